@@ -1,0 +1,42 @@
+/* bench_main.c — the table of benchmarks and `xchg bench` dispatch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+
+/* The benchmarks: add one line X(name, "what it measures") per benchmark,
+ * for a function int xchg_bench_<name>(int argc, char **argv). */
+#define XCHG_BENCHMARKS(X) /* e.g. X(rows, "decode rows of a shape") */
+
+#define XCHG_BENCH_DECLARE(name, description) int xchg_bench_##name(int argc, char **argv);
+#define XCHG_BENCH_ENTRY(name, description) {#name, description, xchg_bench_##name},
+
+XCHG_BENCHMARKS(XCHG_BENCH_DECLARE)
+
+typedef struct benchmark {
+  const char *name;
+  const char *description;
+  int (*run)(int argc, char **argv);
+} benchmark;
+
+/* Ends with an empty entry, so that an empty list still compiles. */
+static const benchmark benchmarks[] = {XCHG_BENCHMARKS(XCHG_BENCH_ENTRY){NULL, NULL, NULL}};
+
+static void list_benchmarks(FILE *out) {
+  fprintf(out, "usage: xchg bench <name> [args]\n\nbenchmarks:\n");
+  if (benchmarks[0].name == NULL) fprintf(out, "  (none yet)\n");
+  for (const benchmark *b = benchmarks; b->name != NULL; b++)
+    fprintf(out, "  %-12s %s\n", b->name, b->description);
+}
+
+int xchg_bench_main(int argc, char **argv) {
+  if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    list_benchmarks(argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  for (const benchmark *b = benchmarks; b->name != NULL; b++)
+    if (strcmp(argv[1], b->name) == 0) return b->run(argc - 1, argv + 1);
+  fprintf(stderr, "xchg bench: unknown benchmark '%s'\n\n", argv[1]);
+  list_benchmarks(stderr);
+  return 2;
+}

@@ -1,0 +1,70 @@
+/* xchg/buf.h — reference-counted byte buffers, the unit of sharing in xchg.
+ *
+ * An xchg_buf is an immutable-once-published span of bytes with an atomic
+ * reference count.  Allocations made by xchg are 64-byte aligned.  A slice
+ * shares the memory of its parent and holds a reference on it, so the
+ * parent's memory lives as long as any slice does.  Buffers may also wrap
+ * memory owned by someone else (a borrowed input, an mmap): the owner's
+ * release callback runs when the last reference goes.
+ *
+ * Every Arrow array xchg hands out keeps references on the xchg_bufs its
+ * data lives in; that is how zero-copy reads and shared decodes stay valid
+ * for exactly as long as someone can see them. */
+#ifndef XCHG_BUF_H
+#define XCHG_BUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XCHG_ALIGNMENT 64
+
+typedef struct xchg_buf xchg_buf;
+
+/* Allocates size bytes, 64-byte aligned, uninitialised; refcount 1.
+ * Returns NULL when out of memory. size 0 is allowed. */
+xchg_buf *xchg_buf_alloc(size_t size);
+
+/* Like xchg_buf_alloc, but the bytes are zeroed. */
+xchg_buf *xchg_buf_calloc(size_t size);
+
+/* Wraps memory owned elsewhere.  release(release_ctx, data, size) runs once,
+ * when the last reference goes; release may be NULL for static memory. */
+xchg_buf *xchg_buf_wrap(const void *data, size_t size,
+                        void (*release)(void *release_ctx, const void *data, size_t size),
+                        void *release_ctx);
+
+/* A view of bytes [offset, offset+size) of parent; holds a reference on the
+ * parent (on its root, for a slice of a slice).  Returns NULL when the range
+ * is out of bounds or memory runs out. */
+xchg_buf *xchg_buf_slice(xchg_buf *parent, size_t offset, size_t size);
+
+/* Adds a reference and returns buf (NULL passes through). */
+xchg_buf *xchg_buf_ref(xchg_buf *buf);
+
+/* Drops a reference; the memory goes with the last one.  NULL is a no-op. */
+void xchg_buf_unref(xchg_buf *buf);
+
+const uint8_t *xchg_buf_data(const xchg_buf *buf);
+/* Writable pointer: only for a buffer the caller has just allocated and not
+ * yet shared. */
+uint8_t *xchg_buf_mutable_data(xchg_buf *buf);
+size_t xchg_buf_size(const xchg_buf *buf);
+
+/* Bytes currently held in buffers allocated by xchg_buf_alloc/calloc, and
+ * the number of live xchg_buf objects, process-wide.  Tests use these to
+ * prove that nothing leaked; engines to watch memory. */
+int64_t xchg_buf_allocated_bytes(void);
+int64_t xchg_buf_live_count(void);
+
+/* Test hook for allocation-failure injection: when n > 0, the n-th buffer
+ * allocation from now (1 = the next) fails; 0 disables.  Process-wide. */
+void xchg_buf_fail_nth_alloc(int64_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,131 @@
+/* xchg/ipc.h — reading the Arrow IPC stream and file formats.
+ *
+ * An xchg_ipc_reader decodes Arrow IPC from any xchg_source: the stream
+ * format (a schema message, then dictionary and record batch messages, with
+ * or without the pre-0.15 framing) or the file format ("ARROW1", a stream, a
+ * footer with random access to every batch).  The format is detected from
+ * the first bytes.
+ *
+ * Batches come out through the Arrow C Data Interface.  Buffers that were
+ * not compressed and whose source is in memory (a buffer, an mmap) are not
+ * copied: the arrays point into the input and keep it alive.  Compressed
+ * buffers (LZ4_FRAME, ZSTD) are decompressed straight into their final
+ * 64-byte-aligned buffers.  Big-endian input is byte-swapped to native.
+ *
+ * Everything read from the wire is checked before use; a bad input gives
+ * XCHG_EFORMAT and a message naming the message index, byte offset, field
+ * path and buffer index at fault. */
+#ifndef XCHG_IPC_H
+#define XCHG_IPC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xchg/arrow_c.h"
+#include "xchg/buf.h"
+#include "xchg/codec.h"
+#include "xchg/error.h"
+#include "xchg/io.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum xchg_validation {
+  /* Check everything a consumer could trip on: offsets monotonic and in
+   * range, union type ids, run ends, view ranges, dictionary indices. */
+  XCHG_VALIDATE_FULL = 0,
+  /* Trusted engine-internal data: skip the O(n) checks of values.  The
+   * reader itself still never reads out of bounds. */
+  XCHG_VALIDATE_BOUNDS = 1
+} xchg_validation;
+
+typedef struct xchg_read_options {
+  xchg_validation validation;
+  int32_t max_depth;              /* nesting depth of fields; default 64 */
+  int64_t max_fields;             /* fields in a schema, all levels; default 1<<16 */
+  int64_t max_buffer_bytes;       /* decompressed size of one buffer; default 1<<34 */
+  int64_t max_metadata_bytes;     /* one message's flatbuffer; default 1<<28 */
+} xchg_read_options;
+
+/* Fills opts with the defaults above. */
+void xchg_read_options_init(xchg_read_options *opts);
+
+typedef enum xchg_ipc_format { XCHG_IPC_STREAM = 0, XCHG_IPC_FILE = 1 } xchg_ipc_format;
+
+typedef enum xchg_message_kind {
+  XCHG_MESSAGE_SCHEMA = 1,
+  XCHG_MESSAGE_DICTIONARY = 2,
+  XCHG_MESSAGE_RECORD_BATCH = 3
+} xchg_message_kind;
+
+/* What the reader saw of one message, for tools such as `xchg inspect`. */
+typedef struct xchg_message_info {
+  xchg_message_kind kind;
+  int64_t index;            /* message index in the stream, from 0 */
+  int64_t offset;           /* byte offset of the message's framing */
+  int64_t metadata_bytes;   /* flatbuffer bytes, padding included */
+  int64_t body_bytes;       /* body bytes as on the wire */
+  int64_t rows;             /* record batch / dictionary batch length */
+  xchg_block_codec compression;
+  int64_t dictionary_id;    /* dictionary batches only */
+  int is_delta;             /* dictionary batches only */
+  int metadata_version;     /* 1..5 (V1..V5) */
+  /* Custom metadata of the message, encoded as in ArrowSchema.metadata,
+   * or NULL.  Valid during the callback only. */
+  const char *custom_metadata;
+} xchg_message_info;
+
+typedef void (*xchg_message_fn)(void *ctx, const xchg_message_info *info);
+
+typedef struct xchg_ipc_reader xchg_ipc_reader;
+
+/* Opens a reader on src, which it takes over (closed with the reader, or at
+ * once if opening fails).  Reads the schema (and, for the file format, the
+ * footer). opts may be NULL for the defaults. */
+xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_read_options *opts,
+                                 xchg_ipc_reader **out, xchg_error *err);
+
+/* Shorthands: a memory-mapped file, and memory the caller owns (release runs
+ * when the last array pointing into it is released). */
+xchg_status xchg_ipc_reader_open_file(const char *path, const xchg_read_options *opts,
+                                      xchg_ipc_reader **out, xchg_error *err);
+xchg_status xchg_ipc_reader_open_memory(const void *data, size_t size,
+                                        void (*release)(void *ctx, const void *data, size_t size),
+                                        void *release_ctx, const xchg_read_options *opts,
+                                        xchg_ipc_reader **out, xchg_error *err);
+
+xchg_ipc_format xchg_ipc_reader_format(const xchg_ipc_reader *reader);
+
+/* Calls fn for every message read from now on (NULL to stop). */
+void xchg_ipc_reader_on_message(xchg_ipc_reader *reader, xchg_message_fn fn, void *ctx);
+
+/* Exports the schema (a fresh copy each call). */
+xchg_status xchg_ipc_reader_schema(xchg_ipc_reader *reader, struct ArrowSchema *out,
+                                   xchg_error *err);
+
+/* Reads the next record batch as a struct array ("+s") whose children are
+ * the columns.  At the end, out->release is NULL and XCHG_OK is returned.
+ * A stream that ends without its end-of-stream marker is fine; one cut in
+ * the middle of a message is an XCHG_EIO error. */
+xchg_status xchg_ipc_reader_next(xchg_ipc_reader *reader, struct ArrowArray *out,
+                                 xchg_error *err);
+
+/* File format only: the number of record batches, and random access to
+ * batch i (dictionaries are read as the file format's rules require).
+ * For a stream, num_batches is -1 and read_batch returns XCHG_ENOTSUP. */
+int64_t xchg_ipc_reader_num_batches(const xchg_ipc_reader *reader);
+xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *reader, int64_t i,
+                                       struct ArrowArray *out, xchg_error *err);
+
+/* Moves the reader into an ArrowArrayStream, which owns it from now on
+ * (the reader must not be used or closed by the caller afterwards). */
+xchg_status xchg_ipc_reader_to_stream(xchg_ipc_reader *reader, struct ArrowArrayStream *out,
+                                      xchg_error *err);
+
+void xchg_ipc_reader_close(xchg_ipc_reader *reader);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

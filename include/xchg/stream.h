@@ -1,0 +1,164 @@
+/* xchg/stream.h — stream codecs: compressed byte streams as engines ship them.
+ *
+ * Exchange bytes often arrive wrapped in a *stream* codec, one that
+ * compresses a whole byte stream rather than one buffer: Spark's
+ * `spark.io.compression.codec` streams (lz4-java's block stream,
+ * snappy-java's stream, zstd), LZ4 frames, and Comet's native shuffle
+ * blocks.  An xchg_istream decompresses any of them a window at a time from
+ * an xchg_source:
+ *
+ *   - xchg_istream_read copies into the caller's buffer;
+ *   - xchg_istream_next hands out the decompressed window itself (zero copy);
+ *   - xchg_istream_to_source turns the decompressed stream back into an
+ *     xchg_source, so that the IPC reader reads a codec-wrapped IPC stream in
+ *     one pass, without materialising the decompressed bytes.
+ *
+ * Metrics (refills, bytes, wall time of refills and the time spent blocked
+ * on the source inside them) are kept per stream.  The clock is read only
+ * around refills, never per read, so a read served from the current window
+ * costs a bounds check and a memcpy, with or without metrics.
+ *
+ * Every length in the input is checked; checksums are verified when the
+ * format carries them; input that ends in the middle of a frame or block is
+ * an XCHG_EIO error and corrupt input an XCHG_EFORMAT error, each naming
+ * the compressed byte offset (and block or frame index) at fault. */
+#ifndef XCHG_STREAM_H
+#define XCHG_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xchg/buf.h"
+#include "xchg/error.h"
+#include "xchg/io.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum xchg_stream_codec {
+  XCHG_STREAM_NONE = 0,          /* bytes pass through unchanged */
+  XCHG_STREAM_LZ4_FRAME = 1,     /* LZ4 frames, concatenated, skippable frames skipped */
+  XCHG_STREAM_ZSTD = 2,          /* zstd frames, concatenated, skippable frames skipped */
+  XCHG_STREAM_LZ4_JAVA = 3,      /* lz4-java LZ4BlockOutputStream ("LZ4Block" blocks) */
+  XCHG_STREAM_SNAPPY_JAVA = 4,   /* snappy-java SnappyOutputStream (0x82 "SNAPPY" header) */
+  XCHG_STREAM_SNAPPY_FRAMED = 5, /* the snappy framing format (0xff 06 00 00 "sNaPpY") */
+  XCHG_STREAM_COMET = 6,         /* Comet native shuffle blocks, one after another */
+  XCHG_STREAM_AUTO = 7           /* decoding only: detect from the first bytes */
+} xchg_stream_codec;
+
+/* "none", "lz4-frame", "zstd", "lz4-java", "snappy-java", "snappy-framed",
+ * "comet", "auto". */
+const char *xchg_stream_codec_name(xchg_stream_codec codec);
+
+/* Parses a name as printed by xchg_stream_codec_name (also accepted:
+ * "lz4" for lz4-frame, "snappy" for snappy-java, as Spark names its
+ * codecs).  XCHG_EINVAL names the unknown name. */
+xchg_status xchg_stream_codec_from_name(const char *name, xchg_stream_codec *out,
+                                        xchg_error *err);
+
+/* Guesses the codec from the first bytes of a stream (20 bytes are enough
+ * for every format; fewer may still decide).  Skippable LZ4/zstd frames at
+ * the start are looked past when their bytes are given.  Returns
+ * XCHG_STREAM_NONE when no codec magic matches, which includes plain Arrow
+ * IPC (stream or file format). */
+xchg_stream_codec xchg_stream_codec_detect(const void *bytes, size_t size);
+
+/* ---- Decoding ---------------------------------------------------------- */
+
+typedef struct xchg_stream_options {
+  /* Decompressed bytes produced per refill, at most (a format whose blocks
+   * are bigger hands out one block per refill).  Default 64 KiB. */
+  size_t window_size;
+  /* Compressed bytes requested from the source per read.  Default 64 KiB.
+   * Ignored when the source is in memory: it is then read in place. */
+  size_t read_size;
+  /* Non-zero to time refills (see xchg_stream_metrics); default 1.  When 0
+   * the clock is never read; byte and refill counts are still kept, as they
+   * cost nothing per read. */
+  int metrics;
+  /* Largest decompressed block accepted from a block format (lz4-java,
+   * snappy-java); larger is XCHG_ELIMIT.  Default 256 MiB. */
+  size_t max_block_size;
+} xchg_stream_options;
+
+/* Fills opts with the defaults above. */
+void xchg_stream_options_init(xchg_stream_options *opts);
+
+typedef struct xchg_stream_metrics {
+  int64_t refills;            /* windows produced */
+  int64_t compressed_bytes;   /* bytes consumed from the source */
+  int64_t decompressed_bytes; /* bytes produced */
+  int64_t wall_ns;            /* time spent inside refills */
+  int64_t blocking_ns;        /* of which waiting for the source */
+  /* decompression time proper is wall_ns - blocking_ns */
+} xchg_stream_metrics;
+
+typedef struct xchg_istream xchg_istream;
+
+/* Opens a decompressing stream over src, which it takes over (closed with
+ * the stream, or at once if opening fails).  codec XCHG_STREAM_AUTO detects
+ * the codec from the first bytes.  opts may be NULL for the defaults. */
+xchg_status xchg_istream_open(xchg_source *src, xchg_stream_codec codec,
+                              const xchg_stream_options *opts, xchg_istream **out,
+                              xchg_error *err);
+
+/* The codec in use (the detected one after XCHG_STREAM_AUTO). */
+xchg_stream_codec xchg_istream_codec(const xchg_istream *s);
+
+/* Copies up to n decompressed bytes into dst; *got < n only at the end of
+ * the stream, after which every read returns *got = 0 and XCHG_OK.  n = 0
+ * is a valid no-op.  After an error the stream keeps returning it. */
+xchg_status xchg_istream_read(xchg_istream *s, void *dst, size_t n, size_t *got,
+                              xchg_error *err);
+
+/* Zero copy: hands out the rest of the current decompressed window
+ * (refilling first when it is empty) and consumes it.  *len = 0 means the
+ * end of the stream.  The bytes stay valid until the next call on s. */
+xchg_status xchg_istream_next(xchg_istream *s, const void **ptr, size_t *len,
+                              xchg_error *err);
+
+/* Gives back the last `n` bytes handed out by xchg_istream_next (n at most
+ * what that call returned, with no call in between): they are read again. */
+void xchg_istream_unread(xchg_istream *s, size_t n);
+
+/* Decompressed bytes handed out so far. */
+uint64_t xchg_istream_position(const xchg_istream *s);
+
+/* Copies the metrics so far into *out. */
+void xchg_istream_metrics(const xchg_istream *s, xchg_stream_metrics *out);
+
+/* Closes the stream and its source (NULL is a no-op). */
+void xchg_istream_close(xchg_istream *s);
+
+/* Wraps s as an xchg_source of the decompressed bytes, which takes s over
+ * (closed with the source).  Returns NULL when out of memory, in which case
+ * s has been closed. */
+xchg_source *xchg_istream_to_source(xchg_istream *s);
+
+/* ---- Encoding (for tests, benchmarks and `xchg gen`) ------------------- */
+
+typedef struct xchg_stream_encode_options {
+  int level;          /* compression level, 0 = the codec's default */
+  /* lz4-java / snappy-java block size and LZ4 frame block size (64 KiB,
+   * 256 KiB, 1 MiB or 4 MiB for frames).  Default 32 KiB, as Spark. */
+  size_t block_size;
+  int checksum;       /* LZ4 frame / zstd content checksum: non-zero = on (default 1) */
+  /* XCHG_STREAM_COMET only: the codec inside the block (NONE, LZ4_FRAME,
+   * ZSTD or SNAPPY_FRAMED) and the field count written in its header. */
+  xchg_stream_codec comet_inner;
+  uint64_t comet_field_count;
+} xchg_stream_encode_options;
+
+void xchg_stream_encode_options_init(xchg_stream_encode_options *opts);
+
+/* Encodes src as one complete stream of codec (one Comet block for
+ * XCHG_STREAM_COMET) into a new buffer; appending several outputs gives a
+ * concatenated stream every decoder here accepts.  opts may be NULL. */
+xchg_status xchg_stream_encode(xchg_stream_codec codec, const xchg_stream_encode_options *opts,
+                               const void *src, size_t size, xchg_buf **out, xchg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,157 @@
+/* buf.c — reference-counted, 64-byte-aligned byte buffers.
+ *
+ * Three kinds of buffer share one small header:
+ *   owned   — allocated here; the header sits in the first 64 bytes of one
+ *             aligned allocation and the data starts right after it, so an
+ *             owned buffer costs one allocation and its data stays aligned;
+ *   wrapped — memory owned elsewhere, given back through a release callback;
+ *   slice   — a view into an owned or wrapped buffer (its "root"), holding a
+ *             reference on the root rather than on an intermediate slice so
+ *             that chains of slices never form and freeing never recurses. */
+#include "xchg/buf.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum buf_kind { BUF_OWNED, BUF_WRAPPED, BUF_SLICE } buf_kind;
+
+struct xchg_buf {
+  atomic_int_fast64_t refs;
+  const uint8_t *data;
+  size_t size;
+  xchg_buf *root; /* slices only */
+  void (*release)(void *release_ctx, const void *data, size_t size); /* wrapped only */
+  void *release_ctx;
+  buf_kind kind;
+};
+
+/* Owned data begins one alignment unit after the header. */
+#define OWNED_HEADER_SIZE XCHG_ALIGNMENT
+_Static_assert(sizeof(struct xchg_buf) <= OWNED_HEADER_SIZE, "header must fit before the data");
+
+static atomic_int_fast64_t allocated_bytes;
+static atomic_int_fast64_t live_count;
+static atomic_int_fast64_t fail_countdown;
+
+void xchg_buf_fail_nth_alloc(int64_t n) { atomic_store(&fail_countdown, n > 0 ? n : 0); }
+
+/* Counts one allocation attempt down; true when this is the one to fail. */
+static bool injected_failure(void) {
+  int_fast64_t left = atomic_load_explicit(&fail_countdown, memory_order_relaxed);
+  while (left > 0) {
+    if (atomic_compare_exchange_weak(&fail_countdown, &left, left - 1)) return left == 1;
+  }
+  return false;
+}
+
+static xchg_buf *new_header(buf_kind kind, const void *data, size_t size) {
+  if (injected_failure()) return NULL;
+  xchg_buf *buf = malloc(sizeof *buf);
+  if (buf == NULL) return NULL;
+  atomic_init(&buf->refs, 1);
+  buf->data = data;
+  buf->size = size;
+  buf->root = NULL;
+  buf->release = NULL;
+  buf->release_ctx = NULL;
+  buf->kind = kind;
+  atomic_fetch_add_explicit(&live_count, 1, memory_order_relaxed);
+  return buf;
+}
+
+static xchg_buf *alloc_owned(size_t size, bool zero) {
+  if (injected_failure()) return NULL;
+  /* Round the data up to whole alignment units so that vectorised code may
+   * touch the padding; the padding is zeroed so it never holds stale bytes. */
+  size_t padded = (size + (XCHG_ALIGNMENT - 1)) & ~(size_t)(XCHG_ALIGNMENT - 1);
+  if (padded < size || padded > SIZE_MAX - OWNED_HEADER_SIZE) return NULL;
+  void *block = NULL;
+  if (posix_memalign(&block, XCHG_ALIGNMENT, OWNED_HEADER_SIZE + padded) != 0) return NULL;
+  xchg_buf *buf = block;
+  uint8_t *data = (uint8_t *)block + OWNED_HEADER_SIZE;
+  if (zero) {
+    memset(data, 0, padded);
+  } else {
+    memset(data + size, 0, padded - size);
+  }
+  atomic_init(&buf->refs, 1);
+  buf->data = data;
+  buf->size = size;
+  buf->root = NULL;
+  buf->release = NULL;
+  buf->release_ctx = NULL;
+  buf->kind = BUF_OWNED;
+  atomic_fetch_add_explicit(&live_count, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&allocated_bytes, (int_fast64_t)size, memory_order_relaxed);
+  return buf;
+}
+
+xchg_buf *xchg_buf_alloc(size_t size) { return alloc_owned(size, false); }
+
+xchg_buf *xchg_buf_calloc(size_t size) { return alloc_owned(size, true); }
+
+xchg_buf *xchg_buf_wrap(const void *data, size_t size,
+                        void (*release)(void *release_ctx, const void *data, size_t size),
+                        void *release_ctx) {
+  if (data == NULL && size > 0) return NULL;
+  xchg_buf *buf = new_header(BUF_WRAPPED, data, size);
+  if (buf == NULL) return NULL;
+  buf->release = release;
+  buf->release_ctx = release_ctx;
+  return buf;
+}
+
+xchg_buf *xchg_buf_slice(xchg_buf *parent, size_t offset, size_t size) {
+  if (parent == NULL || offset > parent->size || size > parent->size - offset) return NULL;
+  xchg_buf *root = parent->kind == BUF_SLICE ? parent->root : parent;
+  xchg_buf *buf = new_header(BUF_SLICE, parent->data + offset, size);
+  if (buf == NULL) return NULL;
+  buf->root = xchg_buf_ref(root);
+  return buf;
+}
+
+xchg_buf *xchg_buf_ref(xchg_buf *buf) {
+  if (buf != NULL) atomic_fetch_add_explicit(&buf->refs, 1, memory_order_relaxed);
+  return buf;
+}
+
+void xchg_buf_unref(xchg_buf *buf) {
+  if (buf == NULL) return;
+  /* Release on the decrement and acquire before freeing, so that every write
+   * made through other references happens before the memory goes. */
+  if (atomic_fetch_sub_explicit(&buf->refs, 1, memory_order_release) != 1) return;
+  atomic_thread_fence(memory_order_acquire);
+  atomic_fetch_sub_explicit(&live_count, 1, memory_order_relaxed);
+  switch (buf->kind) {
+    case BUF_OWNED:
+      atomic_fetch_sub_explicit(&allocated_bytes, (int_fast64_t)buf->size, memory_order_relaxed);
+      free(buf);
+      return;
+    case BUF_WRAPPED:
+      if (buf->release != NULL) buf->release(buf->release_ctx, buf->data, buf->size);
+      free(buf);
+      return;
+    case BUF_SLICE: {
+      xchg_buf *root = buf->root;
+      free(buf);
+      xchg_buf_unref(root); /* a root is never a slice: at most one level deep */
+      return;
+    }
+  }
+}
+
+const uint8_t *xchg_buf_data(const xchg_buf *buf) { return buf->data; }
+
+uint8_t *xchg_buf_mutable_data(xchg_buf *buf) { return (uint8_t *)buf->data; }
+
+size_t xchg_buf_size(const xchg_buf *buf) { return buf->size; }
+
+int64_t xchg_buf_allocated_bytes(void) {
+  return (int64_t)atomic_load_explicit(&allocated_bytes, memory_order_relaxed);
+}
+
+int64_t xchg_buf_live_count(void) {
+  return (int64_t)atomic_load_explicit(&live_count, memory_order_relaxed);
+}

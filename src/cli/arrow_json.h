@@ -1,0 +1,43 @@
+/* arrow_json.h — writing Arrow's integration-test JSON format.
+ *
+ * The format of the generated_*.json files that Arrow implementations use
+ * to check each other (apache/arrow docs/source/format/Integration.rst):
+ * {"schema": {fields, metadata}, "batches": [{count, columns}],
+ *  "dictionaries": [{id, data}]}.  64-bit integers, 64-bit offsets and
+ * decimals are JSON strings, binary is uppercase hex.  Batches stream out
+ * as they come; each dictionary is written once, at the end, as last seen
+ * (a delta-extended dictionary is a superset of the earlier ones). */
+#ifndef XCHG_CLI_ARROW_JSON_H
+#define XCHG_CLI_ARROW_JSON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli/node.h"
+#include "cli/strbuf.h"
+
+typedef struct xc_arrow_json {
+  xs *out;
+  xs *dictionaries; /* rendered {"id", "data"} per dictionary id */
+  bool *seen;       /* whether dictionaries[id] holds one */
+  int64_t n_dictionaries;
+  int64_t n_batches;
+} xc_arrow_json;
+
+/* Writes the schema of the fields (a schema-only tree whose dictionary
+ * ids were numbered from 0) and opens the batch list. */
+xchg_status xc_arrow_json_begin(xc_arrow_json *w, xs *out, const struct ArrowSchema *root,
+                                const xc_node *const *fields, int n_fields,
+                                int64_t n_dictionaries, xchg_error *err);
+
+/* Writes rows start..start+count of one batch: the columns are top-level
+ * nodes of the batch's tree, numbered like the schema-only tree, and start
+ * is the batch struct's offset plus the first row wanted. */
+xchg_status xc_arrow_json_batch(xc_arrow_json *w, const xc_node *const *columns, int n_columns,
+                                int64_t start, int64_t count, xchg_error *err);
+
+/* Closes the batch list and writes the dictionaries. */
+void xc_arrow_json_end(xc_arrow_json *w);
+void xc_arrow_json_free(xc_arrow_json *w);
+
+#endif

@@ -1,0 +1,187 @@
+/* rows.c — CSV and JSON Lines rendering of rows. */
+#include "cli/rows.h"
+
+#include <string.h>
+
+#include "cli/values.h"
+
+/* Follows dictionaries, unions and run-end encoding down to the node and
+ * index that hold the value of element i.  Returns false when a reference
+ * is out of range. */
+static bool resolve(const xc_node **n, int64_t *i) {
+  for (;;) {
+    const xc_node *cur = *n;
+    if (cur->dictionary != NULL) {
+      if (!xc_is_valid(cur, *i)) return true; /* a null index: the null is here */
+      int64_t index = xc_dict_index(cur, *i);
+      if (index < 0) return false;
+      *n = cur->dictionary;
+      *i = index;
+    } else if (cur->type.kind == XC_UNION) {
+      if (!xc_union_child(cur, *i, n, i)) return false;
+    } else if (cur->type.kind == XC_RUN_END) {
+      int64_t run = xc_run_index(cur, *i);
+      if (run < 0) return false;
+      *n = &cur->children[1];
+      *i = run;
+    } else {
+      return true;
+    }
+  }
+}
+
+static bool render_json(xs *s, const xc_node *n, int64_t i);
+
+static bool render_list_range(xs *s, const xc_node *items, int64_t start, int64_t count) {
+  bool ok = true;
+  xs_putc(s, '[');
+  for (int64_t k = 0; k < count; k++) {
+    if (k > 0) xs_putc(s, ',');
+    ok &= render_json(s, items, start + k);
+  }
+  xs_putc(s, ']');
+  return ok;
+}
+
+static bool render_struct(xs *s, const xc_node *n, int64_t i) {
+  bool ok = true;
+  int64_t child_index = n->array->offset + i; /* children share the parent's positions */
+  xs_putc(s, '{');
+  for (int64_t c = 0; c < n->n_children; c++) {
+    const char *name = n->children[c].schema->name ? n->children[c].schema->name : "";
+    if (c > 0) xs_putc(s, ',');
+    xv_json_string(s, (const uint8_t *)name, (int64_t)strlen(name));
+    xs_putc(s, ':');
+    ok &= render_json(s, &n->children[c], child_index);
+  }
+  xs_putc(s, '}');
+  return ok;
+}
+
+/* A map entry {"key": k, "value": v}, whatever the entry fields are named. */
+static bool render_map(xs *s, const xc_node *n, int64_t i) {
+  const xc_node *entries = &n->children[0];
+  int64_t start = xc_offset(n, i), end = xc_offset(n, i + 1);
+  bool ok = true;
+  xs_putc(s, '[');
+  for (int64_t k = start; k < end; k++) {
+    int64_t e = entries->array->offset + k;
+    if (k > start) xs_putc(s, ',');
+    xs_puts(s, "{\"key\":");
+    ok &= render_json(s, &entries->children[0], e);
+    xs_puts(s, ",\"value\":");
+    ok &= render_json(s, &entries->children[1], e);
+    xs_putc(s, '}');
+  }
+  xs_putc(s, ']');
+  return ok;
+}
+
+static bool render_nested(xs *s, const xc_node *n, int64_t i) {
+  switch (n->type.kind) {
+    case XC_STRUCT: return render_struct(s, n, i);
+    case XC_MAP: return render_map(s, n, i);
+    case XC_LIST: {
+      int64_t start = xc_offset(n, i);
+      return render_list_range(s, &n->children[0], start, xc_offset(n, i + 1) - start);
+    }
+    case XC_LIST_VIEW: {
+      int64_t size = xc_read_int(n, 2, i, n->type.large ? 64 : 32);
+      return render_list_range(s, &n->children[0], xc_offset(n, i), size);
+    }
+    case XC_FIXED_LIST: {
+      int64_t width = n->type.width;
+      return render_list_range(s, &n->children[0], (n->array->offset + i) * width, width);
+    }
+    default: return false;
+  }
+}
+
+static bool is_nested(const xc_node *n) {
+  switch (n->type.kind) {
+    case XC_STRUCT:
+    case XC_MAP:
+    case XC_LIST:
+    case XC_LIST_VIEW:
+    case XC_FIXED_LIST: return true;
+    default: return false;
+  }
+}
+
+/* Any value as JSON; null as null. */
+static bool render_json(xs *s, const xc_node *n, int64_t i) {
+  if (!resolve(&n, &i)) {
+    xs_puts(s, "null");
+    return false;
+  }
+  if (!xc_is_valid(n, i)) {
+    xs_puts(s, "null");
+    return true;
+  }
+  if (is_nested(n)) return render_nested(s, n, i);
+  xv_scalar(s, n, i, true);
+  return true;
+}
+
+/* RFC 4180: a field with a comma, quote or line break is quoted, and its
+ * quotes doubled; the empty string is quoted to tell it from a null. */
+static void put_csv_field(xs *out, const char *text, size_t len) {
+  bool quote = len == 0 || strpbrk(text, ",\"\r\n") != NULL || memchr(text, '\0', len) != NULL;
+  if (!quote) {
+    xs_append(out, text, len);
+    return;
+  }
+  xs_putc(out, '"');
+  for (size_t k = 0; k < len; k++) {
+    if (text[k] == '"') xs_putc(out, '"');
+    xs_putc(out, text[k]);
+  }
+  xs_putc(out, '"');
+}
+
+static bool write_csv_cell(xs *out, xs *cell, const xc_node *n, int64_t i) {
+  xs_clear(cell);
+  bool ok = resolve(&n, &i);
+  if (!ok || !xc_is_valid(n, i)) return ok; /* a null: empty, unquoted */
+  if (is_nested(n))
+    ok = render_nested(cell, n, i);
+  else
+    xv_scalar(cell, n, i, false);
+  const char *text = xs_cstr(cell);
+  put_csv_field(out, text, cell->len);
+  return ok;
+}
+
+void xc_rows_header(xs *out, xc_row_format format, const xc_node *const *columns, int n_columns) {
+  if (format != XC_ROWS_CSV) return;
+  for (int c = 0; c < n_columns; c++) {
+    const char *name = columns[c]->schema->name ? columns[c]->schema->name : "";
+    if (c > 0) xs_putc(out, ',');
+    put_csv_field(out, name, strlen(name));
+  }
+  xs_putc(out, '\n');
+}
+
+bool xc_rows_write(xs *out, xs *scratch, xc_row_format format, const xc_node *const *columns,
+                   int n_columns, int64_t i) {
+  bool ok = true;
+  if (format == XC_ROWS_JSON) {
+    xs_putc(out, '{');
+    for (int c = 0; c < n_columns; c++) {
+      const char *name = columns[c]->schema->name ? columns[c]->schema->name : "";
+      if (c > 0) xs_putc(out, ',');
+      xv_json_string(out, (const uint8_t *)name, (int64_t)strlen(name));
+      xs_putc(out, ':');
+      ok &= render_json(out, columns[c], i);
+    }
+    xs_puts(out, "}\n");
+    return ok;
+  }
+  for (int c = 0; c < n_columns; c++) {
+    if (c > 0) xs_putc(out, ',');
+    ok &= write_csv_cell(out, scratch, columns[c], i);
+  }
+  xs_putc(out, '\n');
+  if (xs_failed(scratch)) out->failed = true;
+  return ok;
+}

@@ -1,0 +1,47 @@
+/* strbuf.h — a growable byte string, the output unit of every CLI writer.
+ *
+ * Writers append text to an xs; a string that has a FILE attached is
+ * flushed to it whenever it grows past a threshold, so that writing a large
+ * file never holds more than a little output in memory.  Out of memory is
+ * sticky: appends become no-ops and xs_failed() reports it once at the end,
+ * which keeps the many small append calls free of error plumbing. */
+#ifndef XCHG_CLI_STRBUF_H
+#define XCHG_CLI_STRBUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct xs {
+  char *data;
+  size_t len;
+  size_t cap;
+  FILE *sink;   /* flushed into when large; NULL keeps everything */
+  bool failed;  /* an allocation or a write failed */
+} xs;
+
+void xs_init(xs *s, FILE *sink);
+void xs_free(xs *s);
+void xs_clear(xs *s);
+
+void xs_append(xs *s, const void *bytes, size_t n);
+void xs_puts(xs *s, const char *text);
+void xs_putc(xs *s, char c);
+void xs_printf(xs *s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Writes everything to the sink when the buffer is big; xs_flush always. */
+void xs_maybe_flush(xs *s);
+void xs_flush(xs *s);
+
+/* True when an allocation or a write failed since xs_init. */
+bool xs_failed(const xs *s);
+
+/* A NUL-terminated view of the contents (empty string when nothing). */
+const char *xs_cstr(xs *s);
+
+#endif

@@ -1,0 +1,389 @@
+/* values.c — exact text renderings of single values.
+ *
+ * Assumes a little-endian host, as the reader hands out native-endian data
+ * and decimals are read limb by limb from the low address up. */
+#include "cli/values.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void xv_i64(xs *s, int64_t v) { xs_printf(s, "%lld", (long long)v); }
+void xv_u64(xs *s, uint64_t v) { xs_printf(s, "%llu", (unsigned long long)v); }
+
+/* ---- floating point ---------------------------------------------------- */
+
+double xv_half_to_double(uint16_t h) {
+  int exponent = (h >> 10) & 0x1f;
+  int mantissa = h & 0x3ff;
+  double sign = (h & 0x8000) ? -1.0 : 1.0;
+  if (exponent == 0) return sign * ldexp(mantissa, -24);
+  if (exponent == 31) return mantissa ? NAN : sign * INFINITY;
+  return sign * ldexp(mantissa | 0x400, exponent - 25);
+}
+
+static bool reads_back(const char *text, double v, int bits) {
+  if (bits == 64) return strtod(text, NULL) == v;
+  return strtof(text, NULL) == (float)v; /* halves are exact as floats */
+}
+
+void xv_float(xs *s, double v, int bits, bool json) {
+  if (!isfinite(v)) {
+    const char *text = isnan(v) ? "NaN" : (v > 0 ? "Infinity" : "-Infinity");
+    xs_printf(s, json ? "\"%s\"" : "%s", text);
+    return;
+  }
+  char text[40];
+  int max_digits = bits == 64 ? 17 : 9;
+  for (int digits = 1; digits <= max_digits; digits++) {
+    snprintf(text, sizeof text, "%.*g", digits, v);
+    if (reads_back(text, v, bits)) break;
+  }
+  xs_puts(s, text);
+}
+
+/* ---- decimals ------------------------------------------------------------ */
+
+/* Divides the little-endian 32-bit limbs by d in place; returns the rest. */
+static uint32_t limbs_divide(uint32_t *limbs, int n, uint32_t d) {
+  uint64_t rest = 0;
+  for (int i = n - 1; i >= 0; i--) {
+    uint64_t cur = (rest << 32) | limbs[i];
+    limbs[i] = (uint32_t)(cur / d);
+    rest = cur % d;
+  }
+  return (uint32_t)rest;
+}
+
+static bool limbs_zero(const uint32_t *limbs, int n) {
+  for (int i = 0; i < n; i++)
+    if (limbs[i]) return false;
+  return true;
+}
+
+/* Decimal digits of the magnitude, most significant first, into digits
+ * (at least 80 bytes); returns how many. */
+static int magnitude_digits(const uint8_t *bytes, int nbytes, bool *negative, char *digits) {
+  uint32_t limbs[8];
+  int n = nbytes / 4;
+  memcpy(limbs, bytes, (size_t)nbytes);
+  *negative = (bytes[nbytes - 1] & 0x80) != 0;
+  if (*negative) { /* two's complement: invert and add one */
+    uint64_t carry = 1;
+    for (int i = 0; i < n; i++) {
+      uint64_t sum = (uint64_t)(uint32_t)~limbs[i] + carry;
+      limbs[i] = (uint32_t)sum;
+      carry = sum >> 32;
+    }
+  }
+  char reversed[96];
+  int len = 0;
+  do {
+    uint32_t chunk = limbs_divide(limbs, n, 1000000000u);
+    for (int k = 0; k < 9; k++) {
+      reversed[len++] = (char)('0' + chunk % 10);
+      chunk /= 10;
+    }
+  } while (!limbs_zero(limbs, n));
+  while (len > 1 && reversed[len - 1] == '0') len--;
+  for (int i = 0; i < len; i++) digits[i] = reversed[len - 1 - i];
+  return len;
+}
+
+void xv_decimal(xs *s, const uint8_t *bytes, int nbytes, int32_t scale) {
+  char digits[96] = {0};
+  bool negative;
+  int len = magnitude_digits(bytes, nbytes, &negative, digits);
+  if (negative) xs_putc(s, '-');
+  if (scale <= 0) {
+    xs_append(s, digits, (size_t)len);
+    if (len > 1 || digits[0] != '0')
+      for (int32_t k = 0; k < -scale; k++) xs_putc(s, '0');
+    return;
+  }
+  if (len <= scale) { /* 0.00ddd */
+    xs_puts(s, "0.");
+    for (int32_t k = len; k < scale; k++) xs_putc(s, '0');
+    xs_append(s, digits, (size_t)len);
+    return;
+  }
+  xs_append(s, digits, (size_t)(len - scale));
+  xs_putc(s, '.');
+  xs_append(s, digits + len - scale, (size_t)scale);
+}
+
+/* ---- dates and times ------------------------------------------------------ */
+
+static int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+/* Days since 1970-01-01 to a proleptic Gregorian date: shift to eras of
+ * 400 years starting on March 1st, where leap days fall at the end. */
+static void civil_from_days(int64_t days, int64_t *year, int *month, int *day) {
+  int64_t z = days + 719468;
+  int64_t era = floor_div(z, 146097);
+  int64_t doe = z - era * 146097;                                     /* [0, 146096] */
+  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* [0, 399] */
+  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* [0, 365] */
+  int64_t mp = (5 * doy + 2) / 153;                                    /* March = 0 */
+  *day = (int)(doy - (153 * mp + 2) / 5 + 1);
+  *month = (int)(mp < 10 ? mp + 3 : mp - 9);
+  *year = yoe + era * 400 + (*month <= 2);
+}
+
+static void put_date(xs *s, int64_t days) {
+  int64_t year;
+  int month, day;
+  civil_from_days(days, &year, &month, &day);
+  if (year >= 0 && year <= 9999)
+    xs_printf(s, "%04lld-%02d-%02d", (long long)year, month, day);
+  else /* ISO-8601 expanded years carry a sign */
+    xs_printf(s, "%+05lld-%02d-%02d", (long long)year, month, day);
+}
+
+static int64_t units_per_second(xc_unit unit) {
+  switch (unit) {
+    case XC_MILLI: return 1000;
+    case XC_MICRO: return 1000000;
+    case XC_NANO: return 1000000000;
+    default: return 1;
+  }
+}
+
+static int fraction_digits(xc_unit unit) {
+  switch (unit) {
+    case XC_MILLI: return 3;
+    case XC_MICRO: return 6;
+    case XC_NANO: return 9;
+    default: return 0;
+  }
+}
+
+static void put_clock(xs *s, int64_t second_of_day, int64_t fraction, xc_unit unit) {
+  xs_printf(s, "%02d:%02d:%02d", (int)(second_of_day / 3600), (int)(second_of_day / 60 % 60),
+            (int)(second_of_day % 60));
+  if (fraction_digits(unit) > 0) xs_printf(s, ".%0*lld", fraction_digits(unit), (long long)fraction);
+}
+
+void xv_date_days(xs *s, int64_t days) { put_date(s, days); }
+
+void xv_timestamp(xs *s, int64_t v, xc_unit unit, bool utc) {
+  int64_t per = units_per_second(unit);
+  int64_t seconds = floor_div(v, per);
+  int64_t fraction = v - seconds * per;
+  int64_t days = floor_div(seconds, 86400);
+  put_date(s, days);
+  xs_putc(s, 'T');
+  put_clock(s, seconds - days * 86400, fraction, unit);
+  if (utc) xs_putc(s, 'Z');
+}
+
+void xv_date_millis(xs *s, int64_t millis) {
+  if (millis % 86400000 == 0)
+    put_date(s, millis / 86400000);
+  else /* not a whole day: show all of it rather than lose the rest */
+    xv_timestamp(s, millis, XC_MILLI, false);
+}
+
+void xv_time_of_day(xs *s, int64_t v, xc_unit unit) {
+  int64_t per = units_per_second(unit);
+  if (v < 0 || v / per >= 86400) { /* outside a day: keep the raw count */
+    xs_printf(s, "%lld%s", (long long)v, xc_unit_short(unit));
+    return;
+  }
+  put_clock(s, v / per, v % per, unit);
+}
+
+/* "12.500" from a magnitude in 1/per units. */
+static void put_seconds(xs *s, uint64_t magnitude, xc_unit unit) {
+  uint64_t per = (uint64_t)units_per_second(unit);
+  xs_printf(s, "%llu", (unsigned long long)(magnitude / per));
+  if (fraction_digits(unit) > 0)
+    xs_printf(s, ".%0*llu", fraction_digits(unit), (unsigned long long)(magnitude % per));
+}
+
+static uint64_t magnitude(int64_t v) { return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v; }
+
+void xv_duration(xs *s, int64_t v, xc_unit unit) {
+  xs_puts(s, v < 0 ? "-PT" : "PT");
+  put_seconds(s, magnitude(v), unit);
+  xs_putc(s, 'S');
+}
+
+void xv_interval_months(xs *s, int32_t months) { xs_printf(s, "P%dM", months); }
+
+static void put_signed_seconds(xs *s, int64_t v, xc_unit unit) {
+  if (v < 0) xs_putc(s, '-');
+  put_seconds(s, magnitude(v), unit);
+  xs_putc(s, 'S');
+}
+
+void xv_interval_day_time(xs *s, int32_t days, int32_t millis) {
+  xs_printf(s, "P%dDT", days);
+  put_signed_seconds(s, millis, XC_MILLI);
+}
+
+void xv_interval_month_day_nano(xs *s, int32_t months, int32_t days, int64_t nanos) {
+  xs_printf(s, "P%dM%dDT", months, days);
+  put_signed_seconds(s, nanos, XC_NANO);
+}
+
+/* ---- bytes and text ------------------------------------------------------- */
+
+void xv_hex(xs *s, const uint8_t *bytes, int64_t n) {
+  static const char digits[] = "0123456789ABCDEF";
+  for (int64_t i = 0; i < n; i++) {
+    char pair[2] = {digits[bytes[i] >> 4], digits[bytes[i] & 15]};
+    xs_append(s, pair, 2);
+  }
+}
+
+/* Length of the valid UTF-8 sequence at p (of at most n bytes), or 0. */
+static int utf8_sequence(const uint8_t *p, int64_t n) {
+  uint8_t c = p[0];
+  int len;
+  uint32_t min;
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) { len = 2; min = 0x80; }
+  else if (c >= 0xe0 && c <= 0xef) { len = 3; min = 0x800; }
+  else if (c >= 0xf0 && c <= 0xf4) { len = 4; min = 0x10000; }
+  else return 0;
+  if (n < len) return 0;
+  uint32_t cp = c & (0x3f >> (len - 1));
+  for (int k = 1; k < len; k++) {
+    if ((p[k] & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (p[k] & 0x3f);
+  }
+  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return len;
+}
+
+void xv_json_string(xs *s, const uint8_t *bytes, int64_t n) {
+  xs_putc(s, '"');
+  int64_t i = 0;
+  while (i < n) {
+    uint8_t c = bytes[i];
+    if (c == '"' || c == '\\') {
+      char esc[2] = {'\\', (char)c};
+      xs_append(s, esc, 2);
+      i++;
+    } else if (c < 0x20) {
+      switch (c) {
+        case '\n': xs_puts(s, "\\n"); break;
+        case '\r': xs_puts(s, "\\r"); break;
+        case '\t': xs_puts(s, "\\t"); break;
+        default: xs_printf(s, "\\u%04x", c); break;
+      }
+      i++;
+    } else {
+      int len = utf8_sequence(bytes + i, n - i);
+      if (len == 0) {
+        xs_puts(s, "\\ufffd");
+        i++;
+      } else {
+        xs_append(s, bytes + i, (size_t)len);
+        i += len;
+      }
+    }
+  }
+  xs_putc(s, '"');
+}
+
+/* ---- one scalar element of a column, readable -------------------------------- */
+
+static void scalar_int(xs *s, const xc_node *n, int64_t i) {
+  if (n->type.is_signed)
+    xv_i64(s, xc_read_int(n, 1, i, n->type.bit_width));
+  else
+    xv_u64(s, xc_read_uint(n, 1, i, n->type.bit_width));
+}
+
+static void scalar_float(xs *s, const xc_node *n, int64_t i, bool json) {
+  double v;
+  if (n->type.bit_width == 16) {
+    v = xv_half_to_double((uint16_t)xc_read_uint(n, 1, i, 16));
+  } else if (n->type.bit_width == 32) {
+    float f;
+    memcpy(&f, xc_fixed(n, 1, i, 4), 4);
+    v = f;
+  } else {
+    memcpy(&v, xc_fixed(n, 1, i, 8), 8);
+  }
+  xv_float(s, v, n->type.bit_width, json);
+}
+
+static void scalar_bool(xs *s, const xc_node *n, int64_t i) {
+  const uint8_t *bits = n->array->buffers[1];
+  int64_t p = n->array->offset + i;
+  xs_puts(s, ((bits[p >> 3] >> (p & 7)) & 1) ? "true" : "false");
+}
+
+static void scalar_binary(xs *s, const xc_node *n, int64_t i, bool json) {
+  int64_t size;
+  const uint8_t *bytes = xc_binary(n, i, &size);
+  if (n->type.utf8) {
+    if (json)
+      xv_json_string(s, bytes, size);
+    else
+      xs_append(s, bytes, (size_t)size);
+    return;
+  }
+  if (json) xs_putc(s, '"');
+  xv_hex(s, bytes, size);
+  if (json) xs_putc(s, '"');
+}
+
+/* Temporal, interval and decimal values: plain ASCII text. */
+static void scalar_textual(xs *s, const xc_node *n, int64_t i) {
+  const xc_type *t = &n->type;
+  switch (t->kind) {
+    case XC_DECIMAL: xv_decimal(s, xc_fixed(n, 1, i, t->bit_width / 8), t->bit_width / 8, t->scale); return;
+    case XC_DATE:
+      if (t->unit == XC_DAY)
+        xv_date_days(s, xc_read_int(n, 1, i, 32));
+      else
+        xv_date_millis(s, xc_read_int(n, 1, i, 64));
+      return;
+    case XC_TIME: xv_time_of_day(s, xc_read_int(n, 1, i, t->bit_width), t->unit); return;
+    case XC_TIMESTAMP: xv_timestamp(s, xc_read_int(n, 1, i, 64), t->unit, t->tz[0] != '\0'); return;
+    case XC_DURATION: xv_duration(s, xc_read_int(n, 1, i, 64), t->unit); return;
+    case XC_INTERVAL: {
+      const uint8_t *p = xc_fixed(n, 1, i, t->interval == XC_YEAR_MONTH ? 4 : t->interval == XC_DAY_TIME ? 8 : 16);
+      int32_t a, b;
+      int64_t c;
+      memcpy(&a, p, 4);
+      if (t->interval == XC_YEAR_MONTH) {
+        xv_interval_months(s, a);
+        return;
+      }
+      memcpy(&b, p + 4, 4);
+      if (t->interval == XC_DAY_TIME) {
+        xv_interval_day_time(s, a, b);
+        return;
+      }
+      memcpy(&c, p + 8, 8);
+      xv_interval_month_day_nano(s, a, b, c);
+      return;
+    }
+    default: return;
+  }
+}
+
+void xv_scalar(xs *s, const xc_node *n, int64_t i, bool json) {
+  switch (n->type.kind) {
+    case XC_BOOL: scalar_bool(s, n, i); return;
+    case XC_INT: scalar_int(s, n, i); return;
+    case XC_FLOAT: scalar_float(s, n, i, json); return;
+    case XC_BINARY:
+    case XC_BINARY_VIEW:
+    case XC_FIXED_BINARY: scalar_binary(s, n, i, json); return;
+    default:
+      if (json) xs_putc(s, '"');
+      scalar_textual(s, n, i);
+      if (json) xs_putc(s, '"');
+      return;
+  }
+}

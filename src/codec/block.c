@@ -1,0 +1,168 @@
+/* block.c — LZ4 frame and zstd block codecs with one context per thread.
+ *
+ * Creating a zstd or LZ4F context costs more than decompressing a small
+ * buffer, and Arrow bodies are made of many small buffers; so each thread
+ * keeps its contexts for its lifetime (freed by a pthread key destructor
+ * when the thread exits). */
+#include <lz4frame.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <zstd.h>
+
+#include "xchg/codec.h"
+
+typedef struct codec_contexts {
+  LZ4F_dctx *lz4_d;
+  ZSTD_DCtx *zstd_d;
+  ZSTD_CCtx *zstd_c;
+} codec_contexts;
+
+static pthread_key_t contexts_key;
+static pthread_once_t contexts_once = PTHREAD_ONCE_INIT;
+static _Atomic int64_t decompress_calls;
+static _Atomic int64_t decompressed_bytes;
+
+static void free_contexts(void *p) {
+  codec_contexts *c = p;
+  if (c->lz4_d) LZ4F_freeDecompressionContext(c->lz4_d);
+  ZSTD_freeDCtx(c->zstd_d);
+  ZSTD_freeCCtx(c->zstd_c);
+  free(c);
+}
+
+static void make_key(void) { pthread_key_create(&contexts_key, free_contexts); }
+
+static codec_contexts *thread_contexts(void) {
+  pthread_once(&contexts_once, make_key);
+  codec_contexts *c = pthread_getspecific(contexts_key);
+  if (!c) {
+    c = calloc(1, sizeof(*c));
+    if (c && pthread_setspecific(contexts_key, c) != 0) {
+      free(c);
+      c = NULL;
+    }
+  }
+  return c;
+}
+
+const char *xchg_block_codec_name(xchg_block_codec codec) {
+  switch (codec) {
+    case XCHG_BLOCK_NONE: return "none";
+    case XCHG_BLOCK_LZ4_FRAME: return "lz4";
+    case XCHG_BLOCK_ZSTD: return "zstd";
+  }
+  return "unknown";
+}
+
+static xchg_status lz4_decompress(codec_contexts *c, const uint8_t *src, size_t src_size,
+                                  uint8_t *dst, size_t dst_size, xchg_error *err) {
+  if (!c->lz4_d && LZ4F_isError(LZ4F_createDecompressionContext(&c->lz4_d, LZ4F_VERSION)))
+    return xchg_errorf(err, XCHG_ENOMEM, "cannot create an LZ4F decompression context");
+  size_t in_pos = 0, out_pos = 0, hint = 1;
+  while (in_pos < src_size) {
+    size_t in_n = src_size - in_pos, out_n = dst_size - out_pos;
+    hint = LZ4F_decompress(c->lz4_d, dst + out_pos, &out_n, src + in_pos, &in_n, NULL);
+    if (LZ4F_isError(hint)) {
+      LZ4F_resetDecompressionContext(c->lz4_d);
+      return xchg_errorf(err, XCHG_EFORMAT, "corrupt LZ4 frame at compressed byte %zu: %s",
+                         in_pos, LZ4F_getErrorName(hint));
+    }
+    in_pos += in_n;
+    out_pos += out_n;
+    if (in_n == 0 && out_n == 0) break; /* no progress: output is full */
+  }
+  if (hint != 0) {
+    LZ4F_resetDecompressionContext(c->lz4_d);
+    if (out_pos == dst_size && in_pos < src_size)
+      return xchg_errorf(err, XCHG_EFORMAT,
+                         "LZ4 data decompresses to more than the declared %zu bytes", dst_size);
+    return xchg_errorf(err, XCHG_EFORMAT, "LZ4 frame truncated after %zu of %zu compressed bytes",
+                       in_pos, src_size);
+  }
+  if (out_pos != dst_size || in_pos != src_size)
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "LZ4 frame decompressed to %zu bytes, declared %zu (%zu trailing bytes)",
+                       out_pos, dst_size, src_size - in_pos);
+  return XCHG_OK;
+}
+
+static xchg_status zstd_decompress(codec_contexts *c, const void *src, size_t src_size,
+                                   void *dst, size_t dst_size, xchg_error *err) {
+  if (!c->zstd_d && !(c->zstd_d = ZSTD_createDCtx()))
+    return xchg_errorf(err, XCHG_ENOMEM, "cannot create a zstd decompression context");
+  size_t n = ZSTD_decompressDCtx(c->zstd_d, dst, dst_size, src, src_size);
+  if (ZSTD_isError(n))
+    return xchg_errorf(err, XCHG_EFORMAT, "corrupt zstd data (declared %zu bytes): %s", dst_size,
+                       ZSTD_getErrorName(n));
+  if (n != dst_size)
+    return xchg_errorf(err, XCHG_EFORMAT, "zstd data decompressed to %zu bytes, declared %zu", n,
+                       dst_size);
+  return XCHG_OK;
+}
+
+xchg_status xchg_block_decompress(xchg_block_codec codec, const void *src, size_t src_size,
+                                  void *dst, size_t dst_size, xchg_error *err) {
+  codec_contexts *c = thread_contexts();
+  if (!c) return xchg_errorf(err, XCHG_ENOMEM, "cannot allocate codec contexts");
+  atomic_fetch_add_explicit(&decompress_calls, 1, memory_order_relaxed);
+  xchg_status st;
+  switch (codec) {
+    case XCHG_BLOCK_LZ4_FRAME: st = lz4_decompress(c, src, src_size, dst, dst_size, err); break;
+    case XCHG_BLOCK_ZSTD: st = zstd_decompress(c, src, src_size, dst, dst_size, err); break;
+    default: return xchg_errorf(err, XCHG_EINVAL, "no block codec %d", (int)codec);
+  }
+  if (st == XCHG_OK)
+    atomic_fetch_add_explicit(&decompressed_bytes, (int64_t)dst_size, memory_order_relaxed);
+  return st;
+}
+
+static xchg_status lz4_compress(int level, const void *src, size_t src_size, xchg_buf **out,
+                                xchg_error *err) {
+  LZ4F_preferences_t prefs = {0};
+  prefs.compressionLevel = level;
+  prefs.frameInfo.contentSize = src_size;
+  size_t bound = LZ4F_compressFrameBound(src_size, &prefs);
+  xchg_buf *b = xchg_buf_alloc(bound);
+  if (!b) return xchg_errorf(err, XCHG_ENOMEM, "cannot allocate %zu bytes for LZ4 output", bound);
+  size_t n = LZ4F_compressFrame(xchg_buf_mutable_data(b), bound, src, src_size, &prefs);
+  if (LZ4F_isError(n)) {
+    xchg_buf_unref(b);
+    return xchg_errorf(err, XCHG_EINVAL, "LZ4 compression failed: %s", LZ4F_getErrorName(n));
+  }
+  *out = xchg_buf_slice(b, 0, n);
+  xchg_buf_unref(b);
+  return *out ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+}
+
+static xchg_status zstd_compress(codec_contexts *c, int level, const void *src, size_t src_size,
+                                 xchg_buf **out, xchg_error *err) {
+  if (!c->zstd_c && !(c->zstd_c = ZSTD_createCCtx()))
+    return xchg_errorf(err, XCHG_ENOMEM, "cannot create a zstd compression context");
+  size_t bound = ZSTD_compressBound(src_size);
+  xchg_buf *b = xchg_buf_alloc(bound);
+  if (!b) return xchg_errorf(err, XCHG_ENOMEM, "cannot allocate %zu bytes for zstd output", bound);
+  size_t n = ZSTD_compressCCtx(c->zstd_c, xchg_buf_mutable_data(b), bound, src, src_size,
+                               level ? level : ZSTD_CLEVEL_DEFAULT);
+  if (ZSTD_isError(n)) {
+    xchg_buf_unref(b);
+    return xchg_errorf(err, XCHG_EINVAL, "zstd compression failed: %s", ZSTD_getErrorName(n));
+  }
+  *out = xchg_buf_slice(b, 0, n);
+  xchg_buf_unref(b);
+  return *out ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+}
+
+xchg_status xchg_block_compress(xchg_block_codec codec, int level, const void *src,
+                                size_t src_size, xchg_buf **out, xchg_error *err) {
+  codec_contexts *c = thread_contexts();
+  if (!c) return xchg_errorf(err, XCHG_ENOMEM, "cannot allocate codec contexts");
+  switch (codec) {
+    case XCHG_BLOCK_LZ4_FRAME: return lz4_compress(level, src, src_size, out, err);
+    case XCHG_BLOCK_ZSTD: return zstd_compress(c, level, src, src_size, out, err);
+    default: return xchg_errorf(err, XCHG_EINVAL, "no block codec %d", (int)codec);
+  }
+}
+
+int64_t xchg_block_decompress_calls(void) { return atomic_load(&decompress_calls); }
+int64_t xchg_block_decompressed_bytes(void) { return atomic_load(&decompressed_bytes); }

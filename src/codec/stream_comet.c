@@ -1,0 +1,141 @@
+/* stream_comet.c — Comet's native shuffle blocks, one after another.
+ *
+ * A block is a little-endian u64 length (of everything after it), a u64
+ * field count, a 4-byte codec tag ("SNAP" snappy framing format, "LZ4_"
+ * LZ4 frame, "ZSTD" zstd, "NONE" stored) and an Arrow IPC stream compressed
+ * with that codec.  The decoder runs the tag's codec over exactly the
+ * block's bytes (the input limit keeps it inside) and checks that it ends
+ * where the block does. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/stream_internal.h"
+
+#define BLOCK_HEADER_SIZE 20
+
+typedef struct comet_state {
+  const stream_decoder_ops *inner;
+  void *inner_state;
+  int in_block;
+  uint64_t block_start, block_end;
+  int64_t block_index;
+} comet_state;
+
+static xchg_status comet_create(void **state, xchg_error *err) {
+  *state = calloc(1, sizeof(comet_state));
+  if (*state == NULL) return xchg_errorf(err, XCHG_ENOMEM, "comet: no memory");
+  return XCHG_OK;
+}
+
+static void comet_destroy(void *state) {
+  comet_state *cs = state;
+  if (cs == NULL) return;
+  if (cs->inner != NULL) cs->inner->destroy(cs->inner_state);
+  free(cs);
+}
+
+static void comet_reset(void *state) {
+  comet_state *cs = state;
+  cs->in_block = 0;
+}
+
+static const stream_decoder_ops *decoder_of_tag(const uint8_t *tag) {
+  if (memcmp(tag, "SNAP", 4) == 0) return &stream_snappyframed_decoder;
+  if (memcmp(tag, "LZ4_", 4) == 0) return &stream_lz4frame_decoder;
+  if (memcmp(tag, "ZSTD", 4) == 0) return &stream_zstd_decoder;
+  if (memcmp(tag, "NONE", 4) == 0) return &stream_none_decoder;
+  return NULL;
+}
+
+/* Reads a block header and readies the inner decoder for its codec. */
+static xchg_status start_block(xchg_istream *s, comet_state *cs, xchg_error *err) {
+  xchg_status st = stream_in_fill(s, BLOCK_HEADER_SIZE, err);
+  if (st != XCHG_OK) return st;
+  size_t avail = stream_in_avail(s);
+  uint64_t at = stream_in_offset(s);
+  if (avail == 0) return XCHG_OK;
+  if (avail < BLOCK_HEADER_SIZE)
+    return xchg_errorf(err, XCHG_EIO, "comet block %lld at byte %llu: header is cut (%zu bytes)",
+                       (long long)cs->block_index, (unsigned long long)at, avail);
+  const uint8_t *h = stream_in_ptr(s);
+  uint64_t len = stream_le64(h);
+  const stream_decoder_ops *inner = decoder_of_tag(h + 16);
+  if (inner == NULL)
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "comet block %lld at byte %llu: unknown codec tag %02x %02x %02x %02x",
+                       (long long)cs->block_index, (unsigned long long)at, h[16], h[17], h[18],
+                       h[19]);
+  if (len < BLOCK_HEADER_SIZE - 8 || len > INT64_MAX)
+    return xchg_errorf(err, XCHG_EFORMAT, "comet block %lld at byte %llu: bad length %llu",
+                       (long long)cs->block_index, (unsigned long long)at, (unsigned long long)len);
+  if (inner != cs->inner) {
+    if (cs->inner != NULL) cs->inner->destroy(cs->inner_state);
+    cs->inner = NULL;
+    st = inner->create(&cs->inner_state, err);
+    if (st != XCHG_OK) return st;
+    cs->inner = inner;
+  } else {
+    inner->reset(cs->inner_state);
+  }
+  stream_in_consume(s, BLOCK_HEADER_SIZE);
+  cs->block_start = at;
+  cs->block_end = at + 8 + len;
+  cs->in_block = 1;
+  return XCHG_OK;
+}
+
+static xchg_status comet_refill(xchg_istream *s, void *state, xchg_error *err) {
+  comet_state *cs = state;
+  for (;;) {
+    if (!cs->in_block) {
+      xchg_status st = start_block(s, cs, err);
+      if (st != XCHG_OK || !cs->in_block) return st;
+    }
+    s->in_limit = cs->block_end;
+    xchg_status st = cs->inner->refill(s, cs->inner_state, err);
+    s->in_limit = UINT64_MAX;
+    if (st != XCHG_OK) {
+      xchg_error_prefix(err, "comet block %lld at byte %llu: ", (long long)cs->block_index,
+                        (unsigned long long)cs->block_start);
+      return st;
+    }
+    if (s->win_end != s->win_start) return XCHG_OK;
+    if (stream_in_offset(s) != cs->block_end)
+      return xchg_errorf(err, XCHG_EIO,
+                         "comet block %lld at byte %llu is truncated: it ends at byte %llu, the "
+                         "input at byte %llu",
+                         (long long)cs->block_index, (unsigned long long)cs->block_start,
+                         (unsigned long long)cs->block_end,
+                         (unsigned long long)stream_in_offset(s));
+    cs->in_block = 0;
+    cs->block_index++;
+  }
+}
+
+const stream_decoder_ops stream_comet_decoder = {"comet", comet_create, comet_destroy, comet_reset,
+                                                 comet_refill};
+
+xchg_status stream_encode_comet(const xchg_stream_encode_options *o, const uint8_t *src,
+                                size_t n, stream_sink *sink, xchg_error *err) {
+  const char *tag;
+  switch (o->comet_inner) {
+    case XCHG_STREAM_NONE: tag = "NONE"; break;
+    case XCHG_STREAM_LZ4_FRAME: tag = "LZ4_"; break;
+    case XCHG_STREAM_ZSTD: tag = "ZSTD"; break;
+    case XCHG_STREAM_SNAPPY_FRAMED: tag = "SNAP"; break;
+    default:
+      return xchg_errorf(err, XCHG_EINVAL, "comet encode: codec %s cannot go in a Comet block",
+                         xchg_stream_codec_name(o->comet_inner));
+  }
+  size_t start = sink->size;
+  uint8_t *h = stream_sink_reserve(sink, BLOCK_HEADER_SIZE);
+  if (h == NULL) return xchg_errorf(err, XCHG_ENOMEM, "comet encode: no memory");
+  stream_put_le64(h + 8, o->comet_field_count);
+  memcpy(h + 16, tag, 4);
+  sink->size += BLOCK_HEADER_SIZE;
+  xchg_status st = stream_encode_any(o->comet_inner, o, src, n, sink, err);
+  if (st != XCHG_OK) return st;
+  /* The length counts everything after itself, as Comet writes it. */
+  stream_put_le64(sink->data + start, (uint64_t)(sink->size - start - 8));
+  return XCHG_OK;
+}

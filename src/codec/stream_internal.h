@@ -1,0 +1,160 @@
+/* stream_internal.h — what the stream codecs share with the input stream
+ * (private to src/codec).
+ *
+ * An xchg_istream owns two buffers: the compressed input, read from the
+ * source (or, for a source held in memory, the source's own bytes read in
+ * place), and the decompressed window.  Each codec is a `stream_decoder`
+ * whose refill() consumes input through the in_* helpers below and sets the
+ * window [win_pos, win_end).  A codec may point the window straight into
+ * the input (a stored block): the input only moves during the next refill,
+ * when the window is finished with. */
+#ifndef XCHG_STREAM_INTERNAL_H
+#define XCHG_STREAM_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xchg/stream.h"
+
+typedef struct stream_decoder_ops {
+  const char *name;
+  /* Creates the decoder's state in *state. */
+  xchg_status (*create)(void **state, xchg_error *err);
+  void (*destroy)(void *state);
+  /* Forgets any frame in progress: the next bytes start a new stream. */
+  void (*reset)(void *state);
+  /* Produces the next non-empty window, or leaves it empty at a clean end
+   * of the input (as far as the input limit, when one is set).  Input that
+   * stops inside a frame or block is XCHG_EIO. */
+  xchg_status (*refill)(xchg_istream *s, void *state, xchg_error *err);
+} stream_decoder_ops;
+
+struct xchg_istream {
+  /* The current window, first: this is all a read from the window touches. */
+  const uint8_t *win_pos;
+  const uint8_t *win_end;
+  const uint8_t *win_start;
+  uint64_t win_base; /* decompressed offset of win_start */
+
+  xchg_stream_options opts;
+  xchg_stream_codec codec;
+  const stream_decoder_ops *ops;
+  void *state;
+
+  xchg_source *src;
+  /* Compressed input: bytes [in_pos, in_end) of `in` are available;
+   * in[0] is at source offset in_base. */
+  const uint8_t *in;
+  size_t in_pos, in_end;
+  uint8_t *in_owned; /* the buffer `in` points to, unless read in place */
+  size_t in_cap;
+  uint64_t in_base;
+  uint64_t in_start;  /* source offset the stream started at */
+  uint64_t in_limit;  /* absolute source offset the codec may not read past */
+  int src_eof;
+
+  uint8_t *out;       /* the decompressed window's storage */
+  size_t out_cap;
+
+  int done;           /* the end of the stream was reached */
+  xchg_status failed; /* sticky error status, with its message: */
+  xchg_error failure;
+
+  xchg_stream_metrics m;
+};
+
+/* Makes at least `want` input bytes contiguous at in_ptr(s), unless the
+ * input (or the limit) ends first; check in_avail() afterwards. */
+xchg_status stream_in_fill(xchg_istream *s, size_t want, xchg_error *err);
+
+static inline size_t stream_in_avail(const xchg_istream *s) {
+  size_t avail = s->in_end - s->in_pos;
+  uint64_t here = s->in_base + s->in_pos;
+  if (s->in_limit - here < avail) avail = (size_t)(s->in_limit - here);
+  return avail;
+}
+static inline const uint8_t *stream_in_ptr(const xchg_istream *s) { return s->in + s->in_pos; }
+static inline void stream_in_consume(xchg_istream *s, size_t n) { s->in_pos += n; }
+/* Source offset of the next input byte, for error messages. */
+static inline uint64_t stream_in_offset(const xchg_istream *s) { return s->in_base + s->in_pos; }
+
+/* Makes the window storage at least n bytes (XCHG_ENOMEM otherwise). */
+xchg_status stream_out_reserve(xchg_istream *s, size_t n, xchg_error *err);
+
+/* Sets the window to [p, p + n). */
+static inline void stream_set_window(xchg_istream *s, const uint8_t *p, size_t n) {
+  s->win_start = p;
+  s->win_pos = p;
+  s->win_end = p + n;
+}
+
+/* Little- and big-endian loads and stores. */
+static inline uint32_t stream_le32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t stream_le64(const uint8_t *p) {
+  return (uint64_t)stream_le32(p) | (uint64_t)stream_le32(p + 4) << 32;
+}
+static inline uint32_t stream_be32(const uint8_t *p) {
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+static inline void stream_put_le32(uint8_t *p, uint32_t v) {
+  p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+}
+static inline void stream_put_le64(uint8_t *p, uint64_t v) {
+  stream_put_le32(p, (uint32_t)v);
+  stream_put_le32(p + 4, (uint32_t)(v >> 32));
+}
+static inline void stream_put_be32(uint8_t *p, uint32_t v) {
+  p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+}
+
+/* A growable output for the encoders. */
+typedef struct stream_sink {
+  uint8_t *data;
+  size_t size, cap;
+} stream_sink;
+
+/* Makes room for n more bytes and returns where they go (NULL: no memory). */
+uint8_t *stream_sink_reserve(stream_sink *sink, size_t n);
+xchg_status stream_sink_append(stream_sink *sink, const void *p, size_t n, xchg_error *err);
+/* Hands the bytes over as an xchg_buf (the sink is emptied either way). */
+xchg_status stream_sink_finish(stream_sink *sink, xchg_buf **out, xchg_error *err);
+void stream_sink_free(stream_sink *sink);
+
+/* The decoders, one per codec family. */
+extern const stream_decoder_ops stream_none_decoder;
+extern const stream_decoder_ops stream_lz4frame_decoder;
+extern const stream_decoder_ops stream_zstd_decoder;
+extern const stream_decoder_ops stream_lz4java_decoder;
+extern const stream_decoder_ops stream_snappyjava_decoder;
+extern const stream_decoder_ops stream_snappyframed_decoder;
+extern const stream_decoder_ops stream_comet_decoder;
+
+/* Looks up the decoder of a concrete codec (not AUTO). */
+const stream_decoder_ops *stream_decoder_for(xchg_stream_codec codec);
+
+/* The encoders: each appends one complete stream of src to sink. */
+xchg_status stream_encode_lz4frame(const xchg_stream_encode_options *o, const uint8_t *src,
+                                   size_t n, stream_sink *sink, xchg_error *err);
+xchg_status stream_encode_zstd(const xchg_stream_encode_options *o, const uint8_t *src, size_t n,
+                               stream_sink *sink, xchg_error *err);
+xchg_status stream_encode_lz4java(const xchg_stream_encode_options *o, const uint8_t *src,
+                                  size_t n, stream_sink *sink, xchg_error *err);
+xchg_status stream_encode_snappyjava(const xchg_stream_encode_options *o, const uint8_t *src,
+                                     size_t n, stream_sink *sink, xchg_error *err);
+xchg_status stream_encode_snappyframed(const xchg_stream_encode_options *o, const uint8_t *src,
+                                       size_t n, stream_sink *sink, xchg_error *err);
+xchg_status stream_encode_comet(const xchg_stream_encode_options *o, const uint8_t *src,
+                                size_t n, stream_sink *sink, xchg_error *err);
+xchg_status stream_encode_any(xchg_stream_codec codec, const xchg_stream_encode_options *o,
+                              const uint8_t *src, size_t n, stream_sink *sink, xchg_error *err);
+
+/* Hashes of the formats: XXH32 (lz4-java) and masked CRC-32C (snappy framing). */
+uint32_t xchg_xxh32(const void *data, size_t n, uint32_t seed);
+uint32_t xchg_crc32c(const void *data, size_t n);
+static inline uint32_t stream_snappy_mask_crc(uint32_t crc) {
+  return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
+}
+
+#endif

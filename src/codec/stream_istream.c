@@ -1,0 +1,428 @@
+/* stream_istream.c — the decompressing input stream: windows, refills,
+ * metrics, codec names and detection, and the pass-through "none" codec. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codec/stream_internal.h"
+
+#define KIB 1024u
+#define DETECT_BYTES 20
+
+static const char *const codec_names[] = {
+    "none", "lz4-frame", "zstd", "lz4-java", "snappy-java", "snappy-framed", "comet", "auto"};
+
+const char *xchg_stream_codec_name(xchg_stream_codec codec) {
+  if ((unsigned)codec < sizeof codec_names / sizeof codec_names[0]) return codec_names[codec];
+  return "unknown";
+}
+
+xchg_status xchg_stream_codec_from_name(const char *name, xchg_stream_codec *out,
+                                        xchg_error *err) {
+  if (name == NULL || out == NULL) return xchg_errorf(err, XCHG_EINVAL, "stream codec: no name");
+  for (unsigned i = 0; i < sizeof codec_names / sizeof codec_names[0]; i++) {
+    if (strcmp(name, codec_names[i]) == 0) {
+      *out = (xchg_stream_codec)i;
+      return XCHG_OK;
+    }
+  }
+  /* Spark's own names for its codecs. */
+  if (strcmp(name, "lz4") == 0) {
+    *out = XCHG_STREAM_LZ4_FRAME;
+    return XCHG_OK;
+  }
+  if (strcmp(name, "snappy") == 0) {
+    *out = XCHG_STREAM_SNAPPY_JAVA;
+    return XCHG_OK;
+  }
+  return xchg_errorf(err, XCHG_EINVAL,
+                     "unknown stream codec '%s' (expected none, lz4-frame, zstd, lz4-java, "
+                     "snappy-java, snappy-framed, comet or auto)",
+                     name);
+}
+
+static int is_skippable_magic(uint32_t magic) { return (magic & 0xFFFFFFF0u) == 0x184D2A50u; }
+
+static int is_comet_tag(const uint8_t *p) {
+  return memcmp(p, "SNAP", 4) == 0 || memcmp(p, "LZ4_", 4) == 0 || memcmp(p, "ZSTD", 4) == 0 ||
+         memcmp(p, "NONE", 4) == 0;
+}
+
+xchg_stream_codec xchg_stream_codec_detect(const void *bytes, size_t size) {
+  const uint8_t *p = bytes;
+  /* Skippable frames are shared by LZ4 and zstd: look past them. */
+  while (size >= 8 && is_skippable_magic(stream_le32(p))) {
+    uint64_t skip = 8 + (uint64_t)stream_le32(p + 4);
+    if (skip >= size) return XCHG_STREAM_LZ4_FRAME; /* cannot tell; both skip it */
+    p += skip;
+    size -= (size_t)skip;
+  }
+  if (size >= 4 && stream_le32(p) == 0x184D2204u) return XCHG_STREAM_LZ4_FRAME;
+  if (size >= 4 && stream_le32(p) == 0xFD2FB528u) return XCHG_STREAM_ZSTD;
+  if (size >= 8 && memcmp(p, "LZ4Block", 8) == 0) return XCHG_STREAM_LZ4_JAVA;
+  if (size >= 8 && memcmp(p, "\x82SNAPPY\0", 8) == 0) return XCHG_STREAM_SNAPPY_JAVA;
+  if (size >= 10 && memcmp(p, "\xff\x06\x00\x00sNaPpY", 10) == 0) return XCHG_STREAM_SNAPPY_FRAMED;
+  if (size >= 20 && is_comet_tag(p + 16) && stream_le64(p) >= 12) return XCHG_STREAM_COMET;
+  return XCHG_STREAM_NONE;
+}
+
+void xchg_stream_options_init(xchg_stream_options *opts) {
+  memset(opts, 0, sizeof *opts);
+  opts->window_size = 64 * KIB;
+  opts->read_size = 64 * KIB;
+  opts->metrics = 1;
+  opts->max_block_size = (size_t)256 * KIB * KIB;
+}
+
+void xchg_stream_encode_options_init(xchg_stream_encode_options *opts) {
+  memset(opts, 0, sizeof *opts);
+  opts->block_size = 32 * KIB;
+  opts->checksum = 1;
+  opts->comet_inner = XCHG_STREAM_LZ4_FRAME;
+}
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- compressed input -------------------------------------------------- */
+
+static xchg_status grow_input(xchg_istream *s, size_t cap, xchg_error *err) {
+  if (cap <= s->in_cap) return XCHG_OK;
+  uint8_t *p = realloc(s->in_owned, cap);
+  if (p == NULL) return xchg_errorf(err, XCHG_ENOMEM, "stream: no memory for %zu input bytes", cap);
+  s->in_owned = p;
+  s->in = p;
+  s->in_cap = cap;
+  return XCHG_OK;
+}
+
+xchg_status stream_in_fill(xchg_istream *s, size_t want, xchg_error *err) {
+  size_t have = s->in_end - s->in_pos;
+  if (have >= want || s->src_eof) return XCHG_OK;
+  uint64_t to_limit = s->in_limit - (s->in_base + s->in_pos);
+  if (to_limit <= have) return XCHG_OK;
+  if (to_limit < want) want = (size_t)to_limit;
+  /* Move what is left to the front, then read behind it. */
+  if (s->in_pos > 0) {
+    memmove(s->in_owned, s->in_owned + s->in_pos, have);
+    s->in_base += s->in_pos;
+    s->in_pos = 0;
+    s->in_end = have;
+  }
+  size_t cap = want > s->opts.read_size ? want : s->opts.read_size;
+  xchg_status st = grow_input(s, cap, err);
+  if (st != XCHG_OK) return st;
+  while (s->in_end < want) {
+    size_t got = 0;
+    int64_t t0 = s->opts.metrics ? now_ns() : 0;
+    st = xchg_source_read(s->src, s->in_owned + s->in_end, s->in_cap - s->in_end, &got, err);
+    if (s->opts.metrics) s->m.blocking_ns += now_ns() - t0;
+    if (st != XCHG_OK) return st;
+    if (got == 0) {
+      s->src_eof = 1;
+      break;
+    }
+    s->in_end += got;
+  }
+  return XCHG_OK;
+}
+
+xchg_status stream_out_reserve(xchg_istream *s, size_t n, xchg_error *err) {
+  if (n <= s->out_cap) return XCHG_OK;
+  uint8_t *p = malloc(n);
+  if (p == NULL) return xchg_errorf(err, XCHG_ENOMEM, "stream: no memory for a %zu-byte window", n);
+  free(s->out);
+  s->out = p;
+  s->out_cap = n;
+  return XCHG_OK;
+}
+
+/* ---- the stream -------------------------------------------------------- */
+
+const stream_decoder_ops *stream_decoder_for(xchg_stream_codec codec) {
+  switch (codec) {
+    case XCHG_STREAM_NONE: return &stream_none_decoder;
+    case XCHG_STREAM_LZ4_FRAME: return &stream_lz4frame_decoder;
+    case XCHG_STREAM_ZSTD: return &stream_zstd_decoder;
+    case XCHG_STREAM_LZ4_JAVA: return &stream_lz4java_decoder;
+    case XCHG_STREAM_SNAPPY_JAVA: return &stream_snappyjava_decoder;
+    case XCHG_STREAM_SNAPPY_FRAMED: return &stream_snappyframed_decoder;
+    case XCHG_STREAM_COMET: return &stream_comet_decoder;
+    case XCHG_STREAM_AUTO: break;
+  }
+  return NULL;
+}
+
+/* Reads a source that lives in memory in place: no copy of the input. */
+static void use_memory_input(xchg_istream *s, xchg_buf *memory) {
+  s->in = xchg_buf_data(memory);
+  s->in_end = xchg_buf_size(memory);
+  s->in_pos = (size_t)xchg_source_position(s->src);
+  if (s->in_pos > s->in_end) s->in_pos = s->in_end;
+  s->src_eof = 1;
+}
+
+xchg_status xchg_istream_open(xchg_source *src, xchg_stream_codec codec,
+                              const xchg_stream_options *opts, xchg_istream **out,
+                              xchg_error *err) {
+  *out = NULL;
+  if (src == NULL) return xchg_errorf(err, XCHG_EINVAL, "stream: no source");
+  xchg_istream *s = calloc(1, sizeof *s);
+  if (s == NULL) {
+    xchg_source_close(src);
+    return xchg_errorf(err, XCHG_ENOMEM, "stream: no memory");
+  }
+  s->src = src;
+  if (opts != NULL) {
+    s->opts = *opts;
+    if (s->opts.window_size == 0) s->opts.window_size = 64 * KIB;
+    if (s->opts.read_size == 0) s->opts.read_size = 64 * KIB;
+    if (s->opts.max_block_size == 0) s->opts.max_block_size = (size_t)256 * KIB * KIB;
+  } else {
+    xchg_stream_options_init(&s->opts);
+  }
+  s->in_limit = UINT64_MAX;
+  xchg_buf *memory = xchg_source_memory(src);
+  if (memory != NULL) {
+    /* The source's reference keeps the bytes alive while we read them. */
+    use_memory_input(s, memory);
+    xchg_buf_unref(memory);
+  }
+  s->in_start = s->in_base + s->in_pos;
+
+  xchg_status st = XCHG_OK;
+  if (codec == XCHG_STREAM_AUTO) {
+    st = stream_in_fill(s, DETECT_BYTES, err);
+    if (st == XCHG_OK) codec = xchg_stream_codec_detect(stream_in_ptr(s), stream_in_avail(s));
+  }
+  if (st == XCHG_OK) {
+    s->codec = codec;
+    s->ops = stream_decoder_for(codec);
+    if (s->ops == NULL) st = xchg_errorf(err, XCHG_EINVAL, "stream: invalid codec %d", (int)codec);
+  }
+  if (st == XCHG_OK) st = s->ops->create(&s->state, err);
+  if (st != XCHG_OK) {
+    s->ops = NULL;
+    xchg_istream_close(s);
+    return st;
+  }
+  *out = s;
+  return XCHG_OK;
+}
+
+xchg_stream_codec xchg_istream_codec(const xchg_istream *s) { return s->codec; }
+
+/* Finishes the current window and asks the codec for the next one.  Only
+ * here is the clock read. */
+static xchg_status refill(xchg_istream *s, xchg_error *err) {
+  if (s->failed != XCHG_OK) {
+    if (err != NULL) *err = s->failure;
+    return s->failed;
+  }
+  s->win_base += (uint64_t)(s->win_end - s->win_start);
+  stream_set_window(s, NULL, 0);
+  if (s->done) return XCHG_OK;
+
+  int64_t t0 = s->opts.metrics ? now_ns() : 0;
+  xchg_status st = s->ops->refill(s, s->state, &s->failure);
+  if (s->opts.metrics) s->m.wall_ns += now_ns() - t0;
+  s->m.compressed_bytes = (int64_t)(stream_in_offset(s) - s->in_start);
+  if (st != XCHG_OK) {
+    stream_set_window(s, NULL, 0);
+    s->failed = st;
+    if (err != NULL) *err = s->failure;
+    return st;
+  }
+  size_t n = (size_t)(s->win_end - s->win_start);
+  if (n == 0) {
+    s->done = 1;
+  } else {
+    s->m.refills++;
+    s->m.decompressed_bytes += (int64_t)n;
+  }
+  return XCHG_OK;
+}
+
+xchg_status xchg_istream_read(xchg_istream *s, void *dst, size_t n, size_t *got,
+                              xchg_error *err) {
+  size_t have = (size_t)(s->win_end - s->win_pos);
+  /* The common case, kept short: the bytes are in the window.  (n - 1 < have
+   * is n <= have for n > 0; n = 0 goes the slow way, which copies nothing.) */
+  if (n - 1 < have) {
+    memcpy(dst, s->win_pos, n);
+    s->win_pos += n;
+    *got = n;
+    return XCHG_OK;
+  }
+  uint8_t *d = dst;
+  size_t done = 0;
+  while (done < n) {
+    size_t take = have < n - done ? have : n - done;
+    if (take > 0) {
+      memcpy(d + done, s->win_pos, take);
+      s->win_pos += take;
+      done += take;
+      have -= take;
+      continue;
+    }
+    xchg_status st = refill(s, err);
+    if (st != XCHG_OK) {
+      *got = done;
+      return st;
+    }
+    have = (size_t)(s->win_end - s->win_pos);
+    if (have == 0) break; /* the end */
+  }
+  *got = done;
+  return XCHG_OK;
+}
+
+xchg_status xchg_istream_next(xchg_istream *s, const void **ptr, size_t *len, xchg_error *err) {
+  if (s->win_pos == s->win_end) {
+    xchg_status st = refill(s, err);
+    if (st != XCHG_OK) {
+      *ptr = NULL;
+      *len = 0;
+      return st;
+    }
+  }
+  *ptr = s->win_pos;
+  *len = (size_t)(s->win_end - s->win_pos);
+  s->win_pos = s->win_end;
+  return XCHG_OK;
+}
+
+void xchg_istream_unread(xchg_istream *s, size_t n) {
+  size_t back = (size_t)(s->win_pos - s->win_start);
+  s->win_pos -= n <= back ? n : back;
+}
+
+uint64_t xchg_istream_position(const xchg_istream *s) {
+  return s->win_base + (uint64_t)(s->win_pos - s->win_start);
+}
+
+void xchg_istream_metrics(const xchg_istream *s, xchg_stream_metrics *out) { *out = s->m; }
+
+void xchg_istream_close(xchg_istream *s) {
+  if (s == NULL) return;
+  if (s->ops != NULL) s->ops->destroy(s->state);
+  xchg_source_close(s->src);
+  free(s->in_owned);
+  free(s->out);
+  free(s);
+}
+
+static xchg_status source_read_fn(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err) {
+  return xchg_istream_read(ctx, dst, n, got, err);
+}
+
+static void source_close_fn(void *ctx) { xchg_istream_close(ctx); }
+
+xchg_source *xchg_istream_to_source(xchg_istream *s) {
+  xchg_source *src = xchg_source_from_callback(source_read_fn, source_close_fn, s);
+  if (src == NULL) xchg_istream_close(s);
+  return src;
+}
+
+/* ---- "none": the input is the output ----------------------------------- */
+
+static xchg_status none_create(void **state, xchg_error *err) {
+  *state = NULL;
+  return XCHG_OK;
+}
+static void none_destroy(void *state) {}
+static void none_reset(void *state) {}
+
+static xchg_status none_refill(xchg_istream *s, void *state, xchg_error *err) {
+  xchg_status st = stream_in_fill(s, 1, err);
+  if (st != XCHG_OK) return st;
+  size_t n = stream_in_avail(s);
+  /* Hand out the input in place: it stays put until the next refill. */
+  stream_set_window(s, stream_in_ptr(s), n);
+  stream_in_consume(s, n);
+  return XCHG_OK;
+}
+
+const stream_decoder_ops stream_none_decoder = {"none", none_create, none_destroy, none_reset,
+                                                none_refill};
+
+/* ---- encoding ---------------------------------------------------------- */
+
+uint8_t *stream_sink_reserve(stream_sink *sink, size_t n) {
+  if (sink->cap - sink->size < n || sink->data == NULL) {
+    size_t cap = sink->cap ? sink->cap : 4096;
+    while (cap - sink->size < n) { /* grows by doubling, checking for overflow */
+      if (cap > SIZE_MAX / 2) return NULL;
+      cap *= 2;
+    }
+    uint8_t *p = realloc(sink->data, cap);
+    if (p == NULL) return NULL;
+    sink->data = p;
+    sink->cap = cap;
+  }
+  return sink->data + sink->size;
+}
+
+xchg_status stream_sink_append(stream_sink *sink, const void *p, size_t n, xchg_error *err) {
+  uint8_t *dst = stream_sink_reserve(sink, n);
+  if (dst == NULL) return xchg_errorf(err, XCHG_ENOMEM, "stream encode: no memory");
+  if (n > 0) memcpy(dst, p, n);
+  sink->size += n;
+  return XCHG_OK;
+}
+
+static void free_sink_data(void *ctx, const void *data, size_t size) { free(ctx); }
+
+xchg_status stream_sink_finish(stream_sink *sink, xchg_buf **out, xchg_error *err) {
+  if (sink->data == NULL && stream_sink_reserve(sink, 1) == NULL)
+    return xchg_errorf(err, XCHG_ENOMEM, "stream encode: no memory");
+  *out = xchg_buf_wrap(sink->data, sink->size, free_sink_data, sink->data);
+  if (*out == NULL) {
+    stream_sink_free(sink);
+    return xchg_errorf(err, XCHG_ENOMEM, "stream encode: no memory");
+  }
+  memset(sink, 0, sizeof *sink);
+  return XCHG_OK;
+}
+
+void stream_sink_free(stream_sink *sink) {
+  free(sink->data);
+  memset(sink, 0, sizeof *sink);
+}
+
+xchg_status stream_encode_any(xchg_stream_codec codec, const xchg_stream_encode_options *o,
+                              const uint8_t *src, size_t n, stream_sink *sink, xchg_error *err) {
+  switch (codec) {
+    case XCHG_STREAM_NONE: return stream_sink_append(sink, src, n, err);
+    case XCHG_STREAM_LZ4_FRAME: return stream_encode_lz4frame(o, src, n, sink, err);
+    case XCHG_STREAM_ZSTD: return stream_encode_zstd(o, src, n, sink, err);
+    case XCHG_STREAM_LZ4_JAVA: return stream_encode_lz4java(o, src, n, sink, err);
+    case XCHG_STREAM_SNAPPY_JAVA: return stream_encode_snappyjava(o, src, n, sink, err);
+    case XCHG_STREAM_SNAPPY_FRAMED: return stream_encode_snappyframed(o, src, n, sink, err);
+    case XCHG_STREAM_COMET: return stream_encode_comet(o, src, n, sink, err);
+    case XCHG_STREAM_AUTO: break;
+  }
+  return xchg_errorf(err, XCHG_EINVAL, "stream encode: no encoder for codec %s",
+                     xchg_stream_codec_name(codec));
+}
+
+xchg_status xchg_stream_encode(xchg_stream_codec codec, const xchg_stream_encode_options *opts,
+                               const void *src, size_t size, xchg_buf **out, xchg_error *err) {
+  *out = NULL;
+  xchg_stream_encode_options defaults;
+  if (opts == NULL) {
+    xchg_stream_encode_options_init(&defaults);
+    opts = &defaults;
+  }
+  if (src == NULL && size > 0) return xchg_errorf(err, XCHG_EINVAL, "stream encode: no input");
+  stream_sink sink = {0};
+  xchg_status st = stream_encode_any(codec, opts, src, size, &sink, err);
+  if (st != XCHG_OK) {
+    stream_sink_free(&sink);
+    return st;
+  }
+  return stream_sink_finish(&sink, out, err);
+}

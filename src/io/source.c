@@ -1,0 +1,472 @@
+/* source.c — byte sources: memory, files (mapped or read), fds, callbacks.
+ *
+ * The generic functions here own the bookkeeping (position, size checks,
+ * short-read loops, error messages); each kind of source implements only
+ * the operations of xchg_source_vtable (see source_impl.h). */
+#include "io/source_impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Reads of unknown-size sources larger than this grow their buffer as bytes
+ * arrive, so that a bogus length on the wire cannot make xchg allocate
+ * memory the sender never actually sends. */
+#define GROWING_READ_THRESHOLD ((size_t)16 << 20)
+/* Scratch space for skipping on sources that cannot seek. */
+#define SKIP_CHUNK 16384
+
+xchg_source *xchg_source_create(const xchg_source_vtable *vtable, void *impl, int64_t size,
+                                xchg_buf *memory) {
+  xchg_source *src = malloc(sizeof *src);
+  if (src == NULL) return NULL;
+  src->vtable = vtable;
+  src->impl = impl;
+  src->position = 0;
+  src->size = size;
+  src->memory = memory;
+  return src;
+}
+
+static xchg_status truncated(xchg_error *err, uint64_t offset, uint64_t wanted, uint64_t available) {
+  return xchg_errorf(err, XCHG_EIO,
+                     "unexpected end of data at byte %" PRIu64 ": needed %" PRIu64
+                     " bytes, only %" PRIu64 " available (%" PRIu64 " missing)",
+                     offset, wanted, available, wanted - available);
+}
+
+/* Bytes left before the known end of src (0 when positioned past it). */
+static uint64_t bytes_remaining(const xchg_source *src) {
+  uint64_t size = (uint64_t)src->size;
+  return src->position < size ? size - src->position : 0;
+}
+
+/* ---- memory: a buffer, a caller's memory, a mapped file ---------------- */
+
+static xchg_status memory_read(xchg_source *src, void *dst, size_t n, size_t *got,
+                               xchg_error *err) {
+  size_t size = xchg_buf_size(src->memory);
+  size_t avail = src->position < size ? size - (size_t)src->position : 0;
+  size_t k = n < avail ? n : avail;
+  if (k > 0) memcpy(dst, xchg_buf_data(src->memory) + src->position, k);
+  *got = k;
+  return XCHG_OK;
+}
+
+/* Moving in memory needs nothing beyond the position the caller updates. */
+static xchg_status memory_seek(xchg_source *src, uint64_t offset, xchg_error *err) {
+  return XCHG_OK;
+}
+
+static const xchg_source_vtable memory_vtable = {memory_read, memory_seek, NULL};
+
+xchg_source *xchg_source_from_buf(xchg_buf *buf) {
+  if (buf == NULL) return NULL;
+  xchg_source *src =
+      xchg_source_create(&memory_vtable, NULL, (int64_t)xchg_buf_size(buf), xchg_buf_ref(buf));
+  if (src == NULL) xchg_buf_unref(buf);
+  return src;
+}
+
+xchg_source *xchg_source_from_memory(const void *data, size_t size,
+                                     void (*release)(void *ctx, const void *data, size_t size),
+                                     void *release_ctx) {
+  /* The source comes first: once the memory is wrapped, dropping the wrap
+   * would run the caller's release, and a NULL result must leave the memory
+   * with the caller. */
+  xchg_source *src = xchg_source_create(&memory_vtable, NULL, (int64_t)size, NULL);
+  if (src == NULL) return NULL;
+  src->memory = xchg_buf_wrap(data, size, release, release_ctx);
+  if (src->memory == NULL) {
+    free(src);
+    return NULL;
+  }
+  return src;
+}
+
+/* ---- files --------------------------------------------------------------- */
+
+typedef struct fd_state {
+  int fd;
+  int own_fd;
+  off_t base; /* the fd's offset when the source was created: position 0 */
+} fd_state;
+
+static void unmap_file(void *ctx, const void *data, size_t size) {
+  munmap((void *)data, size);
+}
+
+/* Maps the whole of a regular file.  A mapping costs no copy and lets every
+ * read_buf be a slice; a file truncated by another process while mapped
+ * raises SIGBUS, which is the price of mmap and why XCHG_FILE_READ exists. */
+static xchg_status map_file(int fd, const char *path, off_t file_size, xchg_buf **out,
+                            xchg_error *err) {
+  static const uint8_t empty[1];
+  if (file_size == 0) {
+    *out = xchg_buf_wrap(empty, 0, NULL, NULL); /* mmap refuses length 0 */
+  } else {
+    if ((uintmax_t)file_size > SIZE_MAX)
+      return xchg_errorf(err, XCHG_ELIMIT, "%s: %jd bytes do not fit in the address space", path,
+                         (intmax_t)file_size);
+    size_t size = (size_t)file_size;
+    void *addr = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (addr == MAP_FAILED)
+      return xchg_errorf(err, XCHG_EIO, "%s: cannot map %zu bytes: %s", path, size,
+                         strerror(errno));
+    *out = xchg_buf_wrap(addr, size, unmap_file, NULL);
+    if (*out == NULL) munmap(addr, size);
+  }
+  if (*out == NULL) return xchg_errorf(err, XCHG_ENOMEM, "%s: out of memory", path);
+  return XCHG_OK;
+}
+
+static xchg_status pread_read(xchg_source *src, void *dst, size_t n, size_t *got,
+                              xchg_error *err) {
+  fd_state *st = src->impl;
+  if (n > SSIZE_MAX) n = SSIZE_MAX;
+  if (src->position > (uint64_t)INT64_MAX)
+    return xchg_errorf(err, XCHG_EIO, "cannot read at byte %" PRIu64, src->position);
+  ssize_t k;
+  do {
+    k = pread(st->fd, dst, n, (off_t)src->position);
+  } while (k < 0 && errno == EINTR);
+  if (k < 0)
+    return xchg_errorf(err, XCHG_EIO, "read failed at byte %" PRIu64 ": %s", src->position,
+                       strerror(errno));
+  *got = (size_t)k;
+  return XCHG_OK;
+}
+
+/* pread takes the offset on every call: nothing to move. */
+static xchg_status pread_seek(xchg_source *src, uint64_t offset, xchg_error *err) {
+  return XCHG_OK;
+}
+
+static void fd_close(xchg_source *src) {
+  fd_state *st = src->impl;
+  if (st->own_fd) close(st->fd);
+  free(st);
+}
+
+static const xchg_source_vtable pread_vtable = {pread_read, pread_seek, fd_close};
+
+static xchg_status open_pread_source(int fd, off_t file_size, xchg_source **out) {
+  fd_state *st = malloc(sizeof *st);
+  if (st == NULL) return XCHG_ENOMEM;
+  st->fd = fd;
+  st->own_fd = 1;
+  st->base = 0;
+  *out = xchg_source_create(&pread_vtable, st, (int64_t)file_size, NULL);
+  if (*out == NULL) {
+    free(st);
+    return XCHG_ENOMEM;
+  }
+  return XCHG_OK;
+}
+
+xchg_status xchg_source_open_file(const char *path, xchg_file_mode mode, xchg_source **out,
+                                  xchg_error *err) {
+  if (out == NULL) return xchg_errorf(err, XCHG_EINVAL, "xchg_source_open_file: out is NULL");
+  *out = NULL;
+  if (path == NULL) return xchg_errorf(err, XCHG_EINVAL, "xchg_source_open_file: path is NULL");
+  if (mode != XCHG_FILE_MMAP && mode != XCHG_FILE_READ)
+    return xchg_errorf(err, XCHG_EINVAL, "%s: unknown file mode %d", path, (int)mode);
+
+  int fd;
+  do {
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return xchg_errorf(err, XCHG_EIO, "cannot open %s: %s", path, strerror(errno));
+  struct stat info;
+  if (fstat(fd, &info) != 0) {
+    xchg_status status = xchg_errorf(err, XCHG_EIO, "cannot stat %s: %s", path, strerror(errno));
+    close(fd);
+    return status;
+  }
+
+  /* Pipes, FIFOs, /dev/stdin and devices can be neither mapped nor sized:
+   * read them as a stream whatever the mode. */
+  if (!S_ISREG(info.st_mode)) {
+    *out = xchg_source_from_fd(fd, 1);
+    if (*out == NULL) {
+      close(fd);
+      return xchg_errorf(err, XCHG_ENOMEM, "%s: out of memory", path);
+    }
+    return XCHG_OK;
+  }
+
+  if (mode == XCHG_FILE_READ) {
+    if (open_pread_source(fd, info.st_size, out) != XCHG_OK) {
+      close(fd);
+      return xchg_errorf(err, XCHG_ENOMEM, "%s: out of memory", path);
+    }
+    return XCHG_OK;
+  }
+
+  xchg_buf *mapped = NULL;
+  xchg_status status = map_file(fd, path, info.st_size, &mapped, err);
+  close(fd); /* a mapping outlives its descriptor */
+  if (status != XCHG_OK) return status;
+  *out = xchg_source_from_buf(mapped);
+  xchg_buf_unref(mapped);
+  if (*out == NULL) return xchg_errorf(err, XCHG_ENOMEM, "%s: out of memory", path);
+  return XCHG_OK;
+}
+
+/* ---- file descriptors read incrementally ------------------------------- */
+
+/* Waits until a non-blocking fd has data, so callers need not care. */
+static void wait_readable(int fd) {
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  while (poll(&p, 1, -1) < 0 && errno == EINTR) {
+  }
+}
+
+static xchg_status fd_read(xchg_source *src, void *dst, size_t n, size_t *got, xchg_error *err) {
+  fd_state *st = src->impl;
+  if (n > SSIZE_MAX) n = SSIZE_MAX;
+  for (;;) {
+    ssize_t k = read(st->fd, dst, n);
+    if (k >= 0) {
+      *got = (size_t)k;
+      return XCHG_OK;
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      wait_readable(st->fd);
+    } else if (errno != EINTR) {
+      return xchg_errorf(err, XCHG_EIO, "read failed at byte %" PRIu64 ": %s", src->position,
+                         strerror(errno));
+    }
+  }
+}
+
+static xchg_status fd_seek(xchg_source *src, uint64_t offset, xchg_error *err) {
+  fd_state *st = src->impl;
+  if (offset > (uint64_t)(INT64_MAX - st->base) ||
+      lseek(st->fd, st->base + (off_t)offset, SEEK_SET) < 0)
+    return xchg_errorf(err, XCHG_EIO, "cannot seek to byte %" PRIu64 ": %s", offset,
+                       strerror(errno));
+  return XCHG_OK;
+}
+
+static const xchg_source_vtable fd_seekable_vtable = {fd_read, fd_seek, fd_close};
+static const xchg_source_vtable fd_stream_vtable = {fd_read, NULL, fd_close};
+
+xchg_source *xchg_source_from_fd(int fd, int own_fd) {
+  if (fd < 0) return NULL;
+  fd_state *st = malloc(sizeof *st);
+  if (st == NULL) return NULL;
+  st->fd = fd;
+  st->own_fd = own_fd != 0;
+  st->base = lseek(fd, 0, SEEK_CUR);
+  int seekable = st->base >= 0;
+  if (!seekable) st->base = 0;
+  /* Only a regular file has a size that means "bytes still to come". */
+  int64_t size = -1;
+  struct stat info;
+  if (seekable && fstat(fd, &info) == 0 && S_ISREG(info.st_mode))
+    size = info.st_size > st->base ? (int64_t)(info.st_size - st->base) : 0;
+  xchg_source *src =
+      xchg_source_create(seekable ? &fd_seekable_vtable : &fd_stream_vtable, st, size, NULL);
+  if (src == NULL) free(st);
+  return src;
+}
+
+/* ---- user callbacks ------------------------------------------------------ */
+
+typedef struct callback_state {
+  xchg_read_fn read_fn;
+  void (*close_fn)(void *ctx);
+  void *ctx;
+} callback_state;
+
+static xchg_status callback_read(xchg_source *src, void *dst, size_t n, size_t *got,
+                                 xchg_error *err) {
+  callback_state *st = src->impl;
+  *got = 0;
+  xchg_status status = st->read_fn(st->ctx, dst, n, got, err);
+  if (status != XCHG_OK) {
+    xchg_error_prefix(err, "reading at byte %" PRIu64 ": ", src->position);
+    return status;
+  }
+  if (*got > n)
+    return xchg_errorf(err, XCHG_EIO,
+                       "read callback returned %zu bytes at byte %" PRIu64 ", asked for %zu", *got,
+                       src->position, n);
+  return XCHG_OK;
+}
+
+static void callback_close(xchg_source *src) {
+  callback_state *st = src->impl;
+  if (st->close_fn != NULL) st->close_fn(st->ctx);
+  free(st);
+}
+
+static const xchg_source_vtable callback_vtable = {callback_read, NULL, callback_close};
+
+xchg_source *xchg_source_from_callback(xchg_read_fn read_fn, void (*close_fn)(void *ctx),
+                                       void *ctx) {
+  if (read_fn == NULL) return NULL;
+  callback_state *st = malloc(sizeof *st);
+  if (st == NULL) return NULL;
+  st->read_fn = read_fn;
+  st->close_fn = close_fn;
+  st->ctx = ctx;
+  xchg_source *src = xchg_source_create(&callback_vtable, st, -1, NULL);
+  if (src == NULL) free(st);
+  return src;
+}
+
+/* ---- generic operations ------------------------------------------------- */
+
+xchg_status xchg_source_read(xchg_source *src, void *dst, size_t n, size_t *got, xchg_error *err) {
+  if (got != NULL) *got = 0;
+  if (src == NULL || got == NULL || (dst == NULL && n > 0))
+    return xchg_errorf(err, XCHG_EINVAL, "xchg_source_read: NULL argument");
+  size_t total = 0;
+  while (total < n) {
+    size_t k = 0;
+    xchg_status status = src->vtable->read(src, (uint8_t *)dst + total, n - total, &k, err);
+    if (status != XCHG_OK) {
+      *got = total;
+      return status;
+    }
+    if (k == 0) break;
+    total += k;
+    src->position += k;
+  }
+  *got = total;
+  return XCHG_OK;
+}
+
+/* Reads n bytes from a source of unknown size, letting the buffer grow as
+ * the bytes actually arrive (see GROWING_READ_THRESHOLD). */
+static xchg_status read_buf_growing(xchg_source *src, size_t n, xchg_buf **out, xchg_error *err) {
+  uint64_t start = src->position;
+  size_t filled = 0;
+  size_t capacity = GROWING_READ_THRESHOLD;
+  xchg_buf *buf = xchg_buf_alloc(capacity);
+  for (;;) {
+    if (buf == NULL)
+      return xchg_errorf(err, XCHG_ENOMEM, "cannot allocate %zu bytes at byte %" PRIu64,
+                         capacity, start);
+    size_t got = 0;
+    xchg_status status =
+        xchg_source_read(src, xchg_buf_mutable_data(buf) + filled, capacity - filled, &got, err);
+    filled += got;
+    if (status != XCHG_OK || filled < capacity) {
+      xchg_buf_unref(buf);
+      return status != XCHG_OK ? status : truncated(err, start, n, filled);
+    }
+    if (filled == n) break;
+    capacity = capacity <= n / 2 ? capacity * 2 : n;
+    xchg_buf *bigger = xchg_buf_alloc(capacity);
+    if (bigger != NULL) memcpy(xchg_buf_mutable_data(bigger), xchg_buf_data(buf), filled);
+    xchg_buf_unref(buf);
+    buf = bigger;
+  }
+  *out = buf;
+  return XCHG_OK;
+}
+
+xchg_status xchg_source_read_buf(xchg_source *src, size_t n, xchg_buf **out, xchg_error *err) {
+  if (out != NULL) *out = NULL;
+  if (src == NULL || out == NULL)
+    return xchg_errorf(err, XCHG_EINVAL, "xchg_source_read_buf: NULL argument");
+  uint64_t start = src->position;
+  if (src->size >= 0 && n > bytes_remaining(src))
+    return truncated(err, start, n, bytes_remaining(src));
+
+  if (src->memory != NULL) {
+    *out = xchg_buf_slice(src->memory, (size_t)start, n);
+    if (*out == NULL)
+      return xchg_errorf(err, XCHG_ENOMEM, "out of memory slicing %zu bytes at byte %" PRIu64, n,
+                         start);
+    src->position += n;
+    return XCHG_OK;
+  }
+  if (src->size < 0 && n > GROWING_READ_THRESHOLD) return read_buf_growing(src, n, out, err);
+
+  xchg_buf *buf = xchg_buf_alloc(n);
+  if (buf == NULL)
+    return xchg_errorf(err, XCHG_ENOMEM, "cannot allocate %zu bytes at byte %" PRIu64, n, start);
+  size_t got = 0;
+  xchg_status status = xchg_source_read(src, xchg_buf_mutable_data(buf), n, &got, err);
+  if (status == XCHG_OK && got < n) status = truncated(err, start, n, got);
+  if (status != XCHG_OK) {
+    xchg_buf_unref(buf);
+    return status;
+  }
+  *out = buf;
+  return XCHG_OK;
+}
+
+/* Skips by reading, for sources that cannot seek. */
+static xchg_status skip_by_reading(xchg_source *src, uint64_t n, xchg_error *err) {
+  uint8_t scratch[SKIP_CHUNK];
+  uint64_t start = src->position;
+  uint64_t left = n;
+  while (left > 0) {
+    size_t want = left < sizeof scratch ? (size_t)left : sizeof scratch;
+    size_t got = 0;
+    xchg_status status = xchg_source_read(src, scratch, want, &got, err);
+    if (status != XCHG_OK) return status;
+    if (got < want) return truncated(err, start, n, n - left + got);
+    left -= got;
+  }
+  return XCHG_OK;
+}
+
+xchg_status xchg_source_skip(xchg_source *src, uint64_t n, xchg_error *err) {
+  if (src == NULL) return xchg_errorf(err, XCHG_EINVAL, "xchg_source_skip: NULL source");
+  if (n == 0) return XCHG_OK;
+  if (src->size >= 0 && n > bytes_remaining(src))
+    return truncated(err, src->position, n, bytes_remaining(src));
+  if (src->vtable->seek != NULL && n <= UINT64_MAX - src->position) {
+    uint64_t target = src->position + n;
+    xchg_status status = src->vtable->seek(src, target, err);
+    if (status == XCHG_OK) src->position = target;
+    if (status != XCHG_ENOTSUP) return status;
+  }
+  return skip_by_reading(src, n, err);
+}
+
+uint64_t xchg_source_position(const xchg_source *src) { return src != NULL ? src->position : 0; }
+
+int64_t xchg_source_size(const xchg_source *src) { return src != NULL ? src->size : -1; }
+
+xchg_status xchg_source_seek(xchg_source *src, uint64_t offset, xchg_error *err) {
+  if (src == NULL) return xchg_errorf(err, XCHG_EINVAL, "xchg_source_seek: NULL source");
+  if (offset == src->position) return XCHG_OK;
+  if (src->vtable->seek == NULL)
+    return xchg_errorf(err, XCHG_ENOTSUP,
+                       "cannot seek from byte %" PRIu64 " to byte %" PRIu64
+                       ": the source is a stream",
+                       src->position, offset);
+  if (src->size >= 0 && offset > (uint64_t)src->size)
+    return xchg_errorf(err, XCHG_EIO,
+                       "cannot seek to byte %" PRIu64 ": past the end of the data (%" PRId64
+                       " bytes)",
+                       offset, src->size);
+  xchg_status status = src->vtable->seek(src, offset, err);
+  if (status == XCHG_OK) src->position = offset;
+  return status;
+}
+
+xchg_buf *xchg_source_memory(const xchg_source *src) {
+  return src != NULL ? xchg_buf_ref(src->memory) : NULL;
+}
+
+void xchg_source_close(xchg_source *src) {
+  if (src == NULL) return;
+  if (src->vtable->close != NULL) src->vtable->close(src);
+  xchg_buf_unref(src->memory);
+  free(src);
+}

@@ -1,0 +1,80 @@
+/* array.c — see array.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/array.h"
+
+ipc_array *ipc_array_new(int64_t n_buffers, int64_t n_children) {
+  size_t size = sizeof(ipc_array) + (size_t)n_buffers * sizeof(xchg_buf *) +
+                (size_t)n_children * sizeof(ipc_array *);
+  ipc_array *a = calloc(1, size);
+  if (!a) return NULL;
+  atomic_init(&a->refs, 1);
+  a->n_buffers = n_buffers;
+  a->n_children = n_children;
+  a->buffers = (xchg_buf **)(a + 1);
+  a->children = (ipc_array **)(a->buffers + n_buffers);
+  return a;
+}
+
+ipc_array *ipc_array_ref(ipc_array *a) {
+  if (a) atomic_fetch_add_explicit(&a->refs, 1, memory_order_relaxed);
+  return a;
+}
+
+void ipc_array_unref(ipc_array *a) {
+  if (!a || atomic_fetch_sub_explicit(&a->refs, 1, memory_order_acq_rel) != 1) return;
+  for (int64_t i = 0; i < a->n_buffers; i++) xchg_buf_unref(a->buffers[i]);
+  for (int64_t i = 0; i < a->n_children; i++) ipc_array_unref(a->children[i]);
+  ipc_array_unref(a->dictionary);
+  free(a);
+}
+
+/* Private data of an exported ArrowArray: one allocation holding the
+ * buffer pointer table, the child pointer table and the child structs. */
+typedef struct exported_array {
+  ipc_array *array;
+  struct ArrowArray dictionary;
+} exported_array;
+
+static void release_array(struct ArrowArray *out) {
+  exported_array *p = out->private_data;
+  for (int64_t i = 0; i < out->n_children; i++)
+    if (out->children[i]->release) out->children[i]->release(out->children[i]);
+  if (out->dictionary && out->dictionary->release) out->dictionary->release(out->dictionary);
+  ipc_array_unref(p->array);
+  free(p);
+  out->release = NULL;
+}
+
+xchg_status ipc_array_export(ipc_array *a, struct ArrowArray *out, xchg_error *err) {
+  size_t size = sizeof(exported_array) + (size_t)a->n_buffers * sizeof(void *) +
+                (size_t)a->n_children * (sizeof(struct ArrowArray *) + sizeof(struct ArrowArray));
+  exported_array *p = calloc(1, size);
+  memset(out, 0, sizeof *out);
+  if (!p) return xchg_errorf(err, XCHG_ENOMEM, "out of memory exporting an array");
+  const void **buffers = (const void **)(p + 1);
+  struct ArrowArray **children = (struct ArrowArray **)(buffers + a->n_buffers);
+  struct ArrowArray *child_structs = (struct ArrowArray *)(children + a->n_children);
+  for (int64_t i = 0; i < a->n_buffers; i++) buffers[i] = ipc_array_data(a, i);
+  p->array = ipc_array_ref(a);
+  out->length = a->length;
+  out->null_count = a->null_count;
+  out->n_buffers = a->n_buffers;
+  out->buffers = buffers;
+  out->children = children;
+  out->private_data = p;
+  out->release = release_array;
+  xchg_status st = XCHG_OK;
+  for (int64_t i = 0; i < a->n_children && st == XCHG_OK; i++) {
+    children[i] = &child_structs[i];
+    out->n_children = i + 1;
+    st = ipc_array_export(a->children[i], children[i], err);
+  }
+  if (st == XCHG_OK && a->dictionary) {
+    out->dictionary = &p->dictionary;
+    st = ipc_array_export(a->dictionary, out->dictionary, err);
+  }
+  if (st != XCHG_OK) release_array(out);
+  return st;
+}

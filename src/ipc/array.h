@@ -1,0 +1,47 @@
+/* array.h — decoded arrays: a tree of reference-counted buffers.
+ *
+ * The IPC decoder produces ipc_arrays; consumers see ArrowArrays.  Export
+ * builds a fresh ArrowArray tree (structs and pointer tables only) whose
+ * private data holds a reference on the ipc_array, so one decoded array can
+ * be handed out any number of times (a dictionary to every batch that uses
+ * it, a shared broadcast to every task) and each ArrowArray, children
+ * included, can be released on its own and in any order. */
+#ifndef XCHG_IPC_ARRAY_H
+#define XCHG_IPC_ARRAY_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "xchg/arrow_c.h"
+#include "xchg/buf.h"
+#include "xchg/error.h"
+
+typedef struct ipc_array {
+  _Atomic int64_t refs;
+  int64_t length;
+  int64_t null_count;
+  int64_t n_buffers;
+  xchg_buf **buffers;          /* NULL entries stand for absent buffers */
+  int64_t n_children;
+  struct ipc_array **children; /* owned references */
+  struct ipc_array *dictionary;/* owned reference, or NULL */
+} ipc_array;
+
+/* A zeroed array with room for n_buffers buffers and n_children children;
+ * refcount 1.  NULL when out of memory. */
+ipc_array *ipc_array_new(int64_t n_buffers, int64_t n_children);
+ipc_array *ipc_array_ref(ipc_array *a);
+void ipc_array_unref(ipc_array *a);
+
+/* Pointer to the data of buffer i, or NULL when it is absent. */
+static inline const uint8_t *ipc_array_data(const ipc_array *a, int64_t i) {
+  return a->buffers[i] ? xchg_buf_data(a->buffers[i]) : NULL;
+}
+static inline size_t ipc_array_size(const ipc_array *a, int64_t i) {
+  return a->buffers[i] ? xchg_buf_size(a->buffers[i]) : 0;
+}
+
+/* Exports a to out; out holds its own reference on a. */
+xchg_status ipc_array_export(ipc_array *a, struct ArrowArray *out, xchg_error *err);
+
+#endif

@@ -1,0 +1,241 @@
+/* concat.c — appending one array to another, for delta dictionaries.
+ *
+ * A delta dictionary batch appends values to a dictionary, of any value
+ * type.  Concatenation works on row ranges (a list's child values are a
+ * range of the child array), rebases offsets so the result starts at 0, and
+ * shares rather than copies what it can (the data buffers of binary views). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/dictionary.h"
+
+typedef struct span {
+  const ipc_array *array;
+  int64_t offset, length;
+} span;
+
+static int bit_at(const uint8_t *bits, int64_t i) { return (bits[i >> 3] >> (i & 7)) & 1; }
+
+static void set_bit(uint8_t *bits, int64_t i, int v) {
+  if (v) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+  else bits[i >> 3] &= (uint8_t)~(1u << (i & 7));
+}
+
+static int64_t load(const uint8_t *p, int width, int64_t i) {
+  if (width == 4) {
+    int32_t v;
+    memcpy(&v, p + 4 * i, 4);
+    return v;
+  }
+  int64_t v;
+  memcpy(&v, p + 8 * i, 8);
+  return v;
+}
+
+static void store(uint8_t *p, int width, int64_t i, int64_t v) {
+  if (width == 4) {
+    int32_t v32 = (int32_t)v;
+    memcpy(p + 4 * i, &v32, 4);
+  } else {
+    memcpy(p + 8 * i, &v, 8);
+  }
+}
+
+/* A bitmap of both spans' bits from buffer index; absent bitmaps count as
+ * all set.  Sets *zeros to the number of clear bits. */
+static xchg_buf *concat_bits(span a, span b, int index, int64_t *zeros) {
+  xchg_buf *out = xchg_buf_calloc((size_t)((a.length + b.length + 7) / 8));
+  if (!out) return NULL;
+  uint8_t *dst = xchg_buf_mutable_data(out);
+  int64_t n = 0;
+  *zeros = 0;
+  for (int s = 0; s < 2; s++) {
+    span sp = s ? b : a;
+    const uint8_t *src = sp.array->n_buffers > index ? ipc_array_data(sp.array, index) : NULL;
+    for (int64_t i = 0; i < sp.length; i++, n++) {
+      int v = !src || bit_at(src, sp.offset + i);
+      set_bit(dst, n, v);
+      *zeros += !v;
+    }
+  }
+  return out;
+}
+
+static xchg_buf *concat_bytes(const uint8_t *a, size_t a_len, const uint8_t *b, size_t b_len) {
+  xchg_buf *out = xchg_buf_alloc(a_len + b_len);
+  if (!out) return NULL;
+  if (a_len) memcpy(xchg_buf_mutable_data(out), a, a_len);
+  if (b_len) memcpy(xchg_buf_mutable_data(out) + a_len, b, b_len);
+  return out;
+}
+
+static xchg_buf *concat_fixed(span a, span b, int index, int width) {
+  return concat_bytes(ipc_array_data(a.array, index) + a.offset * width, (size_t)(a.length * width),
+                      ipc_array_data(b.array, index) + b.offset * width, (size_t)(b.length * width));
+}
+
+/* Offsets of both spans rebased to start at 0; returns the ranges of
+ * values (child rows or data bytes) they cover in ranges[0..1]. */
+static xchg_buf *concat_offsets(span a, span b, int width, int64_t ranges[2][2]) {
+  xchg_buf *out = xchg_buf_alloc((size_t)((a.length + b.length + 1) * width));
+  if (!out) return NULL;
+  uint8_t *dst = xchg_buf_mutable_data(out);
+  int64_t n = 0, base = 0;
+  store(dst, width, 0, 0);
+  for (int s = 0; s < 2; s++) {
+    span sp = s ? b : a;
+    const uint8_t *src = ipc_array_data(sp.array, 1);
+    int64_t first = load(src, width, sp.offset);
+    for (int64_t i = 1; i <= sp.length; i++) store(dst, width, ++n, load(src, width, sp.offset + i) - first + base);
+    ranges[s][0] = first;
+    ranges[s][1] = load(src, width, sp.offset + sp.length) - first;
+    base += ranges[s][1];
+  }
+  return out;
+}
+
+static xchg_status concat_span(const ipc_field *f, int as_value, span a, span b, ipc_array **out,
+                               xchg_error *err);
+
+static xchg_status concat_child(const ipc_field *f, ipc_array *out, int64_t i, span a, span b,
+                                xchg_error *err) {
+  return concat_span(&f->children[i], 0, a, b, &out->children[i], err);
+}
+
+static span child_span(const ipc_array *parent, int64_t i, int64_t offset, int64_t length) {
+  return (span){parent->children[i], offset, length};
+}
+
+static span whole(const ipc_array *a) { return (span){a, 0, a->length}; }
+
+static xchg_status concat_views(span a, span b, ipc_array *out, xchg_error *err) {
+  int64_t na = a.array->n_buffers - 3, nb = b.array->n_buffers - 3;
+  if (!(out->buffers[1] = concat_fixed(a, b, 1, 16))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  uint8_t *views = xchg_buf_mutable_data(out->buffers[1]);
+  for (int64_t i = a.length; i < a.length + b.length; i++) {
+    int32_t len, buf;
+    memcpy(&len, views + 16 * i, 4);
+    memcpy(&buf, views + 16 * i + 8, 4);
+    buf += (int32_t)na;
+    if (len > 12) memcpy(views + 16 * i + 8, &buf, 4);
+  }
+  for (int64_t i = 0; i < na; i++) out->buffers[2 + i] = xchg_buf_ref(a.array->buffers[2 + i]);
+  for (int64_t i = 0; i < nb; i++) out->buffers[2 + na + i] = xchg_buf_ref(b.array->buffers[2 + i]);
+  xchg_buf *sizes = out->buffers[2 + na + nb] =
+      concat_bytes(ipc_array_data(a.array, 2 + na), (size_t)na * 8, ipc_array_data(b.array, 2 + nb), (size_t)nb * 8);
+  return sizes ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+}
+
+static xchg_status concat_dense_union(const ipc_field *f, span a, span b, ipc_array *out,
+                                      xchg_error *err) {
+  if (!(out->buffers[1] = concat_fixed(a, b, 1, 4))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  uint8_t *offsets = xchg_buf_mutable_data(out->buffers[1]);
+  const int8_t *ids = (const int8_t *)ipc_array_data(out, 0);
+  for (int64_t i = a.length; i < a.length + b.length; i++)
+    for (int64_t c = 0; c < f->n_children; c++)
+      if (f->union_type_ids[c] == ids[i]) store(offsets, 4, i, load(offsets, 4, i) + a.array->children[c]->length);
+  for (int64_t c = 0; c < f->n_children; c++) {
+    xchg_status st = concat_child(f, out, c, whole(a.array->children[c]), whole(b.array->children[c]), err);
+    if (st != XCHG_OK) return st;
+  }
+  return XCHG_OK;
+}
+
+static xchg_status concat_list_views(const ipc_field *f, int width, span a, span b, ipc_array *out,
+                                     xchg_error *err) {
+  out->buffers[1] = concat_fixed(a, b, 1, width);
+  out->buffers[2] = concat_fixed(a, b, 2, width);
+  if (!out->buffers[1] || !out->buffers[2]) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  uint8_t *offsets = xchg_buf_mutable_data(out->buffers[1]);
+  int64_t shift = a.array->children[0]->length;
+  for (int64_t i = a.length; i < a.length + b.length; i++) store(offsets, width, i, load(offsets, width, i) + shift);
+  return concat_child(f, out, 0, whole(a.array->children[0]), whole(b.array->children[0]), err);
+}
+
+static xchg_status concat_value(const ipc_field *f, span a, span b, ipc_array *out, xchg_error *err) {
+  int64_t ranges[2][2];
+  int large = f->type == IPC_LARGE_BINARY || f->type == IPC_LARGE_UTF8 ||
+              f->type == IPC_LARGE_LIST || f->type == IPC_LARGE_LIST_VIEW;
+  int width = large ? 8 : 4;
+  switch (f->type) {
+    case IPC_NULL: return XCHG_OK;
+    case IPC_BOOL: {
+      int64_t zeros;
+      out->buffers[1] = concat_bits(a, b, 1, &zeros);
+      break;
+    }
+    case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
+      if (!(out->buffers[1] = concat_offsets(a, b, width, ranges))) break;
+      out->buffers[2] = concat_bytes(ipc_array_data(a.array, 2) + ranges[0][0], (size_t)ranges[0][1],
+                                     ipc_array_data(b.array, 2) + ranges[1][0], (size_t)ranges[1][1]);
+      break;
+    case IPC_LIST: case IPC_LARGE_LIST: case IPC_MAP:
+      if (!(out->buffers[1] = concat_offsets(a, b, width, ranges))) break;
+      return concat_child(f, out, 0, child_span(a.array, 0, ranges[0][0], ranges[0][1]),
+                          child_span(b.array, 0, ranges[1][0], ranges[1][1]), err);
+    case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW: return concat_list_views(f, width, a, b, out, err);
+    case IPC_BINARY_VIEW: case IPC_UTF8_VIEW: return concat_views(a, b, out, err);
+    case IPC_FIXED_SIZE_LIST:
+      return concat_child(f, out, 0, child_span(a.array, 0, a.offset * f->list_size, a.length * f->list_size),
+                          child_span(b.array, 0, b.offset * f->list_size, b.length * f->list_size), err);
+    case IPC_STRUCT:
+      for (int64_t c = 0; c < f->n_children; c++) {
+        xchg_status st = concat_child(f, out, c, child_span(a.array, c, a.offset, a.length),
+                                      child_span(b.array, c, b.offset, b.length), err);
+        if (st != XCHG_OK) return st;
+      }
+      return XCHG_OK;
+    case IPC_UNION:
+      if (!(out->buffers[0] = concat_fixed(a, b, 0, 1))) break;
+      if (f->union_dense) return concat_dense_union(f, a, b, out, err);
+      for (int64_t c = 0; c < f->n_children; c++) {
+        xchg_status st = concat_child(f, out, c, child_span(a.array, c, a.offset, a.length),
+                                      child_span(b.array, c, b.offset, b.length), err);
+        if (st != XCHG_OK) return st;
+      }
+      return XCHG_OK;
+    case IPC_RUN_END_ENCODED:
+      return xchg_errorf(err, XCHG_ENOTSUP, "field '%s': appending run-end encoded values", f->path);
+    default:
+      out->buffers[1] = concat_fixed(a, b, 1, f->width);
+      break;
+  }
+  return out->buffers[1] ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+}
+
+static int64_t buffers_of(const ipc_field *f, int as_value, const ipc_array *a, const ipc_array *b) {
+  int views = f->type == IPC_BINARY_VIEW || f->type == IPC_UTF8_VIEW;
+  if (views && !(f->dict_encoded && !as_value)) return a->n_buffers + b->n_buffers - 3;
+  return a->n_buffers;
+}
+
+static xchg_status concat_span(const ipc_field *f, int as_value, span a, span b, ipc_array **out,
+                               xchg_error *err) {
+  int indices = f->dict_encoded && !as_value;
+  ipc_array *r = *out = ipc_array_new(buffers_of(f, as_value, a.array, b.array), a.array->n_children);
+  if (!r) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  r->length = a.length + b.length;
+  int has_validity = f->type != IPC_NULL && f->type != IPC_UNION && f->type != IPC_RUN_END_ENCODED;
+  if (f->type == IPC_NULL) r->null_count = r->length;
+  if (has_validity && (a.array->null_count || b.array->null_count)) {
+    if (!(r->buffers[0] = concat_bits(a, b, 0, &r->null_count))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  }
+  if (!indices) return concat_value(f, a, b, r, err);
+  if (a.array->dictionary != b.array->dictionary &&
+      a.array->dictionary->length > b.array->dictionary->length)
+    return xchg_errorf(err, XCHG_ENOTSUP, "field '%s': appending values that use two different "
+                       "nested dictionaries", f->path);
+  r->dictionary = ipc_array_ref(b.array->dictionary);
+  r->buffers[1] = concat_fixed(a, b, 1, f->index_width);
+  return r->buffers[1] ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+}
+
+xchg_status ipc_array_concat(const ipc_field *field, int as_value, ipc_array *a, ipc_array *b,
+                             ipc_array **out, xchg_error *err) {
+  xchg_status st = concat_span(field, as_value, whole(a), whole(b), out, err);
+  if (st != XCHG_OK) {
+    ipc_array_unref(*out);
+    *out = NULL;
+  }
+  return st;
+}

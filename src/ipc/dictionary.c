@@ -1,0 +1,63 @@
+/* dictionary.c — see dictionary.h. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/dictionary.h"
+
+static ipc_dictionary *find(const ipc_dictionaries *d, int64_t id) {
+  for (int64_t i = 0; i < d->count; i++)
+    if (d->items[i].id == id) return &d->items[i];
+  return NULL;
+}
+
+xchg_status ipc_dictionaries_declare(ipc_dictionaries *d, const ipc_field *field, xchg_error *err) {
+  ipc_dictionary *known = find(d, field->dict_id);
+  if (known) {
+    if (strcmp(known->field->format, field->format) != 0)
+      return xchg_errorf(err, XCHG_EFORMAT, "fields '%s' (%s) and '%s' (%s) share dictionary %lld "
+                         "with different value types", known->field->path, known->field->format,
+                         field->path, field->format, (long long)field->dict_id);
+    return XCHG_OK;
+  }
+  ipc_dictionary *items = realloc(d->items, (size_t)(d->count + 1) * sizeof *items);
+  if (!items) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  d->items = items;
+  d->items[d->count++] = (ipc_dictionary){field->dict_id, field, NULL};
+  return XCHG_OK;
+}
+
+const ipc_field *ipc_dictionaries_field(const ipc_dictionaries *d, int64_t id) {
+  ipc_dictionary *e = find(d, id);
+  return e ? e->field : NULL;
+}
+
+ipc_array *ipc_dictionaries_lookup(void *d, int64_t id) {
+  ipc_dictionary *e = find(d, id);
+  return e ? e->values : NULL;
+}
+
+xchg_status ipc_dictionaries_update(ipc_dictionaries *d, int64_t id, ipc_array *values, int delta,
+                                    xchg_error *err) {
+  ipc_dictionary *e = find(d, id);
+  if (!e) return xchg_errorf(err, XCHG_EFORMAT, "unknown dictionary id %lld", (long long)id);
+  ipc_array *next = NULL;
+  if (delta && e->values) {
+    xchg_status st = ipc_array_concat(e->field, 1, e->values, values, &next, err);
+    if (st != XCHG_OK) {
+      xchg_error_prefix(err, "delta of dictionary %lld: ", (long long)id);
+      return st;
+    }
+  } else {
+    next = ipc_array_ref(values);
+  }
+  ipc_array_unref(e->values);
+  e->values = next;
+  return XCHG_OK;
+}
+
+void ipc_dictionaries_free(ipc_dictionaries *d) {
+  for (int64_t i = 0; i < d->count; i++) ipc_array_unref(d->items[i].values);
+  free(d->items);
+  d->items = NULL;
+  d->count = 0;
+}

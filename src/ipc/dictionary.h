@@ -1,0 +1,40 @@
+/* dictionary.h — the dictionaries a reader has seen, by id.
+ *
+ * Each dictionary id of the schema is declared with the field that defines
+ * its value type (fields sharing an id must agree on it).  Dictionary
+ * batches then set the values (replacement) or append to them (delta);
+ * record batches take a reference on the values current at decode time, so
+ * a later replacement never changes a batch already handed out. */
+#ifndef XCHG_IPC_DICTIONARY_H
+#define XCHG_IPC_DICTIONARY_H
+
+#include "ipc/array.h"
+#include "ipc/schema.h"
+
+typedef struct ipc_dictionary {
+  int64_t id;
+  const ipc_field *field;
+  ipc_array *values; /* NULL until the first dictionary batch */
+} ipc_dictionary;
+
+typedef struct ipc_dictionaries {
+  ipc_dictionary *items;
+  int64_t count;
+} ipc_dictionaries;
+
+xchg_status ipc_dictionaries_declare(ipc_dictionaries *d, const ipc_field *field, xchg_error *err);
+const ipc_field *ipc_dictionaries_field(const ipc_dictionaries *d, int64_t id);
+/* The current values of dictionary id (borrowed), or NULL. Matches
+ * ipc_dict_lookup_fn. */
+ipc_array *ipc_dictionaries_lookup(void *d, int64_t id);
+/* Replaces the values of id, or appends to them when delta is set. */
+xchg_status ipc_dictionaries_update(ipc_dictionaries *d, int64_t id, ipc_array *values, int delta,
+                                    xchg_error *err);
+void ipc_dictionaries_free(ipc_dictionaries *d);
+
+/* Concatenates two arrays of the type of field (as dictionary values, when
+ * the field is dictionary-encoded) into a new array. */
+xchg_status ipc_array_concat(const ipc_field *field, int as_value, ipc_array *a, ipc_array *b,
+                             ipc_array **out, xchg_error *err);
+
+#endif

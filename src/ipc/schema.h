@@ -1,0 +1,95 @@
+/* schema.h — Arrow schemas as the IPC reader needs them.
+ *
+ * An ipc_field is a field of Schema.fbs with everything the batch decoder
+ * needs precomputed (its C Data Interface format string, the width of its
+ * values, its dictionary encoding).  Schemas are parsed once per reader from
+ * the schema message or the file footer, then exported to ArrowSchema as
+ * often as asked. */
+#ifndef XCHG_IPC_SCHEMA_H
+#define XCHG_IPC_SCHEMA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ipc/flatbuf.h"
+#include "xchg/arrow_c.h"
+#include "xchg/ipc.h"
+
+/* The Type union of Schema.fbs, by its wire value. */
+typedef enum ipc_type {
+  IPC_NULL = 1, IPC_INT = 2, IPC_FLOAT = 3, IPC_BINARY = 4, IPC_UTF8 = 5, IPC_BOOL = 6,
+  IPC_DECIMAL = 7, IPC_DATE = 8, IPC_TIME = 9, IPC_TIMESTAMP = 10, IPC_INTERVAL = 11,
+  IPC_LIST = 12, IPC_STRUCT = 13, IPC_UNION = 14, IPC_FIXED_SIZE_BINARY = 15,
+  IPC_FIXED_SIZE_LIST = 16, IPC_MAP = 17, IPC_DURATION = 18, IPC_LARGE_BINARY = 19,
+  IPC_LARGE_UTF8 = 20, IPC_LARGE_LIST = 21, IPC_RUN_END_ENCODED = 22, IPC_BINARY_VIEW = 23,
+  IPC_UTF8_VIEW = 24, IPC_LIST_VIEW = 25, IPC_LARGE_LIST_VIEW = 26
+} ipc_type;
+
+/* How a fixed-width value is byte-swapped when the data is big-endian. */
+typedef enum ipc_swap {
+  IPC_SWAP_NONE = 0,  /* bytes, bits, or nothing to swap */
+  IPC_SWAP_WHOLE,     /* the value is one integer of `width` bytes */
+  IPC_SWAP_INT32S,    /* a sequence of int32 (interval day-time) */
+  IPC_SWAP_MDN        /* int32 months, int32 days, int64 nanoseconds */
+} ipc_swap;
+
+typedef struct ipc_field {
+  char *name;
+  char *path;            /* "a.b[0]" style, for error messages */
+  int nullable;
+  ipc_type type;
+  char *format;          /* C Data Interface format of the (value) type */
+  int width;             /* bytes per value for fixed-width types, else 0 */
+  ipc_swap swap;
+  int union_dense;
+  int32_t *union_type_ids; /* one per child */
+  int32_t list_size;     /* fixed-size list */
+  int keys_sorted;       /* map */
+  char *metadata;        /* ArrowSchema.metadata encoding, or NULL */
+  size_t metadata_size;
+  /* Dictionary encoding: the field's buffers hold indices of `index_width`
+   * bytes into the dictionary `dict_id`, whose values have this type. */
+  int dict_encoded;
+  int64_t dict_id;
+  int dict_ordered;
+  int index_width;
+  int index_signed;
+  struct ipc_field *children;
+  int64_t n_children;
+} ipc_field;
+
+typedef struct ipc_schema {
+  ipc_field root;        /* a struct field whose children are the columns */
+  int big_endian;
+  char *metadata;
+  size_t metadata_size;
+} ipc_schema;
+
+/* Parses a Schema table, enforcing the depth and field-count limits. */
+xchg_status ipc_schema_parse(const fb_table *schema, const xchg_read_options *opts,
+                             ipc_schema *out, xchg_error *err);
+void ipc_schema_free(ipc_schema *schema);
+
+/* Encodes a vector of KeyValue tables as ArrowSchema.metadata (NULL when
+ * absent or empty). */
+xchg_status ipc_metadata_parse(const fb_table *t, int slot, char **out, size_t *out_size,
+                               const char *where, xchg_error *err);
+
+/* Exports a field (the root gives the "+s" schema of a batch). */
+xchg_status ipc_field_export(const ipc_field *field, struct ArrowSchema *out, xchg_error *err);
+
+/* Exports the schema as a "+s" ArrowSchema carrying the schema's metadata. */
+xchg_status ipc_schema_export(const ipc_schema *schema, struct ArrowSchema *out, xchg_error *err);
+
+/* Non-zero when the two schemas describe the same columns (names, types,
+ * nullability, dictionary encoding); otherwise describes the first
+ * difference in err. */
+int ipc_schema_equal(const ipc_schema *a, const ipc_schema *b, xchg_error *err);
+
+/* Calls fn for every dictionary-encoded field, depth first, including the
+ * fields inside dictionary value types. */
+typedef xchg_status (*ipc_field_visit_fn)(void *ctx, const ipc_field *field, xchg_error *err);
+xchg_status ipc_schema_visit_dictionaries(const ipc_schema *schema, ipc_field_visit_fn fn,
+                                          void *ctx, xchg_error *err);
+
+#endif

@@ -1,0 +1,169 @@
+/* row_reader.c — u32-length-prefixed rows out of a decompressed stream,
+ * zero copy within a window, assembled in a scratch buffer across windows. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xchg/rows.h"
+
+#define LENGTH_SIZE 4
+#define DEFAULT_MAX_ROW ((size_t)256 << 20)
+
+struct xchg_row_reader {
+  const uint8_t *pos, *end; /* the rest of the current window */
+  xchg_istream *stream;
+  uint8_t *scratch;
+  size_t scratch_cap;
+  size_t max_row;
+  uint64_t rows, copied;
+  int done;
+};
+
+static inline uint32_t load_le32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+xchg_status xchg_row_reader_open(xchg_istream *s, size_t max_row_size, xchg_row_reader **out,
+                                 xchg_error *err) {
+  *out = NULL;
+  if (s == NULL) return xchg_errorf(err, XCHG_EINVAL, "row reader: no stream");
+  xchg_row_reader *r = calloc(1, sizeof *r);
+  if (r == NULL) {
+    xchg_istream_close(s);
+    return xchg_errorf(err, XCHG_ENOMEM, "row reader: no memory");
+  }
+  r->stream = s;
+  r->max_row = max_row_size ? max_row_size : DEFAULT_MAX_ROW;
+  *out = r;
+  return XCHG_OK;
+}
+
+/* Moves to the next window; *got_one = 0 at the end of the stream. */
+static xchg_status next_window(xchg_row_reader *r, int *got_one, xchg_error *err) {
+  const void *p = NULL;
+  size_t n = 0;
+  xchg_status st = xchg_istream_next(r->stream, &p, &n, err);
+  if (st != XCHG_OK) return st;
+  r->pos = p;
+  r->end = r->pos + n;
+  *got_one = n > 0;
+  if (n == 0) r->done = 1;
+  return XCHG_OK;
+}
+
+/* Copies n bytes that may span windows into dst. */
+static xchg_status gather(xchg_row_reader *r, uint8_t *dst, size_t n, const char *what,
+                          xchg_error *err) {
+  size_t done = 0;
+  while (done < n) {
+    size_t have = (size_t)(r->end - r->pos);
+    if (have == 0) {
+      int more = 0;
+      xchg_status st = r->done ? XCHG_OK : next_window(r, &more, err);
+      if (st != XCHG_OK) return st;
+      if (!more)
+        return xchg_errorf(err, XCHG_EIO,
+                           "row %llu: the stream ends inside its %s at decompressed byte %llu "
+                           "(%zu of %zu bytes present)",
+                           (unsigned long long)r->rows, what,
+                           (unsigned long long)xchg_istream_position(r->stream), done, n);
+      continue;
+    }
+    size_t k = have < n - done ? have : n - done;
+    memcpy(dst + done, r->pos, k);
+    r->pos += k;
+    done += k;
+  }
+  return XCHG_OK;
+}
+
+/* A row that does not lie wholly in the current window. */
+static xchg_status next_row_slow(xchg_row_reader *r, const uint8_t **row, uint32_t *len,
+                                 xchg_error *err) {
+  *row = NULL;
+  *len = 0;
+  if (r->pos == r->end) {
+    int more = 0;
+    xchg_status st = r->done ? XCHG_OK : next_window(r, &more, err);
+    if (st != XCHG_OK || !more) return st;
+  }
+  uint8_t header[LENGTH_SIZE];
+  xchg_status st = gather(r, header, LENGTH_SIZE, "length", err);
+  if (st != XCHG_OK) return st;
+  uint32_t n = load_le32(header);
+  if (n > r->max_row)
+    return xchg_errorf(err, XCHG_ELIMIT, "row %llu: length %u exceeds the %zu-byte row limit",
+                       (unsigned long long)r->rows, n, r->max_row);
+  if ((size_t)(r->end - r->pos) >= n) { /* the payload alone fits the window */
+    *row = r->pos;
+    r->pos += n;
+  } else {
+    if (n > r->scratch_cap) {
+      uint8_t *p = realloc(r->scratch, n);
+      if (p == NULL) return xchg_errorf(err, XCHG_ENOMEM, "row %llu: no memory for %u bytes",
+                                        (unsigned long long)r->rows, n);
+      r->scratch = p;
+      r->scratch_cap = n;
+    }
+    st = gather(r, r->scratch, n, "payload", err);
+    if (st != XCHG_OK) return st;
+    *row = r->scratch;
+    r->copied++;
+  }
+  *len = n;
+  r->rows++;
+  return XCHG_OK;
+}
+
+/* The common case: the length and the payload are in the window.  Returns
+ * 0 when they are not. */
+static inline int take_in_window(xchg_row_reader *r, const uint8_t **row, uint32_t *len) {
+  size_t have = (size_t)(r->end - r->pos);
+  if (have < LENGTH_SIZE) return 0;
+  uint32_t n = load_le32(r->pos);
+  if (have - LENGTH_SIZE < n || n > r->max_row) return 0;
+  *row = r->pos + LENGTH_SIZE;
+  *len = n;
+  r->pos += LENGTH_SIZE + (size_t)n;
+  r->rows++;
+  return 1;
+}
+
+xchg_status xchg_row_reader_next(xchg_row_reader *r, const uint8_t **row, uint32_t *len,
+                                 xchg_error *err) {
+  if (take_in_window(r, row, len)) return XCHG_OK;
+  return next_row_slow(r, row, len, err);
+}
+
+xchg_status xchg_row_reader_next_batch(xchg_row_reader *r, size_t max, const uint8_t **rows,
+                                       uint32_t *lens, size_t *count, xchg_error *err) {
+  size_t k = 0;
+  while (k < max) {
+    if (take_in_window(r, &rows[k], &lens[k])) {
+      k++;
+      continue;
+    }
+    /* The next row needs a new window, which would invalidate the rows
+     * already in the batch: end the batch, unless it is empty. */
+    if (k > 0) break;
+    xchg_status st = next_row_slow(r, &rows[0], &lens[0], err);
+    if (st != XCHG_OK) {
+      *count = 0;
+      return st;
+    }
+    if (rows[0] == NULL) break; /* the end */
+    k = 1;
+  }
+  *count = k;
+  return XCHG_OK;
+}
+
+uint64_t xchg_row_reader_rows(const xchg_row_reader *r) { return r->rows; }
+uint64_t xchg_row_reader_copied_rows(const xchg_row_reader *r) { return r->copied; }
+xchg_istream *xchg_row_reader_stream(xchg_row_reader *r) { return r->stream; }
+
+void xchg_row_reader_close(xchg_row_reader *r) {
+  if (r == NULL) return;
+  xchg_istream_close(r->stream);
+  free(r->scratch);
+  free(r);
+}

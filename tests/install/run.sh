@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Installs a build tree into a temporary prefix, then builds and runs
+# hello.c against the installed copy — once with the shared library, once
+# with the static one — finding everything through pkg-config alone.
+#
+# Usage: run.sh BUILD_DIR CMAKE CC [CFLAGS...]
+#   CFLAGS are added to every compile and link (the sanitizer flags of a
+#   sanitized build, without which an instrumented libxchg does not link).
+set -euo pipefail
+
+build_dir=$1
+cmake=$2
+cc=$3
+shift 3
+extra=("$@")
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source_include="$here/../../include/xchg"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/xchg-install-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+prefix="$work/prefix"
+
+fail() { echo "install test: $*" >&2; exit 1; }
+
+"$cmake" --install "$build_dir" --prefix "$prefix" >"$work/install.log" ||
+  { cat "$work/install.log" >&2; fail "cmake --install failed"; }
+
+pc=$(find "$prefix" -name xchg.pc -print -quit)
+[[ -n "$pc" ]] || fail "xchg.pc was not installed"
+export PKG_CONFIG_PATH
+PKG_CONFIG_PATH=$(dirname "$pc")
+pkg-config --exists --print-errors xchg || fail "pkg-config cannot use $pc"
+libdir=$(pkg-config --variable=libdir xchg)
+includedir=$(pkg-config --variable=includedir xchg)
+
+# Every public header, the static library, and the versioned shared library
+# with its links.
+for h in "$source_include"/*.h; do
+  [[ -f "$includedir/xchg/$(basename "$h")" ]] || fail "header $(basename "$h") not installed"
+done
+[[ -f "$libdir/libxchg.a" ]] || fail "libxchg.a not installed in $libdir"
+version=$(pkg-config --modversion xchg)
+[[ -f "$libdir/libxchg.so.$version" ]] || fail "libxchg.so.$version not installed"
+[[ -L "$libdir/libxchg.so.${version%%.*}" && -L "$libdir/libxchg.so" ]] ||
+  fail "libxchg.so symlinks missing"
+
+needs_libxchg() { readelf -d "$1" | grep -q 'NEEDED.*libxchg\.so'; }
+
+# Shared: the plain pkg-config line.
+read -r -a cflags <<<"$(pkg-config --cflags xchg)"
+read -r -a libs <<<"$(pkg-config --libs xchg)"
+"$cc" "${extra[@]}" "${cflags[@]}" "$here/hello.c" -o "$work/hello_shared" "${libs[@]}"
+needs_libxchg "$work/hello_shared" || fail "hello_shared does not link libxchg.so"
+LD_LIBRARY_PATH="$libdir" "$work/hello_shared" >"$work/out_shared" || fail "hello_shared failed"
+grep -q "hello from xchg $version" "$work/out_shared" || fail "hello_shared printed: $(cat "$work/out_shared")"
+
+# Static: --static brings the private dependencies; -lxchg is pointed at the
+# archive, since the linker would otherwise prefer the .so next to it.
+read -r -a static_libs <<<"$(pkg-config --static --libs xchg)"
+for i in "${!static_libs[@]}"; do
+  [[ "${static_libs[$i]}" == "-lxchg" ]] && static_libs[$i]="$libdir/libxchg.a"
+done
+"$cc" "${extra[@]}" "${cflags[@]}" "$here/hello.c" -o "$work/hello_static" "${static_libs[@]}"
+! needs_libxchg "$work/hello_static" || fail "hello_static still needs libxchg.so"
+"$work/hello_static" >"$work/out_static" || fail "hello_static failed"
+grep -q "hello from xchg $version" "$work/out_static" || fail "hello_static printed: $(cat "$work/out_static")"
+
+echo "install test: ok (prefix layout, pkg-config, shared and static links)"

@@ -1,0 +1,578 @@
+/* tests/test_gold.c — xchg's IPC reader against Apache Arrow's gold files.
+ *
+ * Arrow's integration suite ships, for every generated_NAME case, the data
+ * as JSON (generated_NAME.json.gz) and as Arrow IPC written by an Arrow
+ * implementation (generated_NAME.stream, generated_NAME.arrow_file).  For
+ * each IPC file this test decodes it with xchg in every way a user can —
+ * a memory map, a plain file descriptor, a pipe fed in odd-sized chunks
+ * (the incremental path), caller-owned memory — and compares the schema and
+ * every batch, value by value, with the JSON (tests/support/arrow_json.c).
+ * The file format is also read by random access, last batch first.
+ *
+ * Usage: test_gold [DIR]   (default: $XCHG_TESTDATA/arrow-gold)
+ * Prints one line per IPC file and "N passed, M failed"; exits 1 on any
+ * failure.  A self-check proves that the comparator can fail: a schema with
+ * a renamed field, a batch with one value changed and a batch compared with
+ * the wrong JSON batch must all be reported as mismatches. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "support/arrow_json.h"
+#include "xchg/xchg.h"
+
+#define MSG_SIZE 2048
+
+/* ------------------------------------------------------------------------ */
+/* Finding the gold files                                                    */
+
+typedef struct path_list {
+  char **items;
+  size_t n, cap;
+} path_list;
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t ls = strlen(s), lx = strlen(suffix);
+  return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}
+
+static int path_list_add(path_list *list, const char *path) {
+  if (list->n == list->cap) {
+    size_t cap = list->cap ? 2 * list->cap : 64;
+    char **items = realloc(list->items, cap * sizeof(*items));
+    if (!items) return -1;
+    list->items = items;
+    list->cap = cap;
+  }
+  if (!(list->items[list->n] = strdup(path))) return -1;
+  list->n++;
+  return 0;
+}
+
+static void path_list_free(path_list *list) {
+  for (size_t i = 0; i < list->n; i++) free(list->items[i]);
+  free(list->items);
+}
+
+/* Every generated_*.json.gz under dir, at any depth. */
+static int find_gold_json(const char *dir, path_list *out) {
+  DIR *d = opendir(dir);
+  if (!d) {
+    fprintf(stderr, "cannot open directory %s: %s\n", dir, strerror(errno));
+    return -1;
+  }
+  int rc = 0;
+  struct dirent *e;
+  while (rc == 0 && (e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    char path[4096];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+    if (lstat(path, &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) rc = find_gold_json(path, out);
+    else if (S_ISREG(st.st_mode) && strncmp(e->d_name, "generated_", 10) == 0 &&
+             ends_with(e->d_name, ".json.gz"))
+      rc = path_list_add(out, path);
+  }
+  closedir(d);
+  return rc;
+}
+
+static int compare_strings(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int read_whole_file(const char *path, uint8_t **data, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  size_t cap = 1 << 16, len = 0;
+  uint8_t *buf = malloc(cap);
+  while (buf) {
+    if (len == cap) {
+      uint8_t *bigger = realloc(buf, cap * 2);
+      if (!bigger) break;
+      buf = bigger;
+      cap *= 2;
+    }
+    size_t got = fread(buf + len, 1, cap - len, f);
+    len += got;
+    if (got == 0) {
+      int bad = ferror(f);
+      fclose(f);
+      if (bad) {
+        free(buf);
+        return -1;
+      }
+      *data = buf;
+      *size = len;
+      return 0;
+    }
+  }
+  free(buf);
+  fclose(f);
+  return -1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading one IPC file and comparing it with its JSON                       */
+
+static int failf(char *msg, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static int failf(char *msg, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, MSG_SIZE, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+static void release_schema(struct ArrowSchema *s) {
+  if (s->release) s->release(s);
+}
+
+static void release_array(struct ArrowArray *a) {
+  if (a->release) a->release(a);
+}
+
+/* Reads every batch with xchg_ipc_reader_next, comparing each as it comes.
+ * When keep is non-NULL the batches are handed back there instead of being
+ * released (the caller compares them after closing the reader). */
+static int check_sequential(const arrow_json *doc, xchg_ipc_reader *r,
+                            const struct ArrowSchema *schema, struct ArrowArray *keep,
+                            char *msg) {
+  int64_t expected = arrow_json_num_batches(doc), n = 0;
+  for (;;) {
+    struct ArrowArray batch;
+    xchg_error err;
+    memset(&batch, 0, sizeof(batch));
+    xchg_status st = xchg_ipc_reader_next(r, &batch, &err);
+    if (st != XCHG_OK)
+      return failf(msg, "next (batch %" PRId64 "): %s: %s", n, xchg_status_name(st), err.message);
+    if (!batch.release) break;
+    if (n >= expected) {
+      release_array(&batch);
+      return failf(msg, "the reader gives more than the %" PRId64 " batches of the JSON", expected);
+    }
+    if (keep) {
+      keep[n++] = batch;
+      continue;
+    }
+    int rc = arrow_json_compare_batch(doc, n, schema, &batch, msg, MSG_SIZE);
+    release_array(&batch);
+    if (rc != 0) return -1;
+    n++;
+  }
+  if (n != expected)
+    return failf(msg, "the reader gives %" PRId64 " batches, the JSON has %" PRId64, n, expected);
+  /* The end stays the end. */
+  struct ArrowArray again;
+  xchg_error err;
+  memset(&again, 0, sizeof(again));
+  if (xchg_ipc_reader_next(r, &again, &err) != XCHG_OK || again.release) {
+    release_array(&again);
+    return failf(msg, "next after the end does not report the end again");
+  }
+  return 0;
+}
+
+/* File format: random access, last batch first. */
+static int check_random_access(const arrow_json *doc, xchg_ipc_reader *r,
+                               const struct ArrowSchema *schema, char *msg) {
+  int64_t expected = arrow_json_num_batches(doc);
+  if (xchg_ipc_reader_num_batches(r) != expected)
+    return failf(msg, "num_batches is %" PRId64 ", the JSON has %" PRId64,
+                 xchg_ipc_reader_num_batches(r), expected);
+  for (int64_t i = expected - 1; i >= 0; i--) {
+    struct ArrowArray batch;
+    xchg_error err;
+    memset(&batch, 0, sizeof(batch));
+    xchg_status st = xchg_ipc_reader_read_batch(r, i, &batch, &err);
+    if (st != XCHG_OK)
+      return failf(msg, "read_batch(%" PRId64 "): %s: %s", i, xchg_status_name(st), err.message);
+    int rc = arrow_json_compare_batch(doc, i, schema, &batch, msg, MSG_SIZE);
+    release_array(&batch);
+    if (rc != 0) {
+      strncat(msg, " (random access)", MSG_SIZE - strlen(msg) - 1);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Everything about one open reader; closes it. */
+static int check_reader(const arrow_json *doc, xchg_ipc_reader *r, int is_file, int random_access,
+                        char *msg) {
+  struct ArrowSchema schema;
+  xchg_error err;
+  int rc = -1;
+  memset(&schema, 0, sizeof(schema));
+  xchg_ipc_format want = is_file ? XCHG_IPC_FILE : XCHG_IPC_STREAM;
+  if (xchg_ipc_reader_format(r) != want) {
+    failf(msg, "detected as the %s format", is_file ? "stream" : "file");
+  } else if (xchg_ipc_reader_schema(r, &schema, &err) != XCHG_OK) {
+    failf(msg, "schema: %s", err.message);
+  } else if (arrow_json_compare_schema(doc, &schema, msg, MSG_SIZE) == 0 &&
+             check_sequential(doc, r, &schema, NULL, msg) == 0 &&
+             (!random_access || check_random_access(doc, r, &schema, msg) == 0)) {
+    rc = 0;
+  }
+  release_schema(&schema);
+  xchg_ipc_reader_close(r);
+  return rc;
+}
+
+/* Pipe feeding: a thread writes the file in chunks of varying, odd sizes so
+ * that message boundaries fall anywhere within a read. */
+typedef struct feeder {
+  int fd;
+  const uint8_t *data;
+  size_t size;
+} feeder;
+
+static void *feed_pipe(void *arg) {
+  feeder *f = arg;
+  static const size_t chunks[] = {1, 7, 8, 13, 4096, 3, 65536, 511};
+  size_t at = 0, k = 0;
+  while (at < f->size) {
+    size_t n = chunks[k++ % (sizeof(chunks) / sizeof(chunks[0]))];
+    if (n > f->size - at) n = f->size - at;
+    ssize_t put = write(f->fd, f->data + at, n);
+    if (put < 0 && errno == EINTR) continue;
+    if (put <= 0) break; /* the reader closed its end early (EPIPE) */
+    at += (size_t)put;
+  }
+  close(f->fd);
+  return NULL;
+}
+
+static int check_pipe(const arrow_json *doc, const uint8_t *data, size_t size, int is_file,
+                      char *msg) {
+  int fds[2];
+  if (pipe(fds) != 0) return failf(msg, "pipe: %s", strerror(errno));
+  feeder f = {fds[1], data, size};
+  pthread_t thread;
+  if (pthread_create(&thread, NULL, feed_pipe, &f) != 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return failf(msg, "pthread_create failed");
+  }
+  xchg_ipc_reader *r;
+  xchg_error err;
+  int rc;
+  xchg_status st = xchg_ipc_reader_open(xchg_source_from_fd(fds[0], 1), NULL, &r, &err);
+  if (st != XCHG_OK) rc = failf(msg, "open: %s: %s", xchg_status_name(st), err.message);
+  else rc = check_reader(doc, r, is_file, 0, msg);
+  pthread_join(thread, NULL);
+  return rc;
+}
+
+static int check_fd(const arrow_json *doc, const char *path, int is_file, char *msg) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return failf(msg, "open: %s", strerror(errno));
+  xchg_ipc_reader *r;
+  xchg_error err;
+  xchg_status st = xchg_ipc_reader_open(xchg_source_from_fd(fd, 1), NULL, &r, &err);
+  if (st != XCHG_OK) return failf(msg, "open: %s: %s", xchg_status_name(st), err.message);
+  return check_reader(doc, r, is_file, is_file, msg);
+}
+
+static int check_mmap(const arrow_json *doc, const char *path, int is_file, char *msg) {
+  xchg_ipc_reader *r;
+  xchg_error err;
+  xchg_status st = xchg_ipc_reader_open_file(path, NULL, &r, &err);
+  if (st != XCHG_OK) return failf(msg, "open: %s: %s", xchg_status_name(st), err.message);
+  return check_reader(doc, r, is_file, is_file, msg);
+}
+
+/* Caller-owned memory: the batches must stay valid after the reader is
+ * closed (they keep the input alive), and the input's release callback must
+ * run exactly once, after the last batch is gone. */
+typedef struct owned_input {
+  uint8_t *data;
+  int releases;
+} owned_input;
+
+static void release_owned(void *ctx, const void *data, size_t size) {
+  owned_input *in = ctx;
+  (void)data;
+  (void)size;
+  in->releases++;
+  free(in->data);
+  in->data = NULL;
+}
+
+static int check_memory(const arrow_json *doc, const uint8_t *data, size_t size, char *msg) {
+  owned_input in = {malloc(size ? size : 1), 0};
+  if (!in.data) return failf(msg, "out of memory");
+  memcpy(in.data, data, size);
+  int64_t n = arrow_json_num_batches(doc);
+  struct ArrowArray *batches = calloc((size_t)n + 1, sizeof(*batches));
+  struct ArrowSchema schema;
+  xchg_ipc_reader *r = NULL;
+  xchg_error err;
+  int rc = -1;
+  memset(&schema, 0, sizeof(schema));
+  xchg_status st =
+      xchg_ipc_reader_open_memory(in.data, size, release_owned, &in, NULL, &r, &err);
+  if (!batches) {
+    failf(msg, "out of memory");
+  } else if (st != XCHG_OK) {
+    r = NULL;
+    failf(msg, "open: %s: %s", xchg_status_name(st), err.message);
+  } else if (xchg_ipc_reader_schema(r, &schema, &err) != XCHG_OK) {
+    failf(msg, "schema: %s", err.message);
+  } else if (check_sequential(doc, r, &schema, batches, msg) == 0) {
+    xchg_ipc_reader_close(r);
+    r = NULL;
+    rc = 0;
+    for (int64_t i = 0; rc == 0 && i < n; i++)
+      rc = arrow_json_compare_batch(doc, i, &schema, &batches[i], msg, MSG_SIZE);
+    if (rc != 0)
+      strncat(msg, " (compared after closing the reader)", MSG_SIZE - strlen(msg) - 1);
+  }
+  xchg_ipc_reader_close(r);
+  for (int64_t i = 0; batches && i < n; i++) release_array(&batches[i]);
+  free(batches);
+  release_schema(&schema);
+  if (st == XCHG_OK && in.releases != 1 && rc == 0)
+    rc = failf(msg, "the input's release callback ran %d times, expected once", in.releases);
+  if (in.releases == 0) free(in.data); /* already reported; do not leak */
+  return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Self-check: the comparator must notice a wrong schema and a wrong value   */
+
+typedef struct self_check_stats {
+  int schema_checks, value_checks, wrong_batch_checks;
+} self_check_stats;
+
+/* Width in bits of a fixed-width format the self-check knows how to
+ * mutate, or 0. */
+static int mutable_width_bits(const char *format) {
+  if (strlen(format) != 1) return 0;
+  switch (format[0]) {
+    case 'b': return 1;
+    case 'c': case 'C': return 8;
+    case 's': case 'S': return 16;
+    case 'i': case 'I': case 'f': return 32;
+    case 'l': case 'L': case 'g': return 64;
+    default: return 0;
+  }
+}
+
+/* Flips one bit of one valid value in a copy of a column and expects the
+ * comparator to report that column. 1: checked, 0: nothing to mutate, -1:
+ * the comparator missed it. */
+static int mutate_one_value(const arrow_json *doc, int64_t bi, const struct ArrowSchema *schema,
+                            const struct ArrowArray *batch, char *msg) {
+  for (int64_t j = 0; j < batch->n_children; j++) {
+    const struct ArrowArray *col = batch->children[j];
+    int bits = mutable_width_bits(schema->children[j]->format);
+    if (!bits || col->n_buffers != 2 || !col->buffers[1]) continue;
+    for (int64_t i = 0; i < col->length; i++) {
+      int64_t at = col->offset + i;
+      if (col->buffers[0] && !((((const uint8_t *)col->buffers[0])[at >> 3] >> (at & 7)) & 1))
+        continue;
+      size_t bytes = (size_t)((col->offset + col->length) * bits + 7) / 8;
+      uint8_t *values = malloc(bytes);
+      const void **buffers = malloc(2 * sizeof(*buffers));
+      struct ArrowArray **children = malloc((size_t)batch->n_children * sizeof(*children));
+      int rc = -1;
+      if (values && buffers && children) {
+        memcpy(values, col->buffers[1], bytes);
+        int64_t bit = bits == 1 ? at : at * bits; /* lowest bit of the value */
+        values[bit >> 3] ^= (uint8_t)(1u << (bit & 7));
+        struct ArrowArray bad_col = *col, bad_batch = *batch;
+        buffers[0] = col->buffers[0];
+        buffers[1] = values;
+        bad_col.buffers = buffers;
+        memcpy(children, batch->children, (size_t)batch->n_children * sizeof(*children));
+        children[j] = &bad_col;
+        bad_batch.children = children;
+        char why[MSG_SIZE];
+        if (arrow_json_compare_batch(doc, bi, schema, &bad_batch, why, sizeof(why)) == 0)
+          failf(msg, "self-check: changing %s[%" PRId64 "] went unnoticed",
+                schema->children[j]->name, i);
+        else if (!strstr(why, schema->children[j]->name))
+          failf(msg, "self-check: changing %s[%" PRId64 "] was reported elsewhere: %s",
+                schema->children[j]->name, i, why);
+        else
+          rc = 1;
+      } else {
+        failf(msg, "out of memory");
+      }
+      free(values);
+      free(buffers);
+      free(children);
+      return rc;
+    }
+  }
+  return 0;
+}
+
+static int self_check(const arrow_json *doc, const char *path, self_check_stats *stats,
+                      char *msg) {
+  xchg_ipc_reader *r;
+  xchg_error err;
+  struct ArrowSchema schema;
+  if (xchg_ipc_reader_open_file(path, NULL, &r, &err) != XCHG_OK)
+    return failf(msg, "self-check: open: %s", err.message);
+  memset(&schema, 0, sizeof(schema));
+  int rc = 0;
+  if (xchg_ipc_reader_schema(r, &schema, &err) != XCHG_OK) {
+    xchg_ipc_reader_close(r);
+    return failf(msg, "self-check: schema: %s", err.message);
+  }
+  if (schema.n_children > 0) { /* rename the first field in a copy */
+    struct ArrowSchema renamed = *schema.children[0], copy = schema;
+    struct ArrowSchema **children = malloc((size_t)schema.n_children * sizeof(*children));
+    if (!children) {
+      rc = failf(msg, "out of memory");
+    } else {
+      memcpy(children, schema.children, (size_t)schema.n_children * sizeof(*children));
+      renamed.name = "renamed by the self-check";
+      children[0] = &renamed;
+      copy.children = children;
+      char why[MSG_SIZE];
+      if (arrow_json_compare_schema(doc, &copy, why, sizeof(why)) == 0)
+        rc = failf(msg, "self-check: a renamed field went unnoticed");
+      else
+        stats->schema_checks++;
+      free(children);
+    }
+  }
+  struct ArrowArray first, second;
+  memset(&first, 0, sizeof(first));
+  memset(&second, 0, sizeof(second));
+  if (rc == 0 && xchg_ipc_reader_next(r, &first, &err) == XCHG_OK && first.release) {
+    int m = mutate_one_value(doc, 0, &schema, &first, msg);
+    if (m < 0) rc = -1;
+    stats->value_checks += m > 0;
+    if (rc == 0 && xchg_ipc_reader_next(r, &second, &err) == XCHG_OK && second.release &&
+        second.length != first.length) {
+      char why[MSG_SIZE];
+      if (arrow_json_compare_batch(doc, 0, &schema, &second, why, sizeof(why)) == 0)
+        rc = failf(msg, "self-check: batch 1 compared equal to the JSON's batch 0");
+      else
+        stats->wrong_batch_checks++;
+    }
+  }
+  release_array(&first);
+  release_array(&second);
+  release_schema(&schema);
+  xchg_ipc_reader_close(r);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+
+typedef struct totals {
+  int passed, failed;
+  self_check_stats self;
+} totals;
+
+static void check_ipc_file(const arrow_json *doc, const char *path, const char *shown, int is_file,
+                           totals *t) {
+  char msg[MSG_SIZE] = "";
+  const char *how = "read";
+  uint8_t *data = NULL;
+  size_t size = 0;
+  int64_t live_before = xchg_buf_live_count();
+  int rc = read_whole_file(path, &data, &size);
+  if (rc != 0) failf(msg, "cannot read the file");
+  if (rc == 0) rc = check_mmap(doc, path, is_file, msg), how = "mmap";
+  if (rc == 0) rc = check_fd(doc, path, is_file, msg), how = "fd";
+  if (rc == 0 && !is_file) rc = check_pipe(doc, data, size, is_file, msg), how = "pipe";
+  if (rc == 0) rc = check_memory(doc, data, size, msg), how = "memory";
+  if (rc == 0) rc = self_check(doc, path, &t->self, msg), how = "self-check";
+  free(data);
+  int64_t live_after = xchg_buf_live_count();
+  if (rc == 0 && live_after != live_before) {
+    rc = failf(msg, "%" PRId64 " xchg_buf objects still alive after everything was released",
+               live_after - live_before);
+    how = "leak check";
+  }
+  if (rc == 0) {
+    printf("OK   %s (%" PRId64 " batches; mmap, fd%s, memory%s)\n", shown,
+           arrow_json_num_batches(doc), is_file ? "" : ", pipe", is_file ? ", random access" : "");
+    t->passed++;
+  } else {
+    printf("FAIL %s: %s: %s\n", shown, how, msg);
+    t->failed++;
+  }
+  fflush(stdout);
+}
+
+int main(int argc, char **argv) {
+  char dir[4096];
+  if (argc > 1) {
+    snprintf(dir, sizeof(dir), "%s", argv[1]);
+  } else {
+    const char *testdata = getenv("XCHG_TESTDATA");
+    if (!testdata) {
+      fprintf(stderr, "usage: test_gold [DIR] (or set XCHG_TESTDATA)\n");
+      return 2;
+    }
+    snprintf(dir, sizeof(dir), "%s/arrow-gold", testdata);
+  }
+  signal(SIGPIPE, SIG_IGN); /* the pipe feeder sees EPIPE if a reader stops early */
+
+  path_list jsons = {0};
+  if (find_gold_json(dir, &jsons) != 0) return 1;
+  qsort(jsons.items, jsons.n, sizeof(char *), compare_strings);
+  totals t = {0};
+  size_t dirlen = strlen(dir);
+  for (size_t i = 0; i < jsons.n; i++) {
+    const char *json_path = jsons.items[i];
+    const char *shown_json = json_path + dirlen + (json_path[dirlen] == '/');
+    arrow_json *doc;
+    char msg[MSG_SIZE];
+    if (arrow_json_load(json_path, &doc, msg, sizeof(msg)) != 0) {
+      printf("FAIL %s: %s\n", shown_json, msg);
+      t.failed++;
+      continue;
+    }
+    static const char *const exts[] = {".stream", ".arrow_file"};
+    size_t base = strlen(json_path) - strlen(".json.gz");
+    int found = 0;
+    for (int k = 0; k < 2; k++) {
+      char path[4096];
+      struct stat st;
+      snprintf(path, sizeof(path), "%.*s%s", (int)base, json_path, exts[k]);
+      if (stat(path, &st) != 0) continue;
+      found++;
+      check_ipc_file(doc, path, path + dirlen + (path[dirlen] == '/'), k == 1, &t);
+    }
+    if (!found) {
+      printf("FAIL %s: no .stream or .arrow_file beside it\n", shown_json);
+      t.failed++;
+    }
+    arrow_json_free(doc);
+  }
+  path_list_free(&jsons);
+
+  if (t.passed + t.failed == 0) {
+    printf("FAIL no gold files found under %s\n", dir);
+    t.failed++;
+  } else if (t.failed == 0 && (t.self.schema_checks == 0 || t.self.value_checks == 0)) {
+    printf("FAIL self-check: no file allowed both a schema and a value mutation\n");
+    t.failed++;
+  }
+  printf("self-check: %d renamed fields, %d changed values, %d wrong batches caught\n",
+         t.self.schema_checks, t.self.value_checks, t.self.wrong_batch_checks);
+  printf("%d passed, %d failed\n", t.passed, t.failed);
+  return t.failed ? 1 : 0;
+}

@@ -1,0 +1,516 @@
+/* test_io.c — byte sources: memory, mapped and read files, fds (pipes and
+ * regular files), callbacks; zero-copy slices, truncation errors, skips. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "xchg/io.h"
+
+static int failures;
+
+#define CHECK(cond)                                                             \
+  do {                                                                          \
+    if (!(cond)) {                                                              \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+      failures++;                                                               \
+    }                                                                           \
+  } while (0)
+
+#define CHECK_OK(call)                                                            \
+  do {                                                                            \
+    xchg_status s_ = (call);                                                      \
+    if (s_ != XCHG_OK) {                                                          \
+      fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #call,    \
+              xchg_status_name(s_), err.message);                                 \
+      failures++;                                                                 \
+    }                                                                             \
+  } while (0)
+
+/* Deterministic, non-repeating bytes, so that a read from the wrong offset
+ * never compares equal by accident. */
+static uint8_t pattern_byte(size_t i) {
+  uint32_t x = (uint32_t)i * 2654435761u;
+  return (uint8_t)((x >> 24) ^ (x >> 13) ^ i);
+}
+
+static uint8_t *make_pattern(size_t n) {
+  uint8_t *p = malloc(n ? n : 1);
+  for (size_t i = 0; i < n; i++) p[i] = pattern_byte(i);
+  return p;
+}
+
+static int pattern_matches(const uint8_t *p, size_t offset, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (p[i] != pattern_byte(offset + i)) return 0;
+  return 1;
+}
+
+static char *write_temp_file(const uint8_t *data, size_t n) {
+  const char *dir = getenv("TMPDIR");
+  char *path = malloc(4096);
+  snprintf(path, 4096, "%s/xchg_test_io_XXXXXX", dir && *dir ? dir : "/tmp");
+  int fd = mkstemp(path);
+  if (fd < 0) {
+    perror("mkstemp");
+    exit(2);
+  }
+  if (n > 0 && write(fd, data, n) != (ssize_t)n) {
+    perror("write");
+    exit(2);
+  }
+  close(fd);
+  return path;
+}
+
+/* The message of a truncation error must name the offset and the shortfall. */
+static void check_truncation_message(const xchg_error *err, unsigned long long offset,
+                                     unsigned long long missing) {
+  char want_offset[64], want_missing[64];
+  snprintf(want_offset, sizeof want_offset, "at byte %llu", offset);
+  snprintf(want_missing, sizeof want_missing, "(%llu missing)", missing);
+  int ok = strstr(err->message, want_offset) != NULL && strstr(err->message, want_missing) != NULL;
+  if (!ok) fprintf(stderr, "  unexpected message: %s\n", err->message);
+  CHECK(ok);
+}
+
+/* The same checks for every random-access source over the pattern of size n. */
+static void check_random_access(xchg_source *src, size_t n, int zero_copy) {
+  xchg_error err = {{0}};
+  CHECK(xchg_source_size(src) == (int64_t)n);
+  CHECK(xchg_source_position(src) == 0);
+  uint8_t head[100];
+  size_t got = 0;
+  CHECK_OK(xchg_source_read(src, head, sizeof head, &got, &err));
+  CHECK(got == sizeof head && pattern_matches(head, 0, got));
+  CHECK(xchg_source_position(src) == 100);
+
+  CHECK_OK(xchg_source_skip(src, 1000, &err));
+  CHECK(xchg_source_position(src) == 1100);
+  xchg_buf *b = NULL;
+  CHECK_OK(xchg_source_read_buf(src, 5000, &b, &err));
+  CHECK(b != NULL && xchg_buf_size(b) == 5000 && pattern_matches(xchg_buf_data(b), 1100, 5000));
+  CHECK(xchg_source_position(src) == 6100);
+  if (zero_copy) {
+    xchg_buf *whole = xchg_source_memory(src);
+    CHECK(whole != NULL);
+    if (whole != NULL && b != NULL) {
+      CHECK(xchg_buf_data(b) == xchg_buf_data(whole) + 1100); /* a slice, not a copy */
+      xchg_buf_unref(whole);
+    }
+  } else {
+    CHECK(xchg_source_memory(src) == NULL);
+    CHECK(b != NULL && (uintptr_t)xchg_buf_data(b) % XCHG_ALIGNMENT == 0);
+  }
+  xchg_buf_unref(b);
+
+  /* Backwards, then to the very end. */
+  CHECK_OK(xchg_source_seek(src, 7, &err));
+  CHECK_OK(xchg_source_read(src, head, 3, &got, &err));
+  CHECK(got == 3 && pattern_matches(head, 7, 3));
+  CHECK_OK(xchg_source_seek(src, n - 10, &err));
+  CHECK_OK(xchg_source_read(src, head, sizeof head, &got, &err));
+  CHECK(got == 10 && pattern_matches(head, n - 10, 10));
+  CHECK_OK(xchg_source_read(src, head, sizeof head, &got, &err));
+  CHECK(got == 0);
+  CHECK(xchg_source_seek(src, (uint64_t)n + 1, &err) == XCHG_EIO);
+
+  /* A read_buf running past the end fails, names offset and shortfall, and
+   * allocates nothing that stays. */
+  CHECK_OK(xchg_source_seek(src, n - 20, &err));
+  int64_t bytes0 = xchg_buf_allocated_bytes();
+  b = NULL;
+  CHECK(xchg_source_read_buf(src, 50, &b, &err) == XCHG_EIO);
+  CHECK(b == NULL);
+  check_truncation_message(&err, n - 20, 30);
+  CHECK(xchg_buf_allocated_bytes() == bytes0);
+  CHECK(xchg_source_skip(src, 21, &err) == XCHG_EIO);
+  check_truncation_message(&err, n - 20, 1);
+  CHECK(xchg_source_position(src) == n - 20);
+  CHECK_OK(xchg_source_skip(src, 20, &err));
+  CHECK(xchg_source_position(src) == n);
+
+  /* Allocation failures surface as ENOMEM, not as a crash or a short read. */
+  CHECK_OK(xchg_source_seek(src, 0, &err));
+  xchg_buf_fail_nth_alloc(1);
+  CHECK(xchg_source_read_buf(src, 64, &b, &err) == XCHG_ENOMEM);
+  xchg_buf_fail_nth_alloc(0);
+  CHECK(xchg_source_position(src) == 0);
+}
+
+static void test_buf_source(void) {
+  size_t n = 10000;
+  xchg_buf *buf = xchg_buf_alloc(n);
+  for (size_t i = 0; i < n; i++) xchg_buf_mutable_data(buf)[i] = pattern_byte(i);
+  xchg_source *src = xchg_source_from_buf(buf);
+  CHECK(src != NULL);
+  xchg_buf_unref(buf); /* the source holds its own reference */
+  if (src == NULL) return;
+  check_random_access(src, n, 1);
+  xchg_source_close(src);
+}
+
+typedef struct release_count {
+  int calls;
+} release_count;
+
+static void count_release(void *ctx, const void *data, size_t size) {
+  ((release_count *)ctx)->calls++;
+}
+
+static void test_memory_source_release(void) {
+  xchg_error err = {{0}};
+  size_t n = 8000;
+  uint8_t *data = make_pattern(n);
+  release_count rc = {0};
+  xchg_source *src = xchg_source_from_memory(data, n, count_release, &rc);
+  CHECK(src != NULL);
+  if (src == NULL) return;
+  check_random_access(src, n, 1);
+  CHECK_OK(xchg_source_seek(src, 4000, &err));
+  xchg_buf *slice = NULL;
+  CHECK_OK(xchg_source_read_buf(src, 16, &slice, &err));
+  CHECK(slice != NULL && xchg_buf_data(slice) == data + 4000);
+  xchg_source_close(src);
+  CHECK(rc.calls == 0); /* the slice still points into the memory */
+  CHECK(slice != NULL && pattern_matches(xchg_buf_data(slice), 4000, 16));
+  xchg_buf_unref(slice);
+  CHECK(rc.calls == 1);
+  free(data);
+}
+
+static void test_mmap_file(void) {
+  xchg_error err = {{0}};
+  size_t n = 300000;
+  uint8_t *data = make_pattern(n);
+  char *path = write_temp_file(data, n);
+  xchg_source *src = NULL;
+  CHECK_OK(xchg_source_open_file(path, XCHG_FILE_MMAP, &src, &err));
+  if (src != NULL) {
+    check_random_access(src, n, 1);
+    /* A slice outlives the source (the mapping goes with the last user). */
+    CHECK_OK(xchg_source_seek(src, 123456, &err));
+    xchg_buf *slice = NULL;
+    CHECK_OK(xchg_source_read_buf(src, 4096, &slice, &err));
+    xchg_buf *whole = xchg_source_memory(src);
+    CHECK(whole != NULL && xchg_buf_size(whole) == n);
+    CHECK(slice != NULL && whole != NULL && xchg_buf_data(slice) >= xchg_buf_data(whole) &&
+          xchg_buf_data(slice) + 4096 <= xchg_buf_data(whole) + n);
+    xchg_buf_unref(whole);
+    xchg_source_close(src);
+    CHECK(slice != NULL && pattern_matches(xchg_buf_data(slice), 123456, 4096));
+    xchg_buf_unref(slice);
+  }
+  unlink(path);
+  free(path);
+  free(data);
+}
+
+static void test_read_file(void) {
+  xchg_error err = {{0}};
+  size_t n = 200001;
+  uint8_t *data = make_pattern(n);
+  char *path = write_temp_file(data, n);
+  xchg_source *src = NULL;
+  CHECK_OK(xchg_source_open_file(path, XCHG_FILE_READ, &src, &err));
+  if (src != NULL) {
+    check_random_access(src, n, 0);
+    xchg_source_close(src);
+  }
+  unlink(path);
+  free(path);
+  free(data);
+}
+
+static void test_empty_file(void) {
+  xchg_error err = {{0}};
+  char *path = write_temp_file(NULL, 0);
+  for (int mode = XCHG_FILE_MMAP; mode <= XCHG_FILE_READ; mode++) {
+    xchg_source *src = NULL;
+    CHECK_OK(xchg_source_open_file(path, (xchg_file_mode)mode, &src, &err));
+    if (src == NULL) continue;
+    CHECK(xchg_source_size(src) == 0);
+    xchg_buf *b = NULL;
+    CHECK_OK(xchg_source_read_buf(src, 0, &b, &err));
+    CHECK(b != NULL && xchg_buf_size(b) == 0);
+    xchg_buf_unref(b);
+    b = NULL;
+    CHECK(xchg_source_read_buf(src, 1, &b, &err) == XCHG_EIO && b == NULL);
+    check_truncation_message(&err, 0, 1);
+    xchg_source_close(src);
+  }
+  unlink(path);
+  free(path);
+}
+
+static void test_open_errors(void) {
+  xchg_error err = {{0}};
+  xchg_source *src = (xchg_source *)&err; /* must be reset to NULL */
+  const char *missing = "/nonexistent/xchg/definitely-missing.arrow";
+  CHECK(xchg_source_open_file(missing, XCHG_FILE_MMAP, &src, &err) == XCHG_EIO);
+  CHECK(src == NULL);
+  CHECK(strstr(err.message, missing) != NULL);
+  CHECK(xchg_source_open_file(NULL, XCHG_FILE_READ, &src, &err) == XCHG_EINVAL);
+  CHECK(xchg_source_open_file(missing, XCHG_FILE_READ, NULL, NULL) == XCHG_EINVAL);
+
+  /* A character device is read as a stream, whatever the mode. */
+  CHECK_OK(xchg_source_open_file("/dev/null", XCHG_FILE_MMAP, &src, &err));
+  if (src != NULL) {
+    CHECK(xchg_source_size(src) == -1);
+    CHECK(xchg_source_memory(src) == NULL);
+    uint8_t byte;
+    size_t got = 1;
+    CHECK_OK(xchg_source_read(src, &byte, 1, &got, &err));
+    CHECK(got == 0);
+    xchg_source_close(src);
+  }
+}
+
+/* The same bytes a real Arrow writer produced, through every file mode and
+ * through stdio, must agree. */
+static void test_gold_file_modes_agree(void) {
+  const char *root = getenv("XCHG_TESTDATA");
+  if (root == NULL) {
+    fprintf(stderr, "XCHG_TESTDATA is not set\n");
+    failures++;
+    return;
+  }
+  char path[4096];
+  snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/generated_primitive.stream", root);
+  FILE *f = fopen(path, "rb");
+  CHECK(f != NULL);
+  if (f == NULL) return;
+  struct stat info;
+  fstat(fileno(f), &info);
+  size_t n = (size_t)info.st_size;
+  uint8_t *expect = malloc(n);
+  CHECK(fread(expect, 1, n, f) == n);
+  fclose(f);
+
+  xchg_error err = {{0}};
+  for (int mode = XCHG_FILE_MMAP; mode <= XCHG_FILE_READ; mode++) {
+    xchg_source *src = NULL;
+    CHECK_OK(xchg_source_open_file(path, (xchg_file_mode)mode, &src, &err));
+    if (src == NULL) continue;
+    CHECK(xchg_source_size(src) == (int64_t)n);
+    xchg_buf *all = NULL;
+    CHECK_OK(xchg_source_read_buf(src, n, &all, &err));
+    CHECK(all != NULL && memcmp(xchg_buf_data(all), expect, n) == 0);
+    xchg_buf_unref(all);
+    xchg_source_close(src);
+  }
+  free(expect);
+}
+
+typedef struct pipe_writer {
+  int fd;
+  size_t n;
+} pipe_writer;
+
+/* Writes the pattern in uneven pieces so that the reader sees short reads. */
+static void *write_pattern(void *arg) {
+  pipe_writer *w = arg;
+  size_t off = 0, piece = 1;
+  while (off < w->n) {
+    size_t k = w->n - off < piece ? w->n - off : piece;
+    uint8_t tmp[8192];
+    for (size_t i = 0; i < k; i++) tmp[i] = pattern_byte(off + i);
+    ssize_t put = write(w->fd, tmp, k);
+    if (put <= 0) break;
+    off += (size_t)put;
+    piece = piece * 3 % 8191 + 1;
+  }
+  close(w->fd);
+  return NULL;
+}
+
+static void test_pipe_source(size_t n, size_t big_read) {
+  xchg_error err = {{0}};
+  int fds[2];
+  CHECK(pipe(fds) == 0);
+  pipe_writer w = {fds[1], n};
+  pthread_t thread;
+  pthread_create(&thread, NULL, write_pattern, &w);
+
+  xchg_source *src = xchg_source_from_fd(fds[0], 1);
+  CHECK(src != NULL);
+  if (src != NULL) {
+    CHECK(xchg_source_size(src) == -1);
+    CHECK(xchg_source_memory(src) == NULL);
+    uint8_t head[10];
+    size_t got = 0;
+    CHECK_OK(xchg_source_read(src, head, sizeof head, &got, &err));
+    CHECK(got == 10 && pattern_matches(head, 0, 10));
+    CHECK(xchg_source_seek(src, 0, &err) == XCHG_ENOTSUP);
+    CHECK_OK(xchg_source_seek(src, 10, &err)); /* staying put is fine */
+    CHECK_OK(xchg_source_skip(src, 40000, &err)); /* read and discarded */
+    CHECK(xchg_source_position(src) == 40010);
+    xchg_buf *b = NULL;
+    CHECK_OK(xchg_source_read_buf(src, 70000, &b, &err));
+    CHECK(b != NULL && pattern_matches(xchg_buf_data(b), 40010, 70000));
+    CHECK(b != NULL && (uintptr_t)xchg_buf_data(b) % XCHG_ALIGNMENT == 0);
+    xchg_buf_unref(b);
+    size_t at = 110010;
+    if (big_read > 0) {
+      /* Large reads from a stream grow their buffer as bytes arrive. */
+      b = NULL;
+      CHECK_OK(xchg_source_read_buf(src, big_read, &b, &err));
+      CHECK(b != NULL && xchg_buf_size(b) == big_read &&
+            pattern_matches(xchg_buf_data(b), at, big_read));
+      xchg_buf_unref(b);
+      at += big_read;
+    }
+    /* Ask for more than is left: the error names where and how much. */
+    int64_t bytes0 = xchg_buf_allocated_bytes();
+    size_t ask = n - at + (big_read ? big_read : 123);
+    b = NULL;
+    CHECK(xchg_source_read_buf(src, ask, &b, &err) == XCHG_EIO && b == NULL);
+    check_truncation_message(&err, at, ask - (n - at));
+    CHECK(xchg_buf_allocated_bytes() == bytes0);
+    CHECK(xchg_source_position(src) == n);
+    xchg_source_close(src);
+  }
+  pthread_join(thread, NULL);
+  CHECK(fcntl(fds[0], F_GETFD) == -1 && errno == EBADF); /* own_fd closed it */
+}
+
+static void test_fd_regular_file(void) {
+  xchg_error err = {{0}};
+  size_t n = 50000;
+  uint8_t *data = make_pattern(n);
+  char *path = write_temp_file(data, n);
+  int fd = open(path, O_RDONLY);
+  CHECK(fd >= 0);
+  /* Position 0 of the source is wherever the fd stood. */
+  CHECK(lseek(fd, 1000, SEEK_SET) == 1000);
+  xchg_source *src = xchg_source_from_fd(fd, 0);
+  CHECK(src != NULL);
+  if (src != NULL) {
+    CHECK(xchg_source_size(src) == (int64_t)(n - 1000));
+    uint8_t tmp[16];
+    size_t got = 0;
+    CHECK_OK(xchg_source_read(src, tmp, sizeof tmp, &got, &err));
+    CHECK(got == 16 && pattern_matches(tmp, 1000, 16));
+    CHECK_OK(xchg_source_seek(src, 30000, &err));
+    CHECK_OK(xchg_source_read(src, tmp, sizeof tmp, &got, &err));
+    CHECK(got == 16 && pattern_matches(tmp, 31000, 16));
+    CHECK_OK(xchg_source_skip(src, 100, &err));
+    CHECK(xchg_source_position(src) == 30116);
+    CHECK_OK(xchg_source_read(src, tmp, sizeof tmp, &got, &err));
+    CHECK(got == 16 && pattern_matches(tmp, 31116, 16));
+    xchg_source_close(src);
+  }
+  CHECK(fcntl(fd, F_GETFD) != -1); /* not owned: still open */
+  close(fd);
+  unlink(path);
+  free(path);
+  free(data);
+}
+
+typedef struct chunky {
+  const uint8_t *data;
+  size_t n, off, chunk;
+  size_t fail_at; /* fail when asked at or beyond this offset; 0 = never */
+  size_t overshoot_at; /* claim too many bytes at this offset; 0 = never */
+  int closed;
+} chunky;
+
+static xchg_status chunky_read(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err) {
+  chunky *c = ctx;
+  if (c->fail_at && c->off >= c->fail_at)
+    return xchg_errorf(err, XCHG_EIO, "network went away");
+  if (c->overshoot_at && c->off >= c->overshoot_at) {
+    *got = n + 1;
+    return XCHG_OK;
+  }
+  size_t k = c->n - c->off;
+  if (k > n) k = n;
+  if (k > c->chunk) k = c->chunk;
+  memcpy(dst, c->data + c->off, k);
+  c->off += k;
+  *got = k;
+  return XCHG_OK;
+}
+
+static void chunky_close(void *ctx) { ((chunky *)ctx)->closed++; }
+
+static void test_callback_source(void) {
+  xchg_error err = {{0}};
+  size_t n = 5000;
+  uint8_t *data = make_pattern(n);
+  chunky c = {data, n, 0, 3, 0, 0, 0};
+  xchg_source *src = xchg_source_from_callback(chunky_read, chunky_close, &c);
+  CHECK(src != NULL);
+  if (src != NULL) {
+    CHECK(xchg_source_size(src) == -1);
+    uint8_t tmp[100];
+    size_t got = 0;
+    CHECK_OK(xchg_source_read(src, tmp, sizeof tmp, &got, &err)); /* 3 bytes at a time */
+    CHECK(got == 100 && pattern_matches(tmp, 0, 100));
+    CHECK_OK(xchg_source_skip(src, 900, &err));
+    xchg_buf *b = NULL;
+    CHECK_OK(xchg_source_read_buf(src, 3000, &b, &err));
+    CHECK(b != NULL && pattern_matches(xchg_buf_data(b), 1000, 3000));
+    xchg_buf_unref(b);
+    CHECK(xchg_source_seek(src, 0, &err) == XCHG_ENOTSUP);
+    CHECK(xchg_source_read_buf(src, 1001, &b, &err) == XCHG_EIO);
+    check_truncation_message(&err, 4000, 1);
+    CHECK(c.closed == 0);
+    xchg_source_close(src);
+    CHECK(c.closed == 1);
+  }
+
+  /* The callback's own error comes back with the position prefixed. */
+  chunky bad = {data, n, 0, 1000, 2500, 0, 0};
+  src = xchg_source_from_callback(chunky_read, NULL, &bad);
+  if (src != NULL) {
+    xchg_buf *b = NULL;
+    CHECK(xchg_source_read_buf(src, 4000, &b, &err) == XCHG_EIO && b == NULL);
+    CHECK(strstr(err.message, "at byte 3000") != NULL &&
+          strstr(err.message, "network went away") != NULL);
+    xchg_source_close(src);
+  }
+
+  /* A callback claiming more bytes than asked is caught. */
+  chunky liar = {data, n, 0, 1000, 0, 1000, 0};
+  src = xchg_source_from_callback(chunky_read, NULL, &liar);
+  if (src != NULL) {
+    uint8_t tmp[2000];
+    size_t got = 0;
+    CHECK(xchg_source_read(src, tmp, sizeof tmp, &got, &err) == XCHG_EIO);
+    CHECK(got == 1000);
+    xchg_source_close(src);
+  }
+  CHECK(xchg_source_from_callback(NULL, NULL, NULL) == NULL);
+  free(data);
+}
+
+int main(void) {
+  int64_t bytes0 = xchg_buf_allocated_bytes();
+  int64_t live0 = xchg_buf_live_count();
+  test_buf_source();
+  test_memory_source_release();
+  test_mmap_file();
+  test_read_file();
+  test_empty_file();
+  test_open_errors();
+  test_gold_file_modes_agree();
+  test_pipe_source(300000, 0);
+  test_pipe_source(110010 + (20u << 20) + 5000, 20u << 20); /* beyond the growth threshold */
+  test_fd_regular_file();
+  test_callback_source();
+  xchg_source_close(NULL);
+  CHECK(xchg_buf_allocated_bytes() == bytes0);
+  CHECK(xchg_buf_live_count() == live0);
+  if (failures) {
+    fprintf(stderr, "test_io: %d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("test_io: ok\n");
+  return 0;
+}
