@@ -6,7 +6,8 @@
 
 /* The benchmarks: add one line X(name, "what it measures") per benchmark,
  * for a function int xchg_bench_<name>(int argc, char **argv). */
-#define XCHG_BENCHMARKS(X) /* e.g. X(rows, "decode rows of a shape") */
+#define XCHG_BENCHMARKS(X) /* e.g. X(rows, "decode rows of a shape") */ \
+  X(rows, "rows out of a compressed stream, ns/row (shape 3)")
 
 #define XCHG_BENCH_DECLARE(name, description) int xchg_bench_##name(int argc, char **argv);
 #define XCHG_BENCH_ENTRY(name, description) {#name, description, xchg_bench_##name},

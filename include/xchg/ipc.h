@@ -26,6 +26,7 @@
 #include "xchg/codec.h"
 #include "xchg/error.h"
 #include "xchg/io.h"
+#include "xchg/pool.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,6 +47,13 @@ typedef struct xchg_read_options {
   int64_t max_fields;             /* fields in a schema, all levels; default 1<<16 */
   int64_t max_buffer_bytes;       /* decompressed size of one buffer; default 1<<34 */
   int64_t max_metadata_bytes;     /* one message's flatbuffer; default 1<<28 */
+  /* Decompress on this pool (see xchg/pool.h); NULL decompresses in the
+   * calling thread.  With a pool, xchg_ipc_reader_next decodes consecutive
+   * batches together, up to readahead_bytes of decompressed data ahead of
+   * the caller (default 8 MiB), so that small batches still keep every
+   * thread busy. */
+  xchg_pool *pool;
+  int64_t readahead_bytes;
 } xchg_read_options;
 
 /* Fills opts with the defaults above. */
@@ -99,6 +107,50 @@ xchg_ipc_format xchg_ipc_reader_format(const xchg_ipc_reader *reader);
 
 /* Calls fn for every message read from now on (NULL to stop). */
 void xchg_ipc_reader_on_message(xchg_ipc_reader *reader, xchg_message_fn fn, void *ctx);
+
+/* Selects the columns to decode; the others are never decompressed, never
+ * copied and, when the input is a seekable file read without mmap, never
+ * read.  Dictionaries that no selected column uses are skipped too.  A
+ * path names a top-level column ("c4") or, through structs, a nested field
+ * ("s.f1" gives the struct s with only its child f1); a path into a list,
+ * map or union selects that whole column.  The schema and the batches
+ * read from then on hold the selected columns only, in schema order.
+ * An unknown name is an XCHG_EINVAL error and leaves the selection as it
+ * was. */
+xchg_status xchg_ipc_reader_select(xchg_ipc_reader *reader, const char *const *paths, int64_t n,
+                                   xchg_error *err);
+/* The same, by top-level column index. */
+xchg_status xchg_ipc_reader_select_indices(xchg_ipc_reader *reader, const int64_t *indices,
+                                           int64_t n, xchg_error *err);
+
+/* What is known of a record batch before its body is touched. */
+typedef struct xchg_batch_header {
+  int64_t message_index;
+  int64_t offset;           /* byte offset of the message */
+  int64_t rows;
+  int64_t body_bytes;
+  xchg_block_codec compression;
+  /* The message's custom metadata (ArrowSchema.metadata encoding) or NULL;
+   * valid until the next call on the reader. */
+  const char *custom_metadata;
+} xchg_batch_header;
+
+/* Reads the header of the next record batch without decoding it (the
+ * dictionaries before it are read as usual).  Then either
+ * xchg_ipc_reader_next decodes it or xchg_ipc_reader_skip drops it without
+ * reading its body — for pruning batches by their statistics.  At the end
+ * of the input *at_end is set. */
+xchg_status xchg_ipc_reader_peek(xchg_ipc_reader *reader, xchg_batch_header *out, int *at_end,
+                                 xchg_error *err);
+xchg_status xchg_ipc_reader_skip(xchg_ipc_reader *reader, xchg_error *err);
+
+/* Calls fn before every buffer decompression with the compressed bytes
+ * and the decompressed size: for benchmarks (the bare codec's speed on
+ * exactly these buffers) and tests (proving what is not decompressed).
+ * fn may run on pool threads, concurrently. */
+typedef void (*xchg_decompress_fn)(void *ctx, xchg_block_codec codec, const void *src,
+                                   size_t src_size, size_t dst_size);
+void xchg_ipc_reader_on_decompress(xchg_ipc_reader *reader, xchg_decompress_fn fn, void *ctx);
 
 /* Exports the schema (a fresh copy each call). */
 xchg_status xchg_ipc_reader_schema(xchg_ipc_reader *reader, struct ArrowSchema *out,

@@ -27,6 +27,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "xchg/buf.h"
 #include "xchg/error.h"
@@ -108,9 +109,16 @@ xchg_stream_codec xchg_istream_codec(const xchg_istream *s);
 
 /* Copies up to n decompressed bytes into dst; *got < n only at the end of
  * the stream, after which every read returns *got = 0 and XCHG_OK.  n = 0
- * is a valid no-op.  After an error the stream keeps returning it. */
-xchg_status xchg_istream_read(xchg_istream *s, void *dst, size_t n, size_t *got,
-                              xchg_error *err);
+ * is a valid no-op.  After an error the stream keeps returning it.
+ *
+ * Inline, so that a read served from the current window compiles to a
+ * bounds check and a memcpy (a constant-size one becomes a plain load).
+ * xchg_istream_read_call is the same as an ordinary function, for bindings
+ * that cannot use inline functions. */
+static inline xchg_status xchg_istream_read(xchg_istream *s, void *dst, size_t n, size_t *got,
+                                            xchg_error *err);
+xchg_status xchg_istream_read_call(xchg_istream *s, void *dst, size_t n, size_t *got,
+                                   xchg_error *err);
 
 /* Zero copy: hands out the rest of the current decompressed window
  * (refilling first when it is empty) and consumes it.  *len = 0 means the
@@ -135,6 +143,27 @@ void xchg_istream_close(xchg_istream *s);
  * (closed with the source).  Returns NULL when out of memory, in which case
  * s has been closed. */
 xchg_source *xchg_istream_to_source(xchg_istream *s);
+
+/* Implementation details of the inline xchg_istream_read; not API.  Every
+ * xchg_istream starts with its current window [pos, end). */
+typedef struct xchg_istream_window_ {
+  const uint8_t *pos;
+  const uint8_t *end;
+} xchg_istream_window_;
+
+static inline xchg_status xchg_istream_read(xchg_istream *s, void *dst, size_t n, size_t *got,
+                                            xchg_error *err) {
+  xchg_istream_window_ *w = (xchg_istream_window_ *)(void *)s;
+  /* n - 1 < have is n <= have for n > 0; n = 0 takes the call, which
+   * copies nothing. */
+  if (n - 1 < (size_t)(w->end - w->pos)) {
+    memcpy(dst, w->pos, n);
+    w->pos += n;
+    *got = n;
+    return XCHG_OK;
+  }
+  return xchg_istream_read_call(s, dst, n, got, err);
+}
 
 /* ---- Encoding (for tests, benchmarks and `xchg gen`) ------------------- */
 

@@ -8,6 +8,7 @@
 #include "xchg/error.h"
 #include "xchg/io.h"
 #include "xchg/ipc.h"
+#include "xchg/pool.h"
 
 #define XCHG_VERSION_MAJOR 0
 #define XCHG_VERSION_MINOR 1

@@ -257,14 +257,11 @@ static const uint8_t *view_bytes(const xc_node *n, int64_t i, int64_t *size) {
   if (len <= 12) return view + 4;
   memcpy(&buffer_index, view + 8, 4);
   memcpy(&offset, view + 12, 4);
-  /* The last buffer holds the sizes of the variadic buffers. */
-  const uint8_t *sizes = n->array->buffers[n->array->n_buffers - 1];
-  int64_t buffer_size = 0;
-  if (buffer_index >= 0 && buffer_index < xc_view_buffer_count(n) && sizes != NULL)
-    memcpy(&buffer_size, sizes + 8 * buffer_index, 8);
-  if (buffer_size <= 0 || offset < 0 || len > buffer_size - offset ||
-      n->array->buffers[2 + buffer_index] == NULL) {
-    *size = 0; /* never follow a view outside its buffer */
+  bool inside = buffer_index >= 0 && buffer_index < xc_view_buffer_count(n) && offset >= 0 &&
+                len <= xc_view_buffer_size(n, buffer_index) - offset &&
+                n->array->buffers[2 + buffer_index] != NULL;
+  if (!inside) { /* never follow a view outside its buffer */
+    *size = 0;
     return (const uint8_t *)"";
   }
   return (const uint8_t *)n->array->buffers[2 + buffer_index] + offset;

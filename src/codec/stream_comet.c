@@ -99,7 +99,7 @@ static xchg_status comet_refill(xchg_istream *s, void *state, xchg_error *err) {
                         (unsigned long long)cs->block_start);
       return st;
     }
-    if (s->win_end != s->win_start) return XCHG_OK;
+    if (s->win.end != s->win_start) return XCHG_OK;
     if (stream_in_offset(s) != cs->block_end)
       return xchg_errorf(err, XCHG_EIO,
                          "comet block %lld at byte %llu is truncated: it ends at byte %llu, the "

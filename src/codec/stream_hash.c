@@ -1,6 +1,7 @@
 /* stream_hash.c — the checksums stream formats carry: XXH32 (lz4-java's
  * block checksum; liblz4 keeps its copy private) and CRC-32C (the snappy
  * framing format).  Both written from their specifications. */
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -50,7 +51,7 @@ uint32_t xchg_xxh32(const void *data, size_t n, uint32_t seed) {
 /* CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), eight bytes per
  * step with eight tables built on first use. */
 static uint32_t crc_tables[8][256];
-static int crc_ready;
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
 static void crc_build(void) {
   for (uint32_t i = 0; i < 256; i++) {
@@ -64,12 +65,7 @@ static void crc_build(void) {
 }
 
 uint32_t xchg_crc32c(const void *data, size_t n) {
-  /* Building twice from two threads writes the same values: harmless, and
-   * the flag is only set once the tables are complete. */
-  if (!__atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE)) {
-    crc_build();
-    __atomic_store_n(&crc_ready, 1, __ATOMIC_RELEASE);
-  }
+  pthread_once(&crc_once, crc_build);
   const uint8_t *p = data;
   uint32_t c = 0xFFFFFFFFu;
   for (; n >= 8; n -= 8, p += 8) {

@@ -5,7 +5,7 @@
  * source (or, for a source held in memory, the source's own bytes read in
  * place), and the decompressed window.  Each codec is a `stream_decoder`
  * whose refill() consumes input through the in_* helpers below and sets the
- * window [win_pos, win_end).  A codec may point the window straight into
+ * window [win.pos, win.end).  A codec may point the window straight into
  * the input (a stored block): the input only moves during the next refill,
  * when the window is finished with. */
 #ifndef XCHG_STREAM_INTERNAL_H
@@ -30,9 +30,10 @@ typedef struct stream_decoder_ops {
 } stream_decoder_ops;
 
 struct xchg_istream {
-  /* The current window, first: this is all a read from the window touches. */
-  const uint8_t *win_pos;
-  const uint8_t *win_end;
+  /* The current window, first: the inline xchg_istream_read reads it
+   * through xchg_istream_window_ (stream.h), and it is all a read served
+   * from the window touches. */
+  xchg_istream_window_ win;
   const uint8_t *win_start;
   uint64_t win_base; /* decompressed offset of win_start */
 
@@ -84,8 +85,8 @@ xchg_status stream_out_reserve(xchg_istream *s, size_t n, xchg_error *err);
 /* Sets the window to [p, p + n). */
 static inline void stream_set_window(xchg_istream *s, const uint8_t *p, size_t n) {
   s->win_start = p;
-  s->win_pos = p;
-  s->win_end = p + n;
+  s->win.pos = p;
+  s->win.end = p + n;
 }
 
 /* Little- and big-endian loads and stores. */

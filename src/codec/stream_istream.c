@@ -222,7 +222,7 @@ static xchg_status refill(xchg_istream *s, xchg_error *err) {
     if (err != NULL) *err = s->failure;
     return s->failed;
   }
-  s->win_base += (uint64_t)(s->win_end - s->win_start);
+  s->win_base += (uint64_t)(s->win.end - s->win_start);
   stream_set_window(s, NULL, 0);
   if (s->done) return XCHG_OK;
 
@@ -236,7 +236,7 @@ static xchg_status refill(xchg_istream *s, xchg_error *err) {
     if (err != NULL) *err = s->failure;
     return st;
   }
-  size_t n = (size_t)(s->win_end - s->win_start);
+  size_t n = (size_t)(s->win.end - s->win_start);
   if (n == 0) {
     s->done = 1;
   } else {
@@ -246,24 +246,16 @@ static xchg_status refill(xchg_istream *s, xchg_error *err) {
   return XCHG_OK;
 }
 
-xchg_status xchg_istream_read(xchg_istream *s, void *dst, size_t n, size_t *got,
-                              xchg_error *err) {
-  size_t have = (size_t)(s->win_end - s->win_pos);
-  /* The common case, kept short: the bytes are in the window.  (n - 1 < have
-   * is n <= have for n > 0; n = 0 goes the slow way, which copies nothing.) */
-  if (n - 1 < have) {
-    memcpy(dst, s->win_pos, n);
-    s->win_pos += n;
-    *got = n;
-    return XCHG_OK;
-  }
+xchg_status xchg_istream_read_call(xchg_istream *s, void *dst, size_t n, size_t *got,
+                                   xchg_error *err) {
+  size_t have = (size_t)(s->win.end - s->win.pos);
   uint8_t *d = dst;
   size_t done = 0;
   while (done < n) {
     size_t take = have < n - done ? have : n - done;
     if (take > 0) {
-      memcpy(d + done, s->win_pos, take);
-      s->win_pos += take;
+      memcpy(d + done, s->win.pos, take);
+      s->win.pos += take;
       done += take;
       have -= take;
       continue;
@@ -273,7 +265,7 @@ xchg_status xchg_istream_read(xchg_istream *s, void *dst, size_t n, size_t *got,
       *got = done;
       return st;
     }
-    have = (size_t)(s->win_end - s->win_pos);
+    have = (size_t)(s->win.end - s->win.pos);
     if (have == 0) break; /* the end */
   }
   *got = done;
@@ -281,7 +273,7 @@ xchg_status xchg_istream_read(xchg_istream *s, void *dst, size_t n, size_t *got,
 }
 
 xchg_status xchg_istream_next(xchg_istream *s, const void **ptr, size_t *len, xchg_error *err) {
-  if (s->win_pos == s->win_end) {
+  if (s->win.pos == s->win.end) {
     xchg_status st = refill(s, err);
     if (st != XCHG_OK) {
       *ptr = NULL;
@@ -289,19 +281,19 @@ xchg_status xchg_istream_next(xchg_istream *s, const void **ptr, size_t *len, xc
       return st;
     }
   }
-  *ptr = s->win_pos;
-  *len = (size_t)(s->win_end - s->win_pos);
-  s->win_pos = s->win_end;
+  *ptr = s->win.pos;
+  *len = (size_t)(s->win.end - s->win.pos);
+  s->win.pos = s->win.end;
   return XCHG_OK;
 }
 
 void xchg_istream_unread(xchg_istream *s, size_t n) {
-  size_t back = (size_t)(s->win_pos - s->win_start);
-  s->win_pos -= n <= back ? n : back;
+  size_t back = (size_t)(s->win.pos - s->win_start);
+  s->win.pos -= n <= back ? n : back;
 }
 
 uint64_t xchg_istream_position(const xchg_istream *s) {
-  return s->win_base + (uint64_t)(s->win_pos - s->win_start);
+  return s->win_base + (uint64_t)(s->win.pos - s->win_start);
 }
 
 void xchg_istream_metrics(const xchg_istream *s, xchg_stream_metrics *out) { *out = s->m; }

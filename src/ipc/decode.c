@@ -7,18 +7,12 @@
 #include "ipc/decode.h"
 #include "xchg/codec.h"
 
-/* Slots of RecordBatch and BodyCompression (Message.fbs). */
+/* Slots of RecordBatch (Message.fbs). */
 enum { BATCH_LENGTH, BATCH_NODES, BATCH_BUFFERS, BATCH_COMPRESSION, BATCH_VARIADIC_COUNTS };
 
-typedef struct decoder {
-  const ipc_decode_ctx *ctx;
-  xchg_error *err;
-  xchg_buf *body;
-  xchg_block_codec codec;
-  fb_vector nodes, buffers, variadic;
-  uint32_t next_node, next_buffer, next_variadic;
-  const ipc_field *field; /* the field being decoded, named in errors */
-} decoder;
+/* Parallel decompression hands out jobs in groups of at least this many
+ * output bytes: less is not worth waking a thread for. */
+#define MIN_BYTES_PER_TASK (256 * 1024)
 
 /* How the values of one buffer are byte-swapped from big-endian. */
 typedef struct swap_rule {
@@ -30,10 +24,33 @@ typedef struct swap_rule {
 #define INT_SWAP(w) ((swap_rule){IPC_SWAP_WHOLE, (w)})
 #define VIEW_SWAP ((swap_rule){IPC_SWAP_NONE, 16})
 
+struct ipc_job {
+  xchg_buf *src;          /* the compressed bytes, length prefix excluded */
+  xchg_buf *dst;          /* the final buffer */
+  xchg_block_codec codec;
+  swap_rule swap;
+  const ipc_decode_ctx *ctx;
+  const ipc_field *field;
+  int64_t buffer;
+  int64_t message_index;
+  xchg_status status;
+};
+
+typedef struct decoder {
+  const ipc_decode_ctx *ctx;
+  xchg_error *err;
+  const ipc_body *body;
+  xchg_block_codec codec;
+  fb_vector nodes, buffers, variadic;
+  uint32_t next_node, next_buffer, next_variadic;
+  ipc_jobs *jobs;
+  const ipc_field *field; /* the field being decoded, named in errors */
+} decoder;
+
 static xchg_status fail(const decoder *d, int64_t buffer, xchg_status st, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* Reports "message M (body at byte B), field 'f', buffer K: <what>". */
+/* Reports "message M, field 'f', buffer K: <what>". */
 static xchg_status fail(const decoder *d, int64_t buffer, xchg_status st, const char *fmt, ...) {
   char what[640];
   va_list ap;
@@ -42,12 +59,11 @@ static xchg_status fail(const decoder *d, int64_t buffer, xchg_status st, const 
   va_end(ap);
   char where[64] = "";
   if (buffer >= 0) snprintf(where, sizeof where, ", buffer %lld", (long long)buffer);
-  return xchg_errorf(d->err, st, "message %lld (body at byte %lld), field '%s'%s: %s",
-                     (long long)d->ctx->message_index, (long long)d->ctx->body_offset,
+  return xchg_errorf(d->err, st, "message %lld, field '%s'%s: %s", (long long)d->ctx->message_index,
                      d->field ? d->field->path : "", where, what);
 }
 
-/* ---- buffers ------------------------------------------------------------ */
+/* ---- byte swapping ------------------------------------------------------- */
 
 static void swap_bytes(uint8_t *p, int width) {
   for (int i = 0, j = width - 1; i < j; i++, j--) {
@@ -57,8 +73,10 @@ static void swap_bytes(uint8_t *p, int width) {
   }
 }
 
+static int needs_swap(swap_rule rule) { return rule.kind != IPC_SWAP_NONE || rule.width == 16; }
+
 static void swap_values(uint8_t *p, size_t size, swap_rule rule) {
-  if (rule.width == 16 && rule.kind == IPC_SWAP_NONE) { /* binary views */
+  if (rule.kind == IPC_SWAP_NONE) { /* binary views: length, then buffer index and offset */
     for (size_t i = 0; i + 16 <= size; i += 16) {
       swap_bytes(p + i, 4);
       int32_t len;
@@ -70,301 +88,225 @@ static void swap_values(uint8_t *p, size_t size, swap_rule rule) {
     }
     return;
   }
-  int step = rule.kind == IPC_SWAP_WHOLE ? rule.width : 4;
   for (size_t i = 0; i + (size_t)rule.width <= size; i += (size_t)rule.width) {
     if (rule.kind == IPC_SWAP_MDN) {
       swap_bytes(p + i, 4);
       swap_bytes(p + i + 4, 4);
       swap_bytes(p + i + 8, 8);
+    } else if (rule.kind == IPC_SWAP_INT32S) {
+      for (int k = 0; k < rule.width; k += 4) swap_bytes(p + i + k, 4);
     } else {
-      for (int k = 0; k < rule.width; k += step) swap_bytes(p + i + k, step);
+      swap_bytes(p + i, rule.width);
     }
   }
 }
 
-static int needs_swap(swap_rule rule) { return rule.kind != IPC_SWAP_NONE || rule.width == 16; }
+/* ---- jobs ------------------------------------------------------------------ */
 
-/* A private, aligned copy of src (for misaligned or byte-swapped data). */
-static xchg_status copy_buffer(decoder *d, int64_t index, const xchg_buf *src, xchg_buf **out) {
-  xchg_buf *b = xchg_buf_alloc(xchg_buf_size(src));
-  if (!b) return fail(d, index, XCHG_ENOMEM, "out of memory copying %zu bytes", xchg_buf_size(src));
-  memcpy(xchg_buf_mutable_data(b), xchg_buf_data(src), xchg_buf_size(src));
-  *out = b;
+static xchg_status add_job(decoder *d, xchg_buf *src, xchg_buf *dst, swap_rule swap) {
+  ipc_jobs *jobs = d->jobs;
+  if (jobs->count == jobs->capacity) {
+    int64_t cap = jobs->capacity ? jobs->capacity * 2 : 64;
+    ipc_job *items = realloc(jobs->items, (size_t)cap * sizeof *items);
+    if (!items) return fail(d, d->next_buffer - 1, XCHG_ENOMEM, "out of memory");
+    jobs->items = items;
+    jobs->capacity = cap;
+  }
+  jobs->items[jobs->count++] = (ipc_job){src, dst, d->codec, swap, d->ctx, d->field,
+                                          d->next_buffer - 1, d->ctx->message_index, XCHG_OK};
+  jobs->bytes += (int64_t)xchg_buf_size(dst);
   return XCHG_OK;
 }
 
-static xchg_status decompress_buffer(decoder *d, int64_t index, const uint8_t *src, int64_t len,
-                                     xchg_buf **out, int *fresh) {
+static xchg_status run_job(ipc_job *j, xchg_error *err) {
+  const ipc_decode_ctx *ctx = j->ctx;
+  if (ctx->on_decompress)
+    ctx->on_decompress(ctx->on_decompress_ctx, j->codec, xchg_buf_data(j->src), xchg_buf_size(j->src),
+                       xchg_buf_size(j->dst));
+  xchg_status st = xchg_block_decompress(j->codec, xchg_buf_data(j->src), xchg_buf_size(j->src),
+                                         xchg_buf_mutable_data(j->dst), xchg_buf_size(j->dst), err);
+  if (st == XCHG_OK && ctx->big_endian && needs_swap(j->swap))
+    swap_values(xchg_buf_mutable_data(j->dst), xchg_buf_size(j->dst), j->swap);
+  return st;
+}
+
+typedef struct job_batch {
+  ipc_jobs *jobs;
+  int64_t *starts; /* task t runs jobs [starts[t], starts[t+1]) */
+} job_batch;
+
+static void run_task(void *ctx, int64_t t) {
+  job_batch *b = ctx;
+  for (int64_t i = b->starts[t]; i < b->starts[t + 1]; i++)
+    b->jobs->items[i].status = run_job(&b->jobs->items[i], NULL);
+}
+
+/* Splits the jobs into tasks of at least MIN_BYTES_PER_TASK output bytes,
+ * about 4 tasks per thread so that uneven buffers still balance. */
+static int64_t plan_tasks(ipc_jobs *jobs, int threads, int64_t *starts) {
+  int64_t target = jobs->bytes / (4 * threads);
+  if (target < MIN_BYTES_PER_TASK) target = MIN_BYTES_PER_TASK;
+  int64_t n = 0, acc = 0;
+  starts[n] = 0;
+  for (int64_t i = 0; i < jobs->count; i++) {
+    acc += (int64_t)xchg_buf_size(jobs->items[i].dst);
+    if (acc >= target || i == jobs->count - 1) {
+      starts[++n] = i + 1;
+      acc = 0;
+    }
+  }
+  return n;
+}
+
+xchg_status ipc_jobs_run(ipc_jobs *jobs, xchg_pool *pool, int64_t *failed_message, xchg_error *err) {
+  int threads = xchg_pool_threads(pool);
+  if (threads > 1 && jobs->bytes >= 2 * MIN_BYTES_PER_TASK && jobs->count > 1) {
+    int64_t *starts = malloc((size_t)(jobs->count + 1) * sizeof *starts);
+    if (!starts) {
+      ipc_jobs_free(jobs);
+      return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    }
+    job_batch b = {jobs, starts};
+    xchg_pool_run(pool, plan_tasks(jobs, threads, starts), run_task, &b);
+    free(starts);
+  } else {
+    for (int64_t i = 0; i < jobs->count; i++)
+      if ((jobs->items[i].status = run_job(&jobs->items[i], NULL)) != XCHG_OK) break;
+  }
+  xchg_status st = XCHG_OK;
+  for (int64_t i = 0; i < jobs->count && st == XCHG_OK; i++) {
+    ipc_job *j = &jobs->items[i];
+    if (j->status == XCHG_OK) continue;
+    st = run_job(j, err); /* again, single-threaded, for the message */
+    if (st == XCHG_OK) st = j->status;
+    if (failed_message) *failed_message = j->message_index;
+    xchg_error_prefix(err, "message %lld, field '%s', buffer %lld: ", (long long)j->message_index,
+                      j->field->path, (long long)j->buffer);
+  }
+  ipc_jobs_free(jobs);
+  return st;
+}
+
+void ipc_jobs_free(ipc_jobs *jobs) {
+  for (int64_t i = 0; i < jobs->count; i++) {
+    xchg_buf_unref(jobs->items[i].src);
+    xchg_buf_unref(jobs->items[i].dst);
+  }
+  free(jobs->items);
+  memset(jobs, 0, sizeof *jobs);
+}
+
+/* ---- step 1: plan ------------------------------------------------------------ */
+
+/* Bytes [offset, offset+len) of the body, as a buffer. */
+static xchg_status fetch(decoder *d, int64_t index, int64_t offset, int64_t len, xchg_buf **out) {
+  const ipc_body *body = d->body;
+  if (body->mem) {
+    *out = xchg_buf_slice(body->mem, (size_t)offset, (size_t)len);
+    return *out ? XCHG_OK : fail(d, index, XCHG_ENOMEM, "out of memory");
+  }
+  xchg_status st = xchg_source_seek(body->src, (uint64_t)(body->offset + offset), d->err);
+  if (st == XCHG_OK) st = xchg_source_read_buf(body->src, (size_t)len, out, d->err);
+  if (st != XCHG_OK) xchg_error_prefix(d->err, "message %lld, buffer %lld: ", (long long)d->ctx->message_index, (long long)index);
+  return st;
+}
+
+/* An aligned, private copy of src, byte-swapped when needed. */
+static xchg_status copy_buffer(decoder *d, int64_t index, xchg_buf **b, swap_rule swap) {
+  xchg_buf *copy = xchg_buf_alloc(xchg_buf_size(*b));
+  if (!copy) return fail(d, index, XCHG_ENOMEM, "out of memory copying %zu bytes", xchg_buf_size(*b));
+  memcpy(xchg_buf_mutable_data(copy), xchg_buf_data(*b), xchg_buf_size(*b));
+  if (d->ctx->big_endian && needs_swap(swap)) swap_values(xchg_buf_mutable_data(copy), xchg_buf_size(copy), swap);
+  xchg_buf_unref(*b);
+  *b = copy;
+  return XCHG_OK;
+}
+
+/* Buffer `raw` holds a compressed buffer: an int64 uncompressed length,
+ * then the codec's frame (or, for length -1, the bytes stored as they are).
+ * Sets *out to the final buffer, with a job to fill it, or to the stored
+ * bytes. */
+static xchg_status plan_compressed(decoder *d, int64_t index, xchg_buf *raw, swap_rule swap,
+                                   xchg_buf **out, int *queued) {
+  size_t len = xchg_buf_size(raw);
   if (len < 8)
-    return fail(d, index, XCHG_EFORMAT, "compressed buffer of %lld bytes lacks its 8-byte length",
-                (long long)len);
-  int64_t size = (int64_t)fb_load_u64(src);
-  if (size == -1) return XCHG_OK; /* stored uncompressed after the prefix */
-  if (size < 0)
-    return fail(d, index, XCHG_EFORMAT, "negative uncompressed length %lld", (long long)size);
+    return fail(d, index, XCHG_EFORMAT, "compressed buffer of %zu bytes lacks its 8-byte length", len);
+  int64_t size = (int64_t)fb_load_u64(xchg_buf_data(raw));
+  if (size == -1) {
+    *out = xchg_buf_slice(raw, 8, len - 8);
+    return *out ? XCHG_OK : fail(d, index, XCHG_ENOMEM, "out of memory");
+  }
+  if (size < 0) return fail(d, index, XCHG_EFORMAT, "negative uncompressed length %lld", (long long)size);
   if (size > d->ctx->opts->max_buffer_bytes)
     return fail(d, index, XCHG_ELIMIT, "uncompressed length %lld exceeds max_buffer_bytes %lld",
                 (long long)size, (long long)d->ctx->opts->max_buffer_bytes);
-  xchg_buf *b = xchg_buf_alloc((size_t)size);
-  if (!b) return fail(d, index, XCHG_ENOMEM, "out of memory for %lld bytes", (long long)size);
-  xchg_error codec_err;
-  if (xchg_block_decompress(d->codec, src + 8, (size_t)len - 8, xchg_buf_mutable_data(b),
-                            (size_t)size, &codec_err) != XCHG_OK) {
-    xchg_buf_unref(b);
-    return fail(d, index, XCHG_EFORMAT, "%s", codec_err.message);
+  xchg_buf *src = xchg_buf_slice(raw, 8, len - 8);
+  xchg_buf *dst = xchg_buf_alloc((size_t)size);
+  xchg_status st = src && dst ? add_job(d, src, dst, swap)
+                              : fail(d, index, XCHG_ENOMEM, "out of memory for %lld bytes", (long long)size);
+  if (st != XCHG_OK) {
+    xchg_buf_unref(src);
+    xchg_buf_unref(dst);
+    return st;
   }
-  *out = b;
-  *fresh = 1;
+  *out = xchg_buf_ref(dst);
+  *queued = 1;
   return XCHG_OK;
 }
 
-/* Takes the next buffer of the message: checks it lies in the body,
- * decompresses it, makes it 8-byte aligned and native-endian.  An empty
- * buffer comes out as NULL. */
-static xchg_status take_buffer(decoder *d, swap_rule swap, xchg_buf **out) {
-  *out = NULL;
+/* Checks the next buffer's range against the body and steps past it. */
+static xchg_status next_range(decoder *d, int64_t *offset, int64_t *len) {
   int64_t index = d->next_buffer;
   if (d->next_buffer >= d->buffers.count)
     return fail(d, index, XCHG_EFORMAT, "the message has only %u buffers", d->buffers.count);
   const uint8_t *spec = fb_vector_elem(&d->buffers, d->next_buffer++);
-  int64_t offset = (int64_t)fb_load_u64(spec), len = (int64_t)fb_load_u64(spec + 8);
-  int64_t body_size = (int64_t)xchg_buf_size(d->body);
-  if (offset < 0 || len < 0 || offset > body_size || len > body_size - offset)
+  *offset = (int64_t)fb_load_u64(spec);
+  *len = (int64_t)fb_load_u64(spec + 8);
+  if (*offset < 0 || *len < 0 || *offset > d->body->length || *len > d->body->length - *offset)
     return fail(d, index, XCHG_EFORMAT, "range [%lld, +%lld) lies outside the %lld-byte body",
-                (long long)offset, (long long)len, (long long)body_size);
-  if (len == 0) return XCHG_OK;
-  const uint8_t *src = xchg_buf_data(d->body) + offset;
-  int fresh = 0;
-  xchg_buf *b = NULL;
-  if (d->codec != XCHG_BLOCK_NONE) {
-    xchg_status st = decompress_buffer(d, index, src, len, &b, &fresh);
+                (long long)*offset, (long long)*len, (long long)d->body->length);
+  return XCHG_OK;
+}
+
+/* Takes the next buffer of the message: a zero-copy slice when it is
+ * stored as is (copied only when misaligned or big-endian), or a buffer to
+ * be filled by a decompression job.  An empty buffer comes out as NULL. */
+static xchg_status take_buffer(decoder *d, swap_rule swap, xchg_buf **out) {
+  int64_t offset, len, index = d->next_buffer;
+  *out = NULL;
+  xchg_status st = next_range(d, &offset, &len);
+  if (st != XCHG_OK || len == 0) return st;
+  xchg_buf *raw, *b = NULL;
+  int queued = 0;
+  if ((st = fetch(d, index, offset, len, &raw)) != XCHG_OK) return st;
+  if (d->codec == XCHG_BLOCK_NONE) {
+    b = raw;
+  } else {
+    st = plan_compressed(d, index, raw, swap, &b, &queued);
+    xchg_buf_unref(raw);
     if (st != XCHG_OK) return st;
-    if (!b) {
-      offset += 8;
-      len -= 8;
+    if (queued) { /* the job fills, aligns and swaps it */
+      *out = b;
+      return XCHG_OK;
     }
   }
-  if (!b && !(b = xchg_buf_slice(d->body, (size_t)offset, (size_t)len)))
-    return fail(d, index, XCHG_ENOMEM, "out of memory");
   int misaligned = ((uintptr_t)xchg_buf_data(b) & 7) != 0;
-  int do_swap = d->ctx->big_endian && needs_swap(swap);
-  if (!fresh && (misaligned || do_swap)) {
-    xchg_buf *copy;
-    xchg_status st = copy_buffer(d, index, b, &copy);
+  if ((misaligned || (d->ctx->big_endian && needs_swap(swap))) &&
+      (st = copy_buffer(d, index, &b, swap)) != XCHG_OK) {
     xchg_buf_unref(b);
-    if (st != XCHG_OK) return st;
-    b = copy;
+    return st;
   }
-  if (do_swap) swap_values(xchg_buf_mutable_data(b), xchg_buf_size(b), swap);
   *out = b;
   return XCHG_OK;
 }
 
-/* A buffer of zeros standing in for the offsets of an empty array, which
- * writers may leave out but consumers may read one entry of. */
-static xchg_buf *zero_offsets(void) {
-  static const int64_t zeros[1];
-  return xchg_buf_wrap(zeros, sizeof zeros, NULL, NULL);
+/* The validity bitmap: only worth taking when there are nulls. */
+static xchg_status take_validity(decoder *d, int64_t null_count, xchg_buf **out) {
+  if (null_count > 0) return take_buffer(d, NO_SWAP, out);
+  int64_t offset, len;
+  *out = NULL;
+  return next_range(d, &offset, &len);
 }
-
-static xchg_status need_size(decoder *d, ipc_array *a, int64_t i, int64_t bytes, const char *what) {
-  if ((int64_t)ipc_array_size(a, i) < bytes)
-    return fail(d, -1, XCHG_EFORMAT, "%s buffer has %zu bytes, %lld rows need %lld", what,
-                ipc_array_size(a, i), (long long)a->length, (long long)bytes);
-  return XCHG_OK;
-}
-
-static int64_t bitmap_bytes(int64_t length) { return length / 8 + (length % 8 != 0); }
-
-/* ---- validation ----------------------------------------------------------- */
-
-static int valid_at(const ipc_array *a, int64_t i) {
-  const uint8_t *bits = ipc_array_data(a, 0);
-  return !bits || a->null_count == 0 || ((bits[i >> 3] >> (i & 7)) & 1);
-}
-
-static int64_t load_offset(const uint8_t *p, int width, int64_t i) {
-  if (width == 4) {
-    int32_t v;
-    memcpy(&v, p + 4 * i, 4);
-    return v;
-  }
-  int64_t v;
-  memcpy(&v, p + 8 * i, 8);
-  return v;
-}
-
-static int64_t load_index(const uint8_t *p, int width, int is_signed, int64_t i) {
-  switch (width) {
-    case 1: return is_signed ? (int64_t)(int8_t)p[i] : (int64_t)p[i];
-    case 2: {
-      uint16_t v;
-      memcpy(&v, p + 2 * i, 2);
-      return is_signed ? (int64_t)(int16_t)v : (int64_t)v;
-    }
-    case 4: {
-      uint32_t v;
-      memcpy(&v, p + 4 * i, 4);
-      return is_signed ? (int64_t)(int32_t)v : (int64_t)v;
-    }
-    default: {
-      uint64_t v;
-      memcpy(&v, p + 8 * i, 8);
-      return (!is_signed && v > INT64_MAX) ? -1 : (int64_t)v;
-    }
-  }
-}
-
-static int full(const decoder *d) { return d->ctx->opts->validation == XCHG_VALIDATE_FULL; }
-
-/* Validity buffer: present and large enough when there are nulls, and (in
- * full validation) holding exactly null_count zero bits. */
-static xchg_status check_validity(decoder *d, ipc_array *a) {
-  if (a->null_count == 0) {
-    xchg_buf_unref(a->buffers[0]);
-    a->buffers[0] = NULL; /* no nulls: consumers need not look */
-    return XCHG_OK;
-  }
-  if (!a->buffers[0])
-    return fail(d, -1, XCHG_EFORMAT, "null_count %lld but no validity buffer",
-                (long long)a->null_count);
-  xchg_status st = need_size(d, a, 0, bitmap_bytes(a->length), "validity");
-  if (st != XCHG_OK || !full(d)) return st;
-  int64_t set = 0;
-  const uint8_t *bits = ipc_array_data(a, 0);
-  for (int64_t i = 0; i < a->length / 8; i++) set += __builtin_popcount(bits[i]);
-  for (int64_t i = a->length & ~(int64_t)7; i < a->length; i++) set += (bits[i >> 3] >> (i & 7)) & 1;
-  if (a->length - set != a->null_count)
-    return fail(d, -1, XCHG_EFORMAT, "null_count is %lld but the validity bitmap has %lld nulls",
-                (long long)a->null_count, (long long)(a->length - set));
-  return XCHG_OK;
-}
-
-/* Offsets at buffer i: length+1 entries, within [0, limit], monotonic. */
-static xchg_status check_offsets(decoder *d, ipc_array *a, int64_t i, int width, int64_t limit,
-                                 const char *limit_name) {
-  if (!a->buffers[i] && a->length == 0 && !(a->buffers[i] = zero_offsets()))
-    return fail(d, i, XCHG_ENOMEM, "out of memory");
-  xchg_status st = need_size(d, a, i, (a->length + 1) * width, "offsets");
-  if (st != XCHG_OK) return st;
-  const uint8_t *p = ipc_array_data(a, i);
-  int64_t first = load_offset(p, width, 0), last = load_offset(p, width, a->length);
-  if (first < 0 || last < first || last > limit)
-    return fail(d, i, XCHG_EFORMAT, "offsets run from %lld to %lld, outside [0, %lld] (%s)",
-                (long long)first, (long long)last, (long long)limit, limit_name);
-  if (!full(d)) return XCHG_OK;
-  for (int64_t k = 0; k < a->length; k++)
-    if (load_offset(p, width, k + 1) < load_offset(p, width, k))
-      return fail(d, i, XCHG_EFORMAT, "offset %lld at row %lld is below the one before",
-                  (long long)load_offset(p, width, k + 1), (long long)k + 1);
-  return XCHG_OK;
-}
-
-static xchg_status check_list_views(decoder *d, ipc_array *a, int width) {
-  xchg_status st = need_size(d, a, 1, a->length * width, "offsets");
-  if (st == XCHG_OK) st = need_size(d, a, 2, a->length * width, "sizes");
-  if (st != XCHG_OK || !full(d)) return st;
-  int64_t limit = a->children[0]->length;
-  for (int64_t k = 0; k < a->length; k++) {
-    int64_t off = load_offset(ipc_array_data(a, 1), width, k);
-    int64_t size = load_offset(ipc_array_data(a, 2), width, k);
-    if (valid_at(a, k) && (off < 0 || size < 0 || off > limit || size > limit - off))
-      return fail(d, -1, XCHG_EFORMAT, "list view at row %lld (offset %lld, size %lld) exceeds "
-                  "the %lld child values", (long long)k, (long long)off, (long long)size,
-                  (long long)limit);
-  }
-  return XCHG_OK;
-}
-
-static xchg_status check_views(decoder *d, ipc_array *a, int64_t n_variadic) {
-  xchg_status st = need_size(d, a, 1, a->length * 16, "views");
-  if (st != XCHG_OK || !full(d)) return st;
-  const uint8_t *views = ipc_array_data(a, 1);
-  for (int64_t k = 0; k < a->length; k++) {
-    int32_t len, buf, off;
-    memcpy(&len, views + 16 * k, 4);
-    memcpy(&buf, views + 16 * k + 8, 4);
-    memcpy(&off, views + 16 * k + 12, 4);
-    if (!valid_at(a, k) || (len >= 0 && len <= 12)) continue;
-    if (len < 0 || buf < 0 || buf >= n_variadic || off < 0 ||
-        (size_t)off + (size_t)len > ipc_array_size(a, 2 + buf))
-      return fail(d, -1, XCHG_EFORMAT, "view at row %lld (length %d, buffer %d, offset %d) points "
-                  "outside the %lld data buffers", (long long)k, len, buf, off, (long long)n_variadic);
-  }
-  return XCHG_OK;
-}
-
-static xchg_status check_union(decoder *d, const ipc_field *f, ipc_array *a) {
-  xchg_status st = need_size(d, a, 0, a->length, "type ids");
-  if (st == XCHG_OK && f->union_dense) st = need_size(d, a, 1, a->length * 4, "offsets");
-  if (st != XCHG_OK) return st;
-  for (int64_t c = 0; c < a->n_children && !f->union_dense; c++)
-    if (a->children[c]->length < a->length)
-      return fail(d, -1, XCHG_EFORMAT, "sparse union child %lld has %lld rows, the union %lld",
-                  (long long)c, (long long)a->children[c]->length, (long long)a->length);
-  if (!full(d)) return XCHG_OK;
-  int8_t child_of[128];
-  memset(child_of, -1, sizeof child_of);
-  for (int64_t c = 0; c < f->n_children; c++) child_of[f->union_type_ids[c]] = (int8_t)c;
-  const int8_t *ids = (const int8_t *)ipc_array_data(a, 0);
-  for (int64_t k = 0; k < a->length; k++) {
-    int8_t id = ids[k];
-    if (id < 0 || child_of[id] < 0)
-      return fail(d, 0, XCHG_EFORMAT, "type id %d at row %lld is not one of the union's",
-                  id, (long long)k);
-    if (f->union_dense) {
-      int64_t off = load_offset(ipc_array_data(a, 1), 4, k);
-      if (off < 0 || off >= a->children[child_of[id]]->length)
-        return fail(d, 1, XCHG_EFORMAT, "dense union offset %lld at row %lld is outside child "
-                    "%d's %lld rows", (long long)off, (long long)k, child_of[id],
-                    (long long)a->children[child_of[id]]->length);
-    }
-  }
-  return XCHG_OK;
-}
-
-static xchg_status check_run_ends(decoder *d, ipc_array *a, int width) {
-  const ipc_array *ends = a->children[0], *values = a->children[1];
-  if (a->null_count != 0)
-    return fail(d, -1, XCHG_EFORMAT, "a run-end encoded array has null_count %lld",
-                (long long)a->null_count);
-  if (values->length < ends->length || ends->null_count != 0)
-    return fail(d, -1, XCHG_EFORMAT, "%lld run ends (with %lld nulls) for %lld values",
-                (long long)ends->length, (long long)ends->null_count, (long long)values->length);
-  if (a->length == 0) return XCHG_OK;
-  const uint8_t *p = ipc_array_data(ends, 1);
-  if (ends->length == 0 || load_index(p, width, 1, ends->length - 1) < a->length)
-    return fail(d, -1, XCHG_EFORMAT, "run ends stop before the array's %lld rows",
-                (long long)a->length);
-  if (!full(d)) return XCHG_OK;
-  int64_t prev = 0;
-  for (int64_t k = 0; k < ends->length; k++) {
-    int64_t end = load_index(p, width, 1, k);
-    if (end <= prev)
-      return fail(d, -1, XCHG_EFORMAT, "run end %lld at run %lld does not increase",
-                  (long long)end, (long long)k);
-    prev = end;
-  }
-  return XCHG_OK;
-}
-
-static xchg_status check_indices(decoder *d, const ipc_field *f, ipc_array *a) {
-  int64_t dict_len = a->dictionary->length;
-  const uint8_t *p = ipc_array_data(a, 1);
-  for (int64_t k = 0; k < a->length && full(d); k++) {
-    if (!valid_at(a, k)) continue;
-    int64_t idx = load_index(p, f->index_width, f->index_signed, k);
-    if (idx < 0 || idx >= dict_len)
-      return fail(d, 1, XCHG_EFORMAT, "dictionary index %lld at row %lld is outside dictionary "
-                  "%lld's %lld values", (long long)idx, (long long)k, (long long)f->dict_id,
-                  (long long)dict_len);
-  }
-  return XCHG_OK;
-}
-
-/* ---- fields --------------------------------------------------------------- */
-
-static xchg_status decode_field(decoder *d, const ipc_field *f, int as_value, ipc_array **out);
 
 static xchg_status take_node(decoder *d, int64_t *length, int64_t *null_count) {
   if (d->next_node >= d->nodes.count)
@@ -378,29 +320,6 @@ static xchg_status take_node(decoder *d, int64_t *length, int64_t *null_count) {
   return XCHG_OK;
 }
 
-static xchg_status take_buffers(decoder *d, ipc_array *a, int64_t first, int64_t n,
-                                const swap_rule *rules) {
-  for (int64_t i = 0; i < n; i++) {
-    xchg_status st = take_buffer(d, rules[i], &a->buffers[first + i]);
-    if (st != XCHG_OK) return st;
-  }
-  return XCHG_OK;
-}
-
-static xchg_status decode_children(decoder *d, const ipc_field *f, ipc_array *a) {
-  for (int64_t i = 0; i < f->n_children; i++) {
-    xchg_status st = decode_field(d, &f->children[i], 0, &a->children[i]);
-    if (st != XCHG_OK) return st;
-  }
-  d->field = f;
-  return XCHG_OK;
-}
-
-static int offset_width(ipc_type t) {
-  return (t == IPC_LARGE_BINARY || t == IPC_LARGE_UTF8 || t == IPC_LARGE_LIST ||
-          t == IPC_LARGE_LIST_VIEW) ? 8 : 4;
-}
-
 static xchg_status take_variadic_count(decoder *d, int64_t *n) {
   if (d->next_variadic >= d->variadic.count)
     return fail(d, -1, XCHG_EFORMAT, "no variadicBufferCounts entry for this view field");
@@ -410,16 +329,75 @@ static xchg_status take_variadic_count(decoder *d, int64_t *n) {
   return XCHG_OK;
 }
 
+static int offset_width(ipc_type t) {
+  return (t == IPC_LARGE_BINARY || t == IPC_LARGE_UTF8 || t == IPC_LARGE_LIST ||
+          t == IPC_LARGE_LIST_VIEW) ? 8 : 4;
+}
+
+/* Number of IPC buffers of a field's own layout (children excluded), not
+ * counting the variadic buffers of views. */
+static int64_t ipc_buffer_count(const decoder *d, const ipc_field *f, int as_value) {
+  if (f->dict_encoded && !as_value) return 2;
+  switch (f->type) {
+    case IPC_NULL: case IPC_RUN_END_ENCODED: return 0;
+    case IPC_STRUCT: case IPC_FIXED_SIZE_LIST: return 1;
+    case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
+    case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW: return 3;
+    case IPC_UNION: return (f->union_dense ? 2 : 1) + (d->ctx->metadata_version < 4);
+    default: return 2;
+  }
+}
+
+/* Steps over an unselected field without reading any of its buffers. */
+static xchg_status skip_field(decoder *d, const ipc_field *f, int as_value) {
+  int64_t length, nulls, offset, len, n = ipc_buffer_count(d, f, as_value);
+  d->field = f;
+  xchg_status st = take_node(d, &length, &nulls);
+  if (st == XCHG_OK && (f->type == IPC_BINARY_VIEW || f->type == IPC_UTF8_VIEW) &&
+      !(f->dict_encoded && !as_value)) {
+    st = take_variadic_count(d, &n);
+    n += 2;
+  }
+  for (int64_t i = 0; i < n && st == XCHG_OK; i++) st = next_range(d, &offset, &len);
+  int has_children = !(f->dict_encoded && !as_value);
+  for (int64_t i = 0; has_children && i < f->n_children && st == XCHG_OK; i++)
+    st = skip_field(d, &f->children[i], 0);
+  return st;
+}
+
+static xchg_status plan_field(decoder *d, const ipc_field *f, int as_value, ipc_array **out);
+
+static int64_t selected_children(const ipc_field *f) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < f->n_children; i++) n += !f->children[i].skip;
+  return n;
+}
+
+/* Plans the children of f; unselected ones are skipped and leave no
+ * array behind. */
+static xchg_status plan_children(decoder *d, const ipc_field *f, ipc_array *a) {
+  int64_t k = 0;
+  for (int64_t i = 0; i < f->n_children; i++) {
+    const ipc_field *c = &f->children[i];
+    xchg_status st = c->skip ? skip_field(d, c, 0) : plan_field(d, c, 0, &a->children[k++]);
+    if (st != XCHG_OK) return st;
+  }
+  d->field = f;
+  return XCHG_OK;
+}
+
+static xchg_status new_array(decoder *d, int64_t n_buffers, int64_t n_children, int64_t length,
+                             int64_t null_count, ipc_array **out) {
+  if (!(*out = ipc_array_new(n_buffers, n_children))) return fail(d, -1, XCHG_ENOMEM, "out of memory");
+  (*out)->length = length;
+  (*out)->null_count = null_count;
+  return XCHG_OK;
+}
+
 /* Binary views: IPC has validity, views, data...; the C Data Interface adds
  * a last buffer with the size of each data buffer. */
-static xchg_status decode_views(decoder *d, ipc_array **out, int64_t length) {
-  int64_t n_data;
-  xchg_status st = take_variadic_count(d, &n_data);
-  if (st != XCHG_OK) return st;
-  ipc_array *a = *out = ipc_array_new(3 + n_data, 0);
-  if (!a) return fail(d, -1, XCHG_ENOMEM, "out of memory");
-  a->length = length;
-  st = take_buffers(d, a, 0, 2, (swap_rule[]){NO_SWAP, VIEW_SWAP});
+static xchg_status plan_views(decoder *d, ipc_array *a, int64_t n_data) {
+  xchg_status st = take_buffer(d, VIEW_SWAP, &a->buffers[1]);
   for (int64_t i = 0; i < n_data && st == XCHG_OK; i++) st = take_buffer(d, NO_SWAP, &a->buffers[2 + i]);
   if (st != XCHG_OK) return st;
   xchg_buf *sizes = a->buffers[2 + n_data] = xchg_buf_alloc((size_t)n_data * 8);
@@ -431,143 +409,90 @@ static xchg_status decode_views(decoder *d, ipc_array **out, int64_t length) {
   return XCHG_OK;
 }
 
-/* Allocates the array for a field once its layout is known. */
-static xchg_status new_array(decoder *d, int64_t n_buffers, int64_t n_children, int64_t length,
-                             int64_t null_count, ipc_array **out) {
-  if (!(*out = ipc_array_new(n_buffers, n_children))) return fail(d, -1, XCHG_ENOMEM, "out of memory");
-  (*out)->length = length;
-  (*out)->null_count = null_count;
-  return XCHG_OK;
+static xchg_status plan_union(decoder *d, const ipc_field *f, int64_t length, int64_t nulls,
+                              ipc_array **out) {
+  /* Before metadata V5, unions had a validity buffer, which is dropped. */
+  int legacy = d->ctx->metadata_version < 4;
+  if (nulls != 0 && !legacy) return fail(d, -1, XCHG_EFORMAT, "a union has null_count %lld", (long long)nulls);
+  xchg_status st = new_array(d, f->union_dense ? 2 : 1, f->n_children, length, 0, out);
+  int64_t offset, len;
+  if (st == XCHG_OK && legacy) st = next_range(d, &offset, &len);
+  if (st == XCHG_OK) st = take_buffer(d, NO_SWAP, &(*out)->buffers[0]);
+  if (st == XCHG_OK && f->union_dense) st = take_buffer(d, INT_SWAP(4), &(*out)->buffers[1]);
+  return st == XCHG_OK ? plan_children(d, f, *out) : st;
 }
 
-static xchg_status check_children_length(decoder *d, ipc_array *a, int64_t need) {
-  for (int64_t i = 0; i < a->n_children; i++)
-    if (a->children[i]->length < need)
-      return fail(d, -1, XCHG_EFORMAT, "child %lld has %lld rows, %lld needed", (long long)i,
-                  (long long)a->children[i]->length, (long long)need);
-  return XCHG_OK;
-}
-
-static xchg_status decode_dictionary_indices(decoder *d, const ipc_field *f, int64_t length,
-                                             int64_t nulls, ipc_array **out) {
-  xchg_status st = new_array(d, 2, 0, length, nulls, out);
-  ipc_array *a = *out;
-  if (st == XCHG_OK) st = take_buffers(d, a, 0, 2, (swap_rule[]){NO_SWAP, INT_SWAP(f->index_width)});
-  if (st == XCHG_OK) st = check_validity(d, a);
-  if (st == XCHG_OK) st = need_size(d, a, 1, length * f->index_width, "indices");
-  if (st != XCHG_OK) return st;
-  ipc_array *dict = d->ctx->lookup(d->ctx->lookup_ctx, f->dict_id);
-  if (!dict)
-    return fail(d, -1, XCHG_EFORMAT, "dictionary %lld is used before it is defined",
-                (long long)f->dict_id);
-  a->dictionary = ipc_array_ref(dict);
-  return check_indices(d, f, a);
-}
-
-static xchg_status decode_value(decoder *d, const ipc_field *f, int64_t length, int64_t nulls,
-                                ipc_array **out) {
-  ipc_array *a;
-  xchg_status st;
+static xchg_status plan_value(decoder *d, const ipc_field *f, int64_t length, int64_t nulls,
+                              ipc_array **out) {
   int ow = offset_width(f->type);
+  int64_t n_data;
+  xchg_status st;
   switch (f->type) {
     case IPC_NULL:
       return new_array(d, 0, 0, length, length, out);
-    case IPC_BOOL:
-      if ((st = new_array(d, 2, 0, length, nulls, out)) != XCHG_OK) return st;
-      a = *out;
-      st = take_buffers(d, a, 0, 2, (swap_rule[]){NO_SWAP, NO_SWAP});
-      if (st == XCHG_OK) st = check_validity(d, a);
-      return st == XCHG_OK ? need_size(d, a, 1, bitmap_bytes(length), "values") : st;
-    case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
-      if ((st = new_array(d, 3, 0, length, nulls, out)) != XCHG_OK) return st;
-      a = *out;
-      st = take_buffers(d, a, 0, 3, (swap_rule[]){NO_SWAP, INT_SWAP(ow), NO_SWAP});
-      if (st == XCHG_OK) st = check_validity(d, a);
-      return st == XCHG_OK ? check_offsets(d, a, 1, ow, (int64_t)ipc_array_size(a, 2), "data bytes") : st;
-    case IPC_BINARY_VIEW: case IPC_UTF8_VIEW:
-      st = decode_views(d, out, length);
-      a = *out;
-      if (a) a->null_count = nulls;
-      if (st == XCHG_OK) st = check_validity(d, a);
-      return st == XCHG_OK ? check_views(d, a, a->n_buffers - 3) : st;
-    case IPC_LIST: case IPC_LARGE_LIST: case IPC_MAP:
-      if ((st = new_array(d, 2, 1, length, nulls, out)) != XCHG_OK) return st;
-      a = *out;
-      st = take_buffers(d, a, 0, 2, (swap_rule[]){NO_SWAP, INT_SWAP(ow)});
-      if (st == XCHG_OK) st = decode_children(d, f, a);
-      if (st == XCHG_OK) st = check_validity(d, a);
-      return st == XCHG_OK ? check_offsets(d, a, 1, ow, a->children[0]->length, "child rows") : st;
-    case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW:
-      if ((st = new_array(d, 3, 1, length, nulls, out)) != XCHG_OK) return st;
-      a = *out;
-      st = take_buffers(d, a, 0, 3, (swap_rule[]){NO_SWAP, INT_SWAP(ow), INT_SWAP(ow)});
-      if (st == XCHG_OK) st = decode_children(d, f, a);
-      if (st == XCHG_OK) st = check_validity(d, a);
-      return st == XCHG_OK ? check_list_views(d, a, ow) : st;
-    case IPC_FIXED_SIZE_LIST: case IPC_STRUCT:
-      if ((st = new_array(d, 1, f->n_children, length, nulls, out)) != XCHG_OK) return st;
-      a = *out;
-      st = take_buffers(d, a, 0, 1, (swap_rule[]){NO_SWAP});
-      if (st == XCHG_OK) st = decode_children(d, f, a);
-      if (st == XCHG_OK) st = check_validity(d, a);
-      if (st != XCHG_OK) return st;
-      if (f->type == IPC_STRUCT) return check_children_length(d, a, length);
-      if (f->list_size > 0 && length > INT64_MAX / f->list_size)
-        return fail(d, -1, XCHG_EFORMAT, "%lld lists of %d values overflow", (long long)length, f->list_size);
-      return check_children_length(d, a, length * f->list_size);
-    case IPC_UNION: {
-      int64_t n = f->union_dense ? 2 : 1;
-      /* Before metadata V5, unions had a validity buffer, which is dropped. */
-      int legacy = d->ctx->metadata_version < 4;
-      if ((st = new_array(d, n, f->n_children, length, 0, out)) != XCHG_OK) return st;
-      a = *out;
-      xchg_buf *legacy_validity = NULL;
-      st = legacy ? take_buffer(d, NO_SWAP, &legacy_validity) : XCHG_OK;
-      xchg_buf_unref(legacy_validity);
-      if (st == XCHG_OK) st = take_buffers(d, a, 0, n, (swap_rule[]){NO_SWAP, INT_SWAP(4)});
-      if (st == XCHG_OK) st = decode_children(d, f, a);
-      if (st == XCHG_OK && nulls != 0 && !legacy)
-        st = fail(d, -1, XCHG_EFORMAT, "a union has null_count %lld", (long long)nulls);
-      return st == XCHG_OK ? check_union(d, f, a) : st;
-    }
+    case IPC_UNION:
+      return plan_union(d, f, length, nulls, out);
     case IPC_RUN_END_ENCODED:
-      if ((st = new_array(d, 0, 2, length, nulls, out)) != XCHG_OK) return st;
-      st = decode_children(d, f, *out);
-      return st == XCHG_OK ? check_run_ends(d, *out, f->children[0].width) : st;
+      st = new_array(d, 0, 2, length, nulls, out);
+      return st == XCHG_OK ? plan_children(d, f, *out) : st;
+    case IPC_BINARY_VIEW: case IPC_UTF8_VIEW:
+      if ((st = take_variadic_count(d, &n_data)) != XCHG_OK ||
+          (st = new_array(d, 3 + n_data, 0, length, nulls, out)) != XCHG_OK ||
+          (st = take_validity(d, nulls, &(*out)->buffers[0])) != XCHG_OK)
+        return st;
+      return plan_views(d, *out, n_data);
     default:
-      if ((st = new_array(d, 2, 0, length, nulls, out)) != XCHG_OK) return st;
-      a = *out;
-      st = take_buffers(d, a, 0, 2, (swap_rule[]){NO_SWAP, {f->swap, f->width}});
-      if (st == XCHG_OK) st = check_validity(d, a);
-      if (st == XCHG_OK && f->width > 0 && length > INT64_MAX / f->width)
-        return fail(d, -1, XCHG_EFORMAT, "%lld values of %d bytes overflow", (long long)length, f->width);
-      return st == XCHG_OK ? need_size(d, a, 1, length * f->width, "values") : st;
+      break;
   }
+  int64_t n = ipc_buffer_count(d, f, 1);
+  int64_t n_children = f->type == IPC_STRUCT ? selected_children(f) : f->n_children;
+  if ((st = new_array(d, n, n_children, length, nulls, out)) != XCHG_OK ||
+      (st = take_validity(d, nulls, &(*out)->buffers[0])) != XCHG_OK)
+    return st;
+  swap_rule rules[3] = {NO_SWAP, {f->swap, f->width}, INT_SWAP(ow)};
+  switch (f->type) {
+    case IPC_BOOL: rules[1] = NO_SWAP; break;
+    case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
+      rules[1] = INT_SWAP(ow);
+      rules[2] = NO_SWAP;
+      break;
+    case IPC_LIST: case IPC_LARGE_LIST: case IPC_MAP: case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW:
+      rules[1] = INT_SWAP(ow);
+      break;
+    default: break;
+  }
+  for (int64_t i = 1; i < n && st == XCHG_OK; i++) st = take_buffer(d, rules[i], &(*out)->buffers[i]);
+  return st == XCHG_OK ? plan_children(d, f, *out) : st;
 }
 
-static xchg_status decode_field(decoder *d, const ipc_field *f, int as_value, ipc_array **out) {
+static xchg_status plan_field(decoder *d, const ipc_field *f, int as_value, ipc_array **out) {
   int64_t length, nulls;
   d->field = f;
   *out = NULL;
   xchg_status st = take_node(d, &length, &nulls);
   if (st != XCHG_OK) return st;
-  if (f->dict_encoded && !as_value) return decode_dictionary_indices(d, f, length, nulls, out);
-  return decode_value(d, f, length, nulls, out);
+  if (!f->dict_encoded || as_value) return plan_value(d, f, length, nulls, out);
+  if ((st = new_array(d, 2, 0, length, nulls, out)) != XCHG_OK ||
+      (st = take_validity(d, nulls, &(*out)->buffers[0])) != XCHG_OK ||
+      (st = take_buffer(d, INT_SWAP(f->index_width), &(*out)->buffers[1])) != XCHG_OK)
+    return st;
+  ipc_array *dict = d->ctx->lookup(d->ctx->lookup_ctx, f->dict_id);
+  if (!dict)
+    return fail(d, -1, XCHG_EFORMAT, "dictionary %lld is used before it is defined", (long long)f->dict_id);
+  (*out)->dictionary = ipc_array_ref(dict);
+  return XCHG_OK;
 }
-
-/* ---- batches -------------------------------------------------------------- */
 
 xchg_status ipc_batch_compression(const fb_table *batch, xchg_block_codec *out, xchg_error *err) {
   fb_table comp;
-  int8_t codec = 0, method = 0;
+  uint8_t codec = 0, method = 0;
   int rc = fb_table_field(batch, BATCH_COMPRESSION, &comp);
   *out = XCHG_BLOCK_NONE;
-  if (rc < 0 || (rc > 0 && (fb_u8(&comp, 0, 0, (uint8_t *)&codec) < 0 ||
-                            fb_u8(&comp, 1, 0, (uint8_t *)&method) < 0)))
+  if (rc < 0 || (rc > 0 && (fb_u8(&comp, 0, 0, &codec) < 0 || fb_u8(&comp, 1, 0, &method) < 0)))
     return xchg_errorf(err, XCHG_EFORMAT, "invalid BodyCompression table");
   if (rc == 0) return XCHG_OK;
   if (method != 0) return xchg_errorf(err, XCHG_ENOTSUP, "body compression method %d", method);
-  if (codec != 0 && codec != 1) return xchg_errorf(err, XCHG_ENOTSUP, "body compression codec %d", codec);
+  if (codec > 1) return xchg_errorf(err, XCHG_ENOTSUP, "body compression codec %d", codec);
   *out = codec == 0 ? XCHG_BLOCK_LZ4_FRAME : XCHG_BLOCK_ZSTD;
   return XCHG_OK;
 }
@@ -588,22 +513,28 @@ static xchg_status open_batch(decoder *d, const fb_table *batch, int64_t *length
   return st;
 }
 
-xchg_status ipc_decode_batch(const ipc_decode_ctx *ctx, const fb_table *batch, xchg_buf *body,
-                             const ipc_field *columns, int64_t n_columns, int dictionary_values,
-                             ipc_array **out, xchg_error *err) {
-  decoder d = {.ctx = ctx, .err = err, .body = body};
-  int64_t length;
+xchg_status ipc_decode_plan(const ipc_decode_ctx *ctx, const fb_table *batch, const ipc_body *body,
+                            const ipc_field *columns, int64_t n_columns, int dictionary_values,
+                            ipc_jobs *jobs, ipc_array **out, xchg_error *err) {
+  decoder d = {.ctx = ctx, .err = err, .body = body, .jobs = jobs};
+  int64_t length, n_selected = 0;
   *out = NULL;
   xchg_status st = open_batch(&d, batch, &length);
   if (st != XCHG_OK) return st;
-  ipc_array *root = ipc_array_new(1, n_columns);
+  for (int64_t i = 0; i < n_columns; i++) n_selected += dictionary_values || !columns[i].skip;
+  ipc_array *root = ipc_array_new(1, n_selected);
   if (!root) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   root->length = length;
-  for (int64_t i = 0; i < n_columns && st == XCHG_OK; i++) {
-    st = decode_field(&d, &columns[i], dictionary_values, &root->children[i]);
-    if (st == XCHG_OK && root->children[i]->length != length && !dictionary_values)
+  for (int64_t i = 0, k = 0; i < n_columns && st == XCHG_OK; i++) {
+    if (columns[i].skip && !dictionary_values) {
+      st = skip_field(&d, &columns[i], dictionary_values);
+      continue;
+    }
+    st = plan_field(&d, &columns[i], dictionary_values, &root->children[k]);
+    if (st == XCHG_OK && root->children[k]->length != length && !dictionary_values)
       st = fail(&d, -1, XCHG_EFORMAT, "column has %lld rows, the batch %lld",
-                (long long)root->children[i]->length, (long long)length);
+                (long long)root->children[k]->length, (long long)length);
+    k++;
   }
   d.field = NULL;
   if (st == XCHG_OK && (d.next_node != d.nodes.count || d.next_buffer != d.buffers.count))
@@ -615,4 +546,273 @@ xchg_status ipc_decode_batch(const ipc_decode_ctx *ctx, const fb_table *batch, x
   }
   *out = root;
   return XCHG_OK;
+}
+
+/* ---- step 3: validate ---------------------------------------------------------- */
+
+static int full(const decoder *d) { return d->ctx->opts->validation == XCHG_VALIDATE_FULL; }
+
+static int64_t bitmap_bytes(int64_t length) { return length / 8 + (length % 8 != 0); }
+
+static int valid_at(const ipc_array *a, int64_t i) {
+  const uint8_t *bits = a->n_buffers ? ipc_array_data(a, 0) : NULL;
+  return !bits || ((bits[i >> 3] >> (i & 7)) & 1);
+}
+
+static int64_t load_int(const uint8_t *p, int width, int is_signed, int64_t i) {
+  switch (width) {
+    case 1: return is_signed ? (int64_t)(int8_t)p[i] : (int64_t)p[i];
+    case 2: {
+      uint16_t v;
+      memcpy(&v, p + 2 * i, 2);
+      return is_signed ? (int64_t)(int16_t)v : (int64_t)v;
+    }
+    case 4: {
+      uint32_t v;
+      memcpy(&v, p + 4 * i, 4);
+      return is_signed ? (int64_t)(int32_t)v : (int64_t)v;
+    }
+    default: {
+      uint64_t v;
+      memcpy(&v, p + 8 * i, 8);
+      return (!is_signed && v > INT64_MAX) ? -1 : (int64_t)v;
+    }
+  }
+}
+
+static xchg_status need_size(decoder *d, const ipc_array *a, int64_t i, int64_t count, int64_t width,
+                             const char *what) {
+  if (width > 0 && count > INT64_MAX / width)
+    return fail(d, i, XCHG_EFORMAT, "%lld values of %lld bytes overflow", (long long)count, (long long)width);
+  if ((int64_t)ipc_array_size(a, i) < count * width)
+    return fail(d, i, XCHG_EFORMAT, "%s buffer has %zu bytes, %lld rows need %lld", what,
+                ipc_array_size(a, i), (long long)a->length, (long long)(count * width));
+  return XCHG_OK;
+}
+
+/* Validity: present and large enough when there are nulls, and (in full
+ * validation) holding exactly null_count zero bits. */
+static xchg_status check_validity(decoder *d, const ipc_array *a) {
+  if (a->null_count == 0) return XCHG_OK;
+  if (!a->buffers[0])
+    return fail(d, 0, XCHG_EFORMAT, "null_count %lld but no validity buffer", (long long)a->null_count);
+  xchg_status st = need_size(d, a, 0, bitmap_bytes(a->length), 1, "validity");
+  if (st != XCHG_OK || !full(d)) return st;
+  int64_t set = 0;
+  const uint8_t *bits = ipc_array_data(a, 0);
+  for (int64_t i = 0; i < a->length / 8; i++) set += __builtin_popcount(bits[i]);
+  for (int64_t i = a->length & ~(int64_t)7; i < a->length; i++) set += (bits[i >> 3] >> (i & 7)) & 1;
+  if (a->length - set != a->null_count)
+    return fail(d, 0, XCHG_EFORMAT, "null_count is %lld but the validity bitmap has %lld nulls",
+                (long long)a->null_count, (long long)(a->length - set));
+  return XCHG_OK;
+}
+
+/* A buffer of zeros standing in for the offsets of an empty array, which
+ * writers may leave out but consumers may read one entry of. */
+static xchg_status zero_offsets(decoder *d, ipc_array *a, int64_t i) {
+  static const int64_t zeros[1];
+  if (a->buffers[i] || a->length != 0) return XCHG_OK;
+  a->buffers[i] = xchg_buf_wrap(zeros, sizeof zeros, NULL, NULL);
+  return a->buffers[i] ? XCHG_OK : fail(d, i, XCHG_ENOMEM, "out of memory");
+}
+
+/* Offsets at buffer i: length+1 entries, within [0, limit], monotonic. */
+static xchg_status check_offsets(decoder *d, ipc_array *a, int64_t i, int width, int64_t limit,
+                                 const char *limit_name) {
+  xchg_status st = zero_offsets(d, a, i);
+  if (st == XCHG_OK) st = need_size(d, a, i, a->length + 1, width, "offsets");
+  if (st != XCHG_OK) return st;
+  const uint8_t *p = ipc_array_data(a, i);
+  int64_t first = load_int(p, width, 1, 0), last = load_int(p, width, 1, a->length);
+  if (first < 0 || last < first || last > limit)
+    return fail(d, i, XCHG_EFORMAT, "offsets run from %lld to %lld, outside [0, %lld] (%s)",
+                (long long)first, (long long)last, (long long)limit, limit_name);
+  if (!full(d)) return XCHG_OK;
+  for (int64_t k = 0; k < a->length; k++)
+    if (load_int(p, width, 1, k + 1) < load_int(p, width, 1, k))
+      return fail(d, i, XCHG_EFORMAT, "offset %lld at row %lld is below the one before",
+                  (long long)load_int(p, width, 1, k + 1), (long long)k + 1);
+  return XCHG_OK;
+}
+
+static xchg_status check_list_views(decoder *d, const ipc_array *a, int width) {
+  xchg_status st = need_size(d, a, 1, a->length, width, "offsets");
+  if (st == XCHG_OK) st = need_size(d, a, 2, a->length, width, "sizes");
+  if (st != XCHG_OK || !full(d)) return st;
+  int64_t limit = a->children[0]->length;
+  for (int64_t k = 0; k < a->length; k++) {
+    int64_t off = load_int(ipc_array_data(a, 1), width, 1, k);
+    int64_t size = load_int(ipc_array_data(a, 2), width, 1, k);
+    if (valid_at(a, k) && (off < 0 || size < 0 || off > limit || size > limit - off))
+      return fail(d, 1, XCHG_EFORMAT, "list view at row %lld (offset %lld, size %lld) exceeds "
+                  "the %lld child values", (long long)k, (long long)off, (long long)size, (long long)limit);
+  }
+  return XCHG_OK;
+}
+
+static xchg_status check_views(decoder *d, const ipc_array *a) {
+  int64_t n_data = a->n_buffers - 3;
+  xchg_status st = need_size(d, a, 1, a->length, 16, "views");
+  if (st != XCHG_OK || !full(d)) return st;
+  const uint8_t *views = ipc_array_data(a, 1);
+  for (int64_t k = 0; k < a->length; k++) {
+    int32_t len, buf, off;
+    memcpy(&len, views + 16 * k, 4);
+    memcpy(&buf, views + 16 * k + 8, 4);
+    memcpy(&off, views + 16 * k + 12, 4);
+    if (!valid_at(a, k) || (len >= 0 && len <= 12)) continue;
+    if (len < 0 || buf < 0 || buf >= n_data || off < 0 ||
+        (size_t)off + (size_t)len > ipc_array_size(a, 2 + buf))
+      return fail(d, 1, XCHG_EFORMAT, "view at row %lld (length %d, buffer %d, offset %d) points "
+                  "outside the %lld data buffers", (long long)k, len, buf, off, (long long)n_data);
+  }
+  return XCHG_OK;
+}
+
+static xchg_status check_union(decoder *d, const ipc_field *f, const ipc_array *a) {
+  xchg_status st = need_size(d, a, 0, a->length, 1, "type ids");
+  if (st == XCHG_OK && f->union_dense) st = need_size(d, a, 1, a->length, 4, "offsets");
+  if (st != XCHG_OK) return st;
+  for (int64_t c = 0; c < a->n_children && !f->union_dense; c++)
+    if (a->children[c]->length < a->length)
+      return fail(d, -1, XCHG_EFORMAT, "sparse union child %lld has %lld rows, the union %lld",
+                  (long long)c, (long long)a->children[c]->length, (long long)a->length);
+  if (!full(d)) return XCHG_OK;
+  int8_t child_of[128];
+  memset(child_of, -1, sizeof child_of);
+  for (int64_t c = 0; c < f->n_children; c++) child_of[f->union_type_ids[c]] = (int8_t)c;
+  const int8_t *ids = (const int8_t *)ipc_array_data(a, 0);
+  for (int64_t k = 0; k < a->length; k++) {
+    int8_t id = ids[k];
+    if (id < 0 || child_of[id] < 0)
+      return fail(d, 0, XCHG_EFORMAT, "type id %d at row %lld is not one of the union's", id, (long long)k);
+    if (!f->union_dense) continue;
+    int64_t off = load_int(ipc_array_data(a, 1), 4, 1, k), child_len = a->children[child_of[id]]->length;
+    if (off < 0 || off >= child_len)
+      return fail(d, 1, XCHG_EFORMAT, "dense union offset %lld at row %lld is outside child %d's "
+                  "%lld rows", (long long)off, (long long)k, child_of[id], (long long)child_len);
+  }
+  return XCHG_OK;
+}
+
+static xchg_status check_run_ends(decoder *d, const ipc_array *a, int width) {
+  const ipc_array *ends = a->children[0], *values = a->children[1];
+  if (a->null_count != 0)
+    return fail(d, -1, XCHG_EFORMAT, "a run-end encoded array has null_count %lld", (long long)a->null_count);
+  if (values->length < ends->length || ends->null_count != 0)
+    return fail(d, -1, XCHG_EFORMAT, "%lld run ends (with %lld nulls) for %lld values",
+                (long long)ends->length, (long long)ends->null_count, (long long)values->length);
+  if (a->length == 0) return XCHG_OK;
+  const uint8_t *p = ipc_array_data(ends, 1);
+  if (ends->length == 0 || load_int(p, width, 1, ends->length - 1) < a->length)
+    return fail(d, -1, XCHG_EFORMAT, "run ends stop before the array's %lld rows", (long long)a->length);
+  if (!full(d)) return XCHG_OK;
+  for (int64_t k = 0, prev = 0; k < ends->length; k++) {
+    int64_t end = load_int(p, width, 1, k);
+    if (end <= prev)
+      return fail(d, -1, XCHG_EFORMAT, "run end %lld at run %lld does not increase", (long long)end, (long long)k);
+    prev = end;
+  }
+  return XCHG_OK;
+}
+
+static xchg_status check_indices(decoder *d, const ipc_field *f, const ipc_array *a) {
+  xchg_status st = check_validity(d, a);
+  if (st == XCHG_OK) st = need_size(d, a, 1, a->length, f->index_width, "indices");
+  if (st != XCHG_OK || !full(d)) return st;
+  int64_t dict_len = a->dictionary->length;
+  const uint8_t *p = ipc_array_data(a, 1);
+  for (int64_t k = 0; k < a->length; k++) {
+    if (!valid_at(a, k)) continue;
+    int64_t idx = load_int(p, f->index_width, f->index_signed, k);
+    if (idx < 0 || idx >= dict_len)
+      return fail(d, 1, XCHG_EFORMAT, "dictionary index %lld at row %lld is outside dictionary "
+                  "%lld's %lld values", (long long)idx, (long long)k, (long long)f->dict_id, (long long)dict_len);
+  }
+  return XCHG_OK;
+}
+
+static xchg_status check_children_length(decoder *d, const ipc_array *a, int64_t need) {
+  for (int64_t i = 0; i < a->n_children; i++)
+    if (a->children[i]->length < need)
+      return fail(d, -1, XCHG_EFORMAT, "child %lld has %lld rows, %lld needed", (long long)i,
+                  (long long)a->children[i]->length, (long long)need);
+  return XCHG_OK;
+}
+
+static xchg_status validate_field(decoder *d, const ipc_field *f, int as_value, ipc_array *a);
+
+static xchg_status validate_children(decoder *d, const ipc_field *f, ipc_array *a) {
+  for (int64_t i = 0, k = 0; i < f->n_children; i++) {
+    if (f->children[i].skip) continue;
+    xchg_status st = validate_field(d, &f->children[i], 0, a->children[k++]);
+    if (st != XCHG_OK) return st;
+  }
+  d->field = f;
+  return XCHG_OK;
+}
+
+static xchg_status validate_value(decoder *d, const ipc_field *f, ipc_array *a) {
+  int ow = offset_width(f->type);
+  xchg_status st = validate_children(d, f, a);
+  if (st != XCHG_OK) return st;
+  switch (f->type) {
+    case IPC_NULL: return XCHG_OK;
+    case IPC_UNION: return check_union(d, f, a);
+    case IPC_RUN_END_ENCODED: return check_run_ends(d, a, f->children[0].width);
+    default: break;
+  }
+  if ((st = check_validity(d, a)) != XCHG_OK) return st;
+  switch (f->type) {
+    case IPC_BOOL: return need_size(d, a, 1, bitmap_bytes(a->length), 1, "values");
+    case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
+      return check_offsets(d, a, 1, ow, (int64_t)ipc_array_size(a, 2), "data bytes");
+    case IPC_BINARY_VIEW: case IPC_UTF8_VIEW: return check_views(d, a);
+    case IPC_LIST: case IPC_LARGE_LIST: case IPC_MAP:
+      return check_offsets(d, a, 1, ow, a->children[0]->length, "child rows");
+    case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW: return check_list_views(d, a, ow);
+    case IPC_STRUCT: return check_children_length(d, a, a->length);
+    case IPC_FIXED_SIZE_LIST:
+      if (f->list_size > 0 && a->length > INT64_MAX / f->list_size)
+        return fail(d, -1, XCHG_EFORMAT, "%lld lists of %d values overflow", (long long)a->length, f->list_size);
+      return check_children_length(d, a, a->length * f->list_size);
+    default: return need_size(d, a, 1, a->length, f->width, "values");
+  }
+}
+
+static xchg_status validate_field(decoder *d, const ipc_field *f, int as_value, ipc_array *a) {
+  d->field = f;
+  if (f->dict_encoded && !as_value) return check_indices(d, f, a);
+  return validate_value(d, f, a);
+}
+
+xchg_status ipc_decode_validate(const ipc_decode_ctx *ctx, const ipc_field *columns,
+                                int64_t n_columns, int dictionary_values, ipc_array *root,
+                                xchg_error *err) {
+  decoder d = {.ctx = ctx, .err = err};
+  for (int64_t i = 0, k = 0; i < n_columns; i++) {
+    if (columns[i].skip && !dictionary_values) continue;
+    xchg_status st = validate_field(&d, &columns[i], dictionary_values, root->children[k++]);
+    if (st != XCHG_OK) return st;
+  }
+  return XCHG_OK;
+}
+
+xchg_status ipc_decode_batch(const ipc_decode_ctx *ctx, const fb_table *batch, const ipc_body *body,
+                             const ipc_field *columns, int64_t n_columns, int dictionary_values,
+                             ipc_array **out, xchg_error *err) {
+  ipc_jobs jobs = {0};
+  xchg_status st = ipc_decode_plan(ctx, batch, body, columns, n_columns, dictionary_values, &jobs, out, err);
+  if (st != XCHG_OK) {
+    ipc_jobs_free(&jobs);
+    return st;
+  }
+  st = ipc_jobs_run(&jobs, NULL, NULL, err);
+  if (st == XCHG_OK) st = ipc_decode_validate(ctx, columns, n_columns, dictionary_values, *out, err);
+  if (st != XCHG_OK) {
+    ipc_array_unref(*out);
+    *out = NULL;
+  }
+  return st;
 }

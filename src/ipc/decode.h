@@ -1,37 +1,80 @@
-/* decode.h — turning one RecordBatch message (metadata + body) into arrays.
+/* decode.h — turning RecordBatch messages (metadata + body) into arrays.
  *
- * The decoder walks the schema depth first, taking field nodes and buffers
- * from the message in the order the IPC format lays them out, checks every
- * offset and length against the body, decompresses compressed buffers
- * straight into their final aligned buffers, slices uncompressed ones out
- * of the body without copying, byte-swaps big-endian data, and validates
- * the result so that no consumer can be led out of bounds. */
+ * Decoding runs in three steps so that the expensive one can run in
+ * parallel, over one batch or several consecutive ones:
+ *   1. plan: walk the schema depth first, taking field nodes and buffers
+ *      from the message in IPC order, checking every offset and length
+ *      against the body; uncompressed buffers become zero-copy slices of the
+ *      body, compressed ones get their final aligned buffer and a job;
+ *   2. run the jobs (decompress straight into place, byte-swap big-endian
+ *      data), on a thread pool when there is one;
+ *   3. validate the arrays so that no consumer can be led out of bounds.
+ * Fields marked `skip` (not selected) are stepped over: their buffers are
+ * never read, copied or decompressed. */
 #ifndef XCHG_IPC_DECODE_H
 #define XCHG_IPC_DECODE_H
 
 #include "ipc/array.h"
 #include "ipc/flatbuf.h"
 #include "ipc/schema.h"
+#include "xchg/io.h"
+#include "xchg/pool.h"
 
 /* Returns the current dictionary with the given id (a borrowed pointer),
  * or NULL when none has been read. */
 typedef ipc_array *(*ipc_dict_lookup_fn)(void *ctx, int64_t id);
+
+/* Where a message body is: in memory, or (when mem is NULL) at `offset` in
+ * a seekable source, fetched a buffer at a time so that unselected
+ * buffers are never read. */
+typedef struct ipc_body {
+  xchg_buf *mem;
+  xchg_source *src;
+  int64_t offset;
+  int64_t length;
+} ipc_body;
 
 typedef struct ipc_decode_ctx {
   const xchg_read_options *opts;
   int big_endian;
   int metadata_version;   /* 0-based MetadataVersion: V4 = 3, V5 = 4 */
   int64_t message_index;  /* for error messages */
-  int64_t body_offset;    /* byte offset of the body in the input */
   ipc_dict_lookup_fn lookup;
   void *lookup_ctx;
+  xchg_decompress_fn on_decompress;
+  void *on_decompress_ctx;
 } ipc_decode_ctx;
 
-/* Decodes the RecordBatch table `batch` whose body is `body` into a struct
- * array with one child per column.  With dictionary_values set, the columns
- * are decoded as the value types of their (dictionary-encoded) fields, as a
- * DictionaryBatch requires. */
-xchg_status ipc_decode_batch(const ipc_decode_ctx *ctx, const fb_table *batch, xchg_buf *body,
+typedef struct ipc_job ipc_job;
+
+/* Decompression jobs of one or more planned batches. */
+typedef struct ipc_jobs {
+  ipc_job *items;
+  int64_t count, capacity;
+  int64_t bytes; /* decompressed bytes in all jobs */
+} ipc_jobs;
+
+/* Step 1: plans the RecordBatch table `batch` into a struct array with one
+ * child per selected column, adding its decompression jobs to jobs.  With
+ * dictionary_values set, the columns are decoded as the value types of
+ * their dictionary-encoded fields, as a DictionaryBatch requires. */
+xchg_status ipc_decode_plan(const ipc_decode_ctx *ctx, const fb_table *batch, const ipc_body *body,
+                            const ipc_field *columns, int64_t n_columns, int dictionary_values,
+                            ipc_jobs *jobs, ipc_array **out, xchg_error *err);
+
+/* Step 2: runs and clears the jobs; pool may be NULL (run inline).  On
+ * failure, *failed_message (may be NULL) is the index of the message whose
+ * buffer failed. */
+xchg_status ipc_jobs_run(ipc_jobs *jobs, xchg_pool *pool, int64_t *failed_message, xchg_error *err);
+void ipc_jobs_free(ipc_jobs *jobs);
+
+/* Step 3: validates a planned array whose jobs have run. */
+xchg_status ipc_decode_validate(const ipc_decode_ctx *ctx, const ipc_field *columns,
+                                int64_t n_columns, int dictionary_values, ipc_array *root,
+                                xchg_error *err);
+
+/* All three steps for one batch, inline. */
+xchg_status ipc_decode_batch(const ipc_decode_ctx *ctx, const fb_table *batch, const ipc_body *body,
                              const ipc_field *columns, int64_t n_columns, int dictionary_values,
                              ipc_array **out, xchg_error *err);
 

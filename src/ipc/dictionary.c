@@ -22,7 +22,7 @@ xchg_status ipc_dictionaries_declare(ipc_dictionaries *d, const ipc_field *field
   ipc_dictionary *items = realloc(d->items, (size_t)(d->count + 1) * sizeof *items);
   if (!items) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   d->items = items;
-  d->items[d->count++] = (ipc_dictionary){field->dict_id, field, NULL};
+  d->items[d->count++] = (ipc_dictionary){field->dict_id, field, NULL, 1};
   return XCHG_OK;
 }
 
@@ -60,4 +60,24 @@ void ipc_dictionaries_free(ipc_dictionaries *d) {
   free(d->items);
   d->items = NULL;
   d->count = 0;
+}
+
+static xchg_status mark_used(void *ctx, const ipc_field *field, xchg_error *err) {
+  (void)err;
+  ipc_dictionary *e = find(ctx, field->dict_id);
+  if (e) {
+    e->used = 1;
+    e->field = field; /* a selected field: its value type is decoded whole */
+  }
+  return XCHG_OK;
+}
+
+xchg_status ipc_dictionaries_mark_used(ipc_dictionaries *d, const ipc_schema *schema, xchg_error *err) {
+  for (int64_t i = 0; i < d->count; i++) d->items[i].used = 0;
+  return ipc_schema_visit_dictionaries(schema, 1, mark_used, d, err);
+}
+
+int ipc_dictionaries_used(const ipc_dictionaries *d, int64_t id) {
+  ipc_dictionary *e = find(d, id);
+  return e && e->used;
 }

@@ -15,6 +15,7 @@ typedef struct ipc_dictionary {
   int64_t id;
   const ipc_field *field;
   ipc_array *values; /* NULL until the first dictionary batch */
+  int used;          /* a selected field needs it */
 } ipc_dictionary;
 
 typedef struct ipc_dictionaries {
@@ -31,6 +32,9 @@ ipc_array *ipc_dictionaries_lookup(void *d, int64_t id);
 xchg_status ipc_dictionaries_update(ipc_dictionaries *d, int64_t id, ipc_array *values, int delta,
                                     xchg_error *err);
 void ipc_dictionaries_free(ipc_dictionaries *d);
+/* Marks the dictionaries that the schema's selected fields use. */
+xchg_status ipc_dictionaries_mark_used(ipc_dictionaries *d, const ipc_schema *schema, xchg_error *err);
+int ipc_dictionaries_used(const ipc_dictionaries *d, int64_t id);
 
 /* Concatenates two arrays of the type of field (as dictionary values, when
  * the field is dictionary-encoded) into a new array. */

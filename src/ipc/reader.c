@@ -1,11 +1,15 @@
 /* reader.c — the IPC stream and file readers: framing, schema, dictionaries.
  *
- * Messages are read one at a time from the source: a 0xFFFFFFFF
- * continuation marker (absent in the pre-0.15 framing), an int32 metadata
- * length, the Message flatbuffer, then the body.  A stream is a schema
- * message followed by dictionary and record batch messages; the file
- * format wraps such a stream between "ARROW1" magics and adds a footer
- * listing where every dictionary and record batch message starts. */
+ * Messages are read one at a time: a 0xFFFFFFFF continuation marker (absent
+ * in the pre-0.15 framing), an int32 metadata length, the Message
+ * flatbuffer, then the body.  A stream is a schema message followed by
+ * dictionary and record batch messages; the file format wraps such a stream
+ * between "ARROW1" magics and adds a footer that says where every
+ * dictionary and record batch message starts.
+ *
+ * A message's body is attached only when it is decoded: a slice of the
+ * input when it is in memory, buffer by buffer from a seekable file when
+ * columns are deselected, read whole otherwise, or skipped unread. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +26,11 @@ enum { DICTBATCH_ID, DICTBATCH_DATA, DICTBATCH_DELTA };
 enum { FOOTER_VERSION, FOOTER_SCHEMA, FOOTER_DICTIONARIES, FOOTER_BATCHES, FOOTER_METADATA };
 enum { HEADER_SCHEMA = 1, HEADER_DICTIONARY = 2, HEADER_RECORD_BATCH = 3 };
 
-/* MetadataVersion V4, the oldest this reader accepts (Arrow 0.8, 2017). */
+/* MetadataVersion V4 (Arrow 0.8, 2017) is the oldest this reader accepts. */
 #define OLDEST_METADATA_VERSION 3
 #define NEWEST_METADATA_VERSION 4
+/* Batches decoded together at most, when reading ahead on a pool. */
+#define MAX_GROUP 64
 static const char FILE_MAGIC[6] = {'A', 'R', 'R', 'O', 'W', '1'};
 
 typedef struct ipc_message {
@@ -32,10 +38,11 @@ typedef struct ipc_message {
   fb_table header;
   int header_type;
   int version;
-  int64_t body_length;
-  xchg_buf *body;
+  int64_t index;
   int64_t offset;       /* of the framing */
   int64_t body_offset;
+  int64_t body_length;
+  ipc_body body;        /* attached when decoded */
 } ipc_message;
 
 /* A Block of the file footer: where one message starts. */
@@ -45,35 +52,57 @@ typedef struct file_block {
   int64_t body_length;
 } file_block;
 
+/* A batch planned, its jobs queued, not yet validated or handed out. */
+typedef struct pending_batch {
+  ipc_array *array;
+  ipc_decode_ctx ctx;
+} pending_batch;
+
 struct xchg_ipc_reader {
   xchg_source *src;
+  xchg_buf *memory;     /* the whole input, when it is in memory */
   xchg_read_options opts;
   xchg_ipc_format format;
   ipc_schema schema;
-  int metadata_version;
+  int selective;        /* some column is not selected */
   ipc_dictionaries dicts;
   int64_t message_index;
   uint8_t peek[8];      /* bytes read to detect the format, not yet consumed */
   size_t peek_len, peek_pos;
   int finished;
+  ipc_message held;     /* a message read but not yet processed */
+  int has_held;
+  char *held_metadata;  /* custom metadata shown by peek */
+  pending_batch group[MAX_GROUP];
+  int64_t group_head, group_count;
+  xchg_status deferred; /* an error to report once the group is handed out */
+  xchg_error deferred_error;
   /* file format */
   file_block *batch_blocks, *dict_blocks;
   int64_t n_batches, n_dict_blocks, next_batch;
   int dicts_loaded;
   xchg_message_fn on_message;
   void *on_message_ctx;
+  xchg_decompress_fn on_decompress;
+  void *on_decompress_ctx;
   xchg_error last_error;  /* for ArrowArrayStream.get_last_error */
 };
 
 void xchg_read_options_init(xchg_read_options *opts) {
+  memset(opts, 0, sizeof *opts);
   opts->validation = XCHG_VALIDATE_FULL;
   opts->max_depth = 64;
   opts->max_fields = (int64_t)1 << 16;
   opts->max_buffer_bytes = (int64_t)1 << 34;
   opts->max_metadata_bytes = (int64_t)1 << 28;
+  opts->readahead_bytes = (int64_t)8 << 20;
 }
 
 /* ---- reading bytes -------------------------------------------------------- */
+
+static int64_t position(const xchg_ipc_reader *r) {
+  return (int64_t)xchg_source_position(r->src) - (int64_t)(r->peek_len - r->peek_pos);
+}
 
 static xchg_status read_exact(xchg_ipc_reader *r, void *dst, size_t n, size_t *got,
                               xchg_error *err) {
@@ -88,16 +117,12 @@ static xchg_status read_exact(xchg_ipc_reader *r, void *dst, size_t n, size_t *g
   return st;
 }
 
-static int64_t position(const xchg_ipc_reader *r) {
-  return (int64_t)xchg_source_position(r->src) - (int64_t)(r->peek_len - r->peek_pos);
-}
-
 /* The next n bytes as a buffer (zero-copy when the source is in memory). */
 static xchg_status read_buffer(xchg_ipc_reader *r, size_t n, xchg_buf **out, xchg_error *err) {
   if (r->peek_pos == r->peek_len) return xchg_source_read_buf(r->src, n, out, err);
+  int64_t start = position(r);
   xchg_buf *b = xchg_buf_alloc(n);
   if (!b) return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %zu bytes", n);
-  int64_t start = position(r);
   size_t got;
   xchg_status st = read_exact(r, xchg_buf_mutable_data(b), n, &got, err);
   if (st == XCHG_OK && got < n)
@@ -111,40 +136,54 @@ static xchg_status read_buffer(xchg_ipc_reader *r, size_t n, xchg_buf **out, xch
   return XCHG_OK;
 }
 
+static int seekable(const xchg_ipc_reader *r) { return xchg_source_size(r->src) >= 0; }
+
 static xchg_status seek(xchg_ipc_reader *r, int64_t offset, xchg_error *err) {
   r->peek_pos = r->peek_len;
   return xchg_source_seek(r->src, (uint64_t)offset, err);
+}
+
+/* Moves to byte `offset`, forward only when the input cannot seek. */
+static xchg_status move_to(xchg_ipc_reader *r, int64_t offset, xchg_error *err) {
+  int64_t here = position(r);
+  if (here == offset) return XCHG_OK;
+  if (seekable(r)) return seek(r, offset, err);
+  while (r->peek_pos < r->peek_len && here < offset) {
+    r->peek_pos++;
+    here++;
+  }
+  return xchg_source_skip(r->src, (uint64_t)(offset - here), err);
 }
 
 /* ---- messages ------------------------------------------------------------- */
 
 static void message_clear(ipc_message *m) {
   xchg_buf_unref(m->metadata);
-  xchg_buf_unref(m->body);
+  xchg_buf_unref(m->body.mem);
   memset(m, 0, sizeof *m);
+}
+
+static xchg_status read_word(xchg_ipc_reader *r, uint32_t *value, size_t *got, xchg_error *err) {
+  uint8_t word[4];
+  xchg_status st = read_exact(r, word, 4, got, err);
+  *value = fb_load_u32(word);
+  return st;
 }
 
 /* Reads the framing: sets *length, or *eos at an end-of-stream marker or
  * at a clean end of the input. */
 static xchg_status read_prefix(xchg_ipc_reader *r, int32_t *length, int *eos, xchg_error *err) {
-  uint8_t word[4];
-  size_t got;
   int64_t at = position(r);
-  xchg_status st = read_exact(r, word, 4, &got, err);
+  uint32_t value;
+  size_t got;
+  xchg_status st = read_word(r, &value, &got, err);
   if (st != XCHG_OK) return st;
   *eos = got == 0;
   if (got == 0) return XCHG_OK;
+  if (got == 4 && value == 0xFFFFFFFFu && (st = read_word(r, &value, &got, err)) != XCHG_OK) return st;
   if (got < 4)
     return xchg_errorf(err, XCHG_EIO, "input ends inside the framing of message %lld at byte %lld",
                        (long long)r->message_index, (long long)at);
-  uint32_t value = fb_load_u32(word);
-  if (value == 0xFFFFFFFFu) {
-    if ((st = read_exact(r, word, 4, &got, err)) != XCHG_OK) return st;
-    if (got < 4)
-      return xchg_errorf(err, XCHG_EIO, "input ends inside the framing of message %lld at byte %lld",
-                         (long long)r->message_index, (long long)at);
-    value = fb_load_u32(word);
-  }
   *length = (int32_t)value;
   *eos = value == 0;
   if (*length < 0)
@@ -160,159 +199,313 @@ static xchg_status parse_message(xchg_ipc_reader *r, ipc_message *m, xchg_error 
   fb_table msg;
   int16_t version;
   uint8_t header_type;
-  const uint8_t *meta = xchg_buf_data(m->metadata);
-  if (fb_root(meta, xchg_buf_size(m->metadata), &msg) < 0 || fb_i16(&msg, MSG_VERSION, 0, &version) < 0 ||
-      fb_u8(&msg, MSG_HEADER_TYPE, 0, &header_type) < 0 ||
+  if (fb_root(xchg_buf_data(m->metadata), xchg_buf_size(m->metadata), &msg) < 0 ||
+      fb_i16(&msg, MSG_VERSION, 0, &version) < 0 || fb_u8(&msg, MSG_HEADER_TYPE, 0, &header_type) < 0 ||
       fb_i64(&msg, MSG_BODY_LENGTH, 0, &m->body_length) < 0 ||
       fb_table_field(&msg, MSG_HEADER, &m->header) <= 0)
     return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: invalid Message flatbuffer",
-                       (long long)r->message_index, (long long)m->offset);
+                       (long long)m->index, (long long)m->offset);
   m->version = version;
   m->header_type = header_type;
   if (version < OLDEST_METADATA_VERSION || version > NEWEST_METADATA_VERSION)
     return xchg_errorf(err, XCHG_ENOTSUP, "message %lld at byte %lld: metadata version V%d",
-                       (long long)r->message_index, (long long)m->offset, version + 1);
+                       (long long)m->index, (long long)m->offset, version + 1);
   if (header_type < HEADER_SCHEMA || header_type > HEADER_RECORD_BATCH)
     return xchg_errorf(err, header_type <= 5 ? XCHG_ENOTSUP : XCHG_EFORMAT,
                        "message %lld at byte %lld: header type %d (tensors are not supported)",
-                       (long long)r->message_index, (long long)m->offset, header_type);
+                       (long long)m->index, (long long)m->offset, header_type);
   int64_t size = xchg_source_size(r->src);
-  if (m->body_length < 0 || (size >= 0 && m->body_length > size - position(r)))
+  if (m->body_length < 0 || (size >= 0 && m->body_length > size - m->body_offset))
     return xchg_errorf(err, m->body_length < 0 ? XCHG_EFORMAT : XCHG_EIO,
-                       "message %lld at byte %lld: body of %lld bytes %s",
-                       (long long)r->message_index, (long long)m->offset, (long long)m->body_length,
+                       "message %lld at byte %lld: body of %lld bytes %s", (long long)m->index,
+                       (long long)m->offset, (long long)m->body_length,
                        m->body_length < 0 ? "is negative" : "runs past the end of the input");
   return XCHG_OK;
 }
 
-static void report_message(xchg_ipc_reader *r, const ipc_message *m, int64_t rows,
-                           xchg_block_codec codec, int64_t dict_id, int is_delta) {
-  if (!r->on_message) return;
-  static const xchg_message_kind kinds[] = {0, XCHG_MESSAGE_SCHEMA, XCHG_MESSAGE_DICTIONARY,
-                                            XCHG_MESSAGE_RECORD_BATCH};
-  xchg_message_info info = {kinds[m->header_type], r->message_index, m->offset,
-                            (int64_t)xchg_buf_size(m->metadata), m->body_length, rows, codec,
-                            dict_id, is_delta, m->version + 1, NULL};
-  fb_table msg;
-  char *metadata = NULL;
-  size_t metadata_size;
-  if (fb_root(xchg_buf_data(m->metadata), xchg_buf_size(m->metadata), &msg) > 0 &&
-      ipc_metadata_parse(&msg, MSG_METADATA, &metadata, &metadata_size, "message", NULL) == XCHG_OK)
-    info.custom_metadata = metadata;
-  r->on_message(r->on_message_ctx, &info);
-  free(metadata);
-}
-
-/* Reads one message with its body; *eos at the end of the stream. */
+/* Reads the framing and metadata of the message at the current position;
+ * the body is left where it is. */
 static xchg_status read_message(xchg_ipc_reader *r, ipc_message *m, int *eos, xchg_error *err) {
   int32_t length;
   memset(m, 0, sizeof *m);
+  m->index = r->message_index;
   m->offset = position(r);
   xchg_status st = read_prefix(r, &length, eos, err);
   if (st != XCHG_OK || *eos) return st;
   st = read_buffer(r, (size_t)length, &m->metadata, err);
   if (st != XCHG_OK) {
-    xchg_error_prefix(err, "message %lld at byte %lld: metadata: ", (long long)r->message_index,
-                      (long long)m->offset);
-  } else if ((st = parse_message(r, m, err)) == XCHG_OK) {
-    m->body_offset = position(r);
-    st = read_buffer(r, (size_t)m->body_length, &m->body, err);
-    if (st != XCHG_OK)
-      xchg_error_prefix(err, "message %lld at byte %lld: body: ", (long long)r->message_index,
-                        (long long)m->offset);
+    xchg_error_prefix(err, "message %lld at byte %lld: metadata: ", (long long)m->index, (long long)m->offset);
+    return st;
   }
+  m->body_offset = position(r);
+  st = parse_message(r, m, err);
   if (st != XCHG_OK) message_clear(m);
   return st;
 }
 
+/* Makes the body available for decoding; see the comment at the top. */
+static xchg_status attach_body(xchg_ipc_reader *r, ipc_message *m, int whole, xchg_error *err) {
+  ipc_body *b = &m->body;
+  b->offset = m->body_offset;
+  b->length = m->body_length;
+  if (r->memory) {
+    b->mem = xchg_buf_slice(r->memory, (size_t)m->body_offset, (size_t)m->body_length);
+    return b->mem ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  }
+  if (!whole && r->selective && seekable(r)) {
+    b->src = r->src;
+    return XCHG_OK;
+  }
+  xchg_status st = move_to(r, m->body_offset, err);
+  if (st == XCHG_OK) st = read_buffer(r, (size_t)m->body_length, &b->mem, err);
+  if (st != XCHG_OK)
+    xchg_error_prefix(err, "message %lld at byte %lld: body: ", (long long)m->index, (long long)m->offset);
+  return st;
+}
+
+/* Leaves the input just after the message's body, read or not. */
+static xchg_status pass_body(xchg_ipc_reader *r, const ipc_message *m, xchg_error *err) {
+  return r->format == XCHG_IPC_FILE && r->n_batches >= 0
+             ? XCHG_OK
+             : move_to(r, m->body_offset + m->body_length, err);
+}
+
+static char *message_metadata(const ipc_message *m) {
+  fb_table msg;
+  char *metadata = NULL;
+  size_t size;
+  if (fb_root(xchg_buf_data(m->metadata), xchg_buf_size(m->metadata), &msg) > 0)
+    ipc_metadata_parse(&msg, MSG_METADATA, &metadata, &size, "message", NULL);
+  return metadata;
+}
+
+static void report_message(xchg_ipc_reader *r, const ipc_message *m) {
+  if (!r->on_message) return;
+  static const xchg_message_kind kinds[] = {0, XCHG_MESSAGE_SCHEMA, XCHG_MESSAGE_DICTIONARY,
+                                            XCHG_MESSAGE_RECORD_BATCH};
+  xchg_message_info info = {kinds[m->header_type], m->index, m->offset,
+                            (int64_t)xchg_buf_size(m->metadata), m->body_length, 0, XCHG_BLOCK_NONE,
+                            -1, 0, m->version + 1, NULL};
+  fb_table data = m->header;
+  if (m->header_type == HEADER_DICTIONARY) {
+    uint8_t delta = 0;
+    fb_i64(&m->header, DICTBATCH_ID, 0, &info.dictionary_id);
+    fb_u8(&m->header, DICTBATCH_DELTA, 0, &delta);
+    info.is_delta = delta;
+    if (fb_table_field(&m->header, DICTBATCH_DATA, &data) <= 0) data = m->header;
+  }
+  if (m->header_type != HEADER_SCHEMA) {
+    fb_i64(&data, 0, 0, &info.rows);
+    ipc_batch_compression(&data, &info.compression, NULL);
+  }
+  char *metadata = message_metadata(m);
+  info.custom_metadata = metadata;
+  r->on_message(r->on_message_ctx, &info);
+  free(metadata);
+}
+
 static ipc_decode_ctx decode_ctx(xchg_ipc_reader *r, const ipc_message *m) {
-  ipc_decode_ctx ctx = {&r->opts, r->schema.big_endian, m->version, r->message_index,
-                        m->body_offset, ipc_dictionaries_lookup, &r->dicts};
+  ipc_decode_ctx ctx = {&r->opts, r->schema.big_endian, m->version, m->index,
+                        ipc_dictionaries_lookup, &r->dicts, r->on_decompress, r->on_decompress_ctx};
   return ctx;
 }
 
 /* ---- dictionaries --------------------------------------------------------- */
 
-static xchg_status read_dictionary(xchg_ipc_reader *r, const ipc_message *m, xchg_error *err) {
+static xchg_status read_dictionary(xchg_ipc_reader *r, ipc_message *m, xchg_error *err) {
   int64_t id;
   uint8_t delta;
   fb_table data;
   if (fb_i64(&m->header, DICTBATCH_ID, 0, &id) < 0 || fb_u8(&m->header, DICTBATCH_DELTA, 0, &delta) < 0 ||
       fb_table_field(&m->header, DICTBATCH_DATA, &data) <= 0)
     return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: invalid DictionaryBatch",
-                       (long long)r->message_index, (long long)m->offset);
+                       (long long)m->index, (long long)m->offset);
   const ipc_field *field = ipc_dictionaries_field(&r->dicts, id);
   if (!field)
     return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: dictionary id %lld is not "
-                       "used by any field of the schema", (long long)r->message_index,
-                       (long long)m->offset, (long long)id);
-  int64_t rows = 0;
-  xchg_block_codec codec = XCHG_BLOCK_NONE;
-  fb_i64(&data, 0, 0, &rows);
-  ipc_batch_compression(&data, &codec, NULL);
-  report_message(r, m, rows, codec, id, delta != 0);
+                       "used by any field of the schema", (long long)m->index, (long long)m->offset,
+                       (long long)id);
+  if (!ipc_dictionaries_used(&r->dicts, id)) return XCHG_OK; /* no selected column needs it */
+  if (!delta && r->format == XCHG_IPC_FILE && ipc_dictionaries_lookup(&r->dicts, id))
+    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: the file format does not "
+                       "allow replacing dictionary %lld", (long long)m->index, (long long)m->offset,
+                       (long long)id);
+  xchg_status st = attach_body(r, m, 0, err);
+  if (st != XCHG_OK) return st;
   ipc_decode_ctx ctx = decode_ctx(r, m);
   ipc_array *root;
-  xchg_status st = ipc_decode_batch(&ctx, &data, m->body, field, 1, 1, &root, err);
-  if (st != XCHG_OK) return st;
-  if (!delta && r->format == XCHG_IPC_FILE && ipc_dictionaries_lookup(&r->dicts, id)) {
-    ipc_array_unref(root);
-    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: the file format does not "
-                       "allow replacing dictionary %lld", (long long)r->message_index,
-                       (long long)m->offset, (long long)id);
-  }
+  if ((st = ipc_decode_batch(&ctx, &data, &m->body, field, 1, 1, &root, err)) != XCHG_OK) return st;
   st = ipc_dictionaries_update(&r->dicts, id, root->children[0], delta != 0, err);
   ipc_array_unref(root);
   if (st != XCHG_OK)
-    xchg_error_prefix(err, "message %lld at byte %lld: ", (long long)r->message_index,
-                      (long long)m->offset);
+    xchg_error_prefix(err, "message %lld at byte %lld: ", (long long)m->index, (long long)m->offset);
   return st;
+}
+
+/* ---- the sequence of messages ------------------------------------------ */
+
+static xchg_status read_block(xchg_ipc_reader *r, const file_block *b, int kind, ipc_message *m,
+                              xchg_error *err) {
+  int eos;
+  xchg_status st = seek(r, b->offset, err);
+  if (st == XCHG_OK) st = read_message(r, m, &eos, err);
+  if (st != XCHG_OK) return st;
+  if (eos || m->header_type != kind) {
+    if (!eos) message_clear(m);
+    return xchg_errorf(err, XCHG_EFORMAT, "footer block at byte %lld does not point to a %s message",
+                       (long long)b->offset, kind == HEADER_DICTIONARY ? "dictionary" : "record batch");
+  }
+  return XCHG_OK;
+}
+
+static xchg_status load_file_dictionaries(xchg_ipc_reader *r, xchg_error *err) {
+  for (int64_t i = 0; i < r->n_dict_blocks && !r->dicts_loaded; i++) {
+    ipc_message m;
+    r->message_index = 1 + i;
+    xchg_status st = read_block(r, &r->dict_blocks[i], HEADER_DICTIONARY, &m, err);
+    if (st == XCHG_OK) {
+      report_message(r, &m);
+      st = read_dictionary(r, &m, err);
+    }
+    message_clear(&m);
+    if (st != XCHG_OK) return st;
+  }
+  r->dicts_loaded = 1;
+  return XCHG_OK;
+}
+
+/* The next message from a stream (or an unseekable file). */
+static xchg_status next_stream_message(xchg_ipc_reader *r, ipc_message *m, int *eos, xchg_error *err) {
+  xchg_status st = read_message(r, m, eos, err);
+  if (st != XCHG_OK || *eos) return st;
+  r->message_index++;
+  if (m->header_type == HEADER_SCHEMA) {
+    int64_t at = m->offset;
+    message_clear(m);
+    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: a second schema message",
+                       (long long)r->message_index - 1, (long long)at);
+  }
+  return XCHG_OK;
+}
+
+/* The next record batch message, reading the dictionaries before it.  The
+ * message stays held until it is decoded or skipped. */
+static xchg_status hold_next_batch(xchg_ipc_reader *r, int *eos, xchg_error *err) {
+  *eos = 0;
+  if (r->has_held) return XCHG_OK;
+  if (r->finished) {
+    *eos = 1;
+    return XCHG_OK;
+  }
+  ipc_message *m = &r->held;
+  if (r->format == XCHG_IPC_FILE && r->n_batches >= 0) {
+    xchg_status st = load_file_dictionaries(r, err);
+    if (st != XCHG_OK) return st;
+    if (r->next_batch >= r->n_batches) {
+      r->finished = *eos = 1;
+      return XCHG_OK;
+    }
+    r->message_index = 1 + r->n_dict_blocks + r->next_batch;
+    if ((st = read_block(r, &r->batch_blocks[r->next_batch], HEADER_RECORD_BATCH, m, err)) != XCHG_OK)
+      return st;
+    r->next_batch++;
+    report_message(r, m);
+    r->has_held = 1;
+    return XCHG_OK;
+  }
+  for (;;) {
+    xchg_status st = next_stream_message(r, m, eos, err);
+    if (st != XCHG_OK) return st;
+    if (*eos) {
+      r->finished = 1;
+      return XCHG_OK;
+    }
+    report_message(r, m);
+    if (m->header_type == HEADER_RECORD_BATCH) {
+      r->has_held = 1;
+      return XCHG_OK;
+    }
+    st = read_dictionary(r, m, err);
+    if (st == XCHG_OK) st = pass_body(r, m, err);
+    message_clear(m);
+    if (st != XCHG_OK) return st;
+  }
+}
+
+static void drop_held(xchg_ipc_reader *r) {
+  message_clear(&r->held);
+  r->has_held = 0;
 }
 
 /* ---- record batches -------------------------------------------------------- */
 
-static xchg_status decode_record_batch(xchg_ipc_reader *r, const ipc_message *m,
-                                       struct ArrowArray *out, xchg_error *err) {
-  int64_t rows = 0;
-  xchg_block_codec codec = XCHG_BLOCK_NONE;
-  fb_i64(&m->header, 0, 0, &rows);
-  ipc_batch_compression(&m->header, &codec, NULL);
-  report_message(r, m, rows, codec, -1, 0);
-  ipc_decode_ctx ctx = decode_ctx(r, m);
-  ipc_array *root;
-  xchg_status st = ipc_decode_batch(&ctx, &m->header, m->body, r->schema.root.children,
-                                    r->schema.root.n_children, 0, &root, err);
-  if (st != XCHG_OK) return st;
-  st = ipc_array_export(root, out, err);
-  ipc_array_unref(root);
+/* Plans the held record batch into the group. */
+static xchg_status plan_held(xchg_ipc_reader *r, ipc_jobs *jobs, xchg_error *err) {
+  ipc_message *m = &r->held;
+  pending_batch *p = &r->group[(r->group_head + r->group_count) % MAX_GROUP];
+  p->ctx = decode_ctx(r, m);
+  xchg_status st = attach_body(r, m, 0, err);
+  if (st == XCHG_OK)
+    st = ipc_decode_plan(&p->ctx, &m->header, &m->body, r->schema.root.children,
+                         r->schema.root.n_children, 0, jobs, &p->array, err);
+  if (st == XCHG_OK) st = pass_body(r, m, err);
+  drop_held(r);
+  if (st == XCHG_OK) r->group_count++;
   return st;
 }
 
-/* Stream format: reads messages until a record batch or the end. */
-static xchg_status next_in_stream(xchg_ipc_reader *r, struct ArrowArray *out, xchg_error *err) {
-  while (!r->finished) {
-    ipc_message m;
-    int eos;
-    xchg_status st = read_message(r, &m, &eos, err);
-    if (st != XCHG_OK) return st;
-    if (eos) {
-      r->finished = 1;
-      break;
-    }
-    if (m.header_type == HEADER_RECORD_BATCH)
-      st = decode_record_batch(r, &m, out, err);
-    else if (m.header_type == HEADER_DICTIONARY)
-      st = read_dictionary(r, &m, err);
-    else
-      st = xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: a second schema message",
-                       (long long)r->message_index, (long long)m.offset);
-    r->message_index++;
-    int is_batch = m.header_type == HEADER_RECORD_BATCH;
-    message_clear(&m);
-    if (st != XCHG_OK || is_batch) return st;
+/* Drops pending batches from message `from` on (all of them for -1). */
+static void drop_group_from(xchg_ipc_reader *r, int64_t from) {
+  for (int64_t k = r->group_count - 1; k >= 0; k--) {
+    pending_batch *p = &r->group[(r->group_head + k) % MAX_GROUP];
+    if (from >= 0 && p->ctx.message_index < from) break;
+    ipc_array_unref(p->array);
+    p->array = NULL;
+    r->group_count = k;
   }
-  memset(out, 0, sizeof *out);
-  return XCHG_OK;
+}
+
+/* Decodes the next batches into the group: one at a time without a pool,
+ * else as many as fit in readahead_bytes, all decompressed together.  An
+ * error is deferred until the batches before it have been handed out. */
+static void fill_group(xchg_ipc_reader *r) {
+  ipc_jobs jobs = {0};
+  xchg_error *err = &r->deferred_error;
+  int threads = xchg_pool_threads(r->opts.pool);
+  int64_t first = r->group_count;
+  xchg_status st = XCHG_OK;
+  while (r->group_count < MAX_GROUP) {
+    int eos;
+    if ((st = hold_next_batch(r, &eos, err)) != XCHG_OK || eos) break;
+    if ((st = plan_held(r, &jobs, err)) != XCHG_OK) break;
+    if (threads <= 1 || jobs.bytes >= r->opts.readahead_bytes) break;
+  }
+  int64_t failed = -1;
+  xchg_status run = ipc_jobs_run(&jobs, r->opts.pool, &failed, err);
+  if (run != XCHG_OK) {
+    drop_group_from(r, failed);
+    st = run;
+  }
+  for (int64_t k = first; k < r->group_count && run == XCHG_OK; k++) {
+    pending_batch *p = &r->group[(r->group_head + k) % MAX_GROUP];
+    xchg_status v = ipc_decode_validate(&p->ctx, r->schema.root.children, r->schema.root.n_children,
+                                        0, p->array, err);
+    if (v != XCHG_OK) {
+      drop_group_from(r, p->ctx.message_index);
+      st = v;
+    }
+  }
+  r->deferred = st;
+}
+
+static xchg_status take_from_group(xchg_ipc_reader *r, struct ArrowArray *out, xchg_error *err) {
+  pending_batch *p = &r->group[r->group_head];
+  r->group_head = (r->group_head + 1) % MAX_GROUP;
+  r->group_count--;
+  xchg_status st = ipc_array_export(p->array, out, err);
+  ipc_array_unref(p->array);
+  p->array = NULL;
+  return st;
 }
 
 /* ---- schema ------------------------------------------------------------- */
@@ -325,11 +518,12 @@ static xchg_status set_schema(xchg_ipc_reader *r, const fb_table *schema, const 
                               xchg_error *err) {
   xchg_status st = ipc_schema_parse(schema, &r->opts, &r->schema, err);
   if (st == XCHG_OK)
-    st = ipc_schema_visit_dictionaries(&r->schema, add_dictionary_field, &r->dicts, err);
+    st = ipc_schema_visit_dictionaries(&r->schema, 0, add_dictionary_field, &r->dicts, err);
   if (st != XCHG_OK) xchg_error_prefix(err, "%s: ", where);
   return st;
 }
 
+/* Reads the schema message, into r's schema or (into != NULL) elsewhere. */
 static xchg_status read_schema_message(xchg_ipc_reader *r, ipc_schema *into, xchg_error *err) {
   ipc_message m;
   int eos;
@@ -343,15 +537,15 @@ static xchg_status read_schema_message(xchg_ipc_reader *r, ipc_schema *into, xch
   }
   char where[64];
   snprintf(where, sizeof where, "schema message at byte %lld", (long long)m.offset);
-  r->metadata_version = m.version;
-  report_message(r, &m, 0, XCHG_BLOCK_NONE, -1, 0);
+  report_message(r, &m);
   if (into) {
     st = ipc_schema_parse(&m.header, &r->opts, into, err);
     if (st != XCHG_OK) xchg_error_prefix(err, "%s: ", where);
   } else {
     st = set_schema(r, &m.header, where, err);
   }
-  r->message_index++;
+  if (st == XCHG_OK) st = pass_body(r, &m, err);
+  r->message_index = 1;
   message_clear(&m);
   return st;
 }
@@ -410,42 +604,14 @@ static xchg_status read_footer(xchg_ipc_reader *r, int64_t size, xchg_error *err
   return st;
 }
 
-/* Reads the message a footer block points to, and checks it is of kind. */
-static xchg_status read_block(xchg_ipc_reader *r, const file_block *b, int kind, ipc_message *m,
-                              xchg_error *err) {
-  int eos;
-  xchg_status st = seek(r, b->offset, err);
-  if (st == XCHG_OK) st = read_message(r, m, &eos, err);
-  if (st != XCHG_OK) return st;
-  if (eos || m->header_type != kind) {
-    if (!eos) message_clear(m);
-    return xchg_errorf(err, XCHG_EFORMAT, "footer block at byte %lld does not point to a %s message",
-                       (long long)b->offset, kind == HEADER_DICTIONARY ? "dictionary" : "record batch");
-  }
-  return XCHG_OK;
-}
-
-static xchg_status load_file_dictionaries(xchg_ipc_reader *r, xchg_error *err) {
-  for (int64_t i = 0; i < r->n_dict_blocks && !r->dicts_loaded; i++) {
-    ipc_message m;
-    r->message_index = i + 1;
-    xchg_status st = read_block(r, &r->dict_blocks[i], HEADER_DICTIONARY, &m, err);
-    if (st == XCHG_OK) st = read_dictionary(r, &m, err);
-    message_clear(&m);
-    if (st != XCHG_OK) return st;
-  }
-  r->dicts_loaded = 1;
-  return XCHG_OK;
-}
-
 static xchg_status open_file_format(xchg_ipc_reader *r, xchg_error *err) {
   int64_t size = xchg_source_size(r->src);
-  if (size < 0) { /* not seekable: read the embedded stream */
-    r->format = XCHG_IPC_FILE;
+  if (size < 0) { /* not seekable: read the stream inside */
     r->n_batches = -1;
     return read_schema_message(r, NULL, err);
   }
-  if (size < 18) return xchg_errorf(err, XCHG_EIO, "a %lld-byte file is too short for the file format", (long long)size);
+  if (size < 18)
+    return xchg_errorf(err, XCHG_EIO, "a %lld-byte file is too short for the file format", (long long)size);
   xchg_status st = read_footer(r, size, err);
   if (st != XCHG_OK) return st;
   ipc_schema stream_schema;
@@ -470,6 +636,7 @@ xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_read_options *opts
     return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   }
   r->src = src;
+  r->memory = xchg_source_memory(src);
   if (opts) r->opts = *opts; else xchg_read_options_init(&r->opts);
   size_t got;
   xchg_status st = xchg_source_read(src, r->peek, 8, &got, err);
@@ -519,6 +686,38 @@ void xchg_ipc_reader_on_message(xchg_ipc_reader *r, xchg_message_fn fn, void *ct
   r->on_message_ctx = ctx;
 }
 
+void xchg_ipc_reader_on_decompress(xchg_ipc_reader *r, xchg_decompress_fn fn, void *ctx) {
+  r->on_decompress = fn;
+  r->on_decompress_ctx = ctx;
+}
+
+static xchg_status after_select(xchg_ipc_reader *r, xchg_error *err) {
+  r->selective = 0;
+  for (int64_t i = 0; i < r->schema.root.n_children; i++)
+    if (r->schema.root.children[i].skip) r->selective = 1;
+  return ipc_dictionaries_mark_used(&r->dicts, &r->schema, err);
+}
+
+/* Selection applies to batches not yet decoded: any read ahead goes. */
+static void forget_read_ahead(xchg_ipc_reader *r) {
+  drop_group_from(r, -1);
+  r->group_head = 0;
+}
+
+xchg_status xchg_ipc_reader_select(xchg_ipc_reader *r, const char *const *paths, int64_t n,
+                                   xchg_error *err) {
+  xchg_status st = ipc_schema_select_paths(&r->schema, paths, n, err);
+  if (st == XCHG_OK) forget_read_ahead(r);
+  return st == XCHG_OK ? after_select(r, err) : st;
+}
+
+xchg_status xchg_ipc_reader_select_indices(xchg_ipc_reader *r, const int64_t *indices, int64_t n,
+                                           xchg_error *err) {
+  xchg_status st = ipc_schema_select_indices(&r->schema, indices, n, err);
+  if (st == XCHG_OK) forget_read_ahead(r);
+  return st == XCHG_OK ? after_select(r, err) : st;
+}
+
 xchg_status xchg_ipc_reader_schema(xchg_ipc_reader *r, struct ArrowSchema *out, xchg_error *err) {
   return ipc_schema_export(&r->schema, out, err);
 }
@@ -534,18 +733,52 @@ xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *r, int64_t i, struct Arr
   if (st != XCHG_OK) return st;
   ipc_message m;
   r->message_index = 1 + r->n_dict_blocks + i;
-  st = read_block(r, &r->batch_blocks[i], HEADER_RECORD_BATCH, &m, err);
-  if (st == XCHG_OK) st = decode_record_batch(r, &m, out, err);
+  if ((st = read_block(r, &r->batch_blocks[i], HEADER_RECORD_BATCH, &m, err)) != XCHG_OK) return st;
+  report_message(r, &m);
+  ipc_decode_ctx ctx = decode_ctx(r, &m);
+  ipc_array *root = NULL;
+  st = attach_body(r, &m, 0, err);
+  if (st == XCHG_OK)
+    st = ipc_decode_batch(&ctx, &m.header, &m.body, r->schema.root.children, r->schema.root.n_children,
+                          0, &root, err);
+  if (st == XCHG_OK) st = ipc_array_export(root, out, err);
+  ipc_array_unref(root);
   message_clear(&m);
   return st;
 }
 
 xchg_status xchg_ipc_reader_next(xchg_ipc_reader *r, struct ArrowArray *out, xchg_error *err) {
   memset(out, 0, sizeof *out);
-  if (r->format == XCHG_IPC_STREAM || r->n_batches < 0) return next_in_stream(r, out, err);
-  if (r->next_batch >= r->n_batches) return XCHG_OK;
-  xchg_status st = xchg_ipc_reader_read_batch(r, r->next_batch, out, err);
-  if (st == XCHG_OK) r->next_batch++;
+  if (r->group_count == 0 && r->deferred == XCHG_OK) fill_group(r);
+  if (r->group_count > 0) return take_from_group(r, out, err);
+  xchg_status st = r->deferred;
+  if (st != XCHG_OK && err) *err = r->deferred_error;
+  return st;
+}
+
+xchg_status xchg_ipc_reader_peek(xchg_ipc_reader *r, xchg_batch_header *out, int *at_end,
+                                 xchg_error *err) {
+  memset(out, 0, sizeof *out);
+  if (r->group_count > 0)
+    return xchg_errorf(err, XCHG_EINVAL, "peek after batches were read ahead (use peek without a pool)");
+  xchg_status st = hold_next_batch(r, at_end, err);
+  if (st != XCHG_OK || *at_end) return st;
+  const ipc_message *m = &r->held;
+  free(r->held_metadata);
+  r->held_metadata = message_metadata(m);
+  out->message_index = m->index;
+  out->offset = m->offset;
+  out->body_bytes = m->body_length;
+  out->custom_metadata = r->held_metadata;
+  fb_i64(&m->header, 0, 0, &out->rows);
+  ipc_batch_compression(&m->header, &out->compression, NULL);
+  return XCHG_OK;
+}
+
+xchg_status xchg_ipc_reader_skip(xchg_ipc_reader *r, xchg_error *err) {
+  if (!r->has_held) return xchg_errorf(err, XCHG_EINVAL, "skip without a peeked batch");
+  xchg_status st = pass_body(r, &r->held, err);
+  drop_held(r);
   return st;
 }
 
@@ -553,6 +786,10 @@ int64_t xchg_ipc_reader_num_batches(const xchg_ipc_reader *r) { return r->n_batc
 
 void xchg_ipc_reader_close(xchg_ipc_reader *r) {
   if (!r) return;
+  forget_read_ahead(r);
+  drop_held(r);
+  free(r->held_metadata);
+  xchg_buf_unref(r->memory);
   xchg_source_close(r->src);
   ipc_schema_free(&r->schema);
   ipc_dictionaries_free(&r->dicts);

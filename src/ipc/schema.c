@@ -481,10 +481,11 @@ static xchg_status export_children(const ipc_field *f, exported_schema *p,
   p->child_structs = calloc((size_t)f->n_children, sizeof(*p->child_structs));
   if (!p->children || !p->child_structs) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   out->children = p->children;
-  for (int64_t i = 0; i < f->n_children; i++) {
-    p->children[i] = &p->child_structs[i];
-    out->n_children = i + 1;
-    xchg_status st = export_node(&f->children[i], f->children[i].dict_encoded, p->children[i], err);
+  for (int64_t i = 0, k = 0; i < f->n_children; i++) {
+    if (f->children[i].skip) continue;
+    p->children[k] = &p->child_structs[k];
+    out->n_children = k + 1;
+    xchg_status st = export_node(&f->children[i], f->children[i].dict_encoded, p->children[k++], err);
     if (st != XCHG_OK) return st;
   }
   return XCHG_OK;
@@ -571,15 +572,78 @@ int ipc_schema_equal(const ipc_schema *a, const ipc_schema *b, xchg_error *err) 
   return field_equal(&a->root, &b->root, err);
 }
 
-static xchg_status visit(const ipc_field *f, ipc_field_visit_fn fn, void *ctx, xchg_error *err) {
+static xchg_status visit(const ipc_field *f, int selected_only, ipc_field_visit_fn fn, void *ctx,
+                         xchg_error *err) {
   for (int64_t i = 0; i < f->n_children; i++) {
-    xchg_status st = visit(&f->children[i], fn, ctx, err);
+    if (selected_only && f->children[i].skip) continue;
+    xchg_status st = visit(&f->children[i], selected_only, fn, ctx, err);
     if (st != XCHG_OK) return st;
   }
   return f->dict_encoded ? fn(ctx, f, err) : XCHG_OK;
 }
 
-xchg_status ipc_schema_visit_dictionaries(const ipc_schema *schema, ipc_field_visit_fn fn,
-                                          void *ctx, xchg_error *err) {
-  return visit(&schema->root, fn, ctx, err);
+xchg_status ipc_schema_visit_dictionaries(const ipc_schema *schema, int selected_only,
+                                          ipc_field_visit_fn fn, void *ctx, xchg_error *err) {
+  return visit(&schema->root, selected_only, fn, ctx, err);
+}
+
+/* ---- selection ---------------------------------------------------------- */
+
+static void set_skip(ipc_field *f, int skip) {
+  f->skip = skip;
+  for (int64_t i = 0; i < f->n_children; i++) set_skip(&f->children[i], skip);
+}
+
+static void skip_all_columns(ipc_schema *schema) {
+  for (int64_t i = 0; i < schema->root.n_children; i++) set_skip(&schema->root.children[i], 1);
+}
+
+static ipc_field *child_named(ipc_field *f, const char *name, size_t len) {
+  for (int64_t i = 0; i < f->n_children; i++)
+    if (strlen(f->children[i].name) == len && memcmp(f->children[i].name, name, len) == 0)
+      return &f->children[i];
+  return NULL;
+}
+
+/* Follows a dotted path; with apply set, selects what it names. */
+static xchg_status select_path(ipc_schema *schema, const char *path, int apply, xchg_error *err) {
+  ipc_field *node = &schema->root;
+  const char *part = path;
+  for (;;) {
+    const char *dot = strchr(part, '.');
+    size_t len = dot ? (size_t)(dot - part) : strlen(part);
+    ipc_field *child = child_named(node, part, len);
+    if (!child)
+      return xchg_errorf(err, XCHG_EINVAL, "no field '%.*s' in %s (selecting '%s')", (int)len,
+                         part, node == &schema->root ? "the schema" : node->path, path);
+    if (apply) child->skip = 0;
+    node = child;
+    /* Only a struct can be decoded in part; anything else goes whole. */
+    if (!dot || node->type != IPC_STRUCT || node->dict_encoded) break;
+    part = dot + 1;
+  }
+  if (apply) set_skip(node, 0); /* the field named last comes whole */
+  return XCHG_OK;
+}
+
+xchg_status ipc_schema_select_paths(ipc_schema *schema, const char *const *paths, int64_t n,
+                                    xchg_error *err) {
+  for (int64_t i = 0; i < n; i++) {
+    xchg_status st = select_path(schema, paths[i], 0, err);
+    if (st != XCHG_OK) return st;
+  }
+  skip_all_columns(schema);
+  for (int64_t i = 0; i < n; i++) select_path(schema, paths[i], 1, err);
+  return XCHG_OK;
+}
+
+xchg_status ipc_schema_select_indices(ipc_schema *schema, const int64_t *indices, int64_t n,
+                                      xchg_error *err) {
+  for (int64_t i = 0; i < n; i++)
+    if (indices[i] < 0 || indices[i] >= schema->root.n_children)
+      return xchg_errorf(err, XCHG_EINVAL, "column index %lld: the schema has %lld columns",
+                         (long long)indices[i], (long long)schema->root.n_children);
+  skip_all_columns(schema);
+  for (int64_t i = 0; i < n; i++) set_skip(&schema->root.children[indices[i]], 0);
+  return XCHG_OK;
 }

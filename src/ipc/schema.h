@@ -56,6 +56,7 @@ typedef struct ipc_field {
   int index_signed;
   struct ipc_field *children;
   int64_t n_children;
+  int skip;              /* not selected: neither decoded nor exported */
 } ipc_field;
 
 typedef struct ipc_schema {
@@ -87,9 +88,21 @@ xchg_status ipc_schema_export(const ipc_schema *schema, struct ArrowSchema *out,
 int ipc_schema_equal(const ipc_schema *a, const ipc_schema *b, xchg_error *err);
 
 /* Calls fn for every dictionary-encoded field, depth first, including the
- * fields inside dictionary value types. */
+ * fields inside dictionary value types; with selected_only, only for the
+ * fields that will be decoded. */
 typedef xchg_status (*ipc_field_visit_fn)(void *ctx, const ipc_field *field, xchg_error *err);
-xchg_status ipc_schema_visit_dictionaries(const ipc_schema *schema, ipc_field_visit_fn fn,
-                                          void *ctx, xchg_error *err);
+xchg_status ipc_schema_visit_dictionaries(const ipc_schema *schema, int selected_only,
+                                          ipc_field_visit_fn fn, void *ctx, xchg_error *err);
+
+/* Selects the columns to decode, replacing any earlier selection.  A path
+ * names a top-level column ("c4") or, through structs, a nested field
+ * ("s.f1": the struct s with only its child f1).  A path that goes into a
+ * list, map, union or dictionary selects that whole column.  Unknown names
+ * are an XCHG_EINVAL error naming them. */
+xchg_status ipc_schema_select_paths(ipc_schema *schema, const char *const *paths, int64_t n,
+                                    xchg_error *err);
+/* Selects top-level columns by index. */
+xchg_status ipc_schema_select_indices(ipc_schema *schema, const int64_t *indices, int64_t n,
+                                      xchg_error *err);
 
 #endif

@@ -1,0 +1,404 @@
+/* bench_rows.c — `xchg bench rows`: shape 3 of shared/bench/SHAPES.md.
+ *
+ * A sort-shuffle reader pulls length-prefixed rows (u32 LE length 100 and a
+ * 100-byte payload) out of a compressed stream (LZ4 frames, then zstd
+ * frames, of 64 KiB of rows each), two reads per row.  In one run, for each
+ * codec, it times the same loop four ways:
+ *   metrics_on     xchg_istream_read with metrics on (the clock read only
+ *                  around refills);
+ *   metrics_off    the same with metrics off;
+ *   timer_per_read metrics off, and a clock read before and after every read
+ *                  (four per row: the pattern a Gluten change found costing
+ *                  8% of executor CPU);
+ *   memcpy         a bare memcpy of the same bytes, row by row (the limit).
+ * Besides, `decompress_only` walks the windows without reading rows, so that
+ * the cost of the reads themselves (total minus decompression) shows, and
+ * `row_reader` reads the rows zero-copy with xchg_row_reader_next.
+ *
+ * Each figure is the median of 5 runs after 1 warm-up, with min and max.
+ * The rows are generated here from a fixed seed; every timed loop sums the
+ * bytes it read and the sum is checked against the generator's. */
+#include <lz4frame.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xchg/rows.h"
+#include "xchg/stream.h"
+
+#define ROW_PAYLOAD 100
+#define ROW_SIZE (4 + ROW_PAYLOAD)
+#define CHUNK (64 * 1024)
+#define RUNS 5
+
+typedef struct rows_input {
+  uint8_t *data; /* the compressed stream */
+  size_t size;
+  uint64_t raw_size;
+  uint64_t checksum; /* what every loop must find */
+  int64_t rows;
+} rows_input;
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A row's payload: its id, a few pseudo-random bytes and text picked from a
+ * small vocabulary, so that it compresses about as a real row does. */
+static void make_row(uint8_t *p, int64_t id, uint64_t *state) {
+  static const char *const words[] = {"shipped", "pending", "returned", "NORTH", "SOUTH",
+                                      "priority", "standard", "express", "2024-01-", "item-"};
+  p[0] = ROW_PAYLOAD, p[1] = p[2] = p[3] = 0;
+  uint8_t *payload = p + 4;
+  memcpy(payload, &id, 8);
+  *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+  memcpy(payload + 8, state, 8);
+  size_t at = 16;
+  uint64_t pick = *state;
+  while (at < ROW_PAYLOAD) {
+    const char *w = words[pick % 10];
+    pick = pick / 10 + 0x9E3779B97F4A7C15ull * (at + 1);
+    size_t n = strlen(w);
+    if (n > ROW_PAYLOAD - at) n = ROW_PAYLOAD - at;
+    memcpy(payload + at, w, n);
+    at += n;
+  }
+}
+
+/* What each loop does with a row: loads its first and last 8 bytes, so
+ * that no copy can be skipped and the checksum proves the bytes right. */
+static inline uint64_t sum_bytes(const uint8_t *p, size_t n) {
+  uint64_t a = 0, b = 0;
+  if (n >= 8) {
+    memcpy(&a, p, 8);
+    memcpy(&b, p + n - 8, 8);
+  }
+  return a ^ (b + n);
+}
+
+/* Generates the rows and compresses each 64 KiB of them as its own frame. */
+static int generate(int64_t nrows, xchg_stream_codec codec, rows_input *in) {
+  memset(in, 0, sizeof *in);
+  uint8_t *raw = malloc(CHUNK + ROW_SIZE);
+  size_t cap = (size_t)(nrows * ROW_SIZE / 2) + (1 << 20), fill = 0;
+  in->data = malloc(cap);
+  if (raw == NULL || in->data == NULL) return -1;
+  uint64_t state = 42;
+  int64_t id = 0;
+  xchg_stream_encode_options eo;
+  xchg_stream_encode_options_init(&eo);
+  eo.checksum = 0; /* as Gluten writes frames */
+  while (id < nrows) {
+    while (fill + ROW_SIZE <= CHUNK && id < nrows) {
+      make_row(raw + fill, id++, &state);
+      in->checksum += sum_bytes(raw + fill + 4, ROW_PAYLOAD) + ROW_PAYLOAD;
+      fill += ROW_SIZE;
+    }
+    xchg_buf *frame = NULL;
+    if (xchg_stream_encode(codec, &eo, raw, fill, &frame, NULL) != XCHG_OK) return -1;
+    size_t n = xchg_buf_size(frame);
+    if (in->size + n > cap) {
+      cap = (in->size + n) * 2;
+      uint8_t *p = realloc(in->data, cap);
+      if (p == NULL) return -1;
+      in->data = p;
+    }
+    memcpy(in->data + in->size, xchg_buf_data(frame), n);
+    in->size += n;
+    in->raw_size += fill;
+    xchg_buf_unref(frame);
+    fill = 0;
+  }
+  in->rows = nrows;
+  free(raw);
+  return 0;
+}
+
+static xchg_istream *open_input(const rows_input *in, xchg_stream_codec codec, int metrics) {
+  xchg_stream_options o;
+  xchg_stream_options_init(&o);
+  o.metrics = metrics;
+  xchg_istream *s = NULL;
+  xchg_error err;
+  if (xchg_istream_open(xchg_source_from_memory(in->data, in->size, NULL, NULL), codec, &o, &s,
+                        &err) != XCHG_OK) {
+    fprintf(stderr, "xchg bench rows: %s\n", err.message);
+    exit(1);
+  }
+  return s;
+}
+
+typedef enum loop_kind {
+  LOOP_METRICS_ON,
+  LOOP_METRICS_OFF,
+  LOOP_TIMER_PER_READ,
+  LOOP_MEMCPY,
+  LOOP_DECOMPRESS_ONLY,
+  LOOP_ROW_READER,
+  LOOP_KINDS
+} loop_kind;
+
+static const char *const loop_names[] = {"metrics_on", "metrics_off",     "timer_per_read",
+                                         "memcpy",     "decompress_only", "row_reader"};
+
+/* Two reads per row, as a shuffle reader does them; returns the checksum. */
+static uint64_t read_rows(xchg_istream *s, int timer_per_read, int64_t *timed_ns) {
+  uint8_t row[1 << 16];
+  uint64_t sum = 0;
+  size_t got;
+  for (;;) {
+    uint32_t len = 0;
+    int64_t t0 = timer_per_read ? now_ns() : 0;
+    xchg_istream_read(s, &len, 4, &got, NULL);
+    if (timer_per_read) *timed_ns += now_ns() - t0;
+    if (got < 4) break;
+    if (len > sizeof row) return 0;
+    t0 = timer_per_read ? now_ns() : 0;
+    xchg_istream_read(s, row, len, &got, NULL);
+    if (timer_per_read) *timed_ns += now_ns() - t0;
+    sum += sum_bytes(row, got) + len;
+  }
+  return sum;
+}
+
+/* The limit: the same bytes memcpy'd row by row out of one hot 64 KiB
+ * window (where a decompressed window would be). */
+static uint64_t memcpy_rows(const uint8_t *window, int64_t rows) {
+  uint8_t row[ROW_PAYLOAD];
+  uint64_t sum = 0;
+  size_t at = 0;
+  for (int64_t i = 0; i < rows; i++) {
+    uint32_t len;
+    memcpy(&len, window + at, 4);
+    memcpy(row, window + at + 4, len);
+    sum += sum_bytes(row, len) + len;
+    at += ROW_SIZE;
+    if (at + ROW_SIZE > CHUNK) at = 0;
+    __asm__ __volatile__("" : : "r"(row) : "memory"); /* keep the copy */
+  }
+  return sum;
+}
+
+/* Runs one loop once; returns its time in ns, and its checksum in *sum. */
+static int64_t run_loop(loop_kind kind, const rows_input *in, xchg_stream_codec codec,
+                        const uint8_t *window, uint64_t *sum) {
+  int64_t timed = 0, t0 = now_ns();
+  xchg_istream *s = NULL;
+  switch (kind) {
+    case LOOP_METRICS_ON:
+    case LOOP_METRICS_OFF:
+    case LOOP_TIMER_PER_READ:
+      s = open_input(in, codec, kind == LOOP_METRICS_ON);
+      *sum = read_rows(s, kind == LOOP_TIMER_PER_READ, &timed);
+      break;
+    case LOOP_MEMCPY:
+      *sum = memcpy_rows(window, in->rows);
+      break;
+    case LOOP_DECOMPRESS_ONLY: {
+      s = open_input(in, codec, 0);
+      const void *p;
+      size_t n;
+      uint64_t bytes = 0;
+      while (xchg_istream_next(s, &p, &n, NULL) == XCHG_OK && n > 0) bytes += n;
+      *sum = bytes;
+      break;
+    }
+    case LOOP_ROW_READER: {
+      xchg_row_reader *r = NULL;
+      xchg_row_reader_open(open_input(in, codec, 1), 0, &r, NULL);
+      const uint8_t *row;
+      uint32_t len;
+      uint64_t acc = 0;
+      while (xchg_row_reader_next(r, &row, &len, NULL) == XCHG_OK && row != NULL)
+        acc += sum_bytes(row, len) + len;
+      *sum = acc;
+      xchg_row_reader_close(r);
+      break;
+    }
+    case LOOP_KINDS: break;
+  }
+  xchg_istream_close(s);
+  (void)timed;
+  return now_ns() - t0;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+typedef struct figure {
+  double median, min, max; /* ns per row */
+} figure;
+
+/* What the memcpy loop must sum: it cycles over one window's rows. */
+static uint64_t memcpy_expected(const uint8_t *window, int64_t rows) {
+  uint64_t per_window = 0, rows_per_window = CHUNK / ROW_SIZE;
+  for (uint64_t i = 0; i < rows_per_window; i++)
+    per_window += sum_bytes(window + i * ROW_SIZE + 4, ROW_PAYLOAD) + ROW_PAYLOAD;
+  uint64_t sum = per_window * ((uint64_t)rows / rows_per_window);
+  for (uint64_t i = 0; i < (uint64_t)rows % rows_per_window; i++)
+    sum += sum_bytes(window + i * ROW_SIZE + 4, ROW_PAYLOAD) + ROW_PAYLOAD;
+  return sum;
+}
+
+/* Runs every loop RUNS times after a warm-up, the loops taking turns so
+ * that the machine's ups and downs spread over all of them alike. */
+static int measure_all(const rows_input *in, xchg_stream_codec codec, const uint8_t *window,
+                       figure *out) {
+  int64_t t[LOOP_KINDS][RUNS];
+  uint64_t expect[LOOP_KINDS];
+  for (int k = 0; k < LOOP_KINDS; k++) expect[k] = in->checksum;
+  expect[LOOP_DECOMPRESS_ONLY] = in->raw_size;
+  expect[LOOP_MEMCPY] = memcpy_expected(window, in->rows);
+  for (int r = -1; r < RUNS; r++) { /* run -1 is the warm-up */
+    for (int k = 0; k < LOOP_KINDS; k++) {
+      uint64_t sum = 0;
+      int64_t ns = run_loop((loop_kind)k, in, codec, window, &sum);
+      if (sum != expect[k]) {
+        fprintf(stderr, "xchg bench rows: %s read checksum %llu, the generator wrote %llu\n",
+                loop_names[k], (unsigned long long)sum, (unsigned long long)expect[k]);
+        return -1;
+      }
+      if (r >= 0) t[k][r] = ns;
+    }
+  }
+  for (int k = 0; k < LOOP_KINDS; k++) {
+    qsort(t[k], RUNS, sizeof t[k][0], cmp_i64);
+    out[k].median = (double)t[k][RUNS / 2] / (double)in->rows;
+    out[k].min = (double)t[k][0] / (double)in->rows;
+    out[k].max = (double)t[k][RUNS - 1] / (double)in->rows;
+  }
+  return 0;
+}
+
+static void cpu_model(char *out, size_t n) {
+  snprintf(out, n, "unknown");
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (f == NULL) return;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "model name", 10) == 0) {
+      char *v = strchr(line, ':');
+      if (v != NULL) {
+        v += strspn(v + 1, " \t") + 1;
+        v[strcspn(v, "\n")] = '\0';
+        /* JSON-safe: the model name never needs quotes or backslashes. */
+        for (char *c = v; *c; c++)
+          if (*c == '"' || *c == '\\') *c = ' ';
+        snprintf(out, n, "%s", v);
+      }
+      break;
+    }
+  }
+  fclose(f);
+}
+
+static void print_json_figures(const char *key, const figure *f, int field) {
+  printf("\"%s\": {", key);
+  static const loop_kind order[] = {LOOP_METRICS_ON, LOOP_METRICS_OFF, LOOP_TIMER_PER_READ,
+                                    LOOP_MEMCPY, LOOP_DECOMPRESS_ONLY, LOOP_ROW_READER};
+  for (int i = 0; i < LOOP_KINDS; i++) {
+    const figure *x = &f[order[i]];
+    double v = field == 0 ? x->median : field == 1 ? x->min : x->max;
+    printf("%s\"%s\": %.3f", i ? ", " : "", loop_names[order[i]], v);
+  }
+  printf("}");
+}
+
+int xchg_bench_rows(int argc, char **argv) {
+  int64_t nrows = 10000000;
+  int json = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--rows") == 0 && i + 1 < argc) {
+      nrows = strtoll(argv[++i], NULL, 10);
+    } else if (strcmp(argv[i], "--json") == 0) {
+      json = 1;
+    } else {
+      fprintf(stderr, "usage: xchg bench rows [--rows N] [--json]\n");
+      return 2;
+    }
+  }
+  if (nrows <= 0) {
+    fprintf(stderr, "xchg bench rows: --rows must be positive\n");
+    return 2;
+  }
+  char cpu[256];
+  cpu_model(cpu, sizeof cpu);
+  long nproc = sysconf(_SC_NPROCESSORS_ONLN);
+
+  static const xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_FRAME, XCHG_STREAM_ZSTD};
+  figure figs[2][LOOP_KINDS];
+  size_t compressed[2];
+  uint64_t raw_size = 0;
+  for (int c = 0; c < 2; c++) {
+    rows_input in;
+    if (generate(nrows, codecs[c], &in) != 0) {
+      fprintf(stderr, "xchg bench rows: cannot generate the input\n");
+      return 1;
+    }
+    compressed[c] = in.size;
+    raw_size = in.raw_size;
+    /* The memcpy loop copies out of the first window of the same rows. */
+    uint8_t *window = malloc(CHUNK);
+    xchg_istream *s = open_input(&in, codecs[c], 0);
+    size_t got = 0;
+    xchg_istream_read(s, window, CHUNK, &got, NULL);
+    xchg_istream_close(s);
+    if (measure_all(&in, codecs[c], window, figs[c]) != 0) return 1;
+    free(window);
+    free(in.data);
+  }
+
+  if (json) {
+    printf("{\"bench\": \"rows\", \"rows\": %lld, \"row_bytes\": %d, \"nproc\": %ld, "
+           "\"cpu\": \"%s\", \"runs\": %d, \"warmups\": 1, \"codec\": \"lz4-frame\", "
+           "\"raw_bytes\": %llu, \"compressed_bytes\": %zu, ",
+           (long long)nrows, ROW_SIZE, nproc, cpu, RUNS, (unsigned long long)raw_size,
+           compressed[0]);
+    print_json_figures("ns_per_row", figs[0], 0);
+    printf(", ");
+    print_json_figures("ns_per_row_min", figs[0], 1);
+    printf(", ");
+    print_json_figures("ns_per_row_max", figs[0], 2);
+    printf(", \"read_ns_per_row\": {\"metrics_on\": %.3f, \"metrics_off\": %.3f, "
+           "\"timer_per_read\": %.3f}",
+           figs[0][LOOP_METRICS_ON].median - figs[0][LOOP_DECOMPRESS_ONLY].median,
+           figs[0][LOOP_METRICS_OFF].median - figs[0][LOOP_DECOMPRESS_ONLY].median,
+           figs[0][LOOP_TIMER_PER_READ].median - figs[0][LOOP_DECOMPRESS_ONLY].median);
+    printf(", \"zstd\": {\"compressed_bytes\": %zu, ", compressed[1]);
+    print_json_figures("ns_per_row", figs[1], 0);
+    printf(", ");
+    print_json_figures("ns_per_row_min", figs[1], 1);
+    printf(", ");
+    print_json_figures("ns_per_row_max", figs[1], 2);
+    printf("}}\n");
+    return 0;
+  }
+  printf("xchg bench rows — %lld rows of %d bytes (%.1f MB), two reads per row\n",
+         (long long)nrows, ROW_SIZE, (double)raw_size / 1e6);
+  printf("machine: nproc %ld, %s; median of %d runs after 1 warm-up [min–max]\n\n", nproc, cpu,
+         RUNS);
+  for (int c = 0; c < 2; c++) {
+    const figure *f = figs[c];
+    printf("%s frames, 64 KiB each (%.1f MB compressed):\n", xchg_stream_codec_name(codecs[c]),
+           (double)compressed[c] / 1e6);
+    for (int k = 0; k < LOOP_KINDS; k++)
+      printf("  %-16s %8.2f ns/row  [%.2f–%.2f]\n", loop_names[k], f[k].median, f[k].min,
+             f[k].max);
+    double d = f[LOOP_DECOMPRESS_ONLY].median;
+    printf("  reads alone (total − decompress_only): metrics on %.2f, off %.2f, timer per read "
+           "%.2f ns/row; memcpy %.2f\n",
+           f[LOOP_METRICS_ON].median - d, f[LOOP_METRICS_OFF].median - d,
+           f[LOOP_TIMER_PER_READ].median - d, f[LOOP_MEMCPY].median);
+    printf("  metrics cost: %+.1f%% (on/off %.3f); timer per read costs %.2fx metrics on\n\n",
+           100.0 * (f[LOOP_METRICS_ON].median / f[LOOP_METRICS_OFF].median - 1.0),
+           f[LOOP_METRICS_ON].median / f[LOOP_METRICS_OFF].median,
+           f[LOOP_TIMER_PER_READ].median / f[LOOP_METRICS_ON].median);
+  }
+  return 0;
+}

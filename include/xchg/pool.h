@@ -1,0 +1,45 @@
+/* xchg/pool.h — a small thread pool for parallel decode and compression.
+ *
+ * Work is submitted as a parallel loop: xchg_pool_run(pool, n, fn, ctx)
+ * calls fn(ctx, i) for every i in [0, n) and returns when all calls have
+ * finished.  The calling thread takes part, so a loop never waits for a
+ * free worker, and any number of threads may run loops on one pool at the
+ * same time.  Callers should make each index worth a hand-off (tens of
+ * microseconds of work): group tiny items before submitting them.
+ *
+ * A pool of size 1 has no worker threads at all: loops run inline. */
+#ifndef XCHG_POOL_H
+#define XCHG_POOL_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct xchg_pool xchg_pool;
+
+/* A pool of `threads` threads in all, the caller counted: threads - 1
+ * workers are started.  threads <= 0 means the number of online cores.
+ * Returns NULL when threads cannot be created. */
+xchg_pool *xchg_pool_create(int threads);
+
+/* Waits for running loops to finish, then stops the workers. */
+void xchg_pool_destroy(xchg_pool *pool);
+
+/* The process-wide pool, created on first use with one thread per core
+ * (or XCHG_THREADS from the environment).  Never destroyed. */
+xchg_pool *xchg_pool_default(void);
+
+/* Threads in the pool, the caller counted. */
+int xchg_pool_threads(const xchg_pool *pool);
+
+typedef void (*xchg_task_fn)(void *ctx, int64_t index);
+
+/* Runs fn(ctx, i) for i in [0, n) on the pool and the calling thread. */
+void xchg_pool_run(xchg_pool *pool, int64_t n, xchg_task_fn fn, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,153 @@
+/* pool.c — see xchg/pool.h.
+ *
+ * Each xchg_pool_run call publishes a job on the pool's list; workers and
+ * the caller claim indices with an atomic counter, so there is no per-item
+ * queue node or lock.  The caller waits for the job's last index to finish,
+ * and for every worker to let go of it, then unlinks it. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "xchg/pool.h"
+
+typedef struct job {
+  xchg_task_fn fn;
+  void *ctx;
+  int64_t n;
+  _Atomic int64_t next;     /* next index to claim */
+  _Atomic int64_t finished; /* indices done */
+  int workers;              /* workers inside work_on(), under the lock */
+  struct job *link;
+} job;
+
+struct xchg_pool {
+  int threads;
+  pthread_t *workers;
+  pthread_mutex_t lock;
+  pthread_cond_t work;      /* a job was published, or shutdown */
+  pthread_cond_t done;      /* some job finished its last index */
+  job *jobs;                /* jobs that may have unclaimed indices */
+  int shutdown;
+};
+
+/* Claims and runs indices of j until none are left.  Returns non-zero when
+ * this thread finished the job's last index. */
+static int work_on(job *j) {
+  int64_t i, done_here = 0;
+  while ((i = atomic_fetch_add(&j->next, 1)) < j->n) {
+    j->fn(j->ctx, i);
+    done_here++;
+  }
+  return done_here && atomic_fetch_add(&j->finished, done_here) + done_here == j->n;
+}
+
+static job *claimable_job(xchg_pool *p) {
+  for (job *j = p->jobs; j; j = j->link)
+    if (atomic_load(&j->next) < j->n) return j;
+  return NULL;
+}
+
+static void *worker_main(void *arg) {
+  xchg_pool *p = arg;
+  pthread_mutex_lock(&p->lock);
+  for (;;) {
+    job *j = claimable_job(p);
+    if (!j) {
+      if (p->shutdown) break;
+      pthread_cond_wait(&p->work, &p->lock);
+      continue;
+    }
+    j->workers++; /* the caller must not free j while we may touch it */
+    pthread_mutex_unlock(&p->lock);
+    int last = work_on(j);
+    pthread_mutex_lock(&p->lock);
+    if (--j->workers == 0 || last) pthread_cond_broadcast(&p->done);
+  }
+  pthread_mutex_unlock(&p->lock);
+  return NULL;
+}
+
+static int online_cores(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+xchg_pool *xchg_pool_create(int threads) {
+  xchg_pool *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  p->threads = threads > 0 ? threads : online_cores();
+  pthread_mutex_init(&p->lock, NULL);
+  pthread_cond_init(&p->work, NULL);
+  pthread_cond_init(&p->done, NULL);
+  if (p->threads > 1 && !(p->workers = calloc((size_t)p->threads - 1, sizeof(pthread_t)))) {
+    free(p);
+    return NULL;
+  }
+  for (int i = 0; i < p->threads - 1; i++) {
+    if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0) {
+      p->threads = i + 1; /* keep the workers that started */
+      xchg_pool_destroy(p);
+      return NULL;
+    }
+  }
+  return p;
+}
+
+void xchg_pool_destroy(xchg_pool *p) {
+  if (!p) return;
+  pthread_mutex_lock(&p->lock);
+  p->shutdown = 1;
+  pthread_cond_broadcast(&p->work);
+  pthread_mutex_unlock(&p->lock);
+  for (int i = 0; i < p->threads - 1; i++) pthread_join(p->workers[i], NULL);
+  pthread_mutex_destroy(&p->lock);
+  pthread_cond_destroy(&p->work);
+  pthread_cond_destroy(&p->done);
+  free(p->workers);
+  free(p);
+}
+
+static xchg_pool *default_pool;
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+
+static void create_default(void) {
+  const char *env = getenv("XCHG_THREADS");
+  default_pool = xchg_pool_create(env ? atoi(env) : 0);
+}
+
+xchg_pool *xchg_pool_default(void) {
+  pthread_once(&default_once, create_default);
+  return default_pool;
+}
+
+int xchg_pool_threads(const xchg_pool *p) { return p ? p->threads : 1; }
+
+static void unlink_job(xchg_pool *p, job *j) {
+  for (job **at = &p->jobs; *at; at = &(*at)->link)
+    if (*at == j) {
+      *at = j->link;
+      return;
+    }
+}
+
+void xchg_pool_run(xchg_pool *p, int64_t n, xchg_task_fn fn, void *ctx) {
+  if (n <= 0) return;
+  if (!p || p->threads == 1 || n == 1) {
+    for (int64_t i = 0; i < n; i++) fn(ctx, i);
+    return;
+  }
+  job j = {.fn = fn, .ctx = ctx, .n = n};
+  atomic_init(&j.next, 0);
+  atomic_init(&j.finished, 0);
+  pthread_mutex_lock(&p->lock);
+  j.link = p->jobs;
+  p->jobs = &j;
+  pthread_cond_broadcast(&p->work);
+  pthread_mutex_unlock(&p->lock);
+  work_on(&j);
+  pthread_mutex_lock(&p->lock);
+  while (atomic_load(&j.finished) < n || j.workers > 0) pthread_cond_wait(&p->done, &p->lock);
+  unlink_job(p, &j);
+  pthread_mutex_unlock(&p->lock);
+}

@@ -1,0 +1,48 @@
+/* writer_internal.h — the pieces of the IPC writer (src/ipc/writer*.c).
+ *
+ * The writer describes its columns with the reader's ipc_field (so that the
+ * two agree on what a type is and how it is byte-swapped) but builds them
+ * from an ArrowSchema.  Each batch is first normalised into an ipc_array
+ * (offset 0, offsets rebased, bitmaps shifted), which the serializer then
+ * lays out as IPC buffers; coalescing concatenates normalised arrays with
+ * the reader's ipc_array_concat. */
+#ifndef XCHG_IPC_WRITER_INTERNAL_H
+#define XCHG_IPC_WRITER_INTERNAL_H
+
+#include "ipc/array.h"
+#include "ipc/fbbuild.h"
+#include "ipc/schema.h"
+#include "xchg/writer.h"
+
+/* Builds an ipc_schema from a "+s" ArrowSchema and numbers its
+ * dictionaries (ids given, or 0, 1, 2, ... in post order). */
+xchg_status wr_schema_import(const struct ArrowSchema *schema, const int64_t *ids, int64_t n_ids,
+                             ipc_schema *out, xchg_error *err);
+
+/* Adds a Schema table for schema to b. */
+fb_ref wr_schema_build(fbb *b, const ipc_schema *schema);
+
+/* Adds a vector of KeyValue tables for metadata in the ArrowSchema.metadata
+ * encoding (returns 0 when metadata is NULL or has no entries). */
+fb_ref wr_metadata_build(fbb *b, const char *metadata);
+
+/* Size in bytes of metadata in the ArrowSchema.metadata encoding. */
+size_t wr_metadata_size(const char *metadata);
+
+/* Normalises rows [off, off+len) of a (off counts a->offset in) as field f
+ * (its dictionary indices, unless as_value) into a new ipc_array whose
+ * buffers start at row 0.  With copy = 0, buffers that need no change point
+ * into a's memory, which must outlive the result; with copy = 1 every byte
+ * is copied.  Dictionaries are normalised whole and attached. */
+xchg_status wr_normalize(const ipc_field *f, int as_value, const struct ArrowArray *a,
+                         int64_t off, int64_t len, int copy, ipc_array **out, xchg_error *err);
+
+/* Non-zero when the first n rows of a and b (as field f) hold the same
+ * bytes; attached dictionaries are not compared. */
+int wr_prefix_equal(const ipc_field *f, int as_value, const ipc_array *a, const ipc_array *b,
+                    int64_t n);
+
+/* Bytes held by the buffers of a, children and dictionaries included. */
+int64_t wr_array_bytes(const ipc_array *a);
+
+#endif

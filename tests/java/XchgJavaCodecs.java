@@ -1,0 +1,87 @@
+// XchgJavaCodecs — writes and reads streams with the Java codecs exactly as
+// Spark configures them, for xchg's interoperability test
+// (tests/java/java_codecs_driver.c runs it).
+//
+//   write CODEC COUNT IN OUT : OUT = COUNT streams of CODEC, each holding IN
+//   read  CODEC IN OUT       : OUT = IN decoded (concatenated streams read on)
+//
+// CODEC is lz4-java, snappy-java or zstd.  The settings are Spark's
+// (CompressionCodec.scala): lz4 with 32 KiB blocks, lz4-java's fastest
+// compressor and an XXH32 checksum seeded 0x9747b28c; snappy with 32 KiB
+// blocks; zstd level 1 behind a 32 KiB buffer.
+import java.io.*;
+import java.nio.file.*;
+
+import com.github.luben.zstd.ZstdInputStream;
+import com.github.luben.zstd.ZstdOutputStream;
+import net.jpountz.lz4.LZ4BlockInputStream;
+import net.jpountz.lz4.LZ4BlockOutputStream;
+import net.jpountz.lz4.LZ4Factory;
+import net.jpountz.xxhash.XXHashFactory;
+import org.xerial.snappy.SnappyInputStream;
+import org.xerial.snappy.SnappyOutputStream;
+
+public class XchgJavaCodecs {
+  static final int BLOCK_SIZE = 32 * 1024;
+  static final int SPARK_LZ4_SEED = 0x9747b28c;
+
+  static OutputStream compressor(String codec, OutputStream out) throws IOException {
+    switch (codec) {
+      case "lz4-java":
+        return new LZ4BlockOutputStream(out, BLOCK_SIZE, LZ4Factory.fastestInstance().fastCompressor(),
+            XXHashFactory.fastestInstance().newStreamingHash32(SPARK_LZ4_SEED).asChecksum(), false);
+      case "snappy-java":
+        return new SnappyOutputStream(out, BLOCK_SIZE);
+      case "zstd":
+        return new BufferedOutputStream(new ZstdOutputStream(out, 1), BLOCK_SIZE);
+      default:
+        throw new IllegalArgumentException("unknown codec " + codec);
+    }
+  }
+
+  static InputStream decompressor(String codec, InputStream in) throws IOException {
+    switch (codec) {
+      case "lz4-java":
+        // Spark reads concatenated streams: stopOnEmptyBlock = false.
+        return new LZ4BlockInputStream(in, LZ4Factory.fastestInstance().fastDecompressor(),
+            XXHashFactory.fastestInstance().newStreamingHash32(SPARK_LZ4_SEED).asChecksum(), false);
+      case "snappy-java":
+        return new SnappyInputStream(in);
+      case "zstd":
+        return new BufferedInputStream(new ZstdInputStream(in), BLOCK_SIZE);
+      default:
+        throw new IllegalArgumentException("unknown codec " + codec);
+    }
+  }
+
+  public static void main(String[] args) throws IOException {
+    if (args.length >= 5 && args[0].equals("write")) {
+      byte[] payload = Files.readAllBytes(Paths.get(args[3]));
+      int count = Integer.parseInt(args[2]);
+      try (OutputStream file = new FileOutputStream(args[4])) {
+        for (int i = 0; i < count; i++) {
+          // Each stream closed on its own, its bytes appended: as Spark
+          // concatenates serialized streams.
+          ByteArrayOutputStream one = new ByteArrayOutputStream();
+          try (OutputStream c = compressor(args[1], one)) {
+            // Odd-sized writes, as a serializer would do them.
+            for (int off = 0; off < payload.length; off += 1000) {
+              c.write(payload, off, Math.min(1000, payload.length - off));
+            }
+          }
+          one.writeTo(file);
+        }
+      }
+    } else if (args.length >= 4 && args[0].equals("read")) {
+      try (InputStream in = decompressor(args[1], new BufferedInputStream(new FileInputStream(args[2])));
+           OutputStream out = new FileOutputStream(args[3])) {
+        byte[] buf = new byte[7777];
+        int n;
+        while ((n = in.read(buf)) > 0) out.write(buf, 0, n);
+      }
+    } else {
+      System.err.println("usage: write CODEC COUNT IN OUT | read CODEC IN OUT");
+      System.exit(2);
+    }
+  }
+}

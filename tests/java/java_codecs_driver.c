@@ -1,0 +1,174 @@
+/* java_codecs_driver.c — xchg against the real Java codecs Spark uses.
+ *
+ * Compiles tests/java/XchgJavaCodecs.java, then for Arrow gold IPC streams:
+ *   1. Java writes two concatenated streams (lz4-java, snappy-java, zstd-jni,
+ *      configured as Spark does) and xchg decodes them, bit for bit;
+ *   2. xchg encodes two concatenated streams and Java reads them back.
+ * Registered by the Java block at the end of CMakeLists.txt, which sets
+ * XCHG_JAVA, XCHG_JAVAC, XCHG_JAVA_CP (the three jars), XCHG_JAVA_SRC. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xchg/stream.h"
+
+static int failures;
+#define CHECK(cond, ...)                                      \
+  do {                                                        \
+    if (!(cond)) {                                            \
+      failures++;                                             \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);    \
+      fprintf(stderr, __VA_ARGS__);                           \
+      fputc('\n', stderr);                                    \
+    }                                                         \
+  } while (0)
+
+typedef struct bytes {
+  uint8_t *data;
+  size_t size;
+} bytes;
+
+static bytes read_file(const char *path) {
+  bytes b = {0};
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return b;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  b.data = malloc(n > 0 ? (size_t)n : 1);
+  b.size = fread(b.data, 1, (size_t)n, f);
+  fclose(f);
+  return b;
+}
+
+static int write_file(const char *path, const void *p, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (f == NULL) return -1;
+  size_t w = fwrite(p, 1, n, f);
+  return fclose(f) == 0 && w == n ? 0 : -1;
+}
+
+static const char *env(const char *name) {
+  const char *v = getenv(name);
+  if (v == NULL || *v == '\0') {
+    fprintf(stderr, "FAIL: %s is not set\n", name);
+    exit(1);
+  }
+  return v;
+}
+
+static int run(const char *cmd) {
+  int rc = system(cmd);
+  if (rc != 0) fprintf(stderr, "command failed (%d): %s\n", rc, cmd);
+  return rc;
+}
+
+/* The payload twice, as two concatenated streams decode. */
+static bytes twice(bytes p) {
+  bytes t = {malloc(2 * p.size + 1), 2 * p.size};
+  memcpy(t.data, p.data, p.size);
+  memcpy(t.data + p.size, p.data, p.size);
+  return t;
+}
+
+static xchg_status xchg_decode(bytes in, xchg_stream_codec codec, bytes *out, xchg_error *err) {
+  xchg_istream *s = NULL;
+  out->data = NULL;
+  out->size = 0;
+  xchg_status st =
+      xchg_istream_open(xchg_source_from_memory(in.data, in.size, NULL, NULL), codec, NULL, &s, err);
+  if (st != XCHG_OK) return st;
+  const void *p;
+  size_t n;
+  while ((st = xchg_istream_next(s, &p, &n, err)) == XCHG_OK && n > 0) {
+    out->data = realloc(out->data, out->size + n);
+    memcpy(out->data + out->size, p, n);
+    out->size += n;
+  }
+  xchg_istream_close(s);
+  return st;
+}
+
+static int same(bytes a, bytes b) { return a.size == b.size && memcmp(a.data, b.data, a.size) == 0; }
+
+int main(void) {
+  const char *java = env("XCHG_JAVA"), *javac = env("XCHG_JAVAC"), *cp = env("XCHG_JAVA_CP");
+  const char *src = env("XCHG_JAVA_SRC"), *data = env("XCHG_TESTDATA");
+  char dir[] = "/tmp/xchg-java-XXXXXX";
+  if (mkdtemp(dir) == NULL) {
+    perror("mkdtemp");
+    return 1;
+  }
+  char cmd[20480], path[4096], out_path[4096];
+  snprintf(cmd, sizeof cmd, "'%s' -cp '%s' -d '%s' '%s'", javac, cp, dir, src);
+  if (run(cmd) != 0) return 1;
+
+  static const char *const payloads[] = {"generated_primitive.stream", "generated_decimal256.stream",
+                                         "generated_primitive_zerolength.stream"};
+  static const struct {
+    const char *name;
+    xchg_stream_codec codec;
+  } codecs[] = {{"lz4-java", XCHG_STREAM_LZ4_JAVA},
+                {"snappy-java", XCHG_STREAM_SNAPPY_JAVA},
+                {"zstd", XCHG_STREAM_ZSTD}};
+  for (size_t p = 0; p < sizeof payloads / sizeof payloads[0]; p++) {
+    snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s", data, payloads[p]);
+    bytes payload = read_file(path);
+    CHECK(payload.size > 0, "cannot read %s", path);
+    if (payload.size == 0) continue;
+    bytes expect = twice(payload);
+    for (size_t c = 0; c < sizeof codecs / sizeof codecs[0]; c++) {
+      /* Java writes, xchg reads. */
+      snprintf(out_path, sizeof out_path, "%s/java.%s", dir, codecs[c].name);
+      snprintf(cmd, sizeof cmd, "'%s' -cp '%s:%s' XchgJavaCodecs write %s 2 '%s' '%s'", java, dir,
+               cp, codecs[c].name, path, out_path);
+      if (run(cmd) != 0) {
+        failures++;
+        continue;
+      }
+      bytes from_java = read_file(out_path), decoded;
+      CHECK(xchg_stream_codec_detect(from_java.data, from_java.size) == codecs[c].codec,
+            "%s: Java's %s stream not detected", payloads[p], codecs[c].name);
+      xchg_error err = {{0}};
+      xchg_status st = xchg_decode(from_java, XCHG_STREAM_AUTO, &decoded, &err);
+      CHECK(st == XCHG_OK && same(decoded, expect), "%s: xchg decoding Java's %s: %s", payloads[p],
+            codecs[c].name, st == XCHG_OK ? "bytes differ" : err.message);
+      free(decoded.data);
+      free(from_java.data);
+
+      /* xchg writes, Java reads. */
+      xchg_buf *enc = NULL;
+      st = xchg_stream_encode(codecs[c].codec, NULL, payload.data, payload.size, &enc, &err);
+      CHECK(st == XCHG_OK, "encode: %s", err.message);
+      if (st != XCHG_OK) continue;
+      bytes two = {0};
+      bytes one = {(uint8_t *)xchg_buf_data(enc), xchg_buf_size(enc)};
+      two = twice(one);
+      xchg_buf_unref(enc);
+      snprintf(path, sizeof path, "%s/xchg.%s", dir, codecs[c].name);
+      snprintf(out_path, sizeof out_path, "%s/back.%s", dir, codecs[c].name);
+      CHECK(write_file(path, two.data, two.size) == 0, "write %s", path);
+      free(two.data);
+      snprintf(cmd, sizeof cmd, "'%s' -cp '%s:%s' XchgJavaCodecs read %s '%s' '%s'", java, dir, cp,
+               codecs[c].name, path, out_path);
+      if (run(cmd) != 0) {
+        failures++;
+        fprintf(stderr, "FAIL: Java could not read xchg's %s stream of %s\n", codecs[c].name,
+                payloads[p]);
+      } else {
+        bytes back = read_file(out_path);
+        CHECK(same(back, expect), "%s: Java read xchg's %s stream as %zu bytes, expected %zu",
+              payloads[p], codecs[c].name, back.size, expect.size);
+        free(back.data);
+      }
+      snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s", data, payloads[p]);
+    }
+    free(payload.data);
+    free(expect.data);
+  }
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  run(cmd);
+  if (failures) fprintf(stderr, "%d failure(s)\n", failures);
+  else printf("java codecs: all passed\n");
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,1025 @@
+/* tests/test_cli.c — the `xchg` command-line tool, run as a user runs it.
+ *
+ * Runs $XCHG_CLI on Apache Arrow's gold files ($XCHG_TESTDATA/arrow-gold):
+ *  - `cat --format arrow-json` on every .stream and .arrow_file, compared
+ *    semantically with the sibling generated_*.json.gz written by Arrow:
+ *    same schema, same batches, same dictionaries, every value (DATA only
+ *    where VALIDITY is 1; floats compared at their own precision);
+ *  - `cat --format json`: one parseable JSON object per row, as many rows
+ *    as the gold JSON has;
+ *  - `inspect`: succeeds and names every top-level field with its type;
+ *  - `cat --format csv --limit 3` on generated_primitive.stream: a header and
+ *    3 records whose integer and string cells equal the gold values;
+ *  - an unknown column is an error (exit 1) that names it; usage errors
+ *    exit 2; `--version` prints the version;
+ *  - every fuzz input ($XCHG_TESTDATA/arrow-fuzz/) ends in a clean error or
+ *    success, never a crash or a sanitizer report.
+ * A self-check proves that the comparison can fail.  Prints one line per
+ * check and "N passed, M failed"; exits 1 on any failure. */
+#include <dirent.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "xchg/xchg.h"
+
+#define MSG_SIZE 1024
+
+static const char *cli;
+static int n_passed, n_failed;
+
+static void report(bool ok, const char *what, const char *detail) {
+  if (ok) {
+    n_passed++;
+    printf("ok    %s\n", what);
+  } else {
+    n_failed++;
+    printf("FAIL  %s: %s\n", what, detail);
+  }
+  fflush(stdout);
+}
+
+/* ---- running the CLI ------------------------------------------------------ */
+
+typedef struct run_result {
+  char *out; /* stdout, NUL-terminated */
+  size_t out_len;
+  char *err; /* stderr, NUL-terminated */
+  int exit_code; /* -1 when killed by a signal */
+} run_result;
+
+static void run_result_free(run_result *r) {
+  free(r->out);
+  free(r->err);
+}
+
+static char *read_stream(FILE *f, size_t *len) {
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  if (buf == NULL) return NULL;
+  size_t got;
+  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+    n += got;
+    if (cap - n - 1 == 0) {
+      char *grown = realloc(buf, cap * 2);
+      if (grown == NULL) {
+        free(buf);
+        return NULL;
+      }
+      buf = grown;
+      cap *= 2;
+    }
+  }
+  buf[n] = '\0';
+  if (len) *len = n;
+  return buf;
+}
+
+/* Runs `$XCHG_CLI args` through the shell; args are already quoted. */
+static bool run_cli(const char *args, run_result *r) {
+  memset(r, 0, sizeof *r);
+  char err_path[] = "/tmp/test_cli_stderr_XXXXXX";
+  int fd = mkstemp(err_path);
+  if (fd < 0) return false;
+  close(fd);
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "'%s' %s 2>'%s'", cli, args, err_path);
+  FILE *p = popen(cmd, "r");
+  if (p == NULL) {
+    unlink(err_path);
+    return false;
+  }
+  r->out = read_stream(p, &r->out_len);
+  int status = pclose(p);
+  r->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  FILE *e = fopen(err_path, "r");
+  if (e != NULL) {
+    r->err = read_stream(e, NULL);
+    fclose(e);
+  }
+  unlink(err_path);
+  if (r->err == NULL) r->err = strdup("");
+  return r->out != NULL && r->err != NULL;
+}
+
+/* ---- loading gold JSON ------------------------------------------------------ */
+
+static json_t *load_gz_json(const char *path, char *msg) {
+  gzFile gz = gzopen(path, "rb");
+  if (gz == NULL) {
+    snprintf(msg, MSG_SIZE, "cannot open %s", path);
+    return NULL;
+  }
+  size_t cap = 1 << 20, n = 0;
+  char *buf = malloc(cap);
+  int got;
+  while (buf != NULL && (got = gzread(gz, buf + n, (unsigned)(cap - n))) > 0) {
+    n += (size_t)got;
+    if (n == cap) {
+      char *grown = realloc(buf, cap * 2);
+      if (grown == NULL) free(buf);
+      buf = grown;
+      cap *= 2;
+    }
+  }
+  gzclose(gz);
+  if (buf == NULL) {
+    snprintf(msg, MSG_SIZE, "out of memory reading %s", path);
+    return NULL;
+  }
+  json_error_t jerr;
+  json_t *doc = json_loadb(buf, n, 0, &jerr);
+  free(buf);
+  if (doc == NULL) snprintf(msg, MSG_SIZE, "%s: %s at line %d", path, jerr.text, jerr.line);
+  return doc;
+}
+
+/* ---- semantic comparison of two integration JSON documents ------------------ */
+
+/* Pairs of (gold, ours) dictionary ids found while comparing the schemas,
+ * with the gold field that uses them: ids need not be numbered alike, only
+ * consistently. */
+typedef struct dict_pair {
+  json_int_t gold_id, our_id;
+  json_t *field;
+} dict_pair;
+
+typedef struct compare_ctx {
+  char *msg;
+  dict_pair pairs[256];
+  int n_pairs;
+} compare_ctx;
+
+static bool fail(compare_ctx *c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->msg, MSG_SIZE, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+static const char *str_of(json_t *obj, const char *key) {
+  const char *s = json_string_value(json_object_get(obj, key));
+  return s ? s : "";
+}
+
+/* A JSON value as 64-bit integer text: integers and integer strings. */
+static bool integer_text(json_t *v, char *buf, size_t size) {
+  if (json_is_integer(v)) {
+    snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    return true;
+  }
+  if (json_is_string(v)) {
+    snprintf(buf, size, "%s", json_string_value(v));
+    return true;
+  }
+  return false;
+}
+
+/* One value of a buffer: float_bits is 32 (or 16) when the values are
+ * single or half precision floats, which compare at that precision. */
+static bool same_value(json_t *g, json_t *o, int float_bits) {
+  if (json_is_boolean(g) || json_is_boolean(o)) { /* the docs say 1/0, Arrow writes true/false */
+    int gv = json_is_boolean(g) ? json_is_true(g) : json_is_integer(g) ? (int)json_integer_value(g) : -1;
+    int ov = json_is_boolean(o) ? json_is_true(o) : json_is_integer(o) ? (int)json_integer_value(o) : -2;
+    return gv == ov;
+  }
+  if (json_is_real(g) || json_is_real(o)) {
+    if (!json_is_number(g) || !json_is_number(o)) return false;
+    double gd = json_number_value(g), od = json_number_value(o);
+    if (float_bits == 32 || float_bits == 16) return (float)gd == (float)od;
+    return gd == od;
+  }
+  if (json_is_object(g)) {
+    if (!json_is_object(o) || json_object_size(g) != json_object_size(o)) return false;
+    const char *key;
+    json_t *gv;
+    json_object_foreach(g, key, gv) {
+      if (!same_value(gv, json_object_get(o, key), 0)) return false;
+    }
+    return true;
+  }
+  if (json_is_array(g)) {
+    if (!json_is_array(o) || json_array_size(g) != json_array_size(o)) return false;
+    for (size_t i = 0; i < json_array_size(g); i++)
+      if (!same_value(json_array_get(g, i), json_array_get(o, i), float_bits)) return false;
+    return true;
+  }
+  char gt[128], ot[128];
+  if (integer_text(g, gt, sizeof gt) && integer_text(o, ot, sizeof ot)) return strcmp(gt, ot) == 0;
+  return json_equal(g, o);
+}
+
+static json_t *metadata_or_empty(json_t *obj) {
+  json_t *m = json_object_get(obj, "metadata");
+  return json_is_array(m) ? m : NULL;
+}
+
+/* Metadata is a set of pairs: writers differ in the order they store them
+ * (Arrow compares it in any order). */
+static bool same_metadata(compare_ctx *c, json_t *g, json_t *o, const char *path) {
+  json_t *gm = metadata_or_empty(g), *om = metadata_or_empty(o);
+  size_t gn = gm ? json_array_size(gm) : 0, on = om ? json_array_size(om) : 0;
+  if (gn != on) return fail(c, "%s: %zu metadata entries, expected %zu", path, on, gn);
+  bool used[256] = {false};
+  if (gn > 256) return fail(c, "%s: too much metadata", path);
+  for (size_t i = 0; i < gn; i++) {
+    size_t k = 0;
+    while (k < on && (used[k] || !json_equal(json_array_get(gm, i), json_array_get(om, k)))) k++;
+    if (k == on) return fail(c, "%s: metadata key \"%s\" missing or different", path, str_of(json_array_get(gm, i), "key"));
+    used[k] = true;
+  }
+  return true;
+}
+
+/* Arrow does not compare the names of a map's entries, keys and values
+ * (writers canonicalise them): names_free says how many levels below a
+ * map still have free names. */
+static int child_names_free(json_t *field, int names_free) {
+  if (strcmp(str_of(json_object_get(field, "type"), "name"), "map") == 0) return 2;
+  return names_free > 0 ? names_free - 1 : 0;
+}
+
+/* Types: every key of either side must agree; a decimal's bitWidth
+ * defaults to 128. */
+static bool same_type(compare_ctx *c, json_t *g, json_t *o, const char *path) {
+  if (!json_is_object(g) || !json_is_object(o)) return fail(c, "%s: type missing", path);
+  const char *key;
+  json_t *v;
+  for (int side = 0; side < 2; side++) {
+    json_t *a = side ? o : g, *b = side ? g : o;
+    json_object_foreach(a, key, v) {
+      json_t *w = json_object_get(b, key);
+      if (w == NULL && strcmp(key, "bitWidth") == 0 && strcmp(str_of(g, "name"), "decimal") == 0 &&
+          json_integer_value(v) == 128)
+        continue;
+      if (w == NULL || !json_equal(v, w)) {
+        char *gs = json_dumps(g, JSON_COMPACT), *os = json_dumps(o, JSON_COMPACT);
+        fail(c, "%s: type %s, expected %s", path, os ? os : "?", gs ? gs : "?");
+        free(gs);
+        free(os);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+static bool same_field(compare_ctx *c, json_t *g, json_t *o, int names_free, const char *parent) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", parent, str_of(g, "name"));
+  if (!json_is_object(o)) return fail(c, "%s: field missing", path);
+  if (!names_free && strcmp(str_of(g, "name"), str_of(o, "name")) != 0)
+    return fail(c, "%s: field named \"%s\"", path, str_of(o, "name"));
+  if (!json_equal(json_object_get(g, "nullable"), json_object_get(o, "nullable")))
+    return fail(c, "%s: nullable differs", path);
+  if (!same_type(c, json_object_get(g, "type"), json_object_get(o, "type"), path)) return false;
+  if (!same_metadata(c, g, o, path)) return false;
+  json_t *gd = json_object_get(g, "dictionary"), *od = json_object_get(o, "dictionary");
+  if ((gd == NULL) != (od == NULL)) return fail(c, "%s: dictionary encoding differs", path);
+  if (gd != NULL) {
+    if (!same_type(c, json_object_get(gd, "indexType"), json_object_get(od, "indexType"), path)) return false;
+    if (!json_equal(json_object_get(gd, "isOrdered"), json_object_get(od, "isOrdered")))
+      return fail(c, "%s: isOrdered differs", path);
+    if (c->n_pairs == 256) return fail(c, "too many dictionaries");
+    c->pairs[c->n_pairs++] = (dict_pair){json_integer_value(json_object_get(gd, "id")),
+                                         json_integer_value(json_object_get(od, "id")), g};
+  }
+  json_t *gc = json_object_get(g, "children"), *oc = json_object_get(o, "children");
+  if (json_array_size(gc) != json_array_size(oc)) return fail(c, "%s: children differ", path);
+  for (size_t i = 0; i < json_array_size(gc); i++)
+    if (!same_field(c, json_array_get(gc, i), json_array_get(oc, i), child_names_free(g, names_free), path))
+      return false;
+  return true;
+}
+
+static bool same_schema(compare_ctx *c, json_t *g, json_t *o) {
+  json_t *gf = json_object_get(g, "fields"), *of = json_object_get(o, "fields");
+  if (!json_is_array(of)) return fail(c, "schema: no fields");
+  if (json_array_size(gf) != json_array_size(of))
+    return fail(c, "schema: %zu fields, expected %zu", json_array_size(of), json_array_size(gf));
+  for (size_t i = 0; i < json_array_size(gf); i++)
+    if (!same_field(c, json_array_get(gf, i), json_array_get(of, i), 0, "schema")) return false;
+  return same_metadata(c, g, o, "schema");
+}
+
+static int float_bits_of(json_t *field, bool indices) {
+  json_t *type = json_object_get(field, "type");
+  if (indices || strcmp(str_of(type, "name"), "floatingpoint") != 0) return 0;
+  const char *p = str_of(type, "precision");
+  return strcmp(p, "DOUBLE") == 0 ? 64 : strcmp(p, "SINGLE") == 0 ? 32 : 16;
+}
+
+/* Buffers compared element by element; DATA and VIEWS only where valid. */
+static bool same_buffer(compare_ctx *c, const char *key, json_t *g, json_t *o, json_t *validity,
+                        int float_bits, const char *path) {
+  if (!json_is_array(g) || !json_is_array(o)) return fail(c, "%s: %s missing", path, key);
+  if (json_array_size(g) != json_array_size(o))
+    return fail(c, "%s: %s has %zu entries, expected %zu", path, key, json_array_size(o), json_array_size(g));
+  bool valid_only = strcmp(key, "DATA") == 0 || strcmp(key, "VIEWS") == 0;
+  for (size_t i = 0; i < json_array_size(g); i++) {
+    if (valid_only && validity && json_integer_value(json_array_get(validity, i)) == 0) continue;
+    if (!same_value(json_array_get(g, i), json_array_get(o, i), float_bits)) {
+      char *gs = json_dumps(json_array_get(g, i), JSON_ENCODE_ANY);
+      char *os = json_dumps(json_array_get(o, i), JSON_ENCODE_ANY);
+      fail(c, "%s: %s[%zu] is %.200s, expected %.200s", path, key, i, os ? os : "?", gs ? gs : "?");
+      free(gs);
+      free(os);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* Unions lost their validity bitmap in format version 1.0: older gold
+ * files may carry one that the C Data Interface has no place for. */
+static bool is_union(json_t *field) {
+  return strcmp(str_of(json_object_get(field, "type"), "name"), "union") == 0;
+}
+
+static bool same_column(compare_ctx *c, json_t *field, json_t *g, json_t *o, bool indices,
+                        int names_free, const char *parent) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", parent, str_of(field, "name"));
+  if (!json_is_object(o)) return fail(c, "%s: column missing", path);
+  if (!names_free && strcmp(str_of(g, "name"), str_of(o, "name")) != 0)
+    return fail(c, "%s: column named \"%s\"", path, str_of(o, "name"));
+  if (!json_equal(json_object_get(g, "count"), json_object_get(o, "count")))
+    return fail(c, "%s: count %" JSON_INTEGER_FORMAT ", expected %" JSON_INTEGER_FORMAT, path,
+                json_integer_value(json_object_get(o, "count")), json_integer_value(json_object_get(g, "count")));
+  json_t *validity = json_object_get(g, "VALIDITY");
+  const char *key;
+  json_t *v;
+  for (int side = 0; side < 2; side++) {
+    json_object_foreach(side ? o : g, key, v) {
+      if (strcmp(key, "name") == 0 || strcmp(key, "count") == 0 || strcmp(key, "children") == 0) continue;
+      if (side == 1 && json_object_get(g, key) != NULL) continue; /* compared already */
+      if (strcmp(key, "VALIDITY") == 0 && is_union(field)) continue;
+      if (side == 1) return fail(c, "%s: unexpected %s", path, key);
+      if (!same_buffer(c, key, v, json_object_get(o, key), validity, float_bits_of(field, indices), path))
+        return false;
+    }
+  }
+  json_t *gc = json_object_get(g, "children"), *oc = json_object_get(o, "children");
+  json_t *fc = json_object_get(field, "children");
+  if (indices || json_array_size(gc) == 0) {
+    if (json_array_size(oc) != 0) return fail(c, "%s: unexpected children", path);
+    return true;
+  }
+  if (json_array_size(gc) != json_array_size(oc) || json_array_size(gc) != json_array_size(fc))
+    return fail(c, "%s: %zu children, expected %zu", path, json_array_size(oc), json_array_size(gc));
+  for (size_t i = 0; i < json_array_size(gc); i++) {
+    json_t *child_field = json_array_get(fc, i);
+    bool child_indices = json_object_get(child_field, "dictionary") != NULL;
+    if (!same_column(c, child_field, json_array_get(gc, i), json_array_get(oc, i), child_indices,
+                     child_names_free(field, names_free), path))
+      return false;
+  }
+  return true;
+}
+
+static bool same_batches(compare_ctx *c, json_t *gold, json_t *ours) {
+  json_t *gb = json_object_get(gold, "batches"), *ob = json_object_get(ours, "batches");
+  json_t *fields = json_object_get(json_object_get(gold, "schema"), "fields");
+  if (!json_is_array(ob)) return fail(c, "no batches");
+  if (json_array_size(gb) != json_array_size(ob))
+    return fail(c, "%zu batches, expected %zu", json_array_size(ob), json_array_size(gb));
+  for (size_t b = 0; b < json_array_size(gb); b++) {
+    json_t *g = json_array_get(gb, b), *o = json_array_get(ob, b);
+    char path[64];
+    snprintf(path, sizeof path, "batch %zu", b);
+    if (!json_equal(json_object_get(g, "count"), json_object_get(o, "count")))
+      return fail(c, "%s: count differs", path);
+    json_t *gc = json_object_get(g, "columns"), *oc = json_object_get(o, "columns");
+    if (json_array_size(gc) != json_array_size(oc) || json_array_size(gc) != json_array_size(fields))
+      return fail(c, "%s: %zu columns, expected %zu", path, json_array_size(oc), json_array_size(gc));
+    for (size_t i = 0; i < json_array_size(gc); i++) {
+      json_t *field = json_array_get(fields, i);
+      bool indices = json_object_get(field, "dictionary") != NULL;
+      if (!same_column(c, field, json_array_get(gc, i), json_array_get(oc, i), indices, 0, path))
+        return false;
+    }
+  }
+  return true;
+}
+
+static json_t *find_dictionary(json_t *doc, json_int_t id) {
+  json_t *dicts = json_object_get(doc, "dictionaries"), *d;
+  size_t i;
+  json_array_foreach(dicts, i, d) {
+    if (json_integer_value(json_object_get(d, "id")) == id) return d;
+  }
+  return NULL;
+}
+
+/* Each dictionary-encoded field's dictionary, gold against ours. */
+static bool same_dictionaries(compare_ctx *c, json_t *gold, json_t *ours) {
+  for (int p = 0; p < c->n_pairs; p++) {
+    json_t *g = find_dictionary(gold, c->pairs[p].gold_id), *o = find_dictionary(ours, c->pairs[p].our_id);
+    char path[512];
+    snprintf(path, sizeof path, "dictionary %" JSON_INTEGER_FORMAT " (ours %" JSON_INTEGER_FORMAT ")",
+             c->pairs[p].gold_id, c->pairs[p].our_id);
+    if (g == NULL) continue; /* declared but never sent: nothing to compare */
+    if (o == NULL) return fail(c, "%s: missing", path);
+    json_t *gd = json_object_get(g, "data"), *od = json_object_get(o, "data");
+    if (!json_equal(json_object_get(gd, "count"), json_object_get(od, "count")))
+      return fail(c, "%s: count differs", path);
+    json_t *gc = json_array_get(json_object_get(gd, "columns"), 0);
+    json_t *oc = json_array_get(json_object_get(od, "columns"), 0);
+    /* a dictionary's column name means nothing */
+    if (!same_column(c, c->pairs[p].field, gc, oc, false, 1, path)) return false;
+  }
+  return true;
+}
+
+static bool same_document(json_t *gold, json_t *ours, char *msg) {
+  compare_ctx *c = calloc(1, sizeof *c);
+  if (c == NULL) return snprintf(msg, MSG_SIZE, "out of memory"), false;
+  c->msg = msg;
+  bool ok = same_schema(c, json_object_get(gold, "schema"), json_object_get(ours, "schema")) &&
+            same_batches(c, gold, ours) && same_dictionaries(c, gold, ours);
+  free(c);
+  return ok;
+}
+
+/* ---- finding inputs ------------------------------------------------------------ */
+
+typedef struct name_list {
+  char **items;
+  size_t n;
+} name_list;
+
+static int compare_names(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool has_suffix(const char *s, const char *suffix) {
+  size_t ls = strlen(s), lx = strlen(suffix);
+  return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}
+
+/* Regular files two levels under root (root/<dir>/<file>), sorted;
+ * suffix NULL: every file. */
+static void list_files(const char *root, const char *suffix1, const char *suffix2, name_list *out) {
+  DIR *top = opendir(root);
+  if (top == NULL) return;
+  struct dirent *d;
+  while ((d = readdir(top)) != NULL) {
+    if (d->d_name[0] == '.') continue;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/%s", root, d->d_name);
+    DIR *sub = opendir(dir);
+    if (sub == NULL) continue;
+    struct dirent *f;
+    while ((f = readdir(sub)) != NULL) {
+      if (f->d_name[0] == '.') continue;
+      if (suffix1 && !has_suffix(f->d_name, suffix1) && !(suffix2 && has_suffix(f->d_name, suffix2))) continue;
+      char path[8192];
+      snprintf(path, sizeof path, "%s/%s", dir, f->d_name);
+      char **grown = realloc(out->items, (out->n + 1) * sizeof *grown);
+      if (grown == NULL) continue;
+      out->items = grown;
+      out->items[out->n++] = strdup(path);
+    }
+    closedir(sub);
+  }
+  closedir(top);
+  if (out->n > 0) qsort(out->items, out->n, sizeof *out->items, compare_names);
+}
+
+static void name_list_free(name_list *l) {
+  for (size_t i = 0; i < l->n; i++) free(l->items[i]);
+  free(l->items);
+}
+
+/* generated_x.stream -> generated_x.json.gz */
+static void gold_json_path(const char *ipc, char *out, size_t size) {
+  snprintf(out, size, "%s", ipc);
+  char *dot = strrchr(out, '.');
+  if (dot) snprintf(dot, size - (size_t)(dot - out), ".json.gz");
+}
+
+/* The path from the gold root, for messages. */
+static const char *short_name(const char *path) {
+  const char *p = strstr(path, "arrow-gold/");
+  return p ? p + strlen("arrow-gold/") : path;
+}
+
+/* ---- checks on one gold file ------------------------------------------------------ */
+
+static void check_arrow_json(const char *ipc, json_t *gold) {
+  char what[512], msg[MSG_SIZE] = "";
+  snprintf(what, sizeof what, "cat --format arrow-json %s", short_name(ipc));
+  char args[4200];
+  snprintf(args, sizeof args, "cat --format arrow-json '%s'", ipc);
+  run_result r;
+  if (!run_cli(args, &r)) {
+    report(false, what, "cannot run the CLI");
+    return;
+  }
+  if (r.exit_code != 0) {
+    snprintf(msg, sizeof msg, "exit %d: %.400s", r.exit_code, r.err);
+    report(false, what, msg);
+  } else {
+    json_error_t jerr;
+    json_t *ours = json_loadb(r.out, r.out_len, 0, &jerr);
+    if (ours == NULL)
+      snprintf(msg, sizeof msg, "output is not JSON: %s at line %d", jerr.text, jerr.line);
+    report(ours != NULL && same_document(gold, ours, msg), what, msg);
+    json_decref(ours);
+  }
+  run_result_free(&r);
+}
+
+static size_t total_rows(json_t *gold) {
+  size_t rows = 0, i;
+  json_t *b;
+  json_array_foreach(json_object_get(gold, "batches"), i, b) {
+    rows += (size_t)json_integer_value(json_object_get(b, "count"));
+  }
+  return rows;
+}
+
+/* JSON Lines: every line an object with one key per field. */
+static void check_json_lines(const char *ipc, json_t *gold) {
+  char what[512], msg[MSG_SIZE] = "", args[4200];
+  snprintf(what, sizeof what, "cat --format json %s", short_name(ipc));
+  snprintf(args, sizeof args, "cat --format json '%s'", ipc);
+  run_result r;
+  if (!run_cli(args, &r)) {
+    report(false, what, "cannot run the CLI");
+    return;
+  }
+  size_t fields = json_array_size(json_object_get(json_object_get(gold, "schema"), "fields"));
+  size_t lines = 0;
+  bool ok = r.exit_code == 0;
+  if (!ok) snprintf(msg, sizeof msg, "exit %d: %.400s", r.exit_code, r.err);
+  for (char *line = r.out; ok && *line; lines++) {
+    char *end = strchr(line, '\n');
+    if (end == NULL) {
+      ok = false;
+      snprintf(msg, sizeof msg, "line %zu has no newline", lines + 1);
+      break;
+    }
+    json_error_t jerr;
+    json_t *row = json_loadb(line, (size_t)(end - line), 0, &jerr);
+    /* duplicate field names make duplicate keys; jansson keeps the last */
+    if (row == NULL || !json_is_object(row) || json_object_size(row) > fields || json_object_size(row) == 0) {
+      ok = false;
+      snprintf(msg, sizeof msg, "line %zu is not an object of the fields: %s", lines + 1,
+               row ? "wrong keys" : jerr.text);
+    }
+    json_decref(row);
+    line = end + 1;
+  }
+  if (ok && lines != total_rows(gold)) {
+    ok = false;
+    snprintf(msg, sizeof msg, "%zu lines, expected %zu rows", lines, total_rows(gold));
+  }
+  report(ok, what, msg);
+  run_result_free(&r);
+}
+
+/* The readable type name inspect should show for a primitive gold type,
+ * or "" for types this check does not spell out. */
+static void expected_type_name(json_t *type, char *out, size_t size) {
+  const char *name = str_of(type, "name");
+  json_int_t bits = json_integer_value(json_object_get(type, "bitWidth"));
+  const char *unit = str_of(type, "unit");
+  const char *units = strcmp(unit, "SECOND") == 0 ? "s" : strcmp(unit, "MILLISECOND") == 0 ? "ms"
+                      : strcmp(unit, "MICROSECOND") == 0 ? "us" : "ns";
+  out[0] = '\0';
+  if (strcmp(name, "int") == 0)
+    snprintf(out, size, "%sint%d", json_is_true(json_object_get(type, "isSigned")) ? "" : "u", (int)bits);
+  else if (strcmp(name, "floatingpoint") == 0)
+    snprintf(out, size, "float%s", strcmp(str_of(type, "precision"), "DOUBLE") == 0 ? "64"
+                                   : strcmp(str_of(type, "precision"), "SINGLE") == 0 ? "32" : "16");
+  else if (strcmp(name, "utf8") == 0 || strcmp(name, "binary") == 0 || strcmp(name, "bool") == 0 ||
+           strcmp(name, "null") == 0)
+    snprintf(out, size, "%s", name);
+  else if (strcmp(name, "largeutf8") == 0 || strcmp(name, "largebinary") == 0)
+    snprintf(out, size, "large_%s", name + 5);
+  else if (strcmp(name, "fixedsizebinary") == 0)
+    snprintf(out, size, "fixed_size_binary[%d]", (int)json_integer_value(json_object_get(type, "byteWidth")));
+  else if (strcmp(name, "decimal") == 0)
+    snprintf(out, size, "decimal%d(%d, %d)", bits ? (int)bits : 128,
+             (int)json_integer_value(json_object_get(type, "precision")),
+             (int)json_integer_value(json_object_get(type, "scale")));
+  else if (strcmp(name, "timestamp") == 0 && json_object_get(type, "timezone"))
+    snprintf(out, size, "timestamp[%s, tz=%s]", units, str_of(type, "timezone"));
+  else if (strcmp(name, "timestamp") == 0)
+    snprintf(out, size, "timestamp[%s]", units);
+  else if (strcmp(name, "duration") == 0)
+    snprintf(out, size, "duration[%s]", units);
+}
+
+static void check_inspect(const char *ipc, json_t *gold) {
+  char what[512], msg[MSG_SIZE] = "", args[4200];
+  snprintf(what, sizeof what, "inspect %s", short_name(ipc));
+  snprintf(args, sizeof args, "inspect '%s'", ipc);
+  run_result r;
+  if (!run_cli(args, &r)) {
+    report(false, what, "cannot run the CLI");
+    return;
+  }
+  bool ok = r.exit_code == 0;
+  if (!ok) snprintf(msg, sizeof msg, "exit %d: %.400s", r.exit_code, r.err);
+  json_t *fields = json_object_get(json_object_get(gold, "schema"), "fields"), *f;
+  size_t i;
+  json_array_foreach(fields, i, f) {
+    if (!ok) break;
+    char type[256], line[1024];
+    expected_type_name(json_object_get(f, "type"), type, sizeof type);
+    if (json_object_get(f, "dictionary") && type[0])
+      snprintf(line, sizeof line, "[%zu] %s: dictionary<values=%s, indices=", i, str_of(f, "name"), type);
+    else
+      snprintf(line, sizeof line, "[%zu] %s: %s", i, str_of(f, "name"), type);
+    if (strstr(r.out, line) == NULL) {
+      ok = false;
+      snprintf(msg, sizeof msg, "no \"%.900s\" in the output", line);
+    }
+  }
+  if (ok && strstr(r.out, "totals: ") == NULL) {
+    ok = false;
+    snprintf(msg, sizeof msg, "no totals line");
+  }
+  report(ok, what, msg);
+  run_result_free(&r);
+}
+
+/* ---- --columns and --limit with arrow-json --------------------------------------- */
+
+static void keep_first(json_t *col, const char *key, size_t n) {
+  json_t *a = json_object_get(col, key);
+  while (json_is_array(a) && json_array_size(a) > n) json_array_remove(a, json_array_size(a) - 1);
+}
+
+/* What the first n rows of a gold column look like: the buffers cut to n
+ * entries, children cut to what those rows reach. */
+static void truncate_column(json_t *col, json_t *field, size_t n) {
+  json_t *type = json_object_get(field, "type");
+  const char *name = str_of(type, "name");
+  bool dict = json_object_get(field, "dictionary") != NULL;
+  bool dense = strcmp(str_of(type, "mode"), "DENSE") == 0;
+  bool own_offsets = strstr(name, "listview") != NULL || (strcmp(name, "union") == 0 && dense);
+  json_int_t reach = -1; /* rows of the child(ren) reached; -1: all */
+  json_object_set_new(col, "count", json_integer((json_int_t)n));
+  const char *keys[] = {"VALIDITY", "DATA", "TYPE_ID", "VIEWS", "SIZE"};
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) keep_first(col, keys[k], n);
+  keep_first(col, "OFFSET", own_offsets ? n : n + 1);
+  if (dict) return;
+  if (strcmp(name, "struct") == 0 || (strcmp(name, "union") == 0 && !dense)) {
+    reach = (json_int_t)n;
+  } else if (strcmp(name, "list") == 0 || strcmp(name, "largelist") == 0 || strcmp(name, "map") == 0) {
+    char text[64] = "0";
+    integer_text(json_array_get(json_object_get(col, "OFFSET"), n), text, sizeof text);
+    reach = strtoll(text, NULL, 10);
+  } else if (strcmp(name, "fixedsizelist") == 0) {
+    reach = (json_int_t)n * json_integer_value(json_object_get(type, "listSize"));
+  }
+  json_t *children = json_object_get(col, "children"), *fields = json_object_get(field, "children");
+  for (size_t c = 0; reach >= 0 && c < json_array_size(children); c++)
+    truncate_column(json_array_get(children, c), json_array_get(fields, c), (size_t)reach);
+}
+
+static int field_index(json_t *fields, const char *name) {
+  for (size_t i = 0; i < json_array_size(fields); i++)
+    if (strcmp(str_of(json_array_get(fields, i), "name"), name) == 0) return (int)i;
+  return -1;
+}
+
+/* The gold document as `cat --columns names --limit limit` should see it. */
+static json_t *gold_subset(json_t *gold, const char *const *names, int n_names, size_t limit) {
+  json_t *out = json_deep_copy(gold);
+  json_t *schema = json_object_get(out, "schema"), *fields = json_object_get(schema, "fields");
+  json_t *new_fields = json_array(), *new_batches = json_array(), *b;
+  int index[16];
+  for (int k = 0; k < n_names && k < 16; k++) {
+    index[k] = field_index(fields, names[k]);
+    json_array_append(new_fields, json_array_get(fields, (size_t)index[k]));
+  }
+  size_t remaining = limit, i;
+  json_array_foreach(json_object_get(out, "batches"), i, b) {
+    if (remaining == 0) break;
+    size_t count = (size_t)json_integer_value(json_object_get(b, "count"));
+    size_t rows = count < remaining ? count : remaining;
+    json_t *columns = json_object_get(b, "columns"), *new_columns = json_array();
+    for (int k = 0; k < n_names; k++) {
+      json_t *col = json_array_get(columns, (size_t)index[k]);
+      truncate_column(col, json_array_get(fields, (size_t)index[k]), rows);
+      json_array_append(new_columns, col);
+    }
+    json_t *batch = json_pack("{s:I,s:o}", "count", (json_int_t)rows, "columns", new_columns);
+    json_array_append_new(new_batches, batch);
+    remaining -= rows;
+  }
+  json_object_set_new(schema, "fields", new_fields);
+  json_object_set_new(out, "batches", new_batches);
+  return out;
+}
+
+static void check_subset(const char *gold_root, const char *file, const char *const *names, int n_names,
+                         size_t limit) {
+  char ipc[8192], json_path[8300], args[9000], what[9000], msg[MSG_SIZE] = "", list[512] = "";
+  for (int k = 0; k < n_names; k++)
+    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? "," : "", names[k]);
+  snprintf(ipc, sizeof ipc, "%s/%s", gold_root, file);
+  gold_json_path(ipc, json_path, sizeof json_path);
+  snprintf(what, sizeof what, "cat --format arrow-json --columns %s --limit %zu %s", list, limit, file);
+  snprintf(args, sizeof args, "cat --format arrow-json --columns %s --limit %zu '%s'", list, limit, ipc);
+  json_t *gold = load_gz_json(json_path, msg);
+  run_result r;
+  if (gold == NULL || !run_cli(args, &r)) {
+    report(false, what, gold ? "cannot run the CLI" : msg);
+    json_decref(gold);
+    return;
+  }
+  json_t *want = gold_subset(gold, names, n_names, limit);
+  json_error_t jerr;
+  json_t *ours = r.exit_code == 0 ? json_loadb(r.out, r.out_len, 0, &jerr) : NULL;
+  if (ours == NULL) snprintf(msg, sizeof msg, "exit %d: %.300s", r.exit_code, r.err);
+  report(ours != NULL && same_document(want, ours, msg), what, msg);
+  json_decref(ours);
+  json_decref(want);
+  json_decref(gold);
+  run_result_free(&r);
+}
+
+static void check_subsets(const char *gold_root) {
+  const char *nested[] = {"struct_nullable", "list_nullable", "fixedsizelist_nullable"};
+  check_subset(gold_root, "1.0.0-littleendian/generated_nested.stream", nested, 3, 9);
+  const char *dicts[] = {"dict2", "dict0"};
+  check_subset(gold_root, "1.0.0-littleendian/generated_dictionary.arrow_file", dicts, 2, 3);
+  const char *nested_dicts[] = {"struct_dict", "list_dict"};
+  check_subset(gold_root, "1.0.0-littleendian/generated_nested_dictionary.stream", nested_dicts, 2, 12);
+  const char *maps[] = {"map_nullable"};
+  check_subset(gold_root, "1.0.0-littleendian/generated_map.stream", maps, 1, 4);
+  const char *unions[] = {"dense", "sparse"};
+  check_subset(gold_root, "1.0.0-littleendian/generated_union.stream", unions, 2, 5);
+  const char *strings[] = {"utf8_nonnullable", "binary_nullable", "int64_nullable"};
+  check_subset(gold_root, "1.0.0-littleendian/generated_primitive.arrow_file", strings, 3, 0);
+  check_subset(gold_root, "1.0.0-littleendian/generated_primitive.arrow_file", strings, 3, 20);
+}
+
+/* ---- CSV -------------------------------------------------------------------------- */
+
+/* Splits RFC 4180 text into records of fields (quotes removed), at most
+ * max_records; returns the number of records.  Fields are stored
+ * NUL-separated in each record, and each record's field count in counts. */
+typedef struct csv_record {
+  char *fields[64];
+  bool quoted[64];
+  int n;
+} csv_record;
+
+static int parse_csv(char *text, csv_record *records, int max_records) {
+  int n = 0;
+  char *p = text;
+  while (*p && n < max_records) {
+    csv_record *rec = &records[n++];
+    rec->n = 0;
+    for (;;) {
+      char *start = p, *w = p;
+      bool quoted = *p == '"';
+      if (quoted) {
+        p++;
+        for (;;) {
+          if (*p == '\0') break;
+          if (*p == '"' && p[1] == '"') { *w++ = '"'; p += 2; continue; }
+          if (*p == '"') { p++; break; }
+          *w++ = *p++;
+        }
+      } else {
+        while (*p && *p != ',' && *p != '\n') *w++ = *p++;
+      }
+      char sep = *p;
+      if (rec->n < 64) {
+        rec->fields[rec->n] = start;
+        rec->quoted[rec->n++] = quoted;
+      }
+      *w = '\0';
+      if (sep == ',') { p++; continue; }
+      if (sep == '\n') p++;
+      break;
+    }
+  }
+  return n;
+}
+
+/* The header names the fields and the cells of integer and string columns
+ * equal the gold values (empty for a null). */
+static void check_csv(const char *gold_root) {
+  const char *what = "cat --format csv --limit 3 1.0.0-littleendian/generated_primitive.stream";
+  char ipc[8192], json_path[8300], args[8400], msg[MSG_SIZE] = "";
+  snprintf(ipc, sizeof ipc, "%s/1.0.0-littleendian/generated_primitive.stream", gold_root);
+  gold_json_path(ipc, json_path, sizeof json_path);
+  json_t *gold = load_gz_json(json_path, msg);
+  snprintf(args, sizeof args, "cat --format csv --limit 3 '%s'", ipc);
+  run_result r;
+  if (gold == NULL || !run_cli(args, &r)) {
+    report(false, what, gold ? "cannot run the CLI" : msg);
+    json_decref(gold);
+    return;
+  }
+  csv_record records[8];
+  int n = r.exit_code == 0 ? parse_csv(r.out, records, 8) : 0;
+  json_t *fields = json_object_get(json_object_get(gold, "schema"), "fields");
+  json_t *columns = json_object_get(json_array_get(json_object_get(gold, "batches"), 0), "columns");
+  bool ok = n == 4;
+  if (!ok) snprintf(msg, sizeof msg, "exit %d, %d records, expected a header and 3: %.300s", r.exit_code, n, r.err);
+  for (int row = 0; ok && row < 4; row++) {
+    if ((size_t)records[row].n != json_array_size(fields)) {
+      ok = false;
+      snprintf(msg, sizeof msg, "record %d has %d fields, expected %zu", row, records[row].n, json_array_size(fields));
+      break;
+    }
+    for (size_t c = 0; ok && c < json_array_size(fields); c++) {
+      json_t *field = json_array_get(fields, c), *col = json_array_get(columns, c);
+      const char *type = str_of(json_object_get(field, "type"), "name");
+      const char *cell = records[row].fields[c];
+      char want[4096] = "";
+      if (row == 0) {
+        snprintf(want, sizeof want, "%s", str_of(field, "name"));
+      } else if (strcmp(type, "int") != 0 && strcmp(type, "utf8") != 0) {
+        continue;
+      } else if (json_integer_value(json_array_get(json_object_get(col, "VALIDITY"), row - 1))) {
+        json_t *v = json_array_get(json_object_get(col, "DATA"), row - 1);
+        if (!integer_text(v, want, sizeof want)) snprintf(want, sizeof want, "%s", "?");
+        if (strcmp(type, "utf8") == 0 && want[0] == '\0' && !records[row].quoted[c]) {
+          ok = false; /* an empty string must be quoted to differ from a null */
+          snprintf(msg, sizeof msg, "record %d, %s: empty string not quoted", row, str_of(field, "name"));
+        }
+      }
+      if (ok && strcmp(cell, want) != 0) {
+        ok = false;
+        snprintf(msg, sizeof msg, "record %d, column %s: \"%.100s\", expected \"%.100s\"", row,
+                 str_of(field, "name"), cell, want);
+      }
+    }
+  }
+  report(ok, what, msg);
+  run_result_free(&r);
+  json_decref(gold);
+}
+
+/* ---- errors ------------------------------------------------------------------------ */
+
+static void check_errors(const char *gold_root) {
+  char ipc[8192], args[8400], msg[MSG_SIZE];
+  snprintf(ipc, sizeof ipc, "%s/1.0.0-littleendian/generated_primitive.arrow_file", gold_root);
+  run_result r;
+
+  snprintf(args, sizeof args, "cat --columns int8_nullable,no_such_column '%s'", ipc);
+  if (run_cli(args, &r)) {
+    snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
+    report(r.exit_code == 1 && strstr(r.err, "no_such_column") && strncmp(r.err, "xchg: ", 6) == 0,
+           "unknown column: exit 1 naming it", msg);
+    run_result_free(&r);
+  }
+  snprintf(args, sizeof args, "cat --columns utf8_nullable,int8_nullable --format json --limit 1 '%s'", ipc);
+  if (run_cli(args, &r)) {
+    snprintf(msg, sizeof msg, "exit %d, output: %.300s", r.exit_code, r.out);
+    report(r.exit_code == 0 && strncmp(r.out, "{\"utf8_nullable\":", 17) == 0 && strstr(r.out, ",\"int8_nullable\":") &&
+               strchr(r.out, '\n') == r.out + r.out_len - 1,
+           "--columns picks and orders columns, --limit 1 one row", msg);
+    run_result_free(&r);
+  }
+  const char *usage[] = {"cat", "cat --limit x FILE", "cat --format xml FILE", "inspect a b", "frobnicate"};
+  for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
+    char what[256];
+    snprintf(what, sizeof what, "usage error exits 2: xchg %s", usage[i]);
+    if (run_cli(usage[i], &r)) {
+      snprintf(msg, sizeof msg, "exit %d", r.exit_code);
+      report(r.exit_code == 2 && r.err[0] != '\0', what, msg);
+      run_result_free(&r);
+    }
+  }
+  snprintf(args, sizeof args, "cat '%s/no/such/file.arrow'", gold_root);
+  if (run_cli(args, &r)) {
+    snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
+    report(r.exit_code == 1 && strstr(r.err, "no/such/file.arrow: "), "missing file: xchg: <file>: <error>", msg);
+    run_result_free(&r);
+  }
+  if (run_cli("--version", &r)) {
+    report(r.exit_code == 0 && strstr(r.out, XCHG_VERSION_STRING), "--version", r.out);
+    run_result_free(&r);
+  }
+  snprintf(args, sizeof args, "cat --format csv --limit 2 - < '%s'", ipc);
+  if (run_cli(args, &r)) {
+    snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
+    report(r.exit_code == 0 && strncmp(r.out, "bool_nullable,", 14) == 0, "'-' reads standard input", msg);
+    run_result_free(&r);
+  }
+}
+
+/* Fuzz inputs crashed Arrow's own reader once: each must end in success or
+ * in a clean "xchg: <file>: ..." error, never a crash or sanitizer report. */
+static void check_fuzz(const char *fuzz_root) {
+  name_list files = {0};
+  list_files(fuzz_root, NULL, NULL, &files);
+  if (files.n == 0) report(false, "fuzz inputs", "none found");
+  const char *commands[] = {"cat --format json", "cat --format arrow-json", "inspect"};
+  for (size_t i = 0; i < files.n; i++) {
+    for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
+      char args[4300], what[4400], msg[MSG_SIZE];
+      snprintf(args, sizeof args, "%s '%s' >/dev/null", commands[k], files.items[i]);
+      snprintf(what, sizeof what, "%s %s", commands[k], strrchr(files.items[i], '/') + 1);
+      run_result r;
+      if (!run_cli(args, &r)) continue;
+      snprintf(msg, sizeof msg, "exit %d, stderr: %.400s", r.exit_code, r.err);
+      bool clean = r.exit_code == 0 || (r.exit_code == 1 && strncmp(r.err, "xchg: ", 6) == 0 &&
+                                        strstr(r.err, "Sanitizer") == NULL && strstr(r.err, "runtime error") == NULL);
+      report(clean, what, msg);
+      run_result_free(&r);
+    }
+  }
+  name_list_free(&files);
+}
+
+/* The comparison must catch a changed value, count and field name. */
+static void self_check(const char *gold_root) {
+  char path[8192], msg[MSG_SIZE] = "";
+  snprintf(path, sizeof path, "%s/1.0.0-littleendian/generated_nested.json.gz", gold_root);
+  json_t *gold = load_gz_json(path, msg);
+  if (gold == NULL) {
+    report(false, "self-check", msg);
+    return;
+  }
+  json_t *changed = json_deep_copy(gold);
+  report(same_document(gold, changed, msg), "self-check: a document equals itself", msg);
+  json_t *col = json_array_get(json_object_get(json_array_get(json_object_get(changed, "batches"), 0), "columns"), 2);
+  json_t *f1 = json_array_get(json_object_get(col, "children"), 0);
+  json_t *validity = json_object_get(f1, "VALIDITY"), *data = json_object_get(f1, "DATA");
+  size_t i = 0;
+  while (i < json_array_size(validity) && json_integer_value(json_array_get(validity, i)) == 0) i++;
+  json_array_set_new(data, i, json_integer(json_integer_value(json_array_get(data, i)) + 1));
+  report(!same_document(gold, changed, msg), "self-check: a changed valid value is caught", "not caught");
+  json_decref(changed);
+  changed = json_deep_copy(gold);
+  json_object_set_new(json_array_get(json_object_get(changed, "batches"), 1), "count", json_integer(3));
+  report(!same_document(gold, changed, msg), "self-check: a changed count is caught", "not caught");
+  json_decref(changed);
+  changed = json_deep_copy(gold);
+  json_object_set_new(json_array_get(json_object_get(json_object_get(changed, "schema"), "fields"), 0), "name",
+                      json_string("renamed"));
+  report(!same_document(gold, changed, msg), "self-check: a renamed field is caught", "not caught");
+  json_decref(changed);
+  json_decref(gold);
+}
+
+/* Sanitizer reports must not pass for the clean error exit code 1. */
+static void sanitizers_exit_loudly(void) {
+  const char *vars[] = {"ASAN_OPTIONS", "UBSAN_OPTIONS"};
+  for (size_t i = 0; i < 2; i++) {
+    const char *old = getenv(vars[i]);
+    char value[2048];
+    snprintf(value, sizeof value, "%s%sexitcode=86", old ? old : "", old && *old ? ":" : "");
+    setenv(vars[i], value, 1);
+  }
+}
+
+int main(void) {
+  cli = getenv("XCHG_CLI");
+  const char *testdata = getenv("XCHG_TESTDATA");
+  if (cli == NULL || testdata == NULL) {
+    fprintf(stderr, "test_cli: set XCHG_CLI and XCHG_TESTDATA\n");
+    return 1;
+  }
+  sanitizers_exit_loudly();
+  char gold_root[4096], fuzz_root[4096];
+  snprintf(gold_root, sizeof gold_root, "%s/arrow-gold", testdata);
+  snprintf(fuzz_root, sizeof fuzz_root, "%s/arrow-fuzz", testdata);
+
+  self_check(gold_root);
+  name_list files = {0};
+  list_files(gold_root, ".stream", ".arrow_file", &files);
+  if (files.n == 0) report(false, "gold files", "none found");
+  for (size_t i = 0; i < files.n; i++) {
+    char json_path[4200], msg[MSG_SIZE] = "";
+    gold_json_path(files.items[i], json_path, sizeof json_path);
+    json_t *gold = load_gz_json(json_path, msg);
+    if (gold == NULL) {
+      report(false, short_name(files.items[i]), msg);
+      continue;
+    }
+    check_arrow_json(files.items[i], gold);
+    check_json_lines(files.items[i], gold);
+    check_inspect(files.items[i], gold);
+    json_decref(gold);
+  }
+  name_list_free(&files);
+  check_subsets(gold_root);
+  check_csv(gold_root);
+  check_errors(gold_root);
+  check_fuzz(fuzz_root);
+  printf("%d passed, %d failed\n", n_passed, n_failed);
+  return n_failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,195 @@
+/* test_rows.c — the row reader over Gluten's sort-shuffle layout (u32 LE
+ * length + payload, compressed as LZ4 frames of 64 KiB each, or zstd). */
+#include <lz4frame.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xchg/rows.h"
+
+static int failures;
+#define CHECK(cond, ...)                                      \
+  do {                                                        \
+    if (!(cond)) {                                            \
+      failures++;                                             \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);    \
+      fprintf(stderr, __VA_ARGS__);                           \
+      fputc('\n', stderr);                                    \
+    }                                                         \
+  } while (0)
+
+typedef struct bytes {
+  uint8_t *data;
+  size_t size;
+} bytes;
+
+static void append(bytes *b, const void *p, size_t n) {
+  b->data = realloc(b->data, b->size + n + 1);
+  if (n > 0) memcpy(b->data + b->size, p, n);
+  b->size += n;
+}
+
+#define NROWS 5000
+
+static uint32_t row_length(size_t i) {
+  static const uint32_t special[] = {0, 1, 3, 4, 100, 70000, 200000, 65535};
+  if (i % 500 == 7) return special[(i / 500) % 8];
+  return (uint32_t)((i * 2654435761u) >> 20) % 300;
+}
+
+static uint8_t row_byte(size_t row, size_t j) { return (uint8_t)(row * 31 + j * 7 + (j >> 8)); }
+
+static bytes serialize_rows(size_t n) {
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++) total += 4 + row_length(i);
+  bytes out = {malloc(total + 1), total};
+  uint8_t *p = out.data;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t len = row_length(i);
+    p[0] = (uint8_t)len, p[1] = (uint8_t)(len >> 8), p[2] = (uint8_t)(len >> 16),
+    p[3] = (uint8_t)(len >> 24);
+    p += 4;
+    for (uint32_t j = 0; j < len; j++) *p++ = row_byte(i, j);
+  }
+  return out;
+}
+
+static bytes compress_rows(bytes raw, xchg_stream_codec codec) {
+  bytes out = {0};
+  for (size_t off = 0; off < raw.size; off += 65536) {
+    size_t n = raw.size - off < 65536 ? raw.size - off : 65536;
+    if (codec == XCHG_STREAM_LZ4_FRAME) { /* as Gluten does: liblz4 straight */
+      size_t cap = LZ4F_compressFrameBound(n, NULL);
+      uint8_t *f = malloc(cap);
+      append(&out, f, LZ4F_compressFrame(f, cap, raw.data + off, n, NULL));
+      free(f);
+    } else {
+      xchg_buf *b = NULL;
+      xchg_stream_encode(codec, NULL, raw.data + off, n, &b, NULL);
+      append(&out, xchg_buf_data(b), xchg_buf_size(b));
+      xchg_buf_unref(b);
+    }
+  }
+  return out;
+}
+
+static xchg_row_reader *open_rows(bytes enc, xchg_stream_codec codec, size_t window,
+                                  size_t max_row) {
+  xchg_stream_options o;
+  xchg_stream_options_init(&o);
+  o.window_size = window;
+  xchg_istream *s = NULL;
+  xchg_row_reader *r = NULL;
+  xchg_error err;
+  xchg_status st =
+      xchg_istream_open(xchg_source_from_memory(enc.data, enc.size, NULL, NULL), codec, &o, &s, &err);
+  if (st == XCHG_OK) st = xchg_row_reader_open(s, max_row, &r, &err);
+  CHECK(st == XCHG_OK, "open: %s", err.message);
+  return r;
+}
+
+static int row_ok(size_t i, const uint8_t *row, uint32_t len) {
+  if (row == NULL || len != row_length(i)) return 0;
+  for (uint32_t j = 0; j < len; j++)
+    if (row[j] != row_byte(i, j)) return 0;
+  return 1;
+}
+
+static void test_next_row(xchg_stream_codec codec, size_t window) {
+  bytes raw = serialize_rows(NROWS), enc = compress_rows(raw, codec);
+  xchg_row_reader *r = open_rows(enc, codec, window, 0);
+  xchg_error err;
+  size_t i = 0, bad = 0;
+  for (;; i++) {
+    const uint8_t *row;
+    uint32_t len;
+    xchg_status st = xchg_row_reader_next(r, &row, &len, &err);
+    CHECK(st == XCHG_OK, "row %zu: %s", i, err.message);
+    if (st != XCHG_OK || row == NULL) break;
+    if (i >= NROWS || !row_ok(i, row, len)) bad++;
+  }
+  CHECK(i == NROWS && bad == 0, "%s window %zu: %zu rows, %zu wrong",
+        xchg_stream_codec_name(codec), window, i, bad);
+  /* Rows spanning windows were copied, the others not: at most one copy per window. */
+  uint64_t copied = xchg_row_reader_copied_rows(r);
+  xchg_stream_metrics m;
+  xchg_istream_metrics(xchg_row_reader_stream(r), &m);
+  CHECK(copied > 0 && copied <= (uint64_t)m.refills, "%llu rows copied over %lld windows",
+        (unsigned long long)copied, (long long)m.refills);
+  const uint8_t *row = (const uint8_t *)1;
+  uint32_t len;
+  CHECK(xchg_row_reader_next(r, &row, &len, &err) == XCHG_OK && row == NULL, "repeated end");
+  xchg_row_reader_close(r);
+  free(raw.data);
+  free(enc.data);
+}
+
+static void test_batches(void) {
+  bytes raw = serialize_rows(NROWS), enc = compress_rows(raw, XCHG_STREAM_LZ4_FRAME);
+  xchg_row_reader *r = open_rows(enc, XCHG_STREAM_LZ4_FRAME, 65536, 0);
+  const uint8_t *rows[100];
+  uint32_t lens[100];
+  size_t count, i = 0, bad = 0, batches = 0;
+  xchg_error err;
+  while (xchg_row_reader_next_batch(r, 100, rows, lens, &count, &err) == XCHG_OK && count > 0) {
+    /* Check the whole batch only now: every pointer must still be valid. */
+    for (size_t k = 0; k < count; k++, i++)
+      if (i >= NROWS || !row_ok(i, rows[k], lens[k])) bad++;
+    batches++;
+  }
+  CHECK(i == NROWS && bad == 0, "batches: %zu rows, %zu wrong", i, bad);
+  CHECK(batches >= NROWS / 100 && batches < NROWS / 10, "%zu batches", batches);
+  xchg_row_reader_close(r);
+  free(raw.data);
+  free(enc.data);
+}
+
+static void test_errors(void) {
+  bytes raw = serialize_rows(300), nothing = {0};
+  /* Cut inside a row, uncompressed (codec none) so the cut is exact. */
+  for (size_t cut = 1; cut < 4000; cut += 37) {
+    bytes part = {raw.data, cut};
+    xchg_row_reader *r = open_rows(part, XCHG_STREAM_NONE, 100, 0);
+    const uint8_t *row;
+    uint32_t len;
+    xchg_error err = {{0}};
+    xchg_status st;
+    size_t n = 0;
+    while ((st = xchg_row_reader_next(r, &row, &len, &err)) == XCHG_OK && row != NULL) n++;
+    /* Where is the row boundary at or before the cut? */
+    size_t off = 0, whole = 0;
+    while (off + 4 + row_length(whole) <= cut) off += 4 + row_length(whole++);
+    if (off == cut)
+      CHECK(st == XCHG_OK && n == whole, "cut at a row boundary %zu: %s", cut, err.message);
+    else
+      CHECK(st == XCHG_EIO && n == whole && strstr(err.message, "row") != NULL,
+            "cut at %zu: %s after %zu rows: %s", cut, xchg_status_name(st), n, err.message);
+    xchg_row_reader_close(r);
+  }
+  /* A row over the limit. */
+  xchg_row_reader *r = open_rows(raw, XCHG_STREAM_NONE, 65536, 200);
+  const uint8_t *row;
+  uint32_t len;
+  xchg_error err;
+  xchg_status st;
+  while ((st = xchg_row_reader_next(r, &row, &len, &err)) == XCHG_OK && row != NULL) {
+  }
+  CHECK(st == XCHG_ELIMIT, "row over the limit: %s", xchg_status_name(st));
+  xchg_row_reader_close(r);
+  /* Nothing at all. */
+  r = open_rows(nothing, XCHG_STREAM_LZ4_FRAME, 65536, 0);
+  CHECK(xchg_row_reader_next(r, &row, &len, &err) == XCHG_OK && row == NULL, "empty stream");
+  xchg_row_reader_close(r);
+  free(raw.data);
+}
+
+int main(void) {
+  test_next_row(XCHG_STREAM_LZ4_FRAME, 65536);
+  test_next_row(XCHG_STREAM_LZ4_FRAME, 1000);
+  test_next_row(XCHG_STREAM_ZSTD, 4096);
+  test_batches();
+  test_errors();
+  if (failures) fprintf(stderr, "%d failure(s)\n", failures);
+  else printf("rows: all passed\n");
+  return failures ? 1 : 0;
+}

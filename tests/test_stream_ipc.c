@@ -1,0 +1,138 @@
+/* test_stream_ipc.c — the IPC reader reading codec-wrapped Arrow IPC in one
+ * pass: gold .stream files are wrapped in every stream codec (and split
+ * over two concatenated codec streams), read through xchg_istream_to_source
+ * and compared with the gold JSON, batch by batch. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/arrow_json.h"
+#include "xchg/ipc.h"
+#include "xchg/stream.h"
+
+static int failures;
+#define CHECK(cond, ...)                                      \
+  do {                                                        \
+    if (!(cond)) {                                            \
+      failures++;                                             \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);    \
+      fprintf(stderr, __VA_ARGS__);                           \
+      fputc('\n', stderr);                                    \
+    }                                                         \
+  } while (0)
+
+typedef struct bytes {
+  uint8_t *data;
+  size_t size;
+} bytes;
+
+static bytes read_file(const char *path) {
+  bytes b = {0};
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return b;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  b.data = malloc(n > 0 ? (size_t)n : 1);
+  b.size = fread(b.data, 1, (size_t)n, f);
+  fclose(f);
+  return b;
+}
+
+static void append_encoded(bytes *out, xchg_stream_codec codec, const uint8_t *p, size_t n) {
+  xchg_stream_encode_options o;
+  xchg_stream_encode_options_init(&o);
+  o.comet_field_count = 1;
+  xchg_buf *b = NULL;
+  xchg_error err;
+  if (xchg_stream_encode(codec, &o, p, n, &b, &err) != XCHG_OK) {
+    CHECK(0, "encode: %s", err.message);
+    return;
+  }
+  out->data = realloc(out->data, out->size + xchg_buf_size(b));
+  memcpy(out->data + out->size, xchg_buf_data(b), xchg_buf_size(b));
+  out->size += xchg_buf_size(b);
+  xchg_buf_unref(b);
+}
+
+/* Reads every batch of a wrapped stream and compares it with the JSON. */
+static void read_wrapped(const char *name, const char *how, bytes wrapped, const arrow_json *doc) {
+  xchg_istream *s = NULL;
+  xchg_ipc_reader *reader = NULL;
+  xchg_error err = {{0}};
+  xchg_status st = xchg_istream_open(
+      xchg_source_from_memory(wrapped.data, wrapped.size, NULL, NULL), XCHG_STREAM_AUTO, NULL, &s,
+      &err);
+  if (st == XCHG_OK) st = xchg_ipc_reader_open(xchg_istream_to_source(s), NULL, &reader, &err);
+  CHECK(st == XCHG_OK, "%s %s: open: %s", name, how, err.message);
+  if (st != XCHG_OK) return;
+  struct ArrowSchema schema;
+  st = xchg_ipc_reader_schema(reader, &schema, &err);
+  CHECK(st == XCHG_OK, "%s %s: schema: %s", name, how, err.message);
+  if (st != XCHG_OK) {
+    xchg_ipc_reader_close(reader);
+    return;
+  }
+  char msg[1024];
+  CHECK(arrow_json_compare_schema(doc, &schema, msg, sizeof msg) == 0, "%s %s: schema: %s", name,
+        how, msg);
+  int64_t i = 0;
+  for (;; i++) {
+    struct ArrowArray batch;
+    st = xchg_ipc_reader_next(reader, &batch, &err);
+    CHECK(st == XCHG_OK, "%s %s: batch %lld: %s", name, how, (long long)i, err.message);
+    if (st != XCHG_OK || batch.release == NULL) break;
+    CHECK(arrow_json_compare_batch(doc, i, &schema, &batch, msg, sizeof msg) == 0,
+          "%s %s: batch %lld: %s", name, how, (long long)i, msg);
+    batch.release(&batch);
+  }
+  CHECK(i == arrow_json_num_batches(doc), "%s %s: %lld batches, the JSON has %lld", name, how,
+        (long long)i, (long long)arrow_json_num_batches(doc));
+  schema.release(&schema);
+  xchg_ipc_reader_close(reader);
+}
+
+int main(void) {
+  const char *dir = getenv("XCHG_TESTDATA");
+  static const char *const names[] = {"generated_primitive", "generated_nested",
+                                      "generated_dictionary", "generated_decimal"};
+  static const xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_JAVA, XCHG_STREAM_SNAPPY_JAVA,
+                                             XCHG_STREAM_ZSTD, XCHG_STREAM_LZ4_FRAME,
+                                             XCHG_STREAM_SNAPPY_FRAMED, XCHG_STREAM_COMET};
+  for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
+    char path[4096], msg[1024];
+    snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s.stream",
+             dir ? dir : "../shared/testdata", names[n]);
+    bytes ipc = read_file(path);
+    CHECK(ipc.size > 0, "cannot read %s", path);
+    snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s.json.gz",
+             dir ? dir : "../shared/testdata", names[n]);
+    arrow_json *doc = NULL;
+    if (arrow_json_load(path, &doc, msg, sizeof msg) != 0) {
+      CHECK(0, "%s: %s", path, msg);
+      free(ipc.data);
+      continue;
+    }
+    for (size_t c = 0; c < sizeof codecs / sizeof codecs[0]; c++) {
+      bytes one = {0}, split = {0};
+      append_encoded(&one, codecs[c], ipc.data, ipc.size);
+      read_wrapped(names[n], xchg_stream_codec_name(codecs[c]), one, doc);
+      /* The IPC stream cut at an odd offset into two codec streams. */
+      if (codecs[c] != XCHG_STREAM_COMET) {
+        size_t half = ipc.size / 2 + 3;
+        append_encoded(&split, codecs[c], ipc.data, half);
+        append_encoded(&split, codecs[c], ipc.data + half, ipc.size - half);
+        char how[64];
+        snprintf(how, sizeof how, "%s, two streams", xchg_stream_codec_name(codecs[c]));
+        read_wrapped(names[n], how, split, doc);
+      }
+      free(one.data);
+      free(split.data);
+    }
+    arrow_json_free(doc);
+    free(ipc.data);
+  }
+  if (failures) fprintf(stderr, "%d failure(s)\n", failures);
+  else printf("stream ipc: all passed\n");
+  return failures ? 1 : 0;
+}
