@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "xchg/writer.h"
 #include "xchg/xchg.h"
 
 #define MSG_SIZE 1024
@@ -944,6 +945,248 @@ static void check_fuzz(const char *fuzz_root) {
   name_list_free(&files);
 }
 
+/* ---- types the gold files lack, written with xchg's IPC writer ---------------------- */
+
+static void release_schema(struct ArrowSchema *schema) { schema->release = NULL; }
+static void release_array(struct ArrowArray *array) { array->release = NULL; }
+
+static void set_schema(struct ArrowSchema *s, const char *format, const char *name, int64_t n_children,
+                       struct ArrowSchema **children) {
+  *s = (struct ArrowSchema){.format = format, .name = name, .flags = ARROW_FLAG_NULLABLE,
+                            .n_children = n_children, .children = children, .release = release_schema};
+}
+
+static void set_array(struct ArrowArray *a, int64_t length, int64_t n_buffers, const void **buffers,
+                      int64_t n_children, struct ArrowArray **children) {
+  *a = (struct ArrowArray){.length = length, .n_buffers = n_buffers, .buffers = buffers,
+                           .n_children = n_children, .children = children, .release = release_array};
+}
+
+/* A 16-byte view: inline when short, else a prefix and (buffer, offset). */
+static void set_view(uint8_t *view, const char *text, int32_t buffer, int32_t offset) {
+  int32_t len = (int32_t)strlen(text);
+  memset(view, 0, 16);
+  memcpy(view, &len, 4);
+  if (len <= 12) {
+    memcpy(view + 4, text, (size_t)len);
+    return;
+  }
+  memcpy(view + 4, text, 4);
+  memcpy(view + 8, &buffer, 4);
+  memcpy(view + 12, &offset, 4);
+}
+
+#define N_TYPED 13
+static const char *const typed_names[N_TYPED] = {"half", "dec32", "dec64", "mdn", "sv", "ree", "lv",
+                                                 "ts", "date64", "dur", "bv", "time32", "dict"};
+/* The rows as JSON, from the definitions of the types and ISO-8601. */
+static const char *const typed_rows[3][N_TYPED] = {
+    {"1.5", "\"123.45\"", "\"1234.567\"", "\"P1M2DT0.000000003S\"", "\"short\"", "\"x\"", "[30]",
+     "\"1969-12-31T23:59:59.999999999\"", "\"1970-01-02\"", "\"-PT1.500S\"", "\"00FF\"", "\"00:00:00\"", "\"b\""},
+    {"-2", "\"-0.05\"", "\"-0.001\"", "\"P-1M0DT-1.500000000S\"", "\"a string longer than twelve\"", "\"x\"",
+     "[10,20]", "\"1970-01-01T00:00:00.000000000\"", "\"1969-12-31\"", "\"PT0.000S\"", "\"\"", "\"23:59:59\"",
+     "null"},
+    {"\"Infinity\"", "\"0.00\"", "\"1.000\"", "\"P0M0DT0.000000000S\"", "\"\"", "\"y\"", "[]",
+     "\"1970-01-02T00:00:00.000000000\"", "\"1970-01-01\"", "\"PT60.000S\"", "null", "\"01:00:00\"", "\"a\""},
+};
+
+/* Writes a 3-row stream with one column per type of typed_names. */
+static bool write_typed_fixture(const char *path, char *msg) {
+  static const uint16_t half[3] = {0x3E00, 0xC000, 0x7C00};
+  static const int32_t dec32[3] = {12345, -5, 0};
+  static const int64_t dec64[3] = {1234567, -1, 1000};
+  static const struct { int32_t months, days; int64_t nanos; } mdn[3] = {{1, 2, 3}, {-1, 0, -1500000000}, {0, 0, 0}};
+  static const char long_text[] = "a string longer than twelve";
+  static const int64_t sv_sizes[1] = {sizeof long_text - 1};
+  static const int32_t run_ends[2] = {2, 3}, xy_offsets[3] = {0, 1, 2};
+  static const int32_t lv_offsets[3] = {2, 0, 0}, lv_sizes[3] = {1, 2, 0}, lv_items[3] = {10, 20, 30};
+  static const int64_t ts[3] = {-1, 0, 86400000000000LL}, date64[3] = {86400000, -86400000, 0};
+  static const int64_t dur[3] = {-1500, 0, 60000};
+  static const int32_t time32[3] = {0, 86399, 3600};
+  static const uint8_t bv_validity[1] = {0x3}, dict_validity[1] = {0x5};
+  static const int8_t dict_indices[3] = {1, 0, 0};
+  static const int32_t ab_offsets[3] = {0, 1, 2};
+  uint8_t sv_views[48], bv_views[48];
+  set_view(sv_views, "short", 0, 0);
+  set_view(sv_views + 16, long_text, 0, 0);
+  set_view(sv_views + 32, "", 0, 0);
+  memset(bv_views, 0, sizeof bv_views);
+  int32_t two = 2;
+  memcpy(bv_views, &two, 4);
+  bv_views[5] = 0xFF;
+
+  struct ArrowSchema fields[N_TYPED], ree_kids[2], lv_kid, dict_values, root;
+  struct ArrowSchema *field_ptrs[N_TYPED], *ree_kid_ptrs[2] = {&ree_kids[0], &ree_kids[1]}, *lv_kid_ptr = &lv_kid;
+  const char *formats[N_TYPED] = {"e", "d:9,2,32", "d:18,3,64", "tin", "vu", "+r", "+vl",
+                                  "tsn:", "tdm", "tDm", "vz", "tts", "c"};
+  for (int i = 0; i < N_TYPED; i++) {
+    set_schema(&fields[i], formats[i], typed_names[i], 0, NULL);
+    field_ptrs[i] = &fields[i];
+  }
+  set_schema(&ree_kids[0], "i", "run_ends", 0, NULL);
+  ree_kids[0].flags = 0;
+  set_schema(&ree_kids[1], "u", "values", 0, NULL);
+  set_schema(&fields[5], "+r", "ree", 2, ree_kid_ptrs);
+  set_schema(&lv_kid, "i", "item", 0, NULL);
+  set_schema(&fields[6], "+vl", "lv", 1, &lv_kid_ptr);
+  set_schema(&dict_values, "u", "", 0, NULL);
+  fields[12].dictionary = &dict_values;
+  set_schema(&root, "+s", "", N_TYPED, field_ptrs);
+  root.flags = 0;
+
+  const void *b_half[] = {NULL, half}, *b_dec32[] = {NULL, dec32}, *b_dec64[] = {NULL, dec64}, *b_mdn[] = {NULL, mdn};
+  const void *b_sv[] = {NULL, sv_views, long_text, sv_sizes}, *b_ends[] = {NULL, run_ends};
+  const void *b_xy[] = {NULL, xy_offsets, "xy"}, *b_lv[] = {NULL, lv_offsets, lv_sizes}, *b_items[] = {NULL, lv_items};
+  const void *b_ts[] = {NULL, ts}, *b_date64[] = {NULL, date64}, *b_dur[] = {NULL, dur};
+  static const int64_t no_sizes[1] = {0}; /* no variadic buffers: an empty sizes list */
+  const void *b_bv[] = {bv_validity, bv_views, no_sizes}, *b_time32[] = {NULL, time32};
+  const void *b_dict[] = {dict_validity, dict_indices}, *b_ab[] = {NULL, ab_offsets, "ab"}, *b_root[] = {NULL};
+  struct ArrowArray cols[N_TYPED], ree_arrays[2], lv_items_array, dict_array, batch;
+  struct ArrowArray *col_ptrs[N_TYPED], *ree_ptrs[2] = {&ree_arrays[0], &ree_arrays[1]}, *lv_ptr = &lv_items_array;
+  const void **buffers[N_TYPED] = {b_half, b_dec32, b_dec64, b_mdn, b_sv, NULL, b_lv, b_ts, b_date64, b_dur, b_bv,
+                                   b_time32, b_dict};
+  for (int i = 0; i < N_TYPED; i++) {
+    set_array(&cols[i], 3, 2, buffers[i], 0, NULL);
+    col_ptrs[i] = &cols[i];
+  }
+  cols[4].n_buffers = 4;
+  cols[10].n_buffers = 3;
+  cols[10].null_count = 1;
+  cols[12].null_count = 1;
+  set_array(&ree_arrays[0], 2, 2, b_ends, 0, NULL);
+  set_array(&ree_arrays[1], 2, 3, b_xy, 0, NULL);
+  set_array(&cols[5], 3, 0, NULL, 2, ree_ptrs);
+  set_array(&lv_items_array, 3, 2, b_items, 0, NULL);
+  set_array(&cols[6], 3, 3, b_lv, 1, &lv_ptr);
+  set_array(&dict_array, 2, 3, b_ab, 0, NULL);
+  cols[12].dictionary = &dict_array;
+  set_array(&batch, 3, 1, b_root, N_TYPED, col_ptrs);
+
+  FILE *f = fopen(path, "wb");
+  if (f == NULL) return snprintf(msg, MSG_SIZE, "cannot create %s", path), false;
+  xchg_error err = {{0}};
+  xchg_ipc_writer *w = NULL;
+  xchg_status st = xchg_ipc_writer_open_fd(&root, NULL, fileno(f), &w, &err);
+  if (st == XCHG_OK) st = xchg_ipc_writer_write(w, &batch, &err);
+  if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
+  xchg_ipc_writer_free(w);
+  fclose(f);
+  if (st != XCHG_OK) snprintf(msg, MSG_SIZE, "writing the fixture: %.900s", err.message);
+  return st == XCHG_OK;
+}
+
+static bool json_value_is(json_t *value, const char *expected_json) {
+  json_t *want = json_loads(expected_json, JSON_DECODE_ANY, NULL);
+  bool same = want != NULL && value != NULL && json_equal(want, value);
+  json_decref(want);
+  return same;
+}
+
+static void check_typed_json_lines(const char *path) {
+  const char *what = "cat --format json: views, run-end, list view, half, decimal32/64, intervals, temporal";
+  char args[4300], msg[MSG_SIZE] = "";
+  snprintf(args, sizeof args, "cat --format json '%s'", path);
+  run_result r;
+  if (!run_cli(args, &r)) {
+    report(false, what, "cannot run the CLI");
+    return;
+  }
+  bool ok = r.exit_code == 0;
+  if (!ok) snprintf(msg, sizeof msg, "exit %d: %.300s", r.exit_code, r.err);
+  char *line = r.out;
+  for (int row = 0; ok && row < 3; row++) {
+    char *end = strchr(line, '\n');
+    json_t *obj = end ? json_loadb(line, (size_t)(end - line), 0, NULL) : NULL;
+    for (int c = 0; ok && c < N_TYPED; c++) {
+      json_t *v = json_object_get(obj, typed_names[c]);
+      if (!json_value_is(v, typed_rows[row][c])) {
+        char *got = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
+        snprintf(msg, sizeof msg, "row %d, %s: %s, expected %s", row, typed_names[c], got ? got : "(missing)",
+                 typed_rows[row][c]);
+        free(got);
+        ok = false;
+      }
+    }
+    json_decref(obj);
+    line = end ? end + 1 : line;
+  }
+  report(ok, what, msg);
+  run_result_free(&r);
+}
+
+/* Checks parts of the integration JSON that follow from the fixture. */
+static void check_typed_arrow_json(const char *path) {
+  const char *what = "cat --format arrow-json: views, run-end, list view, half, decimal32/64, intervals";
+  char args[4300], msg[MSG_SIZE] = "";
+  snprintf(args, sizeof args, "cat --format arrow-json '%s'", path);
+  run_result r;
+  if (!run_cli(args, &r)) {
+    report(false, what, "cannot run the CLI");
+    return;
+  }
+  json_t *doc = r.exit_code == 0 ? json_loadb(r.out, r.out_len, 0, NULL) : NULL;
+  json_t *fields = json_object_get(json_object_get(doc, "schema"), "fields");
+  json_t *cols = json_object_get(json_array_get(json_object_get(doc, "batches"), 0), "columns");
+  static const struct { int column; const char *path[3]; const char *json; } expect[] = {
+      {0, {"type"}, "{\"name\":\"floatingpoint\",\"precision\":\"HALF\"}"},
+      {1, {"type"}, "{\"name\":\"decimal\",\"precision\":9,\"scale\":2,\"bitWidth\":32}"},
+      {3, {"type"}, "{\"name\":\"interval\",\"unit\":\"MONTH_DAY_NANO\"}"},
+      {4, {"type"}, "{\"name\":\"utf8view\"}"},
+      {5, {"type"}, "{\"name\":\"runendencoded\"}"},
+      {6, {"type"}, "{\"name\":\"listview\"}"},
+      {12, {"dictionary", "indexType"}, "{\"name\":\"int\",\"isSigned\":true,\"bitWidth\":8}"},
+      {-1 - 1, {"DATA"}, "[\"12345\",\"-5\",\"0\"]"},
+      {-1 - 3, {"DATA"}, "[{\"months\":1,\"days\":2,\"nanoseconds\":3},{\"months\":-1,\"days\":0,"
+                         "\"nanoseconds\":-1500000000},{\"months\":0,\"days\":0,\"nanoseconds\":0}]"},
+      {-1 - 4, {"VIEWS"}, "[{\"SIZE\":5,\"INLINED\":\"short\"},{\"SIZE\":27,\"PREFIX_HEX\":\"61207374\","
+                          "\"BUFFER_INDEX\":0,\"OFFSET\":0},{\"SIZE\":0,\"INLINED\":\"\"}]"},
+      {-1 - 4, {"VARIADIC_DATA_BUFFERS"}, "[\"6120737472696E67206C6F6E676572207468616E207477656C7665\"]"},
+      {-1 - 6, {"OFFSET"}, "[2,0,0]"},
+      {-1 - 6, {"SIZE"}, "[1,2,0]"},
+      {-1 - 10, {"VALIDITY"}, "[1,1,0]"},
+      {-1 - 12, {"DATA"}, "[1,0,0]"},
+  };
+  bool ok = doc != NULL;
+  if (!ok) snprintf(msg, sizeof msg, "exit %d: %.300s", r.exit_code, r.err);
+  for (size_t k = 0; ok && k < sizeof expect / sizeof expect[0]; k++) {
+    int column = expect[k].column;
+    json_t *v = column >= 0 ? json_array_get(fields, (size_t)column) : json_array_get(cols, (size_t)(-1 - column));
+    for (int p = 0; p < 3 && expect[k].path[p]; p++) v = json_object_get(v, expect[k].path[p]);
+    if (!json_value_is(v, expect[k].json)) {
+      char *got = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+      snprintf(msg, sizeof msg, "%s %s: %.300s, expected %.300s", typed_names[column >= 0 ? column : -1 - column],
+               expect[k].path[0], got ? got : "(missing)", expect[k].json);
+      free(got);
+      ok = false;
+    }
+  }
+  json_t *ree = json_object_get(json_array_get(cols, 5), "children");
+  if (ok && !json_value_is(json_object_get(json_array_get(ree, 0), "DATA"), "[2,3]")) {
+    ok = false;
+    snprintf(msg, sizeof msg, "ree run_ends DATA is not [2,3]");
+  }
+  report(ok, what, msg);
+  json_decref(doc);
+  run_result_free(&r);
+}
+
+static void check_typed(void) {
+  char path[] = "/tmp/test_cli_typed_XXXXXX", msg[MSG_SIZE] = "";
+  int fd = mkstemp(path);
+  if (fd < 0) {
+    report(false, "typed fixture", "cannot create a temporary file");
+    return;
+  }
+  close(fd);
+  if (!write_typed_fixture(path, msg)) {
+    report(false, "typed fixture written by xchg_ipc_writer", msg);
+  } else {
+    check_typed_json_lines(path);
+    check_typed_arrow_json(path);
+  }
+  unlink(path);
+}
+
 /* The comparison must catch a changed value, count and field name. */
 static void self_check(const char *gold_root) {
   char path[8192], msg[MSG_SIZE] = "";
@@ -1017,6 +1260,7 @@ int main(void) {
   }
   name_list_free(&files);
   check_subsets(gold_root);
+  check_typed();
   check_csv(gold_root);
   check_errors(gold_root);
   check_fuzz(fuzz_root);

@@ -54,6 +54,9 @@ typedef struct xchg_read_options {
    * thread busy. */
   xchg_pool *pool;
   int64_t readahead_bytes;
+  /* The least decompression work, in output bytes, worth handing to another
+   * thread (default 256 KiB): less than twice this stays in the caller. */
+  int64_t task_bytes;
 } xchg_read_options;
 
 /* Fills opts with the defaults above. */

@@ -347,22 +347,38 @@ static void column_json(xs *s, const xc_node *n, const char *name, int64_t start
 
 /* ---- dictionaries ------------------------------------------------------------------ */
 
-static void remember_dictionaries(xc_arrow_json *w, const xc_node *n) {
+/* Renders the dictionaries a batch uses.  When a dictionary message
+ * replaced one since the last batch and the dictionary changed, the earlier
+ * batches' indices point into a dictionary the document could no longer
+ * hold: returns the node at fault. */
+static const xc_node *remember_dictionaries(xc_arrow_json *w, const xc_node *n) {
   if (n->dictionary != NULL && n->dict_id >= 0 && n->dict_id < w->n_dictionaries) {
-    xs *d = &w->dictionaries[n->dict_id];
+    xs *d = &w->dictionaries[n->dict_id], *fresh = &w->scratch;
     const xc_node *values = n->dictionary;
     char name[32];
     snprintf(name, sizeof name, "DICT%lld", (long long)n->dict_id);
-    xs_clear(d);
-    xs_printf(d, "{\"id\":%lld,\"data\":{\"count\":%lld,\"columns\":[", (long long)n->dict_id,
+    xs_clear(fresh);
+    xs_printf(fresh, "{\"id\":%lld,\"data\":{\"count\":%lld,\"columns\":[", (long long)n->dict_id,
               (long long)values->array->length);
-    column_json(d, values, name, 0, values->array->length);
-    xs_puts(d, "]}}");
+    column_json(fresh, values, name, 0, values->array->length);
+    xs_puts(fresh, "]}}");
+    bool changed = !w->seen[n->dict_id] || d->len != fresh->len || memcmp(d->data, fresh->data, d->len) != 0;
+    if (changed && w->seen[n->dict_id] && w->replaced) return n;
+    xs keep = *d; /* the fresh rendering becomes the dictionary, the old one scratch */
+    *d = *fresh;
+    *fresh = keep;
     w->seen[n->dict_id] = true;
-    remember_dictionaries(w, values);
+    const xc_node *fault = remember_dictionaries(w, values);
+    if (fault != NULL) return fault;
   }
-  for (int64_t c = 0; c < n->n_children; c++) remember_dictionaries(w, &n->children[c]);
+  for (int64_t c = 0; c < n->n_children; c++) {
+    const xc_node *fault = remember_dictionaries(w, &n->children[c]);
+    if (fault != NULL) return fault;
+  }
+  return NULL;
 }
+
+void xc_arrow_json_note_replacement(xc_arrow_json *w) { w->replaced = true; }
 
 /* ---- the document -------------------------------------------------------------------- */
 
@@ -371,6 +387,7 @@ xchg_status xc_arrow_json_begin(xc_arrow_json *w, xs *out, const struct ArrowSch
                                 int64_t n_dictionaries, xchg_error *err) {
   memset(w, 0, sizeof *w);
   w->out = out;
+  xs_init(&w->scratch, NULL);
   if (n_dictionaries > 0) {
     w->dictionaries = calloc((size_t)n_dictionaries, sizeof *w->dictionaries);
     w->seen = calloc((size_t)n_dictionaries, sizeof *w->seen);
@@ -403,11 +420,18 @@ xchg_status xc_arrow_json_batch(xc_arrow_json *w, const xc_node *const *columns,
   for (int c = 0; c < n_columns; c++) {
     if (c > 0) xs_puts(out, ",\n");
     column_json(out, columns[c], NULL, start, count);
-    remember_dictionaries(w, columns[c]);
+    const xc_node *fault = remember_dictionaries(w, columns[c]);
+    if (fault != NULL)
+      return xchg_errorf(err, XCHG_ENOTSUP,
+                         "batch %lld replaces the dictionary of \"%s\": Arrow's integration JSON holds "
+                         "one dictionary per id (--format json shows every batch's values)",
+                         (long long)w->n_batches - 1, fault->schema->name ? fault->schema->name : "");
   }
+  w->replaced = false;
   xs_puts(out, "]}");
   for (int64_t d = 0; d < w->n_dictionaries; d++)
     if (xs_failed(&w->dictionaries[d])) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  if (xs_failed(&w->scratch)) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   return XCHG_OK;
 }
 
@@ -430,6 +454,7 @@ void xc_arrow_json_end(xc_arrow_json *w) {
 }
 
 void xc_arrow_json_free(xc_arrow_json *w) {
+  xs_free(&w->scratch);
   for (int64_t d = 0; d < w->n_dictionaries; d++) xs_free(&w->dictionaries[d]);
   free(w->dictionaries);
   free(w->seen);

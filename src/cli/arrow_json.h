@@ -6,7 +6,10 @@
  *  "dictionaries": [{id, data}]}.  64-bit integers, 64-bit offsets and
  * decimals are JSON strings, binary is uppercase hex.  Batches stream out
  * as they come; each dictionary is written once, at the end, as last seen
- * (a delta-extended dictionary is a superset of the earlier ones). */
+ * (a delta-extended dictionary is a superset of the earlier ones).  The
+ * format has no way to say that a stream replaced a dictionary: that is an
+ * XCHG_ENOTSUP error rather than earlier batches shown with the wrong
+ * values. */
 #ifndef XCHG_CLI_ARROW_JSON_H
 #define XCHG_CLI_ARROW_JSON_H
 
@@ -22,6 +25,8 @@ typedef struct xc_arrow_json {
   bool *seen;       /* whether dictionaries[id] holds one */
   int64_t n_dictionaries;
   int64_t n_batches;
+  xs scratch;    /* a dictionary being rendered */
+  bool replaced; /* a dictionary message replaced one since the last batch */
 } xc_arrow_json;
 
 /* Writes the schema of the fields (a schema-only tree whose dictionary
@@ -35,6 +40,10 @@ xchg_status xc_arrow_json_begin(xc_arrow_json *w, xs *out, const struct ArrowSch
  * is the batch struct's offset plus the first row wanted. */
 xchg_status xc_arrow_json_batch(xc_arrow_json *w, const xc_node *const *columns, int n_columns,
                                 int64_t start, int64_t count, xchg_error *err);
+
+/* Tells the writer that the input replaced (not extended) a dictionary it
+ * had sent before: the next batch must not show a changed dictionary. */
+void xc_arrow_json_note_replacement(xc_arrow_json *w);
 
 /* Closes the batch list and writes the dictionaries. */
 void xc_arrow_json_end(xc_arrow_json *w);

@@ -135,6 +135,34 @@ static xchg_status select_columns(const struct ArrowSchema *schema, const char *
   }
 }
 
+static int compare_indices(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Asks the reader for the selected columns only, so that the others are
+ * never decoded, and renumbers the selection for the projected schema
+ * (which keeps schema order: the rank of each index among those chosen). */
+static xchg_status project(xchg_ipc_reader *reader, struct ArrowSchema *schema, selection *sel,
+                           xchg_error *err) {
+  int64_t *chosen = malloc((size_t)sel->count * sizeof *chosen);
+  if (chosen == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  memcpy(chosen, sel->index, (size_t)sel->count * sizeof *chosen);
+  qsort(chosen, (size_t)sel->count, sizeof *chosen, compare_indices);
+  int64_t n = 0;
+  for (int c = 0; c < sel->count; c++)
+    if (n == 0 || chosen[n - 1] != chosen[c]) chosen[n++] = chosen[c];
+  xchg_status s = xchg_ipc_reader_select_indices(reader, chosen, n, err);
+  for (int c = 0; s == XCHG_OK && c < sel->count; c++) {
+    const int64_t *at = bsearch(&sel->index[c], chosen, (size_t)n, sizeof *chosen, compare_indices);
+    sel->index[c] = at - chosen;
+  }
+  free(chosen);
+  if (s != XCHG_OK) return s;
+  schema->release(schema);
+  return xchg_ipc_reader_schema(reader, schema, err); /* leaves release NULL on failure */
+}
+
 /* ---- trees for the selected columns -------------------------------------------- */
 
 typedef struct column_set {
@@ -198,7 +226,29 @@ typedef struct cat_state {
   xs out, scratch;
   xc_arrow_json json;
   int64_t remaining; /* rows still wanted; -1: all */
+  int64_t *dict_ids; /* dictionary ids the input has sent, for arrow-json */
+  int64_t n_dict_ids;
+  bool out_of_memory;
 } cat_state;
+
+/* arrow-json: a dictionary message that is not a delta, for an id sent
+ * before, replaces that dictionary. */
+static void on_message(void *ctx, const xchg_message_info *info) {
+  cat_state *st = ctx;
+  if (info->kind != XCHG_MESSAGE_DICTIONARY) return;
+  for (int64_t k = 0; k < st->n_dict_ids; k++) {
+    if (st->dict_ids[k] != info->dictionary_id) continue;
+    if (!info->is_delta) xc_arrow_json_note_replacement(&st->json);
+    return;
+  }
+  int64_t *grown = realloc(st->dict_ids, (size_t)(st->n_dict_ids + 1) * sizeof *grown);
+  if (grown == NULL) {
+    st->out_of_memory = true;
+    return;
+  }
+  st->dict_ids = grown;
+  st->dict_ids[st->n_dict_ids++] = info->dictionary_id;
+}
 
 static xchg_status begin_output(cat_state *st, xchg_error *err) {
   column_set header;
@@ -237,6 +287,7 @@ static xchg_status write_batch(cat_state *st, const struct ArrowArray *batch, xc
 
 static xchg_status copy_rows(cat_state *st, xchg_ipc_reader *reader, xchg_error *err) {
   xchg_status s = begin_output(st, err);
+  if (st->opt->format == CAT_ARROW_JSON) xchg_ipc_reader_on_message(reader, on_message, st);
   while (s == XCHG_OK && st->remaining != 0) {
     struct ArrowArray batch;
     if ((s = xchg_ipc_reader_next(reader, &batch, err)) != XCHG_OK || batch.release == NULL) break;
@@ -244,7 +295,8 @@ static xchg_status copy_rows(cat_state *st, xchg_ipc_reader *reader, xchg_error 
     batch.release(&batch);
   }
   if (s == XCHG_OK && st->opt->format == CAT_ARROW_JSON) xc_arrow_json_end(&st->json);
-  if (s == XCHG_OK && (xs_failed(&st->out) || xs_failed(&st->scratch)))
+  xchg_ipc_reader_on_message(reader, NULL, NULL);
+  if (s == XCHG_OK && (xs_failed(&st->out) || xs_failed(&st->scratch) || st->out_of_memory))
     s = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   return s;
 }
@@ -265,6 +317,7 @@ static int cat(const cat_options *opt) {
   xchg_status s = strcmp(schema.format, "+s") == 0 ? XCHG_OK
                   : xchg_errorf(&err, XCHG_EFORMAT, "schema is not a struct (format \"%s\")", schema.format);
   if (s == XCHG_OK) s = select_columns(&schema, opt->columns, &sel, &err);
+  if (s == XCHG_OK && opt->columns != NULL) s = project(reader, &schema, &sel, &err);
   if (s == XCHG_OK) s = copy_rows(&st, reader, &err);
   xs_flush(&st.out);
   int rc = XC_EXIT_OK;
@@ -273,10 +326,11 @@ static int cat(const cat_options *opt) {
   else if (xs_failed(&st.out) || fflush(stdout) != 0)
     rc = xc_runtime_error(opt->path, "cannot write the output");
   xc_arrow_json_free(&st.json);
+  free(st.dict_ids);
   xs_free(&st.out);
   xs_free(&st.scratch);
   free(sel.index);
-  schema.release(&schema);
+  if (schema.release != NULL) schema.release(&schema);
   xchg_ipc_reader_close(reader);
   return rc;
 }

@@ -10,10 +10,6 @@
 /* Slots of RecordBatch (Message.fbs). */
 enum { BATCH_LENGTH, BATCH_NODES, BATCH_BUFFERS, BATCH_COMPRESSION, BATCH_VARIADIC_COUNTS };
 
-/* Parallel decompression hands out jobs in groups of at least this many
- * output bytes: less is not worth waking a thread for. */
-#define MIN_BYTES_PER_TASK (256 * 1024)
-
 /* How the values of one buffer are byte-swapped from big-endian. */
 typedef struct swap_rule {
   ipc_swap kind;
@@ -141,11 +137,11 @@ static void run_task(void *ctx, int64_t t) {
     b->jobs->items[i].status = run_job(&b->jobs->items[i], NULL);
 }
 
-/* Splits the jobs into tasks of at least MIN_BYTES_PER_TASK output bytes,
- * about 4 tasks per thread so that uneven buffers still balance. */
-static int64_t plan_tasks(ipc_jobs *jobs, int threads, int64_t *starts) {
+/* Splits the jobs into tasks of at least min_bytes output bytes, about 4
+ * tasks per thread so that uneven buffers still balance. */
+static int64_t plan_tasks(ipc_jobs *jobs, int threads, int64_t min_bytes, int64_t *starts) {
   int64_t target = jobs->bytes / (4 * threads);
-  if (target < MIN_BYTES_PER_TASK) target = MIN_BYTES_PER_TASK;
+  if (target < min_bytes) target = min_bytes;
   int64_t n = 0, acc = 0;
   starts[n] = 0;
   for (int64_t i = 0; i < jobs->count; i++) {
@@ -158,16 +154,17 @@ static int64_t plan_tasks(ipc_jobs *jobs, int threads, int64_t *starts) {
   return n;
 }
 
-xchg_status ipc_jobs_run(ipc_jobs *jobs, xchg_pool *pool, int64_t *failed_message, xchg_error *err) {
+xchg_status ipc_jobs_run(ipc_jobs *jobs, xchg_pool *pool, int64_t task_bytes,
+                         int64_t *failed_message, xchg_error *err) {
   int threads = xchg_pool_threads(pool);
-  if (threads > 1 && jobs->bytes >= 2 * MIN_BYTES_PER_TASK && jobs->count > 1) {
+  if (threads > 1 && jobs->bytes >= 2 * task_bytes && jobs->count > 1) {
     int64_t *starts = malloc((size_t)(jobs->count + 1) * sizeof *starts);
     if (!starts) {
       ipc_jobs_free(jobs);
       return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
     }
     job_batch b = {jobs, starts};
-    xchg_pool_run(pool, plan_tasks(jobs, threads, starts), run_task, &b);
+    xchg_pool_run(pool, plan_tasks(jobs, threads, task_bytes, starts), run_task, &b);
     free(starts);
   } else {
     for (int64_t i = 0; i < jobs->count; i++)
@@ -808,7 +805,7 @@ xchg_status ipc_decode_batch(const ipc_decode_ctx *ctx, const fb_table *batch, c
     ipc_jobs_free(&jobs);
     return st;
   }
-  st = ipc_jobs_run(&jobs, NULL, NULL, err);
+  st = ipc_jobs_run(&jobs, NULL, 0, NULL, err);
   if (st == XCHG_OK) st = ipc_decode_validate(ctx, columns, n_columns, dictionary_values, *out, err);
   if (st != XCHG_OK) {
     ipc_array_unref(*out);

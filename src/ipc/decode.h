@@ -62,10 +62,12 @@ xchg_status ipc_decode_plan(const ipc_decode_ctx *ctx, const fb_table *batch, co
                             const ipc_field *columns, int64_t n_columns, int dictionary_values,
                             ipc_jobs *jobs, ipc_array **out, xchg_error *err);
 
-/* Step 2: runs and clears the jobs; pool may be NULL (run inline).  On
- * failure, *failed_message (may be NULL) is the index of the message whose
- * buffer failed. */
-xchg_status ipc_jobs_run(ipc_jobs *jobs, xchg_pool *pool, int64_t *failed_message, xchg_error *err);
+/* Step 2: runs and clears the jobs; pool may be NULL (run inline).  Each
+ * pool task gets at least task_bytes of output.  On failure,
+ * *failed_message (may be NULL) is the index of the message whose buffer
+ * failed. */
+xchg_status ipc_jobs_run(ipc_jobs *jobs, xchg_pool *pool, int64_t task_bytes,
+                         int64_t *failed_message, xchg_error *err);
 void ipc_jobs_free(ipc_jobs *jobs);
 
 /* Step 3: validates a planned array whose jobs have run. */

@@ -96,6 +96,7 @@ void xchg_read_options_init(xchg_read_options *opts) {
   opts->max_buffer_bytes = (int64_t)1 << 34;
   opts->max_metadata_bytes = (int64_t)1 << 28;
   opts->readahead_bytes = (int64_t)8 << 20;
+  opts->task_bytes = (int64_t)256 << 10;
 }
 
 /* ---- reading bytes -------------------------------------------------------- */
@@ -481,7 +482,7 @@ static void fill_group(xchg_ipc_reader *r) {
     if (threads <= 1 || jobs.bytes >= r->opts.readahead_bytes) break;
   }
   int64_t failed = -1;
-  xchg_status run = ipc_jobs_run(&jobs, r->opts.pool, &failed, err);
+  xchg_status run = ipc_jobs_run(&jobs, r->opts.pool, r->opts.task_bytes, &failed, err);
   if (run != XCHG_OK) {
     drop_group_from(r, failed);
     st = run;

@@ -29,6 +29,7 @@ struct arrow_json {
   json_t *metadata;     /* schema.metadata, may be NULL */
   json_t *batches;      /* record batches */
   json_t *dictionaries; /* dictionary batches, may be NULL */
+  int canonical_map_names;
 };
 
 /* ------------------------------------------------------------------------ */
@@ -538,8 +539,23 @@ static int32_t read_i32(const char *p) {
   return v;
 }
 
+/* One key or value of ArrowSchema.metadata. */
+typedef struct meta_str {
+  const char *p;
+  int32_t len;
+} meta_str;
+
+static int meta_equals(meta_str m, json_t *js) {
+  return m.len >= 0 && (size_t)m.len == json_string_length(js) &&
+         memcmp(m.p, json_string_value(js), (size_t)m.len) == 0;
+}
+
 /* ArrowSchema.metadata: int32 count, then per pair int32 length + key bytes,
- * int32 length + value bytes.  NULL means no metadata, like an empty list. */
+ * int32 length + value bytes.  NULL means no metadata, like an empty list.
+ * The pairs are compared as a multiset: Arrow's own metadata equality does
+ * not depend on the order, and writers do reorder them (Arrow C++ puts
+ * ARROW:extension:metadata before ARROW:extension:name in the IPC file of
+ * generated_extension while its JSON lists them the other way round). */
 static int compare_metadata(cmp *c, json_t *jmeta, const char *meta, const char *what) {
   size_t expected = 0;
   if (jmeta && !json_is_null(jmeta)) {
@@ -549,28 +565,55 @@ static int compare_metadata(cmp *c, json_t *jmeta, const char *meta, const char 
   int32_t found = meta ? read_i32(meta) : 0;
   if (found < 0 || (size_t)found != expected)
     return fail(c, -1, "%s metadata: expected %zu pairs, found %" PRId32, what, expected, found);
-  const char *p = meta ? meta + 4 : NULL;
+  if (expected == 0) return 0;
+  meta_str(*pairs)[2] = calloc(expected, sizeof(*pairs));
+  char *used = calloc(expected, 1);
+  int rc = 0;
+  if (!pairs || !used) {
+    rc = fail(c, -1, "out of memory");
+    goto done;
+  }
+  const char *p = meta + 4;
   for (size_t i = 0; i < expected; i++) {
-    json_t *pair = json_array_get(jmeta, i);
-    const char *want[2];
-    if (!json_is_object(pair) || check_keys(c, pair, "metadata pair", KEYS("key", "value")) != 0 ||
-        get_string(c, pair, "key", "metadata pair", &want[0]) != 0 ||
-        get_string(c, pair, "value", "metadata pair", &want[1]) != 0)
-      return -1;
     for (int part = 0; part < 2; part++) {
-      int32_t len = read_i32(p);
-      p += 4;
-      size_t want_len = json_string_length(json_object_get(pair, part ? "value" : "key"));
-      if (len < 0 || (size_t)len != want_len || memcmp(p, want[part], want_len) != 0)
-        return fail(c, -1, "%s metadata pair %zu: %s expected \"%s\", found \"%.*s\"", what, i,
-                    part ? "value" : "key", want[part], len < 0 ? 0 : (int)len, p);
-      p += len;
+      pairs[i][part].len = read_i32(p);
+      pairs[i][part].p = p + 4;
+      if (pairs[i][part].len < 0) {
+        rc = fail(c, -1, "%s metadata pair %zu: negative length", what, i);
+        goto done;
+      }
+      p += 4 + pairs[i][part].len;
     }
   }
-  return 0;
+  for (size_t i = 0; i < expected && rc == 0; i++) {
+    json_t *pair = json_array_get(jmeta, i), *key, *value;
+    if (!json_is_object(pair) || !json_is_string(key = json_object_get(pair, "key")) ||
+        !json_is_string(value = json_object_get(pair, "value"))) {
+      rc = fail(c, -1, "%s metadata pair %zu is not {\"key\": string, \"value\": string}", what, i);
+      break;
+    }
+    if ((rc = check_keys(c, pair, "metadata pair", KEYS("key", "value"))) != 0) break;
+    size_t k = 0;
+    while (k < expected && (used[k] || !meta_equals(pairs[k][0], key) ||
+                            !meta_equals(pairs[k][1], value)))
+      k++;
+    if (k == expected) {
+      rc = fail(c, -1, "%s metadata: pair \"%s\" = \"%s\" is missing", what,
+                json_string_value(key), json_string_value(value));
+      break;
+    }
+    used[k] = 1;
+  }
+done:
+  free(pairs);
+  free(used);
+  return rc;
 }
 
-static int compare_field_schema(cmp *c, json_t *jfield, const struct ArrowSchema *s);
+/* alt_name: a name the ArrowSchema may carry instead of the JSON's (NULL:
+ * none); child_alts: the same for the field's children (NULL: none). */
+static int compare_field_schema(cmp *c, json_t *jfield, const struct ArrowSchema *s,
+                                const char *alt_name, const char *const *child_alts);
 
 static int check_format(cmp *c, const jtype *t, const char *format, const char *what) {
   if (!format) return fail(c, -1, "%s format is NULL, expected \"%s\"", what, t->format);
@@ -580,8 +623,16 @@ static int check_format(cmp *c, const jtype *t, const char *format, const char *
   return 0;
 }
 
+/* Entry i of a NULL-terminated list, or NULL past its end. */
+static const char *alt_at(const char *const *alts, size_t i) {
+  for (size_t k = 0; alts && alts[k]; k++)
+    if (k == i) return alts[k];
+  return NULL;
+}
+
 /* The (value) type of a field: format, map flag, children. */
-static int compare_type_schema(cmp *c, const field_view *fv, const struct ArrowSchema *s) {
+static int compare_type_schema(cmp *c, const field_view *fv, const struct ArrowSchema *s,
+                               const char *const *child_alts) {
   jtype t;
   if (parse_field_type(c, fv, &t) != 0 || check_format(c, &t, s->format, "type") != 0) return -1;
   int sorted = (s->flags & ARROW_FLAG_MAP_KEYS_SORTED) != 0;
@@ -592,12 +643,19 @@ static int compare_type_schema(cmp *c, const field_view *fv, const struct ArrowS
   if (s->n_children < 0 || (size_t)s->n_children != n)
     return fail(c, -1, "expected %zu children, found %" PRId64, n, s->n_children);
   if (n && !s->children) return fail(c, -1, "children pointer is NULL");
+  /* A map's entries may carry Arrow's canonical names when the caller
+   * allows it (see arrow_json_accept_canonical_map_names). */
+  int canonical_map = t.kind == K_MAP && c->doc->canonical_map_names;
   for (size_t i = 0; i < n; i++)
-    if (compare_field_schema(c, json_array_get(fv->children, i), s->children[i]) != 0) return -1;
+    if (compare_field_schema(c, json_array_get(fv->children, i), s->children[i],
+                             canonical_map ? "entries" : alt_at(child_alts, i),
+                             canonical_map ? KEYS("key", "value") : NULL) != 0)
+      return -1;
   return 0;
 }
 
-static int compare_field_schema(cmp *c, json_t *jfield, const struct ArrowSchema *s) {
+static int compare_field_schema(cmp *c, json_t *jfield, const struct ArrowSchema *s,
+                                const char *alt_name, const char *const *child_alts) {
   field_view fv;
   if (field_view_init(c, jfield, &fv) != 0) return -1;
   size_t mark = path_push_name(c, fv.name);
@@ -607,7 +665,7 @@ static int compare_field_schema(cmp *c, json_t *jfield, const struct ArrowSchema
     goto done;
   }
   const char *name = s->name ? s->name : "";
-  if (strcmp(name, fv.name) != 0) {
+  if (strcmp(name, fv.name) != 0 && !(alt_name && strcmp(name, alt_name) == 0)) {
     fail(c, -1, "field name: expected \"%s\", found \"%s\"", fv.name, name);
     goto done;
   }
@@ -639,7 +697,7 @@ static int compare_field_schema(cmp *c, json_t *jfield, const struct ArrowSchema
       goto done;
     }
     size_t dmark = path_push(c, "{dictionary %" PRId64 "}", d.id);
-    rc = compare_type_schema(c, &fv, s->dictionary);
+    rc = compare_type_schema(c, &fv, s->dictionary, child_alts);
     if (rc == 0 && s->dictionary->dictionary)
       rc = fail(c, -1, "the dictionary's value type has a dictionary itself");
     path_pop(c, dmark);
@@ -653,7 +711,7 @@ static int compare_field_schema(cmp *c, json_t *jfield, const struct ArrowSchema
     fail(c, -1, "has a dictionary, but the JSON field is not dictionary-encoded");
     goto done;
   }
-  rc = compare_type_schema(c, &fv, s);
+  rc = compare_type_schema(c, &fv, s, child_alts);
 done:
   path_pop(c, mark);
   return rc;
@@ -674,7 +732,7 @@ int arrow_json_compare_schema(const arrow_json *doc, const struct ArrowSchema *s
     return fail(&c, -1, "expected %zu fields, found %" PRId64, n, schema->n_children);
   if (schema->dictionary) return fail(&c, -1, "top-level schema has a dictionary");
   for (size_t i = 0; i < n; i++)
-    if (compare_field_schema(&c, json_array_get(doc->fields, i), schema->children[i]) != 0)
+    if (compare_field_schema(&c, json_array_get(doc->fields, i), schema->children[i], NULL, NULL) != 0)
       return -1;
   return 0;
 }
@@ -1532,6 +1590,10 @@ void arrow_json_free(arrow_json *doc) {
   if (!doc) return;
   json_decref(doc->root);
   free(doc);
+}
+
+void arrow_json_accept_canonical_map_names(arrow_json *doc, int accept) {
+  doc->canonical_map_names = accept;
 }
 
 int64_t arrow_json_num_batches(const arrow_json *doc) {

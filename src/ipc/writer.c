@@ -1,0 +1,1009 @@
+/* writer.c — the IPC stream and file writers: framing, messages,
+ * compression, dictionaries, coalescing and the file footer. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ipc/dictionary.h"
+#include "ipc/writer_internal.h"
+
+/* Slots and enum values of Message.fbs and File.fbs. */
+enum { MSG_VERSION, MSG_HEADER_TYPE, MSG_HEADER, MSG_BODY_LENGTH, MSG_METADATA };
+enum { BATCH_LENGTH, BATCH_NODES, BATCH_BUFFERS, BATCH_COMPRESSION, BATCH_VARIADIC_COUNTS };
+enum { DICTBATCH_ID, DICTBATCH_DATA, DICTBATCH_DELTA };
+enum { FOOTER_VERSION, FOOTER_SCHEMA, FOOTER_DICTIONARIES, FOOTER_BATCHES };
+enum { HEADER_SCHEMA = 1, HEADER_DICTIONARY = 2, HEADER_RECORD_BATCH = 3 };
+#define METADATA_V5 4
+#define STAGING_SIZE (64 * 1024)
+
+static const uint8_t FILE_MAGIC[8] = {'A', 'R', 'R', 'O', 'W', '1', 0, 0};
+
+typedef struct file_block {
+  int64_t offset;
+  int32_t metadata_length;
+  int64_t body_length;
+} file_block;
+
+typedef struct block_list {
+  file_block *items;
+  int64_t count, cap;
+} block_list;
+
+/* The last dictionary written for an id (an owned copy), to tell an
+ * unchanged dictionary from a delta or a replacement. */
+typedef struct written_dict {
+  int64_t id;
+  ipc_array *values;
+} written_dict;
+
+/* A dictionary a batch uses. */
+typedef struct used_dict {
+  int64_t id;
+  const ipc_field *field;
+  ipc_array *values; /* borrowed from the batch */
+} used_dict;
+
+typedef struct used_dicts {
+  used_dict *items;
+  int64_t count, cap;
+} used_dicts;
+
+struct xchg_ipc_writer {
+  xchg_write_options opts;
+  ipc_schema schema;
+  xchg_write_fn write_fn;
+  void *write_ctx;
+  int fd;
+  /* memory output */
+  int to_memory;
+  xchg_buf *mem;
+  size_t mem_len;
+  /* small writes are gathered here before reaching write_fn */
+  uint8_t *staging;
+  size_t staging_len;
+  int64_t position;
+  int finished;
+  xchg_status failed; /* sticky: an output error leaves the stream unusable */
+  char *message_metadata;
+  written_dict *dicts;
+  int64_t n_dicts;
+  block_list dict_blocks, batch_blocks;
+  int64_t batches, dictionaries;
+  /* coalescing */
+  ipc_array **pending;
+  int64_t n_pending, cap_pending, pending_rows, pending_bytes;
+};
+
+void xchg_write_options_init(xchg_write_options *opts) {
+  memset(opts, 0, sizeof *opts);
+  opts->format = XCHG_IPC_STREAM;
+  opts->codec = XCHG_BLOCK_NONE;
+  opts->alignment = 8;
+  opts->parallel_min_bytes = 256 * 1024;
+}
+
+/* ---- output ----------------------------------------------------------------- */
+
+static xchg_status mem_append(xchg_ipc_writer *w, const void *p, size_t n, xchg_error *err) {
+  size_t cap = w->mem ? xchg_buf_size(w->mem) : 0;
+  if (w->mem_len + n > cap) {
+    size_t want = cap ? cap : 64 * 1024;
+    while (want < w->mem_len + n) want *= 2;
+    xchg_buf *grown = xchg_buf_alloc(want);
+    if (!grown) return xchg_errorf(err, XCHG_ENOMEM, "out of memory growing the output to %zu bytes", want);
+    if (w->mem_len) memcpy(xchg_buf_mutable_data(grown), xchg_buf_data(w->mem), w->mem_len);
+    xchg_buf_unref(w->mem);
+    w->mem = grown;
+  }
+  if (n) memcpy(xchg_buf_mutable_data(w->mem) + w->mem_len, p, n);
+  w->mem_len += n;
+  return XCHG_OK;
+}
+
+static xchg_status flush_staging(xchg_ipc_writer *w, xchg_error *err) {
+  if (w->staging_len == 0) return XCHG_OK;
+  xchg_status st = w->write_fn(w->write_ctx, w->staging, w->staging_len, err);
+  w->staging_len = 0;
+  return st;
+}
+
+static xchg_status out_write(xchg_ipc_writer *w, const void *p, size_t n, xchg_error *err) {
+  if (w->failed != XCHG_OK)
+    return xchg_errorf(err, w->failed, "the writer failed earlier and cannot continue");
+  xchg_status st = XCHG_OK;
+  if (w->to_memory) {
+    st = mem_append(w, p, n, err);
+  } else if (n >= STAGING_SIZE / 2) {
+    st = flush_staging(w, err);
+    if (st == XCHG_OK) st = w->write_fn(w->write_ctx, p, n, err);
+  } else {
+    if (w->staging_len + n > STAGING_SIZE) st = flush_staging(w, err);
+    if (st == XCHG_OK) {
+      memcpy(w->staging + w->staging_len, p, n);
+      w->staging_len += n;
+    }
+  }
+  if (st != XCHG_OK) {
+    w->failed = st;
+    xchg_error_prefix(err, "writing at byte %lld: ", (long long)w->position);
+    return st;
+  }
+  w->position += (int64_t)n;
+  return XCHG_OK;
+}
+
+static xchg_status out_zeros(xchg_ipc_writer *w, size_t n, xchg_error *err) {
+  static const uint8_t zeros[64];
+  xchg_status st = XCHG_OK;
+  while (n > 0 && st == XCHG_OK) {
+    size_t k = n < sizeof zeros ? n : sizeof zeros;
+    st = out_write(w, zeros, k, err);
+    n -= k;
+  }
+  return st;
+}
+
+static xchg_status fd_write(void *ctx, const void *data, size_t n, xchg_error *err) {
+  int fd = *(const int *)ctx;
+  const uint8_t *p = data;
+  while (n > 0) {
+    ssize_t k = write(fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return xchg_errorf(err, XCHG_EIO, "write to fd %d failed: %s", fd, strerror(errno));
+    p += k;
+    n -= (size_t)k;
+  }
+  return XCHG_OK;
+}
+
+static int64_t align_up(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
+
+/* ---- little-endian struct encodings ------------------------------------------ */
+
+static void put_le(uint8_t *p, uint64_t v, int size) {
+  for (int i = 0; i < size; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* ---- messages ----------------------------------------------------------------- */
+
+/* Writes a message: framing, the Message flatbuffer (header already added
+ * to b as header_ref), padding, then the body pieces.  Fills *block. */
+typedef struct body_piece {
+  const uint8_t *prefix; /* 8 bytes or NULL */
+  const uint8_t *data;
+  int64_t size;
+} body_piece;
+
+static xchg_status write_message(xchg_ipc_writer *w, fbb *b, int header_type, fb_ref header,
+                                 const char *metadata, const body_piece *pieces, int64_t n_pieces,
+                                 int64_t body_length, file_block *block, xchg_error *err) {
+  fb_ref meta = wr_metadata_build(b, metadata);
+  fbb_table_start(b);
+  fbb_add_scalar(b, MSG_VERSION, 2, METADATA_V5);
+  fbb_add_scalar(b, MSG_HEADER_TYPE, 1, (uint64_t)header_type);
+  fbb_add_ref(b, MSG_HEADER, header);
+  fbb_add_scalar(b, MSG_BODY_LENGTH, 8, (uint64_t)body_length);
+  if (meta) fbb_add_ref(b, MSG_METADATA, meta);
+  fb_ref msg = fbb_table_end(b);
+  size_t size;
+  const uint8_t *flat = fbb_finish(b, msg, &size);
+  if (!flat) return xchg_errorf(err, XCHG_ENOMEM, "out of memory building message metadata");
+  int64_t align = w->opts.alignment;
+  int64_t padded = align_up(8 + (int64_t)size, align) - 8;
+  if (padded > INT32_MAX) return xchg_errorf(err, XCHG_ELIMIT, "message metadata of %zu bytes", size);
+  uint8_t prefix[8];
+  put_le(prefix, 0xFFFFFFFFu, 4);
+  put_le(prefix + 4, (uint64_t)padded, 4);
+  block->offset = w->position;
+  block->metadata_length = (int32_t)(8 + padded);
+  block->body_length = body_length;
+  xchg_status st = out_write(w, prefix, 8, err);
+  if (st == XCHG_OK) st = out_write(w, flat, size, err);
+  if (st == XCHG_OK) st = out_zeros(w, (size_t)(padded - (int64_t)size), err);
+  for (int64_t i = 0; i < n_pieces && st == XCHG_OK; i++) {
+    int64_t len = pieces[i].size + (pieces[i].prefix ? 8 : 0);
+    if (len == 0) continue;
+    if (pieces[i].prefix) st = out_write(w, pieces[i].prefix, 8, err);
+    if (st == XCHG_OK && pieces[i].size) st = out_write(w, pieces[i].data, (size_t)pieces[i].size, err);
+    if (st == XCHG_OK) st = out_zeros(w, (size_t)(align_up(len, align) - len), err);
+  }
+  return st;
+}
+
+static xchg_status add_block(block_list *list, const file_block *block, xchg_error *err) {
+  if (list->count == list->cap) {
+    int64_t cap = list->cap ? 2 * list->cap : 16;
+    file_block *items = realloc(list->items, (size_t)cap * sizeof *items);
+    if (!items) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    list->items = items;
+    list->cap = cap;
+  }
+  list->items[list->count++] = *block;
+  return XCHG_OK;
+}
+
+/* ---- laying out a batch ---------------------------------------------------- */
+
+typedef struct swap_rule {
+  ipc_swap kind; /* IPC_SWAP_NONE with width 16: binary views */
+  int width;
+} swap_rule;
+
+typedef struct out_buffer {
+  const xchg_buf *src;   /* NULL or empty: written empty */
+  swap_rule swap;
+  /* filled by prepare_buffer */
+  xchg_buf *owned;       /* swapped copy or compressed bytes */
+  const uint8_t *data;
+  int64_t size;
+  uint8_t prefix[8];
+  int has_prefix;
+  xchg_status status;
+  xchg_error error;
+} out_buffer;
+
+typedef struct batch_layout {
+  uint8_t *nodes;        /* 16 bytes per FieldNode */
+  int64_t n_nodes, cap_nodes;
+  out_buffer *buffers;
+  int64_t n_buffers, cap_buffers;
+  int64_t *variadic;
+  int64_t n_variadic, cap_variadic;
+  int oom;
+} batch_layout;
+
+static void *grow(void *items, int64_t *cap, int64_t need, size_t elem, int *oom) {
+  if (need <= *cap) return items;
+  int64_t n = *cap ? *cap : 16;
+  while (n < need) n *= 2;
+  void *p = realloc(items, (size_t)n * elem);
+  if (!p) {
+    *oom = 1;
+    return items;
+  }
+  *cap = n;
+  return p;
+}
+
+static void add_node(batch_layout *l, int64_t length, int64_t nulls) {
+  l->nodes = grow(l->nodes, &l->cap_nodes, l->n_nodes + 1, 16, &l->oom);
+  if (l->oom) return;
+  put_le(l->nodes + 16 * l->n_nodes, (uint64_t)length, 8);
+  put_le(l->nodes + 16 * l->n_nodes + 8, (uint64_t)nulls, 8);
+  l->n_nodes++;
+}
+
+static void add_buffer(batch_layout *l, const xchg_buf *src, swap_rule swap) {
+  l->buffers = grow(l->buffers, &l->cap_buffers, l->n_buffers + 1, sizeof(out_buffer), &l->oom);
+  if (l->oom) return;
+  memset(&l->buffers[l->n_buffers], 0, sizeof(out_buffer));
+  l->buffers[l->n_buffers].src = src;
+  l->buffers[l->n_buffers].swap = swap;
+  l->n_buffers++;
+}
+
+static void add_variadic(batch_layout *l, int64_t count) {
+  l->variadic = grow(l->variadic, &l->cap_variadic, l->n_variadic + 1, 8, &l->oom);
+  if (!l->oom) l->variadic[l->n_variadic++] = count;
+}
+
+static void layout_free(batch_layout *l) {
+  for (int64_t i = 0; i < l->n_buffers; i++) xchg_buf_unref(l->buffers[i].owned);
+  free(l->nodes);
+  free(l->buffers);
+  free(l->variadic);
+  memset(l, 0, sizeof *l);
+}
+
+#define NO_SWAP ((swap_rule){IPC_SWAP_NONE, 0})
+#define INT_SWAP(w) ((swap_rule){IPC_SWAP_WHOLE, (w)})
+
+/* Lays out field f of a (a normalised array) in IPC order. */
+static void lay_out(batch_layout *l, const ipc_field *f, int as_value, const ipc_array *a) {
+  int wide = f->type == IPC_LARGE_BINARY || f->type == IPC_LARGE_UTF8 ||
+             f->type == IPC_LARGE_LIST || f->type == IPC_LARGE_LIST_VIEW;
+  int ow = wide ? 8 : 4;
+  add_node(l, a->length, a->null_count);
+  if (f->dict_encoded && !as_value) {
+    add_buffer(l, a->buffers[0], NO_SWAP);
+    add_buffer(l, a->buffers[1], INT_SWAP(f->index_width));
+    return;
+  }
+  switch (f->type) {
+    case IPC_NULL: return;
+    case IPC_BOOL:
+      add_buffer(l, a->buffers[0], NO_SWAP);
+      add_buffer(l, a->buffers[1], NO_SWAP);
+      return;
+    case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
+      add_buffer(l, a->buffers[0], NO_SWAP);
+      add_buffer(l, a->buffers[1], INT_SWAP(ow));
+      add_buffer(l, a->buffers[2], NO_SWAP);
+      return;
+    case IPC_BINARY_VIEW: case IPC_UTF8_VIEW:
+      add_buffer(l, a->buffers[0], NO_SWAP);
+      add_buffer(l, a->buffers[1], ((swap_rule){IPC_SWAP_NONE, 16}));
+      for (int64_t i = 2; i < a->n_buffers - 1; i++) add_buffer(l, a->buffers[i], NO_SWAP);
+      add_variadic(l, a->n_buffers - 3);
+      return;
+    case IPC_LIST: case IPC_LARGE_LIST: case IPC_MAP:
+      add_buffer(l, a->buffers[0], NO_SWAP);
+      add_buffer(l, a->buffers[1], INT_SWAP(ow));
+      break;
+    case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW:
+      add_buffer(l, a->buffers[0], NO_SWAP);
+      add_buffer(l, a->buffers[1], INT_SWAP(ow));
+      add_buffer(l, a->buffers[2], INT_SWAP(ow));
+      break;
+    case IPC_FIXED_SIZE_LIST: case IPC_STRUCT:
+      add_buffer(l, a->buffers[0], NO_SWAP);
+      break;
+    case IPC_UNION:
+      add_buffer(l, a->buffers[0], NO_SWAP);
+      if (f->union_dense) add_buffer(l, a->buffers[1], INT_SWAP(4));
+      break;
+    case IPC_RUN_END_ENCODED: break;
+    default:
+      add_buffer(l, a->buffers[0], NO_SWAP);
+      add_buffer(l, a->buffers[1], ((swap_rule){f->swap, f->width}));
+      return;
+  }
+  for (int64_t i = 0; i < f->n_children; i++) lay_out(l, &f->children[i], 0, a->children[i]);
+}
+
+/* ---- byte swapping and compression (one buffer; may run on any thread) ------ */
+
+static void swap_bytes(uint8_t *p, int width) {
+  for (int i = 0, j = width - 1; i < j; i++, j--) {
+    uint8_t t = p[i];
+    p[i] = p[j];
+    p[j] = t;
+  }
+}
+
+/* Native (little-endian) values to big-endian, the inverse of the
+ * reader's swap: a view's length is read before it is swapped. */
+static void to_big_endian(uint8_t *p, size_t size, swap_rule rule) {
+  if (rule.kind == IPC_SWAP_NONE && rule.width == 16) {
+    for (size_t i = 0; i + 16 <= size; i += 16) {
+      int32_t len;
+      memcpy(&len, p + i, 4);
+      swap_bytes(p + i, 4);
+      if (len > 12) {
+        swap_bytes(p + i + 8, 4);
+        swap_bytes(p + i + 12, 4);
+      }
+    }
+    return;
+  }
+  for (size_t i = 0; i + (size_t)rule.width <= size; i += (size_t)rule.width) {
+    if (rule.kind == IPC_SWAP_MDN) {
+      swap_bytes(p + i, 4);
+      swap_bytes(p + i + 4, 4);
+      swap_bytes(p + i + 8, 8);
+    } else if (rule.kind == IPC_SWAP_INT32S) {
+      for (int k = 0; k < rule.width; k += 4) swap_bytes(p + i + k, 4);
+    } else {
+      swap_bytes(p + i, rule.width);
+    }
+  }
+}
+
+static int needs_swap(swap_rule rule) {
+  return (rule.kind != IPC_SWAP_NONE && rule.width > 1) || rule.width == 16;
+}
+
+static void prepare_buffer(const xchg_write_options *opts, out_buffer *b) {
+  b->data = b->src ? xchg_buf_data(b->src) : NULL;
+  b->size = b->src ? (int64_t)xchg_buf_size(b->src) : 0;
+  if (b->size == 0) return; /* empty buffers are written empty */
+  if (opts->big_endian && needs_swap(b->swap)) {
+    if (!(b->owned = xchg_buf_alloc((size_t)b->size))) {
+      b->status = xchg_errorf(&b->error, XCHG_ENOMEM, "out of memory byte-swapping a buffer");
+      return;
+    }
+    memcpy(xchg_buf_mutable_data(b->owned), b->data, (size_t)b->size);
+    to_big_endian(xchg_buf_mutable_data(b->owned), (size_t)b->size, b->swap);
+    b->data = xchg_buf_data(b->owned);
+  }
+  if (opts->codec == XCHG_BLOCK_NONE) return;
+  b->has_prefix = 1;
+  xchg_buf *packed;
+  b->status = xchg_block_compress(opts->codec, opts->level, b->data, (size_t)b->size, &packed, &b->error);
+  if (b->status != XCHG_OK) return;
+  double limit = (double)b->size * (1.0 - opts->min_space_saving);
+  if ((double)xchg_buf_size(packed) < limit) {
+    put_le(b->prefix, (uint64_t)b->size, 8);
+    xchg_buf_unref(b->owned);
+    b->owned = packed;
+    b->data = xchg_buf_data(packed);
+    b->size = (int64_t)xchg_buf_size(packed);
+  } else {
+    put_le(b->prefix, UINT64_MAX, 8); /* -1: stored uncompressed */
+    xchg_buf_unref(packed);
+  }
+}
+
+typedef struct prepare_job {
+  const xchg_write_options *opts;
+  out_buffer *buffers;
+  int64_t *group_start; /* n_groups + 1 entries */
+} prepare_job;
+
+static void prepare_group(void *ctx, int64_t g) {
+  prepare_job *job = ctx;
+  for (int64_t i = job->group_start[g]; i < job->group_start[g + 1]; i++)
+    prepare_buffer(job->opts, &job->buffers[i]);
+}
+
+/* Swaps and compresses every buffer, on the pool when there is one and the
+ * work is worth it: consecutive buffers are grouped into tasks of at least
+ * parallel_min_bytes. */
+static xchg_status prepare_buffers(const xchg_write_options *opts, batch_layout *l, xchg_error *err) {
+  int parallel = opts->pool && xchg_pool_threads(opts->pool) > 1 &&
+                 (opts->codec != XCHG_BLOCK_NONE || opts->big_endian);
+  int64_t *starts = NULL, n_groups = 0;
+  if (parallel && (starts = malloc((size_t)(l->n_buffers + 1) * sizeof *starts)) != NULL) {
+    int64_t acc = 0;
+    starts[0] = 0;
+    for (int64_t i = 0; i < l->n_buffers; i++) {
+      acc += l->buffers[i].src ? (int64_t)xchg_buf_size(l->buffers[i].src) : 0;
+      if (acc >= (int64_t)opts->parallel_min_bytes || i == l->n_buffers - 1) {
+        starts[++n_groups] = i + 1;
+        acc = 0;
+      }
+    }
+  }
+  if (starts && n_groups > 1) {
+    prepare_job job = {opts, l->buffers, starts};
+    xchg_pool_run(opts->pool, n_groups, prepare_group, &job);
+  } else {
+    for (int64_t i = 0; i < l->n_buffers; i++) prepare_buffer(opts, &l->buffers[i]);
+  }
+  free(starts);
+  for (int64_t i = 0; i < l->n_buffers; i++)
+    if (l->buffers[i].status != XCHG_OK)
+      return xchg_errorf(err, l->buffers[i].status, "buffer %lld: %s", (long long)i,
+                         l->buffers[i].error.message);
+  return XCHG_OK;
+}
+
+/* Adds a RecordBatch table describing l (buffers prepared) to b; returns
+ * the body pieces and length. */
+static fb_ref build_record_batch(xchg_ipc_writer *w, fbb *b, int64_t length, batch_layout *l,
+                                 body_piece *pieces, int64_t *body_length) {
+  uint8_t *specs = malloc((size_t)(l->n_buffers ? l->n_buffers : 1) * 16);
+  if (!specs) {
+    b->failed = 1;
+    return 0;
+  }
+  int64_t offset = 0;
+  for (int64_t i = 0; i < l->n_buffers; i++) {
+    out_buffer *ob = &l->buffers[i];
+    int64_t len = ob->size + (ob->has_prefix && ob->size > 0 ? 8 : 0);
+    pieces[i] = (body_piece){ob->has_prefix && ob->size > 0 ? ob->prefix : NULL, ob->data, ob->size};
+    put_le(specs + 16 * i, (uint64_t)offset, 8);
+    put_le(specs + 16 * i + 8, (uint64_t)len, 8);
+    offset += align_up(len, w->opts.alignment);
+  }
+  *body_length = offset;
+  fb_ref nodes = fbb_vector_bytes(b, l->nodes, (size_t)l->n_nodes, 16, 8);
+  fb_ref buffers = fbb_vector_bytes(b, specs, (size_t)l->n_buffers, 16, 8);
+  free(specs);
+  fb_ref variadic = 0;
+  if (l->n_variadic > 0) {
+    uint8_t *counts = malloc((size_t)l->n_variadic * 8);
+    if (!counts) {
+      b->failed = 1;
+      return 0;
+    }
+    for (int64_t i = 0; i < l->n_variadic; i++) put_le(counts + 8 * i, (uint64_t)l->variadic[i], 8);
+    variadic = fbb_vector_bytes(b, counts, (size_t)l->n_variadic, 8, 8);
+    free(counts);
+  }
+  fb_ref compression = 0;
+  if (w->opts.codec != XCHG_BLOCK_NONE) {
+    fbb_table_start(b);
+    fbb_add_scalar(b, 0, 1, w->opts.codec == XCHG_BLOCK_LZ4_FRAME ? 0 : 1);
+    compression = fbb_table_end(b);
+  }
+  fbb_table_start(b);
+  fbb_add_scalar(b, BATCH_LENGTH, 8, (uint64_t)length);
+  fbb_add_ref(b, BATCH_NODES, nodes);
+  fbb_add_ref(b, BATCH_BUFFERS, buffers);
+  if (compression) fbb_add_ref(b, BATCH_COMPRESSION, compression);
+  if (variadic) fbb_add_ref(b, BATCH_VARIADIC_COUNTS, variadic);
+  return fbb_table_end(b);
+}
+
+/* Writes columns (fields[0..n) of the normalised struct `root`) as a record
+ * batch, or as the dictionary batch `dict_id` when dict_id >= 0. */
+static xchg_status write_batch_message(xchg_ipc_writer *w, const ipc_field *fields, int64_t n,
+                                       int as_value, const ipc_array *const *columns,
+                                       int64_t length, int64_t dict_id, int is_delta,
+                                       xchg_error *err) {
+  batch_layout l = {0};
+  for (int64_t i = 0; i < n; i++) lay_out(&l, &fields[i], as_value, columns[i]);
+  if (l.oom) {
+    layout_free(&l);
+    return xchg_errorf(err, XCHG_ENOMEM, "out of memory laying out a batch");
+  }
+  xchg_status st = prepare_buffers(&w->opts, &l, err);
+  body_piece *pieces = st == XCHG_OK ? calloc((size_t)l.n_buffers + 1, sizeof *pieces) : NULL;
+  if (st == XCHG_OK && !pieces) st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  if (st == XCHG_OK) {
+    fbb b;
+    fbb_init(&b);
+    int64_t body_length = 0;
+    fb_ref header = build_record_batch(w, &b, length, &l, pieces, &body_length);
+    int type = HEADER_RECORD_BATCH;
+    if (dict_id >= 0) {
+      fbb_table_start(&b);
+      fbb_add_scalar(&b, DICTBATCH_ID, 8, (uint64_t)dict_id);
+      fbb_add_ref(&b, DICTBATCH_DATA, header);
+      if (is_delta) fbb_add_scalar(&b, DICTBATCH_DELTA, 1, 1);
+      header = fbb_table_end(&b);
+      type = HEADER_DICTIONARY;
+    }
+    file_block block;
+    st = write_message(w, &b, type, header, dict_id >= 0 ? NULL : w->message_metadata, pieces,
+                       l.n_buffers, body_length, &block, err);
+    fbb_free(&b);
+    if (st == XCHG_OK) st = add_block(dict_id >= 0 ? &w->dict_blocks : &w->batch_blocks, &block, err);
+    if (st == XCHG_OK) *(dict_id >= 0 ? &w->dictionaries : &w->batches) += 1;
+  }
+  free(pieces);
+  layout_free(&l);
+  return st;
+}
+
+/* ---- dictionaries --------------------------------------------------------- */
+
+static xchg_status use_dict(used_dicts *u, const ipc_field *f, ipc_array *values, xchg_error *err) {
+  for (int64_t i = 0; i < u->count; i++) {
+    if (u->items[i].id != f->dict_id) continue;
+    if (u->items[i].values->length != values->length ||
+        !wr_prefix_equal(f, 1, u->items[i].values, values, values->length))
+      return xchg_errorf(err, XCHG_EINVAL, "field '%s' shares dictionary id %lld with field '%s' "
+                         "but its dictionary differs", f->path, (long long)f->dict_id,
+                         u->items[i].field->path);
+    return XCHG_OK;
+  }
+  if (u->count == u->cap) {
+    int64_t cap = u->cap ? 2 * u->cap : 8;
+    used_dict *items = realloc(u->items, (size_t)cap * sizeof *items);
+    if (!items) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    u->items = items;
+    u->cap = cap;
+  }
+  u->items[u->count++] = (used_dict){f->dict_id, f, values};
+  return XCHG_OK;
+}
+
+/* The dictionaries used by a normalised array, inner ones first. */
+static xchg_status collect_dicts(const ipc_field *f, int as_value, ipc_array *a, used_dicts *u,
+                                 xchg_error *err) {
+  if (f->dict_encoded && !as_value) {
+    xchg_status st = collect_dicts(f, 1, a->dictionary, u, err);
+    return st == XCHG_OK ? use_dict(u, f, a->dictionary, err) : st;
+  }
+  for (int64_t i = 0; i < f->n_children; i++) {
+    xchg_status st = collect_dicts(&f->children[i], 0, a->children[i], u, err);
+    if (st != XCHG_OK) return st;
+  }
+  return XCHG_OK;
+}
+
+static xchg_status collect_batch_dicts(const xchg_ipc_writer *w, ipc_array *root, used_dicts *u,
+                                       xchg_error *err) {
+  return collect_dicts(&w->schema.root, 0, root, u, err);
+}
+
+/* Rows [off, off+len) of a normalised array, normalised again (a copy
+ * when copy is set). */
+static xchg_status renormalize(const ipc_field *f, int as_value, ipc_array *a, int64_t off,
+                               int64_t len, int copy, ipc_array **out, xchg_error *err) {
+  struct ArrowArray tmp;
+  xchg_status st = ipc_array_export(a, &tmp, err);
+  if (st != XCHG_OK) return st;
+  st = wr_normalize(f, as_value, &tmp, off, len, copy, out, err);
+  tmp.release(&tmp);
+  return st;
+}
+
+static written_dict *find_written(xchg_ipc_writer *w, int64_t id) {
+  for (int64_t i = 0; i < w->n_dicts; i++)
+    if (w->dicts[i].id == id) return &w->dicts[i];
+  return NULL;
+}
+
+/* How a dictionary compares with the one written before for its id. */
+typedef enum dict_change { DICT_SAME, DICT_NEW, DICT_DELTA, DICT_REPLACE } dict_change;
+
+static dict_change classify(const written_dict *old, const ipc_field *f, const ipc_array *values) {
+  if (!old) return DICT_NEW;
+  int64_t n = old->values->length;
+  if (values->length >= n && wr_prefix_equal(f, 1, old->values, values, n))
+    return values->length == n ? DICT_SAME : DICT_DELTA;
+  return DICT_REPLACE;
+}
+
+static xchg_status remember_dict(xchg_ipc_writer *w, written_dict *old, const used_dict *u,
+                                 xchg_error *err) {
+  ipc_array *copy;
+  xchg_status st = renormalize(u->field, 1, u->values, 0, u->values->length, 1, &copy, err);
+  if (st != XCHG_OK) return st;
+  if (!old) {
+    written_dict *items = realloc(w->dicts, (size_t)(w->n_dicts + 1) * sizeof *items);
+    if (!items) {
+      ipc_array_unref(copy);
+      return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    }
+    w->dicts = items;
+    old = &w->dicts[w->n_dicts++];
+    old->id = u->id;
+    old->values = NULL;
+  }
+  ipc_array_unref(old->values);
+  old->values = copy;
+  return XCHG_OK;
+}
+
+static xchg_status write_dict(xchg_ipc_writer *w, const used_dict *u, xchg_error *err) {
+  written_dict *old = find_written(w, u->id);
+  dict_change change = classify(old, u->field, u->values);
+  if (change == DICT_SAME) return XCHG_OK;
+  xchg_status st;
+  if (change == DICT_DELTA) {
+    ipc_array *tail;
+    int64_t from = old->values->length;
+    st = renormalize(u->field, 1, u->values, from, u->values->length - from, 0, &tail, err);
+    if (st != XCHG_OK) return st;
+    const ipc_array *col = tail;
+    st = write_batch_message(w, u->field, 1, 1, &col, tail->length, u->id, 1, err);
+    ipc_array_unref(tail);
+  } else {
+    if (change == DICT_REPLACE && w->opts.format == XCHG_IPC_FILE)
+      return xchg_errorf(err, XCHG_EINVAL, "field '%s': the file format cannot replace dictionary "
+                         "%lld (a batch has a dictionary that does not extend the one written)",
+                         u->field->path, (long long)u->id);
+    const ipc_array *col = u->values;
+    st = write_batch_message(w, u->field, 1, 1, &col, u->values->length, u->id, 0, err);
+  }
+  return st == XCHG_OK ? remember_dict(w, old, u, err) : st;
+}
+
+/* ---- batches --------------------------------------------------------------- */
+
+static xchg_status write_normalized(xchg_ipc_writer *w, ipc_array *root, xchg_error *err) {
+  used_dicts u = {0};
+  xchg_status st = collect_batch_dicts(w, root, &u, err);
+  for (int64_t i = 0; i < u.count && st == XCHG_OK; i++) st = write_dict(w, &u.items[i], err);
+  free(u.items);
+  if (st != XCHG_OK) return st;
+  return write_batch_message(w, w->schema.root.children, w->schema.root.n_children, 0,
+                             (const ipc_array *const *)root->children, root->length, -1, 0, err);
+}
+
+static xchg_status check_writable(const xchg_ipc_writer *w, xchg_error *err) {
+  if (w->finished) return xchg_errorf(err, XCHG_EINVAL, "the writer is finished");
+  if (w->failed != XCHG_OK) return xchg_errorf(err, w->failed, "the writer failed earlier");
+  return XCHG_OK;
+}
+
+static xchg_status normalize_batch(xchg_ipc_writer *w, const struct ArrowArray *batch, int copy,
+                                   ipc_array **out, xchg_error *err) {
+  *out = NULL;
+  if (!batch || !batch->release)
+    return xchg_errorf(err, XCHG_EINVAL, "the batch is NULL or released");
+  if (batch->n_buffers > 0 && batch->buffers && batch->buffers[0] && batch->null_count != 0)
+    return xchg_errorf(err, XCHG_EINVAL, "a record batch cannot have nulls at the top level");
+  return wr_normalize(&w->schema.root, 0, batch, batch->offset, batch->length, copy, out, err);
+}
+
+/* Merges the pending batches (in order) into one and writes it. */
+static xchg_status flush_pending(xchg_ipc_writer *w, xchg_error *err) {
+  xchg_status st = XCHG_OK;
+  int64_t n = w->n_pending;
+  /* Pairwise rounds: each byte is copied O(log n) times, not O(n). */
+  while (n > 1 && st == XCHG_OK) {
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i += 2) {
+      if (i + 1 == n) {
+        w->pending[k++] = w->pending[i];
+        continue;
+      }
+      ipc_array *merged = NULL;
+      if (st == XCHG_OK) st = ipc_array_concat(&w->schema.root, 0, w->pending[i], w->pending[i + 1], &merged, err);
+      ipc_array_unref(w->pending[i]);
+      ipc_array_unref(w->pending[i + 1]);
+      w->pending[k++] = merged;
+    }
+    n = k;
+  }
+  if (st == XCHG_OK && n == 1) st = write_normalized(w, w->pending[0], err);
+  for (int64_t i = 0; i < n; i++) ipc_array_unref(w->pending[i]);
+  w->n_pending = w->pending_rows = w->pending_bytes = 0;
+  return st;
+}
+
+/* Non-zero when every dictionary of `next` equals or extends the one of
+ * the same id in `prev`. */
+static int dictionaries_compatible(xchg_ipc_writer *w, ipc_array *prev, ipc_array *next,
+                                   xchg_error *err) {
+  used_dicts a = {0}, b = {0};
+  int ok = collect_batch_dicts(w, prev, &a, err) == XCHG_OK &&
+           collect_batch_dicts(w, next, &b, err) == XCHG_OK;
+  for (int64_t i = 0; ok && i < b.count; i++) {
+    for (int64_t j = 0; j < a.count; j++) {
+      if (a.items[j].id != b.items[i].id) continue;
+      written_dict old = {a.items[j].id, a.items[j].values};
+      dict_change c = classify(&old, b.items[i].field, b.items[i].values);
+      ok = c == DICT_SAME || c == DICT_DELTA;
+    }
+  }
+  free(a.items);
+  free(b.items);
+  return ok;
+}
+
+static xchg_status coalesce(xchg_ipc_writer *w, const struct ArrowArray *batch, xchg_error *err) {
+  ipc_array *a;
+  xchg_status st = normalize_batch(w, batch, 1, &a, err);
+  if (st != XCHG_OK) return st;
+  if (w->n_pending > 0 && !dictionaries_compatible(w, w->pending[w->n_pending - 1], a, err))
+    st = flush_pending(w, err);
+  if (st == XCHG_OK && w->n_pending == w->cap_pending) {
+    int64_t cap = w->cap_pending ? 2 * w->cap_pending : 16;
+    ipc_array **items = realloc(w->pending, (size_t)cap * sizeof *items);
+    if (!items) st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    else {
+      w->pending = items;
+      w->cap_pending = cap;
+    }
+  }
+  if (st != XCHG_OK) {
+    ipc_array_unref(a);
+    return st;
+  }
+  w->pending[w->n_pending++] = a;
+  w->pending_rows += a->length;
+  w->pending_bytes += wr_array_bytes(a);
+  if ((w->opts.coalesce_rows > 0 && w->pending_rows >= w->opts.coalesce_rows) ||
+      (w->opts.coalesce_bytes > 0 && w->pending_bytes >= w->opts.coalesce_bytes))
+    st = flush_pending(w, err);
+  return st;
+}
+
+xchg_status xchg_ipc_writer_write(xchg_ipc_writer *w, const struct ArrowArray *batch,
+                                  xchg_error *err) {
+  xchg_status st = check_writable(w, err);
+  if (st != XCHG_OK) return st;
+  if (w->opts.coalesce_rows > 0 || w->opts.coalesce_bytes > 0) return coalesce(w, batch, err);
+  ipc_array *root;
+  st = normalize_batch(w, batch, 0, &root, err);
+  if (st != XCHG_OK) return st;
+  st = write_normalized(w, root, err);
+  ipc_array_unref(root);
+  return st;
+}
+
+xchg_status xchg_ipc_writer_write_stream(xchg_ipc_writer *w, struct ArrowArrayStream *stream,
+                                         xchg_error *err) {
+  for (int64_t i = 0;; i++) {
+    struct ArrowArray batch;
+    memset(&batch, 0, sizeof batch);
+    int rc = stream->get_next(stream, &batch);
+    if (rc != 0) {
+      const char *msg = stream->get_last_error ? stream->get_last_error(stream) : NULL;
+      return xchg_errorf(err, XCHG_EIO, "reading batch %lld of the input stream: %s", (long long)i,
+                         msg ? msg : strerror(rc));
+    }
+    if (!batch.release) return XCHG_OK;
+    xchg_status st = xchg_ipc_writer_write(w, &batch, err);
+    batch.release(&batch);
+    if (st != XCHG_OK) {
+      xchg_error_prefix(err, "batch %lld: ", (long long)i);
+      return st;
+    }
+  }
+}
+
+/* ---- opening and finishing --------------------------------------------------- */
+
+static xchg_status write_schema_message(xchg_ipc_writer *w, xchg_error *err) {
+  fbb b;
+  fbb_init(&b);
+  fb_ref schema = wr_schema_build(&b, &w->schema);
+  file_block block;
+  xchg_status st = write_message(w, &b, HEADER_SCHEMA, schema, NULL, NULL, 0, 0, &block, err);
+  fbb_free(&b);
+  return st;
+}
+
+static xchg_status open_writer(const struct ArrowSchema *schema, const xchg_write_options *opts,
+                               xchg_ipc_writer *w, xchg_error *err) {
+  if (opts) w->opts = *opts;
+  else xchg_write_options_init(&w->opts);
+  if (w->opts.alignment != 8 && w->opts.alignment != 64)
+    return xchg_errorf(err, XCHG_EINVAL, "alignment %d: must be 8 or 64", w->opts.alignment);
+  if (w->opts.codec != XCHG_BLOCK_NONE && w->opts.codec != XCHG_BLOCK_LZ4_FRAME &&
+      w->opts.codec != XCHG_BLOCK_ZSTD)
+    return xchg_errorf(err, XCHG_EINVAL, "unknown codec %d", (int)w->opts.codec);
+  if (w->opts.format != XCHG_IPC_STREAM && w->opts.format != XCHG_IPC_FILE)
+    return xchg_errorf(err, XCHG_EINVAL, "unknown format %d", (int)w->opts.format);
+  if (!(w->opts.min_space_saving >= 0.0 && w->opts.min_space_saving < 1.0))
+    return xchg_errorf(err, XCHG_EINVAL, "min_space_saving %g: must be in [0, 1)", w->opts.min_space_saving);
+  w->opts.dictionary_ids = NULL; /* used by import only; the caller's array need not outlive us */
+  xchg_status st = wr_schema_import(schema, opts ? opts->dictionary_ids : NULL,
+                                    opts ? opts->n_dictionary_ids : 0, &w->schema, err);
+  if (st != XCHG_OK) return st;
+  w->schema.big_endian = w->opts.big_endian != 0;
+  if (!w->to_memory && !(w->staging = malloc(STAGING_SIZE)))
+    return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  if (w->opts.format == XCHG_IPC_FILE) st = out_write(w, FILE_MAGIC, 8, err);
+  if (st == XCHG_OK) st = write_schema_message(w, err);
+  if (st == XCHG_OK && !w->to_memory) st = flush_staging(w, err);
+  return st;
+}
+
+static xchg_status open_common(const struct ArrowSchema *schema, const xchg_write_options *opts,
+                               xchg_write_fn fn, void *ctx, int to_memory, int fd,
+                               xchg_ipc_writer **out, xchg_error *err) {
+  *out = NULL;
+  xchg_ipc_writer *w = calloc(1, sizeof *w);
+  if (!w) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  w->write_fn = fn;
+  w->write_ctx = ctx;
+  w->to_memory = to_memory;
+  w->fd = fd;
+  if (fn == fd_write) w->write_ctx = &w->fd;
+  xchg_status st = open_writer(schema, opts, w, err);
+  if (st != XCHG_OK) {
+    xchg_ipc_writer_free(w);
+    return st;
+  }
+  *out = w;
+  return XCHG_OK;
+}
+
+xchg_status xchg_ipc_writer_open(const struct ArrowSchema *schema, const xchg_write_options *opts,
+                                 xchg_write_fn write_fn, void *ctx, xchg_ipc_writer **out,
+                                 xchg_error *err) {
+  if (!write_fn) return xchg_errorf(err, XCHG_EINVAL, "no write function");
+  return open_common(schema, opts, write_fn, ctx, 0, -1, out, err);
+}
+
+xchg_status xchg_ipc_writer_open_fd(const struct ArrowSchema *schema,
+                                    const xchg_write_options *opts, int fd,
+                                    xchg_ipc_writer **out, xchg_error *err) {
+  if (fd < 0) return xchg_errorf(err, XCHG_EINVAL, "bad file descriptor %d", fd);
+  return open_common(schema, opts, fd_write, NULL, 0, fd, out, err);
+}
+
+xchg_status xchg_ipc_writer_open_memory(const struct ArrowSchema *schema,
+                                        const xchg_write_options *opts, xchg_ipc_writer **out,
+                                        xchg_error *err) {
+  return open_common(schema, opts, NULL, NULL, 1, -1, out, err);
+}
+
+xchg_status xchg_ipc_writer_set_message_metadata(xchg_ipc_writer *w, const char *metadata,
+                                                 xchg_error *err) {
+  char *copy = NULL;
+  if (metadata) {
+    size_t n = wr_metadata_size(metadata);
+    if (!(copy = malloc(n))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    memcpy(copy, metadata, n);
+  }
+  free(w->message_metadata);
+  w->message_metadata = copy;
+  return XCHG_OK;
+}
+
+static fb_ref build_blocks(fbb *b, const block_list *list) {
+  uint8_t *bytes = malloc((size_t)(list->count ? list->count : 1) * 24);
+  if (!bytes) {
+    b->failed = 1;
+    return 0;
+  }
+  for (int64_t i = 0; i < list->count; i++) {
+    uint8_t *p = bytes + 24 * i;
+    put_le(p, (uint64_t)list->items[i].offset, 8);
+    put_le(p + 8, (uint64_t)(uint32_t)list->items[i].metadata_length, 4);
+    put_le(p + 12, 0, 4);
+    put_le(p + 16, (uint64_t)list->items[i].body_length, 8);
+  }
+  fb_ref v = fbb_vector_bytes(b, bytes, (size_t)list->count, 24, 8);
+  free(bytes);
+  return v;
+}
+
+static xchg_status write_footer(xchg_ipc_writer *w, xchg_error *err) {
+  fbb b;
+  fbb_init(&b);
+  fb_ref schema = wr_schema_build(&b, &w->schema);
+  fb_ref dicts = build_blocks(&b, &w->dict_blocks);
+  fb_ref batches = build_blocks(&b, &w->batch_blocks);
+  fbb_table_start(&b);
+  fbb_add_scalar(&b, FOOTER_VERSION, 2, METADATA_V5);
+  fbb_add_ref(&b, FOOTER_SCHEMA, schema);
+  fbb_add_ref(&b, FOOTER_DICTIONARIES, dicts);
+  fbb_add_ref(&b, FOOTER_BATCHES, batches);
+  fb_ref footer = fbb_table_end(&b);
+  size_t size;
+  const uint8_t *flat = fbb_finish(&b, footer, &size);
+  xchg_status st = flat ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory building the footer");
+  uint8_t tail[10];
+  put_le(tail, (uint64_t)size, 4);
+  memcpy(tail + 4, FILE_MAGIC, 6);
+  if (st == XCHG_OK) st = out_write(w, flat, size, err);
+  if (st == XCHG_OK) st = out_write(w, tail, 10, err);
+  fbb_free(&b);
+  return st;
+}
+
+xchg_status xchg_ipc_writer_finish(xchg_ipc_writer *w, xchg_error *err) {
+  xchg_status st = check_writable(w, err);
+  if (st == XCHG_OK && w->n_pending > 0) st = flush_pending(w, err);
+  if (st != XCHG_OK) return st;
+  static const uint8_t eos[8] = {0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0};
+  st = out_write(w, eos, 8, err);
+  if (st == XCHG_OK && w->opts.format == XCHG_IPC_FILE) st = write_footer(w, err);
+  if (st == XCHG_OK && !w->to_memory) st = flush_staging(w, err);
+  if (st == XCHG_OK) w->finished = 1;
+  return st;
+}
+
+int64_t xchg_ipc_writer_bytes_written(const xchg_ipc_writer *w) { return w->position; }
+int64_t xchg_ipc_writer_batches_written(const xchg_ipc_writer *w) { return w->batches; }
+int64_t xchg_ipc_writer_dictionaries_written(const xchg_ipc_writer *w) { return w->dictionaries; }
+
+xchg_buf *xchg_ipc_writer_take_memory(xchg_ipc_writer *w) {
+  if (!w->to_memory) return NULL;
+  xchg_buf *out = w->mem ? xchg_buf_slice(w->mem, 0, w->mem_len) : xchg_buf_alloc(0);
+  if (!out) return NULL;
+  xchg_buf_unref(w->mem);
+  w->mem = NULL;
+  w->mem_len = 0;
+  return out;
+}
+
+void xchg_ipc_writer_free(xchg_ipc_writer *w) {
+  if (!w) return;
+  for (int64_t i = 0; i < w->n_pending; i++) ipc_array_unref(w->pending[i]);
+  free(w->pending);
+  for (int64_t i = 0; i < w->n_dicts; i++) ipc_array_unref(w->dicts[i].values);
+  free(w->dicts);
+  free(w->dict_blocks.items);
+  free(w->batch_blocks.items);
+  free(w->message_metadata);
+  free(w->staging);
+  xchg_buf_unref(w->mem);
+  ipc_schema_free(&w->schema);
+  free(w);
+}
+
+xchg_status xchg_ipc_write_stream_to_memory(struct ArrowArrayStream *stream,
+                                            const xchg_write_options *opts, xchg_buf **out,
+                                            xchg_error *err) {
+  *out = NULL;
+  struct ArrowSchema schema;
+  memset(&schema, 0, sizeof schema);
+  int rc = stream->get_schema(stream, &schema);
+  xchg_status st = XCHG_OK;
+  if (rc != 0) {
+    const char *msg = stream->get_last_error ? stream->get_last_error(stream) : NULL;
+    st = xchg_errorf(err, XCHG_EIO, "reading the stream's schema: %s", msg ? msg : strerror(rc));
+  }
+  xchg_ipc_writer *w = NULL;
+  if (st == XCHG_OK) st = xchg_ipc_writer_open_memory(&schema, opts, &w, err);
+  if (schema.release) schema.release(&schema);
+  if (st == XCHG_OK) st = xchg_ipc_writer_write_stream(w, stream, err);
+  if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, err);
+  if (st == XCHG_OK && !(*out = xchg_ipc_writer_take_memory(w)))
+    st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  xchg_ipc_writer_free(w);
+  stream->release(stream);
+  return st;
+}

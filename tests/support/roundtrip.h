@@ -1,0 +1,48 @@
+/* tests/support/roundtrip.h — helpers shared by the writer's tests:
+ * finding the gold files, writing batches to memory with the IPC writer,
+ * reading them back with the IPC reader, and a hand-built batch holding the
+ * types the gold files lack (views, list views, run-end encoding, small
+ * decimals, month-day-nano intervals, unions, dictionaries). */
+#ifndef XCHG_TESTS_ROUNDTRIP_H
+#define XCHG_TESTS_ROUNDTRIP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xchg/writer.h"
+#include "xchg/xchg.h"
+
+/* Every generated_*.json.gz under dir, sorted; 0 or -1. */
+int rt_find_gold(const char *dir, char ***paths, size_t *count);
+void rt_free_paths(char **paths, size_t count);
+
+/* A schema and its batches, as read. */
+typedef struct rt_data {
+  struct ArrowSchema schema;
+  struct ArrowArray *batches;
+  int64_t n;
+  /* what the reader saw: codecs of record batch messages, dictionary
+   * batches and deltas, custom metadata of the last record batch */
+  int64_t record_batches, dictionary_batches, delta_batches;
+  int codec_mismatch;           /* a record batch not compressed with `expect_codec` */
+  xchg_block_codec expect_codec;
+  int check_codec;
+  char last_metadata[256];
+  xchg_ipc_format format;
+} rt_data;
+
+/* Reads a whole IPC file (path) or buffer (keeps a reference on buf). */
+int rt_read_file(const char *path, rt_data *out, char *msg, size_t msgsz);
+int rt_read_buf(xchg_buf *buf, rt_data *out, char *msg, size_t msgsz);
+void rt_data_free(rt_data *d);
+
+/* Writes schema and batches with opts into a new buffer. */
+int rt_write(const struct ArrowSchema *schema, const struct ArrowArray *batches, int64_t n,
+             const xchg_write_options *opts, xchg_buf **out, char *msg, size_t msgsz);
+
+/* The hand-built sample: one "+s" batch of RT_SAMPLE_ROWS rows.  The
+ * structs are static and must not be released. */
+#define RT_SAMPLE_ROWS 6
+void rt_sample(struct ArrowSchema **schema, struct ArrowArray **batch);
+
+#endif

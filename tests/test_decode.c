@@ -1,0 +1,488 @@
+/* tests/test_decode.c — selective, zero-copy and parallel decoding.
+ *
+ * Over every gold file (Apache Arrow's integration files, checked against
+ * their JSON by tests/support/arrow_json.c):
+ *   - projection: reading one column gives exactly that column of a full
+ *     read (the projected column is put back into the full batch, which
+ *     must still equal the JSON), with a schema of just that column;
+ *   - unselected buffers are never decompressed (a decompression hook
+ *     counts them) and dictionaries no selected column uses are never
+ *     decoded (a corrupt dictionary does not disturb the other columns);
+ *   - uncompressed data read from memory is not copied: every buffer lies
+ *     inside the input;
+ *   - reads on a thread pool, grouping consecutive batches, equal the JSON;
+ *   - peek/skip: skipped batches are never decompressed, the others decode
+ *     to the right JSON batch.
+ * Prints "N passed, M failed"; exits 1 on any failure. */
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/arrow_json.h"
+#include "xchg/xchg.h"
+
+#define MSG_SIZE 2048
+
+static int passed, failed;
+
+static void report(int ok, const char *what, const char *file, const char *msg) {
+  if (ok) {
+    passed++;
+  } else {
+    failed++;
+    printf("FAIL %s %s: %s\n", what, file, msg);
+  }
+}
+
+static int failf(char *msg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int failf(char *msg, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, MSG_SIZE, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+static uint8_t *read_file(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *data = malloc((size_t)n + 1);
+  if (data && fread(data, 1, (size_t)n, f) != (size_t)n) {
+    free(data);
+    data = NULL;
+  }
+  fclose(f);
+  *size = (size_t)n;
+  return data;
+}
+
+/* A reader over a copy of the bytes in memory, with options. */
+static xchg_ipc_reader *open_mem(const uint8_t *data, size_t size, const xchg_read_options *opts,
+                                 char *msg) {
+  xchg_ipc_reader *r;
+  xchg_error err;
+  if (xchg_ipc_reader_open_memory(data, size, NULL, NULL, opts, &r, &err) != XCHG_OK) {
+    failf(msg, "open: %s", err.message);
+    return NULL;
+  }
+  return r;
+}
+
+static void release_array(struct ArrowArray *a) {
+  if (a->release) a->release(a);
+}
+
+/* Reads all batches; returns their count or -1. */
+static int64_t read_all(xchg_ipc_reader *r, struct ArrowArray *out, int64_t max, char *msg) {
+  int64_t n = 0;
+  for (;;) {
+    struct ArrowArray a;
+    xchg_error err;
+    if (xchg_ipc_reader_next(r, &a, &err) != XCHG_OK) {
+      failf(msg, "next: %s", err.message);
+      for (int64_t i = 0; i < n; i++) release_array(&out[i]);
+      return -1;
+    }
+    if (!a.release) return n;
+    if (n == max) {
+      release_array(&a);
+      failf(msg, "more than %" PRId64 " batches", max);
+      for (int64_t i = 0; i < n; i++) release_array(&out[i]);
+      return -1;
+    }
+    out[n++] = a;
+  }
+}
+
+#define MAX_BATCHES 64
+
+typedef struct gold {
+  const char *path;
+  uint8_t *data;
+  size_t size;
+  arrow_json *doc;
+  int compressed;
+} gold;
+
+static void noop_release(struct ArrowArray *a) { (void)a; }
+
+/* ---- projection ------------------------------------------------------------ */
+
+/* Reads column c alone and checks it against the JSON by putting it in
+ * place of the same column of a full read. */
+static int check_projection(const gold *g, int64_t c, char *msg) {
+  xchg_ipc_reader *full = open_mem(g->data, g->size, NULL, msg), *one = NULL;
+  struct ArrowArray fb[MAX_BATCHES], pb[MAX_BATCHES];
+  struct ArrowSchema fs = {0}, ps = {0};
+  int64_t nf = -1, np = -1;
+  int rc = -1;
+  xchg_error err;
+  if (!full || xchg_ipc_reader_schema(full, &fs, &err) != XCHG_OK) goto done;
+  if (!(one = open_mem(g->data, g->size, NULL, msg))) goto done;
+  const char *name = fs.children[c]->name;
+  if (xchg_ipc_reader_select(one, &name, 1, &err) != XCHG_OK) {
+    failf(msg, "select '%s': %s", name, err.message);
+    goto done;
+  }
+  if (xchg_ipc_reader_schema(one, &ps, &err) != XCHG_OK) goto done;
+  /* Duplicate names select the first column of that name. */
+  int64_t first = 0;
+  while (strcmp(fs.children[first]->name, name) != 0) first++;
+  if (ps.n_children != 1 || strcmp(ps.children[0]->format, fs.children[first]->format) != 0) {
+    failf(msg, "projected schema has %" PRId64 " columns (format %s)", ps.n_children,
+          ps.n_children ? ps.children[0]->format : "-");
+    goto done;
+  }
+  if ((nf = read_all(full, fb, MAX_BATCHES, msg)) < 0 || (np = read_all(one, pb, MAX_BATCHES, msg)) < 0)
+    goto done;
+  if (nf != np) {
+    failf(msg, "%" PRId64 " batches projected, %" PRId64 " full", np, nf);
+    goto done;
+  }
+  rc = 0;
+  for (int64_t i = 0; i < nf && rc == 0; i++) {
+    struct ArrowArray *kids[256];
+    struct ArrowArray merged = fb[i];
+    if (pb[i].n_children != 1 || fb[i].n_children > 256) {
+      rc = failf(msg, "batch %" PRId64 ": projected batch has %" PRId64 " columns", i, pb[i].n_children);
+      break;
+    }
+    memcpy(kids, fb[i].children, (size_t)fb[i].n_children * sizeof *kids);
+    kids[first] = pb[i].children[0];
+    merged.children = kids;
+    merged.release = noop_release;
+    if (arrow_json_compare_batch(g->doc, i, &fs, &merged, msg, MSG_SIZE) != 0) rc = -1;
+  }
+done:
+  for (int64_t i = 0; i < nf; i++) release_array(&fb[i]);
+  for (int64_t i = 0; i < np; i++) release_array(&pb[i]);
+  if (fs.release) fs.release(&fs);
+  if (ps.release) ps.release(&ps);
+  xchg_ipc_reader_close(full);
+  xchg_ipc_reader_close(one);
+  return rc;
+}
+
+/* ---- what gets decompressed ------------------------------------------------- */
+
+typedef struct counter {
+  int64_t calls, bytes;
+} counter;
+
+static void count_decompress(void *ctx, xchg_block_codec codec, const void *src, size_t src_size,
+                             size_t dst_size) {
+  (void)codec, (void)src, (void)src_size;
+  counter *c = ctx;
+  __atomic_add_fetch(&c->calls, 1, __ATOMIC_RELAXED);
+  __atomic_add_fetch(&c->bytes, (int64_t)dst_size, __ATOMIC_RELAXED);
+}
+
+static int count_read(const gold *g, const int64_t *column, counter *c, char *msg) {
+  xchg_ipc_reader *r = open_mem(g->data, g->size, NULL, msg);
+  xchg_error err;
+  struct ArrowArray b[MAX_BATCHES];
+  if (!r) return -1;
+  xchg_ipc_reader_on_decompress(r, count_decompress, c);
+  if (column && xchg_ipc_reader_select_indices(r, column, 1, &err) != XCHG_OK) {
+    xchg_ipc_reader_close(r);
+    return failf(msg, "select: %s", err.message);
+  }
+  int64_t n = read_all(r, b, MAX_BATCHES, msg);
+  for (int64_t i = 0; i < n; i++) release_array(&b[i]);
+  xchg_ipc_reader_close(r);
+  return n < 0 ? -1 : 0;
+}
+
+/* The columns read one at a time decompress, all together, exactly what a
+ * full read does: were anything outside a selection decompressed, the sum
+ * would be larger. */
+static int check_decompression_counts(const gold *g, int64_t n_columns, char *msg) {
+  counter whole = {0, 0}, sum = {0, 0};
+  int64_t calls_before = xchg_block_decompress_calls();
+  if (count_read(g, NULL, &whole, msg) != 0) return -1;
+  if (xchg_block_decompress_calls() - calls_before != whole.calls)
+    return failf(msg, "the hook saw %" PRId64 " decompressions, the codec counted %" PRId64,
+                 whole.calls, xchg_block_decompress_calls() - calls_before);
+  if (whole.calls == 0) return failf(msg, "a compressed file decompressed nothing");
+  for (int64_t c = 0; c < n_columns; c++) {
+    counter one = {0, 0};
+    if (count_read(g, &c, &one, msg) != 0) return -1;
+    if (one.calls > whole.calls)
+      return failf(msg, "column %" PRId64 " alone made %" PRId64 " of the %" PRId64 " decompressions",
+                   c, one.calls, whole.calls);
+    sum.calls += one.calls;
+    sum.bytes += one.bytes;
+  }
+  if (sum.calls != whole.calls || sum.bytes != whole.bytes)
+    return failf(msg, "columns one by one: %" PRId64 " calls / %" PRId64 " bytes, together %" PRId64
+                 " / %" PRId64, sum.calls, sum.bytes, whole.calls, whole.bytes);
+  return 0;
+}
+
+/* A dictionary that no selected column uses is not decoded: corrupting
+ * its body breaks a full read but not a read of the other columns. */
+typedef struct dict_spot {
+  int64_t offset, metadata_bytes, body_bytes;
+} dict_spot;
+
+static void find_dictionary(void *ctx, const xchg_message_info *info) {
+  dict_spot *s = ctx;
+  if (info->kind == XCHG_MESSAGE_DICTIONARY && s->offset < 0) {
+    s->offset = info->offset;
+    s->metadata_bytes = info->metadata_bytes;
+    s->body_bytes = info->body_bytes;
+  }
+}
+
+static int check_unused_dictionary(const gold *g, char *msg) {
+  dict_spot spot = {-1, 0, 0};
+  xchg_ipc_reader *r = open_mem(g->data, g->size, NULL, msg);
+  struct ArrowArray b[MAX_BATCHES];
+  struct ArrowSchema s;
+  xchg_error err;
+  if (!r) return -1;
+  xchg_ipc_reader_on_message(r, find_dictionary, &spot);
+  int64_t n = read_all(r, b, MAX_BATCHES, msg);
+  for (int64_t i = 0; i < n; i++) release_array(&b[i]);
+  xchg_ipc_reader_schema(r, &s, &err);
+  xchg_ipc_reader_close(r);
+  if (n < 0 || spot.offset < 0) {
+    s.release(&s);
+    return n < 0 ? -1 : failf(msg, "no dictionary message seen");
+  }
+  int64_t plain = -1;
+  for (int64_t c = 0; c < s.n_children && plain < 0; c++)
+    if (!s.children[c]->dictionary) plain = c;
+  s.release(&s);
+  if (plain < 0) return 0; /* every column is dictionary-encoded */
+  uint8_t *bad = malloc(g->size);
+  memcpy(bad, g->data, g->size);
+  /* The framing is 8 bytes; then the metadata, then the body. */
+  memset(bad + spot.offset + 8 + spot.metadata_bytes, 0x7f, (size_t)spot.body_bytes);
+  int rc = 0;
+  if ((r = open_mem(bad, g->size, NULL, msg)) != NULL) {
+    n = read_all(r, b, MAX_BATCHES, msg);
+    for (int64_t i = 0; i < n; i++) release_array(&b[i]);
+    xchg_ipc_reader_close(r);
+    if (n >= 0) rc = failf(msg, "a corrupt dictionary went unnoticed by a full read");
+  }
+  if (rc == 0 && (r = open_mem(bad, g->size, NULL, msg)) != NULL) {
+    if (xchg_ipc_reader_select_indices(r, &plain, 1, &err) != XCHG_OK) rc = failf(msg, "select: %s", err.message);
+    n = rc ? 0 : read_all(r, b, MAX_BATCHES, msg);
+    for (int64_t i = 0; i < n; i++) release_array(&b[i]);
+    if (n < 0) rc = -1;
+    xchg_ipc_reader_close(r);
+  }
+  free(bad);
+  return rc;
+}
+
+/* ---- zero copy -------------------------------------------------------------- */
+
+/* Every buffer of a, recursively, lies inside [lo, hi) — except those
+ * xchg must make itself: the sizes of binary views' data buffers and the
+ * offsets of empty arrays that the writer left out. */
+static int inside(const struct ArrowSchema *s, const struct ArrowArray *a, const uint8_t *lo,
+                  const uint8_t *hi, int64_t *checked, char *msg) {
+  int views = strcmp(s->format, "vz") == 0 || strcmp(s->format, "vu") == 0;
+  for (int64_t i = 0; i < a->n_buffers; i++) {
+    const uint8_t *p = a->buffers[i];
+    if (!p || (views && !s->dictionary && i == a->n_buffers - 1)) continue;
+    if (a->length == 0 && i == 1) continue;
+    if (p < lo || p >= hi)
+      return failf(msg, "field '%s' buffer %" PRId64 " was copied (at %p, input %p..%p)", s->name, i,
+                   (const void *)p, (const void *)lo, (const void *)hi);
+    ++*checked;
+  }
+  for (int64_t i = 0; i < a->n_children; i++)
+    if (inside(s->children[i], a->children[i], lo, hi, checked, msg) != 0) return -1;
+  if (a->dictionary && inside(s->dictionary, a->dictionary, lo, hi, checked, msg) != 0) return -1;
+  return 0;
+}
+
+static int check_zero_copy(const gold *g, char *msg) {
+  xchg_ipc_reader *r = open_mem(g->data, g->size, NULL, msg);
+  struct ArrowArray b[MAX_BATCHES];
+  struct ArrowSchema s;
+  xchg_error err;
+  if (!r) return -1;
+  xchg_ipc_reader_schema(r, &s, &err);
+  int64_t n = read_all(r, b, MAX_BATCHES, msg), checked = 0, rows = 0;
+  xchg_ipc_reader_close(r); /* the arrays keep the input alive on their own */
+  int rc = n < 0 ? -1 : 0;
+  for (int64_t i = 0; i < n; i++) {
+    if (rc == 0) rc = inside(&s, &b[i], g->data, g->data + g->size, &checked, msg);
+    rows += b[i].length;
+    release_array(&b[i]);
+  }
+  s.release(&s);
+  if (rc == 0 && rows > 0 && checked == 0) rc = failf(msg, "no buffer was checked");
+  return rc;
+}
+
+/* ---- thread pool -------------------------------------------------------------- */
+
+static int check_pool(const gold *g, xchg_pool *pool, int64_t readahead, char *msg) {
+  xchg_read_options opts;
+  xchg_read_options_init(&opts);
+  opts.pool = pool;
+  opts.readahead_bytes = readahead;
+  opts.task_bytes = 1; /* gold files are small: hand out every buffer */
+  xchg_ipc_reader *r = open_mem(g->data, g->size, &opts, msg);
+  struct ArrowSchema s;
+  xchg_error err;
+  if (!r) return -1;
+  xchg_ipc_reader_schema(r, &s, &err);
+  int64_t i = 0;
+  int rc = 0;
+  for (;; i++) {
+    struct ArrowArray a;
+    if (xchg_ipc_reader_next(r, &a, &err) != XCHG_OK) {
+      rc = failf(msg, "next: %s", err.message);
+      break;
+    }
+    if (!a.release) break;
+    rc = arrow_json_compare_batch(g->doc, i, &s, &a, msg, MSG_SIZE);
+    a.release(&a);
+    if (rc != 0) break;
+  }
+  if (rc == 0 && i != arrow_json_num_batches(g->doc))
+    rc = failf(msg, "%" PRId64 " batches, the JSON has %" PRId64, i, arrow_json_num_batches(g->doc));
+  s.release(&s);
+  xchg_ipc_reader_close(r);
+  return rc;
+}
+
+/* ---- peek and skip ---------------------------------------------------------------- */
+
+static int check_peek_skip(const gold *g, char *msg) {
+  xchg_ipc_reader *r = open_mem(g->data, g->size, NULL, msg);
+  struct ArrowSchema s;
+  xchg_error err;
+  counter c = {0, 0};
+  if (!r) return -1;
+  xchg_ipc_reader_schema(r, &s, &err);
+  xchg_ipc_reader_on_decompress(r, count_decompress, &c);
+  int rc = 0;
+  int64_t i = 0;
+  for (;; i++) {
+    xchg_batch_header h;
+    int at_end;
+    if (xchg_ipc_reader_peek(r, &h, &at_end, &err) != XCHG_OK) {
+      rc = failf(msg, "peek: %s", err.message);
+      break;
+    }
+    if (at_end) break;
+    int64_t calls = c.calls;
+    if (i % 2 == 0) {
+      if (xchg_ipc_reader_skip(r, &err) != XCHG_OK) rc = failf(msg, "skip: %s", err.message);
+      else if (c.calls != calls) rc = failf(msg, "skipping batch %" PRId64 " decompressed something", i);
+      if (rc) break;
+      continue;
+    }
+    struct ArrowArray a;
+    if (xchg_ipc_reader_next(r, &a, &err) != XCHG_OK || !a.release) {
+      rc = failf(msg, "next after peek: %s", err.message);
+      break;
+    }
+    if (a.length != h.rows) rc = failf(msg, "peek said %" PRId64 " rows, the batch has %" PRId64, h.rows, a.length);
+    if (rc == 0) rc = arrow_json_compare_batch(g->doc, i, &s, &a, msg, MSG_SIZE);
+    a.release(&a);
+    if (rc) break;
+  }
+  if (rc == 0 && i != arrow_json_num_batches(g->doc))
+    rc = failf(msg, "peeked %" PRId64 " batches, the JSON has %" PRId64, i, arrow_json_num_batches(g->doc));
+  s.release(&s);
+  xchg_ipc_reader_close(r);
+  return rc;
+}
+
+/* ---- driver ------------------------------------------------------------------------- */
+
+static int check_select_errors(const gold *g, char *msg) {
+  xchg_ipc_reader *r = open_mem(g->data, g->size, NULL, msg);
+  xchg_error err;
+  if (!r) return -1;
+  const char *bad = "no_such_column";
+  int64_t bad_index = 9999;
+  int rc = 0;
+  if (xchg_ipc_reader_select(r, &bad, 1, &err) != XCHG_EINVAL || !strstr(err.message, bad))
+    rc = failf(msg, "selecting an unknown column: \"%s\"", err.message);
+  else if (xchg_ipc_reader_select_indices(r, &bad_index, 1, &err) != XCHG_EINVAL)
+    rc = failf(msg, "selecting column 9999 did not fail");
+  xchg_ipc_reader_close(r);
+  return rc;
+}
+
+static void check_file(const char *path, xchg_pool *pool) {
+  char json_path[1024], msg[MSG_SIZE] = "";
+  gold g = {path, NULL, 0, NULL, strstr(path, "compression") != NULL};
+  snprintf(json_path, sizeof json_path, "%.*s.json.gz", (int)(strrchr(path, '.') - path), path);
+  if (!(g.data = read_file(path, &g.size)) || arrow_json_load(json_path, &g.doc, msg, sizeof msg) != 0) {
+    report(0, "load", path, msg);
+    free(g.data);
+    return;
+  }
+  struct ArrowSchema s;
+  xchg_ipc_reader *r = open_mem(g.data, g.size, NULL, msg);
+  xchg_error err;
+  int64_t n_columns = 0;
+  if (r && xchg_ipc_reader_schema(r, &s, &err) == XCHG_OK) {
+    n_columns = s.n_children;
+    s.release(&s);
+  }
+  xchg_ipc_reader_close(r);
+  for (int64_t c = 0; c < n_columns; c++) {
+    msg[0] = '\0';
+    report(check_projection(&g, c, msg) == 0, "projection", path, msg);
+  }
+  if (g.compressed) report(check_decompression_counts(&g, n_columns, msg) == 0, "decompress-count", path, msg);
+  else report(check_zero_copy(&g, msg) == 0, "zero-copy", path, msg);
+  if (strstr(path, "dictionary") && !strstr(path, "nested"))
+    report(check_unused_dictionary(&g, msg) == 0, "unused-dictionary", path, msg);
+  report(check_pool(&g, pool, (int64_t)8 << 20, msg) == 0, "pool", path, msg);
+  report(check_pool(&g, pool, 1, msg) == 0, "pool-small-readahead", path, msg);
+  report(check_peek_skip(&g, msg) == 0, "peek-skip", path, msg);
+  report(check_select_errors(&g, msg) == 0, "select-errors", path, msg);
+  arrow_json_free(g.doc);
+  free(g.data);
+}
+
+static void walk(const char *dir, xchg_pool *pool) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  if (!d) return;
+  while ((e = readdir(d)) != NULL) {
+    char path[1024];
+    if (e->d_name[0] == '.') continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    size_t len = strlen(path);
+    if (len > 7 && strcmp(path + len - 7, ".stream") == 0) check_file(path, pool);
+    else if (len > 11 && strcmp(path + len - 11, ".arrow_file") == 0) check_file(path, pool);
+    else if (e->d_type == DT_DIR) walk(path, pool);
+  }
+  closedir(d);
+}
+
+int main(int argc, char **argv) {
+  const char *env = getenv("XCHG_TESTDATA");
+  char dir[1024];
+  if (argc > 1) snprintf(dir, sizeof dir, "%s", argv[1]);
+  else if (env) snprintf(dir, sizeof dir, "%s/arrow-gold", env);
+  else {
+    fprintf(stderr, "usage: test_decode [GOLD_DIR] (or set XCHG_TESTDATA)\n");
+    return 2;
+  }
+  xchg_pool *pool = xchg_pool_create(3);
+  walk(dir, pool);
+  xchg_pool_destroy(pool);
+  if (passed == 0) failed++;
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed != 0;
+}

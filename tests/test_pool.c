@@ -1,0 +1,103 @@
+/* tests/test_pool.c — the thread pool: every index runs exactly once, loops
+ * from many caller threads at once, pools of one thread run inline, and
+ * destroy waits for the workers.  Meant to run under ThreadSanitizer too
+ * (`ctest -L tsan` in a -DXCHG_TSAN=ON build). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xchg/pool.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)          \
+  do {                            \
+    if (cond) {                   \
+      passed++;                   \
+    } else {                      \
+      failed++;                   \
+      printf("FAIL: " __VA_ARGS__); \
+      printf("\n");               \
+    }                             \
+  } while (0)
+
+typedef struct counts {
+  _Atomic int *hits;
+  _Atomic int64_t sum;
+  pthread_t caller;
+  _Atomic int off_caller; /* indices run on a thread other than the caller */
+} counts;
+
+static void hit(void *ctx, int64_t i) {
+  counts *c = ctx;
+  atomic_fetch_add(&c->hits[i], 1);
+  atomic_fetch_add(&c->sum, i);
+  if (!pthread_equal(pthread_self(), c->caller)) atomic_store(&c->off_caller, 1);
+}
+
+static int run_loop(xchg_pool *pool, int64_t n, int *off_caller) {
+  counts c;
+  c.hits = calloc((size_t)n + 1, sizeof(*c.hits));
+  atomic_init(&c.sum, 0);
+  atomic_init(&c.off_caller, 0);
+  c.caller = pthread_self();
+  xchg_pool_run(pool, n, hit, &c);
+  int ok = atomic_load(&c.sum) == n * (n - 1) / 2;
+  for (int64_t i = 0; i < n; i++) ok &= atomic_load(&c.hits[i]) == 1;
+  if (off_caller) *off_caller = atomic_load(&c.off_caller);
+  free(c.hits);
+  return ok;
+}
+
+typedef struct caller_arg {
+  xchg_pool *pool;
+  int ok;
+} caller_arg;
+
+static void *caller_main(void *p) {
+  caller_arg *a = p;
+  a->ok = 1;
+  for (int round = 0; round < 200; round++) a->ok &= run_loop(a->pool, 1 + round % 37, NULL);
+  return NULL;
+}
+
+int main(void) {
+  xchg_pool *one = xchg_pool_create(1);
+  int off = 1;
+  CHECK(one && xchg_pool_threads(one) == 1, "a pool of one thread");
+  CHECK(run_loop(one, 1000, &off) && !off, "a pool of one runs every index inline, once");
+  xchg_pool_destroy(one);
+
+  xchg_pool *pool = xchg_pool_create(4);
+  CHECK(pool && xchg_pool_threads(pool) == 4, "a pool of four threads");
+  CHECK(run_loop(pool, 0, NULL), "an empty loop");
+  CHECK(run_loop(pool, 1, NULL), "a loop of one");
+  /* Slow indices so that the workers, not only the caller, take some. */
+  int any_off = 0;
+  for (int i = 0; i < 50 && !any_off; i++) {
+    CHECK(run_loop(pool, 10000, &off), "10000 indices, each once");
+    any_off |= off;
+  }
+  CHECK(any_off, "workers took part in a loop");
+
+  pthread_t t[6];
+  caller_arg args[6];
+  for (int i = 0; i < 6; i++) {
+    args[i].pool = pool;
+    pthread_create(&t[i], NULL, caller_main, &args[i]);
+  }
+  int all = 1;
+  for (int i = 0; i < 6; i++) {
+    pthread_join(t[i], NULL);
+    all &= args[i].ok;
+  }
+  CHECK(all, "six threads running loops on one pool at once");
+  xchg_pool_destroy(pool);
+
+  CHECK(xchg_pool_default() == xchg_pool_default() && xchg_pool_threads(xchg_pool_default()) >= 1,
+        "the default pool");
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed != 0;
+}
