@@ -12,26 +12,28 @@
  *                  8% of executor CPU);
  *   memcpy         a bare memcpy of the same bytes, row by row (the limit).
  * Besides, `decompress_only` walks the windows without reading rows, so that
- * the cost of the reads themselves (total minus decompression) shows, and
- * `row_reader` reads the rows zero-copy with xchg_row_reader_next.
+ * the cost of the reads themselves (total minus decompression) shows;
+ * `codec_limit` runs the bare library over the same frames (the limit for
+ * decompress_only); `row_reader` reads the rows zero-copy with
+ * xchg_row_reader_next.
  *
  * Each figure is the median of 5 runs after 1 warm-up, with min and max.
- * The rows are generated here from a fixed seed; every timed loop sums the
- * bytes it read and the sum is checked against the generator's. */
+ * The rows are generated here from a fixed seed; every timed loop checksums
+ * the rows it read, and the sum is checked against the generator's. */
 #include <lz4frame.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
+#include <zstd.h>
 
+#include "stats.h"
 #include "xchg/rows.h"
 #include "xchg/stream.h"
 
 #define ROW_PAYLOAD 100
 #define ROW_SIZE (4 + ROW_PAYLOAD)
 #define CHUNK (64 * 1024)
-#define RUNS 5
+#define RUNS BENCH_RUNS
 
 typedef struct rows_input {
   uint8_t *data; /* the compressed stream */
@@ -40,12 +42,6 @@ typedef struct rows_input {
   uint64_t checksum; /* what every loop must find */
   int64_t rows;
 } rows_input;
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* A row's payload: its id, a few pseudo-random bytes and text picked from a
  * small vocabulary, so that it compresses about as a real row does. */
@@ -139,11 +135,13 @@ typedef enum loop_kind {
   LOOP_MEMCPY,
   LOOP_DECOMPRESS_ONLY,
   LOOP_ROW_READER,
+  LOOP_CODEC_LIMIT,
   LOOP_KINDS
 } loop_kind;
 
-static const char *const loop_names[] = {"metrics_on", "metrics_off",     "timer_per_read",
-                                         "memcpy",     "decompress_only", "row_reader"};
+static const char *const loop_names[] = {"metrics_on",      "metrics_off", "timer_per_read",
+                                         "memcpy",          "decompress_only", "row_reader",
+                                         "codec_limit"};
 
 /* Two reads per row, as a shuffle reader does them; returns the checksum. */
 static uint64_t read_rows(xchg_istream *s, int timer_per_read, int64_t *timed_ns) {
@@ -152,14 +150,14 @@ static uint64_t read_rows(xchg_istream *s, int timer_per_read, int64_t *timed_ns
   size_t got;
   for (;;) {
     uint32_t len = 0;
-    int64_t t0 = timer_per_read ? now_ns() : 0;
+    int64_t t0 = timer_per_read ? bench_now_ns() : 0;
     xchg_istream_read(s, &len, 4, &got, NULL);
-    if (timer_per_read) *timed_ns += now_ns() - t0;
+    if (timer_per_read) *timed_ns += bench_now_ns() - t0;
     if (got < 4) break;
     if (len > sizeof row) return 0;
-    t0 = timer_per_read ? now_ns() : 0;
+    t0 = timer_per_read ? bench_now_ns() : 0;
     xchg_istream_read(s, row, len, &got, NULL);
-    if (timer_per_read) *timed_ns += now_ns() - t0;
+    if (timer_per_read) *timed_ns += bench_now_ns() - t0;
     sum += sum_bytes(row, got) + len;
   }
   return sum;
@@ -183,10 +181,39 @@ static uint64_t memcpy_rows(const uint8_t *window, int64_t rows) {
   return sum;
 }
 
+/* The limit for decompress_only: the bare library decompressing the same
+ * frames into one 64 KiB buffer, no stream around it.  Returns the bytes
+ * produced. */
+static uint64_t bare_codec(const rows_input *in, xchg_stream_codec codec) {
+  static uint8_t out[CHUNK];
+  uint64_t produced = 0;
+  if (codec == XCHG_STREAM_LZ4_FRAME) {
+    LZ4F_dctx *d = NULL;
+    LZ4F_createDecompressionContext(&d, LZ4F_VERSION);
+    for (size_t pos = 0; pos < in->size;) {
+      size_t src_n = in->size - pos, dst_n = sizeof out;
+      if (LZ4F_isError(LZ4F_decompress(d, out, &dst_n, in->data + pos, &src_n, NULL))) break;
+      pos += src_n;
+      produced += dst_n;
+    }
+    LZ4F_freeDecompressionContext(d);
+  } else {
+    ZSTD_DStream *d = ZSTD_createDStream();
+    ZSTD_inBuffer src = {in->data, in->size, 0};
+    while (src.pos < src.size) {
+      ZSTD_outBuffer dst = {out, sizeof out, 0};
+      if (ZSTD_isError(ZSTD_decompressStream(d, &dst, &src))) break;
+      produced += dst.pos;
+    }
+    ZSTD_freeDStream(d);
+  }
+  return produced;
+}
+
 /* Runs one loop once; returns its time in ns, and its checksum in *sum. */
 static int64_t run_loop(loop_kind kind, const rows_input *in, xchg_stream_codec codec,
                         const uint8_t *window, uint64_t *sum, int64_t *refills) {
-  int64_t timed = 0, t0 = now_ns();
+  int64_t timed = 0, t0 = bench_now_ns();
   xchg_istream *s = NULL;
   switch (kind) {
     case LOOP_METRICS_ON:
@@ -219,6 +246,9 @@ static int64_t run_loop(loop_kind kind, const rows_input *in, xchg_stream_codec 
       xchg_row_reader_close(r);
       break;
     }
+    case LOOP_CODEC_LIMIT:
+      *sum = bare_codec(in, codec);
+      break;
     case LOOP_KINDS: break;
   }
   if (s != NULL) {
@@ -228,29 +258,18 @@ static int64_t run_loop(loop_kind kind, const rows_input *in, xchg_stream_codec 
   }
   xchg_istream_close(s);
   (void)timed;
-  return now_ns() - t0;
+  return bench_now_ns() - t0;
 }
 
 /* The cost of one clock read here, median of 5 batches of 100000. */
 static double clock_cost_ns(void) {
   int64_t t[RUNS];
   for (int r = 0; r < RUNS; r++) {
-    int64_t t0 = now_ns(), x = 0;
-    for (int i = 0; i < 100000; i++) x += now_ns();
-    t[r] = now_ns() - t0 + (x == 42);
+    int64_t t0 = bench_now_ns(), x = 0;
+    for (int i = 0; i < 100000; i++) x += bench_now_ns();
+    t[r] = bench_now_ns() - t0 + (x == 42);
   }
-  for (int i = 1; i < RUNS; i++) /* insertion sort: five values */
-    for (int j = i; j > 0 && t[j - 1] > t[j]; j--) {
-      int64_t y = t[j];
-      t[j] = t[j - 1];
-      t[j - 1] = y;
-    }
-  return (double)t[RUNS / 2] / 100000.0;
-}
-
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
+  return bench_summarize(t, RUNS).median_ms * 1e6 / 100000.0;
 }
 
 typedef struct figure {
@@ -271,14 +290,18 @@ static uint64_t memcpy_expected(const uint8_t *window, int64_t rows) {
 /* Runs every loop RUNS times after a warm-up, the loops taking turns so
  * that the machine's ups and downs spread over all of them alike. */
 static int measure_all(const rows_input *in, xchg_stream_codec codec, const uint8_t *window,
-                       figure *out, int64_t *refills) {
+                       figure *out, int64_t *refills, double *paired) {
   int64_t t[LOOP_KINDS][RUNS];
   uint64_t expect[LOOP_KINDS];
   for (int k = 0; k < LOOP_KINDS; k++) expect[k] = in->checksum;
   expect[LOOP_DECOMPRESS_ONLY] = in->raw_size;
+  expect[LOOP_CODEC_LIMIT] = in->raw_size;
   expect[LOOP_MEMCPY] = memcpy_expected(window, in->rows);
   for (int r = -1; r < RUNS; r++) { /* run -1 is the warm-up */
-    for (int k = 0; k < LOOP_KINDS; k++) {
+    for (int i = 0; i < LOOP_KINDS; i++) {
+      /* Metrics on and off swap places every round, so that neither is
+       * always the one that runs first after another loop. */
+      int k = r % 2 != 0 && i <= LOOP_METRICS_OFF ? LOOP_METRICS_OFF - i : i;
       uint64_t sum = 0;
       int64_t ns = run_loop((loop_kind)k, in, codec, window, &sum, refills);
       if (sum != expect[k]) {
@@ -289,41 +312,38 @@ static int measure_all(const rows_input *in, xchg_stream_codec codec, const uint
       if (r >= 0) t[k][r] = ns;
     }
   }
+  /* metrics on / off, run by run: the two loops ran back to back, so the
+   * ratio of each pair sees the same machine and is steadier than the
+   * ratio of the medians.  (In parts per million, to reuse the summary.) */
+  int64_t ppm[RUNS];
+  for (int r = 0; r < RUNS; r++)
+    ppm[r] = t[LOOP_METRICS_ON][r] * 1000000 / (t[LOOP_METRICS_OFF][r] ? t[LOOP_METRICS_OFF][r] : 1);
+  *paired = bench_summarize(ppm, RUNS).median_ms; /* ppm / 1e6 */
   for (int k = 0; k < LOOP_KINDS; k++) {
-    qsort(t[k], RUNS, sizeof t[k][0], cmp_i64);
-    out[k].median = (double)t[k][RUNS / 2] / (double)in->rows;
-    out[k].min = (double)t[k][0] / (double)in->rows;
-    out[k].max = (double)t[k][RUNS - 1] / (double)in->rows;
+    bench_timing b = bench_summarize(t[k], RUNS);
+    double per_row = 1e6 / (double)in->rows; /* ms per run -> ns per row */
+    out[k].median = b.median_ms * per_row;
+    out[k].min = b.min_ms * per_row;
+    out[k].max = b.max_ms * per_row;
   }
   return 0;
 }
 
-static void cpu_model(char *out, size_t n) {
-  snprintf(out, n, "unknown");
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (f == NULL) return;
-  char line[512];
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "model name", 10) == 0) {
-      char *v = strchr(line, ':');
-      if (v != NULL) {
-        v += strspn(v + 1, " \t") + 1;
-        v[strcspn(v, "\n")] = '\0';
-        /* JSON-safe: the model name never needs quotes or backslashes. */
-        for (char *c = v; *c; c++)
-          if (*c == '"' || *c == '\\') *c = ' ';
-        snprintf(out, n, "%s", v);
-      }
-      break;
-    }
+/* Prints s as a JSON string (the CPU model could hold a quote). */
+static void print_json_string(const char *s) {
+  putchar('"');
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') putchar('\\');
+    if ((unsigned char)*s >= 0x20) putchar(*s);
   }
-  fclose(f);
+  putchar('"');
 }
 
 static void print_json_figures(const char *key, const figure *f, int field) {
   printf("\"%s\": {", key);
-  static const loop_kind order[] = {LOOP_METRICS_ON, LOOP_METRICS_OFF, LOOP_TIMER_PER_READ,
-                                    LOOP_MEMCPY, LOOP_DECOMPRESS_ONLY, LOOP_ROW_READER};
+  static const loop_kind order[] = {LOOP_METRICS_ON,      LOOP_METRICS_OFF, LOOP_TIMER_PER_READ,
+                                    LOOP_MEMCPY,          LOOP_DECOMPRESS_ONLY, LOOP_ROW_READER,
+                                    LOOP_CODEC_LIMIT};
   for (int i = 0; i < LOOP_KINDS; i++) {
     const figure *x = &f[order[i]];
     double v = field == 0 ? x->median : field == 1 ? x->min : x->max;
@@ -349,13 +369,11 @@ int xchg_bench_rows(int argc, char **argv) {
     fprintf(stderr, "xchg bench rows: --rows must be positive\n");
     return 2;
   }
-  char cpu[256];
-  cpu_model(cpu, sizeof cpu);
-  long nproc = sysconf(_SC_NPROCESSORS_ONLN);
 
   static const xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_FRAME, XCHG_STREAM_ZSTD};
   figure figs[2][LOOP_KINDS];
   int64_t refills[2] = {0, 0};
+  double paired[2] = {1, 1};
   double clock_ns = clock_cost_ns();
   size_t compressed[2];
   uint64_t raw_size = 0;
@@ -373,17 +391,19 @@ int xchg_bench_rows(int argc, char **argv) {
     size_t got = 0;
     xchg_istream_read(s, window, CHUNK, &got, NULL);
     xchg_istream_close(s);
-    if (measure_all(&in, codecs[c], window, figs[c], &refills[c]) != 0) return 1;
+    if (measure_all(&in, codecs[c], window, figs[c], &refills[c], &paired[c]) != 0) return 1;
     free(window);
     free(in.data);
   }
 
   if (json) {
-    printf("{\"bench\": \"rows\", \"rows\": %lld, \"row_bytes\": %d, \"nproc\": %ld, "
-           "\"cpu\": \"%s\", \"runs\": %d, \"warmups\": 1, \"codec\": \"lz4-frame\", "
-           "\"raw_bytes\": %llu, \"compressed_bytes\": %zu, ",
-           (long long)nrows, ROW_SIZE, nproc, cpu, RUNS, (unsigned long long)raw_size,
-           compressed[0]);
+    printf("{\"bench\": \"rows\", \"rows\": %lld, \"row_bytes\": %d, \"nproc\": %d, "
+           "\"machine\": ",
+           (long long)nrows, ROW_SIZE, bench_cores());
+    print_json_string(bench_machine());
+    printf(", \"runs\": %d, \"warmups\": 1, \"codec\": \"lz4-frame\", \"raw_bytes\": %llu, "
+           "\"compressed_bytes\": %zu, ",
+           RUNS, (unsigned long long)raw_size, compressed[0]);
     print_json_figures("ns_per_row", figs[0], 0);
     printf(", ");
     print_json_figures("ns_per_row_min", figs[0], 1);
@@ -396,12 +416,14 @@ int xchg_bench_rows(int argc, char **argv) {
            figs[0][LOOP_TIMER_PER_READ].median - figs[0][LOOP_DECOMPRESS_ONLY].median);
     /* Metrics read the clock twice per refill (a memory source never
      * blocks): their cost per row, from counts rather than noisy timings. */
+    printf(", \"metrics_on_off_paired\": %.4f", paired[0]);
     printf(", \"clock_read_ns\": %.2f, \"refills\": %lld, \"metrics_clock_reads_per_row\": %.5f, "
            "\"metrics_cost_estimate_pct\": %.3f",
            clock_ns, (long long)refills[0], 2.0 * (double)refills[0] / (double)nrows,
            100.0 * 2.0 * (double)refills[0] * clock_ns / (double)nrows /
                figs[0][LOOP_METRICS_OFF].median);
-    printf(", \"zstd\": {\"compressed_bytes\": %zu, ", compressed[1]);
+    printf(", \"zstd\": {\"compressed_bytes\": %zu, \"metrics_on_off_paired\": %.4f, ",
+           compressed[1], paired[1]);
     print_json_figures("ns_per_row", figs[1], 0);
     printf(", ");
     print_json_figures("ns_per_row_min", figs[1], 1);
@@ -412,8 +434,8 @@ int xchg_bench_rows(int argc, char **argv) {
   }
   printf("xchg bench rows — %lld rows of %d bytes (%.1f MB), two reads per row\n",
          (long long)nrows, ROW_SIZE, (double)raw_size / 1e6);
-  printf("machine: nproc %ld, %s; median of %d runs after 1 warm-up [min–max]\n\n", nproc, cpu,
-         RUNS);
+  printf("machine: %s (nproc %d); median of %d runs after 1 warm-up [min–max]\n\n",
+         bench_machine(), bench_cores(), RUNS);
   for (int c = 0; c < 2; c++) {
     const figure *f = figs[c];
     printf("%s frames, 64 KiB each (%.1f MB compressed):\n", xchg_stream_codec_name(codecs[c]),
@@ -426,6 +448,7 @@ int xchg_bench_rows(int argc, char **argv) {
            "%.2f ns/row; memcpy %.2f\n",
            f[LOOP_METRICS_ON].median - d, f[LOOP_METRICS_OFF].median - d,
            f[LOOP_TIMER_PER_READ].median - d, f[LOOP_MEMCPY].median);
+    printf("  metrics on/off, median of the run-by-run ratios: %.3f\n", paired[c]);
     printf("  metrics cost: measured %+.1f%% (on/off %.3f); from counts: %lld refills x 2 clock "
            "reads x %.1f ns = %.3f ns/row = %.2f%%\n",
            100.0 * (f[LOOP_METRICS_ON].median / f[LOOP_METRICS_OFF].median - 1.0),

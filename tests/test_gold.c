@@ -4,16 +4,25 @@
  * as JSON (generated_NAME.json.gz) and as Arrow IPC written by an Arrow
  * implementation (generated_NAME.stream, generated_NAME.arrow_file).  For
  * each IPC file this test decodes it with xchg in every way a user can —
- * a memory map, a plain file descriptor, a pipe fed in odd-sized chunks
- * (the incremental path), caller-owned memory — and compares the schema and
- * every batch, value by value, with the JSON (tests/support/arrow_json.c).
- * The file format is also read by random access, last batch first.
+ * a memory map, a plain file descriptor (with trusted-input validation), a
+ * memory map decoded on a thread pool, a pipe fed in odd-sized chunks (the
+ * incremental path, streams only), caller-owned memory whose batches must
+ * outlive the reader — and compares the schema and every batch, value by
+ * value, with the JSON (tests/support/arrow_json.c).  The file format is
+ * also read by random access, last batch first.  Every xchg_buf must be
+ * gone once everything is released.
  *
  * Usage: test_gold [DIR]   (default: $XCHG_TESTDATA/arrow-gold)
  * Prints one line per IPC file and "N passed, M failed"; exits 1 on any
- * failure.  A self-check proves that the comparator can fail: a schema with
- * a renamed field, a batch with one value changed and a batch compared with
- * the wrong JSON batch must all be reported as mismatches. */
+ * failure.
+ *
+ * Self-checks prove that the comparator can fail: for every file, a schema
+ * with a renamed field, every decoded array with one bit flipped in turn
+ * (a validity bit or union type id, an offset, a value; in copies) and a
+ * batch compared with the JSON of the batch before it must all be reported
+ * as mismatches.  Types the gold files lack (float16, decimal32/64,
+ * month_day_nano, views, list views, run-end encoding) are checked on arrays
+ * built by hand from the format specification. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -278,20 +287,22 @@ static int check_pipe(const arrow_json *doc, const uint8_t *data, size_t size, i
   return rc;
 }
 
-static int check_fd(const arrow_json *doc, const char *path, int is_file, char *msg) {
+static int check_fd(const arrow_json *doc, const char *path, int is_file,
+                    const xchg_read_options *opts, char *msg) {
   int fd = open(path, O_RDONLY);
   if (fd < 0) return failf(msg, "open: %s", strerror(errno));
   xchg_ipc_reader *r;
   xchg_error err;
-  xchg_status st = xchg_ipc_reader_open(xchg_source_from_fd(fd, 1), NULL, &r, &err);
+  xchg_status st = xchg_ipc_reader_open(xchg_source_from_fd(fd, 1), opts, &r, &err);
   if (st != XCHG_OK) return failf(msg, "open: %s: %s", xchg_status_name(st), err.message);
   return check_reader(doc, r, is_file, is_file, msg);
 }
 
-static int check_mmap(const arrow_json *doc, const char *path, int is_file, char *msg) {
+static int check_mmap(const arrow_json *doc, const char *path, int is_file,
+                      const xchg_read_options *opts, char *msg) {
   xchg_ipc_reader *r;
   xchg_error err;
-  xchg_status st = xchg_ipc_reader_open_file(path, NULL, &r, &err);
+  xchg_status st = xchg_ipc_reader_open_file(path, opts, &r, &err);
   if (st != XCHG_OK) return failf(msg, "open: %s: %s", xchg_status_name(st), err.message);
   return check_reader(doc, r, is_file, is_file, msg);
 }
@@ -356,7 +367,8 @@ static int check_memory(const arrow_json *doc, const uint8_t *data, size_t size,
 /* Self-check: the comparator must notice a wrong schema and a wrong value   */
 
 typedef struct self_check_stats {
-  int schema_checks, value_checks, wrong_batch_checks;
+  int schema_checks, wrong_batch_checks;
+  int value_checks, nested_value_checks, dictionary_value_checks;
 } self_check_stats;
 
 /* Width in bits of the values of a fixed-width format, or 0. */
@@ -404,7 +416,8 @@ static int binary_offset_width(const char *f) {
 typedef struct mutation {
   int64_t target, seen;
   int done, oom;
-  char path[512]; /* schema names down to the mutated array */
+  char path[512];   /* schema names down to the mutated array */
+  const char *what; /* the kind of change */
   void **allocs;
   size_t n_allocs, cap_allocs;
 } mutation;
@@ -448,45 +461,92 @@ static int64_t read_offset(const void *offsets, int width, int64_t i) {
   return v;
 }
 
-/* Flips one bit of the first valid value of a (a shallow copy) when it is
- * the target.  Returns 1 when it did. */
-static int mutate_node(const struct ArrowSchema *s, struct ArrowArray *a, mutation *m) {
-  int bits = fixed_width_bits(s->format), width = binary_offset_width(s->format);
-  int data_index = bits ? 1 : 2;
-  if ((!bits && !width) || a->n_buffers != data_index + 1 || !a->buffers[data_index]) return 0;
-  int64_t flip_bit = -1;
-  size_t extent = 0;
-  for (int64_t i = 0; i < a->length && flip_bit < 0; i++) {
-    if (!slot_is_valid(a, i)) continue;
-    if (bits) {
-      flip_bit = (a->offset + i) * bits;
-      extent = (size_t)(((a->offset + a->length) * bits + 7) / 8);
-    } else {
-      int64_t begin = read_offset(a->buffers[1], width, a->offset + i);
-      int64_t end = read_offset(a->buffers[1], width, a->offset + i + 1);
-      if (end > begin) {
-        flip_bit = begin * 8;
-        extent = (size_t)read_offset(a->buffers[1], width, a->offset + a->length);
-      }
-    }
-  }
-  if (flip_bit < 0 || m->seen++ != m->target) return 0;
+/* Replaces buffer `index` of a (a shallow copy) by a copy of its first
+ * `extent` bytes with bit `bit` flipped. */
+static int flip_bit_in_copy(struct ArrowArray *a, int index, size_t extent, int64_t bit,
+                            mutation *m) {
   const void **buffers = mutation_alloc(m, (size_t)a->n_buffers * sizeof(*buffers));
-  uint8_t *values = mutation_alloc(m, extent);
-  if (!buffers || !values) return 0;
-  memcpy(values, a->buffers[data_index], extent);
-  values[flip_bit >> 3] ^= (uint8_t)(1u << (flip_bit & 7));
+  uint8_t *copy = mutation_alloc(m, extent);
+  if (!buffers || !copy) return 0;
+  memcpy(copy, a->buffers[index], extent);
+  copy[bit >> 3] ^= (uint8_t)(1u << (bit & 7));
   memcpy(buffers, a->buffers, (size_t)a->n_buffers * sizeof(*buffers));
-  buffers[data_index] = values;
+  buffers[index] = copy;
   a->buffers = buffers;
   return 1;
 }
 
+/* Width of the offsets in buffer 1 of a format that has them there. */
+static int offsets_width(const char *f) {
+  if (binary_offset_width(f)) return binary_offset_width(f);
+  if (strcmp(f, "+l") == 0 || strcmp(f, "+m") == 0 || strncmp(f, "+ud:", 4) == 0) return 4;
+  if (strcmp(f, "+L") == 0) return 8;
+  return 0;
+}
+
+/* Where the first valid value of a fixed-width or binary array lives:
+ * sets *bit and *extent (bytes of buffer *index read by a comparison).
+ * Returns 0 when there is no such value. */
+static int first_value_bit(const struct ArrowSchema *s, const struct ArrowArray *a, int *index,
+                           int64_t *bit, size_t *extent) {
+  int bits = fixed_width_bits(s->format), width = binary_offset_width(s->format);
+  *index = bits ? 1 : 2;
+  if ((!bits && !width) || a->n_buffers != *index + 1 || !a->buffers[*index]) return 0;
+  for (int64_t i = 0; i < a->length; i++) {
+    if (!slot_is_valid(a, i)) continue;
+    if (bits) {
+      *bit = (a->offset + i) * bits;
+      *extent = (size_t)(((a->offset + a->length) * bits + 7) / 8);
+      return 1;
+    }
+    int64_t begin = read_offset(a->buffers[1], width, a->offset + i);
+    if (read_offset(a->buffers[1], width, a->offset + i + 1) > begin) {
+      *bit = begin * 8;
+      *extent = (size_t)read_offset(a->buffers[1], width, a->offset + a->length);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* The mutations one array offers, in order: its first bit of buffer 0
+ * (a validity bit, or a union's first type id), the first bit of its
+ * first offset, the lowest bit of its first valid value.  Applies the one
+ * that is the target; returns 1 when it did. */
+static int mutate_node(const struct ArrowSchema *s, struct ArrowArray *a, mutation *m) {
+  if (a->length <= 0 || a->n_buffers < 1 || !a->buffers) return 0;
+  int is_union = strncmp(s->format, "+u", 2) == 0;
+  if (a->buffers[0] && m->seen++ == m->target) {
+    m->what = is_union ? "type id" : "validity bit";
+    size_t extent = is_union ? (size_t)(a->offset + a->length) : (size_t)(a->offset + a->length + 7) / 8;
+    return flip_bit_in_copy(a, 0, extent, is_union ? a->offset * 8 : a->offset, m);
+  }
+  int width = offsets_width(s->format);
+  if (width && a->n_buffers >= 2 && a->buffers[1] && m->seen++ == m->target) {
+    m->what = "offset";
+    int dense = strncmp(s->format, "+ud:", 4) == 0;
+    size_t extent = (size_t)(a->offset + a->length + !dense) * (size_t)width;
+    return flip_bit_in_copy(a, 1, extent, a->offset * width * 8, m);
+  }
+  int index;
+  int64_t bit;
+  size_t extent;
+  if (first_value_bit(s, a, &index, &bit, &extent) && m->seen++ == m->target) {
+    m->what = "value";
+    return flip_bit_in_copy(a, index, extent, bit, m);
+  }
+  return 0;
+}
+
+/* named: append the array's name to the path (not for a dictionary, which
+ * the path already names). */
 static void mutate_tree(const struct ArrowSchema *s, const struct ArrowArray *a,
-                        struct ArrowArray *out, mutation *m) {
+                        struct ArrowArray *out, mutation *m, int named) {
   size_t mark = strlen(m->path);
   *out = *a;
-  snprintf(m->path + mark, sizeof(m->path) - mark, "%s%s", mark ? "." : "", s->name ? s->name : "");
+  if (named)
+    snprintf(m->path + mark, sizeof(m->path) - mark, "%s%s", mark ? "." : "",
+             s->name ? s->name : "");
   if (mutate_node(s, out, m)) {
     m->done = 1;
     return;
@@ -498,7 +558,7 @@ static void mutate_tree(const struct ArrowSchema *s, const struct ArrowArray *a,
     for (int64_t k = 0; k < a->n_children; k++) {
       children[k] = a->children[k];
       if (!m->done && !m->oom) {
-        mutate_tree(s->children[k], a->children[k], &copies[k], m);
+        mutate_tree(s->children[k], a->children[k], &copies[k], m, 1);
         children[k] = &copies[k];
       }
     }
@@ -509,33 +569,38 @@ static void mutate_tree(const struct ArrowSchema *s, const struct ArrowArray *a,
     if (!copy) return;
     size_t before = strlen(m->path);
     snprintf(m->path + before, sizeof(m->path) - before, "{dictionary}");
-    mutate_tree(s->dictionary, a->dictionary, copy, m);
+    mutate_tree(s->dictionary, a->dictionary, copy, m, 0);
     out->dictionary = copy;
   }
   if (!m->done) m->path[mark] = '\0';
 }
 
 /* Every value-holding array of batch bi, in turn, with one value changed:
- * the comparator must report each change.  Returns the number of mutations
- * checked, or -1 when one went unnoticed. */
+ * the comparator must report each change.  Returns -1 when one went
+ * unnoticed. */
 static int mutate_every_array(const arrow_json *doc, int64_t bi, const struct ArrowSchema *schema,
-                              const struct ArrowArray *batch, char *msg) {
+                              const struct ArrowArray *batch, self_check_stats *stats, char *msg) {
   for (int64_t target = 0;; target++) {
     mutation m;
     struct ArrowArray bad;
     char why[MSG_SIZE];
     memset(&m, 0, sizeof(m));
     m.target = target;
-    mutate_tree(schema, batch, &bad, &m);
+    mutate_tree(schema, batch, &bad, &m, 0);
     int rc = 0;
     if (m.oom) rc = failf(msg, "self-check: out of memory");
     else if (m.done && arrow_json_compare_batch(doc, bi, schema, &bad, why, sizeof(why)) == 0)
-      rc = failf(msg, "self-check: a changed value in batch %" PRId64 ", array %s went unnoticed", bi,
-                 m.path);
+      rc = failf(msg, "self-check: a changed %s in batch %" PRId64 ", array %s went unnoticed",
+                 m.what, bi, m.path);
     int done = m.done;
+    if (done && rc == 0) {
+      stats->value_checks++;
+      stats->nested_value_checks += strchr(m.path, '.') != NULL;
+      stats->dictionary_value_checks += strstr(m.path, "{dictionary}") != NULL;
+    }
     mutation_free(&m);
     if (rc != 0) return -1;
-    if (!done) return (int)target;
+    if (!done) return 0;
   }
 }
 
@@ -576,9 +641,7 @@ static int self_check(const arrow_json *doc, const char *path, self_check_stats 
     struct ArrowArray batch;
     memset(&batch, 0, sizeof(batch));
     if (xchg_ipc_reader_next(r, &batch, &err) != XCHG_OK || !batch.release) break;
-    int checked = mutate_every_array(doc, bi, &schema, &batch, msg);
-    if (checked < 0) rc = -1;
-    else stats->value_checks += checked;
+    rc = mutate_every_array(doc, bi, &schema, &batch, stats, msg);
     /* A batch of another length must not match the previous JSON batch. */
     if (rc == 0 && previous.release && previous.length != batch.length) {
       char why[MSG_SIZE];
@@ -599,6 +662,175 @@ static int self_check(const arrow_json *doc, const char *path, self_check_stats 
 
 /* ------------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------------ */
+/* Comparator self-test for types the gold files lack                        */
+
+/* The gold files predate float16 columns, decimal32/64, month-day-nano
+ * intervals, string views, list views and run-end encoding, so the
+ * comparator's handling of them is tested here on arrays built by hand from
+ * the format specification (IEEE half floats, two's complement, 16-byte
+ * views), never from xchg's output. */
+static const char new_types_json[] =
+    "{\"schema\": {\"fields\": ["
+    " {\"name\": \"h\", \"nullable\": true, \"children\": [],"
+    "  \"type\": {\"name\": \"floatingpoint\", \"precision\": \"HALF\"}},"
+    " {\"name\": \"d32\", \"nullable\": true, \"children\": [],"
+    "  \"type\": {\"name\": \"decimal\", \"precision\": 9, \"scale\": 2, \"bitWidth\": 32}},"
+    " {\"name\": \"d64\", \"nullable\": false, \"children\": [],"
+    "  \"type\": {\"name\": \"decimal\", \"precision\": 18, \"scale\": 3, \"bitWidth\": 64}},"
+    " {\"name\": \"mdn\", \"nullable\": true, \"children\": [],"
+    "  \"type\": {\"name\": \"interval\", \"unit\": \"MONTH_DAY_NANO\"}},"
+    " {\"name\": \"sv\", \"nullable\": true, \"children\": [], \"type\": {\"name\": \"utf8view\"}},"
+    " {\"name\": \"lv\", \"nullable\": true, \"type\": {\"name\": \"listview\"}, \"children\": ["
+    "   {\"name\": \"item\", \"nullable\": true, \"children\": [],"
+    "    \"type\": {\"name\": \"int\", \"bitWidth\": 16, \"isSigned\": true}}]},"
+    " {\"name\": \"ree\", \"nullable\": true, \"type\": {\"name\": \"runendencoded\"}, \"children\": ["
+    "   {\"name\": \"run_ends\", \"nullable\": false, \"children\": [],"
+    "    \"type\": {\"name\": \"int\", \"bitWidth\": 32, \"isSigned\": true}},"
+    "   {\"name\": \"values\", \"nullable\": true, \"children\": [], \"type\": {\"name\": \"utf8\"}}]}"
+    "]},"
+    "\"batches\": [{\"count\": 3, \"columns\": ["
+    " {\"name\": \"h\", \"count\": 3, \"VALIDITY\": [1, 0, 1],"
+    "  \"DATA\": [1.5, 0, 5.9604644775390625e-08]},"
+    " {\"name\": \"d32\", \"count\": 3, \"VALIDITY\": [1, 1, 0], \"DATA\": [\"12345\", \"-1\", \"0\"]},"
+    " {\"name\": \"d64\", \"count\": 3, \"VALIDITY\": [1, 1, 1],"
+    "  \"DATA\": [\"-9223372036854775808\", \"999999999999999999\", \"0\"]},"
+    " {\"name\": \"mdn\", \"count\": 3, \"VALIDITY\": [1, 1, 0], \"DATA\": ["
+    "  {\"months\": 1, \"days\": -2, \"nanoseconds\": \"3000000000\"},"
+    "  {\"months\": -1, \"days\": 0, \"nanoseconds\": \"-1\"},"
+    "  {\"months\": 0, \"days\": 0, \"nanoseconds\": \"0\"}]},"
+    " {\"name\": \"sv\", \"count\": 3, \"VALIDITY\": [1, 1, 0], \"VIEWS\": ["
+    "  {\"SIZE\": 5, \"INLINED\": \"hello\"},"
+    "  {\"SIZE\": 14, \"PREFIX_HEX\": \"6C6F6E67\", \"BUFFER_INDEX\": 0, \"OFFSET\": 2},"
+    "  {\"SIZE\": 0, \"INLINED\": \"\"}],"
+    "  \"VARIADIC_DATA_BUFFERS\": [\"78786C6F6E6720737472696E67732121\"]},"
+    " {\"name\": \"lv\", \"count\": 3, \"VALIDITY\": [1, 0, 1], \"OFFSET\": [2, 0, 0],"
+    "  \"SIZE\": [2, 0, 1], \"children\": ["
+    "  {\"name\": \"item\", \"count\": 4, \"VALIDITY\": [1, 1, 0, 1], \"DATA\": [7, -8, 0, 9]}]},"
+    " {\"name\": \"ree\", \"count\": 3, \"children\": ["
+    "  {\"name\": \"run_ends\", \"count\": 2, \"VALIDITY\": [1, 1], \"DATA\": [2, 3]},"
+    "  {\"name\": \"values\", \"count\": 2, \"VALIDITY\": [1, 0], \"OFFSET\": [0, 2, 2],"
+    "   \"DATA\": [\"ab\", \"\"]}]}"
+    "]}]}";
+
+static void release_nothing_schema(struct ArrowSchema *s) { s->release = NULL; }
+static void release_nothing_array(struct ArrowArray *a) { a->release = NULL; }
+
+#define SCHEMA(fmt, nm, flg, n, kids) \
+  {fmt, nm, NULL, flg, n, kids, NULL, release_nothing_schema, NULL}
+#define ARRAY(len, nulls, nbuf, bufs, n, kids) \
+  {len, nulls, 0, nbuf, n, (const void **)(bufs), kids, NULL, release_nothing_array, NULL}
+
+typedef struct mdn_value {
+  int32_t months, days;
+  int64_t nanoseconds;
+} mdn_value;
+
+/* A 16-byte view: length, then inline bytes or prefix, buffer index, offset. */
+static void make_view(uint8_t view[16], int32_t size, const char *inline_or_prefix,
+                      int32_t buffer_index, int32_t offset) {
+  memset(view, 0, 16);
+  memcpy(view, &size, 4);
+  memcpy(view + 4, inline_or_prefix, size <= 12 ? (size_t)size : 4);
+  if (size > 12) {
+    memcpy(view + 8, &buffer_index, 4);
+    memcpy(view + 12, &offset, 4);
+  }
+}
+
+static int comparator_self_test(self_check_stats *stats, char *msg) {
+  char path[] = "/tmp/xchg_gold_selftest_XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) return failf(msg, "mkstemp: %s", strerror(errno));
+  ssize_t put = write(fd, new_types_json, sizeof(new_types_json) - 1);
+  close(fd);
+  arrow_json *doc = NULL;
+  int loaded = put == (ssize_t)sizeof(new_types_json) - 1 &&
+               arrow_json_load(path, &doc, msg, MSG_SIZE) == 0;
+  unlink(path);
+  if (!loaded) return msg[0] ? -1 : failf(msg, "cannot write %s", path);
+
+  static uint8_t valid_101 = 0x05, valid_110 = 0x03, valid_1101 = 0x0B, valid_10 = 0x01;
+  static const uint16_t halves[] = {0x3E00, 0x1234, 0x0001}; /* 1.5, (null), 2^-24 */
+  static const int32_t d32[] = {12345, -1, 77};
+  static const int64_t d64[] = {INT64_MIN, 999999999999999999, 0};
+  static const mdn_value mdn[] = {{1, -2, 3000000000}, {-1, 0, -1}, {5, 5, 5}};
+  static const char view_data[] = "xxlong strings!!";
+  static const int64_t view_sizes[] = {16};
+  static const int32_t lv_offsets[] = {2, 0, 0}, lv_sizes[] = {2, 0, 1};
+  static const int16_t items[] = {7, -8, 0, 9};
+  static const int32_t run_ends[] = {2, 3}, value_offsets[] = {0, 2, 2};
+  uint8_t views[3][16];
+  make_view(views[0], 5, "hello", 0, 0);
+  make_view(views[1], 14, "long", 0, 2);
+  make_view(views[2], 0, "", 0, 0);
+
+  const void *h_bufs[] = {&valid_101, halves}, *d32_bufs[] = {&valid_110, d32},
+             *d64_bufs[] = {NULL, d64}, *mdn_bufs[] = {&valid_110, mdn},
+             *sv_bufs[] = {&valid_110, views, view_data, view_sizes},
+             *lv_bufs[] = {&valid_101, lv_offsets, lv_sizes}, *item_bufs[] = {&valid_1101, items},
+             *run_end_bufs[] = {NULL, run_ends}, *value_bufs[] = {&valid_10, value_offsets, "ab"},
+             *top_bufs[] = {NULL};
+  struct ArrowArray item = ARRAY(4, 1, 2, item_bufs, 0, NULL);
+  struct ArrowArray run_end_array = ARRAY(2, 0, 2, run_end_bufs, 0, NULL);
+  struct ArrowArray value_array = ARRAY(2, 1, 3, value_bufs, 0, NULL);
+  struct ArrowArray *lv_kids[] = {&item}, *ree_kids[] = {&run_end_array, &value_array};
+  struct ArrowArray cols[] = {
+      ARRAY(3, 1, 2, h_bufs, 0, NULL),       ARRAY(3, 1, 2, d32_bufs, 0, NULL),
+      ARRAY(3, 0, 2, d64_bufs, 0, NULL),     ARRAY(3, 1, 2, mdn_bufs, 0, NULL),
+      ARRAY(3, 1, 4, sv_bufs, 0, NULL),      ARRAY(3, 1, 3, lv_bufs, 1, lv_kids),
+      ARRAY(3, 0, 0, NULL, 2, ree_kids),
+  };
+  struct ArrowArray *col_ptrs[] = {&cols[0], &cols[1], &cols[2], &cols[3],
+                                   &cols[4], &cols[5], &cols[6]};
+  struct ArrowArray batch = ARRAY(3, 0, 1, top_bufs, 7, col_ptrs);
+
+  struct ArrowSchema item_s = SCHEMA("s", "item", ARROW_FLAG_NULLABLE, 0, NULL);
+  struct ArrowSchema run_ends_s = SCHEMA("i", "run_ends", 0, 0, NULL);
+  struct ArrowSchema values_s = SCHEMA("u", "values", ARROW_FLAG_NULLABLE, 0, NULL);
+  struct ArrowSchema *lv_schema_kids[] = {&item_s}, *ree_schema_kids[] = {&run_ends_s, &values_s};
+  struct ArrowSchema fields[] = {
+      SCHEMA("e", "h", ARROW_FLAG_NULLABLE, 0, NULL),
+      SCHEMA("d:9,2,32", "d32", ARROW_FLAG_NULLABLE, 0, NULL),
+      SCHEMA("d:18,3,64", "d64", 0, 0, NULL),
+      SCHEMA("tin", "mdn", ARROW_FLAG_NULLABLE, 0, NULL),
+      SCHEMA("vu", "sv", ARROW_FLAG_NULLABLE, 0, NULL),
+      SCHEMA("+vl", "lv", ARROW_FLAG_NULLABLE, 1, lv_schema_kids),
+      SCHEMA("+r", "ree", ARROW_FLAG_NULLABLE, 2, ree_schema_kids),
+  };
+  struct ArrowSchema *field_ptrs[] = {&fields[0], &fields[1], &fields[2], &fields[3],
+                                      &fields[4], &fields[5], &fields[6]};
+  struct ArrowSchema schema = SCHEMA("+s", "", 0, 7, field_ptrs);
+
+  int rc = -1;
+  char why[MSG_SIZE];
+  if (arrow_json_compare_schema(doc, &schema, msg, MSG_SIZE) != 0 ||
+      arrow_json_compare_batch(doc, 0, &schema, &batch, msg, MSG_SIZE) != 0) {
+    /* reported */
+  } else if (mutate_every_array(doc, 0, &schema, &batch, stats, msg) != 0) {
+    /* reported */
+  } else {
+    /* Views: a changed byte of a variadic buffer, and a view that points
+     * elsewhere, must both be noticed. */
+    static const char other_data[] = "xxlong strings!?";
+    const void *other_bufs[] = {&valid_110, views, other_data, view_sizes};
+    cols[4].buffers = other_bufs;
+    if (arrow_json_compare_batch(doc, 0, &schema, &batch, why, sizeof(why)) == 0) {
+      failf(msg, "a changed byte of a utf8view data buffer went unnoticed");
+    } else {
+      cols[4].buffers = (const void **)sv_bufs;
+      views[1][12] = 1; /* offset 2 -> 1 */
+      if (arrow_json_compare_batch(doc, 0, &schema, &batch, why, sizeof(why)) == 0)
+        failf(msg, "a changed utf8view offset went unnoticed");
+      else
+        rc = 0;
+      views[1][12] = 2;
+    }
+  }
+  arrow_json_free(doc);
+  return rc;
+}
+
 /* Gold files whose IPC differs from their JSON in a way Arrow's own
  * equality accepts.  1.0.0's generated_map_non_canonical.stream holds the
  * canonical map field names "entries"/"key"/"value" (its writer normalised
@@ -610,6 +842,7 @@ static int writer_used_canonical_map_names(const char *path) {
 }
 
 typedef struct totals {
+  xchg_pool *pool;
   int passed, failed;
   self_check_stats self;
 } totals;
@@ -625,8 +858,18 @@ static void check_ipc_file(arrow_json *doc, const char *path, const char *shown,
   int64_t live_before = xchg_buf_live_count();
   int rc = read_whole_file(path, &data, &size);
   if (rc != 0) failf(msg, "cannot read the file");
-  if (rc == 0) rc = check_mmap(doc, path, is_file, msg), how = "mmap";
-  if (rc == 0) rc = check_fd(doc, path, is_file, msg), how = "fd";
+  /* Trusted-input validation must not change what is decoded; nor must
+   * decoding on a pool, with every buffer a task and batches read ahead. */
+  xchg_read_options trusted, pooled;
+  xchg_read_options_init(&trusted);
+  trusted.validation = XCHG_VALIDATE_BOUNDS;
+  xchg_read_options_init(&pooled);
+  pooled.pool = t->pool;
+  pooled.task_bytes = 1;
+  pooled.readahead_bytes = 1 << 20;
+  if (rc == 0) rc = check_mmap(doc, path, is_file, NULL, msg), how = "mmap";
+  if (rc == 0) rc = check_fd(doc, path, is_file, &trusted, msg), how = "fd (validation: bounds)";
+  if (rc == 0 && t->pool) rc = check_mmap(doc, path, is_file, &pooled, msg), how = "mmap on a pool";
   if (rc == 0 && !is_file) rc = check_pipe(doc, data, size, is_file, msg), how = "pipe";
   if (rc == 0) rc = check_memory(doc, data, size, msg), how = "memory";
   if (rc == 0) rc = self_check(doc, path, &t->self, msg), how = "self-check";
@@ -638,7 +881,7 @@ static void check_ipc_file(arrow_json *doc, const char *path, const char *shown,
     how = "leak check";
   }
   if (rc == 0) {
-    printf("OK   %s (%" PRId64 " batches; mmap, fd%s, memory%s)%s\n", shown,
+    printf("OK   %s (%" PRId64 " batches; mmap, fd, pool%s, memory%s)%s\n", shown,
            arrow_json_num_batches(doc), is_file ? "" : ", pipe", is_file ? ", random access" : "",
            quirk ? " [map entry names: canonical in the file, custom in the JSON]" : "");
     t->passed++;
@@ -667,6 +910,20 @@ int main(int argc, char **argv) {
   if (find_gold_json(dir, &jsons) != 0) return 1;
   qsort(jsons.items, jsons.n, sizeof(char *), compare_strings);
   totals t = {0};
+  t.pool = xchg_pool_create(3);
+  if (!t.pool) {
+    printf("FAIL cannot create a thread pool\n");
+    t.failed++;
+  }
+  char self_msg[MSG_SIZE] = "";
+  if (comparator_self_test(&t.self, self_msg) == 0) {
+    printf("OK   comparator self-test (float16, decimal32/64, month_day_nano, utf8view, listview, "
+           "run-end encoded)\n");
+    t.passed++;
+  } else {
+    printf("FAIL comparator self-test: %s\n", self_msg);
+    t.failed++;
+  }
   size_t dirlen = strlen(dir);
   for (size_t i = 0; i < jsons.n; i++) {
     const char *json_path = jsons.items[i];
@@ -696,6 +953,7 @@ int main(int argc, char **argv) {
     arrow_json_free(doc);
   }
   path_list_free(&jsons);
+  if (t.pool) xchg_pool_destroy(t.pool);
 
   if (t.passed + t.failed == 0) {
     printf("FAIL no gold files found under %s\n", dir);
@@ -704,8 +962,11 @@ int main(int argc, char **argv) {
     printf("FAIL self-check: no file allowed both a schema and a value mutation\n");
     t.failed++;
   }
-  printf("self-check: %d renamed fields, %d changed values, %d wrong batches caught\n",
-         t.self.schema_checks, t.self.value_checks, t.self.wrong_batch_checks);
+  printf("self-check caught: %d renamed fields, %d flipped bits (validity, type ids, offsets, values; "
+         "%d in nested arrays, %d in "
+         "dictionaries), %d wrong batches\n",
+         t.self.schema_checks, t.self.value_checks, t.self.nested_value_checks,
+         t.self.dictionary_value_checks, t.self.wrong_batch_checks);
   printf("%d passed, %d failed\n", t.passed, t.failed);
   return t.failed ? 1 : 0;
 }

@@ -112,7 +112,7 @@ static void check_slices(const char *name, const rt_data *src) {
   for (int64_t b = 0; b < src->n; b++) {
     const struct ArrowArray *batch = &src->batches[b];
     int64_t len = batch->length;
-    int64_t cuts[3][2] = {{1, len > 2 ? len - 2 : 0}, {len / 3, len / 2}, {len > 0 ? len - 1 : 0, len > 0 ? 1 : 0}};
+    int64_t cuts[3][2] = {{len > 0, len > 2 ? len - 2 : 0}, {len / 3, len / 2}, {len > 0 ? len - 1 : 0, len > 0}};
     for (int k = 0; k < 3; k++) {
       struct ArrowArray slice = *batch;
       slice.offset = cuts[k][0];
@@ -146,6 +146,10 @@ static void check_gold_file(const char *json_path, xchg_pool *pool) {
     return;
   }
   int before = failures;
+  /* Some Arrow writers put canonical map entry names in the file where the
+   * JSON has custom ones: accept them when (and only when) the source does. */
+  if (arrow_json_compare_schema(doc, &src.schema, msg, MSG) != 0)
+    arrow_json_accept_canonical_map_names(doc, 1);
   for (int fmt = 0; fmt < 2; fmt++) {
     for (int c = 0; c < 3; c++) {
       xchg_write_options o;

@@ -39,10 +39,12 @@ static bytes read_file(const char *path) {
   return b;
 }
 
-static void append_encoded(bytes *out, xchg_stream_codec codec, const uint8_t *p, size_t n) {
+static void append_encoded_with(bytes *out, xchg_stream_codec codec, const uint8_t *p, size_t n,
+                               xchg_stream_codec comet_inner, uint64_t comet_field_count) {
   xchg_stream_encode_options o;
   xchg_stream_encode_options_init(&o);
-  o.comet_field_count = 1;
+  o.comet_inner = comet_inner;
+  o.comet_field_count = comet_field_count;
   xchg_buf *b = NULL;
   xchg_error err;
   if (xchg_stream_encode(codec, &o, p, n, &b, &err) != XCHG_OK) {
@@ -55,24 +57,19 @@ static void append_encoded(bytes *out, xchg_stream_codec codec, const uint8_t *p
   xchg_buf_unref(b);
 }
 
-/* Reads every batch of a wrapped stream and compares it with the JSON. */
-static void read_wrapped(const char *name, const char *how, bytes wrapped, const arrow_json *doc) {
-  xchg_istream *s = NULL;
-  xchg_ipc_reader *reader = NULL;
+static void append_encoded(bytes *out, xchg_stream_codec codec, const uint8_t *p, size_t n) {
+  append_encoded_with(out, codec, p, n, XCHG_STREAM_LZ4_FRAME, 1);
+}
+
+/* Reads every batch from an open reader and compares it with the JSON. */
+static void read_and_compare(const char *name, const char *how, xchg_ipc_reader *reader,
+                             const arrow_json *doc) {
   xchg_error err = {{0}};
-  xchg_status st = xchg_istream_open(
-      xchg_source_from_memory(wrapped.data, wrapped.size, NULL, NULL), XCHG_STREAM_AUTO, NULL, &s,
-      &err);
-  if (st == XCHG_OK) st = xchg_ipc_reader_open(xchg_istream_to_source(s), NULL, &reader, &err);
-  CHECK(st == XCHG_OK, "%s %s: open: %s", name, how, err.message);
-  if (st != XCHG_OK) return;
+  xchg_status st;
   struct ArrowSchema schema;
   st = xchg_ipc_reader_schema(reader, &schema, &err);
   CHECK(st == XCHG_OK, "%s %s: schema: %s", name, how, err.message);
-  if (st != XCHG_OK) {
-    xchg_ipc_reader_close(reader);
-    return;
-  }
+  if (st != XCHG_OK) return;
   char msg[1024];
   CHECK(arrow_json_compare_schema(doc, &schema, msg, sizeof msg) == 0, "%s %s: schema: %s", name,
         how, msg);
@@ -89,7 +86,67 @@ static void read_wrapped(const char *name, const char *how, bytes wrapped, const
   CHECK(i == arrow_json_num_batches(doc), "%s %s: %lld batches, the JSON has %lld", name, how,
         (long long)i, (long long)arrow_json_num_batches(doc));
   schema.release(&schema);
+}
+
+/* Reads a wrapped stream in one pass and compares it with the JSON. */
+static void read_wrapped(const char *name, const char *how, bytes wrapped, const arrow_json *doc) {
+  xchg_istream *s = NULL;
+  xchg_ipc_reader *reader = NULL;
+  xchg_error err = {{0}};
+  xchg_status st = xchg_istream_open(
+      xchg_source_from_memory(wrapped.data, wrapped.size, NULL, NULL), XCHG_STREAM_AUTO, NULL, &s,
+      &err);
+  if (st == XCHG_OK) st = xchg_ipc_reader_open(xchg_istream_to_source(s), NULL, &reader, &err);
+  CHECK(st == XCHG_OK, "%s %s: open: %s", name, how, err.message);
+  if (st != XCHG_OK) return;
+  read_and_compare(name, how, reader, doc);
   xchg_ipc_reader_close(reader);
+}
+
+/* A shuffle partition as Comet writes it: blocks one after another, each
+ * an IPC stream of its own (here: different gold files, inner codecs). */
+static void test_comet_members(const char *dir) {
+  static const char *const names[] = {"generated_primitive", "generated_dictionary",
+                                      "generated_nested"};
+  static const xchg_stream_codec inner[] = {XCHG_STREAM_ZSTD, XCHG_STREAM_SNAPPY_FRAMED,
+                                            XCHG_STREAM_NONE};
+  arrow_json *docs[3] = {NULL, NULL, NULL};
+  bytes blocks = {0};
+  char path[4096], msg[1024];
+  for (int i = 0; i < 3; i++) {
+    snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s.stream", dir, names[i]);
+    bytes ipc = read_file(path);
+    append_encoded_with(&blocks, XCHG_STREAM_COMET, ipc.data, ipc.size, inner[i], 1000 + i);
+    free(ipc.data);
+    snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s.json.gz", dir, names[i]);
+    CHECK(arrow_json_load(path, &docs[i], msg, sizeof msg) == 0, "%s: %s", path, msg);
+  }
+  xchg_stream_options o;
+  xchg_stream_options_init(&o);
+  o.split_members = 1;
+  xchg_istream *s = NULL;
+  xchg_error err = {{0}};
+  xchg_status st = xchg_istream_open(xchg_source_from_memory(blocks.data, blocks.size, NULL, NULL),
+                                     XCHG_STREAM_AUTO, &o, &s, &err);
+  CHECK(st == XCHG_OK && xchg_istream_codec(s) == XCHG_STREAM_COMET, "open comet: %s", err.message);
+  int members = 0, more = 1;
+  while (st == XCHG_OK && more && members < 5) {
+    xchg_ipc_reader *reader = NULL;
+    st = xchg_ipc_reader_open(xchg_istream_as_source(s), NULL, &reader, &err);
+    CHECK(st == XCHG_OK, "comet block %d: open: %s", members, err.message);
+    if (st != XCHG_OK || members >= 3 || docs[members] == NULL) break;
+    read_and_compare(names[members], "comet block", reader, docs[members]);
+    xchg_ipc_reader_close(reader);
+    CHECK(xchg_istream_comet_field_count(s) == 1000 + members, "block %d field count %lld",
+          members, (long long)xchg_istream_comet_field_count(s));
+    members++;
+    st = xchg_istream_next_member(s, &more, &err);
+    CHECK(st == XCHG_OK, "next member: %s", err.message);
+  }
+  CHECK(members == 3 && !more, "%d comet blocks read", members);
+  xchg_istream_close(s);
+  for (int i = 0; i < 3; i++) arrow_json_free(docs[i]);
+  free(blocks.data);
 }
 
 int main(void) {
@@ -132,6 +189,7 @@ int main(void) {
     arrow_json_free(doc);
     free(ipc.data);
   }
+  test_comet_members(dir ? dir : "../shared/testdata");
   if (failures) fprintf(stderr, "%d failure(s)\n", failures);
   else printf("stream ipc: all passed\n");
   return failures ? 1 : 0;

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "xchg/stream.h"
 
@@ -345,6 +347,66 @@ static void test_cancel_mid_read(void) {
   free(payload.data);
 }
 
+/* Files (mapped: read in place; read(2): buffered) and a pipe fed by a
+ * thread in odd-sized writes. */
+typedef struct pipe_feed {
+  int fd;
+  bytes b;
+} pipe_feed;
+
+static void *feed_pipe(void *arg) {
+  pipe_feed *f = arg;
+  for (size_t off = 0; off < f->b.size;) {
+    size_t n = f->b.size - off < 5000 ? f->b.size - off : 5000;
+    ssize_t k = write(f->fd, f->b.data + off, n);
+    if (k <= 0) break;
+    off += (size_t)k;
+  }
+  close(f->fd);
+  return NULL;
+}
+
+static void check_decodes(xchg_source *src, bytes payload, const char *what) {
+  xchg_istream *s = open_stream(src, XCHG_STREAM_AUTO, 65536, 65536, 1);
+  if (s == NULL) return;
+  uint8_t *out = malloc(payload.size + 1);
+  size_t got = 0;
+  xchg_error err;
+  xchg_status st = xchg_istream_read(s, out, payload.size + 1, &got, &err);
+  CHECK(st == XCHG_OK && got == payload.size && memcmp(out, payload.data, got) == 0,
+        "%s: %s, %zu bytes", what, st == XCHG_OK ? "content" : err.message, got);
+  free(out);
+  xchg_istream_close(s);
+}
+
+static void test_files_and_pipes(void) {
+  bytes payload = make_payload(500000);
+  xchg_buf *enc = NULL;
+  xchg_stream_encode(XCHG_STREAM_SNAPPY_JAVA, NULL, payload.data, payload.size, &enc, NULL);
+  char path[] = "/tmp/xchg-stream-test-XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0 && write(fd, xchg_buf_data(enc), xchg_buf_size(enc)) == (ssize_t)xchg_buf_size(enc),
+        "temp file");
+  close(fd);
+  xchg_file_mode modes[] = {XCHG_FILE_MMAP, XCHG_FILE_READ};
+  for (int m = 0; m < 2; m++) {
+    xchg_source *src = NULL;
+    xchg_error err;
+    CHECK(xchg_source_open_file(path, modes[m], &src, &err) == XCHG_OK, "open %s", path);
+    if (src != NULL) check_decodes(src, payload, m == 0 ? "mapped file" : "read file");
+  }
+  unlink(path);
+  int fds[2];
+  CHECK(pipe(fds) == 0, "pipe");
+  pipe_feed feed = {fds[1], {(uint8_t *)xchg_buf_data(enc), xchg_buf_size(enc)}};
+  pthread_t t;
+  pthread_create(&t, NULL, feed_pipe, &feed);
+  check_decodes(xchg_source_from_fd(fds[0], 1), payload, "pipe");
+  pthread_join(t, NULL);
+  xchg_buf_unref(enc);
+  free(payload.data);
+}
+
 int main(void) {
   test_cached_reads_add_no_time();
   test_varied_reads(XCHG_STREAM_LZ4_FRAME, 1);
@@ -358,6 +420,7 @@ int main(void) {
   test_as_source();
   test_chunks_and_cancel();
   test_cancel_mid_read();
+  test_files_and_pipes();
   if (failures) fprintf(stderr, "%d failure(s)\n", failures);
   else printf("stream metrics: all passed\n");
   return failures ? 1 : 0;

@@ -41,29 +41,6 @@ typedef enum xchg_validation {
   XCHG_VALIDATE_BOUNDS = 1
 } xchg_validation;
 
-typedef struct xchg_read_options {
-  xchg_validation validation;
-  int32_t max_depth;              /* nesting depth of fields; default 64 */
-  int64_t max_fields;             /* fields in a schema, all levels; default 1<<16 */
-  int64_t max_buffer_bytes;       /* decompressed size of one buffer; default 1<<34 */
-  int64_t max_metadata_bytes;     /* one message's flatbuffer; default 1<<28 */
-  /* Decompress on this pool (see xchg/pool.h); NULL decompresses in the
-   * calling thread.  With a pool, xchg_ipc_reader_next decodes consecutive
-   * batches together, up to readahead_bytes of decompressed data ahead of
-   * the caller (default 8 MiB), so that small batches still keep every
-   * thread busy. */
-  xchg_pool *pool;
-  int64_t readahead_bytes;
-  /* The least decompression work, in output bytes, worth handing to another
-   * thread (default 256 KiB): less than twice this stays in the caller. */
-  int64_t task_bytes;
-} xchg_read_options;
-
-/* Fills opts with the defaults above. */
-void xchg_read_options_init(xchg_read_options *opts);
-
-typedef enum xchg_ipc_format { XCHG_IPC_STREAM = 0, XCHG_IPC_FILE = 1 } xchg_ipc_format;
-
 typedef enum xchg_message_kind {
   XCHG_MESSAGE_SCHEMA = 1,
   XCHG_MESSAGE_DICTIONARY = 2,
@@ -89,6 +66,38 @@ typedef struct xchg_message_info {
 
 typedef void (*xchg_message_fn)(void *ctx, const xchg_message_info *info);
 
+typedef struct xchg_read_options {
+  xchg_validation validation;
+  int32_t max_depth;              /* nesting depth of fields; default 64 */
+  int64_t max_fields;             /* fields in a schema, all levels; default 1<<16 */
+  int64_t max_buffer_bytes;       /* decompressed size of one buffer; default 1<<34 */
+  int64_t max_metadata_bytes;     /* one message's flatbuffer; default 1<<28 */
+  /* A stream must end with its end-of-stream marker, which every Arrow
+   * writer writes when it closes: without it, a stream cut at a message
+   * boundary would pass for a shorter whole one.  Set this to accept
+   * streams whose writer stopped without the marker. */
+  int allow_missing_eos;
+  /* Decompress on this pool (see xchg/pool.h); NULL decompresses in the
+   * calling thread.  With a pool, xchg_ipc_reader_next decodes consecutive
+   * batches together, up to readahead_bytes of decompressed data ahead of
+   * the caller (default 8 MiB), so that small batches still keep every
+   * thread busy. */
+  xchg_pool *pool;
+  int64_t readahead_bytes;
+  /* The least decompression work, in output bytes, worth handing to another
+   * thread (default 256 KiB): less than twice this stays in the caller. */
+  int64_t task_bytes;
+  /* Called for every message read, the schema message included (as
+   * xchg_ipc_reader_on_message, but from the first byte on). */
+  xchg_message_fn on_message;
+  void *on_message_ctx;
+} xchg_read_options;
+
+/* Fills opts with the defaults above. */
+void xchg_read_options_init(xchg_read_options *opts);
+
+typedef enum xchg_ipc_format { XCHG_IPC_STREAM = 0, XCHG_IPC_FILE = 1 } xchg_ipc_format;
+
 typedef struct xchg_ipc_reader xchg_ipc_reader;
 
 /* Opens a reader on src, which it takes over (closed with the reader, or at
@@ -108,7 +117,8 @@ xchg_status xchg_ipc_reader_open_memory(const void *data, size_t size,
 
 xchg_ipc_format xchg_ipc_reader_format(const xchg_ipc_reader *reader);
 
-/* Calls fn for every message read from now on (NULL to stop). */
+/* Calls fn for every message read from now on (NULL to stop); see also
+ * xchg_read_options.on_message. */
 void xchg_ipc_reader_on_message(xchg_ipc_reader *reader, xchg_message_fn fn, void *ctx);
 
 /* Selects the columns to decode; the others are never decompressed, never
@@ -155,14 +165,22 @@ typedef void (*xchg_decompress_fn)(void *ctx, xchg_block_codec codec, const void
                                    size_t src_size, size_t dst_size);
 void xchg_ipc_reader_on_decompress(xchg_ipc_reader *reader, xchg_decompress_fn fn, void *ctx);
 
+/* The dictionary ids of the selected dictionary-encoded fields, in the
+ * order their ArrowSchemas appear in a depth-first walk of the exported
+ * schema (a field, then its dictionary's value type, then its children).
+ * Fields sharing a dictionary share an id.  Writes up to capacity ids and
+ * returns how many there are. */
+int64_t xchg_ipc_reader_dictionary_ids(const xchg_ipc_reader *reader, int64_t *ids,
+                                       int64_t capacity);
+
 /* Exports the schema (a fresh copy each call). */
 xchg_status xchg_ipc_reader_schema(xchg_ipc_reader *reader, struct ArrowSchema *out,
                                    xchg_error *err);
 
 /* Reads the next record batch as a struct array ("+s") whose children are
  * the columns.  At the end, out->release is NULL and XCHG_OK is returned.
- * A stream that ends without its end-of-stream marker is fine; one cut in
- * the middle of a message is an XCHG_EIO error. */
+ * An input that ends early — inside a message, or without the
+ * end-of-stream marker (see allow_missing_eos) — is an XCHG_EIO error. */
 xchg_status xchg_ipc_reader_next(xchg_ipc_reader *reader, struct ArrowArray *out,
                                  xchg_error *err);
 

@@ -52,9 +52,10 @@ typedef enum xchg_stream_codec {
  * "comet", "auto". */
 const char *xchg_stream_codec_name(xchg_stream_codec codec);
 
-/* Parses a name as printed by xchg_stream_codec_name (also accepted:
- * "lz4" for lz4-frame, "snappy" for snappy-java, as Spark names its
- * codecs).  XCHG_EINVAL names the unknown name. */
+/* Parses a name as printed by xchg_stream_codec_name.  Bare "lz4" and
+ * "snappy" are refused on purpose: Spark's "lz4" is lz4-java while Comet's
+ * is an LZ4 frame, and likewise for snappy.  XCHG_EINVAL names the unknown
+ * name. */
 xchg_status xchg_stream_codec_from_name(const char *name, xchg_stream_codec *out,
                                         xchg_error *err);
 
@@ -81,6 +82,10 @@ typedef struct xchg_stream_options {
   /* Largest decompressed block accepted from a block format (lz4-java,
    * snappy-java); larger is XCHG_ELIMIT.  Default 256 MiB. */
   size_t max_block_size;
+  /* XCHG_STREAM_COMET only: non-zero to end the stream at the end of every
+   * block, so that each block's IPC stream can be read on its own (see
+   * xchg_istream_next_member).  Default 0: the blocks' bytes run on. */
+  int split_members;
 } xchg_stream_options;
 
 /* Fills opts with the defaults above. */
@@ -130,6 +135,16 @@ xchg_status xchg_istream_next(xchg_istream *s, const void **ptr, size_t *len,
  * what that call returned, with no call in between): they are read again. */
 void xchg_istream_unread(xchg_istream *s, size_t n);
 
+/* With split_members: moves on to the next member (Comet block), skipping
+ * what is left unread of the current one.  *more is 1 when there is one
+ * (reads go on with its bytes), 0 at the end of the input.  Without
+ * split_members the whole input is one member. */
+xchg_status xchg_istream_next_member(xchg_istream *s, int *more, xchg_error *err);
+
+/* XCHG_STREAM_COMET: the field count written in the header of the current
+ * (or last) block; -1 before the first block and for other codecs. */
+int64_t xchg_istream_comet_field_count(const xchg_istream *s);
+
 /* Decompressed bytes handed out so far. */
 uint64_t xchg_istream_position(const xchg_istream *s);
 
@@ -143,6 +158,11 @@ void xchg_istream_close(xchg_istream *s);
  * (closed with the source).  Returns NULL when out of memory, in which case
  * s has been closed. */
 xchg_source *xchg_istream_to_source(xchg_istream *s);
+
+/* The same without taking s over: closing the source leaves s open (it
+ * must outlive the source).  This is how one IPC reader per Comet block is
+ * opened over one split_members stream.  Returns NULL when out of memory. */
+xchg_source *xchg_istream_as_source(xchg_istream *s);
 
 /* Implementation details of the inline xchg_istream_read; not API.  Every
  * xchg_istream starts with its current window [pos, end). */

@@ -61,7 +61,7 @@ typedef struct xchg_write_options {
   int big_endian;            /* non-zero: write big-endian data */
   /* Pool for compressing a batch's buffers in parallel; NULL (default)
    * compresses on the calling thread.  Buffers are grouped into tasks of at
-   * least parallel_min_bytes (default 256 KiB). */
+   * least parallel_min_bytes (default 64 KiB). */
   xchg_pool *pool;
   size_t parallel_min_bytes;
   /* Coalescing: 0 = off (default).  Pending batches are written once they

@@ -287,7 +287,10 @@ static void children_json(xs *s, const xc_node *n, int64_t start, int64_t count)
   for (int64_t c = 0; c < n->n_children; c++) {
     const xc_node *child = &n->children[c];
     if (c > 0) xs_putc(s, ',');
-    column_json(s, child, NULL, first, length < 0 ? child->array->length : length);
+    int64_t n_rows = length < 0 ? child->array->length : length;
+    if (first > child->array->length - n_rows) /* offsets the reader should have rejected */
+      n_rows = first < child->array->length ? child->array->length - first : 0;
+    column_json(s, child, NULL, first, n_rows);
   }
   xs_putc(s, ']');
 }

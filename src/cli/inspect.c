@@ -151,9 +151,11 @@ static int inspect(const char *path) {
     return xc_runtime_error(path, err.message);
   }
   xs_printf(&out, "file: %s\n", xc_input_label(path));
-  if (xchg_ipc_reader_format(reader) == XCHG_IPC_FILE)
-    xs_printf(&out, "format: Arrow IPC file (%lld record batches in the footer)\n",
-              (long long)xchg_ipc_reader_num_batches(reader));
+  int64_t footer_batches = xchg_ipc_reader_num_batches(reader);
+  if (xchg_ipc_reader_format(reader) == XCHG_IPC_FILE && footer_batches >= 0)
+    xs_printf(&out, "format: Arrow IPC file (%lld record batches in the footer)\n", (long long)footer_batches);
+  else if (xchg_ipc_reader_format(reader) == XCHG_IPC_FILE) /* a pipe: the footer is out of reach */
+    xs_puts(&out, "format: Arrow IPC file (read in order, without its footer)\n");
   else
     xs_puts(&out, "format: Arrow IPC stream\n");
   print_schema(&out, &schema);

@@ -4,6 +4,7 @@
 
 #include "bench.h"
 #include "cli/cli.h"
+#include "cli/cmd_writer.h"
 
 typedef struct command {
   const char *name;
@@ -14,6 +15,8 @@ typedef struct command {
 static const command commands[] = {
     {"inspect", "show the format, schema and messages of an Arrow IPC file or stream", xc_cmd_inspect},
     {"cat", "print the rows of an Arrow IPC file or stream as CSV, JSON or Arrow JSON", xc_cmd_cat},
+    {"convert", "re-encode an Arrow IPC input (format, codec, batch size)", xc_cmd_convert},
+    {"gen", "write a benchmark shape of SHAPES.md (cache, broadcast, rows)", xc_cmd_gen},
     {"bench", "run a named benchmark ('xchg bench' lists them)", xchg_bench_main},
 };
 

@@ -37,8 +37,6 @@ xchg_status xc_node_build(xc_node *node, const struct ArrowSchema *schema,
                           xchg_error *err);
 void xc_node_free(xc_node *node);
 
-static inline int64_t xc_length(const xc_node *n) { return n->array->length; }
-
 /* Validity of element i (true when there is no validity bitmap). */
 bool xc_is_valid(const xc_node *n, int64_t i);
 

@@ -34,6 +34,10 @@ static bool render_json(xs *s, const xc_node *n, int64_t i);
 
 static bool render_list_range(xs *s, const xc_node *items, int64_t start, int64_t count) {
   bool ok = true;
+  if (start < 0 || count < 0 || start > items->array->length - count) { /* the reader rejects these */
+    xs_puts(s, "null");
+    return false;
+  }
   xs_putc(s, '[');
   for (int64_t k = 0; k < count; k++) {
     if (k > 0) xs_putc(s, ',');
@@ -63,6 +67,10 @@ static bool render_map(xs *s, const xc_node *n, int64_t i) {
   const xc_node *entries = &n->children[0];
   int64_t start = xc_offset(n, i), end = xc_offset(n, i + 1);
   bool ok = true;
+  if (start < 0 || end < start || end > entries->array->length) {
+    xs_puts(s, "null");
+    return false;
+  }
   xs_putc(s, '[');
   for (int64_t k = start; k < end; k++) {
     int64_t e = entries->array->offset + k;

@@ -14,7 +14,7 @@ void xv_u64(xs *s, uint64_t v) { xs_printf(s, "%llu", (unsigned long long)v); }
 
 /* ---- floating point ---------------------------------------------------- */
 
-double xv_half_to_double(uint16_t h) {
+static double xv_half_to_double(uint16_t h) {
   int exponent = (h >> 10) & 0x1f;
   int mantissa = h & 0x3ff;
   double sign = (h & 0x8000) ? -1.0 : 1.0;
@@ -168,9 +168,9 @@ static void put_clock(xs *s, int64_t second_of_day, int64_t fraction, xc_unit un
   if (fraction_digits(unit) > 0) xs_printf(s, ".%0*lld", fraction_digits(unit), (long long)fraction);
 }
 
-void xv_date_days(xs *s, int64_t days) { put_date(s, days); }
+static void xv_date_days(xs *s, int64_t days) { put_date(s, days); }
 
-void xv_timestamp(xs *s, int64_t v, xc_unit unit, bool utc) {
+static void xv_timestamp(xs *s, int64_t v, xc_unit unit, bool utc) {
   int64_t per = units_per_second(unit);
   int64_t seconds = floor_div(v, per);
   int64_t fraction = v - seconds * per;
@@ -181,14 +181,14 @@ void xv_timestamp(xs *s, int64_t v, xc_unit unit, bool utc) {
   if (utc) xs_putc(s, 'Z');
 }
 
-void xv_date_millis(xs *s, int64_t millis) {
+static void xv_date_millis(xs *s, int64_t millis) {
   if (millis % 86400000 == 0)
     put_date(s, millis / 86400000);
   else /* not a whole day: show all of it rather than lose the rest */
     xv_timestamp(s, millis, XC_MILLI, false);
 }
 
-void xv_time_of_day(xs *s, int64_t v, xc_unit unit) {
+static void xv_time_of_day(xs *s, int64_t v, xc_unit unit) {
   int64_t per = units_per_second(unit);
   if (v < 0 || v / per >= 86400) { /* outside a day: keep the raw count */
     xs_printf(s, "%lld%s", (long long)v, xc_unit_short(unit));
@@ -207,13 +207,13 @@ static void put_seconds(xs *s, uint64_t magnitude, xc_unit unit) {
 
 static uint64_t magnitude(int64_t v) { return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v; }
 
-void xv_duration(xs *s, int64_t v, xc_unit unit) {
+static void xv_duration(xs *s, int64_t v, xc_unit unit) {
   xs_puts(s, v < 0 ? "-PT" : "PT");
   put_seconds(s, magnitude(v), unit);
   xs_putc(s, 'S');
 }
 
-void xv_interval_months(xs *s, int32_t months) { xs_printf(s, "P%dM", months); }
+static void xv_interval_months(xs *s, int32_t months) { xs_printf(s, "P%dM", months); }
 
 static void put_signed_seconds(xs *s, int64_t v, xc_unit unit) {
   if (v < 0) xs_putc(s, '-');
@@ -221,12 +221,12 @@ static void put_signed_seconds(xs *s, int64_t v, xc_unit unit) {
   xs_putc(s, 'S');
 }
 
-void xv_interval_day_time(xs *s, int32_t days, int32_t millis) {
+static void xv_interval_day_time(xs *s, int32_t days, int32_t millis) {
   xs_printf(s, "P%dDT", days);
   put_signed_seconds(s, millis, XC_MILLI);
 }
 
-void xv_interval_month_day_nano(xs *s, int32_t months, int32_t days, int64_t nanos) {
+static void xv_interval_month_day_nano(xs *s, int32_t months, int32_t days, int64_t nanos) {
   xs_printf(s, "P%dM%dDT", months, days);
   put_signed_seconds(s, nanos, XC_NANO);
 }

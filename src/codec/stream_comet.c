@@ -77,6 +77,7 @@ static xchg_status start_block(xchg_istream *s, comet_state *cs, xchg_error *err
   } else {
     inner->reset(cs->inner_state);
   }
+  s->comet_field_count = stream_le64(h + 8) > INT64_MAX ? -1 : (int64_t)stream_le64(h + 8);
   stream_in_consume(s, BLOCK_HEADER_SIZE);
   cs->block_start = at;
   cs->block_end = at + 8 + len;
@@ -109,6 +110,10 @@ static xchg_status comet_refill(xchg_istream *s, void *state, xchg_error *err) {
                          (unsigned long long)stream_in_offset(s));
     cs->in_block = 0;
     cs->block_index++;
+    if (s->opts.split_members) { /* end here: xchg_istream_next_member goes on */
+      s->member_end = 1;
+      return XCHG_OK;
+    }
   }
 }
 

@@ -57,7 +57,9 @@ struct xchg_istream {
   uint8_t *out;       /* the decompressed window's storage */
   size_t out_cap;
 
-  int done;           /* the end of the stream was reached */
+  int done;           /* the end of the stream (or of a member) was reached */
+  int member_end;     /* ... and it is the end of a member, not of the input */
+  int64_t comet_field_count;
   xchg_status failed; /* sticky error status, with its message: */
   xchg_error failure;
 

@@ -26,15 +26,6 @@ xchg_status xchg_stream_codec_from_name(const char *name, xchg_stream_codec *out
       return XCHG_OK;
     }
   }
-  /* Spark's own names for its codecs. */
-  if (strcmp(name, "lz4") == 0) {
-    *out = XCHG_STREAM_LZ4_FRAME;
-    return XCHG_OK;
-  }
-  if (strcmp(name, "snappy") == 0) {
-    *out = XCHG_STREAM_SNAPPY_JAVA;
-    return XCHG_OK;
-  }
   return xchg_errorf(err, XCHG_EINVAL,
                      "unknown stream codec '%s' (expected none, lz4-frame, zstd, lz4-java, "
                      "snappy-java, snappy-framed, comet or auto)",
@@ -112,13 +103,20 @@ xchg_status stream_in_fill(xchg_istream *s, size_t want, xchg_error *err) {
     s->in_pos = 0;
     s->in_end = have;
   }
-  size_t cap = want > s->opts.read_size ? want : s->opts.read_size;
-  xchg_status st = grow_input(s, cap, err);
-  if (st != XCHG_OK) return st;
   while (s->in_end < want) {
+    if (s->in_end == s->in_cap || s->in_cap < s->opts.read_size) {
+      /* Grow as the bytes arrive, doubling: a bogus length on the wire
+       * cannot make us allocate much more than the sender really sends. */
+      size_t cap = s->in_cap <= SIZE_MAX / 2 ? s->in_cap * 2 : SIZE_MAX;
+      if (cap < s->opts.read_size) cap = s->opts.read_size;
+      if (cap > want && want > s->opts.read_size) cap = want;
+      xchg_status st = grow_input(s, cap, err);
+      if (st != XCHG_OK) return st;
+    }
     size_t got = 0;
     int64_t t0 = s->opts.metrics ? now_ns() : 0;
-    st = xchg_source_read(s->src, s->in_owned + s->in_end, s->in_cap - s->in_end, &got, err);
+    xchg_status st =
+        xchg_source_read(s->src, s->in_owned + s->in_end, s->in_cap - s->in_end, &got, err);
     if (s->opts.metrics) s->m.blocking_ns += now_ns() - t0;
     if (st != XCHG_OK) return st;
     if (got == 0) {
@@ -185,6 +183,7 @@ xchg_status xchg_istream_open(xchg_source *src, xchg_stream_codec codec,
     xchg_stream_options_init(&s->opts);
   }
   s->in_limit = UINT64_MAX;
+  s->comet_field_count = -1;
   xchg_buf *memory = xchg_source_memory(src);
   if (memory != NULL) {
     /* The source's reference keeps the bytes alive while we read them. */
@@ -292,6 +291,29 @@ void xchg_istream_unread(xchg_istream *s, size_t n) {
   s->win.pos -= n <= back ? n : back;
 }
 
+xchg_status xchg_istream_next_member(xchg_istream *s, int *more, xchg_error *err) {
+  *more = 0;
+  if (s->failed != XCHG_OK) {
+    if (err != NULL) *err = s->failure;
+    return s->failed;
+  }
+  while (!s->done) { /* skip what is left of the current member */
+    s->win.pos = s->win.end;
+    xchg_status st = refill(s, err);
+    if (st != XCHG_OK) return st;
+  }
+  if (!s->member_end) return XCHG_OK; /* the end of the input */
+  xchg_status st = stream_in_fill(s, 1, err);
+  if (st != XCHG_OK) return st;
+  if (stream_in_avail(s) == 0) return XCHG_OK; /* that was the last one */
+  s->done = 0;
+  s->member_end = 0;
+  *more = 1;
+  return XCHG_OK;
+}
+
+int64_t xchg_istream_comet_field_count(const xchg_istream *s) { return s->comet_field_count; }
+
 uint64_t xchg_istream_position(const xchg_istream *s) {
   return s->win_base + (uint64_t)(s->win.pos - s->win_start);
 }
@@ -317,6 +339,10 @@ xchg_source *xchg_istream_to_source(xchg_istream *s) {
   xchg_source *src = xchg_source_from_callback(source_read_fn, source_close_fn, s);
   if (src == NULL) xchg_istream_close(s);
   return src;
+}
+
+xchg_source *xchg_istream_as_source(xchg_istream *s) {
+  return xchg_source_from_callback(source_read_fn, NULL, s);
 }
 
 /* ---- "none": the input is the output ----------------------------------- */

@@ -70,6 +70,10 @@ static xchg_status lz4frame_refill(xchg_istream *s, void *state, xchg_error *err
     if (hint == 0) {
       st->in_frame = 0;
       st->frame_index++;
+      /* Hand the window out at a frame's end: starting the next frame in
+       * the space left would make liblz4 decode its first block into a
+       * side buffer and copy it over in pieces. */
+      if (produced > 0) break;
     } else if (src_n == 0 && dst_n == 0) {
       /* No input left and nothing more to flush: the frame was cut. */
       return xchg_errorf(err, XCHG_EIO,

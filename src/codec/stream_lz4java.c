@@ -54,7 +54,8 @@ static xchg_status check_header(const xchg_istream *s, const lz4java_state *st, 
                        "lz4-java block %lld at byte %llu: lengths %u/%u exceed the block size %llu "
                        "of level nibble %u",
                        block, at, clen, dlen, (unsigned long long)max_block, level);
-  if ((clen == 0) != (dlen == 0) || (method == METHOD_RAW && clen != dlen))
+  if ((clen == 0) != (dlen == 0) || (method == METHOD_RAW && clen != dlen) ||
+      (method == METHOD_LZ4 && clen > (uint32_t)LZ4_COMPRESSBOUND(dlen)))
     return xchg_errorf(err, XCHG_EFORMAT,
                        "lz4-java block %lld at byte %llu: inconsistent lengths (compressed %u, "
                        "decompressed %u, method 0x%02x)",

@@ -102,6 +102,12 @@ static xchg_status snappyjava_refill(xchg_istream *s, void *state, xchg_error *e
     if (len == 0 || len > INT32_MAX)
       return xchg_errorf(err, XCHG_EFORMAT, "snappy-java chunk %lld at byte %llu: bad length %u",
                          (long long)ss->chunk_index, (unsigned long long)at, len);
+    if (len > snappy_max_compressed_length(s->opts.max_block_size))
+      return xchg_errorf(err, XCHG_ELIMIT,
+                         "snappy-java chunk %lld at byte %llu: %u compressed bytes exceed what a "
+                         "%zu-byte block can take",
+                         (long long)ss->chunk_index, (unsigned long long)at, len,
+                         s->opts.max_block_size);
     st = stream_in_fill(s, 4 + (size_t)len, err);
     if (st != XCHG_OK) return st;
     if (stream_in_avail(s) < 4 + (size_t)len)

@@ -269,7 +269,7 @@ static xchg_status next_range(decoder *d, int64_t *offset, int64_t *len) {
  * stored as is (copied only when misaligned or big-endian), or a buffer to
  * be filled by a decompression job.  An empty buffer comes out as NULL. */
 static xchg_status take_buffer(decoder *d, swap_rule swap, xchg_buf **out) {
-  int64_t offset, len, index = d->next_buffer;
+  int64_t offset = 0, len = 0, index = d->next_buffer;
   *out = NULL;
   xchg_status st = next_range(d, &offset, &len);
   if (st != XCHG_OK || len == 0) return st;
@@ -347,7 +347,7 @@ static int64_t ipc_buffer_count(const decoder *d, const ipc_field *f, int as_val
 
 /* Steps over an unselected field without reading any of its buffers. */
 static xchg_status skip_field(decoder *d, const ipc_field *f, int as_value) {
-  int64_t length, nulls, offset, len, n = ipc_buffer_count(d, f, as_value);
+  int64_t length = 0, nulls = 0, offset, len, n = ipc_buffer_count(d, f, as_value);
   d->field = f;
   xchg_status st = take_node(d, &length, &nulls);
   if (st == XCHG_OK && (f->type == IPC_BINARY_VIEW || f->type == IPC_UTF8_VIEW) &&
@@ -463,7 +463,7 @@ static xchg_status plan_value(decoder *d, const ipc_field *f, int64_t length, in
 }
 
 static xchg_status plan_field(decoder *d, const ipc_field *f, int as_value, ipc_array **out) {
-  int64_t length, nulls;
+  int64_t length = 0, nulls = 0;
   d->field = f;
   *out = NULL;
   xchg_status st = take_node(d, &length, &nulls);

@@ -41,13 +41,13 @@ static int reserve(fbb *b, size_t n) {
 static uint8_t *front(fbb *b) { return b->buf + b->cap - b->len; }
 
 static void push_bytes(fbb *b, const void *p, size_t n) {
-  if (!reserve(b, n)) return;
+  if (n == 0 || !reserve(b, n)) return;
   b->len += n;
-  if (n) memcpy(front(b), p, n);
+  memcpy(front(b), p, n);
 }
 
 static void push_zeros(fbb *b, size_t n) {
-  if (!reserve(b, n)) return;
+  if (n == 0 || !reserve(b, n)) return;
   b->len += n;
   memset(front(b), 0, n);
 }

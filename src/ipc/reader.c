@@ -17,6 +17,7 @@
 
 #include "ipc/decode.h"
 #include "ipc/dictionary.h"
+#include "ipc/reader_internal.h"
 #include "ipc/schema.h"
 #include "xchg/ipc.h"
 
@@ -180,6 +181,9 @@ static xchg_status read_prefix(xchg_ipc_reader *r, int32_t *length, int *eos, xc
   xchg_status st = read_word(r, &value, &got, err);
   if (st != XCHG_OK) return st;
   *eos = got == 0;
+  if (got == 0 && !r->opts.allow_missing_eos)
+    return xchg_errorf(err, XCHG_EIO, "input ends at byte %lld, before message %lld, without the "
+                       "end-of-stream marker (truncated?)", (long long)at, (long long)r->message_index);
   if (got == 0) return XCHG_OK;
   if (got == 4 && value == 0xFFFFFFFFu && (st = read_word(r, &value, &got, err)) != XCHG_OK) return st;
   if (got < 4)
@@ -227,7 +231,7 @@ static xchg_status parse_message(xchg_ipc_reader *r, ipc_message *m, xchg_error 
 /* Reads the framing and metadata of the message at the current position;
  * the body is left where it is. */
 static xchg_status read_message(xchg_ipc_reader *r, ipc_message *m, int *eos, xchg_error *err) {
-  int32_t length;
+  int32_t length = 0;
   memset(m, 0, sizeof *m);
   m->index = r->message_index;
   m->offset = position(r);
@@ -499,14 +503,13 @@ static void fill_group(xchg_ipc_reader *r) {
   r->deferred = st;
 }
 
-static xchg_status take_from_group(xchg_ipc_reader *r, struct ArrowArray *out, xchg_error *err) {
+static ipc_array *take_from_group(xchg_ipc_reader *r) {
   pending_batch *p = &r->group[r->group_head];
+  ipc_array *a = p->array;
+  p->array = NULL;
   r->group_head = (r->group_head + 1) % MAX_GROUP;
   r->group_count--;
-  xchg_status st = ipc_array_export(p->array, out, err);
-  ipc_array_unref(p->array);
-  p->array = NULL;
-  return st;
+  return a;
 }
 
 /* ---- schema ------------------------------------------------------------- */
@@ -639,6 +642,8 @@ xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_read_options *opts
   r->src = src;
   r->memory = xchg_source_memory(src);
   if (opts) r->opts = *opts; else xchg_read_options_init(&r->opts);
+  r->on_message = r->opts.on_message;
+  r->on_message_ctx = r->opts.on_message_ctx;
   size_t got;
   xchg_status st = xchg_source_read(src, r->peek, 8, &got, err);
   r->peek_len = got;
@@ -748,13 +753,44 @@ xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *r, int64_t i, struct Arr
   return st;
 }
 
-xchg_status xchg_ipc_reader_next(xchg_ipc_reader *r, struct ArrowArray *out, xchg_error *err) {
-  memset(out, 0, sizeof *out);
+xchg_status ipc_reader_next_array(xchg_ipc_reader *r, ipc_array **out, xchg_error *err) {
+  *out = NULL;
   if (r->group_count == 0 && r->deferred == XCHG_OK) fill_group(r);
-  if (r->group_count > 0) return take_from_group(r, out, err);
+  if (r->group_count > 0) {
+    *out = take_from_group(r);
+    return XCHG_OK;
+  }
   xchg_status st = r->deferred;
   if (st != XCHG_OK && err) *err = r->deferred_error;
   return st;
+}
+
+xchg_status xchg_ipc_reader_next(xchg_ipc_reader *r, struct ArrowArray *out, xchg_error *err) {
+  ipc_array *a;
+  memset(out, 0, sizeof *out);
+  xchg_status st = ipc_reader_next_array(r, &a, err);
+  if (st != XCHG_OK || !a) return st;
+  st = ipc_array_export(a, out, err);
+  ipc_array_unref(a);
+  return st;
+}
+
+const ipc_schema *ipc_reader_schema(const xchg_ipc_reader *r) { return &r->schema; }
+
+static void collect_ids(const ipc_field *f, int64_t *ids, int64_t capacity, int64_t *n) {
+  if (f->dict_encoded) {
+    if (*n < capacity) ids[*n] = f->dict_id;
+    ++*n;
+  }
+  for (int64_t i = 0; i < f->n_children; i++)
+    if (!f->children[i].skip) collect_ids(&f->children[i], ids, capacity, n);
+}
+
+int64_t xchg_ipc_reader_dictionary_ids(const xchg_ipc_reader *r, int64_t *ids, int64_t capacity) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < r->schema.root.n_children; i++)
+    if (!r->schema.root.children[i].skip) collect_ids(&r->schema.root.children[i], ids, capacity, &n);
+  return n;
 }
 
 xchg_status xchg_ipc_reader_peek(xchg_ipc_reader *r, xchg_batch_header *out, int *at_end,

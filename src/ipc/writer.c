@@ -57,8 +57,8 @@ struct xchg_ipc_writer {
   int fd;
   /* memory output */
   int to_memory;
-  xchg_buf *mem;
-  size_t mem_len;
+  uint8_t *mem;
+  size_t mem_len, mem_cap;
   /* small writes are gathered here before reaching write_fn */
   uint8_t *staging;
   size_t staging_len;
@@ -80,23 +80,23 @@ void xchg_write_options_init(xchg_write_options *opts) {
   opts->format = XCHG_IPC_STREAM;
   opts->codec = XCHG_BLOCK_NONE;
   opts->alignment = 8;
-  opts->parallel_min_bytes = 256 * 1024;
+  opts->parallel_min_bytes = 64 * 1024;
 }
 
 /* ---- output ----------------------------------------------------------------- */
 
+/* Memory output grows with realloc, which moves large blocks by remapping
+ * pages rather than copying them. */
 static xchg_status mem_append(xchg_ipc_writer *w, const void *p, size_t n, xchg_error *err) {
-  size_t cap = w->mem ? xchg_buf_size(w->mem) : 0;
-  if (w->mem_len + n > cap) {
-    size_t want = cap ? cap : 64 * 1024;
+  if (w->mem_len + n > w->mem_cap) {
+    size_t want = w->mem_cap ? w->mem_cap : 64 * 1024;
     while (want < w->mem_len + n) want *= 2;
-    xchg_buf *grown = xchg_buf_alloc(want);
+    uint8_t *grown = realloc(w->mem, want);
     if (!grown) return xchg_errorf(err, XCHG_ENOMEM, "out of memory growing the output to %zu bytes", want);
-    if (w->mem_len) memcpy(xchg_buf_mutable_data(grown), xchg_buf_data(w->mem), w->mem_len);
-    xchg_buf_unref(w->mem);
     w->mem = grown;
+    w->mem_cap = want;
   }
-  if (n) memcpy(xchg_buf_mutable_data(w->mem) + w->mem_len, p, n);
+  if (n) memcpy(w->mem + w->mem_len, p, n);
   w->mem_len += n;
   return XCHG_OK;
 }
@@ -105,6 +105,7 @@ static xchg_status flush_staging(xchg_ipc_writer *w, xchg_error *err) {
   if (w->staging_len == 0) return XCHG_OK;
   xchg_status st = w->write_fn(w->write_ctx, w->staging, w->staging_len, err);
   w->staging_len = 0;
+  if (st != XCHG_OK) w->failed = st; /* bytes were lost: the output is unusable */
   return st;
 }
 
@@ -226,8 +227,9 @@ static xchg_status add_block(block_list *list, const file_block *block, xchg_err
 /* ---- laying out a batch ---------------------------------------------------- */
 
 typedef struct swap_rule {
-  ipc_swap kind; /* IPC_SWAP_NONE with width 16: binary views */
+  ipc_swap kind;
   int width;
+  int views; /* binary views: length, then buffer index and offset when not inline */
 } swap_rule;
 
 typedef struct out_buffer {
@@ -296,8 +298,8 @@ static void layout_free(batch_layout *l) {
   memset(l, 0, sizeof *l);
 }
 
-#define NO_SWAP ((swap_rule){IPC_SWAP_NONE, 0})
-#define INT_SWAP(w) ((swap_rule){IPC_SWAP_WHOLE, (w)})
+#define NO_SWAP ((swap_rule){IPC_SWAP_NONE, 0, 0})
+#define INT_SWAP(w) ((swap_rule){IPC_SWAP_WHOLE, (w), 0})
 
 /* Lays out field f of a (a normalised array) in IPC order. */
 static void lay_out(batch_layout *l, const ipc_field *f, int as_value, const ipc_array *a) {
@@ -323,7 +325,7 @@ static void lay_out(batch_layout *l, const ipc_field *f, int as_value, const ipc
       return;
     case IPC_BINARY_VIEW: case IPC_UTF8_VIEW:
       add_buffer(l, a->buffers[0], NO_SWAP);
-      add_buffer(l, a->buffers[1], ((swap_rule){IPC_SWAP_NONE, 16}));
+      add_buffer(l, a->buffers[1], ((swap_rule){IPC_SWAP_NONE, 16, 1}));
       for (int64_t i = 2; i < a->n_buffers - 1; i++) add_buffer(l, a->buffers[i], NO_SWAP);
       add_variadic(l, a->n_buffers - 3);
       return;
@@ -346,7 +348,7 @@ static void lay_out(batch_layout *l, const ipc_field *f, int as_value, const ipc
     case IPC_RUN_END_ENCODED: break;
     default:
       add_buffer(l, a->buffers[0], NO_SWAP);
-      add_buffer(l, a->buffers[1], ((swap_rule){f->swap, f->width}));
+      add_buffer(l, a->buffers[1], ((swap_rule){f->swap, f->width, 0}));
       return;
   }
   for (int64_t i = 0; i < f->n_children; i++) lay_out(l, &f->children[i], 0, a->children[i]);
@@ -365,7 +367,7 @@ static void swap_bytes(uint8_t *p, int width) {
 /* Native (little-endian) values to big-endian, the inverse of the
  * reader's swap: a view's length is read before it is swapped. */
 static void to_big_endian(uint8_t *p, size_t size, swap_rule rule) {
-  if (rule.kind == IPC_SWAP_NONE && rule.width == 16) {
+  if (rule.views) {
     for (size_t i = 0; i + 16 <= size; i += 16) {
       int32_t len;
       memcpy(&len, p + i, 4);
@@ -391,7 +393,7 @@ static void to_big_endian(uint8_t *p, size_t size, swap_rule rule) {
 }
 
 static int needs_swap(swap_rule rule) {
-  return (rule.kind != IPC_SWAP_NONE && rule.width > 1) || rule.width == 16;
+  return (rule.kind != IPC_SWAP_NONE && rule.width > 1) || rule.views;
 }
 
 static void prepare_buffer(const xchg_write_options *opts, out_buffer *b) {
@@ -959,13 +961,27 @@ int64_t xchg_ipc_writer_bytes_written(const xchg_ipc_writer *w) { return w->posi
 int64_t xchg_ipc_writer_batches_written(const xchg_ipc_writer *w) { return w->batches; }
 int64_t xchg_ipc_writer_dictionaries_written(const xchg_ipc_writer *w) { return w->dictionaries; }
 
+static void free_memory(void *ctx, const void *data, size_t size) {
+  (void)ctx;
+  (void)size;
+  free((void *)data);
+}
+
 xchg_buf *xchg_ipc_writer_take_memory(xchg_ipc_writer *w) {
   if (!w->to_memory) return NULL;
-  xchg_buf *out = w->mem ? xchg_buf_slice(w->mem, 0, w->mem_len) : xchg_buf_alloc(0);
-  if (!out) return NULL;
-  xchg_buf_unref(w->mem);
+  /* Trim the slack: realloc shrinks in place. */
+  uint8_t *data = w->mem_len ? realloc(w->mem, w->mem_len) : NULL;
+  if (!data) data = w->mem_len ? w->mem : malloc(1);
+  if (!data) return NULL;
+  xchg_buf *out = xchg_buf_wrap(data, w->mem_len, free_memory, NULL);
+  if (!out) {
+    w->mem = data;
+    w->mem_cap = w->mem_len ? w->mem_len : 1;
+    return NULL;
+  }
+  if (!w->mem_len) free(w->mem);
   w->mem = NULL;
-  w->mem_len = 0;
+  w->mem_len = w->mem_cap = 0;
   return out;
 }
 
@@ -979,7 +995,7 @@ void xchg_ipc_writer_free(xchg_ipc_writer *w) {
   free(w->batch_blocks.items);
   free(w->message_metadata);
   free(w->staging);
-  xchg_buf_unref(w->mem);
+  free(w->mem);
   ipc_schema_free(&w->schema);
   free(w);
 }

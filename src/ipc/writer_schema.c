@@ -296,7 +296,7 @@ static fb_ref build_type(fbb *b, const ipc_field *f) {
   fbb_table_start(b);
   switch (f->type) {
     case IPC_INT: {
-      int is_signed;
+      int is_signed = 1;
       int_width(fmt[0], &is_signed);
       fbb_add_scalar(b, 0, 4, (uint32_t)(f->width * 8));
       fbb_add_scalar(b, 1, 1, (uint64_t)is_signed);

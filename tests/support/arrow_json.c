@@ -1430,7 +1430,9 @@ static int compare_column_of_type(cmp *c, const field_view *fv, json_t *jcol,
  * exact: a must hold exactly these slots, no more. */
 static int compare_column(cmp *c, const field_view *fv, json_t *jcol, const struct ArrowArray *a,
                           int64_t start, int exact, int check_name) {
-  size_t mark = path_push_name(c, fv->name);
+  /* A dictionary's values (check_name == 0) are named by the path already
+   * ("col{dictionary 3}"); their JSON column name ("DICT3") means nothing. */
+  size_t mark = check_name ? path_push_name(c, fv->name) : c->path_len;
   int64_t count;
   const char *jname;
   int rc = -1;

@@ -1,0 +1,446 @@
+/* bench_decode.c — `xchg bench decode`: shape 1 (`cache`) of SHAPES.md.
+ *
+ * Reads an Arrow IPC stream from memory — the cache shape generated here
+ * with each body codec, or a file the user brings — fully and narrowly
+ * (one column), on one thread and on all cores, touching every selected
+ * value.  Beside each figure it measures, in the same run, the codec limit:
+ * the bare decompressor (one reused context, one thread) over exactly the
+ * compressed buffers that read decompressed, or memcpy of the decoded bytes
+ * for uncompressed data.  Decode time is the time spent in the reader; the
+ * checksum that touches the values runs outside it. */
+#include <getopt.h>
+#include <lz4frame.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "shapes.h"
+#include "stats.h"
+#include "xchg/writer.h"
+#include "xchg/xchg.h"
+
+/* ---- touching values ---------------------------------------------------------- */
+
+static int fixed_width(const char *format) {
+  switch (format[0]) {
+    case 'c': case 'C': return 1;
+    case 's': case 'S': case 'e': return 2;
+    case 'i': case 'I': case 'f': return 4;
+    case 'l': case 'L': case 'g': return 8;
+    case 't': return format[1] == 'd' && format[2] == 'D' ? 4 : (format[1] == 't' && (format[2] == 's' || format[2] == 'm')) ? 4 : 8;
+    default: return 0;
+  }
+}
+
+typedef struct touched {
+  uint64_t sum;   /* see shape_sums */
+  int64_t nulls;
+  int64_t bytes;  /* decoded bytes */
+} touched;
+
+static int valid(const struct ArrowArray *a, int64_t i) {
+  const uint8_t *bits = a->buffers[0];
+  return !bits || (bits[(a->offset + i) >> 3] >> ((a->offset + i) & 7)) & 1;
+}
+
+static void touch_fixed(const struct ArrowArray *a, int width, int is_float, touched *t) {
+  const uint8_t *p = a->buffers[1];
+  for (int64_t i = 0; i < a->length; i++) {
+    uint64_t v = 0;
+    memcpy(&v, p + (a->offset + i) * width, (size_t)width);
+    if (width == 4 && !is_float) v = (uint64_t)(int64_t)(int32_t)v;
+    if (!is_float || valid(a, i)) t->sum += v;
+  }
+  t->bytes += a->length * width;
+}
+
+static void touch_column(const struct ArrowSchema *s, const struct ArrowArray *a, touched *t) {
+  t->nulls += a->null_count;
+  if (a->null_count) t->bytes += (a->length + 7) / 8;
+  int width = fixed_width(s->format);
+  if (strcmp(s->format, "b") == 0) {
+    const uint8_t *bits = a->buffers[1];
+    for (int64_t i = 0; i < a->length; i++) t->sum += (bits[(a->offset + i) >> 3] >> ((a->offset + i) & 7)) & 1;
+    t->bytes += (a->length + 7) / 8;
+  } else if (strcmp(s->format, "u") == 0 || strcmp(s->format, "z") == 0) {
+    const int32_t *offsets = a->buffers[1];
+    const uint8_t *data = a->buffers[2];
+    for (int32_t k = offsets[a->offset]; k < offsets[a->offset + a->length]; k++) t->sum += data[k];
+    t->bytes += (a->length + 1) * 4 + offsets[a->offset + a->length] - offsets[a->offset];
+  } else if (width) {
+    touch_fixed(a, width, s->format[0] == 'g' || s->format[0] == 'f' || s->format[0] == 'e', t);
+  }
+  for (int64_t i = 0; i < a->n_children && i < s->n_children; i++) touch_column(s->children[i], a->children[i], t);
+}
+
+/* ---- one read ------------------------------------------------------------------ */
+
+typedef struct compressed_buffer {
+  xchg_block_codec codec;
+  const void *src;
+  size_t src_size, dst_size;
+} compressed_buffer;
+
+typedef struct buffer_list {
+  compressed_buffer *items;
+  int64_t count, capacity;
+  int64_t src_bytes, dst_bytes;
+} buffer_list;
+
+static void collect(void *ctx, xchg_block_codec codec, const void *src, size_t src_size, size_t dst_size) {
+  buffer_list *l = ctx;
+  if (l->count == l->capacity) {
+    l->capacity = l->capacity ? 2 * l->capacity : 1024;
+    l->items = realloc(l->items, (size_t)l->capacity * sizeof *l->items);
+  }
+  l->items[l->count++] = (compressed_buffer){codec, src, src_size, dst_size};
+  l->src_bytes += (int64_t)src_size;
+  l->dst_bytes += (int64_t)dst_size;
+}
+
+typedef struct read_result {
+  int64_t decode_ns;
+  int64_t batches;
+  touched columns[64];
+  int64_t n_columns;
+  char column_names[64][32];
+} read_result;
+
+/* Reads all of data with the given columns (NULL: all) on pool; the time
+ * spent inside the reader goes to r->decode_ns.  With list, records the
+ * compressed buffers (single-threaded reads only: the hook is not locked). */
+static int read_once(const uint8_t *data, size_t size, char **columns, int n_columns, xchg_pool *pool,
+                     buffer_list *list, read_result *r) {
+  xchg_read_options opts;
+  xchg_read_options_init(&opts);
+  opts.pool = pool;
+  xchg_ipc_reader *reader;
+  xchg_error err;
+  memset(r, 0, sizeof *r);
+  int64_t start = bench_now_ns();
+  if (xchg_ipc_reader_open_memory(data, size, NULL, NULL, &opts, &reader, &err) != XCHG_OK ||
+      (n_columns && xchg_ipc_reader_select(reader, (const char *const *)columns, n_columns, &err) != XCHG_OK)) {
+    fprintf(stderr, "xchg bench decode: %s\n", err.message);
+    return -1;
+  }
+  if (list) xchg_ipc_reader_on_decompress(reader, collect, list);
+  struct ArrowSchema schema;
+  xchg_ipc_reader_schema(reader, &schema, &err);
+  r->n_columns = schema.n_children < 64 ? schema.n_children : 64;
+  for (int64_t c = 0; c < r->n_columns; c++) snprintf(r->column_names[c], 32, "%s", schema.children[c]->name);
+  r->decode_ns += bench_now_ns() - start;
+  for (;;) {
+    struct ArrowArray batch;
+    start = bench_now_ns();
+    xchg_status st = xchg_ipc_reader_next(reader, &batch, &err);
+    r->decode_ns += bench_now_ns() - start;
+    if (st != XCHG_OK) {
+      fprintf(stderr, "xchg bench decode: %s\n", err.message);
+      schema.release(&schema);
+      xchg_ipc_reader_close(reader);
+      return -1;
+    }
+    if (!batch.release) break;
+    for (int64_t c = 0; c < r->n_columns; c++) touch_column(schema.children[c], batch.children[c], &r->columns[c]);
+    r->batches++;
+    batch.release(&batch);
+  }
+  schema.release(&schema);
+  start = bench_now_ns();
+  xchg_ipc_reader_close(reader);
+  r->decode_ns += bench_now_ns() - start;
+  return 0;
+}
+
+/* ---- the codec limit ------------------------------------------------------------ */
+
+static int64_t bare_decompress(const buffer_list *l, uint8_t *dst) {
+  LZ4F_dctx *lz4;
+  LZ4F_createDecompressionContext(&lz4, LZ4F_VERSION);
+  ZSTD_DCtx *zstd = ZSTD_createDCtx();
+  int64_t start = bench_now_ns();
+  for (int64_t i = 0; i < l->count; i++) {
+    const compressed_buffer *b = &l->items[i];
+    if (b->codec == XCHG_BLOCK_ZSTD) {
+      ZSTD_decompressDCtx(zstd, dst, b->dst_size, b->src, b->src_size);
+    } else {
+      size_t out = b->dst_size, in = b->src_size;
+      LZ4F_decompress(lz4, dst, &out, b->src, &in, NULL);
+    }
+  }
+  int64_t ns = bench_now_ns() - start;
+  LZ4F_freeDecompressionContext(lz4);
+  ZSTD_freeDCtx(zstd);
+  return ns;
+}
+
+/* Median time of the bare codec over the buffers (memcpy of copy_bytes
+ * when there are none). */
+static bench_timing codec_limit(const buffer_list *l, const uint8_t *data, int64_t copy_bytes) {
+  size_t max = (size_t)copy_bytes;
+  for (int64_t i = 0; i < l->count; i++)
+    if (l->items[i].dst_size > max) max = l->items[i].dst_size;
+  uint8_t *dst = malloc(max ? max : 1);
+  int64_t ns[BENCH_RUNS + 1];
+  for (int run = 0; run <= BENCH_RUNS; run++) {
+    if (l->count) {
+      ns[run] = bare_decompress(l, dst);
+    } else {
+      int64_t start = bench_now_ns();
+      memcpy(dst, data, (size_t)copy_bytes);
+      __asm__ volatile("" : : "r"(dst) : "memory");
+      ns[run] = bench_now_ns() - start;
+    }
+  }
+  free(dst);
+  return bench_summarize(ns + 1, BENCH_RUNS); /* the first run warms up */
+}
+
+/* ---- measurements ------------------------------------------------------------------ */
+
+typedef struct measurement {
+  const char *codec;
+  const char *read;     /* "full", "narrow" or the --columns list */
+  int threads;
+  bench_timing time, limit;
+  double gbps;
+  int64_t decoded_bytes, compressed_bytes /* on the wire */, batches;
+  int has_limit;
+} measurement;
+
+static int64_t decoded_bytes(const read_result *r) {
+  int64_t n = 0;
+  for (int64_t c = 0; c < r->n_columns; c++) n += r->columns[c].bytes;
+  return n;
+}
+
+/* Checks the cache shape's decoded sums against the generator's. */
+static int check_sums(const read_result *r, const shape_sums *want) {
+  for (int64_t c = 0; c < r->n_columns; c++) {
+    int k = r->column_names[c][1] - '0';
+    if (k < 0 || k >= SHAPE_CACHE_COLUMNS) continue;
+    if (r->columns[c].sum != want->value[k] || r->columns[c].nulls != want->nulls[k]) {
+      fprintf(stderr, "xchg bench decode: column %s decoded to sum %llu (%lld nulls), generated %llu (%lld)\n",
+              r->column_names[c], (unsigned long long)r->columns[c].sum, (long long)r->columns[c].nulls,
+              (unsigned long long)want->value[k], (long long)want->nulls[k]);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static int measure(const uint8_t *data, size_t size, const char *codec, const char *read, char **columns,
+                   int n_columns, int threads, const shape_sums *want, measurement *m) {
+  xchg_pool *pool = threads > 1 ? xchg_pool_create(threads) : NULL;
+  buffer_list list = {0};
+  read_result r;
+  int64_t ns[BENCH_RUNS];
+  int rc = read_once(data, size, columns, n_columns, NULL, &list, &r); /* warm-up, and the buffers */
+  if (rc == 0 && want) rc = check_sums(&r, want);
+  for (int run = 0; run < BENCH_RUNS && rc == 0; run++) {
+    rc = read_once(data, size, columns, n_columns, pool, NULL, &r);
+    if (rc == 0 && want) rc = check_sums(&r, want);
+    ns[run] = r.decode_ns;
+  }
+  if (rc == 0) {
+    /* Buffers stored raw never reach the codec: their bytes on the wire
+     * are their decoded bytes. */
+    int64_t wire = list.src_bytes + decoded_bytes(&r) - list.dst_bytes;
+    *m = (measurement){codec, read, threads, bench_summarize(ns, BENCH_RUNS), {0, 0, 0}, 0,
+                       decoded_bytes(&r), wire, r.batches, 1};
+    m->gbps = (double)m->decoded_bytes / (m->time.median_ms * 1e6);
+    m->limit = codec_limit(&list, data, list.count ? 0 : m->decoded_bytes);
+  }
+  free(list.items);
+  xchg_pool_destroy(pool);
+  return rc;
+}
+
+/* ---- output ------------------------------------------------------------------------ */
+
+static void print_row(const measurement *m) {
+  printf("%-5s %-8s %7d %9.2f %9.2f-%-9.2f %7.2f %9.2f %7.2fx\n", m->codec, m->read, m->threads,
+         m->time.median_ms, m->time.min_ms, m->time.max_ms, m->gbps, m->limit.median_ms,
+         m->limit.median_ms > 0 ? m->time.median_ms / m->limit.median_ms : 0);
+}
+
+static void print_json(const measurement *ms, int n, const char *source) {
+  printf("{\"benchmark\":\"decode\",\"source\":\"%s\",\"machine\":\"%s\",\"cores\":%d,\"results\":[",
+         source, bench_machine(), bench_cores());
+  for (int i = 0; i < n; i++) {
+    const measurement *m = &ms[i];
+    printf("%s{\"codec\":\"%s\",\"columns\":\"%s\",\"threads\":%d,\"median_ms\":%.3f,\"min_ms\":%.3f,"
+           "\"max_ms\":%.3f,\"gbps\":%.3f,\"limit_ms\":%.3f,\"decoded_bytes\":%lld,"
+           "\"compressed_bytes\":%lld,\"batches\":%lld}",
+           i ? "," : "", m->codec, m->read, m->threads, m->time.median_ms, m->time.min_ms,
+           m->time.max_ms, m->gbps, m->limit.median_ms, (long long)m->decoded_bytes,
+           (long long)m->compressed_bytes, (long long)m->batches);
+  }
+  printf("]}\n");
+}
+
+static const measurement *find(const measurement *ms, int n, const char *codec, const char *read, int threads) {
+  for (int i = 0; i < n; i++)
+    if (strcmp(ms[i].codec, codec) == 0 && strcmp(ms[i].read, read) == 0 && ms[i].threads == threads)
+      return &ms[i];
+  return NULL;
+}
+
+/* The targets of issue 4, each with the figure it is judged on. */
+static void print_targets(const measurement *ms, int n, int cores) {
+  printf("\ntargets:\n");
+  const char *codecs[] = {"lz4", "zstd"};
+  for (int c = 0; c < 2; c++) {
+    const measurement *one = find(ms, n, codecs[c], "full", 1), *all = find(ms, n, codecs[c], "full", cores);
+    const measurement *narrow = find(ms, n, codecs[c], "narrow", 1);
+    if (!one) continue;
+    printf("  %-4s full, 1 thread: %.2fx the codec limit (target <= 1.10)\n", codecs[c],
+           one->time.median_ms / one->limit.median_ms);
+    if (all && cores > 1)
+      printf("  %-4s full, %d threads: %.2fx faster than 1 thread (target >= 1.8)\n", codecs[c], cores,
+             one->time.median_ms / all->time.median_ms);
+    if (narrow && one->compressed_bytes > 0) {
+      double share = (double)narrow->compressed_bytes / (double)one->compressed_bytes;
+      printf("  %-4s narrow: %.2f ms for %.1f%% of the compressed bytes; target <= %.2f ms\n", codecs[c],
+             narrow->time.median_ms, 100 * share, 1.2 * share * one->time.median_ms);
+    }
+  }
+  const measurement *none = find(ms, n, "none", "full", 1);
+  if (none && none->batches)
+    printf("  none full: %.2f us per batch (%lld batches; zero-copy, does not grow with rows)\n",
+           1000 * none->time.median_ms / (double)none->batches, (long long)none->batches);
+}
+
+/* ---- the command ---------------------------------------------------------------------- */
+
+static xchg_buf *generate_cache(int64_t rows, xchg_block_codec codec, shape_sums *sums) {
+  struct ArrowSchema schema;
+  shape_cache_schema(&schema);
+  xchg_write_options opts;
+  xchg_write_options_init(&opts);
+  opts.codec = codec;
+  opts.level = 1;
+  opts.pool = xchg_pool_default();
+  xchg_ipc_writer *w;
+  xchg_error err;
+  xchg_buf *out = NULL;
+  memset(sums, 0, sizeof *sums);
+  if (xchg_ipc_writer_open_memory(&schema, &opts, &w, &err) == XCHG_OK) {
+    xchg_status st = XCHG_OK;
+    for (int64_t b = 0; b < shape_cache_batches(rows) && st == XCHG_OK; b++) {
+      struct ArrowArray batch;
+      shape_cache_batch(42, rows, b, &batch, sums);
+      st = xchg_ipc_writer_write(w, &batch, &err);
+      batch.release(&batch);
+    }
+    if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
+    if (st == XCHG_OK) out = xchg_ipc_writer_take_memory(w);
+    xchg_ipc_writer_free(w);
+  }
+  if (!out) fprintf(stderr, "xchg bench decode: generating: %s\n", err.message);
+  schema.release(&schema);
+  return out;
+}
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: xchg bench decode [FILE] [--rows N] [--columns a,b] [--threads N] [--runs K] [--json]\n"
+          "  Without FILE: shape `cache` of SHAPES.md (5,000,000 rows; --rows to change), codecs\n"
+          "  none/lz4/zstd, full and narrow (c4) reads, 1 thread and all cores, each beside the\n"
+          "  bare codec's time over the same buffers.  With FILE (loaded into memory first): that\n"
+          "  file, all columns or --columns, on 1 thread and on --threads (default: all cores).\n");
+}
+
+static int split_columns(char *list, char **out, int max) {
+  int n = 0;
+  for (char *tok = strtok(list, ","); tok && n < max; tok = strtok(NULL, ",")) out[n++] = tok;
+  return n;
+}
+
+static uint8_t *load_file(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *data = malloc(n > 0 ? (size_t)n : 1);
+  if (data && fread(data, 1, (size_t)n, f) != (size_t)n) {
+    free(data);
+    data = NULL;
+  }
+  fclose(f);
+  *size = (size_t)n;
+  return data;
+}
+
+int xchg_bench_decode(int argc, char **argv) {
+  static const struct option long_opts[] = {{"rows", 1, 0, 'r'}, {"columns", 1, 0, 'c'}, {"threads", 1, 0, 't'},
+                                            {"json", 0, 0, 'j'},  {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
+  int64_t rows = SHAPE_CACHE_ROWS;
+  int threads = bench_cores(), json = 0, opt, n_columns = 0;
+  char *columns[64], *column_arg = NULL;
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+    switch (opt) {
+      case 'r': rows = atoll(optarg); break;
+      case 'c': column_arg = optarg; break;
+      case 't': threads = atoi(optarg); break;
+      case 'j': json = 1; break;
+      case 'h': usage(stdout); return 0;
+      default: usage(stderr); return 2;
+    }
+  }
+  if (rows <= 0 || threads <= 0) {
+    usage(stderr);
+    return 2;
+  }
+  if (column_arg) n_columns = split_columns(column_arg, columns, 64);
+  measurement ms[16];
+  int n = 0, rc = 0;
+  if (!json) printf("machine: %s\n", bench_machine());
+  if (optind < argc) { /* a user's file */
+    size_t size;
+    uint8_t *data = load_file(argv[optind], &size);
+    if (!data) {
+      fprintf(stderr, "xchg bench decode: cannot read %s\n", argv[optind]);
+      return 1;
+    }
+    const char *read = column_arg ? "selected" : "full";
+    int counts[2] = {1, threads};
+    for (int t = 0; t < (threads > 1 ? 2 : 1) && rc == 0; t++)
+      rc = measure(data, size, "file", read, columns, n_columns, counts[t], NULL, &ms[n++]);
+    if (rc == 0 && json) print_json(ms, n, argv[optind]);
+    if (rc == 0 && !json) {
+      printf("%-5s %-8s %7s %9s %-19s %7s %9s %8s\n", "codec", "read", "threads", "median_ms", "  min-max ms", "GB/s", "limit_ms", "ratio");
+      for (int i = 0; i < n; i++) print_row(&ms[i]);
+    }
+    free(data);
+    return rc ? 1 : 0;
+  }
+  static char c4[] = "c4";
+  char *narrow[] = {c4};
+  const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME, XCHG_BLOCK_ZSTD};
+  if (!json)
+    printf("shape cache: %lld rows in batches of %d\n%-5s %-8s %7s %9s %-19s %7s %9s %8s\n", (long long)rows,
+           SHAPE_CACHE_BATCH_ROWS, "codec", "read", "threads", "median_ms", "  min-max ms", "GB/s", "limit_ms", "ratio");
+  for (int c = 0; c < 3 && rc == 0; c++) {
+    shape_sums sums;
+    xchg_buf *data = generate_cache(rows, codecs[c], &sums);
+    if (!data) return 1;
+    const char *name = xchg_block_codec_name(codecs[c]);
+    int counts[2] = {1, threads};
+    for (int read = 0; read < 2 && rc == 0; read++)
+      for (int t = 0; t < (threads > 1 ? 2 : 1) && rc == 0; t++) {
+        rc = measure(xchg_buf_data(data), xchg_buf_size(data), name, read ? "narrow" : "full",
+                     read ? narrow : NULL, read ? 1 : 0, counts[t], &sums, &ms[n]);
+        if (rc == 0 && !json) print_row(&ms[n]);
+        n++;
+      }
+    xchg_buf_unref(data);
+  }
+  if (rc != 0) return 1;
+  if (json) print_json(ms, n, "cache");
+  else print_targets(ms, n, threads);
+  return 0;
+}

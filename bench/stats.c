@@ -1,0 +1,54 @@
+/* stats.c — see stats.h. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stats.h"
+
+int64_t bench_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t bench_cpu_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int compare_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+bench_timing bench_summarize(int64_t *ns, int n) {
+  qsort(ns, (size_t)n, sizeof *ns, compare_i64);
+  double median = n % 2 ? (double)ns[n / 2] : ((double)ns[n / 2 - 1] + (double)ns[n / 2]) / 2;
+  bench_timing t = {median / 1e6, (double)ns[0] / 1e6, (double)ns[n - 1] / 1e6};
+  return t;
+}
+
+int bench_cores(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
+}
+
+const char *bench_machine(void) {
+  static char line[256];
+  char model[160] = "unknown CPU";
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char buf[512];
+  while (f && fgets(buf, sizeof buf, f)) {
+    char *colon = strchr(buf, ':');
+    if (strncmp(buf, "model name", 10) == 0 && colon) {
+      snprintf(model, sizeof model, "%s", colon + 2);
+      model[strcspn(model, "\n")] = '\0';
+      break;
+    }
+  }
+  if (f) fclose(f);
+  snprintf(line, sizeof line, "%d cores, %s", bench_cores(), model);
+  return line;
+}

@@ -1,0 +1,30 @@
+/* stats.h — what every benchmark needs: a clock, repeated timings summed
+ * up as median / min / max, and a line about the machine.
+ *
+ * SHAPES.md asks for the median of at least 5 runs after 1 warm-up, with
+ * the min–max beside it, and for the machine (nproc, CPU model) to be
+ * printed with every figure. */
+#ifndef XCHG_BENCH_STATS_H
+#define XCHG_BENCH_STATS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define BENCH_RUNS 5
+
+int64_t bench_now_ns(void);
+/* CPU time of the calling process, in nanoseconds. */
+int64_t bench_cpu_ns(void);
+
+typedef struct bench_timing {
+  double median_ms, min_ms, max_ms;
+} bench_timing;
+
+/* Summarises n timings given in nanoseconds (n >= 1; the array is sorted). */
+bench_timing bench_summarize(int64_t *ns, int n);
+
+/* "2 cores, Intel(R) Xeon(R) ..." */
+const char *bench_machine(void);
+int bench_cores(void);
+
+#endif

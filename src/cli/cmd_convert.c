@@ -1,0 +1,128 @@
+/* cmd_convert.c — `xchg convert IN OUT`: re-encodes any readable Arrow IPC
+ * input (stream or file, any body compression, '-' for standard input) as
+ * Arrow IPC with the chosen format, codec and batch size. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/cmd_writer.h"
+#include "xchg/writer.h"
+
+static const char convert_help[] =
+    "usage: xchg convert IN OUT [--codec none|lz4|zstd] [--level N] [--batch-rows N]\n"
+    "                           [--file|--stream] [--align 8|64]\n\n"
+    "Reads an Arrow IPC file or stream (IN, '-' for standard input) and writes it\n"
+    "again to OUT ('-' for standard output):\n"
+    "  --codec C       body compression of the output (default: none)\n"
+    "  --level N       compression level (default: the codec's)\n"
+    "  --batch-rows N  coalesce small batches into batches of about N rows\n"
+    "                  (batches are merged, never split; dictionaries that\n"
+    "                  differ are kept in separate batches)\n"
+    "  --file          write the IPC file format\n"
+    "  --stream        write the IPC stream format (default)\n"
+    "  --align N       buffer alignment, 8 (default) or 64\n";
+
+int xc_parse_codec(const char *name, xchg_block_codec *out) {
+  if (!strcmp(name, "none")) *out = XCHG_BLOCK_NONE;
+  else if (!strcmp(name, "lz4") || !strcmp(name, "lz4-frame")) *out = XCHG_BLOCK_LZ4_FRAME;
+  else if (!strcmp(name, "zstd")) *out = XCHG_BLOCK_ZSTD;
+  else return -1;
+  return 0;
+}
+
+static int parse_int(const char *s, long long lo, long long hi, long long *out) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) return -1;
+  *out = v;
+  return 0;
+}
+
+int xc_cmd_convert(int argc, char **argv) {
+  const char *in = NULL, *out = NULL;
+  xchg_write_options opts;
+  xchg_write_options_init(&opts);
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    long long v;
+    if (xc_is_help(a)) {
+      fputs(convert_help, stdout);
+      return XC_EXIT_OK;
+    } else if (!strcmp(a, "--file")) {
+      opts.format = XCHG_IPC_FILE;
+    } else if (!strcmp(a, "--stream")) {
+      opts.format = XCHG_IPC_STREAM;
+    } else if (!strcmp(a, "--codec") || !strcmp(a, "--level") || !strcmp(a, "--batch-rows") ||
+               !strcmp(a, "--align")) {
+      if (i + 1 >= argc) return xc_usage_error("convert", "%s needs a value", a);
+      const char *val = argv[++i];
+      if (!strcmp(a, "--codec")) {
+        if (xc_parse_codec(val, &opts.codec) != 0)
+          return xc_usage_error("convert", "unknown codec '%s' (none, lz4, zstd)", val);
+      } else if (!strcmp(a, "--level")) {
+        if (parse_int(val, -131072, 22, &v) != 0) return xc_usage_error("convert", "bad level '%s'", val);
+        opts.level = (int)v;
+      } else if (!strcmp(a, "--batch-rows")) {
+        if (parse_int(val, 1, INT64_MAX, &v) != 0) return xc_usage_error("convert", "bad row count '%s'", val);
+        opts.coalesce_rows = v;
+      } else {
+        if (parse_int(val, 8, 64, &v) != 0 || (v != 8 && v != 64))
+          return xc_usage_error("convert", "alignment must be 8 or 64");
+        opts.alignment = (int)v;
+      }
+    } else if (a[0] == '-' && a[1] != '\0') {
+      return xc_usage_error("convert", "unknown option '%s'", a);
+    } else if (!in) {
+      in = a;
+    } else if (!out) {
+      out = a;
+    } else {
+      return xc_usage_error("convert", "too many arguments");
+    }
+  }
+  if (!in || !out) return xc_usage_error("convert", "needs IN and OUT");
+  xchg_error err;
+  xchg_ipc_reader *r;
+  if (xc_open_input(in, &r, &err) != XCHG_OK) return xc_runtime_error(in, err.message);
+  struct ArrowSchema schema;
+  if (xchg_ipc_reader_schema(r, &schema, &err) != XCHG_OK) {
+    xchg_ipc_reader_close(r);
+    return xc_runtime_error(in, err.message);
+  }
+  int to_stdout = !strcmp(out, "-");
+  int fd = to_stdout ? STDOUT_FILENO : open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) {
+    schema.release(&schema);
+    xchg_ipc_reader_close(r);
+    return xc_runtime_error(out, strerror(errno));
+  }
+  xchg_ipc_writer *w;
+  xchg_status st = xchg_ipc_writer_open_fd(&schema, &opts, fd, &w, &err);
+  schema.release(&schema);
+  int failed_input = 0;
+  for (int64_t i = 0; st == XCHG_OK; i++) {
+    struct ArrowArray batch;
+    if ((st = xchg_ipc_reader_next(r, &batch, &err)) != XCHG_OK) {
+      failed_input = 1;
+      break;
+    }
+    if (!batch.release) break;
+    st = xchg_ipc_writer_write(w, &batch, &err);
+    batch.release(&batch);
+  }
+  if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
+  xchg_ipc_writer_free(w);
+  xchg_ipc_reader_close(r);
+  if (!to_stdout && close(fd) != 0 && st == XCHG_OK)
+    return xc_runtime_error(out, strerror(errno));
+  if (st != XCHG_OK) {
+    if (!to_stdout) unlink(out); /* no half-written output left behind */
+    return xc_runtime_error(failed_input ? in : out, err.message);
+  }
+  return XC_EXIT_OK;
+}

@@ -1,0 +1,261 @@
+/* tests/test_polars.c — interop with another Arrow implementation:
+ * nodejs-polars 0.25.2 (Rust polars-arrow underneath).
+ *
+ *  1. `xchg gen` writes the cache shape (and the broadcast shape) with each
+ *     body codec, in the stream and the file format, and prints the sums a
+ *     reader must find;
+ *  2. polars reads each file (tests/interop/polars/check.mjs) and its sums
+ *     of every column must equal the generator's;
+ *  3. polars writes the data back with each of its codecs, in its file
+ *     format (Utf8View strings) and its stream format (LargeUtf8); xchg
+ *     reads those files, checks they really are compressed as asked, and
+ *     its own sums must equal the generator's.
+ *
+ * Skipped (exit 77) when node or the npm package is not installed:
+ * `npm ci` in tests/interop/polars installs it, as .ci/run does. */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "support/roundtrip.h"
+#include "xchg/xchg.h"
+
+#define SKIP 77
+#define ROWS 20000
+
+static int failures;
+static char dir[] = "/tmp/xchg-polars-XXXXXX";
+
+static void fail(const char *what, const char *detail) {
+  failures++;
+  fprintf(stderr, "FAIL %s: %s\n", what, detail);
+}
+
+static int run(const char *cmd) {
+  int rc = system(cmd);
+  return rc == -1 ? -1 : WEXITSTATUS(rc);
+}
+
+/* ---- sums as the generator defines them ------------------------------------- */
+
+typedef struct col_sums {
+  char name[32];
+  uint64_t sum;
+  int64_t nulls;
+} col_sums;
+
+typedef struct file_sums {
+  int64_t rows;
+  int n;
+  col_sums cols[8];
+} file_sums;
+
+static int sums_from_json(json_t *columns, int64_t rows, file_sums *out) {
+  memset(out, 0, sizeof *out);
+  out->rows = rows;
+  const char *key;
+  json_t *v;
+  json_object_foreach(columns, key, v) {
+    if (out->n == 8) return -1;
+    col_sums *c = &out->cols[out->n++];
+    snprintf(c->name, sizeof c->name, "%s", key);
+    const char *sum = json_string_value(json_object_get(v, "sum"));
+    if (!sum) return -1;
+    c->sum = strtoull(sum, NULL, 10);
+    c->nulls = json_integer_value(json_object_get(v, "nulls"));
+  }
+  return 0;
+}
+
+static int compare_sums(const char *what, const file_sums *want, const file_sums *got) {
+  char msg[512];
+  if (want->rows != got->rows || want->n != got->n) {
+    snprintf(msg, sizeof msg, "%lld rows and %d columns, want %lld and %d", (long long)got->rows,
+             got->n, (long long)want->rows, want->n);
+    fail(what, msg);
+    return -1;
+  }
+  for (int i = 0; i < want->n; i++) {
+    const col_sums *w = &want->cols[i], *g = &got->cols[i];
+    if (strcmp(w->name, g->name) != 0 || w->sum != g->sum || w->nulls != g->nulls) {
+      snprintf(msg, sizeof msg, "column %s: sum %" PRIu64 " nulls %lld, want %s: %" PRIu64 " nulls %lld",
+               g->name, g->sum, (long long)g->nulls, w->name, w->sum, (long long)w->nulls);
+      fail(what, msg);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* ---- xchg's side: reading polars' files ------------------------------------------- */
+
+typedef struct codec_seen {
+  int batches, wrong;
+  xchg_block_codec want;
+} codec_seen;
+
+static void on_message(void *ctx, const xchg_message_info *info) {
+  codec_seen *s = ctx;
+  if (info->kind != XCHG_MESSAGE_RECORD_BATCH) return;
+  s->batches++;
+  if (info->compression != s->want) s->wrong++;
+}
+
+static int xchg_sums(const char *path, xchg_block_codec want, file_sums *out, char *msg, size_t n) {
+  xchg_ipc_reader *r;
+  xchg_error err;
+  memset(out, 0, sizeof *out);
+  if (xchg_ipc_reader_open_file(path, NULL, &r, &err) != XCHG_OK) {
+    snprintf(msg, n, "open: %s", err.message);
+    return -1;
+  }
+  codec_seen seen = {0, 0, want};
+  xchg_ipc_reader_on_message(r, on_message, &seen);
+  struct ArrowSchema schema;
+  int rc = 0;
+  if (xchg_ipc_reader_schema(r, &schema, &err) != XCHG_OK) {
+    snprintf(msg, n, "schema: %s", err.message);
+    xchg_ipc_reader_close(r);
+    return -1;
+  }
+  out->n = (int)schema.n_children;
+  for (int i = 0; i < out->n && i < 8; i++)
+    snprintf(out->cols[i].name, sizeof out->cols[i].name, "%s", schema.children[i]->name);
+  for (;;) {
+    struct ArrowArray batch;
+    if (xchg_ipc_reader_next(r, &batch, &err) != XCHG_OK) {
+      snprintf(msg, n, "batch: %s", err.message);
+      rc = -1;
+      break;
+    }
+    if (!batch.release) break;
+    out->rows += batch.length;
+    for (int i = 0; i < out->n && i < 8; i++)
+      if (rt_column_sum(schema.children[i], batch.children[i], &out->cols[i].sum, &out->cols[i].nulls) != 0) {
+        snprintf(msg, n, "column %s: unexpected type %s", schema.children[i]->name, schema.children[i]->format);
+        rc = -1;
+      }
+    batch.release(&batch);
+  }
+  if (rc == 0 && (seen.batches == 0 || seen.wrong)) {
+    snprintf(msg, n, "%d of %d record batches not compressed with %s", seen.wrong, seen.batches,
+             xchg_block_codec_name(want));
+    rc = -1;
+  }
+  schema.release(&schema);
+  xchg_ipc_reader_close(r);
+  return rc;
+}
+
+/* ---- the test ------------------------------------------------------------------ */
+
+static char *source_dir(void) {
+  static char path[4096];
+  snprintf(path, sizeof path, "%s", __FILE__);
+  char *slash = strrchr(path, '/');
+  if (!slash) return NULL;
+  strcpy(slash, "/interop/polars");
+  return path;
+}
+
+static void cleanup(void) {
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  run(cmd);
+}
+
+int main(void) {
+  const char *cli = getenv("XCHG_CLI");
+  const char *src = source_dir();
+  char path[4300], cmd[16384], msg[2048];
+  struct stat st;
+  if (!cli || !src) {
+    fprintf(stderr, "SKIP: XCHG_CLI not set\n");
+    return SKIP;
+  }
+  snprintf(path, sizeof path, "%s/node_modules/nodejs-polars/package.json", src);
+  if (run("node --version >/dev/null 2>&1") != 0 || stat(path, &st) != 0) {
+    fprintf(stderr, "SKIP: node or nodejs-polars is missing (run 'npm ci' in %s)\n", src);
+    return SKIP;
+  }
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  /* 1. xchg writes. */
+  static const char *files[] = {"xc_none.ipc", "xc_lz4.ipc", "xc_zstd.ipc", "xcf_lz4.ipc", "xcf_zstd.ipc", "xb_zstd.ipc"};
+  static const char *args[] = {"cache --codec none", "cache --codec lz4", "cache --codec zstd --level 3",
+                               "cache --codec lz4 --file", "cache --codec zstd --file", "broadcast --codec zstd"};
+  int nfiles = (int)(sizeof files / sizeof *files);
+  file_sums want[8];
+  for (int i = 0; i < nfiles; i++) {
+    snprintf(cmd, sizeof cmd, "'%s' gen %.*s '%s/%s' %s --rows %d --seed 7 --sums > '%s/%s.sums'", cli,
+             (int)strcspn(args[i], " "), args[i], dir, files[i], strchr(args[i], ' ') + 1, ROWS, dir, files[i]);
+    if (run(cmd) != 0) {
+      fail("xchg gen", cmd);
+      cleanup();
+      return 1;
+    }
+    snprintf(path, sizeof path, "%s/%s.sums", dir, files[i]);
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, 0, &jerr);
+    if (!doc || sums_from_json(json_object_get(doc, "columns"), json_integer_value(json_object_get(doc, "rows")), &want[i]) != 0) {
+      fail("reading the generator's sums", path);
+      json_decref(doc);
+      cleanup();
+      return 1;
+    }
+    json_decref(doc);
+  }
+  /* 2. polars reads. */
+  int at = snprintf(cmd, sizeof cmd, "cd '%s' && node check.mjs '%s'", src, dir);
+  for (int i = 0; i < nfiles; i++) at += snprintf(cmd + at, sizeof cmd - (size_t)at, " '%s/%s'", dir, files[i]);
+  snprintf(cmd + at, sizeof cmd - (size_t)at, " > '%s/polars.jsonl'", dir);
+  if (run(cmd) != 0) {
+    fail("node check.mjs", cmd);
+  } else {
+    snprintf(path, sizeof path, "%s/polars.jsonl", dir);
+    FILE *f = fopen(path, "r");
+    char line[8192];
+    int seen = 0;
+    while (f && fgets(line, sizeof line, f)) {
+      json_error_t jerr;
+      json_t *doc = json_loads(line, 0, &jerr);
+      const char *name = doc ? json_string_value(json_object_get(doc, "file")) : NULL;
+      file_sums got;
+      int k = -1;
+      for (int i = 0; name && i < nfiles; i++)
+        if (!strcmp(name, files[i])) k = i;
+      if (k < 0 || sums_from_json(json_object_get(doc, "columns"), json_integer_value(json_object_get(doc, "rows")), &got) != 0) {
+        fail("polars output", line);
+      } else {
+        snprintf(msg, sizeof msg, "polars reading xchg's %s", name);
+        if (compare_sums(msg, &want[k], &got) == 0) printf("ok   %s\n", msg);
+        seen++;
+      }
+      json_decref(doc);
+    }
+    if (f) fclose(f);
+    if (seen != nfiles) fail("polars output", "not one line per file");
+    /* 3. xchg reads what polars wrote. */
+    static const char *codecs[] = {"uncompressed", "lz4", "zstd"};
+    static const xchg_block_codec ids[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME, XCHG_BLOCK_ZSTD};
+    for (int fmt = 0; fmt < 2; fmt++)
+      for (int c = 0; c < 3; c++) {
+        char what[256];
+        snprintf(path, sizeof path, "%s/polars_%s_%s.arrow", dir, fmt ? "stream" : "file", codecs[c]);
+        snprintf(what, sizeof what, "xchg reading polars' %s format, %s", fmt ? "stream" : "file", codecs[c]);
+        file_sums got;
+        if (xchg_sums(path, ids[c], &got, msg, sizeof msg) != 0) fail(what, msg);
+        else if (compare_sums(what, &want[0], &got) == 0) printf("ok   %s\n", what);
+      }
+  }
+  cleanup();
+  printf("%s\n", failures ? "FAILED" : "polars and xchg agree");
+  return failures ? 1 : 0;
+}

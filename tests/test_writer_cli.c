@@ -1,0 +1,297 @@
+/* tests/test_writer_cli.c — `xchg convert` and `xchg gen`, run as a user would
+ * ($XCHG_CLI), their output read back with the library.
+ *
+ *  - convert: a gold file re-encoded with each codec, both formats and
+ *    --batch-rows, equals its .json.gz; bad arguments exit 2, a missing
+ *    input exits 1 and leaves no output behind;
+ *  - gen: each shape decodes (broadcast through its lz4-java wrapper, rows
+ *    through its LZ4 / zstd frames) to exactly the sums `--sums` reports,
+ *    computed here with the test's own code; broadcast's k is a permutation;
+ *    the same seed gives the same bytes and another seed other bytes. */
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "support/array_equal.h"
+#include "support/arrow_json.h"
+#include "support/roundtrip.h"
+#include "xchg/stream.h"
+
+#define MSG 2048
+
+static int failures;
+static char dir[] = "/tmp/xchg-cli-XXXXXX";
+static const char *cli;
+
+static void fail(const char *what, const char *msg) {
+  failures++;
+  fprintf(stderr, "FAIL %s: %s\n", what, msg);
+}
+
+static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run(const char *fmt, ...) {
+  char cmd[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(cmd, sizeof cmd, fmt, ap);
+  va_end(ap);
+  int rc = system(cmd);
+  return rc == -1 ? -1 : WEXITSTATUS(rc);
+}
+
+/* Batch b of src equals its rows in the one batch of merged, from row. */
+static int array_range_equal_guard(const rt_data *src, int64_t b, const rt_data *merged, int64_t row, char *msg) {
+  return array_range_equal(&src->schema, &src->batches[b], 0, &merged->batches[0], row,
+                           src->batches[b].length, msg, MSG);
+}
+
+/* ---- convert -------------------------------------------------------------------- */
+
+static void check_convert(const char *testdata) {
+  char json[4096], in[4096], out[4200], msg[MSG], what[256];
+  snprintf(json, sizeof json, "%s/arrow-gold/1.0.0-littleendian/generated_dictionary.json.gz", testdata);
+  snprintf(in, sizeof in, "%s/arrow-gold/1.0.0-littleendian/generated_dictionary.arrow_file", testdata);
+  arrow_json *doc;
+  if (arrow_json_load(json, &doc, msg, MSG) != 0) {
+    fail("convert", msg);
+    return;
+  }
+  static const char *opts[] = {"--codec none", "--codec lz4 --file", "--codec zstd --level 5", "--codec zstd --file --align 64"};
+  for (int i = 0; i < 4; i++) {
+    snprintf(out, sizeof out, "%s/converted_%d", dir, i);
+    snprintf(what, sizeof what, "xchg convert %s", opts[i]);
+    if (run("'%s' convert '%s' '%s' %s", cli, in, out, opts[i]) != 0) {
+      fail(what, "exit status");
+      continue;
+    }
+    rt_data back = {0};
+    if (rt_read_file(out, &back, msg, MSG) != 0 || arrow_json_compare_schema(doc, &back.schema, msg, MSG) != 0) {
+      fail(what, msg);
+    } else if (back.n != arrow_json_num_batches(doc)) {
+      fail(what, "batch count");
+    } else {
+      for (int64_t b = 0; b < back.n; b++)
+        if (arrow_json_compare_batch(doc, b, &back.schema, &back.batches[b], msg, MSG) != 0) fail(what, msg);
+    }
+    if ((back.format == XCHG_IPC_FILE) != (strstr(opts[i], "--file") != NULL)) fail(what, "wrong format");
+    rt_data_free(&back);
+  }
+  arrow_json_free(doc);
+  /* --batch-rows merges the two batches of a gold file into one */
+  snprintf(in, sizeof in, "%s/arrow-gold/1.0.0-littleendian/generated_primitive.stream", testdata);
+  snprintf(out, sizeof out, "%s/merged", dir);
+  rt_data src = {0}, back = {0};
+  if (run("'%s' convert '%s' '%s' --batch-rows 1000000", cli, in, out) != 0) fail("convert --batch-rows", "exit status");
+  else if (rt_read_file(in, &src, msg, MSG) != 0 || rt_read_file(out, &back, msg, MSG) != 0) fail("convert --batch-rows", msg);
+  else if (back.n != 1 || src.n < 2) fail("convert --batch-rows", "not one batch");
+  else {
+    int64_t row = 0;
+    for (int64_t b = 0; b < src.n; b++) {
+      if (array_range_equal_guard(&src, b, &back, row, msg) != 0) fail("convert --batch-rows", msg);
+      row += src.batches[b].length;
+    }
+  }
+  rt_data_free(&src);
+  rt_data_free(&back);
+  /* errors */
+  if (run("'%s' convert '%s' '%s/x' --codec snappy 2>/dev/null", cli, in, dir) != 2) fail("convert --codec snappy", "exit status not 2");
+  snprintf(out, sizeof out, "%s/never", dir);
+  struct stat st;
+  if (run("'%s' convert '%s/missing' '%s' 2>/dev/null", cli, dir, out) != 1) fail("convert of a missing file", "exit status not 1");
+  else if (stat(out, &st) == 0) fail("convert of a missing file", "left an output file");
+  printf("%s convert\n", failures ? "FAIL" : "ok  ");
+}
+
+/* ---- gen ------------------------------------------------------------------------ */
+
+typedef struct want_sums {
+  int n;
+  char names[8][32];
+  uint64_t sums[8];
+  int64_t nulls[8];
+  uint64_t payload;
+} want_sums;
+
+static int load_sums(const char *path, want_sums *w) {
+  json_error_t jerr;
+  json_t *doc = json_load_file(path, 0, &jerr);
+  memset(w, 0, sizeof *w);
+  if (!doc) return -1;
+  json_t *cols = json_object_get(doc, "columns");
+  const char *key;
+  json_t *v;
+  json_object_foreach(cols, key, v) {
+    if (w->n == 8) break;
+    snprintf(w->names[w->n], 32, "%s", key);
+    const char *s = json_string_value(json_object_get(v, "sum"));
+    w->sums[w->n] = s ? strtoull(s, NULL, 10) : 0;
+    w->nulls[w->n++] = json_integer_value(json_object_get(v, "nulls"));
+  }
+  const char *p = json_string_value(json_object_get(doc, "payload_byte_sum"));
+  if (p) w->payload = strtoull(p, NULL, 10);
+  json_decref(doc);
+  return 0;
+}
+
+/* Sums of every column of an IPC input read from src (taken over). */
+static int ipc_sums(xchg_source *src, want_sums *got, int64_t *rows, uint8_t *seen_k, int64_t n_k, char *msg) {
+  xchg_ipc_reader *r;
+  xchg_error err;
+  memset(got, 0, sizeof *got);
+  *rows = 0;
+  if (xchg_ipc_reader_open(src, NULL, &r, &err) != XCHG_OK) return snprintf(msg, MSG, "%s", err.message) * 0 - 1;
+  struct ArrowSchema schema;
+  int rc = 0;
+  if (xchg_ipc_reader_schema(r, &schema, &err) != XCHG_OK) {
+    xchg_ipc_reader_close(r);
+    return snprintf(msg, MSG, "%s", err.message) * 0 - 1;
+  }
+  got->n = (int)schema.n_children;
+  for (;;) {
+    struct ArrowArray b;
+    if (xchg_ipc_reader_next(r, &b, &err) != XCHG_OK) {
+      rc = snprintf(msg, MSG, "%s", err.message) * 0 - 1;
+      break;
+    }
+    if (!b.release) break;
+    *rows += b.length;
+    for (int c = 0; c < got->n && c < 8; c++) {
+      snprintf(got->names[c], 32, "%s", schema.children[c]->name);
+      if (rt_column_sum(schema.children[c], b.children[c], &got->sums[c], &got->nulls[c]) != 0) rc = -1;
+    }
+    if (seen_k) { /* broadcast: k must be a permutation of 0..n-1 */
+      const int64_t *k = b.children[0]->buffers[1];
+      for (int64_t i = 0; i < b.length; i++) {
+        int64_t v = k[b.children[0]->offset + i];
+        if (v < 0 || v >= n_k || seen_k[v]++) rc = snprintf(msg, MSG, "k = %lld is repeated or out of range", (long long)v) * 0 - 1;
+      }
+    }
+    b.release(&b);
+  }
+  schema.release(&schema);
+  xchg_ipc_reader_close(r);
+  return rc;
+}
+
+static void compare(const char *what, const want_sums *want, const want_sums *got) {
+  char msg[MSG];
+  if (want->n == 0 || want->n != got->n) {
+    snprintf(msg, MSG, "%d columns, --sums says %d", got->n, want->n);
+    fail(what, msg);
+    return;
+  }
+  for (int i = 0; i < want->n; i++)
+    if (strcmp(want->names[i], got->names[i]) || want->sums[i] != got->sums[i] || want->nulls[i] != got->nulls[i]) {
+      snprintf(msg, MSG, "column %s: sum %llu, %lld nulls; --sums says %llu, %lld", got->names[i],
+               (unsigned long long)got->sums[i], (long long)got->nulls[i], (unsigned long long)want->sums[i],
+               (long long)want->nulls[i]);
+      fail(what, msg);
+    }
+}
+
+static void check_gen(void) {
+  char path[4200], msg[MSG];
+  want_sums want, got;
+  int64_t rows;
+  /* cache, zstd body */
+  snprintf(path, sizeof path, "%s/cache.ipc", dir);
+  if (run("'%s' gen cache '%s' --rows 25000 --codec zstd --seed 3 --sums > '%s.sums'", cli, path, path) != 0 ||
+      run("'%s' gen cache '%s.again' --rows 25000 --codec zstd --seed 3", cli, path) != 0 ||
+      run("'%s' gen cache '%s.other' --rows 25000 --codec zstd --seed 4", cli, path) != 0) {
+    fail("gen cache", "exit status");
+  } else {
+    char sums[4300];
+    snprintf(sums, sizeof sums, "%s.sums", path);
+    xchg_source *src = NULL;
+    xchg_error err;
+    if (load_sums(sums, &want) != 0) fail("gen cache", "no sums");
+    else if (xchg_source_open_file(path, XCHG_FILE_MMAP, &src, &err) != XCHG_OK) fail("gen cache", err.message);
+    else if (ipc_sums(src, &got, &rows, NULL, 0, msg) != 0) fail("gen cache", msg);
+    else if (rows != 25000) fail("gen cache", "row count");
+    else compare("gen cache", &want, &got);
+    if (run("cmp -s '%s' '%s.again'", path, path) != 0) fail("gen cache", "the same seed gave other bytes");
+    if (run("cmp -s '%s' '%s.other'", path, path) == 0) fail("gen cache", "another seed gave the same bytes");
+  }
+  /* broadcast, wrapped in lz4-java */
+  snprintf(path, sizeof path, "%s/broadcast.bin", dir);
+  if (run("'%s' gen broadcast '%s' --rows 20000 --sums > '%s.sums'", cli, path, path) != 0) {
+    fail("gen broadcast", "exit status");
+  } else {
+    char sums[4300];
+    snprintf(sums, sizeof sums, "%s.sums", path);
+    xchg_source *src = NULL;
+    xchg_istream *s = NULL;
+    xchg_error err;
+    uint8_t *seen = calloc(20000, 1);
+    if (load_sums(sums, &want) != 0 || !seen) fail("gen broadcast", "no sums");
+    else if (xchg_source_open_file(path, XCHG_FILE_MMAP, &src, &err) != XCHG_OK ||
+             xchg_istream_open(src, XCHG_STREAM_AUTO, NULL, &s, &err) != XCHG_OK) fail("gen broadcast", err.message);
+    else if (xchg_istream_codec(s) != XCHG_STREAM_LZ4_JAVA) fail("gen broadcast", "not wrapped in lz4-java");
+    else if (ipc_sums(xchg_istream_to_source(s), &got, &rows, seen, 20000, msg) != 0) fail("gen broadcast", msg);
+    else if (rows != 20000) fail("gen broadcast", "row count");
+    else compare("gen broadcast", &want, &got);
+    free(seen);
+  }
+  /* rows, as LZ4 frames and zstd frames */
+  for (int z = 0; z < 2; z++) {
+    snprintf(path, sizeof path, "%s/rows.%s", dir, z ? "zst" : "lz4");
+    if (run("'%s' gen rows '%s' --rows 3000 --codec %s --sums > '%s.sums'", cli, path, z ? "zstd" : "lz4", path) != 0) {
+      fail("gen rows", "exit status");
+      continue;
+    }
+    char sums[4300];
+    snprintf(sums, sizeof sums, "%s.sums", path);
+    xchg_source *src = NULL;
+    xchg_istream *s = NULL;
+    xchg_error err;
+    if (load_sums(sums, &want) != 0 || xchg_source_open_file(path, XCHG_FILE_MMAP, &src, &err) != XCHG_OK ||
+        xchg_istream_open(src, z ? XCHG_STREAM_ZSTD : XCHG_STREAM_LZ4_FRAME, NULL, &s, &err) != XCHG_OK) {
+      fail("gen rows", "open");
+      continue;
+    }
+    uint64_t sum = 0;
+    int64_t n = 0;
+    for (;;) {
+      uint8_t row[104];
+      size_t got_n;
+      if (xchg_istream_read(s, row, sizeof row, &got_n, &err) != XCHG_OK) {
+        fail("gen rows", err.message);
+        break;
+      }
+      if (got_n == 0) break;
+      uint32_t len = (uint32_t)row[0] | (uint32_t)row[1] << 8 | (uint32_t)row[2] << 16 | (uint32_t)row[3] << 24;
+      if (got_n != sizeof row || len != 100) {
+        fail("gen rows", "a row is not 4 + 100 bytes");
+        break;
+      }
+      for (int k = 4; k < 104; k++) sum += row[k];
+      n++;
+    }
+    xchg_istream_close(s);
+    if (n != 3000 || sum != want.payload) fail("gen rows", "rows or payload sum differ from --sums");
+  }
+  if (run("'%s' gen nosuchshape '%s/x' 2>/dev/null", cli, dir) != 2) fail("gen nosuchshape", "exit status not 2");
+  printf("%s gen\n", failures ? "FAIL" : "ok  ");
+}
+
+int main(void) {
+  cli = getenv("XCHG_CLI");
+  const char *testdata = getenv("XCHG_TESTDATA");
+  if (!cli || !testdata) {
+    fprintf(stderr, "XCHG_CLI and XCHG_TESTDATA must be set\n");
+    return 1;
+  }
+  if (!mkdtemp(dir)) {
+    perror("mkdtemp");
+    return 1;
+  }
+  check_convert(testdata);
+  check_gen();
+  run("rm -rf '%s'", dir);
+  printf("%s\n", failures ? "FAILED" : "convert and gen passed");
+  return failures ? 1 : 0;
+}
