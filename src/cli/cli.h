@@ -5,6 +5,9 @@
 #ifndef XCHG_CLI_CLI_H
 #define XCHG_CLI_CLI_H
 
+#include <stdbool.h>
+
+#include "xchg/stream.h"
 #include "xchg/xchg.h"
 
 enum { XC_EXIT_OK = 0, XC_EXIT_ERROR = 1, XC_EXIT_USAGE = 2 };
@@ -15,6 +18,52 @@ int xc_cmd_cat(int argc, char **argv);
 
 /* Opens FILE (memory-mapped) or "-" (standard input, read as a stream). */
 xchg_status xc_open_input(const char *path, xchg_ipc_reader **out, xchg_error *err);
+
+/* An input read as a sequence of Arrow IPC streams: FILE or "-", decoded
+ * by a stream codec when it has one.  Plain IPC is one stream or file (a
+ * file on disk is memory-mapped, so the file format's footer is used).
+ * Codec-wrapped input may hold several IPC streams one after another, as
+ * Spark and Comet write them (Comet: one per shuffle block); they are
+ * decoded in one pass, never materialised. */
+typedef struct xc_input {
+  const char *path;
+  xchg_stream_codec codec; /* in use (after auto detection); NONE: plain IPC */
+  xchg_source *plain;      /* plain IPC not yet handed to a reader */
+  xchg_istream *stream;    /* the decoder, when there is a codec */
+  int64_t streams;         /* IPC streams opened so far */
+  uint64_t stream_start;   /* decoded byte offset where the last one began */
+  bool last_was_file;      /* the last one was in the IPC file format */
+} xc_input;
+
+/* Opens path with codec (XCHG_STREAM_AUTO: detected from the magic bytes,
+ * plain IPC when none matches). */
+xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec codec, xchg_error *err);
+
+/* Opens a reader on the next IPC stream of the input, once the previous
+ * one is closed; *out is NULL at the end of the input. */
+xchg_status xc_input_next(xc_input *in, const xchg_read_options *opts, xchg_ipc_reader **out,
+                          xchg_error *err);
+
+/* Comet input: the field count in the header of the current block, else -1. */
+int64_t xc_input_comet_field_count(const xc_input *in);
+
+/* Prefixes err with the IPC stream at fault when the input held several
+ * ("IPC stream 2 at decoded byte 4096: ..."). */
+void xc_input_locate_error(const xc_input *in, xchg_error *err);
+
+void xc_input_close(xc_input *in);
+
+/* Parses the value of --codec; false for an unknown name. */
+bool xc_parse_codec(const char *name, xchg_stream_codec *out);
+
+/* What --help says about --codec. */
+#define XC_CODEC_HELP                                                                       \
+  "  --codec C       the stream codec around the IPC data: lz4-java, snappy-java,\n"         \
+  "                    zstd, lz4-frame, snappy-framed, comet (Comet shuffle\n"               \
+  "                    blocks), none, or auto (the default: detected from the\n"            \
+  "                    first bytes, plain IPC when no codec's magic matches).\n"            \
+  "                    A codec stream may hold several IPC streams one after\n"           \
+  "                    another: all are read\n"
 
 /* How errors name an input: the path, or "<stdin>" for "-". */
 const char *xc_input_label(const char *path);

@@ -8,15 +8,17 @@
 #include "cli/values.h"
 
 static const char inspect_help[] =
-    "usage: xchg inspect FILE|-\n\n"
+    "usage: xchg inspect FILE|- [--codec C]\n\n"
     "Shows what an Arrow IPC file or stream holds ('-' reads standard input):\n"
+    "  - the stream codec around it, if any, and for each IPC stream inside:\n"
     "  - the format (IPC file or stream, detected from the first bytes);\n"
     "  - the schema: every field with its type, nullability, metadata and\n"
     "    extension type, and the schema's own metadata;\n"
-    "  - every message read after the schema: its kind, index, byte offset,\n"
+    "  - every message, the schema message (#0) included: its kind, index,\n"
+    "    byte offset (from the start of its IPC stream, in decoded bytes),\n"
     "    rows, metadata and body bytes, body compression, dictionary id and\n"
     "    delta flag, custom metadata;\n"
-    "  - totals.\n";
+    "  - totals.\n\n" XC_CODEC_HELP;
 
 typedef struct inspect_totals {
   xs *out;
@@ -138,59 +140,132 @@ static xchg_status read_all(xchg_ipc_reader *reader, xs *out, xchg_error *err) {
   }
 }
 
-static int inspect(const char *path) {
-  xchg_error err = {{0}};
-  xchg_ipc_reader *reader = NULL;
-  if (xc_open_input(path, &reader, &err) != XCHG_OK) return xc_runtime_error(path, err.message);
-  xs out;
-  xs_init(&out, stdout);
-  struct ArrowSchema schema;
-  int rc = XC_EXIT_OK;
-  if (xchg_ipc_reader_schema(reader, &schema, &err) != XCHG_OK) {
-    xchg_ipc_reader_close(reader);
-    return xc_runtime_error(path, err.message);
-  }
-  xs_printf(&out, "file: %s\n", xc_input_label(path));
+static void print_format(xs *out, xchg_ipc_reader *reader) {
   int64_t footer_batches = xchg_ipc_reader_num_batches(reader);
   if (xchg_ipc_reader_format(reader) == XCHG_IPC_FILE && footer_batches >= 0)
-    xs_printf(&out, "format: Arrow IPC file (%lld record batches in the footer)\n", (long long)footer_batches);
-  else if (xchg_ipc_reader_format(reader) == XCHG_IPC_FILE) /* a pipe: the footer is out of reach */
-    xs_puts(&out, "format: Arrow IPC file (read in order, without its footer)\n");
+    xs_printf(out, "format: Arrow IPC file (%lld record batches in the footer)\n", (long long)footer_batches);
+  else if (xchg_ipc_reader_format(reader) == XCHG_IPC_FILE) /* a pipe or a codec: the footer is out of reach */
+    xs_puts(out, "format: Arrow IPC file (read in order, without its footer)\n");
   else
-    xs_puts(&out, "format: Arrow IPC stream\n");
-  print_schema(&out, &schema);
-  schema.release(&schema);
+    xs_puts(out, "format: Arrow IPC stream\n");
+}
 
-  inspect_totals totals = {.out = &out};
-  xs_puts(&out, "messages:\n");
-  xchg_ipc_reader_on_message(reader, on_message, &totals);
-  xchg_status st = read_all(reader, &out, &err);
-  xchg_ipc_reader_on_message(reader, NULL, NULL);
-  xs_printf(&out, "totals: %lld messages (%lld dictionary batches, %lld record batches), %lld rows, "
+static void print_totals(xs *out, const char *label, const inspect_totals *t) {
+  xs_printf(out, "%s: %lld messages (%lld dictionary batches, %lld record batches), %lld rows, "
             "%lld metadata bytes, %lld body bytes\n",
-            (long long)totals.messages, (long long)totals.dictionaries, (long long)totals.batches,
-            (long long)totals.rows, (long long)totals.metadata_bytes, (long long)totals.body_bytes);
+            label, (long long)t->messages, (long long)t->dictionaries, (long long)t->batches,
+            (long long)t->rows, (long long)t->metadata_bytes, (long long)t->body_bytes);
+}
+
+static void add_totals(inspect_totals *sum, const inspect_totals *t) {
+  sum->messages += t->messages;
+  sum->batches += t->batches;
+  sum->dictionaries += t->dictionaries;
+  sum->rows += t->rows;
+  sum->body_bytes += t->body_bytes;
+  sum->metadata_bytes += t->metadata_bytes;
+}
+
+/* Shows the next IPC stream of the input; *at_end when there is none.
+ * The reader reports the schema message while it opens, before the schema
+ * is printed: that line is held back until the "messages:" heading. */
+static xchg_status inspect_stream(xc_input *in, xs *out, inspect_totals *sum, bool *at_end, xchg_error *err) {
+  xs held;
+  xs_init(&held, NULL);
+  inspect_totals t = {.out = &held};
+  xchg_read_options opts;
+  xchg_read_options_init(&opts);
+  opts.on_message = on_message;
+  opts.on_message_ctx = &t;
+  xchg_ipc_reader *reader = NULL;
+  xchg_status st = xc_input_next(in, &opts, &reader, err);
+  *at_end = st == XCHG_OK && reader == NULL;
+  struct ArrowSchema schema = {0};
+  if (reader != NULL) st = xchg_ipc_reader_schema(reader, &schema, err);
+  if (st == XCHG_OK && reader != NULL) {
+    if (in->codec != XCHG_STREAM_NONE) {
+      xs_printf(out, "IPC stream %lld at decoded byte %llu", (long long)in->streams,
+                (unsigned long long)in->stream_start);
+      if (in->codec == XCHG_STREAM_COMET)
+        xs_printf(out, " (Comet block, field count %lld)", (long long)xc_input_comet_field_count(in));
+      xs_putc(out, '\n');
+    }
+    print_format(out, reader);
+    print_schema(out, &schema);
+    schema.release(&schema);
+    xs_puts(out, "messages:\n");
+    xs_append(out, held.data, held.len);
+    t.out = out;
+    st = read_all(reader, out, err);
+    print_totals(out, "totals", &t);
+    add_totals(sum, &t);
+  }
+  if (xs_failed(&held) && st == XCHG_OK) st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  xs_free(&held);
+  xchg_ipc_reader_close(reader);
+  if (st != XCHG_OK) xc_input_locate_error(in, err);
+  return st;
+}
+
+/* What the codec took in and gave out, and the sum over several streams. */
+static void print_input_totals(xs *out, const xc_input *in, const inspect_totals *sum) {
+  if (in->streams > 1) {
+    char label[64];
+    snprintf(label, sizeof label, "input totals (%lld IPC streams)", (long long)in->streams);
+    print_totals(out, label, sum);
+  }
+  if (in->stream != NULL && in->codec != XCHG_STREAM_NONE) {
+    xchg_stream_metrics m;
+    xchg_istream_metrics(in->stream, &m);
+    xs_printf(out, "codec %s: %lld compressed bytes, %lld decoded bytes\n", xchg_stream_codec_name(in->codec),
+              (long long)m.compressed_bytes, (long long)m.decompressed_bytes);
+  }
+}
+
+static int inspect(const char *path, xchg_stream_codec codec) {
+  xchg_error err = {{0}};
+  xc_input in;
+  if (xc_input_open(&in, path, codec, &err) != XCHG_OK) return xc_runtime_error(path, err.message);
+  xs out;
+  xs_init(&out, stdout);
+  xs_printf(&out, "file: %s\n", xc_input_label(path));
+  if (in.codec != XCHG_STREAM_NONE) xs_printf(&out, "codec: %s\n", xchg_stream_codec_name(in.codec));
+  inspect_totals sum = {0};
+  bool at_end = false;
+  xchg_status st = XCHG_OK;
+  while (st == XCHG_OK && !at_end) st = inspect_stream(&in, &out, &sum, &at_end, &err);
+  if (st == XCHG_OK && in.streams == 0) st = xchg_errorf(&err, XCHG_EFORMAT, "no IPC stream in the input");
+  if (st == XCHG_OK) print_input_totals(&out, &in, &sum);
   xs_flush(&out);
+  int rc = XC_EXIT_OK;
   if (st != XCHG_OK)
     rc = xc_runtime_error(path, err.message);
   else if (xs_failed(&out) || fflush(stdout) != 0)
     rc = xc_runtime_error(path, "cannot write the output");
   xs_free(&out);
-  xchg_ipc_reader_close(reader);
+  xc_input_close(&in);
   return rc;
 }
 
 int xc_cmd_inspect(int argc, char **argv) {
   const char *path = NULL;
+  xchg_stream_codec codec = XCHG_STREAM_AUTO;
   for (int i = 1; i < argc; i++) {
-    if (xc_is_help(argv[i])) {
+    const char *a = argv[i];
+    if (xc_is_help(a)) {
       fputs(inspect_help, stdout);
       return XC_EXIT_OK;
     }
-    if (argv[i][0] == '-' && argv[i][1] != '\0') return xc_usage_error("inspect", "unknown option '%s'", argv[i]);
-    if (path != NULL) return xc_usage_error("inspect", "one input at a time ('%s' and '%s')", path, argv[i]);
-    path = argv[i];
+    if (strncmp(a, "--codec", 7) == 0 && (a[7] == '=' || a[7] == '\0')) {
+      const char *name = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
+      if (name == NULL) return xc_usage_error("inspect", "--codec wants a codec name");
+      if (!xc_parse_codec(name, &codec)) return xc_usage_error("inspect", "unknown codec '%s'", name);
+      continue;
+    }
+    if (a[0] == '-' && a[1] != '\0') return xc_usage_error("inspect", "unknown option '%s'", a);
+    if (path != NULL) return xc_usage_error("inspect", "one input at a time ('%s' and '%s')", path, a);
+    path = a;
   }
   if (path == NULL) return xc_usage_error("inspect", "missing FILE (or '-' for standard input)");
-  return inspect(path);
+  return inspect(path, codec);
 }

@@ -5,14 +5,14 @@
 #include "ipc/array.h"
 
 ipc_array *ipc_array_new(int64_t n_buffers, int64_t n_children) {
-  size_t size = sizeof(ipc_array) + (size_t)n_buffers * sizeof(xchg_buf *) +
+  size_t size = sizeof(ipc_array) + (size_t)n_buffers * sizeof(ipc_buffer) +
                 (size_t)n_children * sizeof(ipc_array *);
   ipc_array *a = calloc(1, size);
   if (!a) return NULL;
   atomic_init(&a->refs, 1);
   a->n_buffers = n_buffers;
   a->n_children = n_children;
-  a->buffers = (xchg_buf **)(a + 1);
+  a->buffers = (ipc_buffer *)(a + 1);
   a->children = (ipc_array **)(a->buffers + n_buffers);
   return a;
 }
@@ -24,10 +24,22 @@ ipc_array *ipc_array_ref(ipc_array *a) {
 
 void ipc_array_unref(ipc_array *a) {
   if (!a || atomic_fetch_sub_explicit(&a->refs, 1, memory_order_acq_rel) != 1) return;
-  for (int64_t i = 0; i < a->n_buffers; i++) xchg_buf_unref(a->buffers[i]);
+  for (int64_t i = 0; i < a->n_buffers; i++) xchg_buf_unref(a->buffers[i].owner);
   for (int64_t i = 0; i < a->n_children; i++) ipc_array_unref(a->children[i]);
   ipc_array_unref(a->dictionary);
   free(a);
+}
+
+xchg_buf *ipc_array_set_buf(ipc_array *a, int64_t i, xchg_buf *b) {
+  xchg_buf_unref(a->buffers[i].owner);
+  a->buffers[i] = (ipc_buffer){b ? xchg_buf_data(b) : NULL, b ? xchg_buf_size(b) : 0, b};
+  return b;
+}
+
+void ipc_array_share_buffer(ipc_array *a, int64_t i, const ipc_buffer *from) {
+  xchg_buf_unref(a->buffers[i].owner);
+  a->buffers[i] = *from;
+  xchg_buf_ref(from->owner);
 }
 
 /* Private data of an exported ArrowArray: one allocation holding the

@@ -16,12 +16,21 @@
 #include "xchg/buf.h"
 #include "xchg/error.h"
 
+/* One buffer of an array: a view of memory kept alive by `owner` (a body
+ * read from the input, a decompressed buffer...).  Views rather than
+ * slices, so that a zero-copy buffer costs no allocation. */
+typedef struct ipc_buffer {
+  const uint8_t *data; /* NULL when the buffer is absent */
+  size_t size;
+  xchg_buf *owner;     /* a reference, or NULL for static memory */
+} ipc_buffer;
+
 typedef struct ipc_array {
   _Atomic int64_t refs;
   int64_t length;
   int64_t null_count;
   int64_t n_buffers;
-  xchg_buf **buffers;          /* NULL entries stand for absent buffers */
+  ipc_buffer *buffers;
   int64_t n_children;
   struct ipc_array **children; /* owned references */
   struct ipc_array *dictionary;/* owned reference, or NULL */
@@ -34,12 +43,14 @@ ipc_array *ipc_array_ref(ipc_array *a);
 void ipc_array_unref(ipc_array *a);
 
 /* Pointer to the data of buffer i, or NULL when it is absent. */
-static inline const uint8_t *ipc_array_data(const ipc_array *a, int64_t i) {
-  return a->buffers[i] ? xchg_buf_data(a->buffers[i]) : NULL;
-}
-static inline size_t ipc_array_size(const ipc_array *a, int64_t i) {
-  return a->buffers[i] ? xchg_buf_size(a->buffers[i]) : 0;
-}
+static inline const uint8_t *ipc_array_data(const ipc_array *a, int64_t i) { return a->buffers[i].data; }
+static inline size_t ipc_array_size(const ipc_array *a, int64_t i) { return a->buffers[i].size; }
+
+/* Sets buffer i to the whole of b, taking over the caller's reference
+ * (b may be NULL: the buffer is absent).  Returns b. */
+xchg_buf *ipc_array_set_buf(ipc_array *a, int64_t i, xchg_buf *b);
+/* Sets buffer i to a copy of another array's buffer (another reference). */
+void ipc_array_share_buffer(ipc_array *a, int64_t i, const ipc_buffer *from);
 
 /* Exports a to out; out holds its own reference on a. */
 xchg_status ipc_array_export(ipc_array *a, struct ArrowArray *out, xchg_error *err);

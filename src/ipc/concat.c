@@ -110,8 +110,9 @@ static span whole(const ipc_array *a) { return (span){a, 0, a->length}; }
 
 static xchg_status concat_views(span a, span b, ipc_array *out, xchg_error *err) {
   int64_t na = a.array->n_buffers - 3, nb = b.array->n_buffers - 3;
-  if (!(out->buffers[1] = concat_fixed(a, b, 1, 16))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  uint8_t *views = xchg_buf_mutable_data(out->buffers[1]);
+  xchg_buf *view_buf = ipc_array_set_buf(out, 1, concat_fixed(a, b, 1, 16));
+  if (!view_buf) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  uint8_t *views = xchg_buf_mutable_data(view_buf);
   for (int64_t i = a.length; i < a.length + b.length; i++) {
     int32_t len, buf;
     memcpy(&len, views + 16 * i, 4);
@@ -119,17 +120,18 @@ static xchg_status concat_views(span a, span b, ipc_array *out, xchg_error *err)
     buf += (int32_t)na;
     if (len > 12) memcpy(views + 16 * i + 8, &buf, 4);
   }
-  for (int64_t i = 0; i < na; i++) out->buffers[2 + i] = xchg_buf_ref(a.array->buffers[2 + i]);
-  for (int64_t i = 0; i < nb; i++) out->buffers[2 + na + i] = xchg_buf_ref(b.array->buffers[2 + i]);
-  xchg_buf *sizes = out->buffers[2 + na + nb] =
-      concat_bytes(ipc_array_data(a.array, 2 + na), (size_t)na * 8, ipc_array_data(b.array, 2 + nb), (size_t)nb * 8);
+  for (int64_t i = 0; i < na; i++) ipc_array_share_buffer(out, 2 + i, &a.array->buffers[2 + i]);
+  for (int64_t i = 0; i < nb; i++) ipc_array_share_buffer(out, 2 + na + i, &b.array->buffers[2 + i]);
+  xchg_buf *sizes = ipc_array_set_buf(out, 2 + na + nb,
+      concat_bytes(ipc_array_data(a.array, 2 + na), (size_t)na * 8, ipc_array_data(b.array, 2 + nb), (size_t)nb * 8));
   return sizes ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
 }
 
 static xchg_status concat_dense_union(const ipc_field *f, span a, span b, ipc_array *out,
                                       xchg_error *err) {
-  if (!(out->buffers[1] = concat_fixed(a, b, 1, 4))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  uint8_t *offsets = xchg_buf_mutable_data(out->buffers[1]);
+  xchg_buf *offset_buf = ipc_array_set_buf(out, 1, concat_fixed(a, b, 1, 4));
+  if (!offset_buf) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  uint8_t *offsets = xchg_buf_mutable_data(offset_buf);
   const int8_t *ids = (const int8_t *)ipc_array_data(out, 0);
   for (int64_t i = a.length; i < a.length + b.length; i++)
     for (int64_t c = 0; c < f->n_children; c++)
@@ -143,10 +145,10 @@ static xchg_status concat_dense_union(const ipc_field *f, span a, span b, ipc_ar
 
 static xchg_status concat_list_views(const ipc_field *f, int width, span a, span b, ipc_array *out,
                                      xchg_error *err) {
-  out->buffers[1] = concat_fixed(a, b, 1, width);
-  out->buffers[2] = concat_fixed(a, b, 2, width);
-  if (!out->buffers[1] || !out->buffers[2]) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  uint8_t *offsets = xchg_buf_mutable_data(out->buffers[1]);
+  xchg_buf *offset_buf = ipc_array_set_buf(out, 1, concat_fixed(a, b, 1, width));
+  if (!ipc_array_set_buf(out, 2, concat_fixed(a, b, 2, width)) || !offset_buf)
+    return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  uint8_t *offsets = xchg_buf_mutable_data(offset_buf);
   int64_t shift = a.array->children[0]->length;
   for (int64_t i = a.length; i < a.length + b.length; i++) store(offsets, width, i, load(offsets, width, i) + shift);
   return concat_child(f, out, 0, whole(a.array->children[0]), whole(b.array->children[0]), err);
@@ -161,16 +163,17 @@ static xchg_status concat_value(const ipc_field *f, span a, span b, ipc_array *o
     case IPC_NULL: return XCHG_OK;
     case IPC_BOOL: {
       int64_t zeros;
-      out->buffers[1] = concat_bits(a, b, 1, &zeros);
+      ipc_array_set_buf(out, 1, concat_bits(a, b, 1, &zeros));
       break;
     }
     case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
-      if (!(out->buffers[1] = concat_offsets(a, b, width, ranges))) break;
-      out->buffers[2] = concat_bytes(ipc_array_data(a.array, 2) + ranges[0][0], (size_t)ranges[0][1],
-                                     ipc_array_data(b.array, 2) + ranges[1][0], (size_t)ranges[1][1]);
+      if (!ipc_array_set_buf(out, 1, concat_offsets(a, b, width, ranges))) break;
+      if (!ipc_array_set_buf(out, 2, concat_bytes(ipc_array_data(a.array, 2) + ranges[0][0], (size_t)ranges[0][1],
+                                                  ipc_array_data(b.array, 2) + ranges[1][0], (size_t)ranges[1][1])))
+        return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
       break;
     case IPC_LIST: case IPC_LARGE_LIST: case IPC_MAP:
-      if (!(out->buffers[1] = concat_offsets(a, b, width, ranges))) break;
+      if (!ipc_array_set_buf(out, 1, concat_offsets(a, b, width, ranges))) break;
       return concat_child(f, out, 0, child_span(a.array, 0, ranges[0][0], ranges[0][1]),
                           child_span(b.array, 0, ranges[1][0], ranges[1][1]), err);
     case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW: return concat_list_views(f, width, a, b, out, err);
@@ -186,7 +189,7 @@ static xchg_status concat_value(const ipc_field *f, span a, span b, ipc_array *o
       }
       return XCHG_OK;
     case IPC_UNION:
-      if (!(out->buffers[0] = concat_fixed(a, b, 0, 1))) break;
+      if (!ipc_array_set_buf(out, 0, concat_fixed(a, b, 0, 1))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
       if (f->union_dense) return concat_dense_union(f, a, b, out, err);
       for (int64_t c = 0; c < f->n_children; c++) {
         xchg_status st = concat_child(f, out, c, child_span(a.array, c, a.offset, a.length),
@@ -197,10 +200,10 @@ static xchg_status concat_value(const ipc_field *f, span a, span b, ipc_array *o
     case IPC_RUN_END_ENCODED:
       return xchg_errorf(err, XCHG_ENOTSUP, "field '%s': appending run-end encoded values", f->path);
     default:
-      out->buffers[1] = concat_fixed(a, b, 1, f->width);
+      ipc_array_set_buf(out, 1, concat_fixed(a, b, 1, f->width));
       break;
   }
-  return out->buffers[1] ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  return out->buffers[1].data ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
 }
 
 static int64_t buffers_of(const ipc_field *f, int as_value, const ipc_array *a, const ipc_array *b) {
@@ -218,7 +221,7 @@ static xchg_status concat_span(const ipc_field *f, int as_value, span a, span b,
   int has_validity = f->type != IPC_NULL && f->type != IPC_UNION && f->type != IPC_RUN_END_ENCODED;
   if (f->type == IPC_NULL) r->null_count = r->length;
   if (has_validity && (a.array->null_count || b.array->null_count)) {
-    if (!(r->buffers[0] = concat_bits(a, b, 0, &r->null_count))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    if (!ipc_array_set_buf(r, 0, concat_bits(a, b, 0, &r->null_count))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   }
   if (!indices) return concat_value(f, a, b, r, err);
   if (a.array->dictionary != b.array->dictionary &&
@@ -226,8 +229,8 @@ static xchg_status concat_span(const ipc_field *f, int as_value, span a, span b,
     return xchg_errorf(err, XCHG_ENOTSUP, "field '%s': appending values that use two different "
                        "nested dictionaries", f->path);
   r->dictionary = ipc_array_ref(b.array->dictionary);
-  r->buffers[1] = concat_fixed(a, b, 1, f->index_width);
-  return r->buffers[1] ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  return ipc_array_set_buf(r, 1, concat_fixed(a, b, 1, f->index_width)) ? XCHG_OK
+                                                                           : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
 }
 
 xchg_status ipc_array_concat(const ipc_field *field, int as_value, ipc_array *a, ipc_array *b,

@@ -21,7 +21,7 @@ typedef struct swap_rule {
 #define VIEW_SWAP ((swap_rule){IPC_SWAP_NONE, 16})
 
 struct ipc_job {
-  xchg_buf *src;          /* the compressed bytes, length prefix excluded */
+  ipc_buffer src;         /* the compressed bytes, length prefix excluded */
   xchg_buf *dst;          /* the final buffer */
   xchg_block_codec codec;
   swap_rule swap;
@@ -99,7 +99,7 @@ static void swap_values(uint8_t *p, size_t size, swap_rule rule) {
 
 /* ---- jobs ------------------------------------------------------------------ */
 
-static xchg_status add_job(decoder *d, xchg_buf *src, xchg_buf *dst, swap_rule swap) {
+static xchg_status add_job(decoder *d, ipc_buffer src, xchg_buf *dst, swap_rule swap) {
   ipc_jobs *jobs = d->jobs;
   if (jobs->count == jobs->capacity) {
     int64_t cap = jobs->capacity ? jobs->capacity * 2 : 64;
@@ -117,9 +117,8 @@ static xchg_status add_job(decoder *d, xchg_buf *src, xchg_buf *dst, swap_rule s
 static xchg_status run_job(ipc_job *j, xchg_error *err) {
   const ipc_decode_ctx *ctx = j->ctx;
   if (ctx->on_decompress)
-    ctx->on_decompress(ctx->on_decompress_ctx, j->codec, xchg_buf_data(j->src), xchg_buf_size(j->src),
-                       xchg_buf_size(j->dst));
-  xchg_status st = xchg_block_decompress(j->codec, xchg_buf_data(j->src), xchg_buf_size(j->src),
+    ctx->on_decompress(ctx->on_decompress_ctx, j->codec, j->src.data, j->src.size, xchg_buf_size(j->dst));
+  xchg_status st = xchg_block_decompress(j->codec, j->src.data, j->src.size,
                                          xchg_buf_mutable_data(j->dst), xchg_buf_size(j->dst), err);
   if (st == XCHG_OK && ctx->big_endian && needs_swap(j->swap))
     swap_values(xchg_buf_mutable_data(j->dst), xchg_buf_size(j->dst), j->swap);
@@ -186,7 +185,7 @@ xchg_status ipc_jobs_run(ipc_jobs *jobs, xchg_pool *pool, int64_t task_bytes,
 
 void ipc_jobs_free(ipc_jobs *jobs) {
   for (int64_t i = 0; i < jobs->count; i++) {
-    xchg_buf_unref(jobs->items[i].src);
+    xchg_buf_unref(jobs->items[i].src.owner);
     xchg_buf_unref(jobs->items[i].dst);
   }
   free(jobs->items);
@@ -195,58 +194,61 @@ void ipc_jobs_free(ipc_jobs *jobs) {
 
 /* ---- step 1: plan ------------------------------------------------------------ */
 
-/* Bytes [offset, offset+len) of the body, as a buffer. */
-static xchg_status fetch(decoder *d, int64_t index, int64_t offset, int64_t len, xchg_buf **out) {
+/* Bytes [offset, offset+len) of the body, as a view. */
+static xchg_status fetch(decoder *d, int64_t index, int64_t offset, int64_t len, ipc_buffer *out) {
   const ipc_body *body = d->body;
   if (body->mem) {
-    *out = xchg_buf_slice(body->mem, (size_t)offset, (size_t)len);
-    return *out ? XCHG_OK : fail(d, index, XCHG_ENOMEM, "out of memory");
+    *out = (ipc_buffer){xchg_buf_data(body->mem) + offset, (size_t)len, xchg_buf_ref(body->mem)};
+    return XCHG_OK;
   }
+  xchg_buf *b;
   xchg_status st = xchg_source_seek(body->src, (uint64_t)(body->offset + offset), d->err);
-  if (st == XCHG_OK) st = xchg_source_read_buf(body->src, (size_t)len, out, d->err);
-  if (st != XCHG_OK) xchg_error_prefix(d->err, "message %lld, buffer %lld: ", (long long)d->ctx->message_index, (long long)index);
-  return st;
-}
-
-/* An aligned, private copy of src, byte-swapped when needed. */
-static xchg_status copy_buffer(decoder *d, int64_t index, xchg_buf **b, swap_rule swap) {
-  xchg_buf *copy = xchg_buf_alloc(xchg_buf_size(*b));
-  if (!copy) return fail(d, index, XCHG_ENOMEM, "out of memory copying %zu bytes", xchg_buf_size(*b));
-  memcpy(xchg_buf_mutable_data(copy), xchg_buf_data(*b), xchg_buf_size(*b));
-  if (d->ctx->big_endian && needs_swap(swap)) swap_values(xchg_buf_mutable_data(copy), xchg_buf_size(copy), swap);
-  xchg_buf_unref(*b);
-  *b = copy;
+  if (st == XCHG_OK) st = xchg_source_read_buf(body->src, (size_t)len, &b, d->err);
+  if (st != XCHG_OK) {
+    xchg_error_prefix(d->err, "message %lld, buffer %lld: ", (long long)d->ctx->message_index, (long long)index);
+    return st;
+  }
+  *out = (ipc_buffer){xchg_buf_data(b), xchg_buf_size(b), b};
   return XCHG_OK;
 }
 
-/* Buffer `raw` holds a compressed buffer: an int64 uncompressed length,
- * then the codec's frame (or, for length -1, the bytes stored as they are).
- * Sets *out to the final buffer, with a job to fill it, or to the stored
- * bytes. */
-static xchg_status plan_compressed(decoder *d, int64_t index, xchg_buf *raw, swap_rule swap,
-                                   xchg_buf **out, int *queued) {
-  size_t len = xchg_buf_size(raw);
-  if (len < 8)
-    return fail(d, index, XCHG_EFORMAT, "compressed buffer of %zu bytes lacks its 8-byte length", len);
-  int64_t size = (int64_t)fb_load_u64(xchg_buf_data(raw));
-  if (size == -1) {
-    *out = xchg_buf_slice(raw, 8, len - 8);
-    return *out ? XCHG_OK : fail(d, index, XCHG_ENOMEM, "out of memory");
-  }
+/* Replaces the view with an aligned, private copy, byte-swapped when
+ * needed. */
+static xchg_status copy_buffer(decoder *d, int64_t index, ipc_buffer *b, swap_rule swap) {
+  xchg_buf *copy = xchg_buf_alloc(b->size);
+  if (!copy) return fail(d, index, XCHG_ENOMEM, "out of memory copying %zu bytes", b->size);
+  memcpy(xchg_buf_mutable_data(copy), b->data, b->size);
+  if (d->ctx->big_endian && needs_swap(swap)) swap_values(xchg_buf_mutable_data(copy), b->size, swap);
+  xchg_buf_unref(b->owner);
+  *b = (ipc_buffer){xchg_buf_data(copy), b->size, copy};
+  return XCHG_OK;
+}
+
+/* `raw` holds a compressed buffer: an int64 uncompressed length, then the
+ * codec's frame (or, for length -1, the bytes stored as they are).  Turns
+ * it into the final buffer, with a job queued to fill it (*queued), or
+ * into a view of the stored bytes. */
+static xchg_status plan_compressed(decoder *d, int64_t index, ipc_buffer *raw, swap_rule swap,
+                                   int *queued) {
+  if (raw->size < 8)
+    return fail(d, index, XCHG_EFORMAT, "compressed buffer of %zu bytes lacks its 8-byte length", raw->size);
+  int64_t size = (int64_t)fb_load_u64(raw->data);
+  raw->data += 8;
+  raw->size -= 8;
+  if (size == -1) return XCHG_OK;
   if (size < 0) return fail(d, index, XCHG_EFORMAT, "negative uncompressed length %lld", (long long)size);
   if (size > d->ctx->opts->max_buffer_bytes)
     return fail(d, index, XCHG_ELIMIT, "uncompressed length %lld exceeds max_buffer_bytes %lld",
                 (long long)size, (long long)d->ctx->opts->max_buffer_bytes);
-  xchg_buf *src = xchg_buf_slice(raw, 8, len - 8);
   xchg_buf *dst = xchg_buf_alloc((size_t)size);
-  xchg_status st = src && dst ? add_job(d, src, dst, swap)
-                              : fail(d, index, XCHG_ENOMEM, "out of memory for %lld bytes", (long long)size);
+  xchg_status st = dst ? add_job(d, *raw, dst, swap)
+                       : fail(d, index, XCHG_ENOMEM, "out of memory for %lld bytes", (long long)size);
   if (st != XCHG_OK) {
-    xchg_buf_unref(src);
     xchg_buf_unref(dst);
     return st;
   }
-  *out = xchg_buf_ref(dst);
+  /* The job took over raw's reference; the array gets one on dst. */
+  *raw = (ipc_buffer){xchg_buf_data(dst), (size_t)size, xchg_buf_ref(dst)};
   *queued = 1;
   return XCHG_OK;
 }
@@ -265,43 +267,27 @@ static xchg_status next_range(decoder *d, int64_t *offset, int64_t *len) {
   return XCHG_OK;
 }
 
-/* Takes the next buffer of the message: a zero-copy slice when it is
+/* Takes the next buffer of the message: a zero-copy view when it is
  * stored as is (copied only when misaligned or big-endian), or a buffer to
- * be filled by a decompression job.  An empty buffer comes out as NULL. */
-static xchg_status take_buffer(decoder *d, swap_rule swap, xchg_buf **out) {
+ * be filled by a decompression job.  An empty buffer stays absent. */
+static xchg_status take_buffer(decoder *d, swap_rule swap, ipc_buffer *out) {
   int64_t offset = 0, len = 0, index = d->next_buffer;
-  *out = NULL;
   xchg_status st = next_range(d, &offset, &len);
   if (st != XCHG_OK || len == 0) return st;
-  xchg_buf *raw, *b = NULL;
+  if ((st = fetch(d, index, offset, len, out)) != XCHG_OK) return st;
   int queued = 0;
-  if ((st = fetch(d, index, offset, len, &raw)) != XCHG_OK) return st;
-  if (d->codec == XCHG_BLOCK_NONE) {
-    b = raw;
-  } else {
-    st = plan_compressed(d, index, raw, swap, &b, &queued);
-    xchg_buf_unref(raw);
-    if (st != XCHG_OK) return st;
-    if (queued) { /* the job fills, aligns and swaps it */
-      *out = b;
-      return XCHG_OK;
-    }
-  }
-  int misaligned = ((uintptr_t)xchg_buf_data(b) & 7) != 0;
-  if ((misaligned || (d->ctx->big_endian && needs_swap(swap))) &&
-      (st = copy_buffer(d, index, &b, swap)) != XCHG_OK) {
-    xchg_buf_unref(b);
+  if (d->codec != XCHG_BLOCK_NONE && (st = plan_compressed(d, index, out, swap, &queued)) != XCHG_OK)
     return st;
-  }
-  *out = b;
+  if (queued) return XCHG_OK; /* the job fills, aligns and swaps it */
+  int misaligned = ((uintptr_t)out->data & 7) != 0;
+  if (misaligned || (d->ctx->big_endian && needs_swap(swap))) return copy_buffer(d, index, out, swap);
   return XCHG_OK;
 }
 
 /* The validity bitmap: only worth taking when there are nulls. */
-static xchg_status take_validity(decoder *d, int64_t null_count, xchg_buf **out) {
+static xchg_status take_validity(decoder *d, int64_t null_count, ipc_buffer *out) {
   if (null_count > 0) return take_buffer(d, NO_SWAP, out);
   int64_t offset, len;
-  *out = NULL;
   return next_range(d, &offset, &len);
 }
 
@@ -397,7 +383,7 @@ static xchg_status plan_views(decoder *d, ipc_array *a, int64_t n_data) {
   xchg_status st = take_buffer(d, VIEW_SWAP, &a->buffers[1]);
   for (int64_t i = 0; i < n_data && st == XCHG_OK; i++) st = take_buffer(d, NO_SWAP, &a->buffers[2 + i]);
   if (st != XCHG_OK) return st;
-  xchg_buf *sizes = a->buffers[2 + n_data] = xchg_buf_alloc((size_t)n_data * 8);
+  xchg_buf *sizes = ipc_array_set_buf(a, 2 + n_data, xchg_buf_alloc((size_t)n_data * 8));
   if (!sizes) return fail(d, -1, XCHG_ENOMEM, "out of memory");
   for (int64_t i = 0; i < n_data; i++) {
     int64_t size = (int64_t)ipc_array_size(a, 2 + i);
@@ -591,7 +577,7 @@ static xchg_status need_size(decoder *d, const ipc_array *a, int64_t i, int64_t 
  * validation) holding exactly null_count zero bits. */
 static xchg_status check_validity(decoder *d, const ipc_array *a) {
   if (a->null_count == 0) return XCHG_OK;
-  if (!a->buffers[0])
+  if (!a->buffers[0].data)
     return fail(d, 0, XCHG_EFORMAT, "null_count %lld but no validity buffer", (long long)a->null_count);
   xchg_status st = need_size(d, a, 0, bitmap_bytes(a->length), 1, "validity");
   if (st != XCHG_OK || !full(d)) return st;
@@ -609,9 +595,10 @@ static xchg_status check_validity(decoder *d, const ipc_array *a) {
  * writers may leave out but consumers may read one entry of. */
 static xchg_status zero_offsets(decoder *d, ipc_array *a, int64_t i) {
   static const int64_t zeros[1];
-  if (a->buffers[i] || a->length != 0) return XCHG_OK;
-  a->buffers[i] = xchg_buf_wrap(zeros, sizeof zeros, NULL, NULL);
-  return a->buffers[i] ? XCHG_OK : fail(d, i, XCHG_ENOMEM, "out of memory");
+  if (a->buffers[i].data || a->length != 0) return XCHG_OK;
+  a->buffers[i] = (ipc_buffer){(const uint8_t *)zeros, sizeof zeros, NULL};
+  (void)d;
+  return XCHG_OK;
 }
 
 /* Offsets at buffer i: length+1 entries, within [0, limit], monotonic. */

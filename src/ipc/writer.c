@@ -233,7 +233,7 @@ typedef struct swap_rule {
 } swap_rule;
 
 typedef struct out_buffer {
-  const xchg_buf *src;   /* NULL or empty: written empty */
+  const ipc_buffer *src; /* absent or empty: written empty */
   swap_rule swap;
   /* filled by prepare_buffer */
   xchg_buf *owned;       /* swapped copy or compressed bytes */
@@ -276,7 +276,7 @@ static void add_node(batch_layout *l, int64_t length, int64_t nulls) {
   l->n_nodes++;
 }
 
-static void add_buffer(batch_layout *l, const xchg_buf *src, swap_rule swap) {
+static void add_buffer(batch_layout *l, const ipc_buffer *src, swap_rule swap) {
   l->buffers = grow(l->buffers, &l->cap_buffers, l->n_buffers + 1, sizeof(out_buffer), &l->oom);
   if (l->oom) return;
   memset(&l->buffers[l->n_buffers], 0, sizeof(out_buffer));
@@ -308,47 +308,47 @@ static void lay_out(batch_layout *l, const ipc_field *f, int as_value, const ipc
   int ow = wide ? 8 : 4;
   add_node(l, a->length, a->null_count);
   if (f->dict_encoded && !as_value) {
-    add_buffer(l, a->buffers[0], NO_SWAP);
-    add_buffer(l, a->buffers[1], INT_SWAP(f->index_width));
+    add_buffer(l, &a->buffers[0], NO_SWAP);
+    add_buffer(l, &a->buffers[1], INT_SWAP(f->index_width));
     return;
   }
   switch (f->type) {
     case IPC_NULL: return;
     case IPC_BOOL:
-      add_buffer(l, a->buffers[0], NO_SWAP);
-      add_buffer(l, a->buffers[1], NO_SWAP);
+      add_buffer(l, &a->buffers[0], NO_SWAP);
+      add_buffer(l, &a->buffers[1], NO_SWAP);
       return;
     case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
-      add_buffer(l, a->buffers[0], NO_SWAP);
-      add_buffer(l, a->buffers[1], INT_SWAP(ow));
-      add_buffer(l, a->buffers[2], NO_SWAP);
+      add_buffer(l, &a->buffers[0], NO_SWAP);
+      add_buffer(l, &a->buffers[1], INT_SWAP(ow));
+      add_buffer(l, &a->buffers[2], NO_SWAP);
       return;
     case IPC_BINARY_VIEW: case IPC_UTF8_VIEW:
-      add_buffer(l, a->buffers[0], NO_SWAP);
-      add_buffer(l, a->buffers[1], ((swap_rule){IPC_SWAP_NONE, 16, 1}));
-      for (int64_t i = 2; i < a->n_buffers - 1; i++) add_buffer(l, a->buffers[i], NO_SWAP);
+      add_buffer(l, &a->buffers[0], NO_SWAP);
+      add_buffer(l, &a->buffers[1], ((swap_rule){IPC_SWAP_NONE, 16, 1}));
+      for (int64_t i = 2; i < a->n_buffers - 1; i++) add_buffer(l, &a->buffers[i], NO_SWAP);
       add_variadic(l, a->n_buffers - 3);
       return;
     case IPC_LIST: case IPC_LARGE_LIST: case IPC_MAP:
-      add_buffer(l, a->buffers[0], NO_SWAP);
-      add_buffer(l, a->buffers[1], INT_SWAP(ow));
+      add_buffer(l, &a->buffers[0], NO_SWAP);
+      add_buffer(l, &a->buffers[1], INT_SWAP(ow));
       break;
     case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW:
-      add_buffer(l, a->buffers[0], NO_SWAP);
-      add_buffer(l, a->buffers[1], INT_SWAP(ow));
-      add_buffer(l, a->buffers[2], INT_SWAP(ow));
+      add_buffer(l, &a->buffers[0], NO_SWAP);
+      add_buffer(l, &a->buffers[1], INT_SWAP(ow));
+      add_buffer(l, &a->buffers[2], INT_SWAP(ow));
       break;
     case IPC_FIXED_SIZE_LIST: case IPC_STRUCT:
-      add_buffer(l, a->buffers[0], NO_SWAP);
+      add_buffer(l, &a->buffers[0], NO_SWAP);
       break;
     case IPC_UNION:
-      add_buffer(l, a->buffers[0], NO_SWAP);
-      if (f->union_dense) add_buffer(l, a->buffers[1], INT_SWAP(4));
+      add_buffer(l, &a->buffers[0], NO_SWAP);
+      if (f->union_dense) add_buffer(l, &a->buffers[1], INT_SWAP(4));
       break;
     case IPC_RUN_END_ENCODED: break;
     default:
-      add_buffer(l, a->buffers[0], NO_SWAP);
-      add_buffer(l, a->buffers[1], ((swap_rule){f->swap, f->width, 0}));
+      add_buffer(l, &a->buffers[0], NO_SWAP);
+      add_buffer(l, &a->buffers[1], ((swap_rule){f->swap, f->width, 0}));
       return;
   }
   for (int64_t i = 0; i < f->n_children; i++) lay_out(l, &f->children[i], 0, a->children[i]);
@@ -397,8 +397,8 @@ static int needs_swap(swap_rule rule) {
 }
 
 static void prepare_buffer(const xchg_write_options *opts, out_buffer *b) {
-  b->data = b->src ? xchg_buf_data(b->src) : NULL;
-  b->size = b->src ? (int64_t)xchg_buf_size(b->src) : 0;
+  b->data = b->src->data;
+  b->size = (int64_t)b->src->size;
   if (b->size == 0) return; /* empty buffers are written empty */
   if (opts->big_endian && needs_swap(b->swap)) {
     if (!(b->owned = xchg_buf_alloc((size_t)b->size))) {
@@ -450,7 +450,7 @@ static xchg_status prepare_buffers(const xchg_write_options *opts, batch_layout 
     int64_t acc = 0;
     starts[0] = 0;
     for (int64_t i = 0; i < l->n_buffers; i++) {
-      acc += l->buffers[i].src ? (int64_t)xchg_buf_size(l->buffers[i].src) : 0;
+      acc += (int64_t)l->buffers[i].src->size;
       if (acc >= (int64_t)opts->parallel_min_bytes || i == l->n_buffers - 1) {
         starts[++n_groups] = i + 1;
         acc = 0;

@@ -18,18 +18,21 @@ typedef struct norm {
 
 static xchg_status oom(norm *n) { return xchg_errorf(n->err, XCHG_ENOMEM, "out of memory"); }
 
-/* A buffer over size bytes at p + at: borrowed, or a copy. NULL for size 0. */
-static xchg_status take(norm *n, const uint8_t *base, int64_t at, int64_t size, xchg_buf **out) {
-  *out = NULL;
+/* A view of size bytes at p + at: borrowed, or a copy. Absent for size 0. */
+static xchg_status take(norm *n, const uint8_t *base, int64_t at, int64_t size, ipc_buffer *out) {
+  *out = (ipc_buffer){NULL, 0, NULL};
   if (size <= 0) return XCHG_OK;
   if (!base) return xchg_errorf(n->err, XCHG_EINVAL, "a buffer of %lld bytes is missing", (long long)size);
   const uint8_t *p = base + at;
   if (!n->copy) {
-    *out = xchg_buf_wrap(p, (size_t)size, NULL, NULL);
-  } else if ((*out = xchg_buf_alloc((size_t)size)) != NULL) {
-    memcpy(xchg_buf_mutable_data(*out), p, (size_t)size);
+    *out = (ipc_buffer){p, (size_t)size, NULL}; /* the caller's batch outlives the write */
+    return XCHG_OK;
   }
-  return *out ? XCHG_OK : oom(n);
+  xchg_buf *copy = xchg_buf_alloc((size_t)size);
+  if (!copy) return oom(n);
+  memcpy(xchg_buf_mutable_data(copy), p, (size_t)size);
+  *out = (ipc_buffer){xchg_buf_data(copy), (size_t)size, copy};
+  return XCHG_OK;
 }
 
 static int bit_at(const uint8_t *bits, int64_t i) { return (bits[i >> 3] >> (i & 7)) & 1; }
@@ -53,12 +56,15 @@ static xchg_buf *shift_bits(const uint8_t *src, int64_t off, int64_t len) {
   return b;
 }
 
-static xchg_status take_bits(norm *n, const uint8_t *src, int64_t off, int64_t len, xchg_buf **out) {
-  *out = NULL;
+static xchg_status take_bits(norm *n, const uint8_t *src, int64_t off, int64_t len, ipc_buffer *out) {
+  *out = (ipc_buffer){NULL, 0, NULL};
   if (len == 0) return XCHG_OK;
   if (!src) return xchg_errorf(n->err, XCHG_EINVAL, "a bitmap of %lld bits is missing", (long long)len);
   if ((off & 7) == 0 && !n->copy) return take(n, src, off / 8, (len + 7) / 8, out);
-  return (*out = shift_bits(src, off, len)) ? XCHG_OK : oom(n);
+  xchg_buf *b = shift_bits(src, off, len);
+  if (!b) return oom(n);
+  *out = (ipc_buffer){xchg_buf_data(b), xchg_buf_size(b), b};
+  return XCHG_OK;
 }
 
 static int64_t count_nulls(const uint8_t *bits, int64_t off, int64_t len) {
@@ -123,7 +129,7 @@ static xchg_status take_offsets(norm *n, const ipc_field *f, const struct ArrowA
   *first = *count = 0;
   if (!src) {
     if (len != 0) return xchg_errorf(n->err, XCHG_EINVAL, "field '%s': no offsets buffer", f->path);
-    return (r->buffers[1] = xchg_buf_calloc((size_t)width)) ? XCHG_OK : oom(n);
+    return ipc_array_set_buf(r, 1, xchg_buf_calloc((size_t)width)) ? XCHG_OK : oom(n);
   }
   int64_t start = load_offset(src, width, off), end = load_offset(src, width, off + len);
   if (start < 0 || end < start)
@@ -132,7 +138,7 @@ static xchg_status take_offsets(norm *n, const ipc_field *f, const struct ArrowA
   *first = start;
   *count = end - start;
   if (start == 0) return take(n, src, off * width, (len + 1) * width, &r->buffers[1]);
-  xchg_buf *b = r->buffers[1] = xchg_buf_alloc((size_t)((len + 1) * width));
+  xchg_buf *b = ipc_array_set_buf(r, 1, xchg_buf_alloc((size_t)((len + 1) * width)));
   if (!b) return oom(n);
   uint8_t *dst = xchg_buf_mutable_data(b);
   for (int64_t i = 0; i <= len; i++) store_offset(dst, width, i, load_offset(src, width, off + i) - start);
@@ -166,8 +172,9 @@ static xchg_status norm_views(norm *n, const struct ArrowArray *a, int64_t off, 
     st = take(n, buffer(a, 2 + i), 0, size, &r->buffers[2 + i]);
   }
   if (st != XCHG_OK) return st;
-  if (!(r->buffers[2 + n_data] = xchg_buf_alloc((size_t)n_data * 8))) return oom(n);
-  if (n_data) memcpy(xchg_buf_mutable_data(r->buffers[2 + n_data]), sizes, (size_t)n_data * 8);
+  xchg_buf *size_buf = ipc_array_set_buf(r, 2 + n_data, xchg_buf_alloc((size_t)n_data * 8));
+  if (!size_buf) return oom(n);
+  if (n_data) memcpy(xchg_buf_mutable_data(size_buf), sizes, (size_t)n_data * 8);
   return XCHG_OK;
 }
 
@@ -202,8 +209,9 @@ static xchg_status norm_run_ends(norm *n, const ipc_field *f, const struct Arrow
   if (!e) return oom(n);
   e->length = count;
   if (count > 0) {
-    if (!(e->buffers[1] = xchg_buf_alloc((size_t)(count * width)))) return oom(n);
-    uint8_t *dst = xchg_buf_mutable_data(e->buffers[1]);
+    xchg_buf *end_buf = ipc_array_set_buf(e, 1, xchg_buf_alloc((size_t)(count * width)));
+    if (!end_buf) return oom(n);
+    uint8_t *dst = xchg_buf_mutable_data(end_buf);
     for (int64_t k = 0; k < count; k++) {
       int64_t v = load_int(p, width, r0 + k);
       v = (v > off + len ? off + len : v) - off;

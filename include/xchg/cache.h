@@ -1,0 +1,221 @@
+/* xchg/cache.h — a shared decoded cache: a broadcast is decoded once per
+ * process, whatever its tasks do.
+ *
+ * Engines ship a join's build side ("broadcast") to every executor once, and
+ * every task of the executor then reads it.  Decoding it per task repeats the
+ * same decompression and decode many times over.  An xchg_cache decodes each
+ * broadcast (named by a key) once, into buffers it owns, and hands every task
+ * its own ArrowArrays whose buffers are references on that one copy.
+ *
+ *   xchg_cache *cache = xchg_cache_create(NULL);           // one per process
+ *   ...in every task:
+ *   xchg_cache_holder *h;
+ *   st = xchg_cache_acquire(cache, "broadcast_7", &bytes, NULL, 0,
+ *                           task_cancelled, task, &h, &err);
+ *   for (int64_t i = 0; i < xchg_cache_holder_num_batches(h); i++) {
+ *     struct ArrowArray batch;
+ *     st = xchg_cache_holder_batch(h, i, &batch, &err);   // "+s", its own
+ *     ...probe...
+ *     batch.release(&batch);                              // any time, any order
+ *   }
+ *   xchg_cache_release(h);
+ *
+ * Rules:
+ *   - Single flight.  The first acquirer of a key decodes; acquirers arriving
+ *     meanwhile wait for it, asking their cancel callback every
+ *     `wait_check_ms` (default 100 ms).  A cancelled waiter returns
+ *     XCHG_ECANCELLED at once and the decode goes on for the others.  A
+ *     cancelled *decoder* stops decoding: that is a failed decode (below).
+ *   - Lifetime.  An entry lives while anything references it: holders, and
+ *     every ArrowArray (each node of it: children moved out count too) and
+ *     ArrowArrayStream handed out.  These may outlive xchg_cache_release of
+ *     their holder.  With the last reference the entry is freed, unless
+ *     retention keeps it; so without retention the cache never holds memory
+ *     the tasks would not hold anyway.
+ *   - Failure.  A failed decode (bad bytes, out of memory, the decoder
+ *     cancelled) is never cached.  Its error goes to the acquirer that
+ *     decoded; every acquirer waiting for it starts over, and the first one
+ *     to do so decodes again for all the others ("one retries for all"): a
+ *     transient failure costs one more decode, not one per waiter.  A lasting
+ *     failure is thus met by each acquirer in turn, each with its own error.
+ *   - Per-column lazy decode.  An acquirer names the columns it reads;
+ *     only the columns nobody has decoded yet are decoded (through the IPC
+ *     reader's projection over the same bytes), each once, single-flight.
+ *     A later, wider acquirer adds only what is missing.
+ *   - Dictionary-encoded columns are shared like any other (the dictionary
+ *     is decoded once per IPC stream and referenced by every batch).
+ *   - A broadcast may be several IPC streams ("parts", e.g. one per map
+ *     output) with equal schemas: their batches follow one another.  Zero
+ *     parts make an empty broadcast with no columns and no batches.
+ *   - Sharing off (xchg_cache_options.sharing = 0): every acquirer decodes
+ *     privately, with the same results and the same API.
+ *
+ * The bytes described by an xchg_broadcast must stay valid until the
+ * acquirer's holder is released: the cache reads them again only to decode
+ * columns that acquirer asks for, never keeps pointers into them and never
+ * hands out arrays pointing into them (decoded buffers are its own). */
+#ifndef XCHG_CACHE_H
+#define XCHG_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xchg/arrow_c.h"
+#include "xchg/error.h"
+#include "xchg/io.h"
+#include "xchg/ipc.h"
+#include "xchg/pool.h"
+#include "xchg/stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct xchg_cache xchg_cache;
+typedef struct xchg_cache_holder xchg_cache_holder;
+
+/* A task's cancellation check: non-zero once the task is cancelled.  May be
+ * NULL wherever one is taken. */
+typedef int (*xchg_cancel_fn)(void *ctx);
+
+typedef struct xchg_cache_options {
+  /* Non-zero (default 1): acquirers of one key share one decoded copy.
+   * 0: every acquirer decodes its own. */
+  int sharing;
+  /* How often a waiting acquirer asks its cancel callback; default 100. */
+  int64_t wait_check_ms;
+  /* Retention: keep entries nobody references, so that tasks that do not
+   * overlap in time share too.  retain_bytes is a budget on the bytes of all
+   * entries (held ones included): when it is exceeded, unreferenced entries
+   * are freed least recently released first; a held entry is never freed.
+   * retain_ms (0 = no limit) frees an unreferenced entry that many
+   * milliseconds after its last release (checked on every acquire and
+   * release, and by xchg_cache_trim).  retain_bytes 0 (default) retains
+   * nothing; use INT64_MAX for an age limit alone. */
+  int64_t retain_bytes;
+  int64_t retain_ms;
+  /* Accounting: called with +bytes when decoded data (or a derived value)
+   * enters the cache and -bytes when it is freed, so that an engine can
+   * charge its memory manager.  Called with no cache lock held, from the
+   * thread that decoded or dropped the last reference.  May be NULL. */
+  void (*on_bytes)(void *ctx, int64_t delta);
+  void *on_bytes_ctx;
+  /* How decoded data is checked (default XCHG_VALIDATE_FULL) and the pool
+   * decompression runs on (default NULL: the decoding thread). */
+  xchg_validation validation;
+  xchg_pool *pool;
+} xchg_cache_options;
+
+/* Fills opts with the defaults above. */
+void xchg_cache_options_init(xchg_cache_options *opts);
+
+/* A new cache (opts NULL for the defaults); NULL when out of memory. */
+xchg_cache *xchg_cache_create(const xchg_cache_options *opts);
+
+/* Frees the cache and every entry it retains.  Every holder must have been
+ * released; arrays and streams handed out stay valid (they keep their
+ * buffers). */
+void xchg_cache_destroy(xchg_cache *cache);
+
+/* One IPC stream of a broadcast: its encoded bytes, as memory chunks (a
+ * JVM's heap chunks need not be joined), wrapped in a stream codec
+ * (XCHG_STREAM_NONE for plain Arrow IPC; XCHG_STREAM_AUTO to detect). */
+typedef struct xchg_broadcast_part {
+  const xchg_chunk *chunks;
+  size_t n_chunks;
+  xchg_stream_codec codec;
+} xchg_broadcast_part;
+
+/* The encoded bytes of a broadcast.  When open_part is set, it is called
+ * to open the encoded bytes of part i as a source instead of reading
+ * parts[i].chunks (parts[i].codec still applies): for bytes that are not in
+ * memory, and for tests that block, slow down or break a decode. */
+typedef struct xchg_broadcast {
+  const xchg_broadcast_part *parts;
+  int64_t n_parts;
+  xchg_status (*open_part)(void *ctx, int64_t part, xchg_source **out, xchg_error *err);
+  void *open_ctx;
+} xchg_broadcast;
+
+/* Acquires the broadcast `key` (a string of any length) of cache, decoding
+ * what is missing from `bytes`, and waiting for what others are decoding.
+ * columns[0..n_columns) are the top-level column indices the holder reads,
+ * in the order it sees them (repeats allowed); columns NULL means every
+ * column.  cancel(cancel_ctx) is asked while waiting and while decoding.
+ * On success *out is a holder to pass to xchg_cache_release.
+ *
+ * Errors: the decode's own (XCHG_EFORMAT, XCHG_EIO, ...) for the acquirer
+ * that decoded; XCHG_ECANCELLED when cancelled; XCHG_EINVAL for a column
+ * index out of range, or for bytes whose schema or batches disagree with
+ * what the key was decoded from before. */
+xchg_status xchg_cache_acquire(xchg_cache *cache, const char *key, const xchg_broadcast *bytes,
+                               const int64_t *columns, int64_t n_columns, xchg_cancel_fn cancel,
+                               void *cancel_ctx, xchg_cache_holder **out, xchg_error *err);
+
+/* Drops the holder (NULL is a no-op).  Arrays and streams it handed out
+ * stay valid. */
+void xchg_cache_release(xchg_cache_holder *holder);
+
+/* The holder's schema: a "+s" whose children are its columns, in the order
+ * asked for (a fresh copy each call). */
+xchg_status xchg_cache_holder_schema(const xchg_cache_holder *holder, struct ArrowSchema *out,
+                                     xchg_error *err);
+
+int64_t xchg_cache_holder_num_batches(const xchg_cache_holder *holder);
+int64_t xchg_cache_holder_num_rows(const xchg_cache_holder *holder);
+
+/* Batch i as a "+s" ArrowArray of the holder's columns: the caller's own
+ * (release it whenever; it references the shared buffers, not the holder). */
+xchg_status xchg_cache_holder_batch(const xchg_cache_holder *holder, int64_t i,
+                                    struct ArrowArray *out, xchg_error *err);
+
+/* Every batch, in order, as an ArrowArrayStream of the caller's own (it may
+ * be read after xchg_cache_release, and dropped part way). */
+xchg_status xchg_cache_holder_stream(const xchg_cache_holder *holder,
+                                     struct ArrowArrayStream *out, xchg_error *err);
+
+/* ---- Derived objects ----------------------------------------------------- */
+
+/* Builds a value from an entry (through holder), e.g. a join's hash table.
+ * Sets *value and, optionally, *bytes (charged like decoded data). */
+typedef xchg_status (*xchg_derive_fn)(void *ctx, const xchg_cache_holder *holder, void **value,
+                                      int64_t *bytes, xchg_error *err);
+
+/* The value named `name` attached to the holder's entry, built by
+ * build(build_ctx, holder, ...) by the first caller and shared by every
+ * other holder of the entry (whatever its columns: names are the caller's
+ * to choose so that equal names mean equal values).  Single flight with
+ * the rules of xchg_cache_acquire: callers arriving during the build wait
+ * (asking cancel); a failed build is not kept and the first waiter builds
+ * again.  destroy(value) runs when the entry is freed.  *value stays valid
+ * while the holder is held. */
+xchg_status xchg_cache_derived(xchg_cache_holder *holder, const char *name, xchg_derive_fn build,
+                               void *build_ctx, void (*destroy)(void *value),
+                               xchg_cancel_fn cancel, void *cancel_ctx, void **value,
+                               xchg_error *err);
+
+/* ---- Retention and metrics ------------------------------------------------ */
+
+/* Frees retained entries past retain_ms now. */
+void xchg_cache_trim(xchg_cache *cache);
+
+typedef struct xchg_cache_metrics {
+  int64_t acquisitions;   /* successful or not */
+  int64_t hits;           /* acquisitions that found everything decoded */
+  int64_t waits;          /* acquisitions that waited for another's decode */
+  int64_t decodes;        /* decodes started (one per column set decoded) */
+  int64_t failed_decodes; /* of which failed (the decoder cancelled included) */
+  int64_t cancellations;  /* acquisitions and derivations that were cancelled */
+  int64_t derived_builds; /* derived values built (failed builds included) */
+  int64_t entries;        /* entries alive now, held or retained */
+  int64_t retained;       /* of which nobody references */
+  int64_t bytes_held;     /* bytes of the entries alive now */
+  int64_t evictions;      /* retained entries freed by budget or age */
+} xchg_cache_metrics;
+
+void xchg_cache_get_metrics(xchg_cache *cache, xchg_cache_metrics *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
