@@ -169,3 +169,80 @@ void shape_cache_batch(uint64_t seed, int64_t rows, int64_t index, struct ArrowA
   cache_strings(o->children[3], n, &rng, sums);
   cache_bools(o->children[5], n, &rng, sums);
 }
+
+/* ---- shape `broadcast` --------------------------------------------------------- */
+
+void shape_broadcast_schema(struct ArrowSchema *out) {
+  static const char *names[] = {"k", "d_long", "d_str"};
+  static const char *formats[] = {"l", "l", "u"};
+  struct ArrowSchema *kids = must_alloc(SHAPE_BROADCAST_COLUMNS * sizeof *kids);
+  memset(out, 0, sizeof *out);
+  out->format = "+s";
+  out->name = "";
+  out->n_children = SHAPE_BROADCAST_COLUMNS;
+  out->children = must_alloc(SHAPE_BROADCAST_COLUMNS * sizeof *out->children);
+  for (int i = 0; i < SHAPE_BROADCAST_COLUMNS; i++) {
+    kids[i] = (struct ArrowSchema){formats[i], names[i], NULL, ARROW_FLAG_NULLABLE, 0, NULL, NULL,
+                                   release_leaf, NULL};
+    out->children[i] = &kids[i];
+  }
+  out->private_data = kids;
+  out->release = release_schema;
+}
+
+int64_t shape_broadcast_batches(int64_t rows) {
+  return (rows + SHAPE_BROADCAST_BATCH_ROWS - 1) / SHAPE_BROADCAST_BATCH_ROWS;
+}
+
+/* A pseudo-random permutation of [0, n) computable at any index: a
+ * four-round Feistel network over the smallest even power of two >= n,
+ * walking the cycle until the value falls inside [0, n). */
+static uint64_t permute(uint64_t seed, uint64_t i, uint64_t n) {
+  int half = 1;
+  while ((1ull << (2 * half)) < n) half++;
+  uint64_t mask = (1ull << half) - 1;
+  do {
+    uint64_t l = i >> half, r = i & mask;
+    for (uint64_t round = 0; round < 4; round++) {
+      uint64_t s = seed ^ (r * 0x9e3779b97f4a7c15ull) ^ round;
+      uint64_t f = next_random(&s) & mask;
+      uint64_t t = r;
+      r = l ^ f;
+      l = t;
+    }
+    i = (l << half) | r;
+  } while (i >= n);
+  return i;
+}
+
+void shape_broadcast_batch(uint64_t seed, int64_t rows, int64_t index, struct ArrowArray *out,
+                           shape_sums *sums) {
+  int64_t first = index * SHAPE_BROADCAST_BATCH_ROWS;
+  int64_t n = rows - first < SHAPE_BROADCAST_BATCH_ROWS ? rows - first : SHAPE_BROADCAST_BATCH_ROWS;
+  uint64_t rng = batch_stream(seed, index);
+  init_array(out, n, 0, NULL, NULL, NULL, 1);
+  owned *o = out->private_data;
+  for (int i = 0; i < SHAPE_BROADCAST_COLUMNS; i++) o->children[i] = &o->child_structs[i];
+  out->n_children = SHAPE_BROADCAST_COLUMNS;
+  out->children = o->children;
+  int64_t *k = must_alloc((size_t)n * 8), *d = must_alloc((size_t)n * 8);
+  int32_t *offsets = must_alloc((size_t)(n + 1) * 4);
+  char *chars = must_alloc((size_t)n * 30);
+  int32_t at = 0;
+  for (int64_t i = 0; i < n; i++) {
+    k[i] = (int64_t)permute(seed, (uint64_t)(first + i), (uint64_t)rows);
+    d[i] = (int64_t)next_random(&rng);
+    int len = 10 + (int)(next_random(&rng) % 21);
+    for (int c = 0; c < len; c++) {
+      chars[at + c] = (char)('a' + next_random(&rng) % 26);
+      sums->value[2] += (uint8_t)chars[at + c];
+    }
+    at += len;
+    offsets[i + 1] = at;
+    sums->value[0] += (uint64_t)k[i];
+    sums->value[1] += (uint64_t)d[i];
+  }
+  init_array(o->children[0], n, 0, NULL, k, NULL, 2);
+  init_array(o->children[1], n, 0, NULL, d, NULL, 2);
+  init_array(o->children[2], n, 0, NULL, offsets, chars, 3);
+}

@@ -31,4 +31,17 @@ int64_t shape_cache_batches(int64_t rows);
 void shape_cache_batch(uint64_t seed, int64_t rows, int64_t index, struct ArrowArray *out,
                        shape_sums *sums);
 
+/* Shape `broadcast`: a join's build side.  k int64 unique (a random
+ * permutation of 0..rows-1), d_long int64 (any), d_str utf8 of 10-30
+ * random lowercase letters.  Sums use columns 0, 1, 2 of shape_sums. */
+#define SHAPE_BROADCAST_ROWS 1000000
+#define SHAPE_BROADCAST_BATCH_ROWS 8192
+#define SHAPE_BROADCAST_COLUMNS 3
+
+void shape_broadcast_schema(struct ArrowSchema *out);
+int64_t shape_broadcast_batches(int64_t rows);
+/* Batch `index` of a `rows`-row broadcast shape; adds its values to sums. */
+void shape_broadcast_batch(uint64_t seed, int64_t rows, int64_t index, struct ArrowArray *out,
+                           shape_sums *sums);
+
 #endif

@@ -7,7 +7,9 @@
  *    where VALIDITY is 1; floats compared at their own precision);
  *  - `cat --format json`: one parseable JSON object per row, as many rows
  *    as the gold JSON has;
- *  - `inspect`: succeeds and names every top-level field with its type;
+ *  - `inspect`: succeeds, names every top-level field with its type, lists
+ *    the messages from the schema message (#0) on and counts as many record
+ *    batches as the gold JSON has;
  *  - `cat --format csv --limit 3` on generated_primitive.stream: a header and
  *    3 records whose integer and string cells equal the gold values;
  *  - an unknown column is an error (exit 1) that names it; usage errors
@@ -21,6 +23,14 @@
  *    that grow (delta) or are replaced between batches, in streams written
  *    by xchg's own writer from arrays built here: the expected values follow
  *    from the arrays and the definitions of the formats.
+ *  - stream codecs (`--codec`, and auto-detection from a file and from
+ *    standard input): gold streams wrapped here with xchg_stream_encode in
+ *    every codec, once and twice in a row (Comet: two blocks), compared
+ *    with the gold JSON (batches twice over); inspect on such an input; a
+ *    wrong codec, a cut input and Comet blocks of different schemas fail
+ *    cleanly.
+ * Dictionary ids must be the input's own, the gold JSON's (one file's
+ * writer renumbered them: see ipc_ids_differ_from_json).
  * A self-check proves that the comparison can fail.  Prints one line per
  * check and "N passed, M failed"; exits 1 on any failure. */
 #include <dirent.h>
@@ -36,6 +46,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "xchg/stream.h"
 #include "xchg/writer.h"
 #include "xchg/xchg.h"
 
@@ -152,18 +163,22 @@ static json_t *load_gz_json(const char *path, char *msg) {
 
 /* ---- semantic comparison of two integration JSON documents ------------------ */
 
-/* Pairs of (gold, ours) dictionary ids found while comparing the schemas,
- * with the gold field that uses them: ids need not be numbered alike, only
- * consistently. */
-typedef struct dict_pair {
+/* The dictionary ids found while comparing the schemas, with the gold
+ * field that uses each.  Ours must be the input's own ids, which are the
+ * gold JSON's (fields that share a dictionary share its id) — except in
+ * files whose writer numbered the IPC dictionaries its own way (see
+ * ipc_ids_differ_from_json): there each of our ids must stand for one gold
+ * id, consistently. */
+typedef struct dict_use {
   json_int_t gold_id, our_id;
   json_t *field;
-} dict_pair;
+} dict_use;
 
 typedef struct compare_ctx {
   char *msg;
-  dict_pair pairs[256];
-  int n_pairs;
+  bool ids_renumbered;
+  dict_use uses[256];
+  int n_uses;
 } compare_ctx;
 
 static bool fail(compare_ctx *c, const char *fmt, ...) {
@@ -297,9 +312,17 @@ static bool same_field(compare_ctx *c, json_t *g, json_t *o, int names_free, con
     if (!same_type(c, json_object_get(gd, "indexType"), json_object_get(od, "indexType"), path)) return false;
     if (!json_equal(json_object_get(gd, "isOrdered"), json_object_get(od, "isOrdered")))
       return fail(c, "%s: isOrdered differs", path);
-    if (c->n_pairs == 256) return fail(c, "too many dictionaries");
-    c->pairs[c->n_pairs++] = (dict_pair){json_integer_value(json_object_get(gd, "id")),
-                                         json_integer_value(json_object_get(od, "id")), g};
+    json_int_t gold_id = json_integer_value(json_object_get(gd, "id"));
+    json_int_t our_id = json_integer_value(json_object_get(od, "id"));
+    if (!json_is_integer(json_object_get(od, "id")) || (!c->ids_renumbered && our_id != gold_id))
+      return fail(c, "%s: dictionary id %" JSON_INTEGER_FORMAT ", expected %" JSON_INTEGER_FORMAT, path, our_id,
+                  gold_id);
+    for (int u = 0; u < c->n_uses; u++)
+      if (c->uses[u].our_id == our_id && c->uses[u].gold_id != gold_id)
+        return fail(c, "%s: dictionary id %" JSON_INTEGER_FORMAT " stands for gold dictionaries %" JSON_INTEGER_FORMAT
+                    " and %" JSON_INTEGER_FORMAT, path, our_id, c->uses[u].gold_id, gold_id);
+    if (c->n_uses == 256) return fail(c, "too many dictionaries");
+    c->uses[c->n_uses++] = (dict_use){gold_id, our_id, g};
   }
   json_t *gc = json_object_get(g, "children"), *oc = json_object_get(o, "children");
   if (json_array_size(gc) != json_array_size(oc)) return fail(c, "%s: children differ", path);
@@ -428,13 +451,29 @@ static json_t *find_dictionary(json_t *doc, json_int_t id) {
   return NULL;
 }
 
+/* Our dictionaries: each id once, and each used by a field of the schema. */
+static bool dictionaries_distinct_and_used(compare_ctx *c, json_t *ours) {
+  json_t *dicts = json_object_get(ours, "dictionaries"), *d;
+  size_t i;
+  json_array_foreach(dicts, i, d) {
+    json_int_t id = json_integer_value(json_object_get(d, "id"));
+    for (size_t k = 0; k < i; k++)
+      if (json_integer_value(json_object_get(json_array_get(dicts, k), "id")) == id)
+        return fail(c, "dictionary %" JSON_INTEGER_FORMAT " written twice", id);
+    bool used = false;
+    for (int u = 0; u < c->n_uses && !used; u++) used = c->uses[u].our_id == id;
+    if (!used) return fail(c, "dictionary %" JSON_INTEGER_FORMAT " is used by no field", id);
+  }
+  return true;
+}
+
 /* Each dictionary-encoded field's dictionary, gold against ours. */
 static bool same_dictionaries(compare_ctx *c, json_t *gold, json_t *ours) {
-  for (int p = 0; p < c->n_pairs; p++) {
-    json_t *g = find_dictionary(gold, c->pairs[p].gold_id), *o = find_dictionary(ours, c->pairs[p].our_id);
+  if (!dictionaries_distinct_and_used(c, ours)) return false;
+  for (int p = 0; p < c->n_uses; p++) {
+    json_t *g = find_dictionary(gold, c->uses[p].gold_id), *o = find_dictionary(ours, c->uses[p].our_id);
     char path[512];
-    snprintf(path, sizeof path, "dictionary %" JSON_INTEGER_FORMAT " (ours %" JSON_INTEGER_FORMAT ")",
-             c->pairs[p].gold_id, c->pairs[p].our_id);
+    snprintf(path, sizeof path, "dictionary %" JSON_INTEGER_FORMAT, c->uses[p].our_id);
     if (g == NULL) continue; /* declared but never sent: nothing to compare */
     if (o == NULL) return fail(c, "%s: missing", path);
     json_t *gd = json_object_get(g, "data"), *od = json_object_get(o, "data");
@@ -443,20 +482,32 @@ static bool same_dictionaries(compare_ctx *c, json_t *gold, json_t *ours) {
     json_t *gc = json_array_get(json_object_get(gd, "columns"), 0);
     json_t *oc = json_array_get(json_object_get(od, "columns"), 0);
     /* a dictionary's column name means nothing */
-    if (!same_column(c, c->pairs[p].field, gc, oc, false, 1, path)) return false;
+    if (!same_column(c, c->uses[p].field, gc, oc, false, 1, path)) return false;
   }
   return true;
 }
 
-static bool same_document(json_t *gold, json_t *ours, char *msg) {
+/* Arrow 1.0.0 wrote generated_nested_dictionary's IPC files with five
+ * dictionary batches, ids 0 to 4, one per dictionary-encoded field, where
+ * the JSON shares its id 0 among the three string fields (same values):
+ * the IPC ids cannot equal the JSON's there. */
+static bool ipc_ids_differ_from_json(const char *ipc_path) {
+  return strstr(ipc_path, "1.0.0-littleendian/generated_nested_dictionary.") != NULL;
+}
+
+/* ipc_path names the input ours was read from (NULL: ids must be the gold's). */
+static bool same_document_of(json_t *gold, json_t *ours, const char *ipc_path, char *msg) {
   compare_ctx *c = calloc(1, sizeof *c);
   if (c == NULL) return snprintf(msg, MSG_SIZE, "out of memory"), false;
   c->msg = msg;
+  c->ids_renumbered = ipc_path != NULL && ipc_ids_differ_from_json(ipc_path);
   bool ok = same_schema(c, json_object_get(gold, "schema"), json_object_get(ours, "schema")) &&
             same_batches(c, gold, ours) && same_dictionaries(c, gold, ours);
   free(c);
   return ok;
 }
+
+static bool same_document(json_t *gold, json_t *ours, char *msg) { return same_document_of(gold, ours, NULL, msg); }
 
 /* ---- finding inputs ------------------------------------------------------------ */
 
@@ -541,7 +592,7 @@ static void check_arrow_json(const char *ipc, json_t *gold) {
     json_t *ours = json_loadb(r.out, r.out_len, 0, &jerr);
     if (ours == NULL)
       snprintf(msg, sizeof msg, "output is not JSON: %s at line %d", jerr.text, jerr.line);
-    report(ours != NULL && same_document(gold, ours, msg), what, msg);
+    report(ours != NULL && same_document_of(gold, ours, ipc, msg), what, msg);
     json_decref(ours);
   }
   run_result_free(&r);
@@ -659,6 +710,18 @@ static void check_inspect(const char *ipc, json_t *gold) {
     ok = false;
     snprintf(msg, sizeof msg, "no totals line");
   }
+  /* Every message, the schema message first, and each record batch once. */
+  char batches[128];
+  snprintf(batches, sizeof batches, " dictionary batches, %zu record batches), ",
+           json_array_size(json_object_get(gold, "batches")));
+  const char *listed = strstr(r.out, "\nmessages:\n");
+  if (ok && (listed == NULL || strncmp(listed + strlen("\nmessages:\n"), "  #0 schema ", 12) != 0)) {
+    ok = false;
+    snprintf(msg, sizeof msg, "the messages do not start with \"  #0 schema \"");
+  } else if (ok && strstr(r.out, batches) == NULL) {
+    ok = false;
+    snprintf(msg, sizeof msg, "no \"%s\" in the totals", batches);
+  }
   report(ok, what, msg);
   run_result_free(&r);
 }
@@ -754,7 +817,7 @@ static void check_subset(const char *gold_root, const char *file, const char *co
   json_error_t jerr;
   json_t *ours = r.exit_code == 0 ? json_loadb(r.out, r.out_len, 0, &jerr) : NULL;
   if (ours == NULL) snprintf(msg, sizeof msg, "exit %d: %.300s", r.exit_code, r.err);
-  report(ours != NULL && same_document(want, ours, msg), what, msg);
+  report(ours != NULL && same_document_of(want, ours, ipc, msg), what, msg);
   json_decref(ours);
   json_decref(want);
   json_decref(gold);
@@ -1305,6 +1368,275 @@ static void check_dictionary_changes(void) {
   unlink(path);
 }
 
+/* ---- stream codecs around the IPC data ------------------------------------------------ */
+
+typedef struct bytes {
+  uint8_t *data;
+  size_t size;
+} bytes;
+
+static bool read_whole(const char *path, bytes *out) {
+  memset(out, 0, sizeof *out);
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return false;
+  out->data = (uint8_t *)read_stream(f, &out->size);
+  fclose(f);
+  return out->data != NULL;
+}
+
+/* Appends `copies` streams of codec (Comet blocks), each wrapping all of ipc,
+ * to the file at path (truncated first). */
+static bool write_wrapped(const char *path, xchg_stream_codec codec, const bytes *ipc, int copies, char *msg) {
+  FILE *f = fopen(path, "wb");
+  if (f == NULL) return snprintf(msg, MSG_SIZE, "cannot write %s", path), false;
+  bool ok = true;
+  for (int k = 0; k < copies && ok; k++) {
+    xchg_buf *wrapped = NULL;
+    xchg_error err = {{0}};
+    ok = xchg_stream_encode(codec, NULL, ipc->data, ipc->size, &wrapped, &err) == XCHG_OK;
+    if (!ok) snprintf(msg, MSG_SIZE, "xchg_stream_encode %s: %.900s", xchg_stream_codec_name(codec), err.message);
+    if (ok && fwrite(xchg_buf_data(wrapped), 1, xchg_buf_size(wrapped), f) != xchg_buf_size(wrapped)) {
+      ok = false;
+      snprintf(msg, MSG_SIZE, "cannot write %s", path);
+    }
+    xchg_buf_unref(wrapped);
+  }
+  return fclose(f) == 0 && ok;
+}
+
+/* The gold document of `copies` IPC streams read one after another: the
+ * same schema and dictionaries, the batches `copies` times over. */
+static json_t *gold_repeated(json_t *gold, int copies) {
+  json_t *out = json_deep_copy(gold), *batches = json_object_get(out, "batches");
+  size_t n = json_array_size(batches);
+  for (int k = 1; k < copies; k++)
+    for (size_t i = 0; i < n; i++) json_array_append_new(batches, json_deep_copy(json_array_get(batches, i)));
+  return out;
+}
+
+/* Runs `xchg args` and compares its arrow-json output with want, the
+ * document of the gold file ipc_path. */
+static void check_arrow_json_run(const char *what, const char *args, json_t *want, const char *ipc_path) {
+  char msg[MSG_SIZE] = "";
+  run_result r;
+  if (!run_cli(args, &r)) {
+    report(false, what, "cannot run the CLI");
+    return;
+  }
+  json_error_t jerr;
+  json_t *ours = r.exit_code == 0 ? json_loadb(r.out, r.out_len, 0, &jerr) : NULL;
+  if (ours == NULL) snprintf(msg, sizeof msg, "exit %d: %.400s", r.exit_code, r.err);
+  report(ours != NULL && same_document_of(want, ours, ipc_path, msg), what, msg);
+  json_decref(ours);
+  run_result_free(&r);
+}
+
+static const xchg_stream_codec wrapping_codecs[] = {XCHG_STREAM_LZ4_JAVA, XCHG_STREAM_SNAPPY_JAVA,
+                                                    XCHG_STREAM_ZSTD, XCHG_STREAM_LZ4_FRAME,
+                                                    XCHG_STREAM_SNAPPY_FRAMED, XCHG_STREAM_COMET};
+
+/* One gold stream wrapped in every codec, once and (as Spark and Comet
+ * write them) twice in a row: `cat --codec C` and `--codec auto` (from a
+ * file and from standard input) must give the gold document. */
+static void check_codecs_on(const char *gold_root, const char *file, const char *tmp) {
+  char ipc_path[8192], json_path[8300], msg[MSG_SIZE] = "";
+  snprintf(ipc_path, sizeof ipc_path, "%s/%s", gold_root, file);
+  gold_json_path(ipc_path, json_path, sizeof json_path);
+  json_t *gold = load_gz_json(json_path, msg);
+  bytes ipc;
+  if (gold == NULL || !read_whole(ipc_path, &ipc)) {
+    report(false, file, gold ? "cannot read the gold stream" : msg);
+    json_decref(gold);
+    return;
+  }
+  for (size_t c = 0; c < sizeof wrapping_codecs / sizeof wrapping_codecs[0]; c++) {
+    const char *name = xchg_stream_codec_name(wrapping_codecs[c]);
+    for (int copies = 1; copies <= 2; copies++) {
+      char what[9000], args[9000];
+      if (!write_wrapped(tmp, wrapping_codecs[c], &ipc, copies, msg)) {
+        report(false, file, msg);
+        continue;
+      }
+      json_t *want = gold_repeated(gold, copies);
+      const char *how[] = {name, "auto"};
+      for (int h = 0; h < 2; h++) {
+        snprintf(what, sizeof what, "cat --format arrow-json --codec %s: %s in %d %s stream%s", how[h], file,
+                 copies, name, copies > 1 ? "s" : "");
+        snprintf(args, sizeof args, "cat --format arrow-json --codec %s '%s'", how[h], tmp);
+        check_arrow_json_run(what, args, want, ipc_path);
+      }
+      snprintf(what, sizeof what, "cat --format arrow-json - (auto): %s in %d %s stream%s on stdin", file, copies,
+               name, copies > 1 ? "s" : "");
+      snprintf(args, sizeof args, "cat --format arrow-json - < '%s'", tmp);
+      check_arrow_json_run(what, args, want, ipc_path);
+      json_decref(want);
+    }
+  }
+  char what[9000], args[9000];
+  snprintf(what, sizeof what, "cat --format arrow-json --codec none: %s", file);
+  snprintf(args, sizeof args, "cat --format arrow-json --codec none '%s'", ipc_path);
+  check_arrow_json_run(what, args, gold, ipc_path);
+  free(ipc.data);
+  json_decref(gold);
+}
+
+/* inspect on a wrapped input names the codec and shows every IPC stream,
+ * each from its schema message (#0) on. */
+static void check_codec_inspect(const bytes *ipc, json_t *gold, const char *tmp) {
+  char msg[MSG_SIZE] = "", args[4300], want[256];
+  run_result r;
+  if (!write_wrapped(tmp, XCHG_STREAM_LZ4_JAVA, ipc, 2, msg)) {
+    report(false, "inspect on lz4-java", msg);
+    return;
+  }
+  snprintf(args, sizeof args, "inspect '%s'", tmp);
+  if (!run_cli(args, &r)) return;
+  size_t batches = json_array_size(json_object_get(gold, "batches"));
+  size_t dictionaries = json_array_size(json_object_get(gold, "dictionaries")); /* no deltas in this file */
+  snprintf(want, sizeof want, "input totals (2 IPC streams): %zu messages", 2 * (1 + dictionaries + batches));
+  const char *first_schema = strstr(r.out, "\n  #0 schema ");
+  bool ok = r.exit_code == 0 && strstr(r.out, "\ncodec: lz4-java\n") && strstr(r.out, "\nIPC stream 2 at decoded byte ") &&
+            first_schema && strstr(first_schema + 1, "\n  #0 schema ") && strstr(r.out, want);
+  snprintf(msg, sizeof msg, "exit %d, wanted \"%s\"; output: %.600s", r.exit_code, want, r.out);
+  report(ok, "inspect: an lz4-java input of 2 IPC streams, each from message #0", msg);
+  run_result_free(&r);
+}
+
+/* Wrong codecs, mixed schemas and cut input end in clean errors. */
+static void check_codec_errors(const char *gold_root, const bytes *ipc, const char *tmp) {
+  char msg[MSG_SIZE] = "", args[9000];
+  run_result r;
+  if (write_wrapped(tmp, XCHG_STREAM_LZ4_JAVA, ipc, 1, msg)) {
+    snprintf(args, sizeof args, "cat --codec zstd '%s'", tmp);
+    if (run_cli(args, &r)) {
+      snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
+      report(r.exit_code == 1 && strncmp(r.err, "xchg: ", 6) == 0, "--codec zstd on lz4-java input: exit 1", msg);
+      run_result_free(&r);
+    }
+    bytes wrapped;
+    if (read_whole(tmp, &wrapped)) {
+      FILE *f = fopen(tmp, "wb");
+      if (f != NULL) {
+        fwrite(wrapped.data, 1, wrapped.size / 2, f);
+        fclose(f);
+      }
+      snprintf(args, sizeof args, "cat --format arrow-json '%s'", tmp);
+      if (run_cli(args, &r)) {
+        snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
+        report(r.exit_code == 1 && strstr(r.err, "truncated"), "an lz4-java input cut in half: exit 1, truncated",
+               msg);
+        run_result_free(&r);
+      }
+      free(wrapped.data);
+    }
+  }
+  /* Comet blocks of two different schemas cannot print as one table. */
+  char other_path[8192];
+  snprintf(other_path, sizeof other_path, "%s/1.0.0-littleendian/generated_primitive.stream", gold_root);
+  bytes other;
+  if (read_whole(other_path, &other) && write_wrapped(tmp, XCHG_STREAM_COMET, ipc, 1, msg)) {
+    xchg_buf *block = NULL;
+    xchg_error err = {{0}};
+    FILE *f = fopen(tmp, "ab");
+    if (f != NULL && xchg_stream_encode(XCHG_STREAM_COMET, NULL, other.data, other.size, &block, &err) == XCHG_OK)
+      fwrite(xchg_buf_data(block), 1, xchg_buf_size(block), f);
+    if (f != NULL) fclose(f);
+    xchg_buf_unref(block);
+    snprintf(args, sizeof args, "cat --format json '%s'", tmp);
+    if (run_cli(args, &r)) {
+      snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
+      report(r.exit_code == 1 && strstr(r.err, "IPC stream 2 ") && strstr(r.err, "schema differs"),
+             "Comet blocks with different schemas: exit 1 naming the second", msg);
+      run_result_free(&r);
+    }
+  }
+  free(other.data);
+  if (run_cli("cat --codec lz4 x", &r)) {
+    snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
+    report(r.exit_code == 2 && strstr(r.err, "'lz4'"), "--codec lz4 (ambiguous) is a usage error", msg);
+    run_result_free(&r);
+  }
+}
+
+static void check_codecs(const char *gold_root) {
+  char tmp[] = "/tmp/test_cli_codec_XXXXXX";
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    report(false, "codec fixtures", "cannot create a temporary file");
+    return;
+  }
+  close(fd);
+  const char *files[] = {"1.0.0-littleendian/generated_primitive.stream",
+                         "1.0.0-littleendian/generated_nested_dictionary.stream",
+                         "2.0.0-compression/generated_lz4.stream",
+                         "4.0.0-shareddict/generated_shared_dict.stream"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) check_codecs_on(gold_root, files[i], tmp);
+
+  char ipc_path[8192], json_path[8300], msg[MSG_SIZE] = "";
+  snprintf(ipc_path, sizeof ipc_path, "%s/1.0.0-littleendian/generated_dictionary.stream", gold_root);
+  gold_json_path(ipc_path, json_path, sizeof json_path);
+  json_t *gold = load_gz_json(json_path, msg);
+  bytes ipc;
+  if (gold != NULL && read_whole(ipc_path, &ipc)) {
+    check_codec_inspect(&ipc, gold, tmp);
+    check_codec_errors(gold_root, &ipc, tmp);
+    free(ipc.data);
+  } else {
+    report(false, "generated_dictionary.stream", gold ? "cannot read it" : msg);
+  }
+  json_decref(gold);
+  unlink(tmp);
+}
+
+/* Dictionary ids are compared strictly: renumbering them consistently, or
+ * splitting a shared dictionary into two equal ones, is caught. */
+static void self_check_dictionary_ids(const char *gold_root) {
+  char path[8192], msg[MSG_SIZE] = "";
+  snprintf(path, sizeof path, "%s/4.0.0-shareddict/generated_shared_dict.json.gz", gold_root);
+  json_t *gold = load_gz_json(path, msg);
+  if (gold == NULL) {
+    report(false, "self-check: dictionary ids", msg);
+    return;
+  }
+  json_t *fields = json_object_get(json_object_get(gold, "schema"), "fields");
+  json_t *dicts = json_object_get(gold, "dictionaries");
+  json_int_t shared = json_integer_value(json_object_get(json_object_get(json_array_get(fields, 0), "dictionary"), "id"));
+  report(json_array_size(fields) == 2 && json_array_size(dicts) == 1 &&
+             shared == json_integer_value(json_object_get(json_object_get(json_array_get(fields, 1), "dictionary"), "id")),
+         "self-check: shared_dict's two fields share one dictionary in the gold JSON", "they do not");
+
+  json_t *renumbered = json_deep_copy(gold); /* every id + 7, schema and dictionaries alike */
+  json_t *f, *d;
+  size_t i;
+  json_array_foreach(json_object_get(json_object_get(renumbered, "schema"), "fields"), i, f) {
+    json_t *enc = json_object_get(f, "dictionary");
+    json_object_set_new(enc, "id", json_integer(json_integer_value(json_object_get(enc, "id")) + 7));
+  }
+  json_array_foreach(json_object_get(renumbered, "dictionaries"), i, d) {
+    json_object_set_new(d, "id", json_integer(json_integer_value(json_object_get(d, "id")) + 7));
+  }
+  report(!same_document(gold, renumbered, msg), "self-check: consistently renumbered dictionary ids are caught",
+         "not caught");
+  json_decref(renumbered);
+
+  json_t *split = json_deep_copy(gold); /* col2 gets a copy of the shared dictionary, id shared + 1 */
+  json_t *second = json_object_get(json_array_get(json_object_get(json_object_get(split, "schema"), "fields"), 1),
+                                   "dictionary");
+  json_object_set_new(second, "id", json_integer(shared + 1));
+  json_t *copy = json_deep_copy(json_array_get(json_object_get(split, "dictionaries"), 0));
+  json_object_set_new(copy, "id", json_integer(shared + 1));
+  json_array_append_new(json_object_get(split, "dictionaries"), copy);
+  report(!same_document(gold, split, msg), "self-check: a shared dictionary split in two is caught", "not caught");
+  json_decref(split);
+
+  json_t *twice = json_deep_copy(gold); /* the shared dictionary written twice */
+  json_array_append_new(json_object_get(twice, "dictionaries"),
+                        json_deep_copy(json_array_get(json_object_get(twice, "dictionaries"), 0)));
+  report(!same_document(gold, twice, msg), "self-check: a dictionary written twice is caught", "not caught");
+  json_decref(twice);
+  json_decref(gold);
+}
+
 /* The comparison must catch a changed value, count and field name. */
 static void self_check(const char *gold_root) {
   char path[8192], msg[MSG_SIZE] = "";
@@ -1334,6 +1666,7 @@ static void self_check(const char *gold_root) {
   report(!same_document(gold, changed, msg), "self-check: a renamed field is caught", "not caught");
   json_decref(changed);
   json_decref(gold);
+  self_check_dictionary_ids(gold_root);
 }
 
 /* Sanitizer reports must not pass for the clean error exit code 1. */
@@ -1383,6 +1716,7 @@ int main(void) {
   check_fuzz(fuzz_root);
   check_typed();
   check_dictionary_changes();
+  check_codecs(gold_root);
   printf("%d passed, %d failed\n", n_passed, n_failed);
   return n_failed == 0 ? 0 : 1;
 }

@@ -12,7 +12,10 @@
  *     inside the input;
  *   - reads on a thread pool, grouping consecutive batches, equal the JSON;
  *   - peek/skip: skipped batches are never decompressed, the others decode
- *     to the right JSON batch.
+ *     to the right JSON batch;
+ *   - the pre-0.15 framing (no continuation marker) decodes to the same
+ *     JSON; it also leaves every body 4 bytes off its 8-byte alignment,
+ *     which the reader must repair by copying.
  * Prints "N passed, M failed"; exits 1 on any failure. */
 #include <dirent.h>
 #include <inttypes.h>
@@ -403,6 +406,59 @@ static int check_peek_skip(const gold *g, char *msg) {
   return rc;
 }
 
+/* ---- legacy framing ------------------------------------------------------------------ */
+
+typedef struct message_spans {
+  int64_t offset[MAX_BATCHES * 4], bytes[MAX_BATCHES * 4];
+  int n;
+} message_spans;
+
+static void record_message(void *ctx, const xchg_message_info *info) {
+  message_spans *m = ctx;
+  if (m->n == MAX_BATCHES * 4) return;
+  m->offset[m->n] = info->offset;
+  m->bytes[m->n++] = 8 + info->metadata_bytes + info->body_bytes;
+}
+
+/* Rewrites a stream with the pre-0.15 framing: every message (as the
+ * reader reports it) loses its 0xFFFFFFFF marker, and so does the
+ * end-of-stream marker. */
+static uint8_t *to_legacy(const gold *g, size_t *out_size, char *msg) {
+  message_spans spans = {.n = 0};
+  xchg_read_options opts;
+  xchg_read_options_init(&opts);
+  opts.on_message = record_message;
+  opts.on_message_ctx = &spans;
+  xchg_ipc_reader *r = open_mem(g->data, g->size, &opts, msg);
+  struct ArrowArray b[MAX_BATCHES];
+  if (!r) return NULL;
+  int64_t n = read_all(r, b, MAX_BATCHES, msg);
+  for (int64_t i = 0; i < n; i++) release_array(&b[i]);
+  xchg_ipc_reader_close(r);
+  if (n < 0) return NULL;
+  uint8_t *out = malloc(g->size);
+  size_t at = 0;
+  for (int i = 0; i < spans.n; i++) {
+    memcpy(out + at, g->data + spans.offset[i] + 4, (size_t)spans.bytes[i] - 4);
+    at += (size_t)spans.bytes[i] - 4;
+  }
+  memset(out + at, 0, 4); /* end of stream */
+  *out_size = at + 4;
+  return out;
+}
+
+static int check_legacy(const gold *g, char *msg) {
+  size_t size;
+  uint8_t *legacy = to_legacy(g, &size, msg);
+  if (!legacy) return -1;
+  gold lg = *g;
+  lg.data = legacy;
+  lg.size = size;
+  int rc = size < g->size ? check_pool(&lg, NULL, 0, msg) : failf(msg, "no marker was removed");
+  free(legacy);
+  return rc;
+}
+
 /* ---- driver ------------------------------------------------------------------------- */
 
 static int check_select_errors(const gold *g, char *msg) {
@@ -449,6 +505,7 @@ static void check_file(const char *path, xchg_pool *pool) {
   report(check_pool(&g, pool, (int64_t)8 << 20, msg) == 0, "pool", path, msg);
   report(check_pool(&g, pool, 1, msg) == 0, "pool-small-readahead", path, msg);
   report(check_peek_skip(&g, msg) == 0, "peek-skip", path, msg);
+  if (strstr(path, ".stream")) report(check_legacy(&g, msg) == 0, "legacy-framing", path, msg);
   report(check_select_errors(&g, msg) == 0, "select-errors", path, msg);
   arrow_json_free(g.doc);
   free(g.data);

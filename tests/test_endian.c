@@ -8,7 +8,11 @@
  * list views, run ends, decimal32/64, month-day-nano, dense unions,
  * dictionary indices).  A byte-level check proves the output really is
  * big-endian: a known int64 appears in the body in big-endian byte order
- * and not in little-endian order. */
+ * and not in little-endian order.
+ *
+ * Fixed-size binary values are opaque bytes, never swapped: a reader that
+ * swaps them (one that mistakes a 16-byte fixed-size binary buffer for
+ * binary views) fails here on generated_extension's uuid column. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -9,7 +9,10 @@
  *  3. polars writes the data back with each of its codecs, in its file
  *     format (Utf8View strings) and its stream format (LargeUtf8); xchg
  *     reads those files, checks they really are compressed as asked, and
- *     its own sums must equal the generator's.
+ *     its own sums must equal the generator's;
+ *  4. nested and dictionary-encoded data: Arrow gold files converted by
+ *     `xchg convert` with each codec, in both formats, are read by polars
+ *     and compared value by value with their .json.gz (check.mjs --gold).
  *
  * Skipped (exit 77) when node or the npm package is not installed:
  * `npm ci` in tests/interop/polars installs it, as .ci/run does. */
@@ -172,7 +175,7 @@ static void cleanup(void) {
 int main(void) {
   const char *cli = getenv("XCHG_CLI");
   const char *src = source_dir();
-  char path[4300], cmd[16384], msg[2048];
+  char path[4300], cmd[16384], msg[2048], what_buf[256];
   struct stat st;
   if (!cli || !src) {
     fprintf(stderr, "SKIP: XCHG_CLI not set\n");
@@ -255,6 +258,31 @@ int main(void) {
         else if (compare_sums(what, &want[0], &got) == 0) printf("ok   %s\n", what);
       }
   }
+  /* 4. nested and dictionary-encoded gold data, converted by xchg */
+  const char *testdata = getenv("XCHG_TESTDATA");
+  static const char *gold[] = {"generated_nested", "generated_dictionary"};
+  static const char *convert_opts[] = {"--codec none", "--codec lz4", "--codec zstd", "--codec none --file",
+                                       "--codec lz4 --file", "--codec zstd --file"};
+  for (int g = 0; testdata && g < 2; g++) {
+    at = snprintf(cmd, sizeof cmd, "cd '%s' && node check.mjs --gold '%s/arrow-gold/1.0.0-littleendian/%s.json.gz'",
+                  src, testdata, gold[g]);
+    int converted = 1;
+    for (int c = 0; c < 6 && converted; c++) {
+      snprintf(path, sizeof path, "%s/%s_%d.arrow", dir, gold[g], c);
+      char convert[8192];
+      snprintf(convert, sizeof convert, "'%s' convert '%s/arrow-gold/1.0.0-littleendian/%s.stream' '%s' %s", cli,
+               testdata, gold[g], path, convert_opts[c]);
+      if (run(convert) != 0) {
+        fail("xchg convert", convert);
+        converted = 0;
+      }
+      at += snprintf(cmd + at, sizeof cmd - (size_t)at, " '%s'", path);
+    }
+    snprintf(what_buf, sizeof what_buf, "polars reading %s as converted by xchg (each codec, both formats)", gold[g]);
+    if (converted && run(cmd) != 0) fail(what_buf, "values differ from the JSON (see above)");
+    else if (converted) printf("ok   %s\n", what_buf);
+  }
+  if (!testdata) fprintf(stderr, "note: XCHG_TESTDATA unset, gold files not checked\n");
   cleanup();
   printf("%s\n", failures ? "FAILED" : "polars and xchg agree");
   return failures ? 1 : 0;

@@ -334,6 +334,13 @@ static void check_errors(void) {
   if (w) expect_error("after a failing sink", xchg_ipc_writer_write(w, batch, &err), XCHG_EIO, &err, NULL);
   xchg_ipc_writer_free(w);
   free(c.data);
+  /* coalescing run-end encoded columns is refused, not garbled */
+  o.coalesce_rows = 100;
+  st = xchg_ipc_writer_open_memory(schema, &o, &w, &err);
+  for (int i = 0; i < 2 && st == XCHG_OK; i++) st = xchg_ipc_writer_write(w, batch, &err);
+  if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
+  expect_error("coalescing run-end encoded", st, XCHG_ENOTSUP, &err, "run-end");
+  xchg_ipc_writer_free(w);
   printf("%s errors\n", failures != before ? "FAIL" : "ok  ");
 }
 

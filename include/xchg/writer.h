@@ -26,7 +26,8 @@
  *     each of their dictionaries equals the pending batches' one or extends
  *     it (the pending indices stay valid in the newer dictionary); a batch
  *     with any other dictionary first flushes what is pending, so streams
- *     with different dictionaries are kept apart.
+ *     with different dictionaries are kept apart.  Run-end encoded columns
+ *     cannot be coalesced yet (XCHG_ENOTSUP).
  *   - Big-endian output (for testing readers): Schema.endianness = Big and
  *     every multi-byte value of the body byte-swapped.
  *

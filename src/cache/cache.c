@@ -253,13 +253,19 @@ void xchg_cache_get_metrics(xchg_cache *c, xchg_cache_metrics *out) {
 
 /* ---- waiting ---------------------------------------------------------------- */
 
-/* Waits (locked) for a change of e, at most wait_check_ms, then asks
- * cancel with the lock released.  Returns non-zero when cancelled. */
-static int wait_for_change(xchg_cache *c, cache_entry *e, xchg_cancel_fn cancel, void *cancel_ctx) {
-  int64_t deadline = now_ns() + c->opts.wait_check_ms * 1000000;
-  struct timespec ts = {(time_t)(deadline / 1000000000), (long)(deadline % 1000000000)};
-  int timed_out = pthread_cond_timedwait(&e->changed, &c->lock, &ts) != 0;
-  if (!timed_out || !cancel) return 0;
+/* Waits (locked) for a change of e, until *next_check at most; once that
+ * time has come, asks cancel with the lock released and sets the next
+ * one.  Changes of e do not put the check off.  Returns non-zero when
+ * cancelled. */
+static int wait_for_change(xchg_cache *c, cache_entry *e, xchg_cancel_fn cancel, void *cancel_ctx,
+                           int64_t *next_check) {
+  int64_t interval = c->opts.wait_check_ms * 1000000;
+  if (*next_check == 0) *next_check = now_ns() + interval;
+  struct timespec ts = {(time_t)(*next_check / 1000000000), (long)(*next_check % 1000000000)};
+  pthread_cond_timedwait(&e->changed, &c->lock, &ts);
+  int64_t now = now_ns();
+  if (now < *next_check || !cancel) return 0;
+  *next_check = now + interval;
   pthread_mutex_unlock(&c->lock);
   int cancelled = cancel(cancel_ctx);
   pthread_mutex_lock(&c->lock);
@@ -400,6 +406,78 @@ static xchg_status decode_part(xchg_ipc_reader *r, int64_t part, const int64_t *
   return st;
 }
 
+/* A partial decode leaves each column's buffers as slices of whole message
+ * bodies whenever the reader had to read bodies whole (a stream codec, an
+ * unseekable source): keeping them would keep the columns nobody asked for.
+ * So the columns of a partial decode are copied into buffers of their own;
+ * dictionaries, shared by batches, once each (memo maps old to new). */
+typedef struct dict_memo {
+  const ipc_array **from;
+  ipc_array **to;
+  int64_t n, capacity;
+} dict_memo;
+
+static ipc_array *copy_array(const ipc_array *a, dict_memo *memo);
+
+static ipc_array *copy_dictionary(const ipc_array *dict, dict_memo *memo) {
+  for (int64_t i = 0; i < memo->n; i++)
+    if (memo->from[i] == dict) return ipc_array_ref(memo->to[i]);
+  if (memo->n == memo->capacity) {
+    int64_t grown = memo->capacity ? 2 * memo->capacity : 8;
+    const ipc_array **from = realloc(memo->from, (size_t)grown * sizeof *from);
+    if (from) memo->from = from;
+    ipc_array **to = from ? realloc(memo->to, (size_t)grown * sizeof *to) : NULL;
+    if (!to) return NULL;
+    memo->to = to;
+    memo->capacity = grown;
+  }
+  ipc_array *copy = copy_array(dict, memo);
+  if (!copy) return NULL;
+  memo->from[memo->n] = dict;
+  memo->to[memo->n++] = copy; /* borrowed: the first user holds the reference */
+  return copy;
+}
+
+static ipc_array *copy_array(const ipc_array *a, dict_memo *memo) {
+  ipc_array *c = ipc_array_new(a->n_buffers, a->n_children);
+  if (!c) return NULL;
+  c->length = a->length;
+  c->null_count = a->null_count;
+  for (int64_t i = 0; i < a->n_buffers; i++) {
+    if (!a->buffers[i].data) continue;
+    size_t size = a->buffers[i].size;
+    xchg_buf *b = ipc_array_set_buf(c, i, xchg_buf_alloc(size));
+    if (!b) goto fail;
+    if (size) memcpy(xchg_buf_mutable_data(b), a->buffers[i].data, size);
+  }
+  for (int64_t i = 0; i < a->n_children; i++)
+    if (!(c->children[i] = copy_array(a->children[i], memo))) goto fail;
+  if (a->dictionary && !(c->dictionary = copy_dictionary(a->dictionary, memo))) goto fail;
+  return c;
+fail:
+  ipc_array_unref(c);
+  return NULL;
+}
+
+static xchg_status compact_columns(decoded *d, xchg_error *err) {
+  for (int64_t k = 0; k < d->n_columns; k++) {
+    dict_memo memo = {NULL, NULL, 0, 0};
+    for (int64_t i = 0; i < d->n_batches; i++) {
+      ipc_array *copy = copy_array(d->columns[k][i], &memo);
+      if (!copy) {
+        free(memo.from);
+        free(memo.to);
+        return xchg_errorf(err, XCHG_ENOMEM, "out of memory copying column %lld", (long long)k);
+      }
+      ipc_array_unref(d->columns[k][i]);
+      d->columns[k][i] = copy;
+    }
+    free(memo.from);
+    free(memo.to);
+  }
+  return XCHG_OK;
+}
+
 /* Decodes columns[0..n) (ascending, distinct) of every part into d; first
  * is part 0's reader when already open (taken over). */
 static xchg_status decode_columns(const xchg_cache *c, const cache_entry *e,
@@ -426,6 +504,7 @@ static xchg_status decode_columns(const xchg_cache *c, const cache_entry *e,
     xchg_ipc_reader_close(r);
   }
   xchg_ipc_reader_close(first);
+  if (st == XCHG_OK && n < e->n_columns && n > 0) st = compact_columns(d, err);
   for (int64_t k = 0; k < n && st == XCHG_OK; k++) {
     const void **seen = NULL;
     int64_t n_seen = 0, cap = 0;
@@ -611,7 +690,7 @@ xchg_status xchg_cache_acquire(xchg_cache *c, const char *key, const xchg_broadc
   cache_entry *freed = NULL, *e = NULL;
   xchg_ipc_reader *first = NULL;
   int waited = 0, decoded_any = 0;
-  int64_t added = 0;
+  int64_t added = 0, next_check = 0;
   pthread_mutex_lock(&c->lock);
   c->metrics.acquisitions++;
   evict_locked(c, now_ns(), &freed);
@@ -650,7 +729,7 @@ xchg_status xchg_cache_acquire(xchg_cache *c, const char *key, const xchg_broadc
       if (ready) break;
     }
     waited = 1;
-    if (wait_for_change(c, e, cancel, cancel_ctx)) {
+    if (wait_for_change(c, e, cancel, cancel_ctx, &next_check)) {
       c->metrics.cancellations++;
       st = xchg_errorf(err, XCHG_ECANCELLED, "broadcast '%s': cancelled while waiting for its decode", key);
       goto done;
@@ -730,12 +809,13 @@ xchg_status xchg_cache_derived(xchg_cache_holder *h, const char *name, xchg_deri
   cache_entry *e = h->entry;
   xchg_cache *c = e->cache;
   xchg_status st = XCHG_OK;
+  int64_t next_check = 0;
   pthread_mutex_lock(&c->lock);
   cache_derived *d = derived_for(e, name);
   if (!d) st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   while (st == XCHG_OK && d->state != SLOT_READY) {
     if (d->state == SLOT_MAKING) {
-      if (wait_for_change(c, e, cancel, cancel_ctx)) {
+      if (wait_for_change(c, e, cancel, cancel_ctx, &next_check)) {
         c->metrics.cancellations++;
         st = xchg_errorf(err, XCHG_ECANCELLED, "derived '%s': cancelled while waiting", name);
       }

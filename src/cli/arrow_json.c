@@ -350,13 +350,22 @@ static void column_json(xs *s, const xc_node *n, const char *name, int64_t start
 
 /* ---- dictionaries ------------------------------------------------------------------ */
 
+/* Where the dictionary with this id is kept, or -1.  A schema has few
+ * dictionaries: a linear search is enough. */
+static int64_t dictionary_slot(const xc_arrow_json *w, int64_t id) {
+  for (int64_t d = 0; d < w->n_dictionaries; d++)
+    if (w->ids[d] == id) return d;
+  return -1;
+}
+
 /* Renders the dictionaries a batch uses.  When a dictionary message
  * replaced one since the last batch and the dictionary changed, the earlier
  * batches' indices point into a dictionary the document could no longer
  * hold: returns the node at fault. */
 static const xc_node *remember_dictionaries(xc_arrow_json *w, const xc_node *n) {
-  if (n->dictionary != NULL && n->dict_id >= 0 && n->dict_id < w->n_dictionaries) {
-    xs *d = &w->dictionaries[n->dict_id], *fresh = &w->scratch;
+  int64_t slot = n->dictionary != NULL ? dictionary_slot(w, n->dict_id) : -1;
+  if (slot >= 0) {
+    xs *d = &w->dictionaries[slot], *fresh = &w->scratch;
     const xc_node *values = n->dictionary;
     char name[32];
     snprintf(name, sizeof name, "DICT%lld", (long long)n->dict_id);
@@ -365,12 +374,12 @@ static const xc_node *remember_dictionaries(xc_arrow_json *w, const xc_node *n) 
               (long long)values->array->length);
     column_json(fresh, values, name, 0, values->array->length);
     xs_puts(fresh, "]}}");
-    bool changed = !w->seen[n->dict_id] || d->len != fresh->len || memcmp(d->data, fresh->data, d->len) != 0;
-    if (changed && w->seen[n->dict_id] && w->replaced) return n;
+    bool changed = !w->seen[slot] || d->len != fresh->len || memcmp(d->data, fresh->data, d->len) != 0;
+    if (changed && w->seen[slot] && w->replaced) return n;
     xs keep = *d; /* the fresh rendering becomes the dictionary, the old one scratch */
     *d = *fresh;
     *fresh = keep;
-    w->seen[n->dict_id] = true;
+    w->seen[slot] = true;
     const xc_node *fault = remember_dictionaries(w, values);
     if (fault != NULL) return fault;
   }
@@ -387,19 +396,23 @@ void xc_arrow_json_note_replacement(xc_arrow_json *w) { w->replaced = true; }
 
 xchg_status xc_arrow_json_begin(xc_arrow_json *w, xs *out, const struct ArrowSchema *root,
                                 const xc_node *const *fields, int n_fields,
-                                int64_t n_dictionaries, xchg_error *err) {
+                                const int64_t *dict_ids, int64_t n_dict_ids, xchg_error *err) {
   memset(w, 0, sizeof *w);
   w->out = out;
   xs_init(&w->scratch, NULL);
-  if (n_dictionaries > 0) {
-    w->dictionaries = calloc((size_t)n_dictionaries, sizeof *w->dictionaries);
-    w->seen = calloc((size_t)n_dictionaries, sizeof *w->seen);
-    if (w->dictionaries == NULL || w->seen == NULL) {
+  if (n_dict_ids > 0) {
+    w->ids = calloc((size_t)n_dict_ids, sizeof *w->ids);
+    w->dictionaries = calloc((size_t)n_dict_ids, sizeof *w->dictionaries);
+    w->seen = calloc((size_t)n_dict_ids, sizeof *w->seen);
+    if (w->ids == NULL || w->dictionaries == NULL || w->seen == NULL) {
       xc_arrow_json_free(w);
       return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
     }
-    w->n_dictionaries = n_dictionaries;
-    for (int64_t d = 0; d < n_dictionaries; d++) xs_init(&w->dictionaries[d], NULL);
+    for (int64_t k = 0; k < n_dict_ids; k++) /* one slot per distinct id, in schema order */
+      if (dictionary_slot(w, dict_ids[k]) < 0) {
+        xs_init(&w->dictionaries[w->n_dictionaries], NULL);
+        w->ids[w->n_dictionaries++] = dict_ids[k];
+      }
   }
   xs_puts(out, "{\"schema\":{\"fields\":[");
   for (int f = 0; f < n_fields; f++) {
@@ -459,8 +472,10 @@ void xc_arrow_json_end(xc_arrow_json *w) {
 void xc_arrow_json_free(xc_arrow_json *w) {
   xs_free(&w->scratch);
   for (int64_t d = 0; d < w->n_dictionaries; d++) xs_free(&w->dictionaries[d]);
+  free(w->ids);
   free(w->dictionaries);
   free(w->seen);
+  w->ids = NULL;
   w->dictionaries = NULL;
   w->seen = NULL;
   w->n_dictionaries = 0;

@@ -21,19 +21,21 @@
 
 typedef struct xc_arrow_json {
   xs *out;
-  xs *dictionaries; /* rendered {"id", "data"} per dictionary id */
-  bool *seen;       /* whether dictionaries[id] holds one */
+  int64_t *ids;     /* the distinct dictionary ids of the schema */
+  xs *dictionaries; /* rendered {"id", "data"} for ids[k] */
+  bool *seen;       /* whether dictionaries[k] holds one */
   int64_t n_dictionaries;
   int64_t n_batches;
   xs scratch;    /* a dictionary being rendered */
   bool replaced; /* a dictionary message replaced one since the last batch */
 } xc_arrow_json;
 
-/* Writes the schema of the fields (a schema-only tree whose dictionary
- * ids were numbered from 0) and opens the batch list. */
+/* Writes the schema of the fields (a schema-only tree) and opens the batch
+ * list.  dict_ids are the ids of the trees' dictionary-encoded fields (an
+ * id shared by several fields may repeat): one dictionary each. */
 xchg_status xc_arrow_json_begin(xc_arrow_json *w, xs *out, const struct ArrowSchema *root,
                                 const xc_node *const *fields, int n_fields,
-                                int64_t n_dictionaries, xchg_error *err);
+                                const int64_t *dict_ids, int64_t n_dict_ids, xchg_error *err);
 
 /* Writes rows start..start+count of one batch: the columns are top-level
  * nodes of the batch's tree, numbered like the schema-only tree, and start

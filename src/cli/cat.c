@@ -10,8 +10,11 @@
 #include "cli/rows.h"
 
 static const char cat_help[] =
-    "usage: xchg cat FILE|- [--columns a,b,...] [--limit N] [--format csv|json|arrow-json]\n\n"
-    "Prints the rows of an Arrow IPC file or stream ('-' reads standard input).\n\n"
+    "usage: xchg cat FILE|- [--columns a,b,...] [--limit N] [--format csv|json|arrow-json]\n"
+    "                       [--codec C]\n\n"
+    "Prints the rows of an Arrow IPC file or stream ('-' reads standard input).\n"
+    "An input holding several IPC streams (see --codec) prints as one: they must\n"
+    "have the same schema.\n\n"
     "  --columns a,b   only these top-level columns, in this order\n"
     "  --limit N       stop after N rows\n"
     "  --format F      csv (default): a header line, then one line per row, quoted\n"
@@ -22,7 +25,8 @@ static const char cat_help[] =
     "                  arrow-json: Arrow's integration-test JSON format (schema,\n"
     "                    batches and dictionaries, buffer by buffer); it holds one\n"
     "                    dictionary per id, so a stream that replaces a dictionary\n"
-    "                    is an error there (deltas are fine)\n\n"
+    "                    is an error there (deltas are fine)\n"
+    XC_CODEC_HELP "\n"
     "Values in csv and json: integers in full (64-bit too), decimals as exact\n"
     "decimal text with their scale (JSON strings), floats with the fewest digits\n"
     "that read back exactly (NaN/Infinity as strings in JSON), binary as\n"
@@ -40,12 +44,16 @@ typedef struct cat_options {
   const char *columns; /* comma-separated names, or NULL for all */
   int64_t limit;       /* -1: no limit */
   cat_format format;
+  xchg_stream_codec codec;
 } cat_options;
 
 /* The selected top-level columns: indices into the batch struct. */
 typedef struct selection {
   int64_t *index;
   int count;
+  int64_t *chosen;     /* with --columns: the columns asked of the reader, ascending */
+  int64_t n_chosen;
+  int64_t *first_dict; /* per selected column: where its dictionary ids begin */
 } selection;
 
 /* ---- options ------------------------------------------------------------------ */
@@ -80,6 +88,7 @@ static const char *option_value(int argc, char **argv, int *i, const char *name)
 static int parse_options(int argc, char **argv, cat_options *o) {
   memset(o, 0, sizeof *o);
   o->limit = -1;
+  o->codec = XCHG_STREAM_AUTO;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v;
     if (xc_is_help(a)) {
@@ -93,6 +102,10 @@ static int parse_options(int argc, char **argv, cat_options *o) {
     } else if ((v = option_value(argc, argv, &i, "--format")) != NULL) {
       if (!parse_format(v, &o->format))
         return xc_usage_error("cat", "unknown format '%s' (csv, json or arrow-json)", v);
+    } else if ((v = option_value(argc, argv, &i, "--codec")) != NULL) {
+      if (!xc_parse_stream_codec(v, &o->codec))
+        return xc_usage_error("cat", "unknown codec '%s' (lz4-java, snappy-java, zstd, lz4-frame, "
+                              "snappy-framed, comet, none or auto)", v);
     } else if (a[0] == '-' && a[1] != '\0') {
       return xc_usage_error("cat", "unknown option or missing value: '%s'", a);
     } else if (o->path != NULL) {
@@ -142,27 +155,58 @@ static int compare_indices(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Asks the reader for the selected columns only, so that the others are
- * never decoded, and renumbers the selection for the projected schema
- * (which keeps schema order: the rank of each index among those chosen). */
-static xchg_status project(xchg_ipc_reader *reader, struct ArrowSchema *schema, selection *sel,
-                           xchg_error *err) {
-  int64_t *chosen = malloc((size_t)sel->count * sizeof *chosen);
-  if (chosen == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  memcpy(chosen, sel->index, (size_t)sel->count * sizeof *chosen);
-  qsort(chosen, (size_t)sel->count, sizeof *chosen, compare_indices);
+/* With --columns: the columns to ask of the reader (ascending, once each),
+ * and the selection renumbered for the projected schema, which keeps
+ * schema order: the rank of each index among those chosen. */
+static xchg_status choose_columns(selection *sel, xchg_error *err) {
+  sel->chosen = malloc((size_t)sel->count * sizeof *sel->chosen);
+  if (sel->chosen == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  memcpy(sel->chosen, sel->index, (size_t)sel->count * sizeof *sel->chosen);
+  qsort(sel->chosen, (size_t)sel->count, sizeof *sel->chosen, compare_indices);
   int64_t n = 0;
   for (int c = 0; c < sel->count; c++)
-    if (n == 0 || chosen[n - 1] != chosen[c]) chosen[n++] = chosen[c];
-  xchg_status s = xchg_ipc_reader_select_indices(reader, chosen, n, err);
-  for (int c = 0; s == XCHG_OK && c < sel->count; c++) {
-    const int64_t *at = bsearch(&sel->index[c], chosen, (size_t)n, sizeof *chosen, compare_indices);
-    sel->index[c] = at - chosen;
+    if (n == 0 || sel->chosen[n - 1] != sel->chosen[c]) sel->chosen[n++] = sel->chosen[c];
+  sel->n_chosen = n;
+  for (int c = 0; c < sel->count; c++) {
+    const int64_t *at = bsearch(&sel->index[c], sel->chosen, (size_t)n, sizeof *sel->chosen, compare_indices);
+    sel->index[c] = at - sel->chosen;
   }
-  free(chosen);
-  if (s != XCHG_OK) return s;
-  schema->release(schema);
-  return xchg_ipc_reader_schema(reader, schema, err); /* leaves release NULL on failure */
+  return XCHG_OK;
+}
+
+/* Asks the reader for the chosen columns only, so that the others are never
+ * decoded. */
+static xchg_status project(xchg_ipc_reader *reader, const selection *sel, xchg_error *err) {
+  if (sel->chosen == NULL) return XCHG_OK;
+  return xchg_ipc_reader_select_indices(reader, sel->chosen, sel->n_chosen, err);
+}
+
+/* ---- dictionary ids ---------------------------------------------------------------- */
+
+/* The reader's dictionary ids for the (projected) schema, and where each
+ * selected column's begin: the ids run in schema order, the selection may
+ * not. */
+static xchg_status read_dictionary_ids(xchg_ipc_reader *reader, const struct ArrowSchema *schema,
+                                       selection *sel, int64_t **ids, int64_t *n_ids, xchg_error *err) {
+  *n_ids = xchg_ipc_reader_dictionary_ids(reader, NULL, 0);
+  *ids = malloc((size_t)(*n_ids > 0 ? *n_ids : 1) * sizeof **ids);
+  int64_t *begins = malloc((size_t)(schema->n_children + 1) * sizeof *begins);
+  sel->first_dict = calloc((size_t)(sel->count > 0 ? sel->count : 1), sizeof *sel->first_dict);
+  xchg_status st = XCHG_OK;
+  if (*ids == NULL || begins == NULL || sel->first_dict == NULL) {
+    st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  } else {
+    xchg_ipc_reader_dictionary_ids(reader, *ids, *n_ids);
+    begins[0] = 0;
+    for (int64_t k = 0; k < schema->n_children; k++)
+      begins[k + 1] = begins[k] + xc_count_dictionaries(schema->children[k]);
+    for (int c = 0; c < sel->count; c++) sel->first_dict[c] = begins[sel->index[c]];
+    if (begins[schema->n_children] != *n_ids)
+      st = xchg_errorf(err, XCHG_EFORMAT, "the schema has %lld dictionary-encoded fields but the reader "
+                       "lists %lld dictionary ids", (long long)begins[schema->n_children], (long long)*n_ids);
+  }
+  free(begins);
+  return st;
 }
 
 /* ---- trees for the selected columns -------------------------------------------- */
@@ -171,7 +215,6 @@ typedef struct column_set {
   xc_node *nodes;
   const xc_node **ptrs;
   int count;
-  int64_t n_dictionaries;
 } column_set;
 
 static void column_set_free(column_set *cs) {
@@ -181,10 +224,11 @@ static void column_set_free(column_set *cs) {
   memset(cs, 0, sizeof *cs);
 }
 
-/* batch may be NULL (schema only).  Dictionary ids are numbered over the
- * selected columns in order, the same way for the schema and every batch. */
+/* batch may be NULL (schema only).  Dictionary-encoded fields get the
+ * reader's ids, the same for the schema and every batch. */
 static xchg_status column_set_build(column_set *cs, const struct ArrowSchema *schema,
-                                    const struct ArrowArray *batch, const selection *sel, xchg_error *err) {
+                                    const struct ArrowArray *batch, const selection *sel,
+                                    const int64_t *dict_ids, int64_t n_dict_ids, xchg_error *err) {
   memset(cs, 0, sizeof *cs);
   cs->nodes = calloc((size_t)sel->count + 1, sizeof *cs->nodes);
   cs->ptrs = calloc((size_t)sel->count + 1, sizeof *cs->ptrs);
@@ -195,7 +239,8 @@ static xchg_status column_set_build(column_set *cs, const struct ArrowSchema *sc
   for (int c = 0; c < sel->count; c++) {
     int64_t k = sel->index[c];
     const struct ArrowArray *array = batch ? batch->children[k] : NULL;
-    xchg_status st = xc_node_build(&cs->nodes[c], schema->children[k], array, &cs->n_dictionaries, err);
+    xc_dict_ids ids = {dict_ids, n_dict_ids, sel->first_dict[c]};
+    xchg_status st = xc_node_build(&cs->nodes[c], schema->children[k], array, &ids, err);
     if (st != XCHG_OK) {
       column_set_free(cs);
       return st;
@@ -219,56 +264,127 @@ static xchg_status check_batch(const struct ArrowSchema *schema, const struct Ar
   return XCHG_OK;
 }
 
+/* ---- schemas of several IPC streams -------------------------------------------- */
+
+static bool same_text(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") == 0; }
+
+static bool same_metadata(const char *a, const char *b) {
+  xc_meta_iter ia, ib;
+  xc_meta_begin(&ia, a);
+  xc_meta_begin(&ib, b);
+  const char *ka, *va, *kb, *vb;
+  int32_t kla, vla, klb, vlb;
+  for (;;) {
+    bool more_a = xc_meta_next(&ia, &ka, &kla, &va, &vla), more_b = xc_meta_next(&ib, &kb, &klb, &vb, &vlb);
+    if (more_a != more_b) return false;
+    if (!more_a) return true;
+    if (kla != klb || vla != vlb || memcmp(ka, kb, (size_t)kla) != 0 || memcmp(va, vb, (size_t)vla) != 0)
+      return false;
+  }
+}
+
+/* Type, names, nullability, metadata and dictionaries, all the way down. */
+static bool same_schema(const struct ArrowSchema *a, const struct ArrowSchema *b) {
+  if (!same_text(a->format, b->format) || !same_text(a->name, b->name) || a->flags != b->flags ||
+      !same_metadata(a->metadata, b->metadata) || a->n_children != b->n_children ||
+      (a->dictionary == NULL) != (b->dictionary == NULL))
+    return false;
+  if (a->dictionary != NULL && !same_schema(a->dictionary, b->dictionary)) return false;
+  for (int64_t c = 0; c < a->n_children; c++)
+    if (!same_schema(a->children[c], b->children[c])) return false;
+  return true;
+}
+
 /* ---- output -------------------------------------------------------------------- */
 
 typedef struct cat_state {
   const cat_options *opt;
-  const struct ArrowSchema *schema;
-  const selection *sel;
+  struct ArrowSchema first;  /* the first IPC stream's whole schema */
+  struct ArrowSchema schema; /* its selected columns */
+  selection sel;
+  int64_t *dict_ids; /* the reader's dictionary ids for schema */
+  int64_t n_dict_ids;
   xs out, scratch;
   xc_arrow_json json;
   int64_t remaining; /* rows still wanted; -1: all */
-  int64_t *dict_ids; /* dictionary ids the input has sent, for arrow-json */
-  int64_t n_dict_ids;
+  int64_t *sent_ids; /* dictionary ids the input has sent, for arrow-json */
+  int64_t n_sent_ids;
   bool out_of_memory;
 } cat_state;
 
 /* arrow-json: a dictionary message that is not a delta, for an id sent
- * before, replaces that dictionary. */
+ * before (by this IPC stream or an earlier one), replaces that dictionary. */
 static void on_message(void *ctx, const xchg_message_info *info) {
   cat_state *st = ctx;
   if (info->kind != XCHG_MESSAGE_DICTIONARY) return;
-  for (int64_t k = 0; k < st->n_dict_ids; k++) {
-    if (st->dict_ids[k] != info->dictionary_id) continue;
+  for (int64_t k = 0; k < st->n_sent_ids; k++) {
+    if (st->sent_ids[k] != info->dictionary_id) continue;
     if (!info->is_delta) xc_arrow_json_note_replacement(&st->json);
     return;
   }
-  int64_t *grown = realloc(st->dict_ids, (size_t)(st->n_dict_ids + 1) * sizeof *grown);
+  int64_t *grown = realloc(st->sent_ids, (size_t)(st->n_sent_ids + 1) * sizeof *grown);
   if (grown == NULL) {
     st->out_of_memory = true;
     return;
   }
-  st->dict_ids = grown;
-  st->dict_ids[st->n_dict_ids++] = info->dictionary_id;
+  st->sent_ids = grown;
+  st->sent_ids[st->n_sent_ids++] = info->dictionary_id;
 }
 
 static xchg_status begin_output(cat_state *st, xchg_error *err) {
   column_set header;
-  xchg_status s = column_set_build(&header, st->schema, NULL, st->sel, err);
+  xchg_status s = column_set_build(&header, &st->schema, NULL, &st->sel, st->dict_ids, st->n_dict_ids, err);
   if (s != XCHG_OK) return s;
   if (st->opt->format == CAT_ARROW_JSON)
-    s = xc_arrow_json_begin(&st->json, &st->out, st->schema, header.ptrs, header.count, header.n_dictionaries, err);
+    s = xc_arrow_json_begin(&st->json, &st->out, &st->schema, header.ptrs, header.count, st->dict_ids,
+                            st->n_dict_ids, err);
   else if (st->opt->format == CAT_CSV)
     xc_rows_header(&st->out, XC_ROWS_CSV, header.ptrs, header.count);
   column_set_free(&header);
   return s;
 }
 
+/* The first IPC stream sets the schema, the selection and the output's
+ * header. */
+static xchg_status first_stream(cat_state *st, xchg_ipc_reader *reader, xchg_error *err) {
+  xchg_status s = xchg_ipc_reader_schema(reader, &st->first, err);
+  if (s == XCHG_OK && strcmp(st->first.format, "+s") != 0)
+    s = xchg_errorf(err, XCHG_EFORMAT, "schema is not a struct (format \"%s\")", st->first.format);
+  if (s == XCHG_OK) s = select_columns(&st->first, st->opt->columns, &st->sel, err);
+  if (s == XCHG_OK && st->opt->columns != NULL) s = choose_columns(&st->sel, err);
+  if (s == XCHG_OK) s = project(reader, &st->sel, err);
+  if (s == XCHG_OK) s = xchg_ipc_reader_schema(reader, &st->schema, err);
+  if (s == XCHG_OK) s = read_dictionary_ids(reader, &st->schema, &st->sel, &st->dict_ids, &st->n_dict_ids, err);
+  if (s == XCHG_OK) s = begin_output(st, err);
+  return s;
+}
+
+/* A later IPC stream must match the first: same schema, same dictionary
+ * ids, or its rows could not join the same output. */
+static xchg_status next_stream(cat_state *st, xchg_ipc_reader *reader, xchg_error *err) {
+  struct ArrowSchema schema;
+  xchg_status s = xchg_ipc_reader_schema(reader, &schema, err);
+  if (s != XCHG_OK) return s;
+  bool same = same_schema(&st->first, &schema);
+  schema.release(&schema);
+  if (!same) return xchg_errorf(err, XCHG_EFORMAT, "its schema differs from the first IPC stream's");
+  if ((s = project(reader, &st->sel, err)) != XCHG_OK) return s;
+  int64_t n = xchg_ipc_reader_dictionary_ids(reader, NULL, 0);
+  int64_t *ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
+  if (ids == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  xchg_ipc_reader_dictionary_ids(reader, ids, n);
+  if (n != st->n_dict_ids || (n > 0 && memcmp(ids, st->dict_ids, (size_t)n * sizeof *ids) != 0))
+    s = xchg_errorf(err, XCHG_EFORMAT, "its dictionary ids differ from the first IPC stream's");
+  free(ids);
+  return s;
+}
+
 static xchg_status write_batch(cat_state *st, const struct ArrowArray *batch, xchg_error *err) {
-  xchg_status s = check_batch(st->schema, batch, err);
+  xchg_status s = check_batch(&st->schema, batch, err);
   if (s != XCHG_OK) return s;
   column_set cols;
-  if ((s = column_set_build(&cols, st->schema, batch, st->sel, err)) != XCHG_OK) return s;
+  if ((s = column_set_build(&cols, &st->schema, batch, &st->sel, st->dict_ids, st->n_dict_ids, err)) != XCHG_OK)
+    return s;
   int64_t rows = batch->length;
   if (st->remaining >= 0 && rows > st->remaining) rows = st->remaining;
   if (st->opt->format == CAT_ARROW_JSON) {
@@ -288,16 +404,36 @@ static xchg_status write_batch(cat_state *st, const struct ArrowArray *batch, xc
 }
 
 static xchg_status copy_rows(cat_state *st, xchg_ipc_reader *reader, xchg_error *err) {
-  xchg_status s = begin_output(st, err);
-  if (st->opt->format == CAT_ARROW_JSON) xchg_ipc_reader_on_message(reader, on_message, st);
+  xchg_status s = XCHG_OK;
   while (s == XCHG_OK && st->remaining != 0) {
     struct ArrowArray batch;
     if ((s = xchg_ipc_reader_next(reader, &batch, err)) != XCHG_OK || batch.release == NULL) break;
     s = write_batch(st, &batch, err);
     batch.release(&batch);
   }
+  return s;
+}
+
+/* Every IPC stream of the input in turn, until the rows wanted are out. */
+static xchg_status copy_input(cat_state *st, xc_input *in, xchg_error *err) {
+  xchg_read_options opts;
+  xchg_read_options_init(&opts);
+  if (st->opt->format == CAT_ARROW_JSON) {
+    opts.on_message = on_message;
+    opts.on_message_ctx = st;
+  }
+  xchg_status s = XCHG_OK;
+  bool begun = false;
+  while (s == XCHG_OK && (!begun || st->remaining != 0)) {
+    xchg_ipc_reader *reader;
+    if ((s = xc_input_next(in, &opts, &reader, err)) != XCHG_OK || reader == NULL) break;
+    s = begun ? next_stream(st, reader, err) : first_stream(st, reader, err);
+    begun = true;
+    if (s == XCHG_OK) s = copy_rows(st, reader, err);
+    xchg_ipc_reader_close(reader);
+  }
+  if (s != XCHG_OK) xc_input_locate_error(in, err);
   if (s == XCHG_OK && st->opt->format == CAT_ARROW_JSON) xc_arrow_json_end(&st->json);
-  xchg_ipc_reader_on_message(reader, NULL, NULL);
   if (s == XCHG_OK && (xs_failed(&st->out) || xs_failed(&st->scratch) || st->out_of_memory))
     s = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   return s;
@@ -305,22 +441,12 @@ static xchg_status copy_rows(cat_state *st, xchg_ipc_reader *reader, xchg_error 
 
 static int cat(const cat_options *opt) {
   xchg_error err = {{0}};
-  xchg_ipc_reader *reader = NULL;
-  if (xc_open_input(opt->path, &reader, &err) != XCHG_OK) return xc_runtime_error(opt->path, err.message);
-  struct ArrowSchema schema;
-  if (xchg_ipc_reader_schema(reader, &schema, &err) != XCHG_OK) {
-    xchg_ipc_reader_close(reader);
-    return xc_runtime_error(opt->path, err.message);
-  }
-  selection sel = {0};
-  cat_state st = {.opt = opt, .schema = &schema, .sel = &sel, .remaining = opt->limit};
+  xc_input in;
+  if (xc_input_open(&in, opt->path, opt->codec, &err) != XCHG_OK) return xc_runtime_error(opt->path, err.message);
+  cat_state st = {.opt = opt, .remaining = opt->limit};
   xs_init(&st.out, stdout);
   xs_init(&st.scratch, NULL);
-  xchg_status s = strcmp(schema.format, "+s") == 0 ? XCHG_OK
-                  : xchg_errorf(&err, XCHG_EFORMAT, "schema is not a struct (format \"%s\")", schema.format);
-  if (s == XCHG_OK) s = select_columns(&schema, opt->columns, &sel, &err);
-  if (s == XCHG_OK && opt->columns != NULL) s = project(reader, &schema, &sel, &err);
-  if (s == XCHG_OK) s = copy_rows(&st, reader, &err);
+  xchg_status s = copy_input(&st, &in, &err);
   xs_flush(&st.out);
   int rc = XC_EXIT_OK;
   if (s != XCHG_OK)
@@ -328,12 +454,16 @@ static int cat(const cat_options *opt) {
   else if (xs_failed(&st.out) || fflush(stdout) != 0)
     rc = xc_runtime_error(opt->path, "cannot write the output");
   xc_arrow_json_free(&st.json);
+  free(st.sent_ids);
   free(st.dict_ids);
   xs_free(&st.out);
   xs_free(&st.scratch);
-  free(sel.index);
-  if (schema.release != NULL) schema.release(&schema);
-  xchg_ipc_reader_close(reader);
+  free(st.sel.index);
+  free(st.sel.chosen);
+  free(st.sel.first_dict);
+  if (st.first.release != NULL) st.first.release(&st.first);
+  if (st.schema.release != NULL) st.schema.release(&st.schema);
+  xc_input_close(&in);
   return rc;
 }
 

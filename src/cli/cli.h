@@ -54,7 +54,7 @@ void xc_input_locate_error(const xc_input *in, xchg_error *err);
 void xc_input_close(xc_input *in);
 
 /* Parses the value of --codec; false for an unknown name. */
-bool xc_parse_codec(const char *name, xchg_stream_codec *out);
+bool xc_parse_stream_codec(const char *name, xchg_stream_codec *out);
 
 /* What --help says about --codec. */
 #define XC_CODEC_HELP                                                                       \
@@ -63,7 +63,7 @@ bool xc_parse_codec(const char *name, xchg_stream_codec *out);
   "                    blocks), none, or auto (the default: detected from the\n"            \
   "                    first bytes, plain IPC when no codec's magic matches).\n"            \
   "                    A codec stream may hold several IPC streams one after\n"           \
-  "                    another: all are read\n"
+  "                    another: all of them are read.\n"
 
 /* How errors name an input: the path, or "<stdin>" for "-". */
 const char *xc_input_label(const char *path);

@@ -4,7 +4,7 @@
  *   cache      Arrow IPC stream, 6 columns in batches of 10,000 rows
  *              (bench/shapes.h), body compression as asked;
  *   broadcast  Arrow IPC stream of k, d_long, d_str in batches of 8,192
- *              rows (bench/shapes_gen.h); uncompressed, it is wrapped as
+ *              rows (bench/shapes.h); uncompressed, it is wrapped as
  *              engines ship it, in Spark's lz4-java block stream (32 KiB
  *              blocks, xxhash32 checksums); with a body codec, not wrapped;
  *   rows       length-prefixed 100-byte rows, compressed as one LZ4 (or

@@ -16,7 +16,7 @@ xchg_status xc_open_input(const char *path, xchg_ipc_reader **out, xchg_error *e
   return xchg_ipc_reader_open(src, NULL, out, err); /* takes src, even on failure */
 }
 
-bool xc_parse_codec(const char *name, xchg_stream_codec *out) {
+bool xc_parse_stream_codec(const char *name, xchg_stream_codec *out) {
   xchg_error err = {{0}};
   return xchg_stream_codec_from_name(name, out, &err) == XCHG_OK;
 }

@@ -108,10 +108,15 @@ static const char *kind_name(xchg_message_kind kind) {
 static void on_message(void *ctx, const xchg_message_info *info) {
   inspect_totals *t = ctx;
   xs *out = t->out;
-  xs_printf(out, "  #%lld %-13s offset %lld  rows %lld  metadata %lld B  body %lld B  compression %s  V%d",
-            (long long)info->index, kind_name(info->kind), (long long)info->offset, (long long)info->rows,
-            (long long)info->metadata_bytes, (long long)info->body_bytes,
-            xchg_block_codec_name(info->compression), info->metadata_version);
+  if (info->kind == XCHG_MESSAGE_SCHEMA) /* no rows, no body to compress */
+    xs_printf(out, "  #%lld %-13s offset %lld  metadata %lld B  body %lld B  V%d", (long long)info->index,
+              kind_name(info->kind), (long long)info->offset, (long long)info->metadata_bytes,
+              (long long)info->body_bytes, info->metadata_version);
+  else
+    xs_printf(out, "  #%lld %-13s offset %lld  rows %lld  metadata %lld B  body %lld B  compression %s  V%d",
+              (long long)info->index, kind_name(info->kind), (long long)info->offset, (long long)info->rows,
+              (long long)info->metadata_bytes, (long long)info->body_bytes,
+              xchg_block_codec_name(info->compression), info->metadata_version);
   if (info->kind == XCHG_MESSAGE_DICTIONARY)
     xs_printf(out, "  dictionary id %lld%s", (long long)info->dictionary_id, info->is_delta ? " (delta)" : "");
   xs_putc(out, '\n');
@@ -234,7 +239,6 @@ static int inspect(const char *path, xchg_stream_codec codec) {
   bool at_end = false;
   xchg_status st = XCHG_OK;
   while (st == XCHG_OK && !at_end) st = inspect_stream(&in, &out, &sum, &at_end, &err);
-  if (st == XCHG_OK && in.streams == 0) st = xchg_errorf(&err, XCHG_EFORMAT, "no IPC stream in the input");
   if (st == XCHG_OK) print_input_totals(&out, &in, &sum);
   xs_flush(&out);
   int rc = XC_EXIT_OK;
@@ -259,7 +263,7 @@ int xc_cmd_inspect(int argc, char **argv) {
     if (strncmp(a, "--codec", 7) == 0 && (a[7] == '=' || a[7] == '\0')) {
       const char *name = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
       if (name == NULL) return xc_usage_error("inspect", "--codec wants a codec name");
-      if (!xc_parse_codec(name, &codec)) return xc_usage_error("inspect", "unknown codec '%s'", name);
+      if (!xc_parse_stream_codec(name, &codec)) return xc_usage_error("inspect", "unknown codec '%s'", name);
       continue;
     }
     if (a[0] == '-' && a[1] != '\0') return xc_usage_error("inspect", "unknown option '%s'", a);

@@ -131,7 +131,7 @@ static xchg_status build_union_map(xc_node *n, xchg_error *err) {
   return XCHG_OK;
 }
 
-static xchg_status build_children(xc_node *n, int64_t *next_dict_id, xchg_error *err) {
+static xchg_status build_children(xc_node *n, xc_dict_ids *dict_ids, xchg_error *err) {
   const struct ArrowSchema *s = n->schema;
   if (s->n_children == 0) return XCHG_OK;
   if (s->children == NULL) return xchg_errorf(err, XCHG_EFORMAT, "schema children missing");
@@ -141,25 +141,36 @@ static xchg_status build_children(xc_node *n, int64_t *next_dict_id, xchg_error 
   for (int64_t c = 0; c < s->n_children; c++) {
     const struct ArrowArray *child = n->array ? n->array->children[c] : NULL;
     if (n->array && child == NULL) return xchg_errorf(err, XCHG_EFORMAT, "array child missing");
-    xchg_status st = xc_node_build(&n->children[c], s->children[c], child, next_dict_id, err);
+    xchg_status st = xc_node_build(&n->children[c], s->children[c], child, dict_ids, err);
     if (st != XCHG_OK) return st;
   }
   return XCHG_OK;
 }
 
-static xchg_status build_dictionary(xc_node *n, int64_t *next_dict_id, xchg_error *err) {
+int64_t xc_count_dictionaries(const struct ArrowSchema *schema) {
+  int64_t n = 0;
+  if (schema->dictionary != NULL) n += 1 + xc_count_dictionaries(schema->dictionary);
+  for (int64_t c = 0; c < schema->n_children && schema->children != NULL; c++)
+    if (schema->children[c] != NULL) n += xc_count_dictionaries(schema->children[c]);
+  return n;
+}
+
+static xchg_status build_dictionary(xc_node *n, xc_dict_ids *dict_ids, xchg_error *err) {
   if (n->type.kind != XC_INT)
     return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": dictionary indices are not integers",
                        n->schema->name ? n->schema->name : "");
-  n->dict_id = (*next_dict_id)++;
+  if (dict_ids->next >= dict_ids->count)
+    return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": more dictionary-encoded fields than dictionary ids (%lld)",
+                       n->schema->name ? n->schema->name : "", (long long)dict_ids->count);
+  n->dict_id = dict_ids->ids[dict_ids->next++];
   n->dictionary = calloc(1, sizeof *n->dictionary);
   if (n->dictionary == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   return xc_node_build(n->dictionary, n->schema->dictionary, n->array ? n->array->dictionary : NULL,
-                       next_dict_id, err);
+                       dict_ids, err);
 }
 
 xchg_status xc_node_build(xc_node *node, const struct ArrowSchema *schema,
-                          const struct ArrowArray *array, int64_t *next_dict_id,
+                          const struct ArrowArray *array, xc_dict_ids *dict_ids,
                           xchg_error *err) {
   memset(node, 0, sizeof *node);
   node->schema = schema;
@@ -173,8 +184,8 @@ xchg_status xc_node_build(xc_node *node, const struct ArrowSchema *schema,
     goto fail;
   }
   if (array != NULL && (st = check_array(node, err)) != XCHG_OK) goto fail;
-  if (schema->dictionary != NULL && (st = build_dictionary(node, next_dict_id, err)) != XCHG_OK) goto fail;
-  if ((st = build_children(node, next_dict_id, err)) != XCHG_OK) goto fail;
+  if (schema->dictionary != NULL && (st = build_dictionary(node, dict_ids, err)) != XCHG_OK) goto fail;
+  if ((st = build_children(node, dict_ids, err)) != XCHG_OK) goto fail;
   if ((st = check_children_shape(node, err)) != XCHG_OK) goto fail;
   if (node->type.kind == XC_UNION && (st = build_union_map(node, err)) != XCHG_OK) goto fail;
   if (array != NULL && (st = check_child_lengths(node, err)) != XCHG_OK) goto fail;

@@ -4,8 +4,10 @@
  * the matching ArrowArray.  Building checks that the array has the shape
  * its type needs — buffer and child counts, the buffers that must be
  * present — so that a malformed export is reported, not dereferenced.
- * Dictionary ids are assigned in a fixed pre-order walk of the schema, so
- * a schema-only tree and every batch's tree agree on them.
+ * Dictionary-encoded fields get the input's own dictionary ids, which the
+ * IPC reader lists in a pre-order walk of the schema, so that a schema-only
+ * tree and every batch's tree agree on them, and fields sharing one
+ * dictionary share its id.
  *
  * Indices: "logical" indices count elements of the array (0..length-1);
  * accessors add array->offset themselves. */
@@ -30,10 +32,25 @@ typedef struct xc_node {
   int8_t child_of_type_id[XC_MAX_UNION_CHILDREN]; /* unions: type id -> child, -1 */
 } xc_node;
 
-/* Builds the tree for schema (and array, which may be NULL).  next_dict_id
- * numbers dictionary-encoded fields in pre-order. */
+/* The dictionary ids of dictionary-encoded fields in pre-order (a field,
+ * then its dictionary's values, then its children), as
+ * xchg_ipc_reader_dictionary_ids lists them; building takes them in turn,
+ * from `next`. */
+typedef struct xc_dict_ids {
+  const int64_t *ids;
+  int64_t count;
+  int64_t next;
+} xc_dict_ids;
+
+/* How many dictionary-encoded fields the tree of schema holds, schema
+ * included: where the ids of the next top-level column begin. */
+int64_t xc_count_dictionaries(const struct ArrowSchema *schema);
+
+/* Builds the tree for schema (and array, which may be NULL), taking the ids
+ * of its dictionary-encoded fields from dict_ids; running out of ids is an
+ * XCHG_EFORMAT error. */
 xchg_status xc_node_build(xc_node *node, const struct ArrowSchema *schema,
-                          const struct ArrowArray *array, int64_t *next_dict_id,
+                          const struct ArrowArray *array, xc_dict_ids *dict_ids,
                           xchg_error *err);
 void xc_node_free(xc_node *node);
 

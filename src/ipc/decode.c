@@ -18,7 +18,7 @@ typedef struct swap_rule {
 
 #define NO_SWAP ((swap_rule){IPC_SWAP_NONE, 0})
 #define INT_SWAP(w) ((swap_rule){IPC_SWAP_WHOLE, (w)})
-#define VIEW_SWAP ((swap_rule){IPC_SWAP_NONE, 16})
+#define VIEW_SWAP ((swap_rule){IPC_SWAP_VIEW, 16})
 
 struct ipc_job {
   ipc_buffer src;         /* the compressed bytes, length prefix excluded */
@@ -69,10 +69,10 @@ static void swap_bytes(uint8_t *p, int width) {
   }
 }
 
-static int needs_swap(swap_rule rule) { return rule.kind != IPC_SWAP_NONE || rule.width == 16; }
+static int needs_swap(swap_rule rule) { return rule.kind != IPC_SWAP_NONE; }
 
 static void swap_values(uint8_t *p, size_t size, swap_rule rule) {
-  if (rule.kind == IPC_SWAP_NONE) { /* binary views: length, then buffer index and offset */
+  if (rule.kind == IPC_SWAP_VIEW) {
     for (size_t i = 0; i + 16 <= size; i += 16) {
       swap_bytes(p + i, 4);
       int32_t len;

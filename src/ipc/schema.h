@@ -30,7 +30,9 @@ typedef enum ipc_swap {
   IPC_SWAP_NONE = 0,  /* bytes, bits, or nothing to swap */
   IPC_SWAP_WHOLE,     /* the value is one integer of `width` bytes */
   IPC_SWAP_INT32S,    /* a sequence of int32 (interval day-time) */
-  IPC_SWAP_MDN        /* int32 months, int32 days, int64 nanoseconds */
+  IPC_SWAP_MDN,       /* int32 months, int32 days, int64 nanoseconds */
+  IPC_SWAP_VIEW       /* binary views: int32 length, then (when not inline)
+                         int32 buffer index and int32 offset */
 } ipc_swap;
 
 typedef struct ipc_field {

@@ -12,8 +12,18 @@
 // Then writes the first FILE's data back out with polars, in both formats
 // and with each of its codecs, as OUTDIR/polars_{file,stream}_{codec}.arrow,
 // for xchg to read.
+//
+//   node check.mjs --gold GOLD.json.gz FILE...
+//
+// Compares, value by value, every column of each FILE (an Arrow gold file
+// converted by xchg) that polars can hand to JS exactly (int32, utf8,
+// utf8 dictionaries, lists, fixed-size lists and structs of those; a null
+// struct row is not compared, as polars shows it as an object) with
+// Arrow's own JSON description of the data; prints one line per FILE and
+// exits 1 on the first difference.
 import fs from "node:fs";
 import path from "node:path";
+import zlib from "node:zlib";
 import pl from "nodejs-polars";
 
 const MASK = (1n << 64n) - 1n;
@@ -49,6 +59,75 @@ function columnSums(series) {
     throw new Error(`column ${series.name}: unexpected dtype ${dtype}`);
   }
   return { sum: sum.toString(), nulls };
+}
+
+// ---- --gold: values against Arrow's integration JSON ----------------------------
+
+function goldValues(field, col, dicts) {
+  const valid = (i) => !col.VALIDITY || col.VALIDITY[i] === 1;
+  const out = [];
+  if (field.dictionary) {
+    const dict = dicts.get(field.dictionary.id);
+    const values = goldValues({ ...field, dictionary: undefined }, dict, dicts);
+    if (values === undefined) return undefined;
+    for (let i = 0; i < col.count; i++) out.push(valid(i) ? values[col.DATA[i]] : null);
+    return out;
+  }
+  const t = field.type.name;
+  const child = (k) => goldValues(field.children[k], col.children[k], dicts);
+  for (let i = 0; i < col.count; i++) {
+    if (!valid(i)) { out.push(null); continue; }
+    if (t === "int" && field.type.bitWidth === 32) out.push(col.DATA[i]);
+    else if (t === "utf8") out.push(col.DATA[i]);
+    else if (t === "list") { const c = child(0); out.push(c.slice(col.OFFSET[i], col.OFFSET[i + 1])); }
+    else if (t === "fixedsizelist") { const n = field.type.listSize, c = child(0); out.push(c.slice(i * n, i * n + n)); }
+    else if (t === "struct") {
+      const o = {};
+      field.children.forEach((f, k) => { o[f.name] = child(k)[i]; });
+      out.push(o);
+    } else return undefined; // a type polars does not hand to JS exactly
+  }
+  return out;
+}
+
+function checkGold(goldPath, files) {
+  const doc = JSON.parse(zlib.gunzipSync(fs.readFileSync(goldPath)).toString("utf8"));
+  const fields = doc.schema.fields;
+  for (const file of files) {
+    const bytes = fs.readFileSync(file);
+    const df = isFileFormat(bytes) ? pl.readIPC(bytes) : pl.readIPCStream(bytes);
+    let row = 0, checked = 0;
+    for (const batch of doc.batches) {
+      // The dictionaries as written (this gold file replaces none).
+      const dicts = new Map((doc.dictionaries || []).map((d) => [d.id, d.data.columns[0]]));
+      fields.forEach((field, k) => {
+        const want = goldValues(field, batch.columns[k], dicts);
+        if (want === undefined) return;
+        const got = df.getColumn(field.name).slice(row, batch.count).toArray();
+        // polars hands a null struct row to JS as an object of its fields'
+        // values: such rows are left out on both sides.
+        if (field.type.name === "struct")
+          for (let i = 0; i < want.length; i++) if (want[i] === null) got[i] = null;
+        const w = JSON.stringify(want), g = JSON.stringify(got);
+        if (w !== g) {
+          console.error(`${path.basename(file)}: column ${field.name}, rows ${row}+${batch.count}:\n  want ${w.slice(0, 300)}\n  got  ${g.slice(0, 300)}`);
+          process.exit(1);
+        }
+        checked++;
+      });
+      row += batch.count;
+    }
+    if (df.height !== row || checked === 0) {
+      console.error(`${path.basename(file)}: ${df.height} rows (want ${row}), ${checked} columns checked`);
+      process.exit(1);
+    }
+    console.log(JSON.stringify({ file: path.basename(file), rows: row, columns_checked: checked }));
+  }
+}
+
+if (process.argv[2] === "--gold") {
+  checkGold(process.argv[3], process.argv.slice(4));
+  process.exit(0);
 }
 
 const [outDir, ...files] = process.argv.slice(2);

@@ -1,0 +1,232 @@
+/* jni_arrow.c — native memory figures, C Data Interface struct helpers
+ * for callers without Arrow Java, and the column checksums tests use to
+ * check decoded values from Java. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xchg/buf.h"
+#include "xchg/cache.h"
+#include "xchg_jni.h"
+
+JNIEXPORT jlong JNICALL Java_org_xchg_Xchg_allocatedBytes(JNIEnv *env, jclass cls) {
+  return xchg_buf_allocated_bytes();
+}
+
+JNIEXPORT jlong JNICALL Java_org_xchg_Xchg_liveBuffers(JNIEnv *env, jclass cls) {
+  return xchg_buf_live_count();
+}
+
+/* ---- struct helpers ------------------------------------------------------ */
+
+static int address_ok(JNIEnv *env, jlong address) {
+  if (address != 0) return 1;
+  xj_throw_java(env, "java/lang/IllegalArgumentException", "null struct address");
+  return 0;
+}
+
+JNIEXPORT jlong JNICALL Java_org_xchg_Xchg_allocateArrowArray(JNIEnv *env, jclass cls) {
+  struct ArrowArray *a = calloc(1, sizeof *a);
+  if (!a) xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: ArrowArray");
+  return XJ_HANDLE(a);
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_Xchg_freeArrowArray(JNIEnv *env, jclass cls, jlong address) {
+  struct ArrowArray *a = XJ_PTR(struct ArrowArray, address);
+  if (!a) return;
+  if (a->release) a->release(a);
+  free(a);
+}
+
+JNIEXPORT jlong JNICALL Java_org_xchg_Xchg_arrowArrayLength(JNIEnv *env, jclass cls,
+                                                            jlong address) {
+  if (!address_ok(env, address)) return 0;
+  const struct ArrowArray *a = XJ_PTR(struct ArrowArray, address);
+  if (!a->release) {
+    xj_throw_java(env, "java/lang/IllegalStateException", "ArrowArray is released");
+    return 0;
+  }
+  return a->length;
+}
+
+JNIEXPORT jlong JNICALL Java_org_xchg_Xchg_allocateArrowSchema(JNIEnv *env, jclass cls) {
+  struct ArrowSchema *s = calloc(1, sizeof *s);
+  if (!s) xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: ArrowSchema");
+  return XJ_HANDLE(s);
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_Xchg_freeArrowSchema(JNIEnv *env, jclass cls,
+                                                          jlong address) {
+  struct ArrowSchema *s = XJ_PTR(struct ArrowSchema, address);
+  if (!s) return;
+  if (s->release) s->release(s);
+  free(s);
+}
+
+/* The schema at address, or its child `child` (-1: itself); NULL with an
+ * exception pending when there is none. */
+static const struct ArrowSchema *schema_node(JNIEnv *env, jlong address, jint child) {
+  if (!address_ok(env, address)) return NULL;
+  const struct ArrowSchema *s = XJ_PTR(struct ArrowSchema, address);
+  if (!s->release) {
+    xj_throw_java(env, "java/lang/IllegalStateException", "ArrowSchema is released");
+    return NULL;
+  }
+  if (child == -1) return s;
+  if (child < 0 || child >= s->n_children) {
+    xj_throw_java(env, "java/lang/IndexOutOfBoundsException", "ArrowSchema child out of range");
+    return NULL;
+  }
+  return s->children[child];
+}
+
+JNIEXPORT jstring JNICALL Java_org_xchg_Xchg_arrowSchemaFormat(JNIEnv *env, jclass cls,
+                                                               jlong address, jint child) {
+  const struct ArrowSchema *s = schema_node(env, address, child);
+  return s ? (*env)->NewStringUTF(env, s->format) : NULL;
+}
+
+JNIEXPORT jstring JNICALL Java_org_xchg_Xchg_arrowSchemaName(JNIEnv *env, jclass cls,
+                                                             jlong address, jint child) {
+  const struct ArrowSchema *s = schema_node(env, address, child);
+  return s && s->name ? (*env)->NewStringUTF(env, s->name) : NULL;
+}
+
+/* ---- column checksums ---------------------------------------------------- */
+
+typedef struct column_sum {
+  uint64_t sum;
+  int64_t nulls;
+  int64_t rows;
+} column_sum;
+
+static int is_valid(const struct ArrowArray *a, int64_t i) {
+  const uint8_t *bits = a->buffers[0];
+  int64_t j = a->offset + i;
+  return !bits || ((bits[j >> 3] >> (j & 7)) & 1);
+}
+
+/* A fixed-width value of `width` bytes at row i, sign-extended or not. */
+static uint64_t fixed_value(const struct ArrowArray *a, int64_t i, int width, int is_signed) {
+  const uint8_t *p = (const uint8_t *)a->buffers[1] + (a->offset + i) * width;
+  switch (width) {
+    case 1: return is_signed ? (uint64_t)(int64_t) * (const int8_t *)p : *p;
+    case 2: {
+      uint16_t v;
+      memcpy(&v, p, 2);
+      return is_signed ? (uint64_t)(int64_t)(int16_t)v : v;
+    }
+    case 4: {
+      uint32_t v;
+      memcpy(&v, p, 4);
+      return is_signed ? (uint64_t)(int64_t)(int32_t)v : v;
+    }
+    default: {
+      uint64_t v;
+      memcpy(&v, p, 8);
+      return v;
+    }
+  }
+}
+
+/* Bytes of row i of a string or binary array with 32- or 64-bit offsets. */
+static uint64_t bytes_sum(const struct ArrowArray *a, int64_t i, int wide) {
+  int64_t start, end;
+  if (wide) {
+    const int64_t *o = (const int64_t *)a->buffers[1] + a->offset + i;
+    start = o[0];
+    end = o[1];
+  } else {
+    const int32_t *o = (const int32_t *)a->buffers[1] + a->offset + i;
+    start = o[0];
+    end = o[1];
+  }
+  const uint8_t *data = a->buffers[2];
+  uint64_t s = 0;
+  for (int64_t j = start; j < end; j++) s += data[j];
+  return s;
+}
+
+/* How a format is summed: 'f'ixed width, 'b'ool, 's'tring/binary. */
+typedef struct sum_kind {
+  char kind;
+  int width; /* bytes (fixed); 1 = 64-bit offsets (string) */
+  int is_signed;
+} sum_kind;
+
+static int sum_kind_of(const char *format, sum_kind *k) {
+  static const char fixed[] = "cCsSiIlLefg";
+  static const int widths[] = {1, 1, 2, 2, 4, 4, 8, 8, 2, 4, 8};
+  if (format[0] == '\0' || format[1] != '\0') return 0;
+  const char *at = strchr(fixed, format[0]);
+  if (at) {
+    k->kind = 'f';
+    k->width = widths[at - fixed];
+    k->is_signed = strchr("csil", format[0]) != NULL;
+    return 1;
+  }
+  if (format[0] == 'b') return k->kind = 'b', 1;
+  if (strchr("uzUZ", format[0])) {
+    k->kind = 's';
+    k->width = strchr("UZ", format[0]) != NULL;
+    return 1;
+  }
+  return 0;
+}
+
+static void add_array(const struct ArrowArray *a, const sum_kind *k, column_sum *out) {
+  for (int64_t i = 0; i < a->length; i++) {
+    if (!is_valid(a, i)) {
+      out->nulls++;
+      continue;
+    }
+    if (k->kind == 'f') {
+      out->sum += fixed_value(a, i, k->width, k->is_signed);
+    } else if (k->kind == 'b') {
+      int64_t j = a->offset + i;
+      out->sum += (((const uint8_t *)a->buffers[1])[j >> 3] >> (j & 7)) & 1;
+    } else {
+      out->sum += bytes_sum(a, i, k->width);
+    }
+  }
+  out->rows += a->length;
+}
+
+static xchg_status column_checksum(const xchg_cache_holder *h, jint column, column_sum *out,
+                                   xchg_error *err) {
+  struct ArrowSchema schema;
+  xchg_status st = xchg_cache_holder_schema(h, &schema, err);
+  if (st != XCHG_OK) return st;
+  sum_kind k = {0};
+  if (column < 0 || column >= schema.n_children) {
+    st = xchg_errorf(err, XCHG_EINVAL, "column %d out of range: the holder has %lld", (int)column,
+                     (long long)schema.n_children);
+  } else if (schema.children[column]->dictionary ||
+             !sum_kind_of(schema.children[column]->format, &k)) {
+    st = xchg_errorf(err, XCHG_ENOTSUP, "column %d: no checksum for format '%s'%s", (int)column,
+                     schema.children[column]->format,
+                     schema.children[column]->dictionary ? " (dictionary-encoded)" : "");
+  }
+  schema.release(&schema);
+  int64_t n = xchg_cache_holder_num_batches(h);
+  for (int64_t b = 0; st == XCHG_OK && b < n; b++) {
+    struct ArrowArray batch;
+    if ((st = xchg_cache_holder_batch(h, b, &batch, err)) != XCHG_OK) break;
+    add_array(batch.children[column], &k, out);
+    batch.release(&batch);
+  }
+  return st;
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgCacheHolder_nColumnChecksum(JNIEnv *env, jclass cls,
+                                                                     jlong handle, jint column,
+                                                                     jlongArray out) {
+  column_sum sum = {0};
+  xchg_error err;
+  xchg_status st = column_checksum(xj_cache_holder(handle), column, &sum, &err);
+  if (st != XCHG_OK) {
+    xj_throw_error(env, st, &err, NULL);
+    return;
+  }
+  jlong v[3] = {(jlong)sum.sum, sum.nulls, sum.rows};
+  (*env)->SetLongArrayRegion(env, out, 0, 3, v);
+}

@@ -1,0 +1,258 @@
+/* jni_cache.c — org.xchg.XchgCache and XchgCacheHolder over xchg/cache.h.
+ *
+ * A task's kill check (a java.util.function.BooleanSupplier) becomes the
+ * cache's cancel callback.  Whatever it throws is kept, counts as "killed",
+ * and is rethrown as is when the acquisition ends, so that an engine's own
+ * TaskKilledException reaches the task unchanged. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xchg/cache.h"
+#include "xchg_jni.h"
+
+/* A holder handed to Java: the cache's holder and the chunks its bytes
+ * came from, which must live until it is released. */
+typedef struct xj_holder {
+  xchg_cache_holder *holder;
+  xj_chunks *chunks;
+} xj_holder;
+
+/* ---- the cache ---------------------------------------------------------- */
+
+JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nCreate(JNIEnv *env, jclass cls, jboolean sharing,
+                                                        jlong wait_check_ms, jlong retain_bytes,
+                                                        jlong retain_ms,
+                                                        jboolean full_validation) {
+  if (wait_check_ms <= 0 || retain_bytes < 0 || retain_ms < 0) {
+    xj_throw_java(env, "java/lang/IllegalArgumentException",
+                  "XchgCache: waitCheckMs must be > 0, retainBytes and retainMs >= 0");
+    return 0;
+  }
+  xchg_cache_options opts;
+  xchg_cache_options_init(&opts);
+  opts.sharing = sharing ? 1 : 0;
+  opts.wait_check_ms = wait_check_ms;
+  opts.retain_bytes = retain_bytes;
+  opts.retain_ms = retain_ms;
+  opts.validation = full_validation ? XCHG_VALIDATE_FULL : XCHG_VALIDATE_BOUNDS;
+  xchg_cache *cache = xchg_cache_create(&opts);
+  if (!cache) xj_throw(env, XCHG_ENOMEM, "xchg_cache_create: out of memory", NULL);
+  return XJ_HANDLE(cache);
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgCache_nDestroy(JNIEnv *env, jclass cls, jlong cache) {
+  xchg_cache_destroy(XJ_PTR(xchg_cache, cache));
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgCache_nTrim(JNIEnv *env, jclass cls, jlong cache) {
+  xchg_cache_trim(XJ_PTR(xchg_cache, cache));
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgCache_nMetrics(JNIEnv *env, jclass cls, jlong cache,
+                                                        jlongArray out) {
+  xchg_cache_metrics m;
+  xchg_cache_get_metrics(XJ_PTR(xchg_cache, cache), &m);
+  jlong v[11] = {m.acquisitions, m.hits,     m.waits,    m.decodes,    m.failed_decodes,
+                 m.cancellations, m.derived_builds, m.entries, m.retained, m.bytes_held,
+                 m.evictions};
+  if ((*env)->GetArrayLength(env, out) < 11) {
+    xj_throw_java(env, "java/lang/IllegalArgumentException", "metrics array too short");
+    return;
+  }
+  (*env)->SetLongArrayRegion(env, out, 0, 11, v);
+}
+
+/* ---- acquiring ---------------------------------------------------------- */
+
+typedef struct kill_check {
+  jobject supplier;  /* global reference, or NULL for none */
+  jmethodID get;     /* BooleanSupplier.getAsBoolean */
+  jthrowable thrown; /* what the supplier threw (global reference) */
+} kill_check;
+
+/* The cache's cancel callback; runs on the acquiring thread (waiting or
+ * decoding), and holds no JNI critical region, so calling Java is allowed. */
+static int kill_check_ask(void *ctx) {
+  kill_check *k = ctx;
+  if (k->thrown) return 1;
+  JNIEnv *env = xj_env();
+  if (!env) return 0;
+  jboolean killed = (*env)->CallBooleanMethod(env, k->supplier, k->get);
+  if ((*env)->ExceptionCheck(env)) {
+    k->thrown = xj_take_exception(env);
+    return 1;
+  }
+  return killed ? 1 : 0;
+}
+
+typedef struct part_opener {
+  const xj_chunks *chunks;
+  const jint *starts; /* part p is chunks [starts[p], starts[p+1]) */
+} part_opener;
+
+static xchg_status open_java_part(void *ctx, int64_t part, xchg_source **out, xchg_error *err) {
+  part_opener *o = ctx;
+  size_t first = (size_t)o->starts[part];
+  *out = xj_chunks_source(o->chunks, first, (size_t)o->starts[part + 1] - first);
+  if (!*out) return xchg_errorf(err, XCHG_ENOMEM, "part %lld: out of memory", (long long)part);
+  return XCHG_OK;
+}
+
+static int is_stream_codec(jint codec) {
+  return codec >= XCHG_STREAM_NONE && codec <= XCHG_STREAM_AUTO;
+}
+
+/* Checks part starts: 0 first, non-decreasing, the chunk count last. */
+static jint *read_part_starts(JNIEnv *env, jintArray part_starts, size_t n_chunks, jsize *n_parts) {
+  jsize n = (*env)->GetArrayLength(env, part_starts);
+  jint *starts = malloc(sizeof(jint) * ((size_t)n + 1));
+  if (!starts) {
+    xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: part list");
+    return NULL;
+  }
+  (*env)->GetIntArrayRegion(env, part_starts, 0, n, starts);
+  int ok = n >= 1 && starts[0] == 0 && (size_t)starts[n - 1] == n_chunks;
+  for (jsize i = 1; ok && i < n; i++) ok = starts[i] >= starts[i - 1];
+  if (!ok) {
+    free(starts);
+    xj_throw_java(env, "java/lang/IllegalArgumentException", "bad part starts");
+    return NULL;
+  }
+  *n_parts = n - 1;
+  return starts;
+}
+
+static int64_t *read_columns(JNIEnv *env, jlongArray columns, int64_t *n) {
+  *n = (*env)->GetArrayLength(env, columns);
+  int64_t *cols = malloc(sizeof *cols * ((size_t)*n + 1));
+  if (!cols) {
+    xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: column list");
+    return NULL;
+  }
+  (*env)->GetLongArrayRegion(env, columns, 0, (jsize)*n, (jlong *)cols);
+  return cols;
+}
+
+JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nAcquire(
+    JNIEnv *env, jclass cls, jlong cache, jstring key, jobjectArray direct, jobjectArray heap,
+    jintArray offsets, jintArray lengths, jintArray part_starts, jint codec, jlongArray columns,
+    jobject kill) {
+  if (!is_stream_codec(codec)) {
+    xj_throw_java(env, "java/lang/IllegalArgumentException", "unknown stream codec");
+    return 0;
+  }
+  xj_holder *h = calloc(1, sizeof *h);
+  kill_check k = {0};
+  jint *starts = NULL;
+  int64_t *cols = NULL, n_cols = 0;
+  xchg_broadcast_part *parts = NULL;
+  const char *ckey = NULL;
+  xchg_error err = {{0}};
+  xchg_status st = XCHG_OK;
+  jsize n_parts = 0;
+
+  if (!h) {
+    xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: holder");
+    goto done;
+  }
+  if (!(h->chunks = xj_chunks_new(env, direct, heap, offsets, lengths))) goto done;
+  if (!(starts = read_part_starts(env, part_starts, h->chunks->count, &n_parts))) goto done;
+  if (columns && !(cols = read_columns(env, columns, &n_cols))) goto done;
+  if (!(ckey = (*env)->GetStringUTFChars(env, key, NULL))) goto done;
+  parts = calloc((size_t)n_parts + 1, sizeof *parts);
+  if (!parts) {
+    xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: part list");
+    goto done;
+  }
+  for (jsize p = 0; p < n_parts; p++) parts[p].codec = (xchg_stream_codec)codec;
+  if (kill) {
+    jclass supplier = (*env)->GetObjectClass(env, kill);
+    k.get = (*env)->GetMethodID(env, supplier, "getAsBoolean", "()Z");
+    (*env)->DeleteLocalRef(env, supplier);
+    if (!k.get || !(k.supplier = (*env)->NewGlobalRef(env, kill))) goto done;
+  }
+
+  /* Every part is opened through the chunk sources, which read direct
+   * chunks in place and heap chunks through GetByteArrayRegion. */
+  part_opener opener = {h->chunks, starts};
+  xchg_broadcast bytes = {parts, n_parts, open_java_part, &opener};
+  st = xchg_cache_acquire(XJ_PTR(xchg_cache, cache), ckey, &bytes, cols, columns ? n_cols : 0,
+                          kill ? kill_check_ask : NULL, &k, &h->holder, &err);
+  if (st != XCHG_OK) {
+    if (k.thrown && st == XCHG_ECANCELLED) (*env)->Throw(env, k.thrown);
+    else xj_throw_error(env, st, &err, k.thrown);
+  }
+
+done:
+  if (ckey) (*env)->ReleaseStringUTFChars(env, key, ckey);
+  if (k.supplier) (*env)->DeleteGlobalRef(env, k.supplier);
+  if (k.thrown) (*env)->DeleteGlobalRef(env, k.thrown);
+  free(parts);
+  free(cols);
+  free(starts);
+  if (h && !h->holder) {
+    xj_chunks_free(env, h->chunks);
+    free(h);
+    return 0;
+  }
+  return XJ_HANDLE(h);
+}
+
+/* ---- the holder --------------------------------------------------------- */
+
+xchg_cache_holder *xj_cache_holder(jlong handle) {
+  return XJ_PTR(xj_holder, handle)->holder;
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgCacheHolder_nRelease(JNIEnv *env, jclass cls,
+                                                              jlong handle) {
+  xj_holder *h = XJ_PTR(xj_holder, handle);
+  xchg_cache_release(h->holder);
+  xj_chunks_free(env, h->chunks);
+  free(h);
+}
+
+JNIEXPORT jlong JNICALL Java_org_xchg_XchgCacheHolder_nNumBatches(JNIEnv *env, jclass cls,
+                                                                  jlong handle) {
+  return xchg_cache_holder_num_batches(xj_cache_holder(handle));
+}
+
+JNIEXPORT jlong JNICALL Java_org_xchg_XchgCacheHolder_nNumRows(JNIEnv *env, jclass cls,
+                                                               jlong handle) {
+  return xchg_cache_holder_num_rows(xj_cache_holder(handle));
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgCacheHolder_nExportSchema(JNIEnv *env, jclass cls,
+                                                                   jlong handle, jlong address) {
+  xchg_error err;
+  xchg_status st =
+      xchg_cache_holder_schema(xj_cache_holder(handle), XJ_PTR(struct ArrowSchema, address), &err);
+  if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgCacheHolder_nExportBatch(JNIEnv *env, jclass cls,
+                                                                  jlong handle, jlong index,
+                                                                  jlong address) {
+  const xchg_cache_holder *holder = xj_cache_holder(handle);
+  int64_t n = xchg_cache_holder_num_batches(holder);
+  if (index < 0 || index >= n) {
+    char m[128];
+    snprintf(m, sizeof m, "batch %lld out of range: the holder has %lld",
+             (long long)index, (long long)n);
+    xj_throw_java(env, "java/lang/IndexOutOfBoundsException", m);
+    return;
+  }
+  xchg_error err;
+  xchg_status st =
+      xchg_cache_holder_batch(holder, index, XJ_PTR(struct ArrowArray, address), &err);
+  if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgCacheHolder_nExportStream(JNIEnv *env, jclass cls,
+                                                                   jlong handle, jlong address) {
+  xchg_error err;
+  xchg_status st = xchg_cache_holder_stream(xj_cache_holder(handle),
+                                            XJ_PTR(struct ArrowArrayStream, address), &err);
+  if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
+}

@@ -1,0 +1,211 @@
+/* jni_common.c — library load, exceptions, and sources over Java chunks. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xchg_jni.h"
+
+JavaVM *xj_vm;
+static jclass xchg_exception_class;
+static jmethodID xchg_exception_init;
+
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
+  JNIEnv *env;
+  if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK) return JNI_ERR;
+  xj_vm = vm;
+  jclass cls = (*env)->FindClass(env, "org/xchg/XchgException");
+  if (!cls) return JNI_ERR;
+  xchg_exception_class = (*env)->NewGlobalRef(env, cls);
+  (*env)->DeleteLocalRef(env, cls);
+  xchg_exception_init =
+      (*env)->GetMethodID(env, xchg_exception_class, "<init>",
+                          "(ILjava/lang/String;Ljava/lang/Throwable;)V");
+  if (!xchg_exception_class || !xchg_exception_init) return JNI_ERR;
+  return JNI_VERSION_1_8;
+}
+
+JNIEnv *xj_env(void) {
+  JNIEnv *env = NULL;
+  jint got = (*xj_vm)->GetEnv(xj_vm, (void **)&env, JNI_VERSION_1_8);
+  if (got == JNI_OK) return env;
+  if (got == JNI_EDETACHED &&
+      (*xj_vm)->AttachCurrentThreadAsDaemon(xj_vm, (void **)&env, NULL) == JNI_OK)
+    return env;
+  return NULL;
+}
+
+void xj_throw(JNIEnv *env, xchg_status status, const char *message, jthrowable cause) {
+  jstring msg = (*env)->NewStringUTF(env, message);
+  if (!msg) return; /* OutOfMemoryError pending */
+  jobject ex = (*env)->NewObject(env, xchg_exception_class, xchg_exception_init, (jint)status, msg,
+                                 cause);
+  if (ex) (*env)->Throw(env, (jthrowable)ex);
+  (*env)->DeleteLocalRef(env, msg);
+  if (ex) (*env)->DeleteLocalRef(env, ex);
+}
+
+void xj_throw_error(JNIEnv *env, xchg_status status, const xchg_error *err, jthrowable cause) {
+  const char *m = err && err->message[0] ? err->message : xchg_status_name(status);
+  xj_throw(env, status, m, cause);
+}
+
+void xj_throw_java(JNIEnv *env, const char *class_name, const char *message) {
+  jclass cls = (*env)->FindClass(env, class_name);
+  if (cls) (*env)->ThrowNew(env, cls, message);
+}
+
+jthrowable xj_take_exception(JNIEnv *env) {
+  jthrowable t = (*env)->ExceptionOccurred(env);
+  if (!t) return NULL;
+  (*env)->ExceptionClear(env);
+  jthrowable global = (*env)->NewGlobalRef(env, t);
+  (*env)->DeleteLocalRef(env, t);
+  return global;
+}
+
+/* ---- chunks ------------------------------------------------------------- */
+
+static int chunk_from_java(JNIEnv *env, xj_chunk *c, jobject direct, jobject heap, jint offset,
+                           jint length) {
+  if (offset < 0 || length < 0) {
+    xj_throw_java(env, "java/lang/IllegalArgumentException", "negative chunk offset or length");
+    return 0;
+  }
+  c->size = (size_t)length;
+  c->offset = offset;
+  if (direct) {
+    uint8_t *base = (*env)->GetDirectBufferAddress(env, direct);
+    jlong capacity = (*env)->GetDirectBufferCapacity(env, direct);
+    if (!base || capacity < 0 || (jlong)offset + length > capacity) {
+      xj_throw_java(env, "java/lang/IllegalArgumentException",
+                    "direct chunk: no address, or offset + length beyond its capacity");
+      return 0;
+    }
+    c->direct = base + offset;
+    return 1;
+  }
+  if (!heap || (jlong)offset + length > (*env)->GetArrayLength(env, (jarray)heap)) {
+    xj_throw_java(env, "java/lang/IllegalArgumentException",
+                  "heap chunk: missing, or offset + length beyond its array");
+    return 0;
+  }
+  c->heap = (*env)->NewGlobalRef(env, heap);
+  return c->heap != NULL;
+}
+
+xj_chunks *xj_chunks_new(JNIEnv *env, jobjectArray direct, jobjectArray heap, jintArray offsets,
+                         jintArray lengths) {
+  jsize n = (*env)->GetArrayLength(env, direct);
+  if ((*env)->GetArrayLength(env, heap) != n || (*env)->GetArrayLength(env, offsets) != n ||
+      (*env)->GetArrayLength(env, lengths) != n) {
+    xj_throw_java(env, "java/lang/IllegalArgumentException", "chunk arrays of unequal lengths");
+    return NULL;
+  }
+  xj_chunks *c = calloc(1, sizeof *c);
+  jint *off = malloc(sizeof(jint) * ((size_t)n + 1));
+  jint *len = malloc(sizeof(jint) * ((size_t)n + 1));
+  if (c) c->items = calloc((size_t)n + 1, sizeof *c->items);
+  if (!c || !c->items || !off || !len) {
+    free(off);
+    free(len);
+    xj_chunks_free(env, c);
+    xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: chunk list");
+    return NULL;
+  }
+  (*env)->GetIntArrayRegion(env, offsets, 0, n, off);
+  (*env)->GetIntArrayRegion(env, lengths, 0, n, len);
+  int ok = 1;
+  for (jsize i = 0; ok && i < n; i++) {
+    jobject d = (*env)->GetObjectArrayElement(env, direct, i);
+    jobject h = (*env)->GetObjectArrayElement(env, heap, i);
+    ok = chunk_from_java(env, &c->items[i], d, h, off[i], len[i]);
+    c->count = (size_t)i + 1;
+    if (d) (*env)->DeleteLocalRef(env, d);
+    if (h) (*env)->DeleteLocalRef(env, h);
+  }
+  free(off);
+  free(len);
+  if (!ok) {
+    xj_chunks_free(env, c);
+    return NULL;
+  }
+  return c;
+}
+
+void xj_chunks_free(JNIEnv *env, xj_chunks *c) {
+  if (!c) return;
+  if (c->items) {
+    for (size_t i = 0; i < c->count; i++)
+      if (c->items[i].heap) (*env)->DeleteGlobalRef(env, c->items[i].heap);
+  }
+  free(c->items);
+  free(c);
+}
+
+/* Reading heap (and direct) chunks one after another. */
+typedef struct chunk_reader {
+  const xj_chunk *items;
+  size_t count;
+  size_t index;  /* current chunk */
+  size_t offset; /* bytes of it already read */
+} chunk_reader;
+
+static xchg_status chunk_reader_read(void *ctx, void *dst, size_t n, size_t *got,
+                                     xchg_error *err) {
+  chunk_reader *r = ctx;
+  uint8_t *out = dst;
+  size_t done = 0;
+  JNIEnv *env = NULL;
+  *got = 0;
+  while (done < n && r->index < r->count) {
+    const xj_chunk *c = &r->items[r->index];
+    size_t take = c->size - r->offset;
+    if (take == 0) {
+      r->index++;
+      r->offset = 0;
+      continue;
+    }
+    if (take > n - done) take = n - done;
+    if (c->direct) {
+      memcpy(out + done, c->direct + r->offset, take);
+    } else {
+      if (take > XJ_COPY_STEP) take = XJ_COPY_STEP;
+      if (!env && !(env = xj_env()))
+        return xchg_errorf(err, XCHG_EIO, "heap chunk %zu: no JNIEnv on this thread", r->index);
+      (*env)->GetByteArrayRegion(env, c->heap, c->offset + (jsize)r->offset, (jsize)take,
+                                 (jbyte *)(out + done));
+      if ((*env)->ExceptionCheck(env)) {
+        (*env)->ExceptionClear(env);
+        return xchg_errorf(err, XCHG_EIO, "heap chunk %zu: copying %zu bytes at %zu failed",
+                           r->index, take, r->offset);
+      }
+    }
+    r->offset += take;
+    done += take;
+  }
+  *got = done;
+  return XCHG_OK;
+}
+
+xchg_source *xj_chunks_source(const xj_chunks *chunks, size_t first, size_t count) {
+  const xj_chunk *items = chunks->items + first;
+  int all_direct = 1;
+  for (size_t i = 0; i < count; i++) all_direct &= items[i].direct != NULL || items[i].size == 0;
+  if (all_direct) {
+    xchg_chunk *list = malloc(sizeof *list * (count + 1));
+    if (!list) return NULL;
+    for (size_t i = 0; i < count; i++) {
+      list[i].data = items[i].direct;
+      list[i].size = items[i].size;
+    }
+    xchg_source *src = xchg_source_from_chunks(list, count, NULL, NULL);
+    free(list); /* the source copied the list */
+    return src;
+  }
+  chunk_reader *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  r->items = items;
+  r->count = count;
+  xchg_source *src = xchg_source_from_callback(chunk_reader_read, free, r);
+  if (!src) free(r);
+  return src;
+}

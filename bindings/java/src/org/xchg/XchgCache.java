@@ -1,0 +1,189 @@
+package org.xchg;
+
+import java.nio.ByteBuffer;
+import java.util.Objects;
+import java.util.function.BooleanSupplier;
+
+/**
+ * A shared decoded cache (xchg/cache.h): each broadcast, named by a key, is
+ * decoded once per process however many tasks acquire it; every task gets
+ * its own Arrow arrays over the one decoded copy.
+ *
+ * <pre>
+ *   XchgCache cache = XchgCache.open(new XchgCache.Options());  // one per executor
+ *   // in each task:
+ *   try (XchgCacheHolder h = cache.acquire("broadcast_7", chunks, StreamCodec.LZ4_JAVA,
+ *                                          () -&gt; context.isInterrupted())) {
+ *     for (long i = 0; i &lt; h.numBatches(); i++) {
+ *       ArrowArray array = ArrowArray.allocateNew(allocator);
+ *       h.exportBatch(i, array.memoryAddress());  // then Data.importVectorSchemaRoot(...)
+ *     }
+ *   }
+ * </pre>
+ *
+ * All methods are thread-safe.  {@link #close} refuses (IllegalStateException)
+ * while holders are held or acquisitions are running; arrays exported from
+ * holders stay valid after close.
+ */
+public final class XchgCache implements AutoCloseable {
+  static {
+    Xchg.ensureLoaded();
+  }
+
+  /** The options of xchg_cache_options. */
+  public static final class Options {
+    boolean sharing = true;
+    long waitCheckMs = 100;
+    long retainBytes = 0;
+    long retainMs = 0;
+    boolean fullValidation = true;
+
+    /** False: every acquirer decodes its own copy (same results, same API). */
+    public Options sharing(boolean on) {
+      sharing = on;
+      return this;
+    }
+
+    /** How often a waiting acquirer asks its kill check (default 100 ms). */
+    public Options waitCheckMs(long ms) {
+      waitCheckMs = ms;
+      return this;
+    }
+
+    /** Keep unreferenced entries up to this many bytes (default 0: none). */
+    public Options retainBytes(long bytes) {
+      retainBytes = bytes;
+      return this;
+    }
+
+    /** Free a retained entry this long after its last release (0: no limit). */
+    public Options retainMs(long ms) {
+      retainMs = ms;
+      return this;
+    }
+
+    /** False: trusted data, skip the O(n) value checks (XCHG_VALIDATE_BOUNDS). */
+    public Options fullValidation(boolean on) {
+      fullValidation = on;
+      return this;
+    }
+  }
+
+  private long handle;
+  private int users; // holders held plus acquisitions running
+
+  private XchgCache(long handle) {
+    this.handle = handle;
+  }
+
+  public static XchgCache open() {
+    return open(new Options());
+  }
+
+  public static XchgCache open(Options o) {
+    long h = nCreate(o.sharing, o.waitCheckMs, o.retainBytes, o.retainMs, o.fullValidation);
+    return new XchgCache(h);
+  }
+
+  /**
+   * Acquires broadcast {@code key} made of one IPC stream, whose bytes are
+   * the concatenation of {@code chunks} (heap or direct; from each buffer's
+   * position to its limit) wrapped in {@code codec}.  Decodes it unless
+   * another acquirer has or is doing so, in which case it waits, asking
+   * {@code killCheck} (may be null) every waitCheckMs; killCheck is asked
+   * while decoding too.  The chunks must not change until the holder is
+   * released.
+   *
+   * @throws XchgException with xchg's message; status CANCELLED when killed
+   * @throws RuntimeException whatever killCheck threw, as thrown
+   */
+  public XchgCacheHolder acquire(
+      String key, ByteBuffer[] chunks, StreamCodec codec, BooleanSupplier killCheck) {
+    return acquire(key, new ByteBuffer[][] {chunks}, codec, null, killCheck);
+  }
+
+  /**
+   * Acquires broadcast {@code key} made of several IPC streams ("parts", one
+   * chunk array each, equal schemas) and reads only {@code columns} (top-level
+   * indices, in the order the holder sees them; null for all).
+   */
+  public XchgCacheHolder acquire(
+      String key, ByteBuffer[][] parts, StreamCodec codec, int[] columns, BooleanSupplier killCheck) {
+    Objects.requireNonNull(key, "key");
+    Objects.requireNonNull(codec, "codec");
+    Chunks c = Chunks.of(parts);
+    long[] cols = null;
+    if (columns != null) {
+      cols = new long[columns.length];
+      for (int i = 0; i < columns.length; i++) cols[i] = columns[i];
+    }
+    long cache = enter();
+    long h = 0;
+    try {
+      h = nAcquire(cache, key, c.direct, c.heap, c.offsets, c.lengths, c.partStarts, codec.id,
+          cols, killCheck);
+      return new XchgCacheHolder(this, h, c);
+    } finally {
+      if (h == 0) leave();
+    }
+  }
+
+  /** The cache's counters now. */
+  public XchgCacheMetrics metrics() {
+    long[] v = new long[11];
+    synchronized (this) {
+      nMetrics(live(), v);
+    }
+    return XchgCacheMetrics.of(v);
+  }
+
+  /** Frees retained entries past retainMs now. */
+  public synchronized void trim() {
+    nTrim(live());
+  }
+
+  /**
+   * Frees the cache.  Closing a closed cache does nothing.
+   *
+   * @throws IllegalStateException while holders are held or acquisitions run
+   */
+  @Override
+  public synchronized void close() {
+    if (handle == 0) return;
+    if (users > 0) {
+      throw new IllegalStateException(
+          "XchgCache.close: " + users + " holder(s) still held or acquiring; release them first");
+    }
+    nDestroy(handle);
+    handle = 0;
+  }
+
+  private long live() {
+    if (handle == 0) throw new IllegalStateException("XchgCache used after close");
+    return handle;
+  }
+
+  private synchronized long enter() {
+    long h = live();
+    users++;
+    return h;
+  }
+
+  /** A holder was released, or an acquisition failed. */
+  synchronized void leave() {
+    users--;
+  }
+
+  private static native long nCreate(
+      boolean sharing, long waitCheckMs, long retainBytes, long retainMs, boolean fullValidation);
+
+  private static native void nDestroy(long cache);
+
+  private static native void nMetrics(long cache, long[] out);
+
+  private static native void nTrim(long cache);
+
+  private static native long nAcquire(long cache, String key, ByteBuffer[] direct, byte[][] heap,
+      int[] offsets, int[] lengths, int[] partStarts, int codec, long[] columns,
+      BooleanSupplier killCheck);
+}

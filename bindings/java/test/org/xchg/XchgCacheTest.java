@@ -1,0 +1,376 @@
+package org.xchg;
+
+import static org.xchg.TestSupport.check;
+import static org.xchg.TestSupport.checkEq;
+import static org.xchg.TestSupport.expectThrows;
+import static org.xchg.TestSupport.scenario;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The shared cache as a Spark executor's tasks use it: Java threads acquire
+ * one broadcast whose bytes were compressed in this JVM by lz4-java exactly
+ * as Spark does, around an Arrow IPC stream made by `xchg gen broadcast`;
+ * every thread checks its values against the generator's sums.
+ */
+public final class XchgCacheTest {
+  private static final int THREADS = 8;
+  private static final int CHUNK = 1 << 20; // Spark's ChunkedByteBuffer pieces, smaller
+
+  private static TestSupport.Broadcast data;
+  private static byte[] spark; // data.ipc() compressed as Spark does
+
+  public static void main(String[] args) throws Exception {
+    data = TestSupport.genBroadcast(100_000, 1);
+    if (data == null) {
+      System.out.println("skipped: XCHG_CLI is not set");
+      System.exit(TestSupport.SKIP);
+    }
+    spark = TestSupport.sparkLz4(data.ipc());
+    System.out.printf("broadcast: %d rows, IPC %d bytes, lz4-java %d bytes%n", data.rows(),
+        data.ipc().length, spark.length);
+
+    scenario("8 threads share one decode (heap chunks)",
+        () -> manyThreads(true, TestSupport.Kind.HEAP));
+    scenario("8 threads share one decode (direct chunks)",
+        () -> manyThreads(true, TestSupport.Kind.DIRECT));
+    scenario("8 threads, sharing off (mixed chunks)",
+        () -> manyThreads(false, TestSupport.Kind.MIXED));
+    scenario("killed waiters: cancelled, or the kill check's own exception", XchgCacheTest::killedWaiter);
+    scenario("failing source: its error to the decoder, one retries for all", XchgCacheTest::failingSource);
+    scenario("bad bytes alone: format and truncation errors, nothing cached", XchgCacheTest::badBytes);
+    scenario("columns subset and several parts", XchgCacheTest::columnsAndParts);
+    scenario("exports outlive holder and cache", XchgCacheTest::exportsOutlive);
+    scenario("misuse throws, never crashes", XchgCacheTest::misuse);
+    TestSupport.exit();
+  }
+
+  private static ByteBuffer[] sparkChunks(TestSupport.Kind kind) {
+    return TestSupport.chunks(spark, CHUNK, kind);
+  }
+
+  /** Checks every column of h against the generator's sums. */
+  private static void checkValues(XchgCacheHolder h, String who) {
+    checkEq(data.rows(), h.numRows(), who + ": rows");
+    checkEq((data.rows() + 8191) / 8192, h.numBatches(), who + ": batches");
+    for (int c = 0; c < 3; c++) {
+      ColumnChecksum sum = h.columnChecksum(c);
+      String col = who + ": column " + TestSupport.BROADCAST_COLUMNS[c];
+      checkEq(data.sums()[c], sum.sum(), col + " sum");
+      checkEq(data.nulls()[c], sum.nulls(), col + " nulls");
+      checkEq(data.rows(), sum.rows(), col + " rows");
+    }
+  }
+
+  private static void checkMemoryBack(long bytes, long buffers, String what) {
+    checkEq(bytes, Xchg.allocatedBytes(), what + ": native bytes back to the start");
+    checkEq(buffers, Xchg.liveBuffers(), what + ": live buffers back to the start");
+  }
+
+  private static void join(List<Thread> threads) throws InterruptedException {
+    for (Thread t : threads) {
+      t.join(TimeUnit.SECONDS.toMillis(120));
+      check(!t.isAlive(), t.getName() + " finished");
+    }
+  }
+
+  private static Thread start(String name, TestSupport.Body body) {
+    Thread t = new Thread(() -> {
+      try {
+        body.run();
+      } catch (Throwable e) {
+        check(false, name + " threw " + e);
+        e.printStackTrace(System.out);
+      }
+    }, name);
+    t.start();
+    return t;
+  }
+
+  /** THREADS threads acquire the same key at once; all hold it at the same time. */
+  private static void manyThreads(boolean sharing, TestSupport.Kind kind) throws Exception {
+    long bytes0 = Xchg.allocatedBytes(), buffers0 = Xchg.liveBuffers();
+    XchgCache cache = XchgCache.open(new XchgCache.Options().sharing(sharing));
+    CyclicBarrier allAcquired = new CyclicBarrier(THREADS);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Thread> threads = new ArrayList<>();
+    for (int i = 0; i < THREADS; i++) {
+      String name = "task-" + i;
+      ByteBuffer[] chunks = sparkChunks(kind); // each task its own copy, as each executor task
+      threads.add(start(name, () -> {
+        go.await();
+        XchgCacheHolder h = cache.acquire("broadcast_7", chunks, StreamCodec.LZ4_JAVA, () -> false);
+        try {
+          allAcquired.await(60, TimeUnit.SECONDS); // everyone holds it now
+          checkValues(h, name);
+        } finally {
+          h.release();
+        }
+      }));
+    }
+    go.countDown();
+    join(threads);
+    XchgCacheMetrics m = cache.metrics();
+    checkEq(sharing ? 1 : THREADS, m.decodes(), "decodes");
+    checkEq(THREADS, m.acquisitions(), "acquisitions");
+    checkEq(0, m.failedDecodes(), "failed decodes");
+    checkEq(0, m.entries(), "entries alive after every release");
+    cache.close();
+    checkMemoryBack(bytes0, buffers0, "after all released");
+  }
+
+  /**
+   * A decoder held up in its own kill check (asked while decoding); meanwhile
+   * two waiters are killed, one by its check returning true, one by its
+   * check throwing.  The decode goes on and succeeds for the decoder.
+   */
+  private static void killedWaiter() throws Exception {
+    long bytes0 = Xchg.allocatedBytes(), buffers0 = Xchg.liveBuffers();
+    XchgCache cache = XchgCache.open(new XchgCache.Options().waitCheckMs(10));
+    CountDownLatch decoding = new CountDownLatch(1);
+    CountDownLatch waitersDone = new CountDownLatch(2);
+    BooleanSupplier slowDecoder = () -> {
+      decoding.countDown();
+      try {
+        waitersDone.await(60, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return false;
+    };
+    List<Thread> threads = new ArrayList<>();
+    threads.add(start("decoder", () -> {
+      try (XchgCacheHolder h =
+          cache.acquire("b", sparkChunks(TestSupport.Kind.HEAP), StreamCodec.LZ4_JAVA, slowDecoder)) {
+        checkValues(h, "decoder");
+      }
+    }));
+    check(decoding.await(60, TimeUnit.SECONDS), "the decoder started");
+    AtomicBoolean kill = new AtomicBoolean();
+    CountDownLatch asked = new CountDownLatch(2);
+    threads.add(start("killed", () -> {
+      XchgException e = expectThrows(XchgException.class, "killed waiter", () ->
+          cache.acquire("b", sparkChunks(TestSupport.Kind.HEAP), StreamCodec.LZ4_JAVA, () -> {
+            asked.countDown();
+            return kill.get();
+          }));
+      if (e != null) {
+        check(e.isCancelled(), "killed waiter: status CANCELLED, got " + e.status());
+        check(e.getMessage().contains("cancelled"), "killed waiter: message " + e.getMessage());
+      }
+      waitersDone.countDown();
+    }));
+    final class TaskKilled extends RuntimeException {
+      private static final long serialVersionUID = 1L;
+    }
+    threads.add(start("throwing", () -> {
+      expectThrows(TaskKilled.class, "kill check that throws", () ->
+          cache.acquire("b", sparkChunks(TestSupport.Kind.DIRECT), StreamCodec.LZ4_JAVA, () -> {
+            asked.countDown();
+            if (kill.get()) throw new TaskKilled();
+            return false;
+          }));
+      waitersDone.countDown();
+    }));
+    check(asked.await(60, TimeUnit.SECONDS), "both waiters were asked while waiting");
+    kill.set(true);
+    join(threads);
+    XchgCacheMetrics m = cache.metrics();
+    checkEq(1, m.decodes(), "decodes");
+    checkEq(2, m.cancellations(), "cancellations");
+    checkEq(3, m.acquisitions(), "acquisitions");
+    cache.close();
+    checkMemoryBack(bytes0, buffers0, "after the killed waiters");
+  }
+
+  /**
+   * The first acquirer's bytes are corrupt (one flipped byte in an lz4-java
+   * block): it gets the format error; the waiters, whose bytes are good,
+   * start over and one of them decodes for all.
+   */
+  private static void failingSource() throws Exception {
+    long bytes0 = Xchg.allocatedBytes(), buffers0 = Xchg.liveBuffers();
+    XchgCache cache = XchgCache.open(new XchgCache.Options().waitCheckMs(10));
+    byte[] bad = spark.clone();
+    bad[bad.length / 2] ^= 0x5a;
+    CountDownLatch decoding = new CountDownLatch(1);
+    CountDownLatch waiting = new CountDownLatch(3);
+    AtomicBoolean released = new AtomicBoolean();
+    List<Thread> threads = new ArrayList<>();
+    threads.add(start("bad-decoder", () -> {
+      XchgException e = expectThrows(XchgException.class, "corrupt bytes", () ->
+          cache.acquire("b", TestSupport.chunks(bad, CHUNK, TestSupport.Kind.HEAP),
+              StreamCodec.LZ4_JAVA, () -> {
+                decoding.countDown();
+                // Hold the decode up until every waiter waits.
+                while (!released.get()) {
+                  try {
+                    if (waiting.await(10, TimeUnit.MILLISECONDS)) released.set(true);
+                  } catch (InterruptedException ie) {
+                    return true;
+                  }
+                }
+                return false;
+              }));
+      if (e != null) {
+        checkEq(XchgException.Status.FORMAT.ordinal(), e.status().ordinal(), "corrupt bytes: status");
+        check(e.getMessage().matches(".*(byte|offset).*"),
+            "corrupt bytes: the message names where: " + e.getMessage());
+        System.out.println("     corrupt bytes said: " + e.getMessage());
+      }
+    }));
+    check(decoding.await(60, TimeUnit.SECONDS), "the bad decoder started");
+    for (int i = 0; i < 3; i++) {
+      String name = "waiter-" + i;
+      threads.add(start(name, () -> {
+        try (XchgCacheHolder h = cache.acquire("b", sparkChunks(TestSupport.Kind.MIXED),
+            StreamCodec.LZ4_JAVA, () -> {
+              waiting.countDown();
+              return false;
+            })) {
+          checkValues(h, name);
+        }
+      }));
+    }
+    join(threads);
+    XchgCacheMetrics m = cache.metrics();
+    checkEq(1, m.failedDecodes(), "failed decodes");
+    check(m.decodes() >= 2 && m.decodes() <= 4, "decodes (the failed one, then one retry for all, "
+        + "or more if a waiter released before another retried): " + m.decodes());
+    cache.close();
+    checkMemoryBack(bytes0, buffers0, "after the failing source");
+  }
+
+  private static void badBytes() throws Exception {
+    long bytes0 = Xchg.allocatedBytes(), buffers0 = Xchg.liveBuffers();
+    try (XchgCache cache = XchgCache.open()) {
+      byte[] cut = java.util.Arrays.copyOf(spark, spark.length - 1000);
+      XchgException e = expectThrows(XchgException.class, "truncated", () ->
+          cache.acquire("b", TestSupport.chunks(cut, CHUNK, TestSupport.Kind.DIRECT),
+              StreamCodec.LZ4_JAVA, null));
+      if (e != null) {
+        checkEq(XchgException.Status.IO.ordinal(), e.status().ordinal(), "truncated: status");
+        System.out.println("     truncated said: " + e.getMessage());
+      }
+      // Plain IPC declared as lz4-java: a format error, not a crash.
+      e = expectThrows(XchgException.class, "wrong codec", () ->
+          cache.acquire("b", TestSupport.chunks(data.ipc(), CHUNK, TestSupport.Kind.HEAP),
+              StreamCodec.LZ4_JAVA, null));
+      if (e != null) checkEq(XchgException.Status.FORMAT.ordinal(), e.status().ordinal(), "wrong codec");
+      // A decoder killed part way (its kill check is asked while decoding).
+      java.util.concurrent.atomic.AtomicInteger asks = new java.util.concurrent.atomic.AtomicInteger();
+      e = expectThrows(XchgException.class, "decoder killed", () ->
+          cache.acquire("b", sparkChunks(TestSupport.Kind.HEAP), StreamCodec.LZ4_JAVA,
+              () -> asks.incrementAndGet() > 3));
+      if (e != null) check(e.isCancelled(), "decoder killed: CANCELLED, got " + e.status());
+      check(asks.get() > 3, "the decoder's kill check was asked while decoding: " + asks.get());
+      // The failures were not cached: good bytes under the same key decode.
+      try (XchgCacheHolder h = cache.acquire("b", sparkChunks(TestSupport.Kind.MIXED),
+          StreamCodec.AUTO, null)) {
+        checkValues(h, "after failures");
+      }
+      checkEq(3, cache.metrics().failedDecodes(), "failed decodes");
+    }
+    checkMemoryBack(bytes0, buffers0, "after bad bytes");
+  }
+
+  private static void columnsAndParts() throws Exception {
+    long bytes0 = Xchg.allocatedBytes(), buffers0 = Xchg.liveBuffers();
+    TestSupport.Broadcast second = TestSupport.genBroadcast(30_000, 2);
+    byte[] secondSpark = TestSupport.sparkLz4(second.ipc());
+    try (XchgCache cache = XchgCache.open()) {
+      ByteBuffer[][] parts = {sparkChunks(TestSupport.Kind.HEAP),
+          TestSupport.chunks(secondSpark, 4096, TestSupport.Kind.MIXED)};
+      try (XchgCacheHolder h = cache.acquire("two", parts, StreamCodec.LZ4_JAVA, new int[] {2, 0}, null)) {
+        checkEq(data.rows() + second.rows(), h.numRows(), "two parts: rows");
+        ColumnChecksum str = h.columnChecksum(0), k = h.columnChecksum(1);
+        checkEq(data.sums()[2] + second.sums()[2], str.sum(), "two parts: d_str sum");
+        checkEq(data.sums()[0] + second.sums()[0], k.sum(), "two parts: k sum");
+        long schema = Xchg.allocateArrowSchema();
+        try {
+          h.exportSchema(schema);
+          checkEq(2, countChildren(schema), "two parts: columns");
+          check("d_str".equals(Xchg.arrowSchemaName(schema, 0)), "column 0 is d_str");
+          check("u".equals(Xchg.arrowSchemaFormat(schema, 0)), "d_str is utf8");
+          check("k".equals(Xchg.arrowSchemaName(schema, 1)), "column 1 is k");
+          check("l".equals(Xchg.arrowSchemaFormat(schema, 1)), "k is int64");
+        } finally {
+          Xchg.freeArrowSchema(schema);
+        }
+      }
+    }
+    checkMemoryBack(bytes0, buffers0, "after parts");
+  }
+
+  private static int countChildren(long schema) {
+    int n = 0;
+    while (true) {
+      try {
+        Xchg.arrowSchemaFormat(schema, n);
+        n++;
+      } catch (IndexOutOfBoundsException e) {
+        return n;
+      }
+    }
+  }
+
+  /** Arrays and streams exported stay valid after release and close, and free everything. */
+  private static void exportsOutlive() throws Exception {
+    long bytes0 = Xchg.allocatedBytes(), buffers0 = Xchg.liveBuffers();
+    XchgCache cache = XchgCache.open();
+    XchgCacheHolder h = cache.acquire("b", sparkChunks(TestSupport.Kind.HEAP), StreamCodec.LZ4_JAVA, null);
+    long[] arrays = new long[(int) h.numBatches()];
+    for (int i = 0; i < arrays.length; i++) {
+      arrays[i] = Xchg.allocateArrowArray();
+      h.exportBatch(i, arrays[i]);
+    }
+    h.release();
+    cache.close();
+    check(Xchg.allocatedBytes() > bytes0, "exported batches still hold their buffers");
+    long rows = 0;
+    for (long a : arrays) rows += Xchg.arrowArrayLength(a);
+    checkEq(data.rows(), rows, "rows of the exported batches after close");
+    for (long a : arrays) Xchg.freeArrowArray(a);
+    checkMemoryBack(bytes0, buffers0, "after the exported arrays were released");
+  }
+
+  private static void misuse() throws Exception {
+    long bytes0 = Xchg.allocatedBytes(), buffers0 = Xchg.liveBuffers();
+    XchgCache cache = XchgCache.open();
+    XchgCacheHolder h = cache.acquire("b", sparkChunks(TestSupport.Kind.DIRECT), StreamCodec.LZ4_JAVA, null);
+    expectThrows(IllegalStateException.class, "close with a holder held", cache::close);
+    long array = Xchg.allocateArrowArray();
+    expectThrows(IndexOutOfBoundsException.class, "batch out of range",
+        () -> h.exportBatch(h.numBatches(), array));
+    Xchg.freeArrowArray(array);
+    expectThrows(IllegalArgumentException.class, "null address", () -> h.exportBatch(0, 0));
+    XchgException e = expectThrows(XchgException.class, "column out of range", () -> h.columnChecksum(3));
+    if (e != null) checkEq(XchgException.Status.INVALID_ARGUMENT.ordinal(), e.status().ordinal(), "column out of range");
+    expectThrows(XchgException.class, "column index out of range at acquire", () ->
+        cache.acquire("b", new ByteBuffer[][] {sparkChunks(TestSupport.Kind.DIRECT)}, StreamCodec.LZ4_JAVA,
+            new int[] {5}, null));
+    h.release();
+    expectThrows(IllegalStateException.class, "double release", h::release);
+    expectThrows(IllegalStateException.class, "use after release", h::numRows);
+    h.close(); // try-with-resources on a released holder: no-op
+    cache.close();
+    cache.close(); // closing twice: no-op
+    expectThrows(IllegalStateException.class, "acquire after close", () ->
+        cache.acquire("b", sparkChunks(TestSupport.Kind.HEAP), StreamCodec.LZ4_JAVA, null));
+    expectThrows(IllegalStateException.class, "metrics after close", cache::metrics);
+    expectThrows(IllegalArgumentException.class, "bad options", () ->
+        XchgCache.open(new XchgCache.Options().waitCheckMs(0)));
+    try (XchgCache other = XchgCache.open()) {
+      expectThrows(NullPointerException.class, "null chunk", () ->
+          other.acquire("b", new ByteBuffer[] {null}, StreamCodec.NONE, null));
+    }
+    checkMemoryBack(bytes0, buffers0, "after misuse");
+  }
+}

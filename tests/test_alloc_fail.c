@@ -1,0 +1,529 @@
+/* tests/test_alloc_fail.c — every allocation in a decode path may fail.
+ *
+ * For each decode operation (IPC stream and file, from memory and through
+ * a copying source, with dictionaries and LZ4/ZSTD body compression; every
+ * stream codec; a codec-wrapped IPC stream; the row reader), the n-th
+ * allocation is made to fail, for n = 1, 2, ... until the operation runs to
+ * the end without reaching an n-th allocation.  Each time:
+ *
+ *   - the operation returns XCHG_ENOMEM with a message (or, if it gets
+ *     around the failure, decodes exactly what the clean run decoded);
+ *   - after the error the object is still safe to use: one more call either
+ *     fails again or goes on with exactly the data that was next;
+ *   - once released, no xchg_buf is left alive, and LeakSanitizer (in an
+ *     ASan build) finds no leaked malloc block after each sweep.
+ *
+ * Two sweeps per operation: "buf" fails the n-th xchg_buf allocation
+ * through xchg_buf_fail_nth_alloc; "all" fails the n-th malloc, calloc,
+ * realloc or posix_memalign made by the library, through the linker's
+ * --wrap (see the fuzzing block of CMakeLists.txt), so that the reader's
+ * own structs are covered too.  Allocations inside liblz4, libzstd and
+ * libsnappy are not theirs to fail here.  One summary line per sweep. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/array_equal.h"
+#include "xchg/rows.h"
+#include "xchg/stream.h"
+#include "xchg/xchg.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#define LEAK_CHECK() __lsan_do_recoverable_leak_check()
+#else
+#define LEAK_CHECK() 0
+#endif
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                \
+  do {                                  \
+    if (cond) {                         \
+      passed++;                         \
+    } else {                            \
+      failed++;                         \
+      printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+      printf(__VA_ARGS__);              \
+      printf("\n");                     \
+    }                                   \
+  } while (0)
+
+/* ---- the failing allocator ------------------------------------------------ */
+
+/* Counts allocations down while armed; the one that reaches zero fails. */
+static int64_t alloc_countdown;
+static int alloc_failed;
+
+static int should_fail(void) {
+  if (alloc_countdown > 0 && --alloc_countdown == 0) {
+    alloc_failed = 1;
+    return 1;
+  }
+  return 0;
+}
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+int __real_posix_memalign(void **p, size_t align, size_t n);
+
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+int __wrap_posix_memalign(void **p, size_t align, size_t n);
+
+void *__wrap_malloc(size_t n) { return should_fail() ? NULL : __real_malloc(n); }
+void *__wrap_calloc(size_t n, size_t size) { return should_fail() ? NULL : __real_calloc(n, size); }
+void *__wrap_realloc(void *p, size_t n) { return should_fail() ? NULL : __real_realloc(p, n); }
+int __wrap_posix_memalign(void **p, size_t align, size_t n) {
+  return should_fail() ? ENOMEM : __real_posix_memalign(p, align, n);
+}
+
+typedef enum mode { MODE_BUF, MODE_ALL } mode;
+
+static void arm(mode m, int64_t n) {
+  alloc_failed = 0;
+  if (m == MODE_ALL) alloc_countdown = n;
+  else xchg_buf_fail_nth_alloc(n);
+}
+
+/* Disarms; returns whether the armed failure happened.  xchg_buf's hook
+ * cannot be asked, so it is probed: if the n-th allocation has not come
+ * yet, one of the next n allocations fails. */
+static int disarm(mode m, int64_t n) {
+  if (m == MODE_ALL) {
+    alloc_countdown = 0;
+    return alloc_failed;
+  }
+  int fired = 1;
+  for (int64_t i = 0; i < n && fired; i++) {
+    xchg_buf *b = xchg_buf_alloc(1);
+    if (b == NULL) fired = 0;
+    xchg_buf_unref(b);
+  }
+  xchg_buf_fail_nth_alloc(0);
+  return fired;
+}
+
+/* ---- the operations --------------------------------------------------------- */
+
+/* An operation runs to the end (or its first error), checks what it
+ * decoded against the clean run, probes the object after an error, and
+ * releases everything.  `what` names the operation in failures. */
+typedef struct op {
+  char what[256];
+  xchg_status (*run)(struct op *op, xchg_error *err);
+  /* inputs */
+  const uint8_t *data;
+  size_t size;
+  int via_callback;   /* IPC: read through a copying source */
+  int random_access;  /* IPC: read_batch(i), file format only */
+  xchg_stream_codec codec;
+  const uint8_t *payload; /* stream codecs: the decoded bytes expected */
+  size_t payload_size;
+  /* IPC: the clean run's schema and batches */
+  struct ArrowSchema schema;
+  struct ArrowArray batches[64];
+  int64_t num_batches;
+} op;
+
+typedef struct cursor {
+  const uint8_t *data;
+  size_t size, pos;
+} cursor;
+
+static xchg_status read_cursor(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err) {
+  cursor *c = ctx;
+  size_t left = c->size - c->pos;
+  *got = n < left ? n : left;
+  memcpy(dst, c->data + c->pos, *got);
+  c->pos += *got;
+  return XCHG_OK;
+}
+
+static xchg_status open_ipc(op *o, cursor *c, xchg_ipc_reader **r, xchg_error *err) {
+  if (!o->via_callback) return xchg_ipc_reader_open_memory(o->data, o->size, NULL, NULL, NULL, r, err);
+  *c = (cursor){o->data, o->size, 0};
+  xchg_source *src = xchg_source_from_callback(read_cursor, NULL, c);
+  if (src == NULL) return xchg_errorf(err, XCHG_ENOMEM, "test: no source");
+  return xchg_ipc_reader_open(src, NULL, r, err);
+}
+
+static void compare_batch(op *o, int64_t i, struct ArrowArray *a, const char *when) {
+  char msg[512] = "";
+  CHECK(i < o->num_batches, "%s: batch %" PRId64 " %s, the clean run had %" PRId64, o->what, i,
+        when, o->num_batches);
+  if (i < o->num_batches)
+    CHECK(array_equal(&o->schema, &o->batches[i], a, msg, sizeof msg) == 0,
+          "%s: batch %" PRId64 " %s differs: %s", o->what, i, when, msg);
+}
+
+/* Reads batch i (by position or in sequence). */
+static xchg_status ipc_batch(op *o, xchg_ipc_reader *r, int64_t i, struct ArrowArray *a,
+                             xchg_error *err) {
+  if (o->random_access) {
+    if (i >= xchg_ipc_reader_num_batches(r)) {
+      a->release = NULL;
+      return XCHG_OK;
+    }
+    return xchg_ipc_reader_read_batch(r, i, a, err);
+  }
+  return xchg_ipc_reader_next(r, a, err);
+}
+
+/* After an error at batch i, the reader must still be safe: another try
+ * fails again or gives exactly batch i. */
+static void probe_after_error(op *o, xchg_ipc_reader *r, int64_t i) {
+  struct ArrowArray a;
+  xchg_error err;
+  if (ipc_batch(o, r, i, &a, &err) != XCHG_OK) return;
+  if (a.release == NULL) {
+    CHECK(i >= o->num_batches, "%s: after an error at batch %" PRId64 " the reader says it is done",
+          o->what, i);
+    return;
+  }
+  compare_batch(o, i, &a, "read again after an error");
+  a.release(&a);
+}
+
+static xchg_status run_ipc(op *o, xchg_error *err) {
+  cursor c;
+  xchg_ipc_reader *r = NULL;
+  xchg_status st = open_ipc(o, &c, &r, err);
+  if (st != XCHG_OK) return st;
+  struct ArrowSchema s;
+  st = xchg_ipc_reader_schema(r, &s, err);
+  if (st == XCHG_OK) s.release(&s);
+  for (int64_t i = 0; st == XCHG_OK; i++) {
+    struct ArrowArray a;
+    st = ipc_batch(o, r, i, &a, err);
+    if (st != XCHG_OK) {
+      probe_after_error(o, r, i);
+      break;
+    }
+    if (a.release == NULL) {
+      CHECK(i == o->num_batches, "%s: %" PRId64 " batches, the clean run had %" PRId64, o->what, i,
+            o->num_batches);
+      break;
+    }
+    compare_batch(o, i, &a, "read under injection");
+    a.release(&a);
+  }
+  xchg_ipc_reader_close(r);
+  return st;
+}
+
+/* The clean run, kept as the oracle. */
+static int ipc_oracle(op *o) {
+  cursor c;
+  xchg_error err;
+  xchg_ipc_reader *r = NULL;
+  if (open_ipc(o, &c, &r, &err) != XCHG_OK || xchg_ipc_reader_schema(r, &o->schema, &err) != XCHG_OK) {
+    CHECK(0, "%s: clean read: %s", o->what, err.message);
+    xchg_ipc_reader_close(r);
+    return -1;
+  }
+  o->num_batches = 0;
+  for (;;) {
+    struct ArrowArray *a = &o->batches[o->num_batches];
+    if (o->num_batches == 64 || ipc_batch(o, r, o->num_batches, a, &err) != XCHG_OK) {
+      CHECK(0, "%s: clean read: %s", o->what, o->num_batches == 64 ? "too many batches" : err.message);
+      xchg_ipc_reader_close(r);
+      return -1;
+    }
+    if (a->release == NULL) break;
+    o->num_batches++;
+  }
+  xchg_ipc_reader_close(r);
+  return 0;
+}
+
+static void release_oracle(op *o) {
+  for (int64_t i = 0; i < o->num_batches; i++) o->batches[i].release(&o->batches[i]);
+  if (o->schema.release) o->schema.release(&o->schema);
+}
+
+/* A stream codec: the decoded bytes must be a prefix of the payload, and
+ * all of it at the end. */
+static xchg_status run_codec(op *o, xchg_error *err) {
+  xchg_source *src = xchg_source_from_memory(o->data, o->size, NULL, NULL);
+  if (src == NULL) return xchg_errorf(err, XCHG_ENOMEM, "test: no source");
+  xchg_istream *s = NULL;
+  xchg_stream_options opts;
+  xchg_stream_options_init(&opts);
+  opts.window_size = 4096;
+  xchg_status st = xchg_istream_open(src, o->codec, &opts, &s, err);
+  if (st != XCHG_OK) return st;
+  size_t at = 0;
+  for (;;) {
+    uint8_t chunk[3000];
+    size_t got = 0;
+    st = xchg_istream_read(s, chunk, sizeof chunk, &got, err);
+    int same = at + got <= o->payload_size && memcmp(chunk, o->payload + at, got) == 0;
+    CHECK(same, "%s: bytes at %zu differ from the payload", o->what, at);
+    at += got;
+    if (st != XCHG_OK || got < sizeof chunk) break;
+  }
+  if (st == XCHG_OK)
+    CHECK(at == o->payload_size, "%s: %zu bytes decoded of %zu", o->what, at, o->payload_size);
+  if (st != XCHG_OK) {
+    /* The error sticks. */
+    uint8_t byte;
+    size_t got = 1;
+    xchg_error again;
+    CHECK(xchg_istream_read(s, &byte, 1, &got, &again) == st, "%s: the error did not stick", o->what);
+  }
+  xchg_istream_close(s);
+  return st;
+}
+
+/* An IPC stream wrapped in a stream codec, read in one pass. */
+static xchg_status run_wrapped_ipc(op *o, xchg_error *err) {
+  xchg_source *src = xchg_source_from_memory(o->data, o->size, NULL, NULL);
+  if (src == NULL) return xchg_errorf(err, XCHG_ENOMEM, "test: no source");
+  xchg_istream *s = NULL;
+  xchg_status st = xchg_istream_open(src, o->codec, NULL, &s, err);
+  if (st != XCHG_OK) return st;
+  xchg_source *inner = xchg_istream_to_source(s);
+  if (inner == NULL) return xchg_errorf(err, XCHG_ENOMEM, "test: no source");
+  xchg_ipc_reader *r = NULL;
+  st = xchg_ipc_reader_open(inner, NULL, &r, err);
+  for (int64_t i = 0; st == XCHG_OK; i++) {
+    struct ArrowArray a;
+    st = xchg_ipc_reader_next(r, &a, err);
+    if (st != XCHG_OK) break;
+    if (a.release == NULL) {
+      CHECK(i == o->num_batches, "%s: %" PRId64 " batches of %" PRId64, o->what, i, o->num_batches);
+      break;
+    }
+    compare_batch(o, i, &a, "read under injection");
+    a.release(&a);
+  }
+  xchg_ipc_reader_close(r);
+  return st;
+}
+
+/* Rows: each row i is i % 700 bytes of value (uint8_t)i. */
+#define ROWS 300
+
+static xchg_status run_rows(op *o, xchg_error *err) {
+  xchg_source *src = xchg_source_from_memory(o->data, o->size, NULL, NULL);
+  if (src == NULL) return xchg_errorf(err, XCHG_ENOMEM, "test: no source");
+  xchg_stream_options opts;
+  xchg_stream_options_init(&opts);
+  opts.window_size = 512; /* most rows span windows: the scratch buffer grows */
+  xchg_istream *s = NULL;
+  xchg_row_reader *r = NULL;
+  xchg_status st = xchg_istream_open(src, o->codec, &opts, &s, err);
+  if (st == XCHG_OK) st = xchg_row_reader_open(s, 0, &r, err);
+  for (uint32_t i = 0; st == XCHG_OK; i++) {
+    const uint8_t *row;
+    uint32_t len;
+    st = xchg_row_reader_next(r, &row, &len, err);
+    if (st != XCHG_OK) break;
+    if (row == NULL) {
+      CHECK(i == ROWS, "%s: %u rows of %d", o->what, i, ROWS);
+      break;
+    }
+    int same = len == i % 700;
+    for (uint32_t k = 0; same && k < len; k++) same = row[k] == (uint8_t)i;
+    CHECK(same, "%s: row %u differs", o->what, i);
+  }
+  xchg_row_reader_close(r);
+  return st;
+}
+
+/* ---- the sweep -------------------------------------------------------------------- */
+
+static void sweep(op *o, mode m) {
+  int64_t live = xchg_buf_live_count(), bytes = xchg_buf_allocated_bytes();
+  int64_t tried = 0, errors = 0;
+  for (int64_t n = 1; n < 1000000; n++) {
+    xchg_error err = {""};
+    arm(m, n);
+    xchg_status st = o->run(o, &err);
+    int fired = disarm(m, n);
+    tried++;
+    CHECK(xchg_buf_live_count() == live && xchg_buf_allocated_bytes() == bytes,
+          "%s: allocation %" PRId64 " failing leaks %" PRId64 " buffers", o->what, n,
+          xchg_buf_live_count() - live);
+    if (!fired) {
+      CHECK(st == XCHG_OK, "%s: fails with no allocation failing: %s", o->what, err.message);
+      break;
+    }
+    if (st != XCHG_OK) {
+      errors++;
+      CHECK(st == XCHG_ENOMEM && err.message[0] != '\0',
+            "%s: allocation %" PRId64 " failing gives %s (\"%s\"), not out of memory", o->what, n,
+            xchg_status_name(st), err.message);
+    }
+  }
+  CHECK(LEAK_CHECK() == 0, "%s (%s): LeakSanitizer found leaks (above)", o->what,
+        m == MODE_ALL ? "all" : "buf");
+  printf("alloc failures (%s) %s: %" PRId64 " inputs, %" PRId64 " errors returned, crashes = 0\n",
+         m == MODE_ALL ? "all" : "buf", o->what, tried, errors);
+}
+
+static void sweep_both(op *o) {
+  sweep(o, MODE_BUF);
+  sweep(o, MODE_ALL);
+}
+
+static uint8_t *read_whole(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *data = malloc(n > 0 ? (size_t)n : 1);
+  if (data != NULL && fread(data, 1, (size_t)n, f) != (size_t)n) {
+    free(data);
+    data = NULL;
+  }
+  fclose(f);
+  *size = (size_t)n;
+  return data;
+}
+
+/* Gold files chosen for their decode paths: dictionaries (shared, nested,
+ * unsigned), LZ4 and ZSTD body compression, nesting, unions, views of every
+ * primitive. */
+static const char *const gold_files[] = {
+    "4.0.0-shareddict/generated_shared_dict",
+    "1.0.0-littleendian/generated_nested_dictionary",
+    "2.0.0-compression/generated_lz4",
+    "2.0.0-compression/generated_zstd",
+    "1.0.0-littleendian/generated_nested",
+    "1.0.0-littleendian/generated_union",
+    "1.0.0-littleendian/generated_primitive",
+};
+
+static void sweep_gold(const char *gold_dir, const char *name) {
+  static const char *const suffixes[] = {".stream", ".arrow_file"};
+  for (int f = 0; f < 2; f++) {
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s%s", gold_dir, name, suffixes[f]);
+    size_t size;
+    uint8_t *data = read_whole(path, &size);
+    CHECK(data != NULL, "cannot read %s", path);
+    if (data == NULL) continue;
+    for (int variant = 0; variant < 2; variant++) {
+      static op o;
+      memset(&o, 0, sizeof o);
+      o.run = run_ipc;
+      o.data = data;
+      o.size = size;
+      /* The stream is also read through a copying source; the file by its
+       * footer's random access. */
+      o.via_callback = f == 0 && variant == 1;
+      o.random_access = f == 1 && variant == 1;
+      snprintf(o.what, sizeof o.what, "%s%s%s", name, suffixes[f],
+               o.via_callback ? " (copying source)" : o.random_access ? " (random access)" : "");
+      if (ipc_oracle(&o) == 0) sweep_both(&o);
+      release_oracle(&o);
+    }
+    free(data);
+  }
+}
+
+static void sweep_codecs(const char *gold_dir) {
+  char path[2048];
+  snprintf(path, sizeof path, "%s/1.0.0-littleendian/generated_nested_dictionary.stream", gold_dir);
+  size_t size;
+  uint8_t *ipc = read_whole(path, &size);
+  CHECK(ipc != NULL, "cannot read %s", path);
+  if (ipc == NULL) return;
+  static const xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_FRAME, XCHG_STREAM_ZSTD,
+                                             XCHG_STREAM_LZ4_JAVA, XCHG_STREAM_SNAPPY_JAVA,
+                                             XCHG_STREAM_SNAPPY_FRAMED, XCHG_STREAM_COMET};
+  for (size_t c = 0; c < sizeof codecs / sizeof codecs[0]; c++) {
+    xchg_stream_encode_options eo;
+    xchg_stream_encode_options_init(&eo);
+    eo.block_size = 1024; /* several blocks */
+    eo.comet_inner = XCHG_STREAM_LZ4_FRAME;
+    xchg_buf *enc = NULL;
+    xchg_error err;
+    xchg_status st = xchg_stream_encode(codecs[c], &eo, ipc, size, &enc, &err);
+    CHECK(st == XCHG_OK, "encode %s: %s", xchg_stream_codec_name(codecs[c]), err.message);
+    if (st != XCHG_OK) continue;
+    static op o;
+    memset(&o, 0, sizeof o);
+    o.run = run_codec;
+    o.data = xchg_buf_data(enc);
+    o.size = xchg_buf_size(enc);
+    o.codec = codecs[c];
+    o.payload = ipc;
+    o.payload_size = size;
+    snprintf(o.what, sizeof o.what, "%s stream", xchg_stream_codec_name(codecs[c]));
+    sweep_both(&o);
+    /* The same bytes read as the IPC stream they hold. */
+    memset(&o.what, 0, sizeof o.what);
+    o.run = run_wrapped_ipc;
+    snprintf(o.what, sizeof o.what, "IPC stream inside %s", xchg_stream_codec_name(codecs[c]));
+    o.data = ipc;
+    o.size = size;
+    if (ipc_oracle(&o) == 0) {
+      o.data = xchg_buf_data(enc);
+      o.size = xchg_buf_size(enc);
+      sweep_both(&o);
+    }
+    release_oracle(&o);
+    xchg_buf_unref(enc);
+  }
+  free(ipc);
+}
+
+static void sweep_rows(void) {
+  size_t cap = ROWS * (4 + 700), size = 0;
+  uint8_t *rows = malloc(cap);
+  for (uint32_t i = 0; i < ROWS; i++) {
+    uint32_t len = i % 700;
+    for (int k = 0; k < 4; k++) rows[size++] = (uint8_t)(len >> (8 * k));
+    memset(rows + size, (uint8_t)i, len);
+    size += len;
+  }
+  xchg_stream_encode_options eo;
+  xchg_stream_encode_options_init(&eo);
+  eo.block_size = 64 << 10;
+  xchg_buf *enc = NULL;
+  xchg_error err;
+  CHECK(xchg_stream_encode(XCHG_STREAM_LZ4_FRAME, &eo, rows, size, &enc, &err) == XCHG_OK,
+        "encode rows: %s", err.message);
+  if (enc != NULL) {
+    static op o;
+    memset(&o, 0, sizeof o);
+    o.run = run_rows;
+    o.data = xchg_buf_data(enc);
+    o.size = xchg_buf_size(enc);
+    o.codec = XCHG_STREAM_LZ4_FRAME;
+    snprintf(o.what, sizeof o.what, "rows in lz4-frame");
+    sweep_both(&o);
+  }
+  xchg_buf_unref(enc);
+  free(rows);
+}
+
+int main(int argc, char **argv) {
+  const char *base = argc > 1 ? argv[1] : getenv("XCHG_TESTDATA");
+  if (base == NULL) {
+    fprintf(stderr, "usage: test_alloc_fail [TESTDATA_DIR] (or set XCHG_TESTDATA)\n");
+    return 2;
+  }
+  /* The injection must reach the library's malloc: without --wrap this
+   * test would only pretend. */
+  arm(MODE_ALL, 1);
+  void *p = malloc(16);
+  disarm(MODE_ALL, 1);
+  CHECK(p == NULL, "malloc is not wrapped: link with -Wl,--wrap=malloc (CMakeLists.txt)");
+  free(p);
+  char gold_dir[512];
+  snprintf(gold_dir, sizeof gold_dir, "%s/arrow-gold", base);
+  for (size_t i = 0; i < sizeof gold_files / sizeof gold_files[0]; i++) sweep_gold(gold_dir, gold_files[i]);
+  sweep_codecs(gold_dir);
+  sweep_rows();
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed != 0;
+}

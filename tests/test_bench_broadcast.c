@@ -1,0 +1,66 @@
+/* test_bench_broadcast.c — `xchg bench broadcast --quick --json` as CI
+ * runs it: the command succeeds (every task's checksum matched), prints the
+ * documented JSON, and its decode counts follow the cache's rules: sharing
+ * off decodes once per task, retention once in all, sharing on no more
+ * than off. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(void) {
+  const char *cli = getenv("XCHG_CLI");
+  if (!cli) {
+    fprintf(stderr, "XCHG_CLI must be set\n");
+    return 1;
+  }
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "'%s' bench broadcast --quick --rows 30000 --json", cli);
+  FILE *p = popen(cmd, "r");
+  if (!p) return 1;
+  json_error_t jerr;
+  json_t *doc = json_loadf(p, JSON_DISABLE_EOF_CHECK, &jerr);
+  int status = pclose(p);
+  if (status != 0 || !doc) {
+    fprintf(stderr, "%s: exit status %d, JSON: %s\n", cmd, status, doc ? "ok" : jerr.text);
+    return 1;
+  }
+  int failures = 0, rows = 0, seen[3] = {0, 0, 0};
+  static const char *const modes[3] = {"off", "on", "retain"};
+  json_t *results = json_object_get(doc, "results");
+  size_t i;
+  json_t *r;
+  json_array_foreach(results, i, r) {
+    const char *sharing = json_string_value(json_object_get(r, "sharing"));
+    json_int_t tasks = json_integer_value(json_object_get(r, "tasks"));
+    json_int_t decodes = json_integer_value(json_object_get(r, "decodes"));
+    int fields = json_is_integer(json_object_get(r, "threads")) &&
+                 json_is_number(json_object_get(r, "wall_ms")) &&
+                 json_is_number(json_object_get(r, "task_cpu_ms")) &&
+                 json_is_integer(json_object_get(r, "peak_rss_bytes"));
+    int mode = -1;
+    for (int m = 0; m < 3; m++)
+      if (sharing && strcmp(sharing, modes[m]) == 0) mode = m;
+    if (!fields || mode < 0 || tasks <= 0) {
+      fprintf(stderr, "result %zu: missing or bad fields\n", i);
+      failures++;
+      continue;
+    }
+    seen[mode]++;
+    rows++;
+    if ((mode == 0 && decodes != tasks) || (mode == 1 && (decodes < 1 || decodes > tasks)) ||
+        (mode == 2 && decodes != 1)) {
+      fprintf(stderr, "result %zu: sharing %s, %lld tasks, %lld decodes\n", i, sharing,
+              (long long)tasks, (long long)decodes);
+      failures++;
+    }
+  }
+  if (rows == 0 || !seen[0] || !seen[1] || !seen[2]) {
+    fprintf(stderr, "results incomplete (%d rows)\n", rows);
+    failures++;
+  }
+  json_decref(doc);
+  if (failures) return 1;
+  printf("bench broadcast: %d results consistent\n", rows);
+  return 0;
+}

@@ -1,0 +1,926 @@
+/* test_cache.c — the shared decoded cache (include/xchg/cache.h), one
+ * scenario per rule: single flight, waiting and cancelling, lifetime of
+ * what is handed out, failures, sharing off, dictionaries, several parts,
+ * degenerate broadcasts, per-column lazy decode, retention, accounting,
+ * derived values.  Every value read is checked against the formula the
+ * data was made from, and every scenario ends with xchg's allocation
+ * counters back where they started. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "support/cache_data.h"
+#include "xchg/cache.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                          \
+  do {                                                            \
+    if (!(cond)) {                                                \
+      failures++;                                                 \
+      fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);  \
+      fprintf(stderr, __VA_ARGS__);                               \
+      fprintf(stderr, "\n");                                      \
+    }                                                             \
+  } while (0)
+
+static const int64_t all_cols[CD_COLUMNS] = {0, 1, 2};
+
+/* ---- data ------------------------------------------------------------------ */
+
+/* Part p of the standard broadcast: 5 batches, one of them empty, big
+ * enough (~300 KB) to take many reads. */
+static const int64_t std_rows[5] = {4000, 0, 9000, 3000, 1};
+#define STD_BATCHES 5
+
+static xchg_buf *std_stream(int64_t part, xchg_block_codec body) {
+  xchg_buf *b = NULL;
+  if (cd_make_stream(part, std_rows, STD_BATCHES, 0, body, &b) != 0) {
+    fprintf(stderr, "cannot make test data\n");
+    exit(1);
+  }
+  return b;
+}
+
+/* A hooked source over one standard part in codec. */
+static void std_source(cd_source *s, xchg_stream_codec codec) {
+  xchg_buf *ipc = std_stream(0, XCHG_BLOCK_NONE);
+  xchg_buf *enc = cd_encode(ipc, codec);
+  cd_source_init(s, &enc, 1, codec);
+  xchg_buf_unref(enc);
+  xchg_buf_unref(ipc);
+}
+
+/* Checks every batch a holder gives against part 0's formula. */
+static int check_holder(const xchg_cache_holder *h, const int64_t *cols, int64_t n_cols) {
+  char msg[256];
+  if (xchg_cache_holder_num_batches(h) != STD_BATCHES) return -1;
+  for (int64_t i = 0; i < STD_BATCHES; i++) {
+    struct ArrowArray a;
+    xchg_error err;
+    if (xchg_cache_holder_batch(h, i, &a, &err) != XCHG_OK) {
+      fprintf(stderr, "batch %lld: %s\n", (long long)i, err.message);
+      return -1;
+    }
+    int rc = cd_check_batch(&a, cols, n_cols, 0, i, std_rows[i], msg, sizeof msg);
+    a.release(&a);
+    if (rc != 0) {
+      fprintf(stderr, "batch %lld: %s\n", (long long)i, msg);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* ---- memory ----------------------------------------------------------------- */
+
+static int64_t base_live, base_bytes;
+
+static void mark_memory(void) {
+  base_live = xchg_buf_live_count();
+  base_bytes = xchg_buf_allocated_bytes();
+}
+
+static void check_memory(const char *scenario) {
+  CHECK(xchg_buf_live_count() == base_live && xchg_buf_allocated_bytes() == base_bytes,
+        "%s: %lld buffers / %lld bytes live, %lld / %lld before", scenario,
+        (long long)xchg_buf_live_count(), (long long)xchg_buf_allocated_bytes(),
+        (long long)base_live, (long long)base_bytes);
+}
+
+static xchg_cache *new_cache(int sharing, int64_t retain_bytes, int64_t retain_ms) {
+  xchg_cache_options o;
+  xchg_cache_options_init(&o);
+  o.sharing = sharing;
+  o.wait_check_ms = 10;
+  o.retain_bytes = retain_bytes;
+  o.retain_ms = retain_ms;
+  return xchg_cache_create(&o);
+}
+
+static xchg_cache_metrics metrics(xchg_cache *c) {
+  xchg_cache_metrics m;
+  xchg_cache_get_metrics(c, &m);
+  return m;
+}
+
+/* ---- threads acquiring --------------------------------------------------------- */
+
+typedef struct task {
+  pthread_t thread;
+  xchg_cache *cache;
+  const char *key;
+  xchg_broadcast bytes;
+  const int64_t *cols;
+  int64_t n_cols;
+  atomic_int cancel;
+  atomic_int cancel_checks;
+  xchg_status status;
+  int values_ok;
+  xchg_error err;
+  int64_t elapsed_ms;
+} task;
+
+static int task_cancelled(void *ctx) {
+  atomic_fetch_add(&((task *)ctx)->cancel_checks, 1);
+  return atomic_load(&((task *)ctx)->cancel);
+}
+
+static void *run_task(void *arg) {
+  task *t = arg;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  xchg_cache_holder *h;
+  t->status = xchg_cache_acquire(t->cache, t->key, &t->bytes, t->cols, t->n_cols, task_cancelled, t,
+                                 &h, &t->err);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  t->elapsed_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+  if (t->status == XCHG_OK) {
+    t->values_ok = check_holder(h, t->cols ? t->cols : all_cols, t->cols ? t->n_cols : CD_COLUMNS) == 0;
+    xchg_cache_release(h);
+  }
+  return NULL;
+}
+
+static void start_task(task *t, xchg_cache *c, const char *key, xchg_broadcast b,
+                       const int64_t *cols, int64_t n_cols) {
+  memset(t, 0, sizeof *t);
+  t->cache = c, t->key = key, t->bytes = b, t->cols = cols, t->n_cols = n_cols;
+  pthread_create(&t->thread, NULL, run_task, t);
+}
+
+static void sleep_ms(int ms) { usleep((useconds_t)ms * 1000); }
+
+/* ---- scenarios ---------------------------------------------------------------- */
+
+/* Every stream codec and body compression, from memory chunks (no hooks):
+ * values right, one decode, the second acquirer a hit, nothing left. */
+static void test_codecs(void) {
+  static const xchg_stream_codec codecs[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ4_JAVA,
+                                             XCHG_STREAM_ZSTD, XCHG_STREAM_LZ4_FRAME,
+                                             XCHG_STREAM_SNAPPY_JAVA, XCHG_STREAM_AUTO};
+  static const xchg_block_codec bodies[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_ZSTD, XCHG_BLOCK_LZ4_FRAME};
+  for (size_t ci = 0; ci < sizeof codecs / sizeof *codecs; ci++)
+    for (size_t bi = 0; bi < 3; bi++) {
+      mark_memory();
+      xchg_buf *ipc = std_stream(0, bodies[bi]);
+      xchg_stream_codec enc_codec = codecs[ci] == XCHG_STREAM_AUTO ? XCHG_STREAM_LZ4_JAVA : codecs[ci];
+      xchg_buf *enc = cd_encode(ipc, enc_codec);
+      /* Cut into 1000-byte chunks, as a JVM would hand them over. */
+      size_t size = xchg_buf_size(enc), n = (size + 999) / 1000;
+      xchg_chunk *chunks = calloc(n ? n : 1, sizeof *chunks);
+      for (size_t i = 0; i < n; i++)
+        chunks[i] = (xchg_chunk){xchg_buf_data(enc) + i * 1000, i + 1 < n ? 1000 : size - i * 1000};
+      xchg_broadcast_part part = {chunks, n, codecs[ci]};
+      xchg_broadcast b = {&part, 1, NULL, NULL};
+      xchg_cache *c = new_cache(1, 0, 0);
+      xchg_cache_holder *h1 = NULL, *h2 = NULL;
+      xchg_error err;
+      xchg_status st = xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &h1, &err);
+      CHECK(st == XCHG_OK, "codec %s body %d: %s", xchg_stream_codec_name(codecs[ci]), (int)bi, err.message);
+      if (st == XCHG_OK) {
+        st = xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &h2, &err);
+        CHECK(st == XCHG_OK, "second acquire: %s", err.message);
+        CHECK(check_holder(h1, all_cols, CD_COLUMNS) == 0, "values, codec %d body %d", (int)ci, (int)bi);
+        xchg_cache_metrics m = metrics(c);
+        CHECK(m.decodes == 1 && m.hits == 1 && m.acquisitions == 2, "decodes %lld hits %lld",
+              (long long)m.decodes, (long long)m.hits);
+        CHECK(m.bytes_held > 8 * 17001, "bytes held %lld", (long long)m.bytes_held);
+        xchg_cache_release(h1);
+        xchg_cache_release(h2);
+        m = metrics(c);
+        CHECK(m.entries == 0 && m.bytes_held == 0, "entries %lld bytes %lld after release",
+              (long long)m.entries, (long long)m.bytes_held);
+      }
+      xchg_cache_destroy(c);
+      free(chunks);
+      xchg_buf_unref(enc);
+      xchg_buf_unref(ipc);
+      check_memory("codecs");
+    }
+}
+
+/* Acquirers arriving during a decode wait for it: one decode, one open. */
+static void test_single_flight(void) {
+  mark_memory();
+  cd_source s;
+  std_source(&s, XCHG_STREAM_LZ4_JAVA);
+  xchg_cache *c = new_cache(1, 0, 0);
+  cd_source_close_gate(&s);
+  enum { N = 6 };
+  task t[N];
+  start_task(&t[0], c, "k", cd_broadcast(&s), NULL, 0);
+  CHECK(cd_source_wait_blocked(&s, 1) == 0, "the decode did not start");
+  for (int i = 1; i < N; i++) start_task(&t[i], c, "k", cd_broadcast(&s), NULL, 0);
+  sleep_ms(50); /* let them reach the wait */
+  cd_source_open_gate(&s);
+  for (int i = 0; i < N; i++) {
+    pthread_join(t[i].thread, NULL);
+    CHECK(t[i].status == XCHG_OK && t[i].values_ok, "task %d: %s", i, t[i].err.message);
+  }
+  xchg_cache_metrics m = metrics(c);
+  CHECK(m.decodes == 1 && atomic_load(&s.opens) == 1, "decodes %lld opens %d", (long long)m.decodes,
+        atomic_load(&s.opens));
+  CHECK(m.waits == N - 1, "waits %lld", (long long)m.waits);
+  CHECK(m.entries == 0, "entries %lld", (long long)m.entries);
+  xchg_cache_destroy(c);
+  cd_source_free(&s);
+  check_memory("single flight");
+}
+
+/* A cancelled waiter returns promptly while the decode goes on. */
+static void test_cancel_waiter(void) {
+  mark_memory();
+  cd_source s;
+  std_source(&s, XCHG_STREAM_ZSTD);
+  xchg_cache *c = new_cache(1, 0, 0);
+  cd_source_close_gate(&s);
+  task decoder, waiter;
+  start_task(&decoder, c, "k", cd_broadcast(&s), NULL, 0);
+  CHECK(cd_source_wait_blocked(&s, 1) == 0, "the decode did not start");
+  start_task(&waiter, c, "k", cd_broadcast(&s), NULL, 0);
+  sleep_ms(200);
+  /* Asked every 10 ms: about 20 times, neither never nor busily. */
+  int checks = atomic_load(&waiter.cancel_checks);
+  CHECK(checks >= 3 && checks <= 40, "cancel asked %d times in 200 ms at a 10 ms interval", checks);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  atomic_store(&waiter.cancel, 1);
+  pthread_join(waiter.thread, NULL);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  int64_t ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+  CHECK(waiter.status == XCHG_ECANCELLED, "waiter: %s", xchg_status_name(waiter.status));
+  CHECK(ms < 1000, "the cancelled waiter took %lld ms (check interval 10 ms)", (long long)ms);
+  CHECK(atomic_load(&s.blocked) == 1, "the decode should still be blocked");
+  cd_source_open_gate(&s);
+  pthread_join(decoder.thread, NULL);
+  CHECK(decoder.status == XCHG_OK && decoder.values_ok, "decoder: %s", decoder.err.message);
+  xchg_cache_metrics m = metrics(c);
+  CHECK(m.cancellations == 1 && m.decodes == 1 && m.failed_decodes == 0, "cancellations %lld decodes %lld",
+        (long long)m.cancellations, (long long)m.decodes);
+  xchg_cache_destroy(c);
+  cd_source_free(&s);
+  check_memory("cancel waiter");
+}
+
+/* A cancelled decoder stops; a waiter decodes for the rest. */
+static void test_cancel_decoder(void) {
+  mark_memory();
+  cd_source s;
+  std_source(&s, XCHG_STREAM_NONE);
+  xchg_cache *c = new_cache(1, 0, 0);
+  cd_source_close_gate(&s);
+  task decoder, w1, w2;
+  start_task(&decoder, c, "k", cd_broadcast(&s), NULL, 0);
+  CHECK(cd_source_wait_blocked(&s, 1) == 0, "the decode did not start");
+  start_task(&w1, c, "k", cd_broadcast(&s), NULL, 0);
+  start_task(&w2, c, "k", cd_broadcast(&s), NULL, 0);
+  sleep_ms(30);
+  atomic_store(&decoder.cancel, 1);
+  cd_source_open_gate(&s);
+  pthread_join(decoder.thread, NULL);
+  pthread_join(w1.thread, NULL);
+  pthread_join(w2.thread, NULL);
+  CHECK(decoder.status == XCHG_ECANCELLED, "decoder: %s", xchg_status_name(decoder.status));
+  CHECK(w1.status == XCHG_OK && w1.values_ok && w2.status == XCHG_OK && w2.values_ok,
+        "waiters: %s / %s", w1.err.message, w2.err.message);
+  xchg_cache_metrics m = metrics(c);
+  CHECK(m.decodes == 2 && m.failed_decodes == 1 && atomic_load(&s.opens) == 2,
+        "decodes %lld failed %lld opens %d (one retry for both waiters)", (long long)m.decodes,
+        (long long)m.failed_decodes, atomic_load(&s.opens));
+  xchg_cache_destroy(c);
+  cd_source_free(&s);
+  check_memory("cancel decoder");
+}
+
+/* A failed decode is not cached: its waiters retry once for all; a lasting
+ * failure reaches every acquirer; the next acquirer decodes afresh. */
+static void test_failure(void) {
+  mark_memory();
+  cd_source s;
+  std_source(&s, XCHG_STREAM_LZ4_JAVA);
+  xchg_cache *c = new_cache(1, 0, 0);
+  atomic_store(&s.fail_opens, 1);
+  atomic_store(&s.fail_after, 20000);
+  cd_source_close_gate(&s);
+  enum { N = 4 };
+  task t[N];
+  start_task(&t[0], c, "k", cd_broadcast(&s), NULL, 0);
+  CHECK(cd_source_wait_blocked(&s, 1) == 0, "the decode did not start");
+  for (int i = 1; i < N; i++) start_task(&t[i], c, "k", cd_broadcast(&s), NULL, 0);
+  sleep_ms(30);
+  cd_source_open_gate(&s);
+  for (int i = 0; i < N; i++) pthread_join(t[i].thread, NULL);
+  CHECK(t[0].status == XCHG_EIO && strstr(t[0].err.message, "injected"), "decoder: %s", t[0].err.message);
+  for (int i = 1; i < N; i++)
+    CHECK(t[i].status == XCHG_OK && t[i].values_ok, "waiter %d: %s", i, t[i].err.message);
+  xchg_cache_metrics m = metrics(c);
+  CHECK(m.decodes == 2 && m.failed_decodes == 1 && atomic_load(&s.opens) == 2,
+        "decodes %lld failed %lld opens %d", (long long)m.decodes, (long long)m.failed_decodes,
+        atomic_load(&s.opens));
+  CHECK(m.entries == 0, "entries %lld", (long long)m.entries);
+
+  /* Lasting failure: every acquirer gets its error; nothing stays. */
+  atomic_store(&s.fail_always, 1);
+  atomic_store(&s.fail_after, 0);
+  for (int i = 0; i < N; i++) start_task(&t[i], c, "k", cd_broadcast(&s), NULL, 0);
+  for (int i = 0; i < N; i++) {
+    pthread_join(t[i].thread, NULL);
+    CHECK(t[i].status == XCHG_EIO, "task %d: %s", i, xchg_status_name(t[i].status));
+  }
+  m = metrics(c);
+  CHECK(m.failed_decodes == 1 + N && m.entries == 0 && m.bytes_held == 0,
+        "failed %lld entries %lld", (long long)m.failed_decodes, (long long)m.entries);
+  /* And the next acquirer, with working bytes, decodes. */
+  atomic_store(&s.fail_always, 0);
+  start_task(&t[0], c, "k", cd_broadcast(&s), NULL, 0);
+  pthread_join(t[0].thread, NULL);
+  CHECK(t[0].status == XCHG_OK && t[0].values_ok, "after failures: %s", t[0].err.message);
+  /* Corrupt bytes: an error, not a crash, and not cached. */
+  xchg_buf *bad = xchg_buf_alloc(100);
+  memset(xchg_buf_mutable_data(bad), 0xff, 100);
+  xchg_chunk chunk = {xchg_buf_data(bad), 100};
+  xchg_broadcast_part part = {&chunk, 1, XCHG_STREAM_NONE};
+  xchg_broadcast b = {&part, 1, NULL, NULL};
+  xchg_cache_holder *h;
+  xchg_error err;
+  CHECK(xchg_cache_acquire(c, "bad", &b, NULL, 0, NULL, NULL, &h, &err) != XCHG_OK, "corrupt bytes accepted");
+  CHECK(metrics(c).entries == 0, "failed entry kept");
+  xchg_buf_unref(bad);
+  xchg_cache_destroy(c);
+  cd_source_free(&s);
+  check_memory("failure");
+}
+
+/* What a holder hands out is its consumer's: released at once, kept past
+ * the holder's release, children moved out, streams stopped part way. */
+static void test_lifetime(void) {
+  mark_memory();
+  cd_source s;
+  std_source(&s, XCHG_STREAM_LZ4_JAVA);
+  xchg_cache *c = new_cache(1, 0, 0);
+  xchg_broadcast b = cd_broadcast(&s);
+  xchg_cache_holder *h;
+  xchg_error err;
+  CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  struct ArrowArray kept[STD_BATCHES], moved_child;
+  for (int i = 0; i < STD_BATCHES; i++) xchg_cache_holder_batch(h, i, &kept[i], &err);
+  struct ArrowArrayStream stream;
+  CHECK(xchg_cache_holder_stream(h, &stream, &err) == XCHG_OK, "stream");
+  struct ArrowSchema schema;
+  CHECK(xchg_cache_holder_schema(h, &schema, &err) == XCHG_OK && schema.n_children == 3 &&
+            strcmp(schema.children[2]->name, "d") == 0 && schema.children[2]->dictionary,
+        "schema");
+  schema.release(&schema);
+  xchg_cache_release(h);
+  CHECK(metrics(c).entries == 1, "entry freed while its arrays live");
+  /* A new acquirer finds it: the arrays handed out keep it. */
+  CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  CHECK(metrics(c).decodes == 1, "decoded again while arrays were alive");
+  xchg_cache_release(h);
+  /* Move the dictionary column out of batch 2, release the batch. */
+  moved_child = *kept[2].children[2];
+  kept[2].children[2]->release = NULL;
+  kept[2].release(&kept[2]);
+  char msg[256];
+  for (int i = 0; i < STD_BATCHES; i++)
+    if (i != 2)
+      CHECK(cd_check_batch(&kept[i], all_cols, 3, 0, i, std_rows[i], msg, sizeof msg) == 0, "kept %d: %s", i, msg);
+  /* Release in a scrambled order. */
+  kept[4].release(&kept[4]);
+  kept[0].release(&kept[0]);
+  kept[3].release(&kept[3]);
+  kept[1].release(&kept[1]);
+  /* The stream after its holder: read two batches, stop. */
+  struct ArrowSchema ss;
+  CHECK(stream.get_schema(&stream, &ss) == 0 && ss.n_children == 3, "stream schema");
+  ss.release(&ss);
+  for (int i = 0; i < 2; i++) {
+    struct ArrowArray a;
+    CHECK(stream.get_next(&stream, &a) == 0 && a.release, "stream batch %d", i);
+    if (a.release) {
+      CHECK(cd_check_batch(&a, all_cols, 3, 0, i, std_rows[i], msg, sizeof msg) == 0, "stream %d: %s", i, msg);
+      a.release(&a);
+    }
+  }
+  stream.release(&stream);
+  CHECK(metrics(c).entries == 1, "entry freed while a moved child lives");
+  const int64_t col2 = 2;
+  CHECK(cd_check_batch(&(struct ArrowArray){.length = moved_child.length, .n_children = 1,
+                                            .children = (struct ArrowArray *[]){&moved_child},
+                                            .release = moved_child.release},
+                       &col2, 1, 0, 2, std_rows[2], msg, sizeof msg) == 0,
+        "moved child: %s", msg);
+  moved_child.release(&moved_child);
+  xchg_cache_metrics m = metrics(c);
+  CHECK(m.entries == 0 && m.bytes_held == 0 && m.decodes == 1, "entries %lld bytes %lld decodes %lld",
+        (long long)m.entries, (long long)m.bytes_held, (long long)m.decodes);
+  /* Gone now: the next acquirer decodes again. */
+  CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  CHECK(metrics(c).decodes == 2, "not decoded again after the entry went");
+  xchg_cache_release(h);
+  xchg_cache_destroy(c);
+  cd_source_free(&s);
+  check_memory("lifetime");
+}
+
+/* Arrays outliving the cache itself. */
+static void test_outlive_cache(void) {
+  mark_memory();
+  cd_source s;
+  std_source(&s, XCHG_STREAM_NONE);
+  xchg_cache *c = new_cache(1, 1 << 30, 0);
+  xchg_broadcast b = cd_broadcast(&s);
+  xchg_cache_holder *h;
+  xchg_error err;
+  struct ArrowArray a;
+  CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  xchg_cache_holder_batch(h, 2, &a, &err);
+  xchg_cache_release(h);
+  CHECK(xchg_cache_acquire(c, "other", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  xchg_cache_release(h); /* retained */
+  xchg_cache_destroy(c);
+  char msg[256];
+  CHECK(cd_check_batch(&a, all_cols, 3, 0, 2, std_rows[2], msg, sizeof msg) == 0, "%s", msg);
+  a.release(&a);
+  cd_source_free(&s);
+  check_memory("outlive cache");
+}
+
+/* Sharing off: every acquirer decodes its own copy, same values. */
+static void test_sharing_off(void) {
+  mark_memory();
+  cd_source s;
+  std_source(&s, XCHG_STREAM_LZ4_JAVA);
+  xchg_cache *c = new_cache(0, 1 << 30, 0);
+  enum { N = 4 };
+  task t[N];
+  for (int i = 0; i < N; i++) start_task(&t[i], c, "k", cd_broadcast(&s), NULL, 0);
+  for (int i = 0; i < N; i++) {
+    pthread_join(t[i].thread, NULL);
+    CHECK(t[i].status == XCHG_OK && t[i].values_ok, "task %d: %s", i, t[i].err.message);
+  }
+  xchg_cache_metrics m = metrics(c);
+  CHECK(m.decodes == N && m.hits == 0 && m.waits == 0 && m.entries == 0, "decodes %lld hits %lld",
+        (long long)m.decodes, (long long)m.hits);
+  /* Two holders at once hold different buffers. */
+  xchg_broadcast b = cd_broadcast(&s);
+  xchg_cache_holder *h1, *h2;
+  xchg_error err;
+  xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h1, &err);
+  xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h2, &err);
+  struct ArrowArray a1, a2;
+  xchg_cache_holder_batch(h1, 0, &a1, &err);
+  xchg_cache_holder_batch(h2, 0, &a2, &err);
+  CHECK(a1.children[0]->buffers[1] != a2.children[0]->buffers[1], "sharing off shares");
+  a1.release(&a1);
+  a2.release(&a2);
+  xchg_cache_release(h1);
+  xchg_cache_release(h2);
+  CHECK(metrics(c).entries == 0, "a private entry was retained");
+  xchg_cache_destroy(c);
+  cd_source_free(&s);
+  check_memory("sharing off");
+}
+
+/* Dictionary-encoded columns are shared: two holders see the same
+ * dictionary and index buffers. */
+static void test_dictionary_shared(void) {
+  mark_memory();
+  cd_source s;
+  std_source(&s, XCHG_STREAM_LZ4_JAVA);
+  xchg_cache *c = new_cache(1, 0, 0);
+  xchg_broadcast b = cd_broadcast(&s);
+  xchg_cache_holder *h1, *h2;
+  xchg_error err;
+  xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h1, &err);
+  const int64_t d_only = 2;
+  CHECK(xchg_cache_acquire(c, "k", &b, &d_only, 1, NULL, NULL, &h2, &err) == XCHG_OK, "%s", err.message);
+  struct ArrowArray a1, a2, a3;
+  xchg_cache_holder_batch(h1, 0, &a1, &err);
+  xchg_cache_holder_batch(h2, 0, &a2, &err);
+  xchg_cache_holder_batch(h2, 3, &a3, &err);
+  CHECK(a2.n_children == 1 && a1.children[2]->buffers[1] == a2.children[0]->buffers[1], "indices not shared");
+  CHECK(a1.children[2]->dictionary->buffers[2] == a2.children[0]->dictionary->buffers[2],
+        "dictionary not shared between holders");
+  CHECK(a2.children[0]->dictionary->buffers[2] == a3.children[0]->dictionary->buffers[2],
+        "dictionary not shared between batches");
+  char msg[256];
+  CHECK(cd_check_batch(&a3, &d_only, 1, 0, 3, std_rows[3], msg, sizeof msg) == 0, "%s", msg);
+  CHECK(metrics(c).decodes == 1, "decodes %lld", (long long)metrics(c).decodes);
+  a1.release(&a1);
+  a2.release(&a2);
+  a3.release(&a3);
+  xchg_cache_release(h1);
+  xchg_cache_release(h2);
+  xchg_cache_destroy(c);
+  cd_source_free(&s);
+  check_memory("dictionary");
+}
+
+/* Several IPC streams make one broadcast; a part with another schema is
+ * refused; zero-column, zero-row and empty broadcasts. */
+static void test_shapes(void) {
+  mark_memory();
+  const int64_t rows_a[2] = {10, 20}, rows_b[1] = {0}, rows_c[3] = {5, 0, 7};
+  xchg_buf *parts[3];
+  cd_make_stream(0, rows_a, 2, 0, XCHG_BLOCK_NONE, &parts[0]);
+  cd_make_stream(1, rows_b, 1, 0, XCHG_BLOCK_ZSTD, &parts[1]);
+  cd_make_stream(2, rows_c, 3, 0, XCHG_BLOCK_NONE, &parts[2]);
+  cd_source s;
+  cd_source_init(&s, parts, 3, XCHG_STREAM_LZ4_JAVA);
+  for (int i = 0; i < 3; i++) {
+    xchg_buf *enc = cd_encode(s.parts[i], XCHG_STREAM_LZ4_JAVA);
+    xchg_buf_unref(s.parts[i]);
+    s.parts[i] = enc;
+  }
+  xchg_cache *c = new_cache(1, 0, 0);
+  xchg_broadcast b = cd_broadcast(&s);
+  xchg_cache_holder *h;
+  xchg_error err;
+  CHECK(xchg_cache_acquire(c, "multi", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  static const int64_t part_of[6] = {0, 0, 1, 2, 2, 2}, batch_of[6] = {0, 1, 0, 0, 1, 2};
+  static const int64_t rows_of[6] = {10, 20, 0, 5, 0, 7};
+  CHECK(xchg_cache_holder_num_batches(h) == 6 && xchg_cache_holder_num_rows(h) == 42, "batches %lld",
+        (long long)xchg_cache_holder_num_batches(h));
+  char msg[256];
+  for (int64_t i = 0; i < 6 && i < xchg_cache_holder_num_batches(h); i++) {
+    struct ArrowArray a;
+    xchg_cache_holder_batch(h, i, &a, &err);
+    CHECK(cd_check_batch(&a, all_cols, 3, part_of[i], batch_of[i], rows_of[i], msg, sizeof msg) == 0,
+          "multi batch %lld: %s", (long long)i, msg);
+    a.release(&a);
+  }
+  xchg_cache_release(h);
+  for (int i = 0; i < 3; i++) xchg_buf_unref(parts[i]);
+
+  /* A part whose schema differs (zero columns) is an error. */
+  xchg_buf *zero = NULL;
+  const int64_t zrows[3] = {5, 0, 9};
+  cd_make_stream(0, zrows, 3, 1, XCHG_BLOCK_NONE, &zero);
+  xchg_buf_unref(s.parts[1]);
+  s.parts[1] = cd_encode(zero, XCHG_STREAM_LZ4_JAVA);
+  CHECK(xchg_cache_acquire(c, "mixed", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_EINVAL, "mixed schemas: %s",
+        err.message);
+  cd_source_free(&s);
+
+  /* Zero-column batches keep their row counts. */
+  cd_source_init(&s, &zero, 1, XCHG_STREAM_NONE);
+  b = cd_broadcast(&s);
+  CHECK(xchg_cache_acquire(c, "zero", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  CHECK(xchg_cache_holder_num_batches(h) == 3 && xchg_cache_holder_num_rows(h) == 14, "zero-column layout");
+  struct ArrowArray a;
+  xchg_cache_holder_batch(h, 2, &a, &err);
+  CHECK(a.length == 9 && a.n_children == 0, "zero-column batch: %lld rows", (long long)a.length);
+  a.release(&a);
+  xchg_cache_release(h);
+  cd_source_free(&s);
+  xchg_buf_unref(zero);
+
+  /* An IPC stream with no batches, and a broadcast of no streams. */
+  xchg_buf *none = NULL;
+  cd_make_stream(0, NULL, 0, 0, XCHG_BLOCK_NONE, &none);
+  cd_source_init(&s, &none, 1, XCHG_STREAM_NONE);
+  b = cd_broadcast(&s);
+  CHECK(xchg_cache_acquire(c, "empty", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  CHECK(xchg_cache_holder_num_batches(h) == 0, "empty stream has batches");
+  struct ArrowArrayStream st;
+  xchg_cache_holder_stream(h, &st, &err);
+  CHECK(st.get_next(&st, &a) == 0 && a.release == NULL, "empty stream yields a batch");
+  st.release(&st);
+  xchg_cache_release(h);
+  b.n_parts = 0;
+  CHECK(xchg_cache_acquire(c, "nothing", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  struct ArrowSchema sc;
+  xchg_cache_holder_schema(h, &sc, &err);
+  CHECK(xchg_cache_holder_num_batches(h) == 0 && sc.n_children == 0 && strcmp(sc.format, "+s") == 0,
+        "no parts");
+  sc.release(&sc);
+  xchg_cache_release(h);
+  /* A column index out of range. */
+  const int64_t bad_col = 7;
+  b.n_parts = 1;
+  CHECK(xchg_cache_acquire(c, "empty", &b, &bad_col, 1, NULL, NULL, &h, &err) == XCHG_EINVAL, "column 7");
+  CHECK(metrics(c).entries == 0, "entries left: %lld", (long long)metrics(c).entries);
+  cd_source_free(&s);
+  xchg_buf_unref(none);
+  xchg_cache_destroy(c);
+  check_memory("shapes");
+}
+
+/* Per-column lazy decode: a narrow reader pays for its columns only, a
+ * wider one adds what is missing, a column in flight is waited for. */
+static void test_lazy_columns(void) {
+  mark_memory();
+  cd_source s;
+  std_source(&s, XCHG_STREAM_NONE);
+  xchg_cache *c = new_cache(1, 0, 0);
+  xchg_broadcast b = cd_broadcast(&s);
+  xchg_cache_holder *narrow, *wider, *all, *again;
+  xchg_error err;
+  const int64_t c0 = 0, c20[2] = {2, 0}, c2 = 2;
+  CHECK(xchg_cache_acquire(c, "k", &b, &c0, 1, NULL, NULL, &narrow, &err) == XCHG_OK, "%s", err.message);
+  int64_t k_bytes = metrics(c).bytes_held;
+  CHECK(k_bytes >= 16001 * 8 && k_bytes < 16001 * 8 + 4096, "bytes of column k alone: %lld", (long long)k_bytes);
+  CHECK(xchg_cache_acquire(c, "k", &b, c20, 2, NULL, NULL, &wider, &err) == XCHG_OK, "%s", err.message);
+  xchg_cache_metrics m = metrics(c);
+  CHECK(m.decodes == 2 && m.bytes_held > k_bytes, "decodes %lld", (long long)m.decodes);
+  struct ArrowArray a, w;
+  xchg_cache_holder_batch(narrow, 0, &a, &err);
+  xchg_cache_holder_batch(wider, 0, &w, &err);
+  CHECK(w.n_children == 2 && a.children[0]->buffers[1] == w.children[1]->buffers[1], "column k decoded twice");
+  a.release(&a);
+  w.release(&w);
+  CHECK(check_holder(wider, c20, 2) == 0 && check_holder(narrow, &c0, 1) == 0, "lazy values");
+  CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &all, &err) == XCHG_OK, "%s", err.message);
+  CHECK(xchg_cache_acquire(c, "k", &b, &c2, 1, NULL, NULL, &again, &err) == XCHG_OK, "%s", err.message);
+  m = metrics(c);
+  CHECK(m.decodes == 3 && m.hits == 1, "decodes %lld hits %lld", (long long)m.decodes, (long long)m.hits);
+  CHECK(check_holder(all, all_cols, 3) == 0, "all values");
+  xchg_cache_release(narrow);
+  xchg_cache_release(wider);
+  xchg_cache_release(all);
+  xchg_cache_release(again);
+
+  /* Concurrent: A decodes k (blocked past the schema); B wants k and s:
+   * decodes s itself meanwhile, then waits for k. */
+  const int64_t c01[2] = {0, 1};
+  atomic_store(&s.gate_after, 2000);
+  cd_source_close_gate(&s);
+  task ta, tb;
+  start_task(&ta, c, "k2", cd_broadcast(&s), &c0, 1);
+  CHECK(cd_source_wait_blocked(&s, 1) == 0, "A did not start");
+  start_task(&tb, c, "k2", cd_broadcast(&s), c01, 2);
+  CHECK(cd_source_wait_blocked(&s, 2) == 0, "B did not start decoding s while A decodes k");
+  cd_source_open_gate(&s);
+  pthread_join(ta.thread, NULL);
+  pthread_join(tb.thread, NULL);
+  CHECK(ta.status == XCHG_OK && ta.values_ok && tb.status == XCHG_OK && tb.values_ok, "%s / %s",
+        ta.err.message, tb.err.message);
+  m = metrics(c);
+  /* Two decodes, not three: B decoded s only and took k from A. */
+  CHECK(m.decodes == 5 && m.failed_decodes == 0, "decodes %lld", (long long)m.decodes);
+  xchg_cache_destroy(c);
+  cd_source_free(&s);
+
+  /* Through a stream codec the reader reads whole bodies; a narrow holder
+   * must still keep only its column's bytes. */
+  std_source(&s, XCHG_STREAM_LZ4_JAVA);
+  c = new_cache(1, 0, 0);
+  b = cd_broadcast(&s);
+  int64_t before = xchg_buf_allocated_bytes();
+  CHECK(xchg_cache_acquire(c, "k", &b, &c2, 1, NULL, NULL, &narrow, &err) == XCHG_OK, "%s", err.message);
+  int64_t kept = xchg_buf_allocated_bytes() - before, held = metrics(c).bytes_held;
+  CHECK(kept <= held + 4096 && held < 16001 * 4 + 4096 + 256, "narrow holder keeps %lld bytes, accounts %lld",
+        (long long)kept, (long long)held);
+  CHECK(check_holder(narrow, &c2, 1) == 0, "narrow values through lz4-java");
+  CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &all, &err) == XCHG_OK, "%s", err.message);
+  CHECK(check_holder(all, all_cols, 3) == 0 && metrics(c).decodes == 2, "wide after narrow");
+  xchg_cache_release(narrow);
+  xchg_cache_release(all);
+  xchg_cache_destroy(c);
+  cd_source_free(&s);
+  check_memory("lazy columns");
+}
+
+/* Retention: released entries stay for later acquirers within the budget,
+ * least recently released go first, held ones never; age limit; the
+ * accounting callback balances. */
+static atomic_long accounted;
+static atomic_long accounted_plus;
+static void on_bytes(void *ctx, int64_t delta) {
+  (void)ctx;
+  atomic_fetch_add(&accounted, delta);
+  if (delta > 0) atomic_fetch_add(&accounted_plus, delta);
+}
+
+static void test_retention(void) {
+  mark_memory();
+  cd_source s;
+  std_source(&s, XCHG_STREAM_LZ4_JAVA);
+  xchg_broadcast b = cd_broadcast(&s);
+  xchg_error err;
+  xchg_cache_holder *h, *held;
+  /* Measure one entry. */
+  xchg_cache *c = new_cache(1, 0, 0);
+  xchg_cache_acquire(c, "x", &b, NULL, 0, NULL, NULL, &h, &err);
+  int64_t one = metrics(c).bytes_held;
+  xchg_cache_release(h);
+  xchg_cache_destroy(c);
+
+  xchg_cache_options o;
+  xchg_cache_options_init(&o);
+  o.retain_bytes = one * 5 / 2;
+  o.on_bytes = on_bytes;
+  c = xchg_cache_create(&o);
+  atomic_store(&accounted, 0);
+  const char *keys[3] = {"a", "b", "c"};
+  for (int i = 0; i < 3; i++) {
+    CHECK(xchg_cache_acquire(c, keys[i], &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+    xchg_cache_release(h);
+  }
+  xchg_cache_metrics m = metrics(c);
+  CHECK(m.entries == 2 && m.retained == 2 && m.evictions == 1 && m.bytes_held == 2 * one,
+        "entries %lld retained %lld evictions %lld", (long long)m.entries, (long long)m.retained,
+        (long long)m.evictions);
+  CHECK(atomic_load(&accounted) == m.bytes_held && atomic_load(&accounted_plus) == 3 * one,
+        "accounted %ld, held %lld", atomic_load(&accounted), (long long)m.bytes_held);
+  /* "a" (oldest) went; "b" and "c" are hits. */
+  xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &held, &err);
+  xchg_cache_acquire(c, "c", &b, NULL, 0, NULL, NULL, &h, &err);
+  m = metrics(c);
+  CHECK(m.decodes == 3 && m.hits == 2, "decodes %lld hits %lld", (long long)m.decodes, (long long)m.hits);
+  CHECK(check_holder(held, all_cols, 3) == 0, "retained values");
+  xchg_cache_release(h);
+  /* "a" again: decoded; over budget, "c" (unreferenced) goes, "b" (held) stays. */
+  xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err);
+  m = metrics(c);
+  CHECK(m.decodes == 4 && m.entries == 2 && m.evictions == 2, "decodes %lld entries %lld evictions %lld",
+        (long long)m.decodes, (long long)m.entries, (long long)m.evictions);
+  /* A tiny budget never frees a held entry. */
+  xchg_cache_release(h);
+  xchg_cache_release(held);
+  xchg_cache_destroy(c);
+  o.retain_bytes = 1;
+  c = xchg_cache_create(&o);
+  xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &held, &err);
+  xchg_cache_acquire(c, "c", &b, NULL, 0, NULL, NULL, &h, &err);
+  xchg_cache_release(h);
+  m = metrics(c);
+  CHECK(m.entries == 1 && m.retained == 0, "entries %lld retained %lld", (long long)m.entries, (long long)m.retained);
+  CHECK(check_holder(held, all_cols, 3) == 0, "held entry values");
+  xchg_cache_release(held);
+  CHECK(metrics(c).entries == 0, "over budget entry retained");
+  xchg_cache_destroy(c);
+
+  /* Age limit. */
+  o.retain_bytes = INT64_MAX;
+  o.retain_ms = 40;
+  c = xchg_cache_create(&o);
+  xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err);
+  xchg_cache_release(h);
+  xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err);
+  xchg_cache_release(h);
+  CHECK(metrics(c).decodes == 1 && metrics(c).retained == 1, "within age: decodes %lld", (long long)metrics(c).decodes);
+  sleep_ms(80);
+  xchg_cache_trim(c);
+  m = metrics(c);
+  CHECK(m.entries == 0 && m.evictions == 1, "aged entry kept: entries %lld", (long long)m.entries);
+  xchg_cache_destroy(c);
+  CHECK(atomic_load(&accounted) == 0, "accounting does not balance: %ld", atomic_load(&accounted));
+  cd_source_free(&s);
+  check_memory("retention");
+}
+
+/* Derived values: built once, shared, destroyed with the entry; a failed
+ * build is retried by a waiter; a waiter can be cancelled. */
+typedef struct derive_ctx {
+  cd_source *gate_source; /* the build blocks on this source's gate */
+  atomic_int builds;
+  atomic_int fail_next;
+  atomic_int destroyed;
+} derive_ctx;
+
+static derive_ctx dctx;
+
+static void destroy_sum(void *value) {
+  atomic_fetch_add(&dctx.destroyed, 1);
+  free(value);
+}
+
+static xchg_status build_sum(void *ctx, const xchg_cache_holder *h, void **value, int64_t *bytes,
+                             xchg_error *err) {
+  derive_ctx *d = ctx;
+  atomic_fetch_add(&d->builds, 1);
+  cd_source *g = d->gate_source;
+  pthread_mutex_lock(&g->lock);
+  atomic_fetch_add(&g->blocked, 1);
+  while (g->gate_closed) pthread_cond_wait(&g->gate, &g->lock);
+  atomic_fetch_sub(&g->blocked, 1);
+  pthread_mutex_unlock(&g->lock);
+  if (atomic_exchange(&d->fail_next, 0)) return xchg_errorf(err, XCHG_EIO, "injected build failure");
+  int64_t *sum = calloc(1, sizeof *sum);
+  for (int64_t i = 0; i < xchg_cache_holder_num_batches(h); i++) {
+    struct ArrowArray a;
+    xchg_cache_holder_batch(h, i, &a, err);
+    for (int64_t r = 0; r < a.length; r++) *sum += ((const int64_t *)a.children[0]->buffers[1])[r];
+    a.release(&a);
+  }
+  *value = sum;
+  *bytes = 8;
+  return XCHG_OK;
+}
+
+typedef struct derive_task {
+  pthread_t thread;
+  xchg_cache_holder *h;
+  atomic_int cancel;
+  xchg_status status;
+  int64_t value;
+} derive_task;
+
+static int derive_cancelled(void *ctx) { return atomic_load(&((derive_task *)ctx)->cancel); }
+
+static void *run_derive(void *arg) {
+  derive_task *t = arg;
+  void *v;
+  xchg_error err;
+  t->status = xchg_cache_derived(t->h, "sum", build_sum, &dctx, destroy_sum, derive_cancelled, t, &v, &err);
+  if (t->status == XCHG_OK) t->value = *(int64_t *)v;
+  return NULL;
+}
+
+static void test_derived(void) {
+  mark_memory();
+  cd_source s;
+  std_source(&s, XCHG_STREAM_NONE);
+  memset(&dctx, 0, sizeof dctx);
+  dctx.gate_source = &s;
+  xchg_cache *c = new_cache(1, 0, 0);
+  xchg_broadcast b = cd_broadcast(&s);
+  int64_t want = 0;
+  for (int64_t i = 0; i < STD_BATCHES; i++)
+    for (int64_t r = 0; r < std_rows[i]; r++) want += cd_key(0, i, r);
+  enum { N = 4 };
+  derive_task t[N];
+  xchg_error err;
+  memset(t, 0, sizeof t);
+  for (int i = 0; i < N; i++) xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &t[i].h, &err);
+  /* First build fails: the builder gets the error, a waiter builds again. */
+  atomic_store(&dctx.fail_next, 1);
+  cd_source_close_gate(&s);
+  pthread_create(&t[0].thread, NULL, run_derive, &t[0]);
+  CHECK(cd_source_wait_blocked(&s, 1) == 0, "build did not start");
+  for (int i = 1; i < N; i++) pthread_create(&t[i].thread, NULL, run_derive, &t[i]);
+  sleep_ms(30);
+  atomic_store(&t[3].cancel, 1); /* this waiter gives up */
+  pthread_join(t[3].thread, NULL);
+  CHECK(t[3].status == XCHG_ECANCELLED, "cancelled waiter: %s", xchg_status_name(t[3].status));
+  cd_source_open_gate(&s);
+  for (int i = 0; i < 3; i++) pthread_join(t[i].thread, NULL);
+  CHECK(t[0].status == XCHG_EIO, "failed builder: %s", xchg_status_name(t[0].status));
+  CHECK(t[1].status == XCHG_OK && t[1].value == want && t[2].status == XCHG_OK && t[2].value == want,
+        "waiters' values");
+  CHECK(atomic_load(&dctx.builds) == 2, "builds %d", atomic_load(&dctx.builds));
+  /* Later: the value is there. */
+  run_derive(&t[0]);
+  CHECK(t[0].status == XCHG_OK && t[0].value == want && atomic_load(&dctx.builds) == 2, "cached value");
+  for (int i = 0; i < N - 1; i++) xchg_cache_release(t[i].h);
+  CHECK(atomic_load(&dctx.destroyed) == 0, "destroyed while held");
+  xchg_cache_release(t[N - 1].h);
+  CHECK(atomic_load(&dctx.destroyed) == 1, "destructor ran %d times", atomic_load(&dctx.destroyed));
+  xchg_cache_metrics m = metrics(c);
+  CHECK(m.derived_builds == 2 && m.cancellations == 1, "derived builds %lld cancellations %lld",
+        (long long)m.derived_builds, (long long)m.cancellations);
+  xchg_cache_destroy(c);
+  cd_source_free(&s);
+  check_memory("derived");
+}
+
+/* A slow decode: waiters keep checking cancel at the interval and all get
+ * the one decode. */
+static void test_slow_decode(void) {
+  mark_memory();
+  cd_source s;
+  std_source(&s, XCHG_STREAM_LZ4_JAVA);
+  atomic_store(&s.delay_us, 2000); /* ~150 ms in all */
+  xchg_cache *c = new_cache(1, 0, 0);
+  enum { N = 3 };
+  task t[N];
+  for (int i = 0; i < N; i++) start_task(&t[i], c, "slow", cd_broadcast(&s), NULL, 0);
+  for (int i = 0; i < N; i++) {
+    pthread_join(t[i].thread, NULL);
+    CHECK(t[i].status == XCHG_OK && t[i].values_ok, "task %d: %s", i, t[i].err.message);
+  }
+  CHECK(metrics(c).decodes == 1 && metrics(c).waits == N - 1, "decodes %lld waits %lld", (long long)metrics(c).decodes,
+        (long long)metrics(c).waits);
+  xchg_cache_destroy(c);
+  cd_source_free(&s);
+  check_memory("slow decode");
+}
+
+int main(void) {
+  test_codecs();
+  test_single_flight();
+  test_cancel_waiter();
+  test_cancel_decoder();
+  test_failure();
+  test_lifetime();
+  test_outlive_cache();
+  test_sharing_off();
+  test_dictionary_shared();
+  test_shapes();
+  test_lazy_columns();
+  test_retention();
+  test_derived();
+  test_slow_decode();
+  if (failures) {
+    fprintf(stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("cache: all scenarios passed\n");
+  return 0;
+}
