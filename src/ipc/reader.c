@@ -770,8 +770,14 @@ xchg_status xchg_ipc_reader_next(xchg_ipc_reader *r, struct ArrowArray *out, xch
   memset(out, 0, sizeof *out);
   xchg_status st = ipc_reader_next_array(r, &a, err);
   if (st != XCHG_OK || !a) return st;
-  st = ipc_array_export(a, out, err);
+  st = ipc_array_export(a, out, &r->deferred_error);
   ipc_array_unref(a);
+  if (st != XCHG_OK) {
+    /* The batch is lost: the reader must not go on as if it had not been. */
+    r->deferred = st;
+    forget_read_ahead(r);
+    if (err) *err = r->deferred_error;
+  }
   return st;
 }
 
@@ -796,10 +802,16 @@ int64_t xchg_ipc_reader_dictionary_ids(const xchg_ipc_reader *r, int64_t *ids, i
 xchg_status xchg_ipc_reader_peek(xchg_ipc_reader *r, xchg_batch_header *out, int *at_end,
                                  xchg_error *err) {
   memset(out, 0, sizeof *out);
+  *at_end = 0;
   if (r->group_count > 0)
     return xchg_errorf(err, XCHG_EINVAL, "peek after batches were read ahead (use peek without a pool)");
-  xchg_status st = hold_next_batch(r, at_end, err);
-  if (st != XCHG_OK || *at_end) return st;
+  xchg_status st = r->deferred != XCHG_OK ? r->deferred : hold_next_batch(r, at_end, &r->deferred_error);
+  if (st != XCHG_OK) {
+    r->deferred = st; /* as with next: an error sticks */
+    if (err) *err = r->deferred_error;
+    return st;
+  }
+  if (*at_end) return XCHG_OK;
   const ipc_message *m = &r->held;
   free(r->held_metadata);
   r->held_metadata = message_metadata(m);

@@ -61,7 +61,7 @@ public final class XchgBroadcastBench {
         threads, runs, retain ? ", entries retained" : "");
 
     double[][] cpu = new double[2][runs], wall = new double[2][runs], decodes = new double[2][runs];
-    double[][] peakMb = new double[2][runs];
+    double[][] peakMb = new double[2][runs], acquire = new double[2][runs];
     for (int run = -1; run < runs; run++) {
       for (int mode = 0; mode < 2; mode++) {
         Result r = runOnce(chunks, data, mode == 1, retain, tasks, threads);
@@ -70,17 +70,20 @@ public final class XchgBroadcastBench {
           wall[mode][run] = r.wallMs;
           decodes[mode][run] = r.decodes;
           peakMb[mode][run] = r.peakBytes / 1e6;
+          acquire[mode][run] = r.acquireCpuMs;
         }
       }
     }
     String[] names = {"sharing off", "sharing on "};
     for (int mode = 0; mode < 2; mode++) {
       System.out.printf(
-          "%s: tasks' CPU %s ms (%.2f ms per task), wall %s ms, decodes %s, peak native MB %s%n",
-          names[mode], fmt(cpu[mode]), median(cpu[mode]) / tasks, fmt(wall[mode]), fmt(decodes[mode]),
-          fmt(peakMb[mode]));
+          "%s: tasks' CPU %s ms (%.2f ms per task; in acquire %s ms), wall %s ms, decodes %s, "
+              + "peak native MB %s%n",
+          names[mode], fmt(cpu[mode]), median(cpu[mode]) / tasks, fmt(acquire[mode]), fmt(wall[mode]),
+          fmt(decodes[mode]), fmt(peakMb[mode]));
     }
-    System.out.printf("on/off: tasks' CPU %.3f, wall %.3f%n", median(cpu[1]) / median(cpu[0]),
+    System.out.printf("on/off: tasks' CPU %.3f, of which acquire %.3f, wall %.3f%n",
+        median(cpu[1]) / median(cpu[0]), median(acquire[1]) / median(acquire[0]),
         median(wall[1]) / median(wall[0]));
   }
 
@@ -107,13 +110,15 @@ public final class XchgBroadcastBench {
     }
   }
 
-  private record Result(double taskCpuMs, double wallMs, long decodes, long peakBytes) {}
+  private record Result(double taskCpuMs, double acquireCpuMs, double wallMs, long decodes,
+      long peakBytes) {}
 
   private static Result runOnce(ByteBuffer[] chunks, TestSupport.Broadcast data, boolean sharing,
       boolean retain, int tasks, int threads) throws Exception {
     XchgCache.Options o = new XchgCache.Options().sharing(sharing);
     if (retain) o.retainBytes(Long.MAX_VALUE);
     AtomicLong cpuNs = new AtomicLong();
+    AtomicLong acquireNs = new AtomicLong();
     AtomicLong peak = new AtomicLong();
     long base = Xchg.allocatedBytes();
     ExecutorService pool = Executors.newFixedThreadPool(threads);
@@ -124,6 +129,7 @@ public final class XchgBroadcastBench {
         done.add(pool.submit(() -> {
           long c0 = CPU.getCurrentThreadCpuTime();
           try (XchgCacheHolder h = cache.acquire("broadcast_0", chunks, StreamCodec.LZ4_JAVA, () -> false)) {
+            acquireNs.addAndGet(CPU.getCurrentThreadCpuTime() - c0);
             peak.accumulateAndGet(Xchg.allocatedBytes() - base, Math::max);
             for (int c = 0; c < 3; c++) {
               if (h.columnChecksum(c).sum() != data.sums()[c]) {
@@ -136,7 +142,8 @@ public final class XchgBroadcastBench {
       }
       for (Future<?> f : done) f.get();
       double wallMs = (System.nanoTime() - t0) / 1e6;
-      return new Result(cpuNs.get() / 1e6, wallMs, cache.metrics().decodes(), peak.get());
+      return new Result(cpuNs.get() / 1e6, acquireNs.get() / 1e6, wallMs, cache.metrics().decodes(),
+          peak.get());
     } finally {
       pool.shutdown();
     }

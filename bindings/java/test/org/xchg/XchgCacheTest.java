@@ -305,6 +305,11 @@ public final class XchgCacheTest {
           Xchg.freeArrowSchema(schema);
         }
       }
+      // Plain IPC (no stream codec), in small heap and direct chunks.
+      try (XchgCacheHolder h = cache.acquire("plain",
+          TestSupport.chunks(data.ipc(), 100_003, TestSupport.Kind.MIXED), StreamCodec.NONE, null)) {
+        checkValues(h, "plain IPC");
+      }
     }
     checkMemoryBack(bytes0, buffers0, "after parts");
   }
