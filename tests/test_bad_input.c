@@ -14,6 +14,14 @@
  *   - A seeded sample of single-bit flips of every gold file: an error or a
  *     decode, never a crash (whether the decode is right is not knowable
  *     in general: a flipped value bit is still a valid file).
+ *   - The same for the stream codecs (LZ4 frame, zstd, lz4-java,
+ *     snappy-java, snappy framing, Comet blocks), each wrapping a gold
+ *     stream: cut at every offset, read as the IPC stream inside, always an
+ *     error (at the codec, or at the IPC layer when the cut falls between
+ *     blocks of a format with no end marker); and bit flips, where the
+ *     decoded bytes must be a prefix of the original (nothing invented)
+ *     where a checksum covers it, and for LZ4 frames, zstd and lz4-java,
+ *     all of it or an error.
  * After each input the number of live buffers must be back where it was:
  * no error path leaks.  One summary line per sweep, then
  * "N passed, M failed". */
@@ -23,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xchg/stream.h"
 #include "xchg/xchg.h"
 
 /* Under AddressSanitizer, the bytes past a cut are poisoned so that any
@@ -257,6 +266,141 @@ static void flip_file(const char *path) {
   free(data);
 }
 
+/* ---- stream codecs --------------------------------------------------------------- */
+
+static int64_t codec_cuts, codec_cut_errors, codec_flips, codec_flip_errors;
+
+/* Reads an IPC stream wrapped in codec from data[0, size). */
+static outcome read_wrapped(const uint8_t *data, size_t size, xchg_stream_codec codec) {
+  outcome o = {0, 0, ""};
+  xchg_error err;
+  xchg_istream *s = NULL;
+  xchg_source *src = xchg_source_from_memory(data, size, NULL, NULL);
+  if (xchg_istream_open(src, codec, NULL, &s, &err) != XCHG_OK) {
+    snprintf(o.message, sizeof o.message, "%s", err.message);
+    return o;
+  }
+  xchg_ipc_reader *r;
+  if (xchg_ipc_reader_open(xchg_istream_to_source(s), NULL, &r, &err) != XCHG_OK) {
+    snprintf(o.message, sizeof o.message, "%s", err.message);
+    return o;
+  }
+  for (;;) {
+    struct ArrowArray a;
+    if (xchg_ipc_reader_next(r, &a, &err) != XCHG_OK) {
+      snprintf(o.message, sizeof o.message, "%s", err.message);
+      break;
+    }
+    if (!a.release) {
+      o.ok = 1;
+      break;
+    }
+    o.batches++;
+    a.release(&a);
+  }
+  xchg_ipc_reader_close(r);
+  return o;
+}
+
+/* Decodes data[0, size) with codec; returns 1 when it decodes to the end,
+ * 0 on an error.  With must_match, the bytes decoded must be a prefix of
+ * payload; *decoded is how many were. */
+static int decode_prefix(const uint8_t *data, size_t size, xchg_stream_codec codec,
+                         const uint8_t *payload, size_t payload_size, int must_match,
+                         size_t *decoded, const char *what) {
+  xchg_error err;
+  xchg_istream *s = NULL;
+  xchg_source *src = xchg_source_from_memory(data, size, NULL, NULL);
+  xchg_status st = xchg_istream_open(src, codec, NULL, &s, &err);
+  *decoded = 0;
+  while (st == XCHG_OK) {
+    const void *p;
+    size_t n = 0;
+    st = xchg_istream_next(s, &p, &n, &err);
+    if (st != XCHG_OK || n == 0) break;
+    int prefix = *decoded + n <= payload_size && memcmp(p, payload + *decoded, n) == 0;
+    if (must_match) check(prefix, "%s: bytes invented at decoded offset %" PRId64, what, (int64_t)*decoded);
+    *decoded += n;
+  }
+  if (st != XCHG_OK) check(err.message[0] != '\0', "%s: error without a message (%" PRId64 ")", what, 0);
+  xchg_istream_close(s);
+  return st == XCHG_OK;
+}
+
+static void sweep_codec(const uint8_t *ipc, size_t ipc_size, xchg_stream_codec codec) {
+  xchg_stream_encode_options eo;
+  xchg_stream_encode_options_init(&eo);
+  eo.block_size = 512; /* many blocks: cuts between blocks are tried too */
+  eo.comet_inner = XCHG_STREAM_ZSTD;
+  xchg_buf *enc = NULL;
+  xchg_error err;
+  const char *name = xchg_stream_codec_name(codec);
+  if (xchg_stream_encode(codec, &eo, ipc, ipc_size, &enc, &err) != XCHG_OK) {
+    check(0, "encode %s: failed (%" PRId64 ")", name, 0);
+    return;
+  }
+  size_t size = xchg_buf_size(enc);
+  uint8_t *data = malloc(size);
+  memcpy(data, xchg_buf_data(enc), size);
+  xchg_buf_unref(enc);
+  /* Checksums (LZ4 frame and zstd content checksums, lz4-java's per
+   * block, the snappy framing's CRC-32C, the zstd frames in these Comet
+   * blocks) catch a flipped bit in the data; snappy-java has none. */
+  int checksummed = codec != XCHG_STREAM_SNAPPY_JAVA;
+  int single_frame = codec == XCHG_STREAM_LZ4_FRAME || codec == XCHG_STREAM_ZSTD;
+  /* Where nothing can be skipped either (the snappy framing and Comet
+   * blocks have skippable chunks and lengths a flip can shorten), a flip
+   * gives all the data or an error. */
+  int whole_or_error = single_frame || codec == XCHG_STREAM_LZ4_JAVA;
+  int64_t live = xchg_buf_live_count();
+  check(read_wrapped(data, size, codec).ok, "%s: the whole input does not decode (%" PRId64 ")", name, 0);
+  for (size_t cut = 0; cut < size; cut++) {
+    POISON(data + cut, size - cut);
+    outcome o = read_wrapped(data, cut, codec);
+    size_t decoded;
+    int whole = decode_prefix(data, cut, codec, ipc, ipc_size, 1, &decoded, name);
+    /* One frame: any cut is inside it.  (The block formats end wherever
+     * a block does, so there the IPC layer finds the cut.) */
+    if (single_frame && whole)
+      check(0, "%s cut at byte %" PRId64 " decodes as a whole frame", name, (int64_t)cut);
+    UNPOISON(data + cut, size - cut);
+    codec_cuts++;
+    codec_cut_errors += !o.ok;
+    if (o.ok) check(0, "%s cut at byte %" PRId64 " decodes as a whole input", name, (int64_t)cut);
+  }
+  uint64_t rng = 0xf11b ^ size;
+  uint8_t *copy = malloc(size);
+  for (int i = 0; i < 400; i++) {
+    memcpy(copy, data, size);
+    uint64_t bit = next_random(&rng) % (size * 8);
+    copy[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    size_t decoded;
+    int ok = decode_prefix(copy, size, codec, ipc, ipc_size, checksummed, &decoded, name);
+    codec_flips++;
+    codec_flip_errors += !ok;
+    if (ok && whole_or_error)
+      check(decoded == ipc_size, "%s: bit %" PRId64 " flipped decodes short of the whole input", name,
+            (int64_t)bit);
+  }
+  check(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked", name, xchg_buf_live_count() - live);
+  free(copy);
+  free(data);
+}
+
+static void sweep_codecs(const char *gold_dir) {
+  static const xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_FRAME, XCHG_STREAM_ZSTD,
+                                             XCHG_STREAM_LZ4_JAVA, XCHG_STREAM_SNAPPY_JAVA,
+                                             XCHG_STREAM_SNAPPY_FRAMED, XCHG_STREAM_COMET};
+  char path[1200];
+  snprintf(path, sizeof path, "%s/1.0.0-littleendian/generated_nested_dictionary.stream", gold_dir);
+  size_t size;
+  uint8_t *ipc = read_file(path, &size);
+  check(ipc != NULL, "cannot read %s (%" PRId64 ")", path, 0);
+  if (ipc == NULL) return;
+  for (size_t c = 0; c < sizeof codecs / sizeof codecs[0]; c++) sweep_codec(ipc, size, codecs[c]);
+  free(ipc);
+}
+
 int main(int argc, char **argv) {
   const char *env = getenv("XCHG_TESTDATA");
   char fuzz_dir[1024], gold_dir[1024];
@@ -275,7 +419,12 @@ int main(int argc, char **argv) {
   walk(gold_dir, ".stream", flip_file);
   walk(gold_dir, ".arrow_file", flip_file);
   printf("bit flips: %" PRId64 " inputs, %" PRId64 " errors returned, crashes = 0\n", flips, flip_errors);
-  if (fuzz_inputs == 0 || cuts == 0) failed++;
+  sweep_codecs(gold_dir);
+  printf("stream codec truncation: %" PRId64 " cuts, %" PRId64 " errors returned, crashes = 0\n",
+         codec_cuts, codec_cut_errors);
+  printf("stream codec bit flips: %" PRId64 " inputs, %" PRId64 " errors returned, crashes = 0\n",
+         codec_flips, codec_flip_errors);
+  if (fuzz_inputs == 0 || cuts == 0 || codec_cuts == 0) failed++;
   printf("%d passed, %d failed\n", passed, failed);
   return failed != 0;
 }

@@ -902,6 +902,41 @@ static void test_slow_decode(void) {
   check_memory("slow decode");
 }
 
+/* Buffer allocations failing at every point of a decode (full, and narrow
+ * with its copy) and of a later wider decode: an error or right values,
+ * never a leak, never a cached failure. */
+static void test_alloc_failures(void) {
+  cd_source s;
+  std_source(&s, XCHG_STREAM_LZ4_JAVA);
+  mark_memory(); /* with the source's bytes */
+  xchg_broadcast b = cd_broadcast(&s);
+  const int64_t c1 = 1;
+  int errors = 0, successes = 0;
+  for (int64_t n = 1; n < 400; n++) {
+    xchg_cache *c = new_cache(1, 0, 0);
+    xchg_cache_holder *narrow = NULL, *all = NULL;
+    xchg_error err;
+    xchg_buf_fail_nth_alloc(n);
+    xchg_status st1 = xchg_cache_acquire(c, "k", &b, &c1, 1, NULL, NULL, &narrow, &err);
+    xchg_status st2 = xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &all, &err);
+    xchg_buf_fail_nth_alloc(0);
+    CHECK(st1 == XCHG_OK || st1 == XCHG_ENOMEM || st1 == XCHG_EIO, "n %lld: %s", (long long)n, xchg_status_name(st1));
+    CHECK(st2 == XCHG_OK || st2 == XCHG_ENOMEM || st2 == XCHG_EIO, "n %lld: %s", (long long)n, xchg_status_name(st2));
+    if (st1 == XCHG_OK) CHECK(check_holder(narrow, &c1, 1) == 0, "n %lld: narrow values", (long long)n);
+    if (st2 == XCHG_OK) CHECK(check_holder(all, all_cols, 3) == 0, "n %lld: values", (long long)n);
+    errors += (st1 != XCHG_OK) + (st2 != XCHG_OK);
+    successes += (st1 == XCHG_OK) + (st2 == XCHG_OK);
+    xchg_cache_release(narrow);
+    xchg_cache_release(all);
+    CHECK(metrics(c).entries == 0, "n %lld: entry left", (long long)n);
+    xchg_cache_destroy(c);
+    check_memory("allocation failures");
+    if (st1 == XCHG_OK && st2 == XCHG_OK) break; /* past the last allocation */
+  }
+  CHECK(errors > 10 && successes > 0, "allocation failures not reached: %d errors", errors);
+  cd_source_free(&s);
+}
+
 int main(void) {
   test_codecs();
   test_single_flight();
@@ -917,6 +952,7 @@ int main(void) {
   test_retention();
   test_derived();
   test_slow_decode();
+  test_alloc_failures();
   if (failures) {
     fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;

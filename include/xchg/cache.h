@@ -52,8 +52,10 @@
  *
  * The bytes described by an xchg_broadcast must stay valid until the
  * acquirer's holder is released: the cache reads them again only to decode
- * columns that acquirer asks for, never keeps pointers into them and never
- * hands out arrays pointing into them (decoded buffers are its own). */
+ * columns that acquirer asks for.  It never keeps pointers into chunks:
+ * decoded buffers are its own.  (A source from open_part that is an
+ * xchg_buf in memory may be referenced zero-copy, which the buffer's
+ * reference count makes safe.) */
 #ifndef XCHG_CACHE_H
 #define XCHG_CACHE_H
 

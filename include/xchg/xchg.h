@@ -4,11 +4,15 @@
 
 #include "xchg/arrow_c.h"
 #include "xchg/buf.h"
+#include "xchg/cache.h"
 #include "xchg/codec.h"
 #include "xchg/error.h"
 #include "xchg/io.h"
 #include "xchg/ipc.h"
 #include "xchg/pool.h"
+#include "xchg/rows.h"
+#include "xchg/stream.h"
+#include "xchg/writer.h"
 
 #define XCHG_VERSION_MAJOR 0
 #define XCHG_VERSION_MINOR 1

@@ -173,7 +173,31 @@ static int sum_kind_of(const char *format, sum_kind *k) {
   return 0;
 }
 
+/* Bytes of rows [0, length) of a string array with no nulls: one run of
+ * its data, summed in one loop the compiler can vectorise. */
+static uint64_t bytes_sum_all(const struct ArrowArray *a, int wide) {
+  int64_t start, end;
+  if (wide) {
+    const int64_t *o = (const int64_t *)a->buffers[1] + a->offset;
+    start = o[0];
+    end = o[a->length];
+  } else {
+    const int32_t *o = (const int32_t *)a->buffers[1] + a->offset;
+    start = o[0];
+    end = o[a->length];
+  }
+  const uint8_t *data = a->buffers[2];
+  uint64_t s = 0;
+  for (int64_t j = start; j < end; j++) s += data[j];
+  return s;
+}
+
 static void add_array(const struct ArrowArray *a, const sum_kind *k, column_sum *out) {
+  if (k->kind == 's' && a->length > 0 && (a->null_count == 0 || !a->buffers[0])) {
+    out->sum += bytes_sum_all(a, k->width);
+    out->rows += a->length;
+    return;
+  }
   for (int64_t i = 0; i < a->length; i++) {
     if (!is_valid(a, i)) {
       out->nulls++;
