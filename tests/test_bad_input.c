@@ -25,12 +25,12 @@
  * After each input the number of live buffers must be back where it was:
  * no error path leaks.  One summary line per sweep, then
  * "N passed, M failed". */
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/testutil.h"
 #include "xchg/stream.h"
 #include "xchg/xchg.h"
 
@@ -47,23 +47,7 @@
 #define UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
-static int passed, failed;
-
-static uint8_t *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *data = malloc(n > 0 ? (size_t)n : 1);
-  if (data && fread(data, 1, (size_t)n, f) != (size_t)n) {
-    free(data);
-    data = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return data;
-}
+static tu_tally tally;
 
 typedef struct outcome {
   int ok;            /* decoded to the end */
@@ -124,39 +108,23 @@ static outcome read_all(const uint8_t *data, size_t size) { return read_until(da
 
 static void check(int cond, const char *fmt, const char *a, int64_t b) {
   if (cond) {
-    passed++;
+    tally.passed++;
     return;
   }
-  failed++;
+  tally.failed++;
   printf("FAIL ");
   printf(fmt, a, b);
   printf("\n");
-}
-
-typedef void (*file_fn)(const char *path);
-
-static void walk(const char *dir, const char *suffix, file_fn fn) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    char path[1024];
-    if (e->d_name[0] == '.') continue;
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    size_t len = strlen(path), sl = strlen(suffix);
-    if (e->d_type == DT_DIR) walk(path, suffix, fn);
-    else if (len >= sl && strcmp(path + len - sl, suffix) == 0) fn(path);
-  }
-  closedir(d);
 }
 
 /* ---- the fuzz corpus ---------------------------------------------------------- */
 
 static int64_t fuzz_inputs, fuzz_errors;
 
-static void fuzz_file(const char *path) {
+static void fuzz_file(const char *path, void *unused) {
+  (void)unused;
   size_t size;
-  uint8_t *data = read_file(path, &size);
+  uint8_t *data = tu_read_file(path, &size);
   int64_t live = xchg_buf_live_count();
   outcome o = read_all(data, size);
   fuzz_inputs++;
@@ -208,9 +176,10 @@ static int inside_body(const body_map *m, int64_t cut) {
   return 0;
 }
 
-static void truncate_file(const char *path) {
+static void truncate_file(const char *path, void *unused) {
+  (void)unused;
   size_t size;
-  uint8_t *data = read_file(path, &size);
+  uint8_t *data = tu_read_file(path, &size);
   int64_t live = xchg_buf_live_count();
   outcome whole = read_all(data, size);
   check(whole.ok, "%s: the whole file does not decode (%" PRId64 ")", path, 0);
@@ -229,7 +198,7 @@ static void truncate_file(const char *path) {
   }
   check(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked while cutting", path,
         xchg_buf_live_count() - live);
-  passed++;
+  tally.passed++;
   free(data);
 }
 
@@ -237,16 +206,10 @@ static void truncate_file(const char *path) {
 
 static int64_t flips, flip_errors;
 
-static uint64_t next_random(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static void flip_file(const char *path) {
+static void flip_file(const char *path, void *unused) {
+  (void)unused;
   size_t size;
-  uint8_t *data = read_file(path, &size);
+  uint8_t *data = tu_read_file(path, &size);
   uint64_t rng = 0x5eed ^ size;
   int64_t live = xchg_buf_live_count();
   uint8_t *copy = malloc(size);
@@ -254,7 +217,7 @@ static void flip_file(const char *path) {
     memcpy(copy, data, size);
     /* Half the flips land in the first 512 bytes, where the metadata is. */
     uint64_t span = (i % 2 && size > 512) ? 512 : size;
-    uint64_t bit = next_random(&rng) % (span * 8);
+    uint64_t bit = tu_splitmix64(&rng) % (span * 8);
     copy[bit / 8] ^= (uint8_t)(1u << (bit % 8));
     outcome o = read_all(copy, size);
     flips++;
@@ -372,7 +335,7 @@ static void sweep_codec(const uint8_t *ipc, size_t ipc_size, xchg_stream_codec c
   uint8_t *copy = malloc(size);
   for (int i = 0; i < 400; i++) {
     memcpy(copy, data, size);
-    uint64_t bit = next_random(&rng) % (size * 8);
+    uint64_t bit = tu_splitmix64(&rng) % (size * 8);
     copy[bit / 8] ^= (uint8_t)(1u << (bit % 8));
     size_t decoded;
     int ok = decode_prefix(copy, size, codec, ipc, ipc_size, checksummed, &decoded, name);
@@ -394,7 +357,7 @@ static void sweep_codecs(const char *gold_dir) {
   char path[1200];
   snprintf(path, sizeof path, "%s/1.0.0-littleendian/generated_nested_dictionary.stream", gold_dir);
   size_t size;
-  uint8_t *ipc = read_file(path, &size);
+  uint8_t *ipc = tu_read_file(path, &size);
   check(ipc != NULL, "cannot read %s (%" PRId64 ")", path, 0);
   if (ipc == NULL) return;
   for (size_t c = 0; c < sizeof codecs / sizeof codecs[0]; c++) sweep_codec(ipc, size, codecs[c]);
@@ -411,20 +374,19 @@ int main(int argc, char **argv) {
   const char *base = argc > 1 ? argv[1] : env;
   snprintf(fuzz_dir, sizeof fuzz_dir, "%s/arrow-fuzz", base);
   snprintf(gold_dir, sizeof gold_dir, "%s/arrow-gold", base);
-  walk(fuzz_dir, "", fuzz_file);
+  tu_walk(fuzz_dir, NULL, fuzz_file, NULL);
   printf("fuzz corpus: %" PRId64 " inputs, %" PRId64 " errors returned, crashes = 0\n", fuzz_inputs, fuzz_errors);
-  walk(gold_dir, ".stream", truncate_file);
-  walk(gold_dir, ".arrow_file", truncate_file);
+  tu_walk(gold_dir, ".stream", truncate_file, NULL);
+  tu_walk(gold_dir, ".arrow_file", truncate_file, NULL);
   printf("truncation: %" PRId64 " cuts, %" PRId64 " errors returned, crashes = 0\n", cuts, cut_errors);
-  walk(gold_dir, ".stream", flip_file);
-  walk(gold_dir, ".arrow_file", flip_file);
+  tu_walk(gold_dir, ".stream", flip_file, NULL);
+  tu_walk(gold_dir, ".arrow_file", flip_file, NULL);
   printf("bit flips: %" PRId64 " inputs, %" PRId64 " errors returned, crashes = 0\n", flips, flip_errors);
   sweep_codecs(gold_dir);
   printf("stream codec truncation: %" PRId64 " cuts, %" PRId64 " errors returned, crashes = 0\n",
          codec_cuts, codec_cut_errors);
   printf("stream codec bit flips: %" PRId64 " inputs, %" PRId64 " errors returned, crashes = 0\n",
          codec_flips, codec_flip_errors);
-  if (fuzz_inputs == 0 || cuts == 0 || codec_cuts == 0) failed++;
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed != 0;
+  if (fuzz_inputs == 0 || cuts == 0 || codec_cuts == 0) tally.failed++;
+  return tu_tally_report(&tally);
 }

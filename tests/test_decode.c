@@ -25,17 +25,18 @@
 #include <string.h>
 
 #include "support/arrow_json.h"
+#include "support/testutil.h"
 #include "xchg/xchg.h"
 
 #define MSG_SIZE 2048
 
-static int passed, failed;
+static tu_tally tally;
 
 static void report(int ok, const char *what, const char *file, const char *msg) {
   if (ok) {
-    passed++;
+    tally.passed++;
   } else {
-    failed++;
+    tally.failed++;
     printf("FAIL %s %s: %s\n", what, file, msg);
   }
 }
@@ -47,22 +48,6 @@ static int failf(char *msg, const char *fmt, ...) {
   vsnprintf(msg, MSG_SIZE, fmt, ap);
   va_end(ap);
   return -1;
-}
-
-static uint8_t *read_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *data = malloc((size_t)n + 1);
-  if (data && fread(data, 1, (size_t)n, f) != (size_t)n) {
-    free(data);
-    data = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return data;
 }
 
 /* A reader over a copy of the bytes in memory, with options. */
@@ -480,7 +465,7 @@ static void check_file(const char *path, xchg_pool *pool) {
   char json_path[1024], msg[MSG_SIZE] = "";
   gold g = {path, NULL, 0, NULL, strstr(path, "compression") != NULL};
   snprintf(json_path, sizeof json_path, "%.*s.json.gz", (int)(strrchr(path, '.') - path), path);
-  if (!(g.data = read_file(path, &g.size)) || arrow_json_load(json_path, &g.doc, msg, sizeof msg) != 0) {
+  if (!(g.data = tu_read_file(path, &g.size)) || arrow_json_load(json_path, &g.doc, msg, sizeof msg) != 0) {
     report(0, "load", path, msg);
     free(g.data);
     return;
@@ -511,20 +496,9 @@ static void check_file(const char *path, xchg_pool *pool) {
   free(g.data);
 }
 
-static void walk(const char *dir, xchg_pool *pool) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  if (!d) return;
-  while ((e = readdir(d)) != NULL) {
-    char path[1024];
-    if (e->d_name[0] == '.') continue;
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    size_t len = strlen(path);
-    if (len > 7 && strcmp(path + len - 7, ".stream") == 0) check_file(path, pool);
-    else if (len > 11 && strcmp(path + len - 11, ".arrow_file") == 0) check_file(path, pool);
-    else if (e->d_type == DT_DIR) walk(path, pool);
-  }
-  closedir(d);
+/* tu_walk callback: the IPC files (stream or file format) among the gold files. */
+static void check_if_ipc(const char *path, void *pool) {
+  if (tu_has_suffix(path, ".stream") || tu_has_suffix(path, ".arrow_file")) check_file(path, pool);
 }
 
 int main(int argc, char **argv) {
@@ -537,9 +511,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   xchg_pool *pool = xchg_pool_create(3);
-  walk(dir, pool);
+  tu_walk(dir, NULL, check_if_ipc, pool);
   xchg_pool_destroy(pool);
-  if (passed == 0) failed++;
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed != 0;
+  if (tally.passed == 0) tally.failed++;
+  return tu_tally_report(&tally);
 }

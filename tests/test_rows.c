@@ -6,28 +6,7 @@
 #include <string.h>
 
 #include "xchg/rows.h"
-
-static int failures;
-#define CHECK(cond, ...)                                      \
-  do {                                                        \
-    if (!(cond)) {                                            \
-      failures++;                                             \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);    \
-      fprintf(stderr, __VA_ARGS__);                           \
-      fputc('\n', stderr);                                    \
-    }                                                         \
-  } while (0)
-
-typedef struct bytes {
-  uint8_t *data;
-  size_t size;
-} bytes;
-
-static void append(bytes *b, const void *p, size_t n) {
-  b->data = realloc(b->data, b->size + n + 1);
-  if (n > 0) memcpy(b->data + b->size, p, n);
-  b->size += n;
-}
+#include "support/testutil.h"
 
 #define NROWS 5000
 
@@ -39,10 +18,10 @@ static uint32_t row_length(size_t i) {
 
 static uint8_t row_byte(size_t row, size_t j) { return (uint8_t)(row * 31 + j * 7 + (j >> 8)); }
 
-static bytes serialize_rows(size_t n) {
+static tu_bytes serialize_rows(size_t n) {
   size_t total = 0;
   for (size_t i = 0; i < n; i++) total += 4 + row_length(i);
-  bytes out = {malloc(total + 1), total};
+  tu_bytes out = {malloc(total + 1), total};
   uint8_t *p = out.data;
   for (size_t i = 0; i < n; i++) {
     uint32_t len = row_length(i);
@@ -54,26 +33,26 @@ static bytes serialize_rows(size_t n) {
   return out;
 }
 
-static bytes compress_rows(bytes raw, xchg_stream_codec codec) {
-  bytes out = {0};
+static tu_bytes compress_rows(tu_bytes raw, xchg_stream_codec codec) {
+  tu_bytes out = {0};
   for (size_t off = 0; off < raw.size; off += 65536) {
     size_t n = raw.size - off < 65536 ? raw.size - off : 65536;
     if (codec == XCHG_STREAM_LZ4_FRAME) { /* as Gluten does: liblz4 straight */
       size_t cap = LZ4F_compressFrameBound(n, NULL);
       uint8_t *f = malloc(cap);
-      append(&out, f, LZ4F_compressFrame(f, cap, raw.data + off, n, NULL));
+      tu_bytes_append(&out, f, LZ4F_compressFrame(f, cap, raw.data + off, n, NULL));
       free(f);
     } else {
       xchg_buf *b = NULL;
       xchg_stream_encode(codec, NULL, raw.data + off, n, &b, NULL);
-      append(&out, xchg_buf_data(b), xchg_buf_size(b));
+      tu_bytes_append(&out, xchg_buf_data(b), xchg_buf_size(b));
       xchg_buf_unref(b);
     }
   }
   return out;
 }
 
-static xchg_row_reader *open_rows(bytes enc, xchg_stream_codec codec, size_t window,
+static xchg_row_reader *open_rows(tu_bytes enc, xchg_stream_codec codec, size_t window,
                                   size_t max_row) {
   xchg_stream_options o;
   xchg_stream_options_init(&o);
@@ -84,7 +63,7 @@ static xchg_row_reader *open_rows(bytes enc, xchg_stream_codec codec, size_t win
   xchg_status st =
       xchg_istream_open(xchg_source_from_memory(enc.data, enc.size, NULL, NULL), codec, &o, &s, &err);
   if (st == XCHG_OK) st = xchg_row_reader_open(s, max_row, &r, &err);
-  CHECK(st == XCHG_OK, "open: %s", err.message);
+  TU_CHECK(st == XCHG_OK, "open: %s", err.message);
   return r;
 }
 
@@ -96,7 +75,7 @@ static int row_ok(size_t i, const uint8_t *row, uint32_t len) {
 }
 
 static void test_next_row(xchg_stream_codec codec, size_t window) {
-  bytes raw = serialize_rows(NROWS), enc = compress_rows(raw, codec);
+  tu_bytes raw = serialize_rows(NROWS), enc = compress_rows(raw, codec);
   xchg_row_reader *r = open_rows(enc, codec, window, 0);
   xchg_error err;
   size_t i = 0, bad = 0;
@@ -104,28 +83,28 @@ static void test_next_row(xchg_stream_codec codec, size_t window) {
     const uint8_t *row;
     uint32_t len;
     xchg_status st = xchg_row_reader_next(r, &row, &len, &err);
-    CHECK(st == XCHG_OK, "row %zu: %s", i, err.message);
+    TU_CHECK(st == XCHG_OK, "row %zu: %s", i, err.message);
     if (st != XCHG_OK || row == NULL) break;
     if (i >= NROWS || !row_ok(i, row, len)) bad++;
   }
-  CHECK(i == NROWS && bad == 0, "%s window %zu: %zu rows, %zu wrong",
-        xchg_stream_codec_name(codec), window, i, bad);
+  TU_CHECK(i == NROWS && bad == 0, "%s window %zu: %zu rows, %zu wrong",
+           xchg_stream_codec_name(codec), window, i, bad);
   /* Rows spanning windows were copied, the others not: at most one copy per window. */
   uint64_t copied = xchg_row_reader_copied_rows(r);
   xchg_stream_metrics m;
   xchg_istream_metrics(xchg_row_reader_stream(r), &m);
-  CHECK(copied > 0 && copied <= (uint64_t)m.refills, "%llu rows copied over %lld windows",
-        (unsigned long long)copied, (long long)m.refills);
+  TU_CHECK(copied > 0 && copied <= (uint64_t)m.refills, "%llu rows copied over %lld windows",
+           (unsigned long long)copied, (long long)m.refills);
   const uint8_t *row = (const uint8_t *)1;
   uint32_t len;
-  CHECK(xchg_row_reader_next(r, &row, &len, &err) == XCHG_OK && row == NULL, "repeated end");
+  TU_CHECK(xchg_row_reader_next(r, &row, &len, &err) == XCHG_OK && row == NULL, "repeated end");
   xchg_row_reader_close(r);
   free(raw.data);
   free(enc.data);
 }
 
 static void test_batches(void) {
-  bytes raw = serialize_rows(NROWS), enc = compress_rows(raw, XCHG_STREAM_LZ4_FRAME);
+  tu_bytes raw = serialize_rows(NROWS), enc = compress_rows(raw, XCHG_STREAM_LZ4_FRAME);
   xchg_row_reader *r = open_rows(enc, XCHG_STREAM_LZ4_FRAME, 65536, 0);
   const uint8_t *rows[100];
   uint32_t lens[100];
@@ -137,18 +116,18 @@ static void test_batches(void) {
       if (i >= NROWS || !row_ok(i, rows[k], lens[k])) bad++;
     batches++;
   }
-  CHECK(i == NROWS && bad == 0, "batches: %zu rows, %zu wrong", i, bad);
-  CHECK(batches >= NROWS / 100 && batches < NROWS / 10, "%zu batches", batches);
+  TU_CHECK(i == NROWS && bad == 0, "batches: %zu rows, %zu wrong", i, bad);
+  TU_CHECK(batches >= NROWS / 100 && batches < NROWS / 10, "%zu batches", batches);
   xchg_row_reader_close(r);
   free(raw.data);
   free(enc.data);
 }
 
 static void test_errors(void) {
-  bytes raw = serialize_rows(300), nothing = {0};
+  tu_bytes raw = serialize_rows(300), nothing = {0};
   /* Cut inside a row, uncompressed (codec none) so the cut is exact. */
   for (size_t cut = 1; cut < 4000; cut += 37) {
-    bytes part = {raw.data, cut};
+    tu_bytes part = {raw.data, cut};
     xchg_row_reader *r = open_rows(part, XCHG_STREAM_NONE, 100, 0);
     const uint8_t *row;
     uint32_t len;
@@ -160,10 +139,10 @@ static void test_errors(void) {
     size_t off = 0, whole = 0;
     while (off + 4 + row_length(whole) <= cut) off += 4 + row_length(whole++);
     if (off == cut)
-      CHECK(st == XCHG_OK && n == whole, "cut at a row boundary %zu: %s", cut, err.message);
+      TU_CHECK(st == XCHG_OK && n == whole, "cut at a row boundary %zu: %s", cut, err.message);
     else
-      CHECK(st == XCHG_EIO && n == whole && strstr(err.message, "row") != NULL,
-            "cut at %zu: %s after %zu rows: %s", cut, xchg_status_name(st), n, err.message);
+      TU_CHECK(st == XCHG_EIO && n == whole && strstr(err.message, "row") != NULL,
+               "cut at %zu: %s after %zu rows: %s", cut, xchg_status_name(st), n, err.message);
     xchg_row_reader_close(r);
   }
   /* A row over the limit. */
@@ -174,11 +153,11 @@ static void test_errors(void) {
   xchg_status st;
   while ((st = xchg_row_reader_next(r, &row, &len, &err)) == XCHG_OK && row != NULL) {
   }
-  CHECK(st == XCHG_ELIMIT, "row over the limit: %s", xchg_status_name(st));
+  TU_CHECK(st == XCHG_ELIMIT, "row over the limit: %s", xchg_status_name(st));
   xchg_row_reader_close(r);
   /* Nothing at all. */
   r = open_rows(nothing, XCHG_STREAM_LZ4_FRAME, 65536, 0);
-  CHECK(xchg_row_reader_next(r, &row, &len, &err) == XCHG_OK && row == NULL, "empty stream");
+  TU_CHECK(xchg_row_reader_next(r, &row, &len, &err) == XCHG_OK && row == NULL, "empty stream");
   xchg_row_reader_close(r);
   free(raw.data);
 }
@@ -189,7 +168,5 @@ int main(void) {
   test_next_row(XCHG_STREAM_ZSTD, 4096);
   test_batches();
   test_errors();
-  if (failures) fprintf(stderr, "%d failure(s)\n", failures);
-  else printf("rows: all passed\n");
-  return failures ? 1 : 0;
+  return tu_finish("rows");
 }

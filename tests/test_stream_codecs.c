@@ -9,43 +9,15 @@
 #include <zstd.h>
 
 #include "xchg/stream.h"
+#include "support/testutil.h"
 
 /* Private functions under test: the hashes. */
 uint32_t xchg_xxh32(const void *data, size_t n, uint32_t seed);
 uint32_t xchg_crc32c(const void *data, size_t n);
 
-static int failures;
-#define CHECK(cond, ...)                                      \
-  do {                                                        \
-    if (!(cond)) {                                            \
-      failures++;                                             \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);    \
-      fprintf(stderr, __VA_ARGS__);                           \
-      fputc('\n', stderr);                                    \
-    }                                                         \
-  } while (0)
-
-typedef struct bytes {
-  uint8_t *data;
-  size_t size;
-} bytes;
-
-static bytes read_file(const char *path) {
-  bytes b = {0};
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return b;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  b.data = malloc(n > 0 ? (size_t)n : 1);
-  b.size = fread(b.data, 1, (size_t)n, f);
-  fclose(f);
-  return b;
-}
-
 /* Mixed-compressibility bytes from a fixed seed: runs, text, noise. */
-static bytes make_payload(size_t n, uint32_t seed) {
-  bytes b = {malloc(n ? n : 1), n};
+static tu_bytes make_payload(size_t n, uint32_t seed) {
+  tu_bytes b = {malloc(n ? n : 1), n};
   uint32_t x = seed;
   for (size_t i = 0; i < n; i++) {
     x = x * 1103515245u + 12345u;
@@ -55,20 +27,14 @@ static bytes make_payload(size_t n, uint32_t seed) {
   return b;
 }
 
-static void append(bytes *b, const void *p, size_t n) {
-  b->data = realloc(b->data, b->size + n + 1);
-  if (n > 0) memcpy(b->data + b->size, p, n);
-  b->size += n;
-}
-
-static bytes encode(xchg_stream_codec codec, const xchg_stream_encode_options *o, bytes payload) {
+static tu_bytes encode(xchg_stream_codec codec, const xchg_stream_encode_options *o, tu_bytes payload) {
   xchg_buf *buf = NULL;
   xchg_error err;
-  bytes out = {0};
+  tu_bytes out = {0};
   xchg_status st = xchg_stream_encode(codec, o, payload.data, payload.size, &buf, &err);
-  CHECK(st == XCHG_OK, "encode %s: %s", xchg_stream_codec_name(codec), err.message);
+  TU_CHECK(st == XCHG_OK, "encode %s: %s", xchg_stream_codec_name(codec), err.message);
   if (st == XCHG_OK) {
-    append(&out, xchg_buf_data(buf), xchg_buf_size(buf));
+    tu_bytes_append(&out, xchg_buf_data(buf), xchg_buf_size(buf));
     xchg_buf_unref(buf);
   }
   return out;
@@ -77,7 +43,7 @@ static bytes encode(xchg_stream_codec codec, const xchg_stream_encode_options *o
 /* A callback source that returns at most `step` bytes per call, so that
  * the stream's buffered path is exercised with awkward boundaries. */
 typedef struct dribble {
-  bytes b;
+  tu_bytes b;
   size_t pos, step;
 } dribble;
 
@@ -99,7 +65,7 @@ static const char *const source_names[] = {"memory", "dribble", "chunks"};
 
 static xchg_chunk chunk_list[64];
 
-static xchg_source *make_source(enum source_kind kind, bytes input) {
+static xchg_source *make_source(enum source_kind kind, tu_bytes input) {
   if (kind == SRC_MEMORY) return xchg_source_from_memory(input.data, input.size, NULL, NULL);
   if (kind == SRC_DRIBBLE) {
     dribble *d = calloc(1, sizeof *d);
@@ -122,8 +88,8 @@ static xchg_source *make_source(enum source_kind kind, bytes input) {
 
 /* Decodes input entirely with reads of varied sizes; returns the status and
  * the output. */
-static xchg_status decode_all(xchg_stream_codec codec, enum source_kind kind, bytes input,
-                              size_t window, bytes *out, xchg_error *err) {
+static xchg_status decode_all(xchg_stream_codec codec, enum source_kind kind, tu_bytes input,
+                              size_t window, tu_bytes *out, xchg_error *err) {
   xchg_stream_options o;
   xchg_stream_options_init(&o);
   o.window_size = window;
@@ -138,7 +104,7 @@ static xchg_status decode_all(xchg_stream_codec codec, enum source_kind kind, by
   for (size_t i = 0;; i++) {
     size_t n = sizes[i % (sizeof sizes / sizeof sizes[0])], got = 0;
     st = xchg_istream_read(s, tmp, n, &got, err);
-    append(out, tmp, got);
+    tu_bytes_append(out, tmp, got);
     if (st != XCHG_OK || (got < n)) break;
   }
   free(tmp);
@@ -146,16 +112,16 @@ static xchg_status decode_all(xchg_stream_codec codec, enum source_kind kind, by
   return st;
 }
 
-static int same(bytes a, bytes b) {
+static int same(tu_bytes a, tu_bytes b) {
   return a.size == b.size && (a.size == 0 || memcmp(a.data, b.data, a.size) == 0);
 }
 
 static void test_hashes(void) {
   /* Published XXH32 vectors, and liblz4's XXH32 via a frame's content
    * checksum. */
-  CHECK(xchg_xxh32("", 0, 0) == 0x02CC5D05u, "xxh32('') = %08x", xchg_xxh32("", 0, 0));
-  CHECK(xchg_xxh32("abc", 3, 0) == 0x32D153FFu, "xxh32('abc') = %08x", xchg_xxh32("abc", 3, 0));
-  bytes p = make_payload(100003, 9);
+  TU_CHECK(xchg_xxh32("", 0, 0) == 0x02CC5D05u, "xxh32('') = %08x", xchg_xxh32("", 0, 0));
+  TU_CHECK(xchg_xxh32("abc", 3, 0) == 0x32D153FFu, "xxh32('abc') = %08x", xchg_xxh32("abc", 3, 0));
+  tu_bytes p = make_payload(100003, 9);
   for (size_t n = 0; n < 100003; n = n * 3 + 1) {
     LZ4F_preferences_t prefs = {0};
     prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
@@ -164,11 +130,11 @@ static void test_hashes(void) {
     size_t fn = LZ4F_compressFrame(f, cap, p.data, n, &prefs);
     uint32_t lz4_says = (uint32_t)f[fn - 4] | (uint32_t)f[fn - 3] << 8 | (uint32_t)f[fn - 2] << 16 |
                         (uint32_t)f[fn - 1] << 24;
-    CHECK(xchg_xxh32(p.data, n, 0) == lz4_says, "xxh32 of %zu bytes differs from liblz4's", n);
+    TU_CHECK(xchg_xxh32(p.data, n, 0) == lz4_says, "xxh32 of %zu bytes differs from liblz4's", n);
     free(f);
   }
   free(p.data);
-  CHECK(xchg_crc32c("123456789", 9) == 0xE3069283u, "crc32c = %08x", xchg_crc32c("123456789", 9));
+  TU_CHECK(xchg_crc32c("123456789", 9) == 0xE3069283u, "crc32c = %08x", xchg_crc32c("123456789", 9));
 }
 
 static const xchg_stream_codec all_codecs[] = {
@@ -176,7 +142,7 @@ static const xchg_stream_codec all_codecs[] = {
     XCHG_STREAM_SNAPPY_JAVA, XCHG_STREAM_SNAPPY_FRAMED, XCHG_STREAM_COMET};
 #define NCODECS (sizeof all_codecs / sizeof all_codecs[0])
 
-static void test_round_trips(bytes payload, const char *what) {
+static void test_round_trips(tu_bytes payload, const char *what) {
   static const size_t windows[] = {1, 1000, 65536};
   for (size_t c = 0; c < NCODECS; c++) {
     xchg_stream_codec codec = all_codecs[c];
@@ -186,33 +152,33 @@ static void test_round_trips(bytes payload, const char *what) {
       static const xchg_stream_codec comet_inner[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ4_FRAME,
                                                       XCHG_STREAM_ZSTD, XCHG_STREAM_SNAPPY_FRAMED};
       eo.comet_inner = comet_inner[inner];
-      bytes enc = encode(codec, &eo, payload);
+      tu_bytes enc = encode(codec, &eo, payload);
       /* Two streams back to back decode as the payload twice. */
-      bytes twice = {0}, expect2 = {0};
-      append(&twice, enc.data, enc.size);
-      append(&twice, enc.data, enc.size);
-      append(&expect2, payload.data, payload.size);
-      append(&expect2, payload.data, payload.size);
+      tu_bytes twice = {0}, expect2 = {0};
+      tu_bytes_append(&twice, enc.data, enc.size);
+      tu_bytes_append(&twice, enc.data, enc.size);
+      tu_bytes_append(&expect2, payload.data, payload.size);
+      tu_bytes_append(&expect2, payload.data, payload.size);
       if (codec != XCHG_STREAM_NONE) {
         xchg_stream_codec seen = xchg_stream_codec_detect(enc.data, enc.size < 20 ? enc.size : 20);
-        CHECK(seen == codec, "%s: detected as %s", xchg_stream_codec_name(codec),
-              xchg_stream_codec_name(seen));
+        TU_CHECK(seen == codec, "%s: detected as %s", xchg_stream_codec_name(codec),
+                 xchg_stream_codec_name(seen));
       }
       for (int k = 0; k < SRC_KINDS; k++) {
         for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++) {
           if (windows[w] == 1 && payload.size > 200000) continue; /* too slow to matter */
-          bytes out;
+          tu_bytes out;
           xchg_error err = {{0}};
           xchg_status st = decode_all(codec, (enum source_kind)k, enc, windows[w], &out, &err);
-          CHECK(st == XCHG_OK && same(out, payload), "%s %s/%d from %s, window %zu: %s (%zu of %zu bytes)",
-                what, xchg_stream_codec_name(codec), inner, source_names[k], windows[w],
-                st == XCHG_OK ? "output differs" : err.message, out.size, payload.size);
+          TU_CHECK(st == XCHG_OK && same(out, payload), "%s %s/%d from %s, window %zu: %s (%zu of %zu bytes)",
+                   what, xchg_stream_codec_name(codec), inner, source_names[k], windows[w],
+                   st == XCHG_OK ? "output differs" : err.message, out.size, payload.size);
           free(out.data);
           st = decode_all(k == SRC_MEMORY ? XCHG_STREAM_AUTO : codec, (enum source_kind)k, twice,
                           windows[w], &out, &err);
-          CHECK(st == XCHG_OK && same(out, expect2), "%s %s/%d concatenated from %s: %s", what,
-                xchg_stream_codec_name(codec), inner, source_names[k],
-                st == XCHG_OK ? "output differs" : err.message);
+          TU_CHECK(st == XCHG_OK && same(out, expect2), "%s %s/%d concatenated from %s: %s", what,
+                   xchg_stream_codec_name(codec), inner, source_names[k],
+                   st == XCHG_OK ? "output differs" : err.message);
           free(out.data);
         }
       }
@@ -224,24 +190,24 @@ static void test_round_trips(bytes payload, const char *what) {
 }
 
 /* Skippable frames before, between and after LZ4 and zstd frames. */
-static void test_skippable_frames(bytes payload) {
+static void test_skippable_frames(tu_bytes payload) {
   static const uint8_t skippable[] = {0x5A, 0x2A, 0x4D, 0x18, 3, 0, 0, 0, 'x', 'y', 'z'};
   xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_FRAME, XCHG_STREAM_ZSTD};
   for (int c = 0; c < 2; c++) {
-    bytes enc = encode(codecs[c], NULL, payload), in = {0}, expect = {0};
-    append(&in, skippable, sizeof skippable);
-    append(&in, enc.data, enc.size);
-    append(&in, skippable, sizeof skippable);
-    append(&in, enc.data, enc.size);
-    append(&in, skippable, sizeof skippable);
-    append(&expect, payload.data, payload.size);
-    append(&expect, payload.data, payload.size);
-    CHECK(xchg_stream_codec_detect(in.data, in.size) == codecs[c], "detect past skippable frame");
-    bytes out;
+    tu_bytes enc = encode(codecs[c], NULL, payload), in = {0}, expect = {0};
+    tu_bytes_append(&in, skippable, sizeof skippable);
+    tu_bytes_append(&in, enc.data, enc.size);
+    tu_bytes_append(&in, skippable, sizeof skippable);
+    tu_bytes_append(&in, enc.data, enc.size);
+    tu_bytes_append(&in, skippable, sizeof skippable);
+    tu_bytes_append(&expect, payload.data, payload.size);
+    tu_bytes_append(&expect, payload.data, payload.size);
+    TU_CHECK(xchg_stream_codec_detect(in.data, in.size) == codecs[c], "detect past skippable frame");
+    tu_bytes out;
     xchg_error err;
     xchg_status st = decode_all(codecs[c], SRC_DRIBBLE, in, 4096, &out, &err);
-    CHECK(st == XCHG_OK && same(out, expect), "%s with skippable frames: %s",
-          xchg_stream_codec_name(codecs[c]), st == XCHG_OK ? "output differs" : err.message);
+    TU_CHECK(st == XCHG_OK && same(out, expect), "%s with skippable frames: %s",
+             xchg_stream_codec_name(codecs[c]), st == XCHG_OK ? "output differs" : err.message);
     free(out.data);
     free(enc.data);
     free(in.data);
@@ -252,17 +218,17 @@ static void test_skippable_frames(bytes payload) {
 /* A stream cut at every byte offset: an error, or for formats without an
  * end marker a clean prefix at a chunk boundary; never a crash (ASan). */
 static void test_cut_everywhere(void) {
-  bytes payload = make_payload(3000, 5);
+  tu_bytes payload = make_payload(3000, 5);
   for (size_t c = 1; c < NCODECS; c++) {
     xchg_stream_codec codec = all_codecs[c];
     xchg_stream_encode_options eo;
     xchg_stream_encode_options_init(&eo);
     eo.block_size = 1024;
-    bytes enc = encode(codec, &eo, payload);
+    tu_bytes enc = encode(codec, &eo, payload);
     int has_end_marker = codec != XCHG_STREAM_SNAPPY_JAVA && codec != XCHG_STREAM_SNAPPY_FRAMED;
     int bad = 0;
     for (size_t cut = 1; cut < enc.size; cut++) {
-      bytes part = {malloc(cut), cut}, out;
+      tu_bytes part = {malloc(cut), cut}, out;
       memcpy(part.data, enc.data, cut); /* own allocation: ASan sees any overread */
       xchg_error err;
       xchg_status st = decode_all(codec, cut % 2 ? SRC_MEMORY : SRC_DRIBBLE, part, 700, &out, &err);
@@ -270,36 +236,36 @@ static void test_cut_everywhere(void) {
                       memcmp(out.data, payload.data, out.size) == 0;
       if (has_end_marker ? st != XCHG_EIO : !(st != XCHG_OK || ok_prefix)) {
         if (bad++ < 3)
-          CHECK(0, "%s cut at byte %zu of %zu: status %s (%s)", xchg_stream_codec_name(codec), cut,
-                enc.size, xchg_status_name(st), st == XCHG_OK ? "no error" : err.message);
+          TU_CHECK(0, "%s cut at byte %zu of %zu: status %s (%s)", xchg_stream_codec_name(codec), cut,
+                   enc.size, xchg_status_name(st), st == XCHG_OK ? "no error" : err.message);
       }
       free(part.data);
       free(out.data);
     }
-    CHECK(bad == 0, "%s: %d cuts misbehaved", xchg_stream_codec_name(codec), bad);
+    TU_CHECK(bad == 0, "%s: %d cuts misbehaved", xchg_stream_codec_name(codec), bad);
     free(enc.data);
   }
   free(payload.data);
 }
 
-static void expect_error(const char *what, xchg_stream_codec codec, bytes in, xchg_status want,
+static void expect_error(const char *what, xchg_stream_codec codec, tu_bytes in, xchg_status want,
                          const char *must_contain) {
-  bytes out;
+  tu_bytes out;
   xchg_error err = {{0}};
   xchg_status st = decode_all(codec, SRC_DRIBBLE, in, 65536, &out, &err);
-  CHECK(st == want && strstr(err.message, must_contain) != NULL,
-        "%s: status %s, message '%s' (wanted %s containing '%s')", what, xchg_status_name(st),
-        err.message, xchg_status_name(want), must_contain);
+  TU_CHECK(st == want && strstr(err.message, must_contain) != NULL,
+           "%s: status %s, message '%s' (wanted %s containing '%s')", what, xchg_status_name(st),
+           err.message, xchg_status_name(want), must_contain);
   free(out.data);
 }
 
 static void test_checksums(void) {
-  bytes payload = make_payload(100000, 3);
+  tu_bytes payload = make_payload(100000, 3);
   xchg_stream_encode_options eo;
   xchg_stream_encode_options_init(&eo);
 
   /* lz4-java: block 1's header checksum changed. */
-  bytes enc = encode(XCHG_STREAM_LZ4_JAVA, &eo, payload);
+  tu_bytes enc = encode(XCHG_STREAM_LZ4_JAVA, &eo, payload);
   size_t block1 = 21 + (enc.data[9] | enc.data[10] << 8 | enc.data[11] << 16);
   enc.data[block1 + 17] ^= 1;
   expect_error("lz4-java checksum", XCHG_STREAM_LZ4_JAVA, enc, XCHG_EFORMAT,
@@ -341,31 +307,31 @@ static void test_checksums(void) {
 
 /* Empty streams, empty frames, zero-length reads, repeated EOF. */
 static void test_empty(void) {
-  bytes nothing = {0};
+  tu_bytes nothing = {0};
   for (size_t c = 0; c < NCODECS; c++) {
-    bytes enc = encode(all_codecs[c], NULL, nothing);
-    bytes three = {0}, out;
-    for (int i = 0; i < 3; i++) append(&three, enc.data, enc.size);
+    tu_bytes enc = encode(all_codecs[c], NULL, nothing);
+    tu_bytes three = {0}, out;
+    for (int i = 0; i < 3; i++) tu_bytes_append(&three, enc.data, enc.size);
     xchg_error err;
     xchg_status st = decode_all(all_codecs[c], SRC_DRIBBLE, three, 4096, &out, &err);
-    CHECK(st == XCHG_OK && out.size == 0, "%s: three empty streams: %s",
-          xchg_stream_codec_name(all_codecs[c]), st == XCHG_OK ? "bytes produced" : err.message);
+    TU_CHECK(st == XCHG_OK && out.size == 0, "%s: three empty streams: %s",
+             xchg_stream_codec_name(all_codecs[c]), st == XCHG_OK ? "bytes produced" : err.message);
     free(out.data);
 
     /* Zero-length reads, then reads past the end, keep returning 0. */
     xchg_istream *s = NULL;
     st = xchg_istream_open(make_source(SRC_MEMORY, three), all_codecs[c], NULL, &s, &err);
-    CHECK(st == XCHG_OK, "open: %s", err.message);
+    TU_CHECK(st == XCHG_OK, "open: %s", err.message);
     if (st == XCHG_OK) {
       uint8_t b[4];
       size_t got = 99;
-      CHECK(xchg_istream_read(s, NULL, 0, &got, &err) == XCHG_OK && got == 0, "zero read");
+      TU_CHECK(xchg_istream_read(s, NULL, 0, &got, &err) == XCHG_OK && got == 0, "zero read");
       for (int i = 0; i < 3; i++) {
         got = 99;
-        CHECK(xchg_istream_read(s, b, 4, &got, &err) == XCHG_OK && got == 0, "read at EOF #%d", i);
+        TU_CHECK(xchg_istream_read(s, b, 4, &got, &err) == XCHG_OK && got == 0, "read at EOF #%d", i);
         const void *p;
         size_t n = 99;
-        CHECK(xchg_istream_next(s, &p, &n, &err) == XCHG_OK && n == 0, "next at EOF #%d", i);
+        TU_CHECK(xchg_istream_next(s, &p, &n, &err) == XCHG_OK && n == 0, "next at EOF #%d", i);
       }
       xchg_istream_close(s);
     }
@@ -374,11 +340,11 @@ static void test_empty(void) {
   }
   /* An empty input is an empty stream for every codec. */
   for (size_t c = 0; c < NCODECS; c++) {
-    bytes out;
+    tu_bytes out;
     xchg_error err;
-    CHECK(decode_all(all_codecs[c], SRC_MEMORY, nothing, 100, &out, &err) == XCHG_OK &&
-              out.size == 0,
-          "%s: empty input", xchg_stream_codec_name(all_codecs[c]));
+    TU_CHECK(decode_all(all_codecs[c], SRC_MEMORY, nothing, 100, &out, &err) == XCHG_OK &&
+                 out.size == 0,
+             "%s: empty input", xchg_stream_codec_name(all_codecs[c]));
     free(out.data);
   }
 }
@@ -386,18 +352,18 @@ static void test_empty(void) {
 static void test_names(void) {
   for (size_t c = 0; c <= XCHG_STREAM_AUTO; c++) {
     xchg_stream_codec back;
-    CHECK(xchg_stream_codec_from_name(xchg_stream_codec_name((xchg_stream_codec)c), &back, NULL) ==
-                  XCHG_OK &&
-              back == (xchg_stream_codec)c,
-          "name round trip of %zu", c);
+    TU_CHECK(xchg_stream_codec_from_name(xchg_stream_codec_name((xchg_stream_codec)c), &back, NULL) ==
+                     XCHG_OK &&
+                 back == (xchg_stream_codec)c,
+             "name round trip of %zu", c);
   }
   xchg_stream_codec back;
   xchg_error err;
-  CHECK(xchg_stream_codec_from_name("gzip", &back, &err) == XCHG_EINVAL &&
-            strstr(err.message, "gzip") != NULL,
-        "unknown name");
+  TU_CHECK(xchg_stream_codec_from_name("gzip", &back, &err) == XCHG_EINVAL &&
+               strstr(err.message, "gzip") != NULL,
+           "unknown name");
   static const char ipc[] = "\xff\xff\xff\xff\x10\0\0\0";
-  CHECK(xchg_stream_codec_detect(ipc, 8) == XCHG_STREAM_NONE, "plain IPC detects as none");
+  TU_CHECK(xchg_stream_codec_detect(ipc, 8) == XCHG_STREAM_NONE, "plain IPC detects as none");
 }
 
 /* Corrupt bytes, not just cut ones: flip each byte of a small stream.
@@ -406,7 +372,7 @@ static void test_names(void) {
  * lz4-java's level nibble in some cases); the others must not crash or read
  * out of bounds (ASan watches). */
 static void test_flipped_bytes(void) {
-  bytes payload = make_payload(2000, 11);
+  tu_bytes payload = make_payload(2000, 11);
   for (size_t c = 1; c < NCODECS; c++) {
     xchg_stream_codec codec = all_codecs[c];
     /* Comet blocks here hold LZ4 frames with content checksums. */
@@ -414,11 +380,11 @@ static void test_flipped_bytes(void) {
     xchg_stream_encode_options eo;
     xchg_stream_encode_options_init(&eo);
     eo.block_size = 512;
-    bytes enc = encode(codec, &eo, payload);
+    tu_bytes enc = encode(codec, &eo, payload);
     int undetected = 0, errors = 0;
     for (size_t i = 0; i < enc.size; i++) {
       enc.data[i] ^= 0x5A;
-      bytes out;
+      tu_bytes out;
       xchg_error err;
       xchg_status st = decode_all(codec, SRC_MEMORY, enc, 600, &out, &err);
       if (st != XCHG_OK) errors++;
@@ -426,10 +392,10 @@ static void test_flipped_bytes(void) {
       free(out.data);
       enc.data[i] ^= 0x5A;
     }
-    CHECK(!checksummed || undetected == 0, "%s: %d corrupted streams decoded to wrong bytes",
-          xchg_stream_codec_name(codec), undetected);
-    CHECK(!checksummed || errors > (int)enc.size / 2, "%s: only %d of %zu flips detected",
-          xchg_stream_codec_name(codec), errors, enc.size);
+    TU_CHECK(!checksummed || undetected == 0, "%s: %d corrupted streams decoded to wrong bytes",
+             xchg_stream_codec_name(codec), undetected);
+    TU_CHECK(!checksummed || errors > (int)enc.size / 2, "%s: only %d of %zu flips detected",
+             xchg_stream_codec_name(codec), errors, enc.size);
     free(enc.data);
   }
   free(payload.data);
@@ -438,14 +404,14 @@ static void test_flipped_bytes(void) {
 int main(void) {
   test_hashes();
   test_names();
-  bytes synthetic = make_payload(300001, 1);
+  tu_bytes synthetic = make_payload(300001, 1);
   test_round_trips(synthetic, "synthetic");
   const char *dir = getenv("XCHG_TESTDATA");
   char path[4096];
   snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/generated_primitive.stream",
            dir ? dir : "../shared/testdata");
-  bytes gold = read_file(path);
-  CHECK(gold.size > 0, "cannot read %s", path);
+  tu_bytes gold = tu_read_bytes(path);
+  TU_CHECK(gold.size > 0, "cannot read %s", path);
   if (gold.size > 0) test_round_trips(gold, "gold");
   test_skippable_frames(synthetic);
   test_empty();
@@ -454,7 +420,5 @@ int main(void) {
   test_flipped_bytes();
   free(synthetic.data);
   free(gold.data);
-  if (failures) fprintf(stderr, "%d failure(s)\n", failures);
-  else printf("stream codecs: all passed\n");
-  return failures ? 1 : 0;
+  return tu_finish("stream codecs");
 }

@@ -7,39 +7,11 @@
 #include <string.h>
 
 #include "support/arrow_json.h"
+#include "support/testutil.h"
 #include "xchg/ipc.h"
 #include "xchg/stream.h"
 
-static int failures;
-#define CHECK(cond, ...)                                      \
-  do {                                                        \
-    if (!(cond)) {                                            \
-      failures++;                                             \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);    \
-      fprintf(stderr, __VA_ARGS__);                           \
-      fputc('\n', stderr);                                    \
-    }                                                         \
-  } while (0)
-
-typedef struct bytes {
-  uint8_t *data;
-  size_t size;
-} bytes;
-
-static bytes read_file(const char *path) {
-  bytes b = {0};
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return b;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  b.data = malloc(n > 0 ? (size_t)n : 1);
-  b.size = fread(b.data, 1, (size_t)n, f);
-  fclose(f);
-  return b;
-}
-
-static void append_encoded_with(bytes *out, xchg_stream_codec codec, const uint8_t *p, size_t n,
+static void append_encoded_with(tu_bytes *out, xchg_stream_codec codec, const uint8_t *p, size_t n,
                                xchg_stream_codec comet_inner, uint64_t comet_field_count) {
   xchg_stream_encode_options o;
   xchg_stream_encode_options_init(&o);
@@ -48,7 +20,7 @@ static void append_encoded_with(bytes *out, xchg_stream_codec codec, const uint8
   xchg_buf *b = NULL;
   xchg_error err;
   if (xchg_stream_encode(codec, &o, p, n, &b, &err) != XCHG_OK) {
-    CHECK(0, "encode: %s", err.message);
+    TU_CHECK(0, "encode: %s", err.message);
     return;
   }
   out->data = realloc(out->data, out->size + xchg_buf_size(b));
@@ -57,7 +29,7 @@ static void append_encoded_with(bytes *out, xchg_stream_codec codec, const uint8
   xchg_buf_unref(b);
 }
 
-static void append_encoded(bytes *out, xchg_stream_codec codec, const uint8_t *p, size_t n) {
+static void append_encoded(tu_bytes *out, xchg_stream_codec codec, const uint8_t *p, size_t n) {
   append_encoded_with(out, codec, p, n, XCHG_STREAM_LZ4_FRAME, 1);
 }
 
@@ -68,28 +40,28 @@ static void read_and_compare(const char *name, const char *how, xchg_ipc_reader 
   xchg_status st;
   struct ArrowSchema schema;
   st = xchg_ipc_reader_schema(reader, &schema, &err);
-  CHECK(st == XCHG_OK, "%s %s: schema: %s", name, how, err.message);
+  TU_CHECK(st == XCHG_OK, "%s %s: schema: %s", name, how, err.message);
   if (st != XCHG_OK) return;
   char msg[1024];
-  CHECK(arrow_json_compare_schema(doc, &schema, msg, sizeof msg) == 0, "%s %s: schema: %s", name,
-        how, msg);
+  TU_CHECK(arrow_json_compare_schema(doc, &schema, msg, sizeof msg) == 0, "%s %s: schema: %s", name,
+           how, msg);
   int64_t i = 0;
   for (;; i++) {
     struct ArrowArray batch;
     st = xchg_ipc_reader_next(reader, &batch, &err);
-    CHECK(st == XCHG_OK, "%s %s: batch %lld: %s", name, how, (long long)i, err.message);
+    TU_CHECK(st == XCHG_OK, "%s %s: batch %lld: %s", name, how, (long long)i, err.message);
     if (st != XCHG_OK || batch.release == NULL) break;
-    CHECK(arrow_json_compare_batch(doc, i, &schema, &batch, msg, sizeof msg) == 0,
-          "%s %s: batch %lld: %s", name, how, (long long)i, msg);
+    TU_CHECK(arrow_json_compare_batch(doc, i, &schema, &batch, msg, sizeof msg) == 0,
+             "%s %s: batch %lld: %s", name, how, (long long)i, msg);
     batch.release(&batch);
   }
-  CHECK(i == arrow_json_num_batches(doc), "%s %s: %lld batches, the JSON has %lld", name, how,
-        (long long)i, (long long)arrow_json_num_batches(doc));
+  TU_CHECK(i == arrow_json_num_batches(doc), "%s %s: %lld batches, the JSON has %lld", name, how,
+           (long long)i, (long long)arrow_json_num_batches(doc));
   schema.release(&schema);
 }
 
 /* Reads a wrapped stream in one pass and compares it with the JSON. */
-static void read_wrapped(const char *name, const char *how, bytes wrapped, const arrow_json *doc) {
+static void read_wrapped(const char *name, const char *how, tu_bytes wrapped, const arrow_json *doc) {
   xchg_istream *s = NULL;
   xchg_ipc_reader *reader = NULL;
   xchg_error err = {{0}};
@@ -97,7 +69,7 @@ static void read_wrapped(const char *name, const char *how, bytes wrapped, const
       xchg_source_from_memory(wrapped.data, wrapped.size, NULL, NULL), XCHG_STREAM_AUTO, NULL, &s,
       &err);
   if (st == XCHG_OK) st = xchg_ipc_reader_open(xchg_istream_to_source(s), NULL, &reader, &err);
-  CHECK(st == XCHG_OK, "%s %s: open: %s", name, how, err.message);
+  TU_CHECK(st == XCHG_OK, "%s %s: open: %s", name, how, err.message);
   if (st != XCHG_OK) return;
   read_and_compare(name, how, reader, doc);
   xchg_ipc_reader_close(reader);
@@ -111,15 +83,15 @@ static void test_comet_members(const char *dir) {
   static const xchg_stream_codec inner[] = {XCHG_STREAM_ZSTD, XCHG_STREAM_SNAPPY_FRAMED,
                                             XCHG_STREAM_NONE};
   arrow_json *docs[3] = {NULL, NULL, NULL};
-  bytes blocks = {0};
+  tu_bytes blocks = {0};
   char path[4096], msg[1024];
   for (int i = 0; i < 3; i++) {
     snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s.stream", dir, names[i]);
-    bytes ipc = read_file(path);
+    tu_bytes ipc = tu_read_bytes(path);
     append_encoded_with(&blocks, XCHG_STREAM_COMET, ipc.data, ipc.size, inner[i], 1000 + i);
     free(ipc.data);
     snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s.json.gz", dir, names[i]);
-    CHECK(arrow_json_load(path, &docs[i], msg, sizeof msg) == 0, "%s: %s", path, msg);
+    TU_CHECK(arrow_json_load(path, &docs[i], msg, sizeof msg) == 0, "%s: %s", path, msg);
   }
   xchg_stream_options o;
   xchg_stream_options_init(&o);
@@ -128,22 +100,22 @@ static void test_comet_members(const char *dir) {
   xchg_error err = {{0}};
   xchg_status st = xchg_istream_open(xchg_source_from_memory(blocks.data, blocks.size, NULL, NULL),
                                      XCHG_STREAM_AUTO, &o, &s, &err);
-  CHECK(st == XCHG_OK && xchg_istream_codec(s) == XCHG_STREAM_COMET, "open comet: %s", err.message);
+  TU_CHECK(st == XCHG_OK && xchg_istream_codec(s) == XCHG_STREAM_COMET, "open comet: %s", err.message);
   int members = 0, more = 1;
   while (st == XCHG_OK && more && members < 5) {
     xchg_ipc_reader *reader = NULL;
     st = xchg_ipc_reader_open(xchg_istream_as_source(s), NULL, &reader, &err);
-    CHECK(st == XCHG_OK, "comet block %d: open: %s", members, err.message);
+    TU_CHECK(st == XCHG_OK, "comet block %d: open: %s", members, err.message);
     if (st != XCHG_OK || members >= 3 || docs[members] == NULL) break;
     read_and_compare(names[members], "comet block", reader, docs[members]);
     xchg_ipc_reader_close(reader);
-    CHECK(xchg_istream_comet_field_count(s) == 1000 + members, "block %d field count %lld",
-          members, (long long)xchg_istream_comet_field_count(s));
+    TU_CHECK(xchg_istream_comet_field_count(s) == 1000 + members, "block %d field count %lld",
+             members, (long long)xchg_istream_comet_field_count(s));
     members++;
     st = xchg_istream_next_member(s, &more, &err);
-    CHECK(st == XCHG_OK, "next member: %s", err.message);
+    TU_CHECK(st == XCHG_OK, "next member: %s", err.message);
   }
-  CHECK(members == 3 && !more, "%d comet blocks read", members);
+  TU_CHECK(members == 3 && !more, "%d comet blocks read", members);
   xchg_istream_close(s);
   for (int i = 0; i < 3; i++) arrow_json_free(docs[i]);
   free(blocks.data);
@@ -160,18 +132,18 @@ int main(void) {
     char path[4096], msg[1024];
     snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s.stream",
              dir ? dir : "../shared/testdata", names[n]);
-    bytes ipc = read_file(path);
-    CHECK(ipc.size > 0, "cannot read %s", path);
+    tu_bytes ipc = tu_read_bytes(path);
+    TU_CHECK(ipc.size > 0, "cannot read %s", path);
     snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s.json.gz",
              dir ? dir : "../shared/testdata", names[n]);
     arrow_json *doc = NULL;
     if (arrow_json_load(path, &doc, msg, sizeof msg) != 0) {
-      CHECK(0, "%s: %s", path, msg);
+      TU_CHECK(0, "%s: %s", path, msg);
       free(ipc.data);
       continue;
     }
     for (size_t c = 0; c < sizeof codecs / sizeof codecs[0]; c++) {
-      bytes one = {0}, split = {0};
+      tu_bytes one = {0}, split = {0};
       append_encoded(&one, codecs[c], ipc.data, ipc.size);
       read_wrapped(names[n], xchg_stream_codec_name(codecs[c]), one, doc);
       /* The IPC stream cut at an odd offset into two codec streams. */
@@ -190,7 +162,5 @@ int main(void) {
     free(ipc.data);
   }
   test_comet_members(dir ? dir : "../shared/testdata");
-  if (failures) fprintf(stderr, "%d failure(s)\n", failures);
-  else printf("stream ipc: all passed\n");
-  return failures ? 1 : 0;
+  return tu_finish("stream ipc");
 }

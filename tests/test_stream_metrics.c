@@ -13,32 +13,11 @@
 #include <unistd.h>
 
 #include "xchg/stream.h"
-
-static int failures;
-#define CHECK(cond, ...)                                      \
-  do {                                                        \
-    if (!(cond)) {                                            \
-      failures++;                                             \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);    \
-      fprintf(stderr, __VA_ARGS__);                           \
-      fputc('\n', stderr);                                    \
-    }                                                         \
-  } while (0)
-
-typedef struct bytes {
-  uint8_t *data;
-  size_t size;
-} bytes;
-
-static void append(bytes *b, const void *p, size_t n) {
-  b->data = realloc(b->data, b->size + n + 1);
-  if (n > 0) memcpy(b->data + b->size, p, n);
-  b->size += n;
-}
+#include "support/testutil.h"
 
 /* Rows of text with varying content: compressible, but not trivially. */
-static bytes make_payload(size_t n) {
-  bytes b = {malloc(n + 64), 0};
+static tu_bytes make_payload(size_t n) {
+  tu_bytes b = {malloc(n + 64), 0};
   uint32_t x = 12345;
   while (b.size < n) {
     x = x * 1664525u + 1013904223u;
@@ -50,14 +29,14 @@ static bytes make_payload(size_t n) {
 }
 
 /* Gluten's writer: every 64 KiB of input becomes its own LZ4 frame. */
-static bytes lz4_frames(bytes payload, size_t chunk) {
-  bytes out = {0};
+static tu_bytes lz4_frames(tu_bytes payload, size_t chunk) {
+  tu_bytes out = {0};
   for (size_t off = 0; off < payload.size || off == 0; off += chunk) {
     size_t n = payload.size - off < chunk ? payload.size - off : chunk;
     size_t cap = LZ4F_compressFrameBound(n, NULL);
     uint8_t *f = malloc(cap);
     size_t fn = LZ4F_compressFrame(f, cap, payload.data + off, n, NULL);
-    append(&out, f, fn);
+    tu_bytes_append(&out, f, fn);
     free(f);
     if (payload.size == 0) break;
   }
@@ -67,7 +46,7 @@ static bytes lz4_frames(bytes payload, size_t chunk) {
 /* A callback source reading at most `step` bytes a call, optionally
  * sleeping to simulate a slow network. */
 typedef struct slow_src {
-  bytes b;
+  tu_bytes b;
   size_t pos, step;
   long sleep_ns;
   int reads;
@@ -101,38 +80,38 @@ static xchg_istream *open_stream(xchg_source *src, xchg_stream_codec codec, size
   xchg_istream *s = NULL;
   xchg_error err;
   xchg_status st = xchg_istream_open(src, codec, &o, &s, &err);
-  CHECK(st == XCHG_OK, "open: %s", err.message);
+  TU_CHECK(st == XCHG_OK, "open: %s", err.message);
   return s;
 }
 
 static void test_cached_reads_add_no_time(void) {
-  bytes payload = make_payload(1 << 20), enc = lz4_frames(payload, 65536);
+  tu_bytes payload = make_payload(1 << 20), enc = lz4_frames(payload, 65536);
   xchg_istream *s = open_stream(xchg_source_from_memory(enc.data, enc.size, NULL, NULL),
                                 XCHG_STREAM_LZ4_FRAME, 65536, 65536, 1);
   uint8_t buf[256];
   size_t got;
   xchg_error err;
-  CHECK(xchg_istream_read(s, buf, 1, &got, &err) == XCHG_OK && got == 1, "first read");
+  TU_CHECK(xchg_istream_read(s, buf, 1, &got, &err) == XCHG_OK && got == 1, "first read");
   xchg_stream_metrics m1, m2;
   xchg_istream_metrics(s, &m1);
-  CHECK(m1.refills == 1 && m1.wall_ns > 0 && m1.decompressed_bytes == 65536,
-        "after one read: %lld refills, %lld ns, %lld bytes", (long long)m1.refills,
-        (long long)m1.wall_ns, (long long)m1.decompressed_bytes);
+  TU_CHECK(m1.refills == 1 && m1.wall_ns > 0 && m1.decompressed_bytes == 65536,
+           "after one read: %lld refills, %lld ns, %lld bytes", (long long)m1.refills,
+           (long long)m1.wall_ns, (long long)m1.decompressed_bytes);
   /* The rest of the window, in reads of 255: no refill, no time. */
   for (size_t pos = 1; pos + 255 <= 65536; pos += 255) {
     xchg_istream_read(s, buf, 255, &got, &err);
-    CHECK(memcmp(buf, payload.data + pos, 255) == 0, "cached bytes at %zu", pos);
+    TU_CHECK(memcmp(buf, payload.data + pos, 255) == 0, "cached bytes at %zu", pos);
   }
   xchg_istream_metrics(s, &m2);
-  CHECK(memcmp(&m1, &m2, sizeof m1) == 0,
-        "cached reads changed the metrics: refills %lld -> %lld, wall %lld -> %lld ns",
-        (long long)m1.refills, (long long)m2.refills, (long long)m1.wall_ns,
-        (long long)m2.wall_ns);
+  TU_CHECK(memcmp(&m1, &m2, sizeof m1) == 0,
+           "cached reads changed the metrics: refills %lld -> %lld, wall %lld -> %lld ns",
+           (long long)m1.refills, (long long)m2.refills, (long long)m1.wall_ns,
+           (long long)m2.wall_ns);
   /* One more read crosses into the next window: now it costs a refill. */
   xchg_istream_read(s, buf, 255, &got, &err);
   xchg_istream_metrics(s, &m2);
-  CHECK(m2.refills == 2 && m2.wall_ns > m1.wall_ns, "crossing read: %lld refills",
-        (long long)m2.refills);
+  TU_CHECK(m2.refills == 2 && m2.wall_ns > m1.wall_ns, "crossing read: %lld refills",
+           (long long)m2.refills);
   xchg_istream_close(s);
   free(payload.data);
   free(enc.data);
@@ -141,7 +120,7 @@ static void test_cached_reads_add_no_time(void) {
 /* Varied read sizes with compressed reads and decompressed windows of
  * sizes that share no boundary with the frames or each other. */
 static void test_varied_reads(xchg_stream_codec codec, int metrics) {
-  bytes payload = make_payload(700001), enc = {0};
+  tu_bytes payload = make_payload(700001), enc = {0};
   if (codec == XCHG_STREAM_LZ4_FRAME) {
     enc = lz4_frames(payload, 65536);
   } else {
@@ -149,7 +128,7 @@ static void test_varied_reads(xchg_stream_codec codec, int metrics) {
       size_t n = payload.size - off < 100000 ? payload.size - off : 100000;
       xchg_buf *b = NULL;
       xchg_stream_encode(codec, NULL, payload.data + off, n, &b, NULL);
-      append(&enc, xchg_buf_data(b), xchg_buf_size(b));
+      tu_bytes_append(&enc, xchg_buf_data(b), xchg_buf_size(b));
       xchg_buf_unref(b);
     }
   }
@@ -170,29 +149,29 @@ static void test_varied_reads(xchg_stream_codec codec, int metrics) {
       pos += got;
       if (st != XCHG_OK || got < n) break;
     }
-    CHECK(st == XCHG_OK, "%s window %zu: %s", xchg_stream_codec_name(codec), windows[w], err.message);
-    CHECK(pos == payload.size && memcmp(out, payload.data, pos) == 0,
-          "%s window %zu: %zu bytes out, %zu expected, or content differs",
-          xchg_stream_codec_name(codec), windows[w], pos, payload.size);
+    TU_CHECK(st == XCHG_OK, "%s window %zu: %s", xchg_stream_codec_name(codec), windows[w], err.message);
+    TU_CHECK(pos == payload.size && memcmp(out, payload.data, pos) == 0,
+             "%s window %zu: %zu bytes out, %zu expected, or content differs",
+             xchg_stream_codec_name(codec), windows[w], pos, payload.size);
     /* Repeated EOF. */
     for (int i = 0; i < 3; i++) {
       size_t got = 1;
-      CHECK(xchg_istream_read(s, out, 10, &got, &err) == XCHG_OK && got == 0, "EOF read %d", i);
+      TU_CHECK(xchg_istream_read(s, out, 10, &got, &err) == XCHG_OK && got == 0, "EOF read %d", i);
     }
     xchg_stream_metrics m;
     xchg_istream_metrics(s, &m);
-    CHECK(m.compressed_bytes == (int64_t)enc.size && m.decompressed_bytes == (int64_t)payload.size,
-          "metrics bytes %lld/%lld, expected %zu/%zu", (long long)m.compressed_bytes,
-          (long long)m.decompressed_bytes, enc.size, payload.size);
-    CHECK(m.blocking_ns <= m.wall_ns, "blocking %lld > wall %lld", (long long)m.blocking_ns,
-          (long long)m.wall_ns);
+    TU_CHECK(m.compressed_bytes == (int64_t)enc.size && m.decompressed_bytes == (int64_t)payload.size,
+             "metrics bytes %lld/%lld, expected %zu/%zu", (long long)m.compressed_bytes,
+             (long long)m.decompressed_bytes, enc.size, payload.size);
+    TU_CHECK(m.blocking_ns <= m.wall_ns, "blocking %lld > wall %lld", (long long)m.blocking_ns,
+             (long long)m.wall_ns);
     /* Frame codecs cut windows to size; block formats hand out whole blocks. */
     int framed = codec == XCHG_STREAM_LZ4_FRAME || codec == XCHG_STREAM_ZSTD;
-    CHECK(m.refills >= (int64_t)(payload.size / (framed ? windows[w] : 32768)),
-          "only %lld refills", (long long)m.refills);
-    CHECK(metrics ? m.wall_ns > 0 : (m.wall_ns == 0 && m.blocking_ns == 0),
-          "metrics %s: wall %lld ns", metrics ? "on" : "off", (long long)m.wall_ns);
-    CHECK(xchg_istream_position(s) == payload.size, "position");
+    TU_CHECK(m.refills >= (int64_t)(payload.size / (framed ? windows[w] : 32768)),
+             "only %lld refills", (long long)m.refills);
+    TU_CHECK(metrics ? m.wall_ns > 0 : (m.wall_ns == 0 && m.blocking_ns == 0),
+             "metrics %s: wall %lld ns", metrics ? "on" : "off", (long long)m.wall_ns);
+    TU_CHECK(xchg_istream_position(s) == payload.size, "position");
     free(out);
     xchg_istream_close(s);
   }
@@ -201,7 +180,7 @@ static void test_varied_reads(xchg_stream_codec codec, int metrics) {
 }
 
 static void test_blocking_time(void) {
-  bytes payload = make_payload(200000), enc = lz4_frames(payload, 65536);
+  tu_bytes payload = make_payload(200000), enc = lz4_frames(payload, 65536);
   slow_src src = {enc, 0, 4096, 2000000, 0}; /* 2 ms per read */
   xchg_istream *s = open_stream(slow_source(&src), XCHG_STREAM_LZ4_FRAME, 65536, 4096, 1);
   const void *p;
@@ -210,20 +189,20 @@ static void test_blocking_time(void) {
   while (xchg_istream_next(s, &p, &n, &err) == XCHG_OK && n > 0) total += n;
   xchg_stream_metrics m;
   xchg_istream_metrics(s, &m);
-  CHECK(total == payload.size, "next() gave %zu bytes", total);
-  CHECK(m.blocking_ns >= (int64_t)src.reads * 2000000 && m.wall_ns >= m.blocking_ns,
-        "%d slow reads, blocking %lld ns, wall %lld ns", src.reads, (long long)m.blocking_ns,
-        (long long)m.wall_ns);
+  TU_CHECK(total == payload.size, "next() gave %zu bytes", total);
+  TU_CHECK(m.blocking_ns >= (int64_t)src.reads * 2000000 && m.wall_ns >= m.blocking_ns,
+           "%d slow reads, blocking %lld ns, wall %lld ns", src.reads, (long long)m.blocking_ns,
+           (long long)m.wall_ns);
   xchg_istream_close(s);
   free(payload.data);
   free(enc.data);
 }
 
 static void test_truncated_frame(void) {
-  bytes payload = make_payload(100000), enc = lz4_frames(payload, 65536);
+  tu_bytes payload = make_payload(100000), enc = lz4_frames(payload, 65536);
   xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_FRAME, XCHG_STREAM_ZSTD, XCHG_STREAM_LZ4_JAVA};
   for (int c = 0; c < 3; c++) {
-    bytes in = enc;
+    tu_bytes in = enc;
     xchg_buf *b = NULL;
     if (c > 0) {
       xchg_stream_encode(codecs[c], NULL, payload.data, payload.size, &b, NULL);
@@ -237,10 +216,10 @@ static void test_truncated_frame(void) {
     size_t got = 0;
     xchg_error err = {{0}};
     xchg_status st = xchg_istream_read(s, out, payload.size, &got, &err);
-    CHECK(st == XCHG_EIO && strstr(err.message, "truncated") != NULL && got < payload.size,
-          "%s cut: %s, '%s'", xchg_stream_codec_name(codecs[c]), xchg_status_name(st), err.message);
+    TU_CHECK(st == XCHG_EIO && strstr(err.message, "truncated") != NULL && got < payload.size,
+             "%s cut: %s, '%s'", xchg_stream_codec_name(codecs[c]), xchg_status_name(st), err.message);
     /* The error sticks. */
-    CHECK(xchg_istream_read(s, out, 1, &got, &err) == st, "sticky error");
+    TU_CHECK(xchg_istream_read(s, out, 1, &got, &err) == st, "sticky error");
     free(out);
     xchg_istream_close(s);
     xchg_buf_unref(b);
@@ -250,18 +229,18 @@ static void test_truncated_frame(void) {
 }
 
 static void test_empty_frame(void) {
-  bytes nothing = {0}, enc = lz4_frames(nothing, 65536);
-  bytes payload = make_payload(1000), more = lz4_frames(payload, 65536);
-  append(&enc, more.data, more.size);  /* empty frame, then one with data */
+  tu_bytes nothing = {0}, enc = lz4_frames(nothing, 65536);
+  tu_bytes payload = make_payload(1000), more = lz4_frames(payload, 65536);
+  tu_bytes_append(&enc, more.data, more.size);  /* empty frame, then one with data */
   xchg_istream *s = open_stream(xchg_source_from_memory(enc.data, enc.size, NULL, NULL),
                                 XCHG_STREAM_LZ4_FRAME, 65536, 65536, 1);
   uint8_t out[2000];
   size_t got = 1;
   xchg_error err;
-  CHECK(xchg_istream_read(s, out, 0, &got, &err) == XCHG_OK && got == 0, "zero-length read");
-  CHECK(xchg_istream_read(s, out, sizeof out, &got, &err) == XCHG_OK && got == 1000 &&
-            memcmp(out, payload.data, 1000) == 0,
-        "data after an empty frame: %zu bytes", got);
+  TU_CHECK(xchg_istream_read(s, out, 0, &got, &err) == XCHG_OK && got == 0, "zero-length read");
+  TU_CHECK(xchg_istream_read(s, out, sizeof out, &got, &err) == XCHG_OK && got == 1000 &&
+               memcmp(out, payload.data, 1000) == 0,
+           "data after an empty frame: %zu bytes", got);
   xchg_istream_close(s);
   free(enc.data);
   free(more.data);
@@ -269,61 +248,61 @@ static void test_empty_frame(void) {
 }
 
 static void test_as_source(void) {
-  bytes payload = make_payload(300000);
+  tu_bytes payload = make_payload(300000);
   xchg_buf *b = NULL;
   xchg_stream_encode(XCHG_STREAM_LZ4_JAVA, NULL, payload.data, payload.size, &b, NULL);
   xchg_istream *s = open_stream(xchg_source_from_buf(b), XCHG_STREAM_AUTO, 65536, 65536, 1);
   xchg_buf_unref(b);
-  CHECK(xchg_istream_codec(s) == XCHG_STREAM_LZ4_JAVA, "auto-detected %s",
-        xchg_stream_codec_name(xchg_istream_codec(s)));
+  TU_CHECK(xchg_istream_codec(s) == XCHG_STREAM_LZ4_JAVA, "auto-detected %s",
+           xchg_stream_codec_name(xchg_istream_codec(s)));
   xchg_source *src = xchg_istream_to_source(s);
   xchg_error err;
   xchg_buf *first = NULL;
-  CHECK(xchg_source_read_buf(src, 100000, &first, &err) == XCHG_OK &&
-            memcmp(xchg_buf_data(first), payload.data, 100000) == 0,
-        "read_buf through the adapter");
+  TU_CHECK(xchg_source_read_buf(src, 100000, &first, &err) == XCHG_OK &&
+               memcmp(xchg_buf_data(first), payload.data, 100000) == 0,
+           "read_buf through the adapter");
   xchg_buf_unref(first);
   uint8_t *rest = malloc(payload.size);
   size_t got = 0;
-  CHECK(xchg_source_read(src, rest, payload.size, &got, &err) == XCHG_OK &&
-            got == payload.size - 100000 && memcmp(rest, payload.data + 100000, got) == 0,
-        "rest through the adapter: %zu bytes", got);
-  CHECK(xchg_source_position(src) == payload.size, "adapter position");
+  TU_CHECK(xchg_source_read(src, rest, payload.size, &got, &err) == XCHG_OK &&
+               got == payload.size - 100000 && memcmp(rest, payload.data + 100000, got) == 0,
+           "rest through the adapter: %zu bytes", got);
+  TU_CHECK(xchg_source_position(src) == payload.size, "adapter position");
   free(rest);
   xchg_source_close(src);
   free(payload.data);
 }
 
 static void test_chunks_and_cancel(void) {
-  bytes payload = make_payload(50000);
+  tu_bytes payload = make_payload(50000);
   xchg_chunk chunks[5] = {{payload.data, 10000},
                           {payload.data + 10000, 0},
                           {payload.data + 10000, 1},
                           {payload.data + 10001, 29999},
                           {payload.data + 40000, 10000}};
   xchg_source *src = xchg_source_from_chunks(chunks, 5, NULL, NULL);
-  CHECK(xchg_source_size(src) == 50000, "chunks size");
+  TU_CHECK(xchg_source_size(src) == 50000, "chunks size");
   uint8_t buf[50000];
   size_t got;
   xchg_error err;
-  CHECK(xchg_source_seek(src, 9999, &err) == XCHG_OK &&
-            xchg_source_read(src, buf, 3, &got, &err) == XCHG_OK && got == 3 &&
-            memcmp(buf, payload.data + 9999, 3) == 0,
-        "read across chunks after a seek");
-  CHECK(xchg_source_seek(src, 0, &err) == XCHG_OK &&
-            xchg_source_read(src, buf, sizeof buf, &got, &err) == XCHG_OK && got == 50000 &&
-            memcmp(buf, payload.data, 50000) == 0,
-        "whole read");
+  TU_CHECK(xchg_source_seek(src, 9999, &err) == XCHG_OK &&
+               xchg_source_read(src, buf, 3, &got, &err) == XCHG_OK && got == 3 &&
+               memcmp(buf, payload.data + 9999, 3) == 0,
+           "read across chunks after a seek");
+  TU_CHECK(xchg_source_seek(src, 0, &err) == XCHG_OK &&
+               xchg_source_read(src, buf, sizeof buf, &got, &err) == XCHG_OK && got == 50000 &&
+               memcmp(buf, payload.data, 50000) == 0,
+           "whole read");
   /* Cancellation: set the flag after the first read. */
   int flag = 0;
   xchg_source *c = xchg_source_with_cancel_flag(src, &flag);
-  CHECK(xchg_source_seek(c, 0, &err) == XCHG_OK &&
-            xchg_source_read(c, buf, 100, &got, &err) == XCHG_OK && got == 100,
-        "read before cancel");
+  TU_CHECK(xchg_source_seek(c, 0, &err) == XCHG_OK &&
+               xchg_source_read(c, buf, 100, &got, &err) == XCHG_OK && got == 100,
+           "read before cancel");
   __atomic_store_n(&flag, 1, __ATOMIC_RELEASE);
   xchg_status st = xchg_source_read(c, buf, 100, &got, &err);
-  CHECK(st == XCHG_ECANCELLED && strstr(err.message, "cancel") != NULL, "cancelled read: %s",
-        xchg_status_name(st));
+  TU_CHECK(st == XCHG_ECANCELLED && strstr(err.message, "cancel") != NULL, "cancelled read: %s",
+           xchg_status_name(st));
   xchg_source_close(c);
   free(payload.data);
 }
@@ -332,7 +311,7 @@ static void test_chunks_and_cancel(void) {
 static int cancel_after_two(void *ctx) { return ++*(int *)ctx > 2; }
 
 static void test_cancel_mid_read(void) {
-  bytes payload = make_payload(1 << 20);
+  tu_bytes payload = make_payload(1 << 20);
   slow_src d = {payload, 0, 1 << 20, 0, 0};
   int calls = 0;
   xchg_source *c = xchg_source_with_cancel(slow_source(&d), cancel_after_two, &calls);
@@ -340,8 +319,8 @@ static void test_cancel_mid_read(void) {
   size_t got = 0;
   xchg_error err;
   xchg_status st = xchg_source_read(c, buf, payload.size, &got, &err);
-  CHECK(st == XCHG_ECANCELLED && got == 2 * 65536, "cancelled mid-read: %s after %zu bytes",
-        xchg_status_name(st), got);
+  TU_CHECK(st == XCHG_ECANCELLED && got == 2 * 65536, "cancelled mid-read: %s after %zu bytes",
+           xchg_status_name(st), got);
   xchg_source_close(c);
   free(buf);
   free(payload.data);
@@ -351,7 +330,7 @@ static void test_cancel_mid_read(void) {
  * thread in odd-sized writes. */
 typedef struct pipe_feed {
   int fd;
-  bytes b;
+  tu_bytes b;
 } pipe_feed;
 
 static void *feed_pipe(void *arg) {
@@ -366,38 +345,38 @@ static void *feed_pipe(void *arg) {
   return NULL;
 }
 
-static void check_decodes(xchg_source *src, bytes payload, const char *what) {
+static void check_decodes(xchg_source *src, tu_bytes payload, const char *what) {
   xchg_istream *s = open_stream(src, XCHG_STREAM_AUTO, 65536, 65536, 1);
   if (s == NULL) return;
   uint8_t *out = malloc(payload.size + 1);
   size_t got = 0;
   xchg_error err;
   xchg_status st = xchg_istream_read(s, out, payload.size + 1, &got, &err);
-  CHECK(st == XCHG_OK && got == payload.size && memcmp(out, payload.data, got) == 0,
-        "%s: %s, %zu bytes", what, st == XCHG_OK ? "content" : err.message, got);
+  TU_CHECK(st == XCHG_OK && got == payload.size && memcmp(out, payload.data, got) == 0,
+           "%s: %s, %zu bytes", what, st == XCHG_OK ? "content" : err.message, got);
   free(out);
   xchg_istream_close(s);
 }
 
 static void test_files_and_pipes(void) {
-  bytes payload = make_payload(500000);
+  tu_bytes payload = make_payload(500000);
   xchg_buf *enc = NULL;
   xchg_stream_encode(XCHG_STREAM_SNAPPY_JAVA, NULL, payload.data, payload.size, &enc, NULL);
   char path[] = "/tmp/xchg-stream-test-XXXXXX";
   int fd = mkstemp(path);
-  CHECK(fd >= 0 && write(fd, xchg_buf_data(enc), xchg_buf_size(enc)) == (ssize_t)xchg_buf_size(enc),
-        "temp file");
+  TU_CHECK(fd >= 0 && write(fd, xchg_buf_data(enc), xchg_buf_size(enc)) == (ssize_t)xchg_buf_size(enc),
+           "temp file");
   close(fd);
   xchg_file_mode modes[] = {XCHG_FILE_MMAP, XCHG_FILE_READ};
   for (int m = 0; m < 2; m++) {
     xchg_source *src = NULL;
     xchg_error err;
-    CHECK(xchg_source_open_file(path, modes[m], &src, &err) == XCHG_OK, "open %s", path);
+    TU_CHECK(xchg_source_open_file(path, modes[m], &src, &err) == XCHG_OK, "open %s", path);
     if (src != NULL) check_decodes(src, payload, m == 0 ? "mapped file" : "read file");
   }
   unlink(path);
   int fds[2];
-  CHECK(pipe(fds) == 0, "pipe");
+  TU_CHECK(pipe(fds) == 0, "pipe");
   pipe_feed feed = {fds[1], {(uint8_t *)xchg_buf_data(enc), xchg_buf_size(enc)}};
   pthread_t t;
   pthread_create(&t, NULL, feed_pipe, &feed);
@@ -421,7 +400,5 @@ int main(void) {
   test_chunks_and_cancel();
   test_cancel_mid_read();
   test_files_and_pipes();
-  if (failures) fprintf(stderr, "%d failure(s)\n", failures);
-  else printf("stream metrics: all passed\n");
-  return failures ? 1 : 0;
+  return tu_finish("stream metrics");
 }

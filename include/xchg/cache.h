@@ -204,7 +204,8 @@ void xchg_cache_trim(xchg_cache *cache);
 typedef struct xchg_cache_metrics {
   int64_t acquisitions;   /* successful or not */
   int64_t hits;           /* acquisitions that found everything decoded */
-  int64_t waits;          /* acquisitions that waited for another's decode */
+  int64_t waits;          /* acquisitions that waited for another's decode and got it
+                             (a cancelled waiter counts in cancellations) */
   int64_t decodes;        /* decodes started (one per column set decoded) */
   int64_t failed_decodes; /* of which failed (the decoder cancelled included) */
   int64_t cancellations;  /* acquisitions and derivations that were cancelled */

@@ -11,42 +11,7 @@
 #include <string.h>
 
 #include "xchg/stream.h"
-
-static int failures;
-#define CHECK(cond, ...)                                      \
-  do {                                                        \
-    if (!(cond)) {                                            \
-      failures++;                                             \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);    \
-      fprintf(stderr, __VA_ARGS__);                           \
-      fputc('\n', stderr);                                    \
-    }                                                         \
-  } while (0)
-
-typedef struct bytes {
-  uint8_t *data;
-  size_t size;
-} bytes;
-
-static bytes read_file(const char *path) {
-  bytes b = {0};
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return b;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  b.data = malloc(n > 0 ? (size_t)n : 1);
-  b.size = fread(b.data, 1, (size_t)n, f);
-  fclose(f);
-  return b;
-}
-
-static int write_file(const char *path, const void *p, size_t n) {
-  FILE *f = fopen(path, "wb");
-  if (f == NULL) return -1;
-  size_t w = fwrite(p, 1, n, f);
-  return fclose(f) == 0 && w == n ? 0 : -1;
-}
+#include "support/testutil.h"
 
 static const char *env(const char *name) {
   const char *v = getenv(name);
@@ -64,14 +29,14 @@ static int run(const char *cmd) {
 }
 
 /* The payload twice, as two concatenated streams decode. */
-static bytes twice(bytes p) {
-  bytes t = {malloc(2 * p.size + 1), 2 * p.size};
+static tu_bytes twice(tu_bytes p) {
+  tu_bytes t = {malloc(2 * p.size + 1), 2 * p.size};
   memcpy(t.data, p.data, p.size);
   memcpy(t.data + p.size, p.data, p.size);
   return t;
 }
 
-static xchg_status xchg_decode(bytes in, xchg_stream_codec codec, bytes *out, xchg_error *err) {
+static xchg_status xchg_decode(tu_bytes in, xchg_stream_codec codec, tu_bytes *out, xchg_error *err) {
   xchg_istream *s = NULL;
   out->data = NULL;
   out->size = 0;
@@ -89,7 +54,7 @@ static xchg_status xchg_decode(bytes in, xchg_stream_codec codec, bytes *out, xc
   return st;
 }
 
-static int same(bytes a, bytes b) { return a.size == b.size && memcmp(a.data, b.data, a.size) == 0; }
+static int same(tu_bytes a, tu_bytes b) { return a.size == b.size && memcmp(a.data, b.data, a.size) == 0; }
 
 int main(void) {
   const char *java = env("XCHG_JAVA"), *javac = env("XCHG_JAVAC"), *cp = env("XCHG_JAVA_CP");
@@ -113,52 +78,52 @@ int main(void) {
                 {"zstd", XCHG_STREAM_ZSTD}};
   for (size_t p = 0; p < sizeof payloads / sizeof payloads[0]; p++) {
     snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s", data, payloads[p]);
-    bytes payload = read_file(path);
-    CHECK(payload.size > 0, "cannot read %s", path);
+    tu_bytes payload = tu_read_bytes(path);
+    TU_CHECK(payload.size > 0, "cannot read %s", path);
     if (payload.size == 0) continue;
-    bytes expect = twice(payload);
+    tu_bytes expect = twice(payload);
     for (size_t c = 0; c < sizeof codecs / sizeof codecs[0]; c++) {
       /* Java writes, xchg reads. */
       snprintf(out_path, sizeof out_path, "%s/java.%s", dir, codecs[c].name);
       snprintf(cmd, sizeof cmd, "'%s' -cp '%s:%s' XchgJavaCodecs write %s 2 '%s' '%s'", java, dir,
                cp, codecs[c].name, path, out_path);
       if (run(cmd) != 0) {
-        failures++;
+        tu_failures++;
         continue;
       }
-      bytes from_java = read_file(out_path), decoded;
-      CHECK(xchg_stream_codec_detect(from_java.data, from_java.size) == codecs[c].codec,
-            "%s: Java's %s stream not detected", payloads[p], codecs[c].name);
+      tu_bytes from_java = tu_read_bytes(out_path), decoded;
+      TU_CHECK(xchg_stream_codec_detect(from_java.data, from_java.size) == codecs[c].codec,
+               "%s: Java's %s stream not detected", payloads[p], codecs[c].name);
       xchg_error err = {{0}};
       xchg_status st = xchg_decode(from_java, XCHG_STREAM_AUTO, &decoded, &err);
-      CHECK(st == XCHG_OK && same(decoded, expect), "%s: xchg decoding Java's %s: %s", payloads[p],
-            codecs[c].name, st == XCHG_OK ? "bytes differ" : err.message);
+      TU_CHECK(st == XCHG_OK && same(decoded, expect), "%s: xchg decoding Java's %s: %s", payloads[p],
+               codecs[c].name, st == XCHG_OK ? "bytes differ" : err.message);
       free(decoded.data);
       free(from_java.data);
 
       /* xchg writes, Java reads. */
       xchg_buf *enc = NULL;
       st = xchg_stream_encode(codecs[c].codec, NULL, payload.data, payload.size, &enc, &err);
-      CHECK(st == XCHG_OK, "encode: %s", err.message);
+      TU_CHECK(st == XCHG_OK, "encode: %s", err.message);
       if (st != XCHG_OK) continue;
-      bytes two = {0};
-      bytes one = {(uint8_t *)xchg_buf_data(enc), xchg_buf_size(enc)};
+      tu_bytes two = {0};
+      tu_bytes one = {(uint8_t *)xchg_buf_data(enc), xchg_buf_size(enc)};
       two = twice(one);
       xchg_buf_unref(enc);
       snprintf(path, sizeof path, "%s/xchg.%s", dir, codecs[c].name);
       snprintf(out_path, sizeof out_path, "%s/back.%s", dir, codecs[c].name);
-      CHECK(write_file(path, two.data, two.size) == 0, "write %s", path);
+      TU_CHECK(tu_write_file(path, two.data, two.size) == 0, "write %s", path);
       free(two.data);
       snprintf(cmd, sizeof cmd, "'%s' -cp '%s:%s' XchgJavaCodecs read %s '%s' '%s'", java, dir, cp,
                codecs[c].name, path, out_path);
       if (run(cmd) != 0) {
-        failures++;
+        tu_failures++;
         fprintf(stderr, "FAIL: Java could not read xchg's %s stream of %s\n", codecs[c].name,
                 payloads[p]);
       } else {
-        bytes back = read_file(out_path);
-        CHECK(same(back, expect), "%s: Java read xchg's %s stream as %zu bytes, expected %zu",
-              payloads[p], codecs[c].name, back.size, expect.size);
+        tu_bytes back = tu_read_bytes(out_path);
+        TU_CHECK(same(back, expect), "%s: Java read xchg's %s stream as %zu bytes, expected %zu",
+                 payloads[p], codecs[c].name, back.size, expect.size);
         free(back.data);
       }
       snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s", data, payloads[p]);
@@ -168,7 +133,5 @@ int main(void) {
   }
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   run(cmd);
-  if (failures) fprintf(stderr, "%d failure(s)\n", failures);
-  else printf("java codecs: all passed\n");
-  return failures ? 1 : 0;
+  return tu_finish("java codecs");
 }
