@@ -55,19 +55,12 @@ typedef struct outcome {
   char message[XCHG_ERROR_MESSAGE_SIZE];
 } outcome;
 
-/* Reads everything from memory; the reader checks all it can.  With
- * skip_before >= 0, record batches that end before that offset are
- * skipped rather than decoded. */
-static outcome read_until(const uint8_t *data, size_t size, int64_t skip_before) {
+/* Reads every batch left in r, then closes it; the reader checks all it
+ * can.  With skip_before >= 0, record batches that end before that offset
+ * are skipped rather than decoded. */
+static outcome read_batches(xchg_ipc_reader *r, int64_t skip_before) {
   outcome o = {0, 0, ""};
-  xchg_ipc_reader *r;
   xchg_error err;
-  if (xchg_ipc_reader_open_memory(data, size, NULL, NULL, NULL, &r, &err) != XCHG_OK) {
-    snprintf(o.message, sizeof o.message, "%s", err.message);
-    return o;
-  }
-  struct ArrowSchema s;
-  if (xchg_ipc_reader_schema(r, &s, &err) == XCHG_OK) s.release(&s);
   for (;;) {
     struct ArrowArray a;
     xchg_batch_header h;
@@ -102,6 +95,20 @@ static outcome read_until(const uint8_t *data, size_t size, int64_t skip_before)
   }
   xchg_ipc_reader_close(r);
   return o;
+}
+
+/* Reads everything from memory, skipping as read_batches does. */
+static outcome read_until(const uint8_t *data, size_t size, int64_t skip_before) {
+  outcome o = {0, 0, ""};
+  xchg_ipc_reader *r;
+  xchg_error err;
+  if (xchg_ipc_reader_open_memory(data, size, NULL, NULL, NULL, &r, &err) != XCHG_OK) {
+    snprintf(o.message, sizeof o.message, "%s", err.message);
+    return o;
+  }
+  struct ArrowSchema s;
+  if (xchg_ipc_reader_schema(r, &s, &err) == XCHG_OK) s.release(&s);
+  return read_batches(r, skip_before);
 }
 
 static outcome read_all(const uint8_t *data, size_t size) { return read_until(data, size, -1); }
@@ -248,21 +255,7 @@ static outcome read_wrapped(const uint8_t *data, size_t size, xchg_stream_codec 
     snprintf(o.message, sizeof o.message, "%s", err.message);
     return o;
   }
-  for (;;) {
-    struct ArrowArray a;
-    if (xchg_ipc_reader_next(r, &a, &err) != XCHG_OK) {
-      snprintf(o.message, sizeof o.message, "%s", err.message);
-      break;
-    }
-    if (!a.release) {
-      o.ok = 1;
-      break;
-    }
-    o.batches++;
-    a.release(&a);
-  }
-  xchg_ipc_reader_close(r);
-  return o;
+  return read_batches(r, -1);
 }
 
 /* Decodes data[0, size) with codec; returns 1 when it decodes to the end,

@@ -5,18 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/testutil.h"
 #include "xchg/buf.h"
 #include "xchg/error.h"
-
-static int failures;
-
-#define CHECK(cond)                                                        \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                                          \
-    }                                                                      \
-  } while (0)
 
 static int is_aligned(const void *p) { return ((uintptr_t)p % XCHG_ALIGNMENT) == 0; }
 
@@ -25,22 +16,22 @@ static void test_alloc_alignment_and_sizes(void) {
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
     xchg_buf *a = xchg_buf_alloc(sizes[i]);
     xchg_buf *c = xchg_buf_calloc(sizes[i]);
-    CHECK(a != NULL && c != NULL);
+    TU_EXPECT(a != NULL && c != NULL);
     if (a == NULL || c == NULL) {
       xchg_buf_unref(a);
       xchg_buf_unref(c);
       continue;
     }
-    CHECK(xchg_buf_size(a) == sizes[i]);
-    CHECK(xchg_buf_size(c) == sizes[i]);
-    CHECK(is_aligned(xchg_buf_data(a)));
-    CHECK(is_aligned(xchg_buf_data(c)));
-    CHECK(xchg_buf_mutable_data(a) == xchg_buf_data(a));
+    TU_EXPECT(xchg_buf_size(a) == sizes[i]);
+    TU_EXPECT(xchg_buf_size(c) == sizes[i]);
+    TU_EXPECT(is_aligned(xchg_buf_data(a)));
+    TU_EXPECT(is_aligned(xchg_buf_data(c)));
+    TU_EXPECT(xchg_buf_mutable_data(a) == xchg_buf_data(a));
     /* Every byte must be writable (ASan catches an undersized allocation). */
     memset(xchg_buf_mutable_data(a), 0xAB, sizes[i]);
     size_t nonzero = 0;
     for (size_t j = 0; j < sizes[i]; j++) nonzero += xchg_buf_data(c)[j] != 0;
-    CHECK(nonzero == 0);
+    TU_EXPECT(nonzero == 0);
     xchg_buf_unref(a);
     xchg_buf_unref(c);
   }
@@ -51,60 +42,60 @@ static void test_counters_track_alloc(void) {
   int64_t live0 = xchg_buf_live_count();
   xchg_buf *a = xchg_buf_alloc(1000);
   xchg_buf *b = xchg_buf_calloc(24);
-  CHECK(xchg_buf_allocated_bytes() == bytes0 + 1024);
-  CHECK(xchg_buf_live_count() == live0 + 2);
+  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0 + 1024);
+  TU_EXPECT(xchg_buf_live_count() == live0 + 2);
   xchg_buf *s = xchg_buf_slice(a, 10, 20);
-  CHECK(xchg_buf_live_count() == live0 + 3);
-  CHECK(xchg_buf_allocated_bytes() == bytes0 + 1024); /* slices share, not allocate */
+  TU_EXPECT(xchg_buf_live_count() == live0 + 3);
+  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0 + 1024); /* slices share, not allocate */
   xchg_buf_unref(s);
   xchg_buf_unref(a);
   xchg_buf_unref(b);
-  CHECK(xchg_buf_allocated_bytes() == bytes0);
-  CHECK(xchg_buf_live_count() == live0);
+  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
+  TU_EXPECT(xchg_buf_live_count() == live0);
 }
 
 static void test_slices_keep_parent_alive(void) {
   int64_t bytes0 = xchg_buf_allocated_bytes();
   xchg_buf *parent = xchg_buf_alloc(256);
-  CHECK(parent != NULL);
+  TU_EXPECT(parent != NULL);
   if (parent == NULL) return;
   uint8_t *p = xchg_buf_mutable_data(parent);
   for (int i = 0; i < 256; i++) p[i] = (uint8_t)i;
 
   xchg_buf *s1 = xchg_buf_slice(parent, 100, 50);
-  CHECK(s1 != NULL);
+  TU_EXPECT(s1 != NULL);
   if (s1 == NULL) return;
   xchg_buf *s2 = xchg_buf_slice(s1, 10, 5); /* bytes 110..114 of parent */
-  CHECK(s2 != NULL);
+  TU_EXPECT(s2 != NULL);
   if (s2 == NULL) return;
-  CHECK(xchg_buf_size(s1) == 50 && xchg_buf_size(s2) == 5);
-  CHECK(xchg_buf_data(s1) == p + 100);
-  CHECK(xchg_buf_data(s2) == p + 110);
+  TU_EXPECT(xchg_buf_size(s1) == 50 && xchg_buf_size(s2) == 5);
+  TU_EXPECT(xchg_buf_data(s1) == p + 100);
+  TU_EXPECT(xchg_buf_data(s2) == p + 110);
 
   /* Dropping the parent and the middle slice must leave s2 readable: after
    * this, only s2 holds the memory (ASan flags a use-after-free otherwise). */
   xchg_buf_unref(parent);
   xchg_buf_unref(s1);
-  CHECK(xchg_buf_allocated_bytes() == bytes0 + 256);
+  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0 + 256);
   const uint8_t *d = xchg_buf_data(s2);
-  CHECK(d[0] == 110 && d[4] == 114);
+  TU_EXPECT(d[0] == 110 && d[4] == 114);
   xchg_buf_unref(s2);
-  CHECK(xchg_buf_allocated_bytes() == bytes0);
+  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
 }
 
 static void test_slice_bounds(void) {
   xchg_buf *b = xchg_buf_alloc(16);
-  CHECK(b != NULL);
+  TU_EXPECT(b != NULL);
   if (b == NULL) return;
   xchg_buf *ok_end = xchg_buf_slice(b, 16, 0);
-  CHECK(ok_end != NULL && xchg_buf_size(ok_end) == 0);
+  TU_EXPECT(ok_end != NULL && xchg_buf_size(ok_end) == 0);
   xchg_buf *whole = xchg_buf_slice(b, 0, 16);
-  CHECK(whole != NULL);
-  CHECK(xchg_buf_slice(b, 17, 0) == NULL);
-  CHECK(xchg_buf_slice(b, 8, 9) == NULL);
-  CHECK(xchg_buf_slice(b, 1, SIZE_MAX) == NULL); /* offset+size wraps around */
-  CHECK(xchg_buf_slice(b, SIZE_MAX, 2) == NULL);
-  CHECK(xchg_buf_slice(NULL, 0, 0) == NULL);
+  TU_EXPECT(whole != NULL);
+  TU_EXPECT(xchg_buf_slice(b, 17, 0) == NULL);
+  TU_EXPECT(xchg_buf_slice(b, 8, 9) == NULL);
+  TU_EXPECT(xchg_buf_slice(b, 1, SIZE_MAX) == NULL); /* offset+size wraps around */
+  TU_EXPECT(xchg_buf_slice(b, SIZE_MAX, 2) == NULL);
+  TU_EXPECT(xchg_buf_slice(NULL, 0, 0) == NULL);
   xchg_buf_unref(ok_end);
   xchg_buf_unref(whole);
   xchg_buf_unref(b);
@@ -129,35 +120,35 @@ static void test_wrap_release_once(void) {
   static const char text[] = "borrowed bytes";
   release_record rec = {0, NULL, 0};
   xchg_buf *w = xchg_buf_wrap(text, sizeof text, record_release, &rec);
-  CHECK(w != NULL);
+  TU_EXPECT(w != NULL);
   if (w == NULL) return;
-  CHECK(xchg_buf_data(w) == (const uint8_t *)text);
-  CHECK(xchg_buf_allocated_bytes() == bytes0); /* wrapping allocates no data */
+  TU_EXPECT(xchg_buf_data(w) == (const uint8_t *)text);
+  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0); /* wrapping allocates no data */
   xchg_buf *extra = xchg_buf_ref(w);
-  CHECK(extra == w);
+  TU_EXPECT(extra == w);
   xchg_buf *s = xchg_buf_slice(w, 9, 5);
-  CHECK(s != NULL && memcmp(xchg_buf_data(s), "bytes", 5) == 0);
+  TU_EXPECT(s != NULL && memcmp(xchg_buf_data(s), "bytes", 5) == 0);
   xchg_buf_unref(w);
   xchg_buf_unref(extra);
-  CHECK(rec.calls == 0); /* the slice still holds it */
+  TU_EXPECT(rec.calls == 0); /* the slice still holds it */
   xchg_buf_unref(s);
-  CHECK(rec.calls == 1);
-  CHECK(rec.data == text && rec.size == sizeof text);
-  CHECK(xchg_buf_live_count() == live0);
+  TU_EXPECT(rec.calls == 1);
+  TU_EXPECT(rec.data == text && rec.size == sizeof text);
+  TU_EXPECT(xchg_buf_live_count() == live0);
 
   /* No release callback: static memory. */
   xchg_buf *st = xchg_buf_wrap(text, 3, NULL, NULL);
-  CHECK(st != NULL && xchg_buf_size(st) == 3);
+  TU_EXPECT(st != NULL && xchg_buf_size(st) == 3);
   xchg_buf_unref(st);
-  CHECK(xchg_buf_live_count() == live0);
-  CHECK(xchg_buf_ref(NULL) == NULL);
+  TU_EXPECT(xchg_buf_live_count() == live0);
+  TU_EXPECT(xchg_buf_ref(NULL) == NULL);
   xchg_buf_unref(NULL);
 }
 
 static void test_fail_nth_alloc(void) {
   int64_t live0 = xchg_buf_live_count();
   xchg_buf *keep = xchg_buf_alloc(8);
-  CHECK(keep != NULL);
+  TU_EXPECT(keep != NULL);
   if (keep == NULL) return;
 
   xchg_buf_fail_nth_alloc(3);
@@ -165,7 +156,7 @@ static void test_fail_nth_alloc(void) {
   xchg_buf *a2 = xchg_buf_slice(keep, 0, 4); /* 2nd: succeeds */
   xchg_buf *a3 = xchg_buf_calloc(8);      /* 3rd: injected failure */
   xchg_buf *a4 = xchg_buf_alloc(8);       /* the hook fired once, then is off */
-  CHECK(a1 != NULL && a2 != NULL && a3 == NULL && a4 != NULL);
+  TU_EXPECT(a1 != NULL && a2 != NULL && a3 == NULL && a4 != NULL);
   xchg_buf_unref(a1);
   xchg_buf_unref(a2);
   xchg_buf_unref(a3);
@@ -173,39 +164,39 @@ static void test_fail_nth_alloc(void) {
 
   /* Each entry point honours the hook. */
   xchg_buf_fail_nth_alloc(1);
-  CHECK(xchg_buf_alloc(1) == NULL);
+  TU_EXPECT(xchg_buf_alloc(1) == NULL);
   xchg_buf_fail_nth_alloc(1);
-  CHECK(xchg_buf_calloc(1) == NULL);
+  TU_EXPECT(xchg_buf_calloc(1) == NULL);
   xchg_buf_fail_nth_alloc(1);
-  CHECK(xchg_buf_slice(keep, 0, 1) == NULL);
+  TU_EXPECT(xchg_buf_slice(keep, 0, 1) == NULL);
   xchg_buf_fail_nth_alloc(1);
-  CHECK(xchg_buf_wrap("x", 1, NULL, NULL) == NULL);
+  TU_EXPECT(xchg_buf_wrap("x", 1, NULL, NULL) == NULL);
 
   /* 0 disables a pending failure. */
   xchg_buf_fail_nth_alloc(1);
   xchg_buf_fail_nth_alloc(0);
   xchg_buf *b = xchg_buf_alloc(1);
-  CHECK(b != NULL);
+  TU_EXPECT(b != NULL);
   xchg_buf_unref(b);
 
   xchg_buf_unref(keep);
-  CHECK(xchg_buf_live_count() == live0);
+  TU_EXPECT(xchg_buf_live_count() == live0);
 }
 
 static void test_huge_alloc_fails_cleanly(void) {
   int64_t bytes0 = xchg_buf_allocated_bytes();
-  CHECK(xchg_buf_alloc(SIZE_MAX) == NULL);
-  CHECK(xchg_buf_alloc(SIZE_MAX - 10) == NULL);
-  CHECK(xchg_buf_allocated_bytes() == bytes0);
+  TU_EXPECT(xchg_buf_alloc(SIZE_MAX) == NULL);
+  TU_EXPECT(xchg_buf_alloc(SIZE_MAX - 10) == NULL);
+  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
 }
 
 static void test_error_messages(void) {
   xchg_error err;
-  CHECK(xchg_errorf(&err, XCHG_EFORMAT, "bad length %d at byte %lld", -3, 17LL) == XCHG_EFORMAT);
-  CHECK(strcmp(err.message, "bad length -3 at byte 17") == 0);
+  TU_EXPECT(xchg_errorf(&err, XCHG_EFORMAT, "bad length %d at byte %lld", -3, 17LL) == XCHG_EFORMAT);
+  TU_EXPECT(strcmp(err.message, "bad length -3 at byte 17") == 0);
   xchg_error_prefix(&err, "message %d: ", 4);
-  CHECK(strcmp(err.message, "message 4: bad length -3 at byte 17") == 0);
-  CHECK(xchg_errorf(NULL, XCHG_EIO, "ignored %s", "x") == XCHG_EIO);
+  TU_EXPECT(strcmp(err.message, "message 4: bad length -3 at byte 17") == 0);
+  TU_EXPECT(xchg_errorf(NULL, XCHG_EIO, "ignored %s", "x") == XCHG_EIO);
   xchg_error_prefix(NULL, "ignored");
 
   /* Over-long messages are truncated and stay terminated. */
@@ -213,20 +204,20 @@ static void test_error_messages(void) {
   memset(big, 'x', sizeof big - 1);
   big[sizeof big - 1] = '\0';
   xchg_errorf(&err, XCHG_EINVAL, "%s", big);
-  CHECK(strlen(err.message) == XCHG_ERROR_MESSAGE_SIZE - 1);
+  TU_EXPECT(strlen(err.message) == XCHG_ERROR_MESSAGE_SIZE - 1);
   xchg_error_prefix(&err, "ctx: ");
-  CHECK(strlen(err.message) == XCHG_ERROR_MESSAGE_SIZE - 1);
-  CHECK(strncmp(err.message, "ctx: xxx", 8) == 0);
+  TU_EXPECT(strlen(err.message) == XCHG_ERROR_MESSAGE_SIZE - 1);
+  TU_EXPECT(strncmp(err.message, "ctx: xxx", 8) == 0);
   xchg_errorf(&err, XCHG_EINVAL, "tail");
   xchg_error_prefix(&err, "%s", big);
-  CHECK(strlen(err.message) == XCHG_ERROR_MESSAGE_SIZE - 1);
+  TU_EXPECT(strlen(err.message) == XCHG_ERROR_MESSAGE_SIZE - 1);
 
-  CHECK(strcmp(xchg_status_name(XCHG_OK), "ok") == 0);
+  TU_EXPECT(strcmp(xchg_status_name(XCHG_OK), "ok") == 0);
   const xchg_status all[] = {XCHG_EINVAL, XCHG_ENOMEM, XCHG_EIO, XCHG_EFORMAT,
                              XCHG_ENOTSUP, XCHG_ECANCELLED, XCHG_ELIMIT};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-    for (size_t j = 0; j < i; j++) CHECK(strcmp(xchg_status_name(all[i]), xchg_status_name(all[j])) != 0);
-    CHECK(strcmp(xchg_status_name(all[i]), xchg_status_name((xchg_status)99)) != 0);
+    for (size_t j = 0; j < i; j++) TU_EXPECT(strcmp(xchg_status_name(all[i]), xchg_status_name(all[j])) != 0);
+    TU_EXPECT(strcmp(xchg_status_name(all[i]), xchg_status_name((xchg_status)99)) != 0);
   }
 }
 
@@ -241,12 +232,7 @@ int main(void) {
   test_fail_nth_alloc();
   test_huge_alloc_fails_cleanly();
   test_error_messages();
-  CHECK(xchg_buf_allocated_bytes() == bytes0);
-  CHECK(xchg_buf_live_count() == live0);
-  if (failures) {
-    fprintf(stderr, "test_buf: %d check(s) failed\n", failures);
-    return 1;
-  }
-  printf("test_buf: ok\n");
-  return 0;
+  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
+  TU_EXPECT(xchg_buf_live_count() == live0);
+  return tu_finish("test_buf");
 }

@@ -33,7 +33,6 @@
  * writer renumbered them: see ipc_ids_differ_from_json).
  * A self-check proves that the comparison can fail.  Prints one line per
  * check and "N passed, M failed"; exits 1 on any failure. */
-#include <dirent.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
@@ -46,6 +45,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "support/testutil.h"
 #include "xchg/stream.h"
 #include "xchg/writer.h"
 #include "xchg/xchg.h"
@@ -53,14 +53,14 @@
 #define MSG_SIZE 1024
 
 static const char *cli;
-static int n_passed, n_failed;
+static tu_tally tally;
 
 static void report(bool ok, const char *what, const char *detail) {
   if (ok) {
-    n_passed++;
+    tally.passed++;
     printf("ok    %s\n", what);
   } else {
-    n_failed++;
+    tally.failed++;
     printf("FAIL  %s: %s\n", what, detail);
   }
   fflush(stdout);
@@ -520,37 +520,25 @@ static int compare_names(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool has_suffix(const char *s, const char *suffix) {
-  size_t ls = strlen(s), lx = strlen(suffix);
-  return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+/* What list_files collects, and where. */
+typedef struct file_filter {
+  const char *suffix1, *suffix2; /* suffix1 NULL: every file */
+  name_list *out;
+} file_filter;
+
+static void add_if_wanted(const char *path, void *ctx) {
+  file_filter *f = ctx;
+  if (f->suffix1 && !tu_has_suffix(path, f->suffix1) && !(f->suffix2 && tu_has_suffix(path, f->suffix2))) return;
+  char **grown = realloc(f->out->items, (f->out->n + 1) * sizeof *grown);
+  if (grown == NULL) return;
+  f->out->items = grown;
+  f->out->items[f->out->n++] = strdup(path);
 }
 
-/* Regular files two levels under root (root/<dir>/<file>), sorted;
- * suffix NULL: every file. */
+/* Files under root ending with suffix1 or suffix2, sorted by path. */
 static void list_files(const char *root, const char *suffix1, const char *suffix2, name_list *out) {
-  DIR *top = opendir(root);
-  if (top == NULL) return;
-  struct dirent *d;
-  while ((d = readdir(top)) != NULL) {
-    if (d->d_name[0] == '.') continue;
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/%s", root, d->d_name);
-    DIR *sub = opendir(dir);
-    if (sub == NULL) continue;
-    struct dirent *f;
-    while ((f = readdir(sub)) != NULL) {
-      if (f->d_name[0] == '.') continue;
-      if (suffix1 && !has_suffix(f->d_name, suffix1) && !(suffix2 && has_suffix(f->d_name, suffix2))) continue;
-      char path[8192];
-      snprintf(path, sizeof path, "%s/%s", dir, f->d_name);
-      char **grown = realloc(out->items, (out->n + 1) * sizeof *grown);
-      if (grown == NULL) continue;
-      out->items = grown;
-      out->items[out->n++] = strdup(path);
-    }
-    closedir(sub);
-  }
-  closedir(top);
+  file_filter filter = {suffix1, suffix2, out};
+  tu_walk(root, NULL, add_if_wanted, &filter);
   if (out->n > 0) qsort(out->items, out->n, sizeof *out->items, compare_names);
 }
 
@@ -1370,23 +1358,9 @@ static void check_dictionary_changes(void) {
 
 /* ---- stream codecs around the IPC data ------------------------------------------------ */
 
-typedef struct bytes {
-  uint8_t *data;
-  size_t size;
-} bytes;
-
-static bool read_whole(const char *path, bytes *out) {
-  memset(out, 0, sizeof *out);
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return false;
-  out->data = (uint8_t *)read_stream(f, &out->size);
-  fclose(f);
-  return out->data != NULL;
-}
-
 /* Appends `copies` streams of codec (Comet blocks), each wrapping all of ipc,
  * to the file at path (truncated first). */
-static bool write_wrapped(const char *path, xchg_stream_codec codec, const bytes *ipc, int copies, char *msg) {
+static bool write_wrapped(const char *path, xchg_stream_codec codec, const tu_bytes *ipc, int copies, char *msg) {
   FILE *f = fopen(path, "wb");
   if (f == NULL) return snprintf(msg, MSG_SIZE, "cannot write %s", path), false;
   bool ok = true;
@@ -1443,10 +1417,11 @@ static void check_codecs_on(const char *gold_root, const char *file, const char 
   snprintf(ipc_path, sizeof ipc_path, "%s/%s", gold_root, file);
   gold_json_path(ipc_path, json_path, sizeof json_path);
   json_t *gold = load_gz_json(json_path, msg);
-  bytes ipc;
-  if (gold == NULL || !read_whole(ipc_path, &ipc)) {
+  tu_bytes ipc = tu_read_bytes(ipc_path);
+  if (gold == NULL || ipc.data == NULL) {
     report(false, file, gold ? "cannot read the gold stream" : msg);
     json_decref(gold);
+    free(ipc.data);
     return;
   }
   for (size_t c = 0; c < sizeof wrapping_codecs / sizeof wrapping_codecs[0]; c++) {
@@ -1482,7 +1457,7 @@ static void check_codecs_on(const char *gold_root, const char *file, const char 
 
 /* inspect on a wrapped input names the codec and shows every IPC stream,
  * each from its schema message (#0) on. */
-static void check_codec_inspect(const bytes *ipc, json_t *gold, const char *tmp) {
+static void check_codec_inspect(const tu_bytes *ipc, json_t *gold, const char *tmp) {
   char msg[MSG_SIZE] = "", args[4300], want[256];
   run_result r;
   if (!write_wrapped(tmp, XCHG_STREAM_LZ4_JAVA, ipc, 2, msg)) {
@@ -1503,7 +1478,7 @@ static void check_codec_inspect(const bytes *ipc, json_t *gold, const char *tmp)
 }
 
 /* Wrong codecs, mixed schemas and cut input end in clean errors. */
-static void check_codec_errors(const char *gold_root, const bytes *ipc, const char *tmp) {
+static void check_codec_errors(const char *gold_root, const tu_bytes *ipc, const char *tmp) {
   char msg[MSG_SIZE] = "", args[9000];
   run_result r;
   if (write_wrapped(tmp, XCHG_STREAM_LZ4_JAVA, ipc, 1, msg)) {
@@ -1513,8 +1488,8 @@ static void check_codec_errors(const char *gold_root, const bytes *ipc, const ch
       report(r.exit_code == 1 && strncmp(r.err, "xchg: ", 6) == 0, "--codec zstd on lz4-java input: exit 1", msg);
       run_result_free(&r);
     }
-    bytes wrapped;
-    if (read_whole(tmp, &wrapped)) {
+    tu_bytes wrapped = tu_read_bytes(tmp);
+    if (wrapped.data != NULL) {
       FILE *f = fopen(tmp, "wb");
       if (f != NULL) {
         fwrite(wrapped.data, 1, wrapped.size / 2, f);
@@ -1533,8 +1508,8 @@ static void check_codec_errors(const char *gold_root, const bytes *ipc, const ch
   /* Comet blocks of two different schemas cannot print as one table. */
   char other_path[8192];
   snprintf(other_path, sizeof other_path, "%s/1.0.0-littleendian/generated_primitive.stream", gold_root);
-  bytes other;
-  if (read_whole(other_path, &other) && write_wrapped(tmp, XCHG_STREAM_COMET, ipc, 1, msg)) {
+  tu_bytes other = tu_read_bytes(other_path);
+  if (other.data != NULL && write_wrapped(tmp, XCHG_STREAM_COMET, ipc, 1, msg)) {
     xchg_buf *block = NULL;
     xchg_error err = {{0}};
     FILE *f = fopen(tmp, "ab");
@@ -1576,14 +1551,14 @@ static void check_codecs(const char *gold_root) {
   snprintf(ipc_path, sizeof ipc_path, "%s/1.0.0-littleendian/generated_dictionary.stream", gold_root);
   gold_json_path(ipc_path, json_path, sizeof json_path);
   json_t *gold = load_gz_json(json_path, msg);
-  bytes ipc;
-  if (gold != NULL && read_whole(ipc_path, &ipc)) {
+  tu_bytes ipc = tu_read_bytes(ipc_path);
+  if (gold != NULL && ipc.data != NULL) {
     check_codec_inspect(&ipc, gold, tmp);
     check_codec_errors(gold_root, &ipc, tmp);
-    free(ipc.data);
   } else {
     report(false, "generated_dictionary.stream", gold ? "cannot read it" : msg);
   }
+  free(ipc.data);
   json_decref(gold);
   unlink(tmp);
 }
@@ -1717,6 +1692,5 @@ int main(void) {
   check_typed();
   check_dictionary_changes();
   check_codecs(gold_root);
-  printf("%d passed, %d failed\n", n_passed, n_failed);
-  return n_failed == 0 ? 0 : 1;
+  return tu_tally_report(&tally);
 }

@@ -17,9 +17,7 @@
  *     JSON; it also leaves every body 4 bytes off its 8-byte alignment,
  *     which the reader must repair by copying.
  * Prints "N passed, M failed"; exits 1 on any failure. */
-#include <dirent.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,14 +39,8 @@ static void report(int ok, const char *what, const char *file, const char *msg) 
   }
 }
 
-static int failf(char *msg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int failf(char *msg, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, MSG_SIZE, fmt, ap);
-  va_end(ap);
-  return -1;
-}
+/* The message into msg (MSG_SIZE bytes), then -1. */
+#define failf(msg, ...) tu_failf(msg, MSG_SIZE, __VA_ARGS__)
 
 /* A reader over a copy of the bytes in memory, with options. */
 static xchg_ipc_reader *open_mem(const uint8_t *data, size_t size, const xchg_read_options *opts,
@@ -192,11 +184,13 @@ static int count_read(const gold *g, const int64_t *column, counter *c, char *ms
  * would be larger. */
 static int check_decompression_counts(const gold *g, int64_t n_columns, char *msg) {
   counter whole = {0, 0}, sum = {0, 0};
-  int64_t calls_before = xchg_block_decompress_calls();
+  int64_t calls_before = xchg_block_decompress_calls(), bytes_before = xchg_block_decompressed_bytes();
   if (count_read(g, NULL, &whole, msg) != 0) return -1;
-  if (xchg_block_decompress_calls() - calls_before != whole.calls)
-    return failf(msg, "the hook saw %" PRId64 " decompressions, the codec counted %" PRId64,
-                 whole.calls, xchg_block_decompress_calls() - calls_before);
+  if (xchg_block_decompress_calls() - calls_before != whole.calls ||
+      xchg_block_decompressed_bytes() - bytes_before != whole.bytes)
+    return failf(msg, "the hook saw %" PRId64 " decompressions (%" PRId64 " bytes), the codec counted %"
+                 PRId64 " (%" PRId64 ")", whole.calls, whole.bytes, xchg_block_decompress_calls() - calls_before,
+                 xchg_block_decompressed_bytes() - bytes_before);
   if (whole.calls == 0) return failf(msg, "a compressed file decompressed nothing");
   for (int64_t c = 0; c < n_columns; c++) {
     counter one = {0, 0};

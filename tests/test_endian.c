@@ -20,15 +20,9 @@
 #include "support/array_equal.h"
 #include "support/arrow_json.h"
 #include "support/roundtrip.h"
+#include "support/testutil.h"
 
 #define MSG 2048
-
-static int failures;
-
-static void fail(const char *what, const char *msg) {
-  failures++;
-  fprintf(stderr, "FAIL %s: %s\n", what, msg);
-}
 
 static int check_be(const struct ArrowSchema *schema, const struct ArrowArray *batches, int64_t n,
                     arrow_json *doc, xchg_ipc_format format, xchg_block_codec codec, char *msg) {
@@ -56,29 +50,22 @@ static const xchg_ipc_format formats[] = {XCHG_IPC_STREAM, XCHG_IPC_FILE};
 static const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_ZSTD};
 
 static void check_gold(const char *json_path) {
-  char msg[MSG], what[600], ipc[4096];
+  char msg[MSG], what[600];
   const char *name = strrchr(json_path, '/') + 1;
   arrow_json *doc;
-  if (arrow_json_load(json_path, &doc, msg, MSG) != 0) {
-    fail(json_path, msg);
+  rt_data src;
+  if (rt_load_gold(json_path, &doc, &src, msg, MSG) != 0) {
+    tu_fail(json_path, msg);
     return;
   }
-  snprintf(ipc, sizeof ipc, "%.*s.stream", (int)(strlen(json_path) - 8), json_path);
-  rt_data src = {0};
-  if (rt_read_file(ipc, &src, msg, MSG) != 0) {
-    fail(ipc, msg);
-  } else {
-    if (arrow_json_compare_schema(doc, &src.schema, msg, MSG) != 0)
-      arrow_json_accept_canonical_map_names(doc, 1);
-    int before = failures;
-    for (int f = 0; f < 2; f++)
-      for (int c = 0; c < 2; c++) {
-        snprintf(what, sizeof what, "%s [big-endian %s, %s]", name, f ? "file" : "stream",
-                 xchg_block_codec_name(codecs[c]));
-        if (check_be(&src.schema, src.batches, src.n, doc, formats[f], codecs[c], msg) != 0) fail(what, msg);
-      }
-    printf("%s %s\n", failures == before ? "ok  " : "FAIL", name);
-  }
+  int before = tu_failures;
+  for (int f = 0; f < 2; f++)
+    for (int c = 0; c < 2; c++) {
+      snprintf(what, sizeof what, "%s [big-endian %s, %s]", name, f ? "file" : "stream",
+               xchg_block_codec_name(codecs[c]));
+      if (check_be(&src.schema, src.batches, src.n, doc, formats[f], codecs[c], msg) != 0) tu_fail(what, msg);
+    }
+  printf("%s %s\n", tu_failures == before ? "ok  " : "FAIL", name);
   rt_data_free(&src);
   arrow_json_free(doc);
 }
@@ -94,7 +81,7 @@ static void check_sample(void) {
   struct ArrowArray *batch;
   rt_sample(&schema, &batch);
   char msg[MSG], what[256];
-  int before = failures;
+  int before = tu_failures;
   static const int64_t cuts[3][2] = {{0, RT_SAMPLE_ROWS}, {1, 3}, {3, 3}};
   for (int f = 0; f < 2; f++)
     for (int c = 0; c < 2; c++)
@@ -104,7 +91,7 @@ static void check_sample(void) {
         slice.length = cuts[s][1];
         snprintf(what, sizeof what, "sample [big-endian %s, %s, rows %lld+%lld]", f ? "file" : "stream",
                  xchg_block_codec_name(codecs[c]), (long long)slice.offset, (long long)slice.length);
-        if (check_be(schema, &slice, 1, NULL, formats[f], codecs[c], msg) != 0) fail(what, msg);
+        if (check_be(schema, &slice, 1, NULL, formats[f], codecs[c], msg) != 0) tu_fail(what, msg);
       }
   /* The dec64 column's first value, -123456789012345, as stored. */
   const int64_t v = -123456789012345LL;
@@ -117,32 +104,25 @@ static void check_sample(void) {
   for (int big = 0; big < 2; big++) {
     o.big_endian = big;
     if (rt_write(schema, batch, 1, &o, &out[big], msg, MSG) != 0) {
-      fail("byte order", msg);
+      tu_fail("byte order", msg);
       return;
     }
   }
   const uint8_t *lp = xchg_buf_data(out[0]), *bp = xchg_buf_data(out[1]);
   size_t ln = xchg_buf_size(out[0]), bn = xchg_buf_size(out[1]);
-  if (!contains(lp, ln, le, 8) || contains(lp, ln, be, 8)) fail("byte order", "little-endian output lacks the little-endian value");
-  if (!contains(bp, bn, be, 8) || contains(bp, bn, le, 8)) fail("byte order", "big-endian output does not hold the value big-endian");
+  if (!contains(lp, ln, le, 8) || contains(lp, ln, be, 8)) tu_fail("byte order", "little-endian output lacks the little-endian value");
+  if (!contains(bp, bn, be, 8) || contains(bp, bn, le, 8)) tu_fail("byte order", "big-endian output does not hold the value big-endian");
   xchg_buf_unref(out[0]);
   xchg_buf_unref(out[1]);
-  printf("%s hand-built sample, big-endian, and the byte order on the wire\n", failures == before ? "ok  " : "FAIL");
+  printf("%s hand-built sample, big-endian, and the byte order on the wire\n", tu_failures == before ? "ok  " : "FAIL");
 }
 
 int main(int argc, char **argv) {
-  const char *root = getenv("XCHG_TESTDATA");
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s/arrow-gold", argc > 1 ? argv[1] : root ? root : "../shared/testdata");
   char **paths;
   size_t n;
-  if (rt_find_gold(dir, &paths, &n) != 0 || n == 0) {
-    fprintf(stderr, "no gold files under %s\n", dir);
-    return 1;
-  }
+  if (rt_find_gold_for_main(argc, argv, &paths, &n) != 0) return 1;
   for (size_t i = 0; i < n; i++) check_gold(paths[i]);
   check_sample();
   rt_free_paths(paths, n);
-  printf("%s\n", failures ? "FAILED" : "all big-endian round trips passed");
-  return failures ? 1 : 0;
+  return tu_verdict("all big-endian round trips passed");
 }

@@ -23,13 +23,11 @@
  * as mismatches.  Types the gold files lack (float16, decimal32/64,
  * month_day_nano, views, list views, run-end encoding) are checked on arrays
  * built by hand from the format specification. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,115 +35,17 @@
 #include <unistd.h>
 
 #include "support/arrow_json.h"
+#include "support/roundtrip.h"
+#include "support/testutil.h"
 #include "xchg/xchg.h"
 
 #define MSG_SIZE 2048
 
 /* ------------------------------------------------------------------------ */
-/* Finding the gold files                                                    */
-
-typedef struct path_list {
-  char **items;
-  size_t n, cap;
-} path_list;
-
-static int ends_with(const char *s, const char *suffix) {
-  size_t ls = strlen(s), lx = strlen(suffix);
-  return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
-}
-
-static int path_list_add(path_list *list, const char *path) {
-  if (list->n == list->cap) {
-    size_t cap = list->cap ? 2 * list->cap : 64;
-    char **items = realloc(list->items, cap * sizeof(*items));
-    if (!items) return -1;
-    list->items = items;
-    list->cap = cap;
-  }
-  if (!(list->items[list->n] = strdup(path))) return -1;
-  list->n++;
-  return 0;
-}
-
-static void path_list_free(path_list *list) {
-  for (size_t i = 0; i < list->n; i++) free(list->items[i]);
-  free(list->items);
-}
-
-/* Every generated_*.json.gz under dir, at any depth. */
-static int find_gold_json(const char *dir, path_list *out) {
-  DIR *d = opendir(dir);
-  if (!d) {
-    fprintf(stderr, "cannot open directory %s: %s\n", dir, strerror(errno));
-    return -1;
-  }
-  int rc = 0;
-  struct dirent *e;
-  while (rc == 0 && (e = readdir(d)) != NULL) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    char path[4096];
-    struct stat st;
-    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-    if (lstat(path, &st) != 0) continue;
-    if (S_ISDIR(st.st_mode)) rc = find_gold_json(path, out);
-    else if (S_ISREG(st.st_mode) && strncmp(e->d_name, "generated_", 10) == 0 &&
-             ends_with(e->d_name, ".json.gz"))
-      rc = path_list_add(out, path);
-  }
-  closedir(d);
-  return rc;
-}
-
-static int compare_strings(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int read_whole_file(const char *path, uint8_t **data, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return -1;
-  size_t cap = 1 << 16, len = 0;
-  uint8_t *buf = malloc(cap);
-  while (buf) {
-    if (len == cap) {
-      uint8_t *bigger = realloc(buf, cap * 2);
-      if (!bigger) break;
-      buf = bigger;
-      cap *= 2;
-    }
-    size_t got = fread(buf + len, 1, cap - len, f);
-    len += got;
-    if (got == 0) {
-      int bad = ferror(f);
-      fclose(f);
-      if (bad) {
-        free(buf);
-        return -1;
-      }
-      *data = buf;
-      *size = len;
-      return 0;
-    }
-  }
-  free(buf);
-  fclose(f);
-  return -1;
-}
-
-/* ------------------------------------------------------------------------ */
 /* Reading one IPC file and comparing it with its JSON                       */
 
-static int failf(char *msg, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static int failf(char *msg, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, MSG_SIZE, fmt, ap);
-  va_end(ap);
-  return -1;
-}
+/* The message into msg (MSG_SIZE bytes), then -1. */
+#define failf(msg, ...) tu_failf(msg, MSG_SIZE, __VA_ARGS__)
 
 static void release_schema(struct ArrowSchema *s) {
   if (s->release) s->release(s);
@@ -856,7 +756,8 @@ static void check_ipc_file(arrow_json *doc, const char *path, const char *shown,
   uint8_t *data = NULL;
   size_t size = 0;
   int64_t live_before = xchg_buf_live_count();
-  int rc = read_whole_file(path, &data, &size);
+  data = tu_read_file(path, &size);
+  int rc = data != NULL ? 0 : -1;
   if (rc != 0) failf(msg, "cannot read the file");
   /* Trusted-input validation must not change what is decoded; nor must
    * decoding on a pool, with every buffer a task and batches read ahead. */
@@ -906,9 +807,12 @@ int main(int argc, char **argv) {
   }
   signal(SIGPIPE, SIG_IGN); /* the pipe feeder sees EPIPE if a reader stops early */
 
-  path_list jsons = {0};
-  if (find_gold_json(dir, &jsons) != 0) return 1;
-  qsort(jsons.items, jsons.n, sizeof(char *), compare_strings);
+  char **jsons;
+  size_t njsons;
+  if (rt_find_gold(dir, &jsons, &njsons) != 0) {
+    fprintf(stderr, "cannot list the gold files under %s\n", dir);
+    return 1;
+  }
   totals t = {0};
   t.pool = xchg_pool_create(3);
   if (!t.pool) {
@@ -925,8 +829,8 @@ int main(int argc, char **argv) {
     t.failed++;
   }
   size_t dirlen = strlen(dir);
-  for (size_t i = 0; i < jsons.n; i++) {
-    const char *json_path = jsons.items[i];
+  for (size_t i = 0; i < njsons; i++) {
+    const char *json_path = jsons[i];
     const char *shown_json = json_path + dirlen + (json_path[dirlen] == '/');
     arrow_json *doc;
     char msg[MSG_SIZE];
@@ -952,7 +856,7 @@ int main(int argc, char **argv) {
     }
     arrow_json_free(doc);
   }
-  path_list_free(&jsons);
+  rt_free_paths(jsons, njsons);
   if (t.pool) xchg_pool_destroy(t.pool);
 
   if (t.passed + t.failed == 0) {

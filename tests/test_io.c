@@ -10,26 +10,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "support/testutil.h"
 #include "xchg/io.h"
 
-static int failures;
-
-#define CHECK(cond)                                                             \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                                               \
-    }                                                                           \
-  } while (0)
-
-#define CHECK_OK(call)                                                            \
-  do {                                                                            \
-    xchg_status s_ = (call);                                                      \
-    if (s_ != XCHG_OK) {                                                          \
-      fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #call,    \
-              xchg_status_name(s_), err.message);                                 \
-      failures++;                                                                 \
-    }                                                                             \
+#define CHECK_OK(call)                                                                  \
+  do {                                                                                  \
+    xchg_status s_ = (call);                                                            \
+    if (s_ != XCHG_OK)                                                                  \
+      tu_fail_at(__FILE__, __LINE__, "%s failed: %s: %s", #call, xchg_status_name(s_), \
+                 err.message);                                                          \
   } while (0)
 
 /* Deterministic, non-repeating bytes, so that a read from the wrong offset
@@ -76,71 +65,71 @@ static void check_truncation_message(const xchg_error *err, unsigned long long o
   snprintf(want_missing, sizeof want_missing, "(%llu missing)", missing);
   int ok = strstr(err->message, want_offset) != NULL && strstr(err->message, want_missing) != NULL;
   if (!ok) fprintf(stderr, "  unexpected message: %s\n", err->message);
-  CHECK(ok);
+  TU_EXPECT(ok);
 }
 
 /* The same checks for every random-access source over the pattern of size n. */
 static void check_random_access(xchg_source *src, size_t n, int zero_copy) {
   xchg_error err = {{0}};
-  CHECK(xchg_source_size(src) == (int64_t)n);
-  CHECK(xchg_source_position(src) == 0);
+  TU_EXPECT(xchg_source_size(src) == (int64_t)n);
+  TU_EXPECT(xchg_source_position(src) == 0);
   uint8_t head[100];
   size_t got = 0;
   CHECK_OK(xchg_source_read(src, head, sizeof head, &got, &err));
-  CHECK(got == sizeof head && pattern_matches(head, 0, got));
-  CHECK(xchg_source_position(src) == 100);
+  TU_EXPECT(got == sizeof head && pattern_matches(head, 0, got));
+  TU_EXPECT(xchg_source_position(src) == 100);
 
   CHECK_OK(xchg_source_skip(src, 1000, &err));
-  CHECK(xchg_source_position(src) == 1100);
+  TU_EXPECT(xchg_source_position(src) == 1100);
   xchg_buf *b = NULL;
   CHECK_OK(xchg_source_read_buf(src, 5000, &b, &err));
-  CHECK(b != NULL && xchg_buf_size(b) == 5000 && pattern_matches(xchg_buf_data(b), 1100, 5000));
-  CHECK(xchg_source_position(src) == 6100);
+  TU_EXPECT(b != NULL && xchg_buf_size(b) == 5000 && pattern_matches(xchg_buf_data(b), 1100, 5000));
+  TU_EXPECT(xchg_source_position(src) == 6100);
   if (zero_copy) {
     xchg_buf *whole = xchg_source_memory(src);
-    CHECK(whole != NULL);
+    TU_EXPECT(whole != NULL);
     if (whole != NULL && b != NULL) {
-      CHECK(xchg_buf_data(b) == xchg_buf_data(whole) + 1100); /* a slice, not a copy */
+      TU_EXPECT(xchg_buf_data(b) == xchg_buf_data(whole) + 1100); /* a slice, not a copy */
       xchg_buf_unref(whole);
     }
   } else {
-    CHECK(xchg_source_memory(src) == NULL);
-    CHECK(b != NULL && (uintptr_t)xchg_buf_data(b) % XCHG_ALIGNMENT == 0);
+    TU_EXPECT(xchg_source_memory(src) == NULL);
+    TU_EXPECT(b != NULL && (uintptr_t)xchg_buf_data(b) % XCHG_ALIGNMENT == 0);
   }
   xchg_buf_unref(b);
 
   /* Backwards, then to the very end. */
   CHECK_OK(xchg_source_seek(src, 7, &err));
   CHECK_OK(xchg_source_read(src, head, 3, &got, &err));
-  CHECK(got == 3 && pattern_matches(head, 7, 3));
+  TU_EXPECT(got == 3 && pattern_matches(head, 7, 3));
   CHECK_OK(xchg_source_seek(src, n - 10, &err));
   CHECK_OK(xchg_source_read(src, head, sizeof head, &got, &err));
-  CHECK(got == 10 && pattern_matches(head, n - 10, 10));
+  TU_EXPECT(got == 10 && pattern_matches(head, n - 10, 10));
   CHECK_OK(xchg_source_read(src, head, sizeof head, &got, &err));
-  CHECK(got == 0);
-  CHECK(xchg_source_seek(src, (uint64_t)n + 1, &err) == XCHG_EIO);
+  TU_EXPECT(got == 0);
+  TU_EXPECT(xchg_source_seek(src, (uint64_t)n + 1, &err) == XCHG_EIO);
 
   /* A read_buf running past the end fails, names offset and shortfall, and
    * allocates nothing that stays. */
   CHECK_OK(xchg_source_seek(src, n - 20, &err));
   int64_t bytes0 = xchg_buf_allocated_bytes();
   b = NULL;
-  CHECK(xchg_source_read_buf(src, 50, &b, &err) == XCHG_EIO);
-  CHECK(b == NULL);
+  TU_EXPECT(xchg_source_read_buf(src, 50, &b, &err) == XCHG_EIO);
+  TU_EXPECT(b == NULL);
   check_truncation_message(&err, n - 20, 30);
-  CHECK(xchg_buf_allocated_bytes() == bytes0);
-  CHECK(xchg_source_skip(src, 21, &err) == XCHG_EIO);
+  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
+  TU_EXPECT(xchg_source_skip(src, 21, &err) == XCHG_EIO);
   check_truncation_message(&err, n - 20, 1);
-  CHECK(xchg_source_position(src) == n - 20);
+  TU_EXPECT(xchg_source_position(src) == n - 20);
   CHECK_OK(xchg_source_skip(src, 20, &err));
-  CHECK(xchg_source_position(src) == n);
+  TU_EXPECT(xchg_source_position(src) == n);
 
   /* Allocation failures surface as ENOMEM, not as a crash or a short read. */
   CHECK_OK(xchg_source_seek(src, 0, &err));
   xchg_buf_fail_nth_alloc(1);
-  CHECK(xchg_source_read_buf(src, 64, &b, &err) == XCHG_ENOMEM);
+  TU_EXPECT(xchg_source_read_buf(src, 64, &b, &err) == XCHG_ENOMEM);
   xchg_buf_fail_nth_alloc(0);
-  CHECK(xchg_source_position(src) == 0);
+  TU_EXPECT(xchg_source_position(src) == 0);
 }
 
 static void test_buf_source(void) {
@@ -148,7 +137,7 @@ static void test_buf_source(void) {
   xchg_buf *buf = xchg_buf_alloc(n);
   for (size_t i = 0; i < n; i++) xchg_buf_mutable_data(buf)[i] = pattern_byte(i);
   xchg_source *src = xchg_source_from_buf(buf);
-  CHECK(src != NULL);
+  TU_EXPECT(src != NULL);
   xchg_buf_unref(buf); /* the source holds its own reference */
   if (src == NULL) return;
   check_random_access(src, n, 1);
@@ -160,6 +149,8 @@ typedef struct release_count {
 } release_count;
 
 static void count_release(void *ctx, const void *data, size_t size) {
+  (void)data;
+  (void)size;
   ((release_count *)ctx)->calls++;
 }
 
@@ -169,18 +160,18 @@ static void test_memory_source_release(void) {
   uint8_t *data = make_pattern(n);
   release_count rc = {0};
   xchg_source *src = xchg_source_from_memory(data, n, count_release, &rc);
-  CHECK(src != NULL);
+  TU_EXPECT(src != NULL);
   if (src == NULL) return;
   check_random_access(src, n, 1);
   CHECK_OK(xchg_source_seek(src, 4000, &err));
   xchg_buf *slice = NULL;
   CHECK_OK(xchg_source_read_buf(src, 16, &slice, &err));
-  CHECK(slice != NULL && xchg_buf_data(slice) == data + 4000);
+  TU_EXPECT(slice != NULL && xchg_buf_data(slice) == data + 4000);
   xchg_source_close(src);
-  CHECK(rc.calls == 0); /* the slice still points into the memory */
-  CHECK(slice != NULL && pattern_matches(xchg_buf_data(slice), 4000, 16));
+  TU_EXPECT(rc.calls == 0); /* the slice still points into the memory */
+  TU_EXPECT(slice != NULL && pattern_matches(xchg_buf_data(slice), 4000, 16));
   xchg_buf_unref(slice);
-  CHECK(rc.calls == 1);
+  TU_EXPECT(rc.calls == 1);
   free(data);
 }
 
@@ -198,12 +189,12 @@ static void test_mmap_file(void) {
     xchg_buf *slice = NULL;
     CHECK_OK(xchg_source_read_buf(src, 4096, &slice, &err));
     xchg_buf *whole = xchg_source_memory(src);
-    CHECK(whole != NULL && xchg_buf_size(whole) == n);
-    CHECK(slice != NULL && whole != NULL && xchg_buf_data(slice) >= xchg_buf_data(whole) &&
+    TU_EXPECT(whole != NULL && xchg_buf_size(whole) == n);
+    TU_EXPECT(slice != NULL && whole != NULL && xchg_buf_data(slice) >= xchg_buf_data(whole) &&
           xchg_buf_data(slice) + 4096 <= xchg_buf_data(whole) + n);
     xchg_buf_unref(whole);
     xchg_source_close(src);
-    CHECK(slice != NULL && pattern_matches(xchg_buf_data(slice), 123456, 4096));
+    TU_EXPECT(slice != NULL && pattern_matches(xchg_buf_data(slice), 123456, 4096));
     xchg_buf_unref(slice);
   }
   unlink(path);
@@ -234,13 +225,13 @@ static void test_empty_file(void) {
     xchg_source *src = NULL;
     CHECK_OK(xchg_source_open_file(path, (xchg_file_mode)mode, &src, &err));
     if (src == NULL) continue;
-    CHECK(xchg_source_size(src) == 0);
+    TU_EXPECT(xchg_source_size(src) == 0);
     xchg_buf *b = NULL;
     CHECK_OK(xchg_source_read_buf(src, 0, &b, &err));
-    CHECK(b != NULL && xchg_buf_size(b) == 0);
+    TU_EXPECT(b != NULL && xchg_buf_size(b) == 0);
     xchg_buf_unref(b);
     b = NULL;
-    CHECK(xchg_source_read_buf(src, 1, &b, &err) == XCHG_EIO && b == NULL);
+    TU_EXPECT(xchg_source_read_buf(src, 1, &b, &err) == XCHG_EIO && b == NULL);
     check_truncation_message(&err, 0, 1);
     xchg_source_close(src);
   }
@@ -252,21 +243,21 @@ static void test_open_errors(void) {
   xchg_error err = {{0}};
   xchg_source *src = (xchg_source *)&err; /* must be reset to NULL */
   const char *missing = "/nonexistent/xchg/definitely-missing.arrow";
-  CHECK(xchg_source_open_file(missing, XCHG_FILE_MMAP, &src, &err) == XCHG_EIO);
-  CHECK(src == NULL);
-  CHECK(strstr(err.message, missing) != NULL);
-  CHECK(xchg_source_open_file(NULL, XCHG_FILE_READ, &src, &err) == XCHG_EINVAL);
-  CHECK(xchg_source_open_file(missing, XCHG_FILE_READ, NULL, NULL) == XCHG_EINVAL);
+  TU_EXPECT(xchg_source_open_file(missing, XCHG_FILE_MMAP, &src, &err) == XCHG_EIO);
+  TU_EXPECT(src == NULL);
+  TU_EXPECT(strstr(err.message, missing) != NULL);
+  TU_EXPECT(xchg_source_open_file(NULL, XCHG_FILE_READ, &src, &err) == XCHG_EINVAL);
+  TU_EXPECT(xchg_source_open_file(missing, XCHG_FILE_READ, NULL, NULL) == XCHG_EINVAL);
 
   /* A character device is read as a stream, whatever the mode. */
   CHECK_OK(xchg_source_open_file("/dev/null", XCHG_FILE_MMAP, &src, &err));
   if (src != NULL) {
-    CHECK(xchg_source_size(src) == -1);
-    CHECK(xchg_source_memory(src) == NULL);
+    TU_EXPECT(xchg_source_size(src) == -1);
+    TU_EXPECT(xchg_source_memory(src) == NULL);
     uint8_t byte;
     size_t got = 1;
     CHECK_OK(xchg_source_read(src, &byte, 1, &got, &err));
-    CHECK(got == 0);
+    TU_EXPECT(got == 0);
     xchg_source_close(src);
   }
 }
@@ -277,19 +268,19 @@ static void test_gold_file_modes_agree(void) {
   const char *root = getenv("XCHG_TESTDATA");
   if (root == NULL) {
     fprintf(stderr, "XCHG_TESTDATA is not set\n");
-    failures++;
+    tu_failures++;
     return;
   }
   char path[4096];
   snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/generated_primitive.stream", root);
   FILE *f = fopen(path, "rb");
-  CHECK(f != NULL);
+  TU_EXPECT(f != NULL);
   if (f == NULL) return;
   struct stat info;
   fstat(fileno(f), &info);
   size_t n = (size_t)info.st_size;
   uint8_t *expect = malloc(n);
-  CHECK(fread(expect, 1, n, f) == n);
+  TU_EXPECT(fread(expect, 1, n, f) == n);
   fclose(f);
 
   xchg_error err = {{0}};
@@ -297,10 +288,10 @@ static void test_gold_file_modes_agree(void) {
     xchg_source *src = NULL;
     CHECK_OK(xchg_source_open_file(path, (xchg_file_mode)mode, &src, &err));
     if (src == NULL) continue;
-    CHECK(xchg_source_size(src) == (int64_t)n);
+    TU_EXPECT(xchg_source_size(src) == (int64_t)n);
     xchg_buf *all = NULL;
     CHECK_OK(xchg_source_read_buf(src, n, &all, &err));
-    CHECK(all != NULL && memcmp(xchg_buf_data(all), expect, n) == 0);
+    TU_EXPECT(all != NULL && memcmp(xchg_buf_data(all), expect, n) == 0);
     xchg_buf_unref(all);
     xchg_source_close(src);
   }
@@ -332,35 +323,35 @@ static void *write_pattern(void *arg) {
 static void test_pipe_source(size_t n, size_t big_read) {
   xchg_error err = {{0}};
   int fds[2];
-  CHECK(pipe(fds) == 0);
+  TU_EXPECT(pipe(fds) == 0);
   pipe_writer w = {fds[1], n};
   pthread_t thread;
   pthread_create(&thread, NULL, write_pattern, &w);
 
   xchg_source *src = xchg_source_from_fd(fds[0], 1);
-  CHECK(src != NULL);
+  TU_EXPECT(src != NULL);
   if (src != NULL) {
-    CHECK(xchg_source_size(src) == -1);
-    CHECK(xchg_source_memory(src) == NULL);
+    TU_EXPECT(xchg_source_size(src) == -1);
+    TU_EXPECT(xchg_source_memory(src) == NULL);
     uint8_t head[10];
     size_t got = 0;
     CHECK_OK(xchg_source_read(src, head, sizeof head, &got, &err));
-    CHECK(got == 10 && pattern_matches(head, 0, 10));
-    CHECK(xchg_source_seek(src, 0, &err) == XCHG_ENOTSUP);
+    TU_EXPECT(got == 10 && pattern_matches(head, 0, 10));
+    TU_EXPECT(xchg_source_seek(src, 0, &err) == XCHG_ENOTSUP);
     CHECK_OK(xchg_source_seek(src, 10, &err)); /* staying put is fine */
     CHECK_OK(xchg_source_skip(src, 40000, &err)); /* read and discarded */
-    CHECK(xchg_source_position(src) == 40010);
+    TU_EXPECT(xchg_source_position(src) == 40010);
     xchg_buf *b = NULL;
     CHECK_OK(xchg_source_read_buf(src, 70000, &b, &err));
-    CHECK(b != NULL && pattern_matches(xchg_buf_data(b), 40010, 70000));
-    CHECK(b != NULL && (uintptr_t)xchg_buf_data(b) % XCHG_ALIGNMENT == 0);
+    TU_EXPECT(b != NULL && pattern_matches(xchg_buf_data(b), 40010, 70000));
+    TU_EXPECT(b != NULL && (uintptr_t)xchg_buf_data(b) % XCHG_ALIGNMENT == 0);
     xchg_buf_unref(b);
     size_t at = 110010;
     if (big_read > 0) {
       /* Large reads from a stream grow their buffer as bytes arrive. */
       b = NULL;
       CHECK_OK(xchg_source_read_buf(src, big_read, &b, &err));
-      CHECK(b != NULL && xchg_buf_size(b) == big_read &&
+      TU_EXPECT(b != NULL && xchg_buf_size(b) == big_read &&
             pattern_matches(xchg_buf_data(b), at, big_read));
       xchg_buf_unref(b);
       at += big_read;
@@ -369,14 +360,14 @@ static void test_pipe_source(size_t n, size_t big_read) {
     int64_t bytes0 = xchg_buf_allocated_bytes();
     size_t ask = n - at + (big_read ? big_read : 123);
     b = NULL;
-    CHECK(xchg_source_read_buf(src, ask, &b, &err) == XCHG_EIO && b == NULL);
+    TU_EXPECT(xchg_source_read_buf(src, ask, &b, &err) == XCHG_EIO && b == NULL);
     check_truncation_message(&err, at, ask - (n - at));
-    CHECK(xchg_buf_allocated_bytes() == bytes0);
-    CHECK(xchg_source_position(src) == n);
+    TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
+    TU_EXPECT(xchg_source_position(src) == n);
     xchg_source_close(src);
   }
   pthread_join(thread, NULL);
-  CHECK(fcntl(fds[0], F_GETFD) == -1 && errno == EBADF); /* own_fd closed it */
+  TU_EXPECT(fcntl(fds[0], F_GETFD) == -1 && errno == EBADF); /* own_fd closed it */
 }
 
 static void test_fd_regular_file(void) {
@@ -385,27 +376,27 @@ static void test_fd_regular_file(void) {
   uint8_t *data = make_pattern(n);
   char *path = write_temp_file(data, n);
   int fd = open(path, O_RDONLY);
-  CHECK(fd >= 0);
+  TU_EXPECT(fd >= 0);
   /* Position 0 of the source is wherever the fd stood. */
-  CHECK(lseek(fd, 1000, SEEK_SET) == 1000);
+  TU_EXPECT(lseek(fd, 1000, SEEK_SET) == 1000);
   xchg_source *src = xchg_source_from_fd(fd, 0);
-  CHECK(src != NULL);
+  TU_EXPECT(src != NULL);
   if (src != NULL) {
-    CHECK(xchg_source_size(src) == (int64_t)(n - 1000));
+    TU_EXPECT(xchg_source_size(src) == (int64_t)(n - 1000));
     uint8_t tmp[16];
     size_t got = 0;
     CHECK_OK(xchg_source_read(src, tmp, sizeof tmp, &got, &err));
-    CHECK(got == 16 && pattern_matches(tmp, 1000, 16));
+    TU_EXPECT(got == 16 && pattern_matches(tmp, 1000, 16));
     CHECK_OK(xchg_source_seek(src, 30000, &err));
     CHECK_OK(xchg_source_read(src, tmp, sizeof tmp, &got, &err));
-    CHECK(got == 16 && pattern_matches(tmp, 31000, 16));
+    TU_EXPECT(got == 16 && pattern_matches(tmp, 31000, 16));
     CHECK_OK(xchg_source_skip(src, 100, &err));
-    CHECK(xchg_source_position(src) == 30116);
+    TU_EXPECT(xchg_source_position(src) == 30116);
     CHECK_OK(xchg_source_read(src, tmp, sizeof tmp, &got, &err));
-    CHECK(got == 16 && pattern_matches(tmp, 31116, 16));
+    TU_EXPECT(got == 16 && pattern_matches(tmp, 31116, 16));
     xchg_source_close(src);
   }
-  CHECK(fcntl(fd, F_GETFD) != -1); /* not owned: still open */
+  TU_EXPECT(fcntl(fd, F_GETFD) != -1); /* not owned: still open */
   close(fd);
   unlink(path);
   free(path);
@@ -445,24 +436,24 @@ static void test_callback_source(void) {
   uint8_t *data = make_pattern(n);
   chunky c = {data, n, 0, 3, 0, 0, 0};
   xchg_source *src = xchg_source_from_callback(chunky_read, chunky_close, &c);
-  CHECK(src != NULL);
+  TU_EXPECT(src != NULL);
   if (src != NULL) {
-    CHECK(xchg_source_size(src) == -1);
+    TU_EXPECT(xchg_source_size(src) == -1);
     uint8_t tmp[100];
     size_t got = 0;
     CHECK_OK(xchg_source_read(src, tmp, sizeof tmp, &got, &err)); /* 3 bytes at a time */
-    CHECK(got == 100 && pattern_matches(tmp, 0, 100));
+    TU_EXPECT(got == 100 && pattern_matches(tmp, 0, 100));
     CHECK_OK(xchg_source_skip(src, 900, &err));
     xchg_buf *b = NULL;
     CHECK_OK(xchg_source_read_buf(src, 3000, &b, &err));
-    CHECK(b != NULL && pattern_matches(xchg_buf_data(b), 1000, 3000));
+    TU_EXPECT(b != NULL && pattern_matches(xchg_buf_data(b), 1000, 3000));
     xchg_buf_unref(b);
-    CHECK(xchg_source_seek(src, 0, &err) == XCHG_ENOTSUP);
-    CHECK(xchg_source_read_buf(src, 1001, &b, &err) == XCHG_EIO);
+    TU_EXPECT(xchg_source_seek(src, 0, &err) == XCHG_ENOTSUP);
+    TU_EXPECT(xchg_source_read_buf(src, 1001, &b, &err) == XCHG_EIO);
     check_truncation_message(&err, 4000, 1);
-    CHECK(c.closed == 0);
+    TU_EXPECT(c.closed == 0);
     xchg_source_close(src);
-    CHECK(c.closed == 1);
+    TU_EXPECT(c.closed == 1);
   }
 
   /* The callback's own error comes back with the position prefixed. */
@@ -470,8 +461,8 @@ static void test_callback_source(void) {
   src = xchg_source_from_callback(chunky_read, NULL, &bad);
   if (src != NULL) {
     xchg_buf *b = NULL;
-    CHECK(xchg_source_read_buf(src, 4000, &b, &err) == XCHG_EIO && b == NULL);
-    CHECK(strstr(err.message, "at byte 3000") != NULL &&
+    TU_EXPECT(xchg_source_read_buf(src, 4000, &b, &err) == XCHG_EIO && b == NULL);
+    TU_EXPECT(strstr(err.message, "at byte 3000") != NULL &&
           strstr(err.message, "network went away") != NULL);
     xchg_source_close(src);
   }
@@ -482,11 +473,11 @@ static void test_callback_source(void) {
   if (src != NULL) {
     uint8_t tmp[2000];
     size_t got = 0;
-    CHECK(xchg_source_read(src, tmp, sizeof tmp, &got, &err) == XCHG_EIO);
-    CHECK(got == 1000);
+    TU_EXPECT(xchg_source_read(src, tmp, sizeof tmp, &got, &err) == XCHG_EIO);
+    TU_EXPECT(got == 1000);
     xchg_source_close(src);
   }
-  CHECK(xchg_source_from_callback(NULL, NULL, NULL) == NULL);
+  TU_EXPECT(xchg_source_from_callback(NULL, NULL, NULL) == NULL);
   free(data);
 }
 
@@ -505,12 +496,7 @@ int main(void) {
   test_fd_regular_file();
   test_callback_source();
   xchg_source_close(NULL);
-  CHECK(xchg_buf_allocated_bytes() == bytes0);
-  CHECK(xchg_buf_live_count() == live0);
-  if (failures) {
-    fprintf(stderr, "test_io: %d check(s) failed\n", failures);
-    return 1;
-  }
-  printf("test_io: ok\n");
-  return 0;
+  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
+  TU_EXPECT(xchg_buf_live_count() == live0);
+  return tu_finish("test_io");
 }

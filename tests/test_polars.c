@@ -26,18 +26,13 @@
 #include <unistd.h>
 
 #include "support/roundtrip.h"
+#include "support/testutil.h"
 #include "xchg/xchg.h"
 
 #define SKIP 77
 #define ROWS 20000
 
-static int failures;
 static char dir[] = "/tmp/xchg-polars-XXXXXX";
-
-static void fail(const char *what, const char *detail) {
-  failures++;
-  fprintf(stderr, "FAIL %s: %s\n", what, detail);
-}
 
 static int run(const char *cmd) {
   int rc = system(cmd);
@@ -80,7 +75,7 @@ static int compare_sums(const char *what, const file_sums *want, const file_sums
   if (want->rows != got->rows || want->n != got->n) {
     snprintf(msg, sizeof msg, "%lld rows and %d columns, want %lld and %d", (long long)got->rows,
              got->n, (long long)want->rows, want->n);
-    fail(what, msg);
+    tu_fail(what, msg);
     return -1;
   }
   for (int i = 0; i < want->n; i++) {
@@ -88,7 +83,7 @@ static int compare_sums(const char *what, const file_sums *want, const file_sums
     if (strcmp(w->name, g->name) != 0 || w->sum != g->sum || w->nulls != g->nulls) {
       snprintf(msg, sizeof msg, "column %s: sum %" PRIu64 " nulls %lld, want %s: %" PRIu64 " nulls %lld",
                g->name, g->sum, (long long)g->nulls, w->name, w->sum, (long long)w->nulls);
-      fail(what, msg);
+      tu_fail(what, msg);
       return -1;
     }
   }
@@ -200,7 +195,7 @@ int main(void) {
     snprintf(cmd, sizeof cmd, "'%s' gen %.*s '%s/%s' %s --rows %d --seed 7 --sums > '%s/%s.sums'", cli,
              (int)strcspn(args[i], " "), args[i], dir, files[i], strchr(args[i], ' ') + 1, ROWS, dir, files[i]);
     if (run(cmd) != 0) {
-      fail("xchg gen", cmd);
+      tu_fail("xchg gen", cmd);
       cleanup();
       return 1;
     }
@@ -208,7 +203,7 @@ int main(void) {
     json_error_t jerr;
     json_t *doc = json_load_file(path, 0, &jerr);
     if (!doc || sums_from_json(json_object_get(doc, "columns"), json_integer_value(json_object_get(doc, "rows")), &want[i]) != 0) {
-      fail("reading the generator's sums", path);
+      tu_fail("reading the generator's sums", path);
       json_decref(doc);
       cleanup();
       return 1;
@@ -220,7 +215,7 @@ int main(void) {
   for (int i = 0; i < nfiles; i++) at += snprintf(cmd + at, sizeof cmd - (size_t)at, " '%s/%s'", dir, files[i]);
   snprintf(cmd + at, sizeof cmd - (size_t)at, " > '%s/polars.jsonl'", dir);
   if (run(cmd) != 0) {
-    fail("node check.mjs", cmd);
+    tu_fail("node check.mjs", cmd);
   } else {
     snprintf(path, sizeof path, "%s/polars.jsonl", dir);
     FILE *f = fopen(path, "r");
@@ -235,7 +230,7 @@ int main(void) {
       for (int i = 0; name && i < nfiles; i++)
         if (!strcmp(name, files[i])) k = i;
       if (k < 0 || sums_from_json(json_object_get(doc, "columns"), json_integer_value(json_object_get(doc, "rows")), &got) != 0) {
-        fail("polars output", line);
+        tu_fail("polars output", line);
       } else {
         snprintf(msg, sizeof msg, "polars reading xchg's %s", name);
         if (compare_sums(msg, &want[k], &got) == 0) printf("ok   %s\n", msg);
@@ -244,7 +239,7 @@ int main(void) {
       json_decref(doc);
     }
     if (f) fclose(f);
-    if (seen != nfiles) fail("polars output", "not one line per file");
+    if (seen != nfiles) tu_fail("polars output", "not one line per file");
     /* 3. xchg reads what polars wrote. */
     static const char *codecs[] = {"uncompressed", "lz4", "zstd"};
     static const xchg_block_codec ids[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME, XCHG_BLOCK_ZSTD};
@@ -254,7 +249,7 @@ int main(void) {
         snprintf(path, sizeof path, "%s/polars_%s_%s.arrow", dir, fmt ? "stream" : "file", codecs[c]);
         snprintf(what, sizeof what, "xchg reading polars' %s format, %s", fmt ? "stream" : "file", codecs[c]);
         file_sums got;
-        if (xchg_sums(path, ids[c], &got, msg, sizeof msg) != 0) fail(what, msg);
+        if (xchg_sums(path, ids[c], &got, msg, sizeof msg) != 0) tu_fail(what, msg);
         else if (compare_sums(what, &want[0], &got) == 0) printf("ok   %s\n", what);
       }
   }
@@ -273,17 +268,16 @@ int main(void) {
       snprintf(convert, sizeof convert, "'%s' convert '%s/arrow-gold/1.0.0-littleendian/%s.stream' '%s' %s", cli,
                testdata, gold[g], path, convert_opts[c]);
       if (run(convert) != 0) {
-        fail("xchg convert", convert);
+        tu_fail("xchg convert", convert);
         converted = 0;
       }
       at += snprintf(cmd + at, sizeof cmd - (size_t)at, " '%s'", path);
     }
     snprintf(what_buf, sizeof what_buf, "polars reading %s as converted by xchg (each codec, both formats)", gold[g]);
-    if (converted && run(cmd) != 0) fail(what_buf, "values differ from the JSON (see above)");
+    if (converted && run(cmd) != 0) tu_fail(what_buf, "values differ from the JSON (see above)");
     else if (converted) printf("ok   %s\n", what_buf);
   }
   if (!testdata) fprintf(stderr, "note: XCHG_TESTDATA unset, gold files not checked\n");
   cleanup();
-  printf("%s\n", failures ? "FAILED" : "polars and xchg agree");
-  return failures ? 1 : 0;
+  return tu_verdict("polars and xchg agree");
 }

@@ -8,16 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/testutil.h"
 #include "xchg/pool.h"
 
-static int passed, failed;
+static tu_tally tally;
 
 #define CHECK(cond, ...)          \
   do {                            \
     if (cond) {                   \
-      passed++;                   \
+      tally.passed++;             \
     } else {                      \
-      failed++;                   \
+      tally.failed++;             \
       printf("FAIL: " __VA_ARGS__); \
       printf("\n");               \
     }                             \
@@ -98,6 +99,5 @@ int main(void) {
 
   CHECK(xchg_pool_default() == xchg_pool_default() && xchg_pool_threads(xchg_pool_default()) >= 1,
         "the default pool");
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed != 0;
+  return tu_tally_report(&tally);
 }

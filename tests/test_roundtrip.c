@@ -23,15 +23,9 @@
 #include "support/array_equal.h"
 #include "support/arrow_json.h"
 #include "support/roundtrip.h"
+#include "support/testutil.h"
 
 #define MSG 2048
-
-static int failures;
-
-static void fail(const char *what, const char *msg) {
-  failures++;
-  fprintf(stderr, "FAIL %s: %s\n", what, msg);
-}
 
 static const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME, XCHG_BLOCK_ZSTD};
 
@@ -123,33 +117,23 @@ static void check_slices(const char *name, const rt_data *src) {
       o.codec = codecs[k];
       snprintf(what, sizeof what, "%s batch %lld slice [%lld, +%lld)", name, (long long)b,
                (long long)slice.offset, (long long)slice.length);
-      if (check_written(&one, NULL, &o, msg) != 0) fail(what, msg);
+      if (check_written(&one, NULL, &o, msg) != 0) tu_fail(what, msg);
     }
     snprintf(what, sizeof what, "%s batch %lld with child offsets", name, (long long)b);
-    if (check_child_offsets(src, batch, msg) != 0) fail(what, msg);
+    if (check_child_offsets(src, batch, msg) != 0) tu_fail(what, msg);
   }
 }
 
 static void check_gold_file(const char *json_path, xchg_pool *pool) {
-  char msg[MSG], what[512], ipc[4096];
+  char msg[MSG], what[512];
   const char *name = strrchr(json_path, '/') ? strrchr(json_path, '/') + 1 : json_path;
   arrow_json *doc;
-  if (arrow_json_load(json_path, &doc, msg, MSG) != 0) {
-    fail(json_path, msg);
+  rt_data src;
+  if (rt_load_gold(json_path, &doc, &src, msg, MSG) != 0) {
+    tu_fail(json_path, msg);
     return;
   }
-  snprintf(ipc, sizeof ipc, "%.*s.stream", (int)(strlen(json_path) - 8), json_path);
-  rt_data src = {0};
-  if (rt_read_file(ipc, &src, msg, MSG) != 0) {
-    fail(ipc, msg);
-    arrow_json_free(doc);
-    return;
-  }
-  int before = failures;
-  /* Some Arrow writers put canonical map entry names in the file where the
-   * JSON has custom ones: accept them when (and only when) the source does. */
-  if (arrow_json_compare_schema(doc, &src.schema, msg, MSG) != 0)
-    arrow_json_accept_canonical_map_names(doc, 1);
+  int before = tu_failures;
   for (int fmt = 0; fmt < 2; fmt++) {
     for (int c = 0; c < 3; c++) {
       xchg_write_options o;
@@ -157,7 +141,7 @@ static void check_gold_file(const char *json_path, xchg_pool *pool) {
       o.format = fmt ? XCHG_IPC_FILE : XCHG_IPC_STREAM;
       o.codec = codecs[c];
       describe(what, sizeof what, name, &o);
-      if (check_written(&src, doc, &o, msg) != 0) fail(what, msg);
+      if (check_written(&src, doc, &o, msg) != 0) tu_fail(what, msg);
     }
   }
   xchg_write_options o;
@@ -168,9 +152,9 @@ static void check_gold_file(const char *json_path, xchg_pool *pool) {
   o.alignment = 64;
   o.min_space_saving = 0.5;
   describe(what, sizeof what, name, &o);
-  if (check_written(&src, doc, &o, msg) != 0) fail(what, msg);
+  if (check_written(&src, doc, &o, msg) != 0) tu_fail(what, msg);
   check_slices(name, &src);
-  printf("%s %s\n", failures == before ? "ok  " : "FAIL", name);
+  printf("%s %s\n", tu_failures == before ? "ok  " : "FAIL", name);
   rt_data_free(&src);
   arrow_json_free(doc);
 }
@@ -180,7 +164,7 @@ static void check_sample(void) {
   struct ArrowArray *batch;
   rt_sample(&schema, &batch);
   char msg[MSG], what[512];
-  int before = failures;
+  int before = tu_failures;
   for (int fmt = 0; fmt < 2; fmt++) {
     for (int c = 0; c < 3; c++) {
       for (int s = 0; s < 4; s++) {
@@ -196,11 +180,11 @@ static void check_sample(void) {
         describe(what, sizeof what, "sample", &o);
         snprintf(what + strlen(what), sizeof what - strlen(what), " rows [%lld, +%lld)",
                  (long long)slice.offset, (long long)slice.length);
-        if (check_written(&one, NULL, &o, msg) != 0) fail(what, msg);
+        if (check_written(&one, NULL, &o, msg) != 0) tu_fail(what, msg);
       }
     }
   }
-  printf("%s hand-built sample of every type the gold files lack\n", failures == before ? "ok  " : "FAIL");
+  printf("%s hand-built sample of every type the gold files lack\n", tu_failures == before ? "ok  " : "FAIL");
 }
 
 /* ---- dictionaries ------------------------------------------------------------ */
@@ -247,25 +231,25 @@ static void check_dictionaries(void) {
   make_dict_batch(&b[2], idx2, 4, off_abc, 3, "abbccc"); /* unchanged: nothing */
   make_dict_batch(&b[3], idx3, 2, off_x, 1, "x");        /* differs: a replacement */
   struct ArrowArray batches[4] = {b[0].root, b[1].root, b[2].root, b[3].root};
-  int before = failures;
+  int before = tu_failures;
   for (int c = 0; c < 3; c++) {
     xchg_write_options o;
     xchg_write_options_init(&o);
     o.codec = codecs[c];
     xchg_buf *buf;
     if (rt_write(&root, batches, 4, &o, &buf, msg, MSG) != 0) {
-      fail("dictionary stream", msg);
+      tu_fail("dictionary stream", msg);
       continue;
     }
     rt_data back = {0};
-    if (rt_read_buf(buf, &back, msg, MSG) != 0) fail("dictionary stream read", msg);
+    if (rt_read_buf(buf, &back, msg, MSG) != 0) tu_fail("dictionary stream read", msg);
     else if (back.n != 4 || back.dictionary_batches != 3 || back.delta_batches != 1) {
       snprintf(msg, MSG, "%lld batches, %lld dictionary batches (%lld deltas); want 4, 3 (1)",
                (long long)back.n, (long long)back.dictionary_batches, (long long)back.delta_batches);
-      fail("dictionary stream messages", msg);
+      tu_fail("dictionary stream messages", msg);
     }
     for (int64_t i = 0; i < back.n && i < 4; i++)
-      if (array_equal(&root, &batches[i], &back.batches[i], msg, MSG) != 0) fail("dictionary stream values", msg);
+      if (array_equal(&root, &batches[i], &back.batches[i], msg, MSG) != 0) tu_fail("dictionary stream values", msg);
     rt_data_free(&back);
     xchg_buf_unref(buf);
   }
@@ -275,21 +259,21 @@ static void check_dictionaries(void) {
   o.format = XCHG_IPC_FILE;
   xchg_buf *buf;
   if (rt_write(&root, batches, 3, &o, &buf, msg, MSG) != 0) {
-    fail("dictionary delta in a file", msg);
+    tu_fail("dictionary delta in a file", msg);
   } else {
     rt_data back = {0};
-    if (rt_read_buf(buf, &back, msg, MSG) != 0) fail("dictionary delta in a file: read", msg);
+    if (rt_read_buf(buf, &back, msg, MSG) != 0) tu_fail("dictionary delta in a file: read", msg);
     for (int64_t i = 0; i < back.n; i++)
-      if (array_equal(&root, &batches[i], &back.batches[i], msg, MSG) != 0) fail("dictionary file values", msg);
-    if (back.n != 3) fail("dictionary delta in a file", "not 3 batches");
+      if (array_equal(&root, &batches[i], &back.batches[i], msg, MSG) != 0) tu_fail("dictionary file values", msg);
+    if (back.n != 3) tu_fail("dictionary delta in a file", "not 3 batches");
     rt_data_free(&back);
     xchg_buf_unref(buf);
   }
   if (rt_write(&root, batches, 4, &o, &buf, msg, MSG) == 0) {
     xchg_buf_unref(buf);
-    fail("dictionary replacement in a file", "was accepted");
+    tu_fail("dictionary replacement in a file", "was accepted");
   } else if (!strstr(msg, "cannot replace dictionary")) {
-    fail("dictionary replacement in a file: wrong error", msg);
+    tu_fail("dictionary replacement in a file: wrong error", msg);
   }
   /* Shared ids: two columns given one id write one dictionary; differing
    * dictionaries under one id are refused. */
@@ -310,21 +294,21 @@ static void check_dictionaries(void) {
   o.dictionary_ids = shared;
   o.n_dictionary_ids = 2;
   if (rt_write(&root2, &two, 1, &o, &buf, msg, MSG) != 0) {
-    fail("shared dictionary id", msg);
+    tu_fail("shared dictionary id", msg);
   } else {
     rt_data back = {0};
-    if (rt_read_buf(buf, &back, msg, MSG) != 0) fail("shared dictionary id: read", msg);
-    else if (back.dictionary_batches != 1) fail("shared dictionary id", "not exactly one dictionary batch");
-    else if (array_equal(&root2, &two, &back.batches[0], msg, MSG) != 0) fail("shared dictionary values", msg);
+    if (rt_read_buf(buf, &back, msg, MSG) != 0) tu_fail("shared dictionary id: read", msg);
+    else if (back.dictionary_batches != 1) tu_fail("shared dictionary id", "not exactly one dictionary batch");
+    else if (array_equal(&root2, &two, &back.batches[0], msg, MSG) != 0) tu_fail("shared dictionary values", msg);
     rt_data_free(&back);
     xchg_buf_unref(buf);
   }
   make_dict_batch(&y, idx1, 3, off_abc, 3, "abbccc");
   if (rt_write(&root2, &two, 1, &o, &buf, msg, MSG) == 0) {
     xchg_buf_unref(buf);
-    fail("shared id with differing dictionaries", "was accepted");
+    tu_fail("shared id with differing dictionaries", "was accepted");
   }
-  printf("%s dictionaries: delta, replacement, file rules, shared ids\n", failures == before ? "ok  " : "FAIL");
+  printf("%s dictionaries: delta, replacement, file rules, shared ids\n", tu_failures == before ? "ok  " : "FAIL");
 }
 
 /* ---- coalescing -------------------------------------------------------------- */
@@ -352,13 +336,13 @@ static void check_coalesce_gold(const char *name, const rt_data *src, int64_t st
   o.codec = XCHG_BLOCK_LZ4_FRAME;
   xchg_buf *buf;
   if (rt_write(&src->schema, small, n_small, &o, &buf, msg, MSG) != 0) {
-    fail(what, msg);
+    tu_fail(what, msg);
     free(small);
     return;
   }
   rt_data back = {0};
   if (rt_read_buf(buf, &back, msg, MSG) != 0) {
-    fail(what, msg);
+    tu_fail(what, msg);
   } else {
     /* Walk the output rows against the small batches. */
     int64_t in = 0, in_row = 0, out_rows = 0, max_rows = 0;
@@ -383,18 +367,18 @@ static void check_coalesce_gold(const char *name, const rt_data *src, int64_t st
         if (out->children[c]->null_count != nulls) {
           snprintf(msg, MSG, "batch %lld column %lld: null_count %lld, the input rows have %lld", (long long)ob,
                    (long long)c, (long long)out->children[c]->null_count, (long long)nulls);
-          fail(what, msg);
+          tu_fail(what, msg);
         }
       }
       for (int64_t row = 0; row < out->length;) {
         if (in >= n_small) {
-          fail(what, "more rows out than in");
+          tu_fail(what, "more rows out than in");
           break;
         }
         int64_t take = small[in].length - in_row;
         if (take > out->length - row) take = out->length - row;
         if (array_range_equal(&src->schema, &small[in], in_row, out, row, take, msg, MSG) != 0) {
-          fail(what, msg);
+          tu_fail(what, msg);
           row = out->length;
           break;
         }
@@ -405,13 +389,13 @@ static void check_coalesce_gold(const char *name, const rt_data *src, int64_t st
     }
     if (out_rows != total) {
       snprintf(msg, MSG, "%lld rows out, %lld in", (long long)out_rows, (long long)total);
-      fail(what, msg);
+      tu_fail(what, msg);
     }
     int64_t want = (total + target - 1) / target;
     if (total > 0 && (back.n > want + 1 || max_rows > target + step)) {
       snprintf(msg, MSG, "%lld batches (largest %lld rows) from %lld small ones", (long long)back.n,
                (long long)max_rows, (long long)n_small);
-      fail(what, msg);
+      tu_fail(what, msg);
     }
   }
   rt_data_free(&back);
@@ -437,19 +421,19 @@ static void check_coalesce_dictionaries(void) {
   o.coalesce_rows = 1000;
   xchg_buf *buf;
   if (rt_write(&root, batches, 5, &o, &buf, msg, MSG) != 0) {
-    fail("coalescing dictionaries", msg);
+    tu_fail("coalescing dictionaries", msg);
     return;
   }
   rt_data back = {0};
   if (rt_read_buf(buf, &back, msg, MSG) != 0) {
-    fail("coalescing dictionaries: read", msg);
+    tu_fail("coalescing dictionaries: read", msg);
   } else if (back.n != 2 || back.batches[0].length != 9 || back.batches[1].length != 6) {
     snprintf(msg, MSG, "%lld batches; want 2 of 9 and 6 rows", (long long)back.n);
-    fail("coalescing dictionaries", msg);
+    tu_fail("coalescing dictionaries", msg);
   } else {
     for (int i = 0; i < 5; i++)
       if (array_range_equal(&root, &batches[i], 0, &back.batches[i < 3 ? 0 : 1], 3 * (i < 3 ? i : i - 3), 3, msg, MSG) != 0)
-        fail("coalescing dictionaries: values", msg);
+        tu_fail("coalescing dictionaries: values", msg);
   }
   rt_data_free(&back);
   xchg_buf_unref(buf);
@@ -465,7 +449,7 @@ static void check_message_metadata_and_size(const rt_data *src) {
   xchg_write_options o;
   xchg_write_options_init(&o);
   if (xchg_ipc_writer_open_memory(&src->schema, &o, &w, &err) != XCHG_OK) {
-    fail("message metadata", err.message);
+    tu_fail("message metadata", err.message);
     return;
   }
   static const char meta[] = "\1\0\0\0" "\4\0\0\0" "note" "\5\0\0\0" "hello";
@@ -475,21 +459,21 @@ static void check_message_metadata_and_size(const rt_data *src) {
   xchg_buf *buf = st == XCHG_OK ? xchg_ipc_writer_take_memory(w) : NULL;
   xchg_ipc_writer_free(w);
   if (!buf) {
-    fail("message metadata", err.message);
+    tu_fail("message metadata", err.message);
     return;
   }
   rt_data back = {0};
-  if (rt_read_buf(buf, &back, msg, MSG) != 0) fail("message metadata: read", msg);
-  else if (strcmp(back.last_metadata, "note=hello") != 0) fail("message metadata", back.last_metadata);
+  if (rt_read_buf(buf, &back, msg, MSG) != 0) tu_fail("message metadata: read", msg);
+  else if (strcmp(back.last_metadata, "note=hello") != 0) tu_fail("message metadata", back.last_metadata);
   rt_data_free(&back);
   xchg_buf *packed;
   o.codec = XCHG_BLOCK_ZSTD;
   if (rt_write(&src->schema, src->batches, src->n, &o, &packed, msg, MSG) != 0) {
-    fail("zstd size", msg);
+    tu_fail("zstd size", msg);
   } else {
     if (xchg_buf_size(packed) >= xchg_buf_size(buf)) {
       snprintf(msg, MSG, "zstd output %zu bytes, uncompressed %zu", xchg_buf_size(packed), xchg_buf_size(buf));
-      fail("compression shrinks compressible data", msg);
+      tu_fail("compression shrinks compressible data", msg);
     }
     xchg_buf_unref(packed);
   }
@@ -498,15 +482,9 @@ static void check_message_metadata_and_size(const rt_data *src) {
 }
 
 int main(int argc, char **argv) {
-  const char *root = getenv("XCHG_TESTDATA");
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s/arrow-gold", argc > 1 ? argv[1] : root ? root : "../shared/testdata");
   char **paths;
   size_t n;
-  if (rt_find_gold(dir, &paths, &n) != 0 || n == 0) {
-    fprintf(stderr, "no gold files under %s\n", dir);
-    return 1;
-  }
+  if (rt_find_gold_for_main(argc, argv, &paths, &n) != 0) return 1;
   xchg_pool *pool = xchg_pool_create(2);
   for (size_t i = 0; i < n; i++) check_gold_file(paths[i], pool);
   check_sample();
@@ -518,23 +496,22 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < n; i++) {
       if (!strstr(paths[i], "1.0.0-littleendian") || !strstr(paths[i], coalesce_cases[k])) continue;
       char ipc[4096], msg[MSG];
-      snprintf(ipc, sizeof ipc, "%.*s.stream", (int)(strlen(paths[i]) - 8), paths[i]);
+      rt_gold_stream_path(paths[i], ipc, sizeof ipc);
       rt_data src = {0};
       if (rt_read_file(ipc, &src, msg, MSG) != 0) {
-        fail(ipc, msg);
+        tu_fail(ipc, msg);
         continue;
       }
-      int before = failures;
+      int before = tu_failures;
       check_coalesce_gold(coalesce_cases[k], &src, 1, 7);
       check_coalesce_gold(coalesce_cases[k], &src, 3, 1000);
       if (k == 0) check_message_metadata_and_size(&src);
-      printf("%s coalescing %s\n", failures == before ? "ok  " : "FAIL", coalesce_cases[k]);
+      printf("%s coalescing %s\n", tu_failures == before ? "ok  " : "FAIL", coalesce_cases[k]);
       rt_data_free(&src);
     }
   }
   check_coalesce_dictionaries();
   xchg_pool_destroy(pool);
   rt_free_paths(paths, n);
-  printf("%s\n", failures ? "FAILED" : "all round trips passed");
-  return failures ? 1 : 0;
+  return tu_verdict("all round trips passed");
 }

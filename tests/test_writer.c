@@ -19,15 +19,9 @@
 #include "ipc/flatbuf.h"
 #include "support/array_equal.h"
 #include "support/roundtrip.h"
+#include "support/testutil.h"
 
 #define MSG 2048
-
-static int failures;
-
-static void fail(const char *what, const char *msg) {
-  failures++;
-  fprintf(stderr, "FAIL %s: %s\n", what, msg);
-}
 
 static int same_bytes(xchg_buf *a, const uint8_t *b, size_t n) {
   return xchg_buf_size(a) == n && memcmp(xchg_buf_data(a), b, n) == 0;
@@ -73,31 +67,31 @@ static void check_sinks(const char *name, const rt_data *src) {
     snprintf(what, sizeof what, "%s sinks (%s)", name, fmt ? "file" : "stream");
     xchg_buf *mem;
     if (rt_write(&src->schema, src->batches, src->n, &o, &mem, msg, MSG) != 0) {
-      fail(what, msg);
+      tu_fail(what, msg);
       continue;
     }
     /* callback */
     collector c = {0};
     xchg_ipc_writer *w;
     if (xchg_ipc_writer_open(&src->schema, &o, collect, &c, &w, &err) != XCHG_OK || write_with(w, src, &err) != XCHG_OK)
-      fail(what, err.message);
-    else if (!same_bytes(mem, c.data, c.len)) fail(what, "callback bytes differ from memory bytes");
-    if (xchg_ipc_writer_bytes_written(w) != (int64_t)xchg_buf_size(mem)) fail(what, "bytes_written is wrong");
+      tu_fail(what, err.message);
+    else if (!same_bytes(mem, c.data, c.len)) tu_fail(what, "callback bytes differ from memory bytes");
+    if (xchg_ipc_writer_bytes_written(w) != (int64_t)xchg_buf_size(mem)) tu_fail(what, "bytes_written is wrong");
     xchg_ipc_writer_free(w);
     free(c.data);
     /* file descriptor */
     FILE *tmp = tmpfile();
     if (!tmp) {
-      fail(what, "tmpfile");
+      tu_fail(what, "tmpfile");
     } else {
       int fd = fileno(tmp);
       if (xchg_ipc_writer_open_fd(&src->schema, &o, fd, &w, &err) != XCHG_OK || write_with(w, src, &err) != XCHG_OK) {
-        fail(what, err.message);
+        tu_fail(what, err.message);
       } else {
         size_t n = xchg_buf_size(mem);
         uint8_t *back = malloc(n + 1);
         ssize_t got = back ? pread(fd, back, n + 1, 0) : -1;
-        if (got != (ssize_t)n || memcmp(back, xchg_buf_data(mem), n) != 0) fail(what, "fd bytes differ from memory bytes");
+        if (got != (ssize_t)n || memcmp(back, xchg_buf_data(mem), n) != 0) tu_fail(what, "fd bytes differ from memory bytes");
         free(back);
       }
       xchg_ipc_writer_free(w);
@@ -109,9 +103,9 @@ static void check_sinks(const char *name, const rt_data *src) {
     po.pool = pool;
     po.parallel_min_bytes = 1;
     xchg_buf *par;
-    if (rt_write(&src->schema, src->batches, src->n, &po, &par, msg, MSG) != 0) fail(what, msg);
+    if (rt_write(&src->schema, src->batches, src->n, &po, &par, msg, MSG) != 0) tu_fail(what, msg);
     else {
-      if (!same_bytes(par, xchg_buf_data(mem), xchg_buf_size(mem))) fail(what, "pool output differs from serial output");
+      if (!same_bytes(par, xchg_buf_data(mem), xchg_buf_size(mem))) tu_fail(what, "pool output differs from serial output");
       xchg_buf_unref(par);
     }
     xchg_pool_destroy(pool);
@@ -128,17 +122,17 @@ static void check_array_stream(const char *path, const rt_data *src) {
   o.codec = XCHG_BLOCK_LZ4_FRAME;
   xchg_buf *want, *got;
   if (rt_write(&src->schema, src->batches, src->n, &o, &want, msg, MSG) != 0) {
-    fail("array stream", msg);
+    tu_fail("array stream", msg);
     return;
   }
   xchg_ipc_reader *r;
   struct ArrowArrayStream stream;
   if (xchg_ipc_reader_open_file(path, NULL, &r, &err) != XCHG_OK || xchg_ipc_reader_to_stream(r, &stream, &err) != XCHG_OK) {
-    fail("array stream", err.message);
+    tu_fail("array stream", err.message);
   } else if (xchg_ipc_write_stream_to_memory(&stream, &o, &got, &err) != XCHG_OK) {
-    fail("array stream", err.message);
+    tu_fail("array stream", err.message);
   } else {
-    if (!same_bytes(got, xchg_buf_data(want), xchg_buf_size(want))) fail("array stream", "bytes differ from batch by batch");
+    if (!same_bytes(got, xchg_buf_data(want), xchg_buf_size(want))) tu_fail("array stream", "bytes differ from batch by batch");
     xchg_buf_unref(got);
   }
   xchg_buf_unref(want);
@@ -211,18 +205,18 @@ static void check_wire(const char *name, const rt_data *src, int has_empty) {
       snprintf(what, sizeof what, "%s layout (align %d, min saving %.2f)", name, o.alignment, savings[s]);
       xchg_buf *buf;
       if (rt_write(&src->schema, src->batches, src->n, &o, &buf, msg, MSG) != 0) {
-        fail(what, msg);
+        tu_fail(what, msg);
         continue;
       }
       int64_t counts[3];
-      if (check_layout(buf, o.alignment, 1, counts, msg) != 0) fail(what, msg);
-      else if (s == 1 && counts[1] != 0) fail(what, "a buffer was kept compressed despite min_space_saving 0.99");
-      else if (s == 0 && counts[1] == 0 && src->n > 0) fail(what, "no buffer was compressed");
-      else if (has_empty && counts[2] == 0) fail(what, "no empty buffer (columns without nulls have one)");
+      if (check_layout(buf, o.alignment, 1, counts, msg) != 0) tu_fail(what, msg);
+      else if (s == 1 && counts[1] != 0) tu_fail(what, "a buffer was kept compressed despite min_space_saving 0.99");
+      else if (s == 0 && counts[1] == 0 && src->n > 0) tu_fail(what, "no buffer was compressed");
+      else if (has_empty && counts[2] == 0) tu_fail(what, "no empty buffer (columns without nulls have one)");
       rt_data back = {0};
-      if (rt_read_buf(buf, &back, msg, MSG) != 0) fail(what, msg);
+      if (rt_read_buf(buf, &back, msg, MSG) != 0) tu_fail(what, msg);
       for (int64_t i = 0; i < back.n; i++)
-        if (array_equal(&src->schema, &src->batches[i], &back.batches[i], msg, MSG) != 0) fail(what, msg);
+        if (array_equal(&src->schema, &src->batches[i], &back.batches[i], msg, MSG) != 0) tu_fail(what, msg);
       rt_data_free(&back);
       xchg_buf_unref(buf);
     }
@@ -246,24 +240,24 @@ static void check_coalesce_bytes(const rt_data *src) {
   o.coalesce_bytes = 400;
   xchg_buf *buf;
   if (rt_write(&src->schema, small, n_small, &o, &buf, msg, MSG) != 0) {
-    fail("coalesce_bytes", msg);
+    tu_fail("coalesce_bytes", msg);
     return;
   }
   rt_data back = {0};
   if (rt_read_buf(buf, &back, msg, MSG) != 0) {
-    fail("coalesce_bytes", msg);
+    tu_fail("coalesce_bytes", msg);
   } else {
     int64_t row = 0;
     for (int64_t i = 0; i < back.n; i++)
       for (int64_t k = 0; k < back.batches[i].length; k++, row++)
         if (row >= n_small || array_range_equal(&src->schema, &small[row], 0, &back.batches[i], k, 1, msg, MSG) != 0) {
-          fail("coalesce_bytes values", row >= n_small ? "too many rows" : msg);
+          tu_fail("coalesce_bytes values", row >= n_small ? "too many rows" : msg);
           i = back.n;
           break;
         }
     if (row != n_small || back.n < 2 || back.n >= n_small) {
       snprintf(msg, MSG, "%lld rows in %lld batches from %lld one-row batches", (long long)row, (long long)back.n, (long long)n_small);
-      fail("coalesce_bytes", msg);
+      tu_fail("coalesce_bytes", msg);
     }
   }
   rt_data_free(&back);
@@ -280,14 +274,14 @@ static void expect_error(const char *what, xchg_status st, xchg_status want, con
     char msg[MSG];
     snprintf(msg, MSG, "status %s, want %s (%s)", xchg_status_name(st), xchg_status_name(want),
              st == XCHG_OK ? "" : err->message);
-    fail(what, msg);
+    tu_fail(what, msg);
   } else if (needle && !strstr(err->message, needle)) {
-    fail(what, err->message);
+    tu_fail(what, err->message);
   }
 }
 
 static void check_errors(void) {
-  int before = failures;
+  int before = tu_failures;
   struct ArrowSchema *schema;
   struct ArrowArray *batch;
   rt_sample(&schema, &batch);
@@ -308,7 +302,7 @@ static void check_errors(void) {
   expect_error("bad fd", xchg_ipc_writer_open_fd(schema, &o, -1, &w, &err), XCHG_EINVAL, &err, NULL);
   /* bad arrays */
   if (xchg_ipc_writer_open_memory(schema, &o, &w, &err) != XCHG_OK) {
-    fail("open", err.message);
+    tu_fail("open", err.message);
     return;
   }
   struct ArrowArray short_batch = *batch;
@@ -341,12 +335,12 @@ static void check_errors(void) {
   if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
   expect_error("coalescing run-end encoded", st, XCHG_ENOTSUP, &err, "run-end");
   xchg_ipc_writer_free(w);
-  printf("%s errors\n", failures != before ? "FAIL" : "ok  ");
+  printf("%s errors\n", tu_failures != before ? "FAIL" : "ok  ");
 }
 
 /* Every xchg_buf allocation of a write, failed in turn. */
 static void check_allocation_failures(const rt_data *src) {
-  int before = failures;
+  int before = tu_failures;
   int64_t live = xchg_buf_live_count();
   int completed = 0;
   for (int64_t n = 1; n < 400 && !completed; n++) {
@@ -368,13 +362,13 @@ static void check_allocation_failures(const rt_data *src) {
     }
     xchg_buf_fail_nth_alloc(0);
     if (st != XCHG_OK && st != XCHG_ENOMEM) {
-      fail("allocation failure", err.message);
+      tu_fail("allocation failure", err.message);
       break;
     }
   }
-  if (!completed) fail("allocation failure", "the write never completed");
-  if (xchg_buf_live_count() != live) fail("allocation failure", "buffers leaked");
-  printf("%s allocation failures at every step\n", failures != before ? "FAIL" : "ok  ");
+  if (!completed) tu_fail("allocation failure", "the write never completed");
+  if (xchg_buf_live_count() != live) tu_fail("allocation failure", "buffers leaked");
+  printf("%s allocation failures at every step\n", tu_failures != before ? "FAIL" : "ok  ");
 }
 
 int main(void) {
@@ -397,11 +391,10 @@ int main(void) {
   check_wire("nested", &gold, 0);
   check_wire("sample", &sample, 1);
   check_coalesce_bytes(&gold);
-  printf("%s sinks, pool, array stream, layout, coalescing by bytes\n", failures ? "FAIL" : "ok  ");
+  printf("%s sinks, pool, array stream, layout, coalescing by bytes\n", tu_failures ? "FAIL" : "ok  ");
   check_errors();
   check_allocation_failures(&gold);
   check_allocation_failures(&sample);
   rt_data_free(&gold);
-  printf("%s\n", failures ? "FAILED" : "all writer checks passed");
-  return failures ? 1 : 0;
+  return tu_verdict("all writer checks passed");
 }

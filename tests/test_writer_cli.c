@@ -19,18 +19,13 @@
 #include "support/array_equal.h"
 #include "support/arrow_json.h"
 #include "support/roundtrip.h"
+#include "support/testutil.h"
 #include "xchg/stream.h"
 
 #define MSG 2048
 
-static int failures;
 static char dir[] = "/tmp/xchg-cli-XXXXXX";
 static const char *cli;
-
-static void fail(const char *what, const char *msg) {
-  failures++;
-  fprintf(stderr, "FAIL %s: %s\n", what, msg);
-}
 
 static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int run(const char *fmt, ...) {
@@ -57,7 +52,7 @@ static void check_convert(const char *testdata) {
   snprintf(in, sizeof in, "%s/arrow-gold/1.0.0-littleendian/generated_dictionary.arrow_file", testdata);
   arrow_json *doc;
   if (arrow_json_load(json, &doc, msg, MSG) != 0) {
-    fail("convert", msg);
+    tu_fail("convert", msg);
     return;
   }
   static const char *opts[] = {"--codec none", "--codec lz4 --file", "--codec zstd --level 5", "--codec zstd --file --align 64"};
@@ -65,19 +60,19 @@ static void check_convert(const char *testdata) {
     snprintf(out, sizeof out, "%s/converted_%d", dir, i);
     snprintf(what, sizeof what, "xchg convert %s", opts[i]);
     if (run("'%s' convert '%s' '%s' %s", cli, in, out, opts[i]) != 0) {
-      fail(what, "exit status");
+      tu_fail(what, "exit status");
       continue;
     }
     rt_data back = {0};
     if (rt_read_file(out, &back, msg, MSG) != 0 || arrow_json_compare_schema(doc, &back.schema, msg, MSG) != 0) {
-      fail(what, msg);
+      tu_fail(what, msg);
     } else if (back.n != arrow_json_num_batches(doc)) {
-      fail(what, "batch count");
+      tu_fail(what, "batch count");
     } else {
       for (int64_t b = 0; b < back.n; b++)
-        if (arrow_json_compare_batch(doc, b, &back.schema, &back.batches[b], msg, MSG) != 0) fail(what, msg);
+        if (arrow_json_compare_batch(doc, b, &back.schema, &back.batches[b], msg, MSG) != 0) tu_fail(what, msg);
     }
-    if ((back.format == XCHG_IPC_FILE) != (strstr(opts[i], "--file") != NULL)) fail(what, "wrong format");
+    if ((back.format == XCHG_IPC_FILE) != (strstr(opts[i], "--file") != NULL)) tu_fail(what, "wrong format");
     rt_data_free(&back);
   }
   arrow_json_free(doc);
@@ -85,25 +80,25 @@ static void check_convert(const char *testdata) {
   snprintf(in, sizeof in, "%s/arrow-gold/1.0.0-littleendian/generated_primitive.stream", testdata);
   snprintf(out, sizeof out, "%s/merged", dir);
   rt_data src = {0}, back = {0};
-  if (run("'%s' convert '%s' '%s' --batch-rows 1000000", cli, in, out) != 0) fail("convert --batch-rows", "exit status");
-  else if (rt_read_file(in, &src, msg, MSG) != 0 || rt_read_file(out, &back, msg, MSG) != 0) fail("convert --batch-rows", msg);
-  else if (back.n != 1 || src.n < 2) fail("convert --batch-rows", "not one batch");
+  if (run("'%s' convert '%s' '%s' --batch-rows 1000000", cli, in, out) != 0) tu_fail("convert --batch-rows", "exit status");
+  else if (rt_read_file(in, &src, msg, MSG) != 0 || rt_read_file(out, &back, msg, MSG) != 0) tu_fail("convert --batch-rows", msg);
+  else if (back.n != 1 || src.n < 2) tu_fail("convert --batch-rows", "not one batch");
   else {
     int64_t row = 0;
     for (int64_t b = 0; b < src.n; b++) {
-      if (array_range_equal_guard(&src, b, &back, row, msg) != 0) fail("convert --batch-rows", msg);
+      if (array_range_equal_guard(&src, b, &back, row, msg) != 0) tu_fail("convert --batch-rows", msg);
       row += src.batches[b].length;
     }
   }
   rt_data_free(&src);
   rt_data_free(&back);
   /* errors */
-  if (run("'%s' convert '%s' '%s/x' --codec snappy 2>/dev/null", cli, in, dir) != 2) fail("convert --codec snappy", "exit status not 2");
+  if (run("'%s' convert '%s' '%s/x' --codec snappy 2>/dev/null", cli, in, dir) != 2) tu_fail("convert --codec snappy", "exit status not 2");
   snprintf(out, sizeof out, "%s/never", dir);
   struct stat st;
-  if (run("'%s' convert '%s/missing' '%s' 2>/dev/null", cli, dir, out) != 1) fail("convert of a missing file", "exit status not 1");
-  else if (stat(out, &st) == 0) fail("convert of a missing file", "left an output file");
-  printf("%s convert\n", failures ? "FAIL" : "ok  ");
+  if (run("'%s' convert '%s/missing' '%s' 2>/dev/null", cli, dir, out) != 1) tu_fail("convert of a missing file", "exit status not 1");
+  else if (stat(out, &st) == 0) tu_fail("convert of a missing file", "left an output file");
+  printf("%s convert\n", tu_failures ? "FAIL" : "ok  ");
 }
 
 /* ---- gen ------------------------------------------------------------------------ */
@@ -181,7 +176,7 @@ static void compare(const char *what, const want_sums *want, const want_sums *go
   char msg[MSG];
   if (want->n == 0 || want->n != got->n) {
     snprintf(msg, MSG, "%d columns, --sums says %d", got->n, want->n);
-    fail(what, msg);
+    tu_fail(what, msg);
     return;
   }
   for (int i = 0; i < want->n; i++)
@@ -189,7 +184,7 @@ static void compare(const char *what, const want_sums *want, const want_sums *go
       snprintf(msg, MSG, "column %s: sum %llu, %lld nulls; --sums says %llu, %lld", got->names[i],
                (unsigned long long)got->sums[i], (long long)got->nulls[i], (unsigned long long)want->sums[i],
                (long long)want->nulls[i]);
-      fail(what, msg);
+      tu_fail(what, msg);
     }
 }
 
@@ -202,24 +197,24 @@ static void check_gen(void) {
   if (run("'%s' gen cache '%s' --rows 25000 --codec zstd --seed 3 --sums > '%s.sums'", cli, path, path) != 0 ||
       run("'%s' gen cache '%s.again' --rows 25000 --codec zstd --seed 3", cli, path) != 0 ||
       run("'%s' gen cache '%s.other' --rows 25000 --codec zstd --seed 4", cli, path) != 0) {
-    fail("gen cache", "exit status");
+    tu_fail("gen cache", "exit status");
   } else {
     char sums[4300];
     snprintf(sums, sizeof sums, "%s.sums", path);
     xchg_source *src = NULL;
     xchg_error err;
-    if (load_sums(sums, &want) != 0) fail("gen cache", "no sums");
-    else if (xchg_source_open_file(path, XCHG_FILE_MMAP, &src, &err) != XCHG_OK) fail("gen cache", err.message);
-    else if (ipc_sums(src, &got, &rows, NULL, 0, msg) != 0) fail("gen cache", msg);
-    else if (rows != 25000) fail("gen cache", "row count");
+    if (load_sums(sums, &want) != 0) tu_fail("gen cache", "no sums");
+    else if (xchg_source_open_file(path, XCHG_FILE_MMAP, &src, &err) != XCHG_OK) tu_fail("gen cache", err.message);
+    else if (ipc_sums(src, &got, &rows, NULL, 0, msg) != 0) tu_fail("gen cache", msg);
+    else if (rows != 25000) tu_fail("gen cache", "row count");
     else compare("gen cache", &want, &got);
-    if (run("cmp -s '%s' '%s.again'", path, path) != 0) fail("gen cache", "the same seed gave other bytes");
-    if (run("cmp -s '%s' '%s.other'", path, path) == 0) fail("gen cache", "another seed gave the same bytes");
+    if (run("cmp -s '%s' '%s.again'", path, path) != 0) tu_fail("gen cache", "the same seed gave other bytes");
+    if (run("cmp -s '%s' '%s.other'", path, path) == 0) tu_fail("gen cache", "another seed gave the same bytes");
   }
   /* broadcast, wrapped in lz4-java */
   snprintf(path, sizeof path, "%s/broadcast.bin", dir);
   if (run("'%s' gen broadcast '%s' --rows 20000 --sums > '%s.sums'", cli, path, path) != 0) {
-    fail("gen broadcast", "exit status");
+    tu_fail("gen broadcast", "exit status");
   } else {
     char sums[4300];
     snprintf(sums, sizeof sums, "%s.sums", path);
@@ -227,12 +222,12 @@ static void check_gen(void) {
     xchg_istream *s = NULL;
     xchg_error err;
     uint8_t *seen = calloc(20000, 1);
-    if (load_sums(sums, &want) != 0 || !seen) fail("gen broadcast", "no sums");
+    if (load_sums(sums, &want) != 0 || !seen) tu_fail("gen broadcast", "no sums");
     else if (xchg_source_open_file(path, XCHG_FILE_MMAP, &src, &err) != XCHG_OK ||
-             xchg_istream_open(src, XCHG_STREAM_AUTO, NULL, &s, &err) != XCHG_OK) fail("gen broadcast", err.message);
-    else if (xchg_istream_codec(s) != XCHG_STREAM_LZ4_JAVA) fail("gen broadcast", "not wrapped in lz4-java");
-    else if (ipc_sums(xchg_istream_to_source(s), &got, &rows, seen, 20000, msg) != 0) fail("gen broadcast", msg);
-    else if (rows != 20000) fail("gen broadcast", "row count");
+             xchg_istream_open(src, XCHG_STREAM_AUTO, NULL, &s, &err) != XCHG_OK) tu_fail("gen broadcast", err.message);
+    else if (xchg_istream_codec(s) != XCHG_STREAM_LZ4_JAVA) tu_fail("gen broadcast", "not wrapped in lz4-java");
+    else if (ipc_sums(xchg_istream_to_source(s), &got, &rows, seen, 20000, msg) != 0) tu_fail("gen broadcast", msg);
+    else if (rows != 20000) tu_fail("gen broadcast", "row count");
     else compare("gen broadcast", &want, &got);
     free(seen);
   }
@@ -240,7 +235,7 @@ static void check_gen(void) {
   for (int z = 0; z < 2; z++) {
     snprintf(path, sizeof path, "%s/rows.%s", dir, z ? "zst" : "lz4");
     if (run("'%s' gen rows '%s' --rows 3000 --codec %s --sums > '%s.sums'", cli, path, z ? "zstd" : "lz4", path) != 0) {
-      fail("gen rows", "exit status");
+      tu_fail("gen rows", "exit status");
       continue;
     }
     char sums[4300];
@@ -250,7 +245,7 @@ static void check_gen(void) {
     xchg_error err;
     if (load_sums(sums, &want) != 0 || xchg_source_open_file(path, XCHG_FILE_MMAP, &src, &err) != XCHG_OK ||
         xchg_istream_open(src, z ? XCHG_STREAM_ZSTD : XCHG_STREAM_LZ4_FRAME, NULL, &s, &err) != XCHG_OK) {
-      fail("gen rows", "open");
+      tu_fail("gen rows", "open");
       continue;
     }
     uint64_t sum = 0;
@@ -259,23 +254,23 @@ static void check_gen(void) {
       uint8_t row[104];
       size_t got_n;
       if (xchg_istream_read(s, row, sizeof row, &got_n, &err) != XCHG_OK) {
-        fail("gen rows", err.message);
+        tu_fail("gen rows", err.message);
         break;
       }
       if (got_n == 0) break;
       uint32_t len = (uint32_t)row[0] | (uint32_t)row[1] << 8 | (uint32_t)row[2] << 16 | (uint32_t)row[3] << 24;
       if (got_n != sizeof row || len != 100) {
-        fail("gen rows", "a row is not 4 + 100 bytes");
+        tu_fail("gen rows", "a row is not 4 + 100 bytes");
         break;
       }
       for (int k = 4; k < 104; k++) sum += row[k];
       n++;
     }
     xchg_istream_close(s);
-    if (n != 3000 || sum != want.payload) fail("gen rows", "rows or payload sum differ from --sums");
+    if (n != 3000 || sum != want.payload) tu_fail("gen rows", "rows or payload sum differ from --sums");
   }
-  if (run("'%s' gen nosuchshape '%s/x' 2>/dev/null", cli, dir) != 2) fail("gen nosuchshape", "exit status not 2");
-  printf("%s gen\n", failures ? "FAIL" : "ok  ");
+  if (run("'%s' gen nosuchshape '%s/x' 2>/dev/null", cli, dir) != 2) tu_fail("gen nosuchshape", "exit status not 2");
+  printf("%s gen\n", tu_failures ? "FAIL" : "ok  ");
 }
 
 int main(void) {
@@ -292,6 +287,5 @@ int main(void) {
   check_convert(testdata);
   check_gen();
   run("rm -rf '%s'", dir);
-  printf("%s\n", failures ? "FAILED" : "convert and gen passed");
-  return failures ? 1 : 0;
+  return tu_verdict("convert and gen passed");
 }

@@ -51,6 +51,16 @@ int rt_find_gold(const char *dir, char ***paths, size_t *count) {
   return 0;
 }
 
+int rt_find_gold_for_main(int argc, char **argv, char ***paths, size_t *count) {
+  const char *root = getenv("XCHG_TESTDATA");
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/arrow-gold", argc > 1 ? argv[1] : root ? root : "../shared/testdata");
+  if (rt_find_gold(dir, paths, count) == 0 && *count > 0) return 0;
+  fprintf(stderr, "no gold files under %s\n", dir);
+  rt_free_paths(*paths, *count);
+  return -1;
+}
+
 void rt_free_paths(char **paths, size_t count) {
   for (size_t i = 0; i < count; i++) free(paths[i]);
   free(paths);
@@ -150,6 +160,25 @@ void rt_data_free(rt_data *d) {
   free(d->batches);
   if (d->schema.release) d->schema.release(&d->schema);
   memset(d, 0, sizeof *d);
+}
+
+void rt_gold_stream_path(const char *json_path, char *out, size_t outsz) {
+  snprintf(out, outsz, "%.*s.stream", (int)(strlen(json_path) - strlen(".json.gz")), json_path);
+}
+
+int rt_load_gold(const char *json_path, arrow_json **doc, rt_data *src, char *msg, size_t msgsz) {
+  char ipc[4096];
+  memset(src, 0, sizeof *src);
+  if (arrow_json_load(json_path, doc, msg, msgsz) != 0) return -1;
+  rt_gold_stream_path(json_path, ipc, sizeof ipc);
+  if (rt_read_file(ipc, src, msg, msgsz) != 0) {
+    rt_data_free(src);
+    arrow_json_free(*doc);
+    *doc = NULL;
+    return -1;
+  }
+  if (arrow_json_compare_schema(*doc, &src->schema, msg, msgsz) != 0) arrow_json_accept_canonical_map_names(*doc, 1);
+  return 0;
 }
 
 /* ---- writing ------------------------------------------------------------------ */

@@ -9,12 +9,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "support/arrow_json.h"
 #include "xchg/writer.h"
 #include "xchg/xchg.h"
 
 /* Every generated_*.json.gz under dir, sorted; 0 or -1. */
 int rt_find_gold(const char *dir, char ***paths, size_t *count);
 void rt_free_paths(char **paths, size_t count);
+
+/* rt_find_gold for a test's main: the gold files under <testdata>/arrow-gold,
+ * testdata being argv[1] when given, else $XCHG_TESTDATA, else
+ * ../shared/testdata.  0; or -1 after saying on stderr that there are none. */
+int rt_find_gold_for_main(int argc, char **argv, char ***paths, size_t *count);
 
 /* A schema and its batches, as read. */
 typedef struct rt_data {
@@ -35,6 +41,16 @@ typedef struct rt_data {
 int rt_read_file(const char *path, rt_data *out, char *msg, size_t msgsz);
 int rt_read_buf(xchg_buf *buf, rt_data *out, char *msg, size_t msgsz);
 void rt_data_free(rt_data *d);
+
+/* The IPC stream beside a gold JSON file: generated_X.json.gz -> generated_X.stream. */
+void rt_gold_stream_path(const char *json_path, char *out, size_t outsz);
+
+/* A gold pair: the JSON at json_path and the batches of the stream beside
+ * it.  Some Arrow writers put canonical map entry names in the stream where
+ * the JSON has custom ones, so the document is told to accept them when
+ * (and only when) the stream's schema differs from it.  0; or -1 with msg
+ * set and nothing to free. */
+int rt_load_gold(const char *json_path, arrow_json **doc, rt_data *src, char *msg, size_t msgsz);
 
 /* Writes schema and batches with opts into a new buffer. */
 int rt_write(const struct ArrowSchema *schema, const struct ArrowArray *batches, int64_t n,

@@ -20,9 +20,27 @@ void tu_fail_at(const char *file, int line, const char *fmt, ...) {
   fputc('\n', stderr);
 }
 
+void tu_fail(const char *what, const char *msg) {
+  tu_failures++;
+  fprintf(stderr, "FAIL %s: %s\n", what, msg);
+}
+
+int tu_failf(char *msg, size_t msgsz, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, msgsz, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
 int tu_finish(const char *name) {
   if (tu_failures) fprintf(stderr, "%d failure(s)\n", tu_failures);
   else printf("%s: all passed\n", name);
+  return tu_failures ? 1 : 0;
+}
+
+int tu_verdict(const char *all_passed) {
+  printf("%s\n", tu_failures ? "FAILED" : all_passed);
   return tu_failures ? 1 : 0;
 }
 

@@ -1,7 +1,8 @@
 /* testutil.h — the small helpers most tests would otherwise each write
- * again: a printf-style check that counts failures, the closing summary,
- * whole-file reads and writes, a growable byte string, and a walk over a
- * directory tree (the Arrow gold files) for names with a given suffix.
+ * again: printf-style checks that count failures, pass/fail tallies and
+ * the closing summary line, whole-file reads and writes, a growable byte
+ * string, a walk over a directory tree (the Arrow gold files) for names
+ * with a given suffix, and a seeded random number generator.
  *
  * Each test is one process, so the failure count is a plain global. */
 #ifndef XCHG_TESTS_TESTUTIL_H
@@ -25,9 +26,26 @@ void tu_fail_at(const char *file, int line, const char *fmt, ...) __attribute__(
     if (!(cond)) tu_fail_at(__FILE__, __LINE__, __VA_ARGS__);       \
   } while (0)
 
+/* Counts one failure and prints "FAIL <what>: <msg>" to stderr: for tests
+ * whose checks fill a message buffer and name the file or case. */
+void tu_fail(const char *what, const char *msg);
+
+/* TU_CHECK with the condition's own text as the message. */
+#define TU_EXPECT(cond) TU_CHECK(cond, "check failed: %s", #cond)
+
+/* Writes the printf-style message into msg (msgsz bytes) and returns -1
+ * (it counts nothing), for check functions that say what went wrong
+ * through a buffer:
+ * `if (...) return tu_failf(msg, size, "batch %d: ...", b);`. */
+int tu_failf(char *msg, size_t msgsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* The end of main: prints "N failure(s)" to stderr when there were any,
  * else "<name>: all passed" to stdout; returns the exit status (0 or 1). */
 int tu_finish(const char *name);
+
+/* The end of main for tests that print one line per case: prints "FAILED"
+ * when there were failures, else all_passed; returns the exit status. */
+int tu_verdict(const char *all_passed);
 
 /* ---- pass/fail counters for tests that report "N passed, M failed" ------- */
 
@@ -69,8 +87,9 @@ int tu_write_file(const char *path, const void *p, size_t n);
 int tu_has_suffix(const char *s, const char *suffix);
 
 /* Calls fn(path, ctx) for every file under dir, at any depth, whose name
- * ends with suffix (NULL: every file); names starting with '.' are skipped.  Entries come in
- * directory order, not sorted.  A missing dir calls nothing. */
+ * ends with suffix (NULL: every file); names starting with '.' are
+ * skipped.  Entries come in directory order, not sorted.  A missing dir
+ * calls nothing. */
 typedef void (*tu_file_fn)(const char *path, void *ctx);
 void tu_walk(const char *dir, const char *suffix, tu_file_fn fn, void *ctx);
 
