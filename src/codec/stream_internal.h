@@ -84,11 +84,12 @@ static inline uint64_t stream_in_offset(const xchg_istream *s) { return s->in_ba
 /* Makes the window storage at least n bytes (XCHG_ENOMEM otherwise). */
 xchg_status stream_out_reserve(xchg_istream *s, size_t n, xchg_error *err);
 
-/* Sets the window to [p, p + n). */
+/* Sets the window to [p, p + n); p may be NULL when n is 0 (NULL + 0 is
+ * undefined behaviour in C, hence the test). */
 static inline void stream_set_window(xchg_istream *s, const uint8_t *p, size_t n) {
   s->win_start = p;
   s->win.pos = p;
-  s->win.end = p + n;
+  s->win.end = n ? p + n : p;
 }
 
 /* Little- and big-endian loads and stores. */

@@ -44,7 +44,7 @@ static xchg_status next_window(xchg_row_reader *r, int *got_one, xchg_error *err
   xchg_status st = xchg_istream_next(r->stream, &p, &n, err);
   if (st != XCHG_OK) return st;
   r->pos = p;
-  r->end = r->pos + n;
+  r->end = n ? r->pos + n : r->pos; /* p is NULL at the end: NULL + 0 is undefined */
   *got_one = n > 0;
   if (n == 0) r->done = 1;
   return XCHG_OK;
