@@ -5,20 +5,11 @@
 #include <string.h>
 
 #include "ipc/decode.h"
+#include "ipc/swap.h"
 #include "xchg/codec.h"
 
 /* Slots of RecordBatch (Message.fbs). */
 enum { BATCH_LENGTH, BATCH_NODES, BATCH_BUFFERS, BATCH_COMPRESSION, BATCH_VARIADIC_COUNTS };
-
-/* How the values of one buffer are byte-swapped from big-endian. */
-typedef struct swap_rule {
-  ipc_swap kind;
-  int width;
-} swap_rule;
-
-#define NO_SWAP ((swap_rule){IPC_SWAP_NONE, 0})
-#define INT_SWAP(w) ((swap_rule){IPC_SWAP_WHOLE, (w)})
-#define VIEW_SWAP ((swap_rule){IPC_SWAP_VIEW, 16})
 
 struct ipc_job {
   ipc_buffer src;         /* the compressed bytes, length prefix excluded */
@@ -59,44 +50,6 @@ static xchg_status fail(const decoder *d, int64_t buffer, xchg_status st, const 
                      d->field ? d->field->path : "", where, what);
 }
 
-/* ---- byte swapping ------------------------------------------------------- */
-
-static void swap_bytes(uint8_t *p, int width) {
-  for (int i = 0, j = width - 1; i < j; i++, j--) {
-    uint8_t t = p[i];
-    p[i] = p[j];
-    p[j] = t;
-  }
-}
-
-static int needs_swap(swap_rule rule) { return rule.kind != IPC_SWAP_NONE; }
-
-static void swap_values(uint8_t *p, size_t size, swap_rule rule) {
-  if (rule.kind == IPC_SWAP_VIEW) {
-    for (size_t i = 0; i + 16 <= size; i += 16) {
-      swap_bytes(p + i, 4);
-      int32_t len;
-      memcpy(&len, p + i, 4);
-      if (len > 12) {
-        swap_bytes(p + i + 8, 4);
-        swap_bytes(p + i + 12, 4);
-      }
-    }
-    return;
-  }
-  for (size_t i = 0; i + (size_t)rule.width <= size; i += (size_t)rule.width) {
-    if (rule.kind == IPC_SWAP_MDN) {
-      swap_bytes(p + i, 4);
-      swap_bytes(p + i + 4, 4);
-      swap_bytes(p + i + 8, 8);
-    } else if (rule.kind == IPC_SWAP_INT32S) {
-      for (int k = 0; k < rule.width; k += 4) swap_bytes(p + i + k, 4);
-    } else {
-      swap_bytes(p + i, rule.width);
-    }
-  }
-}
-
 /* ---- jobs ------------------------------------------------------------------ */
 
 static xchg_status add_job(decoder *d, ipc_buffer src, xchg_buf *dst, swap_rule swap) {
@@ -120,8 +73,8 @@ static xchg_status run_job(ipc_job *j, xchg_error *err) {
     ctx->on_decompress(ctx->on_decompress_ctx, j->codec, j->src.data, j->src.size, xchg_buf_size(j->dst));
   xchg_status st = xchg_block_decompress(j->codec, j->src.data, j->src.size,
                                          xchg_buf_mutable_data(j->dst), xchg_buf_size(j->dst), err);
-  if (st == XCHG_OK && ctx->big_endian && needs_swap(j->swap))
-    swap_values(xchg_buf_mutable_data(j->dst), xchg_buf_size(j->dst), j->swap);
+  if (st == XCHG_OK && ctx->big_endian && swap_needed(j->swap))
+    swap_values(xchg_buf_mutable_data(j->dst), xchg_buf_size(j->dst), j->swap, 1);
   return st;
 }
 
@@ -218,7 +171,7 @@ static xchg_status copy_buffer(decoder *d, int64_t index, ipc_buffer *b, swap_ru
   xchg_buf *copy = xchg_buf_alloc(b->size);
   if (!copy) return fail(d, index, XCHG_ENOMEM, "out of memory copying %zu bytes", b->size);
   memcpy(xchg_buf_mutable_data(copy), b->data, b->size);
-  if (d->ctx->big_endian && needs_swap(swap)) swap_values(xchg_buf_mutable_data(copy), b->size, swap);
+  if (d->ctx->big_endian && swap_needed(swap)) swap_values(xchg_buf_mutable_data(copy), b->size, swap, 1);
   xchg_buf_unref(b->owner);
   *b = (ipc_buffer){xchg_buf_data(copy), b->size, copy};
   return XCHG_OK;
@@ -280,7 +233,7 @@ static xchg_status take_buffer(decoder *d, swap_rule swap, ipc_buffer *out) {
     return st;
   if (queued) return XCHG_OK; /* the job fills, aligns and swaps it */
   int misaligned = ((uintptr_t)out->data & 7) != 0;
-  if (misaligned || (d->ctx->big_endian && needs_swap(swap))) return copy_buffer(d, index, out, swap);
+  if (misaligned || (d->ctx->big_endian && swap_needed(swap))) return copy_buffer(d, index, out, swap);
   return XCHG_OK;
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "ipc/dictionary.h"
+#include "ipc/swap.h"
 #include "ipc/writer_internal.h"
 
 /* Slots and enum values of Message.fbs and File.fbs. */
@@ -226,11 +227,6 @@ static xchg_status add_block(block_list *list, const file_block *block, xchg_err
 
 /* ---- laying out a batch ---------------------------------------------------- */
 
-typedef struct swap_rule {
-  ipc_swap kind;
-  int width;
-  int views; /* binary views: length, then buffer index and offset when not inline */
-} swap_rule;
 
 typedef struct out_buffer {
   const ipc_buffer *src; /* absent or empty: written empty */
@@ -298,8 +294,6 @@ static void layout_free(batch_layout *l) {
   memset(l, 0, sizeof *l);
 }
 
-#define NO_SWAP ((swap_rule){IPC_SWAP_NONE, 0, 0})
-#define INT_SWAP(w) ((swap_rule){IPC_SWAP_WHOLE, (w), 0})
 
 /* Lays out field f of a (a normalised array) in IPC order. */
 static void lay_out(batch_layout *l, const ipc_field *f, int as_value, const ipc_array *a) {
@@ -325,7 +319,7 @@ static void lay_out(batch_layout *l, const ipc_field *f, int as_value, const ipc
       return;
     case IPC_BINARY_VIEW: case IPC_UTF8_VIEW:
       add_buffer(l, &a->buffers[0], NO_SWAP);
-      add_buffer(l, &a->buffers[1], ((swap_rule){IPC_SWAP_NONE, 16, 1}));
+      add_buffer(l, &a->buffers[1], VIEW_SWAP);
       for (int64_t i = 2; i < a->n_buffers - 1; i++) add_buffer(l, &a->buffers[i], NO_SWAP);
       add_variadic(l, a->n_buffers - 3);
       return;
@@ -348,7 +342,7 @@ static void lay_out(batch_layout *l, const ipc_field *f, int as_value, const ipc
     case IPC_RUN_END_ENCODED: break;
     default:
       add_buffer(l, &a->buffers[0], NO_SWAP);
-      add_buffer(l, &a->buffers[1], ((swap_rule){f->swap, f->width, 0}));
+      add_buffer(l, &a->buffers[1], ((swap_rule){f->swap, f->width}));
       return;
   }
   for (int64_t i = 0; i < f->n_children; i++) lay_out(l, &f->children[i], 0, a->children[i]);
@@ -356,57 +350,17 @@ static void lay_out(batch_layout *l, const ipc_field *f, int as_value, const ipc
 
 /* ---- byte swapping and compression (one buffer; may run on any thread) ------ */
 
-static void swap_bytes(uint8_t *p, int width) {
-  for (int i = 0, j = width - 1; i < j; i++, j--) {
-    uint8_t t = p[i];
-    p[i] = p[j];
-    p[j] = t;
-  }
-}
-
-/* Native (little-endian) values to big-endian, the inverse of the
- * reader's swap: a view's length is read before it is swapped. */
-static void to_big_endian(uint8_t *p, size_t size, swap_rule rule) {
-  if (rule.views) {
-    for (size_t i = 0; i + 16 <= size; i += 16) {
-      int32_t len;
-      memcpy(&len, p + i, 4);
-      swap_bytes(p + i, 4);
-      if (len > 12) {
-        swap_bytes(p + i + 8, 4);
-        swap_bytes(p + i + 12, 4);
-      }
-    }
-    return;
-  }
-  for (size_t i = 0; i + (size_t)rule.width <= size; i += (size_t)rule.width) {
-    if (rule.kind == IPC_SWAP_MDN) {
-      swap_bytes(p + i, 4);
-      swap_bytes(p + i + 4, 4);
-      swap_bytes(p + i + 8, 8);
-    } else if (rule.kind == IPC_SWAP_INT32S) {
-      for (int k = 0; k < rule.width; k += 4) swap_bytes(p + i + k, 4);
-    } else {
-      swap_bytes(p + i, rule.width);
-    }
-  }
-}
-
-static int needs_swap(swap_rule rule) {
-  return (rule.kind != IPC_SWAP_NONE && rule.width > 1) || rule.views;
-}
-
 static void prepare_buffer(const xchg_write_options *opts, out_buffer *b) {
   b->data = b->src->data;
   b->size = (int64_t)b->src->size;
   if (b->size == 0) return; /* empty buffers are written empty */
-  if (opts->big_endian && needs_swap(b->swap)) {
+  if (opts->big_endian && swap_needed(b->swap)) {
     if (!(b->owned = xchg_buf_alloc((size_t)b->size))) {
       b->status = xchg_errorf(&b->error, XCHG_ENOMEM, "out of memory byte-swapping a buffer");
       return;
     }
     memcpy(xchg_buf_mutable_data(b->owned), b->data, (size_t)b->size);
-    to_big_endian(xchg_buf_mutable_data(b->owned), (size_t)b->size, b->swap);
+    swap_values(xchg_buf_mutable_data(b->owned), (size_t)b->size, b->swap, 0);
     b->data = xchg_buf_data(b->owned);
   }
   if (opts->codec == XCHG_BLOCK_NONE) return;
