@@ -11,6 +11,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "xchg/arrow_c.h"
 #include "xchg/buf.h"
@@ -51,6 +52,40 @@ static inline size_t ipc_array_size(const ipc_array *a, int64_t i) { return a->b
 xchg_buf *ipc_array_set_buf(ipc_array *a, int64_t i, xchg_buf *b);
 /* Sets buffer i to a copy of another array's buffer (another reference). */
 void ipc_array_share_buffer(ipc_array *a, int64_t i, const ipc_buffer *from);
+
+/* Integer i of a buffer of `width`-byte integers (1, 2, 4 or 8; offsets,
+ * run ends, dictionary indices).  An unsigned 64-bit value above
+ * INT64_MAX comes back as -1. */
+static inline int64_t ipc_load_int(const uint8_t *p, int width, int is_signed, int64_t i) {
+  switch (width) {
+    case 1: return is_signed ? (int64_t)(int8_t)p[i] : (int64_t)p[i];
+    case 2: {
+      uint16_t v;
+      memcpy(&v, p + 2 * i, 2);
+      return is_signed ? (int64_t)(int16_t)v : (int64_t)v;
+    }
+    case 4: {
+      uint32_t v;
+      memcpy(&v, p + 4 * i, 4);
+      return is_signed ? (int64_t)(int32_t)v : (int64_t)v;
+    }
+    default: {
+      uint64_t v;
+      memcpy(&v, p + 8 * i, 8);
+      return (!is_signed && v > INT64_MAX) ? -1 : (int64_t)v;
+    }
+  }
+}
+
+/* Stores offset i of a buffer of 4- or 8-byte offsets. */
+static inline void ipc_store_offset(uint8_t *p, int width, int64_t i, int64_t v) {
+  if (width == 4) {
+    int32_t v32 = (int32_t)v;
+    memcpy(p + 4 * i, &v32, 4);
+  } else {
+    memcpy(p + 8 * i, &v, 8);
+  }
+}
 
 /* Exports a to out; out holds its own reference on a. */
 xchg_status ipc_array_export(ipc_array *a, struct ArrowArray *out, xchg_error *err);

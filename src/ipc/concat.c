@@ -21,26 +21,6 @@ static void set_bit(uint8_t *bits, int64_t i, int v) {
   else bits[i >> 3] &= (uint8_t)~(1u << (i & 7));
 }
 
-static int64_t load(const uint8_t *p, int width, int64_t i) {
-  if (width == 4) {
-    int32_t v;
-    memcpy(&v, p + 4 * i, 4);
-    return v;
-  }
-  int64_t v;
-  memcpy(&v, p + 8 * i, 8);
-  return v;
-}
-
-static void store(uint8_t *p, int width, int64_t i, int64_t v) {
-  if (width == 4) {
-    int32_t v32 = (int32_t)v;
-    memcpy(p + 4 * i, &v32, 4);
-  } else {
-    memcpy(p + 8 * i, &v, 8);
-  }
-}
-
 /* A bitmap of both spans' bits from buffer index; absent bitmaps count as
  * all set.  Sets *zeros to the number of clear bits. */
 static xchg_buf *concat_bits(span a, span b, int index, int64_t *zeros) {
@@ -81,14 +61,14 @@ static xchg_buf *concat_offsets(span a, span b, int width, int64_t ranges[2][2])
   if (!out) return NULL;
   uint8_t *dst = xchg_buf_mutable_data(out);
   int64_t n = 0, base = 0;
-  store(dst, width, 0, 0);
+  ipc_store_offset(dst, width, 0, 0);
   for (int s = 0; s < 2; s++) {
     span sp = s ? b : a;
     const uint8_t *src = ipc_array_data(sp.array, 1);
-    int64_t first = load(src, width, sp.offset);
-    for (int64_t i = 1; i <= sp.length; i++) store(dst, width, ++n, load(src, width, sp.offset + i) - first + base);
+    int64_t first = ipc_load_int(src, width, 1, sp.offset);
+    for (int64_t i = 1; i <= sp.length; i++) ipc_store_offset(dst, width, ++n, ipc_load_int(src, width, 1, sp.offset + i) - first + base);
     ranges[s][0] = first;
-    ranges[s][1] = load(src, width, sp.offset + sp.length) - first;
+    ranges[s][1] = ipc_load_int(src, width, 1, sp.offset + sp.length) - first;
     base += ranges[s][1];
   }
   return out;
@@ -135,7 +115,7 @@ static xchg_status concat_dense_union(const ipc_field *f, span a, span b, ipc_ar
   const int8_t *ids = (const int8_t *)ipc_array_data(out, 0);
   for (int64_t i = a.length; i < a.length + b.length; i++)
     for (int64_t c = 0; c < f->n_children; c++)
-      if (f->union_type_ids[c] == ids[i]) store(offsets, 4, i, load(offsets, 4, i) + a.array->children[c]->length);
+      if (f->union_type_ids[c] == ids[i]) ipc_store_offset(offsets, 4, i, ipc_load_int(offsets, 4, 1, i) + a.array->children[c]->length);
   for (int64_t c = 0; c < f->n_children; c++) {
     xchg_status st = concat_child(f, out, c, whole(a.array->children[c]), whole(b.array->children[c]), err);
     if (st != XCHG_OK) return st;
@@ -150,7 +130,7 @@ static xchg_status concat_list_views(const ipc_field *f, int width, span a, span
     return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   uint8_t *offsets = xchg_buf_mutable_data(offset_buf);
   int64_t shift = a.array->children[0]->length;
-  for (int64_t i = a.length; i < a.length + b.length; i++) store(offsets, width, i, load(offsets, width, i) + shift);
+  for (int64_t i = a.length; i < a.length + b.length; i++) ipc_store_offset(offsets, width, i, ipc_load_int(offsets, width, 1, i) + shift);
   return concat_child(f, out, 0, whole(a.array->children[0]), whole(b.array->children[0]), err);
 }
 

@@ -495,27 +495,6 @@ static int valid_at(const ipc_array *a, int64_t i) {
   return !bits || ((bits[i >> 3] >> (i & 7)) & 1);
 }
 
-static int64_t load_int(const uint8_t *p, int width, int is_signed, int64_t i) {
-  switch (width) {
-    case 1: return is_signed ? (int64_t)(int8_t)p[i] : (int64_t)p[i];
-    case 2: {
-      uint16_t v;
-      memcpy(&v, p + 2 * i, 2);
-      return is_signed ? (int64_t)(int16_t)v : (int64_t)v;
-    }
-    case 4: {
-      uint32_t v;
-      memcpy(&v, p + 4 * i, 4);
-      return is_signed ? (int64_t)(int32_t)v : (int64_t)v;
-    }
-    default: {
-      uint64_t v;
-      memcpy(&v, p + 8 * i, 8);
-      return (!is_signed && v > INT64_MAX) ? -1 : (int64_t)v;
-    }
-  }
-}
-
 static xchg_status need_size(decoder *d, const ipc_array *a, int64_t i, int64_t count, int64_t width,
                              const char *what) {
   if (width > 0 && count > INT64_MAX / width)
@@ -561,15 +540,15 @@ static xchg_status check_offsets(decoder *d, ipc_array *a, int64_t i, int width,
   if (st == XCHG_OK) st = need_size(d, a, i, a->length + 1, width, "offsets");
   if (st != XCHG_OK) return st;
   const uint8_t *p = ipc_array_data(a, i);
-  int64_t first = load_int(p, width, 1, 0), last = load_int(p, width, 1, a->length);
+  int64_t first = ipc_load_int(p, width, 1, 0), last = ipc_load_int(p, width, 1, a->length);
   if (first < 0 || last < first || last > limit)
     return fail(d, i, XCHG_EFORMAT, "offsets run from %lld to %lld, outside [0, %lld] (%s)",
                 (long long)first, (long long)last, (long long)limit, limit_name);
   if (!full(d)) return XCHG_OK;
   for (int64_t k = 0; k < a->length; k++)
-    if (load_int(p, width, 1, k + 1) < load_int(p, width, 1, k))
+    if (ipc_load_int(p, width, 1, k + 1) < ipc_load_int(p, width, 1, k))
       return fail(d, i, XCHG_EFORMAT, "offset %lld at row %lld is below the one before",
-                  (long long)load_int(p, width, 1, k + 1), (long long)k + 1);
+                  (long long)ipc_load_int(p, width, 1, k + 1), (long long)k + 1);
   return XCHG_OK;
 }
 
@@ -579,8 +558,8 @@ static xchg_status check_list_views(decoder *d, const ipc_array *a, int width) {
   if (st != XCHG_OK || !full(d)) return st;
   int64_t limit = a->children[0]->length;
   for (int64_t k = 0; k < a->length; k++) {
-    int64_t off = load_int(ipc_array_data(a, 1), width, 1, k);
-    int64_t size = load_int(ipc_array_data(a, 2), width, 1, k);
+    int64_t off = ipc_load_int(ipc_array_data(a, 1), width, 1, k);
+    int64_t size = ipc_load_int(ipc_array_data(a, 2), width, 1, k);
     if (valid_at(a, k) && (off < 0 || size < 0 || off > limit || size > limit - off))
       return fail(d, 1, XCHG_EFORMAT, "list view at row %lld (offset %lld, size %lld) exceeds "
                   "the %lld child values", (long long)k, (long long)off, (long long)size, (long long)limit);
@@ -625,7 +604,7 @@ static xchg_status check_union(decoder *d, const ipc_field *f, const ipc_array *
     if (id < 0 || child_of[id] < 0)
       return fail(d, 0, XCHG_EFORMAT, "type id %d at row %lld is not one of the union's", id, (long long)k);
     if (!f->union_dense) continue;
-    int64_t off = load_int(ipc_array_data(a, 1), 4, 1, k), child_len = a->children[child_of[id]]->length;
+    int64_t off = ipc_load_int(ipc_array_data(a, 1), 4, 1, k), child_len = a->children[child_of[id]]->length;
     if (off < 0 || off >= child_len)
       return fail(d, 1, XCHG_EFORMAT, "dense union offset %lld at row %lld is outside child %d's "
                   "%lld rows", (long long)off, (long long)k, child_of[id], (long long)child_len);
@@ -642,11 +621,11 @@ static xchg_status check_run_ends(decoder *d, const ipc_array *a, int width) {
                 (long long)ends->length, (long long)ends->null_count, (long long)values->length);
   if (a->length == 0) return XCHG_OK;
   const uint8_t *p = ipc_array_data(ends, 1);
-  if (ends->length == 0 || load_int(p, width, 1, ends->length - 1) < a->length)
+  if (ends->length == 0 || ipc_load_int(p, width, 1, ends->length - 1) < a->length)
     return fail(d, -1, XCHG_EFORMAT, "run ends stop before the array's %lld rows", (long long)a->length);
   if (!full(d)) return XCHG_OK;
   for (int64_t k = 0, prev = 0; k < ends->length; k++) {
-    int64_t end = load_int(p, width, 1, k);
+    int64_t end = ipc_load_int(p, width, 1, k);
     if (end <= prev)
       return fail(d, -1, XCHG_EFORMAT, "run end %lld at run %lld does not increase", (long long)end, (long long)k);
     prev = end;
@@ -662,7 +641,7 @@ static xchg_status check_indices(decoder *d, const ipc_field *f, const ipc_array
   const uint8_t *p = ipc_array_data(a, 1);
   for (int64_t k = 0; k < a->length; k++) {
     if (!valid_at(a, k)) continue;
-    int64_t idx = load_int(p, f->index_width, f->index_signed, k);
+    int64_t idx = ipc_load_int(p, f->index_width, f->index_signed, k);
     if (idx < 0 || idx >= dict_len)
       return fail(d, 1, XCHG_EFORMAT, "dictionary index %lld at row %lld is outside dictionary "
                   "%lld's %lld values", (long long)idx, (long long)k, (long long)f->dict_id, (long long)dict_len);

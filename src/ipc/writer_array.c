@@ -90,35 +90,6 @@ static xchg_status take_validity(norm *n, const struct ArrowArray *a, int64_t of
   return take_bits(n, bits, off, len, &r->buffers[0]);
 }
 
-static int64_t load_offset(const uint8_t *p, int width, int64_t i) {
-  if (width == 4) {
-    int32_t v;
-    memcpy(&v, p + 4 * i, 4);
-    return v;
-  }
-  int64_t v;
-  memcpy(&v, p + 8 * i, 8);
-  return v;
-}
-
-/* Integers of 2, 4 or 8 bytes (run ends). */
-static int64_t load_int(const uint8_t *p, int width, int64_t i) {
-  if (width == 2) {
-    int16_t v;
-    memcpy(&v, p + 2 * i, 2);
-    return v;
-  }
-  return load_offset(p, width, i);
-}
-
-static void store_offset(uint8_t *p, int width, int64_t i, int64_t v) {
-  if (width == 4) {
-    int32_t v32 = (int32_t)v;
-    memcpy(p + 4 * i, &v32, 4);
-  } else {
-    memcpy(p + 8 * i, &v, 8);
-  }
-}
 
 /* Offsets of rows [off, off+len) rebased to 0 into r->buffers[1]; the range
  * of values they cover goes to *first, *count. */
@@ -131,7 +102,7 @@ static xchg_status take_offsets(norm *n, const ipc_field *f, const struct ArrowA
     if (len != 0) return xchg_errorf(n->err, XCHG_EINVAL, "field '%s': no offsets buffer", f->path);
     return ipc_array_set_buf(r, 1, xchg_buf_calloc((size_t)width)) ? XCHG_OK : oom(n);
   }
-  int64_t start = load_offset(src, width, off), end = load_offset(src, width, off + len);
+  int64_t start = ipc_load_int(src, width, 1, off), end = ipc_load_int(src, width, 1, off + len);
   if (start < 0 || end < start)
     return xchg_errorf(n->err, XCHG_EINVAL, "field '%s': offsets run from %lld to %lld", f->path,
                        (long long)start, (long long)end);
@@ -141,7 +112,7 @@ static xchg_status take_offsets(norm *n, const ipc_field *f, const struct ArrowA
   xchg_buf *b = ipc_array_set_buf(r, 1, xchg_buf_alloc((size_t)((len + 1) * width)));
   if (!b) return oom(n);
   uint8_t *dst = xchg_buf_mutable_data(b);
-  for (int64_t i = 0; i <= len; i++) store_offset(dst, width, i, load_offset(src, width, off + i) - start);
+  for (int64_t i = 0; i <= len; i++) ipc_store_offset(dst, width, i, ipc_load_int(src, width, 1, off + i) - start);
   return XCHG_OK;
 }
 
@@ -192,12 +163,12 @@ static xchg_status norm_run_ends(norm *n, const ipc_field *f, const struct Arrow
     int64_t lo = 0, hi = runs; /* first run whose end is past off */
     while (lo < hi) {
       int64_t mid = lo + (hi - lo) / 2;
-      int64_t e = load_int(p, width, mid);
+      int64_t e = ipc_load_int(p, width, 1, mid);
       if (e > off) hi = mid; else lo = mid + 1;
     }
     r0 = lo;
     for (r1 = r0; r1 < runs; r1++) {
-      int64_t e = load_int(p, width, r1);
+      int64_t e = ipc_load_int(p, width, 1, r1);
       if (e >= off + len) break;
     }
     if (r1 >= runs)
@@ -213,13 +184,13 @@ static xchg_status norm_run_ends(norm *n, const ipc_field *f, const struct Arrow
     if (!end_buf) return oom(n);
     uint8_t *dst = xchg_buf_mutable_data(end_buf);
     for (int64_t k = 0; k < count; k++) {
-      int64_t v = load_int(p, width, r0 + k);
+      int64_t v = ipc_load_int(p, width, 1, r0 + k);
       v = (v > off + len ? off + len : v) - off;
       if (width == 2) {
         int16_t v16 = (int16_t)v;
         memcpy(dst + 2 * k, &v16, 2);
       } else {
-        store_offset(dst, width, k, v);
+        ipc_store_offset(dst, width, k, v);
       }
     }
   }
@@ -401,11 +372,11 @@ int wr_prefix_equal(const ipc_field *f, int as_value, const ipc_array *a, const 
       return bits_equal(ipc_array_data(a, 1), ipc_array_data(b, 1), n) || n == 0;
     case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
       return bytes_equal(a, b, 1, (n + 1) * ow) &&
-             bytes_equal(a, b, 2, load_offset(ipc_array_data(a, 1), ow, n));
+             bytes_equal(a, b, 2, ipc_load_int(ipc_array_data(a, 1), 1, ow, n));
     case IPC_BINARY_VIEW: case IPC_UTF8_VIEW: return views_equal(a, b, n);
     case IPC_LIST: case IPC_LARGE_LIST: case IPC_MAP:
       return bytes_equal(a, b, 1, (n + 1) * ow) &&
-             children_prefix_equal(f, a, b, load_offset(ipc_array_data(a, 1), ow, n));
+             children_prefix_equal(f, a, b, ipc_load_int(ipc_array_data(a, 1), 1, ow, n));
     case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW:
       return bytes_equal(a, b, 1, n * ow) && bytes_equal(a, b, 2, n * ow) &&
              children_prefix_equal(f, a, b, a->children[0]->length);
