@@ -6,7 +6,8 @@
  * the first key, a narrow acquirer (column 0) is followed by a wide one
  * (every column), so that the lazy per-column decode adds the missing
  * columns to an entry already held.  Everything handed out is read and
- * released; with the cache destroyed, no buffer may be left. */
+ * released; with the cache destroyed, no buffer may be left.  The cache
+ * decodes under the fuzz targets' lowered caps (fuzz_read_options). */
 #include <string.h>
 
 #include "fuzz_common.h"
@@ -57,7 +58,10 @@ static void acquire_and_read(xchg_cache *cache, const char *key, const xchg_broa
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int64_t live = xchg_buf_live_count();
-  xchg_cache *cache = xchg_cache_create(NULL);
+  xchg_cache_options opts;
+  xchg_cache_options_init(&opts);
+  fuzz_read_options(&opts.read);
+  xchg_cache *cache = xchg_cache_create(&opts);
   if (cache == NULL) return 0;
 
   size_t third = size / 3;

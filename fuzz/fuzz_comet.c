@@ -10,8 +10,7 @@ static xchg_status read_member_ipc(xchg_istream *s, xchg_error *err) {
   xchg_source *src = xchg_istream_as_source(s);
   if (src == NULL) return xchg_errorf(err, XCHG_ENOMEM, "fuzz: no memory");
   xchg_read_options opts;
-  xchg_read_options_init(&opts);
-  opts.max_buffer_bytes = (int64_t)1 << 26; /* see fuzz_ipc_stream.c */
+  fuzz_read_options(&opts);
   xchg_ipc_reader *r = NULL;
   xchg_status st = xchg_ipc_reader_open(src, &opts, &r, err);
   while (st == XCHG_OK) {

@@ -23,6 +23,13 @@ void fuzz_check_no_leak(int64_t before, const char *what) {
   }
 }
 
+void fuzz_read_options(xchg_read_options *opts) {
+  xchg_read_options_init(opts);
+  opts->max_buffer_bytes = (int64_t)1 << 26;
+  opts->max_batch_bytes = (int64_t)1 << 27;
+  opts->max_dictionary_bytes = (int64_t)1 << 27;
+}
+
 /* Read sizes cycle through these so that reads straddle window and block
  * boundaries in every way: single bytes, odd sizes, and big copies. */
 static const size_t read_sizes[] = {1, 7, 4096, 3, 65536 + 5};

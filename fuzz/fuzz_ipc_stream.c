@@ -24,13 +24,6 @@ static xchg_status read_piece(void *ctx, void *dst, size_t n, size_t *got, xchg_
   return XCHG_OK;
 }
 
-static void read_options(xchg_read_options *opts) {
-  xchg_read_options_init(opts);
-  /* Big enough for any seed; keeps hostile sizes from spending the run in
-   * memset (the default caps are tested in tests/test_limits.c). */
-  opts->max_buffer_bytes = (int64_t)1 << 26;
-}
-
 static xchg_status drain(xchg_ipc_reader *r, int skip_odd, xchg_error *err) {
   struct ArrowSchema schema;
   xchg_status st = xchg_ipc_reader_schema(r, &schema, err);
@@ -57,7 +50,7 @@ static xchg_status drain(xchg_ipc_reader *r, int skip_odd, xchg_error *err) {
 
 static void from_memory(const uint8_t *data, size_t size) {
   xchg_read_options opts;
-  read_options(&opts);
+  fuzz_read_options(&opts);
   xchg_error err = {""};
   xchg_ipc_reader *r = NULL;
   xchg_status st = xchg_ipc_reader_open_memory(data, size, NULL, NULL, &opts, &r, &err);
@@ -68,7 +61,7 @@ static void from_memory(const uint8_t *data, size_t size) {
 
 static void from_callback(const uint8_t *data, size_t size) {
   xchg_read_options opts;
-  read_options(&opts);
+  fuzz_read_options(&opts);
   opts.allow_missing_eos = 1;
   xchg_error err = {""};
   piece_reader p = {data, size, 0};

@@ -18,12 +18,20 @@
  * realloc or posix_memalign made by the library, through the linker's
  * --wrap (see the fuzzing block of CMakeLists.txt), so that the reader's
  * own structs are covered too.  Allocations inside liblz4, libzstd and
- * libsnappy are not theirs to fail here.  One summary line per sweep. */
+ * libsnappy are not theirs to fail here.  One summary line per sweep.
+ *
+ * The IPC reads are also made on a pool of 2 threads created for each run,
+ * with every decompression job handed to the pool: the n-th allocation may
+ * then be a worker's (its codec contexts, made on its first job), counted
+ * across threads, and must still give an error, no leak and no hang. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "support/array_equal.h"
 #include "xchg/rows.h"
@@ -53,14 +61,23 @@ static int passed, failed;
 
 /* ---- the failing allocator ------------------------------------------------ */
 
-/* Counts allocations down while armed; the one that reaches zero fails. */
-static int64_t alloc_countdown;
-static int alloc_failed;
+/* Counts allocations down while armed; the one that reaches zero fails.
+ * Pool workers allocate too, so the count is atomic: exactly one
+ * allocation, on whichever thread, takes it to zero. */
+static _Atomic int64_t alloc_countdown;
+static atomic_int alloc_failed;
+static pthread_t main_thread;
+static _Atomic int64_t failed_on_workers; /* injected failures off the main thread */
 
 static int should_fail(void) {
-  if (alloc_countdown > 0 && --alloc_countdown == 0) {
-    alloc_failed = 1;
-    return 1;
+  int64_t left = atomic_load_explicit(&alloc_countdown, memory_order_relaxed);
+  while (left > 0) {
+    if (atomic_compare_exchange_weak(&alloc_countdown, &left, left - 1)) {
+      if (left != 1) return 0;
+      atomic_store(&alloc_failed, 1);
+      if (!pthread_equal(pthread_self(), main_thread)) atomic_fetch_add(&failed_on_workers, 1);
+      return 1;
+    }
   }
   return 0;
 }
@@ -85,8 +102,8 @@ int __wrap_posix_memalign(void **p, size_t align, size_t n) {
 typedef enum mode { MODE_BUF, MODE_ALL } mode;
 
 static void arm(mode m, int64_t n) {
-  alloc_failed = 0;
-  if (m == MODE_ALL) alloc_countdown = n;
+  atomic_store(&alloc_failed, 0);
+  if (m == MODE_ALL) atomic_store(&alloc_countdown, n);
   else xchg_buf_fail_nth_alloc(n);
 }
 
@@ -95,8 +112,8 @@ static void arm(mode m, int64_t n) {
  * yet, one of the next n allocations fails. */
 static int disarm(mode m, int64_t n) {
   if (m == MODE_ALL) {
-    alloc_countdown = 0;
-    return alloc_failed;
+    atomic_store(&alloc_countdown, 0);
+    return atomic_load(&alloc_failed);
   }
   int fired = 1;
   for (int64_t i = 0; i < n && fired; i++) {
@@ -121,6 +138,7 @@ typedef struct op {
   size_t size;
   int via_callback;   /* IPC: read through a copying source */
   int random_access;  /* IPC: read_batch(i), file format only */
+  int pooled;         /* IPC: decompress on a pool of 2 threads, made per run */
   xchg_stream_codec codec;
   const uint8_t *payload; /* stream codecs: the decoded bytes expected */
   size_t payload_size;
@@ -144,12 +162,41 @@ static xchg_status read_cursor(void *ctx, void *dst, size_t n, size_t *got, xchg
   return XCHG_OK;
 }
 
-static xchg_status open_ipc(op *o, cursor *c, xchg_ipc_reader **r, xchg_error *err) {
-  if (!o->via_callback) return xchg_ipc_reader_open_memory(o->data, o->size, NULL, NULL, NULL, r, err);
-  *c = (cursor){o->data, o->size, 0};
-  xchg_source *src = xchg_source_from_callback(read_cursor, NULL, c);
-  if (src == NULL) return xchg_errorf(err, XCHG_ENOMEM, "test: no source");
-  return xchg_ipc_reader_open(src, NULL, r, err);
+/* Set once a worker thread has started a decompression job in this run. */
+static atomic_int worker_started;
+
+/* Before each job: the main thread waits (up to 100 ms) until a worker has
+ * started one too, so that with jobs this small the workers still get
+ * theirs rather than finding the caller done with all of them. */
+static void share_jobs(void *ctx, xchg_block_codec codec, const void *src, size_t src_size,
+                       size_t dst_size) {
+  (void)ctx, (void)codec, (void)src, (void)src_size, (void)dst_size;
+  if (!pthread_equal(pthread_self(), main_thread)) {
+    atomic_store(&worker_started, 1);
+    return;
+  }
+  struct timespec tick = {0, 100000};
+  for (int i = 0; i < 1000 && !atomic_load(&worker_started); i++) nanosleep(&tick, NULL);
+}
+
+static xchg_status open_ipc(op *o, cursor *c, xchg_pool *pool, xchg_ipc_reader **r,
+                            xchg_error *err) {
+  xchg_read_options opts;
+  xchg_read_options_init(&opts);
+  opts.pool = pool;
+  opts.task_bytes = 1; /* with a pool, every job goes to it */
+  xchg_status st;
+  if (!o->via_callback) {
+    st = xchg_ipc_reader_open_memory(o->data, o->size, NULL, NULL, &opts, r, err);
+  } else {
+    *c = (cursor){o->data, o->size, 0};
+    xchg_source *src = xchg_source_from_callback(read_cursor, NULL, c);
+    if (src == NULL) return xchg_errorf(err, XCHG_ENOMEM, "test: no source");
+    st = xchg_ipc_reader_open(src, &opts, r, err);
+  }
+  atomic_store(&worker_started, 0);
+  if (st == XCHG_OK && pool != NULL) xchg_ipc_reader_on_decompress(*r, share_jobs, NULL);
+  return st;
 }
 
 static void compare_batch(op *o, int64_t i, struct ArrowArray *a, const char *when) {
@@ -192,8 +239,15 @@ static void probe_after_error(op *o, xchg_ipc_reader *r, int64_t i) {
 static xchg_status run_ipc(op *o, xchg_error *err) {
   cursor c;
   xchg_ipc_reader *r = NULL;
-  xchg_status st = open_ipc(o, &c, &r, err);
-  if (st != XCHG_OK) return st;
+  /* A new pool each run, so that its workers' first allocations (their
+   * codec contexts) come under the injection every time. */
+  xchg_pool *pool = o->pooled ? xchg_pool_create(2) : NULL;
+  if (o->pooled && pool == NULL) return xchg_errorf(err, XCHG_ENOMEM, "test: no pool");
+  xchg_status st = open_ipc(o, &c, pool, &r, err);
+  if (st != XCHG_OK) {
+    xchg_pool_destroy(pool);
+    return st;
+  }
   struct ArrowSchema s;
   st = xchg_ipc_reader_schema(r, &s, err);
   if (st == XCHG_OK) s.release(&s);
@@ -213,6 +267,7 @@ static xchg_status run_ipc(op *o, xchg_error *err) {
     a.release(&a);
   }
   xchg_ipc_reader_close(r);
+  xchg_pool_destroy(pool);
   return st;
 }
 
@@ -221,7 +276,7 @@ static int ipc_oracle(op *o) {
   cursor c;
   xchg_error err;
   xchg_ipc_reader *r = NULL;
-  if (open_ipc(o, &c, &r, &err) != XCHG_OK || xchg_ipc_reader_schema(r, &o->schema, &err) != XCHG_OK) {
+  if (open_ipc(o, &c, NULL, &r, &err) != XCHG_OK || xchg_ipc_reader_schema(r, &o->schema, &err) != XCHG_OK) {
     CHECK(0, "%s: clean read: %s", o->what, err.message);
     xchg_ipc_reader_close(r);
     return -1;
@@ -338,9 +393,16 @@ static xchg_status run_rows(op *o, xchg_error *err) {
 
 /* ---- the sweep -------------------------------------------------------------------- */
 
+/* A message says what failed: it is not empty, nor only the context
+ * ("message 1, field 'f', buffer 2: ") put before a message that was lost. */
+static int says_what(const char *message) {
+  size_t n = strlen(message);
+  return n > 0 && !(n >= 2 && strcmp(message + n - 2, ": ") == 0);
+}
+
 static void sweep(op *o, mode m) {
   int64_t live = xchg_buf_live_count(), bytes = xchg_buf_allocated_bytes();
-  int64_t tried = 0, errors = 0;
+  int64_t tried = 0, errors = 0, on_workers = atomic_load(&failed_on_workers);
   for (int64_t n = 1; n < 1000000; n++) {
     xchg_error err = {""};
     arm(m, n);
@@ -356,15 +418,18 @@ static void sweep(op *o, mode m) {
     }
     if (st != XCHG_OK) {
       errors++;
-      CHECK(st == XCHG_ENOMEM && err.message[0] != '\0',
-            "%s: allocation %" PRId64 " failing gives %s (\"%s\"), not out of memory", o->what, n,
-            xchg_status_name(st), err.message);
+      CHECK(st == XCHG_ENOMEM && says_what(err.message),
+            "%s: allocation %" PRId64 " failing gives %s (\"%s\"), not out of memory with a "
+            "message saying what failed", o->what, n, xchg_status_name(st), err.message);
     }
   }
   CHECK(LEAK_CHECK() == 0, "%s (%s): LeakSanitizer found leaks (above)", o->what,
         m == MODE_ALL ? "all" : "buf");
-  printf("alloc failures (%s) %s: %" PRId64 " inputs, %" PRId64 " errors returned, crashes = 0\n",
+  printf("alloc failures (%s) %s: %" PRId64 " inputs, %" PRId64 " errors returned, crashes = 0",
          m == MODE_ALL ? "all" : "buf", o->what, tried, errors);
+  if (m == MODE_ALL && o->pooled)
+    printf("; %" PRId64 " on a worker thread", atomic_load(&failed_on_workers) - on_workers);
+  printf("\n");
 }
 
 static void sweep_both(op *o) {
@@ -410,18 +475,22 @@ static void sweep_gold(const char *gold_dir, const char *name) {
     uint8_t *data = read_whole(path, &size);
     CHECK(data != NULL, "cannot read %s", path);
     if (data == NULL) continue;
-    for (int variant = 0; variant < 2; variant++) {
+    for (int variant = 0; variant < 3; variant++) {
       static op o;
       memset(&o, 0, sizeof o);
       o.run = run_ipc;
       o.data = data;
       o.size = size;
       /* The stream is also read through a copying source; the file by its
-       * footer's random access. */
+       * footer's random access; both on a pool. */
       o.via_callback = f == 0 && variant == 1;
       o.random_access = f == 1 && variant == 1;
+      o.pooled = variant == 2;
       snprintf(o.what, sizeof o.what, "%s%s%s", name, suffixes[f],
-               o.via_callback ? " (copying source)" : o.random_access ? " (random access)" : "");
+               o.via_callback    ? " (copying source)"
+               : o.random_access ? " (random access)"
+               : o.pooled        ? " (pool of 2)"
+                                 : "");
       if (ipc_oracle(&o) == 0) sweep_both(&o);
       release_oracle(&o);
     }
@@ -512,6 +581,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: test_alloc_fail [TESTDATA_DIR] (or set XCHG_TESTDATA)\n");
     return 2;
   }
+  main_thread = pthread_self();
   /* The injection must reach the library's malloc: without --wrap this
    * test would only pretend. */
   static const uint8_t byte;
@@ -523,6 +593,8 @@ int main(int argc, char **argv) {
   char gold_dir[512];
   snprintf(gold_dir, sizeof gold_dir, "%s/arrow-gold", base);
   for (size_t i = 0; i < sizeof gold_files / sizeof gold_files[0]; i++) sweep_gold(gold_dir, gold_files[i]);
+  /* Else the pool sweeps never failed a worker's allocation. */
+  CHECK(atomic_load(&failed_on_workers) > 0, "no injected failure happened on a pool worker");
   sweep_codecs(gold_dir);
   sweep_rows();
   printf("%d passed, %d failed\n", passed, failed);

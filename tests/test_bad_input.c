@@ -18,7 +18,9 @@
  *     snappy-java, snappy framing, Comet blocks), each wrapping a gold
  *     stream: cut at every offset, read as the IPC stream inside, always an
  *     error (at the codec, or at the IPC layer when the cut falls between
- *     blocks of a format with no end marker); and bit flips, where the
+ *     blocks of a format with no end marker; a cut in the codec's trailer,
+ *     after the last data byte, when the reader finishes the codec's frame
+ *     at the end-of-stream marker); and bit flips, where the
  *     decoded bytes must be a prefix of the original (nothing invented)
  *     where a checksum covers it, and for LZ4 frames, zstd and lz4-java,
  *     all of it or an error.
@@ -323,12 +325,17 @@ static void sweep_codec(const uint8_t *ipc, size_t ipc_size, xchg_stream_codec c
     UNPOISON(data + cut, size - cut);
     codec_cuts++;
     codec_cut_errors += !o.ok;
-    /* The IPC reader stops at its end-of-stream marker and never reads
-     * the codec's trailer (end mark, checksum, end block): a cut there,
-     * with every data byte present, is not noticed yet (a known gap:
-     * fuzz/README.md).  Counted and printed; any other cut must fail. */
-    if (o.ok && decoded == ipc_size) codec_trailer_cuts++;
-    else if (o.ok) check(0, "%s cut at byte %" PRId64 " decodes as a whole input", name, (int64_t)cut);
+    /* A cut in the codec's trailer (end mark, checksum, end block) leaves
+     * every data byte there: the IPC reader notices it only because it
+     * finishes the codec's frame at its end-of-stream marker.  Counted
+     * apart, and must be 0 like any other cut decoding whole. */
+    if (o.ok && decoded == ipc_size) {
+      codec_trailer_cuts++;
+      check(0, "%s cut at byte %" PRId64 ", in the codec's trailer, decodes as a whole input", name,
+            (int64_t)cut);
+    } else if (o.ok) {
+      check(0, "%s cut at byte %" PRId64 " decodes as a whole input", name, (int64_t)cut);
+    }
   }
   uint64_t rng = 0xf11b ^ size;
   uint8_t *copy = malloc(size);
@@ -385,6 +392,8 @@ int main(int argc, char **argv) {
   printf("stream codec truncation: %" PRId64 " cuts, %" PRId64 " errors returned, %" PRId64
          " cuts in a codec trailer not noticed, crashes = 0\n",
          codec_cuts, codec_cut_errors, codec_trailer_cuts);
+  check(codec_cut_errors == codec_cuts, "stream codecs%s: %" PRId64 " cuts decode as whole inputs",
+        "", codec_cuts - codec_cut_errors);
   printf("stream codec bit flips: %" PRId64 " inputs, %" PRId64 " errors returned, crashes = 0\n",
          codec_flips, codec_flip_errors);
   if (fuzz_inputs == 0 || cuts == 0 || codec_cuts == 0) tally.failed++;

@@ -2,17 +2,26 @@
  * library allocate gigabytes, and hitting a cap is a clear XCHG_ELIMIT.
  *
  * Each cap of xchg_read_options (max_depth, max_fields, max_buffer_bytes,
- * max_metadata_bytes), of xchg_stream_options (max_block_size) and of the
- * row reader (max_row_size) is hit twice where that can be done: by a
- * few-byte input that claims a huge size, under the default caps, and by a
- * real gold file read with the cap lowered below what it needs (with the
- * default cap the same file decodes, so it is the cap that refused it).
- * The message must name the cap or the size at fault. */
+ * max_metadata_bytes, max_batch_bytes, max_dictionary_bytes), of
+ * xchg_stream_options (max_block_size) and of the row reader (max_row_size)
+ * is hit twice where that can be done: by a few-byte input that claims a
+ * huge size, under the default caps, and by a real gold file read with the
+ * cap lowered below what it needs (with the default cap the same file
+ * decodes, so it is the cap that refused it).  The size caps are also set
+ * exactly to what a file needs, which must pass, and one byte below, which
+ * must not.  The message must name the cap or the size at fault.
+ *
+ * A compressed buffer's claim must also be one its compressed bytes can
+ * produce (xchg_block_check_size): the bound is checked against the worst
+ * case each codec really reaches, and implausible claims are refused
+ * before anything is allocated.  The cache passes its read options on. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/roundtrip.h"
+#include "xchg/cache.h"
 #include "xchg/rows.h"
 #include "xchg/stream.h"
 #include "xchg/xchg.h"
@@ -66,6 +75,17 @@ static xchg_status read_ipc(const uint8_t *data, size_t size, const xchg_read_op
   inputs++;
   errors += st != XCHG_OK;
   return st;
+}
+
+/* st must be `want` with a message containing each of the strings of
+ * `names` (NULL-terminated). */
+static void expect_error(const char *what, xchg_status st, const xchg_error *err, xchg_status want,
+                         const char *const *names) {
+  CHECK(st == want, "%s: %s (\"%s\"), expected %s", what, xchg_status_name(st),
+        st == XCHG_OK ? "" : err->message, xchg_status_name(want));
+  for (int i = 0; st == want && names[i] != NULL; i++)
+    CHECK(strstr(err->message, names[i]) != NULL, "%s: the message \"%s\" does not name \"%s\"",
+          what, err->message, names[i]);
 }
 
 /* st must be XCHG_ELIMIT with a message containing `names`. */
@@ -165,6 +185,460 @@ static void huge_buffer(const char *gold_dir) {
   free(data);
 }
 
+/* ---- max_buffer_bytes and max_batch_bytes, exactly at what a file needs --- */
+
+typedef struct tally {
+  int64_t bytes;          /* decompressed since the last reset */
+  int64_t largest_buffer;
+} tally;
+
+static void count_decompressed(void *ctx, xchg_block_codec codec, const void *src, size_t src_size,
+                               size_t dst_size) {
+  tally *t = ctx;
+  (void)codec;
+  (void)src;
+  (void)src_size;
+  t->bytes += (int64_t)dst_size;
+  if ((int64_t)dst_size > t->largest_buffer) t->largest_buffer = (int64_t)dst_size;
+}
+
+/* The decompressed bytes of the largest batch and of the largest buffer of
+ * a file without dictionaries, batch by batch through random access; -1
+ * when the file cannot be read. */
+static int64_t measure_file(const uint8_t *data, size_t size, int64_t *largest_buffer) {
+  xchg_error err;
+  xchg_ipc_reader *r = NULL;
+  if (xchg_ipc_reader_open_memory(data, size, NULL, NULL, NULL, &r, &err) != XCHG_OK) return -1;
+  tally t = {0, 0};
+  xchg_ipc_reader_on_decompress(r, count_decompressed, &t);
+  int64_t largest_batch = 0;
+  for (int64_t i = 0; i < xchg_ipc_reader_num_batches(r); i++) {
+    struct ArrowArray a;
+    t.bytes = 0;
+    if (xchg_ipc_reader_read_batch(r, i, &a, &err) != XCHG_OK) {
+      xchg_ipc_reader_close(r);
+      return -1;
+    }
+    a.release(&a);
+    if (t.bytes > largest_batch) largest_batch = t.bytes;
+  }
+  xchg_ipc_reader_close(r);
+  *largest_buffer = t.largest_buffer;
+  return largest_batch;
+}
+
+/* Reads data with one cap set to `cap`, which must pass, then to cap - 1,
+ * which must be refused naming the cap. */
+static void cap_at_need(const char *file, const uint8_t *data, size_t size, const char *cap_name,
+                        int64_t *field, xchg_read_options *opts, int64_t need) {
+  char what[512];
+  xchg_error err;
+  *field = need;
+  xchg_status st = read_ipc(data, size, opts, &err);
+  CHECK(st == XCHG_OK, "%s with %s = %lld, what it needs: %s", file, cap_name, (long long)need,
+        st == XCHG_OK ? "" : err.message);
+  *field = need - 1;
+  snprintf(what, sizeof what, "%s with %s = %lld, one byte less than it needs", file, cap_name,
+           (long long)need - 1);
+  expect_limit(what, read_ipc(data, size, opts, &err), &err, cap_name);
+}
+
+static void caps_at_need(const char *gold_dir) {
+  static const char *const files[] = {"2.0.0-compression/generated_lz4.arrow_file",
+                                      "2.0.0-compression/generated_zstd.arrow_file"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", gold_dir, files[i]);
+    size_t size;
+    uint8_t *data = read_whole(path, &size);
+    CHECK(data != NULL, "cannot read %s", path);
+    if (data == NULL) continue;
+    int64_t largest_buffer = 0, largest_batch = measure_file(data, size, &largest_buffer);
+    CHECK(largest_batch > largest_buffer && largest_buffer > 0,
+          "%s: batches of %lld bytes, buffers of %lld: expected several compressed buffers a batch",
+          files[i], (long long)largest_batch, (long long)largest_buffer);
+    if (largest_batch > largest_buffer && largest_buffer > 0) {
+      xchg_read_options opts;
+      xchg_read_options_init(&opts);
+      cap_at_need(files[i], data, size, "max_batch_bytes", &opts.max_batch_bytes, &opts, largest_batch);
+      xchg_read_options_init(&opts);
+      cap_at_need(files[i], data, size, "max_buffer_bytes", &opts.max_buffer_bytes, &opts,
+                  largest_buffer);
+    }
+    free(data);
+  }
+}
+
+/* ---- implausible claims ------------------------------------------------------ */
+
+/* The byte offset of the first compressed buffer (its length prefix) of
+ * the first record batch with a body, or -1. */
+static int64_t first_buffer_at(const uint8_t *data, size_t size) {
+  body_finder f = {-1};
+  xchg_read_options opts;
+  xchg_read_options_init(&opts);
+  opts.on_message = find_body;
+  opts.on_message_ctx = &f;
+  xchg_error err;
+  CHECK(read_ipc(data, size, &opts, &err) == XCHG_OK, "clean read: %s", err.message);
+  return f.body_start > 0 && (size_t)f.body_start + 8 <= size ? f.body_start : -1;
+}
+
+/* Sets the length prefix at `at` to claim; returns the one it replaces. */
+static uint64_t set_claim(uint8_t *data, int64_t at, uint64_t claim) {
+  uint64_t old = 0;
+  for (int k = 0; k < 8; k++) {
+    old |= (uint64_t)data[at + k] << (8 * k);
+    data[at + k] = (uint8_t)(claim >> (8 * k));
+  }
+  return old;
+}
+
+static void implausible_claims(const char *gold_dir) {
+  char path[2048];
+  size_t size;
+  for (int codec = 0; codec < 2; codec++) {
+    const char *file = codec == 0 ? "generated_lz4.stream" : "generated_zstd.stream";
+    snprintf(path, sizeof path, "%s/2.0.0-compression/%s", gold_dir, file);
+    uint8_t *data = read_whole(path, &size);
+    CHECK(data != NULL, "cannot read %s", path);
+    if (data == NULL) continue;
+    int64_t at = first_buffer_at(data, size);
+    uint64_t was = at > 0 ? set_claim(data, at, (uint64_t)1 << 30) : 0;
+    CHECK(at > 0 && was > 0 && was < 1 << 30, "%s: no compressed buffer found (length %llu)", file,
+          (unsigned long long)was);
+    if (at <= 0 || was == 0 || was >= 1 << 30) {
+      free(data);
+      continue;
+    }
+    char byte[64], what[256];
+    snprintf(byte, sizeof byte, "at byte %lld", (long long)at);
+    /* 1 GiB, under the default caps: refused as implausible, naming where. */
+    const char *names[] = {"implausible", "1073741824", "message 1", "buffer ", byte, NULL};
+    xchg_error err;
+    snprintf(what, sizeof what, "%s claiming 1 GiB from a few bytes", file);
+    expect_error(what, read_ipc(data, size, NULL, &err), &err, XCHG_EFORMAT, names);
+    /* The cache refuses it too, under its default options. */
+    xchg_cache *cache = xchg_cache_create(NULL);
+    xchg_chunk chunk = {data, size};
+    xchg_broadcast_part part = {&chunk, 1, XCHG_STREAM_NONE};
+    xchg_broadcast b = {&part, 1, NULL, NULL};
+    xchg_cache_holder *h = NULL;
+    snprintf(what, sizeof what, "%s claiming 1 GiB, through the cache", file);
+    expect_error(what, xchg_cache_acquire(cache, "k", &b, NULL, 0, NULL, NULL, &h, &err), &err,
+                 XCHG_EFORMAT, names);
+    xchg_cache_release(h);
+    xchg_cache_destroy(cache);
+    /* 2^60 with the caps out of the way: refused before the allocation,
+     * which could not succeed (XCHG_ENOMEM, or an ASan report). */
+    xchg_read_options opts;
+    xchg_read_options_init(&opts);
+    opts.max_buffer_bytes = opts.max_batch_bytes = INT64_MAX;
+    set_claim(data, at, (uint64_t)1 << 60);
+    const char *names_huge[] = {"implausible", "1152921504606846976", NULL};
+    snprintf(what, sizeof what, "%s claiming 2^60 bytes, no caps", file);
+    expect_error(what, read_ipc(data, size, &opts, &err), &err, XCHG_EFORMAT, names_huge);
+    /* zstd: Arrow's writers state the content size in the frame header,
+     * and a claim one byte off it is refused. */
+    if (codec == 1) {
+      set_claim(data, at, was + 1);
+      const char *names_zstd[] = {"zstd frame headers", byte, NULL};
+      snprintf(what, sizeof what, "%s claiming one byte more than its zstd frame states", file);
+      expect_error(what, read_ipc(data, size, NULL, &err), &err, XCHG_EFORMAT, names_zstd);
+    }
+    set_claim(data, at, was);
+    CHECK(read_ipc(data, size, NULL, &err) == XCHG_OK, "%s restored: %s", file, err.message);
+    free(data);
+  }
+}
+
+/* A zstd frame of n RLE blocks of 128 KiB each: 6 + 4n bytes for n x 128
+ * KiB, the most zstd can expand. */
+static size_t zstd_rle_frame(uint8_t *out, int n) {
+  static const uint8_t header[] = {0x28, 0xb5, 0x2f, 0xfd, /* magic */
+                                   0x00,                   /* no content size, no checksum */
+                                   0x38};                  /* window 2^17 */
+  memcpy(out, header, sizeof header);
+  size_t at = sizeof header;
+  for (int i = 0; i < n; i++) {
+    uint32_t block = (131072u << 3) | (1u << 1) | (i == n - 1); /* size, RLE, last */
+    out[at++] = (uint8_t)block;
+    out[at++] = (uint8_t)(block >> 8);
+    out[at++] = (uint8_t)(block >> 16);
+    out[at++] = 'z';
+  }
+  return at;
+}
+
+/* The bound holds at each codec's worst case: real data at the highest
+ * ratio each reaches passes, and one byte more than the bound fails. */
+static void bounds_hold(void) {
+  enum { RLE_BLOCKS = 64 };
+  static uint8_t frame[6 + 4 * RLE_BLOCKS];
+  size_t frame_size = zstd_rle_frame(frame, RLE_BLOCKS);
+  size_t out_size = (size_t)RLE_BLOCKS << 17;
+  uint8_t *out = malloc(out_size);
+  xchg_error err;
+  CHECK(out != NULL && xchg_block_decompress(XCHG_BLOCK_ZSTD, frame, frame_size, out, out_size, &err) == XCHG_OK,
+        "the RLE frame does not decompress to %zu bytes: %s", out_size, out ? err.message : "no memory");
+  CHECK(xchg_block_check_size(XCHG_BLOCK_ZSTD, frame, frame_size, out_size, &err) == XCHG_OK,
+        "zstd RLE blocks (ratio %.0f) refused: %s", (double)out_size / frame_size, err.message);
+  uint64_t most = xchg_block_max_decompressed_size(XCHG_BLOCK_ZSTD, frame_size);
+  printf("bounds: zstd RLE blocks expand %.0fx, bound %.0fx\n", (double)out_size / frame_size,
+         (double)most / frame_size);
+  CHECK(xchg_block_check_size(XCHG_BLOCK_ZSTD, frame, frame_size, (size_t)most + 1, &err) == XCHG_EFORMAT,
+        "zstd: one byte over the bound %llu accepted", (unsigned long long)most);
+  free(out);
+
+  /* Zeros, at the codecs' best ratio, with their real compressors. */
+  size_t zeros_size = (size_t)64 << 20;
+  uint8_t *zeros = calloc(1, zeros_size);
+  CHECK(zeros != NULL, "no memory for %zu zeros", zeros_size);
+  for (int c = 0; zeros != NULL && c < 2; c++) {
+    xchg_block_codec codec = c == 0 ? XCHG_BLOCK_LZ4_FRAME : XCHG_BLOCK_ZSTD;
+    xchg_buf *z = NULL;
+    CHECK(xchg_block_compress(codec, 0, zeros, zeros_size, &z, &err) == XCHG_OK, "compress: %s",
+          err.message);
+    if (z == NULL) continue;
+    size_t n = xchg_buf_size(z);
+    CHECK(xchg_block_check_size(codec, xchg_buf_data(z), n, zeros_size, &err) == XCHG_OK,
+          "%s: 64 MiB of zeros in %zu bytes (ratio %.0f) refused: %s", xchg_block_codec_name(codec),
+          n, (double)zeros_size / n, err.message);
+    printf("bounds: %s compresses 64 MiB of zeros %.0fx, bound %.0fx\n", xchg_block_codec_name(codec),
+           (double)zeros_size / n, (double)xchg_block_max_decompressed_size(codec, n) / n);
+    /* zstd states the content size, which must match to the byte. */
+    if (codec == XCHG_BLOCK_ZSTD)
+      CHECK(xchg_block_check_size(codec, xchg_buf_data(z), n, zeros_size - 1, &err) == XCHG_EFORMAT,
+            "zstd: a claim one byte below the frame's content size accepted");
+    xchg_buf_unref(z);
+  }
+  free(zeros);
+}
+
+/* ---- the cache passes its read options on ------------------------------------ */
+
+static xchg_status read_cached(const uint8_t *data, size_t size, const xchg_cache_options *opts,
+                               xchg_error *err) {
+  int64_t live = xchg_buf_live_count();
+  xchg_cache *cache = xchg_cache_create(opts);
+  xchg_chunk chunk = {data, size};
+  xchg_broadcast_part part = {&chunk, 1, XCHG_STREAM_NONE};
+  xchg_broadcast b = {&part, 1, NULL, NULL};
+  xchg_cache_holder *h = NULL;
+  xchg_status st = xchg_cache_acquire(cache, "k", &b, NULL, 0, NULL, NULL, &h, err);
+  xchg_cache_release(h);
+  xchg_cache_destroy(cache);
+  CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked", xchg_buf_live_count() - live);
+  inputs++;
+  errors += st != XCHG_OK;
+  return st;
+}
+
+static void cache_caps(const char *gold_dir) {
+  char path[2048];
+  snprintf(path, sizeof path, "%s/2.0.0-compression/generated_lz4.stream", gold_dir);
+  size_t size;
+  uint8_t *data = read_whole(path, &size);
+  CHECK(data != NULL, "cannot read %s", path);
+  if (data == NULL) return;
+  xchg_cache_options opts;
+  xchg_cache_options_init(&opts);
+  xchg_error err;
+  CHECK(read_cached(data, size, &opts, &err) == XCHG_OK, "cache, default caps: %s", err.message);
+  opts.read.max_buffer_bytes = 8;
+  expect_limit("cache with read.max_buffer_bytes 8", read_cached(data, size, &opts, &err), &err,
+               "max_buffer_bytes");
+  xchg_cache_options_init(&opts);
+  opts.read.max_batch_bytes = 8;
+  expect_limit("cache with read.max_batch_bytes 8", read_cached(data, size, &opts, &err), &err,
+               "max_batch_bytes");
+  /* The cache's own fields still choose validation and the pool. */
+  xchg_cache_options_init(&opts);
+  opts.pool = xchg_pool_create(2);
+  opts.read.task_bytes = 1;
+  CHECK(read_cached(data, size, &opts, &err) == XCHG_OK, "cache on a pool: %s", err.message);
+  xchg_pool_destroy(opts.pool);
+  free(data);
+}
+
+/* ---- max_dictionary_bytes ------------------------------------------------------ */
+
+enum { DICT_FIRST = 4096, DICT_DELTA = 1024, DICT_ROWS = 8 };
+
+static void release_static_schema(struct ArrowSchema *s) { (void)s; }
+static void release_static_array(struct ArrowArray *a) { (void)a; }
+
+/* A stream of one int32-indexed column over an int32 dictionary: a first
+ * batch with DICT_FIRST values, a second whose dictionary extends it by
+ * DICT_DELTA (the writer sends a delta), each dictionary batch ZSTD
+ * compressed (values i / 16 shrink well). */
+static xchg_buf *delta_stream(void) {
+  static int32_t values[DICT_FIRST + DICT_DELTA], indices[DICT_ROWS];
+  for (int i = 0; i < DICT_FIRST + DICT_DELTA; i++) values[i] = i / 16;
+  for (int i = 0; i < DICT_ROWS; i++) indices[i] = i;
+  static struct ArrowSchema value = {"i", "", NULL, 0, 0, NULL, NULL, release_static_schema, NULL};
+  static struct ArrowSchema col = {"i", "c", NULL, ARROW_FLAG_NULLABLE, 0, NULL, &value,
+                                   release_static_schema, NULL};
+  static struct ArrowSchema *cols[1] = {&col};
+  static struct ArrowSchema root = {"+s", "", NULL, 0, 1, cols, NULL, release_static_schema, NULL};
+  static const void *dict_buffers[2] = {NULL, values}, *col_buffers[2] = {NULL, indices},
+                    *root_buffers[1] = {NULL};
+  static struct ArrowArray dicts[2], columns[2], *kids[2][1], batches[2];
+  for (int b = 0; b < 2; b++) {
+    dicts[b] = (struct ArrowArray){b ? DICT_FIRST + DICT_DELTA : DICT_FIRST, 0, 0, 2, 0, dict_buffers,
+                                   NULL, NULL, release_static_array, NULL};
+    columns[b] = (struct ArrowArray){DICT_ROWS, 0, 0, 2, 0, col_buffers, NULL, &dicts[b],
+                                     release_static_array, NULL};
+    kids[b][0] = &columns[b];
+    batches[b] = (struct ArrowArray){DICT_ROWS, 0, 0, 1, 1, root_buffers, kids[b], NULL,
+                                     release_static_array, NULL};
+  }
+  xchg_write_options wo;
+  xchg_write_options_init(&wo);
+  wo.codec = XCHG_BLOCK_ZSTD;
+  xchg_buf *out = NULL;
+  char msg[512];
+  CHECK(rt_write(&root, batches, 2, &wo, &out, msg, sizeof msg) == 0, "writing the delta stream: %s", msg);
+  return out;
+}
+
+typedef struct dict_census {
+  int64_t dictionaries, deltas;
+} dict_census;
+
+static void count_dictionaries(void *ctx, const xchg_message_info *info) {
+  dict_census *c = ctx;
+  if (info->kind != XCHG_MESSAGE_DICTIONARY) return;
+  c->dictionaries++;
+  c->deltas += info->is_delta != 0;
+}
+
+static void dictionary_caps(void) {
+  xchg_buf *stream = delta_stream();
+  if (stream == NULL) return;
+  const uint8_t *data = xchg_buf_data(stream);
+  size_t size = xchg_buf_size(stream);
+  const int64_t first = 4 * DICT_FIRST, whole = 4 * (DICT_FIRST + DICT_DELTA);
+  xchg_read_options opts;
+  xchg_read_options_init(&opts);
+  dict_census census = {0, 0};
+  opts.on_message = count_dictionaries;
+  opts.on_message_ctx = &census;
+  xchg_error err;
+  CHECK(read_ipc(data, size, &opts, &err) == XCHG_OK, "delta stream, default caps: %s", err.message);
+  CHECK(census.dictionaries == 2 && census.deltas == 1,
+        "the writer sent %lld dictionary batches (%lld deltas), the test needs 2 (1)",
+        (long long)census.dictionaries, (long long)census.deltas);
+  /* Schema 0, dictionary 1, batch 2, delta 3, batch 4: the delta passes the
+   * cap, the first dictionary alone does not. */
+  cap_at_need("delta stream", data, size, "max_dictionary_bytes", &opts.max_dictionary_bytes, &opts, whole);
+  const char *names_delta[] = {"max_dictionary_bytes", "dictionary 0", "message 3", NULL};
+  opts.max_dictionary_bytes = whole - 1;
+  expect_error("delta passing max_dictionary_bytes", read_ipc(data, size, &opts, &err), &err,
+               XCHG_ELIMIT, names_delta);
+  const char *names_first[] = {"max_dictionary_bytes", "dictionary 0", "message 1", NULL};
+  opts.max_dictionary_bytes = first - 1;
+  expect_error("first dictionary over max_dictionary_bytes", read_ipc(data, size, &opts, &err), &err,
+               XCHG_ELIMIT, names_first);
+  /* Dictionary batches count against max_batch_bytes too: the first is
+   * the largest batch. */
+  xchg_read_options_init(&opts);
+  cap_at_need("delta stream", data, size, "max_batch_bytes", &opts.max_batch_bytes, &opts, first);
+  xchg_buf_unref(stream);
+}
+
+/* ---- deltas cannot wrap 32-bit offsets ----------------------------------------- */
+
+enum { HALF = 1 << 30 };
+
+/* The dictionary message `index` of a stream: where its metadata and body
+ * are. */
+typedef struct message_finder {
+  int64_t index, offset, metadata_bytes, body_bytes;
+} message_finder;
+
+static void find_message(void *ctx, const xchg_message_info *info) {
+  message_finder *f = ctx;
+  if (info->index != f->index) return;
+  f->offset = info->offset;
+  f->metadata_bytes = info->metadata_bytes;
+  f->body_bytes = info->body_bytes;
+}
+
+/* Replaces every `width`-byte little-endian `from` in [p, p + n) by `to`;
+ * returns how many. */
+static int replace_le(uint8_t *p, int64_t n, int width, uint64_t from, uint64_t to) {
+  int count = 0;
+  for (int64_t i = 0; i + width <= n; i++) {
+    uint64_t v = 0;
+    for (int k = 0; k < width; k++) v |= (uint64_t)p[i + k] << (8 * k);
+    if (v != from) continue;
+    for (int k = 0; k < width; k++) p[i + k] = (uint8_t)(to >> (8 * k));
+    count++;
+    i += width - 1;
+  }
+  return count;
+}
+
+/* A dictionary of list<null> values (free to hold, whatever their length)
+ * whose delta, patched by one value, takes the concatenated child rows to
+ * 2^31, past what int32 list offsets address: refused, where appending
+ * would have stored wrapped, negative offsets. */
+static void delta_offsets_wrap(void) {
+  static struct ArrowSchema item = {"n", "item", NULL, ARROW_FLAG_NULLABLE, 0, NULL, NULL,
+                                    release_static_schema, NULL};
+  static struct ArrowSchema *items[1] = {&item};
+  static struct ArrowSchema value = {"+l", "", NULL, 0, 1, items, NULL, release_static_schema, NULL};
+  static struct ArrowSchema col = {"i", "c", NULL, ARROW_FLAG_NULLABLE, 0, NULL, &value,
+                                   release_static_schema, NULL};
+  static struct ArrowSchema *cols[1] = {&col};
+  static struct ArrowSchema root = {"+s", "", NULL, 0, 1, cols, NULL, release_static_schema, NULL};
+  /* Lists of 2^30 and 2^30 - 1 nulls: the second batch's dictionary extends the first. */
+  static const int32_t offsets[3] = {0, HALF, 2 * (HALF - 1) + 1};
+  static const int32_t indices[1] = {0};
+  static const void *list_buffers[2] = {NULL, offsets}, *null_buffers[1] = {NULL},
+                    *col_buffers[2] = {NULL, indices}, *root_buffers[1] = {NULL};
+  static struct ArrowArray nulls[2], *null_kids[2][1], lists[2], columns[2], *kids[2][1], batches[2];
+  for (int b = 0; b < 2; b++) {
+    nulls[b] = (struct ArrowArray){offsets[b + 1], offsets[b + 1], 0, 0, 0, null_buffers, NULL, NULL,
+                                   release_static_array, NULL};
+    null_kids[b][0] = &nulls[b];
+    lists[b] = (struct ArrowArray){b + 1, 0, 0, 2, 1, list_buffers, null_kids[b], NULL,
+                                   release_static_array, NULL};
+    columns[b] = (struct ArrowArray){1, 0, 0, 2, 0, col_buffers, NULL, &lists[b], release_static_array, NULL};
+    kids[b][0] = &columns[b];
+    batches[b] = (struct ArrowArray){1, 0, 0, 1, 1, root_buffers, kids[b], NULL, release_static_array, NULL};
+  }
+  xchg_buf *stream = NULL;
+  char msg[512];
+  CHECK(rt_write(&root, batches, 2, NULL, &stream, msg, sizeof msg) == 0, "writing list<null> deltas: %s", msg);
+  if (stream == NULL) return;
+  size_t size = xchg_buf_size(stream);
+  uint8_t *data = malloc(size);
+  memcpy(data, xchg_buf_data(stream), size);
+  xchg_buf_unref(stream);
+  xchg_read_options opts;
+  xchg_read_options_init(&opts);
+  message_finder f = {3, -1, 0, 0}; /* schema, dictionary, batch, delta */
+  opts.on_message = find_message;
+  opts.on_message_ctx = &f;
+  xchg_error err;
+  CHECK(read_ipc(data, size, &opts, &err) == XCHG_OK, "list<null> deltas, as written: %s", err.message);
+  CHECK(f.offset > 0, "no message 3 in the list<null> delta stream");
+  if (f.offset > 0) {
+    /* The delta's list of 2^30 - 1 nulls becomes one of 2^30: its child's
+     * field node and its last offset. */
+    int in_nodes = replace_le(data + f.offset + 8, f.metadata_bytes, 8, HALF - 1, HALF);
+    int in_body = replace_le(data + f.offset + 8 + f.metadata_bytes, f.body_bytes, 4, HALF - 1, HALF);
+    CHECK(in_nodes >= 1 && in_body == 1, "patching the delta: %d field node values, %d offsets",
+          in_nodes, in_body);
+    const char *names[] = {"32-bit offsets", "message 3", "dictionary 0", NULL};
+    expect_error("a delta taking list<null> child rows to 2^31", read_ipc(data, size, NULL, &err), &err,
+                 XCHG_EFORMAT, names);
+  }
+  free(data);
+}
+
 /* ---- stream codec and row caps ------------------------------------------------ */
 
 static xchg_status read_stream(const uint8_t *data, size_t size, xchg_stream_codec codec,
@@ -258,6 +732,12 @@ int main(int argc, char **argv) {
   lowered_caps(gold_dir);
   huge_metadata();
   huge_buffer(gold_dir);
+  caps_at_need(gold_dir);
+  implausible_claims(gold_dir);
+  bounds_hold();
+  cache_caps(gold_dir);
+  dictionary_caps();
+  delta_offsets_wrap();
   block_caps();
   row_caps();
   printf("limits: %" PRId64 " inputs, %" PRId64 " errors returned, crashes = 0\n", inputs, errors);

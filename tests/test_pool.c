@@ -1,5 +1,6 @@
 /* tests/test_pool.c — the thread pool: every index runs exactly once, loops
- * from many caller threads at once, pools of one thread run inline, and
+ * from many caller threads at once, pools of one thread run inline,
+ * background loops (pool_internal.h) finish and cancel cleanly, and
  * destroy waits for the workers.  Meant to run under ThreadSanitizer too
  * (`ctest -L tsan` in a -DXCHG_TSAN=ON build). */
 #include <pthread.h>
@@ -7,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "buf/pool_internal.h"
 #include "support/testutil.h"
 #include "xchg/pool.h"
 
@@ -64,6 +67,57 @@ static void *caller_main(void *p) {
   return NULL;
 }
 
+/* ---- background loops -------------------------------------------------------------- */
+
+typedef struct slow_counts {
+  _Atomic int hits[64];
+  _Atomic int running;
+  _Atomic int max_running_after_cancel; /* must stay 0 */
+} slow_counts;
+
+static void slow_hit(void *ctx, int64_t i) {
+  slow_counts *c = ctx;
+  atomic_fetch_add(&c->running, 1);
+  struct timespec ts = {0, 200 * 1000}; /* 0.2 ms: workers get some */
+  nanosleep(&ts, NULL);
+  atomic_fetch_add(&c->hits[i], 1);
+  atomic_fetch_sub(&c->running, 1);
+}
+
+static void check_background_loops(xchg_pool *pool, const char *name) {
+  /* Three loops started, then finished in order: every index once. */
+  static slow_counts c[3];
+  pool_loop loops[3];
+  memset(c, 0, sizeof c);
+  for (int k = 0; k < 3; k++) pool_loop_start(pool, &loops[k], 64, slow_hit, &c[k]);
+  int once = 1;
+  for (int k = 0; k < 3; k++) {
+    pool_loop_finish(pool, &loops[k]);
+    for (int i = 0; i < 64; i++) once &= atomic_load(&c[k].hits[i]) == 1;
+    once &= atomic_load(&c[k].running) == 0;
+  }
+  CHECK(once, "%s: three background loops, each index once", name);
+
+  /* Cancelled: no index runs twice or after cancel returns; those not
+   * begun never run. */
+  slow_counts *d = &c[0];
+  memset(d, 0, sizeof *d);
+  pool_loop_start(pool, &loops[0], 64, slow_hit, d);
+  struct timespec ts = {0, 1000 * 1000};
+  nanosleep(&ts, NULL);
+  pool_loop_cancel(pool, &loops[0]);
+  int ran = 0, twice = 0;
+  for (int i = 0; i < 64; i++) {
+    ran += atomic_load(&d->hits[i]);
+    twice |= atomic_load(&d->hits[i]) > 1;
+  }
+  int running = atomic_load(&d->running);
+  nanosleep(&ts, NULL);
+  int later = 0;
+  for (int i = 0; i < 64; i++) later += atomic_load(&d->hits[i]);
+  CHECK(!twice && running == 0 && later == ran && ran < 64, "%s: cancel (%d of 64 ran)", name, ran);
+}
+
 int main(void) {
   xchg_pool *one = xchg_pool_create(1);
   int off = 1;
@@ -96,6 +150,11 @@ int main(void) {
   }
   CHECK(all, "six threads running loops on one pool at once");
   xchg_pool_destroy(pool);
+
+  xchg_pool *two = xchg_pool_create(2);
+  check_background_loops(two, "pool of two");
+  xchg_pool_destroy(two);
+  check_background_loops(NULL, "no pool");
 
   CHECK(xchg_pool_default() == xchg_pool_default() && xchg_pool_threads(xchg_pool_default()) >= 1,
         "the default pool");

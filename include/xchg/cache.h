@@ -106,6 +106,14 @@ typedef struct xchg_cache_options {
    * decompression runs on (default NULL: the decoding thread). */
   xchg_validation validation;
   xchg_pool *pool;
+  /* The reader's options for every decode: its resource caps above all
+   * (max_buffer_bytes, max_batch_bytes, max_dictionary_bytes, ...), which
+   * an engine may want lower for broadcasts than for its own files;
+   * allow_missing_eos, readahead_bytes and task_bytes apply too.  Its
+   * validation and pool are replaced by the two fields above, and
+   * on_message is not called.  xchg_cache_options_init fills it with
+   * xchg_read_options_init's defaults; it is copied at create. */
+  xchg_read_options read;
 } xchg_cache_options;
 
 /* Fills opts with the defaults above. */

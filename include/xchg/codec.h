@@ -33,6 +33,22 @@ const char *xchg_block_codec_name(xchg_block_codec codec);
 xchg_status xchg_block_decompress(xchg_block_codec codec, const void *src, size_t src_size,
                                   void *dst, size_t dst_size, xchg_error *err);
 
+/* The most that src_size bytes of the codec's format can decompress to,
+ * whatever they hold: 255 bytes per byte for LZ4 frames (a match costs at
+ * least a token and a 2-byte offset, and each further 255 bytes of its
+ * length one more byte), 32768 for zstd (a block costs at least 4 bytes,
+ * e.g. an RLE block, and yields at most 128 KiB); saturates at UINT64_MAX. */
+uint64_t xchg_block_max_decompressed_size(xchg_block_codec codec, size_t src_size);
+
+/* Checks a size declared for src before dst_size bytes are allocated for
+ * it, from src's length and frame headers alone: more than
+ * xchg_block_max_decompressed_size, or (zstd) other than the content size
+ * its frame headers state when every frame states one, is an XCHG_EFORMAT
+ * error naming both sizes.  Passing does not make src valid:
+ * xchg_block_decompress still checks every byte. */
+xchg_status xchg_block_check_size(xchg_block_codec codec, const void *src, size_t src_size,
+                                  size_t dst_size, xchg_error *err);
+
 /* Compresses src at level (0 = the codec's default) into a new buffer. */
 xchg_status xchg_block_compress(xchg_block_codec codec, int level, const void *src,
                                 size_t src_size, xchg_buf **out, xchg_error *err);

@@ -67,6 +67,17 @@ uint64_t xchg_source_position(const xchg_source *src);
 /* Total size in bytes, or -1 when unknown (a pipe). */
 int64_t xchg_source_size(const xchg_source *src);
 
+/* Says that the consumer has read all it needs (the IPC reader calls it at
+ * the end-of-stream marker).  Sources that frame their data (codec streams,
+ * xchg/stream.h) read and verify the rest of the current frame: its end
+ * mark, checksum or end block, which nothing else would read, so that an
+ * input cut there is an error (XCHG_EIO; XCHG_EFORMAT when corrupt), not a
+ * whole input.  The next frame is not started and the position does not
+ * move: bytes after it, including decoded data that the current frame still
+ * holds (whose trailer is then not reached), stay readable.  Other sources
+ * do nothing and return XCHG_OK. */
+xchg_status xchg_source_finish(xchg_source *src, xchg_error *err);
+
 /* Moves to an absolute offset; XCHG_ENOTSUP when the source cannot seek. */
 xchg_status xchg_source_seek(xchg_source *src, uint64_t offset, xchg_error *err);
 

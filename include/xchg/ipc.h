@@ -66,31 +66,58 @@ typedef struct xchg_message_info {
 
 typedef void (*xchg_message_fn)(void *ctx, const xchg_message_info *info);
 
+/* Reading options.  The max_* fields are resource caps: a small hostile
+ * input must not make the reader allocate gigabytes, so sizes the wire
+ * claims are checked before anything that size is allocated, and hitting a
+ * cap is an XCHG_ELIMIT error whose message names the cap.  The defaults
+ * suit any ordinary data; raise a cap for data known to need more.  A
+ * compressed buffer's declared size must also be one its compressed bytes
+ * can produce (see xchg_block_check_size), else XCHG_EFORMAT: with that, a
+ * claim of n bytes costs the input at least n / 32768 bytes. */
 typedef struct xchg_read_options {
   xchg_validation validation;
   int32_t max_depth;              /* nesting depth of fields; default 64 */
   int64_t max_fields;             /* fields in a schema, all levels; default 1<<16 */
-  int64_t max_buffer_bytes;       /* decompressed size of one buffer; default 1<<34 */
+  /* Decompressed size of one buffer; default 1<<31 (2 GiB), the most a
+   * column with 32-bit offsets can address.  Only large types, or a
+   * single batch of over 268M 8-byte values, need more. */
+  int64_t max_buffer_bytes;
   int64_t max_metadata_bytes;     /* one message's flatbuffer; default 1<<28 */
   /* A stream must end with its end-of-stream marker, which every Arrow
    * writer writes when it closes: without it, a stream cut at a message
    * boundary would pass for a shorter whole one.  Set this to accept
    * streams whose writer stopped without the marker. */
   int allow_missing_eos;
-  /* Decompress on this pool (see xchg/pool.h); NULL decompresses in the
-   * calling thread.  With a pool, xchg_ipc_reader_next decodes consecutive
-   * batches together, up to readahead_bytes of decompressed data ahead of
-   * the caller (default 8 MiB), so that small batches still keep every
+  /* Decompress and validate on this pool (see xchg/pool.h); NULL decodes
+   * in the calling thread.  With a pool, xchg_ipc_reader_next reads ahead:
+   * while the pool decodes the next batches, up to readahead_bytes of
+   * decompressed data (default 8 MiB), the caller reads and plans the ones
+   * after them, and takes each batch as soon as it is ready, so that no
+   * thread waits at batch boundaries and small batches still keep every
    * thread busy. */
   xchg_pool *pool;
   int64_t readahead_bytes;
-  /* The least decompression work, in output bytes, worth handing to another
-   * thread (default 256 KiB): less than twice this stays in the caller. */
+  /* The least work, in bytes decompressed (a value validated counts about
+   * as one), worth handing to another thread (default 256 KiB): batches
+   * are grouped up to this much, and a group with less runs in the
+   * caller. */
   int64_t task_bytes;
   /* Called for every message read, the schema message included (as
    * xchg_ipc_reader_on_message, but from the first byte on). */
   xchg_message_fn on_message;
   void *on_message_ctx;
+  /* Decompressed size of one record batch or dictionary batch: the sum of
+   * its compressed buffers' declared sizes, checked buffer by buffer before
+   * each is allocated.  Default 1<<32 (4 GiB): engines cut their batches
+   * to a few MB (Spark, DataFusion, Velox: thousands of rows), and with a
+   * pool the reader holds several batches at once. */
+  int64_t max_batch_bytes;
+  /* Decoded size of one dictionary (the sum of its buffers' sizes, nested
+   * ones included) once delta batches are appended; a delta that would
+   * pass it is refused before it is appended.  Default 1<<31 (2 GiB): a
+   * dictionary lives for the whole stream, and one of strings with 32-bit
+   * offsets cannot hold much more anyway. */
+  int64_t max_dictionary_bytes;
 } xchg_read_options;
 
 /* Fills opts with the defaults above. */
@@ -129,7 +156,10 @@ void xchg_ipc_reader_on_message(xchg_ipc_reader *reader, xchg_message_fn fn, voi
  * map or union selects that whole column.  The schema and the batches
  * read from then on hold the selected columns only, in schema order.
  * An unknown name is an XCHG_EINVAL error and leaves the selection as it
- * was. */
+ * was.  Select before the first xchg_ipc_reader_next, or between batches
+ * on a reader without a pool: batches a pool has read ahead were decoded
+ * with the old selection, so select then fails with XCHG_EINVAL rather
+ * than drop them or hand them out with other columns. */
 xchg_status xchg_ipc_reader_select(xchg_ipc_reader *reader, const char *const *paths, int64_t n,
                                    xchg_error *err);
 /* The same, by top-level column index. */

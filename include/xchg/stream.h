@@ -156,7 +156,11 @@ void xchg_istream_close(xchg_istream *s);
 
 /* Wraps s as an xchg_source of the decompressed bytes, which takes s over
  * (closed with the source).  Returns NULL when out of memory, in which case
- * s has been closed. */
+ * s has been closed.  xchg_source_finish on it (the IPC reader calls it at
+ * its end-of-stream marker) reads and verifies the rest of the current
+ * frame — LZ4 frame end mark and checksum, zstd frame end and checksum,
+ * lz4-java end block, within the current Comet block — unless decoded data
+ * still follows in it; the next frame is left unread. */
 xchg_source *xchg_istream_to_source(xchg_istream *s);
 
 /* The same without taking s over: closing the source leaves s open (it

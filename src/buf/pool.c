@@ -1,25 +1,17 @@
-/* pool.c — see xchg/pool.h.
+/* pool.c — see xchg/pool.h and pool_internal.h.
  *
- * Each xchg_pool_run call publishes a job on the pool's list; workers and
- * the caller claim indices with an atomic counter, so there is no per-item
- * queue node or lock.  The caller waits for the job's last index to finish,
- * and for every worker to let go of it, then unlinks it. */
+ * Every loop is published at the tail of the pool's list; workers and the
+ * loop's starter claim indices with an atomic counter, so there is no
+ * per-item queue node or lock.  The starter waits for the loop's last index
+ * to finish, and for every worker to let go of it, then unlinks it. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "xchg/pool.h"
+#include "buf/pool_internal.h"
 
-typedef struct job {
-  xchg_task_fn fn;
-  void *ctx;
-  int64_t n;
-  _Atomic int64_t next;     /* next index to claim */
-  _Atomic int64_t finished; /* indices done */
-  int workers;              /* workers inside work_on(), under the lock */
-  struct job *link;
-} job;
+typedef pool_loop job;
 
 struct xchg_pool {
   int threads;
@@ -27,7 +19,7 @@ struct xchg_pool {
   pthread_mutex_t lock;
   pthread_cond_t work;      /* a job was published, or shutdown */
   pthread_cond_t done;      /* some job finished its last index */
-  job *jobs;                /* jobs that may have unclaimed indices */
+  job *jobs;                /* started loops not yet finished, oldest first */
   int shutdown;
 };
 
@@ -42,10 +34,22 @@ static int work_on(job *j) {
   return done_here && atomic_fetch_add(&j->finished, done_here) + done_here == j->n;
 }
 
+/* The oldest loop with indices left to claim, so that loops finish in
+ * about the order their starters will ask for them. */
 static job *claimable_job(xchg_pool *p) {
   for (job *j = p->jobs; j; j = j->link)
     if (atomic_load(&j->next) < j->n) return j;
   return NULL;
+}
+
+/* Works on j as a guest (any thread but its starter); called and returns
+ * with the lock held. */
+static void help_with(xchg_pool *p, job *j) {
+  j->workers++; /* the starter must not free j while we may touch it */
+  pthread_mutex_unlock(&p->lock);
+  int last = work_on(j);
+  pthread_mutex_lock(&p->lock);
+  if (--j->workers == 0 || last) pthread_cond_broadcast(&p->done);
 }
 
 static void *worker_main(void *arg) {
@@ -53,16 +57,13 @@ static void *worker_main(void *arg) {
   pthread_mutex_lock(&p->lock);
   for (;;) {
     job *j = claimable_job(p);
-    if (!j) {
-      if (p->shutdown) break;
+    if (j) {
+      help_with(p, j);
+    } else if (p->shutdown) {
+      break;
+    } else {
       pthread_cond_wait(&p->work, &p->lock);
-      continue;
     }
-    j->workers++; /* the caller must not free j while we may touch it */
-    pthread_mutex_unlock(&p->lock);
-    int last = work_on(j);
-    pthread_mutex_lock(&p->lock);
-    if (--j->workers == 0 || last) pthread_cond_broadcast(&p->done);
   }
   pthread_mutex_unlock(&p->lock);
   return NULL;
@@ -131,23 +132,58 @@ static void unlink_job(xchg_pool *p, job *j) {
     }
 }
 
-void xchg_pool_run(xchg_pool *p, int64_t n, xchg_task_fn fn, void *ctx) {
-  if (n <= 0) return;
-  if (!p || p->threads == 1 || n == 1) {
-    for (int64_t i = 0; i < n; i++) fn(ctx, i);
-    return;
-  }
-  job j = {.fn = fn, .ctx = ctx, .n = n};
-  atomic_init(&j.next, 0);
-  atomic_init(&j.finished, 0);
+void pool_loop_start(xchg_pool *p, job *j, int64_t n, xchg_task_fn fn, void *ctx) {
+  j->fn = fn;
+  j->ctx = ctx;
+  j->n = n > 0 ? n : 0;
+  atomic_init(&j->next, 0);
+  atomic_init(&j->finished, 0);
+  j->workers = 0;
+  j->link = NULL;
+  j->published = p && p->threads > 1 && j->n > 0;
+  if (!j->published) return;
   pthread_mutex_lock(&p->lock);
-  j.link = p->jobs;
-  p->jobs = &j;
+  job **tail = &p->jobs;
+  while (*tail) tail = &(*tail)->link;
+  *tail = j;
   pthread_cond_broadcast(&p->work);
   pthread_mutex_unlock(&p->lock);
-  work_on(&j);
+}
+
+/* Waits for the other threads working on j to finish it, helping with other
+ * loops meanwhile, then takes it off the list. */
+static void wait_for_others(xchg_pool *p, job *j) {
+  if (!j->published) return;
   pthread_mutex_lock(&p->lock);
-  while (atomic_load(&j.finished) < n || j.workers > 0) pthread_cond_wait(&p->done, &p->lock);
-  unlink_job(p, &j);
+  while (atomic_load(&j->finished) < j->n || j->workers > 0) {
+    job *other = claimable_job(p);
+    if (other) {
+      help_with(p, other);
+    } else {
+      pthread_cond_wait(&p->done, &p->lock);
+    }
+  }
+  unlink_job(p, j);
   pthread_mutex_unlock(&p->lock);
+}
+
+void pool_loop_finish(xchg_pool *p, job *j) {
+  work_on(j);
+  wait_for_others(p, j);
+}
+
+void pool_loop_cancel(xchg_pool *p, job *j) {
+  int64_t claimed = atomic_exchange(&j->next, j->n);
+  if (claimed < j->n) atomic_fetch_add(&j->finished, j->n - claimed);
+  wait_for_others(p, j);
+}
+
+void xchg_pool_run(xchg_pool *p, int64_t n, xchg_task_fn fn, void *ctx) {
+  if (n == 1) { /* not worth a hand-off: the caller would only wait */
+    fn(ctx, 0);
+    return;
+  }
+  job j;
+  pool_loop_start(p, &j, n, fn, ctx);
+  pool_loop_finish(p, &j);
 }

@@ -31,6 +31,7 @@ void xchg_cache_options_init(xchg_cache_options *opts) {
   opts->sharing = 1;
   opts->wait_check_ms = 100;
   opts->validation = XCHG_VALIDATE_FULL;
+  xchg_read_options_init(&opts->read);
 }
 
 xchg_cache *xchg_cache_create(const xchg_cache_options *opts) {
@@ -316,10 +317,11 @@ static xchg_status open_part(const xchg_cache *c, const xchg_broadcast *b, int64
     if (!(src = xchg_istream_to_source(is)))
       return xchg_errorf(err, XCHG_ENOMEM, "part %lld: out of memory", (long long)i);
   }
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_read_options opts = c->opts.read;
   opts.validation = c->opts.validation;
   opts.pool = c->opts.pool;
+  opts.on_message = NULL;
+  opts.on_message_ctx = NULL;
   if ((st = xchg_ipc_reader_open(src, &opts, out, err)) == XCHG_OK) return XCHG_OK;
 failed:
   xchg_error_prefix(err, "part %lld: ", (long long)i);

@@ -3,7 +3,12 @@
  * Creating a zstd or LZ4F context costs more than decompressing a small
  * buffer, and Arrow bodies are made of many small buffers; so each thread
  * keeps its contexts for its lifetime (freed by a pthread key destructor
- * when the thread exits). */
+ * when the thread exits).
+ *
+ * A declared decompressed size is a claim from the wire: before a reader
+ * allocates that much, xchg_block_check_size holds it against what the
+ * compressed bytes can produce at all (each format's largest expansion,
+ * and zstd's stated content sizes). */
 #include <lz4frame.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -115,6 +120,58 @@ xchg_status xchg_block_decompress(xchg_block_codec codec, const void *src, size_
   if (st == XCHG_OK)
     atomic_fetch_add_explicit(&decompressed_bytes, (int64_t)dst_size, memory_order_relaxed);
   return st;
+}
+
+/* An LZ4 sequence is a token, literals and a 2-byte match offset; the
+ * match is 4 + 15 bytes long plus 255 per extra length byte.  So a
+ * sequence of n input bytes yields less than 255 n bytes, and the frame
+ * around the blocks only adds input: no LZ4 frame expands more than 255x. */
+#define LZ4_MAX_RATIO 255
+/* A zstd block is a 3-byte header and at least one byte of content (an
+ * RLE block: that byte repeated), and regenerates at most 128 KiB; frame
+ * headers only add input: no zstd frame expands more than 128 KiB / 4. */
+#define ZSTD_MAX_RATIO (ZSTD_BLOCKSIZE_MAX / 4)
+
+uint64_t xchg_block_max_decompressed_size(xchg_block_codec codec, size_t src_size) {
+  uint64_t ratio = codec == XCHG_BLOCK_LZ4_FRAME ? LZ4_MAX_RATIO
+                   : codec == XCHG_BLOCK_ZSTD    ? ZSTD_MAX_RATIO
+                                                 : 1;
+  return (uint64_t)src_size > UINT64_MAX / ratio ? UINT64_MAX : (uint64_t)src_size * ratio;
+}
+
+/* The content sizes the zstd frame headers of src state, summed; 0 when
+ * some frame does not state its size (or cannot be parsed: decompression
+ * will say why). */
+static int zstd_stated_size(const uint8_t *src, size_t src_size, uint64_t *total) {
+  *total = 0;
+  for (size_t pos = 0; pos < src_size;) {
+    size_t frame = ZSTD_findFrameCompressedSize(src + pos, src_size - pos);
+    if (ZSTD_isError(frame) || frame == 0) return 0;
+    unsigned long long content = ZSTD_getFrameContentSize(src + pos, frame);
+    if (content == ZSTD_CONTENTSIZE_UNKNOWN || content == ZSTD_CONTENTSIZE_ERROR ||
+        content > UINT64_MAX - *total)
+      return 0;
+    *total += content;
+    pos += frame;
+  }
+  return 1;
+}
+
+xchg_status xchg_block_check_size(xchg_block_codec codec, const void *src, size_t src_size,
+                                  size_t dst_size, xchg_error *err) {
+  uint64_t most = xchg_block_max_decompressed_size(codec, src_size);
+  if ((uint64_t)dst_size > most)
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "declared uncompressed length %zu is implausible: %zu compressed bytes of "
+                       "%s decompress to at most %llu bytes",
+                       dst_size, src_size, xchg_block_codec_name(codec), (unsigned long long)most);
+  uint64_t stated;
+  if (codec == XCHG_BLOCK_ZSTD && zstd_stated_size(src, src_size, &stated) && stated != dst_size)
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "declared uncompressed length %zu disagrees with the %llu bytes that the "
+                       "zstd frame headers of its %zu compressed bytes state",
+                       dst_size, (unsigned long long)stated, src_size);
+  return XCHG_OK;
 }
 
 static xchg_status lz4_compress(int level, const void *src, size_t src_size, xchg_buf **out,

@@ -117,8 +117,22 @@ static xchg_status comet_refill(xchg_istream *s, void *state, xchg_error *err) {
   }
 }
 
-const stream_decoder_ops stream_comet_decoder = {"comet", comet_create, comet_destroy, comet_reset,
-                                                 comet_refill};
+/* Finishes the inner codec's frame, within the block.  Whatever the block
+ * holds after that frame is checked when the block is left, as ever. */
+static xchg_status comet_finish(xchg_istream *s, void *state, xchg_error *err) {
+  comet_state *cs = state;
+  if (!cs->in_block || cs->inner->finish == NULL) return XCHG_OK;
+  s->in_limit = cs->block_end;
+  xchg_status st = cs->inner->finish(s, cs->inner_state, err);
+  s->in_limit = UINT64_MAX;
+  if (st != XCHG_OK)
+    xchg_error_prefix(err, "comet block %lld at byte %llu: ", (long long)cs->block_index,
+                      (unsigned long long)cs->block_start);
+  return st;
+}
+
+const stream_decoder_ops stream_comet_decoder = {"comet",      comet_create, comet_destroy,
+                                                 comet_reset,  comet_refill, comet_finish};
 
 xchg_status stream_encode_comet(const xchg_stream_encode_options *o, const uint8_t *src,
                                 size_t n, stream_sink *sink, xchg_error *err) {

@@ -27,6 +27,16 @@ typedef struct stream_decoder_ops {
    * of the input (as far as the input limit, when one is set).  Input that
    * stops inside a frame or block is XCHG_EIO. */
   xchg_status (*refill)(xchg_istream *s, void *state, xchg_error *err);
+  /* The consumer has read all it needs (xchg_source_finish), and the window
+   * is empty: goes on with the current frame, never starting the next,
+   * until its end, reading and verifying its trailer (end mark, checksum,
+   * end block) — cut or corrupt as refill() would report it.  Decoded bytes
+   * met on the way become the window and end the call: they are left for a
+   * reader who goes on, and the trailer is not reached.  So an empty window
+   * afterwards means the frame is finished (or none was in progress).  NULL
+   * for formats whose blocks are whole once decoded and that have no end
+   * marker (snappy-java, the snappy framing, none). */
+  xchg_status (*finish)(xchg_istream *s, void *state, xchg_error *err);
 } stream_decoder_ops;
 
 struct xchg_istream {

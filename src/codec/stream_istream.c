@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "codec/stream_internal.h"
+#include "io/source_impl.h"
 
 #define KIB 1024u
 #define DETECT_BYTES 20
@@ -214,19 +215,15 @@ xchg_status xchg_istream_open(xchg_source *src, xchg_stream_codec codec,
 
 xchg_stream_codec xchg_istream_codec(const xchg_istream *s) { return s->codec; }
 
-/* Finishes the current window and asks the codec for the next one.  Only
- * here is the clock read. */
-static xchg_status refill(xchg_istream *s, xchg_error *err) {
-  if (s->failed != XCHG_OK) {
-    if (err != NULL) *err = s->failure;
-    return s->failed;
-  }
+typedef xchg_status (*decoder_step)(xchg_istream *s, void *state, xchg_error *err);
+
+/* Runs one step of the codec (refill or finish) with the window emptied,
+ * keeping the metrics.  Only here is the clock read.  An error sticks. */
+static xchg_status run_decoder(xchg_istream *s, decoder_step step, xchg_error *err) {
   s->win_base += (uint64_t)(s->win.end - s->win_start);
   stream_set_window(s, NULL, 0);
-  if (s->done) return XCHG_OK;
-
   int64_t t0 = s->opts.metrics ? now_ns() : 0;
-  xchg_status st = s->ops->refill(s, s->state, &s->failure);
+  xchg_status st = step(s, s->state, &s->failure);
   if (s->opts.metrics) s->m.wall_ns += now_ns() - t0;
   s->m.compressed_bytes = (int64_t)(stream_in_offset(s) - s->in_start);
   if (st != XCHG_OK) {
@@ -236,13 +233,39 @@ static xchg_status refill(xchg_istream *s, xchg_error *err) {
     return st;
   }
   size_t n = (size_t)(s->win.end - s->win_start);
-  if (n == 0) {
-    s->done = 1;
-  } else {
+  if (n > 0) {
     s->m.refills++;
     s->m.decompressed_bytes += (int64_t)n;
   }
   return XCHG_OK;
+}
+
+static xchg_status sticky_failure(const xchg_istream *s, xchg_error *err) {
+  if (err != NULL) *err = s->failure;
+  return s->failed;
+}
+
+/* Finishes the current window and asks the codec for the next one. */
+static xchg_status refill(xchg_istream *s, xchg_error *err) {
+  if (s->failed != XCHG_OK) return sticky_failure(s, err);
+  if (s->done) {
+    s->win_base += (uint64_t)(s->win.end - s->win_start);
+    stream_set_window(s, NULL, 0);
+    return XCHG_OK;
+  }
+  xchg_status st = run_decoder(s, s->ops->refill, err);
+  if (st == XCHG_OK && s->win.end == s->win_start) s->done = 1;
+  return st;
+}
+
+/* Reads and verifies the rest of the current frame (stream_decoder_ops'
+ * finish) once the consumer is done with it.  Unread decoded bytes in the
+ * window are data that follows, left for whoever reads on: the frame's end
+ * is not next, so there is nothing to verify yet. */
+static xchg_status finish_frame(xchg_istream *s, xchg_error *err) {
+  if (s->failed != XCHG_OK) return sticky_failure(s, err);
+  if (s->win.pos != s->win.end || s->done || s->ops->finish == NULL) return XCHG_OK;
+  return run_decoder(s, s->ops->finish, err);
 }
 
 xchg_status xchg_istream_read_call(xchg_istream *s, void *dst, size_t n, size_t *got,
@@ -329,20 +352,33 @@ void xchg_istream_close(xchg_istream *s) {
   free(s);
 }
 
-static xchg_status source_read_fn(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err) {
-  return xchg_istream_read(ctx, dst, n, got, err);
+/* ---- the decompressed bytes as an xchg_source ---------------------------- */
+
+static xchg_status source_read(xchg_source *src, void *dst, size_t n, size_t *got,
+                               xchg_error *err) {
+  xchg_status st = xchg_istream_read(src->impl, dst, n, got, err);
+  if (st != XCHG_OK)
+    xchg_error_prefix(err, "reading at byte %llu: ", (unsigned long long)src->position);
+  return st;
 }
 
-static void source_close_fn(void *ctx) { xchg_istream_close(ctx); }
+static xchg_status source_finish(xchg_source *src, xchg_error *err) {
+  return finish_frame(src->impl, err);
+}
+
+static void source_close(xchg_source *src) { xchg_istream_close(src->impl); }
+
+static const xchg_source_vtable owning_source = {source_read, NULL, source_close, source_finish};
+static const xchg_source_vtable borrowing_source = {source_read, NULL, NULL, source_finish};
 
 xchg_source *xchg_istream_to_source(xchg_istream *s) {
-  xchg_source *src = xchg_source_from_callback(source_read_fn, source_close_fn, s);
+  xchg_source *src = xchg_source_create(&owning_source, s, -1, NULL);
   if (src == NULL) xchg_istream_close(s);
   return src;
 }
 
 xchg_source *xchg_istream_as_source(xchg_istream *s) {
-  return xchg_source_from_callback(source_read_fn, NULL, s);
+  return xchg_source_create(&borrowing_source, s, -1, NULL);
 }
 
 /* ---- "none": the input is the output ----------------------------------- */
@@ -365,7 +401,7 @@ static xchg_status none_refill(xchg_istream *s, void *state, xchg_error *err) {
 }
 
 const stream_decoder_ops stream_none_decoder = {"none", none_create, none_destroy, none_reset,
-                                                none_refill};
+                                                none_refill, NULL};
 
 /* ---- encoding ---------------------------------------------------------- */
 

@@ -70,66 +70,92 @@ static xchg_status check_header(const xchg_istream *s, const lz4java_state *st, 
   return XCHG_OK;
 }
 
+/* Reads the next block: a data block becomes the window; an end block is
+ * consumed and leaves the window empty, as does a clean end of the input
+ * (which reads nothing). */
+static xchg_status read_block(xchg_istream *s, lz4java_state *st, xchg_error *err) {
+  xchg_status status = stream_in_fill(s, HEADER_SIZE, err);
+  if (status != XCHG_OK) return status;
+  size_t avail = stream_in_avail(s);
+  if (avail == 0 && !st->in_stream) return XCHG_OK; /* clean end */
+  /* Missing end block: lz4-java's LZ4BlockInputStream fails the same way
+   * ("Stream ended prematurely") by default; only with stopOnEmptyBlock
+   * off, as Spark reads concatenated streams, does it take an input that
+   * ends where a header should start (even inside one) for the end.  Spark
+   * writes the end block when it closes a stream, so strict costs nothing
+   * and catches a stream cut at a block boundary. */
+  if (avail < HEADER_SIZE)
+    return xchg_errorf(err, XCHG_EIO,
+                       "lz4-java stream truncated: %s at byte %llu (block %lld)",
+                       avail == 0 ? "no end block" : "a block header is cut",
+                       (unsigned long long)stream_in_offset(s), (long long)st->block_index);
+  status = check_header(s, st, stream_in_ptr(s), err);
+  if (status != XCHG_OK) return status;
+  const uint8_t *h = stream_in_ptr(s);
+  uint32_t clen = stream_le32(h + 9), dlen = stream_le32(h + 13), check = stream_le32(h + 17);
+  unsigned method = h[8] & 0xF0u;
+  if (dlen == 0) { /* the end block */
+    stream_in_consume(s, HEADER_SIZE);
+    st->in_stream = 0;
+    return XCHG_OK;
+  }
+  st->in_stream = 1;
+  uint64_t block_at = stream_in_offset(s);
+  status = stream_in_fill(s, HEADER_SIZE + (size_t)clen, err);
+  if (status != XCHG_OK) return status;
+  if (stream_in_avail(s) < HEADER_SIZE + (size_t)clen)
+    return xchg_errorf(err, XCHG_EIO,
+                       "lz4-java block %lld at byte %llu is truncated: %u compressed bytes "
+                       "announced, %zu present",
+                       (long long)st->block_index, (unsigned long long)block_at, clen,
+                       stream_in_avail(s) - HEADER_SIZE);
+  const uint8_t *data = stream_in_ptr(s) + HEADER_SIZE;
+  const uint8_t *window = data; /* a stored block is handed out in place */
+  if (method == METHOD_LZ4) {
+    status = stream_out_reserve(s, dlen, err);
+    if (status != XCHG_OK) return status;
+    int got = LZ4_decompress_safe((const char *)data, (char *)s->out, (int)clen, (int)dlen);
+    if (got != (int)dlen)
+      return xchg_errorf(err, XCHG_EFORMAT,
+                         "lz4-java block %lld at byte %llu: corrupt LZ4 data (%d of %u bytes "
+                         "decoded)",
+                         (long long)st->block_index, (unsigned long long)block_at, got, dlen);
+    window = s->out;
+  }
+  uint32_t actual = xchg_xxh32(window, dlen, XXH_SEED) & CHECK_MASK;
+  if (actual != check)
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "lz4-java block %lld at byte %llu: checksum mismatch (header 0x%08x, "
+                       "data 0x%08x)",
+                       (long long)st->block_index, (unsigned long long)block_at, check, actual);
+  stream_in_consume(s, HEADER_SIZE + (size_t)clen);
+  st->block_index++;
+  stream_set_window(s, window, dlen);
+  return XCHG_OK;
+}
+
 static xchg_status lz4java_refill(xchg_istream *s, void *state, xchg_error *err) {
   lz4java_state *st = state;
   for (;;) {
-    xchg_status status = stream_in_fill(s, HEADER_SIZE, err);
-    if (status != XCHG_OK) return status;
-    size_t avail = stream_in_avail(s);
-    if (avail == 0 && !st->in_stream) return XCHG_OK; /* clean end */
-    if (avail < HEADER_SIZE)
-      return xchg_errorf(err, XCHG_EIO,
-                         "lz4-java stream truncated: %s at byte %llu (block %lld)",
-                         avail == 0 ? "no end block" : "a block header is cut",
-                         (unsigned long long)stream_in_offset(s), (long long)st->block_index);
-    status = check_header(s, st, stream_in_ptr(s), err);
-    if (status != XCHG_OK) return status;
-    const uint8_t *h = stream_in_ptr(s);
-    uint32_t clen = stream_le32(h + 9), dlen = stream_le32(h + 13), check = stream_le32(h + 17);
-    unsigned method = h[8] & 0xF0u;
-    if (dlen == 0) { /* the end block */
-      stream_in_consume(s, HEADER_SIZE);
-      st->in_stream = 0;
-      continue;
-    }
-    st->in_stream = 1;
-    uint64_t block_at = stream_in_offset(s);
-    status = stream_in_fill(s, HEADER_SIZE + (size_t)clen, err);
-    if (status != XCHG_OK) return status;
-    if (stream_in_avail(s) < HEADER_SIZE + (size_t)clen)
-      return xchg_errorf(err, XCHG_EIO,
-                         "lz4-java block %lld at byte %llu is truncated: %u compressed bytes "
-                         "announced, %zu present",
-                         (long long)st->block_index, (unsigned long long)block_at, clen,
-                         stream_in_avail(s) - HEADER_SIZE);
-    const uint8_t *data = stream_in_ptr(s) + HEADER_SIZE;
-    const uint8_t *window = data; /* a stored block is handed out in place */
-    if (method == METHOD_LZ4) {
-      status = stream_out_reserve(s, dlen, err);
-      if (status != XCHG_OK) return status;
-      int got = LZ4_decompress_safe((const char *)data, (char *)s->out, (int)clen, (int)dlen);
-      if (got != (int)dlen)
-        return xchg_errorf(err, XCHG_EFORMAT,
-                           "lz4-java block %lld at byte %llu: corrupt LZ4 data (%d of %u bytes "
-                           "decoded)",
-                           (long long)st->block_index, (unsigned long long)block_at, got, dlen);
-      window = s->out;
-    }
-    uint32_t actual = xchg_xxh32(window, dlen, XXH_SEED) & CHECK_MASK;
-    if (actual != check)
-      return xchg_errorf(err, XCHG_EFORMAT,
-                         "lz4-java block %lld at byte %llu: checksum mismatch (header 0x%08x, "
-                         "data 0x%08x)",
-                         (long long)st->block_index, (unsigned long long)block_at, check, actual);
-    stream_in_consume(s, HEADER_SIZE + (size_t)clen);
-    st->block_index++;
-    stream_set_window(s, window, dlen);
-    return XCHG_OK;
+    uint64_t at = stream_in_offset(s);
+    xchg_status status = read_block(s, st, err);
+    /* Past an end block, read on: another stream may follow. */
+    if (status != XCHG_OK || s->win.end != s->win_start || stream_in_offset(s) == at)
+      return status;
   }
 }
 
-const stream_decoder_ops stream_lz4java_decoder = {"lz4-java", lz4java_create, lz4java_destroy,
-                                                   lz4java_reset, lz4java_refill};
+/* Blocks are whole once decoded (and checksummed); what is left of a
+ * stream after its last data block is its end block, read here.  A data
+ * block in its place is data that follows: it becomes the window. */
+static xchg_status lz4java_finish(xchg_istream *s, void *state, xchg_error *err) {
+  lz4java_state *st = state;
+  return st->in_stream ? read_block(s, st, err) : XCHG_OK;
+}
+
+const stream_decoder_ops stream_lz4java_decoder = {"lz4-java",     lz4java_create,
+                                                   lz4java_destroy, lz4java_reset,
+                                                   lz4java_refill, lz4java_finish};
 
 /* lz4-java's level nibble: the smallest L with block_size <= 1 << (L + 10). */
 static unsigned level_of(size_t block_size) {

@@ -128,8 +128,10 @@ static xchg_status snappyjava_refill(xchg_istream *s, void *state, xchg_error *e
   }
 }
 
+/* No finish: chunks are whole once decoded, and the stream has no end
+ * marker to read. */
 const stream_decoder_ops stream_snappyjava_decoder = {"snappy-java", snappy_create, snappy_destroy,
-                                                      snappy_reset, snappyjava_refill};
+                                                      snappy_reset, snappyjava_refill, NULL};
 
 /* ---- the snappy framing format ----------------------------------------- */
 
@@ -213,9 +215,11 @@ static xchg_status snappyframed_refill(xchg_istream *s, void *state, xchg_error 
   }
 }
 
+/* No finish either: chunks are whole and checksummed once decoded, and
+ * the framing format has no end marker. */
 const stream_decoder_ops stream_snappyframed_decoder = {"snappy framed", snappy_create,
                                                         snappy_destroy, snappy_reset,
-                                                        snappyframed_refill};
+                                                        snappyframed_refill, NULL};
 
 /* ---- encoders ---------------------------------------------------------- */
 

@@ -36,6 +36,38 @@ static void zstd_reset(void *state) {
   st->in_frame = 0;
 }
 
+/* Runs libzstd over the input available into out; sets *ended when the
+ * frame ended (its last block read and its checksum, if any, verified). */
+static xchg_status decode_some(xchg_istream *s, zstd_state *st, ZSTD_outBuffer *out, int *ended,
+                               xchg_error *err) {
+  size_t avail = stream_in_avail(s);
+  ZSTD_inBuffer in = {stream_in_ptr(s), avail, 0};
+  size_t before = out->pos;
+  size_t ret = ZSTD_decompressStream(st->dstream, out, &in);
+  *ended = 0;
+  if (ZSTD_isError(ret)) {
+    uint64_t at = stream_in_offset(s);
+    zstd_reset(st);
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "zstd frame %lld (starting at byte %llu): %s, in the %zu bytes from byte %llu",
+                       (long long)st->frame_index, (unsigned long long)st->frame_start,
+                       ZSTD_getErrorName(ret), avail, (unsigned long long)at);
+  }
+  stream_in_consume(s, in.pos);
+  if (ret == 0) {
+    st->in_frame = 0;
+    st->frame_index++;
+    *ended = 1;
+  } else if (in.pos == 0 && out->pos == before) {
+    return xchg_errorf(err, XCHG_EIO,
+                       "zstd frame %lld (starting at byte %llu) is truncated: the input ends at "
+                       "byte %llu",
+                       (long long)st->frame_index, (unsigned long long)st->frame_start,
+                       (unsigned long long)stream_in_offset(s));
+  }
+  return XCHG_OK;
+}
+
 static xchg_status zstd_refill(xchg_istream *s, void *state, xchg_error *err) {
   zstd_state *st = state;
   xchg_status status = stream_out_reserve(s, s->opts.window_size, err);
@@ -47,41 +79,42 @@ static xchg_status zstd_refill(xchg_istream *s, void *state, xchg_error *err) {
       status = stream_in_fill(s, 1, err);
       if (status != XCHG_OK) return status;
     }
-    size_t avail = stream_in_avail(s);
-    if (avail == 0 && !st->in_frame) break;
+    if (stream_in_avail(s) == 0 && !st->in_frame) break;
     if (!st->in_frame) {
       st->in_frame = 1;
       st->frame_start = stream_in_offset(s);
     }
-    ZSTD_inBuffer in = {stream_in_ptr(s), avail, 0};
-    size_t before = out.pos;
-    size_t ret = ZSTD_decompressStream(st->dstream, &out, &in);
-    if (ZSTD_isError(ret)) {
-      uint64_t at = stream_in_offset(s);
-      zstd_reset(st);
-      return xchg_errorf(err, XCHG_EFORMAT,
-                         "zstd frame %lld (starting at byte %llu): %s, in the %zu bytes from byte %llu",
-                         (long long)st->frame_index, (unsigned long long)st->frame_start,
-                         ZSTD_getErrorName(ret), avail, (unsigned long long)at);
-    }
-    stream_in_consume(s, in.pos);
-    if (ret == 0) {
-      st->in_frame = 0;
-      st->frame_index++;
-    } else if (in.pos == 0 && out.pos == before) {
-      return xchg_errorf(err, XCHG_EIO,
-                         "zstd frame %lld (starting at byte %llu) is truncated: the input ends at "
-                         "byte %llu",
-                         (long long)st->frame_index, (unsigned long long)st->frame_start,
-                         (unsigned long long)stream_in_offset(s));
-    }
+    int ended;
+    status = decode_some(s, st, &out, &ended, err);
+    if (status != XCHG_OK) return status;
   }
   stream_set_window(s, s->out, out.pos);
   return XCHG_OK;
 }
 
-const stream_decoder_ops stream_zstd_decoder = {"zstd", zstd_create, zstd_destroy, zstd_reset,
-                                                zstd_refill};
+/* Decodes on to the end of the current frame, where ZSTD_decompressStream
+ * returns 0 having verified the content checksum: the last block's end and
+ * the checksum are otherwise read only when the next window is asked for. */
+static xchg_status zstd_finish(xchg_istream *s, void *state, xchg_error *err) {
+  zstd_state *st = state;
+  xchg_status status = XCHG_OK;
+  if (st->in_frame) status = stream_out_reserve(s, s->opts.window_size, err);
+  while (status == XCHG_OK && st->in_frame) {
+    status = stream_in_fill(s, 1, err);
+    if (status != XCHG_OK) break;
+    ZSTD_outBuffer out = {s->out, s->opts.window_size, 0};
+    int ended;
+    status = decode_some(s, st, &out, &ended, err);
+    if (status == XCHG_OK && out.pos > 0) { /* data follows: left for a reader who goes on */
+      stream_set_window(s, s->out, out.pos);
+      break;
+    }
+  }
+  return status;
+}
+
+const stream_decoder_ops stream_zstd_decoder = {"zstd",      zstd_create, zstd_destroy,
+                                                zstd_reset,  zstd_refill, zstd_finish};
 
 xchg_status stream_encode_zstd(const xchg_stream_encode_options *o, const uint8_t *src, size_t n,
                                stream_sink *sink, xchg_error *err) {

@@ -37,7 +37,16 @@ static void cancel_close(xchg_source *src) {
   free(st);
 }
 
-static const xchg_source_vtable cancel_vtable = {cancel_read, cancel_seek, cancel_close};
+/* Finishing reads (the rest of a codec frame): it is a read like any other. */
+static xchg_status cancel_finish(xchg_source *src, xchg_error *err) {
+  cancel_state *st = src->impl;
+  if (st->is_cancelled(st->ctx))
+    return xchg_errorf(err, XCHG_ECANCELLED, "read cancelled at byte %" PRIu64, src->position);
+  return xchg_source_finish(st->inner, err);
+}
+
+static const xchg_source_vtable cancel_vtable = {cancel_read, cancel_seek, cancel_close,
+                                                 cancel_finish};
 
 xchg_source *xchg_source_with_cancel(xchg_source *inner, int (*is_cancelled)(void *ctx),
                                      void *ctx) {

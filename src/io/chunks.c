@@ -62,7 +62,7 @@ static void chunks_close(xchg_source *src) {
   free(st);
 }
 
-static const xchg_source_vtable chunks_vtable = {chunks_read, chunks_seek, chunks_close};
+static const xchg_source_vtable chunks_vtable = {chunks_read, chunks_seek, chunks_close, NULL};
 
 xchg_source *xchg_source_from_chunks(const xchg_chunk *chunks, size_t count,
                                      void (*release)(void *ctx), void *release_ctx) {

@@ -65,7 +65,7 @@ static xchg_status memory_seek(xchg_source *src, uint64_t offset, xchg_error *er
   return XCHG_OK;
 }
 
-static const xchg_source_vtable memory_vtable = {memory_read, memory_seek, NULL};
+static const xchg_source_vtable memory_vtable = {memory_read, memory_seek, NULL, NULL};
 
 xchg_source *xchg_source_from_buf(xchg_buf *buf) {
   if (buf == NULL) return NULL;
@@ -155,7 +155,7 @@ static void fd_close(xchg_source *src) {
   free(st);
 }
 
-static const xchg_source_vtable pread_vtable = {pread_read, pread_seek, fd_close};
+static const xchg_source_vtable pread_vtable = {pread_read, pread_seek, fd_close, NULL};
 
 static xchg_status open_pread_source(int fd, off_t file_size, xchg_source **out) {
   fd_state *st = malloc(sizeof *st);
@@ -256,8 +256,8 @@ static xchg_status fd_seek(xchg_source *src, uint64_t offset, xchg_error *err) {
   return XCHG_OK;
 }
 
-static const xchg_source_vtable fd_seekable_vtable = {fd_read, fd_seek, fd_close};
-static const xchg_source_vtable fd_stream_vtable = {fd_read, NULL, fd_close};
+static const xchg_source_vtable fd_seekable_vtable = {fd_read, fd_seek, fd_close, NULL};
+static const xchg_source_vtable fd_stream_vtable = {fd_read, NULL, fd_close, NULL};
 
 xchg_source *xchg_source_from_fd(int fd, int own_fd) {
   if (fd < 0) return NULL;
@@ -309,7 +309,7 @@ static void callback_close(xchg_source *src) {
   free(st);
 }
 
-static const xchg_source_vtable callback_vtable = {callback_read, NULL, callback_close};
+static const xchg_source_vtable callback_vtable = {callback_read, NULL, callback_close, NULL};
 
 xchg_source *xchg_source_from_callback(xchg_read_fn read_fn, void (*close_fn)(void *ctx),
                                        void *ctx) {
@@ -458,6 +458,11 @@ xchg_status xchg_source_seek(xchg_source *src, uint64_t offset, xchg_error *err)
   xchg_status status = src->vtable->seek(src, offset, err);
   if (status == XCHG_OK) src->position = offset;
   return status;
+}
+
+xchg_status xchg_source_finish(xchg_source *src, xchg_error *err) {
+  if (src == NULL) return xchg_errorf(err, XCHG_EINVAL, "xchg_source_finish: NULL source");
+  return src->vtable->finish != NULL ? src->vtable->finish(src, err) : XCHG_OK;
 }
 
 xchg_buf *xchg_source_memory(const xchg_source *src) {

@@ -21,6 +21,10 @@ typedef struct xchg_source_vtable {
   xchg_status (*seek)(xchg_source *src, uint64_t offset, xchg_error *err);
   /* Frees src->impl and whatever it holds (may be NULL). */
   void (*close)(xchg_source *src);
+  /* See xchg_source_finish: reads and verifies the rest of the current
+   * frame of a kind that frames its data, without starting the next frame
+   * and without moving src->position.  NULL for kinds with no frames. */
+  xchg_status (*finish)(xchg_source *src, xchg_error *err);
 } xchg_source_vtable;
 
 struct xchg_source {

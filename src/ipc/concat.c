@@ -77,6 +77,22 @@ static xchg_buf *concat_offsets(span a, span b, int width, int64_t ranges[2][2])
 static xchg_status concat_span(const ipc_field *f, int as_value, span a, span b, ipc_array **out,
                                xchg_error *err);
 
+/* The values (child rows or data bytes) that the offsets of span s cover. */
+static int64_t offsets_range(span s, int width) {
+  const uint8_t *p = ipc_array_data(s.array, 1);
+  return ipc_load_int(p, width, 1, s.offset + s.length) - ipc_load_int(p, width, 1, s.offset);
+}
+
+/* Appended values are addressed past the ones before them: with 32-bit
+ * offsets, `total` must stay addressable, or the stored offsets would wrap
+ * and point outside the values. */
+static xchg_status check_addressable(const ipc_field *f, int width, int64_t total, xchg_error *err) {
+  if (width == 4 && total > INT32_MAX)
+    return xchg_errorf(err, XCHG_EFORMAT, "field '%s': appending makes %lld values, past what "
+                       "32-bit offsets address", f->path, (long long)total);
+  return XCHG_OK;
+}
+
 static xchg_status concat_child(const ipc_field *f, ipc_array *out, int64_t i, span a, span b,
                                 xchg_error *err) {
   return concat_span(&f->children[i], 0, a, b, &out->children[i], err);
@@ -109,6 +125,11 @@ static xchg_status concat_views(span a, span b, ipc_array *out, xchg_error *err)
 
 static xchg_status concat_dense_union(const ipc_field *f, span a, span b, ipc_array *out,
                                       xchg_error *err) {
+  for (int64_t c = 0; c < f->n_children; c++) {
+    int64_t rows = a.array->children[c]->length + b.array->children[c]->length;
+    xchg_status st = check_addressable(f, 4, rows, err);
+    if (st != XCHG_OK) return st;
+  }
   xchg_buf *offset_buf = ipc_array_set_buf(out, 1, concat_fixed(a, b, 1, 4));
   if (!offset_buf) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   uint8_t *offsets = xchg_buf_mutable_data(offset_buf);
@@ -125,6 +146,9 @@ static xchg_status concat_dense_union(const ipc_field *f, span a, span b, ipc_ar
 
 static xchg_status concat_list_views(const ipc_field *f, int width, span a, span b, ipc_array *out,
                                      xchg_error *err) {
+  int64_t rows = a.array->children[0]->length + b.array->children[0]->length;
+  xchg_status st = check_addressable(f, width, rows, err);
+  if (st != XCHG_OK) return st;
   xchg_buf *offset_buf = ipc_array_set_buf(out, 1, concat_fixed(a, b, 1, width));
   if (!ipc_array_set_buf(out, 2, concat_fixed(a, b, 2, width)) || !offset_buf)
     return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
@@ -139,6 +163,7 @@ static xchg_status concat_value(const ipc_field *f, span a, span b, ipc_array *o
   int large = f->type == IPC_LARGE_BINARY || f->type == IPC_LARGE_UTF8 ||
               f->type == IPC_LARGE_LIST || f->type == IPC_LARGE_LIST_VIEW;
   int width = large ? 8 : 4;
+  xchg_status st;
   switch (f->type) {
     case IPC_NULL: return XCHG_OK;
     case IPC_BOOL: {
@@ -147,12 +172,16 @@ static xchg_status concat_value(const ipc_field *f, span a, span b, ipc_array *o
       break;
     }
     case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
+      if ((st = check_addressable(f, width, offsets_range(a, width) + offsets_range(b, width), err)) != XCHG_OK)
+        return st;
       if (!ipc_array_set_buf(out, 1, concat_offsets(a, b, width, ranges))) break;
       if (!ipc_array_set_buf(out, 2, concat_bytes(ipc_array_data(a.array, 2) + ranges[0][0], (size_t)ranges[0][1],
                                                   ipc_array_data(b.array, 2) + ranges[1][0], (size_t)ranges[1][1])))
         return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
       break;
     case IPC_LIST: case IPC_LARGE_LIST: case IPC_MAP:
+      if ((st = check_addressable(f, width, offsets_range(a, width) + offsets_range(b, width), err)) != XCHG_OK)
+        return st;
       if (!ipc_array_set_buf(out, 1, concat_offsets(a, b, width, ranges))) break;
       return concat_child(f, out, 0, child_span(a.array, 0, ranges[0][0], ranges[0][1]),
                           child_span(b.array, 0, ranges[1][0], ranges[1][1]), err);
@@ -163,8 +192,8 @@ static xchg_status concat_value(const ipc_field *f, span a, span b, ipc_array *o
                           child_span(b.array, 0, b.offset * f->list_size, b.length * f->list_size), err);
     case IPC_STRUCT:
       for (int64_t c = 0; c < f->n_children; c++) {
-        xchg_status st = concat_child(f, out, c, child_span(a.array, c, a.offset, a.length),
-                                      child_span(b.array, c, b.offset, b.length), err);
+        st = concat_child(f, out, c, child_span(a.array, c, a.offset, a.length),
+                          child_span(b.array, c, b.offset, b.length), err);
         if (st != XCHG_OK) return st;
       }
       return XCHG_OK;
@@ -172,8 +201,8 @@ static xchg_status concat_value(const ipc_field *f, span a, span b, ipc_array *o
       if (!ipc_array_set_buf(out, 0, concat_fixed(a, b, 0, 1))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
       if (f->union_dense) return concat_dense_union(f, a, b, out, err);
       for (int64_t c = 0; c < f->n_children; c++) {
-        xchg_status st = concat_child(f, out, c, child_span(a.array, c, a.offset, a.length),
-                                      child_span(b.array, c, b.offset, b.length), err);
+        st = concat_child(f, out, c, child_span(a.array, c, a.offset, a.length),
+                          child_span(b.array, c, b.offset, b.length), err);
         if (st != XCHG_OK) return st;
       }
       return XCHG_OK;

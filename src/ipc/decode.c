@@ -31,6 +31,7 @@ typedef struct decoder {
   fb_vector nodes, buffers, variadic;
   uint32_t next_node, next_buffer, next_variadic;
   ipc_jobs *jobs;
+  int64_t planned_bytes;  /* decompressed bytes of the batch's buffers so far */
   const ipc_field *field; /* the field being decoded, named in errors */
 } decoder;
 
@@ -78,56 +79,47 @@ static xchg_status run_job(ipc_job *j, xchg_error *err) {
   return st;
 }
 
-typedef struct job_batch {
-  ipc_jobs *jobs;
-  int64_t *starts; /* task t runs jobs [starts[t], starts[t+1]) */
-} job_batch;
-
-static void run_task(void *ctx, int64_t t) {
-  job_batch *b = ctx;
-  for (int64_t i = b->starts[t]; i < b->starts[t + 1]; i++)
-    b->jobs->items[i].status = run_job(&b->jobs->items[i], NULL);
+/* Task t's jobs; without a split (no memory for one), one task runs all. */
+static void task_range(const ipc_jobs *jobs, int64_t t, int64_t *begin, int64_t *end) {
+  *begin = jobs->starts ? jobs->starts[t] : 0;
+  *end = jobs->starts ? jobs->starts[t + 1] : jobs->count;
 }
 
-/* Splits the jobs into tasks of at least min_bytes output bytes, about 4
- * tasks per thread so that uneven buffers still balance. */
-static int64_t plan_tasks(ipc_jobs *jobs, int threads, int64_t min_bytes, int64_t *starts) {
+int64_t ipc_jobs_split(ipc_jobs *jobs, int threads, int64_t task_bytes) {
+  free(jobs->starts);
+  jobs->starts = NULL;
+  jobs->tasks = 1;
+  if (threads <= 1 || jobs->count <= 1 || jobs->bytes < 2 * task_bytes) return jobs->tasks;
+  if (!(jobs->starts = malloc((size_t)(jobs->count + 1) * sizeof *jobs->starts))) return jobs->tasks;
   int64_t target = jobs->bytes / (4 * threads);
-  if (target < min_bytes) target = min_bytes;
+  if (target < task_bytes) target = task_bytes;
   int64_t n = 0, acc = 0;
-  starts[n] = 0;
+  jobs->starts[0] = 0;
   for (int64_t i = 0; i < jobs->count; i++) {
     acc += (int64_t)xchg_buf_size(jobs->items[i].dst);
     if (acc >= target || i == jobs->count - 1) {
-      starts[++n] = i + 1;
+      jobs->starts[++n] = i + 1;
       acc = 0;
     }
   }
-  return n;
+  return jobs->tasks = n;
 }
 
-xchg_status ipc_jobs_run(ipc_jobs *jobs, xchg_pool *pool, int64_t task_bytes,
-                         int64_t *failed_message, xchg_error *err) {
-  int threads = xchg_pool_threads(pool);
-  if (threads > 1 && jobs->bytes >= 2 * task_bytes && jobs->count > 1) {
-    int64_t *starts = malloc((size_t)(jobs->count + 1) * sizeof *starts);
-    if (!starts) {
-      ipc_jobs_free(jobs);
-      return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-    }
-    job_batch b = {jobs, starts};
-    xchg_pool_run(pool, plan_tasks(jobs, threads, task_bytes, starts), run_task, &b);
-    free(starts);
-  } else {
-    for (int64_t i = 0; i < jobs->count; i++)
-      if ((jobs->items[i].status = run_job(&jobs->items[i], NULL)) != XCHG_OK) break;
-  }
+void ipc_jobs_run_task(ipc_jobs *jobs, int64_t t) {
+  int64_t begin, end;
+  task_range(jobs, t, &begin, &end);
+  for (int64_t i = begin; i < end; i++) jobs->items[i].status = run_job(&jobs->items[i], NULL);
+}
+
+xchg_status ipc_jobs_finish(ipc_jobs *jobs, int64_t *failed_message, xchg_error *err) {
   xchg_status st = XCHG_OK;
   for (int64_t i = 0; i < jobs->count && st == XCHG_OK; i++) {
     ipc_job *j = &jobs->items[i];
     if (j->status == XCHG_OK) continue;
-    st = run_job(j, err); /* again, single-threaded, for the message */
-    if (st == XCHG_OK) st = j->status;
+    /* Again, on this thread, for the message; a failure that does not come
+     * back (memory was short on another thread) leaves the job done. */
+    st = run_job(j, err);
+    if (st == XCHG_OK) continue;
     if (failed_message) *failed_message = j->message_index;
     xchg_error_prefix(err, "message %lld, field '%s', buffer %lld: ", (long long)j->message_index,
                       j->field->path, (long long)j->buffer);
@@ -136,12 +128,27 @@ xchg_status ipc_jobs_run(ipc_jobs *jobs, xchg_pool *pool, int64_t task_bytes,
   return st;
 }
 
-void ipc_jobs_free(ipc_jobs *jobs) {
-  for (int64_t i = 0; i < jobs->count; i++) {
+static void run_task(void *jobs, int64_t t) { ipc_jobs_run_task(jobs, t); }
+
+xchg_status ipc_jobs_run(ipc_jobs *jobs, xchg_pool *pool, int64_t task_bytes,
+                         int64_t *failed_message, xchg_error *err) {
+  xchg_pool_run(pool, ipc_jobs_split(jobs, xchg_pool_threads(pool), task_bytes), run_task, jobs);
+  return ipc_jobs_finish(jobs, failed_message, err);
+}
+
+void ipc_jobs_truncate(ipc_jobs *jobs, int64_t count) {
+  for (int64_t i = count; i < jobs->count; i++) {
+    jobs->bytes -= (int64_t)xchg_buf_size(jobs->items[i].dst);
     xchg_buf_unref(jobs->items[i].src.owner);
     xchg_buf_unref(jobs->items[i].dst);
   }
+  if (count < jobs->count) jobs->count = count;
+}
+
+void ipc_jobs_free(ipc_jobs *jobs) {
+  ipc_jobs_truncate(jobs, 0);
   free(jobs->items);
+  free(jobs->starts);
   memset(jobs, 0, sizeof *jobs);
 }
 
@@ -177,12 +184,37 @@ static xchg_status copy_buffer(decoder *d, int64_t index, ipc_buffer *b, swap_ru
   return XCHG_OK;
 }
 
-/* `raw` holds a compressed buffer: an int64 uncompressed length, then the
- * codec's frame (or, for length -1, the bytes stored as they are).  Turns
- * it into the final buffer, with a job queued to fill it (*queued), or
- * into a view of the stored bytes. */
-static xchg_status plan_compressed(decoder *d, int64_t index, ipc_buffer *raw, swap_rule swap,
-                                   int *queued) {
+/* Checks the uncompressed length a compressed buffer declares, before
+ * anything that size is allocated: against the caps, and against what its
+ * compressed bytes can produce at all.  `at` is the buffer's byte offset in
+ * the input. */
+static xchg_status check_declared(decoder *d, int64_t index, int64_t at, const ipc_buffer *frame,
+                                  int64_t size) {
+  const xchg_read_options *opts = d->ctx->opts;
+  if (size > opts->max_buffer_bytes)
+    return fail(d, index, XCHG_ELIMIT, "uncompressed length %lld exceeds max_buffer_bytes %lld",
+                (long long)size, (long long)opts->max_buffer_bytes);
+  xchg_status st = xchg_block_check_size(d->codec, frame->data, frame->size, (size_t)size, d->err);
+  if (st != XCHG_OK) {
+    xchg_error_prefix(d->err, "message %lld, field '%s', buffer %lld: at byte %lld: ",
+                      (long long)d->ctx->message_index, d->field ? d->field->path : "",
+                      (long long)index, (long long)at);
+    return st;
+  }
+  if (size > opts->max_batch_bytes - d->planned_bytes)
+    return fail(d, index, XCHG_ELIMIT, "uncompressed length %lld after %lld bytes of the batch's "
+                "other buffers exceeds max_batch_bytes %lld", (long long)size,
+                (long long)d->planned_bytes, (long long)opts->max_batch_bytes);
+  d->planned_bytes += size;
+  return XCHG_OK;
+}
+
+/* `raw` holds a compressed buffer, found at byte `at` of the input: an
+ * int64 uncompressed length, then the codec's frame (or, for length -1,
+ * the bytes stored as they are).  Turns it into the final buffer, with a
+ * job queued to fill it (*queued), or into a view of the stored bytes. */
+static xchg_status plan_compressed(decoder *d, int64_t index, int64_t at, ipc_buffer *raw,
+                                   swap_rule swap, int *queued) {
   if (raw->size < 8)
     return fail(d, index, XCHG_EFORMAT, "compressed buffer of %zu bytes lacks its 8-byte length", raw->size);
   int64_t size = (int64_t)fb_load_u64(raw->data);
@@ -190,11 +222,10 @@ static xchg_status plan_compressed(decoder *d, int64_t index, ipc_buffer *raw, s
   raw->size -= 8;
   if (size == -1) return XCHG_OK;
   if (size < 0) return fail(d, index, XCHG_EFORMAT, "negative uncompressed length %lld", (long long)size);
-  if (size > d->ctx->opts->max_buffer_bytes)
-    return fail(d, index, XCHG_ELIMIT, "uncompressed length %lld exceeds max_buffer_bytes %lld",
-                (long long)size, (long long)d->ctx->opts->max_buffer_bytes);
+  xchg_status st = check_declared(d, index, at, raw, size);
+  if (st != XCHG_OK) return st;
   xchg_buf *dst = xchg_buf_alloc((size_t)size);
-  xchg_status st = dst ? add_job(d, *raw, dst, swap)
+  st = dst ? add_job(d, *raw, dst, swap)
                        : fail(d, index, XCHG_ENOMEM, "out of memory for %lld bytes", (long long)size);
   if (st != XCHG_OK) {
     xchg_buf_unref(dst);
@@ -229,7 +260,8 @@ static xchg_status take_buffer(decoder *d, swap_rule swap, ipc_buffer *out) {
   if (st != XCHG_OK || len == 0) return st;
   if ((st = fetch(d, index, offset, len, out)) != XCHG_OK) return st;
   int queued = 0;
-  if (d->codec != XCHG_BLOCK_NONE && (st = plan_compressed(d, index, out, swap, &queued)) != XCHG_OK)
+  if (d->codec != XCHG_BLOCK_NONE &&
+      (st = plan_compressed(d, index, d->body->offset + offset, out, swap, &queued)) != XCHG_OK)
     return st;
   if (queued) return XCHG_OK; /* the job fills, aligns and swaps it */
   int misaligned = ((uintptr_t)out->data & 7) != 0;

@@ -51,7 +51,9 @@ typedef struct ipc_job ipc_job;
 typedef struct ipc_jobs {
   ipc_job *items;
   int64_t count, capacity;
-  int64_t bytes; /* decompressed bytes in all jobs */
+  int64_t bytes;   /* decompressed bytes in all jobs */
+  int64_t *starts; /* after ipc_jobs_split: task t runs jobs [starts[t], starts[t+1]) */
+  int64_t tasks;
 } ipc_jobs;
 
 /* Step 1: plans the RecordBatch table `batch` into a struct array with one
@@ -68,6 +70,19 @@ xchg_status ipc_decode_plan(const ipc_decode_ctx *ctx, const fb_table *batch, co
  * failed. */
 xchg_status ipc_jobs_run(ipc_jobs *jobs, xchg_pool *pool, int64_t task_bytes,
                          int64_t *failed_message, xchg_error *err);
+
+/* Step 2 in pieces, for callers that schedule the work themselves:
+ * ipc_jobs_split cuts the jobs into tasks of at least task_bytes (about
+ * four per thread, so that uneven buffers still balance) and returns how
+ * many; each task is then run once, on any thread, by ipc_jobs_run_task;
+ * ipc_jobs_finish reports the first failure as ipc_jobs_run does. */
+int64_t ipc_jobs_split(ipc_jobs *jobs, int threads, int64_t task_bytes);
+void ipc_jobs_run_task(ipc_jobs *jobs, int64_t task);
+xchg_status ipc_jobs_finish(ipc_jobs *jobs, int64_t *failed_message, xchg_error *err);
+
+/* Drops the jobs added after the first `count` (those of a batch whose
+ * planning failed). */
+void ipc_jobs_truncate(ipc_jobs *jobs, int64_t count);
 void ipc_jobs_free(ipc_jobs *jobs);
 
 /* Step 3: validates a planned array whose jobs have run. */

@@ -1,4 +1,5 @@
 /* dictionary.c — see dictionary.h. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,10 +37,27 @@ ipc_array *ipc_dictionaries_lookup(void *d, int64_t id) {
   return e ? e->values : NULL;
 }
 
+/* The bytes of a's buffers and its children's; a nested dictionary is a
+ * dictionary of its own, counted against the cap on its own. */
+static int64_t array_bytes(const ipc_array *a) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < a->n_buffers; i++) n += (int64_t)ipc_array_size(a, i);
+  for (int64_t i = 0; i < a->n_children; i++) n += array_bytes(a->children[i]);
+  return n;
+}
+
 xchg_status ipc_dictionaries_update(ipc_dictionaries *d, int64_t id, ipc_array *values, int delta,
-                                    xchg_error *err) {
+                                    int64_t max_bytes, xchg_error *err) {
   ipc_dictionary *e = find(d, id);
   if (!e) return xchg_errorf(err, XCHG_EFORMAT, "unknown dictionary id %lld", (long long)id);
+  int64_t kept = delta && e->values ? array_bytes(e->values) : 0, added = array_bytes(values);
+  if (added > max_bytes - kept) {
+    char growth[64] = "";
+    if (kept) snprintf(growth, sizeof growth, " with a delta of %lld", (long long)added);
+    return xchg_errorf(err, XCHG_ELIMIT, "dictionary %lld would hold %lld bytes%s, more than "
+                       "max_dictionary_bytes %lld", (long long)id, (long long)(kept + added),
+                       growth, (long long)max_bytes);
+  }
   ipc_array *next = NULL;
   if (delta && e->values) {
     xchg_status st = ipc_array_concat(e->field, 1, e->values, values, &next, err);

@@ -28,9 +28,11 @@ const ipc_field *ipc_dictionaries_field(const ipc_dictionaries *d, int64_t id);
 /* The current values of dictionary id (borrowed), or NULL. Matches
  * ipc_dict_lookup_fn. */
 ipc_array *ipc_dictionaries_lookup(void *d, int64_t id);
-/* Replaces the values of id, or appends to them when delta is set. */
+/* Replaces the values of id, or appends to them when delta is set.  A
+ * dictionary whose buffers would then hold more than max_bytes in all is
+ * refused (XCHG_ELIMIT) and left as it was. */
 xchg_status ipc_dictionaries_update(ipc_dictionaries *d, int64_t id, ipc_array *values, int delta,
-                                    xchg_error *err);
+                                    int64_t max_bytes, xchg_error *err);
 void ipc_dictionaries_free(ipc_dictionaries *d);
 /* Marks the dictionaries that the schema's selected fields use. */
 xchg_status ipc_dictionaries_mark_used(ipc_dictionaries *d, const ipc_schema *schema, xchg_error *err);

@@ -11,12 +11,14 @@
  * input when it is in memory, buffer by buffer from a seekable file when
  * columns are deselected, read whole otherwise, or skipped unread. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ipc/decode.h"
 #include "ipc/dictionary.h"
+#include "ipc/readahead.h"
 #include "ipc/reader_internal.h"
 #include "ipc/schema.h"
 #include "xchg/ipc.h"
@@ -30,8 +32,6 @@ enum { HEADER_SCHEMA = 1, HEADER_DICTIONARY = 2, HEADER_RECORD_BATCH = 3 };
 /* MetadataVersion V4 (Arrow 0.8, 2017) is the oldest this reader accepts. */
 #define OLDEST_METADATA_VERSION 3
 #define NEWEST_METADATA_VERSION 4
-/* Batches decoded together at most, when reading ahead on a pool. */
-#define MAX_GROUP 64
 static const char FILE_MAGIC[6] = {'A', 'R', 'R', 'O', 'W', '1'};
 
 typedef struct ipc_message {
@@ -53,12 +53,6 @@ typedef struct file_block {
   int64_t body_length;
 } file_block;
 
-/* A batch planned, its jobs queued, not yet validated or handed out. */
-typedef struct pending_batch {
-  ipc_array *array;
-  ipc_decode_ctx ctx;
-} pending_batch;
-
 struct xchg_ipc_reader {
   xchg_source *src;
   xchg_buf *memory;     /* the whole input, when it is in memory */
@@ -74,9 +68,8 @@ struct xchg_ipc_reader {
   ipc_message held;     /* a message read but not yet processed */
   int has_held;
   char *held_metadata;  /* custom metadata shown by peek */
-  pending_batch group[MAX_GROUP];
-  int64_t group_head, group_count;
-  xchg_status deferred; /* an error to report once the group is handed out */
+  ipc_readahead ahead;   /* batches planned, being decoded, or decoded */
+  xchg_status deferred; /* an error to report once the batches before it are handed out */
   xchg_error deferred_error;
   /* file format */
   file_block *batch_blocks, *dict_blocks;
@@ -94,8 +87,10 @@ void xchg_read_options_init(xchg_read_options *opts) {
   opts->validation = XCHG_VALIDATE_FULL;
   opts->max_depth = 64;
   opts->max_fields = (int64_t)1 << 16;
-  opts->max_buffer_bytes = (int64_t)1 << 34;
+  opts->max_buffer_bytes = (int64_t)1 << 31;
   opts->max_metadata_bytes = (int64_t)1 << 28;
+  opts->max_batch_bytes = (int64_t)1 << 32;
+  opts->max_dictionary_bytes = (int64_t)1 << 31;
   opts->readahead_bytes = (int64_t)8 << 20;
   opts->task_bytes = (int64_t)256 << 10;
 }
@@ -340,7 +335,8 @@ static xchg_status read_dictionary(xchg_ipc_reader *r, ipc_message *m, xchg_erro
   ipc_decode_ctx ctx = decode_ctx(r, m);
   ipc_array *root;
   if ((st = ipc_decode_batch(&ctx, &data, &m->body, field, 1, 1, &root, err)) != XCHG_OK) return st;
-  st = ipc_dictionaries_update(&r->dicts, id, root->children[0], delta != 0, err);
+  st = ipc_dictionaries_update(&r->dicts, id, root->children[0], delta != 0,
+                               r->opts.max_dictionary_bytes, err);
   ipc_array_unref(root);
   if (st != XCHG_OK)
     xchg_error_prefix(err, "message %lld at byte %lld: ", (long long)m->index, (long long)m->offset);
@@ -393,6 +389,26 @@ static xchg_status next_stream_message(xchg_ipc_reader *r, ipc_message *m, int *
   return XCHG_OK;
 }
 
+static xchg_status check_file_end(xchg_ipc_reader *r, xchg_error *err);
+
+/* At the end of a stream (read in order): a file's footer and closing magic
+ * are read and checked, then a codec stream reads and verifies the rest of
+ * its frame, the trailer after the last data byte, which nothing would read
+ * otherwise, so that a cut there is an error.  Bytes after the frame stay
+ * unread. */
+static xchg_status finish_source(xchg_ipc_reader *r, xchg_error *err) {
+  /* Only a file read in order gets here: from a seekable input the file
+   * reader ends at its last footer block, without reading the stream's end. */
+  xchg_status st = r->format == XCHG_IPC_FILE ? check_file_end(r, err) : XCHG_OK;
+  if (st != XCHG_OK) return st;
+  int64_t at = position(r);
+  st = xchg_source_finish(r->src, err);
+  if (st != XCHG_OK)
+    xchg_error_prefix(err, "after the end of the IPC %s at byte %lld: ",
+                      r->format == XCHG_IPC_FILE ? "file" : "stream", (long long)at);
+  return st;
+}
+
 /* The next record batch message, reading the dictionaries before it.  The
  * message stays held until it is decoded or skipped. */
 static xchg_status hold_next_batch(xchg_ipc_reader *r, int *eos, xchg_error *err) {
@@ -423,7 +439,7 @@ static xchg_status hold_next_batch(xchg_ipc_reader *r, int *eos, xchg_error *err
     if (st != XCHG_OK) return st;
     if (*eos) {
       r->finished = 1;
-      return XCHG_OK;
+      return finish_source(r, err);
     }
     report_message(r, m);
     if (m->header_type == HEADER_RECORD_BATCH) {
@@ -444,10 +460,11 @@ static void drop_held(xchg_ipc_reader *r) {
 
 /* ---- record batches -------------------------------------------------------- */
 
-/* Plans the held record batch into the group. */
-static xchg_status plan_held(xchg_ipc_reader *r, ipc_jobs *jobs, xchg_error *err) {
+/* Plans the held record batch into the read-ahead. */
+static xchg_status plan_held(xchg_ipc_reader *r, xchg_error *err) {
   ipc_message *m = &r->held;
-  pending_batch *p = &r->group[(r->group_head + r->group_count) % MAX_GROUP];
+  ipc_jobs *jobs;
+  ipc_planned *p = ipc_readahead_slot(&r->ahead, &jobs);
   p->ctx = decode_ctx(r, m);
   xchg_status st = attach_body(r, m, 0, err);
   if (st == XCHG_OK)
@@ -455,61 +472,29 @@ static xchg_status plan_held(xchg_ipc_reader *r, ipc_jobs *jobs, xchg_error *err
                          r->schema.root.n_children, 0, jobs, &p->array, err);
   if (st == XCHG_OK) st = pass_body(r, m, err);
   drop_held(r);
-  if (st == XCHG_OK) r->group_count++;
+  if (st == XCHG_OK) {
+    ipc_readahead_push(&r->ahead);
+  } else {
+    ipc_array_unref(p->array);
+    p->array = NULL;
+    ipc_readahead_abandon(&r->ahead);
+  }
   return st;
 }
 
-/* Drops pending batches from message `from` on (all of them for -1). */
-static void drop_group_from(xchg_ipc_reader *r, int64_t from) {
-  for (int64_t k = r->group_count - 1; k >= 0; k--) {
-    pending_batch *p = &r->group[(r->group_head + k) % MAX_GROUP];
-    if (from >= 0 && p->ctx.message_index < from) break;
-    ipc_array_unref(p->array);
-    p->array = NULL;
-    r->group_count = k;
-  }
-}
-
-/* Decodes the next batches into the group: one at a time without a pool,
- * else as many as fit in readahead_bytes, all decompressed together.  An
- * error is deferred until the batches before it have been handed out. */
-static void fill_group(xchg_ipc_reader *r) {
-  ipc_jobs jobs = {0};
+/* Plans batches while the read-ahead has room (one at a time without a
+ * pool).  An error stops planning; it is reported once the batches before
+ * it have been handed out. */
+static void read_ahead(xchg_ipc_reader *r) {
   xchg_error *err = &r->deferred_error;
-  int threads = xchg_pool_threads(r->opts.pool);
-  int64_t first = r->group_count;
-  xchg_status st = XCHG_OK;
-  while (r->group_count < MAX_GROUP) {
+  while (r->deferred == XCHG_OK && ipc_readahead_has_room(&r->ahead)) {
     int eos;
-    if ((st = hold_next_batch(r, &eos, err)) != XCHG_OK || eos) break;
-    if ((st = plan_held(r, &jobs, err)) != XCHG_OK) break;
-    if (threads <= 1 || jobs.bytes >= r->opts.readahead_bytes) break;
+    xchg_status st = hold_next_batch(r, &eos, err);
+    if (st == XCHG_OK && eos) break;
+    if (st == XCHG_OK) st = plan_held(r, err);
+    r->deferred = st;
   }
-  int64_t failed = -1;
-  xchg_status run = ipc_jobs_run(&jobs, r->opts.pool, r->opts.task_bytes, &failed, err);
-  if (run != XCHG_OK) {
-    drop_group_from(r, failed);
-    st = run;
-  }
-  for (int64_t k = first; k < r->group_count && run == XCHG_OK; k++) {
-    pending_batch *p = &r->group[(r->group_head + k) % MAX_GROUP];
-    xchg_status v = ipc_decode_validate(&p->ctx, r->schema.root.children, r->schema.root.n_children,
-                                        0, p->array, err);
-    if (v != XCHG_OK) {
-      drop_group_from(r, p->ctx.message_index);
-      st = v;
-    }
-  }
-  r->deferred = st;
-}
-
-static ipc_array *take_from_group(xchg_ipc_reader *r) {
-  pending_batch *p = &r->group[r->group_head];
-  ipc_array *a = p->array;
-  p->array = NULL;
-  r->group_head = (r->group_head + 1) % MAX_GROUP;
-  r->group_count--;
-  return a;
+  ipc_readahead_flush(&r->ahead);
 }
 
 /* ---- schema ------------------------------------------------------------- */
@@ -580,6 +565,21 @@ static xchg_status read_blocks(const fb_table *footer, int slot, file_block **ou
   return XCHG_OK;
 }
 
+/* The root table of the Footer flatbuffer at byte `at`, and its schema. */
+static xchg_status parse_footer(const uint8_t *data, size_t size, int64_t at, fb_table *root,
+                                fb_table *schema, xchg_error *err) {
+  if (fb_root(data, size, root) < 0 || fb_table_field(root, FOOTER_SCHEMA, schema) <= 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "footer at byte %lld: invalid Footer flatbuffer", (long long)at);
+  return XCHG_OK;
+}
+
+static xchg_status check_same_schema(const ipc_schema *footer, const ipc_schema *stream,
+                                     xchg_error *err) {
+  if (ipc_schema_equal(footer, stream, err)) return XCHG_OK;
+  xchg_error_prefix(err, "footer schema and stream schema differ: ");
+  return XCHG_EFORMAT;
+}
+
 static xchg_status read_footer(xchg_ipc_reader *r, int64_t size, xchg_error *err) {
   uint8_t tail[10];
   size_t got;
@@ -597,10 +597,8 @@ static xchg_status read_footer(xchg_ipc_reader *r, int64_t size, xchg_error *err
       (st = read_buffer(r, (size_t)footer_len, &footer, err)) != XCHG_OK)
     return st;
   fb_table root, schema;
-  if (fb_root(xchg_buf_data(footer), xchg_buf_size(footer), &root) < 0 ||
-      fb_table_field(&root, FOOTER_SCHEMA, &schema) <= 0)
-    st = xchg_errorf(err, XCHG_EFORMAT, "footer at byte %lld: invalid Footer flatbuffer",
-                     (long long)(size - 10 - footer_len));
+  st = parse_footer(xchg_buf_data(footer), xchg_buf_size(footer), size - 10 - footer_len, &root,
+                    &schema, err);
   if (st == XCHG_OK) st = set_schema(r, &schema, "footer schema", err);
   if (st == XCHG_OK) st = read_blocks(&root, FOOTER_DICTIONARIES, &r->dict_blocks, &r->n_dict_blocks, size, err);
   if (st == XCHG_OK) st = read_blocks(&root, FOOTER_BATCHES, &r->batch_blocks, &r->n_batches, size, err);
@@ -621,11 +619,145 @@ static xchg_status open_file_format(xchg_ipc_reader *r, xchg_error *err) {
   ipc_schema stream_schema;
   if ((st = seek(r, 8, err)) != XCHG_OK || (st = read_schema_message(r, &stream_schema, err)) != XCHG_OK)
     return st;
-  if (!ipc_schema_equal(&r->schema, &stream_schema, err)) {
-    xchg_error_prefix(err, "footer schema and stream schema differ: ");
-    st = XCHG_EFORMAT;
-  }
+  st = check_same_schema(&r->schema, &stream_schema, err);
   ipc_schema_free(&stream_schema);
+  return st;
+}
+
+/* ---- the end of a file read in order ---------------------------------------
+ *
+ * Read in order, a file is its embedded stream up to the end-of-stream
+ * marker; what follows is the Footer flatbuffer, its int32 length and the
+ * closing "ARROW1" (Columnar.rst, "IPC File Format").  Those bytes carry
+ * no data, but a cut or damage there means the input is not the whole
+ * file, so they are read and checked like the rest.
+ *
+ * The layout puts nothing between the marker and the footer (no padding:
+ * writers start the footer right after the marker, as every gold file
+ * does), so the length must count every byte from the marker's end up to
+ * the length itself.  Where the footer ends is said only by the length
+ * that follows it, so the rest of the input is read to its end: nothing may
+ * follow the closing magic.  That is also what the seekable reader, which
+ * takes the last 10 bytes as length and magic, requires of a file. */
+
+enum { FILE_TAIL = 10 }; /* int32 footer length + "ARROW1" */
+
+/* Reads the rest of the input into *out (malloc'd): *size bytes, at most
+ * limit + 1, so that *size > limit says that more than limit follow. */
+static xchg_status read_rest(xchg_ipc_reader *r, size_t limit, uint8_t **out, size_t *size,
+                             xchg_error *err) {
+  uint8_t *data = NULL;
+  size_t len = 0, cap = 0, got = 0;
+  xchg_status st = XCHG_OK;
+  do {
+    if (len == cap) {
+      size_t want = cap ? 2 * cap : 4096;
+      if (want > limit + 1) want = limit + 1;
+      uint8_t *grown = realloc(data, want);
+      if (!grown) {
+        st = xchg_errorf(err, XCHG_ENOMEM, "out of memory for %zu bytes", want);
+        break;
+      }
+      data = grown;
+      cap = want;
+    }
+    size_t asked = cap - len;
+    st = read_exact(r, data + len, asked, &got, err);
+    len += got;
+    if (got < asked) break; /* the end of the input */
+  } while (st == XCHG_OK && len <= limit);
+  if (st != XCHG_OK) {
+    free(data);
+    return st;
+  }
+  *out = data;
+  *size = len;
+  return XCHG_OK;
+}
+
+/* Whether rest[0, end) is a complete file end: a footer, the length
+ * counting it, the magic. */
+static int file_ends_at(const uint8_t *rest, size_t end) {
+  return end >= FILE_TAIL && memcmp(rest + end - 6, FILE_MAGIC, 6) == 0 &&
+         (int64_t)(int32_t)fb_load_u32(rest + end - FILE_TAIL) == (int64_t)(end - FILE_TAIL);
+}
+
+/* Checks the length and the magic of the size bytes after the marker,
+ * which ends at byte `start`.  A length that agrees with a magic before
+ * the end means data after the file; a wrong length or magic with the
+ * other one right, damage; neither, a cut. */
+static xchg_status check_file_tail(const uint8_t *rest, size_t size, int64_t start,
+                                   xchg_error *err) {
+  if (file_ends_at(rest, size)) return XCHG_OK;
+  long long end = (long long)start + (long long)size;
+  for (size_t early = FILE_TAIL; early < size; early++)
+    if (file_ends_at(rest, early))
+      return xchg_errorf(err, XCHG_EFORMAT, "%zu bytes follow the closing ARROW1 magic at byte "
+                         "%lld (nothing may follow a file)", size - early,
+                         (long long)start + (long long)early - 6);
+  int32_t length = size >= FILE_TAIL ? (int32_t)fb_load_u32(rest + size - FILE_TAIL) : 0;
+  if (size >= FILE_TAIL && memcmp(rest + size - 6, FILE_MAGIC, 6) == 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "footer length %d at byte %lld does not fit: the footer "
+                       "starts where the end-of-stream marker ends, at byte %lld, %lld bytes "
+                       "before the length (damaged or truncated?)", length, end - FILE_TAIL,
+                       (long long)start, (long long)(size - FILE_TAIL));
+  if (size > FILE_TAIL && (int64_t)length == (int64_t)(size - FILE_TAIL))
+    return xchg_errorf(err, XCHG_EFORMAT, "the file ends at byte %lld without the ARROW1 magic "
+                       "(bytes %lld to %lld are damaged)", end, end - 6, end - 1);
+  return xchg_errorf(err, XCHG_EIO, "the input ends at byte %lld inside the file footer, %zu bytes "
+                     "after the end-of-stream marker at byte %lld, without the footer length and "
+                     "the closing ARROW1 magic (truncated?)", end, size, (long long)start);
+}
+
+/* Checks the footer as the seekable reader would read it: a Footer
+ * flatbuffer whose schema is the stream's and whose blocks lie inside the
+ * file of file_size bytes. */
+static xchg_status check_footer(xchg_ipc_reader *r, const uint8_t *footer, size_t size, int64_t at,
+                                int64_t file_size, xchg_error *err) {
+  fb_table root, schema_table;
+  xchg_status st = parse_footer(footer, size, at, &root, &schema_table, err);
+  if (st != XCHG_OK) return st;
+  ipc_schema footer_schema;
+  if ((st = ipc_schema_parse(&schema_table, &r->opts, &footer_schema, err)) != XCHG_OK) {
+    xchg_error_prefix(err, "footer schema at byte %lld: ", (long long)at);
+    return st;
+  }
+  st = check_same_schema(&footer_schema, &r->schema, err);
+  ipc_schema_free(&footer_schema);
+  static const int block_lists[] = {FOOTER_DICTIONARIES, FOOTER_BATCHES};
+  for (size_t i = 0; i < 2 && st == XCHG_OK; i++) {
+    file_block *blocks = NULL;
+    int64_t n;
+    st = read_blocks(&root, block_lists[i], &blocks, &n, file_size, err);
+    free(blocks);
+  }
+  return st;
+}
+
+/* Reads and checks everything after the end-of-stream marker of a file
+ * read in order (see above), bounded by max_metadata_bytes for the footer. */
+static xchg_status check_file_end(xchg_ipc_reader *r, xchg_error *err) {
+  int64_t start = position(r);
+  int64_t max_footer = r->opts.max_metadata_bytes;
+  if (max_footer > INT32_MAX) max_footer = INT32_MAX; /* the length is an int32 */
+  if (max_footer < 0) max_footer = 0;
+  size_t limit = (size_t)max_footer + FILE_TAIL;
+  uint8_t *rest;
+  size_t size;
+  xchg_status st = read_rest(r, limit, &rest, &size, err);
+  if (st != XCHG_OK) {
+    xchg_error_prefix(err, "the file footer after the end-of-stream marker at byte %lld: ",
+                      (long long)start);
+    return st;
+  }
+  if (size > limit)
+    st = xchg_errorf(err, XCHG_ELIMIT, "more than %zu bytes follow the end-of-stream marker at "
+                     "byte %lld: the file footer would exceed max_metadata_bytes (%lld)", limit,
+                     (long long)start, (long long)r->opts.max_metadata_bytes);
+  if (st == XCHG_OK) st = check_file_tail(rest, size, start, err);
+  if (st == XCHG_OK)
+    st = check_footer(r, rest, size - FILE_TAIL, start, start + (int64_t)size, err);
+  free(rest);
   return st;
 }
 
@@ -642,6 +774,7 @@ xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_read_options *opts
   r->src = src;
   r->memory = xchg_source_memory(src);
   if (opts) r->opts = *opts; else xchg_read_options_init(&r->opts);
+  ipc_readahead_init(&r->ahead, &r->opts, &r->schema.root);
   r->on_message = r->opts.on_message;
   r->on_message_ctx = r->opts.on_message_ctx;
   size_t got;
@@ -704,23 +837,27 @@ static xchg_status after_select(xchg_ipc_reader *r, xchg_error *err) {
   return ipc_dictionaries_mark_used(&r->dicts, &r->schema, err);
 }
 
-/* Selection applies to batches not yet decoded: any read ahead goes. */
-static void forget_read_ahead(xchg_ipc_reader *r) {
-  drop_group_from(r, -1);
-  r->group_head = 0;
+static void forget_read_ahead(xchg_ipc_reader *r) { ipc_readahead_clear(&r->ahead); }
+
+/* Batches read ahead were decoded with the selection of their time: a new
+ * one would either drop them or hand them out with the wrong columns. */
+static xchg_status check_nothing_read_ahead(const xchg_ipc_reader *r, xchg_error *err) {
+  if (ipc_readahead_count(&r->ahead) == 0) return XCHG_OK;
+  return xchg_errorf(err, XCHG_EINVAL, "select after batches were read ahead (select before reading, "
+                     "or read without a pool)");
 }
 
 xchg_status xchg_ipc_reader_select(xchg_ipc_reader *r, const char *const *paths, int64_t n,
                                    xchg_error *err) {
-  xchg_status st = ipc_schema_select_paths(&r->schema, paths, n, err);
-  if (st == XCHG_OK) forget_read_ahead(r);
+  xchg_status st = check_nothing_read_ahead(r, err);
+  if (st == XCHG_OK) st = ipc_schema_select_paths(&r->schema, paths, n, err);
   return st == XCHG_OK ? after_select(r, err) : st;
 }
 
 xchg_status xchg_ipc_reader_select_indices(xchg_ipc_reader *r, const int64_t *indices, int64_t n,
                                            xchg_error *err) {
-  xchg_status st = ipc_schema_select_indices(&r->schema, indices, n, err);
-  if (st == XCHG_OK) forget_read_ahead(r);
+  xchg_status st = check_nothing_read_ahead(r, err);
+  if (st == XCHG_OK) st = ipc_schema_select_indices(&r->schema, indices, n, err);
   return st == XCHG_OK ? after_select(r, err) : st;
 }
 
@@ -755,12 +892,11 @@ xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *r, int64_t i, struct Arr
 
 xchg_status ipc_reader_next_array(xchg_ipc_reader *r, ipc_array **out, xchg_error *err) {
   *out = NULL;
-  if (r->group_count == 0 && r->deferred == XCHG_OK) fill_group(r);
-  if (r->group_count > 0) {
-    *out = take_from_group(r);
-    return XCHG_OK;
-  }
-  xchg_status st = r->deferred;
+  read_ahead(r);
+  xchg_status st = ipc_readahead_take(&r->ahead, out, &r->deferred_error);
+  if (st != XCHG_OK) r->deferred = st; /* it came before any planning error */
+  if (*out) return XCHG_OK;
+  st = r->deferred;
   if (st != XCHG_OK && err) *err = r->deferred_error;
   return st;
 }
@@ -803,7 +939,7 @@ xchg_status xchg_ipc_reader_peek(xchg_ipc_reader *r, xchg_batch_header *out, int
                                  xchg_error *err) {
   memset(out, 0, sizeof *out);
   *at_end = 0;
-  if (r->group_count > 0)
+  if (ipc_readahead_count(&r->ahead) > 0)
     return xchg_errorf(err, XCHG_EINVAL, "peek after batches were read ahead (use peek without a pool)");
   xchg_status st = r->deferred != XCHG_OK ? r->deferred : hold_next_batch(r, at_end, &r->deferred_error);
   if (st != XCHG_OK) {
