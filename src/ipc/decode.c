@@ -88,9 +88,8 @@ static void task_range(const ipc_jobs *jobs, int64_t t, int64_t *begin, int64_t 
 int64_t ipc_jobs_split(ipc_jobs *jobs, int threads, int64_t task_bytes) {
   free(jobs->starts);
   jobs->starts = NULL;
-  jobs->tasks = 1;
-  if (threads <= 1 || jobs->count <= 1 || jobs->bytes < 2 * task_bytes) return jobs->tasks;
-  if (!(jobs->starts = malloc((size_t)(jobs->count + 1) * sizeof *jobs->starts))) return jobs->tasks;
+  if (threads <= 1 || jobs->count <= 1 || jobs->bytes < 2 * task_bytes) return 1;
+  if (!(jobs->starts = malloc((size_t)(jobs->count + 1) * sizeof *jobs->starts))) return 1;
   int64_t target = jobs->bytes / (4 * threads);
   if (target < task_bytes) target = task_bytes;
   int64_t n = 0, acc = 0;
@@ -102,7 +101,7 @@ int64_t ipc_jobs_split(ipc_jobs *jobs, int threads, int64_t task_bytes) {
       acc = 0;
     }
   }
-  return jobs->tasks = n;
+  return n;
 }
 
 void ipc_jobs_run_task(ipc_jobs *jobs, int64_t t) {

@@ -53,7 +53,6 @@ typedef struct ipc_jobs {
   int64_t count, capacity;
   int64_t bytes;   /* decompressed bytes in all jobs */
   int64_t *starts; /* after ipc_jobs_split: task t runs jobs [starts[t], starts[t+1]) */
-  int64_t tasks;
 } ipc_jobs;
 
 /* Step 1: plans the RecordBatch table `batch` into a struct array with one
