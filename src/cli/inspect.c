@@ -150,7 +150,7 @@ static void print_format(xs *out, xchg_ipc_reader *reader) {
   if (xchg_ipc_reader_format(reader) == XCHG_IPC_FILE && footer_batches >= 0)
     xs_printf(out, "format: Arrow IPC file (%lld record batches in the footer)\n", (long long)footer_batches);
   else if (xchg_ipc_reader_format(reader) == XCHG_IPC_FILE) /* a pipe or a codec: the footer is out of reach */
-    xs_puts(out, "format: Arrow IPC file (read in order, without its footer)\n");
+    xs_puts(out, "format: Arrow IPC file (read in order; its footer is checked at the end)\n");
   else
     xs_puts(out, "format: Arrow IPC stream\n");
 }

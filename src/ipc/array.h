@@ -53,6 +53,11 @@ xchg_buf *ipc_array_set_buf(ipc_array *a, int64_t i, xchg_buf *b);
 /* Sets buffer i to a copy of another array's buffer (another reference). */
 void ipc_array_share_buffer(ipc_array *a, int64_t i, const ipc_buffer *from);
 
+/* Set bits in n_bytes bytes of a bitmap, eight bytes at a time (without
+ * a popcount instruction in the baseline x86-64 target, the compiler's
+ * builtin is a library call per word). */
+int64_t ipc_count_set_bits(const uint8_t *bits, int64_t n_bytes);
+
 /* Integer i of a buffer of `width`-byte integers (1, 2, 4 or 8; offsets,
  * run ends, dictionary indices).  An unsigned 64-bit value above
  * INT64_MAX comes back as -1. */

@@ -682,33 +682,6 @@ static int file_ends_at(const uint8_t *rest, size_t end) {
          (int64_t)(int32_t)fb_load_u32(rest + end - FILE_TAIL) == (int64_t)(end - FILE_TAIL);
 }
 
-/* Checks the length and the magic of the size bytes after the marker,
- * which ends at byte `start`.  A length that agrees with a magic before
- * the end means data after the file; a wrong length or magic with the
- * other one right, damage; neither, a cut. */
-static xchg_status check_file_tail(const uint8_t *rest, size_t size, int64_t start,
-                                   xchg_error *err) {
-  if (file_ends_at(rest, size)) return XCHG_OK;
-  long long end = (long long)start + (long long)size;
-  for (size_t early = FILE_TAIL; early < size; early++)
-    if (file_ends_at(rest, early))
-      return xchg_errorf(err, XCHG_EFORMAT, "%zu bytes follow the closing ARROW1 magic at byte "
-                         "%lld (nothing may follow a file)", size - early,
-                         (long long)start + (long long)early - 6);
-  int32_t length = size >= FILE_TAIL ? (int32_t)fb_load_u32(rest + size - FILE_TAIL) : 0;
-  if (size >= FILE_TAIL && memcmp(rest + size - 6, FILE_MAGIC, 6) == 0)
-    return xchg_errorf(err, XCHG_EFORMAT, "footer length %d at byte %lld does not fit: the footer "
-                       "starts where the end-of-stream marker ends, at byte %lld, %lld bytes "
-                       "before the length (damaged or truncated?)", length, end - FILE_TAIL,
-                       (long long)start, (long long)(size - FILE_TAIL));
-  if (size > FILE_TAIL && (int64_t)length == (int64_t)(size - FILE_TAIL))
-    return xchg_errorf(err, XCHG_EFORMAT, "the file ends at byte %lld without the ARROW1 magic "
-                       "(bytes %lld to %lld are damaged)", end, end - 6, end - 1);
-  return xchg_errorf(err, XCHG_EIO, "the input ends at byte %lld inside the file footer, %zu bytes "
-                     "after the end-of-stream marker at byte %lld, without the footer length and "
-                     "the closing ARROW1 magic (truncated?)", end, size, (long long)start);
-}
-
 /* Checks the footer as the seekable reader would read it: a Footer
  * flatbuffer whose schema is the stream's and whose blocks lie inside the
  * file of file_size bytes. */
@@ -734,6 +707,39 @@ static xchg_status check_footer(xchg_ipc_reader *r, const uint8_t *footer, size_
   return st;
 }
 
+/* Checks the size bytes after the marker, which ends at byte `start`.
+ * When they do not end as a file does, the cause is told apart as well as
+ * it can be: a length that agrees with a magic before the end means data
+ * after the file; the magic where it should be, a wrong length; a length
+ * that fits a valid footer, a damaged magic.  Anything else is a cut (a
+ * cut footer fails to parse: flatbuffers are built from the end, so their
+ * last bytes are the strings and tables that the first ones point to). */
+static xchg_status check_file_tail(xchg_ipc_reader *r, const uint8_t *rest, size_t size,
+                                   int64_t start, xchg_error *err) {
+  long long end = (long long)start + (long long)size;
+  size_t footer_size = size >= FILE_TAIL ? size - FILE_TAIL : 0;
+  if (file_ends_at(rest, size)) return check_footer(r, rest, footer_size, start, end, err);
+  for (size_t early = FILE_TAIL; early < size; early++)
+    if (file_ends_at(rest, early))
+      return xchg_errorf(err, XCHG_EFORMAT, "%zu more byte%s after the closing ARROW1 magic at "
+                         "byte %lld (nothing may follow a file)", size - early, size - early > 1 ? "s" : "",
+                         (long long)start + (long long)early - 6);
+  int32_t length = size >= FILE_TAIL ? (int32_t)fb_load_u32(rest + footer_size) : 0;
+  if (size >= FILE_TAIL && memcmp(rest + size - 6, FILE_MAGIC, 6) == 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "footer length %d at byte %lld does not fit: the footer "
+                       "starts after the end-of-stream marker, at byte %lld, %zu bytes "
+                       "before the length (damaged or truncated?)", length, end - FILE_TAIL,
+                       (long long)start, footer_size);
+  xchg_error ignored;
+  if (size > FILE_TAIL && (int64_t)length == (int64_t)footer_size &&
+      check_footer(r, rest, footer_size, start, end, &ignored) == XCHG_OK)
+    return xchg_errorf(err, XCHG_EFORMAT, "the file ends at byte %lld without the ARROW1 magic "
+                       "(bytes %lld to %lld are damaged)", end, end - 6, end - 1);
+  return xchg_errorf(err, XCHG_EIO, "the input ends at byte %lld inside the file footer (from "
+                     "byte %lld, after the end-of-stream marker): the footer length and the "
+                     "closing ARROW1 magic are missing (truncated?)", end, (long long)start);
+}
+
 /* Reads and checks everything after the end-of-stream marker of a file
  * read in order (see above), bounded by max_metadata_bytes for the footer. */
 static xchg_status check_file_end(xchg_ipc_reader *r, xchg_error *err) {
@@ -746,17 +752,14 @@ static xchg_status check_file_end(xchg_ipc_reader *r, xchg_error *err) {
   size_t size;
   xchg_status st = read_rest(r, limit, &rest, &size, err);
   if (st != XCHG_OK) {
-    xchg_error_prefix(err, "the file footer after the end-of-stream marker at byte %lld: ",
-                      (long long)start);
+    xchg_error_prefix(err, "the file footer at byte %lld: ", (long long)start);
     return st;
   }
   if (size > limit)
-    st = xchg_errorf(err, XCHG_ELIMIT, "more than %zu bytes follow the end-of-stream marker at "
+    st = xchg_errorf(err, XCHG_ELIMIT, "more than %zu bytes follow the end-of-stream marker, from "
                      "byte %lld: the file footer would exceed max_metadata_bytes (%lld)", limit,
                      (long long)start, (long long)r->opts.max_metadata_bytes);
-  if (st == XCHG_OK) st = check_file_tail(rest, size, start, err);
-  if (st == XCHG_OK)
-    st = check_footer(r, rest, size - FILE_TAIL, start, start + (int64_t)size, err);
+  if (st == XCHG_OK) st = check_file_tail(r, rest, size, start, err);
   free(rest);
   return st;
 }

@@ -70,8 +70,9 @@ static xchg_status take_bits(norm *n, const uint8_t *src, int64_t off, int64_t l
 static int64_t count_nulls(const uint8_t *bits, int64_t off, int64_t len) {
   int64_t set = 0, i = off, end = off + len;
   for (; i < end && (i & 7); i++) set += bit_at(bits, i);
-  for (; i + 8 <= end; i += 8) set += __builtin_popcount(bits[i >> 3]);
-  for (; i < end; i++) set += bit_at(bits, i);
+  int64_t whole_bytes = (end - i) / 8;
+  set += ipc_count_set_bits(bits + (i >> 3), whole_bytes);
+  for (i += 8 * whole_bytes; i < end; i++) set += bit_at(bits, i);
   return len - set;
 }
 
