@@ -22,6 +22,7 @@ static ipc_planned *batch_at(ipc_readahead *ra, int64_t ring_position) {
   return &ra->batches[ring_position % READAHEAD_BATCHES];
 }
 
+/* The last unit, while batches may still join it. */
 static ipc_unit *open_unit(ipc_readahead *ra) {
   if (ra->unit_count == 0) return NULL;
   ipc_unit *u = unit_at(ra, ra->unit_count - 1);
@@ -31,7 +32,8 @@ static ipc_unit *open_unit(ipc_readahead *ra) {
 int ipc_readahead_has_room(const ipc_readahead *ra) {
   if (ra->threads <= 1) return ra->batch_count == 0;
   if (ra->batch_count >= READAHEAD_BATCHES || ra->bytes >= ra->opts->readahead_bytes) return 0;
-  return ra->unit_count < READAHEAD_UNITS || open_unit((ipc_readahead *)ra) != NULL;
+  if (ra->unit_count < READAHEAD_UNITS) return 1;
+  return !ra->units[(ra->unit_head + READAHEAD_UNITS - 1) % READAHEAD_UNITS].started; /* the last one */
 }
 
 int64_t ipc_readahead_count(const ipc_readahead *ra) { return ra->batch_count; }
