@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "support/array_equal.h"
+#include "support/testutil.h"
 #include "xchg/rows.h"
 #include "xchg/stream.h"
 #include "xchg/xchg.h"
@@ -45,19 +46,9 @@
 #define LEAK_CHECK() 0
 #endif
 
-static int passed, failed;
+static tu_tally tally;
 
-#define CHECK(cond, ...)                \
-  do {                                  \
-    if (cond) {                         \
-      passed++;                         \
-    } else {                            \
-      failed++;                         \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-      printf(__VA_ARGS__);              \
-      printf("\n");                     \
-    }                                   \
-  } while (0)
+#define CHECK(...) TU_TALLY_CHECK(&tally, __VA_ARGS__)
 
 /* ---- the failing allocator ------------------------------------------------ */
 
@@ -437,22 +428,6 @@ static void sweep_both(op *o) {
   sweep(o, MODE_ALL);
 }
 
-static uint8_t *read_whole(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *data = malloc(n > 0 ? (size_t)n : 1);
-  if (data != NULL && fread(data, 1, (size_t)n, f) != (size_t)n) {
-    free(data);
-    data = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return data;
-}
-
 /* Gold files chosen for their decode paths: dictionaries (shared, nested,
  * unsigned), LZ4 and ZSTD body compression, nesting, unions, views of every
  * primitive. */
@@ -472,7 +447,7 @@ static void sweep_gold(const char *gold_dir, const char *name) {
     char path[2048];
     snprintf(path, sizeof path, "%s/%s%s", gold_dir, name, suffixes[f]);
     size_t size;
-    uint8_t *data = read_whole(path, &size);
+    uint8_t *data = tu_read_file(path, &size);
     CHECK(data != NULL, "cannot read %s", path);
     if (data == NULL) continue;
     for (int variant = 0; variant < 3; variant++) {
@@ -502,7 +477,7 @@ static void sweep_codecs(const char *gold_dir) {
   char path[2048];
   snprintf(path, sizeof path, "%s/1.0.0-littleendian/generated_nested_dictionary.stream", gold_dir);
   size_t size;
-  uint8_t *ipc = read_whole(path, &size);
+  uint8_t *ipc = tu_read_file(path, &size);
   CHECK(ipc != NULL, "cannot read %s", path);
   if (ipc == NULL) return;
   static const xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_FRAME, XCHG_STREAM_ZSTD,
@@ -597,6 +572,5 @@ int main(int argc, char **argv) {
   CHECK(atomic_load(&failed_on_workers) > 0, "no injected failure happened on a pool worker");
   sweep_codecs(gold_dir);
   sweep_rows();
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed != 0;
+  return tu_tally_report(&tally);
 }

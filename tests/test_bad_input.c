@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/ipc_bodies.h"
 #include "support/testutil.h"
 #include "xchg/stream.h"
 #include "xchg/xchg.h"
@@ -149,39 +150,14 @@ static int64_t cuts, cut_errors;
 
 /* Where the message bodies of an input are, from the reader's own report. */
 typedef struct body_map {
-  int64_t start[4096], end[4096];
-  int n;
+  tu_body items[4096];
+  int64_t n;
 } body_map;
-
-static void record_body(void *ctx, const xchg_message_info *info) {
-  body_map *m = ctx;
-  if (m->n == 4096) return;
-  int64_t end = info->offset + 8 + info->metadata_bytes + info->body_bytes;
-  m->start[m->n] = end - info->body_bytes;
-  m->end[m->n++] = end;
-}
-
-static void map_bodies(const uint8_t *data, size_t size, body_map *m) {
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
-  opts.on_message = record_body;
-  opts.on_message_ctx = m;
-  xchg_ipc_reader *r;
-  xchg_error err;
-  m->n = 0;
-  if (xchg_ipc_reader_open_memory(data, size, NULL, NULL, &opts, &r, &err) != XCHG_OK) return;
-  for (;;) {
-    struct ArrowArray a;
-    if (xchg_ipc_reader_next(r, &a, &err) != XCHG_OK || !a.release) break;
-    a.release(&a);
-  }
-  xchg_ipc_reader_close(r);
-}
 
 /* Cut inside a body (not at its first or last 8 bytes)? */
 static int inside_body(const body_map *m, int64_t cut) {
-  for (int i = 0; i < m->n; i++)
-    if (cut > m->start[i] + 8 && cut < m->end[i] - 8) return 1;
+  for (int64_t i = 0; i < m->n; i++)
+    if (cut > m->items[i].offset + 8 && cut < m->items[i].offset + m->items[i].length - 8) return 1;
   return 0;
 }
 
@@ -194,7 +170,7 @@ static void truncate_file(const char *path, void *unused) {
   check(whole.ok, "%s: the whole file does not decode (%" PRId64 ")", path, 0);
   int large = size > 32768;
   static body_map bodies;
-  if (large) map_bodies(data, size, &bodies);
+  if (large) bodies.n = tu_map_bodies(data, size, bodies.items, 4096);
   for (size_t cut = 0; cut < size; cut++) {
     if (large && cut % 7 && inside_body(&bodies, (int64_t)cut)) continue;
     POISON(data + cut, size - cut);

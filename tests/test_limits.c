@@ -21,42 +21,17 @@
 #include <string.h>
 
 #include "support/roundtrip.h"
+#include "support/testutil.h"
 #include "xchg/cache.h"
 #include "xchg/rows.h"
 #include "xchg/stream.h"
 #include "xchg/xchg.h"
 
-static int passed, failed;
+static tu_tally checks;
 
-#define CHECK(cond, ...)                          \
-  do {                                            \
-    if (cond) {                                   \
-      passed++;                                   \
-    } else {                                      \
-      failed++;                                   \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-      printf(__VA_ARGS__);                        \
-      printf("\n");                               \
-    }                                             \
-  } while (0)
+#define CHECK(...) TU_TALLY_CHECK(&checks, __VA_ARGS__)
 
 static int64_t inputs, errors;
-
-static uint8_t *read_whole(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *data = malloc(n > 0 ? (size_t)n : 1);
-  if (data != NULL && fread(data, 1, (size_t)n, f) != (size_t)n) {
-    free(data);
-    data = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return data;
-}
 
 /* Reads a whole IPC input; returns the first error (or XCHG_OK). */
 static xchg_status read_ipc(const uint8_t *data, size_t size, const xchg_read_options *opts,
@@ -110,6 +85,16 @@ static void lower_fields(xchg_read_options *o) { o->max_fields = 3; }
 static void lower_buffer(xchg_read_options *o) { o->max_buffer_bytes = 8; }
 static void lower_metadata(xchg_read_options *o) { o->max_metadata_bytes = 64; }
 
+/* The gold file gold_dir/name, or NULL (a failed check) when it cannot be
+ * read. */
+static uint8_t *load_gold(const char *gold_dir, const char *name, size_t *size) {
+  char path[2048];
+  snprintf(path, sizeof path, "%s/%s", gold_dir, name);
+  uint8_t *data = tu_read_file(path, size);
+  CHECK(data != NULL, "cannot read %s", path);
+  return data;
+}
+
 static void lowered_caps(const char *gold_dir) {
   static const gold_case cases[] = {
       {"1.0.0-littleendian/generated_nested.stream", "max_depth", lower_depth},
@@ -119,11 +104,8 @@ static void lowered_caps(const char *gold_dir) {
       {"1.0.0-littleendian/generated_primitive.arrow_file", "max_metadata_bytes", lower_metadata},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char path[2048];
-    snprintf(path, sizeof path, "%s/%s", gold_dir, cases[i].file);
     size_t size;
-    uint8_t *data = read_whole(path, &size);
-    CHECK(data != NULL, "cannot read %s", path);
+    uint8_t *data = load_gold(gold_dir, cases[i].file, &size);
     if (data == NULL) continue;
     xchg_read_options opts;
     xchg_read_options_init(&opts);
@@ -162,11 +144,9 @@ static void find_body(void *ctx, const xchg_message_info *info) {
 /* A compressed buffer whose 8-byte length prefix claims 1 TiB: refused by
  * the default max_buffer_bytes before the allocation. */
 static void huge_buffer(const char *gold_dir) {
-  char path[2048];
-  snprintf(path, sizeof path, "%s/2.0.0-compression/generated_lz4.stream", gold_dir);
+  const char *path = "2.0.0-compression/generated_lz4.stream";
   size_t size;
-  uint8_t *data = read_whole(path, &size);
-  CHECK(data != NULL, "cannot read %s", path);
+  uint8_t *data = load_gold(gold_dir, path, &size);
   if (data == NULL) return;
   body_finder f = {-1};
   xchg_read_options opts;
@@ -247,11 +227,8 @@ static void caps_at_need(const char *gold_dir) {
   static const char *const files[] = {"2.0.0-compression/generated_lz4.arrow_file",
                                       "2.0.0-compression/generated_zstd.arrow_file"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-    char path[2048];
-    snprintf(path, sizeof path, "%s/%s", gold_dir, files[i]);
     size_t size;
-    uint8_t *data = read_whole(path, &size);
-    CHECK(data != NULL, "cannot read %s", path);
+    uint8_t *data = load_gold(gold_dir, files[i], &size);
     if (data == NULL) continue;
     int64_t largest_buffer = 0, largest_batch = measure_file(data, size, &largest_buffer);
     CHECK(largest_batch > largest_buffer && largest_buffer > 0,
@@ -295,13 +272,12 @@ static uint64_t set_claim(uint8_t *data, int64_t at, uint64_t claim) {
 }
 
 static void implausible_claims(const char *gold_dir) {
-  char path[2048];
   size_t size;
   for (int codec = 0; codec < 2; codec++) {
     const char *file = codec == 0 ? "generated_lz4.stream" : "generated_zstd.stream";
-    snprintf(path, sizeof path, "%s/2.0.0-compression/%s", gold_dir, file);
-    uint8_t *data = read_whole(path, &size);
-    CHECK(data != NULL, "cannot read %s", path);
+    char name[128];
+    snprintf(name, sizeof name, "2.0.0-compression/%s", file);
+    uint8_t *data = load_gold(gold_dir, name, &size);
     if (data == NULL) continue;
     int64_t at = first_buffer_at(data, size);
     uint64_t was = at > 0 ? set_claim(data, at, (uint64_t)1 << 30) : 0;
@@ -435,11 +411,8 @@ static xchg_status read_cached(const uint8_t *data, size_t size, const xchg_cach
 }
 
 static void cache_caps(const char *gold_dir) {
-  char path[2048];
-  snprintf(path, sizeof path, "%s/2.0.0-compression/generated_lz4.stream", gold_dir);
   size_t size;
-  uint8_t *data = read_whole(path, &size);
-  CHECK(data != NULL, "cannot read %s", path);
+  uint8_t *data = load_gold(gold_dir, "2.0.0-compression/generated_lz4.stream", &size);
   if (data == NULL) return;
   xchg_cache_options opts;
   xchg_cache_options_init(&opts);
@@ -741,6 +714,5 @@ int main(int argc, char **argv) {
   block_caps();
   row_caps();
   printf("limits: %" PRId64 " inputs, %" PRId64 " errors returned, crashes = 0\n", inputs, errors);
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed != 0;
+  return tu_tally_report(&checks);
 }

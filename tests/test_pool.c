@@ -16,16 +16,7 @@
 
 static tu_tally tally;
 
-#define CHECK(cond, ...)          \
-  do {                            \
-    if (cond) {                   \
-      tally.passed++;             \
-    } else {                      \
-      tally.failed++;             \
-      printf("FAIL: " __VA_ARGS__); \
-      printf("\n");               \
-    }                             \
-  } while (0)
+#define CHECK(...) TU_TALLY_CHECK(&tally, __VA_ARGS__)
 
 typedef struct counts {
   _Atomic int *hits;

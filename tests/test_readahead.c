@@ -14,21 +14,13 @@
 #include <string.h>
 
 #include "support/cache_data.h"
+#include "support/ipc_bodies.h"
 #include "support/testutil.h"
 #include "xchg/ipc.h"
 
 static tu_tally tally;
 
-#define CHECK(cond, ...)            \
-  do {                              \
-    if (cond) {                     \
-      tally.passed++;               \
-    } else {                        \
-      tally.failed++;               \
-      printf("FAIL: " __VA_ARGS__); \
-      printf("\n");                 \
-    }                               \
-  } while (0)
+#define CHECK(...) TU_TALLY_CHECK(&tally, __VA_ARGS__)
 
 #define N_BATCHES 240
 static int64_t rows[N_BATCHES];
@@ -126,35 +118,14 @@ static void check_same_outcome(const char *what, const xchg_buf *data, int64_t w
 
 /* ---- bad streams --------------------------------------------------------------- */
 
-typedef struct body_finder {
-  int64_t index; /* the record batch wanted, from 0 */
-  int64_t seen;
-  int64_t body_offset, body_bytes;
-} body_finder;
-
-static void find_body(void *ctx, const xchg_message_info *info) {
-  body_finder *f = ctx;
-  if (info->kind != XCHG_MESSAGE_RECORD_BATCH || f->seen++ != f->index) return;
-  f->body_offset = info->offset + 8 + info->metadata_bytes;
-  f->body_bytes = info->body_bytes;
-}
-
-/* Where record batch `index` keeps its body. */
-static int locate_body(const xchg_buf *data, int64_t index, body_finder *f) {
-  *f = (body_finder){index, 0, -1, 0};
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
-  opts.on_message = find_body;
-  opts.on_message_ctx = f;
-  xchg_ipc_reader *r;
-  xchg_error err;
-  if (xchg_ipc_reader_open_memory(xchg_buf_data(data), xchg_buf_size(data), NULL, NULL, &opts, &r, &err) !=
-      XCHG_OK)
-    return -1;
-  struct ArrowArray a;
-  while (f->body_offset < 0 && xchg_ipc_reader_next(r, &a, &err) == XCHG_OK && a.release) a.release(&a);
-  xchg_ipc_reader_close(r);
-  return f->body_offset >= 0 ? 0 : -1;
+/* Where record batch `index` keeps its body; length 0 when there is no
+ * such batch. */
+static tu_body locate_body(const xchg_buf *data, int64_t index) {
+  static tu_body bodies[2 * N_BATCHES + 8];
+  int64_t n = tu_map_bodies(xchg_buf_data(data), xchg_buf_size(data), bodies, 2 * N_BATCHES + 8);
+  for (int64_t i = 0, batch = 0; i < n; i++)
+    if (bodies[i].kind == XCHG_MESSAGE_RECORD_BATCH && batch++ == index) return bodies[i];
+  return (tu_body){XCHG_MESSAGE_RECORD_BATCH, -1, 0};
 }
 
 static xchg_buf *copy_of(const xchg_buf *data, size_t size) {
@@ -168,11 +139,11 @@ static xchg_buf *copy_of(const xchg_buf *data, size_t size) {
 static xchg_buf *break_frame(const xchg_buf *data, int64_t index, xchg_block_codec codec) {
   static const uint8_t lz4_magic[4] = {0x04, 0x22, 0x4d, 0x18}, zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
   const uint8_t *magic = codec == XCHG_BLOCK_ZSTD ? zstd_magic : lz4_magic;
-  body_finder f;
-  if (locate_body(data, index, &f) != 0) return NULL;
+  tu_body b = locate_body(data, index);
+  if (b.offset < 0) return NULL;
   xchg_buf *out = copy_of(data, xchg_buf_size(data));
-  uint8_t *body = xchg_buf_mutable_data(out) + f.body_offset;
-  for (int64_t i = 0; i + 4 <= f.body_bytes; i++)
+  uint8_t *body = xchg_buf_mutable_data(out) + b.offset;
+  for (int64_t i = 0; i + 4 <= b.length; i++)
     if (memcmp(body + i, magic, 4) == 0) {
       body[i] = 0;
       return out;
@@ -184,9 +155,9 @@ static xchg_buf *break_frame(const xchg_buf *data, int64_t index, xchg_block_cod
 /* The stream cut in the middle of batch `index`'s body: the reader fails
  * while planning, on the calling thread. */
 static xchg_buf *cut_in_body(const xchg_buf *data, int64_t index) {
-  body_finder f;
-  if (locate_body(data, index, &f) != 0) return NULL;
-  return copy_of(data, (size_t)(f.body_offset + f.body_bytes / 2));
+  tu_body b = locate_body(data, index);
+  if (b.offset < 0) return NULL;
+  return copy_of(data, (size_t)(b.offset + b.length / 2));
 }
 
 /* ---- the calls around reading -------------------------------------------------------- */

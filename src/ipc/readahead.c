@@ -114,6 +114,9 @@ void ipc_readahead_push(ipc_readahead *ra) {
 }
 
 void ipc_readahead_abandon(ipc_readahead *ra) {
+  ipc_planned *p = batch_at(ra, ra->batch_head + ra->batch_count);
+  ipc_array_unref(p->array); /* planned, then its body could not be passed */
+  p->array = NULL;
   ipc_unit *u = open_unit(ra);
   ipc_jobs_truncate(&u->jobs, ra->job_mark);
   if (u->batches == 0) {

@@ -67,7 +67,8 @@ void ipc_readahead_init(ipc_readahead *ra, const xchg_read_options *opts, const 
 int ipc_readahead_has_room(const ipc_readahead *ra);
 
 /* Where to plan the next batch, and the jobs to add its decompression to.
- * Follow with ipc_readahead_push once planned, or ipc_readahead_abandon. */
+ * Follow with ipc_readahead_push once planned, or ipc_readahead_abandon,
+ * which drops the slot's array, if any, and the jobs added since. */
 ipc_planned *ipc_readahead_slot(ipc_readahead *ra, ipc_jobs **jobs);
 void ipc_readahead_push(ipc_readahead *ra);
 void ipc_readahead_abandon(ipc_readahead *ra);

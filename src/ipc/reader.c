@@ -475,8 +475,6 @@ static xchg_status plan_held(xchg_ipc_reader *r, xchg_error *err) {
   if (st == XCHG_OK) {
     ipc_readahead_push(&r->ahead);
   } else {
-    ipc_array_unref(p->array);
-    p->array = NULL;
     ipc_readahead_abandon(&r->ahead);
   }
   return st;

@@ -44,6 +44,15 @@ int tu_verdict(const char *all_passed) {
   return tu_failures ? 1 : 0;
 }
 
+void tu_tally_fail_at(const char *file, int line, const char *fmt, ...) {
+  va_list ap;
+  printf("FAIL %s:%d: ", file, line);
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  putchar('\n');
+}
+
 int tu_tally_report(const tu_tally *t) {
   printf("%d passed, %d failed\n", t->passed, t->failed);
   return t->failed != 0;

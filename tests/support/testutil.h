@@ -53,6 +53,19 @@ typedef struct tu_tally {
   int passed, failed;
 } tu_tally;
 
+/* Counts a check in the tally *t; a failed one prints "FAIL file:line:
+ * <message>" to stdout. */
+#define TU_TALLY_CHECK(t, cond, ...)                                 \
+  do {                                                              \
+    if (cond) {                                                     \
+      (t)->passed++;                                                \
+    } else {                                                        \
+      (t)->failed++;                                                \
+      tu_tally_fail_at(__FILE__, __LINE__, __VA_ARGS__);            \
+    }                                                               \
+  } while (0)
+void tu_tally_fail_at(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Prints "N passed, M failed" to stdout; returns the exit status (0 or 1). */
 int tu_tally_report(const tu_tally *t);
 
