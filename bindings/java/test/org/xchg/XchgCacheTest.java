@@ -29,10 +29,6 @@ public final class XchgCacheTest {
 
   public static void main(String[] args) throws Exception {
     data = TestSupport.genBroadcast(100_000, 1);
-    if (data == null) {
-      System.out.println("skipped: XCHG_CLI is not set");
-      System.exit(TestSupport.SKIP);
-    }
     spark = TestSupport.sparkLz4(data.ipc());
     System.out.printf("broadcast: %d rows, IPC %d bytes, lz4-java %d bytes%n", data.rows(),
         data.ipc().length, spark.length);
