@@ -132,7 +132,11 @@ static int read_once(const uint8_t *data, size_t size, char **columns, int n_col
   }
   if (list) xchg_ipc_reader_on_decompress(reader, collect, list);
   struct ArrowSchema schema;
-  xchg_ipc_reader_schema(reader, &schema, &err);
+  if (xchg_ipc_reader_schema(reader, &schema, &err) != XCHG_OK) {
+    fprintf(stderr, "xchg bench decode: %s\n", err.message);
+    xchg_ipc_reader_close(reader);
+    return -1;
+  }
   r->n_columns = schema.n_children < 64 ? schema.n_children : 64;
   for (int64_t c = 0; c < r->n_columns; c++) snprintf(r->column_names[c], 32, "%s", schema.children[c]->name);
   for (;;) {

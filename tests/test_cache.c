@@ -367,7 +367,7 @@ static void test_lifetime(void) {
   xchg_error err;
   CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   struct ArrowArray kept[STD_BATCHES], moved_child;
-  for (int i = 0; i < STD_BATCHES; i++) xchg_cache_holder_batch(h, i, &kept[i], &err);
+  for (int i = 0; i < STD_BATCHES; i++) CHECK(xchg_cache_holder_batch(h, i, &kept[i], &err) == XCHG_OK, "%s", err.message);
   struct ArrowArrayStream stream;
   CHECK(xchg_cache_holder_stream(h, &stream, &err) == XCHG_OK, "stream");
   struct ArrowSchema schema;
@@ -438,7 +438,7 @@ static void test_outlive_cache(void) {
   xchg_error err;
   struct ArrowArray a;
   CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  xchg_cache_holder_batch(h, 2, &a, &err);
+  CHECK(xchg_cache_holder_batch(h, 2, &a, &err) == XCHG_OK, "%s", err.message);
   xchg_cache_release(h);
   CHECK(xchg_cache_acquire(c, "other", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   xchg_cache_release(h); /* retained */
@@ -470,11 +470,11 @@ static void test_sharing_off(void) {
   xchg_broadcast b = cd_broadcast(&s);
   xchg_cache_holder *h1, *h2;
   xchg_error err;
-  xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h1, &err);
-  xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h2, &err);
+  CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h1, &err) == XCHG_OK, "%s", err.message);
+  CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h2, &err) == XCHG_OK, "%s", err.message);
   struct ArrowArray a1, a2;
-  xchg_cache_holder_batch(h1, 0, &a1, &err);
-  xchg_cache_holder_batch(h2, 0, &a2, &err);
+  CHECK(xchg_cache_holder_batch(h1, 0, &a1, &err) == XCHG_OK, "%s", err.message);
+  CHECK(xchg_cache_holder_batch(h2, 0, &a2, &err) == XCHG_OK, "%s", err.message);
   CHECK(a1.children[0]->buffers[1] != a2.children[0]->buffers[1], "sharing off shares");
   a1.release(&a1);
   a2.release(&a2);
@@ -496,13 +496,13 @@ static void test_dictionary_shared(void) {
   xchg_broadcast b = cd_broadcast(&s);
   xchg_cache_holder *h1, *h2;
   xchg_error err;
-  xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h1, &err);
+  CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h1, &err) == XCHG_OK, "%s", err.message);
   const int64_t d_only = 2;
   CHECK(xchg_cache_acquire(c, "k", &b, &d_only, 1, NULL, NULL, &h2, &err) == XCHG_OK, "%s", err.message);
   struct ArrowArray a1, a2, a3;
-  xchg_cache_holder_batch(h1, 0, &a1, &err);
-  xchg_cache_holder_batch(h2, 0, &a2, &err);
-  xchg_cache_holder_batch(h2, 3, &a3, &err);
+  CHECK(xchg_cache_holder_batch(h1, 0, &a1, &err) == XCHG_OK, "%s", err.message);
+  CHECK(xchg_cache_holder_batch(h2, 0, &a2, &err) == XCHG_OK, "%s", err.message);
+  CHECK(xchg_cache_holder_batch(h2, 3, &a3, &err) == XCHG_OK, "%s", err.message);
   CHECK(a2.n_children == 1 && a1.children[2]->buffers[1] == a2.children[0]->buffers[1], "indices not shared");
   CHECK(a1.children[2]->dictionary->buffers[2] == a2.children[0]->dictionary->buffers[2],
         "dictionary not shared between holders");
@@ -549,7 +549,7 @@ static void test_shapes(void) {
   char msg[256];
   for (int64_t i = 0; i < 6 && i < xchg_cache_holder_num_batches(h); i++) {
     struct ArrowArray a;
-    xchg_cache_holder_batch(h, i, &a, &err);
+    CHECK(xchg_cache_holder_batch(h, i, &a, &err) == XCHG_OK, "%s", err.message);
     CHECK(cd_check_batch(&a, all_cols, 3, part_of[i], batch_of[i], rows_of[i], msg, sizeof msg) == 0,
           "multi batch %lld: %s", (long long)i, msg);
     a.release(&a);
@@ -573,7 +573,7 @@ static void test_shapes(void) {
   CHECK(xchg_cache_acquire(c, "zero", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   CHECK(xchg_cache_holder_num_batches(h) == 3 && xchg_cache_holder_num_rows(h) == 14, "zero-column layout");
   struct ArrowArray a;
-  xchg_cache_holder_batch(h, 2, &a, &err);
+  CHECK(xchg_cache_holder_batch(h, 2, &a, &err) == XCHG_OK, "%s", err.message);
   CHECK(a.length == 9 && a.n_children == 0, "zero-column batch: %lld rows", (long long)a.length);
   a.release(&a);
   xchg_cache_release(h);
@@ -588,14 +588,14 @@ static void test_shapes(void) {
   CHECK(xchg_cache_acquire(c, "empty", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   CHECK(xchg_cache_holder_num_batches(h) == 0, "empty stream has batches");
   struct ArrowArrayStream st;
-  xchg_cache_holder_stream(h, &st, &err);
+  CHECK(xchg_cache_holder_stream(h, &st, &err) == XCHG_OK, "%s", err.message);
   CHECK(st.get_next(&st, &a) == 0 && a.release == NULL, "empty stream yields a batch");
   st.release(&st);
   xchg_cache_release(h);
   b.n_parts = 0;
   CHECK(xchg_cache_acquire(c, "nothing", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   struct ArrowSchema sc;
-  xchg_cache_holder_schema(h, &sc, &err);
+  CHECK(xchg_cache_holder_schema(h, &sc, &err) == XCHG_OK, "%s", err.message);
   CHECK(xchg_cache_holder_num_batches(h) == 0 && sc.n_children == 0 && strcmp(sc.format, "+s") == 0,
         "no parts");
   sc.release(&sc);
@@ -629,8 +629,8 @@ static void test_lazy_columns(void) {
   xchg_cache_metrics m = metrics(c);
   CHECK(m.decodes == 2 && m.bytes_held > k_bytes, "decodes %lld", (long long)m.decodes);
   struct ArrowArray a, w;
-  xchg_cache_holder_batch(narrow, 0, &a, &err);
-  xchg_cache_holder_batch(wider, 0, &w, &err);
+  CHECK(xchg_cache_holder_batch(narrow, 0, &a, &err) == XCHG_OK, "%s", err.message);
+  CHECK(xchg_cache_holder_batch(wider, 0, &w, &err) == XCHG_OK, "%s", err.message);
   CHECK(w.n_children == 2 && a.children[0]->buffers[1] == w.children[1]->buffers[1], "column k decoded twice");
   a.release(&a);
   w.release(&w);
@@ -706,7 +706,7 @@ static void test_retention(void) {
   xchg_cache_holder *h, *held;
   /* Measure one entry. */
   xchg_cache *c = new_cache(1, 0, 0);
-  xchg_cache_acquire(c, "x", &b, NULL, 0, NULL, NULL, &h, &err);
+  CHECK(xchg_cache_acquire(c, "x", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   int64_t one = metrics(c).bytes_held;
   xchg_cache_release(h);
   xchg_cache_destroy(c);
@@ -729,14 +729,14 @@ static void test_retention(void) {
   CHECK(atomic_load(&accounted) == m.bytes_held && atomic_load(&accounted_plus) == 3 * one,
         "accounted %ld, held %lld", atomic_load(&accounted), (long long)m.bytes_held);
   /* "a" (oldest) went; "b" and "c" are hits. */
-  xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &held, &err);
-  xchg_cache_acquire(c, "c", &b, NULL, 0, NULL, NULL, &h, &err);
+  CHECK(xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &held, &err) == XCHG_OK, "%s", err.message);
+  CHECK(xchg_cache_acquire(c, "c", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   m = metrics(c);
   CHECK(m.decodes == 3 && m.hits == 2, "decodes %lld hits %lld", (long long)m.decodes, (long long)m.hits);
   CHECK(check_holder(held, all_cols, 3) == 0, "retained values");
   xchg_cache_release(h);
   /* "a" again: decoded; over budget, "c" (unreferenced) goes, "b" (held) stays. */
-  xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err);
+  CHECK(xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   m = metrics(c);
   CHECK(m.decodes == 4 && m.entries == 2 && m.evictions == 2, "decodes %lld entries %lld evictions %lld",
         (long long)m.decodes, (long long)m.entries, (long long)m.evictions);
@@ -746,8 +746,8 @@ static void test_retention(void) {
   xchg_cache_destroy(c);
   o.retain_bytes = 1;
   c = xchg_cache_create(&o);
-  xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &held, &err);
-  xchg_cache_acquire(c, "c", &b, NULL, 0, NULL, NULL, &h, &err);
+  CHECK(xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &held, &err) == XCHG_OK, "%s", err.message);
+  CHECK(xchg_cache_acquire(c, "c", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   xchg_cache_release(h);
   m = metrics(c);
   CHECK(m.entries == 1 && m.retained == 0, "entries %lld retained %lld", (long long)m.entries, (long long)m.retained);
@@ -760,9 +760,9 @@ static void test_retention(void) {
   o.retain_bytes = INT64_MAX;
   o.retain_ms = 40;
   c = xchg_cache_create(&o);
-  xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err);
+  CHECK(xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   xchg_cache_release(h);
-  xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err);
+  CHECK(xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   xchg_cache_release(h);
   CHECK(metrics(c).decodes == 1 && metrics(c).retained == 1, "within age: decodes %lld", (long long)metrics(c).decodes);
   sleep_ms(80);
@@ -805,7 +805,11 @@ static xchg_status build_sum(void *ctx, const xchg_cache_holder *h, void **value
   int64_t *sum = calloc(1, sizeof *sum);
   for (int64_t i = 0; i < xchg_cache_holder_num_batches(h); i++) {
     struct ArrowArray a;
-    xchg_cache_holder_batch(h, i, &a, err);
+    xchg_status st = xchg_cache_holder_batch(h, i, &a, err);
+    if (st != XCHG_OK) {
+      free(sum);
+      return st;
+    }
     for (int64_t r = 0; r < a.length; r++) *sum += ((const int64_t *)a.children[0]->buffers[1])[r];
     a.release(&a);
   }
@@ -848,7 +852,7 @@ static void test_derived(void) {
   derive_task t[N];
   xchg_error err;
   memset(t, 0, sizeof t);
-  for (int i = 0; i < N; i++) xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &t[i].h, &err);
+  for (int i = 0; i < N; i++) CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &t[i].h, &err) == XCHG_OK, "%s", err.message);
   /* First build fails: the builder gets the error, a waiter builds again. */
   atomic_store(&dctx.fail_next, 1);
   cd_source_close_gate(&s);

@@ -232,7 +232,7 @@ static int check_unused_dictionary(const gold *g, char *msg) {
   xchg_ipc_reader_on_message(r, find_dictionary, &spot);
   int64_t n = read_all(r, b, MAX_BATCHES, msg);
   for (int64_t i = 0; i < n; i++) release_array(&b[i]);
-  xchg_ipc_reader_schema(r, &s, &err);
+  TU_OK(xchg_ipc_reader_schema(r, &s, &err), err);
   xchg_ipc_reader_close(r);
   if (n < 0 || spot.offset < 0) {
     s.release(&s);
@@ -294,7 +294,7 @@ static int check_zero_copy(const gold *g, char *msg) {
   struct ArrowSchema s;
   xchg_error err;
   if (!r) return -1;
-  xchg_ipc_reader_schema(r, &s, &err);
+  TU_OK(xchg_ipc_reader_schema(r, &s, &err), err);
   int64_t n = read_all(r, b, MAX_BATCHES, msg), checked = 0, rows = 0;
   xchg_ipc_reader_close(r); /* the arrays keep the input alive on their own */
   int rc = n < 0 ? -1 : 0;
@@ -320,7 +320,7 @@ static int check_pool(const gold *g, xchg_pool *pool, int64_t readahead, char *m
   struct ArrowSchema s;
   xchg_error err;
   if (!r) return -1;
-  xchg_ipc_reader_schema(r, &s, &err);
+  TU_OK(xchg_ipc_reader_schema(r, &s, &err), err);
   int64_t i = 0;
   int rc = 0;
   for (;; i++) {
@@ -349,7 +349,7 @@ static int check_peek_skip(const gold *g, char *msg) {
   xchg_error err;
   counter c = {0, 0};
   if (!r) return -1;
-  xchg_ipc_reader_schema(r, &s, &err);
+  TU_OK(xchg_ipc_reader_schema(r, &s, &err), err);
   xchg_ipc_reader_on_decompress(r, count_decompress, &c);
   int rc = 0;
   int64_t i = 0;

@@ -44,7 +44,7 @@ static tu_bytes compress_rows(tu_bytes raw, xchg_stream_codec codec) {
       free(f);
     } else {
       xchg_buf *b = NULL;
-      xchg_stream_encode(codec, NULL, raw.data + off, n, &b, NULL);
+      TU_EXPECT(xchg_stream_encode(codec, NULL, raw.data + off, n, &b, NULL) == XCHG_OK);
       tu_bytes_append(&out, xchg_buf_data(b), xchg_buf_size(b));
       xchg_buf_unref(b);
     }

@@ -128,7 +128,7 @@ static void test_varied_reads(xchg_stream_codec codec, int metrics) {
     for (size_t off = 0; off < payload.size; off += 100000) { /* concatenated frames */
       size_t n = payload.size - off < 100000 ? payload.size - off : 100000;
       xchg_buf *b = NULL;
-      xchg_stream_encode(codec, NULL, payload.data + off, n, &b, NULL);
+      TU_EXPECT(xchg_stream_encode(codec, NULL, payload.data + off, n, &b, NULL) == XCHG_OK);
       tu_bytes_append(&enc, xchg_buf_data(b), xchg_buf_size(b));
       xchg_buf_unref(b);
     }
@@ -206,7 +206,7 @@ static void test_truncated_frame(void) {
     tu_bytes in = enc;
     xchg_buf *b = NULL;
     if (c > 0) {
-      xchg_stream_encode(codecs[c], NULL, payload.data, payload.size, &b, NULL);
+      TU_EXPECT(xchg_stream_encode(codecs[c], NULL, payload.data, payload.size, &b, NULL) == XCHG_OK);
       in.data = (uint8_t *)xchg_buf_data(b);
       in.size = xchg_buf_size(b);
     }
@@ -251,7 +251,7 @@ static void test_empty_frame(void) {
 static void test_as_source(void) {
   tu_bytes payload = make_payload(300000);
   xchg_buf *b = NULL;
-  xchg_stream_encode(XCHG_STREAM_LZ4_JAVA, NULL, payload.data, payload.size, &b, NULL);
+  TU_EXPECT(xchg_stream_encode(XCHG_STREAM_LZ4_JAVA, NULL, payload.data, payload.size, &b, NULL) == XCHG_OK);
   xchg_istream *s = open_stream(xchg_source_from_buf(b), XCHG_STREAM_AUTO, 65536, 65536, 1);
   xchg_buf_unref(b);
   TU_CHECK(xchg_istream_codec(s) == XCHG_STREAM_LZ4_JAVA, "auto-detected %s",
@@ -362,7 +362,7 @@ static void check_decodes(xchg_source *src, tu_bytes payload, const char *what) 
 static void test_files_and_pipes(void) {
   tu_bytes payload = make_payload(500000);
   xchg_buf *enc = NULL;
-  xchg_stream_encode(XCHG_STREAM_SNAPPY_JAVA, NULL, payload.data, payload.size, &enc, NULL);
+  TU_EXPECT(xchg_stream_encode(XCHG_STREAM_SNAPPY_JAVA, NULL, payload.data, payload.size, &enc, NULL) == XCHG_OK);
   char path[] = "/tmp/xchg-stream-test-XXXXXX";
   int fd = mkstemp(path);
   TU_CHECK(fd >= 0 && write(fd, xchg_buf_data(enc), xchg_buf_size(enc)) == (ssize_t)xchg_buf_size(enc),

@@ -13,6 +13,8 @@
 #ifndef XCHG_BUF_H
 #define XCHG_BUF_H
 
+#include "xchg/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,43 +28,43 @@ typedef struct xchg_buf xchg_buf;
 
 /* Allocates size bytes, 64-byte aligned, uninitialised; refcount 1.
  * Returns NULL when out of memory. size 0 is allowed. */
-xchg_buf *xchg_buf_alloc(size_t size);
+XCHG_API xchg_buf *xchg_buf_alloc(size_t size);
 
 /* Like xchg_buf_alloc, but the bytes are zeroed. */
-xchg_buf *xchg_buf_calloc(size_t size);
+XCHG_API xchg_buf *xchg_buf_calloc(size_t size);
 
 /* Wraps memory owned elsewhere.  release(release_ctx, data, size) runs once,
  * when the last reference goes; release may be NULL for static memory. */
-xchg_buf *xchg_buf_wrap(const void *data, size_t size,
-                        void (*release)(void *release_ctx, const void *data, size_t size),
-                        void *release_ctx);
+XCHG_API xchg_buf *xchg_buf_wrap(const void *data, size_t size,
+                                 void (*release)(void *release_ctx, const void *data, size_t size),
+                                 void *release_ctx);
 
 /* A view of bytes [offset, offset+size) of parent; holds a reference on the
  * parent (on its root, for a slice of a slice).  Returns NULL when the range
  * is out of bounds or memory runs out. */
-xchg_buf *xchg_buf_slice(xchg_buf *parent, size_t offset, size_t size);
+XCHG_API xchg_buf *xchg_buf_slice(xchg_buf *parent, size_t offset, size_t size);
 
 /* Adds a reference and returns buf (NULL passes through). */
-xchg_buf *xchg_buf_ref(xchg_buf *buf);
+XCHG_API xchg_buf *xchg_buf_ref(xchg_buf *buf);
 
 /* Drops a reference; the memory goes with the last one.  NULL is a no-op. */
-void xchg_buf_unref(xchg_buf *buf);
+XCHG_API void xchg_buf_unref(xchg_buf *buf);
 
-const uint8_t *xchg_buf_data(const xchg_buf *buf);
+XCHG_API const uint8_t *xchg_buf_data(const xchg_buf *buf);
 /* Writable pointer: only for a buffer the caller has just allocated and not
  * yet shared. */
-uint8_t *xchg_buf_mutable_data(xchg_buf *buf);
-size_t xchg_buf_size(const xchg_buf *buf);
+XCHG_API uint8_t *xchg_buf_mutable_data(xchg_buf *buf);
+XCHG_API size_t xchg_buf_size(const xchg_buf *buf);
 
 /* Bytes currently held in buffers allocated by xchg_buf_alloc/calloc, and
  * the number of live xchg_buf objects, process-wide.  Tests use these to
  * prove that nothing leaked; engines to watch memory. */
-int64_t xchg_buf_allocated_bytes(void);
-int64_t xchg_buf_live_count(void);
+XCHG_API int64_t xchg_buf_allocated_bytes(void);
+XCHG_API int64_t xchg_buf_live_count(void);
 
 /* Test hook for allocation-failure injection: when n > 0, the n-th buffer
  * allocation from now (1 = the next) fails; 0 disables.  Process-wide. */
-void xchg_buf_fail_nth_alloc(int64_t n);
+XCHG_API void xchg_buf_fail_nth_alloc(int64_t n);
 
 #ifdef __cplusplus
 }

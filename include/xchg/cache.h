@@ -59,6 +59,8 @@
 #ifndef XCHG_CACHE_H
 #define XCHG_CACHE_H
 
+#include "xchg/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -117,15 +119,15 @@ typedef struct xchg_cache_options {
 } xchg_cache_options;
 
 /* Fills opts with the defaults above. */
-void xchg_cache_options_init(xchg_cache_options *opts);
+XCHG_API void xchg_cache_options_init(xchg_cache_options *opts);
 
 /* A new cache (opts NULL for the defaults); NULL when out of memory. */
-xchg_cache *xchg_cache_create(const xchg_cache_options *opts);
+XCHG_API xchg_cache *xchg_cache_create(const xchg_cache_options *opts);
 
 /* Frees the cache and every entry it retains.  Every holder must have been
  * released; arrays and streams handed out stay valid (they keep their
  * buffers). */
-void xchg_cache_destroy(xchg_cache *cache);
+XCHG_API void xchg_cache_destroy(xchg_cache *cache);
 
 /* One IPC stream of a broadcast: its encoded bytes, as memory chunks (a
  * JVM's heap chunks need not be joined), wrapped in a stream codec
@@ -158,31 +160,36 @@ typedef struct xchg_broadcast {
  * that decoded; XCHG_ECANCELLED when cancelled; XCHG_EINVAL for a column
  * index out of range, or for bytes whose schema or batches disagree with
  * what the key was decoded from before. */
-xchg_status xchg_cache_acquire(xchg_cache *cache, const char *key, const xchg_broadcast *bytes,
-                               const int64_t *columns, int64_t n_columns, xchg_cancel_fn cancel,
-                               void *cancel_ctx, xchg_cache_holder **out, xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_cache_acquire(xchg_cache *cache, const char *key,
+                                                       const xchg_broadcast *bytes,
+                                                       const int64_t *columns, int64_t n_columns,
+                                                       xchg_cancel_fn cancel, void *cancel_ctx,
+                                                       xchg_cache_holder **out, xchg_error *err);
 
 /* Drops the holder (NULL is a no-op).  Arrays and streams it handed out
  * stay valid. */
-void xchg_cache_release(xchg_cache_holder *holder);
+XCHG_API void xchg_cache_release(xchg_cache_holder *holder);
 
 /* The holder's schema: a "+s" whose children are its columns, in the order
  * asked for (a fresh copy each call). */
-xchg_status xchg_cache_holder_schema(const xchg_cache_holder *holder, struct ArrowSchema *out,
-                                     xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_schema(const xchg_cache_holder *holder,
+                                                             struct ArrowSchema *out,
+                                                             xchg_error *err);
 
-int64_t xchg_cache_holder_num_batches(const xchg_cache_holder *holder);
-int64_t xchg_cache_holder_num_rows(const xchg_cache_holder *holder);
+XCHG_API int64_t xchg_cache_holder_num_batches(const xchg_cache_holder *holder);
+XCHG_API int64_t xchg_cache_holder_num_rows(const xchg_cache_holder *holder);
 
 /* Batch i as a "+s" ArrowArray of the holder's columns: the caller's own
  * (release it whenever; it references the shared buffers, not the holder). */
-xchg_status xchg_cache_holder_batch(const xchg_cache_holder *holder, int64_t i,
-                                    struct ArrowArray *out, xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_batch(const xchg_cache_holder *holder,
+                                                            int64_t i, struct ArrowArray *out,
+                                                            xchg_error *err);
 
 /* Every batch, in order, as an ArrowArrayStream of the caller's own (it may
  * be read after xchg_cache_release, and dropped part way). */
-xchg_status xchg_cache_holder_stream(const xchg_cache_holder *holder,
-                                     struct ArrowArrayStream *out, xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_stream(const xchg_cache_holder *holder,
+                                                             struct ArrowArrayStream *out,
+                                                             xchg_error *err);
 
 /* ---- Derived objects ----------------------------------------------------- */
 
@@ -199,15 +206,16 @@ typedef xchg_status (*xchg_derive_fn)(void *ctx, const xchg_cache_holder *holder
  * (asking cancel); a failed build is not kept and the first waiter builds
  * again.  destroy(value) runs when the entry is freed.  *value stays valid
  * while the holder is held. */
-xchg_status xchg_cache_derived(xchg_cache_holder *holder, const char *name, xchg_derive_fn build,
-                               void *build_ctx, void (*destroy)(void *value),
-                               xchg_cancel_fn cancel, void *cancel_ctx, void **value,
-                               xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_cache_derived(xchg_cache_holder *holder, const char *name,
+                                                       xchg_derive_fn build, void *build_ctx,
+                                                       void (*destroy)(void *value),
+                                                       xchg_cancel_fn cancel, void *cancel_ctx,
+                                                       void **value, xchg_error *err);
 
 /* ---- Retention and metrics ------------------------------------------------ */
 
 /* Frees retained entries past retain_ms now. */
-void xchg_cache_trim(xchg_cache *cache);
+XCHG_API void xchg_cache_trim(xchg_cache *cache);
 
 typedef struct xchg_cache_metrics {
   int64_t acquisitions;   /* successful or not */
@@ -224,7 +232,7 @@ typedef struct xchg_cache_metrics {
   int64_t evictions;      /* retained entries freed by budget or age */
 } xchg_cache_metrics;
 
-void xchg_cache_get_metrics(xchg_cache *cache, xchg_cache_metrics *out);
+XCHG_API void xchg_cache_get_metrics(xchg_cache *cache, xchg_cache_metrics *out);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,8 @@
 #ifndef XCHG_CODEC_H
 #define XCHG_CODEC_H
 
+#include "xchg/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,20 +27,21 @@ typedef enum xchg_block_codec {
 } xchg_block_codec;
 
 /* "none", "lz4", "zstd". */
-const char *xchg_block_codec_name(xchg_block_codec codec);
+XCHG_API const char *xchg_block_codec_name(xchg_block_codec codec);
 
 /* Decompresses src (exactly one codec stream, possibly several concatenated
  * frames) into dst, which must receive exactly dst_size bytes: producing
  * fewer or more is an XCHG_EFORMAT error, as is any corrupt input. */
-xchg_status xchg_block_decompress(xchg_block_codec codec, const void *src, size_t src_size,
-                                  void *dst, size_t dst_size, xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_block_decompress(xchg_block_codec codec, const void *src,
+                                                          size_t src_size, void *dst,
+                                                          size_t dst_size, xchg_error *err);
 
 /* The most that src_size bytes of the codec's format can decompress to,
  * whatever they hold: 255 bytes per byte for LZ4 frames (a match costs at
  * least a token and a 2-byte offset, and each further 255 bytes of its
  * length one more byte), 32768 for zstd (a block costs at least 4 bytes,
  * e.g. an RLE block, and yields at most 128 KiB); saturates at UINT64_MAX. */
-uint64_t xchg_block_max_decompressed_size(xchg_block_codec codec, size_t src_size);
+XCHG_API uint64_t xchg_block_max_decompressed_size(xchg_block_codec codec, size_t src_size);
 
 /* Checks a size declared for src before dst_size bytes are allocated for
  * it, from src's length and frame headers alone: more than
@@ -46,17 +49,19 @@ uint64_t xchg_block_max_decompressed_size(xchg_block_codec codec, size_t src_siz
  * its frame headers state when every frame states one, is an XCHG_EFORMAT
  * error naming both sizes.  Passing does not make src valid:
  * xchg_block_decompress still checks every byte. */
-xchg_status xchg_block_check_size(xchg_block_codec codec, const void *src, size_t src_size,
-                                  size_t dst_size, xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_block_check_size(xchg_block_codec codec, const void *src,
+                                                          size_t src_size, size_t dst_size,
+                                                          xchg_error *err);
 
 /* Compresses src at level (0 = the codec's default) into a new buffer. */
-xchg_status xchg_block_compress(xchg_block_codec codec, int level, const void *src,
-                                size_t src_size, xchg_buf **out, xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_block_compress(xchg_block_codec codec, int level,
+                                                        const void *src, size_t src_size,
+                                                        xchg_buf **out, xchg_error *err);
 
 /* Number of xchg_block_decompress calls made so far in this process, and
  * the bytes they produced: lets tests prove what was (not) decompressed. */
-int64_t xchg_block_decompress_calls(void);
-int64_t xchg_block_decompressed_bytes(void);
+XCHG_API int64_t xchg_block_decompress_calls(void);
+XCHG_API int64_t xchg_block_decompressed_bytes(void);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,8 @@
 #ifndef XCHG_ERROR_H
 #define XCHG_ERROR_H
 
+#include "xchg/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -30,19 +32,19 @@ typedef struct xchg_error {
 } xchg_error;
 
 /* A short constant name for a status ("ok", "invalid argument", ...). */
-const char *xchg_status_name(xchg_status status);
+XCHG_API const char *xchg_status_name(xchg_status status);
 
 /* Formats a message into err (when err is not NULL) and returns status, so
  * that failures read as `return xchg_errorf(err, XCHG_EFORMAT, "...", ...);`.
  * The message is truncated, never overflowed. */
-xchg_status xchg_errorf(xchg_error *err, xchg_status status, const char *fmt, ...)
+XCHG_API xchg_status xchg_errorf(xchg_error *err, xchg_status status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
 
 /* Prepends context ("message 3: ") to a message already in err. */
-void xchg_error_prefix(xchg_error *err, const char *fmt, ...)
+XCHG_API void xchg_error_prefix(xchg_error *err, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif

@@ -9,6 +9,8 @@
 #ifndef XCHG_IO_H
 #define XCHG_IO_H
 
+#include "xchg/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,13 +24,14 @@ extern "C" {
 typedef struct xchg_source xchg_source;
 
 /* A source over the bytes of buf; takes a reference on buf. */
-xchg_source *xchg_source_from_buf(xchg_buf *buf);
+XCHG_API xchg_source *xchg_source_from_buf(xchg_buf *buf);
 
 /* A source over memory the caller owns: release (may be NULL) runs when the
  * last array or slice that points into the memory is gone. */
-xchg_source *xchg_source_from_memory(const void *data, size_t size,
-                                     void (*release)(void *ctx, const void *data, size_t size),
-                                     void *release_ctx);
+XCHG_API xchg_source *xchg_source_from_memory(const void *data, size_t size,
+                                              void (*release)(void *ctx, const void *data,
+                                                              size_t size),
+                                              void *release_ctx);
 
 typedef enum xchg_file_mode {
   XCHG_FILE_MMAP = 0, /* map the file: zero-copy, random access */
@@ -36,36 +39,39 @@ typedef enum xchg_file_mode {
 } xchg_file_mode;
 
 /* Opens path for reading. */
-xchg_status xchg_source_open_file(const char *path, xchg_file_mode mode, xchg_source **out,
-                                  xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_open_file(const char *path, xchg_file_mode mode,
+                                                          xchg_source **out, xchg_error *err);
 
 /* Reads fd incrementally (a pipe, a socket, stdin, a file).  When own_fd is
  * non-zero the fd is closed with the source.  Random access works only when
  * the fd is seekable. */
-xchg_source *xchg_source_from_fd(int fd, int own_fd);
+XCHG_API xchg_source *xchg_source_from_fd(int fd, int own_fd);
 
 /* A source that calls read_fn to fill dst with up to n bytes; read_fn sets
  * *got (0 = end of data) and returns XCHG_OK or an error.  close_fn (may be
  * NULL) runs when the source is closed. */
 typedef xchg_status (*xchg_read_fn)(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err);
-xchg_source *xchg_source_from_callback(xchg_read_fn read_fn, void (*close_fn)(void *ctx), void *ctx);
+XCHG_API xchg_source *xchg_source_from_callback(xchg_read_fn read_fn, void (*close_fn)(void *ctx),
+                                                void *ctx);
 
 /* Reads up to n bytes into dst; *got < n only at the end of the data. */
-xchg_status xchg_source_read(xchg_source *src, void *dst, size_t n, size_t *got, xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_read(xchg_source *src, void *dst, size_t n,
+                                                     size_t *got, xchg_error *err);
 
 /* Reads the next n bytes as a buffer: a zero-copy slice when the source is
  * in memory, otherwise a fresh 64-byte-aligned buffer.  Fewer than n bytes
  * available is an XCHG_EIO error naming the offset. */
-xchg_status xchg_source_read_buf(xchg_source *src, size_t n, xchg_buf **out, xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_read_buf(xchg_source *src, size_t n, xchg_buf **out,
+                                                         xchg_error *err);
 
 /* Skips n bytes (seeking where possible). */
-xchg_status xchg_source_skip(xchg_source *src, uint64_t n, xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_skip(xchg_source *src, uint64_t n, xchg_error *err);
 
 /* Byte offset of the next read from the start of the source. */
-uint64_t xchg_source_position(const xchg_source *src);
+XCHG_API uint64_t xchg_source_position(const xchg_source *src);
 
 /* Total size in bytes, or -1 when unknown (a pipe). */
-int64_t xchg_source_size(const xchg_source *src);
+XCHG_API int64_t xchg_source_size(const xchg_source *src);
 
 /* Says that the consumer has read all it needs (the IPC reader calls it at
  * the end-of-stream marker).  Sources that frame their data (codec streams,
@@ -76,17 +82,18 @@ int64_t xchg_source_size(const xchg_source *src);
  * move: bytes after it, including decoded data that the current frame still
  * holds (whose trailer is then not reached), stay readable.  Other sources
  * do nothing and return XCHG_OK. */
-xchg_status xchg_source_finish(xchg_source *src, xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_finish(xchg_source *src, xchg_error *err);
 
 /* Moves to an absolute offset; XCHG_ENOTSUP when the source cannot seek. */
-xchg_status xchg_source_seek(xchg_source *src, uint64_t offset, xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_seek(xchg_source *src, uint64_t offset,
+                                                     xchg_error *err);
 
 /* The whole content as a buffer when the source is in memory (new
  * reference), else NULL. */
-xchg_buf *xchg_source_memory(const xchg_source *src);
+XCHG_API xchg_buf *xchg_source_memory(const xchg_source *src);
 
 /* Closes the source and frees it (NULL is a no-op). */
-void xchg_source_close(xchg_source *src);
+XCHG_API void xchg_source_close(xchg_source *src);
 
 /* ---- Chunk lists and cancellation (src/io/chunks.c, src/io/cancel.c) ---- */
 
@@ -100,18 +107,18 @@ typedef struct xchg_chunk {
  * chunks), read without joining them; the chunk list is copied, the bytes
  * are not.  release (may be NULL) runs when the source is closed.  Returns
  * NULL when out of memory or when a non-empty chunk has no data. */
-xchg_source *xchg_source_from_chunks(const xchg_chunk *chunks, size_t count,
-                                     void (*release)(void *ctx), void *release_ctx);
+XCHG_API xchg_source *xchg_source_from_chunks(const xchg_chunk *chunks, size_t count,
+                                              void (*release)(void *ctx), void *release_ctx);
 
 /* Wraps inner (taken over) so that is_cancelled(ctx) is asked before every
  * read of at most 64 KiB from inner; once it returns non-zero, reads fail
  * with XCHG_ECANCELLED.  Returns NULL (inner closed) when out of memory. */
-xchg_source *xchg_source_with_cancel(xchg_source *inner, int (*is_cancelled)(void *ctx),
-                                     void *ctx);
+XCHG_API xchg_source *xchg_source_with_cancel(xchg_source *inner, int (*is_cancelled)(void *ctx),
+                                              void *ctx);
 
 /* The same with a flag: reads fail once *flag is non-zero (read atomically,
  * so another thread may set it). */
-xchg_source *xchg_source_with_cancel_flag(xchg_source *inner, const int *flag);
+XCHG_API xchg_source *xchg_source_with_cancel_flag(xchg_source *inner, const int *flag);
 
 #ifdef __cplusplus
 }

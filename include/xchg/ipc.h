@@ -18,6 +18,8 @@
 #ifndef XCHG_IPC_H
 #define XCHG_IPC_H
 
+#include "xchg/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -121,7 +123,7 @@ typedef struct xchg_read_options {
 } xchg_read_options;
 
 /* Fills opts with the defaults above. */
-void xchg_read_options_init(xchg_read_options *opts);
+XCHG_API void xchg_read_options_init(xchg_read_options *opts);
 
 typedef enum xchg_ipc_format { XCHG_IPC_STREAM = 0, XCHG_IPC_FILE = 1 } xchg_ipc_format;
 
@@ -130,23 +132,25 @@ typedef struct xchg_ipc_reader xchg_ipc_reader;
 /* Opens a reader on src, which it takes over (closed with the reader, or at
  * once if opening fails).  Reads the schema (and, for the file format, the
  * footer). opts may be NULL for the defaults. */
-xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_read_options *opts,
-                                 xchg_ipc_reader **out, xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_open(xchg_source *src,
+                                                         const xchg_read_options *opts,
+                                                         xchg_ipc_reader **out, xchg_error *err);
 
 /* Shorthands: a memory-mapped file, and memory the caller owns (release runs
  * when the last array pointing into it is released). */
-xchg_status xchg_ipc_reader_open_file(const char *path, const xchg_read_options *opts,
-                                      xchg_ipc_reader **out, xchg_error *err);
-xchg_status xchg_ipc_reader_open_memory(const void *data, size_t size,
-                                        void (*release)(void *ctx, const void *data, size_t size),
-                                        void *release_ctx, const xchg_read_options *opts,
-                                        xchg_ipc_reader **out, xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_open_file(const char *path,
+                                                              const xchg_read_options *opts,
+                                                              xchg_ipc_reader **out,
+                                                              xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_open_memory(
+    const void *data, size_t size, void (*release)(void *ctx, const void *data, size_t size),
+    void *release_ctx, const xchg_read_options *opts, xchg_ipc_reader **out, xchg_error *err);
 
-xchg_ipc_format xchg_ipc_reader_format(const xchg_ipc_reader *reader);
+XCHG_API xchg_ipc_format xchg_ipc_reader_format(const xchg_ipc_reader *reader);
 
 /* Calls fn for every message read from now on (NULL to stop); see also
  * xchg_read_options.on_message. */
-void xchg_ipc_reader_on_message(xchg_ipc_reader *reader, xchg_message_fn fn, void *ctx);
+XCHG_API void xchg_ipc_reader_on_message(xchg_ipc_reader *reader, xchg_message_fn fn, void *ctx);
 
 /* Selects the columns to decode; the others are never decompressed, never
  * copied and, when the input is a seekable file read without mmap, never
@@ -160,11 +164,13 @@ void xchg_ipc_reader_on_message(xchg_ipc_reader *reader, xchg_message_fn fn, voi
  * on a reader without a pool: batches a pool has read ahead were decoded
  * with the old selection, so select then fails with XCHG_EINVAL rather
  * than drop them or hand them out with other columns. */
-xchg_status xchg_ipc_reader_select(xchg_ipc_reader *reader, const char *const *paths, int64_t n,
-                                   xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_select(xchg_ipc_reader *reader,
+                                                           const char *const *paths, int64_t n,
+                                                           xchg_error *err);
 /* The same, by top-level column index. */
-xchg_status xchg_ipc_reader_select_indices(xchg_ipc_reader *reader, const int64_t *indices,
-                                           int64_t n, xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_select_indices(xchg_ipc_reader *reader,
+                                                                   const int64_t *indices,
+                                                                   int64_t n, xchg_error *err);
 
 /* What is known of a record batch before its body is touched. */
 typedef struct xchg_batch_header {
@@ -183,9 +189,10 @@ typedef struct xchg_batch_header {
  * xchg_ipc_reader_next decodes it or xchg_ipc_reader_skip drops it without
  * reading its body — for pruning batches by their statistics.  At the end
  * of the input *at_end is set. */
-xchg_status xchg_ipc_reader_peek(xchg_ipc_reader *reader, xchg_batch_header *out, int *at_end,
-                                 xchg_error *err);
-xchg_status xchg_ipc_reader_skip(xchg_ipc_reader *reader, xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_peek(xchg_ipc_reader *reader,
+                                                         xchg_batch_header *out, int *at_end,
+                                                         xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_skip(xchg_ipc_reader *reader, xchg_error *err);
 
 /* Calls fn before every buffer decompression with the compressed bytes
  * and the decompressed size: for benchmarks (the bare codec's speed on
@@ -193,40 +200,44 @@ xchg_status xchg_ipc_reader_skip(xchg_ipc_reader *reader, xchg_error *err);
  * fn may run on pool threads, concurrently. */
 typedef void (*xchg_decompress_fn)(void *ctx, xchg_block_codec codec, const void *src,
                                    size_t src_size, size_t dst_size);
-void xchg_ipc_reader_on_decompress(xchg_ipc_reader *reader, xchg_decompress_fn fn, void *ctx);
+XCHG_API void xchg_ipc_reader_on_decompress(xchg_ipc_reader *reader, xchg_decompress_fn fn,
+                                            void *ctx);
 
 /* The dictionary ids of the selected dictionary-encoded fields, in the
  * order their ArrowSchemas appear in a depth-first walk of the exported
  * schema (a field, then its dictionary's value type, then its children).
  * Fields sharing a dictionary share an id.  Writes up to capacity ids and
  * returns how many there are. */
-int64_t xchg_ipc_reader_dictionary_ids(const xchg_ipc_reader *reader, int64_t *ids,
-                                       int64_t capacity);
+XCHG_API int64_t xchg_ipc_reader_dictionary_ids(const xchg_ipc_reader *reader, int64_t *ids,
+                                                int64_t capacity);
 
 /* Exports the schema (a fresh copy each call). */
-xchg_status xchg_ipc_reader_schema(xchg_ipc_reader *reader, struct ArrowSchema *out,
-                                   xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_schema(xchg_ipc_reader *reader,
+                                                           struct ArrowSchema *out,
+                                                           xchg_error *err);
 
 /* Reads the next record batch as a struct array ("+s") whose children are
  * the columns.  At the end, out->release is NULL and XCHG_OK is returned.
  * An input that ends early — inside a message, or without the
  * end-of-stream marker (see allow_missing_eos) — is an XCHG_EIO error. */
-xchg_status xchg_ipc_reader_next(xchg_ipc_reader *reader, struct ArrowArray *out,
-                                 xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_next(xchg_ipc_reader *reader,
+                                                         struct ArrowArray *out, xchg_error *err);
 
 /* File format only: the number of record batches, and random access to
  * batch i (dictionaries are read as the file format's rules require).
  * For a stream, num_batches is -1 and read_batch returns XCHG_ENOTSUP. */
-int64_t xchg_ipc_reader_num_batches(const xchg_ipc_reader *reader);
-xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *reader, int64_t i,
-                                       struct ArrowArray *out, xchg_error *err);
+XCHG_API int64_t xchg_ipc_reader_num_batches(const xchg_ipc_reader *reader);
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *reader, int64_t i,
+                                                               struct ArrowArray *out,
+                                                               xchg_error *err);
 
 /* Moves the reader into an ArrowArrayStream, which owns it from now on
  * (the reader must not be used or closed by the caller afterwards). */
-xchg_status xchg_ipc_reader_to_stream(xchg_ipc_reader *reader, struct ArrowArrayStream *out,
-                                      xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_to_stream(xchg_ipc_reader *reader,
+                                                              struct ArrowArrayStream *out,
+                                                              xchg_error *err);
 
-void xchg_ipc_reader_close(xchg_ipc_reader *reader);
+XCHG_API void xchg_ipc_reader_close(xchg_ipc_reader *reader);
 
 #ifdef __cplusplus
 }

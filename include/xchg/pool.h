@@ -11,6 +11,8 @@
 #ifndef XCHG_POOL_H
 #define XCHG_POOL_H
 
+#include "xchg/export.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -22,22 +24,22 @@ typedef struct xchg_pool xchg_pool;
 /* A pool of `threads` threads in all, the caller counted: threads - 1
  * workers are started.  threads <= 0 means the number of online cores.
  * Returns NULL when threads cannot be created. */
-xchg_pool *xchg_pool_create(int threads);
+XCHG_API xchg_pool *xchg_pool_create(int threads);
 
 /* Waits for running loops to finish, then stops the workers. */
-void xchg_pool_destroy(xchg_pool *pool);
+XCHG_API void xchg_pool_destroy(xchg_pool *pool);
 
 /* The process-wide pool, created on first use with one thread per core
  * (or XCHG_THREADS from the environment).  Never destroyed. */
-xchg_pool *xchg_pool_default(void);
+XCHG_API xchg_pool *xchg_pool_default(void);
 
 /* Threads in the pool, the caller counted. */
-int xchg_pool_threads(const xchg_pool *pool);
+XCHG_API int xchg_pool_threads(const xchg_pool *pool);
 
 typedef void (*xchg_task_fn)(void *ctx, int64_t index);
 
 /* Runs fn(ctx, i) for i in [0, n) on the pool and the calling thread. */
-void xchg_pool_run(xchg_pool *pool, int64_t n, xchg_task_fn fn, void *ctx);
+XCHG_API void xchg_pool_run(xchg_pool *pool, int64_t n, xchg_task_fn fn, void *ctx);
 
 #ifdef __cplusplus
 }

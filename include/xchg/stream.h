@@ -25,6 +25,8 @@
 #ifndef XCHG_STREAM_H
 #define XCHG_STREAM_H
 
+#include "xchg/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -50,21 +52,22 @@ typedef enum xchg_stream_codec {
 
 /* "none", "lz4-frame", "zstd", "lz4-java", "snappy-java", "snappy-framed",
  * "comet", "auto". */
-const char *xchg_stream_codec_name(xchg_stream_codec codec);
+XCHG_API const char *xchg_stream_codec_name(xchg_stream_codec codec);
 
 /* Parses a name as printed by xchg_stream_codec_name.  Bare "lz4" and
  * "snappy" are refused on purpose: Spark's "lz4" is lz4-java while Comet's
  * is an LZ4 frame, and likewise for snappy.  XCHG_EINVAL names the unknown
  * name. */
-xchg_status xchg_stream_codec_from_name(const char *name, xchg_stream_codec *out,
-                                        xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_stream_codec_from_name(const char *name,
+                                                                xchg_stream_codec *out,
+                                                                xchg_error *err);
 
 /* Guesses the codec from the first bytes of a stream (20 bytes are enough
  * for every format; fewer may still decide).  Skippable LZ4/zstd frames at
  * the start are looked past when their bytes are given.  Returns
  * XCHG_STREAM_NONE when no codec magic matches, which includes plain Arrow
  * IPC (stream or file format). */
-xchg_stream_codec xchg_stream_codec_detect(const void *bytes, size_t size);
+XCHG_API xchg_stream_codec xchg_stream_codec_detect(const void *bytes, size_t size);
 
 /* ---- Decoding ---------------------------------------------------------- */
 
@@ -89,7 +92,7 @@ typedef struct xchg_stream_options {
 } xchg_stream_options;
 
 /* Fills opts with the defaults above. */
-void xchg_stream_options_init(xchg_stream_options *opts);
+XCHG_API void xchg_stream_options_init(xchg_stream_options *opts);
 
 typedef struct xchg_stream_metrics {
   int64_t refills;            /* windows produced */
@@ -105,12 +108,12 @@ typedef struct xchg_istream xchg_istream;
 /* Opens a decompressing stream over src, which it takes over (closed with
  * the stream, or at once if opening fails).  codec XCHG_STREAM_AUTO detects
  * the codec from the first bytes.  opts may be NULL for the defaults. */
-xchg_status xchg_istream_open(xchg_source *src, xchg_stream_codec codec,
-                              const xchg_stream_options *opts, xchg_istream **out,
-                              xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_istream_open(xchg_source *src, xchg_stream_codec codec,
+                                                      const xchg_stream_options *opts,
+                                                      xchg_istream **out, xchg_error *err);
 
 /* The codec in use (the detected one after XCHG_STREAM_AUTO). */
-xchg_stream_codec xchg_istream_codec(const xchg_istream *s);
+XCHG_API xchg_stream_codec xchg_istream_codec(const xchg_istream *s);
 
 /* Copies up to n decompressed bytes into dst; *got < n only at the end of
  * the stream, after which every read returns *got = 0 and XCHG_OK.  n = 0
@@ -122,37 +125,38 @@ xchg_stream_codec xchg_istream_codec(const xchg_istream *s);
  * that cannot use inline functions. */
 static inline xchg_status xchg_istream_read(xchg_istream *s, void *dst, size_t n, size_t *got,
                                             xchg_error *err);
-xchg_status xchg_istream_read_call(xchg_istream *s, void *dst, size_t n, size_t *got,
-                                   xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_istream_read_call(xchg_istream *s, void *dst, size_t n,
+                                                           size_t *got, xchg_error *err);
 
 /* Zero copy: hands out the rest of the current decompressed window
  * (refilling first when it is empty) and consumes it.  *len = 0 means the
  * end of the stream.  The bytes stay valid until the next call on s. */
-xchg_status xchg_istream_next(xchg_istream *s, const void **ptr, size_t *len,
-                              xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_istream_next(xchg_istream *s, const void **ptr,
+                                                      size_t *len, xchg_error *err);
 
 /* Gives back the last `n` bytes handed out by xchg_istream_next (n at most
  * what that call returned, with no call in between): they are read again. */
-void xchg_istream_unread(xchg_istream *s, size_t n);
+XCHG_API void xchg_istream_unread(xchg_istream *s, size_t n);
 
 /* With split_members: moves on to the next member (Comet block), skipping
  * what is left unread of the current one.  *more is 1 when there is one
  * (reads go on with its bytes), 0 at the end of the input.  Without
  * split_members the whole input is one member. */
-xchg_status xchg_istream_next_member(xchg_istream *s, int *more, xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_istream_next_member(xchg_istream *s, int *more,
+                                                             xchg_error *err);
 
 /* XCHG_STREAM_COMET: the field count written in the header of the current
  * (or last) block; -1 before the first block and for other codecs. */
-int64_t xchg_istream_comet_field_count(const xchg_istream *s);
+XCHG_API int64_t xchg_istream_comet_field_count(const xchg_istream *s);
 
 /* Decompressed bytes handed out so far. */
-uint64_t xchg_istream_position(const xchg_istream *s);
+XCHG_API uint64_t xchg_istream_position(const xchg_istream *s);
 
 /* Copies the metrics so far into *out. */
-void xchg_istream_metrics(const xchg_istream *s, xchg_stream_metrics *out);
+XCHG_API void xchg_istream_metrics(const xchg_istream *s, xchg_stream_metrics *out);
 
 /* Closes the stream and its source (NULL is a no-op). */
-void xchg_istream_close(xchg_istream *s);
+XCHG_API void xchg_istream_close(xchg_istream *s);
 
 /* Wraps s as an xchg_source of the decompressed bytes, which takes s over
  * (closed with the source).  Returns NULL when out of memory, in which case
@@ -161,12 +165,12 @@ void xchg_istream_close(xchg_istream *s);
  * frame — LZ4 frame end mark and checksum, zstd frame end and checksum,
  * lz4-java end block, within the current Comet block — unless decoded data
  * still follows in it; the next frame is left unread. */
-xchg_source *xchg_istream_to_source(xchg_istream *s);
+XCHG_API xchg_source *xchg_istream_to_source(xchg_istream *s);
 
 /* The same without taking s over: closing the source leaves s open (it
  * must outlive the source).  This is how one IPC reader per Comet block is
  * opened over one split_members stream.  Returns NULL when out of memory. */
-xchg_source *xchg_istream_as_source(xchg_istream *s);
+XCHG_API xchg_source *xchg_istream_as_source(xchg_istream *s);
 
 /* Implementation details of the inline xchg_istream_read; not API.  Every
  * xchg_istream starts with its current window [pos, end). */
@@ -203,13 +207,15 @@ typedef struct xchg_stream_encode_options {
   uint64_t comet_field_count;
 } xchg_stream_encode_options;
 
-void xchg_stream_encode_options_init(xchg_stream_encode_options *opts);
+XCHG_API void xchg_stream_encode_options_init(xchg_stream_encode_options *opts);
 
 /* Encodes src as one complete stream of codec (one Comet block for
  * XCHG_STREAM_COMET) into a new buffer; appending several outputs gives a
  * concatenated stream every decoder here accepts.  opts may be NULL. */
-xchg_status xchg_stream_encode(xchg_stream_codec codec, const xchg_stream_encode_options *opts,
-                               const void *src, size_t size, xchg_buf **out, xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_stream_encode(xchg_stream_codec codec,
+                                                       const xchg_stream_encode_options *opts,
+                                                       const void *src, size_t size, xchg_buf **out,
+                                                       xchg_error *err);
 
 #ifdef __cplusplus
 }

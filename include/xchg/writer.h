@@ -36,6 +36,8 @@
 #ifndef XCHG_WRITER_H
 #define XCHG_WRITER_H
 
+#include "xchg/export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -81,7 +83,7 @@ typedef struct xchg_write_options {
 } xchg_write_options;
 
 /* Fills opts with the defaults above. */
-void xchg_write_options_init(xchg_write_options *opts);
+XCHG_API void xchg_write_options_init(xchg_write_options *opts);
 
 /* Where bytes go: write_fn must take all n bytes or return an error. */
 typedef xchg_status (*xchg_write_fn)(void *ctx, const void *data, size_t n, xchg_error *err);
@@ -92,58 +94,64 @@ typedef struct xchg_ipc_writer xchg_ipc_writer;
  * children are the columns and whose metadata is the schema's (the schema
  * is read, not taken over).  Writes the schema message at once.  opts may
  * be NULL for the defaults. */
-xchg_status xchg_ipc_writer_open(const struct ArrowSchema *schema, const xchg_write_options *opts,
-                                 xchg_write_fn write_fn, void *ctx, xchg_ipc_writer **out,
-                                 xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_open(const struct ArrowSchema *schema,
+                                                         const xchg_write_options *opts,
+                                                         xchg_write_fn write_fn, void *ctx,
+                                                         xchg_ipc_writer **out, xchg_error *err);
 
 /* The same, writing to fd (not closed by the writer). */
-xchg_status xchg_ipc_writer_open_fd(const struct ArrowSchema *schema,
-                                    const xchg_write_options *opts, int fd,
-                                    xchg_ipc_writer **out, xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_open_fd(const struct ArrowSchema *schema,
+                                                            const xchg_write_options *opts, int fd,
+                                                            xchg_ipc_writer **out, xchg_error *err);
 
 /* The same, writing to a growable buffer in memory; take it with
  * xchg_ipc_writer_take_memory after xchg_ipc_writer_finish. */
-xchg_status xchg_ipc_writer_open_memory(const struct ArrowSchema *schema,
-                                        const xchg_write_options *opts, xchg_ipc_writer **out,
-                                        xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_open_memory(const struct ArrowSchema *schema,
+                                                                const xchg_write_options *opts,
+                                                                xchg_ipc_writer **out,
+                                                                xchg_error *err);
 
 /* Sets custom metadata (ArrowSchema.metadata encoding, copied; NULL to
  * clear) for the record batch messages written from now on. */
-xchg_status xchg_ipc_writer_set_message_metadata(xchg_ipc_writer *w, const char *metadata,
-                                                 xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_set_message_metadata(xchg_ipc_writer *w,
+                                                                         const char *metadata,
+                                                                         xchg_error *err);
 
 /* Writes one batch: a "+s" ArrowArray of the schema's columns (with no
  * nulls at the top level), possibly sliced.  The batch is only read and
  * may be released as soon as the call returns, coalescing or not. */
-xchg_status xchg_ipc_writer_write(xchg_ipc_writer *w, const struct ArrowArray *batch,
-                                  xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_write(xchg_ipc_writer *w,
+                                                          const struct ArrowArray *batch,
+                                                          xchg_error *err);
 
 /* Writes every batch of stream (whose schema must equal the writer's
  * column types); releases each batch, not the stream. */
-xchg_status xchg_ipc_writer_write_stream(xchg_ipc_writer *w, struct ArrowArrayStream *stream,
-                                         xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_write_stream(xchg_ipc_writer *w,
+                                                                 struct ArrowArrayStream *stream,
+                                                                 xchg_error *err);
 
 /* Writes what coalescing holds, then the end-of-stream marker (and for
  * the file format the footer).  No batch may be written afterwards. */
-xchg_status xchg_ipc_writer_finish(xchg_ipc_writer *w, xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_finish(xchg_ipc_writer *w, xchg_error *err);
 
 /* Bytes written so far, and messages by kind. */
-int64_t xchg_ipc_writer_bytes_written(const xchg_ipc_writer *w);
-int64_t xchg_ipc_writer_batches_written(const xchg_ipc_writer *w);
-int64_t xchg_ipc_writer_dictionaries_written(const xchg_ipc_writer *w);
+XCHG_API int64_t xchg_ipc_writer_bytes_written(const xchg_ipc_writer *w);
+XCHG_API int64_t xchg_ipc_writer_batches_written(const xchg_ipc_writer *w);
+XCHG_API int64_t xchg_ipc_writer_dictionaries_written(const xchg_ipc_writer *w);
 
 /* Memory writers: hands over what was written (a new reference; the
  * writer keeps nothing).  NULL for other writers or when out of memory. */
-xchg_buf *xchg_ipc_writer_take_memory(xchg_ipc_writer *w);
+XCHG_API xchg_buf *xchg_ipc_writer_take_memory(xchg_ipc_writer *w);
 
 /* Frees the writer (without finishing it). NULL is a no-op. */
-void xchg_ipc_writer_free(xchg_ipc_writer *w);
+XCHG_API void xchg_ipc_writer_free(xchg_ipc_writer *w);
 
 /* One call: writes schema and every batch of stream to memory (the stream
  * is released).  The result is a new buffer in *out. */
-xchg_status xchg_ipc_write_stream_to_memory(struct ArrowArrayStream *stream,
-                                            const xchg_write_options *opts, xchg_buf **out,
-                                            xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_write_stream_to_memory(struct ArrowArrayStream *stream,
+                                                                    const xchg_write_options *opts,
+                                                                    xchg_buf **out,
+                                                                    xchg_error *err);
 
 #ifdef __cplusplus
 }

@@ -33,6 +33,10 @@ void tu_fail(const char *what, const char *msg);
 /* TU_CHECK with the condition's own text as the message. */
 #define TU_EXPECT(cond) TU_CHECK(cond, "check failed: %s", #cond)
 
+/* Checks that call returned XCHG_OK; a failure prints the call and the
+ * message in err (an xchg_error). */
+#define TU_OK(call, err) TU_CHECK((call) == 0, "%s: %s", #call, (err).message)
+
 /* Writes the printf-style message into msg (msgsz bytes) and returns -1
  * (it counts nothing), for check functions that say what went wrong
  * through a buffer:
