@@ -23,7 +23,7 @@
 #include <malloc.h>
 #endif
 
-#include "shapes.h"
+#include "gen/shapes.h"
 #include "stats.h"
 #include "xchg/cache.h"
 #include "xchg/stream.h"

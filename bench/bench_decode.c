@@ -19,7 +19,7 @@
 #include <string.h>
 #include <zstd.h>
 
-#include "shapes.h"
+#include "gen/shapes.h"
 #include "stats.h"
 #include "xchg/writer.h"
 #include "xchg/xchg.h"

@@ -18,52 +18,33 @@
  * xchg_row_reader_next.
  *
  * Each figure is the median of 5 runs after 1 warm-up, with min and max.
- * The rows are generated here from a fixed seed; every timed loop checksums
- * the rows it read, and the sum is checked against the generator's. */
+ * The rows are those of `xchg gen rows` (src/gen/shape_rows.h) from a fixed
+ * seed; every timed loop checksums the rows it read, and the sum is checked
+ * against the one computed from the generator's rows. */
 #include <lz4frame.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
 
+#include "gen/shape_rows.h"
 #include "stats.h"
 #include "xchg/rows.h"
 #include "xchg/stream.h"
 
-#define ROW_PAYLOAD 100
+#define ROW_PAYLOAD SHAPE_ROWS_PAYLOAD
 #define ROW_SIZE (4 + ROW_PAYLOAD)
-#define CHUNK (64 * 1024)
+#define CHUNK SHAPE_ROWS_CHUNK
+#define ROWS_SEED 42
 #define RUNS BENCH_RUNS
 
 typedef struct rows_input {
   uint8_t *data; /* the compressed stream */
-  size_t size;
+  size_t size, cap;
   uint64_t raw_size;
   uint64_t checksum; /* what every loop must find */
   int64_t rows;
 } rows_input;
-
-/* A row's payload: its id, a few pseudo-random bytes and text picked from a
- * small vocabulary, so that it compresses about as a real row does. */
-static void make_row(uint8_t *p, int64_t id, uint64_t *state) {
-  static const char *const words[] = {"shipped", "pending", "returned", "NORTH", "SOUTH",
-                                      "priority", "standard", "express", "2024-01-", "item-"};
-  p[0] = ROW_PAYLOAD, p[1] = p[2] = p[3] = 0;
-  uint8_t *payload = p + 4;
-  memcpy(payload, &id, 8);
-  *state = *state * 6364136223846793005ull + 1442695040888963407ull;
-  memcpy(payload + 8, state, 8);
-  size_t at = 16;
-  uint64_t pick = *state;
-  while (at < ROW_PAYLOAD) {
-    const char *w = words[pick % 10];
-    pick = pick / 10 + 0x9E3779B97F4A7C15ull * (at + 1);
-    size_t n = strlen(w);
-    if (n > ROW_PAYLOAD - at) n = ROW_PAYLOAD - at;
-    memcpy(payload + at, w, n);
-    at += n;
-  }
-}
 
 /* What each loop does with a row: loads its first and last 8 bytes, so
  * that no copy can be skipped and the checksum proves the bytes right. */
@@ -76,41 +57,38 @@ static inline uint64_t sum_bytes(const uint8_t *p, size_t n) {
   return a ^ (b + n);
 }
 
-/* Generates the rows and compresses each 64 KiB of them as its own frame. */
+/* Appends a frame of the row stream to the input. */
+static xchg_status append_frame(void *ctx, const void *data, size_t n, int64_t chunk,
+                                int64_t chunks, xchg_error *err) {
+  rows_input *in = ctx;
+  if (in->size + n > in->cap) {
+    size_t cap = (in->size + n) * 2;
+    uint8_t *p = realloc(in->data, cap);
+    if (p == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    in->data = p;
+    in->cap = cap;
+  }
+  memcpy(in->data + in->size, data, n);
+  in->size += n;
+  return XCHG_OK;
+}
+
+/* The rows of shape `rows`, made and compressed by the generator `xchg gen
+ * rows` uses, and the checksum every loop must find. */
 static int generate(int64_t nrows, xchg_stream_codec codec, rows_input *in) {
   memset(in, 0, sizeof *in);
-  uint8_t *raw = malloc(CHUNK + ROW_SIZE);
-  size_t cap = (size_t)(nrows * ROW_SIZE / 2) + (1 << 20), fill = 0;
-  in->data = malloc(cap);
-  if (raw == NULL || in->data == NULL) return -1;
-  uint64_t state = 42;
-  int64_t id = 0;
-  xchg_stream_encode_options eo;
-  xchg_stream_encode_options_init(&eo);
-  eo.checksum = 0; /* as Gluten writes frames */
-  while (id < nrows) {
-    while (fill + ROW_SIZE <= CHUNK && id < nrows) {
-      make_row(raw + fill, id++, &state);
-      in->checksum += sum_bytes(raw + fill + 4, ROW_PAYLOAD) + ROW_PAYLOAD;
-      fill += ROW_SIZE;
-    }
-    xchg_buf *frame = NULL;
-    if (xchg_stream_encode(codec, &eo, raw, fill, &frame, NULL) != XCHG_OK) return -1;
-    size_t n = xchg_buf_size(frame);
-    if (in->size + n > cap) {
-      cap = (in->size + n) * 2;
-      uint8_t *p = realloc(in->data, cap);
-      if (p == NULL) return -1;
-      in->data = p;
-    }
-    memcpy(in->data + in->size, xchg_buf_data(frame), n);
-    in->size += n;
-    in->raw_size += fill;
-    xchg_buf_unref(frame);
-    fill = 0;
+  xchg_error err;
+  if (shape_rows_encode(ROWS_SEED, nrows, codec, 0, append_frame, in, &err) != XCHG_OK) {
+    fprintf(stderr, "xchg bench rows: %s\n", err.message);
+    return -1;
   }
+  uint8_t row[ROW_SIZE];
+  for (int64_t r = 0; r < nrows; r++) {
+    shape_rows_fill(ROWS_SEED, nrows, (uint64_t)r * ROW_SIZE, row, ROW_SIZE);
+    in->checksum += sum_bytes(row + 4, ROW_PAYLOAD) + ROW_PAYLOAD;
+  }
+  in->raw_size = shape_rows_bytes(nrows);
   in->rows = nrows;
-  free(raw);
   return 0;
 }
 

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shapes.h"
+#include "gen/shapes.h"
 #include "stats.h"
 #include "xchg/writer.h"
 #include "xchg/xchg.h"

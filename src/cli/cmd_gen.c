@@ -23,8 +23,8 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_writer.h"
-#include "shapes.h"
-#include "shapes_gen.h"
+#include "gen/shape_rows.h"
+#include "gen/shapes.h"
 #include "xchg/stream.h"
 #include "xchg/writer.h"
 
@@ -159,34 +159,26 @@ static xchg_status gen_ipc(const gen_args *a, out_file *out, shape_sums *sums, p
   return st;
 }
 
+typedef struct rows_out {
+  out_file *out;
+  progress *prog;
+} rows_out;
+
+static xchg_status write_rows_frame(void *ctx, const void *data, size_t n, int64_t chunk,
+                                    int64_t chunks, xchg_error *err) {
+  rows_out *ro = ctx;
+  ro->prog->total = chunks;
+  xchg_status st = write_all(ro->out, data, n, err);
+  progress_show(ro->prog, chunk + 1);
+  return st;
+}
+
 static xchg_status gen_rows(const gen_args *a, out_file *out, progress *prog, xchg_error *err) {
   xchg_stream_codec codec = a->codec == XCHG_BLOCK_ZSTD ? XCHG_STREAM_ZSTD
                             : a->codec == XCHG_BLOCK_NONE ? XCHG_STREAM_NONE
                                                           : XCHG_STREAM_LZ4_FRAME;
-  xchg_stream_encode_options eo;
-  xchg_stream_encode_options_init(&eo);
-  eo.level = a->level;
-  uint64_t total = shape_rows_bytes(a->rows);
-  uint8_t *chunk = malloc(SHAPE_ROWS_CHUNK);
-  if (!chunk) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  prog->total = (int64_t)((total + SHAPE_ROWS_CHUNK - 1) / SHAPE_ROWS_CHUNK);
-  xchg_status st = XCHG_OK;
-  int64_t index = 0;
-  for (uint64_t at = 0; at < total && st == XCHG_OK; at += SHAPE_ROWS_CHUNK, index++) {
-    size_t n = total - at < SHAPE_ROWS_CHUNK ? (size_t)(total - at) : SHAPE_ROWS_CHUNK;
-    shape_rows_fill(a->seed, a->rows, at, chunk, n);
-    if (codec == XCHG_STREAM_NONE) {
-      st = write_all(out, chunk, n, err);
-    } else {
-      xchg_buf *frame;
-      st = xchg_stream_encode(codec, &eo, chunk, n, &frame, err);
-      if (st == XCHG_OK) st = write_all(out, xchg_buf_data(frame), xchg_buf_size(frame), err);
-      xchg_buf_unref(frame);
-    }
-    progress_show(prog, index + 1);
-  }
-  free(chunk);
-  return st;
+  rows_out ro = {out, prog};
+  return shape_rows_encode(a->seed, a->rows, codec, a->level, write_rows_frame, &ro, err);
 }
 
 static void print_sums(const gen_args *a, const shape_sums *sums, FILE *f) {

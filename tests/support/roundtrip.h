@@ -56,7 +56,7 @@ int rt_load_gold(const char *json_path, arrow_json **doc, rt_data *src, char *ms
 int rt_write(const struct ArrowSchema *schema, const struct ArrowArray *batches, int64_t n,
              const xchg_write_options *opts, xchg_buf **out, char *msg, size_t msgsz);
 
-/* Adds the values of column a (schema s) to *sum as bench/shapes.h and
+/* Adds the values of column a (schema s) to *sum as src/gen/shapes.h and
  * `xchg gen --sums` define them: int64/int32 values and float64 bit
  * patterns added modulo 2^64, string bytes added up (utf8, large utf8,
  * utf8 view), true booleans counted; nulls counted in *nulls.  Returns -1

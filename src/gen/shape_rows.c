@@ -1,7 +1,8 @@
-/* shapes_gen.c — see shapes_gen.h. */
+/* shape_rows.c — see shape_rows.h. */
+#include <stdlib.h>
 #include <string.h>
 
-#include "shapes_gen.h"
+#include "gen/shape_rows.h"
 
 static uint64_t splitmix(uint64_t *state) {
   uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
@@ -57,4 +58,32 @@ uint64_t shape_rows_payload_sum(uint64_t seed, int64_t rows) {
     for (int j = 4; j < ROW_BYTES; j++) sum += row[j];
   }
   return sum;
+}
+
+xchg_status shape_rows_encode(uint64_t seed, int64_t rows, xchg_stream_codec codec, int level,
+                              shape_rows_write_fn write, void *ctx, xchg_error *err) {
+  xchg_stream_encode_options eo;
+  xchg_stream_encode_options_init(&eo);
+  eo.level = level;
+  eo.checksum = 0;
+  uint64_t total = shape_rows_bytes(rows);
+  int64_t chunks = (int64_t)((total + SHAPE_ROWS_CHUNK - 1) / SHAPE_ROWS_CHUNK);
+  uint8_t *chunk = malloc(SHAPE_ROWS_CHUNK);
+  if (!chunk) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  xchg_status st = XCHG_OK;
+  for (int64_t index = 0; index < chunks && st == XCHG_OK; index++) {
+    uint64_t at = (uint64_t)index * SHAPE_ROWS_CHUNK;
+    size_t n = total - at < SHAPE_ROWS_CHUNK ? (size_t)(total - at) : SHAPE_ROWS_CHUNK;
+    shape_rows_fill(seed, rows, at, chunk, n);
+    if (codec == XCHG_STREAM_NONE) {
+      st = write(ctx, chunk, n, index, chunks, err);
+      continue;
+    }
+    xchg_buf *frame = NULL;
+    st = xchg_stream_encode(codec, &eo, chunk, n, &frame, err);
+    if (st == XCHG_OK) st = write(ctx, xchg_buf_data(frame), xchg_buf_size(frame), index, chunks, err);
+    xchg_buf_unref(frame);
+  }
+  free(chunk);
+  return st;
 }

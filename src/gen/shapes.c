@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "shapes.h"
+#include "gen/shapes.h"
 
 /* ---- random numbers: splitmix64, one stream per batch ------------------- */
 

@@ -5,8 +5,8 @@
  * The generator also sums up what it made; a benchmark checks what it
  * decoded against those sums with its own code, so that a decoder bug
  * cannot hide behind a code path shared with the generator. */
-#ifndef XCHG_BENCH_SHAPES_H
-#define XCHG_BENCH_SHAPES_H
+#ifndef XCHG_GEN_SHAPES_H
+#define XCHG_GEN_SHAPES_H
 
 #include <stdint.h>
 
