@@ -46,9 +46,7 @@
 #define LEAK_CHECK() 0
 #endif
 
-static tu_tally tally;
 
-#define CHECK(...) TU_TALLY_CHECK(&tally, __VA_ARGS__)
 
 /* ---- the failing allocator ------------------------------------------------ */
 
@@ -192,10 +190,10 @@ static xchg_status open_ipc(op *o, cursor *c, xchg_pool *pool, xchg_ipc_reader *
 
 static void compare_batch(op *o, int64_t i, struct ArrowArray *a, const char *when) {
   char msg[512] = "";
-  CHECK(i < o->num_batches, "%s: batch %" PRId64 " %s, the clean run had %" PRId64, o->what, i,
+  TU_CHECK(i < o->num_batches, "%s: batch %" PRId64 " %s, the clean run had %" PRId64, o->what, i,
         when, o->num_batches);
   if (i < o->num_batches)
-    CHECK(array_equal(&o->schema, &o->batches[i], a, msg, sizeof msg) == 0,
+    TU_CHECK(array_equal(&o->schema, &o->batches[i], a, msg, sizeof msg) == 0,
           "%s: batch %" PRId64 " %s differs: %s", o->what, i, when, msg);
 }
 
@@ -219,7 +217,7 @@ static void probe_after_error(op *o, xchg_ipc_reader *r, int64_t i) {
   xchg_error err;
   if (ipc_batch(o, r, i, &a, &err) != XCHG_OK) return;
   if (a.release == NULL) {
-    CHECK(i >= o->num_batches, "%s: after an error at batch %" PRId64 " the reader says it is done",
+    TU_CHECK(i >= o->num_batches, "%s: after an error at batch %" PRId64 " the reader says it is done",
           o->what, i);
     return;
   }
@@ -250,7 +248,7 @@ static xchg_status run_ipc(op *o, xchg_error *err) {
       break;
     }
     if (a.release == NULL) {
-      CHECK(i == o->num_batches, "%s: %" PRId64 " batches, the clean run had %" PRId64, o->what, i,
+      TU_CHECK(i == o->num_batches, "%s: %" PRId64 " batches, the clean run had %" PRId64, o->what, i,
             o->num_batches);
       break;
     }
@@ -268,7 +266,7 @@ static int ipc_oracle(op *o) {
   xchg_error err;
   xchg_ipc_reader *r = NULL;
   if (open_ipc(o, &c, NULL, &r, &err) != XCHG_OK || xchg_ipc_reader_schema(r, &o->schema, &err) != XCHG_OK) {
-    CHECK(0, "%s: clean read: %s", o->what, err.message);
+    TU_CHECK(0, "%s: clean read: %s", o->what, err.message);
     xchg_ipc_reader_close(r);
     return -1;
   }
@@ -276,7 +274,7 @@ static int ipc_oracle(op *o) {
   for (;;) {
     struct ArrowArray *a = &o->batches[o->num_batches];
     if (o->num_batches == 64 || ipc_batch(o, r, o->num_batches, a, &err) != XCHG_OK) {
-      CHECK(0, "%s: clean read: %s", o->what, o->num_batches == 64 ? "too many batches" : err.message);
+      TU_CHECK(0, "%s: clean read: %s", o->what, o->num_batches == 64 ? "too many batches" : err.message);
       xchg_ipc_reader_close(r);
       return -1;
     }
@@ -309,18 +307,18 @@ static xchg_status run_codec(op *o, xchg_error *err) {
     size_t got = 0;
     st = xchg_istream_read(s, chunk, sizeof chunk, &got, err);
     int same = at + got <= o->payload_size && memcmp(chunk, o->payload + at, got) == 0;
-    CHECK(same, "%s: bytes at %zu differ from the payload", o->what, at);
+    TU_CHECK(same, "%s: bytes at %zu differ from the payload", o->what, at);
     at += got;
     if (st != XCHG_OK || got < sizeof chunk) break;
   }
   if (st == XCHG_OK)
-    CHECK(at == o->payload_size, "%s: %zu bytes decoded of %zu", o->what, at, o->payload_size);
+    TU_CHECK(at == o->payload_size, "%s: %zu bytes decoded of %zu", o->what, at, o->payload_size);
   if (st != XCHG_OK) {
     /* The error sticks. */
     uint8_t byte;
     size_t got = 1;
     xchg_error again;
-    CHECK(xchg_istream_read(s, &byte, 1, &got, &again) == st, "%s: the error did not stick", o->what);
+    TU_CHECK(xchg_istream_read(s, &byte, 1, &got, &again) == st, "%s: the error did not stick", o->what);
   }
   xchg_istream_close(s);
   return st;
@@ -342,7 +340,7 @@ static xchg_status run_wrapped_ipc(op *o, xchg_error *err) {
     st = xchg_ipc_reader_next(r, &a, err);
     if (st != XCHG_OK) break;
     if (a.release == NULL) {
-      CHECK(i == o->num_batches, "%s: %" PRId64 " batches of %" PRId64, o->what, i, o->num_batches);
+      TU_CHECK(i == o->num_batches, "%s: %" PRId64 " batches of %" PRId64, o->what, i, o->num_batches);
       break;
     }
     compare_batch(o, i, &a, "read under injection");
@@ -371,12 +369,12 @@ static xchg_status run_rows(op *o, xchg_error *err) {
     st = xchg_row_reader_next(r, &row, &len, err);
     if (st != XCHG_OK) break;
     if (row == NULL) {
-      CHECK(i == ROWS, "%s: %u rows of %d", o->what, i, ROWS);
+      TU_CHECK(i == ROWS, "%s: %u rows of %d", o->what, i, ROWS);
       break;
     }
     int same = len == i % 700;
     for (uint32_t k = 0; same && k < len; k++) same = row[k] == (uint8_t)i;
-    CHECK(same, "%s: row %u differs", o->what, i);
+    TU_CHECK(same, "%s: row %u differs", o->what, i);
   }
   xchg_row_reader_close(r);
   return st;
@@ -400,21 +398,21 @@ static void sweep(op *o, mode m) {
     xchg_status st = o->run(o, &err);
     int fired = disarm(m, n);
     tried++;
-    CHECK(xchg_buf_live_count() == live && xchg_buf_allocated_bytes() == bytes,
+    TU_CHECK(xchg_buf_live_count() == live && xchg_buf_allocated_bytes() == bytes,
           "%s: allocation %" PRId64 " failing leaks %" PRId64 " buffers", o->what, n,
           xchg_buf_live_count() - live);
     if (!fired) {
-      CHECK(st == XCHG_OK, "%s: fails with no allocation failing: %s", o->what, err.message);
+      TU_CHECK(st == XCHG_OK, "%s: fails with no allocation failing: %s", o->what, err.message);
       break;
     }
     if (st != XCHG_OK) {
       errors++;
-      CHECK(st == XCHG_ENOMEM && says_what(err.message),
+      TU_CHECK(st == XCHG_ENOMEM && says_what(err.message),
             "%s: allocation %" PRId64 " failing gives %s (\"%s\"), not out of memory with a "
             "message saying what failed", o->what, n, xchg_status_name(st), err.message);
     }
   }
-  CHECK(LEAK_CHECK() == 0, "%s (%s): LeakSanitizer found leaks (above)", o->what,
+  TU_CHECK(LEAK_CHECK() == 0, "%s (%s): LeakSanitizer found leaks (above)", o->what,
         m == MODE_ALL ? "all" : "buf");
   printf("alloc failures (%s) %s: %" PRId64 " inputs, %" PRId64 " errors returned, crashes = 0",
          m == MODE_ALL ? "all" : "buf", o->what, tried, errors);
@@ -448,7 +446,7 @@ static void sweep_gold(const char *gold_dir, const char *name) {
     snprintf(path, sizeof path, "%s/%s%s", gold_dir, name, suffixes[f]);
     size_t size;
     uint8_t *data = tu_read_file(path, &size);
-    CHECK(data != NULL, "cannot read %s", path);
+    TU_CHECK(data != NULL, "cannot read %s", path);
     if (data == NULL) continue;
     for (int variant = 0; variant < 3; variant++) {
       static op o;
@@ -478,7 +476,7 @@ static void sweep_codecs(const char *gold_dir) {
   snprintf(path, sizeof path, "%s/1.0.0-littleendian/generated_nested_dictionary.stream", gold_dir);
   size_t size;
   uint8_t *ipc = tu_read_file(path, &size);
-  CHECK(ipc != NULL, "cannot read %s", path);
+  TU_CHECK(ipc != NULL, "cannot read %s", path);
   if (ipc == NULL) return;
   static const xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_FRAME, XCHG_STREAM_ZSTD,
                                              XCHG_STREAM_LZ4_JAVA, XCHG_STREAM_SNAPPY_JAVA,
@@ -491,7 +489,7 @@ static void sweep_codecs(const char *gold_dir) {
     xchg_buf *enc = NULL;
     xchg_error err;
     xchg_status st = xchg_stream_encode(codecs[c], &eo, ipc, size, &enc, &err);
-    CHECK(st == XCHG_OK, "encode %s: %s", xchg_stream_codec_name(codecs[c]), err.message);
+    TU_CHECK(st == XCHG_OK, "encode %s: %s", xchg_stream_codec_name(codecs[c]), err.message);
     if (st != XCHG_OK) continue;
     static op o;
     memset(&o, 0, sizeof o);
@@ -534,7 +532,7 @@ static void sweep_rows(void) {
   eo.block_size = 64 << 10;
   xchg_buf *enc = NULL;
   xchg_error err;
-  CHECK(xchg_stream_encode(XCHG_STREAM_LZ4_FRAME, &eo, rows, size, &enc, &err) == XCHG_OK,
+  TU_CHECK(xchg_stream_encode(XCHG_STREAM_LZ4_FRAME, &eo, rows, size, &enc, &err) == XCHG_OK,
         "encode rows: %s", err.message);
   if (enc != NULL) {
     static op o;
@@ -563,14 +561,14 @@ int main(int argc, char **argv) {
   arm(MODE_ALL, 1);
   xchg_source *probe = xchg_source_from_memory(&byte, 1, NULL, NULL);
   disarm(MODE_ALL, 1);
-  CHECK(probe == NULL, "the library's malloc is not wrapped: link with -Wl,--wrap=malloc (CMakeLists.txt)");
+  TU_CHECK(probe == NULL, "the library's malloc is not wrapped: link with -Wl,--wrap=malloc (CMakeLists.txt)");
   xchg_source_close(probe);
   char gold_dir[512];
   snprintf(gold_dir, sizeof gold_dir, "%s/arrow-gold", base);
   for (size_t i = 0; i < sizeof gold_files / sizeof gold_files[0]; i++) sweep_gold(gold_dir, gold_files[i]);
   /* Else the pool sweeps never failed a worker's allocation. */
-  CHECK(atomic_load(&failed_on_workers) > 0, "no injected failure happened on a pool worker");
+  TU_CHECK(atomic_load(&failed_on_workers) > 0, "no injected failure happened on a pool worker");
   sweep_codecs(gold_dir);
   sweep_rows();
-  return tu_tally_report(&tally);
+  return tu_finish("alloc_fail");
 }

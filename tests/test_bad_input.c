@@ -50,7 +50,6 @@
 #define UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
-static tu_tally tally;
 
 typedef struct outcome {
   int ok;            /* decoded to the end */
@@ -118,13 +117,12 @@ static outcome read_all(const uint8_t *data, size_t size) { return read_until(da
 
 static void check(int cond, const char *fmt, const char *a, int64_t b) {
   if (cond) {
-    tally.passed++;
+    tu_pass();
     return;
   }
-  tally.failed++;
-  printf("FAIL ");
-  printf(fmt, a, b);
-  printf("\n");
+  char msg[4096];
+  snprintf(msg, sizeof msg, fmt, a, b);
+  tu_fail("bad input", msg);
 }
 
 /* ---- the fuzz corpus ---------------------------------------------------------- */
@@ -183,7 +181,6 @@ static void truncate_file(const char *path, void *unused) {
   }
   check(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked while cutting", path,
         xchg_buf_live_count() - live);
-  tally.passed++;
   free(data);
 }
 
@@ -372,6 +369,6 @@ int main(int argc, char **argv) {
         "", codec_cuts - codec_cut_errors);
   printf("stream codec bit flips: %" PRId64 " inputs, %" PRId64 " errors returned, crashes = 0\n",
          codec_flips, codec_flip_errors);
-  if (fuzz_inputs == 0 || cuts == 0 || codec_cuts == 0) tally.failed++;
-  return tu_tally_report(&tally);
+  TU_CHECK(fuzz_inputs > 0 && cuts > 0 && codec_cuts > 0, "a sweep had no input");
+  return tu_finish("bad_input");
 }

@@ -8,24 +8,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/testutil.h"
+
 int main(void) {
   const char *cli = getenv("XCHG_CLI");
   if (!cli) {
-    fprintf(stderr, "XCHG_CLI must be set\n");
-    return 1;
+    tu_fail("XCHG_CLI", "not set");
+    return tu_finish("bench_broadcast");
   }
   char cmd[4096];
   snprintf(cmd, sizeof cmd, "'%s' bench broadcast --quick --rows 30000 --json", cli);
   FILE *p = popen(cmd, "r");
-  if (!p) return 1;
+  if (!p) {
+    tu_fail(cmd, "cannot run it");
+    return tu_finish("bench_broadcast");
+  }
   json_error_t jerr;
   json_t *doc = json_loadf(p, JSON_DISABLE_EOF_CHECK, &jerr);
   int status = pclose(p);
-  if (status != 0 || !doc) {
-    fprintf(stderr, "%s: exit status %d, JSON: %s\n", cmd, status, doc ? "ok" : jerr.text);
-    return 1;
-  }
-  int failures = 0, rows = 0, seen[3] = {0, 0, 0};
+  TU_CHECK(status == 0 && doc, "%s: exit status %d, JSON: %s", cmd, status, doc ? "ok" : jerr.text);
+  if (!doc) return tu_finish("bench_broadcast");
+  int rows = 0, seen[3] = {0, 0, 0};
   static const char *const modes[3] = {"off", "on", "retain"};
   json_t *results = json_object_get(doc, "results");
   size_t i;
@@ -41,26 +44,16 @@ int main(void) {
     int mode = -1;
     for (int m = 0; m < 3; m++)
       if (sharing && strcmp(sharing, modes[m]) == 0) mode = m;
-    if (!fields || mode < 0 || tasks <= 0) {
-      fprintf(stderr, "result %zu: missing or bad fields\n", i);
-      failures++;
-      continue;
-    }
+    TU_CHECK(fields && mode >= 0 && tasks > 0, "result %zu: missing or bad fields", i);
+    if (!fields || mode < 0 || tasks <= 0) continue;
     seen[mode]++;
     rows++;
-    if ((mode == 0 && decodes != tasks) || (mode == 1 && (decodes < 1 || decodes > tasks)) ||
-        (mode == 2 && decodes != 1)) {
-      fprintf(stderr, "result %zu: sharing %s, %lld tasks, %lld decodes\n", i, sharing,
-              (long long)tasks, (long long)decodes);
-      failures++;
-    }
+    TU_CHECK((mode != 0 || decodes == tasks) && (mode != 1 || (decodes >= 1 && decodes <= tasks)) &&
+                 (mode != 2 || decodes == 1),
+             "result %zu: sharing %s, %lld tasks, %lld decodes", i, sharing, (long long)tasks,
+             (long long)decodes);
   }
-  if (rows == 0 || !seen[0] || !seen[1] || !seen[2]) {
-    fprintf(stderr, "results incomplete (%d rows)\n", rows);
-    failures++;
-  }
+  TU_CHECK(rows > 0 && seen[0] && seen[1] && seen[2], "results incomplete (%d rows)", rows);
   json_decref(doc);
-  if (failures) return 1;
-  printf("bench broadcast: %d results consistent\n", rows);
-  return 0;
+  return tu_finish("bench_broadcast");
 }

@@ -234,5 +234,5 @@ int main(void) {
   test_error_messages();
   TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
   TU_EXPECT(xchg_buf_live_count() == live0);
-  return tu_finish("test_buf");
+  return tu_finish("buf");
 }

@@ -13,19 +13,9 @@
 #include <unistd.h>
 
 #include "support/cache_data.h"
+#include "support/testutil.h"
 #include "xchg/cache.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                          \
-  do {                                                            \
-    if (!(cond)) {                                                \
-      failures++;                                                 \
-      fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #cond);  \
-      fprintf(stderr, __VA_ARGS__);                               \
-      fprintf(stderr, "\n");                                      \
-    }                                                             \
-  } while (0)
 
 static const int64_t all_cols[CD_COLUMNS] = {0, 1, 2};
 
@@ -85,7 +75,7 @@ static void mark_memory(void) {
 }
 
 static void check_memory(const char *scenario) {
-  CHECK(xchg_buf_live_count() == base_live && xchg_buf_allocated_bytes() == base_bytes,
+  TU_CHECK(xchg_buf_live_count() == base_live && xchg_buf_allocated_bytes() == base_bytes,
         "%s: %lld buffers / %lld bytes live, %lld / %lld before", scenario,
         (long long)xchg_buf_live_count(), (long long)xchg_buf_allocated_bytes(),
         (long long)base_live, (long long)base_bytes);
@@ -180,19 +170,19 @@ static void test_codecs(void) {
       xchg_cache_holder *h1 = NULL, *h2 = NULL;
       xchg_error err;
       xchg_status st = xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &h1, &err);
-      CHECK(st == XCHG_OK, "codec %s body %d: %s", xchg_stream_codec_name(codecs[ci]), (int)bi, err.message);
+      TU_CHECK(st == XCHG_OK, "codec %s body %d: %s", xchg_stream_codec_name(codecs[ci]), (int)bi, err.message);
       if (st == XCHG_OK) {
         st = xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &h2, &err);
-        CHECK(st == XCHG_OK, "second acquire: %s", err.message);
-        CHECK(check_holder(h1, all_cols, CD_COLUMNS) == 0, "values, codec %d body %d", (int)ci, (int)bi);
+        TU_CHECK(st == XCHG_OK, "second acquire: %s", err.message);
+        TU_CHECK(check_holder(h1, all_cols, CD_COLUMNS) == 0, "values, codec %d body %d", (int)ci, (int)bi);
         xchg_cache_metrics m = metrics(c);
-        CHECK(m.decodes == 1 && m.hits == 1 && m.acquisitions == 2, "decodes %lld hits %lld",
+        TU_CHECK(m.decodes == 1 && m.hits == 1 && m.acquisitions == 2, "decodes %lld hits %lld",
               (long long)m.decodes, (long long)m.hits);
-        CHECK(m.bytes_held > 8 * 17001, "bytes held %lld", (long long)m.bytes_held);
+        TU_CHECK(m.bytes_held > 8 * 17001, "bytes held %lld", (long long)m.bytes_held);
         xchg_cache_release(h1);
         xchg_cache_release(h2);
         m = metrics(c);
-        CHECK(m.entries == 0 && m.bytes_held == 0, "entries %lld bytes %lld after release",
+        TU_CHECK(m.entries == 0 && m.bytes_held == 0, "entries %lld bytes %lld after release",
               (long long)m.entries, (long long)m.bytes_held);
       }
       xchg_cache_destroy(c);
@@ -213,19 +203,19 @@ static void test_single_flight(void) {
   enum { N = 6 };
   task t[N];
   start_task(&t[0], c, "k", cd_broadcast(&s), NULL, 0);
-  CHECK(cd_source_wait_blocked(&s, 1) == 0, "the decode did not start");
+  TU_CHECK(cd_source_wait_blocked(&s, 1) == 0, "the decode did not start");
   for (int i = 1; i < N; i++) start_task(&t[i], c, "k", cd_broadcast(&s), NULL, 0);
   sleep_ms(50); /* let them reach the wait */
   cd_source_open_gate(&s);
   for (int i = 0; i < N; i++) {
     pthread_join(t[i].thread, NULL);
-    CHECK(t[i].status == XCHG_OK && t[i].values_ok, "task %d: %s", i, t[i].err.message);
+    TU_CHECK(t[i].status == XCHG_OK && t[i].values_ok, "task %d: %s", i, t[i].err.message);
   }
   xchg_cache_metrics m = metrics(c);
-  CHECK(m.decodes == 1 && atomic_load(&s.opens) == 1, "decodes %lld opens %d", (long long)m.decodes,
+  TU_CHECK(m.decodes == 1 && atomic_load(&s.opens) == 1, "decodes %lld opens %d", (long long)m.decodes,
         atomic_load(&s.opens));
-  CHECK(m.waits == N - 1, "waits %lld", (long long)m.waits);
-  CHECK(m.entries == 0, "entries %lld", (long long)m.entries);
+  TU_CHECK(m.waits == N - 1, "waits %lld", (long long)m.waits);
+  TU_CHECK(m.entries == 0, "entries %lld", (long long)m.entries);
   xchg_cache_destroy(c);
   cd_source_free(&s);
   check_memory("single flight");
@@ -240,26 +230,26 @@ static void test_cancel_waiter(void) {
   cd_source_close_gate(&s);
   task decoder, waiter;
   start_task(&decoder, c, "k", cd_broadcast(&s), NULL, 0);
-  CHECK(cd_source_wait_blocked(&s, 1) == 0, "the decode did not start");
+  TU_CHECK(cd_source_wait_blocked(&s, 1) == 0, "the decode did not start");
   start_task(&waiter, c, "k", cd_broadcast(&s), NULL, 0);
   sleep_ms(200);
   /* Asked every 10 ms: about 20 times, neither never nor busily. */
   int checks = atomic_load(&waiter.cancel_checks);
-  CHECK(checks >= 3 && checks <= 40, "cancel asked %d times in 200 ms at a 10 ms interval", checks);
+  TU_CHECK(checks >= 3 && checks <= 40, "cancel asked %d times in 200 ms at a 10 ms interval", checks);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   atomic_store(&waiter.cancel, 1);
   pthread_join(waiter.thread, NULL);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   int64_t ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
-  CHECK(waiter.status == XCHG_ECANCELLED, "waiter: %s", xchg_status_name(waiter.status));
-  CHECK(ms < 1000, "the cancelled waiter took %lld ms (check interval 10 ms)", (long long)ms);
-  CHECK(atomic_load(&s.blocked) == 1, "the decode should still be blocked");
+  TU_CHECK(waiter.status == XCHG_ECANCELLED, "waiter: %s", xchg_status_name(waiter.status));
+  TU_CHECK(ms < 1000, "the cancelled waiter took %lld ms (check interval 10 ms)", (long long)ms);
+  TU_CHECK(atomic_load(&s.blocked) == 1, "the decode should still be blocked");
   cd_source_open_gate(&s);
   pthread_join(decoder.thread, NULL);
-  CHECK(decoder.status == XCHG_OK && decoder.values_ok, "decoder: %s", decoder.err.message);
+  TU_CHECK(decoder.status == XCHG_OK && decoder.values_ok, "decoder: %s", decoder.err.message);
   xchg_cache_metrics m = metrics(c);
-  CHECK(m.cancellations == 1 && m.decodes == 1 && m.failed_decodes == 0, "cancellations %lld decodes %lld",
+  TU_CHECK(m.cancellations == 1 && m.decodes == 1 && m.failed_decodes == 0, "cancellations %lld decodes %lld",
         (long long)m.cancellations, (long long)m.decodes);
   xchg_cache_destroy(c);
   cd_source_free(&s);
@@ -275,7 +265,7 @@ static void test_cancel_decoder(void) {
   cd_source_close_gate(&s);
   task decoder, w1, w2;
   start_task(&decoder, c, "k", cd_broadcast(&s), NULL, 0);
-  CHECK(cd_source_wait_blocked(&s, 1) == 0, "the decode did not start");
+  TU_CHECK(cd_source_wait_blocked(&s, 1) == 0, "the decode did not start");
   start_task(&w1, c, "k", cd_broadcast(&s), NULL, 0);
   start_task(&w2, c, "k", cd_broadcast(&s), NULL, 0);
   sleep_ms(30);
@@ -284,11 +274,11 @@ static void test_cancel_decoder(void) {
   pthread_join(decoder.thread, NULL);
   pthread_join(w1.thread, NULL);
   pthread_join(w2.thread, NULL);
-  CHECK(decoder.status == XCHG_ECANCELLED, "decoder: %s", xchg_status_name(decoder.status));
-  CHECK(w1.status == XCHG_OK && w1.values_ok && w2.status == XCHG_OK && w2.values_ok,
+  TU_CHECK(decoder.status == XCHG_ECANCELLED, "decoder: %s", xchg_status_name(decoder.status));
+  TU_CHECK(w1.status == XCHG_OK && w1.values_ok && w2.status == XCHG_OK && w2.values_ok,
         "waiters: %s / %s", w1.err.message, w2.err.message);
   xchg_cache_metrics m = metrics(c);
-  CHECK(m.decodes == 2 && m.failed_decodes == 1 && atomic_load(&s.opens) == 2,
+  TU_CHECK(m.decodes == 2 && m.failed_decodes == 1 && atomic_load(&s.opens) == 2,
         "decodes %lld failed %lld opens %d (one retry for both waiters)", (long long)m.decodes,
         (long long)m.failed_decodes, atomic_load(&s.opens));
   xchg_cache_destroy(c);
@@ -309,19 +299,19 @@ static void test_failure(void) {
   enum { N = 4 };
   task t[N];
   start_task(&t[0], c, "k", cd_broadcast(&s), NULL, 0);
-  CHECK(cd_source_wait_blocked(&s, 1) == 0, "the decode did not start");
+  TU_CHECK(cd_source_wait_blocked(&s, 1) == 0, "the decode did not start");
   for (int i = 1; i < N; i++) start_task(&t[i], c, "k", cd_broadcast(&s), NULL, 0);
   sleep_ms(30);
   cd_source_open_gate(&s);
   for (int i = 0; i < N; i++) pthread_join(t[i].thread, NULL);
-  CHECK(t[0].status == XCHG_EIO && strstr(t[0].err.message, "injected"), "decoder: %s", t[0].err.message);
+  TU_CHECK(t[0].status == XCHG_EIO && strstr(t[0].err.message, "injected"), "decoder: %s", t[0].err.message);
   for (int i = 1; i < N; i++)
-    CHECK(t[i].status == XCHG_OK && t[i].values_ok, "waiter %d: %s", i, t[i].err.message);
+    TU_CHECK(t[i].status == XCHG_OK && t[i].values_ok, "waiter %d: %s", i, t[i].err.message);
   xchg_cache_metrics m = metrics(c);
-  CHECK(m.decodes == 2 && m.failed_decodes == 1 && atomic_load(&s.opens) == 2,
+  TU_CHECK(m.decodes == 2 && m.failed_decodes == 1 && atomic_load(&s.opens) == 2,
         "decodes %lld failed %lld opens %d", (long long)m.decodes, (long long)m.failed_decodes,
         atomic_load(&s.opens));
-  CHECK(m.entries == 0, "entries %lld", (long long)m.entries);
+  TU_CHECK(m.entries == 0, "entries %lld", (long long)m.entries);
 
   /* Lasting failure: every acquirer gets its error; nothing stays. */
   atomic_store(&s.fail_always, 1);
@@ -329,16 +319,16 @@ static void test_failure(void) {
   for (int i = 0; i < N; i++) start_task(&t[i], c, "k", cd_broadcast(&s), NULL, 0);
   for (int i = 0; i < N; i++) {
     pthread_join(t[i].thread, NULL);
-    CHECK(t[i].status == XCHG_EIO, "task %d: %s", i, xchg_status_name(t[i].status));
+    TU_CHECK(t[i].status == XCHG_EIO, "task %d: %s", i, xchg_status_name(t[i].status));
   }
   m = metrics(c);
-  CHECK(m.failed_decodes == 1 + N && m.entries == 0 && m.bytes_held == 0,
+  TU_CHECK(m.failed_decodes == 1 + N && m.entries == 0 && m.bytes_held == 0,
         "failed %lld entries %lld", (long long)m.failed_decodes, (long long)m.entries);
   /* And the next acquirer, with working bytes, decodes. */
   atomic_store(&s.fail_always, 0);
   start_task(&t[0], c, "k", cd_broadcast(&s), NULL, 0);
   pthread_join(t[0].thread, NULL);
-  CHECK(t[0].status == XCHG_OK && t[0].values_ok, "after failures: %s", t[0].err.message);
+  TU_CHECK(t[0].status == XCHG_OK && t[0].values_ok, "after failures: %s", t[0].err.message);
   /* Corrupt bytes: an error, not a crash, and not cached. */
   xchg_buf *bad = xchg_buf_alloc(100);
   memset(xchg_buf_mutable_data(bad), 0xff, 100);
@@ -347,8 +337,8 @@ static void test_failure(void) {
   xchg_broadcast b = {&part, 1, NULL, NULL};
   xchg_cache_holder *h;
   xchg_error err;
-  CHECK(xchg_cache_acquire(c, "bad", &b, NULL, 0, NULL, NULL, &h, &err) != XCHG_OK, "corrupt bytes accepted");
-  CHECK(metrics(c).entries == 0, "failed entry kept");
+  TU_CHECK(xchg_cache_acquire(c, "bad", &b, NULL, 0, NULL, NULL, &h, &err) != XCHG_OK, "corrupt bytes accepted");
+  TU_CHECK(metrics(c).entries == 0, "failed entry kept");
   xchg_buf_unref(bad);
   xchg_cache_destroy(c);
   cd_source_free(&s);
@@ -365,21 +355,21 @@ static void test_lifetime(void) {
   xchg_broadcast b = cd_broadcast(&s);
   xchg_cache_holder *h;
   xchg_error err;
-  CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   struct ArrowArray kept[STD_BATCHES], moved_child;
-  for (int i = 0; i < STD_BATCHES; i++) CHECK(xchg_cache_holder_batch(h, i, &kept[i], &err) == XCHG_OK, "%s", err.message);
+  for (int i = 0; i < STD_BATCHES; i++) TU_CHECK(xchg_cache_holder_batch(h, i, &kept[i], &err) == XCHG_OK, "%s", err.message);
   struct ArrowArrayStream stream;
-  CHECK(xchg_cache_holder_stream(h, &stream, &err) == XCHG_OK, "stream");
+  TU_CHECK(xchg_cache_holder_stream(h, &stream, &err) == XCHG_OK, "stream");
   struct ArrowSchema schema;
-  CHECK(xchg_cache_holder_schema(h, &schema, &err) == XCHG_OK && schema.n_children == 3 &&
+  TU_CHECK(xchg_cache_holder_schema(h, &schema, &err) == XCHG_OK && schema.n_children == 3 &&
             strcmp(schema.children[2]->name, "d") == 0 && schema.children[2]->dictionary,
         "schema");
   schema.release(&schema);
   xchg_cache_release(h);
-  CHECK(metrics(c).entries == 1, "entry freed while its arrays live");
+  TU_CHECK(metrics(c).entries == 1, "entry freed while its arrays live");
   /* A new acquirer finds it: the arrays handed out keep it. */
-  CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  CHECK(metrics(c).decodes == 1, "decoded again while arrays were alive");
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(metrics(c).decodes == 1, "decoded again while arrays were alive");
   xchg_cache_release(h);
   /* Move the dictionary column out of batch 2, release the batch. */
   moved_child = *kept[2].children[2];
@@ -388,7 +378,7 @@ static void test_lifetime(void) {
   char msg[256];
   for (int i = 0; i < STD_BATCHES; i++)
     if (i != 2)
-      CHECK(cd_check_batch(&kept[i], all_cols, 3, 0, i, std_rows[i], msg, sizeof msg) == 0, "kept %d: %s", i, msg);
+      TU_CHECK(cd_check_batch(&kept[i], all_cols, 3, 0, i, std_rows[i], msg, sizeof msg) == 0, "kept %d: %s", i, msg);
   /* Release in a scrambled order. */
   kept[4].release(&kept[4]);
   kept[0].release(&kept[0]);
@@ -396,31 +386,31 @@ static void test_lifetime(void) {
   kept[1].release(&kept[1]);
   /* The stream after its holder: read two batches, stop. */
   struct ArrowSchema ss;
-  CHECK(stream.get_schema(&stream, &ss) == 0 && ss.n_children == 3, "stream schema");
+  TU_CHECK(stream.get_schema(&stream, &ss) == 0 && ss.n_children == 3, "stream schema");
   ss.release(&ss);
   for (int i = 0; i < 2; i++) {
     struct ArrowArray a;
-    CHECK(stream.get_next(&stream, &a) == 0 && a.release, "stream batch %d", i);
+    TU_CHECK(stream.get_next(&stream, &a) == 0 && a.release, "stream batch %d", i);
     if (a.release) {
-      CHECK(cd_check_batch(&a, all_cols, 3, 0, i, std_rows[i], msg, sizeof msg) == 0, "stream %d: %s", i, msg);
+      TU_CHECK(cd_check_batch(&a, all_cols, 3, 0, i, std_rows[i], msg, sizeof msg) == 0, "stream %d: %s", i, msg);
       a.release(&a);
     }
   }
   stream.release(&stream);
-  CHECK(metrics(c).entries == 1, "entry freed while a moved child lives");
+  TU_CHECK(metrics(c).entries == 1, "entry freed while a moved child lives");
   const int64_t col2 = 2;
-  CHECK(cd_check_batch(&(struct ArrowArray){.length = moved_child.length, .n_children = 1,
+  TU_CHECK(cd_check_batch(&(struct ArrowArray){.length = moved_child.length, .n_children = 1,
                                             .children = (struct ArrowArray *[]){&moved_child},
                                             .release = moved_child.release},
                        &col2, 1, 0, 2, std_rows[2], msg, sizeof msg) == 0,
         "moved child: %s", msg);
   moved_child.release(&moved_child);
   xchg_cache_metrics m = metrics(c);
-  CHECK(m.entries == 0 && m.bytes_held == 0 && m.decodes == 1, "entries %lld bytes %lld decodes %lld",
+  TU_CHECK(m.entries == 0 && m.bytes_held == 0 && m.decodes == 1, "entries %lld bytes %lld decodes %lld",
         (long long)m.entries, (long long)m.bytes_held, (long long)m.decodes);
   /* Gone now: the next acquirer decodes again. */
-  CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  CHECK(metrics(c).decodes == 2, "not decoded again after the entry went");
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(metrics(c).decodes == 2, "not decoded again after the entry went");
   xchg_cache_release(h);
   xchg_cache_destroy(c);
   cd_source_free(&s);
@@ -437,14 +427,14 @@ static void test_outlive_cache(void) {
   xchg_cache_holder *h;
   xchg_error err;
   struct ArrowArray a;
-  CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  CHECK(xchg_cache_holder_batch(h, 2, &a, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_holder_batch(h, 2, &a, &err) == XCHG_OK, "%s", err.message);
   xchg_cache_release(h);
-  CHECK(xchg_cache_acquire(c, "other", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "other", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   xchg_cache_release(h); /* retained */
   xchg_cache_destroy(c);
   char msg[256];
-  CHECK(cd_check_batch(&a, all_cols, 3, 0, 2, std_rows[2], msg, sizeof msg) == 0, "%s", msg);
+  TU_CHECK(cd_check_batch(&a, all_cols, 3, 0, 2, std_rows[2], msg, sizeof msg) == 0, "%s", msg);
   a.release(&a);
   cd_source_free(&s);
   check_memory("outlive cache");
@@ -461,26 +451,26 @@ static void test_sharing_off(void) {
   for (int i = 0; i < N; i++) start_task(&t[i], c, "k", cd_broadcast(&s), NULL, 0);
   for (int i = 0; i < N; i++) {
     pthread_join(t[i].thread, NULL);
-    CHECK(t[i].status == XCHG_OK && t[i].values_ok, "task %d: %s", i, t[i].err.message);
+    TU_CHECK(t[i].status == XCHG_OK && t[i].values_ok, "task %d: %s", i, t[i].err.message);
   }
   xchg_cache_metrics m = metrics(c);
-  CHECK(m.decodes == N && m.hits == 0 && m.waits == 0 && m.entries == 0, "decodes %lld hits %lld",
+  TU_CHECK(m.decodes == N && m.hits == 0 && m.waits == 0 && m.entries == 0, "decodes %lld hits %lld",
         (long long)m.decodes, (long long)m.hits);
   /* Two holders at once hold different buffers. */
   xchg_broadcast b = cd_broadcast(&s);
   xchg_cache_holder *h1, *h2;
   xchg_error err;
-  CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h1, &err) == XCHG_OK, "%s", err.message);
-  CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h2, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h1, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h2, &err) == XCHG_OK, "%s", err.message);
   struct ArrowArray a1, a2;
-  CHECK(xchg_cache_holder_batch(h1, 0, &a1, &err) == XCHG_OK, "%s", err.message);
-  CHECK(xchg_cache_holder_batch(h2, 0, &a2, &err) == XCHG_OK, "%s", err.message);
-  CHECK(a1.children[0]->buffers[1] != a2.children[0]->buffers[1], "sharing off shares");
+  TU_CHECK(xchg_cache_holder_batch(h1, 0, &a1, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_holder_batch(h2, 0, &a2, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(a1.children[0]->buffers[1] != a2.children[0]->buffers[1], "sharing off shares");
   a1.release(&a1);
   a2.release(&a2);
   xchg_cache_release(h1);
   xchg_cache_release(h2);
-  CHECK(metrics(c).entries == 0, "a private entry was retained");
+  TU_CHECK(metrics(c).entries == 0, "a private entry was retained");
   xchg_cache_destroy(c);
   cd_source_free(&s);
   check_memory("sharing off");
@@ -496,21 +486,21 @@ static void test_dictionary_shared(void) {
   xchg_broadcast b = cd_broadcast(&s);
   xchg_cache_holder *h1, *h2;
   xchg_error err;
-  CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h1, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h1, &err) == XCHG_OK, "%s", err.message);
   const int64_t d_only = 2;
-  CHECK(xchg_cache_acquire(c, "k", &b, &d_only, 1, NULL, NULL, &h2, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, &d_only, 1, NULL, NULL, &h2, &err) == XCHG_OK, "%s", err.message);
   struct ArrowArray a1, a2, a3;
-  CHECK(xchg_cache_holder_batch(h1, 0, &a1, &err) == XCHG_OK, "%s", err.message);
-  CHECK(xchg_cache_holder_batch(h2, 0, &a2, &err) == XCHG_OK, "%s", err.message);
-  CHECK(xchg_cache_holder_batch(h2, 3, &a3, &err) == XCHG_OK, "%s", err.message);
-  CHECK(a2.n_children == 1 && a1.children[2]->buffers[1] == a2.children[0]->buffers[1], "indices not shared");
-  CHECK(a1.children[2]->dictionary->buffers[2] == a2.children[0]->dictionary->buffers[2],
+  TU_CHECK(xchg_cache_holder_batch(h1, 0, &a1, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_holder_batch(h2, 0, &a2, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_holder_batch(h2, 3, &a3, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(a2.n_children == 1 && a1.children[2]->buffers[1] == a2.children[0]->buffers[1], "indices not shared");
+  TU_CHECK(a1.children[2]->dictionary->buffers[2] == a2.children[0]->dictionary->buffers[2],
         "dictionary not shared between holders");
-  CHECK(a2.children[0]->dictionary->buffers[2] == a3.children[0]->dictionary->buffers[2],
+  TU_CHECK(a2.children[0]->dictionary->buffers[2] == a3.children[0]->dictionary->buffers[2],
         "dictionary not shared between batches");
   char msg[256];
-  CHECK(cd_check_batch(&a3, &d_only, 1, 0, 3, std_rows[3], msg, sizeof msg) == 0, "%s", msg);
-  CHECK(metrics(c).decodes == 1, "decodes %lld", (long long)metrics(c).decodes);
+  TU_CHECK(cd_check_batch(&a3, &d_only, 1, 0, 3, std_rows[3], msg, sizeof msg) == 0, "%s", msg);
+  TU_CHECK(metrics(c).decodes == 1, "decodes %lld", (long long)metrics(c).decodes);
   a1.release(&a1);
   a2.release(&a2);
   a3.release(&a3);
@@ -541,16 +531,16 @@ static void test_shapes(void) {
   xchg_broadcast b = cd_broadcast(&s);
   xchg_cache_holder *h;
   xchg_error err;
-  CHECK(xchg_cache_acquire(c, "multi", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "multi", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   static const int64_t part_of[6] = {0, 0, 1, 2, 2, 2}, batch_of[6] = {0, 1, 0, 0, 1, 2};
   static const int64_t rows_of[6] = {10, 20, 0, 5, 0, 7};
-  CHECK(xchg_cache_holder_num_batches(h) == 6 && xchg_cache_holder_num_rows(h) == 42, "batches %lld",
+  TU_CHECK(xchg_cache_holder_num_batches(h) == 6 && xchg_cache_holder_num_rows(h) == 42, "batches %lld",
         (long long)xchg_cache_holder_num_batches(h));
   char msg[256];
   for (int64_t i = 0; i < 6 && i < xchg_cache_holder_num_batches(h); i++) {
     struct ArrowArray a;
-    CHECK(xchg_cache_holder_batch(h, i, &a, &err) == XCHG_OK, "%s", err.message);
-    CHECK(cd_check_batch(&a, all_cols, 3, part_of[i], batch_of[i], rows_of[i], msg, sizeof msg) == 0,
+    TU_CHECK(xchg_cache_holder_batch(h, i, &a, &err) == XCHG_OK, "%s", err.message);
+    TU_CHECK(cd_check_batch(&a, all_cols, 3, part_of[i], batch_of[i], rows_of[i], msg, sizeof msg) == 0,
           "multi batch %lld: %s", (long long)i, msg);
     a.release(&a);
   }
@@ -563,18 +553,18 @@ static void test_shapes(void) {
   cd_make_stream(0, zrows, 3, 1, XCHG_BLOCK_NONE, &zero);
   xchg_buf_unref(s.parts[1]);
   s.parts[1] = cd_encode(zero, XCHG_STREAM_LZ4_JAVA);
-  CHECK(xchg_cache_acquire(c, "mixed", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_EINVAL, "mixed schemas: %s",
+  TU_CHECK(xchg_cache_acquire(c, "mixed", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_EINVAL, "mixed schemas: %s",
         err.message);
   cd_source_free(&s);
 
   /* Zero-column batches keep their row counts. */
   cd_source_init(&s, &zero, 1, XCHG_STREAM_NONE);
   b = cd_broadcast(&s);
-  CHECK(xchg_cache_acquire(c, "zero", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  CHECK(xchg_cache_holder_num_batches(h) == 3 && xchg_cache_holder_num_rows(h) == 14, "zero-column layout");
+  TU_CHECK(xchg_cache_acquire(c, "zero", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_holder_num_batches(h) == 3 && xchg_cache_holder_num_rows(h) == 14, "zero-column layout");
   struct ArrowArray a;
-  CHECK(xchg_cache_holder_batch(h, 2, &a, &err) == XCHG_OK, "%s", err.message);
-  CHECK(a.length == 9 && a.n_children == 0, "zero-column batch: %lld rows", (long long)a.length);
+  TU_CHECK(xchg_cache_holder_batch(h, 2, &a, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(a.length == 9 && a.n_children == 0, "zero-column batch: %lld rows", (long long)a.length);
   a.release(&a);
   xchg_cache_release(h);
   cd_source_free(&s);
@@ -585,26 +575,26 @@ static void test_shapes(void) {
   cd_make_stream(0, NULL, 0, 0, XCHG_BLOCK_NONE, &none);
   cd_source_init(&s, &none, 1, XCHG_STREAM_NONE);
   b = cd_broadcast(&s);
-  CHECK(xchg_cache_acquire(c, "empty", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  CHECK(xchg_cache_holder_num_batches(h) == 0, "empty stream has batches");
+  TU_CHECK(xchg_cache_acquire(c, "empty", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_holder_num_batches(h) == 0, "empty stream has batches");
   struct ArrowArrayStream st;
-  CHECK(xchg_cache_holder_stream(h, &st, &err) == XCHG_OK, "%s", err.message);
-  CHECK(st.get_next(&st, &a) == 0 && a.release == NULL, "empty stream yields a batch");
+  TU_CHECK(xchg_cache_holder_stream(h, &st, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(st.get_next(&st, &a) == 0 && a.release == NULL, "empty stream yields a batch");
   st.release(&st);
   xchg_cache_release(h);
   b.n_parts = 0;
-  CHECK(xchg_cache_acquire(c, "nothing", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "nothing", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   struct ArrowSchema sc;
-  CHECK(xchg_cache_holder_schema(h, &sc, &err) == XCHG_OK, "%s", err.message);
-  CHECK(xchg_cache_holder_num_batches(h) == 0 && sc.n_children == 0 && strcmp(sc.format, "+s") == 0,
+  TU_CHECK(xchg_cache_holder_schema(h, &sc, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_holder_num_batches(h) == 0 && sc.n_children == 0 && strcmp(sc.format, "+s") == 0,
         "no parts");
   sc.release(&sc);
   xchg_cache_release(h);
   /* A column index out of range. */
   const int64_t bad_col = 7;
   b.n_parts = 1;
-  CHECK(xchg_cache_acquire(c, "empty", &b, &bad_col, 1, NULL, NULL, &h, &err) == XCHG_EINVAL, "column 7");
-  CHECK(metrics(c).entries == 0, "entries left: %lld", (long long)metrics(c).entries);
+  TU_CHECK(xchg_cache_acquire(c, "empty", &b, &bad_col, 1, NULL, NULL, &h, &err) == XCHG_EINVAL, "column 7");
+  TU_CHECK(metrics(c).entries == 0, "entries left: %lld", (long long)metrics(c).entries);
   cd_source_free(&s);
   xchg_buf_unref(none);
   xchg_cache_destroy(c);
@@ -622,24 +612,24 @@ static void test_lazy_columns(void) {
   xchg_cache_holder *narrow, *wider, *all, *again;
   xchg_error err;
   const int64_t c0 = 0, c20[2] = {2, 0}, c2 = 2;
-  CHECK(xchg_cache_acquire(c, "k", &b, &c0, 1, NULL, NULL, &narrow, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, &c0, 1, NULL, NULL, &narrow, &err) == XCHG_OK, "%s", err.message);
   int64_t k_bytes = metrics(c).bytes_held;
-  CHECK(k_bytes >= 16001 * 8 && k_bytes < 16001 * 8 + 4096, "bytes of column k alone: %lld", (long long)k_bytes);
-  CHECK(xchg_cache_acquire(c, "k", &b, c20, 2, NULL, NULL, &wider, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(k_bytes >= 16001 * 8 && k_bytes < 16001 * 8 + 4096, "bytes of column k alone: %lld", (long long)k_bytes);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, c20, 2, NULL, NULL, &wider, &err) == XCHG_OK, "%s", err.message);
   xchg_cache_metrics m = metrics(c);
-  CHECK(m.decodes == 2 && m.bytes_held > k_bytes, "decodes %lld", (long long)m.decodes);
+  TU_CHECK(m.decodes == 2 && m.bytes_held > k_bytes, "decodes %lld", (long long)m.decodes);
   struct ArrowArray a, w;
-  CHECK(xchg_cache_holder_batch(narrow, 0, &a, &err) == XCHG_OK, "%s", err.message);
-  CHECK(xchg_cache_holder_batch(wider, 0, &w, &err) == XCHG_OK, "%s", err.message);
-  CHECK(w.n_children == 2 && a.children[0]->buffers[1] == w.children[1]->buffers[1], "column k decoded twice");
+  TU_CHECK(xchg_cache_holder_batch(narrow, 0, &a, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_holder_batch(wider, 0, &w, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(w.n_children == 2 && a.children[0]->buffers[1] == w.children[1]->buffers[1], "column k decoded twice");
   a.release(&a);
   w.release(&w);
-  CHECK(check_holder(wider, c20, 2) == 0 && check_holder(narrow, &c0, 1) == 0, "lazy values");
-  CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &all, &err) == XCHG_OK, "%s", err.message);
-  CHECK(xchg_cache_acquire(c, "k", &b, &c2, 1, NULL, NULL, &again, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(check_holder(wider, c20, 2) == 0 && check_holder(narrow, &c0, 1) == 0, "lazy values");
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &all, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, &c2, 1, NULL, NULL, &again, &err) == XCHG_OK, "%s", err.message);
   m = metrics(c);
-  CHECK(m.decodes == 3 && m.hits == 1, "decodes %lld hits %lld", (long long)m.decodes, (long long)m.hits);
-  CHECK(check_holder(all, all_cols, 3) == 0, "all values");
+  TU_CHECK(m.decodes == 3 && m.hits == 1, "decodes %lld hits %lld", (long long)m.decodes, (long long)m.hits);
+  TU_CHECK(check_holder(all, all_cols, 3) == 0, "all values");
   xchg_cache_release(narrow);
   xchg_cache_release(wider);
   xchg_cache_release(all);
@@ -652,17 +642,17 @@ static void test_lazy_columns(void) {
   cd_source_close_gate(&s);
   task ta, tb;
   start_task(&ta, c, "k2", cd_broadcast(&s), &c0, 1);
-  CHECK(cd_source_wait_blocked(&s, 1) == 0, "A did not start");
+  TU_CHECK(cd_source_wait_blocked(&s, 1) == 0, "A did not start");
   start_task(&tb, c, "k2", cd_broadcast(&s), c01, 2);
-  CHECK(cd_source_wait_blocked(&s, 2) == 0, "B did not start decoding s while A decodes k");
+  TU_CHECK(cd_source_wait_blocked(&s, 2) == 0, "B did not start decoding s while A decodes k");
   cd_source_open_gate(&s);
   pthread_join(ta.thread, NULL);
   pthread_join(tb.thread, NULL);
-  CHECK(ta.status == XCHG_OK && ta.values_ok && tb.status == XCHG_OK && tb.values_ok, "%s / %s",
+  TU_CHECK(ta.status == XCHG_OK && ta.values_ok && tb.status == XCHG_OK && tb.values_ok, "%s / %s",
         ta.err.message, tb.err.message);
   m = metrics(c);
   /* Two decodes, not three: B decoded s only and took k from A. */
-  CHECK(m.decodes == 5 && m.failed_decodes == 0, "decodes %lld", (long long)m.decodes);
+  TU_CHECK(m.decodes == 5 && m.failed_decodes == 0, "decodes %lld", (long long)m.decodes);
   xchg_cache_destroy(c);
   cd_source_free(&s);
 
@@ -672,13 +662,13 @@ static void test_lazy_columns(void) {
   c = new_cache(1, 0, 0);
   b = cd_broadcast(&s);
   int64_t before = xchg_buf_allocated_bytes();
-  CHECK(xchg_cache_acquire(c, "k", &b, &c2, 1, NULL, NULL, &narrow, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, &c2, 1, NULL, NULL, &narrow, &err) == XCHG_OK, "%s", err.message);
   int64_t kept = xchg_buf_allocated_bytes() - before, held = metrics(c).bytes_held;
-  CHECK(kept <= held + 4096 && held < 16001 * 4 + 4096 + 256, "narrow holder keeps %lld bytes, accounts %lld",
+  TU_CHECK(kept <= held + 4096 && held < 16001 * 4 + 4096 + 256, "narrow holder keeps %lld bytes, accounts %lld",
         (long long)kept, (long long)held);
-  CHECK(check_holder(narrow, &c2, 1) == 0, "narrow values through lz4-java");
-  CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &all, &err) == XCHG_OK, "%s", err.message);
-  CHECK(check_holder(all, all_cols, 3) == 0 && metrics(c).decodes == 2, "wide after narrow");
+  TU_CHECK(check_holder(narrow, &c2, 1) == 0, "narrow values through lz4-java");
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &all, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(check_holder(all, all_cols, 3) == 0 && metrics(c).decodes == 2, "wide after narrow");
   xchg_cache_release(narrow);
   xchg_cache_release(all);
   xchg_cache_destroy(c);
@@ -706,7 +696,7 @@ static void test_retention(void) {
   xchg_cache_holder *h, *held;
   /* Measure one entry. */
   xchg_cache *c = new_cache(1, 0, 0);
-  CHECK(xchg_cache_acquire(c, "x", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "x", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   int64_t one = metrics(c).bytes_held;
   xchg_cache_release(h);
   xchg_cache_destroy(c);
@@ -719,26 +709,26 @@ static void test_retention(void) {
   atomic_store(&accounted, 0);
   const char *keys[3] = {"a", "b", "c"};
   for (int i = 0; i < 3; i++) {
-    CHECK(xchg_cache_acquire(c, keys[i], &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+    TU_CHECK(xchg_cache_acquire(c, keys[i], &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
     xchg_cache_release(h);
   }
   xchg_cache_metrics m = metrics(c);
-  CHECK(m.entries == 2 && m.retained == 2 && m.evictions == 1 && m.bytes_held == 2 * one,
+  TU_CHECK(m.entries == 2 && m.retained == 2 && m.evictions == 1 && m.bytes_held == 2 * one,
         "entries %lld retained %lld evictions %lld", (long long)m.entries, (long long)m.retained,
         (long long)m.evictions);
-  CHECK(atomic_load(&accounted) == m.bytes_held && atomic_load(&accounted_plus) == 3 * one,
+  TU_CHECK(atomic_load(&accounted) == m.bytes_held && atomic_load(&accounted_plus) == 3 * one,
         "accounted %ld, held %lld", atomic_load(&accounted), (long long)m.bytes_held);
   /* "a" (oldest) went; "b" and "c" are hits. */
-  CHECK(xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &held, &err) == XCHG_OK, "%s", err.message);
-  CHECK(xchg_cache_acquire(c, "c", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &held, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "c", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   m = metrics(c);
-  CHECK(m.decodes == 3 && m.hits == 2, "decodes %lld hits %lld", (long long)m.decodes, (long long)m.hits);
-  CHECK(check_holder(held, all_cols, 3) == 0, "retained values");
+  TU_CHECK(m.decodes == 3 && m.hits == 2, "decodes %lld hits %lld", (long long)m.decodes, (long long)m.hits);
+  TU_CHECK(check_holder(held, all_cols, 3) == 0, "retained values");
   xchg_cache_release(h);
   /* "a" again: decoded; over budget, "c" (unreferenced) goes, "b" (held) stays. */
-  CHECK(xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   m = metrics(c);
-  CHECK(m.decodes == 4 && m.entries == 2 && m.evictions == 2, "decodes %lld entries %lld evictions %lld",
+  TU_CHECK(m.decodes == 4 && m.entries == 2 && m.evictions == 2, "decodes %lld entries %lld evictions %lld",
         (long long)m.decodes, (long long)m.entries, (long long)m.evictions);
   /* A tiny budget never frees a held entry. */
   xchg_cache_release(h);
@@ -746,31 +736,31 @@ static void test_retention(void) {
   xchg_cache_destroy(c);
   o.retain_bytes = 1;
   c = xchg_cache_create(&o);
-  CHECK(xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &held, &err) == XCHG_OK, "%s", err.message);
-  CHECK(xchg_cache_acquire(c, "c", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &held, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "c", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   xchg_cache_release(h);
   m = metrics(c);
-  CHECK(m.entries == 1 && m.retained == 0, "entries %lld retained %lld", (long long)m.entries, (long long)m.retained);
-  CHECK(check_holder(held, all_cols, 3) == 0, "held entry values");
+  TU_CHECK(m.entries == 1 && m.retained == 0, "entries %lld retained %lld", (long long)m.entries, (long long)m.retained);
+  TU_CHECK(check_holder(held, all_cols, 3) == 0, "held entry values");
   xchg_cache_release(held);
-  CHECK(metrics(c).entries == 0, "over budget entry retained");
+  TU_CHECK(metrics(c).entries == 0, "over budget entry retained");
   xchg_cache_destroy(c);
 
   /* Age limit. */
   o.retain_bytes = INT64_MAX;
   o.retain_ms = 40;
   c = xchg_cache_create(&o);
-  CHECK(xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   xchg_cache_release(h);
-  CHECK(xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   xchg_cache_release(h);
-  CHECK(metrics(c).decodes == 1 && metrics(c).retained == 1, "within age: decodes %lld", (long long)metrics(c).decodes);
+  TU_CHECK(metrics(c).decodes == 1 && metrics(c).retained == 1, "within age: decodes %lld", (long long)metrics(c).decodes);
   sleep_ms(80);
   xchg_cache_trim(c);
   m = metrics(c);
-  CHECK(m.entries == 0 && m.evictions == 1, "aged entry kept: entries %lld", (long long)m.entries);
+  TU_CHECK(m.entries == 0 && m.evictions == 1, "aged entry kept: entries %lld", (long long)m.entries);
   xchg_cache_destroy(c);
-  CHECK(atomic_load(&accounted) == 0, "accounting does not balance: %ld", atomic_load(&accounted));
+  TU_CHECK(atomic_load(&accounted) == 0, "accounting does not balance: %ld", atomic_load(&accounted));
   cd_source_free(&s);
   check_memory("retention");
 }
@@ -852,32 +842,32 @@ static void test_derived(void) {
   derive_task t[N];
   xchg_error err;
   memset(t, 0, sizeof t);
-  for (int i = 0; i < N; i++) CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &t[i].h, &err) == XCHG_OK, "%s", err.message);
+  for (int i = 0; i < N; i++) TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &t[i].h, &err) == XCHG_OK, "%s", err.message);
   /* First build fails: the builder gets the error, a waiter builds again. */
   atomic_store(&dctx.fail_next, 1);
   cd_source_close_gate(&s);
   pthread_create(&t[0].thread, NULL, run_derive, &t[0]);
-  CHECK(cd_source_wait_blocked(&s, 1) == 0, "build did not start");
+  TU_CHECK(cd_source_wait_blocked(&s, 1) == 0, "build did not start");
   for (int i = 1; i < N; i++) pthread_create(&t[i].thread, NULL, run_derive, &t[i]);
   sleep_ms(30);
   atomic_store(&t[3].cancel, 1); /* this waiter gives up */
   pthread_join(t[3].thread, NULL);
-  CHECK(t[3].status == XCHG_ECANCELLED, "cancelled waiter: %s", xchg_status_name(t[3].status));
+  TU_CHECK(t[3].status == XCHG_ECANCELLED, "cancelled waiter: %s", xchg_status_name(t[3].status));
   cd_source_open_gate(&s);
   for (int i = 0; i < 3; i++) pthread_join(t[i].thread, NULL);
-  CHECK(t[0].status == XCHG_EIO, "failed builder: %s", xchg_status_name(t[0].status));
-  CHECK(t[1].status == XCHG_OK && t[1].value == want && t[2].status == XCHG_OK && t[2].value == want,
+  TU_CHECK(t[0].status == XCHG_EIO, "failed builder: %s", xchg_status_name(t[0].status));
+  TU_CHECK(t[1].status == XCHG_OK && t[1].value == want && t[2].status == XCHG_OK && t[2].value == want,
         "waiters' values");
-  CHECK(atomic_load(&dctx.builds) == 2, "builds %d", atomic_load(&dctx.builds));
+  TU_CHECK(atomic_load(&dctx.builds) == 2, "builds %d", atomic_load(&dctx.builds));
   /* Later: the value is there. */
   run_derive(&t[0]);
-  CHECK(t[0].status == XCHG_OK && t[0].value == want && atomic_load(&dctx.builds) == 2, "cached value");
+  TU_CHECK(t[0].status == XCHG_OK && t[0].value == want && atomic_load(&dctx.builds) == 2, "cached value");
   for (int i = 0; i < N - 1; i++) xchg_cache_release(t[i].h);
-  CHECK(atomic_load(&dctx.destroyed) == 0, "destroyed while held");
+  TU_CHECK(atomic_load(&dctx.destroyed) == 0, "destroyed while held");
   xchg_cache_release(t[N - 1].h);
-  CHECK(atomic_load(&dctx.destroyed) == 1, "destructor ran %d times", atomic_load(&dctx.destroyed));
+  TU_CHECK(atomic_load(&dctx.destroyed) == 1, "destructor ran %d times", atomic_load(&dctx.destroyed));
   xchg_cache_metrics m = metrics(c);
-  CHECK(m.derived_builds == 2 && m.cancellations == 1, "derived builds %lld cancellations %lld",
+  TU_CHECK(m.derived_builds == 2 && m.cancellations == 1, "derived builds %lld cancellations %lld",
         (long long)m.derived_builds, (long long)m.cancellations);
   xchg_cache_destroy(c);
   cd_source_free(&s);
@@ -897,9 +887,9 @@ static void test_slow_decode(void) {
   for (int i = 0; i < N; i++) start_task(&t[i], c, "slow", cd_broadcast(&s), NULL, 0);
   for (int i = 0; i < N; i++) {
     pthread_join(t[i].thread, NULL);
-    CHECK(t[i].status == XCHG_OK && t[i].values_ok, "task %d: %s", i, t[i].err.message);
+    TU_CHECK(t[i].status == XCHG_OK && t[i].values_ok, "task %d: %s", i, t[i].err.message);
   }
-  CHECK(metrics(c).decodes == 1 && metrics(c).waits == N - 1, "decodes %lld waits %lld", (long long)metrics(c).decodes,
+  TU_CHECK(metrics(c).decodes == 1 && metrics(c).waits == N - 1, "decodes %lld waits %lld", (long long)metrics(c).decodes,
         (long long)metrics(c).waits);
   xchg_cache_destroy(c);
   cd_source_free(&s);
@@ -924,20 +914,20 @@ static void test_alloc_failures(void) {
     xchg_status st1 = xchg_cache_acquire(c, "k", &b, &c1, 1, NULL, NULL, &narrow, &err);
     xchg_status st2 = xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &all, &err);
     xchg_buf_fail_nth_alloc(0);
-    CHECK(st1 == XCHG_OK || st1 == XCHG_ENOMEM || st1 == XCHG_EIO, "n %lld: %s", (long long)n, xchg_status_name(st1));
-    CHECK(st2 == XCHG_OK || st2 == XCHG_ENOMEM || st2 == XCHG_EIO, "n %lld: %s", (long long)n, xchg_status_name(st2));
-    if (st1 == XCHG_OK) CHECK(check_holder(narrow, &c1, 1) == 0, "n %lld: narrow values", (long long)n);
-    if (st2 == XCHG_OK) CHECK(check_holder(all, all_cols, 3) == 0, "n %lld: values", (long long)n);
+    TU_CHECK(st1 == XCHG_OK || st1 == XCHG_ENOMEM || st1 == XCHG_EIO, "n %lld: %s", (long long)n, xchg_status_name(st1));
+    TU_CHECK(st2 == XCHG_OK || st2 == XCHG_ENOMEM || st2 == XCHG_EIO, "n %lld: %s", (long long)n, xchg_status_name(st2));
+    if (st1 == XCHG_OK) TU_CHECK(check_holder(narrow, &c1, 1) == 0, "n %lld: narrow values", (long long)n);
+    if (st2 == XCHG_OK) TU_CHECK(check_holder(all, all_cols, 3) == 0, "n %lld: values", (long long)n);
     errors += (st1 != XCHG_OK) + (st2 != XCHG_OK);
     successes += (st1 == XCHG_OK) + (st2 == XCHG_OK);
     xchg_cache_release(narrow);
     xchg_cache_release(all);
-    CHECK(metrics(c).entries == 0, "n %lld: entry left", (long long)n);
+    TU_CHECK(metrics(c).entries == 0, "n %lld: entry left", (long long)n);
     xchg_cache_destroy(c);
     check_memory("allocation failures");
     if (st1 == XCHG_OK && st2 == XCHG_OK) break; /* past the last allocation */
   }
-  CHECK(errors > 10 && successes > 0, "allocation failures not reached: %d errors", errors);
+  TU_CHECK(errors > 10 && successes > 0, "allocation failures not reached: %d errors", errors);
   cd_source_free(&s);
 }
 
@@ -957,10 +947,5 @@ int main(void) {
   test_derived();
   test_slow_decode();
   test_alloc_failures();
-  if (failures) {
-    fprintf(stderr, "%d check(s) failed\n", failures);
-    return 1;
-  }
-  printf("cache: all scenarios passed\n");
-  return 0;
+  return tu_finish("cache");
 }

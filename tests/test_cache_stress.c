@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "support/cache_data.h"
+#include "support/testutil.h"
 #include "xchg/cache.h"
 
 #define N_THREADS 8
@@ -18,16 +19,8 @@
 #define ITERATIONS 250
 #define KEPT_MAX 16
 
-static atomic_int failures;
-
-#define FAIL(...)                                  \
-  do {                                             \
-    if (atomic_fetch_add(&failures, 1) < 20) {     \
-      fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                \
-      fprintf(stderr, "\n");                       \
-    }                                              \
-  } while (0)
+/* A failure seen on a worker thread (the harness counts it atomically). */
+#define FAIL(...) tu_fail_at(__FILE__, __LINE__, __VA_ARGS__)
 
 typedef struct key_data {
   char name[16];
@@ -248,22 +241,17 @@ int main(void) {
          "%lld waits, %lld evictions\n",
          (long long)ok, (long long)errors, (long long)m[0].decodes, (long long)m[0].failed_decodes,
          (long long)m[0].hits, (long long)m[0].waits, (long long)m[0].evictions);
-  if (m[1].entries != 0 || m[2].entries != 0 || m[1].bytes_held != 0)
-    FAIL("entries left without retention: %lld / %lld", (long long)m[1].entries, (long long)m[2].entries);
-  if (m[0].entries != m[0].retained) FAIL("held entries left: %lld of %lld", (long long)m[0].entries, (long long)m[0].retained);
-  if (m[0].bytes_held > 256 << 10) FAIL("over the retention budget: %lld", (long long)m[0].bytes_held);
-  if (ok == 0 || errors == 0 || m[0].failed_decodes == 0 || m[0].hits == 0 || m[0].waits == 0)
-    FAIL("the stress did not stress: ok %lld errors %lld", (long long)ok, (long long)errors);
+  TU_CHECK(m[1].entries == 0 && m[2].entries == 0 && m[1].bytes_held == 0,
+           "entries left without retention: %lld / %lld", (long long)m[1].entries, (long long)m[2].entries);
+  TU_CHECK(m[0].entries == m[0].retained, "held entries left: %lld of %lld", (long long)m[0].entries, (long long)m[0].retained);
+  TU_CHECK(m[0].bytes_held <= 256 << 10, "over the retention budget: %lld", (long long)m[0].bytes_held);
+  TU_CHECK(ok != 0 && errors != 0 && m[0].failed_decodes != 0 && m[0].hits != 0 && m[0].waits != 0,
+           "the stress did not stress: ok %lld errors %lld", (long long)ok, (long long)errors);
   for (int i = 0; i < 3; i++) xchg_cache_destroy(caches[i]);
-  if (xchg_buf_live_count() != live_data || xchg_buf_allocated_bytes() != bytes_data)
-    FAIL("leak: %lld buffers / %lld bytes live, %lld / %lld expected", (long long)xchg_buf_live_count(),
+  TU_CHECK(xchg_buf_live_count() == live_data && xchg_buf_allocated_bytes() == bytes_data,
+           "leak: %lld buffers / %lld bytes live, %lld / %lld expected", (long long)xchg_buf_live_count(),
          (long long)xchg_buf_allocated_bytes(), (long long)live_data, (long long)bytes_data);
   for (int i = 0; i < N_KEYS; i++) cd_source_free(&keys[i].src);
-  if (xchg_buf_live_count() != live0 || xchg_buf_allocated_bytes() != bytes0) FAIL("test data leaked");
-  if (atomic_load(&failures)) {
-    fprintf(stderr, "%d failure(s)\n", atomic_load(&failures));
-    return 1;
-  }
-  printf("cache_stress: ok\n");
-  return 0;
+  TU_CHECK(xchg_buf_live_count() == live0 && xchg_buf_allocated_bytes() == bytes0, "test data leaked");
+  return tu_finish("cache_stress");
 }

@@ -53,16 +53,8 @@
 #define MSG_SIZE 1024
 
 static const char *cli;
-static tu_tally tally;
-
 static void report(bool ok, const char *what, const char *detail) {
-  if (ok) {
-    tally.passed++;
-    printf("ok    %s\n", what);
-  } else {
-    tally.failed++;
-    printf("FAIL  %s: %s\n", what, detail);
-  }
+  tu_case(what, ok ? 0 : -1, detail);
   fflush(stdout);
 }
 
@@ -1692,5 +1684,5 @@ int main(void) {
   check_typed();
   check_dictionary_changes();
   check_codecs(gold_root);
-  return tu_tally_report(&tally);
+  return tu_finish("cli");
 }

@@ -28,14 +28,13 @@
 
 #define MSG_SIZE 2048
 
-static tu_tally tally;
-
 static void report(int ok, const char *what, const char *file, const char *msg) {
   if (ok) {
-    tally.passed++;
+    tu_pass();
   } else {
-    tally.failed++;
-    printf("FAIL %s %s: %s\n", what, file, msg);
+    char where[4096];
+    snprintf(where, sizeof where, "%s %s", what, file);
+    tu_fail(where, msg);
   }
 }
 
@@ -507,6 +506,5 @@ int main(int argc, char **argv) {
   xchg_pool *pool = xchg_pool_create(3);
   tu_walk(dir, NULL, check_if_ipc, pool);
   xchg_pool_destroy(pool);
-  if (tally.passed == 0) tally.failed++;
-  return tu_tally_report(&tally);
+  return tu_finish("decode");
 }

@@ -58,14 +58,14 @@ static void check_gold(const char *json_path) {
     tu_fail(json_path, msg);
     return;
   }
-  int before = tu_failures;
+  int before = tu_failed_count();
   for (int f = 0; f < 2; f++)
     for (int c = 0; c < 2; c++) {
       snprintf(what, sizeof what, "%s [big-endian %s, %s]", name, f ? "file" : "stream",
                xchg_block_codec_name(codecs[c]));
       if (check_be(&src.schema, src.batches, src.n, doc, formats[f], codecs[c], msg) != 0) tu_fail(what, msg);
     }
-  printf("%s %s\n", tu_failures == before ? "ok  " : "FAIL", name);
+  tu_section(name, before);
   rt_data_free(&src);
   arrow_json_free(doc);
 }
@@ -81,7 +81,7 @@ static void check_sample(void) {
   struct ArrowArray *batch;
   rt_sample(&schema, &batch);
   char msg[MSG], what[256];
-  int before = tu_failures;
+  int before = tu_failed_count();
   static const int64_t cuts[3][2] = {{0, RT_SAMPLE_ROWS}, {1, 3}, {3, 3}};
   for (int f = 0; f < 2; f++)
     for (int c = 0; c < 2; c++)
@@ -114,7 +114,7 @@ static void check_sample(void) {
   if (!contains(bp, bn, be, 8) || contains(bp, bn, le, 8)) tu_fail("byte order", "big-endian output does not hold the value big-endian");
   xchg_buf_unref(out[0]);
   xchg_buf_unref(out[1]);
-  printf("%s hand-built sample, big-endian, and the byte order on the wire\n", tu_failures == before ? "ok  " : "FAIL");
+  tu_section("hand-built sample, big-endian, and the byte order on the wire", before);
 }
 
 int main(int argc, char **argv) {
@@ -124,5 +124,5 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < n; i++) check_gold(paths[i]);
   check_sample();
   rt_free_paths(paths, n);
-  return tu_verdict("all big-endian round trips passed");
+  return tu_finish("endian");
 }

@@ -743,7 +743,6 @@ static int writer_used_canonical_map_names(const char *path) {
 
 typedef struct totals {
   xchg_pool *pool;
-  int passed, failed;
   self_check_stats self;
 } totals;
 
@@ -781,15 +780,14 @@ static void check_ipc_file(arrow_json *doc, const char *path, const char *shown,
                live_after - live_before);
     how = "leak check";
   }
-  if (rc == 0) {
-    printf("OK   %s (%" PRId64 " batches; mmap, fd, pool%s, memory%s)%s\n", shown,
-           arrow_json_num_batches(doc), is_file ? "" : ", pipe", is_file ? ", random access" : "",
-           quirk ? " [map entry names: canonical in the file, custom in the JSON]" : "");
-    t->passed++;
-  } else {
-    printf("FAIL %s: %s: %s\n", shown, how, msg);
-    t->failed++;
-  }
+  char what[4096];
+  if (rc == 0)
+    snprintf(what, sizeof what, "%s (%" PRId64 " batches; mmap, fd, pool%s, memory%s)%s", shown,
+             arrow_json_num_batches(doc), is_file ? "" : ", pipe", is_file ? ", random access" : "",
+             quirk ? " [map entry names: canonical in the file, custom in the JSON]" : "");
+  else
+    snprintf(what, sizeof what, "%s: %s", shown, how);
+  tu_case(what, rc, msg);
   fflush(stdout);
 }
 
@@ -815,19 +813,11 @@ int main(int argc, char **argv) {
   }
   totals t = {0};
   t.pool = xchg_pool_create(3);
-  if (!t.pool) {
-    printf("FAIL cannot create a thread pool\n");
-    t.failed++;
-  }
+  TU_CHECK(t.pool != NULL, "cannot create a thread pool");
   char self_msg[MSG_SIZE] = "";
-  if (comparator_self_test(&t.self, self_msg) == 0) {
-    printf("OK   comparator self-test (float16, decimal32/64, month_day_nano, utf8view, listview, "
-           "run-end encoded)\n");
-    t.passed++;
-  } else {
-    printf("FAIL comparator self-test: %s\n", self_msg);
-    t.failed++;
-  }
+  tu_case("comparator self-test (float16, decimal32/64, month_day_nano, utf8view, listview, "
+          "run-end encoded)",
+          comparator_self_test(&t.self, self_msg), self_msg);
   size_t dirlen = strlen(dir);
   for (size_t i = 0; i < njsons; i++) {
     const char *json_path = jsons[i];
@@ -835,8 +825,7 @@ int main(int argc, char **argv) {
     arrow_json *doc;
     char msg[MSG_SIZE];
     if (arrow_json_load(json_path, &doc, msg, sizeof(msg)) != 0) {
-      printf("FAIL %s: %s\n", shown_json, msg);
-      t.failed++;
+      tu_fail(shown_json, msg);
       continue;
     }
     static const char *const exts[] = {".stream", ".arrow_file"};
@@ -850,27 +839,19 @@ int main(int argc, char **argv) {
       found++;
       check_ipc_file(doc, path, path + dirlen + (path[dirlen] == '/'), k == 1, &t);
     }
-    if (!found) {
-      printf("FAIL %s: no .stream or .arrow_file beside it\n", shown_json);
-      t.failed++;
-    }
+    TU_CHECK(found, "%s: no .stream or .arrow_file beside it", shown_json);
     arrow_json_free(doc);
   }
   rt_free_paths(jsons, njsons);
   if (t.pool) xchg_pool_destroy(t.pool);
 
-  if (t.passed + t.failed == 0) {
-    printf("FAIL no gold files found under %s\n", dir);
-    t.failed++;
-  } else if (t.failed == 0 && (t.self.schema_checks == 0 || t.self.value_checks == 0)) {
-    printf("FAIL self-check: no file allowed both a schema and a value mutation\n");
-    t.failed++;
-  }
+  TU_CHECK(njsons > 0, "no gold files found under %s", dir);
+  TU_CHECK(tu_failed_count() > 0 || (t.self.schema_checks > 0 && t.self.value_checks > 0),
+           "self-check: no file allowed both a schema and a value mutation");
   printf("self-check caught: %d renamed fields, %d flipped bits (validity, type ids, offsets, values; "
          "%d in nested arrays, %d in "
          "dictionaries), %d wrong batches\n",
          t.self.schema_checks, t.self.value_checks, t.self.nested_value_checks,
          t.self.dictionary_value_checks, t.self.wrong_batch_checks);
-  printf("%d passed, %d failed\n", t.passed, t.failed);
-  return t.failed ? 1 : 0;
+  return tu_finish("gold");
 }

@@ -267,8 +267,7 @@ static void test_open_errors(void) {
 static void test_gold_file_modes_agree(void) {
   const char *root = getenv("XCHG_TESTDATA");
   if (root == NULL) {
-    fprintf(stderr, "XCHG_TESTDATA is not set\n");
-    tu_failures++;
+    tu_fail("XCHG_TESTDATA", "not set");
     return;
   }
   char path[4096];
@@ -498,5 +497,5 @@ int main(void) {
   xchg_source_close(NULL);
   TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
   TU_EXPECT(xchg_buf_live_count() == live0);
-  return tu_finish("test_io");
+  return tu_finish("io");
 }

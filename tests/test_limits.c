@@ -27,9 +27,7 @@
 #include "xchg/stream.h"
 #include "xchg/xchg.h"
 
-static tu_tally checks;
 
-#define CHECK(...) TU_TALLY_CHECK(&checks, __VA_ARGS__)
 
 static int64_t inputs, errors;
 
@@ -46,7 +44,7 @@ static xchg_status read_ipc(const uint8_t *data, size_t size, const xchg_read_op
     a.release(&a);
   }
   xchg_ipc_reader_close(r);
-  CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked", xchg_buf_live_count() - live);
+  TU_CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked", xchg_buf_live_count() - live);
   inputs++;
   errors += st != XCHG_OK;
   return st;
@@ -56,19 +54,19 @@ static xchg_status read_ipc(const uint8_t *data, size_t size, const xchg_read_op
  * `names` (NULL-terminated). */
 static void expect_error(const char *what, xchg_status st, const xchg_error *err, xchg_status want,
                          const char *const *names) {
-  CHECK(st == want, "%s: %s (\"%s\"), expected %s", what, xchg_status_name(st),
+  TU_CHECK(st == want, "%s: %s (\"%s\"), expected %s", what, xchg_status_name(st),
         st == XCHG_OK ? "" : err->message, xchg_status_name(want));
   for (int i = 0; st == want && names[i] != NULL; i++)
-    CHECK(strstr(err->message, names[i]) != NULL, "%s: the message \"%s\" does not name \"%s\"",
+    TU_CHECK(strstr(err->message, names[i]) != NULL, "%s: the message \"%s\" does not name \"%s\"",
           what, err->message, names[i]);
 }
 
 /* st must be XCHG_ELIMIT with a message containing `names`. */
 static void expect_limit(const char *what, xchg_status st, const xchg_error *err, const char *names) {
-  CHECK(st == XCHG_ELIMIT, "%s: %s (\"%s\"), expected a limit error", what, xchg_status_name(st),
+  TU_CHECK(st == XCHG_ELIMIT, "%s: %s (\"%s\"), expected a limit error", what, xchg_status_name(st),
         st == XCHG_OK ? "" : err->message);
   if (st == XCHG_ELIMIT)
-    CHECK(strstr(err->message, names) != NULL, "%s: the message \"%s\" does not name \"%s\"", what,
+    TU_CHECK(strstr(err->message, names) != NULL, "%s: the message \"%s\" does not name \"%s\"", what,
           err->message, names);
 }
 
@@ -91,7 +89,7 @@ static uint8_t *load_gold(const char *gold_dir, const char *name, size_t *size) 
   char path[2048];
   snprintf(path, sizeof path, "%s/%s", gold_dir, name);
   uint8_t *data = tu_read_file(path, size);
-  CHECK(data != NULL, "cannot read %s", path);
+  TU_CHECK(data != NULL, "cannot read %s", path);
   return data;
 }
 
@@ -111,7 +109,7 @@ static void lowered_caps(const char *gold_dir) {
     xchg_read_options_init(&opts);
     xchg_error err;
     xchg_status st = read_ipc(data, size, &opts, &err);
-    CHECK(st == XCHG_OK, "%s with the default caps: %s", cases[i].file, err.message);
+    TU_CHECK(st == XCHG_OK, "%s with the default caps: %s", cases[i].file, err.message);
     cases[i].lower(&opts);
     char what[512];
     snprintf(what, sizeof what, "%s with %s lowered", cases[i].file, cases[i].cap_name);
@@ -154,8 +152,8 @@ static void huge_buffer(const char *gold_dir) {
   opts.on_message = find_body;
   opts.on_message_ctx = &f;
   xchg_error err;
-  CHECK(read_ipc(data, size, &opts, &err) == XCHG_OK, "%s: %s", path, err.message);
-  CHECK(f.body_start > 0 && (size_t)f.body_start + 8 <= size, "%s: no record batch body found", path);
+  TU_CHECK(read_ipc(data, size, &opts, &err) == XCHG_OK, "%s: %s", path, err.message);
+  TU_CHECK(f.body_start > 0 && (size_t)f.body_start + 8 <= size, "%s: no record batch body found", path);
   if (f.body_start > 0 && (size_t)f.body_start + 8 <= size) {
     uint64_t claim = (uint64_t)1 << 40;
     for (int k = 0; k < 8; k++) data[f.body_start + k] = (uint8_t)(claim >> (8 * k));
@@ -215,7 +213,7 @@ static void cap_at_need(const char *file, const uint8_t *data, size_t size, cons
   xchg_error err;
   *field = need;
   xchg_status st = read_ipc(data, size, opts, &err);
-  CHECK(st == XCHG_OK, "%s with %s = %lld, what it needs: %s", file, cap_name, (long long)need,
+  TU_CHECK(st == XCHG_OK, "%s with %s = %lld, what it needs: %s", file, cap_name, (long long)need,
         st == XCHG_OK ? "" : err.message);
   *field = need - 1;
   snprintf(what, sizeof what, "%s with %s = %lld, one byte less than it needs", file, cap_name,
@@ -231,7 +229,7 @@ static void caps_at_need(const char *gold_dir) {
     uint8_t *data = load_gold(gold_dir, files[i], &size);
     if (data == NULL) continue;
     int64_t largest_buffer = 0, largest_batch = measure_file(data, size, &largest_buffer);
-    CHECK(largest_batch > largest_buffer && largest_buffer > 0,
+    TU_CHECK(largest_batch > largest_buffer && largest_buffer > 0,
           "%s: batches of %lld bytes, buffers of %lld: expected several compressed buffers a batch",
           files[i], (long long)largest_batch, (long long)largest_buffer);
     if (largest_batch > largest_buffer && largest_buffer > 0) {
@@ -257,7 +255,7 @@ static int64_t first_buffer_at(const uint8_t *data, size_t size) {
   opts.on_message = find_body;
   opts.on_message_ctx = &f;
   xchg_error err;
-  CHECK(read_ipc(data, size, &opts, &err) == XCHG_OK, "clean read: %s", err.message);
+  TU_CHECK(read_ipc(data, size, &opts, &err) == XCHG_OK, "clean read: %s", err.message);
   return f.body_start > 0 && (size_t)f.body_start + 8 <= size ? f.body_start : -1;
 }
 
@@ -281,7 +279,7 @@ static void implausible_claims(const char *gold_dir) {
     if (data == NULL) continue;
     int64_t at = first_buffer_at(data, size);
     uint64_t was = at > 0 ? set_claim(data, at, (uint64_t)1 << 30) : 0;
-    CHECK(at > 0 && was > 0 && was < 1 << 30, "%s: no compressed buffer found (length %llu)", file,
+    TU_CHECK(at > 0 && was > 0 && was < 1 << 30, "%s: no compressed buffer found (length %llu)", file,
           (unsigned long long)was);
     if (at <= 0 || was == 0 || was >= 1 << 30) {
       free(data);
@@ -323,7 +321,7 @@ static void implausible_claims(const char *gold_dir) {
       expect_error(what, read_ipc(data, size, NULL, &err), &err, XCHG_EFORMAT, names_zstd);
     }
     set_claim(data, at, was);
-    CHECK(read_ipc(data, size, NULL, &err) == XCHG_OK, "%s restored: %s", file, err.message);
+    TU_CHECK(read_ipc(data, size, NULL, &err) == XCHG_OK, "%s restored: %s", file, err.message);
     free(data);
   }
 }
@@ -355,36 +353,36 @@ static void bounds_hold(void) {
   size_t out_size = (size_t)RLE_BLOCKS << 17;
   uint8_t *out = malloc(out_size);
   xchg_error err;
-  CHECK(out != NULL && xchg_block_decompress(XCHG_BLOCK_ZSTD, frame, frame_size, out, out_size, &err) == XCHG_OK,
+  TU_CHECK(out != NULL && xchg_block_decompress(XCHG_BLOCK_ZSTD, frame, frame_size, out, out_size, &err) == XCHG_OK,
         "the RLE frame does not decompress to %zu bytes: %s", out_size, out ? err.message : "no memory");
-  CHECK(xchg_block_check_size(XCHG_BLOCK_ZSTD, frame, frame_size, out_size, &err) == XCHG_OK,
+  TU_CHECK(xchg_block_check_size(XCHG_BLOCK_ZSTD, frame, frame_size, out_size, &err) == XCHG_OK,
         "zstd RLE blocks (ratio %.0f) refused: %s", (double)out_size / frame_size, err.message);
   uint64_t most = xchg_block_max_decompressed_size(XCHG_BLOCK_ZSTD, frame_size);
   printf("bounds: zstd RLE blocks expand %.0fx, bound %.0fx\n", (double)out_size / frame_size,
          (double)most / frame_size);
-  CHECK(xchg_block_check_size(XCHG_BLOCK_ZSTD, frame, frame_size, (size_t)most + 1, &err) == XCHG_EFORMAT,
+  TU_CHECK(xchg_block_check_size(XCHG_BLOCK_ZSTD, frame, frame_size, (size_t)most + 1, &err) == XCHG_EFORMAT,
         "zstd: one byte over the bound %llu accepted", (unsigned long long)most);
   free(out);
 
   /* Zeros, at the codecs' best ratio, with their real compressors. */
   size_t zeros_size = (size_t)64 << 20;
   uint8_t *zeros = calloc(1, zeros_size);
-  CHECK(zeros != NULL, "no memory for %zu zeros", zeros_size);
+  TU_CHECK(zeros != NULL, "no memory for %zu zeros", zeros_size);
   for (int c = 0; zeros != NULL && c < 2; c++) {
     xchg_block_codec codec = c == 0 ? XCHG_BLOCK_LZ4_FRAME : XCHG_BLOCK_ZSTD;
     xchg_buf *z = NULL;
-    CHECK(xchg_block_compress(codec, 0, zeros, zeros_size, &z, &err) == XCHG_OK, "compress: %s",
+    TU_CHECK(xchg_block_compress(codec, 0, zeros, zeros_size, &z, &err) == XCHG_OK, "compress: %s",
           err.message);
     if (z == NULL) continue;
     size_t n = xchg_buf_size(z);
-    CHECK(xchg_block_check_size(codec, xchg_buf_data(z), n, zeros_size, &err) == XCHG_OK,
+    TU_CHECK(xchg_block_check_size(codec, xchg_buf_data(z), n, zeros_size, &err) == XCHG_OK,
           "%s: 64 MiB of zeros in %zu bytes (ratio %.0f) refused: %s", xchg_block_codec_name(codec),
           n, (double)zeros_size / n, err.message);
     printf("bounds: %s compresses 64 MiB of zeros %.0fx, bound %.0fx\n", xchg_block_codec_name(codec),
            (double)zeros_size / n, (double)xchg_block_max_decompressed_size(codec, n) / n);
     /* zstd states the content size, which must match to the byte. */
     if (codec == XCHG_BLOCK_ZSTD)
-      CHECK(xchg_block_check_size(codec, xchg_buf_data(z), n, zeros_size - 1, &err) == XCHG_EFORMAT,
+      TU_CHECK(xchg_block_check_size(codec, xchg_buf_data(z), n, zeros_size - 1, &err) == XCHG_EFORMAT,
             "zstd: a claim one byte below the frame's content size accepted");
     xchg_buf_unref(z);
   }
@@ -404,7 +402,7 @@ static xchg_status read_cached(const uint8_t *data, size_t size, const xchg_cach
   xchg_status st = xchg_cache_acquire(cache, "k", &b, NULL, 0, NULL, NULL, &h, err);
   xchg_cache_release(h);
   xchg_cache_destroy(cache);
-  CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked", xchg_buf_live_count() - live);
+  TU_CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked", xchg_buf_live_count() - live);
   inputs++;
   errors += st != XCHG_OK;
   return st;
@@ -417,7 +415,7 @@ static void cache_caps(const char *gold_dir) {
   xchg_cache_options opts;
   xchg_cache_options_init(&opts);
   xchg_error err;
-  CHECK(read_cached(data, size, &opts, &err) == XCHG_OK, "cache, default caps: %s", err.message);
+  TU_CHECK(read_cached(data, size, &opts, &err) == XCHG_OK, "cache, default caps: %s", err.message);
   opts.read.max_buffer_bytes = 8;
   expect_limit("cache with read.max_buffer_bytes 8", read_cached(data, size, &opts, &err), &err,
                "max_buffer_bytes");
@@ -429,7 +427,7 @@ static void cache_caps(const char *gold_dir) {
   xchg_cache_options_init(&opts);
   opts.pool = xchg_pool_create(2);
   opts.read.task_bytes = 1;
-  CHECK(read_cached(data, size, &opts, &err) == XCHG_OK, "cache on a pool: %s", err.message);
+  TU_CHECK(read_cached(data, size, &opts, &err) == XCHG_OK, "cache on a pool: %s", err.message);
   xchg_pool_destroy(opts.pool);
   free(data);
 }
@@ -471,7 +469,7 @@ static xchg_buf *delta_stream(void) {
   wo.codec = XCHG_BLOCK_ZSTD;
   xchg_buf *out = NULL;
   char msg[512];
-  CHECK(rt_write(&root, batches, 2, &wo, &out, msg, sizeof msg) == 0, "writing the delta stream: %s", msg);
+  TU_CHECK(rt_write(&root, batches, 2, &wo, &out, msg, sizeof msg) == 0, "writing the delta stream: %s", msg);
   return out;
 }
 
@@ -498,8 +496,8 @@ static void dictionary_caps(void) {
   opts.on_message = count_dictionaries;
   opts.on_message_ctx = &census;
   xchg_error err;
-  CHECK(read_ipc(data, size, &opts, &err) == XCHG_OK, "delta stream, default caps: %s", err.message);
-  CHECK(census.dictionaries == 2 && census.deltas == 1,
+  TU_CHECK(read_ipc(data, size, &opts, &err) == XCHG_OK, "delta stream, default caps: %s", err.message);
+  TU_CHECK(census.dictionaries == 2 && census.deltas == 1,
         "the writer sent %lld dictionary batches (%lld deltas), the test needs 2 (1)",
         (long long)census.dictionaries, (long long)census.deltas);
   /* Schema 0, dictionary 1, batch 2, delta 3, batch 4: the delta passes the
@@ -584,7 +582,7 @@ static void delta_offsets_wrap(void) {
   }
   xchg_buf *stream = NULL;
   char msg[512];
-  CHECK(rt_write(&root, batches, 2, NULL, &stream, msg, sizeof msg) == 0, "writing list<null> deltas: %s", msg);
+  TU_CHECK(rt_write(&root, batches, 2, NULL, &stream, msg, sizeof msg) == 0, "writing list<null> deltas: %s", msg);
   if (stream == NULL) return;
   size_t size = xchg_buf_size(stream);
   uint8_t *data = malloc(size);
@@ -596,14 +594,14 @@ static void delta_offsets_wrap(void) {
   opts.on_message = find_message;
   opts.on_message_ctx = &f;
   xchg_error err;
-  CHECK(read_ipc(data, size, &opts, &err) == XCHG_OK, "list<null> deltas, as written: %s", err.message);
-  CHECK(f.offset > 0, "no message 3 in the list<null> delta stream");
+  TU_CHECK(read_ipc(data, size, &opts, &err) == XCHG_OK, "list<null> deltas, as written: %s", err.message);
+  TU_CHECK(f.offset > 0, "no message 3 in the list<null> delta stream");
   if (f.offset > 0) {
     /* The delta's list of 2^30 - 1 nulls becomes one of 2^30: its child's
      * field node and its last offset. */
     int in_nodes = replace_le(data + f.offset + 8, f.metadata_bytes, 8, HALF - 1, HALF);
     int in_body = replace_le(data + f.offset + 8 + f.metadata_bytes, f.body_bytes, 4, HALF - 1, HALF);
-    CHECK(in_nodes >= 1 && in_body == 1, "patching the delta: %d field node values, %d offsets",
+    TU_CHECK(in_nodes >= 1 && in_body == 1, "patching the delta: %d field node values, %d offsets",
           in_nodes, in_body);
     const char *names[] = {"32-bit offsets", "message 3", "dictionary 0", NULL};
     expect_error("a delta taking list<null> child rows to 2^31", read_ipc(data, size, NULL, &err), &err,
@@ -627,7 +625,7 @@ static xchg_status read_stream(const uint8_t *data, size_t size, xchg_stream_cod
     if (st != XCHG_OK || n == 0) break;
   }
   xchg_istream_close(s);
-  CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked", xchg_buf_live_count() - live);
+  TU_CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked", xchg_buf_live_count() - live);
   inputs++;
   errors += st != XCHG_OK;
   return st;
@@ -647,12 +645,12 @@ static void block_caps(void) {
     xchg_buf *enc = NULL;
     xchg_error err;
     xchg_status st = xchg_stream_encode(codecs[c], &eo, payload, sizeof payload, &enc, &err);
-    CHECK(st == XCHG_OK, "encode: %s", err.message);
+    TU_CHECK(st == XCHG_OK, "encode: %s", err.message);
     if (st != XCHG_OK) continue;
     xchg_stream_options opts;
     xchg_stream_options_init(&opts);
     st = read_stream(xchg_buf_data(enc), xchg_buf_size(enc), codecs[c], &opts, &err);
-    CHECK(st == XCHG_OK, "%s with the default caps: %s", xchg_stream_codec_name(codecs[c]), err.message);
+    TU_CHECK(st == XCHG_OK, "%s with the default caps: %s", xchg_stream_codec_name(codecs[c]), err.message);
     opts.max_block_size = 512;
     char what[128];
     snprintf(what, sizeof what, "%s, 1 KiB blocks, max_block_size 512",
@@ -689,7 +687,7 @@ static void row_caps(void) {
   /* Rows of 10 and 11 bytes under a 10-byte cap: the first passes. */
   uint8_t rows[4 + 10 + 4 + 11] = {10};
   rows[14] = 11;
-  CHECK(read_rows(rows, 14, 10, &err) == XCHG_OK, "a 10-byte row under a 10-byte cap: %s", err.message);
+  TU_CHECK(read_rows(rows, 14, 10, &err) == XCHG_OK, "a 10-byte row under a 10-byte cap: %s", err.message);
   expect_limit("an 11-byte row under a 10-byte cap", read_rows(rows, sizeof rows, 10, &err), &err,
                "limit");
 }
@@ -714,5 +712,5 @@ int main(int argc, char **argv) {
   block_caps();
   row_caps();
   printf("limits: %" PRId64 " inputs, %" PRId64 " errors returned, crashes = 0\n", inputs, errors);
-  return tu_tally_report(&checks);
+  return tu_finish("limits");
 }

@@ -14,9 +14,7 @@
 #include "support/testutil.h"
 #include "xchg/pool.h"
 
-static tu_tally tally;
 
-#define CHECK(...) TU_TALLY_CHECK(&tally, __VA_ARGS__)
 
 typedef struct counts {
   _Atomic int *hits;
@@ -87,7 +85,7 @@ static void check_background_loops(xchg_pool *pool, const char *name) {
     for (int i = 0; i < 64; i++) once &= atomic_load(&c[k].hits[i]) == 1;
     once &= atomic_load(&c[k].running) == 0;
   }
-  CHECK(once, "%s: three background loops, each index once", name);
+  TU_CHECK(once, "%s: three background loops, each index once", name);
 
   /* Cancelled: no index runs twice or after cancel returns; those not
    * begun never run. */
@@ -106,27 +104,27 @@ static void check_background_loops(xchg_pool *pool, const char *name) {
   nanosleep(&ts, NULL);
   int later = 0;
   for (int i = 0; i < 64; i++) later += atomic_load(&d->hits[i]);
-  CHECK(!twice && running == 0 && later == ran && ran < 64, "%s: cancel (%d of 64 ran)", name, ran);
+  TU_CHECK(!twice && running == 0 && later == ran && ran < 64, "%s: cancel (%d of 64 ran)", name, ran);
 }
 
 int main(void) {
   xchg_pool *one = xchg_pool_create(1);
   int off = 1;
-  CHECK(one && xchg_pool_threads(one) == 1, "a pool of one thread");
-  CHECK(run_loop(one, 1000, &off) && !off, "a pool of one runs every index inline, once");
+  TU_CHECK(one && xchg_pool_threads(one) == 1, "a pool of one thread");
+  TU_CHECK(run_loop(one, 1000, &off) && !off, "a pool of one runs every index inline, once");
   xchg_pool_destroy(one);
 
   xchg_pool *pool = xchg_pool_create(4);
-  CHECK(pool && xchg_pool_threads(pool) == 4, "a pool of four threads");
-  CHECK(run_loop(pool, 0, NULL), "an empty loop");
-  CHECK(run_loop(pool, 1, NULL), "a loop of one");
+  TU_CHECK(pool && xchg_pool_threads(pool) == 4, "a pool of four threads");
+  TU_CHECK(run_loop(pool, 0, NULL), "an empty loop");
+  TU_CHECK(run_loop(pool, 1, NULL), "a loop of one");
   /* Slow indices so that the workers, not only the caller, take some. */
   int any_off = 0;
   for (int i = 0; i < 50 && !any_off; i++) {
-    CHECK(run_loop(pool, 10000, &off), "10000 indices, each once");
+    TU_CHECK(run_loop(pool, 10000, &off), "10000 indices, each once");
     any_off |= off;
   }
-  CHECK(any_off, "workers took part in a loop");
+  TU_CHECK(any_off, "workers took part in a loop");
 
   pthread_t t[6];
   caller_arg args[6];
@@ -139,7 +137,7 @@ int main(void) {
     pthread_join(t[i], NULL);
     all &= args[i].ok;
   }
-  CHECK(all, "six threads running loops on one pool at once");
+  TU_CHECK(all, "six threads running loops on one pool at once");
   xchg_pool_destroy(pool);
 
   xchg_pool *two = xchg_pool_create(2);
@@ -147,7 +145,7 @@ int main(void) {
   xchg_pool_destroy(two);
   check_background_loops(NULL, "no pool");
 
-  CHECK(xchg_pool_default() == xchg_pool_default() && xchg_pool_threads(xchg_pool_default()) >= 1,
+  TU_CHECK(xchg_pool_default() == xchg_pool_default() && xchg_pool_threads(xchg_pool_default()) >= 1,
         "the default pool");
-  return tu_tally_report(&tally);
+  return tu_finish("pool");
 }

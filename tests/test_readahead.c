@@ -18,9 +18,7 @@
 #include "support/testutil.h"
 #include "xchg/ipc.h"
 
-static tu_tally tally;
 
-#define CHECK(...) TU_TALLY_CHECK(&tally, __VA_ARGS__)
 
 #define N_BATCHES 240
 static int64_t rows[N_BATCHES];
@@ -99,7 +97,7 @@ static void check_same_outcome(const char *what, const xchg_buf *data, int64_t w
                                xchg_status want_status) {
   const config serial = {0, 0, 0};
   outcome base = read_stream(data, NULL, &serial);
-  CHECK(!base.bad_batch && base.batches == want_batches && base.status == want_status,
+  TU_CHECK(!base.bad_batch && base.batches == want_batches && base.status == want_status,
         "%s without a pool: %lld batches (want %lld), status %d (want %d): %s", what,
         (long long)base.batches, (long long)want_batches, base.status, want_status, base.message);
   for (size_t i = 0; i < N_CONFIGS; i++) {
@@ -108,7 +106,7 @@ static void check_same_outcome(const char *what, const xchg_buf *data, int64_t w
     xchg_pool *pool = xchg_pool_create(configs[i].threads);
     outcome o = read_stream(data, pool, &configs[i]);
     xchg_pool_destroy(pool);
-    CHECK(!o.bad_batch && o.batches == base.batches && o.status == base.status &&
+    TU_CHECK(!o.bad_batch && o.batches == base.batches && o.status == base.status &&
               strcmp(o.message, base.message) == 0 && o.again == base.again,
           "%s, %s: %lld batches, status %d '%s', then %d; without a pool %lld, %d '%s', then %d", what, name,
           (long long)o.batches, o.status, o.message, o.again, (long long)base.batches, base.status,
@@ -183,7 +181,7 @@ static void check_close_in_flight(const xchg_buf *data) {
     if (ok) xchg_ipc_reader_close(r);
   }
   xchg_pool_destroy(pool);
-  CHECK(ok, "closing a reader with batches read ahead");
+  TU_CHECK(ok, "closing a reader with batches read ahead");
 }
 
 /* Select once a pool has read batches ahead: refused, and nothing lost. */
@@ -201,7 +199,7 @@ static void check_select_after_read_ahead(const xchg_buf *data) {
   if (ok) a.release(&a);
   const char *k = "k";
   xchg_status st = ok ? xchg_ipc_reader_select(r, &k, 1, &err) : XCHG_OK;
-  CHECK(st == XCHG_EINVAL && strstr(err.message, "read ahead"), "select after read-ahead: %d %s", st,
+  TU_CHECK(st == XCHG_EINVAL && strstr(err.message, "read ahead"), "select after read-ahead: %d %s", st,
         err.message);
   int64_t n = 1;
   char msg[512] = "";
@@ -210,7 +208,7 @@ static void check_select_after_read_ahead(const xchg_buf *data) {
     a.release(&a);
     n++;
   }
-  CHECK(ok && n == N_BATCHES, "every batch after the refused select: %lld %s", (long long)n, msg);
+  TU_CHECK(ok && n == N_BATCHES, "every batch after the refused select: %lld %s", (long long)n, msg);
   xchg_ipc_reader_close(r);
   xchg_pool_destroy(pool);
 }
@@ -248,7 +246,7 @@ static void check_shared_pool(const xchg_buf *data) {
     ok &= args[i].ok;
   }
   xchg_pool_destroy(pool);
-  CHECK(ok, "four readers sharing one pool");
+  TU_CHECK(ok, "four readers sharing one pool");
 }
 
 int main(void) {
@@ -263,7 +261,7 @@ int main(void) {
     const char *name = xchg_block_codec_name(codecs[c]);
     xchg_buf *data;
     if (cd_make_stream(0, rows, N_BATCHES, 0, codecs[c], &data) != 0) {
-      CHECK(0, "making the %s stream", name);
+      TU_CHECK(0, "making the %s stream", name);
       continue;
     }
     char what[64];
@@ -273,7 +271,7 @@ int main(void) {
       xchg_buf *cut = cut_in_body(data, at + 1);
       snprintf(what, sizeof what, "%s: cut in batch %lld", name, (long long)at + 1);
       if (cut) check_same_outcome(what, cut, at + 1, XCHG_EIO);
-      else CHECK(0, "%s: no batch %lld", what, (long long)at + 1);
+      else TU_CHECK(0, "%s: no batch %lld", what, (long long)at + 1);
       xchg_buf_unref(cut);
       if (codecs[c] == XCHG_BLOCK_NONE) continue;
       int64_t k = at + 5; /* rows[k] > 0 for these, so that the batch has frames */
@@ -281,7 +279,7 @@ int main(void) {
       xchg_buf *broken = break_frame(data, k, codecs[c]);
       snprintf(what, sizeof what, "%s: frame broken in batch %lld", name, (long long)k);
       if (broken) check_same_outcome(what, broken, k, XCHG_EFORMAT);
-      else CHECK(0, "%s: no frame found", what);
+      else TU_CHECK(0, "%s: no frame found", what);
       xchg_buf_unref(broken);
     }
     if (codecs[c] == XCHG_BLOCK_LZ4_FRAME) {
@@ -291,5 +289,5 @@ int main(void) {
     }
     xchg_buf_unref(data);
   }
-  return tu_tally_report(&tally);
+  return tu_finish("readahead");
 }

@@ -133,7 +133,7 @@ static void check_gold_file(const char *json_path, xchg_pool *pool) {
     tu_fail(json_path, msg);
     return;
   }
-  int before = tu_failures;
+  int before = tu_failed_count();
   for (int fmt = 0; fmt < 2; fmt++) {
     for (int c = 0; c < 3; c++) {
       xchg_write_options o;
@@ -154,7 +154,7 @@ static void check_gold_file(const char *json_path, xchg_pool *pool) {
   describe(what, sizeof what, name, &o);
   if (check_written(&src, doc, &o, msg) != 0) tu_fail(what, msg);
   check_slices(name, &src);
-  printf("%s %s\n", tu_failures == before ? "ok  " : "FAIL", name);
+  tu_section(name, before);
   rt_data_free(&src);
   arrow_json_free(doc);
 }
@@ -164,7 +164,7 @@ static void check_sample(void) {
   struct ArrowArray *batch;
   rt_sample(&schema, &batch);
   char msg[MSG], what[512];
-  int before = tu_failures;
+  int before = tu_failed_count();
   for (int fmt = 0; fmt < 2; fmt++) {
     for (int c = 0; c < 3; c++) {
       for (int s = 0; s < 4; s++) {
@@ -184,7 +184,7 @@ static void check_sample(void) {
       }
     }
   }
-  printf("%s hand-built sample of every type the gold files lack\n", tu_failures == before ? "ok  " : "FAIL");
+  tu_section("hand-built sample of every type the gold files lack", before);
 }
 
 /* ---- dictionaries ------------------------------------------------------------ */
@@ -231,7 +231,7 @@ static void check_dictionaries(void) {
   make_dict_batch(&b[2], idx2, 4, off_abc, 3, "abbccc"); /* unchanged: nothing */
   make_dict_batch(&b[3], idx3, 2, off_x, 1, "x");        /* differs: a replacement */
   struct ArrowArray batches[4] = {b[0].root, b[1].root, b[2].root, b[3].root};
-  int before = tu_failures;
+  int before = tu_failed_count();
   for (int c = 0; c < 3; c++) {
     xchg_write_options o;
     xchg_write_options_init(&o);
@@ -308,7 +308,7 @@ static void check_dictionaries(void) {
     xchg_buf_unref(buf);
     tu_fail("shared id with differing dictionaries", "was accepted");
   }
-  printf("%s dictionaries: delta, replacement, file rules, shared ids\n", tu_failures == before ? "ok  " : "FAIL");
+  tu_section("dictionaries: delta, replacement, file rules, shared ids", before);
 }
 
 /* ---- coalescing -------------------------------------------------------------- */
@@ -404,6 +404,7 @@ static void check_coalesce_gold(const char *name, const rt_data *src, int64_t st
 }
 
 static void check_coalesce_dictionaries(void) {
+  int before = tu_failed_count();
   char msg[MSG];
   struct ArrowSchema root, col, value, *kids[1];
   dict_schema(&root, &col, &value, kids);
@@ -437,12 +438,13 @@ static void check_coalesce_dictionaries(void) {
   }
   rt_data_free(&back);
   xchg_buf_unref(buf);
-  printf("ok   coalescing keeps differing dictionaries apart (if no FAIL above)\n");
+  tu_section("coalescing keeps differing dictionaries apart", before);
 }
 
 /* ---- metadata and compression -------------------------------------------------- */
 
 static void check_message_metadata_and_size(const rt_data *src) {
+  int before = tu_failed_count();
   char msg[MSG];
   xchg_ipc_writer *w;
   xchg_error err;
@@ -478,7 +480,7 @@ static void check_message_metadata_and_size(const rt_data *src) {
     xchg_buf_unref(packed);
   }
   xchg_buf_unref(buf);
-  printf("ok   message metadata and compression (if no FAIL above)\n");
+  tu_section("message metadata and compression", before);
 }
 
 int main(int argc, char **argv) {
@@ -502,16 +504,18 @@ int main(int argc, char **argv) {
         tu_fail(ipc, msg);
         continue;
       }
-      int before = tu_failures;
+      int before = tu_failed_count();
       check_coalesce_gold(coalesce_cases[k], &src, 1, 7);
       check_coalesce_gold(coalesce_cases[k], &src, 3, 1000);
       if (k == 0) check_message_metadata_and_size(&src);
-      printf("%s coalescing %s\n", tu_failures == before ? "ok  " : "FAIL", coalesce_cases[k]);
+      char section[256];
+      snprintf(section, sizeof section, "coalescing %s", coalesce_cases[k]);
+      tu_section(section, before);
       rt_data_free(&src);
     }
   }
   check_coalesce_dictionaries();
   xchg_pool_destroy(pool);
   rt_free_paths(paths, n);
-  return tu_verdict("all round trips passed");
+  return tu_finish("roundtrip");
 }

@@ -421,5 +421,5 @@ int main(void) {
   test_flipped_bytes();
   free(synthetic.data);
   free(gold.data);
-  return tu_finish("stream codecs");
+  return tu_finish("stream_codecs");
 }

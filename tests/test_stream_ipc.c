@@ -162,5 +162,5 @@ int main(void) {
     free(ipc.data);
   }
   test_comet_members(dir ? dir : "../shared/testdata");
-  return tu_finish("stream ipc");
+  return tu_finish("stream_ipc");
 }

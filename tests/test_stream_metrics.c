@@ -401,5 +401,5 @@ int main(void) {
   test_chunks_and_cancel();
   test_cancel_mid_read();
   test_files_and_pipes();
-  return tu_finish("stream metrics");
+  return tu_finish("stream_metrics");
 }

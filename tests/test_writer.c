@@ -281,7 +281,7 @@ static void expect_error(const char *what, xchg_status st, xchg_status want, con
 }
 
 static void check_errors(void) {
-  int before = tu_failures;
+  int before = tu_failed_count();
   struct ArrowSchema *schema;
   struct ArrowArray *batch;
   rt_sample(&schema, &batch);
@@ -335,12 +335,12 @@ static void check_errors(void) {
   if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
   expect_error("coalescing run-end encoded", st, XCHG_ENOTSUP, &err, "run-end");
   xchg_ipc_writer_free(w);
-  printf("%s errors\n", tu_failures != before ? "FAIL" : "ok  ");
+  tu_section("errors", before);
 }
 
 /* Every xchg_buf allocation of a write, failed in turn. */
 static void check_allocation_failures(const rt_data *src) {
-  int before = tu_failures;
+  int before = tu_failed_count();
   int64_t live = xchg_buf_live_count();
   int completed = 0;
   for (int64_t n = 1; n < 400 && !completed; n++) {
@@ -368,7 +368,7 @@ static void check_allocation_failures(const rt_data *src) {
   }
   if (!completed) tu_fail("allocation failure", "the write never completed");
   if (xchg_buf_live_count() != live) tu_fail("allocation failure", "buffers leaked");
-  printf("%s allocation failures at every step\n", tu_failures != before ? "FAIL" : "ok  ");
+  tu_section("allocation failures at every step", before);
 }
 
 int main(void) {
@@ -378,8 +378,8 @@ int main(void) {
            root ? root : "../shared/testdata");
   rt_data gold = {0};
   if (rt_read_file(path, &gold, msg, MSG) != 0) {
-    fprintf(stderr, "%s\n", msg);
-    return 1;
+    tu_fail(path, msg);
+    return tu_finish("writer");
   }
   struct ArrowSchema *schema;
   struct ArrowArray *batch;
@@ -391,10 +391,10 @@ int main(void) {
   check_wire("nested", &gold, 0);
   check_wire("sample", &sample, 1);
   check_coalesce_bytes(&gold);
-  printf("%s sinks, pool, array stream, layout, coalescing by bytes\n", tu_failures ? "FAIL" : "ok  ");
+  tu_section("sinks, pool, array stream, layout, coalescing by bytes", 0);
   check_errors();
   check_allocation_failures(&gold);
   check_allocation_failures(&sample);
   rt_data_free(&gold);
-  return tu_verdict("all writer checks passed");
+  return tu_finish("writer");
 }

@@ -47,6 +47,7 @@ static int array_range_equal_guard(const rt_data *src, int64_t b, const rt_data 
 /* ---- convert -------------------------------------------------------------------- */
 
 static void check_convert(const char *testdata) {
+  int before = tu_failed_count();
   char json[4096], in[4096], out[4200], msg[MSG], what[256];
   snprintf(json, sizeof json, "%s/arrow-gold/1.0.0-littleendian/generated_dictionary.json.gz", testdata);
   snprintf(in, sizeof in, "%s/arrow-gold/1.0.0-littleendian/generated_dictionary.arrow_file", testdata);
@@ -98,7 +99,7 @@ static void check_convert(const char *testdata) {
   struct stat st;
   if (run("'%s' convert '%s/missing' '%s' 2>/dev/null", cli, dir, out) != 1) tu_fail("convert of a missing file", "exit status not 1");
   else if (stat(out, &st) == 0) tu_fail("convert of a missing file", "left an output file");
-  printf("%s convert\n", tu_failures ? "FAIL" : "ok  ");
+  tu_section("convert", before);
 }
 
 /* ---- gen ------------------------------------------------------------------------ */
@@ -189,6 +190,7 @@ static void compare(const char *what, const want_sums *want, const want_sums *go
 }
 
 static void check_gen(void) {
+  int before = tu_failed_count();
   char path[4200], msg[MSG];
   want_sums want, got;
   int64_t rows;
@@ -270,7 +272,7 @@ static void check_gen(void) {
     if (n != 3000 || sum != want.payload) tu_fail("gen rows", "rows or payload sum differ from --sums");
   }
   if (run("'%s' gen nosuchshape '%s/x' 2>/dev/null", cli, dir) != 2) tu_fail("gen nosuchshape", "exit status not 2");
-  printf("%s gen\n", tu_failures ? "FAIL" : "ok  ");
+  tu_section("gen", before);
 }
 
 int main(void) {
@@ -287,5 +289,5 @@ int main(void) {
   check_convert(testdata);
   check_gen();
   run("rm -rf '%s'", dir);
-  return tu_verdict("convert and gen passed");
+  return tu_finish("writer_cli");
 }

@@ -88,7 +88,7 @@ int main(void) {
       snprintf(cmd, sizeof cmd, "'%s' -cp '%s:%s' XchgJavaCodecs write %s 2 '%s' '%s'", java, dir,
                cp, codecs[c].name, path, out_path);
       if (run(cmd) != 0) {
-        tu_failures++;
+        tu_fail("Java writing", cmd);
         continue;
       }
       tu_bytes from_java = tu_read_bytes(out_path), decoded;
@@ -117,9 +117,7 @@ int main(void) {
       snprintf(cmd, sizeof cmd, "'%s' -cp '%s:%s' XchgJavaCodecs read %s '%s' '%s'", java, dir, cp,
                codecs[c].name, path, out_path);
       if (run(cmd) != 0) {
-        tu_failures++;
-        fprintf(stderr, "FAIL: Java could not read xchg's %s stream of %s\n", codecs[c].name,
-                payloads[p]);
+        tu_fail("Java could not read xchg's stream", cmd);
       } else {
         tu_bytes back = tu_read_bytes(out_path);
         TU_CHECK(same(back, expect), "%s: Java read xchg's %s stream as %zu bytes, expected %zu",
@@ -133,5 +131,5 @@ int main(void) {
   }
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   run(cmd);
-  return tu_finish("java codecs");
+  return tu_finish("java_codecs");
 }

@@ -3,26 +3,54 @@
 
 #include <dirent.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-int tu_failures;
+static atomic_int passed, failed;
+
+int tu_passed_count(void) { return atomic_load(&passed); }
+int tu_failed_count(void) { return atomic_load(&failed); }
+
+void tu_pass(void) { atomic_fetch_add(&passed, 1); }
 
 void tu_fail_at(const char *file, int line, const char *fmt, ...) {
   va_list ap;
-  tu_failures++;
-  fprintf(stderr, "FAIL %s:%d: ", file, line);
+  atomic_fetch_add(&failed, 1);
+  char msg[4096];
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  fputc('\n', stderr);
+  /* One call, so that lines from several threads do not interleave. */
+  printf("FAIL %s:%d: %s\n", file, line, msg);
+  fflush(stdout);
 }
 
 void tu_fail(const char *what, const char *msg) {
-  tu_failures++;
-  fprintf(stderr, "FAIL %s: %s\n", what, msg);
+  atomic_fetch_add(&failed, 1);
+  printf("FAIL %s: %s\n", what, msg);
+  fflush(stdout);
+}
+
+void tu_case(const char *what, int rc, const char *msg) {
+  if (rc != 0) {
+    tu_fail(what, msg);
+    return;
+  }
+  tu_pass();
+  printf("ok   %s\n", what);
+}
+
+void tu_section(const char *name, int failed_before) {
+  int failed_here = tu_failed_count() - failed_before;
+  if (failed_here) {
+    printf("FAIL %s: %d failed check(s)\n", name, failed_here);
+    return;
+  }
+  tu_pass();
+  printf("ok   %s\n", name);
 }
 
 int tu_failf(char *msg, size_t msgsz, const char *fmt, ...) {
@@ -34,28 +62,10 @@ int tu_failf(char *msg, size_t msgsz, const char *fmt, ...) {
 }
 
 int tu_finish(const char *name) {
-  if (tu_failures) fprintf(stderr, "%d failure(s)\n", tu_failures);
-  else printf("%s: all passed\n", name);
-  return tu_failures ? 1 : 0;
-}
-
-int tu_verdict(const char *all_passed) {
-  printf("%s\n", tu_failures ? "FAILED" : all_passed);
-  return tu_failures ? 1 : 0;
-}
-
-void tu_tally_fail_at(const char *file, int line, const char *fmt, ...) {
-  va_list ap;
-  printf("FAIL %s:%d: ", file, line);
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  putchar('\n');
-}
-
-int tu_tally_report(const tu_tally *t) {
-  printf("%d passed, %d failed\n", t->passed, t->failed);
-  return t->failed != 0;
+  int p = tu_passed_count(), f = tu_failed_count();
+  if (p + f == 0) printf("FAIL %s: no check ran\n", name);
+  printf("%s: %d passed, %d failed\n", name, p, f);
+  return f > 0 || p + f == 0 ? 1 : 0;
 }
 
 void tu_bytes_append(tu_bytes *b, const void *p, size_t n) {

@@ -11,24 +11,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---- failures ------------------------------------------------------------ */
+/* ---- checks: the one harness every test reports through ------------------
+ *
+ * Every check counts as passed or failed; a failure prints "FAIL ..." with
+ * what went wrong, and main ends with `return tu_finish("NAME");`, which
+ * prints "NAME: N passed, M failed" and turns the count into the exit
+ * status.  The counters are atomic: checks may run on any thread. */
 
-/* Checks that failed so far (TU_CHECK and tu_fail add to it). */
-extern int tu_failures;
+/* Checks so far. */
+int tu_passed_count(void);
+int tu_failed_count(void);
 
-/* Counts one failure and prints "FAIL file:line: <message>" to stderr. */
+/* Counts one passed check. */
+void tu_pass(void);
+
+/* Counts one failure and prints "FAIL file:line: <message>". */
 void tu_fail_at(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* If cond is false, counts a failure and prints the printf-style message
- * after the place of the check.  Evaluates cond once and goes on. */
+/* Counts cond as a passed or a failed check; a failure prints the
+ * printf-style message after the place of the check.  Evaluates cond once
+ * and goes on. */
 #define TU_CHECK(cond, ...)                                         \
   do {                                                              \
-    if (!(cond)) tu_fail_at(__FILE__, __LINE__, __VA_ARGS__);       \
+    if (cond) tu_pass();                                            \
+    else tu_fail_at(__FILE__, __LINE__, __VA_ARGS__);               \
   } while (0)
-
-/* Counts one failure and prints "FAIL <what>: <msg>" to stderr: for tests
- * whose checks fill a message buffer and name the file or case. */
-void tu_fail(const char *what, const char *msg);
 
 /* TU_CHECK with the condition's own text as the message. */
 #define TU_EXPECT(cond) TU_CHECK(cond, "check failed: %s", #cond)
@@ -37,41 +44,31 @@ void tu_fail(const char *what, const char *msg);
  * message in err (an xchg_error). */
 #define TU_OK(call, err) TU_CHECK((call) == 0, "%s: %s", #call, (err).message)
 
+/* Counts one failure and prints "FAIL <what>: <msg>": for tests whose
+ * checks fill a message buffer and name the file or case. */
+void tu_fail(const char *what, const char *msg);
+
+/* One named case of a test that prints a line per case: rc 0 counts a pass
+ * and prints "ok   <what>" (msg may then be NULL), anything else a failure
+ * with msg. */
+void tu_case(const char *what, int rc, const char *msg);
+
+/* Closes a named group of checks begun when tu_failed_count() was
+ * failed_before: prints "FAIL <name>: N failed checks" (those were counted
+ * already), or "ok   <name>" and counts the group as one passed check (for
+ * groups whose checks count only their failures, through tu_fail). */
+void tu_section(const char *name, int failed_before);
+
 /* Writes the printf-style message into msg (msgsz bytes) and returns -1
  * (it counts nothing), for check functions that say what went wrong
  * through a buffer:
  * `if (...) return tu_failf(msg, size, "batch %d: ...", b);`. */
 int tu_failf(char *msg, size_t msgsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* The end of main: prints "N failure(s)" to stderr when there were any,
- * else "<name>: all passed" to stdout; returns the exit status (0 or 1). */
+/* The end of main: prints "<name>: N passed, M failed" and returns the
+ * exit status, 1 when a check failed or none ran at all (a test that
+ * checked nothing proves nothing). */
 int tu_finish(const char *name);
-
-/* The end of main for tests that print one line per case: prints "FAILED"
- * when there were failures, else all_passed; returns the exit status. */
-int tu_verdict(const char *all_passed);
-
-/* ---- pass/fail counters for tests that report "N passed, M failed" ------- */
-
-typedef struct tu_tally {
-  int passed, failed;
-} tu_tally;
-
-/* Counts a check in the tally *t; a failed one prints "FAIL file:line:
- * <message>" to stdout. */
-#define TU_TALLY_CHECK(t, cond, ...)                                 \
-  do {                                                              \
-    if (cond) {                                                     \
-      (t)->passed++;                                                \
-    } else {                                                        \
-      (t)->failed++;                                                \
-      tu_tally_fail_at(__FILE__, __LINE__, __VA_ARGS__);            \
-    }                                                               \
-  } while (0)
-void tu_tally_fail_at(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* Prints "N passed, M failed" to stdout; returns the exit status (0 or 1). */
-int tu_tally_report(const tu_tally *t);
 
 /* ---- bytes and files ----------------------------------------------------- */
 
