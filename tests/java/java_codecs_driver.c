@@ -65,8 +65,11 @@ int main(void) {
     return 1;
   }
   char cmd[20480], path[4096], out_path[4096];
-  snprintf(cmd, sizeof cmd, "'%s' -cp '%s' -d '%s' '%s'", javac, cp, dir, src);
-  if (run(cmd) != 0) return 1;
+  snprintf(cmd, sizeof cmd, "'%s' -encoding UTF-8 -cp '%s' -d '%s' '%s'", javac, cp, dir, src);
+  if (run(cmd) != 0) {
+    tu_fail("javac", cmd);
+    return tu_finish("java_codecs");
+  }
 
   static const char *const payloads[] = {"generated_primitive.stream", "generated_decimal256.stream",
                                          "generated_primitive_zerolength.stream"};
