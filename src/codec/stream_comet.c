@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec/stream_internal.h"
+#include "codec/stream_registry.h"
 
 #define BLOCK_HEADER_SIZE 20
 
@@ -152,7 +152,7 @@ xchg_status stream_encode_comet(const xchg_stream_encode_options *o, const uint8
   stream_put_le64(h + 8, o->comet_field_count);
   memcpy(h + 16, tag, 4);
   sink->size += BLOCK_HEADER_SIZE;
-  xchg_status st = stream_encode_any(o->comet_inner, o, src, n, sink, err);
+  xchg_status st = stream_encode_frame(o->comet_inner, o, src, n, sink, err);
   if (st != XCHG_OK) return st;
   /* The length counts everything after itself, as Comet writes it. */
   stream_put_le64(sink->data + start, (uint64_t)(sink->size - start - 8));

@@ -5,7 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "codec/stream_internal.h"
+#include "codec/stream_hash.h"
+#include "codec/stream_window.h"
 
 #define XXH_P1 2654435761u
 #define XXH_P2 2246822519u

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "codec/stream_internal.h"
+#include "codec/stream_registry.h"
 #include "io/source_impl.h"
 
 #define KIB 1024u
@@ -140,20 +140,6 @@ xchg_status stream_out_reserve(xchg_istream *s, size_t n, xchg_error *err) {
 }
 
 /* ---- the stream -------------------------------------------------------- */
-
-const stream_decoder_ops *stream_decoder_for(xchg_stream_codec codec) {
-  switch (codec) {
-    case XCHG_STREAM_NONE: return &stream_none_decoder;
-    case XCHG_STREAM_LZ4_FRAME: return &stream_lz4frame_decoder;
-    case XCHG_STREAM_ZSTD: return &stream_zstd_decoder;
-    case XCHG_STREAM_LZ4_JAVA: return &stream_lz4java_decoder;
-    case XCHG_STREAM_SNAPPY_JAVA: return &stream_snappyjava_decoder;
-    case XCHG_STREAM_SNAPPY_FRAMED: return &stream_snappyframed_decoder;
-    case XCHG_STREAM_COMET: return &stream_comet_decoder;
-    case XCHG_STREAM_AUTO: break;
-  }
-  return NULL;
-}
 
 /* Reads a source that lives in memory in place: no copy of the input. */
 static void use_memory_input(xchg_istream *s, xchg_buf *memory) {
@@ -445,22 +431,6 @@ xchg_status stream_sink_finish(stream_sink *sink, xchg_buf **out, xchg_error *er
 void stream_sink_free(stream_sink *sink) {
   free(sink->data);
   memset(sink, 0, sizeof *sink);
-}
-
-xchg_status stream_encode_any(xchg_stream_codec codec, const xchg_stream_encode_options *o,
-                              const uint8_t *src, size_t n, stream_sink *sink, xchg_error *err) {
-  switch (codec) {
-    case XCHG_STREAM_NONE: return stream_sink_append(sink, src, n, err);
-    case XCHG_STREAM_LZ4_FRAME: return stream_encode_lz4frame(o, src, n, sink, err);
-    case XCHG_STREAM_ZSTD: return stream_encode_zstd(o, src, n, sink, err);
-    case XCHG_STREAM_LZ4_JAVA: return stream_encode_lz4java(o, src, n, sink, err);
-    case XCHG_STREAM_SNAPPY_JAVA: return stream_encode_snappyjava(o, src, n, sink, err);
-    case XCHG_STREAM_SNAPPY_FRAMED: return stream_encode_snappyframed(o, src, n, sink, err);
-    case XCHG_STREAM_COMET: return stream_encode_comet(o, src, n, sink, err);
-    case XCHG_STREAM_AUTO: break;
-  }
-  return xchg_errorf(err, XCHG_EINVAL, "stream encode: no encoder for codec %s",
-                     xchg_stream_codec_name(codec));
 }
 
 xchg_status xchg_stream_encode(xchg_stream_codec codec, const xchg_stream_encode_options *opts,

@@ -4,7 +4,7 @@
 #include <lz4frame.h>
 #include <stdlib.h>
 
-#include "codec/stream_internal.h"
+#include "codec/stream_frames.h"
 
 typedef struct lz4frame_state {
   LZ4F_dctx *dctx;

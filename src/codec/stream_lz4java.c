@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec/stream_internal.h"
+#include "codec/stream_hash.h"
+#include "codec/stream_registry.h"
 
 #define HEADER_SIZE 21
 #define METHOD_RAW 0x10

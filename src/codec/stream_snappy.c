@@ -16,7 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "codec/stream_internal.h"
+#include "codec/stream_hash.h"
+#include "codec/stream_registry.h"
 
 #define JAVA_HEADER_SIZE 16
 #define FRAMED_MAX_CHUNK 65536

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <zstd.h>
 
-#include "codec/stream_internal.h"
+#include "codec/stream_frames.h"
 
 typedef struct zstd_state {
   ZSTD_DStream *dstream;

@@ -1,5 +1,7 @@
-/* stream_internal.h — what the stream codecs share with the input stream
- * (private to src/codec).
+/* stream_window.h — what every stream codec shares with the input stream
+ * (private to src/codec): the stream's state, its input and window, the
+ * encoders' sink.  Codecs include this; which codecs exist is told by
+ * stream_frames.h and stream_registry.h, above it.
  *
  * An xchg_istream owns two buffers: the compressed input, read from the
  * source (or, for a source held in memory, the source's own bytes read in
@@ -8,8 +10,8 @@
  * window [win.pos, win.end).  A codec may point the window straight into
  * the input (a stored block): the input only moves during the next refill,
  * when the window is finished with. */
-#ifndef XCHG_STREAM_INTERNAL_H
-#define XCHG_STREAM_INTERNAL_H
+#ifndef XCHG_CODEC_STREAM_WINDOW_H
+#define XCHG_CODEC_STREAM_WINDOW_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -135,40 +137,5 @@ xchg_status stream_sink_append(stream_sink *sink, const void *p, size_t n, xchg_
 /* Hands the bytes over as an xchg_buf (the sink is emptied either way). */
 xchg_status stream_sink_finish(stream_sink *sink, xchg_buf **out, xchg_error *err);
 void stream_sink_free(stream_sink *sink);
-
-/* The decoders, one per codec family. */
-extern const stream_decoder_ops stream_none_decoder;
-extern const stream_decoder_ops stream_lz4frame_decoder;
-extern const stream_decoder_ops stream_zstd_decoder;
-extern const stream_decoder_ops stream_lz4java_decoder;
-extern const stream_decoder_ops stream_snappyjava_decoder;
-extern const stream_decoder_ops stream_snappyframed_decoder;
-extern const stream_decoder_ops stream_comet_decoder;
-
-/* Looks up the decoder of a concrete codec (not AUTO). */
-const stream_decoder_ops *stream_decoder_for(xchg_stream_codec codec);
-
-/* The encoders: each appends one complete stream of src to sink. */
-xchg_status stream_encode_lz4frame(const xchg_stream_encode_options *o, const uint8_t *src,
-                                   size_t n, stream_sink *sink, xchg_error *err);
-xchg_status stream_encode_zstd(const xchg_stream_encode_options *o, const uint8_t *src, size_t n,
-                               stream_sink *sink, xchg_error *err);
-xchg_status stream_encode_lz4java(const xchg_stream_encode_options *o, const uint8_t *src,
-                                  size_t n, stream_sink *sink, xchg_error *err);
-xchg_status stream_encode_snappyjava(const xchg_stream_encode_options *o, const uint8_t *src,
-                                     size_t n, stream_sink *sink, xchg_error *err);
-xchg_status stream_encode_snappyframed(const xchg_stream_encode_options *o, const uint8_t *src,
-                                       size_t n, stream_sink *sink, xchg_error *err);
-xchg_status stream_encode_comet(const xchg_stream_encode_options *o, const uint8_t *src,
-                                size_t n, stream_sink *sink, xchg_error *err);
-xchg_status stream_encode_any(xchg_stream_codec codec, const xchg_stream_encode_options *o,
-                              const uint8_t *src, size_t n, stream_sink *sink, xchg_error *err);
-
-/* Hashes of the formats: XXH32 (lz4-java) and masked CRC-32C (snappy framing). */
-uint32_t xchg_xxh32(const void *data, size_t n, uint32_t seed);
-uint32_t xchg_crc32c(const void *data, size_t n);
-static inline uint32_t stream_snappy_mask_crc(uint32_t crc) {
-  return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
-}
 
 #endif

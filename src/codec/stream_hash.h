@@ -1,0 +1,15 @@
+/* stream_hash.h — the checksums stream formats carry: XXH32 (lz4-java)
+ * and masked CRC-32C (the snappy framing) (private to src/codec). */
+#ifndef XCHG_CODEC_STREAM_HASH_H
+#define XCHG_CODEC_STREAM_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+uint32_t xchg_xxh32(const void *data, size_t n, uint32_t seed);
+uint32_t xchg_crc32c(const void *data, size_t n);
+static inline uint32_t stream_snappy_mask_crc(uint32_t crc) {
+  return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
+}
+
+#endif
