@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc/dictionary.h"
 #include "ipc/writer_internal.h"
 
 typedef struct norm {
@@ -161,13 +162,7 @@ static xchg_status norm_run_ends(norm *n, const ipc_field *f, const struct Arrow
   if (len > 0) {
     if (!p) return xchg_errorf(n->err, XCHG_EINVAL, "field '%s': no run ends", f->path);
     p += ends->offset * width;
-    int64_t lo = 0, hi = runs; /* first run whose end is past off */
-    while (lo < hi) {
-      int64_t mid = lo + (hi - lo) / 2;
-      int64_t e = ipc_load_int(p, width, 1, mid);
-      if (e > off) hi = mid; else lo = mid + 1;
-    }
-    r0 = lo;
+    r0 = ipc_run_containing(p, width, runs, off);
     for (r1 = r0; r1 < runs; r1++) {
       int64_t e = ipc_load_int(p, width, 1, r1);
       if (e >= off + len) break;

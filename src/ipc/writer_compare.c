@@ -12,6 +12,7 @@
  * needs (a buffer too short, an index out of range) compares unequal. */
 #include <string.h>
 
+#include "ipc/dictionary.h"
 #include "ipc/writer_internal.h"
 
 static int rows_equal(const ipc_field *f, int as_value, const ipc_array *a, int64_t ia,
@@ -131,17 +132,6 @@ static int unions_equal(const ipc_field *f, const ipc_array *a, int64_t ia, cons
   return 1;
 }
 
-/* The run holding logical row `row`: the first whose end is past it. */
-static int64_t run_of(const uint8_t *ends, int width, int64_t runs, int64_t row) {
-  int64_t lo = 0, hi = runs;
-  while (lo < hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (ipc_load_int(ends, width, 1, mid) > row) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
-}
-
 /* Run-end encoded rows, walked in pieces over which neither side changes
  * run: runs need not line up, only the value of every row counts. */
 static int runs_equal(const ipc_field *f, const ipc_array *a, int64_t ia, const ipc_array *b,
@@ -150,7 +140,8 @@ static int runs_equal(const ipc_field *f, const ipc_array *a, int64_t ia, const 
   const ipc_array *ra = a->children[0], *rb = b->children[0];
   const uint8_t *ea = buffer_of(ra, 1, ra->length * w), *eb = buffer_of(rb, 1, rb->length * w);
   if (!ea || !eb) return 0;
-  int64_t run_a = run_of(ea, w, ra->length, ia), run_b = run_of(eb, w, rb->length, ib);
+  int64_t run_a = ipc_run_containing(ea, w, ra->length, ia);
+  int64_t run_b = ipc_run_containing(eb, w, rb->length, ib);
   for (int64_t done = 0; done < n;) {
     if (run_a >= ra->length || run_b >= rb->length || !child_rows_equal(f, 1, a, run_a, b, run_b, 1))
       return 0;
