@@ -202,19 +202,31 @@ static int32_t list_item(int k, int j) {
   return TOKEN[k] == 3 && j == 2 ? 9 : 2;
 }
 
-static col pool_lists(const char *format) {
-  int wide = !strcmp(format, "+L");
-  uint8_t *offsets = grab(8 * (POOL + 1));
-  int32_t items[3 * POOL];
-  int n = 0;
-  for (int k = 0; k <= POOL; k++) {
-    if (wide) memcpy(offsets + 8 * k, &(int64_t){n}, 8);
-    else memcpy(offsets + 4 * k, &n, 4);
-    for (int j = 0; k < POOL && j < list_len(k); j++) items[n++] = list_item(k, j);
+/* n int lists ("+l", "+L" or "+vl"), list i holding lens[i] items, in order. */
+static col int_lists(const char *format, int n, const int *lens, const int32_t *items,
+                     const uint8_t *valid, int64_t nulls) {
+  int wide = !strcmp(format, "+L"), view = !strcmp(format, "+vl");
+  uint8_t *offsets = grab(8 * (size_t)(n + 1));
+  int32_t *sizes = grab(4 * (size_t)n);
+  int total = 0;
+  for (int i = 0; i <= n; i++) {
+    if (wide) memcpy(offsets + 8 * i, &(int64_t){total}, 8);
+    else memcpy(offsets + 4 * i, &total, 4);
+    if (i < n) total += sizes[i] = lens[i];
   }
-  col child = ints(n, items, NULL, 0);
-  const void *b[2] = {pool_validity(), offsets};
-  return mk(format, POOL, POOL_NULLS, 2, b, 1, &child);
+  col child = ints(total, items, NULL, 0);
+  const void *b[3] = {valid, offsets, sizes};
+  return mk(format, n, nulls, view ? 3 : 2, b, 1, &child);
+}
+
+static col pool_lists(const char *format) {
+  int32_t items[3 * POOL];
+  int lens[POOL], n = 0;
+  for (int k = 0; k < POOL; k++) {
+    lens[k] = list_len(k);
+    for (int j = 0; j < list_len(k); j++) items[n++] = list_item(k, j);
+  }
+  return int_lists(format, POOL, lens, items, pool_validity(), POOL_NULLS);
 }
 
 static col pool_list(void) { return pool_lists("+l"); }
@@ -638,6 +650,37 @@ static void check_validity_only(void) {
   check_written("int32, validity only", batches, 2, &MODES[0], &opts, (expect){2, 0, 0}, 0, "d0");
 }
 
+/* The same bytes or items cut into other values, [ab c] then [a bc], or
+ * one value grown, [ab c] then [abc c]: replacements. */
+typedef struct regroup {
+  const char *name;
+  const char *strings[2];
+  int lens[2];
+  int32_t items[4];
+} regroup;
+
+static void check_regrouped(void) {
+  static const regroup first = {"", {"ab", "c"}, {2, 1}, {1, 2, 3}};
+  static const regroup after[2] = {{"regrouped", {"a", "bc"}, {1, 2}, {1, 2, 3}},
+                                   {"one value grown", {"abc", "c"}, {3, 1}, {1, 2, 3, 3}}};
+  static const char *const list_formats[] = {"+l", "+vl"};
+  xchg_write_options opts;
+  xchg_write_options_init(&opts);
+  for (int r = 0; r < 2; r++) {
+    char what[64];
+    snprintf(what, sizeof what, "utf8, %s", after[r].name);
+    col utf8[2] = {dict_batch(strings("u", 2, first.strings, NULL, 0)),
+                   dict_batch(strings("u", 2, after[r].strings, NULL, 0))};
+    check_written(what, utf8, 2, &MODES[0], &opts, (expect){2, 0, 0}, 0, "d0");
+    for (int i = 0; i < 2; i++) {
+      snprintf(what, sizeof what, "%s, %s", list_formats[i], after[r].name);
+      col lists[2] = {dict_batch(int_lists(list_formats[i], 2, first.lens, first.items, NULL, 0)),
+                      dict_batch(int_lists(list_formats[i], 2, after[r].lens, after[r].items, NULL, 0))};
+      check_written(what, lists, 2, &MODES[0], &opts, (expect){2, 0, 0}, 0, "d0");
+    }
+  }
+}
+
 /* ---- xchg convert --------------------------------------------------------------- */
 
 static char dir[] = "/tmp/xchg-dict-XXXXXX";
@@ -751,6 +794,7 @@ int main(void) {
   }
   check_nested();
   check_validity_only();
+  check_regrouped();
   free_all();
   if (!cli) tu_fail("XCHG_CLI", "not set: the convert cases did not run");
   rmdir(dir);
