@@ -23,11 +23,9 @@
  * permuted or extended under the outer one), and `xchg convert` ($XCHG_CLI)
  * is run on streams holding a replacement that are spliced from two
  * writers' output, so that no comparison of the writer made them. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "support/array_equal.h"
@@ -722,17 +720,6 @@ static int spliced_stream(const col *batches, const char *path) {
   return rc;
 }
 
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...) {
-  char cmd[8192];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(cmd, sizeof cmd, fmt, ap);
-  va_end(ap);
-  int rc = system(cmd);
-  return rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
-}
-
 static int read_path(const char *path, rt_data *d, char *msg) {
   size_t size;
   uint8_t *bytes = tu_read_file(path, &size);
@@ -762,14 +749,14 @@ static void check_convert(const value_type *t, const char *cli) {
   static const char *const options[] = {"", "--batch-rows 1000"};
   for (int i = 0; i < 2; i++) {
     rt_data d = {0};
-    int rc = run("'%s' convert '%s' '%s' %s", cli, in, out, options[i]);
+    int rc = tu_run("'%s' convert '%s' '%s' %s", cli, in, out, options[i]);
     if (rc != 0) snprintf(msg, MSG, "exit status %d", rc);
     if (rc != 0 || read_path(out, &d, msg) != 0 || check_rows(batches, 2, &d, msg) != 0)
       tu_fail_at(__FILE__, __LINE__, "%s: convert %s: %s", t->name, options[i], msg);
     rt_data_free(&d);
     unlink(out);
   }
-  int rc = run("'%s' convert '%s' '%s' --file 2>'%s'", cli, in, out, err_path);
+  int rc = tu_run("'%s' convert '%s' '%s' --file 2>'%s'", cli, in, out, err_path);
   tu_bytes err = tu_read_bytes(err_path);
   tu_bytes_append(&err, "", 1);
   TU_CHECK(rc == 1 && strstr((const char *)err.data, "'d0'"), "%s: convert --file of a replacement: "
