@@ -421,7 +421,7 @@ static col dict_col(col dict) {
   int8_t idx[16];
   uint8_t *valid = grab(2);
   for (int64_t i = 0; i < n; i++) {
-    idx[i] = (int8_t)((dict.a->length - 1 - i % dict.a->length + dict.a->length) % dict.a->length);
+    idx[i] = (int8_t)(dict.a->length - 1 - i % dict.a->length);
     if (i != n / 2) valid[i >> 3] |= (uint8_t)(1u << (i & 7));
   }
   return dict_column(&dict, n, idx, valid, 1);
