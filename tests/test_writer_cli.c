@@ -9,7 +9,6 @@
  *    computed here with the test's own code; broadcast's k is a permutation;
  *    the same seed gives the same bytes and another seed other bytes. */
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,17 +25,6 @@
 
 static char dir[] = "/tmp/xchg-cli-XXXXXX";
 static const char *cli;
-
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...) {
-  char cmd[8192];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(cmd, sizeof cmd, fmt, ap);
-  va_end(ap);
-  int rc = system(cmd);
-  return rc == -1 ? -1 : WEXITSTATUS(rc);
-}
 
 /* Batch b of src equals its rows in the one batch of merged, from row. */
 static int array_range_equal_guard(const rt_data *src, int64_t b, const rt_data *merged, int64_t row, char *msg) {
@@ -60,7 +48,7 @@ static void check_convert(const char *testdata) {
   for (int i = 0; i < 4; i++) {
     snprintf(out, sizeof out, "%s/converted_%d", dir, i);
     snprintf(what, sizeof what, "xchg convert %s", opts[i]);
-    if (run("'%s' convert '%s' '%s' %s", cli, in, out, opts[i]) != 0) {
+    if (tu_run("'%s' convert '%s' '%s' %s", cli, in, out, opts[i]) != 0) {
       tu_fail(what, "exit status");
       continue;
     }
@@ -81,7 +69,7 @@ static void check_convert(const char *testdata) {
   snprintf(in, sizeof in, "%s/arrow-gold/1.0.0-littleendian/generated_primitive.stream", testdata);
   snprintf(out, sizeof out, "%s/merged", dir);
   rt_data src = {0}, back = {0};
-  if (run("'%s' convert '%s' '%s' --batch-rows 1000000", cli, in, out) != 0) tu_fail("convert --batch-rows", "exit status");
+  if (tu_run("'%s' convert '%s' '%s' --batch-rows 1000000", cli, in, out) != 0) tu_fail("convert --batch-rows", "exit status");
   else if (rt_read_file(in, &src, msg, MSG) != 0 || rt_read_file(out, &back, msg, MSG) != 0) tu_fail("convert --batch-rows", msg);
   else if (back.n != 1 || src.n < 2) tu_fail("convert --batch-rows", "not one batch");
   else {
@@ -94,10 +82,10 @@ static void check_convert(const char *testdata) {
   rt_data_free(&src);
   rt_data_free(&back);
   /* errors */
-  if (run("'%s' convert '%s' '%s/x' --codec snappy 2>/dev/null", cli, in, dir) != 2) tu_fail("convert --codec snappy", "exit status not 2");
+  if (tu_run("'%s' convert '%s' '%s/x' --codec snappy 2>/dev/null", cli, in, dir) != 2) tu_fail("convert --codec snappy", "exit status not 2");
   snprintf(out, sizeof out, "%s/never", dir);
   struct stat st;
-  if (run("'%s' convert '%s/missing' '%s' 2>/dev/null", cli, dir, out) != 1) tu_fail("convert of a missing file", "exit status not 1");
+  if (tu_run("'%s' convert '%s/missing' '%s' 2>/dev/null", cli, dir, out) != 1) tu_fail("convert of a missing file", "exit status not 1");
   else if (stat(out, &st) == 0) tu_fail("convert of a missing file", "left an output file");
   tu_section("convert", before);
 }
@@ -196,9 +184,9 @@ static void check_gen(void) {
   int64_t rows;
   /* cache, zstd body */
   snprintf(path, sizeof path, "%s/cache.ipc", dir);
-  if (run("'%s' gen cache '%s' --rows 25000 --codec zstd --seed 3 --sums > '%s.sums'", cli, path, path) != 0 ||
-      run("'%s' gen cache '%s.again' --rows 25000 --codec zstd --seed 3", cli, path) != 0 ||
-      run("'%s' gen cache '%s.other' --rows 25000 --codec zstd --seed 4", cli, path) != 0) {
+  if (tu_run("'%s' gen cache '%s' --rows 25000 --codec zstd --seed 3 --sums > '%s.sums'", cli, path, path) != 0 ||
+      tu_run("'%s' gen cache '%s.again' --rows 25000 --codec zstd --seed 3", cli, path) != 0 ||
+      tu_run("'%s' gen cache '%s.other' --rows 25000 --codec zstd --seed 4", cli, path) != 0) {
     tu_fail("gen cache", "exit status");
   } else {
     char sums[4300];
@@ -210,12 +198,12 @@ static void check_gen(void) {
     else if (ipc_sums(src, &got, &rows, NULL, 0, msg) != 0) tu_fail("gen cache", msg);
     else if (rows != 25000) tu_fail("gen cache", "row count");
     else compare("gen cache", &want, &got);
-    if (run("cmp -s '%s' '%s.again'", path, path) != 0) tu_fail("gen cache", "the same seed gave other bytes");
-    if (run("cmp -s '%s' '%s.other'", path, path) == 0) tu_fail("gen cache", "another seed gave the same bytes");
+    if (tu_run("cmp -s '%s' '%s.again'", path, path) != 0) tu_fail("gen cache", "the same seed gave other bytes");
+    if (tu_run("cmp -s '%s' '%s.other'", path, path) == 0) tu_fail("gen cache", "another seed gave the same bytes");
   }
   /* broadcast, wrapped in lz4-java */
   snprintf(path, sizeof path, "%s/broadcast.bin", dir);
-  if (run("'%s' gen broadcast '%s' --rows 20000 --sums > '%s.sums'", cli, path, path) != 0) {
+  if (tu_run("'%s' gen broadcast '%s' --rows 20000 --sums > '%s.sums'", cli, path, path) != 0) {
     tu_fail("gen broadcast", "exit status");
   } else {
     char sums[4300];
@@ -236,7 +224,7 @@ static void check_gen(void) {
   /* rows, as LZ4 frames and zstd frames */
   for (int z = 0; z < 2; z++) {
     snprintf(path, sizeof path, "%s/rows.%s", dir, z ? "zst" : "lz4");
-    if (run("'%s' gen rows '%s' --rows 3000 --codec %s --sums > '%s.sums'", cli, path, z ? "zstd" : "lz4", path) != 0) {
+    if (tu_run("'%s' gen rows '%s' --rows 3000 --codec %s --sums > '%s.sums'", cli, path, z ? "zstd" : "lz4", path) != 0) {
       tu_fail("gen rows", "exit status");
       continue;
     }
@@ -271,7 +259,7 @@ static void check_gen(void) {
     xchg_istream_close(s);
     if (n != 3000 || sum != want.payload) tu_fail("gen rows", "rows or payload sum differ from --sums");
   }
-  if (run("'%s' gen nosuchshape '%s/x' 2>/dev/null", cli, dir) != 2) tu_fail("gen nosuchshape", "exit status not 2");
+  if (tu_run("'%s' gen nosuchshape '%s/x' 2>/dev/null", cli, dir) != 2) tu_fail("gen nosuchshape", "exit status not 2");
   tu_section("gen", before);
 }
 
@@ -288,6 +276,6 @@ int main(void) {
   }
   check_convert(testdata);
   check_gen();
-  run("rm -rf '%s'", dir);
+  tu_run("rm -rf '%s'", dir);
   return tu_finish("writer_cli");
 }

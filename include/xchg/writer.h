@@ -15,19 +15,23 @@
  *     own; one that does not shrink by `min_space_saving` is stored raw
  *     behind the -1 length prefix; empty buffers are written empty.  With a
  *     pool, the buffers of a batch are compressed in parallel.
- *   - Dictionaries: written before the first batch that needs them; when a
- *     batch carries a different dictionary for an id, the writer emits a
- *     delta (the new dictionary extends the old one) or, in the stream
- *     format, a replacement.  The file format cannot replace a dictionary:
- *     that is an XCHG_EINVAL error.
+ *   - Dictionaries: written before the first batch that needs them.  A
+ *     batch's dictionary is compared with the last one written for its id
+ *     by logical value (nulls and values, not bytes: what lies under a
+ *     null, where offsets start or views point, and the indices of a
+ *     nested dictionary do not count, the values they pick do): equal
+ *     values write nothing; values that start with all the old ones write a
+ *     delta of the new ones (provided the dictionaries nested in them extend
+ *     theirs too); anything else, fewer values included, writes a
+ *     replacement in the stream format.  The file format cannot replace a
+ *     dictionary: that is an XCHG_EINVAL error naming the field.
  *   - Coalescing (coalesce_rows / coalesce_bytes): small batches are held
  *     and concatenated into larger ones without changing their content.
  *     Dictionary-encoded input is NOT unified: batches are merged only while
  *     each of their dictionaries equals the pending batches' one or extends
  *     it (the pending indices stay valid in the newer dictionary); a batch
  *     with any other dictionary first flushes what is pending, so streams
- *     with different dictionaries are kept apart.  Run-end encoded columns
- *     cannot be coalesced yet (XCHG_ENOTSUP).
+ *     with different dictionaries are kept apart.
  *   - Big-endian output (for testing readers): Schema.endianness = Big and
  *     every multi-byte value of the body byte-swapped.
  *

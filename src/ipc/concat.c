@@ -158,6 +158,67 @@ static xchg_status concat_list_views(const ipc_field *f, int width, span a, span
   return concat_child(f, out, 0, whole(a.array->children[0]), whole(b.array->children[0]), err);
 }
 
+int64_t ipc_run_containing(const uint8_t *ends, int width, int64_t runs, int64_t row) {
+  int64_t lo = 0, hi = runs;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (ipc_load_int(ends, width, 1, mid) > row) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+static void store_run_end(uint8_t *p, int width, int64_t i, int64_t v) {
+  if (width == 2) memcpy(p + 2 * i, &(int16_t){(int16_t)v}, 2);
+  else ipc_store_offset(p, width, i, v);
+}
+
+/* The runs that rows [s.offset, +s.length) touch: from *first, *count of them. */
+static xchg_status runs_of(const ipc_field *f, span s, int64_t *first, int64_t *count, xchg_error *err) {
+  const ipc_array *ends = s.array->children[0];
+  int width = f->children[0].width;
+  *first = *count = 0;
+  if (s.length == 0) return XCHG_OK;
+  const uint8_t *p = ipc_array_data(ends, 1);
+  *first = ipc_run_containing(p, width, ends->length, s.offset);
+  int64_t last = ipc_run_containing(p, width, ends->length, s.offset + s.length - 1);
+  if (last >= ends->length)
+    return xchg_errorf(err, XCHG_EFORMAT, "field '%s': run ends stop before row %lld", f->path,
+                       (long long)(s.offset + s.length));
+  *count = last - *first + 1;
+  return XCHG_OK;
+}
+
+/* Run-end encoded rows: the runs each span touches, their ends made
+ * relative to the span, cut at its end and moved past the rows before. */
+static xchg_status concat_run_ends(const ipc_field *f, span a, span b, ipc_array *out, xchg_error *err) {
+  int width = f->children[0].width;
+  int64_t first[2], count[2], max = width == 2 ? INT16_MAX : width == 4 ? INT32_MAX : INT64_MAX;
+  xchg_status st = runs_of(f, a, &first[0], &count[0], err);
+  if (st == XCHG_OK) st = runs_of(f, b, &first[1], &count[1], err);
+  if (st != XCHG_OK) return st;
+  if (a.length > max - b.length)
+    return xchg_errorf(err, XCHG_EFORMAT, "field '%s': appending makes %lld rows, past what its "
+                       "run ends hold", f->path, (long long)(a.length + b.length));
+  ipc_array *ends = out->children[0] = ipc_array_new(2, 0);
+  xchg_buf *buf = ends ? ipc_array_set_buf(ends, 1, xchg_buf_alloc((size_t)((count[0] + count[1]) * width))) : NULL;
+  if (!buf) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  ends->length = count[0] + count[1];
+  uint8_t *dst = xchg_buf_mutable_data(buf);
+  int64_t n = 0, base = 0;
+  for (int s = 0; s < 2; s++) {
+    span sp = s ? b : a;
+    const uint8_t *src = ipc_array_data(sp.array->children[0], 1);
+    for (int64_t k = 0; k < count[s]; k++) {
+      int64_t end = ipc_load_int(src, width, 1, first[s] + k);
+      store_run_end(dst, width, n++, (end < sp.offset + sp.length ? end : sp.offset + sp.length) - sp.offset + base);
+    }
+    base += sp.length;
+  }
+  return concat_child(f, out, 1, child_span(a.array, 1, first[0], count[0]),
+                      child_span(b.array, 1, first[1], count[1]), err);
+}
+
 static xchg_status concat_value(const ipc_field *f, span a, span b, ipc_array *out, xchg_error *err) {
   int64_t ranges[2][2];
   int large = f->type == IPC_LARGE_BINARY || f->type == IPC_LARGE_UTF8 ||
@@ -206,8 +267,7 @@ static xchg_status concat_value(const ipc_field *f, span a, span b, ipc_array *o
         if (st != XCHG_OK) return st;
       }
       return XCHG_OK;
-    case IPC_RUN_END_ENCODED:
-      return xchg_errorf(err, XCHG_ENOTSUP, "field '%s': appending run-end encoded values", f->path);
+    case IPC_RUN_END_ENCODED: return concat_run_ends(f, a, b, out, err);
     default:
       ipc_array_set_buf(out, 1, concat_fixed(a, b, 1, f->width));
       break;
@@ -227,8 +287,9 @@ static xchg_status concat_span(const ipc_field *f, int as_value, span a, span b,
   ipc_array *r = *out = ipc_array_new(buffers_of(f, as_value, a.array, b.array), a.array->n_children);
   if (!r) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   r->length = a.length + b.length;
-  int has_validity = f->type != IPC_NULL && f->type != IPC_UNION && f->type != IPC_RUN_END_ENCODED;
-  if (f->type == IPC_NULL) r->null_count = r->length;
+  /* Indices have validity whatever the type of their values. */
+  int has_validity = indices || (f->type != IPC_NULL && f->type != IPC_UNION && f->type != IPC_RUN_END_ENCODED);
+  if (f->type == IPC_NULL && !indices) r->null_count = r->length;
   if (has_validity && (a.array->null_count || b.array->null_count)) {
     if (!ipc_array_set_buf(r, 0, concat_bits(a, b, 0, &r->null_count))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   }

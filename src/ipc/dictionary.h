@@ -43,4 +43,8 @@ int ipc_dictionaries_used(const ipc_dictionaries *d, int64_t id);
 xchg_status ipc_array_concat(const ipc_field *field, int as_value, ipc_array *a, ipc_array *b,
                              ipc_array **out, xchg_error *err);
 
+/* The run of a run-end encoded array holding logical row `row`: the first
+ * of its `runs` ends (`width`-byte integers) past row; runs when none is. */
+int64_t ipc_run_containing(const uint8_t *ends, int width, int64_t runs, int64_t row);
+
 #endif

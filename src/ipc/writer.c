@@ -574,15 +574,19 @@ static written_dict *find_written(xchg_ipc_writer *w, int64_t id) {
   return NULL;
 }
 
-/* How a dictionary compares with the one written before for its id. */
+/* How a dictionary compares with the one written before for its id.  Equal
+ * values need nothing written even when a dictionary nested in them was
+ * replaced since: a reader keeps the nested values the old ones were
+ * decoded with.  A delta, though, is resolved in the newer nested
+ * dictionaries, which must then extend the older ones. */
 typedef enum dict_change { DICT_SAME, DICT_NEW, DICT_DELTA, DICT_REPLACE } dict_change;
 
 static dict_change classify(const written_dict *old, const ipc_field *f, const ipc_array *values) {
   if (!old) return DICT_NEW;
   int64_t n = old->values->length;
-  if (values->length >= n && wr_prefix_equal(f, 1, old->values, values, n))
-    return values->length == n ? DICT_SAME : DICT_DELTA;
-  return DICT_REPLACE;
+  if (values->length < n || !wr_prefix_equal(f, 1, old->values, values, n)) return DICT_REPLACE;
+  if (values->length == n) return DICT_SAME;
+  return wr_nested_dictionaries_extend(f, 1, old->values, values) ? DICT_DELTA : DICT_REPLACE;
 }
 
 static xchg_status remember_dict(xchg_ipc_writer *w, written_dict *old, const used_dict *u,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc/dictionary.h"
 #include "ipc/writer_internal.h"
 
 typedef struct norm {
@@ -161,13 +162,7 @@ static xchg_status norm_run_ends(norm *n, const ipc_field *f, const struct Arrow
   if (len > 0) {
     if (!p) return xchg_errorf(n->err, XCHG_EINVAL, "field '%s': no run ends", f->path);
     p += ends->offset * width;
-    int64_t lo = 0, hi = runs; /* first run whose end is past off */
-    while (lo < hi) {
-      int64_t mid = lo + (hi - lo) / 2;
-      int64_t e = ipc_load_int(p, width, 1, mid);
-      if (e > off) hi = mid; else lo = mid + 1;
-    }
-    r0 = lo;
+    r0 = ipc_run_containing(p, width, runs, off);
     for (r1 = r0; r1 < runs; r1++) {
       int64_t e = ipc_load_int(p, width, 1, r1);
       if (e >= off + len) break;
@@ -313,91 +308,6 @@ xchg_status wr_normalize(const ipc_field *f, int as_value, const struct ArrowArr
     *out = NULL;
   }
   return st;
-}
-
-/* ---- comparison ---------------------------------------------------------- */
-
-static int bits_equal(const uint8_t *a, const uint8_t *b, int64_t n) {
-  for (int64_t i = 0; i < n; i++)
-    if ((!a || bit_at(a, i)) != (!b || bit_at(b, i))) return 0;
-  return 1;
-}
-
-static int bytes_equal(const ipc_array *a, const ipc_array *b, int64_t i, int64_t size) {
-  if (size <= 0) return 1;
-  if ((int64_t)ipc_array_size(a, i) < size || (int64_t)ipc_array_size(b, i) < size) return 0;
-  return memcmp(ipc_array_data(a, i), ipc_array_data(b, i), (size_t)size) == 0;
-}
-
-/* The bytes of view i (inline or in a data buffer). */
-static const uint8_t *view_bytes(const ipc_array *a, int64_t i, int32_t *len) {
-  const uint8_t *v = ipc_array_data(a, 1) + 16 * i;
-  int32_t buf, off;
-  memcpy(len, v, 4);
-  if (*len <= 12) return v + 4;
-  memcpy(&buf, v + 8, 4);
-  memcpy(&off, v + 12, 4);
-  if (buf < 0 || buf >= a->n_buffers - 3) return NULL;
-  return ipc_array_data(a, 2 + buf) + off;
-}
-
-static int views_equal(const ipc_array *a, const ipc_array *b, int64_t n) {
-  for (int64_t i = 0; i < n; i++) {
-    int32_t la, lb;
-    const uint8_t *pa = view_bytes(a, i, &la), *pb = view_bytes(b, i, &lb);
-    if (la != lb || !pa || !pb || (la > 0 && memcmp(pa, pb, (size_t)la) != 0)) return 0;
-  }
-  return 1;
-}
-
-static int children_prefix_equal(const ipc_field *f, const ipc_array *a, const ipc_array *b,
-                                 int64_t n) {
-  for (int64_t i = 0; i < f->n_children; i++)
-    if (!wr_prefix_equal(&f->children[i], 0, a->children[i], b->children[i], n)) return 0;
-  return 1;
-}
-
-int wr_prefix_equal(const ipc_field *f, int as_value, const ipc_array *a, const ipc_array *b,
-                    int64_t n) {
-  int views = f->type == IPC_BINARY_VIEW || f->type == IPC_UTF8_VIEW;
-  if (a->length < n || b->length < n || (a->n_buffers != b->n_buffers && !views)) return 0;
-  int wide = f->type == IPC_LARGE_BINARY || f->type == IPC_LARGE_UTF8 ||
-             f->type == IPC_LARGE_LIST || f->type == IPC_LARGE_LIST_VIEW;
-  int ow = wide ? 8 : 4;
-  int has_validity = f->type != IPC_NULL && f->type != IPC_UNION && f->type != IPC_RUN_END_ENCODED;
-  if (has_validity && !bits_equal(ipc_array_data(a, 0), ipc_array_data(b, 0), n)) return 0;
-  if (f->dict_encoded && !as_value) return bytes_equal(a, b, 1, n * f->index_width);
-  switch (f->type) {
-    case IPC_NULL: return 1;
-    case IPC_BOOL:
-      return bits_equal(ipc_array_data(a, 1), ipc_array_data(b, 1), n) || n == 0;
-    case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
-      return bytes_equal(a, b, 1, (n + 1) * ow) &&
-             bytes_equal(a, b, 2, ipc_load_int(ipc_array_data(a, 1), 1, ow, n));
-    case IPC_BINARY_VIEW: case IPC_UTF8_VIEW: return views_equal(a, b, n);
-    case IPC_LIST: case IPC_LARGE_LIST: case IPC_MAP:
-      return bytes_equal(a, b, 1, (n + 1) * ow) &&
-             children_prefix_equal(f, a, b, ipc_load_int(ipc_array_data(a, 1), 1, ow, n));
-    case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW:
-      return bytes_equal(a, b, 1, n * ow) && bytes_equal(a, b, 2, n * ow) &&
-             children_prefix_equal(f, a, b, a->children[0]->length);
-    case IPC_FIXED_SIZE_LIST: return children_prefix_equal(f, a, b, n * f->list_size);
-    case IPC_STRUCT: return children_prefix_equal(f, a, b, n);
-    case IPC_UNION:
-      if (!bytes_equal(a, b, 0, n)) return 0;
-      if (!f->union_dense) return children_prefix_equal(f, a, b, n);
-      if (!bytes_equal(a, b, 1, n * 4)) return 0;
-      for (int64_t i = 0; i < f->n_children; i++)
-        if (!wr_prefix_equal(&f->children[i], 0, a->children[i], b->children[i], a->children[i]->length))
-          return 0;
-      return 1;
-    case IPC_RUN_END_ENCODED:
-      /* Runs do not line up with rows: only equal arrays compare equal. */
-      return a->length == n && b->length == n &&
-             a->children[0]->length == b->children[0]->length &&
-             children_prefix_equal(f, a, b, a->children[0]->length);
-    default: return bytes_equal(a, b, 1, n * f->width);
-  }
 }
 
 int64_t wr_array_bytes(const ipc_array *a) {

@@ -37,10 +37,20 @@ size_t wr_metadata_size(const char *metadata);
 xchg_status wr_normalize(const ipc_field *f, int as_value, const struct ArrowArray *a,
                          int64_t off, int64_t len, int copy, ipc_array **out, xchg_error *err);
 
-/* Non-zero when the first n rows of a and b (as field f) hold the same
- * bytes; attached dictionaries are not compared. */
+/* Non-zero when the first n rows of a and b (as field f; its dictionary
+ * values when as_value) hold the same logical values: the same rows null,
+ * equal values in the others, dictionary-encoded values compared through
+ * their dictionaries (src/ipc/writer_compare.c). */
 int wr_prefix_equal(const ipc_field *f, int as_value, const ipc_array *a, const ipc_array *b,
                     int64_t n);
+
+/* Non-zero when every dictionary nested in `now` (the dictionaries of
+ * dictionary-encoded fields inside f, at any depth) holds the values of the
+ * one at the same place in `old` as its first rows.  A delta of f's own
+ * dictionary needs it: a reader appends the new values to the old ones and
+ * resolves all of their indices in the newer nested dictionaries. */
+int wr_nested_dictionaries_extend(const ipc_field *f, int as_value, const ipc_array *old,
+                                  const ipc_array *now);
 
 /* Bytes held by the buffers of a, children and dictionaries included. */
 int64_t wr_array_bytes(const ipc_array *a);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 static atomic_int passed, failed;
 
@@ -137,4 +138,15 @@ uint64_t tu_splitmix64(uint64_t *state) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
+}
+
+int tu_run(const char *fmt, ...) {
+  char cmd[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(cmd, sizeof cmd, fmt, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= sizeof cmd) return -1;
+  int rc = system(cmd);
+  return rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
 }

@@ -107,6 +107,12 @@ int tu_has_suffix(const char *s, const char *suffix);
 typedef void (*tu_file_fn)(const char *path, void *ctx);
 void tu_walk(const char *dir, const char *suffix, tu_file_fn fn, void *ctx);
 
+/* ---- commands ------------------------------------------------------------ */
+
+/* Runs the printf-style command line through the shell: its exit status, or
+ * -1 when it could not run or did not exit (a signal). */
+int tu_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* ---- random numbers ------------------------------------------------------ */
 
 /* The next value of the splitmix64 sequence from *state (Steele, Lea and
