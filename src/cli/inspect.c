@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/output.h"
 #include "cli/strbuf.h"
 #include "cli/types.h"
 #include "cli/values.h"
@@ -231,8 +232,8 @@ static int inspect(const char *path, xchg_stream_codec codec) {
   xchg_error err = {{0}};
   xc_input in;
   if (xc_input_open(&in, path, codec, &err) != XCHG_OK) return xc_runtime_error(path, err.message);
-  xs out;
-  xs_init(&out, stdout);
+  xs out; /* held until the whole input is read: a failure prints nothing but the error */
+  xs_init(&out, NULL);
   xs_printf(&out, "file: %s\n", xc_input_label(path));
   if (in.codec != XCHG_STREAM_NONE) xs_printf(&out, "codec: %s\n", xchg_stream_codec_name(in.codec));
   inspect_totals sum = {0};
@@ -240,12 +241,15 @@ static int inspect(const char *path, xchg_stream_codec codec) {
   xchg_status st = XCHG_OK;
   while (st == XCHG_OK && !at_end) st = inspect_stream(&in, &out, &sum, &at_end, &err);
   if (st == XCHG_OK) print_input_totals(&out, &in, &sum);
-  xs_flush(&out);
+  if (st == XCHG_OK && xs_failed(&out)) st = xchg_errorf(&err, XCHG_ENOMEM, "out of memory");
   int rc = XC_EXIT_OK;
-  if (st != XCHG_OK)
+  if (st != XCHG_OK) {
     rc = xc_runtime_error(path, err.message);
-  else if (xs_failed(&out) || fflush(stdout) != 0)
-    rc = xc_runtime_error(path, "cannot write the output");
+  } else {
+    out.sink = stdout;
+    xs_flush(&out);
+    if (xs_write_error(&out) != 0) rc = xc_write_error("-", xs_write_error(&out));
+  }
   xs_free(&out);
   xc_input_close(&in);
   return rc;
