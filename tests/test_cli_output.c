@@ -10,10 +10,11 @@
  *    old OUT byte-identical, its mode kept, and no temporary file; one that
  *    succeeds keeps an existing OUT's mode and gives a new one 0666 less the
  *    umask; a missing directory is a clear error;
- *  - convert, gen, cat and inspect writing to /dev/full exit 1 with exactly
- *    "xchg: write to ... failed: No space left on device" and /dev/full is
- *    still a character device; gen --sums to a full standard output fails
- *    and leaves no OUT;
+ *  - convert, gen, cat and inspect writing to a full device (a node of
+ *    /dev/full's numbers made here when mknod is allowed, else /dev/full)
+ *    exit 1 with exactly "xchg: write to ... failed: No space left on
+ *    device" and the device is still a character device; gen --sums to a
+ *    full standard output fails and leaves no OUT;
  *  - cat reading a pipe and writing into a pipe whose reader is gone, with
  *    SIGPIPE ignored, stops at once with "Broken pipe": the test feeding it
  *    manages to write only a small part of the input before its own writes
@@ -31,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,7 +44,11 @@ static const char *cli;
 static char gold_stream[4096];
 
 static const char enospc_stdout[] = "xchg: write to standard output failed: No space left on device\n";
-static const char enospc_full[] = "xchg: write to '/dev/full' failed: No space left on device\n";
+
+/* The full device the test writes to: a node of its own (char 1,7 made
+ * with mknod, so that a regression that unlinks its output removes the
+ * test's node, not the system's /dev/full), else /dev/full itself. */
+static char full_device[4200];
 
 /* ---- running the CLI ----------------------------------------------------------- */
 
@@ -255,33 +261,47 @@ static void check_failure_keeps_old_output(void) {
 
 /* ---- writing to a full device ----------------------------------------------------- */
 
+/* A char device 1,7 of the test's own that can be opened, else /dev/full. */
+static void choose_full_device(void) {
+  snprintf(full_device, sizeof full_device, "%s.full", dir);
+  int fd = mknod(full_device, S_IFCHR | 0666, makedev(1, 7)) == 0 ? open(full_device, O_WRONLY) : -1;
+  if (fd >= 0) {
+    close(fd);
+    return;
+  }
+  unlink(full_device);
+  snprintf(full_device, sizeof full_device, "/dev/full");
+}
+
 static void check_full_device(void) {
   clear_dir();
-  TU_CHECK(is_char_device("/dev/full"), "/dev/full is not a character device: the test cannot run");
+  char enospc_full[4400];
+  snprintf(enospc_full, sizeof enospc_full, "xchg: write to '%s' failed: No space left on device\n", full_device);
+  TU_CHECK(is_char_device(full_device), "%s is not a character device: the test cannot run", full_device);
   char *in = path_in_dir("in.stream"), *out = path_in_dir("out");
   copy_file(gold_stream, in);
-  cli_run r = run_cli(ARGS("convert", in, "/dev/full"), -1);
-  TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_full), "convert IN /dev/full: exit %d: %s", r.exit_code,
+  cli_run r = run_cli(ARGS("convert", in, full_device), -1);
+  TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_full), "convert IN %s: exit %d: %s", full_device, r.exit_code,
            r.err.data);
   free(r.err.data);
-  r = run_cli(ARGS("gen", "cache", "/dev/full", "--rows", "20000"), -1);
-  TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_full), "gen cache /dev/full: exit %d: %s", r.exit_code,
+  r = run_cli(ARGS("gen", "cache", full_device, "--rows", "20000"), -1);
+  TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_full), "gen cache %s: exit %d: %s", full_device, r.exit_code,
            r.err.data);
   free(r.err.data);
-  TU_CHECK(is_char_device("/dev/full"), "/dev/full is gone or no longer a character device");
+  TU_CHECK(is_char_device(full_device), "%s is gone or no longer a character device", full_device);
 
-  int full = open("/dev/full", O_WRONLY);
-  TU_CHECK(full >= 0, "cannot open /dev/full: %s", strerror(errno));
+  int full = open(full_device, O_WRONLY);
+  TU_CHECK(full >= 0, "cannot open %s: %s", full_device, strerror(errno));
   const char *const *cases[] = {ARGS("convert", in, "-"), ARGS("cat", in), ARGS("cat", in, "--format", "arrow-json"),
                                 ARGS("inspect", in)};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     r = run_cli(cases[i], full);
-    TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_stdout), "%s %s > /dev/full: exit %d: %s", cases[i][0],
+    TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_stdout), "%s %s > full device: exit %d: %s", cases[i][0],
              cases[i][1], r.exit_code, r.err.data);
     free(r.err.data);
   }
   r = run_cli(ARGS("gen", "rows", out, "--rows", "100", "--sums"), full);
-  TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_stdout), "gen --sums > /dev/full: exit %d: %s", r.exit_code,
+  TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_stdout), "gen --sums > full device: exit %d: %s", r.exit_code,
            r.err.data);
   free(r.err.data);
   close(full);
@@ -302,7 +322,8 @@ static void check_broken_pipe(void) {
   free(r.err.data);
   tu_bytes input = tu_read_bytes(big);
   int in_pipe[2], out_pipe[2];
-  if (input.data == NULL || pipe(in_pipe) != 0 || pipe(out_pipe) != 0) {
+  if (input.data == NULL || pipe(in_pipe) != 0 || pipe(out_pipe) != 0 ||
+      fcntl(in_pipe[1], F_SETFD, FD_CLOEXEC) != 0) { /* cat must see the end of its input */
     tu_fail("broken pipe", "cannot set up the input and the pipes");
     free(input.data);
     return;
@@ -383,6 +404,7 @@ int main(void) {
     fprintf(stderr, "cannot read %s or create %s\n", gold_stream, dir);
     return 1;
   }
+  choose_full_device();
   check_same_file();
   check_links_and_modes();
   check_failure_keeps_old_output();
@@ -392,5 +414,6 @@ int main(void) {
   check_killed_while_writing();
   clear_dir();
   rmdir(dir);
+  if (strcmp(full_device, "/dev/full") != 0) unlink(full_device);
   return tu_finish("cli_output");
 }
