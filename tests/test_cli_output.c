@@ -9,7 +9,7 @@
  *  - a convert that fails after it began writing (a cut input) leaves the
  *    old OUT byte-identical, its mode kept, and no temporary file; one that
  *    succeeds keeps an existing OUT's mode and gives a new one 0666 less the
- *    umask; a missing directory is a clear error;
+ *    umask; a missing directory and a directory as OUT are clear errors;
  *  - convert, gen, cat and inspect writing to a full device (a node of
  *    /dev/full's numbers made here when mknod is allowed, else /dev/full)
  *    exit 1 with exactly "xchg: write to ... failed: No space left on
@@ -231,6 +231,10 @@ static void check_links_and_modes(void) {
   r = run_cli(ARGS("convert", in, path_in_dir("nodir/out")), -1);
   TU_CHECK(r.exit_code == 1 && stderr_has(&r, "nodir") && stderr_has(&r, "No such file or directory"),
            "convert into a missing directory: exit %d: %s", r.exit_code, r.err.data);
+  free(r.err.data);
+  r = run_cli(ARGS("convert", in, dir), -1);
+  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "is a directory"), "convert into a directory: exit %d: %s",
+           r.exit_code, r.err.data);
   free(r.err.data);
   check_dir_holds("links and modes", "dangling in.stream link plain target");
 }
