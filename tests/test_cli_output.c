@@ -44,6 +44,7 @@
 static char dir[] = "/tmp/xchg-out-XXXXXX";
 static const char *cli;
 static char gold_stream[4096];
+static char stderr_path[4200]; /* where the CLI's standard error goes */
 
 static const char enospc_stdout[] = "xchg: write to standard output failed: No space left on device\n";
 
@@ -60,10 +61,12 @@ typedef struct cli_run {
   tu_bytes err;  /* standard error */
 } cli_run;
 
+/* dir/name, in one of 32 buffers used in turn (a check needs only a few;
+ * clear_dir, which uses one per file, keeps no pointer). */
 static char *path_in_dir(const char *name) {
-  static char paths[8][4200];
+  static char paths[32][4200];
   static int next;
-  char *p = paths[next++ % 8];
+  char *p = paths[next++ % 32];
   snprintf(p, sizeof paths[0], "%s/%s", dir, name);
   return p;
 }
@@ -76,7 +79,7 @@ static pid_t start_cli(const char *const *args, int in_fd, int out_fd, bool igno
   pid_t pid = fork();
   if (pid != 0) return pid;
   int null_fd = open("/dev/null", O_RDWR);
-  int err_fd = open(path_in_dir("stderr"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int err_fd = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (null_fd < 0 || err_fd < 0) _exit(126);
   dup2(in_fd >= 0 ? in_fd : null_fd, STDIN_FILENO);
   dup2(out_fd >= 0 ? out_fd : null_fd, STDOUT_FILENO);
@@ -94,7 +97,7 @@ static cli_run finish_cli(pid_t pid) {
   if (pid < 0 || waitpid(pid, &status, 0) != pid) return r;
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
-  tu_bytes raw = tu_read_bytes(path_in_dir("stderr"));
+  tu_bytes raw = tu_read_bytes(stderr_path);
   tu_bytes_append(&r.err, raw.data != NULL ? raw.data : (uint8_t *)"", raw.size); /* keeps a spare byte */
   r.err.data[r.err.size] = '\0';
   free(raw.data);
@@ -416,6 +419,7 @@ int main(void) {
     fprintf(stderr, "cannot read %s or create %s\n", gold_stream, dir);
     return 1;
   }
+  snprintf(stderr_path, sizeof stderr_path, "%s/stderr", dir);
   choose_full_device();
   check_same_file();
   check_links_and_modes();
