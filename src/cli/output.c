@@ -56,12 +56,16 @@ static void remove_temp_and_die(int sig) {
   raise(sig); /* SA_RESETHAND put back the default action: it kills once the handler returns */
 }
 
-/* While the set of those signals is blocked, creating or removing the
- * temporary file and (un)registering it happen as one step for a handler. */
+static void cleanup_signal_set(sigset_t *set) {
+  sigemptyset(set);
+  for (size_t i = 0; i < N_CLEANUP_SIGNALS; i++) sigaddset(set, cleanup_signals[i]);
+}
+
+/* While those signals are blocked, creating or removing the temporary
+ * file and (un)registering it happen as one step for a handler. */
 static void block_cleanup_signals(sigset_t *old) {
   sigset_t set;
-  sigemptyset(&set);
-  for (size_t i = 0; i < N_CLEANUP_SIGNALS; i++) sigaddset(&set, cleanup_signals[i]);
+  cleanup_signal_set(&set);
   sigprocmask(SIG_BLOCK, &set, old);
 }
 
@@ -74,7 +78,7 @@ static void guard_temp(const char *temp) {
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = remove_temp_and_die;
-  sigemptyset(&sa.sa_mask);
+  cleanup_signal_set(&sa.sa_mask); /* one handler at a time */
   sa.sa_flags = SA_RESETHAND;
   for (size_t i = 0; i < N_CLEANUP_SIGNALS; i++) {
     sigaction(cleanup_signals[i], NULL, &saved_actions[i]);

@@ -7,7 +7,9 @@
  *    on SIGINT, SIGTERM or SIGHUP, the temporary file is removed and the
  *    old OUT is left as it was.  A new file gets the mode any new file gets
  *    (0666 less the umask); an existing one keeps its permission bits (not
- *    its owner, as with every tool that replaces a file by renaming).
+ *    its owner, and other hard links to it keep the old contents, as with
+ *    every tool that replaces a file by renaming).  The directory must be
+ *    writable, even when OUT itself is.
  *  - OUT that is a symbolic link to a regular file: the file it points to
  *    is replaced (the link stays a link); a link to nothing is refused,
  *    rather than creating a file wherever it points.
