@@ -131,18 +131,16 @@ static void on_message(void *ctx, const xchg_message_info *info) {
   t->rows += info->kind == XCHG_MESSAGE_RECORD_BATCH ? info->rows : 0;
   t->body_bytes += info->body_bytes;
   t->metadata_bytes += info->metadata_bytes;
-  xs_maybe_flush(out);
 }
 
 /* Reads every batch, so that every message is seen (and checked). */
-static xchg_status read_all(xchg_ipc_reader *reader, xs *out, xchg_error *err) {
+static xchg_status read_all(xchg_ipc_reader *reader, xchg_error *err) {
   for (;;) {
     struct ArrowArray batch;
     xchg_status st = xchg_ipc_reader_next(reader, &batch, err);
     if (st != XCHG_OK) return st;
     if (batch.release == NULL) return XCHG_OK;
     batch.release(&batch);
-    xs_maybe_flush(out);
   }
 }
 
@@ -202,7 +200,7 @@ static xchg_status inspect_stream(xc_input *in, xs *out, inspect_totals *sum, bo
     xs_puts(out, "messages:\n");
     xs_append(out, held.data, held.len);
     t.out = out;
-    st = read_all(reader, out, err);
+    st = read_all(reader, err);
     print_totals(out, "totals", &t);
     add_totals(sum, &t);
   }
