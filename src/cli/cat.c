@@ -7,6 +7,7 @@
 #include "cli/arrow_json.h"
 #include "cli/cli.h"
 #include "cli/node.h"
+#include "cli/output.h"
 #include "cli/rows.h"
 
 static const char cat_help[] =
@@ -379,6 +380,14 @@ static xchg_status next_stream(cat_state *st, xchg_ipc_reader *reader, xchg_erro
   return s;
 }
 
+/* A failed write to standard output (or out of memory) ends the copy at
+ * once: nothing more is decoded for a reader that is gone or a full disk. */
+static xchg_status output_status(const cat_state *st, xchg_error *err) {
+  int errnum = xs_write_error(&st->out);
+  if (errnum != 0) return xchg_errorf(err, XCHG_EIO, "write to standard output failed: %s", strerror(errnum));
+  return xs_failed(&st->out) ? xchg_errorf(err, XCHG_ENOMEM, "out of memory") : XCHG_OK;
+}
+
 static xchg_status write_batch(cat_state *st, const struct ArrowArray *batch, xchg_error *err) {
   xchg_status s = check_batch(&st->schema, batch, err);
   if (s != XCHG_OK) return s;
@@ -391,7 +400,7 @@ static xchg_status write_batch(cat_state *st, const struct ArrowArray *batch, xc
     s = xc_arrow_json_batch(&st->json, cols.ptrs, cols.count, batch->offset, rows, err);
   } else {
     xc_row_format f = st->opt->format == CAT_CSV ? XC_ROWS_CSV : XC_ROWS_JSON;
-    for (int64_t r = 0; r < rows && s == XCHG_OK; r++) {
+    for (int64_t r = 0; r < rows && s == XCHG_OK && !xs_failed(&st->out); r++) {
       if (!xc_rows_write(&st->out, &st->scratch, f, cols.ptrs, cols.count, batch->offset + r))
         s = xchg_errorf(err, XCHG_EFORMAT, "row %lld of the batch refers outside its arrays", (long long)r);
       xs_maybe_flush(&st->out);
@@ -400,7 +409,7 @@ static xchg_status write_batch(cat_state *st, const struct ArrowArray *batch, xc
   if (st->remaining >= 0) st->remaining -= rows;
   column_set_free(&cols);
   xs_maybe_flush(&st->out);
-  return s;
+  return s == XCHG_OK ? output_status(st, err) : s;
 }
 
 static xchg_status copy_rows(cat_state *st, xchg_ipc_reader *reader, xchg_error *err) {
@@ -449,10 +458,10 @@ static int cat(const cat_options *opt) {
   xchg_status s = copy_input(&st, &in, &err);
   xs_flush(&st.out);
   int rc = XC_EXIT_OK;
-  if (s != XCHG_OK)
+  if (xs_write_error(&st.out) != 0)
+    rc = xc_write_error("-", xs_write_error(&st.out));
+  else if (s != XCHG_OK)
     rc = xc_runtime_error(opt->path, err.message);
-  else if (xs_failed(&st.out) || fflush(stdout) != 0)
-    rc = xc_runtime_error(opt->path, "cannot write the output");
   xc_arrow_json_free(&st.json);
   free(st.sent_ids);
   free(st.dict_ids);

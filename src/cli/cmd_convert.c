@@ -2,14 +2,13 @@
  * input (stream or file, any body compression, '-' for standard input) as
  * Arrow IPC with the chosen format, codec and batch size. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/cmd_writer.h"
+#include "cli/output.h"
 #include "xchg/writer.h"
 
 static const char convert_help[] =
@@ -94,15 +93,15 @@ int xc_cmd_convert(int argc, char **argv) {
     xchg_ipc_reader_close(r);
     return xc_runtime_error(in, err.message);
   }
-  int to_stdout = !strcmp(out, "-");
-  int fd = to_stdout ? STDOUT_FILENO : open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) {
+  xc_output o;
+  if (xc_output_open(&o, out, in, &err) != XCHG_OK) {
     schema.release(&schema);
     xchg_ipc_reader_close(r);
-    return xc_runtime_error(out, strerror(errno));
+    xc_output_discard(&o);
+    return xc_output_error(&o, err.message);
   }
   xchg_ipc_writer *w;
-  xchg_status st = xchg_ipc_writer_open_fd(&schema, &opts, fd, &w, &err);
+  xchg_status st = xchg_ipc_writer_open(&schema, &opts, xc_output_write, &o, &w, &err);
   schema.release(&schema);
   int failed_input = 0;
   for (int64_t i = 0; st == XCHG_OK; i++) {
@@ -118,11 +117,8 @@ int xc_cmd_convert(int argc, char **argv) {
   if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
   xchg_ipc_writer_free(w);
   xchg_ipc_reader_close(r);
-  if (!to_stdout && close(fd) != 0 && st == XCHG_OK)
-    return xc_runtime_error(out, strerror(errno));
-  if (st != XCHG_OK) {
-    if (!to_stdout) unlink(out); /* no half-written output left behind */
-    return xc_runtime_error(failed_input ? in : out, err.message);
-  }
+  if (st == XCHG_OK) st = xc_output_commit(&o, &err);
+  xc_output_discard(&o); /* after a failure: the old OUT stays as it was */
+  if (st != XCHG_OK) return failed_input ? xc_runtime_error(in, err.message) : xc_output_error(&o, err.message);
   return XC_EXIT_OK;
 }

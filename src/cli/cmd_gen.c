@@ -14,7 +14,6 @@
  * (standard error when OUT is '-'); 64-bit sums are decimal strings, as
  * JSON numbers lose precision beyond 2^53 in many readers. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_writer.h"
+#include "cli/output.h"
 #include "gen/shape_rows.h"
 #include "gen/shapes.h"
 #include "xchg/stream.h"
@@ -76,24 +76,6 @@ static void progress_show(progress *p, int64_t done) {
   fflush(stderr);
 }
 
-typedef struct out_file {
-  int fd;
-  const char *path;
-} out_file;
-
-static xchg_status write_all(void *ctx, const void *data, size_t n, xchg_error *err) {
-  out_file *o = ctx;
-  const uint8_t *p = data;
-  while (n > 0) {
-    ssize_t k = write(o->fd, p, n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return xchg_errorf(err, XCHG_EIO, "%s", strerror(errno));
-    p += k;
-    n -= (size_t)k;
-  }
-  return XCHG_OK;
-}
-
 typedef void (*batch_fn)(uint64_t seed, int64_t rows, int64_t index, struct ArrowArray *out,
                          shape_sums *sums);
 
@@ -124,7 +106,7 @@ static xchg_status write_ipc_shape(const gen_args *a, struct ArrowSchema *schema
   return st;
 }
 
-static xchg_status gen_ipc(const gen_args *a, out_file *out, shape_sums *sums, progress *prog,
+static xchg_status gen_ipc(const gen_args *a, xc_output *out, shape_sums *sums, progress *prog,
                            xchg_error *err) {
   int broadcast = !strcmp(a->shape, "broadcast");
   struct ArrowSchema schema;
@@ -142,7 +124,7 @@ static xchg_status gen_ipc(const gen_args *a, out_file *out, shape_sums *sums, p
   prog->total = batches;
   xchg_status st;
   if (a->outer == XCHG_STREAM_NONE) {
-    st = write_ipc_shape(a, &schema, batches, make, write_all, out, NULL, sums, prog, err);
+    st = write_ipc_shape(a, &schema, batches, make, xc_output_write, out, NULL, sums, prog, err);
   } else {
     xchg_buf *ipc = NULL, *wrapped = NULL;
     st = write_ipc_shape(a, &schema, batches, make, NULL, NULL, &ipc, sums, prog, err);
@@ -151,7 +133,7 @@ static xchg_status gen_ipc(const gen_args *a, out_file *out, shape_sums *sums, p
       xchg_stream_encode_options_init(&eo);
       st = xchg_stream_encode(a->outer, &eo, xchg_buf_data(ipc), xchg_buf_size(ipc), &wrapped, err);
     }
-    if (st == XCHG_OK) st = write_all(out, xchg_buf_data(wrapped), xchg_buf_size(wrapped), err);
+    if (st == XCHG_OK) st = xc_output_write(out, xchg_buf_data(wrapped), xchg_buf_size(wrapped), err);
     xchg_buf_unref(ipc);
     xchg_buf_unref(wrapped);
   }
@@ -160,7 +142,7 @@ static xchg_status gen_ipc(const gen_args *a, out_file *out, shape_sums *sums, p
 }
 
 typedef struct rows_out {
-  out_file *out;
+  xc_output *out;
   progress *prog;
 } rows_out;
 
@@ -168,12 +150,12 @@ static xchg_status write_rows_frame(void *ctx, const void *data, size_t n, int64
                                     int64_t chunks, xchg_error *err) {
   rows_out *ro = ctx;
   ro->prog->total = chunks;
-  xchg_status st = write_all(ro->out, data, n, err);
+  xchg_status st = xc_output_write(ro->out, data, n, err);
   progress_show(ro->prog, chunk + 1);
   return st;
 }
 
-static xchg_status gen_rows(const gen_args *a, out_file *out, progress *prog, xchg_error *err) {
+static xchg_status gen_rows(const gen_args *a, xc_output *out, progress *prog, xchg_error *err) {
   xchg_stream_codec codec = a->codec == XCHG_BLOCK_ZSTD ? XCHG_STREAM_ZSTD
                             : a->codec == XCHG_BLOCK_NONE ? XCHG_STREAM_NONE
                                                           : XCHG_STREAM_LZ4_FRAME;
@@ -196,6 +178,13 @@ static void print_sums(const gen_args *a, const shape_sums *sums, FILE *f) {
     fprintf(f, "%s\"%s\": {\"sum\": \"%" PRIu64 "\", \"nulls\": %" PRId64 "}", i ? ", " : "",
             b ? broadcast[i] : cache[i], sums->value[i], sums->nulls[i]);
   fprintf(f, "}}\n");
+}
+
+/* 0, or the errno of a failed write to f (after flushing it). */
+static int flush_errno(FILE *f) {
+  errno = 0;
+  if (fflush(f) == 0 && !ferror(f)) return 0;
+  return errno != 0 ? errno : EIO;
 }
 
 static int parse_args(int argc, char **argv, gen_args *a) {
@@ -263,19 +252,25 @@ int xc_cmd_gen(int argc, char **argv) {
   if (!strcmp(a.shape, "broadcast") && !a.outer_given)
     a.outer = a.codec == XCHG_BLOCK_NONE ? XCHG_STREAM_LZ4_JAVA : XCHG_STREAM_NONE;
   if (!strcmp(a.shape, "cache") && !a.outer_given) a.outer = XCHG_STREAM_NONE;
-  int to_stdout = !strcmp(a.out, "-");
-  out_file out = {to_stdout ? STDOUT_FILENO : open(a.out, O_WRONLY | O_CREAT | O_TRUNC, 0644), a.out};
-  if (out.fd < 0) return xc_runtime_error(a.out, strerror(errno));
+  xchg_error err;
+  xc_output out;
+  if (xc_output_open(&out, a.out, NULL, &err) != XCHG_OK) {
+    xc_output_discard(&out);
+    return xc_output_error(&out, err.message);
+  }
   progress prog = {isatty(STDERR_FILENO), a.shape, 0, -1};
   shape_sums sums;
   memset(&sums, 0, sizeof sums);
-  xchg_error err;
   xchg_status st = is_rows ? gen_rows(&a, &out, &prog, &err) : gen_ipc(&a, &out, &sums, &prog, &err);
-  if (!to_stdout && close(out.fd) != 0 && st == XCHG_OK) st = xchg_errorf(&err, XCHG_EIO, "%s", strerror(errno));
-  if (st != XCHG_OK) {
-    if (!to_stdout) unlink(a.out);
-    return xc_runtime_error(a.out, err.message);
+  /* --sums before OUT is put in place: failing to print them fails the command */
+  int to_file = strcmp(a.out, "-") != 0, sums_errno = 0;
+  if (st == XCHG_OK && a.sums) {
+    print_sums(&a, &sums, to_file ? stdout : stderr);
+    if ((sums_errno = flush_errno(to_file ? stdout : stderr)) != 0) st = XCHG_EIO;
   }
-  if (a.sums) print_sums(&a, &sums, to_stdout ? stderr : stdout);
+  if (st == XCHG_OK) st = xc_output_commit(&out, &err);
+  xc_output_discard(&out); /* after a failure: the old OUT stays as it was */
+  if (sums_errno != 0) return to_file ? xc_write_error("-", sums_errno) : XC_EXIT_ERROR; /* stderr cannot say it */
+  if (st != XCHG_OK) return xc_output_error(&out, err.message);
   return XC_EXIT_OK;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/output.h"
 #include "cli/strbuf.h"
 #include "cli/types.h"
 #include "cli/values.h"
@@ -130,18 +131,16 @@ static void on_message(void *ctx, const xchg_message_info *info) {
   t->rows += info->kind == XCHG_MESSAGE_RECORD_BATCH ? info->rows : 0;
   t->body_bytes += info->body_bytes;
   t->metadata_bytes += info->metadata_bytes;
-  xs_maybe_flush(out);
 }
 
 /* Reads every batch, so that every message is seen (and checked). */
-static xchg_status read_all(xchg_ipc_reader *reader, xs *out, xchg_error *err) {
+static xchg_status read_all(xchg_ipc_reader *reader, xchg_error *err) {
   for (;;) {
     struct ArrowArray batch;
     xchg_status st = xchg_ipc_reader_next(reader, &batch, err);
     if (st != XCHG_OK) return st;
     if (batch.release == NULL) return XCHG_OK;
     batch.release(&batch);
-    xs_maybe_flush(out);
   }
 }
 
@@ -201,7 +200,7 @@ static xchg_status inspect_stream(xc_input *in, xs *out, inspect_totals *sum, bo
     xs_puts(out, "messages:\n");
     xs_append(out, held.data, held.len);
     t.out = out;
-    st = read_all(reader, out, err);
+    st = read_all(reader, err);
     print_totals(out, "totals", &t);
     add_totals(sum, &t);
   }
@@ -231,8 +230,8 @@ static int inspect(const char *path, xchg_stream_codec codec) {
   xchg_error err = {{0}};
   xc_input in;
   if (xc_input_open(&in, path, codec, &err) != XCHG_OK) return xc_runtime_error(path, err.message);
-  xs out;
-  xs_init(&out, stdout);
+  xs out; /* held until the whole input is read: a failure prints nothing but the error */
+  xs_init(&out, NULL);
   xs_printf(&out, "file: %s\n", xc_input_label(path));
   if (in.codec != XCHG_STREAM_NONE) xs_printf(&out, "codec: %s\n", xchg_stream_codec_name(in.codec));
   inspect_totals sum = {0};
@@ -240,12 +239,15 @@ static int inspect(const char *path, xchg_stream_codec codec) {
   xchg_status st = XCHG_OK;
   while (st == XCHG_OK && !at_end) st = inspect_stream(&in, &out, &sum, &at_end, &err);
   if (st == XCHG_OK) print_input_totals(&out, &in, &sum);
-  xs_flush(&out);
+  if (st == XCHG_OK && xs_failed(&out)) st = xchg_errorf(&err, XCHG_ENOMEM, "out of memory");
   int rc = XC_EXIT_OK;
-  if (st != XCHG_OK)
+  if (st != XCHG_OK) {
     rc = xc_runtime_error(path, err.message);
-  else if (xs_failed(&out) || fflush(stdout) != 0)
-    rc = xc_runtime_error(path, "cannot write the output");
+  } else {
+    out.sink = stdout;
+    xs_flush(&out);
+    if (xs_write_error(&out) != 0) rc = xc_write_error("-", xs_write_error(&out));
+  }
   xs_free(&out);
   xc_input_close(&in);
   return rc;

@@ -1,6 +1,7 @@
 /* strbuf.c — growable output strings for the CLI writers. */
 #include "cli/strbuf.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,8 +77,12 @@ void xs_printf(xs *s, const char *fmt, ...) {
 }
 
 void xs_flush(xs *s) {
-  if (s->sink == NULL || s->len == 0) return;
-  if (fwrite(s->data, 1, s->len, s->sink) != s->len) s->failed = true;
+  if (s->sink == NULL || s->len == 0 || s->write_errno != 0) return;
+  errno = 0;
+  if (fwrite(s->data, 1, s->len, s->sink) != s->len || fflush(s->sink) != 0) {
+    s->write_errno = errno != 0 ? errno : EIO;
+    s->failed = true;
+  }
   s->len = 0;
 }
 
@@ -86,6 +91,8 @@ void xs_maybe_flush(xs *s) {
 }
 
 bool xs_failed(const xs *s) { return s->failed; }
+
+int xs_write_error(const xs *s) { return s->write_errno; }
 
 const char *xs_cstr(xs *s) {
   if (!xs_reserve(s, 0)) return "";

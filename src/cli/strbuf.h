@@ -4,7 +4,9 @@
  * flushed to it whenever it grows past a threshold, so that writing a large
  * file never holds more than a little output in memory.  Out of memory is
  * sticky: appends become no-ops and xs_failed() reports it once at the end,
- * which keeps the many small append calls free of error plumbing. */
+ * which keeps the many small append calls free of error plumbing.  A
+ * failed write to the sink is sticky too, and keeps its errno: a writer
+ * checks xs_write_error() after each flush point to stop at once. */
 #ifndef XCHG_CLI_STRBUF_H
 #define XCHG_CLI_STRBUF_H
 
@@ -19,6 +21,7 @@ typedef struct xs {
   size_t cap;
   FILE *sink;   /* flushed into when large; NULL keeps everything */
   bool failed;  /* an allocation or a write failed */
+  int write_errno; /* the errno of the first failed write to the sink, else 0 */
 } xs;
 
 void xs_init(xs *s, FILE *sink);
@@ -34,12 +37,18 @@ void xs_printf(xs *s, const char *fmt, ...)
 #endif
     ;
 
-/* Writes everything to the sink when the buffer is big; xs_flush always. */
+/* Writes everything to the sink (and flushes the FILE, so that a failure
+ * shows at once) when the buffer is big; xs_flush always.  After a failed
+ * write nothing more is written. */
 void xs_maybe_flush(xs *s);
 void xs_flush(xs *s);
 
 /* True when an allocation or a write failed since xs_init. */
 bool xs_failed(const xs *s);
+
+/* The errno of the first failed write to the sink; 0 if none failed (an
+ * allocation failure alone is not a write error). */
+int xs_write_error(const xs *s);
 
 /* A NUL-terminated view of the contents (empty string when nothing). */
 const char *xs_cstr(xs *s);

@@ -1,0 +1,230 @@
+/* output.c — writing a command's output without destroying what was there
+ * (see output.h). */
+#include "cli/output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+/* "standard output" or 'PATH', for messages. */
+static const char *quote(const char *path) { return strcmp(path, "-") == 0 ? "" : "'"; }
+static const char *output_name(const char *path) { return strcmp(path, "-") == 0 ? "standard output" : path; }
+
+int xc_write_error(const char *path, int errnum) {
+  fflush(stdout);
+  fprintf(stderr, "xchg: write to %s%s%s failed: %s\n", quote(path), output_name(path), quote(path),
+          strerror(errnum));
+  return XC_EXIT_ERROR;
+}
+
+int xc_output_error(const xc_output *o, const char *message) {
+  if (o->write_errno != 0) return xc_write_error(o->path, o->write_errno);
+  fflush(stdout);
+  fprintf(stderr, "xchg: %s: %s\n", output_name(o->path), message);
+  return XC_EXIT_ERROR;
+}
+
+static xchg_status write_failed(xc_output *o, int errnum, xchg_error *err) {
+  if (o->write_errno == 0) o->write_errno = errnum;
+  return xchg_errorf(err, XCHG_EIO, "write to %s%s%s failed: %s", quote(o->path), output_name(o->path),
+                     quote(o->path), strerror(errnum));
+}
+
+/* ---- removing the temporary file when the process is killed ------------------ */
+
+/* The handler may only read what is complete: the name is written, then
+ * (after a fence) the flag set. */
+static char guarded_temp[4096];
+static volatile sig_atomic_t temp_guarded;
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define N_CLEANUP_SIGNALS (sizeof cleanup_signals / sizeof cleanup_signals[0])
+static struct sigaction saved_actions[N_CLEANUP_SIGNALS];
+
+static void remove_temp_and_die(int sig) {
+  if (temp_guarded) unlink(guarded_temp);
+  raise(sig); /* SA_RESETHAND put back the default action: it kills once the handler returns */
+}
+
+static void cleanup_signal_set(sigset_t *set) {
+  sigemptyset(set);
+  for (size_t i = 0; i < N_CLEANUP_SIGNALS; i++) sigaddset(set, cleanup_signals[i]);
+}
+
+/* While those signals are blocked, creating or removing the temporary
+ * file and (un)registering it happen as one step for a handler. */
+static void block_cleanup_signals(sigset_t *old) {
+  sigset_t set;
+  cleanup_signal_set(&set);
+  sigprocmask(SIG_BLOCK, &set, old);
+}
+
+static void guard_temp(const char *temp) {
+  size_t len = strlen(temp);
+  if (len >= sizeof guarded_temp) return; /* too long to keep: left to the failure paths */
+  memcpy(guarded_temp, temp, len + 1);
+  atomic_signal_fence(memory_order_seq_cst);
+  temp_guarded = 1;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = remove_temp_and_die;
+  cleanup_signal_set(&sa.sa_mask); /* one handler at a time */
+  sa.sa_flags = SA_RESETHAND;
+  for (size_t i = 0; i < N_CLEANUP_SIGNALS; i++) {
+    sigaction(cleanup_signals[i], NULL, &saved_actions[i]);
+    if (saved_actions[i].sa_handler != SIG_IGN) sigaction(cleanup_signals[i], &sa, NULL); /* nohup stays */
+  }
+}
+
+static void unguard_temp(void) {
+  if (!temp_guarded) return;
+  for (size_t i = 0; i < N_CLEANUP_SIGNALS; i++) sigaction(cleanup_signals[i], &saved_actions[i], NULL);
+  temp_guarded = 0;
+}
+
+/* ---- opening ------------------------------------------------------------------- */
+
+static bool same_file(const struct stat *a, const struct stat *b) {
+  return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* OUT (links followed; standard output for "-") may not be the input. */
+static xchg_status refuse_input(const char *path, const char *input, xchg_error *err) {
+  struct stat in, out;
+  if (input == NULL || strcmp(input, "-") == 0 || stat(input, &in) != 0) return XCHG_OK;
+  int got = strcmp(path, "-") == 0 ? fstat(STDOUT_FILENO, &out) : stat(path, &out);
+  if (got == 0 && same_file(&in, &out))
+    return xchg_errorf(err, XCHG_EINVAL, "is the same file as the input '%s'", input);
+  return XCHG_OK;
+}
+
+/* Creates ".NAME.xchg-XXXXXX" in target's directory with O_EXCL; mode
+ * (-1: a new file's) is that of the file it replaces. */
+static xchg_status create_temp(xc_output *o, int mode, xchg_error *err) {
+  const char *slash = strrchr(o->target, '/');
+  int dir_len = slash ? (int)(slash - o->target + 1) : 0;
+  const char *base = o->target + dir_len;
+  size_t size = (size_t)dir_len + strlen(base) + 32;
+  if ((o->temp = malloc(size)) == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  uint32_t seed = (uint32_t)now.tv_nsec ^ (uint32_t)getpid() * 2654435761u;
+  for (int attempt = 0; attempt < 100; attempt++) {
+    seed = seed * 1664525u + 1013904223u;
+    /* a name of at most 200 + 14 bytes fits any file system's limit */
+    snprintf(o->temp, size, "%.*s.%.200s.xchg-%06x", dir_len, o->target, base, (unsigned)(seed >> 8));
+    sigset_t old;
+    block_cleanup_signals(&old);
+    o->fd = open(o->temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (o->fd >= 0) guard_temp(o->temp);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (o->fd >= 0) {
+      /* failing to keep the mode (a file system without modes) is not worth failing the command */
+      if (mode >= 0) (void)fchmod(o->fd, (mode_t)mode);
+      return XCHG_OK;
+    }
+    if (errno != EEXIST) break;
+  }
+  int e = errno;
+  free(o->temp);
+  o->temp = NULL;
+  int shown = dir_len > 1 ? dir_len - 1 : dir_len; /* "dir", not "dir/"; "/" stays */
+  return xchg_errorf(err, XCHG_EIO, "cannot create a file in '%.*s': %s", shown ? shown : 1,
+                     shown ? o->target : ".", strerror(e));
+}
+
+/* A regular file, existing (st) or not (st NULL): written beside it. */
+static xchg_status open_regular(xc_output *o, const struct stat *st, xchg_error *err) {
+  struct stat link;
+  bool through_link = st != NULL && lstat(o->path, &link) == 0 && S_ISLNK(link.st_mode);
+  o->target = through_link ? realpath(o->path, NULL) : strdup(o->path);
+  if (o->target == NULL)
+    return xchg_errorf(err, errno == ENOMEM ? XCHG_ENOMEM : XCHG_EIO, "%s", strerror(errno));
+  return create_temp(o, st ? (int)(st->st_mode & 0777) : -1, err);
+}
+
+xchg_status xc_output_open(xc_output *o, const char *path, const char *input, xchg_error *err) {
+  memset(o, 0, sizeof *o);
+  o->path = path;
+  o->fd = -1;
+  xchg_status s = refuse_input(path, input, err);
+  if (s != XCHG_OK) return s;
+  if (strcmp(path, "-") == 0) {
+    o->fd = STDOUT_FILENO;
+    return XCHG_OK;
+  }
+  struct stat st, link;
+  if (stat(path, &st) == 0) {
+    if (S_ISREG(st.st_mode)) return open_regular(o, &st, err);
+    if (S_ISDIR(st.st_mode)) return xchg_errorf(err, XCHG_EINVAL, "is a directory");
+    /* a device, a pipe: written in place, never created or truncated */
+    if ((o->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC)) < 0)
+      return xchg_errorf(err, XCHG_EIO, "%s", strerror(errno));
+    return XCHG_OK;
+  }
+  if (errno != ENOENT) return xchg_errorf(err, XCHG_EIO, "%s", strerror(errno));
+  if (lstat(path, &link) == 0 && S_ISLNK(link.st_mode))
+    return xchg_errorf(err, XCHG_EINVAL, "is a symbolic link to a file that does not exist");
+  return open_regular(o, NULL, err);
+}
+
+/* ---- writing and finishing ----------------------------------------------------- */
+
+xchg_status xc_output_write(void *ctx, const void *data, size_t n, xchg_error *err) {
+  xc_output *o = ctx;
+  const uint8_t *p = data;
+  while (n > 0) {
+    ssize_t k = write(o->fd, p, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return write_failed(o, k < 0 ? errno : EIO, err);
+    p += k;
+    n -= (size_t)k;
+  }
+  return XCHG_OK;
+}
+
+/* Closes a file the output opened (standard output stays open). */
+static int close_output(xc_output *o) {
+  int fd = o->fd;
+  o->fd = -1;
+  return fd >= 0 && fd != STDOUT_FILENO ? close(fd) : 0;
+}
+
+xchg_status xc_output_commit(xc_output *o, xchg_error *err) {
+  /* the data reaches the disk before the name does, so that a crash
+   * leaves the old file or the new one, never an empty one */
+  if (o->temp != NULL && fsync(o->fd) != 0) return write_failed(o, errno, err);
+  if (close_output(o) != 0) return write_failed(o, errno, err);
+  if (o->temp != NULL) {
+    if (rename(o->temp, o->target) != 0) return write_failed(o, errno, err);
+    unguard_temp();
+    free(o->temp);
+    o->temp = NULL;
+  }
+  return XCHG_OK;
+}
+
+void xc_output_discard(xc_output *o) {
+  close_output(o);
+  if (o->temp != NULL) {
+    sigset_t old;
+    block_cleanup_signals(&old);
+    unlink(o->temp);
+    unguard_temp();
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    free(o->temp);
+    o->temp = NULL;
+  }
+  free(o->target);
+  o->target = NULL;
+}

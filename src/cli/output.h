@@ -1,0 +1,62 @@
+/* output.h — the file a command writes (`xchg convert`, `xchg gen`), made so
+ * that a failure never destroys anything the command did not create.
+ *
+ *  - A regular file OUT, new or existing, is written to a temporary file
+ *    beside it (".OUT.xchg-XXXXXX", created with O_EXCL) and renamed over
+ *    OUT only once everything is written and fsync'ed: on any failure, and
+ *    on SIGINT, SIGTERM or SIGHUP, the temporary file is removed and the
+ *    old OUT is left as it was.  A new file gets the mode any new file gets
+ *    (0666 less the umask); an existing one keeps its permission bits (not
+ *    its owner, and other hard links to it keep the old contents, as with
+ *    every tool that replaces a file by renaming).  The directory must be
+ *    writable, even when OUT itself is.
+ *  - OUT that is a symbolic link to a regular file: the file it points to
+ *    is replaced (the link stays a link); a link to nothing is refused,
+ *    rather than creating a file wherever it points.
+ *  - '-' (standard output), pipes, devices and other files that are not
+ *    regular are written directly and never removed.
+ *  - OUT that is the input (the same device and inode, links followed;
+ *    standard output redirected to it included) is refused before anything
+ *    is opened for writing.
+ * Every write, fsync, close and rename is checked; the first failure's
+ * errno is kept, so that the command can say "write to 'OUT' failed: No
+ * space left on device" and stop. */
+#ifndef XCHG_CLI_OUTPUT_H
+#define XCHG_CLI_OUTPUT_H
+
+#include <stddef.h>
+
+#include "xchg/xchg.h"
+
+typedef struct xc_output {
+  const char *path; /* as given: "-" for standard output */
+  int fd;           /* -1 when closed */
+  char *target;     /* a regular file: the path the temporary file is renamed to */
+  char *temp;       /* the temporary file, while it exists */
+  int write_errno;  /* the errno of the first failed write, fsync, close or rename; 0 if none */
+} xc_output;
+
+/* Opens path for writing ("-": standard output).  input is the file being
+ * read (NULL or "-" when there is none to protect): OUT may not be it. */
+xchg_status xc_output_open(xc_output *o, const char *path, const char *input, xchg_error *err);
+
+/* An xchg_write_fn (ctx: the xc_output): writes all n bytes or fails. */
+xchg_status xc_output_write(void *ctx, const void *data, size_t n, xchg_error *err);
+
+/* Finishes a successful output: syncs and closes it and renames the
+ * temporary file into place. */
+xchg_status xc_output_commit(xc_output *o, xchg_error *err);
+
+/* Closes the output and removes its temporary file, if it still has one:
+ * call it after xc_output_commit too, and after a failed xc_output_open. */
+void xc_output_discard(xc_output *o);
+
+/* Prints "xchg: write to standard output failed: <strerror(errnum)>" (or
+ * "write to 'PATH' ...") and returns XC_EXIT_ERROR. */
+int xc_write_error(const char *path, int errnum);
+
+/* Reports a failure about o: the failed write when there was one, else
+ * "xchg: <OUT or standard output>: <message>"; returns XC_EXIT_ERROR. */
+int xc_output_error(const xc_output *o, const char *message);
+
+#endif

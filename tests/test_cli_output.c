@@ -1,0 +1,435 @@
+/* tests/test_cli_output.c — what the `xchg` commands ($XCHG_CLI) do to the
+ * files they write, and how they fail to write (issue 12, items 3 and 4).
+ *
+ *  - convert IN IN, convert IN LINK (a symbolic link to IN), and convert IN -
+ *    with standard output appended to IN are refused; IN is byte-identical
+ *    afterwards;
+ *  - convert through a link to another regular file replaces that file (the
+ *    link stays a link); a link to nothing is refused and creates nothing;
+ *  - a convert that fails after it began writing (a cut input) leaves the
+ *    old OUT byte-identical, its mode kept, and no temporary file; one that
+ *    succeeds keeps an existing OUT's mode and gives a new one 0666 less the
+ *    umask; a missing directory and a directory as OUT are clear errors;
+ *  - convert, gen, cat and inspect writing to a full device (a node of
+ *    /dev/full's numbers made here when mknod is allowed, else /dev/full)
+ *    exit 1 with exactly "xchg: write to ... failed: No space left on
+ *    device" and the device is still a character device; gen --sums to a
+ *    full standard output fails and leaves no OUT;
+ *  - cat reading a pipe and writing into a pipe whose reader is gone, with
+ *    SIGPIPE ignored, stops at once with "Broken pipe": the test feeding it
+ *    manages to write only a small part of the input before its own writes
+ *    fail (counted, not timed);
+ *  - inspect of a cut input (2000 messages, then the cut) prints nothing to
+ *    standard output;
+ *  - gen killed by SIGTERM while writing removes its temporary file.
+ * Runs as root in CI: permissions cannot make a directory unwritable, so
+ * write failures come from /dev/full and cut inputs. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "support/cache_data.h"
+#include "support/testutil.h"
+
+static char dir[] = "/tmp/xchg-out-XXXXXX";
+static const char *cli;
+static char gold_stream[4096];
+static char stderr_path[4200]; /* where the CLI's standard error goes */
+
+static const char enospc_stdout[] = "xchg: write to standard output failed: No space left on device\n";
+
+/* The full device the test writes to: a node of its own (char 1,7 made
+ * with mknod, so that a regression that unlinks its output removes the
+ * test's node, not the system's /dev/full), else /dev/full itself. */
+static char full_device[4200];
+
+/* ---- running the CLI ----------------------------------------------------------- */
+
+typedef struct cli_run {
+  int exit_code; /* -1 when killed by a signal */
+  int signal;    /* the signal that killed it, else 0 */
+  tu_bytes err;  /* standard error */
+} cli_run;
+
+/* dir/name, in one of 32 buffers used in turn (a check needs only a few;
+ * clear_dir, which uses one per file, keeps no pointer). */
+static char *path_in_dir(const char *name) {
+  static char paths[32][4200];
+  static int next;
+  char *p = paths[next++ % 32];
+  snprintf(p, sizeof paths[0], "%s/%s", dir, name);
+  return p;
+}
+
+/* Starts $XCHG_CLI args... (NULL-terminated) with standard input from
+ * in_fd and standard output to out_fd (-1: /dev/null for either) and
+ * standard error into a file; with ignore_sigpipe, SIGPIPE is ignored in
+ * the child, as a shell with `trap '' PIPE` would leave it. */
+static pid_t start_cli(const char *const *args, int in_fd, int out_fd, bool ignore_sigpipe) {
+  pid_t pid = fork();
+  if (pid != 0) return pid;
+  int null_fd = open("/dev/null", O_RDWR);
+  int err_fd = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (null_fd < 0 || err_fd < 0) _exit(126);
+  dup2(in_fd >= 0 ? in_fd : null_fd, STDIN_FILENO);
+  dup2(out_fd >= 0 ? out_fd : null_fd, STDOUT_FILENO);
+  dup2(err_fd, STDERR_FILENO);
+  signal(SIGPIPE, ignore_sigpipe ? SIG_IGN : SIG_DFL);
+  char *argv[32] = {(char *)cli};
+  for (int i = 0; args[i] != NULL && i < 30; i++) argv[i + 1] = (char *)args[i];
+  execv(cli, argv);
+  _exit(127);
+}
+
+static cli_run finish_cli(pid_t pid) {
+  cli_run r = {-1, 0, {0}};
+  int status;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid) return r;
+  if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+  tu_bytes raw = tu_read_bytes(stderr_path);
+  tu_bytes_append(&r.err, raw.data != NULL ? raw.data : (uint8_t *)"", raw.size); /* keeps a spare byte */
+  r.err.data[r.err.size] = '\0';
+  free(raw.data);
+  return r;
+}
+
+static cli_run run_cli(const char *const *args, int out_fd) {
+  return finish_cli(start_cli(args, -1, out_fd, false));
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static bool stderr_is(const cli_run *r, const char *want) { return strcmp((const char *)r->err.data, want) == 0; }
+static bool stderr_has(const cli_run *r, const char *want) { return strstr((const char *)r->err.data, want) != NULL; }
+
+/* ---- files --------------------------------------------------------------------- */
+
+static bool same_bytes(const tu_bytes *a, const char *path) {
+  tu_bytes b = tu_read_bytes(path);
+  bool same = b.data != NULL && a->data != NULL && a->size == b.size && memcmp(a->data, b.data, a->size) == 0;
+  free(b.data);
+  return same;
+}
+
+static void copy_file(const char *from, const char *to) {
+  tu_bytes b = tu_read_bytes(from);
+  if (b.data == NULL || tu_write_file(to, b.data, b.size) != 0) tu_fail(to, "cannot copy the test input");
+  free(b.data);
+}
+
+/* The names in the test directory, besides "stderr", joined by spaces in
+ * sorted order ("" when none). */
+static void list_dir(char *out, size_t size) {
+  char names[64][256];
+  int n = 0;
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d != NULL && (e = readdir(d)) != NULL && n < 64)
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, "stderr"))
+      snprintf(names[n++], sizeof names[0], "%s", e->d_name);
+  if (d != NULL) closedir(d);
+  qsort(names, (size_t)n, sizeof names[0], (int (*)(const void *, const void *))strcmp);
+  out[0] = '\0';
+  for (int i = 0; i < n; i++) snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? " " : "", names[i]);
+}
+
+static void clear_dir(void) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d != NULL && (e = readdir(d)) != NULL)
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlink(path_in_dir(e->d_name));
+  if (d != NULL) closedir(d);
+}
+
+static void check_dir_holds(const char *what, const char *want) {
+  char got[4096];
+  list_dir(got, sizeof got);
+  TU_CHECK(strcmp(got, want) == 0, "%s: the directory holds \"%s\", not \"%s\"", what, got, want);
+}
+
+static bool is_char_device(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISCHR(st.st_mode);
+}
+
+static int mode_of(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 ? (int)(st.st_mode & 07777) : -1;
+}
+
+/* ---- convert onto its own input -------------------------------------------------- */
+
+static void check_same_file(void) {
+  clear_dir();
+  char *in = path_in_dir("in.stream"), *link = path_in_dir("link");
+  copy_file(gold_stream, in);
+  tu_bytes before = tu_read_bytes(in);
+  cli_run r = run_cli(ARGS("convert", in, in), -1);
+  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "same file"), "convert IN IN: exit %d: %s", r.exit_code, r.err.data);
+  TU_CHECK(same_bytes(&before, in), "convert IN IN changed IN");
+  free(r.err.data);
+
+  if (symlink("in.stream", link) != 0) tu_fail("symlink", strerror(errno));
+  r = run_cli(ARGS("convert", in, link), -1);
+  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "same file"), "convert IN LINK-TO-IN: exit %d: %s", r.exit_code,
+           r.err.data);
+  TU_CHECK(same_bytes(&before, in), "convert IN LINK-TO-IN changed IN");
+  free(r.err.data);
+
+  int append = open(in, O_WRONLY | O_APPEND);
+  r = run_cli(ARGS("convert", in, "-"), append);
+  close(append);
+  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "xchg: standard output: is the same file as the input"),
+           "convert IN - >> IN: exit %d: %s", r.exit_code, r.err.data);
+  TU_CHECK(same_bytes(&before, in), "convert IN - >> IN changed IN");
+  free(r.err.data);
+  free(before.data);
+  check_dir_holds("convert onto IN", "in.stream link");
+}
+
+/* ---- symbolic links and modes ---------------------------------------------------- */
+
+static void check_links_and_modes(void) {
+  clear_dir();
+  char *in = path_in_dir("in.stream"), *plain = path_in_dir("plain"), *target = path_in_dir("target");
+  char *link = path_in_dir("link"), *dangling = path_in_dir("dangling");
+  copy_file(gold_stream, in);
+  mode_t old_umask = umask(0);
+  cli_run r = run_cli(ARGS("convert", in, plain, "--codec", "zstd"), -1);
+  TU_CHECK(r.exit_code == 0, "convert to a new file: exit %d: %s", r.exit_code, r.err.data);
+  TU_CHECK(mode_of(plain) == 0666, "a new OUT has mode %o under umask 0, not 0666", mode_of(plain));
+  free(r.err.data);
+  umask(old_umask);
+  tu_bytes want = tu_read_bytes(plain);
+
+  copy_file(gold_stream, target);
+  chmod(target, 0640);
+  if (symlink("target", link) != 0) tu_fail("symlink", strerror(errno));
+  r = run_cli(ARGS("convert", in, link, "--codec", "zstd"), -1);
+  struct stat st;
+  TU_CHECK(r.exit_code == 0, "convert through a link: exit %d: %s", r.exit_code, r.err.data);
+  TU_CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode), "the link OUT is no longer a link");
+  TU_CHECK(same_bytes(&want, target), "the file the link points to was not replaced by the output");
+  TU_CHECK(mode_of(target) == 0640, "the replaced file has mode %o, not its old 0640", mode_of(target));
+  free(r.err.data);
+  free(want.data);
+
+  if (symlink("nowhere", dangling) != 0) tu_fail("symlink", strerror(errno));
+  r = run_cli(ARGS("convert", in, dangling), -1);
+  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "symbolic link"), "convert to a dangling link: exit %d: %s",
+           r.exit_code, r.err.data);
+  free(r.err.data);
+
+  r = run_cli(ARGS("convert", in, path_in_dir("nodir/out")), -1);
+  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "nodir") && stderr_has(&r, "No such file or directory"),
+           "convert into a missing directory: exit %d: %s", r.exit_code, r.err.data);
+  free(r.err.data);
+  r = run_cli(ARGS("convert", in, dir), -1);
+  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "is a directory"), "convert into a directory: exit %d: %s",
+           r.exit_code, r.err.data);
+  free(r.err.data);
+  check_dir_holds("links and modes", "dangling in.stream link plain target");
+}
+
+/* ---- a failure after writing began ----------------------------------------------- */
+
+static void check_failure_keeps_old_output(void) {
+  clear_dir();
+  char *big = path_in_dir("big.stream"), *cut = path_in_dir("cut.stream"), *out = path_in_dir("out");
+  cli_run r = run_cli(ARGS("gen", "cache", big, "--rows", "30000"), -1);
+  TU_CHECK(r.exit_code == 0, "gen cache: exit %d: %s", r.exit_code, r.err.data);
+  free(r.err.data);
+  tu_bytes whole = tu_read_bytes(big);
+  /* the schema and the first two batches whole, then a cut in the third */
+  if (whole.data == NULL || tu_write_file(cut, whole.data, whole.size * 5 / 6) != 0) tu_fail("cut input", "write");
+  free(whole.data);
+  unlink(big);
+  copy_file(gold_stream, out);
+  chmod(out, 0604);
+  tu_bytes before = tu_read_bytes(out);
+  r = run_cli(ARGS("convert", cut, out), -1);
+  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "cut.stream"), "convert of a cut input: exit %d: %s", r.exit_code,
+           r.err.data);
+  TU_CHECK(same_bytes(&before, out), "a failed convert changed the old OUT");
+  TU_CHECK(mode_of(out) == 0604, "a failed convert changed the mode of OUT to %o", mode_of(out));
+  free(r.err.data);
+  free(before.data);
+  check_dir_holds("a failed convert", "cut.stream out");
+}
+
+/* ---- writing to a full device ----------------------------------------------------- */
+
+/* A char device 1,7 of the test's own that can be opened, else /dev/full. */
+static void choose_full_device(void) {
+  snprintf(full_device, sizeof full_device, "%s.full", dir);
+  int fd = mknod(full_device, S_IFCHR | 0666, makedev(1, 7)) == 0 ? open(full_device, O_WRONLY) : -1;
+  if (fd >= 0) {
+    close(fd);
+    return;
+  }
+  unlink(full_device);
+  snprintf(full_device, sizeof full_device, "/dev/full");
+}
+
+static void check_full_device(void) {
+  clear_dir();
+  char enospc_full[4400];
+  snprintf(enospc_full, sizeof enospc_full, "xchg: write to '%s' failed: No space left on device\n", full_device);
+  TU_CHECK(is_char_device(full_device), "%s is not a character device: the test cannot run", full_device);
+  char *in = path_in_dir("in.stream"), *out = path_in_dir("out");
+  copy_file(gold_stream, in);
+  cli_run r = run_cli(ARGS("convert", in, full_device), -1);
+  TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_full), "convert IN %s: exit %d: %s", full_device, r.exit_code,
+           r.err.data);
+  free(r.err.data);
+  r = run_cli(ARGS("gen", "cache", full_device, "--rows", "20000"), -1);
+  TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_full), "gen cache %s: exit %d: %s", full_device, r.exit_code,
+           r.err.data);
+  free(r.err.data);
+  TU_CHECK(is_char_device(full_device), "%s is gone or no longer a character device", full_device);
+
+  int full = open(full_device, O_WRONLY);
+  TU_CHECK(full >= 0, "cannot open %s: %s", full_device, strerror(errno));
+  const char *const *cases[] = {ARGS("convert", in, "-"), ARGS("cat", in), ARGS("cat", in, "--format", "arrow-json"),
+                                ARGS("inspect", in)};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    r = run_cli(cases[i], full);
+    TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_stdout), "%s %s > full device: exit %d: %s", cases[i][0],
+             cases[i][1], r.exit_code, r.err.data);
+    free(r.err.data);
+  }
+  r = run_cli(ARGS("gen", "rows", out, "--rows", "100", "--sums"), full);
+  TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_stdout), "gen --sums > full device: exit %d: %s", r.exit_code,
+           r.err.data);
+  free(r.err.data);
+  close(full);
+  check_dir_holds("writing to /dev/full", "in.stream");
+}
+
+/* ---- a reader that went away ----------------------------------------------------- */
+
+/* cat - | (reader closed), SIGPIPE ignored: cat must stop at its first
+ * failed write.  The input comes through a pipe from this process: had cat
+ * gone on decoding, it would have read all of it; stopped, it reads a
+ * batch or so, and this process's writes fail (EPIPE) once it is gone. */
+static void check_broken_pipe(void) {
+  clear_dir();
+  char *big = path_in_dir("big.stream");
+  cli_run r = run_cli(ARGS("gen", "cache", big, "--rows", "200000"), -1);
+  TU_CHECK(r.exit_code == 0, "gen cache: exit %d: %s", r.exit_code, r.err.data);
+  free(r.err.data);
+  tu_bytes input = tu_read_bytes(big);
+  int in_pipe[2], out_pipe[2];
+  if (input.data == NULL || pipe(in_pipe) != 0 || pipe(out_pipe) != 0 ||
+      fcntl(in_pipe[1], F_SETFD, FD_CLOEXEC) != 0) { /* cat must see the end of its input */
+    tu_fail("broken pipe", "cannot set up the input and the pipes");
+    free(input.data);
+    return;
+  }
+  close(out_pipe[0]); /* no reader: cat's first write fails */
+  pid_t pid = start_cli(ARGS("cat", "-"), in_pipe[0], out_pipe[1], true);
+  close(in_pipe[0]);
+  close(out_pipe[1]);
+  void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+  size_t fed = 0;
+  while (fed < input.size) {
+    ssize_t k = write(in_pipe[1], input.data + fed, input.size - fed < 65536 ? input.size - fed : 65536);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break;
+    fed += (size_t)k;
+  }
+  close(in_pipe[1]);
+  signal(SIGPIPE, old);
+  r = finish_cli(pid);
+  TU_CHECK(r.exit_code == 1 && stderr_is(&r, "xchg: write to standard output failed: Broken pipe\n"),
+           "cat into a closed pipe: exit %d, signal %d: %s", r.exit_code, r.signal, r.err.data);
+  TU_CHECK(fed < input.size / 4, "cat into a closed pipe read %zu of %zu input bytes before stopping", fed,
+           input.size);
+  free(r.err.data);
+  free(input.data);
+}
+
+/* ---- inspect prints nothing when it fails ------------------------------------------ */
+
+/* 2000 batches of one row: far more lines than inspect holds before it
+ * would flush them if it streamed, then a cut in the last message. */
+static void check_inspect_failure_prints_nothing(void) {
+  clear_dir();
+  char *cut = path_in_dir("cut.stream"), *shown = path_in_dir("shown");
+  int64_t rows[2000];
+  for (int i = 0; i < 2000; i++) rows[i] = 1;
+  xchg_buf *stream = NULL;
+  if (cd_make_stream(0, rows, 2000, 0, XCHG_BLOCK_NONE, &stream) != 0 ||
+      tu_write_file(cut, xchg_buf_data(stream), xchg_buf_size(stream) - 20) != 0)
+    tu_fail("cut input", "cannot make it");
+  xchg_buf_unref(stream);
+  int out = open(shown, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  cli_run r = run_cli(ARGS("inspect", cut), out);
+  close(out);
+  size_t size = 0;
+  uint8_t *printed = tu_read_file(shown, &size);
+  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "cut.stream"), "inspect of a cut input: exit %d: %s", r.exit_code,
+           r.err.data);
+  TU_CHECK(printed != NULL && size == 0, "inspect of a cut input printed %zu bytes before its error", size);
+  free(printed);
+  free(r.err.data);
+}
+
+/* ---- killed while writing ----------------------------------------------------------- */
+
+static bool temp_file_exists(void) {
+  char names[4096];
+  list_dir(names, sizeof names);
+  return strstr(names, ".xchg-") != NULL;
+}
+
+static void check_killed_while_writing(void) {
+  clear_dir();
+  pid_t pid = start_cli(ARGS("gen", "cache", path_in_dir("out"), "--rows", "1000000000"), -1, -1, false);
+  /* waits for the temporary file, a few seconds at most (a guard, not a measure) */
+  for (int i = 0; i < 3000 && !temp_file_exists(); i++) nanosleep(&(struct timespec){0, 10000000}, NULL);
+  TU_CHECK(temp_file_exists(), "gen did not create its temporary file beside OUT");
+  kill(pid, SIGTERM);
+  cli_run r = finish_cli(pid);
+  TU_CHECK(r.signal == SIGTERM, "gen killed by SIGTERM: exit %d, signal %d", r.exit_code, r.signal);
+  free(r.err.data);
+  check_dir_holds("gen killed by SIGTERM", "");
+}
+
+int main(void) {
+  cli = getenv("XCHG_CLI");
+  const char *testdata = getenv("XCHG_TESTDATA");
+  if (cli == NULL || testdata == NULL) {
+    fprintf(stderr, "XCHG_CLI and XCHG_TESTDATA must be set\n");
+    return 1;
+  }
+  snprintf(gold_stream, sizeof gold_stream, "%s/arrow-gold/1.0.0-littleendian/generated_primitive.stream", testdata);
+  if (access(gold_stream, R_OK) != 0 || mkdtemp(dir) == NULL) {
+    fprintf(stderr, "cannot read %s or create %s\n", gold_stream, dir);
+    return 1;
+  }
+  snprintf(stderr_path, sizeof stderr_path, "%s/stderr", dir);
+  choose_full_device();
+  check_same_file();
+  check_links_and_modes();
+  check_failure_keeps_old_output();
+  check_full_device();
+  check_broken_pipe();
+  check_inspect_failure_prints_nothing();
+  check_killed_while_writing();
+  clear_dir();
+  rmdir(dir);
+  if (strcmp(full_device, "/dev/full") != 0) unlink(full_device);
+  return tu_finish("cli_output");
+}
