@@ -221,6 +221,12 @@ int64_t xchg_ipc_reader_num_batches(const xchg_ipc_reader *reader);
 xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *reader, int64_t i,
                                        struct ArrowArray *out, xchg_error *err);
 
+/* Stream format only: the byte offset just past the end-of-stream marker
+ * once the reader has read it (the input's size, for a stream that ends
+ * without one), else -1.  Bytes from there on are not the stream's: another
+ * IPC stream may follow (a tool can open a reader there). */
+int64_t xchg_ipc_reader_stream_end(const xchg_ipc_reader *reader);
+
 /* Moves the reader into an ArrowArrayStream, which owns it from now on
  * (the reader must not be used or closed by the caller afterwards). */
 xchg_status xchg_ipc_reader_to_stream(xchg_ipc_reader *reader, struct ArrowArrayStream *out,

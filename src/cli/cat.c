@@ -103,9 +103,8 @@ static int parse_options(int argc, char **argv, cat_options *o) {
       if (!parse_format(v, &o->format))
         return xc_usage_error("cat", "unknown format '%s' (csv, json or arrow-json)", v);
     } else if ((v = option_value(argc, argv, &i, "--codec")) != NULL) {
-      if (!xc_parse_stream_codec(v, &o->codec))
-        return xc_usage_error("cat", "unknown codec '%s' (lz4-java, snappy-java, zstd, lz4-frame, "
-                              "snappy-framed, comet, none or auto)", v);
+      int rc = xc_stream_codec_option("cat", v, &o->codec);
+      if (rc >= 0) return rc;
     } else if (a[0] == '-' && a[1] != '\0') {
       return xc_usage_error("cat", "unknown option or missing value: '%s'", a);
     } else if (o->path != NULL) {
@@ -120,12 +119,37 @@ static int parse_options(int argc, char **argv, cat_options *o) {
 
 /* ---- column selection --------------------------------------------------------- */
 
-static int64_t find_column(const struct ArrowSchema *schema, const char *name, size_t len) {
+static bool field_named(const struct ArrowSchema *schema, int64_t c, const char *name, size_t len) {
+  const char *field = schema->children[c]->name ? schema->children[c]->name : "";
+  return strlen(field) == len && memcmp(field, name, len) == 0;
+}
+
+/* "a, b, c": the names --columns can choose from. */
+static void list_columns(const struct ArrowSchema *schema, xs *out) {
+  for (int64_t c = 0; c < schema->n_children; c++)
+    xs_printf(out, "%s%s", c > 0 ? ", " : "", schema->children[c]->name ? schema->children[c]->name : "");
+}
+
+/* The column named name[0..len); a name no field has, or two fields have,
+ * is an error: a silent first match could print the wrong column. */
+static xchg_status find_column(const struct ArrowSchema *schema, const char *name, size_t len, int64_t *out,
+                               xchg_error *err) {
+  *out = -1;
   for (int64_t c = 0; c < schema->n_children; c++) {
-    const char *field = schema->children[c]->name ? schema->children[c]->name : "";
-    if (strlen(field) == len && memcmp(field, name, len) == 0) return c;
+    if (!field_named(schema, c, name, len)) continue;
+    if (*out >= 0)
+      return xchg_errorf(err, XCHG_EINVAL, "column name \"%.*s\" is ambiguous: fields %lld and %lld both "
+                         "have it", (int)len, name, (long long)*out, (long long)c);
+    *out = c;
   }
-  return -1;
+  if (*out >= 0) return XCHG_OK;
+  xs names;
+  xs_init(&names, NULL);
+  list_columns(schema, &names);
+  xchg_status st = xchg_errorf(err, XCHG_EINVAL, "no column named \"%.*s\" (the columns are: %s)", (int)len,
+                               name, xs_failed(&names) ? "?" : xs_cstr(&names));
+  xs_free(&names);
+  return st;
 }
 
 static xchg_status select_columns(const struct ArrowSchema *schema, const char *names, selection *sel,
@@ -142,9 +166,9 @@ static xchg_status select_columns(const struct ArrowSchema *schema, const char *
   const char *p = names;
   for (;;) {
     size_t len = strcspn(p, ",");
-    int64_t c = find_column(schema, p, len);
-    if (c < 0) return xchg_errorf(err, XCHG_EINVAL, "no column named \"%.*s\"", (int)len, p);
-    sel->index[sel->count++] = c;
+    xchg_status st = find_column(schema, p, len, &sel->index[sel->count], err);
+    if (st != XCHG_OK) return st;
+    sel->count++;
     if (p[len] == '\0') return XCHG_OK;
     p += len + 1;
   }
@@ -430,7 +454,7 @@ static xchg_status copy_input(cat_state *st, xc_input *in, xchg_error *err) {
     s = begun ? next_stream(st, reader, err) : first_stream(st, reader, err);
     begun = true;
     if (s == XCHG_OK) s = copy_rows(st, reader, err);
-    xchg_ipc_reader_close(reader);
+    xc_input_end_stream(in, reader);
   }
   if (s != XCHG_OK) xc_input_locate_error(in, err);
   if (s == XCHG_OK && st->opt->format == CAT_ARROW_JSON) xc_arrow_json_end(&st->json);

@@ -20,18 +20,21 @@ int xc_cmd_cat(int argc, char **argv);
 xchg_status xc_open_input(const char *path, xchg_ipc_reader **out, xchg_error *err);
 
 /* An input read as a sequence of Arrow IPC streams: FILE or "-", decoded
- * by a stream codec when it has one.  Plain IPC is one stream or file (a
- * file on disk is memory-mapped, so the file format's footer is used).
- * Codec-wrapped input may hold several IPC streams one after another, as
- * Spark and Comet write them (Comet: one per shuffle block); they are
- * decoded in one pass, never materialised. */
+ * by a stream codec when it has one.  Any input may hold several IPC
+ * streams one after another, as Spark and Comet write them (Comet: one per
+ * shuffle block) and as concatenated files are; they are decoded in one
+ * pass, never materialised.  A plain file on disk is memory-mapped, so the
+ * file format's footer is used.  Bytes after a stream's end that do not
+ * begin another IPC stream are an error, not silently dropped. */
 typedef struct xc_input {
   const char *path;
   xchg_stream_codec codec; /* in use (after auto detection); NONE: plain IPC */
   xchg_source *plain;      /* plain IPC not yet handed to a reader */
   xchg_istream *stream;    /* the decoder, when there is a codec */
+  xchg_buf *memory;        /* plain IPC in memory (a mapped file), else NULL */
   int64_t streams;         /* IPC streams opened so far */
   uint64_t stream_start;   /* decoded byte offset where the last one began */
+  uint64_t stream_end;     /* where it ended (UINT64_MAX: unknown, or nothing can follow) */
   bool last_was_file;      /* the last one was in the IPC file format */
 } xc_input;
 
@@ -40,9 +43,15 @@ typedef struct xc_input {
 xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec codec, xchg_error *err);
 
 /* Opens a reader on the next IPC stream of the input, once the previous
- * one is closed; *out is NULL at the end of the input. */
+ * one is closed by xc_input_end_stream; *out is NULL at the end of the
+ * input.  An empty Comet input holds no IPC stream (a partition without
+ * rows), any other empty input is an error. */
 xchg_status xc_input_next(xc_input *in, const xchg_read_options *opts, xchg_ipc_reader **out,
                           xchg_error *err);
+
+/* Closes the reader of the current IPC stream (NULL is fine), noting where
+ * the stream ended so that the next one can be found. */
+void xc_input_end_stream(xc_input *in, xchg_ipc_reader *reader);
 
 /* Comet input: the field count in the header of the current block, else -1. */
 int64_t xc_input_comet_field_count(const xc_input *in);
@@ -53,8 +62,9 @@ void xc_input_locate_error(const xc_input *in, xchg_error *err);
 
 void xc_input_close(xc_input *in);
 
-/* Parses the value of --codec; false for an unknown name. */
-bool xc_parse_stream_codec(const char *name, xchg_stream_codec *out);
+/* Parses the value of --codec: -1 when it names a codec, else the usage
+ * error's exit code (an ambiguous "lz4" or "snappy" says which to choose). */
+int xc_stream_codec_option(const char *command, const char *name, xchg_stream_codec *out);
 
 /* What --help says about --codec. */
 #define XC_CODEC_HELP                                                                       \

@@ -2,6 +2,7 @@
  * input (stream or file, any body compression, '-' for standard input) as
  * Arrow IPC with the chosen format, codec and batch size. */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,16 +48,19 @@ int xc_cmd_convert(int argc, char **argv) {
   const char *in = NULL, *out = NULL;
   xchg_write_options opts;
   xchg_write_options_init(&opts);
+  const char *format_flag = NULL; /* --file or --stream, when given */
+  bool level_given = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     long long v;
     if (xc_is_help(a)) {
       fputs(convert_help, stdout);
       return XC_EXIT_OK;
-    } else if (!strcmp(a, "--file")) {
-      opts.format = XCHG_IPC_FILE;
-    } else if (!strcmp(a, "--stream")) {
-      opts.format = XCHG_IPC_STREAM;
+    } else if (!strcmp(a, "--file") || !strcmp(a, "--stream")) {
+      if (format_flag != NULL && strcmp(format_flag, a) != 0)
+        return xc_usage_error("convert", "%s and %s contradict each other: choose one", format_flag, a);
+      format_flag = a;
+      opts.format = !strcmp(a, "--file") ? XCHG_IPC_FILE : XCHG_IPC_STREAM;
     } else if (!strcmp(a, "--codec") || !strcmp(a, "--level") || !strcmp(a, "--batch-rows") ||
                !strcmp(a, "--align")) {
       if (i + 1 >= argc) return xc_usage_error("convert", "%s needs a value", a);
@@ -67,6 +71,7 @@ int xc_cmd_convert(int argc, char **argv) {
       } else if (!strcmp(a, "--level")) {
         if (parse_int(val, -131072, 22, &v) != 0) return xc_usage_error("convert", "bad level '%s'", val);
         opts.level = (int)v;
+        level_given = true;
       } else if (!strcmp(a, "--batch-rows")) {
         if (parse_int(val, 1, INT64_MAX, &v) != 0) return xc_usage_error("convert", "bad row count '%s'", val);
         opts.coalesce_rows = v;
@@ -86,6 +91,9 @@ int xc_cmd_convert(int argc, char **argv) {
     }
   }
   if (!in || !out) return xc_usage_error("convert", "needs IN and OUT");
+  if (level_given && opts.codec == XCHG_BLOCK_NONE)
+    return xc_usage_error("convert", "--level needs a compressing --codec (lz4 or zstd): the output is "
+                          "not compressed");
   xchg_error err;
   xchg_ipc_reader *r;
   if (xc_open_input(in, &r, &err) != XCHG_OK) return xc_runtime_error(in, err.message);

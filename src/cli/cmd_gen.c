@@ -53,6 +53,7 @@ typedef struct gen_args {
   xchg_stream_codec outer;
   int outer_given;
   int file_format;
+  int level_given;
   int sums;
 } gen_args;
 
@@ -235,8 +236,12 @@ static int parse_args(int argc, char **argv, gen_args *a) {
         if (errno || end == v || *end || n < (s[2] == 'l' ? -131072 : 0) ||
             (s[2] == 'r' && n > ((int64_t)1 << 40)) || (s[2] == 'l' && n > 22))
           return xc_usage_error("gen", "bad value '%s' for %s", v, s);
-        if (s[2] == 'l') a->level = (int)n;
-        else a->rows = n;
+        if (s[2] == 'l') {
+          a->level = (int)n;
+          a->level_given = 1;
+        } else {
+          a->rows = n;
+        }
       }
     } else if (xc_is_help(s)) {
       fputs(gen_help, stdout);
@@ -254,6 +259,19 @@ static int parse_args(int argc, char **argv, gen_args *a) {
   return 0;
 }
 
+/* Flags that would change nothing for this shape are usage errors, not
+ * silently ignored. */
+static int check_meaningful(const gen_args *a, int is_rows) {
+  if (a->level_given && a->codec == XCHG_BLOCK_NONE)
+    return xc_usage_error("gen", "--level needs a compressing --codec (lz4 or zstd): the output is not "
+                          "compressed");
+  if (is_rows && a->file_format)
+    return xc_usage_error("gen", "--file is for the IPC shapes (cache, broadcast), not rows");
+  if (is_rows && a->outer_given)
+    return xc_usage_error("gen", "--outer is for the IPC shapes (cache, broadcast), not rows");
+  return 0;
+}
+
 int xc_cmd_gen(int argc, char **argv) {
   gen_args a = {0};
   a.rows = -1;
@@ -268,6 +286,7 @@ int xc_cmd_gen(int argc, char **argv) {
   if (a.rows < 0)
     a.rows = is_rows ? SHAPE_ROWS_ROWS : !strcmp(a.shape, "cache") ? SHAPE_CACHE_ROWS : SHAPE_BROADCAST_ROWS;
   if (is_rows && !a.codec_given) a.codec = XCHG_BLOCK_LZ4_FRAME;
+  if ((rc = check_meaningful(&a, is_rows)) != 0) return rc;
   if (!strcmp(a.shape, "broadcast") && !a.outer_given)
     a.outer = a.codec == XCHG_BLOCK_NONE ? XCHG_STREAM_LZ4_JAVA : XCHG_STREAM_NONE;
   if (!strcmp(a.shape, "cache") && !a.outer_given) a.outer = XCHG_STREAM_NONE;

@@ -207,7 +207,7 @@ static xchg_status inspect_stream(xc_input *in, xs *out, inspect_totals *sum, bo
   }
   if (xs_failed(&held) && st == XCHG_OK) st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   xs_free(&held);
-  xchg_ipc_reader_close(reader);
+  xc_input_end_stream(in, reader);
   if (st != XCHG_OK) xc_input_locate_error(in, err);
   return st;
 }
@@ -263,7 +263,8 @@ int xc_cmd_inspect(int argc, char **argv) {
     if (strncmp(a, "--codec", 7) == 0 && (a[7] == '=' || a[7] == '\0')) {
       const char *name = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
       if (name == NULL) return xc_usage_error("inspect", "--codec wants a codec name");
-      if (!xc_parse_stream_codec(name, &codec)) return xc_usage_error("inspect", "unknown codec '%s'", name);
+      int rc = xc_stream_codec_option("inspect", name, &codec);
+      if (rc >= 0) return rc;
       continue;
     }
     if (a[0] == '-' && a[1] != '\0') return xc_usage_error("inspect", "unknown option '%s'", a);

@@ -970,6 +970,10 @@ xchg_status xchg_ipc_reader_skip(xchg_ipc_reader *r, xchg_error *err) {
 
 int64_t xchg_ipc_reader_num_batches(const xchg_ipc_reader *r) { return r->n_batches; }
 
+int64_t xchg_ipc_reader_stream_end(const xchg_ipc_reader *r) {
+  return r->finished && r->format == XCHG_IPC_STREAM ? position(r) : -1;
+}
+
 void xchg_ipc_reader_close(xchg_ipc_reader *r) {
   if (!r) return;
   forget_read_ahead(r);
