@@ -62,6 +62,16 @@ typedef struct xchg_message_info {
   /* Custom metadata of the message, encoded as in ArrowSchema.metadata,
    * or NULL.  Valid during the callback only. */
   const char *custom_metadata;
+  /* Record batches: per top-level column of the schema (selected or not),
+   * its body bytes as on the wire (the buffer lengths of the metadata) and
+   * what they decode to (the same uncompressed; for a compressed body, the
+   * declared lengths, or -1 when the input is not in memory and the
+   * lengths are not read before the body is).  n_columns is 0 when they
+   * could not be told (a malformed batch, out of memory).  Valid during
+   * the callback only. */
+  int64_t n_columns;
+  const int64_t *column_body_bytes;
+  const int64_t *column_decoded_bytes;
 } xchg_message_info;
 
 typedef void (*xchg_message_fn)(void *ctx, const xchg_message_info *info);

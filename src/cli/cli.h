@@ -16,6 +16,14 @@ enum { XC_EXIT_OK = 0, XC_EXIT_ERROR = 1, XC_EXIT_USAGE = 2 };
 int xc_cmd_inspect(int argc, char **argv);
 int xc_cmd_cat(int argc, char **argv);
 
+/* `xchg inspect --rows`: length-prefixed rows (Gluten's sort shuffle) in
+ * path, decoded by codec (auto-detected, passed through when plain): the
+ * row count, the distribution of row sizes and the first `head` rows. */
+int xc_inspect_rows(const char *path, xchg_stream_codec codec, int64_t head);
+
+/* Opens path ("-": standard input) as a decoded byte stream. */
+xchg_status xc_open_istream(const char *path, xchg_stream_codec codec, xchg_istream **out, xchg_error *err);
+
 /* Opens FILE (memory-mapped) or "-" (standard input, read as a stream). */
 xchg_status xc_open_input(const char *path, xchg_ipc_reader **out, xchg_error *err);
 
@@ -74,6 +82,13 @@ int xc_stream_codec_option(const char *command, const char *name, xchg_stream_co
   "                    first bytes, plain IPC when no codec's magic matches).\n"            \
   "                    A codec stream may hold several IPC streams one after\n"           \
   "                    another: all of them are read.\n"
+
+/* A byte count for people: "760 B", from 1 KiB up "1.50 MiB (1572864 B)". */
+struct xs;
+void xc_human_size(struct xs *out, int64_t bytes);
+
+/* "codec lz4-java: 1.17 KiB (1201 B) compressed, 2.08 KiB (2128 B) decoded". */
+void xc_print_codec_bytes(struct xs *out, const xchg_istream *s);
 
 /* How errors name an input: the path, or "<stdin>" for "-". */
 const char *xc_input_label(const char *path);

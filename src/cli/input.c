@@ -36,6 +36,16 @@ static xchg_status open_source(const char *path, xchg_source **out, xchg_error *
   return *out != NULL ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
 }
 
+xchg_status xc_open_istream(const char *path, xchg_stream_codec codec, xchg_istream **out, xchg_error *err) {
+  xchg_source *src;
+  xchg_status st = open_source(path, &src, err);
+  if (st != XCHG_OK) return st;
+  xchg_stream_options opts;
+  xchg_stream_options_init(&opts);
+  opts.metrics = 0; /* byte counts are enough */
+  return xchg_istream_open(src, codec, &opts, out, err); /* takes src, even on failure */
+}
+
 xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec codec, xchg_error *err) {
   memset(in, 0, sizeof *in);
   in->path = path;
