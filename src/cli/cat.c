@@ -15,7 +15,9 @@ static const char cat_help[] =
     "Prints the rows of an Arrow IPC file or stream ('-' reads standard input).\n"
     "An input holding several IPC streams (see --codec) prints as one: they must\n"
     "have the same schema.\n\n"
-    "  --columns a,b   only these top-level columns, in this order\n"
+    "  --columns a,b   only these top-level columns, in this order; #N is the\n"
+    "                    column at position N (from 0, as inspect lists them), for\n"
+    "                    names that several columns share\n"
     "  --limit N       stop after N rows\n"
     "  --format F      csv (default): a header line, then one line per row, quoted\n"
     "                    as RFC 4180 says; a null is an empty field, an empty\n"
@@ -130,8 +132,20 @@ static void list_columns(const struct ArrowSchema *schema, xs *out) {
     xs_printf(out, "%s%s", c > 0 ? ", " : "", schema->children[c]->name ? schema->children[c]->name : "");
 }
 
-/* The column named name[0..len); a name no field has, or two fields have,
- * is an error: a silent first match could print the wrong column. */
+/* "#N": the column at position N (as inspect numbers them), else -1. */
+static int64_t column_position(const struct ArrowSchema *schema, const char *name, size_t len) {
+  int64_t at = 0;
+  if (len < 2 || len > 12 || name[0] != '#') return -1;
+  for (size_t i = 1; i < len; i++) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    at = at * 10 + (name[i] - '0');
+  }
+  return at < schema->n_children ? at : -1;
+}
+
+/* The column named name[0..len), or at position #N when no field has that
+ * name.  A name no field has, or two fields have, is an error: a silent
+ * first match could print the wrong column. */
 static xchg_status find_column(const struct ArrowSchema *schema, const char *name, size_t len, int64_t *out,
                                xchg_error *err) {
   *out = -1;
@@ -139,9 +153,11 @@ static xchg_status find_column(const struct ArrowSchema *schema, const char *nam
     if (!field_named(schema, c, name, len)) continue;
     if (*out >= 0)
       return xchg_errorf(err, XCHG_EINVAL, "column name \"%.*s\" is ambiguous: fields %lld and %lld both "
-                         "have it", (int)len, name, (long long)*out, (long long)c);
+                         "have it (choose one by position: #%lld or #%lld)", (int)len, name, (long long)*out,
+                         (long long)c, (long long)*out, (long long)c);
     *out = c;
   }
+  if (*out < 0) *out = column_position(schema, name, len);
   if (*out >= 0) return XCHG_OK;
   xs names;
   xs_init(&names, NULL);
