@@ -7,6 +7,7 @@
 #include "cli/arrow_json.h"
 #include "cli/cli.h"
 #include "cli/node.h"
+#include "cli/progress.h"
 #include "cli/rows.h"
 
 static const char cat_help[] =
@@ -37,7 +38,8 @@ static const char cat_help[] =
     "durations (PT1.500S, P14M, P1M2DT0.000000003S); dictionary-encoded values\n"
     "as the dictionary value, unions as the selected child's value, run-end\n"
     "encoded values as the run's value, lists and list views as arrays, structs\n"
-    "as objects, maps as arrays of {\"key\": k, \"value\": v}.\n";
+    "as objects, maps as arrays of {\"key\": k, \"value\": v}.\n\n"
+    "Progress is shown on standard error when it is a terminal.\n";
 
 typedef enum cat_format { CAT_CSV, CAT_JSON, CAT_ARROW_JSON } cat_format;
 
@@ -350,13 +352,17 @@ typedef struct cat_state {
   int64_t *sent_ids; /* dictionary ids the input has sent, for arrow-json */
   int64_t n_sent_ids;
   bool out_of_memory;
+  const xc_input *in;
+  xc_progress progress;
 } cat_state;
 
-/* arrow-json: a dictionary message that is not a delta, for an id sent
- * before (by this IPC stream or an earlier one), replaces that dictionary. */
+/* Moves the progress line on.  arrow-json: a dictionary message that is
+ * not a delta, for an id sent before (by this IPC stream or an earlier
+ * one), replaces that dictionary. */
 static void on_message(void *ctx, const xchg_message_info *info) {
   cat_state *st = ctx;
-  if (info->kind != XCHG_MESSAGE_DICTIONARY) return;
+  xc_progress_update(&st->progress, xc_input_done(st->in, xc_message_end(info)));
+  if (info->kind != XCHG_MESSAGE_DICTIONARY || st->opt->format != CAT_ARROW_JSON) return;
   for (int64_t k = 0; k < st->n_sent_ids; k++) {
     if (st->sent_ids[k] != info->dictionary_id) continue;
     if (!info->is_delta) xc_arrow_json_note_replacement(&st->json);
@@ -458,10 +464,8 @@ static xchg_status copy_rows(cat_state *st, xchg_ipc_reader *reader, xchg_error 
 static xchg_status copy_input(cat_state *st, xc_input *in, xchg_error *err) {
   xchg_read_options opts;
   xchg_read_options_init(&opts);
-  if (st->opt->format == CAT_ARROW_JSON) {
-    opts.on_message = on_message;
-    opts.on_message_ctx = st;
-  }
+  opts.on_message = on_message;
+  opts.on_message_ctx = st;
   xchg_status s = XCHG_OK;
   bool begun = false;
   while (s == XCHG_OK && (!begun || st->remaining != 0)) {
@@ -483,10 +487,12 @@ static int cat(const cat_options *opt) {
   xchg_error err = {{0}};
   xc_input in;
   if (xc_input_open(&in, opt->path, opt->codec, &err) != XCHG_OK) return xc_runtime_error(opt->path, err.message);
-  cat_state st = {.opt = opt, .remaining = opt->limit};
+  cat_state st = {.opt = opt, .remaining = opt->limit, .in = &in};
+  xc_progress_init(&st.progress, "cat", "bytes", xc_path_size(opt->path), true);
   xs_init(&st.out, stdout);
   xs_init(&st.scratch, NULL);
   xchg_status s = copy_input(&st, &in, &err);
+  xc_progress_end(&st.progress);
   xs_flush(&st.out);
   int rc = XC_EXIT_OK;
   if (s != XCHG_OK)

@@ -24,8 +24,20 @@ int xc_inspect_rows(const char *path, xchg_stream_codec codec, int64_t head);
 /* Opens path ("-": standard input) as a decoded byte stream. */
 xchg_status xc_open_istream(const char *path, xchg_stream_codec codec, xchg_istream **out, xchg_error *err);
 
-/* Opens FILE (memory-mapped) or "-" (standard input, read as a stream). */
-xchg_status xc_open_input(const char *path, xchg_ipc_reader **out, xchg_error *err);
+/* Opens FILE (memory-mapped) or "-" (standard input, read as a stream);
+ * opts may be NULL. */
+xchg_status xc_open_input(const char *path, const xchg_read_options *opts, xchg_ipc_reader **out,
+                          xchg_error *err);
+
+/* The size of the file at path, -1 for "-" or anything but a regular
+ * file: the total of a progress line. */
+int64_t xc_path_size(const char *path);
+
+/* The end of a message (its offset in the IPC stream plus its size): a
+ * progress line's 'done'. */
+static inline int64_t xc_message_end(const xchg_message_info *info) {
+  return info->offset + 8 + info->metadata_bytes + info->body_bytes;
+}
 
 /* An input read as a sequence of Arrow IPC streams: FILE or "-", decoded
  * by a stream codec when it has one.  Any input may hold several IPC
@@ -60,6 +72,11 @@ xchg_status xc_input_next(xc_input *in, const xchg_read_options *opts, xchg_ipc_
 /* Closes the reader of the current IPC stream (NULL is fine), noting where
  * the stream ended so that the next one can be found. */
 void xc_input_end_stream(xc_input *in, xchg_ipc_reader *reader);
+
+/* How many bytes of the input have been read, for a progress line:
+ * message_end is where the current IPC stream's last message reported
+ * ends (plain input); codec input counts its compressed bytes. */
+int64_t xc_input_done(const xc_input *in, int64_t message_end);
 
 /* Comet input: the field count in the header of the current block, else -1. */
 int64_t xc_input_comet_field_count(const xc_input *in);

@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_writer.h"
+#include "cli/progress.h"
 #include "xchg/writer.h"
 
 static const char convert_help[] =
@@ -25,7 +26,8 @@ static const char convert_help[] =
     "                  differ are kept in separate batches)\n"
     "  --file          write the IPC file format\n"
     "  --stream        write the IPC stream format (default)\n"
-    "  --align N       buffer alignment, 8 (default) or 64\n";
+    "  --align N       buffer alignment, 8 (default) or 64\n"
+    "Progress is shown on standard error when it is a terminal.\n";
 
 int xc_parse_codec(const char *name, xchg_block_codec *out) {
   if (!strcmp(name, "none")) *out = XCHG_BLOCK_NONE;
@@ -42,6 +44,10 @@ static int parse_int(const char *s, long long lo, long long hi, long long *out) 
   if (errno || end == s || *end || v < lo || v > hi) return -1;
   *out = v;
   return 0;
+}
+
+static void show_progress(void *ctx, const xchg_message_info *info) {
+  xc_progress_update(ctx, xc_message_end(info));
 }
 
 int xc_cmd_convert(int argc, char **argv) {
@@ -96,7 +102,13 @@ int xc_cmd_convert(int argc, char **argv) {
                           "not compressed");
   xchg_error err;
   xchg_ipc_reader *r;
-  if (xc_open_input(in, &r, &err) != XCHG_OK) return xc_runtime_error(in, err.message);
+  xc_progress progress;
+  xc_progress_init(&progress, "convert", "bytes", xc_path_size(in), !strcmp(out, "-"));
+  xchg_read_options read_opts;
+  xchg_read_options_init(&read_opts);
+  read_opts.on_message = show_progress;
+  read_opts.on_message_ctx = &progress;
+  if (xc_open_input(in, &read_opts, &r, &err) != XCHG_OK) return xc_runtime_error(in, err.message);
   struct ArrowSchema schema;
   if (xchg_ipc_reader_schema(r, &schema, &err) != XCHG_OK) {
     xchg_ipc_reader_close(r);
@@ -126,6 +138,7 @@ int xc_cmd_convert(int argc, char **argv) {
   if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
   xchg_ipc_writer_free(w);
   xchg_ipc_reader_close(r);
+  xc_progress_end(&progress);
   if (!to_stdout && close(fd) != 0 && st == XCHG_OK)
     return xc_runtime_error(out, strerror(errno));
   if (st != XCHG_OK) {

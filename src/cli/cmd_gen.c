@@ -23,6 +23,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmd_writer.h"
+#include "cli/progress.h"
 #include "shapes.h"
 #include "shapes_gen.h"
 #include "xchg/stream.h"
@@ -41,7 +42,7 @@ static const char gen_help[] =
     "  --seed S   random seed (default 1); the same seed gives the same bytes\n"
     "  --file     IPC file format instead of stream (cache, broadcast)\n"
     "  --sums     print the sums a reader must find, as JSON\n"
-    "A progress bar is drawn on standard error when it is a terminal.\n";
+    "Progress is shown on standard error when it is a terminal.\n";
 
 typedef struct gen_args {
   const char *shape, *out;
@@ -57,25 +58,7 @@ typedef struct gen_args {
   int sums;
 } gen_args;
 
-typedef struct progress {
-  int on;
-  const char *label;
-  int64_t total, last_percent;
-} progress;
-
-static void progress_show(progress *p, int64_t done) {
-  if (!p->on || p->total <= 0) return;
-  int64_t percent = done * 100 / p->total;
-  if (percent == p->last_percent) return;
-  p->last_percent = percent;
-  char bar[41];
-  int filled = (int)(percent * 40 / 100);
-  for (int i = 0; i < 40; i++) bar[i] = i < filled ? '#' : '.';
-  bar[40] = '\0';
-  fprintf(stderr, "\r%s [%s] %3d%%", p->label, bar, (int)percent);
-  if (done >= p->total) fputc('\n', stderr);
-  fflush(stderr);
-}
+typedef xc_progress progress;
 
 typedef struct out_file {
   int fd;
@@ -116,7 +99,7 @@ static xchg_status write_ipc_shape(const gen_args *a, struct ArrowSchema *schema
     make(a->seed, a->rows, i, &batch, sums);
     st = xchg_ipc_writer_write(w, &batch, err);
     batch.release(&batch);
-    progress_show(prog, i + 1);
+    xc_progress_update(prog, i + 1);
   }
   if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, err);
   if (st == XCHG_OK && mem && !(*mem = xchg_ipc_writer_take_memory(w)))
@@ -184,7 +167,7 @@ static xchg_status gen_rows(const gen_args *a, out_file *out, progress *prog, xc
       if (st == XCHG_OK) st = write_all(out, xchg_buf_data(frame), xchg_buf_size(frame), err);
       xchg_buf_unref(frame);
     }
-    progress_show(prog, index + 1);
+    xc_progress_update(prog, index + 1);
   }
   free(chunk);
   return st;
@@ -293,11 +276,13 @@ int xc_cmd_gen(int argc, char **argv) {
   int to_stdout = !strcmp(a.out, "-");
   out_file out = {to_stdout ? STDOUT_FILENO : open(a.out, O_WRONLY | O_CREAT | O_TRUNC, 0644), a.out};
   if (out.fd < 0) return xc_runtime_error(a.out, strerror(errno));
-  progress prog = {isatty(STDERR_FILENO), a.shape, 0, -1};
+  progress prog;
+  xc_progress_init(&prog, a.shape, is_rows ? "chunks of 64 KiB" : "batches", -1, !strcmp(a.out, "-"));
   shape_sums sums;
   memset(&sums, 0, sizeof sums);
   xchg_error err;
   xchg_status st = is_rows ? gen_rows(&a, &out, &prog, &err) : gen_ipc(&a, &out, &sums, &prog, &err);
+  xc_progress_end(&prog);
   if (!to_stdout && close(out.fd) != 0 && st == XCHG_OK) st = xchg_errorf(&err, XCHG_EIO, "%s", strerror(errno));
   if (st != XCHG_OK) {
     if (!to_stdout) unlink(a.out);

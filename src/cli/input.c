@@ -3,17 +3,33 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 
 const char *xc_input_label(const char *path) { return strcmp(path, "-") == 0 ? "<stdin>" : path; }
 
-xchg_status xc_open_input(const char *path, xchg_ipc_reader **out, xchg_error *err) {
-  if (strcmp(path, "-") != 0) return xchg_ipc_reader_open_file(path, NULL, out, err);
+xchg_status xc_open_input(const char *path, const xchg_read_options *opts, xchg_ipc_reader **out,
+                          xchg_error *err) {
+  if (strcmp(path, "-") != 0) return xchg_ipc_reader_open_file(path, opts, out, err);
   xchg_source *src = xchg_source_from_fd(STDIN_FILENO, 0);
   if (src == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  return xchg_ipc_reader_open(src, NULL, out, err); /* takes src, even on failure */
+  return xchg_ipc_reader_open(src, opts, out, err); /* takes src, even on failure */
+}
+
+int64_t xc_path_size(const char *path) {
+  struct stat st;
+  if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+  return (int64_t)st.st_size;
+}
+
+int64_t xc_input_done(const xc_input *in, int64_t message_end) {
+  if (in->stream == NULL) return (int64_t)in->stream_start + message_end;
+  xchg_stream_metrics m;
+  xchg_istream_metrics(in->stream, &m);
+  return m.compressed_bytes;
 }
 
 int xc_stream_codec_option(const char *command, const char *name, xchg_stream_codec *out) {
@@ -194,6 +210,7 @@ void xc_input_close(xc_input *in) {
 }
 
 int xc_runtime_error(const char *path, const char *message) {
+  xc_progress_erase();
   fflush(stdout); /* keep what was printed before the error ahead of it */
   fprintf(stderr, "xchg: %s: %s\n", xc_input_label(path), message);
   return XC_EXIT_ERROR;
