@@ -105,10 +105,10 @@ static xchg_status not_a_stream(const xc_input *in, const uint8_t *p, size_t n, 
   if (count >= 0)
     snprintf(follow, sizeof follow, "%lld byte%s that %s", (long long)count,
              count == 1 ? " follows" : "s follow", count == 1 ? "is" : "are");
-  return xchg_errorf(err, XCHG_EFORMAT, "IPC stream %lld ends at %sbyte %llu and %s not an Arrow IPC "
-                     "stream (they begin %02x %02x %02x %02x)", (long long)in->streams,
-                     in->codec != XCHG_STREAM_NONE ? "decoded " : "", (unsigned long long)in->stream_end,
-                     follow, p[0], n > 1 ? p[1] : 0, n > 2 ? p[2] : 0, n > 3 ? p[3] : 0);
+  return xchg_errorf(err, XCHG_EFORMAT, "the IPC stream ends at %sbyte %llu and %s not an Arrow IPC "
+                     "stream (they begin %02x %02x %02x %02x)", in->codec != XCHG_STREAM_NONE ? "decoded " : "",
+                     (unsigned long long)in->stream_end, follow, p[0], n > 1 ? p[1] : 0, n > 2 ? p[2] : 0,
+                     n > 3 ? p[3] : 0);
 }
 
 /* Whether decoded bytes follow the IPC stream just read, in the same
