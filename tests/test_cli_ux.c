@@ -162,12 +162,30 @@ static void write_concatenation(const char *out, const char *first, const char *
   free(all.data);
 }
 
+/* The library's side: where the reader says a stream ended. */
+static void check_stream_end(const char *path, size_t first) {
+  tu_bytes two = tu_read_bytes(path);
+  xchg_ipc_reader *r = NULL;
+  xchg_error err;
+  TU_CHECK(two.size == 2 * first && xchg_ipc_reader_open_memory(two.data, two.size, NULL, NULL, NULL, &r, &err) == XCHG_OK,
+           "cannot open %s", path);
+  TU_CHECK(r == NULL || xchg_ipc_reader_stream_end(r) == -1, "stream_end before the end: %lld",
+           (long long)xchg_ipc_reader_stream_end(r));
+  struct ArrowArray batch = {0};
+  while (r != NULL && xchg_ipc_reader_next(r, &batch, &err) == XCHG_OK && batch.release != NULL) batch.release(&batch);
+  TU_CHECK(r == NULL || xchg_ipc_reader_stream_end(r) == (int64_t)first, "stream_end %lld, the first stream has %zu bytes",
+           (long long)xchg_ipc_reader_stream_end(r), first);
+  xchg_ipc_reader_close(r);
+  free(two.data);
+}
+
 static void check_concatenated(void) {
   char path[4200];
   size_t first = 0;
   tmp_path(path, sizeof path, "two.stream");
   write_concatenation(path, "1.0.0-littleendian/generated_primitive.stream",
                       "1.0.0-littleendian/generated_primitive.stream", NULL, 0, &first);
+  check_stream_end(path, first);
   json_t *doc = load_gold_json("1.0.0-littleendian/generated_primitive.json.gz");
   int want = 1 + 2 * (int)gold_rows(doc); /* the CSV header, then both streams' rows */
   tu_cli_result r = run("cat '%s'", path);
