@@ -257,8 +257,11 @@ static void print_ratios(const result *rs, int n, double read_ms) {
       }
     double off = rs[i].task_cpu_ms;
     double target = 1.5 / rs[i].tasks + read_ms * rs[i].tasks / off;
-    printf("%-10s %5d %7d %12.3f %14.3f %12.3f\n", rs[i].variant, rs[i].tasks, rs[i].threads,
-           on ? on->task_cpu_ms / off : -1, retain ? retain->task_cpu_ms / off : -1, target);
+    char on_text[32] = "-", retain_text[32] = "-"; /* a mode not run has no ratio */
+    if (on) snprintf(on_text, sizeof on_text, "%.3f", on->task_cpu_ms / off);
+    if (retain) snprintf(retain_text, sizeof retain_text, "%.3f", retain->task_cpu_ms / off);
+    printf("%-10s %5d %7d %12s %14s %12.3f\n", rs[i].variant, rs[i].tasks, rs[i].threads, on_text, retain_text,
+           target);
   }
 }
 
@@ -284,7 +287,20 @@ static void usage(FILE *f) {
           "  shape `broadcast` (SHAPES.md 2): N tasks on T threads acquire one broadcast through\n"
           "  the shared cache, read every value and release; sharing off / on / on with retention.\n"
           "  Defaults: 1,000,000 rows; tasks 32,128,200; threads 1, nproc and 8.\n"
-          "  --quick: 100,000 rows, tasks 4,16, threads 1,4 (a smoke test).\n");
+          "  --quick: 100,000 rows, tasks 4,16, threads 1,4 (a smoke test).\n"
+          "columns:\n"
+          "  variant      the broadcast's encoding: lz4-java blocks or zstd bodies\n"
+          "  tasks        tasks run; threads: worker threads running them\n"
+          "  share        off: each task decodes its own copy; on: the shared cache\n"
+          "                 decodes once per process; retain: on, and the entry is kept\n"
+          "                 after the last task releases it\n"
+          "  wall ms      all tasks, first start to last finish\n"
+          "  task CPU ms  the tasks' thread CPU time, added (waiting costs none)\n"
+          "  decodes      how many times the broadcast was decoded\n"
+          "  peak MB      peak resident memory during the run; base MB: before it\n"
+          "Then per variant, tasks and threads: on/off and retain/off, the task CPU\n"
+          "with sharing over that without ('-' when not run), beside the target\n"
+          "1.5 / tasks + the share of a task's CPU spent reading.\n");
 }
 
 static int parse_list(const char *s, int *out, int max) {

@@ -424,7 +424,22 @@ static void usage(FILE *out) {
           "  none/lz4/zstd, full and narrow (c4) reads, 1 thread and all cores, each beside the\n"
           "  bare codec's time over the same buffers (\"trusted\": validation of bounds only).  With FILE (loaded into memory first): that\n"
           "  file, all columns or --columns, on 1 thread and on --threads (default: all cores).\n"
-          "  Each figure is the median of --runs K timed runs (default 5) after one warm-up.\n");
+          "  Each figure is the median of --runs K timed runs (default 5) after one warm-up.\n"
+          "columns:\n"
+          "  codec       body compression of the input (none, lz4, zstd)\n"
+          "  read        full: every column; narrow: c4 alone (the others are never\n"
+          "                decompressed); trusted: full with XCHG_VALIDATE_BOUNDS\n"
+          "  threads     1, or a pool of that many threads\n"
+          "  median_ms   one read of the whole input, open to close, median\n"
+          "  min-max ms  the fastest and slowest of the timed runs\n"
+          "  GB/s        decoded bytes / median_ms\n"
+          "  limit_ms    the codec limit, measured in the same run on as many threads:\n"
+          "                the bare decompressor over exactly the buffers the read\n"
+          "                decompressed, or memcpy of the decoded bytes when\n"
+          "                uncompressed\n"
+          "  ratio       median_ms / limit_ms: 1.00x is the limit itself (below 1 when\n"
+          "                the read skips work the limit does, e.g. zero-copy)\n"
+          "Then the targets of SHAPES.md, each beside the measured figure.\n");
 }
 
 static int split_columns(char *list, char **out, int max) {

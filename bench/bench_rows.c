@@ -333,16 +333,73 @@ static void print_json_figures(const char *key, const figure *f, int field) {
   printf("}");
 }
 
+/* What reading costs beyond decompressing (total − decompress_only), and
+ * what metrics cost (on − off): differences of medians, so "within noise"
+ * when the spread of the runs is as large. */
+static void print_costs(const figure *f, int64_t refills, double clock_ns, int64_t nrows, double paired) {
+  const figure *d = &f[LOOP_DECOMPRESS_ONLY];
+  char on[64], off[64], timer[64], metrics[64];
+  static const loop_kind reads[] = {LOOP_METRICS_ON, LOOP_METRICS_OFF, LOOP_TIMER_PER_READ};
+  char *texts[] = {on, off, timer};
+  for (int i = 0; i < 3; i++) {
+    const figure *x = &f[reads[i]];
+    bench_cost_text(texts[i], sizeof on, x->median - d->median, bench_noise(x->min, x->max, d->min, d->max), "ns/row");
+  }
+  printf("  reads alone (total - decompress_only): metrics on %s, off %s, timer per read %s; memcpy %.2f ns/row\n",
+         on, off, timer, f[LOOP_MEMCPY].median);
+  printf("  metrics on/off, median of the run-by-run ratios: %.3f\n", paired);
+  const figure *m_on = &f[LOOP_METRICS_ON], *m_off = &f[LOOP_METRICS_OFF];
+  bench_cost_text(metrics, sizeof metrics, 100.0 * (m_on->median / m_off->median - 1.0),
+                  100.0 * bench_noise(m_on->min, m_on->max, m_off->min, m_off->max) / m_off->median, "%");
+  double counted = 2.0 * (double)refills * clock_ns / (double)nrows;
+  printf("  metrics cost: measured %s (on/off %.3f); from counts: %lld refills x 2 clock reads x %.1f ns = "
+         "%.3f ns/row = %.2f%%\n",
+         metrics, m_on->median / m_off->median, (long long)refills, clock_ns, counted,
+         100.0 * counted / m_off->median);
+}
+
+static const char rows_help[] =
+    "usage: xchg bench rows [--rows N] [--json]\n\n"
+    "Shape 3 of SHAPES.md: a sort-shuffle reader pulls N (default 10,000,000)\n"
+    "length-prefixed 100-byte rows out of LZ4 frames, then zstd frames, of 64 KiB\n"
+    "of rows each, two reads per row.  Each figure is the median of 5 runs after\n"
+    "1 warm-up, in ns per row, with [min-max]; the loops take turns, so that a\n"
+    "busy host weighs on all of them alike.  The loops:\n"
+    "  metrics_on        xchg_istream_read with metrics on (the clock is read\n"
+    "                      only around refills)\n"
+    "  metrics_off       the same with metrics off\n"
+    "  timer_per_read    metrics off and a clock read around every read (four\n"
+    "                      per row)\n"
+    "  memcpy            a bare memcpy of the same bytes, row by row: the limit\n"
+    "                      of reading\n"
+    "  decompress_only   the windows decompressed, no rows read\n"
+    "  row_reader        xchg_row_reader_next, zero-copy\n"
+    "  codec_limit       the bare codec library over the same frames: the limit\n"
+    "                      of decompress_only\n"
+    "Then per codec: what the reads cost beyond decompressing (a loop's median\n"
+    "minus decompress_only's), the metrics' cost measured (on against off) and\n"
+    "estimated from counts (refills x 2 clock reads x the cost of one).  A cost\n"
+    "no larger than the spread of the runs it comes from prints as \"within\n"
+    "noise (+-spread)\": on a loaded host a difference of medians can even come\n"
+    "out negative.\n"
+    "  --rows N   rows instead of 10,000,000\n"
+    "  --json     one JSON object (the same figures, no noise judgement)\n";
+
 int xchg_bench_rows(int argc, char **argv) {
   int64_t nrows = 10000000;
   int json = 0;
   for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--rows") == 0 && i + 1 < argc) {
-      nrows = strtoll(argv[++i], NULL, 10);
+    char *end = NULL;
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      fputs(rows_help, stdout);
+      return 0;
+    } else if (strcmp(argv[i], "--rows") == 0 && i + 1 < argc) {
+      nrows = strtoll(argv[++i], &end, 10);
+      if (*end != '\0') nrows = 0;
     } else if (strcmp(argv[i], "--json") == 0) {
       json = 1;
     } else {
-      fprintf(stderr, "usage: xchg bench rows [--rows N] [--json]\n");
+      fprintf(stderr, "xchg bench rows: unknown option '%s'\nTry 'xchg bench rows --help'.\n", argv[i]);
       return 2;
     }
   }
@@ -424,18 +481,7 @@ int xchg_bench_rows(int argc, char **argv) {
     for (int k = 0; k < LOOP_KINDS; k++)
       printf("  %-16s %8.2f ns/row  [%.2f–%.2f]\n", loop_names[k], f[k].median, f[k].min,
              f[k].max);
-    double d = f[LOOP_DECOMPRESS_ONLY].median;
-    printf("  reads alone (total − decompress_only): metrics on %.2f, off %.2f, timer per read "
-           "%.2f ns/row; memcpy %.2f\n",
-           f[LOOP_METRICS_ON].median - d, f[LOOP_METRICS_OFF].median - d,
-           f[LOOP_TIMER_PER_READ].median - d, f[LOOP_MEMCPY].median);
-    printf("  metrics on/off, median of the run-by-run ratios: %.3f\n", paired[c]);
-    printf("  metrics cost: measured %+.1f%% (on/off %.3f); from counts: %lld refills x 2 clock "
-           "reads x %.1f ns = %.3f ns/row = %.2f%%\n",
-           100.0 * (f[LOOP_METRICS_ON].median / f[LOOP_METRICS_OFF].median - 1.0),
-           f[LOOP_METRICS_ON].median / f[LOOP_METRICS_OFF].median, (long long)refills[c],
-           clock_ns, 2.0 * (double)refills[c] * clock_ns / (double)nrows,
-           100.0 * 2.0 * (double)refills[c] * clock_ns / (double)nrows / f[LOOP_METRICS_OFF].median);
+    print_costs(f, refills[c], clock_ns, nrows, paired[c]);
     printf("  timer per read costs %.2fx metrics on (4 clock reads per row)\n\n",
            f[LOOP_TIMER_PER_READ].median / f[LOOP_METRICS_ON].median);
   }

@@ -167,7 +167,20 @@ int xchg_bench_write(int argc, char **argv) {
         printf("usage: xchg bench write [--rows N] [--runs K] [--json]\n\n"
                "Writes the cache shape (default 1,000,000 rows) as an Arrow IPC stream into\n"
                "memory with each codec, on 1 thread and on all cores; MB/s of input, median\n"
-               "of K runs (default 5) after a warm-up, with min-max and the ratio to memcpy.\n");
+               "of K runs (default 5) after a warm-up, with min-max and the ratio to memcpy.\n\n"
+               "columns:\n"
+               "  codec        body compression (none, lz4, zstd)\n"
+               "  threads      1, or the buffers of each batch compressed on a pool\n"
+               "  median ms    one write of the whole shape, median (min-max beside it)\n"
+               "  MB/s         input bytes (the batches' raw buffers) / median\n"
+               "  memcpy MB/s  a memcpy of the same buffers into one preallocated\n"
+               "                 destination, in the same run: the limit of a writer that\n"
+               "                 copies its input once\n"
+               "  ratio        MB/s / memcpy MB/s (1.0: at that limit)\n"
+               "  fresh MB/s   the same memcpy into freshly allocated memory, as a writer\n"
+               "                 to memory must: it pays the kernel's new pages too\n"
+               "  ratio        MB/s / fresh MB/s\n"
+               "  output MB    the size of the IPC stream written\n");
         return 0;
       default: return 2;
     }

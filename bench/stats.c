@@ -1,4 +1,5 @@
 /* stats.c — see stats.h. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,6 +29,16 @@ bench_timing bench_summarize(int64_t *ns, int n) {
   double median = n % 2 ? (double)ns[n / 2] : ((double)ns[n / 2 - 1] + (double)ns[n / 2]) / 2;
   bench_timing t = {median / 1e6, (double)ns[0] / 1e6, (double)ns[n - 1] / 1e6};
   return t;
+}
+
+const char *bench_cost_text(char *buf, size_t size, double cost, double noise, const char *unit) {
+  if (cost <= noise || cost <= 0) snprintf(buf, size, "within noise (+-%.2f %s)", noise, unit);
+  else snprintf(buf, size, "%.2f %s", cost, unit);
+  return buf;
+}
+
+double bench_noise(double a_min, double a_max, double b_min, double b_max) {
+  return (a_max - a_min) / 2 + (b_max - b_min) / 2;
 }
 
 int bench_cores(void) {

@@ -7,6 +7,7 @@
 #ifndef XCHG_BENCH_STATS_H
 #define XCHG_BENCH_STATS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -22,6 +23,16 @@ typedef struct bench_timing {
 
 /* Summarises n timings given in nanoseconds (n >= 1; the array is sorted). */
 bench_timing bench_summarize(int64_t *ns, int n);
+
+/* A cost (a difference of two medians) as text into buf: "3.25 ns/row",
+ * or, when it is no larger than noise (the spread of the timings it comes
+ * from: on a loaded host it can even come out negative), "within noise
+ * (+-0.40 ns/row)": a negative cost is never printed. */
+const char *bench_cost_text(char *buf, size_t size, double cost, double noise, const char *unit);
+
+/* The noise of a difference of the medians of a and b: half of each
+ * one's min-max spread, added. */
+double bench_noise(double a_min, double a_max, double b_min, double b_max);
 
 /* "2 cores, Intel(R) Xeon(R) ..." */
 const char *bench_machine(void);

@@ -64,6 +64,16 @@ typedef struct xchg_message_info {
   /* Custom metadata of the message, encoded as in ArrowSchema.metadata,
    * or NULL.  Valid during the callback only. */
   const char *custom_metadata;
+  /* Record batches: per top-level column of the schema (selected or not),
+   * its body bytes as on the wire (the buffer lengths of the metadata) and
+   * what they decode to (the same uncompressed; for a compressed body, the
+   * declared lengths, or -1 when the input is not in memory and the
+   * lengths are not read before the body is).  n_columns is 0 when they
+   * could not be told (a malformed batch, out of memory).  Valid during
+   * the callback only. */
+  int64_t n_columns;
+  const int64_t *column_body_bytes;
+  const int64_t *column_decoded_bytes;
 } xchg_message_info;
 
 typedef void (*xchg_message_fn)(void *ctx, const xchg_message_info *info);
@@ -230,6 +240,12 @@ XCHG_API int64_t xchg_ipc_reader_num_batches(const xchg_ipc_reader *reader);
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *reader, int64_t i,
                                                                struct ArrowArray *out,
                                                                xchg_error *err);
+
+/* Stream format only: the byte offset just past the end-of-stream marker
+ * once the reader has read it (the input's size, for a stream that ends
+ * without one), else -1.  Bytes from there on are not the stream's: another
+ * IPC stream may follow (a tool can open a reader there). */
+int64_t xchg_ipc_reader_stream_end(const xchg_ipc_reader *reader);
 
 /* Moves the reader into an ArrowArrayStream, which owns it from now on
  * (the reader must not be used or closed by the caller afterwards). */

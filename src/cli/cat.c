@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "cli/node.h"
 #include "cli/output.h"
+#include "cli/progress.h"
 #include "cli/rows.h"
 
 static const char cat_help[] =
@@ -16,7 +17,9 @@ static const char cat_help[] =
     "Prints the rows of an Arrow IPC file or stream ('-' reads standard input).\n"
     "An input holding several IPC streams (see --codec) prints as one: they must\n"
     "have the same schema.\n\n"
-    "  --columns a,b   only these top-level columns, in this order\n"
+    "  --columns a,b   only these top-level columns, in this order; #N is the\n"
+    "                    column at position N (from 0, as inspect lists them), for\n"
+    "                    names that several columns share\n"
     "  --limit N       stop after N rows\n"
     "  --format F      csv (default): a header line, then one line per row, quoted\n"
     "                    as RFC 4180 says; a null is an empty field, an empty\n"
@@ -36,7 +39,8 @@ static const char cat_help[] =
     "durations (PT1.500S, P14M, P1M2DT0.000000003S); dictionary-encoded values\n"
     "as the dictionary value, unions as the selected child's value, run-end\n"
     "encoded values as the run's value, lists and list views as arrays, structs\n"
-    "as objects, maps as arrays of {\"key\": k, \"value\": v}.\n";
+    "as objects, maps as arrays of {\"key\": k, \"value\": v}.\n\n"
+    "Progress is shown on standard error when it is a terminal.\n";
 
 typedef enum cat_format { CAT_CSV, CAT_JSON, CAT_ARROW_JSON } cat_format;
 
@@ -104,9 +108,8 @@ static int parse_options(int argc, char **argv, cat_options *o) {
       if (!parse_format(v, &o->format))
         return xc_usage_error("cat", "unknown format '%s' (csv, json or arrow-json)", v);
     } else if ((v = option_value(argc, argv, &i, "--codec")) != NULL) {
-      if (!xc_parse_stream_codec(v, &o->codec))
-        return xc_usage_error("cat", "unknown codec '%s' (lz4-java, snappy-java, zstd, lz4-frame, "
-                              "snappy-framed, comet, none or auto)", v);
+      int rc = xc_stream_codec_option("cat", v, &o->codec);
+      if (rc >= 0) return rc;
     } else if (a[0] == '-' && a[1] != '\0') {
       return xc_usage_error("cat", "unknown option or missing value: '%s'", a);
     } else if (o->path != NULL) {
@@ -121,12 +124,51 @@ static int parse_options(int argc, char **argv, cat_options *o) {
 
 /* ---- column selection --------------------------------------------------------- */
 
-static int64_t find_column(const struct ArrowSchema *schema, const char *name, size_t len) {
-  for (int64_t c = 0; c < schema->n_children; c++) {
-    const char *field = schema->children[c]->name ? schema->children[c]->name : "";
-    if (strlen(field) == len && memcmp(field, name, len) == 0) return c;
+static bool field_named(const struct ArrowSchema *schema, int64_t c, const char *name, size_t len) {
+  const char *field = schema->children[c]->name ? schema->children[c]->name : "";
+  return strlen(field) == len && memcmp(field, name, len) == 0;
+}
+
+/* "a, b, c": the names --columns can choose from. */
+static void list_columns(const struct ArrowSchema *schema, xs *out) {
+  for (int64_t c = 0; c < schema->n_children; c++)
+    xs_printf(out, "%s%s", c > 0 ? ", " : "", schema->children[c]->name ? schema->children[c]->name : "");
+}
+
+/* "#N": the column at position N (as inspect numbers them), else -1. */
+static int64_t column_position(const struct ArrowSchema *schema, const char *name, size_t len) {
+  int64_t at = 0;
+  if (len < 2 || len > 12 || name[0] != '#') return -1;
+  for (size_t i = 1; i < len; i++) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    at = at * 10 + (name[i] - '0');
   }
-  return -1;
+  return at < schema->n_children ? at : -1;
+}
+
+/* The column named name[0..len), or at position #N when no field has that
+ * name.  A name no field has, or two fields have, is an error: a silent
+ * first match could print the wrong column. */
+static xchg_status find_column(const struct ArrowSchema *schema, const char *name, size_t len, int64_t *out,
+                               xchg_error *err) {
+  *out = -1;
+  for (int64_t c = 0; c < schema->n_children; c++) {
+    if (!field_named(schema, c, name, len)) continue;
+    if (*out >= 0)
+      return xchg_errorf(err, XCHG_EINVAL, "column name \"%.*s\" is ambiguous: fields %lld and %lld both "
+                         "have it (choose one by position: #%lld or #%lld)", (int)len, name, (long long)*out,
+                         (long long)c, (long long)*out, (long long)c);
+    *out = c;
+  }
+  if (*out < 0) *out = column_position(schema, name, len);
+  if (*out >= 0) return XCHG_OK;
+  xs names;
+  xs_init(&names, NULL);
+  list_columns(schema, &names);
+  xchg_status st = xchg_errorf(err, XCHG_EINVAL, "no column named \"%.*s\" (the columns are: %s)", (int)len,
+                               name, xs_failed(&names) ? "?" : xs_cstr(&names));
+  xs_free(&names);
+  return st;
 }
 
 static xchg_status select_columns(const struct ArrowSchema *schema, const char *names, selection *sel,
@@ -143,9 +185,9 @@ static xchg_status select_columns(const struct ArrowSchema *schema, const char *
   const char *p = names;
   for (;;) {
     size_t len = strcspn(p, ",");
-    int64_t c = find_column(schema, p, len);
-    if (c < 0) return xchg_errorf(err, XCHG_EINVAL, "no column named \"%.*s\"", (int)len, p);
-    sel->index[sel->count++] = c;
+    xchg_status st = find_column(schema, p, len, &sel->index[sel->count], err);
+    if (st != XCHG_OK) return st;
+    sel->count++;
     if (p[len] == '\0') return XCHG_OK;
     p += len + 1;
   }
@@ -311,13 +353,17 @@ typedef struct cat_state {
   int64_t *sent_ids; /* dictionary ids the input has sent, for arrow-json */
   int64_t n_sent_ids;
   bool out_of_memory;
+  const xc_input *in;
+  xc_progress progress;
 } cat_state;
 
-/* arrow-json: a dictionary message that is not a delta, for an id sent
- * before (by this IPC stream or an earlier one), replaces that dictionary. */
+/* Moves the progress line on.  arrow-json: a dictionary message that is
+ * not a delta, for an id sent before (by this IPC stream or an earlier
+ * one), replaces that dictionary. */
 static void on_message(void *ctx, const xchg_message_info *info) {
   cat_state *st = ctx;
-  if (info->kind != XCHG_MESSAGE_DICTIONARY) return;
+  xc_progress_update(&st->progress, xc_input_done(st->in, xc_message_end(info)));
+  if (info->kind != XCHG_MESSAGE_DICTIONARY || st->opt->format != CAT_ARROW_JSON) return;
   for (int64_t k = 0; k < st->n_sent_ids; k++) {
     if (st->sent_ids[k] != info->dictionary_id) continue;
     if (!info->is_delta) xc_arrow_json_note_replacement(&st->json);
@@ -427,10 +473,8 @@ static xchg_status copy_rows(cat_state *st, xchg_ipc_reader *reader, xchg_error 
 static xchg_status copy_input(cat_state *st, xc_input *in, xchg_error *err) {
   xchg_read_options opts;
   xchg_read_options_init(&opts);
-  if (st->opt->format == CAT_ARROW_JSON) {
-    opts.on_message = on_message;
-    opts.on_message_ctx = st;
-  }
+  opts.on_message = on_message;
+  opts.on_message_ctx = st;
   xchg_status s = XCHG_OK;
   bool begun = false;
   while (s == XCHG_OK && (!begun || st->remaining != 0)) {
@@ -439,7 +483,7 @@ static xchg_status copy_input(cat_state *st, xc_input *in, xchg_error *err) {
     s = begun ? next_stream(st, reader, err) : first_stream(st, reader, err);
     begun = true;
     if (s == XCHG_OK) s = copy_rows(st, reader, err);
-    xchg_ipc_reader_close(reader);
+    xc_input_end_stream(in, reader);
   }
   if (s != XCHG_OK) xc_input_locate_error(in, err);
   if (s == XCHG_OK && st->opt->format == CAT_ARROW_JSON) xc_arrow_json_end(&st->json);
@@ -452,10 +496,12 @@ static int cat(const cat_options *opt) {
   xchg_error err = {{0}};
   xc_input in;
   if (xc_input_open(&in, opt->path, opt->codec, &err) != XCHG_OK) return xc_runtime_error(opt->path, err.message);
-  cat_state st = {.opt = opt, .remaining = opt->limit};
+  cat_state st = {.opt = opt, .remaining = opt->limit, .in = &in};
+  xc_progress_init(&st.progress, "cat", "bytes", xc_path_size(opt->path), true);
   xs_init(&st.out, stdout);
   xs_init(&st.scratch, NULL);
   xchg_status s = copy_input(&st, &in, &err);
+  xc_progress_end(&st.progress);
   xs_flush(&st.out);
   int rc = XC_EXIT_OK;
   if (xs_write_error(&st.out) != 0)

@@ -16,22 +16,45 @@ enum { XC_EXIT_OK = 0, XC_EXIT_ERROR = 1, XC_EXIT_USAGE = 2 };
 int xc_cmd_inspect(int argc, char **argv);
 int xc_cmd_cat(int argc, char **argv);
 
-/* Opens FILE (memory-mapped) or "-" (standard input, read as a stream). */
-xchg_status xc_open_input(const char *path, xchg_ipc_reader **out, xchg_error *err);
+/* `xchg inspect --rows`: length-prefixed rows (Gluten's sort shuffle) in
+ * path, decoded by codec (auto-detected, passed through when plain): the
+ * row count, the distribution of row sizes and the first `head` rows. */
+int xc_inspect_rows(const char *path, xchg_stream_codec codec, int64_t head);
+
+/* Opens path ("-": standard input) as a decoded byte stream. */
+xchg_status xc_open_istream(const char *path, xchg_stream_codec codec, xchg_istream **out, xchg_error *err);
+
+/* Opens FILE (memory-mapped) or "-" (standard input, read as a stream);
+ * opts may be NULL. */
+xchg_status xc_open_input(const char *path, const xchg_read_options *opts, xchg_ipc_reader **out,
+                          xchg_error *err);
+
+/* The size of the file at path, -1 for "-" or anything but a regular
+ * file: the total of a progress line. */
+int64_t xc_path_size(const char *path);
+
+/* The end of a message (its offset in the IPC stream plus its size): a
+ * progress line's 'done'. */
+static inline int64_t xc_message_end(const xchg_message_info *info) {
+  return info->offset + 8 + info->metadata_bytes + info->body_bytes;
+}
 
 /* An input read as a sequence of Arrow IPC streams: FILE or "-", decoded
- * by a stream codec when it has one.  Plain IPC is one stream or file (a
- * file on disk is memory-mapped, so the file format's footer is used).
- * Codec-wrapped input may hold several IPC streams one after another, as
- * Spark and Comet write them (Comet: one per shuffle block); they are
- * decoded in one pass, never materialised. */
+ * by a stream codec when it has one.  Any input may hold several IPC
+ * streams one after another, as Spark and Comet write them (Comet: one per
+ * shuffle block) and as concatenated files are; they are decoded in one
+ * pass, never materialised.  A plain file on disk is memory-mapped, so the
+ * file format's footer is used.  Bytes after a stream's end that do not
+ * begin another IPC stream are an error, not silently dropped. */
 typedef struct xc_input {
   const char *path;
   xchg_stream_codec codec; /* in use (after auto detection); NONE: plain IPC */
   xchg_source *plain;      /* plain IPC not yet handed to a reader */
   xchg_istream *stream;    /* the decoder, when there is a codec */
+  xchg_buf *memory;        /* plain IPC in memory (a mapped file), else NULL */
   int64_t streams;         /* IPC streams opened so far */
   uint64_t stream_start;   /* decoded byte offset where the last one began */
+  uint64_t stream_end;     /* where it ended (UINT64_MAX: unknown, or nothing can follow) */
   bool last_was_file;      /* the last one was in the IPC file format */
 } xc_input;
 
@@ -40,9 +63,20 @@ typedef struct xc_input {
 xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec codec, xchg_error *err);
 
 /* Opens a reader on the next IPC stream of the input, once the previous
- * one is closed; *out is NULL at the end of the input. */
+ * one is closed by xc_input_end_stream; *out is NULL at the end of the
+ * input.  An empty Comet input holds no IPC stream (a partition without
+ * rows), any other empty input is an error. */
 xchg_status xc_input_next(xc_input *in, const xchg_read_options *opts, xchg_ipc_reader **out,
                           xchg_error *err);
+
+/* Closes the reader of the current IPC stream (NULL is fine), noting where
+ * the stream ended so that the next one can be found. */
+void xc_input_end_stream(xc_input *in, xchg_ipc_reader *reader);
+
+/* How many bytes of the input have been read, for a progress line:
+ * message_end is where the current IPC stream's last message reported
+ * ends (plain input); codec input counts its compressed bytes. */
+int64_t xc_input_done(const xc_input *in, int64_t message_end);
 
 /* Comet input: the field count in the header of the current block, else -1. */
 int64_t xc_input_comet_field_count(const xc_input *in);
@@ -53,8 +87,9 @@ void xc_input_locate_error(const xc_input *in, xchg_error *err);
 
 void xc_input_close(xc_input *in);
 
-/* Parses the value of --codec; false for an unknown name. */
-bool xc_parse_stream_codec(const char *name, xchg_stream_codec *out);
+/* Parses the value of --codec: -1 when it names a codec, else the usage
+ * error's exit code (an ambiguous "lz4" or "snappy" says which to choose). */
+int xc_stream_codec_option(const char *command, const char *name, xchg_stream_codec *out);
 
 /* What --help says about --codec. */
 #define XC_CODEC_HELP                                                                       \
@@ -64,6 +99,13 @@ bool xc_parse_stream_codec(const char *name, xchg_stream_codec *out);
   "                    first bytes, plain IPC when no codec's magic matches).\n"            \
   "                    A codec stream may hold several IPC streams one after\n"           \
   "                    another: all of them are read.\n"
+
+/* A byte count for people: "760 B", from 1 KiB up "1.50 MiB (1572864 B)". */
+struct xs;
+void xc_human_size(struct xs *out, int64_t bytes);
+
+/* "codec lz4-java: 1.17 KiB (1201 B) compressed, 2.08 KiB (2128 B) decoded". */
+void xc_print_codec_bytes(struct xs *out, const xchg_istream *s);
 
 /* How errors name an input: the path, or "<stdin>" for "-". */
 const char *xc_input_label(const char *path);

@@ -2,6 +2,7 @@
  * input (stream or file, any body compression, '-' for standard input) as
  * Arrow IPC with the chosen format, codec and batch size. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "cli/cli.h"
 #include "cli/cmd_writer.h"
 #include "cli/output.h"
+#include "cli/progress.h"
 #include "xchg/writer.h"
 
 static const char convert_help[] =
@@ -23,7 +25,8 @@ static const char convert_help[] =
     "                  differ are kept in separate batches)\n"
     "  --file          write the IPC file format\n"
     "  --stream        write the IPC stream format (default)\n"
-    "  --align N       buffer alignment, 8 (default) or 64\n";
+    "  --align N       buffer alignment, 8 (default) or 64\n"
+    "Progress is shown on standard error when it is a terminal.\n";
 
 int xc_parse_codec(const char *name, xchg_block_codec *out) {
   if (!strcmp(name, "none")) *out = XCHG_BLOCK_NONE;
@@ -42,20 +45,27 @@ static int parse_int(const char *s, long long lo, long long hi, long long *out) 
   return 0;
 }
 
+static void show_progress(void *ctx, const xchg_message_info *info) {
+  xc_progress_update(ctx, xc_message_end(info));
+}
+
 int xc_cmd_convert(int argc, char **argv) {
   const char *in = NULL, *out = NULL;
   xchg_write_options opts;
   xchg_write_options_init(&opts);
+  const char *format_flag = NULL; /* --file or --stream, when given */
+  bool level_given = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     long long v;
     if (xc_is_help(a)) {
       fputs(convert_help, stdout);
       return XC_EXIT_OK;
-    } else if (!strcmp(a, "--file")) {
-      opts.format = XCHG_IPC_FILE;
-    } else if (!strcmp(a, "--stream")) {
-      opts.format = XCHG_IPC_STREAM;
+    } else if (!strcmp(a, "--file") || !strcmp(a, "--stream")) {
+      if (format_flag != NULL && strcmp(format_flag, a) != 0)
+        return xc_usage_error("convert", "%s and %s contradict each other: choose one", format_flag, a);
+      format_flag = a;
+      opts.format = !strcmp(a, "--file") ? XCHG_IPC_FILE : XCHG_IPC_STREAM;
     } else if (!strcmp(a, "--codec") || !strcmp(a, "--level") || !strcmp(a, "--batch-rows") ||
                !strcmp(a, "--align")) {
       if (i + 1 >= argc) return xc_usage_error("convert", "%s needs a value", a);
@@ -66,6 +76,7 @@ int xc_cmd_convert(int argc, char **argv) {
       } else if (!strcmp(a, "--level")) {
         if (parse_int(val, -131072, 22, &v) != 0) return xc_usage_error("convert", "bad level '%s'", val);
         opts.level = (int)v;
+        level_given = true;
       } else if (!strcmp(a, "--batch-rows")) {
         if (parse_int(val, 1, INT64_MAX, &v) != 0) return xc_usage_error("convert", "bad row count '%s'", val);
         opts.coalesce_rows = v;
@@ -85,9 +96,18 @@ int xc_cmd_convert(int argc, char **argv) {
     }
   }
   if (!in || !out) return xc_usage_error("convert", "needs IN and OUT");
+  if (level_given && opts.codec == XCHG_BLOCK_NONE)
+    return xc_usage_error("convert", "--level needs a compressing --codec (lz4 or zstd): the output is "
+                          "not compressed");
   xchg_error err;
   xchg_ipc_reader *r;
-  if (xc_open_input(in, &r, &err) != XCHG_OK) return xc_runtime_error(in, err.message);
+  xc_progress progress;
+  xc_progress_init(&progress, "convert", "bytes", xc_path_size(in), !strcmp(out, "-"));
+  xchg_read_options read_opts;
+  xchg_read_options_init(&read_opts);
+  read_opts.on_message = show_progress;
+  read_opts.on_message_ctx = &progress;
+  if (xc_open_input(in, &read_opts, &r, &err) != XCHG_OK) return xc_runtime_error(in, err.message);
   struct ArrowSchema schema;
   if (xchg_ipc_reader_schema(r, &schema, &err) != XCHG_OK) {
     xchg_ipc_reader_close(r);
@@ -117,6 +137,7 @@ int xc_cmd_convert(int argc, char **argv) {
   if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
   xchg_ipc_writer_free(w);
   xchg_ipc_reader_close(r);
+  xc_progress_end(&progress);
   if (st == XCHG_OK) st = xc_output_commit(&o, &err);
   xc_output_discard(&o); /* after a failure: the old OUT stays as it was */
   if (st != XCHG_OK) return failed_input ? xc_runtime_error(in, err.message) : xc_output_error(&o, err.message);

@@ -23,6 +23,7 @@
 #include "cli/cli.h"
 #include "cli/cmd_writer.h"
 #include "cli/output.h"
+#include "cli/progress.h"
 #include "gen/shape_rows.h"
 #include "gen/shapes.h"
 #include "xchg/stream.h"
@@ -41,7 +42,7 @@ static const char gen_help[] =
     "  --seed S   random seed (default 1); the same seed gives the same bytes\n"
     "  --file     IPC file format instead of stream (cache, broadcast)\n"
     "  --sums     print the sums a reader must find, as JSON\n"
-    "A progress bar is drawn on standard error when it is a terminal.\n";
+    "Progress is shown on standard error when it is a terminal.\n";
 
 typedef struct gen_args {
   const char *shape, *out;
@@ -53,28 +54,11 @@ typedef struct gen_args {
   xchg_stream_codec outer;
   int outer_given;
   int file_format;
+  int level_given;
   int sums;
 } gen_args;
 
-typedef struct progress {
-  int on;
-  const char *label;
-  int64_t total, last_percent;
-} progress;
-
-static void progress_show(progress *p, int64_t done) {
-  if (!p->on || p->total <= 0) return;
-  int64_t percent = done * 100 / p->total;
-  if (percent == p->last_percent) return;
-  p->last_percent = percent;
-  char bar[41];
-  int filled = (int)(percent * 40 / 100);
-  for (int i = 0; i < 40; i++) bar[i] = i < filled ? '#' : '.';
-  bar[40] = '\0';
-  fprintf(stderr, "\r%s [%s] %3d%%", p->label, bar, (int)percent);
-  if (done >= p->total) fputc('\n', stderr);
-  fflush(stderr);
-}
+typedef xc_progress progress;
 
 typedef void (*batch_fn)(uint64_t seed, int64_t rows, int64_t index, struct ArrowArray *out,
                          shape_sums *sums);
@@ -97,7 +81,7 @@ static xchg_status write_ipc_shape(const gen_args *a, struct ArrowSchema *schema
     make(a->seed, a->rows, i, &batch, sums);
     st = xchg_ipc_writer_write(w, &batch, err);
     batch.release(&batch);
-    progress_show(prog, i + 1);
+    xc_progress_update(prog, i + 1);
   }
   if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, err);
   if (st == XCHG_OK && mem && !(*mem = xchg_ipc_writer_take_memory(w)))
@@ -151,7 +135,7 @@ static xchg_status write_rows_frame(void *ctx, const void *data, size_t n, int64
   rows_out *ro = ctx;
   ro->prog->total = chunks;
   xchg_status st = xc_output_write(ro->out, data, n, err);
-  progress_show(ro->prog, chunk + 1);
+  xc_progress_update(ro->prog, chunk + 1);
   return st;
 }
 
@@ -216,8 +200,12 @@ static int parse_args(int argc, char **argv, gen_args *a) {
         if (errno || end == v || *end || n < (s[2] == 'l' ? -131072 : 0) ||
             (s[2] == 'r' && n > ((int64_t)1 << 40)) || (s[2] == 'l' && n > 22))
           return xc_usage_error("gen", "bad value '%s' for %s", v, s);
-        if (s[2] == 'l') a->level = (int)n;
-        else a->rows = n;
+        if (s[2] == 'l') {
+          a->level = (int)n;
+          a->level_given = 1;
+        } else {
+          a->rows = n;
+        }
       }
     } else if (xc_is_help(s)) {
       fputs(gen_help, stdout);
@@ -235,6 +223,19 @@ static int parse_args(int argc, char **argv, gen_args *a) {
   return 0;
 }
 
+/* Flags that would change nothing for this shape are usage errors, not
+ * silently ignored. */
+static int check_meaningful(const gen_args *a, int is_rows) {
+  if (a->level_given && a->codec == XCHG_BLOCK_NONE)
+    return xc_usage_error("gen", "--level needs a compressing --codec (lz4 or zstd): the output is not "
+                          "compressed");
+  if (is_rows && a->file_format)
+    return xc_usage_error("gen", "--file is for the IPC shapes (cache, broadcast), not rows");
+  if (is_rows && a->outer_given)
+    return xc_usage_error("gen", "--outer is for the IPC shapes (cache, broadcast), not rows");
+  return 0;
+}
+
 int xc_cmd_gen(int argc, char **argv) {
   gen_args a = {0};
   a.rows = -1;
@@ -249,6 +250,7 @@ int xc_cmd_gen(int argc, char **argv) {
   if (a.rows < 0)
     a.rows = is_rows ? SHAPE_ROWS_ROWS : !strcmp(a.shape, "cache") ? SHAPE_CACHE_ROWS : SHAPE_BROADCAST_ROWS;
   if (is_rows && !a.codec_given) a.codec = XCHG_BLOCK_LZ4_FRAME;
+  if ((rc = check_meaningful(&a, is_rows)) != 0) return rc;
   if (!strcmp(a.shape, "broadcast") && !a.outer_given)
     a.outer = a.codec == XCHG_BLOCK_NONE ? XCHG_STREAM_LZ4_JAVA : XCHG_STREAM_NONE;
   if (!strcmp(a.shape, "cache") && !a.outer_given) a.outer = XCHG_STREAM_NONE;
@@ -258,10 +260,12 @@ int xc_cmd_gen(int argc, char **argv) {
     xc_output_discard(&out);
     return xc_output_error(&out, err.message);
   }
-  progress prog = {isatty(STDERR_FILENO), a.shape, 0, -1};
+  progress prog;
+  xc_progress_init(&prog, a.shape, is_rows ? "chunks of 64 KiB" : "batches", -1, !strcmp(a.out, "-"));
   shape_sums sums;
   memset(&sums, 0, sizeof sums);
   xchg_status st = is_rows ? gen_rows(&a, &out, &prog, &err) : gen_ipc(&a, &out, &sums, &prog, &err);
+  xc_progress_end(&prog);
   /* --sums before OUT is put in place: failing to print them fails the command */
   int to_file = strcmp(a.out, "-") != 0, sums_errno = 0;
   if (st == XCHG_OK && a.sums) {

@@ -3,28 +3,63 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 
 const char *xc_input_label(const char *path) { return strcmp(path, "-") == 0 ? "<stdin>" : path; }
 
-xchg_status xc_open_input(const char *path, xchg_ipc_reader **out, xchg_error *err) {
-  if (strcmp(path, "-") != 0) return xchg_ipc_reader_open_file(path, NULL, out, err);
+xchg_status xc_open_input(const char *path, const xchg_read_options *opts, xchg_ipc_reader **out,
+                          xchg_error *err) {
+  if (strcmp(path, "-") != 0) return xchg_ipc_reader_open_file(path, opts, out, err);
   xchg_source *src = xchg_source_from_fd(STDIN_FILENO, 0);
   if (src == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  return xchg_ipc_reader_open(src, NULL, out, err); /* takes src, even on failure */
+  return xchg_ipc_reader_open(src, opts, out, err); /* takes src, even on failure */
 }
 
-bool xc_parse_stream_codec(const char *name, xchg_stream_codec *out) {
+int64_t xc_path_size(const char *path) {
+  struct stat st;
+  if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+  return (int64_t)st.st_size;
+}
+
+int64_t xc_input_done(const xc_input *in, int64_t message_end) {
+  if (in->stream == NULL) return (int64_t)in->stream_start + message_end;
+  xchg_stream_metrics m;
+  xchg_istream_metrics(in->stream, &m);
+  return m.compressed_bytes;
+}
+
+int xc_stream_codec_option(const char *command, const char *name, xchg_stream_codec *out) {
   xchg_error err = {{0}};
-  return xchg_stream_codec_from_name(name, out, &err) == XCHG_OK;
+  if (xchg_stream_codec_from_name(name, out, &err) == XCHG_OK) return -1;
+  /* Spark's "lz4" and "snappy" are not the formats Comet names so. */
+  if (strcmp(name, "lz4") == 0)
+    return xc_usage_error(command, "codec 'lz4' is ambiguous: choose lz4-java (Spark's lz4 codec) or "
+                          "lz4-frame (the LZ4 frame format, as Comet writes it)");
+  if (strcmp(name, "snappy") == 0)
+    return xc_usage_error(command, "codec 'snappy' is ambiguous: choose snappy-java (Spark's snappy "
+                          "codec) or snappy-framed (Snappy's framing format)");
+  return xc_usage_error(command, "unknown codec '%s' (lz4-java, snappy-java, zstd, lz4-frame, "
+                        "snappy-framed, comet, none or auto)", name);
 }
 
 static xchg_status open_source(const char *path, xchg_source **out, xchg_error *err) {
   if (strcmp(path, "-") != 0) return xchg_source_open_file(path, XCHG_FILE_MMAP, out, err);
   *out = xchg_source_from_fd(STDIN_FILENO, 0);
   return *out != NULL ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+}
+
+xchg_status xc_open_istream(const char *path, xchg_stream_codec codec, xchg_istream **out, xchg_error *err) {
+  xchg_source *src;
+  xchg_status st = open_source(path, &src, err);
+  if (st != XCHG_OK) return st;
+  xchg_stream_options opts;
+  xchg_stream_options_init(&opts);
+  opts.metrics = 0; /* byte counts are enough */
+  return xchg_istream_open(src, codec, &opts, out, err); /* takes src, even on failure */
 }
 
 xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec codec, xchg_error *err) {
@@ -45,6 +80,7 @@ xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec code
   }
   if (codec == XCHG_STREAM_NONE) {
     in->plain = src;
+    in->memory = xchg_source_memory(src); /* where IPC streams after the first are looked for */
     return XCHG_OK;
   }
   xchg_stream_options opts;
@@ -56,25 +92,62 @@ xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec code
   return XCHG_OK;
 }
 
-/* Whether decoded bytes follow the IPC stream just read, in the same member. */
-static xchg_status bytes_follow(xchg_istream *s, bool *more, xchg_error *err) {
-  const void *ptr;
-  size_t len = 0;
-  xchg_status st = xchg_istream_next(s, &ptr, &len, err);
-  if (st == XCHG_OK && len > 0) xchg_istream_unread(s, len);
-  *more = st == XCHG_OK && len > 0;
-  return st;
+/* Whether bytes after an IPC stream's end begin another one: the
+ * continuation marker of a message, or the IPC file format's magic. */
+static bool begins_ipc(const uint8_t *p, size_t n) {
+  static const uint8_t continuation[4] = {0xFF, 0xFF, 0xFF, 0xFF};
+  return (n >= 4 && memcmp(p, continuation, 4) == 0) || (n >= 6 && memcmp(p, "ARROW1", 6) == 0);
 }
 
-/* Moves past the IPC stream just read; *more is false at the end.  Plain
- * IPC is one stream.  After a stream in the IPC file format, what follows
- * in its member is the file's footer (read in order, a file ends with its
- * stream's end marker), so only a next Comet block can follow. */
+/* count: how many bytes follow, -1 when unknown (a pipe or a codec). */
+static xchg_status not_a_stream(const xc_input *in, const uint8_t *p, size_t n, int64_t count, xchg_error *err) {
+  char follow[64] = "bytes follow that are";
+  if (count >= 0)
+    snprintf(follow, sizeof follow, "%lld byte%s that %s", (long long)count,
+             count == 1 ? " follows" : "s follow", count == 1 ? "is" : "are");
+  return xchg_errorf(err, XCHG_EFORMAT, "the IPC stream ends at %sbyte %llu and %s not an Arrow IPC "
+                     "stream (they begin %02x %02x %02x %02x)", in->codec != XCHG_STREAM_NONE ? "decoded " : "",
+                     (unsigned long long)in->stream_end, follow, p[0], n > 1 ? p[1] : 0, n > 2 ? p[2] : 0,
+                     n > 3 ? p[3] : 0);
+}
+
+/* Whether decoded bytes follow the IPC stream just read, in the same
+ * member; they must begin another IPC stream. */
+static xchg_status bytes_follow(xc_input *in, bool *more, xchg_error *err) {
+  const void *ptr;
+  size_t len = 0;
+  xchg_status st = xchg_istream_next(in->stream, &ptr, &len, err);
+  *more = st == XCHG_OK && len > 0;
+  if (!*more) return st;
+  xchg_istream_unread(in->stream, len);
+  in->stream_end = xchg_istream_position(in->stream);
+  if (in->streams > 0 && len >= 4 && !begins_ipc(ptr, len)) return not_a_stream(in, ptr, len, -1, err);
+  return XCHG_OK;
+}
+
+/* Plain IPC in memory: where the next IPC stream begins, if one does. */
+static xchg_status next_in_memory(xc_input *in, xchg_source **src, xchg_error *err) {
+  *src = NULL;
+  size_t size = xchg_buf_size(in->memory);
+  if (in->stream_end == UINT64_MAX || in->stream_end >= size) return XCHG_OK;
+  const uint8_t *p = xchg_buf_data(in->memory) + in->stream_end;
+  size_t n = size - (size_t)in->stream_end;
+  if (!begins_ipc(p, n)) return not_a_stream(in, p, n, (int64_t)n, err);
+  xchg_buf *rest = xchg_buf_slice(in->memory, (size_t)in->stream_end, n);
+  if (rest != NULL) *src = xchg_source_from_buf(rest);
+  xchg_buf_unref(rest);
+  return *src != NULL ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+}
+
+/* Moves past the IPC stream just read; *more is false at the end.  After a
+ * stream in the IPC file format, what follows in its member is the file's
+ * footer (read in order, a file ends with its stream's end marker), so
+ * only a next Comet block can follow. */
 static xchg_status advance(xc_input *in, bool *more, xchg_error *err) {
   *more = false;
-  if (in->stream == NULL || in->codec == XCHG_STREAM_NONE) return XCHG_OK;
+  if (in->stream == NULL) return XCHG_OK;
   xchg_status st = XCHG_OK;
-  if (!in->last_was_file) st = bytes_follow(in->stream, more, err);
+  if (!in->last_was_file) st = bytes_follow(in, more, err);
   if (st != XCHG_OK || *more) return st;
   int next_member = 0;
   st = xchg_istream_next_member(in->stream, &next_member, err);
@@ -82,23 +155,41 @@ static xchg_status advance(xc_input *in, bool *more, xchg_error *err) {
   return st;
 }
 
+/* The source of the next IPC stream, NULL at the end of the input. */
+static xchg_status next_source(xc_input *in, xchg_source **src, xchg_error *err) {
+  *src = in->plain;
+  in->plain = NULL;
+  if (*src != NULL) return XCHG_OK;
+  if (in->memory != NULL) return next_in_memory(in, src, err);
+  bool more = in->streams == 0;
+  xchg_status st = in->streams == 0 ? XCHG_OK : advance(in, &more, err);
+  /* A Comet partition with no rows is an empty file: zero IPC streams, as
+   * Comet's own reader sees it. */
+  if (st == XCHG_OK && more && in->streams == 0 && in->codec == XCHG_STREAM_COMET) st = bytes_follow(in, &more, err);
+  if (st != XCHG_OK || !more) return st;
+  *src = xchg_istream_as_source(in->stream);
+  return *src != NULL ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+}
+
 xchg_status xc_input_next(xc_input *in, const xchg_read_options *opts, xchg_ipc_reader **out,
                           xchg_error *err) {
   *out = NULL;
-  xchg_source *src = in->plain;
-  in->plain = NULL;
-  if (src == NULL) {
-    bool more = in->streams == 0;
-    xchg_status st = in->streams == 0 ? XCHG_OK : advance(in, &more, err);
-    if (st != XCHG_OK || !more) return st;
-    if ((src = xchg_istream_as_source(in->stream)) == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  }
-  in->stream_start = in->stream != NULL ? xchg_istream_position(in->stream) : 0;
+  xchg_source *src;
+  xchg_status st = next_source(in, &src, err);
+  if (st != XCHG_OK || src == NULL) return st;
+  in->stream_start = in->stream != NULL ? xchg_istream_position(in->stream) : in->stream_end;
+  in->stream_end = UINT64_MAX;
   in->streams++;
-  xchg_status st = xchg_ipc_reader_open(src, opts, out, err); /* takes src, even on failure */
+  st = xchg_ipc_reader_open(src, opts, out, err); /* takes src, even on failure */
   if (st != XCHG_OK) return st;
   in->last_was_file = xchg_ipc_reader_format(*out) == XCHG_IPC_FILE;
   return XCHG_OK;
+}
+
+void xc_input_end_stream(xc_input *in, xchg_ipc_reader *reader) {
+  int64_t end = reader != NULL ? xchg_ipc_reader_stream_end(reader) : -1;
+  if (in->memory != NULL) in->stream_end = end >= 0 ? in->stream_start + (uint64_t)end : UINT64_MAX;
+  xchg_ipc_reader_close(reader);
 }
 
 int64_t xc_input_comet_field_count(const xc_input *in) {
@@ -107,17 +198,19 @@ int64_t xc_input_comet_field_count(const xc_input *in) {
 
 void xc_input_locate_error(const xc_input *in, xchg_error *err) {
   if (in->streams > 1)
-    xchg_error_prefix(err, "IPC stream %lld at decoded byte %llu: ", (long long)in->streams,
-                      (unsigned long long)in->stream_start);
+    xchg_error_prefix(err, "IPC stream %lld at %sbyte %llu: ", (long long)in->streams,
+                      in->codec != XCHG_STREAM_NONE ? "decoded " : "", (unsigned long long)in->stream_start);
 }
 
 void xc_input_close(xc_input *in) {
   xchg_source_close(in->plain);
   xchg_istream_close(in->stream);
+  xchg_buf_unref(in->memory);
   memset(in, 0, sizeof *in);
 }
 
 int xc_runtime_error(const char *path, const char *message) {
+  xc_progress_erase();
   fflush(stdout); /* keep what was printed before the error ahead of it */
   fprintf(stderr, "xchg: %s: %s\n", xc_input_label(path), message);
   return XC_EXIT_ERROR;

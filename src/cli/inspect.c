@@ -1,5 +1,6 @@
 /* inspect.c — `xchg inspect FILE|-`: what is in an Arrow IPC input. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -9,22 +10,46 @@
 #include "cli/values.h"
 
 static const char inspect_help[] =
-    "usage: xchg inspect FILE|- [--codec C]\n\n"
+    "usage: xchg inspect FILE|- [--messages] [--json] [--codec C]\n"
+    "       xchg inspect --rows FILE|- [--head N] [--codec C]\n\n"
     "Shows what an Arrow IPC file or stream holds ('-' reads standard input):\n"
     "  - the stream codec around it, if any, and for each IPC stream inside:\n"
     "  - the format (IPC file or stream, detected from the first bytes);\n"
+    "  - a summary: record batches, rows, dictionary batches, metadata and\n"
+    "    body bytes;\n"
     "  - the schema: every field with its type, nullability, metadata and\n"
     "    extension type, and the schema's own metadata;\n"
-    "  - every message, the schema message (#0) included: its kind, index,\n"
-    "    byte offset (from the start of its IPC stream, in decoded bytes),\n"
-    "    rows, metadata and body bytes, body compression, dictionary id and\n"
-    "    delta flag, custom metadata;\n"
-    "  - totals.\n\n" XC_CODEC_HELP;
-
-typedef struct inspect_totals {
-  xs *out;
-  int64_t messages, batches, dictionaries, rows, body_bytes, metadata_bytes;
-} inspect_totals;
+    "  - per top-level column, the record batches' body bytes as on the wire\n"
+    "    (buffer lengths, padding excluded), what they decode to and the ratio\n"
+    "    of the two (decoded / wire; '?' when the body is compressed and the\n"
+    "    input is not a file on disk: a pipe's lengths come with the body);\n"
+    "  - with --messages, every message, the schema message (#0) included:\n"
+    "    its kind, index, byte offset (from the start of its IPC stream, in\n"
+    "    decoded bytes), rows, metadata and body bytes, body compression,\n"
+    "    metadata version, dictionary id and delta flag, custom metadata.\n"
+    "Sizes from 1 KiB up show as \"1.5 MiB (1572864 B)\".\n\n"
+    "  --messages      list every message\n"
+    "  --json          one JSON document instead of text (sizes in bytes):\n"
+    "                    {\"file\", \"codec\" (null for plain IPC), \"streams\": [{\n"
+    "                    \"offset\", \"format\" (\"stream\"|\"file\"), \"schema\": {\"fields\":\n"
+    "                    [{\"name\", \"type\", \"nullable\", \"metadata\", \"extension\"}],\n"
+    "                    \"metadata\"}, \"record_batches\", \"rows\", \"dictionary_batches\",\n"
+    "                    \"metadata_bytes\", \"body_bytes\", \"dictionary_body_bytes\",\n"
+    "                    \"columns\": [{\"name\", \"body_bytes\", \"decoded_bytes\" (null:\n"
+    "                    unknown)}], \"messages\" (with --messages): [{\"index\",\n"
+    "                    \"kind\", \"offset\", \"rows\", \"metadata_bytes\", \"body_bytes\",\n"
+    "                    \"compression\", \"version\", \"dictionary_id\", \"delta\",\n"
+    "                    \"custom_metadata\"}]}], \"totals\": {\"streams\", \"record_batches\",\n"
+    "                    \"rows\", \"dictionary_batches\", \"metadata_bytes\",\n"
+    "                    \"body_bytes\"}, \"codec_bytes\": {\"compressed\", \"decoded\"}\n"
+    "                    (null for plain IPC)}\n"
+    "  --rows          the input is length-prefixed rows (a u32 little-endian\n"
+    "                    length, then the row's bytes), as Gluten's sort shuffle\n"
+    "                    writes them, usually in a --codec (lz4-frame, zstd):\n"
+    "                    shows the row count, the distribution of row sizes\n"
+    "                    and the first rows in hex\n"
+    "  --head N        with --rows: how many rows to show (default 5)\n"
+    XC_CODEC_HELP;
 
 static void print_metadata(xs *out, const char *metadata, const char *indent) {
   xc_meta_iter it;
@@ -106,18 +131,89 @@ static const char *kind_name(xchg_message_kind kind) {
   return "unknown";
 }
 
-static void on_message(void *ctx, const xchg_message_info *info) {
-  inspect_totals *t = ctx;
-  xs *out = t->out;
-  if (info->kind == XCHG_MESSAGE_SCHEMA) /* no rows, no body to compress */
-    xs_printf(out, "  #%lld %-13s offset %lld  metadata %lld B  body %lld B  V%d", (long long)info->index,
-              kind_name(info->kind), (long long)info->offset, (long long)info->metadata_bytes,
-              (long long)info->body_bytes, info->metadata_version);
-  else
-    xs_printf(out, "  #%lld %-13s offset %lld  rows %lld  metadata %lld B  body %lld B  compression %s  V%d",
-              (long long)info->index, kind_name(info->kind), (long long)info->offset, (long long)info->rows,
-              (long long)info->metadata_bytes, (long long)info->body_bytes,
-              xchg_block_codec_name(info->compression), info->metadata_version);
+/* ---- sizes and counts ------------------------------------------------------ */
+
+void xc_human_size(xs *out, int64_t bytes) {
+  static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  if (bytes < 1024) {
+    xs_printf(out, "%lld B", (long long)bytes);
+    return;
+  }
+  double v = (double)bytes / 1024;
+  int u = 0;
+  while (v >= 1024 && u + 1 < (int)(sizeof units / sizeof units[0])) {
+    v /= 1024;
+    u++;
+  }
+  xs_printf(out, "%.*f %s (%lld B)", v < 10 ? 2 : v < 100 ? 1 : 0, v, units[u], (long long)bytes);
+}
+
+void xc_print_codec_bytes(xs *out, const xchg_istream *s) {
+  xchg_stream_metrics m;
+  xchg_istream_metrics(s, &m);
+  xs_printf(out, "codec %s: ", xchg_stream_codec_name(xchg_istream_codec(s)));
+  xc_human_size(out, m.compressed_bytes);
+  xs_puts(out, " compressed, ");
+  xc_human_size(out, m.decompressed_bytes);
+  xs_puts(out, " decoded\n");
+}
+
+/* "1 row", "2 rows". */
+static void count(xs *out, int64_t n, const char *one, const char *many) {
+  xs_printf(out, "%lld %s", (long long)n, n == 1 ? one : many);
+}
+
+/* ---- gathering --------------------------------------------------------------- */
+
+typedef struct inspect_opts {
+  bool messages, json;
+} inspect_opts;
+
+typedef struct stream_stats {
+  int64_t messages, batches, dictionaries, rows, body_bytes, metadata_bytes, dictionary_body_bytes;
+  int64_t n_columns;
+  int64_t *column_wire, *column_decoded; /* decoded -1: unknown */
+  bool columns_unknown;                   /* a batch came without its column bytes */
+} stream_stats;
+
+typedef struct inspect_ctx {
+  const inspect_opts *opt;
+  stream_stats stats;
+  xs held;        /* the message list, printed after the summary */
+  bool out_of_memory;
+} inspect_ctx;
+
+static void add_column_bytes(inspect_ctx *c, const xchg_message_info *info) {
+  stream_stats *t = &c->stats;
+  if (info->n_columns == 0 || (t->n_columns != 0 && t->n_columns != info->n_columns)) {
+    t->columns_unknown = true;
+    return;
+  }
+  if (t->column_wire == NULL) {
+    t->column_wire = calloc((size_t)info->n_columns, sizeof *t->column_wire);
+    t->column_decoded = calloc((size_t)info->n_columns, sizeof *t->column_decoded);
+    t->n_columns = info->n_columns;
+    if (t->column_wire == NULL || t->column_decoded == NULL) {
+      c->out_of_memory = true;
+      t->n_columns = 0;
+      return;
+    }
+  }
+  for (int64_t i = 0; i < info->n_columns; i++) {
+    int64_t d = info->column_decoded_bytes[i];
+    t->column_wire[i] += info->column_body_bytes[i];
+    t->column_decoded[i] = t->column_decoded[i] < 0 || d < 0 ? -1 : t->column_decoded[i] + d;
+  }
+}
+
+static void message_text(xs *out, const xchg_message_info *info) {
+  xs_printf(out, "  #%lld %-13s offset %lld  ", (long long)info->index, kind_name(info->kind),
+            (long long)info->offset);
+  if (info->kind != XCHG_MESSAGE_SCHEMA) xs_printf(out, "rows %lld  ", (long long)info->rows);
+  xs_printf(out, "metadata %lld B  body %lld B  ", (long long)info->metadata_bytes, (long long)info->body_bytes);
+  if (info->kind != XCHG_MESSAGE_SCHEMA) /* no rows, no body to compress */
+    xs_printf(out, "compression %s  ", xchg_block_codec_name(info->compression));
+  xs_printf(out, "V%d", info->metadata_version);
   if (info->kind == XCHG_MESSAGE_DICTIONARY)
     xs_printf(out, "  dictionary id %lld%s", (long long)info->dictionary_id, info->is_delta ? " (delta)" : "");
   xs_putc(out, '\n');
@@ -125,12 +221,53 @@ static void on_message(void *ctx, const xchg_message_info *info) {
     xs_puts(out, "      custom metadata:\n");
     print_metadata(out, info->custom_metadata, "        ");
   }
+}
+
+static void json_metadata(xs *out, const char *metadata) {
+  xc_meta_iter it;
+  const char *key, *value;
+  int32_t key_len, value_len;
+  xc_meta_begin(&it, metadata);
+  xs_putc(out, '{');
+  for (bool first = true; xc_meta_next(&it, &key, &key_len, &value, &value_len); first = false) {
+    if (!first) xs_puts(out, ", ");
+    xv_json_string(out, (const uint8_t *)key, key_len);
+    xs_puts(out, ": ");
+    xv_json_string(out, (const uint8_t *)value, value_len);
+  }
+  xs_putc(out, '}');
+}
+
+static void json_text(xs *out, const char *text) { xv_json_string(out, (const uint8_t *)text, (int64_t)strlen(text)); }
+
+static void message_json(xs *out, const xchg_message_info *info, bool first) {
+  static const char *const kinds[] = {"", "schema", "dictionary", "record_batch"};
+  xs_printf(out, "%s\n      {\"index\": %lld, \"kind\": \"%s\", \"offset\": %lld, \"rows\": %lld, "
+            "\"metadata_bytes\": %lld, \"body_bytes\": %lld, \"compression\": \"%s\", \"version\": %d",
+            first ? "" : ",", (long long)info->index, kinds[info->kind], (long long)info->offset,
+            (long long)(info->kind == XCHG_MESSAGE_SCHEMA ? 0 : info->rows), (long long)info->metadata_bytes,
+            (long long)info->body_bytes, xchg_block_codec_name(info->compression), info->metadata_version);
+  if (info->kind == XCHG_MESSAGE_DICTIONARY)
+    xs_printf(out, ", \"dictionary_id\": %lld, \"delta\": %s", (long long)info->dictionary_id,
+              info->is_delta ? "true" : "false");
+  xs_puts(out, ", \"custom_metadata\": ");
+  json_metadata(out, info->custom_metadata);
+  xs_putc(out, '}');
+}
+
+static void on_message(void *ctx, const xchg_message_info *info) {
+  inspect_ctx *c = ctx;
+  stream_stats *t = &c->stats;
+  if (c->opt->messages && c->opt->json) message_json(&c->held, info, t->messages == 0);
+  else if (c->opt->messages) message_text(&c->held, info);
   t->messages++;
   t->batches += info->kind == XCHG_MESSAGE_RECORD_BATCH;
   t->dictionaries += info->kind == XCHG_MESSAGE_DICTIONARY;
   t->rows += info->kind == XCHG_MESSAGE_RECORD_BATCH ? info->rows : 0;
   t->body_bytes += info->body_bytes;
   t->metadata_bytes += info->metadata_bytes;
+  t->dictionary_body_bytes += info->kind == XCHG_MESSAGE_DICTIONARY ? info->body_bytes : 0;
+  if (info->kind == XCHG_MESSAGE_RECORD_BATCH) add_column_bytes(c, info);
 }
 
 /* Reads every batch, so that every message is seen (and checked). */
@@ -144,101 +281,246 @@ static xchg_status read_all(xchg_ipc_reader *reader, xchg_error *err) {
   }
 }
 
+/* ---- text -------------------------------------------------------------------- */
+
 static void print_format(xs *out, xchg_ipc_reader *reader) {
   int64_t footer_batches = xchg_ipc_reader_num_batches(reader);
-  if (xchg_ipc_reader_format(reader) == XCHG_IPC_FILE && footer_batches >= 0)
-    xs_printf(out, "format: Arrow IPC file (%lld record batches in the footer)\n", (long long)footer_batches);
-  else if (xchg_ipc_reader_format(reader) == XCHG_IPC_FILE) /* a pipe or a codec: the footer is out of reach */
+  if (xchg_ipc_reader_format(reader) == XCHG_IPC_FILE && footer_batches >= 0) {
+    xs_puts(out, "format: Arrow IPC file (");
+    count(out, footer_batches, "record batch", "record batches");
+    xs_puts(out, " in the footer)\n");
+  } else if (xchg_ipc_reader_format(reader) == XCHG_IPC_FILE) { /* a pipe or a codec: the footer is out of reach */
     xs_puts(out, "format: Arrow IPC file (read in order; its footer is checked at the end)\n");
-  else
+  } else {
     xs_puts(out, "format: Arrow IPC stream\n");
+  }
 }
 
-static void print_totals(xs *out, const char *label, const inspect_totals *t) {
-  xs_printf(out, "%s: %lld messages (%lld dictionary batches, %lld record batches), %lld rows, "
-            "%lld metadata bytes, %lld body bytes\n",
-            label, (long long)t->messages, (long long)t->dictionaries, (long long)t->batches,
-            (long long)t->rows, (long long)t->metadata_bytes, (long long)t->body_bytes);
+/* "2 record batches, 17 rows, 3 dictionary batches; metadata 1.3 KiB (1312 B), body 760 B" */
+static void print_counts(xs *out, const stream_stats *t) {
+  count(out, t->batches, "record batch", "record batches");
+  xs_puts(out, ", ");
+  count(out, t->rows, "row", "rows");
+  xs_puts(out, ", ");
+  count(out, t->dictionaries, "dictionary batch", "dictionary batches");
+  xs_puts(out, "; metadata ");
+  xc_human_size(out, t->metadata_bytes);
+  xs_puts(out, ", body ");
+  xc_human_size(out, t->body_bytes);
+  xs_putc(out, '\n');
 }
 
-static void add_totals(inspect_totals *sum, const inspect_totals *t) {
+static void print_ratio(xs *out, int64_t wire, int64_t decoded) {
+  if (decoded < 0) xs_puts(out, "  decoded ?  ratio ?");
+  else {
+    xs_puts(out, "  decoded ");
+    xc_human_size(out, decoded);
+    if (wire > 0) xs_printf(out, "  ratio %.2f", (double)decoded / (double)wire);
+  }
+  xs_putc(out, '\n');
+}
+
+static void print_columns(xs *out, const stream_stats *t, const struct ArrowSchema *schema) {
+  if (t->batches == 0) return;
+  if (t->columns_unknown || t->n_columns != schema->n_children) {
+    xs_puts(out, "columns: (body bytes per column unknown: a batch's buffers could not be told apart)\n");
+    return;
+  }
+  xs_puts(out, "columns (record batch buffers, padding excluded):\n");
+  for (int64_t i = 0; i < t->n_columns; i++) {
+    xs_printf(out, "  [%lld] %s: body ", (long long)i, schema->children[i]->name ? schema->children[i]->name : "");
+    xc_human_size(out, t->column_wire[i]);
+    print_ratio(out, t->column_wire[i], t->column_decoded[i]);
+  }
+  if (t->dictionaries > 0) {
+    xs_puts(out, "  dictionaries: body ");
+    xc_human_size(out, t->dictionary_body_bytes);
+    xs_putc(out, '\n');
+  }
+}
+
+static void print_stream_text(xs *out, const xc_input *in, xchg_ipc_reader *reader, const struct ArrowSchema *schema,
+                              inspect_ctx *c, bool complete) {
+  if (in->codec != XCHG_STREAM_NONE || in->streams > 1) {
+    xs_printf(out, "IPC stream %lld at %sbyte %llu", (long long)in->streams,
+              in->codec != XCHG_STREAM_NONE ? "decoded " : "", (unsigned long long)in->stream_start);
+    if (in->codec == XCHG_STREAM_COMET)
+      xs_printf(out, " (Comet block, field count %lld)", (long long)xc_input_comet_field_count(in));
+    xs_putc(out, '\n');
+  }
+  print_format(out, reader);
+  xs_puts(out, complete ? "summary: " : "summary (up to the error): ");
+  print_counts(out, &c->stats);
+  print_schema(out, schema);
+  print_columns(out, &c->stats, schema);
+  if (c->opt->messages) {
+    xs_puts(out, "messages:\n");
+    xs_append(out, c->held.data, c->held.len);
+  }
+}
+
+/* ---- JSON -------------------------------------------------------------------- */
+
+static void json_schema(xs *out, const struct ArrowSchema *schema) {
+  xs_puts(out, "{\"fields\": [");
+  xs type;
+  xs_init(&type, NULL);
+  for (int64_t i = 0; i < schema->n_children; i++) {
+    const struct ArrowSchema *f = schema->children[i];
+    xs_puts(out, i ? ", {\"name\": " : "{\"name\": ");
+    json_text(out, f->name ? f->name : "");
+    xs_clear(&type);
+    xc_type_name(&type, f);
+    xs_puts(out, ", \"type\": ");
+    json_text(out, xs_cstr(&type));
+    xs_printf(out, ", \"nullable\": %s, \"metadata\": ", (f->flags & ARROW_FLAG_NULLABLE) ? "true" : "false");
+    json_metadata(out, f->metadata);
+    int32_t len;
+    const char *ext = xc_meta_find(f->metadata, "ARROW:extension:name", &len);
+    xs_puts(out, ", \"extension\": ");
+    if (ext != NULL) xv_json_string(out, (const uint8_t *)ext, len);
+    else xs_puts(out, "null");
+    xs_putc(out, '}');
+  }
+  if (xs_failed(&type)) out->failed = true;
+  xs_free(&type);
+  xs_puts(out, "], \"metadata\": ");
+  json_metadata(out, schema->metadata);
+  xs_putc(out, '}');
+}
+
+static void json_columns(xs *out, const stream_stats *t, const struct ArrowSchema *schema) {
+  xs_puts(out, ", \"columns\": [");
+  bool known = !t->columns_unknown && t->n_columns == schema->n_children;
+  for (int64_t i = 0; i < schema->n_children; i++) {
+    xs_puts(out, i ? ", {\"name\": " : "{\"name\": ");
+    json_text(out, schema->children[i]->name ? schema->children[i]->name : "");
+    if (known) xs_printf(out, ", \"body_bytes\": %lld, \"decoded_bytes\": ", (long long)t->column_wire[i]);
+    else xs_puts(out, ", \"body_bytes\": null, \"decoded_bytes\": ");
+    if (known && t->column_decoded[i] >= 0) xs_printf(out, "%lld}", (long long)t->column_decoded[i]);
+    else xs_puts(out, "null}");
+  }
+  xs_putc(out, ']');
+}
+
+static void print_stream_json(xs *out, const xc_input *in, xchg_ipc_reader *reader, const struct ArrowSchema *schema,
+                              inspect_ctx *c) {
+  const stream_stats *t = &c->stats;
+  xs_printf(out, "%s\n    {\"offset\": %llu, \"format\": \"%s\", \"schema\": ", in->streams > 1 ? "," : "",
+            (unsigned long long)in->stream_start, xchg_ipc_reader_format(reader) == XCHG_IPC_FILE ? "file" : "stream");
+  json_schema(out, schema);
+  xs_printf(out, ", \"record_batches\": %lld, \"rows\": %lld, \"dictionary_batches\": %lld, "
+            "\"metadata_bytes\": %lld, \"body_bytes\": %lld, \"dictionary_body_bytes\": %lld",
+            (long long)t->batches, (long long)t->rows, (long long)t->dictionaries, (long long)t->metadata_bytes,
+            (long long)t->body_bytes, (long long)t->dictionary_body_bytes);
+  json_columns(out, t, schema);
+  if (c->opt->messages) {
+    xs_puts(out, ", \"messages\": [");
+    xs_append(out, c->held.data, c->held.len);
+    xs_puts(out, "]");
+  }
+  xs_putc(out, '}');
+}
+
+/* ---- streams ------------------------------------------------------------------ */
+
+static void add_totals(stream_stats *sum, const stream_stats *t) {
   sum->messages += t->messages;
   sum->batches += t->batches;
   sum->dictionaries += t->dictionaries;
   sum->rows += t->rows;
   sum->body_bytes += t->body_bytes;
   sum->metadata_bytes += t->metadata_bytes;
+  sum->dictionary_body_bytes += t->dictionary_body_bytes;
 }
 
-/* Shows the next IPC stream of the input; *at_end when there is none.
- * The reader reports the schema message while it opens, before the schema
- * is printed: that line is held back until the "messages:" heading. */
-static xchg_status inspect_stream(xc_input *in, xs *out, inspect_totals *sum, bool *at_end, xchg_error *err) {
-  xs held;
-  xs_init(&held, NULL);
-  inspect_totals t = {.out = &held};
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
-  opts.on_message = on_message;
-  opts.on_message_ctx = &t;
+/* Reads the next IPC stream of the input, then shows it, summary first;
+ * *at_end when there is none.  A stream that fails part way is shown as
+ * far as it was read, before the error. */
+static xchg_status inspect_stream(xc_input *in, const inspect_opts *opt, xs *out, stream_stats *sum, bool *at_end,
+                                  xchg_error *err) {
+  inspect_ctx c = {.opt = opt};
+  xs_init(&c.held, NULL);
+  xchg_read_options ropts;
+  xchg_read_options_init(&ropts);
+  ropts.on_message = on_message;
+  ropts.on_message_ctx = &c;
   xchg_ipc_reader *reader = NULL;
-  xchg_status st = xc_input_next(in, &opts, &reader, err);
+  xchg_status st = xc_input_next(in, &ropts, &reader, err);
   *at_end = st == XCHG_OK && reader == NULL;
   struct ArrowSchema schema = {0};
   if (reader != NULL) st = xchg_ipc_reader_schema(reader, &schema, err);
-  if (st == XCHG_OK && reader != NULL) {
-    if (in->codec != XCHG_STREAM_NONE) {
-      xs_printf(out, "IPC stream %lld at decoded byte %llu", (long long)in->streams,
-                (unsigned long long)in->stream_start);
-      if (in->codec == XCHG_STREAM_COMET)
-        xs_printf(out, " (Comet block, field count %lld)", (long long)xc_input_comet_field_count(in));
-      xs_putc(out, '\n');
-    }
-    print_format(out, reader);
-    print_schema(out, &schema);
+  if (schema.release != NULL) {
+    xchg_status read = read_all(reader, err);
+    if (opt->json) print_stream_json(out, in, reader, &schema, &c);
+    else print_stream_text(out, in, reader, &schema, &c, read == XCHG_OK);
     schema.release(&schema);
-    xs_puts(out, "messages:\n");
-    xs_append(out, held.data, held.len);
-    t.out = out;
-    st = read_all(reader, err);
-    print_totals(out, "totals", &t);
-    add_totals(sum, &t);
+    add_totals(sum, &c.stats);
+    st = read;
   }
-  if (xs_failed(&held) && st == XCHG_OK) st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  xs_free(&held);
-  xchg_ipc_reader_close(reader);
+  if ((xs_failed(&c.held) || c.out_of_memory) && st == XCHG_OK) st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  xs_free(&c.held);
+  free(c.stats.column_wire);
+  free(c.stats.column_decoded);
+  xc_input_end_stream(in, reader);
   if (st != XCHG_OK) xc_input_locate_error(in, err);
   return st;
 }
 
-/* What the codec took in and gave out, and the sum over several streams. */
-static void print_input_totals(xs *out, const xc_input *in, const inspect_totals *sum) {
-  if (in->streams > 1) {
-    char label[64];
-    snprintf(label, sizeof label, "input totals (%lld IPC streams)", (long long)in->streams);
-    print_totals(out, label, sum);
+/* The sum over several IPC streams, and what the codec took in and gave out. */
+static void print_input_totals(xs *out, const xc_input *in, const stream_stats *sum) {
+  if (in->streams != 1) {
+    xs_puts(out, "input: ");
+    count(out, in->streams, "IPC stream", "IPC streams");
+    xs_puts(out, in->streams == 0 && in->codec == XCHG_STREAM_COMET ? " (an empty Comet input: no batches)" : "");
+    xs_puts(out, ", ");
+    print_counts(out, sum);
   }
+  if (in->stream != NULL && in->codec != XCHG_STREAM_NONE) xc_print_codec_bytes(out, in->stream);
+}
+
+static void print_input_totals_json(xs *out, const xc_input *in, const stream_stats *sum) {
+  xs_printf(out, "\n  ],\n  \"totals\": {\"streams\": %lld, \"record_batches\": %lld, \"rows\": %lld, "
+            "\"dictionary_batches\": %lld, \"metadata_bytes\": %lld, \"body_bytes\": %lld},\n  \"codec_bytes\": ",
+            (long long)in->streams, (long long)sum->batches, (long long)sum->rows, (long long)sum->dictionaries,
+            (long long)sum->metadata_bytes, (long long)sum->body_bytes);
   if (in->stream != NULL && in->codec != XCHG_STREAM_NONE) {
     xchg_stream_metrics m;
     xchg_istream_metrics(in->stream, &m);
-    xs_printf(out, "codec %s: %lld compressed bytes, %lld decoded bytes\n", xchg_stream_codec_name(in->codec),
-              (long long)m.compressed_bytes, (long long)m.decompressed_bytes);
+    xs_printf(out, "{\"compressed\": %lld, \"decoded\": %lld}\n}\n", (long long)m.compressed_bytes,
+              (long long)m.decompressed_bytes);
+  } else {
+    xs_puts(out, "null\n}\n");
   }
 }
 
-static int inspect(const char *path, xchg_stream_codec codec) {
+static void print_header(xs *out, const char *path, const xc_input *in, const inspect_opts *opt) {
+  if (!opt->json) {
+    xs_printf(out, "file: %s\n", xc_input_label(path));
+    if (in->codec != XCHG_STREAM_NONE) xs_printf(out, "codec: %s\n", xchg_stream_codec_name(in->codec));
+    return;
+  }
+  xs_puts(out, "{\n  \"file\": ");
+  json_text(out, xc_input_label(path));
+  xs_puts(out, ",\n  \"codec\": ");
+  if (in->codec != XCHG_STREAM_NONE) json_text(out, xchg_stream_codec_name(in->codec));
+  else xs_puts(out, "null");
+  xs_puts(out, ",\n  \"streams\": [");
+}
+
+static int inspect(const char *path, xchg_stream_codec codec, const inspect_opts *opt) {
   xchg_error err = {{0}};
   xc_input in;
   if (xc_input_open(&in, path, codec, &err) != XCHG_OK) return xc_runtime_error(path, err.message);
   xs out; /* held until the whole input is read: a failure prints nothing but the error */
   xs_init(&out, NULL);
-  xs_printf(&out, "file: %s\n", xc_input_label(path));
-  if (in.codec != XCHG_STREAM_NONE) xs_printf(&out, "codec: %s\n", xchg_stream_codec_name(in.codec));
-  inspect_totals sum = {0};
+  print_header(&out, path, &in, opt);
+  stream_stats sum = {0};
   bool at_end = false;
   xchg_status st = XCHG_OK;
-  while (st == XCHG_OK && !at_end) st = inspect_stream(&in, &out, &sum, &at_end, &err);
-  if (st == XCHG_OK) print_input_totals(&out, &in, &sum);
+  while (st == XCHG_OK && !at_end) st = inspect_stream(&in, opt, &out, &sum, &at_end, &err);
+  if (st == XCHG_OK && opt->json) print_input_totals_json(&out, &in, &sum);
+  else if (st == XCHG_OK) print_input_totals(&out, &in, &sum);
   if (st == XCHG_OK && xs_failed(&out)) st = xchg_errorf(&err, XCHG_ENOMEM, "out of memory");
   int rc = XC_EXIT_OK;
   if (st != XCHG_OK) {
@@ -256,6 +538,9 @@ static int inspect(const char *path, xchg_stream_codec codec) {
 int xc_cmd_inspect(int argc, char **argv) {
   const char *path = NULL;
   xchg_stream_codec codec = XCHG_STREAM_AUTO;
+  inspect_opts opt = {0};
+  bool rows = false;
+  int64_t head = -1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (xc_is_help(a)) {
@@ -265,13 +550,27 @@ int xc_cmd_inspect(int argc, char **argv) {
     if (strncmp(a, "--codec", 7) == 0 && (a[7] == '=' || a[7] == '\0')) {
       const char *name = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
       if (name == NULL) return xc_usage_error("inspect", "--codec wants a codec name");
-      if (!xc_parse_stream_codec(name, &codec)) return xc_usage_error("inspect", "unknown codec '%s'", name);
+      int rc = xc_stream_codec_option("inspect", name, &codec);
+      if (rc >= 0) return rc;
       continue;
     }
-    if (a[0] == '-' && a[1] != '\0') return xc_usage_error("inspect", "unknown option '%s'", a);
-    if (path != NULL) return xc_usage_error("inspect", "one input at a time ('%s' and '%s')", path, a);
-    path = a;
+    if (strcmp(a, "--head") == 0) {
+      char *end;
+      head = i + 1 < argc ? strtoll(argv[++i], &end, 10) : -1;
+      if (head < 0 || *end != '\0') return xc_usage_error("inspect", "--head wants a count of rows");
+      continue;
+    }
+    if (strcmp(a, "--messages") == 0) opt.messages = true;
+    else if (strcmp(a, "--json") == 0) opt.json = true;
+    else if (strcmp(a, "--rows") == 0) rows = true;
+    else if (a[0] == '-' && a[1] != '\0') return xc_usage_error("inspect", "unknown option '%s'", a);
+    else if (path != NULL) return xc_usage_error("inspect", "one input at a time ('%s' and '%s')", path, a);
+    else path = a;
   }
   if (path == NULL) return xc_usage_error("inspect", "missing FILE (or '-' for standard input)");
-  return inspect(path, codec);
+  if (rows && (opt.messages || opt.json))
+    return xc_usage_error("inspect", "--rows shows rows, not IPC messages: it takes neither --messages nor --json");
+  if (!rows && head >= 0) return xc_usage_error("inspect", "--head goes with --rows");
+  if (rows) return xc_inspect_rows(path, codec, head < 0 ? 5 : head);
+  return inspect(path, codec, &opt);
 }

@@ -13,7 +13,8 @@ typedef struct command {
 } command;
 
 static const command commands[] = {
-    {"inspect", "show the format, schema and messages of an Arrow IPC file or stream", xc_cmd_inspect},
+    {"inspect", "sum up an Arrow IPC input (rows, bytes per column, schema, messages) or row stream",
+     xc_cmd_inspect},
     {"cat", "print the rows of an Arrow IPC file or stream as CSV, JSON or Arrow JSON", xc_cmd_cat},
     {"convert", "re-encode an Arrow IPC input (format, codec, batch size)", xc_cmd_convert},
     {"gen", "write a benchmark shape of SHAPES.md (cache, broadcast, rows)", xc_cmd_gen},

@@ -480,6 +480,38 @@ static xchg_status open_batch(decoder *d, const fb_table *batch, int64_t *length
   return st;
 }
 
+/* What buffer [offset, +len) of the body decodes to: itself, or for a
+ * compressed body its declared length (-1 in the 8-byte prefix: stored as
+ * is); -1 when that cannot be told (the body is not in memory, a bad
+ * prefix: decoding reports those). */
+static int64_t decoded_size(const decoder *d, int64_t offset, int64_t len) {
+  if (d->codec == XCHG_BLOCK_NONE || len == 0) return len;
+  if (d->body->mem == NULL || len < 8) return -1;
+  int64_t declared = (int64_t)fb_load_u64(xchg_buf_data(d->body->mem) + offset);
+  return declared == -1 ? len - 8 : declared < 0 ? -1 : declared;
+}
+
+xchg_status ipc_column_bytes(const ipc_decode_ctx *ctx, const fb_table *batch, const ipc_body *body,
+                             const ipc_field *columns, int64_t n_columns, int64_t *wire, int64_t *decoded,
+                             xchg_error *err) {
+  decoder d = {.ctx = ctx, .err = err, .body = body};
+  int64_t length;
+  xchg_status st = open_batch(&d, batch, &length);
+  for (int64_t i = 0; i < n_columns && st == XCHG_OK; i++) {
+    uint32_t first = d.next_buffer;
+    st = skip_field(&d, &columns[i], 0); /* checks every range it steps over */
+    wire[i] = decoded[i] = 0;
+    for (uint32_t b = first; b < d.next_buffer && st == XCHG_OK; b++) {
+      const uint8_t *spec = fb_vector_elem(&d.buffers, b);
+      int64_t offset = (int64_t)fb_load_u64(spec), len = (int64_t)fb_load_u64(spec + 8);
+      int64_t size = decoded_size(&d, offset, len);
+      wire[i] += len;
+      decoded[i] = decoded[i] < 0 || size < 0 ? -1 : decoded[i] + size;
+    }
+  }
+  return st;
+}
+
 xchg_status ipc_decode_plan(const ipc_decode_ctx *ctx, const fb_table *batch, const ipc_body *body,
                             const ipc_field *columns, int64_t n_columns, int dictionary_values,
                             ipc_jobs *jobs, ipc_array **out, xchg_error *err) {

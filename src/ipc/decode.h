@@ -94,6 +94,14 @@ xchg_status ipc_decode_batch(const ipc_decode_ctx *ctx, const fb_table *batch, c
                              const ipc_field *columns, int64_t n_columns, int dictionary_values,
                              ipc_array **out, xchg_error *err);
 
+/* Per top-level column of the RecordBatch table `batch`: its body bytes
+ * on the wire (wire[i]) and what they decode to (decoded[i]: a compressed
+ * buffer's declared length, -1 when body->mem is NULL).  Reads no body
+ * bytes but the 8-byte length prefixes of compressed buffers. */
+xchg_status ipc_column_bytes(const ipc_decode_ctx *ctx, const fb_table *batch, const ipc_body *body,
+                             const ipc_field *columns, int64_t n_columns, int64_t *wire, int64_t *decoded,
+                             xchg_error *err);
+
 /* The body compression declared by a RecordBatch table. */
 xchg_status ipc_batch_compression(const fb_table *batch, xchg_block_codec *out, xchg_error *err);
 

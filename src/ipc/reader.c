@@ -80,6 +80,7 @@ struct xchg_ipc_reader {
   xchg_decompress_fn on_decompress;
   void *on_decompress_ctx;
   xchg_error last_error;  /* for ArrowArrayStream.get_last_error */
+  int64_t *column_bytes;  /* for on_message: per column, body bytes then decoded bytes */
 };
 
 void xchg_read_options_init(xchg_read_options *opts) {
@@ -279,13 +280,37 @@ static char *message_metadata(const ipc_message *m) {
   return metadata;
 }
 
+static ipc_decode_ctx decode_ctx(xchg_ipc_reader *r, const ipc_message *m);
+
+/* Per-column body bytes of a record batch, for on_message (`xchg
+ * inspect`).  A batch they cannot be told for is reported without them:
+ * decoding it reports what is wrong. */
+static void add_column_bytes(xchg_ipc_reader *r, const ipc_message *m, const fb_table *batch,
+                             xchg_message_info *info) {
+  int64_t n = r->schema.root.n_children;
+  if (r->column_bytes == NULL && n > 0) r->column_bytes = malloc(2 * (size_t)n * sizeof *r->column_bytes);
+  if (r->column_bytes == NULL) return;
+  ipc_body body = {NULL, NULL, m->body_offset, m->body_length};
+  if (r->memory) body.mem = xchg_buf_slice(r->memory, (size_t)m->body_offset, (size_t)m->body_length);
+  ipc_decode_ctx ctx = decode_ctx(r, m);
+  xchg_error ignored;
+  if ((body.mem != NULL || !r->memory) &&
+      ipc_column_bytes(&ctx, batch, &body, r->schema.root.children, n, r->column_bytes, r->column_bytes + n,
+                       &ignored) == XCHG_OK) {
+    info->n_columns = n;
+    info->column_body_bytes = r->column_bytes;
+    info->column_decoded_bytes = r->column_bytes + n;
+  }
+  xchg_buf_unref(body.mem);
+}
+
 static void report_message(xchg_ipc_reader *r, const ipc_message *m) {
   if (!r->on_message) return;
   static const xchg_message_kind kinds[] = {0, XCHG_MESSAGE_SCHEMA, XCHG_MESSAGE_DICTIONARY,
                                             XCHG_MESSAGE_RECORD_BATCH};
   xchg_message_info info = {kinds[m->header_type], m->index, m->offset,
                             (int64_t)xchg_buf_size(m->metadata), m->body_length, 0, XCHG_BLOCK_NONE,
-                            -1, 0, m->version + 1, NULL};
+                            -1, 0, m->version + 1, NULL, 0, NULL, NULL};
   fb_table data = m->header;
   if (m->header_type == HEADER_DICTIONARY) {
     uint8_t delta = 0;
@@ -298,6 +323,7 @@ static void report_message(xchg_ipc_reader *r, const ipc_message *m) {
     fb_i64(&data, 0, 0, &info.rows);
     ipc_batch_compression(&data, &info.compression, NULL);
   }
+  if (m->header_type == HEADER_RECORD_BATCH) add_column_bytes(r, m, &data, &info);
   char *metadata = message_metadata(m);
   info.custom_metadata = metadata;
   r->on_message(r->on_message_ctx, &info);
@@ -970,11 +996,16 @@ xchg_status xchg_ipc_reader_skip(xchg_ipc_reader *r, xchg_error *err) {
 
 int64_t xchg_ipc_reader_num_batches(const xchg_ipc_reader *r) { return r->n_batches; }
 
+int64_t xchg_ipc_reader_stream_end(const xchg_ipc_reader *r) {
+  return r->finished && r->format == XCHG_IPC_STREAM ? position(r) : -1;
+}
+
 void xchg_ipc_reader_close(xchg_ipc_reader *r) {
   if (!r) return;
   forget_read_ahead(r);
   drop_held(r);
   free(r->held_metadata);
+  free(r->column_bytes);
   xchg_buf_unref(r->memory);
   xchg_source_close(r->src);
   ipc_schema_free(&r->schema);

@@ -1,0 +1,62 @@
+/* tests/support/cli_run.c — see cli_run.h. */
+#include "support/cli_run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+void tu_cli_result_free(tu_cli_result *r) {
+  free(r->out);
+  free(r->err);
+}
+
+static char *read_stream(FILE *f, size_t *len) {
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap);
+  if (buf == NULL) return NULL;
+  size_t got;
+  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+    n += got;
+    if (cap - n - 1 == 0) {
+      char *grown = realloc(buf, cap * 2);
+      if (grown == NULL) {
+        free(buf);
+        return NULL;
+      }
+      buf = grown;
+      cap *= 2;
+    }
+  }
+  buf[n] = '\0';
+  if (len) *len = n;
+  return buf;
+}
+
+bool tu_cli_run(const char *cli, const char *args, tu_cli_result *r) {
+  memset(r, 0, sizeof *r);
+  char err_path[] = "/tmp/test_cli_stderr_XXXXXX";
+  int fd = mkstemp(err_path);
+  if (fd < 0) return false;
+  close(fd);
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "'%s' %s 2>'%s'", cli, args, err_path);
+  FILE *p = popen(cmd, "r");
+  if (p == NULL) {
+    unlink(err_path);
+    return false;
+  }
+  r->out = read_stream(p, &r->out_len);
+  int status = pclose(p);
+  r->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  FILE *e = fopen(err_path, "r");
+  if (e != NULL) {
+    r->err = read_stream(e, NULL);
+    fclose(e);
+  }
+  unlink(err_path);
+  if (r->err == NULL) r->err = strdup("");
+  return r->out != NULL && r->err != NULL;
+}
+

@@ -1,0 +1,23 @@
+/* tests/support/cli_run.h — running the `xchg` command ($XCHG_CLI) as a
+ * user does, through the shell, and keeping what it printed. */
+#ifndef XCHG_TESTS_CLI_RUN_H
+#define XCHG_TESTS_CLI_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct tu_cli_result {
+  char *out; /* stdout, NUL-terminated */
+  size_t out_len;
+  char *err;     /* stderr, NUL-terminated */
+  int exit_code; /* -1 when killed by a signal */
+} tu_cli_result;
+
+/* Runs `'cli' args` through the shell (args are already quoted and may
+ * redirect standard input); false when it could not be run or its output
+ * read. */
+bool tu_cli_run(const char *cli, const char *args, tu_cli_result *r);
+
+void tu_cli_result_free(tu_cli_result *r);
+
+#endif

@@ -1,0 +1,635 @@
+/* tests/test_cli_ux.c — what a data engineer expects of the `xchg` command
+ * ($XCHG_CLI), on Apache Arrow's gold files and on inputs built here:
+ *  - `cat --columns`: an unknown name lists the columns; a name two fields
+ *    share is an error naming both positions, and #N picks by position;
+ *    `--codec lz4` / `snappy` say which of the two formats to choose;
+ *  - two IPC streams concatenated in one file (or on standard input) are
+ *    both read; bytes after a stream that are not one are an error saying
+ *    how many follow and where the stream ended;
+ *  - `inspect`: a summary first with plurals and human sizes; body bytes
+ *    per column and what they decode to, against the sizes the gold JSON
+ *    and the columnar format imply; the message list only with
+ *    --messages; --json parses and agrees with the gold JSON;
+ *  - conflicting or meaningless flags of convert and gen are usage errors;
+ *  - `bench rows --help` behaves like the other --helps, every bench
+ *    --help explains its columns, and a cost inside the noise is never
+ *    printed as a (negative) number;
+ *  - progress shows on a terminal (a pty) and nowhere else;
+ *  - an empty Comet input is zero batches; `inspect --rows` shows a
+ *    length-prefixed row stream (count, size classes, rows in hex). */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "stats.h"
+#include "support/cli_run.h"
+#include "support/testutil.h"
+#include "xchg/stream.h"
+#include "xchg/writer.h"
+#include "xchg/xchg.h"
+
+static const char *cli;
+static char gold[4096];
+static char tmp[] = "/tmp/test_cli_ux_XXXXXX";
+
+/* Runs `xchg args`; the result must be freed. */
+static tu_cli_result run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static tu_cli_result run(const char *fmt, ...) {
+  char args[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  tu_cli_result r;
+  if (!tu_cli_run(cli, args, &r)) {
+    tu_fail("run", args);
+    r.out = strdup("");
+    r.err = strdup("");
+    r.exit_code = -2;
+  }
+  return r;
+}
+
+static void gold_path(char *out, size_t size, const char *name) {
+  if ((size_t)snprintf(out, size, "%s/%s", gold, name) >= size) tu_fail("gold_path", name);
+}
+
+static void tmp_path(char *out, size_t size, const char *name) {
+  if ((size_t)snprintf(out, size, "%s/%s", tmp, name) >= size) tu_fail("tmp_path", name);
+}
+
+static json_t *load_gold_json(const char *name) {
+  char path[4200];
+  gold_path(path, sizeof path, name);
+  gzFile gz = gzopen(path, "rb");
+  tu_bytes text = {0};
+  char buf[1 << 16];
+  int n;
+  while (gz != NULL && (n = gzread(gz, buf, sizeof buf)) > 0) tu_bytes_append(&text, buf, (size_t)n);
+  if (gz != NULL) gzclose(gz);
+  json_error_t jerr;
+  json_t *doc = text.data ? json_loadb((const char *)text.data, text.size, 0, &jerr) : NULL;
+  free(text.data);
+  TU_CHECK(doc != NULL, "cannot load %s", path);
+  return doc;
+}
+
+static size_t gold_rows(json_t *doc) {
+  size_t rows = 0, i;
+  json_t *b;
+  json_array_foreach(json_object_get(doc, "batches"), i, b) rows += (size_t)json_integer_value(json_object_get(b, "count"));
+  return rows;
+}
+
+static int count_lines(const char *text) {
+  int n = 0;
+  for (const char *p = text; *p; p++) n += *p == '\n';
+  return n;
+}
+
+/* ---- --columns and --codec ------------------------------------------------------ */
+
+static void check_columns(void) {
+  char path[4200];
+  gold_path(path, sizeof path, "1.0.0-littleendian/generated_primitive.stream");
+  tu_cli_result r = run("cat '%s' --columns no_such_column", path);
+  json_t *doc = load_gold_json("1.0.0-littleendian/generated_primitive.json.gz");
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, "no_such_column"), "unknown column: exit %d: %s", r.exit_code, r.err);
+  size_t i;
+  json_t *f;
+  json_array_foreach(json_object_get(json_object_get(doc, "schema"), "fields"), i, f) {
+    char name[300];
+    snprintf(name, sizeof name, "%s%s", i ? ", " : "are: ", json_string_value(json_object_get(f, "name")));
+    TU_CHECK(strstr(r.err, name) != NULL, "the unknown-column error does not list \"%s\": %s", name, r.err);
+  }
+  json_decref(doc);
+  tu_cli_result_free(&r);
+
+  /* generated_union has two columns named "dense" (1 and 3) and two "sparse". */
+  gold_path(path, sizeof path, "1.0.0-littleendian/generated_union.stream");
+  r = run("cat '%s' --columns sparse,dense", path);
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, "\"sparse\" is ambiguous: fields 0 and 2"),
+           "a shared name must be an error naming both positions: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+  r = run("cat '%s' --columns '#3' --format json", path);
+  doc = load_gold_json("1.0.0-littleendian/generated_union.json.gz");
+  TU_CHECK(r.exit_code == 0 && count_lines(r.out) == (int)gold_rows(doc) && strncmp(r.out, "{\"dense\":", 9) == 0,
+           "--columns '#3': exit %d, %d lines (want %zu): %.200s%s", r.exit_code, count_lines(r.out), gold_rows(doc),
+           r.out, r.err);
+  json_decref(doc);
+  tu_cli_result_free(&r);
+}
+
+static void check_codec_names(void) {
+  const char *commands[] = {"cat", "inspect"};
+  for (int c = 0; c < 2; c++) {
+    tu_cli_result r = run("%s - --codec lz4 </dev/null", commands[c]);
+    TU_CHECK(r.exit_code == 2 && strstr(r.err, "lz4-java") && strstr(r.err, "lz4-frame") && strstr(r.err, "Spark"),
+             "%s --codec lz4 must say to choose lz4-java (Spark) or lz4-frame: exit %d: %s", commands[c],
+             r.exit_code, r.err);
+    tu_cli_result_free(&r);
+    r = run("%s - --codec snappy </dev/null", commands[c]);
+    TU_CHECK(r.exit_code == 2 && strstr(r.err, "snappy-java") && strstr(r.err, "snappy-framed"),
+             "%s --codec snappy: exit %d: %s", commands[c], r.exit_code, r.err);
+    tu_cli_result_free(&r);
+  }
+}
+
+/* ---- concatenated IPC streams ----------------------------------------------------- */
+
+static void write_concatenation(const char *out, const char *first, const char *second, const void *tail,
+                                size_t tail_size, size_t *first_size) {
+  char a[4200], b[4200];
+  gold_path(a, sizeof a, first);
+  gold_path(b, sizeof b, second);
+  tu_bytes x = tu_read_bytes(a), y = tu_read_bytes(b), all = {0};
+  tu_bytes_append(&all, x.data, x.size);
+  tu_bytes_append(&all, y.data, y.size);
+  if (tail_size > 0) tu_bytes_append(&all, tail, tail_size);
+  TU_CHECK(x.size > 0 && y.size > 0 && tu_write_file(out, all.data, all.size) == 0, "cannot write %s", out);
+  *first_size = x.size;
+  free(x.data);
+  free(y.data);
+  free(all.data);
+}
+
+/* The library's side: where the reader says a stream ended. */
+static void check_stream_end(const char *path, size_t first) {
+  tu_bytes two = tu_read_bytes(path);
+  xchg_ipc_reader *r = NULL;
+  xchg_error err;
+  TU_CHECK(two.size == 2 * first && xchg_ipc_reader_open_memory(two.data, two.size, NULL, NULL, NULL, &r, &err) == XCHG_OK,
+           "cannot open %s", path);
+  TU_CHECK(r == NULL || xchg_ipc_reader_stream_end(r) == -1, "stream_end before the end: %lld",
+           (long long)xchg_ipc_reader_stream_end(r));
+  struct ArrowArray batch = {0};
+  while (r != NULL && xchg_ipc_reader_next(r, &batch, &err) == XCHG_OK && batch.release != NULL) batch.release(&batch);
+  TU_CHECK(r == NULL || xchg_ipc_reader_stream_end(r) == (int64_t)first, "stream_end %lld, the first stream has %zu bytes",
+           (long long)xchg_ipc_reader_stream_end(r), first);
+  xchg_ipc_reader_close(r);
+  free(two.data);
+}
+
+static void check_concatenated(void) {
+  char path[4200];
+  size_t first = 0;
+  tmp_path(path, sizeof path, "two.stream");
+  write_concatenation(path, "1.0.0-littleendian/generated_primitive.stream",
+                      "1.0.0-littleendian/generated_primitive.stream", NULL, 0, &first);
+  check_stream_end(path, first);
+  json_t *doc = load_gold_json("1.0.0-littleendian/generated_primitive.json.gz");
+  int want = 1 + 2 * (int)gold_rows(doc); /* the CSV header, then both streams' rows */
+  tu_cli_result r = run("cat '%s'", path);
+  TU_CHECK(r.exit_code == 0 && count_lines(r.out) == want, "cat of two streams in a file: exit %d, %d lines, want %d: %s",
+           r.exit_code, count_lines(r.out), want, r.err);
+  tu_cli_result_free(&r);
+  r = run("cat - < '%s'", path);
+  TU_CHECK(r.exit_code == 0 && count_lines(r.out) == want, "cat of two streams on stdin: exit %d, %d lines, want %d: %s",
+           r.exit_code, count_lines(r.out), want, r.err);
+  tu_cli_result_free(&r);
+  r = run("inspect --json '%s'", path);
+  json_error_t jerr;
+  json_t *got = json_loads(r.out, 0, &jerr);
+  json_t *streams = json_object_get(got, "streams");
+  TU_CHECK(r.exit_code == 0 && json_array_size(streams) == 2 &&
+               json_integer_value(json_object_get(json_array_get(streams, 1), "offset")) == (json_int_t)first,
+           "inspect --json of two streams: exit %d, %zu streams, the second at %lld (want %zu): %s", r.exit_code,
+           json_array_size(streams), (long long)json_integer_value(json_object_get(json_array_get(streams, 1), "offset")),
+           first, r.err);
+  json_decref(got);
+  json_decref(doc);
+  tu_cli_result_free(&r);
+
+  tmp_path(path, sizeof path, "mixed.stream");
+  write_concatenation(path, "1.0.0-littleendian/generated_primitive.stream",
+                      "1.0.0-littleendian/generated_nested.stream", NULL, 0, &first);
+  r = run("cat '%s'", path);
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, "schema differs"), "cat of streams of two schemas: exit %d: %s",
+           r.exit_code, r.err);
+  tu_cli_result_free(&r);
+
+  static const char garbage[] = "not IPC!"; /* 8 bytes */
+  tmp_path(path, sizeof path, "tail.stream");
+  write_concatenation(path, "1.0.0-littleendian/generated_primitive.stream",
+                      "1.0.0-littleendian/generated_primitive.stream", garbage, 8, &first);
+  char want_err[128];
+  snprintf(want_err, sizeof want_err, "IPC stream 2 at byte %zu: the IPC stream ends at byte %zu and 8 bytes "
+           "follow that are not an Arrow IPC stream", first, 2 * first);
+  r = run("inspect '%s'", path);
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, want_err), "bytes after the last stream: exit %d, want \"%s\": %s",
+           r.exit_code, want_err, r.err);
+  tu_cli_result_free(&r);
+  r = run("cat - < '%s'", path);
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, "bytes follow that are not an Arrow IPC stream"),
+           "bytes after the last stream on stdin: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+}
+
+/* ---- inspect ------------------------------------------------------------------------ */
+
+/* What a column of the gold JSON decodes to, by the columnar format: a
+ * validity bitmap when there are nulls, then 8-byte values, or 32-bit
+ * offsets and the string bytes (the two types of the compression files). */
+static json_int_t decoded_bytes(json_t *doc, const char *column) {
+  json_int_t sum = 0;
+  size_t i, k;
+  json_t *b, *c;
+  json_array_foreach(json_object_get(doc, "batches"), i, b) json_array_foreach(json_object_get(b, "columns"), k, c) {
+    if (strcmp(json_string_value(json_object_get(c, "name")), column) != 0) continue;
+    json_int_t n = json_integer_value(json_object_get(c, "count")), valid = 0;
+    size_t v;
+    json_t *bit;
+    json_array_foreach(json_object_get(c, "VALIDITY"), v, bit) valid += json_integer_value(bit);
+    json_t *offsets = json_object_get(c, "OFFSET");
+    sum += valid < n ? (n + 7) / 8 : 0;
+    json_t *last = json_array_get(offsets, json_array_size(offsets) - 1); /* large types: strings */
+    if (offsets != NULL) sum += 4 * (n + 1) + (json_is_string(last) ? atoll(json_string_value(last)) : json_integer_value(last));
+    else sum += 8 * n;
+  }
+  return sum;
+}
+
+static json_t *inspect_json(const char *args_fmt, const char *path) {
+  char args[4400];
+  snprintf(args, sizeof args, args_fmt, path);
+  tu_cli_result r = run("%s", args);
+  json_error_t jerr;
+  json_t *doc = r.exit_code == 0 ? json_loads(r.out, 0, &jerr) : NULL;
+  TU_CHECK(doc != NULL, "%s: exit %d, not JSON: %.300s %s", args, r.exit_code, r.out, r.err);
+  tu_cli_result_free(&r);
+  return doc;
+}
+
+static json_t *json_column(json_t *doc, int index) {
+  return json_array_get(json_object_get(json_array_get(json_object_get(doc, "streams"), 0), "columns"), (size_t)index);
+}
+
+static void check_column_bytes(void) {
+  static const char *const files[] = {"generated_lz4", "generated_zstd"};
+  for (int f = 0; f < 2; f++) {
+    char name[128], path[4200], plain[4200];
+    snprintf(name, sizeof name, "2.0.0-compression/%s.json.gz", files[f]);
+    json_t *want = load_gold_json(name);
+    snprintf(name, sizeof name, "2.0.0-compression/%s.stream", files[f]);
+    gold_path(path, sizeof path, name);
+    json_t *got = inspect_json("inspect --json '%s'", path);
+    tmp_path(plain, sizeof plain, "uncompressed.stream");
+    tu_cli_result c = run("convert '%s' '%s' --codec none", path, plain);
+    TU_CHECK(c.exit_code == 0, "convert --codec none: %s", c.err);
+    tu_cli_result_free(&c);
+    json_t *uncompressed = inspect_json("inspect --json '%s'", plain);
+    json_t *stream = json_array_get(json_object_get(got, "streams"), 0);
+    TU_CHECK(json_integer_value(json_object_get(stream, "rows")) == (json_int_t)gold_rows(want) &&
+                 json_integer_value(json_object_get(stream, "record_batches")) ==
+                     (json_int_t)json_array_size(json_object_get(want, "batches")),
+             "%s: rows and batches differ from the gold JSON", files[f]);
+    json_int_t wire_sum = 0;
+    for (int k = 0; k < 2; k++) {
+      json_t *col = json_column(got, k);
+      const char *column = json_string_value(json_object_get(col, "name"));
+      json_int_t decoded = json_integer_value(json_object_get(col, "decoded_bytes"));
+      json_int_t wire = json_integer_value(json_object_get(col, "body_bytes"));
+      json_int_t plain_wire = json_integer_value(json_object_get(json_column(uncompressed, k), "body_bytes"));
+      json_int_t expected = column ? decoded_bytes(want, column) : -1;
+      TU_CHECK(decoded == expected && plain_wire == expected && wire > 0 && wire < decoded,
+               "%s column %s: decoded %lld, uncompressed body %lld, the format says %lld; wire %lld", files[f],
+               column ? column : "?", (long long)decoded, (long long)plain_wire, (long long)expected, (long long)wire);
+      wire_sum += wire;
+    }
+    TU_CHECK(wire_sum <= json_integer_value(json_object_get(stream, "body_bytes")),
+             "%s: the columns' body bytes exceed the batches' bodies", files[f]);
+    json_decref(uncompressed);
+    json_decref(got);
+    json_decref(want);
+    /* From a pipe the compressed lengths come with the bodies, after the message: unknown, not invented. */
+    got = inspect_json("inspect --json - < '%s'", path);
+    TU_CHECK(json_is_null(json_object_get(json_column(got, 0), "decoded_bytes")) &&
+                 json_integer_value(json_object_get(json_column(got, 0), "body_bytes")) > 0,
+             "%s from stdin: decoded bytes must be null, body bytes known", files[f]);
+    json_decref(got);
+  }
+}
+
+static void release_schema(struct ArrowSchema *schema) { schema->release = NULL; }
+static void release_array(struct ArrowArray *array) { array->release = NULL; }
+
+/* A stream of one int64 column "x" holding one row (7). */
+static void write_one_row(const char *path) {
+  static int64_t value = 7;
+  static const void *child_buffers[2] = {NULL, &value};
+  static const void *root_buffers[1] = {NULL};
+  struct ArrowSchema x = {.format = "l", .name = "x", .flags = ARROW_FLAG_NULLABLE, .release = release_schema};
+  struct ArrowSchema *fields[1] = {&x};
+  struct ArrowSchema schema = {.format = "+s", .name = "", .n_children = 1, .children = fields,
+                               .release = release_schema};
+  struct ArrowArray child = {.length = 1, .n_buffers = 2, .buffers = child_buffers, .release = release_array};
+  struct ArrowArray *children[1] = {&child};
+  struct ArrowArray batch = {.length = 1, .n_buffers = 1, .buffers = root_buffers, .n_children = 1,
+                             .children = children, .release = release_array};
+  xchg_write_options opts;
+  xchg_write_options_init(&opts);
+  xchg_ipc_writer *w;
+  xchg_error err;
+  xchg_buf *out = NULL;
+  if (xchg_ipc_writer_open_memory(&schema, &opts, &w, &err) == XCHG_OK) {
+    if (xchg_ipc_writer_write(w, &batch, &err) == XCHG_OK && xchg_ipc_writer_finish(w, &err) == XCHG_OK)
+      out = xchg_ipc_writer_take_memory(w);
+    xchg_ipc_writer_free(w);
+  }
+  TU_CHECK(out != NULL && tu_write_file(path, xchg_buf_data(out), xchg_buf_size(out)) == 0, "cannot write %s: %s",
+           path, err.message);
+  xchg_buf_unref(out);
+}
+
+static void check_inspect_text(void) {
+  char path[4200];
+  tmp_path(path, sizeof path, "one.stream");
+  write_one_row(path);
+  tu_cli_result r = run("inspect '%s'", path);
+  TU_CHECK(r.exit_code == 0 && strstr(r.out, "\nsummary: 1 record batch, 1 row, 0 dictionary batches; ") &&
+               strstr(r.out, "\nschema: 1 field\n"),
+           "plurals: exit %d: %s%s", r.exit_code, r.out, r.err);
+  TU_CHECK(strstr(r.out, "#0 schema") == NULL, "the message list shows without --messages: %s", r.out);
+  tu_cli_result_free(&r);
+  r = run("inspect --messages '%s'", path);
+  TU_CHECK(r.exit_code == 0 && strstr(r.out, "\nmessages:\n  #0 schema ") && strstr(r.out, "\n  #1 record batch "),
+           "--messages lists the messages: %s", r.out);
+  /* The summary comes before the schema's fields and the message list. */
+  const char *summary = strstr(r.out, "\nsummary: "), *fields = strstr(r.out, "\n  [0] x: int64"),
+             *messages = strstr(r.out, "\nmessages:");
+  TU_CHECK(summary && fields && messages && summary < fields && fields < messages, "order of the sections: %s", r.out);
+  tu_cli_result_free(&r);
+
+  /* Human sizes beside the raw counts: generated_primitive's bodies pass 1 KiB. */
+  gold_path(path, sizeof path, "1.0.0-littleendian/generated_primitive.stream");
+  json_t *doc = inspect_json("inspect --json '%s'", path);
+  json_int_t body = json_integer_value(json_object_get(json_object_get(doc, "totals"), "body_bytes"));
+  char want[128];
+  snprintf(want, sizeof want, ", body %.1f KiB (%lld B)\n", (double)body / 1024, (long long)body); /* 3 digits */
+  r = run("inspect '%s'", path);
+  TU_CHECK(body > 10240 && body < 102400 && strstr(r.out, want), "want \"%s\" in: %.600s", want, r.out);
+  tu_cli_result_free(&r);
+  json_decref(doc);
+}
+
+static void check_inspect_json_messages(void) {
+  char path[4200];
+  gold_path(path, sizeof path, "1.0.0-littleendian/generated_dictionary.stream");
+  json_t *want = load_gold_json("1.0.0-littleendian/generated_dictionary.json.gz");
+  json_t *doc = inspect_json("inspect --json --messages '%s'", path);
+  json_t *stream = json_array_get(json_object_get(doc, "streams"), 0);
+  json_t *messages = json_object_get(stream, "messages");
+  size_t batches = json_array_size(json_object_get(want, "batches"));
+  size_t dictionaries = json_array_size(json_object_get(want, "dictionaries"));
+  TU_CHECK(json_array_size(messages) == 1 + batches + dictionaries &&
+               strcmp(json_string_value(json_object_get(json_array_get(messages, 0), "kind")), "schema") == 0 &&
+               json_is_null(json_object_get(doc, "codec")) &&
+               json_array_size(json_object_get(json_object_get(stream, "schema"), "fields")) ==
+                   json_array_size(json_object_get(json_object_get(want, "schema"), "fields")),
+           "inspect --json --messages: %zu messages (want %zu)", json_array_size(messages),
+           1 + batches + dictionaries);
+  json_t *no_messages = inspect_json("inspect --json '%s'", path);
+  TU_CHECK(json_object_get(json_array_get(json_object_get(no_messages, "streams"), 0), "messages") == NULL,
+           "--json without --messages lists messages");
+  json_decref(no_messages);
+  json_decref(doc);
+  json_decref(want);
+}
+
+/* ---- flags ------------------------------------------------------------------------- */
+
+static void check_flag_conflicts(void) {
+  char in[4200], out[4200];
+  gold_path(in, sizeof in, "1.0.0-littleendian/generated_primitive.stream");
+  tmp_path(out, sizeof out, "conflict.out");
+  const char *refused[] = {"convert '%s' '%s' --file --stream", "convert '%s' '%s' --stream --file",
+                           "convert '%s' '%s' --level 3", "convert '%s' '%s' --codec none --level 3"};
+  for (int i = 0; i < 4; i++) {
+    char args[9000];
+    snprintf(args, sizeof args, refused[i], in, out);
+    tu_cli_result r = run("%s", args);
+    TU_CHECK(r.exit_code == 2 && access(out, F_OK) != 0, "%s: exit %d (want 2, no output): %s", refused[i],
+             r.exit_code, r.err);
+    tu_cli_result_free(&r);
+  }
+  const char *gen_refused[] = {"gen rows '%s' --rows 10 --file", "gen rows '%s' --rows 10 --outer lz4-java",
+                               "gen cache '%s' --rows 10 --level 3", "gen rows '%s' --rows 10 --codec none --level 1"};
+  for (int i = 0; i < 4; i++) {
+    char args[9000];
+    snprintf(args, sizeof args, gen_refused[i], out);
+    tu_cli_result r = run("%s", args);
+    TU_CHECK(r.exit_code == 2 && access(out, F_OK) != 0, "%s: exit %d (want 2): %s", gen_refused[i], r.exit_code,
+             r.err);
+    tu_cli_result_free(&r);
+  }
+  tu_cli_result r = run("gen cache '%s' --rows 10 --codec zstd --level 3", out);
+  TU_CHECK(r.exit_code == 0, "gen with a codec and a level: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+  unlink(out);
+}
+
+/* ---- bench ------------------------------------------------------------------------- */
+
+static void check_bench_help(void) {
+  static const struct {
+    const char *name;
+    const char *explains[3];
+  } helps[] = {{"rows", {"decompress_only", "codec_limit", "within\nnoise"}},
+               {"decode", {"limit_ms", "ratio", "GB/s"}},
+               {"write", {"fresh MB/s", "memcpy MB/s", "ratio"}},
+               {"broadcast", {"task CPU ms", "decodes", "retain/off"}}};
+  for (int i = 0; i < 4; i++) {
+    tu_cli_result r = run("bench %s --help", helps[i].name);
+    TU_CHECK(r.exit_code == 0 && strstr(r.out, "usage: xchg bench ") && r.err[0] == '\0',
+             "bench %s --help: exit %d, stderr %s", helps[i].name, r.exit_code, r.err);
+    for (int k = 0; k < 3; k++)
+      TU_CHECK(strstr(r.out, helps[i].explains[k]) != NULL, "bench %s --help does not explain \"%s\"", helps[i].name,
+               helps[i].explains[k]);
+    tu_cli_result_free(&r);
+  }
+  tu_cli_result r = run("bench rows --bogus");
+  TU_CHECK(r.exit_code == 2 && strstr(r.err, "--bogus"), "bench rows --bogus: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+}
+
+static void check_noise(void) {
+  char buf[64];
+  TU_CHECK(strcmp(bench_cost_text(buf, sizeof buf, -3.5, 1.0, "ns/row"), "within noise (+-1.00 ns/row)") == 0,
+           "a negative cost: \"%s\"", buf);
+  TU_CHECK(strcmp(bench_cost_text(buf, sizeof buf, 0.5, 1.0, "ns/row"), "within noise (+-1.00 ns/row)") == 0,
+           "a cost inside the noise: \"%s\"", buf);
+  TU_CHECK(strcmp(bench_cost_text(buf, sizeof buf, -0.5, 0.0, "%"), "within noise (+-0.00 %)") == 0,
+           "a negative cost without spread: \"%s\"", buf);
+  TU_CHECK(strcmp(bench_cost_text(buf, sizeof buf, 2.5, 1.0, "ns/row"), "2.50 ns/row") == 0, "a real cost: \"%s\"", buf);
+  TU_CHECK(bench_noise(1, 3, 10, 14) == 3.0, "noise of [1,3] and [10,14]: %f", bench_noise(1, 3, 10, 14));
+}
+
+/* ---- progress ----------------------------------------------------------------------- */
+
+/* Runs `xchg args...` with standard error on a new pty; returns what the
+ * terminal received. */
+static char *run_on_pty(char *const argv[], int *exit_code) {
+  int master = posix_openpt(O_RDWR | O_NOCTTY);
+  if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) return NULL;
+  const char *slave_name = ptsname(master);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int slave = open(slave_name, O_RDWR | O_NOCTTY);
+    int null = open("/dev/null", O_RDWR);
+    if (slave < 0 || null < 0) _exit(126);
+    dup2(null, STDIN_FILENO);
+    dup2(null, STDOUT_FILENO);
+    dup2(slave, STDERR_FILENO);
+    close(master);
+    execv(cli, argv);
+    _exit(127);
+  }
+  tu_bytes seen = {0};
+  char buf[4096];
+  for (;;) {
+    ssize_t n = read(master, buf, sizeof buf);
+    if (n > 0) tu_bytes_append(&seen, buf, (size_t)n);
+    else if (n < 0 && errno == EINTR) continue;
+    else break; /* EIO once the child has closed the pty */
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(master);
+  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  tu_bytes_append(&seen, "", 1);
+  return (char *)seen.data;
+}
+
+static void check_progress(void) {
+  char in[4200], out[4200];
+  tmp_path(in, sizeof in, "big.stream");
+  tmp_path(out, sizeof out, "big.arrow");
+  tu_cli_result g = run("gen cache '%s' --rows 200000", in);
+  TU_CHECK(g.exit_code == 0 && g.err[0] == '\0', "gen without a terminal prints nothing on stderr: exit %d: %s",
+           g.exit_code, g.err);
+  tu_cli_result_free(&g);
+  char *convert[] = {(char *)cli, "convert", in, out, "--file", NULL};
+  char *cat[] = {(char *)cli, "cat", in, "--limit", "1", NULL};
+  char *gen[] = {(char *)cli, "gen", "rows", out, "--rows", "100000", NULL};
+  struct {
+    const char *what, *label;
+    char **argv;
+  } cases[] = {{"convert", "\rconvert [", convert}, {"gen rows", "\rrows [", gen}, {"cat", "\rcat [", cat}};
+  for (int i = 0; i < 3; i++) {
+    int rc = -1;
+    char *seen = run_on_pty(cases[i].argv, &rc);
+    TU_CHECK(seen != NULL && rc == 0 && strstr(seen, cases[i].label) && strstr(seen, "%") &&
+                 tu_has_suffix(seen, "\r\033[K"),
+             "%s with stderr on a terminal: exit %d, want a progress line \"%s...\" erased at the end; got %.300s",
+             cases[i].what, rc, cases[i].label + 1, seen ? seen : "(no pty)");
+    free(seen);
+  }
+  tu_cli_result r = run("convert '%s' '%s'", in, out);
+  TU_CHECK(r.exit_code == 0 && r.err[0] == '\0', "convert without a terminal prints nothing on stderr: %s", r.err);
+  tu_cli_result_free(&r);
+  unlink(in);
+  unlink(out);
+}
+
+/* ---- Comet and row streams --------------------------------------------------------- */
+
+static void check_empty_comet(void) {
+  char path[4200];
+  tmp_path(path, sizeof path, "empty.comet");
+  TU_CHECK(tu_write_file(path, "", 0) == 0, "cannot write %s", path);
+  tu_cli_result r = run("cat --codec comet '%s'", path);
+  TU_CHECK(r.exit_code == 0 && r.out[0] == '\0', "cat of an empty Comet input: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+  r = run("cat --codec comet - </dev/null");
+  TU_CHECK(r.exit_code == 0 && r.out[0] == '\0', "cat of an empty Comet stdin: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+  json_t *doc = inspect_json("inspect --json --codec comet '%s'", path);
+  TU_CHECK(json_array_size(json_object_get(doc, "streams")) == 0 &&
+               json_integer_value(json_object_get(json_object_get(doc, "totals"), "record_batches")) == 0 &&
+               json_object_get(json_object_get(doc, "totals"), "record_batches") != NULL,
+           "inspect of an empty Comet input: no streams, 0 batches");
+  json_decref(doc);
+  r = run("cat '%s'", path); /* without --codec, nothing says it is Comet: empty IPC is an error */
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, "empty"), "cat of an empty plain input: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+}
+
+static void append_row(tu_bytes *b, uint32_t len, uint8_t fill) {
+  uint8_t prefix[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16), (uint8_t)(len >> 24)};
+  tu_bytes_append(b, prefix, 4);
+  for (uint32_t i = 0; i < len; i++) tu_bytes_append(b, &fill, 1);
+}
+
+static void check_rows_view(void) {
+  tu_bytes rows = {0};
+  append_row(&rows, 5, 0xAB);
+  append_row(&rows, 0, 0);
+  append_row(&rows, 300, 0x01);
+  append_row(&rows, 1, 0xFF);
+  char plain[4200], framed[4200];
+  tmp_path(plain, sizeof plain, "rows.bin");
+  tmp_path(framed, sizeof framed, "rows.lz4");
+  xchg_stream_encode_options eo;
+  xchg_stream_encode_options_init(&eo);
+  xchg_buf *lz4 = NULL;
+  xchg_error err;
+  TU_CHECK(tu_write_file(plain, rows.data, rows.size) == 0 &&
+               xchg_stream_encode(XCHG_STREAM_LZ4_FRAME, &eo, rows.data, rows.size, &lz4, &err) == XCHG_OK &&
+               tu_write_file(framed, xchg_buf_data(lz4), xchg_buf_size(lz4)) == 0,
+           "cannot write the row streams");
+  xchg_buf_unref(lz4);
+  const char *want[] = {"\nrows: 4\n", "min 0, max 300, mean 76.5\n", "\n  0 B: 1\n", "\n  1-1 B: 1\n",
+                        "\n  4-7 B: 1\n", "\n  256-511 B: 1\n", "\n  #0  5 B  ABABABABAB\n", "\n  #1  0 B  \n"};
+  for (int f = 0; f < 2; f++) {
+    tu_cli_result r = f == 0 ? run("inspect --rows --codec none --head 2 '%s'", plain)
+                             : run("inspect --rows --head 2 '%s'", framed);
+    TU_CHECK(r.exit_code == 0, "inspect --rows: exit %d: %s", r.exit_code, r.err);
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++)
+      TU_CHECK(strstr(r.out, want[k]) != NULL, "inspect --rows (%s): no \"%s\" in:\n%s", f ? "lz4-frame" : "plain",
+               want[k], r.out);
+    TU_CHECK(strstr(r.out, "#2 ") == NULL, "--head 2 shows a third row: %s", r.out);
+    TU_CHECK(f == 0 || strstr(r.out, "\ncodec: lz4-frame\n"), "inspect --rows names the codec: %s", r.out);
+    tu_cli_result_free(&r);
+  }
+  /* A stream cut inside a row is an error, not a shorter stream. */
+  TU_CHECK(tu_write_file(plain, rows.data, rows.size - 1) == 0, "cannot write");
+  tu_cli_result r = run("inspect --rows --codec none '%s'", plain);
+  TU_CHECK(r.exit_code == 1, "a cut row stream: exit %d: %s", r.exit_code, r.out);
+  tu_cli_result_free(&r);
+  free(rows.data);
+}
+
+int main(void) {
+  cli = getenv("XCHG_CLI");
+  const char *data = getenv("XCHG_TESTDATA");
+  if (cli == NULL || data == NULL || mkdtemp(tmp) == NULL) {
+    fprintf(stderr, "test_cli_ux: needs XCHG_CLI and XCHG_TESTDATA (and a temporary directory)\n");
+    return 1;
+  }
+  snprintf(gold, sizeof gold, "%s/arrow-gold", data);
+  check_columns();
+  check_codec_names();
+  check_concatenated();
+  check_column_bytes();
+  check_inspect_text();
+  check_inspect_json_messages();
+  check_flag_conflicts();
+  check_bench_help();
+  check_noise();
+  check_progress();
+  check_empty_comet();
+  check_rows_view();
+  char cmd[200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+  if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmp);
+  return tu_finish("test_cli_ux");
+}
