@@ -152,6 +152,43 @@ static int check_random_access(const char *path, const reading *stream, char *ms
   return rc;
 }
 
+/* The messages the reader reports, in order. */
+typedef struct message_log {
+  int64_t n, first_offset, wrong_index;
+} message_log;
+
+static void log_message(void *ctx, const xchg_message_info *info) {
+  message_log *log = ctx;
+  if (log->n == 0) log->first_offset = info->offset;
+  if (info->index != log->n && log->wrong_index < 0) log->wrong_index = log->n;
+  log->n++;
+}
+
+/* With no schema message, the messages are numbered from the first one
+ * after the magic, which is message 0 at byte 8. */
+static int check_message_indices(const char *path, const js_case *c, char *msg) {
+  message_log log = {0, -1, -1};
+  xchg_read_options opts;
+  xchg_read_options_init(&opts);
+  opts.on_message = log_message;
+  opts.on_message_ctx = &log;
+  xchg_source *src = NULL;
+  xchg_error err;
+  if (xchg_source_open_file(path, XCHG_FILE_MMAP, &src, &err) != XCHG_OK)
+    return tu_failf(msg, MSG_SIZE, "open: %s", err.message);
+  reading g;
+  int rc = read_all(src, &opts, &g, msg);
+  reading_free(&g);
+  if (rc != 0) return rc;
+  if (log.wrong_index >= 0)
+    return tu_failf(msg, MSG_SIZE, "message %lld is not reported as index %lld", (long long)log.wrong_index,
+                    (long long)log.wrong_index);
+  if (log.n < c->batches || (c->batches > 0 && log.first_offset != 8))
+    return tu_failf(msg, MSG_SIZE, "%lld messages reported, the first at byte %lld", (long long)log.n,
+                    (long long)log.first_offset);
+  return 0;
+}
+
 /* Each way of reading the file; *what names the one that failed. */
 static int check_file(const js_case *c, const char *path, const reading *stream,
                       const arrow_json *doc, const char **what, char *msg) {
@@ -184,6 +221,10 @@ static int check_file(const js_case *c, const char *path, const reading *stream,
   if (rc == 0) {
     *what = "read_batch";
     rc = check_random_access(path, stream, msg);
+  }
+  if (rc == 0) {
+    *what = "on_message";
+    rc = check_message_indices(path, c, msg);
   }
   xchg_buf_unref(lz4);
   free(data);
