@@ -4,8 +4,9 @@
  * in the pre-0.15 framing), an int32 metadata length, the Message
  * flatbuffer, then the body.  A stream is a schema message followed by
  * dictionary and record batch messages; the file format wraps such a stream
- * between "ARROW1" magics and adds a footer that says where every
- * dictionary and record batch message starts.
+ * between "ARROW1" magics and adds a footer that holds the schema and says
+ * where every dictionary and record batch message starts (Arrow JS leaves
+ * the schema message out of the stream: see check_body_schema).
  *
  * A message's body is attached only when it is decoded: a slice of the
  * input when it is in memory, buffer by buffer from a seekable file when
