@@ -7,6 +7,8 @@
  *    from an input that cannot seek alike;
  *  - bytes that could be a pre-0.15 stream's first length but are not
  *    followed by a schema message say both;
+ *  - the file magic alone is a cut file (XCHG_EIO), even with
+ *    allow_missing_eos;
  *  - damaged real IPC keeps its own errors: a continuation marker and a
  *    huge length is the max_metadata_bytes limit, as before;
  *  - an Arrow gold stream and file whose schema message is patched to the
@@ -82,6 +84,25 @@ static void test_plausible_legacy_length(void) {
                     "a plausible pre-0.15 length");
 }
 
+/* The file magic and nothing after it is a cut file, however lenient the
+ * options: even without the end-of-stream marker a file needs its footer. */
+static void test_magic_alone(void) {
+  static const uint8_t magic[] = {'A', 'R', 'R', 'O', 'W', '1', 0, 0};
+  xchg_read_options opts;
+  xchg_read_options_init(&opts);
+  opts.allow_missing_eos = 1;
+  for (int way = 0; way < 2; way++) {
+    xchg_source *src = way == 0 ? xchg_source_from_memory(magic, sizeof magic, NULL, NULL)
+                                : tu_unseekable_source(magic, sizeof magic, 1);
+    xchg_ipc_reader *r = NULL;
+    xchg_error err;
+    xchg_status st = xchg_ipc_reader_open(src, &opts, &r, &err);
+    TU_CHECK(st == XCHG_EIO, "the file magic alone (%s): %s: %s", way == 0 ? "memory" : "in order",
+             xchg_status_name(st), st == XCHG_OK ? "opened" : err.message);
+    xchg_ipc_reader_close(r);
+  }
+}
+
 /* With the continuation marker, the input is damaged IPC, and says so. */
 static void test_damaged_ipc_keeps_its_error(void) {
   static const uint8_t data[] = {0xFF, 0xFF, 0xFF, 0xFF, 0xF0, 0xFF, 0xFF, 0x7F, 1, 2, 3, 4};
@@ -147,6 +168,7 @@ int main(void) {
   test_random_bytes();
   test_plausible_legacy_length();
   test_damaged_ipc_keeps_its_error();
+  test_magic_alone();
   TU_CHECK(testdata != NULL, "XCHG_TESTDATA is not set (run the test through ctest)");
   if (testdata) test_unsupported_versions(testdata);
   return tu_finish("not_ipc");

@@ -648,6 +648,9 @@ static xchg_status open_file_in_order(xchg_ipc_reader *r, xchg_error *err) {
   xchg_status st = read_message(r, &m, &eos, err);
   if (st != XCHG_OK) return st;
   if (!eos && m.header_type == HEADER_SCHEMA) return take_schema_message(r, &m, NULL, err);
+  if (eos && position(r) == m.offset) /* allow_missing_eos took the end for a marker */
+    return xchg_errorf(err, XCHG_EIO, "the input ends at byte %lld, right after the ARROW1 magic "
+                       "(truncated?)", (long long)m.offset);
   return open_file_in_memory(r, &m, err);
 }
 
@@ -879,11 +882,12 @@ static xchg_status check_arrow_start(const xchg_ipc_reader *r, xchg_error *err) 
  * schema message can be read after them, the input is not said to be a
  * damaged stream, which it almost never is, but something else; a length
  * that is not even plausible (negative, or above max_metadata_bytes) is
- * not shown at all. */
+ * not shown at all.  Failures that say nothing of the bytes (memory,
+ * cancellation) stay as they are. */
 static xchg_status open_stream_format(xchg_ipc_reader *r, xchg_error *err) {
   xchg_status st = read_schema_message(r, err);
   int marked = r->peek_len >= 4 && fb_load_u32(r->peek) == 0xFFFFFFFFu;
-  if (st == XCHG_OK || st == XCHG_ENOMEM || marked) return st;
+  if (st == XCHG_OK || st == XCHG_ENOMEM || st == XCHG_ECANCELLED || marked) return st;
   int32_t length = r->peek_len >= 4 ? (int32_t)fb_load_u32(r->peek) : -1;
   if (length <= 0 || length > r->opts.max_metadata_bytes)
     return xchg_errorf(err, XCHG_EFORMAT, NOT_ARROW "no continuation marker or ARROW1 magic at byte 0");
