@@ -8,11 +8,13 @@
  *     batch) as an IPC file, as an IPC stream and as Arrow's integration
  *     JSON (RecordBatchJSONWriter), all three by apache-arrow;
  *  2. xchg reads each file seekable (mmap, read(2), memory) and in order (a
- *     callback source that cannot seek, the same inside an LZ4 frame, and
- *     `xchg cat -` from a pipe), and its batches must equal the JSON (strict
- *     comparison, tests/support/arrow_json.c) and its own reading of the
- *     stream, batch by batch (array_equal); random access by read_batch
- *     too; a few values are checked here directly;
+ *     callback source that cannot seek, the same inside an LZ4 frame), and
+ *     its batches must equal the JSON (strict comparison,
+ *     tests/support/arrow_json.c) and its own reading of the stream, batch
+ *     by batch (array_equal); random access by read_batch too, messages
+ *     numbered from 0, and a few values checked here directly; `xchg cat -`
+ *     of the file through a pipe and from a redirected standard input
+ *     prints what `xchg cat` of the stream does;
  *  3. read in order, such a file is held whole in memory: one byte over
  *     max_batch_bytes is an XCHG_ELIMIT error naming the cap;
  *  4. the reverse: `xchg convert` writes each JS file again in the file
@@ -258,14 +260,16 @@ static void check_whole_file_cap(const char *path) {
   free(data);
 }
 
-/* `xchg cat` of the file piped in prints what `xchg cat` of the stream does. */
+/* `xchg cat -` of the file through a pipe and from a redirected (seekable)
+ * standard input prints what `xchg cat` of the stream does. */
 static void check_cli_pipe(const char *cli, const char *name) {
   char cmd[16384];
   snprintf(cmd, sizeof cmd,
-           "'%s' cat - < '%s/%s.arrow' > '%s/%s.cat_file' && '%s' cat '%s/%s.stream' > '%s/%s.cat_stream' && "
-           "test -s '%s/%s.cat_stream' && cmp '%s/%s.cat_file' '%s/%s.cat_stream'",
-           cli, dir, name, dir, name, cli, dir, name, dir, name, dir, name, dir, name, dir, name);
-  TU_CHECK(tu_run(cmd) == 0, "%s: xchg cat - < file differs from xchg cat of the stream: %s", name, cmd);
+           "cd '%s' && '%s' cat %s.stream > %s.cat_stream && test -s %s.cat_stream && "
+           "cat %s.arrow | '%s' cat - > %s.cat_pipe && cmp %s.cat_pipe %s.cat_stream && "
+           "'%s' cat - < %s.arrow > %s.cat_stdin && cmp %s.cat_stdin %s.cat_stream",
+           dir, cli, name, name, name, name, cli, name, name, name, cli, name, name, name, name);
+  TU_CHECK(tu_run(cmd) == 0, "%s: xchg cat - of the file differs from xchg cat of the stream: %s", name, cmd);
 }
 
 /* xchg writes the JS file again; apache-arrow finds the same table in it. */
