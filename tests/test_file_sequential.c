@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 
 #include "support/array_equal.h"
+#include "support/sources.h"
 #include "support/testutil.h"
 #include "xchg/stream.h"
 #include "xchg/xchg.h"
@@ -38,45 +39,6 @@
 static struct {
   long inputs, errors, expected_status;
 } totals;
-
-/* ---- unseekable sources ------------------------------------------------- */
-
-/* A callback source over memory, handing out at most one "odd" chunk per
- * call so that reads end everywhere, not at message boundaries. */
-typedef struct chunked {
-  const uint8_t *data;
-  size_t size, pos;
-  uint64_t rng;
-} chunked;
-
-static xchg_status chunked_read(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err) {
-  (void)err;
-  static const size_t sizes[] = {1, 3, 7, 13, 61, 509, 4093};
-  chunked *c = ctx;
-  size_t chunk = sizes[tu_splitmix64(&c->rng) % (sizeof sizes / sizeof sizes[0])];
-  size_t left = c->size - c->pos;
-  *got = n < chunk ? n : chunk;
-  if (*got > left) *got = left;
-  memcpy(dst, c->data + c->pos, *got);
-  c->pos += *got;
-  return XCHG_OK;
-}
-
-static void chunked_close(void *ctx) { free(ctx); }
-
-static xchg_source *unseekable(const uint8_t *data, size_t size, uint64_t seed) {
-  chunked *c = malloc(sizeof *c);
-  if (c == NULL) return NULL;
-  *c = (chunked){data, size, 0, seed};
-  return xchg_source_from_callback(chunked_read, chunked_close, c);
-}
-
-static xchg_source *through_codec(const uint8_t *data, size_t size, xchg_stream_codec codec) {
-  xchg_istream *s = NULL;
-  xchg_error err;
-  if (xchg_istream_open(unseekable(data, size, size), codec, NULL, &s, &err) != XCHG_OK) return NULL;
-  return xchg_istream_to_source(s);
-}
 
 /* ---- reading ------------------------------------------------------------- */
 
@@ -198,7 +160,7 @@ static void expect_error_in(tu_bytes input, xchg_status expected, const char *na
                             const char *what) {
   char label[600];
   snprintf(label, sizeof label, "%s: %s", name, what);
-  expect_error(unseekable(input.data, input.size, input.size), NULL, expected, label);
+  expect_error(tu_unseekable_source(input.data, input.size, input.size), NULL, expected, label);
   free(input.data);
 }
 
@@ -244,7 +206,7 @@ static void check_damage(const uint8_t *data, size_t size, size_t marker, const 
   opts.max_metadata_bytes = footer_len - 1;
   char what[600];
   snprintf(what, sizeof what, "%s: max_metadata_bytes %d, one under the footer", name, footer_len - 1);
-  batches b = read_all(unseekable(data, size, 1), &opts, 0);
+  batches b = read_all(tu_unseekable_source(data, size, 1), &opts, 0);
   totals.inputs++;
   totals.errors += b.status != XCHG_OK;
   totals.expected_status += b.status == XCHG_ELIMIT;
@@ -252,7 +214,7 @@ static void check_damage(const uint8_t *data, size_t size, size_t marker, const 
            b.status, b.message);
   batches_free(&b);
   opts.max_metadata_bytes = footer_len;
-  b = read_all(unseekable(data, size, 2), &opts, 0);
+  b = read_all(tu_unseekable_source(data, size, 2), &opts, 0);
   totals.inputs++;
   TU_CHECK(b.status == XCHG_OK, "%s: max_metadata_bytes = footer length %d: status %d: %s", name,
            footer_len, b.status, b.message);
@@ -267,7 +229,7 @@ static void check_cuts(const uint8_t *data, size_t size, size_t marker, const ch
   for (size_t cut = marker; cut < size; cut++) {
     xchg_error err = {{0}};
     xchg_ipc_reader *r = NULL;
-    batches b = {.status = xchg_ipc_reader_open(unseekable(data, cut, cut), NULL, &r, &err)};
+    batches b = {.status = xchg_ipc_reader_open(tu_unseekable_source(data, cut, cut), NULL, &r, &err)};
     if (b.status == XCHG_OK && cut + CODEC_TAIL_CUTS < size)
       b.status = xchg_ipc_reader_select_indices(r, &none, 0, &err);
     while (b.status == XCHG_OK) {
@@ -302,13 +264,13 @@ static void check_codec(const uint8_t *data, size_t size, const batches *want, x
   xchg_buf_unref(enc);
   char what[600];
   snprintf(what, sizeof what, "%s through %s", name, xchg_stream_codec_name(codec));
-  batches got = read_all(through_codec(copy, n, codec), NULL, 1);
+  batches got = read_all(tu_codec_source(copy, n, codec), NULL, 1);
   expect_same(want, &got, what);
   batches_free(&got);
   for (size_t cut = n > CODEC_TAIL_CUTS ? n - CODEC_TAIL_CUTS : 0; cut < n; cut++) {
     snprintf(what, sizeof what, "%s through %s cut at compressed byte %zu of %zu", name,
              xchg_stream_codec_name(codec), cut, n);
-    expect_error(through_codec(copy, cut, codec), NULL, XCHG_EIO, what);
+    expect_error(tu_codec_source(copy, cut, codec), NULL, XCHG_EIO, what);
   }
   free(copy);
 }
@@ -331,7 +293,7 @@ static void check_gold_file(const char *path, void *ctx_) {
     char what[600];
     for (uint64_t seed = 1; seed <= 3; seed++) {
       snprintf(what, sizeof what, "%s read in order (chunk seed %llu)", name, (unsigned long long)seed);
-      batches got = read_all(unseekable(file.data, file.size, seed), NULL, 1);
+      batches got = read_all(tu_unseekable_source(file.data, file.size, seed), NULL, 1);
       expect_same(&want, &got, what);
       batches_free(&got);
     }

@@ -22,9 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "support/interop.h"
 #include "support/roundtrip.h"
 #include "support/testutil.h"
 #include "xchg/xchg.h"
@@ -32,11 +32,6 @@
 #define ROWS 20000
 
 static char dir[] = "/tmp/xchg-polars-XXXXXX";
-
-static int run(const char *cmd) {
-  int rc = system(cmd);
-  return rc == -1 ? -1 : WEXITSTATUS(rc);
-}
 
 /* ---- sums as the generator defines them ------------------------------------- */
 
@@ -151,34 +146,23 @@ static int xchg_sums(const char *path, xchg_block_codec want, file_sums *out, ch
 
 /* ---- the test ------------------------------------------------------------------ */
 
-static char *source_dir(void) {
-  static char path[4096];
-  snprintf(path, sizeof path, "%s", __FILE__);
-  char *slash = strrchr(path, '/');
-  if (!slash) return NULL;
-  strcpy(slash, "/interop/polars");
-  return path;
-}
-
 static void cleanup(void) {
   char cmd[4200];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  run(cmd);
+  tu_run("%s", cmd);
 }
 
 int main(void) {
   const char *cli = getenv("XCHG_CLI");
-  const char *src = source_dir();
+  const char *src = tu_interop_dir("polars");
   char path[4300], cmd[16384], msg[2048], what_buf[256];
-  struct stat st;
   if (!cli || !src) {
     fprintf(stderr, "FAIL: XCHG_CLI is not set (run the tests through ctest)\n");
     return 1;
   }
-  snprintf(path, sizeof path, "%s/node_modules/nodejs-polars/package.json", src);
-  if (run("node --version >/dev/null 2>&1") != 0 || stat(path, &st) != 0) {
-    fprintf(stderr, "FAIL: node or nodejs-polars is missing (scripts/setup.sh installs them)\n");
-    return 1;
+  if (tu_interop_ready("polars", "nodejs-polars", msg, sizeof msg) != 0) {
+    tu_fail("polars", msg);
+    return tu_finish("polars");
   }
   if (!mkdtemp(dir)) {
     perror("mkdtemp");
@@ -193,7 +177,7 @@ int main(void) {
   for (int i = 0; i < nfiles; i++) {
     snprintf(cmd, sizeof cmd, "'%s' gen %.*s '%s/%s' %s --rows %d --seed 7 --sums > '%s/%s.sums'", cli,
              (int)strcspn(args[i], " "), args[i], dir, files[i], strchr(args[i], ' ') + 1, ROWS, dir, files[i]);
-    if (run(cmd) != 0) {
+    if (tu_run("%s", cmd) != 0) {
       tu_fail("xchg gen", cmd);
       cleanup();
       return 1;
@@ -213,7 +197,7 @@ int main(void) {
   int at = snprintf(cmd, sizeof cmd, "cd '%s' && node check.mjs '%s'", src, dir);
   for (int i = 0; i < nfiles; i++) at += snprintf(cmd + at, sizeof cmd - (size_t)at, " '%s/%s'", dir, files[i]);
   snprintf(cmd + at, sizeof cmd - (size_t)at, " > '%s/polars.jsonl'", dir);
-  if (run(cmd) != 0) {
+  if (tu_run("%s", cmd) != 0) {
     tu_fail("node check.mjs", cmd);
   } else {
     snprintf(path, sizeof path, "%s/polars.jsonl", dir);
@@ -266,14 +250,14 @@ int main(void) {
       char convert[8192];
       snprintf(convert, sizeof convert, "'%s' convert '%s/arrow-gold/1.0.0-littleendian/%s.stream' '%s' %s", cli,
                testdata, gold[g], path, convert_opts[c]);
-      if (run(convert) != 0) {
+      if (tu_run("%s", convert) != 0) {
         tu_fail("xchg convert", convert);
         converted = 0;
       }
       at += snprintf(cmd + at, sizeof cmd - (size_t)at, " '%s'", path);
     }
     snprintf(what_buf, sizeof what_buf, "polars reading %s as converted by xchg (each codec, both formats)", gold[g]);
-    if (converted) tu_case(what_buf, run(cmd), "values differ from the JSON (see above)");
+    if (converted) tu_case(what_buf, tu_run("%s", cmd), "values differ from the JSON (see above)");
   }
   if (!testdata) tu_fail("XCHG_TESTDATA", "not set: the gold files were not checked");
   cleanup();

@@ -4,7 +4,20 @@
  * format (a schema message, then dictionary and record batch messages, with
  * or without the pre-0.15 framing) or the file format ("ARROW1", a stream, a
  * footer with random access to every batch).  The format is detected from
- * the first bytes.
+ * the first bytes; input that starts as neither (text, random bytes, an
+ * empty input, a Parquet file) is an XCHG_EFORMAT error beginning "not an
+ * Arrow IPC stream or file: " that says what was seen.  Metadata versions
+ * V4 and V5 are read (Arrow 0.8 on); others are XCHG_ENOTSUP, naming them.
+ *
+ * Most file writers repeat the footer's schema as the first message after
+ * the magic (it must then equal the footer's); Apache Arrow JS's does not,
+ * and such files are read too.  From a seekable input (memory, a file) the
+ * schema is taken from the footer as always.  Read in order (a pipe, a
+ * codec stream), the batches of such a file cannot be decoded before the
+ * footer, at its end, gives their types: the reader then reads the whole
+ * file into memory when it is opened, at most max_batch_bytes bytes (beyond
+ * that, XCHG_ELIMIT naming the cap), and reads it from there as from
+ * memory, footer first, with random access (num_batches, read_batch).
  *
  * Batches come out through the Arrow C Data Interface.  Buffers that were
  * not compressed and whose source is in memory (a buffer, an mmap) are not
@@ -122,7 +135,9 @@ typedef struct xchg_read_options {
    * its compressed buffers' declared sizes, checked buffer by buffer before
    * each is allocated.  Default 1<<32 (4 GiB): engines cut their batches
    * to a few MB (Spark, DataFusion, Velox: thousands of rows), and with a
-   * pool the reader holds several batches at once. */
+   * pool the reader holds several batches at once.  It also caps the size
+   * of a file without a schema message read in order, which is held whole
+   * (see the top of this header). */
   int64_t max_batch_bytes;
   /* Decoded size of one dictionary (the sum of its buffers' sizes, nested
    * ones included) once delta batches are appended; a delta that would
@@ -235,7 +250,8 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_next(xchg_ipc_reader *reader
 
 /* File format only: the number of record batches, and random access to
  * batch i (dictionaries are read as the file format's rules require).
- * For a stream, num_batches is -1 and read_batch returns XCHG_ENOTSUP. */
+ * For a stream, and a file read in order that has a schema message,
+ * num_batches is -1 and read_batch returns XCHG_ENOTSUP. */
 XCHG_API int64_t xchg_ipc_reader_num_batches(const xchg_ipc_reader *reader);
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *reader, int64_t i,
                                                                struct ArrowArray *out,
@@ -245,7 +261,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *
  * once the reader has read it (the input's size, for a stream that ends
  * without one), else -1.  Bytes from there on are not the stream's: another
  * IPC stream may follow (a tool can open a reader there). */
-int64_t xchg_ipc_reader_stream_end(const xchg_ipc_reader *reader);
+XCHG_API int64_t xchg_ipc_reader_stream_end(const xchg_ipc_reader *reader);
 
 /* Moves the reader into an ArrowArrayStream, which owns it from now on
  * (the reader must not be used or closed by the caller afterwards). */

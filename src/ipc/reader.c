@@ -4,8 +4,9 @@
  * in the pre-0.15 framing), an int32 metadata length, the Message
  * flatbuffer, then the body.  A stream is a schema message followed by
  * dictionary and record batch messages; the file format wraps such a stream
- * between "ARROW1" magics and adds a footer that says where every
- * dictionary and record batch message starts.
+ * between "ARROW1" magics and adds a footer that holds the schema and says
+ * where every dictionary and record batch message starts (Arrow JS leaves
+ * the schema message out of the stream: see check_body_schema).
  *
  * A message's body is attached only when it is decoded: a slice of the
  * input when it is in memory, buffer by buffer from a seekable file when
@@ -74,6 +75,7 @@ struct xchg_ipc_reader {
   /* file format */
   file_block *batch_blocks, *dict_blocks;
   int64_t n_batches, n_dict_blocks, next_batch;
+  int64_t first_block_index; /* message index of the first block: 1 after a schema message, else 0 */
   int dicts_loaded;
   xchg_message_fn on_message;
   void *on_message_ctx;
@@ -209,8 +211,10 @@ static xchg_status parse_message(xchg_ipc_reader *r, ipc_message *m, xchg_error 
   m->version = version;
   m->header_type = header_type;
   if (version < OLDEST_METADATA_VERSION || version > NEWEST_METADATA_VERSION)
-    return xchg_errorf(err, XCHG_ENOTSUP, "message %lld at byte %lld: metadata version V%d",
-                       (long long)m->index, (long long)m->offset, version + 1);
+    return xchg_errorf(err, XCHG_ENOTSUP, "message %lld at byte %lld: metadata version V%d is not "
+                       "supported (this reader supports V%d to V%d)", (long long)m->index,
+                       (long long)m->offset, version + 1, OLDEST_METADATA_VERSION + 1,
+                       NEWEST_METADATA_VERSION + 1);
   if (header_type < HEADER_SCHEMA || header_type > HEADER_RECORD_BATCH)
     return xchg_errorf(err, header_type <= 5 ? XCHG_ENOTSUP : XCHG_EFORMAT,
                        "message %lld at byte %lld: header type %d (tensors are not supported)",
@@ -388,7 +392,7 @@ static xchg_status read_block(xchg_ipc_reader *r, const file_block *b, int kind,
 static xchg_status load_file_dictionaries(xchg_ipc_reader *r, xchg_error *err) {
   for (int64_t i = 0; i < r->n_dict_blocks && !r->dicts_loaded; i++) {
     ipc_message m;
-    r->message_index = 1 + i;
+    r->message_index = r->first_block_index + i;
     xchg_status st = read_block(r, &r->dict_blocks[i], HEADER_DICTIONARY, &m, err);
     if (st == XCHG_OK) {
       report_message(r, &m);
@@ -452,7 +456,7 @@ static xchg_status hold_next_batch(xchg_ipc_reader *r, int *eos, xchg_error *err
       r->finished = *eos = 1;
       return XCHG_OK;
     }
-    r->message_index = 1 + r->n_dict_blocks + r->next_batch;
+    r->message_index = r->first_block_index + r->n_dict_blocks + r->next_batch;
     if ((st = read_block(r, &r->batch_blocks[r->next_batch], HEADER_RECORD_BATCH, m, err)) != XCHG_OK)
       return st;
     r->next_batch++;
@@ -536,8 +540,28 @@ static xchg_status set_schema(xchg_ipc_reader *r, const fb_table *schema, const 
   return st;
 }
 
-/* Reads the schema message, into r's schema or (into != NULL) elsewhere. */
-static xchg_status read_schema_message(xchg_ipc_reader *r, ipc_schema *into, xchg_error *err) {
+/* Takes the schema message *m (and clears it): into r's schema or (into
+ * != NULL) elsewhere. */
+static xchg_status take_schema_message(xchg_ipc_reader *r, ipc_message *m, ipc_schema *into,
+                                       xchg_error *err) {
+  char where[64];
+  snprintf(where, sizeof where, "schema message at byte %lld", (long long)m->offset);
+  report_message(r, m);
+  xchg_status st;
+  if (into) {
+    st = ipc_schema_parse(&m->header, &r->opts, into, err);
+    if (st != XCHG_OK) xchg_error_prefix(err, "%s: ", where);
+  } else {
+    st = set_schema(r, &m->header, where, err);
+  }
+  if (st == XCHG_OK) st = pass_body(r, m, err);
+  r->message_index = 1;
+  message_clear(m);
+  return st;
+}
+
+/* Reads the schema message that starts a stream into r's schema. */
+static xchg_status read_schema_message(xchg_ipc_reader *r, xchg_error *err) {
   ipc_message m;
   int eos;
   xchg_status st = read_message(r, &m, &eos, err);
@@ -548,19 +572,7 @@ static xchg_status read_schema_message(xchg_ipc_reader *r, ipc_schema *into, xch
     message_clear(&m);
     return xchg_errorf(err, XCHG_EFORMAT, "message 0 at byte %lld is not a schema", (long long)at);
   }
-  char where[64];
-  snprintf(where, sizeof where, "schema message at byte %lld", (long long)m.offset);
-  report_message(r, &m);
-  if (into) {
-    st = ipc_schema_parse(&m.header, &r->opts, into, err);
-    if (st != XCHG_OK) xchg_error_prefix(err, "%s: ", where);
-  } else {
-    st = set_schema(r, &m.header, where, err);
-  }
-  if (st == XCHG_OK) st = pass_body(r, &m, err);
-  r->message_index = 1;
-  message_clear(&m);
-  return st;
+  return take_schema_message(r, &m, NULL, err);
 }
 
 /* ---- file format ------------------------------------------------------------ */
@@ -630,21 +642,52 @@ static xchg_status read_footer(xchg_ipc_reader *r, int64_t size, xchg_error *err
   return st;
 }
 
+/* Most writers repeat the footer's schema as a message after the magic,
+ * and it must then agree with the footer's.  Arrow JS's file writer leaves
+ * it out: the footer alone gives the schema, and the first message is a
+ * dictionary, a record batch or the end-of-stream marker. */
+static xchg_status check_body_schema(xchg_ipc_reader *r, xchg_error *err) {
+  ipc_message m;
+  int eos;
+  xchg_status st = seek(r, 8, err);
+  if (st == XCHG_OK) st = read_message(r, &m, &eos, err);
+  if (st != XCHG_OK) return st;
+  if (eos || m.header_type != HEADER_SCHEMA) {
+    message_clear(&m);
+    return XCHG_OK;
+  }
+  ipc_schema stream_schema;
+  if ((st = take_schema_message(r, &m, &stream_schema, err)) != XCHG_OK) return st;
+  st = check_same_schema(&r->schema, &stream_schema, err);
+  ipc_schema_free(&stream_schema);
+  return st;
+}
+
+static xchg_status open_file_in_memory(xchg_ipc_reader *r, ipc_message *first, xchg_error *err);
+
+/* Not seekable: the stream inside is read in order, from its schema
+ * message on; a file without one is read whole first (see below). */
+static xchg_status open_file_in_order(xchg_ipc_reader *r, xchg_error *err) {
+  ipc_message m;
+  int eos;
+  r->n_batches = -1;
+  xchg_status st = read_message(r, &m, &eos, err);
+  if (st != XCHG_OK) return st;
+  if (!eos && m.header_type == HEADER_SCHEMA) return take_schema_message(r, &m, NULL, err);
+  if (eos && position(r) == m.offset) /* allow_missing_eos took the end for a marker */
+    return xchg_errorf(err, XCHG_EIO, "the input ends at byte %lld, right after the ARROW1 magic "
+                       "(truncated?)", (long long)m.offset);
+  return open_file_in_memory(r, &m, err);
+}
+
 static xchg_status open_file_format(xchg_ipc_reader *r, xchg_error *err) {
   int64_t size = xchg_source_size(r->src);
-  if (size < 0) { /* not seekable: read the stream inside */
-    r->n_batches = -1;
-    return read_schema_message(r, NULL, err);
-  }
+  if (size < 0) return open_file_in_order(r, err);
   if (size < 18)
     return xchg_errorf(err, XCHG_EIO, "a %lld-byte file is too short for the file format", (long long)size);
   xchg_status st = read_footer(r, size, err);
-  if (st != XCHG_OK) return st;
-  ipc_schema stream_schema;
-  if ((st = seek(r, 8, err)) != XCHG_OK || (st = read_schema_message(r, &stream_schema, err)) != XCHG_OK)
-    return st;
-  st = check_same_schema(&r->schema, &stream_schema, err);
-  ipc_schema_free(&stream_schema);
+  if (st == XCHG_OK) st = check_body_schema(r, err);
+  r->first_block_index = r->message_index;
   return st;
 }
 
@@ -666,37 +709,29 @@ static xchg_status open_file_format(xchg_ipc_reader *r, xchg_error *err) {
 
 enum { FILE_TAIL = 10 }; /* int32 footer length + "ARROW1" */
 
-/* Reads the rest of the input into *out (malloc'd): *size bytes, at most
- * limit + 1, so that *size > limit says that more than limit follow. */
-static xchg_status read_rest(xchg_ipc_reader *r, size_t limit, uint8_t **out, size_t *size,
+/* Reads the rest of the input after the *len bytes of *data (malloc'd to
+ * exactly that size, or NULL), growing it, until *len exceeds limit (at most
+ * limit + 1 bytes in all, limit < SIZE_MAX / 2) or the input ends.  The
+ * caller frees *data, also after an error. */
+static xchg_status read_rest(xchg_ipc_reader *r, size_t limit, uint8_t **data, size_t *len,
                              xchg_error *err) {
-  uint8_t *data = NULL;
-  size_t len = 0, cap = 0, got = 0;
+  size_t cap = *len, got = 0;
   xchg_status st = XCHG_OK;
-  do {
-    if (len == cap) {
-      size_t want = cap ? 2 * cap : 4096;
+  while (st == XCHG_OK && *len <= limit) {
+    if (*len == cap) {
+      size_t want = cap < 2048 ? 4096 : 2 * cap; /* no overflow: cap <= limit < SIZE_MAX / 2 */
       if (want > limit + 1) want = limit + 1;
-      uint8_t *grown = realloc(data, want);
-      if (!grown) {
-        st = xchg_errorf(err, XCHG_ENOMEM, "out of memory for %zu bytes", want);
-        break;
-      }
-      data = grown;
+      uint8_t *grown = realloc(*data, want);
+      if (!grown) return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %zu bytes", want);
+      *data = grown;
       cap = want;
     }
-    size_t asked = cap - len;
-    st = read_exact(r, data + len, asked, &got, err);
-    len += got;
+    size_t asked = cap - *len;
+    st = read_exact(r, *data + *len, asked, &got, err);
+    *len += got;
     if (got < asked) break; /* the end of the input */
-  } while (st == XCHG_OK && len <= limit);
-  if (st != XCHG_OK) {
-    free(data);
-    return st;
   }
-  *out = data;
-  *size = len;
-  return XCHG_OK;
+  return st;
 }
 
 /* Whether rest[0, end) is a complete file end: a footer, the length
@@ -772,10 +807,11 @@ static xchg_status check_file_end(xchg_ipc_reader *r, xchg_error *err) {
   if (max_footer > INT32_MAX) max_footer = INT32_MAX; /* the length is an int32 */
   if (max_footer < 0) max_footer = 0;
   size_t limit = (size_t)max_footer + FILE_TAIL;
-  uint8_t *rest;
-  size_t size;
+  uint8_t *rest = NULL;
+  size_t size = 0;
   xchg_status st = read_rest(r, limit, &rest, &size, err);
   if (st != XCHG_OK) {
+    free(rest);
     xchg_error_prefix(err, "the file footer at byte %lld: ", (long long)start);
     return st;
   }
@@ -786,6 +822,104 @@ static xchg_status check_file_end(xchg_ipc_reader *r, xchg_error *err) {
   if (st == XCHG_OK) st = check_file_tail(r, rest, size, start, err);
   free(rest);
   return st;
+}
+
+/* ---- a file without a schema message, read in order -----------------------
+ *
+ * Arrow JS's file writer puts the schema only in the footer (see
+ * check_body_schema): the dictionaries and record batches after the magic
+ * cannot be decoded before the footer, at the very end, gives their types.
+ * Read in order, such a file is read whole into memory, as much as
+ * max_batch_bytes allows (the cap on the data of one batch, whose default
+ * suits a whole file of ordinary size), and then read as a file in memory. */
+
+static void free_whole_file(void *data, const void *unused, size_t size) {
+  (void)unused;
+  (void)size;
+  free(data);
+}
+
+static size_t whole_file_limit(const xchg_ipc_reader *r) {
+  int64_t cap = r->opts.max_batch_bytes;
+  if (cap < 0) return 0;
+  return (uint64_t)cap > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)cap;
+}
+
+/* The bytes read so far, in a malloc'd buffer of *len bytes: the magic and
+ * padding, then the framing and metadata of the first message (*first,
+ * cleared), which are rebuilt as they were read: a length that counts the
+ * metadata, after the continuation marker when there was one. */
+static uint8_t *file_head(const xchg_ipc_reader *r, ipc_message *first, size_t *len) {
+  size_t metadata = first->metadata ? xchg_buf_size(first->metadata) : 0;
+  size_t framing = (size_t)(position(r) - first->offset) - metadata; /* 8, or 4 before 0.15 */
+  uint8_t *head = malloc(8 + framing + metadata);
+  if (head) {
+    memcpy(head, r->peek, 8);
+    memset(head + 8, 0xFF, framing - 4);
+    for (int i = 0; i < 4; i++) head[8 + framing - 4 + (size_t)i] = (uint8_t)(metadata >> (8 * i));
+    if (metadata) memcpy(head + 8 + framing, xchg_buf_data(first->metadata), metadata);
+  }
+  *len = 8 + framing + metadata;
+  message_clear(first);
+  return head;
+}
+
+/* Reads the file (whose first message, *first, is not a schema) to its
+ * end and reads it from memory from then on. */
+static xchg_status open_file_in_memory(xchg_ipc_reader *r, ipc_message *first, xchg_error *err) {
+  size_t limit = whole_file_limit(r), len;
+  uint8_t *data = file_head(r, first, &len);
+  if (!data) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  xchg_status st = read_rest(r, limit, &data, &len, err);
+  if (st == XCHG_OK && len > limit)
+    st = xchg_errorf(err, XCHG_ELIMIT, "this IPC file has no schema message (its schema is in the "
+                     "footer only), so read in order it is held whole in memory, and it is larger "
+                     "than max_batch_bytes (%zu bytes): read it from a seekable input, or raise "
+                     "max_batch_bytes", limit);
+  if (st == XCHG_OK) st = xchg_source_finish(r->src, err);
+  xchg_source *whole = st == XCHG_OK ? xchg_source_from_memory(data, len, free_whole_file, data) : NULL;
+  if (st == XCHG_OK && !whole) st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  if (st != XCHG_OK) {
+    free(data);
+    return st;
+  }
+  xchg_source_close(r->src);
+  r->src = whole;
+  r->memory = xchg_source_memory(whole);
+  r->peek_len = r->peek_pos = 0;
+  return open_file_format(r, err);
+}
+
+/* ---- telling Arrow IPC from other input ------------------------------------ */
+
+#define NOT_ARROW "not an Arrow IPC stream or file: "
+
+/* Refuses the inputs that the first bytes show are not Arrow IPC. */
+static xchg_status check_arrow_start(const xchg_ipc_reader *r, xchg_error *err) {
+  if (r->peek_len == 0) return xchg_errorf(err, XCHG_EFORMAT, NOT_ARROW "the input is empty");
+  if (r->peek_len >= 4 && memcmp(r->peek, "PAR1", 4) == 0)
+    return xchg_errorf(err, XCHG_EFORMAT, NOT_ARROW "PAR1 magic at byte 0 (a Parquet file)");
+  return XCHG_OK;
+}
+
+/* A stream starts with the continuation marker, or (before Arrow 0.15)
+ * directly with the schema message's metadata length.  Bytes that start
+ * neither a file nor a marked stream pass for such a length, so when no
+ * schema message can be read after them, the input is not said to be a
+ * damaged stream, which it almost never is, but something else; a length
+ * that is not even plausible (negative, or above max_metadata_bytes) is
+ * not shown at all.  Failures that say nothing of the bytes (memory,
+ * cancellation) stay as they are. */
+static xchg_status open_stream_format(xchg_ipc_reader *r, xchg_error *err) {
+  xchg_status st = read_schema_message(r, err);
+  int marked = r->peek_len >= 4 && fb_load_u32(r->peek) == 0xFFFFFFFFu;
+  if (st == XCHG_OK || st == XCHG_ENOMEM || st == XCHG_ECANCELLED || marked) return st;
+  int32_t length = r->peek_len >= 4 ? (int32_t)fb_load_u32(r->peek) : -1;
+  if (length <= 0 || length > r->opts.max_metadata_bytes)
+    return xchg_errorf(err, XCHG_EFORMAT, NOT_ARROW "no continuation marker or ARROW1 magic at byte 0");
+  xchg_error_prefix(err, NOT_ARROW "no continuation marker or ARROW1 magic at byte 0, nor a "
+                    "pre-0.15 stream: ");
+  return XCHG_EFORMAT;
 }
 
 /* ---- public API ------------------------------------------------------------ */
@@ -807,7 +941,7 @@ xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_read_options *opts
   size_t got;
   xchg_status st = xchg_source_read(src, r->peek, 8, &got, err);
   r->peek_len = got;
-  if (st == XCHG_OK && got == 0) st = xchg_errorf(err, XCHG_EIO, "the input is empty");
+  if (st == XCHG_OK) st = check_arrow_start(r, err);
   if (st == XCHG_OK) {
     if (got == 8 && memcmp(r->peek, FILE_MAGIC, 6) == 0) {
       r->peek_pos = 8;
@@ -816,7 +950,7 @@ xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_read_options *opts
     } else {
       r->format = XCHG_IPC_STREAM;
       r->n_batches = -1;
-      st = read_schema_message(r, NULL, err);
+      st = open_stream_format(r, err);
     }
   }
   if (st != XCHG_OK) {
@@ -902,7 +1036,7 @@ xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *r, int64_t i, struct Arr
   xchg_status st = load_file_dictionaries(r, err);
   if (st != XCHG_OK) return st;
   ipc_message m;
-  r->message_index = 1 + r->n_dict_blocks + i;
+  r->message_index = r->first_block_index + r->n_dict_blocks + i;
   if ((st = read_block(r, &r->batch_blocks[i], HEADER_RECORD_BATCH, &m, err)) != XCHG_OK) return st;
   report_message(r, &m);
   ipc_decode_ctx ctx = decode_ctx(r, &m);

@@ -141,12 +141,16 @@ uint64_t tu_splitmix64(uint64_t *state) {
 }
 
 int tu_run(const char *fmt, ...) {
-  char cmd[8192];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(cmd, sizeof cmd, fmt, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
-  if (n < 0 || (size_t)n >= sizeof cmd) return -1;
+  char *cmd = n < 0 ? NULL : malloc((size_t)n + 1);
+  if (cmd == NULL) return -1;
+  va_start(ap, fmt);
+  vsnprintf(cmd, (size_t)n + 1, fmt, ap);
+  va_end(ap);
   int rc = system(cmd);
+  free(cmd);
   return rc == -1 || !WIFEXITED(rc) ? -1 : WEXITSTATUS(rc);
 }

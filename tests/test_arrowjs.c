@@ -1,0 +1,361 @@
+/* tests/test_arrowjs.c — Arrow IPC files written by another implementation,
+ * Apache Arrow JS (apache-arrow 21.2.0, tests/interop/arrowjs), whose file
+ * writer puts the schema only in the footer: after the magic come the
+ * dictionaries and record batches, with no schema message (issue 12).
+ *
+ *  1. write.mjs writes each case (several types with nulls, a dictionary,
+ *     lists and structs over several batches, one batch, no batch, one empty
+ *     batch) as an IPC file, as an IPC stream and as Arrow's integration
+ *     JSON (RecordBatchJSONWriter), all three by apache-arrow;
+ *  2. xchg reads each file seekable (mmap, read(2), memory) and in order (a
+ *     callback source that cannot seek, the same inside an LZ4 frame), and
+ *     its batches must equal the JSON (strict comparison,
+ *     tests/support/arrow_json.c) and its own reading of the stream, batch
+ *     by batch (array_equal); random access by read_batch too, messages
+ *     numbered from 0, and a few values checked here directly; `xchg cat -`
+ *     of the file through a pipe and from a redirected standard input
+ *     prints what `xchg cat` of the stream does;
+ *  3. read in order, such a file is held whole in memory: one byte over
+ *     max_batch_bytes is an XCHG_ELIMIT error naming the cap;
+ *  4. the reverse: `xchg convert` writes each JS file again in the file
+ *     format, and apache-arrow reads it and finds the same table.
+ *
+ * Node and the npm package are required: without them the test FAILS,
+ * saying to run scripts/setup.sh. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/array_equal.h"
+#include "support/arrow_json.h"
+#include "support/interop.h"
+#include "support/sources.h"
+#include "support/testutil.h"
+#include "xchg/stream.h"
+#include "xchg/xchg.h"
+
+#define MSG_SIZE 4096
+#define MAX_BATCHES 16
+#define CASES 5
+
+static char dir[] = "/tmp/xchg-arrowjs-XXXXXX";
+
+/* A case as write.mjs printed it. */
+typedef struct js_case {
+  char name[64];
+  long long rows, batches;
+  int has_json;
+} js_case;
+
+/* Everything one reading gave. */
+typedef struct reading {
+  xchg_ipc_format format;
+  int64_t num_batches;
+  struct ArrowSchema schema;
+  struct ArrowArray batches[MAX_BATCHES];
+  int64_t n;
+} reading;
+
+static void reading_free(reading *g) {
+  if (g->schema.release) g->schema.release(&g->schema);
+  for (int64_t i = 0; i < g->n; i++)
+    if (g->batches[i].release) g->batches[i].release(&g->batches[i]);
+  g->n = 0;
+}
+
+/* Reads every batch of src (taken over); 0, or -1 with msg. */
+static int read_all(xchg_source *src, const xchg_read_options *opts, reading *g, char *msg) {
+  memset(g, 0, sizeof *g);
+  if (!src) return tu_failf(msg, MSG_SIZE, "no source");
+  xchg_ipc_reader *r;
+  xchg_error err;
+  xchg_status st = xchg_ipc_reader_open(src, opts, &r, &err);
+  if (st != XCHG_OK) return tu_failf(msg, MSG_SIZE, "open: %s: %s", xchg_status_name(st), err.message);
+  g->format = xchg_ipc_reader_format(r);
+  g->num_batches = xchg_ipc_reader_num_batches(r);
+  st = xchg_ipc_reader_schema(r, &g->schema, &err);
+  while (st == XCHG_OK) {
+    struct ArrowArray batch;
+    st = xchg_ipc_reader_next(r, &batch, &err);
+    if (st != XCHG_OK || !batch.release) break;
+    if (g->n == MAX_BATCHES) {
+      batch.release(&batch);
+      xchg_ipc_reader_close(r);
+      return tu_failf(msg, MSG_SIZE, "more than %d batches", MAX_BATCHES);
+    }
+    g->batches[g->n++] = batch;
+  }
+  xchg_ipc_reader_close(r);
+  return st == XCHG_OK ? 0 : tu_failf(msg, MSG_SIZE, "batch %lld: %s: %s", (long long)g->n,
+                                      xchg_status_name(st), err.message);
+}
+
+/* The batches, against the stream's, the JSON's and the case's counts. */
+static int check_reading(const js_case *c, const reading *g, const reading *stream,
+                         const arrow_json *doc, char *msg) {
+  if (g->format != XCHG_IPC_FILE) return tu_failf(msg, MSG_SIZE, "read as a stream, not a file");
+  if (g->n != c->batches || g->n != stream->n)
+    return tu_failf(msg, MSG_SIZE, "%lld batches, the stream has %lld, write.mjs wrote %lld",
+                    (long long)g->n, (long long)stream->n, c->batches);
+  long long rows = 0;
+  for (int64_t i = 0; i < g->n; i++) {
+    rows += g->batches[i].length;
+    char why[MSG_SIZE];
+    if (array_equal(&stream->schema, &stream->batches[i], &g->batches[i], why, sizeof why) != 0)
+      return tu_failf(msg, MSG_SIZE, "batch %lld differs from the stream's: %s", (long long)i, why);
+  }
+  if (rows != c->rows) return tu_failf(msg, MSG_SIZE, "%lld rows, write.mjs wrote %lld", rows, c->rows);
+  if (!doc) return 0;
+  if (arrow_json_compare_schema(doc, &g->schema, msg, MSG_SIZE) != 0) return -1;
+  if (arrow_json_num_batches(doc) != g->n)
+    return tu_failf(msg, MSG_SIZE, "%lld batches, the JSON has %lld", (long long)g->n,
+                    (long long)arrow_json_num_batches(doc));
+  for (int64_t i = 0; i < g->n; i++)
+    if (arrow_json_compare_batch(doc, i, &g->schema, &g->batches[i], msg, MSG_SIZE) != 0) return -1;
+  return 0;
+}
+
+/* A few values of the primitives case, as write.mjs makes them: row i of
+ * i32 is i * 37 - 1000, null when i % 7 == 3; row i of i64 is i *
+ * 1234567890123 - 2^62, null when i % 11 == 5. */
+static int check_primitive_values(const reading *g, char *msg) {
+  const struct ArrowArray *i32 = g->batches[0].children[0], *i64 = g->batches[0].children[1];
+  const uint8_t *valid = i32->buffers[0];
+  const int32_t *ints = i32->buffers[1];
+  const int64_t *longs = i64->buffers[1];
+  int64_t o = i32->offset, p = i64->offset;
+  if (ints[o + 4] != 4 * 37 - 1000 || ints[o + 299] != 299 * 37 - 1000 || !valid ||
+      (valid[(o + 3) / 8] >> ((o + 3) % 8)) & 1)
+    return tu_failf(msg, MSG_SIZE, "i32: rows 4 and 299 are %d and %d, row 3 is %s", ints[o + 4],
+                    ints[o + 299], valid && !((valid[(o + 3) / 8] >> ((o + 3) % 8)) & 1) ? "null" : "not null");
+  if (longs[p] != -((int64_t)1 << 62) || longs[p + 7] != 7 * INT64_C(1234567890123) - ((int64_t)1 << 62))
+    return tu_failf(msg, MSG_SIZE, "i64: rows 0 and 7 are %" PRId64 " and %" PRId64, longs[p], longs[p + 7]);
+  return 0;
+}
+
+/* Random access: batch i by read_batch equals the stream's batch i. */
+static int check_random_access(const char *path, const reading *stream, char *msg) {
+  xchg_ipc_reader *r;
+  xchg_error err;
+  xchg_status st = xchg_ipc_reader_open_file(path, NULL, &r, &err);
+  if (st != XCHG_OK) return tu_failf(msg, MSG_SIZE, "open: %s", err.message);
+  int rc = 0;
+  for (int64_t i = stream->n - 1; i >= 0 && rc == 0; i--) {
+    struct ArrowArray batch;
+    char why[MSG_SIZE];
+    if ((st = xchg_ipc_reader_read_batch(r, i, &batch, &err)) != XCHG_OK)
+      rc = tu_failf(msg, MSG_SIZE, "read_batch %lld: %s", (long long)i, err.message);
+    else if (array_equal(&stream->schema, &stream->batches[i], &batch, why, sizeof why) != 0)
+      rc = tu_failf(msg, MSG_SIZE, "read_batch %lld: %s", (long long)i, why);
+    if (st == XCHG_OK) batch.release(&batch);
+  }
+  xchg_ipc_reader_close(r);
+  return rc;
+}
+
+/* The messages the reader reports, in order. */
+typedef struct message_log {
+  int64_t n, first_offset, wrong_index;
+} message_log;
+
+static void log_message(void *ctx, const xchg_message_info *info) {
+  message_log *log = ctx;
+  if (log->n == 0) log->first_offset = info->offset;
+  if (info->index != log->n && log->wrong_index < 0) log->wrong_index = log->n;
+  log->n++;
+}
+
+/* With no schema message, the messages are numbered from the first one
+ * after the magic, which is message 0 at byte 8. */
+static int check_message_indices(const char *path, const js_case *c, char *msg) {
+  message_log log = {0, -1, -1};
+  xchg_read_options opts;
+  xchg_read_options_init(&opts);
+  opts.on_message = log_message;
+  opts.on_message_ctx = &log;
+  xchg_source *src = NULL;
+  xchg_error err;
+  if (xchg_source_open_file(path, XCHG_FILE_MMAP, &src, &err) != XCHG_OK)
+    return tu_failf(msg, MSG_SIZE, "open: %s", err.message);
+  reading g;
+  int rc = read_all(src, &opts, &g, msg);
+  reading_free(&g);
+  if (rc != 0) return rc;
+  if (log.wrong_index >= 0)
+    return tu_failf(msg, MSG_SIZE, "message %lld is not reported as index %lld", (long long)log.wrong_index,
+                    (long long)log.wrong_index);
+  if (log.n < c->batches || (c->batches > 0 && log.first_offset != 8))
+    return tu_failf(msg, MSG_SIZE, "%lld messages reported, the first at byte %lld", (long long)log.n,
+                    (long long)log.first_offset);
+  return 0;
+}
+
+/* Each way of reading the file; *what names the one that failed. */
+static int check_file(const js_case *c, const char *path, const reading *stream,
+                      const arrow_json *doc, const char **what, char *msg) {
+  size_t size;
+  uint8_t *data = tu_read_file(path, &size);
+  xchg_buf *lz4 = NULL;
+  xchg_error err;
+  if (!data || xchg_stream_encode(XCHG_STREAM_LZ4_FRAME, NULL, data, size, &lz4, &err) != XCHG_OK) {
+    free(data);
+    *what = "reading it";
+    return tu_failf(msg, MSG_SIZE, "cannot read or encode %s", path);
+  }
+  int rc = 0;
+  for (int way = 0; way < 5 && rc == 0; way++) {
+    static const char *ways[] = {"mmap", "read(2)", "memory", "in order", "in order, LZ4 frame"};
+    xchg_source *src = NULL;
+    if (way < 2 && xchg_source_open_file(path, way == 0 ? XCHG_FILE_MMAP : XCHG_FILE_READ, &src, &err) != XCHG_OK)
+      rc = tu_failf(msg, MSG_SIZE, "open %s: %s", path, err.message);
+    if (way == 2) src = xchg_source_from_memory(data, size, NULL, NULL);
+    if (way == 3) src = tu_unseekable_source(data, size, size);
+    if (way == 4) src = tu_codec_source(xchg_buf_data(lz4), xchg_buf_size(lz4), XCHG_STREAM_LZ4_FRAME);
+    if (rc != 0) break;
+    reading g;
+    *what = ways[way];
+    rc = read_all(src, NULL, &g, msg);
+    if (rc == 0) rc = check_reading(c, &g, stream, doc, msg);
+    if (rc == 0 && way < 3 && g.num_batches != c->batches)
+      rc = tu_failf(msg, MSG_SIZE, "num_batches %lld, expected %lld", (long long)g.num_batches, c->batches);
+    if (rc == 0 && strcmp(c->name, "primitives") == 0) rc = check_primitive_values(&g, msg);
+    reading_free(&g);
+  }
+  if (rc == 0) {
+    *what = "read_batch";
+    rc = check_random_access(path, stream, msg);
+  }
+  if (rc == 0) {
+    *what = "on_message";
+    rc = check_message_indices(path, c, msg);
+  }
+  xchg_buf_unref(lz4);
+  free(data);
+  return rc;
+}
+
+/* Read in order, the file is held whole: a cap of its size passes, one
+ * byte less is XCHG_ELIMIT naming max_batch_bytes. */
+static void check_whole_file_cap(const char *path) {
+  size_t size;
+  uint8_t *data = tu_read_file(path, &size);
+  TU_CHECK(data != NULL, "cannot read %s", path);
+  if (!data) return;
+  xchg_read_options opts;
+  xchg_read_options_init(&opts);
+  opts.max_batch_bytes = (int64_t)size;
+  reading g;
+  char msg[MSG_SIZE];
+  TU_CHECK(read_all(tu_unseekable_source(data, size, 3), &opts, &g, msg) == 0,
+           "%s in order, max_batch_bytes = its size: %s", path, msg);
+  reading_free(&g);
+  opts.max_batch_bytes = (int64_t)size - 1;
+  xchg_ipc_reader *r = NULL;
+  xchg_error err;
+  xchg_status st = xchg_ipc_reader_open(tu_unseekable_source(data, size, 3), &opts, &r, &err);
+  TU_CHECK(st == XCHG_ELIMIT && strstr(err.message, "max_batch_bytes") &&
+               strstr(err.message, "no schema message"),
+           "%s in order, max_batch_bytes one byte short: %s: %s", path, xchg_status_name(st),
+           st == XCHG_OK ? "opened" : err.message);
+  xchg_ipc_reader_close(r);
+  free(data);
+}
+
+/* `xchg cat -` of the file through a pipe and from a redirected (seekable)
+ * standard input prints what `xchg cat` of the stream does. */
+static void check_cli_pipe(const char *cli, const char *name) {
+  char cmd[16384];
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && '%s' cat %s.stream > %s.cat_stream && test -s %s.cat_stream && "
+           "cat %s.arrow | '%s' cat - > %s.cat_pipe && cmp %s.cat_pipe %s.cat_stream && "
+           "'%s' cat - < %s.arrow > %s.cat_stdin && cmp %s.cat_stdin %s.cat_stream",
+           dir, cli, name, name, name, name, cli, name, name, name, cli, name, name, name, name);
+  TU_CHECK(tu_run("%s", cmd) == 0, "%s: xchg cat - of the file differs from xchg cat of the stream: %s", name, cmd);
+}
+
+/* xchg writes the JS file again; apache-arrow finds the same table in it. */
+static void check_reverse(const char *cli, const char *js, const char *name) {
+  char cmd[16384];
+  snprintf(cmd, sizeof cmd, "'%s' convert '%s/%s.arrow' '%s/%s.xchg.arrow' --file && cd '%s' && "
+           "node write.mjs --check '%s' '%s/%s.xchg.arrow'", cli, dir, name, dir, name, js, name, dir, name);
+  TU_CHECK(tu_run("%s", cmd) == 0, "%s: apache-arrow does not read xchg's file back: %s", name, cmd);
+}
+
+static void check_case(const char *cli, const char *js, const js_case *c) {
+  char path[4400], msg[MSG_SIZE];
+  const char *what = "the stream";
+  reading stream;
+  arrow_json *doc = NULL;
+  snprintf(path, sizeof path, "%s/%s.stream", dir, c->name);
+  size_t size;
+  uint8_t *data = tu_read_file(path, &size);
+  int rc = read_all(data ? xchg_source_from_memory(data, size, NULL, NULL) : NULL, NULL, &stream, msg);
+  if (rc == 0 && c->has_json) {
+    snprintf(path, sizeof path, "%s/%s.json", dir, c->name);
+    what = "the JSON";
+    rc = arrow_json_load(path, &doc, msg, MSG_SIZE);
+  }
+  snprintf(path, sizeof path, "%s/%s.arrow", dir, c->name);
+  if (rc == 0) rc = check_file(c, path, &stream, doc, &what, msg);
+  if (rc != 0) {
+    char where[256];
+    snprintf(where, sizeof where, "%s (%s)", c->name, what);
+    tu_fail(where, msg);
+  } else {
+    printf("%s: %lld rows in %lld batches, equal to %s, every way\n", c->name, c->rows, c->batches,
+           c->has_json ? "the JSON and the stream" : "the stream (no JSON: see write.mjs)");
+  }
+  arrow_json_free(doc);
+  reading_free(&stream);
+  free(data);
+  check_cli_pipe(cli, c->name);
+  check_reverse(cli, js, c->name);
+}
+
+static int read_cases(js_case *cases) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/cases.txt", dir);
+  FILE *f = fopen(path, "r");
+  int n = 0;
+  char json[16];
+  while (f && n < CASES + 1 &&
+         fscanf(f, "%63s %lld %lld %15s", cases[n].name, &cases[n].rows, &cases[n].batches, json) == 4) {
+    cases[n].has_json = strcmp(json, "json") == 0;
+    n++;
+  }
+  if (f) fclose(f);
+  return n;
+}
+
+int main(void) {
+  const char *cli = getenv("XCHG_CLI");
+  char cmd[16384], msg[MSG_SIZE];
+  if (!cli) {
+    tu_fail("XCHG_CLI", "not set (run the test through ctest)");
+    return tu_finish("arrowjs");
+  }
+  if (tu_interop_ready("arrowjs", "apache-arrow", msg, sizeof msg) != 0) {
+    tu_fail("apache-arrow interop", msg);
+    return tu_finish("arrowjs");
+  }
+  if (!mkdtemp(dir)) {
+    tu_fail("mkdtemp", dir);
+    return tu_finish("arrowjs");
+  }
+  const char *js = tu_interop_dir("arrowjs");
+  snprintf(cmd, sizeof cmd, "cd '%s' && node write.mjs '%s' > '%s/cases.txt'", js, dir, dir);
+  js_case cases[CASES + 1];
+  int n = tu_run("%s", cmd) == 0 ? read_cases(cases) : -1;
+  TU_CHECK(n == CASES, "node write.mjs gave %d cases, expected %d: %s", n, CASES, cmd);
+  for (int i = 0; i < n; i++) check_case(cli, js, &cases[i]);
+  for (int i = 0; i < n; i++)
+    if (strcmp(cases[i].name, "dictionaries") == 0) {
+      char path[4400];
+      snprintf(path, sizeof path, "%s/%s.arrow", dir, cases[i].name);
+      check_whole_file_cap(path);
+    }
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  tu_run("%s", cmd);
+  return tu_finish("arrowjs");
+}
