@@ -70,22 +70,28 @@ static void release_schema(struct ArrowSchema *s) {
 
 static void release_leaf(struct ArrowSchema *s) { s->release = NULL; }
 
-void shape_cache_schema(struct ArrowSchema *out) {
-  static const char *names[] = {"c0", "c1", "c2", "c3", "c4", "c5"};
-  static const char *formats[] = {"l", "i", "g", "u", "l", "b"};
-  struct ArrowSchema *kids = must_alloc(SHAPE_CACHE_COLUMNS * sizeof *kids);
+/* A struct schema of n nullable leaf columns. */
+static void struct_schema(struct ArrowSchema *out, int n, const char *const *names,
+                          const char *const *formats) {
+  struct ArrowSchema *kids = must_alloc((size_t)n * sizeof *kids);
   memset(out, 0, sizeof *out);
   out->format = "+s";
   out->name = "";
-  out->n_children = SHAPE_CACHE_COLUMNS;
-  out->children = must_alloc(SHAPE_CACHE_COLUMNS * sizeof *out->children);
-  for (int i = 0; i < SHAPE_CACHE_COLUMNS; i++) {
+  out->n_children = n;
+  out->children = must_alloc((size_t)n * sizeof *out->children);
+  for (int i = 0; i < n; i++) {
     kids[i] = (struct ArrowSchema){formats[i], names[i], NULL, ARROW_FLAG_NULLABLE, 0, NULL, NULL,
                                    release_leaf, NULL};
     out->children[i] = &kids[i];
   }
   out->private_data = kids;
   out->release = release_schema;
+}
+
+void shape_cache_schema(struct ArrowSchema *out) {
+  static const char *const names[] = {"c0", "c1", "c2", "c3", "c4", "c5"};
+  static const char *const formats[] = {"l", "i", "g", "u", "l", "b"};
+  struct_schema(out, SHAPE_CACHE_COLUMNS, names, formats);
 }
 
 int64_t shape_cache_batches(int64_t rows) {
@@ -173,21 +179,9 @@ void shape_cache_batch(uint64_t seed, int64_t rows, int64_t index, struct ArrowA
 /* ---- shape `broadcast` --------------------------------------------------------- */
 
 void shape_broadcast_schema(struct ArrowSchema *out) {
-  static const char *names[] = {"k", "d_long", "d_str"};
-  static const char *formats[] = {"l", "l", "u"};
-  struct ArrowSchema *kids = must_alloc(SHAPE_BROADCAST_COLUMNS * sizeof *kids);
-  memset(out, 0, sizeof *out);
-  out->format = "+s";
-  out->name = "";
-  out->n_children = SHAPE_BROADCAST_COLUMNS;
-  out->children = must_alloc(SHAPE_BROADCAST_COLUMNS * sizeof *out->children);
-  for (int i = 0; i < SHAPE_BROADCAST_COLUMNS; i++) {
-    kids[i] = (struct ArrowSchema){formats[i], names[i], NULL, ARROW_FLAG_NULLABLE, 0, NULL, NULL,
-                                   release_leaf, NULL};
-    out->children[i] = &kids[i];
-  }
-  out->private_data = kids;
-  out->release = release_schema;
+  static const char *const names[] = {"k", "d_long", "d_str"};
+  static const char *const formats[] = {"l", "l", "u"};
+  struct_schema(out, SHAPE_BROADCAST_COLUMNS, names, formats);
 }
 
 int64_t shape_broadcast_batches(int64_t rows) {
