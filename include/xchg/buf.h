@@ -1,4 +1,5 @@
-/* xchg/buf.h — reference-counted byte buffers, the unit of sharing in xchg.
+/** \file
+ * xchg/buf.h — reference-counted byte buffers, the unit of sharing in xchg.
  *
  * An xchg_buf is an immutable-once-published span of bytes with an atomic
  * reference count.  Allocations made by xchg are 64-byte aligned.  A slice
@@ -26,43 +27,43 @@ extern "C" {
 
 typedef struct xchg_buf xchg_buf;
 
-/* Allocates size bytes, 64-byte aligned, uninitialised; refcount 1.
+/** Allocates size bytes, 64-byte aligned, uninitialised; refcount 1.
  * Returns NULL when out of memory. size 0 is allowed. */
 XCHG_API xchg_buf *xchg_buf_alloc(size_t size);
 
-/* Like xchg_buf_alloc, but the bytes are zeroed. */
+/** Like xchg_buf_alloc, but the bytes are zeroed. */
 XCHG_API xchg_buf *xchg_buf_calloc(size_t size);
 
-/* Wraps memory owned elsewhere.  release(release_ctx, data, size) runs once,
+/** Wraps memory owned elsewhere.  release(release_ctx, data, size) runs once,
  * when the last reference goes; release may be NULL for static memory. */
 XCHG_API xchg_buf *xchg_buf_wrap(const void *data, size_t size,
                                  void (*release)(void *release_ctx, const void *data, size_t size),
                                  void *release_ctx);
 
-/* A view of bytes [offset, offset+size) of parent; holds a reference on the
+/** A view of bytes [offset, offset+size) of parent; holds a reference on the
  * parent (on its root, for a slice of a slice).  Returns NULL when the range
  * is out of bounds or memory runs out. */
 XCHG_API xchg_buf *xchg_buf_slice(xchg_buf *parent, size_t offset, size_t size);
 
-/* Adds a reference and returns buf (NULL passes through). */
+/** Adds a reference and returns buf (NULL passes through). */
 XCHG_API xchg_buf *xchg_buf_ref(xchg_buf *buf);
 
-/* Drops a reference; the memory goes with the last one.  NULL is a no-op. */
+/** Drops a reference; the memory goes with the last one.  NULL is a no-op. */
 XCHG_API void xchg_buf_unref(xchg_buf *buf);
 
 XCHG_API const uint8_t *xchg_buf_data(const xchg_buf *buf);
-/* Writable pointer: only for a buffer the caller has just allocated and not
+/** Writable pointer: only for a buffer the caller has just allocated and not
  * yet shared. */
 XCHG_API uint8_t *xchg_buf_mutable_data(xchg_buf *buf);
 XCHG_API size_t xchg_buf_size(const xchg_buf *buf);
 
-/* Bytes currently held in buffers allocated by xchg_buf_alloc/calloc, and
+/** Bytes currently held in buffers allocated by xchg_buf_alloc/calloc, and
  * the number of live xchg_buf objects, process-wide.  Tests use these to
  * prove that nothing leaked; engines to watch memory. */
 XCHG_API int64_t xchg_buf_allocated_bytes(void);
 XCHG_API int64_t xchg_buf_live_count(void);
 
-/* Test hook for allocation-failure injection: when n > 0, the n-th buffer
+/** Test hook for allocation-failure injection: when n > 0, the n-th buffer
  * allocation from now (1 = the next) fails; 0 disables.  Process-wide. */
 XCHG_API void xchg_buf_fail_nth_alloc(int64_t n);
 

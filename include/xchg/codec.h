@@ -1,4 +1,5 @@
-/* xchg/codec.h — block codecs: one compressed buffer in, one buffer out.
+/** \file
+ * xchg/codec.h — block codecs: one compressed buffer in, one buffer out.
  *
  * Arrow IPC body compression compresses each buffer of a record batch on its
  * own, as one LZ4 frame or one zstd frame.  These calls decompress straight
@@ -26,24 +27,24 @@ typedef enum xchg_block_codec {
   XCHG_BLOCK_ZSTD = 2
 } xchg_block_codec;
 
-/* "none", "lz4", "zstd". */
+/** "none", "lz4", "zstd". */
 XCHG_API const char *xchg_block_codec_name(xchg_block_codec codec);
 
-/* Decompresses src (exactly one codec stream, possibly several concatenated
+/** Decompresses src (exactly one codec stream, possibly several concatenated
  * frames) into dst, which must receive exactly dst_size bytes: producing
  * fewer or more is an XCHG_EFORMAT error, as is any corrupt input. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_block_decompress(xchg_block_codec codec, const void *src,
                                                           size_t src_size, void *dst,
                                                           size_t dst_size, xchg_error *err);
 
-/* The most that src_size bytes of the codec's format can decompress to,
+/** The most that src_size bytes of the codec's format can decompress to,
  * whatever they hold: 255 bytes per byte for LZ4 frames (a match costs at
  * least a token and a 2-byte offset, and each further 255 bytes of its
  * length one more byte), 32768 for zstd (a block costs at least 4 bytes,
  * e.g. an RLE block, and yields at most 128 KiB); saturates at UINT64_MAX. */
 XCHG_API uint64_t xchg_block_max_decompressed_size(xchg_block_codec codec, size_t src_size);
 
-/* Checks a size declared for src before dst_size bytes are allocated for
+/** Checks a size declared for src before dst_size bytes are allocated for
  * it, from src's length and frame headers alone: more than
  * xchg_block_max_decompressed_size, or (zstd) other than the content size
  * its frame headers state when every frame states one, is an XCHG_EFORMAT
@@ -53,12 +54,12 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_block_check_size(xchg_block_codec codec
                                                           size_t src_size, size_t dst_size,
                                                           xchg_error *err);
 
-/* Compresses src at level (0 = the codec's default) into a new buffer. */
+/** Compresses src at level (0 = the codec's default) into a new buffer. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_block_compress(xchg_block_codec codec, int level,
                                                         const void *src, size_t src_size,
                                                         xchg_buf **out, xchg_error *err);
 
-/* Number of xchg_block_decompress calls made so far in this process, and
+/** Number of xchg_block_decompress calls made so far in this process, and
  * the bytes they produced: lets tests prove what was (not) decompressed. */
 XCHG_API int64_t xchg_block_decompress_calls(void);
 XCHG_API int64_t xchg_block_decompressed_bytes(void);

@@ -1,4 +1,5 @@
-/* xchg/error.h — the error model shared by every xchg module.
+/** \file
+ * xchg/error.h — the error model shared by every xchg module.
  *
  * Every fallible call returns an xchg_status and, when it fails, fills an
  * xchg_error with a message that names what was wrong and where: the message
@@ -16,13 +17,13 @@ extern "C" {
 
 typedef enum xchg_status {
   XCHG_OK = 0,
-  XCHG_EINVAL = 1,    /* the caller passed an invalid argument */
-  XCHG_ENOMEM = 2,    /* an allocation failed */
-  XCHG_EIO = 3,       /* the byte source failed or ended early */
-  XCHG_EFORMAT = 4,   /* the input is malformed (bad bytes on the wire) */
-  XCHG_ENOTSUP = 5,   /* valid input using a feature xchg does not support */
+  XCHG_EINVAL = 1,    /**< the caller passed an invalid argument */
+  XCHG_ENOMEM = 2,    /**< an allocation failed */
+  XCHG_EIO = 3,       /**< the byte source failed or ended early */
+  XCHG_EFORMAT = 4,   /**< the input is malformed (bad bytes on the wire) */
+  XCHG_ENOTSUP = 5,   /**< valid input using a feature xchg does not support */
   XCHG_ECANCELLED = 6,/* the operation was cancelled by the caller */
-  XCHG_ELIMIT = 7     /* the input exceeds a configured resource limit */
+  XCHG_ELIMIT = 7     /**< the input exceeds a configured resource limit */
 } xchg_status;
 
 #define XCHG_ERROR_MESSAGE_SIZE 1024
@@ -31,10 +32,10 @@ typedef struct xchg_error {
   char message[XCHG_ERROR_MESSAGE_SIZE];
 } xchg_error;
 
-/* A short constant name for a status ("ok", "invalid argument", ...). */
+/** A short constant name for a status ("ok", "invalid argument", ...). */
 XCHG_API const char *xchg_status_name(xchg_status status);
 
-/* Formats a message into err (when err is not NULL) and returns status, so
+/** Formats a message into err (when err is not NULL) and returns status, so
  * that failures read as `return xchg_errorf(err, XCHG_EFORMAT, "...", ...);`.
  * The message is truncated, never overflowed. */
 XCHG_API xchg_status xchg_errorf(xchg_error *err, xchg_status status, const char *fmt, ...)
@@ -43,7 +44,7 @@ XCHG_API xchg_status xchg_errorf(xchg_error *err, xchg_status status, const char
 #endif
     ;
 
-/* Prepends context ("message 3: ") to a message already in err. */
+/** Prepends context ("message 3: ") to a message already in err. */
 XCHG_API void xchg_error_prefix(xchg_error *err, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

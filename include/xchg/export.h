@@ -1,4 +1,5 @@
-/* xchg/export.h — how the public API is marked.
+/** \file
+ * xchg/export.h — how the public API is marked.
  *
  * libxchg is built with hidden visibility: a symbol is exported from
  * libxchg.so only when its declaration carries XCHG_API, so that the

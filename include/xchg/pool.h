@@ -1,4 +1,5 @@
-/* xchg/pool.h — a small thread pool for parallel decode and compression.
+/** \file
+ * xchg/pool.h — a small thread pool for parallel decode and compression.
  *
  * Work is submitted as a parallel loop: xchg_pool_run(pool, n, fn, ctx)
  * calls fn(ctx, i) for every i in [0, n) and returns when all calls have
@@ -21,24 +22,24 @@ extern "C" {
 
 typedef struct xchg_pool xchg_pool;
 
-/* A pool of `threads` threads in all, the caller counted: threads - 1
+/** A pool of `threads` threads in all, the caller counted: threads - 1
  * workers are started.  threads <= 0 means the number of online cores.
  * Returns NULL when threads cannot be created. */
 XCHG_API xchg_pool *xchg_pool_create(int threads);
 
-/* Waits for running loops to finish, then stops the workers. */
+/** Waits for running loops to finish, then stops the workers. */
 XCHG_API void xchg_pool_destroy(xchg_pool *pool);
 
-/* The process-wide pool, created on first use with one thread per core
+/** The process-wide pool, created on first use with one thread per core
  * (or XCHG_THREADS from the environment).  Never destroyed. */
 XCHG_API xchg_pool *xchg_pool_default(void);
 
-/* Threads in the pool, the caller counted. */
+/** Threads in the pool, the caller counted. */
 XCHG_API int xchg_pool_threads(const xchg_pool *pool);
 
 typedef void (*xchg_task_fn)(void *ctx, int64_t index);
 
-/* Runs fn(ctx, i) for i in [0, n) on the pool and the calling thread. */
+/** Runs fn(ctx, i) for i in [0, n) on the pool and the calling thread. */
 XCHG_API void xchg_pool_run(xchg_pool *pool, int64_t n, xchg_task_fn fn, void *ctx);
 
 #ifdef __cplusplus

@@ -1,4 +1,5 @@
-/* xchg/rows.h — length-prefixed rows pulled out of a compressed stream.
+/** \file
+ * xchg/rows.h — length-prefixed rows pulled out of a compressed stream.
  *
  * Gluten's sort shuffle writes rows as a u32 little-endian length followed
  * by that many payload bytes, and compresses the sequence as LZ4 or zstd
@@ -23,20 +24,20 @@ extern "C" {
 
 typedef struct xchg_row_reader xchg_row_reader;
 
-/* Opens a row reader on s, which it takes over (closed with the reader, or
+/** Opens a row reader on s, which it takes over (closed with the reader, or
  * at once if opening fails).  A row longer than max_row_size bytes is an
  * XCHG_ELIMIT error; 0 means the default, 256 MiB. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_row_reader_open(xchg_istream *s, size_t max_row_size,
                                                          xchg_row_reader **out, xchg_error *err);
 
-/* The next row: *row points at its *len payload bytes and stays valid until
+/** The next row: *row points at its *len payload bytes and stays valid until
  * the next call on the reader.  At the end of the stream *row is NULL (an
  * empty row has a non-NULL *row and *len 0).  A stream that ends inside a
  * row is an XCHG_EIO error naming the row and byte offset. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_row_reader_next(xchg_row_reader *r, const uint8_t **row,
                                                          uint32_t *len, xchg_error *err);
 
-/* Up to max rows at once into rows[] and lens[]; *count = 0 at the end.
+/** Up to max rows at once into rows[] and lens[]; *count = 0 at the end.
  * All the pointers stay valid until the next call on the reader.  A batch
  * ends early where taking one more row would need a new window while the
  * batch still points into the current one. */
@@ -44,15 +45,15 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_row_reader_next_batch(xchg_row_reader *
                                                                const uint8_t **rows, uint32_t *lens,
                                                                size_t *count, xchg_error *err);
 
-/* Rows returned so far, and how many of them had to be copied (spanned
+/** Rows returned so far, and how many of them had to be copied (spanned
  * windows). */
 XCHG_API uint64_t xchg_row_reader_rows(const xchg_row_reader *r);
 XCHG_API uint64_t xchg_row_reader_copied_rows(const xchg_row_reader *r);
 
-/* The underlying stream, e.g. for xchg_istream_metrics. */
+/** The underlying stream, e.g. for xchg_istream_metrics. */
 XCHG_API xchg_istream *xchg_row_reader_stream(xchg_row_reader *r);
 
-/* Closes the reader and its stream (NULL is a no-op). */
+/** Closes the reader and its stream (NULL is a no-op). */
 XCHG_API void xchg_row_reader_close(xchg_row_reader *r);
 
 #ifdef __cplusplus

@@ -1,4 +1,5 @@
-/* xchg/stream.h — stream codecs: compressed byte streams as engines ship them.
+/** \file
+ * xchg/stream.h — stream codecs: compressed byte streams as engines ship them.
  *
  * Exchange bytes often arrive wrapped in a *stream* codec, one that
  * compresses a whole byte stream rather than one buffer: Spark's
@@ -40,21 +41,21 @@ extern "C" {
 #endif
 
 typedef enum xchg_stream_codec {
-  XCHG_STREAM_NONE = 0,          /* bytes pass through unchanged */
-  XCHG_STREAM_LZ4_FRAME = 1,     /* LZ4 frames, concatenated, skippable frames skipped */
-  XCHG_STREAM_ZSTD = 2,          /* zstd frames, concatenated, skippable frames skipped */
-  XCHG_STREAM_LZ4_JAVA = 3,      /* lz4-java LZ4BlockOutputStream ("LZ4Block" blocks) */
-  XCHG_STREAM_SNAPPY_JAVA = 4,   /* snappy-java SnappyOutputStream (0x82 "SNAPPY" header) */
-  XCHG_STREAM_SNAPPY_FRAMED = 5, /* the snappy framing format (0xff 06 00 00 "sNaPpY") */
-  XCHG_STREAM_COMET = 6,         /* Comet native shuffle blocks, one after another */
-  XCHG_STREAM_AUTO = 7           /* decoding only: detect from the first bytes */
+  XCHG_STREAM_NONE = 0,          /**< bytes pass through unchanged */
+  XCHG_STREAM_LZ4_FRAME = 1,     /**< LZ4 frames, concatenated, skippable frames skipped */
+  XCHG_STREAM_ZSTD = 2,          /**< zstd frames, concatenated, skippable frames skipped */
+  XCHG_STREAM_LZ4_JAVA = 3,      /**< lz4-java LZ4BlockOutputStream ("LZ4Block" blocks) */
+  XCHG_STREAM_SNAPPY_JAVA = 4,   /**< snappy-java SnappyOutputStream (0x82 "SNAPPY" header) */
+  XCHG_STREAM_SNAPPY_FRAMED = 5, /**< the snappy framing format (0xff 06 00 00 "sNaPpY") */
+  XCHG_STREAM_COMET = 6,         /**< Comet native shuffle blocks, one after another */
+  XCHG_STREAM_AUTO = 7           /**< decoding only: detect from the first bytes */
 } xchg_stream_codec;
 
-/* "none", "lz4-frame", "zstd", "lz4-java", "snappy-java", "snappy-framed",
+/** "none", "lz4-frame", "zstd", "lz4-java", "snappy-java", "snappy-framed",
  * "comet", "auto". */
 XCHG_API const char *xchg_stream_codec_name(xchg_stream_codec codec);
 
-/* Parses a name as printed by xchg_stream_codec_name.  Bare "lz4" and
+/** Parses a name as printed by xchg_stream_codec_name.  Bare "lz4" and
  * "snappy" are refused on purpose: Spark's "lz4" is lz4-java while Comet's
  * is an LZ4 frame, and likewise for snappy.  XCHG_EINVAL names the unknown
  * name. */
@@ -62,7 +63,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_stream_codec_from_name(const char *name
                                                                 xchg_stream_codec *out,
                                                                 xchg_error *err);
 
-/* Guesses the codec from the first bytes of a stream (20 bytes are enough
+/** Guesses the codec from the first bytes of a stream (20 bytes are enough
  * for every format; fewer may still decide).  Skippable LZ4/zstd frames at
  * the start are looked past when their bytes are given.  Returns
  * XCHG_STREAM_NONE when no codec magic matches, which includes plain Arrow
@@ -72,50 +73,50 @@ XCHG_API xchg_stream_codec xchg_stream_codec_detect(const void *bytes, size_t si
 /* ---- Decoding ---------------------------------------------------------- */
 
 typedef struct xchg_stream_options {
-  /* Decompressed bytes produced per refill, at most (a format whose blocks
+  /** Decompressed bytes produced per refill, at most (a format whose blocks
    * are bigger hands out one block per refill).  Default 64 KiB. */
   size_t window_size;
-  /* Compressed bytes requested from the source per read.  Default 64 KiB.
+  /** Compressed bytes requested from the source per read.  Default 64 KiB.
    * Ignored when the source is in memory: it is then read in place. */
   size_t read_size;
-  /* Non-zero to time refills (see xchg_stream_metrics); default 1.  When 0
+  /** Non-zero to time refills (see xchg_stream_metrics); default 1.  When 0
    * the clock is never read; byte and refill counts are still kept, as they
    * cost nothing per read. */
   int metrics;
-  /* Largest decompressed block accepted from a block format (lz4-java,
+  /** Largest decompressed block accepted from a block format (lz4-java,
    * snappy-java); larger is XCHG_ELIMIT.  Default 256 MiB. */
   size_t max_block_size;
-  /* XCHG_STREAM_COMET only: non-zero to end the stream at the end of every
+  /** XCHG_STREAM_COMET only: non-zero to end the stream at the end of every
    * block, so that each block's IPC stream can be read on its own (see
    * xchg_istream_next_member).  Default 0: the blocks' bytes run on. */
   int split_members;
 } xchg_stream_options;
 
-/* Fills opts with the defaults above. */
+/** Fills opts with the defaults above. */
 XCHG_API void xchg_stream_options_init(xchg_stream_options *opts);
 
 typedef struct xchg_stream_metrics {
-  int64_t refills;            /* windows produced */
-  int64_t compressed_bytes;   /* bytes consumed from the source */
-  int64_t decompressed_bytes; /* bytes produced */
-  int64_t wall_ns;            /* time spent inside refills */
-  int64_t blocking_ns;        /* of which waiting for the source */
+  int64_t refills;            /**< windows produced */
+  int64_t compressed_bytes;   /**< bytes consumed from the source */
+  int64_t decompressed_bytes; /**< bytes produced */
+  int64_t wall_ns;            /**< time spent inside refills */
+  int64_t blocking_ns;        /**< of which waiting for the source */
   /* decompression time proper is wall_ns - blocking_ns */
 } xchg_stream_metrics;
 
 typedef struct xchg_istream xchg_istream;
 
-/* Opens a decompressing stream over src, which it takes over (closed with
+/** Opens a decompressing stream over src, which it takes over (closed with
  * the stream, or at once if opening fails).  codec XCHG_STREAM_AUTO detects
  * the codec from the first bytes.  opts may be NULL for the defaults. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_istream_open(xchg_source *src, xchg_stream_codec codec,
                                                       const xchg_stream_options *opts,
                                                       xchg_istream **out, xchg_error *err);
 
-/* The codec in use (the detected one after XCHG_STREAM_AUTO). */
+/** The codec in use (the detected one after XCHG_STREAM_AUTO). */
 XCHG_API xchg_stream_codec xchg_istream_codec(const xchg_istream *s);
 
-/* Copies up to n decompressed bytes into dst; *got < n only at the end of
+/** Copies up to n decompressed bytes into dst; *got < n only at the end of
  * the stream, after which every read returns *got = 0 and XCHG_OK.  n = 0
  * is a valid no-op.  After an error the stream keeps returning it.
  *
@@ -128,37 +129,37 @@ static inline xchg_status xchg_istream_read(xchg_istream *s, void *dst, size_t n
 XCHG_API XCHG_NODISCARD xchg_status xchg_istream_read_call(xchg_istream *s, void *dst, size_t n,
                                                            size_t *got, xchg_error *err);
 
-/* Zero copy: hands out the rest of the current decompressed window
+/** Zero copy: hands out the rest of the current decompressed window
  * (refilling first when it is empty) and consumes it.  *len = 0 means the
  * end of the stream.  The bytes stay valid until the next call on s. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_istream_next(xchg_istream *s, const void **ptr,
                                                       size_t *len, xchg_error *err);
 
-/* Gives back the last `n` bytes handed out by xchg_istream_next (n at most
+/** Gives back the last `n` bytes handed out by xchg_istream_next (n at most
  * what that call returned, with no call in between): they are read again. */
 XCHG_API void xchg_istream_unread(xchg_istream *s, size_t n);
 
-/* With split_members: moves on to the next member (Comet block), skipping
+/** With split_members: moves on to the next member (Comet block), skipping
  * what is left unread of the current one.  *more is 1 when there is one
  * (reads go on with its bytes), 0 at the end of the input.  Without
  * split_members the whole input is one member. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_istream_next_member(xchg_istream *s, int *more,
                                                              xchg_error *err);
 
-/* XCHG_STREAM_COMET: the field count written in the header of the current
+/** XCHG_STREAM_COMET: the field count written in the header of the current
  * (or last) block; -1 before the first block and for other codecs. */
 XCHG_API int64_t xchg_istream_comet_field_count(const xchg_istream *s);
 
-/* Decompressed bytes handed out so far. */
+/** Decompressed bytes handed out so far. */
 XCHG_API uint64_t xchg_istream_position(const xchg_istream *s);
 
-/* Copies the metrics so far into *out. */
+/** Copies the metrics so far into *out. */
 XCHG_API void xchg_istream_metrics(const xchg_istream *s, xchg_stream_metrics *out);
 
-/* Closes the stream and its source (NULL is a no-op). */
+/** Closes the stream and its source (NULL is a no-op). */
 XCHG_API void xchg_istream_close(xchg_istream *s);
 
-/* Wraps s as an xchg_source of the decompressed bytes, which takes s over
+/** Wraps s as an xchg_source of the decompressed bytes, which takes s over
  * (closed with the source).  Returns NULL when out of memory, in which case
  * s has been closed.  xchg_source_finish on it (the IPC reader calls it at
  * its end-of-stream marker) reads and verifies the rest of the current
@@ -167,12 +168,12 @@ XCHG_API void xchg_istream_close(xchg_istream *s);
  * still follows in it; the next frame is left unread. */
 XCHG_API xchg_source *xchg_istream_to_source(xchg_istream *s);
 
-/* The same without taking s over: closing the source leaves s open (it
+/** The same without taking s over: closing the source leaves s open (it
  * must outlive the source).  This is how one IPC reader per Comet block is
  * opened over one split_members stream.  Returns NULL when out of memory. */
 XCHG_API xchg_source *xchg_istream_as_source(xchg_istream *s);
 
-/* Implementation details of the inline xchg_istream_read; not API.  Every
+/** Implementation details of the inline xchg_istream_read; not API.  Every
  * xchg_istream starts with its current window [pos, end). */
 typedef struct xchg_istream_window_ {
   const uint8_t *pos;
@@ -182,7 +183,7 @@ typedef struct xchg_istream_window_ {
 static inline xchg_status xchg_istream_read(xchg_istream *s, void *dst, size_t n, size_t *got,
                                             xchg_error *err) {
   xchg_istream_window_ *w = (xchg_istream_window_ *)(void *)s;
-  /* n - 1 < have is n <= have for n > 0; n = 0 takes the call, which
+  /** n - 1 < have is n <= have for n > 0; n = 0 takes the call, which
    * copies nothing. */
   if (n - 1 < (size_t)(w->end - w->pos)) {
     memcpy(dst, w->pos, n);
@@ -196,12 +197,12 @@ static inline xchg_status xchg_istream_read(xchg_istream *s, void *dst, size_t n
 /* ---- Encoding (for tests, benchmarks and `xchg gen`) ------------------- */
 
 typedef struct xchg_stream_encode_options {
-  int level;          /* compression level, 0 = the codec's default */
-  /* lz4-java / snappy-java block size and LZ4 frame block size (64 KiB,
+  int level;          /**< compression level, 0 = the codec's default */
+  /** lz4-java / snappy-java block size and LZ4 frame block size (64 KiB,
    * 256 KiB, 1 MiB or 4 MiB for frames).  Default 32 KiB, as Spark. */
   size_t block_size;
-  int checksum;       /* LZ4 frame / zstd content checksum: non-zero = on (default 1) */
-  /* XCHG_STREAM_COMET only: the codec inside the block (NONE, LZ4_FRAME,
+  int checksum;       /**< LZ4 frame / zstd content checksum: non-zero = on (default 1) */
+  /** XCHG_STREAM_COMET only: the codec inside the block (NONE, LZ4_FRAME,
    * ZSTD or SNAPPY_FRAMED) and the field count written in its header. */
   xchg_stream_codec comet_inner;
   uint64_t comet_field_count;
@@ -209,7 +210,7 @@ typedef struct xchg_stream_encode_options {
 
 XCHG_API void xchg_stream_encode_options_init(xchg_stream_encode_options *opts);
 
-/* Encodes src as one complete stream of codec (one Comet block for
+/** Encodes src as one complete stream of codec (one Comet block for
  * XCHG_STREAM_COMET) into a new buffer; appending several outputs gives a
  * concatenated stream every decoder here accepts.  opts may be NULL. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_stream_encode(xchg_stream_codec codec,

@@ -1,4 +1,5 @@
-/* xchg/writer.h — writing the Arrow IPC stream and file formats.
+/** \file
+ * xchg/writer.h — writing the Arrow IPC stream and file formats.
  *
  * An xchg_ipc_writer turns Arrow C Data Interface batches into Arrow IPC:
  * the stream format (schema, dictionary and record batch messages, an
@@ -57,26 +58,26 @@ extern "C" {
 #endif
 
 typedef struct xchg_write_options {
-  xchg_ipc_format format;    /* XCHG_IPC_STREAM (default) or XCHG_IPC_FILE */
-  xchg_block_codec codec;    /* body compression; default XCHG_BLOCK_NONE */
-  int level;                 /* codec level, 0 = the codec's default */
-  /* A compressed buffer is kept only when it is smaller than
+  xchg_ipc_format format;    /**< XCHG_IPC_STREAM (default) or XCHG_IPC_FILE */
+  xchg_block_codec codec;    /**< body compression; default XCHG_BLOCK_NONE */
+  int level;                 /**< codec level, 0 = the codec's default */
+  /** A compressed buffer is kept only when it is smaller than
    * (1 - min_space_saving) x its raw size; otherwise the raw bytes are
    * stored behind the -1 prefix.  0 (default) keeps any shrinking. */
   double min_space_saving;
-  int alignment;             /* 8 (default) or 64 */
-  int big_endian;            /* non-zero: write big-endian data */
-  /* Pool for compressing a batch's buffers in parallel; NULL (default)
+  int alignment;             /**< 8 (default) or 64 */
+  int big_endian;            /**< non-zero: write big-endian data */
+  /** Pool for compressing a batch's buffers in parallel; NULL (default)
    * compresses on the calling thread.  Buffers are grouped into tasks of at
    * least parallel_min_bytes (default 64 KiB). */
   xchg_pool *pool;
   size_t parallel_min_bytes;
-  /* Coalescing: 0 = off (default).  Pending batches are written once they
+  /** Coalescing: 0 = off (default).  Pending batches are written once they
    * hold at least coalesce_rows rows or coalesce_bytes buffer bytes, and
    * at the end. */
   int64_t coalesce_rows;
   int64_t coalesce_bytes;
-  /* Dictionary ids, one per dictionary-encoded field in the order of a
+  /** Dictionary ids, one per dictionary-encoded field in the order of a
    * depth-first walk of the schema where a field's children (and the
    * fields inside its dictionary's value type) come before the field
    * itself.  Fields given the same id share one dictionary: their
@@ -86,15 +87,15 @@ typedef struct xchg_write_options {
   int64_t n_dictionary_ids;
 } xchg_write_options;
 
-/* Fills opts with the defaults above. */
+/** Fills opts with the defaults above. */
 XCHG_API void xchg_write_options_init(xchg_write_options *opts);
 
-/* Where bytes go: write_fn must take all n bytes or return an error. */
+/** Where bytes go: write_fn must take all n bytes or return an error. */
 typedef xchg_status (*xchg_write_fn)(void *ctx, const void *data, size_t n, xchg_error *err);
 
 typedef struct xchg_ipc_writer xchg_ipc_writer;
 
-/* Opens a writer for batches of `schema`, a "+s" ArrowSchema whose
+/** Opens a writer for batches of `schema`, a "+s" ArrowSchema whose
  * children are the columns and whose metadata is the schema's (the schema
  * is read, not taken over).  Writes the schema message at once.  opts may
  * be NULL for the defaults. */
@@ -103,54 +104,54 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_open(const struct ArrowSchem
                                                          xchg_write_fn write_fn, void *ctx,
                                                          xchg_ipc_writer **out, xchg_error *err);
 
-/* The same, writing to fd (not closed by the writer). */
+/** The same, writing to fd (not closed by the writer). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_open_fd(const struct ArrowSchema *schema,
                                                             const xchg_write_options *opts, int fd,
                                                             xchg_ipc_writer **out, xchg_error *err);
 
-/* The same, writing to a growable buffer in memory; take it with
+/** The same, writing to a growable buffer in memory; take it with
  * xchg_ipc_writer_take_memory after xchg_ipc_writer_finish. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_open_memory(const struct ArrowSchema *schema,
                                                                 const xchg_write_options *opts,
                                                                 xchg_ipc_writer **out,
                                                                 xchg_error *err);
 
-/* Sets custom metadata (ArrowSchema.metadata encoding, copied; NULL to
+/** Sets custom metadata (ArrowSchema.metadata encoding, copied; NULL to
  * clear) for the record batch messages written from now on. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_set_message_metadata(xchg_ipc_writer *w,
                                                                          const char *metadata,
                                                                          xchg_error *err);
 
-/* Writes one batch: a "+s" ArrowArray of the schema's columns (with no
+/** Writes one batch: a "+s" ArrowArray of the schema's columns (with no
  * nulls at the top level), possibly sliced.  The batch is only read and
  * may be released as soon as the call returns, coalescing or not. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_write(xchg_ipc_writer *w,
                                                           const struct ArrowArray *batch,
                                                           xchg_error *err);
 
-/* Writes every batch of stream (whose schema must equal the writer's
+/** Writes every batch of stream (whose schema must equal the writer's
  * column types); releases each batch, not the stream. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_write_stream(xchg_ipc_writer *w,
                                                                  struct ArrowArrayStream *stream,
                                                                  xchg_error *err);
 
-/* Writes what coalescing holds, then the end-of-stream marker (and for
+/** Writes what coalescing holds, then the end-of-stream marker (and for
  * the file format the footer).  No batch may be written afterwards. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_finish(xchg_ipc_writer *w, xchg_error *err);
 
-/* Bytes written so far, and messages by kind. */
+/** Bytes written so far, and messages by kind. */
 XCHG_API int64_t xchg_ipc_writer_bytes_written(const xchg_ipc_writer *w);
 XCHG_API int64_t xchg_ipc_writer_batches_written(const xchg_ipc_writer *w);
 XCHG_API int64_t xchg_ipc_writer_dictionaries_written(const xchg_ipc_writer *w);
 
-/* Memory writers: hands over what was written (a new reference; the
+/** Memory writers: hands over what was written (a new reference; the
  * writer keeps nothing).  NULL for other writers or when out of memory. */
 XCHG_API xchg_buf *xchg_ipc_writer_take_memory(xchg_ipc_writer *w);
 
-/* Frees the writer (without finishing it). NULL is a no-op. */
+/** Frees the writer (without finishing it). NULL is a no-op. */
 XCHG_API void xchg_ipc_writer_free(xchg_ipc_writer *w);
 
-/* One call: writes schema and every batch of stream to memory (the stream
+/** One call: writes schema and every batch of stream to memory (the stream
  * is released).  The result is a new buffer in *out. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_write_stream_to_memory(struct ArrowArrayStream *stream,
                                                                     const xchg_write_options *opts,

@@ -1,4 +1,5 @@
-/* xchg/xchg.h — everything: include this one header to use the library. */
+/** \file
+ * xchg/xchg.h — everything: include this one header to use the library. */
 #ifndef XCHG_XCHG_H
 #define XCHG_XCHG_H
 
