@@ -28,6 +28,7 @@
 #include "xchg/cache.h"
 #include "xchg/stream.h"
 #include "xchg/writer.h"
+#include "xchg/testing.h"
 
 #define CHUNK_SIZE (1 << 20)
 

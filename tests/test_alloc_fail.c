@@ -38,6 +38,7 @@
 #include "xchg/rows.h"
 #include "xchg/stream.h"
 #include "xchg/xchg.h"
+#include "xchg/testing.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/lsan_interface.h>

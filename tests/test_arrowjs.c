@@ -34,6 +34,7 @@
 #include "support/testutil.h"
 #include "xchg/stream.h"
 #include "xchg/xchg.h"
+#include "xchg/testing.h"
 
 #define MSG_SIZE 4096
 #define MAX_BATCHES 16

@@ -36,6 +36,7 @@
 #include "support/testutil.h"
 #include "xchg/stream.h"
 #include "xchg/xchg.h"
+#include "xchg/testing.h"
 
 /* Under AddressSanitizer, the bytes past a cut are poisoned so that any
  * read beyond the end the reader was given is reported — without copying

@@ -8,6 +8,7 @@
 #include "support/testutil.h"
 #include "xchg/buf.h"
 #include "xchg/error.h"
+#include "xchg/testing.h"
 
 static int is_aligned(const void *p) { return ((uintptr_t)p % XCHG_ALIGNMENT) == 0; }
 

@@ -15,6 +15,7 @@
 #include "support/cache_data.h"
 #include "support/testutil.h"
 #include "xchg/cache.h"
+#include "xchg/testing.h"
 
 
 static const int64_t all_cols[CD_COLUMNS] = {0, 1, 2};

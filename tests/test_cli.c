@@ -50,6 +50,7 @@
 #include "xchg/stream.h"
 #include "xchg/writer.h"
 #include "xchg/xchg.h"
+#include "xchg/testing.h"
 
 #define MSG_SIZE 1024
 

@@ -36,6 +36,7 @@
 #include "xchg/stream.h"
 #include "xchg/writer.h"
 #include "xchg/xchg.h"
+#include "xchg/testing.h"
 
 static const char *cli;
 static char gold[4096];

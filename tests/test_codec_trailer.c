@@ -27,6 +27,7 @@
 #include "support/testutil.h"
 #include "xchg/stream.h"
 #include "xchg/xchg.h"
+#include "xchg/testing.h"
 
 #define TAIL_CUTS 40
 

@@ -25,6 +25,7 @@
 #include "support/arrow_json.h"
 #include "support/testutil.h"
 #include "xchg/xchg.h"
+#include "xchg/testing.h"
 
 #define MSG_SIZE 2048
 

@@ -32,6 +32,7 @@
 #include "support/testutil.h"
 #include "xchg/stream.h"
 #include "xchg/xchg.h"
+#include "xchg/testing.h"
 
 #define CODEC_TAIL_CUTS 100
 

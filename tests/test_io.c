@@ -12,6 +12,7 @@
 
 #include "support/testutil.h"
 #include "xchg/io.h"
+#include "xchg/testing.h"
 
 #define CHECK_OK(call)                                                                  \
   do {                                                                                  \

@@ -26,6 +26,7 @@
 #include "xchg/rows.h"
 #include "xchg/stream.h"
 #include "xchg/xchg.h"
+#include "xchg/testing.h"
 
 
 

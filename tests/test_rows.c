@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "xchg/rows.h"
+#include "xchg/testing.h"
 #include "support/testutil.h"
 
 #define NROWS 5000

@@ -9,6 +9,7 @@
 #include <zstd.h>
 
 #include "xchg/stream.h"
+#include "xchg/testing.h"
 #include "support/testutil.h"
 
 /* Private functions under test: the hashes. */

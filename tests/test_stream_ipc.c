@@ -10,6 +10,7 @@
 #include "support/testutil.h"
 #include "xchg/ipc.h"
 #include "xchg/stream.h"
+#include "xchg/testing.h"
 
 static void append_encoded_with(tu_bytes *out, xchg_stream_codec codec, const uint8_t *p, size_t n,
                                xchg_stream_codec comet_inner, uint64_t comet_field_count) {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "xchg/stream.h"
+#include "xchg/testing.h"
 #include "support/testutil.h"
 
 /* Rows of text with varying content: compressible, but not trivially. */

@@ -20,6 +20,7 @@
 #include "support/array_equal.h"
 #include "support/roundtrip.h"
 #include "support/testutil.h"
+#include "xchg/testing.h"
 
 #define MSG 2048
 

@@ -63,10 +63,6 @@ XCHG_API size_t xchg_buf_size(const xchg_buf *buf);
 XCHG_API int64_t xchg_buf_allocated_bytes(void);
 XCHG_API int64_t xchg_buf_live_count(void);
 
-/** Test hook for allocation-failure injection: when n > 0, the n-th buffer
- * allocation from now (1 = the next) fails; 0 disables.  Process-wide. */
-XCHG_API void xchg_buf_fail_nth_alloc(int64_t n);
-
 #ifdef __cplusplus
 }
 #endif

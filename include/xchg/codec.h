@@ -59,11 +59,6 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_block_compress(xchg_block_codec codec, 
                                                         const void *src, size_t src_size,
                                                         xchg_buf **out, xchg_error *err);
 
-/** Number of xchg_block_decompress calls made so far in this process, and
- * the bytes they produced: lets tests prove what was (not) decompressed. */
-XCHG_API int64_t xchg_block_decompress_calls(void);
-XCHG_API int64_t xchg_block_decompressed_bytes(void);
-
 #ifdef __cplusplus
 }
 #endif

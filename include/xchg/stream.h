@@ -194,30 +194,6 @@ static inline xchg_status xchg_istream_read(xchg_istream *s, void *dst, size_t n
   return xchg_istream_read_call(s, dst, n, got, err);
 }
 
-/* ---- Encoding (for tests, benchmarks and `xchg gen`) ------------------- */
-
-typedef struct xchg_stream_encode_options {
-  int level;          /**< compression level, 0 = the codec's default */
-  /** lz4-java / snappy-java block size and LZ4 frame block size (64 KiB,
-   * 256 KiB, 1 MiB or 4 MiB for frames).  Default 32 KiB, as Spark. */
-  size_t block_size;
-  int checksum;       /**< LZ4 frame / zstd content checksum: non-zero = on (default 1) */
-  /** XCHG_STREAM_COMET only: the codec inside the block (NONE, LZ4_FRAME,
-   * ZSTD or SNAPPY_FRAMED) and the field count written in its header. */
-  xchg_stream_codec comet_inner;
-  uint64_t comet_field_count;
-} xchg_stream_encode_options;
-
-XCHG_API void xchg_stream_encode_options_init(xchg_stream_encode_options *opts);
-
-/** Encodes src as one complete stream of codec (one Comet block for
- * XCHG_STREAM_COMET) into a new buffer; appending several outputs gives a
- * concatenated stream every decoder here accepts.  opts may be NULL. */
-XCHG_API XCHG_NODISCARD xchg_status xchg_stream_encode(xchg_stream_codec codec,
-                                                       const xchg_stream_encode_options *opts,
-                                                       const void *src, size_t size, xchg_buf **out,
-                                                       xchg_error *err);
-
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,7 @@
  *             reference on the root rather than on an intermediate slice so
  *             that chains of slices never form and freeing never recurses. */
 #include "xchg/buf.h"
+#include "xchg/testing.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>

@@ -28,6 +28,7 @@
 #include "gen/shapes.h"
 #include "xchg/stream.h"
 #include "xchg/writer.h"
+#include "xchg/testing.h"
 
 static const char gen_help[] =
     "usage: xchg gen cache|broadcast|rows OUT [--codec none|lz4|zstd] [--level N]\n"

@@ -16,6 +16,7 @@
 #include <zstd.h>
 
 #include "xchg/codec.h"
+#include "xchg/testing.h"
 
 typedef struct codec_contexts {
   LZ4F_dctx *lz4_d;

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "xchg/stream.h"
+#include "xchg/testing.h"
 
 typedef struct stream_decoder_ops {
   const char *name;

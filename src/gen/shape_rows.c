@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "gen/shape_rows.h"
+#include "xchg/testing.h"
 
 static uint64_t splitmix(uint64_t *state) {
   uint64_t z = (*state += 0x9e3779b97f4a7c15ull);

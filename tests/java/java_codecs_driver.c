@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "xchg/stream.h"
+#include "xchg/testing.h"
 #include "support/testutil.h"
 
 static const char *env(const char *name) {

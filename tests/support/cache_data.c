@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "support/cache_data.h"
+#include "xchg/testing.h"
 
 static const char *const words[4] = {"red", "green", "blue", "gold"};
 
