@@ -37,6 +37,14 @@ JNIEXPORT void JNICALL Java_org_xchg_Xchg_freeArrowArray(JNIEnv *env, jclass cls
   free(a);
 }
 
+JNIEXPORT void JNICALL Java_org_xchg_Xchg_releaseArrowArray(JNIEnv *env, jclass cls,
+                                                             jlong address) {
+  struct ArrowArray *a = XJ_PTR(struct ArrowArray, address);
+  if (!address_ok(env, address) || !a->release) return;
+  a->release(a);
+  a->release = NULL;
+}
+
 JNIEXPORT jlong JNICALL Java_org_xchg_Xchg_arrowArrayLength(JNIEnv *env, jclass cls,
                                                             jlong address) {
   if (!address_ok(env, address)) return 0;

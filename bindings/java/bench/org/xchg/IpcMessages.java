@@ -118,9 +118,10 @@ final class IpcMessages {
   static final int NONE = -1, LZ4_FRAME = 0, ZSTD = 1;
 
   /**
-   * The selected columns' non-empty buffers of the RecordBatch message in
-   * payload[offset...] (validity only when the column has nulls, as a reader
-   * needs it), with bufferCounts from {@link #bufferCounts}.
+   * Every buffer of the selected columns of the RecordBatch message in
+   * payload[offset...], in IPC order, bufferCounts[c] per column (from
+   * {@link #bufferCounts}); a validity bitmap counts as empty (length 0)
+   * when its column has no nulls, since no reader needs it then.
    */
   static Layout layout(ByteBuffer b, int offset, int[] bufferCounts, int[] columns) {
     int meta = b.getInt(offset) == -1 ? offset + 8 : offset + 4;
@@ -142,10 +143,10 @@ final class IpcMessages {
     List<long[]> ranges = new ArrayList<>();
     for (int c : columns) {
       long nullCount = b.getLong(nodes + 4 + 16 * c + 8);
-      for (int k = nullCount > 0 ? 0 : 1; k < bufferCounts[c]; k++) {
+      for (int k = 0; k < bufferCounts[c]; k++) {
         int spec = buffers + 4 + 16 * (firstBuffer[c] + k);
-        long length = b.getLong(spec + 8);
-        if (length > 0) ranges.add(new long[] {b.getLong(spec), length});
+        boolean needed = k > 0 || nullCount > 0;
+        ranges.add(new long[] {b.getLong(spec), needed ? b.getLong(spec + 8) : 0});
       }
     }
     long[] offsets = new long[ranges.size()];

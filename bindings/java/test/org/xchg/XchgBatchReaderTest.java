@@ -5,16 +5,8 @@ import static org.xchg.TestSupport.checkEq;
 import static org.xchg.TestSupport.expectThrows;
 import static org.xchg.TestSupport.scenario;
 
-import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * XchgBatchReader on the cache shape, as `xchg gen cache --sums` writes it
@@ -31,42 +23,8 @@ public final class XchgBatchReaderTest {
   static final int BATCH_ROWS = 10_000;
   static final long ROWS = 3 * BATCH_ROWS + 123; // a short last batch
 
-  /** A generated cache stream, its schema message, payloads and sums. */
-  record Cache(byte[] stream, byte[] schema, List<byte[]> payloads, long[] sums, long[] nulls) {}
-
-  static Cache gen(String codec) throws IOException, InterruptedException {
-    String cli = System.getenv("XCHG_CLI");
-    if (cli == null || cli.isEmpty())
-      throw new IllegalStateException("XCHG_CLI is not set: run the tests through ctest");
-    Path out = Files.createTempFile("xchg-cache", ".arrows");
-    try {
-      Process p =
-          new ProcessBuilder(cli, "gen", "cache", out.toString(), "--codec", codec, "--rows",
-                  Long.toString(ROWS), "--sums")
-              .redirectError(ProcessBuilder.Redirect.INHERIT)
-              .start();
-      String json;
-      try (InputStream in = p.getInputStream()) {
-        json = new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-      }
-      if (!p.waitFor(120, TimeUnit.SECONDS) || p.exitValue() != 0)
-        throw new IOException("xchg gen cache failed: " + json);
-      long[] sums = new long[COLUMNS];
-      long[] nulls = new long[COLUMNS];
-      for (int i = 0; i < COLUMNS; i++) {
-        Matcher m =
-            Pattern.compile("\"c" + i + "\":\\s*\\{\"sum\":\\s*\"(\\d+)\",\\s*\"nulls\":\\s*(\\d+)")
-                .matcher(json);
-        if (!m.find()) throw new IOException("no sums for c" + i + " in " + json);
-        sums[i] = Long.parseUnsignedLong(m.group(1));
-        nulls[i] = Long.parseLong(m.group(2));
-      }
-      byte[] stream = Files.readAllBytes(out);
-      byte[] schema = IpcMessages.bytes(stream, IpcMessages.split(stream).get(0));
-      return new Cache(stream, schema, IpcMessages.batchPayloads(stream), sums, nulls);
-    } finally {
-      Files.deleteIfExists(out);
-    }
+  static CacheShape.Data gen(String codec) throws Exception {
+    return CacheShape.gen(null, codec, ROWS);
   }
 
   static ByteBuffer direct(byte[] bytes) {
@@ -87,7 +45,7 @@ public final class XchgBatchReaderTest {
     }
   }
 
-  static void checkSums(Cache c, int[] columns, long[][] acc, String what) {
+  static void checkSums(CacheShape.Data c, int[] columns, long[][] acc, String what) {
     for (int col : columns) {
       check(acc[0][col] == c.sums()[col], what + ": c" + col + " sum " + Long.toUnsignedString(acc[0][col])
           + ", want " + Long.toUnsignedString(c.sums()[col]));
@@ -100,7 +58,7 @@ public final class XchgBatchReaderTest {
   static final int[] NARROW = {4};
 
   /** One payload per call, from the heap and from direct buffers. */
-  static void oneByOne(Cache c, int[] columns, String what) {
+  static void oneByOne(CacheShape.Data c, int[] columns, String what) {
     try (XchgBatchReader r = XchgBatchReader.open(c.schema(), columns, 0)) {
       long a = Xchg.allocateArrowArray();
       long[][] heap = new long[3][COLUMNS], dir = new long[3][COLUMNS];
@@ -128,7 +86,7 @@ public final class XchgBatchReaderTest {
   }
 
   /** Every payload in one call, on a pool of 4 threads. */
-  static void many(Cache c, int[] columns, String what) {
+  static void many(CacheShape.Data c, int[] columns, String what) {
     int n = c.payloads().size();
     byte[][] heap = c.payloads().toArray(new byte[0][]);
     ByteBuffer[] dir = new ByteBuffer[n];
@@ -150,7 +108,7 @@ public final class XchgBatchReaderTest {
   }
 
   /** Heap bytes copied: exactly the selected buffers' ranges (none with no column). */
-  static void copyCounter(Cache c, int[] columns, String what) {
+  static void copyCounter(CacheShape.Data c, int[] columns, String what) {
     int[] counts = IpcMessages.bufferCounts(c.schema());
     try (XchgBatchReader r = XchgBatchReader.open(c.schema(), columns, 1)) {
       long selected = 0, metadata = 0;
@@ -177,7 +135,7 @@ public final class XchgBatchReaderTest {
    * buffer of their size is allocated), and the buffer stays reachable
    * until the array is released.
    */
-  static void zeroCopy(Cache none) {
+  static void zeroCopy(CacheShape.Data none) {
     try (XchgBatchReader r = XchgBatchReader.open(none.schema(), NARROW, 1)) {
       long a = Xchg.allocateArrowArray();
       long before = Xchg.allocatedBytes();
@@ -202,7 +160,7 @@ public final class XchgBatchReaderTest {
     }
   }
 
-  static void wholeStream(Cache c) {
+  static void wholeStream(CacheShape.Data c) {
     try (XchgBatchReader r = XchgBatchReader.open(c.schema(), ALL, 0)) {
       long a = Xchg.allocateArrowArray();
       checkEq(ROWS, r.decode(c.stream(), 0, c.stream().length, 0, a), "stream payload rows");
@@ -222,7 +180,7 @@ public final class XchgBatchReaderTest {
     }
   }
 
-  static void badInput(Cache zstd, byte[] other) {
+  static void badInput(CacheShape.Data zstd, byte[] other) {
     try (XchgBatchReader r = XchgBatchReader.open(zstd.schema(), ALL, 0)) {
       byte[] p = zstd.payloads().get(1);
       for (int cut = 0; cut < p.length; cut += 1 + cut / 8) {
@@ -275,8 +233,8 @@ public final class XchgBatchReaderTest {
   }
 
   public static void main(String[] args) throws Exception {
-    Cache none = gen("none"), lz4 = gen("lz4"), zstd = gen("zstd");
-    for (Cache c : new Cache[] {none, lz4, zstd}) {
+    CacheShape.Data none = gen("none"), lz4 = gen("lz4"), zstd = gen("zstd");
+    for (CacheShape.Data c : new CacheShape.Data[] {none, lz4, zstd}) {
       String codec = c == none ? "none" : c == lz4 ? "lz4" : "zstd";
       scenario(codec + ": full, one by one", () -> oneByOne(c, ALL, codec + " full"));
       scenario(codec + ": narrow, one by one", () -> oneByOne(c, NARROW, codec + " narrow"));
