@@ -56,16 +56,22 @@ static tu_bytes batch_payload(const split *s, int64_t b) {
   return out;
 }
 
-static xchg_batch_decoder *open_decoder(const split *s, const int64_t *cols, int64_t n_cols,
-                                        xchg_pool *pool) {
+static xchg_batch_decoder *open_with(const split *s, const int64_t *cols, int64_t n_cols,
+                                     xchg_pool *pool, int64_t task_bytes) {
   xchg_read_options opts;
   xchg_read_options_init(&opts);
   opts.pool = pool;
+  if (task_bytes > 0) opts.task_bytes = task_bytes;
   xchg_batch_decoder *dec = NULL;
   xchg_error err;
   TU_OK(xchg_batch_decoder_open(xchg_buf_data(s->stream), (size_t)s->starts[1], cols, n_cols, &opts,
                                 &dec, &err), err);
   return dec;
+}
+
+static xchg_batch_decoder *open_decoder(const split *s, const int64_t *cols, int64_t n_cols,
+                                        xchg_pool *pool) {
+  return open_with(s, cols, n_cols, pool, 0);
 }
 
 /* ---- positional reads that count ------------------------------------------ */
@@ -210,12 +216,14 @@ static void test_stream_payload(xchg_block_codec codec) {
   xchg_buf_unref(s.stream);
 }
 
-/* Many payloads at once on a pool: fewer than its threads, and more. */
-static void test_many(void) {
+/* Many payloads at once on a pool: fewer than its threads, and more; with
+ * a task size that runs them on the caller (the default: they are small)
+ * and one that hands out every payload. */
+static void test_many(int64_t task_bytes) {
   split s;
   split_stream(XCHG_BLOCK_LZ4_FRAME, &s);
   xchg_pool *pool = xchg_pool_create(4);
-  xchg_batch_decoder *dec = open_decoder(&s, NULL, 0, pool);
+  xchg_batch_decoder *dec = open_with(&s, NULL, 0, pool, task_bytes);
   enum { N = 24 };
   tu_bytes p[N];
   counted c[N];
@@ -370,7 +378,8 @@ int main(void) {
     test_truncation(codecs[i]);
   }
   test_copy_discipline();
-  test_many();
+  test_many(0);
+  test_many(1);
   test_corrupt_body();
   test_failing_read();
   test_wrong_payloads();

@@ -9,7 +9,7 @@
 #   bindings/java/bench.sh broadcast [ARGS...]
 #       shape `broadcast`: XchgBroadcastBench
 set -euo pipefail
-build=${XCHG_BUILD_DIR:-build}
+build=$(realpath "${XCHG_BUILD_DIR:-build}")
 [ $# -ge 1 ] || { echo "usage: $0 cached|broadcast [ARGS...]" >&2; exit 2; }
 what=$1
 shift

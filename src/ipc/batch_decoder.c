@@ -382,9 +382,43 @@ static xchg_status finish_payload(payload *p, xchg_pool *pool, xchg_error *err) 
   return st;
 }
 
-static void finish_task(void *ctx, int64_t i) {
-  payload *p = (payload *)ctx + i;
-  if (p->status == XCHG_OK) p->status = finish_payload(p, NULL, &p->error);
+/* Payloads [starts[t], starts[t+1]) are task t. */
+typedef struct payload_groups {
+  payload *ps;
+  int64_t *starts;
+} payload_groups;
+
+static void finish_group(void *ctx, int64_t t) {
+  payload_groups *g = ctx;
+  for (int64_t i = g->starts[t]; i < g->starts[t + 1]; i++) {
+    payload *p = &g->ps[i];
+    if (p->status == XCHG_OK) p->status = finish_payload(p, NULL, &p->error);
+  }
+}
+
+/* A payload's work in bytes' worth of decompression: its decompressed
+ * bytes, and a byte per value validated (a row of each selected column). */
+static int64_t payload_work(const payload *p) {
+  int64_t rows = 0;
+  for (const planned *b = p->first; b; b = b->next) rows += b->array->length;
+  return p->jobs.bytes + rows * (p->first ? p->first->array->n_children : 0);
+}
+
+/* Cuts the payloads into runs of about equal work, at least task_bytes
+ * each and about four per thread; returns how many. */
+static int64_t group_payloads(payload *ps, int64_t n, int threads, int64_t task_bytes,
+                              int64_t total, int64_t *starts) {
+  int64_t target = total / (4 * threads), groups = 0, acc = 0;
+  if (target < task_bytes) target = task_bytes;
+  starts[0] = 0;
+  for (int64_t i = 0; i < n; i++) {
+    acc += payload_work(&ps[i]);
+    if (acc >= target || i == n - 1) {
+      starts[++groups] = i + 1;
+      acc = 0;
+    }
+  }
+  return groups;
 }
 
 static void payload_free(payload *p) {
@@ -409,15 +443,26 @@ static xchg_status start_payload(payload *p, const xchg_batch_decoder *dec, xchg
   return st == XCHG_OK ? plan_payload(p, &p->error) : st;
 }
 
-/* Decompresses and validates every planned payload: one payload per task
- * when there are enough of them to keep the threads busy, else each
- * payload's jobs over the whole pool. */
-static void finish_all(payload *ps, int64_t n, xchg_pool *pool) {
-  if (n >= xchg_pool_threads(pool)) {
-    xchg_pool_run(pool, n, finish_task, ps);
-    return;
+/* Decompresses and validates every planned payload: on the caller when
+ * all of it is not worth a hand-off, in runs of payloads on the pool when
+ * there are enough to keep the threads busy, else each payload's jobs
+ * spread over the pool (few large payloads). */
+static void finish_all(payload *ps, int64_t n, const xchg_read_options *opts) {
+  xchg_pool *pool = opts->pool;
+  int threads = xchg_pool_threads(pool);
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; i++) total += payload_work(&ps[i]);
+  payload_groups g = {ps, NULL};
+  int64_t groups = 1;
+  if (threads > 1 && total >= 2 * opts->task_bytes && (g.starts = malloc(sizeof *g.starts * ((size_t)n + 1))))
+    groups = group_payloads(ps, n, threads, opts->task_bytes, total, g.starts);
+  if (g.starts && groups >= threads) {
+    xchg_pool_run(pool, groups, finish_group, &g);
+  } else {
+    for (int64_t i = 0; i < n; i++)
+      if (ps[i].status == XCHG_OK) ps[i].status = finish_payload(&ps[i], g.starts ? pool : NULL, &ps[i].error);
   }
-  for (int64_t i = 0; i < n; i++) ps[i].status = finish_payload(&ps[i], pool, &ps[i].error);
+  free(g.starts);
 }
 
 static xchg_status export_all(payload *ps, int64_t n, struct ArrowArray *outs, xchg_error *err) {
@@ -448,7 +493,7 @@ xchg_status xchg_batch_decoder_decode_many(const xchg_batch_decoder *dec, xchg_s
     st = p->status = start_payload(p, dec, srcs[planned_count - 1], first_batch + planned_count - 1);
     if (metadata_bytes) *metadata_bytes += p->metadata_bytes;
   }
-  if (st == XCHG_OK) finish_all(ps, n, dec->opts.pool);
+  if (st == XCHG_OK) finish_all(ps, n, &dec->opts);
   for (int64_t i = 0; i < planned_count && st == XCHG_OK; i++) st = ps[i].status;
   for (int64_t i = 0; i < planned_count; i++) {
     if (ps[i].status == XCHG_OK) continue;
