@@ -17,7 +17,8 @@
 
 typedef struct xj_reader {
   xchg_batch_decoder *dec;
-  xchg_pool *own_pool; /* NULL with the default pool or none */
+  xchg_pool *own_pool;       /* NULL with the default pool or none */
+  struct ArrowSchema schema; /* exported once, for checksums */
 } xj_reader;
 
 JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchReader_nOpen(JNIEnv *env, jclass cls,
@@ -42,17 +43,22 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchReader_nOpen(JNIEnv *env, jclass 
     st = xchg_batch_decoder_open(bytes, (size_t)size, columns ? cols : NULL, n_cols, &opts, &r->dec,
                                  &err);
   }
+  if (st == XCHG_OK) st = xchg_batch_decoder_schema(r->dec, &r->schema, &err);
   free(cols);
   free(bytes);
   if (st == XCHG_OK) return XJ_HANDLE(r);
   xj_throw_error(env, st, &err, NULL);
-  if (r) xchg_pool_destroy(r->own_pool);
+  if (r) {
+    xchg_batch_decoder_close(r->dec);
+    xchg_pool_destroy(r->own_pool);
+  }
   free(r);
   return 0;
 }
 
 JNIEXPORT void JNICALL Java_org_xchg_XchgBatchReader_nClose(JNIEnv *env, jclass cls, jlong handle) {
   xj_reader *r = XJ_PTR(xj_reader, handle);
+  r->schema.release(&r->schema);
   xchg_batch_decoder_close(r->dec);
   xchg_pool_destroy(r->own_pool);
   free(r);
@@ -213,16 +219,11 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgBatchReader_nColumnChecksum(JNIEnv *env
                                                                      jlong handle, jlong address,
                                                                      jint column, jlongArray out) {
   const struct ArrowArray *batch = XJ_PTR(struct ArrowArray, address);
-  struct ArrowSchema schema;
   xj_column_sum sum = {0};
   xchg_error err;
-  xchg_status st = batch->release ? xchg_batch_decoder_schema(XJ_PTR(xj_reader, handle)->dec,
-                                                              &schema, &err)
+  xchg_status st = batch->release ? xj_add_column_sum(&XJ_PTR(xj_reader, handle)->schema, batch,
+                                                      column, &sum, &err)
                                   : xchg_errorf(&err, XCHG_EINVAL, "the ArrowArray is released");
-  if (st == XCHG_OK) {
-    st = xj_add_column_sum(&schema, batch, column, &sum, &err);
-    schema.release(&schema);
-  }
   if (st != XCHG_OK) {
     xj_throw_error(env, st, &err, NULL);
     return;
