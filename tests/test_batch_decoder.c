@@ -210,6 +210,16 @@ static void test_stream_payload(xchg_block_codec codec) {
   TU_CHECK(whole.length == at, "stream payload has %lld rows, %lld written", (long long)whole.length,
            (long long)at);
   if (whole.release) whole.release(&whole);
+  /* Projected: the payload's schema (all columns) is still the decoder's. */
+  static const int64_t narrow[] = {1};
+  xchg_batch_decoder *projected = open_decoder(&s, narrow, 1, NULL);
+  TU_OK(projected ? xchg_batch_decoder_decode(projected, src, 0, &whole, &err) : XCHG_EINVAL, err);
+  if (whole.release) {
+    TU_CHECK(whole.length == at && whole.n_children == 1, "projected stream: %lld rows, %lld columns",
+             (long long)whole.length, (long long)whole.n_children);
+    whole.release(&whole);
+  }
+  xchg_batch_decoder_close(projected);
   schema.release(&schema);
   xchg_source_close(src);
   xchg_batch_decoder_close(dec);

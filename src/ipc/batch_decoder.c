@@ -6,8 +6,8 @@
  * dictionaries and record batches decoded by decode.c's steps: every
  * payload is planned on the calling thread, so that its source is only
  * ever read there, and the payloads' decompression and validation then run
- * on the pool, one payload per task (or, with fewer payloads than threads,
- * each payload's jobs spread over the pool). */
+ * on the pool, in runs of payloads of about equal work (or, with too few
+ * payloads for the threads, each payload's jobs spread over the pool). */
 #include <stdlib.h>
 #include <string.h>
 
