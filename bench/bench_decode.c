@@ -274,6 +274,106 @@ static int check_sums(const read_result *r, const shape_sums *want) {
   return 0;
 }
 
+/* ---- --payloads: one payload per batch, through xchg_batch_decoder ------------------ */
+
+/* With --payloads, timed runs read the stream cut into its messages as a
+ * cached relation stores them: the schema message once, then one payload
+ * per record batch, decoded by xchg_batch_decoder_decode_many in groups
+ * on the pool (what the JVM binding's XchgBatchReader does). */
+static int payload_mode;
+#define PAYLOAD_GROUP 50
+
+typedef struct payload_split {
+  size_t schema_size;
+  int64_t n, capacity;
+  size_t *start, *size;
+  int dictionaries;  /* the stream has some: not supported here */
+  int64_t columns[64];
+  int64_t n_columns; /* -1: all */
+} payload_split;
+
+static void note_message(void *ctx, const xchg_message_info *m) {
+  payload_split *s = ctx;
+  size_t end = (size_t)(m->offset + 8 + m->metadata_bytes + m->body_bytes);
+  if (m->kind == XCHG_MESSAGE_SCHEMA) s->schema_size = end;
+  s->dictionaries |= m->kind == XCHG_MESSAGE_DICTIONARY;
+  if (m->kind != XCHG_MESSAGE_RECORD_BATCH) return;
+  if (s->n == s->capacity) {
+    s->capacity = s->capacity ? 2 * s->capacity : 1024;
+    s->start = realloc(s->start, (size_t)s->capacity * sizeof *s->start);
+    s->size = realloc(s->size, (size_t)s->capacity * sizeof *s->size);
+  }
+  s->start[s->n] = (size_t)m->offset;
+  s->size[s->n++] = end - (size_t)m->offset;
+}
+
+/* Cuts data into its payloads and finds the named columns' indices. */
+static int split_payloads(const uint8_t *data, size_t size, char **columns, int n_columns, payload_split *s) {
+  memset(s, 0, sizeof *s);
+  s->n_columns = n_columns ? n_columns : -1;
+  xchg_read_options opts;
+  xchg_read_options_init(&opts);
+  opts.on_message = note_message;
+  opts.on_message_ctx = s;
+  xchg_ipc_reader *reader;
+  xchg_error err;
+  struct ArrowArray a;
+  struct ArrowSchema schema;
+  xchg_status st = xchg_ipc_reader_open_memory(data, size, NULL, NULL, &opts, &reader, &err);
+  if (st != XCHG_OK) return fprintf(stderr, "xchg bench decode: %s\n", err.message), -1;
+  while ((st = xchg_ipc_reader_next(reader, &a, &err)) == XCHG_OK && a.release) a.release(&a);
+  if (st == XCHG_OK) st = xchg_ipc_reader_schema(reader, &schema, &err);
+  xchg_ipc_reader_close(reader);
+  if (st != XCHG_OK) return fprintf(stderr, "xchg bench decode: %s\n", err.message), -1;
+  for (int c = 0; c < n_columns; c++) {
+    s->columns[c] = -1;
+    for (int64_t k = 0; k < schema.n_children; k++)
+      if (!strcmp(schema.children[k]->name, columns[c])) s->columns[c] = k;
+    if (s->columns[c] < 0) fprintf(stderr, "xchg bench decode: --payloads: no top-level column '%s'\n", columns[c]);
+    if (s->columns[c] < 0) st = XCHG_EINVAL;
+  }
+  schema.release(&schema);
+  if (s->dictionaries) fprintf(stderr, "xchg bench decode: --payloads: the stream has dictionaries\n");
+  return st == XCHG_OK && !s->dictionaries ? 0 : -1;
+}
+
+static void payload_split_free(payload_split *s) {
+  free(s->start);
+  free(s->size);
+}
+
+/* A timed run of --payloads: every payload decoded, from open to close. */
+static int read_payloads(const uint8_t *data, const payload_split *s, xchg_pool *pool,
+                         xchg_validation validation, read_result *r) {
+  xchg_read_options opts;
+  xchg_read_options_init(&opts);
+  opts.pool = pool;
+  opts.validation = validation;
+  xchg_batch_decoder *dec;
+  xchg_error err;
+  memset(r, 0, sizeof *r);
+  const int64_t start = bench_now_ns();
+  xchg_status st = xchg_batch_decoder_open(data, s->schema_size, s->n_columns < 0 ? NULL : s->columns,
+                                           s->n_columns < 0 ? 0 : s->n_columns, &opts, &dec, &err);
+  for (int64_t first = 0; st == XCHG_OK && first < s->n; first += PAYLOAD_GROUP) {
+    int64_t n = s->n - first < PAYLOAD_GROUP ? s->n - first : PAYLOAD_GROUP;
+    xchg_source *srcs[PAYLOAD_GROUP];
+    struct ArrowArray outs[PAYLOAD_GROUP];
+    for (int64_t i = 0; i < n; i++)
+      srcs[i] = xchg_source_from_memory(data + s->start[first + i], s->size[first + i], NULL, NULL);
+    st = xchg_batch_decoder_decode_many(dec, srcs, n, first, outs, NULL, &err);
+    for (int64_t i = 0; i < n; i++) {
+      if (st == XCHG_OK) outs[i].release(&outs[i]);
+      xchg_source_close(srcs[i]);
+    }
+    r->batches += st == XCHG_OK ? n : 0;
+  }
+  xchg_batch_decoder_close(dec); /* NULL when open failed */
+  r->decode_ns = bench_now_ns() - start;
+  if (st != XCHG_OK) fprintf(stderr, "xchg bench decode: --payloads: %s\n", err.message);
+  return st == XCHG_OK ? 0 : -1;
+}
+
 /* Measures reads on each of the thread counts, and the codec limit on as
  * many threads.  The runs take turns (each count's limit and read, then
  * again) so that the machine slowing down for a while (a shared host)
@@ -291,6 +391,8 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
     free(list.items);
     return rc;
   }
+  payload_split split = {0};
+  if (payload_mode && split_payloads(data, size, columns, n_columns, &split) != 0) rc = -1;
   int64_t copy_bytes = list.count ? 0 : decoded_bytes(&r);
   size_t dst_size = largest_output(&list, copy_bytes);
   uint8_t *limit_dst = malloc(dst_size * (size_t)threads[n_threads - 1]);
@@ -301,7 +403,8 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
   for (int run = 0; run < timed_runs && rc == 0; run++) {
     for (int t = 0; t < n_threads && rc == 0; t++) {
       limit_ns[t][run] = codec_limit_once(&list, data, copy_bytes, limit_dst, dst_size, threads[t]);
-      rc = read_once(data, size, columns, n_columns, pools[t], validation, NULL, &timed);
+      rc = payload_mode ? read_payloads(data, &split, pools[t], validation, &timed)
+                        : read_once(data, size, columns, n_columns, pools[t], validation, NULL, &timed);
       if (rc == 0 && timed.batches != r.batches) {
         fprintf(stderr, "xchg bench decode: %lld batches read, %lld in the warm-up\n",
                 (long long)timed.batches, (long long)r.batches);
@@ -323,6 +426,7 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
   }
   free(limit_dst);
   free(list.items);
+  payload_split_free(&split);
   for (int t = 0; t < n_threads; t++) xchg_pool_destroy(pools[t]);
   return rc;
 }
@@ -420,11 +524,14 @@ static xchg_buf *generate_cache(int64_t rows, xchg_block_codec codec, shape_sums
 static void usage(FILE *out) {
   fprintf(out,
           "usage: xchg bench decode [FILE] [--rows N] [--columns a,b] [--threads N] [--runs K] [--json]\n"
+          "                         [--payloads]\n"
           "  Without FILE: shape `cache` of SHAPES.md (5,000,000 rows; --rows to change), codecs\n"
           "  none/lz4/zstd, full and narrow (c4) reads, 1 thread and all cores, each beside the\n"
           "  bare codec's time over the same buffers (\"trusted\": validation of bounds only).  With FILE (loaded into memory first): that\n"
           "  file, all columns or --columns, on 1 thread and on --threads (default: all cores).\n"
           "  Each figure is the median of --runs K timed runs (default 5) after one warm-up.\n"
+          "  --payloads: timed runs decode the stream cut into one payload per record batch with\n"
+          "  xchg_batch_decoder (schema given once; top-level --columns only; no dictionaries).\n"
           "columns:\n"
           "  codec       body compression of the input (none, lz4, zstd)\n"
           "  read        full: every column; narrow: c4 alone (the others are never\n"
@@ -466,7 +573,7 @@ static uint8_t *load_file(const char *path, size_t *size) {
 
 int xchg_bench_decode(int argc, char **argv) {
   static const struct option long_opts[] = {{"rows", 1, 0, 'r'}, {"columns", 1, 0, 'c'}, {"threads", 1, 0, 't'},
-                                            {"runs", 1, 0, 'k'},  {"json", 0, 0, 'j'},    {"help", 0, 0, 'h'},
+                                            {"runs", 1, 0, 'k'},  {"json", 0, 0, 'j'},    {"help", 0, 0, 'h'}, {"payloads", 0, 0, 'p'},
                                             {0, 0, 0, 0}};
   int64_t rows = SHAPE_CACHE_ROWS;
   int threads = bench_cores(), json = 0, opt, n_columns = 0;
@@ -479,6 +586,7 @@ int xchg_bench_decode(int argc, char **argv) {
       case 't': threads = atoi(optarg); break;
       case 'k': timed_runs = atoi(optarg); break;
       case 'j': json = 1; break;
+      case 'p': payload_mode = 1; break;
       case 'h': usage(stdout); return 0;
       default: usage(stderr); return 2;
     }

@@ -120,6 +120,24 @@ XCHG_API xchg_source *xchg_source_with_cancel(xchg_source *inner, int (*is_cance
  * so another thread may set it). */
 XCHG_API xchg_source *xchg_source_with_cancel_flag(xchg_source *inner, const int *flag);
 
+/* ---- Positional reads (src/io/read_at.c) ---- */
+
+/* Copies the n bytes at `offset` of the caller's data into dst (the range
+ * is inside the size given to xchg_source_from_read_at). */
+typedef xchg_status (*xchg_read_at_fn)(void *ctx, uint64_t offset, void *dst, size_t n,
+                                       xchg_error *err);
+
+/* A seekable source of `size` bytes that fetches what is read, and only
+ * that, through read_at: memory the caller cannot hand out as a pointer (a
+ * JVM heap array, copied by GetByteArrayRegion) or can only copy from.
+ * Seeking and skipping cost nothing, so a projected IPC read fetches the
+ * selected buffers alone, each copied once into its final, 64-byte-aligned
+ * buffer (xchg_source_read_buf).  read_at runs on the thread that reads.
+ * close_fn (may be NULL) runs when the source is closed.  Returns NULL
+ * when out of memory, read_at is NULL or size exceeds INT64_MAX. */
+XCHG_API xchg_source *xchg_source_from_read_at(uint64_t size, xchg_read_at_fn read_at,
+                                               void (*close_fn)(void *ctx), void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

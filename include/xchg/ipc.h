@@ -271,6 +271,77 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_to_stream(xchg_ipc_reader *r
 
 XCHG_API void xchg_ipc_reader_close(xchg_ipc_reader *reader);
 
+/* ---- Batches decoded one payload at a time (src/ipc/batch_decoder.c) ----
+ *
+ * For a cached relation: an engine stores each batch as its own payload
+ * and reads them back in any order, often a few columns only.  A decoder
+ * is created once with the relation's schema (the bytes of an IPC schema
+ * message, framing included or not), the columns to decode and the read
+ * options, and then decodes any number of payloads, from any number of
+ * threads one at a time per call (it keeps no state between calls).  A
+ * payload is one of:
+ *   - the form engines store per batch: the dictionary messages the batch
+ *     needs, if any, then one encapsulated RecordBatch message (an
+ *     end-of-stream marker after it is allowed, not needed);
+ *   - a whole IPC stream (its schema message, which must describe the
+ *     decoder's schema, dictionaries, one or more batches, the
+ *     end-of-stream marker): several batches come out concatenated, which
+ *     copies them.
+ * Decoding is the reader's (plan, decompress into the final buffers,
+ * validate): uncompressed buffers of a payload in memory are not copied;
+ * from a source that is not in memory (xchg_source_from_read_at), each
+ * selected buffer's bytes are read once, straight into their final buffer
+ * when stored as they are, else into the copy they are decompressed from;
+ * unselected buffers are never read.  With no column selected, the row
+ * count comes out without a byte of the body being read.
+ *
+ * Errors name the batch (`first_batch` + the payload's position), the
+ * message, and the field and buffer at fault, e.g. "batch 7: message 0,
+ * field 'c4', buffer 2: range [0, +80000) lies outside the 4096-byte
+ * body".  A payload whose schema message differs from the decoder's is an
+ * XCHG_EFORMAT error saying how. */
+typedef struct xchg_batch_decoder xchg_batch_decoder;
+
+/* columns: top-level column indices to decode (nested children follow
+ * their parent), or NULL for all; n_columns 0 with columns non-NULL
+ * decodes none.  An index out of range is an XCHG_EINVAL error.  opts may
+ * be NULL (the defaults); its pool, if any, decodes xchg_batch_decoder_
+ * decode_many's payloads in parallel. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_batch_decoder_open(const void *schema_message,
+                                                            size_t size, const int64_t *columns,
+                                                            int64_t n_columns,
+                                                            const xchg_read_options *opts,
+                                                            xchg_batch_decoder **out,
+                                                            xchg_error *err);
+
+/* The schema of the decoded batches (the selected columns). */
+XCHG_API XCHG_NODISCARD xchg_status xchg_batch_decoder_schema(const xchg_batch_decoder *dec,
+                                                              struct ArrowSchema *out,
+                                                              xchg_error *err);
+
+/* Decodes the payload read from src (seekable, of known size: memory, a
+ * mapped file, xchg_source_from_read_at; not closed here) into a struct
+ * array ("+s") of the selected columns.  batch is the number errors give
+ * the payload. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_batch_decoder_decode(const xchg_batch_decoder *dec,
+                                                              xchg_source *src, int64_t batch,
+                                                              struct ArrowArray *out,
+                                                              xchg_error *err);
+
+/* Decodes n payloads into outs[0..n): every source is read on the calling
+ * thread (so a source's callback may need the caller's thread, as JNI's
+ * does), decompression and validation run on the options' pool.  On an
+ * error, nothing is exported (every outs[i].release is NULL) and err names
+ * the first payload that failed, as batch first_batch + i.
+ * *metadata_bytes (may be NULL) gets the bytes of framing and flatbuffers
+ * read from the sources: what of the bytes read is not body, for callers
+ * that count the bytes their source copied. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_batch_decoder_decode_many(
+    const xchg_batch_decoder *dec, xchg_source *const *srcs, int64_t n, int64_t first_batch,
+    struct ArrowArray *outs, int64_t *metadata_bytes, xchg_error *err);
+
+XCHG_API void xchg_batch_decoder_close(xchg_batch_decoder *dec);
+
 #ifdef __cplusplus
 }
 #endif

@@ -180,6 +180,9 @@ static xchg_status lz4_compress(int level, const void *src, size_t src_size, xch
   LZ4F_preferences_t prefs = {0};
   prefs.compressionLevel = level;
   prefs.frameInfo.contentSize = src_size;
+  /* Independent blocks, as Arrow Java writes them: lz4-java's frame decoder
+   * (the JVM engines' LZ4) refuses linked ones. */
+  prefs.frameInfo.blockMode = LZ4F_blockIndependent;
   size_t bound = LZ4F_compressFrameBound(src_size, &prefs);
   xchg_buf *b = xchg_buf_alloc(bound);
   if (!b) return xchg_errorf(err, XCHG_ENOMEM, "cannot allocate %zu bytes for LZ4 output", bound);

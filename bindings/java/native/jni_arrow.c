@@ -37,6 +37,14 @@ JNIEXPORT void JNICALL Java_org_xchg_Xchg_freeArrowArray(JNIEnv *env, jclass cls
   free(a);
 }
 
+JNIEXPORT void JNICALL Java_org_xchg_Xchg_releaseArrowArray(JNIEnv *env, jclass cls,
+                                                             jlong address) {
+  struct ArrowArray *a = XJ_PTR(struct ArrowArray, address);
+  if (!address_ok(env, address) || !a->release) return;
+  a->release(a);
+  a->release = NULL;
+}
+
 JNIEXPORT jlong JNICALL Java_org_xchg_Xchg_arrowArrayLength(JNIEnv *env, jclass cls,
                                                             jlong address) {
   if (!address_ok(env, address)) return 0;
@@ -92,12 +100,6 @@ JNIEXPORT jstring JNICALL Java_org_xchg_Xchg_arrowSchemaName(JNIEnv *env, jclass
 }
 
 /* ---- column checksums ---------------------------------------------------- */
-
-typedef struct column_sum {
-  uint64_t sum;
-  int64_t nulls;
-  int64_t rows;
-} column_sum;
 
 static int is_valid(const struct ArrowArray *a, int64_t i) {
   const uint8_t *bits = a->buffers[0];
@@ -192,7 +194,7 @@ static uint64_t bytes_sum_all(const struct ArrowArray *a, int wide) {
   return s;
 }
 
-static void add_array(const struct ArrowArray *a, const sum_kind *k, column_sum *out) {
+static void add_array(const struct ArrowArray *a, const sum_kind *k, xj_column_sum *out) {
   if (k->kind == 's' && a->length > 0 && (a->null_count == 0 || !a->buffers[0])) {
     out->sum += bytes_sum_all(a, k->width);
     out->rows += a->length;
@@ -215,36 +217,43 @@ static void add_array(const struct ArrowArray *a, const sum_kind *k, column_sum 
   out->rows += a->length;
 }
 
-static xchg_status column_checksum(const xchg_cache_holder *h, jint column, column_sum *out,
+xchg_status xj_add_column_sum(const struct ArrowSchema *schema, const struct ArrowArray *batch,
+                              jint column, xj_column_sum *out, xchg_error *err) {
+  sum_kind k = {0};
+  if (column < 0 || column >= schema->n_children || column >= batch->n_children)
+    return xchg_errorf(err, XCHG_EINVAL, "column %d out of range: the batch has %lld", (int)column,
+                       (long long)schema->n_children);
+  const struct ArrowSchema *field = schema->children[column];
+  if (field->dictionary || !sum_kind_of(field->format, &k))
+    return xchg_errorf(err, XCHG_ENOTSUP, "column %d: no checksum for format '%s'%s", (int)column,
+                       field->format, field->dictionary ? " (dictionary-encoded)" : "");
+  add_array(batch->children[column], &k, out);
+  return XCHG_OK;
+}
+
+static xchg_status column_checksum(const xchg_cache_holder *h, jint column, xj_column_sum *out,
                                    xchg_error *err) {
   struct ArrowSchema schema;
   xchg_status st = xchg_cache_holder_schema(h, &schema, err);
   if (st != XCHG_OK) return st;
-  sum_kind k = {0};
-  if (column < 0 || column >= schema.n_children) {
+  int64_t n = xchg_cache_holder_num_batches(h);
+  if (n == 0 && (column < 0 || column >= schema.n_children))
     st = xchg_errorf(err, XCHG_EINVAL, "column %d out of range: the holder has %lld", (int)column,
                      (long long)schema.n_children);
-  } else if (schema.children[column]->dictionary ||
-             !sum_kind_of(schema.children[column]->format, &k)) {
-    st = xchg_errorf(err, XCHG_ENOTSUP, "column %d: no checksum for format '%s'%s", (int)column,
-                     schema.children[column]->format,
-                     schema.children[column]->dictionary ? " (dictionary-encoded)" : "");
-  }
-  schema.release(&schema);
-  int64_t n = xchg_cache_holder_num_batches(h);
   for (int64_t b = 0; st == XCHG_OK && b < n; b++) {
     struct ArrowArray batch;
     if ((st = xchg_cache_holder_batch(h, b, &batch, err)) != XCHG_OK) break;
-    add_array(batch.children[column], &k, out);
+    st = xj_add_column_sum(&schema, &batch, column, out, err);
     batch.release(&batch);
   }
+  schema.release(&schema);
   return st;
 }
 
 JNIEXPORT void JNICALL Java_org_xchg_XchgCacheHolder_nColumnChecksum(JNIEnv *env, jclass cls,
                                                                      jlong handle, jint column,
                                                                      jlongArray out) {
-  column_sum sum = {0};
+  xj_column_sum sum = {0};
   xchg_error err;
   xchg_status st = column_checksum(xj_cache_holder(handle), column, &sum, &err);
   if (st != XCHG_OK) {

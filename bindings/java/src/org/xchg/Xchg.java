@@ -40,6 +40,9 @@ public final class Xchg {
   /** Releases the array the struct holds (if any) and frees the struct. */
   public static native void freeArrowArray(long address);
 
+  /** Releases the array the struct holds (if any), keeping the struct for reuse. */
+  public static native void releaseArrowArray(long address);
+
   /** The {@code length} field of the ArrowArray at address. */
   public static native long arrowArrayLength(long address);
 

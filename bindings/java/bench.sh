@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# bindings/java/bench.sh — the JVM benchmarks, run from the repository root
+# with the build in build/ (or $XCHG_BUILD_DIR): an optimised build without
+# sanitizers, e.g. `cmake -S . -B build -DCMAKE_BUILD_TYPE=Release &&
+# cmake --build build -j2`.
+#
+#   bindings/java/bench.sh cached [--json] [--rows N] [--runs N] [--codecs none,lz4,zstd]
+#       shape `cache`: XchgBatchReader against the JVM baseline (XchgCachedBench)
+#   bindings/java/bench.sh broadcast [ARGS...]
+#       shape `broadcast`: XchgBroadcastBench
+set -euo pipefail
+build=$(realpath "${XCHG_BUILD_DIR:-build}")
+[ $# -ge 1 ] || { echo "usage: $0 cached|broadcast [ARGS...]" >&2; exit 2; }
+what=$1
+shift
+case $what in
+  cached) class=org.xchg.XchgCachedBench ;;
+  broadcast) class=org.xchg.XchgBroadcastBench ;;
+  *) echo "$0: unknown benchmark '$what' (cached, broadcast)" >&2; exit 2 ;;
+esac
+for f in "$build/xchg" "$build/libxchg_jni.so" "$build/java/classes" "$build/java/test-classes"; do
+  [ -e "$f" ] || { echo "$0: $f is missing: build first (see the comment at the top)" >&2; exit 1; }
+done
+if grep -q '^XCHG_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
+  echo "$0: $build is a sanitizer build: its figures would mean nothing" >&2
+  exit 1
+fi
+cp="$build/java/classes:$build/java/test-classes:/usr/share/java/lz4-java.jar:/usr/share/java/zstd-jni.jar"
+exec java -Xmx4g -Dxchg.jni.library="$build/libxchg_jni.so" -cp "$cp" "$class" --cli "$build/xchg" "$@"

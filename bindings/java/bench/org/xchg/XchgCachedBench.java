@@ -1,0 +1,352 @@
+package org.xchg;
+
+import com.github.luben.zstd.Zstd;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import net.jpountz.lz4.LZ4Factory;
+import net.jpountz.lz4.LZ4SafeDecompressor;
+
+/**
+ * Shape `cache` of shared/bench/SHAPES.md from the JVM: a cached relation
+ * held as one IPC RecordBatch payload per 10,000-row batch, as {@code
+ * byte[]} and as direct buffers, body compression none / LZ4_FRAME / ZSTD,
+ * read full and narrow (c4), every selected value summed and checked
+ * against the generator's sums on both sides.
+ *
+ * <p>xchg: XchgBatchReader.decodeMany over groups of payloads, on 1 thread
+ * and on all cores.  JVM baseline, done as well as the JVM can, as Spark's
+ * Arrow cache serializer does: parse the RecordBatch flatbuffer
+ * (IpcMessages), copy the selected buffers' ranges into one direct buffer
+ * (from the heap; from a direct payload, slices), decompress each buffer
+ * direct to direct with the codecs Spark's Arrow path uses (lz4-java's
+ * native LZ4 decompressor over the frame's blocks, zstd-jni), then sum the
+ * values; on 1 thread and on all cores (payloads split over a thread pool).
+ * Medians of --runs runs after one warm-up, runs of every case interleaved.
+ *
+ * <pre>
+ *   bindings/java/bench.sh cached [--json] [--rows N] [--runs N] [--codecs none,lz4,zstd]
+ * </pre>
+ */
+public final class XchgCachedBench {
+  private XchgCachedBench() {}
+
+  static final int[] FULL = {0, 1, 2, 3, 4, 5};
+  static final int[] NARROW = {4};
+  static final int GROUP = 50; // payloads per decodeMany
+
+  /** One measured case. */
+  record Case(String codec, String read, String source, String side, int threads) {}
+
+  public static void main(String[] args) throws Exception {
+    long rows = 5_000_000;
+    int runs = 5;
+    boolean json = false;
+    String cli = null;
+    String[] codecs = {"none", "lz4", "zstd"};
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--rows" -> rows = Long.parseLong(args[++i]);
+        case "--runs" -> runs = Integer.parseInt(args[++i]);
+        case "--cli" -> cli = args[++i];
+        case "--json" -> json = true;
+        case "--codecs" -> codecs = args[++i].split(",");
+        default -> throw new IllegalArgumentException("unknown argument " + args[i]);
+      }
+    }
+    int cores = Runtime.getRuntime().availableProcessors();
+    List<String> lines = new ArrayList<>();
+    if (!json)
+      System.out.printf("cache shape: %,d rows, payloads of 10,000 rows; %d cores; median of %d runs "
+          + "after 1 warm-up (min-max)%n", rows, cores, runs);
+    {
+      for (String codec : codecs) {
+        CacheShape.Data data = CacheShape.gen(cli, codec, rows);
+        Bench b = new Bench(data, cores);
+        try {
+          for (String read : new String[] {"full", "narrow"}) {
+            int[] cols = read.equals("full") ? FULL : NARROW;
+            List<Case> cases = new ArrayList<>();
+            for (String source : new String[] {"heap", "direct"})
+              for (String side : new String[] {"xchg", "jvm"})
+                for (int threads : new int[] {1, cores}) cases.add(new Case(codec, read, source, side, threads));
+            double[][] ms = new double[cases.size()][runs];
+            long[] copied = new long[cases.size()];
+            for (int run = -1; run < runs; run++) {
+              for (int c = 0; c < cases.size(); c++) {
+                long t0 = System.nanoTime();
+                copied[c] = b.run(cases.get(c), cols);
+                double t = (System.nanoTime() - t0) / 1e6;
+                if (run >= 0) ms[c][run] = t;
+              }
+            }
+            report(cases, ms, copied, b.selectedBytes(cols), json, lines);
+          }
+        } finally {
+          b.close();
+        }
+      }
+    }
+    if (json) System.out.println("{\"results\":[\n" + String.join(",\n", lines) + "\n]}");
+  }
+
+  static void report(List<Case> cases, double[][] ms, long[] copied, long selected, boolean json,
+      List<String> lines) {
+    for (int c = 0; c < cases.size(); c++) {
+      Case k = cases.get(c);
+      double[] t = ms[c].clone();
+      Arrays.sort(t);
+      double median = t[t.length / 2], min = t[0], max = t[t.length - 1];
+      if (json) {
+        lines.add(String.format(Locale.ROOT, "{\"codec\":\"%s\",\"read\":\"%s\",\"source\":\"%s\","
+                + "\"side\":\"%s\",\"threads\":%d,\"median_ms\":%.2f,\"min_ms\":%.2f,\"max_ms\":%.2f,"
+                + "\"heap_bytes_copied\":%d}", k.codec(), k.read(), k.source(), k.side(), k.threads(),
+            median, min, max, copied[c]));
+        continue;
+      }
+      String ratio = "";
+      if (k.side().equals("xchg")) {
+        double[] jvm = ms[c + 2].clone(); // the same case on the JVM side
+        Arrays.sort(jvm);
+        ratio = String.format(Locale.ROOT, "  xchg/jvm %.3f", median / jvm[jvm.length / 2]);
+      }
+      System.out.printf(Locale.ROOT, "%-5s %-6s %-6s %-4s %2d thr: %8.2f ms (%.2f-%.2f)  heap copied %,d "
+              + "(%.3fx selected)%s%n", k.codec(), k.read(), k.source(), k.side(), k.threads(), median,
+          min, max, copied[c], selected == 0 ? 0.0 : (double) copied[c] / selected, ratio);
+    }
+  }
+
+  /** The payloads of one codec and what reads them. */
+  static final class Bench implements AutoCloseable {
+    final CacheShape.Data data;
+    final byte[][] heap;
+    final ByteBuffer[] direct;
+    final int[] bufferCounts;
+    final ExecutorService pool;
+    final int cores;
+
+    Bench(CacheShape.Data data, int cores) {
+      this.data = data;
+      this.cores = cores;
+      heap = data.payloads().toArray(new byte[0][]);
+      direct = new ByteBuffer[heap.length];
+      for (int i = 0; i < heap.length; i++) {
+        direct[i] = ByteBuffer.allocateDirect(heap[i].length);
+        direct[i].put(heap[i]).flip();
+      }
+      bufferCounts = IpcMessages.bufferCounts(data.schema());
+      pool = Executors.newFixedThreadPool(cores);
+    }
+
+    long selectedBytes(int[] cols) {
+      long n = 0;
+      for (byte[] p : heap)
+        n += IpcMessages.layout(ByteBuffer.wrap(p).order(ByteOrder.LITTLE_ENDIAN), 0, bufferCounts, cols)
+            .selectedBytes();
+      return n;
+    }
+
+    /** Runs one case, checks its sums; returns the heap bytes it copied. */
+    long run(Case k, int[] cols) throws Exception {
+      long[][] acc = new long[3][CacheShape.COLUMNS];
+      long copied = k.side().equals("xchg") ? runXchg(k, cols, acc) : runJvm(k, cols, acc);
+      for (int c : cols)
+        if (acc[0][c] != data.sums()[c] || acc[1][c] != data.nulls()[c])
+          throw new IllegalStateException(k + ": c" + c + " sum " + Long.toUnsignedString(acc[0][c])
+              + " nulls " + acc[1][c] + ", want " + Long.toUnsignedString(data.sums()[c]) + " / "
+              + data.nulls()[c]);
+      return copied;
+    }
+
+    long runXchg(Case k, int[] cols, long[][] acc) {
+      try (XchgBatchReader r = XchgBatchReader.open(data.schema(), cols, k.threads() == 1 ? 1 : 0)) {
+        long[] addresses = new long[GROUP];
+        for (int i = 0; i < GROUP; i++) addresses[i] = Xchg.allocateArrowArray();
+        for (int first = 0; first < heap.length; first += GROUP) {
+          int n = Math.min(GROUP, heap.length - first);
+          long[] at = n == GROUP ? addresses : Arrays.copyOf(addresses, n);
+          if (k.source().equals("heap")) r.decodeMany(Arrays.copyOfRange(heap, first, first + n), first, at);
+          else r.decodeMany(Arrays.copyOfRange(direct, first, first + n), first, at);
+          for (long a : at) {
+            for (int j = 0; j < cols.length; j++) {
+              ColumnChecksum s = r.columnChecksum(a, j);
+              acc[0][cols[j]] += s.sum();
+              acc[1][cols[j]] += s.nulls();
+            }
+            Xchg.releaseArrowArray(a);
+          }
+        }
+        for (long a : addresses) Xchg.freeArrowArray(a);
+        return r.heapBytesCopied();
+      }
+    }
+
+    long runJvm(Case k, int[] cols, long[][] acc) throws Exception {
+      int threads = k.threads();
+      List<Future<long[][]>> parts = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int from = heap.length * t / threads, to = heap.length * (t + 1) / threads;
+        parts.add(pool.submit(() -> {
+          JvmReader j = new JvmReader(bufferCounts, cols);
+          for (int i = from; i < to; i++) {
+            if (k.source().equals("heap")) j.readHeap(heap[i]);
+            else j.readDirect(direct[i]);
+          }
+          return new long[][] {j.sums, j.nulls, {j.copied}};
+        }));
+      }
+      long copied = 0;
+      for (Future<long[][]> f : parts) {
+        long[][] r = f.get();
+        for (int c = 0; c < CacheShape.COLUMNS; c++) {
+          acc[0][c] += r[0][c];
+          acc[1][c] += r[1][c];
+        }
+        copied += r[2][0];
+      }
+      return copied;
+    }
+
+    @Override
+    public void close() {
+      pool.shutdown();
+    }
+  }
+
+  /**
+   * The JVM baseline for one thread: Spark's Arrow cache path, with scratch
+   * buffers reused across batches (the best case for it).
+   */
+  static final class JvmReader {
+    static final LZ4SafeDecompressor LZ4 = LZ4Factory.fastestInstance().safeDecompressor();
+    final int[] bufferCounts, cols;
+    final long[] sums = new long[CacheShape.COLUMNS], nulls = new long[CacheShape.COLUMNS];
+    long copied;
+    ByteBuffer selected = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.LITTLE_ENDIAN);
+    final ByteBuffer[] out = new ByteBuffer[16]; // one per buffer of a full read
+
+    JvmReader(int[] bufferCounts, int[] cols) {
+      this.bufferCounts = bufferCounts;
+      this.cols = cols;
+    }
+
+    void readHeap(byte[] payload) {
+      ByteBuffer wrapped = ByteBuffer.wrap(payload).order(ByteOrder.LITTLE_ENDIAN);
+      IpcMessages.Layout l = IpcMessages.layout(wrapped, 0, bufferCounts, cols);
+      long total = l.selectedBytes();
+      if (selected.capacity() < total)
+        selected = ByteBuffer.allocateDirect((int) total * 2).order(ByteOrder.LITTLE_ENDIAN);
+      ByteBuffer[] views = new ByteBuffer[l.offsets().length];
+      int at = 0;
+      for (int i = 0; i < views.length; i++) {
+        int len = (int) l.lengths()[i];
+        if (len == 0) continue;
+        selected.put(at, payload, (int) (l.bodyStart() + l.offsets()[i]), len);
+        views[i] = selected.slice(at, len).order(ByteOrder.LITTLE_ENDIAN);
+        at += len;
+      }
+      copied += total;
+      sum(l, views);
+    }
+
+    void readDirect(ByteBuffer payload) {
+      ByteBuffer b = payload.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+      IpcMessages.Layout l = IpcMessages.layout(b, 0, bufferCounts, cols);
+      ByteBuffer[] views = new ByteBuffer[l.offsets().length];
+      for (int i = 0; i < views.length; i++)
+        if (l.lengths()[i] > 0)
+          views[i] = b.slice((int) (l.bodyStart() + l.offsets()[i]), (int) l.lengths()[i])
+              .order(ByteOrder.LITTLE_ENDIAN);
+      sum(l, views);
+    }
+
+    /** Decompresses the views as needed, then sums each selected column's values. */
+    void sum(IpcMessages.Layout l, ByteBuffer[] views) {
+      for (int i = 0; i < views.length; i++)
+        if (views[i] != null) views[i] = decompress(l.codec(), views[i], i);
+      int v = 0; // each column's buffers in order: validity (null without nulls), values, data
+      for (int c : cols) {
+        ByteBuffer validity = views[v], values = views[v + 1];
+        ByteBuffer data = bufferCounts[c] == 3 ? views[v + 2] : null;
+        v += bufferCounts[c];
+        addColumn(c, (int) l.rows(), validity, values, data);
+      }
+    }
+
+    void addColumn(int c, int rows, ByteBuffer validity, ByteBuffer values, ByteBuffer data) {
+      long s = 0, n = 0;
+      switch (c) {
+        case 0, 4 -> {
+          for (int i = 0; i < rows; i++) s += values.getLong(8 * i);
+        }
+        case 1 -> {
+          for (int i = 0; i < rows; i++) s += values.getInt(4 * i);
+        }
+        case 2 -> {
+          for (int i = 0; i < rows; i++) {
+            if (validity != null && ((validity.get(i >> 3) >> (i & 7)) & 1) == 0) n++;
+            else s += values.getLong(8 * i);
+          }
+        }
+        case 3 -> {
+          int from = values.getInt(0), to = values.getInt(4 * rows);
+          for (int j = from; j < to; j++) s += data.get(j) & 0xff;
+        }
+        default -> {
+          for (int i = 0; i < rows; i++) s += (values.get(i >> 3) >> (i & 7)) & 1;
+        }
+      }
+      sums[c] += s;
+      nulls[c] += n;
+    }
+
+    /** The buffer's bytes decompressed (a reused direct buffer per slot), or as they are. */
+    ByteBuffer decompress(int codec, ByteBuffer raw, int slot) {
+      if (codec == IpcMessages.NONE) return raw;
+      long size = raw.getLong(0);
+      ByteBuffer src = raw.slice(8, raw.limit() - 8);
+      if (size == -1) return src.order(ByteOrder.LITTLE_ENDIAN);
+      if (out[slot] == null || out[slot].capacity() < size)
+        out[slot] = ByteBuffer.allocateDirect((int) size * 2).order(ByteOrder.LITTLE_ENDIAN);
+      ByteBuffer dst = out[slot];
+      if (codec == IpcMessages.ZSTD) {
+        long n = Zstd.decompressDirectByteBuffer(dst, 0, (int) size, src, 0, src.limit());
+        if (Zstd.isError(n) || n != size) throw new IllegalStateException("zstd: " + n + " of " + size);
+      } else {
+        lz4Frame(src, dst, (int) size);
+      }
+      return dst.slice(0, (int) size).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** An LZ4 frame of independent blocks, block by block, direct to direct. */
+    static void lz4Frame(ByteBuffer src, ByteBuffer dst, int size) {
+      ByteBuffer s = src.order(ByteOrder.LITTLE_ENDIAN);
+      if (s.getInt(0) != 0x184D2204) throw new IllegalStateException("not an LZ4 frame");
+      int flg = s.get(4) & 0xff;
+      if ((flg & 0x20) == 0) throw new IllegalStateException("linked LZ4 blocks");
+      int at = 4 + 2 + ((flg & 0x08) != 0 ? 8 : 0) + ((flg & 0x01) != 0 ? 4 : 0) + 1;
+      boolean blockChecksums = (flg & 0x10) != 0;
+      int done = 0;
+      for (;;) {
+        int word = s.getInt(at);
+        at += 4;
+        if (word == 0) break;
+        int len = word & 0x7fffffff;
+        if ((word & 0x80000000) != 0) {
+          dst.put(done, s, at, len);
+          done += len;
+        } else {
+          done += LZ4.decompress(s, at, len, dst, done, size - done);
+        }
+        at += len + (blockChecksums ? 4 : 0);
+      }
+      if (done != size) throw new IllegalStateException("LZ4 frame gave " + done + " of " + size + " bytes");
+    }
+  }
+}

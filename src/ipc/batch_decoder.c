@@ -1,0 +1,513 @@
+/* batch_decoder.c — payloads of a cached relation, decoded with a schema
+ * known in advance (see xchg/ipc.h).
+ *
+ * Each payload is a short run of messages over a seekable source of known
+ * size.  Its messages are read here (framing and Message flatbuffer), its
+ * dictionaries and record batches decoded by decode.c's steps: every
+ * payload is planned on the calling thread, so that its source is only
+ * ever read there, and the payloads' decompression and validation then run
+ * on the pool, in runs of payloads of about equal work (or, with too few
+ * payloads for the threads, each payload's jobs spread over the pool). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/decode.h"
+#include "ipc/dictionary.h"
+#include "xchg/ipc.h"
+
+/* Slots of Message and DictionaryBatch (Message.fbs). */
+enum { MSG_VERSION, MSG_HEADER_TYPE, MSG_HEADER, MSG_BODY_LENGTH };
+enum { DICTBATCH_ID, DICTBATCH_DATA, DICTBATCH_DELTA };
+enum { HEADER_SCHEMA = 1, HEADER_DICTIONARY = 2, HEADER_RECORD_BATCH = 3 };
+
+/* MetadataVersion V4 .. V5, as the stream reader accepts. */
+#define OLDEST_METADATA_VERSION 3
+#define NEWEST_METADATA_VERSION 4
+
+struct xchg_batch_decoder {
+  xchg_read_options opts;
+  ipc_schema schema;
+  int64_t n_dictionaries; /* dictionary ids the schema declares */
+};
+
+/* One message of a payload: its metadata, where its body is. */
+typedef struct message {
+  xchg_buf *metadata;
+  fb_table header;
+  int header_type;
+  int version;
+  int64_t offset, body_offset, body_length;
+} message;
+
+/* A record batch planned from a payload; ctx must stay where it is while
+ * the batch's jobs point to it. */
+typedef struct planned {
+  ipc_decode_ctx ctx;
+  ipc_array *array;
+  struct planned *next;
+} planned;
+
+typedef struct payload {
+  const xchg_batch_decoder *dec;
+  xchg_source *src;
+  xchg_buf *memory; /* the whole payload when it is in memory */
+  int64_t batch;    /* the number errors give it */
+  int64_t message_index;
+  int64_t metadata_bytes;
+  int is_stream;    /* it began with a schema message */
+  ipc_dictionaries dicts;
+  planned *first, *last;
+  ipc_jobs jobs;
+  ipc_array *result;
+  xchg_status status;
+  xchg_error error;
+} payload;
+
+/* ---- the decoder ---------------------------------------------------------- */
+
+static xchg_status declare_dictionary(void *ctx, const ipc_field *field, xchg_error *err) {
+  return ipc_dictionaries_declare(ctx, field, err);
+}
+
+static xchg_status count_dictionary(void *ctx, const ipc_field *field, xchg_error *err) {
+  (void)field;
+  (void)err;
+  ++*(int64_t *)ctx;
+  return XCHG_OK;
+}
+
+/* The schema message's bytes, with or without their framing: the Message
+ * flatbuffer's Schema table. */
+static xchg_status schema_table(const uint8_t *p, size_t size, fb_table *out, xchg_error *err) {
+  if (size >= 8 && fb_load_u32(p) == 0xFFFFFFFFu) {
+    uint32_t length = fb_load_u32(p + 4);
+    if (length > size - 8)
+      return xchg_errorf(err, XCHG_EFORMAT, "schema message: metadata length %u exceeds its %zu "
+                         "bytes", length, size - 8);
+    p += 8;
+    size = length;
+  }
+  fb_table msg;
+  uint8_t type = 0;
+  if (fb_root(p, size, &msg) <= 0 || fb_u8(&msg, MSG_HEADER_TYPE, 0, &type) < 0 ||
+      fb_table_field(&msg, MSG_HEADER, out) <= 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "schema message: invalid Message flatbuffer");
+  if (type != HEADER_SCHEMA)
+    return xchg_errorf(err, XCHG_EFORMAT, "schema message: header type %d is not a Schema", type);
+  return XCHG_OK;
+}
+
+xchg_status xchg_batch_decoder_open(const void *schema_message, size_t size,
+                                    const int64_t *columns, int64_t n_columns,
+                                    const xchg_read_options *opts, xchg_batch_decoder **out,
+                                    xchg_error *err) {
+  *out = NULL;
+  if (!schema_message || n_columns < 0)
+    return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_open: no schema message or n_columns < 0");
+  xchg_batch_decoder *dec = calloc(1, sizeof *dec);
+  if (!dec) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  if (opts) dec->opts = *opts; else xchg_read_options_init(&dec->opts);
+  fb_table table;
+  xchg_status st = schema_table(schema_message, size, &table, err);
+  if (st == XCHG_OK && (st = ipc_schema_parse(&table, &dec->opts, &dec->schema, err)) != XCHG_OK)
+    xchg_error_prefix(err, "schema message: ");
+  if (st == XCHG_OK && columns)
+    st = ipc_schema_select_indices(&dec->schema, columns, n_columns, err);
+  if (st == XCHG_OK)
+    st = ipc_schema_visit_dictionaries(&dec->schema, 0, count_dictionary, &dec->n_dictionaries, err);
+  if (st != XCHG_OK) {
+    xchg_batch_decoder_close(dec);
+    return st;
+  }
+  *out = dec;
+  return XCHG_OK;
+}
+
+xchg_status xchg_batch_decoder_schema(const xchg_batch_decoder *dec, struct ArrowSchema *out,
+                                      xchg_error *err) {
+  return ipc_schema_export(&dec->schema, out, err);
+}
+
+void xchg_batch_decoder_close(xchg_batch_decoder *dec) {
+  if (!dec) return;
+  ipc_schema_free(&dec->schema);
+  free(dec);
+}
+
+/* ---- reading a payload's messages ------------------------------------------ */
+
+static int64_t position(const payload *p) { return (int64_t)xchg_source_position(p->src); }
+static int64_t remaining(const payload *p) { return xchg_source_size(p->src) - position(p); }
+
+static xchg_status read_word(payload *p, uint32_t *value, xchg_error *err) {
+  uint8_t word[4];
+  size_t got;
+  int64_t at = position(p);
+  xchg_status st = xchg_source_read(p->src, word, 4, &got, err);
+  if (st == XCHG_OK && got < 4)
+    st = xchg_errorf(err, XCHG_EIO, "message %lld: the payload ends inside its framing at byte %lld "
+                     "(truncated?)", (long long)p->message_index, (long long)at);
+  p->metadata_bytes += (int64_t)got;
+  *value = fb_load_u32(word);
+  return st;
+}
+
+/* How a payload's run of messages ended. */
+enum { NOT_END, END_OF_DATA, END_MARKER };
+
+/* Reads the framing: *length, or *end at an end-of-stream marker or at the
+ * payload's end. */
+static xchg_status read_framing(payload *p, int32_t *length, int *end, xchg_error *err) {
+  int64_t at = position(p);
+  *end = remaining(p) == 0 ? END_OF_DATA : NOT_END;
+  if (*end) return XCHG_OK;
+  uint32_t value;
+  xchg_status st = read_word(p, &value, err);
+  if (st == XCHG_OK && value == 0xFFFFFFFFu) st = read_word(p, &value, err);
+  if (st != XCHG_OK) return st;
+  *length = (int32_t)value;
+  if (value == 0) *end = END_MARKER;
+  if (*length < 0 || *length > remaining(p))
+    return xchg_errorf(err, *length < 0 ? XCHG_EFORMAT : XCHG_EIO, "message %lld at byte %lld: "
+                       "metadata length %d, %lld bytes left in the payload", (long long)p->message_index,
+                       (long long)at, *length, (long long)remaining(p));
+  if (*length > p->dec->opts.max_metadata_bytes)
+    return xchg_errorf(err, XCHG_ELIMIT, "message %lld at byte %lld: metadata length %d exceeds "
+                       "max_metadata_bytes", (long long)p->message_index, (long long)at, *length);
+  return XCHG_OK;
+}
+
+static xchg_status parse_message(payload *p, message *m, xchg_error *err) {
+  fb_table msg;
+  int16_t version;
+  uint8_t type;
+  if (fb_root(xchg_buf_data(m->metadata), xchg_buf_size(m->metadata), &msg) <= 0 ||
+      fb_i16(&msg, MSG_VERSION, 0, &version) < 0 || fb_u8(&msg, MSG_HEADER_TYPE, 0, &type) < 0 ||
+      fb_i64(&msg, MSG_BODY_LENGTH, 0, &m->body_length) < 0 ||
+      fb_table_field(&msg, MSG_HEADER, &m->header) <= 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: invalid Message flatbuffer",
+                       (long long)p->message_index, (long long)m->offset);
+  m->version = version;
+  m->header_type = type;
+  if (version < OLDEST_METADATA_VERSION || version > NEWEST_METADATA_VERSION)
+    return xchg_errorf(err, XCHG_ENOTSUP, "message %lld at byte %lld: metadata version V%d",
+                       (long long)p->message_index, (long long)m->offset, version + 1);
+  if (type < HEADER_SCHEMA || type > HEADER_RECORD_BATCH)
+    return xchg_errorf(err, type <= 5 ? XCHG_ENOTSUP : XCHG_EFORMAT,
+                       "message %lld at byte %lld: header type %d", (long long)p->message_index,
+                       (long long)m->offset, type);
+  if (m->body_length < 0 || m->body_length > remaining(p))
+    return xchg_errorf(err, m->body_length < 0 ? XCHG_EFORMAT : XCHG_EIO,
+                       "message %lld at byte %lld: body of %lld bytes, %lld left in the payload "
+                       "(truncated?)", (long long)p->message_index, (long long)m->offset,
+                       (long long)m->body_length, (long long)remaining(p));
+  return XCHG_OK;
+}
+
+/* Reads the next message's framing and metadata; its body is left unread. */
+static xchg_status read_message(payload *p, message *m, int *end, xchg_error *err) {
+  int32_t length = 0;
+  memset(m, 0, sizeof *m);
+  m->offset = position(p);
+  xchg_status st = read_framing(p, &length, end, err);
+  if (st != XCHG_OK || *end) return st;
+  if ((st = xchg_source_read_buf(p->src, (size_t)length, &m->metadata, err)) != XCHG_OK) {
+    xchg_error_prefix(err, "message %lld at byte %lld: metadata: ", (long long)p->message_index,
+                      (long long)m->offset);
+    return st;
+  }
+  p->metadata_bytes += length;
+  m->body_offset = position(p);
+  return parse_message(p, m, err);
+}
+
+/* The body, in memory or to be fetched buffer by buffer. */
+static xchg_status body_of(payload *p, const message *m, ipc_body *out, xchg_error *err) {
+  *out = (ipc_body){NULL, NULL, m->body_offset, m->body_length};
+  if (!p->memory) {
+    out->src = p->src;
+    return XCHG_OK;
+  }
+  out->mem = xchg_buf_slice(p->memory, (size_t)m->body_offset, (size_t)m->body_length);
+  return out->mem ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+}
+
+static ipc_decode_ctx decode_ctx(payload *p, const message *m) {
+  ipc_decode_ctx ctx = {&p->dec->opts, p->dec->schema.big_endian, m->version, p->message_index,
+                        ipc_dictionaries_lookup, &p->dicts, NULL, NULL};
+  return ctx;
+}
+
+/* A payload that is a whole stream starts with the schema, which must be
+ * the decoder's. */
+static xchg_status check_schema(payload *p, const message *m, xchg_error *err) {
+  if (p->message_index != 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: a schema message after the "
+                       "first", (long long)p->message_index, (long long)m->offset);
+  ipc_schema theirs;
+  xchg_status st = ipc_schema_parse(&m->header, &p->dec->opts, &theirs, err);
+  if (st == XCHG_OK && !ipc_schema_equal(&theirs, &p->dec->schema, err)) st = XCHG_EFORMAT;
+  if (st != XCHG_OK) xchg_error_prefix(err, "message 0: the payload's schema is not the decoder's: ");
+  ipc_schema_free(&theirs); /* parse frees what it made when it fails; free twice is harmless */
+  p->is_stream = 1;
+  return st;
+}
+
+static xchg_status read_dictionary(payload *p, const message *m, xchg_error *err) {
+  int64_t id;
+  uint8_t delta;
+  fb_table data;
+  if (fb_i64(&m->header, DICTBATCH_ID, 0, &id) < 0 || fb_u8(&m->header, DICTBATCH_DELTA, 0, &delta) < 0 ||
+      fb_table_field(&m->header, DICTBATCH_DATA, &data) <= 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: invalid DictionaryBatch",
+                       (long long)p->message_index, (long long)m->offset);
+  const ipc_field *field = ipc_dictionaries_field(&p->dicts, id);
+  if (!field)
+    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: dictionary id %lld is not "
+                       "used by any field of the schema", (long long)p->message_index,
+                       (long long)m->offset, (long long)id);
+  if (!ipc_dictionaries_used(&p->dicts, id)) return XCHG_OK; /* no selected column needs it */
+  ipc_body body;
+  xchg_status st = body_of(p, m, &body, err);
+  ipc_decode_ctx ctx = decode_ctx(p, m);
+  ipc_array *root = NULL;
+  if (st == XCHG_OK) st = ipc_decode_batch(&ctx, &data, &body, field, 1, 1, &root, err);
+  if (st == XCHG_OK)
+    st = ipc_dictionaries_update(&p->dicts, id, root->children[0], delta != 0,
+                                 p->dec->opts.max_dictionary_bytes, err);
+  ipc_array_unref(root);
+  xchg_buf_unref(body.mem);
+  return st;
+}
+
+static xchg_status plan_batch(payload *p, const message *m, xchg_error *err) {
+  planned *b = calloc(1, sizeof *b);
+  if (!b) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  b->ctx = decode_ctx(p, m);
+  ipc_body body;
+  const ipc_field *root = &p->dec->schema.root;
+  xchg_status st = body_of(p, m, &body, err);
+  if (st == XCHG_OK)
+    st = ipc_decode_plan(&b->ctx, &m->header, &body, root->children, root->n_children, 0, &p->jobs,
+                         &b->array, err);
+  xchg_buf_unref(body.mem);
+  if (st != XCHG_OK) {
+    free(b);
+    return st;
+  }
+  if (p->last) p->last->next = b; else p->first = b;
+  p->last = b;
+  return XCHG_OK;
+}
+
+static xchg_status read_one(payload *p, const message *m, xchg_error *err) {
+  switch (m->header_type) {
+    case HEADER_SCHEMA: return check_schema(p, m, err);
+    case HEADER_DICTIONARY: return read_dictionary(p, m, err);
+    default: return plan_batch(p, m, err);
+  }
+}
+
+/* Reads every message of the payload, planning its record batches. */
+static xchg_status plan_payload(payload *p, xchg_error *err) {
+  xchg_status st = XCHG_OK;
+  if (p->dec->n_dictionaries > 0) {
+    st = ipc_schema_visit_dictionaries(&p->dec->schema, 0, declare_dictionary, &p->dicts, err);
+    if (st == XCHG_OK) st = ipc_dictionaries_mark_used(&p->dicts, &p->dec->schema, err);
+  }
+  int end = 0;
+  while (st == XCHG_OK) {
+    message m;
+    st = read_message(p, &m, &end, err);
+    if (st == XCHG_OK && !end) st = read_one(p, &m, err);
+    if (st == XCHG_OK && !end)
+      st = xchg_source_seek(p->src, (uint64_t)(m.body_offset + m.body_length), err);
+    xchg_buf_unref(m.metadata);
+    if (st != XCHG_OK || end) break;
+    p->message_index++;
+  }
+  if (st != XCHG_OK) return st;
+  /* A stream's end is its marker, without which a cut at a message
+   * boundary would pass for a shorter stream. */
+  if (p->is_stream && end == END_OF_DATA && !p->dec->opts.allow_missing_eos)
+    return xchg_errorf(err, XCHG_EIO, "the stream ends at byte %lld without its end-of-stream "
+                       "marker (truncated?)", (long long)position(p));
+  if (end == END_MARKER && remaining(p) > 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "%lld bytes follow the end-of-stream marker, from byte "
+                       "%lld", (long long)remaining(p), (long long)position(p));
+  if (!p->first)
+    return xchg_errorf(err, XCHG_EFORMAT, "the payload of %lld bytes holds no record batch",
+                       (long long)xchg_source_size(p->src));
+  return XCHG_OK;
+}
+
+/* ---- decompressing, validating, exporting ------------------------------------ */
+
+/* The batches of a stream payload as one array: each selected column
+ * concatenated (nested fields are never deselected here). */
+static xchg_status concat_batches(const ipc_field *root, ipc_array *a, ipc_array *b, ipc_array **out,
+                                  xchg_error *err) {
+  ipc_array *r = *out = ipc_array_new(1, a->n_children);
+  if (!r) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  r->length = a->length + b->length;
+  xchg_status st = XCHG_OK;
+  for (int64_t i = 0, k = 0; i < root->n_children && st == XCHG_OK; i++) {
+    if (root->children[i].skip) continue;
+    st = ipc_array_concat(&root->children[i], 0, a->children[k], b->children[k], &r->children[k], err);
+    k++;
+  }
+  if (st != XCHG_OK) {
+    ipc_array_unref(r);
+    *out = NULL;
+  }
+  return st;
+}
+
+/* Runs the payload's jobs (on pool, when given), validates its batches and
+ * joins them into p->result. */
+static xchg_status finish_payload(payload *p, xchg_pool *pool, xchg_error *err) {
+  const ipc_field *root = &p->dec->schema.root;
+  xchg_status st = ipc_jobs_run(&p->jobs, pool, p->dec->opts.task_bytes, NULL, err);
+  for (planned *b = p->first; b && st == XCHG_OK; b = b->next)
+    st = ipc_decode_validate(&b->ctx, root->children, root->n_children, 0, b->array, err);
+  for (planned *b = p->first; b && st == XCHG_OK; b = b->next) {
+    ipc_array *joined = ipc_array_ref(b->array);
+    if (p->result) {
+      ipc_array_unref(joined);
+      st = concat_batches(root, p->result, b->array, &joined, err);
+      ipc_array_unref(p->result);
+    }
+    p->result = joined;
+  }
+  return st;
+}
+
+/* Payloads [starts[t], starts[t+1]) are task t. */
+typedef struct payload_groups {
+  payload *ps;
+  int64_t *starts;
+} payload_groups;
+
+static void finish_group(void *ctx, int64_t t) {
+  payload_groups *g = ctx;
+  for (int64_t i = g->starts[t]; i < g->starts[t + 1]; i++) {
+    payload *p = &g->ps[i];
+    if (p->status == XCHG_OK) p->status = finish_payload(p, NULL, &p->error);
+  }
+}
+
+/* A payload's work in bytes' worth of decompression: its decompressed
+ * bytes, and a byte per value validated (a row of each selected column). */
+static int64_t payload_work(const payload *p) {
+  int64_t rows = 0;
+  for (const planned *b = p->first; b; b = b->next) rows += b->array->length;
+  return p->jobs.bytes + rows * (p->first ? p->first->array->n_children : 0);
+}
+
+/* Cuts the payloads into runs of about equal work, at least task_bytes
+ * each and about four per thread; returns how many. */
+static int64_t group_payloads(payload *ps, int64_t n, int threads, int64_t task_bytes,
+                              int64_t total, int64_t *starts) {
+  int64_t target = total / (4 * threads), groups = 0, acc = 0;
+  if (target < task_bytes) target = task_bytes;
+  starts[0] = 0;
+  for (int64_t i = 0; i < n; i++) {
+    acc += payload_work(&ps[i]);
+    if (acc >= target || i == n - 1) {
+      starts[++groups] = i + 1;
+      acc = 0;
+    }
+  }
+  return groups;
+}
+
+static void payload_free(payload *p) {
+  for (planned *b = p->first, *next; b; b = next) {
+    next = b->next;
+    ipc_array_unref(b->array);
+    free(b);
+  }
+  ipc_jobs_free(&p->jobs);
+  ipc_dictionaries_free(&p->dicts);
+  ipc_array_unref(p->result);
+  xchg_buf_unref(p->memory);
+}
+
+static xchg_status start_payload(payload *p, const xchg_batch_decoder *dec, xchg_source *src,
+                                 int64_t batch) {
+  *p = (payload){.dec = dec, .src = src, .batch = batch};
+  if (!src || xchg_source_size(src) < 0)
+    return xchg_errorf(&p->error, XCHG_EINVAL, "the payload's source is not seekable or is NULL");
+  p->memory = xchg_source_memory(src);
+  xchg_status st = xchg_source_seek(src, 0, &p->error);
+  return st == XCHG_OK ? plan_payload(p, &p->error) : st;
+}
+
+/* Decompresses and validates every planned payload: on the caller when
+ * all of it is not worth a hand-off, in runs of payloads on the pool when
+ * there are enough to keep the threads busy, else each payload's jobs
+ * spread over the pool (few large payloads). */
+static void finish_all(payload *ps, int64_t n, const xchg_read_options *opts) {
+  xchg_pool *pool = opts->pool;
+  int threads = xchg_pool_threads(pool);
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; i++) total += payload_work(&ps[i]);
+  payload_groups g = {ps, NULL};
+  int64_t groups = 1;
+  if (threads > 1 && total >= 2 * opts->task_bytes && (g.starts = malloc(sizeof *g.starts * ((size_t)n + 1))))
+    groups = group_payloads(ps, n, threads, opts->task_bytes, total, g.starts);
+  if (g.starts && groups >= threads) {
+    xchg_pool_run(pool, groups, finish_group, &g);
+  } else {
+    for (int64_t i = 0; i < n; i++)
+      if (ps[i].status == XCHG_OK) ps[i].status = finish_payload(&ps[i], g.starts ? pool : NULL, &ps[i].error);
+  }
+  free(g.starts);
+}
+
+static xchg_status export_all(payload *ps, int64_t n, struct ArrowArray *outs, xchg_error *err) {
+  for (int64_t i = 0; i < n; i++) {
+    xchg_status st = ipc_array_export(ps[i].result, &outs[i], err);
+    if (st == XCHG_OK) continue;
+    xchg_error_prefix(err, "batch %lld: ", (long long)ps[i].batch);
+    while (i-- > 0) outs[i].release(&outs[i]);
+    return st;
+  }
+  return XCHG_OK;
+}
+
+xchg_status xchg_batch_decoder_decode_many(const xchg_batch_decoder *dec, xchg_source *const *srcs,
+                                           int64_t n, int64_t first_batch, struct ArrowArray *outs,
+                                           int64_t *metadata_bytes, xchg_error *err) {
+  if (metadata_bytes) *metadata_bytes = 0;
+  if (n < 0 || (n > 0 && (!srcs || !outs)))
+    return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_decode_many: bad arguments");
+  for (int64_t i = 0; i < n; i++) memset(&outs[i], 0, sizeof outs[i]);
+  if (n == 0) return XCHG_OK;
+  payload *ps = calloc((size_t)n, sizeof *ps);
+  if (!ps) return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %lld payloads", (long long)n);
+  int64_t planned_count = 0;
+  xchg_status st = XCHG_OK;
+  while (planned_count < n && st == XCHG_OK) {
+    payload *p = &ps[planned_count++];
+    st = p->status = start_payload(p, dec, srcs[planned_count - 1], first_batch + planned_count - 1);
+    if (metadata_bytes) *metadata_bytes += p->metadata_bytes;
+  }
+  if (st == XCHG_OK) finish_all(ps, n, &dec->opts);
+  for (int64_t i = 0; i < planned_count && st == XCHG_OK; i++) st = ps[i].status;
+  for (int64_t i = 0; i < planned_count; i++) {
+    if (ps[i].status == XCHG_OK) continue;
+    if (err) *err = ps[i].error;
+    xchg_error_prefix(err, "batch %lld: ", (long long)ps[i].batch);
+    break;
+  }
+  if (st == XCHG_OK) st = export_all(ps, n, outs, err);
+  for (int64_t i = 0; i < planned_count; i++) payload_free(&ps[i]);
+  free(ps);
+  return st;
+}
+
+xchg_status xchg_batch_decoder_decode(const xchg_batch_decoder *dec, xchg_source *src,
+                                      int64_t batch, struct ArrowArray *out, xchg_error *err) {
+  return xchg_batch_decoder_decode_many(dec, &src, 1, batch, out, NULL, err);
+}

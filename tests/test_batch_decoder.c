@@ -1,0 +1,432 @@
+/* test_batch_decoder.c — xchg_batch_decoder (xchg/ipc.h) and
+ * xchg_source_from_read_at (xchg/io.h): payloads cut from IPC streams the
+ * writer made (tests/support/cache_data, whose values follow from their
+ * position, so that every value is checked without a copy to compare
+ * with), decoded with a schema given once, projected, from memory and
+ * through positional reads that count what they copy, one at a time and
+ * many at once on a pool; and bad payloads, which must fail with the
+ * batch, field and buffer named, never crash. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/cache_data.h"
+#include "support/array_equal.h"
+#include "support/ipc_bodies.h"
+#include "support/testutil.h"
+#include "xchg/ipc.h"
+
+#define N_BATCHES 3
+static const int64_t ROWS[N_BATCHES] = {1000, 700, 1};
+static const int64_t ALL[CD_COLUMNS] = {0, 1, 2};
+
+/* A stream cut into its messages: message i is [starts[i], starts[i+1]);
+ * message 0 is the schema, the last one ends where the end-of-stream
+ * marker starts. */
+typedef struct split {
+  xchg_buf *stream;
+  int64_t n;
+  int64_t starts[32];
+  xchg_message_kind kinds[32];
+} split;
+
+static void split_stream(xchg_block_codec codec, split *s) {
+  memset(s, 0, sizeof *s);
+  TU_EXPECT(cd_make_stream(0, ROWS, N_BATCHES, 0, codec, &s->stream) == 0);
+  tu_body bodies[32];
+  s->n = tu_map_bodies(xchg_buf_data(s->stream), xchg_buf_size(s->stream), bodies, 31);
+  for (int64_t i = 0; i < s->n; i++) {
+    s->kinds[i] = bodies[i].kind;
+    s->starts[i + 1] = bodies[i].offset + bodies[i].length;
+  }
+}
+
+/* Payload of batch b as an engine stores it: the dictionary messages
+ * before it, then its record batch message. */
+static tu_bytes batch_payload(const split *s, int64_t b) {
+  tu_bytes out = {0};
+  const uint8_t *data = xchg_buf_data(s->stream);
+  for (int64_t i = 1, seen = 0; i < s->n && seen <= b; i++) {
+    int is_batch = s->kinds[i] == XCHG_MESSAGE_RECORD_BATCH;
+    if (!is_batch || seen == b)
+      tu_bytes_append(&out, data + s->starts[i], (size_t)(s->starts[i + 1] - s->starts[i]));
+    seen += is_batch;
+  }
+  return out;
+}
+
+static xchg_batch_decoder *open_with(const split *s, const int64_t *cols, int64_t n_cols,
+                                     xchg_pool *pool, int64_t task_bytes) {
+  xchg_read_options opts;
+  xchg_read_options_init(&opts);
+  opts.pool = pool;
+  if (task_bytes > 0) opts.task_bytes = task_bytes;
+  xchg_batch_decoder *dec = NULL;
+  xchg_error err;
+  TU_OK(xchg_batch_decoder_open(xchg_buf_data(s->stream), (size_t)s->starts[1], cols, n_cols, &opts,
+                                &dec, &err), err);
+  return dec;
+}
+
+static xchg_batch_decoder *open_decoder(const split *s, const int64_t *cols, int64_t n_cols,
+                                        xchg_pool *pool) {
+  return open_with(s, cols, n_cols, pool, 0);
+}
+
+/* ---- positional reads that count ------------------------------------------ */
+
+typedef struct counted {
+  const uint8_t *data;
+  atomic_llong bytes; /* copied by read_at */
+  int64_t fail_at;    /* a read covering this byte fails (-1: none) */
+} counted;
+
+static xchg_status counted_read_at(void *ctx, uint64_t offset, void *dst, size_t n, xchg_error *err) {
+  counted *c = ctx;
+  if (c->fail_at >= 0 && (int64_t)offset <= c->fail_at && c->fail_at < (int64_t)(offset + n))
+    return xchg_errorf(err, XCHG_EIO, "read of byte %lld refused", (long long)c->fail_at);
+  memcpy(dst, c->data + offset, n);
+  atomic_fetch_add(&c->bytes, (long long)n);
+  return XCHG_OK;
+}
+
+static xchg_source *counted_source(counted *c, const tu_bytes *p) {
+  c->data = p->data;
+  atomic_init(&c->bytes, 0);
+  c->fail_at = -1;
+  return xchg_source_from_read_at(p->size, counted_read_at, NULL, c);
+}
+
+static void check_batch(const struct ArrowArray *a, const int64_t *cols, int64_t n_cols, int64_t b,
+                        const char *what) {
+  char msg[512];
+  if (cd_check_batch(a, cols, n_cols, 0, b, ROWS[b], msg, sizeof msg) != 0)
+    tu_fail_at(__FILE__, __LINE__, "%s, batch %lld: %s", what, (long long)b, msg);
+}
+
+/* ---- cases ------------------------------------------------------------------ */
+
+static void test_batches(xchg_block_codec codec) {
+  split s;
+  split_stream(codec, &s);
+  static const int64_t narrow[] = {1}, dict_only[] = {2};
+  const int64_t *sets[] = {ALL, narrow, dict_only};
+  const int64_t set_sizes[] = {CD_COLUMNS, 1, 1};
+  for (int k = 0; k < 3; k++) {
+    xchg_batch_decoder *dec = open_decoder(&s, sets[k], set_sizes[k], NULL);
+    for (int64_t b = 0; dec && b < N_BATCHES; b++) {
+      tu_bytes p = batch_payload(&s, b);
+      xchg_source *mem = xchg_source_from_memory(p.data, p.size, NULL, NULL);
+      counted c;
+      xchg_source *heap = counted_source(&c, &p);
+      xchg_source *srcs[2] = {mem, heap};
+      for (int i = 0; i < 2; i++) {
+        struct ArrowArray a;
+        xchg_error err;
+        TU_OK(xchg_batch_decoder_decode(dec, srcs[i], 40 + b, &a, &err), err);
+        if (!a.release) continue;
+        check_batch(&a, sets[k], set_sizes[k], b, i ? "read_at" : "memory");
+        /* Stored as they are, in memory: the values are the payload's own. */
+        const uint8_t *values = a.children[0]->buffers[1];
+        int inside = values >= p.data && values < p.data + p.size;
+        if (codec == XCHG_BLOCK_NONE && sets[k][0] != 2)
+          TU_CHECK(inside == !i, "batch %lld, %s: values %s the payload", (long long)b,
+                   i ? "read_at" : "memory", inside ? "inside" : "outside");
+        a.release(&a);
+      }
+      TU_CHECK(atomic_load(&c.bytes) <= (long long)p.size, "read %lld of %zu bytes",
+               (long long)atomic_load(&c.bytes), p.size);
+      xchg_source_close(mem);
+      xchg_source_close(heap);
+      free(p.data);
+    }
+    xchg_batch_decoder_close(dec);
+  }
+  xchg_buf_unref(s.stream);
+}
+
+/* Column k (int64, no nulls) alone: the body bytes read are its values,
+ * 8 per row, and nothing else; with no column, none at all. */
+static void test_copy_discipline(void) {
+  split s;
+  split_stream(XCHG_BLOCK_NONE, &s);
+  static const int64_t k_only[] = {0};
+  for (int none = 0; none < 2; none++) {
+    xchg_batch_decoder *dec = open_decoder(&s, k_only, none ? 0 : 1, NULL);
+    for (int64_t b = 0; dec && b < N_BATCHES; b++) {
+      tu_bytes p = batch_payload(&s, b);
+      counted c;
+      xchg_source *src = counted_source(&c, &p);
+      struct ArrowArray a;
+      int64_t metadata = 0;
+      xchg_error err;
+      TU_OK(xchg_batch_decoder_decode_many(dec, &src, 1, b, &a, &metadata, &err), err);
+      long long body = atomic_load(&c.bytes) - metadata;
+      TU_CHECK(metadata > 0 && metadata < 2048, "metadata %lld bytes", (long long)metadata);
+      TU_CHECK(body == (none ? 0 : 8 * ROWS[b]), "batch %lld: %lld body bytes read, %s",
+               (long long)b, body, none ? "none selected" : "8 per row wanted");
+      if (a.release) {
+        TU_CHECK(a.length == ROWS[b] && a.n_children == (none ? 0 : 1), "rows %lld, children %lld",
+                 (long long)a.length, (long long)a.n_children);
+        if (!none) check_batch(&a, k_only, 1, b, "k only");
+        a.release(&a);
+      }
+      xchg_source_close(src);
+      free(p.data);
+    }
+    xchg_batch_decoder_close(dec);
+  }
+  xchg_buf_unref(s.stream);
+}
+
+/* A whole stream as one payload: its batches come out as one array equal,
+ * row for row, to the batches decoded one by one. */
+static void test_stream_payload(xchg_block_codec codec) {
+  split s;
+  split_stream(codec, &s);
+  xchg_batch_decoder *dec = open_decoder(&s, NULL, 0, NULL);
+  if (!dec) return;
+  xchg_source *src = xchg_source_from_buf(s.stream);
+  struct ArrowArray whole;
+  struct ArrowSchema schema;
+  xchg_error err;
+  TU_OK(xchg_batch_decoder_schema(dec, &schema, &err), err);
+  TU_OK(xchg_batch_decoder_decode(dec, src, 0, &whole, &err), err);
+  int64_t at = 0;
+  for (int64_t b = 0; whole.release && b < N_BATCHES; b++) {
+    tu_bytes p = batch_payload(&s, b);
+    xchg_source *one = xchg_source_from_memory(p.data, p.size, NULL, NULL);
+    struct ArrowArray a;
+    TU_OK(xchg_batch_decoder_decode(dec, one, b, &a, &err), err);
+    char msg[512];
+    if (a.release && array_range_equal(&schema, &whole, at, &a, 0, ROWS[b], msg, sizeof msg) != 0)
+      tu_fail_at(__FILE__, __LINE__, "stream rows of batch %lld: %s", (long long)b, msg);
+    at += ROWS[b];
+    if (a.release) a.release(&a);
+    xchg_source_close(one);
+    free(p.data);
+  }
+  TU_CHECK(whole.length == at, "stream payload has %lld rows, %lld written", (long long)whole.length,
+           (long long)at);
+  if (whole.release) whole.release(&whole);
+  /* Projected: the payload's schema (all columns) is still the decoder's. */
+  static const int64_t narrow[] = {1};
+  xchg_batch_decoder *projected = open_decoder(&s, narrow, 1, NULL);
+  TU_OK(projected ? xchg_batch_decoder_decode(projected, src, 0, &whole, &err) : XCHG_EINVAL, err);
+  if (whole.release) {
+    TU_CHECK(whole.length == at && whole.n_children == 1, "projected stream: %lld rows, %lld columns",
+             (long long)whole.length, (long long)whole.n_children);
+    whole.release(&whole);
+  }
+  xchg_batch_decoder_close(projected);
+  schema.release(&schema);
+  xchg_source_close(src);
+  xchg_batch_decoder_close(dec);
+  xchg_buf_unref(s.stream);
+}
+
+/* Many payloads at once on a pool: fewer than its threads, and more; with
+ * a task size that runs them on the caller (the default: they are small)
+ * and one that hands out every payload. */
+static void test_many(int64_t task_bytes) {
+  split s;
+  split_stream(XCHG_BLOCK_LZ4_FRAME, &s);
+  xchg_pool *pool = xchg_pool_create(4);
+  xchg_batch_decoder *dec = open_with(&s, NULL, 0, pool, task_bytes);
+  enum { N = 24 };
+  tu_bytes p[N];
+  counted c[N];
+  xchg_source *srcs[N];
+  struct ArrowArray outs[N];
+  for (int i = 0; i < N; i++) {
+    p[i] = batch_payload(&s, i % N_BATCHES);
+    srcs[i] = i % 2 ? counted_source(&c[i], &p[i]) : xchg_source_from_memory(p[i].data, p[i].size, NULL, NULL);
+  }
+  const int64_t counts[] = {2, N};
+  for (int k = 0; dec && k < 2; k++) {
+    xchg_error err;
+    TU_OK(xchg_batch_decoder_decode_many(dec, srcs, counts[k], 0, outs, NULL, &err), err);
+    for (int i = 0; i < counts[k]; i++) {
+      if (!outs[i].release) continue;
+      check_batch(&outs[i], ALL, CD_COLUMNS, i % N_BATCHES, "many");
+      outs[i].release(&outs[i]);
+    }
+  }
+  for (int i = 0; i < N; i++) {
+    xchg_source_close(srcs[i]);
+    free(p[i].data);
+  }
+  xchg_batch_decoder_close(dec);
+  xchg_pool_destroy(pool);
+  xchg_buf_unref(s.stream);
+}
+
+/* ---- bad input ------------------------------------------------------------------ */
+
+static int mentions(const char *message, const char *what) { return strstr(message, what) != NULL; }
+
+/* Every cut of a payload fails (a cut at a message boundary too: the
+ * record batch is the last message) and names the batch. */
+static void test_truncation(xchg_block_codec codec) {
+  split s;
+  split_stream(codec, &s);
+  xchg_batch_decoder *dec = open_decoder(&s, NULL, 0, NULL);
+  tu_bytes p = batch_payload(&s, 1);
+  for (size_t cut = 0; dec && cut < p.size; cut++) {
+    uint8_t *copy = malloc(cut ? cut : 1);
+    memcpy(copy, p.data, cut);
+    xchg_source *src = xchg_source_from_memory(copy, cut, NULL, NULL);
+    struct ArrowArray a;
+    xchg_error err;
+    xchg_status st = xchg_batch_decoder_decode(dec, src, 9, &a, &err);
+    TU_CHECK(st != XCHG_OK && !a.release, "cut at %zu of %zu: decoded", cut, p.size);
+    if (st != XCHG_OK) TU_CHECK(mentions(err.message, "batch 9: "), "cut at %zu: %s", cut, err.message);
+    if (a.release) a.release(&a);
+    xchg_source_close(src);
+    free(copy);
+  }
+  free(p.data);
+  xchg_batch_decoder_close(dec);
+  xchg_buf_unref(s.stream);
+}
+
+/* Damage inside a compressed body: the codec or validation refuses it,
+ * naming the field and buffer. */
+static void test_corrupt_body(void) {
+  split s;
+  split_stream(XCHG_BLOCK_ZSTD, &s);
+  xchg_batch_decoder *dec = open_decoder(&s, NULL, 0, NULL);
+  tu_bytes p = batch_payload(&s, 0);
+  size_t batch_end = p.size, body_start = batch_end - 64;
+  int named = 0, tried = 0;
+  for (size_t at = body_start; dec && at < batch_end; at += 3, tried++) {
+    p.data[at] ^= 0x5a;
+    xchg_source *src = xchg_source_from_memory(p.data, p.size, NULL, NULL);
+    struct ArrowArray a;
+    xchg_error err;
+    if (xchg_batch_decoder_decode(dec, src, 3, &a, &err) != XCHG_OK)
+      named += mentions(err.message, "batch 3: ") && mentions(err.message, "field '") &&
+               mentions(err.message, "buffer ");
+    else
+      a.release(&a);
+    xchg_source_close(src);
+    p.data[at] ^= 0x5a;
+  }
+  TU_CHECK(named > tried / 2, "%d of %d damaged bodies failed naming batch, field and buffer", named, tried);
+  free(p.data);
+  xchg_batch_decoder_close(dec);
+  xchg_buf_unref(s.stream);
+}
+
+/* Every byte of a payload (metadata and body) damaged in turn: decoding
+ * fails with the batch named or succeeds, and never reads out of bounds
+ * (ASan watches).  A success is checked as far as its array goes. */
+static void test_damaged_bytes(xchg_block_codec codec) {
+  split s;
+  split_stream(codec, &s);
+  xchg_batch_decoder *dec = open_decoder(&s, NULL, 0, NULL);
+  tu_bytes p = batch_payload(&s, 0);
+  static const uint8_t flips[] = {0x01, 0x80, 0xff};
+  int failed = 0, unnamed = 0;
+  for (size_t at = 0; dec && at < p.size; at += 1 + (at > 2048) * 7) {
+    for (int f = 0; f < 3; f++) {
+      p.data[at] ^= flips[f];
+      xchg_source *src = xchg_source_from_memory(p.data, p.size, NULL, NULL);
+      struct ArrowArray a;
+      xchg_error err;
+      if (xchg_batch_decoder_decode(dec, src, 2, &a, &err) == XCHG_OK) {
+        TU_CHECK(a.n_children == CD_COLUMNS, "damaged byte %zu: %lld columns", at, (long long)a.n_children);
+        a.release(&a);
+      } else {
+        failed++;
+        unnamed += !mentions(err.message, "batch 2: ");
+      }
+      xchg_source_close(src);
+      p.data[at] ^= flips[f];
+    }
+  }
+  TU_CHECK(failed > 0 && unnamed == 0, "%d damaged payloads failed, %d without the batch named", failed,
+           unnamed);
+  free(p.data);
+  xchg_batch_decoder_close(dec);
+  xchg_buf_unref(s.stream);
+}
+
+/* A read that fails inside the selected column's body names the buffer. */
+static void test_failing_read(void) {
+  split s;
+  split_stream(XCHG_BLOCK_NONE, &s);
+  xchg_batch_decoder *dec = open_decoder(&s, NULL, 0, NULL);
+  tu_bytes p = batch_payload(&s, 0);
+  counted c;
+  xchg_source *src = counted_source(&c, &p);
+  c.fail_at = (int64_t)p.size - 16;
+  struct ArrowArray a;
+  xchg_error err;
+  xchg_status st = dec ? xchg_batch_decoder_decode(dec, src, 12, &a, &err) : XCHG_OK;
+  TU_CHECK(st == XCHG_EIO && mentions(err.message, "batch 12: ") && mentions(err.message, "buffer "),
+           "failing read: %d %s", (int)st, err.message);
+  xchg_source_close(src);
+  free(p.data);
+  xchg_batch_decoder_close(dec);
+  xchg_buf_unref(s.stream);
+}
+
+static void test_wrong_payloads(void) {
+  split s, other;
+  split_stream(XCHG_BLOCK_NONE, &s);
+  memset(&other, 0, sizeof other);
+  TU_EXPECT(cd_make_stream(0, ROWS, 1, 1, XCHG_BLOCK_NONE, &other.stream) == 0);
+  xchg_batch_decoder *dec = open_decoder(&s, NULL, 0, NULL);
+  xchg_error err;
+  struct ArrowArray a;
+  /* A stream of another schema. */
+  xchg_source *src = xchg_source_from_buf(other.stream);
+  xchg_status st = dec ? xchg_batch_decoder_decode(dec, src, 4, &a, &err) : XCHG_OK;
+  TU_CHECK(st == XCHG_EFORMAT && mentions(err.message, "batch 4: ") && mentions(err.message, "schema"),
+           "other schema: %d %s", (int)st, err.message);
+  xchg_source_close(src);
+  /* The dictionary alone, no batch. */
+  const uint8_t *data = xchg_buf_data(s.stream);
+  src = xchg_source_from_memory(data + s.starts[1], (size_t)(s.starts[2] - s.starts[1]), NULL, NULL);
+  st = dec ? xchg_batch_decoder_decode(dec, src, 5, &a, &err) : XCHG_OK;
+  TU_CHECK(st == XCHG_EFORMAT && mentions(err.message, "no record batch"), "no batch: %d %s", (int)st,
+           err.message);
+  xchg_source_close(src);
+  /* A stream cut at a message boundary: the marker is missing. */
+  src = xchg_source_from_memory(data, (size_t)s.starts[s.n], NULL, NULL);
+  st = dec ? xchg_batch_decoder_decode(dec, src, 6, &a, &err) : XCHG_OK;
+  TU_CHECK(st == XCHG_EIO && mentions(err.message, "end-of-stream"), "no marker: %d %s", (int)st,
+           err.message);
+  xchg_source_close(src);
+  /* Out-of-range columns. */
+  static const int64_t bad[] = {1, CD_COLUMNS};
+  xchg_batch_decoder *none = NULL;
+  st = xchg_batch_decoder_open(data, (size_t)s.starts[1], bad, 2, NULL, &none, &err);
+  TU_CHECK(st == XCHG_EINVAL && !none && mentions(err.message, "column index 3"), "bad column: %d %s",
+           (int)st, err.message);
+  /* A schema that is not one. */
+  st = xchg_batch_decoder_open(data + s.starts[1], 64, NULL, 0, NULL, &none, &err);
+  TU_CHECK(st == XCHG_EFORMAT && !none, "dictionary as schema: %d %s", (int)st, err.message);
+  xchg_batch_decoder_close(dec);
+  xchg_buf_unref(s.stream);
+  xchg_buf_unref(other.stream);
+}
+
+int main(void) {
+  static const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME, XCHG_BLOCK_ZSTD};
+  for (int i = 0; i < 3; i++) {
+    test_batches(codecs[i]);
+    test_stream_payload(codecs[i]);
+    test_truncation(codecs[i]);
+    test_damaged_bytes(codecs[i]);
+  }
+  test_copy_discipline();
+  test_many(0);
+  test_many(1);
+  test_corrupt_body();
+  test_failing_read();
+  test_wrong_payloads();
+  return tu_finish("batch_decoder");
+}
