@@ -553,6 +553,7 @@ static void views_case(field_ref ref) {
   violate(&t, at, 4, -1, f);
   violate(&t, at + 8, 4, -1, f);
   violate(&t, at + 8, 4, n_data, f);
+  violate(&t, at + 8, 4, n_data + 1, f); /* past the sizes buffer the C Data Interface adds */
   violate(&t, at + 12, 4, -1, f);
   violate(&t, at + 12, 4, buffer_length(&t, 2 + (int)buf) - len + 1, f);
   int64_t null_row = row_where(t.array, 0, 0);
@@ -747,9 +748,10 @@ static void field_nodes_all(void) {
   if (find_ref(&t, (field_ref){"primitive", "int32_nullable"}, 3) != 0) return;
   int64_t node = node_at(&t), n = t.array->length;
   violate(&t, node, 8, -1, (fault){"field node has length -1", -1, NULL, 0, 0, NULL});
-  violate(&t, node + 8, 8, -1, (fault){"null_count -1", -1, NULL, 0, 0, NULL});
   char says[64];
-  snprintf(says, sizeof says, "null_count %" PRId64, n + 1);
+  snprintf(says, sizeof says, "field node has length %" PRId64 " and null_count -1", n);
+  violate(&t, node + 8, 8, -1, (fault){says, -1, NULL, 0, 0, NULL});
+  snprintf(says, sizeof says, "field node has length %" PRId64 " and null_count %" PRId64, n, n + 1);
   violate(&t, node + 8, 8, n + 1, (fault){says, -1, NULL, 0, 0, NULL});
   snprintf(says, sizeof says, "column has %" PRId64 " rows", n - 1);
   violate(&t, node, 8, n - 1, (fault){says, -1, NULL, 0, 0, NULL});
