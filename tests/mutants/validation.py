@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""tests/mutants/validation.py — proves that tests/test_validation.c guards
-every validation rule of src/ipc/decode.c: each mutant below removes one
-check (one condition made false, or one size check skipped), the test is
-rebuilt and run, and it must fail.  The source is restored after each
-mutant, whatever happens.
+"""tests/mutants/validation.py — proves that the tests guard every
+validation rule: of the reader (src/ipc/decode.c, group "reader", guarded
+by tests/test_validation.c) and of the stream codecs (src/codec/, group
+"codecs", guarded by tests/test_stream_codecs.c, test_codec_trailer.c,
+test_limits.c and test_codec_rules.c).  Each mutant below removes one check
+(one condition made false, or one size check skipped), the group's tests
+are rebuilt and run, and one of them must fail.  The source is restored
+after each mutant, whatever happens.
 
-    python3 tests/mutants/validation.py BUILD_DIR [TESTDATA]
+    python3 tests/mutants/validation.py BUILD_DIR [TESTDATA [reader|codecs [RULE...]]]
 
 Prints one line per mutant ("caught" / "SURVIVED") and exits 1 if any
 survived (or an equivalent mutant, listed apart, was caught).  Not part of ctest: it rebuilds the library once per mutant."""
@@ -14,7 +17,6 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SOURCE = os.path.join(ROOT, "src/ipc/decode.c")
 
 # Checks that other checks imply: removing one changes nothing a test
 # could see, so these mutants must survive (and are reported apart).
@@ -23,10 +25,12 @@ EQUIVALENT = {
     "field node length >= 0",
     # with size >= 0 checked, offset > limit makes size > limit - offset
     "list view offset <= child rows",
+    # snappy_uncompress succeeds only with exactly the header's length
+    "snappy data",
 }
 
-# (rule, text in decode.c, replacement)
-MUTANTS = [
+# (rule, text in src/ipc/decode.c, replacement)
+READER = [
     ("field node length >= 0", "if (*length < 0 || *null_count < 0 ||", "if (*null_count < 0 ||"),
     ("field node null_count >= 0", "*length < 0 || *null_count < 0 || *null_count > *length", "*length < 0 || *null_count > *length"),
     ("field node null_count <= length", "|| *null_count > *length)", ")"),
@@ -90,46 +94,118 @@ MUTANTS = [
     ("struct / fixed-size list children long enough", "if (a->children[i]->length < need)", "if (0)"),
 ]
 
+# (rule, text, replacement) per file of src/codec/
+CODECS = {
+    "src/codec/block.c": [
+        ("LZ4 block: decodes to the declared length", "if (out_pos != dst_size || in_pos != src_size)", "if (0)"),
+        ("LZ4 block: frame complete", "  if (hint != 0) {\n    LZ4F_resetDecompressionContext(c->lz4_d);", "  if (0) {\n    LZ4F_resetDecompressionContext(c->lz4_d);"),
+        ("zstd block: decodes to the declared length", "if (n != dst_size)", "if (0)"),
+        ("declared length plausible", "if ((uint64_t)dst_size > most)", "if (0)"),
+        ("zstd declared length as the frame states", "zstd_stated_size(src, src_size, &stated) && stated != dst_size", "0"),
+    ],
+    "src/codec/stream_lz4java.c": [
+        ("lz4-java magic", 'if (memcmp(h, "LZ4Block", 8) != 0)', "if (0)"),
+        ("lz4-java method", "if (method != METHOD_RAW && method != METHOD_LZ4)", "if (0)"),
+        ("lz4-java lengths within the level's block size", "if (dlen > max_block || clen > INT32_MAX)", "if (0)"),
+        ("lz4-java lengths consistent", "if ((clen == 0) != (dlen == 0) || (method == METHOD_RAW && clen != dlen) ||\n      (method == METHOD_LZ4 && clen > (uint32_t)LZ4_COMPRESSBOUND(dlen)))", "if (0)"),
+        ("lz4-java block cap", "if (dlen > s->opts.max_block_size)", "if (0)"),
+        ("lz4-java end block checksum 0", "if (dlen == 0 && stream_le32(h + 17) != 0)", "if (0)"),
+        ("lz4-java end block present", "if (avail < HEADER_SIZE)\n", "if (0)\n"),
+        ("lz4-java block complete", "if (stream_in_avail(s) < HEADER_SIZE + (size_t)clen)", "if (0)"),
+        ("lz4-java LZ4 data decodes to its length", "if (got != (int)dlen)", "if (0)"),
+        ("lz4-java checksum", "if (actual != check)", "if (0)"),
+    ],
+    "src/codec/stream_snappy.c": [
+        ("snappy block header", "if (snappy_uncompressed_length((const char *)data, len, &ulen) != SNAPPY_OK)", "if (0)"),
+        ("snappy block length cap", "if (ulen > max_len)", "if (0)"),
+        ("snappy data", "if (snappy_uncompress((const char *)data, len, (char *)s->out, &got) != SNAPPY_OK || got != ulen)", "if (snappy_uncompress((const char *)data, len, (char *)s->out, &got) != SNAPPY_OK)"),
+        ("snappy-java header complete", "if (stream_in_avail(s) < JAVA_HEADER_SIZE)", "if (0)"),
+        ("snappy-java magic", "if (memcmp(h, java_magic, sizeof java_magic) != 0)", "if (0)"),
+        ("snappy-java version", "if (compatible != 1)", "if (0)"),
+        ("snappy-java chunk length", "if (len == 0 || len > INT32_MAX)", "if (0)"),
+        ("snappy-java chunk cap", "if (len > snappy_max_compressed_length(s->opts.max_block_size))", "if (0)"),
+        ("snappy-java chunk complete", "if (stream_in_avail(s) < 4 + (size_t)len)", "if (0)"),
+        ("snappy framed chunk complete", "if (stream_in_avail(s) < 4 + len)", "if (0)"),
+        ("snappy framed stream identifier first", "if (!ss->in_stream && type != 0xff)", "if (0)"),
+        ("snappy framed stream identifier", "if (len + 4 != sizeof framed_stream_id || memcmp(p, framed_stream_id, len + 4) != 0)", "if (0)"),
+        ("snappy framed chunk holds a checksum", "      if (len < 4)\n", "      if (0)\n"),
+        ("snappy framed stored chunk <= 65536", "if (ulen > FRAMED_MAX_CHUNK)", "if (0)"),
+        ("snappy framed checksum", "if (actual == expected) return XCHG_OK;", "return XCHG_OK;"),
+        ("snappy framed reserved unskippable types", "} else if (type < 0x80) {", "} else if (0) {"),
+    ],
+    "src/codec/stream_comet.c": [
+        ("comet header complete", "if (avail < BLOCK_HEADER_SIZE)", "if (0)"),
+        ("comet codec tag", "if (inner == NULL)\n    return", "if (0)\n    return"),
+        ("comet block length", "if (len < BLOCK_HEADER_SIZE - 8 || len > INT64_MAX)", "if (0)"),
+        ("comet block complete", "if (stream_in_offset(s) != cs->block_end)", "if (0)"),
+    ],
+    "src/codec/stream_lz4frame.c": [
+        ("lz4 frame complete", "} else if (src_n == 0 && *dst_n == 0) {", "} else if (0) {"),
+    ],
+    "src/codec/stream_zstd.c": [
+        ("zstd frame complete", "} else if (in.pos == 0 && out->pos == before) {", "} else if (0) {"),
+    ],
+}
+
+GROUPS = {
+    "reader": ({"src/ipc/decode.c": READER}, ["test_validation"]),
+    "codecs": (CODECS, ["test_stream_codecs", "test_codec_trailer", "test_limits", "test_codec_rules"]),
+}
+
 
 def run(cmd, **kw):
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kw)
 
 
+def try_mutant(build, tests, testdata, path, original, rule, text, replacement):
+    """Returns True when some test fails with the mutant in place."""
+    if original.count(text) != 1:
+        print(f"MISSING {rule}: the text is in {path} {original.count(text)} times")
+        return None
+    with open(path, "w") as f:
+        f.write(original.replace(text, replacement))
+    built = run(["nice", "cmake", "--build", build, "-j2", "--target"] + tests)
+    if built.returncode != 0:
+        print(f"BUILD FAILED {rule}")
+        return None
+    for t in tests:
+        try:
+            if run([os.path.join(build, t), testdata], timeout=180).returncode != 0:
+                return True
+        except subprocess.TimeoutExpired:  # a check whose removal makes a decoder spin
+            print(f"  ({t} did not end in 180 s)")
+            return True
+    return False
+
+
 def main():
     build = os.path.abspath(sys.argv[1])
-    only = sys.argv[3:]  # rule names: run just those
     testdata = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "../shared/testdata")
-    original = open(SOURCE).read()
-    survived = tried = 0
-    try:
-        for rule, text, replacement in MUTANTS:
-            if only and rule not in only:
-                continue
-            tried += 1
-            if original.count(text) != 1:
-                print(f"MISSING {rule}: the text is in decode.c {original.count(text)} times")
-                survived += 1
-                continue
-            with open(SOURCE, "w") as f:
-                f.write(original.replace(text, replacement))
-            built = run(["nice", "cmake", "--build", build, "-j2", "--target", "test_validation"])
-            if built.returncode != 0:
-                print(f"BUILD FAILED {rule}")
-                survived += 1
-                continue
-            test = run([os.path.join(build, "test_validation"), testdata], timeout=600)
-            caught = test.returncode != 0
-            if rule in EQUIVALENT:
-                survived += caught
-                print(f"{'CAUGHT (equivalent?)' if caught else 'survived, as an equivalent mutant'}: {rule}", flush=True)
-                continue
-            survived += not caught
-            print(f"{'caught' if caught else 'SURVIVED'}: {rule}", flush=True)
-    finally:
-        with open(SOURCE, "w") as f:
-            f.write(original)
-    print(f"{tried} mutants: {survived} not as expected")
-    return 1 if survived else 0
+    group = sys.argv[3] if len(sys.argv) > 3 else "reader"
+    only = sys.argv[4:]  # rule names: run just those
+    files, tests = GROUPS[group]
+    tests = [t for t in tests if os.path.exists(os.path.join(ROOT, "tests", t + ".c"))]
+    bad = tried = 0
+    for name, mutants in files.items():
+        path = os.path.join(ROOT, name)
+        original = open(path).read()
+        try:
+            for rule, text, replacement in mutants:
+                if only and rule not in only:
+                    continue
+                tried += 1
+                caught = try_mutant(build, tests, testdata, path, original, rule, text, replacement)
+                if rule in EQUIVALENT:
+                    bad += caught is not False
+                    print(f"{'survived, as an equivalent mutant' if caught is False else 'NOT AS EXPECTED'}: {rule}", flush=True)
+                    continue
+                bad += caught is not True
+                print(f"{'caught' if caught else 'SURVIVED'}: {rule}", flush=True)
+        finally:
+            with open(path, "w") as f:
+                f.write(original)
+    print(f"{tried} mutants: {bad} not as expected")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
