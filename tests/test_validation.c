@@ -13,45 +13,59 @@
  * is a full-validation one, bounds-only mode must accept the input, as
  * include/xchg/ipc.h documents.
  *
- * Rule (src/ipc/decode.c)                       -> case (types)           modes
- * offsets: first < 0                            -> offsets_*  (utf8, binary, large_utf8,
- * offsets: last beyond the data / child rows         large_binary, list, large_list, map)  both
- * offsets: last below the first                                            both
- * offsets: never decreasing                                                full (bounds accepts)
- * list views: offset < 0, size < 0, offset past
- *   the child, offset + size past the child;
- *   null rows not checked                       -> list_views_* (list_view, large_list_view) full
- * views: length < 0, buffer < 0, buffer past
- *   the data buffers, offset < 0, offset + length
- *   past the buffer; inline and null views skipped -> views_* (utf8_view, binary_view)     full
- * union type ids declared                       -> unions_* (sparse, dense; gold and sample) full
- * dense union offsets inside the child          -> unions_* (dense)                          full
- * run ends: last < length                       -> run_ends_* (int16, int32, int64)          both
- * run ends: increasing (and first > 0)          -> run_ends_*                                full
- * dictionary indices in [0, dictionary length);
- *   null rows not checked                       -> indices_* (int8..int64, uint8..uint64)   full
- * null_count == zero bits of the validity bitmap -> null_counts (every field with nulls
- *                                                  of every input, dictionaries included)  full
- * buffer sizes (need_size): validity, values,
- *   bools, offsets, views, type ids, dense
- *   offsets, list-view offsets and sizes, indices -> buffer_sizes                           both
- * validity present when null_count > 0          -> buffer_sizes (validity absent)           both
- * field node: length >= 0, 0 <= nulls <= length -> field_nodes                              both
- * column rows == batch length                   -> field_nodes                              both
- * struct / fixed-size list / sparse union /
- *   run-end children long enough                -> child_lengths                            both
- * union null_count 0 (V5), run-end null_count 0 -> child_lengths                            both
+ * "Buffer k" is the index among the array's buffers (validity 0, ...) in
+ * the checks of values and sizes, and the index in the message's buffer
+ * list in the checks of the metadata (ranges, compressed lengths).
+ *
+ * Rule (src/ipc/decode.c)                         -> function (types)                     modes
+ * offsets: first >= 0; last <= data bytes / child
+ *   rows; last >= first                           -> offsets_case (utf8, binary,         both
+ * offsets never decrease                             large_utf8, large_binary, list,     full
+ *                                                    large_list, map)
+ * list views: offset >= 0, size >= 0, offset and
+ *   offset + size within the child; null rows
+ *   not checked                                   -> list_views_case (list_view,         full
+ *                                                    large_list_view)
+ * views: length >= 0, 0 <= buffer < data buffers
+ *   (also past the C sizes buffer), offset >= 0,
+ *   offset + length within the buffer; inline and
+ *   null views not checked                        -> views_case (utf8_view, binary_view) full
+ * union type ids declared (unknown, negative);
+ *   dense offsets within the child                -> unions_case (sparse, dense; gold    full
+ *                                                    and sample)
+ * run ends present; last >= length                -> run_ends_case, child_lengths_all    both
+ * run ends increase (the first > 0)               -> run_ends_case (int16, int32, int64) full
+ * dictionary indices in [0, length); null rows
+ *   not checked                                   -> indices_case (int8..int64,          full
+ *                                                    uint8..uint64)
+ * null_count == the bitmap's nulls                -> null_counts_under (every field with full
+ *                                                    nulls of every input, dictionaries too)
+ * buffer sizes: validity, values (fixed width,
+ *   bool), offsets, views, type ids, dense
+ *   offsets, list-view offsets and sizes, indices -> short_buffer                        both
+ * validity present when null_count > 0            -> buffer_sizes_all                    both
+ * field node: null_count in [0, length]; column
+ *   rows == batch length                          -> field_nodes_all                     both
+ * children long enough: struct, fixed-size list,
+ *   sparse union, run-end values >= run ends      -> short_child, child_lengths_all      both
+ * union null_count 0 (V5); run-end null_count 0   -> child_lengths_all                   both
  * record batch length >= 0; buffer ranges inside
- *   the body; field nodes and buffers present;
- *   variadic counts                             -> batch_layout                             both
+ *   the body (past it, negative offset, negative
+ *   length); field nodes and buffers present; no
+ *   buffer left over; variadic counts present and
+ *   in [0, buffers]                               -> batch_layout_all, one_more_entry    both
  * compressed buffers: the 8-byte length present,
- *   not negative                                -> compressed (LZ4 frame gold)              both
- * Covered elsewhere, not repeated here: the caps (max_buffer_bytes,
- * max_batch_bytes, max_metadata_bytes, max_depth, max_fields,
- * max_dictionary_bytes) and a compressed length its frame cannot produce
- * (tests/test_limits.c); a body or framing that runs past the input
- * (every cut of tests/test_bad_input.c); codec checksums, lengths and
- * trailers (tests/test_stream_codecs.c, tests/test_codec_trailer.c).
+ *   not negative                                  -> compressed_all (LZ4 frame gold)     both
+ * Not tested: one field node more than the schema uses (every writer puts
+ * the nodes last in the flatbuffer, so one more never fits in one change)
+ * and run ends with nulls (the writer cannot make them).
+ * Covered elsewhere: the caps (max_buffer_bytes, max_batch_bytes,
+ * max_metadata_bytes, max_depth, max_fields, max_dictionary_bytes) and a
+ * compressed length its frame cannot produce (tests/test_limits.c); a body
+ * or framing that runs past the input (every cut of
+ * tests/test_bad_input.c); the codecs' rules (tests/test_codec_rules.c,
+ * test_stream_codecs.c, test_codec_trailer.c).  tests/mutants/validation.py
+ * removes each rule in turn and checks that this test fails.
  *
  * Prints "N passed, M failed"; exits 1 on any failure. */
 #include <inttypes.h>
