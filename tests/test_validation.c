@@ -56,6 +56,10 @@
  *   in [0, buffers]                               -> batch_layout_all, one_more_entry    both
  * compressed buffers: the 8-byte length present,
  *   not negative                                  -> compressed_all (LZ4 frame gold)     both
+ * Rule (src/ipc/reader.c, message framing)
+ * metadata length >= 0; metadata version known;
+ *   header type known (tensors unsupported); body
+ *   length >= 0 and inside the input              -> framing_all                         both
  * Not tested: one field node more than the schema uses (every writer puts
  * the nodes last in the flatbuffer, so one more never fits in one change)
  * and run ends with nulls (the writer cannot make them).
@@ -360,10 +364,11 @@ static int64_t buffer_length(const target *t, int k) {
 /* Where the target's FieldNode (length, null_count) is. */
 static int64_t node_at(const target *t) { return fb_vector_elem(&t->nodes, (uint32_t)t->node) - base_of(t); }
 
-/* Where scalar `slot` of the RecordBatch table is. */
-static int64_t batch_slot_at(const target *t, int slot) {
-  const fb_table *b = &t->batch;
-  return (int64_t)(b->pos + fb_load_u16(b->base + b->vtable + 4 + 2 * slot)) + (b->base - base_of(t));
+/* Where scalar `slot` of table b (of the target's input) is. */
+static int64_t slot_at(const target *t, const fb_table *b, int slot) {
+  uint16_t at = fb_load_u16(b->base + b->vtable + 4 + 2 * slot);
+  CHECK(at != 0, "%s: slot %d is not stored", t->in->name, slot);
+  return (int64_t)(b->pos + at) + (b->base - base_of(t));
 }
 
 /* What the reader must say about one violation. */
@@ -825,7 +830,7 @@ static void one_more_entry(void) {
 static void batch_layout_all(void) {
   target t;
   if (find_ref(&t, (field_ref){"primitive", "int32_nullable"}, 3) != 0) return;
-  violate(&t, batch_slot_at(&t, 0), 8, -1, (fault){"record batch length -1", -1, NULL, 0, 0, ""});
+  violate(&t, slot_at(&t, &t.batch, 0), 8, -1, (fault){"record batch length -1", -1, NULL, 0, 0, ""});
   /* A buffer's range: past the body, before it, of negative length. */
   int64_t j = message_buffer(&t, 1), entry = entry_at(&t, j);
   fault outside = {"outside the", (int)j, NULL, 0, 0, NULL};
@@ -861,6 +866,37 @@ static void compressed_all(void) {
   violate(&t, entry + 8, 8, 4, (fault){"lacks its 8-byte length", 1, NULL, 0, 0, NULL});
 }
 
+/* ---- message framing (src/ipc/reader.c) ------------------------------------------------------------------------ */
+
+/* A damaged value the reader refuses before any field is decoded. */
+static void framing_case(const target *t, int64_t at, int width, int64_t value, xchg_status want,
+                         const char *says) {
+  xchg_buf *copy = damaged(t, at, width, value);
+  char what[256];
+  snprintf(what, sizeof what, "%s: %" PRId64 " at byte %" PRId64 " (%s)", t->in->name, value, at, says);
+  const char *list[] = {says, NULL};
+  expect(what, copy, XCHG_VALIDATE_FULL, want, list);
+  expect(what, copy, XCHG_VALIDATE_BOUNDS, want, list);
+  xchg_buf_unref(copy);
+}
+
+static void framing_all(void) {
+  target t;
+  fb_table message;
+  if (find_ref(&t, (field_ref){"primitive", "int32_nullable"}, 3) != 0 ||
+      fb_root(base_of(&t) + t.message->metadata_offset, (size_t)t.message->metadata_bytes, &message) != 1)
+    return;
+  /* The framing: continuation marker, metadata length; then Message's
+   * version, header type, header and body length. */
+  framing_case(&t, t.message->metadata_offset - 4, 4, -8, XCHG_EFORMAT, "negative metadata length -8");
+  framing_case(&t, slot_at(&t, &message, 0), 2, 99, XCHG_ENOTSUP, "metadata version V100");
+  framing_case(&t, slot_at(&t, &message, 1), 1, 4, XCHG_ENOTSUP, "header type 4");
+  framing_case(&t, slot_at(&t, &message, 1), 1, 6, XCHG_EFORMAT, "header type 6");
+  framing_case(&t, slot_at(&t, &message, 3), 8, -1, XCHG_EFORMAT, "body of -1 bytes is negative");
+  framing_case(&t, slot_at(&t, &message, 3), 8, (int64_t)xchg_buf_size(t.in->bytes), XCHG_EIO,
+               "runs past the end of the input");
+}
+
 int main(int argc, char **argv) {
   const char *testdata = argc > 1 ? argv[1] : getenv("XCHG_TESTDATA");
   if (!testdata) testdata = "../shared/testdata";
@@ -877,6 +913,7 @@ int main(int argc, char **argv) {
     child_lengths_all();
     batch_layout_all();
     compressed_all();
+    framing_all();
   }
   for (size_t i = 0; i < N_INPUTS; i++)
     if (inputs[i].bytes) close_input(&inputs[i]);

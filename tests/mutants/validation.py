@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/mutants/validation.py — proves that the tests guard every
-validation rule: of the reader (src/ipc/decode.c, group "reader", guarded
-by tests/test_validation.c) and of the stream codecs (src/codec/, group
+validation rule: of the reader (src/ipc/decode.c and the message framing
+of src/ipc/reader.c, group "reader", guarded by tests/test_validation.c) and of the stream codecs (src/codec/, group
 "codecs", guarded by tests/test_stream_codecs.c, test_codec_trailer.c,
 test_limits.c and test_codec_rules.c).  Each mutant below removes one check
 (one condition made false, or one size check skipped), the group's tests
@@ -147,8 +147,18 @@ CODECS = {
     ],
 }
 
+# (rule, text in src/ipc/reader.c, replacement): the message framing
+FRAMING = [
+    ("metadata length >= 0", "  if (*length < 0)\n    return xchg_errorf(err, XCHG_EFORMAT, \"message %lld at byte %lld: negative",
+     "  if (0)\n    return xchg_errorf(err, XCHG_EFORMAT, \"message %lld at byte %lld: negative"),
+    ("metadata version known", "if (version < OLDEST_METADATA_VERSION || version > NEWEST_METADATA_VERSION)", "if (0)"),
+    ("header type known", "if (header_type < HEADER_SCHEMA || header_type > HEADER_RECORD_BATCH)", "if (0)"),
+    ("body length >= 0", "if (m->body_length < 0 || (size >= 0", "if ((size >= 0"),
+    ("body inside the input", "if (m->body_length < 0 || (size >= 0 && m->body_length > size - m->body_offset))", "if (m->body_length < 0)"),
+]
+
 GROUPS = {
-    "reader": ({"src/ipc/decode.c": READER}, ["test_validation"]),
+    "reader": ({"src/ipc/decode.c": READER, "src/ipc/reader.c": FRAMING}, ["test_validation"]),
     "codecs": (CODECS, ["test_stream_codecs", "test_codec_trailer", "test_limits", "test_codec_rules"]),
 }
 
