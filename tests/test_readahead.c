@@ -123,7 +123,7 @@ static tu_body locate_body(const xchg_buf *data, int64_t index) {
   int64_t n = tu_map_bodies(xchg_buf_data(data), xchg_buf_size(data), bodies, 2 * N_BATCHES + 8);
   for (int64_t i = 0, batch = 0; i < n; i++)
     if (bodies[i].kind == XCHG_MESSAGE_RECORD_BATCH && batch++ == index) return bodies[i];
-  return (tu_body){XCHG_MESSAGE_RECORD_BATCH, -1, 0};
+  return (tu_body){.kind = XCHG_MESSAGE_RECORD_BATCH, .offset = -1};
 }
 
 static xchg_buf *copy_of(const xchg_buf *data, size_t size) {

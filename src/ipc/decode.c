@@ -626,9 +626,12 @@ static xchg_status check_offsets(decoder *d, ipc_array *a, int64_t i, int width,
   if (st != XCHG_OK) return st;
   const uint8_t *p = ipc_array_data(a, i);
   int64_t first = ipc_load_int(p, width, 1, 0), last = ipc_load_int(p, width, 1, a->length);
-  if (first < 0 || last < first || last > limit)
-    return fail(d, i, XCHG_EFORMAT, "offsets run from %lld to %lld, outside [0, %lld] (%s)",
-                (long long)first, (long long)last, (long long)limit, limit_name);
+  if (first < 0)
+    return fail(d, i, XCHG_EFORMAT, "offset %lld at row 0 is negative", (long long)first);
+  if (last < first || last > limit)
+    return fail(d, i, XCHG_EFORMAT, "offset %lld at row %lld, the last, is outside [%lld, %lld] "
+                "(the first offset, %s)", (long long)last, (long long)a->length, (long long)first,
+                (long long)limit, limit_name);
   if (!full(d) || never_decreasing(p, width, a->length + 1)) return XCHG_OK;
   for (int64_t k = 0; k < a->length; k++)
     if (ipc_load_int(p, width, 1, k + 1) < ipc_load_int(p, width, 1, k))
@@ -697,8 +700,10 @@ static xchg_status check_union(decoder *d, const ipc_field *f, const ipc_array *
   return XCHG_OK;
 }
 
-static xchg_status check_run_ends(decoder *d, const ipc_array *a, int width) {
+/* Failures in the run ends themselves name the run_ends child, buffer 1. */
+static xchg_status check_run_ends(decoder *d, const ipc_field *f, const ipc_array *a) {
   const ipc_array *ends = a->children[0], *values = a->children[1];
+  int width = f->children[0].width;
   if (a->null_count != 0)
     return fail(d, -1, XCHG_EFORMAT, "a run-end encoded array has null_count %lld", (long long)a->null_count);
   if (values->length < ends->length || ends->null_count != 0)
@@ -706,15 +711,20 @@ static xchg_status check_run_ends(decoder *d, const ipc_array *a, int width) {
                 (long long)ends->length, (long long)ends->null_count, (long long)values->length);
   if (a->length == 0) return XCHG_OK;
   const uint8_t *p = ipc_array_data(ends, 1);
-  if (ends->length == 0 || ipc_load_int(p, width, 1, ends->length - 1) < a->length)
-    return fail(d, -1, XCHG_EFORMAT, "run ends stop before the array's %lld rows", (long long)a->length);
-  if (!full(d)) return XCHG_OK;
-  for (int64_t k = 0, prev = 0; k < ends->length; k++) {
+  if (ends->length == 0)
+    return fail(d, -1, XCHG_EFORMAT, "no run ends for the array's %lld rows", (long long)a->length);
+  d->field = &f->children[0];
+  int64_t last = ipc_load_int(p, width, 1, ends->length - 1);
+  if (last < a->length)
+    return fail(d, 1, XCHG_EFORMAT, "run end %lld at run %lld, the last, stops before the array's "
+                "%lld rows", (long long)last, (long long)ends->length - 1, (long long)a->length);
+  for (int64_t k = 0, prev = 0; k < ends->length && full(d); k++) {
     int64_t end = ipc_load_int(p, width, 1, k);
     if (end <= prev)
-      return fail(d, -1, XCHG_EFORMAT, "run end %lld at run %lld does not increase", (long long)end, (long long)k);
+      return fail(d, 1, XCHG_EFORMAT, "run end %lld at run %lld does not increase", (long long)end, (long long)k);
     prev = end;
   }
+  d->field = f;
   return XCHG_OK;
 }
 
@@ -761,7 +771,7 @@ static xchg_status validate_value(decoder *d, const ipc_field *f, ipc_array *a) 
   switch (f->type) {
     case IPC_NULL: return XCHG_OK;
     case IPC_UNION: return check_union(d, f, a);
-    case IPC_RUN_END_ENCODED: return check_run_ends(d, a, f->children[0].width);
+    case IPC_RUN_END_ENCODED: return check_run_ends(d, f, a);
     default: break;
   }
   if ((st = check_validity(d, a)) != XCHG_OK) return st;

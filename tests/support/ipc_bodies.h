@@ -13,6 +13,8 @@ typedef struct tu_body {
   xchg_message_kind kind;
   int64_t offset; /* of the body's first byte */
   int64_t length;
+  int64_t metadata_offset; /* of the Message flatbuffer's first byte */
+  int64_t metadata_bytes;
 } tu_body;
 
 /* Reads data from memory, without a pool, as far as it can, recording the

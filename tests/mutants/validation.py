@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""tests/mutants/validation.py — proves that the tests guard every
+validation rule: of the reader (src/ipc/decode.c and the message framing
+of src/ipc/reader.c, group "reader", guarded by tests/test_validation.c) and of the stream codecs (src/codec/, group
+"codecs", guarded by tests/test_stream_codecs.c, test_codec_trailer.c,
+test_limits.c and test_codec_rules.c).  Each mutant below removes one check
+(one condition made false, or one size check skipped), the group's tests
+are rebuilt and run, and one of them must fail.  The source is restored
+after each mutant, whatever happens.
+
+    python3 tests/mutants/validation.py BUILD_DIR [TESTDATA [reader|codecs [RULE...]]]
+
+Prints one line per mutant ("caught" / "SURVIVED") and exits 1 if any
+survived (or an equivalent mutant, listed apart, was caught).  Not part of ctest: it rebuilds the library once per mutant."""
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# Checks that other checks imply: removing one changes nothing a test
+# could see, so these mutants must survive (and are reported apart).
+EQUIVALENT = {
+    # null_count >= 0 and null_count <= length already give length >= 0
+    "field node length >= 0",
+    # with size >= 0 checked, offset > limit makes size > limit - offset
+    "list view offset <= child rows",
+    # snappy_uncompress succeeds only with exactly the header's length
+    "snappy data",
+}
+
+# (rule, text in src/ipc/decode.c, replacement)
+READER = [
+    ("field node length >= 0", "if (*length < 0 || *null_count < 0 ||", "if (*null_count < 0 ||"),
+    ("field node null_count >= 0", "*length < 0 || *null_count < 0 || *null_count > *length", "*length < 0 || *null_count > *length"),
+    ("field node null_count <= length", "|| *null_count > *length)", ")"),
+    ("field nodes present", "if (d->next_node >= d->nodes.count)", "if (0)"),
+    ("buffers present", "if (d->next_buffer >= d->buffers.count)", "if (0)"),
+    ("buffer offset >= 0", "if (*offset < 0 || *len < 0 ||", "if (*len < 0 ||"),
+    ("buffer length >= 0", "if (*offset < 0 || *len < 0 ||", "if (*offset < 0 ||"),
+    ("buffer inside the body", "*len > d->body->length - *offset)", "0)"),
+    ("variadic entry present", "if (d->next_variadic >= d->variadic.count)", "if (0)"),
+    ("variadic count >= 0", "if (*n < 0 || *n > (int64_t)d->buffers.count)", "if (*n > (int64_t)d->buffers.count)"),
+    ("variadic count <= buffers", "if (*n < 0 || *n > (int64_t)d->buffers.count)", "if (*n < 0)"),
+    ("compressed length present", "if (raw->size < 8)", "if (0)"),
+    ("compressed length >= 0", "if (size < 0) return fail", "if (0) return fail"),
+    ("record batch length >= 0", 'if (*length < 0) return fail(d, -1, XCHG_EFORMAT, "record batch length', 'if (0) return fail(d, -1, XCHG_EFORMAT, "record batch length'),
+    ("column rows == batch length", "root->children[k]->length != length && !dictionary_values", "0"),
+    ("all nodes and buffers used", "(d.next_node != d.nodes.count || d.next_buffer != d.buffers.count)", "(d.next_node != d.nodes.count)"),
+    ("union null_count 0", "if (nulls != 0 && !legacy)", "if (0)"),
+    ("validity present", "if (!a->buffers[0].data)", "if (0)"),
+    ("validity size", 'need_size(d, a, 0, bitmap_bytes(a->length), 1, "validity")', "XCHG_OK"),
+    ("null_count == bitmap nulls", "if (a->length - set != a->null_count)", "if (0)"),
+    ("offsets size", 'need_size(d, a, i, a->length + 1, width, "offsets")', "XCHG_OK"),
+    ("first offset >= 0", "if (first < 0)\n", "if (0)\n"),
+    ("last offset >= first", "if (last < first || last > limit)", "if (last > limit)"),
+    ("last offset <= limit", "if (last < first || last > limit)", "if (last < first)"),
+    ("offsets never decrease (search)", "if (ipc_load_int(p, width, 1, k + 1) < ipc_load_int(p, width, 1, k))", "if (0)"),
+    ("offsets never decrease (32-bit pass)", "      decreases |= after < before;\n    }\n  } else {", "    }\n  } else {"),
+    ("offsets never decrease (64-bit pass)", "      decreases |= after < before;\n    }\n  }\n  return", "    }\n  }\n  return"),
+    ("list view offsets size", 'need_size(d, a, 1, a->length, width, "offsets")', "XCHG_OK"),
+    ("list view sizes size", 'need_size(d, a, 2, a->length, width, "sizes")', "XCHG_OK"),
+    ("list view offset >= 0", "(off < 0 || size < 0 || off > limit || size > limit - off)", "(size < 0 || off > limit || size > limit - off)"),
+    ("list view size >= 0", "(off < 0 || size < 0 || off > limit || size > limit - off)", "(off < 0 || off > limit || size > limit - off)"),
+    ("list view offset <= child rows", "(off < 0 || size < 0 || off > limit || size > limit - off)", "(off < 0 || size < 0 || size > limit - off)"),
+    ("list view end <= child rows", "(off < 0 || size < 0 || off > limit || size > limit - off)", "(off < 0 || size < 0 || off > limit)"),
+    ("list view null rows skipped", "if (valid_at(a, k) && (off < 0", "if ((off < 0"),
+    ("views size", 'need_size(d, a, 1, a->length, 16, "views")', "XCHG_OK"),
+    ("view length >= 0", "if (len < 0 || buf < 0 || buf >= n_data || off < 0 ||", "if (buf < 0 || buf >= n_data || off < 0 ||"),
+    ("view buffer >= 0", "if (len < 0 || buf < 0 || buf >= n_data || off < 0 ||", "if (len < 0 || buf >= n_data || off < 0 ||"),
+    ("view buffer < data buffers", "if (len < 0 || buf < 0 || buf >= n_data || off < 0 ||", "if (len < 0 || buf < 0 || off < 0 ||"),
+    ("view offset >= 0", "if (len < 0 || buf < 0 || buf >= n_data || off < 0 ||", "if (len < 0 || buf < 0 || buf >= n_data ||"),
+    ("view end inside its buffer", "(size_t)off + (size_t)len > ipc_array_size(a, 2 + buf))", "0)"),
+    ("view null and inline rows skipped (null)", "if (!valid_at(a, k) || (len >= 0 && len <= 12)) continue;", "if (len >= 0 && len <= 12) continue;"),
+    ("view null and inline rows skipped (inline)", "if (!valid_at(a, k) || (len >= 0 && len <= 12)) continue;", "if (!valid_at(a, k)) continue;"),
+    ("union type ids size", 'need_size(d, a, 0, a->length, 1, "type ids")', "XCHG_OK"),
+    ("dense union offsets size", 'need_size(d, a, 1, a->length, 4, "offsets")', "XCHG_OK"),
+    ("sparse union children long enough", "if (a->children[c]->length < a->length)", "if (0)"),
+    ("union type id >= 0", "if (id < 0 || child_of[id] < 0)", "if (child_of[id] < 0)"),
+    ("union type id declared", "if (id < 0 || child_of[id] < 0)", "if (id < 0)"),
+    ("dense union offset >= 0", "if (off < 0 || off >= child_len)", "if (off >= child_len)"),
+    ("dense union offset < child rows", "if (off < 0 || off >= child_len)", "if (off < 0)"),
+    ("run-end null_count 0", "if (a->null_count != 0)\n    return fail(d, -1, XCHG_EFORMAT, \"a run-end", "if (0)\n    return fail(d, -1, XCHG_EFORMAT, \"a run-end"),
+    ("run-end values >= run ends", "if (values->length < ends->length || ends->null_count != 0)", "if (ends->null_count != 0)"),
+    ("run ends present", "if (ends->length == 0)\n", "if (0)\n"),
+    ("last run end >= length", "if (last < a->length)", "if (0)"),
+    ("run ends increase", "if (end <= prev)", "if (0)"),
+    ("indices size", 'need_size(d, a, 1, a->length, f->index_width, "indices")', "XCHG_OK"),
+    ("dictionary index >= 0", "if (idx < 0 || idx >= dict_len)", "if (idx >= dict_len)"),
+    ("dictionary index < length", "if (idx < 0 || idx >= dict_len)", "if (idx < 0)"),
+    ("dictionary null rows skipped", "    if (!valid_at(a, k)) continue;\n    int64_t idx", "    int64_t idx"),
+    ("bool values size", 'need_size(d, a, 1, bitmap_bytes(a->length), 1, "values")', "XCHG_OK"),
+    ("fixed-width values size", 'need_size(d, a, 1, a->length, f->width, "values")', "XCHG_OK"),
+    ("struct / fixed-size list children long enough", "if (a->children[i]->length < need)", "if (0)"),
+]
+
+# (rule, text, replacement) per file of src/codec/
+CODECS = {
+    "src/codec/block.c": [
+        ("LZ4 block: decodes to the declared length", "if (out_pos != dst_size || in_pos != src_size)", "if (0)"),
+        ("LZ4 block: frame complete", "  if (hint != 0) {\n    LZ4F_resetDecompressionContext(c->lz4_d);", "  if (0) {\n    LZ4F_resetDecompressionContext(c->lz4_d);"),
+        ("zstd block: decodes to the declared length", "if (n != dst_size)", "if (0)"),
+        ("declared length plausible", "if ((uint64_t)dst_size > most)", "if (0)"),
+        ("zstd declared length as the frame states", "zstd_stated_size(src, src_size, &stated) && stated != dst_size", "0"),
+    ],
+    "src/codec/stream_lz4java.c": [
+        ("lz4-java magic", 'if (memcmp(h, "LZ4Block", 8) != 0)', "if (0)"),
+        ("lz4-java method", "if (method != METHOD_RAW && method != METHOD_LZ4)", "if (0)"),
+        ("lz4-java lengths within the level's block size", "if (dlen > max_block || clen > INT32_MAX)", "if (0)"),
+        ("lz4-java lengths consistent", "if ((clen == 0) != (dlen == 0) || (method == METHOD_RAW && clen != dlen) ||\n      (method == METHOD_LZ4 && clen > (uint32_t)LZ4_COMPRESSBOUND(dlen)))", "if (0)"),
+        ("lz4-java block cap", "if (dlen > s->opts.max_block_size)", "if (0)"),
+        ("lz4-java end block checksum 0", "if (dlen == 0 && stream_le32(h + 17) != 0)", "if (0)"),
+        ("lz4-java end block present", "if (avail < HEADER_SIZE)\n", "if (0)\n"),
+        ("lz4-java block complete", "if (stream_in_avail(s) < HEADER_SIZE + (size_t)clen)", "if (0)"),
+        ("lz4-java LZ4 data decodes to its length", "if (got != (int)dlen)", "if (0)"),
+        ("lz4-java checksum", "if (actual != check)", "if (0)"),
+    ],
+    "src/codec/stream_snappy.c": [
+        ("snappy block header", "if (snappy_uncompressed_length((const char *)data, len, &ulen) != SNAPPY_OK)", "if (0)"),
+        ("snappy block length cap", "if (ulen > max_len)", "if (0)"),
+        ("snappy data", "if (snappy_uncompress((const char *)data, len, (char *)s->out, &got) != SNAPPY_OK || got != ulen)", "if (snappy_uncompress((const char *)data, len, (char *)s->out, &got) != SNAPPY_OK)"),
+        ("snappy-java header complete", "if (stream_in_avail(s) < JAVA_HEADER_SIZE)", "if (0)"),
+        ("snappy-java magic", "if (memcmp(h, java_magic, sizeof java_magic) != 0)", "if (0)"),
+        ("snappy-java version", "if (compatible != 1)", "if (0)"),
+        ("snappy-java chunk length", "if (len == 0 || len > INT32_MAX)", "if (0)"),
+        ("snappy-java chunk cap", "if (len > snappy_max_compressed_length(s->opts.max_block_size))", "if (0)"),
+        ("snappy-java chunk complete", "if (stream_in_avail(s) < 4 + (size_t)len)", "if (0)"),
+        ("snappy framed chunk complete", "if (stream_in_avail(s) < 4 + len)", "if (0)"),
+        ("snappy framed stream identifier first", "if (!ss->in_stream && type != 0xff)", "if (0)"),
+        ("snappy framed stream identifier", "if (len + 4 != sizeof framed_stream_id || memcmp(p, framed_stream_id, len + 4) != 0)", "if (0)"),
+        ("snappy framed chunk holds a checksum", "      if (len < 4)\n", "      if (0)\n"),
+        ("snappy framed stored chunk <= 65536", "if (ulen > FRAMED_MAX_CHUNK)", "if (0)"),
+        ("snappy framed checksum", "if (actual == expected) return XCHG_OK;", "return XCHG_OK;"),
+        ("snappy framed reserved unskippable types", "} else if (type < 0x80) {", "} else if (0) {"),
+    ],
+    "src/codec/stream_comet.c": [
+        ("comet header complete", "if (avail < BLOCK_HEADER_SIZE)", "if (0)"),
+        ("comet codec tag", "if (inner == NULL)\n    return", "if (0)\n    return"),
+        ("comet block length", "if (len < BLOCK_HEADER_SIZE - 8 || len > INT64_MAX)", "if (0)"),
+        ("comet block complete", "if (stream_in_offset(s) != cs->block_end)", "if (0)"),
+    ],
+    "src/codec/stream_lz4frame.c": [
+        ("lz4 frame complete", "} else if (src_n == 0 && *dst_n == 0) {", "} else if (0) {"),
+    ],
+    "src/codec/stream_zstd.c": [
+        ("zstd frame complete", "} else if (in.pos == 0 && out->pos == before) {", "} else if (0) {"),
+    ],
+}
+
+# (rule, text in src/ipc/reader.c, replacement): the message framing
+FRAMING = [
+    ("metadata length >= 0", "  if (*length < 0)\n    return xchg_errorf(err, XCHG_EFORMAT, \"message %lld at byte %lld: negative",
+     "  if (0)\n    return xchg_errorf(err, XCHG_EFORMAT, \"message %lld at byte %lld: negative"),
+    ("metadata version known", "if (version < OLDEST_METADATA_VERSION || version > NEWEST_METADATA_VERSION)", "if (0)"),
+    ("header type known", "if (header_type < HEADER_SCHEMA || header_type > HEADER_RECORD_BATCH)", "if (0)"),
+    ("body length >= 0", "if (m->body_length < 0 || (size >= 0", "if ((size >= 0"),
+    ("body inside the input", "if (m->body_length < 0 || (size >= 0 && m->body_length > size - m->body_offset))", "if (m->body_length < 0)"),
+]
+
+GROUPS = {
+    "reader": ({"src/ipc/decode.c": READER, "src/ipc/reader.c": FRAMING}, ["test_validation"]),
+    "codecs": (CODECS, ["test_stream_codecs", "test_codec_trailer", "test_limits", "test_codec_rules"]),
+}
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **kw)
+
+
+def try_mutant(build, tests, testdata, path, original, rule, text, replacement):
+    """Returns True when some test fails with the mutant in place."""
+    if original.count(text) != 1:
+        print(f"MISSING {rule}: the text is in {path} {original.count(text)} times")
+        return None
+    with open(path, "w") as f:
+        f.write(original.replace(text, replacement))
+    built = run(["nice", "cmake", "--build", build, "-j2", "--target"] + tests)
+    if built.returncode != 0:
+        print(f"BUILD FAILED {rule}")
+        return None
+    for t in tests:
+        try:
+            if run([os.path.join(build, t), testdata], timeout=180).returncode != 0:
+                return True
+        except subprocess.TimeoutExpired:  # a check whose removal makes a decoder spin
+            print(f"  ({t} did not end in 180 s)")
+            return True
+    return False
+
+
+def main():
+    build = os.path.abspath(sys.argv[1])
+    testdata = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "../shared/testdata")
+    group = sys.argv[3] if len(sys.argv) > 3 else "reader"
+    only = sys.argv[4:]  # rule names: run just those
+    files, tests = GROUPS[group]
+    tests = [t for t in tests if os.path.exists(os.path.join(ROOT, "tests", t + ".c"))]
+    bad = tried = 0
+    for name, mutants in files.items():
+        path = os.path.join(ROOT, name)
+        original = open(path).read()
+        try:
+            for rule, text, replacement in mutants:
+                if only and rule not in only:
+                    continue
+                tried += 1
+                caught = try_mutant(build, tests, testdata, path, original, rule, text, replacement)
+                if rule in EQUIVALENT:
+                    bad += caught is not False
+                    print(f"{'survived, as an equivalent mutant' if caught is False else 'NOT AS EXPECTED'}: {rule}", flush=True)
+                    continue
+                bad += caught is not True
+                print(f"{'caught' if caught else 'SURVIVED'}: {rule}", flush=True)
+        finally:
+            with open(path, "w") as f:
+                f.write(original)
+    # Leave the build as the source is, not as the last mutant made it.
+    run(["nice", "cmake", "--build", build, "-j2", "--target"] + tests)
+    print(f"{tried} mutants: {bad} not as expected")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
