@@ -132,10 +132,19 @@ static bool render_json(xs *s, const xc_node *n, int64_t i) {
 }
 
 /* RFC 4180: a field with a comma, quote or line break is quoted, and its
- * quotes doubled; the empty string is quoted to tell it from a null. */
+ * quotes doubled; the empty string is quoted to tell it from a null, and a
+ * NUL byte is quoted too, to keep the field visibly whole. */
+static bool csv_needs_quotes(const char *text, size_t len) {
+  if (len == 0) return true;
+  for (size_t k = 0; k < len; k++) {
+    char c = text[k];
+    if (c == ',' || c == '"' || c == '\r' || c == '\n' || c == '\0') return true;
+  }
+  return false;
+}
+
 static void put_csv_field(xs *out, const char *text, size_t len) {
-  bool quote = len == 0 || strpbrk(text, ",\"\r\n") != NULL || memchr(text, '\0', len) != NULL;
-  if (!quote) {
+  if (!csv_needs_quotes(text, len)) {
     xs_append(out, text, len);
     return;
   }
@@ -147,16 +156,33 @@ static void put_csv_field(xs *out, const char *text, size_t len) {
   xs_putc(out, '"');
 }
 
+/* Only text, binary and nested values can hold a comma, quote or line
+ * break; the rest is written straight into the row. */
+static bool may_need_quotes(const xc_node *n) {
+  return is_nested(n) || n->type.kind == XC_BINARY || n->type.kind == XC_BINARY_VIEW ||
+         n->type.kind == XC_FIXED_BINARY;
+}
+
 static bool write_csv_cell(xs *out, xs *cell, const xc_node *n, int64_t i) {
-  xs_clear(cell);
   bool ok = resolve(&n, &i);
   if (!ok || !xc_is_valid(n, i)) return ok; /* a null: empty, unquoted */
+  if (!may_need_quotes(n)) {
+    xv_scalar(out, n, i, false);
+    return true;
+  }
+  if (n->type.utf8) { /* the text as it is: no copy to look at it */
+    int64_t size;
+    const uint8_t *bytes = xc_binary(n, i, &size);
+    put_csv_field(out, (const char *)bytes, (size_t)size);
+    return true;
+  }
+  xs_clear(cell);
   if (is_nested(n))
     ok = render_nested(cell, n, i);
   else
     xv_scalar(cell, n, i, false);
-  const char *text = xs_cstr(cell);
-  put_csv_field(out, text, cell->len);
+  const char *text = xs_cstr(cell); /* "" when the cell could not grow */
+  put_csv_field(out, text, xs_failed(cell) ? 0 : cell->len);
   return ok;
 }
 

@@ -200,23 +200,28 @@ static const char digit_pairs[] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
+static int decimal_length(uint64_t d) {
+  int n = 1;
+  while (d >= 10000) {
+    d /= 10000;
+    n += 4;
+  }
+  return n + (d >= 10) + (d >= 100) + (d >= 1000);
+}
+
 size_t xv_put_u64(char *out, uint64_t d) {
-  char tmp[20];
-  int n = 20;
-  while (d >= 100) {
+  int n = decimal_length(d), at = n;
+  while (d >= 100) { /* two digits at a time, from the right */
     uint64_t pair = d % 100;
     d /= 100;
-    n -= 2;
-    memcpy(tmp + n, digit_pairs + 2 * pair, 2);
+    at -= 2;
+    memcpy(out + at, digit_pairs + 2 * pair, 2);
   }
-  if (d >= 10) {
-    n -= 2;
-    memcpy(tmp + n, digit_pairs + 2 * d, 2);
-  } else {
-    tmp[--n] = (char)('0' + d);
-  }
-  memcpy(out, tmp + n, (size_t)(20 - n));
-  return (size_t)(20 - n);
+  if (d >= 10)
+    memcpy(out, digit_pairs + 2 * d, 2);
+  else
+    out[0] = (char)('0' + d);
+  return (size_t)n;
 }
 
 /* printf's %.<n>g of n digits (no trailing zeros) times 10^exponent:

@@ -273,10 +273,22 @@ static int utf8_sequence(const uint8_t *p, int64_t n) {
   return len;
 }
 
+/* Bytes from i on that a JSON string holds as they are: printable ASCII
+ * but the quote and the backslash. */
+static int64_t plain_ascii_run(const uint8_t *bytes, int64_t i, int64_t n) {
+  int64_t end = i;
+  while (end < n && bytes[end] >= 0x20 && bytes[end] < 0x80 && bytes[end] != '"' && bytes[end] != '\\') end++;
+  return end - i;
+}
+
 void xv_json_string(xs *s, const uint8_t *bytes, int64_t n) {
   xs_putc(s, '"');
   int64_t i = 0;
   while (i < n) {
+    int64_t run = plain_ascii_run(bytes, i, n);
+    xs_append(s, bytes + i, (size_t)run);
+    i += run;
+    if (i == n) break;
     uint8_t c = bytes[i];
     if (c == '"' || c == '\\') {
       char esc[2] = {'\\', (char)c};
