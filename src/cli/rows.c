@@ -1,6 +1,7 @@
 /* rows.c — CSV and JSON Lines rendering of rows. */
 #include "cli/rows.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/values.h"
@@ -196,26 +197,63 @@ void xc_rows_header(xs *out, xc_row_format format, const xc_node *const *columns
   xs_putc(out, '\n');
 }
 
-bool xc_rows_write(xs *out, xs *scratch, xc_row_format format, const xc_node *const *columns,
-                   int n_columns, int64_t i) {
+static bool write_csv_row(xs *out, xs *scratch, const xc_node *const *columns, int n_columns, int64_t i) {
   bool ok = true;
-  if (format == XC_ROWS_JSON) {
-    xs_putc(out, '{');
-    for (int c = 0; c < n_columns; c++) {
-      const char *name = columns[c]->schema->name ? columns[c]->schema->name : "";
-      if (c > 0) xs_putc(out, ',');
-      xv_json_string(out, (const uint8_t *)name, (int64_t)strlen(name));
-      xs_putc(out, ':');
-      ok &= render_json(out, columns[c], i);
-    }
-    xs_puts(out, "}\n");
-    return ok;
-  }
   for (int c = 0; c < n_columns; c++) {
     if (c > 0) xs_putc(out, ',');
     ok &= write_csv_cell(out, scratch, columns[c], i);
   }
   xs_putc(out, '\n');
-  if (xs_failed(scratch)) out->failed = true;
   return ok;
+}
+
+/* The text before each column's value in a JSON row ('{' or ',', the
+ * quoted name, ':'), made once for all the rows: key c is
+ * keys->data[ends[c - 1] .. ends[c]). */
+static bool make_json_keys(xs *keys, size_t *ends, const xc_node *const *columns, int n_columns) {
+  xs_clear(keys);
+  for (int c = 0; c < n_columns; c++) {
+    const char *name = columns[c]->schema->name ? columns[c]->schema->name : "";
+    xs_putc(keys, c > 0 ? ',' : '{');
+    xv_json_string(keys, (const uint8_t *)name, (int64_t)strlen(name));
+    xs_putc(keys, ':');
+    ends[c] = keys->len;
+  }
+  return !xs_failed(keys);
+}
+
+static bool write_json_row(xs *out, const xs *keys, const size_t *ends, const xc_node *const *columns,
+                           int n_columns, int64_t i) {
+  bool ok = true;
+  if (n_columns == 0) xs_putc(out, '{');
+  for (int c = 0; c < n_columns; c++) {
+    size_t begin = c > 0 ? ends[c - 1] : 0;
+    xs_append(out, keys->data + begin, ends[c] - begin);
+    ok &= render_json(out, columns[c], i);
+  }
+  xs_puts(out, "}\n");
+  return ok;
+}
+
+int64_t xc_rows_write(xs *out, xs *scratch, xc_row_format format, const xc_node *const *columns, int n_columns,
+                      int64_t first, int64_t count) {
+  int64_t bad = -1;
+  size_t *ends = NULL;
+  if (format == XC_ROWS_JSON) {
+    ends = malloc((size_t)(n_columns > 0 ? n_columns : 1) * sizeof *ends);
+    if (ends == NULL || !make_json_keys(scratch, ends, columns, n_columns)) {
+      free(ends);
+      out->failed = true;
+      return -1;
+    }
+  }
+  for (int64_t r = 0; r < count && bad < 0; r++) {
+    bool ok = format == XC_ROWS_JSON ? write_json_row(out, scratch, ends, columns, n_columns, first + r)
+                                     : write_csv_row(out, scratch, columns, n_columns, first + r);
+    if (!ok) bad = r;
+    xs_maybe_flush(out);
+  }
+  free(ends);
+  if (xs_failed(scratch)) out->failed = true;
+  return bad;
 }

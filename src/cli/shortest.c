@@ -200,28 +200,45 @@ static const char digit_pairs[] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-static int decimal_length(uint64_t d) {
-  int n = 1;
-  while (d >= 10000) {
-    d /= 10000;
-    n += 4;
-  }
-  return n + (d >= 10) + (d >= 100) + (d >= 1000);
+/* Exactly 8 digits of v < 10^8, leading zeros included. */
+static void put_8_digits(char *out, uint32_t v) {
+  uint32_t high = v / 10000, low = v % 10000;
+  memcpy(out, digit_pairs + 2 * (high / 100), 2);
+  memcpy(out + 2, digit_pairs + 2 * (high % 100), 2);
+  memcpy(out + 4, digit_pairs + 2 * (low / 100), 2);
+  memcpy(out + 6, digit_pairs + 2 * (low % 100), 2);
 }
 
-size_t xv_put_u64(char *out, uint64_t d) {
-  int n = decimal_length(d), at = n;
-  while (d >= 100) { /* two digits at a time, from the right */
-    uint64_t pair = d % 100;
-    d /= 100;
+/* The digits of v < 10^8, no leading zeros; returns how many. */
+static size_t put_small(char *out, uint32_t v) {
+  size_t n = 1 + (v >= 10) + (v >= 100) + (v >= 1000) + (v >= 10000) + (v >= 100000) + (v >= 1000000) +
+             (v >= 10000000);
+  size_t at = n;
+  while (v >= 100) { /* two digits at a time, from the right */
     at -= 2;
-    memcpy(out + at, digit_pairs + 2 * pair, 2);
+    memcpy(out + at, digit_pairs + 2 * (v % 100), 2);
+    v /= 100;
   }
-  if (d >= 10)
-    memcpy(out, digit_pairs + 2 * d, 2);
+  if (v >= 10)
+    memcpy(out, digit_pairs + 2 * v, 2);
   else
-    out[0] = (char)('0' + d);
-  return (size_t)n;
+    out[0] = (char)('0' + v);
+  return n;
+}
+
+/* In pieces of 8 digits, so that the divisions are 32-bit ones. */
+size_t xv_put_u64(char *out, uint64_t d) {
+  const uint64_t e8 = 100000000;
+  if (d < e8) return put_small(out, (uint32_t)d);
+  if (d < e8 * e8) {
+    size_t n = put_small(out, (uint32_t)(d / e8));
+    put_8_digits(out + n, (uint32_t)(d % e8));
+    return n + 8;
+  }
+  size_t n = put_small(out, (uint32_t)(d / (e8 * e8)));
+  put_8_digits(out + n, (uint32_t)(d / e8 % e8));
+  put_8_digits(out + n + 8, (uint32_t)(d % e8));
+  return n + 16;
 }
 
 /* printf's %.<n>g of n digits (no trailing zeros) times 10^exponent:
