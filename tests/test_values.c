@@ -15,6 +15,8 @@
  *    extremes for the 32-bit types), against text computed here with
  *    128-bit arithmetic and a calendar found by search, not by the CLI's
  *    formula; the sanitized CLI must not report undefined behaviour.
+ *  - integers: powers of ten and their neighbours, the ends of int64 and
+ *    uint64, against printf.
  *  - fixed_size_binary[0]: `inspect` names it, `cat` prints its empty
  *    values ("" in CSV and JSON) and nulls, `--format arrow-json` works. */
 #include <float.h>
@@ -465,6 +467,46 @@ static void test_temporal_extremes(void) {
   }
 }
 
+/* ---- integers ------------------------------------------------------------------------------ */
+
+/* Every power of ten and its neighbours, and the ends of the range, signed
+ * and unsigned, against printf. */
+static void test_integers(void) {
+  enum { N = 64 };
+  int64_t signed_values[N];
+  uint64_t unsigned_values[N];
+  int n = 0;
+  uint64_t p = 1;
+  for (int e = 0; e < 20; e++, p *= 10) {
+    unsigned_values[n] = p - 1, unsigned_values[n + 1] = p, unsigned_values[n + 2] = p + 1;
+    n += 3;
+  }
+  unsigned_values[n++] = UINT64_MAX;
+  unsigned_values[n++] = 0;
+  for (int i = 0; i < n; i++) signed_values[i] = (int64_t)unsigned_values[i]; /* wraps: negatives too */
+  signed_values[n - 2] = INT64_MIN;
+  signed_values[n - 1] = INT64_MAX;
+  const char *formats[2] = {"l", "L"}, *names[2] = {"l", "L"};
+  const void *data[2] = {signed_values, unsigned_values};
+  char path[] = "/tmp/test_values_int_XXXXXX", args[256];
+  int fd = mkstemp(path);
+  if (fd >= 0) close(fd);
+  if (fd < 0 || !write_columns(path, 2, formats, names, NULL, data, n)) return;
+  snprintf(args, sizeof args, "cat '%s' --format csv", path);
+  tu_bytes out = cli_output(args);
+  size_t count;
+  char **lines = out.data ? split_lines(&out, true, &count) : NULL;
+  TU_CHECK(lines && count == (size_t)n, "integers: %zu lines for %d rows", lines ? count : 0, n);
+  for (int i = 0; lines && i < n && i < (int)count; i++) {
+    char want[64];
+    snprintf(want, sizeof want, "%" PRId64 ",%" PRIu64, signed_values[i], unsigned_values[i]);
+    TU_CHECK(strcmp(lines[i], want) == 0, "integers: printed %s, expected %s", lines[i], want);
+  }
+  free(lines);
+  free(out.data);
+  unlink(path);
+}
+
 /* ---- fixed_size_binary[0] ---------------------------------------------------------------- */
 
 static void test_zero_width_binary(void) {
@@ -509,6 +551,7 @@ int main(void) {
   test_random_floats(32, 100000);
   test_random_floats(64, 100000);
   test_temporal_extremes();
+  test_integers();
   test_zero_width_binary();
   return tu_finish("values");
 }
