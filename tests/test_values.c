@@ -100,8 +100,9 @@ static tu_bytes cli_output(const char *args) {
   out.size--;
   tu_bytes err = tu_read_bytes(err_path);
   unlink(err_path);
-  TU_CHECK(status == 0, "`xchg %s` failed (status %d): %.300s", args, status, err.data ? (char *)err.data : "");
-  TU_CHECK(err.size == 0, "`xchg %s` wrote to stderr: %.300s", args, err.data ? (char *)err.data : "");
+  int shown = err.size < 300 ? (int)err.size : 300; /* the file's bytes have no NUL after them */
+  TU_CHECK(status == 0, "`xchg %s` failed (status %d): %.*s", args, status, shown, err.data ? (char *)err.data : "");
+  TU_CHECK(err.size == 0, "`xchg %s` wrote to stderr: %.*s", args, shown, err.data ? (char *)err.data : "");
   free(err.data);
   return out;
 }
