@@ -446,11 +446,8 @@ static xchg_status write_batch(cat_state *st, const struct ArrowArray *batch, xc
     s = xc_arrow_json_batch(&st->json, cols.ptrs, cols.count, batch->offset, rows, err);
   } else {
     xc_row_format f = st->opt->format == CAT_CSV ? XC_ROWS_CSV : XC_ROWS_JSON;
-    for (int64_t r = 0; r < rows && s == XCHG_OK && !xs_failed(&st->out); r++) {
-      if (!xc_rows_write(&st->out, &st->scratch, f, cols.ptrs, cols.count, batch->offset + r))
-        s = xchg_errorf(err, XCHG_EFORMAT, "row %lld of the batch refers outside its arrays", (long long)r);
-      xs_maybe_flush(&st->out);
-    }
+    int64_t bad = xc_rows_write(&st->out, &st->scratch, f, cols.ptrs, cols.count, batch->offset, rows);
+    if (bad >= 0) s = xchg_errorf(err, XCHG_EFORMAT, "row %lld of the batch refers outside its arrays", (long long)bad);
   }
   if (st->remaining >= 0) st->remaining -= rows;
   column_set_free(&cols);

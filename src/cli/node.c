@@ -40,9 +40,11 @@ static int first_required_buffer(const xc_type *t) {
 }
 
 /* The data of variable-size binary may be absent when every value is
- * empty, and so may a view array's variadic buffers (none is referenced). */
+ * empty, and so may a view array's variadic buffers (none is referenced)
+ * and the data of fixed_size_binary[0] (it has no bytes). */
 static bool buffer_may_be_null(const xc_type *t, int64_t b) {
-  return (t->kind == XC_BINARY && b == 2) || (t->kind == XC_BINARY_VIEW && b >= 2);
+  return (t->kind == XC_BINARY && b == 2) || (t->kind == XC_BINARY_VIEW && b >= 2) ||
+         (t->kind == XC_FIXED_BINARY && t->width == 0);
 }
 
 static xchg_status check_children_shape(const xc_node *n, xchg_error *err) {
@@ -282,7 +284,7 @@ const uint8_t *xc_binary(const xc_node *n, int64_t i, int64_t *size) {
   if (n->type.kind == XC_BINARY_VIEW) return view_bytes(n, i, size);
   if (n->type.kind == XC_FIXED_BINARY) {
     *size = n->type.width;
-    return xc_fixed(n, 1, i, n->type.width);
+    return n->type.width == 0 ? (const uint8_t *)"" : xc_fixed(n, 1, i, n->type.width);
   }
   int64_t start = xc_offset(n, i), end = xc_offset(n, i + 1);
   const uint8_t *data = n->array->buffers[2];

@@ -1,6 +1,7 @@
 /* rows.c — CSV and JSON Lines rendering of rows. */
 #include "cli/rows.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/values.h"
@@ -132,10 +133,19 @@ static bool render_json(xs *s, const xc_node *n, int64_t i) {
 }
 
 /* RFC 4180: a field with a comma, quote or line break is quoted, and its
- * quotes doubled; the empty string is quoted to tell it from a null. */
+ * quotes doubled; the empty string is quoted to tell it from a null, and a
+ * NUL byte is quoted too, to keep the field visibly whole. */
+static bool csv_needs_quotes(const char *text, size_t len) {
+  if (len == 0) return true;
+  for (size_t k = 0; k < len; k++) {
+    char c = text[k];
+    if (c == ',' || c == '"' || c == '\r' || c == '\n' || c == '\0') return true;
+  }
+  return false;
+}
+
 static void put_csv_field(xs *out, const char *text, size_t len) {
-  bool quote = len == 0 || strpbrk(text, ",\"\r\n") != NULL || memchr(text, '\0', len) != NULL;
-  if (!quote) {
+  if (!csv_needs_quotes(text, len)) {
     xs_append(out, text, len);
     return;
   }
@@ -147,16 +157,33 @@ static void put_csv_field(xs *out, const char *text, size_t len) {
   xs_putc(out, '"');
 }
 
+/* Only text, binary and nested values can hold a comma, quote or line
+ * break; the rest is written straight into the row. */
+static bool may_need_quotes(const xc_node *n) {
+  return is_nested(n) || n->type.kind == XC_BINARY || n->type.kind == XC_BINARY_VIEW ||
+         n->type.kind == XC_FIXED_BINARY;
+}
+
 static bool write_csv_cell(xs *out, xs *cell, const xc_node *n, int64_t i) {
-  xs_clear(cell);
   bool ok = resolve(&n, &i);
   if (!ok || !xc_is_valid(n, i)) return ok; /* a null: empty, unquoted */
+  if (!may_need_quotes(n)) {
+    xv_scalar(out, n, i, false);
+    return true;
+  }
+  if (n->type.utf8) { /* the text as it is: no copy to look at it */
+    int64_t size;
+    const uint8_t *bytes = xc_binary(n, i, &size);
+    put_csv_field(out, (const char *)bytes, (size_t)size);
+    return true;
+  }
+  xs_clear(cell);
   if (is_nested(n))
     ok = render_nested(cell, n, i);
   else
     xv_scalar(cell, n, i, false);
-  const char *text = xs_cstr(cell);
-  put_csv_field(out, text, cell->len);
+  const char *text = xs_cstr(cell); /* "" when the cell could not grow */
+  put_csv_field(out, text, xs_failed(cell) ? 0 : cell->len);
   return ok;
 }
 
@@ -170,26 +197,63 @@ void xc_rows_header(xs *out, xc_row_format format, const xc_node *const *columns
   xs_putc(out, '\n');
 }
 
-bool xc_rows_write(xs *out, xs *scratch, xc_row_format format, const xc_node *const *columns,
-                   int n_columns, int64_t i) {
+static bool write_csv_row(xs *out, xs *scratch, const xc_node *const *columns, int n_columns, int64_t i) {
   bool ok = true;
-  if (format == XC_ROWS_JSON) {
-    xs_putc(out, '{');
-    for (int c = 0; c < n_columns; c++) {
-      const char *name = columns[c]->schema->name ? columns[c]->schema->name : "";
-      if (c > 0) xs_putc(out, ',');
-      xv_json_string(out, (const uint8_t *)name, (int64_t)strlen(name));
-      xs_putc(out, ':');
-      ok &= render_json(out, columns[c], i);
-    }
-    xs_puts(out, "}\n");
-    return ok;
-  }
   for (int c = 0; c < n_columns; c++) {
     if (c > 0) xs_putc(out, ',');
     ok &= write_csv_cell(out, scratch, columns[c], i);
   }
   xs_putc(out, '\n');
-  if (xs_failed(scratch)) out->failed = true;
   return ok;
+}
+
+/* The text before each column's value in a JSON row ('{' or ',', the
+ * quoted name, ':'), made once for all the rows: key c is
+ * keys->data[ends[c - 1] .. ends[c]). */
+static bool make_json_keys(xs *keys, size_t *ends, const xc_node *const *columns, int n_columns) {
+  xs_clear(keys);
+  for (int c = 0; c < n_columns; c++) {
+    const char *name = columns[c]->schema->name ? columns[c]->schema->name : "";
+    xs_putc(keys, c > 0 ? ',' : '{');
+    xv_json_string(keys, (const uint8_t *)name, (int64_t)strlen(name));
+    xs_putc(keys, ':');
+    ends[c] = keys->len;
+  }
+  return !xs_failed(keys);
+}
+
+static bool write_json_row(xs *out, const xs *keys, const size_t *ends, const xc_node *const *columns,
+                           int n_columns, int64_t i) {
+  bool ok = true;
+  if (n_columns == 0) xs_putc(out, '{');
+  for (int c = 0; c < n_columns; c++) {
+    size_t begin = c > 0 ? ends[c - 1] : 0;
+    xs_append(out, keys->data + begin, ends[c] - begin);
+    ok &= render_json(out, columns[c], i);
+  }
+  xs_puts(out, "}\n");
+  return ok;
+}
+
+int64_t xc_rows_write(xs *out, xs *scratch, xc_row_format format, const xc_node *const *columns, int n_columns,
+                      int64_t first, int64_t count) {
+  int64_t bad = -1;
+  size_t *ends = NULL;
+  if (format == XC_ROWS_JSON) {
+    ends = malloc((size_t)(n_columns > 0 ? n_columns : 1) * sizeof *ends);
+    if (ends == NULL || !make_json_keys(scratch, ends, columns, n_columns)) {
+      free(ends);
+      out->failed = true;
+      return -1;
+    }
+  }
+  for (int64_t r = 0; r < count && bad < 0 && !xs_failed(out); r++) { /* a failed write stops at once */
+    bool ok = format == XC_ROWS_JSON ? write_json_row(out, scratch, ends, columns, n_columns, first + r)
+                                     : write_csv_row(out, scratch, columns, n_columns, first + r);
+    if (!ok) bad = r;
+    xs_maybe_flush(out);
+  }
+  free(ends);
+  if (xs_failed(scratch)) out->failed = true;
+  return bad;
 }

@@ -19,10 +19,12 @@ typedef enum xc_row_format { XC_ROWS_CSV, XC_ROWS_JSON } xc_row_format;
 
 void xc_rows_header(xs *out, xc_row_format format, const xc_node *const *columns, int n_columns);
 
-/* Writes row i; scratch is a work string the caller keeps across rows.
- * Returns false when a value refers outside its array (a union type id or
- * dictionary index the reader should have rejected). */
-bool xc_rows_write(xs *out, xs *scratch, xc_row_format format, const xc_node *const *columns,
-                   int n_columns, int64_t i);
+/* Writes rows first .. first + count - 1 (flushing out as it grows);
+ * scratch is a work string the caller keeps.  Stops after a row with a
+ * value that refers outside its array (a union type id or dictionary index
+ * the reader should have rejected) and returns its number from first; -1
+ * when all were fine. */
+int64_t xc_rows_write(xs *out, xs *scratch, xc_row_format format, const xc_node *const *columns, int n_columns,
+                      int64_t first, int64_t count);
 
 #endif

@@ -42,7 +42,7 @@ static bool xs_reserve(xs *s, size_t extra) {
   return true;
 }
 
-void xs_append(xs *s, const void *bytes, size_t n) {
+void xs_append_slow(xs *s, const void *bytes, size_t n) {
   if (n == 0 || !xs_reserve(s, n)) return;
   memcpy(s->data + s->len, bytes, n);
   s->len += n;
@@ -50,10 +50,7 @@ void xs_append(xs *s, const void *bytes, size_t n) {
 
 void xs_puts(xs *s, const char *text) { xs_append(s, text, strlen(text)); }
 
-void xs_putc(xs *s, char c) {
-  if (!xs_reserve(s, 1)) return;
-  s->data[s->len++] = c;
-}
+char *xs_room_slow(xs *s, size_t n) { return xs_reserve(s, n) ? s->data + s->len : NULL; }
 
 void xs_printf(xs *s, const char *fmt, ...) {
   va_list ap;

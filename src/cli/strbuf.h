@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 typedef struct xs {
   char *data;
@@ -28,9 +29,36 @@ void xs_init(xs *s, FILE *sink);
 void xs_free(xs *s);
 void xs_clear(xs *s);
 
-void xs_append(xs *s, const void *bytes, size_t n);
+/* The appends that do not fit (or follow a failure) go through here. */
+void xs_append_slow(xs *s, const void *bytes, size_t n);
+
+/* Appends stay inline while they fit: the writers make one per value. */
+static inline void xs_append(xs *s, const void *bytes, size_t n) {
+  if (n < s->cap - s->len && !s->failed) { /* < keeps room for xs_cstr's NUL */
+    memcpy(s->data + s->len, bytes, n);
+    s->len += n;
+    return;
+  }
+  xs_append_slow(s, bytes, n);
+}
+
+static inline void xs_putc(xs *s, char c) {
+  if (s->cap - s->len > 1 && !s->failed) {
+    s->data[s->len++] = c;
+    return;
+  }
+  xs_append_slow(s, &c, 1);
+}
+
 void xs_puts(xs *s, const char *text);
-void xs_putc(xs *s, char c);
+
+/* Room for up to n bytes written in place at the returned pointer, then
+ * counted with xs_commit; NULL after a failure. */
+char *xs_room_slow(xs *s, size_t n);
+static inline char *xs_room(xs *s, size_t n) {
+  return n < s->cap - s->len && !s->failed ? s->data + s->len : xs_room_slow(s, n);
+}
+static inline void xs_commit(xs *s, size_t written) { s->len += written; }
 void xs_printf(xs *s, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

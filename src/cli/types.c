@@ -169,7 +169,7 @@ xchg_status xc_parse_format(const char *format, xc_type *out, xchg_error *err) {
   if (format == NULL) return xchg_errorf(err, XCHG_EFORMAT, "schema has no format string");
   switch (format[0]) {
     case 'd': ok = format[1] == ':' && parse_decimal(format + 2, out); break;
-    case 'w': ok = format[1] == ':' && parse_fixed_width(format + 2, 1, XC_FIXED_BINARY, out); break;
+    case 'w': ok = format[1] == ':' && parse_fixed_width(format + 2, 0, XC_FIXED_BINARY, out); break;
     case 't': ok = parse_temporal(format, out); break;
     case '+': ok = parse_nested(format, out); break;
     case 'v':

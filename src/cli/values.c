@@ -5,12 +5,22 @@
 #include "cli/values.h"
 
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-void xv_i64(xs *s, int64_t v) { xs_printf(s, "%lld", (long long)v); }
-void xv_u64(xs *s, uint64_t v) { xs_printf(s, "%llu", (unsigned long long)v); }
+#include "cli/shortest.h"
+
+void xv_u64(xs *s, uint64_t v) {
+  char *at = xs_room(s, 20);
+  if (at != NULL) xs_commit(s, xv_put_u64(at, v));
+}
+
+void xv_i64(xs *s, int64_t v) {
+  char *at = xs_room(s, 21);
+  if (at == NULL) return;
+  size_t sign = v < 0;
+  at[0] = '-';
+  xs_commit(s, sign + xv_put_u64(at + sign, sign ? (uint64_t)0 - (uint64_t)v : (uint64_t)v));
+}
 
 /* ---- floating point ---------------------------------------------------- */
 
@@ -23,24 +33,14 @@ static double xv_half_to_double(uint16_t h) {
   return sign * ldexp(mantissa | 0x400, exponent - 25);
 }
 
-static bool reads_back(const char *text, double v, int bits) {
-  if (bits == 64) return strtod(text, NULL) == v;
-  return strtof(text, NULL) == (float)v; /* halves are exact as floats */
-}
-
 void xv_float(xs *s, double v, int bits, bool json) {
   if (!isfinite(v)) {
     const char *text = isnan(v) ? "NaN" : (v > 0 ? "Infinity" : "-Infinity");
     xs_printf(s, json ? "\"%s\"" : "%s", text);
     return;
   }
-  char text[40];
-  int max_digits = bits == 64 ? 17 : 9;
-  for (int digits = 1; digits <= max_digits; digits++) {
-    snprintf(text, sizeof text, "%.*g", digits, v);
-    if (reads_back(text, v, bits)) break;
-  }
-  xs_puts(s, text);
+  char *at = xs_room(s, XV_SHORTEST_MAX);
+  if (at != NULL) xs_commit(s, xv_shortest(at, v, bits));
 }
 
 /* ---- decimals ------------------------------------------------------------ */
@@ -115,9 +115,22 @@ void xv_decimal(xs *s, const uint8_t *bytes, int nbytes, int32_t scale) {
 
 /* ---- dates and times ------------------------------------------------------ */
 
+/* a = *quotient * b + remainder, 0 <= remainder < b (b > 0), without the
+ * product that overflows near INT64_MIN. */
+static int64_t floor_divmod(int64_t a, int64_t b, int64_t *quotient) {
+  int64_t q = a / b, r = a % b;
+  if (r < 0) {
+    r += b;
+    q -= 1;
+  }
+  *quotient = q;
+  return r;
+}
+
 static int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  int64_t q;
+  floor_divmod(a, b, &q);
+  return q;
 }
 
 /* Days since 1970-01-01 to a proleptic Gregorian date: shift to eras of
@@ -171,13 +184,12 @@ static void put_clock(xs *s, int64_t second_of_day, int64_t fraction, xc_unit un
 static void xv_date_days(xs *s, int64_t days) { put_date(s, days); }
 
 static void xv_timestamp(xs *s, int64_t v, xc_unit unit, bool utc) {
-  int64_t per = units_per_second(unit);
-  int64_t seconds = floor_div(v, per);
-  int64_t fraction = v - seconds * per;
-  int64_t days = floor_div(seconds, 86400);
+  int64_t seconds, days;
+  int64_t fraction = floor_divmod(v, units_per_second(unit), &seconds);
+  int64_t second_of_day = floor_divmod(seconds, 86400, &days);
   put_date(s, days);
   xs_putc(s, 'T');
-  put_clock(s, seconds - days * 86400, fraction, unit);
+  put_clock(s, second_of_day, fraction, unit);
   if (utc) xs_putc(s, 'Z');
 }
 
@@ -261,10 +273,22 @@ static int utf8_sequence(const uint8_t *p, int64_t n) {
   return len;
 }
 
+/* Bytes from i on that a JSON string holds as they are: printable ASCII
+ * but the quote and the backslash. */
+static int64_t plain_ascii_run(const uint8_t *bytes, int64_t i, int64_t n) {
+  int64_t end = i;
+  while (end < n && bytes[end] >= 0x20 && bytes[end] < 0x80 && bytes[end] != '"' && bytes[end] != '\\') end++;
+  return end - i;
+}
+
 void xv_json_string(xs *s, const uint8_t *bytes, int64_t n) {
   xs_putc(s, '"');
   int64_t i = 0;
   while (i < n) {
+    int64_t run = plain_ascii_run(bytes, i, n);
+    xs_append(s, bytes + i, (size_t)run);
+    i += run;
+    if (i == n) break;
     uint8_t c = bytes[i];
     if (c == '"' || c == '\\') {
       char esc[2] = {'\\', (char)c};

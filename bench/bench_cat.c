@@ -1,0 +1,248 @@
+/* bench_cat.c — `xchg bench cat`: `xchg cat --format csv|json` of the cache
+ * shape against nodejs-polars writing the same file as CSV.
+ *
+ * The input is the cache shape of SHAPES.md (default 1,000,000 rows) as an
+ * uncompressed Arrow IPC stream, written once by `xchg gen` into a
+ * temporary file (or FILE when given).  Each run times, one after the
+ * other so that a busy host weighs on all alike: `xchg cat --format csv`
+ * and `--format json` as processes of their own, end to end, writing to
+ * /dev/null (or to temporary files with --to-file), then polars' readIPC +
+ * writeCSV of the same bytes to the same kind of target
+ * (tests/interop/polars/write_csv.mjs, which times polars' own work, not
+ * node's start).  Medians of K runs after a warm-up, min-max, and each
+ * ratio to polars; without node or nodejs-polars, the xchg figures alone,
+ * saying so. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "stats.h"
+
+extern char **environ;
+
+enum { CAT_CSV, CAT_JSON, POLARS, N_CONTENDERS };
+
+static const char *const contender_names[N_CONTENDERS] = {"xchg cat --format csv", "xchg cat --format json",
+                                                          "polars readIPC+writeCSV"};
+
+typedef struct cat_bench {
+  char exe[PATH_MAX];      /* this xchg */
+  char input[PATH_MAX];    /* the cache shape's file */
+  bool input_is_temporary; /* made here: removed at the end */
+  char script[PATH_MAX];   /* write_csv.mjs, or "" without polars */
+  const char *no_polars;   /* why there is no polars baseline */
+  char outputs[N_CONTENDERS][PATH_MAX];
+} cat_bench;
+
+/* Runs argv with standard output into out_path; returns the wall time in
+ * ns, or -1 when it could not run or failed. */
+static int64_t run_timed(char *const *argv, const char *out_path) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid;
+  int64_t t0 = bench_now_ns();
+  int rc = posix_spawn(&pid, argv[0], &actions, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return -1;
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  int64_t t1 = bench_now_ns();
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? t1 - t0 : -1;
+}
+
+static int64_t run_cat(const cat_bench *b, int contender) {
+  char *argv[] = {(char *)b->exe, "cat", (char *)b->input, "--format", contender == CAT_CSV ? "csv" : "json", NULL};
+  return run_timed(argv, b->outputs[contender]);
+}
+
+/* polars' own time, as the script prints it (its output goes to the
+ * target named on its command line; what it prints, to a report file). */
+static int64_t run_polars(const cat_bench *b, const char *report) {
+  char *argv[] = {"/usr/bin/env", "node", (char *)b->script, (char *)b->input, (char *)b->outputs[POLARS], NULL};
+  if (run_timed(argv, report) < 0) return -1;
+  FILE *f = fopen(report, "r");
+  long long ns = -1;
+  if (f == NULL || fscanf(f, "%lld", &ns) != 1) ns = -1;
+  if (f) fclose(f);
+  return ns;
+}
+
+static bool is_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The script beside nodejs-polars: --polars DIR, $XCHG_POLARS_DIR,
+ * ./tests/interop/polars, or that folder next to the build directory. */
+static void find_polars(cat_bench *b, const char *dir) {
+  const char *env = getenv("XCHG_POLARS_DIR");
+  const char *exe_slash = strrchr(b->exe, '/');
+  char candidates[2][PATH_MAX];
+  int n = 0;
+  if (dir || env) {
+    snprintf(candidates[n++], PATH_MAX, "%.4000s", dir ? dir : env);
+  } else {
+    snprintf(candidates[n++], PATH_MAX, "tests/interop/polars");
+    snprintf(candidates[n++], PATH_MAX, "%.*s/../tests/interop/polars", (int)(exe_slash ? exe_slash - b->exe : 1),
+             exe_slash ? b->exe : ".");
+  }
+  b->no_polars = "no tests/interop/polars/node_modules/nodejs-polars (run npm ci there, or give --polars DIR)";
+  for (int i = 0; i < n; i++) {
+    char module[PATH_MAX + 64];
+    snprintf(module, sizeof module, "%.4000s/node_modules/nodejs-polars/package.json", candidates[i]);
+    snprintf(b->script, sizeof b->script, "%.4000s/write_csv.mjs", candidates[i]);
+    if (is_file(module) && is_file(b->script)) {
+      b->no_polars = NULL;
+      return;
+    }
+  }
+  b->script[0] = '\0';
+}
+
+/* A temporary file of ours (mkstemp), its name into path. */
+static bool temporary(char *path, const char *suffix) {
+  snprintf(path, PATH_MAX, "/tmp/xchg_bench_cat_XXXXXX%s", suffix);
+  int fd = mkstemps(path, (int)strlen(suffix));
+  if (fd < 0) return false;
+  close(fd);
+  return true;
+}
+
+static int make_input(cat_bench *b, long long rows) {
+  if (!temporary(b->input, ".arrows")) return -1;
+  b->input_is_temporary = true;
+  char count[32];
+  snprintf(count, sizeof count, "%lld", rows);
+  char *argv[] = {b->exe, "gen", "cache", b->input, "--rows", count, "--codec", "none", NULL};
+  return run_timed(argv, "/dev/null") < 0 ? -1 : 0;
+}
+
+static void print_results(const cat_bench *b, const bench_timing *t, int runs, long long rows, bool json) {
+  struct stat st;
+  long long bytes = stat(b->input, &st) == 0 ? (long long)st.st_size : -1;
+  int n = b->no_polars ? POLARS : N_CONTENDERS;
+  if (json) {
+    printf("{\"benchmark\": \"cat\", \"machine\": \"%s\", \"shape\": \"cache\", \"rows\": %lld, "
+           "\"input_bytes\": %lld, \"runs\": %d, \"polars\": %s, \"results\": [", bench_machine(), rows, bytes,
+           runs, b->no_polars ? "false" : "true");
+    for (int c = 0; c < n; c++) {
+      printf("%s\n  {\"what\": \"%s\", \"median_ms\": %.1f, \"min_ms\": %.1f, \"max_ms\": %.1f", c ? "," : "",
+             contender_names[c], t[c].median_ms, t[c].min_ms, t[c].max_ms);
+      if (!b->no_polars) printf(", \"ratio_vs_polars\": %.3f", t[c].median_ms / t[POLARS].median_ms);
+      printf("}");
+    }
+    printf("\n]}\n");
+    return;
+  }
+  printf("machine: %s\ncat of the cache shape, %lld rows (%.1f MB uncompressed IPC), to %s, median of %d runs "
+         "after 1 warm-up\n", bench_machine(), rows, (double)bytes / 1e6,
+         strcmp(b->outputs[0], "/dev/null") == 0 ? "/dev/null" : "files", runs);
+  if (b->no_polars) printf("polars baseline: not measured, %s\n", b->no_polars);
+  printf("%-26s %10s %21s %16s\n", "", "median ms", "(min-max)", "ratio to polars");
+  for (int c = 0; c < n; c++) {
+    printf("%-26s %10.1f %10.1f-%-10.1f", contender_names[c], t[c].median_ms, t[c].min_ms, t[c].max_ms);
+    if (!b->no_polars) printf(" %16.3f", t[c].median_ms / t[POLARS].median_ms);
+    printf("\n");
+  }
+}
+
+/* Warm-up, then `runs` rounds of every contender in turn. */
+static int measure(const cat_bench *b, int runs, bench_timing *t) {
+  int n = b->no_polars ? POLARS : N_CONTENDERS;
+  int64_t *ns = calloc((size_t)runs * N_CONTENDERS, sizeof *ns);
+  char report[PATH_MAX];
+  if (ns == NULL || !temporary(report, ".txt")) {
+    free(ns);
+    return -1;
+  }
+  int rc = 0;
+  for (int r = -1; r < runs && rc == 0; r++) {
+    for (int c = 0; c < n && rc == 0; c++) {
+      int64_t took = c == POLARS ? run_polars(b, report) : run_cat(b, c);
+      if (took < 0) {
+        fprintf(stderr, "xchg bench cat: %s failed\n", contender_names[c]);
+        rc = -1;
+      } else if (r >= 0) {
+        ns[c * runs + r] = took;
+      }
+    }
+  }
+  for (int c = 0; c < n && rc == 0; c++) t[c] = bench_summarize(ns + c * runs, runs);
+  remove(report);
+  free(ns);
+  return rc;
+}
+
+static int usage(void) {
+  printf("usage: xchg bench cat [FILE] [--rows N] [--runs K] [--to-file] [--polars DIR] [--json]\n\n"
+         "Times `xchg cat --format csv` and `--format json` of the cache shape (default\n"
+         "1,000,000 rows, uncompressed; or FILE), end to end, against nodejs-polars\n"
+         "reading the same file and writing it as CSV (DIR: where write_csv.mjs and its\n"
+         "node_modules are, default tests/interop/polars); output to /dev/null, or to\n"
+         "temporary files with --to-file.  Median of K runs (default 5) after a warm-up,\n"
+         "min-max, and the ratio to polars, all run in turns.\n");
+  return 0;
+}
+
+int xchg_bench_cat(int argc, char **argv) {
+  long long rows = 1000000;
+  int runs = BENCH_RUNS, opt;
+  bool json = false, to_file = false;
+  const char *polars_dir = NULL;
+  static const struct option longs[] = {{"rows", 1, 0, 'r'},   {"runs", 1, 0, 'k'}, {"json", 0, 0, 'j'},
+                                        {"to-file", 0, 0, 'f'}, {"polars", 1, 0, 'p'}, {"help", 0, 0, 'h'},
+                                        {0, 0, 0, 0}};
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+    switch (opt) {
+      case 'r': rows = atoll(optarg); break;
+      case 'k': runs = atoi(optarg); break;
+      case 'j': json = true; break;
+      case 'f': to_file = true; break;
+      case 'p': polars_dir = optarg; break;
+      case 'h': return usage();
+      default: return 2;
+    }
+  }
+  if (rows <= 0 || runs < 1 || optind + 1 < argc) {
+    fprintf(stderr, "xchg bench cat: --rows and --runs must be positive, and one FILE at most\n");
+    return 2;
+  }
+  cat_bench b;
+  memset(&b, 0, sizeof b);
+  ssize_t len = readlink("/proc/self/exe", b.exe, sizeof b.exe - 1);
+  if (len <= 0) {
+    fprintf(stderr, "xchg bench cat: cannot find the xchg executable\n");
+    return 1;
+  }
+  find_polars(&b, polars_dir);
+  int rc = 0;
+  for (int c = 0; c < N_CONTENDERS && rc == 0; c++)
+    if (!to_file)
+      snprintf(b.outputs[c], PATH_MAX, "/dev/null");
+    else if (!temporary(b.outputs[c], c == CAT_JSON ? ".jsonl" : ".csv"))
+      rc = -1;
+  if (rc == 0 && optind < argc)
+    snprintf(b.input, sizeof b.input, "%s", argv[optind]);
+  else if (rc == 0)
+    rc = make_input(&b, rows);
+  bench_timing t[N_CONTENDERS];
+  if (rc == 0) rc = measure(&b, runs, t);
+  if (rc == 0) print_results(&b, t, runs, optind < argc ? -1 : rows, json);
+  else fprintf(stderr, "xchg bench cat: could not prepare or run the benchmark\n");
+  for (int c = 0; c < N_CONTENDERS && to_file; c++)
+    if (b.outputs[c][0]) remove(b.outputs[c]);
+  if (b.input_is_temporary) remove(b.input);
+  return rc == 0 ? 0 : 1;
+}
