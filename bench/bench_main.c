@@ -10,7 +10,8 @@
   X(rows, "rows out of a compressed stream, ns/row (shape 3)") \
   X(decode, "Arrow IPC decode, full and narrow, vs the bare codec (shape 1)") \
   X(write, "Arrow IPC writer MB/s per codec, 1 thread and all cores, vs memcpy") \
-  X(broadcast, "N tasks reading one broadcast, shared decode cache off/on/retain (shape 2)")
+  X(broadcast, "N tasks reading one broadcast, shared decode cache off/on/retain (shape 2)") \
+  X(host, "P processes reading one broadcast, the cache's host store off/on (shape 2)")
 
 #define XCHG_BENCH_DECLARE(name, description) int xchg_bench_##name(int argc, char **argv);
 #define XCHG_BENCH_ENTRY(name, description) {#name, description, xchg_bench_##name},

@@ -503,7 +503,7 @@ xchg_status host_store_obtain(host_store *s, const host_request *req, host_segme
   if (map_segment(s, req->key, out, &absent, why) != XCHG_OK || !absent) return XCHG_OK;
   char lock_name[NAME_SIZE];
   key_file(req->key, ".lock", lock_name);
-  int lock_fd;
+  int lock_fd = -1;
   xchg_status st = lock_key(s, req, lock_name, &lock_fd, &outcome->waited, why, err);
   if (st != XCHG_OK || lock_fd < 0) return st;
   /* Whoever held the lock may have published it meanwhile. */
