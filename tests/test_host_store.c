@@ -1,8 +1,8 @@
 /* test_host_store.c — the cache's host store (xchg/cache.h, "Host store"):
  * fork()ed processes sharing one decode, a decoder killed mid-write, a
  * holder killed, budget and age eviction, refused directories and
- * segments, segments corrupted after publish, and cancelling while another
- * process decodes.  Every value read is checked against the formula the
+ * segments, segments corrupted after publish, no room for a segment, and
+ * cancelling while another process decodes.  Every value read is checked against the formula the
  * data was made from (tests/support/cache_data), and what the processes
  * did is read from the files in the store's directory and from the
  * metrics each child writes to memory shared with the parent. */
@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -562,6 +563,31 @@ static void test_refused(void) {
   cd_source_free(&s);
 }
 
+/* ---- no room to write ------------------------------------------------------------- */
+
+/* A file size limit stands in for a full /dev/shm: writing the segment
+ * fails (EFBIG), and the process decodes privately. */
+static void full_disk_child(const char *dir, shared *sh, int i) {
+  (void)sh;
+  (void)i;
+  signal(SIGXFSZ, SIG_IGN);
+  struct rlimit lim = {65536, 65536};
+  TU_EXPECT(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+  cd_source s;
+  std_source(&s);
+  expect_fallback(dir, &s, "host segment", "no room for the segment");
+  cd_source_free(&s);
+}
+
+static void test_no_room(void) {
+  char dir[256];
+  make_dir(dir, sizeof dir);
+  TU_CHECK(exited_ok(spawn(full_disk_child, dir, NULL, 0)), "the process without room failed");
+  TU_CHECK(count_files(dir, "", NULL) == 2, "%d files left by the failed write",
+           count_files(dir, "", NULL) - 2);
+  remove_dir(dir);
+}
+
 /* ---- corrupted after publish ------------------------------------------------------- */
 
 static void corrupt(const char *path, const uint8_t *good, size_t size, size_t at, size_t n,
@@ -649,6 +675,7 @@ int main(void) {
   test_budget_and_age();
   test_refused();
   test_corrupted();
+  test_no_room();
   TU_CHECK(xchg_buf_live_count() == live && xchg_buf_allocated_bytes() == bytes,
            "%lld buffers / %lld bytes live at the end, %lld / %lld at the start",
            (long long)xchg_buf_live_count(), (long long)xchg_buf_allocated_bytes(),

@@ -416,6 +416,7 @@ static xchg_status write_part(segment_writer *w, const host_request *req, int64_
   }
   if (st == XCHG_OK && !*write_failed && xchg_ipc_writer_finish(wr, why) != XCHG_OK)
     *write_failed = 1;
+  if (wr && *write_failed) xchg_error_prefix(why, "host segment %s: ", w->name);
   if (st == XCHG_OK && !*write_failed) {
     uint64_t len = (uint64_t)xchg_ipc_writer_bytes_written(wr);
     uint8_t *entry = w->header + sizeof(segment_header) + round_up(strlen(req->key)) + 16 * i;
@@ -519,6 +520,8 @@ xchg_status host_store_obtain(host_store *s, const host_request *req, host_segme
     if (map_segment(s, req->key, out, &absent, why) == XCHG_OK && absent)
       xchg_errorf(why, XCHG_EIO, "host store: the segment of '%s' vanished after publishing",
                   req->key);
+  } else {
+    unlinkat(s->dirfd, lock_name, 0); /* nothing published: leave nothing behind */
   }
   close(lock_fd);
   return st;
@@ -539,7 +542,7 @@ static int older_first(const void *a, const void *b) {
 
 /* Removes the segment `name` if nobody holds it: under its key's lock (so
  * that no writer publishes meanwhile) and LOCK_EX on the segment (so that
- * no process holds a lease).  The lock file goes too. */
+ * no process holds a lease).  The lock file goes with it. */
 static int remove_unheld(host_store *s, const char *name) {
   char lock_name[NAME_SIZE];
   sibling_file(name, ".lock", lock_name);
@@ -550,7 +553,7 @@ static int remove_unheld(host_store *s, const char *name) {
   if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && still_linked(s->dirfd, fd, name))
     removed = unlinkat(s->dirfd, name, 0) == 0;
   if (fd >= 0) close(fd);
-  unlinkat(s->dirfd, lock_name, 0);
+  if (removed) unlinkat(s->dirfd, lock_name, 0); /* lockers check they locked the linked one */
   close(lock_fd);
   return removed;
 }
