@@ -199,6 +199,7 @@ static pid_t spawn(child_fn fn, const char *dir, shared *sh, int i) {
   fflush(NULL);
   pid_t pid = fork();
   if (pid == 0) {
+    tu_failures = 0; /* the child's own */
     fn(dir, sh, i);
     _exit(tu_failures ? 1 : 0);
   }
@@ -251,10 +252,16 @@ typedef struct worker {
   int failed;
 } worker;
 
+static int never_cancelled(void *ctx) {
+  (void)ctx;
+  return 0;
+}
+
+/* A task with a cancel check, as every engine task has: still zero-copy. */
 static void *run_worker(void *arg) {
   worker *w = arg;
   xchg_error err;
-  if (acquire_checked(w->cache, w->source, w->dir, NULL, NULL, &err) != XCHG_OK) {
+  if (acquire_checked(w->cache, w->source, w->dir, never_cancelled, NULL, &err) != XCHG_OK) {
     fprintf(stderr, "worker: %s\n", err.message);
     w->failed = 1;
   }
@@ -291,7 +298,8 @@ static void test_one_decode_per_host(void) {
   for (int i = 0; i < PROCESSES; i++) {
     TU_CHECK(exited_ok(pids[i]), "process %d failed", i);
     TU_CHECK(!sh->failed[i], "process %d read wrong values", i);
-    TU_CHECK(sh->m[i].host_maps == 1 && sh->m[i].host_fallbacks == 0,
+    /* Once its threads all released it, a process maps the segment again. */
+    TU_CHECK(sh->m[i].host_maps >= 1 && sh->m[i].host_fallbacks == 0,
              "process %d: %lld maps, %lld fallbacks", i, (long long)sh->m[i].host_maps,
              (long long)sh->m[i].host_fallbacks);
     decodes += sh->m[i].decodes;

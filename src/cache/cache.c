@@ -824,8 +824,11 @@ xchg_status xchg_cache_acquire(xchg_cache *c, const char *key, const xchg_broadc
       goto wait; /* another thread of this process is at it */
     }
     const xchg_broadcast *src = entry_source(e, b);
+    /* A mapped segment is read in place, without blocking: nothing to
+     * cancel, and a cancellable source would copy what it reads. */
+    xchg_cancel_fn src_cancel = is_segment(e, src) ? NULL : cancel;
     if (e->schema_state == SLOT_ABSENT) {
-      if ((st = load_schema(c, e, src, cancel, cancel_ctx, &first, err)) != XCHG_OK) {
+      if ((st = load_schema(c, e, src, src_cancel, cancel_ctx, &first, err)) != XCHG_OK) {
         if (segment_failed_over(c, e, src, st, err)) continue;
         count_failure(c, st);
         goto done;
@@ -843,7 +846,7 @@ xchg_status xchg_cache_acquire(xchg_cache *c, const char *key, const xchg_broadc
       int layout_claimed, ready;
       if (claim(e, h, claimed, &n_claimed, &layout_claimed, &ready)) {
         decoded_any = 1;
-        st = decode_claimed(c, e, src, first, claimed, n_claimed, layout_claimed, cancel,
+        st = decode_claimed(c, e, src, first, claimed, n_claimed, layout_claimed, src_cancel,
                             cancel_ctx, &step_added, err);
         first = NULL;
         added += step_added;
