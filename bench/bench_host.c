@@ -13,7 +13,10 @@
  * of the summed PSS of the processes (/proc/PID/smaps_rollup, sampled
  * while they run and once more when all hold the broadcast), one decoded
  * copy's bytes, the input bytes summed over the processes, and the wall
- * time from the start signal to the last process done.  Runs with the
+ * time from the start signal to the last process done.  Reading every
+ * value costs the same off and on, so each process also times one more
+ * task on its retained entry, and the task CPU beyond reading is compared
+ * too.  Runs with the
  * store off and on alternate; medians (and min-max) over --runs. */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -39,6 +42,7 @@
 /* What a child process reports. */
 typedef struct child_report {
   int64_t cpu_ns;
+  int64_t read_ns; /* one more task, on the retained entry: reading alone */
   int64_t decodes, host_fallbacks, bytes_held, bytes_shared;
   int errors;
 } child_report;
@@ -60,6 +64,7 @@ typedef struct result {
   int processes, threads, tasks, host_sharing;
   int64_t decodes, fallbacks, pss_bytes, decoded_bytes, input_bytes;
   double task_cpu_ms, wall_ms;
+  double read_cpu_ms; /* all the tasks' reading alone: tasks x processes x one hit's */
 } result;
 
 /* ---- a child process ---------------------------------------------------------------- */
@@ -130,10 +135,14 @@ static int run_child(const config *cfg, const char *dir, run_shared *sh, int ind
   wait_flag(&sh->go, 1);
   for (int i = 0; i < threads; i++) pthread_create(&th[i], NULL, task_thread, &cs);
   for (int i = 0; i < threads; i++) pthread_join(th[i], NULL);
+  int64_t t0 = bench_thread_cpu_ns();
+  run_task(&cs); /* a hit: the entry is retained */
+  int64_t read_ns = bench_thread_cpu_ns() - t0;
   xchg_cache_metrics m;
   xchg_cache_get_metrics(cs.cache, &m);
   child_report *r = &sh->child[index];
   r->cpu_ns = atomic_load(&cs.cpu_ns);
+  r->read_ns = read_ns;
   r->decodes = m.decodes;
   r->host_fallbacks = m.host_fallbacks;
   r->bytes_held = m.bytes_held;
@@ -212,6 +221,7 @@ static int run(config *cfg, result *out) {
     int status;
     failed |= waitpid(pids[i], &status, 0) != pids[i] || !WIFEXITED(status) || WEXITSTATUS(status);
     out->task_cpu_ms += (double)sh->child[i].cpu_ns / 1e6;
+    out->read_cpu_ms += (double)sh->child[i].read_ns / 1e6 * cfg->tasks;
     out->decodes += sh->child[i].decodes;
     out->fallbacks += sh->child[i].host_fallbacks;
     if (sh->child[i].bytes_held > out->decoded_bytes) out->decoded_bytes = sh->child[i].bytes_held;
@@ -251,8 +261,9 @@ typedef struct summary {
 } summary;
 
 static summary summarize(const result *rs, int runs) {
-  double cpu[64], pss[64], wall[64];
+  double cpu[64], pss[64], wall[64], read[64];
   for (int r = 0; r < runs; r++) {
+    read[r] = rs[r].read_cpu_ms;
     cpu[r] = rs[r].task_cpu_ms;
     pss[r] = (double)rs[r].pss_bytes;
     wall[r] = rs[r].wall_ms;
@@ -261,6 +272,7 @@ static summary summarize(const result *rs, int runs) {
   s.median.task_cpu_ms = s.cpu.median;
   s.median.pss_bytes = (int64_t)s.pss.median;
   s.median.wall_ms = s.wall.median;
+  s.median.read_cpu_ms = spread_of(read, runs).median;
   for (int r = 1; r < runs; r++)
     if (rs[r].decodes > s.median.decodes) s.median.decodes = rs[r].decodes; /* the worst */
   return s;
@@ -277,6 +289,10 @@ static void print_row(const summary *s) {
          (double)r->decoded_bytes / 1e6, (double)r->input_bytes / 1e6, r->wall_ms);
 }
 
+/* The task CPU beyond reading the values (which costs the same off and
+ * on): decoding, writing or mapping the segment, waiting. */
+static double beyond_reading(const summary *s) { return s->median.task_cpu_ms - s->median.read_cpu_ms; }
+
 static void print_goals(const summary *off, const summary *on) {
   double cpu_ratio = on->median.task_cpu_ms / off->median.task_cpu_ms;
   double budget = (double)(on->median.decoded_bytes + on->median.input_bytes);
@@ -284,17 +300,21 @@ static void print_goals(const summary *off, const summary *on) {
          "on %.2f x (one copy + inputs) (goal <= 1.2), off %.2f x\n",
          on->median.processes, (long long)on->median.decodes, cpu_ratio,
          (double)on->median.pss_bytes / budget, (double)off->median.pss_bytes / budget);
+  printf("     reading the values costs %.1f ms (off) / %.1f ms (on) of it; beyond reading, "
+         "on/off %.3f\n",
+         off->median.read_cpu_ms, on->median.read_cpu_ms, beyond_reading(on) / beyond_reading(off));
 }
 
 static void print_json_row(const summary *s, int first) {
   const result *r = &s->median;
   printf("%s{\"processes\":%d,\"threads\":%d,\"tasks\":%d,\"host_sharing\":\"%s\",\"decodes\":%lld,"
          "\"task_cpu_ms\":%.3f,\"pss_bytes\":%lld,\"decoded_bytes\":%lld,\"input_bytes\":%lld,"
-         "\"wall_ms\":%.3f,\"host_fallbacks\":%lld,\"task_cpu_ms_min\":%.3f,\"task_cpu_ms_max\":%.3f,"
+         "\"wall_ms\":%.3f,\"host_fallbacks\":%lld,\"read_cpu_ms\":%.3f,\"task_cpu_ms_min\":%.3f,\"task_cpu_ms_max\":%.3f,"
          "\"pss_bytes_min\":%lld,\"pss_bytes_max\":%lld}",
          first ? "" : ",", r->processes, r->threads, r->tasks, r->host_sharing ? "on" : "off",
          (long long)r->decodes, r->task_cpu_ms, (long long)r->pss_bytes, (long long)r->decoded_bytes,
-         (long long)r->input_bytes, r->wall_ms, (long long)r->fallbacks, s->cpu.min, s->cpu.max,
+         (long long)r->input_bytes, r->wall_ms, (long long)r->fallbacks, r->read_cpu_ms, s->cpu.min,
+         s->cpu.max,
          (long long)s->pss.min, (long long)s->pss.max);
 }
 
