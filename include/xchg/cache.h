@@ -60,6 +60,9 @@
  *     process ever sees a partial segment.  Every process (the decoder
  *     too) maps it read-only and hands out ArrowArrays pointing into the
  *     mapping, zero-copy; per-column lazy reads then cost no decode.
+ *     A key must name the same broadcast in every process of the user on
+ *     the host (as in one process): a process finding a segment uses it,
+ *     whatever bytes it was given.
  *   - Single flight across processes.  A per-key lock (flock on a lock
  *     file) is held while decoding; processes arriving meanwhile wait for
  *     it, asking their cancel callback every wait_check_ms, then map what
