@@ -1,7 +1,7 @@
 /* test_host_store.c — the cache's host store (xchg/cache.h, "Host store"):
  * fork()ed processes sharing one decode, a decoder killed mid-write, a
  * holder killed, budget and age eviction, refused directories and
- * segments, segments corrupted after publish, no room for a segment, and
+ * segments, segments corrupted after publish, no room for a segment, bad bytes, and
  * cancelling while another process decodes.  Every value read is checked against the formula the
  * data was made from (tests/support/cache_data), and what the processes
  * did is read from the files in the store's directory and from the
@@ -657,6 +657,36 @@ static void test_corrupted(void) {
   cd_source_free(&s);
 }
 
+/* ---- bad bytes -------------------------------------------------------------------- */
+
+/* Bytes that fail to decode are the acquirer's error, as without a host
+ * store (not a fallback that decodes them again); nothing is left behind,
+ * and the next acquirer decodes. */
+static void test_bad_bytes(void) {
+  char dir[256];
+  make_dir(dir, sizeof dir);
+  cd_source s;
+  std_source(&s);
+  atomic_store(&s.fail_opens, 1);
+  atomic_store(&s.fail_after, 20000);
+  xchg_cache *c = host_cache(dir, INT64_MAX, 0);
+  xchg_error err;
+  xchg_status st = acquire_checked(c, &s, NULL, NULL, NULL, &err);
+  TU_CHECK(st == XCHG_EIO && strstr(err.message, "injected failure"), "status %d: %s", (int)st,
+           err.message);
+  xchg_cache_metrics m = metrics(c);
+  TU_CHECK(m.failed_decodes == 1 && m.host_fallbacks == 0 && atomic_load(&s.opens) == 1,
+           "%lld failed decodes, %lld fallbacks, %d opens", (long long)m.failed_decodes,
+           (long long)m.host_fallbacks, atomic_load(&s.opens));
+  TU_CHECK(count_files(dir, "", NULL) == 2, "%d files left by the failed decode",
+           count_files(dir, "", NULL) - 2);
+  TU_OK(acquire_checked(c, &s, dir, NULL, NULL, &err), err);
+  TU_EXPECT(metrics(c).host_decodes == 1);
+  xchg_cache_destroy(c);
+  cd_source_free(&s);
+  remove_dir(dir);
+}
+
 /* ---- no host directory: unchanged ---------------------------------------------------- */
 
 static void test_without_host_dir(void) {
@@ -684,6 +714,7 @@ int main(void) {
   test_refused();
   test_corrupted();
   test_no_room();
+  test_bad_bytes();
   TU_CHECK(xchg_buf_live_count() == live && xchg_buf_allocated_bytes() == bytes,
            "%lld buffers / %lld bytes live at the end, %lld / %lld at the start",
            (long long)xchg_buf_live_count(), (long long)xchg_buf_allocated_bytes(),
