@@ -23,6 +23,7 @@
 #include <malloc.h>
 #endif
 
+#include "broadcast_data.h"
 #include "gen/shapes.h"
 #include "stats.h"
 #include "xchg/cache.h"
@@ -97,14 +98,13 @@ typedef struct run_state {
   shape_sums want;
 } run_state;
 
-static int64_t thread_cpu_ns(void) {
+int64_t bench_thread_cpu_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Reads every value of every column of every batch into sums. */
-static int read_all(const xchg_cache_holder *h, shape_sums *sums, xchg_error *err) {
+int broadcast_read_all(const xchg_cache_holder *h, shape_sums *sums, xchg_error *err) {
   for (int64_t i = 0; i < xchg_cache_holder_num_batches(h); i++) {
     struct ArrowArray b;
     if (xchg_cache_holder_batch(h, i, &b, err) != XCHG_OK) return -1;
@@ -128,7 +128,7 @@ static void run_one_task(run_state *rs) {
   shape_sums got;
   memset(&got, 0, sizeof got);
   if (xchg_cache_acquire(rs->cache, "broadcast_0", &bytes, NULL, 0, NULL, NULL, &h, &err) != XCHG_OK ||
-      read_all(h, &got, &err) != 0) {
+      broadcast_read_all(h, &got, &err) != 0) {
     fprintf(stderr, "xchg bench broadcast: %s\n", err.message);
     atomic_fetch_add(&rs->errors, 1);
     return;
@@ -144,9 +144,9 @@ static void run_one_task(run_state *rs) {
 static void *worker(void *arg) {
   run_state *rs = arg;
   while (atomic_fetch_add(&rs->next_task, 1) < rs->tasks) {
-    int64_t t0 = thread_cpu_ns();
+    int64_t t0 = bench_thread_cpu_ns();
     run_one_task(rs);
-    atomic_fetch_add(&rs->cpu_ns, thread_cpu_ns() - t0);
+    atomic_fetch_add(&rs->cpu_ns, bench_thread_cpu_ns() - t0);
   }
   return NULL;
 }
@@ -187,7 +187,7 @@ static int run(const encoded *enc, const shape_sums *want, int tasks, int thread
 
 /* ---- data ---------------------------------------------------------------------- */
 
-static xchg_buf *write_ipc(int64_t rows, xchg_block_codec codec, shape_sums *sums) {
+xchg_buf *broadcast_write_ipc(int64_t rows, xchg_block_codec codec, shape_sums *sums) {
   struct ArrowSchema schema;
   shape_broadcast_schema(&schema);
   xchg_write_options opts;
@@ -304,7 +304,7 @@ static void usage(FILE *f) {
           "1.5 / tasks + the share of a task's CPU spent reading.\n");
 }
 
-static int parse_list(const char *s, int *out, int max) {
+int bench_parse_list(const char *s, int *out, int max) {
   int n = 0;
   while (*s && n < max) {
     char *end;
@@ -329,8 +329,8 @@ int xchg_bench_broadcast(int argc, char **argv) {
   while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
     switch (opt) {
       case 'r': rows = atoll(optarg); break;
-      case 'n': n_tasks = parse_list(optarg, tasks, 8); break;
-      case 't': n_threads = parse_list(optarg, threads, 8); break;
+      case 'n': n_tasks = bench_parse_list(optarg, tasks, 8); break;
+      case 't': n_threads = bench_parse_list(optarg, threads, 8); break;
       case 'q':
         rows = 100000;
         tasks[0] = 4, tasks[1] = 16, n_tasks = 2;
@@ -361,8 +361,8 @@ int xchg_bench_broadcast(int argc, char **argv) {
   shape_sums want, want_zstd;
   memset(&want, 0, sizeof want);
   memset(&want_zstd, 0, sizeof want_zstd);
-  xchg_buf *ipc = write_ipc(rows, XCHG_BLOCK_NONE, &want);
-  xchg_buf *ipc_zstd = write_ipc(rows, XCHG_BLOCK_ZSTD, &want_zstd);
+  xchg_buf *ipc = broadcast_write_ipc(rows, XCHG_BLOCK_NONE, &want);
+  xchg_buf *ipc_zstd = broadcast_write_ipc(rows, XCHG_BLOCK_ZSTD, &want_zstd);
   if (!ipc || !ipc_zstd) return 1;
   /* k is a permutation of 0..rows-1: its sum says so (an independent check
    * of the generator). */

@@ -50,6 +50,55 @@
  *   - Sharing off (xchg_cache_options.sharing = 0): every acquirer decodes
  *     privately, with the same results and the same API.
  *
+ * Host store (xchg_cache_options.host_dir): one decoded copy per machine.
+ *   - Lookup.  acquire looks in the process's cache, then in the host
+ *     store, and decodes only when neither has the key.  The process that
+ *     decodes writes the broadcast once as a segment: uncompressed Arrow
+ *     IPC, 64-byte aligned, one IPC stream per part (so parts with
+ *     different dictionaries keep their own), every column whatever the
+ *     acquirer asked for, under a temporary name, published by rename: no
+ *     process ever sees a partial segment.  Every process (the decoder
+ *     too) maps it read-only and hands out ArrowArrays pointing into the
+ *     mapping, zero-copy; per-column lazy reads then cost no decode.
+ *     A key must name the same broadcast in every process of the user on
+ *     the host (as in one process): a process finding a segment uses it,
+ *     whatever bytes it was given.
+ *   - Single flight across processes.  A per-key lock (flock on a lock
+ *     file) is held while decoding; processes arriving meanwhile wait for
+ *     it, asking their cancel callback every wait_check_ms, then map what
+ *     it published.  A decoder that dies (even kill -9) loses the lock with
+ *     its descriptors; the next waiter decodes, and a dead writer's
+ *     temporary is removed.  A decoder that fails on bad bytes publishes
+ *     nothing and gets its error; the next waiter decodes again.
+ *   - Lifetime.  A process whose cache references a segment (holders,
+ *     arrays, retained entries) holds a shared lease on it (flock LOCK_SH),
+ *     which the kernel drops when the process dies.  A segment is removed
+ *     only when no process holds it and host retention (host_retain_bytes
+ *     over all segments, host_retain_ms since its last release) says so;
+ *     this is checked when a process looks a key up, drops a mapping, or
+ *     calls xchg_cache_trim.  A holder that died frees its segments at the
+ *     next such check by anyone.  Removing a file never affects a process
+ *     that has it mapped.
+ *   - What is trusted.  The directory must be owned by this user and not
+ *     writable by group or others (it is created 0700 when missing);
+ *     segments are created 0600, and before mapping, a segment must be a
+ *     regular file owned by this user, of mode 0600, whose size, magic,
+ *     header checksum, key, and part bounds check out.  Parts are then
+ *     read by the IPC reader with the cache's validation, so a damaged
+ *     segment is an error, never a crash.  The contents of a well-formed
+ *     segment are trusted as this user's own data (there is no checksum of
+ *     the data bytes); so are the user's own processes: truncating a mapped
+ *     segment behind the store's back can fault its readers.  Segments are
+ *     in the host's byte order and never leave it.  Only files the store
+ *     could have made (this user's, mode 0600) are ever removed.
+ *   - Never worse than without.  Any failure of the host store (no space,
+ *     permissions, a refused or corrupt segment) makes the process decode
+ *     privately, as without a host store: it is counted in host_fallbacks
+ *     with its reason in xchg_cache_host_error, never an error of the
+ *     acquire.
+ *   - Accounting.  on_bytes reports the bytes an entry references, mapped
+ *     or not; on_shared_bytes says which of them are in shared mappings.
+ *
  * The bytes described by an xchg_broadcast must stay valid until the
  * acquirer's holder is released: the cache reads them again only to decode
  * columns that acquirer asks for.  It never keeps pointers into chunks:
@@ -116,6 +165,23 @@ typedef struct xchg_cache_options {
    * on_message is not called.  xchg_cache_options_init fills it with
    * xchg_read_options_init's defaults; it is copied at create. */
   xchg_read_options read;
+  /* The host store (see "Host store" above): a directory shared by the
+   * processes of this user on the machine, e.g. "/dev/shm/xchg-<user>";
+   * NULL (default) for none.  Read at create (the string need not live on).
+   * Ignored when sharing is 0. */
+  const char *host_dir;
+  /* Host-wide retention, over the segments of every process: a budget on
+   * their bytes (held ones included; unheld ones are removed oldest
+   * release first while it is exceeded) and an age limit since a
+   * segment's last release (0 = none).  Defaults 0 and 0: a segment is
+   * removed as soon as no process holds it. */
+  int64_t host_retain_bytes;
+  int64_t host_retain_ms;
+  /* Accounting of the bytes among those reported to on_bytes that live in
+   * a host segment's shared mapping (so they are one copy for the whole
+   * host, not this process's own): called with the same sign and ctx
+   * (on_bytes_ctx) right after on_bytes.  May be NULL. */
+  void (*on_shared_bytes)(void *ctx, int64_t delta);
 } xchg_cache_options;
 
 /* Fills opts with the defaults above. */
@@ -214,7 +280,8 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_cache_derived(xchg_cache_holder *holder
 
 /* ---- Retention and metrics ------------------------------------------------ */
 
-/* Frees retained entries past retain_ms now. */
+/* Frees retained entries past retain_ms now, and removes the host
+ * segments that host retention lets go. */
 XCHG_API void xchg_cache_trim(xchg_cache *cache);
 
 typedef struct xchg_cache_metrics {
@@ -230,9 +297,22 @@ typedef struct xchg_cache_metrics {
   int64_t retained;       /* of which nobody references */
   int64_t bytes_held;     /* bytes of the entries alive now */
   int64_t evictions;      /* retained entries freed by budget or age */
+  /* The host store (all 0 without one). */
+  int64_t host_decodes;   /* segments this process decoded and published (each is
+                             counted in decodes as well) */
+  int64_t host_maps;      /* entries served from a mapped segment (its own included) */
+  int64_t host_waits;     /* host steps that waited for another process's decode */
+  int64_t host_fallbacks; /* host-store failures that made this process decode
+                             privately instead (see xchg_cache_host_error) */
+  int64_t host_evictions; /* segments this process removed by host retention */
+  int64_t bytes_shared;   /* of bytes_held, those in host segments' mappings */
 } xchg_cache_metrics;
 
 XCHG_API void xchg_cache_get_metrics(xchg_cache *cache, xchg_cache_metrics *out);
+
+/* The message of the host store's last failure (the reason of the last
+ * host_fallbacks count); returns 0, with out empty, when there was none. */
+XCHG_API int xchg_cache_host_error(xchg_cache *cache, xchg_error *out);
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,10 @@ struct xchg_cache {
   cache_entry *lru_head, *lru_tail;   /* retained, oldest release first */
   xchg_cache_metrics metrics;         /* entries, retained, bytes_held: live */
   int destroyed;                      /* the owner is gone; free with the last entry */
+  int host_wanted;                    /* a host_dir was given, with sharing */
+  host_store *host;                   /* NULL when it could not be opened */
+  xchg_error host_open_error;
+  xchg_error host_error;              /* the last failure, for xchg_cache_host_error */
 };
 
 void xchg_cache_options_init(xchg_cache_options *opts) {
@@ -44,6 +48,12 @@ xchg_cache *xchg_cache_create(const xchg_cache_options *opts) {
     free(c);
     return NULL;
   }
+  c->host_wanted = c->opts.sharing && c->opts.host_dir && c->opts.host_dir[0];
+  if (c->host_wanted &&
+      host_store_open(c->opts.host_dir, c->opts.host_retain_bytes, c->opts.host_retain_ms,
+                      &c->host, &c->host_open_error) != XCHG_OK)
+    c->host = NULL; /* every entry falls back, with this reason */
+  c->opts.host_dir = NULL; /* not the cache's to keep */
   return c;
 }
 
@@ -61,6 +71,11 @@ static uint64_t hash_key(const char *key) {
 
 static void account(xchg_cache *c, int64_t delta) {
   if (delta != 0 && c->opts.on_bytes) c->opts.on_bytes(c->opts.on_bytes_ctx, delta);
+}
+
+/* After account(c, delta): the part of delta in shared mappings. */
+static void account_shared(xchg_cache *c, int64_t shared) {
+  if (shared != 0 && c->opts.on_shared_bytes) c->opts.on_shared_bytes(c->opts.on_bytes_ctx, shared);
 }
 
 /* ---- entries ------------------------------------------------------------------ */
@@ -138,6 +153,7 @@ static void detach(xchg_cache *c, cache_entry *e, cache_entry **freed) {
   if (e->retained) lru_unlink(c, e);
   if (e->in_table) table_remove(c, e);
   c->metrics.bytes_held -= e->bytes;
+  c->metrics.bytes_shared -= e->shared_bytes;
   e->lru_next = *freed;
   *freed = e;
 }
@@ -157,6 +173,7 @@ static void evict_locked(xchg_cache *c, int64_t now, cache_entry **freed) {
 }
 
 static void free_cache(xchg_cache *c) {
+  host_store_close(c->host);
   pthread_mutex_destroy(&c->lock);
   free(c);
 }
@@ -181,7 +198,9 @@ static void entries_free(xchg_cache *c, cache_entry *list) {
       free(d);
     }
     if (e->schema.release) e->schema.release(&e->schema);
+    host_segment_free(e->segment);
     account(c, -e->bytes);
+    account_shared(c, -e->shared_bytes);
     free(e->rows);
     free(e->key);
     pthread_cond_destroy(&e->changed);
@@ -244,12 +263,21 @@ void xchg_cache_trim(xchg_cache *c) {
   evict_locked(c, now_ns(), &freed);
   pthread_mutex_unlock(&c->lock);
   entries_free(c, freed);
+  if (c->host) host_store_evict(c->host);
+}
+
+int xchg_cache_host_error(xchg_cache *c, xchg_error *out) {
+  pthread_mutex_lock(&c->lock);
+  *out = c->host_error;
+  pthread_mutex_unlock(&c->lock);
+  return out->message[0] != 0;
 }
 
 void xchg_cache_get_metrics(xchg_cache *c, xchg_cache_metrics *out) {
   pthread_mutex_lock(&c->lock);
   *out = c->metrics;
   pthread_mutex_unlock(&c->lock);
+  if (c->host) out->host_evictions = host_store_evictions(c->host);
 }
 
 /* ---- waiting ---------------------------------------------------------------- */
@@ -480,6 +508,12 @@ static xchg_status compact_columns(decoded *d, xchg_error *err) {
   return XCHG_OK;
 }
 
+/* Whether b is e's host segment (whose arrays may point into its mapping:
+ * they are not compacted, and reading them is not a decode). */
+static int is_segment(const cache_entry *e, const xchg_broadcast *b) {
+  return e->segment && b == host_segment_broadcast(e->segment);
+}
+
 /* Decodes columns[0..n) (ascending, distinct) of every part into d; first
  * is part 0's reader when already open (taken over). */
 static xchg_status decode_columns(const xchg_cache *c, const cache_entry *e,
@@ -506,7 +540,8 @@ static xchg_status decode_columns(const xchg_cache *c, const cache_entry *e,
     xchg_ipc_reader_close(r);
   }
   xchg_ipc_reader_close(first);
-  if (st == XCHG_OK && n < e->n_columns && n > 0) st = compact_columns(d, err);
+  if (st == XCHG_OK && n < e->n_columns && n > 0 && !is_segment(e, b))
+    st = compact_columns(d, err);
   for (int64_t k = 0; k < n && st == XCHG_OK; k++) {
     const void **seen = NULL;
     int64_t n_seen = 0, cap = 0;
@@ -666,17 +701,95 @@ static xchg_status decode_claimed(xchg_cache *c, cache_entry *e, const xchg_broa
   xchg_status st =
       decode_columns(c, e, b, first, claimed, n_claimed, cancel, cancel_ctx, &d, err);
   pthread_mutex_lock(&c->lock);
+  int from_segment = is_segment(e, b);
   if (st == XCHG_OK) st = publish(c, e, claimed, &d, added, err);
-  if (st == XCHG_OK) {
+  if (st == XCHG_OK && from_segment) {
+    e->shared_bytes += *added;
+    c->metrics.bytes_shared += *added;
+  } else if (st == XCHG_OK) {
     c->metrics.decodes++;
   } else {
     unclaim(e, claimed, n_claimed, layout_claimed);
-    count_failure(c, st);
+    if (!from_segment) count_failure(c, st);
   }
   pthread_cond_broadcast(&e->changed);
   pthread_mutex_unlock(&c->lock);
   decoded_free(&d); /* what publish did not take */
   pthread_mutex_lock(&c->lock);
+  return st;
+}
+
+/* ---- the host store ------------------------------------------------------ */
+
+typedef struct part_opener {
+  const xchg_cache *cache;
+  const xchg_broadcast *bytes;
+  xchg_cancel_fn cancel;
+  void *cancel_ctx;
+} part_opener;
+
+static xchg_status open_part_for_host(void *ctx, int64_t part, xchg_ipc_reader **out,
+                                      xchg_error *err) {
+  const part_opener *o = ctx;
+  return open_part(o->cache, o->bytes, part, o->cancel, o->cancel_ctx, out, err);
+}
+
+/* A host-store failure (locked): counted; the entry reads its own bytes. */
+static void host_fell_back(xchg_cache *c, const xchg_error *why) {
+  c->metrics.host_fallbacks++;
+  c->host_error = *why;
+}
+
+/* The bytes the entry decodes from: its segment, unless there is none or
+ * reading it failed. */
+static const xchg_broadcast *entry_source(const cache_entry *e, const xchg_broadcast *b) {
+  return e->segment && !e->segment_refused ? host_segment_broadcast(e->segment) : b;
+}
+
+/* After a failure reading from src (locked): when src was the segment and
+ * the acquirer was not cancelled, falls back to the bytes (returns 1). */
+static int segment_failed_over(xchg_cache *c, cache_entry *e, const xchg_broadcast *src,
+                               xchg_status st, const xchg_error *err) {
+  if (!is_segment(e, src) || st == XCHG_ECANCELLED) return 0;
+  e->segment_refused = 1;
+  xchg_error why = {{0}};
+  if (err) why = *err;
+  host_fell_back(c, &why);
+  return 1;
+}
+
+/* The entry's host step (locked on entry and exit): maps the key's
+ * segment, decoding and publishing it first when nobody on the host has.
+ * Only the broadcast's own failures and cancellation are errors. */
+static xchg_status host_step(xchg_cache *c, cache_entry *e, const xchg_broadcast *b,
+                             xchg_cancel_fn cancel, void *cancel_ctx, xchg_error *err) {
+  e->host_state = SLOT_MAKING;
+  pthread_mutex_unlock(&c->lock);
+  host_segment *seg = NULL;
+  host_outcome out = {0, 0, 0};
+  xchg_error why = c->host_open_error;
+  xchg_status st = XCHG_OK;
+  if (c->host) {
+    part_opener opener = {c, b, cancel, cancel_ctx};
+    host_request req = {e->key, b->n_parts, open_part_for_host, &opener, cancel, cancel_ctx,
+                        c->opts.wait_check_ms};
+    st = host_store_obtain(c->host, &req, &seg, &out, &why, err);
+  }
+  pthread_mutex_lock(&c->lock);
+  c->metrics.host_decodes += out.decoded;
+  c->metrics.decodes += out.decoded;
+  c->metrics.host_waits += out.waited;
+  if (st == XCHG_OK) {
+    e->segment = seg;
+    e->host_state = SLOT_READY;
+    if (seg) c->metrics.host_maps++;
+    else host_fell_back(c, &why);
+  } else {
+    e->host_state = SLOT_ABSENT;
+    if (out.attempted) count_failure(c, st);
+    else c->metrics.cancellations++;
+  }
+  pthread_cond_broadcast(&e->changed);
   return st;
 }
 
@@ -692,7 +805,7 @@ xchg_status xchg_cache_acquire(xchg_cache *c, const char *key, const xchg_broadc
   cache_entry *freed = NULL, *e = NULL;
   xchg_ipc_reader *first = NULL;
   int waited = 0, decoded_any = 0;
-  int64_t added = 0, next_check = 0;
+  int64_t added = 0, shared_added = 0, next_check = 0;
   pthread_mutex_lock(&c->lock);
   c->metrics.acquisitions++;
   evict_locked(c, now_ns(), &freed);
@@ -703,8 +816,20 @@ xchg_status xchg_cache_acquire(xchg_cache *c, const char *key, const xchg_broadc
   h->entry = e;
   h->n_columns = n_columns;
   for (;;) {
+    if (c->host_wanted && e->host_state != SLOT_READY) {
+      if (e->host_state == SLOT_ABSENT) {
+        if ((st = host_step(c, e, b, cancel, cancel_ctx, err)) != XCHG_OK) goto done;
+        continue;
+      }
+      goto wait; /* another thread of this process is at it */
+    }
+    const xchg_broadcast *src = entry_source(e, b);
+    /* A mapped segment is read in place, without blocking: nothing to
+     * cancel, and a cancellable source would copy what it reads. */
+    xchg_cancel_fn src_cancel = is_segment(e, src) ? NULL : cancel;
     if (e->schema_state == SLOT_ABSENT) {
-      if ((st = load_schema(c, e, b, cancel, cancel_ctx, &first, err)) != XCHG_OK) {
+      if ((st = load_schema(c, e, src, src_cancel, cancel_ctx, &first, err)) != XCHG_OK) {
+        if (segment_failed_over(c, e, src, st, err)) continue;
         count_failure(c, st);
         goto done;
       }
@@ -721,15 +846,18 @@ xchg_status xchg_cache_acquire(xchg_cache *c, const char *key, const xchg_broadc
       int layout_claimed, ready;
       if (claim(e, h, claimed, &n_claimed, &layout_claimed, &ready)) {
         decoded_any = 1;
-        st = decode_claimed(c, e, b, first, claimed, n_claimed, layout_claimed, cancel,
+        st = decode_claimed(c, e, src, first, claimed, n_claimed, layout_claimed, src_cancel,
                             cancel_ctx, &step_added, err);
         first = NULL;
         added += step_added;
+        if (is_segment(e, src)) shared_added += step_added;
+        if (st != XCHG_OK && segment_failed_over(c, e, src, st, err)) continue;
         if (st != XCHG_OK) goto done;
         continue;
       }
       if (ready) break;
     }
+  wait:
     waited = 1;
     if (wait_for_change(c, e, cancel, cancel_ctx, &next_check)) {
       c->metrics.cancellations++;
@@ -745,6 +873,7 @@ done:
   xchg_ipc_reader_close(first);
   free(claimed);
   account(c, added);
+  account_shared(c, shared_added);
   entries_free(c, freed);
   if (st == XCHG_OK) {
     *out = h;

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "cache/host_store.h"
 #include "ipc/array.h"
 #include "xchg/cache.h"
 
@@ -53,6 +54,12 @@ typedef struct cache_entry {
   int64_t total_rows;
   int64_t bytes;                      /* decoded data and derived values */
   cache_derived *derived;
+  /* The host store step (one per entry): the segment read instead of the
+   * broadcast's bytes, NULL when the host store failed (or is off). */
+  slot_state host_state;
+  host_segment *segment;
+  int segment_refused;                /* reading it failed: the bytes are read instead */
+  int64_t shared_bytes;               /* of bytes, in the segment's mapping */
 } cache_entry;
 
 struct xchg_cache_holder {

@@ -23,10 +23,15 @@ typedef struct xj_holder {
 JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nCreate(JNIEnv *env, jclass cls, jboolean sharing,
                                                         jlong wait_check_ms, jlong retain_bytes,
                                                         jlong retain_ms,
-                                                        jboolean full_validation) {
-  if (wait_check_ms <= 0 || retain_bytes < 0 || retain_ms < 0) {
+                                                        jboolean full_validation,
+                                                        jstring host_dir,
+                                                        jlong host_retain_bytes,
+                                                        jlong host_retain_ms) {
+  if (wait_check_ms <= 0 || retain_bytes < 0 || retain_ms < 0 || host_retain_bytes < 0 ||
+      host_retain_ms < 0) {
     xj_throw_java(env, "java/lang/IllegalArgumentException",
-                  "XchgCache: waitCheckMs must be > 0, retainBytes and retainMs >= 0");
+                  "XchgCache: waitCheckMs must be > 0, retainBytes, retainMs, hostRetainBytes "
+                  "and hostRetainMs >= 0");
     return 0;
   }
   xchg_cache_options opts;
@@ -36,7 +41,13 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nCreate(JNIEnv *env, jclass cls,
   opts.retain_bytes = retain_bytes;
   opts.retain_ms = retain_ms;
   opts.validation = full_validation ? XCHG_VALIDATE_FULL : XCHG_VALIDATE_BOUNDS;
-  xchg_cache *cache = xchg_cache_create(&opts);
+  const char *dir = host_dir ? (*env)->GetStringUTFChars(env, host_dir, NULL) : NULL;
+  if (host_dir && !dir) return 0; /* OutOfMemoryError pending */
+  opts.host_dir = dir;
+  opts.host_retain_bytes = host_retain_bytes;
+  opts.host_retain_ms = host_retain_ms;
+  xchg_cache *cache = xchg_cache_create(&opts); /* reads host_dir, keeps nothing of it */
+  if (dir) (*env)->ReleaseStringUTFChars(env, host_dir, dir);
   if (!cache) xj_throw(env, XCHG_ENOMEM, "xchg_cache_create: out of memory", NULL);
   return XJ_HANDLE(cache);
 }

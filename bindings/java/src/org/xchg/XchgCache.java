@@ -37,6 +37,9 @@ public final class XchgCache implements AutoCloseable {
     long retainBytes = 0;
     long retainMs = 0;
     boolean fullValidation = true;
+    String hostDir = null;
+    long hostRetainBytes = 0;
+    long hostRetainMs = 0;
 
     /** False: every acquirer decodes its own copy (same results, same API). */
     public Options sharing(boolean on) {
@@ -67,6 +70,31 @@ public final class XchgCache implements AutoCloseable {
       fullValidation = on;
       return this;
     }
+
+    /**
+     * The host store: a directory (e.g. on /dev/shm) shared by the executors
+     * of this user on the machine, so that one of them decodes a broadcast
+     * and the others map that copy (xchg/cache.h, "Host store").  It must be
+     * owned by the user and not group/world-writable (created 0700 when
+     * missing); any failure of the store falls back to a decode in this
+     * process.  Null (default): none.
+     */
+    public Options hostDir(String dir) {
+      hostDir = dir;
+      return this;
+    }
+
+    /** Host-wide budget on the segments' bytes, all processes (default 0). */
+    public Options hostRetainBytes(long bytes) {
+      hostRetainBytes = bytes;
+      return this;
+    }
+
+    /** Remove an unheld segment this long after its last release (0: no limit). */
+    public Options hostRetainMs(long ms) {
+      hostRetainMs = ms;
+      return this;
+    }
   }
 
   private long handle;
@@ -81,7 +109,8 @@ public final class XchgCache implements AutoCloseable {
   }
 
   public static XchgCache open(Options o) {
-    long h = nCreate(o.sharing, o.waitCheckMs, o.retainBytes, o.retainMs, o.fullValidation);
+    long h = nCreate(o.sharing, o.waitCheckMs, o.retainBytes, o.retainMs, o.fullValidation,
+        o.hostDir, o.hostRetainBytes, o.hostRetainMs);
     return new XchgCache(h);
   }
 
@@ -174,8 +203,9 @@ public final class XchgCache implements AutoCloseable {
     users--;
   }
 
-  private static native long nCreate(
-      boolean sharing, long waitCheckMs, long retainBytes, long retainMs, boolean fullValidation);
+  private static native long nCreate(boolean sharing, long waitCheckMs, long retainBytes,
+      long retainMs, boolean fullValidation, String hostDir, long hostRetainBytes,
+      long hostRetainMs);
 
   private static native void nDestroy(long cache);
 

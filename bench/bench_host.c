@@ -1,0 +1,420 @@
+/* bench_host.c — `xchg bench host`: shape `broadcast` read by P processes
+ * on one machine (as 4–8 executor JVMs of a Spark node), with the cache's
+ * host store off and on.
+ *
+ * The broadcast is generated once, as Spark ships it (an IPC stream in
+ * lz4-java 32 KiB blocks).  Each of P fork()ed processes takes its own copy
+ * of those bytes (every executor receives the broadcast), creates its cache
+ * (process-level sharing and retention on in both modes, so that "off" is
+ * today's one decode per process; "on" adds a host directory on /dev/shm)
+ * and runs N tasks on T threads: acquire, read every value into checksums,
+ * check them, release.  Reported per run: decodes on the host (summed over
+ * the processes), summed task CPU (each task's thread CPU clock), the peak
+ * of the summed PSS of the processes (/proc/PID/smaps_rollup, sampled
+ * while they run and once more when all hold the broadcast), one decoded
+ * copy's bytes, the input bytes summed over the processes, and the wall
+ * time from the start signal to the last process done.  Reading every
+ * value costs the same off and on, so each process also times one more
+ * task on its retained entry, and the task CPU beyond reading is compared
+ * too.  Runs with the
+ * store off and on alternate; medians (and min-max) over --runs. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "broadcast_data.h"
+#include "stats.h"
+#include "xchg/stream.h"
+#include "xchg/testing.h"
+
+#define MAX_PROCESSES 64
+#define KEY "broadcast_0"
+
+/* What a child process reports. */
+typedef struct child_report {
+  int64_t cpu_ns;
+  int64_t read_ns; /* one more task, on the retained entry: reading alone */
+  int64_t decodes, host_fallbacks, bytes_held, bytes_shared;
+  int errors;
+} child_report;
+
+/* Memory shared by the parent and the children of one run. */
+typedef struct run_shared {
+  atomic_int ready, done, go, finish;
+  child_report child[MAX_PROCESSES];
+} run_shared;
+
+typedef struct config {
+  int processes, tasks, threads;
+  int host_sharing;
+  const xchg_buf *input; /* the bytes as shipped (lz4-java) */
+  shape_sums want;
+} config;
+
+typedef struct result {
+  int processes, threads, tasks, host_sharing;
+  int64_t decodes, fallbacks, pss_bytes, decoded_bytes, input_bytes;
+  double task_cpu_ms, wall_ms;
+  double read_cpu_ms; /* all the tasks' reading alone: tasks x processes x one hit's */
+} result;
+
+/* ---- a child process ---------------------------------------------------------------- */
+
+typedef struct child_state {
+  xchg_cache *cache;
+  xchg_broadcast_part part;
+  const config *cfg;
+  atomic_int next_task;
+  atomic_int errors;
+  atomic_llong cpu_ns;
+} child_state;
+
+static void run_task(child_state *cs) {
+  xchg_broadcast bytes = {&cs->part, 1, NULL, NULL};
+  xchg_cache_holder *h;
+  xchg_error err;
+  shape_sums got;
+  memset(&got, 0, sizeof got);
+  if (xchg_cache_acquire(cs->cache, KEY, &bytes, NULL, 0, NULL, NULL, &h, &err) != XCHG_OK ||
+      broadcast_read_all(h, &got, &err) != 0) {
+    fprintf(stderr, "xchg bench host: %s\n", err.message);
+    atomic_fetch_add(&cs->errors, 1);
+    return;
+  }
+  xchg_cache_release(h);
+  if (memcmp(got.value, cs->cfg->want.value, sizeof got.value[0] * SHAPE_BROADCAST_COLUMNS) != 0) {
+    fprintf(stderr, "xchg bench host: checksums differ\n");
+    atomic_fetch_add(&cs->errors, 1);
+  }
+}
+
+static void *task_thread(void *arg) {
+  child_state *cs = arg;
+  while (atomic_fetch_add(&cs->next_task, 1) < cs->cfg->tasks) {
+    int64_t t0 = bench_thread_cpu_ns();
+    run_task(cs);
+    atomic_fetch_add(&cs->cpu_ns, bench_thread_cpu_ns() - t0);
+  }
+  return NULL;
+}
+
+static void wait_flag(atomic_int *flag, int value) {
+  while (atomic_load(flag) < value) usleep(500);
+}
+
+/* One executor: its own copy of the bytes, its cache, its tasks; it keeps
+ * the broadcast (retained) until the parent has measured. */
+static int run_child(const config *cfg, const char *dir, run_shared *sh, int index) {
+  size_t size = xchg_buf_size(cfg->input);
+  xchg_buf *own = xchg_buf_alloc(size);
+  if (!own) return 1;
+  memcpy(xchg_buf_mutable_data(own), xchg_buf_data(cfg->input), size);
+  xchg_chunk chunk = {xchg_buf_data(own), size};
+  xchg_cache_options o;
+  xchg_cache_options_init(&o);
+  o.retain_bytes = (int64_t)1 << 40;
+  o.host_dir = cfg->host_sharing ? dir : NULL;
+  o.host_retain_bytes = (int64_t)1 << 40;
+  child_state cs;
+  memset(&cs, 0, sizeof cs);
+  cs.cache = xchg_cache_create(&o);
+  cs.part = (xchg_broadcast_part){&chunk, 1, XCHG_STREAM_LZ4_JAVA};
+  cs.cfg = cfg;
+  pthread_t th[256];
+  int threads = cfg->threads < 256 ? cfg->threads : 256;
+  atomic_fetch_add(&sh->ready, 1);
+  wait_flag(&sh->go, 1);
+  for (int i = 0; i < threads; i++) pthread_create(&th[i], NULL, task_thread, &cs);
+  for (int i = 0; i < threads; i++) pthread_join(th[i], NULL);
+  int64_t t0 = bench_thread_cpu_ns();
+  run_task(&cs); /* a hit: the entry is retained */
+  int64_t read_ns = bench_thread_cpu_ns() - t0;
+  xchg_cache_metrics m;
+  xchg_cache_get_metrics(cs.cache, &m);
+  child_report *r = &sh->child[index];
+  r->cpu_ns = atomic_load(&cs.cpu_ns);
+  r->read_ns = read_ns;
+  r->decodes = m.decodes;
+  r->host_fallbacks = m.host_fallbacks;
+  r->bytes_held = m.bytes_held;
+  r->bytes_shared = m.bytes_shared;
+  r->errors = atomic_load(&cs.errors);
+  atomic_fetch_add(&sh->done, 1);
+  wait_flag(&sh->finish, 1);
+  xchg_cache_destroy(cs.cache);
+  xchg_buf_unref(own);
+  return r->errors ? 1 : 0;
+}
+
+/* ---- the parent ----------------------------------------------------------------------- */
+
+static int64_t pss_bytes(pid_t pid) {
+  char path[64], line[256];
+  snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
+  FILE *f = fopen(path, "r");
+  int64_t kb = -1;
+  while (f && fgets(line, sizeof line, f))
+    if (strncmp(line, "Pss:", 4) == 0) kb = atoll(line + 4);
+  if (f) fclose(f);
+  return kb < 0 ? -1 : kb * 1024;
+}
+
+static int64_t summed_pss(const pid_t *pids, int n) {
+  int64_t sum = 0;
+  for (int i = 0; i < n; i++) {
+    int64_t p = pss_bytes(pids[i]);
+    if (p < 0) return -1;
+    sum += p;
+  }
+  return sum;
+}
+
+/* Removes the run's host directory: the bench made it and every file in it. */
+static void remove_host_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  for (struct dirent *de; d && (de = readdir(d));)
+    if (de->d_name[0] != '.') unlinkat(dirfd(d), de->d_name, 0);
+  if (d) closedir(d);
+  rmdir(dir);
+}
+
+static int run(config *cfg, result *out) {
+  char dir[256];
+  struct stat st;
+  snprintf(dir, sizeof dir, "%s/xchg-bench-host-XXXXXX", stat("/dev/shm", &st) == 0 ? "/dev/shm" : "/tmp");
+  if (cfg->host_sharing && !mkdtemp(dir)) {
+    perror("xchg bench host: mkdtemp");
+    return -1;
+  }
+  run_shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (sh == MAP_FAILED) return -1;
+  memset(sh, 0, sizeof *sh);
+  pid_t pids[MAX_PROCESSES];
+  fflush(NULL);
+  for (int i = 0; i < cfg->processes; i++)
+    if ((pids[i] = fork()) == 0) _exit(run_child(cfg, dir, sh, i));
+  wait_flag(&sh->ready, cfg->processes);
+  int64_t peak = summed_pss(pids, cfg->processes), t0 = bench_now_ns();
+  atomic_store(&sh->go, 1);
+  while (atomic_load(&sh->done) < cfg->processes) {
+    int64_t now = summed_pss(pids, cfg->processes);
+    if (now > peak) peak = now;
+    usleep(5000);
+  }
+  double wall_ms = (double)(bench_now_ns() - t0) / 1e6;
+  int64_t holding = summed_pss(pids, cfg->processes); /* every process holds it now */
+  if (holding > peak) peak = holding;
+  atomic_store(&sh->finish, 1);
+  int failed = 0;
+  memset(out, 0, sizeof *out);
+  out->wall_ms = wall_ms;
+  for (int i = 0; i < cfg->processes; i++) {
+    int status;
+    failed |= waitpid(pids[i], &status, 0) != pids[i] || !WIFEXITED(status) || WEXITSTATUS(status);
+    out->task_cpu_ms += (double)sh->child[i].cpu_ns / 1e6;
+    out->read_cpu_ms += (double)sh->child[i].read_ns / 1e6 * cfg->tasks;
+    out->decodes += sh->child[i].decodes;
+    out->fallbacks += sh->child[i].host_fallbacks;
+    if (sh->child[i].bytes_held > out->decoded_bytes) out->decoded_bytes = sh->child[i].bytes_held;
+  }
+  out->processes = cfg->processes;
+  out->threads = cfg->threads;
+  out->tasks = cfg->tasks;
+  out->host_sharing = cfg->host_sharing;
+  out->pss_bytes = peak;
+  out->input_bytes = (int64_t)xchg_buf_size(cfg->input) * cfg->processes;
+  munmap(sh, sizeof *sh);
+  if (cfg->host_sharing) remove_host_dir(dir);
+  return failed ? -1 : 0;
+}
+
+/* ---- summaries ---------------------------------------------------------------------- */
+
+static int compare_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+typedef struct spread {
+  double median, min, max;
+} spread;
+
+static spread spread_of(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, compare_double);
+  return (spread){n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1]};
+}
+
+/* The median run of (processes, mode) over `runs` runs: results[r] are in
+ * run order; the fields are medians each, min-max beside the CPU and PSS. */
+typedef struct summary {
+  result median;
+  spread cpu, pss, wall;
+} summary;
+
+static summary summarize(const result *rs, int runs) {
+  double cpu[64], pss[64], wall[64], read[64];
+  for (int r = 0; r < runs; r++) {
+    read[r] = rs[r].read_cpu_ms;
+    cpu[r] = rs[r].task_cpu_ms;
+    pss[r] = (double)rs[r].pss_bytes;
+    wall[r] = rs[r].wall_ms;
+  }
+  summary s = {rs[0], spread_of(cpu, runs), spread_of(pss, runs), spread_of(wall, runs)};
+  s.median.task_cpu_ms = s.cpu.median;
+  s.median.pss_bytes = (int64_t)s.pss.median;
+  s.median.wall_ms = s.wall.median;
+  s.median.read_cpu_ms = spread_of(read, runs).median;
+  for (int r = 1; r < runs; r++)
+    if (rs[r].decodes > s.median.decodes) s.median.decodes = rs[r].decodes; /* the worst */
+  return s;
+}
+
+static void print_row(const summary *s) {
+  const result *r = &s->median;
+  char cpu[64], pss[64];
+  snprintf(cpu, sizeof cpu, "%.1f [%.1f-%.1f]", s->cpu.median, s->cpu.min, s->cpu.max);
+  snprintf(pss, sizeof pss, "%.1f [%.1f-%.1f]", s->pss.median / 1e6, s->pss.min / 1e6,
+           s->pss.max / 1e6);
+  printf("%9d %7d %5d %-4s %7lld %24s %24s %10.1f %10.1f %10.1f\n", r->processes, r->threads,
+         r->tasks, r->host_sharing ? "on" : "off", (long long)r->decodes, cpu, pss,
+         (double)r->decoded_bytes / 1e6, (double)r->input_bytes / 1e6, r->wall_ms);
+}
+
+/* The task CPU beyond reading the values (which costs the same off and
+ * on): decoding, writing or mapping the segment, waiting. */
+static double beyond_reading(const summary *s) { return s->median.task_cpu_ms - s->median.read_cpu_ms; }
+
+static void print_goals(const summary *off, const summary *on) {
+  double cpu_ratio = on->median.task_cpu_ms / off->median.task_cpu_ms;
+  double budget = (double)(on->median.decoded_bytes + on->median.input_bytes);
+  printf("P=%d: host decodes %lld (goal 1); task CPU on/off %.3f (goal <= 0.06); summed PSS "
+         "on %.2f x (one copy + inputs) (goal <= 1.2), off %.2f x\n",
+         on->median.processes, (long long)on->median.decodes, cpu_ratio,
+         (double)on->median.pss_bytes / budget, (double)off->median.pss_bytes / budget);
+  printf("     reading the values costs %.1f ms (off) / %.1f ms (on) of it; beyond reading, "
+         "on/off %.3f\n",
+         off->median.read_cpu_ms, on->median.read_cpu_ms, beyond_reading(on) / beyond_reading(off));
+}
+
+static void print_json_row(const summary *s, int first) {
+  const result *r = &s->median;
+  printf("%s{\"processes\":%d,\"threads\":%d,\"tasks\":%d,\"host_sharing\":\"%s\",\"decodes\":%lld,"
+         "\"task_cpu_ms\":%.3f,\"pss_bytes\":%lld,\"decoded_bytes\":%lld,\"input_bytes\":%lld,"
+         "\"wall_ms\":%.3f,\"host_fallbacks\":%lld,\"read_cpu_ms\":%.3f,\"task_cpu_ms_min\":%.3f,\"task_cpu_ms_max\":%.3f,"
+         "\"pss_bytes_min\":%lld,\"pss_bytes_max\":%lld}",
+         first ? "" : ",", r->processes, r->threads, r->tasks, r->host_sharing ? "on" : "off",
+         (long long)r->decodes, r->task_cpu_ms, (long long)r->pss_bytes, (long long)r->decoded_bytes,
+         (long long)r->input_bytes, r->wall_ms, (long long)r->fallbacks, r->read_cpu_ms, s->cpu.min,
+         s->cpu.max,
+         (long long)s->pss.min, (long long)s->pss.max);
+}
+
+/* ---- main ----------------------------------------------------------------------------- */
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: xchg bench host [--processes a,b,..] [--tasks N] [--threads T] [--rows R]\n"
+          "                       [--runs K] [--json]\n"
+          "  shape `broadcast`: P processes each run N tasks on T threads reading one broadcast,\n"
+          "  the cache's host store off and on (runs alternate; medians of K runs).\n"
+          "  Defaults: processes 1,2,4; 16 tasks; 4 threads; 1,000,000 rows; 3 runs.\n");
+}
+
+/* The input as Spark ships it, and the checksums of its values. */
+static xchg_buf *make_input(int64_t rows, shape_sums *want) {
+  memset(want, 0, sizeof *want);
+  xchg_buf *ipc = broadcast_write_ipc(rows, XCHG_BLOCK_NONE, want);
+  if (!ipc) return NULL;
+  xchg_stream_encode_options eo;
+  xchg_stream_encode_options_init(&eo);
+  eo.block_size = 32 * 1024;
+  xchg_buf *lz4 = NULL;
+  xchg_error err;
+  if (xchg_stream_encode(XCHG_STREAM_LZ4_JAVA, &eo, xchg_buf_data(ipc), xchg_buf_size(ipc), &lz4,
+                         &err) != XCHG_OK)
+    fprintf(stderr, "xchg bench host: %s\n", err.message);
+  xchg_buf_unref(ipc);
+  return lz4;
+}
+
+int xchg_bench_host(int argc, char **argv) {
+  static const struct option long_opts[] = {
+      {"processes", 1, 0, 'p'}, {"tasks", 1, 0, 'n'}, {"threads", 1, 0, 't'}, {"rows", 1, 0, 'r'},
+      {"runs", 1, 0, 'k'},      {"json", 0, 0, 'j'},  {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
+  int processes[8] = {1, 2, 4}, n_processes = 3, tasks = 16, threads = 4, runs = 3, json = 0, opt;
+  int64_t rows = SHAPE_BROADCAST_ROWS;
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+    switch (opt) {
+      case 'p': n_processes = bench_parse_list(optarg, processes, 8); break;
+      case 'n': tasks = atoi(optarg); break;
+      case 't': threads = atoi(optarg); break;
+      case 'r': rows = atoll(optarg); break;
+      case 'k': runs = atoi(optarg); break;
+      case 'j': json = 1; break;
+      case 'h': usage(stdout); return 0;
+      default: usage(stderr); return 2;
+    }
+  }
+  int ok = n_processes > 0 && tasks > 0 && threads > 0 && rows > 0 && runs > 0 && runs <= 64;
+  for (int i = 0; ok && i < n_processes; i++) ok = processes[i] <= MAX_PROCESSES;
+  if (!ok) {
+    usage(stderr);
+    return 2;
+  }
+  config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  xchg_buf *input = make_input(rows, &cfg.want);
+  if (!input) return 1;
+  cfg.input = input;
+  cfg.tasks = tasks;
+  cfg.threads = threads;
+  if (!json) {
+    printf("machine: %s\n", bench_machine());
+    printf("shape broadcast: %lld rows, lz4-java %.1f MB per process; %d tasks x %d threads per "
+           "process; medians of %d runs [min-max]\n\n",
+           (long long)rows, (double)xchg_buf_size(input) / 1e6, tasks, threads, runs);
+    printf("%9s %7s %5s %-4s %7s %24s %24s %10s %10s %10s\n", "processes", "threads", "tasks",
+           "host", "decodes", "task CPU ms", "summed PSS MB", "decoded MB", "input MB", "wall ms");
+  } else {
+    printf("{\"benchmark\":\"host\",\"shape\":\"broadcast\",\"rows\":%lld,\"machine\":\"%s\","
+           "\"runs\":%d,\"results\":[", (long long)rows, bench_machine(), runs);
+  }
+  int rc = 0, first = 1;
+  result *rs = calloc((size_t)runs * 2, sizeof *rs);
+  for (int pi = 0; pi < n_processes && rc == 0 && rs; pi++) {
+    cfg.processes = processes[pi];
+    for (int r = 0; r < runs && rc == 0; r++)
+      for (int mode = 0; mode < 2 && rc == 0; mode++) {
+        cfg.host_sharing = mode;
+        rc = run(&cfg, &rs[mode * runs + r]);
+      }
+    if (rc != 0) break;
+    summary off = summarize(rs, runs), on = summarize(rs + runs, runs);
+    if (json) {
+      print_json_row(&off, first);
+      print_json_row(&on, 0);
+      first = 0;
+    } else {
+      print_row(&off);
+      print_row(&on);
+      print_goals(&off, &on);
+    }
+    fflush(stdout);
+  }
+  if (json) printf("]}\n");
+  if (rc != 0) fprintf(stderr, "xchg bench host: a run failed\n");
+  free(rs);
+  xchg_buf_unref(input);
+  return rc == 0 && rs ? 0 : 1;
+}

@@ -1,0 +1,628 @@
+/* host_store.c — segments of decoded broadcasts shared by the processes of
+ * a host: writing and publishing them, mapping them with their checks,
+ * the per-key lock across processes, leases and eviction.  See
+ * host_store.h for the files and cache.h for the guarantees.
+ *
+ * Every file is reached through the directory's descriptor (openat and
+ * friends), opened once at open after its checks, so that the directory
+ * cannot be swapped for another behind the store's back. */
+#define _GNU_SOURCE
+#include "cache/host_store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xchg/writer.h"
+
+#define SEGMENT_MAGIC "XCHGHS01"
+#define HEADER_FIXED 64
+#define PART_ALIGN 64
+#define NAME_SIZE 48 /* 32 hex digits, a suffix, the NUL */
+
+struct host_store {
+  atomic_long refs; /* the opener and every live mapping */
+  atomic_long evictions;
+  int dirfd;
+  int64_t retain_bytes, retain_ms;
+};
+
+/* The header at offset 0 of a segment (host byte order: segments never
+ * leave the host).  The key, then n_parts (offset, length) pairs follow;
+ * header_bytes covers them, rounded up to PART_ALIGN. */
+typedef struct segment_header {
+  char magic[8];
+  uint64_t size;         /* of the whole file */
+  uint64_t header_bytes;
+  uint64_t key_len;
+  uint64_t n_parts;
+  uint64_t header_hash;  /* FNV-1a of the header bytes, this field as 0 */
+  uint64_t reserved[2];
+} segment_header;
+
+_Static_assert(sizeof(segment_header) == HEADER_FIXED, "segment header layout");
+
+struct host_segment {
+  xchg_buf *map; /* the whole file; its release unmaps and drops the lease */
+  int64_t *offsets, *lengths;
+  xchg_broadcast_part *parts;
+  xchg_broadcast broadcast;
+};
+
+/* A live mapping: what its release needs. */
+typedef struct lease {
+  host_store *store;
+  int fd; /* holds LOCK_SH */
+} lease;
+
+/* ---- names ------------------------------------------------------------------ */
+
+static uint64_t fnv1a(const void *data, size_t n, uint64_t h) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+/* "<32 hex digits of two hashes of key><suffix>": the key itself is in the
+ * segment, so a collision is caught when the segment is opened. */
+static void key_file(const char *key, const char *suffix, char out[NAME_SIZE]) {
+  size_t n = strlen(key);
+  uint64_t a = fnv1a(key, n, 0xcbf29ce484222325ull);
+  uint64_t b = fnv1a(key, n, 0x84222325cbf29ce4ull ^ n);
+  snprintf(out, NAME_SIZE, "%016llx%016llx%s", (unsigned long long)a, (unsigned long long)b,
+           suffix);
+}
+
+/* The name of another file of the same key as `name` (which ends in one of
+ * the suffixes after its 32 hex digits). */
+static void sibling_file(const char *name, const char *suffix, char out[NAME_SIZE]) {
+  snprintf(out, NAME_SIZE, "%.32s%s", name, suffix);
+}
+
+static int has_suffix(const char *name, const char *suffix) {
+  size_t n = strlen(name), m = strlen(suffix);
+  return n == 32 + m && strcmp(name + 32, suffix) == 0;
+}
+
+/* ---- the store -------------------------------------------------------------- */
+
+static xchg_status check_owned_private(const struct stat *st, const char *what, const char *name,
+                                       xchg_error *err) {
+  if (st->st_uid != geteuid())
+    return xchg_errorf(err, XCHG_EINVAL, "host store: %s '%s' is owned by uid %u, not by this "
+                       "user (uid %u): refused", what, name, (unsigned)st->st_uid,
+                       (unsigned)geteuid());
+  return XCHG_OK;
+}
+
+xchg_status host_store_open(const char *dir, int64_t retain_bytes, int64_t retain_ms,
+                            host_store **out, xchg_error *err) {
+  *out = NULL;
+  if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+    return xchg_errorf(err, XCHG_EIO, "host store: cannot create directory '%s': %s", dir,
+                       strerror(errno));
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return xchg_errorf(err, XCHG_EIO, "host store: cannot open directory '%s': %s", dir,
+                       strerror(errno));
+  struct stat st;
+  xchg_status rc = XCHG_OK;
+  if (fstat(fd, &st) != 0)
+    rc = xchg_errorf(err, XCHG_EIO, "host store: cannot stat '%s': %s", dir, strerror(errno));
+  else if ((rc = check_owned_private(&st, "directory", dir, err)) != XCHG_OK) {
+  } else if (st.st_mode & (S_IWGRP | S_IWOTH))
+    rc = xchg_errorf(err, XCHG_EINVAL, "host store: directory '%s' is writable by its group or "
+                     "by others (mode %03o): refused", dir, (unsigned)(st.st_mode & 0777));
+  host_store *s = rc == XCHG_OK ? calloc(1, sizeof *s) : NULL;
+  if (rc == XCHG_OK && !s) rc = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  if (rc != XCHG_OK) {
+    close(fd);
+    return rc;
+  }
+  atomic_init(&s->refs, 1);
+  atomic_init(&s->evictions, 0);
+  s->dirfd = fd;
+  s->retain_bytes = retain_bytes;
+  s->retain_ms = retain_ms;
+  *out = s;
+  return XCHG_OK;
+}
+
+static void store_unref(host_store *s) {
+  if (atomic_fetch_sub(&s->refs, 1) != 1) return;
+  close(s->dirfd);
+  free(s);
+}
+
+void host_store_close(host_store *s) {
+  if (s) store_unref(s);
+}
+
+/* ---- mapping ------------------------------------------------------------------ */
+
+static uint64_t header_hash(const uint8_t *header, size_t n) {
+  segment_header h;
+  memcpy(&h, header, sizeof h);
+  h.header_hash = 0;
+  uint64_t v = fnv1a(&h, sizeof h, 0xcbf29ce484222325ull);
+  return fnv1a(header + sizeof h, n - sizeof h, v);
+}
+
+static size_t round_up(size_t n) { return (n + PART_ALIGN - 1) / PART_ALIGN * PART_ALIGN; }
+
+/* The header bytes a segment of this key and part count needs. */
+static size_t header_size(size_t key_len, uint64_t n_parts) {
+  return round_up(sizeof(segment_header) + round_up(key_len) + (size_t)n_parts * 16);
+}
+
+/* Checks the mapped header of `name` and fills seg's part table. */
+static xchg_status parse_header(const uint8_t *map, size_t size, const char *key,
+                                const char *name, host_segment *seg, xchg_error *err) {
+  segment_header h;
+  memcpy(&h, map, sizeof h);
+  size_t key_len = strlen(key);
+  if (memcmp(h.magic, SEGMENT_MAGIC, 8) != 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "host segment %s: bad magic", name);
+  if (h.size != size || h.key_len > size || h.n_parts > size / 16 ||
+      h.header_bytes != header_size((size_t)h.key_len, h.n_parts) || h.header_bytes > size)
+    return xchg_errorf(err, XCHG_EFORMAT, "host segment %s: header sizes out of bounds "
+                       "(file %zu bytes, header says %llu)", name, size,
+                       (unsigned long long)h.size);
+  if (header_hash(map, (size_t)h.header_bytes) != h.header_hash)
+    return xchg_errorf(err, XCHG_EFORMAT, "host segment %s: header checksum mismatch", name);
+  const uint8_t *stored_key = map + sizeof h;
+  if (h.key_len != key_len || memcmp(stored_key, key, key_len) != 0)
+    return xchg_errorf(err, XCHG_EINVAL, "host segment %s: holds another key (a hash "
+                       "collision)", name);
+  int64_t n = (int64_t)h.n_parts;
+  seg->offsets = calloc((size_t)(n ? n : 1), sizeof *seg->offsets);
+  seg->lengths = calloc((size_t)(n ? n : 1), sizeof *seg->lengths);
+  seg->parts = calloc((size_t)(n ? n : 1), sizeof *seg->parts);
+  if (!seg->offsets || !seg->lengths || !seg->parts)
+    return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  const uint8_t *table = stored_key + round_up(key_len);
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t off, len;
+    memcpy(&off, table + 16 * i, 8);
+    memcpy(&len, table + 16 * i + 8, 8);
+    if (off % PART_ALIGN != 0 || off < h.header_bytes || off > size || len > size - off)
+      return xchg_errorf(err, XCHG_EFORMAT, "host segment %s: part %lld at [%llu, +%llu) out "
+                         "of the file's %zu bytes", name, (long long)i, (unsigned long long)off,
+                         (unsigned long long)len, size);
+    seg->offsets[i] = (int64_t)off;
+    seg->lengths[i] = (int64_t)len;
+  }
+  seg->broadcast.n_parts = n;
+  return XCHG_OK;
+}
+
+static void touch_and_unlock(int fd) {
+  futimens(fd, NULL); /* the time of the last release, for retain_ms (best effort) */
+  close(fd);
+}
+
+static void unmap_release(void *ctx, const void *data, size_t size) {
+  lease *l = ctx;
+  munmap((void *)data, size);
+  touch_and_unlock(l->fd);
+  host_store_evict(l->store);
+  store_unref(l->store);
+  free(l);
+}
+
+static xchg_status open_part_of_segment(void *ctx, int64_t part, xchg_source **out,
+                                        xchg_error *err) {
+  host_segment *seg = ctx;
+  xchg_buf *slice = xchg_buf_slice(seg->map, (size_t)seg->offsets[part],
+                                   (size_t)seg->lengths[part]);
+  *out = slice ? xchg_source_from_buf(slice) : NULL;
+  xchg_buf_unref(slice);
+  if (!*out) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  return XCHG_OK;
+}
+
+void host_segment_free(host_segment *seg) {
+  if (!seg) return;
+  xchg_buf_unref(seg->map);
+  free(seg->offsets);
+  free(seg->lengths);
+  free(seg->parts);
+  free(seg);
+}
+
+/* Checks an open segment file before it is mapped: a regular file of this
+ * user, 0600, big enough for a header. */
+static xchg_status check_segment_file(const struct stat *st, const char *name, xchg_error *err) {
+  xchg_status rc = check_owned_private(st, "segment", name, err);
+  if (rc != XCHG_OK) return rc;
+  if (!S_ISREG(st->st_mode) || (st->st_mode & 0777) != 0600)
+    return xchg_errorf(err, XCHG_EINVAL, "host store: segment '%s' is not a regular file of mode "
+                       "600 (mode %o): refused", name, (unsigned)st->st_mode);
+  if (st->st_size < HEADER_FIXED)
+    return xchg_errorf(err, XCHG_EFORMAT, "host segment %s: %lld bytes, too short for a header",
+                       name, (long long)st->st_size);
+  return XCHG_OK;
+}
+
+/* Maps the published segment of key with a lease.  *absent is set (and
+ * XCHG_OK returned) when there is none, or it is being removed. */
+static xchg_status map_segment(host_store *s, const char *key, host_segment **out, int *absent,
+                               xchg_error *err) {
+  char name[NAME_SIZE];
+  key_file(key, ".seg", name);
+  *out = NULL;
+  *absent = 0;
+  int fd = openat(s->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) *absent = 1;
+    return *absent ? XCHG_OK : xchg_errorf(err, XCHG_EIO, "host segment %s: %s", name,
+                                           strerror(errno));
+  }
+  struct stat st;
+  if (flock(fd, LOCK_SH | LOCK_NB) != 0 || fstat(fd, &st) != 0 || st.st_nlink == 0) {
+    close(fd); /* being evicted, or gone meanwhile */
+    *absent = 1;
+    return XCHG_OK;
+  }
+  xchg_status rc = check_segment_file(&st, name, err);
+  size_t size = (size_t)st.st_size;
+  void *map = rc == XCHG_OK ? mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+  if (rc == XCHG_OK && map == MAP_FAILED)
+    rc = xchg_errorf(err, XCHG_EIO, "host segment %s: cannot map: %s", name, strerror(errno));
+  host_segment *seg = rc == XCHG_OK ? calloc(1, sizeof *seg) : NULL;
+  lease *l = seg ? malloc(sizeof *l) : NULL;
+  if (rc == XCHG_OK && !l) rc = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  if (rc == XCHG_OK) rc = parse_header(map, size, key, name, seg, err);
+  if (rc == XCHG_OK) {
+    l->store = s;
+    l->fd = fd;
+    atomic_fetch_add(&s->refs, 1);
+    if (!(seg->map = xchg_buf_wrap(map, size, unmap_release, l))) {
+      unmap_release(l, map, size);
+      rc = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    }
+  } else {
+    if (map != MAP_FAILED) munmap(map, size);
+    close(fd);
+    free(l);
+  }
+  if (rc != XCHG_OK) {
+    host_segment_free(seg);
+    return rc;
+  }
+  seg->broadcast.parts = seg->parts;
+  seg->broadcast.open_part = open_part_of_segment;
+  seg->broadcast.open_ctx = seg;
+  *out = seg;
+  return XCHG_OK;
+}
+
+const xchg_broadcast *host_segment_broadcast(const host_segment *seg) { return &seg->broadcast; }
+int64_t host_segment_size(const host_segment *seg) { return (int64_t)xchg_buf_size(seg->map); }
+
+/* ---- the key's lock --------------------------------------------------------- */
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int64_t ms) {
+  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+  nanosleep(&ts, NULL);
+}
+
+/* Whether fd still is the file `name` (a lock file may be unlinked by an
+ * evictor holding it; whoever locked the unlinked one must start over). */
+static int still_linked(int dirfd, int fd, const char *name) {
+  struct stat a, b;
+  return fstat(fd, &a) == 0 && fstatat(dirfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+         a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Takes LOCK_EX on the lock file `name` without blocking; -1 when another
+ * holds it (errno EWOULDBLOCK) or on failure. */
+static int try_lock(int dirfd, const char *name) {
+  for (;;) {
+    int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return -1;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      int e = errno;
+      close(fd);
+      errno = e;
+      return -1;
+    }
+    if (still_linked(dirfd, fd, name)) return fd;
+    close(fd);
+  }
+}
+
+/* Takes the key's lock, waiting (polling, asking cancel every
+ * wait_check_ms) while another process holds it.  A holder that dies
+ * releases it with its descriptors. */
+static xchg_status lock_key(host_store *s, const host_request *req, const char *name, int *fd_out,
+                            int *waited, xchg_error *why, xchg_error *err) {
+  int64_t next_check = now_ms() + req->wait_check_ms, pause = 1;
+  for (;;) {
+    int fd = try_lock(s->dirfd, name);
+    if (fd >= 0) {
+      *fd_out = fd;
+      return XCHG_OK;
+    }
+    if (errno != EWOULDBLOCK) {
+      *fd_out = -1;
+      xchg_errorf(why, XCHG_EIO, "host store: cannot lock %s: %s", name, strerror(errno));
+      return XCHG_OK;
+    }
+    *waited = 1;
+    sleep_ms(pause);
+    if (pause < 10) pause++;
+    if (now_ms() >= next_check) {
+      next_check = now_ms() + req->wait_check_ms;
+      if (req->cancel && req->cancel(req->cancel_ctx))
+        return xchg_errorf(err, XCHG_ECANCELLED, "broadcast '%s': cancelled while waiting for "
+                           "another process's decode", req->key);
+    }
+  }
+}
+
+/* ---- writing a segment ---------------------------------------------------------- */
+
+typedef struct segment_writer {
+  int fd;
+  const char *name;
+  uint64_t at;   /* where the next part starts */
+  uint64_t end;  /* where the last part ends */
+  uint8_t *header;
+  size_t header_bytes;
+} segment_writer;
+
+/* Decodes part i from the broadcast's bytes and writes it as an
+ * uncompressed, 64-byte aligned IPC stream at w->at, entering it in the
+ * part table.  A failure of the bytes is returned as an error; a failure
+ * of the file goes to why (with *write_failed set). */
+static xchg_status write_part(segment_writer *w, const host_request *req, int64_t i,
+                              int *write_failed, xchg_error *why, xchg_error *err) {
+  xchg_ipc_reader *r = NULL;
+  xchg_ipc_writer *wr = NULL;
+  struct ArrowSchema schema = {0};
+  xchg_status st = req->open_reader(req->open_ctx, i, &r, err);
+  if (st == XCHG_OK) st = xchg_ipc_reader_schema(r, &schema, err);
+  if (st == XCHG_OK && lseek(w->fd, (off_t)w->at, SEEK_SET) < 0) {
+    *write_failed = 1;
+    xchg_errorf(why, XCHG_EIO, "host segment %s: seek: %s", w->name, strerror(errno));
+  }
+  xchg_write_options wo;
+  xchg_write_options_init(&wo);
+  wo.alignment = PART_ALIGN;
+  if (st == XCHG_OK && !*write_failed &&
+      xchg_ipc_writer_open_fd(&schema, &wo, w->fd, &wr, why) != XCHG_OK)
+    *write_failed = 1;
+  while (st == XCHG_OK && !*write_failed) {
+    struct ArrowArray batch;
+    if ((st = xchg_ipc_reader_next(r, &batch, err)) != XCHG_OK || !batch.release) break;
+    if (xchg_ipc_writer_write(wr, &batch, why) != XCHG_OK) *write_failed = 1;
+    batch.release(&batch);
+  }
+  if (st == XCHG_OK && !*write_failed && xchg_ipc_writer_finish(wr, why) != XCHG_OK)
+    *write_failed = 1;
+  if (wr && *write_failed) xchg_error_prefix(why, "host segment %s: ", w->name);
+  if (st == XCHG_OK && !*write_failed) {
+    uint64_t len = (uint64_t)xchg_ipc_writer_bytes_written(wr);
+    uint8_t *entry = w->header + sizeof(segment_header) + round_up(strlen(req->key)) + 16 * i;
+    memcpy(entry, &w->at, 8);
+    memcpy(entry + 8, &len, 8);
+    w->end = w->at + len;
+    w->at = round_up(w->end);
+  }
+  if (schema.release) schema.release(&schema);
+  xchg_ipc_writer_free(wr);
+  xchg_ipc_reader_close(r);
+  return st;
+}
+
+/* Fills the fixed header for a file whose last part ends at `end`. */
+static void finish_header(segment_writer *w, const char *key, int64_t n_parts, uint64_t end) {
+  segment_header h;
+  memset(&h, 0, sizeof h);
+  memcpy(h.magic, SEGMENT_MAGIC, 8);
+  h.size = end;
+  h.header_bytes = w->header_bytes;
+  h.key_len = strlen(key);
+  h.n_parts = (uint64_t)n_parts;
+  memcpy(w->header, &h, sizeof h);
+  memcpy(w->header + sizeof h, key, strlen(key));
+  h.header_hash = header_hash(w->header, w->header_bytes);
+  memcpy(w->header, &h, sizeof h);
+}
+
+static int write_all_at(int fd, const void *data, size_t n, off_t at) {
+  const uint8_t *p = data;
+  while (n > 0) {
+    ssize_t k = pwrite(fd, p, n, at);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return -1;
+    p += k;
+    n -= (size_t)k;
+    at += k;
+  }
+  return 0;
+}
+
+/* Writes the key's segment under its temporary name and publishes it by
+ * rename (the lock held): nobody ever opens a partial segment.  What is
+ * left of a dead writer's temporary is replaced. */
+static xchg_status write_segment(host_store *s, const host_request *req, int *write_failed,
+                                 xchg_error *why, xchg_error *err) {
+  char tmp[NAME_SIZE], seg[NAME_SIZE];
+  key_file(req->key, ".tmp", tmp);
+  key_file(req->key, ".seg", seg);
+  unlinkat(s->dirfd, tmp, 0); /* a dead writer's: the lock is ours */
+  segment_writer w = {-1, tmp, 0, 0, NULL, header_size(strlen(req->key), (uint64_t)req->n_parts)};
+  w.at = w.end = w.header_bytes;
+  w.fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (w.fd < 0 || fchmod(w.fd, 0600) != 0 || !(w.header = calloc(1, w.header_bytes))) {
+    *write_failed = 1;
+    xchg_errorf(why, XCHG_EIO, "host segment %s: cannot create: %s", tmp, strerror(errno));
+  }
+  xchg_status st = XCHG_OK;
+  for (int64_t i = 0; i < req->n_parts && st == XCHG_OK && !*write_failed; i++)
+    st = write_part(&w, req, i, write_failed, why, err);
+  if (st == XCHG_OK && !*write_failed) {
+    finish_header(&w, req->key, req->n_parts, w.end);
+    if (ftruncate(w.fd, (off_t)w.end) != 0 || write_all_at(w.fd, w.header, w.header_bytes, 0) != 0 ||
+        renameat(s->dirfd, tmp, s->dirfd, seg) != 0) {
+      *write_failed = 1;
+      xchg_errorf(why, XCHG_EIO, "host segment %s: cannot write or publish: %s", tmp,
+                  strerror(errno));
+    }
+  }
+  if (st != XCHG_OK || *write_failed) unlinkat(s->dirfd, tmp, 0);
+  if (w.fd >= 0) close(w.fd);
+  free(w.header);
+  return st;
+}
+
+/* ---- obtain ---------------------------------------------------------------------- */
+
+xchg_status host_store_obtain(host_store *s, const host_request *req, host_segment **out,
+                              host_outcome *outcome, xchg_error *why, xchg_error *err) {
+  memset(outcome, 0, sizeof *outcome);
+  *out = NULL;
+  host_store_evict(s);
+  int absent;
+  if (map_segment(s, req->key, out, &absent, why) != XCHG_OK || !absent) return XCHG_OK;
+  char lock_name[NAME_SIZE];
+  key_file(req->key, ".lock", lock_name);
+  int lock_fd = -1;
+  xchg_status st = lock_key(s, req, lock_name, &lock_fd, &outcome->waited, why, err);
+  if (st != XCHG_OK || lock_fd < 0) return st;
+  /* Whoever held the lock may have published it meanwhile. */
+  if (map_segment(s, req->key, out, &absent, why) != XCHG_OK || !absent) {
+    close(lock_fd);
+    return XCHG_OK;
+  }
+  int write_failed = 0;
+  outcome->attempted = 1;
+  st = write_segment(s, req, &write_failed, why, err);
+  if (st == XCHG_OK && !write_failed) {
+    outcome->decoded = 1;
+    if (map_segment(s, req->key, out, &absent, why) == XCHG_OK && absent)
+      xchg_errorf(why, XCHG_EIO, "host store: the segment of '%s' vanished after publishing",
+                  req->key);
+  } else {
+    unlinkat(s->dirfd, lock_name, 0); /* nothing published: leave nothing behind */
+  }
+  close(lock_fd);
+  return st;
+}
+
+/* ---- eviction ------------------------------------------------------------------- */
+
+typedef struct seg_info {
+  char name[NAME_SIZE];
+  int64_t size;
+  int64_t mtime_ns;
+} seg_info;
+
+static int older_first(const void *a, const void *b) {
+  const seg_info *x = a, *y = b;
+  return (x->mtime_ns > y->mtime_ns) - (x->mtime_ns < y->mtime_ns);
+}
+
+/* Removes the segment `name` if nobody holds it: under its key's lock (so
+ * that no writer publishes meanwhile) and LOCK_EX on the segment (so that
+ * no process holds a lease).  The lock file goes with it. */
+static int remove_unheld(host_store *s, const char *name) {
+  char lock_name[NAME_SIZE];
+  sibling_file(name, ".lock", lock_name);
+  int lock_fd = try_lock(s->dirfd, lock_name);
+  if (lock_fd < 0) return 0;
+  int removed = 0;
+  int fd = openat(s->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && still_linked(s->dirfd, fd, name))
+    removed = unlinkat(s->dirfd, name, 0) == 0;
+  if (fd >= 0) close(fd);
+  if (removed) unlinkat(s->dirfd, lock_name, 0); /* lockers check they locked the linked one */
+  close(lock_fd);
+  return removed;
+}
+
+/* A temporary whose key's lock is free was left by a writer that died. */
+static void remove_stale_temporary(host_store *s, const char *name) {
+  char lock_name[NAME_SIZE];
+  sibling_file(name, ".lock", lock_name);
+  int lock_fd = try_lock(s->dirfd, lock_name);
+  if (lock_fd < 0) return;
+  unlinkat(s->dirfd, name, 0);
+  unlinkat(s->dirfd, lock_name, 0);
+  close(lock_fd);
+}
+
+/* Only files the store could have made are ever removed. */
+static int is_own_file(const struct stat *st) {
+  return S_ISREG(st->st_mode) && st->st_uid == geteuid() && (st->st_mode & 0777) == 0600;
+}
+
+/* The published segments, oldest release first, and their total size. */
+static seg_info *list_segments(host_store *s, size_t *n, int64_t *total) {
+  *n = 0;
+  *total = 0;
+  int fd = openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* its own offset */
+  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+  if (!d) {
+    if (fd >= 0) close(fd);
+    return NULL;
+  }
+  seg_info *list = NULL;
+  size_t cap = 0;
+  for (struct dirent *de; (de = readdir(d));) {
+    struct stat st;
+    if (fstatat(s->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !is_own_file(&st))
+      continue;
+    if (has_suffix(de->d_name, ".tmp")) remove_stale_temporary(s, de->d_name);
+    if (!has_suffix(de->d_name, ".seg")) continue;
+    if (*n == cap) {
+      seg_info *grown = realloc(list, (cap = cap ? 2 * cap : 16) * sizeof *list);
+      if (!grown) break;
+      list = grown;
+    }
+    seg_info *info = &list[(*n)++];
+    snprintf(info->name, NAME_SIZE, "%s", de->d_name);
+    info->size = (int64_t)st.st_size;
+    info->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    *total += info->size;
+  }
+  closedir(d);
+  if (list) qsort(list, *n, sizeof *list, older_first);
+  return list;
+}
+
+int64_t host_store_evictions(host_store *s) { return atomic_load(&s->evictions); }
+
+void host_store_evict(host_store *s) {
+  size_t n;
+  int64_t total;
+  seg_info *list = list_segments(s, &n, &total);
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+  for (size_t i = 0; i < n; i++) {
+    int too_old = s->retain_ms > 0 && now_ns - list[i].mtime_ns >= s->retain_ms * 1000000;
+    if ((too_old || total > s->retain_bytes) && remove_unheld(s, list[i].name)) {
+      total -= list[i].size;
+      atomic_fetch_add(&s->evictions, 1);
+    }
+  }
+  free(list);
+}
