@@ -496,6 +496,7 @@ static int cat(const cat_options *opt) {
   cat_state st = {.opt = opt, .remaining = opt->limit, .in = &in};
   xc_progress_init(&st.progress, "cat", "bytes", xc_path_size(opt->path), true);
   xs_init(&st.out, stdout);
+  xs_write_behind(&st.out); /* writing overlaps formatting */
   xs_init(&st.scratch, NULL);
   xchg_status s = copy_input(&st, &in, &err);
   xc_progress_end(&st.progress);

@@ -6,7 +6,11 @@
  * sticky: appends become no-ops and xs_failed() reports it once at the end,
  * which keeps the many small append calls free of error plumbing.  A
  * failed write to the sink is sticky too, and keeps its errno: a writer
- * checks xs_write_error() after each flush point to stop at once. */
+ * checks xs_write_error() after each flush point to stop at once.
+ *
+ * With xs_write_behind, a thread of its own writes each flushed chunk
+ * while the caller formats the next one, so that the time a write takes
+ * (into a file, a pipe) overlaps the work that produces the output. */
 #ifndef XCHG_CLI_STRBUF_H
 #define XCHG_CLI_STRBUF_H
 
@@ -16,6 +20,8 @@
 #include <stdio.h>
 #include <string.h>
 
+typedef struct xs_writer xs_writer;
+
 typedef struct xs {
   char *data;
   size_t len;
@@ -23,10 +29,20 @@ typedef struct xs {
   FILE *sink;   /* flushed into when large; NULL keeps everything */
   bool failed;  /* an allocation or a write failed */
   int write_errno; /* the errno of the first failed write to the sink, else 0 */
+  xs_writer *writer; /* the write-behind thread, when one runs */
 } xs;
 
 void xs_init(xs *s, FILE *sink);
+/* Ends the write-behind thread, if any (after xs_flush, nothing is lost). */
 void xs_free(xs *s);
+
+/* From now on the sink is written by a thread of its own: xs_maybe_flush
+ * hands the chunk over and goes on at once (waiting only while the chunk
+ * before is still being written); a failed write shows in xs_failed() and
+ * xs_write_error() at the next flush point.  The sink must not be used
+ * otherwise until xs_free.  Without a thread (none could be started) the
+ * writes stay in the caller, as before. */
+void xs_write_behind(xs *s);
 void xs_clear(xs *s);
 
 /* The appends that do not fit (or follow a failure) go through here. */
