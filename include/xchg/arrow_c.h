@@ -1,4 +1,5 @@
-/* xchg/arrow_c.h — the Arrow C Data Interface and C Stream Interface.
+/** \file
+ * xchg/arrow_c.h — the Arrow C Data Interface and C Stream Interface.
  *
  * These are the ABI-stable structs defined by Apache Arrow
  * (docs/source/format/CDataInterface.rst); any Arrow implementation can take

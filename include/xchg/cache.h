@@ -1,4 +1,5 @@
-/* xchg/cache.h — a shared decoded cache: a broadcast is decoded once per
+/** \file
+ * xchg/cache.h — a shared decoded cache: a broadcast is decoded once per
  * process, whatever its tasks do.
  *
  * Engines ship a join's build side ("broadcast") to every executor once, and
@@ -127,17 +128,17 @@ extern "C" {
 typedef struct xchg_cache xchg_cache;
 typedef struct xchg_cache_holder xchg_cache_holder;
 
-/* A task's cancellation check: non-zero once the task is cancelled.  May be
+/** A task's cancellation check: non-zero once the task is cancelled.  May be
  * NULL wherever one is taken. */
 typedef int (*xchg_cancel_fn)(void *ctx);
 
 typedef struct xchg_cache_options {
-  /* Non-zero (default 1): acquirers of one key share one decoded copy.
+  /** Non-zero (default 1): acquirers of one key share one decoded copy.
    * 0: every acquirer decodes its own. */
   int sharing;
-  /* How often a waiting acquirer asks its cancel callback; default 100. */
+  /** How often a waiting acquirer asks its cancel callback; default 100. */
   int64_t wait_check_ms;
-  /* Retention: keep entries nobody references, so that tasks that do not
+  /** Retention: keep entries nobody references, so that tasks that do not
    * overlap in time share too.  retain_bytes is a budget on the bytes of all
    * entries (held ones included): when it is exceeded, unreferenced entries
    * are freed least recently released first; a held entry is never freed.
@@ -147,17 +148,17 @@ typedef struct xchg_cache_options {
    * nothing; use INT64_MAX for an age limit alone. */
   int64_t retain_bytes;
   int64_t retain_ms;
-  /* Accounting: called with +bytes when decoded data (or a derived value)
+  /** Accounting: called with +bytes when decoded data (or a derived value)
    * enters the cache and -bytes when it is freed, so that an engine can
    * charge its memory manager.  Called with no cache lock held, from the
    * thread that decoded or dropped the last reference.  May be NULL. */
   void (*on_bytes)(void *ctx, int64_t delta);
   void *on_bytes_ctx;
-  /* How decoded data is checked (default XCHG_VALIDATE_FULL) and the pool
+  /** How decoded data is checked (default XCHG_VALIDATE_FULL) and the pool
    * decompression runs on (default NULL: the decoding thread). */
   xchg_validation validation;
   xchg_pool *pool;
-  /* The reader's options for every decode: its resource caps above all
+  /** The reader's options for every decode: its resource caps above all
    * (max_buffer_bytes, max_batch_bytes, max_dictionary_bytes, ...), which
    * an engine may want lower for broadcasts than for its own files;
    * allow_missing_eos, readahead_bytes and task_bytes apply too.  Its
@@ -165,37 +166,37 @@ typedef struct xchg_cache_options {
    * on_message is not called.  xchg_cache_options_init fills it with
    * xchg_read_options_init's defaults; it is copied at create. */
   xchg_read_options read;
-  /* The host store (see "Host store" above): a directory shared by the
+  /** The host store (see "Host store" above): a directory shared by the
    * processes of this user on the machine, e.g. "/dev/shm/xchg-<user>";
    * NULL (default) for none.  Read at create (the string need not live on).
    * Ignored when sharing is 0. */
   const char *host_dir;
-  /* Host-wide retention, over the segments of every process: a budget on
+  /** Host-wide retention, over the segments of every process: a budget on
    * their bytes (held ones included; unheld ones are removed oldest
    * release first while it is exceeded) and an age limit since a
    * segment's last release (0 = none).  Defaults 0 and 0: a segment is
    * removed as soon as no process holds it. */
   int64_t host_retain_bytes;
   int64_t host_retain_ms;
-  /* Accounting of the bytes among those reported to on_bytes that live in
+  /** Accounting of the bytes among those reported to on_bytes that live in
    * a host segment's shared mapping (so they are one copy for the whole
    * host, not this process's own): called with the same sign and ctx
    * (on_bytes_ctx) right after on_bytes.  May be NULL. */
   void (*on_shared_bytes)(void *ctx, int64_t delta);
 } xchg_cache_options;
 
-/* Fills opts with the defaults above. */
+/** Fills opts with the defaults above. */
 XCHG_API void xchg_cache_options_init(xchg_cache_options *opts);
 
-/* A new cache (opts NULL for the defaults); NULL when out of memory. */
+/** A new cache (opts NULL for the defaults); NULL when out of memory. */
 XCHG_API xchg_cache *xchg_cache_create(const xchg_cache_options *opts);
 
-/* Frees the cache and every entry it retains.  Every holder must have been
+/** Frees the cache and every entry it retains.  Every holder must have been
  * released; arrays and streams handed out stay valid (they keep their
  * buffers). */
 XCHG_API void xchg_cache_destroy(xchg_cache *cache);
 
-/* One IPC stream of a broadcast: its encoded bytes, as memory chunks (a
+/** One IPC stream of a broadcast: its encoded bytes, as memory chunks (a
  * JVM's heap chunks need not be joined), wrapped in a stream codec
  * (XCHG_STREAM_NONE for plain Arrow IPC; XCHG_STREAM_AUTO to detect). */
 typedef struct xchg_broadcast_part {
@@ -204,7 +205,7 @@ typedef struct xchg_broadcast_part {
   xchg_stream_codec codec;
 } xchg_broadcast_part;
 
-/* The encoded bytes of a broadcast.  When open_part is set, it is called
+/** The encoded bytes of a broadcast.  When open_part is set, it is called
  * to open the encoded bytes of part i as a source instead of reading
  * parts[i].chunks (parts[i].codec still applies): for bytes that are not in
  * memory, and for tests that block, slow down or break a decode. */
@@ -215,7 +216,7 @@ typedef struct xchg_broadcast {
   void *open_ctx;
 } xchg_broadcast;
 
-/* Acquires the broadcast `key` (a string of any length) of cache, decoding
+/** Acquires the broadcast `key` (a string of any length) of cache, decoding
  * what is missing from `bytes`, and waiting for what others are decoding.
  * columns[0..n_columns) are the top-level column indices the holder reads,
  * in the order it sees them (repeats allowed); columns NULL means every
@@ -232,11 +233,11 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_cache_acquire(xchg_cache *cache, const 
                                                        xchg_cancel_fn cancel, void *cancel_ctx,
                                                        xchg_cache_holder **out, xchg_error *err);
 
-/* Drops the holder (NULL is a no-op).  Arrays and streams it handed out
+/** Drops the holder (NULL is a no-op).  Arrays and streams it handed out
  * stay valid. */
 XCHG_API void xchg_cache_release(xchg_cache_holder *holder);
 
-/* The holder's schema: a "+s" whose children are its columns, in the order
+/** The holder's schema: a "+s" whose children are its columns, in the order
  * asked for (a fresh copy each call). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_schema(const xchg_cache_holder *holder,
                                                              struct ArrowSchema *out,
@@ -245,13 +246,13 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_schema(const xchg_cache_ho
 XCHG_API int64_t xchg_cache_holder_num_batches(const xchg_cache_holder *holder);
 XCHG_API int64_t xchg_cache_holder_num_rows(const xchg_cache_holder *holder);
 
-/* Batch i as a "+s" ArrowArray of the holder's columns: the caller's own
+/** Batch i as a "+s" ArrowArray of the holder's columns: the caller's own
  * (release it whenever; it references the shared buffers, not the holder). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_batch(const xchg_cache_holder *holder,
                                                             int64_t i, struct ArrowArray *out,
                                                             xchg_error *err);
 
-/* Every batch, in order, as an ArrowArrayStream of the caller's own (it may
+/** Every batch, in order, as an ArrowArrayStream of the caller's own (it may
  * be read after xchg_cache_release, and dropped part way). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_stream(const xchg_cache_holder *holder,
                                                              struct ArrowArrayStream *out,
@@ -259,12 +260,12 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_stream(const xchg_cache_ho
 
 /* ---- Derived objects ----------------------------------------------------- */
 
-/* Builds a value from an entry (through holder), e.g. a join's hash table.
+/** Builds a value from an entry (through holder), e.g. a join's hash table.
  * Sets *value and, optionally, *bytes (charged like decoded data). */
 typedef xchg_status (*xchg_derive_fn)(void *ctx, const xchg_cache_holder *holder, void **value,
                                       int64_t *bytes, xchg_error *err);
 
-/* The value named `name` attached to the holder's entry, built by
+/** The value named `name` attached to the holder's entry, built by
  * build(build_ctx, holder, ...) by the first caller and shared by every
  * other holder of the entry (whatever its columns: names are the caller's
  * to choose so that equal names mean equal values).  Single flight with
@@ -280,37 +281,37 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_cache_derived(xchg_cache_holder *holder
 
 /* ---- Retention and metrics ------------------------------------------------ */
 
-/* Frees retained entries past retain_ms now, and removes the host
+/** Frees retained entries past retain_ms now, and removes the host
  * segments that host retention lets go. */
 XCHG_API void xchg_cache_trim(xchg_cache *cache);
 
 typedef struct xchg_cache_metrics {
-  int64_t acquisitions;   /* successful or not */
-  int64_t hits;           /* acquisitions that found everything decoded */
-  int64_t waits;          /* acquisitions that waited for another's decode and got it
+  int64_t acquisitions;   /**< successful or not */
+  int64_t hits;           /**< acquisitions that found everything decoded */
+  int64_t waits;          /**< acquisitions that waited for another's decode and got it
                              (a cancelled waiter counts in cancellations) */
-  int64_t decodes;        /* decodes started (one per column set decoded) */
-  int64_t failed_decodes; /* of which failed (the decoder cancelled included) */
-  int64_t cancellations;  /* acquisitions and derivations that were cancelled */
-  int64_t derived_builds; /* derived values built (failed builds included) */
-  int64_t entries;        /* entries alive now, held or retained */
-  int64_t retained;       /* of which nobody references */
-  int64_t bytes_held;     /* bytes of the entries alive now */
-  int64_t evictions;      /* retained entries freed by budget or age */
-  /* The host store (all 0 without one). */
-  int64_t host_decodes;   /* segments this process decoded and published (each is
+  int64_t decodes;        /**< decodes started (one per column set decoded) */
+  int64_t failed_decodes; /**< of which failed (the decoder cancelled included) */
+  int64_t cancellations;  /**< acquisitions and derivations that were cancelled */
+  int64_t derived_builds; /**< derived values built (failed builds included) */
+  int64_t entries;        /**< entries alive now, held or retained */
+  int64_t retained;       /**< of which nobody references */
+  int64_t bytes_held;     /**< bytes of the entries alive now */
+  int64_t evictions;      /**< retained entries freed by budget or age */
+  /** The host store (all 0 without one). */
+  int64_t host_decodes;   /**< segments this process decoded and published (each is
                              counted in decodes as well) */
-  int64_t host_maps;      /* entries served from a mapped segment (its own included) */
-  int64_t host_waits;     /* host steps that waited for another process's decode */
-  int64_t host_fallbacks; /* host-store failures that made this process decode
+  int64_t host_maps;      /**< entries served from a mapped segment (its own included) */
+  int64_t host_waits;     /**< host steps that waited for another process's decode */
+  int64_t host_fallbacks; /**< host-store failures that made this process decode
                              privately instead (see xchg_cache_host_error) */
-  int64_t host_evictions; /* segments this process removed by host retention */
-  int64_t bytes_shared;   /* of bytes_held, those in host segments' mappings */
+  int64_t host_evictions; /**< segments this process removed by host retention */
+  int64_t bytes_shared;   /**< of bytes_held, those in host segments' mappings */
 } xchg_cache_metrics;
 
 XCHG_API void xchg_cache_get_metrics(xchg_cache *cache, xchg_cache_metrics *out);
 
-/* The message of the host store's last failure (the reason of the last
+/** The message of the host store's last failure (the reason of the last
  * host_fallbacks count); returns 0, with out empty, when there was none. */
 XCHG_API int xchg_cache_host_error(xchg_cache *cache, xchg_error *out);
 

@@ -1,4 +1,5 @@
-/* xchg/io.h — byte sources: where encoded bytes come from.
+/** \file
+ * xchg/io.h — byte sources: where encoded bytes come from.
  *
  * An xchg_source yields a sequence of bytes: an in-memory buffer, a file
  * (read or memory-mapped), a file descriptor read incrementally, or a user
@@ -23,10 +24,10 @@ extern "C" {
 
 typedef struct xchg_source xchg_source;
 
-/* A source over the bytes of buf; takes a reference on buf. */
+/** A source over the bytes of buf; takes a reference on buf. */
 XCHG_API xchg_source *xchg_source_from_buf(xchg_buf *buf);
 
-/* A source over memory the caller owns: release (may be NULL) runs when the
+/** A source over memory the caller owns: release (may be NULL) runs when the
  * last array or slice that points into the memory is gone. */
 XCHG_API xchg_source *xchg_source_from_memory(const void *data, size_t size,
                                               void (*release)(void *ctx, const void *data,
@@ -34,46 +35,46 @@ XCHG_API xchg_source *xchg_source_from_memory(const void *data, size_t size,
                                               void *release_ctx);
 
 typedef enum xchg_file_mode {
-  XCHG_FILE_MMAP = 0, /* map the file: zero-copy, random access */
-  XCHG_FILE_READ = 1  /* read(2) it: bounded memory, random access by pread */
+  XCHG_FILE_MMAP = 0, /**< map the file: zero-copy, random access */
+  XCHG_FILE_READ = 1  /**< read(2) it: bounded memory, random access by pread */
 } xchg_file_mode;
 
-/* Opens path for reading. */
+/** Opens path for reading. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_source_open_file(const char *path, xchg_file_mode mode,
                                                           xchg_source **out, xchg_error *err);
 
-/* Reads fd incrementally (a pipe, a socket, stdin, a file).  When own_fd is
+/** Reads fd incrementally (a pipe, a socket, stdin, a file).  When own_fd is
  * non-zero the fd is closed with the source.  Random access works only when
  * the fd is seekable. */
 XCHG_API xchg_source *xchg_source_from_fd(int fd, int own_fd);
 
-/* A source that calls read_fn to fill dst with up to n bytes; read_fn sets
+/** A source that calls read_fn to fill dst with up to n bytes; read_fn sets
  * *got (0 = end of data) and returns XCHG_OK or an error.  close_fn (may be
  * NULL) runs when the source is closed. */
 typedef xchg_status (*xchg_read_fn)(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err);
 XCHG_API xchg_source *xchg_source_from_callback(xchg_read_fn read_fn, void (*close_fn)(void *ctx),
                                                 void *ctx);
 
-/* Reads up to n bytes into dst; *got < n only at the end of the data. */
+/** Reads up to n bytes into dst; *got < n only at the end of the data. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_source_read(xchg_source *src, void *dst, size_t n,
                                                      size_t *got, xchg_error *err);
 
-/* Reads the next n bytes as a buffer: a zero-copy slice when the source is
+/** Reads the next n bytes as a buffer: a zero-copy slice when the source is
  * in memory, otherwise a fresh 64-byte-aligned buffer.  Fewer than n bytes
  * available is an XCHG_EIO error naming the offset. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_source_read_buf(xchg_source *src, size_t n, xchg_buf **out,
                                                          xchg_error *err);
 
-/* Skips n bytes (seeking where possible). */
+/** Skips n bytes (seeking where possible). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_source_skip(xchg_source *src, uint64_t n, xchg_error *err);
 
-/* Byte offset of the next read from the start of the source. */
+/** Byte offset of the next read from the start of the source. */
 XCHG_API uint64_t xchg_source_position(const xchg_source *src);
 
-/* Total size in bytes, or -1 when unknown (a pipe). */
+/** Total size in bytes, or -1 when unknown (a pipe). */
 XCHG_API int64_t xchg_source_size(const xchg_source *src);
 
-/* Says that the consumer has read all it needs (the IPC reader calls it at
+/** Says that the consumer has read all it needs (the IPC reader calls it at
  * the end-of-stream marker).  Sources that frame their data (codec streams,
  * xchg/stream.h) read and verify the rest of the current frame: its end
  * mark, checksum or end block, which nothing else would read, so that an
@@ -84,50 +85,50 @@ XCHG_API int64_t xchg_source_size(const xchg_source *src);
  * do nothing and return XCHG_OK. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_source_finish(xchg_source *src, xchg_error *err);
 
-/* Moves to an absolute offset; XCHG_ENOTSUP when the source cannot seek. */
+/** Moves to an absolute offset; XCHG_ENOTSUP when the source cannot seek. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_source_seek(xchg_source *src, uint64_t offset,
                                                      xchg_error *err);
 
-/* The whole content as a buffer when the source is in memory (new
+/** The whole content as a buffer when the source is in memory (new
  * reference), else NULL. */
 XCHG_API xchg_buf *xchg_source_memory(const xchg_source *src);
 
-/* Closes the source and frees it (NULL is a no-op). */
+/** Closes the source and frees it (NULL is a no-op). */
 XCHG_API void xchg_source_close(xchg_source *src);
 
 /* ---- Chunk lists and cancellation (src/io/chunks.c, src/io/cancel.c) ---- */
 
-/* One piece of a source made of several memory chunks. */
+/** One piece of a source made of several memory chunks. */
 typedef struct xchg_chunk {
   const void *data;
   size_t size;
 } xchg_chunk;
 
-/* A source over the concatenation of count chunks (e.g. a JVM's 1 MiB heap
+/** A source over the concatenation of count chunks (e.g. a JVM's 1 MiB heap
  * chunks), read without joining them; the chunk list is copied, the bytes
  * are not.  release (may be NULL) runs when the source is closed.  Returns
  * NULL when out of memory or when a non-empty chunk has no data. */
 XCHG_API xchg_source *xchg_source_from_chunks(const xchg_chunk *chunks, size_t count,
                                               void (*release)(void *ctx), void *release_ctx);
 
-/* Wraps inner (taken over) so that is_cancelled(ctx) is asked before every
+/** Wraps inner (taken over) so that is_cancelled(ctx) is asked before every
  * read of at most 64 KiB from inner; once it returns non-zero, reads fail
  * with XCHG_ECANCELLED.  Returns NULL (inner closed) when out of memory. */
 XCHG_API xchg_source *xchg_source_with_cancel(xchg_source *inner, int (*is_cancelled)(void *ctx),
                                               void *ctx);
 
-/* The same with a flag: reads fail once *flag is non-zero (read atomically,
+/** The same with a flag: reads fail once *flag is non-zero (read atomically,
  * so another thread may set it). */
 XCHG_API xchg_source *xchg_source_with_cancel_flag(xchg_source *inner, const int *flag);
 
 /* ---- Positional reads (src/io/read_at.c) ---- */
 
-/* Copies the n bytes at `offset` of the caller's data into dst (the range
+/** Copies the n bytes at `offset` of the caller's data into dst (the range
  * is inside the size given to xchg_source_from_read_at). */
 typedef xchg_status (*xchg_read_at_fn)(void *ctx, uint64_t offset, void *dst, size_t n,
                                        xchg_error *err);
 
-/* A seekable source of `size` bytes that fetches what is read, and only
+/** A seekable source of `size` bytes that fetches what is read, and only
  * that, through read_at: memory the caller cannot hand out as a pointer (a
  * JVM heap array, copied by GetByteArrayRegion) or can only copy from.
  * Seeking and skipping cost nothing, so a projected IPC read fetches the

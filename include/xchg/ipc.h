@@ -1,4 +1,5 @@
-/* xchg/ipc.h — reading the Arrow IPC stream and file formats.
+/** \file
+ * xchg/ipc.h — reading the Arrow IPC stream and file formats.
  *
  * An xchg_ipc_reader decodes Arrow IPC from any xchg_source: the stream
  * format (a schema message, then dictionary and record batch messages, with
@@ -48,10 +49,10 @@ extern "C" {
 #endif
 
 typedef enum xchg_validation {
-  /* Check everything a consumer could trip on: offsets monotonic and in
+  /** Check everything a consumer could trip on: offsets monotonic and in
    * range, union type ids, run ends, view ranges, dictionary indices. */
   XCHG_VALIDATE_FULL = 0,
-  /* Trusted engine-internal data: skip the O(n) checks of values.  The
+  /** Trusted engine-internal data: skip the O(n) checks of values.  The
    * reader itself still never reads out of bounds. */
   XCHG_VALIDATE_BOUNDS = 1
 } xchg_validation;
@@ -62,22 +63,22 @@ typedef enum xchg_message_kind {
   XCHG_MESSAGE_RECORD_BATCH = 3
 } xchg_message_kind;
 
-/* What the reader saw of one message, for tools such as `xchg inspect`. */
+/** What the reader saw of one message, for tools such as `xchg inspect`. */
 typedef struct xchg_message_info {
   xchg_message_kind kind;
-  int64_t index;            /* message index in the stream, from 0 */
-  int64_t offset;           /* byte offset of the message's framing */
-  int64_t metadata_bytes;   /* flatbuffer bytes, padding included */
-  int64_t body_bytes;       /* body bytes as on the wire */
-  int64_t rows;             /* record batch / dictionary batch length */
+  int64_t index;            /**< message index in the stream, from 0 */
+  int64_t offset;           /**< byte offset of the message's framing */
+  int64_t metadata_bytes;   /**< flatbuffer bytes, padding included */
+  int64_t body_bytes;       /**< body bytes as on the wire */
+  int64_t rows;             /**< record batch / dictionary batch length */
   xchg_block_codec compression;
-  int64_t dictionary_id;    /* dictionary batches only */
-  int is_delta;             /* dictionary batches only */
-  int metadata_version;     /* 1..5 (V1..V5) */
-  /* Custom metadata of the message, encoded as in ArrowSchema.metadata,
+  int64_t dictionary_id;    /**< dictionary batches only */
+  int is_delta;             /**< dictionary batches only */
+  int metadata_version;     /**< 1..5 (V1..V5) */
+  /** Custom metadata of the message, encoded as in ArrowSchema.metadata,
    * or NULL.  Valid during the callback only. */
   const char *custom_metadata;
-  /* Record batches: per top-level column of the schema (selected or not),
+  /** Record batches: per top-level column of the schema (selected or not),
    * its body bytes as on the wire (the buffer lengths of the metadata) and
    * what they decode to (the same uncompressed; for a compressed body, the
    * declared lengths, or -1 when the input is not in memory and the
@@ -91,7 +92,7 @@ typedef struct xchg_message_info {
 
 typedef void (*xchg_message_fn)(void *ctx, const xchg_message_info *info);
 
-/* Reading options.  The max_* fields are resource caps: a small hostile
+/** Reading options.  The max_* fields are resource caps: a small hostile
  * input must not make the reader allocate gigabytes, so sizes the wire
  * claims are checked before anything that size is allocated, and hitting a
  * cap is an XCHG_ELIMIT error whose message names the cap.  The defaults
@@ -101,19 +102,19 @@ typedef void (*xchg_message_fn)(void *ctx, const xchg_message_info *info);
  * claim of n bytes costs the input at least n / 32768 bytes. */
 typedef struct xchg_read_options {
   xchg_validation validation;
-  int32_t max_depth;              /* nesting depth of fields; default 64 */
-  int64_t max_fields;             /* fields in a schema, all levels; default 1<<16 */
-  /* Decompressed size of one buffer; default 1<<31 (2 GiB), the most a
+  int32_t max_depth;              /**< nesting depth of fields; default 64 */
+  int64_t max_fields;             /**< fields in a schema, all levels; default 1<<16 */
+  /** Decompressed size of one buffer; default 1<<31 (2 GiB), the most a
    * column with 32-bit offsets can address.  Only large types, or a
    * single batch of over 268M 8-byte values, need more. */
   int64_t max_buffer_bytes;
-  int64_t max_metadata_bytes;     /* one message's flatbuffer; default 1<<28 */
-  /* A stream must end with its end-of-stream marker, which every Arrow
+  int64_t max_metadata_bytes;     /**< one message's flatbuffer; default 1<<28 */
+  /** A stream must end with its end-of-stream marker, which every Arrow
    * writer writes when it closes: without it, a stream cut at a message
    * boundary would pass for a shorter whole one.  Set this to accept
    * streams whose writer stopped without the marker. */
   int allow_missing_eos;
-  /* Decompress and validate on this pool (see xchg/pool.h); NULL decodes
+  /** Decompress and validate on this pool (see xchg/pool.h); NULL decodes
    * in the calling thread.  With a pool, xchg_ipc_reader_next reads ahead:
    * while the pool decodes the next batches, up to readahead_bytes of
    * decompressed data (default 8 MiB), the caller reads and plans the ones
@@ -122,16 +123,16 @@ typedef struct xchg_read_options {
    * thread busy. */
   xchg_pool *pool;
   int64_t readahead_bytes;
-  /* The least work, in bytes decompressed (a value validated counts about
+  /** The least work, in bytes decompressed (a value validated counts about
    * as one), worth handing to another thread (default 256 KiB): batches
    * are grouped up to this much, and a group with less runs in the
    * caller. */
   int64_t task_bytes;
-  /* Called for every message read, the schema message included (as
+  /** Called for every message read, the schema message included (as
    * xchg_ipc_reader_on_message, but from the first byte on). */
   xchg_message_fn on_message;
   void *on_message_ctx;
-  /* Decompressed size of one record batch or dictionary batch: the sum of
+  /** Decompressed size of one record batch or dictionary batch: the sum of
    * its compressed buffers' declared sizes, checked buffer by buffer before
    * each is allocated.  Default 1<<32 (4 GiB): engines cut their batches
    * to a few MB (Spark, DataFusion, Velox: thousands of rows), and with a
@@ -139,7 +140,7 @@ typedef struct xchg_read_options {
    * of a file without a schema message read in order, which is held whole
    * (see the top of this header). */
   int64_t max_batch_bytes;
-  /* Decoded size of one dictionary (the sum of its buffers' sizes, nested
+  /** Decoded size of one dictionary (the sum of its buffers' sizes, nested
    * ones included) once delta batches are appended; a delta that would
    * pass it is refused before it is appended.  Default 1<<31 (2 GiB): a
    * dictionary lives for the whole stream, and one of strings with 32-bit
@@ -147,21 +148,21 @@ typedef struct xchg_read_options {
   int64_t max_dictionary_bytes;
 } xchg_read_options;
 
-/* Fills opts with the defaults above. */
+/** Fills opts with the defaults above. */
 XCHG_API void xchg_read_options_init(xchg_read_options *opts);
 
 typedef enum xchg_ipc_format { XCHG_IPC_STREAM = 0, XCHG_IPC_FILE = 1 } xchg_ipc_format;
 
 typedef struct xchg_ipc_reader xchg_ipc_reader;
 
-/* Opens a reader on src, which it takes over (closed with the reader, or at
+/** Opens a reader on src, which it takes over (closed with the reader, or at
  * once if opening fails).  Reads the schema (and, for the file format, the
  * footer). opts may be NULL for the defaults. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_open(xchg_source *src,
                                                          const xchg_read_options *opts,
                                                          xchg_ipc_reader **out, xchg_error *err);
 
-/* Shorthands: a memory-mapped file, and memory the caller owns (release runs
+/** Shorthands: a memory-mapped file, and memory the caller owns (release runs
  * when the last array pointing into it is released). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_open_file(const char *path,
                                                               const xchg_read_options *opts,
@@ -173,11 +174,11 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_open_memory(
 
 XCHG_API xchg_ipc_format xchg_ipc_reader_format(const xchg_ipc_reader *reader);
 
-/* Calls fn for every message read from now on (NULL to stop); see also
+/** Calls fn for every message read from now on (NULL to stop); see also
  * xchg_read_options.on_message. */
 XCHG_API void xchg_ipc_reader_on_message(xchg_ipc_reader *reader, xchg_message_fn fn, void *ctx);
 
-/* Selects the columns to decode; the others are never decompressed, never
+/** Selects the columns to decode; the others are never decompressed, never
  * copied and, when the input is a seekable file read without mmap, never
  * read.  Dictionaries that no selected column uses are skipped too.  A
  * path names a top-level column ("c4") or, through structs, a nested field
@@ -192,24 +193,24 @@ XCHG_API void xchg_ipc_reader_on_message(xchg_ipc_reader *reader, xchg_message_f
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_select(xchg_ipc_reader *reader,
                                                            const char *const *paths, int64_t n,
                                                            xchg_error *err);
-/* The same, by top-level column index. */
+/** The same, by top-level column index. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_select_indices(xchg_ipc_reader *reader,
                                                                    const int64_t *indices,
                                                                    int64_t n, xchg_error *err);
 
-/* What is known of a record batch before its body is touched. */
+/** What is known of a record batch before its body is touched. */
 typedef struct xchg_batch_header {
   int64_t message_index;
-  int64_t offset;           /* byte offset of the message */
+  int64_t offset;           /**< byte offset of the message */
   int64_t rows;
   int64_t body_bytes;
   xchg_block_codec compression;
-  /* The message's custom metadata (ArrowSchema.metadata encoding) or NULL;
+  /** The message's custom metadata (ArrowSchema.metadata encoding) or NULL;
    * valid until the next call on the reader. */
   const char *custom_metadata;
 } xchg_batch_header;
 
-/* Reads the header of the next record batch without decoding it (the
+/** Reads the header of the next record batch without decoding it (the
  * dictionaries before it are read as usual).  Then either
  * xchg_ipc_reader_next decodes it or xchg_ipc_reader_skip drops it without
  * reading its body — for pruning batches by their statistics.  At the end
@@ -219,7 +220,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_peek(xchg_ipc_reader *reader
                                                          xchg_error *err);
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_skip(xchg_ipc_reader *reader, xchg_error *err);
 
-/* Calls fn before every buffer decompression with the compressed bytes
+/** Calls fn before every buffer decompression with the compressed bytes
  * and the decompressed size: for benchmarks (the bare codec's speed on
  * exactly these buffers) and tests (proving what is not decompressed).
  * fn may run on pool threads, concurrently. */
@@ -228,7 +229,7 @@ typedef void (*xchg_decompress_fn)(void *ctx, xchg_block_codec codec, const void
 XCHG_API void xchg_ipc_reader_on_decompress(xchg_ipc_reader *reader, xchg_decompress_fn fn,
                                             void *ctx);
 
-/* The dictionary ids of the selected dictionary-encoded fields, in the
+/** The dictionary ids of the selected dictionary-encoded fields, in the
  * order their ArrowSchemas appear in a depth-first walk of the exported
  * schema (a field, then its dictionary's value type, then its children).
  * Fields sharing a dictionary share an id.  Writes up to capacity ids and
@@ -236,19 +237,19 @@ XCHG_API void xchg_ipc_reader_on_decompress(xchg_ipc_reader *reader, xchg_decomp
 XCHG_API int64_t xchg_ipc_reader_dictionary_ids(const xchg_ipc_reader *reader, int64_t *ids,
                                                 int64_t capacity);
 
-/* Exports the schema (a fresh copy each call). */
+/** Exports the schema (a fresh copy each call). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_schema(xchg_ipc_reader *reader,
                                                            struct ArrowSchema *out,
                                                            xchg_error *err);
 
-/* Reads the next record batch as a struct array ("+s") whose children are
+/** Reads the next record batch as a struct array ("+s") whose children are
  * the columns.  At the end, out->release is NULL and XCHG_OK is returned.
  * An input that ends early — inside a message, or without the
  * end-of-stream marker (see allow_missing_eos) — is an XCHG_EIO error. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_next(xchg_ipc_reader *reader,
                                                          struct ArrowArray *out, xchg_error *err);
 
-/* File format only: the number of record batches, and random access to
+/** File format only: the number of record batches, and random access to
  * batch i (dictionaries are read as the file format's rules require).
  * For a stream, and a file read in order that has a schema message,
  * num_batches is -1 and read_batch returns XCHG_ENOTSUP. */
@@ -257,13 +258,13 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *
                                                                struct ArrowArray *out,
                                                                xchg_error *err);
 
-/* Stream format only: the byte offset just past the end-of-stream marker
+/** Stream format only: the byte offset just past the end-of-stream marker
  * once the reader has read it (the input's size, for a stream that ends
  * without one), else -1.  Bytes from there on are not the stream's: another
  * IPC stream may follow (a tool can open a reader there). */
 XCHG_API int64_t xchg_ipc_reader_stream_end(const xchg_ipc_reader *reader);
 
-/* Moves the reader into an ArrowArrayStream, which owns it from now on
+/** Moves the reader into an ArrowArrayStream, which owns it from now on
  * (the reader must not be used or closed by the caller afterwards). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_to_stream(xchg_ipc_reader *reader,
                                                               struct ArrowArrayStream *out,
@@ -302,7 +303,7 @@ XCHG_API void xchg_ipc_reader_close(xchg_ipc_reader *reader);
  * XCHG_EFORMAT error saying how. */
 typedef struct xchg_batch_decoder xchg_batch_decoder;
 
-/* columns: top-level column indices to decode (nested children follow
+/** columns: top-level column indices to decode (nested children follow
  * their parent), or NULL for all; n_columns 0 with columns non-NULL
  * decodes none.  An index out of range is an XCHG_EINVAL error.  opts may
  * be NULL (the defaults); its pool, if any, decodes xchg_batch_decoder_
@@ -314,12 +315,12 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_batch_decoder_open(const void *schema_m
                                                             xchg_batch_decoder **out,
                                                             xchg_error *err);
 
-/* The schema of the decoded batches (the selected columns). */
+/** The schema of the decoded batches (the selected columns). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_batch_decoder_schema(const xchg_batch_decoder *dec,
                                                               struct ArrowSchema *out,
                                                               xchg_error *err);
 
-/* Decodes the payload read from src (seekable, of known size: memory, a
+/** Decodes the payload read from src (seekable, of known size: memory, a
  * mapped file, xchg_source_from_read_at; not closed here) into a struct
  * array ("+s") of the selected columns.  batch is the number errors give
  * the payload. */
@@ -328,7 +329,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_batch_decoder_decode(const xchg_batch_d
                                                               struct ArrowArray *out,
                                                               xchg_error *err);
 
-/* Decodes n payloads into outs[0..n): every source is read on the calling
+/** Decodes n payloads into outs[0..n): every source is read on the calling
  * thread (so a source's callback may need the caller's thread, as JNI's
  * does), decompression and validation run on the options' pool.  On an
  * error, nothing is exported (every outs[i].release is NULL) and err names
