@@ -34,10 +34,14 @@ XCHG_API xchg_buf *xchg_buf_alloc(size_t size);
 /** Like xchg_buf_alloc, but the bytes are zeroed. */
 XCHG_API xchg_buf *xchg_buf_calloc(size_t size);
 
+/** Gives back memory owned elsewhere (data, size, as it was handed over)
+ * once xchg holds nothing that points into it; ctx is the caller's.  It may
+ * run on any thread: the one that releases the last array or buffer. */
+typedef void (*xchg_release_fn)(void *ctx, const void *data, size_t size);
+
 /** Wraps memory owned elsewhere.  release(release_ctx, data, size) runs once,
  * when the last reference goes; release may be NULL for static memory. */
-XCHG_API xchg_buf *xchg_buf_wrap(const void *data, size_t size,
-                                 void (*release)(void *release_ctx, const void *data, size_t size),
+XCHG_API xchg_buf *xchg_buf_wrap(const void *data, size_t size, xchg_release_fn release,
                                  void *release_ctx);
 
 /** A view of bytes [offset, offset+size) of parent; holds a reference on the

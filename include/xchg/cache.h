@@ -128,10 +128,6 @@ extern "C" {
 typedef struct xchg_cache xchg_cache;
 typedef struct xchg_cache_holder xchg_cache_holder;
 
-/** A task's cancellation check: non-zero once the task is cancelled.  May be
- * NULL wherever one is taken. */
-typedef int (*xchg_cancel_fn)(void *ctx);
-
 typedef struct xchg_cache_options {
   /** Non-zero (default 1): acquirers of one key share one decoded copy.
    * 0: every acquirer decodes its own. */

@@ -30,9 +30,7 @@ XCHG_API xchg_source *xchg_source_from_buf(xchg_buf *buf);
 /** A source over memory the caller owns: release (may be NULL) runs when the
  * last array or slice that points into the memory is gone. */
 XCHG_API xchg_source *xchg_source_from_memory(const void *data, size_t size,
-                                              void (*release)(void *ctx, const void *data,
-                                                              size_t size),
-                                              void *release_ctx);
+                                              xchg_release_fn release, void *release_ctx);
 
 typedef enum xchg_file_mode {
   XCHG_FILE_MMAP = 0, /**< map the file: zero-copy, random access */
@@ -111,10 +109,14 @@ typedef struct xchg_chunk {
 XCHG_API xchg_source *xchg_source_from_chunks(const xchg_chunk *chunks, size_t count,
                                               void (*release)(void *ctx), void *release_ctx);
 
+/** A task's cancellation check: non-zero once the task is cancelled.  May be
+ * NULL wherever one is taken. */
+typedef int (*xchg_cancel_fn)(void *ctx);
+
 /** Wraps inner (taken over) so that is_cancelled(ctx) is asked before every
  * read of at most 64 KiB from inner; once it returns non-zero, reads fail
  * with XCHG_ECANCELLED.  Returns NULL (inner closed) when out of memory. */
-XCHG_API xchg_source *xchg_source_with_cancel(xchg_source *inner, int (*is_cancelled)(void *ctx),
+XCHG_API xchg_source *xchg_source_with_cancel(xchg_source *inner, xchg_cancel_fn is_cancelled,
                                               void *ctx);
 
 /** The same with a flag: reads fail once *flag is non-zero (read atomically,

@@ -169,8 +169,8 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_open_file(const char *path,
                                                               xchg_ipc_reader **out,
                                                               xchg_error *err);
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_open_memory(
-    const void *data, size_t size, void (*release)(void *ctx, const void *data, size_t size),
-    void *release_ctx, const xchg_read_options *opts, xchg_ipc_reader **out, xchg_error *err);
+    const void *data, size_t size, xchg_release_fn release, void *release_ctx,
+    const xchg_read_options *opts, xchg_ipc_reader **out, xchg_error *err);
 
 XCHG_API xchg_ipc_format xchg_ipc_reader_format(const xchg_ipc_reader *reader);
 

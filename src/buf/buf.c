@@ -23,7 +23,7 @@ struct xchg_buf {
   const uint8_t *data;
   size_t size;
   xchg_buf *root; /* slices only */
-  void (*release)(void *release_ctx, const void *data, size_t size); /* wrapped only */
+  xchg_release_fn release; /* wrapped only */
   void *release_ctx;
   buf_kind kind;
 };
@@ -93,9 +93,7 @@ xchg_buf *xchg_buf_alloc(size_t size) { return alloc_owned(size, false); }
 
 xchg_buf *xchg_buf_calloc(size_t size) { return alloc_owned(size, true); }
 
-xchg_buf *xchg_buf_wrap(const void *data, size_t size,
-                        void (*release)(void *release_ctx, const void *data, size_t size),
-                        void *release_ctx) {
+xchg_buf *xchg_buf_wrap(const void *data, size_t size, xchg_release_fn release, void *release_ctx) {
   if (data == NULL && size > 0) return NULL;
   xchg_buf *buf = new_header(BUF_WRAPPED, data, size);
   if (buf == NULL) return NULL;

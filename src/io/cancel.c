@@ -13,7 +13,7 @@
 
 typedef struct cancel_state {
   xchg_source *inner;
-  int (*is_cancelled)(void *ctx);
+  xchg_cancel_fn is_cancelled;
   void *ctx;
 } cancel_state;
 
@@ -48,7 +48,7 @@ static xchg_status cancel_finish(xchg_source *src, xchg_error *err) {
 static const xchg_source_vtable cancel_vtable = {cancel_read, cancel_seek, cancel_close,
                                                  cancel_finish};
 
-xchg_source *xchg_source_with_cancel(xchg_source *inner, int (*is_cancelled)(void *ctx),
+xchg_source *xchg_source_with_cancel(xchg_source *inner, xchg_cancel_fn is_cancelled,
                                      void *ctx) {
   if (inner == NULL || is_cancelled == NULL) {
     xchg_source_close(inner);

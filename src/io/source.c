@@ -76,7 +76,7 @@ xchg_source *xchg_source_from_buf(xchg_buf *buf) {
 }
 
 xchg_source *xchg_source_from_memory(const void *data, size_t size,
-                                     void (*release)(void *ctx, const void *data, size_t size),
+                                     xchg_release_fn release,
                                      void *release_ctx) {
   /* The source comes first: once the memory is wrapped, dropping the wrap
    * would run the caller's release, and a NULL result must leave the memory

@@ -970,7 +970,7 @@ xchg_status xchg_ipc_reader_open_file(const char *path, const xchg_read_options 
 }
 
 xchg_status xchg_ipc_reader_open_memory(const void *data, size_t size,
-                                        void (*release)(void *ctx, const void *data, size_t size),
+                                        xchg_release_fn release,
                                         void *release_ctx, const xchg_read_options *opts,
                                         xchg_ipc_reader **out, xchg_error *err) {
   xchg_source *src = xchg_source_from_memory(data, size, release, release_ctx);
