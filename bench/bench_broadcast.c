@@ -174,7 +174,7 @@ static int run(const encoded *enc, const shape_sums *want, int tasks, int thread
   out->peak_rss = reset == 0 ? peak_rss_bytes() : -1;
   xchg_cache_metrics m;
   xchg_cache_get_metrics(rs.cache, &m);
-  xchg_cache_destroy(rs.cache);
+  xchg_cache_free(rs.cache);
   free(th);
   out->variant = enc->name;
   out->tasks = tasks;
@@ -418,7 +418,7 @@ int xchg_bench_broadcast(int argc, char **argv) {
       read_ms = (double)atomic_load(&rs1.cpu_ns) / 5 / 1e6;
       xchg_cache_release(held);
     }
-    xchg_cache_destroy(c);
+    xchg_cache_free(c);
     if (json) print_json(rs, n, rows, read_ms, sizes);
     else print_ratios(rs, n, read_ms);
   }

@@ -134,7 +134,7 @@ static int read_once(const uint8_t *data, size_t size, char **columns, int n_col
   struct ArrowSchema schema;
   if (xchg_ipc_reader_schema(reader, &schema, &err) != XCHG_OK) {
     fprintf(stderr, "xchg bench decode: %s\n", err.message);
-    xchg_ipc_reader_close(reader);
+    xchg_ipc_reader_free(reader);
     return -1;
   }
   r->n_columns = schema.n_children < 64 ? schema.n_children : 64;
@@ -145,7 +145,7 @@ static int read_once(const uint8_t *data, size_t size, char **columns, int n_col
     if (st != XCHG_OK) {
       fprintf(stderr, "xchg bench decode: %s\n", err.message);
       schema.release(&schema);
-      xchg_ipc_reader_close(reader);
+      xchg_ipc_reader_free(reader);
       return -1;
     }
     if (!batch.release) break;
@@ -155,7 +155,7 @@ static int read_once(const uint8_t *data, size_t size, char **columns, int n_col
     batch.release(&batch);
   }
   schema.release(&schema);
-  xchg_ipc_reader_close(reader);
+  xchg_ipc_reader_free(reader);
   r->decode_ns = bench_now_ns() - start;
   return 0;
 }
@@ -323,7 +323,7 @@ static int split_payloads(const uint8_t *data, size_t size, char **columns, int 
   if (st != XCHG_OK) return fprintf(stderr, "xchg bench decode: %s\n", err.message), -1;
   while ((st = xchg_ipc_reader_next(reader, &a, &err)) == XCHG_OK && a.release) a.release(&a);
   if (st == XCHG_OK) st = xchg_ipc_reader_schema(reader, &schema, &err);
-  xchg_ipc_reader_close(reader);
+  xchg_ipc_reader_free(reader);
   if (st != XCHG_OK) return fprintf(stderr, "xchg bench decode: %s\n", err.message), -1;
   for (int c = 0; c < n_columns; c++) {
     s->columns[c] = -1;
@@ -364,11 +364,11 @@ static int read_payloads(const uint8_t *data, const payload_split *s, xchg_pool 
     st = xchg_batch_decoder_decode_many(dec, srcs, n, first, outs, NULL, &err);
     for (int64_t i = 0; i < n; i++) {
       if (st == XCHG_OK) outs[i].release(&outs[i]);
-      xchg_source_close(srcs[i]);
+      xchg_source_free(srcs[i]);
     }
     r->batches += st == XCHG_OK ? n : 0;
   }
-  xchg_batch_decoder_close(dec); /* NULL when open failed */
+  xchg_batch_decoder_free(dec); /* NULL when open failed */
   r->decode_ns = bench_now_ns() - start;
   if (st != XCHG_OK) fprintf(stderr, "xchg bench decode: --payloads: %s\n", err.message);
   return st == XCHG_OK ? 0 : -1;
@@ -427,7 +427,7 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
   free(limit_dst);
   free(list.items);
   payload_split_free(&split);
-  for (int t = 0; t < n_threads; t++) xchg_pool_destroy(pools[t]);
+  for (int t = 0; t < n_threads; t++) xchg_pool_free(pools[t]);
   return rc;
 }
 

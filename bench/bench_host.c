@@ -151,7 +151,7 @@ static int run_child(const config *cfg, const char *dir, run_shared *sh, int ind
   r->errors = atomic_load(&cs.errors);
   atomic_fetch_add(&sh->done, 1);
   wait_flag(&sh->finish, 1);
-  xchg_cache_destroy(cs.cache);
+  xchg_cache_free(cs.cache);
   xchg_buf_unref(own);
   return r->errors ? 1 : 0;
 }

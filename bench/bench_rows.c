@@ -224,7 +224,7 @@ static int64_t run_loop(loop_kind kind, const rows_input *in, xchg_stream_codec 
       while (xchg_row_reader_next(r, &row, &len, NULL) == XCHG_OK && row != NULL)
         acc += sum_bytes(row, len) + len;
       *sum = acc;
-      xchg_row_reader_close(r);
+      xchg_row_reader_free(r);
       break;
     }
     case LOOP_CODEC_LIMIT:
@@ -237,7 +237,7 @@ static int64_t run_loop(loop_kind kind, const rows_input *in, xchg_stream_codec 
     xchg_istream_metrics(s, &m);
     *refills = m.refills;
   }
-  xchg_istream_close(s);
+  xchg_istream_free(s);
   (void)timed;
   return bench_now_ns() - t0;
 }
@@ -428,7 +428,7 @@ int xchg_bench_rows(int argc, char **argv) {
     xchg_istream *s = open_input(&in, codecs[c], 0);
     size_t got = 0;
     xchg_istream_read(s, window, CHUNK, &got, NULL);
-    xchg_istream_close(s);
+    xchg_istream_free(s);
     if (measure_all(&in, codecs[c], window, figs[c], &refills[c], &paired[c]) != 0) return 1;
     free(window);
     free(in.data);

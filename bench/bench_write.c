@@ -228,6 +228,6 @@ int xchg_bench_write(int argc, char **argv) {
   free(in.batches);
   free(scratch);
   in.schema.release(&in.schema);
-  if (pool) xchg_pool_destroy(pool);
+  if (pool) xchg_pool_free(pool);
   return rc == 0 ? 0 : 1;
 }

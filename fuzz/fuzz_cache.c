@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   xchg_broadcast trickled = {&plain, 1, open_trickle, &t};
   acquire_and_read(cache, "trickle", &trickled, NULL, 0, NULL);
 
-  xchg_cache_destroy(cache);
+  xchg_cache_free(cache);
   fuzz_check_no_leak(live, "cache");
   return 0;
 }

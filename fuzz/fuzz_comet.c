@@ -19,7 +19,7 @@ static xchg_status read_member_ipc(xchg_istream *s, xchg_error *err) {
     if (st != XCHG_OK || a.release == NULL) break;
     a.release(&a);
   }
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return st;
 }
 
@@ -42,7 +42,7 @@ static void split_members(const uint8_t *data, size_t size) {
     st = xchg_istream_next_member(s, &more, &err);
   }
   fuzz_note_status(st, &err);
-  xchg_istream_close(s);
+  xchg_istream_free(s);
   fuzz_check_no_leak(live, "Comet blocks");
 }
 

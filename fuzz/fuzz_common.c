@@ -61,6 +61,6 @@ void fuzz_stream_codec(const uint8_t *data, size_t size, xchg_stream_codec codec
     }
   }
   fuzz_note_status(st, &err);
-  xchg_istream_close(s);
+  xchg_istream_free(s);
   fuzz_check_no_leak(live, "stream codec");
 }

@@ -28,7 +28,7 @@ static void random_access(const uint8_t *data, size_t size) {
     }
   }
   fuzz_note_status(st, &err);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
 }
 
 static void sequential(const uint8_t *data, size_t size) {
@@ -43,7 +43,7 @@ static void sequential(const uint8_t *data, size_t size) {
     a.release(&a);
   }
   fuzz_note_status(st, &err);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -56,7 +56,7 @@ static void from_memory(const uint8_t *data, size_t size) {
   xchg_status st = xchg_ipc_reader_open_memory(data, size, NULL, NULL, &opts, &r, &err);
   if (st == XCHG_OK) st = drain(r, 0, &err);
   fuzz_note_status(st, &err);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
 }
 
 static void from_callback(const uint8_t *data, size_t size) {
@@ -80,7 +80,7 @@ static void from_callback(const uint8_t *data, size_t size) {
     st = drain(r, 1, &err);
   }
   fuzz_note_status(st, &err);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
   }
   fuzz_note_status(st, &err);
-  xchg_row_reader_close(r);
+  xchg_row_reader_free(r);
   fuzz_check_no_leak(live, "row reader");
   return 0;
 }

@@ -235,7 +235,7 @@ static xchg_status run_ipc(op *o, xchg_error *err) {
   if (o->pooled && pool == NULL) return xchg_errorf(err, XCHG_ENOMEM, "test: no pool");
   xchg_status st = open_ipc(o, &c, pool, &r, err);
   if (st != XCHG_OK) {
-    xchg_pool_destroy(pool);
+    xchg_pool_free(pool);
     return st;
   }
   struct ArrowSchema s;
@@ -256,8 +256,8 @@ static xchg_status run_ipc(op *o, xchg_error *err) {
     compare_batch(o, i, &a, "read under injection");
     a.release(&a);
   }
-  xchg_ipc_reader_close(r);
-  xchg_pool_destroy(pool);
+  xchg_ipc_reader_free(r);
+  xchg_pool_free(pool);
   return st;
 }
 
@@ -268,7 +268,7 @@ static int ipc_oracle(op *o) {
   xchg_ipc_reader *r = NULL;
   if (open_ipc(o, &c, NULL, &r, &err) != XCHG_OK || xchg_ipc_reader_schema(r, &o->schema, &err) != XCHG_OK) {
     TU_CHECK(0, "%s: clean read: %s", o->what, err.message);
-    xchg_ipc_reader_close(r);
+    xchg_ipc_reader_free(r);
     return -1;
   }
   o->num_batches = 0;
@@ -276,13 +276,13 @@ static int ipc_oracle(op *o) {
     struct ArrowArray *a = &o->batches[o->num_batches];
     if (o->num_batches == 64 || ipc_batch(o, r, o->num_batches, a, &err) != XCHG_OK) {
       TU_CHECK(0, "%s: clean read: %s", o->what, o->num_batches == 64 ? "too many batches" : err.message);
-      xchg_ipc_reader_close(r);
+      xchg_ipc_reader_free(r);
       return -1;
     }
     if (a->release == NULL) break;
     o->num_batches++;
   }
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return 0;
 }
 
@@ -321,7 +321,7 @@ static xchg_status run_codec(op *o, xchg_error *err) {
     xchg_error again;
     TU_CHECK(xchg_istream_read(s, &byte, 1, &got, &again) == st, "%s: the error did not stick", o->what);
   }
-  xchg_istream_close(s);
+  xchg_istream_free(s);
   return st;
 }
 
@@ -347,7 +347,7 @@ static xchg_status run_wrapped_ipc(op *o, xchg_error *err) {
     compare_batch(o, i, &a, "read under injection");
     a.release(&a);
   }
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return st;
 }
 
@@ -377,7 +377,7 @@ static xchg_status run_rows(op *o, xchg_error *err) {
     for (uint32_t k = 0; same && k < len; k++) same = row[k] == (uint8_t)i;
     TU_CHECK(same, "%s: row %u differs", o->what, i);
   }
-  xchg_row_reader_close(r);
+  xchg_row_reader_free(r);
   return st;
 }
 
@@ -563,7 +563,7 @@ int main(int argc, char **argv) {
   xchg_source *probe = xchg_source_from_memory(&byte, 1, NULL, NULL);
   disarm(MODE_ALL, 1);
   TU_CHECK(probe == NULL, "the library's malloc is not wrapped: link with -Wl,--wrap=malloc (CMakeLists.txt)");
-  xchg_source_close(probe);
+  xchg_source_free(probe);
   char gold_dir[512];
   snprintf(gold_dir, sizeof gold_dir, "%s/arrow-gold", base);
   for (size_t i = 0; i < sizeof gold_files / sizeof gold_files[0]; i++) sweep_gold(gold_dir, gold_files[i]);

@@ -82,12 +82,12 @@ static int read_all(xchg_source *src, const xchg_read_options *opts, reading *g,
     if (st != XCHG_OK || !batch.release) break;
     if (g->n == MAX_BATCHES) {
       batch.release(&batch);
-      xchg_ipc_reader_close(r);
+      xchg_ipc_reader_free(r);
       return tu_failf(msg, MSG_SIZE, "more than %d batches", MAX_BATCHES);
     }
     g->batches[g->n++] = batch;
   }
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return st == XCHG_OK ? 0 : tu_failf(msg, MSG_SIZE, "batch %lld: %s: %s", (long long)g->n,
                                       xchg_status_name(st), err.message);
 }
@@ -151,7 +151,7 @@ static int check_random_access(const char *path, const reading *stream, char *ms
       rc = tu_failf(msg, MSG_SIZE, "read_batch %lld: %s", (long long)i, why);
     if (st == XCHG_OK) batch.release(&batch);
   }
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return rc;
 }
 
@@ -259,7 +259,7 @@ static void check_whole_file_cap(const char *path) {
                strstr(err.message, "no schema message"),
            "%s in order, max_batch_bytes one byte short: %s: %s", path, xchg_status_name(st),
            st == XCHG_OK ? "opened" : err.message);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   free(data);
 }
 

@@ -103,7 +103,7 @@ static outcome read_batches(xchg_ipc_reader *r, int64_t skip_before) {
     o.batches++;
     a.release(&a);
   }
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return o;
 }
 
@@ -214,7 +214,7 @@ static void check_accepted(xchg_ipc_reader *r, const char *what, uint64_t bit) {
   if (st != XCHG_OK) snprintf(msg, sizeof msg, "read again: %s", err.message);
   TU_CHECK(!msg[0], "%s with bit %" PRIu64 " flipped: accepted, but %s", what, bit, msg);
   if (s.release) s.release(&s);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
 }
 
 static void flip_file(const char *path, void *unused) {
@@ -296,7 +296,7 @@ static int decode_prefix(const uint8_t *data, size_t size, xchg_stream_codec cod
     *decoded += n;
   }
   if (st != XCHG_OK) check(err.message[0] != '\0', "%s: error without a message (%" PRId64 ")", what, 0);
-  xchg_istream_close(s);
+  xchg_istream_free(s);
   return st == XCHG_OK;
 }
 

@@ -137,11 +137,11 @@ static void test_batches(xchg_block_codec codec) {
       }
       TU_CHECK(atomic_load(&c.bytes) <= (long long)p.size, "read %lld of %zu bytes",
                (long long)atomic_load(&c.bytes), p.size);
-      xchg_source_close(mem);
-      xchg_source_close(heap);
+      xchg_source_free(mem);
+      xchg_source_free(heap);
       free(p.data);
     }
-    xchg_batch_decoder_close(dec);
+    xchg_batch_decoder_free(dec);
   }
   xchg_buf_unref(s.stream);
 }
@@ -172,10 +172,10 @@ static void test_copy_discipline(void) {
         if (!none) check_batch(&a, k_only, 1, b, "k only");
         a.release(&a);
       }
-      xchg_source_close(src);
+      xchg_source_free(src);
       free(p.data);
     }
-    xchg_batch_decoder_close(dec);
+    xchg_batch_decoder_free(dec);
   }
   xchg_buf_unref(s.stream);
 }
@@ -204,7 +204,7 @@ static void test_stream_payload(xchg_block_codec codec) {
       tu_fail_at(__FILE__, __LINE__, "stream rows of batch %lld: %s", (long long)b, msg);
     at += ROWS[b];
     if (a.release) a.release(&a);
-    xchg_source_close(one);
+    xchg_source_free(one);
     free(p.data);
   }
   TU_CHECK(whole.length == at, "stream payload has %lld rows, %lld written", (long long)whole.length,
@@ -219,10 +219,10 @@ static void test_stream_payload(xchg_block_codec codec) {
              (long long)whole.length, (long long)whole.n_children);
     whole.release(&whole);
   }
-  xchg_batch_decoder_close(projected);
+  xchg_batch_decoder_free(projected);
   schema.release(&schema);
-  xchg_source_close(src);
-  xchg_batch_decoder_close(dec);
+  xchg_source_free(src);
+  xchg_batch_decoder_free(dec);
   xchg_buf_unref(s.stream);
 }
 
@@ -254,11 +254,11 @@ static void test_many(int64_t task_bytes) {
     }
   }
   for (int i = 0; i < N; i++) {
-    xchg_source_close(srcs[i]);
+    xchg_source_free(srcs[i]);
     free(p[i].data);
   }
-  xchg_batch_decoder_close(dec);
-  xchg_pool_destroy(pool);
+  xchg_batch_decoder_free(dec);
+  xchg_pool_free(pool);
   xchg_buf_unref(s.stream);
 }
 
@@ -283,11 +283,11 @@ static void test_truncation(xchg_block_codec codec) {
     TU_CHECK(st != XCHG_OK && !a.release, "cut at %zu of %zu: decoded", cut, p.size);
     if (st != XCHG_OK) TU_CHECK(mentions(err.message, "batch 9: "), "cut at %zu: %s", cut, err.message);
     if (a.release) a.release(&a);
-    xchg_source_close(src);
+    xchg_source_free(src);
     free(copy);
   }
   free(p.data);
-  xchg_batch_decoder_close(dec);
+  xchg_batch_decoder_free(dec);
   xchg_buf_unref(s.stream);
 }
 
@@ -310,12 +310,12 @@ static void test_corrupt_body(void) {
                mentions(err.message, "buffer ");
     else
       a.release(&a);
-    xchg_source_close(src);
+    xchg_source_free(src);
     p.data[at] ^= 0x5a;
   }
   TU_CHECK(named > tried / 2, "%d of %d damaged bodies failed naming batch, field and buffer", named, tried);
   free(p.data);
-  xchg_batch_decoder_close(dec);
+  xchg_batch_decoder_free(dec);
   xchg_buf_unref(s.stream);
 }
 
@@ -342,14 +342,14 @@ static void test_damaged_bytes(xchg_block_codec codec) {
         failed++;
         unnamed += !mentions(err.message, "batch 2: ");
       }
-      xchg_source_close(src);
+      xchg_source_free(src);
       p.data[at] ^= flips[f];
     }
   }
   TU_CHECK(failed > 0 && unnamed == 0, "%d damaged payloads failed, %d without the batch named", failed,
            unnamed);
   free(p.data);
-  xchg_batch_decoder_close(dec);
+  xchg_batch_decoder_free(dec);
   xchg_buf_unref(s.stream);
 }
 
@@ -367,9 +367,9 @@ static void test_failing_read(void) {
   xchg_status st = dec ? xchg_batch_decoder_decode(dec, src, 12, &a, &err) : XCHG_OK;
   TU_CHECK(st == XCHG_EIO && mentions(err.message, "batch 12: ") && mentions(err.message, "buffer "),
            "failing read: %d %s", (int)st, err.message);
-  xchg_source_close(src);
+  xchg_source_free(src);
   free(p.data);
-  xchg_batch_decoder_close(dec);
+  xchg_batch_decoder_free(dec);
   xchg_buf_unref(s.stream);
 }
 
@@ -386,20 +386,20 @@ static void test_wrong_payloads(void) {
   xchg_status st = dec ? xchg_batch_decoder_decode(dec, src, 4, &a, &err) : XCHG_OK;
   TU_CHECK(st == XCHG_EFORMAT && mentions(err.message, "batch 4: ") && mentions(err.message, "schema"),
            "other schema: %d %s", (int)st, err.message);
-  xchg_source_close(src);
+  xchg_source_free(src);
   /* The dictionary alone, no batch. */
   const uint8_t *data = xchg_buf_data(s.stream);
   src = xchg_source_from_memory(data + s.starts[1], (size_t)(s.starts[2] - s.starts[1]), NULL, NULL);
   st = dec ? xchg_batch_decoder_decode(dec, src, 5, &a, &err) : XCHG_OK;
   TU_CHECK(st == XCHG_EFORMAT && mentions(err.message, "no record batch"), "no batch: %d %s", (int)st,
            err.message);
-  xchg_source_close(src);
+  xchg_source_free(src);
   /* A stream cut at a message boundary: the marker is missing. */
   src = xchg_source_from_memory(data, (size_t)s.starts[s.n], NULL, NULL);
   st = dec ? xchg_batch_decoder_decode(dec, src, 6, &a, &err) : XCHG_OK;
   TU_CHECK(st == XCHG_EIO && mentions(err.message, "end-of-stream"), "no marker: %d %s", (int)st,
            err.message);
-  xchg_source_close(src);
+  xchg_source_free(src);
   /* Out-of-range columns. */
   static const int64_t bad[] = {1, CD_COLUMNS};
   xchg_batch_decoder *none = NULL;
@@ -409,7 +409,7 @@ static void test_wrong_payloads(void) {
   /* A schema that is not one. */
   st = xchg_batch_decoder_open(data + s.starts[1], 64, NULL, 0, NULL, &none, &err);
   TU_CHECK(st == XCHG_EFORMAT && !none, "dictionary as schema: %d %s", (int)st, err.message);
-  xchg_batch_decoder_close(dec);
+  xchg_batch_decoder_free(dec);
   xchg_buf_unref(s.stream);
   xchg_buf_unref(other.stream);
 }

@@ -186,7 +186,7 @@ static void test_codecs(void) {
         TU_CHECK(m.entries == 0 && m.bytes_held == 0, "entries %lld bytes %lld after release",
               (long long)m.entries, (long long)m.bytes_held);
       }
-      xchg_cache_destroy(c);
+      xchg_cache_free(c);
       free(chunks);
       xchg_buf_unref(enc);
       xchg_buf_unref(ipc);
@@ -217,7 +217,7 @@ static void test_single_flight(void) {
         atomic_load(&s.opens));
   TU_CHECK(m.waits == N - 1, "waits %lld", (long long)m.waits);
   TU_CHECK(m.entries == 0, "entries %lld", (long long)m.entries);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("single flight");
 }
@@ -252,7 +252,7 @@ static void test_cancel_waiter(void) {
   xchg_cache_metrics m = metrics(c);
   TU_CHECK(m.cancellations == 1 && m.decodes == 1 && m.failed_decodes == 0, "cancellations %lld decodes %lld",
         (long long)m.cancellations, (long long)m.decodes);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("cancel waiter");
 }
@@ -282,7 +282,7 @@ static void test_cancel_decoder(void) {
   TU_CHECK(m.decodes == 2 && m.failed_decodes == 1 && atomic_load(&s.opens) == 2,
         "decodes %lld failed %lld opens %d (one retry for both waiters)", (long long)m.decodes,
         (long long)m.failed_decodes, atomic_load(&s.opens));
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("cancel decoder");
 }
@@ -341,7 +341,7 @@ static void test_failure(void) {
   TU_CHECK(xchg_cache_acquire(c, "bad", &b, NULL, 0, NULL, NULL, &h, &err) != XCHG_OK, "corrupt bytes accepted");
   TU_CHECK(metrics(c).entries == 0, "failed entry kept");
   xchg_buf_unref(bad);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("failure");
 }
@@ -413,7 +413,7 @@ static void test_lifetime(void) {
   TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(metrics(c).decodes == 2, "not decoded again after the entry went");
   xchg_cache_release(h);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("lifetime");
 }
@@ -433,7 +433,7 @@ static void test_outlive_cache(void) {
   xchg_cache_release(h);
   TU_CHECK(xchg_cache_acquire(c, "other", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   xchg_cache_release(h); /* retained */
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   char msg[256];
   TU_CHECK(cd_check_batch(&a, all_cols, 3, 0, 2, std_rows[2], msg, sizeof msg) == 0, "%s", msg);
   a.release(&a);
@@ -472,7 +472,7 @@ static void test_sharing_off(void) {
   xchg_cache_release(h1);
   xchg_cache_release(h2);
   TU_CHECK(metrics(c).entries == 0, "a private entry was retained");
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("sharing off");
 }
@@ -507,7 +507,7 @@ static void test_dictionary_shared(void) {
   a3.release(&a3);
   xchg_cache_release(h1);
   xchg_cache_release(h2);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("dictionary");
 }
@@ -598,7 +598,7 @@ static void test_shapes(void) {
   TU_CHECK(metrics(c).entries == 0, "entries left: %lld", (long long)metrics(c).entries);
   cd_source_free(&s);
   xchg_buf_unref(none);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   check_memory("shapes");
 }
 
@@ -654,7 +654,7 @@ static void test_lazy_columns(void) {
   m = metrics(c);
   /* Two decodes, not three: B decoded s only and took k from A. */
   TU_CHECK(m.decodes == 5 && m.failed_decodes == 0, "decodes %lld", (long long)m.decodes);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   cd_source_free(&s);
 
   /* Through a stream codec the reader reads whole bodies; a narrow holder
@@ -672,7 +672,7 @@ static void test_lazy_columns(void) {
   TU_CHECK(check_holder(all, all_cols, 3) == 0 && metrics(c).decodes == 2, "wide after narrow");
   xchg_cache_release(narrow);
   xchg_cache_release(all);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("lazy columns");
 }
@@ -700,7 +700,7 @@ static void test_retention(void) {
   TU_CHECK(xchg_cache_acquire(c, "x", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   int64_t one = metrics(c).bytes_held;
   xchg_cache_release(h);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
 
   xchg_cache_options o;
   xchg_cache_options_init(&o);
@@ -734,7 +734,7 @@ static void test_retention(void) {
   /* A tiny budget never frees a held entry. */
   xchg_cache_release(h);
   xchg_cache_release(held);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   o.retain_bytes = 1;
   c = xchg_cache_create(&o);
   TU_CHECK(xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &held, &err) == XCHG_OK, "%s", err.message);
@@ -745,7 +745,7 @@ static void test_retention(void) {
   TU_CHECK(check_holder(held, all_cols, 3) == 0, "held entry values");
   xchg_cache_release(held);
   TU_CHECK(metrics(c).entries == 0, "over budget entry retained");
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
 
   /* Age limit. */
   o.retain_bytes = INT64_MAX;
@@ -760,7 +760,7 @@ static void test_retention(void) {
   xchg_cache_trim(c);
   m = metrics(c);
   TU_CHECK(m.entries == 0 && m.evictions == 1, "aged entry kept: entries %lld", (long long)m.entries);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   TU_CHECK(atomic_load(&accounted) == 0, "accounting does not balance: %ld", atomic_load(&accounted));
   cd_source_free(&s);
   check_memory("retention");
@@ -870,7 +870,7 @@ static void test_derived(void) {
   xchg_cache_metrics m = metrics(c);
   TU_CHECK(m.derived_builds == 2 && m.cancellations == 1, "derived builds %lld cancellations %lld",
         (long long)m.derived_builds, (long long)m.cancellations);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("derived");
 }
@@ -892,7 +892,7 @@ static void test_slow_decode(void) {
   }
   TU_CHECK(metrics(c).decodes == 1 && metrics(c).waits == N - 1, "decodes %lld waits %lld", (long long)metrics(c).decodes,
         (long long)metrics(c).waits);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("slow decode");
 }
@@ -924,7 +924,7 @@ static void test_alloc_failures(void) {
     xchg_cache_release(narrow);
     xchg_cache_release(all);
     TU_CHECK(metrics(c).entries == 0, "n %lld: entry left", (long long)n);
-    xchg_cache_destroy(c);
+    xchg_cache_free(c);
     check_memory("allocation failures");
     if (st1 == XCHG_OK && st2 == XCHG_OK) break; /* past the last allocation */
   }

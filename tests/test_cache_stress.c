@@ -247,7 +247,7 @@ int main(void) {
   TU_CHECK(m[0].bytes_held <= 256 << 10, "over the retention budget: %lld", (long long)m[0].bytes_held);
   TU_CHECK(ok != 0 && errors != 0 && m[0].failed_decodes != 0 && m[0].hits != 0 && m[0].waits != 0,
            "the stress did not stress: ok %lld errors %lld", (long long)ok, (long long)errors);
-  for (int i = 0; i < 3; i++) xchg_cache_destroy(caches[i]);
+  for (int i = 0; i < 3; i++) xchg_cache_free(caches[i]);
   TU_CHECK(xchg_buf_live_count() == live_data && xchg_buf_allocated_bytes() == bytes_data,
            "leak: %lld buffers / %lld bytes live, %lld / %lld expected", (long long)xchg_buf_live_count(),
          (long long)xchg_buf_allocated_bytes(), (long long)live_data, (long long)bytes_data);

@@ -176,7 +176,7 @@ static void check_stream_end(const char *path, size_t first) {
   while (r != NULL && xchg_ipc_reader_next(r, &batch, &err) == XCHG_OK && batch.release != NULL) batch.release(&batch);
   TU_CHECK(r == NULL || xchg_ipc_reader_stream_end(r) == (int64_t)first, "stream_end %lld, the first stream has %zu bytes",
            (long long)xchg_ipc_reader_stream_end(r), first);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   free(two.data);
 }
 

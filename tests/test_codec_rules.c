@@ -117,7 +117,7 @@ static xchg_status decode_capped(xchg_stream_codec codec, const tu_bytes *data, 
     const void *p;
     st = xchg_istream_next(s, &p, &n, err);
   }
-  xchg_istream_close(s);
+  xchg_istream_free(s);
   return st;
 }
 

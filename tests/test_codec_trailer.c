@@ -72,7 +72,7 @@ static result read_ipc(xchg_source *src) {
     a.release(&a);
   }
   if (res.status != XCHG_OK) snprintf(res.message, sizeof res.message, "%s", err.message);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return res;
 }
 
@@ -199,7 +199,7 @@ static int read_consecutive(const uint8_t *data, size_t size, xchg_stream_codec 
     if (st != XCHG_OK) snprintf(last->message, sizeof last->message, "%s", err.message);
     last->status = st != XCHG_OK ? st : got != 0 ? XCHG_EFORMAT : XCHG_OK;
   }
-  xchg_istream_close(s);
+  xchg_istream_free(s);
   return good;
 }
 
@@ -254,7 +254,7 @@ static void check_plain_source(const uint8_t *ipc, size_t ipc_size) {
   TU_EXPECT(xchg_source_read(src, head, sizeof head, &got, &err) == XCHG_OK && got == sizeof head);
   TU_EXPECT(xchg_source_finish(src, &err) == XCHG_OK);
   TU_EXPECT(xchg_source_position(src) == sizeof head);
-  xchg_source_close(src);
+  xchg_source_free(src);
   TU_EXPECT(xchg_source_finish(NULL, &err) == XCHG_EINVAL);
 }
 

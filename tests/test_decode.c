@@ -144,8 +144,8 @@ done:
   for (int64_t i = 0; i < np; i++) release_array(&pb[i]);
   if (fs.release) fs.release(&fs);
   if (ps.release) ps.release(&ps);
-  xchg_ipc_reader_close(full);
-  xchg_ipc_reader_close(one);
+  xchg_ipc_reader_free(full);
+  xchg_ipc_reader_free(one);
   return rc;
 }
 
@@ -170,12 +170,12 @@ static int count_read(const gold *g, const int64_t *column, counter *c, char *ms
   if (!r) return -1;
   xchg_ipc_reader_on_decompress(r, count_decompress, c);
   if (column && xchg_ipc_reader_select_indices(r, column, 1, &err) != XCHG_OK) {
-    xchg_ipc_reader_close(r);
+    xchg_ipc_reader_free(r);
     return failf(msg, "select: %s", err.message);
   }
   int64_t n = read_all(r, b, MAX_BATCHES, msg);
   for (int64_t i = 0; i < n; i++) release_array(&b[i]);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return n < 0 ? -1 : 0;
 }
 
@@ -233,7 +233,7 @@ static int check_unused_dictionary(const gold *g, char *msg) {
   int64_t n = read_all(r, b, MAX_BATCHES, msg);
   for (int64_t i = 0; i < n; i++) release_array(&b[i]);
   TU_OK(xchg_ipc_reader_schema(r, &s, &err), err);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   if (n < 0 || spot.offset < 0) {
     s.release(&s);
     return n < 0 ? -1 : failf(msg, "no dictionary message seen");
@@ -251,7 +251,7 @@ static int check_unused_dictionary(const gold *g, char *msg) {
   if ((r = open_mem(bad, g->size, NULL, msg)) != NULL) {
     n = read_all(r, b, MAX_BATCHES, msg);
     for (int64_t i = 0; i < n; i++) release_array(&b[i]);
-    xchg_ipc_reader_close(r);
+    xchg_ipc_reader_free(r);
     if (n >= 0) rc = failf(msg, "a corrupt dictionary went unnoticed by a full read");
   }
   if (rc == 0 && (r = open_mem(bad, g->size, NULL, msg)) != NULL) {
@@ -259,7 +259,7 @@ static int check_unused_dictionary(const gold *g, char *msg) {
     n = rc ? 0 : read_all(r, b, MAX_BATCHES, msg);
     for (int64_t i = 0; i < n; i++) release_array(&b[i]);
     if (n < 0) rc = -1;
-    xchg_ipc_reader_close(r);
+    xchg_ipc_reader_free(r);
   }
   free(bad);
   return rc;
@@ -296,7 +296,7 @@ static int check_zero_copy(const gold *g, char *msg) {
   if (!r) return -1;
   TU_OK(xchg_ipc_reader_schema(r, &s, &err), err);
   int64_t n = read_all(r, b, MAX_BATCHES, msg), checked = 0, rows = 0;
-  xchg_ipc_reader_close(r); /* the arrays keep the input alive on their own */
+  xchg_ipc_reader_free(r); /* the arrays keep the input alive on their own */
   int rc = n < 0 ? -1 : 0;
   for (int64_t i = 0; i < n; i++) {
     if (rc == 0) rc = inside(&s, &b[i], g->data, g->data + g->size, &checked, msg);
@@ -337,7 +337,7 @@ static int check_pool(const gold *g, xchg_pool *pool, int64_t readahead, char *m
   if (rc == 0 && i != arrow_json_num_batches(g->doc))
     rc = failf(msg, "%" PRId64 " batches, the JSON has %" PRId64, i, arrow_json_num_batches(g->doc));
   s.release(&s);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return rc;
 }
 
@@ -381,7 +381,7 @@ static int check_peek_skip(const gold *g, char *msg) {
   if (rc == 0 && i != arrow_json_num_batches(g->doc))
     rc = failf(msg, "peeked %" PRId64 " batches, the JSON has %" PRId64, i, arrow_json_num_batches(g->doc));
   s.release(&s);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return rc;
 }
 
@@ -413,7 +413,7 @@ static uint8_t *to_legacy(const gold *g, size_t *out_size, char *msg) {
   if (!r) return NULL;
   int64_t n = read_all(r, b, MAX_BATCHES, msg);
   for (int64_t i = 0; i < n; i++) release_array(&b[i]);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   if (n < 0) return NULL;
   uint8_t *out = malloc(g->size);
   size_t at = 0;
@@ -451,7 +451,7 @@ static int check_select_errors(const gold *g, char *msg) {
     rc = failf(msg, "selecting an unknown column: \"%s\"", err.message);
   else if (xchg_ipc_reader_select_indices(r, &bad_index, 1, &err) != XCHG_EINVAL)
     rc = failf(msg, "selecting column 9999 did not fail");
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return rc;
 }
 
@@ -472,7 +472,7 @@ static void check_file(const char *path, xchg_pool *pool) {
     n_columns = s.n_children;
     s.release(&s);
   }
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   for (int64_t c = 0; c < n_columns; c++) {
     msg[0] = '\0';
     report(check_projection(&g, c, msg) == 0, "projection", path, msg);
@@ -506,6 +506,6 @@ int main(int argc, char **argv) {
   }
   xchg_pool *pool = xchg_pool_create(3);
   tu_walk(dir, NULL, check_if_ipc, pool);
-  xchg_pool_destroy(pool);
+  xchg_pool_free(pool);
   return tu_finish("decode");
 }

@@ -81,7 +81,7 @@ static batches read_all(xchg_source *src, const xchg_read_options *opts, int kee
     b.arrays[b.n++] = a;
   }
   if (b.status != XCHG_OK) snprintf(b.message, sizeof b.message, "%s", err.message);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return b;
 }
 
@@ -240,7 +240,7 @@ static void check_cuts(const uint8_t *data, size_t size, size_t marker, const ch
       a.release(&a);
       b.n++;
     }
-    xchg_ipc_reader_close(r);
+    xchg_ipc_reader_free(r);
     totals.inputs++;
     totals.errors += b.status != XCHG_OK;
     totals.expected_status += b.status == XCHG_EIO;

@@ -138,7 +138,7 @@ static int check_reader(const arrow_json *doc, xchg_ipc_reader *r, int is_file, 
     rc = 0;
   }
   release_schema(&schema);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return rc;
 }
 
@@ -245,7 +245,7 @@ static int check_memory(const arrow_json *doc, const uint8_t *data, size_t size,
   } else if (xchg_ipc_reader_schema(r, &schema, &err) != XCHG_OK) {
     failf(msg, "schema: %s", err.message);
   } else if (check_sequential(doc, r, &schema, batches, msg) == 0) {
-    xchg_ipc_reader_close(r);
+    xchg_ipc_reader_free(r);
     r = NULL;
     rc = 0;
     for (int64_t i = 0; rc == 0 && i < n; i++)
@@ -253,7 +253,7 @@ static int check_memory(const arrow_json *doc, const uint8_t *data, size_t size,
     if (rc != 0)
       strncat(msg, " (compared after closing the reader)", MSG_SIZE - strlen(msg) - 1);
   }
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   for (int64_t i = 0; batches && i < n; i++) release_array(&batches[i]);
   free(batches);
   release_schema(&schema);
@@ -514,7 +514,7 @@ static int self_check(const arrow_json *doc, const char *path, self_check_stats 
   memset(&schema, 0, sizeof(schema));
   int rc = 0;
   if (xchg_ipc_reader_schema(r, &schema, &err) != XCHG_OK) {
-    xchg_ipc_reader_close(r);
+    xchg_ipc_reader_free(r);
     return failf(msg, "self-check: schema: %s", err.message);
   }
   if (schema.n_children > 0) { /* rename the first field in a copy */
@@ -556,7 +556,7 @@ static int self_check(const arrow_json *doc, const char *path, self_check_stats 
   }
   release_array(&previous);
   release_schema(&schema);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return rc;
 }
 
@@ -843,7 +843,7 @@ int main(int argc, char **argv) {
     arrow_json_free(doc);
   }
   rt_free_paths(jsons, njsons);
-  if (t.pool) xchg_pool_destroy(t.pool);
+  if (t.pool) xchg_pool_free(t.pool);
 
   TU_CHECK(njsons > 0, "no gold files found under %s", dir);
   TU_CHECK(tu_failed_count() > 0 || (t.self.schema_checks > 0 && t.self.value_checks > 0),

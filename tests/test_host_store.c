@@ -284,7 +284,7 @@ static void sharing_child(const char *dir, shared *sh, int i) {
     sh->failed[i] |= w[t].failed;
   }
   sh->m[i] = metrics(c);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   cd_source_free(&s);
 }
 
@@ -324,7 +324,7 @@ static void recovering_child(const char *dir, shared *sh, int i) {
   xchg_error err;
   TU_OK(acquire_checked(c, &s, dir, NULL, NULL, &err), err);
   sh->m[i] = metrics(c);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   cd_source_free(&s);
 }
 
@@ -396,7 +396,7 @@ static void test_cancel_while_another_decodes(void) {
   /* The next acquire decodes (the dead decoder's lock is free). */
   TU_OK(acquire_checked(c, &s, dir, NULL, NULL, &err), err);
   TU_EXPECT(metrics(c).host_decodes == 1);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   cd_source_free(&s);
   munmap(sh, sizeof *sh);
   remove_dir(dir);
@@ -437,7 +437,7 @@ static void test_holder_killed(void) {
   xchg_cache_trim(c);
   TU_CHECK(count_files(dir, ".seg", NULL) == 0, "the dead holder's segment outlived its retention");
   TU_EXPECT(metrics(c).host_evictions == 1);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   cd_source_free(&s);
   munmap(sh, sizeof *sh);
   remove_dir(dir);
@@ -461,7 +461,7 @@ static off_t segment_size(cd_source *s) {
   off_t size = 0;
   count_files(dir, ".seg", &size);
   xchg_cache_release(h);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   remove_dir(dir);
   return size;
 }
@@ -486,7 +486,7 @@ static void test_budget_and_age(void) {
            "not the most recently released segment was kept");
   xchg_cache_release(a);
   TU_EXPECT(metrics(c).host_evictions == 1);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   remove_dir(dir);
 
   make_dir(dir, sizeof dir);
@@ -499,7 +499,7 @@ static void test_budget_and_age(void) {
   xchg_cache_trim(c);
   TU_CHECK(count_files(dir, ".seg", NULL) == 0, "kept past its age");
   TU_EXPECT(metrics(c).host_evictions == 1);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   remove_dir(dir);
   cd_source_free(&s);
 }
@@ -520,7 +520,7 @@ static void expect_fallback_after(const char *dir, cd_source *s, int64_t maps, c
   xchg_error why;
   TU_CHECK(xchg_cache_host_error(c, &why) && strstr(why.message, reason),
            "%s: the reason given is '%s'", what, why.message);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
 }
 
 static void expect_fallback(const char *dir, cd_source *s, const char *reason, const char *what) {
@@ -533,7 +533,7 @@ static void publish(const char *dir, cd_source *s, char *seg_path, size_t n) {
   xchg_error err;
   TU_OK(acquire_checked(c, s, dir, NULL, NULL, &err), err);
   TU_EXPECT(metrics(c).host_decodes == 1);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   find_file(dir, ".seg", seg_path, n);
 }
 
@@ -542,7 +542,7 @@ static void expect_mapped(const char *dir, cd_source *s, const char *what) {
   xchg_error err;
   TU_CHECK(acquire_checked(c, s, dir, NULL, NULL, &err) == XCHG_OK, "%s: %s", what, err.message);
   TU_CHECK(metrics(c).host_maps == 1 && metrics(c).decodes == 0, "%s: not mapped", what);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
 }
 
 static void test_refused(void) {
@@ -636,7 +636,7 @@ static void test_corrupted(void) {
   xchg_cache *c = host_cache(dir, INT64_MAX, 0);
   xchg_error err;
   TU_OK(acquire_key_checked(c, &s, "zz", dir, NULL, NULL, &err), err);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   char other[512] = "";
   DIR *d = opendir(dir);
   for (struct dirent *de; d && (de = readdir(d));)
@@ -649,7 +649,7 @@ static void test_corrupted(void) {
   xchg_error why;
   TU_CHECK(metrics(c).host_fallbacks == 1 && xchg_cache_host_error(c, &why) &&
            strstr(why.message, "another key"), "a segment of another key was used");
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   TU_EXPECT(tu_write_file(seg, good, size) == 0);
   expect_mapped(dir, &s, "the segment restored");
   free(good);
@@ -682,7 +682,7 @@ static void test_bad_bytes(void) {
            count_files(dir, "", NULL) - 2);
   TU_OK(acquire_checked(c, &s, dir, NULL, NULL, &err), err);
   TU_EXPECT(metrics(c).host_decodes == 1);
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   cd_source_free(&s);
   remove_dir(dir);
 }
@@ -698,7 +698,7 @@ static void test_without_host_dir(void) {
   xchg_cache_metrics m = metrics(c);
   TU_CHECK(m.decodes == 1 && m.host_maps == 0 && m.host_fallbacks == 0 && !xchg_cache_host_error(c, &err),
            "the host store acted without a directory");
-  xchg_cache_destroy(c);
+  xchg_cache_free(c);
   cd_source_free(&s);
 }
 

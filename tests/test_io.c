@@ -142,7 +142,7 @@ static void test_buf_source(void) {
   xchg_buf_unref(buf); /* the source holds its own reference */
   if (src == NULL) return;
   check_random_access(src, n, 1);
-  xchg_source_close(src);
+  xchg_source_free(src);
 }
 
 typedef struct release_count {
@@ -168,7 +168,7 @@ static void test_memory_source_release(void) {
   xchg_buf *slice = NULL;
   CHECK_OK(xchg_source_read_buf(src, 16, &slice, &err));
   TU_EXPECT(slice != NULL && xchg_buf_data(slice) == data + 4000);
-  xchg_source_close(src);
+  xchg_source_free(src);
   TU_EXPECT(rc.calls == 0); /* the slice still points into the memory */
   TU_EXPECT(slice != NULL && pattern_matches(xchg_buf_data(slice), 4000, 16));
   xchg_buf_unref(slice);
@@ -194,7 +194,7 @@ static void test_mmap_file(void) {
     TU_EXPECT(slice != NULL && whole != NULL && xchg_buf_data(slice) >= xchg_buf_data(whole) &&
           xchg_buf_data(slice) + 4096 <= xchg_buf_data(whole) + n);
     xchg_buf_unref(whole);
-    xchg_source_close(src);
+    xchg_source_free(src);
     TU_EXPECT(slice != NULL && pattern_matches(xchg_buf_data(slice), 123456, 4096));
     xchg_buf_unref(slice);
   }
@@ -212,7 +212,7 @@ static void test_read_file(void) {
   CHECK_OK(xchg_source_open_file(path, XCHG_FILE_READ, &src, &err));
   if (src != NULL) {
     check_random_access(src, n, 0);
-    xchg_source_close(src);
+    xchg_source_free(src);
   }
   unlink(path);
   free(path);
@@ -234,7 +234,7 @@ static void test_empty_file(void) {
     b = NULL;
     TU_EXPECT(xchg_source_read_buf(src, 1, &b, &err) == XCHG_EIO && b == NULL);
     check_truncation_message(&err, 0, 1);
-    xchg_source_close(src);
+    xchg_source_free(src);
   }
   unlink(path);
   free(path);
@@ -259,7 +259,7 @@ static void test_open_errors(void) {
     size_t got = 1;
     CHECK_OK(xchg_source_read(src, &byte, 1, &got, &err));
     TU_EXPECT(got == 0);
-    xchg_source_close(src);
+    xchg_source_free(src);
   }
 }
 
@@ -293,7 +293,7 @@ static void test_gold_file_modes_agree(void) {
     CHECK_OK(xchg_source_read_buf(src, n, &all, &err));
     TU_EXPECT(all != NULL && memcmp(xchg_buf_data(all), expect, n) == 0);
     xchg_buf_unref(all);
-    xchg_source_close(src);
+    xchg_source_free(src);
   }
   free(expect);
 }
@@ -364,7 +364,7 @@ static void test_pipe_source(size_t n, size_t big_read) {
     check_truncation_message(&err, at, ask - (n - at));
     TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
     TU_EXPECT(xchg_source_position(src) == n);
-    xchg_source_close(src);
+    xchg_source_free(src);
   }
   pthread_join(thread, NULL);
   TU_EXPECT(fcntl(fds[0], F_GETFD) == -1 && errno == EBADF); /* own_fd closed it */
@@ -394,7 +394,7 @@ static void test_fd_regular_file(void) {
     TU_EXPECT(xchg_source_position(src) == 30116);
     CHECK_OK(xchg_source_read(src, tmp, sizeof tmp, &got, &err));
     TU_EXPECT(got == 16 && pattern_matches(tmp, 31116, 16));
-    xchg_source_close(src);
+    xchg_source_free(src);
   }
   TU_EXPECT(fcntl(fd, F_GETFD) != -1); /* not owned: still open */
   close(fd);
@@ -452,7 +452,7 @@ static void test_callback_source(void) {
     TU_EXPECT(xchg_source_read_buf(src, 1001, &b, &err) == XCHG_EIO);
     check_truncation_message(&err, 4000, 1);
     TU_EXPECT(c.closed == 0);
-    xchg_source_close(src);
+    xchg_source_free(src);
     TU_EXPECT(c.closed == 1);
   }
 
@@ -464,7 +464,7 @@ static void test_callback_source(void) {
     TU_EXPECT(xchg_source_read_buf(src, 4000, &b, &err) == XCHG_EIO && b == NULL);
     TU_EXPECT(strstr(err.message, "at byte 3000") != NULL &&
           strstr(err.message, "network went away") != NULL);
-    xchg_source_close(src);
+    xchg_source_free(src);
   }
 
   /* A callback claiming more bytes than asked is caught. */
@@ -475,7 +475,7 @@ static void test_callback_source(void) {
     size_t got = 0;
     TU_EXPECT(xchg_source_read(src, tmp, sizeof tmp, &got, &err) == XCHG_EIO);
     TU_EXPECT(got == 1000);
-    xchg_source_close(src);
+    xchg_source_free(src);
   }
   TU_EXPECT(xchg_source_from_callback(NULL, NULL, NULL) == NULL);
   free(data);
@@ -495,7 +495,7 @@ int main(void) {
   test_pipe_source(110010 + (20u << 20) + 5000, 20u << 20); /* beyond the growth threshold */
   test_fd_regular_file();
   test_callback_source();
-  xchg_source_close(NULL);
+  xchg_source_free(NULL);
   TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
   TU_EXPECT(xchg_buf_live_count() == live0);
   return tu_finish("io");

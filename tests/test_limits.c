@@ -44,7 +44,7 @@ static xchg_status read_ipc(const uint8_t *data, size_t size, const xchg_read_op
     if (st != XCHG_OK || a.release == NULL) break;
     a.release(&a);
   }
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   TU_CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked", xchg_buf_live_count() - live);
   inputs++;
   errors += st != XCHG_OK;
@@ -195,13 +195,13 @@ static int64_t measure_file(const uint8_t *data, size_t size, int64_t *largest_b
     struct ArrowArray a;
     t.bytes = 0;
     if (xchg_ipc_reader_read_batch(r, i, &a, &err) != XCHG_OK) {
-      xchg_ipc_reader_close(r);
+      xchg_ipc_reader_free(r);
       return -1;
     }
     a.release(&a);
     if (t.bytes > largest_batch) largest_batch = t.bytes;
   }
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   *largest_buffer = t.largest_buffer;
   return largest_batch;
 }
@@ -303,7 +303,7 @@ static void implausible_claims(const char *gold_dir) {
     expect_error(what, xchg_cache_acquire(cache, "k", &b, NULL, 0, NULL, NULL, &h, &err), &err,
                  XCHG_EFORMAT, names);
     xchg_cache_release(h);
-    xchg_cache_destroy(cache);
+    xchg_cache_free(cache);
     /* 2^60 with the caps out of the way: refused before the allocation,
      * which could not succeed (XCHG_ENOMEM, or an ASan report). */
     xchg_read_options opts;
@@ -402,7 +402,7 @@ static xchg_status read_cached(const uint8_t *data, size_t size, const xchg_cach
   xchg_cache_holder *h = NULL;
   xchg_status st = xchg_cache_acquire(cache, "k", &b, NULL, 0, NULL, NULL, &h, err);
   xchg_cache_release(h);
-  xchg_cache_destroy(cache);
+  xchg_cache_free(cache);
   TU_CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked", xchg_buf_live_count() - live);
   inputs++;
   errors += st != XCHG_OK;
@@ -429,7 +429,7 @@ static void cache_caps(const char *gold_dir) {
   opts.pool = xchg_pool_create(2);
   opts.read.task_bytes = 1;
   TU_CHECK(read_cached(data, size, &opts, &err) == XCHG_OK, "cache on a pool: %s", err.message);
-  xchg_pool_destroy(opts.pool);
+  xchg_pool_free(opts.pool);
   free(data);
 }
 
@@ -625,7 +625,7 @@ static xchg_status read_stream(const uint8_t *data, size_t size, xchg_stream_cod
     if (st == XCHG_OK) st = xchg_istream_next(s, &p, &n, err);
     if (st != XCHG_OK || n == 0) break;
   }
-  xchg_istream_close(s);
+  xchg_istream_free(s);
   TU_CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked", xchg_buf_live_count() - live);
   inputs++;
   errors += st != XCHG_OK;
@@ -674,7 +674,7 @@ static xchg_status read_rows(const uint8_t *data, size_t size, size_t max_row, x
     st = xchg_row_reader_next(r, &row, &len, err);
     if (row == NULL) break;
   }
-  xchg_row_reader_close(r);
+  xchg_row_reader_free(r);
   inputs++;
   errors += st != XCHG_OK;
   return st;

@@ -38,7 +38,7 @@ static void expect_error(const uint8_t *data, size_t size, xchg_status status, c
              "%s (%s): %s: %s, expected %s: %s", what,
              way == 0 ? "memory" : "in order", xchg_status_name(st), st == XCHG_OK ? "opened" : err.message,
              xchg_status_name(status), want);
-    xchg_ipc_reader_close(r);
+    xchg_ipc_reader_free(r);
   }
 }
 
@@ -99,7 +99,7 @@ static void test_magic_alone(void) {
     xchg_status st = xchg_ipc_reader_open(src, &opts, &r, &err);
     TU_CHECK(st == XCHG_EIO, "the file magic alone (%s): %s: %s", way == 0 ? "memory" : "in order",
              xchg_status_name(st), st == XCHG_OK ? "opened" : err.message);
-    xchg_ipc_reader_close(r);
+    xchg_ipc_reader_free(r);
   }
 }
 

@@ -112,7 +112,7 @@ static int xchg_sums(const char *path, xchg_block_codec want, file_sums *out, ch
   int rc = 0;
   if (xchg_ipc_reader_schema(r, &schema, &err) != XCHG_OK) {
     snprintf(msg, n, "schema: %s", err.message);
-    xchg_ipc_reader_close(r);
+    xchg_ipc_reader_free(r);
     return -1;
   }
   out->n = (int)schema.n_children;
@@ -140,7 +140,7 @@ static int xchg_sums(const char *path, xchg_block_codec want, file_sums *out, ch
     rc = -1;
   }
   schema.release(&schema);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return rc;
 }
 

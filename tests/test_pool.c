@@ -112,7 +112,7 @@ int main(void) {
   int off = 1;
   TU_CHECK(one && xchg_pool_threads(one) == 1, "a pool of one thread");
   TU_CHECK(run_loop(one, 1000, &off) && !off, "a pool of one runs every index inline, once");
-  xchg_pool_destroy(one);
+  xchg_pool_free(one);
 
   xchg_pool *pool = xchg_pool_create(4);
   TU_CHECK(pool && xchg_pool_threads(pool) == 4, "a pool of four threads");
@@ -138,11 +138,11 @@ int main(void) {
     all &= args[i].ok;
   }
   TU_CHECK(all, "six threads running loops on one pool at once");
-  xchg_pool_destroy(pool);
+  xchg_pool_free(pool);
 
   xchg_pool *two = xchg_pool_create(2);
   check_background_loops(two, "pool of two");
-  xchg_pool_destroy(two);
+  xchg_pool_free(two);
   check_background_loops(NULL, "no pool");
 
   TU_CHECK(xchg_pool_default() == xchg_pool_default() && xchg_pool_threads(xchg_pool_default()) >= 1,

@@ -76,7 +76,7 @@ static outcome read_stream(const xchg_buf *data, xchg_pool *pool, const config *
     a.release(&a);
     o.again = -1;
   }
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return o;
 }
 
@@ -105,7 +105,7 @@ static void check_same_outcome(const char *what, const xchg_buf *data, int64_t w
     describe(&configs[i], name, sizeof name);
     xchg_pool *pool = xchg_pool_create(configs[i].threads);
     outcome o = read_stream(data, pool, &configs[i]);
-    xchg_pool_destroy(pool);
+    xchg_pool_free(pool);
     TU_CHECK(!o.bad_batch && o.batches == base.batches && o.status == base.status &&
               strcmp(o.message, base.message) == 0 && o.again == base.again,
           "%s, %s: %lld batches, status %d '%s', then %d; without a pool %lld, %d '%s', then %d", what, name,
@@ -178,9 +178,9 @@ static void check_close_in_flight(const xchg_buf *data) {
       ok = xchg_ipc_reader_next(r, &a, &err) == XCHG_OK && a.release;
       if (ok) a.release(&a);
     }
-    if (ok) xchg_ipc_reader_close(r);
+    if (ok) xchg_ipc_reader_free(r);
   }
-  xchg_pool_destroy(pool);
+  xchg_pool_free(pool);
   TU_CHECK(ok, "closing a reader with batches read ahead");
 }
 
@@ -209,8 +209,8 @@ static void check_select_after_read_ahead(const xchg_buf *data) {
     n++;
   }
   TU_CHECK(ok && n == N_BATCHES, "every batch after the refused select: %lld %s", (long long)n, msg);
-  xchg_ipc_reader_close(r);
-  xchg_pool_destroy(pool);
+  xchg_ipc_reader_free(r);
+  xchg_pool_free(pool);
 }
 
 typedef struct reader_thread {
@@ -245,7 +245,7 @@ static void check_shared_pool(const xchg_buf *data) {
     pthread_join(threads[i], NULL);
     ok &= args[i].ok;
   }
-  xchg_pool_destroy(pool);
+  xchg_pool_free(pool);
   TU_CHECK(ok, "four readers sharing one pool");
 }
 

@@ -515,7 +515,7 @@ int main(int argc, char **argv) {
     }
   }
   check_coalesce_dictionaries();
-  xchg_pool_destroy(pool);
+  xchg_pool_free(pool);
   rt_free_paths(paths, n);
   return tu_finish("roundtrip");
 }

@@ -99,7 +99,7 @@ static void test_next_row(xchg_stream_codec codec, size_t window) {
   const uint8_t *row = (const uint8_t *)1;
   uint32_t len;
   TU_CHECK(xchg_row_reader_next(r, &row, &len, &err) == XCHG_OK && row == NULL, "repeated end");
-  xchg_row_reader_close(r);
+  xchg_row_reader_free(r);
   free(raw.data);
   free(enc.data);
 }
@@ -119,7 +119,7 @@ static void test_batches(void) {
   }
   TU_CHECK(i == NROWS && bad == 0, "batches: %zu rows, %zu wrong", i, bad);
   TU_CHECK(batches >= NROWS / 100 && batches < NROWS / 10, "%zu batches", batches);
-  xchg_row_reader_close(r);
+  xchg_row_reader_free(r);
   free(raw.data);
   free(enc.data);
 }
@@ -144,7 +144,7 @@ static void test_errors(void) {
     else
       TU_CHECK(st == XCHG_EIO && n == whole && strstr(err.message, "row") != NULL,
                "cut at %zu: %s after %zu rows: %s", cut, xchg_status_name(st), n, err.message);
-    xchg_row_reader_close(r);
+    xchg_row_reader_free(r);
   }
   /* A row over the limit. */
   xchg_row_reader *r = open_rows(raw, XCHG_STREAM_NONE, 65536, 200);
@@ -155,11 +155,11 @@ static void test_errors(void) {
   while ((st = xchg_row_reader_next(r, &row, &len, &err)) == XCHG_OK && row != NULL) {
   }
   TU_CHECK(st == XCHG_ELIMIT, "row over the limit: %s", xchg_status_name(st));
-  xchg_row_reader_close(r);
+  xchg_row_reader_free(r);
   /* Nothing at all. */
   r = open_rows(nothing, XCHG_STREAM_LZ4_FRAME, 65536, 0);
   TU_CHECK(xchg_row_reader_next(r, &row, &len, &err) == XCHG_OK && row == NULL, "empty stream");
-  xchg_row_reader_close(r);
+  xchg_row_reader_free(r);
   free(raw.data);
 }
 

@@ -110,7 +110,7 @@ static xchg_status decode_all(xchg_stream_codec codec, enum source_kind kind, tu
     if (st != XCHG_OK || (got < n)) break;
   }
   free(tmp);
-  xchg_istream_close(s);
+  xchg_istream_free(s);
   return st;
 }
 
@@ -335,7 +335,7 @@ static void test_empty(void) {
         size_t n = 99;
         TU_CHECK(xchg_istream_next(s, &p, &n, &err) == XCHG_OK && n == 0, "next at EOF #%d", i);
       }
-      xchg_istream_close(s);
+      xchg_istream_free(s);
     }
     free(enc.data);
     free(three.data);

@@ -73,7 +73,7 @@ static void read_wrapped(const char *name, const char *how, tu_bytes wrapped, co
   TU_CHECK(st == XCHG_OK, "%s %s: open: %s", name, how, err.message);
   if (st != XCHG_OK) return;
   read_and_compare(name, how, reader, doc);
-  xchg_ipc_reader_close(reader);
+  xchg_ipc_reader_free(reader);
 }
 
 /* A shuffle partition as Comet writes it: blocks one after another, each
@@ -109,7 +109,7 @@ static void test_comet_members(const char *dir) {
     TU_CHECK(st == XCHG_OK, "comet block %d: open: %s", members, err.message);
     if (st != XCHG_OK || members >= 3 || docs[members] == NULL) break;
     read_and_compare(names[members], "comet block", reader, docs[members]);
-    xchg_ipc_reader_close(reader);
+    xchg_ipc_reader_free(reader);
     TU_CHECK(xchg_istream_comet_field_count(s) == 1000 + members, "block %d field count %lld",
              members, (long long)xchg_istream_comet_field_count(s));
     members++;
@@ -117,7 +117,7 @@ static void test_comet_members(const char *dir) {
     TU_CHECK(st == XCHG_OK, "next member: %s", err.message);
   }
   TU_CHECK(members == 3 && !more, "%d comet blocks read", members);
-  xchg_istream_close(s);
+  xchg_istream_free(s);
   for (int i = 0; i < 3; i++) arrow_json_free(docs[i]);
   free(blocks.data);
 }

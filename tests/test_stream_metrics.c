@@ -114,7 +114,7 @@ static void test_cached_reads_add_no_time(void) {
   xchg_istream_metrics(s, &m2);
   TU_CHECK(m2.refills == 2 && m2.wall_ns > m1.wall_ns, "crossing read: %lld refills",
            (long long)m2.refills);
-  xchg_istream_close(s);
+  xchg_istream_free(s);
   free(payload.data);
   free(enc.data);
 }
@@ -175,7 +175,7 @@ static void test_varied_reads(xchg_stream_codec codec, int metrics) {
              "metrics %s: wall %lld ns", metrics ? "on" : "off", (long long)m.wall_ns);
     TU_CHECK(xchg_istream_position(s) == payload.size, "position");
     free(out);
-    xchg_istream_close(s);
+    xchg_istream_free(s);
   }
   free(payload.data);
   free(enc.data);
@@ -195,7 +195,7 @@ static void test_blocking_time(void) {
   TU_CHECK(m.blocking_ns >= (int64_t)src.reads * 2000000 && m.wall_ns >= m.blocking_ns,
            "%d slow reads, blocking %lld ns, wall %lld ns", src.reads, (long long)m.blocking_ns,
            (long long)m.wall_ns);
-  xchg_istream_close(s);
+  xchg_istream_free(s);
   free(payload.data);
   free(enc.data);
 }
@@ -223,7 +223,7 @@ static void test_truncated_frame(void) {
     /* The error sticks. */
     TU_CHECK(xchg_istream_read(s, out, 1, &got, &err) == st, "sticky error");
     free(out);
-    xchg_istream_close(s);
+    xchg_istream_free(s);
     xchg_buf_unref(b);
   }
   free(payload.data);
@@ -243,7 +243,7 @@ static void test_empty_frame(void) {
   TU_CHECK(xchg_istream_read(s, out, sizeof out, &got, &err) == XCHG_OK && got == 1000 &&
                memcmp(out, payload.data, 1000) == 0,
            "data after an empty frame: %zu bytes", got);
-  xchg_istream_close(s);
+  xchg_istream_free(s);
   free(enc.data);
   free(more.data);
   free(payload.data);
@@ -271,7 +271,7 @@ static void test_as_source(void) {
            "rest through the adapter: %zu bytes", got);
   TU_CHECK(xchg_source_position(src) == payload.size, "adapter position");
   free(rest);
-  xchg_source_close(src);
+  xchg_source_free(src);
   free(payload.data);
 }
 
@@ -305,7 +305,7 @@ static void test_chunks_and_cancel(void) {
   xchg_status st = xchg_source_read(c, buf, 100, &got, &err);
   TU_CHECK(st == XCHG_ECANCELLED && strstr(err.message, "cancel") != NULL, "cancelled read: %s",
            xchg_status_name(st));
-  xchg_source_close(c);
+  xchg_source_free(c);
   free(payload.data);
 }
 
@@ -323,7 +323,7 @@ static void test_cancel_mid_read(void) {
   xchg_status st = xchg_source_read(c, buf, payload.size, &got, &err);
   TU_CHECK(st == XCHG_ECANCELLED && got == 2 * 65536, "cancelled mid-read: %s after %zu bytes",
            xchg_status_name(st), got);
-  xchg_source_close(c);
+  xchg_source_free(c);
   free(buf);
   free(payload.data);
 }
@@ -357,7 +357,7 @@ static void check_decodes(xchg_source *src, tu_bytes payload, const char *what) 
   TU_CHECK(st == XCHG_OK && got == payload.size && memcmp(out, payload.data, got) == 0,
            "%s: %s, %zu bytes", what, st == XCHG_OK ? "content" : err.message, got);
   free(out);
-  xchg_istream_close(s);
+  xchg_istream_free(s);
 }
 
 static void test_files_and_pipes(void) {

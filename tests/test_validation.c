@@ -208,7 +208,7 @@ static xchg_status read_with(const xchg_buf *data, xchg_validation mode, xchg_er
     if (st != XCHG_OK || !a.release) break;
     a.release(&a);
   }
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   TU_CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked", xchg_buf_live_count() - live);
   return st;
 }

@@ -109,7 +109,7 @@ static void check_sinks(const char *name, const rt_data *src) {
       if (!same_bytes(par, xchg_buf_data(mem), xchg_buf_size(mem))) tu_fail(what, "pool output differs from serial output");
       xchg_buf_unref(par);
     }
-    xchg_pool_destroy(pool);
+    xchg_pool_free(pool);
     xchg_buf_unref(mem);
   }
 }

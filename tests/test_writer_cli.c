@@ -131,7 +131,7 @@ static int ipc_sums(xchg_source *src, want_sums *got, int64_t *rows, uint8_t *se
   struct ArrowSchema schema;
   int rc = 0;
   if (xchg_ipc_reader_schema(r, &schema, &err) != XCHG_OK) {
-    xchg_ipc_reader_close(r);
+    xchg_ipc_reader_free(r);
     return snprintf(msg, MSG, "%s", err.message) * 0 - 1;
   }
   got->n = (int)schema.n_children;
@@ -157,7 +157,7 @@ static int ipc_sums(xchg_source *src, want_sums *got, int64_t *rows, uint8_t *se
     b.release(&b);
   }
   schema.release(&schema);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return rc;
 }
 
@@ -256,7 +256,7 @@ static void check_gen(void) {
       for (int k = 4; k < 104; k++) sum += row[k];
       n++;
     }
-    xchg_istream_close(s);
+    xchg_istream_free(s);
     if (n != 3000 || sum != want.payload) tu_fail("gen rows", "rows or payload sum differ from --sums");
   }
   if (tu_run("'%s' gen nosuchshape '%s/x' 2>/dev/null", cli, dir) != 2) tu_fail("gen nosuchshape", "exit status not 2");

@@ -190,7 +190,7 @@ XCHG_API xchg_cache *xchg_cache_create(const xchg_cache_options *opts);
 /** Frees the cache and every entry it retains.  Every holder must have been
  * released; arrays and streams handed out stay valid (they keep their
  * buffers). */
-XCHG_API void xchg_cache_destroy(xchg_cache *cache);
+XCHG_API void xchg_cache_free(xchg_cache *cache);
 
 /** One IPC stream of a broadcast: its encoded bytes, as memory chunks (a
  * JVM's heap chunks need not be joined), wrapped in a stream codec

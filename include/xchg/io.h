@@ -92,7 +92,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_source_seek(xchg_source *src, uint64_t 
 XCHG_API xchg_buf *xchg_source_memory(const xchg_source *src);
 
 /** Closes the source and frees it (NULL is a no-op). */
-XCHG_API void xchg_source_close(xchg_source *src);
+XCHG_API void xchg_source_free(xchg_source *src);
 
 /* ---- Chunk lists and cancellation (src/io/chunks.c, src/io/cancel.c) ---- */
 

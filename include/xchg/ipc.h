@@ -270,7 +270,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_to_stream(xchg_ipc_reader *r
                                                               struct ArrowArrayStream *out,
                                                               xchg_error *err);
 
-XCHG_API void xchg_ipc_reader_close(xchg_ipc_reader *reader);
+XCHG_API void xchg_ipc_reader_free(xchg_ipc_reader *reader);
 
 /* ---- Batches decoded one payload at a time (src/ipc/batch_decoder.c) ----
  *
@@ -341,7 +341,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_batch_decoder_decode_many(
     const xchg_batch_decoder *dec, xchg_source *const *srcs, int64_t n, int64_t first_batch,
     struct ArrowArray *outs, int64_t *metadata_bytes, xchg_error *err);
 
-XCHG_API void xchg_batch_decoder_close(xchg_batch_decoder *dec);
+XCHG_API void xchg_batch_decoder_free(xchg_batch_decoder *dec);
 
 #ifdef __cplusplus
 }

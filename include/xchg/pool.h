@@ -28,7 +28,7 @@ typedef struct xchg_pool xchg_pool;
 XCHG_API xchg_pool *xchg_pool_create(int threads);
 
 /** Waits for running loops to finish, then stops the workers. */
-XCHG_API void xchg_pool_destroy(xchg_pool *pool);
+XCHG_API void xchg_pool_free(xchg_pool *pool);
 
 /** The process-wide pool, created on first use with one thread per core
  * (or XCHG_THREADS from the environment).  Never destroyed. */

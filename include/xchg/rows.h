@@ -54,7 +54,7 @@ XCHG_API uint64_t xchg_row_reader_copied_rows(const xchg_row_reader *r);
 XCHG_API xchg_istream *xchg_row_reader_stream(xchg_row_reader *r);
 
 /** Closes the reader and its stream (NULL is a no-op). */
-XCHG_API void xchg_row_reader_close(xchg_row_reader *r);
+XCHG_API void xchg_row_reader_free(xchg_row_reader *r);
 
 #ifdef __cplusplus
 }

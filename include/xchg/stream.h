@@ -157,7 +157,7 @@ XCHG_API uint64_t xchg_istream_position(const xchg_istream *s);
 XCHG_API void xchg_istream_metrics(const xchg_istream *s, xchg_stream_metrics *out);
 
 /** Closes the stream and its source (NULL is a no-op). */
-XCHG_API void xchg_istream_close(xchg_istream *s);
+XCHG_API void xchg_istream_free(xchg_istream *s);
 
 /** Wraps s as an xchg_source of the decompressed bytes, which takes s over
  * (closed with the source).  Returns NULL when out of memory, in which case

@@ -88,14 +88,14 @@ xchg_pool *xchg_pool_create(int threads) {
   for (int i = 0; i < p->threads - 1; i++) {
     if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0) {
       p->threads = i + 1; /* keep the workers that started */
-      xchg_pool_destroy(p);
+      xchg_pool_free(p);
       return NULL;
     }
   }
   return p;
 }
 
-void xchg_pool_destroy(xchg_pool *p) {
+void xchg_pool_free(xchg_pool *p) {
   if (!p) return;
   pthread_mutex_lock(&p->lock);
   p->shutdown = 1;

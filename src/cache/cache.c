@@ -242,7 +242,7 @@ void cache_entry_unref(cache_entry *e) {
   entries_free(c, freed);
 }
 
-void xchg_cache_destroy(xchg_cache *c) {
+void xchg_cache_free(xchg_cache *c) {
   if (!c) return;
   cache_entry *freed = NULL;
   pthread_mutex_lock(&c->lock);
@@ -366,7 +366,7 @@ static xchg_status read_schema(const xchg_cache *c, const xchg_broadcast *b, xch
   xchg_status st = open_part(c, b, 0, cancel, cancel_ctx, first, err);
   if (st == XCHG_OK) st = xchg_ipc_reader_schema(*first, schema, err);
   if (st != XCHG_OK) {
-    xchg_ipc_reader_close(*first);
+    xchg_ipc_reader_free(*first);
     *first = NULL;
   }
   return st;
@@ -537,9 +537,9 @@ static xchg_status decode_columns(const xchg_cache *c, const cache_entry *e,
       s.release(&s);
     }
     if (st == XCHG_OK) st = decode_part(r, p, columns, n, e->n_columns, d, err);
-    xchg_ipc_reader_close(r);
+    xchg_ipc_reader_free(r);
   }
-  xchg_ipc_reader_close(first);
+  xchg_ipc_reader_free(first);
   if (st == XCHG_OK && n < e->n_columns && n > 0 && !is_segment(e, b))
     st = compact_columns(d, err);
   for (int64_t k = 0; k < n && st == XCHG_OK; k++) {
@@ -870,7 +870,7 @@ xchg_status xchg_cache_acquire(xchg_cache *c, const char *key, const xchg_broadc
   evict_locked(c, now_ns(), &freed); /* what was decoded may exceed the budget */
 done:
   pthread_mutex_unlock(&c->lock);
-  xchg_ipc_reader_close(first);
+  xchg_ipc_reader_free(first);
   free(claimed);
   account(c, added);
   account_shared(c, shared_added);

@@ -427,7 +427,7 @@ static xchg_status write_part(segment_writer *w, const host_request *req, int64_
   }
   if (schema.release) schema.release(&schema);
   xchg_ipc_writer_free(wr);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return st;
 }
 

@@ -110,13 +110,13 @@ int xc_cmd_convert(int argc, char **argv) {
   if (xc_open_input(in, &read_opts, &r, &err) != XCHG_OK) return xc_runtime_error(in, err.message);
   struct ArrowSchema schema;
   if (xchg_ipc_reader_schema(r, &schema, &err) != XCHG_OK) {
-    xchg_ipc_reader_close(r);
+    xchg_ipc_reader_free(r);
     return xc_runtime_error(in, err.message);
   }
   xc_output o;
   if (xc_output_open(&o, out, in, &err) != XCHG_OK) {
     schema.release(&schema);
-    xchg_ipc_reader_close(r);
+    xchg_ipc_reader_free(r);
     xc_output_discard(&o);
     return xc_output_error(&o, err.message);
   }
@@ -136,7 +136,7 @@ int xc_cmd_convert(int argc, char **argv) {
   }
   if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
   xchg_ipc_writer_free(w);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   xc_progress_end(&progress);
   if (st == XCHG_OK) st = xc_output_commit(&o, &err);
   xc_output_discard(&o); /* after a failure: the old OUT stays as it was */

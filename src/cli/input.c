@@ -189,7 +189,7 @@ xchg_status xc_input_next(xc_input *in, const xchg_read_options *opts, xchg_ipc_
 void xc_input_end_stream(xc_input *in, xchg_ipc_reader *reader) {
   int64_t end = reader != NULL ? xchg_ipc_reader_stream_end(reader) : -1;
   if (in->memory != NULL) in->stream_end = end >= 0 ? in->stream_start + (uint64_t)end : UINT64_MAX;
-  xchg_ipc_reader_close(reader);
+  xchg_ipc_reader_free(reader);
 }
 
 int64_t xc_input_comet_field_count(const xc_input *in) {
@@ -203,8 +203,8 @@ void xc_input_locate_error(const xc_input *in, xchg_error *err) {
 }
 
 void xc_input_close(xc_input *in) {
-  xchg_source_close(in->plain);
-  xchg_istream_close(in->stream);
+  xchg_source_free(in->plain);
+  xchg_istream_free(in->stream);
   xchg_buf_unref(in->memory);
   memset(in, 0, sizeof *in);
 }

@@ -88,6 +88,6 @@ int xc_inspect_rows(const char *path, xchg_stream_codec codec, int64_t head) {
   if (st != XCHG_OK) rc = xc_runtime_error(path, err.message);
   else if (xs_failed(&out) || fflush(stdout) != 0) rc = xc_runtime_error(path, "cannot write the output");
   xs_free(&out);
-  xchg_row_reader_close(r);
+  xchg_row_reader_free(r);
   return rc;
 }

@@ -157,7 +157,7 @@ xchg_status xchg_istream_open(xchg_source *src, xchg_stream_codec codec,
   if (src == NULL) return xchg_errorf(err, XCHG_EINVAL, "stream: no source");
   xchg_istream *s = calloc(1, sizeof *s);
   if (s == NULL) {
-    xchg_source_close(src);
+    xchg_source_free(src);
     return xchg_errorf(err, XCHG_ENOMEM, "stream: no memory");
   }
   s->src = src;
@@ -192,7 +192,7 @@ xchg_status xchg_istream_open(xchg_source *src, xchg_stream_codec codec,
   if (st == XCHG_OK) st = s->ops->create(&s->state, err);
   if (st != XCHG_OK) {
     s->ops = NULL;
-    xchg_istream_close(s);
+    xchg_istream_free(s);
     return st;
   }
   *out = s;
@@ -329,10 +329,10 @@ uint64_t xchg_istream_position(const xchg_istream *s) {
 
 void xchg_istream_metrics(const xchg_istream *s, xchg_stream_metrics *out) { *out = s->m; }
 
-void xchg_istream_close(xchg_istream *s) {
+void xchg_istream_free(xchg_istream *s) {
   if (s == NULL) return;
   if (s->ops != NULL) s->ops->destroy(s->state);
-  xchg_source_close(s->src);
+  xchg_source_free(s->src);
   free(s->in_owned);
   free(s->out);
   free(s);
@@ -352,14 +352,14 @@ static xchg_status source_finish(xchg_source *src, xchg_error *err) {
   return finish_frame(src->impl, err);
 }
 
-static void source_close(xchg_source *src) { xchg_istream_close(src->impl); }
+static void source_close(xchg_source *src) { xchg_istream_free(src->impl); }
 
 static const xchg_source_vtable owning_source = {source_read, NULL, source_close, source_finish};
 static const xchg_source_vtable borrowing_source = {source_read, NULL, NULL, source_finish};
 
 xchg_source *xchg_istream_to_source(xchg_istream *s) {
   xchg_source *src = xchg_source_create(&owning_source, s, -1, NULL);
-  if (src == NULL) xchg_istream_close(s);
+  if (src == NULL) xchg_istream_free(s);
   return src;
 }
 

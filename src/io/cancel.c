@@ -33,7 +33,7 @@ static xchg_status cancel_seek(xchg_source *src, uint64_t offset, xchg_error *er
 
 static void cancel_close(xchg_source *src) {
   cancel_state *st = src->impl;
-  xchg_source_close(st->inner);
+  xchg_source_free(st->inner);
   free(st);
 }
 
@@ -51,14 +51,14 @@ static const xchg_source_vtable cancel_vtable = {cancel_read, cancel_seek, cance
 xchg_source *xchg_source_with_cancel(xchg_source *inner, xchg_cancel_fn is_cancelled,
                                      void *ctx) {
   if (inner == NULL || is_cancelled == NULL) {
-    xchg_source_close(inner);
+    xchg_source_free(inner);
     return NULL;
   }
   cancel_state *st = malloc(sizeof *st);
   xchg_source *src = st ? xchg_source_create(&cancel_vtable, st, xchg_source_size(inner), NULL) : NULL;
   if (src == NULL) {
     free(st);
-    xchg_source_close(inner);
+    xchg_source_free(inner);
     return NULL;
   }
   st->inner = inner;
@@ -72,7 +72,7 @@ static int flag_is_set(void *ctx) { return __atomic_load_n((const int *)ctx, __A
 
 xchg_source *xchg_source_with_cancel_flag(xchg_source *inner, const int *flag) {
   if (flag == NULL) {
-    xchg_source_close(inner);
+    xchg_source_free(inner);
     return NULL;
   }
   return xchg_source_with_cancel(inner, flag_is_set, (void *)flag);

@@ -469,7 +469,7 @@ xchg_buf *xchg_source_memory(const xchg_source *src) {
   return src != NULL ? xchg_buf_ref(src->memory) : NULL;
 }
 
-void xchg_source_close(xchg_source *src) {
+void xchg_source_free(xchg_source *src) {
   if (src == NULL) return;
   if (src->vtable->close != NULL) src->vtable->close(src);
   xchg_buf_unref(src->memory);

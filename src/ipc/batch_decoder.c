@@ -116,7 +116,7 @@ xchg_status xchg_batch_decoder_open(const void *schema_message, size_t size,
   if (st == XCHG_OK)
     st = ipc_schema_visit_dictionaries(&dec->schema, 0, count_dictionary, &dec->n_dictionaries, err);
   if (st != XCHG_OK) {
-    xchg_batch_decoder_close(dec);
+    xchg_batch_decoder_free(dec);
     return st;
   }
   *out = dec;
@@ -128,7 +128,7 @@ xchg_status xchg_batch_decoder_schema(const xchg_batch_decoder *dec, struct Arro
   return ipc_schema_export(&dec->schema, out, err);
 }
 
-void xchg_batch_decoder_close(xchg_batch_decoder *dec) {
+void xchg_batch_decoder_free(xchg_batch_decoder *dec) {
   if (!dec) return;
   ipc_schema_free(&dec->schema);
   free(dec);

@@ -883,7 +883,7 @@ static xchg_status open_file_in_memory(xchg_ipc_reader *r, ipc_message *first, x
     free(data);
     return st;
   }
-  xchg_source_close(r->src);
+  xchg_source_free(r->src);
   r->src = whole;
   r->memory = xchg_source_memory(whole);
   r->peek_len = r->peek_pos = 0;
@@ -929,7 +929,7 @@ xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_read_options *opts
   *out = NULL;
   xchg_ipc_reader *r = calloc(1, sizeof *r);
   if (!r) {
-    xchg_source_close(src);
+    xchg_source_free(src);
     return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   }
   r->src = src;
@@ -954,7 +954,7 @@ xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_read_options *opts
     }
   }
   if (st != XCHG_OK) {
-    xchg_ipc_reader_close(r);
+    xchg_ipc_reader_free(r);
     return st;
   }
   *out = r;
@@ -1134,14 +1134,14 @@ int64_t xchg_ipc_reader_stream_end(const xchg_ipc_reader *r) {
   return r->finished && r->format == XCHG_IPC_STREAM ? position(r) : -1;
 }
 
-void xchg_ipc_reader_close(xchg_ipc_reader *r) {
+void xchg_ipc_reader_free(xchg_ipc_reader *r) {
   if (!r) return;
   forget_read_ahead(r);
   drop_held(r);
   free(r->held_metadata);
   free(r->column_bytes);
   xchg_buf_unref(r->memory);
-  xchg_source_close(r->src);
+  xchg_source_free(r->src);
   ipc_schema_free(&r->schema);
   ipc_dictionaries_free(&r->dicts);
   free(r->batch_blocks);
@@ -1178,7 +1178,7 @@ static const char *stream_last_error(struct ArrowArrayStream *s) {
 }
 
 static void stream_release(struct ArrowArrayStream *s) {
-  xchg_ipc_reader_close(s->private_data);
+  xchg_ipc_reader_free(s->private_data);
   s->release = NULL;
 }
 

@@ -28,7 +28,7 @@ xchg_status xchg_row_reader_open(xchg_istream *s, size_t max_row_size, xchg_row_
   if (s == NULL) return xchg_errorf(err, XCHG_EINVAL, "row reader: no stream");
   xchg_row_reader *r = calloc(1, sizeof *r);
   if (r == NULL) {
-    xchg_istream_close(s);
+    xchg_istream_free(s);
     return xchg_errorf(err, XCHG_ENOMEM, "row reader: no memory");
   }
   r->stream = s;
@@ -161,9 +161,9 @@ uint64_t xchg_row_reader_rows(const xchg_row_reader *r) { return r->rows; }
 uint64_t xchg_row_reader_copied_rows(const xchg_row_reader *r) { return r->copied; }
 xchg_istream *xchg_row_reader_stream(xchg_row_reader *r) { return r->stream; }
 
-void xchg_row_reader_close(xchg_row_reader *r) {
+void xchg_row_reader_free(xchg_row_reader *r) {
   if (r == NULL) return;
-  xchg_istream_close(r->stream);
+  xchg_istream_free(r->stream);
   free(r->scratch);
   free(r);
 }

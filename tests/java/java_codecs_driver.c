@@ -51,7 +51,7 @@ static xchg_status xchg_decode(tu_bytes in, xchg_stream_codec codec, tu_bytes *o
     memcpy(out->data + out->size, p, n);
     out->size += n;
   }
-  xchg_istream_close(s);
+  xchg_istream_free(s);
   return st;
 }
 

@@ -25,6 +25,6 @@ int64_t tu_map_bodies(const uint8_t *data, size_t size, tu_body *out, int64_t ma
   if (xchg_ipc_reader_open_memory(data, size, NULL, NULL, &opts, &r, &err) != XCHG_OK) return l.n;
   struct ArrowArray a;
   while (xchg_ipc_reader_next(r, &a, &err) == XCHG_OK && a.release) a.release(&a);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return l.n;
 }

@@ -130,7 +130,7 @@ int rt_read_file(const char *path, rt_data *out, char *msg, size_t msgsz) {
     return -1;
   }
   int rc = read_all(r, out, msg, msgsz);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return rc;
 }
 
@@ -150,7 +150,7 @@ int rt_read_buf(xchg_buf *buf, rt_data *out, char *msg, size_t msgsz) {
     return -1;
   }
   int rc = read_all(r, out, msg, msgsz);
-  xchg_ipc_reader_close(r);
+  xchg_ipc_reader_free(r);
   return rc;
 }
 

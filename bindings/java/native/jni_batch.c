@@ -49,8 +49,8 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchReader_nOpen(JNIEnv *env, jclass 
   if (st == XCHG_OK) return XJ_HANDLE(r);
   xj_throw_error(env, st, &err, NULL);
   if (r) {
-    xchg_batch_decoder_close(r->dec);
-    xchg_pool_destroy(r->own_pool);
+    xchg_batch_decoder_free(r->dec);
+    xchg_pool_free(r->own_pool);
   }
   free(r);
   return 0;
@@ -59,8 +59,8 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchReader_nOpen(JNIEnv *env, jclass 
 JNIEXPORT void JNICALL Java_org_xchg_XchgBatchReader_nClose(JNIEnv *env, jclass cls, jlong handle) {
   xj_reader *r = XJ_PTR(xj_reader, handle);
   r->schema.release(&r->schema);
-  xchg_batch_decoder_close(r->dec);
-  xchg_pool_destroy(r->own_pool);
+  xchg_batch_decoder_free(r->dec);
+  xchg_pool_free(r->own_pool);
   free(r);
 }
 
@@ -156,7 +156,7 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgBatchReader_nDecodeHeap(
   if (ok) decode_into(env, XJ_PTR(xj_reader, handle), srcs, n, first_batch, addresses, &metadata);
   else if (!(*env)->ExceptionCheck(env)) xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: payloads");
   for (jsize i = 0; srcs && hp && i < n; i++) {
-    xchg_source_close(srcs[i]);
+    xchg_source_free(srcs[i]);
     if (hp[i].array) (*env)->DeleteLocalRef(env, hp[i].array);
   }
   jlong counts[2] = {body_and_metadata - metadata, metadata};
@@ -209,7 +209,7 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgBatchReader_nDecodeDirect(
   else if (!(*env)->ExceptionCheck(env))
     xj_throw_java(env, "java/lang/IllegalArgumentException",
                   "XchgBatchReader: a payload is not a direct buffer the JVM gives access to");
-  for (jsize i = 0; srcs && i < n; i++) xchg_source_close(srcs[i]);
+  for (jsize i = 0; srcs && i < n; i++) xchg_source_free(srcs[i]);
   free(srcs);
   free(pos);
   free(lim);

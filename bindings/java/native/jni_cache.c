@@ -53,7 +53,7 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nCreate(JNIEnv *env, jclass cls,
 }
 
 JNIEXPORT void JNICALL Java_org_xchg_XchgCache_nDestroy(JNIEnv *env, jclass cls, jlong cache) {
-  xchg_cache_destroy(XJ_PTR(xchg_cache, cache));
+  xchg_cache_free(XJ_PTR(xchg_cache, cache));
 }
 
 JNIEXPORT void JNICALL Java_org_xchg_XchgCache_nTrim(JNIEnv *env, jclass cls, jlong cache) {

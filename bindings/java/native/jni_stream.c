@@ -62,7 +62,7 @@ static void java_input_free(JNIEnv *env, java_input *in) {
 
 static void stream_free(JNIEnv *env, xj_stream *s) {
   if (!s) return;
-  xchg_istream_close(s->stream);
+  xchg_istream_free(s->stream);
   xj_chunks_free(env, s->chunks);
   java_input_free(env, s->input);
   free(s);
