@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs a build tree into a temporary prefix, then builds and runs
 # hello.c against the installed copy — once with the shared library, once
-# with the static one — finding everything through pkg-config alone.
+# with the static one — finding everything through pkg-config alone; and
+# builds the C examples of README.md against it.
 #
 # Usage: run.sh BUILD_DIR CMAKE CC [CFLAGS...]
 #   CFLAGS are added to every compile and link (the sanitizer flags of a
@@ -65,4 +66,29 @@ done
 "$work/hello_static" >"$work/out_static" || fail "hello_static failed"
 grep -q "hello from xchg $version" "$work/out_static" || fail "hello_static printed: $(cat "$work/out_static")"
 
-echo "install test: ok (prefix layout, pkg-config, shared and static links)"
+# The README's C examples build against the installed library as written:
+# a program with main links and runs on a missing input (it must fail
+# cleanly, exit 1, naming the file); a fragment without main compiles.
+readme="$here/../../README.md"
+examples=0
+awk -v dir="$work" '/^```c$/ {n++; out = dir "/readme_" n ".c"; next}
+                    /^```$/ {out = ""; next}
+                    out != "" {print > out}' "$readme"
+for ex in "$work"/readme_*.c; do
+  [[ -f "$ex" ]] || continue
+  examples=$((examples + 1))
+  if grep -q 'int main' "$ex"; then
+    "$cc" "${extra[@]}" -Wall -Werror "${cflags[@]}" "$ex" -o "${ex%.c}" "${libs[@]}" ||
+      fail "README example $(basename "$ex") does not build"
+    status=0
+    LD_LIBRARY_PATH="$libdir" "${ex%.c}" "$work/no-such-file" 2>"$work/example.err" || status=$?
+    [[ $status -eq 1 ]] && grep -q "no-such-file" "$work/example.err" ||
+      fail "README example $(basename "$ex") on a missing file: exit $status, $(cat "$work/example.err")"
+  else
+    "$cc" "${extra[@]}" -Wall -Werror "${cflags[@]}" -c "$ex" -o "${ex%.c}.o" ||
+      fail "README example $(basename "$ex") does not compile"
+  fi
+done
+[[ $examples -gt 0 ]] || fail "no C example found in README.md"
+
+echo "install test: ok (prefix layout, pkg-config, shared and static links, $examples README examples)"
