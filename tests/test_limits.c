@@ -426,10 +426,10 @@ static void cache_caps(const char *gold_dir) {
                "max_batch_bytes");
   /* The cache's own fields still choose validation and the pool. */
   xchg_cache_options_init(&opts);
-  opts.pool = xchg_pool_create(2);
+  opts.read.pool = xchg_pool_create(2);
   opts.read.task_bytes = 1;
   TU_CHECK(read_cached(data, size, &opts, &err) == XCHG_OK, "cache on a pool: %s", err.message);
-  xchg_pool_free(opts.pool);
+  xchg_pool_free(opts.read.pool);
   free(data);
 }
 

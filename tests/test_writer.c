@@ -128,6 +128,8 @@ static void check_array_stream(const char *path, const rt_data *src) {
   }
   xchg_ipc_reader *r;
   struct ArrowArrayStream stream;
+  TU_CHECK(xchg_ipc_reader_to_stream(NULL, &stream, &err) == XCHG_EINVAL && strstr(err.message, "reader is NULL"),
+           "to_stream of no reader: %s", err.message);
   if (xchg_ipc_reader_open_file(path, NULL, &r, &err) != XCHG_OK || xchg_ipc_reader_to_stream(r, &stream, &err) != XCHG_OK) {
     tu_fail("array stream", err.message);
   } else if (xchg_ipc_write_stream_to_memory(&stream, &o, &got, &err) != XCHG_OK) {

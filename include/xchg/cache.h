@@ -150,17 +150,14 @@ typedef struct xchg_cache_options {
    * thread that decoded or dropped the last reference.  May be NULL. */
   void (*on_bytes)(void *ctx, int64_t delta);
   void *on_bytes_ctx;
-  /** How decoded data is checked (default XCHG_VALIDATE_FULL) and the pool
-   * decompression runs on (default NULL: the decoding thread). */
-  xchg_validation validation;
-  xchg_pool *pool;
-  /** The reader's options for every decode: its resource caps above all
-   * (max_buffer_bytes, max_batch_bytes, max_dictionary_bytes, ...), which
-   * an engine may want lower for broadcasts than for its own files;
-   * allow_missing_eos, readahead_bytes and task_bytes apply too.  Its
-   * validation and pool are replaced by the two fields above, and
-   * on_message is not called.  xchg_cache_options_init fills it with
-   * xchg_read_options_init's defaults; it is copied at create. */
+  /** The reader's options for every decode: how decoded data is checked
+   * (validation, default XCHG_VALIDATE_FULL), the pool decompression runs on
+   * (pool, default NULL: the decoding thread), its resource caps
+   * (max_buffer_bytes, max_batch_bytes, max_dictionary_bytes, ..., which an
+   * engine may want lower for broadcasts than for its own files),
+   * allow_missing_eos, readahead_bytes and task_bytes; on_message is not
+   * called.  xchg_cache_options_init fills it with xchg_read_options_init's
+   * defaults; it is copied at create. */
   xchg_read_options read;
   /** The host store (see "Host store" above): a directory shared by the
    * processes of this user on the machine, e.g. "/dev/shm/xchg-<user>";

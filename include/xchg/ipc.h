@@ -265,7 +265,8 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *
 XCHG_API int64_t xchg_ipc_reader_stream_end(const xchg_ipc_reader *reader);
 
 /** Moves the reader into an ArrowArrayStream, which owns it from now on
- * (the reader must not be used or closed by the caller afterwards). */
+ * (the reader must not be used or freed by the caller afterwards).  A NULL
+ * reader or out is XCHG_EINVAL (and nothing is moved). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_to_stream(xchg_ipc_reader *reader,
                                                               struct ArrowArrayStream *out,
                                                               xchg_error *err);

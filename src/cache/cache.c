@@ -34,7 +34,6 @@ void xchg_cache_options_init(xchg_cache_options *opts) {
   memset(opts, 0, sizeof *opts);
   opts->sharing = 1;
   opts->wait_check_ms = 100;
-  opts->validation = XCHG_VALIDATE_FULL;
   xchg_read_options_init(&opts->read);
 }
 
@@ -346,8 +345,6 @@ static xchg_status open_part(const xchg_cache *c, const xchg_broadcast *b, int64
       return xchg_errorf(err, XCHG_ENOMEM, "part %lld: out of memory", (long long)i);
   }
   xchg_read_options opts = c->opts.read;
-  opts.validation = c->opts.validation;
-  opts.pool = c->opts.pool;
   opts.on_message = NULL;
   opts.on_message_ctx = NULL;
   if ((st = xchg_ipc_reader_open(src, &opts, out, err)) == XCHG_OK) return XCHG_OK;

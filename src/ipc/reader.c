@@ -1184,7 +1184,9 @@ static void stream_release(struct ArrowArrayStream *s) {
 
 xchg_status xchg_ipc_reader_to_stream(xchg_ipc_reader *r, struct ArrowArrayStream *out,
                                       xchg_error *err) {
-  (void)err;
+  if (r == NULL || out == NULL)
+    return xchg_errorf(err, XCHG_EINVAL, "xchg_ipc_reader_to_stream: the %s is NULL",
+                       r == NULL ? "reader" : "stream to fill");
   r->last_error.message[0] = '\0';
   out->get_schema = stream_get_schema;
   out->get_next = stream_get_next;

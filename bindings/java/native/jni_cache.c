@@ -40,7 +40,7 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nCreate(JNIEnv *env, jclass cls,
   opts.wait_check_ms = wait_check_ms;
   opts.retain_bytes = retain_bytes;
   opts.retain_ms = retain_ms;
-  opts.validation = full_validation ? XCHG_VALIDATE_FULL : XCHG_VALIDATE_BOUNDS;
+  opts.read.validation = full_validation ? XCHG_VALIDATE_FULL : XCHG_VALIDATE_BOUNDS;
   const char *dir = host_dir ? (*env)->GetStringUTFChars(env, host_dir, NULL) : NULL;
   if (host_dir && !dir) return 0; /* OutOfMemoryError pending */
   opts.host_dir = dir;
