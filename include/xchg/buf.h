@@ -10,7 +10,12 @@
  *
  * Every Arrow array xchg hands out keeps references on the xchg_bufs its
  * data lives in; that is how zero-copy reads and shared decodes stay valid
- * for exactly as long as someone can see them. */
+ * for exactly as long as someone can see them.
+ *
+ * Threads: xchg_buf_ref, xchg_buf_unref and the accessors may be called on
+ * any thread, at the same time; the last unref (on whichever thread) frees
+ * the buffer or runs its owner's release callback.
+ */
 #ifndef XCHG_BUF_H
 #define XCHG_BUF_H
 

@@ -105,7 +105,14 @@
  * columns that acquirer asks for.  It never keeps pointers into chunks:
  * decoded buffers are its own.  (A source from open_part that is an
  * xchg_buf in memory may be referenced zero-copy, which the buffer's
- * reference count makes safe.) */
+ * reference count makes safe.)
+ *
+ * Threads: every function may be called on any thread at the same time,
+ * on the same cache; a holder belongs to the task that acquired it (one
+ * thread at a time) until it is released.  Arrays and streams handed out
+ * may be released on any thread, in any order, before or after the holder
+ * and the cache.
+ */
 #ifndef XCHG_CACHE_H
 #define XCHG_CACHE_H
 

@@ -5,7 +5,10 @@
  * own, as one LZ4 frame or one zstd frame.  These calls decompress straight
  * into the caller's destination (its final, aligned buffer) and reuse one
  * decompression context per thread, so that many small buffers do not each
- * pay for creating a context. */
+ * pay for creating a context.
+ *
+ * Threads: every function may be called on any thread at the same time.
+ */
 #ifndef XCHG_CODEC_H
 #define XCHG_CODEC_H
 

@@ -6,7 +6,12 @@
  * callback.  Readers pull from a source and never need to know which kind it
  * is, except for one thing: a source whose bytes are all in memory (a buffer
  * or an mmap) can hand out zero-copy slices of itself, which is how xchg
- * avoids copying uncompressed data. */
+ * avoids copying uncompressed data.
+ *
+ * Threads: a source is used by one thread at a time (the reader that owns
+ * it); different sources are independent.  A callback source's read
+ * callback runs on the thread that reads.
+ */
 #ifndef XCHG_IO_H
 #define XCHG_IO_H
 

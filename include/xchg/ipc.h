@@ -28,7 +28,13 @@
  *
  * Everything read from the wire is checked before use; a bad input gives
  * XCHG_EFORMAT and a message naming the message index, byte offset, field
- * path and buffer index at fault. */
+ * path and buffer index at fault.
+ *
+ * Threads: a reader is used by one thread at a time (its pool's threads
+ * work for it inside the calls).  The ArrowArrays it hands out belong to
+ * the caller: they may be released on any thread, in any order, before or
+ * after the reader is freed.
+ */
 #ifndef XCHG_IPC_H
 #define XCHG_IPC_H
 

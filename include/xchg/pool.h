@@ -8,7 +8,10 @@
  * same time.  Callers should make each index worth a hand-off (tens of
  * microseconds of work): group tiny items before submitting them.
  *
- * A pool of size 1 has no worker threads at all: loops run inline. */
+ * A pool of size 1 has no worker threads at all: loops run inline.
+ *
+ * Threads: every function may be called on any thread at the same time.
+ */
 #ifndef XCHG_POOL_H
 #define XCHG_POOL_H
 

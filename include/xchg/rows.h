@@ -6,7 +6,10 @@
  * frames.  An xchg_row_reader hands those rows out of an xchg_istream
  * without copying them: a row that lies inside one decompressed window is
  * returned as a pointer into that window; only a row that spans two windows
- * is assembled in a scratch buffer the reader reuses. */
+ * is assembled in a scratch buffer the reader reuses.
+ *
+ * Threads: a row reader is used by one thread at a time.
+ */
 #ifndef XCHG_ROWS_H
 #define XCHG_ROWS_H
 

@@ -22,7 +22,11 @@
  * Every length in the input is checked; checksums are verified when the
  * format carries them; input that ends in the middle of a frame or block is
  * an XCHG_EIO error and corrupt input an XCHG_EFORMAT error, each naming
- * the compressed byte offset (and block or frame index) at fault. */
+ * the compressed byte offset (and block or frame index) at fault.
+ *
+ * Threads: an xchg_istream is used by one thread at a time; different
+ * streams are independent.
+ */
 #ifndef XCHG_STREAM_H
 #define XCHG_STREAM_H
 

@@ -37,7 +37,11 @@
  *     every multi-byte value of the body byte-swapped.
  *
  * Output goes to memory (an xchg_buf at the end), a file descriptor or a
- * callback. */
+ * callback.
+ *
+ * Threads: a writer is used by one thread at a time (its pool's threads
+ * compress for it inside the calls); the arrays given to it are only read.
+ */
 #ifndef XCHG_WRITER_H
 #define XCHG_WRITER_H
 
