@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
+#include "ipc/format.h"
 
 const char *xc_input_label(const char *path) { return strcmp(path, "-") == 0 ? "<stdin>" : path; }
 
@@ -95,8 +96,9 @@ xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec code
 /* Whether bytes after an IPC stream's end begin another one: the
  * continuation marker of a message, or the IPC file format's magic. */
 static bool begins_ipc(const uint8_t *p, size_t n) {
-  static const uint8_t continuation[4] = {0xFF, 0xFF, 0xFF, 0xFF};
-  return (n >= 4 && memcmp(p, continuation, 4) == 0) || (n >= 6 && memcmp(p, "ARROW1", 6) == 0);
+  static const uint8_t continuation[4] = {0xFF, 0xFF, 0xFF, 0xFF}; /* IPC_CONTINUATION */
+  return (n >= 4 && memcmp(p, continuation, 4) == 0) ||
+         (n >= IPC_MAGIC_SIZE && memcmp(p, IPC_MAGIC, IPC_MAGIC_SIZE) == 0);
 }
 
 /* count: how many bytes follow, -1 when unknown (a pipe or a codec). */

@@ -13,16 +13,9 @@
 
 #include "ipc/decode.h"
 #include "ipc/dictionary.h"
+#include "ipc/format.h"
 #include "xchg/ipc.h"
 
-/* Slots of Message and DictionaryBatch (Message.fbs). */
-enum { MSG_VERSION, MSG_HEADER_TYPE, MSG_HEADER, MSG_BODY_LENGTH };
-enum { DICTBATCH_ID, DICTBATCH_DATA, DICTBATCH_DELTA };
-enum { HEADER_SCHEMA = 1, HEADER_DICTIONARY = 2, HEADER_RECORD_BATCH = 3 };
-
-/* MetadataVersion V4 .. V5, as the stream reader accepts. */
-#define OLDEST_METADATA_VERSION 3
-#define NEWEST_METADATA_VERSION 4
 
 struct xchg_batch_decoder {
   xchg_read_options opts;
@@ -79,7 +72,7 @@ static xchg_status count_dictionary(void *ctx, const ipc_field *field, xchg_erro
 /* The schema message's bytes, with or without their framing: the Message
  * flatbuffer's Schema table. */
 static xchg_status schema_table(const uint8_t *p, size_t size, fb_table *out, xchg_error *err) {
-  if (size >= 8 && fb_load_u32(p) == 0xFFFFFFFFu) {
+  if (size >= 8 && fb_load_u32(p) == IPC_CONTINUATION) {
     uint32_t length = fb_load_u32(p + 4);
     if (length > size - 8)
       return xchg_errorf(err, XCHG_EFORMAT, "schema message: metadata length %u exceeds its %zu "
@@ -163,7 +156,7 @@ static xchg_status read_framing(payload *p, int32_t *length, int *end, xchg_erro
   if (*end) return XCHG_OK;
   uint32_t value;
   xchg_status st = read_word(p, &value, err);
-  if (st == XCHG_OK && value == 0xFFFFFFFFu) st = read_word(p, &value, err);
+  if (st == XCHG_OK && value == IPC_CONTINUATION) st = read_word(p, &value, err);
   if (st != XCHG_OK) return st;
   *length = (int32_t)value;
   if (value == 0) *end = END_MARKER;
@@ -189,7 +182,7 @@ static xchg_status parse_message(payload *p, message *m, xchg_error *err) {
                        (long long)p->message_index, (long long)m->offset);
   m->version = version;
   m->header_type = type;
-  if (version < OLDEST_METADATA_VERSION || version > NEWEST_METADATA_VERSION)
+  if (version < IPC_METADATA_V4 || version > IPC_METADATA_V5)
     return xchg_errorf(err, XCHG_ENOTSUP, "message %lld at byte %lld: metadata version V%d",
                        (long long)p->message_index, (long long)m->offset, version + 1);
   if (type < HEADER_SCHEMA || type > HEADER_RECORD_BATCH)

@@ -5,11 +5,10 @@
 #include <string.h>
 
 #include "ipc/decode.h"
+#include "ipc/format.h"
 #include "ipc/swap.h"
 #include "xchg/codec.h"
 
-/* Slots of RecordBatch (Message.fbs). */
-enum { BATCH_LENGTH, BATCH_NODES, BATCH_BUFFERS, BATCH_COMPRESSION, BATCH_VARIADIC_COUNTS };
 
 struct ipc_job {
   ipc_buffer src;         /* the compressed bytes, length prefix excluded */

@@ -19,21 +19,12 @@
 
 #include "ipc/decode.h"
 #include "ipc/dictionary.h"
+#include "ipc/format.h"
 #include "ipc/readahead.h"
 #include "ipc/reader_internal.h"
 #include "ipc/schema.h"
 #include "xchg/ipc.h"
 
-/* Slots of Message, DictionaryBatch and Footer (Message.fbs, File.fbs). */
-enum { MSG_VERSION, MSG_HEADER_TYPE, MSG_HEADER, MSG_BODY_LENGTH, MSG_METADATA };
-enum { DICTBATCH_ID, DICTBATCH_DATA, DICTBATCH_DELTA };
-enum { FOOTER_VERSION, FOOTER_SCHEMA, FOOTER_DICTIONARIES, FOOTER_BATCHES, FOOTER_METADATA };
-enum { HEADER_SCHEMA = 1, HEADER_DICTIONARY = 2, HEADER_RECORD_BATCH = 3 };
-
-/* MetadataVersion V4 (Arrow 0.8, 2017) is the oldest this reader accepts. */
-#define OLDEST_METADATA_VERSION 3
-#define NEWEST_METADATA_VERSION 4
-static const char FILE_MAGIC[6] = {'A', 'R', 'R', 'O', 'W', '1'};
 
 typedef struct ipc_message {
   xchg_buf *metadata;
@@ -183,7 +174,7 @@ static xchg_status read_prefix(xchg_ipc_reader *r, int32_t *length, int *eos, xc
     return xchg_errorf(err, XCHG_EIO, "input ends at byte %lld, before message %lld, without the "
                        "end-of-stream marker (truncated?)", (long long)at, (long long)r->message_index);
   if (got == 0) return XCHG_OK;
-  if (got == 4 && value == 0xFFFFFFFFu && (st = read_word(r, &value, &got, err)) != XCHG_OK) return st;
+  if (got == 4 && value == IPC_CONTINUATION && (st = read_word(r, &value, &got, err)) != XCHG_OK) return st;
   if (got < 4)
     return xchg_errorf(err, XCHG_EIO, "input ends inside the framing of message %lld at byte %lld",
                        (long long)r->message_index, (long long)at);
@@ -210,11 +201,11 @@ static xchg_status parse_message(xchg_ipc_reader *r, ipc_message *m, xchg_error 
                        (long long)m->index, (long long)m->offset);
   m->version = version;
   m->header_type = header_type;
-  if (version < OLDEST_METADATA_VERSION || version > NEWEST_METADATA_VERSION)
+  if (version < IPC_METADATA_V4 || version > IPC_METADATA_V5)
     return xchg_errorf(err, XCHG_ENOTSUP, "message %lld at byte %lld: metadata version V%d is not "
                        "supported (this reader supports V%d to V%d)", (long long)m->index,
-                       (long long)m->offset, version + 1, OLDEST_METADATA_VERSION + 1,
-                       NEWEST_METADATA_VERSION + 1);
+                       (long long)m->offset, version + 1, IPC_METADATA_V4 + 1,
+                       IPC_METADATA_V5 + 1);
   if (header_type < HEADER_SCHEMA || header_type > HEADER_RECORD_BATCH)
     return xchg_errorf(err, header_type <= 5 ? XCHG_ENOTSUP : XCHG_EFORMAT,
                        "message %lld at byte %lld: header type %d (tensors are not supported)",
@@ -623,7 +614,7 @@ static xchg_status read_footer(xchg_ipc_reader *r, int64_t size, xchg_error *err
   if (st == XCHG_OK) st = read_exact(r, tail, 10, &got, err);
   if (st != XCHG_OK) return st;
   int32_t footer_len = (int32_t)fb_load_u32(tail);
-  if (got < 10 || memcmp(tail + 4, FILE_MAGIC, 6) != 0)
+  if (got < IPC_FILE_TAIL || memcmp(tail + 4, IPC_MAGIC, IPC_MAGIC_SIZE) != 0)
     return xchg_errorf(err, XCHG_EFORMAT, "file does not end with the ARROW1 magic (truncated?)");
   if (footer_len <= 0 || footer_len > size - 18)
     return xchg_errorf(err, XCHG_EFORMAT, "footer length %d at byte %lld does not fit the %lld-byte file",
@@ -707,7 +698,6 @@ static xchg_status open_file_format(xchg_ipc_reader *r, xchg_error *err) {
  * follow the closing magic.  That is also what the seekable reader, which
  * takes the last 10 bytes as length and magic, requires of a file. */
 
-enum { FILE_TAIL = 10 }; /* int32 footer length + "ARROW1" */
 
 /* Reads the rest of the input after the *len bytes of *data (malloc'd to
  * exactly that size, or NULL), growing it, until *len exceeds limit (at most
@@ -737,8 +727,8 @@ static xchg_status read_rest(xchg_ipc_reader *r, size_t limit, uint8_t **data, s
 /* Whether rest[0, end) is a complete file end: a footer, the length
  * counting it, the magic. */
 static int file_ends_at(const uint8_t *rest, size_t end) {
-  return end >= FILE_TAIL && memcmp(rest + end - 6, FILE_MAGIC, 6) == 0 &&
-         (int64_t)(int32_t)fb_load_u32(rest + end - FILE_TAIL) == (int64_t)(end - FILE_TAIL);
+  return end >= IPC_FILE_TAIL && memcmp(rest + end - IPC_MAGIC_SIZE, IPC_MAGIC, IPC_MAGIC_SIZE) == 0 &&
+         (int64_t)(int32_t)fb_load_u32(rest + end - IPC_FILE_TAIL) == (int64_t)(end - IPC_FILE_TAIL);
 }
 
 /* Checks the footer as the seekable reader would read it: a Footer
@@ -776,21 +766,21 @@ static xchg_status check_footer(xchg_ipc_reader *r, const uint8_t *footer, size_
 static xchg_status check_file_tail(xchg_ipc_reader *r, const uint8_t *rest, size_t size,
                                    int64_t start, xchg_error *err) {
   long long end = (long long)start + (long long)size;
-  size_t footer_size = size >= FILE_TAIL ? size - FILE_TAIL : 0;
+  size_t footer_size = size >= IPC_FILE_TAIL ? size - IPC_FILE_TAIL : 0;
   if (file_ends_at(rest, size)) return check_footer(r, rest, footer_size, start, end, err);
-  for (size_t early = FILE_TAIL; early < size; early++)
+  for (size_t early = IPC_FILE_TAIL; early < size; early++)
     if (file_ends_at(rest, early))
       return xchg_errorf(err, XCHG_EFORMAT, "%zu more byte%s after the closing ARROW1 magic at "
                          "byte %lld (nothing may follow a file)", size - early, size - early > 1 ? "s" : "",
                          (long long)start + (long long)early - 6);
-  int32_t length = size >= FILE_TAIL ? (int32_t)fb_load_u32(rest + footer_size) : 0;
-  if (size >= FILE_TAIL && memcmp(rest + size - 6, FILE_MAGIC, 6) == 0)
+  int32_t length = size >= IPC_FILE_TAIL ? (int32_t)fb_load_u32(rest + footer_size) : 0;
+  if (size >= IPC_FILE_TAIL && memcmp(rest + size - IPC_MAGIC_SIZE, IPC_MAGIC, IPC_MAGIC_SIZE) == 0)
     return xchg_errorf(err, XCHG_EFORMAT, "footer length %d at byte %lld does not fit: the footer "
                        "starts after the end-of-stream marker, at byte %lld, %zu bytes "
-                       "before the length (damaged or truncated?)", length, end - FILE_TAIL,
+                       "before the length (damaged or truncated?)", length, end - IPC_FILE_TAIL,
                        (long long)start, footer_size);
   xchg_error ignored;
-  if (size > FILE_TAIL && (int64_t)length == (int64_t)footer_size &&
+  if (size > IPC_FILE_TAIL && (int64_t)length == (int64_t)footer_size &&
       check_footer(r, rest, footer_size, start, end, &ignored) == XCHG_OK)
     return xchg_errorf(err, XCHG_EFORMAT, "the file ends at byte %lld without the ARROW1 magic "
                        "(bytes %lld to %lld are damaged)", end, end - 6, end - 1);
@@ -806,7 +796,7 @@ static xchg_status check_file_end(xchg_ipc_reader *r, xchg_error *err) {
   int64_t max_footer = r->opts.max_metadata_bytes;
   if (max_footer > INT32_MAX) max_footer = INT32_MAX; /* the length is an int32 */
   if (max_footer < 0) max_footer = 0;
-  size_t limit = (size_t)max_footer + FILE_TAIL;
+  size_t limit = (size_t)max_footer + IPC_FILE_TAIL;
   uint8_t *rest = NULL;
   size_t size = 0;
   xchg_status st = read_rest(r, limit, &rest, &size, err);
@@ -912,7 +902,7 @@ static xchg_status check_arrow_start(const xchg_ipc_reader *r, xchg_error *err) 
  * cancellation) stay as they are. */
 static xchg_status open_stream_format(xchg_ipc_reader *r, xchg_error *err) {
   xchg_status st = read_schema_message(r, err);
-  int marked = r->peek_len >= 4 && fb_load_u32(r->peek) == 0xFFFFFFFFu;
+  int marked = r->peek_len >= 4 && fb_load_u32(r->peek) == IPC_CONTINUATION;
   if (st == XCHG_OK || st == XCHG_ENOMEM || st == XCHG_ECANCELLED || marked) return st;
   int32_t length = r->peek_len >= 4 ? (int32_t)fb_load_u32(r->peek) : -1;
   if (length <= 0 || length > r->opts.max_metadata_bytes)
@@ -943,7 +933,7 @@ xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_read_options *opts
   r->peek_len = got;
   if (st == XCHG_OK) st = check_arrow_start(r, err);
   if (st == XCHG_OK) {
-    if (got == 8 && memcmp(r->peek, FILE_MAGIC, 6) == 0) {
+    if (got == IPC_FILE_HEAD && memcmp(r->peek, IPC_MAGIC, IPC_MAGIC_SIZE) == 0) {
       r->peek_pos = 8;
       r->format = XCHG_IPC_FILE;
       st = open_file_format(r, err);

@@ -4,13 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc/format.h"
 #include "ipc/schema.h"
 
-/* Slots of the Field and DictionaryEncoding tables (Schema.fbs). */
-enum { FIELD_NAME, FIELD_NULLABLE, FIELD_TYPE_TYPE, FIELD_TYPE, FIELD_DICTIONARY, FIELD_CHILDREN,
-       FIELD_METADATA };
-enum { DICT_ID, DICT_INDEX_TYPE, DICT_ORDERED, DICT_KIND };
-enum { SCHEMA_ENDIANNESS, SCHEMA_FIELDS, SCHEMA_METADATA };
 
 typedef struct parse_ctx {
   const xchg_read_options *opts;

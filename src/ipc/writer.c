@@ -6,19 +6,13 @@
 #include <unistd.h>
 
 #include "ipc/dictionary.h"
+#include "ipc/format.h"
 #include "ipc/swap.h"
 #include "ipc/writer_internal.h"
 
-/* Slots and enum values of Message.fbs and File.fbs. */
-enum { MSG_VERSION, MSG_HEADER_TYPE, MSG_HEADER, MSG_BODY_LENGTH, MSG_METADATA };
-enum { BATCH_LENGTH, BATCH_NODES, BATCH_BUFFERS, BATCH_COMPRESSION, BATCH_VARIADIC_COUNTS };
-enum { DICTBATCH_ID, DICTBATCH_DATA, DICTBATCH_DELTA };
-enum { FOOTER_VERSION, FOOTER_SCHEMA, FOOTER_DICTIONARIES, FOOTER_BATCHES };
-enum { HEADER_SCHEMA = 1, HEADER_DICTIONARY = 2, HEADER_RECORD_BATCH = 3 };
-#define METADATA_V5 4
 #define STAGING_SIZE (64 * 1024)
 
-static const uint8_t FILE_MAGIC[8] = {'A', 'R', 'R', 'O', 'W', '1', 0, 0};
+static const uint8_t FILE_HEAD[IPC_FILE_HEAD] = {'A', 'R', 'R', 'O', 'W', '1', 0, 0};
 
 typedef struct file_block {
   int64_t offset;
@@ -182,7 +176,7 @@ static xchg_status write_message(xchg_ipc_writer *w, fbb *b, int header_type, fb
                                  int64_t body_length, file_block *block, xchg_error *err) {
   fb_ref meta = wr_metadata_build(b, metadata);
   fbb_table_start(b);
-  fbb_add_scalar(b, MSG_VERSION, 2, METADATA_V5);
+  fbb_add_scalar(b, MSG_VERSION, 2, IPC_METADATA_V5);
   fbb_add_scalar(b, MSG_HEADER_TYPE, 1, (uint64_t)header_type);
   fbb_add_ref(b, MSG_HEADER, header);
   fbb_add_scalar(b, MSG_BODY_LENGTH, 8, (uint64_t)body_length);
@@ -195,7 +189,7 @@ static xchg_status write_message(xchg_ipc_writer *w, fbb *b, int header_type, fb
   int64_t padded = align_up(8 + (int64_t)size, align) - 8;
   if (padded > INT32_MAX) return xchg_errorf(err, XCHG_ELIMIT, "message metadata of %zu bytes", size);
   uint8_t prefix[8];
-  put_le(prefix, 0xFFFFFFFFu, 4);
+  put_le(prefix, IPC_CONTINUATION, 4);
   put_le(prefix + 4, (uint64_t)padded, 4);
   block->offset = w->position;
   block->metadata_length = (int32_t)(8 + padded);
@@ -802,7 +796,7 @@ static xchg_status open_writer(const struct ArrowSchema *schema, const xchg_writ
   w->schema.big_endian = w->opts.big_endian != 0;
   if (!w->to_memory && !(w->staging = malloc(STAGING_SIZE)))
     return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  if (w->opts.format == XCHG_IPC_FILE) st = out_write(w, FILE_MAGIC, 8, err);
+  if (w->opts.format == XCHG_IPC_FILE) st = out_write(w, FILE_HEAD, IPC_FILE_HEAD, err);
   if (st == XCHG_OK) st = write_schema_message(w, err);
   if (st == XCHG_OK && !w->to_memory) st = flush_staging(w, err);
   return st;
@@ -886,7 +880,7 @@ static xchg_status write_footer(xchg_ipc_writer *w, xchg_error *err) {
   fb_ref dicts = build_blocks(&b, &w->dict_blocks);
   fb_ref batches = build_blocks(&b, &w->batch_blocks);
   fbb_table_start(&b);
-  fbb_add_scalar(&b, FOOTER_VERSION, 2, METADATA_V5);
+  fbb_add_scalar(&b, FOOTER_VERSION, 2, IPC_METADATA_V5);
   fbb_add_ref(&b, FOOTER_SCHEMA, schema);
   fbb_add_ref(&b, FOOTER_DICTIONARIES, dicts);
   fbb_add_ref(&b, FOOTER_BATCHES, batches);
@@ -896,7 +890,7 @@ static xchg_status write_footer(xchg_ipc_writer *w, xchg_error *err) {
   xchg_status st = flat ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory building the footer");
   uint8_t tail[10];
   put_le(tail, (uint64_t)size, 4);
-  memcpy(tail + 4, FILE_MAGIC, 6);
+  memcpy(tail + 4, IPC_MAGIC, IPC_MAGIC_SIZE);
   if (st == XCHG_OK) st = out_write(w, flat, size, err);
   if (st == XCHG_OK) st = out_write(w, tail, 10, err);
   fbb_free(&b);

@@ -3,13 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc/format.h"
 #include "ipc/writer_internal.h"
 
-/* Slots of Schema.fbs tables. */
-enum { FIELD_NAME, FIELD_NULLABLE, FIELD_TYPE_TYPE, FIELD_TYPE, FIELD_DICTIONARY, FIELD_CHILDREN,
-       FIELD_METADATA };
-enum { DICT_ID, DICT_INDEX_TYPE, DICT_ORDERED };
-enum { SCHEMA_ENDIANNESS, SCHEMA_FIELDS, SCHEMA_METADATA };
 
 /* ---- metadata ------------------------------------------------------------ */
 
