@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cache/cache_internal.h"
+#include "ipc/array_stream.h"
 
 /* Stands in for a node's own release and private data. */
 typedef struct node_guard {
@@ -73,40 +74,33 @@ typedef struct cache_stream {
   int64_t *columns;
   int64_t n_columns;
   int64_t next;
-  xchg_error error;
 } cache_stream;
 
-static int stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
-  cache_stream *p = s->private_data;
-  return cache_schema_select(&p->entry->schema, p->columns, p->n_columns, out, &p->error) == XCHG_OK
-             ? 0
-             : 12 /* ENOMEM */;
+static xchg_status cache_stream_schema(void *producer, struct ArrowSchema *out, xchg_error *err) {
+  cache_stream *p = producer;
+  return cache_schema_select(&p->entry->schema, p->columns, p->n_columns, out, err);
 }
 
-static int stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
-  cache_stream *p = s->private_data;
+static xchg_status cache_stream_next(void *producer, struct ArrowArray *out, xchg_error *err) {
+  cache_stream *p = producer;
   if (p->next >= p->entry->n_batches) {
     memset(out, 0, sizeof *out);
-    return 0;
+    return XCHG_OK;
   }
-  xchg_status st = cache_export_batch(p->entry, p->columns, p->n_columns, p->next, out, &p->error);
-  if (st != XCHG_OK) return 12 /* ENOMEM: the only way exporting fails */;
-  p->next++;
-  return 0;
+  xchg_status st = cache_export_batch(p->entry, p->columns, p->n_columns, p->next, out, err);
+  if (st == XCHG_OK) p->next++;
+  return st;
 }
 
-static const char *stream_get_last_error(struct ArrowArrayStream *s) {
-  cache_stream *p = s->private_data;
-  return p->error.message;
-}
-
-static void stream_release(struct ArrowArrayStream *s) {
-  cache_stream *p = s->private_data;
+static void cache_stream_free(void *producer) {
+  cache_stream *p = producer;
   cache_entry_unref(p->entry);
   free(p->columns);
   free(p);
-  s->release = NULL;
 }
+
+static const ipc_stream_ops cache_stream_ops = {cache_stream_schema, cache_stream_next,
+                                                cache_stream_free};
 
 xchg_status cache_export_stream(cache_entry *e, const int64_t *columns, int64_t n_columns,
                                 struct ArrowArrayStream *out, xchg_error *err) {
@@ -121,10 +115,5 @@ xchg_status cache_export_stream(cache_entry *e, const int64_t *columns, int64_t 
   p->n_columns = n_columns;
   p->entry = e;
   cache_entry_ref(e);
-  out->get_schema = stream_get_schema;
-  out->get_next = stream_get_next;
-  out->get_last_error = stream_get_last_error;
-  out->release = stream_release;
-  out->private_data = p;
-  return XCHG_OK;
+  return ipc_stream_export(&cache_stream_ops, p, out, err);
 }

@@ -11,12 +11,12 @@
  * A message's body is attached only when it is decoded: a slice of the
  * input when it is in memory, buffer by buffer from a seekable file when
  * columns are deselected, read whole otherwise, or skipped unread. */
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc/array_stream.h"
 #include "ipc/decode.h"
 #include "ipc/dictionary.h"
 #include "ipc/format.h"
@@ -72,7 +72,6 @@ struct xchg_ipc_reader {
   void *on_message_ctx;
   xchg_decompress_fn on_decompress;
   void *on_decompress_ctx;
-  xchg_error last_error;  /* for ArrowArrayStream.get_last_error */
   int64_t *column_bytes;  /* for on_message: per column, body bytes then decoded bytes */
 };
 
@@ -1141,47 +1140,22 @@ void xchg_ipc_reader_free(xchg_ipc_reader *r) {
 
 /* ---- ArrowArrayStream --------------------------------------------------- */
 
-static int stream_errno(xchg_status st) {
-  switch (st) {
-    case XCHG_OK: return 0;
-    case XCHG_ENOMEM: return ENOMEM;
-    case XCHG_EINVAL: return EINVAL;
-    case XCHG_ENOTSUP: return ENOTSUP;
-    case XCHG_ECANCELLED: return ECANCELED;
-    default: return EIO;
-  }
+static xchg_status reader_schema(void *r, struct ArrowSchema *out, xchg_error *err) {
+  return xchg_ipc_reader_schema(r, out, err);
 }
 
-static int stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
-  xchg_ipc_reader *r = s->private_data;
-  return stream_errno(xchg_ipc_reader_schema(r, out, &r->last_error));
+static xchg_status reader_next(void *r, struct ArrowArray *out, xchg_error *err) {
+  return xchg_ipc_reader_next(r, out, err);
 }
 
-static int stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
-  xchg_ipc_reader *r = s->private_data;
-  return stream_errno(xchg_ipc_reader_next(r, out, &r->last_error));
-}
+static void reader_free(void *r) { xchg_ipc_reader_free(r); }
 
-static const char *stream_last_error(struct ArrowArrayStream *s) {
-  xchg_ipc_reader *r = s->private_data;
-  return r->last_error.message[0] ? r->last_error.message : NULL;
-}
-
-static void stream_release(struct ArrowArrayStream *s) {
-  xchg_ipc_reader_free(s->private_data);
-  s->release = NULL;
-}
+static const ipc_stream_ops reader_stream = {reader_schema, reader_next, reader_free};
 
 xchg_status xchg_ipc_reader_to_stream(xchg_ipc_reader *r, struct ArrowArrayStream *out,
                                       xchg_error *err) {
   if (r == NULL || out == NULL)
     return xchg_errorf(err, XCHG_EINVAL, "xchg_ipc_reader_to_stream: the %s is NULL",
                        r == NULL ? "reader" : "stream to fill");
-  r->last_error.message[0] = '\0';
-  out->get_schema = stream_get_schema;
-  out->get_next = stream_get_next;
-  out->get_last_error = stream_last_error;
-  out->release = stream_release;
-  out->private_data = r;
-  return XCHG_OK;
+  return ipc_stream_export(&reader_stream, r, out, err);
 }
