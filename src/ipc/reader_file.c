@@ -1,0 +1,325 @@
+/* reader_file.c — the IPC file format: the footer (the schema, and where
+ * every dictionary and record batch message starts), the checks of a file
+ * read in order up to its closing magic, and files whose schema is only in
+ * the footer (Arrow JS), which are read from the footer or held whole. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/format.h"
+#include "ipc/reader_state.h"
+
+/* ---- file format ------------------------------------------------------------ */
+
+static xchg_status read_blocks(const fb_table *footer, int slot, file_block **out, int64_t *n,
+                               int64_t file_size, xchg_error *err) {
+  fb_vector v;
+  int rc = fb_vector_field(footer, slot, 24, &v);
+  if (rc < 0) return xchg_errorf(err, XCHG_EFORMAT, "footer: invalid block list");
+  *n = rc ? v.count : 0;
+  if (*n == 0) return XCHG_OK;
+  if (!(*out = calloc((size_t)*n, sizeof(file_block)))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  for (uint32_t i = 0; i < v.count; i++) {
+    const uint8_t *p = fb_vector_elem(&v, i);
+    file_block *b = &(*out)[i];
+    b->offset = (int64_t)fb_load_u64(p);
+    b->metadata_length = (int32_t)fb_load_u32(p + 8);
+    b->body_length = (int64_t)fb_load_u64(p + 16);
+    if (b->offset < 8 || b->metadata_length < 0 || b->body_length < 0 || b->offset > file_size ||
+        b->metadata_length > file_size - b->offset ||
+        b->body_length > file_size - b->offset - b->metadata_length)
+      return xchg_errorf(err, XCHG_EFORMAT, "footer: block %u (offset %lld, metadata %d, body "
+                         "%lld bytes) lies outside the %lld-byte file", i, (long long)b->offset,
+                         b->metadata_length, (long long)b->body_length, (long long)file_size);
+  }
+  return XCHG_OK;
+}
+
+/* The root table of the Footer flatbuffer at byte `at`, and its schema. */
+static xchg_status parse_footer(const uint8_t *data, size_t size, int64_t at, fb_table *root,
+                                fb_table *schema, xchg_error *err) {
+  if (fb_root(data, size, root) < 0 || fb_table_field(root, FOOTER_SCHEMA, schema) <= 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "footer at byte %lld: invalid Footer flatbuffer", (long long)at);
+  return XCHG_OK;
+}
+
+static xchg_status check_same_schema(const ipc_schema *footer, const ipc_schema *stream,
+                                     xchg_error *err) {
+  if (ipc_schema_equal(footer, stream, err)) return XCHG_OK;
+  xchg_error_prefix(err, "footer schema and stream schema differ: ");
+  return XCHG_EFORMAT;
+}
+
+static xchg_status read_footer(xchg_ipc_reader *r, int64_t size, xchg_error *err) {
+  uint8_t tail[10];
+  size_t got;
+  xchg_status st = reader_seek(r, size - 10, err);
+  if (st == XCHG_OK) st = reader_read_exact(r, tail, 10, &got, err);
+  if (st != XCHG_OK) return st;
+  int32_t footer_len = (int32_t)fb_load_u32(tail);
+  if (got < IPC_FILE_TAIL || memcmp(tail + 4, IPC_MAGIC, IPC_MAGIC_SIZE) != 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "file does not end with the ARROW1 magic (truncated?)");
+  if (footer_len <= 0 || footer_len > size - 18)
+    return xchg_errorf(err, XCHG_EFORMAT, "footer length %d at byte %lld does not fit the %lld-byte file",
+                       footer_len, (long long)(size - 10), (long long)size);
+  xchg_buf *footer;
+  if ((st = reader_seek(r, size - 10 - footer_len, err)) != XCHG_OK ||
+      (st = reader_read_buffer(r, (size_t)footer_len, &footer, err)) != XCHG_OK)
+    return st;
+  fb_table root, schema;
+  st = parse_footer(xchg_buf_data(footer), xchg_buf_size(footer), size - 10 - footer_len, &root,
+                    &schema, err);
+  if (st == XCHG_OK) st = reader_set_schema(r, &schema, "footer schema", err);
+  if (st == XCHG_OK) st = read_blocks(&root, FOOTER_DICTIONARIES, &r->dict_blocks, &r->n_dict_blocks, size, err);
+  if (st == XCHG_OK) st = read_blocks(&root, FOOTER_BATCHES, &r->batch_blocks, &r->n_batches, size, err);
+  xchg_buf_unref(footer);
+  return st;
+}
+
+/* Most writers repeat the footer's schema as a message after the magic,
+ * and it must then agree with the footer's.  Arrow JS's file writer leaves
+ * it out: the footer alone gives the schema, and the first message is a
+ * dictionary, a record batch or the end-of-stream marker. */
+xchg_status reader_check_body_schema(xchg_ipc_reader *r, xchg_error *err) {
+  ipc_message m;
+  int eos;
+  xchg_status st = reader_seek(r, 8, err);
+  if (st == XCHG_OK) st = reader_read_message(r, &m, &eos, err);
+  if (st != XCHG_OK) return st;
+  if (eos || m.header_type != HEADER_SCHEMA) {
+    reader_message_clear(&m);
+    return XCHG_OK;
+  }
+  ipc_schema stream_schema;
+  if ((st = reader_take_schema_message(r, &m, &stream_schema, err)) != XCHG_OK) return st;
+  st = check_same_schema(&r->schema, &stream_schema, err);
+  ipc_schema_free(&stream_schema);
+  return st;
+}
+
+static xchg_status open_file_in_memory(xchg_ipc_reader *r, ipc_message *first, xchg_error *err);
+
+/* Not reader_seekable: the stream inside is read in order, from its schema
+ * message on; a file without one is read whole first (see below). */
+static xchg_status open_file_in_order(xchg_ipc_reader *r, xchg_error *err) {
+  ipc_message m;
+  int eos;
+  r->n_batches = -1;
+  xchg_status st = reader_read_message(r, &m, &eos, err);
+  if (st != XCHG_OK) return st;
+  if (!eos && m.header_type == HEADER_SCHEMA) return reader_take_schema_message(r, &m, NULL, err);
+  if (eos && reader_position(r) == m.offset) /* allow_missing_eos took the end for a marker */
+    return xchg_errorf(err, XCHG_EIO, "the input ends at byte %lld, right after the ARROW1 magic "
+                       "(truncated?)", (long long)m.offset);
+  return open_file_in_memory(r, &m, err);
+}
+
+xchg_status reader_open_file_format(xchg_ipc_reader *r, xchg_error *err) {
+  int64_t size = xchg_source_size(r->src);
+  if (size < 0) return open_file_in_order(r, err);
+  if (size < 18)
+    return xchg_errorf(err, XCHG_EIO, "a %lld-byte file is too short for the file format", (long long)size);
+  xchg_status st = read_footer(r, size, err);
+  if (st == XCHG_OK) st = reader_check_body_schema(r, err);
+  r->first_block_index = r->message_index;
+  return st;
+}
+
+/* ---- the end of a file read in order ---------------------------------------
+ *
+ * Read in order, a file is its embedded stream up to the end-of-stream
+ * marker; what follows is the Footer flatbuffer, its int32 length and the
+ * closing "ARROW1" (Columnar.rst, "IPC File Format").  Those bytes carry
+ * no data, but a cut or damage there means the input is not the whole
+ * file, so they are read and checked like the rest.
+ *
+ * The layout puts nothing between the marker and the footer (no padding:
+ * writers start the footer right after the marker, as every gold file
+ * does), so the length must count every byte from the marker's end up to
+ * the length itself.  Where the footer ends is said only by the length
+ * that follows it, so the rest of the input is read to its end: nothing may
+ * follow the closing magic.  That is also what the reader_seekable reader, which
+ * takes the last 10 bytes as length and magic, requires of a file. */
+
+
+/* Reads the rest of the input after the *len bytes of *data (malloc'd to
+ * exactly that size, or NULL), growing it, until *len exceeds limit (at most
+ * limit + 1 bytes in all, limit < SIZE_MAX / 2) or the input ends.  The
+ * caller frees *data, also after an error. */
+static xchg_status read_rest(xchg_ipc_reader *r, size_t limit, uint8_t **data, size_t *len,
+                             xchg_error *err) {
+  size_t cap = *len, got = 0;
+  xchg_status st = XCHG_OK;
+  while (st == XCHG_OK && *len <= limit) {
+    if (*len == cap) {
+      size_t want = cap < 2048 ? 4096 : 2 * cap; /* no overflow: cap <= limit < SIZE_MAX / 2 */
+      if (want > limit + 1) want = limit + 1;
+      uint8_t *grown = realloc(*data, want);
+      if (!grown) return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %zu bytes", want);
+      *data = grown;
+      cap = want;
+    }
+    size_t asked = cap - *len;
+    st = reader_read_exact(r, *data + *len, asked, &got, err);
+    *len += got;
+    if (got < asked) break; /* the end of the input */
+  }
+  return st;
+}
+
+/* Whether rest[0, end) is a complete file end: a footer, the length
+ * counting it, the magic. */
+static int file_ends_at(const uint8_t *rest, size_t end) {
+  return end >= IPC_FILE_TAIL && memcmp(rest + end - IPC_MAGIC_SIZE, IPC_MAGIC, IPC_MAGIC_SIZE) == 0 &&
+         (int64_t)(int32_t)fb_load_u32(rest + end - IPC_FILE_TAIL) == (int64_t)(end - IPC_FILE_TAIL);
+}
+
+/* Checks the footer as the reader_seekable reader would read it: a Footer
+ * flatbuffer whose schema is the stream's and whose blocks lie inside the
+ * file of file_size bytes. */
+static xchg_status check_footer(xchg_ipc_reader *r, const uint8_t *footer, size_t size, int64_t at,
+                                int64_t file_size, xchg_error *err) {
+  fb_table root, schema_table;
+  xchg_status st = parse_footer(footer, size, at, &root, &schema_table, err);
+  if (st != XCHG_OK) return st;
+  ipc_schema footer_schema;
+  if ((st = ipc_schema_parse(&schema_table, &r->opts, &footer_schema, err)) != XCHG_OK) {
+    xchg_error_prefix(err, "footer schema at byte %lld: ", (long long)at);
+    return st;
+  }
+  st = check_same_schema(&footer_schema, &r->schema, err);
+  ipc_schema_free(&footer_schema);
+  static const int block_lists[] = {FOOTER_DICTIONARIES, FOOTER_BATCHES};
+  for (size_t i = 0; i < 2 && st == XCHG_OK; i++) {
+    file_block *blocks = NULL;
+    int64_t n;
+    st = read_blocks(&root, block_lists[i], &blocks, &n, file_size, err);
+    free(blocks);
+  }
+  return st;
+}
+
+/* Checks the size bytes after the marker, which ends at byte `start`.
+ * When they do not end as a file does, the cause is told apart as well as
+ * it can be: a length that agrees with a magic before the end means data
+ * after the file; the magic where it should be, a wrong length; a length
+ * that fits a valid footer, a damaged magic.  Anything else is a cut (a
+ * cut footer fails to parse: flatbuffers are built from the end, so their
+ * last bytes are the strings and tables that the first ones point to). */
+static xchg_status check_file_tail(xchg_ipc_reader *r, const uint8_t *rest, size_t size,
+                                   int64_t start, xchg_error *err) {
+  long long end = (long long)start + (long long)size;
+  size_t footer_size = size >= IPC_FILE_TAIL ? size - IPC_FILE_TAIL : 0;
+  if (file_ends_at(rest, size)) return check_footer(r, rest, footer_size, start, end, err);
+  for (size_t early = IPC_FILE_TAIL; early < size; early++)
+    if (file_ends_at(rest, early))
+      return xchg_errorf(err, XCHG_EFORMAT, "%zu more byte%s after the closing ARROW1 magic at "
+                         "byte %lld (nothing may follow a file)", size - early, size - early > 1 ? "s" : "",
+                         (long long)start + (long long)early - 6);
+  int32_t length = size >= IPC_FILE_TAIL ? (int32_t)fb_load_u32(rest + footer_size) : 0;
+  if (size >= IPC_FILE_TAIL && memcmp(rest + size - IPC_MAGIC_SIZE, IPC_MAGIC, IPC_MAGIC_SIZE) == 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "footer length %d at byte %lld does not fit: the footer "
+                       "starts after the end-of-stream marker, at byte %lld, %zu bytes "
+                       "before the length (damaged or truncated?)", length, end - IPC_FILE_TAIL,
+                       (long long)start, footer_size);
+  xchg_error ignored;
+  if (size > IPC_FILE_TAIL && (int64_t)length == (int64_t)footer_size &&
+      check_footer(r, rest, footer_size, start, end, &ignored) == XCHG_OK)
+    return xchg_errorf(err, XCHG_EFORMAT, "the file ends at byte %lld without the ARROW1 magic "
+                       "(bytes %lld to %lld are damaged)", end, end - 6, end - 1);
+  return xchg_errorf(err, XCHG_EIO, "the input ends at byte %lld inside the file footer (from "
+                     "byte %lld, after the end-of-stream marker): the footer length and the "
+                     "closing ARROW1 magic are missing (truncated?)", end, (long long)start);
+}
+
+/* Reads and checks everything after the end-of-stream marker of a file
+ * read in order (see above), bounded by max_metadata_bytes for the footer. */
+xchg_status reader_check_file_end(xchg_ipc_reader *r, xchg_error *err) {
+  int64_t start = reader_position(r);
+  int64_t max_footer = r->opts.max_metadata_bytes;
+  if (max_footer > INT32_MAX) max_footer = INT32_MAX; /* the length is an int32 */
+  if (max_footer < 0) max_footer = 0;
+  size_t limit = (size_t)max_footer + IPC_FILE_TAIL;
+  uint8_t *rest = NULL;
+  size_t size = 0;
+  xchg_status st = read_rest(r, limit, &rest, &size, err);
+  if (st != XCHG_OK) {
+    free(rest);
+    xchg_error_prefix(err, "the file footer at byte %lld: ", (long long)start);
+    return st;
+  }
+  if (size > limit)
+    st = xchg_errorf(err, XCHG_ELIMIT, "more than %zu bytes follow the end-of-stream marker, from "
+                     "byte %lld: the file footer would exceed max_metadata_bytes (%lld)", limit,
+                     (long long)start, (long long)r->opts.max_metadata_bytes);
+  if (st == XCHG_OK) st = check_file_tail(r, rest, size, start, err);
+  free(rest);
+  return st;
+}
+
+/* ---- a file without a schema message, read in order -----------------------
+ *
+ * Arrow JS's file writer puts the schema only in the footer (see
+ * reader_check_body_schema): the dictionaries and record batches after the magic
+ * cannot be decoded before the footer, at the very end, gives their types.
+ * Read in order, such a file is read whole into memory, as much as
+ * max_batch_bytes allows (the cap on the data of one batch, whose default
+ * suits a whole file of ordinary size), and then read as a file in memory. */
+
+static void free_whole_file(void *data, const void *unused, size_t size) {
+  (void)unused;
+  (void)size;
+  free(data);
+}
+
+static size_t whole_file_limit(const xchg_ipc_reader *r) {
+  int64_t cap = r->opts.max_batch_bytes;
+  if (cap < 0) return 0;
+  return (uint64_t)cap > SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)cap;
+}
+
+/* The bytes read so far, in a malloc'd buffer of *len bytes: the magic and
+ * padding, then the framing and metadata of the first message (*first,
+ * cleared), which are rebuilt as they were read: a length that counts the
+ * metadata, after the continuation marker when there was one. */
+static uint8_t *file_head(const xchg_ipc_reader *r, ipc_message *first, size_t *len) {
+  size_t metadata = first->metadata ? xchg_buf_size(first->metadata) : 0;
+  size_t framing = (size_t)(reader_position(r) - first->offset) - metadata; /* 8, or 4 before 0.15 */
+  uint8_t *head = malloc(8 + framing + metadata);
+  if (head) {
+    memcpy(head, r->peek, 8);
+    memset(head + 8, 0xFF, framing - 4);
+    for (int i = 0; i < 4; i++) head[8 + framing - 4 + (size_t)i] = (uint8_t)(metadata >> (8 * i));
+    if (metadata) memcpy(head + 8 + framing, xchg_buf_data(first->metadata), metadata);
+  }
+  *len = 8 + framing + metadata;
+  reader_message_clear(first);
+  return head;
+}
+
+/* Reads the file (whose first message, *first, is not a schema) to its
+ * end and reads it from memory from then on. */
+static xchg_status open_file_in_memory(xchg_ipc_reader *r, ipc_message *first, xchg_error *err) {
+  size_t limit = whole_file_limit(r), len;
+  uint8_t *data = file_head(r, first, &len);
+  if (!data) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  xchg_status st = read_rest(r, limit, &data, &len, err);
+  if (st == XCHG_OK && len > limit)
+    st = xchg_errorf(err, XCHG_ELIMIT, "this IPC file has no schema message (its schema is in the "
+                     "footer only), so read in order it is held whole in memory, and it is larger "
+                     "than max_batch_bytes (%zu bytes): read it from a reader_seekable input, or raise "
+                     "max_batch_bytes", limit);
+  if (st == XCHG_OK) st = xchg_source_finish(r->src, err);
+  xchg_source *whole = st == XCHG_OK ? xchg_source_from_memory(data, len, free_whole_file, data) : NULL;
+  if (st == XCHG_OK && !whole) st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  if (st != XCHG_OK) {
+    free(data);
+    return st;
+  }
+  xchg_source_free(r->src);
+  r->src = whole;
+  r->memory = xchg_source_memory(whole);
+  r->peek_len = r->peek_pos = 0;
+  return reader_open_file_format(r, err);
+}
+
