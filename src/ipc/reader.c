@@ -7,9 +7,11 @@
  * between "ARROW1" magics and adds a footer that holds the schema and says
  * where every dictionary and record batch message starts (Arrow JS leaves
  * the schema message out of the stream: see reader_check_body_schema).
+ * This file reads messages and the stream format and serves the API; the
+ * file format's footer and end are in reader_file.c.
  *
  * A message's body is attached only when it is decoded: a slice of the
- * input when it is in memory, buffer by buffer from a reader_seekable file when
+ * input when it is in memory, buffer by buffer from a seekable file when
  * columns are deselected, read whole otherwise, or skipped unread. */
 #include <stdint.h>
 #include <stdio.h>
@@ -84,7 +86,7 @@ xchg_status reader_seek(xchg_ipc_reader *r, int64_t offset, xchg_error *err) {
   return xchg_source_seek(r->src, (uint64_t)offset, err);
 }
 
-/* Moves to byte `offset`, forward only when the input cannot reader_seek. */
+/* Moves to byte `offset`, forward only when the input cannot seek. */
 static xchg_status move_to(xchg_ipc_reader *r, int64_t offset, xchg_error *err) {
   int64_t here = reader_position(r);
   if (here == offset) return XCHG_OK;
@@ -169,7 +171,7 @@ static xchg_status parse_message(xchg_ipc_reader *r, ipc_message *m, xchg_error 
   return XCHG_OK;
 }
 
-/* Reads the framing and metadata of the message at the current reader_position;
+/* Reads the framing and metadata of the message at the current position;
  * the body is left where it is. */
 xchg_status reader_read_message(xchg_ipc_reader *r, ipc_message *m, int *eos, xchg_error *err) {
   int32_t length = 0;
@@ -367,7 +369,7 @@ static xchg_status next_stream_message(xchg_ipc_reader *r, ipc_message *m, int *
  * otherwise, so that a cut there is an error.  Bytes after the frame stay
  * unread. */
 static xchg_status finish_source(xchg_ipc_reader *r, xchg_error *err) {
-  /* Only a file read in order gets here: from a reader_seekable input the file
+  /* Only a file read in order gets here: from a seekable input the file
    * reader ends at its last footer block, without reading the stream's end. */
   xchg_status st = r->format == XCHG_IPC_FILE ? reader_check_file_end(r, err) : XCHG_OK;
   if (st != XCHG_OK) return st;

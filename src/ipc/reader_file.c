@@ -99,7 +99,7 @@ xchg_status reader_check_body_schema(xchg_ipc_reader *r, xchg_error *err) {
 
 static xchg_status open_file_in_memory(xchg_ipc_reader *r, ipc_message *first, xchg_error *err);
 
-/* Not reader_seekable: the stream inside is read in order, from its schema
+/* Not seekable: the stream inside is read in order, from its schema
  * message on; a file without one is read whole first (see below). */
 static xchg_status open_file_in_order(xchg_ipc_reader *r, xchg_error *err) {
   ipc_message m;
@@ -138,7 +138,7 @@ xchg_status reader_open_file_format(xchg_ipc_reader *r, xchg_error *err) {
  * does), so the length must count every byte from the marker's end up to
  * the length itself.  Where the footer ends is said only by the length
  * that follows it, so the rest of the input is read to its end: nothing may
- * follow the closing magic.  That is also what the reader_seekable reader, which
+ * follow the closing magic.  That is also what the seekable reader, which
  * takes the last 10 bytes as length and magic, requires of a file. */
 
 
@@ -174,7 +174,7 @@ static int file_ends_at(const uint8_t *rest, size_t end) {
          (int64_t)(int32_t)fb_load_u32(rest + end - IPC_FILE_TAIL) == (int64_t)(end - IPC_FILE_TAIL);
 }
 
-/* Checks the footer as the reader_seekable reader would read it: a Footer
+/* Checks the footer as the seekable reader would read it: a Footer
  * flatbuffer whose schema is the stream's and whose blocks lie inside the
  * file of file_size bytes. */
 static xchg_status check_footer(xchg_ipc_reader *r, const uint8_t *footer, size_t size, int64_t at,
