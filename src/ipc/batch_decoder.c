@@ -247,28 +247,14 @@ static xchg_status check_schema(payload *p, const message *m, xchg_error *err) {
 }
 
 static xchg_status read_dictionary(payload *p, const message *m, xchg_error *err) {
-  int64_t id;
-  uint8_t delta;
-  fb_table data;
-  if (fb_i64(&m->header, DICTBATCH_ID, 0, &id) < 0 || fb_u8(&m->header, DICTBATCH_DELTA, 0, &delta) < 0 ||
-      fb_table_field(&m->header, DICTBATCH_DATA, &data) <= 0)
-    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: invalid DictionaryBatch",
-                       (long long)p->message_index, (long long)m->offset);
-  const ipc_field *field = ipc_dictionaries_field(&p->dicts, id);
-  if (!field)
-    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: dictionary id %lld is not "
-                       "used by any field of the schema", (long long)p->message_index,
-                       (long long)m->offset, (long long)id);
-  if (!ipc_dictionaries_used(&p->dicts, id)) return XCHG_OK; /* no selected column needs it */
+  ipc_dictionary_batch d;
+  xchg_status st = ipc_dictionary_batch_read(&p->dicts, &m->header, p->message_index, m->offset, &d, err);
+  if (st != XCHG_OK || !ipc_dictionaries_used(&p->dicts, d.id)) return st; /* no selected column needs it */
   ipc_body body;
-  xchg_status st = body_of(p, m, &body, err);
+  if ((st = body_of(p, m, &body, err)) != XCHG_OK) return st;
   ipc_decode_ctx ctx = decode_ctx(p, m);
-  ipc_array *root = NULL;
-  if (st == XCHG_OK) st = ipc_decode_batch(&ctx, &data, &body, field, 1, 1, &root, err);
-  if (st == XCHG_OK)
-    st = ipc_dictionaries_update(&p->dicts, id, root->children[0], delta != 0,
-                                 p->dec->opts.max_dictionary_bytes, err);
-  ipc_array_unref(root);
+  st = ipc_dictionary_batch_apply(&p->dicts, &d, &ctx, &body, p->dec->opts.max_dictionary_bytes,
+                                  p->message_index, m->offset, err);
   xchg_buf_unref(body.mem);
   return st;
 }

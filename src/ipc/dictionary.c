@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ipc/dictionary.h"
+#include "ipc/format.h"
 
 static ipc_dictionary *find(const ipc_dictionaries *d, int64_t id) {
   for (int64_t i = 0; i < d->count; i++)
@@ -98,4 +99,33 @@ xchg_status ipc_dictionaries_mark_used(ipc_dictionaries *d, const ipc_schema *sc
 int ipc_dictionaries_used(const ipc_dictionaries *d, int64_t id) {
   ipc_dictionary *e = find(d, id);
   return e && e->used;
+}
+
+xchg_status ipc_dictionary_batch_read(const ipc_dictionaries *d, const fb_table *header, int64_t index,
+                                      int64_t offset, ipc_dictionary_batch *out, xchg_error *err) {
+  uint8_t delta;
+  if (fb_i64(header, DICTBATCH_ID, 0, &out->id) < 0 || fb_u8(header, DICTBATCH_DELTA, 0, &delta) < 0 ||
+      fb_table_field(header, DICTBATCH_DATA, &out->data) <= 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: invalid DictionaryBatch",
+                       (long long)index, (long long)offset);
+  out->delta = delta != 0;
+  out->field = ipc_dictionaries_field(d, out->id);
+  if (!out->field)
+    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: dictionary id %lld is not "
+                       "used by any field of the schema", (long long)index, (long long)offset,
+                       (long long)out->id);
+  return XCHG_OK;
+}
+
+xchg_status ipc_dictionary_batch_apply(ipc_dictionaries *d, const ipc_dictionary_batch *b,
+                                       const ipc_decode_ctx *ctx, const ipc_body *body,
+                                       int64_t max_bytes, int64_t index, int64_t offset,
+                                       xchg_error *err) {
+  ipc_array *root = NULL;
+  xchg_status st = ipc_decode_batch(ctx, &b->data, body, b->field, 1, 1, &root, err);
+  if (st != XCHG_OK) return st;
+  st = ipc_dictionaries_update(d, b->id, root->children[0], b->delta, max_bytes, err);
+  ipc_array_unref(root);
+  if (st != XCHG_OK) xchg_error_prefix(err, "message %lld at byte %lld: ", (long long)index, (long long)offset);
+  return st;
 }

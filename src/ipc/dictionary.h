@@ -9,6 +9,8 @@
 #define XCHG_IPC_DICTIONARY_H
 
 #include "ipc/array.h"
+#include "ipc/decode.h"
+#include "ipc/flatbuf.h"
 #include "ipc/schema.h"
 
 typedef struct ipc_dictionary {
@@ -35,6 +37,28 @@ xchg_status ipc_dictionaries_update(ipc_dictionaries *d, int64_t id, ipc_array *
                                     int64_t max_bytes, xchg_error *err);
 void ipc_dictionaries_free(ipc_dictionaries *d);
 /* Marks the dictionaries that the schema's selected fields use. */
+/* A DictionaryBatch message's header, checked: its id names a dictionary
+ * of the schema (field is the field whose dictionary it is). */
+typedef struct ipc_dictionary_batch {
+  int64_t id;
+  int delta;
+  fb_table data;
+  const ipc_field *field;
+} ipc_dictionary_batch;
+
+/* Reads the header of message `index` (at byte `offset`, for messages);
+ * XCHG_EFORMAT naming both when it is invalid or no field has its id. */
+xchg_status ipc_dictionary_batch_read(const ipc_dictionaries *d, const fb_table *header, int64_t index,
+                                      int64_t offset, ipc_dictionary_batch *out, xchg_error *err);
+
+/* Decodes the batch's body and makes it the dictionary of its id (or, for
+ * a delta, appends it), within max_bytes; a failure to add it names
+ * message `index` at byte `offset` (decoding errors name their own). */
+xchg_status ipc_dictionary_batch_apply(ipc_dictionaries *d, const ipc_dictionary_batch *b,
+                                       const ipc_decode_ctx *ctx, const ipc_body *body,
+                                       int64_t max_bytes, int64_t index, int64_t offset,
+                                       xchg_error *err);
+
 xchg_status ipc_dictionaries_mark_used(ipc_dictionaries *d, const ipc_schema *schema, xchg_error *err);
 int ipc_dictionaries_used(const ipc_dictionaries *d, int64_t id);
 

@@ -286,34 +286,17 @@ static ipc_decode_ctx decode_ctx(xchg_ipc_reader *r, const ipc_message *m) {
 /* ---- dictionaries --------------------------------------------------------- */
 
 static xchg_status read_dictionary(xchg_ipc_reader *r, ipc_message *m, xchg_error *err) {
-  int64_t id;
-  uint8_t delta;
-  fb_table data;
-  if (fb_i64(&m->header, DICTBATCH_ID, 0, &id) < 0 || fb_u8(&m->header, DICTBATCH_DELTA, 0, &delta) < 0 ||
-      fb_table_field(&m->header, DICTBATCH_DATA, &data) <= 0)
-    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: invalid DictionaryBatch",
-                       (long long)m->index, (long long)m->offset);
-  const ipc_field *field = ipc_dictionaries_field(&r->dicts, id);
-  if (!field)
-    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: dictionary id %lld is not "
-                       "used by any field of the schema", (long long)m->index, (long long)m->offset,
-                       (long long)id);
-  if (!ipc_dictionaries_used(&r->dicts, id)) return XCHG_OK; /* no selected column needs it */
-  if (!delta && r->format == XCHG_IPC_FILE && ipc_dictionaries_lookup(&r->dicts, id))
+  ipc_dictionary_batch d;
+  xchg_status st = ipc_dictionary_batch_read(&r->dicts, &m->header, m->index, m->offset, &d, err);
+  if (st != XCHG_OK || !ipc_dictionaries_used(&r->dicts, d.id)) return st; /* no selected column needs it */
+  if (!d.delta && r->format == XCHG_IPC_FILE && ipc_dictionaries_lookup(&r->dicts, d.id))
     return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: the file format does not "
                        "allow replacing dictionary %lld", (long long)m->index, (long long)m->offset,
-                       (long long)id);
-  xchg_status st = attach_body(r, m, 0, err);
-  if (st != XCHG_OK) return st;
+                       (long long)d.id);
+  if ((st = attach_body(r, m, 0, err)) != XCHG_OK) return st;
   ipc_decode_ctx ctx = decode_ctx(r, m);
-  ipc_array *root;
-  if ((st = ipc_decode_batch(&ctx, &data, &m->body, field, 1, 1, &root, err)) != XCHG_OK) return st;
-  st = ipc_dictionaries_update(&r->dicts, id, root->children[0], delta != 0,
-                               r->opts.max_dictionary_bytes, err);
-  ipc_array_unref(root);
-  if (st != XCHG_OK)
-    xchg_error_prefix(err, "message %lld at byte %lld: ", (long long)m->index, (long long)m->offset);
-  return st;
+  return ipc_dictionary_batch_apply(&r->dicts, &d, &ctx, &m->body, r->opts.max_dictionary_bytes,
+                                     m->index, m->offset, err);
 }
 
 /* ---- the sequence of messages ------------------------------------------ */
