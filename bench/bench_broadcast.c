@@ -159,7 +159,7 @@ static int run(const encoded *enc, const shape_sums *want, int tasks, int thread
   o.retain_bytes = sharing == SHARING_RETAIN ? (int64_t)1 << 40 : 0;
   run_state rs;
   memset(&rs, 0, sizeof rs);
-  rs.cache = xchg_cache_create(&o);
+  if (xchg_cache_create(&o, &rs.cache, NULL) != XCHG_OK) return -1;
   rs.enc = enc;
   rs.tasks = tasks;
   rs.want = *want;
@@ -407,10 +407,11 @@ int xchg_bench_broadcast(int argc, char **argv) {
         }
   if (rc == 0) {
     /* Reading alone: one task on a held, decoded entry. */
-    xchg_cache *c = xchg_cache_create(NULL);
+    xchg_cache *c = NULL;
     xchg_broadcast b = {&enc[0].part, 1, NULL, NULL};
     xchg_cache_holder *held;
-    if (xchg_cache_acquire(c, "broadcast_0", &b, NULL, 0, NULL, NULL, &held, &err) == XCHG_OK) {
+    if (xchg_cache_create(NULL, &c, &err) == XCHG_OK &&
+        xchg_cache_acquire(c, "broadcast_0", &b, NULL, 0, NULL, NULL, &held, &err) == XCHG_OK) {
       run_state rs1;
       memset(&rs1, 0, sizeof rs1);
       rs1.cache = c, rs1.enc = &enc[0], rs1.tasks = 5, rs1.want = want;

@@ -397,7 +397,8 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
   size_t dst_size = largest_output(&list, copy_bytes);
   uint8_t *limit_dst = malloc(dst_size * (size_t)threads[n_threads - 1]);
   for (int t = 0; t < n_threads; t++) {
-    pools[t] = threads[t] > 1 ? xchg_pool_create(threads[t]) : NULL;
+    pools[t] = NULL;
+    if (threads[t] > 1 && xchg_pool_create(threads[t], &pools[t], NULL) != XCHG_OK) rc = -1;
     codec_limit_once(&list, data, copy_bytes, limit_dst, dst_size, threads[t]); /* its warm-up */
   }
   for (int run = 0; run < timed_runs && rc == 0; run++) {

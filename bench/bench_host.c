@@ -127,7 +127,10 @@ static int run_child(const config *cfg, const char *dir, run_shared *sh, int ind
   o.host_retain_bytes = (int64_t)1 << 40;
   child_state cs;
   memset(&cs, 0, sizeof cs);
-  cs.cache = xchg_cache_create(&o);
+  if (xchg_cache_create(&o, &cs.cache, NULL) != XCHG_OK) {
+    xchg_buf_unref(own);
+    return 1;
+  }
   cs.part = (xchg_broadcast_part){&chunk, 1, XCHG_STREAM_LZ4_JAVA};
   cs.cfg = cfg;
   pthread_t th[256];

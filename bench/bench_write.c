@@ -202,7 +202,8 @@ int xchg_bench_write(int argc, char **argv) {
   }
   in.raw_bytes = copy_all(&in, scratch);
   int cores = bench_cores();
-  xchg_pool *pool = cores > 1 ? xchg_pool_create(cores) : NULL;
+  xchg_pool *pool = NULL;
+  if (cores > 1 && xchg_pool_create(cores, &pool, NULL) != XCHG_OK) pool = NULL; /* run on one thread */
   static const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME, XCHG_BLOCK_ZSTD};
   result rs[6];
   int n = 0, rc = 0;

@@ -61,8 +61,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   xchg_cache_options opts;
   xchg_cache_options_init(&opts);
   fuzz_read_options(&opts.read);
-  xchg_cache *cache = xchg_cache_create(&opts);
-  if (cache == NULL) return 0;
+  xchg_cache *cache;
+  if (xchg_cache_create(&opts, &cache, NULL) != XCHG_OK) return 0;
 
   size_t third = size / 3;
   xchg_chunk chunks[3] = {{data, third}, {data + third, third}, {data + 2 * third, size - 2 * third}};

@@ -231,8 +231,8 @@ static xchg_status run_ipc(op *o, xchg_error *err) {
   xchg_ipc_reader *r = NULL;
   /* A new pool each run, so that its workers' first allocations (their
    * codec contexts) come under the injection every time. */
-  xchg_pool *pool = o->pooled ? xchg_pool_create(2) : NULL;
-  if (o->pooled && pool == NULL) return xchg_errorf(err, XCHG_ENOMEM, "test: no pool");
+  xchg_pool *pool = NULL;
+  if (o->pooled && xchg_pool_create(2, &pool, err) != XCHG_OK) return XCHG_ENOMEM;
   xchg_status st = open_ipc(o, &c, pool, &r, err);
   if (st != XCHG_OK) {
     xchg_pool_free(pool);

@@ -232,7 +232,8 @@ static void test_stream_payload(xchg_block_codec codec) {
 static void test_many(int64_t task_bytes) {
   split s;
   split_stream(XCHG_BLOCK_LZ4_FRAME, &s);
-  xchg_pool *pool = xchg_pool_create(4);
+  xchg_pool *pool = NULL;
+  TU_CHECK(xchg_pool_create(4, &pool, NULL) == XCHG_OK, "cannot create a pool");
   xchg_batch_decoder *dec = open_with(&s, NULL, 0, pool, task_bytes);
   enum { N = 24 };
   tu_bytes p[N];

@@ -89,7 +89,9 @@ static xchg_cache *new_cache(int sharing, int64_t retain_bytes, int64_t retain_m
   o.wait_check_ms = 10;
   o.retain_bytes = retain_bytes;
   o.retain_ms = retain_ms;
-  return xchg_cache_create(&o);
+  xchg_cache *c = NULL;
+  TU_CHECK(xchg_cache_create(&o, &c, NULL) == XCHG_OK, "cannot create a cache");
+  return c;
 }
 
 static xchg_cache_metrics metrics(xchg_cache *c) {
@@ -706,7 +708,7 @@ static void test_retention(void) {
   xchg_cache_options_init(&o);
   o.retain_bytes = one * 5 / 2;
   o.on_bytes = on_bytes;
-  c = xchg_cache_create(&o);
+  TU_CHECK(xchg_cache_create(&o, &c, NULL) == XCHG_OK, "cannot create a cache");
   atomic_store(&accounted, 0);
   const char *keys[3] = {"a", "b", "c"};
   for (int i = 0; i < 3; i++) {
@@ -736,7 +738,7 @@ static void test_retention(void) {
   xchg_cache_release(held);
   xchg_cache_free(c);
   o.retain_bytes = 1;
-  c = xchg_cache_create(&o);
+  TU_CHECK(xchg_cache_create(&o, &c, NULL) == XCHG_OK, "cannot create a cache");
   TU_CHECK(xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &held, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(xchg_cache_acquire(c, "c", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   xchg_cache_release(h);
@@ -750,7 +752,7 @@ static void test_retention(void) {
   /* Age limit. */
   o.retain_bytes = INT64_MAX;
   o.retain_ms = 40;
-  c = xchg_cache_create(&o);
+  TU_CHECK(xchg_cache_create(&o, &c, NULL) == XCHG_OK, "cannot create a cache");
   TU_CHECK(xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   xchg_cache_release(h);
   TU_CHECK(xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);

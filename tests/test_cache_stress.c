@@ -218,11 +218,11 @@ int main(void) {
   xchg_cache_options_init(&o);
   o.wait_check_ms = 1;
   o.retain_bytes = 256 << 10;
-  caches[0] = xchg_cache_create(&o);
+  TU_CHECK(xchg_cache_create(&o, &caches[0], NULL) == XCHG_OK, "cannot create a cache");
   o.retain_bytes = 0;
-  caches[1] = xchg_cache_create(&o);
+  TU_CHECK(xchg_cache_create(&o, &caches[1], NULL) == XCHG_OK, "cannot create a cache");
   o.sharing = 0;
-  caches[2] = xchg_cache_create(&o);
+  TU_CHECK(xchg_cache_create(&o, &caches[2], NULL) == XCHG_OK, "cannot create a cache");
   worker w[N_THREADS];
   memset(w, 0, sizeof w);
   for (int i = 0; i < N_THREADS; i++) {

@@ -504,7 +504,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: test_decode [GOLD_DIR] (or set XCHG_TESTDATA)\n");
     return 2;
   }
-  xchg_pool *pool = xchg_pool_create(3);
+  xchg_pool *pool = NULL;
+  TU_CHECK(xchg_pool_create(3, &pool, NULL) == XCHG_OK, "cannot create a pool");
   tu_walk(dir, NULL, check_if_ipc, pool);
   xchg_pool_free(pool);
   return tu_finish("decode");

@@ -812,8 +812,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   totals t = {0};
-  t.pool = xchg_pool_create(3);
-  TU_CHECK(t.pool != NULL, "cannot create a thread pool");
+  TU_CHECK(xchg_pool_create(3, &t.pool, NULL) == XCHG_OK, "cannot create a thread pool");
   char self_msg[MSG_SIZE] = "";
   tu_case("comparator self-test (float16, decimal32/64, month_day_nano, utf8view, listview, "
           "run-end encoded)",

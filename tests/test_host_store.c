@@ -105,7 +105,9 @@ static xchg_cache *host_cache(const char *dir, int64_t retain_bytes, int64_t ret
   o.host_dir = dir;
   o.host_retain_bytes = retain_bytes;
   o.host_retain_ms = retain_ms;
-  return xchg_cache_create(&o);
+  xchg_cache *c = NULL;
+  TU_CHECK(xchg_cache_create(&o, &c, NULL) == XCHG_OK, "cannot create a cache");
+  return c;
 }
 
 static xchg_cache_metrics metrics(xchg_cache *c) {
@@ -692,7 +694,8 @@ static void test_bad_bytes(void) {
 static void test_without_host_dir(void) {
   cd_source s;
   std_source(&s);
-  xchg_cache *c = xchg_cache_create(NULL);
+  xchg_cache *c = NULL;
+  TU_CHECK(xchg_cache_create(NULL, &c, NULL) == XCHG_OK, "cannot create a cache");
   xchg_error err;
   TU_OK(acquire_checked(c, &s, NULL, NULL, NULL, &err), err);
   xchg_cache_metrics m = metrics(c);

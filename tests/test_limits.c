@@ -294,7 +294,8 @@ static void implausible_claims(const char *gold_dir) {
     snprintf(what, sizeof what, "%s claiming 1 GiB from a few bytes", file);
     expect_error(what, read_ipc(data, size, NULL, &err), &err, XCHG_EFORMAT, names);
     /* The cache refuses it too, under its default options. */
-    xchg_cache *cache = xchg_cache_create(NULL);
+    xchg_cache *cache = NULL;
+    TU_CHECK(xchg_cache_create(NULL, &cache, NULL) == XCHG_OK, "cannot create a cache");
     xchg_chunk chunk = {data, size};
     xchg_broadcast_part part = {&chunk, 1, XCHG_STREAM_NONE};
     xchg_broadcast b = {&part, 1, NULL, NULL};
@@ -395,7 +396,8 @@ static void bounds_hold(void) {
 static xchg_status read_cached(const uint8_t *data, size_t size, const xchg_cache_options *opts,
                                xchg_error *err) {
   int64_t live = xchg_buf_live_count();
-  xchg_cache *cache = xchg_cache_create(opts);
+  xchg_cache *cache = NULL;
+  TU_CHECK(xchg_cache_create(opts, &cache, NULL) == XCHG_OK, "cannot create a cache");
   xchg_chunk chunk = {data, size};
   xchg_broadcast_part part = {&chunk, 1, XCHG_STREAM_NONE};
   xchg_broadcast b = {&part, 1, NULL, NULL};
@@ -426,7 +428,7 @@ static void cache_caps(const char *gold_dir) {
                "max_batch_bytes");
   /* The cache's own fields still choose validation and the pool. */
   xchg_cache_options_init(&opts);
-  opts.read.pool = xchg_pool_create(2);
+  TU_CHECK(xchg_pool_create(2, &opts.read.pool, NULL) == XCHG_OK, "cannot create a pool");
   opts.read.task_bytes = 1;
   TU_CHECK(read_cached(data, size, &opts, &err) == XCHG_OK, "cache on a pool: %s", err.message);
   xchg_pool_free(opts.read.pool);

@@ -108,13 +108,16 @@ static void check_background_loops(xchg_pool *pool, const char *name) {
 }
 
 int main(void) {
-  xchg_pool *one = xchg_pool_create(1);
+  xchg_pool *one = NULL;
+  TU_CHECK(xchg_pool_create(1, &one, NULL) == XCHG_OK, "cannot create a pool");
   int off = 1;
   TU_CHECK(one && xchg_pool_threads(one) == 1, "a pool of one thread");
   TU_CHECK(run_loop(one, 1000, &off) && !off, "a pool of one runs every index inline, once");
   xchg_pool_free(one);
 
-  xchg_pool *pool = xchg_pool_create(4);
+  xchg_pool *pool = NULL;
+
+  TU_CHECK(xchg_pool_create(4, &pool, NULL) == XCHG_OK, "cannot create a pool");
   TU_CHECK(pool && xchg_pool_threads(pool) == 4, "a pool of four threads");
   TU_CHECK(run_loop(pool, 0, NULL), "an empty loop");
   TU_CHECK(run_loop(pool, 1, NULL), "a loop of one");
@@ -140,7 +143,9 @@ int main(void) {
   TU_CHECK(all, "six threads running loops on one pool at once");
   xchg_pool_free(pool);
 
-  xchg_pool *two = xchg_pool_create(2);
+  xchg_pool *two = NULL;
+
+  TU_CHECK(xchg_pool_create(2, &two, NULL) == XCHG_OK, "cannot create a pool");
   check_background_loops(two, "pool of two");
   xchg_pool_free(two);
   check_background_loops(NULL, "no pool");

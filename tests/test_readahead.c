@@ -103,7 +103,8 @@ static void check_same_outcome(const char *what, const xchg_buf *data, int64_t w
   for (size_t i = 0; i < N_CONFIGS; i++) {
     char name[128];
     describe(&configs[i], name, sizeof name);
-    xchg_pool *pool = xchg_pool_create(configs[i].threads);
+    xchg_pool *pool = NULL;
+    TU_CHECK(xchg_pool_create(configs[i].threads, &pool, NULL) == XCHG_OK, "cannot create a pool");
     outcome o = read_stream(data, pool, &configs[i]);
     xchg_pool_free(pool);
     TU_CHECK(!o.bad_batch && o.batches == base.batches && o.status == base.status &&
@@ -162,7 +163,8 @@ static xchg_buf *cut_in_body(const xchg_buf *data, int64_t index) {
 
 /* Closing a reader while its pool still decodes what it read ahead. */
 static void check_close_in_flight(const xchg_buf *data) {
-  xchg_pool *pool = xchg_pool_create(3);
+  xchg_pool *pool = NULL;
+  TU_CHECK(xchg_pool_create(3, &pool, NULL) == XCHG_OK, "cannot create a pool");
   int ok = 1;
   for (int64_t stop = 0; stop < 40 && ok; stop += 7) {
     xchg_read_options opts;
@@ -186,7 +188,8 @@ static void check_close_in_flight(const xchg_buf *data) {
 
 /* Select once a pool has read batches ahead: refused, and nothing lost. */
 static void check_select_after_read_ahead(const xchg_buf *data) {
-  xchg_pool *pool = xchg_pool_create(2);
+  xchg_pool *pool = NULL;
+  TU_CHECK(xchg_pool_create(2, &pool, NULL) == XCHG_OK, "cannot create a pool");
   xchg_read_options opts;
   xchg_read_options_init(&opts);
   opts.pool = pool;
@@ -233,7 +236,8 @@ static void *reader_main(void *p) {
 /* Readers on four threads sharing a pool of three: their groups interleave
  * on the pool's list, and each thread helps the others' while it waits. */
 static void check_shared_pool(const xchg_buf *data) {
-  xchg_pool *pool = xchg_pool_create(3);
+  xchg_pool *pool = NULL;
+  TU_CHECK(xchg_pool_create(3, &pool, NULL) == XCHG_OK, "cannot create a pool");
   pthread_t threads[4];
   reader_thread args[4];
   for (int i = 0; i < 4; i++) {

@@ -487,7 +487,8 @@ int main(int argc, char **argv) {
   char **paths;
   size_t n;
   if (rt_find_gold_for_main(argc, argv, &paths, &n) != 0) return 1;
-  xchg_pool *pool = xchg_pool_create(2);
+  xchg_pool *pool = NULL;
+  TU_CHECK(xchg_pool_create(2, &pool, NULL) == XCHG_OK, "cannot create a pool");
   for (size_t i = 0; i < n; i++) check_gold_file(paths[i], pool);
   check_sample();
   check_dictionaries();

@@ -99,7 +99,8 @@ static void check_sinks(const char *name, const rt_data *src) {
       fclose(tmp);
     }
     /* a pool, with every buffer its own task */
-    xchg_pool *pool = xchg_pool_create(3);
+    xchg_pool *pool = NULL;
+    TU_CHECK(xchg_pool_create(3, &pool, NULL) == XCHG_OK, "cannot create a pool");
     xchg_write_options po = o;
     po.pool = pool;
     po.parallel_min_bytes = 1;

@@ -8,7 +8,8 @@
  * broadcast (named by a key) once, into buffers it owns, and hands every task
  * its own ArrowArrays whose buffers are references on that one copy.
  *
- *   xchg_cache *cache = xchg_cache_create(NULL);           // one per process
+ *   xchg_cache *cache;                                     // one per process:
+ *   st = xchg_cache_create(NULL, &cache, &err);
  *   ...in every task:
  *   xchg_cache_holder *h;
  *   st = xchg_cache_acquire(cache, "broadcast_7", &bytes, NULL, 0,
@@ -188,8 +189,11 @@ typedef struct xchg_cache_options {
 /** Fills opts with the defaults above. */
 XCHG_API void xchg_cache_options_init(xchg_cache_options *opts);
 
-/** A new cache (opts NULL for the defaults); NULL when out of memory. */
-XCHG_API xchg_cache *xchg_cache_create(const xchg_cache_options *opts);
+/** A new cache (opts NULL for the defaults); XCHG_ENOMEM (and *out NULL)
+ * when out of memory.  A host store that cannot be opened is no error:
+ * the cache decodes privately (xchg_cache_host_error says why). */
+XCHG_API XCHG_NODISCARD xchg_status xchg_cache_create(const xchg_cache_options *opts,
+                                                      xchg_cache **out, xchg_error *err);
 
 /** Frees the cache and every entry it retains.  Every holder must have been
  * released; arrays and streams handed out stay valid (they keep their

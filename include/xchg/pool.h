@@ -19,6 +19,8 @@
 
 #include <stdint.h>
 
+#include "xchg/error.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -27,8 +29,9 @@ typedef struct xchg_pool xchg_pool;
 
 /** A pool of `threads` threads in all, the caller counted: threads - 1
  * workers are started.  threads <= 0 means the number of online cores.
- * Returns NULL when threads cannot be created. */
-XCHG_API xchg_pool *xchg_pool_create(int threads);
+ * XCHG_ENOMEM when memory or threads cannot be had (the message says
+ * which); *out is then NULL. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_pool_create(int threads, xchg_pool **out, xchg_error *err);
 
 /** Waits for running loops to finish, then stops the workers. */
 XCHG_API void xchg_pool_free(xchg_pool *pool);

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "buf/pool_internal.h"
@@ -74,25 +75,30 @@ static int online_cores(void) {
   return n > 0 ? (int)n : 1;
 }
 
-xchg_pool *xchg_pool_create(int threads) {
+xchg_status xchg_pool_create(int threads, xchg_pool **out, xchg_error *err) {
+  *out = NULL;
   xchg_pool *p = calloc(1, sizeof *p);
-  if (!p) return NULL;
+  if (!p) return xchg_errorf(err, XCHG_ENOMEM, "out of memory creating a pool");
   p->threads = threads > 0 ? threads : online_cores();
   pthread_mutex_init(&p->lock, NULL);
   pthread_cond_init(&p->work, NULL);
   pthread_cond_init(&p->done, NULL);
   if (p->threads > 1 && !(p->workers = calloc((size_t)p->threads - 1, sizeof(pthread_t)))) {
     free(p);
-    return NULL;
+    return xchg_errorf(err, XCHG_ENOMEM, "out of memory creating a pool of %d threads", threads);
   }
   for (int i = 0; i < p->threads - 1; i++) {
-    if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0) {
-      p->threads = i + 1; /* keep the workers that started */
+    int e = pthread_create(&p->workers[i], NULL, worker_main, p);
+    if (e != 0) {
+      int wanted = p->threads;
+      p->threads = i + 1; /* keep the workers that started, to join them */
       xchg_pool_free(p);
-      return NULL;
+      return xchg_errorf(err, XCHG_ENOMEM, "cannot start pool thread %d of %d: %s", i + 2, wanted,
+                         strerror(e));
     }
   }
-  return p;
+  *out = p;
+  return XCHG_OK;
 }
 
 void xchg_pool_free(xchg_pool *p) {
@@ -114,7 +120,7 @@ static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 
 static void create_default(void) {
   const char *env = getenv("XCHG_THREADS");
-  default_pool = xchg_pool_create(env ? atoi(env) : 0);
+  if (xchg_pool_create(env ? atoi(env) : 0, &default_pool, NULL) != XCHG_OK) default_pool = NULL;
 }
 
 xchg_pool *xchg_pool_default(void) {

@@ -37,15 +37,16 @@ void xchg_cache_options_init(xchg_cache_options *opts) {
   xchg_read_options_init(&opts->read);
 }
 
-xchg_cache *xchg_cache_create(const xchg_cache_options *opts) {
+xchg_status xchg_cache_create(const xchg_cache_options *opts, xchg_cache **out, xchg_error *err) {
+  *out = NULL;
   xchg_cache *c = calloc(1, sizeof *c);
-  if (!c) return NULL;
+  if (!c) return xchg_errorf(err, XCHG_ENOMEM, "out of memory creating a cache");
   if (opts) c->opts = *opts;
   else xchg_cache_options_init(&c->opts);
   if (c->opts.wait_check_ms <= 0) c->opts.wait_check_ms = 100;
   if (pthread_mutex_init(&c->lock, NULL) != 0) {
     free(c);
-    return NULL;
+    return xchg_errorf(err, XCHG_ENOMEM, "cannot create the cache's lock");
   }
   c->host_wanted = c->opts.sharing && c->opts.host_dir && c->opts.host_dir[0];
   if (c->host_wanted &&
@@ -53,7 +54,8 @@ xchg_cache *xchg_cache_create(const xchg_cache_options *opts) {
                       &c->host, &c->host_open_error) != XCHG_OK)
     c->host = NULL; /* every entry falls back, with this reason */
   c->opts.host_dir = NULL; /* not the cache's to keep */
-  return c;
+  *out = c;
+  return XCHG_OK;
 }
 
 static int64_t now_ns(void) {

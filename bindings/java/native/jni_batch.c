@@ -32,8 +32,7 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchReader_nOpen(JNIEnv *env, jclass 
   xchg_error err;
   xchg_status st = XCHG_OK;
   if (!r || !cols || !bytes) st = xchg_errorf(&err, XCHG_ENOMEM, "XchgBatchReader: out of memory");
-  if (st == XCHG_OK && threads > 1 && !(r->own_pool = xchg_pool_create(threads)))
-    st = xchg_errorf(&err, XCHG_ENOMEM, "XchgBatchReader: cannot start %d threads", (int)threads);
+  if (st == XCHG_OK && threads > 1) st = xchg_pool_create(threads, &r->own_pool, &err);
   if (st == XCHG_OK) {
     (*env)->GetByteArrayRegion(env, schema, 0, size, bytes);
     if (columns) (*env)->GetLongArrayRegion(env, columns, 0, n_cols, (jlong *)cols);

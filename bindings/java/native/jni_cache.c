@@ -46,9 +46,11 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nCreate(JNIEnv *env, jclass cls,
   opts.host_dir = dir;
   opts.host_retain_bytes = host_retain_bytes;
   opts.host_retain_ms = host_retain_ms;
-  xchg_cache *cache = xchg_cache_create(&opts); /* reads host_dir, keeps nothing of it */
+  xchg_cache *cache;
+  xchg_error err;
+  xchg_status st = xchg_cache_create(&opts, &cache, &err); /* reads host_dir, keeps nothing of it */
   if (dir) (*env)->ReleaseStringUTFChars(env, host_dir, dir);
-  if (!cache) xj_throw(env, XCHG_ENOMEM, "xchg_cache_create: out of memory", NULL);
+  if (st != XCHG_OK) xj_throw(env, st, err.message, NULL);
   return XJ_HANDLE(cache);
 }
 
