@@ -19,6 +19,7 @@
  *    uint64, against printf.
  *  - fixed_size_binary[0]: `inspect` names it, `cat` prints its empty
  *    values ("" in CSV and JSON) and nulls, `--format arrow-json` works. */
+#include <errno.h>
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
@@ -541,6 +542,29 @@ static void test_zero_width_binary(void) {
   unlink(path);
 }
 
+/* cat formats the rows of a large batch on every core, piece by piece:
+ * the output must be byte for byte that of one thread, in every format and
+ * with --limit cutting a batch. */
+static void test_rows_on_threads(void) {
+  char dir[] = "/tmp/xchg-values-XXXXXX";
+  if (!mkdtemp(dir)) {
+    tu_fail("mkdtemp", strerror(errno));
+    return;
+  }
+  TU_CHECK(tu_run("'%s' gen cache '%s/c.arrows' --rows 25000 --codec lz4 >/dev/null", cli, dir) == 0,
+           "xchg gen cache");
+  static const char *const args[] = {"--format csv", "--format json", "--format json --limit 12345",
+                                     "--format csv --columns c3,c0"};
+  for (int a = 0; a < 4; a++) {
+    int rc = tu_run("XCHG_THREADS=1 '%s' cat '%s/c.arrows' %s > '%s/one' && "
+                    "XCHG_THREADS=4 '%s' cat '%s/c.arrows' %s > '%s/four' && "
+                    "test -s '%s/one' && cmp -s '%s/one' '%s/four'",
+                    cli, dir, args[a], dir, cli, dir, args[a], dir, dir, dir, dir);
+    TU_CHECK(rc == 0, "cat %s on 4 threads differs from 1 thread (or failed)", args[a]);
+  }
+  tu_run("rm -rf '%s'", dir);
+}
+
 int main(void) {
   cli = getenv("XCHG_CLI");
   if (cli == NULL) {
@@ -554,5 +578,6 @@ int main(void) {
   test_temporal_extremes();
   test_integers();
   test_zero_width_binary();
+  test_rows_on_threads();
   return tu_finish("values");
 }

@@ -347,7 +347,8 @@ typedef struct cat_state {
   selection sel;
   int64_t *dict_ids; /* the reader's dictionary ids for schema */
   int64_t n_dict_ids;
-  xs out, scratch;
+  xs out;
+  xc_rows_writer rows;
   xc_arrow_json json;
   int64_t remaining; /* rows still wanted; -1: all */
   int64_t *sent_ids; /* dictionary ids the input has sent, for arrow-json */
@@ -446,7 +447,7 @@ static xchg_status write_batch(cat_state *st, const struct ArrowArray *batch, xc
     s = xc_arrow_json_batch(&st->json, cols.ptrs, cols.count, batch->offset, rows, err);
   } else {
     xc_row_format f = st->opt->format == CAT_CSV ? XC_ROWS_CSV : XC_ROWS_JSON;
-    int64_t bad = xc_rows_write(&st->out, &st->scratch, f, cols.ptrs, cols.count, batch->offset, rows);
+    int64_t bad = xc_rows_write(&st->rows, &st->out, f, cols.ptrs, cols.count, batch->offset, rows);
     if (bad >= 0) s = xchg_errorf(err, XCHG_EFORMAT, "row %lld of the batch refers outside its arrays", (long long)bad);
   }
   if (st->remaining >= 0) st->remaining -= rows;
@@ -484,7 +485,7 @@ static xchg_status copy_input(cat_state *st, xc_input *in, xchg_error *err) {
   }
   if (s != XCHG_OK) xc_input_locate_error(in, err);
   if (s == XCHG_OK && st->opt->format == CAT_ARROW_JSON) xc_arrow_json_end(&st->json);
-  if (s == XCHG_OK && (xs_failed(&st->out) || xs_failed(&st->scratch) || st->out_of_memory))
+  if (s == XCHG_OK && (xs_failed(&st->out) || xs_failed(&st->rows.scratch) || st->out_of_memory))
     s = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   return s;
 }
@@ -497,7 +498,7 @@ static int cat(const cat_options *opt) {
   xc_progress_init(&st.progress, "cat", "bytes", xc_path_size(opt->path), true);
   xs_init(&st.out, stdout);
   xs_write_behind(&st.out); /* writing overlaps formatting */
-  xs_init(&st.scratch, NULL);
+  xc_rows_writer_init(&st.rows, xchg_pool_default()); /* rows formatted on every core */
   xchg_status s = copy_input(&st, &in, &err);
   xc_progress_end(&st.progress);
   xs_flush(&st.out);
@@ -510,7 +511,7 @@ static int cat(const cat_options *opt) {
   free(st.sent_ids);
   free(st.dict_ids);
   xs_free(&st.out);
-  xs_free(&st.scratch);
+  xc_rows_writer_free(&st.rows);
   free(st.sel.index);
   free(st.sel.chosen);
   free(st.sel.first_dict);

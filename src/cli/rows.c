@@ -235,8 +235,10 @@ static bool write_json_row(xs *out, const xs *keys, const size_t *ends, const xc
   return ok;
 }
 
-int64_t xc_rows_write(xs *out, xs *scratch, xc_row_format format, const xc_node *const *columns, int n_columns,
-                      int64_t first, int64_t count) {
+/* The rows one after another into out; what xc_rows_write does on one
+ * thread and on each piece. */
+static int64_t write_rows(xs *out, xs *scratch, xc_row_format format, const xc_node *const *columns,
+                          int n_columns, int64_t first, int64_t count) {
   int64_t bad = -1;
   size_t *ends = NULL;
   if (format == XC_ROWS_JSON) {
@@ -256,4 +258,79 @@ int64_t xc_rows_write(xs *out, xs *scratch, xc_row_format format, const xc_node 
   free(ends);
   if (xs_failed(scratch)) out->failed = true;
   return bad;
+}
+
+/* ---- pieces formatted on a pool --------------------------------------------- */
+
+/* Fewer rows than this are not worth handing to other threads. */
+#define PIECE_MIN_ROWS 1024
+
+struct xc_rows_piece {
+  xs text, scratch;
+  int64_t first, count, bad;
+};
+
+typedef struct pieces_job {
+  xc_rows_piece *pieces;
+  xc_row_format format;
+  const xc_node *const *columns;
+  int n_columns;
+} pieces_job;
+
+static void format_piece(void *ctx, int64_t k) {
+  pieces_job *job = ctx;
+  xc_rows_piece *p = &job->pieces[k];
+  xs_clear(&p->text);
+  p->bad = write_rows(&p->text, &p->scratch, job->format, job->columns, job->n_columns, p->first, p->count);
+}
+
+void xc_rows_writer_init(xc_rows_writer *w, xchg_pool *pool) {
+  memset(w, 0, sizeof *w);
+  xs_init(&w->scratch, NULL);
+  int threads = xchg_pool_threads(pool);
+  if (threads < 2) return;
+  /* Two pieces a thread, so that a slow one does not hold the rest up. */
+  w->pieces = calloc((size_t)threads * 2, sizeof *w->pieces);
+  if (w->pieces == NULL) return; /* every row on the calling thread */
+  w->pool = pool;
+  w->n_pieces = threads * 2;
+  for (int k = 0; k < w->n_pieces; k++) {
+    xs_init(&w->pieces[k].text, NULL);
+    xs_init(&w->pieces[k].scratch, NULL);
+  }
+}
+
+void xc_rows_writer_free(xc_rows_writer *w) {
+  for (int k = 0; k < w->n_pieces; k++) {
+    xs_free(&w->pieces[k].text);
+    xs_free(&w->pieces[k].scratch);
+  }
+  free(w->pieces);
+  xs_free(&w->scratch);
+  memset(w, 0, sizeof *w);
+}
+
+int64_t xc_rows_write(xc_rows_writer *w, xs *out, xc_row_format format, const xc_node *const *columns,
+                      int n_columns, int64_t first, int64_t count) {
+  if (w->pool == NULL || count < PIECE_MIN_ROWS)
+    return write_rows(out, &w->scratch, format, columns, n_columns, first, count);
+  int n = w->n_pieces;
+  for (int k = 0; k < n; k++) {
+    w->pieces[k].first = first + count * k / n;
+    w->pieces[k].count = first + count * (k + 1) / n - w->pieces[k].first;
+  }
+  pieces_job job = {w->pieces, format, columns, n_columns};
+  xchg_pool_run(w->pool, n, format_piece, &job);
+  /* In order, up to the first bad row: the output is that of one thread. */
+  for (int k = 0; k < n && !xs_failed(out); k++) {
+    xc_rows_piece *p = &w->pieces[k];
+    if (xs_failed(&p->text)) {
+      out->failed = true;
+      break;
+    }
+    xs_append(out, p->text.data, p->text.len);
+    xs_maybe_flush(out);
+    if (p->bad >= 0) return p->first - first + p->bad;
+  }
+  return -1;
 }
