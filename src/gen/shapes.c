@@ -160,16 +160,22 @@ static void cache_bools(struct ArrowArray *c5, int64_t n, uint64_t *rng, shape_s
   init_array(c5, n, 0, NULL, bits, NULL, 2);
 }
 
+/* A struct array of n rows whose n_children children the caller fills. */
+static owned *struct_batch(struct ArrowArray *out, int64_t n, int n_children) {
+  init_array(out, n, 0, NULL, NULL, NULL, 1);
+  owned *o = out->private_data;
+  for (int i = 0; i < n_children; i++) o->children[i] = &o->child_structs[i];
+  out->n_children = n_children;
+  out->children = o->children;
+  return o;
+}
+
 void shape_cache_batch(uint64_t seed, int64_t rows, int64_t index, struct ArrowArray *out,
                        shape_sums *sums) {
   int64_t first = index * SHAPE_CACHE_BATCH_ROWS;
   int64_t n = rows - first < SHAPE_CACHE_BATCH_ROWS ? rows - first : SHAPE_CACHE_BATCH_ROWS;
   uint64_t rng = batch_stream(seed, index);
-  init_array(out, n, 0, NULL, NULL, NULL, 1);
-  owned *o = out->private_data;
-  for (int i = 0; i < SHAPE_CACHE_COLUMNS; i++) o->children[i] = &o->child_structs[i];
-  out->n_children = SHAPE_CACHE_COLUMNS;
-  out->children = o->children;
+  owned *o = struct_batch(out, n, SHAPE_CACHE_COLUMNS);
   cache_ints(o->children[0], o->children[1], o->children[4], first, n, &rng, sums);
   cache_doubles(o->children[2], n, &rng, sums);
   cache_strings(o->children[3], n, &rng, sums);
@@ -214,11 +220,7 @@ void shape_broadcast_batch(uint64_t seed, int64_t rows, int64_t index, struct Ar
   int64_t first = index * SHAPE_BROADCAST_BATCH_ROWS;
   int64_t n = rows - first < SHAPE_BROADCAST_BATCH_ROWS ? rows - first : SHAPE_BROADCAST_BATCH_ROWS;
   uint64_t rng = batch_stream(seed, index);
-  init_array(out, n, 0, NULL, NULL, NULL, 1);
-  owned *o = out->private_data;
-  for (int i = 0; i < SHAPE_BROADCAST_COLUMNS; i++) o->children[i] = &o->child_structs[i];
-  out->n_children = SHAPE_BROADCAST_COLUMNS;
-  out->children = o->children;
+  owned *o = struct_batch(out, n, SHAPE_BROADCAST_COLUMNS);
   int64_t *k = must_alloc((size_t)n * 8), *d = must_alloc((size_t)n * 8);
   int32_t *offsets = must_alloc((size_t)(n + 1) * 4);
   char *chars = must_alloc((size_t)n * 30);
