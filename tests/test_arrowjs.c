@@ -300,9 +300,7 @@ static void check_case(const char *cli, const char *js, const js_case *c) {
   snprintf(path, sizeof path, "%s/%s.arrow", dir, c->name);
   if (rc == 0) rc = check_file(c, path, &stream, doc, &what, msg);
   if (rc != 0) {
-    char where[256];
-    snprintf(where, sizeof where, "%s (%s)", c->name, what);
-    tu_fail(where, msg);
+    tu_fail_at(__FILE__, __LINE__, "%s (%s): %s", c->name, what, msg);
   } else {
     printf("%s: %lld rows in %lld batches, equal to %s, every way\n", c->name, c->rows, c->batches,
            c->has_json ? "the JSON and the stream" : "the stream (no JSON: see write.mjs)");

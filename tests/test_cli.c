@@ -43,9 +43,11 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include "support/c_fixture.h"
 #include "support/cli_run.h"
+#include "support/json_doc.h"
+#include "support/json_util.h"
 #include "support/testutil.h"
 #include "xchg/stream.h"
 #include "xchg/writer.h"
@@ -68,386 +70,6 @@ static void run_result_free(run_result *r) { tu_cli_result_free(r); }
 
 /* Runs `$XCHG_CLI args` through the shell; args are already quoted. */
 static bool run_cli(const char *args, run_result *r) { return tu_cli_run(cli, args, r); }
-
-/* ---- loading gold JSON ------------------------------------------------------ */
-
-static json_t *load_gz_json(const char *path, char *msg) {
-  gzFile gz = gzopen(path, "rb");
-  if (gz == NULL) {
-    snprintf(msg, MSG_SIZE, "cannot open %s", path);
-    return NULL;
-  }
-  size_t cap = 1 << 20, n = 0;
-  char *buf = malloc(cap);
-  int got;
-  while (buf != NULL && (got = gzread(gz, buf + n, (unsigned)(cap - n))) > 0) {
-    n += (size_t)got;
-    if (n == cap) {
-      char *grown = realloc(buf, cap * 2);
-      if (grown == NULL) free(buf);
-      buf = grown;
-      cap *= 2;
-    }
-  }
-  gzclose(gz);
-  if (buf == NULL) {
-    snprintf(msg, MSG_SIZE, "out of memory reading %s", path);
-    return NULL;
-  }
-  json_error_t jerr;
-  json_t *doc = json_loadb(buf, n, 0, &jerr);
-  free(buf);
-  if (doc == NULL) snprintf(msg, MSG_SIZE, "%s: %s at line %d", path, jerr.text, jerr.line);
-  return doc;
-}
-
-/* ---- semantic comparison of two integration JSON documents ------------------ */
-
-/* The dictionary ids found while comparing the schemas, with the gold
- * field that uses each.  Ours must be the input's own ids, which are the
- * gold JSON's (fields that share a dictionary share its id) — except in
- * files whose writer numbered the IPC dictionaries its own way (see
- * ipc_ids_differ_from_json): there each of our ids must stand for one gold
- * id, consistently. */
-typedef struct dict_use {
-  json_int_t gold_id, our_id;
-  json_t *field;
-} dict_use;
-
-typedef struct compare_ctx {
-  char *msg;
-  bool ids_renumbered;
-  dict_use uses[256];
-  int n_uses;
-} compare_ctx;
-
-static bool fail(compare_ctx *c, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(c->msg, MSG_SIZE, fmt, ap);
-  va_end(ap);
-  return false;
-}
-
-static const char *str_of(json_t *obj, const char *key) {
-  const char *s = json_string_value(json_object_get(obj, key));
-  return s ? s : "";
-}
-
-/* A JSON value as 64-bit integer text: integers and integer strings. */
-static bool integer_text(json_t *v, char *buf, size_t size) {
-  if (json_is_integer(v)) {
-    snprintf(buf, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-    return true;
-  }
-  if (json_is_string(v)) {
-    snprintf(buf, size, "%s", json_string_value(v));
-    return true;
-  }
-  return false;
-}
-
-/* One value of a buffer: float_bits is 32 (or 16) when the values are
- * single or half precision floats, which compare at that precision. */
-static bool same_value(json_t *g, json_t *o, int float_bits) {
-  if (json_is_boolean(g) || json_is_boolean(o)) { /* the docs say 1/0, Arrow writes true/false */
-    int gv = json_is_boolean(g) ? json_is_true(g) : json_is_integer(g) ? (int)json_integer_value(g) : -1;
-    int ov = json_is_boolean(o) ? json_is_true(o) : json_is_integer(o) ? (int)json_integer_value(o) : -2;
-    return gv == ov;
-  }
-  if (json_is_real(g) || json_is_real(o)) {
-    if (!json_is_number(g) || !json_is_number(o)) return false;
-    double gd = json_number_value(g), od = json_number_value(o);
-    if (float_bits == 32 || float_bits == 16) return (float)gd == (float)od;
-    return gd == od;
-  }
-  if (json_is_object(g)) {
-    if (!json_is_object(o) || json_object_size(g) != json_object_size(o)) return false;
-    const char *key;
-    json_t *gv;
-    json_object_foreach(g, key, gv) {
-      if (!same_value(gv, json_object_get(o, key), 0)) return false;
-    }
-    return true;
-  }
-  if (json_is_array(g)) {
-    if (!json_is_array(o) || json_array_size(g) != json_array_size(o)) return false;
-    for (size_t i = 0; i < json_array_size(g); i++)
-      if (!same_value(json_array_get(g, i), json_array_get(o, i), float_bits)) return false;
-    return true;
-  }
-  char gt[128], ot[128];
-  if (integer_text(g, gt, sizeof gt) && integer_text(o, ot, sizeof ot)) return strcmp(gt, ot) == 0;
-  return json_equal(g, o);
-}
-
-static json_t *metadata_or_empty(json_t *obj) {
-  json_t *m = json_object_get(obj, "metadata");
-  return json_is_array(m) ? m : NULL;
-}
-
-/* Metadata is a set of pairs: writers differ in the order they store them
- * (Arrow compares it in any order). */
-static bool same_metadata(compare_ctx *c, json_t *g, json_t *o, const char *path) {
-  json_t *gm = metadata_or_empty(g), *om = metadata_or_empty(o);
-  size_t gn = gm ? json_array_size(gm) : 0, on = om ? json_array_size(om) : 0;
-  if (gn != on) return fail(c, "%s: %zu metadata entries, expected %zu", path, on, gn);
-  bool used[256] = {false};
-  if (gn > 256) return fail(c, "%s: too much metadata", path);
-  for (size_t i = 0; i < gn; i++) {
-    size_t k = 0;
-    while (k < on && (used[k] || !json_equal(json_array_get(gm, i), json_array_get(om, k)))) k++;
-    if (k == on) return fail(c, "%s: metadata key \"%s\" missing or different", path, str_of(json_array_get(gm, i), "key"));
-    used[k] = true;
-  }
-  return true;
-}
-
-/* Arrow does not compare the names of a map's entries, keys and values
- * (writers canonicalise them): names_free says how many levels below a
- * map still have free names. */
-static int child_names_free(json_t *field, int names_free) {
-  if (strcmp(str_of(json_object_get(field, "type"), "name"), "map") == 0) return 2;
-  return names_free > 0 ? names_free - 1 : 0;
-}
-
-/* Types: every key of either side must agree; a decimal's bitWidth
- * defaults to 128. */
-static bool same_type(compare_ctx *c, json_t *g, json_t *o, const char *path) {
-  if (!json_is_object(g) || !json_is_object(o)) return fail(c, "%s: type missing", path);
-  const char *key;
-  json_t *v;
-  for (int side = 0; side < 2; side++) {
-    json_t *a = side ? o : g, *b = side ? g : o;
-    json_object_foreach(a, key, v) {
-      json_t *w = json_object_get(b, key);
-      if (w == NULL && strcmp(key, "bitWidth") == 0 && strcmp(str_of(g, "name"), "decimal") == 0 &&
-          json_integer_value(v) == 128)
-        continue;
-      if (w == NULL || !json_equal(v, w)) {
-        char *gs = json_dumps(g, JSON_COMPACT), *os = json_dumps(o, JSON_COMPACT);
-        fail(c, "%s: type %s, expected %s", path, os ? os : "?", gs ? gs : "?");
-        free(gs);
-        free(os);
-        return false;
-      }
-    }
-  }
-  return true;
-}
-
-static bool same_field(compare_ctx *c, json_t *g, json_t *o, int names_free, const char *parent) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", parent, str_of(g, "name"));
-  if (!json_is_object(o)) return fail(c, "%s: field missing", path);
-  if (!names_free && strcmp(str_of(g, "name"), str_of(o, "name")) != 0)
-    return fail(c, "%s: field named \"%s\"", path, str_of(o, "name"));
-  if (!json_equal(json_object_get(g, "nullable"), json_object_get(o, "nullable")))
-    return fail(c, "%s: nullable differs", path);
-  if (!same_type(c, json_object_get(g, "type"), json_object_get(o, "type"), path)) return false;
-  if (!same_metadata(c, g, o, path)) return false;
-  json_t *gd = json_object_get(g, "dictionary"), *od = json_object_get(o, "dictionary");
-  if ((gd == NULL) != (od == NULL)) return fail(c, "%s: dictionary encoding differs", path);
-  if (gd != NULL) {
-    if (!same_type(c, json_object_get(gd, "indexType"), json_object_get(od, "indexType"), path)) return false;
-    if (!json_equal(json_object_get(gd, "isOrdered"), json_object_get(od, "isOrdered")))
-      return fail(c, "%s: isOrdered differs", path);
-    json_int_t gold_id = json_integer_value(json_object_get(gd, "id"));
-    json_int_t our_id = json_integer_value(json_object_get(od, "id"));
-    if (!json_is_integer(json_object_get(od, "id")) || (!c->ids_renumbered && our_id != gold_id))
-      return fail(c, "%s: dictionary id %" JSON_INTEGER_FORMAT ", expected %" JSON_INTEGER_FORMAT, path, our_id,
-                  gold_id);
-    for (int u = 0; u < c->n_uses; u++)
-      if (c->uses[u].our_id == our_id && c->uses[u].gold_id != gold_id)
-        return fail(c, "%s: dictionary id %" JSON_INTEGER_FORMAT " stands for gold dictionaries %" JSON_INTEGER_FORMAT
-                    " and %" JSON_INTEGER_FORMAT, path, our_id, c->uses[u].gold_id, gold_id);
-    if (c->n_uses == 256) return fail(c, "too many dictionaries");
-    c->uses[c->n_uses++] = (dict_use){gold_id, our_id, g};
-  }
-  json_t *gc = json_object_get(g, "children"), *oc = json_object_get(o, "children");
-  if (json_array_size(gc) != json_array_size(oc)) return fail(c, "%s: children differ", path);
-  for (size_t i = 0; i < json_array_size(gc); i++)
-    if (!same_field(c, json_array_get(gc, i), json_array_get(oc, i), child_names_free(g, names_free), path))
-      return false;
-  return true;
-}
-
-static bool same_schema(compare_ctx *c, json_t *g, json_t *o) {
-  json_t *gf = json_object_get(g, "fields"), *of = json_object_get(o, "fields");
-  if (!json_is_array(of)) return fail(c, "schema: no fields");
-  if (json_array_size(gf) != json_array_size(of))
-    return fail(c, "schema: %zu fields, expected %zu", json_array_size(of), json_array_size(gf));
-  for (size_t i = 0; i < json_array_size(gf); i++)
-    if (!same_field(c, json_array_get(gf, i), json_array_get(of, i), 0, "schema")) return false;
-  return same_metadata(c, g, o, "schema");
-}
-
-static int float_bits_of(json_t *field, bool indices) {
-  json_t *type = json_object_get(field, "type");
-  if (indices || strcmp(str_of(type, "name"), "floatingpoint") != 0) return 0;
-  const char *p = str_of(type, "precision");
-  return strcmp(p, "DOUBLE") == 0 ? 64 : strcmp(p, "SINGLE") == 0 ? 32 : 16;
-}
-
-/* Buffers compared element by element; DATA and VIEWS only where valid. */
-static bool same_buffer(compare_ctx *c, const char *key, json_t *g, json_t *o, json_t *validity,
-                        int float_bits, const char *path) {
-  if (!json_is_array(g) || !json_is_array(o)) return fail(c, "%s: %s missing", path, key);
-  if (json_array_size(g) != json_array_size(o))
-    return fail(c, "%s: %s has %zu entries, expected %zu", path, key, json_array_size(o), json_array_size(g));
-  bool valid_only = strcmp(key, "DATA") == 0 || strcmp(key, "VIEWS") == 0;
-  for (size_t i = 0; i < json_array_size(g); i++) {
-    if (valid_only && validity && json_integer_value(json_array_get(validity, i)) == 0) continue;
-    if (!same_value(json_array_get(g, i), json_array_get(o, i), float_bits)) {
-      char *gs = json_dumps(json_array_get(g, i), JSON_ENCODE_ANY);
-      char *os = json_dumps(json_array_get(o, i), JSON_ENCODE_ANY);
-      fail(c, "%s: %s[%zu] is %.200s, expected %.200s", path, key, i, os ? os : "?", gs ? gs : "?");
-      free(gs);
-      free(os);
-      return false;
-    }
-  }
-  return true;
-}
-
-/* Unions lost their validity bitmap in format version 1.0: older gold
- * files may carry one that the C Data Interface has no place for. */
-static bool is_union(json_t *field) {
-  return strcmp(str_of(json_object_get(field, "type"), "name"), "union") == 0;
-}
-
-static bool same_column(compare_ctx *c, json_t *field, json_t *g, json_t *o, bool indices,
-                        int names_free, const char *parent) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", parent, str_of(field, "name"));
-  if (!json_is_object(o)) return fail(c, "%s: column missing", path);
-  if (!names_free && strcmp(str_of(g, "name"), str_of(o, "name")) != 0)
-    return fail(c, "%s: column named \"%s\"", path, str_of(o, "name"));
-  if (!json_equal(json_object_get(g, "count"), json_object_get(o, "count")))
-    return fail(c, "%s: count %" JSON_INTEGER_FORMAT ", expected %" JSON_INTEGER_FORMAT, path,
-                json_integer_value(json_object_get(o, "count")), json_integer_value(json_object_get(g, "count")));
-  json_t *validity = json_object_get(g, "VALIDITY");
-  const char *key;
-  json_t *v;
-  for (int side = 0; side < 2; side++) {
-    json_object_foreach(side ? o : g, key, v) {
-      if (strcmp(key, "name") == 0 || strcmp(key, "count") == 0 || strcmp(key, "children") == 0) continue;
-      if (side == 1 && json_object_get(g, key) != NULL) continue; /* compared already */
-      if (strcmp(key, "VALIDITY") == 0 && is_union(field)) continue;
-      if (side == 1) return fail(c, "%s: unexpected %s", path, key);
-      if (!same_buffer(c, key, v, json_object_get(o, key), validity, float_bits_of(field, indices), path))
-        return false;
-    }
-  }
-  json_t *gc = json_object_get(g, "children"), *oc = json_object_get(o, "children");
-  json_t *fc = json_object_get(field, "children");
-  if (indices || json_array_size(gc) == 0) {
-    if (json_array_size(oc) != 0) return fail(c, "%s: unexpected children", path);
-    return true;
-  }
-  if (json_array_size(gc) != json_array_size(oc) || json_array_size(gc) != json_array_size(fc))
-    return fail(c, "%s: %zu children, expected %zu", path, json_array_size(oc), json_array_size(gc));
-  for (size_t i = 0; i < json_array_size(gc); i++) {
-    json_t *child_field = json_array_get(fc, i);
-    bool child_indices = json_object_get(child_field, "dictionary") != NULL;
-    if (!same_column(c, child_field, json_array_get(gc, i), json_array_get(oc, i), child_indices,
-                     child_names_free(field, names_free), path))
-      return false;
-  }
-  return true;
-}
-
-static bool same_batches(compare_ctx *c, json_t *gold, json_t *ours) {
-  json_t *gb = json_object_get(gold, "batches"), *ob = json_object_get(ours, "batches");
-  json_t *fields = json_object_get(json_object_get(gold, "schema"), "fields");
-  if (!json_is_array(ob)) return fail(c, "no batches");
-  if (json_array_size(gb) != json_array_size(ob))
-    return fail(c, "%zu batches, expected %zu", json_array_size(ob), json_array_size(gb));
-  for (size_t b = 0; b < json_array_size(gb); b++) {
-    json_t *g = json_array_get(gb, b), *o = json_array_get(ob, b);
-    char path[64];
-    snprintf(path, sizeof path, "batch %zu", b);
-    if (!json_equal(json_object_get(g, "count"), json_object_get(o, "count")))
-      return fail(c, "%s: count differs", path);
-    json_t *gc = json_object_get(g, "columns"), *oc = json_object_get(o, "columns");
-    if (json_array_size(gc) != json_array_size(oc) || json_array_size(gc) != json_array_size(fields))
-      return fail(c, "%s: %zu columns, expected %zu", path, json_array_size(oc), json_array_size(gc));
-    for (size_t i = 0; i < json_array_size(gc); i++) {
-      json_t *field = json_array_get(fields, i);
-      bool indices = json_object_get(field, "dictionary") != NULL;
-      if (!same_column(c, field, json_array_get(gc, i), json_array_get(oc, i), indices, 0, path))
-        return false;
-    }
-  }
-  return true;
-}
-
-static json_t *find_dictionary(json_t *doc, json_int_t id) {
-  json_t *dicts = json_object_get(doc, "dictionaries"), *d;
-  size_t i;
-  json_array_foreach(dicts, i, d) {
-    if (json_integer_value(json_object_get(d, "id")) == id) return d;
-  }
-  return NULL;
-}
-
-/* Our dictionaries: each id once, and each used by a field of the schema. */
-static bool dictionaries_distinct_and_used(compare_ctx *c, json_t *ours) {
-  json_t *dicts = json_object_get(ours, "dictionaries"), *d;
-  size_t i;
-  json_array_foreach(dicts, i, d) {
-    json_int_t id = json_integer_value(json_object_get(d, "id"));
-    for (size_t k = 0; k < i; k++)
-      if (json_integer_value(json_object_get(json_array_get(dicts, k), "id")) == id)
-        return fail(c, "dictionary %" JSON_INTEGER_FORMAT " written twice", id);
-    bool used = false;
-    for (int u = 0; u < c->n_uses && !used; u++) used = c->uses[u].our_id == id;
-    if (!used) return fail(c, "dictionary %" JSON_INTEGER_FORMAT " is used by no field", id);
-  }
-  return true;
-}
-
-/* Each dictionary-encoded field's dictionary, gold against ours. */
-static bool same_dictionaries(compare_ctx *c, json_t *gold, json_t *ours) {
-  if (!dictionaries_distinct_and_used(c, ours)) return false;
-  for (int p = 0; p < c->n_uses; p++) {
-    json_t *g = find_dictionary(gold, c->uses[p].gold_id), *o = find_dictionary(ours, c->uses[p].our_id);
-    char path[512];
-    snprintf(path, sizeof path, "dictionary %" JSON_INTEGER_FORMAT, c->uses[p].our_id);
-    if (g == NULL) continue; /* declared but never sent: nothing to compare */
-    if (o == NULL) return fail(c, "%s: missing", path);
-    json_t *gd = json_object_get(g, "data"), *od = json_object_get(o, "data");
-    if (!json_equal(json_object_get(gd, "count"), json_object_get(od, "count")))
-      return fail(c, "%s: count differs", path);
-    json_t *gc = json_array_get(json_object_get(gd, "columns"), 0);
-    json_t *oc = json_array_get(json_object_get(od, "columns"), 0);
-    /* a dictionary's column name means nothing */
-    if (!same_column(c, c->uses[p].field, gc, oc, false, 1, path)) return false;
-  }
-  return true;
-}
-
-/* Arrow 1.0.0 wrote generated_nested_dictionary's IPC files with five
- * dictionary batches, ids 0 to 4, one per dictionary-encoded field, where
- * the JSON shares its id 0 among the three string fields (same values):
- * the IPC ids cannot equal the JSON's there. */
-static bool ipc_ids_differ_from_json(const char *ipc_path) {
-  return strstr(ipc_path, "1.0.0-littleendian/generated_nested_dictionary.") != NULL;
-}
-
-/* ipc_path names the input ours was read from (NULL: ids must be the gold's). */
-static bool same_document_of(json_t *gold, json_t *ours, const char *ipc_path, char *msg) {
-  compare_ctx *c = calloc(1, sizeof *c);
-  if (c == NULL) return snprintf(msg, MSG_SIZE, "out of memory"), false;
-  c->msg = msg;
-  c->ids_renumbered = ipc_path != NULL && ipc_ids_differ_from_json(ipc_path);
-  bool ok = same_schema(c, json_object_get(gold, "schema"), json_object_get(ours, "schema")) &&
-            same_batches(c, gold, ours) && same_dictionaries(c, gold, ours);
-  free(c);
-  return ok;
-}
-
-static bool same_document(json_t *gold, json_t *ours, char *msg) { return same_document_of(gold, ours, NULL, msg); }
 
 /* ---- finding inputs ------------------------------------------------------------ */
 
@@ -520,7 +142,7 @@ static void check_arrow_json(const char *ipc, json_t *gold) {
     json_t *ours = json_loadb(r.out, r.out_len, 0, &jerr);
     if (ours == NULL)
       snprintf(msg, sizeof msg, "output is not JSON: %s at line %d", jerr.text, jerr.line);
-    report(ours != NULL && same_document_of(gold, ours, ipc, msg), what, msg);
+    report(ours != NULL && tu_json_doc_equal(gold, ours, ipc, msg, sizeof msg), what, msg);
     json_decref(ours);
   }
   run_result_free(&r);
@@ -578,17 +200,17 @@ static void check_json_lines(const char *ipc, json_t *gold) {
 /* The readable type name inspect should show for a primitive gold type,
  * or "" for types this check does not spell out. */
 static void expected_type_name(json_t *type, char *out, size_t size) {
-  const char *name = str_of(type, "name");
+  const char *name = tu_json_str(type, "name");
   json_int_t bits = json_integer_value(json_object_get(type, "bitWidth"));
-  const char *unit = str_of(type, "unit");
+  const char *unit = tu_json_str(type, "unit");
   const char *units = strcmp(unit, "SECOND") == 0 ? "s" : strcmp(unit, "MILLISECOND") == 0 ? "ms"
                       : strcmp(unit, "MICROSECOND") == 0 ? "us" : "ns";
   out[0] = '\0';
   if (strcmp(name, "int") == 0)
     snprintf(out, size, "%sint%d", json_is_true(json_object_get(type, "isSigned")) ? "" : "u", (int)bits);
   else if (strcmp(name, "floatingpoint") == 0)
-    snprintf(out, size, "float%s", strcmp(str_of(type, "precision"), "DOUBLE") == 0 ? "64"
-                                   : strcmp(str_of(type, "precision"), "SINGLE") == 0 ? "32" : "16");
+    snprintf(out, size, "float%s", strcmp(tu_json_str(type, "precision"), "DOUBLE") == 0 ? "64"
+                                   : strcmp(tu_json_str(type, "precision"), "SINGLE") == 0 ? "32" : "16");
   else if (strcmp(name, "utf8") == 0 || strcmp(name, "binary") == 0 || strcmp(name, "bool") == 0 ||
            strcmp(name, "null") == 0)
     snprintf(out, size, "%s", name);
@@ -601,7 +223,7 @@ static void expected_type_name(json_t *type, char *out, size_t size) {
              (int)json_integer_value(json_object_get(type, "precision")),
              (int)json_integer_value(json_object_get(type, "scale")));
   else if (strcmp(name, "timestamp") == 0 && json_object_get(type, "timezone"))
-    snprintf(out, size, "timestamp[%s, tz=%s]", units, str_of(type, "timezone"));
+    snprintf(out, size, "timestamp[%s, tz=%s]", units, tu_json_str(type, "timezone"));
   else if (strcmp(name, "timestamp") == 0)
     snprintf(out, size, "timestamp[%s]", units);
   else if (strcmp(name, "duration") == 0)
@@ -626,9 +248,9 @@ static void check_inspect(const char *ipc, json_t *gold) {
     char type[256], line[1024];
     expected_type_name(json_object_get(f, "type"), type, sizeof type);
     if (json_object_get(f, "dictionary") && type[0])
-      snprintf(line, sizeof line, "[%zu] %s: dictionary<values=%s, indices=", i, str_of(f, "name"), type);
+      snprintf(line, sizeof line, "[%zu] %s: dictionary<values=%s, indices=", i, tu_json_str(f, "name"), type);
     else
-      snprintf(line, sizeof line, "[%zu] %s: %s", i, str_of(f, "name"), type);
+      snprintf(line, sizeof line, "[%zu] %s: %s", i, tu_json_str(f, "name"), type);
     if (strstr(r.out, line) == NULL) {
       ok = false;
       snprintf(msg, sizeof msg, "no \"%.900s\" in the output", line);
@@ -661,9 +283,9 @@ static void keep_first(json_t *col, const char *key, size_t n) {
  * entries, children cut to what those rows reach. */
 static void truncate_column(json_t *col, json_t *field, size_t n) {
   json_t *type = json_object_get(field, "type");
-  const char *name = str_of(type, "name");
+  const char *name = tu_json_str(type, "name");
   bool dict = json_object_get(field, "dictionary") != NULL;
-  bool dense = strcmp(str_of(type, "mode"), "DENSE") == 0;
+  bool dense = strcmp(tu_json_str(type, "mode"), "DENSE") == 0;
   bool own_offsets = strstr(name, "listview") != NULL || (strcmp(name, "union") == 0 && dense);
   json_int_t reach = -1; /* rows of the child(ren) reached; -1: all */
   json_object_set_new(col, "count", json_integer((json_int_t)n));
@@ -675,7 +297,7 @@ static void truncate_column(json_t *col, json_t *field, size_t n) {
     reach = (json_int_t)n;
   } else if (strcmp(name, "list") == 0 || strcmp(name, "largelist") == 0 || strcmp(name, "map") == 0) {
     char text[64] = "0";
-    integer_text(json_array_get(json_object_get(col, "OFFSET"), n), text, sizeof text);
+    tu_json_integer_text(json_array_get(json_object_get(col, "OFFSET"), n), text, sizeof text);
     reach = strtoll(text, NULL, 10);
   } else if (strcmp(name, "fixedsizelist") == 0) {
     reach = (json_int_t)n * json_integer_value(json_object_get(type, "listSize"));
@@ -689,7 +311,7 @@ static void truncate_column(json_t *col, json_t *field, size_t n) {
 static int field_index(json_t *fields, const char *name) {
   if (name[0] == '#') return atoi(name + 1);
   for (size_t i = 0; i < json_array_size(fields); i++)
-    if (strcmp(str_of(json_array_get(fields, i), "name"), name) == 0) return (int)i;
+    if (strcmp(tu_json_str(json_array_get(fields, i), "name"), name) == 0) return (int)i;
   return -1;
 }
 
@@ -732,7 +354,7 @@ static void check_subset(const char *gold_root, const char *file, const char *co
   gold_json_path(ipc, json_path, sizeof json_path);
   snprintf(what, sizeof what, "cat --format arrow-json --columns %s --limit %zu %s", list, limit, file);
   snprintf(args, sizeof args, "cat --format arrow-json --columns '%s' --limit %zu '%s'", list, limit, ipc);
-  json_t *gold = load_gz_json(json_path, msg);
+  json_t *gold = tu_json_load(json_path, msg, sizeof msg);
   run_result r;
   if (gold == NULL || !run_cli(args, &r)) {
     report(false, what, gold ? "cannot run the CLI" : msg);
@@ -743,7 +365,7 @@ static void check_subset(const char *gold_root, const char *file, const char *co
   json_error_t jerr;
   json_t *ours = r.exit_code == 0 ? json_loadb(r.out, r.out_len, 0, &jerr) : NULL;
   if (ours == NULL) snprintf(msg, sizeof msg, "exit %d: %.300s", r.exit_code, r.err);
-  report(ours != NULL && same_document_of(want, ours, ipc, msg), what, msg);
+  report(ours != NULL && tu_json_doc_equal(want, ours, ipc, msg, sizeof msg), what, msg);
   json_decref(ours);
   json_decref(want);
   json_decref(gold);
@@ -818,7 +440,7 @@ static void check_csv(const char *gold_root) {
   char ipc[8192], json_path[8300], args[8400], msg[MSG_SIZE] = "";
   snprintf(ipc, sizeof ipc, "%s/1.0.0-littleendian/generated_primitive.stream", gold_root);
   gold_json_path(ipc, json_path, sizeof json_path);
-  json_t *gold = load_gz_json(json_path, msg);
+  json_t *gold = tu_json_load(json_path, msg, sizeof msg);
   snprintf(args, sizeof args, "cat --format csv --limit 3 '%s'", ipc);
   run_result r;
   if (gold == NULL || !run_cli(args, &r)) {
@@ -840,25 +462,25 @@ static void check_csv(const char *gold_root) {
     }
     for (size_t c = 0; ok && c < json_array_size(fields); c++) {
       json_t *field = json_array_get(fields, c), *col = json_array_get(columns, c);
-      const char *type = str_of(json_object_get(field, "type"), "name");
+      const char *type = tu_json_str(json_object_get(field, "type"), "name");
       const char *cell = records[row].fields[c];
       char want[4096] = "";
       if (row == 0) {
-        snprintf(want, sizeof want, "%s", str_of(field, "name"));
+        snprintf(want, sizeof want, "%s", tu_json_str(field, "name"));
       } else if (strcmp(type, "int") != 0 && strcmp(type, "utf8") != 0) {
         continue;
       } else if (json_integer_value(json_array_get(json_object_get(col, "VALIDITY"), row - 1))) {
         json_t *v = json_array_get(json_object_get(col, "DATA"), row - 1);
-        if (!integer_text(v, want, sizeof want)) snprintf(want, sizeof want, "%s", "?");
+        if (!tu_json_integer_text(v, want, sizeof want)) snprintf(want, sizeof want, "%s", "?");
         if (strcmp(type, "utf8") == 0 && want[0] == '\0' && !records[row].quoted[c]) {
           ok = false; /* an empty string must be quoted to differ from a null */
-          snprintf(msg, sizeof msg, "record %d, %s: empty string not quoted", row, str_of(field, "name"));
+          snprintf(msg, sizeof msg, "record %d, %s: empty string not quoted", row, tu_json_str(field, "name"));
         }
       }
       if (ok && strcmp(cell, want) != 0) {
         ok = false;
         snprintf(msg, sizeof msg, "record %d, column %s: \"%.100s\", expected \"%.100s\"", row,
-                 str_of(field, "name"), cell, want);
+                 tu_json_str(field, "name"), cell, want);
       }
     }
   }
@@ -943,35 +565,6 @@ static void check_fuzz(const char *fuzz_root) {
 
 /* ---- types the gold files lack, written with xchg's IPC writer ---------------------- */
 
-static void release_schema(struct ArrowSchema *schema) { schema->release = NULL; }
-static void release_array(struct ArrowArray *array) { array->release = NULL; }
-
-static void set_schema(struct ArrowSchema *s, const char *format, const char *name, int64_t n_children,
-                       struct ArrowSchema **children) {
-  *s = (struct ArrowSchema){.format = format, .name = name, .flags = ARROW_FLAG_NULLABLE,
-                            .n_children = n_children, .children = children, .release = release_schema};
-}
-
-static void set_array(struct ArrowArray *a, int64_t length, int64_t n_buffers, const void **buffers,
-                      int64_t n_children, struct ArrowArray **children) {
-  *a = (struct ArrowArray){.length = length, .n_buffers = n_buffers, .buffers = buffers,
-                           .n_children = n_children, .children = children, .release = release_array};
-}
-
-/* A 16-byte view: inline when short, else a prefix and (buffer, offset). */
-static void set_view(uint8_t *view, const char *text, int32_t buffer, int32_t offset) {
-  int32_t len = (int32_t)strlen(text);
-  memset(view, 0, 16);
-  memcpy(view, &len, 4);
-  if (len <= 12) {
-    memcpy(view + 4, text, (size_t)len);
-    return;
-  }
-  memcpy(view + 4, text, 4);
-  memcpy(view + 8, &buffer, 4);
-  memcpy(view + 12, &offset, 4);
-}
-
 #define N_TYPED 13
 static const char *const typed_names[N_TYPED] = {"half", "dec32", "dec64", "mdn", "sv", "ree", "lv",
                                                  "ts", "date64", "dur", "bv", "time32", "dict"};
@@ -1003,9 +596,9 @@ static bool write_typed_fixture(const char *path, char *msg) {
   static const int8_t dict_indices[3] = {1, 0, 0};
   static const int32_t ab_offsets[3] = {0, 1, 2};
   uint8_t sv_views[48], bv_views[48];
-  set_view(sv_views, "short", 0, 0);
-  set_view(sv_views + 16, long_text, 0, 0);
-  set_view(sv_views + 32, "", 0, 0);
+  tu_fixture_view(sv_views, "short", 0, 0);
+  tu_fixture_view(sv_views + 16, long_text, 0, 0);
+  tu_fixture_view(sv_views + 32, "", 0, 0);
   memset(bv_views, 0, sizeof bv_views);
   int32_t two = 2;
   memcpy(bv_views, &two, 4);
@@ -1016,18 +609,18 @@ static bool write_typed_fixture(const char *path, char *msg) {
   const char *formats[N_TYPED] = {"e", "d:9,2,32", "d:18,3,64", "tin", "vu", "+r", "+vl",
                                   "tsn:", "tdm", "tDm", "vz", "tts", "c"};
   for (int i = 0; i < N_TYPED; i++) {
-    set_schema(&fields[i], formats[i], typed_names[i], 0, NULL);
+    tu_fixture_schema(&fields[i], formats[i], typed_names[i], 0, NULL);
     field_ptrs[i] = &fields[i];
   }
-  set_schema(&ree_kids[0], "i", "run_ends", 0, NULL);
+  tu_fixture_schema(&ree_kids[0], "i", "run_ends", 0, NULL);
   ree_kids[0].flags = 0;
-  set_schema(&ree_kids[1], "u", "values", 0, NULL);
-  set_schema(&fields[5], "+r", "ree", 2, ree_kid_ptrs);
-  set_schema(&lv_kid, "i", "item", 0, NULL);
-  set_schema(&fields[6], "+vl", "lv", 1, &lv_kid_ptr);
-  set_schema(&dict_values, "u", "", 0, NULL);
+  tu_fixture_schema(&ree_kids[1], "u", "values", 0, NULL);
+  tu_fixture_schema(&fields[5], "+r", "ree", 2, ree_kid_ptrs);
+  tu_fixture_schema(&lv_kid, "i", "item", 0, NULL);
+  tu_fixture_schema(&fields[6], "+vl", "lv", 1, &lv_kid_ptr);
+  tu_fixture_schema(&dict_values, "u", "", 0, NULL);
   fields[12].dictionary = &dict_values;
-  set_schema(&root, "+s", "", N_TYPED, field_ptrs);
+  tu_fixture_schema(&root, "+s", "", N_TYPED, field_ptrs);
   root.flags = 0;
 
   const void *b_half[] = {NULL, half}, *b_dec32[] = {NULL, dec32}, *b_dec64[] = {NULL, dec64}, *b_mdn[] = {NULL, mdn};
@@ -1042,21 +635,21 @@ static bool write_typed_fixture(const char *path, char *msg) {
   const void **buffers[N_TYPED] = {b_half, b_dec32, b_dec64, b_mdn, b_sv, NULL, b_lv, b_ts, b_date64, b_dur, b_bv,
                                    b_time32, b_dict};
   for (int i = 0; i < N_TYPED; i++) {
-    set_array(&cols[i], 3, 2, buffers[i], 0, NULL);
+    tu_fixture_array(&cols[i], 3, 2, buffers[i], 0, NULL);
     col_ptrs[i] = &cols[i];
   }
   cols[4].n_buffers = 4;
   cols[10].n_buffers = 3;
   cols[10].null_count = 1;
   cols[12].null_count = 1;
-  set_array(&ree_arrays[0], 2, 2, b_ends, 0, NULL);
-  set_array(&ree_arrays[1], 2, 3, b_xy, 0, NULL);
-  set_array(&cols[5], 3, 0, NULL, 2, ree_ptrs);
-  set_array(&lv_items_array, 3, 2, b_items, 0, NULL);
-  set_array(&cols[6], 3, 3, b_lv, 1, &lv_ptr);
-  set_array(&dict_array, 2, 3, b_ab, 0, NULL);
+  tu_fixture_array(&ree_arrays[0], 2, 2, b_ends, 0, NULL);
+  tu_fixture_array(&ree_arrays[1], 2, 3, b_xy, 0, NULL);
+  tu_fixture_array(&cols[5], 3, 0, NULL, 2, ree_ptrs);
+  tu_fixture_array(&lv_items_array, 3, 2, b_items, 0, NULL);
+  tu_fixture_array(&cols[6], 3, 3, b_lv, 1, &lv_ptr);
+  tu_fixture_array(&dict_array, 2, 3, b_ab, 0, NULL);
   cols[12].dictionary = &dict_array;
-  set_array(&batch, 3, 1, b_root, N_TYPED, col_ptrs);
+  tu_fixture_array(&batch, 3, 1, b_root, N_TYPED, col_ptrs);
 
   FILE *f = fopen(path, "wb");
   if (f == NULL) return snprintf(msg, MSG_SIZE, "cannot create %s", path), false;
@@ -1194,22 +787,22 @@ static bool write_dict_fixture(const char *path, const char *second_dict, char *
   int32_t n2 = (int32_t)strlen(second_dict);
   for (int32_t k = 0; k <= n2 && k < 8; k++) second_offsets[k] = k;
   struct ArrowSchema field, values, root, *field_ptr = &field;
-  set_schema(&values, "u", "", 0, NULL);
-  set_schema(&field, "c", "d", 0, NULL);
+  tu_fixture_schema(&values, "u", "", 0, NULL);
+  tu_fixture_schema(&field, "c", "d", 0, NULL);
   field.dictionary = &values;
-  set_schema(&root, "+s", "", 1, &field_ptr);
+  tu_fixture_schema(&root, "+s", "", 1, &field_ptr);
   const void *b_dict1[] = {NULL, first_offsets, "ab"}, *b_dict2[] = {NULL, second_offsets, second_dict};
   const void *b_idx1[] = {NULL, first_indices}, *b_idx2[] = {NULL, n2 == 1 ? only_index : second_indices};
   const void *b_root[] = {NULL};
   struct ArrowArray dict1, dict2, col1, col2, batch1, batch2, *col1_ptr = &col1, *col2_ptr = &col2;
-  set_array(&dict1, 2, 3, b_dict1, 0, NULL);
-  set_array(&dict2, n2, 3, b_dict2, 0, NULL);
-  set_array(&col1, 2, 2, b_idx1, 0, NULL);
+  tu_fixture_array(&dict1, 2, 3, b_dict1, 0, NULL);
+  tu_fixture_array(&dict2, n2, 3, b_dict2, 0, NULL);
+  tu_fixture_array(&col1, 2, 2, b_idx1, 0, NULL);
   col1.dictionary = &dict1;
-  set_array(&col2, n2 == 1 ? 1 : 2, 2, b_idx2, 0, NULL);
+  tu_fixture_array(&col2, n2 == 1 ? 1 : 2, 2, b_idx2, 0, NULL);
   col2.dictionary = &dict2;
-  set_array(&batch1, 2, 1, b_root, 1, &col1_ptr);
-  set_array(&batch2, col2.length, 1, b_root, 1, &col2_ptr);
+  tu_fixture_array(&batch1, 2, 1, b_root, 1, &col1_ptr);
+  tu_fixture_array(&batch2, col2.length, 1, b_root, 1, &col2_ptr);
   FILE *f = fopen(path, "wb");
   if (f == NULL) return snprintf(msg, MSG_SIZE, "cannot create %s", path), false;
   xchg_error err = {{0}};
@@ -1338,7 +931,7 @@ static void check_arrow_json_run(const char *what, const char *args, json_t *wan
   json_error_t jerr;
   json_t *ours = r.exit_code == 0 ? json_loadb(r.out, r.out_len, 0, &jerr) : NULL;
   if (ours == NULL) snprintf(msg, sizeof msg, "exit %d: %.400s", r.exit_code, r.err);
-  report(ours != NULL && same_document_of(want, ours, ipc_path, msg), what, msg);
+  report(ours != NULL && tu_json_doc_equal(want, ours, ipc_path, msg, sizeof msg), what, msg);
   json_decref(ours);
   run_result_free(&r);
 }
@@ -1354,7 +947,7 @@ static void check_codecs_on(const char *gold_root, const char *file, const char 
   char ipc_path[8192], json_path[8300], msg[MSG_SIZE] = "";
   snprintf(ipc_path, sizeof ipc_path, "%s/%s", gold_root, file);
   gold_json_path(ipc_path, json_path, sizeof json_path);
-  json_t *gold = load_gz_json(json_path, msg);
+  json_t *gold = tu_json_load(json_path, msg, sizeof msg);
   tu_bytes ipc = tu_read_bytes(ipc_path);
   if (gold == NULL || ipc.data == NULL) {
     report(false, file, gold ? "cannot read the gold stream" : msg);
@@ -1487,7 +1080,7 @@ static void check_codecs(const char *gold_root) {
   char ipc_path[8192], json_path[8300], msg[MSG_SIZE] = "";
   snprintf(ipc_path, sizeof ipc_path, "%s/1.0.0-littleendian/generated_dictionary.stream", gold_root);
   gold_json_path(ipc_path, json_path, sizeof json_path);
-  json_t *gold = load_gz_json(json_path, msg);
+  json_t *gold = tu_json_load(json_path, msg, sizeof msg);
   tu_bytes ipc = tu_read_bytes(ipc_path);
   if (gold != NULL && ipc.data != NULL) {
     check_codec_inspect(&ipc, gold, tmp);
@@ -1505,7 +1098,7 @@ static void check_codecs(const char *gold_root) {
 static void self_check_dictionary_ids(const char *gold_root) {
   char path[8192], msg[MSG_SIZE] = "";
   snprintf(path, sizeof path, "%s/4.0.0-shareddict/generated_shared_dict.json.gz", gold_root);
-  json_t *gold = load_gz_json(path, msg);
+  json_t *gold = tu_json_load(path, msg, sizeof msg);
   if (gold == NULL) {
     report(false, "self-check: dictionary ids", msg);
     return;
@@ -1527,7 +1120,7 @@ static void self_check_dictionary_ids(const char *gold_root) {
   json_array_foreach(json_object_get(renumbered, "dictionaries"), i, d) {
     json_object_set_new(d, "id", json_integer(json_integer_value(json_object_get(d, "id")) + 7));
   }
-  report(!same_document(gold, renumbered, msg), "self-check: consistently renumbered dictionary ids are caught",
+  report(!tu_json_doc_equal(gold, renumbered, NULL, msg, sizeof msg), "self-check: consistently renumbered dictionary ids are caught",
          "not caught");
   json_decref(renumbered);
 
@@ -1538,13 +1131,13 @@ static void self_check_dictionary_ids(const char *gold_root) {
   json_t *copy = json_deep_copy(json_array_get(json_object_get(split, "dictionaries"), 0));
   json_object_set_new(copy, "id", json_integer(shared + 1));
   json_array_append_new(json_object_get(split, "dictionaries"), copy);
-  report(!same_document(gold, split, msg), "self-check: a shared dictionary split in two is caught", "not caught");
+  report(!tu_json_doc_equal(gold, split, NULL, msg, sizeof msg), "self-check: a shared dictionary split in two is caught", "not caught");
   json_decref(split);
 
   json_t *twice = json_deep_copy(gold); /* the shared dictionary written twice */
   json_array_append_new(json_object_get(twice, "dictionaries"),
                         json_deep_copy(json_array_get(json_object_get(twice, "dictionaries"), 0)));
-  report(!same_document(gold, twice, msg), "self-check: a dictionary written twice is caught", "not caught");
+  report(!tu_json_doc_equal(gold, twice, NULL, msg, sizeof msg), "self-check: a dictionary written twice is caught", "not caught");
   json_decref(twice);
   json_decref(gold);
 }
@@ -1553,29 +1146,29 @@ static void self_check_dictionary_ids(const char *gold_root) {
 static void self_check(const char *gold_root) {
   char path[8192], msg[MSG_SIZE] = "";
   snprintf(path, sizeof path, "%s/1.0.0-littleendian/generated_nested.json.gz", gold_root);
-  json_t *gold = load_gz_json(path, msg);
+  json_t *gold = tu_json_load(path, msg, sizeof msg);
   if (gold == NULL) {
     report(false, "self-check", msg);
     return;
   }
   json_t *changed = json_deep_copy(gold);
-  report(same_document(gold, changed, msg), "self-check: a document equals itself", msg);
+  report(tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg), "self-check: a document equals itself", msg);
   json_t *col = json_array_get(json_object_get(json_array_get(json_object_get(changed, "batches"), 0), "columns"), 2);
   json_t *f1 = json_array_get(json_object_get(col, "children"), 0);
   json_t *validity = json_object_get(f1, "VALIDITY"), *data = json_object_get(f1, "DATA");
   size_t i = 0;
   while (i < json_array_size(validity) && json_integer_value(json_array_get(validity, i)) == 0) i++;
   json_array_set_new(data, i, json_integer(json_integer_value(json_array_get(data, i)) + 1));
-  report(!same_document(gold, changed, msg), "self-check: a changed valid value is caught", "not caught");
+  report(!tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg), "self-check: a changed valid value is caught", "not caught");
   json_decref(changed);
   changed = json_deep_copy(gold);
   json_object_set_new(json_array_get(json_object_get(changed, "batches"), 1), "count", json_integer(3));
-  report(!same_document(gold, changed, msg), "self-check: a changed count is caught", "not caught");
+  report(!tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg), "self-check: a changed count is caught", "not caught");
   json_decref(changed);
   changed = json_deep_copy(gold);
   json_object_set_new(json_array_get(json_object_get(json_object_get(changed, "schema"), "fields"), 0), "name",
                       json_string("renamed"));
-  report(!same_document(gold, changed, msg), "self-check: a renamed field is caught", "not caught");
+  report(!tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg), "self-check: a renamed field is caught", "not caught");
   json_decref(changed);
   json_decref(gold);
   self_check_dictionary_ids(gold_root);
@@ -1611,7 +1204,7 @@ int main(void) {
   for (size_t i = 0; i < files.n; i++) {
     char json_path[4200], msg[MSG_SIZE] = "";
     gold_json_path(files.items[i], json_path, sizeof json_path);
-    json_t *gold = load_gz_json(json_path, msg);
+    json_t *gold = tu_json_load(json_path, msg, sizeof msg);
     if (gold == NULL) {
       report(false, short_name(files.items[i]), msg);
       continue;

@@ -28,10 +28,10 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "stats.h"
 #include "support/cli_run.h"
+#include "support/json_util.h"
 #include "support/testutil.h"
 #include "xchg/stream.h"
 #include "xchg/writer.h"
@@ -71,16 +71,9 @@ static void tmp_path(char *out, size_t size, const char *name) {
 static json_t *load_gold_json(const char *name) {
   char path[4200];
   gold_path(path, sizeof path, name);
-  gzFile gz = gzopen(path, "rb");
-  tu_bytes text = {0};
-  char buf[1 << 16];
-  int n;
-  while (gz != NULL && (n = gzread(gz, buf, sizeof buf)) > 0) tu_bytes_append(&text, buf, (size_t)n);
-  if (gz != NULL) gzclose(gz);
-  json_error_t jerr;
-  json_t *doc = text.data ? json_loadb((const char *)text.data, text.size, 0, &jerr) : NULL;
-  free(text.data);
-  TU_CHECK(doc != NULL, "cannot load %s", path);
+  char msg[4400];
+  json_t *doc = tu_json_load(path, msg, sizeof msg);
+  TU_CHECK(doc != NULL, "%s", msg);
   return doc;
 }
 

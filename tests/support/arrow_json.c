@@ -17,7 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
+
+#include "support/json_util.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "arrow_json.c reads multi-word values (decimals, ArrowSchema metadata) as little-endian"
@@ -53,15 +54,15 @@ static void cmp_init(cmp *c, const arrow_json *doc, char *msg, size_t msgsz) {
   if (msg && msgsz) msg[0] = '\0';
 }
 
-/* Records a mismatch at slot `slot` (-1: the column as a whole) and returns
- * -1, so that failures read `return fail(c, i, "...")`. */
-static int fail(cmp *c, int64_t slot, const char *fmt, ...)
+/* Records a mismatch at slot `slot` (-1: the column as a whole) in the
+ * message. */
+static void note_mismatch(cmp *c, int64_t slot, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-static int fail(cmp *c, int64_t slot, const char *fmt, ...) {
-  if (!c->msg || c->msgsz == 0) return -1;
+static void note_mismatch(cmp *c, int64_t slot, const char *fmt, ...) {
+  if (!c->msg || c->msgsz == 0) return;
   char index[32] = "";
   if (slot >= 0) snprintf(index, sizeof(index), "[%" PRId64 "]", slot);
   int n = snprintf(c->msg, c->msgsz, "%s, %s%s%s: ", c->where,
@@ -72,8 +73,15 @@ static int fail(cmp *c, int64_t slot, const char *fmt, ...) {
     vsnprintf(c->msg + n, c->msgsz - (size_t)n, fmt, ap);
     va_end(ap);
   }
-  return -1;
 }
+
+/* note_mismatch, then -1, so that failures read `return fail(c, i, "...")`
+ * (a branch that goes on after a mismatch calls note_mismatch alone).
+ * A macro, so that the compiler sees the -1 wherever it is returned: a
+ * getter that fails then visibly returns non-zero without setting its
+ * output, and its callers' outputs are not taken for maybe uninitialized
+ * (the variadic note_mismatch is never inlined). */
+#define fail(c, slot, ...) (note_mismatch((c), (slot), __VA_ARGS__), -1)
 
 /* Appends a component to the path; path_pop(c, mark) undoes it. */
 static size_t path_push(cmp *c, const char *fmt, ...)
@@ -661,22 +669,22 @@ static int compare_field_schema(cmp *c, json_t *jfield, const struct ArrowSchema
   size_t mark = path_push_name(c, fv.name);
   int rc = -1;
   if (!s) {
-    fail(c, -1, "ArrowSchema is NULL");
+    note_mismatch(c, -1, "ArrowSchema is NULL");
     goto done;
   }
   const char *name = s->name ? s->name : "";
   if (strcmp(name, fv.name) != 0 && !(alt_name && strcmp(name, alt_name) == 0)) {
-    fail(c, -1, "field name: expected \"%s\", found \"%s\"", fv.name, name);
+    note_mismatch(c, -1, "field name: expected \"%s\", found \"%s\"", fv.name, name);
     goto done;
   }
   if (s->flags & ~(int64_t)(ARROW_FLAG_DICTIONARY_ORDERED | ARROW_FLAG_NULLABLE |
                             ARROW_FLAG_MAP_KEYS_SORTED)) {
-    fail(c, -1, "unknown flags 0x%" PRIx64, (uint64_t)s->flags);
+    note_mismatch(c, -1, "unknown flags 0x%" PRIx64, (uint64_t)s->flags);
     goto done;
   }
   int nullable = (s->flags & ARROW_FLAG_NULLABLE) != 0;
   if (nullable != fv.nullable) {
-    fail(c, -1, "nullable: expected %d, found %d", fv.nullable, nullable);
+    note_mismatch(c, -1, "nullable: expected %d, found %d", fv.nullable, nullable);
     goto done;
   }
   if (compare_metadata(c, fv.metadata, s->metadata, "field") != 0) goto done;
@@ -687,11 +695,11 @@ static int compare_field_schema(cmp *c, json_t *jfield, const struct ArrowSchema
         check_format(c, &d.index, s->format, "dictionary index") != 0)
       goto done;
     if (ordered != d.ordered) {
-      fail(c, -1, "dictionary isOrdered: expected %d, found flag %d", d.ordered, ordered);
+      note_mismatch(c, -1, "dictionary isOrdered: expected %d, found flag %d", d.ordered, ordered);
       goto done;
     }
     if (s->n_children != 0 || !s->dictionary) {
-      fail(c, -1, "dictionary-encoded field: expected 0 children and a dictionary, found %" PRId64
+      note_mismatch(c, -1, "dictionary-encoded field: expected 0 children and a dictionary, found %" PRId64
                   " children and %s dictionary",
            s->n_children, s->dictionary ? "a" : "no");
       goto done;
@@ -704,11 +712,11 @@ static int compare_field_schema(cmp *c, json_t *jfield, const struct ArrowSchema
     goto done;
   }
   if (ordered) {
-    fail(c, -1, "DICTIONARY_ORDERED flag set on a field that is not dictionary-encoded");
+    note_mismatch(c, -1, "DICTIONARY_ORDERED flag set on a field that is not dictionary-encoded");
     goto done;
   }
   if (s->dictionary) {
-    fail(c, -1, "has a dictionary, but the JSON field is not dictionary-encoded");
+    note_mismatch(c, -1, "has a dictionary, but the JSON field is not dictionary-encoded");
     goto done;
   }
   rc = compare_type_schema(c, &fv, s, child_alts);
@@ -1353,9 +1361,9 @@ static int compare_dictionary_column(cmp *c, const field_view *fv, json_t *jcol,
   size_t mark = path_push(c, "{dictionary %" PRId64 "}", d.id);
   int rc = -1;
   if (!batch) {
-    fail(c, -1, "the JSON has no dictionary with this id");
+    note_mismatch(c, -1, "the JSON has no dictionary with this id");
   } else if (c->depth >= 32) {
-    fail(c, -1, "dictionaries nested too deep (a cycle in the JSON?)");
+    note_mismatch(c, -1, "dictionaries nested too deep (a cycle in the JSON?)");
   } else if (check_keys(c, batch, "dictionary batch", KEYS("id", "data")) == 0 &&
              json_is_object(data = json_object_get(batch, "data")) &&
              check_keys(c, data, "dictionary data", KEYS("count", "columns")) == 0 &&
@@ -1365,14 +1373,14 @@ static int compare_dictionary_column(cmp *c, const field_view *fv, json_t *jcol,
     values.dictionary = NULL;
     json_t *dcol = json_array_get(columns, 0);
     if (json_as_i64(json_object_get(dcol, "count"), &ccount) != 0 || ccount != dcount) {
-      fail(c, -1, "dictionary batch count %" PRId64 " differs from its column's count", dcount);
+      note_mismatch(c, -1, "dictionary batch count %" PRId64 " differs from its column's count", dcount);
     } else {
       c->depth++;
       rc = compare_column(c, &values, dcol, a->dictionary, 0, 1, 0);
       c->depth--;
     }
   } else if (batch && !json_is_object(json_object_get(batch, "data"))) {
-    fail(c, -1, "dictionary batch \"data\" is not an object");
+    note_mismatch(c, -1, "dictionary batch \"data\" is not an object");
   }
   path_pop(c, mark);
   return rc;
@@ -1437,18 +1445,18 @@ static int compare_column(cmp *c, const field_view *fv, json_t *jcol, const stru
   const char *jname;
   int rc = -1;
   if (!json_is_object(jcol)) {
-    fail(c, -1, "JSON column data is not an object");
+    note_mismatch(c, -1, "JSON column data is not an object");
   } else if (get_int(c, jcol, "count", "column", &count) != 0 ||
              get_string(c, jcol, "name", "column", &jname) != 0) {
     /* reported */
   } else if (check_name && strcmp(jname, fv->name) != 0) {
-    fail(c, -1, "JSON column is named \"%s\", its field \"%s\"", jname, fv->name);
+    note_mismatch(c, -1, "JSON column is named \"%s\", its field \"%s\"", jname, fv->name);
   } else if (!a) {
-    fail(c, -1, "ArrowArray is NULL");
+    note_mismatch(c, -1, "ArrowArray is NULL");
   } else if (count < 0 || a->length < 0 || a->offset < 0 || start < 0) {
-    fail(c, -1, "negative count, length or offset");
+    note_mismatch(c, -1, "negative count, length or offset");
   } else if (exact ? a->length != start + count : a->length < start + count) {
-    fail(c, -1, "length: expected %s%" PRId64 ", found %" PRId64, exact ? "" : "at least ",
+    note_mismatch(c, -1, "length: expected %s%" PRId64 ", found %" PRId64, exact ? "" : "at least ",
          start + count, a->length);
   } else if (fv->dictionary) {
     rc = compare_dictionary_column(c, fv, jcol, a, start, count);
@@ -1517,49 +1525,10 @@ static int load_error(char *msg, size_t msgsz, const char *fmt, ...) {
   return -1;
 }
 
-/* The whole file, gunzipped if it is gzip (gzread passes plain files
- * through unchanged). */
-static char *read_gz(const char *path, size_t *size) {
-  gzFile f = gzopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 16, len = 0;
-  char *data = malloc(cap);
-  for (;;) {
-    if (!data) break;
-    if (cap - len < 1 << 15) {
-      char *bigger = realloc(data, cap * 2);
-      if (!bigger) {
-        free(data);
-        data = NULL;
-        break;
-      }
-      data = bigger;
-      cap *= 2;
-    }
-    int got = gzread(f, data + len, (unsigned)(cap - len));
-    if (got < 0) {
-      free(data);
-      data = NULL;
-      break;
-    }
-    if (got == 0) break;
-    len += (size_t)got;
-  }
-  gzclose(f);
-  *size = len;
-  return data;
-}
-
 int arrow_json_load(const char *path, arrow_json **out, char *msg, size_t msgsz) {
-  size_t size;
   *out = NULL;
-  char *text = read_gz(path, &size);
-  if (!text) return load_error(msg, msgsz, "%s: cannot read (or gunzip) the file", path);
-  json_error_t jerr;
-  json_t *root = json_loadb(text, size, JSON_ALLOW_NUL, &jerr);
-  free(text);
-  if (!root)
-    return load_error(msg, msgsz, "%s: line %d: %s", path, jerr.line, jerr.text);
+  json_t *root = tu_json_load(path, msg, msgsz);
+  if (!root) return -1;
   json_t *schema = json_object_get(root, "schema");
   arrow_json *doc = calloc(1, sizeof(*doc));
   if (!doc) {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "support/c_fixture.h"
 #include "support/roundtrip.h"
 
 /* ---- gold files ------------------------------------------------------------ */
@@ -258,9 +259,6 @@ int rt_column_sum(const struct ArrowSchema *s, const struct ArrowArray *a, uint6
 
 /* ---- the hand-built sample ------------------------------------------------------- */
 
-static void no_release_schema(struct ArrowSchema *s) { (void)s; }
-static void no_release_array(struct ArrowArray *a) { (void)a; }
-
 static struct ArrowSchema schema_pool[64];
 static struct ArrowArray array_pool[64];
 static struct ArrowSchema *schema_kids[64][4];
@@ -273,7 +271,8 @@ static struct ArrowSchema *sch(const char *format, const char *name, int64_t fla
   struct ArrowSchema *s = &schema_pool[i];
   schema_kids[i][0] = k0;
   schema_kids[i][1] = k1;
-  *s = (struct ArrowSchema){format, name, NULL, flags, n, schema_kids[i], NULL, no_release_schema, NULL};
+  tu_fixture_schema(s, format, name, n, schema_kids[i]);
+  s->flags = flags;
   return s;
 }
 
@@ -289,23 +288,9 @@ static struct ArrowArray *arr(int64_t length, int64_t nulls, int nb, const void 
   buffer_pool[i][3] = b3;
   array_kids[i][0] = k0;
   array_kids[i][1] = k1;
-  *a = (struct ArrowArray){length, nulls, 0, nb, n, buffer_pool[i], array_kids[i], NULL,
-                           no_release_array, NULL};
+  tu_fixture_array(a, length, nb, buffer_pool[i], n, array_kids[i]);
+  a->null_count = nulls;
   return a;
-}
-
-/* A 16-byte binary view. */
-static void view(uint8_t *v, const char *s, int32_t buf, int32_t off) {
-  int32_t len = (int32_t)strlen(s);
-  memset(v, 0, 16);
-  memcpy(v, &len, 4);
-  if (len <= 12) {
-    memcpy(v + 4, s, (size_t)len);
-  } else {
-    memcpy(v + 4, s, 4);
-    memcpy(v + 8, &buf, 4);
-    memcpy(v + 12, &off, 4);
-  }
 }
 
 void rt_sample(struct ArrowSchema **schema_out, struct ArrowArray **batch_out) {
@@ -327,11 +312,11 @@ void rt_sample(struct ArrowSchema **schema_out, struct ArrowArray **batch_out) {
   static const char data1[] = "xxanother long string value!";
   static const int64_t view_sizes[2] = {sizeof data0 - 1, sizeof data1 - 1};
   static const uint8_t valid_view[1] = {0x3d}; /* row 1 null */
-  view(views + 0, "short", 0, 0);
-  view(views + 32, data0, 0, 0);
-  view(views + 48, "", 0, 0);
-  view(views + 64, data1 + 2, 1, 2);
-  view(views + 80, "tiny", 0, 0);
+  tu_fixture_view(views + 0, "short", 0, 0);
+  tu_fixture_view(views + 32, data0, 0, 0);
+  tu_fixture_view(views + 48, "", 0, 0);
+  tu_fixture_view(views + 64, data1 + 2, 1, 2);
+  tu_fixture_view(views + 80, "tiny", 0, 0);
   cols_s[c] = sch("vu", "utf8_view", N, 0, NULL, NULL);
   static const void *view_buffers[5];
   view_buffers[0] = valid_view;
@@ -346,7 +331,7 @@ void rt_sample(struct ArrowSchema **schema_out, struct ArrowArray **batch_out) {
   /* binary view, all inline, no data buffers */
   static uint8_t bviews[6 * 16];
   const char *inl[6] = {"ab", "", "c", "dddd", "e", "ffffffffffff"};
-  for (int i = 0; i < 6; i++) view(bviews + 16 * i, inl[i], 0, 0);
+  for (int i = 0; i < 6; i++) tu_fixture_view(bviews + 16 * i, inl[i], 0, 0);
   static const int64_t no_sizes[1] = {0};
   cols_s[c] = sch("vz", "binary_view", N, 0, NULL, NULL);
   cols_a[c++] = arr(6, 0, 3, NULL, bviews, no_sizes, NULL, 0, NULL, NULL);
