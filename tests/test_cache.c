@@ -89,15 +89,7 @@ static xchg_cache *new_cache(int sharing, int64_t retain_bytes, int64_t retain_m
   o.wait_check_ms = 10;
   o.retain_bytes = retain_bytes;
   o.retain_ms = retain_ms;
-  xchg_cache *c = NULL;
-  TU_CHECK(xchg_cache_create(&o, &c, NULL) == XCHG_OK, "cannot create a cache");
-  return c;
-}
-
-static xchg_cache_metrics metrics(xchg_cache *c) {
-  xchg_cache_metrics m;
-  xchg_cache_get_metrics(c, &m);
-  return m;
+  return cd_cache_create(&o);
 }
 
 /* ---- threads acquiring --------------------------------------------------------- */
@@ -178,13 +170,13 @@ static void test_codecs(void) {
         st = xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &h2, &err);
         TU_CHECK(st == XCHG_OK, "second acquire: %s", err.message);
         TU_CHECK(check_holder(h1, all_cols, CD_COLUMNS) == 0, "values, codec %d body %d", (int)ci, (int)bi);
-        xchg_cache_metrics m = metrics(c);
+        xchg_cache_metrics m = cd_metrics(c);
         TU_CHECK(m.decodes == 1 && m.hits == 1 && m.acquisitions == 2, "decodes %lld hits %lld",
               (long long)m.decodes, (long long)m.hits);
         TU_CHECK(m.bytes_held > 8 * 17001, "bytes held %lld", (long long)m.bytes_held);
         xchg_cache_release(h1);
         xchg_cache_release(h2);
-        m = metrics(c);
+        m = cd_metrics(c);
         TU_CHECK(m.entries == 0 && m.bytes_held == 0, "entries %lld bytes %lld after release",
               (long long)m.entries, (long long)m.bytes_held);
       }
@@ -214,7 +206,7 @@ static void test_single_flight(void) {
     pthread_join(t[i].thread, NULL);
     TU_CHECK(t[i].status == XCHG_OK && t[i].values_ok, "task %d: %s", i, t[i].err.message);
   }
-  xchg_cache_metrics m = metrics(c);
+  xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.decodes == 1 && atomic_load(&s.opens) == 1, "decodes %lld opens %d", (long long)m.decodes,
         atomic_load(&s.opens));
   TU_CHECK(m.waits == N - 1, "waits %lld", (long long)m.waits);
@@ -251,7 +243,7 @@ static void test_cancel_waiter(void) {
   cd_source_open_gate(&s);
   pthread_join(decoder.thread, NULL);
   TU_CHECK(decoder.status == XCHG_OK && decoder.values_ok, "decoder: %s", decoder.err.message);
-  xchg_cache_metrics m = metrics(c);
+  xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.cancellations == 1 && m.decodes == 1 && m.failed_decodes == 0, "cancellations %lld decodes %lld",
         (long long)m.cancellations, (long long)m.decodes);
   xchg_cache_free(c);
@@ -280,7 +272,7 @@ static void test_cancel_decoder(void) {
   TU_CHECK(decoder.status == XCHG_ECANCELLED, "decoder: %s", xchg_status_name(decoder.status));
   TU_CHECK(w1.status == XCHG_OK && w1.values_ok && w2.status == XCHG_OK && w2.values_ok,
         "waiters: %s / %s", w1.err.message, w2.err.message);
-  xchg_cache_metrics m = metrics(c);
+  xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.decodes == 2 && m.failed_decodes == 1 && atomic_load(&s.opens) == 2,
         "decodes %lld failed %lld opens %d (one retry for both waiters)", (long long)m.decodes,
         (long long)m.failed_decodes, atomic_load(&s.opens));
@@ -310,7 +302,7 @@ static void test_failure(void) {
   TU_CHECK(t[0].status == XCHG_EIO && strstr(t[0].err.message, "injected"), "decoder: %s", t[0].err.message);
   for (int i = 1; i < N; i++)
     TU_CHECK(t[i].status == XCHG_OK && t[i].values_ok, "waiter %d: %s", i, t[i].err.message);
-  xchg_cache_metrics m = metrics(c);
+  xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.decodes == 2 && m.failed_decodes == 1 && atomic_load(&s.opens) == 2,
         "decodes %lld failed %lld opens %d", (long long)m.decodes, (long long)m.failed_decodes,
         atomic_load(&s.opens));
@@ -324,7 +316,7 @@ static void test_failure(void) {
     pthread_join(t[i].thread, NULL);
     TU_CHECK(t[i].status == XCHG_EIO, "task %d: %s", i, xchg_status_name(t[i].status));
   }
-  m = metrics(c);
+  m = cd_metrics(c);
   TU_CHECK(m.failed_decodes == 1 + N && m.entries == 0 && m.bytes_held == 0,
         "failed %lld entries %lld", (long long)m.failed_decodes, (long long)m.entries);
   /* And the next acquirer, with working bytes, decodes. */
@@ -341,7 +333,7 @@ static void test_failure(void) {
   xchg_cache_holder *h;
   xchg_error err;
   TU_CHECK(xchg_cache_acquire(c, "bad", &b, NULL, 0, NULL, NULL, &h, &err) != XCHG_OK, "corrupt bytes accepted");
-  TU_CHECK(metrics(c).entries == 0, "failed entry kept");
+  TU_CHECK(cd_metrics(c).entries == 0, "failed entry kept");
   xchg_buf_unref(bad);
   xchg_cache_free(c);
   cd_source_free(&s);
@@ -369,10 +361,10 @@ static void test_lifetime(void) {
         "schema");
   schema.release(&schema);
   xchg_cache_release(h);
-  TU_CHECK(metrics(c).entries == 1, "entry freed while its arrays live");
+  TU_CHECK(cd_metrics(c).entries == 1, "entry freed while its arrays live");
   /* A new acquirer finds it: the arrays handed out keep it. */
   TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  TU_CHECK(metrics(c).decodes == 1, "decoded again while arrays were alive");
+  TU_CHECK(cd_metrics(c).decodes == 1, "decoded again while arrays were alive");
   xchg_cache_release(h);
   /* Move the dictionary column out of batch 2, release the batch. */
   moved_child = *kept[2].children[2];
@@ -400,7 +392,7 @@ static void test_lifetime(void) {
     }
   }
   stream.release(&stream);
-  TU_CHECK(metrics(c).entries == 1, "entry freed while a moved child lives");
+  TU_CHECK(cd_metrics(c).entries == 1, "entry freed while a moved child lives");
   const int64_t col2 = 2;
   TU_CHECK(cd_check_batch(&(struct ArrowArray){.length = moved_child.length, .n_children = 1,
                                             .children = (struct ArrowArray *[]){&moved_child},
@@ -408,12 +400,12 @@ static void test_lifetime(void) {
                        &col2, 1, 0, 2, std_rows[2], msg, sizeof msg) == 0,
         "moved child: %s", msg);
   moved_child.release(&moved_child);
-  xchg_cache_metrics m = metrics(c);
+  xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.entries == 0 && m.bytes_held == 0 && m.decodes == 1, "entries %lld bytes %lld decodes %lld",
         (long long)m.entries, (long long)m.bytes_held, (long long)m.decodes);
   /* Gone now: the next acquirer decodes again. */
   TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  TU_CHECK(metrics(c).decodes == 2, "not decoded again after the entry went");
+  TU_CHECK(cd_metrics(c).decodes == 2, "not decoded again after the entry went");
   xchg_cache_release(h);
   xchg_cache_free(c);
   cd_source_free(&s);
@@ -456,7 +448,7 @@ static void test_sharing_off(void) {
     pthread_join(t[i].thread, NULL);
     TU_CHECK(t[i].status == XCHG_OK && t[i].values_ok, "task %d: %s", i, t[i].err.message);
   }
-  xchg_cache_metrics m = metrics(c);
+  xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.decodes == N && m.hits == 0 && m.waits == 0 && m.entries == 0, "decodes %lld hits %lld",
         (long long)m.decodes, (long long)m.hits);
   /* Two holders at once hold different buffers. */
@@ -473,7 +465,7 @@ static void test_sharing_off(void) {
   a2.release(&a2);
   xchg_cache_release(h1);
   xchg_cache_release(h2);
-  TU_CHECK(metrics(c).entries == 0, "a private entry was retained");
+  TU_CHECK(cd_metrics(c).entries == 0, "a private entry was retained");
   xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("sharing off");
@@ -503,7 +495,7 @@ static void test_dictionary_shared(void) {
         "dictionary not shared between batches");
   char msg[256];
   TU_CHECK(cd_check_batch(&a3, &d_only, 1, 0, 3, std_rows[3], msg, sizeof msg) == 0, "%s", msg);
-  TU_CHECK(metrics(c).decodes == 1, "decodes %lld", (long long)metrics(c).decodes);
+  TU_CHECK(cd_metrics(c).decodes == 1, "decodes %lld", (long long)cd_metrics(c).decodes);
   a1.release(&a1);
   a2.release(&a2);
   a3.release(&a3);
@@ -597,7 +589,7 @@ static void test_shapes(void) {
   const int64_t bad_col = 7;
   b.n_parts = 1;
   TU_CHECK(xchg_cache_acquire(c, "empty", &b, &bad_col, 1, NULL, NULL, &h, &err) == XCHG_EINVAL, "column 7");
-  TU_CHECK(metrics(c).entries == 0, "entries left: %lld", (long long)metrics(c).entries);
+  TU_CHECK(cd_metrics(c).entries == 0, "entries left: %lld", (long long)cd_metrics(c).entries);
   cd_source_free(&s);
   xchg_buf_unref(none);
   xchg_cache_free(c);
@@ -616,10 +608,10 @@ static void test_lazy_columns(void) {
   xchg_error err;
   const int64_t c0 = 0, c20[2] = {2, 0}, c2 = 2;
   TU_CHECK(xchg_cache_acquire(c, "k", &b, &c0, 1, NULL, NULL, &narrow, &err) == XCHG_OK, "%s", err.message);
-  int64_t k_bytes = metrics(c).bytes_held;
+  int64_t k_bytes = cd_metrics(c).bytes_held;
   TU_CHECK(k_bytes >= 16001 * 8 && k_bytes < 16001 * 8 + 4096, "bytes of column k alone: %lld", (long long)k_bytes);
   TU_CHECK(xchg_cache_acquire(c, "k", &b, c20, 2, NULL, NULL, &wider, &err) == XCHG_OK, "%s", err.message);
-  xchg_cache_metrics m = metrics(c);
+  xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.decodes == 2 && m.bytes_held > k_bytes, "decodes %lld", (long long)m.decodes);
   struct ArrowArray a, w;
   TU_CHECK(xchg_cache_holder_batch(narrow, 0, &a, &err) == XCHG_OK, "%s", err.message);
@@ -630,7 +622,7 @@ static void test_lazy_columns(void) {
   TU_CHECK(check_holder(wider, c20, 2) == 0 && check_holder(narrow, &c0, 1) == 0, "lazy values");
   TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &all, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(xchg_cache_acquire(c, "k", &b, &c2, 1, NULL, NULL, &again, &err) == XCHG_OK, "%s", err.message);
-  m = metrics(c);
+  m = cd_metrics(c);
   TU_CHECK(m.decodes == 3 && m.hits == 1, "decodes %lld hits %lld", (long long)m.decodes, (long long)m.hits);
   TU_CHECK(check_holder(all, all_cols, 3) == 0, "all values");
   xchg_cache_release(narrow);
@@ -653,7 +645,7 @@ static void test_lazy_columns(void) {
   pthread_join(tb.thread, NULL);
   TU_CHECK(ta.status == XCHG_OK && ta.values_ok && tb.status == XCHG_OK && tb.values_ok, "%s / %s",
         ta.err.message, tb.err.message);
-  m = metrics(c);
+  m = cd_metrics(c);
   /* Two decodes, not three: B decoded s only and took k from A. */
   TU_CHECK(m.decodes == 5 && m.failed_decodes == 0, "decodes %lld", (long long)m.decodes);
   xchg_cache_free(c);
@@ -666,12 +658,12 @@ static void test_lazy_columns(void) {
   b = cd_broadcast(&s);
   int64_t before = xchg_buf_allocated_bytes();
   TU_CHECK(xchg_cache_acquire(c, "k", &b, &c2, 1, NULL, NULL, &narrow, &err) == XCHG_OK, "%s", err.message);
-  int64_t kept = xchg_buf_allocated_bytes() - before, held = metrics(c).bytes_held;
+  int64_t kept = xchg_buf_allocated_bytes() - before, held = cd_metrics(c).bytes_held;
   TU_CHECK(kept <= held + 4096 && held < 16001 * 4 + 4096 + 256, "narrow holder keeps %lld bytes, accounts %lld",
         (long long)kept, (long long)held);
   TU_CHECK(check_holder(narrow, &c2, 1) == 0, "narrow values through lz4-java");
   TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &all, &err) == XCHG_OK, "%s", err.message);
-  TU_CHECK(check_holder(all, all_cols, 3) == 0 && metrics(c).decodes == 2, "wide after narrow");
+  TU_CHECK(check_holder(all, all_cols, 3) == 0 && cd_metrics(c).decodes == 2, "wide after narrow");
   xchg_cache_release(narrow);
   xchg_cache_release(all);
   xchg_cache_free(c);
@@ -700,7 +692,7 @@ static void test_retention(void) {
   /* Measure one entry. */
   xchg_cache *c = new_cache(1, 0, 0);
   TU_CHECK(xchg_cache_acquire(c, "x", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  int64_t one = metrics(c).bytes_held;
+  int64_t one = cd_metrics(c).bytes_held;
   xchg_cache_release(h);
   xchg_cache_free(c);
 
@@ -715,7 +707,7 @@ static void test_retention(void) {
     TU_CHECK(xchg_cache_acquire(c, keys[i], &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
     xchg_cache_release(h);
   }
-  xchg_cache_metrics m = metrics(c);
+  xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.entries == 2 && m.retained == 2 && m.evictions == 1 && m.bytes_held == 2 * one,
         "entries %lld retained %lld evictions %lld", (long long)m.entries, (long long)m.retained,
         (long long)m.evictions);
@@ -724,13 +716,13 @@ static void test_retention(void) {
   /* "a" (oldest) went; "b" and "c" are hits. */
   TU_CHECK(xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &held, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(xchg_cache_acquire(c, "c", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  m = metrics(c);
+  m = cd_metrics(c);
   TU_CHECK(m.decodes == 3 && m.hits == 2, "decodes %lld hits %lld", (long long)m.decodes, (long long)m.hits);
   TU_CHECK(check_holder(held, all_cols, 3) == 0, "retained values");
   xchg_cache_release(h);
   /* "a" again: decoded; over budget, "c" (unreferenced) goes, "b" (held) stays. */
   TU_CHECK(xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  m = metrics(c);
+  m = cd_metrics(c);
   TU_CHECK(m.decodes == 4 && m.entries == 2 && m.evictions == 2, "decodes %lld entries %lld evictions %lld",
         (long long)m.decodes, (long long)m.entries, (long long)m.evictions);
   /* A tiny budget never frees a held entry. */
@@ -742,11 +734,11 @@ static void test_retention(void) {
   TU_CHECK(xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &held, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(xchg_cache_acquire(c, "c", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   xchg_cache_release(h);
-  m = metrics(c);
+  m = cd_metrics(c);
   TU_CHECK(m.entries == 1 && m.retained == 0, "entries %lld retained %lld", (long long)m.entries, (long long)m.retained);
   TU_CHECK(check_holder(held, all_cols, 3) == 0, "held entry values");
   xchg_cache_release(held);
-  TU_CHECK(metrics(c).entries == 0, "over budget entry retained");
+  TU_CHECK(cd_metrics(c).entries == 0, "over budget entry retained");
   xchg_cache_free(c);
 
   /* Age limit. */
@@ -757,10 +749,10 @@ static void test_retention(void) {
   xchg_cache_release(h);
   TU_CHECK(xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   xchg_cache_release(h);
-  TU_CHECK(metrics(c).decodes == 1 && metrics(c).retained == 1, "within age: decodes %lld", (long long)metrics(c).decodes);
+  TU_CHECK(cd_metrics(c).decodes == 1 && cd_metrics(c).retained == 1, "within age: decodes %lld", (long long)cd_metrics(c).decodes);
   sleep_ms(80);
   xchg_cache_trim(c);
-  m = metrics(c);
+  m = cd_metrics(c);
   TU_CHECK(m.entries == 0 && m.evictions == 1, "aged entry kept: entries %lld", (long long)m.entries);
   xchg_cache_free(c);
   TU_CHECK(atomic_load(&accounted) == 0, "accounting does not balance: %ld", atomic_load(&accounted));
@@ -795,17 +787,9 @@ static xchg_status build_sum(void *ctx, const xchg_cache_holder *h, void **value
   atomic_fetch_sub(&g->blocked, 1);
   pthread_mutex_unlock(&g->lock);
   if (atomic_exchange(&d->fail_next, 0)) return xchg_errorf(err, XCHG_EIO, "injected build failure");
-  int64_t *sum = calloc(1, sizeof *sum);
-  for (int64_t i = 0; i < xchg_cache_holder_num_batches(h); i++) {
-    struct ArrowArray a;
-    xchg_status st = xchg_cache_holder_batch(h, i, &a, err);
-    if (st != XCHG_OK) {
-      free(sum);
-      return st;
-    }
-    for (int64_t r = 0; r < a.length; r++) *sum += ((const int64_t *)a.children[0]->buffers[1])[r];
-    a.release(&a);
-  }
+  int64_t *sum;
+  xchg_status st = cd_sum_first_column(h, &sum, err);
+  if (st != XCHG_OK) return st;
   *value = sum;
   *bytes = 8;
   return XCHG_OK;
@@ -869,7 +853,7 @@ static void test_derived(void) {
   TU_CHECK(atomic_load(&dctx.destroyed) == 0, "destroyed while held");
   xchg_cache_release(t[N - 1].h);
   TU_CHECK(atomic_load(&dctx.destroyed) == 1, "destructor ran %d times", atomic_load(&dctx.destroyed));
-  xchg_cache_metrics m = metrics(c);
+  xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.derived_builds == 2 && m.cancellations == 1, "derived builds %lld cancellations %lld",
         (long long)m.derived_builds, (long long)m.cancellations);
   xchg_cache_free(c);
@@ -892,8 +876,8 @@ static void test_slow_decode(void) {
     pthread_join(t[i].thread, NULL);
     TU_CHECK(t[i].status == XCHG_OK && t[i].values_ok, "task %d: %s", i, t[i].err.message);
   }
-  TU_CHECK(metrics(c).decodes == 1 && metrics(c).waits == N - 1, "decodes %lld waits %lld", (long long)metrics(c).decodes,
-        (long long)metrics(c).waits);
+  TU_CHECK(cd_metrics(c).decodes == 1 && cd_metrics(c).waits == N - 1, "decodes %lld waits %lld", (long long)cd_metrics(c).decodes,
+        (long long)cd_metrics(c).waits);
   xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("slow decode");
@@ -925,7 +909,7 @@ static void test_alloc_failures(void) {
     successes += (st1 == XCHG_OK) + (st2 == XCHG_OK);
     xchg_cache_release(narrow);
     xchg_cache_release(all);
-    TU_CHECK(metrics(c).entries == 0, "n %lld: entry left", (long long)n);
+    TU_CHECK(cd_metrics(c).entries == 0, "n %lld: entry left", (long long)n);
     xchg_cache_free(c);
     check_memory("allocation failures");
     if (st1 == XCHG_OK && st2 == XCHG_OK) break; /* past the last allocation */

@@ -90,18 +90,9 @@ static void destroy_sum(void *v) { free(v); }
 static xchg_status build_sum(void *ctx, const xchg_cache_holder *h, void **value, int64_t *bytes,
                              xchg_error *err) {
   (void)ctx; /* only holders whose first column is k build it */
-  int64_t *sum = calloc(1, sizeof *sum);
-  if (!sum) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  for (int64_t i = 0; i < xchg_cache_holder_num_batches(h); i++) {
-    struct ArrowArray a;
-    xchg_status st = xchg_cache_holder_batch(h, i, &a, err);
-    if (st != XCHG_OK) {
-      free(sum);
-      return st;
-    }
-    for (int64_t r = 0; r < a.length; r++) *sum += ((const int64_t *)a.children[0]->buffers[1])[r];
-    a.release(&a);
-  }
+  int64_t *sum;
+  xchg_status st = cd_sum_first_column(h, &sum, err);
+  if (st != XCHG_OK) return st;
   *value = sum;
   *bytes = sizeof *sum;
   return XCHG_OK;

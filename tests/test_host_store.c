@@ -105,15 +105,7 @@ static xchg_cache *host_cache(const char *dir, int64_t retain_bytes, int64_t ret
   o.host_dir = dir;
   o.host_retain_bytes = retain_bytes;
   o.host_retain_ms = retain_ms;
-  xchg_cache *c = NULL;
-  TU_CHECK(xchg_cache_create(&o, &c, NULL) == XCHG_OK, "cannot create a cache");
-  return c;
-}
-
-static xchg_cache_metrics metrics(xchg_cache *c) {
-  xchg_cache_metrics m;
-  xchg_cache_get_metrics(c, &m);
-  return m;
+  return cd_cache_create(&o);
 }
 
 /* Whether p lies in a mapping of a file under dir (/proc/self/maps). */
@@ -285,7 +277,7 @@ static void sharing_child(const char *dir, shared *sh, int i) {
     pthread_join(th[t], NULL);
     sh->failed[i] |= w[t].failed;
   }
-  sh->m[i] = metrics(c);
+  sh->m[i] = cd_metrics(c);
   xchg_cache_free(c);
   cd_source_free(&s);
 }
@@ -325,7 +317,7 @@ static void recovering_child(const char *dir, shared *sh, int i) {
   xchg_cache *c = host_cache(dir, 0, 0);
   xchg_error err;
   TU_OK(acquire_checked(c, &s, dir, NULL, NULL, &err), err);
-  sh->m[i] = metrics(c);
+  sh->m[i] = cd_metrics(c);
   xchg_cache_free(c);
   cd_source_free(&s);
 }
@@ -390,14 +382,14 @@ static void test_cancel_while_another_decodes(void) {
   }
   TU_CHECK(st == XCHG_ECANCELLED, "status %d: %s", (int)st, err.message);
   TU_CHECK(elapsed >= 200 && elapsed < 2000, "cancelled after %d ms", elapsed);
-  xchg_cache_metrics m = metrics(c);
+  xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.cancellations == 1 && m.host_waits == 1 && m.decodes == 0 && atomic_load(&s.opens) == 0,
            "%lld cancellations, %lld waits, %lld decodes, %d opens", (long long)m.cancellations,
            (long long)m.host_waits, (long long)m.decodes, atomic_load(&s.opens));
   kill_child(decoder);
   /* The next acquire decodes (the dead decoder's lock is free). */
   TU_OK(acquire_checked(c, &s, dir, NULL, NULL, &err), err);
-  TU_EXPECT(metrics(c).host_decodes == 1);
+  TU_EXPECT(cd_metrics(c).host_decodes == 1);
   xchg_cache_free(c);
   cd_source_free(&s);
   munmap(sh, sizeof *sh);
@@ -431,14 +423,14 @@ static void test_holder_killed(void) {
   xchg_cache *c = host_cache(dir, INT64_MAX, 100);
   xchg_error err;
   TU_OK(acquire_checked(c, &s, dir, NULL, NULL, &err), err);
-  TU_CHECK(metrics(c).host_maps == 1 && metrics(c).decodes == 0, "the holder's segment was not used");
+  TU_CHECK(cd_metrics(c).host_maps == 1 && cd_metrics(c).decodes == 0, "the holder's segment was not used");
   sleep_ms(200);
   xchg_cache_trim(c);
   TU_CHECK(count_files(dir, ".seg", NULL) == 1, "a segment held by a live process was removed");
   kill_child(holder);
   xchg_cache_trim(c);
   TU_CHECK(count_files(dir, ".seg", NULL) == 0, "the dead holder's segment outlived its retention");
-  TU_EXPECT(metrics(c).host_evictions == 1);
+  TU_EXPECT(cd_metrics(c).host_evictions == 1);
   xchg_cache_free(c);
   cd_source_free(&s);
   munmap(sh, sizeof *sh);
@@ -484,10 +476,10 @@ static void test_budget_and_age(void) {
   xchg_cache_release(a); /* over budget: b, released first, goes */
   TU_CHECK(count_files(dir, ".seg", NULL) == 1, "over budget, no segment was evicted");
   acquire_key(c, &s, "a", &a);
-  TU_CHECK(metrics(c).host_maps == 3 && metrics(c).host_decodes == 2,
+  TU_CHECK(cd_metrics(c).host_maps == 3 && cd_metrics(c).host_decodes == 2,
            "not the most recently released segment was kept");
   xchg_cache_release(a);
-  TU_EXPECT(metrics(c).host_evictions == 1);
+  TU_EXPECT(cd_metrics(c).host_evictions == 1);
   xchg_cache_free(c);
   remove_dir(dir);
 
@@ -500,7 +492,7 @@ static void test_budget_and_age(void) {
   sleep_ms(250);
   xchg_cache_trim(c);
   TU_CHECK(count_files(dir, ".seg", NULL) == 0, "kept past its age");
-  TU_EXPECT(metrics(c).host_evictions == 1);
+  TU_EXPECT(cd_metrics(c).host_evictions == 1);
   xchg_cache_free(c);
   remove_dir(dir);
   cd_source_free(&s);
@@ -515,7 +507,7 @@ static void expect_fallback_after(const char *dir, cd_source *s, int64_t maps, c
   xchg_cache *c = host_cache(dir, INT64_MAX, 0);
   xchg_error err;
   TU_CHECK(acquire_checked(c, s, NULL, NULL, NULL, &err) == XCHG_OK, "%s: %s", what, err.message);
-  xchg_cache_metrics m = metrics(c);
+  xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.host_fallbacks == 1 && m.host_maps == maps && m.decodes == 1,
            "%s: %lld fallbacks, %lld maps, %lld decodes", what, (long long)m.host_fallbacks,
            (long long)m.host_maps, (long long)m.decodes);
@@ -534,7 +526,7 @@ static void publish(const char *dir, cd_source *s, char *seg_path, size_t n) {
   xchg_cache *c = host_cache(dir, INT64_MAX, 0);
   xchg_error err;
   TU_OK(acquire_checked(c, s, dir, NULL, NULL, &err), err);
-  TU_EXPECT(metrics(c).host_decodes == 1);
+  TU_EXPECT(cd_metrics(c).host_decodes == 1);
   xchg_cache_free(c);
   find_file(dir, ".seg", seg_path, n);
 }
@@ -543,7 +535,7 @@ static void expect_mapped(const char *dir, cd_source *s, const char *what) {
   xchg_cache *c = host_cache(dir, INT64_MAX, 0);
   xchg_error err;
   TU_CHECK(acquire_checked(c, s, dir, NULL, NULL, &err) == XCHG_OK, "%s: %s", what, err.message);
-  TU_CHECK(metrics(c).host_maps == 1 && metrics(c).decodes == 0, "%s: not mapped", what);
+  TU_CHECK(cd_metrics(c).host_maps == 1 && cd_metrics(c).decodes == 0, "%s: not mapped", what);
   xchg_cache_free(c);
 }
 
@@ -649,7 +641,7 @@ static void test_corrupted(void) {
   c = host_cache(dir, INT64_MAX, 0);
   TU_OK(acquire_key_checked(c, &s, "zz", NULL, NULL, NULL, &err), err);
   xchg_error why;
-  TU_CHECK(metrics(c).host_fallbacks == 1 && xchg_cache_host_error(c, &why) &&
+  TU_CHECK(cd_metrics(c).host_fallbacks == 1 && xchg_cache_host_error(c, &why) &&
            strstr(why.message, "another key"), "a segment of another key was used");
   xchg_cache_free(c);
   TU_EXPECT(tu_write_file(seg, good, size) == 0);
@@ -676,14 +668,14 @@ static void test_bad_bytes(void) {
   xchg_status st = acquire_checked(c, &s, NULL, NULL, NULL, &err);
   TU_CHECK(st == XCHG_EIO && strstr(err.message, "injected failure"), "status %d: %s", (int)st,
            err.message);
-  xchg_cache_metrics m = metrics(c);
+  xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.failed_decodes == 1 && m.host_fallbacks == 0 && atomic_load(&s.opens) == 1,
            "%lld failed decodes, %lld fallbacks, %d opens", (long long)m.failed_decodes,
            (long long)m.host_fallbacks, atomic_load(&s.opens));
   TU_CHECK(count_files(dir, "", NULL) == 2, "%d files left by the failed decode",
            count_files(dir, "", NULL) - 2);
   TU_OK(acquire_checked(c, &s, dir, NULL, NULL, &err), err);
-  TU_EXPECT(metrics(c).host_decodes == 1);
+  TU_EXPECT(cd_metrics(c).host_decodes == 1);
   xchg_cache_free(c);
   cd_source_free(&s);
   remove_dir(dir);
@@ -698,7 +690,7 @@ static void test_without_host_dir(void) {
   TU_CHECK(xchg_cache_create(NULL, &c, NULL) == XCHG_OK, "cannot create a cache");
   xchg_error err;
   TU_OK(acquire_checked(c, &s, NULL, NULL, NULL, &err), err);
-  xchg_cache_metrics m = metrics(c);
+  xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.decodes == 1 && m.host_maps == 0 && m.host_fallbacks == 0 && !xchg_cache_host_error(c, &err),
            "the host store acted without a directory");
   xchg_cache_free(c);

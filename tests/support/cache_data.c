@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "support/cache_data.h"
+#include "support/testutil.h"
 #include "xchg/testing.h"
 
 static const char *const words[4] = {"red", "green", "blue", "gold"};
@@ -289,4 +290,33 @@ int cd_source_wait_blocked(cd_source *s, int n) {
 xchg_broadcast cd_broadcast(cd_source *s) {
   xchg_broadcast b = {s->descr, s->n_parts, hooked_open, s};
   return b;
+}
+
+xchg_cache *cd_cache_create(const xchg_cache_options *o) {
+  xchg_cache *c = NULL;
+  TU_CHECK(xchg_cache_create(o, &c, NULL) == XCHG_OK, "cannot create a cache");
+  return c;
+}
+
+xchg_cache_metrics cd_metrics(xchg_cache *c) {
+  xchg_cache_metrics m;
+  xchg_cache_get_metrics(c, &m);
+  return m;
+}
+
+xchg_status cd_sum_first_column(const xchg_cache_holder *h, int64_t **out, xchg_error *err) {
+  int64_t *sum = calloc(1, sizeof *sum);
+  if (!sum) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  for (int64_t i = 0; i < xchg_cache_holder_num_batches(h); i++) {
+    struct ArrowArray a;
+    xchg_status st = xchg_cache_holder_batch(h, i, &a, err);
+    if (st != XCHG_OK) {
+      free(sum);
+      return st;
+    }
+    for (int64_t r = 0; r < a.length; r++) *sum += ((const int64_t *)a.children[0]->buffers[1])[r];
+    a.release(&a);
+  }
+  *out = sum;
+  return XCHG_OK;
 }

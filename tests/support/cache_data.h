@@ -2,7 +2,8 @@
  * IPC streams whose every value follows from where it is (part, batch,
  * row), so that a reader can check each value it gets without keeping a
  * copy; and a byte source whose decode a test can block, slow down or
- * break. */
+ * break; creating a cache, reading its metrics, and the derived value
+ * (a sum) the tests build from a holder. */
 #ifndef XCHG_TESTS_CACHE_DATA_H
 #define XCHG_TESTS_CACHE_DATA_H
 
@@ -62,6 +63,17 @@ void cd_source_open_gate(cd_source *s);
 int cd_source_wait_blocked(cd_source *s, int n);
 /* The description of the source for xchg_cache_acquire. */
 xchg_broadcast cd_broadcast(cd_source *s);
+
+/* A cache with options o (NULL: the defaults), created as one check that
+ * fails when it cannot be: the cache, or NULL. */
+xchg_cache *cd_cache_create(const xchg_cache_options *o);
+
+/* The metrics of c now. */
+xchg_cache_metrics cd_metrics(xchg_cache *c);
+
+/* The sum of column 0 (int64, no nulls) over every batch of h, in a new
+ * malloc'd int64_t: the derived value the cache tests build. */
+xchg_status cd_sum_first_column(const xchg_cache_holder *h, int64_t **out, xchg_error *err);
 
 /* Wraps IPC bytes in a stream codec (a new reference; NONE gives ipc). */
 xchg_buf *cd_encode(xchg_buf *ipc, xchg_stream_codec codec);
