@@ -74,6 +74,18 @@ static xchg_batch_decoder *open_decoder(const split *s, const int64_t *cols, int
   return open_with(s, cols, n_cols, pool, 0);
 }
 
+/* The stream of codec split into payloads, and a decoder of all its
+ * columns (NULL after a failed check); split_close frees both. */
+static xchg_batch_decoder *split_and_open(xchg_block_codec codec, split *s) {
+  split_stream(codec, s);
+  return open_decoder(s, NULL, 0, NULL);
+}
+
+static void split_close(split *s, xchg_batch_decoder *dec) {
+  xchg_batch_decoder_free(dec);
+  xchg_buf_unref(s->stream);
+}
+
 /* ---- positional reads that count ------------------------------------------ */
 
 typedef struct counted {
@@ -184,8 +196,7 @@ static void test_copy_discipline(void) {
  * row for row, to the batches decoded one by one. */
 static void test_stream_payload(xchg_block_codec codec) {
   split s;
-  split_stream(codec, &s);
-  xchg_batch_decoder *dec = open_decoder(&s, NULL, 0, NULL);
+  xchg_batch_decoder *dec = split_and_open(codec, &s);
   if (!dec) return;
   xchg_source *src = xchg_source_from_buf(s.stream);
   struct ArrowArray whole;
@@ -222,8 +233,7 @@ static void test_stream_payload(xchg_block_codec codec) {
   xchg_batch_decoder_free(projected);
   schema.release(&schema);
   xchg_source_free(src);
-  xchg_batch_decoder_free(dec);
-  xchg_buf_unref(s.stream);
+  split_close(&s, dec);
 }
 
 /* Many payloads at once on a pool: fewer than its threads, and more; with
@@ -271,8 +281,7 @@ static int mentions(const char *message, const char *what) { return strstr(messa
  * record batch is the last message) and names the batch. */
 static void test_truncation(xchg_block_codec codec) {
   split s;
-  split_stream(codec, &s);
-  xchg_batch_decoder *dec = open_decoder(&s, NULL, 0, NULL);
+  xchg_batch_decoder *dec = split_and_open(codec, &s);
   tu_bytes p = batch_payload(&s, 1);
   for (size_t cut = 0; dec && cut < p.size; cut++) {
     uint8_t *copy = malloc(cut ? cut : 1);
@@ -288,16 +297,14 @@ static void test_truncation(xchg_block_codec codec) {
     free(copy);
   }
   free(p.data);
-  xchg_batch_decoder_free(dec);
-  xchg_buf_unref(s.stream);
+  split_close(&s, dec);
 }
 
 /* Damage inside a compressed body: the codec or validation refuses it,
  * naming the field and buffer. */
 static void test_corrupt_body(void) {
   split s;
-  split_stream(XCHG_BLOCK_ZSTD, &s);
-  xchg_batch_decoder *dec = open_decoder(&s, NULL, 0, NULL);
+  xchg_batch_decoder *dec = split_and_open(XCHG_BLOCK_ZSTD, &s);
   tu_bytes p = batch_payload(&s, 0);
   size_t batch_end = p.size, body_start = batch_end - 64;
   int named = 0, tried = 0;
@@ -316,8 +323,7 @@ static void test_corrupt_body(void) {
   }
   TU_CHECK(named > tried / 2, "%d of %d damaged bodies failed naming batch, field and buffer", named, tried);
   free(p.data);
-  xchg_batch_decoder_free(dec);
-  xchg_buf_unref(s.stream);
+  split_close(&s, dec);
 }
 
 /* Every byte of a payload (metadata and body) damaged in turn: decoding
@@ -325,8 +331,7 @@ static void test_corrupt_body(void) {
  * (ASan watches).  A success is checked as far as its array goes. */
 static void test_damaged_bytes(xchg_block_codec codec) {
   split s;
-  split_stream(codec, &s);
-  xchg_batch_decoder *dec = open_decoder(&s, NULL, 0, NULL);
+  xchg_batch_decoder *dec = split_and_open(codec, &s);
   tu_bytes p = batch_payload(&s, 0);
   static const uint8_t flips[] = {0x01, 0x80, 0xff};
   int failed = 0, unnamed = 0;
@@ -350,15 +355,13 @@ static void test_damaged_bytes(xchg_block_codec codec) {
   TU_CHECK(failed > 0 && unnamed == 0, "%d damaged payloads failed, %d without the batch named", failed,
            unnamed);
   free(p.data);
-  xchg_batch_decoder_free(dec);
-  xchg_buf_unref(s.stream);
+  split_close(&s, dec);
 }
 
 /* A read that fails inside the selected column's body names the buffer. */
 static void test_failing_read(void) {
   split s;
-  split_stream(XCHG_BLOCK_NONE, &s);
-  xchg_batch_decoder *dec = open_decoder(&s, NULL, 0, NULL);
+  xchg_batch_decoder *dec = split_and_open(XCHG_BLOCK_NONE, &s);
   tu_bytes p = batch_payload(&s, 0);
   counted c;
   xchg_source *src = counted_source(&c, &p);
@@ -370,8 +373,7 @@ static void test_failing_read(void) {
            "failing read: %d %s", (int)st, err.message);
   xchg_source_free(src);
   free(p.data);
-  xchg_batch_decoder_free(dec);
-  xchg_buf_unref(s.stream);
+  split_close(&s, dec);
 }
 
 static void test_wrong_payloads(void) {

@@ -51,23 +51,15 @@ static const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_ZSTD};
 
 static void check_gold(const char *json_path) {
   char msg[MSG], what[600];
-  const char *name = strrchr(json_path, '/') + 1;
-  arrow_json *doc;
-  rt_data src;
-  if (rt_load_gold(json_path, &doc, &src, msg, MSG) != 0) {
-    tu_fail(json_path, msg);
-    return;
-  }
-  int before = tu_failed_count();
+  rt_gold_check g;
+  if (rt_gold_check_begin(json_path, &g) != 0) return;
   for (int f = 0; f < 2; f++)
     for (int c = 0; c < 2; c++) {
-      snprintf(what, sizeof what, "%s [big-endian %s, %s]", name, f ? "file" : "stream",
+      snprintf(what, sizeof what, "%s [big-endian %s, %s]", g.name, f ? "file" : "stream",
                xchg_block_codec_name(codecs[c]));
-      if (check_be(&src.schema, src.batches, src.n, doc, formats[f], codecs[c], msg) != 0) tu_fail(what, msg);
+      if (check_be(&g.src.schema, g.src.batches, g.src.n, g.doc, formats[f], codecs[c], msg) != 0) tu_fail(what, msg);
     }
-  tu_section(name, before);
-  rt_data_free(&src);
-  arrow_json_free(doc);
+  rt_gold_check_end(&g);
 }
 
 static int contains(const uint8_t *hay, size_t n, const uint8_t *needle, size_t k) {

@@ -262,6 +262,14 @@ static void *run_worker(void *arg) {
   return NULL;
 }
 
+/* The end of child i: its cache's metrics left for the parent, then its
+ * cache and source freed. */
+static void child_done(shared *sh, int i, xchg_cache *c, cd_source *s) {
+  sh->m[i] = cd_metrics(c);
+  xchg_cache_free(c);
+  cd_source_free(s);
+}
+
 static void sharing_child(const char *dir, shared *sh, int i) {
   cd_source s;
   std_source(&s);
@@ -277,9 +285,7 @@ static void sharing_child(const char *dir, shared *sh, int i) {
     pthread_join(th[t], NULL);
     sh->failed[i] |= w[t].failed;
   }
-  sh->m[i] = cd_metrics(c);
-  xchg_cache_free(c);
-  cd_source_free(&s);
+  child_done(sh, i, c, &s);
 }
 
 static void test_one_decode_per_host(void) {
@@ -317,9 +323,7 @@ static void recovering_child(const char *dir, shared *sh, int i) {
   xchg_cache *c = host_cache(dir, 0, 0);
   xchg_error err;
   TU_OK(acquire_checked(c, &s, dir, NULL, NULL, &err), err);
-  sh->m[i] = cd_metrics(c);
-  xchg_cache_free(c);
-  cd_source_free(&s);
+  child_done(sh, i, c, &s);
 }
 
 static void test_decoder_killed(void) {

@@ -140,6 +140,19 @@ static void find_body(void *ctx, const xchg_message_info *info) {
     f->body_start = info->offset + 8 + info->metadata_bytes;
 }
 
+/* The byte offset of the first compressed buffer (its length prefix) of
+ * the first record batch with a body, or -1. */
+static int64_t first_buffer_at(const uint8_t *data, size_t size) {
+  body_finder f = {-1};
+  xchg_read_options opts;
+  xchg_read_options_init(&opts);
+  opts.on_message = find_body;
+  opts.on_message_ctx = &f;
+  xchg_error err;
+  TU_CHECK(read_ipc(data, size, &opts, &err) == XCHG_OK, "clean read: %s", err.message);
+  return f.body_start > 0 && (size_t)f.body_start + 8 <= size ? f.body_start : -1;
+}
+
 /* A compressed buffer whose 8-byte length prefix claims 1 TiB: refused by
  * the default max_buffer_bytes before the allocation. */
 static void huge_buffer(const char *gold_dir) {
@@ -147,17 +160,12 @@ static void huge_buffer(const char *gold_dir) {
   size_t size;
   uint8_t *data = load_gold(gold_dir, path, &size);
   if (data == NULL) return;
-  body_finder f = {-1};
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
-  opts.on_message = find_body;
-  opts.on_message_ctx = &f;
-  xchg_error err;
-  TU_CHECK(read_ipc(data, size, &opts, &err) == XCHG_OK, "%s: %s", path, err.message);
-  TU_CHECK(f.body_start > 0 && (size_t)f.body_start + 8 <= size, "%s: no record batch body found", path);
-  if (f.body_start > 0 && (size_t)f.body_start + 8 <= size) {
+  int64_t at = first_buffer_at(data, size);
+  TU_CHECK(at >= 0, "%s: no record batch body found", path);
+  if (at >= 0) {
+    xchg_error err;
     uint64_t claim = (uint64_t)1 << 40;
-    for (int k = 0; k < 8; k++) data[f.body_start + k] = (uint8_t)(claim >> (8 * k));
+    for (int k = 0; k < 8; k++) data[at + k] = (uint8_t)(claim >> (8 * k));
     expect_limit("compressed buffer claiming 1 TiB", read_ipc(data, size, NULL, &err), &err,
                  "max_buffer_bytes");
   }
@@ -247,18 +255,6 @@ static void caps_at_need(const char *gold_dir) {
 
 /* ---- implausible claims ------------------------------------------------------ */
 
-/* The byte offset of the first compressed buffer (its length prefix) of
- * the first record batch with a body, or -1. */
-static int64_t first_buffer_at(const uint8_t *data, size_t size) {
-  body_finder f = {-1};
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
-  opts.on_message = find_body;
-  opts.on_message_ctx = &f;
-  xchg_error err;
-  TU_CHECK(read_ipc(data, size, &opts, &err) == XCHG_OK, "clean read: %s", err.message);
-  return f.body_start > 0 && (size_t)f.body_start + 8 <= size ? f.body_start : -1;
-}
 
 /* Sets the length prefix at `at` to claim; returns the one it replaces. */
 static uint64_t set_claim(uint8_t *data, int64_t at, uint64_t claim) {

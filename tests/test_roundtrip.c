@@ -126,22 +126,16 @@ static void check_slices(const char *name, const rt_data *src) {
 
 static void check_gold_file(const char *json_path, xchg_pool *pool) {
   char msg[MSG], what[512];
-  const char *name = strrchr(json_path, '/') ? strrchr(json_path, '/') + 1 : json_path;
-  arrow_json *doc;
-  rt_data src;
-  if (rt_load_gold(json_path, &doc, &src, msg, MSG) != 0) {
-    tu_fail(json_path, msg);
-    return;
-  }
-  int before = tu_failed_count();
+  rt_gold_check g;
+  if (rt_gold_check_begin(json_path, &g) != 0) return;
   for (int fmt = 0; fmt < 2; fmt++) {
     for (int c = 0; c < 3; c++) {
       xchg_write_options o;
       xchg_write_options_init(&o);
       o.format = fmt ? XCHG_IPC_FILE : XCHG_IPC_STREAM;
       o.codec = codecs[c];
-      describe(what, sizeof what, name, &o);
-      if (check_written(&src, doc, &o, msg) != 0) tu_fail(what, msg);
+      describe(what, sizeof what, g.name, &o);
+      if (check_written(&g.src, g.doc, &o, msg) != 0) tu_fail(what, msg);
     }
   }
   xchg_write_options o;
@@ -151,12 +145,10 @@ static void check_gold_file(const char *json_path, xchg_pool *pool) {
   o.parallel_min_bytes = 1;
   o.alignment = 64;
   o.min_space_saving = 0.5;
-  describe(what, sizeof what, name, &o);
-  if (check_written(&src, doc, &o, msg) != 0) tu_fail(what, msg);
-  check_slices(name, &src);
-  tu_section(name, before);
-  rt_data_free(&src);
-  arrow_json_free(doc);
+  describe(what, sizeof what, g.name, &o);
+  if (check_written(&g.src, g.doc, &o, msg) != 0) tu_fail(what, msg);
+  check_slices(g.name, &g.src);
+  rt_gold_check_end(&g);
 }
 
 static void check_sample(void) {

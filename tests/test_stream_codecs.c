@@ -261,6 +261,16 @@ static void expect_error(const char *what, xchg_stream_codec codec, tu_bytes in,
   free(out.data);
 }
 
+/* payload encoded with codec, its last byte (in a content checksum)
+ * changed: refused as malformed, with a message containing must_contain. */
+static void expect_last_byte_refused(const char *what, xchg_stream_codec codec, const xchg_stream_encode_options *o,
+                                     tu_bytes payload, const char *must_contain) {
+  tu_bytes enc = encode(codec, o, payload);
+  enc.data[enc.size - 1] ^= 0x80;
+  expect_error(what, codec, enc, XCHG_EFORMAT, must_contain);
+  free(enc.data);
+}
+
 static void test_checksums(void) {
   tu_bytes payload = make_payload(100000, 3);
   xchg_stream_encode_options eo;
@@ -276,10 +286,7 @@ static void test_checksums(void) {
   free(enc.data);
 
   /* LZ4 frame: content checksum, and a block checksum written by liblz4. */
-  enc = encode(XCHG_STREAM_LZ4_FRAME, &eo, payload);
-  enc.data[enc.size - 1] ^= 0x80;
-  expect_error("lz4 frame content checksum", XCHG_STREAM_LZ4_FRAME, enc, XCHG_EFORMAT, "hecksum");
-  free(enc.data);
+  expect_last_byte_refused("lz4 frame content checksum", XCHG_STREAM_LZ4_FRAME, &eo, payload, "hecksum");
   LZ4F_preferences_t prefs = {0};
   prefs.frameInfo.blockChecksumFlag = LZ4F_blockChecksumEnabled;
   size_t cap = LZ4F_compressFrameBound(payload.size, &prefs);
@@ -290,10 +297,7 @@ static void test_checksums(void) {
   free(enc.data);
 
   /* zstd content checksum. */
-  enc = encode(XCHG_STREAM_ZSTD, &eo, payload);
-  enc.data[enc.size - 1] ^= 0x80;
-  expect_error("zstd checksum", XCHG_STREAM_ZSTD, enc, XCHG_EFORMAT, "checksum");
-  free(enc.data);
+  expect_last_byte_refused("zstd checksum", XCHG_STREAM_ZSTD, &eo, payload, "checksum");
 
   /* snappy framing format: chunk 2's CRC (chunk 0 is the identifier). */
   enc = encode(XCHG_STREAM_SNAPPY_FRAMED, &eo, payload);

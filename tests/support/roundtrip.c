@@ -7,6 +7,7 @@
 
 #include "support/c_fixture.h"
 #include "support/roundtrip.h"
+#include "support/testutil.h"
 
 /* ---- gold files ------------------------------------------------------------ */
 
@@ -180,6 +181,24 @@ int rt_load_gold(const char *json_path, arrow_json **doc, rt_data *src, char *ms
   }
   if (arrow_json_compare_schema(*doc, &src->schema, msg, msgsz) != 0) arrow_json_accept_canonical_map_names(*doc, 1);
   return 0;
+}
+
+int rt_gold_check_begin(const char *json_path, rt_gold_check *g) {
+  char msg[2048];
+  const char *slash = strrchr(json_path, '/');
+  g->name = slash ? slash + 1 : json_path;
+  if (rt_load_gold(json_path, &g->doc, &g->src, msg, sizeof msg) != 0) {
+    tu_fail(json_path, msg);
+    return -1;
+  }
+  g->failed_before = tu_failed_count();
+  return 0;
+}
+
+void rt_gold_check_end(rt_gold_check *g) {
+  tu_section(g->name, g->failed_before);
+  rt_data_free(&g->src);
+  arrow_json_free(g->doc);
 }
 
 /* ---- writing ------------------------------------------------------------------ */

@@ -52,6 +52,24 @@ void rt_gold_stream_path(const char *json_path, char *out, size_t outsz);
  * set and nothing to free. */
 int rt_load_gold(const char *json_path, arrow_json **doc, rt_data *src, char *msg, size_t msgsz);
 
+/* One gold pair under check, for tests that check every gold file and
+ * print one line for each (tu_section): the pair, its file name, and the
+ * failure count when its checks began. */
+typedef struct rt_gold_check {
+  const char *name;
+  arrow_json *doc;
+  rt_data src;
+  int failed_before;
+} rt_gold_check;
+
+/* Loads the pair at json_path (rt_load_gold): 0; or -1 after counting a
+ * failure that names json_path, with nothing to end. */
+int rt_gold_check_begin(const char *json_path, rt_gold_check *g);
+
+/* Prints the pair's line (ok, or how many of its checks failed) and frees
+ * it. */
+void rt_gold_check_end(rt_gold_check *g);
+
 /* Writes schema and batches with opts into a new buffer. */
 int rt_write(const struct ArrowSchema *schema, const struct ArrowArray *batches, int64_t n,
              const xchg_write_options *opts, xchg_buf **out, char *msg, size_t msgsz);
