@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/cache_data.h"
 #include "support/roundtrip.h"
 #include "support/testutil.h"
 #include "xchg/cache.h"
@@ -266,6 +267,22 @@ static uint64_t set_claim(uint8_t *data, int64_t at, uint64_t claim) {
   return old;
 }
 
+/* data (one chunk, not encoded) acquired once from a new cache with opts
+ * (NULL: the defaults), then released with the cache: the status of the
+ * acquire.  The cache's creation counts as a check. */
+static xchg_status acquire_once(const uint8_t *data, size_t size, const xchg_cache_options *opts,
+                                xchg_error *err) {
+  xchg_cache *cache = cd_cache_create(opts);
+  xchg_chunk chunk = {data, size};
+  xchg_broadcast_part part = {&chunk, 1, XCHG_STREAM_NONE};
+  xchg_broadcast b = {&part, 1, NULL, NULL};
+  xchg_cache_holder *h = NULL;
+  xchg_status st = xchg_cache_acquire(cache, "k", &b, NULL, 0, NULL, NULL, &h, err);
+  xchg_cache_release(h);
+  xchg_cache_free(cache);
+  return st;
+}
+
 static void implausible_claims(const char *gold_dir) {
   size_t size;
   for (int codec = 0; codec < 2; codec++) {
@@ -290,17 +307,8 @@ static void implausible_claims(const char *gold_dir) {
     snprintf(what, sizeof what, "%s claiming 1 GiB from a few bytes", file);
     expect_error(what, read_ipc(data, size, NULL, &err), &err, XCHG_EFORMAT, names);
     /* The cache refuses it too, under its default options. */
-    xchg_cache *cache = NULL;
-    TU_CHECK(xchg_cache_create(NULL, &cache, NULL) == XCHG_OK, "cannot create a cache");
-    xchg_chunk chunk = {data, size};
-    xchg_broadcast_part part = {&chunk, 1, XCHG_STREAM_NONE};
-    xchg_broadcast b = {&part, 1, NULL, NULL};
-    xchg_cache_holder *h = NULL;
     snprintf(what, sizeof what, "%s claiming 1 GiB, through the cache", file);
-    expect_error(what, xchg_cache_acquire(cache, "k", &b, NULL, 0, NULL, NULL, &h, &err), &err,
-                 XCHG_EFORMAT, names);
-    xchg_cache_release(h);
-    xchg_cache_free(cache);
+    expect_error(what, acquire_once(data, size, NULL, &err), &err, XCHG_EFORMAT, names);
     /* 2^60 with the caps out of the way: refused before the allocation,
      * which could not succeed (XCHG_ENOMEM, or an ASan report). */
     xchg_read_options opts;
@@ -392,15 +400,7 @@ static void bounds_hold(void) {
 static xchg_status read_cached(const uint8_t *data, size_t size, const xchg_cache_options *opts,
                                xchg_error *err) {
   int64_t live = xchg_buf_live_count();
-  xchg_cache *cache = NULL;
-  TU_CHECK(xchg_cache_create(opts, &cache, NULL) == XCHG_OK, "cannot create a cache");
-  xchg_chunk chunk = {data, size};
-  xchg_broadcast_part part = {&chunk, 1, XCHG_STREAM_NONE};
-  xchg_broadcast b = {&part, 1, NULL, NULL};
-  xchg_cache_holder *h = NULL;
-  xchg_status st = xchg_cache_acquire(cache, "k", &b, NULL, 0, NULL, NULL, &h, err);
-  xchg_cache_release(h);
-  xchg_cache_free(cache);
+  xchg_status st = acquire_once(data, size, opts, err);
   TU_CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked", xchg_buf_live_count() - live);
   inputs++;
   errors += st != XCHG_OK;

@@ -129,12 +129,20 @@ static bool same_type(compare_ctx *c, json_t *g, json_t *o, const char *path) {
   return true;
 }
 
+/* o (a field or a column, what says which) exists and, unless names are
+ * free here, has g's name. */
+static bool present_and_named(compare_ctx *c, json_t *g, json_t *o, int names_free, const char *what,
+                              const char *path) {
+  if (!json_is_object(o)) return fail(c, "%s: %s missing", path, what);
+  if (!names_free && strcmp(tu_json_str(g, "name"), tu_json_str(o, "name")) != 0)
+    return fail(c, "%s: %s named \"%s\"", path, what, tu_json_str(o, "name"));
+  return true;
+}
+
 static bool same_field(compare_ctx *c, json_t *g, json_t *o, int names_free, const char *parent) {
   char path[512];
   snprintf(path, sizeof path, "%s/%s", parent, tu_json_str(g, "name"));
-  if (!json_is_object(o)) return fail(c, "%s: field missing", path);
-  if (!names_free && strcmp(tu_json_str(g, "name"), tu_json_str(o, "name")) != 0)
-    return fail(c, "%s: field named \"%s\"", path, tu_json_str(o, "name"));
+  if (!present_and_named(c, g, o, names_free, "field", path)) return false;
   if (!json_equal(json_object_get(g, "nullable"), json_object_get(o, "nullable")))
     return fail(c, "%s: nullable differs", path);
   if (!same_type(c, json_object_get(g, "type"), json_object_get(o, "type"), path)) return false;
@@ -213,9 +221,7 @@ static bool same_column(compare_ctx *c, json_t *field, json_t *g, json_t *o, boo
                         int names_free, const char *parent) {
   char path[512];
   snprintf(path, sizeof path, "%s/%s", parent, tu_json_str(field, "name"));
-  if (!json_is_object(o)) return fail(c, "%s: column missing", path);
-  if (!names_free && strcmp(tu_json_str(g, "name"), tu_json_str(o, "name")) != 0)
-    return fail(c, "%s: column named \"%s\"", path, tu_json_str(o, "name"));
+  if (!present_and_named(c, g, o, names_free, "column", path)) return false;
   if (!json_equal(json_object_get(g, "count"), json_object_get(o, "count")))
     return fail(c, "%s: count %" JSON_INTEGER_FORMAT ", expected %" JSON_INTEGER_FORMAT, path,
                 json_integer_value(json_object_get(o, "count")), json_integer_value(json_object_get(g, "count")));
