@@ -17,13 +17,13 @@
  * Fails when node or the npm package is not installed (a test that cannot
  * run is a failure): scripts/setup.sh installs both. */
 #include <errno.h>
-#include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "support/column_sums.h"
 #include "support/interop.h"
 #include "support/roundtrip.h"
 #include "support/testutil.h"
@@ -32,57 +32,6 @@
 #define ROWS 20000
 
 static char dir[] = "/tmp/xchg-polars-XXXXXX";
-
-/* ---- sums as the generator defines them ------------------------------------- */
-
-typedef struct col_sums {
-  char name[32];
-  uint64_t sum;
-  int64_t nulls;
-} col_sums;
-
-typedef struct file_sums {
-  int64_t rows;
-  int n;
-  col_sums cols[8];
-} file_sums;
-
-static int sums_from_json(json_t *columns, int64_t rows, file_sums *out) {
-  memset(out, 0, sizeof *out);
-  out->rows = rows;
-  const char *key;
-  json_t *v;
-  json_object_foreach(columns, key, v) {
-    if (out->n == 8) return -1;
-    col_sums *c = &out->cols[out->n++];
-    snprintf(c->name, sizeof c->name, "%s", key);
-    const char *sum = json_string_value(json_object_get(v, "sum"));
-    if (!sum) return -1;
-    c->sum = strtoull(sum, NULL, 10);
-    c->nulls = json_integer_value(json_object_get(v, "nulls"));
-  }
-  return 0;
-}
-
-static int compare_sums(const char *what, const file_sums *want, const file_sums *got) {
-  char msg[512];
-  if (want->rows != got->rows || want->n != got->n) {
-    snprintf(msg, sizeof msg, "%lld rows and %d columns, want %lld and %d", (long long)got->rows,
-             got->n, (long long)want->rows, want->n);
-    tu_fail(what, msg);
-    return -1;
-  }
-  for (int i = 0; i < want->n; i++) {
-    const col_sums *w = &want->cols[i], *g = &got->cols[i];
-    if (strcmp(w->name, g->name) != 0 || w->sum != g->sum || w->nulls != g->nulls) {
-      snprintf(msg, sizeof msg, "column %s: sum %" PRIu64 " nulls %lld, want %s: %" PRIu64 " nulls %lld",
-               g->name, g->sum, (long long)g->nulls, w->name, w->sum, (long long)w->nulls);
-      tu_fail(what, msg);
-      return -1;
-    }
-  }
-  return 0;
-}
 
 /* ---- xchg's side: reading polars' files ------------------------------------------- */
 
@@ -98,7 +47,9 @@ static void on_message(void *ctx, const xchg_message_info *info) {
   if (info->compression != s->want) s->wrong++;
 }
 
-static int xchg_sums(const char *path, xchg_block_codec want, file_sums *out, char *msg, size_t n) {
+/* The sums of the IPC file at path, whose every record batch must be
+ * compressed with want. */
+static int xchg_sums(const char *path, xchg_block_codec want, tu_sums *out, char *msg, size_t n) {
   xchg_ipc_reader *r;
   xchg_error err;
   memset(out, 0, sizeof *out);
@@ -108,38 +59,12 @@ static int xchg_sums(const char *path, xchg_block_codec want, file_sums *out, ch
   }
   codec_seen seen = {0, 0, want};
   xchg_ipc_reader_on_message(r, on_message, &seen);
-  struct ArrowSchema schema;
-  int rc = 0;
-  if (xchg_ipc_reader_schema(r, &schema, &err) != XCHG_OK) {
-    snprintf(msg, n, "schema: %s", err.message);
-    xchg_ipc_reader_free(r);
-    return -1;
-  }
-  out->n = (int)schema.n_children;
-  for (int i = 0; i < out->n && i < 8; i++)
-    snprintf(out->cols[i].name, sizeof out->cols[i].name, "%s", schema.children[i]->name);
-  for (;;) {
-    struct ArrowArray batch;
-    if (xchg_ipc_reader_next(r, &batch, &err) != XCHG_OK) {
-      snprintf(msg, n, "batch: %s", err.message);
-      rc = -1;
-      break;
-    }
-    if (!batch.release) break;
-    out->rows += batch.length;
-    for (int i = 0; i < out->n && i < 8; i++)
-      if (rt_column_sum(schema.children[i], batch.children[i], &out->cols[i].sum, &out->cols[i].nulls) != 0) {
-        snprintf(msg, n, "column %s: unexpected type %s", schema.children[i]->name, schema.children[i]->format);
-        rc = -1;
-      }
-    batch.release(&batch);
-  }
+  int rc = tu_sums_of_reader(r, out, NULL, NULL, msg, n);
   if (rc == 0 && (seen.batches == 0 || seen.wrong)) {
     snprintf(msg, n, "%d of %d record batches not compressed with %s", seen.wrong, seen.batches,
              xchg_block_codec_name(want));
     rc = -1;
   }
-  schema.release(&schema);
   xchg_ipc_reader_free(r);
   return rc;
 }
@@ -173,7 +98,7 @@ int main(void) {
   static const char *args[] = {"cache --codec none", "cache --codec lz4", "cache --codec zstd --level 3",
                                "cache --codec lz4 --file", "cache --codec zstd --file", "broadcast --codec zstd"};
   int nfiles = (int)(sizeof files / sizeof *files);
-  file_sums want[8];
+  tu_sums want[8];
   for (int i = 0; i < nfiles; i++) {
     snprintf(cmd, sizeof cmd, "'%s' gen %.*s '%s/%s' %s --rows %d --seed 7 --sums > '%s/%s.sums'", cli,
              (int)strcspn(args[i], " "), args[i], dir, files[i], strchr(args[i], ' ') + 1, ROWS, dir, files[i]);
@@ -183,15 +108,11 @@ int main(void) {
       return 1;
     }
     snprintf(path, sizeof path, "%s/%s.sums", dir, files[i]);
-    json_error_t jerr;
-    json_t *doc = json_load_file(path, 0, &jerr);
-    if (!doc || sums_from_json(json_object_get(doc, "columns"), json_integer_value(json_object_get(doc, "rows")), &want[i]) != 0) {
+    if (tu_sums_load(path, &want[i]) != 0) {
       tu_fail("reading the generator's sums", path);
-      json_decref(doc);
       cleanup();
       return 1;
     }
-    json_decref(doc);
   }
   /* 2. polars reads. */
   int at = snprintf(cmd, sizeof cmd, "cd '%s' && node check.mjs '%s'", src, dir);
@@ -208,15 +129,16 @@ int main(void) {
       json_error_t jerr;
       json_t *doc = json_loads(line, 0, &jerr);
       const char *name = doc ? json_string_value(json_object_get(doc, "file")) : NULL;
-      file_sums got;
+      tu_sums got;
       int k = -1;
       for (int i = 0; name && i < nfiles; i++)
         if (!strcmp(name, files[i])) k = i;
-      if (k < 0 || sums_from_json(json_object_get(doc, "columns"), json_integer_value(json_object_get(doc, "rows")), &got) != 0) {
+      if (k < 0 || tu_sums_from_json(doc, &got) != 0) {
         tu_fail("polars output", line);
       } else {
+        char why[512];
         snprintf(msg, sizeof msg, "polars reading xchg's %s", name);
-        if (compare_sums(msg, &want[k], &got) == 0) tu_case(msg, 0, NULL);
+        tu_case(msg, tu_sums_compare(&want[k], &got, why, sizeof why), why);
         seen++;
       }
       json_decref(doc);
@@ -231,9 +153,9 @@ int main(void) {
         char what[256];
         snprintf(path, sizeof path, "%s/polars_%s_%s.arrow", dir, fmt ? "stream" : "file", codecs[c]);
         snprintf(what, sizeof what, "xchg reading polars' %s format, %s", fmt ? "stream" : "file", codecs[c]);
-        file_sums got;
+        tu_sums got;
         if (xchg_sums(path, ids[c], &got, msg, sizeof msg) != 0) tu_fail(what, msg);
-        else if (compare_sums(what, &want[0], &got) == 0) tu_case(what, 0, NULL);
+        else tu_case(what, tu_sums_compare(&want[0], &got, msg, sizeof msg), msg);
       }
   }
   /* 4. nested and dictionary-encoded gold data, converted by xchg */

@@ -17,6 +17,7 @@
 
 #include "support/array_equal.h"
 #include "support/arrow_json.h"
+#include "support/column_sums.h"
 #include "support/roundtrip.h"
 #include "support/testutil.h"
 #include "xchg/stream.h"
@@ -92,96 +93,43 @@ static void check_convert(const char *testdata) {
 
 /* ---- gen ------------------------------------------------------------------------ */
 
-typedef struct want_sums {
-  int n;
-  char names[8][32];
-  uint64_t sums[8];
-  int64_t nulls[8];
-  uint64_t payload;
-} want_sums;
+/* Broadcast's k must be a permutation of 0..n-1: seen[v] counts each v. */
+typedef struct permutation {
+  uint8_t *seen;
+  int64_t n;
+} permutation;
 
-static int load_sums(const char *path, want_sums *w) {
-  json_error_t jerr;
-  json_t *doc = json_load_file(path, 0, &jerr);
-  memset(w, 0, sizeof *w);
-  if (!doc) return -1;
-  json_t *cols = json_object_get(doc, "columns");
-  const char *key;
-  json_t *v;
-  json_object_foreach(cols, key, v) {
-    if (w->n == 8) break;
-    snprintf(w->names[w->n], 32, "%s", key);
-    const char *s = json_string_value(json_object_get(v, "sum"));
-    w->sums[w->n] = s ? strtoull(s, NULL, 10) : 0;
-    w->nulls[w->n++] = json_integer_value(json_object_get(v, "nulls"));
+static int check_k(void *ctx, const struct ArrowArray *b, char *msg, size_t msgsz) {
+  permutation *p = ctx;
+  const int64_t *k = b->children[0]->buffers[1];
+  for (int64_t i = 0; i < b->length; i++) {
+    int64_t v = k[b->children[0]->offset + i];
+    if (v < 0 || v >= p->n || p->seen[v]++) return tu_failf(msg, msgsz, "k = %lld is repeated or out of range", (long long)v);
   }
-  const char *p = json_string_value(json_object_get(doc, "payload_byte_sum"));
-  if (p) w->payload = strtoull(p, NULL, 10);
-  json_decref(doc);
   return 0;
 }
 
-/* Sums of every column of an IPC input read from src (taken over). */
-static int ipc_sums(xchg_source *src, want_sums *got, int64_t *rows, uint8_t *seen_k, int64_t n_k, char *msg) {
+/* Sums of every column of an IPC input read from src (taken over); k
+ * checked as a permutation when k is not NULL. */
+static int ipc_sums(xchg_source *src, tu_sums *got, permutation *k, char *msg) {
   xchg_ipc_reader *r;
   xchg_error err;
   memset(got, 0, sizeof *got);
-  *rows = 0;
-  if (xchg_ipc_reader_open(src, NULL, &r, &err) != XCHG_OK) return snprintf(msg, MSG, "%s", err.message) * 0 - 1;
-  struct ArrowSchema schema;
-  int rc = 0;
-  if (xchg_ipc_reader_schema(r, &schema, &err) != XCHG_OK) {
-    xchg_ipc_reader_free(r);
-    return snprintf(msg, MSG, "%s", err.message) * 0 - 1;
-  }
-  got->n = (int)schema.n_children;
-  for (;;) {
-    struct ArrowArray b;
-    if (xchg_ipc_reader_next(r, &b, &err) != XCHG_OK) {
-      rc = snprintf(msg, MSG, "%s", err.message) * 0 - 1;
-      break;
-    }
-    if (!b.release) break;
-    *rows += b.length;
-    for (int c = 0; c < got->n && c < 8; c++) {
-      snprintf(got->names[c], 32, "%s", schema.children[c]->name);
-      if (rt_column_sum(schema.children[c], b.children[c], &got->sums[c], &got->nulls[c]) != 0) rc = -1;
-    }
-    if (seen_k) { /* broadcast: k must be a permutation of 0..n-1 */
-      const int64_t *k = b.children[0]->buffers[1];
-      for (int64_t i = 0; i < b.length; i++) {
-        int64_t v = k[b.children[0]->offset + i];
-        if (v < 0 || v >= n_k || seen_k[v]++) rc = snprintf(msg, MSG, "k = %lld is repeated or out of range", (long long)v) * 0 - 1;
-      }
-    }
-    b.release(&b);
-  }
-  schema.release(&schema);
+  if (xchg_ipc_reader_open(src, NULL, &r, &err) != XCHG_OK) return tu_failf(msg, MSG, "%s", err.message);
+  int rc = tu_sums_of_reader(r, got, k ? check_k : NULL, k, msg, MSG);
   xchg_ipc_reader_free(r);
   return rc;
 }
 
-static void compare(const char *what, const want_sums *want, const want_sums *got) {
+static void compare(const char *what, const tu_sums *want, const tu_sums *got) {
   char msg[MSG];
-  if (want->n == 0 || want->n != got->n) {
-    snprintf(msg, MSG, "%d columns, --sums says %d", got->n, want->n);
-    tu_fail(what, msg);
-    return;
-  }
-  for (int i = 0; i < want->n; i++)
-    if (strcmp(want->names[i], got->names[i]) || want->sums[i] != got->sums[i] || want->nulls[i] != got->nulls[i]) {
-      snprintf(msg, MSG, "column %s: sum %llu, %lld nulls; --sums says %llu, %lld", got->names[i],
-               (unsigned long long)got->sums[i], (long long)got->nulls[i], (unsigned long long)want->sums[i],
-               (long long)want->nulls[i]);
-      tu_fail(what, msg);
-    }
+  if (tu_sums_compare(want, got, msg, sizeof msg) != 0) tu_fail(what, msg);
 }
 
 static void check_gen(void) {
   int before = tu_failed_count();
   char path[4200], msg[MSG];
-  want_sums want, got;
-  int64_t rows;
+  tu_sums want, got;
   /* cache, zstd body */
   snprintf(path, sizeof path, "%s/cache.ipc", dir);
   if (tu_run("'%s' gen cache '%s' --rows 25000 --codec zstd --seed 3 --sums > '%s.sums'", cli, path, path) != 0 ||
@@ -193,10 +141,10 @@ static void check_gen(void) {
     snprintf(sums, sizeof sums, "%s.sums", path);
     xchg_source *src = NULL;
     xchg_error err;
-    if (load_sums(sums, &want) != 0) tu_fail("gen cache", "no sums");
+    if (tu_sums_load(sums, &want) != 0) tu_fail("gen cache", "no sums");
     else if (xchg_source_open_file(path, XCHG_FILE_MMAP, &src, &err) != XCHG_OK) tu_fail("gen cache", err.message);
-    else if (ipc_sums(src, &got, &rows, NULL, 0, msg) != 0) tu_fail("gen cache", msg);
-    else if (rows != 25000) tu_fail("gen cache", "row count");
+    else if (ipc_sums(src, &got, NULL, msg) != 0) tu_fail("gen cache", msg);
+    else if (got.rows != 25000) tu_fail("gen cache", "row count");
     else compare("gen cache", &want, &got);
     if (tu_run("cmp -s '%s' '%s.again'", path, path) != 0) tu_fail("gen cache", "the same seed gave other bytes");
     if (tu_run("cmp -s '%s' '%s.other'", path, path) == 0) tu_fail("gen cache", "another seed gave the same bytes");
@@ -212,12 +160,12 @@ static void check_gen(void) {
     xchg_istream *s = NULL;
     xchg_error err;
     uint8_t *seen = calloc(20000, 1);
-    if (load_sums(sums, &want) != 0 || !seen) tu_fail("gen broadcast", "no sums");
+    if (tu_sums_load(sums, &want) != 0 || !seen) tu_fail("gen broadcast", "no sums");
     else if (xchg_source_open_file(path, XCHG_FILE_MMAP, &src, &err) != XCHG_OK ||
              xchg_istream_open(src, XCHG_STREAM_AUTO, NULL, &s, &err) != XCHG_OK) tu_fail("gen broadcast", err.message);
     else if (xchg_istream_codec(s) != XCHG_STREAM_LZ4_JAVA) tu_fail("gen broadcast", "not wrapped in lz4-java");
-    else if (ipc_sums(xchg_istream_to_source(s), &got, &rows, seen, 20000, msg) != 0) tu_fail("gen broadcast", msg);
-    else if (rows != 20000) tu_fail("gen broadcast", "row count");
+    else if (ipc_sums(xchg_istream_to_source(s), &got, &(permutation){seen, 20000}, msg) != 0) tu_fail("gen broadcast", msg);
+    else if (got.rows != 20000) tu_fail("gen broadcast", "row count");
     else compare("gen broadcast", &want, &got);
     free(seen);
   }
@@ -233,7 +181,7 @@ static void check_gen(void) {
     xchg_source *src = NULL;
     xchg_istream *s = NULL;
     xchg_error err;
-    if (load_sums(sums, &want) != 0 || xchg_source_open_file(path, XCHG_FILE_MMAP, &src, &err) != XCHG_OK ||
+    if (tu_sums_load(sums, &want) != 0 || xchg_source_open_file(path, XCHG_FILE_MMAP, &src, &err) != XCHG_OK ||
         xchg_istream_open(src, z ? XCHG_STREAM_ZSTD : XCHG_STREAM_LZ4_FRAME, NULL, &s, &err) != XCHG_OK) {
       tu_fail("gen rows", "open");
       continue;

@@ -226,56 +226,6 @@ int rt_write(const struct ArrowSchema *schema, const struct ArrowArray *batches,
 
 /* ---- column sums ---------------------------------------------------------------- */
 
-static int bit_of(const void *bits, int64_t i) { return (((const uint8_t *)bits)[i >> 3] >> (i & 7)) & 1; }
-
-int rt_column_sum(const struct ArrowSchema *s, const struct ArrowArray *a, uint64_t *sum, int64_t *nulls) {
-  const char *f = s->format;
-  const uint8_t *values = a->n_buffers > 1 ? a->buffers[1] : NULL;
-  for (int64_t i = 0; i < a->length; i++) {
-    int64_t p = a->offset + i;
-    if (a->buffers[0] && a->null_count != 0 && !bit_of(a->buffers[0], p)) {
-      (*nulls)++;
-      continue;
-    }
-    if (!strcmp(f, "l") || !strcmp(f, "g")) {
-      uint64_t v;
-      memcpy(&v, values + 8 * p, 8);
-      *sum += v;
-    } else if (!strcmp(f, "i")) {
-      int32_t v;
-      memcpy(&v, values + 4 * p, 4);
-      *sum += (uint64_t)(int64_t)v;
-    } else if (!strcmp(f, "b")) {
-      *sum += (uint64_t)bit_of(values, p);
-    } else if (!strcmp(f, "u") || !strcmp(f, "U")) {
-      int64_t start, end;
-      if (f[0] == 'u') {
-        int32_t s32[2];
-        memcpy(s32, values + 4 * p, 8);
-        start = s32[0], end = s32[1];
-      } else {
-        memcpy(&start, values + 8 * p, 8);
-        memcpy(&end, values + 8 * p + 8, 8);
-      }
-      for (int64_t k = start; k < end; k++) *sum += ((const uint8_t *)a->buffers[2])[k];
-    } else if (!strcmp(f, "vu")) {
-      const uint8_t *v = values + 16 * p;
-      int32_t len, buf, off;
-      memcpy(&len, v, 4);
-      const uint8_t *data = v + 4;
-      if (len > 12) {
-        memcpy(&buf, v + 8, 4);
-        memcpy(&off, v + 12, 4);
-        data = (const uint8_t *)a->buffers[2 + buf] + off;
-      }
-      for (int32_t k = 0; k < len; k++) *sum += data[k];
-    } else {
-      return -1;
-    }
-  }
-  return 0;
-}
-
 /* ---- the hand-built sample ------------------------------------------------------- */
 
 static struct ArrowSchema schema_pool[64];

@@ -74,13 +74,6 @@ void rt_gold_check_end(rt_gold_check *g);
 int rt_write(const struct ArrowSchema *schema, const struct ArrowArray *batches, int64_t n,
              const xchg_write_options *opts, xchg_buf **out, char *msg, size_t msgsz);
 
-/* Adds the values of column a (schema s) to *sum as src/gen/shapes.h and
- * `xchg gen --sums` define them: int64/int32 values and float64 bit
- * patterns added modulo 2^64, string bytes added up (utf8, large utf8,
- * utf8 view), true booleans counted; nulls counted in *nulls.  Returns -1
- * for a type it does not know. */
-int rt_column_sum(const struct ArrowSchema *s, const struct ArrowArray *a, uint64_t *sum, int64_t *nulls);
-
 /* The hand-built sample: one "+s" batch of RT_SAMPLE_ROWS rows.  The
  * structs are static and must not be released. */
 #define RT_SAMPLE_ROWS 6
