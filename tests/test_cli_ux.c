@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "stats.h"
+#include "support/c_fixture.h"
 #include "support/cli_run.h"
 #include "support/json_util.h"
 #include "support/testutil.h"
@@ -313,22 +314,19 @@ static void check_column_bytes(void) {
   }
 }
 
-static void release_schema(struct ArrowSchema *schema) { schema->release = NULL; }
-static void release_array(struct ArrowArray *array) { array->release = NULL; }
 
 /* A stream of one int64 column "x" holding one row (7). */
 static void write_one_row(const char *path) {
   static int64_t value = 7;
   static const void *child_buffers[2] = {NULL, &value};
   static const void *root_buffers[1] = {NULL};
-  struct ArrowSchema x = {.format = "l", .name = "x", .flags = ARROW_FLAG_NULLABLE, .release = release_schema};
-  struct ArrowSchema *fields[1] = {&x};
-  struct ArrowSchema schema = {.format = "+s", .name = "", .n_children = 1, .children = fields,
-                               .release = release_schema};
-  struct ArrowArray child = {.length = 1, .n_buffers = 2, .buffers = child_buffers, .release = release_array};
-  struct ArrowArray *children[1] = {&child};
-  struct ArrowArray batch = {.length = 1, .n_buffers = 1, .buffers = root_buffers, .n_children = 1,
-                             .children = children, .release = release_array};
+  struct ArrowSchema x, schema, *fields[1] = {&x};
+  tu_fixture_schema(&x, "l", "x", 0, NULL);
+  tu_fixture_schema(&schema, "+s", "", 1, fields);
+  schema.flags = 0;
+  struct ArrowArray child, batch, *children[1] = {&child};
+  tu_fixture_array(&child, 1, 2, child_buffers, 0, NULL);
+  tu_fixture_array(&batch, 1, 1, root_buffers, 1, children);
   xchg_write_options opts;
   xchg_write_options_init(&opts);
   xchg_ipc_writer *w;

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "support/c_fixture.h"
 #include "support/roundtrip.h"
 #include "support/testutil.h"
 #include "xchg/writer.h"
@@ -38,9 +39,6 @@ static const char *cli;
 
 /* ---- one-column streams and the CLI ----------------------------------------------- */
 
-static void release_schema(struct ArrowSchema *s) { s->release = NULL; }
-static void release_array(struct ArrowArray *a) { a->release = NULL; }
-
 /* Writes a stream of one batch whose columns have the given formats,
  * names and data buffers (validity optional); false on failure. */
 static bool write_columns(const char *path, int n, const char *const *formats, const char *const *names,
@@ -49,19 +47,17 @@ static bool write_columns(const char *path, int n, const char *const *formats, c
   struct ArrowArray columns[8], batch, *column_ptrs[8];
   const void *buffers[8][2];
   for (int c = 0; c < n; c++) {
-    fields[c] = (struct ArrowSchema){.format = formats[c], .name = names[c], .flags = ARROW_FLAG_NULLABLE,
-                                     .release = release_schema};
+    tu_fixture_schema(&fields[c], formats[c], names[c], 0, NULL);
     field_ptrs[c] = &fields[c];
     buffers[c][0] = validity ? validity[c] : NULL;
     buffers[c][1] = data[c];
-    columns[c] = (struct ArrowArray){.length = rows, .null_count = -1, .n_buffers = 2, .buffers = buffers[c],
-                                     .release = release_array};
+    tu_fixture_array(&columns[c], rows, 2, buffers[c], 0, NULL);
+    columns[c].null_count = -1; /* unknown, as the C Data Interface allows */
     column_ptrs[c] = &columns[c];
   }
-  root = (struct ArrowSchema){.format = "+s", .name = "", .n_children = n, .children = field_ptrs,
-                              .release = release_schema};
-  batch = (struct ArrowArray){.length = rows, .n_buffers = 1, .buffers = (const void *[]){NULL}, .n_children = n,
-                              .children = column_ptrs, .release = release_array};
+  tu_fixture_schema(&root, "+s", "", n, field_ptrs);
+  root.flags = 0;
+  tu_fixture_array(&batch, rows, 1, (const void *[]){NULL}, n, column_ptrs);
   xchg_write_options opts;
   xchg_write_options_init(&opts);
   xchg_buf *buf;
