@@ -1093,16 +1093,22 @@ static void check_codecs(const char *gold_root) {
   unlink(tmp);
 }
 
+/* The gold JSON at gold_root/name, for the check `what`; NULL after
+ * reporting that check as failed. */
+static json_t *load_gold_for(const char *gold_root, const char *name, const char *what) {
+  char path[8192], msg[MSG_SIZE];
+  snprintf(path, sizeof path, "%s/%s", gold_root, name);
+  json_t *gold = tu_json_load(path, msg, sizeof msg);
+  if (gold == NULL) report(false, what, msg);
+  return gold;
+}
+
 /* Dictionary ids are compared strictly: renumbering them consistently, or
  * splitting a shared dictionary into two equal ones, is caught. */
 static void self_check_dictionary_ids(const char *gold_root) {
-  char path[8192], msg[MSG_SIZE] = "";
-  snprintf(path, sizeof path, "%s/4.0.0-shareddict/generated_shared_dict.json.gz", gold_root);
-  json_t *gold = tu_json_load(path, msg, sizeof msg);
-  if (gold == NULL) {
-    report(false, "self-check: dictionary ids", msg);
-    return;
-  }
+  char msg[MSG_SIZE] = "";
+  json_t *gold = load_gold_for(gold_root, "4.0.0-shareddict/generated_shared_dict.json.gz", "self-check: dictionary ids");
+  if (gold == NULL) return;
   json_t *fields = json_object_get(json_object_get(gold, "schema"), "fields");
   json_t *dicts = json_object_get(gold, "dictionaries");
   json_int_t shared = json_integer_value(json_object_get(json_object_get(json_array_get(fields, 0), "dictionary"), "id"));
@@ -1144,13 +1150,9 @@ static void self_check_dictionary_ids(const char *gold_root) {
 
 /* The comparison must catch a changed value, count and field name. */
 static void self_check(const char *gold_root) {
-  char path[8192], msg[MSG_SIZE] = "";
-  snprintf(path, sizeof path, "%s/1.0.0-littleendian/generated_nested.json.gz", gold_root);
-  json_t *gold = tu_json_load(path, msg, sizeof msg);
-  if (gold == NULL) {
-    report(false, "self-check", msg);
-    return;
-  }
+  char msg[MSG_SIZE] = "";
+  json_t *gold = load_gold_for(gold_root, "1.0.0-littleendian/generated_nested.json.gz", "self-check");
+  if (gold == NULL) return;
   json_t *changed = json_deep_copy(gold);
   report(tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg), "self-check: a document equals itself", msg);
   json_t *col = json_array_get(json_object_get(json_array_get(json_object_get(changed, "batches"), 0), "columns"), 2);
