@@ -4,7 +4,8 @@
  *  - `cat --format arrow-json` on every .stream and .arrow_file, compared
  *    semantically with the sibling generated_*.json.gz written by Arrow:
  *    same schema, same batches, same dictionaries, every value (DATA only
- *    where VALIDITY is 1; floats compared at their own precision);
+ *    where VALIDITY is 1; floats compared at their own precision: see
+ *    tests/support/json_doc.h);
  *  - `cat --format json`: one parseable JSON object per row, as many rows
  *    as the gold JSON has;
  *  - `inspect`: succeeds, names every top-level field with its type, lists
@@ -34,8 +35,6 @@
  * A self-check proves that the comparison can fail.  Prints one line per
  * check and "N passed, M failed"; exits 1 on any failure. */
 #include <jansson.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -699,9 +699,10 @@ static int compare_field_schema(cmp *c, json_t *jfield, const struct ArrowSchema
       goto done;
     }
     if (s->n_children != 0 || !s->dictionary) {
-      note_mismatch(c, -1, "dictionary-encoded field: expected 0 children and a dictionary, found %" PRId64
-                  " children and %s dictionary",
-           s->n_children, s->dictionary ? "a" : "no");
+      note_mismatch(c, -1,
+                    "dictionary-encoded field: expected 0 children and a dictionary, found %" PRId64
+                    " children and %s dictionary",
+                    s->n_children, s->dictionary ? "a" : "no");
       goto done;
     }
     size_t dmark = path_push(c, "{dictionary %" PRId64 "}", d.id);
@@ -1457,7 +1458,7 @@ static int compare_column(cmp *c, const field_view *fv, json_t *jcol, const stru
     note_mismatch(c, -1, "negative count, length or offset");
   } else if (exact ? a->length != start + count : a->length < start + count) {
     note_mismatch(c, -1, "length: expected %s%" PRId64 ", found %" PRId64, exact ? "" : "at least ",
-         start + count, a->length);
+                  start + count, a->length);
   } else if (fv->dictionary) {
     rc = compare_dictionary_column(c, fv, jcol, a, start, count);
   } else {
