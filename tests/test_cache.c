@@ -787,12 +787,7 @@ static xchg_status build_sum(void *ctx, const xchg_cache_holder *h, void **value
   atomic_fetch_sub(&g->blocked, 1);
   pthread_mutex_unlock(&g->lock);
   if (atomic_exchange(&d->fail_next, 0)) return xchg_errorf(err, XCHG_EIO, "injected build failure");
-  int64_t *sum;
-  xchg_status st = cd_sum_first_column(h, &sum, err);
-  if (st != XCHG_OK) return st;
-  *value = sum;
-  *bytes = 8;
-  return XCHG_OK;
+  return cd_build_sum(NULL, h, value, bytes, err);
 }
 
 typedef struct derive_task {

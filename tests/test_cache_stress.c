@@ -85,19 +85,6 @@ static int is_cancelled(void *ctx) {
   return c->countdown >= 0 && c->countdown-- == 0;
 }
 
-static void destroy_sum(void *v) { free(v); }
-
-static xchg_status build_sum(void *ctx, const xchg_cache_holder *h, void **value, int64_t *bytes,
-                             xchg_error *err) {
-  (void)ctx; /* only holders whose first column is k build it */
-  int64_t *sum;
-  xchg_status st = cd_sum_first_column(h, &sum, err);
-  if (st != XCHG_OK) return st;
-  *value = sum;
-  *bytes = sizeof *sum;
-  return XCHG_OK;
-}
-
 typedef struct worker {
   pthread_t thread;
   uint64_t rng;
@@ -180,7 +167,7 @@ static void *run_worker(void *arg) {
     if (n_cols > 0 && cols[0] == 0 && next_random(&w->rng) % 4 == 0) {
       void *v;
       cancel_state dcs = {next_random(&w->rng) % 4 == 0 ? 1 : -1};
-      st = xchg_cache_derived(h, "sum_k", build_sum, NULL, destroy_sum, is_cancelled, &dcs, &v, &err);
+      st = xchg_cache_derived(h, "sum_k", cd_build_sum, NULL, free, is_cancelled, &dcs, &v, &err);
       if (st == XCHG_OK && *(int64_t *)v != k->sum_k) FAIL("%s: derived sum", k->name);
       if (st != XCHG_OK && st != XCHG_ECANCELLED) FAIL("%s: derived: %s", k->name, err.message);
     }

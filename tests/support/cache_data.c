@@ -304,7 +304,8 @@ xchg_cache_metrics cd_metrics(xchg_cache *c) {
   return m;
 }
 
-xchg_status cd_sum_first_column(const xchg_cache_holder *h, int64_t **out, xchg_error *err) {
+xchg_status cd_build_sum(void *ctx, const xchg_cache_holder *h, void **value, int64_t *bytes, xchg_error *err) {
+  (void)ctx;
   int64_t *sum = calloc(1, sizeof *sum);
   if (!sum) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   for (int64_t i = 0; i < xchg_cache_holder_num_batches(h); i++) {
@@ -317,6 +318,7 @@ xchg_status cd_sum_first_column(const xchg_cache_holder *h, int64_t **out, xchg_
     for (int64_t r = 0; r < a.length; r++) *sum += ((const int64_t *)a.children[0]->buffers[1])[r];
     a.release(&a);
   }
-  *out = sum;
+  *value = sum;
+  *bytes = sizeof *sum;
   return XCHG_OK;
 }

@@ -71,9 +71,10 @@ xchg_cache *cd_cache_create(const xchg_cache_options *o);
 /* The metrics of c now. */
 xchg_cache_metrics cd_metrics(xchg_cache *c);
 
-/* The sum of column 0 (int64, no nulls) over every batch of h, in a new
- * malloc'd int64_t: the derived value the cache tests build. */
-xchg_status cd_sum_first_column(const xchg_cache_holder *h, int64_t **out, xchg_error *err);
+/* An xchg_derive_fn: the sum of column 0 (int64, no nulls) over every
+ * batch of h, in a new malloc'd int64_t (free it) of 8 bytes; ctx unused.
+ * The derived value the cache tests build. */
+xchg_status cd_build_sum(void *ctx, const xchg_cache_holder *h, void **value, int64_t *bytes, xchg_error *err);
 
 /* Wraps IPC bytes in a stream codec (a new reference; NONE gives ipc). */
 xchg_buf *cd_encode(xchg_buf *ipc, xchg_stream_codec codec);
