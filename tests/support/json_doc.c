@@ -11,7 +11,6 @@
 
 #include "support/json_util.h"
 
-
 /* The dictionary ids found while comparing the schemas, with the gold
  * field that uses each.  Ours must be the input's own ids, which are the
  * gold JSON's (fields that share a dictionary share its id) — except in
