@@ -335,16 +335,16 @@ static xchg_status open_part(const xchg_cache *c, const xchg_broadcast *b, int64
   xchg_status st;
   if (b->open_part) {
     if ((st = b->open_part(b->open_ctx, i, &src, err)) != XCHG_OK) return st;
-  } else {
-    src = xchg_source_from_chunks(b->parts[i].chunks, b->parts[i].n_chunks, NULL, NULL);
+  } else if ((st = xchg_source_from_chunks(b->parts[i].chunks, b->parts[i].n_chunks, NULL, NULL,
+                                            &src, err)) != XCHG_OK) {
+    goto failed;
   }
-  if (src && cancel) src = xchg_source_with_cancel(src, cancel, cancel_ctx);
-  if (!src) return xchg_errorf(err, XCHG_ENOMEM, "part %lld: out of memory", (long long)i);
+  if (cancel && (st = xchg_source_with_cancel(src, cancel, cancel_ctx, &src, err)) != XCHG_OK)
+    goto failed;
   if (b->parts[i].codec != XCHG_STREAM_NONE) {
     xchg_istream *is;
     if ((st = xchg_istream_open(src, b->parts[i].codec, NULL, &is, err)) != XCHG_OK) goto failed;
-    if (!(src = xchg_istream_to_source(is)))
-      return xchg_errorf(err, XCHG_ENOMEM, "part %lld: out of memory", (long long)i);
+    if ((st = xchg_istream_to_source(is, &src, err)) != XCHG_OK) goto failed;
   }
   xchg_read_options opts = c->opts.read;
   opts.on_message = NULL;
