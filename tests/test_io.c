@@ -481,6 +481,119 @@ static void test_callback_source(void) {
   free(data);
 }
 
+/* ---- constructors that refuse --------------------------------------------
+ *
+ * Each refusal returns its status, leaves *out NULL (it starts as a
+ * non-NULL sentinel) and says in the message which constructor refused and
+ * why; what the constructor was given stays the caller's, except the
+ * source that xchg_source_with_cancel takes over.  Allocation failures
+ * inside malloc are tried in test_alloc_fail. */
+
+#define EXPECT_REFUSED(call, want, who, cause)                                                 \
+  do {                                                                                         \
+    src = (xchg_source *)&err; /* a sentinel the constructor must overwrite */                \
+    xchg_status s_ = (call);                                                                   \
+    TU_CHECK(s_ == (want) && src == NULL && strstr(err.message, who) != NULL &&                 \
+                 strstr(err.message, cause) != NULL,                                           \
+             "%s: %s \"%s\", *out %s", #call, xchg_status_name(s_), err.message,               \
+             src == NULL ? "NULL" : "set");                                                    \
+  } while (0)
+
+/* The same for out NULL: nothing to leave NULL. */
+#define EXPECT_NO_OUT(call, who)                                                               \
+  do {                                                                                         \
+    xchg_status s_ = (call);                                                                   \
+    TU_CHECK(s_ == XCHG_EINVAL && strstr(err.message, who) != NULL &&                           \
+                 strstr(err.message, "out is NULL") != NULL,                                   \
+             "%s: %s \"%s\"", #call, xchg_status_name(s_), err.message);                       \
+  } while (0)
+
+static xchg_status never_read_at(void *ctx, uint64_t offset, void *dst, size_t n, xchg_error *err) {
+  return xchg_errorf(err, XCHG_EIO, "not to be read");
+}
+
+static void test_memory_constructor_errors(void) {
+  xchg_error err = {{0}};
+  xchg_source *src;
+  static const uint8_t bytes[16];
+  release_count rc = {0};
+  xchg_buf *buf = xchg_buf_wrap(bytes, sizeof bytes, count_release, &rc);
+  EXPECT_REFUSED(xchg_source_from_buf(NULL, &src, &err), XCHG_EINVAL, "xchg_source_from_buf",
+                 "buf is NULL");
+  EXPECT_NO_OUT(xchg_source_from_buf(buf, NULL, &err), "xchg_source_from_buf");
+  xchg_buf_unref(buf);
+  TU_CHECK(rc.calls == 1, "a refused xchg_source_from_buf kept a reference on buf");
+
+  EXPECT_REFUSED(xchg_source_from_memory(NULL, 5, NULL, NULL, &src, &err), XCHG_EINVAL,
+                 "xchg_source_from_memory", "data is NULL with a size of 5 bytes");
+  EXPECT_NO_OUT(xchg_source_from_memory(bytes, sizeof bytes, count_release, &rc, NULL, &err),
+                "xchg_source_from_memory");
+  xchg_buf_fail_nth_alloc(1); /* the xchg_buf wrapping the memory */
+  EXPECT_REFUSED(xchg_source_from_memory(bytes, sizeof bytes, count_release, &rc, &src, &err),
+                 XCHG_ENOMEM, "xchg_source_from_memory", "out of memory");
+  xchg_buf_fail_nth_alloc(0);
+  TU_CHECK(rc.calls == 1, "a refused xchg_source_from_memory ran release (%d calls)", rc.calls - 1);
+
+  chunky c = {bytes, sizeof bytes, 0, 1, 0, 0, 0};
+  EXPECT_REFUSED(xchg_source_from_callback(NULL, chunky_close, &c, &src, &err), XCHG_EINVAL,
+                 "xchg_source_from_callback", "read_fn is NULL");
+  EXPECT_NO_OUT(xchg_source_from_callback(chunky_read, chunky_close, &c, NULL, &err),
+                "xchg_source_from_callback");
+
+  xchg_chunk chunks[3] = {{bytes, 4}, {NULL, 7}, {bytes, 4}};
+  EXPECT_REFUSED(xchg_source_from_chunks(NULL, 2, chunky_close, &c, &src, &err), XCHG_EINVAL,
+                 "xchg_source_from_chunks", "chunks is NULL with a count of 2");
+  EXPECT_REFUSED(xchg_source_from_chunks(chunks, 3, chunky_close, &c, &src, &err),
+                 XCHG_EINVAL, "xchg_source_from_chunks", "chunk 1 of 3 has NULL data and 7 bytes");
+  EXPECT_NO_OUT(xchg_source_from_chunks(chunks, 1, chunky_close, &c, NULL, &err),
+                "xchg_source_from_chunks");
+
+  EXPECT_REFUSED(xchg_source_from_read_at(16, NULL, chunky_close, &c, &src, &err),
+                 XCHG_EINVAL, "xchg_source_from_read_at", "read_at is NULL");
+  EXPECT_REFUSED(xchg_source_from_read_at((uint64_t)INT64_MAX + 1, never_read_at, chunky_close,
+                                          &c, &src, &err),
+                 XCHG_EINVAL, "xchg_source_from_read_at", "size 9223372036854775808 exceeds INT64_MAX");
+  EXPECT_NO_OUT(xchg_source_from_read_at(16, never_read_at, chunky_close, &c, NULL, &err),
+                "xchg_source_from_read_at");
+  TU_CHECK(c.closed == 0, "a refused constructor ran its close callback (%d times)", c.closed);
+}
+
+static void test_fd_constructor_errors(void) {
+  xchg_error err = {{0}};
+  xchg_source *src;
+  EXPECT_REFUSED(xchg_source_from_fd(-1, 1, &src, &err), XCHG_EINVAL, "xchg_source_from_fd",
+                 "fd -1 is negative");
+  int fds[2];
+  TU_EXPECT(pipe(fds) == 0);
+  EXPECT_NO_OUT(xchg_source_from_fd(fds[0], 1, NULL, &err), "xchg_source_from_fd");
+  TU_CHECK(fcntl(fds[0], F_GETFD) != -1, "a refused xchg_source_from_fd closed the fd it owns");
+  close(fds[0]);
+  close(fds[1]);
+}
+
+/* xchg_source_with_cancel takes inner over: a refusal closes it. */
+static void test_cancel_constructor_errors(void) {
+  xchg_error err = {{0}};
+  xchg_source *src, *inner;
+  static const uint8_t bytes[16];
+  static const int flag = 0;
+  chunky c = {bytes, sizeof bytes, 0, 1, 0, 0, 0};
+  EXPECT_REFUSED(xchg_source_with_cancel(NULL, NULL, NULL, &src, &err), XCHG_EINVAL,
+                 "xchg_source_with_cancel", "inner is NULL");
+  CHECK_OK(xchg_source_from_callback(chunky_read, chunky_close, &c, &inner, &err));
+  EXPECT_REFUSED(xchg_source_with_cancel(inner, NULL, NULL, &src, &err), XCHG_EINVAL,
+                 "xchg_source_with_cancel", "is_cancelled is NULL");
+  TU_CHECK(c.closed == 1, "a refused xchg_source_with_cancel left inner open");
+  CHECK_OK(xchg_source_from_callback(chunky_read, chunky_close, &c, &inner, &err));
+  EXPECT_REFUSED(xchg_source_with_cancel_flag(inner, NULL, &src, &err), XCHG_EINVAL,
+                 "xchg_source_with_cancel_flag", "flag is NULL");
+  TU_CHECK(c.closed == 2, "a refused xchg_source_with_cancel_flag left inner open");
+  CHECK_OK(xchg_source_from_callback(chunky_read, chunky_close, &c, &inner, &err));
+  EXPECT_NO_OUT(xchg_source_with_cancel_flag(inner, &flag, NULL, &err),
+                "xchg_source_with_cancel_flag");
+  TU_CHECK(c.closed == 3, "xchg_source_with_cancel_flag without out left inner open");
+}
+
 int main(void) {
   int64_t bytes0 = xchg_buf_allocated_bytes();
   int64_t live0 = xchg_buf_live_count();
@@ -495,6 +608,9 @@ int main(void) {
   test_pipe_source(110010 + (20u << 20) + 5000, 20u << 20); /* beyond the growth threshold */
   test_fd_regular_file();
   test_callback_source();
+  test_memory_constructor_errors();
+  test_fd_constructor_errors();
+  test_cancel_constructor_errors();
   xchg_source_free(NULL);
   TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
   TU_EXPECT(xchg_buf_live_count() == live0);

@@ -255,6 +255,49 @@ static void test_empty_frame(void) {
   free(payload.data);
 }
 
+static void count_release(void *ctx, const void *data, size_t size) { ++*(int *)ctx; }
+
+/* A plain ("none") stream over payload whose memory, once released (the
+ * stream and its source closed), counts in *released. */
+static xchg_istream *counted_stream(const tu_bytes *payload, int *released) {
+  xchg_error err;
+  xchg_source *src;
+  TU_OK(xchg_source_from_memory(payload->data, payload->size, count_release, released, &src, &err),
+        err);
+  return open_stream(src, XCHG_STREAM_NONE, 4096, 4096, 0);
+}
+
+/* Refusals: the status, *out NULL, a message naming the function and the
+ * cause; to_source takes s over even then, as_source never does. */
+static void test_source_adapter_errors(void) {
+  xchg_error err = {{0}};
+  xchg_source *src = (xchg_source *)&err;
+  xchg_status st = xchg_istream_to_source(NULL, &src, &err);
+  TU_CHECK(st == XCHG_EINVAL && src == NULL && strstr(err.message, "xchg_istream_to_source: s is NULL"),
+           "to_source(NULL): %s %s", xchg_status_name(st), err.message);
+  src = (xchg_source *)&err;
+  st = xchg_istream_as_source(NULL, &src, &err);
+  TU_CHECK(st == XCHG_EINVAL && src == NULL && strstr(err.message, "xchg_istream_as_source: s is NULL"),
+           "as_source(NULL): %s %s", xchg_status_name(st), err.message);
+
+  tu_bytes payload = make_payload(1000);
+  int released = 0;
+  xchg_istream *s = counted_stream(&payload, &released);
+  st = xchg_istream_as_source(s, NULL, &err);
+  TU_CHECK(st == XCHG_EINVAL && strstr(err.message, "xchg_istream_as_source: out is NULL"),
+           "as_source(s, NULL): %s %s", xchg_status_name(st), err.message);
+  uint8_t first[10];
+  size_t got = 0;
+  TU_CHECK(released == 0 && xchg_istream_read(s, first, sizeof first, &got, &err) == XCHG_OK &&
+               got == sizeof first && memcmp(first, payload.data, got) == 0,
+           "a refused as_source did not leave s open and unread");
+  st = xchg_istream_to_source(s, NULL, &err);
+  TU_CHECK(st == XCHG_EINVAL && strstr(err.message, "xchg_istream_to_source: out is NULL"),
+           "to_source(s, NULL): %s %s", xchg_status_name(st), err.message);
+  TU_CHECK(released == 1, "a refused to_source left s open (released %d times)", released);
+  free(payload.data);
+}
+
 static void test_as_source(void) {
   tu_bytes payload = make_payload(300000);
   xchg_buf *b = NULL;
@@ -414,6 +457,7 @@ int main(void) {
   test_truncated_frame();
   test_empty_frame();
   test_as_source();
+  test_source_adapter_errors();
   test_chunks_and_cancel();
   test_cancel_mid_read();
   test_files_and_pipes();
