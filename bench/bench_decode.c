@@ -360,8 +360,10 @@ static int read_payloads(const uint8_t *data, const payload_split *s, xchg_pool 
     xchg_source *srcs[PAYLOAD_GROUP];
     struct ArrowArray outs[PAYLOAD_GROUP];
     for (int64_t i = 0; i < n; i++)
-      srcs[i] = xchg_source_from_memory(data + s->start[first + i], s->size[first + i], NULL, NULL);
-    st = xchg_batch_decoder_decode_many(dec, srcs, n, first, outs, NULL, &err);
+      if (xchg_source_from_memory(data + s->start[first + i], s->size[first + i], NULL, NULL, &srcs[i],
+                                  &err) != XCHG_OK)
+        st = XCHG_ENOMEM; /* srcs[i] is NULL: freeing it below is a no-op */
+    if (st == XCHG_OK) st = xchg_batch_decoder_decode_many(dec, srcs, n, first, outs, NULL, &err);
     for (int64_t i = 0; i < n; i++) {
       if (st == XCHG_OK) outs[i].release(&outs[i]);
       xchg_source_free(srcs[i]);

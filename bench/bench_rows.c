@@ -98,8 +98,10 @@ static xchg_istream *open_input(const rows_input *in, xchg_stream_codec codec, i
   o.metrics = metrics;
   xchg_istream *s = NULL;
   xchg_error err;
-  if (xchg_istream_open(xchg_source_from_memory(in->data, in->size, NULL, NULL), codec, &o, &s,
-                        &err) != XCHG_OK) {
+  xchg_source *src;
+  xchg_status st = xchg_source_from_memory(in->data, in->size, NULL, NULL, &src, &err);
+  if (st == XCHG_OK) st = xchg_istream_open(src, codec, &o, &s, &err);
+  if (st != XCHG_OK) {
     fprintf(stderr, "xchg bench rows: %s\n", err.message);
     exit(1);
   }

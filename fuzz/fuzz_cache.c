@@ -30,8 +30,7 @@ static xchg_status read_trickle(void *ctx, void *dst, size_t n, size_t *got, xch
 static xchg_status open_trickle(void *ctx, int64_t part, xchg_source **out, xchg_error *err) {
   trickle *t = ctx;
   t->pos = 0;
-  *out = xchg_source_from_callback(read_trickle, NULL, t);
-  return *out ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "fuzz: no memory");
+  return xchg_source_from_callback(read_trickle, NULL, t, out, err);
 }
 
 /* Acquires key with the given columns and reads every batch. */

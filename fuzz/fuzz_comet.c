@@ -7,8 +7,8 @@
 #include "fuzz_common.h"
 
 static xchg_status read_member_ipc(xchg_istream *s, xchg_error *err) {
-  xchg_source *src = xchg_istream_as_source(s);
-  if (src == NULL) return xchg_errorf(err, XCHG_ENOMEM, "fuzz: no memory");
+  xchg_source *src;
+  if (xchg_istream_as_source(s, &src, err) != XCHG_OK) return XCHG_ENOMEM;
   xchg_read_options opts;
   fuzz_read_options(&opts);
   xchg_ipc_reader *r = NULL;
@@ -30,8 +30,8 @@ static void split_members(const uint8_t *data, size_t size) {
   opts.split_members = 1;
   xchg_error err = {""};
   xchg_istream *s = NULL;
-  xchg_source *src = xchg_source_from_memory(data, size, NULL, NULL);
-  if (src == NULL) return;
+  xchg_source *src;
+  if (xchg_source_from_memory(data, size, NULL, NULL, &src, &err) != XCHG_OK) return;
   xchg_status st = xchg_istream_open(src, XCHG_STREAM_COMET, &opts, &s, &err);
   int more = 1;
   while (st == XCHG_OK && more) {

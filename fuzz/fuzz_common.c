@@ -43,8 +43,8 @@ void fuzz_stream_codec(const uint8_t *data, size_t size, xchg_stream_codec codec
   int64_t live = xchg_buf_live_count();
   xchg_error err = {""};
   xchg_istream *s = NULL;
-  xchg_source *src = xchg_source_from_memory(data, size, NULL, NULL);
-  if (src == NULL) return;
+  xchg_source *src;
+  if (xchg_source_from_memory(data, size, NULL, NULL, &src, &err) != XCHG_OK) return;
   xchg_status st = xchg_istream_open(src, codec, opts, &s, &err);
   static uint8_t scratch[65536 + 5];
   for (size_t i = 0; st == XCHG_OK && xchg_istream_position(s) < MAX_DECODED; i++) {

@@ -65,8 +65,8 @@ static void from_callback(const uint8_t *data, size_t size) {
   opts.allow_missing_eos = 1;
   xchg_error err = {""};
   piece_reader p = {data, size, 0};
-  xchg_source *src = xchg_source_from_callback(read_piece, NULL, &p);
-  if (src == NULL) return;
+  xchg_source *src;
+  if (xchg_source_from_callback(read_piece, NULL, &p, &src, &err) != XCHG_OK) return;
   xchg_ipc_reader *r = NULL;
   xchg_status st = xchg_ipc_reader_open(src, &opts, &r, &err);
   if (st == XCHG_OK) {

@@ -20,8 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   xchg_stream_options_init(&opts);
   opts.window_size = 512;
   xchg_error err = {""};
-  xchg_source *src = xchg_source_from_memory(data, size, NULL, NULL);
-  if (src == NULL) return 0;
+  xchg_source *src;
+  if (xchg_source_from_memory(data, size, NULL, NULL, &src, &err) != XCHG_OK) return 0;
   xchg_istream *s = NULL;
   xchg_row_reader *r = NULL;
   xchg_status st = xchg_istream_open(src, XCHG_STREAM_AUTO, &opts, &s, &err);

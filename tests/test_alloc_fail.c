@@ -25,6 +25,7 @@
  * then be a worker's (its codec contexts, made on its first job), counted
  * across threads, and must still give an error, no leak and no hang. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -32,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "support/array_equal.h"
 #include "support/testutil.h"
@@ -180,9 +182,9 @@ static xchg_status open_ipc(op *o, cursor *c, xchg_pool *pool, xchg_ipc_reader *
     st = xchg_ipc_reader_open_memory(o->data, o->size, NULL, NULL, &opts, r, err);
   } else {
     *c = (cursor){o->data, o->size, 0};
-    xchg_source *src = xchg_source_from_callback(read_cursor, NULL, c);
-    if (src == NULL) return xchg_errorf(err, XCHG_ENOMEM, "test: no source");
-    st = xchg_ipc_reader_open(src, &opts, r, err);
+    xchg_source *src;
+    st = xchg_source_from_callback(read_cursor, NULL, c, &src, err);
+    if (st == XCHG_OK) st = xchg_ipc_reader_open(src, &opts, r, err);
   }
   atomic_store(&worker_started, 0);
   if (st == XCHG_OK && pool != NULL) xchg_ipc_reader_on_decompress(*r, share_jobs, NULL);
@@ -294,13 +296,14 @@ static void release_oracle(op *o) {
 /* A stream codec: the decoded bytes must be a prefix of the payload, and
  * all of it at the end. */
 static xchg_status run_codec(op *o, xchg_error *err) {
-  xchg_source *src = xchg_source_from_memory(o->data, o->size, NULL, NULL);
-  if (src == NULL) return xchg_errorf(err, XCHG_ENOMEM, "test: no source");
+  xchg_source *src;
+  xchg_status st = xchg_source_from_memory(o->data, o->size, NULL, NULL, &src, err);
+  if (st != XCHG_OK) return st;
   xchg_istream *s = NULL;
   xchg_stream_options opts;
   xchg_stream_options_init(&opts);
   opts.window_size = 4096;
-  xchg_status st = xchg_istream_open(src, o->codec, &opts, &s, err);
+  st = xchg_istream_open(src, o->codec, &opts, &s, err);
   if (st != XCHG_OK) return st;
   size_t at = 0;
   for (;;) {
@@ -327,13 +330,12 @@ static xchg_status run_codec(op *o, xchg_error *err) {
 
 /* An IPC stream wrapped in a stream codec, read in one pass. */
 static xchg_status run_wrapped_ipc(op *o, xchg_error *err) {
-  xchg_source *src = xchg_source_from_memory(o->data, o->size, NULL, NULL);
-  if (src == NULL) return xchg_errorf(err, XCHG_ENOMEM, "test: no source");
+  xchg_source *src, *inner;
   xchg_istream *s = NULL;
-  xchg_status st = xchg_istream_open(src, o->codec, NULL, &s, err);
+  xchg_status st = xchg_source_from_memory(o->data, o->size, NULL, NULL, &src, err);
+  if (st == XCHG_OK) st = xchg_istream_open(src, o->codec, NULL, &s, err);
+  if (st == XCHG_OK) st = xchg_istream_to_source(s, &inner, err);
   if (st != XCHG_OK) return st;
-  xchg_source *inner = xchg_istream_to_source(s);
-  if (inner == NULL) return xchg_errorf(err, XCHG_ENOMEM, "test: no source");
   xchg_ipc_reader *r = NULL;
   st = xchg_ipc_reader_open(inner, NULL, &r, err);
   for (int64_t i = 0; st == XCHG_OK; i++) {
@@ -355,14 +357,15 @@ static xchg_status run_wrapped_ipc(op *o, xchg_error *err) {
 #define ROWS 300
 
 static xchg_status run_rows(op *o, xchg_error *err) {
-  xchg_source *src = xchg_source_from_memory(o->data, o->size, NULL, NULL);
-  if (src == NULL) return xchg_errorf(err, XCHG_ENOMEM, "test: no source");
+  xchg_source *src;
+  xchg_status st = xchg_source_from_memory(o->data, o->size, NULL, NULL, &src, err);
+  if (st != XCHG_OK) return st;
   xchg_stream_options opts;
   xchg_stream_options_init(&opts);
   opts.window_size = 512; /* most rows span windows: the scratch buffer grows */
   xchg_istream *s = NULL;
   xchg_row_reader *r = NULL;
-  xchg_status st = xchg_istream_open(src, o->codec, &opts, &s, err);
+  st = xchg_istream_open(src, o->codec, &opts, &s, err);
   if (st == XCHG_OK) st = xchg_row_reader_open(s, 0, &r, err);
   for (uint32_t i = 0; st == XCHG_OK; i++) {
     const uint8_t *row;
@@ -549,6 +552,207 @@ static void sweep_rows(void) {
   free(rows);
 }
 
+/* ---- the source constructors ------------------------------------------------
+ *
+ * Each constructor, with its n-th allocation failed for n = 1, 2, ... until
+ * it succeeds: XCHG_ENOMEM, *out NULL, a message naming the constructor and
+ * "out of memory", no leak, and what it was given treated as its header
+ * says (release and close callbacks not run, an fd left open, a source or
+ * stream taken over closed). */
+
+static int ctor_closes; /* close and release callbacks run */
+static const uint8_t ctor_bytes[64];
+
+static void ctor_close(void *ctx) { ctor_closes++; }
+static void ctor_release(void *ctx, const void *data, size_t size) { ctor_closes++; }
+static xchg_status ctor_read(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err) {
+  *got = 0;
+  return XCHG_OK;
+}
+static xchg_status ctor_read_at(void *ctx, uint64_t offset, void *dst, size_t n, xchg_error *err) {
+  return XCHG_OK;
+}
+static const int ctor_flag;
+static int ctor_never_cancelled(void *ctx) { return 0; }
+
+/* Makes a source with the n-th allocation (of mode m) failing; *fired says
+ * whether it did.  Anything the constructor is given is made before. */
+typedef xchg_status (*ctor_fn)(mode m, int64_t n, int *fired, xchg_source **out, xchg_error *err);
+
+#define ARMED(call)                                                                                \
+  do {                                                                                             \
+    arm(m, n);                                                                                     \
+    st = (call);                                                                                   \
+    *fired = disarm(m, n);                                                                         \
+  } while (0)
+
+static xchg_status make_from_buf(mode m, int64_t n, int *fired, xchg_source **out, xchg_error *err) {
+  xchg_buf *buf = xchg_buf_wrap(ctor_bytes, sizeof ctor_bytes, ctor_release, NULL);
+  xchg_status st;
+  ARMED(xchg_source_from_buf(buf, out, err));
+  int released_early = ctor_closes; /* 0 while this reference is intact */
+  xchg_buf_unref(buf);              /* releases buf unless the source holds it */
+  ctor_closes = released_early;
+  return st;
+}
+
+static xchg_status make_from_memory(mode m, int64_t n, int *fired, xchg_source **out,
+                                    xchg_error *err) {
+  xchg_status st;
+  ARMED(xchg_source_from_memory(ctor_bytes, sizeof ctor_bytes, ctor_release, NULL, out, err));
+  return st;
+}
+
+/* The fd, not closed by a failure, counts as closed if it was. */
+static xchg_status make_from_fd(mode m, int64_t n, int *fired, xchg_source **out, xchg_error *err) {
+  int fds[2];
+  if (pipe(fds) != 0) return xchg_errorf(err, XCHG_EIO, "pipe: %s", strerror(errno));
+  close(fds[1]);
+  xchg_status st;
+  ARMED(xchg_source_from_fd(fds[0], 1, out, err));
+  if (st == XCHG_OK) return st;
+  if (fcntl(fds[0], F_GETFD) == -1) ctor_closes++;
+  else close(fds[0]);
+  return st;
+}
+
+static xchg_status make_from_callback(mode m, int64_t n, int *fired, xchg_source **out,
+                                      xchg_error *err) {
+  xchg_status st;
+  ARMED(xchg_source_from_callback(ctor_read, ctor_close, NULL, out, err));
+  return st;
+}
+
+static xchg_status make_from_chunks(mode m, int64_t n, int *fired, xchg_source **out,
+                                    xchg_error *err) {
+  const xchg_chunk chunks[3] = {{ctor_bytes, 10}, {NULL, 0}, {ctor_bytes + 10, 54}};
+  xchg_status st;
+  ARMED(xchg_source_from_chunks(chunks, 3, ctor_close, NULL, out, err));
+  return st;
+}
+
+static xchg_status make_from_read_at(mode m, int64_t n, int *fired, xchg_source **out,
+                                     xchg_error *err) {
+  xchg_status st;
+  ARMED(xchg_source_from_read_at(sizeof ctor_bytes, ctor_read_at, ctor_close, NULL, out, err));
+  return st;
+}
+
+/* The inner source of the wrappers: closing it counts. */
+static xchg_source *ctor_inner(void) {
+  xchg_source *inner = NULL;
+  xchg_error err;
+  TU_OK(xchg_source_from_callback(ctor_read, ctor_close, NULL, &inner, &err), err);
+  return inner;
+}
+
+static xchg_status make_with_cancel(mode m, int64_t n, int *fired, xchg_source **out,
+                                    xchg_error *err) {
+  xchg_source *inner = ctor_inner();
+  xchg_status st;
+  ARMED(xchg_source_with_cancel(inner, ctor_never_cancelled, NULL, out, err));
+  return st;
+}
+
+static xchg_status make_with_cancel_flag(mode m, int64_t n, int *fired, xchg_source **out,
+                                         xchg_error *err) {
+  xchg_source *inner = ctor_inner();
+  xchg_status st;
+  ARMED(xchg_source_with_cancel_flag(inner, &ctor_flag, out, err));
+  return st;
+}
+
+static xchg_istream *ctor_stream(void) {
+  xchg_istream *s = NULL;
+  xchg_error err;
+  TU_OK(xchg_istream_open(ctor_inner(), XCHG_STREAM_NONE, NULL, &s, &err), err);
+  return s;
+}
+
+static xchg_status make_to_source(mode m, int64_t n, int *fired, xchg_source **out,
+                                  xchg_error *err) {
+  xchg_istream *s = ctor_stream();
+  xchg_status st;
+  ARMED(xchg_istream_to_source(s, out, err));
+  return st;
+}
+
+/* s stays the caller's: freed here, after the source on success. */
+static xchg_istream *borrowed_stream;
+
+static xchg_status make_as_source(mode m, int64_t n, int *fired, xchg_source **out,
+                                  xchg_error *err) {
+  borrowed_stream = ctor_stream();
+  xchg_status st;
+  ARMED(xchg_istream_as_source(borrowed_stream, out, err));
+  if (st != XCHG_OK) {
+    TU_CHECK(ctor_closes == 0, "xchg_istream_as_source: a failure closed the stream");
+    xchg_istream_free(borrowed_stream);
+    ctor_closes = 0;
+    borrowed_stream = NULL;
+  }
+  return st;
+}
+
+typedef struct ctor_case {
+  const char *name;
+  ctor_fn make;
+  int closed_on_failure; /* the wrappers take inner over */
+  int closed_after; /* closed once the source (and a borrowed stream) are freed; the
+                     * fd counts only when failing */
+} ctor_case;
+
+static const ctor_case ctor_cases[] = {
+    {"xchg_source_from_buf", make_from_buf, 0, 1},
+    {"xchg_source_from_memory", make_from_memory, 0, 1},
+    {"xchg_source_from_fd", make_from_fd, 0, 0},
+    {"xchg_source_from_callback", make_from_callback, 0, 1},
+    {"xchg_source_from_chunks", make_from_chunks, 0, 1},
+    {"xchg_source_from_read_at", make_from_read_at, 0, 1},
+    {"xchg_source_with_cancel", make_with_cancel, 1, 1},
+    {"xchg_source_with_cancel_flag", make_with_cancel_flag, 1, 1},
+    {"xchg_istream_to_source", make_to_source, 1, 1},
+    {"xchg_istream_as_source", make_as_source, 0, 1},
+};
+
+static void sweep_constructor(const ctor_case *c, mode m) {
+  int failures = 0;
+  for (int64_t n = 1; n <= 50; n++) {
+    ctor_closes = 0;
+    xchg_source *src = (xchg_source *)&ctor_closes; /* a sentinel to be overwritten */
+    xchg_error err = {""};
+    int fired = 0;
+    xchg_status st = c->make(m, n, &fired, &src, &err);
+    if (!fired) {
+      TU_CHECK(st == XCHG_OK && src != NULL && ctor_closes == 0, "%s: %s", c->name, err.message);
+      xchg_source_free(st == XCHG_OK ? src : NULL);
+      xchg_istream_free(borrowed_stream);
+      borrowed_stream = NULL;
+      TU_CHECK(ctor_closes == c->closed_after, "%s: freeing the source closed %d things",
+               c->name, ctor_closes);
+      TU_CHECK(LEAK_CHECK() == 0, "%s: leaked after a failure", c->name);
+      printf("     %s, %s: %d allocations failed in turn\n", c->name, m == MODE_ALL ? "all" : "buf",
+             failures);
+      return;
+    }
+    failures++;
+    TU_CHECK(st == XCHG_ENOMEM && src == NULL && strstr(err.message, c->name) != NULL &&
+                 strstr(err.message, "out of memory") != NULL,
+             "%s, allocation %lld failed: %s \"%s\", *out %s", c->name, (long long)n,
+             xchg_status_name(st), err.message, src == NULL ? "NULL" : "set");
+    TU_CHECK(ctor_closes == c->closed_on_failure, "%s, allocation %lld failed: %d closed", c->name,
+             (long long)n, ctor_closes);
+  }
+  TU_CHECK(0, "%s: still failing after 50 allocations", c->name);
+}
+
+static void sweep_constructors(void) {
+  for (size_t i = 0; i < sizeof ctor_cases / sizeof ctor_cases[0]; i++) {
+    sweep_constructor(&ctor_cases[i], MODE_BUF);
+    sweep_constructor(&ctor_cases[i], MODE_ALL);
+  }
+}
+
 int main(int argc, char **argv) {
   const char *base = argc > 1 ? argv[1] : getenv("XCHG_TESTDATA");
   if (base == NULL) {
@@ -559,11 +763,14 @@ int main(int argc, char **argv) {
   /* The injection must reach the library's malloc: without --wrap this
    * test would only pretend. */
   static const uint8_t byte;
+  xchg_source *probe;
+  xchg_error probe_err;
   arm(MODE_ALL, 1);
-  xchg_source *probe = xchg_source_from_memory(&byte, 1, NULL, NULL);
+  xchg_status probe_st = xchg_source_from_memory(&byte, 1, NULL, NULL, &probe, &probe_err);
   disarm(MODE_ALL, 1);
-  TU_CHECK(probe == NULL, "the library's malloc is not wrapped: link with -Wl,--wrap=malloc (CMakeLists.txt)");
+  TU_CHECK(probe_st == XCHG_ENOMEM && probe == NULL, "the library's malloc is not wrapped: link with -Wl,--wrap=malloc (CMakeLists.txt)");
   xchg_source_free(probe);
+  sweep_constructors();
   char gold_dir[512];
   snprintf(gold_dir, sizeof gold_dir, "%s/arrow-gold", base);
   for (size_t i = 0; i < sizeof gold_files / sizeof gold_files[0]; i++) sweep_gold(gold_dir, gold_files[i]);

@@ -210,7 +210,7 @@ static int check_file(const js_case *c, const char *path, const reading *stream,
     xchg_source *src = NULL;
     if (way < 2 && xchg_source_open_file(path, way == 0 ? XCHG_FILE_MMAP : XCHG_FILE_READ, &src, &err) != XCHG_OK)
       rc = tu_failf(msg, MSG_SIZE, "open %s: %s", path, err.message);
-    if (way == 2) src = xchg_source_from_memory(data, size, NULL, NULL);
+    if (way == 2) src = tu_memory_source(data, size);
     if (way == 3) src = tu_unseekable_source(data, size, size);
     if (way == 4) src = tu_codec_source(xchg_buf_data(lz4), xchg_buf_size(lz4), XCHG_STREAM_LZ4_FRAME);
     if (rc != 0) break;
@@ -291,7 +291,7 @@ static void check_case(const char *cli, const char *js, const js_case *c) {
   snprintf(path, sizeof path, "%s/%s.stream", dir, c->name);
   size_t size;
   uint8_t *data = tu_read_file(path, &size);
-  int rc = read_all(data ? xchg_source_from_memory(data, size, NULL, NULL) : NULL, NULL, &stream, msg);
+  int rc = read_all(data ? tu_memory_source(data, size) : NULL, NULL, &stream, msg);
   if (rc == 0 && c->has_json) {
     snprintf(path, sizeof path, "%s/%s.json", dir, c->name);
     what = "the JSON";

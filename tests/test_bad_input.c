@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "support/array_equal.h"
+#include "support/sources.h"
 #include "support/array_valid.h"
 #include "support/ipc_bodies.h"
 #include "support/testutil.h"
@@ -258,9 +259,10 @@ static int64_t codec_cuts, codec_cut_errors, codec_trailer_cuts, codec_flips, co
 static xchg_status open_wrapped(const uint8_t *data, size_t size, xchg_stream_codec codec,
                                 xchg_ipc_reader **r, xchg_error *err) {
   xchg_istream *s = NULL;
-  xchg_source *src = xchg_source_from_memory(data, size, NULL, NULL);
+  xchg_source *src = tu_memory_source(data, size);
   xchg_status st = xchg_istream_open(src, codec, NULL, &s, err);
-  return st == XCHG_OK ? xchg_ipc_reader_open(xchg_istream_to_source(s), NULL, r, err) : st;
+  if (st == XCHG_OK) st = xchg_istream_to_source(s, &src, err);
+  return st == XCHG_OK ? xchg_ipc_reader_open(src, NULL, r, err) : st;
 }
 
 /* Reads an IPC stream wrapped in codec from data[0, size). */
@@ -283,7 +285,7 @@ static int decode_prefix(const uint8_t *data, size_t size, xchg_stream_codec cod
                          size_t *decoded, const char *what) {
   xchg_error err;
   xchg_istream *s = NULL;
-  xchg_source *src = xchg_source_from_memory(data, size, NULL, NULL);
+  xchg_source *src = tu_memory_source(data, size);
   xchg_status st = xchg_istream_open(src, codec, NULL, &s, &err);
   *decoded = 0;
   while (st == XCHG_OK) {

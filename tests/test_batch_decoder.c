@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "support/cache_data.h"
+#include "support/sources.h"
 #include "support/array_equal.h"
 #include "support/ipc_bodies.h"
 #include "support/testutil.h"
@@ -107,7 +108,10 @@ static xchg_source *counted_source(counted *c, const tu_bytes *p) {
   c->data = p->data;
   atomic_init(&c->bytes, 0);
   c->fail_at = -1;
-  return xchg_source_from_read_at(p->size, counted_read_at, NULL, c);
+  xchg_source *src;
+  xchg_error err;
+  TU_OK(xchg_source_from_read_at(p->size, counted_read_at, NULL, c, &src, &err), err);
+  return src;
 }
 
 static void check_batch(const struct ArrowArray *a, const int64_t *cols, int64_t n_cols, int64_t b,
@@ -129,7 +133,7 @@ static void test_batches(xchg_block_codec codec) {
     xchg_batch_decoder *dec = open_decoder(&s, sets[k], set_sizes[k], NULL);
     for (int64_t b = 0; dec && b < N_BATCHES; b++) {
       tu_bytes p = batch_payload(&s, b);
-      xchg_source *mem = xchg_source_from_memory(p.data, p.size, NULL, NULL);
+      xchg_source *mem = tu_memory_source(p.data, p.size);
       counted c;
       xchg_source *heap = counted_source(&c, &p);
       xchg_source *srcs[2] = {mem, heap};
@@ -198,16 +202,17 @@ static void test_stream_payload(xchg_block_codec codec) {
   split s;
   xchg_batch_decoder *dec = split_and_open(codec, &s);
   if (!dec) return;
-  xchg_source *src = xchg_source_from_buf(s.stream);
+  xchg_source *src;
   struct ArrowArray whole;
   struct ArrowSchema schema;
   xchg_error err;
+  TU_OK(xchg_source_from_buf(s.stream, &src, &err), err);
   TU_OK(xchg_batch_decoder_schema(dec, &schema, &err), err);
   TU_OK(xchg_batch_decoder_decode(dec, src, 0, &whole, &err), err);
   int64_t at = 0;
   for (int64_t b = 0; whole.release && b < N_BATCHES; b++) {
     tu_bytes p = batch_payload(&s, b);
-    xchg_source *one = xchg_source_from_memory(p.data, p.size, NULL, NULL);
+    xchg_source *one = tu_memory_source(p.data, p.size);
     struct ArrowArray a;
     TU_OK(xchg_batch_decoder_decode(dec, one, b, &a, &err), err);
     char msg[512];
@@ -252,7 +257,7 @@ static void test_many(int64_t task_bytes) {
   struct ArrowArray outs[N];
   for (int i = 0; i < N; i++) {
     p[i] = batch_payload(&s, i % N_BATCHES);
-    srcs[i] = i % 2 ? counted_source(&c[i], &p[i]) : xchg_source_from_memory(p[i].data, p[i].size, NULL, NULL);
+    srcs[i] = i % 2 ? counted_source(&c[i], &p[i]) : tu_memory_source(p[i].data, p[i].size);
   }
   const int64_t counts[] = {2, N};
   for (int k = 0; dec && k < 2; k++) {
@@ -286,7 +291,7 @@ static void test_truncation(xchg_block_codec codec) {
   for (size_t cut = 0; dec && cut < p.size; cut++) {
     uint8_t *copy = malloc(cut ? cut : 1);
     memcpy(copy, p.data, cut);
-    xchg_source *src = xchg_source_from_memory(copy, cut, NULL, NULL);
+    xchg_source *src = tu_memory_source(copy, cut);
     struct ArrowArray a;
     xchg_error err;
     xchg_status st = xchg_batch_decoder_decode(dec, src, 9, &a, &err);
@@ -310,7 +315,7 @@ static void test_corrupt_body(void) {
   int named = 0, tried = 0;
   for (size_t at = body_start; dec && at < batch_end; at += 3, tried++) {
     p.data[at] ^= 0x5a;
-    xchg_source *src = xchg_source_from_memory(p.data, p.size, NULL, NULL);
+    xchg_source *src = tu_memory_source(p.data, p.size);
     struct ArrowArray a;
     xchg_error err;
     if (xchg_batch_decoder_decode(dec, src, 3, &a, &err) != XCHG_OK)
@@ -338,7 +343,7 @@ static void test_damaged_bytes(xchg_block_codec codec) {
   for (size_t at = 0; dec && at < p.size; at += 1 + (at > 2048) * 7) {
     for (int f = 0; f < 3; f++) {
       p.data[at] ^= flips[f];
-      xchg_source *src = xchg_source_from_memory(p.data, p.size, NULL, NULL);
+      xchg_source *src = tu_memory_source(p.data, p.size);
       struct ArrowArray a;
       xchg_error err;
       if (xchg_batch_decoder_decode(dec, src, 2, &a, &err) == XCHG_OK) {
@@ -385,20 +390,21 @@ static void test_wrong_payloads(void) {
   xchg_error err;
   struct ArrowArray a;
   /* A stream of another schema. */
-  xchg_source *src = xchg_source_from_buf(other.stream);
+  xchg_source *src;
+  TU_OK(xchg_source_from_buf(other.stream, &src, &err), err);
   xchg_status st = dec ? xchg_batch_decoder_decode(dec, src, 4, &a, &err) : XCHG_OK;
   TU_CHECK(st == XCHG_EFORMAT && mentions(err.message, "batch 4: ") && mentions(err.message, "schema"),
            "other schema: %d %s", (int)st, err.message);
   xchg_source_free(src);
   /* The dictionary alone, no batch. */
   const uint8_t *data = xchg_buf_data(s.stream);
-  src = xchg_source_from_memory(data + s.starts[1], (size_t)(s.starts[2] - s.starts[1]), NULL, NULL);
+  src = tu_memory_source(data + s.starts[1], (size_t)(s.starts[2] - s.starts[1]));
   st = dec ? xchg_batch_decoder_decode(dec, src, 5, &a, &err) : XCHG_OK;
   TU_CHECK(st == XCHG_EFORMAT && mentions(err.message, "no record batch"), "no batch: %d %s", (int)st,
            err.message);
   xchg_source_free(src);
   /* A stream cut at a message boundary: the marker is missing. */
-  src = xchg_source_from_memory(data, (size_t)s.starts[s.n], NULL, NULL);
+  src = tu_memory_source(data, (size_t)s.starts[s.n]);
   st = dec ? xchg_batch_decoder_decode(dec, src, 6, &a, &err) : XCHG_OK;
   TU_CHECK(st == XCHG_EIO && mentions(err.message, "end-of-stream"), "no marker: %d %s", (int)st,
            err.message);

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "support/sources.h"
 #include "support/testutil.h"
 #include "xchg/stream.h"
 #include "xchg/testing.h"
@@ -111,7 +112,7 @@ static xchg_status decode_capped(xchg_stream_codec codec, const tu_bytes *data, 
   xchg_stream_options_init(&opts);
   if (max_block) opts.max_block_size = max_block;
   xchg_istream *s = NULL;
-  xchg_status st = xchg_istream_open(xchg_source_from_memory(data->data, data->size, NULL, NULL), codec,
+  xchg_status st = xchg_istream_open(tu_memory_source(data->data, data->size), codec,
                                      &opts, &s, err);
   for (size_t n = 1; st == XCHG_OK && n > 0;) {
     const void *p;

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/sources.h"
 #include "support/testutil.h"
 #include "xchg/stream.h"
 #include "xchg/xchg.h"
@@ -79,7 +80,7 @@ static result read_ipc(xchg_source *src) {
 static xchg_istream *open_stream(const uint8_t *data, size_t size, xchg_stream_codec codec) {
   xchg_istream *s = NULL;
   xchg_error err;
-  xchg_source *src = xchg_source_from_memory(data, size, NULL, NULL);
+  xchg_source *src = tu_memory_source(data, size);
   if (xchg_istream_open(src, codec, NULL, &s, &err) != XCHG_OK) {
     tu_fail("xchg_istream_open", err.message);
     return NULL;
@@ -95,8 +96,10 @@ static result read_wrapped(const uint8_t *data, size_t size, xchg_stream_codec c
   result res = {XCHG_EIO, 0, 0, "cannot open the stream"};
   xchg_istream *s = open_stream(data, size, codec);
   if (s == NULL) return res;
-  xchg_source *src = xchg_istream_to_source(s);
-  if (with_cancel) src = xchg_source_with_cancel_flag(src, &never);
+  xchg_source *src;
+  xchg_error err;
+  TU_OK(xchg_istream_to_source(s, &src, &err), err);
+  if (src && with_cancel) TU_OK(xchg_source_with_cancel_flag(src, &never, &src, &err), err);
   return read_ipc(src);
 }
 
@@ -187,7 +190,10 @@ static int read_consecutive(const uint8_t *data, size_t size, xchg_stream_codec 
   last->status = XCHG_EIO;
   if (s == NULL) return 0;
   for (int i = 0; i < expected; i++) {
-    *last = read_ipc(xchg_istream_as_source(s));
+    xchg_source *src;
+    xchg_error err;
+    TU_OK(xchg_istream_as_source(s, &src, &err), err);
+    *last = read_ipc(src);
     if (last->status != XCHG_OK) break;
     if (last->batches == plain->batches && last->rows == plain->rows) good++;
   }
@@ -248,7 +254,7 @@ static void check_what_follows(const codec_case *c, const uint8_t *ipc, size_t i
 
 static void check_plain_source(const uint8_t *ipc, size_t ipc_size) {
   xchg_error err;
-  xchg_source *src = xchg_source_from_memory(ipc, ipc_size, NULL, NULL);
+  xchg_source *src = tu_memory_source(ipc, ipc_size);
   uint8_t head[8];
   size_t got = 0;
   TU_EXPECT(xchg_source_read(src, head, sizeof head, &got, &err) == XCHG_OK && got == sizeof head);
@@ -275,7 +281,7 @@ int main(int argc, char **argv) {
       tu_fail(path, "cannot read it");
       continue;
     }
-    result plain = read_ipc(xchg_source_from_memory(ipc, size, NULL, NULL));
+    result plain = read_ipc(tu_memory_source(ipc, size));
     TU_CHECK(plain.status == XCHG_OK && plain.batches > 0, "%s: %s", path, plain.message);
     if (g == 0) check_plain_source(ipc, size);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -287,7 +287,7 @@ static void check_gold_file(const char *path, void *ctx_) {
     return;
   }
   ctx->files++;
-  batches want = read_all(xchg_source_from_memory(file.data, file.size, NULL, NULL), NULL, 1);
+  batches want = read_all(tu_memory_source(file.data, file.size), NULL, 1);
   if (want.status != XCHG_OK) {
     tu_fail(name, want.message);
   } else {

@@ -180,7 +180,10 @@ static int check_pipe(const arrow_json *doc, const uint8_t *data, size_t size, i
   xchg_ipc_reader *r;
   xchg_error err;
   int rc;
-  xchg_status st = xchg_ipc_reader_open(xchg_source_from_fd(fds[0], 1), NULL, &r, &err);
+  xchg_source *src;
+  xchg_status st = xchg_source_from_fd(fds[0], 1, &src, &err);
+  if (st != XCHG_OK) close(fds[0]); /* not taken over: closing it stops the feeder */
+  else st = xchg_ipc_reader_open(src, NULL, &r, &err);
   if (st != XCHG_OK) rc = failf(msg, "open: %s: %s", xchg_status_name(st), err.message);
   else rc = check_reader(doc, r, is_file, 0, msg);
   pthread_join(thread, NULL);
@@ -193,7 +196,10 @@ static int check_fd(const arrow_json *doc, const char *path, int is_file,
   if (fd < 0) return failf(msg, "open: %s", strerror(errno));
   xchg_ipc_reader *r;
   xchg_error err;
-  xchg_status st = xchg_ipc_reader_open(xchg_source_from_fd(fd, 1), opts, &r, &err);
+  xchg_source *src;
+  xchg_status st = xchg_source_from_fd(fd, 1, &src, &err);
+  if (st != XCHG_OK) close(fd); /* not taken over */
+  else st = xchg_ipc_reader_open(src, opts, &r, &err);
   if (st != XCHG_OK) return failf(msg, "open: %s: %s", xchg_status_name(st), err.message);
   return check_reader(doc, r, is_file, is_file, msg);
 }

@@ -137,8 +137,9 @@ static void test_buf_source(void) {
   size_t n = 10000;
   xchg_buf *buf = xchg_buf_alloc(n);
   for (size_t i = 0; i < n; i++) xchg_buf_mutable_data(buf)[i] = pattern_byte(i);
-  xchg_source *src = xchg_source_from_buf(buf);
-  TU_EXPECT(src != NULL);
+  xchg_error err = {{0}};
+  xchg_source *src = NULL;
+  CHECK_OK(xchg_source_from_buf(buf, &src, &err));
   xchg_buf_unref(buf); /* the source holds its own reference */
   if (src == NULL) return;
   check_random_access(src, n, 1);
@@ -160,8 +161,8 @@ static void test_memory_source_release(void) {
   size_t n = 8000;
   uint8_t *data = make_pattern(n);
   release_count rc = {0};
-  xchg_source *src = xchg_source_from_memory(data, n, count_release, &rc);
-  TU_EXPECT(src != NULL);
+  xchg_source *src = NULL;
+  CHECK_OK(xchg_source_from_memory(data, n, count_release, &rc, &src, &err));
   if (src == NULL) return;
   check_random_access(src, n, 1);
   CHECK_OK(xchg_source_seek(src, 4000, &err));
@@ -328,8 +329,8 @@ static void test_pipe_source(size_t n, size_t big_read) {
   pthread_t thread;
   pthread_create(&thread, NULL, write_pattern, &w);
 
-  xchg_source *src = xchg_source_from_fd(fds[0], 1);
-  TU_EXPECT(src != NULL);
+  xchg_source *src = NULL;
+  CHECK_OK(xchg_source_from_fd(fds[0], 1, &src, &err));
   if (src != NULL) {
     TU_EXPECT(xchg_source_size(src) == -1);
     TU_EXPECT(xchg_source_memory(src) == NULL);
@@ -379,8 +380,8 @@ static void test_fd_regular_file(void) {
   TU_EXPECT(fd >= 0);
   /* Position 0 of the source is wherever the fd stood. */
   TU_EXPECT(lseek(fd, 1000, SEEK_SET) == 1000);
-  xchg_source *src = xchg_source_from_fd(fd, 0);
-  TU_EXPECT(src != NULL);
+  xchg_source *src = NULL;
+  CHECK_OK(xchg_source_from_fd(fd, 0, &src, &err));
   if (src != NULL) {
     TU_EXPECT(xchg_source_size(src) == (int64_t)(n - 1000));
     uint8_t tmp[16];
@@ -435,8 +436,8 @@ static void test_callback_source(void) {
   size_t n = 5000;
   uint8_t *data = make_pattern(n);
   chunky c = {data, n, 0, 3, 0, 0, 0};
-  xchg_source *src = xchg_source_from_callback(chunky_read, chunky_close, &c);
-  TU_EXPECT(src != NULL);
+  xchg_source *src = NULL;
+  CHECK_OK(xchg_source_from_callback(chunky_read, chunky_close, &c, &src, &err));
   if (src != NULL) {
     TU_EXPECT(xchg_source_size(src) == -1);
     uint8_t tmp[100];
@@ -458,7 +459,7 @@ static void test_callback_source(void) {
 
   /* The callback's own error comes back with the position prefixed. */
   chunky bad = {data, n, 0, 1000, 2500, 0, 0};
-  src = xchg_source_from_callback(chunky_read, NULL, &bad);
+  CHECK_OK(xchg_source_from_callback(chunky_read, NULL, &bad, &src, &err));
   if (src != NULL) {
     xchg_buf *b = NULL;
     TU_EXPECT(xchg_source_read_buf(src, 4000, &b, &err) == XCHG_EIO && b == NULL);
@@ -469,7 +470,7 @@ static void test_callback_source(void) {
 
   /* A callback claiming more bytes than asked is caught. */
   chunky liar = {data, n, 0, 1000, 0, 1000, 0};
-  src = xchg_source_from_callback(chunky_read, NULL, &liar);
+  CHECK_OK(xchg_source_from_callback(chunky_read, NULL, &liar, &src, &err));
   if (src != NULL) {
     uint8_t tmp[2000];
     size_t got = 0;
@@ -477,8 +478,120 @@ static void test_callback_source(void) {
     TU_EXPECT(got == 1000);
     xchg_source_free(src);
   }
-  TU_EXPECT(xchg_source_from_callback(NULL, NULL, NULL) == NULL);
   free(data);
+}
+
+/* ---- constructors that refuse --------------------------------------------
+ *
+ * Each refusal returns its status, leaves *out NULL (it starts as a
+ * non-NULL sentinel) and says in the message which constructor refused and
+ * why; what the constructor was given stays the caller's, except the
+ * source that xchg_source_with_cancel takes over.  Allocation failures
+ * inside malloc are tried in test_alloc_fail. */
+
+#define EXPECT_REFUSED(call, want, who, cause)                                                 \
+  do {                                                                                         \
+    src = (xchg_source *)&err; /* a sentinel the constructor must overwrite */                \
+    xchg_status s_ = (call);                                                                   \
+    TU_CHECK(s_ == (want) && src == NULL && strstr(err.message, who) != NULL &&                 \
+                 strstr(err.message, cause) != NULL,                                           \
+             "%s: %s \"%s\", *out %s", #call, xchg_status_name(s_), err.message,               \
+             src == NULL ? "NULL" : "set");                                                    \
+  } while (0)
+
+/* The same for out NULL: nothing to leave NULL. */
+#define EXPECT_NO_OUT(call, who)                                                               \
+  do {                                                                                         \
+    xchg_status s_ = (call);                                                                   \
+    TU_CHECK(s_ == XCHG_EINVAL && strstr(err.message, who) != NULL &&                           \
+                 strstr(err.message, "out is NULL") != NULL,                                   \
+             "%s: %s \"%s\"", #call, xchg_status_name(s_), err.message);                       \
+  } while (0)
+
+static xchg_status never_read_at(void *ctx, uint64_t offset, void *dst, size_t n, xchg_error *err) {
+  return xchg_errorf(err, XCHG_EIO, "not to be read");
+}
+
+static void test_memory_constructor_errors(void) {
+  xchg_error err = {{0}};
+  xchg_source *src;
+  static const uint8_t bytes[16];
+  release_count rc = {0};
+  xchg_buf *buf = xchg_buf_wrap(bytes, sizeof bytes, count_release, &rc);
+  EXPECT_REFUSED(xchg_source_from_buf(NULL, &src, &err), XCHG_EINVAL, "xchg_source_from_buf",
+                 "buf is NULL");
+  EXPECT_NO_OUT(xchg_source_from_buf(buf, NULL, &err), "xchg_source_from_buf");
+  xchg_buf_unref(buf);
+  TU_CHECK(rc.calls == 1, "a refused xchg_source_from_buf kept a reference on buf");
+
+  EXPECT_REFUSED(xchg_source_from_memory(NULL, 5, NULL, NULL, &src, &err), XCHG_EINVAL,
+                 "xchg_source_from_memory", "data is NULL with a size of 5 bytes");
+  EXPECT_NO_OUT(xchg_source_from_memory(bytes, sizeof bytes, count_release, &rc, NULL, &err),
+                "xchg_source_from_memory");
+  xchg_buf_fail_nth_alloc(1); /* the xchg_buf wrapping the memory */
+  EXPECT_REFUSED(xchg_source_from_memory(bytes, sizeof bytes, count_release, &rc, &src, &err),
+                 XCHG_ENOMEM, "xchg_source_from_memory", "out of memory");
+  xchg_buf_fail_nth_alloc(0);
+  TU_CHECK(rc.calls == 1, "a refused xchg_source_from_memory ran release (%d calls)", rc.calls - 1);
+
+  chunky c = {bytes, sizeof bytes, 0, 1, 0, 0, 0};
+  EXPECT_REFUSED(xchg_source_from_callback(NULL, chunky_close, &c, &src, &err), XCHG_EINVAL,
+                 "xchg_source_from_callback", "read_fn is NULL");
+  EXPECT_NO_OUT(xchg_source_from_callback(chunky_read, chunky_close, &c, NULL, &err),
+                "xchg_source_from_callback");
+
+  xchg_chunk chunks[3] = {{bytes, 4}, {NULL, 7}, {bytes, 4}};
+  EXPECT_REFUSED(xchg_source_from_chunks(NULL, 2, chunky_close, &c, &src, &err), XCHG_EINVAL,
+                 "xchg_source_from_chunks", "chunks is NULL with a count of 2");
+  EXPECT_REFUSED(xchg_source_from_chunks(chunks, 3, chunky_close, &c, &src, &err),
+                 XCHG_EINVAL, "xchg_source_from_chunks", "chunk 1 of 3 has NULL data and 7 bytes");
+  EXPECT_NO_OUT(xchg_source_from_chunks(chunks, 1, chunky_close, &c, NULL, &err),
+                "xchg_source_from_chunks");
+
+  EXPECT_REFUSED(xchg_source_from_read_at(16, NULL, chunky_close, &c, &src, &err),
+                 XCHG_EINVAL, "xchg_source_from_read_at", "read_at is NULL");
+  EXPECT_REFUSED(xchg_source_from_read_at((uint64_t)INT64_MAX + 1, never_read_at, chunky_close,
+                                          &c, &src, &err),
+                 XCHG_EINVAL, "xchg_source_from_read_at", "size 9223372036854775808 exceeds INT64_MAX");
+  EXPECT_NO_OUT(xchg_source_from_read_at(16, never_read_at, chunky_close, &c, NULL, &err),
+                "xchg_source_from_read_at");
+  TU_CHECK(c.closed == 0, "a refused constructor ran its close callback (%d times)", c.closed);
+}
+
+static void test_fd_constructor_errors(void) {
+  xchg_error err = {{0}};
+  xchg_source *src;
+  EXPECT_REFUSED(xchg_source_from_fd(-1, 1, &src, &err), XCHG_EINVAL, "xchg_source_from_fd",
+                 "fd -1 is negative");
+  int fds[2];
+  TU_EXPECT(pipe(fds) == 0);
+  EXPECT_NO_OUT(xchg_source_from_fd(fds[0], 1, NULL, &err), "xchg_source_from_fd");
+  TU_CHECK(fcntl(fds[0], F_GETFD) != -1, "a refused xchg_source_from_fd closed the fd it owns");
+  close(fds[0]);
+  close(fds[1]);
+}
+
+/* xchg_source_with_cancel takes inner over: a refusal closes it. */
+static void test_cancel_constructor_errors(void) {
+  xchg_error err = {{0}};
+  xchg_source *src, *inner;
+  static const uint8_t bytes[16];
+  static const int flag = 0;
+  chunky c = {bytes, sizeof bytes, 0, 1, 0, 0, 0};
+  EXPECT_REFUSED(xchg_source_with_cancel(NULL, NULL, NULL, &src, &err), XCHG_EINVAL,
+                 "xchg_source_with_cancel", "inner is NULL");
+  CHECK_OK(xchg_source_from_callback(chunky_read, chunky_close, &c, &inner, &err));
+  EXPECT_REFUSED(xchg_source_with_cancel(inner, NULL, NULL, &src, &err), XCHG_EINVAL,
+                 "xchg_source_with_cancel", "is_cancelled is NULL");
+  TU_CHECK(c.closed == 1, "a refused xchg_source_with_cancel left inner open");
+  CHECK_OK(xchg_source_from_callback(chunky_read, chunky_close, &c, &inner, &err));
+  EXPECT_REFUSED(xchg_source_with_cancel_flag(inner, NULL, &src, &err), XCHG_EINVAL,
+                 "xchg_source_with_cancel_flag", "flag is NULL");
+  TU_CHECK(c.closed == 2, "a refused xchg_source_with_cancel_flag left inner open");
+  CHECK_OK(xchg_source_from_callback(chunky_read, chunky_close, &c, &inner, &err));
+  EXPECT_NO_OUT(xchg_source_with_cancel_flag(inner, &flag, NULL, &err),
+                "xchg_source_with_cancel_flag");
+  TU_CHECK(c.closed == 3, "xchg_source_with_cancel_flag without out left inner open");
 }
 
 int main(void) {
@@ -495,6 +608,9 @@ int main(void) {
   test_pipe_source(110010 + (20u << 20) + 5000, 20u << 20); /* beyond the growth threshold */
   test_fd_regular_file();
   test_callback_source();
+  test_memory_constructor_errors();
+  test_fd_constructor_errors();
+  test_cancel_constructor_errors();
   xchg_source_free(NULL);
   TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
   TU_EXPECT(xchg_buf_live_count() == live0);

@@ -22,6 +22,7 @@
 
 #include "support/cache_data.h"
 #include "support/roundtrip.h"
+#include "support/sources.h"
 #include "support/testutil.h"
 #include "xchg/cache.h"
 #include "xchg/rows.h"
@@ -614,7 +615,7 @@ static void delta_offsets_wrap(void) {
 static xchg_status read_stream(const uint8_t *data, size_t size, xchg_stream_codec codec,
                                const xchg_stream_options *opts, xchg_error *err) {
   int64_t live = xchg_buf_live_count();
-  xchg_source *src = xchg_source_from_memory(data, size, NULL, NULL);
+  xchg_source *src = tu_memory_source(data, size);
   xchg_istream *s = NULL;
   xchg_status st = xchg_istream_open(src, codec, opts, &s, err);
   for (;;) {
@@ -661,7 +662,7 @@ static void block_caps(void) {
 }
 
 static xchg_status read_rows(const uint8_t *data, size_t size, size_t max_row, xchg_error *err) {
-  xchg_source *src = xchg_source_from_memory(data, size, NULL, NULL);
+  xchg_source *src = tu_memory_source(data, size);
   xchg_istream *s = NULL;
   xchg_row_reader *r = NULL;
   xchg_status st = xchg_istream_open(src, XCHG_STREAM_NONE, NULL, &s, err);

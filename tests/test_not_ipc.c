@@ -29,7 +29,7 @@
 static void expect_error(const uint8_t *data, size_t size, xchg_status status, const char *want,
                          int exact, const char *what) {
   for (int way = 0; way < 2; way++) {
-    xchg_source *src = way == 0 ? xchg_source_from_memory(data, size, NULL, NULL)
+    xchg_source *src = way == 0 ? tu_memory_source(data, size)
                                 : tu_unseekable_source(data, size, size);
     xchg_ipc_reader *r = NULL;
     xchg_error err;
@@ -92,7 +92,7 @@ static void test_magic_alone(void) {
   xchg_read_options_init(&opts);
   opts.allow_missing_eos = 1;
   for (int way = 0; way < 2; way++) {
-    xchg_source *src = way == 0 ? xchg_source_from_memory(magic, sizeof magic, NULL, NULL)
+    xchg_source *src = way == 0 ? tu_memory_source(magic, sizeof magic)
                                 : tu_unseekable_source(magic, sizeof magic, 1);
     xchg_ipc_reader *r = NULL;
     xchg_error err;

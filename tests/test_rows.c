@@ -7,6 +7,7 @@
 
 #include "xchg/rows.h"
 #include "xchg/testing.h"
+#include "support/sources.h"
 #include "support/testutil.h"
 
 #define NROWS 5000
@@ -62,7 +63,7 @@ static xchg_row_reader *open_rows(tu_bytes enc, xchg_stream_codec codec, size_t 
   xchg_row_reader *r = NULL;
   xchg_error err;
   xchg_status st =
-      xchg_istream_open(xchg_source_from_memory(enc.data, enc.size, NULL, NULL), codec, &o, &s, &err);
+      xchg_istream_open(tu_memory_source(enc.data, enc.size), codec, &o, &s, &err);
   if (st == XCHG_OK) st = xchg_row_reader_open(s, max_row, &r, &err);
   TU_CHECK(st == XCHG_OK, "open: %s", err.message);
   return r;

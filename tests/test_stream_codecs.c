@@ -10,6 +10,7 @@
 
 #include "xchg/stream.h"
 #include "xchg/testing.h"
+#include "support/sources.h"
 #include "support/testutil.h"
 
 /* Private functions under test: the hashes. */
@@ -68,12 +69,15 @@ static const char *const source_names[] = {"memory", "dribble", "chunks"};
 static xchg_chunk chunk_list[64];
 
 static xchg_source *make_source(enum source_kind kind, tu_bytes input) {
-  if (kind == SRC_MEMORY) return xchg_source_from_memory(input.data, input.size, NULL, NULL);
+  if (kind == SRC_MEMORY) return tu_memory_source(input.data, input.size);
+  xchg_source *src;
+  xchg_error err;
   if (kind == SRC_DRIBBLE) {
     dribble *d = calloc(1, sizeof *d);
     d->b = input;
     d->step = 333;
-    return xchg_source_from_callback(dribble_read, dribble_close, d);
+    TU_OK(xchg_source_from_callback(dribble_read, dribble_close, d, &src, &err), err);
+    return src;
   }
   /* Uneven chunks, some empty. */
   size_t off = 0, count = 0;
@@ -85,7 +89,8 @@ static xchg_source *make_source(enum source_kind kind, tu_bytes input) {
     off += len;
     count++;
   }
-  return xchg_source_from_chunks(chunk_list, count, NULL, NULL);
+  TU_OK(xchg_source_from_chunks(chunk_list, count, NULL, NULL, &src, &err), err);
+  return src;
 }
 
 /* Decodes input entirely with reads of varied sizes; returns the status and

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "support/arrow_json.h"
+#include "support/sources.h"
 #include "support/testutil.h"
 #include "xchg/ipc.h"
 #include "xchg/stream.h"
@@ -67,9 +68,11 @@ static void read_wrapped(const char *name, const char *how, tu_bytes wrapped, co
   xchg_ipc_reader *reader = NULL;
   xchg_error err = {{0}};
   xchg_status st = xchg_istream_open(
-      xchg_source_from_memory(wrapped.data, wrapped.size, NULL, NULL), XCHG_STREAM_AUTO, NULL, &s,
+      tu_memory_source(wrapped.data, wrapped.size), XCHG_STREAM_AUTO, NULL, &s,
       &err);
-  if (st == XCHG_OK) st = xchg_ipc_reader_open(xchg_istream_to_source(s), NULL, &reader, &err);
+  xchg_source *src;
+  if (st == XCHG_OK) st = xchg_istream_to_source(s, &src, &err);
+  if (st == XCHG_OK) st = xchg_ipc_reader_open(src, NULL, &reader, &err);
   TU_CHECK(st == XCHG_OK, "%s %s: open: %s", name, how, err.message);
   if (st != XCHG_OK) return;
   read_and_compare(name, how, reader, doc);
@@ -99,13 +102,15 @@ static void test_comet_members(const char *dir) {
   o.split_members = 1;
   xchg_istream *s = NULL;
   xchg_error err = {{0}};
-  xchg_status st = xchg_istream_open(xchg_source_from_memory(blocks.data, blocks.size, NULL, NULL),
+  xchg_status st = xchg_istream_open(tu_memory_source(blocks.data, blocks.size),
                                      XCHG_STREAM_AUTO, &o, &s, &err);
   TU_CHECK(st == XCHG_OK && xchg_istream_codec(s) == XCHG_STREAM_COMET, "open comet: %s", err.message);
   int members = 0, more = 1;
   while (st == XCHG_OK && more && members < 5) {
     xchg_ipc_reader *reader = NULL;
-    st = xchg_ipc_reader_open(xchg_istream_as_source(s), NULL, &reader, &err);
+    xchg_source *src;
+    st = xchg_istream_as_source(s, &src, &err);
+    if (st == XCHG_OK) st = xchg_ipc_reader_open(src, NULL, &reader, &err);
     TU_CHECK(st == XCHG_OK, "comet block %d: open: %s", members, err.message);
     if (st != XCHG_OK || members >= 3 || docs[members] == NULL) break;
     read_and_compare(names[members], "comet block", reader, docs[members]);

@@ -14,6 +14,7 @@
 
 #include "xchg/stream.h"
 #include "xchg/testing.h"
+#include "support/sources.h"
 #include "support/testutil.h"
 
 /* Rows of text with varying content: compressible, but not trivially. */
@@ -70,7 +71,12 @@ static xchg_status slow_read(void *ctx, void *dst, size_t n, size_t *got, xchg_e
   return XCHG_OK;
 }
 
-static xchg_source *slow_source(slow_src *d) { return xchg_source_from_callback(slow_read, NULL, d); }
+static xchg_source *slow_source(slow_src *d) {
+  xchg_source *src;
+  xchg_error err;
+  TU_OK(xchg_source_from_callback(slow_read, NULL, d, &src, &err), err);
+  return src;
+}
 
 static xchg_istream *open_stream(xchg_source *src, xchg_stream_codec codec, size_t window,
                                  size_t read_size, int metrics) {
@@ -88,7 +94,7 @@ static xchg_istream *open_stream(xchg_source *src, xchg_stream_codec codec, size
 
 static void test_cached_reads_add_no_time(void) {
   tu_bytes payload = make_payload(1 << 20), enc = lz4_frames(payload, 65536);
-  xchg_istream *s = open_stream(xchg_source_from_memory(enc.data, enc.size, NULL, NULL),
+  xchg_istream *s = open_stream(tu_memory_source(enc.data, enc.size),
                                 XCHG_STREAM_LZ4_FRAME, 65536, 65536, 1);
   uint8_t buf[256];
   size_t got;
@@ -212,7 +218,7 @@ static void test_truncated_frame(void) {
       in.size = xchg_buf_size(b);
     }
     in.size = in.size * 2 / 3;
-    xchg_istream *s = open_stream(xchg_source_from_memory(in.data, in.size, NULL, NULL),
+    xchg_istream *s = open_stream(tu_memory_source(in.data, in.size),
                                   codecs[c], 65536, 65536, 1);
     uint8_t *out = malloc(payload.size);
     size_t got = 0;
@@ -234,7 +240,7 @@ static void test_empty_frame(void) {
   tu_bytes nothing = {0}, enc = lz4_frames(nothing, 65536);
   tu_bytes payload = make_payload(1000), more = lz4_frames(payload, 65536);
   tu_bytes_append(&enc, more.data, more.size);  /* empty frame, then one with data */
-  xchg_istream *s = open_stream(xchg_source_from_memory(enc.data, enc.size, NULL, NULL),
+  xchg_istream *s = open_stream(tu_memory_source(enc.data, enc.size),
                                 XCHG_STREAM_LZ4_FRAME, 65536, 65536, 1);
   uint8_t out[2000];
   size_t got = 1;
@@ -249,16 +255,61 @@ static void test_empty_frame(void) {
   free(payload.data);
 }
 
+static void count_release(void *ctx, const void *data, size_t size) { ++*(int *)ctx; }
+
+/* A plain ("none") stream over payload whose memory, once released (the
+ * stream and its source closed), counts in *released. */
+static xchg_istream *counted_stream(const tu_bytes *payload, int *released) {
+  xchg_error err;
+  xchg_source *src;
+  TU_OK(xchg_source_from_memory(payload->data, payload->size, count_release, released, &src, &err),
+        err);
+  return open_stream(src, XCHG_STREAM_NONE, 4096, 4096, 0);
+}
+
+/* Refusals: the status, *out NULL, a message naming the function and the
+ * cause; to_source takes s over even then, as_source never does. */
+static void test_source_adapter_errors(void) {
+  xchg_error err = {{0}};
+  xchg_source *src = (xchg_source *)&err;
+  xchg_status st = xchg_istream_to_source(NULL, &src, &err);
+  TU_CHECK(st == XCHG_EINVAL && src == NULL && strstr(err.message, "xchg_istream_to_source: s is NULL"),
+           "to_source(NULL): %s %s", xchg_status_name(st), err.message);
+  src = (xchg_source *)&err;
+  st = xchg_istream_as_source(NULL, &src, &err);
+  TU_CHECK(st == XCHG_EINVAL && src == NULL && strstr(err.message, "xchg_istream_as_source: s is NULL"),
+           "as_source(NULL): %s %s", xchg_status_name(st), err.message);
+
+  tu_bytes payload = make_payload(1000);
+  int released = 0;
+  xchg_istream *s = counted_stream(&payload, &released);
+  st = xchg_istream_as_source(s, NULL, &err);
+  TU_CHECK(st == XCHG_EINVAL && strstr(err.message, "xchg_istream_as_source: out is NULL"),
+           "as_source(s, NULL): %s %s", xchg_status_name(st), err.message);
+  uint8_t first[10];
+  size_t got = 0;
+  TU_CHECK(released == 0 && xchg_istream_read(s, first, sizeof first, &got, &err) == XCHG_OK &&
+               got == sizeof first && memcmp(first, payload.data, got) == 0,
+           "a refused as_source did not leave s open and unread");
+  st = xchg_istream_to_source(s, NULL, &err);
+  TU_CHECK(st == XCHG_EINVAL && strstr(err.message, "xchg_istream_to_source: out is NULL"),
+           "to_source(s, NULL): %s %s", xchg_status_name(st), err.message);
+  TU_CHECK(released == 1, "a refused to_source left s open (released %d times)", released);
+  free(payload.data);
+}
+
 static void test_as_source(void) {
   tu_bytes payload = make_payload(300000);
   xchg_buf *b = NULL;
   TU_EXPECT(xchg_stream_encode(XCHG_STREAM_LZ4_JAVA, NULL, payload.data, payload.size, &b, NULL) == XCHG_OK);
-  xchg_istream *s = open_stream(xchg_source_from_buf(b), XCHG_STREAM_AUTO, 65536, 65536, 1);
+  xchg_error err;
+  xchg_source *src;
+  TU_OK(xchg_source_from_buf(b, &src, &err), err);
+  xchg_istream *s = open_stream(src, XCHG_STREAM_AUTO, 65536, 65536, 1);
   xchg_buf_unref(b);
   TU_CHECK(xchg_istream_codec(s) == XCHG_STREAM_LZ4_JAVA, "auto-detected %s",
            xchg_stream_codec_name(xchg_istream_codec(s)));
-  xchg_source *src = xchg_istream_to_source(s);
-  xchg_error err;
+  TU_OK(xchg_istream_to_source(s, &src, &err), err);
   xchg_buf *first = NULL;
   TU_CHECK(xchg_source_read_buf(src, 100000, &first, &err) == XCHG_OK &&
                memcmp(xchg_buf_data(first), payload.data, 100000) == 0,
@@ -282,11 +333,12 @@ static void test_chunks_and_cancel(void) {
                           {payload.data + 10000, 1},
                           {payload.data + 10001, 29999},
                           {payload.data + 40000, 10000}};
-  xchg_source *src = xchg_source_from_chunks(chunks, 5, NULL, NULL);
+  xchg_source *src;
+  xchg_error err;
+  TU_OK(xchg_source_from_chunks(chunks, 5, NULL, NULL, &src, &err), err);
   TU_CHECK(xchg_source_size(src) == 50000, "chunks size");
   uint8_t buf[50000];
   size_t got;
-  xchg_error err;
   TU_CHECK(xchg_source_seek(src, 9999, &err) == XCHG_OK &&
                xchg_source_read(src, buf, 3, &got, &err) == XCHG_OK && got == 3 &&
                memcmp(buf, payload.data + 9999, 3) == 0,
@@ -297,7 +349,8 @@ static void test_chunks_and_cancel(void) {
            "whole read");
   /* Cancellation: set the flag after the first read. */
   int flag = 0;
-  xchg_source *c = xchg_source_with_cancel_flag(src, &flag);
+  xchg_source *c;
+  TU_OK(xchg_source_with_cancel_flag(src, &flag, &c, &err), err);
   TU_CHECK(xchg_source_seek(c, 0, &err) == XCHG_OK &&
                xchg_source_read(c, buf, 100, &got, &err) == XCHG_OK && got == 100,
            "read before cancel");
@@ -316,10 +369,11 @@ static void test_cancel_mid_read(void) {
   tu_bytes payload = make_payload(1 << 20);
   slow_src d = {payload, 0, 1 << 20, 0, 0};
   int calls = 0;
-  xchg_source *c = xchg_source_with_cancel(slow_source(&d), cancel_after_two, &calls);
+  xchg_source *c;
   uint8_t *buf = malloc(payload.size);
   size_t got = 0;
   xchg_error err;
+  TU_OK(xchg_source_with_cancel(slow_source(&d), cancel_after_two, &calls, &c, &err), err);
   xchg_status st = xchg_source_read(c, buf, payload.size, &got, &err);
   TU_CHECK(st == XCHG_ECANCELLED && got == 2 * 65536, "cancelled mid-read: %s after %zu bytes",
            xchg_status_name(st), got);
@@ -382,7 +436,11 @@ static void test_files_and_pipes(void) {
   pipe_feed feed = {fds[1], {(uint8_t *)xchg_buf_data(enc), xchg_buf_size(enc)}};
   pthread_t t;
   pthread_create(&t, NULL, feed_pipe, &feed);
-  check_decodes(xchg_source_from_fd(fds[0], 1), payload, "pipe");
+  xchg_source *src;
+  xchg_error err;
+  TU_OK(xchg_source_from_fd(fds[0], 1, &src, &err), err);
+  if (src == NULL) close(fds[0]); /* not taken over: closing it stops the feeder */
+  check_decodes(src, payload, "pipe");
   pthread_join(t, NULL);
   xchg_buf_unref(enc);
   free(payload.data);
@@ -399,6 +457,7 @@ int main(void) {
   test_truncated_frame();
   test_empty_frame();
   test_as_source();
+  test_source_adapter_errors();
   test_chunks_and_cancel();
   test_cancel_mid_read();
   test_files_and_pipes();

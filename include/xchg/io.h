@@ -8,6 +8,15 @@
  * or an mmap) can hand out zero-copy slices of itself, which is how xchg
  * avoids copying uncompressed data.
  *
+ * Every constructor returns an xchg_status: XCHG_OK with the new source in
+ * *out, or an error (*out NULL) whose message names the constructor and what
+ * was wrong: a NULL argument, a value out of range, or running out of
+ * memory (XCHG_ENOMEM).  On failure a constructor takes nothing over that it
+ * was given (a buffer's reference, an fd, a release or close callback: none
+ * of them is dropped, closed or run), except the wrappers that take a
+ * source or a stream over (xchg_source_with_cancel, xchg_istream_to_source),
+ * which close it at once, as xchg_ipc_reader_open does.
+ *
  * Threads: a source is used by one thread at a time (the reader that owns
  * it); different sources are independent.  A callback source's read
  * callback runs on the thread that reads.
@@ -29,13 +38,21 @@ extern "C" {
 
 typedef struct xchg_source xchg_source;
 
-/** A source over the bytes of buf; takes a reference on buf. */
-XCHG_API xchg_source *xchg_source_from_buf(xchg_buf *buf);
+/** A source over the bytes of buf; takes a reference on buf (none on
+ * failure).  XCHG_EINVAL when buf or out is NULL, XCHG_ENOMEM when out of
+ * memory. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_buf(xchg_buf *buf, xchg_source **out,
+                                                         xchg_error *err);
 
 /** A source over memory the caller owns: release (may be NULL) runs when the
- * last array or slice that points into the memory is gone. */
-XCHG_API xchg_source *xchg_source_from_memory(const void *data, size_t size,
-                                              xchg_release_fn release, void *release_ctx);
+ * last array or slice that points into the memory is gone.  XCHG_EINVAL
+ * when out is NULL or data is NULL with a non-zero size, XCHG_ENOMEM when
+ * out of memory; release does not run on failure (the memory stays the
+ * caller's). */
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_memory(const void *data, size_t size,
+                                                            xchg_release_fn release,
+                                                            void *release_ctx, xchg_source **out,
+                                                            xchg_error *err);
 
 typedef enum xchg_file_mode {
   XCHG_FILE_MMAP = 0, /**< map the file: zero-copy, random access */
@@ -48,15 +65,21 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_source_open_file(const char *path, xchg
 
 /** Reads fd incrementally (a pipe, a socket, stdin, a file).  When own_fd is
  * non-zero the fd is closed with the source.  Random access works only when
- * the fd is seekable. */
-XCHG_API xchg_source *xchg_source_from_fd(int fd, int own_fd);
+ * the fd is seekable.  XCHG_EINVAL when fd is negative or out is NULL,
+ * XCHG_ENOMEM when out of memory; on failure the fd stays open, even with
+ * own_fd (closing it is the caller's). */
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_fd(int fd, int own_fd, xchg_source **out,
+                                                        xchg_error *err);
 
 /** A source that calls read_fn to fill dst with up to n bytes; read_fn sets
  * *got (0 = end of data) and returns XCHG_OK or an error.  close_fn (may be
- * NULL) runs when the source is closed. */
+ * NULL) runs when the source is closed.  XCHG_EINVAL when read_fn or out is
+ * NULL, XCHG_ENOMEM when out of memory; close_fn does not run on failure. */
 typedef xchg_status (*xchg_read_fn)(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err);
-XCHG_API xchg_source *xchg_source_from_callback(xchg_read_fn read_fn, void (*close_fn)(void *ctx),
-                                                void *ctx);
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_callback(xchg_read_fn read_fn,
+                                                              void (*close_fn)(void *ctx),
+                                                              void *ctx, xchg_source **out,
+                                                              xchg_error *err);
 
 /** Reads up to n bytes into dst; *got < n only at the end of the data. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_source_read(xchg_source *src, void *dst, size_t n,
@@ -109,24 +132,34 @@ typedef struct xchg_chunk {
 
 /** A source over the concatenation of count chunks (e.g. a JVM's 1 MiB heap
  * chunks), read without joining them; the chunk list is copied, the bytes
- * are not.  release (may be NULL) runs when the source is closed.  Returns
- * NULL when out of memory or when a non-empty chunk has no data. */
-XCHG_API xchg_source *xchg_source_from_chunks(const xchg_chunk *chunks, size_t count,
-                                              void (*release)(void *ctx), void *release_ctx);
+ * are not.  release (may be NULL) runs when the source is closed.
+ * XCHG_EINVAL when out is NULL, chunks is NULL with a non-zero count, or a
+ * chunk of non-zero size has NULL data (the message gives its index);
+ * XCHG_ENOMEM when out of memory.  release does not run on failure. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_chunks(const xchg_chunk *chunks, size_t count,
+                                                            void (*release)(void *ctx),
+                                                            void *release_ctx, xchg_source **out,
+                                                            xchg_error *err);
 
 /** A task's cancellation check: non-zero once the task is cancelled.  May be
  * NULL wherever one is taken. */
 typedef int (*xchg_cancel_fn)(void *ctx);
 
-/** Wraps inner (taken over) so that is_cancelled(ctx) is asked before every
- * read of at most 64 KiB from inner; once it returns non-zero, reads fail
- * with XCHG_ECANCELLED.  Returns NULL (inner closed) when out of memory. */
-XCHG_API xchg_source *xchg_source_with_cancel(xchg_source *inner, xchg_cancel_fn is_cancelled,
-                                              void *ctx);
+/** Wraps inner, which it takes over (closed with the wrapper, or at once if
+ * wrapping fails), so that is_cancelled(ctx) is asked before every read of
+ * at most 64 KiB from inner; once it returns non-zero, reads fail with
+ * XCHG_ECANCELLED.  XCHG_EINVAL when inner, is_cancelled or out is NULL,
+ * XCHG_ENOMEM when out of memory. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_with_cancel(xchg_source *inner,
+                                                            xchg_cancel_fn is_cancelled, void *ctx,
+                                                            xchg_source **out, xchg_error *err);
 
 /** The same with a flag: reads fail once *flag is non-zero (read atomically,
- * so another thread may set it). */
-XCHG_API xchg_source *xchg_source_with_cancel_flag(xchg_source *inner, const int *flag);
+ * so another thread may set it).  XCHG_EINVAL when flag is NULL too. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_with_cancel_flag(xchg_source *inner,
+                                                                 const int *flag,
+                                                                 xchg_source **out,
+                                                                 xchg_error *err);
 
 /* ---- Positional reads (src/io/read_at.c) ---- */
 
@@ -141,10 +174,12 @@ typedef xchg_status (*xchg_read_at_fn)(void *ctx, uint64_t offset, void *dst, si
  * Seeking and skipping cost nothing, so a projected IPC read fetches the
  * selected buffers alone, each copied once into its final, 64-byte-aligned
  * buffer (xchg_source_read_buf).  read_at runs on the thread that reads.
- * close_fn (may be NULL) runs when the source is closed.  Returns NULL
- * when out of memory, read_at is NULL or size exceeds INT64_MAX. */
-XCHG_API xchg_source *xchg_source_from_read_at(uint64_t size, xchg_read_at_fn read_at,
-                                               void (*close_fn)(void *ctx), void *ctx);
+ * close_fn (may be NULL) runs when the source is closed.  XCHG_EINVAL when
+ * read_at or out is NULL or size exceeds INT64_MAX, XCHG_ENOMEM when out of
+ * memory; close_fn does not run on failure. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_read_at(uint64_t size, xchg_read_at_fn read_at,
+                                                             void (*close_fn)(void *ctx), void *ctx,
+                                                             xchg_source **out, xchg_error *err);
 
 #ifdef __cplusplus
 }

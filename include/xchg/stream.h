@@ -164,18 +164,20 @@ XCHG_API void xchg_istream_metrics(const xchg_istream *s, xchg_stream_metrics *o
 XCHG_API void xchg_istream_free(xchg_istream *s);
 
 /** Wraps s as an xchg_source of the decompressed bytes, which takes s over
- * (closed with the source).  Returns NULL when out of memory, in which case
- * s has been closed.  xchg_source_finish on it (the IPC reader calls it at
+ * (closed with the source, or at once if wrapping fails).  XCHG_EINVAL when
+ * s or out is NULL, XCHG_ENOMEM when out of memory.  xchg_source_finish on it (the IPC reader calls it at
  * its end-of-stream marker) reads and verifies the rest of the current
  * frame — LZ4 frame end mark and checksum, zstd frame end and checksum,
  * lz4-java end block, within the current Comet block — unless decoded data
  * still follows in it; the next frame is left unread. */
-XCHG_API xchg_source *xchg_istream_to_source(xchg_istream *s);
+XCHG_API XCHG_NODISCARD xchg_status xchg_istream_to_source(xchg_istream *s, xchg_source **out,
+                                                           xchg_error *err);
 
 /** The same without taking s over: closing the source leaves s open (it
- * must outlive the source).  This is how one IPC reader per Comet block is
- * opened over one split_members stream.  Returns NULL when out of memory. */
-XCHG_API xchg_source *xchg_istream_as_source(xchg_istream *s);
+ * must outlive the source), and so does a failure.  This is how one IPC
+ * reader per Comet block is opened over one split_members stream. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_istream_as_source(xchg_istream *s, xchg_source **out,
+                                                           xchg_error *err);
 
 /** Implementation details of the inline xchg_istream_read; not API.  Every
  * xchg_istream starts with its current window [pos, end). */

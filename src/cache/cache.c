@@ -332,25 +332,21 @@ static xchg_status open_part(const xchg_cache *c, const xchg_broadcast *b, int64
                              xchg_cancel_fn cancel, void *cancel_ctx, xchg_ipc_reader **out,
                              xchg_error *err) {
   xchg_source *src = NULL;
-  xchg_status st;
-  if (b->open_part) {
-    if ((st = b->open_part(b->open_ctx, i, &src, err)) != XCHG_OK) return st;
-  } else {
-    src = xchg_source_from_chunks(b->parts[i].chunks, b->parts[i].n_chunks, NULL, NULL);
-  }
-  if (src && cancel) src = xchg_source_with_cancel(src, cancel, cancel_ctx);
-  if (!src) return xchg_errorf(err, XCHG_ENOMEM, "part %lld: out of memory", (long long)i);
-  if (b->parts[i].codec != XCHG_STREAM_NONE) {
+  xchg_status st = b->open_part ? b->open_part(b->open_ctx, i, &src, err)
+                                : xchg_source_from_chunks(b->parts[i].chunks, b->parts[i].n_chunks,
+                                                          NULL, NULL, &src, err);
+  if (st == XCHG_OK && cancel) st = xchg_source_with_cancel(src, cancel, cancel_ctx, &src, err);
+  if (st == XCHG_OK && b->parts[i].codec != XCHG_STREAM_NONE) {
     xchg_istream *is;
-    if ((st = xchg_istream_open(src, b->parts[i].codec, NULL, &is, err)) != XCHG_OK) goto failed;
-    if (!(src = xchg_istream_to_source(is)))
-      return xchg_errorf(err, XCHG_ENOMEM, "part %lld: out of memory", (long long)i);
+    st = xchg_istream_open(src, b->parts[i].codec, NULL, &is, err);
+    if (st == XCHG_OK) st = xchg_istream_to_source(is, &src, err);
   }
-  xchg_read_options opts = c->opts.read;
-  opts.on_message = NULL;
-  opts.on_message_ctx = NULL;
-  if ((st = xchg_ipc_reader_open(src, &opts, out, err)) == XCHG_OK) return XCHG_OK;
-failed:
+  if (st == XCHG_OK) {
+    xchg_read_options opts = c->opts.read;
+    opts.on_message = NULL;
+    opts.on_message_ctx = NULL;
+    if ((st = xchg_ipc_reader_open(src, &opts, out, err)) == XCHG_OK) return XCHG_OK;
+  }
   xchg_error_prefix(err, "part %lld: ", (long long)i);
   return st;
 }

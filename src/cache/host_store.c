@@ -224,10 +224,10 @@ static xchg_status open_part_of_segment(void *ctx, int64_t part, xchg_source **o
   host_segment *seg = ctx;
   xchg_buf *slice = xchg_buf_slice(seg->map, (size_t)seg->offsets[part],
                                    (size_t)seg->lengths[part]);
-  *out = slice ? xchg_source_from_buf(slice) : NULL;
+  xchg_status st = slice ? xchg_source_from_buf(slice, out, err)
+                         : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   xchg_buf_unref(slice);
-  if (!*out) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  return XCHG_OK;
+  return st;
 }
 
 void host_segment_free(host_segment *seg) {

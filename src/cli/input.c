@@ -15,8 +15,9 @@ const char *xc_input_label(const char *path) { return strcmp(path, "-") == 0 ? "
 xchg_status xc_open_input(const char *path, const xchg_read_options *opts, xchg_ipc_reader **out,
                           xchg_error *err) {
   if (strcmp(path, "-") != 0) return xchg_ipc_reader_open_file(path, opts, out, err);
-  xchg_source *src = xchg_source_from_fd(STDIN_FILENO, 0);
-  if (src == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  xchg_source *src;
+  xchg_status st = xchg_source_from_fd(STDIN_FILENO, 0, &src, err);
+  if (st != XCHG_OK) return st;
   return xchg_ipc_reader_open(src, opts, out, err); /* takes src, even on failure */
 }
 
@@ -49,8 +50,7 @@ int xc_stream_codec_option(const char *command, const char *name, xchg_stream_co
 
 static xchg_status open_source(const char *path, xchg_source **out, xchg_error *err) {
   if (strcmp(path, "-") != 0) return xchg_source_open_file(path, XCHG_FILE_MMAP, out, err);
-  *out = xchg_source_from_fd(STDIN_FILENO, 0);
-  return *out != NULL ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  return xchg_source_from_fd(STDIN_FILENO, 0, out, err);
 }
 
 xchg_status xc_open_istream(const char *path, xchg_stream_codec codec, xchg_istream **out, xchg_error *err) {
@@ -136,9 +136,10 @@ static xchg_status next_in_memory(xc_input *in, xchg_source **src, xchg_error *e
   size_t n = size - (size_t)in->stream_end;
   if (!begins_ipc(p, n)) return not_a_stream(in, p, n, (int64_t)n, err);
   xchg_buf *rest = xchg_buf_slice(in->memory, (size_t)in->stream_end, n);
-  if (rest != NULL) *src = xchg_source_from_buf(rest);
+  xchg_status st = rest != NULL ? xchg_source_from_buf(rest, src, err)
+                                : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   xchg_buf_unref(rest);
-  return *src != NULL ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  return st;
 }
 
 /* Moves past the IPC stream just read; *more is false at the end.  After a
@@ -169,8 +170,7 @@ static xchg_status next_source(xc_input *in, xchg_source **src, xchg_error *err)
    * Comet's own reader sees it. */
   if (st == XCHG_OK && more && in->streams == 0 && in->codec == XCHG_STREAM_COMET) st = bytes_follow(in, &more, err);
   if (st != XCHG_OK || !more) return st;
-  *src = xchg_istream_as_source(in->stream);
-  return *src != NULL ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  return xchg_istream_as_source(in->stream, src, err);
 }
 
 xchg_status xc_input_next(xc_input *in, const xchg_read_options *opts, xchg_ipc_reader **out,

@@ -357,14 +357,23 @@ static void source_close(xchg_source *src) { xchg_istream_free(src->impl); }
 static const xchg_source_vtable owning_source = {source_read, NULL, source_close, source_finish};
 static const xchg_source_vtable borrowing_source = {source_read, NULL, NULL, source_finish};
 
-xchg_source *xchg_istream_to_source(xchg_istream *s) {
-  xchg_source *src = xchg_source_create(&owning_source, s, -1, NULL);
-  if (src == NULL) xchg_istream_free(s);
-  return src;
+/* A source over s, which stays the caller's on failure. */
+static xchg_status stream_source(const xchg_source_vtable *vtable, const char *who,
+                                 xchg_istream *s, xchg_source **out, xchg_error *err) {
+  if (out == NULL) return xchg_source_null_arg(err, who, "out");
+  *out = NULL;
+  if (s == NULL) return xchg_source_null_arg(err, who, "s");
+  return xchg_source_create(vtable, s, -1, NULL, who, out, err);
 }
 
-xchg_source *xchg_istream_as_source(xchg_istream *s) {
-  return xchg_source_create(&borrowing_source, s, -1, NULL);
+xchg_status xchg_istream_to_source(xchg_istream *s, xchg_source **out, xchg_error *err) {
+  xchg_status status = stream_source(&owning_source, "xchg_istream_to_source", s, out, err);
+  if (status != XCHG_OK) xchg_istream_free(s); /* taken over even so */
+  return status;
+}
+
+xchg_status xchg_istream_as_source(xchg_istream *s, xchg_source **out, xchg_error *err) {
+  return stream_source(&borrowing_source, "xchg_istream_as_source", s, out, err);
 }
 
 /* ---- "none": the input is the output ----------------------------------- */

@@ -48,32 +48,43 @@ static xchg_status cancel_finish(xchg_source *src, xchg_error *err) {
 static const xchg_source_vtable cancel_vtable = {cancel_read, cancel_seek, cancel_close,
                                                  cancel_finish};
 
-xchg_source *xchg_source_with_cancel(xchg_source *inner, xchg_cancel_fn is_cancelled,
-                                     void *ctx) {
-  if (inner == NULL || is_cancelled == NULL) {
-    xchg_source_free(inner);
-    return NULL;
-  }
-  cancel_state *st = malloc(sizeof *st);
-  xchg_source *src = st ? xchg_source_create(&cancel_vtable, st, xchg_source_size(inner), NULL) : NULL;
-  if (src == NULL) {
+/* The wrapper of both constructors: `who` is the one called, `check_arg`
+ * the name of its argument that gave is_cancelled.  inner is closed on
+ * failure, as documented. */
+static xchg_status wrap(const char *who, const char *check_arg, xchg_source *inner,
+                        xchg_cancel_fn is_cancelled, void *ctx, xchg_source **out,
+                        xchg_error *err) {
+  xchg_status status = XCHG_OK;
+  if (out == NULL) status = xchg_source_null_arg(err, who, "out");
+  else *out = NULL;
+  if (status == XCHG_OK && inner == NULL) status = xchg_source_null_arg(err, who, "inner");
+  if (status == XCHG_OK && is_cancelled == NULL)
+    status = xchg_source_null_arg(err, who, check_arg);
+  cancel_state *st = status == XCHG_OK ? malloc(sizeof *st) : NULL;
+  if (status == XCHG_OK && st == NULL) status = xchg_source_no_memory(err, who);
+  if (status == XCHG_OK)
+    status = xchg_source_create(&cancel_vtable, st, xchg_source_size(inner), NULL, who, out, err);
+  if (status != XCHG_OK) {
     free(st);
     xchg_source_free(inner);
-    return NULL;
+    return status;
   }
   st->inner = inner;
   st->is_cancelled = is_cancelled;
   st->ctx = ctx;
-  src->position = xchg_source_position(inner);
-  return src;
+  (*out)->position = xchg_source_position(inner);
+  return XCHG_OK;
+}
+
+xchg_status xchg_source_with_cancel(xchg_source *inner, xchg_cancel_fn is_cancelled, void *ctx,
+                                    xchg_source **out, xchg_error *err) {
+  return wrap("xchg_source_with_cancel", "is_cancelled", inner, is_cancelled, ctx, out, err);
 }
 
 static int flag_is_set(void *ctx) { return __atomic_load_n((const int *)ctx, __ATOMIC_ACQUIRE) != 0; }
 
-xchg_source *xchg_source_with_cancel_flag(xchg_source *inner, const int *flag) {
-  if (flag == NULL) {
-    xchg_source_free(inner);
-    return NULL;
-  }
-  return xchg_source_with_cancel(inner, flag_is_set, (void *)flag);
+xchg_status xchg_source_with_cancel_flag(xchg_source *inner, const int *flag, xchg_source **out,
+                                         xchg_error *err) {
+  return wrap("xchg_source_with_cancel_flag", "flag", inner, flag ? flag_is_set : NULL, (void *)flag,
+              out, err);
 }

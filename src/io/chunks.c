@@ -64,31 +64,47 @@ static void chunks_close(xchg_source *src) {
 
 static const xchg_source_vtable chunks_vtable = {chunks_read, chunks_seek, chunks_close, NULL};
 
-xchg_source *xchg_source_from_chunks(const xchg_chunk *chunks, size_t count,
-                                     void (*release)(void *ctx), void *release_ctx) {
-  if (chunks == NULL && count > 0) return NULL;
+/* Index of the first chunk of non-zero size with no data, or count. */
+static size_t first_chunk_without_data(const xchg_chunk *chunks, size_t count) {
+  size_t i = 0;
+  while (i < count && (chunks[i].size == 0 || chunks[i].data != NULL)) i++;
+  return i;
+}
+
+xchg_status xchg_source_from_chunks(const xchg_chunk *chunks, size_t count,
+                                    void (*release)(void *ctx), void *release_ctx,
+                                    xchg_source **out, xchg_error *err) {
+  static const char who[] = "xchg_source_from_chunks";
+  if (out == NULL) return xchg_source_null_arg(err, who, "out");
+  *out = NULL;
+  if (chunks == NULL && count > 0)
+    return xchg_errorf(err, XCHG_EINVAL, "%s: chunks is NULL with a count of %zu", who, count);
+  size_t bad = first_chunk_without_data(chunks, count);
+  if (bad < count)
+    return xchg_errorf(err, XCHG_EINVAL, "%s: chunk %zu of %zu has NULL data and %zu bytes", who,
+                       bad, count, chunks[bad].size);
   chunks_state *st = calloc(1, sizeof *st);
-  if (st == NULL) return NULL;
+  if (st == NULL) return xchg_source_no_memory(err, who);
   /* Empty chunks are dropped so that every chunk holds its start offset. */
   st->chunks = malloc((count ? count : 1) * sizeof *st->chunks);
   st->starts = malloc((count + 1) * sizeof *st->starts);
-  if (st->chunks == NULL || st->starts == NULL) goto fail;
-  uint64_t size = 0;
-  for (size_t i = 0; i < count; i++) {
-    if (chunks[i].size == 0) continue;
-    if (chunks[i].data == NULL) goto fail;
+  xchg_status status = XCHG_ENOMEM;
+  if (st->chunks != NULL && st->starts != NULL) {
+    uint64_t size = 0;
+    for (size_t i = 0; i < count; i++) {
+      if (chunks[i].size == 0) continue;
+      st->starts[st->count] = size;
+      st->chunks[st->count++] = chunks[i];
+      size += chunks[i].size;
+    }
     st->starts[st->count] = size;
-    st->chunks[st->count++] = chunks[i];
-    size += chunks[i].size;
+    st->release = release;
+    st->release_ctx = release_ctx;
+    status = xchg_source_create(&chunks_vtable, st, (int64_t)size, NULL, who, out, err);
+    if (status == XCHG_OK) return XCHG_OK;
   }
-  st->starts[st->count] = size;
-  st->release = release;
-  st->release_ctx = release_ctx;
-  xchg_source *src = xchg_source_create(&chunks_vtable, st, (int64_t)size, NULL);
-  if (src != NULL) return src;
-fail:
   free(st->chunks);
   free(st->starts);
   free(st);
-  return NULL;
+  return xchg_source_no_memory(err, who);
 }

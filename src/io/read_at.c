@@ -2,6 +2,7 @@
  * a positional callback (a JVM's GetByteArrayRegion, a pread).  Seeking and
  * skipping only move the position, so a reader that seeks from buffer to
  * buffer (a projected IPC read) fetches the bytes it reads and no others. */
+#include <inttypes.h>
 #include <stdlib.h>
 
 #include "io/source_impl.h"
@@ -40,13 +41,19 @@ static void read_at_close(xchg_source *src) {
 
 static const xchg_source_vtable read_at_vtable = {read_at_read, read_at_seek, read_at_close, NULL};
 
-xchg_source *xchg_source_from_read_at(uint64_t size, xchg_read_at_fn read_at,
-                                      void (*close_fn)(void *ctx), void *ctx) {
-  if (!read_at || size > (uint64_t)INT64_MAX) return NULL;
+xchg_status xchg_source_from_read_at(uint64_t size, xchg_read_at_fn read_at,
+                                     void (*close_fn)(void *ctx), void *ctx, xchg_source **out,
+                                     xchg_error *err) {
+  static const char who[] = "xchg_source_from_read_at";
+  if (!out) return xchg_source_null_arg(err, who, "out");
+  *out = NULL;
+  if (!read_at) return xchg_source_null_arg(err, who, "read_at");
+  if (size > (uint64_t)INT64_MAX)
+    return xchg_errorf(err, XCHG_EINVAL, "%s: size %" PRIu64 " exceeds INT64_MAX", who, size);
   read_at_state *st = malloc(sizeof *st);
-  if (!st) return NULL;
+  if (!st) return xchg_source_no_memory(err, who);
   *st = (read_at_state){read_at, close_fn, ctx};
-  xchg_source *src = xchg_source_create(&read_at_vtable, st, (int64_t)size, NULL);
-  if (!src) free(st);
-  return src;
+  xchg_status status = xchg_source_create(&read_at_vtable, st, (int64_t)size, NULL, who, out, err);
+  if (status != XCHG_OK) free(st);
+  return status;
 }

@@ -23,16 +23,26 @@
 /* Scratch space for skipping on sources that cannot seek. */
 #define SKIP_CHUNK 16384
 
-xchg_source *xchg_source_create(const xchg_source_vtable *vtable, void *impl, int64_t size,
-                                xchg_buf *memory) {
+xchg_status xchg_source_null_arg(xchg_error *err, const char *who, const char *arg) {
+  return xchg_errorf(err, XCHG_EINVAL, "%s: %s is NULL", who, arg);
+}
+
+xchg_status xchg_source_no_memory(xchg_error *err, const char *who) {
+  return xchg_errorf(err, XCHG_ENOMEM, "%s: out of memory creating the source", who);
+}
+
+xchg_status xchg_source_create(const xchg_source_vtable *vtable, void *impl, int64_t size,
+                               xchg_buf *memory, const char *who, xchg_source **out,
+                               xchg_error *err) {
   xchg_source *src = malloc(sizeof *src);
-  if (src == NULL) return NULL;
+  *out = src;
+  if (src == NULL) return xchg_source_no_memory(err, who);
   src->vtable = vtable;
   src->impl = impl;
   src->position = 0;
   src->size = size;
   src->memory = memory;
-  return src;
+  return XCHG_OK;
 }
 
 static xchg_status truncated(xchg_error *err, uint64_t offset, uint64_t wanted, uint64_t available) {
@@ -67,28 +77,37 @@ static xchg_status memory_seek(xchg_source *src, uint64_t offset, xchg_error *er
 
 static const xchg_source_vtable memory_vtable = {memory_read, memory_seek, NULL, NULL};
 
-xchg_source *xchg_source_from_buf(xchg_buf *buf) {
-  if (buf == NULL) return NULL;
-  xchg_source *src =
-      xchg_source_create(&memory_vtable, NULL, (int64_t)xchg_buf_size(buf), xchg_buf_ref(buf));
-  if (src == NULL) xchg_buf_unref(buf);
-  return src;
+xchg_status xchg_source_from_buf(xchg_buf *buf, xchg_source **out, xchg_error *err) {
+  static const char who[] = "xchg_source_from_buf";
+  if (out == NULL) return xchg_source_null_arg(err, who, "out");
+  *out = NULL;
+  if (buf == NULL) return xchg_source_null_arg(err, who, "buf");
+  xchg_status status = xchg_source_create(&memory_vtable, NULL, (int64_t)xchg_buf_size(buf),
+                                          xchg_buf_ref(buf), who, out, err);
+  if (status != XCHG_OK) xchg_buf_unref(buf); /* the reference just taken */
+  return status;
 }
 
-xchg_source *xchg_source_from_memory(const void *data, size_t size,
-                                     xchg_release_fn release,
-                                     void *release_ctx) {
+xchg_status xchg_source_from_memory(const void *data, size_t size, xchg_release_fn release,
+                                    void *release_ctx, xchg_source **out, xchg_error *err) {
+  static const char who[] = "xchg_source_from_memory";
+  if (out == NULL) return xchg_source_null_arg(err, who, "out");
+  *out = NULL;
+  if (data == NULL && size > 0)
+    return xchg_errorf(err, XCHG_EINVAL, "%s: data is NULL with a size of %zu bytes", who, size);
   /* The source comes first: once the memory is wrapped, dropping the wrap
-   * would run the caller's release, and a NULL result must leave the memory
+   * would run the caller's release, and a failure must leave the memory
    * with the caller. */
-  xchg_source *src = xchg_source_create(&memory_vtable, NULL, (int64_t)size, NULL);
-  if (src == NULL) return NULL;
+  xchg_source *src;
+  xchg_status status = xchg_source_create(&memory_vtable, NULL, (int64_t)size, NULL, who, &src, err);
+  if (status != XCHG_OK) return status;
   src->memory = xchg_buf_wrap(data, size, release, release_ctx);
   if (src->memory == NULL) {
     free(src);
-    return NULL;
+    return xchg_source_no_memory(err, who);
   }
-  return src;
+  *out = src;
+  return XCHG_OK;
 }
 
 /* ---- files --------------------------------------------------------------- */
@@ -157,18 +176,16 @@ static void fd_close(xchg_source *src) {
 
 static const xchg_source_vtable pread_vtable = {pread_read, pread_seek, fd_close, NULL};
 
-static xchg_status open_pread_source(int fd, off_t file_size, xchg_source **out) {
+static xchg_status open_pread_source(int fd, off_t file_size, xchg_source **out, xchg_error *err) {
+  static const char who[] = "xchg_source_open_file";
   fd_state *st = malloc(sizeof *st);
-  if (st == NULL) return XCHG_ENOMEM;
+  if (st == NULL) return xchg_source_no_memory(err, who);
   st->fd = fd;
   st->own_fd = 1;
   st->base = 0;
-  *out = xchg_source_create(&pread_vtable, st, (int64_t)file_size, NULL);
-  if (*out == NULL) {
-    free(st);
-    return XCHG_ENOMEM;
-  }
-  return XCHG_OK;
+  xchg_status status = xchg_source_create(&pread_vtable, st, (int64_t)file_size, NULL, who, out, err);
+  if (status != XCHG_OK) free(st);
+  return status;
 }
 
 xchg_status xchg_source_open_file(const char *path, xchg_file_mode mode, xchg_source **out,
@@ -193,31 +210,25 @@ xchg_status xchg_source_open_file(const char *path, xchg_file_mode mode, xchg_so
 
   /* Pipes, FIFOs, /dev/stdin and devices can be neither mapped nor sized:
    * read them as a stream whatever the mode. */
-  if (!S_ISREG(info.st_mode)) {
-    *out = xchg_source_from_fd(fd, 1);
-    if (*out == NULL) {
+  xchg_status status;
+  if (!S_ISREG(info.st_mode) || mode == XCHG_FILE_READ) {
+    status = S_ISREG(info.st_mode) ? open_pread_source(fd, info.st_size, out, err)
+                                   : xchg_source_from_fd(fd, 1, out, err);
+    if (status != XCHG_OK) {
       close(fd);
-      return xchg_errorf(err, XCHG_ENOMEM, "%s: out of memory", path);
+      xchg_error_prefix(err, "%s: ", path);
     }
-    return XCHG_OK;
-  }
-
-  if (mode == XCHG_FILE_READ) {
-    if (open_pread_source(fd, info.st_size, out) != XCHG_OK) {
-      close(fd);
-      return xchg_errorf(err, XCHG_ENOMEM, "%s: out of memory", path);
-    }
-    return XCHG_OK;
+    return status;
   }
 
   xchg_buf *mapped = NULL;
-  xchg_status status = map_file(fd, path, info.st_size, &mapped, err);
+  status = map_file(fd, path, info.st_size, &mapped, err);
   close(fd); /* a mapping outlives its descriptor */
   if (status != XCHG_OK) return status;
-  *out = xchg_source_from_buf(mapped);
+  status = xchg_source_from_buf(mapped, out, err);
   xchg_buf_unref(mapped);
-  if (*out == NULL) return xchg_errorf(err, XCHG_ENOMEM, "%s: out of memory", path);
-  return XCHG_OK;
+  if (status != XCHG_OK) xchg_error_prefix(err, "%s: ", path);
+  return status;
 }
 
 /* ---- file descriptors read incrementally ------------------------------- */
@@ -259,10 +270,13 @@ static xchg_status fd_seek(xchg_source *src, uint64_t offset, xchg_error *err) {
 static const xchg_source_vtable fd_seekable_vtable = {fd_read, fd_seek, fd_close, NULL};
 static const xchg_source_vtable fd_stream_vtable = {fd_read, NULL, fd_close, NULL};
 
-xchg_source *xchg_source_from_fd(int fd, int own_fd) {
-  if (fd < 0) return NULL;
+xchg_status xchg_source_from_fd(int fd, int own_fd, xchg_source **out, xchg_error *err) {
+  static const char who[] = "xchg_source_from_fd";
+  if (out == NULL) return xchg_source_null_arg(err, who, "out");
+  *out = NULL;
+  if (fd < 0) return xchg_errorf(err, XCHG_EINVAL, "%s: fd %d is negative", who, fd);
   fd_state *st = malloc(sizeof *st);
-  if (st == NULL) return NULL;
+  if (st == NULL) return xchg_source_no_memory(err, who);
   st->fd = fd;
   st->own_fd = own_fd != 0;
   st->base = lseek(fd, 0, SEEK_CUR);
@@ -273,10 +287,10 @@ xchg_source *xchg_source_from_fd(int fd, int own_fd) {
   struct stat info;
   if (seekable && fstat(fd, &info) == 0 && S_ISREG(info.st_mode))
     size = info.st_size > st->base ? (int64_t)(info.st_size - st->base) : 0;
-  xchg_source *src =
-      xchg_source_create(seekable ? &fd_seekable_vtable : &fd_stream_vtable, st, size, NULL);
-  if (src == NULL) free(st);
-  return src;
+  xchg_status status = xchg_source_create(seekable ? &fd_seekable_vtable : &fd_stream_vtable, st,
+                                          size, NULL, who, out, err);
+  if (status != XCHG_OK) free(st);
+  return status;
 }
 
 /* ---- user callbacks ------------------------------------------------------ */
@@ -311,17 +325,20 @@ static void callback_close(xchg_source *src) {
 
 static const xchg_source_vtable callback_vtable = {callback_read, NULL, callback_close, NULL};
 
-xchg_source *xchg_source_from_callback(xchg_read_fn read_fn, void (*close_fn)(void *ctx),
-                                       void *ctx) {
-  if (read_fn == NULL) return NULL;
+xchg_status xchg_source_from_callback(xchg_read_fn read_fn, void (*close_fn)(void *ctx), void *ctx,
+                                      xchg_source **out, xchg_error *err) {
+  static const char who[] = "xchg_source_from_callback";
+  if (out == NULL) return xchg_source_null_arg(err, who, "out");
+  *out = NULL;
+  if (read_fn == NULL) return xchg_source_null_arg(err, who, "read_fn");
   callback_state *st = malloc(sizeof *st);
-  if (st == NULL) return NULL;
+  if (st == NULL) return xchg_source_no_memory(err, who);
   st->read_fn = read_fn;
   st->close_fn = close_fn;
   st->ctx = ctx;
-  xchg_source *src = xchg_source_create(&callback_vtable, st, -1, NULL);
-  if (src == NULL) free(st);
-  return src;
+  xchg_status status = xchg_source_create(&callback_vtable, st, -1, NULL, who, out, err);
+  if (status != XCHG_OK) free(st);
+  return status;
 }
 
 /* ---- generic operations ------------------------------------------------- */

@@ -35,11 +35,18 @@ struct xchg_source {
   xchg_buf *memory; /* the whole content when it is in memory, else NULL */
 };
 
-/* Creates a source of the given kind.  size is -1 when unknown; memory (may
- * be NULL) is a buffer holding all the bytes, whose reference the source
- * takes over.  Returns NULL when out of memory; the caller then still owns
- * impl and memory. */
-xchg_source *xchg_source_create(const xchg_source_vtable *vtable, void *impl, int64_t size,
-                                xchg_buf *memory);
+/* Creates a source of the given kind for the public constructor `who`
+ * (named in the error).  size is -1 when unknown; memory (may be NULL) is a
+ * buffer holding all the bytes, whose reference the source takes over.
+ * XCHG_ENOMEM when out of memory; the caller then still owns impl and
+ * memory. */
+XCHG_NODISCARD xchg_status xchg_source_create(const xchg_source_vtable *vtable, void *impl,
+                                              int64_t size, xchg_buf *memory, const char *who,
+                                              xchg_source **out, xchg_error *err);
+
+/* The errors every constructor gives alike: `who`'s argument `arg` is NULL
+ * (XCHG_EINVAL), and no memory for the source (XCHG_ENOMEM). */
+xchg_status xchg_source_null_arg(xchg_error *err, const char *who, const char *arg);
+xchg_status xchg_source_no_memory(xchg_error *err, const char *who);
 
 #endif

@@ -583,10 +583,10 @@ xchg_status xchg_ipc_reader_open_memory(const void *data, size_t size,
                                         xchg_release_fn release,
                                         void *release_ctx, const xchg_read_options *opts,
                                         xchg_ipc_reader **out, xchg_error *err) {
-  xchg_source *src = xchg_source_from_memory(data, size, release, release_ctx);
+  xchg_source *src;
   *out = NULL;
-  if (!src) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  return xchg_ipc_reader_open(src, opts, out, err);
+  xchg_status st = xchg_source_from_memory(data, size, release, release_ctx, &src, err);
+  return st == XCHG_OK ? xchg_ipc_reader_open(src, opts, out, err) : st;
 }
 
 xchg_ipc_format xchg_ipc_reader_format(const xchg_ipc_reader *r) { return r->format; }

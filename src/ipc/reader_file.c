@@ -310,8 +310,8 @@ static xchg_status open_file_in_memory(xchg_ipc_reader *r, ipc_message *first, x
                      "than max_batch_bytes (%zu bytes): read it from a reader_seekable input, or raise "
                      "max_batch_bytes", limit);
   if (st == XCHG_OK) st = xchg_source_finish(r->src, err);
-  xchg_source *whole = st == XCHG_OK ? xchg_source_from_memory(data, len, free_whole_file, data) : NULL;
-  if (st == XCHG_OK && !whole) st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  xchg_source *whole = NULL;
+  if (st == XCHG_OK) st = xchg_source_from_memory(data, len, free_whole_file, data, &whole, err);
   if (st != XCHG_OK) {
     free(data);
     return st;

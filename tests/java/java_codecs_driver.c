@@ -12,6 +12,7 @@
 
 #include "xchg/stream.h"
 #include "xchg/testing.h"
+#include "support/sources.h"
 #include "support/testutil.h"
 
 static const char *env(const char *name) {
@@ -42,7 +43,7 @@ static xchg_status xchg_decode(tu_bytes in, xchg_stream_codec codec, tu_bytes *o
   out->data = NULL;
   out->size = 0;
   xchg_status st =
-      xchg_istream_open(xchg_source_from_memory(in.data, in.size, NULL, NULL), codec, NULL, &s, err);
+      xchg_istream_open(tu_memory_source(in.data, in.size), codec, NULL, &s, err);
   if (st != XCHG_OK) return st;
   const void *p;
   size_t n;

@@ -230,12 +230,9 @@ static xchg_status hooked_open(void *ctx, int64_t part, xchg_source **out, xchg_
   while (left > 0 && !atomic_compare_exchange_weak(&s->fail_opens, &left, left - 1)) {
   }
   o->failing = left > 0 || atomic_load(&s->fail_always) || unlucky;
-  *out = xchg_source_from_callback(hooked_read, hooked_close, o);
-  if (!*out) {
-    hooked_close(o);
-    return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  }
-  return XCHG_OK;
+  xchg_status st = xchg_source_from_callback(hooked_read, hooked_close, o, out, err);
+  if (st != XCHG_OK) hooked_close(o);
+  return st;
 }
 
 xchg_buf *cd_encode(xchg_buf *ipc, xchg_stream_codec codec) {

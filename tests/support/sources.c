@@ -31,12 +31,26 @@ xchg_source *tu_unseekable_source(const uint8_t *data, size_t size, uint64_t see
   chunked *c = malloc(sizeof *c);
   if (c == NULL) return NULL;
   *c = (chunked){data, size, 0, seed};
-  return xchg_source_from_callback(chunked_read, chunked_close, c);
+  xchg_source *src;
+  xchg_error err;
+  if (xchg_source_from_callback(chunked_read, chunked_close, c, &src, &err) != XCHG_OK) free(c);
+  return src;
 }
 
 xchg_source *tu_codec_source(const uint8_t *data, size_t size, xchg_stream_codec codec) {
   xchg_istream *s = NULL;
   xchg_error err;
-  if (xchg_istream_open(tu_unseekable_source(data, size, size), codec, NULL, &s, &err) != XCHG_OK) return NULL;
-  return xchg_istream_to_source(s);
+  xchg_source *src;
+  if (xchg_istream_open(tu_unseekable_source(data, size, size), codec, NULL, &s, &err) != XCHG_OK ||
+      xchg_istream_to_source(s, &src, &err) != XCHG_OK)
+    return NULL;
+  return src;
+}
+
+xchg_source *tu_memory_source(const void *data, size_t size) {
+  xchg_source *src;
+  xchg_error err;
+  xchg_status st = xchg_source_from_memory(data, size, NULL, NULL, &src, &err);
+  TU_CHECK(st == XCHG_OK, "xchg_source_from_memory: %s", err.message);
+  return src;
 }

@@ -21,4 +21,9 @@ xchg_source *tu_unseekable_source(const uint8_t *data, size_t size, uint64_t see
  * (xchg_istream_to_source).  NULL on any error. */
 xchg_source *tu_codec_source(const uint8_t *data, size_t size, xchg_stream_codec codec);
 
+/* xchg_source_from_memory(data, size, NULL, NULL) for the many tests that
+ * need a plain source: a failure counts as a failed check and gives NULL
+ * (which every function taking a source refuses). */
+xchg_source *tu_memory_source(const void *data, size_t size);
+
 #endif

@@ -141,6 +141,8 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgBatchReader_nDecodeHeap(
   xchg_source **srcs = calloc((size_t)n + 1, sizeof *srcs);
   jint *off = malloc(sizeof *off * ((size_t)n + 1)), *len = malloc(sizeof *len * ((size_t)n + 1));
   int64_t body_and_metadata = 0, metadata = 0;
+  xchg_error err;
+  xchg_status st = XCHG_OK;
   int ok = hp && srcs && off && len && (*env)->EnsureLocalCapacity(env, n) == 0;
   if (ok) {
     (*env)->GetIntArrayRegion(env, offsets, 0, n, off);
@@ -149,10 +151,12 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgBatchReader_nDecodeHeap(
   for (jsize i = 0; ok && i < n; i++) {
     hp[i] = (heap_payload){env, (*env)->GetObjectArrayElement(env, payloads, i), off[i],
                            &body_and_metadata};
-    srcs[i] = xchg_source_from_read_at((uint64_t)len[i], heap_read_at, NULL, &hp[i]);
-    ok = hp[i].array && srcs[i];
+    ok = hp[i].array &&
+         (st = xchg_source_from_read_at((uint64_t)len[i], heap_read_at, NULL, &hp[i], &srcs[i],
+                                        &err)) == XCHG_OK;
   }
   if (ok) decode_into(env, XJ_PTR(xj_reader, handle), srcs, n, first_batch, addresses, &metadata);
+  else if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
   else if (!(*env)->ExceptionCheck(env)) xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: payloads");
   for (jsize i = 0; srcs && hp && i < n; i++) {
     xchg_source_free(srcs[i]);
@@ -175,16 +179,20 @@ static void release_direct(void *ctx, const void *data, size_t size) {
   if (env) (*env)->DeleteGlobalRef(env, (jobject)ctx);
 }
 
-static xchg_source *direct_source(JNIEnv *env, jobject buffer, jint position, jint limit) {
+/* *out NULL and XCHG_OK when buffer is not a direct buffer the JVM gives
+ * access to (an IllegalArgumentException for the caller to throw). */
+static xchg_status direct_source(JNIEnv *env, jobject buffer, jint position, jint limit,
+                                 xchg_source **out, xchg_error *err) {
+  *out = NULL;
   uint8_t *base = (*env)->GetDirectBufferAddress(env, buffer);
   jlong capacity = (*env)->GetDirectBufferCapacity(env, buffer);
-  if (!base || position < 0 || limit < position || limit > capacity) return NULL;
+  if (!base || position < 0 || limit < position || limit > capacity) return XCHG_OK;
   jobject ref = (*env)->NewGlobalRef(env, buffer);
-  if (!ref) return NULL;
-  xchg_source *src =
-      xchg_source_from_memory(base + position, (size_t)(limit - position), release_direct, ref);
-  if (!src) (*env)->DeleteGlobalRef(env, ref);
-  return src;
+  if (!ref) return xchg_errorf(err, XCHG_ENOMEM, "XchgBatchReader: no global reference to a payload");
+  xchg_status st = xchg_source_from_memory(base + position, (size_t)(limit - position),
+                                           release_direct, ref, out, err);
+  if (st != XCHG_OK) (*env)->DeleteGlobalRef(env, ref);
+  return st;
 }
 
 JNIEXPORT void JNICALL Java_org_xchg_XchgBatchReader_nDecodeDirect(
@@ -194,17 +202,20 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgBatchReader_nDecodeDirect(
   xchg_source **srcs = calloc((size_t)n + 1, sizeof *srcs);
   jint *pos = malloc(sizeof *pos * ((size_t)n + 1)), *lim = malloc(sizeof *lim * ((size_t)n + 1));
   int ok = srcs && pos && lim;
+  xchg_error err;
+  xchg_status st = XCHG_OK;
   if (ok) {
     (*env)->GetIntArrayRegion(env, positions, 0, n, pos);
     (*env)->GetIntArrayRegion(env, limits, 0, n, lim);
   }
   for (jsize i = 0; ok && i < n; i++) {
     jobject b = (*env)->GetObjectArrayElement(env, payloads, i);
-    srcs[i] = b ? direct_source(env, b, pos[i], lim[i]) : NULL;
+    if (b) st = direct_source(env, b, pos[i], lim[i], &srcs[i], &err);
     if (b) (*env)->DeleteLocalRef(env, b);
     ok = srcs[i] != NULL;
   }
   if (ok) decode_into(env, XJ_PTR(xj_reader, handle), srcs, n, first_batch, addresses, NULL);
+  else if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
   else if (!(*env)->ExceptionCheck(env))
     xj_throw_java(env, "java/lang/IllegalArgumentException",
                   "XchgBatchReader: a payload is not a direct buffer the JVM gives access to");

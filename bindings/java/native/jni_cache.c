@@ -107,9 +107,7 @@ typedef struct part_opener {
 static xchg_status open_java_part(void *ctx, int64_t part, xchg_source **out, xchg_error *err) {
   part_opener *o = ctx;
   size_t first = (size_t)o->starts[part];
-  *out = xj_chunks_source(o->chunks, first, (size_t)o->starts[part + 1] - first);
-  if (!*out) return xchg_errorf(err, XCHG_ENOMEM, "part %lld: out of memory", (long long)part);
-  return XCHG_OK;
+  return xj_chunks_source(o->chunks, first, (size_t)o->starts[part + 1] - first, out, err);
 }
 
 static int is_stream_codec(jint codec) {

@@ -186,26 +186,29 @@ static xchg_status chunk_reader_read(void *ctx, void *dst, size_t n, size_t *got
   return XCHG_OK;
 }
 
-xchg_source *xj_chunks_source(const xj_chunks *chunks, size_t first, size_t count) {
+xchg_status xj_chunks_source(const xj_chunks *chunks, size_t first, size_t count,
+                             xchg_source **out, xchg_error *err) {
   const xj_chunk *items = chunks->items + first;
   int all_direct = 1;
   for (size_t i = 0; i < count; i++) all_direct &= items[i].direct != NULL || items[i].size == 0;
   if (all_direct) {
     xchg_chunk *list = malloc(sizeof *list * (count + 1));
-    if (!list) return NULL;
+    *out = NULL;
+    if (!list) return xchg_errorf(err, XCHG_ENOMEM, "out of memory for a list of %zu chunks", count);
     for (size_t i = 0; i < count; i++) {
       list[i].data = items[i].direct;
       list[i].size = items[i].size;
     }
-    xchg_source *src = xchg_source_from_chunks(list, count, NULL, NULL);
+    xchg_status st = xchg_source_from_chunks(list, count, NULL, NULL, out, err);
     free(list); /* the source copied the list */
-    return src;
+    return st;
   }
   chunk_reader *r = calloc(1, sizeof *r);
-  if (!r) return NULL;
+  *out = NULL;
+  if (!r) return xchg_errorf(err, XCHG_ENOMEM, "out of memory for a chunk reader");
   r->items = items;
   r->count = count;
-  xchg_source *src = xchg_source_from_callback(chunk_reader_read, free, r);
-  if (!src) free(r);
-  return src;
+  xchg_status st = xchg_source_from_callback(chunk_reader_read, free, r, out, err);
+  if (st != XCHG_OK) free(r);
+  return st;
 }

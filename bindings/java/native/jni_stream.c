@@ -82,15 +82,15 @@ static void throw_stream_error(JNIEnv *env, xj_stream *s, xchg_status st, const 
   if (cause) (*env)->DeleteGlobalRef(env, cause);
 }
 
-/* Opens s->stream over src (taken over); frees s and throws on failure. */
-static jlong stream_open(JNIEnv *env, xj_stream *s, xchg_source *src, jint codec) {
-  xchg_error err;
-  xchg_status st;
-  if (!src) st = xchg_errorf(&err, XCHG_ENOMEM, "XchgInputStream: out of memory");
-  else st = xchg_istream_open(src, (xchg_stream_codec)codec, NULL, &s->stream, &err);
+/* Opens s->stream over src (taken over), which `opened` (with its message
+ * in *err) says was created; frees s and throws on failure. */
+static jlong stream_open(JNIEnv *env, xj_stream *s, xchg_status opened, xchg_source *src,
+                         xchg_error *err, jint codec) {
+  xchg_status st = opened;
+  if (st == XCHG_OK) st = xchg_istream_open(src, (xchg_stream_codec)codec, NULL, &s->stream, err);
   if (st != XCHG_OK) {
     s->stream = NULL;
-    throw_stream_error(env, s, st, &err);
+    throw_stream_error(env, s, st, err);
     stream_free(env, s);
     return 0;
   }
@@ -118,7 +118,10 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgInputStream_nOpenChunks(JNIEnv *env, j
     free(s);
     return 0;
   }
-  return stream_open(env, s, xj_chunks_source(s->chunks, 0, s->chunks->count), codec);
+  xchg_source *src;
+  xchg_error err;
+  xchg_status st = xj_chunks_source(s->chunks, 0, s->chunks->count, &src, &err);
+  return stream_open(env, s, st, src, &err, codec);
 }
 
 JNIEXPORT jlong JNICALL Java_org_xchg_XchgInputStream_nOpenInput(JNIEnv *env, jclass cls,
@@ -143,7 +146,10 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgInputStream_nOpenInput(JNIEnv *env, jc
     return 0;
   }
   s->input = ji;
-  return stream_open(env, s, xchg_source_from_callback(java_input_read, NULL, ji), codec);
+  xchg_source *src;
+  xchg_error err;
+  xchg_status st = xchg_source_from_callback(java_input_read, NULL, ji, &src, &err);
+  return stream_open(env, s, st, src, &err, codec);
 }
 
 JNIEXPORT jint JNICALL Java_org_xchg_XchgInputStream_nRead(JNIEnv *env, jclass cls, jlong handle,

@@ -69,8 +69,10 @@ void xj_chunks_free(JNIEnv *env, xj_chunks *chunks);
 
 /* A source over chunks [first, first + count): zero-copy over direct
  * chunks when all are direct, else reading heap chunks through
- * GetByteArrayRegion on whichever thread reads.  NULL when out of memory. */
-xchg_source *xj_chunks_source(const xj_chunks *chunks, size_t first, size_t count);
+ * GetByteArrayRegion on whichever thread reads.  XCHG_ENOMEM (*out NULL)
+ * when out of memory. */
+xchg_status xj_chunks_source(const xj_chunks *chunks, size_t first, size_t count,
+                             xchg_source **out, xchg_error *err);
 
 /* The cache holder of an org.xchg.XchgCacheHolder handle (jni_cache.c). */
 xchg_cache_holder *xj_cache_holder(jlong handle);
