@@ -33,8 +33,15 @@ import net.jpountz.lz4.LZ4SafeDecompressor;
  * Medians of --runs runs after one warm-up, runs of every case interleaved.
  *
  * <pre>
- *   bindings/java/bench.sh cached [--json] [--rows N] [--runs N] [--codecs none,lz4,zstd]
+ *   bindings/java/bench.sh cached [--json] [--rows N] [--runs N] [--codecs none,lz4,zstd] [--decode-only]
  * </pre>
+ *
+ * <p>Both sides sum with the same Java code (Checksum), on as many threads:
+ * xchg's exported buffers are read in place through direct ByteBuffer views
+ * (XchgBatchReader.columnBuffers), as a JVM consumer of the export would.
+ * {@code --decode-only} leaves the sums out on both sides (the values are
+ * then not checked): what remains is the decoding alone, e.g. to see the
+ * per-batch cost of two zero-copy reads, which the sums otherwise hide.
  */
 public final class XchgCachedBench {
   private XchgCachedBench() {}
@@ -50,6 +57,7 @@ public final class XchgCachedBench {
     long rows = 5_000_000;
     int runs = 5;
     boolean json = false;
+    boolean touch = true;
     String cli = null;
     String[] codecs = {"none", "lz4", "zstd"};
     for (int i = 0; i < args.length; i++) {
@@ -59,6 +67,7 @@ public final class XchgCachedBench {
         case "--cli" -> cli = args[++i];
         case "--json" -> json = true;
         case "--codecs" -> codecs = args[++i].split(",");
+        case "--decode-only" -> touch = false;
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
       }
     }
@@ -70,7 +79,7 @@ public final class XchgCachedBench {
     {
       for (String codec : codecs) {
         CacheShape.Data data = CacheShape.gen(cli, codec, rows);
-        Bench b = new Bench(data, cores);
+        Bench b = new Bench(data, cores, touch);
         try {
           for (String read : new String[] {"full", "narrow"}) {
             int[] cols = read.equals("full") ? FULL : NARROW;
@@ -132,8 +141,10 @@ public final class XchgCachedBench {
     final int[] bufferCounts;
     final ExecutorService pool;
     final int cores;
+    final boolean touch; // sum every selected value (false: --decode-only)
 
-    Bench(CacheShape.Data data, int cores) {
+    Bench(CacheShape.Data data, int cores, boolean touch) {
+      this.touch = touch;
       this.data = data;
       this.cores = cores;
       heap = data.payloads().toArray(new byte[0][]);
@@ -158,7 +169,7 @@ public final class XchgCachedBench {
     long run(Case k, int[] cols) throws Exception {
       long[][] acc = new long[3][CacheShape.COLUMNS];
       long copied = k.side().equals("xchg") ? runXchg(k, cols, acc) : runJvm(k, cols, acc);
-      for (int c : cols)
+      for (int c : touch ? cols : new int[0])
         if (acc[0][c] != data.sums()[c] || acc[1][c] != data.nulls()[c])
           throw new IllegalStateException(k + ": c" + c + " sum " + Long.toUnsignedString(acc[0][c])
               + " nulls " + acc[1][c] + ", want " + Long.toUnsignedString(data.sums()[c]) + " / "
@@ -175,7 +186,7 @@ public final class XchgCachedBench {
           long[] at = n == GROUP ? addresses : Arrays.copyOf(addresses, n);
           if (k.source().equals("heap")) r.decodeMany(Arrays.copyOfRange(heap, first, first + n), first, at);
           else r.decodeMany(Arrays.copyOfRange(direct, first, first + n), first, at);
-          sumXchg(r, at, cols, k.threads(), acc);
+          if (touch) sumXchg(r, at, cols, k.threads(), acc);
           for (long a : at) Xchg.releaseArrowArray(a);
         }
         for (long a : addresses) Xchg.freeArrowArray(a);
@@ -217,7 +228,7 @@ public final class XchgCachedBench {
       for (int t = 0; t < threads; t++) {
         int from = heap.length * t / threads, to = heap.length * (t + 1) / threads;
         parts.add(pool.submit(() -> {
-          JvmReader j = new JvmReader(bufferCounts, cols);
+          JvmReader j = new JvmReader(bufferCounts, cols, touch);
           for (int i = from; i < to; i++) {
             if (k.source().equals("heap")) j.readHeap(heap[i]);
             else j.readDirect(direct[i]);
@@ -309,7 +320,10 @@ public final class XchgCachedBench {
     ByteBuffer selected = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.LITTLE_ENDIAN);
     final ByteBuffer[] out = new ByteBuffer[16]; // one per buffer of a full read
 
-    JvmReader(int[] bufferCounts, int[] cols) {
+    final boolean touch;
+
+    JvmReader(int[] bufferCounts, int[] cols, boolean touch) {
+      this.touch = touch;
       this.bufferCounts = bufferCounts;
       this.cols = cols;
       sums = new Checksum(bufferCounts, cols);
@@ -349,7 +363,7 @@ public final class XchgCachedBench {
     void sum(IpcMessages.Layout l, ByteBuffer[] views) {
       for (int i = 0; i < views.length; i++)
         if (views[i] != null) views[i] = decompress(l.codec(), views[i], i);
-      sums.addBatch((int) l.rows(), views);
+      if (touch) sums.addBatch((int) l.rows(), views);
     }
 
     /** The buffer's bytes decompressed (a reused direct buffer per slot), or as they are. */
