@@ -22,6 +22,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * are released.  With no column selected only the row count is decoded and
  * no byte of a body is read.
  *
+ * <p>Validation is full: every buffer's bounds, and offsets monotonic and
+ * null counts matching the validity bitmaps, since Arrow Java reads an
+ * imported array's values unchecked and a corrupt payload must not crash
+ * the JVM (about 5 µs per 10,000-row batch of six columns).
+ *
  * <p>What is exported is the caller's own and stays valid after
  * {@link #close}.  A bad payload (truncated, corrupt, of another schema)
  * throws an {@link XchgException} whose message names the batch, message,
