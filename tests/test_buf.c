@@ -1,5 +1,6 @@
 /* test_buf.c — reference-counted buffers: alignment, slices, wrap release,
- * process-wide counters and allocation-failure injection. */
+ * process-wide counters, allocation-failure injection and the recycling of
+ * large blocks. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,6 +223,39 @@ static void test_error_messages(void) {
   }
 }
 
+/* A large block freed is handed out again for a size of its class (after
+ * its last reference, never before), clean: calloc zeroes it, alloc zeroes
+ * its padding; recycled memory counts as neither allocated nor live. */
+static void test_large_blocks_recycled(void) {
+  int64_t bytes0 = xchg_buf_allocated_bytes(), live0 = xchg_buf_live_count();
+  xchg_buf *a = xchg_buf_alloc(100000);
+  TU_EXPECT(a != NULL);
+  const uint8_t *first = xchg_buf_data(a);
+  memset(xchg_buf_mutable_data(a), 0xff, 100000);
+  xchg_buf *held = xchg_buf_ref(a);
+  xchg_buf_unref(a);
+  xchg_buf *other = xchg_buf_alloc(100000);
+  TU_EXPECT(other != NULL && xchg_buf_data(other) != first); /* still referenced: not reused */
+  xchg_buf_unref(other);
+  xchg_buf_unref(held);
+  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0 && xchg_buf_live_count() == live0);
+  xchg_buf *again = xchg_buf_calloc(99000); /* the same class, 1/8 of a doubling wide */
+  TU_EXPECT(again != NULL && xchg_buf_data(again) == first);
+  size_t nonzero = 0;
+  for (size_t i = 0; i < 99000; i++) nonzero += xchg_buf_data(again)[i] != 0;
+  TU_EXPECT(nonzero == 0);
+  memset(xchg_buf_mutable_data(again), 0xff, 99000);
+  xchg_buf_unref(again);
+  xchg_buf *padded = xchg_buf_alloc(99001); /* padding [99001, 99008) zeroed */
+  TU_EXPECT(padded != NULL && xchg_buf_data(padded) == first);
+  for (size_t i = 99001; i < 99008; i++) TU_EXPECT(xchg_buf_data(padded)[i] == 0);
+  xchg_buf_unref(padded);
+  xchg_buf *small = xchg_buf_alloc(1000), *big = xchg_buf_alloc(200000); /* other classes */
+  TU_EXPECT(small && big && xchg_buf_data(small) != first && xchg_buf_data(big) != first);
+  xchg_buf_unref(small);
+  xchg_buf_unref(big);
+}
+
 int main(void) {
   int64_t bytes0 = xchg_buf_allocated_bytes();
   int64_t live0 = xchg_buf_live_count();
@@ -233,6 +267,7 @@ int main(void) {
   test_fail_nth_alloc();
   test_huge_alloc_fails_cleanly();
   test_error_messages();
+  test_large_blocks_recycled();
   TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
   TU_EXPECT(xchg_buf_live_count() == live0);
   return tu_finish("buf");

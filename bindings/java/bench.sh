@@ -4,7 +4,7 @@
 # sanitizers, e.g. `cmake -S . -B build -DCMAKE_BUILD_TYPE=Release &&
 # cmake --build build -j2`.
 #
-#   bindings/java/bench.sh cached [--json] [--rows N] [--runs N] [--codecs none,lz4,zstd]
+#   bindings/java/bench.sh cached [--json] [--rows N] [--runs N] [--codecs none,lz4,zstd] [--decode-only]
 #       shape `cache`: XchgBatchReader against the JVM baseline (XchgCachedBench)
 #   bindings/java/bench.sh broadcast [ARGS...]
 #       shape `broadcast`: XchgBroadcastBench

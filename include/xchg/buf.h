@@ -68,7 +68,9 @@ XCHG_API size_t xchg_buf_size(const xchg_buf *buf);
 
 /** Bytes currently held in buffers allocated by xchg_buf_alloc/calloc, and
  * the number of live xchg_buf objects, process-wide.  Tests use these to
- * prove that nothing leaked; engines to watch memory. */
+ * prove that nothing leaked; engines to watch memory.  Not counted: the
+ * blocks of released buffers of 16 KiB to 4 MiB, which xchg keeps (at most
+ * 64 MiB of them) for the next buffers of about their size. */
 XCHG_API int64_t xchg_buf_allocated_bytes(void);
 XCHG_API int64_t xchg_buf_live_count(void);
 

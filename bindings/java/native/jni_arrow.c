@@ -217,17 +217,57 @@ static void add_array(const struct ArrowArray *a, const sum_kind *k, xj_column_s
   out->rows += a->length;
 }
 
-xchg_status xj_add_column_sum(const struct ArrowSchema *schema, const struct ArrowArray *batch,
-                              jint column, xj_column_sum *out, xchg_error *err) {
-  sum_kind k = {0};
+/* How column `column` of batch, a "+s" array of schema, is summed. */
+static xchg_status column_kind(const struct ArrowSchema *schema, const struct ArrowArray *batch,
+                               jint column, sum_kind *k, xchg_error *err) {
   if (column < 0 || column >= schema->n_children || column >= batch->n_children)
     return xchg_errorf(err, XCHG_EINVAL, "column %d out of range: the batch has %lld", (int)column,
                        (long long)schema->n_children);
   const struct ArrowSchema *field = schema->children[column];
-  if (field->dictionary || !sum_kind_of(field->format, &k))
+  if (field->dictionary || !sum_kind_of(field->format, k))
     return xchg_errorf(err, XCHG_ENOTSUP, "column %d: no checksum for format '%s'%s", (int)column,
                        field->format, field->dictionary ? " (dictionary-encoded)" : "");
-  add_array(batch->children[column], &k, out);
+  return XCHG_OK;
+}
+
+xchg_status xj_add_column_sum(const struct ArrowSchema *schema, const struct ArrowArray *batch,
+                              jint column, xj_column_sum *out, xchg_error *err) {
+  sum_kind k = {0};
+  xchg_status st = column_kind(schema, batch, column, &k, err);
+  if (st == XCHG_OK) add_array(batch->children[column], &k, out);
+  return st;
+}
+
+/* The byte length of each buffer of a with kind k: validity and boolean
+ * values (offset + length) bits, fixed-width values that many values,
+ * offsets one more, string data up to the last offset. */
+static void buffer_sizes(const struct ArrowArray *a, const sum_kind *k, int64_t sizes[3]) {
+  int64_t end = a->offset + a->length;
+  sizes[0] = a->buffers[0] ? (end + 7) / 8 : 0;
+  sizes[1] = k->kind == 'f'   ? end * k->width
+             : k->kind == 'b' ? (end + 7) / 8
+                              : (end + 1) * (k->width ? 8 : 4);
+  sizes[2] = 0;
+  if (k->kind == 's')
+    sizes[2] = k->width ? ((const int64_t *)a->buffers[1])[end] : ((const int32_t *)a->buffers[1])[end];
+}
+
+xchg_status xj_column_buffers(JNIEnv *env, const struct ArrowSchema *schema,
+                              const struct ArrowArray *batch, jint column, jobjectArray views,
+                              xchg_error *err) {
+  sum_kind k = {0};
+  xchg_status st = column_kind(schema, batch, column, &k, err);
+  if (st != XCHG_OK) return st;
+  const struct ArrowArray *a = batch->children[column];
+  int64_t sizes[3];
+  buffer_sizes(a, &k, sizes);
+  for (jsize i = 0; i < 3; i++) {
+    int present = i < a->n_buffers && a->buffers[i];
+    jobject view = present ? (*env)->NewDirectByteBuffer(env, (void *)a->buffers[i], sizes[i]) : NULL;
+    if (present && !view) return XCHG_ENOMEM; /* an exception is pending */
+    (*env)->SetObjectArrayElement(env, views, i, view);
+    if (view) (*env)->DeleteLocalRef(env, view);
+  }
   return XCHG_OK;
 }
 

@@ -241,3 +241,15 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgBatchReader_nColumnChecksum(JNIEnv *env
   jlong v[3] = {(jlong)sum.sum, sum.nulls, sum.rows};
   (*env)->SetLongArrayRegion(env, out, 0, 3, v);
 }
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgBatchReader_nColumnBuffers(JNIEnv *env, jclass cls,
+                                                                    jlong handle, jlong address,
+                                                                    jint column,
+                                                                    jobjectArray views) {
+  const struct ArrowArray *batch = XJ_PTR(struct ArrowArray, address);
+  xchg_error err;
+  xchg_status st = batch->release ? xj_column_buffers(env, &XJ_PTR(xj_reader, handle)->schema,
+                                                      batch, column, views, &err)
+                                  : xchg_errorf(&err, XCHG_EINVAL, "the ArrowArray is released");
+  if (st != XCHG_OK && !(*env)->ExceptionCheck(env)) xj_throw_error(env, st, &err, NULL);
+}

@@ -90,6 +90,15 @@ typedef struct xj_column_sum {
 xchg_status xj_add_column_sum(const struct ArrowSchema *schema, const struct ArrowArray *batch,
                               jint column, xj_column_sum *out, xchg_error *err);
 
+/* Sets views[0..2] (a ByteBuffer[] of at least 3) to direct ByteBuffers
+ * over the buffers of column `column` of batch as xj_add_column_sum reads
+ * them (null for an absent one: no validity bitmap, no data buffer), valid
+ * while batch is.  The errors of xj_add_column_sum, or XCHG_ENOMEM with
+ * an exception pending. */
+xchg_status xj_column_buffers(JNIEnv *env, const struct ArrowSchema *schema,
+                              const struct ArrowArray *batch, jint column, jobjectArray views,
+                              xchg_error *err);
+
 /* Reads a jlong handle back as a pointer. */
 #define XJ_PTR(type, handle) ((type *)(intptr_t)(handle))
 #define XJ_HANDLE(ptr) ((jlong)(intptr_t)(ptr))

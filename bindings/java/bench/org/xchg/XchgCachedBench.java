@@ -7,6 +7,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -31,8 +33,15 @@ import net.jpountz.lz4.LZ4SafeDecompressor;
  * Medians of --runs runs after one warm-up, runs of every case interleaved.
  *
  * <pre>
- *   bindings/java/bench.sh cached [--json] [--rows N] [--runs N] [--codecs none,lz4,zstd]
+ *   bindings/java/bench.sh cached [--json] [--rows N] [--runs N] [--codecs none,lz4,zstd] [--decode-only]
  * </pre>
+ *
+ * <p>Both sides sum with the same Java code (Checksum), on as many threads:
+ * xchg's exported buffers are read in place through direct ByteBuffer views
+ * (XchgBatchReader.columnBuffers), as a JVM consumer of the export would.
+ * {@code --decode-only} leaves the sums out on both sides (the values are
+ * then not checked): what remains is the decoding alone, e.g. to see the
+ * per-batch cost of two zero-copy reads, which the sums otherwise hide.
  */
 public final class XchgCachedBench {
   private XchgCachedBench() {}
@@ -48,6 +57,7 @@ public final class XchgCachedBench {
     long rows = 5_000_000;
     int runs = 5;
     boolean json = false;
+    boolean touch = true;
     String cli = null;
     String[] codecs = {"none", "lz4", "zstd"};
     for (int i = 0; i < args.length; i++) {
@@ -57,6 +67,7 @@ public final class XchgCachedBench {
         case "--cli" -> cli = args[++i];
         case "--json" -> json = true;
         case "--codecs" -> codecs = args[++i].split(",");
+        case "--decode-only" -> touch = false;
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
       }
     }
@@ -68,7 +79,7 @@ public final class XchgCachedBench {
     {
       for (String codec : codecs) {
         CacheShape.Data data = CacheShape.gen(cli, codec, rows);
-        Bench b = new Bench(data, cores);
+        Bench b = new Bench(data, cores, touch);
         try {
           for (String read : new String[] {"full", "narrow"}) {
             int[] cols = read.equals("full") ? FULL : NARROW;
@@ -130,8 +141,10 @@ public final class XchgCachedBench {
     final int[] bufferCounts;
     final ExecutorService pool;
     final int cores;
+    final boolean touch; // sum every selected value (false: --decode-only)
 
-    Bench(CacheShape.Data data, int cores) {
+    Bench(CacheShape.Data data, int cores, boolean touch) {
+      this.touch = touch;
       this.data = data;
       this.cores = cores;
       heap = data.payloads().toArray(new byte[0][]);
@@ -156,7 +169,7 @@ public final class XchgCachedBench {
     long run(Case k, int[] cols) throws Exception {
       long[][] acc = new long[3][CacheShape.COLUMNS];
       long copied = k.side().equals("xchg") ? runXchg(k, cols, acc) : runJvm(k, cols, acc);
-      for (int c : cols)
+      for (int c : touch ? cols : new int[0])
         if (acc[0][c] != data.sums()[c] || acc[1][c] != data.nulls()[c])
           throw new IllegalStateException(k + ": c" + c + " sum " + Long.toUnsignedString(acc[0][c])
               + " nulls " + acc[1][c] + ", want " + Long.toUnsignedString(data.sums()[c]) + " / "
@@ -164,7 +177,7 @@ public final class XchgCachedBench {
       return copied;
     }
 
-    long runXchg(Case k, int[] cols, long[][] acc) {
+    long runXchg(Case k, int[] cols, long[][] acc) throws Exception {
       try (XchgBatchReader r = XchgBatchReader.open(data.schema(), cols, k.threads() == 1 ? 1 : 0)) {
         long[] addresses = new long[GROUP];
         for (int i = 0; i < GROUP; i++) addresses[i] = Xchg.allocateArrowArray();
@@ -173,42 +186,61 @@ public final class XchgCachedBench {
           long[] at = n == GROUP ? addresses : Arrays.copyOf(addresses, n);
           if (k.source().equals("heap")) r.decodeMany(Arrays.copyOfRange(heap, first, first + n), first, at);
           else r.decodeMany(Arrays.copyOfRange(direct, first, first + n), first, at);
-          for (long a : at) {
-            for (int j = 0; j < cols.length; j++) {
-              ColumnChecksum s = r.columnChecksum(a, j);
-              acc[0][cols[j]] += s.sum();
-              acc[1][cols[j]] += s.nulls();
-            }
-            Xchg.releaseArrowArray(a);
-          }
+          if (touch) sumXchg(r, at, cols, k.threads(), acc);
+          for (long a : at) Xchg.releaseArrowArray(a);
         }
         for (long a : addresses) Xchg.freeArrowArray(a);
         return r.heapBytesCopied();
       }
     }
 
+    /**
+     * Sums the decoded batches with the JVM side's code (Checksum), reading
+     * the exported buffers in place as a JVM consumer of the export would,
+     * split over as many threads as the JVM side uses.
+     */
+    void sumXchg(XchgBatchReader r, long[] at, int[] cols, int threads, long[][] acc) throws Exception {
+      List<Future<Checksum>> parts = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int from = at.length * t / threads, to = at.length * (t + 1) / threads;
+        Callable<Checksum> part = () -> {
+          Checksum s = new Checksum(bufferCounts, cols);
+          ByteBuffer[] views = new ByteBuffer[3];
+          for (int i = from; i < to; i++) {
+            int rows = (int) Xchg.arrowArrayLength(at[i]);
+            for (int j = 0; j < cols.length; j++) {
+              r.columnBuffers(at[i], j, views);
+              for (int v = 0; v < 3; v++)
+                if (views[v] != null) views[v].order(ByteOrder.LITTLE_ENDIAN);
+              s.addColumn(cols[j], rows, views[0], views[1], views[2]);
+            }
+          }
+          return s;
+        };
+        parts.add(threads == 1 ? CompletableFuture.completedFuture(part.call()) : pool.submit(part));
+      }
+      for (Future<Checksum> f : parts) f.get().addTo(acc);
+    }
+
     long runJvm(Case k, int[] cols, long[][] acc) throws Exception {
       int threads = k.threads();
-      List<Future<long[][]>> parts = new ArrayList<>();
+      List<Future<JvmReader>> parts = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
         int from = heap.length * t / threads, to = heap.length * (t + 1) / threads;
         parts.add(pool.submit(() -> {
-          JvmReader j = new JvmReader(bufferCounts, cols);
+          JvmReader j = new JvmReader(bufferCounts, cols, touch);
           for (int i = from; i < to; i++) {
             if (k.source().equals("heap")) j.readHeap(heap[i]);
             else j.readDirect(direct[i]);
           }
-          return new long[][] {j.sums, j.nulls, {j.copied}};
+          return j;
         }));
       }
       long copied = 0;
-      for (Future<long[][]> f : parts) {
-        long[][] r = f.get();
-        for (int c = 0; c < CacheShape.COLUMNS; c++) {
-          acc[0][c] += r[0][c];
-          acc[1][c] += r[1][c];
-        }
-        copied += r[2][0];
+      for (Future<JvmReader> f : parts) {
+        JvmReader j = f.get();
+        j.sums.addTo(acc);
+        copied += j.copied;
       }
       return copied;
     }
@@ -220,20 +252,81 @@ public final class XchgCachedBench {
   }
 
   /**
+   * Every selected value of a batch summed, by column: the same code on
+   * both sides, over the JVM side's buffers and over views of xchg's.
+   */
+  static final class Checksum {
+    final int[] bufferCounts, cols;
+    final long[] sums = new long[CacheShape.COLUMNS], nulls = new long[CacheShape.COLUMNS];
+
+    Checksum(int[] bufferCounts, int[] cols) {
+      this.bufferCounts = bufferCounts;
+      this.cols = cols;
+    }
+
+    void addTo(long[][] acc) {
+      for (int c = 0; c < CacheShape.COLUMNS; c++) {
+        acc[0][c] += sums[c];
+        acc[1][c] += nulls[c];
+      }
+    }
+
+    /** Sums the views of one batch: each column's buffers in order (validity, values, data). */
+    void addBatch(int rows, ByteBuffer[] views) {
+      int v = 0; // validity is null without nulls
+      for (int c : cols) {
+        addColumn(c, rows, views[v], views[v + 1], bufferCounts[c] == 3 ? views[v + 2] : null);
+        v += bufferCounts[c];
+      }
+    }
+
+    void addColumn(int c, int rows, ByteBuffer validity, ByteBuffer values, ByteBuffer data) {
+      long s = 0, n = 0;
+      switch (c) {
+        case 0, 4 -> {
+          for (int i = 0; i < rows; i++) s += values.getLong(8 * i);
+        }
+        case 1 -> {
+          for (int i = 0; i < rows; i++) s += values.getInt(4 * i);
+        }
+        case 2 -> {
+          for (int i = 0; i < rows; i++) {
+            if (validity != null && ((validity.get(i >> 3) >> (i & 7)) & 1) == 0) n++;
+            else s += values.getLong(8 * i);
+          }
+        }
+        case 3 -> {
+          int from = values.getInt(0), to = values.getInt(4 * rows);
+          for (int j = from; j < to; j++) s += data.get(j) & 0xff;
+        }
+        default -> {
+          for (int i = 0; i < rows; i++) s += (values.get(i >> 3) >> (i & 7)) & 1;
+        }
+      }
+      sums[c] += s;
+      nulls[c] += n;
+    }
+  }
+
+  /**
    * The JVM baseline for one thread: Spark's Arrow cache path, with scratch
    * buffers reused across batches (the best case for it).
    */
   static final class JvmReader {
     static final LZ4SafeDecompressor LZ4 = LZ4Factory.fastestInstance().safeDecompressor();
     final int[] bufferCounts, cols;
-    final long[] sums = new long[CacheShape.COLUMNS], nulls = new long[CacheShape.COLUMNS];
+    final Checksum sums;
     long copied;
     ByteBuffer selected = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.LITTLE_ENDIAN);
     final ByteBuffer[] out = new ByteBuffer[16]; // one per buffer of a full read
 
-    JvmReader(int[] bufferCounts, int[] cols) {
+    final boolean touch;
+
+    JvmReader(int[] bufferCounts, int[] cols, boolean touch) {
+      this.touch = touch;
       this.bufferCounts = bufferCounts;
       this.cols = cols;
+      sums = new Checksum(bufferCounts, cols);
     }
 
     void readHeap(byte[] payload) {
@@ -270,40 +363,7 @@ public final class XchgCachedBench {
     void sum(IpcMessages.Layout l, ByteBuffer[] views) {
       for (int i = 0; i < views.length; i++)
         if (views[i] != null) views[i] = decompress(l.codec(), views[i], i);
-      int v = 0; // each column's buffers in order: validity (null without nulls), values, data
-      for (int c : cols) {
-        ByteBuffer validity = views[v], values = views[v + 1];
-        ByteBuffer data = bufferCounts[c] == 3 ? views[v + 2] : null;
-        v += bufferCounts[c];
-        addColumn(c, (int) l.rows(), validity, values, data);
-      }
-    }
-
-    void addColumn(int c, int rows, ByteBuffer validity, ByteBuffer values, ByteBuffer data) {
-      long s = 0, n = 0;
-      switch (c) {
-        case 0, 4 -> {
-          for (int i = 0; i < rows; i++) s += values.getLong(8 * i);
-        }
-        case 1 -> {
-          for (int i = 0; i < rows; i++) s += values.getInt(4 * i);
-        }
-        case 2 -> {
-          for (int i = 0; i < rows; i++) {
-            if (validity != null && ((validity.get(i >> 3) >> (i & 7)) & 1) == 0) n++;
-            else s += values.getLong(8 * i);
-          }
-        }
-        case 3 -> {
-          int from = values.getInt(0), to = values.getInt(4 * rows);
-          for (int j = from; j < to; j++) s += data.get(j) & 0xff;
-        }
-        default -> {
-          for (int i = 0; i < rows; i++) s += (values.get(i >> 3) >> (i & 7)) & 1;
-        }
-      }
-      sums[c] += s;
-      nulls[c] += n;
+      if (touch) sums.addBatch((int) l.rows(), views);
     }
 
     /** The buffer's bytes decompressed (a reused direct buffer per slot), or as they are. */

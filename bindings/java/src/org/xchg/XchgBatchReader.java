@@ -22,6 +22,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * are released.  With no column selected only the row count is decoded and
  * no byte of a body is read.
  *
+ * <p>Validation is full: every buffer's bounds, and offsets monotonic and
+ * null counts matching the validity bitmaps, since Arrow Java reads an
+ * imported array's values unchecked and a corrupt payload must not crash
+ * the JVM (about 5 µs per 10,000-row batch of six columns).
+ *
  * <p>What is exported is the caller's own and stays valid after
  * {@link #close}.  A bad payload (truncated, corrupt, of another schema)
  * throws an {@link XchgException} whose message names the batch, message,
@@ -155,6 +160,27 @@ public final class XchgBatchReader implements AutoCloseable {
   }
 
   /**
+   * Sets views[0..2] to direct ByteBuffers (big-endian, as JNI makes them)
+   * over the buffers of column {@code column} of the batch at arrayAddress
+   * (validity, values or offsets, string data; null for an absent one), so
+   * that Java code can
+   * read the values in place, as a consumer of the export does.  The views
+   * are valid until the array is released.  For the column types
+   * {@link #columnChecksum} sums.
+   *
+   * @param views an array of at least 3 entries
+   */
+  public void columnBuffers(long arrayAddress, int column, ByteBuffer[] views) {
+    if (views.length < 3) throw new IllegalArgumentException("views needs 3 entries");
+    long h = enter();
+    try {
+      nColumnBuffers(h, checkAddress(arrayAddress), column, views);
+    } finally {
+      leave();
+    }
+  }
+
+  /**
    * Frees the reader once no decode runs.  Exported arrays stay valid.  A
    * second close does nothing.
    *
@@ -232,6 +258,9 @@ public final class XchgBatchReader implements AutoCloseable {
       long[] addresses);
 
   private static native void nColumnChecksum(long reader, long address, int column, long[] out);
+
+  private static native void nColumnBuffers(
+      long reader, long address, int column, ByteBuffer[] views);
 
   private static native void nClose(long reader);
 }

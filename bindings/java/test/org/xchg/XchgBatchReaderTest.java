@@ -107,6 +107,48 @@ public final class XchgBatchReaderTest {
     }
   }
 
+  /**
+   * columnBuffers: Java code summing the views in place (the benchmark's
+   * Checksum) finds the generator's sums, and each view is exactly as long
+   * as its buffer's Arrow length.
+   */
+  static void views(CacheShape.Data c, String what) {
+    int[] counts = IpcMessages.bufferCounts(c.schema());
+    XchgCachedBench.Checksum sums = new XchgCachedBench.Checksum(counts, ALL);
+    try (XchgBatchReader r = XchgBatchReader.open(c.schema(), ALL, 1)) {
+      ByteBuffer[] v = new ByteBuffer[3];
+      for (int i = 0; i < c.payloads().size(); i++) {
+        long a = Xchg.allocateArrowArray();
+        byte[] p = c.payloads().get(i);
+        int rows = (int) r.decode(p, 0, p.length, i, a);
+        for (int k = 0; k < COLUMNS; k++) {
+          r.columnBuffers(a, k, v);
+          for (ByteBuffer b : v) if (b != null) b.order(ByteOrder.LITTLE_ENDIAN);
+          sums.addColumn(k, rows, v[0], v[1], v[2]);
+          int width = k == 1 ? 4 : k == 3 ? 4 : 8;
+          checkEq(k == 5 ? (rows + 7) / 8 : (long) (k == 3 ? rows + 1 : rows) * width, v[1].capacity(),
+              what + " batch " + i + " c" + k + " values view");
+          if (k == 3) checkEq(v[1].getInt(4 * rows), v[2].capacity(), what + " c3 data view");
+          if (v[0] != null) checkEq((rows + 7) / 8, v[0].capacity(), what + " c" + k + " validity view");
+        }
+        if (i == 0) {
+          long at = a;
+          XchgException e = expectThrows(XchgException.class, "view of column 6",
+              () -> r.columnBuffers(at, 6, v));
+          check(e.getMessage().contains("column 6 out of range"), "column 6: " + e.getMessage());
+          expectThrows(IllegalArgumentException.class, "2 views", () -> r.columnBuffers(at, 0, new ByteBuffer[2]));
+        }
+        Xchg.freeArrowArray(a);
+      }
+    }
+    long[][] acc = new long[3][COLUMNS];
+    sums.addTo(acc);
+    for (int k = 0; k < COLUMNS; k++) {
+      check(acc[0][k] == c.sums()[k], what + ": c" + k + " sum over the views");
+      checkEq(c.nulls()[k], acc[1][k], what + ": c" + k + " nulls over the views");
+    }
+  }
+
   /** Heap bytes copied: exactly the selected buffers' ranges (none with no column). */
   static void copyCounter(CacheShape.Data c, int[] columns, String what) {
     int[] counts = IpcMessages.bufferCounts(c.schema());
@@ -243,6 +285,7 @@ public final class XchgBatchReaderTest {
       scenario(codec + ": heap copies, full", () -> copyCounter(c, ALL, codec + " full"));
       scenario(codec + ": heap copies, no column", () -> copyCounter(c, new int[0], codec + " none"));
       scenario(codec + ": whole stream payload", () -> wholeStream(c));
+      scenario(codec + ": column views summed in Java", () -> views(c, codec));
     }
     scenario("direct: zero-copy, kept reachable", () -> zeroCopy(none));
     byte[] other = TestSupport.genBroadcast(1000, 1).ipc();
