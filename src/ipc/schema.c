@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc/c_data.h"
 #include "ipc/format.h"
 #include "ipc/schema.h"
 
@@ -439,9 +440,7 @@ xchg_status ipc_schema_parse(const fb_table *t, const xchg_read_options *opts, i
 
 static void release_node(struct ArrowSchema *s) {
   ipc_schema_node *p = s->private_data;
-  for (int64_t i = 0; i < s->n_children; i++)
-    if (s->children[i]->release) s->children[i]->release(s->children[i]);
-  if (s->dictionary && s->dictionary->release) s->dictionary->release(s->dictionary);
+  IPC_RELEASE_CHILDREN_AND_DICTIONARY(s);
   free(p->format);
   free(p->name);
   free(p->metadata);
