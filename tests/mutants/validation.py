@@ -106,7 +106,7 @@ CODECS = {
     "src/codec/stream_snappy.c": [
         ("snappy block header", "if (snappy_uncompressed_length((const char *)data, len, &ulen) != SNAPPY_OK)", "if (0)"),
         ("snappy block length cap", "if (ulen > max_len)", "if (0)"),
-        ("snappy data", "if (snappy_uncompress((const char *)data, len, (char *)s->out, &got) != SNAPPY_OK)", "if (0)"),
+        ("snappy data", "(char *)s->out, &got) != SNAPPY_OK)", "(char *)s->out, &got) != SNAPPY_OK && 0)"),
         ("snappy-java header complete", "if (stream_in_avail(s) < JAVA_HEADER_SIZE)", "if (0)"),
         ("snappy-java magic", "if (memcmp(h, java_magic, sizeof java_magic) != 0)", "if (0)"),
         ("snappy-java version", "if (compatible != 1)", "if (0)"),
