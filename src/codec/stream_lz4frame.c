@@ -2,7 +2,6 @@
  * skippable frames skipped, block and content checksums verified (liblz4
  * does all three); plus the encoder. */
 #include <lz4frame.h>
-#include <stdlib.h>
 
 #include "codec/frame_decoder.h"
 #include "codec/stream_frames.h"

@@ -1,7 +1,6 @@
 /* stream_zstd.c — zstd frames as a stream codec: concatenated frames,
  * skippable frames skipped and content checksums verified (libzstd does
  * both); plus the encoder. */
-#include <stdlib.h>
 #include <zstd.h>
 
 #include "codec/frame_decoder.h"
