@@ -474,10 +474,12 @@ static void print_targets(const measurement *ms, int n, int cores) {
     if (!one) continue;
     printf("  %-4s full, 1 thread: %.2fx the codec limit (target <= 1.10)\n", codecs[c],
            one->time.median_ms / one->limit.median_ms);
-    if (all && cores > 1)
-      printf("  %-4s full, %d threads: %.2fx faster than 1 thread (target >= 1.8); the bare codec: %.2fx\n",
-             codecs[c], cores, one->time.median_ms / all->time.median_ms,
-             one->limit.median_ms / all->limit.median_ms);
+    if (all && cores > 1) {
+      char whole[32], bare[32];
+      printf("  %-4s full, %d threads: %s than 1 thread (target: >= 1.80x faster); the bare codec: %s\n",
+             codecs[c], cores, bench_speed_text(whole, sizeof whole, all->time.median_ms, one->time.median_ms),
+             bench_speed_text(bare, sizeof bare, all->limit.median_ms, one->limit.median_ms));
+    }
     if (narrow && one->compressed_bytes > 0) {
       double share = (double)narrow->compressed_bytes / (double)one->compressed_bytes;
       printf("  %-4s narrow: %.2f ms for %.1f%% of the compressed bytes; target <= %.2f ms\n", codecs[c],

@@ -37,6 +37,12 @@ const char *bench_cost_text(char *buf, size_t size, double cost, double noise, c
   return buf;
 }
 
+const char *bench_speed_text(char *buf, size_t size, double ms, double base_ms) {
+  if (ms <= base_ms) snprintf(buf, size, "%.2fx faster", base_ms / ms);
+  else snprintf(buf, size, "%.2fx slower", ms / base_ms);
+  return buf;
+}
+
 double bench_noise(double a_min, double a_max, double b_min, double b_max) {
   return (a_max - a_min) / 2 + (b_max - b_min) / 2;
 }

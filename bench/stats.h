@@ -30,6 +30,11 @@ bench_timing bench_summarize(int64_t *ns, int n);
  * (+-0.40 ns/row)": a negative cost is never printed. */
 const char *bench_cost_text(char *buf, size_t size, double cost, double noise, const char *unit);
 
+/* How the time ms compares with the baseline base_ms, as text into buf:
+ * "1.85x faster" (base_ms / ms) or, when ms is the longer, "1.20x slower"
+ * (ms / base_ms): a ratio below 1 is never printed. */
+const char *bench_speed_text(char *buf, size_t size, double ms, double base_ms);
+
 /* The noise of a difference of the medians of a and b: half of each
  * one's min-max spread, added. */
 double bench_noise(double a_min, double a_max, double b_min, double b_max);

@@ -465,6 +465,15 @@ static void check_noise(void) {
   TU_CHECK(bench_noise(1, 3, 10, 14) == 3.0, "noise of [1,3] and [10,14]: %f", bench_noise(1, 3, 10, 14));
 }
 
+/* A speed-up and a slow-down against a baseline are each said as a ratio
+ * above 1 with the word that fits (bench decode's threads target). */
+static void check_speed_text(void) {
+  char buf[32];
+  TU_CHECK(strcmp(bench_speed_text(buf, sizeof buf, 50.0, 100.0), "2.00x faster") == 0, "half the time: \"%s\"", buf);
+  TU_CHECK(strcmp(bench_speed_text(buf, sizeof buf, 110.0, 100.0), "1.10x slower") == 0, "10%% more time: \"%s\"", buf);
+  TU_CHECK(strcmp(bench_speed_text(buf, sizeof buf, 100.0, 100.0), "1.00x faster") == 0, "the same time: \"%s\"", buf);
+}
+
 /* ---- progress ----------------------------------------------------------------------- */
 
 /* Runs `xchg args...` with standard error on a new pty; returns what the
@@ -617,6 +626,7 @@ int main(void) {
   check_flag_conflicts();
   check_bench_help();
   check_noise();
+  check_speed_text();
   check_progress();
   check_empty_comet();
   check_rows_view();

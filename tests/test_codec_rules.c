@@ -11,7 +11,8 @@
  * lz4-java: lengths within the level's block size   -> lz4java_header
  * lz4-java: LZ4 data decodes to the stated length   -> lz4java_header
  * snappy-java: the stream header's magic, version;
- *   a chunk length of 0, a chunk past the block cap  -> snappyjava_header
+ *   a chunk length of 0, a chunk past the block cap;
+ *   snappy data that decode (to their stated length) -> snappyjava_header
  * snappy framed: the stream identifier first and
  *   intact; a chunk long enough for its checksum; a
  *   stored chunk of at most 65536 bytes              -> snappyframed_chunks
@@ -169,6 +170,12 @@ static void snappyjava_header(void) {
               "needs format version 2");
   stream_case("snappy-java, chunk length 0", XCHG_STREAM_SNAPPY_JAVA, &s, 16, "\0\0\0\0", 4, XCHG_EFORMAT,
               "bad length 0");
+  /* A raw snappy block opens with its uncompressed length as a varint:
+   * 5000 is 0x88 0x27.  Stating 5128 leaves the data short of it. */
+  TU_CHECK(s.size > 22 && s.data[20] == 0x88 && s.data[21] == 0x27,
+           "snappy-java: the first block does not state 5000 bytes");
+  stream_case("snappy-java, 128 bytes more stated", XCHG_STREAM_SNAPPY_JAVA, &s, 21, "\x28", 1, XCHG_EFORMAT,
+              "corrupt snappy data");
   /* A chunk longer than any 16-byte block compresses to is refused
    * before it is read. */
   expect("snappy-java, 16-byte blocks", decode_capped(XCHG_STREAM_SNAPPY_JAVA, &s, 16, &err), &err,

@@ -56,7 +56,7 @@
  *   in [0, buffers]                               -> batch_layout_all, one_more_entry    both
  * compressed buffers: the 8-byte length present,
  *   not negative                                  -> compressed_all (LZ4 frame gold)     both
- * Rule (src/ipc/reader.c, message framing)
+ * Rule (src/ipc/reader.c and message.c, message framing)
  * metadata length >= 0; metadata version known;
  *   header type known (tensors unsupported); body
  *   length >= 0 and inside the input              -> framing_all                         both

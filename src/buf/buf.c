@@ -75,19 +75,19 @@ static bool injected_failure(void) {
   return false;
 }
 
+/* Fills in the header of a new buffer holding one reference; root and
+ * release are for the caller to set where its kind has them. */
+static xchg_buf *init_header(xchg_buf *buf, buf_kind kind, const void *data, size_t size) {
+  *buf = (struct xchg_buf){.data = data, .size = size, .kind = kind};
+  atomic_init(&buf->refs, 1);
+  atomic_fetch_add_explicit(&live_count, 1, memory_order_relaxed);
+  return buf;
+}
+
 static xchg_buf *new_header(buf_kind kind, const void *data, size_t size) {
   if (injected_failure()) return NULL;
   xchg_buf *buf = malloc(sizeof *buf);
-  if (buf == NULL) return NULL;
-  atomic_init(&buf->refs, 1);
-  buf->data = data;
-  buf->size = size;
-  buf->root = NULL;
-  buf->release = NULL;
-  buf->release_ctx = NULL;
-  buf->kind = kind;
-  atomic_fetch_add_explicit(&live_count, 1, memory_order_relaxed);
-  return buf;
+  return buf == NULL ? NULL : init_header(buf, kind, data, size);
 }
 
 /* ---- recycling large owned blocks -------------------------------------------- */
@@ -178,16 +178,8 @@ static xchg_buf *alloc_owned(size_t size, bool zero) {
   } else {
     memset(data + size, 0, padded - size);
   }
-  atomic_init(&buf->refs, 1);
-  buf->data = data;
-  buf->size = size;
-  buf->root = NULL;
-  buf->release = NULL;
-  buf->release_ctx = NULL;
-  buf->kind = BUF_OWNED;
-  atomic_fetch_add_explicit(&live_count, 1, memory_order_relaxed);
   atomic_fetch_add_explicit(&allocated_bytes, (int_fast64_t)size, memory_order_relaxed);
-  return buf;
+  return init_header(buf, BUF_OWNED, data, size);
 }
 
 xchg_buf *xchg_buf_alloc(size_t size) { return alloc_owned(size, false); }

@@ -7,38 +7,7 @@
 #include <string.h>
 
 #include "cache/cache_internal.h"
-
-/* One allocation per copied node: the strings and the child tables. */
-typedef struct schema_copy {
-  char *format;
-  char *name;
-  char *metadata;
-  struct ArrowSchema **children;
-  struct ArrowSchema *kids;
-  struct ArrowSchema dictionary;
-} schema_copy;
-
-static void release_copy(struct ArrowSchema *s) {
-  schema_copy *p = s->private_data;
-  for (int64_t i = 0; i < s->n_children; i++)
-    if (p->kids[i].release) p->kids[i].release(&p->kids[i]);
-  if (p->dictionary.release) p->dictionary.release(&p->dictionary);
-  free(p->format);
-  free(p->name);
-  free(p->metadata);
-  free(p->children);
-  free(p->kids);
-  free(p);
-  s->release = NULL;
-}
-
-static char *copy_string(const char *s) {
-  if (!s) return NULL;
-  size_t n = strlen(s) + 1;
-  char *out = malloc(n);
-  if (out) memcpy(out, s, n);
-  return out;
-}
+#include "ipc/schema.h"
 
 /* Size of ArrowSchema.metadata: an int32 count, then (int32 length, bytes)
  * for every key and every value. */
@@ -53,55 +22,27 @@ static size_t metadata_size(const char *m) {
   return at;
 }
 
-static char *copy_metadata(const char *m) {
-  if (!m) return NULL;
-  size_t n = metadata_size(m);
-  char *out = malloc(n);
-  if (out) memcpy(out, m, n);
-  return out;
-}
-
 /* Copies src with the children picked[0..n_picked) (all when picked is
  * NULL) into out. */
 static xchg_status copy_node(const struct ArrowSchema *src, const int64_t *picked,
                              int64_t n_picked, struct ArrowSchema *out) {
-  memset(out, 0, sizeof *out);
   int64_t n = picked ? n_picked : src->n_children;
-  schema_copy *p = calloc(1, sizeof *p);
+  size_t metadata_bytes = src->metadata ? metadata_size(src->metadata) : 0;
+  ipc_schema_node *p = ipc_schema_node_make(out, src->format, src->name, src->metadata,
+                                            metadata_bytes, n);
   if (!p) return XCHG_ENOMEM;
-  out->private_data = p;
-  out->release = release_copy;
   out->flags = src->flags;
-  p->format = copy_string(src->format);
-  p->name = copy_string(src->name);
-  p->metadata = copy_metadata(src->metadata);
-  p->children = calloc((size_t)(n ? n : 1), sizeof *p->children);
-  p->kids = calloc((size_t)(n ? n : 1), sizeof *p->kids);
-  if (!p->format || (src->name && !p->name) || (src->metadata && !p->metadata) || !p->children ||
-      !p->kids) {
-    release_copy(out);
-    return XCHG_ENOMEM;
+  xchg_status st = XCHG_OK;
+  for (int64_t i = 0; i < n && st == XCHG_OK; i++) {
+    out->n_children = i + 1;
+    st = copy_node(src->children[picked ? picked[i] : i], NULL, 0, out->children[i]);
   }
-  out->format = p->format;
-  out->name = p->name;
-  out->metadata = p->metadata;
-  out->children = p->children;
-  out->n_children = n;
-  for (int64_t i = 0; i < n; i++) {
-    p->children[i] = &p->kids[i];
-    if (copy_node(src->children[picked ? picked[i] : i], NULL, 0, &p->kids[i]) != XCHG_OK) {
-      release_copy(out);
-      return XCHG_ENOMEM;
-    }
-  }
-  if (src->dictionary) {
-    if (copy_node(src->dictionary, NULL, 0, &p->dictionary) != XCHG_OK) {
-      release_copy(out);
-      return XCHG_ENOMEM;
-    }
+  if (st == XCHG_OK && src->dictionary) {
     out->dictionary = &p->dictionary;
+    st = copy_node(src->dictionary, NULL, 0, &p->dictionary);
   }
-  return XCHG_OK;
+  if (st != XCHG_OK) out->release(out);
+  return st;
 }
 
 xchg_status cache_schema_select(const struct ArrowSchema *root, const int64_t *columns,

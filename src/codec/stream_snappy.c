@@ -54,8 +54,11 @@ static xchg_status uncompress_block(xchg_istream *s, const char *what, int64_t c
                        what, (long long)chunk, (unsigned long long)at, ulen, max_len);
   xchg_status st = stream_out_reserve(s, ulen > 0 ? ulen : 1, err);
   if (st != XCHG_OK) return st;
+  /* SNAPPY_OK also means exactly ulen bytes were written: libsnappy fails a
+   * block whose data decode to any length but its header's (which
+   * snappy_uncompressed_length read above), and sets got to that length. */
   size_t got = ulen;
-  if (snappy_uncompress((const char *)data, len, (char *)s->out, &got) != SNAPPY_OK || got != ulen)
+  if (snappy_uncompress((const char *)data, len, (char *)s->out, &got) != SNAPPY_OK)
     return xchg_errorf(err, XCHG_EFORMAT, "%s chunk %lld at byte %llu: corrupt snappy data", what,
                        (long long)chunk, (unsigned long long)at);
   *out_len = ulen;

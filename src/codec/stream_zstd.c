@@ -1,120 +1,43 @@
 /* stream_zstd.c — zstd frames as a stream codec: concatenated frames,
  * skippable frames skipped and content checksums verified (libzstd does
  * both); plus the encoder. */
-#include <stdlib.h>
 #include <zstd.h>
 
+#include "codec/frame_decoder.h"
 #include "codec/stream_frames.h"
 
-typedef struct zstd_state {
-  ZSTD_DStream *dstream;
-  int in_frame;
-  int64_t frame_index;
-  uint64_t frame_start;
-} zstd_state;
+static void *zstd_context(void) { return ZSTD_createDStream(); }
+
+static void zstd_free(void *dstream) { ZSTD_freeDStream(dstream); }
+
+static void zstd_forget(void *dstream) { ZSTD_DCtx_reset(dstream, ZSTD_reset_session_only); }
+
+/* ZSTD_decompressStream returns 0 where a frame ends (its checksum
+ * verified), else a hint of the input it wants next. */
+static int zstd_decode(void *dstream, uint8_t *dst, size_t *dst_n, const uint8_t *src,
+                       size_t *src_n, const char **why) {
+  ZSTD_outBuffer out = {dst, *dst_n, 0};
+  ZSTD_inBuffer in = {src, *src_n, 0};
+  size_t ret = ZSTD_decompressStream(dstream, &out, &in);
+  if (ZSTD_isError(ret)) {
+    *why = ZSTD_getErrorName(ret);
+    return -1;
+  }
+  *dst_n = out.pos;
+  *src_n = in.pos;
+  return ret != 0;
+}
+
+static const frame_library zstd_library = {"zstd", zstd_context, zstd_free, zstd_forget,
+                                           zstd_decode, 0};
 
 static xchg_status zstd_create(void **state, xchg_error *err) {
-  zstd_state *st = calloc(1, sizeof *st);
-  if (st == NULL || (st->dstream = ZSTD_createDStream()) == NULL) {
-    free(st);
-    return xchg_errorf(err, XCHG_ENOMEM, "zstd: cannot create a decompression context");
-  }
-  *state = st;
-  return XCHG_OK;
+  return frame_decoder_create(&zstd_library, state, err);
 }
 
-static void zstd_destroy(void *state) {
-  zstd_state *st = state;
-  if (st == NULL) return;
-  ZSTD_freeDStream(st->dstream);
-  free(st);
-}
-
-static void zstd_reset(void *state) {
-  zstd_state *st = state;
-  ZSTD_DCtx_reset(st->dstream, ZSTD_reset_session_only);
-  st->in_frame = 0;
-}
-
-/* Runs libzstd over the input available into out; sets *ended when the
- * frame ended (its last block read and its checksum, if any, verified). */
-static xchg_status decode_some(xchg_istream *s, zstd_state *st, ZSTD_outBuffer *out, int *ended,
-                               xchg_error *err) {
-  size_t avail = stream_in_avail(s);
-  ZSTD_inBuffer in = {stream_in_ptr(s), avail, 0};
-  size_t before = out->pos;
-  size_t ret = ZSTD_decompressStream(st->dstream, out, &in);
-  *ended = 0;
-  if (ZSTD_isError(ret)) {
-    uint64_t at = stream_in_offset(s);
-    zstd_reset(st);
-    return xchg_errorf(err, XCHG_EFORMAT,
-                       "zstd frame %lld (starting at byte %llu): %s, in the %zu bytes from byte %llu",
-                       (long long)st->frame_index, (unsigned long long)st->frame_start,
-                       ZSTD_getErrorName(ret), avail, (unsigned long long)at);
-  }
-  stream_in_consume(s, in.pos);
-  if (ret == 0) {
-    st->in_frame = 0;
-    st->frame_index++;
-    *ended = 1;
-  } else if (in.pos == 0 && out->pos == before) {
-    return xchg_errorf(err, XCHG_EIO,
-                       "zstd frame %lld (starting at byte %llu) is truncated: the input ends at "
-                       "byte %llu",
-                       (long long)st->frame_index, (unsigned long long)st->frame_start,
-                       (unsigned long long)stream_in_offset(s));
-  }
-  return XCHG_OK;
-}
-
-static xchg_status zstd_refill(xchg_istream *s, void *state, xchg_error *err) {
-  zstd_state *st = state;
-  xchg_status status = stream_out_reserve(s, s->opts.window_size, err);
-  if (status != XCHG_OK) return status;
-  ZSTD_outBuffer out = {s->out, s->opts.window_size, 0};
-  while (out.pos < out.size) {
-    if (stream_in_avail(s) == 0) {
-      if (out.pos > 0) break;
-      status = stream_in_fill(s, 1, err);
-      if (status != XCHG_OK) return status;
-    }
-    if (stream_in_avail(s) == 0 && !st->in_frame) break;
-    if (!st->in_frame) {
-      st->in_frame = 1;
-      st->frame_start = stream_in_offset(s);
-    }
-    int ended;
-    status = decode_some(s, st, &out, &ended, err);
-    if (status != XCHG_OK) return status;
-  }
-  stream_set_window(s, s->out, out.pos);
-  return XCHG_OK;
-}
-
-/* Decodes on to the end of the current frame, where ZSTD_decompressStream
- * returns 0 having verified the content checksum: the last block's end and
- * the checksum are otherwise read only when the next window is asked for. */
-static xchg_status zstd_finish(xchg_istream *s, void *state, xchg_error *err) {
-  zstd_state *st = state;
-  xchg_status status = XCHG_OK;
-  if (st->in_frame) status = stream_out_reserve(s, s->opts.window_size, err);
-  while (status == XCHG_OK && st->in_frame) {
-    status = stream_in_fill(s, 1, err);
-    if (status != XCHG_OK) break;
-    ZSTD_outBuffer out = {s->out, s->opts.window_size, 0};
-    int ended;
-    status = decode_some(s, st, &out, &ended, err);
-    if (status == XCHG_OK && out.pos > 0) { /* data follows: left for a reader who goes on */
-      stream_set_window(s, s->out, out.pos);
-      break;
-    }
-  }
-  return status;
-}
-
-const stream_decoder_ops stream_zstd_decoder = {"zstd",      zstd_create, zstd_destroy,
-                                                zstd_reset,  zstd_refill, zstd_finish};
+const stream_decoder_ops stream_zstd_decoder = {"zstd", zstd_create, frame_decoder_destroy,
+                                                frame_decoder_reset, frame_decoder_refill,
+                                                frame_decoder_finish};
 
 xchg_status stream_encode_zstd(const xchg_stream_encode_options *o, const uint8_t *src, size_t n,
                                stream_sink *sink, xchg_error *err) {

@@ -160,26 +160,35 @@ static void cache_bools(struct ArrowArray *c5, int64_t n, uint64_t *rng, shape_s
   init_array(c5, n, 0, NULL, bits, NULL, 2);
 }
 
-/* A struct array of n rows whose n_children children the caller fills. */
-static owned *struct_batch(struct ArrowArray *out, int64_t n, int n_children) {
-  init_array(out, n, 0, NULL, NULL, NULL, 1);
-  owned *o = out->private_data;
-  for (int i = 0; i < n_children; i++) o->children[i] = &o->child_structs[i];
+/* Batch `index` of a shape cut into batches of batch_rows rows: its rows
+ * [first, first + n), its random stream, and the struct array of n rows
+ * whose children (o->children) the caller fills. */
+typedef struct batch_start {
+  int64_t first, n;
+  uint64_t rng;
+  owned *o;
+} batch_start;
+
+static batch_start struct_batch(uint64_t seed, int64_t rows, int64_t index, int64_t batch_rows,
+                                int n_children, struct ArrowArray *out) {
+  batch_start b = {.first = index * batch_rows, .rng = batch_stream(seed, index)};
+  b.n = rows - b.first < batch_rows ? rows - b.first : batch_rows;
+  init_array(out, b.n, 0, NULL, NULL, NULL, 1);
+  b.o = out->private_data;
+  for (int i = 0; i < n_children; i++) b.o->children[i] = &b.o->child_structs[i];
   out->n_children = n_children;
-  out->children = o->children;
-  return o;
+  out->children = b.o->children;
+  return b;
 }
 
 void shape_cache_batch(uint64_t seed, int64_t rows, int64_t index, struct ArrowArray *out,
                        shape_sums *sums) {
-  int64_t first = index * SHAPE_CACHE_BATCH_ROWS;
-  int64_t n = rows - first < SHAPE_CACHE_BATCH_ROWS ? rows - first : SHAPE_CACHE_BATCH_ROWS;
-  uint64_t rng = batch_stream(seed, index);
-  owned *o = struct_batch(out, n, SHAPE_CACHE_COLUMNS);
-  cache_ints(o->children[0], o->children[1], o->children[4], first, n, &rng, sums);
-  cache_doubles(o->children[2], n, &rng, sums);
-  cache_strings(o->children[3], n, &rng, sums);
-  cache_bools(o->children[5], n, &rng, sums);
+  batch_start b = struct_batch(seed, rows, index, SHAPE_CACHE_BATCH_ROWS, SHAPE_CACHE_COLUMNS, out);
+  struct ArrowArray **c = b.o->children;
+  cache_ints(c[0], c[1], c[4], b.first, b.n, &b.rng, sums);
+  cache_doubles(c[2], b.n, &b.rng, sums);
+  cache_strings(c[3], b.n, &b.rng, sums);
+  cache_bools(c[5], b.n, &b.rng, sums);
 }
 
 /* ---- shape `broadcast` --------------------------------------------------------- */
@@ -217,10 +226,11 @@ static uint64_t permute(uint64_t seed, uint64_t i, uint64_t n) {
 
 void shape_broadcast_batch(uint64_t seed, int64_t rows, int64_t index, struct ArrowArray *out,
                            shape_sums *sums) {
-  int64_t first = index * SHAPE_BROADCAST_BATCH_ROWS;
-  int64_t n = rows - first < SHAPE_BROADCAST_BATCH_ROWS ? rows - first : SHAPE_BROADCAST_BATCH_ROWS;
-  uint64_t rng = batch_stream(seed, index);
-  owned *o = struct_batch(out, n, SHAPE_BROADCAST_COLUMNS);
+  batch_start b = struct_batch(seed, rows, index, SHAPE_BROADCAST_BATCH_ROWS, SHAPE_BROADCAST_COLUMNS,
+                               out);
+  int64_t first = b.first, n = b.n;
+  uint64_t rng = b.rng;
+  owned *o = b.o;
   int64_t *k = must_alloc((size_t)n * 8), *d = must_alloc((size_t)n * 8);
   int32_t *offsets = must_alloc((size_t)(n + 1) * 4);
   char *chars = must_alloc((size_t)n * 30);

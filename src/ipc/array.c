@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "ipc/array.h"
+#include "ipc/c_data.h"
 
 ipc_array *ipc_array_new(int64_t n_buffers, int64_t n_children) {
   size_t size = sizeof(ipc_array) + (size_t)n_buffers * sizeof(ipc_buffer) +
@@ -51,9 +52,7 @@ typedef struct exported_array {
 
 static void release_array(struct ArrowArray *out) {
   exported_array *p = out->private_data;
-  for (int64_t i = 0; i < out->n_children; i++)
-    if (out->children[i]->release) out->children[i]->release(out->children[i]);
-  if (out->dictionary && out->dictionary->release) out->dictionary->release(out->dictionary);
+  IPC_RELEASE_CHILDREN_AND_DICTIONARY(out);
   ipc_array_unref(p->array);
   free(p);
   out->release = NULL;

@@ -14,6 +14,7 @@
 #include "ipc/decode.h"
 #include "ipc/dictionary.h"
 #include "ipc/format.h"
+#include "ipc/message.h"
 #include "xchg/ipc.h"
 
 
@@ -171,24 +172,9 @@ static xchg_status read_framing(payload *p, int32_t *length, int *end, xchg_erro
 }
 
 static xchg_status parse_message(payload *p, message *m, xchg_error *err) {
-  fb_table msg;
-  int16_t version;
-  uint8_t type;
-  if (fb_root(xchg_buf_data(m->metadata), xchg_buf_size(m->metadata), &msg) <= 0 ||
-      fb_i16(&msg, MSG_VERSION, 0, &version) < 0 || fb_u8(&msg, MSG_HEADER_TYPE, 0, &type) < 0 ||
-      fb_i64(&msg, MSG_BODY_LENGTH, 0, &m->body_length) < 0 ||
-      fb_table_field(&msg, MSG_HEADER, &m->header) <= 0)
-    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: invalid Message flatbuffer",
-                       (long long)p->message_index, (long long)m->offset);
-  m->version = version;
-  m->header_type = type;
-  if (version < IPC_METADATA_V4 || version > IPC_METADATA_V5)
-    return xchg_errorf(err, XCHG_ENOTSUP, "message %lld at byte %lld: metadata version V%d",
-                       (long long)p->message_index, (long long)m->offset, version + 1);
-  if (type < HEADER_SCHEMA || type > HEADER_RECORD_BATCH)
-    return xchg_errorf(err, type <= 5 ? XCHG_ENOTSUP : XCHG_EFORMAT,
-                       "message %lld at byte %lld: header type %d", (long long)p->message_index,
-                       (long long)m->offset, type);
+  xchg_status st = ipc_message_parse(m->metadata, p->message_index, m->offset, &m->header,
+                                     &m->header_type, &m->version, &m->body_length, err);
+  if (st != XCHG_OK) return st;
   if (m->body_length < 0 || m->body_length > remaining(p))
     return xchg_errorf(err, m->body_length < 0 ? XCHG_EFORMAT : XCHG_EIO,
                        "message %lld at byte %lld: body of %lld bytes, %lld left in the payload "

@@ -280,7 +280,8 @@ static xchg_status take_node(decoder *d, int64_t *length, int64_t *null_count) {
   const uint8_t *node = fb_vector_elem(&d->nodes, d->next_node++);
   *length = (int64_t)fb_load_u64(node);
   *null_count = (int64_t)fb_load_u64(node + 8);
-  if (*length < 0 || *null_count < 0 || *null_count > *length)
+  /* null_count >= 0 and null_count <= length also make length >= 0. */
+  if (*null_count < 0 || *null_count > *length)
     return fail(d, -1, XCHG_EFORMAT, "field node has length %lld and null_count %lld",
                 (long long)*length, (long long)*null_count);
   return XCHG_OK;
@@ -647,7 +648,8 @@ static xchg_status check_list_views(decoder *d, const ipc_array *a, int width) {
   for (int64_t k = 0; k < a->length; k++) {
     int64_t off = ipc_load_int(ipc_array_data(a, 1), width, 1, k);
     int64_t size = ipc_load_int(ipc_array_data(a, 2), width, 1, k);
-    if (valid_at(a, k) && (off < 0 || size < 0 || off > limit || size > limit - off))
+    /* size >= 0 and size <= limit - off also make off <= limit. */
+    if (valid_at(a, k) && (off < 0 || size < 0 || size > limit - off))
       return fail(d, 1, XCHG_EFORMAT, "list view at row %lld (offset %lld, size %lld) exceeds "
                   "the %lld child values", (long long)k, (long long)off, (long long)size, (long long)limit);
   }

@@ -22,6 +22,7 @@
 #include "ipc/decode.h"
 #include "ipc/dictionary.h"
 #include "ipc/format.h"
+#include "ipc/message.h"
 #include "ipc/readahead.h"
 #include "ipc/reader_internal.h"
 #include "ipc/reader_state.h"
@@ -142,26 +143,9 @@ static xchg_status read_prefix(xchg_ipc_reader *r, int32_t *length, int *eos, xc
 }
 
 static xchg_status parse_message(xchg_ipc_reader *r, ipc_message *m, xchg_error *err) {
-  fb_table msg;
-  int16_t version;
-  uint8_t header_type;
-  if (fb_root(xchg_buf_data(m->metadata), xchg_buf_size(m->metadata), &msg) < 0 ||
-      fb_i16(&msg, MSG_VERSION, 0, &version) < 0 || fb_u8(&msg, MSG_HEADER_TYPE, 0, &header_type) < 0 ||
-      fb_i64(&msg, MSG_BODY_LENGTH, 0, &m->body_length) < 0 ||
-      fb_table_field(&msg, MSG_HEADER, &m->header) <= 0)
-    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: invalid Message flatbuffer",
-                       (long long)m->index, (long long)m->offset);
-  m->version = version;
-  m->header_type = header_type;
-  if (version < IPC_METADATA_V4 || version > IPC_METADATA_V5)
-    return xchg_errorf(err, XCHG_ENOTSUP, "message %lld at byte %lld: metadata version V%d is not "
-                       "supported (this reader supports V%d to V%d)", (long long)m->index,
-                       (long long)m->offset, version + 1, IPC_METADATA_V4 + 1,
-                       IPC_METADATA_V5 + 1);
-  if (header_type < HEADER_SCHEMA || header_type > HEADER_RECORD_BATCH)
-    return xchg_errorf(err, header_type <= 5 ? XCHG_ENOTSUP : XCHG_EFORMAT,
-                       "message %lld at byte %lld: header type %d (tensors are not supported)",
-                       (long long)m->index, (long long)m->offset, header_type);
+  xchg_status st = ipc_message_parse(m->metadata, m->index, m->offset, &m->header, &m->header_type,
+                                     &m->version, &m->body_length, err);
+  if (st != XCHG_OK) return st;
   int64_t size = xchg_source_size(r->src);
   if (m->body_length < 0 || (size >= 0 && m->body_length > size - m->body_offset))
     return xchg_errorf(err, m->body_length < 0 ? XCHG_EFORMAT : XCHG_EIO,

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc/c_data.h"
 #include "ipc/format.h"
 #include "ipc/schema.h"
 
@@ -437,18 +438,9 @@ xchg_status ipc_schema_parse(const fb_table *t, const xchg_read_options *opts, i
 
 /* ---- ArrowSchema export ---------------------------------------------- */
 
-typedef struct exported_schema {
-  char *format, *name, *metadata;
-  struct ArrowSchema **children;
-  struct ArrowSchema *child_structs;
-  struct ArrowSchema dictionary;
-} exported_schema;
-
-static void release_schema(struct ArrowSchema *s) {
-  exported_schema *p = s->private_data;
-  for (int64_t i = 0; i < s->n_children; i++)
-    if (s->children[i]->release) s->children[i]->release(s->children[i]);
-  if (s->dictionary && s->dictionary->release) s->dictionary->release(s->dictionary);
+static void release_node(struct ArrowSchema *s) {
+  ipc_schema_node *p = s->private_data;
+  IPC_RELEASE_CHILDREN_AND_DICTIONARY(s);
   free(p->format);
   free(p->name);
   free(p->metadata);
@@ -465,23 +457,43 @@ static char *copy_metadata(const char *m, size_t n) {
   return out;
 }
 
+ipc_schema_node *ipc_schema_node_make(struct ArrowSchema *out, const char *format, const char *name,
+                                      const char *metadata, size_t metadata_size, int64_t n_children) {
+  memset(out, 0, sizeof *out);
+  ipc_schema_node *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  out->private_data = p;
+  out->release = release_node;
+  p->format = copy_string(format, strlen(format));
+  p->name = name ? copy_string(name, strlen(name)) : NULL;
+  p->metadata = copy_metadata(metadata, metadata_size);
+  if (n_children > 0) {
+    p->children = calloc((size_t)n_children, sizeof *p->children);
+    p->child_structs = calloc((size_t)n_children, sizeof *p->child_structs);
+  }
+  if (!p->format || (name && !p->name) || (metadata && !p->metadata) ||
+      (n_children > 0 && (!p->children || !p->child_structs))) {
+    release_node(out);
+    return NULL;
+  }
+  for (int64_t i = 0; i < n_children; i++) p->children[i] = &p->child_structs[i];
+  out->format = p->format;
+  out->name = p->name;
+  out->metadata = p->metadata;
+  out->children = p->children;
+  return p;
+}
+
 /* Exports one node: either the value type of f, or (as_index) the
  * dictionary indices with the value type as its dictionary. */
 static xchg_status export_node(const ipc_field *f, int as_index, struct ArrowSchema *out,
                                xchg_error *err);
 
-static xchg_status export_children(const ipc_field *f, exported_schema *p,
-                                   struct ArrowSchema *out, xchg_error *err) {
-  if (f->n_children == 0) return XCHG_OK;
-  p->children = calloc((size_t)f->n_children, sizeof(*p->children));
-  p->child_structs = calloc((size_t)f->n_children, sizeof(*p->child_structs));
-  if (!p->children || !p->child_structs) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  out->children = p->children;
+static xchg_status export_children(const ipc_field *f, struct ArrowSchema *out, xchg_error *err) {
   for (int64_t i = 0, k = 0; i < f->n_children; i++) {
     if (f->children[i].skip) continue;
-    p->children[k] = &p->child_structs[k];
     out->n_children = k + 1;
-    xchg_status st = export_node(&f->children[i], f->children[i].dict_encoded, p->children[k++], err);
+    xchg_status st = export_node(&f->children[i], f->children[i].dict_encoded, out->children[k++], err);
     if (st != XCHG_OK) return st;
   }
   return XCHG_OK;
@@ -495,34 +507,22 @@ static const char *index_format(const ipc_field *f) {
 
 static xchg_status export_node(const ipc_field *f, int as_index, struct ArrowSchema *out,
                                xchg_error *err) {
-  memset(out, 0, sizeof *out);
-  exported_schema *p = calloc(1, sizeof *p);
+  /* A dictionary's values carry no metadata: the field's stays with its
+   * indices; and only the values have children. */
+  int values_of_dictionary = !as_index && f->dict_encoded;
+  ipc_schema_node *p = ipc_schema_node_make(out, as_index ? index_format(f) : f->format, f->name,
+                                            values_of_dictionary ? NULL : f->metadata,
+                                            f->metadata_size, as_index ? 0 : f->n_children);
   if (!p) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  out->private_data = p;
-  out->release = release_schema;
-  const char *format = as_index ? index_format(f) : f->format;
-  p->format = copy_string(format, strlen(format));
-  p->name = copy_string(f->name, strlen(f->name));
-  if (!p->format || !p->name) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  out->format = p->format;
-  out->name = p->name;
   if (as_index) {
     out->flags = (f->nullable ? ARROW_FLAG_NULLABLE : 0) |
                  (f->dict_ordered ? ARROW_FLAG_DICTIONARY_ORDERED : 0);
-    p->metadata = copy_metadata(f->metadata, f->metadata_size);
-    out->metadata = p->metadata;
     out->dictionary = &p->dictionary;
     return export_node(f, 0, &p->dictionary, err);
   }
-  if (!f->dict_encoded) {
-    out->flags = (f->nullable ? ARROW_FLAG_NULLABLE : 0) |
-                 (f->keys_sorted ? ARROW_FLAG_MAP_KEYS_SORTED : 0);
-    p->metadata = copy_metadata(f->metadata, f->metadata_size);
-    out->metadata = p->metadata;
-  } else {
-    out->flags = (f->keys_sorted ? ARROW_FLAG_MAP_KEYS_SORTED : 0) | ARROW_FLAG_NULLABLE;
-  }
-  return export_children(f, p, out, err);
+  out->flags = (f->keys_sorted ? ARROW_FLAG_MAP_KEYS_SORTED : 0) |
+               (f->nullable || values_of_dictionary ? ARROW_FLAG_NULLABLE : 0);
+  return export_children(f, out, err);
 }
 
 xchg_status ipc_field_export(const ipc_field *field, struct ArrowSchema *out, xchg_error *err) {
@@ -534,7 +534,7 @@ xchg_status ipc_field_export(const ipc_field *field, struct ArrowSchema *out, xc
 xchg_status ipc_schema_export(const ipc_schema *schema, struct ArrowSchema *out, xchg_error *err) {
   xchg_status st = ipc_field_export(&schema->root, out, err);
   if (st != XCHG_OK || !schema->metadata) return st;
-  exported_schema *p = out->private_data;
+  ipc_schema_node *p = out->private_data;
   if (!(p->metadata = copy_metadata(schema->metadata, schema->metadata_size))) {
     out->release(out);
     return xchg_errorf(err, XCHG_ENOMEM, "out of memory");

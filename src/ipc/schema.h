@@ -84,6 +84,28 @@ xchg_status ipc_field_export(const ipc_field *field, struct ArrowSchema *out, xc
 /* Exports the schema as a "+s" ArrowSchema carrying the schema's metadata. */
 xchg_status ipc_schema_export(const ipc_schema *schema, struct ArrowSchema *out, xchg_error *err);
 
+/* The private data of an exported ArrowSchema node: it owns the node's
+ * strings and child tables, and its dictionary's struct.  The export here
+ * and the cache's copies of exported schemas (cache_schema.c) make their
+ * nodes with it and release them alike. */
+typedef struct ipc_schema_node {
+  char *format, *name, *metadata;
+  struct ArrowSchema **children;
+  struct ArrowSchema *child_structs;
+  struct ArrowSchema dictionary;
+} ipc_schema_node;
+
+/* Makes *out a node of its own: copies of format, of name and of the
+ * metadata_size bytes of metadata (a NULL name or metadata stays NULL), and
+ * room for n_children children, out->children[i] pointing at
+ * child_structs[i].  out->n_children is left 0, for the caller to count
+ * the children it has filled in, so that out->release frees all that was
+ * made when a later step fails; the caller points out->dictionary at
+ * ->dictionary when it fills that in.  NULL when out of memory (*out is
+ * then released). */
+ipc_schema_node *ipc_schema_node_make(struct ArrowSchema *out, const char *format, const char *name,
+                                      const char *metadata, size_t metadata_size, int64_t n_children);
+
 /* Non-zero when the two schemas describe the same columns (names, types,
  * nullability, dictionary encoding); otherwise describes the first
  * difference in err. */
