@@ -28,6 +28,7 @@
 #define HEADER_FIXED 64
 #define PART_ALIGN 64
 #define NAME_SIZE 48 /* 32 hex digits, a suffix, the NUL */
+#define SEGMENT_VALIDATED 1u /* the writer validated the values in full */
 
 struct host_store {
   atomic_long refs; /* the opener and every live mapping */
@@ -46,7 +47,8 @@ typedef struct segment_header {
   uint64_t key_len;
   uint64_t n_parts;
   uint64_t header_hash;  /* FNV-1a of the header bytes, this field as 0 */
-  uint64_t reserved[2];
+  uint64_t flags;        /* SEGMENT_VALIDATED */
+  uint64_t reserved;
 } segment_header;
 
 _Static_assert(sizeof(segment_header) == HEADER_FIXED, "segment header layout");
@@ -56,6 +58,7 @@ struct host_segment {
   int64_t *offsets, *lengths;
   xchg_broadcast_part *parts;
   xchg_broadcast broadcast;
+  int validated;
 };
 
 /* A live mapping: what its release needs. */
@@ -202,6 +205,7 @@ static xchg_status parse_header(const uint8_t *map, size_t size, const char *key
     seg->lengths[i] = (int64_t)len;
   }
   seg->broadcast.n_parts = n;
+  seg->validated = (h.flags & SEGMENT_VALIDATED) != 0;
   return XCHG_OK;
 }
 
@@ -308,6 +312,7 @@ static xchg_status map_segment(host_store *s, const char *key, host_segment **ou
 
 const xchg_broadcast *host_segment_broadcast(const host_segment *seg) { return &seg->broadcast; }
 int64_t host_segment_size(const host_segment *seg) { return (int64_t)xchg_buf_size(seg->map); }
+int host_segment_validated(const host_segment *seg) { return seg->validated; }
 
 /* ---- the key's lock --------------------------------------------------------- */
 
@@ -432,16 +437,17 @@ static xchg_status write_part(segment_writer *w, const host_request *req, int64_
 }
 
 /* Fills the fixed header for a file whose last part ends at `end`. */
-static void finish_header(segment_writer *w, const char *key, int64_t n_parts, uint64_t end) {
+static void finish_header(segment_writer *w, const host_request *req, uint64_t end) {
   segment_header h;
   memset(&h, 0, sizeof h);
   memcpy(h.magic, SEGMENT_MAGIC, 8);
   h.size = end;
   h.header_bytes = w->header_bytes;
-  h.key_len = strlen(key);
-  h.n_parts = (uint64_t)n_parts;
+  h.key_len = strlen(req->key);
+  h.n_parts = (uint64_t)req->n_parts;
+  h.flags = req->validated ? SEGMENT_VALIDATED : 0;
   memcpy(w->header, &h, sizeof h);
-  memcpy(w->header + sizeof h, key, strlen(key));
+  memcpy(w->header + sizeof h, req->key, strlen(req->key));
   h.header_hash = header_hash(w->header, w->header_bytes);
   memcpy(w->header, &h, sizeof h);
 }
@@ -479,7 +485,7 @@ static xchg_status write_segment(host_store *s, const host_request *req, int *wr
   for (int64_t i = 0; i < req->n_parts && st == XCHG_OK && !*write_failed; i++)
     st = write_part(&w, req, i, write_failed, why, err);
   if (st == XCHG_OK && !*write_failed) {
-    finish_header(&w, req->key, req->n_parts, w.end);
+    finish_header(&w, req, w.end);
     if (ftruncate(w.fd, (off_t)w.end) != 0 || write_all_at(w.fd, w.header, w.header_bytes, 0) != 0 ||
         renameat(s->dirfd, tmp, s->dirfd, seg) != 0) {
       *write_failed = 1;
