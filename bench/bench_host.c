@@ -18,8 +18,9 @@
  * Reading every value costs the same off and on, and with the store off
  * each process already decodes only once, so the summed task CPU can fall
  * by at most (P-1)/P of the decode cost: its on/off ratio is bounded below
- * by reading plus 1/P of a decode.  So each process also times a few more
- * tasks on its retained entry (reading alone), and the task CPU beyond
+ * by reading plus 1/P of a decode.  So once every process is done, each
+ * runs its N tasks on T threads again, on its retained entry (reading
+ * alone, under the same load as the first round), and the task CPU beyond
  * reading is reported per process: that of a process that decoded (every
  * process, with the store off) and that of a process that found the
  * broadcast on the host and mapped it, whose ratio to the first is what
@@ -46,19 +47,18 @@
 
 #define MAX_PROCESSES 64
 #define KEY "broadcast_0"
-#define READ_TASKS 3
 
 /* What a child process reports. */
 typedef struct child_report {
   int64_t cpu_ns;
-  int64_t read_ns; /* reading alone: the median of READ_TASKS more tasks, on the retained entry */
+  int64_t read_ns; /* reading alone: the tasks run again, on the retained entry */
   int64_t decodes, host_decodes, host_fallbacks, bytes_held, bytes_shared;
   int errors;
 } child_report;
 
 /* Memory shared by the parent and the children of one run. */
 typedef struct run_shared {
-  atomic_int ready, done, go, finish;
+  atomic_int ready, read_once, done, go, finish;
   child_report child[MAX_PROCESSES];
 } run_shared;
 
@@ -73,7 +73,7 @@ typedef struct result {
   int processes, threads, tasks, host_sharing;
   int64_t decodes, fallbacks, pss_bytes, decoded_bytes, input_bytes;
   double task_cpu_ms, wall_ms;
-  double read_cpu_ms; /* all the tasks' reading alone: tasks x processes x one hit's */
+  double read_cpu_ms; /* all the tasks' reading alone: their second round, all hits */
   /* The task CPU beyond reading of one process, averaged over the
    * processes that decoded (with the store off: all of them) and over
    * those that found the broadcast decoded on the host (n_mapping of
@@ -90,7 +90,7 @@ typedef struct child_state {
   const config *cfg;
   atomic_int next_task;
   atomic_int errors;
-  atomic_llong cpu_ns;
+  atomic_llong *cpu_ns; /* where the tasks of this round add their CPU */
 } child_state;
 
 static void run_task(child_state *cs) {
@@ -117,26 +117,21 @@ static void *task_thread(void *arg) {
   while (atomic_fetch_add(&cs->next_task, 1) < cs->cfg->tasks) {
     int64_t t0 = bench_thread_cpu_ns();
     run_task(cs);
-    atomic_fetch_add(&cs->cpu_ns, bench_thread_cpu_ns() - t0);
+    atomic_fetch_add(cs->cpu_ns, bench_thread_cpu_ns() - t0);
   }
   return NULL;
 }
 
-/* The CPU of a task that only reads: the median of READ_TASKS hits on the
- * retained entry (one alone would be at the mercy of a noisy host). */
-static int64_t reading_alone_ns(child_state *cs) {
-  int64_t ns[READ_TASKS];
-  for (int i = 0; i < READ_TASKS; i++) {
-    int64_t t0 = bench_thread_cpu_ns();
-    run_task(cs);
-    ns[i] = bench_thread_cpu_ns() - t0;
-    for (int k = i; k > 0 && ns[k] < ns[k - 1]; k--) {
-      int64_t t = ns[k];
-      ns[k] = ns[k - 1];
-      ns[k - 1] = t;
-    }
-  }
-  return ns[READ_TASKS / 2];
+/* Runs the N tasks on T threads; their summed CPU. */
+static int64_t run_round(child_state *cs, int threads) {
+  pthread_t th[256];
+  atomic_llong cpu_ns;
+  atomic_init(&cpu_ns, 0);
+  atomic_store(&cs->next_task, 0);
+  cs->cpu_ns = &cpu_ns;
+  for (int i = 0; i < threads; i++) pthread_create(&th[i], NULL, task_thread, cs);
+  for (int i = 0; i < threads; i++) pthread_join(th[i], NULL);
+  return atomic_load(&cpu_ns);
 }
 
 static void wait_flag(atomic_int *flag, int value) {
@@ -164,17 +159,19 @@ static int run_child(const config *cfg, const char *dir, run_shared *sh, int ind
   }
   cs.part = (xchg_broadcast_part){&chunk, 1, XCHG_STREAM_LZ4_JAVA};
   cs.cfg = cfg;
-  pthread_t th[256];
   int threads = cfg->threads < 256 ? cfg->threads : 256;
   atomic_fetch_add(&sh->ready, 1);
   wait_flag(&sh->go, 1);
-  for (int i = 0; i < threads; i++) pthread_create(&th[i], NULL, task_thread, &cs);
-  for (int i = 0; i < threads; i++) pthread_join(th[i], NULL);
-  int64_t read_ns = reading_alone_ns(&cs);
+  int64_t cpu_ns = run_round(&cs, threads);
+  /* The same tasks again, every process at it as in the first round, on
+   * the retained entry: what reading the values alone costs. */
+  atomic_fetch_add(&sh->read_once, 1);
+  wait_flag(&sh->read_once, cfg->processes);
+  int64_t read_ns = run_round(&cs, threads);
   xchg_cache_metrics m;
   xchg_cache_get_metrics(cs.cache, &m);
   child_report *r = &sh->child[index];
-  r->cpu_ns = atomic_load(&cs.cpu_ns);
+  r->cpu_ns = cpu_ns;
   r->read_ns = read_ns;
   r->decodes = m.decodes;
   r->host_decodes = m.host_decodes;
@@ -239,7 +236,7 @@ static int run(config *cfg, result *out) {
   wait_flag(&sh->ready, cfg->processes);
   int64_t peak = summed_pss(pids, cfg->processes), t0 = bench_now_ns();
   atomic_store(&sh->go, 1);
-  while (atomic_load(&sh->done) < cfg->processes) {
+  while (atomic_load(&sh->read_once) < cfg->processes) {
     int64_t now = summed_pss(pids, cfg->processes);
     if (now > peak) peak = now;
     usleep(5000);
@@ -247,6 +244,7 @@ static int run(config *cfg, result *out) {
   double wall_ms = (double)(bench_now_ns() - t0) / 1e6;
   int64_t holding = summed_pss(pids, cfg->processes); /* every process holds it now */
   if (holding > peak) peak = holding;
+  wait_flag(&sh->done, cfg->processes);
   atomic_store(&sh->finish, 1);
   int failed = 0, n_decoding = 0, n_mapping = 0;
   memset(out, 0, sizeof *out);
@@ -255,12 +253,12 @@ static int run(config *cfg, result *out) {
     int status;
     failed |= waitpid(pids[i], &status, 0) != pids[i] || !WIFEXITED(status) || WEXITSTATUS(status);
     const child_report *c = &sh->child[i];
-    double beyond = (double)(c->cpu_ns - c->read_ns * cfg->tasks) / 1e6;
+    double beyond = (double)(c->cpu_ns - c->read_ns) / 1e6;
     int decoded = !cfg->host_sharing || c->host_decodes > 0 || c->host_fallbacks > 0;
     if (decoded) out->decoding_beyond_ms += beyond, n_decoding++;
     else out->mapping_beyond_ms += beyond, n_mapping++;
     out->task_cpu_ms += (double)sh->child[i].cpu_ns / 1e6;
-    out->read_cpu_ms += (double)sh->child[i].read_ns / 1e6 * cfg->tasks;
+    out->read_cpu_ms += (double)sh->child[i].read_ns / 1e6;
     out->decodes += sh->child[i].decodes;
     out->fallbacks += sh->child[i].host_fallbacks;
     if (sh->child[i].bytes_held > out->decoded_bytes) out->decoded_bytes = sh->child[i].bytes_held;
