@@ -551,6 +551,14 @@ static void publish(const char *dir, cd_source *s, char *seg_path, size_t n) {
   publish_validated(dir, s, XCHG_VALIDATE_FULL, seg_path, n);
 }
 
+/* The standard source, and a new directory dir[256] holding its segment
+ * seg[512], written by a cache validating as `validation` says. */
+static void published_segment(cd_source *s, xchg_validation validation, char *dir, char *seg) {
+  std_source(s);
+  make_dir(dir, 256);
+  publish_validated(dir, s, validation, seg, 512);
+}
+
 static void expect_mapped(const char *dir, cd_source *s, const char *what) {
   xchg_cache *c = host_cache(dir, INT64_MAX, 0);
   xchg_error err;
@@ -623,10 +631,8 @@ static void corrupt(const char *path, const uint8_t *good, size_t size, size_t a
 
 static void test_corrupted(void) {
   cd_source s;
-  std_source(&s);
   char dir[256], seg[512];
-  make_dir(dir, sizeof dir);
-  publish(dir, &s, seg, sizeof seg);
+  published_segment(&s, XCHG_VALIDATE_FULL, dir, seg);
   size_t size;
   uint8_t *good = tu_read_file(seg, &size);
   TU_CHECK(good && size > 1024, "cannot read the segment");
@@ -673,19 +679,15 @@ static void test_corrupted(void) {
 
 /* ---- values checked once ------------------------------------------------------------ */
 
-/* Sets a dictionary index of the segment at path out of its dictionary's
- * 4 values: the indices of batch 0 are row % 4, found as they lie. */
+/* Sets a dictionary index of the segment at path to -1, outside its
+ * dictionary: the indices of batch 0 are row % 4, found as they lie. */
 static void corrupt_an_index(const char *path) {
   size_t size;
   uint8_t *bytes = tu_read_file(path, &size);
   const int32_t pattern[12] = {0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3};
   uint8_t *at = bytes ? memmem(bytes, size, pattern, sizeof pattern) : NULL;
   TU_CHECK(at != NULL, "no dictionary indices found in %s", path);
-  if (at) {
-    const int32_t bad = 1000;
-    memcpy(at + 5 * sizeof bad, &bad, sizeof bad);
-    TU_EXPECT(tu_write_file(path, bytes, size) == 0);
-  }
+  if (at) corrupt(path, bytes, size, (size_t)(at - bytes) + 5 * sizeof pattern[0], 4, size);
   free(bytes);
 }
 
@@ -696,10 +698,8 @@ static void corrupt_an_index(const char *path) {
  * for it: the bad index is found, and that process decodes privately. */
 static void test_values_checked_once(void) {
   cd_source s;
-  std_source(&s);
   char dir[256], seg[512];
-  make_dir(dir, sizeof dir);
-  publish_validated(dir, &s, XCHG_VALIDATE_FULL, seg, sizeof seg);
+  published_segment(&s, XCHG_VALIDATE_FULL, dir, seg);
   corrupt_an_index(seg);
   xchg_cache *c = host_cache(dir, INT64_MAX, 0);
   xchg_broadcast b = cd_broadcast(&s);
@@ -711,10 +711,10 @@ static void test_values_checked_once(void) {
   xchg_cache_release(h);
   xchg_cache_free(c);
   remove_dir(dir);
-  make_dir(dir, sizeof dir);
-  publish_validated(dir, &s, XCHG_VALIDATE_BOUNDS, seg, sizeof seg);
+  cd_source_free(&s);
+  published_segment(&s, XCHG_VALIDATE_BOUNDS, dir, seg);
   corrupt_an_index(seg);
-  expect_fallback_after(dir, &s, 1, "dictionary index 1000", "a bad index in a segment written "
+  expect_fallback_after(dir, &s, 1, "dictionary index -1 at row 5", "a bad index in a segment written "
                         "without full validation");
   remove_dir(dir);
   cd_source_free(&s);
