@@ -335,21 +335,35 @@ static int still_linked(int dirfd, int fd, const char *name) {
          a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-/* Takes LOCK_EX on the lock file `name` without blocking; -1 when another
- * holds it (errno EWOULDBLOCK) or on failure. */
-static int try_lock(int dirfd, const char *name) {
+/* Takes LOCK_EX without blocking on the lock file `name`, through *fd
+ * (opened when -1, and kept open while another holds the lock, so that a
+ * waiter polls with one flock per try).  Returns 1 when taken, 0 when
+ * another holds it, -1 on failure (errno set; *fd closed). */
+static int try_lock_fd(int dirfd, const char *name, int *fd) {
   for (;;) {
-    int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) return -1;
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (*fd < 0 && (*fd = openat(dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+      return -1;
+    if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EWOULDBLOCK) return 0;
       int e = errno;
-      close(fd);
+      close(*fd);
+      *fd = -1;
       errno = e;
       return -1;
     }
-    if (still_linked(dirfd, fd, name)) return fd;
-    close(fd);
+    if (still_linked(dirfd, *fd, name)) return 1;
+    close(*fd); /* an evictor unlinked the one we waited on: lock the new one */
+    *fd = -1;
   }
+}
+
+/* Takes LOCK_EX on the lock file `name` without blocking; -1 when another
+ * holds it or on failure. */
+static int try_lock(int dirfd, const char *name) {
+  int fd = -1;
+  if (try_lock_fd(dirfd, name, &fd) == 1) return fd;
+  if (fd >= 0) close(fd);
+  return -1;
 }
 
 /* Takes the key's lock, waiting (polling, asking cancel every
@@ -358,15 +372,13 @@ static int try_lock(int dirfd, const char *name) {
 static xchg_status lock_key(host_store *s, const host_request *req, const char *name, int *fd_out,
                             int *waited, xchg_error *why, xchg_error *err) {
   int64_t next_check = now_ms() + req->wait_check_ms, pause = 1;
+  int fd = -1;
   for (;;) {
-    int fd = try_lock(s->dirfd, name);
-    if (fd >= 0) {
+    int taken = try_lock_fd(s->dirfd, name, &fd);
+    if (taken != 0) {
       *fd_out = fd;
-      return XCHG_OK;
-    }
-    if (errno != EWOULDBLOCK) {
-      *fd_out = -1;
-      xchg_errorf(why, XCHG_EIO, "host store: cannot lock %s: %s", name, strerror(errno));
+      if (taken < 0)
+        xchg_errorf(why, XCHG_EIO, "host store: cannot lock %s: %s", name, strerror(errno));
       return XCHG_OK;
     }
     *waited = 1;
@@ -374,9 +386,11 @@ static xchg_status lock_key(host_store *s, const host_request *req, const char *
     if (pause < 10) pause++;
     if (now_ms() >= next_check) {
       next_check = now_ms() + req->wait_check_ms;
-      if (req->cancel && req->cancel(req->cancel_ctx))
+      if (req->cancel && req->cancel(req->cancel_ctx)) {
+        close(fd);
         return xchg_errorf(err, XCHG_ECANCELLED, "broadcast '%s': cancelled while waiting for "
                            "another process's decode", req->key);
+      }
     }
   }
 }
