@@ -431,7 +431,8 @@ static void usage(FILE *f) {
           "  copy, the inputs, wall time; and the task CPU beyond reading the values (which\n"
           "  costs the same off and on) of one process: one that decoded, and one that\n"
           "  mapped the broadcast another process had decoded, with its share of the\n"
-          "  first.  With the store off every process decodes once already, so summed\n"
+          "  first; the same for the CPU of acquire and release alone.  With the store\n"
+          "  off every process decodes once already, so summed\n"
           "  task CPU on/off cannot fall below reading plus 1/P of a decode.\n"
           "  Defaults: processes 1,2,4; 16 tasks; 4 threads; 1,000,000 rows; 3 runs.\n");
 }
