@@ -13,11 +13,19 @@
  * of the summed PSS of the processes (/proc/PID/smaps_rollup, sampled
  * while they run and once more when all hold the broadcast), one decoded
  * copy's bytes, the input bytes summed over the processes, and the wall
- * time from the start signal to the last process done.  Reading every
- * value costs the same off and on, so each process also times one more
- * task on its retained entry, and the task CPU beyond reading is compared
- * too.  Runs with the
- * store off and on alternate; medians (and min-max) over --runs. */
+ * time from the start signal to the last process done.
+ *
+ * Reading every value costs the same off and on, and with the store off
+ * each process already decodes only once, so the summed task CPU can fall
+ * by at most (P-1)/P of the decode cost: its on/off ratio is bounded below
+ * by reading plus 1/P of a decode.  So once every process is done, each
+ * runs its N tasks on T threads again, on its retained entry (reading
+ * alone, under the same load as the first round), and the task CPU beyond
+ * reading is reported per process: that of a process that decoded (every
+ * process, with the store off) and that of a process that found the
+ * broadcast on the host and mapped it, whose ratio to the first is what
+ * the host store saves a process.  Runs with the store off and on
+ * alternate; medians (and min-max) over --runs. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <getopt.h>
@@ -40,17 +48,31 @@
 #define MAX_PROCESSES 64
 #define KEY "broadcast_0"
 
+/* The CPU one process's tasks spend, per kind of process (one that
+ * decoded: every process with the store off; one that mapped what
+ * another decoded), beyond reading the values (the first round of tasks
+ * less the second), and in acquire and release alone (the first round:
+ * deciding, decoding or mapping, waiting, without the page faults of the
+ * first read of a mapping, which count beyond reading). */
+enum { BEYOND_READING, ACQUIRING, N_FIGURES };
+enum { DECODING, MAPPING, N_KINDS };
+static const char *const figure_name[N_FIGURES] = {"beyond reading", "in acquire+release"};
+static const char *const figure_json[N_FIGURES][N_KINDS] = {
+    {"decoding_process_beyond_read_ms", "mapping_process_beyond_read_ms"},
+    {"decoding_process_acquire_ms", "mapping_process_acquire_ms"}};
+
 /* What a child process reports. */
 typedef struct child_report {
   int64_t cpu_ns;
-  int64_t read_ns; /* one more task, on the retained entry: reading alone */
-  int64_t decodes, host_fallbacks, bytes_held, bytes_shared;
+  int64_t acquire_ns; /* of cpu_ns, in acquire and release */
+  int64_t read_ns;    /* reading alone: the tasks run again, on the retained entry */
+  int64_t decodes, host_decodes, host_fallbacks, bytes_held, bytes_shared;
   int errors;
 } child_report;
 
 /* Memory shared by the parent and the children of one run. */
 typedef struct run_shared {
-  atomic_int ready, done, go, finish;
+  atomic_int ready, read_once, done, go, finish;
   child_report child[MAX_PROCESSES];
 } run_shared;
 
@@ -65,7 +87,12 @@ typedef struct result {
   int processes, threads, tasks, host_sharing;
   int64_t decodes, fallbacks, pss_bytes, decoded_bytes, input_bytes;
   double task_cpu_ms, wall_ms;
-  double read_cpu_ms; /* all the tasks' reading alone: tasks x processes x one hit's */
+  double read_cpu_ms; /* all the tasks' reading alone: their second round, all hits */
+  /* The figures of one process, averaged over the processes of each kind
+   * (n_mapping mapped; beyond reading is a difference of two clocks, so
+   * noise can make it negative). */
+  double per_process[N_FIGURES][N_KINDS];
+  int n_mapping;
 } result;
 
 /* ---- a child process ---------------------------------------------------------------- */
@@ -76,7 +103,8 @@ typedef struct child_state {
   const config *cfg;
   atomic_int next_task;
   atomic_int errors;
-  atomic_llong cpu_ns;
+  atomic_llong *cpu_ns;     /* where the tasks of this round add their CPU */
+  atomic_llong *acquire_ns; /* and that of their acquire and release */
 } child_state;
 
 static void run_task(child_state *cs) {
@@ -85,13 +113,17 @@ static void run_task(child_state *cs) {
   xchg_error err;
   shape_sums got;
   memset(&got, 0, sizeof got);
-  if (xchg_cache_acquire(cs->cache, KEY, &bytes, NULL, 0, NULL, NULL, &h, &err) != XCHG_OK ||
-      broadcast_read_all(h, &got, &err) != 0) {
+  int64_t t0 = bench_thread_cpu_ns();
+  xchg_status st = xchg_cache_acquire(cs->cache, KEY, &bytes, NULL, 0, NULL, NULL, &h, &err);
+  int64_t acquire_ns = bench_thread_cpu_ns() - t0;
+  if (st != XCHG_OK || broadcast_read_all(h, &got, &err) != 0) {
     fprintf(stderr, "xchg bench host: %s\n", err.message);
     atomic_fetch_add(&cs->errors, 1);
     return;
   }
+  t0 = bench_thread_cpu_ns();
   xchg_cache_release(h);
+  atomic_fetch_add(cs->acquire_ns, acquire_ns + bench_thread_cpu_ns() - t0);
   if (memcmp(got.value, cs->cfg->want.value, sizeof got.value[0] * SHAPE_BROADCAST_COLUMNS) != 0) {
     fprintf(stderr, "xchg bench host: checksums differ\n");
     atomic_fetch_add(&cs->errors, 1);
@@ -103,9 +135,25 @@ static void *task_thread(void *arg) {
   while (atomic_fetch_add(&cs->next_task, 1) < cs->cfg->tasks) {
     int64_t t0 = bench_thread_cpu_ns();
     run_task(cs);
-    atomic_fetch_add(&cs->cpu_ns, bench_thread_cpu_ns() - t0);
+    atomic_fetch_add(cs->cpu_ns, bench_thread_cpu_ns() - t0);
   }
   return NULL;
+}
+
+/* Runs the N tasks on T threads; their summed CPU, and in *acquire_ns
+ * that of their acquires and releases. */
+static int64_t run_round(child_state *cs, int threads, int64_t *acquire_ns) {
+  pthread_t th[256];
+  atomic_llong cpu_ns, in_acquire;
+  atomic_init(&cpu_ns, 0);
+  atomic_init(&in_acquire, 0);
+  atomic_store(&cs->next_task, 0);
+  cs->cpu_ns = &cpu_ns;
+  cs->acquire_ns = &in_acquire;
+  for (int i = 0; i < threads; i++) pthread_create(&th[i], NULL, task_thread, cs);
+  for (int i = 0; i < threads; i++) pthread_join(th[i], NULL);
+  *acquire_ns = atomic_load(&in_acquire);
+  return atomic_load(&cpu_ns);
 }
 
 static void wait_flag(atomic_int *flag, int value) {
@@ -133,21 +181,24 @@ static int run_child(const config *cfg, const char *dir, run_shared *sh, int ind
   }
   cs.part = (xchg_broadcast_part){&chunk, 1, XCHG_STREAM_LZ4_JAVA};
   cs.cfg = cfg;
-  pthread_t th[256];
   int threads = cfg->threads < 256 ? cfg->threads : 256;
   atomic_fetch_add(&sh->ready, 1);
   wait_flag(&sh->go, 1);
-  for (int i = 0; i < threads; i++) pthread_create(&th[i], NULL, task_thread, &cs);
-  for (int i = 0; i < threads; i++) pthread_join(th[i], NULL);
-  int64_t t0 = bench_thread_cpu_ns();
-  run_task(&cs); /* a hit: the entry is retained */
-  int64_t read_ns = bench_thread_cpu_ns() - t0;
+  int64_t acquire_ns, hits_acquire_ns;
+  int64_t cpu_ns = run_round(&cs, threads, &acquire_ns);
+  /* The same tasks again, every process at it as in the first round, on
+   * the retained entry: what reading the values alone costs. */
+  atomic_fetch_add(&sh->read_once, 1);
+  wait_flag(&sh->read_once, cfg->processes);
+  int64_t read_ns = run_round(&cs, threads, &hits_acquire_ns);
   xchg_cache_metrics m;
   xchg_cache_get_metrics(cs.cache, &m);
   child_report *r = &sh->child[index];
-  r->cpu_ns = atomic_load(&cs.cpu_ns);
+  r->cpu_ns = cpu_ns;
+  r->acquire_ns = acquire_ns;
   r->read_ns = read_ns;
   r->decodes = m.decodes;
+  r->host_decodes = m.host_decodes;
   r->host_fallbacks = m.host_fallbacks;
   r->bytes_held = m.bytes_held;
   r->bytes_shared = m.bytes_shared;
@@ -209,7 +260,7 @@ static int run(config *cfg, result *out) {
   wait_flag(&sh->ready, cfg->processes);
   int64_t peak = summed_pss(pids, cfg->processes), t0 = bench_now_ns();
   atomic_store(&sh->go, 1);
-  while (atomic_load(&sh->done) < cfg->processes) {
+  while (atomic_load(&sh->read_once) < cfg->processes) {
     int64_t now = summed_pss(pids, cfg->processes);
     if (now > peak) peak = now;
     usleep(5000);
@@ -217,19 +268,30 @@ static int run(config *cfg, result *out) {
   double wall_ms = (double)(bench_now_ns() - t0) / 1e6;
   int64_t holding = summed_pss(pids, cfg->processes); /* every process holds it now */
   if (holding > peak) peak = holding;
+  wait_flag(&sh->done, cfg->processes);
   atomic_store(&sh->finish, 1);
-  int failed = 0;
+  int failed = 0, n[N_KINDS] = {0, 0};
   memset(out, 0, sizeof *out);
   out->wall_ms = wall_ms;
   for (int i = 0; i < cfg->processes; i++) {
     int status;
     failed |= waitpid(pids[i], &status, 0) != pids[i] || !WIFEXITED(status) || WEXITSTATUS(status);
+    const child_report *c = &sh->child[i];
+    int kind = !cfg->host_sharing || c->host_decodes > 0 || c->host_fallbacks > 0 ? DECODING
+                                                                                   : MAPPING;
+    out->per_process[BEYOND_READING][kind] += (double)(c->cpu_ns - c->read_ns) / 1e6;
+    out->per_process[ACQUIRING][kind] += (double)c->acquire_ns / 1e6;
+    n[kind]++;
     out->task_cpu_ms += (double)sh->child[i].cpu_ns / 1e6;
-    out->read_cpu_ms += (double)sh->child[i].read_ns / 1e6 * cfg->tasks;
+    out->read_cpu_ms += (double)sh->child[i].read_ns / 1e6;
     out->decodes += sh->child[i].decodes;
     out->fallbacks += sh->child[i].host_fallbacks;
     if (sh->child[i].bytes_held > out->decoded_bytes) out->decoded_bytes = sh->child[i].bytes_held;
   }
+  for (int f = 0; f < N_FIGURES; f++)
+    for (int k = 0; k < N_KINDS; k++)
+      if (n[k]) out->per_process[f][k] /= n[k];
+  out->n_mapping = n[MAPPING];
   out->processes = cfg->processes;
   out->threads = cfg->threads;
   out->tasks = cfg->tasks;
@@ -261,7 +323,7 @@ static spread spread_of(double *v, int n) {
  * run order; the fields are medians each, min-max beside the CPU and PSS. */
 typedef struct summary {
   result median;
-  spread cpu, pss, wall;
+  spread cpu, pss, wall, per_process[N_FIGURES][N_KINDS];
 } summary;
 
 static summary summarize(const result *rs, int runs) {
@@ -272,11 +334,23 @@ static summary summarize(const result *rs, int runs) {
     pss[r] = (double)rs[r].pss_bytes;
     wall[r] = rs[r].wall_ms;
   }
-  summary s = {rs[0], spread_of(cpu, runs), spread_of(pss, runs), spread_of(wall, runs)};
+  summary s;
+  memset(&s, 0, sizeof s);
+  s.median = rs[0];
+  s.cpu = spread_of(cpu, runs);
+  s.pss = spread_of(pss, runs);
+  s.wall = spread_of(wall, runs);
   s.median.task_cpu_ms = s.cpu.median;
   s.median.pss_bytes = (int64_t)s.pss.median;
   s.median.wall_ms = s.wall.median;
   s.median.read_cpu_ms = spread_of(read, runs).median;
+  for (int f = 0; f < N_FIGURES; f++)
+    for (int k = 0; k < N_KINDS; k++) {
+      double v[64];
+      for (int r = 0; r < runs; r++) v[r] = rs[r].per_process[f][k];
+      s.per_process[f][k] = spread_of(v, runs);
+      s.median.per_process[f][k] = s.per_process[f][k].median;
+    }
   for (int r = 1; r < runs; r++)
     if (rs[r].decodes > s.median.decodes) s.median.decodes = rs[r].decodes; /* the worst */
   return s;
@@ -307,6 +381,23 @@ static void print_goals(const summary *off, const summary *on) {
   printf("     reading the values costs %.1f ms (off) / %.1f ms (on) of it; beyond reading, "
          "on/off %.3f\n",
          off->median.read_cpu_ms, on->median.read_cpu_ms, beyond_reading(on) / beyond_reading(off));
+  for (int f = 0; f < N_FIGURES; f++) {
+    const spread *d_off = &off->per_process[f][DECODING], *d_on = &on->per_process[f][DECODING];
+    const spread *m_on = &on->per_process[f][MAPPING];
+    printf("     %s, per process: decoding %.1f [%.1f-%.1f] ms off, %.1f [%.1f-%.1f] ms on",
+           figure_name[f], d_off->median, d_off->min, d_off->max, d_on->median, d_on->min,
+           d_on->max);
+    if (on->median.n_mapping > 0)
+      printf("; mapping %.1f [%.1f-%.1f] ms: %.1f%% of a decoding process off (goal <= 6%%)",
+             m_on->median, m_on->min, m_on->max, 100 * m_on->median / d_off->median);
+    printf("\n");
+  }
+}
+
+/* A per-process figure, null when no process was of that kind. */
+static void print_json_ms(const char *name, int processes, double ms) {
+  if (processes == 0) printf(",\"%s\":null", name);
+  else printf(",\"%s\":%.3f", name, ms);
 }
 
 static void print_json_row(const summary *s, int first) {
@@ -314,12 +405,18 @@ static void print_json_row(const summary *s, int first) {
   printf("%s{\"processes\":%d,\"threads\":%d,\"tasks\":%d,\"host_sharing\":\"%s\",\"decodes\":%lld,"
          "\"task_cpu_ms\":%.3f,\"pss_bytes\":%lld,\"decoded_bytes\":%lld,\"input_bytes\":%lld,"
          "\"wall_ms\":%.3f,\"host_fallbacks\":%lld,\"read_cpu_ms\":%.3f,\"task_cpu_ms_min\":%.3f,\"task_cpu_ms_max\":%.3f,"
-         "\"pss_bytes_min\":%lld,\"pss_bytes_max\":%lld}",
+         "\"pss_bytes_min\":%lld,\"pss_bytes_max\":%lld",
          first ? "" : ",", r->processes, r->threads, r->tasks, r->host_sharing ? "on" : "off",
          (long long)r->decodes, r->task_cpu_ms, (long long)r->pss_bytes, (long long)r->decoded_bytes,
          (long long)r->input_bytes, r->wall_ms, (long long)r->fallbacks, r->read_cpu_ms, s->cpu.min,
          s->cpu.max,
          (long long)s->pss.min, (long long)s->pss.max);
+  for (int f = 0; f < N_FIGURES; f++) {
+    print_json_ms(figure_json[f][DECODING], r->processes - r->n_mapping,
+                  r->per_process[f][DECODING]);
+    print_json_ms(figure_json[f][MAPPING], r->n_mapping, r->per_process[f][MAPPING]);
+  }
+  printf("}");
 }
 
 /* ---- main ----------------------------------------------------------------------------- */
@@ -330,6 +427,13 @@ static void usage(FILE *f) {
           "                       [--runs K] [--json]\n"
           "  shape `broadcast`: P processes each run N tasks on T threads reading one broadcast,\n"
           "  the cache's host store off and on (runs alternate; medians of K runs).\n"
+          "  Reported: decodes on the host, summed task CPU, peak summed PSS, one decoded\n"
+          "  copy, the inputs, wall time; and the task CPU beyond reading the values (which\n"
+          "  costs the same off and on) of one process: one that decoded, and one that\n"
+          "  mapped the broadcast another process had decoded, with its share of the\n"
+          "  first; the same for the CPU of acquire and release alone.  With the store\n"
+          "  off every process decodes once already, so summed\n"
+          "  task CPU on/off cannot fall below reading plus 1/P of a decode.\n"
           "  Defaults: processes 1,2,4; 16 tasks; 4 threads; 1,000,000 rows; 3 runs.\n");
 }
 

@@ -50,6 +50,20 @@ int main(void) {
              "result %zu: one decoded copy of %lld bytes, %lld before", i,
              (long long)field(r, "decoded_bytes"), (long long)decoded);
     TU_CHECK(field(r, "input_bytes") == input_one * procs, "result %zu: inputs not one per process", i);
+    /* Per process: a decoding process always (every process, off); a
+     * mapping one only when the store is on and another process decoded. */
+    int mapping = on && procs > 1;
+    json_t *acq = json_object_get(r, "decoding_process_acquire_ms");
+    TU_CHECK(json_is_number(acq) && json_number_value(acq) > 0 &&
+                 json_is_number(json_object_get(r, "decoding_process_beyond_read_ms")),
+             "result %zu: no decoding process figures", i);
+    json_t *m_acq = json_object_get(r, "mapping_process_acquire_ms");
+    json_t *m_beyond = json_object_get(r, "mapping_process_beyond_read_ms");
+    TU_CHECK(mapping ? json_is_number(m_acq) && json_number_value(m_acq) > 0 &&
+                           json_is_number(m_beyond)
+                     : json_is_null(m_acq) && json_is_null(m_beyond),
+             "result %zu: %lld processes, host %s: mapping process figures %s", i, (long long)procs,
+             mode, mapping ? "missing" : "where no process mapped");
   }
   json_decref(doc);
   return tu_finish("bench_host");

@@ -98,14 +98,20 @@ static void std_source(cd_source *s) {
   xchg_buf_unref(ipc);
 }
 
-static xchg_cache *host_cache(const char *dir, int64_t retain_bytes, int64_t retain_ms) {
+static xchg_cache *host_cache_validating(const char *dir, int64_t retain_bytes, int64_t retain_ms,
+                                         xchg_validation validation) {
   xchg_cache_options o;
   xchg_cache_options_init(&o);
+  o.read.validation = validation;
   o.wait_check_ms = 10;
   o.host_dir = dir;
   o.host_retain_bytes = retain_bytes;
   o.host_retain_ms = retain_ms;
   return cd_cache_create(&o);
+}
+
+static xchg_cache *host_cache(const char *dir, int64_t retain_bytes, int64_t retain_ms) {
+  return host_cache_validating(dir, retain_bytes, retain_ms, XCHG_VALIDATE_FULL);
 }
 
 /* Whether p lies in a mapping of a file under dir (/proc/self/maps). */
@@ -525,14 +531,28 @@ static void expect_fallback(const char *dir, cd_source *s, const char *reason, c
   expect_fallback_after(dir, s, 0, reason, what);
 }
 
-/* Publishes the standard segment in dir (kept: unlimited retention). */
-static void publish(const char *dir, cd_source *s, char *seg_path, size_t n) {
-  xchg_cache *c = host_cache(dir, INT64_MAX, 0);
+/* Publishes the standard segment in dir (kept: unlimited retention), from
+ * a cache validating as `validation` says. */
+static void publish_validated(const char *dir, cd_source *s, xchg_validation validation,
+                              char *seg_path, size_t n) {
+  xchg_cache *c = host_cache_validating(dir, INT64_MAX, 0, validation);
   xchg_error err;
   TU_OK(acquire_checked(c, s, dir, NULL, NULL, &err), err);
   TU_EXPECT(cd_metrics(c).host_decodes == 1);
   xchg_cache_free(c);
   find_file(dir, ".seg", seg_path, n);
+}
+
+static void publish(const char *dir, cd_source *s, char *seg_path, size_t n) {
+  publish_validated(dir, s, XCHG_VALIDATE_FULL, seg_path, n);
+}
+
+/* The standard source, and a new directory dir[256] holding its segment
+ * seg[512], written by a cache validating as `validation` says. */
+static void published_segment(cd_source *s, xchg_validation validation, char *dir, char *seg) {
+  std_source(s);
+  make_dir(dir, 256);
+  publish_validated(dir, s, validation, seg, 512);
 }
 
 static void expect_mapped(const char *dir, cd_source *s, const char *what) {
@@ -607,10 +627,8 @@ static void corrupt(const char *path, const uint8_t *good, size_t size, size_t a
 
 static void test_corrupted(void) {
   cd_source s;
-  std_source(&s);
   char dir[256], seg[512];
-  make_dir(dir, sizeof dir);
-  publish(dir, &s, seg, sizeof seg);
+  published_segment(&s, XCHG_VALIDATE_FULL, dir, seg);
   size_t size;
   uint8_t *good = tu_read_file(seg, &size);
   TU_CHECK(good && size > 1024, "cannot read the segment");
@@ -651,6 +669,49 @@ static void test_corrupted(void) {
   TU_EXPECT(tu_write_file(seg, good, size) == 0);
   expect_mapped(dir, &s, "the segment restored");
   free(good);
+  remove_dir(dir);
+  cd_source_free(&s);
+}
+
+/* ---- values checked once ------------------------------------------------------------ */
+
+/* Sets a dictionary index of the segment at path to -1, outside its
+ * dictionary: the indices of batch 0 are row % 4, found as they lie. */
+static void corrupt_an_index(const char *path) {
+  size_t size;
+  uint8_t *bytes = tu_read_file(path, &size);
+  const int32_t pattern[12] = {0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3};
+  uint8_t *at = bytes ? memmem(bytes, size, pattern, sizeof pattern) : NULL;
+  TU_CHECK(at != NULL, "no dictionary indices found in %s", path);
+  if (at) corrupt(path, bytes, size, (size_t)(at - bytes) + 5 * sizeof pattern[0], 4, size);
+  free(bytes);
+}
+
+/* A segment whose writer validated the values in full is mapped with its
+ * bounds checked only (no page of values is read before a consumer does):
+ * a bad index in it is not looked for.  A segment whose writer did not
+ * (it validated bounds only) is validated in full by a process that asks
+ * for it: the bad index is found, and that process decodes privately. */
+static void test_values_checked_once(void) {
+  cd_source s;
+  char dir[256], seg[512];
+  published_segment(&s, XCHG_VALIDATE_FULL, dir, seg);
+  corrupt_an_index(seg);
+  xchg_cache *c = host_cache(dir, INT64_MAX, 0);
+  xchg_broadcast b = cd_broadcast(&s);
+  xchg_cache_holder *h = NULL;
+  xchg_error err;
+  TU_OK(xchg_cache_acquire(c, "bc", &b, NULL, 0, NULL, NULL, &h, &err), err);
+  TU_CHECK(cd_metrics(c).host_maps == 1 && cd_metrics(c).host_fallbacks == 0 && cd_metrics(c).decodes == 0,
+           "a validated segment was not mapped as it is");
+  xchg_cache_release(h);
+  xchg_cache_free(c);
+  remove_dir(dir);
+  cd_source_free(&s);
+  published_segment(&s, XCHG_VALIDATE_BOUNDS, dir, seg);
+  corrupt_an_index(seg);
+  expect_fallback_after(dir, &s, 1, "dictionary index -1 at row 5", "a bad index in a segment written "
+                        "without full validation");
   remove_dir(dir);
   cd_source_free(&s);
 }
@@ -712,6 +773,7 @@ int main(void) {
   test_budget_and_age();
   test_refused();
   test_corrupted();
+  test_values_checked_once();
   test_no_room();
   test_bad_bytes();
   TU_CHECK(xchg_buf_live_count() == live && xchg_buf_allocated_bytes() == bytes,

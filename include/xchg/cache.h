@@ -86,8 +86,14 @@
  *     segments are created 0600, and before mapping, a segment must be a
  *     regular file owned by this user, of mode 0600, whose size, magic,
  *     header checksum, key, and part bounds check out.  Parts are then
- *     read by the IPC reader with the cache's validation, so a damaged
- *     segment is an error, never a crash.  The contents of a well-formed
+ *     read by the IPC reader with bounds checks on every message and
+ *     buffer, so a damaged segment is an error, never a crash.  Values are
+ *     validated once per host: a writer whose cache validates in full
+ *     (read.validation, the default) marks the segment so in its
+ *     checksummed header, and mapping processes then check bounds only,
+ *     touching no page of values before a consumer reads it; a segment
+ *     without the mark is validated as the mapping cache's read options
+ *     say.  The contents of a well-formed
  *     segment are trusted as this user's own data (there is no checksum of
  *     the data bytes); so are the user's own processes: truncating a mapped
  *     segment behind the store's back can fault its readers.  Segments are

@@ -28,6 +28,7 @@
 #define HEADER_FIXED 64
 #define PART_ALIGN 64
 #define NAME_SIZE 48 /* 32 hex digits, a suffix, the NUL */
+#define SEGMENT_VALIDATED 1u /* the writer validated the values in full */
 
 struct host_store {
   atomic_long refs; /* the opener and every live mapping */
@@ -46,7 +47,8 @@ typedef struct segment_header {
   uint64_t key_len;
   uint64_t n_parts;
   uint64_t header_hash;  /* FNV-1a of the header bytes, this field as 0 */
-  uint64_t reserved[2];
+  uint64_t flags;        /* SEGMENT_VALIDATED */
+  uint64_t reserved;
 } segment_header;
 
 _Static_assert(sizeof(segment_header) == HEADER_FIXED, "segment header layout");
@@ -56,6 +58,7 @@ struct host_segment {
   int64_t *offsets, *lengths;
   xchg_broadcast_part *parts;
   xchg_broadcast broadcast;
+  int validated;
 };
 
 /* A live mapping: what its release needs. */
@@ -202,6 +205,7 @@ static xchg_status parse_header(const uint8_t *map, size_t size, const char *key
     seg->lengths[i] = (int64_t)len;
   }
   seg->broadcast.n_parts = n;
+  seg->validated = (h.flags & SEGMENT_VALIDATED) != 0;
   return XCHG_OK;
 }
 
@@ -308,6 +312,7 @@ static xchg_status map_segment(host_store *s, const char *key, host_segment **ou
 
 const xchg_broadcast *host_segment_broadcast(const host_segment *seg) { return &seg->broadcast; }
 int64_t host_segment_size(const host_segment *seg) { return (int64_t)xchg_buf_size(seg->map); }
+int host_segment_validated(const host_segment *seg) { return seg->validated; }
 
 /* ---- the key's lock --------------------------------------------------------- */
 
@@ -330,21 +335,35 @@ static int still_linked(int dirfd, int fd, const char *name) {
          a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-/* Takes LOCK_EX on the lock file `name` without blocking; -1 when another
- * holds it (errno EWOULDBLOCK) or on failure. */
-static int try_lock(int dirfd, const char *name) {
+/* Takes LOCK_EX without blocking on the lock file `name`, through *fd
+ * (opened when -1, and kept open while another holds the lock, so that a
+ * waiter polls with one flock per try).  Returns 1 when taken, 0 when
+ * another holds it, -1 on failure (errno set; *fd closed). */
+static int try_lock_fd(int dirfd, const char *name, int *fd) {
   for (;;) {
-    int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) return -1;
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (*fd < 0 && (*fd = openat(dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+      return -1;
+    if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
+      if (errno == EWOULDBLOCK) return 0;
       int e = errno;
-      close(fd);
+      close(*fd);
+      *fd = -1;
       errno = e;
       return -1;
     }
-    if (still_linked(dirfd, fd, name)) return fd;
-    close(fd);
+    if (still_linked(dirfd, *fd, name)) return 1;
+    close(*fd); /* an evictor unlinked the one we waited on: lock the new one */
+    *fd = -1;
   }
+}
+
+/* Takes LOCK_EX on the lock file `name` without blocking; -1 when another
+ * holds it or on failure. */
+static int try_lock(int dirfd, const char *name) {
+  int fd = -1;
+  if (try_lock_fd(dirfd, name, &fd) == 1) return fd;
+  if (fd >= 0) close(fd);
+  return -1;
 }
 
 /* Takes the key's lock, waiting (polling, asking cancel every
@@ -353,15 +372,13 @@ static int try_lock(int dirfd, const char *name) {
 static xchg_status lock_key(host_store *s, const host_request *req, const char *name, int *fd_out,
                             int *waited, xchg_error *why, xchg_error *err) {
   int64_t next_check = now_ms() + req->wait_check_ms, pause = 1;
+  int fd = -1;
   for (;;) {
-    int fd = try_lock(s->dirfd, name);
-    if (fd >= 0) {
+    int taken = try_lock_fd(s->dirfd, name, &fd);
+    if (taken != 0) {
       *fd_out = fd;
-      return XCHG_OK;
-    }
-    if (errno != EWOULDBLOCK) {
-      *fd_out = -1;
-      xchg_errorf(why, XCHG_EIO, "host store: cannot lock %s: %s", name, strerror(errno));
+      if (taken < 0)
+        xchg_errorf(why, XCHG_EIO, "host store: cannot lock %s: %s", name, strerror(errno));
       return XCHG_OK;
     }
     *waited = 1;
@@ -369,9 +386,11 @@ static xchg_status lock_key(host_store *s, const host_request *req, const char *
     if (pause < 10) pause++;
     if (now_ms() >= next_check) {
       next_check = now_ms() + req->wait_check_ms;
-      if (req->cancel && req->cancel(req->cancel_ctx))
+      if (req->cancel && req->cancel(req->cancel_ctx)) {
+        close(fd);
         return xchg_errorf(err, XCHG_ECANCELLED, "broadcast '%s': cancelled while waiting for "
                            "another process's decode", req->key);
+      }
     }
   }
 }
@@ -432,16 +451,17 @@ static xchg_status write_part(segment_writer *w, const host_request *req, int64_
 }
 
 /* Fills the fixed header for a file whose last part ends at `end`. */
-static void finish_header(segment_writer *w, const char *key, int64_t n_parts, uint64_t end) {
+static void finish_header(segment_writer *w, const host_request *req, uint64_t end) {
   segment_header h;
   memset(&h, 0, sizeof h);
   memcpy(h.magic, SEGMENT_MAGIC, 8);
   h.size = end;
   h.header_bytes = w->header_bytes;
-  h.key_len = strlen(key);
-  h.n_parts = (uint64_t)n_parts;
+  h.key_len = strlen(req->key);
+  h.n_parts = (uint64_t)req->n_parts;
+  h.flags = req->validated ? SEGMENT_VALIDATED : 0;
   memcpy(w->header, &h, sizeof h);
-  memcpy(w->header + sizeof h, key, strlen(key));
+  memcpy(w->header + sizeof h, req->key, strlen(req->key));
   h.header_hash = header_hash(w->header, w->header_bytes);
   memcpy(w->header, &h, sizeof h);
 }
@@ -479,7 +499,7 @@ static xchg_status write_segment(host_store *s, const host_request *req, int *wr
   for (int64_t i = 0; i < req->n_parts && st == XCHG_OK && !*write_failed; i++)
     st = write_part(&w, req, i, write_failed, why, err);
   if (st == XCHG_OK && !*write_failed) {
-    finish_header(&w, req->key, req->n_parts, w.end);
+    finish_header(&w, req, w.end);
     if (ftruncate(w.fd, (off_t)w.end) != 0 || write_all_at(w.fd, w.header, w.header_bytes, 0) != 0 ||
         renameat(s->dirfd, tmp, s->dirfd, seg) != 0) {
       *write_failed = 1;

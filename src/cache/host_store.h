@@ -38,6 +38,7 @@ typedef xchg_status (*host_open_reader_fn)(void *ctx, int64_t part, xchg_ipc_rea
 typedef struct host_request {
   const char *key;
   int64_t n_parts;
+  int validated; /* open_reader validates values in full (XCHG_VALIDATE_FULL) */
   host_open_reader_fn open_reader;
   void *open_ctx;
   xchg_cancel_fn cancel;
@@ -72,6 +73,10 @@ int64_t host_store_evictions(host_store *s);
  * zero-copy), valid while the segment is. */
 const xchg_broadcast *host_segment_broadcast(const host_segment *seg);
 int64_t host_segment_size(const host_segment *seg);
+/* Whether the segment's writer validated its values in full while decoding
+ * them (recorded in its checksummed header): reading it then needs the
+ * bounds checked only. */
+int host_segment_validated(const host_segment *seg);
 /* Frees the segment; the mapping, and with it the lease, goes once no
  * array points into it any more (they hold references on it). */
 void host_segment_free(host_segment *seg);

@@ -66,14 +66,18 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgCache_nMetrics(JNIEnv *env, jclass cls,
                                                         jlongArray out) {
   xchg_cache_metrics m;
   xchg_cache_get_metrics(XJ_PTR(xchg_cache, cache), &m);
-  jlong v[11] = {m.acquisitions, m.hits,     m.waits,    m.decodes,    m.failed_decodes,
-                 m.cancellations, m.derived_builds, m.entries, m.retained, m.bytes_held,
-                 m.evictions};
-  if ((*env)->GetArrayLength(env, out) < 11) {
+  /* In the order of XchgCacheMetrics's fields. */
+  jlong v[] = {m.acquisitions,  m.hits,           m.waits,         m.decodes,
+               m.failed_decodes, m.cancellations, m.derived_builds, m.entries,
+               m.retained,       m.bytes_held,     m.evictions,      m.host_decodes,
+               m.host_maps,      m.host_waits,     m.host_fallbacks, m.host_evictions,
+               m.bytes_shared};
+  jsize n = (jsize)(sizeof v / sizeof v[0]);
+  if ((*env)->GetArrayLength(env, out) < n) {
     xj_throw_java(env, "java/lang/IllegalArgumentException", "metrics array too short");
     return;
   }
-  (*env)->SetLongArrayRegion(env, out, 0, 11, v);
+  (*env)->SetLongArrayRegion(env, out, 0, n, v);
 }
 
 /* ---- acquiring ---------------------------------------------------------- */

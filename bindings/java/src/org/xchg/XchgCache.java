@@ -159,7 +159,7 @@ public final class XchgCache implements AutoCloseable {
 
   /** The cache's counters now. */
   public XchgCacheMetrics metrics() {
-    long[] v = new long[11];
+    long[] v = new long[XchgCacheMetrics.COUNT];
     synchronized (this) {
       nMetrics(live(), v);
     }

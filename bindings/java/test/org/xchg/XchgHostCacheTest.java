@@ -26,6 +26,7 @@ public final class XchgHostCacheTest {
     spark = TestSupport.sparkLz4(data.ipc());
     scenario("two caches on one host directory: one decode", () -> shared(true));
     scenario("a world-writable host directory: refused, private decodes", () -> shared(false));
+    scenario("no host retention: the released segment is evicted", XchgHostCacheTest::evicted);
     TestSupport.exit();
   }
 
@@ -40,9 +41,33 @@ public final class XchgHostCacheTest {
     }
   }
 
-  private static void shared(boolean privateDir) throws Exception {
+  /** The host counters of a cache holding the broadcast: mapped from the store, or decoded
+   * privately after the store was refused. */
+  private static void checkHostMetrics(XchgCacheMetrics m, boolean mapped, long hostDecodes,
+      String who) {
+    checkEq(hostDecodes, m.hostDecodes(), who + ": host decodes");
+    checkEq(mapped ? 1 : 0, m.hostMaps(), who + ": host maps");
+    checkEq(0, m.hostWaits(), who + ": host waits");
+    checkEq(mapped ? 0 : 1, m.hostFallbacks(), who + ": host fallbacks");
+    checkEq(0, m.hostEvictions(), who + ": host evictions");
+    check(m.bytesHeld() > 0, who + ": bytes held");
+    checkEq(mapped ? m.bytesHeld() : 0, m.bytesShared(), who + ": shared bytes");
+  }
+
+  private static Path newDir() throws IOException {
     Path base = Files.isDirectory(Path.of("/dev/shm")) ? Path.of("/dev/shm") : Path.of("/tmp");
-    Path dir = Files.createTempDirectory(base, "xchg-host-java-");
+    return Files.createTempDirectory(base, "xchg-host-java-");
+  }
+
+  private static void removeDir(Path dir) throws IOException {
+    try (Stream<Path> s = Files.list(dir)) {
+      s.forEach(p -> p.toFile().delete());
+    }
+    check(Files.deleteIfExists(dir), "the test directory removed");
+  }
+
+  private static void shared(boolean privateDir) throws Exception {
+    Path dir = newDir();
     if (!privateDir) Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
     XchgCache.Options o = new XchgCache.Options().hostDir(dir.toString()).hostRetainBytes(1L << 40);
     XchgCache a = XchgCache.open(o), b = XchgCache.open(o);
@@ -52,6 +77,8 @@ public final class XchgHostCacheTest {
       XchgCacheHolder hb = b.acquire("bc", chunks, StreamCodec.LZ4_JAVA, () -> false);
       checkValues(ha, "first cache");
       checkValues(hb, "second cache");
+      checkHostMetrics(a.metrics(), privateDir, privateDir ? 1 : 0, "first cache");
+      checkHostMetrics(b.metrics(), privateDir, 0, "second cache");
       ha.release();
       hb.release();
       checkEq(1, a.metrics().decodes(), "the first cache decodes");
@@ -60,10 +87,27 @@ public final class XchgHostCacheTest {
     } finally {
       a.close();
       b.close();
-      try (Stream<Path> s = Files.list(dir)) {
-        s.forEach(p -> p.toFile().delete());
-      }
-      check(Files.deleteIfExists(dir), "the test directory removed");
+      removeDir(dir);
+    }
+  }
+
+  /** With a host budget of 0 bytes, dropping the only mapping removes the segment. */
+  private static void evicted() throws Exception {
+    Path dir = newDir();
+    XchgCache c = XchgCache.open(new XchgCache.Options().hostDir(dir.toString()));
+    try {
+      ByteBuffer[] chunks = TestSupport.chunks(spark, 1 << 20, TestSupport.Kind.HEAP);
+      XchgCacheHolder h = c.acquire("bc", chunks, StreamCodec.LZ4_JAVA, () -> false);
+      checkValues(h, "the cache");
+      checkEq(1, segments(dir), "segments while held");
+      h.release();
+      XchgCacheMetrics m = c.metrics();
+      checkEq(1, m.hostEvictions(), "host evictions");
+      checkEq(0, m.bytesShared(), "shared bytes once released");
+      checkEq(0, segments(dir), "segments once released");
+    } finally {
+      c.close();
+      removeDir(dir);
     }
   }
 }
