@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bindings/java/bench.sh — the JVM benchmarks, run from the repository root
 # with the build in build/ (or $XCHG_BUILD_DIR): an optimised build without
-# sanitizers, e.g. `cmake -S . -B build -DCMAKE_BUILD_TYPE=Release &&
-# cmake --build build -j2`.
+# sanitizers that includes the Java classes of the tests (the benchmarks
+# live there), e.g. `scripts/setup.sh && cmake -S . -B build
+# -DCMAKE_BUILD_TYPE=Release -DXCHG_BUILD_TESTS=ON && cmake --build build -j2`.
 #
 #   bindings/java/bench.sh cached [--json] [--rows N] [--runs N] [--codecs none,lz4,zstd] [--decode-only]
 #       shape `cache`: XchgBatchReader against the JVM baseline (XchgCachedBench)
@@ -19,7 +20,7 @@ case $what in
   *) echo "$0: unknown benchmark '$what' (cached, broadcast)" >&2; exit 2 ;;
 esac
 for f in "$build/xchg" "$build/libxchg_jni.so" "$build/java/classes" "$build/java/test-classes"; do
-  [ -e "$f" ] || { echo "$0: $f is missing: build first (see the comment at the top)" >&2; exit 1; }
+  [ -e "$f" ] || { echo "$0: $f is missing: build with -DXCHG_BUILD_TESTS=ON first (see the comment at the top)" >&2; exit 1; }
 done
 if grep -q '^XCHG_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
   echo "$0: $build is a sanitizer build: its figures would mean nothing" >&2
