@@ -111,16 +111,22 @@ typedef struct read_result {
   char column_names[64][32];
 } read_result;
 
+/* The read options of a timed run: on pool, validated as `validation` says. */
+static xchg_read_options read_options(xchg_pool *pool, xchg_validation validation) {
+  xchg_read_options opts;
+  xchg_read_options_init(&opts);
+  opts.pool = pool;
+  opts.validation = validation;
+  return opts;
+}
+
 /* Reads all of data with the given columns (NULL: all) on pool, in
  * r->decode_ns from open to close.  With list (the warm-up: no pool, the
  * hook is not locked), touches every value and records the compressed
  * buffers. */
 static int read_once(const uint8_t *data, size_t size, char **columns, int n_columns, xchg_pool *pool,
                      xchg_validation validation, buffer_list *list, read_result *r) {
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
-  opts.pool = pool;
-  opts.validation = validation;
+  xchg_read_options opts = read_options(pool, validation);
   xchg_ipc_reader *reader;
   xchg_error err;
   memset(r, 0, sizeof *r);
@@ -345,10 +351,7 @@ static void payload_split_free(payload_split *s) {
 /* A timed run of --payloads: every payload decoded, from open to close. */
 static int read_payloads(const uint8_t *data, const payload_split *s, xchg_pool *pool,
                          xchg_validation validation, read_result *r) {
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
-  opts.pool = pool;
-  opts.validation = validation;
+  xchg_read_options opts = read_options(pool, validation);
   xchg_batch_decoder *dec;
   xchg_error err;
   memset(r, 0, sizeof *r);

@@ -521,7 +521,6 @@ static xchg_status compact_columns(decoded *d, xchg_error *err) {
   return XCHG_OK;
 }
 
-
 /* Decodes columns[0..n) (ascending, distinct) of every part into d; first
  * is part 0's reader when already open (taken over). */
 static xchg_status decode_columns(const xchg_cache *c, const cache_entry *e,

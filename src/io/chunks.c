@@ -88,8 +88,10 @@ xchg_status xchg_source_from_chunks(const xchg_chunk *chunks, size_t count,
   /* Empty chunks are dropped so that every chunk holds its start offset. */
   st->chunks = malloc((count ? count : 1) * sizeof *st->chunks);
   st->starts = malloc((count + 1) * sizeof *st->starts);
-  xchg_status status = XCHG_ENOMEM;
-  if (st->chunks != NULL && st->starts != NULL) {
+  xchg_status status;
+  if (st->chunks == NULL || st->starts == NULL) {
+    status = xchg_source_no_memory(err, who);
+  } else {
     uint64_t size = 0;
     for (size_t i = 0; i < count; i++) {
       if (chunks[i].size == 0) continue;
@@ -106,5 +108,5 @@ xchg_status xchg_source_from_chunks(const xchg_chunk *chunks, size_t count,
   free(st->chunks);
   free(st->starts);
   free(st);
-  return xchg_source_no_memory(err, who);
+  return status;
 }
