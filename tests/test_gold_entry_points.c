@@ -606,7 +606,8 @@ int main(int argc, char **argv) {
   size_t n;
   if (rt_find_gold_for_main(argc, argv, &jsons, &n) != 0) return 1;
   if (argc > 1) testdata = argv[1];
-  TU_OK(xchg_pool_create(3, &pool, NULL), (xchg_error){{0}});
+  xchg_error err;
+  TU_OK(xchg_pool_create(3, &pool, &err), err);
   for (size_t i = 0; i < n; i++) check_gold(jsons[i]);
   rt_free_paths(jsons, n);
   const char *corpus = getenv("XCHG_FUZZ_CORPUS");
