@@ -101,6 +101,14 @@ static void test_slice_bounds(void) {
   xchg_buf_unref(ok_end);
   xchg_buf_unref(whole);
   xchg_buf_unref(b);
+  /* An empty wrapped buffer may have no data at all (xchg_source_from_memory
+   * over NULL, 0): its empty slice has none either (NULL + 0 is undefined
+   * in C, which clang's UBSan reports). */
+  xchg_buf *none = xchg_buf_wrap(NULL, 0, NULL, NULL);
+  xchg_buf *empty = xchg_buf_slice(none, 0, 0);
+  TU_EXPECT(empty != NULL && xchg_buf_size(empty) == 0 && xchg_buf_data(empty) == NULL);
+  xchg_buf_unref(empty);
+  xchg_buf_unref(none);
 }
 
 typedef struct release_record {

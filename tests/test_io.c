@@ -547,6 +547,21 @@ static void test_memory_constructor_errors(void) {
                  XCHG_EINVAL, "xchg_source_from_chunks", "chunk 1 of 3 has NULL data and 7 bytes");
   EXPECT_NO_OUT(xchg_source_from_chunks(chunks, 1, chunky_close, &c, NULL, &err),
                 "xchg_source_from_chunks");
+  /* Sizes whose sum passes INT64_MAX (the first pair), or wraps past
+   * UINT64_MAX into a few bytes (the second): the chunk named is the one
+   * that takes the total out of range.  Nothing is read. */
+  xchg_chunk huge[3] = {{bytes, 4}, {bytes, (size_t)INT64_MAX}, {bytes, 4}};
+  EXPECT_REFUSED(xchg_source_from_chunks(huge, 3, chunky_close, &c, &src, &err), XCHG_EINVAL,
+                 "xchg_source_from_chunks", "chunk 1 of 3 (9223372036854775807 bytes) takes the "
+                 "total size past INT64_MAX bytes");
+  xchg_chunk wrapping[3] = {{bytes, SIZE_MAX - 1}, {bytes, 2}, {bytes, 4}};
+  EXPECT_REFUSED(xchg_source_from_chunks(wrapping, 3, chunky_close, &c, &src, &err), XCHG_EINVAL,
+                 "xchg_source_from_chunks", "chunk 0 of 3 (18446744073709551614 bytes)");
+  xchg_chunk edge[2] = {{bytes, (size_t)INT64_MAX - 4}, {bytes, 4}};
+  TU_OK(xchg_source_from_chunks(edge, 2, NULL, NULL, &src, &err), err);
+  TU_CHECK(src && xchg_source_size(src) == INT64_MAX, "chunks of INT64_MAX bytes in all: size %lld",
+           src ? (long long)xchg_source_size(src) : -1LL);
+  xchg_source_free(src);
 
   EXPECT_REFUSED(xchg_source_from_read_at(16, NULL, chunky_close, &c, &src, &err),
                  XCHG_EINVAL, "xchg_source_from_read_at", "read_at is NULL");

@@ -37,7 +37,7 @@ static tu_bytes lz4_frames(tu_bytes payload, size_t chunk) {
     size_t n = payload.size - off < chunk ? payload.size - off : chunk;
     size_t cap = LZ4F_compressFrameBound(n, NULL);
     uint8_t *f = malloc(cap);
-    size_t fn = LZ4F_compressFrame(f, cap, payload.data + off, n, NULL);
+    size_t fn = LZ4F_compressFrame(f, cap, n ? payload.data + off : NULL, n, NULL); /* data NULL when empty */
     tu_bytes_append(&out, f, fn);
     free(f);
     if (payload.size == 0) break;

@@ -133,8 +133,9 @@ typedef struct xchg_chunk {
 /** A source over the concatenation of count chunks (e.g. a JVM's 1 MiB heap
  * chunks), read without joining them; the chunk list is copied, the bytes
  * are not.  release (may be NULL) runs when the source is closed.
- * XCHG_EINVAL when out is NULL, chunks is NULL with a non-zero count, or a
- * chunk of non-zero size has NULL data (the message gives its index);
+ * XCHG_EINVAL when out is NULL, chunks is NULL with a non-zero count, a
+ * chunk of non-zero size has NULL data, or the sizes sum past INT64_MAX
+ * (the message gives the index of the chunk at fault);
  * XCHG_ENOMEM when out of memory.  release does not run on failure. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_chunks(const xchg_chunk *chunks, size_t count,
                                                             void (*release)(void *ctx),

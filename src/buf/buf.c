@@ -198,7 +198,8 @@ xchg_buf *xchg_buf_wrap(const void *data, size_t size, xchg_release_fn release, 
 xchg_buf *xchg_buf_slice(xchg_buf *parent, size_t offset, size_t size) {
   if (parent == NULL || offset > parent->size || size > parent->size - offset) return NULL;
   xchg_buf *root = parent->kind == BUF_SLICE ? parent->root : parent;
-  xchg_buf *buf = new_header(BUF_SLICE, parent->data + offset, size);
+  /* An empty wrapped buffer may have no data (NULL + 0 is undefined). */
+  xchg_buf *buf = new_header(BUF_SLICE, parent->data ? parent->data + offset : NULL, size);
   if (buf == NULL) return NULL;
   buf->root = xchg_buf_ref(root);
   return buf;

@@ -209,6 +209,16 @@ static xchg_status parse_header(const uint8_t *map, size_t size, const char *key
   return XCHG_OK;
 }
 
+int host_segment_reseal(void *segment, size_t size) {
+  segment_header h;
+  if (size < sizeof h) return -1;
+  memcpy(&h, segment, sizeof h);
+  if (h.header_bytes < sizeof h || h.header_bytes > size) return -1;
+  h.header_hash = header_hash(segment, (size_t)h.header_bytes);
+  memcpy(segment, &h, sizeof h);
+  return 0;
+}
+
 static void touch_and_unlock(int fd) {
   futimens(fd, NULL); /* the time of the last release, for retain_ms (best effort) */
   close(fd);

@@ -77,6 +77,11 @@ int64_t host_segment_size(const host_segment *seg);
  * them (recorded in its checksummed header): reading it then needs the
  * bounds checked only. */
 int host_segment_validated(const host_segment *seg);
+/* Recomputes the header checksum of a segment's bytes in memory: 0, or -1
+ * (nothing changed) when they are too short for the header they declare.
+ * For fuzz/fuzz_host_segment.c, whose mutations must get past the checksum
+ * to reach the part table and the parts behind it. */
+int host_segment_reseal(void *segment, size_t size);
 /* Frees the segment; the mapping, and with it the lease, goes once no
  * array points into it any more (they hold references on it). */
 void host_segment_free(host_segment *seg);

@@ -89,7 +89,10 @@ static inline size_t stream_in_avail(const xchg_istream *s) {
   if (s->in_limit - here < avail) avail = (size_t)(s->in_limit - here);
   return avail;
 }
-static inline const uint8_t *stream_in_ptr(const xchg_istream *s) { return s->in + s->in_pos; }
+/* NULL before any input (NULL + 0 is undefined, hence the test). */
+static inline const uint8_t *stream_in_ptr(const xchg_istream *s) {
+  return s->in ? s->in + s->in_pos : NULL;
+}
 static inline void stream_in_consume(xchg_istream *s, size_t n) { s->in_pos += n; }
 /* Source offset of the next input byte, for error messages. */
 static inline uint64_t stream_in_offset(const xchg_istream *s) { return s->in_base + s->in_pos; }

@@ -71,6 +71,18 @@ static size_t first_chunk_without_data(const xchg_chunk *chunks, size_t count) {
   return i;
 }
 
+/* Index of the chunk whose size takes the total past INT64_MAX bytes (a
+ * source's size is an int64_t, and a sum past UINT64_MAX would wrap into a
+ * small, wrong size), or count. */
+static size_t first_chunk_past_range(const xchg_chunk *chunks, size_t count) {
+  uint64_t total = 0;
+  for (size_t i = 0; i < count; i++) {
+    if (chunks[i].size > (uint64_t)INT64_MAX - total) return i;
+    total += chunks[i].size;
+  }
+  return count;
+}
+
 xchg_status xchg_source_from_chunks(const xchg_chunk *chunks, size_t count,
                                     void (*release)(void *ctx), void *release_ctx,
                                     xchg_source **out, xchg_error *err) {
@@ -83,6 +95,9 @@ xchg_status xchg_source_from_chunks(const xchg_chunk *chunks, size_t count,
   if (bad < count)
     return xchg_errorf(err, XCHG_EINVAL, "%s: chunk %zu of %zu has NULL data and %zu bytes", who,
                        bad, count, chunks[bad].size);
+  if ((bad = first_chunk_past_range(chunks, count)) < count)
+    return xchg_errorf(err, XCHG_EINVAL, "%s: chunk %zu of %zu (%zu bytes) takes the total size "
+                       "past INT64_MAX bytes", who, bad, count, chunks[bad].size);
   chunks_state *st = calloc(1, sizeof *st);
   if (st == NULL) return xchg_source_no_memory(err, who);
   /* Empty chunks are dropped so that every chunk holds its start offset. */

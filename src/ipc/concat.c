@@ -49,9 +49,15 @@ static xchg_buf *concat_bytes(const uint8_t *a, size_t a_len, const uint8_t *b, 
   return out;
 }
 
+/* Bytes [at, at + n) of buffer index of a: NULL when n is 0, as the
+ * buffer of an empty array is absent (NULL), and NULL + 0 is undefined. */
+static const uint8_t *bytes_at(const ipc_array *a, int index, int64_t at, int64_t n) {
+  return n > 0 ? ipc_array_data(a, index) + at : NULL;
+}
+
 static xchg_buf *concat_fixed(span a, span b, int index, int width) {
-  return concat_bytes(ipc_array_data(a.array, index) + a.offset * width, (size_t)(a.length * width),
-                      ipc_array_data(b.array, index) + b.offset * width, (size_t)(b.length * width));
+  return concat_bytes(bytes_at(a.array, index, a.offset * width, a.length * width), (size_t)(a.length * width),
+                      bytes_at(b.array, index, b.offset * width, b.length * width), (size_t)(b.length * width));
 }
 
 /* Offsets of both spans rebased to start at 0; returns the ranges of
@@ -236,8 +242,8 @@ static xchg_status concat_value(const ipc_field *f, span a, span b, ipc_array *o
       if ((st = check_addressable(f, width, offsets_range(a, width) + offsets_range(b, width), err)) != XCHG_OK)
         return st;
       if (!ipc_array_set_buf(out, 1, concat_offsets(a, b, width, ranges))) break;
-      if (!ipc_array_set_buf(out, 2, concat_bytes(ipc_array_data(a.array, 2) + ranges[0][0], (size_t)ranges[0][1],
-                                                  ipc_array_data(b.array, 2) + ranges[1][0], (size_t)ranges[1][1])))
+      if (!ipc_array_set_buf(out, 2, concat_bytes(bytes_at(a.array, 2, ranges[0][0], ranges[0][1]), (size_t)ranges[0][1],
+                                                  bytes_at(b.array, 2, ranges[1][0], ranges[1][1]), (size_t)ranges[1][1])))
         return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
       break;
     case IPC_LIST: case IPC_LARGE_LIST: case IPC_MAP:

@@ -505,6 +505,13 @@ xchg_status ipc_column_bytes(const ipc_decode_ctx *ctx, const fb_table *batch, c
       const uint8_t *spec = fb_vector_elem(&d.buffers, b);
       int64_t offset = (int64_t)fb_load_u64(spec), len = (int64_t)fb_load_u64(spec + 8);
       int64_t size = decoded_size(&d, offset, len);
+      /* Ranges may overlap and declared lengths are claims: their sums
+       * can pass INT64_MAX only in a damaged batch. */
+      if (len > INT64_MAX - wire[i] || (decoded[i] >= 0 && size > INT64_MAX - decoded[i])) {
+        d.field = &columns[i];
+        st = fail(&d, b, XCHG_EFORMAT, "the column's buffer lengths sum past INT64_MAX bytes");
+        break;
+      }
       wire[i] += len;
       decoded[i] = decoded[i] < 0 || size < 0 ? -1 : decoded[i] + size;
     }

@@ -84,7 +84,8 @@ static const uint8_t *bytes_at(const char *f, const struct ArrowArray *a, int64_
   int w = (f[0] == 'Z' || f[0] == 'U') ? 8 : 4;
   int64_t start = load_int(a->buffers[1], w, p, 1), end = load_int(a->buffers[1], w, p + 1, 1);
   *len = end - start;
-  return (const uint8_t *)a->buffers[2] + start;
+  /* The data of only empty strings may be NULL (NULL + 0 is undefined). */
+  return *len > 0 ? (const uint8_t *)a->buffers[2] + start : (const uint8_t *)"";
 }
 
 static int eq(cmp *c, const struct ArrowSchema *s, const char *path, const struct ArrowArray *a,

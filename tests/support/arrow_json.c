@@ -1059,6 +1059,7 @@ static int slot_valid(json_t *jcol, int64_t i) {
  * or not: they shape the data even under a null. */
 static int compare_int_entries(cmp *c, const char *key, json_t *jarr, const void *buf, int width,
                                int64_t first, int64_t n) {
+  if (n == 0) return 0; /* buf may be NULL (NULL + 0 is undefined) */
   const uint8_t *p = (const uint8_t *)buf + first * width;
   for (int64_t i = 0; i < n; i++)
     if (compare_int_value(c, i, key, json_array_get(jarr, (size_t)i), p + i * width, width, 1) != 0)
