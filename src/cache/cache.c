@@ -332,21 +332,13 @@ static int is_segment(const cache_entry *e, const xchg_broadcast *b) {
   return e->segment && b == host_segment_broadcast(e->segment);
 }
 
-/* How the parts of b are validated.  A segment whose writer validated its
- * values in full (from the broadcast's bytes) is checked for bounds only:
- * the reader still never reads outside the mapping, and no data page is
- * touched before a consumer reads it. */
-static xchg_validation part_validation(const xchg_cache *c, const cache_entry *e,
-                                       const xchg_broadcast *b) {
-  if (is_segment(e, b) && host_segment_validated(e->segment)) return XCHG_VALIDATE_BOUNDS;
-  return c->opts.read.validation;
-}
-
 /* Opens the IPC reader of part i: its encoded bytes, under the decoder's
- * cancel check, through its stream codec, validated as `validation` says. */
+ * cancel check, through its stream codec.  Parts are validated as the
+ * cache's read options say, a mapped segment's too: a consumer could
+ * fault on its offsets or indices, which no checksum covers. */
 static xchg_status open_part(const xchg_cache *c, const xchg_broadcast *b, int64_t i,
-                             xchg_validation validation, xchg_cancel_fn cancel, void *cancel_ctx,
-                             xchg_ipc_reader **out, xchg_error *err) {
+                             xchg_cancel_fn cancel, void *cancel_ctx, xchg_ipc_reader **out,
+                             xchg_error *err) {
   xchg_source *src = NULL;
   xchg_status st = b->open_part ? b->open_part(b->open_ctx, i, &src, err)
                                 : xchg_source_from_chunks(b->parts[i].chunks, b->parts[i].n_chunks,
@@ -359,7 +351,6 @@ static xchg_status open_part(const xchg_cache *c, const xchg_broadcast *b, int64
   }
   if (st == XCHG_OK) {
     xchg_read_options opts = c->opts.read;
-    opts.validation = validation;
     opts.on_message = NULL;
     opts.on_message_ctx = NULL;
     if ((st = xchg_ipc_reader_open(src, &opts, out, err)) == XCHG_OK) return XCHG_OK;
@@ -371,12 +362,11 @@ static xchg_status open_part(const xchg_cache *c, const xchg_broadcast *b, int64
 /* The first step of a first decode: the schema, from part 0 (whose reader
  * is kept in *first for the decode that follows). */
 static xchg_status read_schema(const xchg_cache *c, const xchg_broadcast *b,
-                               xchg_validation validation, xchg_cancel_fn cancel,
-                               void *cancel_ctx, xchg_ipc_reader **first,
+                               xchg_cancel_fn cancel, void *cancel_ctx, xchg_ipc_reader **first,
                                struct ArrowSchema *schema, xchg_error *err) {
   *first = NULL;
   if (b->n_parts == 0) return cache_schema_empty(schema, err);
-  xchg_status st = open_part(c, b, 0, validation, cancel, cancel_ctx, first, err);
+  xchg_status st = open_part(c, b, 0, cancel, cancel_ctx, first, err);
   if (st == XCHG_OK) st = xchg_ipc_reader_schema(*first, schema, err);
   if (st != XCHG_OK) {
     xchg_ipc_reader_free(*first);
@@ -535,8 +525,7 @@ static xchg_status decode_columns(const xchg_cache *c, const cache_entry *e,
   for (int64_t p = 0; p < b->n_parts && st == XCHG_OK; p++) {
     xchg_ipc_reader *r = p == 0 ? first : NULL;
     first = NULL;
-    if (!r && (st = open_part(c, b, p, part_validation(c, e, b), cancel, cancel_ctx, &r, err)) !=
-                  XCHG_OK)
+    if (!r && (st = open_part(c, b, p, cancel, cancel_ctx, &r, err)) != XCHG_OK)
       break;
     struct ArrowSchema s;
     if ((st = xchg_ipc_reader_schema(r, &s, err)) == XCHG_OK) {
@@ -674,8 +663,7 @@ static xchg_status load_schema(xchg_cache *c, cache_entry *e, const xchg_broadca
   struct ArrowSchema schema;
   e->schema_state = SLOT_MAKING;
   pthread_mutex_unlock(&c->lock);
-  xchg_status st =
-      read_schema(c, b, part_validation(c, e, b), cancel, cancel_ctx, first, &schema, err);
+  xchg_status st = read_schema(c, b, cancel, cancel_ctx, first, &schema, err);
   cache_column *columns = NULL;
   if (st == XCHG_OK && !(columns = calloc((size_t)(schema.n_children ? schema.n_children : 1),
                                           sizeof *columns))) {
@@ -741,8 +729,7 @@ typedef struct part_opener {
 static xchg_status open_part_for_host(void *ctx, int64_t part, xchg_ipc_reader **out,
                                       xchg_error *err) {
   const part_opener *o = ctx;
-  return open_part(o->cache, o->bytes, part, o->cache->opts.read.validation, o->cancel,
-                   o->cancel_ctx, out, err);
+  return open_part(o->cache, o->bytes, part, o->cancel, o->cancel_ctx, out, err);
 }
 
 /* A host-store failure (locked): counted; the entry reads its own bytes. */
@@ -782,8 +769,8 @@ static xchg_status host_step(xchg_cache *c, cache_entry *e, const xchg_broadcast
   xchg_status st = XCHG_OK;
   if (c->host) {
     part_opener opener = {c, b, cancel, cancel_ctx};
-    host_request req = {e->key, b->n_parts, c->opts.read.validation == XCHG_VALIDATE_FULL,
-                        open_part_for_host, &opener, cancel, cancel_ctx, c->opts.wait_check_ms};
+    host_request req = {e->key, b->n_parts, open_part_for_host, &opener, cancel, cancel_ctx,
+                        c->opts.wait_check_ms};
     st = host_store_obtain(c->host, &req, &seg, &out, &why, err);
   }
   pthread_mutex_lock(&c->lock);
