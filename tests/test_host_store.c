@@ -231,6 +231,8 @@ static void hook_into(shared *sh, int point) {
   host_store_hook = test_hook;
 }
 
+static int child_stop_at = -1; /* where the children forked now stop */
+
 /* Waits (up to 10 s) for a process to stop at its hook. */
 static int wait_stopped(shared *sh) {
   for (int i = 0; i < 10000 && !atomic_load(&sh->stopped); i++) usleep(1000);
@@ -242,6 +244,7 @@ static pid_t spawn(child_fn fn, const char *dir, shared *sh, int i) {
   pid_t pid = fork();
   if (pid == 0) {
     int before = tu_failed_count(); /* the child's own failures count */
+    hook_into(sh, child_stop_at);
     fn(dir, sh, i);
     _exit(tu_failed_count() != before ? 1 : 0);
   }
@@ -668,6 +671,8 @@ static void corrupt(const char *path, const uint8_t *good, size_t size, size_t a
   free(bad);
 }
 
+#define HEADER_STUB 63 /* bytes, one short of a segment's fixed header */
+
 static void test_corrupted(void) {
   cd_source s;
   char dir[256], seg[512];
@@ -684,6 +689,22 @@ static void test_corrupted(void) {
    * table, 192 bytes in all. */
   corrupt(seg, good, size, 128, 8, size);
   expect_fallback(dir, &s, "checksum", "part table overwritten");
+  /* The same, sealed again (host_segment_seal, as the fuzz target does):
+   * the part's bounds are checked behind the checksum. */
+  corrupt(seg, good, size, 128, 8, size);
+  uint8_t *sealed = tu_read_file(seg, &size);
+  TU_CHECK(sealed && host_segment_seal(sealed, size) == 0, "cannot seal the segment");
+  if (sealed) TU_EXPECT(tu_write_file(seg, sealed, size) == 0);
+  free(sealed);
+  expect_fallback(dir, &s, "part 0 at [18446744073709551615", "part table overwritten, sealed");
+  /* Bytes too short for a header, as the fuzz target may hand them over. */
+  xchg_buf *stub = xchg_buf_wrap(good, HEADER_STUB, NULL, NULL);
+  host_segment *none = NULL;
+  xchg_error err;
+  TU_CHECK(host_segment_open(stub, "bc", "stub", &none, &err) == XCHG_EFORMAT && !none &&
+               strstr(err.message, "too short for a header") && host_segment_seal(good, HEADER_STUB) == -1,
+           "a stub of a header: %s", err.message);
+  xchg_buf_unref(stub);
   corrupt(seg, good, size, 192 + 8, 64, size);
   expect_fallback_after(dir, &s, 1, "part 0", "the first part's schema message overwritten");
   corrupt(seg, good, size, size - 8, 8, size);
@@ -693,7 +714,6 @@ static void test_corrupted(void) {
   /* Another key's file holding this segment (as after a hash collision);
    * a key of the same length, so that only its bytes differ. */
   xchg_cache *c = host_cache(dir, INT64_MAX, 0);
-  xchg_error err;
   TU_OK(acquire_key_checked(c, &s, "zz", dir, NULL, NULL, &err), err);
   xchg_cache_free(c);
   char other[512] = "";
@@ -718,13 +738,21 @@ static void test_corrupted(void) {
 
 /* ---- two evictions at once ------------------------------------------------------ */
 
-/* Trims with retention 0; child 0 stops where its scan is about to remove
- * the segment it listed. */
+/* Trims with retention 0. */
 static void trimming_child(const char *dir, shared *sh, int i) {
-  hook_into(sh, i == 0 ? HOST_HOOK_REMOVE : -1);
+  (void)sh;
+  (void)i;
   xchg_cache *c = host_cache(dir, 0, 0);
   xchg_cache_trim(c);
   xchg_cache_free(c);
+}
+
+/* Child i, stopping at `point`. */
+static pid_t spawn_stopping(child_fn fn, const char *dir, shared *sh, int i, int point) {
+  child_stop_at = point;
+  pid_t pid = spawn(fn, dir, sh, i);
+  child_stop_at = -1;
+  return pid;
 }
 
 /* The names of the files in dir, for a message. */
@@ -748,7 +776,7 @@ static void test_evictions_at_once(void) {
   char dir[256], seg[512], left[512];
   published_segment(&s, XCHG_VALIDATE_FULL, dir, seg);
   shared *sh = new_shared();
-  pid_t a = spawn(trimming_child, dir, sh, 0);
+  pid_t a = spawn_stopping(trimming_child, dir, sh, 0, HOST_HOOK_REMOVE);
   TU_CHECK(wait_stopped(sh) == 0, "A did not reach the removal of the segment");
   TU_CHECK(exited_ok(spawn(trimming_child, dir, sh, 1)), "B failed");
   TU_CHECK(count_files(dir, ".seg", NULL) == 0, "B did not remove the unheld segment");
@@ -759,6 +787,122 @@ static void test_evictions_at_once(void) {
   munmap(sh, sizeof *sh);
   remove_dir(dir);
   cd_source_free(&s);
+}
+
+/* An acquire of "bc" at retention 0 whose cancel callback, asked while
+ * it waits, says so in sh->ready (and never cancels). */
+static shared *waiting_shared;
+
+static int say_waiting(void *ctx) {
+  (void)ctx;
+  atomic_store(&waiting_shared->ready, 1);
+  return 0;
+}
+
+static void waiting_acquirer(const char *dir, shared *sh, int i) {
+  waiting_shared = sh;
+  cd_source s;
+  std_source(&s);
+  xchg_cache *c = host_cache(dir, 0, 0);
+  xchg_error err;
+  TU_OK(acquire_checked(c, &s, dir, say_waiting, NULL, &err), err);
+  child_done(sh, i, c, &s);
+}
+
+/* A segment being removed (its remover, holding LOCK_EX, stopped before
+ * unlinking it) is waited for, not written again beside it: once it is
+ * gone, the acquirer writes, publishes and maps its own. */
+static void test_removal_waited_for(void) {
+  cd_source s;
+  char dir[256], seg[512];
+  published_segment(&s, XCHG_VALIDATE_FULL, dir, seg);
+  shared *sh = new_shared();
+  pid_t remover = spawn_stopping(trimming_child, dir, sh, 0, HOST_HOOK_REMOVING);
+  TU_CHECK(wait_stopped(sh) == 0, "the remover did not take the segment's lock");
+  pid_t acquirer = spawn(waiting_acquirer, dir, sh, 1);
+  for (int i = 0; i < 10000 && !atomic_load(&sh->ready); i++) sleep_ms(1);
+  TU_CHECK(atomic_load(&sh->ready), "the acquirer did not wait for the removal");
+  atomic_store(&sh->resume, 1);
+  TU_CHECK(exited_ok(remover) && exited_ok(acquirer), "the remover or the acquirer failed");
+  TU_CHECK(sh->m[1].host_decodes == 1 && sh->m[1].host_maps == 1 && sh->m[1].host_fallbacks == 0,
+           "after the removal: %lld host decodes, %lld maps, %lld fallbacks",
+           (long long)sh->m[1].host_decodes, (long long)sh->m[1].host_maps,
+           (long long)sh->m[1].host_fallbacks);
+  munmap(sh, sizeof *sh);
+  remove_dir(dir);
+  cd_source_free(&s);
+}
+
+/* A segment just published and not yet mapped by its writer (stopped
+ * there) is already leased: a scan at retention 0 meanwhile leaves it. */
+static void test_published_is_leased(void) {
+  char dir[256];
+  make_dir(dir, sizeof dir);
+  shared *sh = new_shared();
+  pid_t writer = spawn_stopping(recovering_child, dir, sh, 0, HOST_HOOK_PUBLISHED);
+  TU_CHECK(wait_stopped(sh) == 0, "the writer did not publish");
+  TU_CHECK(exited_ok(spawn(trimming_child, dir, sh, 1)), "the scanning process failed");
+  TU_CHECK(count_files(dir, ".seg", NULL) == 1, "a scan removed a segment before its writer mapped it");
+  atomic_store(&sh->resume, 1);
+  TU_CHECK(exited_ok(writer), "the writer did not map what it published");
+  munmap(sh, sizeof *sh);
+  remove_dir(dir);
+}
+
+/* A remover that opened a segment, stopped, and finds the name published
+ * again (another process removed the first and wrote a new one, which it
+ * holds) leaves the new one: it removes only the file it locked. */
+static void test_name_reused(void) {
+  cd_source s;
+  char dir[256], seg[512];
+  published_segment(&s, XCHG_VALIDATE_FULL, dir, seg);
+  shared *sh = new_shared();
+  pid_t late = spawn_stopping(trimming_child, dir, sh, 0, HOST_HOOK_REMOVE);
+  TU_CHECK(wait_stopped(sh) == 0, "the late remover did not open the segment");
+  TU_CHECK(exited_ok(spawn(trimming_child, dir, sh, 1)), "the first remover failed");
+  pid_t holder = spawn(holding_child, dir, sh, 2);
+  for (int i = 0; i < 10000 && !atomic_load(&sh->ready); i++) sleep_ms(1);
+  TU_CHECK(atomic_load(&sh->ready) && count_files(dir, ".seg", NULL) == 1,
+           "no new segment was published");
+  atomic_store(&sh->resume, 1);
+  TU_CHECK(exited_ok(late), "the late remover failed");
+  TU_CHECK(count_files(dir, ".seg", NULL) == 1, "the late remover removed the new, held segment");
+  kill_child(holder);
+  munmap(sh, sizeof *sh);
+  remove_dir(dir);
+  cd_source_free(&s);
+}
+
+/* What dead processes leave is removed by the next scan: a lock file
+ * nobody holds, a temporary whose lock is free, a failure's record past
+ * HOST_FAILURE_MEMORY_MS; a recent record stays. */
+static void test_left_overs(void) {
+  char dir[256], path[512];
+  make_dir(dir, sizeof dir);
+  static const char *const names[4] = {"00000000000000000000000000000001.lock",
+                                       "00000000000000000000000000000002.tmp",
+                                       "00000000000000000000000000000003.lock",
+                                       "00000000000000000000000000000004.lock"};
+  uint8_t record[16] = "XCHGROOM";
+  record[8] = 1;
+  for (int i = 0; i < 4; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    TU_EXPECT(tu_write_file(path, record, i < 2 ? 0 : sizeof record) == 0 && chmod(path, 0600) == 0);
+  }
+  struct timespec then[2];
+  clock_gettime(CLOCK_REALTIME, &then[0]);
+  then[0].tv_sec -= HOST_FAILURE_MEMORY_MS / 1000 + 1;
+  then[1] = then[0];
+  snprintf(path, sizeof path, "%s/%s", dir, names[2]);
+  TU_EXPECT(utimensat(AT_FDCWD, path, then, 0) == 0);
+  xchg_cache *c = host_cache(dir, 0, 0);
+  xchg_cache_trim(c);
+  xchg_cache_free(c);
+  char left[512];
+  list_files(dir, left, sizeof left);
+  TU_CHECK(strcmp(left, " 00000000000000000000000000000004.lock") == 0,
+           "left after the scan:%s", left);
+  remove_dir(dir);
 }
 
 /* ---- the last two releases at once -------------------------------------------- */
@@ -1164,6 +1308,10 @@ int main(void) {
   test_holder_killed();
   test_budget_and_age();
   test_evictions_at_once();
+  test_removal_waited_for();
+  test_published_is_leased();
+  test_name_reused();
+  test_left_overs();
   test_last_releases_at_once();
   test_release_scans_nothing();
   test_refused();

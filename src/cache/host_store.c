@@ -182,7 +182,7 @@ static size_t header_size(size_t key_len, uint64_t n_parts) {
 
 /* Whether the sizes of header h fit a file of `size` bytes. */
 static int header_in_bounds(const segment_header *h, size_t size) {
-  return size >= sizeof *h && h->size == size && h->key_len <= size && h->n_parts <= size / 16 &&
+  return h->size == size && h->key_len <= size && h->n_parts <= size / 16 &&
          h->header_bytes == header_size((size_t)h->key_len, h->n_parts) && h->header_bytes <= size;
 }
 
@@ -295,6 +295,7 @@ static int remove_if_unheld(host_store *s, int fd, const char *name) {
     hook(HOST_HOOK_REMOVE_HELD, name);
     return 0;
   }
+  hook(HOST_HOOK_REMOVING, name);
   if (!still_linked(s->dirfd, fd, name) || unlinkat(s->dirfd, name, 0) != 0) return 0;
   atomic_fetch_add(&s->evictions, 1);
   return 1;
@@ -684,6 +685,7 @@ static xchg_status write_segment(host_store *s, const host_request *req, int *wr
                   strerror(errno));
     }
   }
+  if (st == XCHG_OK && !*write_failed) hook(HOST_HOOK_PUBLISHED, seg);
   if (w.fd >= 0 && *write_failed) *needed = room_needed(w.fd);
   unlinkat(s->dirfd, tmp, 0); /* published under its own name, or failed */
   if (w.fd >= 0 && (st != XCHG_OK || *write_failed)) close(w.fd);
@@ -768,6 +770,7 @@ static int older_first(const void *a, const void *b) {
 static int remove_unheld(host_store *s, const char *name) {
   int fd = openat(s->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) return 0;
+  hook(HOST_HOOK_REMOVE, name);
   int removed = remove_if_unheld(s, fd, name);
   close(fd);
   return removed;
@@ -838,7 +841,6 @@ void host_store_evict(host_store *s) {
   for (size_t i = 0; i < n; i++) {
     int too_old = s->retain_ms > 0 && now - list[i].mtime_ns >= s->retain_ms * 1000000;
     if (!too_old && total <= s->retain_bytes) continue;
-    hook(HOST_HOOK_REMOVE, list[i].name);
     if (remove_unheld(s, list[i].name)) total -= list[i].size;
   }
   free(list);

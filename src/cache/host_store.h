@@ -117,9 +117,11 @@ int host_segment_seal(uint8_t *bytes, size_t size);
  * NULL except in tests, which set it in their own processes. */
 typedef enum host_hook_point {
   HOST_HOOK_SCAN,         /* a scan of the directory begins (file NULL) */
-  HOST_HOOK_REMOVE,       /* a scan is about to remove the segment `file` */
+  HOST_HOOK_REMOVE,       /* a scan has opened the segment `file` to remove it */
+  HOST_HOOK_REMOVING,     /* LOCK_EX on `file` is granted: no process holds it */
   HOST_HOOK_REMOVE_HELD,  /* removing `file` failed: another process holds it */
   HOST_HOOK_WRITE,        /* writing the segment `file` begins, the key's lock held */
+  HOST_HOOK_PUBLISHED,    /* `file` is published, not yet mapped by its writer */
   HOST_HOOK_WRITE_FAILED  /* writing `file` failed for lack of room and its record is
                              made; the key's lock is still held */
 } host_hook_point;
