@@ -698,13 +698,17 @@ static void test_corrupted(void) {
   free(sealed);
   expect_fallback(dir, &s, "part 0 at [18446744073709551615", "part table overwritten, sealed");
   /* Bytes too short for a header, as the fuzz target may hand them over. */
-  xchg_buf *stub = xchg_buf_wrap(good, HEADER_STUB, NULL, NULL);
+  uint8_t *stub_bytes = malloc(HEADER_STUB);
+  memcpy(stub_bytes, good, HEADER_STUB);
+  xchg_buf *stub = xchg_buf_wrap(stub_bytes, HEADER_STUB, NULL, NULL);
   host_segment *none = NULL;
   xchg_error err;
   TU_CHECK(host_segment_open(stub, "bc", "stub", &none, &err) == XCHG_EFORMAT && !none &&
-               strstr(err.message, "too short for a header") && host_segment_seal(good, HEADER_STUB) == -1,
+               strstr(err.message, "too short for a header") &&
+               host_segment_seal(stub_bytes, HEADER_STUB) == -1,
            "a stub of a header: %s", err.message);
   xchg_buf_unref(stub);
+  free(stub_bytes);
   corrupt(seg, good, size, 192 + 8, 64, size);
   expect_fallback_after(dir, &s, 1, "part 0", "the first part's schema message overwritten");
   corrupt(seg, good, size, size - 8, 8, size);
@@ -873,21 +877,47 @@ static void test_name_reused(void) {
   cd_source_free(&s);
 }
 
+/* A process that opened a segment to map it, stopped, and finds it
+ * removed meanwhile (by a scan at retention 0) does not lease the removed
+ * file, which nobody else could find: it publishes a new one, which the
+ * others find. */
+static void test_removed_before_leased(void) {
+  cd_source s;
+  char dir[256], seg[512];
+  published_segment(&s, XCHG_VALIDATE_FULL, dir, seg);
+  shared *sh = new_shared();
+  pid_t holder = spawn_stopping(holding_child, dir, sh, 0, HOST_HOOK_MAP);
+  TU_CHECK(wait_stopped(sh) == 0, "the holder did not open the segment");
+  TU_CHECK(exited_ok(spawn(trimming_child, dir, sh, 1)), "the scanning process failed");
+  TU_CHECK(count_files(dir, ".seg", NULL) == 0, "the scan did not remove the unheld segment");
+  atomic_store(&sh->resume, 1);
+  for (int i = 0; i < 10000 && !atomic_load(&sh->ready); i++) sleep_ms(1);
+  TU_CHECK(atomic_load(&sh->ready) && count_files(dir, ".seg", NULL) == 1,
+           "the holder holds a segment nobody else can find");
+  kill_child(holder);
+  munmap(sh, sizeof *sh);
+  remove_dir(dir);
+  cd_source_free(&s);
+}
+
 /* What dead processes leave is removed by the next scan: a lock file
- * nobody holds, a temporary whose lock is free, a failure's record past
- * HOST_FAILURE_MEMORY_MS; a recent record stays. */
+ * nobody holds (empty, or holding what is no record), a temporary whose
+ * lock is free, a failure's record past HOST_FAILURE_MEMORY_MS; a recent
+ * record stays. */
 static void test_left_overs(void) {
   char dir[256], path[512];
   make_dir(dir, sizeof dir);
-  static const char *const names[4] = {"00000000000000000000000000000001.lock",
+  static const char *const names[5] = {"00000000000000000000000000000001.lock",
                                        "00000000000000000000000000000002.tmp",
                                        "00000000000000000000000000000003.lock",
-                                       "00000000000000000000000000000004.lock"};
-  uint8_t record[16] = "XCHGROOM";
-  record[8] = 1;
-  for (int i = 0; i < 4; i++) {
+                                       "00000000000000000000000000000004.lock",
+                                       "00000000000000000000000000000005.lock"};
+  uint8_t record[16] = "XCHGROOM", other[16] = "XCHGHS01";
+  record[8] = other[8] = 1;
+  for (int i = 0; i < 5; i++) {
     snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-    TU_EXPECT(tu_write_file(path, record, i < 2 ? 0 : sizeof record) == 0 && chmod(path, 0600) == 0);
+    TU_EXPECT(tu_write_file(path, i == 4 ? other : record, i < 2 ? 0 : sizeof record) == 0 &&
+              chmod(path, 0600) == 0);
   }
   struct timespec then[2];
   clock_gettime(CLOCK_REALTIME, &then[0]);
@@ -1311,6 +1341,7 @@ int main(void) {
   test_removal_waited_for();
   test_published_is_leased();
   test_name_reused();
+  test_removed_before_leased();
   test_left_overs();
   test_last_releases_at_once();
   test_release_scans_nothing();

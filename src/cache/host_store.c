@@ -348,6 +348,7 @@ static xchg_status map_segment(host_store *s, const char *key, host_segment **ou
   if (fd < 0)
     return errno == ENOENT ? XCHG_OK : xchg_errorf(err, XCHG_EIO, "host segment %s: %s", name,
                                                    strerror(errno));
+  hook(HOST_HOOK_MAP, name);
   struct stat st;
   if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
     close(fd);

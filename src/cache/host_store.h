@@ -117,6 +117,7 @@ int host_segment_seal(uint8_t *bytes, size_t size);
  * NULL except in tests, which set it in their own processes. */
 typedef enum host_hook_point {
   HOST_HOOK_SCAN,         /* a scan of the directory begins (file NULL) */
+  HOST_HOOK_MAP,          /* the segment `file` is open, to be mapped, not yet leased */
   HOST_HOOK_REMOVE,       /* a scan has opened the segment `file` to remove it */
   HOST_HOOK_REMOVING,     /* LOCK_EX on `file` is granted: no process holds it */
   HOST_HOOK_REMOVE_HELD,  /* removing `file` failed: another process holds it */
