@@ -1171,14 +1171,35 @@ static void small_store_child(const char *dir, shared *sh, int i) {
   child_done(sh, i, c, &s);
 }
 
-/* A round of n processes at once on the small store, whose shared memory
- * it returns.  When one of them is to fail writing (`failing`), it checks
- * that the others fell back while it was stopped there. */
-static shared *small_store_round(const char *dir, int n, int failing) {
+/* The same with the broadcast's bytes in memory, as chunks (not behind a
+ * callback, so that the store knows their size and how much it read). */
+static void small_store_chunks_child(const char *dir, shared *sh, int i) {
+  hook_into(sh, HOST_HOOK_WRITE_FAILED);
+  xchg_buf *ipc = std_stream();
+  xchg_chunk chunk = {xchg_buf_data(ipc), xchg_buf_size(ipc)};
+  xchg_broadcast_part part = {&chunk, 1, XCHG_STREAM_NONE};
+  xchg_broadcast b = {&part, 1, NULL, NULL};
+  xchg_cache *c = host_cache(dir, 0, 0);
+  xchg_cache_holder *h = NULL;
+  xchg_error err, why;
+  TU_OK(xchg_cache_acquire(c, "chunks", &b, NULL, 0, NULL, NULL, &h, &err), err);
+  TU_CHECK(h && check_holder(h, NULL) == 0, "wrong values");
+  xchg_cache_release(h);
+  xchg_cache_host_error(c, &why);
+  snprintf(sh->why[i], sizeof sh->why[i], "%s", why.message);
+  sh->m[i] = cd_metrics(c);
+  xchg_cache_free(c);
+  xchg_buf_unref(ipc);
+}
+
+/* A round of n processes (fn) at once on the small store, whose shared
+ * memory it returns.  When one of them is to fail writing (`failing`), it
+ * checks that the others fell back while it was stopped there. */
+static shared *small_store_round_of(child_fn fn, const char *dir, int n, int failing) {
   shared *sh = new_shared();
   atomic_store(&sh->ready, n);
   pid_t pids[PROCESSES];
-  for (int i = 0; i < n; i++) pids[i] = spawn(small_store_child, dir, sh, i);
+  for (int i = 0; i < n; i++) pids[i] = spawn(fn, dir, sh, i);
   int done[PROCESSES] = {0}, n_done = 0, stopped = failing && wait_stopped(sh) == 0;
   /* The writer stays stopped, the key's lock held: the others fall back
    * meanwhile, or never did before (f248ab3: they waited for the lock,
@@ -1208,6 +1229,10 @@ static void expect_fell_back(const shared *sh, int i, const char *reason, const 
            (long long)m->host_fallbacks, (long long)m->decodes, (long long)m->host_maps);
   TU_CHECK(strstr(sh->why[i], reason), "%s, process %d: the reason is '%s', not '%s'", round, i,
            sh->why[i], reason);
+}
+
+static shared *small_store_round(const char *dir, int n, int failing) {
+  return small_store_round_of(small_store_child, dir, n, failing);
 }
 
 static size_t small_room; /* the small store's size, set before its host is forked */
@@ -1260,6 +1285,19 @@ static void small_store_host(const char *dir, shared *unused, int unused_i) {
   char left[512];
   list_files(dir, left, sizeof left);
   TU_CHECK(left[0] == 0, "left on the store:%s", left);
+  /* A store of half the segment's size, and bytes whose size the store
+   * knows: the writer stops early, once the rest projects past the free
+   * space, and records it for the next process. */
+  TU_CHECK(mount_tmpfs(dir, small_room / 2, MS_REMOUNT) == 0, "cannot shrink the tmpfs: %s",
+           strerror(errno));
+  sh = small_store_round_of(small_store_chunks_child, dir, 1, 1);
+  TU_CHECK(atomic_load(&sh->writes) == 1, "%d writes", atomic_load(&sh->writes));
+  expect_fell_back(sh, 0, "(stopped early)", "half the room");
+  munmap(sh, sizeof *sh);
+  sh = small_store_round_of(small_store_chunks_child, dir, 1, 0);
+  TU_CHECK(atomic_load(&sh->writes) == 0, "a write stopped early was tried again");
+  expect_fell_back(sh, 0, "not tried again", "half the room, later");
+  munmap(sh, sizeof *sh);
   TU_CHECK(umount2(dir, 0) == 0, "cannot unmount %s: %s", dir, strerror(errno));
 }
 

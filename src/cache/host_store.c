@@ -568,7 +568,29 @@ typedef struct segment_writer {
   uint64_t end;  /* where the last part ends */
   uint8_t *header;
   size_t header_bytes;
+  uint64_t projected; /* the segment's size, when a part would not fit */
 } segment_writer;
+
+/* Whether the rest of the part being written will not fit (why then says
+ * so, and w->projected what the segment needs at least): projected from
+ * the bytes written for the share of its encoded bytes read, once an
+ * eighth of them is, it exceeds the free space.  written is the part's
+ * bytes so far. */
+static int part_will_not_fit(segment_writer *w, const host_request *req, int64_t part,
+                             uint64_t written, xchg_error *why) {
+  int64_t read, size;
+  req->part_read(req->open_ctx, &read, &size);
+  struct statvfs v;
+  if (size <= 0 || read <= 0 || read < size / 8 || fstatvfs(w->fd, &v) != 0) return 0;
+  double rest = (double)written * (double)(size - read) / (double)read;
+  double avail = (double)v.f_bavail * (double)v.f_frsize;
+  if (rest <= avail) return 0;
+  w->projected = w->at + written + (uint64_t)rest;
+  xchg_errorf(why, XCHG_EIO, "no room: after %lld of part %lld's %lld bytes, its rest needs "
+              "about %.0f bytes more and %.0f are free (stopped early)", (long long)read,
+              (long long)part, (long long)size, rest, avail);
+  return 1;
+}
 
 /* Decodes part i from the broadcast's bytes and writes it as an
  * uncompressed, 64-byte aligned IPC stream at w->at, entering it in the
@@ -594,7 +616,9 @@ static xchg_status write_part(segment_writer *w, const host_request *req, int64_
   while (st == XCHG_OK && !*write_failed) {
     struct ArrowArray batch;
     if ((st = xchg_ipc_reader_next(r, &batch, err)) != XCHG_OK || !batch.release) break;
-    if (xchg_ipc_writer_write(wr, &batch, why) != XCHG_OK) *write_failed = 1;
+    if (xchg_ipc_writer_write(wr, &batch, why) != XCHG_OK ||
+        part_will_not_fit(w, req, i, (uint64_t)xchg_ipc_writer_bytes_written(wr), why))
+      *write_failed = 1;
     batch.release(&batch);
   }
   if (st == XCHG_OK && !*write_failed && xchg_ipc_writer_finish(wr, why) != XCHG_OK)
@@ -657,7 +681,8 @@ static uint64_t room_needed(int fd) {
  * The temporary holds LOCK_SH from its creation, so that the published
  * segment is leased before anyone can see it: on success *leased_fd is
  * that descriptor (the caller closes it once it has mapped the segment).
- * When the file cannot be written, *needed is the room it needed at least. */
+ * When the file cannot be written, *needed is the room it needed at least
+ * (as far as it was written, or as projected when it stopped early). */
 static xchg_status write_segment(host_store *s, const host_request *req, int *write_failed,
                                  uint64_t *needed, int *leased_fd, xchg_error *why,
                                  xchg_error *err) {
@@ -666,7 +691,8 @@ static xchg_status write_segment(host_store *s, const host_request *req, int *wr
   key_file(req->key, ".seg", seg);
   hook(HOST_HOOK_WRITE, seg);
   unlinkat(s->dirfd, tmp, 0); /* a dead writer's: the lock is ours */
-  segment_writer w = {-1, tmp, 0, 0, NULL, header_size(strlen(req->key), (uint64_t)req->n_parts)};
+  segment_writer w = {-1, tmp, 0, 0, NULL, header_size(strlen(req->key), (uint64_t)req->n_parts),
+                      0};
   w.at = w.end = w.header_bytes;
   w.fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (w.fd < 0 || fchmod(w.fd, 0600) != 0 || flock(w.fd, LOCK_SH) != 0 ||
@@ -687,7 +713,7 @@ static xchg_status write_segment(host_store *s, const host_request *req, int *wr
     }
   }
   if (st == XCHG_OK && !*write_failed) hook(HOST_HOOK_PUBLISHED, seg);
-  if (w.fd >= 0 && *write_failed) *needed = room_needed(w.fd);
+  if (w.fd >= 0 && *write_failed) *needed = w.projected ? w.projected : room_needed(w.fd);
   unlinkat(s->dirfd, tmp, 0); /* published under its own name, or failed */
   if (w.fd >= 0 && (st != XCHG_OK || *write_failed)) close(w.fd);
   else *leased_fd = w.fd;

@@ -43,12 +43,16 @@ void host_store_close(host_store *s);
  * acquirer's cancel check). */
 typedef xchg_status (*host_open_reader_fn)(void *ctx, int64_t part, xchg_ipc_reader **out,
                                            xchg_error *err);
+/* How much of the encoded bytes of the part open last (whose reader is
+ * open) were read: *read of *size (-1 when unknown). */
+typedef void (*host_part_read_fn)(void *ctx, int64_t *read, int64_t *size);
 
 typedef struct host_request {
   const char *key;
   int64_t n_parts;
   host_open_reader_fn open_reader;
-  void *open_ctx;
+  host_part_read_fn part_read;
+  void *open_ctx; /* of both */
   xchg_cancel_fn cancel;
   void *cancel_ctx;
   int64_t wait_check_ms;
@@ -68,7 +72,10 @@ typedef struct host_outcome {
  * for lack of room records in the key's lock file the room it needed (at
  * least): for HOST_FAILURE_MEMORY_MS, a process that finds the record
  * (waiting or arriving) and less free space than that on the store's file
- * system (statvfs) falls back at once, without writing.  Returns:
+ * system (statvfs) falls back at once, without writing.  A write stops
+ * early for lack of room, too, once an eighth of a part's bytes (of a
+ * known size) is read: when the rest of the part, projected from what
+ * was written for what was read, exceeds the free space.  Returns:
  *   XCHG_OK, *out set: the mapped segment (the caller's reference);
  *   XCHG_OK, *out NULL: the store failed (space, permissions, a refused or
  *     corrupt segment...): *why says how, and the caller decodes privately;
