@@ -453,11 +453,13 @@ static void test_cancel_while_another_decodes(void) {
 
 /* ---- a holder killed ----------------------------------------------------------------- */
 
+static int64_t holder_retain_ms = 100; /* the holding child's host retention (age) */
+
 static void holding_child(const char *dir, shared *sh, int i) {
   (void)i;
   cd_source s;
   std_source(&s);
-  xchg_cache *c = host_cache(dir, INT64_MAX, 100);
+  xchg_cache *c = host_cache(dir, INT64_MAX, holder_retain_ms);
   xchg_broadcast b = cd_broadcast(&s);
   xchg_cache_holder *h;
   xchg_error err;
@@ -886,7 +888,9 @@ static void test_removed_before_leased(void) {
   char dir[256], seg[512];
   published_segment(&s, XCHG_VALIDATE_FULL, dir, seg);
   shared *sh = new_shared();
+  holder_retain_ms = 0; /* its own scan must leave the segment, however slow it runs */
   pid_t holder = spawn_stopping(holding_child, dir, sh, 0, HOST_HOOK_MAP);
+  holder_retain_ms = 100;
   TU_CHECK(wait_stopped(sh) == 0, "the holder did not open the segment");
   TU_CHECK(exited_ok(spawn(trimming_child, dir, sh, 1)), "the scanning process failed");
   TU_CHECK(count_files(dir, ".seg", NULL) == 0, "the scan did not remove the unheld segment");

@@ -1,7 +1,8 @@
 /* host_store.c — segments of decoded broadcasts shared by the processes of
  * a host: writing and publishing them, mapping them with their checks,
- * the per-key lock across processes, leases and eviction.  See
- * host_store.h for the files and cache.h for the guarantees.
+ * the per-key lock across processes and the records of writes that found
+ * no room, leases and eviction.  See host_store.h for the files and the
+ * protocol, cache.h for the guarantees.
  *
  * Every file is reached through the directory's descriptor (openat and
  * friends), opened once at open after its checks, so that the directory
