@@ -1138,22 +1138,12 @@ static int mount_tmpfs(const char *dir, size_t bytes, unsigned long flags) {
   return mount("xchg-test", dir, "tmpfs", flags, opts);
 }
 
-/* Enters a mount namespace of this process's own (as root; else as the
- * root of a new user namespace) and mounts a tmpfs of `bytes` on dir in
- * it: nobody else sees it, and it goes with the namespace's last process. */
+/* Enters a mount namespace of this process's own and mounts a tmpfs of
+ * `bytes` on dir in it: nobody else sees it, and it goes with the
+ * namespace's last process. */
 static int mount_private_tmpfs(const char *dir, size_t bytes) {
-  unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
-  if (unshare(CLONE_NEWNS) != 0) {
-    char map[64];
-    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0 ||
-        tu_write_file("/proc/self/setgroups", "deny", 4) != 0)
-      return -1;
-    snprintf(map, sizeof map, "0 %u 1", uid);
-    if (tu_write_file("/proc/self/uid_map", map, strlen(map)) != 0) return -1;
-    snprintf(map, sizeof map, "0 %u 1", gid);
-    if (tu_write_file("/proc/self/gid_map", map, strlen(map)) != 0) return -1;
-  }
-  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return -1;
+  if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+    return -1;
   return mount_tmpfs(dir, bytes, 0);
 }
 
@@ -1246,7 +1236,7 @@ static void small_store_host(const char *dir, shared *unused, int unused_i) {
   (void)unused;
   (void)unused_i;
   TU_CHECK(mount_private_tmpfs(dir, small_room) == 0, "cannot mount a tmpfs of %zu bytes on %s "
-           "(the test needs root, or user namespaces): %s", small_room, dir, strerror(errno));
+           "(the test needs root, as test_refused does): %s", small_room, dir, strerror(errno));
   /* 4 processes at once: one writes, runs out of room and records it; the
    * others fall back at once, not writing. */
   shared *sh = small_store_round(dir, PROCESSES, 1);
