@@ -13,7 +13,9 @@
  * of the summed PSS of the processes (/proc/PID/smaps_rollup, sampled
  * while they run and once more when all hold the broadcast), one decoded
  * copy's bytes, the input bytes summed over the processes, and the wall
- * time from the start signal to the last process done.
+ * time from the start signal to the last process done, and the wall time
+ * of the slowest acquire of any task (deciding, decoding or mapping,
+ * waiting: what a task waits for before it reads).
  *
  * Reading every value costs the same off and on, and with the store off
  * each process already decodes only once, so the summed task CPU can fall
@@ -25,7 +27,15 @@
  * process, with the store off) and that of a process that found the
  * broadcast on the host and mapped it, whose ratio to the first is what
  * the host store saves a process.  Runs with the store off and on
- * alternate; medians (and min-max) over --runs. */
+ * alternate; medians (and min-max) over --runs.
+ *
+ * --validation both adds a third mode, interleaved with the others: the
+ * store on, every process's cache checking bounds only
+ * (XCHG_VALIDATE_BOUNDS), so that a mapping process does not check the
+ * segment's offsets and dictionary indices: what that check costs.
+ * --dir puts the runs' host directories elsewhere than /dev/shm, e.g. on
+ * a tmpfs too small for the segment, where the store must fall back
+ * without costing more time than no store. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <getopt.h>
@@ -66,6 +76,7 @@ typedef struct child_report {
   int64_t cpu_ns;
   int64_t acquire_ns; /* of cpu_ns, in acquire and release */
   int64_t read_ns;    /* reading alone: the tasks run again, on the retained entry */
+  int64_t slowest_acquire_ns; /* wall time, over the first round's tasks */
   int64_t decodes, host_decodes, host_fallbacks, bytes_held, bytes_shared;
   int errors;
 } child_report;
@@ -76,17 +87,25 @@ typedef struct run_shared {
   child_report child[MAX_PROCESSES];
 } run_shared;
 
+/* The modes a run alternates: the store off, on, and on with bounds
+ * checks only (--validation both). */
+enum { MODE_OFF, MODE_ON, MODE_ON_BOUNDS, N_MODES };
+#define VALIDATION_BOTH 2 /* --validation both: besides XCHG_VALIDATE_FULL and _BOUNDS */
+
 typedef struct config {
   int processes, tasks, threads;
   int host_sharing;
+  xchg_validation validation;
+  const char *parent_dir; /* of the runs' host directories */
   const xchg_buf *input; /* the bytes as shipped (lz4-java) */
   shape_sums want;
 } config;
 
 typedef struct result {
   int processes, threads, tasks, host_sharing;
+  xchg_validation validation;
   int64_t decodes, fallbacks, pss_bytes, decoded_bytes, input_bytes;
-  double task_cpu_ms, wall_ms;
+  double task_cpu_ms, wall_ms, acquire_wall_ms;
   double read_cpu_ms; /* all the tasks' reading alone: their second round, all hits */
   /* The figures of one process, averaged over the processes of each kind
    * (n_mapping mapped; beyond reading is a difference of two clocks, so
@@ -105,6 +124,7 @@ typedef struct child_state {
   atomic_int errors;
   atomic_llong *cpu_ns;     /* where the tasks of this round add their CPU */
   atomic_llong *acquire_ns; /* and that of their acquire and release */
+  atomic_llong slowest_acquire_ns; /* wall time, first round */
 } child_state;
 
 static void run_task(child_state *cs) {
@@ -113,9 +133,12 @@ static void run_task(child_state *cs) {
   xchg_error err;
   shape_sums got;
   memset(&got, 0, sizeof got);
-  int64_t t0 = bench_thread_cpu_ns();
+  int64_t t0 = bench_thread_cpu_ns(), wall0 = bench_now_ns();
   xchg_status st = xchg_cache_acquire(cs->cache, KEY, &bytes, NULL, 0, NULL, NULL, &h, &err);
-  int64_t acquire_ns = bench_thread_cpu_ns() - t0;
+  int64_t acquire_ns = bench_thread_cpu_ns() - t0, wall_ns = bench_now_ns() - wall0;
+  for (long long was = atomic_load(&cs->slowest_acquire_ns); wall_ns > was &&
+       !atomic_compare_exchange_weak(&cs->slowest_acquire_ns, &was, wall_ns);) {
+  }
   if (st != XCHG_OK || broadcast_read_all(h, &got, &err) != 0) {
     fprintf(stderr, "xchg bench host: %s\n", err.message);
     atomic_fetch_add(&cs->errors, 1);
@@ -171,6 +194,7 @@ static int run_child(const config *cfg, const char *dir, run_shared *sh, int ind
   xchg_cache_options o;
   xchg_cache_options_init(&o);
   o.retain_bytes = (int64_t)1 << 40;
+  o.read.validation = cfg->validation;
   o.host_dir = cfg->host_sharing ? dir : NULL;
   o.host_retain_bytes = (int64_t)1 << 40;
   child_state cs;
@@ -186,6 +210,7 @@ static int run_child(const config *cfg, const char *dir, run_shared *sh, int ind
   wait_flag(&sh->go, 1);
   int64_t acquire_ns, hits_acquire_ns;
   int64_t cpu_ns = run_round(&cs, threads, &acquire_ns);
+  int64_t slowest_acquire_ns = atomic_load(&cs.slowest_acquire_ns);
   /* The same tasks again, every process at it as in the first round, on
    * the retained entry: what reading the values alone costs. */
   atomic_fetch_add(&sh->read_once, 1);
@@ -197,6 +222,7 @@ static int run_child(const config *cfg, const char *dir, run_shared *sh, int ind
   r->cpu_ns = cpu_ns;
   r->acquire_ns = acquire_ns;
   r->read_ns = read_ns;
+  r->slowest_acquire_ns = slowest_acquire_ns;
   r->decodes = m.decodes;
   r->host_decodes = m.host_decodes;
   r->host_fallbacks = m.host_fallbacks;
@@ -243,9 +269,8 @@ static void remove_host_dir(const char *dir) {
 }
 
 static int run(config *cfg, result *out) {
-  char dir[256];
-  struct stat st;
-  snprintf(dir, sizeof dir, "%s/xchg-bench-host-XXXXXX", stat("/dev/shm", &st) == 0 ? "/dev/shm" : "/tmp");
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/xchg-bench-host-XXXXXX", cfg->parent_dir);
   if (cfg->host_sharing && !mkdtemp(dir)) {
     perror("xchg bench host: mkdtemp");
     return -1;
@@ -283,6 +308,8 @@ static int run(config *cfg, result *out) {
     out->per_process[ACQUIRING][kind] += (double)c->acquire_ns / 1e6;
     n[kind]++;
     out->task_cpu_ms += (double)sh->child[i].cpu_ns / 1e6;
+    if ((double)c->slowest_acquire_ns / 1e6 > out->acquire_wall_ms)
+      out->acquire_wall_ms = (double)c->slowest_acquire_ns / 1e6;
     out->read_cpu_ms += (double)sh->child[i].read_ns / 1e6;
     out->decodes += sh->child[i].decodes;
     out->fallbacks += sh->child[i].host_fallbacks;
@@ -296,6 +323,7 @@ static int run(config *cfg, result *out) {
   out->threads = cfg->threads;
   out->tasks = cfg->tasks;
   out->host_sharing = cfg->host_sharing;
+  out->validation = cfg->validation;
   out->pss_bytes = peak;
   out->input_bytes = (int64_t)xchg_buf_size(cfg->input) * cfg->processes;
   munmap(sh, sizeof *sh);
@@ -323,13 +351,14 @@ static spread spread_of(double *v, int n) {
  * run order; the fields are medians each, min-max beside the CPU and PSS. */
 typedef struct summary {
   result median;
-  spread cpu, pss, wall, per_process[N_FIGURES][N_KINDS];
+  spread cpu, pss, wall, acquire_wall, per_process[N_FIGURES][N_KINDS];
 } summary;
 
 static summary summarize(const result *rs, int runs) {
-  double cpu[64], pss[64], wall[64], read[64];
+  double cpu[64], pss[64], wall[64], read[64], acquire_wall[64];
   for (int r = 0; r < runs; r++) {
     read[r] = rs[r].read_cpu_ms;
+    acquire_wall[r] = rs[r].acquire_wall_ms;
     cpu[r] = rs[r].task_cpu_ms;
     pss[r] = (double)rs[r].pss_bytes;
     wall[r] = rs[r].wall_ms;
@@ -340,6 +369,8 @@ static summary summarize(const result *rs, int runs) {
   s.cpu = spread_of(cpu, runs);
   s.pss = spread_of(pss, runs);
   s.wall = spread_of(wall, runs);
+  s.acquire_wall = spread_of(acquire_wall, runs);
+  s.median.acquire_wall_ms = s.acquire_wall.median;
   s.median.task_cpu_ms = s.cpu.median;
   s.median.pss_bytes = (int64_t)s.pss.median;
   s.median.wall_ms = s.wall.median;
@@ -356,15 +387,23 @@ static summary summarize(const result *rs, int runs) {
   return s;
 }
 
+/* The mode of a row: "off", "on", or "on-b" (on, bounds checks only). */
+static const char *mode_name(const result *r) {
+  if (!r->host_sharing) return "off";
+  return r->validation == XCHG_VALIDATE_BOUNDS ? "on-b" : "on";
+}
+
 static void print_row(const summary *s) {
   const result *r = &s->median;
-  char cpu[64], pss[64];
+  char cpu[64], pss[64], acquire[64];
   snprintf(cpu, sizeof cpu, "%.1f [%.1f-%.1f]", s->cpu.median, s->cpu.min, s->cpu.max);
   snprintf(pss, sizeof pss, "%.1f [%.1f-%.1f]", s->pss.median / 1e6, s->pss.min / 1e6,
            s->pss.max / 1e6);
-  printf("%9d %7d %5d %-4s %7lld %24s %24s %10.1f %10.1f %10.1f\n", r->processes, r->threads,
-         r->tasks, r->host_sharing ? "on" : "off", (long long)r->decodes, cpu, pss,
-         (double)r->decoded_bytes / 1e6, (double)r->input_bytes / 1e6, r->wall_ms);
+  snprintf(acquire, sizeof acquire, "%.1f [%.1f-%.1f]", s->acquire_wall.median,
+           s->acquire_wall.min, s->acquire_wall.max);
+  printf("%9d %7d %5d %-4s %7lld %9lld %24s %24s %10.1f %10.1f %10.1f %24s\n", r->processes,
+         r->threads, r->tasks, mode_name(r), (long long)r->decodes, (long long)r->fallbacks, cpu,
+         pss, (double)r->decoded_bytes / 1e6, (double)r->input_bytes / 1e6, r->wall_ms, acquire);
 }
 
 /* The task CPU beyond reading the values (which costs the same off and
@@ -394,6 +433,22 @@ static void print_goals(const summary *off, const summary *on) {
   }
 }
 
+/* What checking the mapped segments' offsets and indices costs (on, the
+ * default XCHG_VALIDATE_FULL, against on-b, bounds checks only): the
+ * figures of a mapping process, which reads another's segment. */
+static void print_check_cost(const summary *on, const summary *on_b) {
+  if (on->median.n_mapping == 0 || on_b->median.n_mapping == 0) return;
+  for (int f = 0; f < N_FIGURES; f++) {
+    const spread *full = &on->per_process[f][MAPPING], *bounds = &on_b->per_process[f][MAPPING];
+    printf("     checking mapped segments, %s, per mapping process: %.1f [%.1f-%.1f] ms "
+           "(on) against %.1f [%.1f-%.1f] ms (on-b, bounds only): +%.1f ms\n",
+           figure_name[f], full->median, full->min, full->max, bounds->median, bounds->min,
+           bounds->max, full->median - bounds->median);
+  }
+  printf("     slowest acquire %.1f ms (on) against %.1f ms (on-b)\n",
+         on->median.acquire_wall_ms, on_b->median.acquire_wall_ms);
+}
+
 /* A per-process figure, null when no process was of that kind. */
 static void print_json_ms(const char *name, int processes, double ms) {
   if (processes == 0) printf(",\"%s\":null", name);
@@ -402,15 +457,19 @@ static void print_json_ms(const char *name, int processes, double ms) {
 
 static void print_json_row(const summary *s, int first) {
   const result *r = &s->median;
-  printf("%s{\"processes\":%d,\"threads\":%d,\"tasks\":%d,\"host_sharing\":\"%s\",\"decodes\":%lld,"
+  printf("%s{\"processes\":%d,\"threads\":%d,\"tasks\":%d,\"host_sharing\":\"%s\","
+         "\"validation\":\"%s\",\"decodes\":%lld,"
          "\"task_cpu_ms\":%.3f,\"pss_bytes\":%lld,\"decoded_bytes\":%lld,\"input_bytes\":%lld,"
          "\"wall_ms\":%.3f,\"host_fallbacks\":%lld,\"read_cpu_ms\":%.3f,\"task_cpu_ms_min\":%.3f,\"task_cpu_ms_max\":%.3f,"
          "\"pss_bytes_min\":%lld,\"pss_bytes_max\":%lld",
          first ? "" : ",", r->processes, r->threads, r->tasks, r->host_sharing ? "on" : "off",
-         (long long)r->decodes, r->task_cpu_ms, (long long)r->pss_bytes, (long long)r->decoded_bytes,
+         r->validation == XCHG_VALIDATE_BOUNDS ? "bounds" : "full", (long long)r->decodes,
+         r->task_cpu_ms, (long long)r->pss_bytes, (long long)r->decoded_bytes,
          (long long)r->input_bytes, r->wall_ms, (long long)r->fallbacks, r->read_cpu_ms, s->cpu.min,
          s->cpu.max,
          (long long)s->pss.min, (long long)s->pss.max);
+  printf(",\"acquire_wall_ms\":%.3f,\"acquire_wall_ms_min\":%.3f,\"acquire_wall_ms_max\":%.3f",
+         s->acquire_wall.median, s->acquire_wall.min, s->acquire_wall.max);
   for (int f = 0; f < N_FIGURES; f++) {
     print_json_ms(figure_json[f][DECODING], r->processes - r->n_mapping,
                   r->per_process[f][DECODING]);
@@ -424,7 +483,7 @@ static void print_json_row(const summary *s, int first) {
 static void usage(FILE *f) {
   fprintf(f,
           "usage: xchg bench host [--processes a,b,..] [--tasks N] [--threads T] [--rows R]\n"
-          "                       [--runs K] [--json]\n"
+          "                       [--runs K] [--dir D] [--validation full|bounds|both] [--json]\n"
           "  shape `broadcast`: P processes each run N tasks on T threads reading one broadcast,\n"
           "  the cache's host store off and on (runs alternate; medians of K runs).\n"
           "  Reported: decodes on the host, summed task CPU, peak summed PSS, one decoded\n"
@@ -433,7 +492,12 @@ static void usage(FILE *f) {
           "  mapped the broadcast another process had decoded, with its share of the\n"
           "  first; the same for the CPU of acquire and release alone.  With the store\n"
           "  off every process decodes once already, so summed\n"
-          "  task CPU on/off cannot fall below reading plus 1/P of a decode.\n"
+          "  task CPU on/off cannot fall below reading plus 1/P of a decode.\n"          "  The slowest acquire of any task (wall time) and the fallbacks say what a\n"
+          "  store that cannot take the broadcast costs (--dir D: the host directories\n"
+          "  in D, e.g. a small tmpfs; default /dev/shm).  --validation: how every\n"
+          "  process's cache checks what it reads (default full: a mapping process\n"
+          "  checks the segment's offsets and indices); both adds a third mode, on-b,\n"
+          "  the store on with bounds checks only, interleaved: what the check costs.\n"
           "  Defaults: processes 1,2,4; 16 tasks; 4 threads; 1,000,000 rows; 3 runs.\n");
 }
 
@@ -457,9 +521,13 @@ static xchg_buf *make_input(int64_t rows, shape_sums *want) {
 int xchg_bench_host(int argc, char **argv) {
   static const struct option long_opts[] = {
       {"processes", 1, 0, 'p'}, {"tasks", 1, 0, 'n'}, {"threads", 1, 0, 't'}, {"rows", 1, 0, 'r'},
-      {"runs", 1, 0, 'k'},      {"json", 0, 0, 'j'},  {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
+      {"runs", 1, 0, 'k'},      {"json", 0, 0, 'j'},  {"help", 0, 0, 'h'},    {"dir", 1, 0, 'd'},
+      {"validation", 1, 0, 'v'}, {0, 0, 0, 0}};
   int processes[8] = {1, 2, 4}, n_processes = 3, tasks = 16, threads = 4, runs = 3, json = 0, opt;
   int64_t rows = SHAPE_BROADCAST_ROWS;
+  struct stat st;
+  const char *parent_dir = stat("/dev/shm", &st) == 0 ? "/dev/shm" : "/tmp";
+  int validation = XCHG_VALIDATE_FULL;
   optind = 1;
   while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
     switch (opt) {
@@ -469,11 +537,19 @@ int xchg_bench_host(int argc, char **argv) {
       case 'r': rows = atoll(optarg); break;
       case 'k': runs = atoi(optarg); break;
       case 'j': json = 1; break;
+      case 'd': parent_dir = optarg; break;
+      case 'v':
+        validation = strcmp(optarg, "full") == 0     ? XCHG_VALIDATE_FULL
+                     : strcmp(optarg, "bounds") == 0 ? XCHG_VALIDATE_BOUNDS
+                     : strcmp(optarg, "both") == 0   ? VALIDATION_BOTH
+                                                     : -1;
+        break;
       case 'h': usage(stdout); return 0;
       default: usage(stderr); return 2;
     }
   }
-  int ok = n_processes > 0 && tasks > 0 && threads > 0 && rows > 0 && runs > 0 && runs <= 64;
+  int ok = n_processes > 0 && tasks > 0 && threads > 0 && rows > 0 && runs > 0 && runs <= 64 &&
+           validation >= 0;
   for (int i = 0; ok && i < n_processes; i++) ok = processes[i] <= MAX_PROCESSES;
   if (!ok) {
     usage(stderr);
@@ -486,37 +562,42 @@ int xchg_bench_host(int argc, char **argv) {
   cfg.input = input;
   cfg.tasks = tasks;
   cfg.threads = threads;
+  cfg.parent_dir = parent_dir;
   if (!json) {
     printf("machine: %s\n", bench_machine());
     printf("shape broadcast: %lld rows, lz4-java %.1f MB per process; %d tasks x %d threads per "
            "process; medians of %d runs [min-max]\n\n",
            (long long)rows, (double)xchg_buf_size(input) / 1e6, tasks, threads, runs);
-    printf("%9s %7s %5s %-4s %7s %24s %24s %10s %10s %10s\n", "processes", "threads", "tasks",
-           "host", "decodes", "task CPU ms", "summed PSS MB", "decoded MB", "input MB", "wall ms");
+    printf("%9s %7s %5s %-4s %7s %9s %24s %24s %10s %10s %10s %24s\n", "processes", "threads",
+           "tasks", "host", "decodes", "fallbacks", "task CPU ms", "summed PSS MB", "decoded MB",
+           "input MB", "wall ms", "slowest acquire ms");
   } else {
     printf("{\"benchmark\":\"host\",\"shape\":\"broadcast\",\"rows\":%lld,\"machine\":\"%s\","
            "\"runs\":%d,\"results\":[", (long long)rows, bench_machine(), runs);
   }
   int rc = 0, first = 1;
-  result *rs = calloc((size_t)runs * 2, sizeof *rs);
+  int n_modes = validation == VALIDATION_BOTH ? N_MODES : MODE_ON_BOUNDS;
+  result *rs = calloc((size_t)runs * N_MODES, sizeof *rs);
   for (int pi = 0; pi < n_processes && rc == 0 && rs; pi++) {
     cfg.processes = processes[pi];
     for (int r = 0; r < runs && rc == 0; r++)
-      for (int mode = 0; mode < 2 && rc == 0; mode++) {
-        cfg.host_sharing = mode;
+      for (int mode = 0; mode < n_modes && rc == 0; mode++) {
+        cfg.host_sharing = mode != MODE_OFF;
+        cfg.validation = mode == MODE_ON_BOUNDS || validation == XCHG_VALIDATE_BOUNDS
+                             ? XCHG_VALIDATE_BOUNDS
+                             : XCHG_VALIDATE_FULL;
         rc = run(&cfg, &rs[mode * runs + r]);
       }
     if (rc != 0) break;
-    summary off = summarize(rs, runs), on = summarize(rs + runs, runs);
-    if (json) {
-      print_json_row(&off, first);
-      print_json_row(&on, 0);
+    summary sum[N_MODES];
+    for (int mode = 0; mode < n_modes; mode++) sum[mode] = summarize(rs + mode * runs, runs);
+    for (int mode = 0; mode < n_modes; mode++) {
+      if (json) print_json_row(&sum[mode], first);
+      else print_row(&sum[mode]);
       first = 0;
-    } else {
-      print_row(&off);
-      print_row(&on);
-      print_goals(&off, &on);
     }
+    if (!json) print_goals(&sum[MODE_OFF], &sum[MODE_ON]);
+    if (!json && n_modes == N_MODES) print_check_cost(&sum[MODE_ON], &sum[MODE_ON_BOUNDS]);
     fflush(stdout);
   }
   if (json) printf("]}\n");

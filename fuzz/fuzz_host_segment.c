@@ -3,16 +3,16 @@
  *
  * The input is a whole segment file (src/cache/host_store.h: header, key,
  * part table, the parts' IPC streams).  Its header checksum is recomputed
- * (host_segment_reseal) so that mutations get past it to the part table
+ * (host_segment_seal) so that mutations get past it to the part table
  * and the streams behind it, and it is written as the published segment of
  * the key "fuzz" in a private store directory.  A cache with that store
  * then acquires the key, column 0 first and every column next (the lazy
  * per-column decode over an entry already held), reads every batch and
  * releases it all.  A segment the cache refuses makes it decode the key's
  * own bytes instead: a stream of no columns and no batches, cheap to
- * decode.  The seeds are segments the store wrote for gold streams, with
- * and without the mark of values validated in full (with it, the cache
- * checks bounds only, and must still never read outside the mapping). */
+ * decode.  The seeds are segments the store wrote for gold streams, by
+ * writers that validated in full or checked bounds only; the mapping cache
+ * validates them in full, as every mapping process does by default. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -149,7 +149,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   uint8_t *segment = malloc(size ? size : 1);
   if (!segment) abort();
   memcpy(segment, data, size);
-  (void)host_segment_reseal(segment, size);
+  (void)host_segment_seal(segment, size);
   write_segment(segment, size);
   free(segment);
 

@@ -76,34 +76,50 @@
  *     arrays, retained entries) holds a shared lease on it (flock LOCK_SH),
  *     which the kernel drops when the process dies.  A segment is removed
  *     only when no process holds it and host retention (host_retain_bytes
- *     over all segments, host_retain_ms since its last release) says so;
- *     this is checked when a process looks a key up, drops a mapping, or
- *     calls xchg_cache_trim.  A holder that died frees its segments at the
- *     next such check by anyone.  Removing a file never affects a process
- *     that has it mapped.
+ *     over all segments, host_retain_ms since its last release) says so.
+ *     At retention 0 (host_retain_bytes 0, the default) the last release
+ *     on the host removes it, whatever the interleaving with the others:
+ *     a few non-blocking calls on its own file, on whatever thread drops
+ *     the last array, and no directory scan.  Otherwise the directory is
+ *     scanned when a process looks a key up in the host store (a miss of
+ *     its own cache) or calls xchg_cache_trim, never in a release.  A
+ *     holder that died frees its segments at the next such scan by anyone,
+ *     which also removes what dead processes left (temporaries, lock
+ *     files).  Removing a file never affects a process that has it mapped.
  *   - What is trusted.  The directory must be owned by this user and not
  *     writable by group or others (it is created 0700 when missing);
  *     segments are created 0600, and before mapping, a segment must be a
  *     regular file owned by this user, of mode 0600, whose size, magic,
  *     header checksum, key, and part bounds check out.  Parts are then
  *     read by the IPC reader with bounds checks on every message and
- *     buffer, so a damaged segment is an error, never a crash.  Values are
- *     validated once per host: a writer whose cache validates in full
- *     (read.validation, the default) marks the segment so in its
- *     checksummed header, and mapping processes then check bounds only,
- *     touching no page of values before a consumer reads it; a segment
- *     without the mark is validated as the mapping cache's read options
- *     say.  The contents of a well-formed
- *     segment are trusted as this user's own data (there is no checksum of
- *     the data bytes); so are the user's own processes: truncating a mapped
- *     segment behind the store's back can fault its readers.  Segments are
- *     in the host's byte order and never leave it.  Only files the store
- *     could have made (this user's, mode 0600) are ever removed.
+ *     buffer, and validated as the mapping cache's read options say, like
+ *     any bytes: with XCHG_VALIDATE_FULL (the default) every process checks
+ *     what a consumer could fault on in the columns it reads (offsets
+ *     monotonic and within their data, dictionary indices, union type ids,
+ *     view ranges, null counts against validity bitmaps), O(rows) over
+ *     those buffers, never over the values' bytes.  So a damaged segment
+ *     is an error, never a crash.  Damage that still decodes can change
+ *     values unnoticed: a flipped byte of a value (an integer, a float, a
+ *     string's bytes, a dictionary's values), offsets or indices changed
+ *     into others that still check out, a flipped validity bit with the
+ *     null count flipped to match, and a schema changed into another valid
+ *     one.  The data bytes carry no checksum: they are trusted as this
+ *     user's own data, and so are the user's own processes: truncating a
+ *     mapped segment behind the store's back can fault its readers.
+ *     Segments are in the host's byte order and never leave it.  Only
+ *     files the store could have made (this user's, mode 0600) are ever
+ *     removed.
  *   - Never worse than without.  Any failure of the host store (no space,
  *     permissions, a refused or corrupt segment) makes the process decode
  *     privately, as without a host store: it is counted in host_fallbacks
  *     with its reason in xchg_cache_host_error, never an error of the
- *     acquire.
+ *     acquire.  A write that fails for lack of room (or stops early, once
+ *     an eighth of a part's bytes is read, when the rest of the part,
+ *     projected, exceeds the free space; this needs the part's size:
+ *     chunks, or an open_part source of known size) is remembered on the
+ *     host for a minute with the room it needed: processes waiting for it
+ *     and arriving later fall back at once, without writing, while the
+ *     file system's free space (statvfs) is short of that room.
  *   - Accounting.  on_bytes reports the bytes an entry references, mapped
  *     or not; on_shared_bytes says which of them are in shared mappings.
  *
@@ -181,8 +197,9 @@ typedef struct xchg_cache_options {
   /** Host-wide retention, over the segments of every process: a budget on
    * their bytes (held ones included; unheld ones are removed oldest
    * release first while it is exceeded) and an age limit since a
-   * segment's last release (0 = none).  Defaults 0 and 0: a segment is
-   * removed as soon as no process holds it. */
+   * segment's last release (0 = none), applied by the scans of the
+   * directory (see "Lifetime" above).  host_retain_bytes 0 (the default)
+   * keeps nothing: the last release on the host removes the segment. */
   int64_t host_retain_bytes;
   int64_t host_retain_ms;
   /** Accounting of the bytes among those reported to on_bytes that live in

@@ -1,7 +1,8 @@
 /* host_store.c — segments of decoded broadcasts shared by the processes of
  * a host: writing and publishing them, mapping them with their checks,
- * the per-key lock across processes, leases and eviction.  See
- * host_store.h for the files and cache.h for the guarantees.
+ * the per-key lock across processes and the records of writes that found
+ * no room, leases and eviction.  See host_store.h for the files and the
+ * protocol, cache.h for the guarantees.
  *
  * Every file is reached through the directory's descriptor (openat and
  * friends), opened once at open after its checks, so that the directory
@@ -19,6 +20,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,7 +30,7 @@
 #define HEADER_FIXED 64
 #define PART_ALIGN 64
 #define NAME_SIZE 48 /* 32 hex digits, a suffix, the NUL */
-#define SEGMENT_VALIDATED 1u /* the writer validated the values in full */
+#define FAILURE_MAGIC "XCHGROOM"
 
 struct host_store {
   atomic_long refs; /* the opener and every live mapping */
@@ -47,8 +49,7 @@ typedef struct segment_header {
   uint64_t key_len;
   uint64_t n_parts;
   uint64_t header_hash;  /* FNV-1a of the header bytes, this field as 0 */
-  uint64_t flags;        /* SEGMENT_VALIDATED */
-  uint64_t reserved;
+  uint64_t reserved[2];  /* 0 (flags of earlier versions, ignored) */
 } segment_header;
 
 _Static_assert(sizeof(segment_header) == HEADER_FIXED, "segment header layout");
@@ -58,14 +59,27 @@ struct host_segment {
   int64_t *offsets, *lengths;
   xchg_broadcast_part *parts;
   xchg_broadcast broadcast;
-  int validated;
 };
 
 /* A live mapping: what its release needs. */
 typedef struct lease {
   host_store *store;
   int fd; /* holds LOCK_SH */
+  char name[NAME_SIZE];
 } lease;
+
+/* A failed write's record, the content of its key's lock file (whose
+ * mtime says when): the room the segment needs, at least. */
+typedef struct failure_record {
+  char magic[8];
+  uint64_t needed;
+} failure_record;
+
+void (*host_store_hook)(host_hook_point point, const char *file);
+
+static void hook(host_hook_point point, const char *file) {
+  if (host_store_hook) host_store_hook(point, file);
+}
 
 /* ---- names ------------------------------------------------------------------ */
 
@@ -167,16 +181,35 @@ static size_t header_size(size_t key_len, uint64_t n_parts) {
   return round_up(sizeof(segment_header) + round_up(key_len) + (size_t)n_parts * 16);
 }
 
-/* Checks the mapped header of `name` and fills seg's part table. */
+/* Whether the sizes of header h fit a file of `size` bytes. */
+static int header_in_bounds(const segment_header *h, size_t size) {
+  return h->size == size && h->key_len <= size && h->n_parts <= size / 16 &&
+         h->header_bytes == header_size((size_t)h->key_len, h->n_parts) && h->header_bytes <= size;
+}
+
+int host_segment_seal(uint8_t *bytes, size_t size) {
+  segment_header h;
+  if (size < sizeof h) return -1;
+  memcpy(&h, bytes, sizeof h);
+  if (!header_in_bounds(&h, size)) return -1;
+  h.header_hash = header_hash(bytes, (size_t)h.header_bytes);
+  memcpy(bytes, &h, sizeof h);
+  return 0;
+}
+
+/* Checks the header of the segment `name` in map[0, size) and fills seg's
+ * part table. */
 static xchg_status parse_header(const uint8_t *map, size_t size, const char *key,
                                 const char *name, host_segment *seg, xchg_error *err) {
   segment_header h;
+  if (size < sizeof h)
+    return xchg_errorf(err, XCHG_EFORMAT, "host segment %s: %zu bytes, too short for a header",
+                       name, size);
   memcpy(&h, map, sizeof h);
   size_t key_len = strlen(key);
   if (memcmp(h.magic, SEGMENT_MAGIC, 8) != 0)
     return xchg_errorf(err, XCHG_EFORMAT, "host segment %s: bad magic", name);
-  if (h.size != size || h.key_len > size || h.n_parts > size / 16 ||
-      h.header_bytes != header_size((size_t)h.key_len, h.n_parts) || h.header_bytes > size)
+  if (!header_in_bounds(&h, size))
     return xchg_errorf(err, XCHG_EFORMAT, "host segment %s: header sizes out of bounds "
                        "(file %zu bytes, header says %llu)", name, size,
                        (unsigned long long)h.size);
@@ -205,32 +238,7 @@ static xchg_status parse_header(const uint8_t *map, size_t size, const char *key
     seg->lengths[i] = (int64_t)len;
   }
   seg->broadcast.n_parts = n;
-  seg->validated = (h.flags & SEGMENT_VALIDATED) != 0;
   return XCHG_OK;
-}
-
-int host_segment_reseal(void *segment, size_t size) {
-  segment_header h;
-  if (size < sizeof h) return -1;
-  memcpy(&h, segment, sizeof h);
-  if (h.header_bytes < sizeof h || h.header_bytes > size) return -1;
-  h.header_hash = header_hash(segment, (size_t)h.header_bytes);
-  memcpy(segment, &h, sizeof h);
-  return 0;
-}
-
-static void touch_and_unlock(int fd) {
-  futimens(fd, NULL); /* the time of the last release, for retain_ms (best effort) */
-  close(fd);
-}
-
-static void unmap_release(void *ctx, const void *data, size_t size) {
-  lease *l = ctx;
-  munmap((void *)data, size);
-  touch_and_unlock(l->fd);
-  host_store_evict(l->store);
-  store_unref(l->store);
-  free(l);
 }
 
 static xchg_status open_part_of_segment(void *ctx, int64_t part, xchg_source **out,
@@ -253,6 +261,64 @@ void host_segment_free(host_segment *seg) {
   free(seg);
 }
 
+xchg_status host_segment_open(xchg_buf *bytes, const char *key, const char *name,
+                              host_segment **out, xchg_error *err) {
+  *out = NULL;
+  host_segment *seg = calloc(1, sizeof *seg);
+  if (!seg) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  seg->map = xchg_buf_ref(bytes);
+  xchg_status rc = parse_header(xchg_buf_data(bytes), xchg_buf_size(bytes), key, name, seg, err);
+  if (rc != XCHG_OK) {
+    host_segment_free(seg);
+    return rc;
+  }
+  seg->broadcast.parts = seg->parts;
+  seg->broadcast.open_part = open_part_of_segment;
+  seg->broadcast.open_ctx = seg;
+  *out = seg;
+  return XCHG_OK;
+}
+
+/* Whether fd still is the file `name` (a file may be unlinked, and a lock
+ * file created again, by another process meanwhile). */
+static int still_linked(int dirfd, int fd, const char *name) {
+  struct stat a, b;
+  return fstat(fd, &a) == 0 && fstatat(dirfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+         a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Removes the segment `name`, open as fd, if no other process holds it:
+ * LOCK_EX is granted only then (fd's own LOCK_SH, if any, is given up
+ * for it), and the name is unlinked only if it still is fd's file.  The
+ * caller closes fd. */
+static int remove_if_unheld(host_store *s, int fd, const char *name) {
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    hook(HOST_HOOK_REMOVE_HELD, name);
+    return 0;
+  }
+  hook(HOST_HOOK_REMOVING, name);
+  if (!still_linked(s->dirfd, fd, name) || unlinkat(s->dirfd, name, 0) != 0) return 0;
+  atomic_fetch_add(&s->evictions, 1);
+  return 1;
+}
+
+/* At retention 0 nothing is kept that nobody holds. */
+static int retains_nothing(const host_store *s) { return s->retain_bytes <= 0; }
+
+/* The release of a mapping: the time of the last release (for retain_ms,
+ * best effort), then, at retention 0, the segment's removal if this was
+ * its last lease on the host.  No scan: other segments wait for the next
+ * store operation. */
+static void unmap_release(void *ctx, const void *data, size_t size) {
+  lease *l = ctx;
+  munmap((void *)data, size);
+  futimens(l->fd, NULL);
+  if (retains_nothing(l->store)) remove_if_unheld(l->store, l->fd, l->name);
+  close(l->fd);
+  store_unref(l->store);
+  free(l);
+}
+
 /* Checks an open segment file before it is mapped: a regular file of this
  * user, 0600, big enough for a header. */
 static xchg_status check_segment_file(const struct stat *st, const char *name, xchg_error *err) {
@@ -267,24 +333,31 @@ static xchg_status check_segment_file(const struct stat *st, const char *name, x
   return XCHG_OK;
 }
 
-/* Maps the published segment of key with a lease.  *absent is set (and
- * XCHG_OK returned) when there is none, or it is being removed. */
-static xchg_status map_segment(host_store *s, const char *key, host_segment **out, int *absent,
-                               xchg_error *err) {
+/* What map_segment found when it mapped nothing. */
+typedef enum segment_state { SEGMENT_MAPPED, SEGMENT_ABSENT, SEGMENT_REMOVING } segment_state;
+
+/* Maps the published segment of key with a lease.  *state says whether it
+ * was mapped, is absent, or is being removed by another process (which
+ * holds LOCK_EX on it and is about to unlink it); XCHG_OK then. */
+static xchg_status map_segment(host_store *s, const char *key, host_segment **out,
+                               segment_state *state, xchg_error *err) {
   char name[NAME_SIZE];
   key_file(key, ".seg", name);
   *out = NULL;
-  *absent = 0;
+  *state = SEGMENT_ABSENT;
   int fd = openat(s->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) *absent = 1;
-    return *absent ? XCHG_OK : xchg_errorf(err, XCHG_EIO, "host segment %s: %s", name,
-                                           strerror(errno));
-  }
+  if (fd < 0)
+    return errno == ENOENT ? XCHG_OK : xchg_errorf(err, XCHG_EIO, "host segment %s: %s", name,
+                                                   strerror(errno));
+  hook(HOST_HOOK_MAP, name);
   struct stat st;
-  if (flock(fd, LOCK_SH | LOCK_NB) != 0 || fstat(fd, &st) != 0 || st.st_nlink == 0) {
-    close(fd); /* being evicted, or gone meanwhile */
-    *absent = 1;
+  if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
+    close(fd);
+    *state = SEGMENT_REMOVING;
+    return XCHG_OK;
+  }
+  if (fstat(fd, &st) != 0 || st.st_nlink == 0) {
+    close(fd); /* removed meanwhile */
     return XCHG_OK;
   }
   xchg_status rc = check_segment_file(&st, name, err);
@@ -292,37 +365,31 @@ static xchg_status map_segment(host_store *s, const char *key, host_segment **ou
   void *map = rc == XCHG_OK ? mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
   if (rc == XCHG_OK && map == MAP_FAILED)
     rc = xchg_errorf(err, XCHG_EIO, "host segment %s: cannot map: %s", name, strerror(errno));
-  host_segment *seg = rc == XCHG_OK ? calloc(1, sizeof *seg) : NULL;
-  lease *l = seg ? malloc(sizeof *l) : NULL;
+  lease *l = rc == XCHG_OK ? malloc(sizeof *l) : NULL;
   if (rc == XCHG_OK && !l) rc = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  if (rc == XCHG_OK) rc = parse_header(map, size, key, name, seg, err);
-  if (rc == XCHG_OK) {
-    l->store = s;
-    l->fd = fd;
-    atomic_fetch_add(&s->refs, 1);
-    if (!(seg->map = xchg_buf_wrap(map, size, unmap_release, l))) {
-      unmap_release(l, map, size);
-      rc = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-    }
-  } else {
+  if (rc != XCHG_OK) {
     if (map != MAP_FAILED) munmap(map, size);
     close(fd);
-    free(l);
-  }
-  if (rc != XCHG_OK) {
-    host_segment_free(seg);
     return rc;
   }
-  seg->broadcast.parts = seg->parts;
-  seg->broadcast.open_part = open_part_of_segment;
-  seg->broadcast.open_ctx = seg;
-  *out = seg;
-  return XCHG_OK;
+  l->store = s;
+  l->fd = fd;
+  snprintf(l->name, NAME_SIZE, "%s", name);
+  atomic_fetch_add(&s->refs, 1);
+  /* From here on the mapping's release ends the lease. */
+  xchg_buf *bytes = xchg_buf_wrap(map, size, unmap_release, l);
+  if (!bytes) {
+    unmap_release(l, map, size);
+    return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  }
+  rc = host_segment_open(bytes, key, name, out, err);
+  xchg_buf_unref(bytes);
+  if (rc == XCHG_OK) *state = SEGMENT_MAPPED;
+  return rc;
 }
 
 const xchg_broadcast *host_segment_broadcast(const host_segment *seg) { return &seg->broadcast; }
 int64_t host_segment_size(const host_segment *seg) { return (int64_t)xchg_buf_size(seg->map); }
-int host_segment_validated(const host_segment *seg) { return seg->validated; }
 
 /* ---- the key's lock --------------------------------------------------------- */
 
@@ -337,12 +404,28 @@ static void sleep_ms(int64_t ms) {
   nanosleep(&ts, NULL);
 }
 
-/* Whether fd still is the file `name` (a lock file may be unlinked by an
- * evictor holding it; whoever locked the unlinked one must start over). */
-static int still_linked(int dirfd, int fd, const char *name) {
-  struct stat a, b;
-  return fstat(fd, &a) == 0 && fstatat(dirfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
-         a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+/* A polling wait: pauses of 1 ms growing to 10, asking cancel every
+ * wait_check_ms. */
+typedef struct poller {
+  int64_t next_check, pause;
+} poller;
+
+static poller poller_start(const host_request *req) {
+  return (poller){now_ms() + req->wait_check_ms, 1};
+}
+
+/* Pauses once; returns 1 when the acquirer was cancelled. */
+static int poll_pause(poller *p, const host_request *req) {
+  sleep_ms(p->pause);
+  if (p->pause < 10) p->pause++;
+  if (now_ms() < p->next_check) return 0;
+  p->next_check = now_ms() + req->wait_check_ms;
+  return req->cancel && req->cancel(req->cancel_ctx);
+}
+
+static xchg_status cancelled_waiting(const host_request *req, xchg_error *err) {
+  return xchg_errorf(err, XCHG_ECANCELLED, "broadcast '%s': cancelled while waiting for "
+                     "another process's decode", req->key);
 }
 
 /* Takes LOCK_EX without blocking on the lock file `name`, through *fd
@@ -362,7 +445,7 @@ static int try_lock_fd(int dirfd, const char *name, int *fd) {
       return -1;
     }
     if (still_linked(dirfd, *fd, name)) return 1;
-    close(*fd); /* an evictor unlinked the one we waited on: lock the new one */
+    close(*fd); /* its holder unlinked the one we waited on: lock the new one */
     *fd = -1;
   }
 }
@@ -376,31 +459,103 @@ static int try_lock(int dirfd, const char *name) {
   return -1;
 }
 
+/* Lets go of the key's lock, unlinking its file first: while held, the
+ * name is the holder's (nobody else unlinks a held lock, and nobody makes
+ * a new one while it exists); whoever waits on the unlinked file starts
+ * over on a new one. */
+static void unlock_key(host_store *s, int fd, const char *name) {
+  unlinkat(s->dirfd, name, 0);
+  close(fd);
+}
+
+/* ---- failure records -------------------------------------------------------- */
+
+static int64_t mtime_ns(const struct stat *st) {
+  return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+static int64_t realtime_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The room recorded in the lock file fd by a write that failed less than
+ * HOST_FAILURE_MEMORY_MS ago; 0 when there is no such record. */
+static uint64_t recorded_need(int fd) {
+  failure_record r;
+  struct stat st;
+  if (pread(fd, &r, sizeof r, 0) != (ssize_t)sizeof r || memcmp(r.magic, FAILURE_MAGIC, 8) != 0 ||
+      fstat(fd, &st) != 0)
+    return 0;
+  return realtime_ns() - mtime_ns(&st) < (int64_t)HOST_FAILURE_MEMORY_MS * 1000000 ? r.needed : 0;
+}
+
+/* The bytes this user may still write on the store's file system; -1 when
+ * statvfs cannot say. */
+static int64_t free_bytes(const host_store *s) {
+  struct statvfs v;
+  if (fstatvfs(s->dirfd, &v) != 0) return -1;
+  return (int64_t)v.f_bavail * (int64_t)v.f_frsize;
+}
+
+/* Whether the file system has less room than `needed` now. */
+static int lacks_room(const host_store *s, uint64_t needed) {
+  int64_t avail = free_bytes(s);
+  return avail >= 0 && (uint64_t)avail < needed;
+}
+
+/* Whether the lock file fd records a recent failure for lack of a room
+ * the file system still lacks (why then says so). */
+static int still_no_room(const host_store *s, int fd, const char *key, xchg_error *why) {
+  uint64_t needed = recorded_need(fd);
+  if (needed == 0 || !lacks_room(s, needed)) return 0;
+  xchg_errorf(why, XCHG_EIO, "host store: writing the segment of '%s' failed for lack of room "
+              "less than %d s ago; it needs at least %llu bytes and %lld are free: not tried "
+              "again", key, HOST_FAILURE_MEMORY_MS / 1000, (unsigned long long)needed,
+              (long long)free_bytes(s));
+  return 1;
+}
+
+/* Records in the held lock file fd that the key's segment needs at least
+ * `needed` bytes. */
+static void record_failure(int fd, uint64_t needed) {
+  failure_record r;
+  memcpy(r.magic, FAILURE_MAGIC, 8);
+  r.needed = needed;
+  if (pwrite(fd, &r, sizeof r, 0) != (ssize_t)sizeof r)
+    return; /* no record (a short one is none): the next process tries */
+}
+
 /* Takes the key's lock, waiting (polling, asking cancel every
  * wait_check_ms) while another process holds it.  A holder that dies
- * releases it with its descriptors. */
+ * releases it with its descriptors.  *fd_out is -1 (why says why) when
+ * the lock cannot be taken, or when the lock file records a failure for
+ * lack of room that the file system still lacks: the acquirer then falls
+ * back at once, whether it took the lock or waits for it. */
 static xchg_status lock_key(host_store *s, const host_request *req, const char *name, int *fd_out,
                             int *waited, xchg_error *why, xchg_error *err) {
-  int64_t next_check = now_ms() + req->wait_check_ms, pause = 1;
+  poller p = poller_start(req);
   int fd = -1;
+  *fd_out = -1;
   for (;;) {
     int taken = try_lock_fd(s->dirfd, name, &fd);
-    if (taken != 0) {
+    if (taken < 0) {
+      xchg_errorf(why, XCHG_EIO, "host store: cannot lock %s: %s", name, strerror(errno));
+      return XCHG_OK;
+    }
+    if (still_no_room(s, fd, req->key, why)) {
+      close(fd);
+      return XCHG_OK;
+    }
+    if (taken) {
       *fd_out = fd;
-      if (taken < 0)
-        xchg_errorf(why, XCHG_EIO, "host store: cannot lock %s: %s", name, strerror(errno));
       return XCHG_OK;
     }
     *waited = 1;
-    sleep_ms(pause);
-    if (pause < 10) pause++;
-    if (now_ms() >= next_check) {
-      next_check = now_ms() + req->wait_check_ms;
-      if (req->cancel && req->cancel(req->cancel_ctx)) {
-        close(fd);
-        return xchg_errorf(err, XCHG_ECANCELLED, "broadcast '%s': cancelled while waiting for "
-                           "another process's decode", req->key);
-      }
+    if (poll_pause(&p, req)) {
+      close(fd);
+      return cancelled_waiting(req, err);
     }
   }
 }
@@ -414,7 +569,29 @@ typedef struct segment_writer {
   uint64_t end;  /* where the last part ends */
   uint8_t *header;
   size_t header_bytes;
+  uint64_t projected; /* the segment's size, when a part would not fit */
 } segment_writer;
+
+/* Whether the rest of the part being written will not fit (why then says
+ * so, and w->projected what the segment needs at least): projected from
+ * the bytes written for the share of its encoded bytes read, once an
+ * eighth of them is, it exceeds the free space.  written is the part's
+ * bytes so far. */
+static int part_will_not_fit(segment_writer *w, const host_request *req, int64_t part,
+                             uint64_t written, xchg_error *why) {
+  int64_t read, size;
+  req->part_read(req->open_ctx, &read, &size);
+  struct statvfs v;
+  if (size <= 0 || read <= 0 || read < size / 8 || fstatvfs(w->fd, &v) != 0) return 0;
+  double rest = (double)written * (double)(size - read) / (double)read;
+  double avail = (double)v.f_bavail * (double)v.f_frsize;
+  if (rest <= avail) return 0;
+  w->projected = w->at + written + (uint64_t)rest;
+  xchg_errorf(why, XCHG_EIO, "no room: after %lld of part %lld's %lld bytes, its rest needs "
+              "about %.0f bytes more and %.0f are free (stopped early)", (long long)read,
+              (long long)part, (long long)size, rest, avail);
+  return 1;
+}
 
 /* Decodes part i from the broadcast's bytes and writes it as an
  * uncompressed, 64-byte aligned IPC stream at w->at, entering it in the
@@ -440,7 +617,9 @@ static xchg_status write_part(segment_writer *w, const host_request *req, int64_
   while (st == XCHG_OK && !*write_failed) {
     struct ArrowArray batch;
     if ((st = xchg_ipc_reader_next(r, &batch, err)) != XCHG_OK || !batch.release) break;
-    if (xchg_ipc_writer_write(wr, &batch, why) != XCHG_OK) *write_failed = 1;
+    if (xchg_ipc_writer_write(wr, &batch, why) != XCHG_OK ||
+        part_will_not_fit(w, req, i, (uint64_t)xchg_ipc_writer_bytes_written(wr), why))
+      *write_failed = 1;
     batch.release(&batch);
   }
   if (st == XCHG_OK && !*write_failed && xchg_ipc_writer_finish(wr, why) != XCHG_OK)
@@ -469,7 +648,6 @@ static void finish_header(segment_writer *w, const host_request *req, uint64_t e
   h.header_bytes = w->header_bytes;
   h.key_len = strlen(req->key);
   h.n_parts = (uint64_t)req->n_parts;
-  h.flags = req->validated ? SEGMENT_VALIDATED : 0;
   memcpy(w->header, &h, sizeof h);
   memcpy(w->header + sizeof h, req->key, strlen(req->key));
   h.header_hash = header_hash(w->header, w->header_bytes);
@@ -489,19 +667,37 @@ static int write_all_at(int fd, const void *data, size_t n, off_t at) {
   return 0;
 }
 
+/* The room a temporary that could not be written needed at least: what it
+ * took, and a block more. */
+static uint64_t room_needed(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return 0;
+  uint64_t used = (uint64_t)st.st_blocks * 512;
+  return (used > (uint64_t)st.st_size ? used : (uint64_t)st.st_size) + (uint64_t)st.st_blksize;
+}
+
 /* Writes the key's segment under its temporary name and publishes it by
- * rename (the lock held): nobody ever opens a partial segment.  What is
- * left of a dead writer's temporary is replaced. */
+ * link (the lock held; never over an existing file): nobody ever opens a
+ * partial segment.  What is left of a dead writer's temporary is replaced.
+ * The temporary holds LOCK_SH from its creation, so that the published
+ * segment is leased before anyone can see it: on success *leased_fd is
+ * that descriptor (the caller closes it once it has mapped the segment).
+ * When the file cannot be written, *needed is the room it needed at least
+ * (as far as it was written, or as projected when it stopped early). */
 static xchg_status write_segment(host_store *s, const host_request *req, int *write_failed,
-                                 xchg_error *why, xchg_error *err) {
+                                 uint64_t *needed, int *leased_fd, xchg_error *why,
+                                 xchg_error *err) {
   char tmp[NAME_SIZE], seg[NAME_SIZE];
   key_file(req->key, ".tmp", tmp);
   key_file(req->key, ".seg", seg);
+  hook(HOST_HOOK_WRITE, seg);
   unlinkat(s->dirfd, tmp, 0); /* a dead writer's: the lock is ours */
-  segment_writer w = {-1, tmp, 0, 0, NULL, header_size(strlen(req->key), (uint64_t)req->n_parts)};
+  segment_writer w = {-1, tmp, 0, 0, NULL, header_size(strlen(req->key), (uint64_t)req->n_parts),
+                      0};
   w.at = w.end = w.header_bytes;
   w.fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (w.fd < 0 || fchmod(w.fd, 0600) != 0 || !(w.header = calloc(1, w.header_bytes))) {
+  if (w.fd < 0 || fchmod(w.fd, 0600) != 0 || flock(w.fd, LOCK_SH) != 0 ||
+      !(w.header = calloc(1, w.header_bytes))) {
     *write_failed = 1;
     xchg_errorf(why, XCHG_EIO, "host segment %s: cannot create: %s", tmp, strerror(errno));
   }
@@ -511,49 +707,77 @@ static xchg_status write_segment(host_store *s, const host_request *req, int *wr
   if (st == XCHG_OK && !*write_failed) {
     finish_header(&w, req, w.end);
     if (ftruncate(w.fd, (off_t)w.end) != 0 || write_all_at(w.fd, w.header, w.header_bytes, 0) != 0 ||
-        renameat(s->dirfd, tmp, s->dirfd, seg) != 0) {
+        linkat(s->dirfd, tmp, s->dirfd, seg, 0) != 0) {
       *write_failed = 1;
       xchg_errorf(why, XCHG_EIO, "host segment %s: cannot write or publish: %s", tmp,
                   strerror(errno));
     }
   }
-  if (st != XCHG_OK || *write_failed) unlinkat(s->dirfd, tmp, 0);
-  if (w.fd >= 0) close(w.fd);
+  if (st == XCHG_OK && !*write_failed) hook(HOST_HOOK_PUBLISHED, seg);
+  if (w.fd >= 0 && *write_failed) *needed = w.projected ? w.projected : room_needed(w.fd);
+  unlinkat(s->dirfd, tmp, 0); /* published under its own name, or failed */
+  if (w.fd >= 0 && (st != XCHG_OK || *write_failed)) close(w.fd);
+  else *leased_fd = w.fd;
   free(w.header);
   return st;
 }
 
 /* ---- obtain ---------------------------------------------------------------------- */
 
+/* Maps the key's segment with its lock held, waiting while another
+ * process removes it (it is a few calls from unlinking it).  Returns 1
+ * when there is none to map, so that this process writes it. */
+static int map_under_lock(host_store *s, const host_request *req, host_segment **out,
+                          xchg_status *st, xchg_error *why, xchg_error *err) {
+  poller p = poller_start(req);
+  for (;;) {
+    segment_state state;
+    if (map_segment(s, req->key, out, &state, why) != XCHG_OK) return 0; /* refused: fall back */
+    if (state != SEGMENT_REMOVING) return state == SEGMENT_ABSENT;
+    if (poll_pause(&p, req)) {
+      *st = cancelled_waiting(req, err);
+      return 0;
+    }
+  }
+}
+
 xchg_status host_store_obtain(host_store *s, const host_request *req, host_segment **out,
                               host_outcome *outcome, xchg_error *why, xchg_error *err) {
   memset(outcome, 0, sizeof *outcome);
   *out = NULL;
   host_store_evict(s);
-  int absent;
-  if (map_segment(s, req->key, out, &absent, why) != XCHG_OK || !absent) return XCHG_OK;
+  segment_state state;
+  if (map_segment(s, req->key, out, &state, why) != XCHG_OK || state == SEGMENT_MAPPED)
+    return XCHG_OK;
   char lock_name[NAME_SIZE];
   key_file(req->key, ".lock", lock_name);
-  int lock_fd = -1;
+  int lock_fd;
   xchg_status st = lock_key(s, req, lock_name, &lock_fd, &outcome->waited, why, err);
   if (st != XCHG_OK || lock_fd < 0) return st;
   /* Whoever held the lock may have published it meanwhile. */
-  if (map_segment(s, req->key, out, &absent, why) != XCHG_OK || !absent) {
-    close(lock_fd);
-    return XCHG_OK;
+  if (!map_under_lock(s, req, out, &st, why, err)) {
+    unlock_key(s, lock_fd, lock_name);
+    return st;
   }
-  int write_failed = 0;
+  int write_failed = 0, leased_fd = -1;
+  uint64_t needed = 0;
   outcome->attempted = 1;
-  st = write_segment(s, req, &write_failed, why, err);
+  st = write_segment(s, req, &write_failed, &needed, &leased_fd, why, err);
   if (st == XCHG_OK && !write_failed) {
     outcome->decoded = 1;
-    if (map_segment(s, req->key, out, &absent, why) == XCHG_OK && absent)
+    if (map_segment(s, req->key, out, &state, why) == XCHG_OK && state != SEGMENT_MAPPED)
       xchg_errorf(why, XCHG_EIO, "host store: the segment of '%s' vanished after publishing",
                   req->key);
-  } else {
-    unlinkat(s->dirfd, lock_name, 0); /* nothing published: leave nothing behind */
+    close(leased_fd);
+  } else if (st == XCHG_OK && lacks_room(s, needed)) {
+    /* Remembered for the others (those waiting for this lock included),
+     * who fall back at once while the room is lacking. */
+    record_failure(lock_fd, needed);
+    hook(HOST_HOOK_WRITE_FAILED, lock_name);
+    close(lock_fd);
+    return st;
   }
-  close(lock_fd);
+  unlock_key(s, lock_fd, lock_name); /* nothing published: nothing left behind */
   return st;
 }
 
@@ -570,32 +794,26 @@ static int older_first(const void *a, const void *b) {
   return (x->mtime_ns > y->mtime_ns) - (x->mtime_ns < y->mtime_ns);
 }
 
-/* Removes the segment `name` if nobody holds it: under its key's lock (so
- * that no writer publishes meanwhile) and LOCK_EX on the segment (so that
- * no process holds a lease).  The lock file goes with it. */
+/* Removes the segment `name` if nobody holds it. */
 static int remove_unheld(host_store *s, const char *name) {
-  char lock_name[NAME_SIZE];
-  sibling_file(name, ".lock", lock_name);
-  int lock_fd = try_lock(s->dirfd, lock_name);
-  if (lock_fd < 0) return 0;
-  int removed = 0;
   int fd = openat(s->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && still_linked(s->dirfd, fd, name))
-    removed = unlinkat(s->dirfd, name, 0) == 0;
-  if (fd >= 0) close(fd);
-  if (removed) unlinkat(s->dirfd, lock_name, 0); /* lockers check they locked the linked one */
-  close(lock_fd);
+  if (fd < 0) return 0;
+  hook(HOST_HOOK_REMOVE, name);
+  int removed = remove_if_unheld(s, fd, name);
+  close(fd);
   return removed;
 }
 
-/* A temporary whose key's lock is free was left by a writer that died. */
-static void remove_stale_temporary(host_store *s, const char *name) {
+/* What a dead process left of the key of `name` (a temporary or a lock
+ * file): when its lock is free, the temporary (its writer died), and the
+ * lock file unless it records a recent failure. */
+static void remove_left_over(host_store *s, const char *name) {
   char lock_name[NAME_SIZE];
   sibling_file(name, ".lock", lock_name);
   int lock_fd = try_lock(s->dirfd, lock_name);
   if (lock_fd < 0) return;
-  unlinkat(s->dirfd, name, 0);
-  unlinkat(s->dirfd, lock_name, 0);
+  if (has_suffix(name, ".tmp")) unlinkat(s->dirfd, name, 0);
+  if (recorded_need(lock_fd) == 0) unlinkat(s->dirfd, lock_name, 0);
   close(lock_fd);
 }
 
@@ -604,10 +822,12 @@ static int is_own_file(const struct stat *st) {
   return S_ISREG(st->st_mode) && st->st_uid == geteuid() && (st->st_mode & 0777) == 0600;
 }
 
-/* The published segments, oldest release first, and their total size. */
+/* The published segments, oldest release first, and their total size;
+ * what dead processes left is removed on the way. */
 static seg_info *list_segments(host_store *s, size_t *n, int64_t *total) {
   *n = 0;
   *total = 0;
+  hook(HOST_HOOK_SCAN, NULL);
   int fd = openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* its own offset */
   DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
   if (!d) {
@@ -620,7 +840,8 @@ static seg_info *list_segments(host_store *s, size_t *n, int64_t *total) {
     struct stat st;
     if (fstatat(s->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !is_own_file(&st))
       continue;
-    if (has_suffix(de->d_name, ".tmp")) remove_stale_temporary(s, de->d_name);
+    if (has_suffix(de->d_name, ".tmp") || has_suffix(de->d_name, ".lock"))
+      remove_left_over(s, de->d_name);
     if (!has_suffix(de->d_name, ".seg")) continue;
     if (*n == cap) {
       seg_info *grown = realloc(list, (cap = cap ? 2 * cap : 16) * sizeof *list);
@@ -630,7 +851,7 @@ static seg_info *list_segments(host_store *s, size_t *n, int64_t *total) {
     seg_info *info = &list[(*n)++];
     snprintf(info->name, NAME_SIZE, "%s", de->d_name);
     info->size = (int64_t)st.st_size;
-    info->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+    info->mtime_ns = mtime_ns(&st);
     *total += info->size;
   }
   closedir(d);
@@ -644,15 +865,11 @@ void host_store_evict(host_store *s) {
   size_t n;
   int64_t total;
   seg_info *list = list_segments(s, &n, &total);
-  struct timespec now;
-  clock_gettime(CLOCK_REALTIME, &now);
-  int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+  int64_t now = realtime_ns();
   for (size_t i = 0; i < n; i++) {
-    int too_old = s->retain_ms > 0 && now_ns - list[i].mtime_ns >= s->retain_ms * 1000000;
-    if ((too_old || total > s->retain_bytes) && remove_unheld(s, list[i].name)) {
-      total -= list[i].size;
-      atomic_fetch_add(&s->evictions, 1);
-    }
+    int too_old = s->retain_ms > 0 && now - list[i].mtime_ns >= s->retain_ms * 1000000;
+    if (!too_old && total <= s->retain_bytes) continue;
+    if (remove_unheld(s, list[i].name)) total -= list[i].size;
   }
   free(list);
 }

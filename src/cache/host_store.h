@@ -5,12 +5,21 @@
  * A segment is one file per key: a header naming the key and where each
  * part's IPC stream lies, then the parts as uncompressed, 64-byte aligned
  * Arrow IPC streams.  Files of a key (its name is a hash of the key):
- *   <hash>.seg   the published segment (complete: it appears by rename)
+ *   <hash>.seg   the published segment (complete: it appears by link, and
+ *                never replaces another)
  *   <hash>.tmp   the segment being written, by the holder of the lock
- *   <hash>.lock  the key's lock: flock(LOCK_EX) while decoding or evicting
+ *   <hash>.lock  the key's lock: flock(LOCK_EX) while deciding to write
+ *                and writing the segment.  Its holder unlinks it before
+ *                letting go, unless its write failed for lack of room: the
+ *                file then records the room the segment needs, for a while
+ *                (see host_store_obtain).
  * A process holding a mapped segment holds flock(LOCK_SH) on it (its
- * lease); a segment is unlinked only under its key's lock and LOCK_EX on
- * the segment itself, so never while leased. */
+ * lease).  A segment is unlinked only by a holder of LOCK_EX on it, who
+ * checks first that the name still is that file: so never while leased,
+ * and since publishing never replaces a file, without the key's lock.  The
+ * last lease to go takes LOCK_EX in its place (the lock is granted only
+ * when no other lease is left), so that at retention 0 the last release
+ * removes the segment whatever the interleaving. */
 #ifndef XCHG_HOST_STORE_H
 #define XCHG_HOST_STORE_H
 
@@ -34,13 +43,16 @@ void host_store_close(host_store *s);
  * acquirer's cancel check). */
 typedef xchg_status (*host_open_reader_fn)(void *ctx, int64_t part, xchg_ipc_reader **out,
                                            xchg_error *err);
+/* How much of the encoded bytes of the part open last (whose reader is
+ * open) were read: *read of *size (-1 when unknown). */
+typedef void (*host_part_read_fn)(void *ctx, int64_t *read, int64_t *size);
 
 typedef struct host_request {
   const char *key;
   int64_t n_parts;
-  int validated; /* open_reader validates values in full (XCHG_VALIDATE_FULL) */
   host_open_reader_fn open_reader;
-  void *open_ctx;
+  host_part_read_fn part_read;
+  void *open_ctx; /* of both */
   xchg_cancel_fn cancel;
   void *cancel_ctx;
   int64_t wait_check_ms;
@@ -55,7 +67,15 @@ typedef struct host_outcome {
 
 /* The segment of req->key: mapped when published, else decoded (from
  * req's parts) by this process, published and mapped, waiting first for
- * another process that is decoding it.  Returns:
+ * another process that is decoding it.  First, the segments that
+ * retention lets go are removed (host_store_evict).  A write that fails
+ * for lack of room records in the key's lock file the room it needed (at
+ * least): for HOST_FAILURE_MEMORY_MS, a process that finds the record
+ * (waiting or arriving) and less free space than that on the store's file
+ * system (statvfs) falls back at once, without writing.  A write stops
+ * early for lack of room, too, once an eighth of a part's bytes (of a
+ * known size) is read: when the rest of the part, projected from what
+ * was written for what was read, exceeds the free space.  Returns:
  *   XCHG_OK, *out set: the mapped segment (the caller's reference);
  *   XCHG_OK, *out NULL: the store failed (space, permissions, a refused or
  *     corrupt segment...): *why says how, and the caller decodes privately;
@@ -64,7 +84,13 @@ typedef struct host_outcome {
 xchg_status host_store_obtain(host_store *s, const host_request *req, host_segment **out,
                               host_outcome *outcome, xchg_error *why, xchg_error *err);
 
-/* Removes the segments that nobody holds and that retention lets go. */
+/* How long a failed write's record of the room it needed is heeded. */
+#define HOST_FAILURE_MEMORY_MS 60000
+
+/* Removes the segments that nobody holds and that retention lets go (a
+ * scan of the directory), and what dead processes left: temporaries, lock
+ * files nobody holds, records past HOST_FAILURE_MEMORY_MS.  Run by
+ * host_store_obtain and xchg_cache_trim, never by a release. */
 void host_store_evict(host_store *s);
 /* Segments removed so far through s (and the mappings it made). */
 int64_t host_store_evictions(host_store *s);
@@ -73,17 +99,40 @@ int64_t host_store_evictions(host_store *s);
  * zero-copy), valid while the segment is. */
 const xchg_broadcast *host_segment_broadcast(const host_segment *seg);
 int64_t host_segment_size(const host_segment *seg);
-/* Whether the segment's writer validated its values in full while decoding
- * them (recorded in its checksummed header): reading it then needs the
- * bounds checked only. */
-int host_segment_validated(const host_segment *seg);
-/* Recomputes the header checksum of a segment's bytes in memory: 0, or -1
- * (nothing changed) when they are too short for the header they declare.
- * For fuzz/fuzz_host_segment.c, whose mutations must get past the checksum
- * to reach the part table and the parts behind it. */
-int host_segment_reseal(void *segment, size_t size);
 /* Frees the segment; the mapping, and with it the lease, goes once no
- * array points into it any more (they hold references on it). */
+ * array points into it any more (they hold references on it).  At
+ * retention 0 the last lease to go on the host removes the segment (a
+ * few non-blocking calls on its own file, no scan). */
 void host_segment_free(host_segment *seg);
+
+/* The segment in `bytes` (a mapping, or any buffer: the entry point of
+ * fuzz/fuzz_host_segment.c), after checking its header: size, magic,
+ * checksum, key and every part's bounds.  Takes a reference on bytes;
+ * name is the file's, for messages.  The parts' IPC is checked as it is
+ * read (by the cache's reader). */
+xchg_status host_segment_open(xchg_buf *bytes, const char *key, const char *name,
+                              host_segment **out, xchg_error *err);
+/* Recomputes, in place, the header checksum of a segment's bytes whose
+ * header sizes are in bounds (for tests and fuzzing, so that a changed
+ * header reaches the checks behind the checksum).  Returns 0, or -1 when
+ * the sizes are out of bounds (nothing changed). */
+int host_segment_seal(uint8_t *bytes, size_t size);
+
+/* ---- test hook -------------------------------------------------------------
+ * Points of the store's protocols where a test stops a process to force an
+ * interleaving with another one (tests/test_host_store.c).  Not an API:
+ * NULL except in tests, which set it in their own processes. */
+typedef enum host_hook_point {
+  HOST_HOOK_SCAN,         /* a scan of the directory begins (file NULL) */
+  HOST_HOOK_MAP,          /* the segment `file` is open, to be mapped, not yet leased */
+  HOST_HOOK_REMOVE,       /* a scan has opened the segment `file` to remove it */
+  HOST_HOOK_REMOVING,     /* LOCK_EX on `file` is granted: no process holds it */
+  HOST_HOOK_REMOVE_HELD,  /* removing `file` failed: another process holds it */
+  HOST_HOOK_WRITE,        /* writing the segment `file` begins, the key's lock held */
+  HOST_HOOK_PUBLISHED,    /* `file` is published, not yet mapped by its writer */
+  HOST_HOOK_WRITE_FAILED  /* writing `file` failed for lack of room and its record is
+                             made; the key's lock is still held */
+} host_hook_point;
+extern void (*host_store_hook)(host_hook_point point, const char *file);
 
 #endif
