@@ -17,6 +17,9 @@
  *     prints what `xchg cat` of the stream does;
  *  3. read in order, such a file is held whole in memory: one byte over
  *     max_batch_bytes is an XCHG_ELIMIT error naming the cap;
+ *     The file followed by the stream is read, both, from a file on disk;
+ *     through a pipe it is an error (the file is held whole to be read, and
+ *     what follows it with it);
  *  4. the reverse: `xchg convert` writes each JS file again in the file
  *     format, and apache-arrow reads it and finds the same table.
  *
@@ -275,6 +278,20 @@ static void check_cli_pipe(const char *cli, const char *name) {
   TU_CHECK(tu_run("%s", cmd) == 0, "%s: xchg cat - of the file differs from xchg cat of the stream: %s", name, cmd);
 }
 
+/* The file followed by the stream, on disk: `xchg cat` prints what it
+ * prints for the stream twice.  Through a pipe, the file (no schema
+ * message) is held whole to be read, with what follows it, which would be
+ * lost: an error saying so. */
+static void check_cli_concatenated(const char *cli, const char *name) {
+  char cmd[16384];
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && cat %s.arrow %s.stream > %s.fs && cat %s.stream %s.stream > %s.ss && "
+           "'%s' cat %s.fs > %s.cat_fs && '%s' cat %s.ss > %s.cat_ss && cmp %s.cat_fs %s.cat_ss && "
+           "! '%s' cat - < %s.fs > /dev/null 2> %s.err_fs && grep -q 'can be read only from a seekable input' %s.err_fs",
+           dir, name, name, name, name, name, name, cli, name, name, cli, name, name, name, name, cli, name, name, name);
+  TU_CHECK(tu_run("%s", cmd) == 0, "%s: the file and the stream concatenated: %s", name, cmd);
+}
+
 /* xchg writes the JS file again; apache-arrow finds the same table in it. */
 static void check_reverse(const char *cli, const char *js, const char *name) {
   char cmd[16384];
@@ -309,6 +326,7 @@ static void check_case(const char *cli, const char *js, const js_case *c) {
   reading_free(&stream);
   free(data);
   check_cli_pipe(cli, c->name);
+  check_cli_concatenated(cli, c->name);
   check_reverse(cli, js, c->name);
 }
 

@@ -1011,10 +1011,10 @@ static void check_codec_errors(const char *gold_root, const tu_bytes *ipc, const
   char msg[MSG_SIZE] = "", args[9000];
   run_result r;
   if (write_wrapped(tmp, XCHG_STREAM_LZ4_JAVA, ipc, 1, msg)) {
-    snprintf(args, sizeof args, "cat --codec zstd '%s'", tmp);
+    snprintf(args, sizeof args, "cat --input-codec zstd '%s'", tmp);
     if (run_cli(args, &r)) {
       snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
-      report(r.exit_code == 1 && strncmp(r.err, "xchg: ", 6) == 0, "--codec zstd on lz4-java input: exit 1", msg);
+      report(r.exit_code == 1 && strncmp(r.err, "xchg: ", 6) == 0, "--input-codec zstd on lz4-java input: exit 1", msg);
       run_result_free(&r);
     }
     tu_bytes wrapped = tu_read_bytes(tmp);

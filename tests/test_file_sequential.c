@@ -11,11 +11,15 @@
  *     gives the batches the seekable reader gives (array_equal);
  *   - every cut from the end-of-stream marker to the last byte is an
  *     XCHG_EIO error;
- *   - a wrong footer length, damaged closing magic, bytes after the magic,
- *     padding between the marker and the footer (the layout has none), a
- *     footer that is not a flatbuffer, a footer whose schema is another
- *     file's, and a footer over max_metadata_bytes are errors (XCHG_EFORMAT,
- *     or XCHG_ELIMIT for the last);
+ *   - a wrong footer length, damaged closing magic, padding between the
+ *     marker and the footer (the layout has none), a footer that is not a
+ *     flatbuffer, a footer whose schema is another file's, and a footer over
+ *     max_metadata_bytes are errors (XCHG_EFORMAT, or XCHG_ELIMIT for the
+ *     last);
+ *   - bytes after the magic (a zero byte, the length and magic again, the
+ *     whole file again) are not the file's: the reader ends at the magic
+ *     (xchg_ipc_reader_stream_end) with every batch, and leaves them unread
+ *     in the input, byte for byte, for whoever reads on;
  *   - wrapped in an LZ4 frame and in zstd (xchg_stream_encode), read through
  *     xchg_istream_to_source: the whole input decodes the same, and every
  *     cut in the last 100 compressed bytes is an error.
@@ -165,6 +169,48 @@ static void expect_error_in(tu_bytes input, xchg_status expected, const char *na
   free(input.data);
 }
 
+/* The file (size bytes of data) followed by tail[0, n), read in order
+ * through a codec stream that passes it through: the reader ends at the
+ * closing magic with the file's batches, and the stream still holds the
+ * whole tail. */
+static void expect_end_at_magic(const uint8_t *data, size_t size, const void *tail, size_t n, const char *name,
+                                const char *what) {
+  tu_bytes input = spliced(data, size, size, 0, tail, n);
+  xchg_error err;
+  xchg_istream *s = NULL;
+  xchg_source *view = NULL;
+  xchg_ipc_reader *r = NULL;
+  xchg_source *src = tu_unseekable_source(input.data, input.size, 5);
+  TU_CHECK(src != NULL && xchg_istream_open(src, XCHG_STREAM_NONE, NULL, &s, &err) == XCHG_OK &&
+               xchg_istream_as_source(s, &view, &err) == XCHG_OK &&
+               xchg_ipc_reader_open(view, NULL, &r, &err) == XCHG_OK,
+           "%s: %s: cannot open: %s", name, what, err.message);
+  size_t count = 0;
+  xchg_status st = XCHG_OK;
+  for (struct ArrowArray a; r != NULL && (st = xchg_ipc_reader_next(r, &a, &err)) == XCHG_OK && a.release;) {
+    a.release(&a);
+    count++;
+  }
+  int64_t end = r != NULL ? xchg_ipc_reader_stream_end(r) : -1;
+  xchg_ipc_reader_free(r);
+  batches alone = read_all(tu_memory_source(data, size), NULL, 0);
+  tu_bytes rest = {0};
+  uint8_t buf[4096];
+  size_t got = 0;
+  while (s != NULL && xchg_istream_read_call(s, buf, sizeof buf, &got, &err) == XCHG_OK && got > 0)
+    tu_bytes_append(&rest, buf, got);
+  totals.inputs++;
+  TU_CHECK(st == XCHG_OK && alone.status == XCHG_OK && count == alone.n && end == (int64_t)size &&
+               rest.size == n && (n == 0 || memcmp(rest.data, tail, n) == 0),
+           "%s: %s: status %d, %zu batches (want %zu), ends at %lld (want %zu), %zu of the %zu bytes after it "
+           "left: %s", name, what, st, count, alone.n, (long long)end, size, rest.size, n,
+           st == XCHG_OK ? "" : err.message);
+  batches_free(&alone);
+  xchg_istream_free(s);
+  free(rest.data);
+  free(input.data);
+}
+
 /* Damage after the marker, each input a whole one otherwise. */
 static void check_damage(const uint8_t *data, size_t size, size_t marker, const char *name,
                          const char *other_footer_file) {
@@ -177,10 +223,9 @@ static void check_damage(const uint8_t *data, size_t size, size_t marker, const 
                     delta < 0 ? "footer length one short" : "footer length one over");
   }
   expect_error_in(spliced(data, size, size - 1, 1, "2", 1), XCHG_EFORMAT, name, "magic ARROW2");
-  expect_error_in(spliced(data, size, size, 0, "", 1), XCHG_EFORMAT, name, "a zero byte after the magic");
-  expect_error_in(spliced(data, size, size, 0, data + length_at, 10), XCHG_EFORMAT, name,
-                  "length and magic twice");
-  expect_error_in(spliced(data, size, size, 0, data, size), XCHG_EFORMAT, name, "the file twice");
+  expect_end_at_magic(data, size, "", 1, name, "a zero byte after the magic");
+  expect_end_at_magic(data, size, data + length_at, 10, name, "length and magic twice");
+  expect_end_at_magic(data, size, data, size, name, "the file twice");
   static const uint8_t zeros[8] = {0};
   expect_error_in(spliced(data, size, footer_start, 0, zeros, 8), XCHG_EFORMAT, name,
                   "8 bytes of padding before the footer");

@@ -20,6 +20,21 @@
  * that, XCHG_ELIMIT naming the cap), and reads it from there as from
  * memory, footer first, with random access (num_batches, read_batch).
  *
+ * A file ends at its closing magic, as a stream ends at its end-of-stream
+ * marker: read in order, the reader reads up to the first place where the
+ * footer, its length and the magic end and checks, and not a byte further.
+ * From a seekable input, the footer is found from the end of the input;
+ * when it does not describe the bytes before it (two files concatenated:
+ * the last footer's offsets are from its own file's start) or the input
+ * does not end as a file does (a file followed by a stream), the file is
+ * the one that begins at byte 0, read with its own footer, found by
+ * reading its messages in order.  Either way, bytes after the file are not
+ * the reader's: xchg_ipc_reader_stream_end says where they begin, and a
+ * tool can open a reader there (another IPC file or stream may follow).
+ * A file without a schema message read in order is held whole with what
+ * follows it, which would be lost: bytes after it are then an XCHG_EFORMAT
+ * error.
+ *
  * Batches come out through the Arrow C Data Interface.  Buffers that were
  * not compressed and whose source is in memory (a buffer, an mmap) are not
  * copied: the arrays point into the input and keep it alive.  Compressed
@@ -264,10 +279,11 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *
                                                                struct ArrowArray *out,
                                                                xchg_error *err);
 
-/** Stream format only: the byte offset just past the end-of-stream marker
- * once the reader has read it (the input's size, for a stream that ends
- * without one), else -1.  Bytes from there on are not the stream's: another
- * IPC stream may follow (a tool can open a reader there). */
+/** The byte offset just past the end-of-stream marker of a stream (the
+ * input's size, for a stream that ends without one), or past the closing
+ * magic of a file, once xchg_ipc_reader_next has reported the end; else -1.
+ * Bytes from there on are not the stream's: another IPC stream or file may
+ * follow (a tool can open a reader there). */
 XCHG_API int64_t xchg_ipc_reader_stream_end(const xchg_ipc_reader *reader);
 
 /** Moves the reader into an ArrowArrayStream, which owns it from now on

@@ -13,9 +13,9 @@
 
 static const char cat_help[] =
     "usage: xchg cat FILE|- [--columns a,b,...] [--limit N] [--format csv|json|arrow-json]\n"
-    "                       [--codec C]\n\n"
+    "                       [--input-codec C]\n\n"
     "Prints the rows of an Arrow IPC file or stream ('-' reads standard input).\n"
-    "An input holding several IPC streams (see --codec) prints as one: they must\n"
+    "An input holding several IPC streams (see --input-codec) prints as one: they must\n"
     "have the same schema.\n\n"
     "  --columns a,b   only these top-level columns, in this order; #N is the\n"
     "                    column at position N (from 0, as inspect lists them), for\n"
@@ -30,7 +30,8 @@ static const char cat_help[] =
     "                    batches and dictionaries, buffer by buffer); it holds one\n"
     "                    dictionary per id, so a stream that replaces a dictionary\n"
     "                    is an error there (deltas are fine)\n"
-    XC_CODEC_HELP "\n"
+    XC_CODEC_HELP
+    "  --codec C       the old name of --input-codec (deprecated)\n\n"
     "Values in csv and json: integers in full (64-bit too), decimals as exact\n"
     "decimal text with their scale (JSON strings), floats with the fewest digits\n"
     "that read back exactly (NaN/Infinity as strings in JSON), binary as\n"
@@ -107,7 +108,9 @@ static int parse_options(int argc, char **argv, cat_options *o) {
     } else if ((v = option_value(argc, argv, &i, "--format")) != NULL) {
       if (!parse_format(v, &o->format))
         return xc_usage_error("cat", "unknown format '%s' (csv, json or arrow-json)", v);
-    } else if ((v = option_value(argc, argv, &i, "--codec")) != NULL) {
+    } else if ((v = option_value(argc, argv, &i, "--input-codec")) != NULL ||
+               (v = option_value(argc, argv, &i, "--codec")) != NULL) {
+      if (strncmp(a, "--codec", 7) == 0) xc_deprecated_option("cat", "--codec", "--input-codec");
       int rc = xc_stream_codec_option("cat", v, &o->codec);
       if (rc >= 0) return rc;
     } else if (a[0] == '-' && a[1] != '\0') {
@@ -307,37 +310,6 @@ static xchg_status check_batch(const struct ArrowSchema *schema, const struct Ar
   return XCHG_OK;
 }
 
-/* ---- schemas of several IPC streams -------------------------------------------- */
-
-static bool same_text(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") == 0; }
-
-static bool same_metadata(const char *a, const char *b) {
-  xc_meta_iter ia, ib;
-  xc_meta_begin(&ia, a);
-  xc_meta_begin(&ib, b);
-  const char *ka, *va, *kb, *vb;
-  int32_t kla, vla, klb, vlb;
-  for (;;) {
-    bool more_a = xc_meta_next(&ia, &ka, &kla, &va, &vla), more_b = xc_meta_next(&ib, &kb, &klb, &vb, &vlb);
-    if (more_a != more_b) return false;
-    if (!more_a) return true;
-    if (kla != klb || vla != vlb || memcmp(ka, kb, (size_t)kla) != 0 || memcmp(va, vb, (size_t)vla) != 0)
-      return false;
-  }
-}
-
-/* Type, names, nullability, metadata and dictionaries, all the way down. */
-static bool same_schema(const struct ArrowSchema *a, const struct ArrowSchema *b) {
-  if (!same_text(a->format, b->format) || !same_text(a->name, b->name) || a->flags != b->flags ||
-      !same_metadata(a->metadata, b->metadata) || a->n_children != b->n_children ||
-      (a->dictionary == NULL) != (b->dictionary == NULL))
-    return false;
-  if (a->dictionary != NULL && !same_schema(a->dictionary, b->dictionary)) return false;
-  for (int64_t c = 0; c < a->n_children; c++)
-    if (!same_schema(a->children[c], b->children[c])) return false;
-  return true;
-}
-
 /* ---- output -------------------------------------------------------------------- */
 
 typedef struct cat_state {
@@ -407,16 +379,12 @@ static xchg_status first_stream(cat_state *st, xchg_ipc_reader *reader, xchg_err
   return s;
 }
 
-/* A later IPC stream must match the first: same schema, same dictionary
- * ids, or its rows could not join the same output. */
+/* A later IPC stream must match the first: the same schema (the input
+ * checks it), the same dictionary ids, or its rows could not join the same
+ * output. */
 static xchg_status next_stream(cat_state *st, xchg_ipc_reader *reader, xchg_error *err) {
-  struct ArrowSchema schema;
-  xchg_status s = xchg_ipc_reader_schema(reader, &schema, err);
+  xchg_status s = project(reader, &st->sel, err);
   if (s != XCHG_OK) return s;
-  bool same = same_schema(&st->first, &schema);
-  schema.release(&schema);
-  if (!same) return xchg_errorf(err, XCHG_EFORMAT, "its schema differs from the first IPC stream's");
-  if ((s = project(reader, &st->sel, err)) != XCHG_OK) return s;
   int64_t n = xchg_ipc_reader_dictionary_ids(reader, NULL, 0);
   int64_t *ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
   if (ids == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
@@ -492,8 +460,13 @@ static xchg_status copy_input(cat_state *st, xc_input *in, xchg_error *err) {
 
 static int cat(const cat_options *opt) {
   xchg_error err = {{0}};
+  int refused = xc_refuse_stdout_input(opt->path);
+  if (refused >= 0) return refused;
   xc_input in;
-  if (xc_input_open(&in, opt->path, opt->codec, &err) != XCHG_OK) return xc_runtime_error(opt->path, err.message);
+  if (xc_input_open(&in, opt->path, opt->codec, true, &err) != XCHG_OK) {
+    xc_input_close(&in);
+    return xc_runtime_error(opt->path, err.message);
+  }
   cat_state st = {.opt = opt, .remaining = opt->limit, .in = &in};
   xc_progress_init(&st.progress, "cat", "bytes", xc_path_size(opt->path), true);
   xs_init(&st.out, stdout);

@@ -24,11 +24,6 @@ int xc_inspect_rows(const char *path, xchg_stream_codec codec, int64_t head);
 /* Opens path ("-": standard input) as a decoded byte stream. */
 xchg_status xc_open_istream(const char *path, xchg_stream_codec codec, xchg_istream **out, xchg_error *err);
 
-/* Opens FILE (memory-mapped) or "-" (standard input, read as a stream);
- * opts may be NULL. */
-xchg_status xc_open_input(const char *path, const xchg_read_options *opts, xchg_ipc_reader **out,
-                          xchg_error *err);
-
 /* The size of the file at path, -1 for "-" or anything but a regular
  * file: the total of a progress line. */
 int64_t xc_path_size(const char *path);
@@ -44,7 +39,9 @@ static inline int64_t xc_message_end(const xchg_message_info *info) {
  * streams one after another, as Spark and Comet write them (Comet: one per
  * shuffle block) and as concatenated files are; they are decoded in one
  * pass, never materialised.  A plain file on disk is memory-mapped, so the
- * file format's footer is used.  Bytes after a stream's end that do not
+ * file format's footer is used, and it is read through once when opened
+ * (framing and schemas only), so that what would fail part way fails
+ * before a command shows anything.  Bytes after a stream's end that do not
  * begin another IPC stream are an error, not silently dropped. */
 typedef struct xc_input {
   const char *path;
@@ -55,12 +52,16 @@ typedef struct xc_input {
   int64_t streams;         /* IPC streams opened so far */
   uint64_t stream_start;   /* decoded byte offset where the last one began */
   uint64_t stream_end;     /* where it ended (UINT64_MAX: unknown, or nothing can follow) */
-  bool last_was_file;      /* the last one was in the IPC file format */
+  bool one_schema;         /* every IPC stream must have the first one's schema */
+  struct ArrowSchema first; /* with one_schema: the first IPC stream's schema, once opened */
 } xc_input;
 
 /* Opens path with codec (XCHG_STREAM_AUTO: detected from the magic bytes,
- * plain IPC when none matches). */
-xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec codec, xchg_error *err);
+ * plain IPC when none matches).  one_schema: the input is one table (cat,
+ * convert), so an IPC stream whose schema is not the first one's is an
+ * error saying what differs. */
+xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec codec, bool one_schema,
+                          xchg_error *err);
 
 /* Opens a reader on the next IPC stream of the input, once the previous
  * one is closed by xc_input_end_stream; *out is NULL at the end of the
@@ -81,22 +82,34 @@ int64_t xc_input_done(const xc_input *in, int64_t message_end);
 /* Comet input: the field count in the header of the current block, else -1. */
 int64_t xc_input_comet_field_count(const xc_input *in);
 
+/* Whether here is the first IPC stream's schema, all the way down (names,
+ * types, nullability, metadata, dictionary encoding); when it is not, says
+ * what differs first in why ("column 2 \"c2\": type int64 in the first IPC
+ * stream, utf8 here"). */
+struct xs;
+bool xc_same_schema(const struct ArrowSchema *first, const struct ArrowSchema *here, struct xs *why);
+
 /* Prefixes err with the IPC stream at fault when the input held several
  * ("IPC stream 2 at decoded byte 4096: ..."). */
 void xc_input_locate_error(const xc_input *in, xchg_error *err);
 
 void xc_input_close(xc_input *in);
 
-/* Parses the value of --codec: -1 when it names a codec, else the usage
- * error's exit code (an ambiguous "lz4" or "snappy" says which to choose). */
+/* Parses the value of --input-codec: -1 when it names a codec, else the
+ * usage error's exit code (an ambiguous "lz4" or "snappy" says which to
+ * choose). */
 int xc_stream_codec_option(const char *command, const char *name, xchg_stream_codec *out);
 
-/* What --help says about --codec. */
+/* Warns on standard error that option old is now called now (it goes on
+ * working for this release). */
+void xc_deprecated_option(const char *command, const char *old, const char *now);
+
+/* What --help says about --input-codec. */
 #define XC_CODEC_HELP                                                                       \
-  "  --codec C       the stream codec around the IPC data: lz4-java, snappy-java,\n"         \
-  "                    zstd, lz4-frame, snappy-framed, comet (Comet shuffle\n"               \
-  "                    blocks), none, or auto (the default: detected from the\n"            \
-  "                    first bytes, plain IPC when no codec's magic matches).\n"            \
+  "  --input-codec C the stream codec around the input's IPC data: lz4-java,\n"            \
+  "                    snappy-java, zstd, lz4-frame, snappy-framed, comet (Comet\n"        \
+  "                    shuffle blocks), none, or auto (the default: detected from\n"      \
+  "                    the first bytes, plain IPC when no codec's magic matches).\n"       \
   "                    A codec stream may hold several IPC streams one after\n"           \
   "                    another: all of them are read.\n"
 

@@ -14,11 +14,14 @@
 #include "xchg/writer.h"
 
 static const char convert_help[] =
-    "usage: xchg convert IN OUT [--codec none|lz4|zstd] [--level N] [--batch-rows N]\n"
-    "                           [--file|--stream] [--align 8|64]\n\n"
-    "Reads an Arrow IPC file or stream (IN, '-' for standard input) and writes it\n"
-    "again to OUT ('-' for standard output):\n"
-    "  --codec C       body compression of the output (default: none)\n"
+    "usage: xchg convert IN OUT [--compression none|lz4|zstd] [--level N] [--batch-rows N]\n"
+    "                           [--file|--stream] [--align 8|64] [--input-codec C] [-f]\n\n"
+    "Reads Arrow IPC (IN, '-' for standard input: a file or stream, any body\n"
+    "compression, in a stream codec or not) and writes it again to OUT ('-' for\n"
+    "standard output).  An input holding several IPC streams one after another\n"
+    "is written as one: they must have the same schema.\n\n"
+    "  --compression C the output's body compression: none (default), lz4\n"
+    "                    (LZ4 frame) or zstd\n"
     "  --level N       compression level (default: the codec's)\n"
     "  --batch-rows N  coalesce small batches into batches of about N rows\n"
     "                  (batches are merged, never split; dictionaries that\n"
@@ -26,6 +29,10 @@ static const char convert_help[] =
     "  --file          write the IPC file format\n"
     "  --stream        write the IPC stream format (default)\n"
     "  --align N       buffer alignment, 8 (default) or 64\n"
+    "  -f, --force     write to a terminal too (refused otherwise: the output is\n"
+    "                    binary)\n"
+    XC_CODEC_HELP
+    "  --codec C       the old name of --compression (deprecated)\n"
     "Progress is shown on standard error when it is a terminal.\n";
 
 int xc_parse_codec(const char *name, xchg_block_codec *out) {
@@ -45,101 +52,152 @@ static int parse_int(const char *s, long long lo, long long hi, long long *out) 
   return 0;
 }
 
+typedef struct convert_args {
+  const char *in, *out;
+  xchg_write_options write;
+  xchg_stream_codec input_codec;
+  bool force;
+} convert_args;
+
+typedef struct convert_progress {
+  xc_progress line;
+  const xc_input *in;
+} convert_progress;
+
 static void show_progress(void *ctx, const xchg_message_info *info) {
-  xc_progress_update(ctx, xc_message_end(info));
+  convert_progress *p = ctx;
+  xc_progress_update(&p->line, xc_input_done(p->in, xc_message_end(info)));
 }
 
-int xc_cmd_convert(int argc, char **argv) {
-  const char *in = NULL, *out = NULL;
-  xchg_write_options opts;
-  xchg_write_options_init(&opts);
+/* Returns -1 when the arguments are fine, else the exit code. */
+static int parse_args(int argc, char **argv, convert_args *a) {
+  memset(a, 0, sizeof *a);
+  xchg_write_options_init(&a->write);
+  a->input_codec = XCHG_STREAM_AUTO;
   const char *format_flag = NULL; /* --file or --stream, when given */
   bool level_given = false;
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
+    const char *arg = argv[i];
     long long v;
-    if (xc_is_help(a)) {
+    if (xc_is_help(arg)) {
       fputs(convert_help, stdout);
       return XC_EXIT_OK;
-    } else if (!strcmp(a, "--file") || !strcmp(a, "--stream")) {
-      if (format_flag != NULL && strcmp(format_flag, a) != 0)
-        return xc_usage_error("convert", "%s and %s contradict each other: choose one", format_flag, a);
-      format_flag = a;
-      opts.format = !strcmp(a, "--file") ? XCHG_IPC_FILE : XCHG_IPC_STREAM;
-    } else if (!strcmp(a, "--codec") || !strcmp(a, "--level") || !strcmp(a, "--batch-rows") ||
-               !strcmp(a, "--align")) {
-      if (i + 1 >= argc) return xc_usage_error("convert", "%s needs a value", a);
+    } else if (!strcmp(arg, "--file") || !strcmp(arg, "--stream")) {
+      if (format_flag != NULL && strcmp(format_flag, arg) != 0)
+        return xc_usage_error("convert", "%s and %s contradict each other: choose one", format_flag, arg);
+      format_flag = arg;
+      a->write.format = !strcmp(arg, "--file") ? XCHG_IPC_FILE : XCHG_IPC_STREAM;
+    } else if (!strcmp(arg, "-f") || !strcmp(arg, "--force")) {
+      a->force = true;
+    } else if (!strcmp(arg, "--compression") || !strcmp(arg, "--codec") || !strcmp(arg, "--level") ||
+               !strcmp(arg, "--batch-rows") || !strcmp(arg, "--align") || !strcmp(arg, "--input-codec")) {
+      if (i + 1 >= argc) return xc_usage_error("convert", "%s needs a value", arg);
       const char *val = argv[++i];
-      if (!strcmp(a, "--codec")) {
-        if (xc_parse_codec(val, &opts.codec) != 0)
-          return xc_usage_error("convert", "unknown codec '%s' (none, lz4, zstd)", val);
-      } else if (!strcmp(a, "--level")) {
+      if (!strcmp(arg, "--codec")) xc_deprecated_option("convert", "--codec", "--compression");
+      if (!strcmp(arg, "--compression") || !strcmp(arg, "--codec")) {
+        if (xc_parse_codec(val, &a->write.codec) != 0)
+          return xc_usage_error("convert", "unknown compression '%s' (none, lz4, zstd)", val);
+      } else if (!strcmp(arg, "--input-codec")) {
+        int rc = xc_stream_codec_option("convert", val, &a->input_codec);
+        if (rc >= 0) return rc;
+      } else if (!strcmp(arg, "--level")) {
         if (parse_int(val, -131072, 22, &v) != 0) return xc_usage_error("convert", "bad level '%s'", val);
-        opts.level = (int)v;
+        a->write.level = (int)v;
         level_given = true;
-      } else if (!strcmp(a, "--batch-rows")) {
+      } else if (!strcmp(arg, "--batch-rows")) {
         if (parse_int(val, 1, INT64_MAX, &v) != 0) return xc_usage_error("convert", "bad row count '%s'", val);
-        opts.coalesce_rows = v;
+        a->write.coalesce_rows = v;
       } else {
         if (parse_int(val, 8, 64, &v) != 0 || (v != 8 && v != 64))
           return xc_usage_error("convert", "alignment must be 8 or 64");
-        opts.alignment = (int)v;
+        a->write.alignment = (int)v;
       }
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return xc_usage_error("convert", "unknown option '%s'", a);
-    } else if (!in) {
-      in = a;
-    } else if (!out) {
-      out = a;
+    } else if (arg[0] == '-' && arg[1] != '\0') {
+      return xc_usage_error("convert", "unknown option '%s'", arg);
+    } else if (!a->in) {
+      a->in = arg;
+    } else if (!a->out) {
+      a->out = arg;
     } else {
       return xc_usage_error("convert", "too many arguments");
     }
   }
-  if (!in || !out) return xc_usage_error("convert", "needs IN and OUT");
-  if (level_given && opts.codec == XCHG_BLOCK_NONE)
-    return xc_usage_error("convert", "--level needs a compressing --codec (lz4 or zstd): the output is "
-                          "not compressed");
+  if (!a->in || !a->out) return xc_usage_error("convert", "needs IN and OUT");
+  if (level_given && a->write.codec == XCHG_BLOCK_NONE)
+    return xc_usage_error("convert", "--level needs --compression lz4 or zstd: the output is not compressed");
+  return -1;
+}
+
+/* Every batch of every IPC stream of the input into w; *failed_input says
+ * whether a failure was the input's. */
+static xchg_status copy_input(xc_input *in, xchg_ipc_reader *reader, xchg_ipc_writer *w,
+                              const xchg_read_options *opts, bool *failed_input, xchg_error *err) {
+  xchg_status st = XCHG_OK;
+  while (st == XCHG_OK && reader != NULL) {
+    struct ArrowArray batch;
+    if ((st = xchg_ipc_reader_next(reader, &batch, err)) != XCHG_OK) break;
+    if (batch.release != NULL) {
+      st = xchg_ipc_writer_write(w, &batch, err);
+      batch.release(&batch);
+      if (st != XCHG_OK) return st; /* the output's failure */
+      continue;
+    }
+    xc_input_end_stream(in, reader);
+    reader = NULL;
+    st = xc_input_next(in, opts, &reader, err);
+  }
+  xc_input_end_stream(in, reader);
+  if (st != XCHG_OK) {
+    *failed_input = true;
+    xc_input_locate_error(in, err);
+  }
+  return st;
+}
+
+int xc_cmd_convert(int argc, char **argv) {
+  convert_args a;
+  int rc = parse_args(argc, argv, &a);
+  if (rc >= 0) return rc;
   xchg_error err;
-  xchg_ipc_reader *r;
-  xc_progress progress;
-  xc_progress_init(&progress, "convert", "bytes", xc_path_size(in), !strcmp(out, "-"));
+  xc_input in;
+  convert_progress progress = {.in = &in};
+  xc_progress_init(&progress.line, "convert", "bytes", xc_path_size(a.in), !strcmp(a.out, "-"));
   xchg_read_options read_opts;
   xchg_read_options_init(&read_opts);
   read_opts.on_message = show_progress;
   read_opts.on_message_ctx = &progress;
-  if (xc_open_input(in, &read_opts, &r, &err) != XCHG_OK) return xc_runtime_error(in, err.message);
-  struct ArrowSchema schema;
-  if (xchg_ipc_reader_schema(r, &schema, &err) != XCHG_OK) {
+  xchg_ipc_reader *r = NULL;
+  struct ArrowSchema schema = {0};
+  xchg_status st = xc_input_open(&in, a.in, a.input_codec, true, &err);
+  if (st == XCHG_OK) st = xc_input_next(&in, &read_opts, &r, &err);
+  if (st == XCHG_OK && r == NULL) st = xchg_errorf(&err, XCHG_EFORMAT, "holds no IPC stream to convert");
+  if (st == XCHG_OK) st = xchg_ipc_reader_schema(r, &schema, &err);
+  if (st != XCHG_OK) {
+    xc_input_locate_error(&in, &err);
     xchg_ipc_reader_free(r);
-    return xc_runtime_error(in, err.message);
+    xc_input_close(&in);
+    return xc_runtime_error(a.in, err.message);
   }
   xc_output o;
-  if (xc_output_open(&o, out, in, &err) != XCHG_OK) {
+  if (xc_output_open(&o, a.out, a.in, a.force, &err) != XCHG_OK) {
     schema.release(&schema);
     xchg_ipc_reader_free(r);
+    xc_input_close(&in);
     xc_output_discard(&o);
     return xc_output_error(&o, err.message);
   }
   xchg_ipc_writer *w;
-  xchg_status st = xchg_ipc_writer_open(&schema, &opts, xc_output_write, &o, &w, &err);
+  st = xchg_ipc_writer_open(&schema, &a.write, xc_output_write, &o, &w, &err);
   schema.release(&schema);
-  int failed_input = 0;
-  for (int64_t i = 0; st == XCHG_OK; i++) {
-    struct ArrowArray batch;
-    if ((st = xchg_ipc_reader_next(r, &batch, &err)) != XCHG_OK) {
-      failed_input = 1;
-      break;
-    }
-    if (!batch.release) break;
-    st = xchg_ipc_writer_write(w, &batch, &err);
-    batch.release(&batch);
-  }
+  bool failed_input = false;
+  if (st == XCHG_OK) st = copy_input(&in, r, w, &read_opts, &failed_input, &err);
+  else xchg_ipc_reader_free(r);
   if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
   xchg_ipc_writer_free(w);
-  xchg_ipc_reader_free(r);
-  xc_progress_end(&progress);
+  xc_input_close(&in);
+  xc_progress_end(&progress.line);
   if (st == XCHG_OK) st = xc_output_commit(&o, &err);
   xc_output_discard(&o); /* after a failure: the old OUT stays as it was */
-  if (st != XCHG_OK) return failed_input ? xc_runtime_error(in, err.message) : xc_output_error(&o, err.message);
+  if (st != XCHG_OK) return failed_input ? xc_runtime_error(a.in, err.message) : xc_output_error(&o, err.message);
   return XC_EXIT_OK;
 }

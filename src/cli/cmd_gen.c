@@ -15,6 +15,7 @@
  * JSON numbers lose precision beyond 2^53 in many readers. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,18 +32,23 @@
 #include "xchg/testing.h"
 
 static const char gen_help[] =
-    "usage: xchg gen cache|broadcast|rows OUT [--codec none|lz4|zstd] [--level N]\n"
-    "                [--rows N] [--seed S] [--outer none|lz4-java|...] [--file] [--sums]\n\n"
+    "usage: xchg gen cache|broadcast|rows OUT [--compression none|lz4|zstd] [--level N]\n"
+    "                [--rows N] [--seed S] [--outer none|lz4-java|...] [--file] [--sums] [-f]\n\n"
     "Writes a benchmark shape of SHAPES.md to OUT ('-' for standard output):\n"
-    "  cache      5,000,000 rows x 6 columns, Arrow IPC stream (--codec: body)\n"
+    "  cache      5,000,000 rows x 6 columns, Arrow IPC stream (--compression:\n"
+    "             its body compression)\n"
     "  broadcast  1,000,000 rows of k, d_long, d_str, Arrow IPC stream; with\n"
-    "             --codec none (default) wrapped in --outer (default lz4-java)\n"
+    "             --compression none (default) wrapped in --outer (default\n"
+    "             lz4-java)\n"
     "  rows       10,000,000 rows of 4-byte length + 100-byte payload, one\n"
-    "             --codec frame (default lz4) per 64 KiB chunk\n"
+    "             --compression frame (default lz4) per 64 KiB chunk\n"
     "  --rows N   rows instead of the shape's count\n"
     "  --seed S   random seed (default 1); the same seed gives the same bytes\n"
     "  --file     IPC file format instead of stream (cache, broadcast)\n"
     "  --sums     print the sums a reader must find, as JSON\n"
+    "  -f, --force  write to a terminal too (refused otherwise: the output is\n"
+    "             binary)\n"
+    "  --codec C  the old name of --compression (deprecated)\n"
     "Progress is shown on standard error when it is a terminal.\n";
 
 typedef struct gen_args {
@@ -57,6 +63,7 @@ typedef struct gen_args {
   int file_format;
   int level_given;
   int sums;
+  bool force;
 } gen_args;
 
 typedef xc_progress progress;
@@ -179,14 +186,18 @@ static int parse_args(int argc, char **argv, gen_args *a) {
       a->file_format = 1;
     } else if (!strcmp(s, "--sums")) {
       a->sums = 1;
-    } else if (!strcmp(s, "--codec") || !strcmp(s, "--level") || !strcmp(s, "--rows") ||
-               !strcmp(s, "--seed") || !strcmp(s, "--outer")) {
+    } else if (!strcmp(s, "-f") || !strcmp(s, "--force")) {
+      a->force = true;
+    } else if (!strcmp(s, "--compression") || !strcmp(s, "--codec") || !strcmp(s, "--level") ||
+               !strcmp(s, "--rows") || !strcmp(s, "--seed") || !strcmp(s, "--outer")) {
       if (i + 1 >= argc) return xc_usage_error("gen", "%s needs a value", s);
       const char *v = argv[++i];
       char *end;
       errno = 0;
-      if (!strcmp(s, "--codec")) {
-        if (xc_parse_codec(v, &a->codec) != 0) return xc_usage_error("gen", "unknown codec '%s'", v);
+      if (!strcmp(s, "--codec")) xc_deprecated_option("gen", "--codec", "--compression");
+      if (!strcmp(s, "--compression") || !strcmp(s, "--codec")) {
+        if (xc_parse_codec(v, &a->codec) != 0)
+          return xc_usage_error("gen", "unknown compression '%s' (none, lz4, zstd)", v);
         a->codec_given = 1;
       } else if (!strcmp(s, "--outer")) {
         xchg_error err;
@@ -228,8 +239,7 @@ static int parse_args(int argc, char **argv, gen_args *a) {
  * silently ignored. */
 static int check_meaningful(const gen_args *a, int is_rows) {
   if (a->level_given && a->codec == XCHG_BLOCK_NONE)
-    return xc_usage_error("gen", "--level needs a compressing --codec (lz4 or zstd): the output is not "
-                          "compressed");
+    return xc_usage_error("gen", "--level needs --compression lz4 or zstd: the output is not compressed");
   if (is_rows && a->file_format)
     return xc_usage_error("gen", "--file is for the IPC shapes (cache, broadcast), not rows");
   if (is_rows && a->outer_given)
@@ -257,7 +267,7 @@ int xc_cmd_gen(int argc, char **argv) {
   if (!strcmp(a.shape, "cache") && !a.outer_given) a.outer = XCHG_STREAM_NONE;
   xchg_error err;
   xc_output out;
-  if (xc_output_open(&out, a.out, NULL, &err) != XCHG_OK) {
+  if (xc_output_open(&out, a.out, NULL, a.force, &err) != XCHG_OK) {
     xc_output_discard(&out);
     return xc_output_error(&out, err.message);
   }

@@ -8,18 +8,10 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
+#include "cli/strbuf.h"
 #include "ipc/format.h"
 
 const char *xc_input_label(const char *path) { return strcmp(path, "-") == 0 ? "<stdin>" : path; }
-
-xchg_status xc_open_input(const char *path, const xchg_read_options *opts, xchg_ipc_reader **out,
-                          xchg_error *err) {
-  if (strcmp(path, "-") != 0) return xchg_ipc_reader_open_file(path, opts, out, err);
-  xchg_source *src;
-  xchg_status st = xchg_source_from_fd(STDIN_FILENO, 0, &src, err);
-  if (st != XCHG_OK) return st;
-  return xchg_ipc_reader_open(src, opts, out, err); /* takes src, even on failure */
-}
 
 int64_t xc_path_size(const char *path) {
   struct stat st;
@@ -48,6 +40,11 @@ int xc_stream_codec_option(const char *command, const char *name, xchg_stream_co
                         "snappy-framed, comet, none or auto)", name);
 }
 
+void xc_deprecated_option(const char *command, const char *old, const char *now) {
+  fprintf(stderr, "xchg %s: warning: %s is deprecated, use %s (%s will be removed in the next release)\n",
+          command, old, now, old);
+}
+
 static xchg_status open_source(const char *path, xchg_source **out, xchg_error *err) {
   if (strcmp(path, "-") != 0) return xchg_source_open_file(path, XCHG_FILE_MMAP, out, err);
   return xchg_source_from_fd(STDIN_FILENO, 0, out, err);
@@ -63,9 +60,13 @@ xchg_status xc_open_istream(const char *path, xchg_stream_codec codec, xchg_istr
   return xchg_istream_open(src, codec, &opts, out, err); /* takes src, even on failure */
 }
 
-xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec codec, xchg_error *err) {
+static xchg_status check_in_memory(const xc_input *in, xchg_error *err);
+
+xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec codec, bool one_schema,
+                          xchg_error *err) {
   memset(in, 0, sizeof *in);
   in->path = path;
+  in->one_schema = one_schema;
   xchg_source *src;
   xchg_status st = open_source(path, &src, err);
   if (st != XCHG_OK) return st;
@@ -82,7 +83,7 @@ xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec code
   if (codec == XCHG_STREAM_NONE) {
     in->plain = src;
     in->memory = xchg_source_memory(src); /* where IPC streams after the first are looked for */
-    return XCHG_OK;
+    return in->memory != NULL ? check_in_memory(in, err) : XCHG_OK;
   }
   xchg_stream_options opts;
   xchg_stream_options_init(&opts);
@@ -134,7 +135,7 @@ static xchg_status next_in_memory(xc_input *in, xchg_source **src, xchg_error *e
   if (in->stream_end == UINT64_MAX || in->stream_end >= size) return XCHG_OK;
   const uint8_t *p = xchg_buf_data(in->memory) + in->stream_end;
   size_t n = size - (size_t)in->stream_end;
-  if (!begins_ipc(p, n)) return not_a_stream(in, p, n, (int64_t)n, err);
+  if (in->streams > 0 && !begins_ipc(p, n)) return not_a_stream(in, p, n, (int64_t)n, err);
   xchg_buf *rest = xchg_buf_slice(in->memory, (size_t)in->stream_end, n);
   xchg_status st = rest != NULL ? xchg_source_from_buf(rest, src, err)
                                 : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
@@ -142,15 +143,12 @@ static xchg_status next_in_memory(xc_input *in, xchg_source **src, xchg_error *e
   return st;
 }
 
-/* Moves past the IPC stream just read; *more is false at the end.  After a
- * stream in the IPC file format, what follows in its member is the file's
- * footer (read in order, a file ends with its stream's end marker), so
- * only a next Comet block can follow. */
+/* Moves past the IPC stream just read (a file read in order ends at its
+ * closing magic); *more is false at the end. */
 static xchg_status advance(xc_input *in, bool *more, xchg_error *err) {
   *more = false;
   if (in->stream == NULL) return XCHG_OK;
-  xchg_status st = XCHG_OK;
-  if (!in->last_was_file) st = bytes_follow(in, more, err);
+  xchg_status st = bytes_follow(in, more, err);
   if (st != XCHG_OK || *more) return st;
   int next_member = 0;
   st = xchg_istream_next_member(in->stream, &next_member, err);
@@ -173,6 +171,22 @@ static xchg_status next_source(xc_input *in, xchg_source **src, xchg_error *err)
   return xchg_istream_as_source(in->stream, src, err);
 }
 
+/* one_schema: the first IPC stream's schema is kept, and every later one
+ * must be the same. */
+static xchg_status check_schema(xc_input *in, xchg_ipc_reader *reader, xchg_error *err) {
+  struct ArrowSchema here;
+  xchg_status st = xchg_ipc_reader_schema(reader, in->first.release == NULL ? &in->first : &here, err);
+  if (st != XCHG_OK || in->streams == 1) return st;
+  xs why;
+  xs_init(&why, NULL);
+  if (!xc_same_schema(&in->first, &here, &why))
+    st = xchg_errorf(err, XCHG_EFORMAT, "its schema differs from the first IPC stream's: %s",
+                     xs_failed(&why) ? "?" : xs_cstr(&why));
+  xs_free(&why);
+  here.release(&here);
+  return st;
+}
+
 xchg_status xc_input_next(xc_input *in, const xchg_read_options *opts, xchg_ipc_reader **out,
                           xchg_error *err) {
   *out = NULL;
@@ -183,9 +197,12 @@ xchg_status xc_input_next(xc_input *in, const xchg_read_options *opts, xchg_ipc_
   in->stream_end = UINT64_MAX;
   in->streams++;
   st = xchg_ipc_reader_open(src, opts, out, err); /* takes src, even on failure */
-  if (st != XCHG_OK) return st;
-  in->last_was_file = xchg_ipc_reader_format(*out) == XCHG_IPC_FILE;
-  return XCHG_OK;
+  if (st == XCHG_OK && in->one_schema) st = check_schema(in, *out, err);
+  if (st != XCHG_OK) {
+    xchg_ipc_reader_free(*out);
+    *out = NULL;
+  }
+  return st;
 }
 
 void xc_input_end_stream(xc_input *in, xchg_ipc_reader *reader) {
@@ -204,7 +221,34 @@ void xc_input_locate_error(const xc_input *in, xchg_error *err) {
                       in->codec != XCHG_STREAM_NONE ? "decoded " : "", (unsigned long long)in->stream_start);
 }
 
+/* A plain input in memory is read through once before anything is shown:
+ * every IPC stream's framing and schema (bodies left alone), so that an
+ * input that a command would reject part way (bytes after the last IPC
+ * stream that are not one, another schema, a cut message) is rejected
+ * before any output, with the same error. */
+static xchg_status check_in_memory(const xc_input *in, xchg_error *err) {
+  xc_input probe = {.path = in->path, .memory = xchg_buf_ref(in->memory), .stream_end = 0,
+                    .one_schema = in->one_schema};
+  xchg_status st = XCHG_OK;
+  for (;;) {
+    xchg_ipc_reader *reader;
+    if ((st = xc_input_next(&probe, NULL, &reader, err)) != XCHG_OK || reader == NULL) break;
+    st = xchg_ipc_reader_select_indices(reader, NULL, 0, err); /* no column: no body is read */
+    for (int at_end = 0; st == XCHG_OK && !at_end;) {
+      xchg_batch_header header;
+      st = xchg_ipc_reader_peek(reader, &header, &at_end, err);
+      if (st == XCHG_OK && !at_end) st = xchg_ipc_reader_skip(reader, err);
+    }
+    xc_input_end_stream(&probe, reader);
+    if (st != XCHG_OK) break;
+  }
+  if (st != XCHG_OK) xc_input_locate_error(&probe, err);
+  xc_input_close(&probe);
+  return st;
+}
+
 void xc_input_close(xc_input *in) {
+  if (in->first.release != NULL) in->first.release(&in->first);
   xchg_source_free(in->plain);
   xchg_istream_free(in->stream);
   xchg_buf_unref(in->memory);

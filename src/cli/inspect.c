@@ -10,8 +10,8 @@
 #include "cli/values.h"
 
 static const char inspect_help[] =
-    "usage: xchg inspect FILE|- [--messages] [--json] [--codec C]\n"
-    "       xchg inspect --rows FILE|- [--head N] [--codec C]\n\n"
+    "usage: xchg inspect FILE|- [--messages] [--json] [--input-codec C]\n"
+    "       xchg inspect --rows FILE|- [--head N] [--input-codec C]\n\n"
     "Shows what an Arrow IPC file or stream holds ('-' reads standard input):\n"
     "  - the stream codec around it, if any, and for each IPC stream inside:\n"
     "  - the format (IPC file or stream, detected from the first bytes);\n"
@@ -45,11 +45,12 @@ static const char inspect_help[] =
     "                    (null for plain IPC)}\n"
     "  --rows          the input is length-prefixed rows (a u32 little-endian\n"
     "                    length, then the row's bytes), as Gluten's sort shuffle\n"
-    "                    writes them, usually in a --codec (lz4-frame, zstd):\n"
+    "                    writes them, usually in an --input-codec (lz4-frame, zstd):\n"
     "                    shows the row count, the distribution of row sizes\n"
     "                    and the first rows in hex\n"
     "  --head N        with --rows: how many rows to show (default 5)\n"
-    XC_CODEC_HELP;
+    XC_CODEC_HELP
+    "  --codec C       the old name of --input-codec (deprecated)\n";
 
 static void print_metadata(xs *out, const char *metadata, const char *indent) {
   xc_meta_iter it;
@@ -511,7 +512,10 @@ static void print_header(xs *out, const char *path, const xc_input *in, const in
 static int inspect(const char *path, xchg_stream_codec codec, const inspect_opts *opt) {
   xchg_error err = {{0}};
   xc_input in;
-  if (xc_input_open(&in, path, codec, &err) != XCHG_OK) return xc_runtime_error(path, err.message);
+  if (xc_input_open(&in, path, codec, false, &err) != XCHG_OK) {
+    xc_input_close(&in);
+    return xc_runtime_error(path, err.message);
+  }
   xs out; /* held until the whole input is read: a failure prints nothing but the error */
   xs_init(&out, NULL);
   print_header(&out, path, &in, opt);
@@ -547,9 +551,11 @@ int xc_cmd_inspect(int argc, char **argv) {
       fputs(inspect_help, stdout);
       return XC_EXIT_OK;
     }
-    if (strncmp(a, "--codec", 7) == 0 && (a[7] == '=' || a[7] == '\0')) {
-      const char *name = a[7] == '=' ? a + 8 : (i + 1 < argc ? argv[++i] : NULL);
-      if (name == NULL) return xc_usage_error("inspect", "--codec wants a codec name");
+    size_t opt_len = strncmp(a, "--input-codec", 13) == 0 ? 13 : strncmp(a, "--codec", 7) == 0 ? 7 : 0;
+    if (opt_len > 0 && (a[opt_len] == '=' || a[opt_len] == '\0')) {
+      if (opt_len == 7) xc_deprecated_option("inspect", "--codec", "--input-codec");
+      const char *name = a[opt_len] == '=' ? a + opt_len + 1 : (i + 1 < argc ? argv[++i] : NULL);
+      if (name == NULL) return xc_usage_error("inspect", "%.*s wants a codec name", (int)opt_len, a);
       int rc = xc_stream_codec_option("inspect", name, &codec);
       if (rc >= 0) return rc;
       continue;
@@ -568,6 +574,8 @@ int xc_cmd_inspect(int argc, char **argv) {
     else path = a;
   }
   if (path == NULL) return xc_usage_error("inspect", "missing FILE (or '-' for standard input)");
+  int refused = xc_refuse_stdout_input(path);
+  if (refused >= 0) return refused;
   if (rows && (opt.messages || opt.json))
     return xc_usage_error("inspect", "--rows shows rows, not IPC messages: it takes neither --messages nor --json");
   if (!rows && head >= 0) return xc_usage_error("inspect", "--head goes with --rows");

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "cli/cli.h"
+#include "cli/output.h"
 #include "cli/strbuf.h"
 #include "cli/values.h"
 #include "xchg/rows.h"
@@ -73,8 +74,8 @@ int xc_inspect_rows(const char *path, xchg_stream_codec codec, int64_t head) {
   xchg_row_reader *r;
   if (xc_open_istream(path, codec, &s, &err) != XCHG_OK || xchg_row_reader_open(s, 0, &r, &err) != XCHG_OK)
     return xc_runtime_error(path, err.message);
-  xs out;
-  xs_init(&out, stdout);
+  xs out; /* held until the whole input is read: a failure prints nothing but the error */
+  xs_init(&out, NULL);
   xs_printf(&out, "file: %s\n", xc_input_label(path));
   xchg_stream_codec used = xchg_istream_codec(s);
   if (used != XCHG_STREAM_NONE) xs_printf(&out, "codec: %s\n", xchg_stream_codec_name(used));
@@ -83,10 +84,15 @@ int xc_inspect_rows(const char *path, xchg_stream_codec codec, int64_t head) {
   xchg_status st = read_rows(r, &out, head, &z, &err);
   if (st == XCHG_OK) print_sizes(&out, &z);
   if (st == XCHG_OK && used != XCHG_STREAM_NONE) xc_print_codec_bytes(&out, s);
-  xs_flush(&out);
+  if (st == XCHG_OK && xs_failed(&out)) st = xchg_errorf(&err, XCHG_ENOMEM, "out of memory");
   int rc = XC_EXIT_OK;
-  if (st != XCHG_OK) rc = xc_runtime_error(path, err.message);
-  else if (xs_failed(&out) || fflush(stdout) != 0) rc = xc_runtime_error(path, "cannot write the output");
+  if (st != XCHG_OK) {
+    rc = xc_runtime_error(path, err.message);
+  } else {
+    out.sink = stdout;
+    xs_flush(&out);
+    if (xs_write_error(&out) != 0) rc = xc_write_error("-", xs_write_error(&out));
+  }
   xs_free(&out);
   xchg_row_reader_free(r);
   return rc;

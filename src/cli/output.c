@@ -98,14 +98,32 @@ static bool same_file(const struct stat *a, const struct stat *b) {
   return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+/* The regular file the input is: its path, or standard input for "-"
+ * (anything else, a terminal above all, may well be input and output at
+ * once). */
+static bool input_file(const char *input, struct stat *in) {
+  if (input == NULL) return false;
+  int got = strcmp(input, "-") == 0 ? fstat(STDIN_FILENO, in) : stat(input, in);
+  return got == 0 && S_ISREG(in->st_mode);
+}
+
 /* OUT (links followed; standard output for "-") may not be the input. */
 static xchg_status refuse_input(const char *path, const char *input, xchg_error *err) {
   struct stat in, out;
-  if (input == NULL || strcmp(input, "-") == 0 || stat(input, &in) != 0) return XCHG_OK;
+  if (!input_file(input, &in)) return XCHG_OK;
   int got = strcmp(path, "-") == 0 ? fstat(STDOUT_FILENO, &out) : stat(path, &out);
-  if (got == 0 && same_file(&in, &out))
+  if (got == 0 && same_file(&in, &out)) {
+    if (strcmp(input, "-") == 0) return xchg_errorf(err, XCHG_EINVAL, "is the same file as standard input");
     return xchg_errorf(err, XCHG_EINVAL, "is the same file as the input '%s'", input);
+  }
   return XCHG_OK;
+}
+
+int xc_refuse_stdout_input(const char *input) {
+  xchg_error err;
+  if (refuse_input("-", input, &err) == XCHG_OK) return -1;
+  fprintf(stderr, "xchg: standard output: %s\n", err.message);
+  return XC_EXIT_ERROR;
 }
 
 /* Creates ".NAME.xchg-XXXXXX" in target's directory with O_EXCL; mode
@@ -153,7 +171,15 @@ static xchg_status open_regular(xc_output *o, const struct stat *st, xchg_error 
   return create_temp(o, st ? (int)(st->st_mode & 0777) : -1, err);
 }
 
-xchg_status xc_output_open(xc_output *o, const char *path, const char *input, xchg_error *err) {
+/* Binary data garbles a terminal (and is lost to the user), as zstd and
+ * gzip say. */
+static xchg_status refuse_terminal(const xc_output *o, bool force, xchg_error *err) {
+  if (force || isatty(o->fd) != 1) return XCHG_OK;
+  return xchg_errorf(err, XCHG_EINVAL, "is a terminal: refusing to write binary data to it (redirect it "
+                     "to a file or a pipe, or use -f/--force)");
+}
+
+xchg_status xc_output_open(xc_output *o, const char *path, const char *input, bool force, xchg_error *err) {
   memset(o, 0, sizeof *o);
   o->path = path;
   o->fd = -1;
@@ -161,7 +187,7 @@ xchg_status xc_output_open(xc_output *o, const char *path, const char *input, xc
   if (s != XCHG_OK) return s;
   if (strcmp(path, "-") == 0) {
     o->fd = STDOUT_FILENO;
-    return XCHG_OK;
+    return refuse_terminal(o, force, err);
   }
   struct stat st, link;
   if (stat(path, &st) == 0) {
@@ -170,7 +196,7 @@ xchg_status xc_output_open(xc_output *o, const char *path, const char *input, xc
     /* a device, a pipe: written in place, never created or truncated */
     if ((o->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC)) < 0)
       return xchg_errorf(err, XCHG_EIO, "%s", strerror(errno));
-    return XCHG_OK;
+    return refuse_terminal(o, force, err);
   }
   if (errno != ENOENT) return xchg_errorf(err, XCHG_EIO, "%s", strerror(errno));
   if (lstat(path, &link) == 0 && S_ISLNK(link.st_mode))

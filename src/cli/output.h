@@ -18,12 +18,15 @@
  *  - OUT that is the input (the same device and inode, links followed;
  *    standard output redirected to it included) is refused before anything
  *    is opened for writing.
+ *  - OUT that is a terminal (standard output or a path) is refused unless
+ *    forced, as zstd and gzip refuse: the data is binary.
  * Every write, fsync, close and rename is checked; the first failure's
  * errno is kept, so that the command can say "write to 'OUT' failed: No
  * space left on device" and stop. */
 #ifndef XCHG_CLI_OUTPUT_H
 #define XCHG_CLI_OUTPUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "xchg/xchg.h"
@@ -37,8 +40,15 @@ typedef struct xc_output {
 } xc_output;
 
 /* Opens path for writing ("-": standard output).  input is the file being
- * read (NULL or "-" when there is none to protect): OUT may not be it. */
-xchg_status xc_output_open(xc_output *o, const char *path, const char *input, xchg_error *err);
+ * read (NULL or "-" when there is none to protect): OUT may not be it.
+ * force: a terminal is written too (-f/--force). */
+xchg_status xc_output_open(xc_output *o, const char *path, const char *input, bool force, xchg_error *err);
+
+/* The same check for a command that writes to standard output itself
+ * (cat, inspect): -1 when standard output is not the input file, else
+ * (`xchg cat IN >> IN` would read what it appends) prints the error and
+ * returns XC_EXIT_ERROR. */
+int xc_refuse_stdout_input(const char *input);
 
 /* An xchg_write_fn (ctx: the xc_output): writes all n bytes or fails. */
 xchg_status xc_output_write(void *ctx, const void *data, size_t n, xchg_error *err);

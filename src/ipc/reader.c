@@ -528,6 +528,7 @@ xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_read_options *opts
   }
   r->src = src;
   r->memory = xchg_source_memory(src);
+  r->file_end = -1;
   if (opts) r->opts = *opts; else xchg_read_options_init(&r->opts);
   ipc_readahead_init(&r->ahead, &r->opts, &r->schema.root);
   r->on_message = r->opts.on_message;
@@ -725,7 +726,8 @@ xchg_status xchg_ipc_reader_skip(xchg_ipc_reader *r, xchg_error *err) {
 int64_t xchg_ipc_reader_num_batches(const xchg_ipc_reader *r) { return r->n_batches; }
 
 int64_t xchg_ipc_reader_stream_end(const xchg_ipc_reader *r) {
-  return r->finished && r->format == XCHG_IPC_STREAM ? reader_position(r) : -1;
+  if (!r->finished) return -1;
+  return r->format == XCHG_IPC_STREAM ? reader_position(r) : r->file_end;
 }
 
 void xchg_ipc_reader_free(xchg_ipc_reader *r) {

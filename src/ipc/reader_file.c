@@ -45,35 +45,157 @@ static xchg_status parse_footer(const uint8_t *data, size_t size, int64_t at, fb
 
 static xchg_status check_same_schema(const ipc_schema *footer, const ipc_schema *stream,
                                      xchg_error *err) {
-  if (ipc_schema_equal(footer, stream, err)) return XCHG_OK;
+  if (ipc_schema_equal(footer, "the footer", stream, "the stream", err)) return XCHG_OK;
   xchg_error_prefix(err, "footer schema and stream schema differ: ");
   return XCHG_EFORMAT;
 }
 
-static xchg_status read_footer(xchg_ipc_reader *r, int64_t size, xchg_error *err) {
+/* The footer of a file that ends at byte `end`: the Footer flatbuffer
+ * before its length and the closing magic, and its blocks, which must lie
+ * inside [0, end). */
+typedef struct file_footer {
+  xchg_buf *bytes;
+  fb_table root, schema;
+  int64_t start; /* where the flatbuffer begins */
+  file_block *dict_blocks, *batch_blocks;
+  int64_t n_dict_blocks, n_batches;
+} file_footer;
+
+static void footer_free(file_footer *f) {
+  xchg_buf_unref(f->bytes);
+  free(f->dict_blocks);
+  free(f->batch_blocks);
+  memset(f, 0, sizeof *f);
+}
+
+static xchg_status footer_read(xchg_ipc_reader *r, int64_t end, file_footer *f, xchg_error *err) {
+  memset(f, 0, sizeof *f);
   uint8_t tail[10];
   size_t got;
-  xchg_status st = reader_seek(r, size - 10, err);
+  xchg_status st = reader_seek(r, end - 10, err);
   if (st == XCHG_OK) st = reader_read_exact(r, tail, 10, &got, err);
   if (st != XCHG_OK) return st;
   int32_t footer_len = (int32_t)fb_load_u32(tail);
   if (got < IPC_FILE_TAIL || memcmp(tail + 4, IPC_MAGIC, IPC_MAGIC_SIZE) != 0)
     return xchg_errorf(err, XCHG_EFORMAT, "file does not end with the ARROW1 magic (truncated?)");
-  if (footer_len <= 0 || footer_len > size - 18)
+  if (footer_len <= 0 || footer_len > end - 18)
     return xchg_errorf(err, XCHG_EFORMAT, "footer length %d at byte %lld does not fit the %lld-byte file",
-                       footer_len, (long long)(size - 10), (long long)size);
-  xchg_buf *footer;
-  if ((st = reader_seek(r, size - 10 - footer_len, err)) != XCHG_OK ||
-      (st = reader_read_buffer(r, (size_t)footer_len, &footer, err)) != XCHG_OK)
+                       footer_len, (long long)(end - 10), (long long)end);
+  f->start = end - 10 - footer_len;
+  if ((st = reader_seek(r, f->start, err)) != XCHG_OK ||
+      (st = reader_read_buffer(r, (size_t)footer_len, &f->bytes, err)) != XCHG_OK)
     return st;
-  fb_table root, schema;
-  st = parse_footer(xchg_buf_data(footer), xchg_buf_size(footer), size - 10 - footer_len, &root,
-                    &schema, err);
-  if (st == XCHG_OK) st = reader_set_schema(r, &schema, "footer schema", err);
-  if (st == XCHG_OK) st = read_blocks(&root, FOOTER_DICTIONARIES, &r->dict_blocks, &r->n_dict_blocks, size, err);
-  if (st == XCHG_OK) st = read_blocks(&root, FOOTER_BATCHES, &r->batch_blocks, &r->n_batches, size, err);
-  xchg_buf_unref(footer);
+  st = parse_footer(xchg_buf_data(f->bytes), xchg_buf_size(f->bytes), f->start, &f->root, &f->schema, err);
+  if (st == XCHG_OK) st = read_blocks(&f->root, FOOTER_DICTIONARIES, &f->dict_blocks, &f->n_dict_blocks, end, err);
+  if (st == XCHG_OK) st = read_blocks(&f->root, FOOTER_BATCHES, &f->batch_blocks, &f->n_batches, end, err);
+  if (st != XCHG_OK) footer_free(f);
   return st;
+}
+
+/* Makes f, the footer of the file that ends at byte end, the reader's:
+ * its schema, its blocks (taken over). */
+static xchg_status footer_use(xchg_ipc_reader *r, file_footer *f, int64_t end, xchg_error *err) {
+  xchg_status st = reader_set_schema(r, &f->schema, "footer schema", err);
+  r->dict_blocks = f->dict_blocks;
+  r->batch_blocks = f->batch_blocks;
+  r->n_dict_blocks = f->n_dict_blocks;
+  r->n_batches = f->n_batches;
+  r->file_end = end;
+  f->dict_blocks = f->batch_blocks = NULL;
+  footer_free(f);
+  return st;
+}
+
+/* Whether the footer describes the bytes before it: the last message it
+ * lists (with none, the schema message after the magic, if there is one)
+ * is followed by the end-of-stream marker and then the footer itself, as
+ * every writer lays a file out (see "the end of a file read in order"
+ * below).  It does not when files were concatenated: the last one's footer
+ * gives offsets from its own start, which lie in the first file. */
+static int footer_fits(xchg_ipc_reader *r, const file_footer *f) {
+  int64_t last_end = IPC_FILE_HEAD;
+  const file_block *lists[2] = {f->dict_blocks, f->batch_blocks};
+  const int64_t counts[2] = {f->n_dict_blocks, f->n_batches};
+  for (int l = 0; l < 2; l++)
+    for (int64_t i = 0; i < counts[l]; i++) {
+      int64_t end = lists[l][i].offset + lists[l][i].metadata_length + lists[l][i].body_length;
+      if (end > last_end) last_end = end;
+    }
+  xchg_error ignored; /* any failure here only means "read it in order to see" */
+  ipc_message m;
+  int eos = 0;
+  if (reader_seek(r, last_end, &ignored) != XCHG_OK || reader_read_message(r, &m, &eos, &ignored) != XCHG_OK)
+    return 0;
+  if (!eos && last_end == IPC_FILE_HEAD && m.header_type == HEADER_SCHEMA) { /* no blocks: past the schema */
+    int64_t next = m.body_offset + m.body_length;
+    reader_message_clear(&m);
+    if (reader_seek(r, next, &ignored) != XCHG_OK || reader_read_message(r, &m, &eos, &ignored) != XCHG_OK)
+      return 0;
+  }
+  if (!eos) reader_message_clear(&m);
+  return eos && reader_position(r) == f->start;
+}
+
+static xchg_status read_file_end(xchg_ipc_reader *r, const ipc_schema *stream, int64_t start, size_t limit,
+                                 uint8_t **data, size_t *len, int *found, xchg_error *err);
+
+/* The most bytes a file end (footer, length, magic) may take:
+ * max_metadata_bytes bounds the footer, and its length is an int32. */
+static size_t file_end_limit(const xchg_ipc_reader *r) {
+  int64_t max = r->opts.max_metadata_bytes;
+  return (size_t)(max > INT32_MAX ? INT32_MAX : max < 0 ? 0 : max) + IPC_FILE_TAIL;
+}
+
+/* Reads the file in order from the magic, message by message, bodies
+ * skipped, up to its end-of-stream marker and the footer after it: *end is
+ * where that footer's closing magic ends, or -1 when the input ends first
+ * (or the messages cannot be read: the footer at the end is then all
+ * there is to go by).  The footer found is checked against the schema
+ * message when it is used (reader_check_body_schema). */
+static xchg_status find_end_in_order(xchg_ipc_reader *r, int64_t *end, xchg_error *err) {
+  *end = -1;
+  xchg_error ignored;
+  if (reader_seek(r, IPC_FILE_HEAD, &ignored) != XCHG_OK) return XCHG_OK;
+  for (int eos = 0; !eos;) {
+    ipc_message m;
+    if (reader_read_message(r, &m, &eos, &ignored) != XCHG_OK) return XCHG_OK;
+    if (eos) break;
+    int64_t next = m.body_offset + m.body_length;
+    reader_message_clear(&m);
+    if (reader_seek(r, next, &ignored) != XCHG_OK) return XCHG_OK;
+  }
+  int64_t start = reader_position(r);
+  uint8_t *rest = NULL;
+  size_t size = 0;
+  int found = 0;
+  xchg_status st = read_file_end(r, NULL, start, file_end_limit(r), &rest, &size, &found, err);
+  free(rest);
+  if (st == XCHG_OK && found) *end = start + (int64_t)size;
+  return st == XCHG_ENOMEM || st == XCHG_ECANCELLED ? st : XCHG_OK;
+}
+
+/* Seekable: the footer is found from the end of the input, as Arrow's
+ * readers find it.  When it does not describe the bytes before it (files
+ * concatenated), or the input does not end as a file does (a file followed
+ * by an IPC stream), the file is the one that starts at byte 0 and ends at
+ * the closing magic of its own footer, found by reading it in order; the
+ * bytes after it are not the reader's (xchg_ipc_reader_stream_end).  Only
+ * when no such end comes before the input's end does the last footer's
+ * verdict stand: its error, or the footer itself. */
+static xchg_status read_footer(xchg_ipc_reader *r, int64_t size, xchg_error *err) {
+  file_footer last; /* cleared by footer_read when it fails */
+  xchg_status st = footer_read(r, size, &last, err);
+  if (st == XCHG_OK && footer_fits(r, &last)) return footer_use(r, &last, size, err);
+  if (st == XCHG_ENOMEM || st == XCHG_ECANCELLED) return st;
+  int64_t end;
+  xchg_status found = find_end_in_order(r, &end, err);
+  if (found != XCHG_OK || (end >= 0 && end < size)) footer_free(&last);
+  if (found != XCHG_OK) return found;
+  if (end >= 0 && end < size) {
+    if ((st = footer_read(r, end, &last, err)) != XCHG_OK) return st;
+    return footer_use(r, &last, end, err);
+  }
+  return st == XCHG_OK ? footer_use(r, &last, size, err) : st;
 }
 
 /* Most writers repeat the footer's schema as a message after the magic,
@@ -137,10 +259,152 @@ xchg_status reader_open_file_format(xchg_ipc_reader *r, xchg_error *err) {
  * writers start the footer right after the marker, as every gold file
  * does), so the length must count every byte from the marker's end up to
  * the length itself.  Where the footer ends is said only by the length
- * that follows it, so the rest of the input is read to its end: nothing may
- * follow the closing magic.  That is also what the seekable reader, which
- * takes the last 10 bytes as length and magic, requires of a file. */
+ * that follows it, so the input is read up to the first place where the
+ * magic ends after a length that counts the bytes before it and a footer
+ * that checks, and not a byte further: what follows is not the file's, as
+ * bytes after a stream's end-of-stream marker are not the stream's (another
+ * IPC file or stream may follow, when files were concatenated), and stays
+ * unread for whoever reads on (xchg_ipc_reader_stream_end says where). */
 
+/* How many bytes can be read after the len bytes of data without passing a
+ * place where the closing magic could end ("ARROW1" overlaps itself
+ * nowhere, so after a partial match of k bytes the next end is 6 - k bytes
+ * on; the shortest file end is a length and a magic). */
+static size_t bytes_to_next_end(const uint8_t *data, size_t len) {
+  if (len < IPC_FILE_TAIL) return IPC_FILE_TAIL - len;
+  for (size_t k = IPC_MAGIC_SIZE - 1; k > 0; k--)
+    if (memcmp(data + len - k, IPC_MAGIC, k) == 0) return IPC_MAGIC_SIZE - k;
+  return IPC_MAGIC_SIZE;
+}
+
+/* Whether rest[0, end) is a complete file end: a footer, the length
+ * counting it, the magic. */
+static int file_ends_at(const uint8_t *rest, size_t end) {
+  return end >= IPC_FILE_TAIL && memcmp(rest + end - IPC_MAGIC_SIZE, IPC_MAGIC, IPC_MAGIC_SIZE) == 0 &&
+         (int64_t)(int32_t)fb_load_u32(rest + end - IPC_FILE_TAIL) == (int64_t)(end - IPC_FILE_TAIL);
+}
+
+static xchg_status check_footer(xchg_ipc_reader *r, const ipc_schema *stream, const uint8_t *bytes, size_t size,
+                                int64_t at, int64_t file_size, xchg_error *err);
+
+/* Reads what follows the end-of-stream marker, which ends at byte start,
+ * into *data (malloc'd, *len bytes; the caller frees it, also after an
+ * error) up to the end of the file (*found) or of the input, or until more
+ * than limit bytes (limit < SIZE_MAX / 2) are read. */
+static xchg_status read_file_end(xchg_ipc_reader *r, const ipc_schema *stream, int64_t start, size_t limit,
+                                 uint8_t **data, size_t *len, int *found, xchg_error *err) {
+  size_t cap = 0;
+  *found = 0;
+  while (*len <= limit) {
+    size_t want = bytes_to_next_end(*data, *len), got;
+    if (*len + want > cap) {
+      size_t grown_cap = cap < 2048 ? 4096 : 2 * cap; /* no overflow: cap <= limit + 6 < SIZE_MAX / 2 */
+      uint8_t *grown = realloc(*data, grown_cap);
+      if (!grown) return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %zu bytes", grown_cap);
+      *data = grown;
+      cap = grown_cap;
+    }
+    xchg_status st = reader_read_exact(r, *data + *len, want, &got, err);
+    *len += got;
+    if (st != XCHG_OK || got < want) return st; /* an error, or the end of the input */
+    xchg_error ignored; /* a footer that fails is told apart at the end of the input */
+    if (*len <= limit && file_ends_at(*data, *len) &&
+        check_footer(r, stream, *data, *len - IPC_FILE_TAIL, start, start + (int64_t)*len, &ignored) == XCHG_OK) {
+      *found = 1;
+      return XCHG_OK;
+    }
+  }
+  return XCHG_OK;
+}
+
+/* Checks the footer as the seekable reader would read it: a Footer
+ * flatbuffer whose schema is the stream's (when there is a stream schema
+ * to compare) and whose blocks lie inside the file of file_size bytes. */
+static xchg_status check_footer(xchg_ipc_reader *r, const ipc_schema *stream, const uint8_t *bytes, size_t size,
+                                int64_t at, int64_t file_size, xchg_error *err) {
+  fb_table root, schema_table;
+  xchg_status st = parse_footer(bytes, size, at, &root, &schema_table, err);
+  if (st != XCHG_OK) return st;
+  ipc_schema footer_schema;
+  if ((st = ipc_schema_parse(&schema_table, &r->opts, &footer_schema, err)) != XCHG_OK) {
+    xchg_error_prefix(err, "footer schema at byte %lld: ", (long long)at);
+    return st;
+  }
+  if (stream != NULL) st = check_same_schema(&footer_schema, stream, err);
+  ipc_schema_free(&footer_schema);
+  static const int block_lists[] = {FOOTER_DICTIONARIES, FOOTER_BATCHES};
+  for (size_t i = 0; i < 2 && st == XCHG_OK; i++) {
+    file_block *blocks = NULL;
+    int64_t n;
+    st = read_blocks(&root, block_lists[i], &blocks, &n, file_size, err);
+    free(blocks);
+  }
+  return st;
+}
+
+/* The input ended after the marker, which ends at byte `start`, without a
+ * file end (see read_file_end): the cause is told apart as well as it can
+ * be.  The magic where it should be means a wrong length; a length that
+ * fits a footer that checks, a damaged magic; a footer that fails to check
+ * is its own error.  Anything else is a cut (a cut footer fails to parse:
+ * flatbuffers are built from the end, so their last bytes are the strings
+ * and tables that the first ones point to). */
+static xchg_status check_file_tail(xchg_ipc_reader *r, const uint8_t *rest, size_t size,
+                                   int64_t start, xchg_error *err) {
+  long long end = (long long)start + (long long)size;
+  size_t footer_size = size >= IPC_FILE_TAIL ? size - IPC_FILE_TAIL : 0;
+  if (file_ends_at(rest, size)) return check_footer(r, &r->schema, rest, footer_size, start, end, err);
+  int32_t length = size >= IPC_FILE_TAIL ? (int32_t)fb_load_u32(rest + footer_size) : 0;
+  if (size >= IPC_FILE_TAIL && memcmp(rest + size - IPC_MAGIC_SIZE, IPC_MAGIC, IPC_MAGIC_SIZE) == 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "footer length %d at byte %lld does not fit: the footer "
+                       "starts after the end-of-stream marker, at byte %lld, %zu bytes "
+                       "before the length (damaged or truncated?)", length, end - IPC_FILE_TAIL,
+                       (long long)start, footer_size);
+  xchg_error ignored;
+  if (size > IPC_FILE_TAIL && (int64_t)length == (int64_t)footer_size &&
+      check_footer(r, &r->schema, rest, footer_size, start, end, &ignored) == XCHG_OK)
+    return xchg_errorf(err, XCHG_EFORMAT, "the file ends at byte %lld without the ARROW1 magic "
+                       "(bytes %lld to %lld are damaged)", end, end - 6, end - 1);
+  return xchg_errorf(err, XCHG_EIO, "the input ends at byte %lld inside the file footer (from "
+                     "byte %lld, after the end-of-stream marker): the footer length and the "
+                     "closing ARROW1 magic are missing (truncated?)", end, (long long)start);
+}
+
+/* Reads and checks everything after the end-of-stream marker of a file
+ * read in order, up to the file's end (see above), bounded by
+ * max_metadata_bytes for the footer. */
+xchg_status reader_check_file_end(xchg_ipc_reader *r, xchg_error *err) {
+  int64_t start = reader_position(r);
+  size_t limit = file_end_limit(r);
+  uint8_t *rest = NULL;
+  size_t size = 0;
+  int found = 0;
+  xchg_status st = read_file_end(r, &r->schema, start, limit, &rest, &size, &found, err);
+  if (st != XCHG_OK) {
+    free(rest);
+    xchg_error_prefix(err, "the file footer at byte %lld: ", (long long)start);
+    return st;
+  }
+  if (!found && size > limit)
+    st = xchg_errorf(err, XCHG_ELIMIT, "more than %zu bytes follow the end-of-stream marker, from "
+                     "byte %lld, without the end of a file: the file footer would exceed "
+                     "max_metadata_bytes (%lld)", limit, (long long)start,
+                     (long long)r->opts.max_metadata_bytes);
+  else if (!found)
+    st = check_file_tail(r, rest, size, start, err);
+  if (st == XCHG_OK) r->file_end = start + (int64_t)size;
+  free(rest);
+  return st;
+}
+
+/* ---- a file without a schema message, read in order -----------------------
+ *
+ * Arrow JS's file writer puts the schema only in the footer (see
+ * reader_check_body_schema): the dictionaries and record batches after the magic
+ * cannot be decoded before the footer, at the very end, gives their types.
+ * Read in order, such a file is read whole into memory, as much as
+ * max_batch_bytes allows (the cap on the data of one batch, whose default
+ * suits a whole file of ordinary size), and then read as a file in memory. */
 
 /* Reads the rest of the input after the *len bytes of *data (malloc'd to
  * exactly that size, or NULL), growing it, until *len exceeds limit (at most
@@ -166,105 +430,6 @@ static xchg_status read_rest(xchg_ipc_reader *r, size_t limit, uint8_t **data, s
   }
   return st;
 }
-
-/* Whether rest[0, end) is a complete file end: a footer, the length
- * counting it, the magic. */
-static int file_ends_at(const uint8_t *rest, size_t end) {
-  return end >= IPC_FILE_TAIL && memcmp(rest + end - IPC_MAGIC_SIZE, IPC_MAGIC, IPC_MAGIC_SIZE) == 0 &&
-         (int64_t)(int32_t)fb_load_u32(rest + end - IPC_FILE_TAIL) == (int64_t)(end - IPC_FILE_TAIL);
-}
-
-/* Checks the footer as the seekable reader would read it: a Footer
- * flatbuffer whose schema is the stream's and whose blocks lie inside the
- * file of file_size bytes. */
-static xchg_status check_footer(xchg_ipc_reader *r, const uint8_t *footer, size_t size, int64_t at,
-                                int64_t file_size, xchg_error *err) {
-  fb_table root, schema_table;
-  xchg_status st = parse_footer(footer, size, at, &root, &schema_table, err);
-  if (st != XCHG_OK) return st;
-  ipc_schema footer_schema;
-  if ((st = ipc_schema_parse(&schema_table, &r->opts, &footer_schema, err)) != XCHG_OK) {
-    xchg_error_prefix(err, "footer schema at byte %lld: ", (long long)at);
-    return st;
-  }
-  st = check_same_schema(&footer_schema, &r->schema, err);
-  ipc_schema_free(&footer_schema);
-  static const int block_lists[] = {FOOTER_DICTIONARIES, FOOTER_BATCHES};
-  for (size_t i = 0; i < 2 && st == XCHG_OK; i++) {
-    file_block *blocks = NULL;
-    int64_t n;
-    st = read_blocks(&root, block_lists[i], &blocks, &n, file_size, err);
-    free(blocks);
-  }
-  return st;
-}
-
-/* Checks the size bytes after the marker, which ends at byte `start`.
- * When they do not end as a file does, the cause is told apart as well as
- * it can be: a length that agrees with a magic before the end means data
- * after the file; the magic where it should be, a wrong length; a length
- * that fits a valid footer, a damaged magic.  Anything else is a cut (a
- * cut footer fails to parse: flatbuffers are built from the end, so their
- * last bytes are the strings and tables that the first ones point to). */
-static xchg_status check_file_tail(xchg_ipc_reader *r, const uint8_t *rest, size_t size,
-                                   int64_t start, xchg_error *err) {
-  long long end = (long long)start + (long long)size;
-  size_t footer_size = size >= IPC_FILE_TAIL ? size - IPC_FILE_TAIL : 0;
-  if (file_ends_at(rest, size)) return check_footer(r, rest, footer_size, start, end, err);
-  for (size_t early = IPC_FILE_TAIL; early < size; early++)
-    if (file_ends_at(rest, early))
-      return xchg_errorf(err, XCHG_EFORMAT, "%zu more byte%s after the closing ARROW1 magic at "
-                         "byte %lld (nothing may follow a file)", size - early, size - early > 1 ? "s" : "",
-                         (long long)start + (long long)early - 6);
-  int32_t length = size >= IPC_FILE_TAIL ? (int32_t)fb_load_u32(rest + footer_size) : 0;
-  if (size >= IPC_FILE_TAIL && memcmp(rest + size - IPC_MAGIC_SIZE, IPC_MAGIC, IPC_MAGIC_SIZE) == 0)
-    return xchg_errorf(err, XCHG_EFORMAT, "footer length %d at byte %lld does not fit: the footer "
-                       "starts after the end-of-stream marker, at byte %lld, %zu bytes "
-                       "before the length (damaged or truncated?)", length, end - IPC_FILE_TAIL,
-                       (long long)start, footer_size);
-  xchg_error ignored;
-  if (size > IPC_FILE_TAIL && (int64_t)length == (int64_t)footer_size &&
-      check_footer(r, rest, footer_size, start, end, &ignored) == XCHG_OK)
-    return xchg_errorf(err, XCHG_EFORMAT, "the file ends at byte %lld without the ARROW1 magic "
-                       "(bytes %lld to %lld are damaged)", end, end - 6, end - 1);
-  return xchg_errorf(err, XCHG_EIO, "the input ends at byte %lld inside the file footer (from "
-                     "byte %lld, after the end-of-stream marker): the footer length and the "
-                     "closing ARROW1 magic are missing (truncated?)", end, (long long)start);
-}
-
-/* Reads and checks everything after the end-of-stream marker of a file
- * read in order (see above), bounded by max_metadata_bytes for the footer. */
-xchg_status reader_check_file_end(xchg_ipc_reader *r, xchg_error *err) {
-  int64_t start = reader_position(r);
-  int64_t max_footer = r->opts.max_metadata_bytes;
-  if (max_footer > INT32_MAX) max_footer = INT32_MAX; /* the length is an int32 */
-  if (max_footer < 0) max_footer = 0;
-  size_t limit = (size_t)max_footer + IPC_FILE_TAIL;
-  uint8_t *rest = NULL;
-  size_t size = 0;
-  xchg_status st = read_rest(r, limit, &rest, &size, err);
-  if (st != XCHG_OK) {
-    free(rest);
-    xchg_error_prefix(err, "the file footer at byte %lld: ", (long long)start);
-    return st;
-  }
-  if (size > limit)
-    st = xchg_errorf(err, XCHG_ELIMIT, "more than %zu bytes follow the end-of-stream marker, from "
-                     "byte %lld: the file footer would exceed max_metadata_bytes (%lld)", limit,
-                     (long long)start, (long long)r->opts.max_metadata_bytes);
-  if (st == XCHG_OK) st = check_file_tail(r, rest, size, start, err);
-  free(rest);
-  return st;
-}
-
-/* ---- a file without a schema message, read in order -----------------------
- *
- * Arrow JS's file writer puts the schema only in the footer (see
- * reader_check_body_schema): the dictionaries and record batches after the magic
- * cannot be decoded before the footer, at the very end, gives their types.
- * Read in order, such a file is read whole into memory, as much as
- * max_batch_bytes allows (the cap on the data of one batch, whose default
- * suits a whole file of ordinary size), and then read as a file in memory. */
 
 static void free_whole_file(void *data, const void *unused, size_t size) {
   (void)unused;
@@ -320,6 +485,13 @@ static xchg_status open_file_in_memory(xchg_ipc_reader *r, ipc_message *first, x
   r->src = whole;
   r->memory = xchg_source_memory(whole);
   r->peek_len = r->peek_pos = 0;
-  return reader_open_file_format(r, err);
+  st = reader_open_file_format(r, err);
+  /* What followed the file was read with it and would be lost to the caller. */
+  if (st == XCHG_OK && r->file_end < (int64_t)len)
+    st = xchg_errorf(err, XCHG_EFORMAT, "this IPC file has no schema message (its schema is in the "
+                     "footer only), so read in order it is read whole, and %lld bytes follow its end "
+                     "at byte %lld: what follows such a file can be read only from a seekable input",
+                     (long long)len - (long long)r->file_end, (long long)r->file_end);
+  return st;
 }
 

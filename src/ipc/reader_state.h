@@ -54,6 +54,7 @@ struct xchg_ipc_reader {
   file_block *batch_blocks, *dict_blocks;
   int64_t n_batches, n_dict_blocks, next_batch;
   int64_t first_block_index; /* message index of the first block: 1 after a schema message, else 0 */
+  int64_t file_end;     /* where the file's closing magic ends, once known; else -1 */
   int dicts_loaded;
   xchg_message_fn on_message;
   void *on_message_ctx;

@@ -545,27 +545,68 @@ xchg_status ipc_schema_export(const ipc_schema *schema, struct ArrowSchema *out,
 
 /* ---- comparison and traversal ---------------------------------------- */
 
-static int field_equal(const ipc_field *a, const ipc_field *b, xchg_error *err) {
-  if (strcmp(a->name, b->name) != 0 || strcmp(a->format, b->format) != 0 ||
-      a->nullable != b->nullable || a->dict_encoded != b->dict_encoded ||
-      (a->dict_encoded && (a->dict_id != b->dict_id || a->index_width != b->index_width ||
-                           a->index_signed != b->index_signed)) ||
-      a->keys_sorted != b->keys_sorted || a->n_children != b->n_children) {
-    xchg_errorf(err, XCHG_EFORMAT, "field '%s' (%s) differs from '%s' (%s)", a->path, a->format,
-                b->path, b->format);
-    return 0;
-  }
-  for (int64_t i = 0; i < a->n_children; i++)
-    if (!field_equal(&a->children[i], &b->children[i], err)) return 0;
-  return 1;
+/* "column 2 'c2'" for a top-level field, "field 'a.b'" below; the root
+ * (position -1) is the schema itself. */
+static void field_label(const ipc_field *f, int64_t position, int top_level, char *out, size_t size) {
+  if (position < 0) snprintf(out, size, "the schema");
+  else if (top_level) snprintf(out, size, "column %lld '%s'", (long long)position, f->name);
+  else snprintf(out, size, "field '%s' (child %lld)", f->path, (long long)position);
 }
 
-int ipc_schema_equal(const ipc_schema *a, const ipc_schema *b, xchg_error *err) {
-  if (a->big_endian != b->big_endian) {
-    xchg_errorf(err, XCHG_EFORMAT, "endianness differs");
+static const char *yes_no(int v, const char *yes, const char *no) { return v ? yes : no; }
+
+/* Describes the first difference between a and b (the one named an, the
+ * other bn) in err; 0 when there is one. */
+static int field_equal(const ipc_field *a, const ipc_field *b, int64_t position, int top_level,
+                       const char *an, const char *bn, xchg_error *err) {
+  char f[600];
+  field_label(a, position, top_level, f, sizeof f);
+  if (position < 0 && a->n_children != b->n_children) {
+    xchg_errorf(err, XCHG_EFORMAT, "%lld column%s in %s, %lld in %s", (long long)a->n_children,
+                a->n_children == 1 ? "" : "s", an, (long long)b->n_children, bn);
     return 0;
   }
-  return field_equal(&a->root, &b->root, err);
+  if (strcmp(a->name, b->name) != 0)
+    xchg_errorf(err, XCHG_EFORMAT, "%s: named '%s' in %s, '%s' in %s", f, a->name, an, b->name, bn);
+  else if (strcmp(a->format, b->format) != 0)
+    xchg_errorf(err, XCHG_EFORMAT, "%s: type \"%s\" in %s, \"%s\" in %s (C Data Interface formats)", f,
+                a->format, an, b->format, bn);
+  else if (a->nullable != b->nullable)
+    xchg_errorf(err, XCHG_EFORMAT, "%s: %s in %s, %s in %s", f, yes_no(a->nullable, "nullable", "not null"),
+                an, yes_no(b->nullable, "nullable", "not null"), bn);
+  else if (a->dict_encoded != b->dict_encoded)
+    xchg_errorf(err, XCHG_EFORMAT, "%s: %s in %s, %s in %s", f,
+                yes_no(a->dict_encoded, "dictionary-encoded", "not dictionary-encoded"), an,
+                yes_no(b->dict_encoded, "dictionary-encoded", "not dictionary-encoded"), bn);
+  else if (a->dict_encoded && a->dict_id != b->dict_id)
+    xchg_errorf(err, XCHG_EFORMAT, "%s: dictionary id %lld in %s, %lld in %s", f, (long long)a->dict_id, an,
+                (long long)b->dict_id, bn);
+  else if (a->dict_encoded && (a->index_width != b->index_width || a->index_signed != b->index_signed))
+    xchg_errorf(err, XCHG_EFORMAT, "%s: dictionary indices %sint%d in %s, %sint%d in %s", f,
+                a->index_signed ? "" : "u", 8 * a->index_width, an, b->index_signed ? "" : "u",
+                8 * b->index_width, bn);
+  else if (a->keys_sorted != b->keys_sorted)
+    xchg_errorf(err, XCHG_EFORMAT, "%s: map keys %s in %s, %s in %s", f, yes_no(a->keys_sorted, "sorted", "unsorted"),
+                an, yes_no(b->keys_sorted, "sorted", "unsorted"), bn);
+  else if (a->n_children != b->n_children)
+    xchg_errorf(err, XCHG_EFORMAT, "%s: %lld child field%s in %s, %lld in %s", f, (long long)a->n_children,
+                a->n_children == 1 ? "" : "s", an, (long long)b->n_children, bn);
+  else {
+    for (int64_t i = 0; i < a->n_children; i++)
+      if (!field_equal(&a->children[i], &b->children[i], i, position < 0, an, bn, err)) return 0;
+    return 1;
+  }
+  return 0;
+}
+
+int ipc_schema_equal(const ipc_schema *a, const char *a_name, const ipc_schema *b, const char *b_name,
+                     xchg_error *err) {
+  if (a->big_endian != b->big_endian) {
+    xchg_errorf(err, XCHG_EFORMAT, "%s-endian in %s, %s-endian in %s", a->big_endian ? "big" : "little",
+                a_name, b->big_endian ? "big" : "little", b_name);
+    return 0;
+  }
+  return field_equal(&a->root, &b->root, -1, 0, a_name, b_name, err);
 }
 
 static xchg_status visit(const ipc_field *f, int selected_only, ipc_field_visit_fn fn, void *ctx,

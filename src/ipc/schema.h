@@ -108,8 +108,11 @@ ipc_schema_node *ipc_schema_node_make(struct ArrowSchema *out, const char *forma
 
 /* Non-zero when the two schemas describe the same columns (names, types,
  * nullability, dictionary encoding); otherwise describes the first
- * difference in err. */
-int ipc_schema_equal(const ipc_schema *a, const ipc_schema *b, xchg_error *err);
+ * difference in err, naming the column or field path and what differs in
+ * each ("column 2 'c2': type "l" in the footer, "u" in the stream"; a_name
+ * and b_name say where each schema comes from). */
+int ipc_schema_equal(const ipc_schema *a, const char *a_name, const ipc_schema *b, const char *b_name,
+                     xchg_error *err);
 
 /* Calls fn for every dictionary-encoded field, depth first, including the
  * fields inside dictionary value types; with selected_only, only for the
