@@ -110,7 +110,8 @@ void xc_print_codec_bytes(struct xs *out, const xchg_istream *s);
 /* How errors name an input: the path, or "<stdin>" for "-". */
 const char *xc_input_label(const char *path);
 
-/* Prints "xchg: <file>: <message>" and returns XC_EXIT_ERROR. */
+/* Prints "xchg: <file>: <message>" (the file once: a message that begins
+ * with "<file>: " is printed as it is) and returns XC_EXIT_ERROR. */
 int xc_runtime_error(const char *path, const char *message);
 
 /* Prints "xchg <command>: <message>" and a hint, returns XC_EXIT_USAGE. */

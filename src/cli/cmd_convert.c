@@ -2,6 +2,7 @@
  * input (stream or file, any body compression, '-' for standard input) as
  * Arrow IPC with the chosen format, codec and batch size. */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,18 @@ int xc_parse_codec(const char *name, xchg_block_codec *out) {
   return 0;
 }
 
+int xc_check_level(const char *command, xchg_block_codec codec, bool given, long long level) {
+  if (!given) return -1;
+  if (codec == XCHG_BLOCK_NONE)
+    return xc_usage_error(command, "--level needs a compressing --codec (lz4 or zstd): the output is not "
+                          "compressed");
+  int min, max;
+  xchg_block_codec_levels(codec, &min, &max);
+  if (level >= min && level <= max) return -1;
+  return xc_usage_error(command, "--level %lld is out of %s's range: %d to %d (0: the codec's default)", level,
+                        xchg_block_codec_name(codec), min, max);
+}
+
 static int parse_int(const char *s, long long lo, long long hi, long long *out) {
   char *end;
   errno = 0;
@@ -55,6 +68,7 @@ int xc_cmd_convert(int argc, char **argv) {
   xchg_write_options_init(&opts);
   const char *format_flag = NULL; /* --file or --stream, when given */
   bool level_given = false;
+  long long level = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     long long v;
@@ -74,15 +88,18 @@ int xc_cmd_convert(int argc, char **argv) {
         if (xc_parse_codec(val, &opts.codec) != 0)
           return xc_usage_error("convert", "unknown codec '%s' (none, lz4, zstd)", val);
       } else if (!strcmp(a, "--level")) {
-        if (parse_int(val, -131072, 22, &v) != 0) return xc_usage_error("convert", "bad level '%s'", val);
-        opts.level = (int)v;
+        if (parse_int(val, INT_MIN, INT_MAX, &v) != 0)
+          return xc_usage_error("convert", "--level must be an integer, not '%s'", val);
+        level = v;
         level_given = true;
       } else if (!strcmp(a, "--batch-rows")) {
-        if (parse_int(val, 1, INT64_MAX, &v) != 0) return xc_usage_error("convert", "bad row count '%s'", val);
+        if (parse_int(val, 1, INT64_MAX, &v) != 0)
+          return xc_usage_error("convert", "--batch-rows must be an integer from 1 to %lld, not '%s'",
+                                (long long)INT64_MAX, val);
         opts.coalesce_rows = v;
       } else {
         if (parse_int(val, 8, 64, &v) != 0 || (v != 8 && v != 64))
-          return xc_usage_error("convert", "alignment must be 8 or 64");
+          return xc_usage_error("convert", "--align must be 8 or 64, not '%s'", val);
         opts.alignment = (int)v;
       }
     } else if (a[0] == '-' && a[1] != '\0') {
@@ -96,9 +113,9 @@ int xc_cmd_convert(int argc, char **argv) {
     }
   }
   if (!in || !out) return xc_usage_error("convert", "needs IN and OUT");
-  if (level_given && opts.codec == XCHG_BLOCK_NONE)
-    return xc_usage_error("convert", "--level needs a compressing --codec (lz4 or zstd): the output is "
-                          "not compressed");
+  int usage = xc_check_level("convert", opts.codec, level_given, level);
+  if (usage >= 0) return usage;
+  opts.level = (int)level;
   xchg_error err;
   xchg_ipc_reader *r;
   xc_progress progress;

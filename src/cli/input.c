@@ -214,7 +214,12 @@ void xc_input_close(xc_input *in) {
 int xc_runtime_error(const char *path, const char *message) {
   xc_progress_erase();
   fflush(stdout); /* keep what was printed before the error ahead of it */
-  fprintf(stderr, "xchg: %s: %s\n", xc_input_label(path), message);
+  /* Errors of opening a file begin with its path already (io.h). */
+  const char *label = xc_input_label(path);
+  size_t n = strlen(label);
+  bool named = strncmp(message, label, n) == 0 && strncmp(message + n, ": ", 2) == 0;
+  if (named) fprintf(stderr, "xchg: %s\n", message);
+  else fprintf(stderr, "xchg: %s: %s\n", label, message);
   return XC_EXIT_ERROR;
 }
 

@@ -114,7 +114,7 @@ static xchg_status check_array(const xc_node *n, xchg_error *err) {
   if (a->length > 0)
     for (int64_t b = first_required_buffer(&n->type); b < want; b++)
       if (a->buffers[b] == NULL && !buffer_may_be_null(&n->type, b))
-        return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": buffer %lld is missing", name, (long long)b);
+        return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": array buffer %lld is missing", name, (long long)b);
   if (a->n_children != n->schema->n_children || (a->n_children > 0 && a->children == NULL))
     return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": array has %lld children, schema %lld", name,
                        (long long)a->n_children, (long long)n->schema->n_children);
