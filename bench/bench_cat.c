@@ -10,8 +10,11 @@
  * writeCSV of the same bytes to the same kind of target
  * (tests/interop/polars/write_csv.mjs, which times polars' own work, not
  * node's start).  Medians of K runs after a warm-up, min-max, and each
- * ratio to polars; without node or nodejs-polars, the xchg figures alone,
- * saying so. */
+ * ratio to polars.  nodejs-polars is looked for in --polars DIR, else
+ * $XCHG_POLARS_DIR, else tests/interop/polars of the source tree xchg was
+ * built from (a path compiled in, so that any working directory will do);
+ * without it there is no baseline and the benchmark fails, saying where it
+ * looked. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -25,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "options.h"
 #include "stats.h"
 
 extern char **environ;
@@ -38,8 +42,7 @@ typedef struct cat_bench {
   char exe[PATH_MAX];      /* this xchg */
   char input[PATH_MAX];    /* the cache shape's file */
   bool input_is_temporary; /* made here: removed at the end */
-  char script[PATH_MAX];   /* write_csv.mjs, or "" without polars */
-  const char *no_polars;   /* why there is no polars baseline */
+  char script[PATH_MAX];   /* write_csv.mjs beside nodejs-polars */
   char outputs[N_CONTENDERS][PATH_MAX];
 } cat_bench;
 
@@ -83,31 +86,24 @@ static bool is_file(const char *path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The script beside nodejs-polars: --polars DIR, $XCHG_POLARS_DIR,
- * ./tests/interop/polars, or that folder next to the build directory. */
-static void find_polars(cat_bench *b, const char *dir) {
+/* The script beside nodejs-polars, in --polars DIR, $XCHG_POLARS_DIR or
+ * the source tree's tests/interop/polars; false, saying where it looked and
+ * what to do, when it is not there. */
+static bool find_polars(cat_bench *b, const char *dir) {
   const char *env = getenv("XCHG_POLARS_DIR");
-  const char *exe_slash = strrchr(b->exe, '/');
-  char candidates[2][PATH_MAX];
-  int n = 0;
-  if (dir || env) {
-    snprintf(candidates[n++], PATH_MAX, "%.4000s", dir ? dir : env);
-  } else {
-    snprintf(candidates[n++], PATH_MAX, "tests/interop/polars");
-    snprintf(candidates[n++], PATH_MAX, "%.*s/../tests/interop/polars", (int)(exe_slash ? exe_slash - b->exe : 1),
-             exe_slash ? b->exe : ".");
-  }
-  b->no_polars = "no tests/interop/polars/node_modules/nodejs-polars (run npm ci there, or give --polars DIR)";
-  for (int i = 0; i < n; i++) {
-    char module[PATH_MAX + 64];
-    snprintf(module, sizeof module, "%.4000s/node_modules/nodejs-polars/package.json", candidates[i]);
-    snprintf(b->script, sizeof b->script, "%.4000s/write_csv.mjs", candidates[i]);
-    if (is_file(module) && is_file(b->script)) {
-      b->no_polars = NULL;
-      return;
-    }
-  }
-  b->script[0] = '\0';
+  const char *where = dir ? "given by --polars" : env ? "given by XCHG_POLARS_DIR"
+                                                      : "in the source tree this xchg was built from";
+  if (dir == NULL) dir = env ? env : XCHG_SOURCE_DIR "/tests/interop/polars";
+  char module[PATH_MAX + 64];
+  snprintf(module, sizeof module, "%.4000s/node_modules/nodejs-polars/package.json", dir);
+  snprintf(b->script, sizeof b->script, "%.4000s/write_csv.mjs", dir);
+  if (is_file(module) && is_file(b->script)) return true;
+  fprintf(stderr,
+          "xchg bench cat: no baseline: write_csv.mjs and node_modules/nodejs-polars are not both in\n"
+          "%s (%s); install nodejs-polars there with npm ci (scripts/setup.sh does),\n"
+          "or name a folder that holds both with --polars DIR or XCHG_POLARS_DIR\n",
+          dir, where);
+  return false;
 }
 
 /* A temporary file of ours (mkstemp), its name into path. */
@@ -131,35 +127,27 @@ static int make_input(cat_bench *b, long long rows) {
 static void print_results(const cat_bench *b, const bench_timing *t, int runs, long long rows, bool json) {
   struct stat st;
   long long bytes = stat(b->input, &st) == 0 ? (long long)st.st_size : -1;
-  int n = b->no_polars ? POLARS : N_CONTENDERS;
   if (json) {
     printf("{\"benchmark\": \"cat\", \"machine\": \"%s\", \"shape\": \"cache\", \"rows\": %lld, "
-           "\"input_bytes\": %lld, \"runs\": %d, \"polars\": %s, \"results\": [", bench_machine(), rows, bytes,
-           runs, b->no_polars ? "false" : "true");
-    for (int c = 0; c < n; c++) {
-      printf("%s\n  {\"what\": \"%s\", \"median_ms\": %.1f, \"min_ms\": %.1f, \"max_ms\": %.1f", c ? "," : "",
-             contender_names[c], t[c].median_ms, t[c].min_ms, t[c].max_ms);
-      if (!b->no_polars) printf(", \"ratio_vs_polars\": %.3f", t[c].median_ms / t[POLARS].median_ms);
-      printf("}");
-    }
+           "\"input_bytes\": %lld, \"runs\": %d, \"results\": [", bench_machine(), rows, bytes, runs);
+    for (int c = 0; c < N_CONTENDERS; c++)
+      printf("%s\n  {\"what\": \"%s\", \"median_ms\": %.1f, \"min_ms\": %.1f, \"max_ms\": %.1f, "
+             "\"ratio_vs_polars\": %.3f}", c ? "," : "", contender_names[c], t[c].median_ms, t[c].min_ms,
+             t[c].max_ms, t[c].median_ms / t[POLARS].median_ms);
     printf("\n]}\n");
     return;
   }
   printf("machine: %s\ncat of the cache shape, %lld rows (%.1f MB uncompressed IPC), to %s, median of %d runs "
          "after 1 warm-up\n", bench_machine(), rows, (double)bytes / 1e6,
          strcmp(b->outputs[0], "/dev/null") == 0 ? "/dev/null" : "files", runs);
-  if (b->no_polars) printf("polars baseline: not measured, %s\n", b->no_polars);
   printf("%-26s %10s %21s %16s\n", "", "median ms", "(min-max)", "ratio to polars");
-  for (int c = 0; c < n; c++) {
-    printf("%-26s %10.1f %10.1f-%-10.1f", contender_names[c], t[c].median_ms, t[c].min_ms, t[c].max_ms);
-    if (!b->no_polars) printf(" %16.3f", t[c].median_ms / t[POLARS].median_ms);
-    printf("\n");
-  }
+  for (int c = 0; c < N_CONTENDERS; c++)
+    printf("%-26s %10.1f %10.1f-%-10.1f %16.3f\n", contender_names[c], t[c].median_ms, t[c].min_ms, t[c].max_ms,
+           t[c].median_ms / t[POLARS].median_ms);
 }
 
 /* Warm-up, then `runs` rounds of every contender in turn. */
 static int measure(const cat_bench *b, int runs, bench_timing *t) {
-  int n = b->no_polars ? POLARS : N_CONTENDERS;
   int64_t *ns = calloc((size_t)runs * N_CONTENDERS, sizeof *ns);
   char report[PATH_MAX];
   if (ns == NULL || !temporary(report, ".txt")) {
@@ -168,17 +156,17 @@ static int measure(const cat_bench *b, int runs, bench_timing *t) {
   }
   int rc = 0;
   for (int r = -1; r < runs && rc == 0; r++) {
-    for (int c = 0; c < n && rc == 0; c++) {
+    for (int c = 0; c < N_CONTENDERS && rc == 0; c++) {
       int64_t took = c == POLARS ? run_polars(b, report) : run_cat(b, c);
       if (took < 0) {
-        fprintf(stderr, "xchg bench cat: %s failed\n", contender_names[c]);
+        fprintf(stderr, "xchg bench cat: %s failed%s\n", contender_names[c], c == POLARS ? " (is node on PATH?)" : "");
         rc = -1;
       } else if (r >= 0) {
         ns[c * runs + r] = took;
       }
     }
   }
-  for (int c = 0; c < n && rc == 0; c++) t[c] = bench_summarize(ns + c * runs, runs);
+  for (int c = 0; c < N_CONTENDERS && rc == 0; c++) t[c] = bench_summarize(ns + c * runs, runs);
   remove(report);
   free(ns);
   return rc;
@@ -188,37 +176,39 @@ static int usage(void) {
   printf("usage: xchg bench cat [FILE] [--rows N] [--runs K] [--to-file] [--polars DIR] [--json]\n\n"
          "Times `xchg cat --format csv` and `--format json` of the cache shape (default\n"
          "1,000,000 rows, uncompressed; or FILE), end to end, against nodejs-polars\n"
-         "reading the same file and writing it as CSV (DIR: where write_csv.mjs and its\n"
-         "node_modules are, default tests/interop/polars); output to /dev/null, or to\n"
+         "reading the same file and writing it as CSV; output to /dev/null, or to\n"
          "temporary files with --to-file.  Median of K runs (default 5) after a warm-up,\n"
-         "min-max, and the ratio to polars, all run in turns.\n");
+         "min-max, and the ratio to polars, all run in turns.\n"
+         "  --polars DIR  where write_csv.mjs and its node_modules are: DIR, else\n"
+         "                  $XCHG_POLARS_DIR, else " XCHG_SOURCE_DIR "/tests/interop/polars\n"
+         "                  (the source tree this xchg was built from); without\n"
+         "                  nodejs-polars there is no baseline and the benchmark fails.\n");
   return 0;
 }
 
 int xchg_bench_cat(int argc, char **argv) {
-  long long rows = 1000000;
+  int64_t rows = 1000000, v = 0;
   int runs = BENCH_RUNS, opt;
+  bool ok = true;
   bool json = false, to_file = false;
   const char *polars_dir = NULL;
   static const struct option longs[] = {{"rows", 1, 0, 'r'},   {"runs", 1, 0, 'k'}, {"json", 0, 0, 'j'},
                                         {"to-file", 0, 0, 'f'}, {"polars", 1, 0, 'p'}, {"help", 0, 0, 'h'},
                                         {0, 0, 0, 0}};
-  optind = 1;
-  while ((opt = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+  bench_options_begin();
+  while (ok && (opt = getopt_long(argc, argv, ":", longs, NULL)) != -1) {
     switch (opt) {
-      case 'r': rows = atoll(optarg); break;
-      case 'k': runs = atoi(optarg); break;
+      case 'r': ok = bench_int_option("cat", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows); break;
+      case 'k': ok = bench_int_option("cat", "--runs", optarg, 1, BENCH_MAX_RUNS, &v), runs = (int)v; break;
       case 'j': json = true; break;
       case 'f': to_file = true; break;
       case 'p': polars_dir = optarg; break;
       case 'h': return usage();
-      default: return 2;
+      default: return bench_option_error("cat", argv, opt);
     }
   }
-  if (rows <= 0 || runs < 1 || optind + 1 < argc) {
-    fprintf(stderr, "xchg bench cat: --rows and --runs must be positive, and one FILE at most\n");
-    return 2;
-  }
+  if (!ok) return 2;
+  if (optind + 1 < argc) return bench_usage_error("cat", "one FILE at most, not '%s' too", argv[optind + 1]);
   cat_bench b;
   memset(&b, 0, sizeof b);
   ssize_t len = readlink("/proc/self/exe", b.exe, sizeof b.exe - 1);
@@ -226,7 +216,7 @@ int xchg_bench_cat(int argc, char **argv) {
     fprintf(stderr, "xchg bench cat: cannot find the xchg executable\n");
     return 1;
   }
-  find_polars(&b, polars_dir);
+  if (!find_polars(&b, polars_dir)) return 1;
   int rc = 0;
   for (int c = 0; c < N_CONTENDERS && rc == 0; c++)
     if (!to_file)

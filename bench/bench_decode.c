@@ -20,6 +20,7 @@
 #include <zstd.h>
 
 #include "gen/shapes.h"
+#include "options.h"
 #include "stats.h"
 #include "xchg/writer.h"
 #include "xchg/xchg.h"
@@ -169,9 +170,7 @@ static int read_once(const uint8_t *data, size_t size, char **columns, int n_col
 /* ---- the codec limit ------------------------------------------------------------ */
 
 /* Timed runs per measurement, each after one warm-up run (--runs). */
-#define MAX_RUNS 1000
 static int timed_runs = BENCH_RUNS;
-#define MAX_THREADS 256
 
 /* One thread's share of the codec limit: every parts-th buffer from `part`
  * (one reused context per codec), or its slice of the bytes to copy. */
@@ -223,8 +222,8 @@ static void *limit_thread(void *arg) {
  * own part of dst (parts * dst_size bytes). */
 static int64_t codec_limit_once(const buffer_list *l, const uint8_t *data, int64_t copy_bytes, uint8_t *dst,
                                 size_t dst_size, int parts) {
-  pthread_t threads[MAX_THREADS];
-  limit_share shares[MAX_THREADS];
+  pthread_t threads[BENCH_MAX_THREADS];
+  limit_share shares[BENCH_MAX_THREADS];
   pthread_barrier_t go;
   pthread_barrier_init(&go, NULL, (unsigned)parts);
   for (int t = 0; t < parts; t++) {
@@ -389,7 +388,7 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
   xchg_pool *pools[2] = {NULL, NULL};
   buffer_list list = {0};
   read_result r, timed;
-  int64_t ns[2][MAX_RUNS], limit_ns[2][MAX_RUNS]; /* per thread count */
+  int64_t ns[2][BENCH_MAX_RUNS], limit_ns[2][BENCH_MAX_RUNS]; /* per thread count */
   int rc = read_once(data, size, columns, n_columns, NULL, validation, &list, &r); /* warm-up, and the buffers */
   if (rc == 0 && want) rc = check_sums(&r, want);
   if (rc != 0) {
@@ -583,26 +582,25 @@ int xchg_bench_decode(int argc, char **argv) {
   static const struct option long_opts[] = {{"rows", 1, 0, 'r'}, {"columns", 1, 0, 'c'}, {"threads", 1, 0, 't'},
                                             {"runs", 1, 0, 'k'},  {"json", 0, 0, 'j'},    {"help", 0, 0, 'h'}, {"payloads", 0, 0, 'p'},
                                             {0, 0, 0, 0}};
-  int64_t rows = SHAPE_CACHE_ROWS;
+  int64_t rows = SHAPE_CACHE_ROWS, v = 0;
   int threads = bench_cores(), json = 0, opt, n_columns = 0;
   char *columns[64], *column_arg = NULL;
-  optind = 1;
-  while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+  bool ok = true;
+  bench_options_begin();
+  while (ok && (opt = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
     switch (opt) {
-      case 'r': rows = atoll(optarg); break;
+      case 'r': ok = bench_int_option("decode", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows); break;
       case 'c': column_arg = optarg; break;
-      case 't': threads = atoi(optarg); break;
-      case 'k': timed_runs = atoi(optarg); break;
+      case 't': ok = bench_int_option("decode", "--threads", optarg, 1, BENCH_MAX_THREADS, &v), threads = (int)v; break;
+      case 'k': ok = bench_int_option("decode", "--runs", optarg, 1, BENCH_MAX_RUNS, &v), timed_runs = (int)v; break;
       case 'j': json = 1; break;
       case 'p': payload_mode = 1; break;
       case 'h': usage(stdout); return 0;
-      default: usage(stderr); return 2;
+      default: return bench_option_error("decode", argv, opt);
     }
   }
-  if (rows <= 0 || threads <= 0 || threads > MAX_THREADS || timed_runs < 1 || timed_runs > MAX_RUNS) {
-    usage(stderr);
-    return 2;
-  }
+  if (!ok) return 2;
+  if (optind + 1 < argc) return bench_usage_error("decode", "one FILE at most, not '%s' too", argv[optind + 1]);
   if (column_arg) n_columns = split_columns(column_arg, columns, 64);
   measurement ms[20];
   int n = 0, rc = 0;

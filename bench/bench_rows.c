@@ -28,6 +28,7 @@
 #include <zstd.h>
 
 #include "gen/shape_rows.h"
+#include "options.h"
 #include "stats.h"
 #include "xchg/rows.h"
 #include "xchg/stream.h"
@@ -391,23 +392,17 @@ int xchg_bench_rows(int argc, char **argv) {
   int64_t nrows = 10000000;
   int json = 0;
   for (int i = 1; i < argc; i++) {
-    char *end = NULL;
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       fputs(rows_help, stdout);
       return 0;
-    } else if (strcmp(argv[i], "--rows") == 0 && i + 1 < argc) {
-      nrows = strtoll(argv[++i], &end, 10);
-      if (*end != '\0') nrows = 0;
+    } else if (strcmp(argv[i], "--rows") == 0) {
+      if (i + 1 == argc) return bench_usage_error("rows", "option '--rows' needs a value");
+      if (!bench_int_option("rows", "--rows", argv[++i], 1, BENCH_MAX_ROWS, &nrows)) return 2;
     } else if (strcmp(argv[i], "--json") == 0) {
       json = 1;
     } else {
-      fprintf(stderr, "xchg bench rows: unknown option '%s'\nTry 'xchg bench rows --help'.\n", argv[i]);
-      return 2;
+      return bench_usage_error("rows", "unknown option '%s'", argv[i]);
     }
-  }
-  if (nrows <= 0) {
-    fprintf(stderr, "xchg bench rows: --rows must be positive\n");
-    return 2;
   }
 
   static const xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_FRAME, XCHG_STREAM_ZSTD};

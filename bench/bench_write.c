@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "gen/shapes.h"
+#include "options.h"
 #include "stats.h"
 #include "xchg/writer.h"
 #include "xchg/xchg.h"
@@ -153,15 +154,16 @@ static void print_json(const input *in, const result *rs, int n) {
 }
 
 int xchg_bench_write(int argc, char **argv) {
-  int64_t rows = 1000000;
+  int64_t rows = 1000000, v = 0;
   int runs = BENCH_RUNS, json = 0, opt;
+  bool ok = true;
   static const struct option longs[] = {{"rows", 1, 0, 'r'}, {"runs", 1, 0, 'k'}, {"json", 0, 0, 'j'},
                                         {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-  optind = 1;
-  while ((opt = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+  bench_options_begin();
+  while (ok && (opt = getopt_long(argc, argv, ":", longs, NULL)) != -1) {
     switch (opt) {
-      case 'r': rows = atoll(optarg); break;
-      case 'k': runs = atoi(optarg); break;
+      case 'r': ok = bench_int_option("write", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows); break;
+      case 'k': ok = bench_int_option("write", "--runs", optarg, 1, BENCH_MAX_RUNS, &v), runs = (int)v; break;
       case 'j': json = 1; break;
       case 'h':
         printf("usage: xchg bench write [--rows N] [--runs K] [--json]\n\n"
@@ -182,13 +184,11 @@ int xchg_bench_write(int argc, char **argv) {
                "  ratio        MB/s / fresh MB/s\n"
                "  output MB    the size of the IPC stream written\n");
         return 0;
-      default: return 2;
+      default: return bench_option_error("write", argv, opt);
     }
   }
-  if (rows <= 0 || runs < 1) {
-    fprintf(stderr, "xchg bench write: --rows and --runs must be positive\n");
-    return 2;
-  }
+  if (!ok) return 2;
+  if (optind < argc) return bench_usage_error("write", "unexpected argument '%s'", argv[optind]);
   input in = {0};
   shape_cache_schema(&in.schema);
   in.n = shape_cache_batches(rows);

@@ -1,7 +1,6 @@
 /* broadcast_data.h — what `xchg bench broadcast` (bench_broadcast.c) shares
  * with `xchg bench host` (bench_host.c): the broadcast shape written as an
- * IPC stream, a task's read of every value, a thread's CPU clock and the
- * parsing of "a,b,c" lists. */
+ * IPC stream, a task's read of every value and a thread's CPU clock. */
 #ifndef XCHG_BENCH_BROADCAST_DATA_H
 #define XCHG_BENCH_BROADCAST_DATA_H
 
@@ -19,8 +18,5 @@ int broadcast_read_all(const xchg_cache_holder *h, shape_sums *sums, xchg_error 
 
 /* CPU time of the calling thread (waiting costs none), in nanoseconds. */
 int64_t bench_thread_cpu_ns(void);
-
-/* Parses "a,b,c" (positive integers) into out[0..max); the count, or -1. */
-int bench_parse_list(const char *s, int *out, int max);
 
 #endif

@@ -6,8 +6,9 @@
  *    same schema, same batches, same dictionaries, every value (DATA only
  *    where VALIDITY is 1; floats compared at their own precision: see
  *    tests/support/json_doc.h);
- *  - `cat --format json`: one parseable JSON object per row, as many rows
- *    as the gold JSON has;
+ *  - `cat --format json`: one JSON object per row, with one key per field
+ *    and no key twice at any depth (jansson's JSON_REJECT_DUPLICATES), as
+ *    many rows as the gold JSON has;
  *  - `inspect`: succeeds, names every top-level field with its type, lists
  *    the messages from the schema message (#0) on and counts as many record
  *    batches as the gold JSON has;
@@ -178,9 +179,9 @@ static void check_json_lines(const char *ipc, json_t *gold) {
       break;
     }
     json_error_t jerr;
-    json_t *row = json_loadb(line, (size_t)(end - line), 0, &jerr);
-    /* duplicate field names make duplicate keys; jansson keeps the last */
-    if (row == NULL || !json_is_object(row) || json_object_size(row) > fields || json_object_size(row) == 0) {
+    /* fields that share a name get distinct keys: none is lost */
+    json_t *row = json_loadb(line, (size_t)(end - line), JSON_REJECT_DUPLICATES, &jerr);
+    if (row == NULL || !json_is_object(row) || json_object_size(row) != fields) {
       ok = false;
       snprintf(msg, sizeof msg, "line %zu is not an object of the fields: %s", lines + 1,
                row ? "wrong keys" : jerr.text);

@@ -305,21 +305,21 @@ static void check_concatenated_files(void) {
   static const char garbage[] = "garbage!";
   concatenate(f, garbage, 8, f1, f2, NULL);
   char want[4600];
-  snprintf(want, sizeof want, "xchg: %s: IPC stream 2 at byte %zu: the IPC stream ends at byte %zu and 8 bytes "
-           "follow that are not an Arrow IPC stream (they begin 67 61 72 62)\n", f, first, size);
+  snprintf(want, sizeof want, "xchg: %s: IPC stream 2 at byte %zu: the IPC file ends at byte %zu, after its closing "
+           "ARROW1 magic, and 8 bytes follow that are not an Arrow IPC stream or file (they begin 67 61 72 62)\n", f, first, size);
   tu_cli_result c = run("cat '%s'", f);
   TU_CHECK(c.exit_code == 1 && c.out_len == 0 && strcmp(c.err, want) == 0,
            "cat of two files and garbage: exit %d, %zu bytes out, stderr:\n%swant:\n%s", c.exit_code, c.out_len,
            c.err, want);
   tu_cli_result_free(&c);
   c = run("cat - < '%s'", f);
-  TU_CHECK(c.exit_code == 1 && strstr(c.err, "the IPC stream ends at byte ") &&
-               strstr(c.err, " and bytes follow that are not an Arrow IPC stream (they begin 67 61 72 62)"),
+  TU_CHECK(c.exit_code == 1 && strstr(c.err, "the IPC file ends at byte ") &&
+               strstr(c.err, " and bytes follow that are not an Arrow IPC stream or file (they begin 67 61 72 62)"),
            "cat - of two files and garbage: exit %d: %s", c.exit_code, c.err);
   tu_cli_result_free(&c);
   concatenate(f, garbage, 8, f1, NULL);
-  snprintf(want, sizeof want, "xchg: %s: the IPC stream ends at byte %zu and 8 bytes follow that are not an Arrow "
-           "IPC stream (they begin 67 61 72 62)\n", f, first);
+  snprintf(want, sizeof want, "xchg: %s: the IPC file ends at byte %zu, after its closing ARROW1 magic, and 8 bytes "
+           "follow that are not an Arrow IPC stream or file (they begin 67 61 72 62)\n", f, first);
   c = run("cat '%s'", f);
   TU_CHECK(c.exit_code == 1 && c.out_len == 0 && strcmp(c.err, want) == 0,
            "cat of a file and garbage: exit %d, %zu bytes out, stderr:\n%swant:\n%s", c.exit_code, c.out_len, c.err,

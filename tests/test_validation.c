@@ -372,7 +372,8 @@ static int64_t slot_at(const target *t, const fb_table *b, int slot) {
 /* What the reader must say about one violation. */
 typedef struct fault {
   const char *rule;  /* a phrase of the message */
-  int buffer;        /* the buffer it names; -1: none */
+  int buffer;        /* the array buffer it names ("array buffer K (role)"); -1: none
+                        (a message buffer, "message buffer K:", is part of the rule) */
   const char *unit;  /* "row" or "run", followed by `row`; NULL: none */
   int64_t row;
   int full_only;     /* a check of full validation: bounds-only mode accepts */
@@ -397,7 +398,7 @@ static void violate(const target *t, int64_t at, int width, int64_t value, fault
   snprintf(what, sizeof what, "%s %s: %" PRId64 " at byte %" PRId64 " (%s)", t->in->name, t->path, value,
            at, f.rule);
   snprintf(field, sizeof field, "field '%s'", f.field ? f.field : t->path);
-  if (f.buffer >= 0) snprintf(buffer, sizeof buffer, "buffer %d", f.buffer);
+  if (f.buffer >= 0) snprintf(buffer, sizeof buffer, "array buffer %d (", f.buffer);
   if (f.unit) snprintf(row, sizeof row, "%s %" PRId64, f.unit, f.row);
   const char *says[] = {f.rule, field, buffer, row, NULL};
   expect(what, copy, XCHG_VALIDATE_FULL, XCHG_EFORMAT, says);
@@ -831,7 +832,9 @@ static void batch_layout_all(void) {
   violate(&t, slot_at(&t, &t.batch, 0), 8, -1, (fault){"record batch length -1", -1, NULL, 0, 0, ""});
   /* A buffer's range: past the body, before it, of negative length. */
   int64_t j = message_buffer(&t, 1), entry = entry_at(&t, j);
-  fault outside = {"outside the", (int)j, NULL, 0, 0, NULL};
+  char outside_rule[64];
+  snprintf(outside_rule, sizeof outside_rule, "message buffer %lld: range [", (long long)j);
+  fault outside = {outside_rule, -1, NULL, 0, 0, NULL};
   violate(&t, entry, 8, t.message->length, outside);
   violate(&t, entry, 8, -8, outside);
   violate(&t, entry + 8, 8, -1, outside);
@@ -860,8 +863,8 @@ static void compressed_all(void) {
   /* Message buffer 1: the values of the first column, behind their length. */
   int64_t entry = entry_at(&t, 1);
   int64_t at = t.message->offset + (int64_t)fb_load_u64(base_of(&t) + entry);
-  violate(&t, at, 8, -2, (fault){"negative uncompressed length -2", 1, NULL, 0, 0, NULL});
-  violate(&t, entry + 8, 8, 4, (fault){"lacks its 8-byte length", 1, NULL, 0, 0, NULL});
+  violate(&t, at, 8, -2, (fault){"message buffer 1: negative uncompressed length -2", -1, NULL, 0, 0, NULL});
+  violate(&t, entry + 8, 8, 4, (fault){"message buffer 1: compressed buffer of 4 bytes lacks its 8-byte length", -1, NULL, 0, 0, NULL});
 }
 
 /* ---- message framing (src/ipc/reader.c) ------------------------------------------------------------------------ */

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "support/c_fixture.h"
+#include "support/interop.h"
 #include "support/roundtrip.h"
 #include "support/testutil.h"
 #include "xchg/writer.h"
@@ -152,12 +153,37 @@ static bool reads_back(const char *text, double v, int bits) {
   return half_from_double(strtod(text, NULL)) == half_from_double(v);
 }
 
-/* The old algorithm: the first "%.<p>g" that reads back. */
+/* The README's notation of the digits and exponent of printf's "%.<p>e"
+ * text: plain for 1e-4 <= |v| < 1e16, else "d.ddde+XX". */
+static void readme_notation(char *out, size_t size, const char *e_text) {
+  char digits[32];
+  int n = 0;
+  const char *p = e_text;
+  bool negative = *p == '-';
+  if (negative) p++;
+  for (; *p && *p != 'e'; p++)
+    if (*p >= '0' && *p <= '9') digits[n++] = *p;
+  int x = atoi(p + 1); /* the exponent of the first digit */
+  while (n > 1 && digits[n - 1] == '0') n--;
+  digits[n] = '\0';
+  const char *sign = negative ? "-" : "";
+  if (digits[0] == '0') snprintf(out, size, "%s0", sign);
+  else if (x >= 16 || x < -4) snprintf(out, size, "%s%c%s%.*se%c%02d", sign, digits[0], n > 1 ? "." : "", n - 1,
+                                       digits + 1, x < 0 ? '-' : '+', abs(x));
+  else if (x < 0) snprintf(out, size, "%s0.%.*s%s", sign, -x - 1, "000", digits);
+  else if (x + 1 >= n) snprintf(out, size, "%s%s%.*s", sign, digits, x + 1 - n, "000000000000000");
+  else snprintf(out, size, "%s%.*s.%s", sign, x + 1, digits, digits + x + 1);
+}
+
+/* The old algorithm: the first "%.<p>g" that reads back, in the README's
+ * notation. */
 static void trial_loop(char *text, size_t size, double v, int bits) {
+  char e_text[64];
   for (int p = 1; p <= 17; p++) {
-    snprintf(text, size, "%.*g", p, v);
-    if (reads_back(text, v, bits)) return;
+    snprintf(e_text, sizeof e_text, "%.*e", p - 1, v);
+    if (reads_back(e_text, v, bits)) break;
   }
+  readme_notation(text, size, e_text);
 }
 
 static int significant_digits(const char *text) {
@@ -196,6 +222,17 @@ static void check_float_text(const char *got, double v, int bits, float_tally *t
   TU_CHECK(false, "float%d %.17g (%a): printed %s, expected %s", bits, v, v, got, want);
 }
 
+/* "WIDTH HEX TEXT" of every float checked, for tests/interop/floats/check.mjs. */
+static FILE *node_cases;
+
+static void add_node_case(int bits, const void *data, int64_t i, const char *text) {
+  uint64_t raw = 0;
+  if (bits == 16) raw = ((const uint16_t *)data)[i];
+  else if (bits == 32) raw = ((const uint32_t *)data)[i];
+  else raw = ((const uint64_t *)data)[i];
+  if (node_cases) fprintf(node_cases, "%d %" PRIx64 " %s\n", bits, raw, text);
+}
+
 /* Prints values (of the given width) through `xchg cat` and checks every line. */
 static void check_floats(const char *format, int bits, const void *data, const double *values, int64_t n,
                          float_tally *tally) {
@@ -208,7 +245,10 @@ static void check_floats(const char *format, int bits, const void *data, const d
   size_t count;
   char **lines = out.data ? split_lines(&out, true, &count) : NULL;
   TU_CHECK(lines && count == (size_t)n, "float%d: %zu lines for %lld values", bits, lines ? count : 0, (long long)n);
-  for (int64_t i = 0; lines && i < n && i < (int64_t)count; i++) check_float_text(lines[i], values[i], bits, tally);
+  for (int64_t i = 0; lines && i < n && i < (int64_t)count; i++) {
+    check_float_text(lines[i], values[i], bits, tally);
+    add_node_case(bits, data, i, lines[i]);
+  }
   free(lines);
   free(out.data);
   unlink(path);
@@ -283,7 +323,7 @@ static void test_float_texts(void) {
   /* 2^-24; infinities; NaN; -0; 1; 1365/4096 (0.3333 is within half
    * of 2^-12 of it); 65504 (65500 is within 16: half of its gap below). */
   static const uint16_t halves[] = {0x0001, 0x7c00, 0xfc00, 0x7e00, 0x8000, 0x3c00, 0x3555, 0x7bff};
-  static const char *const csv[] = {"6e-08", "Infinity", "-Infinity", "NaN", "-0", "1", "0.3333", "6.55e+04"};
+  static const char *const csv[] = {"6e-08", "Infinity", "-Infinity", "NaN", "-0", "1", "0.3333", "65500"};
   char path[] = "/tmp/test_values_half_XXXXXX", args[256];
   int fd = mkstemp(path);
   if (fd >= 0) close(fd);
@@ -305,6 +345,70 @@ static void test_float_texts(void) {
     free(out.data);
   }
   unlink(path);
+}
+
+/* The README's examples, through a float32 and a float64 column in CSV and
+ * JSON: plain notation for 1e-4 <= |v| < 1e16, the exponent outside. */
+static void test_float_notation(void) {
+  static const float singles[] = {100.0f, 250.0f, 123456789.0f, 1e16f, 1e-5f, 0.0001f, 1.5e-7f, 3.4028235e38f};
+  static const double doubles[] = {100.0, 250.0, 123456789.0, 1e16, 1e-5, 0.0001, 1.5e-7, 9999999999999998.0};
+  static const char *const want[][2] = {{"100", "100"},
+                                        {"250", "250"},
+                                        {"123456790", "123456789"},
+                                        {"1e+16", "1e+16"},
+                                        {"1e-05", "1e-05"},
+                                        {"0.0001", "0.0001"},
+                                        {"1.5e-07", "1.5e-07"},
+                                        {"3.4028235e+38", "9999999999999998"}};
+  enum { N = sizeof singles / sizeof singles[0] };
+  char path[] = "/tmp/test_values_notation_XXXXXX", args[256];
+  int fd = mkstemp(path);
+  if (fd >= 0) close(fd);
+  const void *data[] = {singles, doubles};
+  if (fd < 0 || !write_columns(path, 2, (const char *const[]){"f", "g"}, (const char *const[]){"f", "d"}, NULL,
+                               data, N))
+    return;
+  for (int json = 0; json < 2; json++) {
+    snprintf(args, sizeof args, "cat '%s' --format %s", path, json ? "json" : "csv");
+    tu_bytes out = cli_output(args);
+    size_t count;
+    char **lines = out.data ? split_lines(&out, !json, &count) : NULL;
+    for (size_t i = 0; lines && i < N && i < count; i++) {
+      char line[128];
+      snprintf(line, sizeof line, json ? "{\"f\":%s,\"d\":%s}" : "%s,%s", want[i][0], want[i][1]);
+      TU_CHECK(strcmp(lines[i], line) == 0, "%s row %zu: printed %s, expected %s", json ? "json" : "csv", i,
+               lines[i], line);
+    }
+    TU_CHECK(lines && count == N, "%zu lines of %d values", lines ? count : 0, N);
+    free(lines);
+    free(out.data);
+  }
+  unlink(path);
+}
+
+/* Every float checked above again, by another implementation: JavaScript
+ * finds the shortest digits on its own (exact BigInt arithmetic, and V8's
+ * String(x) for doubles) and renders them as the README says. */
+static void test_floats_against_node(const char *cases_path) {
+  char cmd[8192];
+  int ready = tu_run("node --version >/dev/null 2>&1");
+  TU_CHECK(ready == 0, "node is not on PATH (run scripts/setup.sh)");
+  if (ready != 0) return;
+  char out_path[] = "/tmp/test_values_node_XXXXXX";
+  int fd = mkstemp(out_path);
+  if (fd >= 0) close(fd);
+  snprintf(cmd, sizeof cmd, "node '%s/check.mjs' '%s' > '%s'", tu_interop_dir("floats"), cases_path, out_path);
+  int rc = tu_run("%s", cmd);
+  tu_bytes out = tu_read_bytes(out_path);
+  unlink(out_path);
+  long checked = -1;
+  if (out.data) {
+    tu_bytes_append(&out, "", 1);
+    sscanf((const char *)out.data, "checked %ld", &checked);
+  }
+  TU_CHECK(rc == 0 && checked > 200000, "%s exited %d after %ld values", cmd, rc, checked);
+  printf("node: %ld float texts checked\n", checked);
+  free(out.data);
 }
 
 /* ---- temporal values at the extremes -------------------------------------------------- */
@@ -567,10 +671,18 @@ int main(void) {
     fprintf(stderr, "XCHG_CLI is not set (ctest sets it to the xchg executable)\n");
     return 1;
   }
+  char cases_path[] = "/tmp/test_values_cases_XXXXXX";
+  int fd = mkstemp(cases_path);
+  node_cases = fd >= 0 ? fdopen(fd, "w") : NULL;
+  TU_CHECK(node_cases != NULL, "cannot create %s", cases_path);
   test_float_texts();
+  test_float_notation();
   test_all_halves();
   test_random_floats(32, 100000);
   test_random_floats(64, 100000);
+  if (node_cases && fclose(node_cases) == 0) test_floats_against_node(cases_path);
+  node_cases = NULL;
+  unlink(cases_path);
   test_temporal_extremes();
   test_integers();
   test_zero_width_binary();

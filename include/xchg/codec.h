@@ -57,7 +57,15 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_block_check_size(xchg_block_codec codec
                                                           size_t src_size, size_t dst_size,
                                                           xchg_error *err);
 
-/** Compresses src at level (0 = the codec's default) into a new buffer. */
+/** The compression levels codec takes, from *min to *max, 0 (the codec's
+ * default) among them: LZ4 frames 0 to 12 (1 and 2 the fast compressor, 3
+ * to 12 the high-compression one), zstd libzstd's ZSTD_minCLevel() to
+ * ZSTD_maxCLevel() (-131072 to 22 in libzstd 1.5; negative levels are the
+ * fast ones), NONE 0 alone. */
+XCHG_API void xchg_block_codec_levels(xchg_block_codec codec, int *min, int *max);
+
+/** Compresses src at level (0 = the codec's default; outside
+ * xchg_block_codec_levels an XCHG_EINVAL error) into a new buffer. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_block_compress(xchg_block_codec codec, int level,
                                                         const void *src, size_t src_size,
                                                         xchg_buf **out, xchg_error *err);

@@ -59,7 +59,8 @@ typedef enum xchg_file_mode {
   XCHG_FILE_READ = 1  /**< read(2) it: bounded memory, random access by pread */
 } xchg_file_mode;
 
-/** Opens path for reading. */
+/** Opens path for reading.  Errors begin with the path ("data.arrow:
+ * cannot open: No such file or directory"). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_source_open_file(const char *path, xchg_file_mode mode,
                                                           xchg_source **out, xchg_error *err);
 

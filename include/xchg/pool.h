@@ -36,8 +36,20 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_pool_create(int threads, xchg_pool **ou
 /** Waits for running loops to finish, then stops the workers. */
 XCHG_API void xchg_pool_free(xchg_pool *pool);
 
-/** The process-wide pool, created on first use with one thread per core
- * (or XCHG_THREADS from the environment).  Never destroyed. */
+/** The most threads XCHG_THREADS may ask for. */
+#define XCHG_POOL_MAX_THREADS 4096
+
+/** The thread count the environment variable XCHG_THREADS asks for in
+ * *threads, an integer from 0 to XCHG_POOL_MAX_THREADS; 0 (also when it is
+ * unset or empty) means one thread per core, as for xchg_pool_create.
+ * Anything else ("abc", "-1", "4x") is XCHG_EINVAL, *threads 0, with a
+ * message that quotes the value and says the range. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_pool_parse_env(int *threads, xchg_error *err);
+
+/** The process-wide pool, created on first use with the threads
+ * XCHG_THREADS asks for, one per core when it is unset or invalid (see
+ * xchg_pool_parse_env, for a program to refuse an invalid value).  Never
+ * destroyed. */
 XCHG_API xchg_pool *xchg_pool_default(void);
 
 /** Threads in the pool, the caller counted. */

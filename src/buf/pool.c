@@ -4,6 +4,7 @@
  * loop's starter claim indices with an atomic counter, so there is no
  * per-item queue node or lock.  The starter waits for the loop's last index
  * to finish, and for every worker to let go of it, then unlinks it. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -118,9 +119,25 @@ void xchg_pool_free(xchg_pool *p) {
 static xchg_pool *default_pool;
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 
-static void create_default(void) {
+xchg_status xchg_pool_parse_env(int *threads, xchg_error *err) {
+  *threads = 0;
   const char *env = getenv("XCHG_THREADS");
-  if (xchg_pool_create(env ? atoi(env) : 0, &default_pool, NULL) != XCHG_OK) default_pool = NULL;
+  if (env == NULL || *env == '\0') return XCHG_OK;
+  char *end;
+  errno = 0;
+  long v = strtol(env, &end, 10);
+  if (end == env || *end != '\0' || errno != 0 || v < 0 || v > XCHG_POOL_MAX_THREADS)
+    return xchg_errorf(err, XCHG_EINVAL, "XCHG_THREADS must be an integer from 0 (one thread per core, as when "
+                       "unset) to %d, not '%.64s'", XCHG_POOL_MAX_THREADS, env);
+  *threads = (int)v;
+  return XCHG_OK;
+}
+
+static void create_default(void) {
+  int threads;
+  xchg_error ignored;
+  if (xchg_pool_parse_env(&threads, &ignored) != XCHG_OK) threads = 0; /* one per core */
+  if (xchg_pool_create(threads, &default_pool, NULL) != XCHG_OK) default_pool = NULL;
 }
 
 xchg_pool *xchg_pool_default(void) {

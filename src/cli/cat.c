@@ -104,7 +104,8 @@ static int parse_options(int argc, char **argv, cat_options *o) {
     if ((v = option_value(argc, argv, &i, "--columns")) != NULL) {
       o->columns = v;
     } else if ((v = option_value(argc, argv, &i, "--limit")) != NULL) {
-      if (!parse_limit(v, &o->limit)) return xc_usage_error("cat", "--limit wants a count of rows, not '%s'", v);
+      if (!parse_limit(v, &o->limit))
+        return xc_usage_error("cat", "--limit must be an integer from 0 to %lld, not '%s'", (long long)INT64_MAX, v);
     } else if ((v = option_value(argc, argv, &i, "--format")) != NULL) {
       if (!parse_format(v, &o->format))
         return xc_usage_error("cat", "unknown format '%s' (csv, json or arrow-json)", v);
@@ -138,15 +139,32 @@ static void list_columns(const struct ArrowSchema *schema, xs *out) {
     xs_printf(out, "%s%s", c > 0 ? ", " : "", schema->children[c]->name ? schema->children[c]->name : "");
 }
 
-/* "#N": the column at position N (as inspect numbers them), else -1. */
-static int64_t column_position(const struct ArrowSchema *schema, const char *name, size_t len) {
+/* Whether name[0..len) is "#N", a position as inspect numbers columns. */
+static bool is_position(const char *name, size_t len) {
+  if (len < 2 || name[0] != '#') return false;
+  for (size_t i = 1; i < len; i++)
+    if (name[i] < '0' || name[i] > '9') return false;
+  return true;
+}
+
+/* The column at position "#N", or an error saying the positions there are. */
+static xchg_status column_position(const struct ArrowSchema *schema, const char *name, size_t len, int64_t *out,
+                                   xchg_error *err) {
   int64_t at = 0;
-  if (len < 2 || len > 12 || name[0] != '#') return -1;
-  for (size_t i = 1; i < len; i++) {
-    if (name[i] < '0' || name[i] > '9') return -1;
-    at = at * 10 + (name[i] - '0');
+  for (size_t i = 1; i < len && at < schema->n_children; i++) at = at * 10 + (name[i] - '0');
+  if (at < schema->n_children) {
+    *out = at;
+    return XCHG_OK;
   }
-  return at < schema->n_children ? at : -1;
+  long long n = (long long)schema->n_children;
+  if (n == 0)
+    return xchg_errorf(err, XCHG_EINVAL, "column position %.*s is out of range: the input has no columns", (int)len,
+                       name);
+  if (n == 1)
+    return xchg_errorf(err, XCHG_EINVAL, "column position %.*s is out of range: the input has 1 column, #0",
+                       (int)len, name);
+  return xchg_errorf(err, XCHG_EINVAL, "column position %.*s is out of range: the input has %lld columns, #0 to #%lld",
+                     (int)len, name, n, n - 1);
 }
 
 /* The column named name[0..len), or at position #N when no field has that
@@ -163,8 +181,8 @@ static xchg_status find_column(const struct ArrowSchema *schema, const char *nam
                          (long long)c, (long long)*out, (long long)c);
     *out = c;
   }
-  if (*out < 0) *out = column_position(schema, name, len);
   if (*out >= 0) return XCHG_OK;
+  if (is_position(name, len)) return column_position(schema, name, len, out, err);
   xs names;
   xs_init(&names, NULL);
   list_columns(schema, &names);

@@ -52,6 +52,7 @@ typedef struct xc_input {
   int64_t streams;         /* IPC streams opened so far */
   uint64_t stream_start;   /* decoded byte offset where the last one began */
   uint64_t stream_end;     /* where it ended (UINT64_MAX: unknown, or nothing can follow) */
+  bool ended_file;         /* the last one was in the IPC file format (it ended at its magic) */
   bool one_schema;         /* every IPC stream must have the first one's schema */
   struct ArrowSchema first; /* with one_schema: the first IPC stream's schema, once opened */
 } xc_input;
@@ -123,7 +124,8 @@ void xc_print_codec_bytes(struct xs *out, const xchg_istream *s);
 /* How errors name an input: the path, or "<stdin>" for "-". */
 const char *xc_input_label(const char *path);
 
-/* Prints "xchg: <file>: <message>" and returns XC_EXIT_ERROR. */
+/* Prints "xchg: <file>: <message>" (the file once: a message that begins
+ * with "<file>: " is printed as it is) and returns XC_EXIT_ERROR. */
 int xc_runtime_error(const char *path, const char *message);
 
 /* Prints "xchg <command>: <message>" and a hint, returns XC_EXIT_USAGE. */

@@ -2,6 +2,7 @@
  * input (stream or file, any body compression, '-' for standard input) as
  * Arrow IPC with the chosen format, codec and batch size. */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,18 @@ int xc_parse_codec(const char *name, xchg_block_codec *out) {
   return 0;
 }
 
+int xc_check_level(const char *command, xchg_block_codec codec, bool given, long long level) {
+  if (!given) return -1;
+  if (codec == XCHG_BLOCK_NONE)
+    return xc_usage_error(command, "--level needs --compression lz4 or zstd: the output is not "
+                          "compressed");
+  int min, max;
+  xchg_block_codec_levels(codec, &min, &max);
+  if (level >= min && level <= max) return -1;
+  return xc_usage_error(command, "--level %lld is out of %s's range: %d to %d (0: the codec's default)", level,
+                        xchg_block_codec_name(codec), min, max);
+}
+
 static int parse_int(const char *s, long long lo, long long hi, long long *out) {
   char *end;
   errno = 0;
@@ -76,6 +89,7 @@ static int parse_args(int argc, char **argv, convert_args *a) {
   a->input_codec = XCHG_STREAM_AUTO;
   const char *format_flag = NULL; /* --file or --stream, when given */
   bool level_given = false;
+  long long level = 0;
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
     long long v;
@@ -101,15 +115,18 @@ static int parse_args(int argc, char **argv, convert_args *a) {
         int rc = xc_stream_codec_option("convert", val, &a->input_codec);
         if (rc >= 0) return rc;
       } else if (!strcmp(arg, "--level")) {
-        if (parse_int(val, -131072, 22, &v) != 0) return xc_usage_error("convert", "bad level '%s'", val);
-        a->write.level = (int)v;
+        if (parse_int(val, INT_MIN, INT_MAX, &v) != 0)
+          return xc_usage_error("convert", "--level must be an integer, not '%s'", val);
+        level = v;
         level_given = true;
       } else if (!strcmp(arg, "--batch-rows")) {
-        if (parse_int(val, 1, INT64_MAX, &v) != 0) return xc_usage_error("convert", "bad row count '%s'", val);
+        if (parse_int(val, 1, INT64_MAX, &v) != 0)
+          return xc_usage_error("convert", "--batch-rows must be an integer from 1 to %lld, not '%s'",
+                                (long long)INT64_MAX, val);
         a->write.coalesce_rows = v;
       } else {
         if (parse_int(val, 8, 64, &v) != 0 || (v != 8 && v != 64))
-          return xc_usage_error("convert", "alignment must be 8 or 64");
+          return xc_usage_error("convert", "--align must be 8 or 64, not '%s'", val);
         a->write.alignment = (int)v;
       }
     } else if (arg[0] == '-' && arg[1] != '\0') {
@@ -123,8 +140,9 @@ static int parse_args(int argc, char **argv, convert_args *a) {
     }
   }
   if (!a->in || !a->out) return xc_usage_error("convert", "needs IN and OUT");
-  if (level_given && a->write.codec == XCHG_BLOCK_NONE)
-    return xc_usage_error("convert", "--level needs --compression lz4 or zstd: the output is not compressed");
+  int usage = xc_check_level("convert", a->write.codec, level_given, level);
+  if (usage >= 0) return usage;
+  a->write.level = (int)level;
   return -1;
 }
 

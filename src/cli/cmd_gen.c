@@ -14,6 +14,7 @@
  * (standard error when OUT is '-'); 64-bit sums are decimal strings, as
  * JSON numbers lose precision beyond 2^53 in many readers. */
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -206,13 +207,17 @@ static int parse_args(int argc, char **argv, gen_args *a) {
         a->outer_given = 1;
       } else if (!strcmp(s, "--seed")) {
         a->seed = strtoull(v, &end, 10);
-        if (errno || end == v || *end) return xc_usage_error("gen", "bad seed '%s'", v);
+        if (errno || end == v || *end)
+          return xc_usage_error("gen", "--seed must be an integer from 0 to %llu, not '%s'",
+                                (unsigned long long)UINT64_MAX, v);
       } else {
         long long n = strtoll(v, &end, 10);
-        if (errno || end == v || *end || n < (s[2] == 'l' ? -131072 : 0) ||
-            (s[2] == 'r' && n > ((int64_t)1 << 40)) || (s[2] == 'l' && n > 22))
-          return xc_usage_error("gen", "bad value '%s' for %s", v, s);
-        if (s[2] == 'l') {
+        bool is_level = s[2] == 'l';
+        long long min = is_level ? INT_MIN : 0, max = is_level ? INT_MAX : (long long)1 << 40;
+        if (errno || end == v || *end || n < min || n > max)
+          return is_level ? xc_usage_error("gen", "--level must be an integer, not '%s'", v)
+                          : xc_usage_error("gen", "--rows must be an integer from 0 to %lld, not '%s'", max, v);
+        if (is_level) {
           a->level = (int)n;
           a->level_given = 1;
         } else {
@@ -238,8 +243,8 @@ static int parse_args(int argc, char **argv, gen_args *a) {
 /* Flags that would change nothing for this shape are usage errors, not
  * silently ignored. */
 static int check_meaningful(const gen_args *a, int is_rows) {
-  if (a->level_given && a->codec == XCHG_BLOCK_NONE)
-    return xc_usage_error("gen", "--level needs --compression lz4 or zstd: the output is not compressed");
+  int usage = xc_check_level("gen", a->codec, a->level_given, a->level);
+  if (usage >= 0) return usage;
   if (is_rows && a->file_format)
     return xc_usage_error("gen", "--file is for the IPC shapes (cache, broadcast), not rows");
   if (is_rows && a->outer_given)

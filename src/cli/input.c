@@ -108,10 +108,11 @@ static xchg_status not_a_stream(const xc_input *in, const uint8_t *p, size_t n, 
   if (count >= 0)
     snprintf(follow, sizeof follow, "%lld byte%s that %s", (long long)count,
              count == 1 ? " follows" : "s follow", count == 1 ? "is" : "are");
-  return xchg_errorf(err, XCHG_EFORMAT, "the IPC stream ends at %sbyte %llu and %s not an Arrow IPC "
-                     "stream (they begin %02x %02x %02x %02x)", in->codec != XCHG_STREAM_NONE ? "decoded " : "",
-                     (unsigned long long)in->stream_end, follow, p[0], n > 1 ? p[1] : 0, n > 2 ? p[2] : 0,
-                     n > 3 ? p[3] : 0);
+  return xchg_errorf(err, XCHG_EFORMAT, "the IPC %s ends at %sbyte %llu%s and %s not an Arrow IPC "
+                     "stream or file (they begin %02x %02x %02x %02x)", in->ended_file ? "file" : "stream",
+                     in->codec != XCHG_STREAM_NONE ? "decoded " : "", (unsigned long long)in->stream_end,
+                     in->ended_file ? ", after its closing ARROW1 magic," : "", follow, p[0], n > 1 ? p[1] : 0,
+                     n > 2 ? p[2] : 0, n > 3 ? p[3] : 0);
 }
 
 /* Whether decoded bytes follow the IPC stream just read, in the same
@@ -207,6 +208,7 @@ xchg_status xc_input_next(xc_input *in, const xchg_read_options *opts, xchg_ipc_
 
 void xc_input_end_stream(xc_input *in, xchg_ipc_reader *reader) {
   int64_t end = reader != NULL ? xchg_ipc_reader_stream_end(reader) : -1;
+  in->ended_file = reader != NULL && xchg_ipc_reader_format(reader) == XCHG_IPC_FILE;
   if (in->memory != NULL) in->stream_end = end >= 0 ? in->stream_start + (uint64_t)end : UINT64_MAX;
   xchg_ipc_reader_free(reader);
 }
@@ -258,7 +260,12 @@ void xc_input_close(xc_input *in) {
 int xc_runtime_error(const char *path, const char *message) {
   xc_progress_erase();
   fflush(stdout); /* keep what was printed before the error ahead of it */
-  fprintf(stderr, "xchg: %s: %s\n", xc_input_label(path), message);
+  /* Errors of opening a file begin with its path already (io.h). */
+  const char *label = xc_input_label(path);
+  size_t n = strlen(label);
+  bool named = strncmp(message, label, n) == 0 && strncmp(message + n, ": ", 2) == 0;
+  if (named) fprintf(stderr, "xchg: %s\n", message);
+  else fprintf(stderr, "xchg: %s: %s\n", label, message);
   return XC_EXIT_ERROR;
 }
 

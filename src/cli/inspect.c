@@ -562,8 +562,11 @@ int xc_cmd_inspect(int argc, char **argv) {
     }
     if (strcmp(a, "--head") == 0) {
       char *end;
-      head = i + 1 < argc ? strtoll(argv[++i], &end, 10) : -1;
-      if (head < 0 || *end != '\0') return xc_usage_error("inspect", "--head wants a count of rows");
+      if (i + 1 == argc) return xc_usage_error("inspect", "--head needs a value");
+      head = strtoll(argv[++i], &end, 10);
+      if (head < 0 || end == argv[i] || *end != '\0')
+        return xc_usage_error("inspect", "--head must be an integer from 0 to %lld, not '%s'", (long long)INT64_MAX,
+                              argv[i]);
       continue;
     }
     if (strcmp(a, "--messages") == 0) opt.messages = true;

@@ -46,6 +46,12 @@ int main(int argc, char **argv) {
     printf("xchg %s\n", XCHG_VERSION_STRING);
     return XC_EXIT_OK;
   }
+  int threads;
+  xchg_error err;
+  if (xchg_pool_parse_env(&threads, &err) != XCHG_OK) { /* refused rather than ignored */
+    fprintf(stderr, "xchg: %s\n", err.message);
+    return XC_EXIT_USAGE;
+  }
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
     if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
   fprintf(stderr, "xchg: unknown command '%s'\n\n", argv[1]);

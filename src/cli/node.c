@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/keys.h"
+
 /* ---- shape of an exported array, by type --------------------------------- */
 
 static int64_t expected_buffers(const xc_type *t, const struct ArrowArray *a) {
@@ -112,7 +114,7 @@ static xchg_status check_array(const xc_node *n, xchg_error *err) {
   if (a->length > 0)
     for (int64_t b = first_required_buffer(&n->type); b < want; b++)
       if (a->buffers[b] == NULL && !buffer_may_be_null(&n->type, b))
-        return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": buffer %lld is missing", name, (long long)b);
+        return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": array buffer %lld is missing", name, (long long)b);
   if (a->n_children != n->schema->n_children || (a->n_children > 0 && a->children == NULL))
     return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": array has %lld children, schema %lld", name,
                        (long long)a->n_children, (long long)n->schema->n_children);
@@ -146,7 +148,13 @@ static xchg_status build_children(xc_node *n, xc_dict_ids *dict_ids, xchg_error 
     xchg_status st = xc_node_build(&n->children[c], s->children[c], child, dict_ids, err);
     if (st != XCHG_OK) return st;
   }
-  return XCHG_OK;
+  if (n->type.kind != XC_STRUCT) return XCHG_OK;
+  const char **names = malloc((size_t)s->n_children * sizeof *names);
+  if (names == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  for (int64_t c = 0; c < s->n_children; c++) names[c] = s->children[c]->name;
+  xchg_status st = xc_unique_keys(names, s->n_children, &n->json_keys, err);
+  free(names);
+  return st;
 }
 
 int64_t xc_count_dictionaries(const struct ArrowSchema *schema) {
@@ -198,6 +206,8 @@ fail:
 }
 
 void xc_node_free(xc_node *node) {
+  xc_keys_free(node->json_keys, node->n_children);
+  node->json_keys = NULL;
   for (int64_t c = 0; c < node->n_children; c++) xc_node_free(&node->children[c]);
   free(node->children);
   node->children = NULL;

@@ -29,6 +29,7 @@ typedef struct xc_node {
   struct xc_node *dictionary;     /* the dictionary values, or NULL */
   int64_t n_children;
   struct xc_node *children;
+  char **json_keys; /* structs whose fields share a name: distinct keys (keys.h), else NULL */
   int8_t child_of_type_id[XC_MAX_UNION_CHILDREN]; /* unions: type id -> child, -1 */
 } xc_node;
 

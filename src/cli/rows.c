@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/keys.h"
 #include "cli/values.h"
 
 /* Follows dictionaries, unions and run-end encoding down to the node and
@@ -53,7 +54,8 @@ static bool render_struct(xs *s, const xc_node *n, int64_t i) {
   int64_t child_index = n->array->offset + i; /* children share the parent's positions */
   xs_putc(s, '{');
   for (int64_t c = 0; c < n->n_children; c++) {
-    const char *name = n->children[c].schema->name ? n->children[c].schema->name : "";
+    const char *name = n->json_keys          ? n->json_keys[c]
+                       : n->children[c].schema->name ? n->children[c].schema->name : "";
     if (c > 0) xs_putc(s, ',');
     xv_json_string(s, (const uint8_t *)name, (int64_t)strlen(name));
     xs_putc(s, ':');
@@ -208,18 +210,27 @@ static bool write_csv_row(xs *out, xs *scratch, const xc_node *const *columns, i
 }
 
 /* The text before each column's value in a JSON row ('{' or ',', the
- * quoted name, ':'), made once for all the rows: key c is
- * keys->data[ends[c - 1] .. ends[c]). */
+ * quoted key, ':'), made once for all the rows: key c is
+ * keys->data[ends[c - 1] .. ends[c]).  Columns that share a name get
+ * distinct keys (keys.h). */
 static bool make_json_keys(xs *keys, size_t *ends, const xc_node *const *columns, int n_columns) {
   xs_clear(keys);
-  for (int c = 0; c < n_columns; c++) {
-    const char *name = columns[c]->schema->name ? columns[c]->schema->name : "";
+  const char **names = malloc((size_t)(n_columns > 0 ? n_columns : 1) * sizeof *names);
+  char **unique = NULL;
+  xchg_error err;
+  if (names == NULL) return false;
+  for (int c = 0; c < n_columns; c++) names[c] = columns[c]->schema->name;
+  bool ok = xc_unique_keys(names, n_columns, &unique, &err) == XCHG_OK;
+  for (int c = 0; ok && c < n_columns; c++) {
+    const char *name = unique ? unique[c] : names[c] ? names[c] : "";
     xs_putc(keys, c > 0 ? ',' : '{');
     xv_json_string(keys, (const uint8_t *)name, (int64_t)strlen(name));
     xs_putc(keys, ':');
     ends[c] = keys->len;
   }
-  return !xs_failed(keys);
+  xc_keys_free(unique, n_columns);
+  free(names);
+  return ok && !xs_failed(keys);
 }
 
 static bool write_json_row(xs *out, const xs *keys, const size_t *ends, const xc_node *const *columns,

@@ -241,27 +241,30 @@ size_t xv_put_u64(char *out, uint64_t d) {
   return n + 16;
 }
 
-/* printf's %.<n>g of n digits (no trailing zeros) times 10^exponent:
- * positional when the exponent of the first digit, X, is in [-4, n). */
+/* n digits (no trailing zeros) times 10^exponent, with X the exponent of
+ * the first digit: plain notation for XV_PLAIN_MIN <= X < XV_PLAIN_END
+ * ("250", "0.0001", "1234.5"), else exponent notation as printf's %e
+ * writes it, at least two exponent digits ("1e+16", "1.5e-05"). */
 static size_t format_decimal(char *out, decimal d) {
   char digits[20];
   int n = (int)xv_put_u64(digits, d.digits);
   int x = d.exponent + n - 1;
   char *p = out;
-  if (x >= -4 && x < n) {
-    if (x >= 0) {
-      memcpy(p, digits, (size_t)x + 1);
-      p += x + 1;
-      if (n > x + 1) {
-        *p++ = '.';
-        memcpy(p, digits + x + 1, (size_t)(n - x - 1));
-        p += n - x - 1;
-      }
-    } else {
-      memcpy(p, "0.0000", (size_t)(1 - x));
+  if (x >= XV_PLAIN_MIN && x < XV_PLAIN_END) {
+    if (x < 0) { /* 0.000ddd */
+      memcpy(p, "0.000", (size_t)(1 - x));
       p += 1 - x;
       memcpy(p, digits, (size_t)n);
-      p += n;
+      return (size_t)(p + n - out);
+    }
+    int whole = x + 1; /* digits before the point, trailing zeros included */
+    memcpy(p, digits, (size_t)(whole < n ? whole : n));
+    p += whole < n ? whole : n;
+    for (int k = n; k < whole; k++) *p++ = '0';
+    if (n > whole) {
+      *p++ = '.';
+      memcpy(p, digits + whole, (size_t)(n - whole));
+      p += n - whole;
     }
     return (size_t)(p - out);
   }

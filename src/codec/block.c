@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <zstd.h>
 
+#include "codec/lz4f_words.h"
 #include "xchg/codec.h"
 #include "xchg/testing.h"
 
@@ -72,7 +73,7 @@ static xchg_status lz4_decompress(codec_contexts *c, const uint8_t *src, size_t 
     if (LZ4F_isError(hint)) {
       LZ4F_resetDecompressionContext(c->lz4_d);
       return xchg_errorf(err, XCHG_EFORMAT, "corrupt LZ4 frame at compressed byte %zu: %s",
-                         in_pos, LZ4F_getErrorName(hint));
+                         in_pos, codec_lz4f_error_words(hint));
     }
     in_pos += in_n;
     out_pos += out_n;
@@ -189,7 +190,7 @@ static xchg_status lz4_compress(int level, const void *src, size_t src_size, xch
   size_t n = LZ4F_compressFrame(xchg_buf_mutable_data(b), bound, src, src_size, &prefs);
   if (LZ4F_isError(n)) {
     xchg_buf_unref(b);
-    return xchg_errorf(err, XCHG_EINVAL, "LZ4 compression failed: %s", LZ4F_getErrorName(n));
+    return xchg_errorf(err, XCHG_EINVAL, "LZ4 compression failed: %s", codec_lz4f_error_words(n));
   }
   *out = xchg_buf_slice(b, 0, n);
   xchg_buf_unref(b);
@@ -214,8 +215,23 @@ static xchg_status zstd_compress(codec_contexts *c, int level, const void *src, 
   return *out ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
 }
 
+/* LZ4F takes any int, but makes levels above LZ4HC_CLEVEL_MAX that one and
+ * negative ones an "acceleration" of the fast compressor: only the levels
+ * that differ are offered. */
+#define LZ4_LEVEL_MAX 12
+
+void xchg_block_codec_levels(xchg_block_codec codec, int *min, int *max) {
+  *min = codec == XCHG_BLOCK_ZSTD ? ZSTD_minCLevel() : 0;
+  *max = codec == XCHG_BLOCK_ZSTD ? ZSTD_maxCLevel() : codec == XCHG_BLOCK_LZ4_FRAME ? LZ4_LEVEL_MAX : 0;
+}
+
 xchg_status xchg_block_compress(xchg_block_codec codec, int level, const void *src,
                                 size_t src_size, xchg_buf **out, xchg_error *err) {
+  int min, max;
+  xchg_block_codec_levels(codec, &min, &max);
+  if (level < min || level > max)
+    return xchg_errorf(err, XCHG_EINVAL, "compression level %d is out of %s's range, %d to %d", level,
+                       xchg_block_codec_name(codec), min, max);
   codec_contexts *c = thread_contexts();
   if (!c) return xchg_errorf(err, XCHG_ENOMEM, "cannot allocate codec contexts");
   switch (codec) {

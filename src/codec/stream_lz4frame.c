@@ -4,6 +4,7 @@
 #include <lz4frame.h>
 
 #include "codec/frame_decoder.h"
+#include "codec/lz4f_words.h"
 #include "codec/stream_frames.h"
 
 static void *lz4frame_context(void) {
@@ -21,7 +22,7 @@ static int lz4frame_decode(void *dctx, uint8_t *dst, size_t *dst_n, const uint8_
                            size_t *src_n, const char **why) {
   size_t hint = LZ4F_decompress(dctx, dst, dst_n, src, src_n, NULL);
   if (LZ4F_isError(hint)) {
-    *why = LZ4F_getErrorName(hint);
+    *why = codec_lz4f_error_words(hint);
     return -1;
   }
   return hint != 0;
@@ -57,7 +58,7 @@ xchg_status stream_encode_lz4frame(const xchg_stream_encode_options *o, const ui
   if (dst == NULL) return xchg_errorf(err, XCHG_ENOMEM, "lz4 frame encode: no memory");
   size_t written = LZ4F_compressFrame(dst, bound, src, n, &prefs);
   if (LZ4F_isError(written))
-    return xchg_errorf(err, XCHG_EINVAL, "lz4 frame encode: %s", LZ4F_getErrorName(written));
+    return xchg_errorf(err, XCHG_EINVAL, "lz4 frame encode: %s", codec_lz4f_error_words(written));
   sink->size += written;
   return XCHG_OK;
 }

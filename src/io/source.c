@@ -200,10 +200,10 @@ xchg_status xchg_source_open_file(const char *path, xchg_file_mode mode, xchg_so
   do {
     fd = open(path, O_RDONLY | O_CLOEXEC);
   } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return xchg_errorf(err, XCHG_EIO, "cannot open %s: %s", path, strerror(errno));
+  if (fd < 0) return xchg_errorf(err, XCHG_EIO, "%s: cannot open: %s", path, strerror(errno));
   struct stat info;
   if (fstat(fd, &info) != 0) {
-    xchg_status status = xchg_errorf(err, XCHG_EIO, "cannot stat %s: %s", path, strerror(errno));
+    xchg_status status = xchg_errorf(err, XCHG_EIO, "%s: cannot stat: %s", path, strerror(errno));
     close(fd);
     return status;
   }

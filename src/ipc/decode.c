@@ -34,20 +34,68 @@ typedef struct decoder {
   const ipc_field *field; /* the field being decoded, named in errors */
 } decoder;
 
-static xchg_status fail(const decoder *d, int64_t buffer, xchg_status st, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/* Errors name a buffer in one of two ways, and say which: "message
+ * buffer K", the K-th of the RecordBatch message's buffer list (where the
+ * bytes are, before anything is decoded), or "array buffer K (role)", the
+ * K-th buffer of the field's array as the C Data Interface numbers them
+ * (what the values are, once decoded). */
 
-/* Reports "message M, field 'f', buffer K: <what>". */
-static xchg_status fail(const decoder *d, int64_t buffer, xchg_status st, const char *fmt, ...) {
+/* What buffer i of an array of field f holds. */
+static const char *array_buffer_role(const ipc_field *f, int64_t i) {
+  if (f == NULL) return "?";
+  if (f->dict_encoded) return i == 0 ? "validity" : "indices";
+  switch (f->type) {
+    case IPC_UNION: return i == 0 ? "type ids" : "offsets";
+    case IPC_BINARY:
+    case IPC_UTF8:
+    case IPC_LARGE_BINARY:
+    case IPC_LARGE_UTF8: return i == 0 ? "validity" : i == 1 ? "offsets" : "data";
+    case IPC_BINARY_VIEW:
+    case IPC_UTF8_VIEW: return i == 0 ? "validity" : i == 1 ? "views" : "data";
+    case IPC_LIST:
+    case IPC_LARGE_LIST:
+    case IPC_MAP: return i == 0 ? "validity" : "offsets";
+    case IPC_LIST_VIEW:
+    case IPC_LARGE_LIST_VIEW: return i == 0 ? "validity" : i == 1 ? "offsets" : "sizes";
+    default: return i == 0 ? "validity" : "data";
+  }
+}
+
+static xchg_status report(const decoder *d, const char *where, xchg_status st, const char *fmt, va_list ap) {
   char what[640];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(what, sizeof what, fmt, ap);
-  va_end(ap);
-  char where[64] = "";
-  if (buffer >= 0) snprintf(where, sizeof where, ", buffer %lld", (long long)buffer);
   return xchg_errorf(d->err, st, "message %lld, field '%s'%s: %s", (long long)d->ctx->message_index,
                      d->field ? d->field->path : "", where, what);
+}
+
+static xchg_status fail(const decoder *d, int64_t array_buffer, xchg_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static xchg_status fail_message_buffer(const decoder *d, int64_t index, xchg_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Reports "message M, field 'f', array buffer K (role): <what>"; no buffer
+ * when array_buffer is -1. */
+static xchg_status fail(const decoder *d, int64_t array_buffer, xchg_status st, const char *fmt, ...) {
+  char where[64] = "";
+  if (array_buffer >= 0)
+    snprintf(where, sizeof where, ", array buffer %lld (%s)", (long long)array_buffer,
+             array_buffer_role(d->field, array_buffer));
+  va_list ap;
+  va_start(ap, fmt);
+  st = report(d, where, st, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+/* Reports "message M, field 'f', message buffer K: <what>". */
+static xchg_status fail_message_buffer(const decoder *d, int64_t index, xchg_status st, const char *fmt, ...) {
+  char where[64];
+  snprintf(where, sizeof where, ", message buffer %lld", (long long)index);
+  va_list ap;
+  va_start(ap, fmt);
+  st = report(d, where, st, fmt, ap);
+  va_end(ap);
+  return st;
 }
 
 /* ---- jobs ------------------------------------------------------------------ */
@@ -57,7 +105,7 @@ static xchg_status add_job(decoder *d, ipc_buffer src, xchg_buf *dst, swap_rule 
   if (jobs->count == jobs->capacity) {
     int64_t cap = jobs->capacity ? jobs->capacity * 2 : 64;
     ipc_job *items = realloc(jobs->items, (size_t)cap * sizeof *items);
-    if (!items) return fail(d, d->next_buffer - 1, XCHG_ENOMEM, "out of memory");
+    if (!items) return fail_message_buffer(d, d->next_buffer - 1, XCHG_ENOMEM, "out of memory");
     jobs->items = items;
     jobs->capacity = cap;
   }
@@ -119,7 +167,7 @@ xchg_status ipc_jobs_finish(ipc_jobs *jobs, int64_t *failed_message, xchg_error 
     st = run_job(j, err);
     if (st == XCHG_OK) continue;
     if (failed_message) *failed_message = j->message_index;
-    xchg_error_prefix(err, "message %lld, field '%s', buffer %lld: ", (long long)j->message_index,
+    xchg_error_prefix(err, "message %lld, field '%s', message buffer %lld: ", (long long)j->message_index,
                       j->field->path, (long long)j->buffer);
   }
   ipc_jobs_free(jobs);
@@ -163,7 +211,8 @@ static xchg_status fetch(decoder *d, int64_t index, int64_t offset, int64_t len,
   xchg_status st = xchg_source_seek(body->src, (uint64_t)(body->offset + offset), d->err);
   if (st == XCHG_OK) st = xchg_source_read_buf(body->src, (size_t)len, &b, d->err);
   if (st != XCHG_OK) {
-    xchg_error_prefix(d->err, "message %lld, buffer %lld: ", (long long)d->ctx->message_index, (long long)index);
+    xchg_error_prefix(d->err, "message %lld, field '%s', message buffer %lld: ", (long long)d->ctx->message_index,
+                      d->field ? d->field->path : "", (long long)index);
     return st;
   }
   *out = (ipc_buffer){xchg_buf_data(b), xchg_buf_size(b), b};
@@ -174,7 +223,7 @@ static xchg_status fetch(decoder *d, int64_t index, int64_t offset, int64_t len,
  * needed. */
 static xchg_status copy_buffer(decoder *d, int64_t index, ipc_buffer *b, swap_rule swap) {
   xchg_buf *copy = xchg_buf_alloc(b->size);
-  if (!copy) return fail(d, index, XCHG_ENOMEM, "out of memory copying %zu bytes", b->size);
+  if (!copy) return fail_message_buffer(d, index, XCHG_ENOMEM, "out of memory copying %zu bytes", b->size);
   memcpy(xchg_buf_mutable_data(copy), b->data, b->size);
   if (d->ctx->big_endian && swap_needed(swap)) swap_values(xchg_buf_mutable_data(copy), b->size, swap, 1);
   xchg_buf_unref(b->owner);
@@ -190,17 +239,17 @@ static xchg_status check_declared(decoder *d, int64_t index, int64_t at, const i
                                   int64_t size) {
   const xchg_read_options *opts = d->ctx->opts;
   if (size > opts->max_buffer_bytes)
-    return fail(d, index, XCHG_ELIMIT, "uncompressed length %lld exceeds max_buffer_bytes %lld",
+    return fail_message_buffer(d, index, XCHG_ELIMIT, "uncompressed length %lld exceeds max_buffer_bytes %lld",
                 (long long)size, (long long)opts->max_buffer_bytes);
   xchg_status st = xchg_block_check_size(d->codec, frame->data, frame->size, (size_t)size, d->err);
   if (st != XCHG_OK) {
-    xchg_error_prefix(d->err, "message %lld, field '%s', buffer %lld: at byte %lld: ",
+    xchg_error_prefix(d->err, "message %lld, field '%s', message buffer %lld: at byte %lld: ",
                       (long long)d->ctx->message_index, d->field ? d->field->path : "",
                       (long long)index, (long long)at);
     return st;
   }
   if (size > opts->max_batch_bytes - d->planned_bytes)
-    return fail(d, index, XCHG_ELIMIT, "uncompressed length %lld after %lld bytes of the batch's "
+    return fail_message_buffer(d, index, XCHG_ELIMIT, "uncompressed length %lld after %lld bytes of the batch's "
                 "other buffers exceeds max_batch_bytes %lld", (long long)size,
                 (long long)d->planned_bytes, (long long)opts->max_batch_bytes);
   d->planned_bytes += size;
@@ -214,17 +263,17 @@ static xchg_status check_declared(decoder *d, int64_t index, int64_t at, const i
 static xchg_status plan_compressed(decoder *d, int64_t index, int64_t at, ipc_buffer *raw,
                                    swap_rule swap, int *queued) {
   if (raw->size < 8)
-    return fail(d, index, XCHG_EFORMAT, "compressed buffer of %zu bytes lacks its 8-byte length", raw->size);
+    return fail_message_buffer(d, index, XCHG_EFORMAT, "compressed buffer of %zu bytes lacks its 8-byte length", raw->size);
   int64_t size = (int64_t)fb_load_u64(raw->data);
   raw->data += 8;
   raw->size -= 8;
   if (size == -1) return XCHG_OK;
-  if (size < 0) return fail(d, index, XCHG_EFORMAT, "negative uncompressed length %lld", (long long)size);
+  if (size < 0) return fail_message_buffer(d, index, XCHG_EFORMAT, "negative uncompressed length %lld", (long long)size);
   xchg_status st = check_declared(d, index, at, raw, size);
   if (st != XCHG_OK) return st;
   xchg_buf *dst = xchg_buf_alloc((size_t)size);
   st = dst ? add_job(d, *raw, dst, swap)
-                       : fail(d, index, XCHG_ENOMEM, "out of memory for %lld bytes", (long long)size);
+                       : fail_message_buffer(d, index, XCHG_ENOMEM, "out of memory for %lld bytes", (long long)size);
   if (st != XCHG_OK) {
     xchg_buf_unref(dst);
     return st;
@@ -239,12 +288,12 @@ static xchg_status plan_compressed(decoder *d, int64_t index, int64_t at, ipc_bu
 static xchg_status next_range(decoder *d, int64_t *offset, int64_t *len) {
   int64_t index = d->next_buffer;
   if (d->next_buffer >= d->buffers.count)
-    return fail(d, index, XCHG_EFORMAT, "the message has only %u buffers", d->buffers.count);
+    return fail_message_buffer(d, index, XCHG_EFORMAT, "the message has only %u buffers", d->buffers.count);
   const uint8_t *spec = fb_vector_elem(&d->buffers, d->next_buffer++);
   *offset = (int64_t)fb_load_u64(spec);
   *len = (int64_t)fb_load_u64(spec + 8);
   if (*offset < 0 || *len < 0 || *offset > d->body->length || *len > d->body->length - *offset)
-    return fail(d, index, XCHG_EFORMAT, "range [%lld, +%lld) lies outside the %lld-byte body",
+    return fail_message_buffer(d, index, XCHG_EFORMAT, "range [%lld, +%lld) lies outside the %lld-byte body",
                 (long long)*offset, (long long)*len, (long long)d->body->length);
   return XCHG_OK;
 }
@@ -676,7 +725,7 @@ static xchg_status check_views(decoder *d, const ipc_array *a) {
     if (!valid_at(a, k) || (len >= 0 && len <= 12)) continue;
     if (len < 0 || buf < 0 || buf >= n_data || off < 0 ||
         (size_t)off + (size_t)len > ipc_array_size(a, 2 + buf))
-      return fail(d, 1, XCHG_EFORMAT, "view at row %lld (length %d, buffer %d, offset %d) points "
+      return fail(d, 1, XCHG_EFORMAT, "view at row %lld (length %d, data buffer %d, offset %d) points "
                   "outside the %lld data buffers", (long long)k, len, buf, off, (long long)n_data);
   }
   return XCHG_OK;

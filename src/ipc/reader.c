@@ -488,11 +488,27 @@ static xchg_status read_schema_message(xchg_ipc_reader *r, xchg_error *err) {
 
 #define NOT_ARROW "not an Arrow IPC stream or file: "
 
+/* The magic numbers of what is most often handed to a reader instead of
+ * Arrow IPC, and what to do about it. */
+static const struct {
+  const char *magic, *shown, *what;
+  size_t size;
+} other_formats[] = {
+    {"PAR1", "PAR1", "a Parquet file", 4},
+    {"\x1f\x8b", "1f 8b", "a gzip file: decompress it first, gzip -d", 2},
+    {"BZh", "BZh", "a bzip2 file: decompress it first, bzip2 -d", 3},
+    {"\xfd" "7zXZ\0", "fd 37 7a 58 5a 00", "an xz file: decompress it first, xz -d", 6},
+    {"\x28\xb5\x2f\xfd", "28 b5 2f fd", "a zstd frame: read it through its stream codec (xchg/stream.h)", 4},
+    {"\x04\x22\x4d\x18", "04 22 4d 18", "an LZ4 frame: read it through its stream codec (xchg/stream.h)", 4},
+};
+
 /* Refuses the inputs that the first bytes show are not Arrow IPC. */
 static xchg_status check_arrow_start(const xchg_ipc_reader *r, xchg_error *err) {
   if (r->peek_len == 0) return xchg_errorf(err, XCHG_EFORMAT, NOT_ARROW "the input is empty");
-  if (r->peek_len >= 4 && memcmp(r->peek, "PAR1", 4) == 0)
-    return xchg_errorf(err, XCHG_EFORMAT, NOT_ARROW "PAR1 magic at byte 0 (a Parquet file)");
+  for (size_t i = 0; i < sizeof other_formats / sizeof other_formats[0]; i++)
+    if (r->peek_len >= other_formats[i].size && memcmp(r->peek, other_formats[i].magic, other_formats[i].size) == 0)
+      return xchg_errorf(err, XCHG_EFORMAT, NOT_ARROW "%s magic at byte 0 (%s)", other_formats[i].shown,
+                         other_formats[i].what);
   return XCHG_OK;
 }
 

@@ -50,6 +50,47 @@ static xchg_status check_same_schema(const ipc_schema *footer, const ipc_schema 
   return XCHG_EFORMAT;
 }
 
+/* How far back from the end of a file without its closing magic to look
+ * for one that bytes were appended after. */
+#define CLOSING_MAGIC_SCAN ((int64_t)1 << 20)
+
+/* Where a closing ARROW1 magic begins in the last CLOSING_MAGIC_SCAN bytes
+ * before `size`: one preceded by the length of a Footer flatbuffer that
+ * fits after the leading magic; -1 when there is none (or reading fails). */
+static int64_t find_closing_magic(xchg_ipc_reader *r, int64_t size) {
+  int64_t from = size > CLOSING_MAGIC_SCAN ? size - CLOSING_MAGIC_SCAN : 0;
+  xchg_buf *window = NULL;
+  xchg_error ignored;
+  if (reader_seek(r, from, &ignored) != XCHG_OK ||
+      reader_read_buffer(r, (size_t)(size - from), &window, &ignored) != XCHG_OK)
+    return -1;
+  const uint8_t *p = xchg_buf_data(window);
+  int64_t found = -1;
+  for (int64_t at = size - from - IPC_MAGIC_SIZE - 1; at >= 4 && found < 0; at--) {
+    if (memcmp(p + at, IPC_MAGIC, IPC_MAGIC_SIZE) != 0) continue;
+    int32_t footer_len = (int32_t)fb_load_u32(p + at - 4);
+    int64_t footer_at = at - 4 - (int64_t)footer_len;
+    fb_table root, schema;
+    if (footer_len > 0 && footer_at >= 0 && from + footer_at >= 8 &&
+        parse_footer(p + footer_at, (size_t)footer_len, 0, &root, &schema, &ignored) == XCHG_OK)
+      found = from + at;
+  }
+  xchg_buf_unref(window);
+  return found;
+}
+
+/* A file whose last bytes are not the ARROW1 magic: bytes appended after
+ * a whole file, or a file cut short (or damaged at its end). */
+static xchg_status no_closing_magic(xchg_ipc_reader *r, int64_t size, xchg_error *err) {
+  int64_t magic = find_closing_magic(r, size);
+  long long after = magic >= 0 ? (long long)(size - magic - IPC_MAGIC_SIZE) : 0;
+  if (magic >= 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "%lld more byte%s after the closing ARROW1 magic at byte %lld "
+                       "(nothing may follow a file)", after, after > 1 ? "s" : "", (long long)magic);
+  return xchg_errorf(err, XCHG_EFORMAT, "the file (%lld bytes) begins with the ARROW1 magic but does not end "
+                     "with it, and no footer closes it: it is cut short, or its end is damaged", (long long)size);
+}
+
 /* The footer of a file that ends at byte `end`: the Footer flatbuffer
  * before its length and the closing magic, and its blocks, which must lie
  * inside [0, end). */
@@ -76,8 +117,7 @@ static xchg_status footer_read(xchg_ipc_reader *r, int64_t end, file_footer *f, 
   if (st == XCHG_OK) st = reader_read_exact(r, tail, 10, &got, err);
   if (st != XCHG_OK) return st;
   int32_t footer_len = (int32_t)fb_load_u32(tail);
-  if (got < IPC_FILE_TAIL || memcmp(tail + 4, IPC_MAGIC, IPC_MAGIC_SIZE) != 0)
-    return xchg_errorf(err, XCHG_EFORMAT, "file does not end with the ARROW1 magic (truncated?)");
+  if (got < IPC_FILE_TAIL || memcmp(tail + 4, IPC_MAGIC, IPC_MAGIC_SIZE) != 0) return no_closing_magic(r, end, err);
   if (footer_len <= 0 || footer_len > end - 18)
     return xchg_errorf(err, XCHG_EFORMAT, "footer length %d at byte %lld does not fit the %lld-byte file",
                        footer_len, (long long)(end - 10), (long long)end);
@@ -240,7 +280,8 @@ xchg_status reader_open_file_format(xchg_ipc_reader *r, xchg_error *err) {
   int64_t size = xchg_source_size(r->src);
   if (size < 0) return open_file_in_order(r, err);
   if (size < 18)
-    return xchg_errorf(err, XCHG_EIO, "a %lld-byte file is too short for the file format", (long long)size);
+    return xchg_errorf(err, XCHG_EIO, "the file is %lld bytes long: too short for the IPC file format (its "
+                       "magic, a footer and the magic again need at least 18)", (long long)size);
   xchg_status st = read_footer(r, size, err);
   if (st == XCHG_OK) st = reader_check_body_schema(r, err);
   r->first_block_index = r->message_index;

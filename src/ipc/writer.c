@@ -414,7 +414,7 @@ static xchg_status prepare_buffers(const xchg_write_options *opts, batch_layout 
   free(starts);
   for (int64_t i = 0; i < l->n_buffers; i++)
     if (l->buffers[i].status != XCHG_OK)
-      return xchg_errorf(err, l->buffers[i].status, "buffer %lld: %s", (long long)i,
+      return xchg_errorf(err, l->buffers[i].status, "message buffer %lld: %s", (long long)i,
                          l->buffers[i].error.message);
   return XCHG_OK;
 }
@@ -787,6 +787,11 @@ static xchg_status open_writer(const struct ArrowSchema *schema, const xchg_writ
     return xchg_errorf(err, XCHG_EINVAL, "unknown codec %d", (int)w->opts.codec);
   if (w->opts.format != XCHG_IPC_STREAM && w->opts.format != XCHG_IPC_FILE)
     return xchg_errorf(err, XCHG_EINVAL, "unknown format %d", (int)w->opts.format);
+  int min_level, max_level;
+  xchg_block_codec_levels(w->opts.codec, &min_level, &max_level);
+  if (w->opts.codec != XCHG_BLOCK_NONE && (w->opts.level < min_level || w->opts.level > max_level))
+    return xchg_errorf(err, XCHG_EINVAL, "level %d is out of %s's range, %d to %d", w->opts.level,
+                       xchg_block_codec_name(w->opts.codec), min_level, max_level);
   if (!(w->opts.min_space_saving >= 0.0 && w->opts.min_space_saving < 1.0))
     return xchg_errorf(err, XCHG_EINVAL, "min_space_saving %g: must be in [0, 1)", w->opts.min_space_saving);
   w->opts.dictionary_ids = NULL; /* used by import only; the caller's array need not outlive us */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs a build tree into a temporary prefix, then builds and runs
-# hello.c against the installed copy — once with the shared library, once
-# with the static one — finding everything through pkg-config alone; and
+# hello.c against the installed copy — with the shared library (found at
+# run time through LD_LIBRARY_PATH, and through an rpath as README.md says),
+# and with the static one — finding everything through pkg-config alone; and
 # builds the C examples of README.md against it.
 #
 # Usage: run.sh BUILD_DIR CMAKE CC [CFLAGS...]
@@ -54,6 +55,12 @@ read -r -a libs <<<"$(pkg-config --libs xchg)"
 needs_libxchg "$work/hello_shared" || fail "hello_shared does not link libxchg.so"
 LD_LIBRARY_PATH="$libdir" "$work/hello_shared" >"$work/out_shared" || fail "hello_shared failed"
 grep -q "hello from xchg $version" "$work/out_shared" || fail "hello_shared printed: $(cat "$work/out_shared")"
+# Or, as README.md says for a non-default prefix, linked with an rpath: it
+# runs without LD_LIBRARY_PATH.
+"$cc" "${extra[@]}" "${cflags[@]}" "$here/hello.c" -o "$work/hello_rpath" "${libs[@]}" \
+  "-Wl,-rpath,$(pkg-config --variable=libdir xchg)"
+env -u LD_LIBRARY_PATH "$work/hello_rpath" >"$work/out_rpath" || fail "hello_rpath failed without LD_LIBRARY_PATH"
+grep -q "hello from xchg $version" "$work/out_rpath" || fail "hello_rpath printed: $(cat "$work/out_rpath")"
 
 # Static: --static brings the private dependencies; -lxchg is pointed at the
 # archive, since the linker would otherwise prefer the .so next to it.

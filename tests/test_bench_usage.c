@@ -1,0 +1,215 @@
+/* tests/test_bench_usage.c — `xchg bench` ($XCHG_CLI) as a user meets it
+ * before any figure:
+ *
+ *  - a value out of range (--rows 0, --runs 0, --tasks 0, --processes 0,
+ *    --threads 0 of every benchmark that takes them), a value that is not
+ *    a number, a missing value, an unknown option or a stray argument: exit
+ *    2, nothing on standard output (no help), and on standard error
+ *    exactly two lines, the first naming the option and the valid range,
+ *    the second the hint "Try 'xchg bench NAME --help'.";
+ *  - `bench cat` finds nodejs-polars whatever the working directory and
+ *    wherever the executable is (a copy of xchg in a directory of its own,
+ *    run from there), and prints every ratio; pointed at a folder without
+ *    it (--polars, XCHG_POLARS_DIR) it exits 1 saying where it looked,
+ *    and prints no figures;
+ *  - `bench host --processes 1` prints no goal for its one process, and
+ *    says why; P=2 still prints the goals;
+ *  - `bench broadcast` with tasks on 1 thread (which never overlap): sharing
+ *    on decodes once per task, the row is marked and a note under the
+ *    table says why. */
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "support/cli_run.h"
+#include "support/testutil.h"
+
+static const char *cli;
+
+static tu_cli_result run(const char *exe, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static tu_cli_result run(const char *exe, const char *fmt, ...) {
+  char args[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  tu_cli_result r;
+  if (!tu_cli_run(exe, args, &r)) {
+    TU_CHECK(false, "cannot run %s %s", exe, args);
+    r.out = strdup("");
+    r.err = strdup("");
+    r.exit_code = -2;
+  }
+  return r;
+}
+
+static int count_lines(const char *s) {
+  int n = 0;
+  for (; *s; s++) n += *s == '\n';
+  return n;
+}
+
+/* ---- usage errors ------------------------------------------------------------------ */
+
+typedef struct usage_case {
+  const char *bench, *args, *first_line;
+} usage_case;
+
+static const usage_case usage_cases[] = {
+    {"decode", "--rows 0", "xchg bench decode: --rows must be an integer from 1 to 1000000000, not '0'"},
+    {"decode", "--runs 0", "xchg bench decode: --runs must be an integer from 1 to 1000, not '0'"},
+    {"decode", "--threads 0", "xchg bench decode: --threads must be an integer from 1 to 256, not '0'"},
+    {"decode", "--rows 12x", "xchg bench decode: --rows must be an integer from 1 to 1000000000, not '12x'"},
+    {"write", "--rows 0", "xchg bench write: --rows must be an integer from 1 to 1000000000, not '0'"},
+    {"write", "--runs -1", "xchg bench write: --runs must be an integer from 1 to 1000, not '-1'"},
+    {"cat", "--rows 0", "xchg bench cat: --rows must be an integer from 1 to 1000000000, not '0'"},
+    {"cat", "--runs 0", "xchg bench cat: --runs must be an integer from 1 to 1000, not '0'"},
+    {"rows", "--rows 0", "xchg bench rows: --rows must be an integer from 1 to 1000000000, not '0'"},
+    {"broadcast", "--rows 0", "xchg bench broadcast: --rows must be an integer from 1 to 1000000000, not '0'"},
+    {"broadcast", "--tasks 0",
+     "xchg bench broadcast: --tasks takes up to 8 comma-separated integers from 1 to 100000, not '0'"},
+    {"broadcast", "--tasks 4,,16",
+     "xchg bench broadcast: --tasks takes up to 8 comma-separated integers from 1 to 100000, not '4,,16'"},
+    {"broadcast", "--threads 0",
+     "xchg bench broadcast: --threads takes up to 8 comma-separated integers from 1 to 256, not '0'"},
+    {"host", "--processes 0",
+     "xchg bench host: --processes takes up to 8 comma-separated integers from 1 to 64, not '0'"},
+    {"host", "--processes 1,65",
+     "xchg bench host: --processes takes up to 8 comma-separated integers from 1 to 64, not '1,65'"},
+    {"host", "--tasks 0", "xchg bench host: --tasks must be an integer from 1 to 100000, not '0'"},
+    {"host", "--threads 0", "xchg bench host: --threads must be an integer from 1 to 256, not '0'"},
+    {"host", "--runs 0", "xchg bench host: --runs must be an integer from 1 to 64, not '0'"},
+    {"host", "--rows 0", "xchg bench host: --rows must be an integer from 1 to 1000000000, not '0'"},
+    {"host", "--bogus", "xchg bench host: unknown option '--bogus'"},
+    {"host", "4", "xchg bench host: unexpected argument '4'"},
+    {"decode", "--rows", "xchg bench decode: option '--rows' needs a value"},
+    {"rows", "--rows", "xchg bench rows: option '--rows' needs a value"},
+    {"broadcast", "--quick --tasks", "xchg bench broadcast: option '--tasks' needs a value"},
+    {"cat", "a b", "xchg bench cat: one FILE at most, not 'b' too"},
+};
+
+static void check_usage_errors(void) {
+  for (size_t i = 0; i < sizeof usage_cases / sizeof usage_cases[0]; i++) {
+    const usage_case *c = &usage_cases[i];
+    tu_cli_result r = run(cli, "bench %s %s", c->bench, c->args);
+    char want[512];
+    snprintf(want, sizeof want, "%s\nTry 'xchg bench %s --help'.\n", c->first_line, c->bench);
+    TU_CHECK(r.exit_code == 2, "bench %s %s: exit %d, expected 2", c->bench, c->args, r.exit_code);
+    TU_CHECK(r.out[0] == '\0', "bench %s %s printed on standard output: %.200s", c->bench, c->args, r.out);
+    TU_CHECK(strcmp(r.err, want) == 0, "bench %s %s: standard error (%d lines) is\n%.600s\nexpected\n%s", c->bench,
+             c->args, count_lines(r.err), r.err, want);
+    tu_cli_result_free(&r);
+  }
+}
+
+/* ---- bench cat's baseline ---------------------------------------------------------- */
+
+static void check_cat_finds_polars(const char *dir) {
+  char exe[4200];
+  snprintf(exe, sizeof exe, "%s/xchg", dir);
+  TU_CHECK(tu_run("cp '%s' '%s'", cli, exe) == 0, "cannot copy %s to %s", cli, exe);
+  /* From the copy's own directory: neither the working directory nor the
+   * executable's place holds tests/interop/polars. */
+  char cwd[4096];
+  const char *cmd = "bench cat --rows 2000 --runs 1 --json";
+  unsetenv("XCHG_POLARS_DIR");
+  bool moved = getcwd(cwd, sizeof cwd) != NULL && chdir(dir) == 0;
+  TU_CHECK(moved, "cannot change into %s", dir);
+  tu_cli_result r = run(exe, "%s", cmd);
+  TU_CHECK(moved && chdir(cwd) == 0, "cannot change back to %s", cwd);
+  TU_CHECK(r.exit_code == 0, "%s, run from %s: exit %d: %.500s", cmd, dir, r.exit_code, r.err);
+  json_error_t jerr;
+  json_t *doc = json_loads(r.out, 0, &jerr);
+  json_t *results = json_object_get(doc, "results");
+  TU_CHECK(json_array_size(results) == 3, "%s: %zu results, expected xchg csv, xchg json and polars: %.300s", cmd,
+           json_array_size(results), r.out);
+  size_t i;
+  json_t *res;
+  json_array_foreach(results, i, res) {
+    json_t *ratio = json_object_get(res, "ratio_vs_polars");
+    TU_CHECK(json_is_real(ratio) && json_real_value(ratio) > 0, "%s: result %zu has no ratio to polars", cmd, i);
+  }
+  json_decref(doc);
+  tu_cli_result_free(&r);
+
+  /* A folder without it: exit 1, where it looked, no figures. */
+  r = run(exe, "bench cat --rows 2000 --runs 1 --polars '%s'", dir);
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, "no baseline") && strstr(r.err, dir) && strstr(r.err, "--polars") &&
+               r.out[0] == '\0',
+           "bench cat --polars DIR without nodejs-polars: exit %d, stdout %.100s, stderr %.400s", r.exit_code, r.out,
+           r.err);
+  tu_cli_result_free(&r);
+  setenv("XCHG_POLARS_DIR", dir, 1);
+  r = run(exe, "bench cat --rows 2000 --runs 1");
+  unsetenv("XCHG_POLARS_DIR");
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, "XCHG_POLARS_DIR") && strstr(r.err, dir) && r.out[0] == '\0',
+           "XCHG_POLARS_DIR without nodejs-polars: exit %d, stdout %.100s, stderr %.400s", r.exit_code, r.out, r.err);
+  tu_cli_result_free(&r);
+}
+
+/* ---- bench host and broadcast explain themselves ------------------------------------- */
+
+static const char *line_starting(const char *text, const char *prefix) {
+  for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+    if (strncmp(p, prefix, strlen(prefix)) == 0) return p;
+  return NULL;
+}
+
+static void check_host_one_process(void) {
+  tu_cli_result r = run(cli, "bench host --processes 1,2 --rows 20000 --tasks 2 --threads 2 --runs 1");
+  TU_CHECK(r.exit_code == 0, "bench host --processes 1,2: exit %d: %.300s", r.exit_code, r.err);
+  const char *p1 = line_starting(r.out, "P=1:"), *p2 = line_starting(r.out, "P=2:");
+  size_t p1_len = p1 ? strcspn(p1, "\n") : 0;
+  char line[1024];
+  snprintf(line, sizeof line, "%.*s", (int)p1_len, p1 ? p1 : "");
+  TU_CHECK(p1 && strstr(line, "goal (") == NULL && strstr(line, "(goal") == NULL && strstr(line, "no goal applies"),
+           "bench host P=1 prints goals, or not why it has none: %s", line);
+  TU_CHECK(p2 && strncmp(p2, "P=2: host decodes", 17) == 0 && strstr(p2, "(goal 1)"), "bench host P=2 lost its goals");
+  tu_cli_result_free(&r);
+}
+
+static void check_broadcast_note(void) {
+  tu_cli_result r = run(cli, "bench broadcast --rows 20000 --tasks 4 --threads 1");
+  TU_CHECK(r.exit_code == 0, "bench broadcast: exit %d: %.300s", r.exit_code, r.err);
+  int marked = 0;
+  for (const char *p = r.out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+    char variant[32], share[16];
+    int tasks, threads;
+    long long decodes;
+    double wall, cpu, peak, base;
+    char mark[4] = "";
+    int n = sscanf(p, "%31s %d %d %15s %lf %lf %lld %lf %lf %3s", variant, &tasks, &threads, share, &wall, &cpu,
+                   &decodes, &peak, &base, mark);
+    if (n < 9 || strcmp(share, "on") != 0) continue;
+    TU_CHECK(decodes == 4, "%s, 4 tasks on 1 thread, share on: %lld decodes, expected one per task", variant, decodes);
+    TU_CHECK(n == 10 && strcmp(mark, "*") == 0, "%s share on decoded %lld times, unmarked", variant, decodes);
+    marked += n == 10;
+  }
+  TU_CHECK(marked == 2, "%d share-on rows marked, expected 2 (lz4-java, zstd-body)", marked);
+  TU_CHECK(strstr(r.out, "\n* share on, decoded more than once: an entry lives while a task holds it") != NULL,
+           "no note under the table explains the repeated decodes: %.2000s", r.out);
+  tu_cli_result_free(&r);
+}
+
+int main(void) {
+  cli = getenv("XCHG_CLI");
+  if (cli == NULL) {
+    fprintf(stderr, "XCHG_CLI is not set (ctest sets it to the xchg executable)\n");
+    return 1;
+  }
+  char dir[] = "/tmp/xchg-bench-usage-XXXXXX";
+  check_usage_errors();
+  if (mkdtemp(dir) != NULL) {
+    check_cat_finds_polars(dir);
+    tu_run("rm -rf '%s'", dir);
+  } else {
+    TU_CHECK(false, "mkdtemp");
+  }
+  check_host_one_process();
+  check_broadcast_note();
+  return tu_finish("bench_usage");
+}

@@ -1,0 +1,461 @@
+/* tests/test_error_words.c — errors say what is wrong in words a user reads
+ * once (issue 19, item 10), through the library and through `xchg`
+ * ($XCHG_CLI):
+ *
+ *  - a missing file: "xchg: F: cannot open: <reason>", the name once;
+ *  - an 8-byte file of the IPC file format: its size, no "a 8-byte";
+ *  - bytes appended after an IPC file: how many follow the closing magic
+ *    and where it is; a file cut short: cut short, no bytes "follow";
+ *    never "(truncated?)" for either;
+ *  - LZ4 frame errors in words, never LZ4F's identifiers (ERROR_...):
+ *    bytes after the last frame of an lz4-frame input, a damaged block of
+ *    an LZ4-compressed IPC body, a damaged frame header;
+ *  - gzip (real zlib output, from a file and from standard input), bzip2,
+ *    xz, zstd and LZ4 frames and Parquet handed to the IPC reader are named
+ *    by their magic, as Parquet is;
+ *  - `cat --columns '#9'` on three columns: the position is out of range,
+ *    and the positions there are;
+ *  - XCHG_THREADS that is no thread count (abc, -1, 4x, 99999) is refused
+ *    with its range, by xchg_pool_parse_env and by every command; 0 and a
+ *    count work;
+ *  - --level out of the codec's range is refused with that range by convert
+ *    and gen, for lz4 as for zstd, and by the writer and
+ *    xchg_block_compress; the ends of each range work;
+ *  - "buffer K" says which numbering it is: "message buffer K" where the
+ *    bytes are (a range outside the body), "array buffer K (role)" for a
+ *    value (offsets going down, a validity bitmap with the wrong nulls). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "support/c_fixture.h"
+#include "support/cli_run.h"
+#include "support/testutil.h"
+#include "xchg/codec.h"
+#include "xchg/stream.h"
+#include "xchg/testing.h"
+#include "xchg/writer.h"
+#include "xchg/xchg.h"
+
+static const char *cli;
+static char dir[] = "/tmp/xchg-error-words-XXXXXX";
+static char gold_file[4200], gold_stream[4200];
+
+static tu_cli_result run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static tu_cli_result run(const char *fmt, ...) {
+  char args[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  tu_cli_result r;
+  if (!tu_cli_run(cli, args, &r)) {
+    TU_CHECK(false, "cannot run xchg %s", args);
+    r.out = strdup("");
+    r.err = strdup("");
+    r.exit_code = -2;
+  }
+  return r;
+}
+
+static char *path_of(const char *name) {
+  static char paths[8][4200];
+  static int next;
+  char *p = paths[next++ % 8];
+  snprintf(p, sizeof paths[0], "%s/%s", dir, name);
+  return p;
+}
+
+static bool write_bytes(const char *path, const void *data, size_t n) {
+  int rc = tu_write_file(path, data, n);
+  TU_CHECK(rc == 0, "cannot write %s", path);
+  return rc == 0;
+}
+
+/* `xchg args` must fail with exit code `code` and standard error holding
+ * every phrase of want (NULL-terminated) and none of avoid. */
+static void expect_cli(int code, const char *const *want, const char *const *avoid, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void expect_cli(int code, const char *const *want, const char *const *avoid, const char *fmt, ...) {
+  char args[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  tu_cli_result r = run("%s", args);
+  TU_CHECK(r.exit_code == code, "xchg %s: exit %d, expected %d (%.300s)", args, r.exit_code, code, r.err);
+  for (int i = 0; want && want[i]; i++)
+    TU_CHECK(strstr(r.err, want[i]) != NULL, "xchg %s: standard error does not say \"%s\": %.500s", args, want[i],
+             r.err);
+  for (int i = 0; avoid && avoid[i]; i++)
+    TU_CHECK(strstr(r.err, avoid[i]) == NULL, "xchg %s: standard error says \"%s\": %.500s", args, avoid[i], r.err);
+  tu_cli_result_free(&r);
+}
+
+/* ---- files ------------------------------------------------------------------------ */
+
+static void check_files(void) {
+  char *missing = path_of("missing.arrow"), want[4400];
+  tu_cli_result r = run("cat '%s'", missing);
+  snprintf(want, sizeof want, "xchg: %s: cannot open: No such file or directory\n", missing);
+  TU_CHECK(r.exit_code == 1 && strcmp(r.err, want) == 0, "a missing file: exit %d, %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+
+  char *eight = path_of("eight.arrow");
+  if (write_bytes(eight, "ARROW1\0\0", 8))
+    expect_cli(1, (const char *const[]){"the file is 8 bytes long: too short for the IPC file format", NULL},
+               (const char *const[]){"a 8-byte", NULL}, "inspect '%s'", eight);
+
+  tu_bytes file = tu_read_bytes(gold_file);
+  TU_CHECK(file.data != NULL && file.size > 5000, "cannot read %s", gold_file);
+  if (file.data == NULL) return;
+  char *appended = path_of("appended.arrow"), *cut = path_of("cut.arrow"), phrase[128];
+  tu_bytes plus = {0};
+  tu_bytes_append(&plus, file.data, file.size);
+  tu_bytes_append(&plus, "garbage!garbage!", 16);
+  snprintf(phrase, sizeof phrase, "the IPC file ends at byte %zu, after its closing ARROW1 magic, and ", file.size);
+  if (write_bytes(appended, plus.data, plus.size)) {
+    expect_cli(1, (const char *const[]){phrase, "16 bytes follow that are not an Arrow IPC stream or file", NULL},
+               (const char *const[]){"truncated?", NULL}, "cat '%s'", appended);
+    expect_cli(1, (const char *const[]){phrase, "bytes follow that are not an Arrow IPC stream or file", NULL},
+               (const char *const[]){"truncated?", NULL}, "cat - < '%s'", appended);
+  }
+  if (write_bytes(cut, file.data, 5000))
+    expect_cli(1, (const char *const[]){"does not end with it, and no footer closes it: it is cut short", NULL},
+               (const char *const[]){"truncated?", "follow", NULL}, "cat '%s'", cut);
+  free(plus.data);
+  free(file.data);
+}
+
+/* ---- LZ4 frames -------------------------------------------------------------------- */
+
+static void check_lz4_words(void) {
+  static const char *const no_identifier[] = {"ERROR_", NULL};
+  tu_bytes ipc = tu_read_bytes(gold_stream);
+  if (ipc.data == NULL) {
+    TU_CHECK(false, "cannot read %s", gold_stream);
+    return;
+  }
+  xchg_stream_encode_options eo;
+  xchg_stream_encode_options_init(&eo);
+  xchg_buf *framed = NULL;
+  xchg_error err;
+  TU_CHECK(xchg_stream_encode(XCHG_STREAM_LZ4_FRAME, &eo, ipc.data, ipc.size, &framed, &err) == XCHG_OK,
+           "lz4-frame encode: %s", err.message);
+  if (framed != NULL) {
+    tu_bytes after = {0};
+    tu_bytes_append(&after, xchg_buf_data(framed), xchg_buf_size(framed));
+    tu_bytes_append(&after, "garbagegarbage", 14);
+    char *path = path_of("after.lz4");
+    if (write_bytes(path, after.data, after.size))
+      expect_cli(1, (const char *const[]){"not an LZ4 frame: its magic number is unknown", NULL}, no_identifier,
+                 "cat '%s'", path);
+    /* A frame header whose block size field is damaged. */
+    static const uint8_t header[] = {0x04, 0x22, 0x4d, 0x18, 0x64, 0x00, 0xa7, 'j', 'u', 'n', 'k'};
+    path = path_of("header.lz4");
+    if (write_bytes(path, header, sizeof header))
+      expect_cli(1, (const char *const[]){"the frame header's block size is invalid", NULL}, no_identifier, "cat '%s'",
+                 path);
+    free(after.data);
+    xchg_buf_unref(framed);
+  }
+  /* An IPC body block: a frame whose compressed block is damaged. */
+  static const char text[] = "a body buffer, long enough to be compressed into a block of its own: "
+                             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+  xchg_buf *packed = NULL;
+  TU_CHECK(xchg_block_compress(XCHG_BLOCK_LZ4_FRAME, 0, text, sizeof text, &packed, &err) == XCHG_OK, "compress: %s",
+           err.message);
+  if (packed != NULL) {
+    size_t n = xchg_buf_size(packed);
+    uint8_t *damaged = malloc(n), out[sizeof text];
+    memcpy(damaged, xchg_buf_data(packed), n);
+    memset(damaged + 11, 0xff, n - 11 - 4); /* the block's bytes, past the frame header and block size */
+    xchg_status st = xchg_block_decompress(XCHG_BLOCK_LZ4_FRAME, damaged, n, out, sizeof out, &err);
+    TU_CHECK(st == XCHG_EFORMAT && strstr(err.message, "corrupt LZ4 frame at compressed byte") &&
+                 strstr(err.message, "ERROR_") == NULL,
+             "a damaged LZ4 block: %s: %s", xchg_status_name(st), st == XCHG_OK ? "decoded" : err.message);
+    free(damaged);
+    xchg_buf_unref(packed);
+  }
+  free(ipc.data);
+}
+
+/* ---- other formats ----------------------------------------------------------------- */
+
+static void expect_not_ipc(const void *data, size_t size, const char *want, const char *what) {
+  xchg_ipc_reader *r = NULL;
+  xchg_error err;
+  xchg_status st = xchg_ipc_reader_open_memory(data, size, NULL, NULL, NULL, &r, &err);
+  TU_CHECK(st == XCHG_EFORMAT && strstr(err.message, want) != NULL, "%s: %s: %s, expected \"%s\"", what,
+           xchg_status_name(st), st == XCHG_OK ? "opened" : err.message, want);
+  xchg_ipc_reader_free(r);
+}
+
+static void check_other_formats(void) {
+  tu_bytes ipc = tu_read_bytes(gold_stream);
+  if (ipc.data == NULL) return;
+  char *gz = path_of("primitive.stream.gz");
+  gzFile g = gzopen(gz, "wb");
+  TU_CHECK(g != NULL && gzwrite(g, ipc.data, (unsigned)ipc.size) == (int)ipc.size && gzclose(g) == Z_OK,
+           "cannot write %s with zlib", gz);
+  static const char *const gzip_words[] = {"not an Arrow IPC stream or file: 1f 8b magic at byte 0 (a gzip file", NULL};
+  static const char *const not_short[] = {"bytes short", NULL};
+  expect_cli(1, gzip_words, not_short, "cat '%s'", gz);
+  expect_cli(1, gzip_words, not_short, "inspect - < '%s'", gz);
+  tu_bytes gz_bytes = tu_read_bytes(gz);
+  if (gz_bytes.data) expect_not_ipc(gz_bytes.data, gz_bytes.size, "(a gzip file: decompress it first", "gzip");
+  free(gz_bytes.data);
+  static const struct {
+    const char *bytes;
+    size_t size;
+    const char *want;
+  } magics[] = {
+      {"BZh91AY&SY", 10, "BZh magic at byte 0 (a bzip2 file"},
+      {"\xfd" "7zXZ\0\0\x04", 8, "fd 37 7a 58 5a 00 magic at byte 0 (an xz file"},
+      {"\x28\xb5\x2f\xfd\x20\x00", 6, "28 b5 2f fd magic at byte 0 (a zstd frame"},
+      {"\x04\x22\x4d\x18\x64\x40", 6, "04 22 4d 18 magic at byte 0 (an LZ4 frame"},
+      {"PAR1\x15\x00\x15", 7, "PAR1 magic at byte 0 (a Parquet file)"},
+  };
+  for (size_t i = 0; i < sizeof magics / sizeof magics[0]; i++) {
+    uint8_t bytes[64] = {0};
+    memcpy(bytes, magics[i].bytes, magics[i].size);
+    expect_not_ipc(bytes, sizeof bytes, magics[i].want, magics[i].want);
+  }
+  free(ipc.data);
+}
+
+/* ---- options ----------------------------------------------------------------------- */
+
+static void check_column_position(const char *gold_root) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/1.0.0-littleendian/generated_duplicate_fieldnames.stream", gold_root);
+  expect_cli(1,
+             (const char *const[]){"column position #9 is out of range: the input has 3 columns, #0 to #2", NULL},
+             (const char *const[]){"no column named", NULL}, "cat '%s' --columns '#1,#9'", path);
+  tu_cli_result r = run("cat '%s' --columns '#2' --format json", path);
+  TU_CHECK(r.exit_code == 0 && strncmp(r.out, "{\"struct\":", 10) == 0, "--columns '#2': exit %d: %.200s", r.exit_code,
+           r.out);
+  tu_cli_result_free(&r);
+}
+
+static void check_threads_env(void) {
+  static const char *const bad[] = {"abc", "-1", "4x", "99999", " 2x"};
+  char want[160];
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv("XCHG_THREADS", bad[i], 1);
+    int threads = -7;
+    xchg_error err;
+    xchg_status st = xchg_pool_parse_env(&threads, &err);
+    snprintf(want, sizeof want, "XCHG_THREADS must be an integer from 0 (one thread per core, as when unset) to %d, "
+             "not '%s'", XCHG_POOL_MAX_THREADS, bad[i]);
+    TU_CHECK(st == XCHG_EINVAL && threads == 0 && strcmp(err.message, want) == 0,
+             "XCHG_THREADS=%s: %s, %d threads: %s", bad[i], xchg_status_name(st), threads, st ? err.message : "");
+    char line[200];
+    snprintf(line, sizeof line, "xchg: %s\n", want);
+    tu_cli_result r = run("cat '%s' --limit 1", gold_stream);
+    TU_CHECK(r.exit_code == 2 && strcmp(r.err, line) == 0 && r.out[0] == '\0', "XCHG_THREADS='%s' xchg cat: exit %d: %s",
+             bad[i], r.exit_code, r.err);
+    tu_cli_result_free(&r);
+  }
+  static const struct {
+    const char *value;
+    int threads;
+  } good[] = {{"", 0}, {"0", 0}, {"1", 1}, {"3", 3}, {"4096", 4096}};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    setenv("XCHG_THREADS", good[i].value, 1);
+    int threads = -7;
+    xchg_error err;
+    xchg_status st = xchg_pool_parse_env(&threads, &err);
+    TU_CHECK(st == XCHG_OK && threads == good[i].threads, "XCHG_THREADS='%s': %s, %d threads", good[i].value,
+             xchg_status_name(st), threads);
+    if (good[i].threads > 64) continue; /* not thousands of threads for one cat */
+    tu_cli_result r = run("cat '%s' --limit 1", gold_stream);
+    TU_CHECK(r.exit_code == 0, "XCHG_THREADS='%s' xchg cat: exit %d: %s", good[i].value, r.exit_code, r.err);
+    tu_cli_result_free(&r);
+  }
+  unsetenv("XCHG_THREADS");
+  int threads = -7;
+  xchg_error err;
+  TU_CHECK(xchg_pool_parse_env(&threads, &err) == XCHG_OK && threads == 0, "XCHG_THREADS unset: %d threads", threads);
+}
+
+static void check_levels(void) {
+  char *out = path_of("level.arrow");
+  static const struct {
+    const char *command, *codec, *level, *range;
+  } out_of_range[] = {
+      {"convert", "lz4", "13", "--level 13 is out of lz4's range: 0 to 12"},
+      {"convert", "lz4", "-1", "--level -1 is out of lz4's range: 0 to 12"},
+      {"convert", "zstd", "23", "--level 23 is out of zstd's range: -131072 to 22"},
+      {"gen", "lz4", "13", "--level 13 is out of lz4's range: 0 to 12"},
+      {"gen", "zstd", "-131073", "--level -131073 is out of zstd's range: -131072 to 22"},
+  };
+  for (size_t i = 0; i < sizeof out_of_range / sizeof out_of_range[0]; i++) {
+    bool convert = strcmp(out_of_range[i].command, "convert") == 0;
+    expect_cli(2, (const char *const[]){out_of_range[i].range, NULL}, NULL, "%s '%s' '%s'%s --codec %s --level %s",
+               out_of_range[i].command, convert ? gold_stream : "cache", out, convert ? "" : " --rows 10",
+               out_of_range[i].codec, out_of_range[i].level);
+  }
+  /* The ends of each range are levels. */
+  static const char *const fine[][2] = {{"lz4", "12"}, {"lz4", "0"}, {"zstd", "22"}, {"zstd", "-5"}};
+  for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
+    tu_cli_result r = run("convert '%s' '%s' --codec %s --level %s", gold_stream, out, fine[i][0], fine[i][1]);
+    TU_CHECK(r.exit_code == 0, "convert --codec %s --level %s: exit %d: %s", fine[i][0], fine[i][1], r.exit_code, r.err);
+    tu_cli_result_free(&r);
+  }
+  int min, max;
+  xchg_block_codec_levels(XCHG_BLOCK_LZ4_FRAME, &min, &max);
+  TU_CHECK(min == 0 && max == 12, "lz4 levels %d to %d", min, max);
+  xchg_block_codec_levels(XCHG_BLOCK_ZSTD, &min, &max);
+  TU_CHECK(min < 0 && max == 22, "zstd levels %d to %d", min, max);
+  xchg_buf *packed = NULL;
+  xchg_error err;
+  xchg_status st = xchg_block_compress(XCHG_BLOCK_LZ4_FRAME, 13, "abc", 3, &packed, &err);
+  TU_CHECK(st == XCHG_EINVAL && strstr(err.message, "compression level 13 is out of lz4's range, 0 to 12"),
+           "xchg_block_compress(lz4, 13): %s: %s", xchg_status_name(st), st ? err.message : "compressed");
+  xchg_buf_unref(packed);
+  struct ArrowSchema field, root, *fields[1] = {&field};
+  tu_fixture_schema(&field, "i", "x", 0, NULL);
+  tu_fixture_schema(&root, "+s", "", 1, fields);
+  root.flags = 0;
+  xchg_write_options o;
+  xchg_write_options_init(&o);
+  o.codec = XCHG_BLOCK_ZSTD;
+  o.level = 23;
+  xchg_ipc_writer *w = NULL;
+  st = xchg_ipc_writer_open_memory(&root, &o, &w, &err);
+  TU_CHECK(st == XCHG_EINVAL && strstr(err.message, "level 23 is out of zstd's range"), "writer at zstd level 23: %s: %s",
+           xchg_status_name(st), st ? err.message : "opened");
+  xchg_ipc_writer_free(w);
+}
+
+/* ---- which buffer -------------------------------------------------------------------- */
+
+/* A stream of one nullable utf8 column "s": rows "abc", "def", "ghi", null
+ * (offsets 0 3 6 9 9). */
+static xchg_buf *utf8_stream(void) {
+  static const uint8_t validity[1] = {0x07};
+  static const int32_t offsets[5] = {0, 3, 6, 9, 9};
+  struct ArrowSchema field, root, *fields[1] = {&field};
+  tu_fixture_schema(&field, "u", "s", 0, NULL);
+  tu_fixture_schema(&root, "+s", "", 1, fields);
+  root.flags = 0;
+  struct ArrowArray column, batch, *columns[1] = {&column};
+  tu_fixture_array(&column, 4, 3, (const void *[]){validity, offsets, "abcdefghi"}, 0, NULL);
+  column.null_count = 1;
+  tu_fixture_array(&batch, 4, 1, (const void *[]){NULL}, 1, columns);
+  xchg_ipc_writer *w = NULL;
+  xchg_error err;
+  xchg_status st = xchg_ipc_writer_open_memory(&root, NULL, &w, &err);
+  if (st == XCHG_OK) st = xchg_ipc_writer_write(w, &batch, &err);
+  if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
+  xchg_buf *out = st == XCHG_OK ? xchg_ipc_writer_take_memory(w) : NULL;
+  TU_CHECK(out != NULL, "writing the utf8 stream: %s", err.message);
+  xchg_ipc_writer_free(w);
+  return out;
+}
+
+/* Reads every batch of data; the error message, or "" when it reads. */
+static void read_error(const uint8_t *data, size_t size, char *msg, size_t msgsz) {
+  xchg_ipc_reader *r = NULL;
+  xchg_error err;
+  xchg_status st = xchg_ipc_reader_open_memory(data, size, NULL, NULL, NULL, &r, &err);
+  struct ArrowArray batch;
+  while (st == XCHG_OK && (st = xchg_ipc_reader_next(r, &batch, &err)) == XCHG_OK && batch.release)
+    batch.release(&batch);
+  snprintf(msg, msgsz, "%s", st == XCHG_OK ? "" : err.message);
+  xchg_ipc_reader_free(r);
+}
+
+static uint8_t *find_bytes(uint8_t *data, size_t size, const void *pattern, size_t n) {
+  for (size_t i = 0; i + n <= size; i++)
+    if (memcmp(data + i, pattern, n) == 0) return data + i;
+  return NULL;
+}
+
+static void check_buffer_numbering(void) {
+  xchg_buf *stream = utf8_stream();
+  if (stream == NULL) return;
+  size_t size = xchg_buf_size(stream);
+  uint8_t *copy = malloc(size);
+  char msg[1024];
+  static const int32_t offsets[5] = {0, 3, 6, 9, 9};
+  /* An offset below the one before: a value, in the array's offsets. */
+  memcpy(copy, xchg_buf_data(stream), size);
+  uint8_t *at = find_bytes(copy, size, offsets, sizeof offsets);
+  TU_CHECK(at != NULL, "the offsets are not in the stream");
+  if (at != NULL) {
+    int32_t one = 1;
+    memcpy(at + 8, &one, 4);
+    read_error(copy, size, msg, sizeof msg);
+    TU_CHECK(strstr(msg, "field 's', array buffer 1 (offsets): offset 1 at row 2 is below the one before"), "%s",
+             msg[0] ? msg : "a decreasing offset was read");
+  }
+  /* The validity bitmap with a null more than null_count says. */
+  memcpy(copy, xchg_buf_data(stream), size);
+  at = at ? copy + (at - copy) : NULL;
+  uint8_t *bits = at ? find_bytes(copy, (size_t)(at - copy), "\x07\0\0\0\0\0\0\0", 8) : NULL;
+  TU_CHECK(bits != NULL, "the validity bitmap is not in the stream");
+  if (bits != NULL) {
+    bits[0] = 0x03;
+    read_error(copy, size, msg, sizeof msg);
+    TU_CHECK(strstr(msg, "field 's', array buffer 0 (validity): null_count is 1 but the validity bitmap has 2 nulls"),
+             "%s", msg[0] ? msg : "a wrong bitmap was read");
+  }
+  /* The data buffer's range in the message, past the body: where the
+   * bytes are, message buffer 2. */
+  memcpy(copy, xchg_buf_data(stream), size);
+  uint8_t *text = find_bytes(copy, size, "abcdefghi", 9);
+  int64_t data_offset = -1;
+  for (uint8_t *p = copy; text && p + 16 <= copy + size; p += 8) {
+    int64_t offset, length;
+    memcpy(&offset, p, 8);
+    memcpy(&length, p + 8, 8);
+    if (length == 9 && offset > 0 && offset < 4096) {
+      data_offset = offset;
+      int64_t past = 1 << 20;
+      memcpy(p, &past, 8);
+      break;
+    }
+  }
+  TU_CHECK(data_offset > 0, "the data buffer's entry is not in the message");
+  if (data_offset > 0) {
+    read_error(copy, size, msg, sizeof msg);
+    TU_CHECK(strstr(msg, "field 's', message buffer 2: range [1048576, +9) lies outside the"), "%s",
+             msg[0] ? msg : "a buffer past the body was read");
+  }
+  free(copy);
+  xchg_buf_unref(stream);
+}
+
+int main(void) {
+  cli = getenv("XCHG_CLI");
+  const char *data = getenv("XCHG_TESTDATA");
+  if (cli == NULL || data == NULL) {
+    fprintf(stderr, "XCHG_CLI and XCHG_TESTDATA must be set (ctest sets them)\n");
+    return 1;
+  }
+  unsetenv("XCHG_THREADS");
+  char gold_root[4096];
+  snprintf(gold_root, sizeof gold_root, "%s/arrow-gold", data);
+  snprintf(gold_file, sizeof gold_file, "%s/1.0.0-littleendian/generated_primitive.arrow_file", gold_root);
+  snprintf(gold_stream, sizeof gold_stream, "%s/1.0.0-littleendian/generated_primitive.stream", gold_root);
+  if (mkdtemp(dir) == NULL) {
+    TU_CHECK(false, "mkdtemp: %s", strerror(errno));
+    return tu_finish("error_words");
+  }
+  check_files();
+  check_lz4_words();
+  check_other_formats();
+  check_column_position(gold_root);
+  check_threads_env();
+  check_levels();
+  check_buffer_numbering();
+  tu_run("rm -rf '%s'", dir);
+  return tu_finish("error_words");
+}
