@@ -139,6 +139,17 @@ static void start_task(task *t, xchg_cache *c, const char *key, xchg_broadcast b
 
 static void sleep_ms(int ms) { usleep((useconds_t)ms * 1000); }
 
+/* Until each of the n tasks waits for another's decode (a waiter asks its
+ * cancel check from the wait, the decoder only between reads, and these
+ * tasks are not the decoder): timing alone is not enough on a loaded host. */
+static void wait_until_waiting(task *t, int n) {
+  for (int i = 0; i < n; i++) {
+    int ms = 0;
+    while (atomic_load(&t[i].cancel_checks) == 0 && ms++ < 10000) sleep_ms(1);
+    TU_CHECK(atomic_load(&t[i].cancel_checks) > 0, "a waiter did not reach the wait in 10 s");
+  }
+}
+
 /* ---- scenarios ---------------------------------------------------------------- */
 
 /* Every stream codec and body compression, from memory chunks (no hooks):
@@ -200,7 +211,7 @@ static void test_single_flight(void) {
   start_task(&t[0], c, "k", cd_broadcast(&s), NULL, 0);
   TU_CHECK(cd_source_wait_blocked(&s, 1) == 0, "the decode did not start");
   for (int i = 1; i < N; i++) start_task(&t[i], c, "k", cd_broadcast(&s), NULL, 0);
-  sleep_ms(50); /* let them reach the wait */
+  wait_until_waiting(t + 1, N - 1);
   cd_source_open_gate(&s);
   for (int i = 0; i < N; i++) {
     pthread_join(t[i].thread, NULL);
@@ -263,7 +274,8 @@ static void test_cancel_decoder(void) {
   TU_CHECK(cd_source_wait_blocked(&s, 1) == 0, "the decode did not start");
   start_task(&w1, c, "k", cd_broadcast(&s), NULL, 0);
   start_task(&w2, c, "k", cd_broadcast(&s), NULL, 0);
-  sleep_ms(30);
+  wait_until_waiting(&w1, 1);
+  wait_until_waiting(&w2, 1);
   atomic_store(&decoder.cancel, 1);
   cd_source_open_gate(&s);
   pthread_join(decoder.thread, NULL);
@@ -296,7 +308,7 @@ static void test_failure(void) {
   start_task(&t[0], c, "k", cd_broadcast(&s), NULL, 0);
   TU_CHECK(cd_source_wait_blocked(&s, 1) == 0, "the decode did not start");
   for (int i = 1; i < N; i++) start_task(&t[i], c, "k", cd_broadcast(&s), NULL, 0);
-  sleep_ms(30);
+  wait_until_waiting(t + 1, N - 1);
   cd_source_open_gate(&s);
   for (int i = 0; i < N; i++) pthread_join(t[i].thread, NULL);
   TU_CHECK(t[0].status == XCHG_EIO && strstr(t[0].err.message, "injected"), "decoder: %s", t[0].err.message);

@@ -25,7 +25,7 @@
  *    that grow (delta) or are replaced between batches, in streams written
  *    by xchg's own writer from arrays built here: the expected values follow
  *    from the arrays and the definitions of the formats.
- *  - stream codecs (`--codec`, and auto-detection from a file and from
+ *  - stream codecs (`--input-codec`, and auto-detection from a file and from
  *    standard input): gold streams wrapped here with xchg_stream_encode in
  *    every codec, once and twice in a row (Comet: two blocks), compared
  *    with the gold JSON (batches twice over); inspect on such an input; a
@@ -941,7 +941,7 @@ static const xchg_stream_codec wrapping_codecs[] = {XCHG_STREAM_LZ4_JAVA, XCHG_S
                                                     XCHG_STREAM_SNAPPY_FRAMED, XCHG_STREAM_COMET};
 
 /* One gold stream wrapped in every codec, once and (as Spark and Comet
- * write them) twice in a row: `cat --codec C` and `--codec auto` (from a
+ * write them) twice in a row: `cat --input-codec C` and `--input-codec auto` (from a
  * file and from standard input) must give the gold document. */
 static void check_codecs_on(const char *gold_root, const char *file, const char *tmp) {
   char ipc_path[8192], json_path[8300], msg[MSG_SIZE] = "";
@@ -966,9 +966,9 @@ static void check_codecs_on(const char *gold_root, const char *file, const char 
       json_t *want = gold_repeated(gold, copies);
       const char *how[] = {name, "auto"};
       for (int h = 0; h < 2; h++) {
-        snprintf(what, sizeof what, "cat --format arrow-json --codec %s: %s in %d %s stream%s", how[h], file,
+        snprintf(what, sizeof what, "cat --format arrow-json --input-codec %s: %s in %d %s stream%s", how[h], file,
                  copies, name, copies > 1 ? "s" : "");
-        snprintf(args, sizeof args, "cat --format arrow-json --codec %s '%s'", how[h], tmp);
+        snprintf(args, sizeof args, "cat --format arrow-json --input-codec %s '%s'", how[h], tmp);
         check_arrow_json_run(what, args, want, ipc_path);
       }
       snprintf(what, sizeof what, "cat --format arrow-json - (auto): %s in %d %s stream%s on stdin", file, copies,
@@ -979,8 +979,8 @@ static void check_codecs_on(const char *gold_root, const char *file, const char 
     }
   }
   char what[9000], args[9000];
-  snprintf(what, sizeof what, "cat --format arrow-json --codec none: %s", file);
-  snprintf(args, sizeof args, "cat --format arrow-json --codec none '%s'", ipc_path);
+  snprintf(what, sizeof what, "cat --format arrow-json --input-codec none: %s", file);
+  snprintf(args, sizeof args, "cat --format arrow-json --input-codec none '%s'", ipc_path);
   check_arrow_json_run(what, args, gold, ipc_path);
   free(ipc.data);
   json_decref(gold);
@@ -1056,9 +1056,9 @@ static void check_codec_errors(const char *gold_root, const tu_bytes *ipc, const
     }
   }
   free(other.data);
-  if (run_cli("cat --codec lz4 x", &r)) {
+  if (run_cli("cat --input-codec lz4 x", &r)) {
     snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
-    report(r.exit_code == 2 && strstr(r.err, "'lz4'"), "--codec lz4 (ambiguous) is a usage error", msg);
+    report(r.exit_code == 2 && strstr(r.err, "'lz4'"), "--input-codec lz4 (ambiguous) is a usage error", msg);
     run_result_free(&r);
   }
 }

@@ -206,7 +206,7 @@ static void check_links_and_modes(void) {
   char *link = path_in_dir("link"), *dangling = path_in_dir("dangling");
   copy_file(gold_stream, in);
   mode_t old_umask = umask(0);
-  cli_run r = run_cli(ARGS("convert", in, plain, "--codec", "zstd"), -1);
+  cli_run r = run_cli(ARGS("convert", in, plain, "--compression", "zstd"), -1);
   TU_CHECK(r.exit_code == 0, "convert to a new file: exit %d: %s", r.exit_code, r.err.data);
   TU_CHECK(mode_of(plain) == 0666, "a new OUT has mode %o under umask 0, not 0666", mode_of(plain));
   free(r.err.data);
@@ -216,7 +216,7 @@ static void check_links_and_modes(void) {
   copy_file(gold_stream, target);
   chmod(target, 0640);
   if (symlink("target", link) != 0) tu_fail("symlink", strerror(errno));
-  r = run_cli(ARGS("convert", in, link, "--codec", "zstd"), -1);
+  r = run_cli(ARGS("convert", in, link, "--compression", "zstd"), -1);
   struct stat st;
   TU_CHECK(r.exit_code == 0, "convert through a link: exit %d: %s", r.exit_code, r.err.data);
   TU_CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode), "the link OUT is no longer a link");

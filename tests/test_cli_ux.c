@@ -2,7 +2,7 @@
  * ($XCHG_CLI), on Apache Arrow's gold files and on inputs built here:
  *  - `cat --columns`: an unknown name lists the columns; a name two fields
  *    share is an error naming both positions, and #N picks by position;
- *    `--codec lz4` / `snappy` say which of the two formats to choose;
+ *    `--input-codec lz4` / `snappy` say which of the two formats to choose;
  *  - two IPC streams concatenated in one file (or on standard input) are
  *    both read; bytes after a stream that are not one are an error saying
  *    how many follow and where the stream ended;
@@ -91,7 +91,7 @@ static int count_lines(const char *text) {
   return n;
 }
 
-/* ---- --columns and --codec ------------------------------------------------------ */
+/* ---- --columns and --input-codec --------------------------------------------------- */
 
 static void check_columns(void) {
   char path[4200];
@@ -127,14 +127,14 @@ static void check_columns(void) {
 static void check_codec_names(void) {
   const char *commands[] = {"cat", "inspect"};
   for (int c = 0; c < 2; c++) {
-    tu_cli_result r = run("%s - --codec lz4 </dev/null", commands[c]);
+    tu_cli_result r = run("%s - --input-codec lz4 </dev/null", commands[c]);
     TU_CHECK(r.exit_code == 2 && strstr(r.err, "lz4-java") && strstr(r.err, "lz4-frame") && strstr(r.err, "Spark"),
-             "%s --codec lz4 must say to choose lz4-java (Spark) or lz4-frame: exit %d: %s", commands[c],
+             "%s --input-codec lz4 must say to choose lz4-java (Spark) or lz4-frame: exit %d: %s", commands[c],
              r.exit_code, r.err);
     tu_cli_result_free(&r);
-    r = run("%s - --codec snappy </dev/null", commands[c]);
+    r = run("%s - --input-codec snappy </dev/null", commands[c]);
     TU_CHECK(r.exit_code == 2 && strstr(r.err, "snappy-java") && strstr(r.err, "snappy-framed"),
-             "%s --codec snappy: exit %d: %s", commands[c], r.exit_code, r.err);
+             "%s --input-codec snappy: exit %d: %s", commands[c], r.exit_code, r.err);
     tu_cli_result_free(&r);
   }
 }
@@ -278,8 +278,8 @@ static void check_column_bytes(void) {
     gold_path(path, sizeof path, name);
     json_t *got = inspect_json("inspect --json '%s'", path);
     tmp_path(plain, sizeof plain, "uncompressed.stream");
-    tu_cli_result c = run("convert '%s' '%s' --codec none", path, plain);
-    TU_CHECK(c.exit_code == 0, "convert --codec none: %s", c.err);
+    tu_cli_result c = run("convert '%s' '%s' --compression none", path, plain);
+    TU_CHECK(c.exit_code == 0, "convert --compression none: %s", c.err);
     tu_cli_result_free(&c);
     json_t *uncompressed = inspect_json("inspect --json '%s'", plain);
     json_t *stream = json_array_get(json_object_get(got, "streams"), 0);
@@ -404,7 +404,7 @@ static void check_flag_conflicts(void) {
   gold_path(in, sizeof in, "1.0.0-littleendian/generated_primitive.stream");
   tmp_path(out, sizeof out, "conflict.out");
   const char *refused[] = {"convert '%s' '%s' --file --stream", "convert '%s' '%s' --stream --file",
-                           "convert '%s' '%s' --level 3", "convert '%s' '%s' --codec none --level 3"};
+                           "convert '%s' '%s' --level 3", "convert '%s' '%s' --compression none --level 3"};
   for (int i = 0; i < 4; i++) {
     char args[9000];
     snprintf(args, sizeof args, refused[i], in, out);
@@ -414,7 +414,7 @@ static void check_flag_conflicts(void) {
     tu_cli_result_free(&r);
   }
   const char *gen_refused[] = {"gen rows '%s' --rows 10 --file", "gen rows '%s' --rows 10 --outer lz4-java",
-                               "gen cache '%s' --rows 10 --level 3", "gen rows '%s' --rows 10 --codec none --level 1"};
+                               "gen cache '%s' --rows 10 --level 3", "gen rows '%s' --rows 10 --compression none --level 1"};
   for (int i = 0; i < 4; i++) {
     char args[9000];
     snprintf(args, sizeof args, gen_refused[i], out);
@@ -423,7 +423,7 @@ static void check_flag_conflicts(void) {
              r.err);
     tu_cli_result_free(&r);
   }
-  tu_cli_result r = run("gen cache '%s' --rows 10 --codec zstd --level 3", out);
+  tu_cli_result r = run("gen cache '%s' --rows 10 --compression zstd --level 3", out);
   TU_CHECK(r.exit_code == 0, "gen with a codec and a level: exit %d: %s", r.exit_code, r.err);
   tu_cli_result_free(&r);
   unlink(out);
@@ -547,19 +547,19 @@ static void check_empty_comet(void) {
   char path[4200];
   tmp_path(path, sizeof path, "empty.comet");
   TU_CHECK(tu_write_file(path, "", 0) == 0, "cannot write %s", path);
-  tu_cli_result r = run("cat --codec comet '%s'", path);
+  tu_cli_result r = run("cat --input-codec comet '%s'", path);
   TU_CHECK(r.exit_code == 0 && r.out[0] == '\0', "cat of an empty Comet input: exit %d: %s", r.exit_code, r.err);
   tu_cli_result_free(&r);
-  r = run("cat --codec comet - </dev/null");
+  r = run("cat --input-codec comet - </dev/null");
   TU_CHECK(r.exit_code == 0 && r.out[0] == '\0', "cat of an empty Comet stdin: exit %d: %s", r.exit_code, r.err);
   tu_cli_result_free(&r);
-  json_t *doc = inspect_json("inspect --json --codec comet '%s'", path);
+  json_t *doc = inspect_json("inspect --json --input-codec comet '%s'", path);
   TU_CHECK(json_array_size(json_object_get(doc, "streams")) == 0 &&
                json_integer_value(json_object_get(json_object_get(doc, "totals"), "record_batches")) == 0 &&
                json_object_get(json_object_get(doc, "totals"), "record_batches") != NULL,
            "inspect of an empty Comet input: no streams, 0 batches");
   json_decref(doc);
-  r = run("cat '%s'", path); /* without --codec, nothing says it is Comet: empty IPC is an error */
+  r = run("cat '%s'", path); /* without --input-codec, nothing says it is Comet: empty IPC is an error */
   TU_CHECK(r.exit_code == 1 && strstr(r.err, "empty"), "cat of an empty plain input: exit %d: %s", r.exit_code, r.err);
   tu_cli_result_free(&r);
 }
@@ -591,7 +591,7 @@ static void check_rows_view(void) {
   const char *want[] = {"\nrows: 4\n", "min 0, max 300, mean 76.5\n", "\n  0 B: 1\n", "\n  1-1 B: 1\n",
                         "\n  4-7 B: 1\n", "\n  256-511 B: 1\n", "\n  #0  5 B  ABABABABAB\n", "\n  #1  0 B  \n"};
   for (int f = 0; f < 2; f++) {
-    tu_cli_result r = f == 0 ? run("inspect --rows --codec none --head 2 '%s'", plain)
+    tu_cli_result r = f == 0 ? run("inspect --rows --input-codec none --head 2 '%s'", plain)
                              : run("inspect --rows --head 2 '%s'", framed);
     TU_CHECK(r.exit_code == 0, "inspect --rows: exit %d: %s", r.exit_code, r.err);
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++)
@@ -603,7 +603,7 @@ static void check_rows_view(void) {
   }
   /* A stream cut inside a row is an error, not a shorter stream. */
   TU_CHECK(tu_write_file(plain, rows.data, rows.size - 1) == 0, "cannot write");
-  tu_cli_result r = run("inspect --rows --codec none '%s'", plain);
+  tu_cli_result r = run("inspect --rows --input-codec none '%s'", plain);
   TU_CHECK(r.exit_code == 1, "a cut row stream: exit %d: %s", r.exit_code, r.out);
   tu_cli_result_free(&r);
   free(rows.data);

@@ -297,15 +297,15 @@ static void check_levels(void) {
   };
   for (size_t i = 0; i < sizeof out_of_range / sizeof out_of_range[0]; i++) {
     bool convert = strcmp(out_of_range[i].command, "convert") == 0;
-    expect_cli(2, (const char *const[]){out_of_range[i].range, NULL}, NULL, "%s '%s' '%s'%s --codec %s --level %s",
+    expect_cli(2, (const char *const[]){out_of_range[i].range, NULL}, NULL, "%s '%s' '%s'%s --compression %s --level %s",
                out_of_range[i].command, convert ? gold_stream : "cache", out, convert ? "" : " --rows 10",
                out_of_range[i].codec, out_of_range[i].level);
   }
   /* The ends of each range are levels. */
   static const char *const fine[][2] = {{"lz4", "12"}, {"lz4", "0"}, {"zstd", "22"}, {"zstd", "-5"}};
   for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
-    tu_cli_result r = run("convert '%s' '%s' --codec %s --level %s", gold_stream, out, fine[i][0], fine[i][1]);
-    TU_CHECK(r.exit_code == 0, "convert --codec %s --level %s: exit %d: %s", fine[i][0], fine[i][1], r.exit_code, r.err);
+    tu_cli_result r = run("convert '%s' '%s' --compression %s --level %s", gold_stream, out, fine[i][0], fine[i][1]);
+    TU_CHECK(r.exit_code == 0, "convert --compression %s --level %s: exit %d: %s", fine[i][0], fine[i][1], r.exit_code, r.err);
     tu_cli_result_free(&r);
   }
   int min, max;

@@ -95,8 +95,8 @@ int main(void) {
   }
   /* 1. xchg writes. */
   static const char *files[] = {"xc_none.ipc", "xc_lz4.ipc", "xc_zstd.ipc", "xcf_lz4.ipc", "xcf_zstd.ipc", "xb_zstd.ipc"};
-  static const char *args[] = {"cache --codec none", "cache --codec lz4", "cache --codec zstd --level 3",
-                               "cache --codec lz4 --file", "cache --codec zstd --file", "broadcast --codec zstd"};
+  static const char *args[] = {"cache --compression none", "cache --compression lz4", "cache --compression zstd --level 3",
+                               "cache --compression lz4 --file", "cache --compression zstd --file", "broadcast --compression zstd"};
   int nfiles = (int)(sizeof files / sizeof *files);
   tu_sums want[8];
   for (int i = 0; i < nfiles; i++) {
@@ -161,8 +161,8 @@ int main(void) {
   /* 4. nested and dictionary-encoded gold data, converted by xchg */
   const char *testdata = getenv("XCHG_TESTDATA");
   static const char *gold[] = {"generated_nested", "generated_dictionary"};
-  static const char *convert_opts[] = {"--codec none", "--codec lz4", "--codec zstd", "--codec none --file",
-                                       "--codec lz4 --file", "--codec zstd --file"};
+  static const char *convert_opts[] = {"--compression none", "--compression lz4", "--compression zstd", "--compression none --file",
+                                       "--compression lz4 --file", "--compression zstd --file"};
   for (int g = 0; testdata && g < 2; g++) {
     at = snprintf(cmd, sizeof cmd, "cd '%s' && node check.mjs --gold '%s/arrow-gold/1.0.0-littleendian/%s.json.gz'",
                   src, testdata, gold[g]);

@@ -651,7 +651,7 @@ static void test_rows_on_threads(void) {
     tu_fail("mkdtemp", strerror(errno));
     return;
   }
-  TU_CHECK(tu_run("'%s' gen cache '%s/c.arrows' --rows 25000 --codec lz4 >/dev/null", cli, dir) == 0,
+  TU_CHECK(tu_run("'%s' gen cache '%s/c.arrows' --rows 25000 --compression lz4 >/dev/null", cli, dir) == 0,
            "xchg gen cache");
   static const char *const args[] = {"--format csv", "--format json", "--format json --limit 12345",
                                      "--format csv --columns c3,c0"};

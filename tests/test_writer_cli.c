@@ -45,7 +45,7 @@ static void check_convert(const char *testdata) {
     tu_fail("convert", msg);
     return;
   }
-  static const char *opts[] = {"--codec none", "--codec lz4 --file", "--codec zstd --level 5", "--codec zstd --file --align 64"};
+  static const char *opts[] = {"--compression none", "--compression lz4 --file", "--compression zstd --level 5", "--compression zstd --file --align 64"};
   for (int i = 0; i < 4; i++) {
     snprintf(out, sizeof out, "%s/converted_%d", dir, i);
     snprintf(what, sizeof what, "xchg convert %s", opts[i]);
@@ -83,7 +83,7 @@ static void check_convert(const char *testdata) {
   rt_data_free(&src);
   rt_data_free(&back);
   /* errors */
-  if (tu_run("'%s' convert '%s' '%s/x' --codec snappy 2>/dev/null", cli, in, dir) != 2) tu_fail("convert --codec snappy", "exit status not 2");
+  if (tu_run("'%s' convert '%s' '%s/x' --compression snappy 2>/dev/null", cli, in, dir) != 2) tu_fail("convert --compression snappy", "exit status not 2");
   snprintf(out, sizeof out, "%s/never", dir);
   struct stat st;
   if (tu_run("'%s' convert '%s/missing' '%s' 2>/dev/null", cli, dir, out) != 1) tu_fail("convert of a missing file", "exit status not 1");
@@ -132,9 +132,9 @@ static void check_gen(void) {
   tu_sums want, got;
   /* cache, zstd body */
   snprintf(path, sizeof path, "%s/cache.ipc", dir);
-  if (tu_run("'%s' gen cache '%s' --rows 25000 --codec zstd --seed 3 --sums > '%s.sums'", cli, path, path) != 0 ||
-      tu_run("'%s' gen cache '%s.again' --rows 25000 --codec zstd --seed 3", cli, path) != 0 ||
-      tu_run("'%s' gen cache '%s.other' --rows 25000 --codec zstd --seed 4", cli, path) != 0) {
+  if (tu_run("'%s' gen cache '%s' --rows 25000 --compression zstd --seed 3 --sums > '%s.sums'", cli, path, path) != 0 ||
+      tu_run("'%s' gen cache '%s.again' --rows 25000 --compression zstd --seed 3", cli, path) != 0 ||
+      tu_run("'%s' gen cache '%s.other' --rows 25000 --compression zstd --seed 4", cli, path) != 0) {
     tu_fail("gen cache", "exit status");
   } else {
     char sums[4300];
@@ -173,7 +173,7 @@ static void check_gen(void) {
   /* rows, as LZ4 frames and zstd frames */
   for (int z = 0; z < 2; z++) {
     snprintf(path, sizeof path, "%s/rows.%s", dir, z ? "zst" : "lz4");
-    if (tu_run("'%s' gen rows '%s' --rows 3000 --codec %s --sums > '%s.sums'", cli, path, z ? "zstd" : "lz4", path) != 0) {
+    if (tu_run("'%s' gen rows '%s' --rows 3000 --compression %s --sums > '%s.sums'", cli, path, z ? "zstd" : "lz4", path) != 0) {
       tu_fail("gen rows", "exit status");
       continue;
     }
