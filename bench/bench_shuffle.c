@@ -102,12 +102,15 @@ static int fail(const char *what, const char *message) {
  * one over. */
 typedef int (*sink_fn)(void *ctx, struct ArrowArray *batch);
 
-/* The last sink of every mode: the warm-up touches every column, timed runs
- * sum the checksum column.  Counts the batches, and those short of the
- * target that are not the last. */
+/* The last sink of every mode: the warm-up touches every column and
+ * (compare) checks every value against the per-block read's batches, row by
+ * row; timed runs sum the checksum column.  Counts the batches, and those
+ * short of the target that are not the last. */
 typedef struct consumer {
   const input *in;
-  int check;
+  int check, compare;
+  int64_t kept, kept_row; /* compare: the per-block batch and row the next row must equal */
+  int mismatch;
   int64_t target_rows;
   touched columns[SHAPE_SHUFFLE_MAX_COLUMNS];
   int64_t rows, batches, short_batches;
@@ -117,6 +120,64 @@ typedef struct consumer {
 
 static int64_t checksum_column(const struct ArrowSchema *s) { return s->n_children > 1 ? 1 : 0; }
 
+static int offset_width(const char *format) {
+  if (!strcmp(format, "u") || !strcmp(format, "z")) return 4;
+  if (!strcmp(format, "U") || !strcmp(format, "Z")) return 8;
+  return 0;
+}
+
+static int64_t load_offset(const struct ArrowArray *a, int width, int64_t i) {
+  return width == 4 ? ((const int32_t *)a->buffers[1])[a->offset + i] : ((const int64_t *)a->buffers[1])[a->offset + i];
+}
+
+static int bit_at(const void *bits, int64_t i) { return (((const uint8_t *)bits)[i >> 3] >> (i & 7)) & 1; }
+
+static int valid_at(const struct ArrowArray *a, int64_t i) {
+  return a->null_count == 0 || !a->buffers[0] || bit_at(a->buffers[0], a->offset + i);
+}
+
+/* Whether rows [i, i+n) of a equal rows [j, j+n) of b, of a flat column
+ * (fixed-width, boolean, string). */
+static int same_rows(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i, const struct ArrowArray *b,
+                     int64_t j, int64_t n) {
+  int width = bench_fixed_width(s->format), ow = offset_width(s->format), is_bool = !strcmp(s->format, "b");
+  for (int64_t r = 0; r < n; r++) {
+    int va = valid_at(a, i + r);
+    if (va != valid_at(b, j + r)) return 0;
+    if (!va) continue;
+    if (is_bool && bit_at(a->buffers[1], a->offset + i + r) != bit_at(b->buffers[1], b->offset + j + r)) return 0;
+    if (width && memcmp((const uint8_t *)a->buffers[1] + (a->offset + i + r) * width,
+                        (const uint8_t *)b->buffers[1] + (b->offset + j + r) * width, (size_t)width))
+      return 0;
+    if (ow) {
+      int64_t a0 = load_offset(a, ow, i + r), a1 = load_offset(a, ow, i + r + 1);
+      int64_t b0 = load_offset(b, ow, j + r), b1 = load_offset(b, ow, j + r + 1);
+      if (a1 - a0 != b1 - b0 ||
+          memcmp((const uint8_t *)a->buffers[2] + a0, (const uint8_t *)b->buffers[2] + b0, (size_t)(a1 - a0)))
+        return 0;
+    }
+  }
+  return 1;
+}
+
+/* Compares the batch with the per-block batches, from the cursor on. */
+static void compare_batch(consumer *c, const struct ArrowArray *batch) {
+  const input *in = c->in;
+  for (int64_t at = 0; at < batch->length && !c->mismatch;) {
+    if (c->kept >= in->n_kept) {
+      c->mismatch = 1;
+      break;
+    }
+    const struct ArrowArray *want = &in->kept[c->kept];
+    int64_t n = want->length - c->kept_row < batch->length - at ? want->length - c->kept_row : batch->length - at;
+    for (int64_t k = 0; k < in->schema.n_children && !c->mismatch; k++)
+      if (!same_rows(in->schema.children[k], batch->children[k], at, want->children[k], c->kept_row, n))
+        c->mismatch = 1;
+    at += n;
+    if ((c->kept_row += n) == want->length) c->kept++, c->kept_row = 0;
+  }
+}
+
 static int consume(void *ctx, struct ArrowArray *batch) {
   consumer *c = ctx;
   const struct ArrowSchema *s = &c->in->schema;
@@ -124,6 +185,7 @@ static int consume(void *ctx, struct ArrowArray *batch) {
     batch->release(batch);
     return fail("a batch", "its number of columns is not the schema's");
   }
+  if (c->compare) compare_batch(c, batch);
   if (c->check) {
     for (int64_t k = 0; k < s->n_children; k++) bench_touch_column(s->children[k], batch->children[k], &c->columns[k]);
   } else if (s->n_children > 0) {
@@ -338,16 +400,6 @@ static void copy_bits(uint8_t *dst, int64_t dst_at, const uint8_t *src, int64_t 
   }
 }
 
-static int offset_width(const char *format) {
-  if (!strcmp(format, "u") || !strcmp(format, "z")) return 4;
-  if (!strcmp(format, "U") || !strcmp(format, "Z")) return 8;
-  return 0;
-}
-
-static int64_t load_offset(const struct ArrowArray *a, int width, int64_t i) {
-  return width == 4 ? ((const int32_t *)a->buffers[1])[a->offset + i] : ((const int64_t *)a->buffers[1])[a->offset + i];
-}
-
 /* Whether the concatenation (and memcpy_limit) handle every column of s:
  * fixed-width, boolean and string/binary columns. */
 static int flat_schema(const struct ArrowSchema *s) {
@@ -527,6 +579,9 @@ static int check_sums(const input *in, const consumer *c, const consumer *refere
                      (long long)c->columns[k].nulls, in->generated ? "generated" : "per_block read",
                      (unsigned long long)want, (long long)nulls), -1;
   }
+  if (c->mismatch)
+    return fprintf(stderr, "xchg bench shuffle: %s: batch %lld is not what the per-block read gave\n", mode,
+                   (long long)c->batches), -1;
   if (c->short_batches && in->generated && strcmp(mode, "per_block") != 0)
     return fprintf(stderr, "xchg bench shuffle: %s: %lld batches short of the target before the last\n", mode,
                    (long long)c->short_batches), -1;
@@ -776,7 +831,8 @@ typedef struct result {
  * checks every value.  *batches gets the batches handed out. */
 static int run_mode(input *in, limits *l, const settings *set, int mode, int threads, xchg_pool *pool, int check,
                     int64_t *ns, int64_t *batches, uint64_t *checksum) {
-  consumer c = {.in = in, .check = check, .target_rows = set->target_rows};
+  consumer c = {.in = in, .check = check, .compare = check && mode != PER_BLOCK && flat_schema(&in->schema),
+                .target_rows = set->target_rows};
   int failed = 0, rc = 0;
   if (mode == MEMCPY_LIMIT || mode == CODEC_LIMIT) {
     *ns = limit_once(in, l, mode == CODEC_LIMIT, threads, &failed);
@@ -1116,6 +1172,10 @@ int xchg_bench_shuffle(int argc, char **argv) {
   if (optind + 1 < argc) return bad_usage("one FILE at most");
   if (file && (given_shape || (framings.n > 1 && given_format)))
     return bad_usage("with FILE, --columns, --block-rows and --rows do not apply, and --format takes one value");
+  int configurations = 0;
+  for (int f = 0; f < framings.n; f++)
+    for (int c = 0; c < codecs.n; c++) configurations += framings.v[f] == SHAPE_SHUFFLE_COMET || codecs.v[c] != SHAPE_SHUFFLE_SNAPPY;
+  if (!file && configurations == 0) return bad_usage("snappy is for --format comet: IPC body compression has no snappy");
   xchg_pool *pool = NULL;
   if (set.threads > 1 && xchg_pool_create(set.threads, &pool, NULL) != XCHG_OK)
     return fprintf(stderr, "xchg bench shuffle: cannot create a pool of %d threads\n", set.threads), 1;

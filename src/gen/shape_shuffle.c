@@ -48,7 +48,7 @@ static const char *const kind_formats[KINDS] = {"l", "l", "g", "u", "i"};
 typedef struct schema_storage {
   struct ArrowSchema *pointers[SHAPE_SHUFFLE_MAX_COLUMNS];
   struct ArrowSchema children[SHAPE_SHUFFLE_MAX_COLUMNS];
-  char names[SHAPE_SHUFFLE_MAX_COLUMNS][8];
+  char names[SHAPE_SHUFFLE_MAX_COLUMNS][12];
 } schema_storage;
 
 static void release_child(struct ArrowSchema *s) { s->release = NULL; }
