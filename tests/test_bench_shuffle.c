@@ -177,5 +177,13 @@ int main(void) {
   char cmd[4096];
   snprintf(cmd, sizeof cmd, "'%s' bench shuffle --format ipc --codec snappy --quick >/dev/null 2>&1", cli);
   TU_CHECK(tu_run("%s", cmd) == 2, "%s: no configuration is a usage error", cmd);
+  /* The shuffle shape's options are its own; the other shapes refuse them
+   * and are generated as before without them. */
+  snprintf(cmd, sizeof cmd, "'%s' gen cache - --rows 10 >/dev/null", cli);
+  TU_CHECK(tu_run("%s", cmd) == 0, "%s", cmd);
+  snprintf(cmd, sizeof cmd, "'%s' gen cache - --rows 10 --block-rows 5 >/dev/null 2>&1", cli);
+  TU_CHECK(tu_run("%s", cmd) == 2, "%s: --block-rows is the shuffle shape's", cmd);
+  snprintf(cmd, sizeof cmd, "'%s' gen shuffle - --rows 10 --level 3 >/dev/null 2>&1", cli);
+  TU_CHECK(tu_run("%s", cmd) == 2, "%s: --level is not the shuffle shape's", cmd);
   return tu_finish("bench_shuffle");
 }

@@ -344,8 +344,8 @@ int xc_cmd_gen(int argc, char **argv) {
     a.rows = is_rows      ? SHAPE_ROWS_ROWS
              : is_shuffle ? SHAPE_SHUFFLE_ROWS
              : !strcmp(a.shape, "cache") ? SHAPE_CACHE_ROWS : SHAPE_BROADCAST_ROWS;
-  if (a.columns < 0) a.columns = 5;
-  if (a.block_rows < 0) a.block_rows = 64;
+  if (is_shuffle && a.columns < 0) a.columns = 5;
+  if (is_shuffle && a.block_rows < 0) a.block_rows = 64;
   if (is_rows && !a.codec_given) a.codec = XCHG_BLOCK_LZ4_FRAME;
   if ((rc = check_meaningful(&a, is_rows)) != 0) return rc;
   if (!strcmp(a.shape, "broadcast") && !a.outer_given)
