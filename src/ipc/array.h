@@ -5,7 +5,12 @@
  * private data holds a reference on the ipc_array, so one decoded array can
  * be handed out any number of times (a dictionary to every batch that uses
  * it, a shared broadcast to every task) and each ArrowArray, children
- * included, can be released on its own and in any order. */
+ * included, can be released on its own and in any order.
+ *
+ * Small allocations are what a batch of a few thousand rows costs beyond
+ * its bytes, so a batch's arrays come from one arena (ipc_arena: its nodes
+ * share a few chunks, each freed with its last array) and an export is one
+ * allocation for the whole ArrowArray tree (freed with its last node). */
 #ifndef XCHG_IPC_ARRAY_H
 #define XCHG_IPC_ARRAY_H
 
@@ -26,8 +31,11 @@ typedef struct ipc_buffer {
   xchg_buf *owner;     /* a reference, or NULL for static memory */
 } ipc_buffer;
 
+struct ipc_arena_chunk;
+
 typedef struct ipc_array {
   _Atomic int64_t refs;
+  struct ipc_arena_chunk *chunk; /* the arena chunk it lives in, or NULL: malloc'd alone */
   int64_t length;
   int64_t null_count;
   int64_t n_buffers;
@@ -41,6 +49,19 @@ typedef struct ipc_array {
  * refcount 1.  NULL when out of memory. */
 ipc_array *ipc_array_new(int64_t n_buffers, int64_t n_children);
 ipc_array *ipc_array_ref(ipc_array *a);
+
+/* Arrays allocated together: ipc_arena_new_array works as ipc_array_new,
+ * carving arrays out of chunks of about `chunk_size` bytes (more for an
+ * array that needs more), each chunk freed when the last array in it is;
+ * ipc_arena_end lets go of the arena (the arrays live on). */
+typedef struct ipc_arena {
+  struct ipc_arena_chunk *chunk;
+  size_t chunk_size;
+} ipc_arena;
+
+void ipc_arena_init(ipc_arena *arena, size_t chunk_size);
+ipc_array *ipc_arena_new_array(ipc_arena *arena, int64_t n_buffers, int64_t n_children);
+void ipc_arena_end(ipc_arena *arena);
 void ipc_array_unref(ipc_array *a);
 
 /* Pointer to the data of buffer i, or NULL when it is absent. */

@@ -32,6 +32,7 @@ typedef struct decoder {
   ipc_jobs *jobs;
   int64_t planned_bytes;  /* decompressed bytes of the batch's buffers so far */
   const ipc_field *field; /* the field being decoded, named in errors */
+  ipc_arena arena;        /* the batch's arrays */
 } decoder;
 
 static xchg_status fail(const decoder *d, int64_t buffer, xchg_status st, const char *fmt, ...)
@@ -355,7 +356,7 @@ static xchg_status plan_children(decoder *d, const ipc_field *f, ipc_array *a) {
 
 static xchg_status new_array(decoder *d, int64_t n_buffers, int64_t n_children, int64_t length,
                              int64_t null_count, ipc_array **out) {
-  if (!(*out = ipc_array_new(n_buffers, n_children))) return fail(d, -1, XCHG_ENOMEM, "out of memory");
+  if (!(*out = ipc_arena_new_array(&d->arena, n_buffers, n_children))) return fail(d, -1, XCHG_ENOMEM, "out of memory");
   (*out)->length = length;
   (*out)->null_count = null_count;
   return XCHG_OK;
@@ -521,8 +522,13 @@ xchg_status ipc_decode_plan(const ipc_decode_ctx *ctx, const fb_table *batch, co
   xchg_status st = open_batch(&d, batch, &length);
   if (st != XCHG_OK) return st;
   for (int64_t i = 0; i < n_columns; i++) n_selected += dictionary_values || !columns[i].skip;
-  ipc_array *root = ipc_array_new(1, n_selected);
-  if (!root) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  /* About what a batch of flat columns takes: one chunk. */
+  ipc_arena_init(&d.arena, 256 + (size_t)n_selected * 128);
+  ipc_array *root = ipc_arena_new_array(&d.arena, 1, n_selected);
+  if (!root) {
+    ipc_arena_end(&d.arena);
+    return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  }
   root->length = length;
   for (int64_t i = 0, k = 0; i < n_columns && st == XCHG_OK; i++) {
     if (columns[i].skip && !dictionary_values) {
@@ -539,6 +545,7 @@ xchg_status ipc_decode_plan(const ipc_decode_ctx *ctx, const fb_table *batch, co
   if (st == XCHG_OK && (d.next_node != d.nodes.count || d.next_buffer != d.buffers.count))
     st = fail(&d, -1, XCHG_EFORMAT, "the schema uses %u field nodes and %u buffers, the message "
               "has %u and %u", d.next_node, d.next_buffer, d.nodes.count, d.buffers.count);
+  ipc_arena_end(&d.arena);
   if (st != XCHG_OK) {
     ipc_array_unref(root);
     return st;
