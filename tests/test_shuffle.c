@@ -24,6 +24,8 @@
 
 #include "support/array_equal.h"
 #include "support/array_valid.h"
+#include "support/c_fixture.h"
+#include "support/ipc_bodies.h"
 #include "support/roundtrip.h"
 #include "support/sources.h"
 #include "support/testutil.h"
@@ -64,6 +66,7 @@ typedef struct input {
   segments alone;         /* the rows of every block, as read alone */
   struct ArrowArray *kept; /* the batches those segments point into */
   int64_t n_kept, cap_kept;
+  int bad;                 /* the blocks are not all readable alone: do not try */
 } input;
 
 static void keep(input *in, struct ArrowArray *a) {
@@ -125,7 +128,7 @@ static const xchg_stream_codec comet_inner[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ
  * as a Comet block with inner codec comet_inner[comet]. */
 static int add_block(input *in, const uint8_t *stream, size_t size, int comet, int64_t columns,
                      char *msg) {
-  if (read_alone(in, stream, size, msg) != 0) return -1;
+  if (!in->bad && read_alone(in, stream, size, msg) != 0) return -1;
   in->blocks++;
   if (comet < 0) {
     tu_bytes_append(&in->bytes, stream, size);
@@ -478,6 +481,108 @@ static void check_dictionary_cut(void) {
   input_free(&in);
 }
 
+/* Offsets need not start at 0: blocks whose utf8 or list column starts
+ * its offsets at 1 (so that a list's child values are used from row 1,
+ * their validity bits from bit 1), between blocks whose offsets start at
+ * 0, against the blocks read alone. */
+static int start_offsets_at_one(xchg_buf *stream, char *msg) {
+  tu_body bodies[4];
+  int64_t n = tu_map_bodies(xchg_buf_data(stream), xchg_buf_size(stream), bodies, 4);
+  for (int64_t i = 0; i < n; i++) {
+    if (bodies[i].kind != XCHG_MESSAGE_RECORD_BATCH) continue;
+    uint8_t *p = xchg_buf_mutable_data(stream) + bodies[i].offset; /* the offsets: validity is empty */
+    int32_t first, second;
+    memcpy(&first, p, 4);
+    memcpy(&second, p + 4, 4);
+    if (first != 0 || second < 1) return tu_failf(msg, MSG, "unexpected offsets %d, %d", first, second);
+    first = 1;
+    memcpy(p, &first, 4);
+    return 0;
+  }
+  return tu_failf(msg, MSG, "no record batch");
+}
+
+static int expect_error(const input *in, xchg_status want, const char *needle, const segments *before,
+                        const struct ArrowSchema *schema, char *msg);
+
+/* Sets the last of the first record batch's 6 offsets (the first
+ * buffer of its body) to `value`. */
+static int set_last_offset(xchg_buf *stream, int32_t value, char *msg) {
+  tu_body bodies[4];
+  int64_t n = tu_map_bodies(xchg_buf_data(stream), xchg_buf_size(stream), bodies, 4);
+  for (int64_t i = 0; i < n; i++)
+    if (bodies[i].kind == XCHG_MESSAGE_RECORD_BATCH) {
+      memcpy(xchg_buf_mutable_data(stream) + bodies[i].offset + 5 * 4, &value, 4);
+      return 0;
+    }
+  return tu_failf(msg, MSG, "no record batch");
+}
+
+static void check_offsets_from_one(void) {
+  static const int32_t str_offsets[] = {0, 2, 3, 6, 6, 8}, list_offsets[] = {0, 2, 3, 6, 6, 9};
+  static const char chars[] = "abcdefgh";
+  static const int32_t values[] = {10, 11, 12, 13, 14, 15, 16, 17, 18};
+  static const uint8_t value_bits[] = {0x6f, 0x01}; /* values 4 and 7 are null */
+  struct ArrowSchema item, list, str, *list_kids[1] = {&item}, *cols[2], root;
+  struct ArrowArray item_a, list_a, str_a, *list_a_kids[1] = {&item_a}, *col_a[2], root_a;
+  tu_fixture_schema(&item, "i", "item", 0, NULL);
+  tu_fixture_schema(&list, "+l", "l", 1, list_kids);
+  tu_fixture_schema(&str, "u", "s", 0, NULL);
+  const void *item_b[] = {value_bits, values}, *list_b[] = {NULL, list_offsets}, *str_b[] = {NULL, str_offsets, chars};
+  tu_fixture_array(&item_a, 9, 2, item_b, 0, NULL);
+  item_a.null_count = 2;
+  tu_fixture_array(&list_a, 5, 2, list_b, 1, list_a_kids);
+  tu_fixture_array(&str_a, 5, 3, str_b, 0, NULL);
+  for (int c = 0; c < 2; c++) {
+    cols[0] = c ? &list : &str;
+    col_a[0] = c ? &list_a : &str_a;
+    tu_fixture_schema(&root, "+s", "", 1, cols);
+    tu_fixture_array(&root_a, 5, 1, (const void *[]){NULL}, 1, col_a);
+    input in = {0};
+    char msg[MSG] = "";
+    int rc = 0;
+    for (int b = 0; b < 7 && rc == 0; b++) {
+      xchg_buf *stream;
+      rc = rt_write(&root, &root_a, 1, NULL, &stream, msg, MSG);
+      if (rc == 0 && b % 2 == 1) rc = start_offsets_at_one(stream, msg);
+      if (rc == 0) rc = add_block(&in, xchg_buf_data(stream), xchg_buf_size(stream), c ? 1 : -1, 1, msg); /* the list in comet LZ4_ blocks */
+      if (stream) xchg_buf_unref(stream);
+    }
+    if (rc == 0) resolve(&in);
+    xchg_shuffle_reader_options o;
+    xchg_shuffle_reader_options_init(&o);
+    output out = {0};
+    if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
+    if (rc == 0 && (out.st != XCHG_OK || out.n != 1))
+      rc = tu_failf(msg, MSG, "%lld batches: %s", (long long)out.n, out.error);
+    if (rc == 0) rc = compare(&root, &out, &in.alone, "the blocks read alone", msg);
+    tu_case(c ? "list offsets from 1 (child values and bits from row 1)" : "utf8 offsets from 1", rc, msg);
+    output_free(&out);
+    input_free(&in);
+    /* A last offset past the values, in the third block. */
+    memset(&in, 0, sizeof in);
+    in.bad = 1;
+    rc = 0;
+    for (int b = 0; b < 4 && rc == 0; b++) {
+      xchg_buf *stream;
+      rc = rt_write(&root, &root_a, 1, NULL, &stream, msg, MSG);
+      if (rc == 0 && b == 2) rc = set_last_offset(stream, 1000, msg);
+      if (rc == 0) rc = add_block(&in, xchg_buf_data(stream), xchg_buf_size(stream), c ? 1 : -1, 1, msg);
+      if (stream) xchg_buf_unref(stream);
+    }
+    if (rc == 0) rc = expect_error(&in, XCHG_EFORMAT, "block 2 (source 0, byte", NULL, NULL, msg);
+    if (rc == 0) {
+      output bad;
+      read_all(&in, &o, FROM_MEMORY, &bad, msg);
+      if (!strstr(bad.error, "are 0 and 1000, outside [0, "))
+        rc = tu_failf(msg, MSG, "the error does not name the offsets: %s", bad.error);
+      output_free(&bad);
+    }
+    tu_case(c ? "a list offset past the child" : "a utf8 offset past the data", rc, msg);
+    input_free(&in);
+  }
+}
+
 /* ---- bad input ------------------------------------------------------------------- */
 
 static int expect_error(const input *in, xchg_status want, const char *needle, const segments *before,
@@ -631,6 +736,7 @@ int main(int argc, char **argv) {
   check_sample();
   check_pass_through();
   check_dictionary_cut();
+  check_offsets_from_one();
   check_truncated();
   check_comet_damage();
   check_other_schema();
