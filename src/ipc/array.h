@@ -113,6 +113,16 @@ static inline void ipc_store_offset(uint8_t *p, int width, int64_t i, int64_t v)
   }
 }
 
+/* Stores integer i of a buffer of 2-, 4- or 8-byte integers (run ends). */
+static inline void ipc_store_int(uint8_t *p, int width, int64_t i, int64_t v) {
+  if (width == 2) {
+    int16_t v16 = (int16_t)v;
+    memcpy(p + 2 * i, &v16, 2);
+  } else {
+    ipc_store_offset(p, width, i, v);
+  }
+}
+
 /* Exports a to out; out holds its own reference on a. */
 xchg_status ipc_array_export(ipc_array *a, struct ArrowArray *out, xchg_error *err);
 

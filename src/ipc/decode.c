@@ -302,23 +302,21 @@ static int offset_width(ipc_type t) {
           t == IPC_LARGE_LIST_VIEW) ? 8 : 4;
 }
 
-/* Number of IPC buffers of a field's own layout (children excluded), not
- * counting the variadic buffers of views. */
-static int64_t ipc_buffer_count(const decoder *d, const ipc_field *f, int as_value) {
+int64_t ipc_field_buffer_count(const ipc_field *f, int as_value, int metadata_version) {
   if (f->dict_encoded && !as_value) return 2;
   switch (f->type) {
     case IPC_NULL: case IPC_RUN_END_ENCODED: return 0;
     case IPC_STRUCT: case IPC_FIXED_SIZE_LIST: return 1;
     case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
     case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW: return 3;
-    case IPC_UNION: return (f->union_dense ? 2 : 1) + (d->ctx->metadata_version < 4);
+    case IPC_UNION: return (f->union_dense ? 2 : 1) + (metadata_version < IPC_METADATA_V5);
     default: return 2;
   }
 }
 
 /* Steps over an unselected field without reading any of its buffers. */
 static xchg_status skip_field(decoder *d, const ipc_field *f, int as_value) {
-  int64_t length = 0, nulls = 0, offset, len, n = ipc_buffer_count(d, f, as_value);
+  int64_t length = 0, nulls = 0, offset, len, n = ipc_field_buffer_count(f, as_value, d->ctx->metadata_version);
   d->field = f;
   xchg_status st = take_node(d, &length, &nulls);
   if (st == XCHG_OK && (f->type == IPC_BINARY_VIEW || f->type == IPC_UTF8_VIEW) &&
@@ -412,7 +410,7 @@ static xchg_status plan_value(decoder *d, const ipc_field *f, int64_t length, in
     default:
       break;
   }
-  int64_t n = ipc_buffer_count(d, f, 1);
+  int64_t n = ipc_field_buffer_count(f, 1, d->ctx->metadata_version);
   int64_t n_children = f->type == IPC_STRUCT ? selected_children(f) : f->n_children;
   if ((st = new_array(d, n, n_children, length, nulls, out)) != XCHG_OK ||
       (st = take_validity(d, nulls, &(*out)->buffers[0])) != XCHG_OK)
