@@ -22,7 +22,9 @@
  *                          the same compressed bytes into such destinations:
  *                          every compressed buffer of the ipc framing, the
  *                          whole block of the comet framing;
- *   coalesced              xchg_shuffle_reader (xchg/shuffle.h).
+ *   coalesced              xchg_shuffle_reader (xchg/shuffle.h): every
+ *                          block decoded straight into its place in
+ *                          target-size batches.
  *
  * On T threads the readers get a pool of T threads; the limits run the
  * destinations on T threads, each its own share.  Runs take turns (every
@@ -507,6 +509,32 @@ static int per_block_then_concat(input *in, xchg_pool *pool, consumer *c) {
   return rc;
 }
 
+/* ---- coalesced: xchg_shuffle_reader ----------------------------------------------------- */
+
+static int coalesced(input *in, xchg_pool *pool, int64_t target_rows, consumer *c) {
+  xchg_shuffle_reader_options o;
+  xchg_shuffle_reader_options_init(&o);
+  o.framing = in->framing == SHAPE_SHUFFLE_COMET ? XCHG_SHUFFLE_FRAMING_COMET : XCHG_SHUFFLE_FRAMING_IPC;
+  o.target_rows = target_rows;
+  o.read.pool = pool;
+  xchg_shuffle_reader *r;
+  xchg_source *src;
+  xchg_error err;
+  if (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_OK) return fail("coalesced", err.message);
+  int rc = 0;
+  if (xchg_source_from_memory(in->data, in->size, NULL, NULL, &src, &err) != XCHG_OK ||
+      xchg_shuffle_reader_add_source(r, src, &err) != XCHG_OK)
+    rc = fail("coalesced", err.message);
+  while (rc == 0) {
+    struct ArrowArray batch;
+    if (xchg_shuffle_reader_next(r, &batch, &err) != XCHG_OK) rc = fail("coalesced", err.message);
+    if (rc != 0 || !batch.release) break;
+    rc = consume(c, &batch);
+  }
+  xchg_shuffle_reader_free(r);
+  return rc;
+}
+
 /* ---- knowing the input ---------------------------------------------------------------- */
 
 static uint64_t load_le64(const uint8_t *p) {
@@ -809,8 +837,8 @@ static int64_t limit_once(const input *in, limits *l, int codec, int threads, in
 
 /* ---- measuring ------------------------------------------------------------------------------ */
 
-enum { PER_BLOCK, PER_BLOCK_THEN_CONCAT, MEMCPY_LIMIT, CODEC_LIMIT, N_MODES };
-static const char *const mode_names[N_MODES] = {"per_block", "per_block_then_concat", "memcpy_limit",
+enum { COALESCED, PER_BLOCK, PER_BLOCK_THEN_CONCAT, MEMCPY_LIMIT, CODEC_LIMIT, N_MODES };
+static const char *const mode_names[N_MODES] = {"coalesced", "per_block", "per_block_then_concat", "memcpy_limit",
                                                 "codec_limit"};
 
 typedef struct settings {
@@ -840,7 +868,8 @@ static int run_mode(input *in, limits *l, const settings *set, int mode, int thr
     return failed ? fail(mode_names[mode], "the bare codec failed") : 0;
   }
   int64_t start = bench_now_ns();
-  if (mode == PER_BLOCK) rc = per_block(in, pool, consume, &c, NULL);
+  if (mode == COALESCED) rc = coalesced(in, pool, set->target_rows, &c);
+  else if (mode == PER_BLOCK) rc = per_block(in, pool, consume, &c, NULL);
   else rc = per_block_then_concat(in, pool, &c);
   *ns = bench_now_ns() - start;
   *batches = c.batches;
@@ -859,7 +888,7 @@ static int measure(input *in, const settings *set, xchg_pool *pool, result *resu
     free_limits(&l, set->threads);
     return -1;
   }
-  int applies[N_MODES] = {1, flat_schema(&in->schema), flat_schema(&in->schema), l.has_codec};
+  int applies[N_MODES] = {1, 1, flat_schema(&in->schema), flat_schema(&in->schema), l.has_codec};
   static int64_t ns[N_MODES][2][MAX_RUNS];
   int64_t batches[N_MODES][2];
   uint64_t checksum[N_MODES][2] = {{0}};
@@ -968,23 +997,30 @@ static void print_table(const input *in, const settings *set, const result *rs, 
     if (!find(rs, n, m, 1))
       printf("  (no %s: %s)\n", mode_names[m], m == CODEC_LIMIT ? "nothing is compressed"
                                                                  : "a column type it does not join (nested or dictionary)");
-  for (int t = 1; t <= set->threads && set->threads > 1; t += set->threads - 1) {
-    const result *a = find(rs, n, PER_BLOCK, t), *b = find(rs, n, PER_BLOCK_THEN_CONCAT, t);
-    if (a && b) printf("  %d thread%s: per_block_then_concat %.2fx per_block\n", t, t > 1 ? "s" : "",
-                       b->time.median_ms / a->time.median_ms);
+  for (int t = 1; t <= set->threads; t += set->threads > 1 ? set->threads - 1 : 1) {
+    const result *c = find(rs, n, COALESCED, t), *b = find(rs, n, PER_BLOCK_THEN_CONCAT, t);
+    if (c && b) printf("  %d thread%s: coalesced %.2fx per_block_then_concat\n", t, t > 1 ? "s" : "",
+                       c->time.median_ms / b->time.median_ms);
   }
   for (int m = 0; m < N_MODES && set->threads > 1; m++) {
     const result *one = find(rs, n, m, 1), *all = find(rs, n, m, set->threads);
     if (one && all) printf("  %-22s speed-up on %d threads: %.2fx\n", mode_names[m], set->threads,
                            one->time.median_ms / all->time.median_ms);
   }
+  /* The yardstick: the coalesced read's speed-up against its limit's. */
+  const int limit = find(rs, n, CODEC_LIMIT, 1) ? CODEC_LIMIT : MEMCPY_LIMIT;
+  const result *c1 = find(rs, n, COALESCED, 1), *cn = find(rs, n, COALESCED, set->threads);
+  const result *l1 = find(rs, n, limit, 1), *ln = find(rs, n, limit, set->threads);
+  if (set->threads > 1 && c1 && cn && l1 && ln)
+    printf("  coalesced speed-up / %s speed-up: %.2f\n", mode_names[limit],
+           (c1->time.median_ms / cn->time.median_ms) / (l1->time.median_ms / ln->time.median_ms));
 }
 
 static void print_json_results(const input *in, const result *rs, int n, int *first) {
   for (int i = 0; i < n; i++) {
     const result *r = &rs[i];
     printf("%s{\"format\":\"%s\",\"codec\":\"%s\",\"columns\":%d,\"block_rows\":%lld,\"blocks\":%lld,\"rows\":%lld,"
-           "\"threads\":%d,\"mode\":\"%s\",\"median_ms\":%.4f,\"min_ms\":%.4f,\"max_ms\":%.4f,\"us_per_block\":%.4f,"
+           "\"threads\":%d,\"mode\":\"%s\",\"median_ms\":%.6f,\"min_ms\":%.6f,\"max_ms\":%.6f,\"us_per_block\":%.6f,"
            "\"batches_out\":%lld",
            *first ? "" : ",", shape_shuffle_framing_name(in->framing), shape_shuffle_codec_name(in->codec), in->columns,
            (long long)in->block_rows, (long long)in->n_blocks, (long long)in->rows, r->threads, mode_names[r->mode],
@@ -1015,6 +1051,8 @@ static void usage(FILE *out) {
           "  checks every value against the generator's sums (a FILE's: against the per_block\n"
           "  read).  --quick: 16,384 rows and 2 runs unless given, for tests.\n"
           "modes:\n"
+          "  coalesced              xchg_shuffle_reader: the schema once, every block decoded straight\n"
+          "                           into its place in target-size batches\n"
           "  per_block              one xchg_ipc_reader per block (comet: per block of one\n"
           "                           xchg_istream): one batch per block\n"
           "  per_block_then_concat  the same, then concatenated into target-size batches (each\n"
@@ -1031,6 +1069,8 @@ static void usage(FILE *out) {
           "  us/block    median_ms per block, in microseconds\n"
           "  batches     batches handed out (the limits: destinations filled)\n"
           "  vs memcpy   median_ms / memcpy_limit's on as many threads; vs codec: / codec_limit's\n"
+          "Then, per configuration, coalesced against per_block_then_concat, each mode's speed-up on T\n"
+          "threads, and coalesced's speed-up over its limit's (codec_limit, or memcpy_limit uncompressed).\n"
           "--json: {\"benchmark\",\"machine\",\"cores\",\"target_rows\",\"seed\",\"results\":[{\"format\",\"codec\",\n"
           "  \"columns\",\"block_rows\",\"blocks\",\"rows\",\"threads\",\"mode\",\"median_ms\",\"min_ms\",\"max_ms\",\n"
           "  \"us_per_block\",\"batches_out\"}]}; the reading modes add \"checksum_column\" and \"checksum\": the\n"
