@@ -172,20 +172,15 @@ xchg_status ipc_array_export(ipc_array *a, struct ArrowArray *out, xchg_error *e
   return XCHG_OK;
 }
 
-static int64_t popcount64(uint64_t x) {
-  x = x - ((x >> 1) & 0x5555555555555555u);
-  x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
-  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
-  return (int64_t)((x * 0x0101010101010101u) >> 56);
-}
-
-int64_t ipc_count_set_bits(const uint8_t *bits, int64_t n_bytes) {
+/* With popcnt, the builtin is that instruction; in the copy for CPUs
+ * without it, a library call per word. */
+IPC_CLONES_POPCNT int64_t ipc_count_set_bits(const uint8_t *bits, int64_t n_bytes) {
   int64_t set = 0, i = 0;
   for (; i + 8 <= n_bytes; i += 8) {
     uint64_t word;
     memcpy(&word, bits + i, 8);
-    set += popcount64(word);
+    set += __builtin_popcountll(word);
   }
-  for (; i < n_bytes; i++) set += popcount64(bits[i]);
+  for (; i < n_bytes; i++) set += __builtin_popcount(bits[i]);
   return set;
 }

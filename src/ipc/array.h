@@ -74,10 +74,21 @@ xchg_buf *ipc_array_set_buf(ipc_array *a, int64_t i, xchg_buf *b);
 /* Sets buffer i to a copy of another array's buffer (another reference). */
 void ipc_array_share_buffer(ipc_array *a, int64_t i, const ipc_buffer *from);
 
-/* Set bits in n_bytes bytes of a bitmap, eight bytes at a time (without
- * a popcount instruction in the baseline x86-64 target, the compiler's
- * builtin is a library call per word). */
+/* Set bits in n_bytes bytes of a bitmap, eight bytes at a time. */
 int64_t ipc_count_set_bits(const uint8_t *bits, int64_t n_bytes);
+
+/* For the loops that validation runs over every value: on x86-64, whose
+ * baseline has neither a popcount instruction nor 256-bit vectors, a
+ * function so marked is compiled once more for CPUs that have them, and
+ * the copy for the CPU is chosen when the program starts (GCC and Clang's
+ * target_clones). */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__)
+#define IPC_CLONES_POPCNT __attribute__((target_clones("popcnt", "default")))
+#define IPC_CLONES_AVX2 __attribute__((target_clones("avx2", "default")))
+#else
+#define IPC_CLONES_POPCNT
+#define IPC_CLONES_AVX2
+#endif
 
 /* Integer i of a buffer of `width`-byte integers (1, 2, 4 or 8; offsets,
  * run ends, dictionary indices).  An unsigned 64-bit value above

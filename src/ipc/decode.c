@@ -603,7 +603,7 @@ static xchg_status zero_offsets(decoder *d, ipc_array *a, int64_t i) {
 /* Whether n offsets of `width` bytes (4 or 8) never decrease.  One pass
  * with no early exit, which the compiler vectorises: the row at fault is
  * searched for only when there is one. */
-static int never_decreasing(const uint8_t *p, int width, int64_t n) {
+IPC_CLONES_AVX2 static int never_decreasing(const uint8_t *p, int width, int64_t n) {
   int decreases = 0;
   if (width == 4) {
     for (int64_t k = 1; k < n; k++) {
