@@ -32,17 +32,21 @@ ipc_array *ipc_array_new(int64_t n_buffers, int64_t n_children) {
  * arena while the arena can still carve. */
 typedef struct ipc_arena_chunk {
   _Atomic int64_t live;
+  xchg_buf *keep; /* a reference */
   size_t used, size;
   _Alignas(16) unsigned char data[];
 } ipc_arena_chunk;
 
 static void chunk_unref(ipc_arena_chunk *c) {
-  if (c && atomic_fetch_sub_explicit(&c->live, 1, memory_order_acq_rel) == 1) free(c);
+  if (!c || atomic_fetch_sub_explicit(&c->live, 1, memory_order_acq_rel) != 1) return;
+  xchg_buf_unref(c->keep);
+  free(c);
 }
 
-void ipc_arena_init(ipc_arena *arena, size_t chunk_size) {
+void ipc_arena_init(ipc_arena *arena, size_t chunk_size, xchg_buf *keep) {
   arena->chunk = NULL;
   arena->chunk_size = chunk_size;
+  arena->keep = keep;
 }
 
 ipc_array *ipc_arena_new_array(ipc_arena *arena, int64_t n_buffers, int64_t n_children) {
@@ -53,6 +57,7 @@ ipc_array *ipc_arena_new_array(ipc_arena *arena, int64_t n_buffers, int64_t n_ch
     ipc_arena_chunk *fresh = malloc(sizeof *fresh + capacity);
     if (!fresh) return NULL;
     atomic_init(&fresh->live, 1);
+    fresh->keep = xchg_buf_ref(arena->keep);
     fresh->used = 0;
     fresh->size = capacity;
     chunk_unref(c);
@@ -75,9 +80,18 @@ ipc_array *ipc_array_ref(ipc_array *a) {
   return a;
 }
 
+static int is_borrowed(const ipc_array *a, int64_t i) { return i < 64 && (a->borrowed >> i & 1); }
+
+/* Lets go of buffer i, before it is replaced. */
+static void drop_buffer(ipc_array *a, int64_t i) {
+  if (!is_borrowed(a, i)) xchg_buf_unref(a->buffers[i].owner);
+  if (i < 64) a->borrowed &= ~((uint64_t)1 << i);
+}
+
 void ipc_array_unref(ipc_array *a) {
   if (!a || atomic_fetch_sub_explicit(&a->refs, 1, memory_order_acq_rel) != 1) return;
-  for (int64_t i = 0; i < a->n_buffers; i++) xchg_buf_unref(a->buffers[i].owner);
+  for (int64_t i = 0; i < a->n_buffers; i++)
+    if (!is_borrowed(a, i)) xchg_buf_unref(a->buffers[i].owner);
   for (int64_t i = 0; i < a->n_children; i++) ipc_array_unref(a->children[i]);
   ipc_array_unref(a->dictionary);
   if (a->chunk) chunk_unref(a->chunk);
@@ -85,13 +99,13 @@ void ipc_array_unref(ipc_array *a) {
 }
 
 xchg_buf *ipc_array_set_buf(ipc_array *a, int64_t i, xchg_buf *b) {
-  xchg_buf_unref(a->buffers[i].owner);
+  drop_buffer(a, i);
   a->buffers[i] = (ipc_buffer){b ? xchg_buf_data(b) : NULL, b ? xchg_buf_size(b) : 0, b};
   return b;
 }
 
 void ipc_array_share_buffer(ipc_array *a, int64_t i, const ipc_buffer *from) {
-  xchg_buf_unref(a->buffers[i].owner);
+  drop_buffer(a, i);
   a->buffers[i] = *from;
   xchg_buf_ref(from->owner);
 }

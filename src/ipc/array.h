@@ -36,6 +36,11 @@ struct ipc_arena_chunk;
 typedef struct ipc_array {
   _Atomic int64_t refs;
   struct ipc_arena_chunk *chunk; /* the arena chunk it lives in, or NULL: malloc'd alone */
+  /* Bit i: buffer i is borrowed, its owner kept alive by the chunk (which
+   * holds one reference for all the zero-copy views of a batch's body)
+   * rather than by a reference of its own.  Sharing such a buffer with
+   * another array (ipc_array_share_buffer) takes a reference as usual. */
+  uint64_t borrowed;
   int64_t length;
   int64_t null_count;
   int64_t n_buffers;
@@ -53,13 +58,16 @@ ipc_array *ipc_array_ref(ipc_array *a);
 /* Arrays allocated together: ipc_arena_new_array works as ipc_array_new,
  * carving arrays out of chunks of about `chunk_size` bytes (more for an
  * array that needs more), each chunk freed when the last array in it is;
- * ipc_arena_end lets go of the arena (the arrays live on). */
+ * ipc_arena_end lets go of the arena (the arrays live on).  Every chunk
+ * holds a reference on `keep` (NULL: none), which the arrays' buffers may
+ * then borrow. */
 typedef struct ipc_arena {
   struct ipc_arena_chunk *chunk;
   size_t chunk_size;
+  xchg_buf *keep;
 } ipc_arena;
 
-void ipc_arena_init(ipc_arena *arena, size_t chunk_size);
+void ipc_arena_init(ipc_arena *arena, size_t chunk_size, xchg_buf *keep);
 ipc_array *ipc_arena_new_array(ipc_arena *arena, int64_t n_buffers, int64_t n_children);
 void ipc_arena_end(ipc_arena *arena);
 void ipc_array_unref(ipc_array *a);

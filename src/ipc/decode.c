@@ -250,13 +250,27 @@ static xchg_status next_range(decoder *d, int64_t *offset, int64_t *len) {
   return XCHG_OK;
 }
 
-/* Takes the next buffer of the message: a zero-copy view when it is
- * stored as is (copied only when misaligned or big-endian), or a buffer to
- * be filled by a decompression job.  An empty buffer stays absent. */
-static xchg_status take_buffer(decoder *d, swap_rule swap, ipc_buffer *out) {
+/* Whether buffer i of an array may borrow the body: uncompressed, in
+ * memory and kept by the batch's arena. */
+static int borrows(const decoder *d, int64_t i) {
+  return i < 64 && d->codec == XCHG_BLOCK_NONE && d->body->mem && d->arena.keep == d->body->mem;
+}
+
+/* Takes the next buffer of the message into buffer i of a: a zero-copy
+ * view when it is stored as is (copied only when misaligned or
+ * big-endian), or a buffer to be filled by a decompression job.  An empty
+ * buffer stays absent. */
+static xchg_status take_buffer(decoder *d, swap_rule swap, ipc_array *a, int64_t i) {
+  ipc_buffer *out = &a->buffers[i];
   int64_t offset = 0, len = 0, index = d->next_buffer;
   xchg_status st = next_range(d, &offset, &len);
   if (st != XCHG_OK || len == 0) return st;
+  const uint8_t *at = d->body->mem ? xchg_buf_data(d->body->mem) + offset : NULL;
+  if (borrows(d, i) && ((uintptr_t)at & 7) == 0 && !(d->ctx->big_endian && swap_needed(swap))) {
+    *out = (ipc_buffer){at, (size_t)len, d->body->mem};
+    a->borrowed |= (uint64_t)1 << i;
+    return XCHG_OK;
+  }
   if ((st = fetch(d, index, offset, len, out)) != XCHG_OK) return st;
   int queued = 0;
   if (d->codec != XCHG_BLOCK_NONE &&
@@ -268,9 +282,10 @@ static xchg_status take_buffer(decoder *d, swap_rule swap, ipc_buffer *out) {
   return XCHG_OK;
 }
 
-/* The validity bitmap: only worth taking when there are nulls. */
-static xchg_status take_validity(decoder *d, int64_t null_count, ipc_buffer *out) {
-  if (null_count > 0) return take_buffer(d, NO_SWAP, out);
+/* The validity bitmap, buffer 0 of a: only worth taking when there are
+ * nulls. */
+static xchg_status take_validity(decoder *d, int64_t null_count, ipc_array *a) {
+  if (null_count > 0) return take_buffer(d, NO_SWAP, a, 0);
   int64_t offset, len;
   return next_range(d, &offset, &len);
 }
@@ -363,8 +378,8 @@ static xchg_status new_array(decoder *d, int64_t n_buffers, int64_t n_children, 
 /* Binary views: IPC has validity, views, data...; the C Data Interface adds
  * a last buffer with the size of each data buffer. */
 static xchg_status plan_views(decoder *d, ipc_array *a, int64_t n_data) {
-  xchg_status st = take_buffer(d, VIEW_SWAP, &a->buffers[1]);
-  for (int64_t i = 0; i < n_data && st == XCHG_OK; i++) st = take_buffer(d, NO_SWAP, &a->buffers[2 + i]);
+  xchg_status st = take_buffer(d, VIEW_SWAP, a, 1);
+  for (int64_t i = 0; i < n_data && st == XCHG_OK; i++) st = take_buffer(d, NO_SWAP, a, 2 + i);
   if (st != XCHG_OK) return st;
   xchg_buf *sizes = ipc_array_set_buf(a, 2 + n_data, xchg_buf_alloc((size_t)n_data * 8));
   if (!sizes) return fail(d, -1, XCHG_ENOMEM, "out of memory");
@@ -383,8 +398,8 @@ static xchg_status plan_union(decoder *d, const ipc_field *f, int64_t length, in
   xchg_status st = new_array(d, f->union_dense ? 2 : 1, f->n_children, length, 0, out);
   int64_t offset, len;
   if (st == XCHG_OK && legacy) st = next_range(d, &offset, &len);
-  if (st == XCHG_OK) st = take_buffer(d, NO_SWAP, &(*out)->buffers[0]);
-  if (st == XCHG_OK && f->union_dense) st = take_buffer(d, INT_SWAP(4), &(*out)->buffers[1]);
+  if (st == XCHG_OK) st = take_buffer(d, NO_SWAP, *out, 0);
+  if (st == XCHG_OK && f->union_dense) st = take_buffer(d, INT_SWAP(4), *out, 1);
   return st == XCHG_OK ? plan_children(d, f, *out) : st;
 }
 
@@ -404,7 +419,7 @@ static xchg_status plan_value(decoder *d, const ipc_field *f, int64_t length, in
     case IPC_BINARY_VIEW: case IPC_UTF8_VIEW:
       if ((st = take_variadic_count(d, &n_data)) != XCHG_OK ||
           (st = new_array(d, 3 + n_data, 0, length, nulls, out)) != XCHG_OK ||
-          (st = take_validity(d, nulls, &(*out)->buffers[0])) != XCHG_OK)
+          (st = take_validity(d, nulls, *out)) != XCHG_OK)
         return st;
       return plan_views(d, *out, n_data);
     default:
@@ -413,7 +428,7 @@ static xchg_status plan_value(decoder *d, const ipc_field *f, int64_t length, in
   int64_t n = ipc_field_buffer_count(f, 1, d->ctx->metadata_version);
   int64_t n_children = f->type == IPC_STRUCT ? selected_children(f) : f->n_children;
   if ((st = new_array(d, n, n_children, length, nulls, out)) != XCHG_OK ||
-      (st = take_validity(d, nulls, &(*out)->buffers[0])) != XCHG_OK)
+      (st = take_validity(d, nulls, *out)) != XCHG_OK)
     return st;
   swap_rule rules[3] = {NO_SWAP, {f->swap, f->width}, INT_SWAP(ow)};
   switch (f->type) {
@@ -427,7 +442,7 @@ static xchg_status plan_value(decoder *d, const ipc_field *f, int64_t length, in
       break;
     default: break;
   }
-  for (int64_t i = 1; i < n && st == XCHG_OK; i++) st = take_buffer(d, rules[i], &(*out)->buffers[i]);
+  for (int64_t i = 1; i < n && st == XCHG_OK; i++) st = take_buffer(d, rules[i], *out, i);
   return st == XCHG_OK ? plan_children(d, f, *out) : st;
 }
 
@@ -439,8 +454,8 @@ static xchg_status plan_field(decoder *d, const ipc_field *f, int as_value, ipc_
   if (st != XCHG_OK) return st;
   if (!f->dict_encoded || as_value) return plan_value(d, f, length, nulls, out);
   if ((st = new_array(d, 2, 0, length, nulls, out)) != XCHG_OK ||
-      (st = take_validity(d, nulls, &(*out)->buffers[0])) != XCHG_OK ||
-      (st = take_buffer(d, INT_SWAP(f->index_width), &(*out)->buffers[1])) != XCHG_OK)
+      (st = take_validity(d, nulls, *out)) != XCHG_OK ||
+      (st = take_buffer(d, INT_SWAP(f->index_width), *out, 1)) != XCHG_OK)
     return st;
   ipc_array *dict = d->ctx->lookup(d->ctx->lookup_ctx, f->dict_id);
   if (!dict)
@@ -521,7 +536,7 @@ xchg_status ipc_decode_plan(const ipc_decode_ctx *ctx, const fb_table *batch, co
   if (st != XCHG_OK) return st;
   for (int64_t i = 0; i < n_columns; i++) n_selected += dictionary_values || !columns[i].skip;
   /* About what a batch of flat columns takes: one chunk. */
-  ipc_arena_init(&d.arena, 256 + (size_t)n_selected * 128);
+  ipc_arena_init(&d.arena, 256 + (size_t)n_selected * 128, body->mem);
   ipc_array *root = ipc_arena_new_array(&d.arena, 1, n_selected);
   if (!root) {
     ipc_arena_end(&d.arena);
