@@ -186,9 +186,9 @@ xchg_status ipc_array_export(ipc_array *a, struct ArrowArray *out, xchg_error *e
   return XCHG_OK;
 }
 
-/* With popcnt, the builtin is that instruction; in the copy for CPUs
- * without it, a library call per word. */
-IPC_CLONES_POPCNT int64_t ipc_count_set_bits(const uint8_t *bits, int64_t n_bytes) {
+/* The builtin is the popcnt instruction in count_set_bits_popcnt, a
+ * library call per word elsewhere on x86-64. */
+static inline __attribute__((always_inline)) int64_t count_set_bits(const uint8_t *bits, int64_t n_bytes) {
   int64_t set = 0, i = 0;
   for (; i + 8 <= n_bytes; i += 8) {
     uint64_t word;
@@ -197,4 +197,12 @@ IPC_CLONES_POPCNT int64_t ipc_count_set_bits(const uint8_t *bits, int64_t n_byte
   }
   for (; i < n_bytes; i++) set += __builtin_popcount(bits[i]);
   return set;
+}
+
+IPC_TARGET("popcnt") static int64_t count_set_bits_popcnt(const uint8_t *bits, int64_t n_bytes) {
+  return count_set_bits(bits, n_bytes);
+}
+
+int64_t ipc_count_set_bits(const uint8_t *bits, int64_t n_bytes) {
+  return IPC_CPU_HAS("popcnt") ? count_set_bits_popcnt(bits, n_bytes) : count_set_bits(bits, n_bytes);
 }
