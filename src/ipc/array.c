@@ -123,13 +123,15 @@ typedef struct export_block {
 typedef struct exported_node {
   export_block *block;
   ipc_array *array;
-  struct ArrowArray dictionary;
 } exported_node;
 
-/* A node's record: the node, its buffer pointers, its children's pointers
- * and structs, rounded up to keep the next one aligned. */
+/* A node's record: the node, its dictionary's struct if it has one, its
+ * buffer pointers, its children's pointers and structs, rounded up to keep
+ * the next one aligned (small, so that a batch of a few columns is one
+ * small allocation, which malloc serves fastest). */
 static size_t node_size(const ipc_array *a) {
-  size_t size = sizeof(exported_node) + (size_t)a->n_buffers * sizeof(void *) +
+  size_t size = sizeof(exported_node) + (a->dictionary ? sizeof(struct ArrowArray) : 0) +
+                (size_t)a->n_buffers * sizeof(void *) +
                 (size_t)a->n_children * (sizeof(struct ArrowArray *) + sizeof(struct ArrowArray));
   return (size + 15) & ~(size_t)15;
 }
@@ -156,7 +158,8 @@ static void release_node(struct ArrowArray *out) {
 static void export_node(export_block *block, ipc_array *a, struct ArrowArray *out, unsigned char **at) {
   exported_node *node = (exported_node *)*at;
   *at += node_size(a);
-  const void **buffers = (const void **)(node + 1);
+  struct ArrowArray *dictionary = (struct ArrowArray *)(node + 1);
+  const void **buffers = (const void **)(dictionary + (a->dictionary ? 1 : 0));
   struct ArrowArray **children = (struct ArrowArray **)(buffers + a->n_buffers);
   struct ArrowArray *child_structs = (struct ArrowArray *)(children + a->n_children);
   node->block = block;
@@ -169,8 +172,8 @@ static void export_node(export_block *block, ipc_array *a, struct ArrowArray *ou
     export_node(block, a->children[i], children[i], at);
   }
   if (a->dictionary) {
-    out->dictionary = &node->dictionary;
-    export_node(block, a->dictionary, out->dictionary, at);
+    out->dictionary = dictionary;
+    export_node(block, a->dictionary, dictionary, at);
   }
 }
 
