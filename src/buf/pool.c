@@ -3,24 +3,12 @@
  * Every loop is published at the tail of the pool's list; workers and the
  * loop's starter claim indices with an atomic counter, so there is no
  * per-item queue node or lock.  The starter waits for the loop's last index
- * to finish, and for every worker to let go of it, then unlinks it.
- *
- * A thread with nothing to do spins for a few microseconds before it
- * sleeps: a reader hands loops of a few microseconds each, back to back,
- * and a futex sleep and wake-up (on a virtual machine, tens of
- * microseconds) at each would cost more than the loop itself. */
+ * to finish, and for every worker to let go of it, then unlinks it. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define CPU_RELAX() _mm_pause()
-#else
-#define CPU_RELAX() ((void)0)
-#endif
 
 #include "buf/pool_internal.h"
 
@@ -33,34 +21,8 @@ struct xchg_pool {
   pthread_cond_t work;      /* a job was published, or shutdown */
   pthread_cond_t done;      /* some job finished its last index */
   job *jobs;                /* started loops not yet finished, oldest first */
-  _Atomic int64_t published; /* loops published so far: spinning workers watch it */
-  int done_waiters;         /* threads waiting on `done`, under the lock */
   int shutdown;
 };
-
-/* How long an idle thread spins before it sleeps. */
-#define SPIN_NS 20000
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Spins, without the lock, until done(arg) or SPIN_NS have passed; returns
- * done(arg).  The clock is read once per 64 pauses. */
-static int spin_until(int (*done)(void *), void *arg) {
-  int64_t deadline = 0;
-  for (int i = 1;; i++) {
-    if (done(arg)) return 1;
-    CPU_RELAX();
-    if (i % 64 == 0) {
-      int64_t t = now_ns();
-      if (deadline == 0) deadline = t + SPIN_NS;
-      else if (t >= deadline) return done(arg);
-    }
-  }
-}
 
 /* Claims and runs indices of j until none are left.  Returns non-zero when
  * this thread finished the job's last index. */
@@ -82,35 +44,13 @@ static job *claimable_job(xchg_pool *p) {
 }
 
 /* Works on j as a guest (any thread but its starter); called and returns
- * with the lock held.  Letting go of j is the last touch of it: its starter
- * may free it from then on. */
+ * with the lock held. */
 static void help_with(xchg_pool *p, job *j) {
-  atomic_fetch_add(&j->workers, 1); /* the starter must not free j while we may touch it */
+  j->workers++; /* the starter must not free j while we may touch it */
   pthread_mutex_unlock(&p->lock);
-  work_on(j);
-  atomic_fetch_sub(&j->workers, 1);
+  int last = work_on(j);
   pthread_mutex_lock(&p->lock);
-  if (p->done_waiters) pthread_cond_broadcast(&p->done);
-}
-
-typedef struct watch {
-  xchg_pool *pool;
-  int64_t seen;
-} watch;
-
-static int published_since(void *arg) {
-  watch *w = arg;
-  return atomic_load_explicit(&w->pool->published, memory_order_acquire) != w->seen;
-}
-
-/* Called with the lock held and nothing to claim: spins a while for a loop
- * to be published, then sleeps until one is (or shutdown). */
-static void wait_for_work(xchg_pool *p) {
-  watch w = {p, atomic_load(&p->published)};
-  pthread_mutex_unlock(&p->lock);
-  int fresh = spin_until(published_since, &w);
-  pthread_mutex_lock(&p->lock);
-  if (!fresh && !claimable_job(p) && !p->shutdown) pthread_cond_wait(&p->work, &p->lock);
+  if (--j->workers == 0 || last) pthread_cond_broadcast(&p->done);
 }
 
 static void *worker_main(void *arg) {
@@ -123,7 +63,7 @@ static void *worker_main(void *arg) {
     } else if (p->shutdown) {
       break;
     } else {
-      wait_for_work(p);
+      pthread_cond_wait(&p->work, &p->lock);
     }
   }
   pthread_mutex_unlock(&p->lock);
@@ -204,7 +144,7 @@ void pool_loop_start(xchg_pool *p, job *j, int64_t n, xchg_task_fn fn, void *ctx
   j->n = n > 0 ? n : 0;
   atomic_init(&j->next, 0);
   atomic_init(&j->finished, 0);
-  atomic_init(&j->workers, 0);
+  j->workers = 0;
   j->link = NULL;
   j->published = p && p->threads > 1 && j->n > 0;
   if (!j->published) return;
@@ -212,35 +152,22 @@ void pool_loop_start(xchg_pool *p, job *j, int64_t n, xchg_task_fn fn, void *ctx
   job **tail = &p->jobs;
   while (*tail) tail = &(*tail)->link;
   *tail = j;
-  atomic_fetch_add_explicit(&p->published, 1, memory_order_release);
   pthread_cond_broadcast(&p->work);
   pthread_mutex_unlock(&p->lock);
 }
 
-static int loop_done(void *arg) {
-  job *j = arg;
-  return atomic_load(&j->finished) == j->n && atomic_load(&j->workers) == 0;
-}
-
 /* Waits for the other threads working on j to finish it, helping with other
- * loops meanwhile (then spinning a while, then sleeping), then takes it off
- * the list. */
+ * loops meanwhile, then takes it off the list. */
 static void wait_for_others(xchg_pool *p, job *j) {
   if (!j->published) return;
   pthread_mutex_lock(&p->lock);
-  while (!loop_done(j)) {
+  while (atomic_load(&j->finished) < j->n || j->workers > 0) {
     job *other = claimable_job(p);
     if (other) {
       help_with(p, other);
-      continue;
+    } else {
+      pthread_cond_wait(&p->done, &p->lock);
     }
-    pthread_mutex_unlock(&p->lock);
-    int done = spin_until(loop_done, j);
-    pthread_mutex_lock(&p->lock);
-    if (done || loop_done(j)) break;
-    p->done_waiters++;
-    pthread_cond_wait(&p->done, &p->lock);
-    p->done_waiters--;
   }
   unlink_job(p, j);
   pthread_mutex_unlock(&p->lock);

@@ -18,7 +18,7 @@ typedef struct pool_loop {
   int64_t n;
   _Atomic int64_t next;     /* next index to claim */
   _Atomic int64_t finished; /* indices done */
-  _Atomic int workers;      /* threads other than the starter inside it */
+  int workers;              /* threads other than the starter inside it, under the pool's lock */
   int published;            /* on the pool's list */
   struct pool_loop *link;
 } pool_loop;
