@@ -62,11 +62,10 @@ typedef struct piece {
   size_t src_size, dst_size;
 } piece;
 
-/* Where a block is, and what the per-block warm-up found in it: its
- * batches (kept for memcpy_limit, which copies their buffers) and the
- * pieces it decompressed. */
+/* What the per-block warm-up found in a block: its rows, its batches
+ * (kept for memcpy_limit, which copies their buffers) and the pieces it
+ * decompressed. */
 typedef struct block {
-  size_t offset, size;
   int64_t rows;
   int64_t first_kept, n_kept;
   int64_t first_piece, n_pieces;
@@ -96,7 +95,6 @@ static int fail(const char *what, const char *message) {
   fprintf(stderr, "xchg bench shuffle: %s: %s\n", what, message);
   return -1;
 }
-
 
 /* ---- what a run does with each batch ----------------------------------------------- */
 
@@ -258,7 +256,7 @@ static int start_block(warm_up *w, int64_t b) {
   input *in = w->in;
   if (in->framing == SHAPE_SHUFFLE_IPC) {
     in->blocks = grow(in->blocks, &in->blocks_capacity, b + 1, sizeof *in->blocks);
-    in->blocks[b] = (block){0, 0, 0, 0, 0, in->n_pieces, 0};
+    in->blocks[b] = (block){0, 0, 0, in->n_pieces, 0};
     in->n_blocks = b + 1;
   } else if (b >= in->n_blocks) {
     return fail("per_block", "the comet stream has more blocks than their headers say");
@@ -306,7 +304,6 @@ static int per_block_ipc(reading *rd) {
               rc != 0 ? err.message : "the IPC stream has no end");
       return -1;
     }
-    if (rd->warm) in->blocks[b].offset = at, in->blocks[b].size = (size_t)end;
     at += (size_t)end;
   }
   return 0;
@@ -565,7 +562,7 @@ static int index_comet(input *in) {
     if (in->n_blocks == 0) in->codec = codec;
     if (codec != in->codec) return fail("the input", "its Comet blocks use several codecs");
     in->blocks = grow(in->blocks, &in->blocks_capacity, in->n_blocks + 1, sizeof *in->blocks);
-    in->blocks[in->n_blocks] = (block){at, (size_t)len + 8, 0, 0, 0, in->n_pieces, codec != SHAPE_SHUFFLE_NONE};
+    in->blocks[in->n_blocks] = (block){0, 0, 0, in->n_pieces, codec != SHAPE_SHUFFLE_NONE};
     if (codec != SHAPE_SHUFFLE_NONE) {
       in->pieces = grow(in->pieces, &in->pieces_capacity, in->n_pieces + 1, sizeof *in->pieces);
       in->pieces[in->n_pieces++] = (piece){in->data + at + COMET_HEADER, (size_t)len + 8 - COMET_HEADER, 0};
