@@ -60,10 +60,15 @@
  * stay valid after any error; after an error every later call to
  * xchg_shuffle_reader_next returns it again.
  *
- * Parallel decoding: with a pool in the options, blocks of the next output
- * batches are decoded on the pool while the caller reads the current one,
- * up to readahead_bytes of decoded data held; batches still come out in
- * input order.
+ * Sources are read one at a time, whole: a source in memory (a buffer, an
+ * mmap) in place, any other (chunks, an fd, a callback) into memory first,
+ * at most read.max_batch_bytes of it (a source is what a fetch hands a
+ * reduce task: the blocks of one map output).  Blocks do not span sources.
+ * Big-endian blocks are XCHG_ENOTSUP.
+ *
+ * Decoding runs on the calling thread; read.pool and read.readahead_bytes
+ * are reserved for the parallel read-ahead to come (output in input
+ * order), and not used yet.
  *
  * Threads: a reader is used by one thread at a time (its pool's threads
  * work for it inside and between the calls).  The ArrowArrays it hands out
@@ -119,10 +124,10 @@ typedef struct xchg_shuffle_reader_options {
    * open when the schema is given, else once the first block is read. */
   const int64_t *columns;
   int64_t n_columns;
-  /** Validation level, caps, allow_missing_eos, pool and readahead_bytes
-   * as for xchg_ipc_reader (xchg/ipc.h), initialised by
-   * xchg_read_options_init.  read.on_message and read.task_bytes are not
-   * used here. */
+  /** Validation level, caps and allow_missing_eos as for xchg_ipc_reader
+   * (xchg/ipc.h), initialised by xchg_read_options_init.  read.pool and
+   * read.readahead_bytes: see the top of this header; read.on_message and
+   * read.task_bytes are not used here. */
   xchg_read_options read;
 } xchg_shuffle_reader_options;
 
@@ -130,8 +135,8 @@ typedef struct xchg_shuffle_reader_options {
 XCHG_API void xchg_shuffle_reader_options_init(xchg_shuffle_reader_options *opts);
 
 /** Counters of a shuffle reader, kept at no per-block cost: the clock is
- * read per output batch and per read from a source that is not in memory,
- * never per block. */
+ * read per output batch and per source that is not in memory, never per
+ * block. */
 typedef struct xchg_shuffle_reader_metrics {
   int64_t blocks;          /**< blocks read, empty ones included */
   int64_t rows;            /**< rows read (= rows handed out, at the end) */
@@ -145,8 +150,7 @@ typedef struct xchg_shuffle_reader_metrics {
   int64_t decompress_ns;
   /** Time decoding batches of uncompressed blocks: copying into place. */
   int64_t copy_ns;
-  /** Time waiting for input: reads from sources not in memory, and the
-   * caller waiting for the pool's batches. */
+  /** Time waiting for input: reading sources that are not in memory. */
   int64_t wait_ns;
 } xchg_shuffle_reader_metrics;
 

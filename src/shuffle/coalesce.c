@@ -334,6 +334,7 @@ static xchg_status values_of(coalescer *c, int64_t k, int64_t need, const char *
  * overflowing. */
 static xchg_status span_bytes(coalescer *c, int64_t from, int64_t n, int64_t width, int64_t *start,
                               int64_t *count) {
+  *start = *count = 0;
   if (width > 0 && from + n > INT64_MAX / width)
     return fail(c, -1, XCHG_EFORMAT, "%lld values of %lld bytes overflow", (long long)(from + n),
                 (long long)width);

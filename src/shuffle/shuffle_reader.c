@@ -667,7 +667,7 @@ xchg_status xchg_shuffle_reader_open(const xchg_shuffle_reader_options *opts,
   xchg_shuffle_reader *r = calloc(1, sizeof *r);
   if (!r) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   r->opts = *opts;
-  r->opts.read.pool = NULL; /* read ahead: not yet */
+  r->opts.read.pool = NULL; /* not used yet (xchg/shuffle.h) */
   r->opts.schema_message = NULL;
   r->source = -1;
   if (opts->columns) {
