@@ -131,8 +131,8 @@ typedef struct xchg_read_options {
   int64_t readahead_bytes;
   /** The least work, in bytes decompressed (a value validated counts about
    * as one), worth handing to another thread (default 256 KiB): batches
-   * are grouped up to this much or an eighth of readahead_bytes, whichever
-   * is more, and a group with less than task_bytes runs in the caller. */
+   * are grouped up to this much, and a group with less runs in the
+   * caller. */
   int64_t task_bytes;
   /** Called for every message read, the schema message included (as
    * xchg_ipc_reader_on_message, but from the first byte on). */

@@ -3,9 +3,9 @@
 
 #include <string.h>
 
-/* A unit closes at unit_work(ra) or at this many batches, so that the pool
- * gets work early even when batches are tiny. */
-#define UNIT_BATCHES 16
+/* A unit closes at task_bytes of work or at this many batches, so that the
+ * pool gets work early even when batches are tiny. */
+#define UNIT_BATCHES 8
 
 /* A unit's jobs are claimed in pieces of at least this many bytes (a few
  * microseconds of decompression), not whole: a caller that needs a unit a
@@ -18,17 +18,6 @@ void ipc_readahead_init(ipc_readahead *ra, const xchg_read_options *opts, const 
   ra->opts = opts;
   ra->root = root;
   ra->threads = xchg_pool_threads(opts->pool);
-}
-
-/* The work a unit closes at: task_bytes, or an eighth of the read-ahead
- * if that is more.  Every unit is a hand-off (a loop published, a worker
- * woken, the caller waiting for it at the end), and batches of a few
- * microseconds of work each (one column of a narrow read) paid more for
- * hand-offs of two or three batches than two threads saved; an eighth
- * still keeps several units under way at once. */
-static int64_t unit_work(const ipc_readahead *ra) {
-  int64_t eighth = ra->opts->readahead_bytes / 8;
-  return eighth > ra->opts->task_bytes ? eighth : ra->opts->task_bytes;
 }
 
 static ipc_unit *unit_at(ipc_readahead *ra, int64_t k) {
@@ -126,7 +115,7 @@ void ipc_readahead_push(ipc_readahead *ra) {
   ra->bytes += u->jobs.bytes - u->bytes;
   u->bytes = u->jobs.bytes;
   u->work += batch_work(ra, batch_at(ra, ra->batch_head + ra->batch_count - 1)->array);
-  if (ra->threads <= 1 || u->bytes + u->work >= unit_work(ra) || u->batches >= UNIT_BATCHES)
+  if (ra->threads <= 1 || u->bytes + u->work >= ra->opts->task_bytes || u->batches >= UNIT_BATCHES)
     start_unit(ra, u);
 }
 

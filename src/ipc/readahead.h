@@ -7,12 +7,10 @@
  * so that no thread waits for another at a batch or group boundary.
  *
  * Consecutive planned batches join the open *unit* until its work
- * (decompression and validation) reaches task_bytes or an eighth of
- * readahead_bytes, whichever is more, or it holds UNIT_BATCHES batches;
- * the unit then starts as one pool loop over its jobs, split into tasks of
- * a few microseconds, and the thread that finishes the unit's last task
- * validates its batches.  A unit with less than task_bytes of work runs on
- * the caller.  Pool threads
+ * (decompression and validation) reaches task_bytes or it holds a few
+ * batches; the unit then starts as one pool loop over its jobs, split into
+ * tasks, and the thread that finishes the unit's last task validates its
+ * batches.  A unit with less than task_bytes of work runs on the caller.  Pool threads
  * take units up in the order they started, and the batches held here stay
  * within readahead_bytes of decompressed data.  Without a pool (or with a
  * pool of one thread) a unit is one batch, decoded when it is taken: nothing
