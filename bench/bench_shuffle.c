@@ -62,14 +62,10 @@ typedef struct piece {
   size_t src_size, dst_size;
 } piece;
 
-/* What the per-block warm-up found in a block: its rows, its batches
- * (kept for memcpy_limit, which copies their buffers) and the pieces it
- * decompressed. */
-typedef struct block {
-  int64_t rows;
-  int64_t first_kept, n_kept;
-  int64_t first_piece, n_pieces;
-} block;
+/* The pieces decompressed for a batch the per-block warm-up kept. */
+typedef struct kept_pieces {
+  int64_t first, n;
+} kept_pieces;
 
 typedef struct input {
   const uint8_t *data;
@@ -81,13 +77,17 @@ typedef struct input {
   int64_t block_rows;      /* generated: the shape's R; a file: its first block's rows */
   struct ArrowSchema schema;
   int columns;
-  block *blocks;
-  int64_t n_blocks, blocks_capacity, rows;
+  int64_t n_blocks, rows;
+  /* The per-block read's batches, in order (memcpy_limit copies their
+   * buffers, the other modes' warm-ups compare theirs with them), and the
+   * pieces decompressed for each. */
   struct ArrowArray *kept;
-  int64_t n_kept, kept_capacity;
+  kept_pieces *kept_pieces;
+  int64_t n_kept, kept_capacity, pieces_of_kept_capacity;
   piece *pieces;
   int64_t n_pieces, pieces_capacity;
-  /* Target-size destinations: blocks [group[g], group[g+1]) make batch g. */
+  /* Target-size destinations of the limits: the kept batches [group[g],
+   * group[g+1]) fill destination g. */
   int64_t *group, n_groups;
 } input;
 
@@ -204,12 +204,16 @@ static int consume(void *ctx, struct ArrowArray *batch) {
 
 /* ---- per_block: one reader per block ----------------------------------------------- */
 
-/* The per-block warm-up: finds where each block is, keeps its batches for
- * memcpy_limit and logs what it decompressed for codec_limit. */
+/* The per-block warm-up: counts the blocks, keeps their batches and logs
+ * what was decompressed for each (the comet framing's pieces, one per
+ * block, were found from the block headers). */
 typedef struct warm_up {
   input *in;
   consumer *check;
-  int64_t block; /* being read */
+  int64_t block;           /* being read */
+  int block_fresh;         /* no batch of it kept yet */
+  int64_t pieces_taken;    /* ipc framing: pieces logged before the batch being read */
+  int64_t first_block_rows;
 } warm_up;
 
 static void *grow(void *p, int64_t *capacity, int64_t need, size_t elem) {
@@ -233,10 +237,16 @@ static int keep_batch(void *ctx, struct ArrowArray *batch) {
   w->check->rows += batch->length;
   w->check->batches++;
   input *in = w->in;
+  kept_pieces kp = {w->pieces_taken, in->n_pieces - w->pieces_taken};
+  if (in->framing == SHAPE_SHUFFLE_COMET)
+    kp = (kept_pieces){w->block, w->block_fresh && in->codec != SHAPE_SHUFFLE_NONE};
+  w->pieces_taken = in->n_pieces;
+  w->block_fresh = 0;
+  if (w->block == 0) w->first_block_rows += batch->length;
   in->kept = grow(in->kept, &in->kept_capacity, in->n_kept + 1, sizeof *in->kept);
+  in->kept_pieces = grow(in->kept_pieces, &in->pieces_of_kept_capacity, in->n_kept + 1, sizeof *in->kept_pieces);
+  in->kept_pieces[in->n_kept] = kp;
   in->kept[in->n_kept++] = *batch;
-  in->blocks[w->block].n_kept++;
-  in->blocks[w->block].rows += batch->length;
   return 0;
 }
 
@@ -246,23 +256,16 @@ static void log_piece(void *ctx, xchg_block_codec codec, const void *src, size_t
   in->codec = codec == XCHG_BLOCK_ZSTD ? SHAPE_SHUFFLE_ZSTD : SHAPE_SHUFFLE_LZ4;
   in->pieces = grow(in->pieces, &in->pieces_capacity, in->n_pieces + 1, sizeof *in->pieces);
   in->pieces[in->n_pieces++] = (piece){src, src_size, dst_size};
-  in->blocks[w->block].n_pieces++;
 }
 
-/* Before block b: where its batches and pieces start (the comet framing's
- * blocks were found from their headers; the ipc framing's are found as
- * they are read). */
+/* Before block b (the comet framing's were counted from their headers,
+ * the ipc framing's are counted as they are read). */
 static int start_block(warm_up *w, int64_t b) {
   input *in = w->in;
-  if (in->framing == SHAPE_SHUFFLE_IPC) {
-    in->blocks = grow(in->blocks, &in->blocks_capacity, b + 1, sizeof *in->blocks);
-    in->blocks[b] = (block){0, 0, 0, in->n_pieces, 0};
-    in->n_blocks = b + 1;
-  } else if (b >= in->n_blocks) {
-    return fail("per_block", "the comet stream has more blocks than their headers say");
-  }
+  if (in->framing == SHAPE_SHUFFLE_IPC) in->n_blocks = b + 1;
+  else if (b >= in->n_blocks) return fail("per_block", "the comet stream has more blocks than their headers say");
   w->block = b;
-  in->blocks[b].first_kept = in->n_kept;
+  w->block_fresh = 1;
   return 0;
 }
 
@@ -548,7 +551,8 @@ static int comet_tag(const uint8_t *tag, shape_shuffle_codec *codec) {
 }
 
 /* The comet framing's blocks, from their headers; their stream is each
- * one's piece for codec_limit (its size is found by the bare codec). */
+ * one's piece for codec_limit (piece b is block b's, its size found by the
+ * bare codec). */
 static int index_comet(input *in) {
   for (size_t at = 0; at < in->size;) {
     shape_shuffle_codec codec;
@@ -561,8 +565,6 @@ static int index_comet(input *in) {
     }
     if (in->n_blocks == 0) in->codec = codec;
     if (codec != in->codec) return fail("the input", "its Comet blocks use several codecs");
-    in->blocks = grow(in->blocks, &in->blocks_capacity, in->n_blocks + 1, sizeof *in->blocks);
-    in->blocks[in->n_blocks] = (block){0, 0, 0, in->n_pieces, codec != SHAPE_SHUFFLE_NONE};
     if (codec != SHAPE_SHUFFLE_NONE) {
       in->pieces = grow(in->pieces, &in->pieces_capacity, in->n_pieces + 1, sizeof *in->pieces);
       in->pieces[in->n_pieces++] = (piece){in->data + at + COMET_HEADER, (size_t)len + 8 - COMET_HEADER, 0};
@@ -573,18 +575,18 @@ static int index_comet(input *in) {
   return 0;
 }
 
-/* Blocks [group[g], group[g+1]) fill output batch g: as many as it takes
- * to reach target_rows. */
+/* Kept batches [group[g], group[g+1]) fill destination g: as many as it
+ * takes to reach target_rows. */
 static int make_groups(input *in, int64_t target_rows) {
-  in->group = malloc((size_t)(in->n_blocks + 1) * sizeof *in->group);
+  in->group = malloc((size_t)(in->n_kept + 1) * sizeof *in->group);
   if (!in->group) return fail("the input", "out of memory");
   int64_t rows = 0;
   in->n_groups = 0;
   in->group[0] = 0;
-  for (int64_t b = 0; b < in->n_blocks; b++) {
-    rows += in->blocks[b].rows;
-    if (rows >= target_rows || b == in->n_blocks - 1) {
-      in->group[++in->n_groups] = b + 1;
+  for (int64_t i = 0; i < in->n_kept; i++) {
+    rows += in->kept[i].length;
+    if (rows >= target_rows || i == in->n_kept - 1) {
+      in->group[++in->n_groups] = i + 1;
       rows = 0;
     }
   }
@@ -668,15 +670,14 @@ static int prepare_limits(input *in, limits *l, int threads) {
   for (int64_t g = 0; g < in->n_groups; g++) {
     l->copy_start[g] = l->n_copies;
     size_t codec_bytes = 0;
-    for (int64_t b = in->group[g]; b < in->group[g + 1]; b++) {
-      const block *bl = &in->blocks[b];
-      for (int64_t i = bl->first_kept; i < bl->first_kept + bl->n_kept; i++)
-        for (int64_t k = 0; k < in->schema.n_children; k++)
-          add_column_copies(l, in->schema.children[k], in->kept[i].children[k]);
-      for (int64_t i = bl->first_piece; i < bl->first_piece + bl->n_pieces; i++) {
+    for (int64_t j = in->group[g]; j < in->group[g + 1]; j++) {
+      for (int64_t k = 0; k < in->schema.n_children; k++)
+        add_column_copies(l, in->schema.children[k], in->kept[j].children[k]);
+      const kept_pieces *kp = &in->kept_pieces[j];
+      for (int64_t i = kp->first; i < kp->first + kp->n; i++) {
         piece *p = &in->pieces[i];
         if (in->framing == SHAPE_SHUFFLE_COMET && (p->dst_size = bare_size(in, l, p)) == 0)
-          return fprintf(stderr, "xchg bench shuffle: block %lld: the bare %s codec fails on it\n", (long long)b,
+          return fprintf(stderr, "xchg bench shuffle: block %lld: the bare %s codec fails on it\n", (long long)i,
                          shape_shuffle_codec_name(in->codec)), -1;
         codec_bytes += p->dst_size;
       }
@@ -793,8 +794,8 @@ static void run_limit_share(limit_job *j) {
         at += l->copies[i].size;
       }
     } else {
-      for (int64_t b = in->group[g]; b < in->group[g + 1]; b++)
-        for (int64_t i = in->blocks[b].first_piece; i < in->blocks[b].first_piece + in->blocks[b].n_pieces; i++) {
+      for (int64_t k = in->group[g]; k < in->group[g + 1]; k++)
+        for (int64_t i = in->kept_pieces[k].first; i < in->kept_pieces[k].first + in->kept_pieces[k].n; i++) {
           const piece *p = &in->pieces[i];
           if (bare_decompress(in, l, j->t, p, dst + at, p->dst_size) != p->dst_size) j->failed = 1;
           at += p->dst_size;
@@ -941,7 +942,7 @@ static int prepare_input(input *in, int64_t target_rows) {
   if (in->size == 0) return fail("the input", "is empty: no block");
   if (read_schema(in) != 0 || (in->framing == SHAPE_SHUFFLE_COMET && index_comet(in) != 0)) return -1;
   consumer check = {.in = in, .check = 1, .target_rows = target_rows};
-  warm_up w = {in, &check, 0};
+  warm_up w = {in, &check, 0, 0, 0, 0};
   if (per_block(in, NULL, keep_batch, &w, &w) != 0) return -1;
   in->rows = check.rows;
   if (in->generated && check_sums(in, &check, NULL, "per_block") != 0) return -1;
@@ -949,7 +950,7 @@ static int prepare_input(input *in, int64_t target_rows) {
     for (int64_t k = 0; k < in->schema.n_children; k++) in->want.value[k] = check.columns[k].sum;
     for (int64_t k = 0; k < in->schema.n_children; k++) in->want.nulls[k] = check.columns[k].nulls;
     in->generated = 1; /* from here on, checked like generated data */
-    in->block_rows = in->n_blocks ? in->blocks[0].rows : 0;
+    in->block_rows = w.first_block_rows;
   }
   return make_groups(in, target_rows);
 }
@@ -958,7 +959,7 @@ static void free_input(input *in) {
   for (int64_t i = 0; i < in->n_kept; i++) in->kept[i].release(&in->kept[i]);
   if (in->schema.release) in->schema.release(&in->schema);
   free(in->kept);
-  free(in->blocks);
+  free(in->kept_pieces);
   free(in->pieces);
   free(in->group);
 }
