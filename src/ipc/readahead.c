@@ -7,12 +7,6 @@
  * pool gets work early even when batches are tiny. */
 #define UNIT_BATCHES 8
 
-/* A unit's jobs are claimed in pieces of at least this many bytes (a few
- * microseconds of decompression), not whole: a caller that needs a unit a
- * worker has started takes its unclaimed pieces over rather than wait for
- * that worker, which on a busy host may not even be running. */
-#define CLAIM_BYTES ((int64_t)32 << 10)
-
 void ipc_readahead_init(ipc_readahead *ra, const xchg_read_options *opts, const ipc_field *root) {
   memset(ra, 0, sizeof *ra);
   ra->opts = opts;
@@ -74,7 +68,7 @@ static int64_t batch_work(const ipc_readahead *ra, const ipc_array *root) {
 }
 
 static void start_unit(ipc_readahead *ra, ipc_unit *u) {
-  int64_t tasks = ipc_jobs_split(&u->jobs, ra->threads, CLAIM_BYTES);
+  int64_t tasks = ipc_jobs_split(&u->jobs, ra->threads, ra->opts->task_bytes);
   atomic_init(&u->tasks_left, tasks);
   u->started = 1;
   /* Less work than a task's worth is done by the caller when it takes the
