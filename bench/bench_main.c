@@ -12,7 +12,8 @@
   X(write, "Arrow IPC writer MB/s per codec, 1 thread and all cores, vs memcpy") \
   X(broadcast, "N tasks reading one broadcast, shared decode cache off/on/retain (shape 2)") \
   X(cat, "xchg cat --format csv|json of shape 1 vs nodejs-polars writeCSV") \
-  X(host, "P processes reading one broadcast, the cache's host store off/on (shape 2)")
+  X(host, "P processes reading one broadcast, the cache's host store off/on (shape 2)") \
+  X(shuffle, "many small shuffle blocks into target-size batches, vs memcpy and the codec (shape 4)")
 
 #define XCHG_BENCH_DECLARE(name, description) int xchg_bench_##name(int argc, char **argv);
 #define XCHG_BENCH_ENTRY(name, description) {#name, description, xchg_bench_##name},

@@ -12,6 +12,7 @@
 #include "xchg/ipc.h"
 #include "xchg/pool.h"
 #include "xchg/rows.h"
+#include "xchg/shuffle.h"
 #include "xchg/stream.h"
 #include "xchg/writer.h"
 

@@ -8,7 +8,9 @@
  *              engines ship it, in Spark's lz4-java block stream (32 KiB
  *              blocks, xxhash32 checksums); with a body codec, not wrapped;
  *   rows       length-prefixed 100-byte rows, compressed as one LZ4 (or
- *              zstd) frame per 64 KiB chunk.
+ *              zstd) frame per 64 KiB chunk;
+ *   shuffle    shuffle blocks, each its own IPC stream, concatenated, in
+ *              the ipc or the comet framing (gen/shape_shuffle.h).
  *
  * With --sums the sums a reader must find are printed as JSON on stdout
  * (standard error when OUT is '-'); 64-bit sums are decimal strings, as
@@ -27,6 +29,7 @@
 #include "cli/output.h"
 #include "cli/progress.h"
 #include "gen/shape_rows.h"
+#include "gen/shape_shuffle.h"
 #include "gen/shapes.h"
 #include "xchg/stream.h"
 #include "xchg/writer.h"
@@ -34,7 +37,9 @@
 
 static const char gen_help[] =
     "usage: xchg gen cache|broadcast|rows OUT [--compression none|lz4|zstd] [--level N]\n"
-    "                [--rows N] [--seed S] [--outer none|lz4-java|...] [--file] [--sums] [-f]\n\n"
+    "                [--rows N] [--seed S] [--outer none|lz4-java|...] [--file] [--sums] [-f]\n"
+    "       xchg gen shuffle OUT [--format ipc|comet] [--compression none|lz4|zstd|snappy]\n"
+    "                [--columns C] [--block-rows R] [--rows N] [--seed S] [--sums] [-f]\n\n"
     "Writes a benchmark shape of SHAPES.md to OUT ('-' for standard output):\n"
     "  cache      5,000,000 rows x 6 columns, Arrow IPC stream (--compression:\n"
     "             its body compression)\n"
@@ -43,6 +48,12 @@ static const char gen_help[] =
     "             lz4-java)\n"
     "  rows       10,000,000 rows of 4-byte length + 100-byte payload, one\n"
     "             --compression frame (default lz4) per 64 KiB chunk\n"
+    "  shuffle    262,144 rows in blocks of --block-rows R (default 64) rows, C\n"
+    "             columns (--columns, default 5), each block its own IPC stream,\n"
+    "             concatenated: --format ipc (default; body compressed by\n"
+    "             --compression none, lz4 or zstd) or comet (Comet's native shuffle\n"
+    "             blocks, the whole stream compressed by --compression none, lz4,\n"
+    "             zstd or snappy)\n"
     "  --rows N   rows instead of the shape's count\n"
     "  --seed S   random seed (default 1); the same seed gives the same bytes\n"
     "  --file     IPC file format instead of stream (cache, broadcast)\n"
@@ -65,6 +76,9 @@ typedef struct gen_args {
   int level_given;
   int sums;
   bool force;
+  const char *codec_name;  /* as given, for shuffle's codecs */
+  const char *format_name; /* shuffle only */
+  int64_t columns, block_rows; /* shuffle only; -1: not given */
 } gen_args;
 
 typedef xc_progress progress;
@@ -156,6 +170,47 @@ static xchg_status gen_rows(const gen_args *a, xc_output *out, progress *prog, x
   return shape_rows_encode(a->seed, a->rows, codec, a->level, write_rows_frame, &ro, err);
 }
 
+typedef struct blocks_out {
+  xc_output *out;
+  progress *prog;
+} blocks_out;
+
+static xchg_status write_block(void *ctx, const void *data, size_t n, int64_t block, int64_t blocks,
+                               xchg_error *err) {
+  blocks_out *bo = ctx;
+  bo->prog->total = blocks;
+  xchg_status st = xc_output_write(bo->out, data, n, err);
+  xc_progress_update(bo->prog, block + 1);
+  return st;
+}
+
+static shape_shuffle_config shuffle_config(const gen_args *a) {
+  shape_shuffle_config c = {a->seed, a->rows, a->block_rows, (int)a->columns, SHAPE_SHUFFLE_IPC,
+                            SHAPE_SHUFFLE_NONE};
+  if (a->format_name) shape_shuffle_parse_framing(a->format_name, &c.framing); /* checked before */
+  if (a->codec_name) shape_shuffle_parse_codec(a->codec_name, &c.codec);
+  return c;
+}
+
+static xchg_status gen_shuffle(const gen_args *a, xc_output *out, shape_shuffle_sums *sums,
+                               progress *prog, xchg_error *err) {
+  shape_shuffle_config c = shuffle_config(a);
+  blocks_out bo = {out, prog};
+  return shape_shuffle_encode(&c, write_block, &bo, sums, err);
+}
+
+static void print_shuffle_sums(const gen_args *a, const shape_shuffle_sums *sums, FILE *f) {
+  shape_shuffle_config c = shuffle_config(a);
+  fprintf(f, "{\"shape\": \"shuffle\", \"format\": \"%s\", \"codec\": \"%s\", \"rows\": %" PRId64
+          ", \"block_rows\": %" PRId64 ", \"blocks\": %" PRId64 ", \"seed\": %" PRIu64 ", \"columns\": {",
+          shape_shuffle_framing_name(c.framing), shape_shuffle_codec_name(c.codec), c.rows, c.block_rows,
+          shape_shuffle_blocks(&c), c.seed);
+  for (int i = 0; i < c.columns; i++)
+    fprintf(f, "%s\"c%d\": {\"sum\": \"%" PRIu64 "\", \"nulls\": %" PRId64 "}", i ? ", " : "", i,
+            sums->value[i], sums->nulls[i]);
+  fprintf(f, "}}\n");
+}
+
 static void print_sums(const gen_args *a, const shape_sums *sums, FILE *f) {
   fprintf(f, "{\"shape\": \"%s\", \"rows\": %" PRId64 ", \"seed\": %" PRIu64, a->shape, a->rows, a->seed);
   if (!strcmp(a->shape, "rows")) {
@@ -190,21 +245,30 @@ static int parse_args(int argc, char **argv, gen_args *a) {
     } else if (!strcmp(s, "-f") || !strcmp(s, "--force")) {
       a->force = true;
     } else if (!strcmp(s, "--compression") || !strcmp(s, "--codec") || !strcmp(s, "--level") ||
-               !strcmp(s, "--rows") || !strcmp(s, "--seed") || !strcmp(s, "--outer")) {
+               !strcmp(s, "--rows") || !strcmp(s, "--seed") || !strcmp(s, "--outer") ||
+               !strcmp(s, "--format") || !strcmp(s, "--columns") || !strcmp(s, "--block-rows")) {
       if (i + 1 >= argc) return xc_usage_error("gen", "%s needs a value", s);
       const char *v = argv[++i];
       char *end;
       errno = 0;
       if (!strcmp(s, "--codec")) xc_deprecated_option("gen", "--codec", "--compression");
       if (!strcmp(s, "--compression") || !strcmp(s, "--codec")) {
-        if (xc_parse_codec(v, &a->codec) != 0)
-          return xc_usage_error("gen", "unknown compression '%s' (none, lz4, zstd)", v);
+        a->codec_name = v;
         a->codec_given = 1;
       } else if (!strcmp(s, "--outer")) {
         xchg_error err;
         if (xchg_stream_codec_from_name(v, &a->outer, &err) != XCHG_OK || a->outer == XCHG_STREAM_AUTO)
           return xc_usage_error("gen", "unknown stream codec '%s'", v);
         a->outer_given = 1;
+      } else if (!strcmp(s, "--format")) {
+        a->format_name = v;
+      } else if (!strcmp(s, "--columns") || !strcmp(s, "--block-rows")) {
+        long long n = strtoll(v, &end, 10);
+        int columns = s[2] == 'c';
+        if (errno || end == v || *end || n < 1 || n > (columns ? SHAPE_SHUFFLE_MAX_COLUMNS : INT32_MAX))
+          return xc_usage_error("gen", "bad value '%s' for %s (1 to %d)", v, s,
+                                columns ? SHAPE_SHUFFLE_MAX_COLUMNS : INT32_MAX);
+        *(columns ? &a->columns : &a->block_rows) = n;
       } else if (!strcmp(s, "--seed")) {
         a->seed = strtoull(v, &end, 10);
         if (errno || end == v || *end)
@@ -240,9 +304,35 @@ static int parse_args(int argc, char **argv, gen_args *a) {
   return 0;
 }
 
+/* --codec and --format: the shuffle shape's names, or a body codec. */
+static int parse_codecs(gen_args *a, int is_shuffle) {
+  shape_shuffle_framing framing;
+  shape_shuffle_codec codec;
+  if (a->format_name && shape_shuffle_parse_framing(a->format_name, &framing) != 0)
+    return xc_usage_error("gen", "unknown --format '%s' (ipc, comet)", a->format_name);
+  if (!a->codec_name) return 0;
+  if (is_shuffle) {
+    if (shape_shuffle_parse_codec(a->codec_name, &codec) != 0)
+      return xc_usage_error("gen", "unknown compression '%s' (none, lz4, zstd, snappy)", a->codec_name);
+    if (codec == SHAPE_SHUFFLE_SNAPPY && (!a->format_name || framing != SHAPE_SHUFFLE_COMET))
+      return xc_usage_error("gen", "--compression snappy needs --format comet: Arrow IPC body compression "
+                            "has no snappy");
+    return 0;
+  }
+  if (xc_parse_codec(a->codec_name, &a->codec) != 0)
+    return xc_usage_error("gen", "unknown compression '%s' (none, lz4, zstd)", a->codec_name);
+  return 0;
+}
+
 /* Flags that would change nothing for this shape are usage errors, not
  * silently ignored. */
 static int check_meaningful(const gen_args *a, int is_rows) {
+  int is_shuffle = !strcmp(a->shape, "shuffle");
+  if (!is_shuffle && (a->format_name || a->columns >= 0 || a->block_rows >= 0))
+    return xc_usage_error("gen", "--format, --columns and --block-rows are for the shuffle shape");
+  if (is_shuffle && (a->level_given || a->file_format || a->outer_given))
+    return xc_usage_error("gen", "--level, --file and --outer are not for the shuffle shape (its codecs "
+                          "are at the shape's levels; every block is an IPC stream)");
   int usage = xc_check_level("gen", a->codec, a->level_given, a->level);
   if (usage >= 0) return usage;
   if (is_rows && a->file_format)
@@ -254,17 +344,23 @@ static int check_meaningful(const gen_args *a, int is_rows) {
 
 int xc_cmd_gen(int argc, char **argv) {
   gen_args a = {0};
-  a.rows = -1;
+  a.rows = a.columns = a.block_rows = -1;
   a.seed = 1;
   int rc = parse_args(argc, argv, &a);
   if (rc == -1) return XC_EXIT_OK;
   if (rc != 0) return rc;
   if (!a.shape || !a.out) return xc_usage_error("gen", "needs SHAPE and OUT");
   int is_rows = !strcmp(a.shape, "rows");
-  if (!is_rows && strcmp(a.shape, "cache") != 0 && strcmp(a.shape, "broadcast") != 0)
-    return xc_usage_error("gen", "unknown shape '%s' (cache, broadcast, rows)", a.shape);
+  int is_shuffle = !strcmp(a.shape, "shuffle");
+  if (!is_rows && !is_shuffle && strcmp(a.shape, "cache") != 0 && strcmp(a.shape, "broadcast") != 0)
+    return xc_usage_error("gen", "unknown shape '%s' (cache, broadcast, rows, shuffle)", a.shape);
+  if ((rc = parse_codecs(&a, is_shuffle)) != 0) return rc;
   if (a.rows < 0)
-    a.rows = is_rows ? SHAPE_ROWS_ROWS : !strcmp(a.shape, "cache") ? SHAPE_CACHE_ROWS : SHAPE_BROADCAST_ROWS;
+    a.rows = is_rows      ? SHAPE_ROWS_ROWS
+             : is_shuffle ? SHAPE_SHUFFLE_ROWS
+             : !strcmp(a.shape, "cache") ? SHAPE_CACHE_ROWS : SHAPE_BROADCAST_ROWS;
+  if (is_shuffle && a.columns < 0) a.columns = 5;
+  if (is_shuffle && a.block_rows < 0) a.block_rows = 64;
   if (is_rows && !a.codec_given) a.codec = XCHG_BLOCK_LZ4_FRAME;
   if ((rc = check_meaningful(&a, is_rows)) != 0) return rc;
   if (!strcmp(a.shape, "broadcast") && !a.outer_given)
@@ -277,15 +373,21 @@ int xc_cmd_gen(int argc, char **argv) {
     return xc_output_error(&out, err.message);
   }
   progress prog;
-  xc_progress_init(&prog, a.shape, is_rows ? "chunks of 64 KiB" : "batches", -1, !strcmp(a.out, "-"));
+  xc_progress_init(&prog, a.shape, is_rows ? "chunks of 64 KiB" : is_shuffle ? "blocks" : "batches", -1,
+                   !strcmp(a.out, "-"));
   shape_sums sums;
   memset(&sums, 0, sizeof sums);
-  xchg_status st = is_rows ? gen_rows(&a, &out, &prog, &err) : gen_ipc(&a, &out, &sums, &prog, &err);
+  shape_shuffle_sums shuffle_sums;
+  memset(&shuffle_sums, 0, sizeof shuffle_sums);
+  xchg_status st = is_rows      ? gen_rows(&a, &out, &prog, &err)
+                   : is_shuffle ? gen_shuffle(&a, &out, &shuffle_sums, &prog, &err)
+                                : gen_ipc(&a, &out, &sums, &prog, &err);
   xc_progress_end(&prog);
   /* --sums before OUT is put in place: failing to print them fails the command */
   int to_file = strcmp(a.out, "-") != 0, sums_errno = 0;
   if (st == XCHG_OK && a.sums) {
-    print_sums(&a, &sums, to_file ? stdout : stderr);
+    if (is_shuffle) print_shuffle_sums(&a, &shuffle_sums, to_file ? stdout : stderr);
+    else print_sums(&a, &sums, to_file ? stdout : stderr);
     if ((sums_errno = flush_errno(to_file ? stdout : stderr)) != 0) st = XCHG_EIO;
   }
   if (st == XCHG_OK) st = xc_output_commit(&out, &err);

@@ -5,12 +5,15 @@
 #include "ipc/array.h"
 #include "ipc/c_data.h"
 
-ipc_array *ipc_array_new(int64_t n_buffers, int64_t n_children) {
-  size_t size = sizeof(ipc_array) + (size_t)n_buffers * sizeof(ipc_buffer) +
-                (size_t)n_children * sizeof(ipc_array *);
-  ipc_array *a = calloc(1, size);
-  if (!a) return NULL;
+static size_t array_size(int64_t n_buffers, int64_t n_children) {
+  return sizeof(ipc_array) + (size_t)n_buffers * sizeof(ipc_buffer) + (size_t)n_children * sizeof(ipc_array *);
+}
+
+/* Lays out a zeroed array in its memory. */
+static ipc_array *init_array(void *memory, int64_t n_buffers, int64_t n_children, struct ipc_arena_chunk *chunk) {
+  ipc_array *a = memory;
   atomic_init(&a->refs, 1);
+  a->chunk = chunk;
   a->n_buffers = n_buffers;
   a->n_children = n_children;
   a->buffers = (ipc_buffer *)(a + 1);
@@ -18,92 +21,191 @@ ipc_array *ipc_array_new(int64_t n_buffers, int64_t n_children) {
   return a;
 }
 
+ipc_array *ipc_array_new(int64_t n_buffers, int64_t n_children) {
+  void *memory = calloc(1, array_size(n_buffers, n_children));
+  return memory ? init_array(memory, n_buffers, n_children, NULL) : NULL;
+}
+
+/* ---- arenas ------------------------------------------------------------------ */
+
+/* A chunk holds one count per array carved out of it, and one for the
+ * arena while the arena can still carve. */
+typedef struct ipc_arena_chunk {
+  _Atomic int64_t live;
+  xchg_buf *keep; /* a reference */
+  size_t used, size;
+  _Alignas(16) unsigned char data[];
+} ipc_arena_chunk;
+
+static void chunk_unref(ipc_arena_chunk *c) {
+  if (!c || atomic_fetch_sub_explicit(&c->live, 1, memory_order_acq_rel) != 1) return;
+  xchg_buf_unref(c->keep);
+  free(c);
+}
+
+void ipc_arena_init(ipc_arena *arena, size_t chunk_size, xchg_buf *keep) {
+  arena->chunk = NULL;
+  arena->chunk_size = chunk_size;
+  arena->keep = keep;
+}
+
+ipc_array *ipc_arena_new_array(ipc_arena *arena, int64_t n_buffers, int64_t n_children) {
+  size_t size = (array_size(n_buffers, n_children) + 15) & ~(size_t)15;
+  ipc_arena_chunk *c = arena->chunk;
+  if (!c || c->size - c->used < size) {
+    size_t capacity = size > arena->chunk_size ? size : arena->chunk_size;
+    ipc_arena_chunk *fresh = malloc(sizeof *fresh + capacity);
+    if (!fresh) return NULL;
+    atomic_init(&fresh->live, 1);
+    fresh->keep = xchg_buf_ref(arena->keep);
+    fresh->used = 0;
+    fresh->size = capacity;
+    chunk_unref(c);
+    arena->chunk = c = fresh;
+  }
+  void *memory = c->data + c->used;
+  c->used += size;
+  memset(memory, 0, size);
+  atomic_fetch_add_explicit(&c->live, 1, memory_order_relaxed);
+  return init_array(memory, n_buffers, n_children, c);
+}
+
+void ipc_arena_end(ipc_arena *arena) {
+  chunk_unref(arena->chunk);
+  arena->chunk = NULL;
+}
+
 ipc_array *ipc_array_ref(ipc_array *a) {
   if (a) atomic_fetch_add_explicit(&a->refs, 1, memory_order_relaxed);
   return a;
 }
 
+static int is_borrowed(const ipc_array *a, int64_t i) { return i < 64 && (a->borrowed >> i & 1); }
+
+/* Lets go of buffer i, before it is replaced. */
+static void drop_buffer(ipc_array *a, int64_t i) {
+  if (!is_borrowed(a, i)) xchg_buf_unref(a->buffers[i].owner);
+  if (i < 64) a->borrowed &= ~((uint64_t)1 << i);
+}
+
 void ipc_array_unref(ipc_array *a) {
   if (!a || atomic_fetch_sub_explicit(&a->refs, 1, memory_order_acq_rel) != 1) return;
-  for (int64_t i = 0; i < a->n_buffers; i++) xchg_buf_unref(a->buffers[i].owner);
+  for (int64_t i = 0; i < a->n_buffers; i++)
+    if (!is_borrowed(a, i)) xchg_buf_unref(a->buffers[i].owner);
   for (int64_t i = 0; i < a->n_children; i++) ipc_array_unref(a->children[i]);
   ipc_array_unref(a->dictionary);
-  free(a);
+  if (a->chunk) chunk_unref(a->chunk);
+  else free(a);
 }
 
 xchg_buf *ipc_array_set_buf(ipc_array *a, int64_t i, xchg_buf *b) {
-  xchg_buf_unref(a->buffers[i].owner);
+  drop_buffer(a, i);
   a->buffers[i] = (ipc_buffer){b ? xchg_buf_data(b) : NULL, b ? xchg_buf_size(b) : 0, b};
   return b;
 }
 
 void ipc_array_share_buffer(ipc_array *a, int64_t i, const ipc_buffer *from) {
-  xchg_buf_unref(a->buffers[i].owner);
+  drop_buffer(a, i);
   a->buffers[i] = *from;
   xchg_buf_ref(from->owner);
 }
 
-/* Private data of an exported ArrowArray: one allocation holding the
- * buffer pointer table, the child pointer table and the child structs. */
-typedef struct exported_array {
-  ipc_array *array;
-  struct ArrowArray dictionary;
-} exported_array;
+/* ---- export -------------------------------------------------------------------- */
 
-static void release_array(struct ArrowArray *out) {
-  exported_array *p = out->private_data;
+/* An export is one allocation: a count of the nodes not yet released, then
+ * one record per ArrowArray of the tree (children and dictionaries
+ * included), each with its own reference on its ipc_array, so that a child
+ * a consumer moves out keeps only its own buffers alive. */
+typedef struct export_block {
+  _Atomic int64_t live;
+} export_block;
+
+typedef struct exported_node {
+  export_block *block;
+  ipc_array *array;
+} exported_node;
+
+/* A node's record: the node, its dictionary's struct if it has one, its
+ * buffer pointers, its children's pointers and structs, rounded up to keep
+ * the next one aligned (small, so that a batch of a few columns is one
+ * small allocation, which malloc serves fastest). */
+static size_t node_size(const ipc_array *a) {
+  size_t size = sizeof(exported_node) + (a->dictionary ? sizeof(struct ArrowArray) : 0) +
+                (size_t)a->n_buffers * sizeof(void *) +
+                (size_t)a->n_children * (sizeof(struct ArrowArray *) + sizeof(struct ArrowArray));
+  return (size + 15) & ~(size_t)15;
+}
+
+/* The records of a's tree, and how many nodes it has. */
+static size_t tree_size(const ipc_array *a, int64_t *nodes) {
+  size_t size = node_size(a);
+  ++*nodes;
+  for (int64_t i = 0; i < a->n_children; i++) size += tree_size(a->children[i], nodes);
+  if (a->dictionary) size += tree_size(a->dictionary, nodes);
+  return size;
+}
+
+static void release_node(struct ArrowArray *out) {
+  exported_node *node = out->private_data;
   IPC_RELEASE_CHILDREN_AND_DICTIONARY(out);
-  ipc_array_unref(p->array);
-  free(p);
+  ipc_array_unref(node->array);
+  export_block *block = node->block;
   out->release = NULL;
+  if (atomic_fetch_sub_explicit(&block->live, 1, memory_order_acq_rel) == 1) free(block);
+}
+
+/* Fills out for a from the records at *at onwards, moving *at past them. */
+static void export_node(export_block *block, ipc_array *a, struct ArrowArray *out, unsigned char **at) {
+  exported_node *node = (exported_node *)*at;
+  *at += node_size(a);
+  struct ArrowArray *dictionary = (struct ArrowArray *)(node + 1);
+  const void **buffers = (const void **)(dictionary + (a->dictionary ? 1 : 0));
+  struct ArrowArray **children = (struct ArrowArray **)(buffers + a->n_buffers);
+  struct ArrowArray *child_structs = (struct ArrowArray *)(children + a->n_children);
+  node->block = block;
+  node->array = ipc_array_ref(a);
+  for (int64_t i = 0; i < a->n_buffers; i++) buffers[i] = ipc_array_data(a, i);
+  *out = (struct ArrowArray){a->length, a->null_count, 0, a->n_buffers, a->n_children, buffers, children,
+                             NULL, release_node, node};
+  for (int64_t i = 0; i < a->n_children; i++) {
+    children[i] = &child_structs[i];
+    export_node(block, a->children[i], children[i], at);
+  }
+  if (a->dictionary) {
+    out->dictionary = dictionary;
+    export_node(block, a->dictionary, dictionary, at);
+  }
 }
 
 xchg_status ipc_array_export(ipc_array *a, struct ArrowArray *out, xchg_error *err) {
-  size_t size = sizeof(exported_array) + (size_t)a->n_buffers * sizeof(void *) +
-                (size_t)a->n_children * (sizeof(struct ArrowArray *) + sizeof(struct ArrowArray));
-  exported_array *p = calloc(1, size);
+  int64_t nodes = 0;
+  size_t size = sizeof(export_block) + 16 + tree_size(a, &nodes);
+  export_block *block = malloc(size);
   memset(out, 0, sizeof *out);
-  if (!p) return xchg_errorf(err, XCHG_ENOMEM, "out of memory exporting an array");
-  const void **buffers = (const void **)(p + 1);
-  struct ArrowArray **children = (struct ArrowArray **)(buffers + a->n_buffers);
-  struct ArrowArray *child_structs = (struct ArrowArray *)(children + a->n_children);
-  for (int64_t i = 0; i < a->n_buffers; i++) buffers[i] = ipc_array_data(a, i);
-  p->array = ipc_array_ref(a);
-  out->length = a->length;
-  out->null_count = a->null_count;
-  out->n_buffers = a->n_buffers;
-  out->buffers = buffers;
-  out->children = children;
-  out->private_data = p;
-  out->release = release_array;
-  xchg_status st = XCHG_OK;
-  for (int64_t i = 0; i < a->n_children && st == XCHG_OK; i++) {
-    children[i] = &child_structs[i];
-    out->n_children = i + 1;
-    st = ipc_array_export(a->children[i], children[i], err);
-  }
-  if (st == XCHG_OK && a->dictionary) {
-    out->dictionary = &p->dictionary;
-    st = ipc_array_export(a->dictionary, out->dictionary, err);
-  }
-  if (st != XCHG_OK) release_array(out);
-  return st;
+  if (!block) return xchg_errorf(err, XCHG_ENOMEM, "out of memory exporting an array");
+  atomic_init(&block->live, nodes);
+  unsigned char *at = (unsigned char *)block + ((sizeof(export_block) + 15) & ~(size_t)15);
+  export_node(block, a, out, &at);
+  return XCHG_OK;
 }
 
-static int64_t popcount64(uint64_t x) {
-  x = x - ((x >> 1) & 0x5555555555555555u);
-  x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
-  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
-  return (int64_t)((x * 0x0101010101010101u) >> 56);
-}
-
-int64_t ipc_count_set_bits(const uint8_t *bits, int64_t n_bytes) {
+/* The builtin is the popcnt instruction in count_set_bits_popcnt, a
+ * library call per word elsewhere on x86-64. */
+static inline __attribute__((always_inline)) int64_t count_set_bits(const uint8_t *bits, int64_t n_bytes) {
   int64_t set = 0, i = 0;
   for (; i + 8 <= n_bytes; i += 8) {
     uint64_t word;
     memcpy(&word, bits + i, 8);
-    set += popcount64(word);
+    set += __builtin_popcountll(word);
   }
-  for (; i < n_bytes; i++) set += popcount64(bits[i]);
+  for (; i < n_bytes; i++) set += __builtin_popcount(bits[i]);
   return set;
+}
+
+IPC_TARGET("popcnt") static int64_t count_set_bits_popcnt(const uint8_t *bits, int64_t n_bytes) {
+  return count_set_bits(bits, n_bytes);
+}
+
+int64_t ipc_count_set_bits(const uint8_t *bits, int64_t n_bytes) {
+  return IPC_CPU_HAS("popcnt") ? count_set_bits_popcnt(bits, n_bytes) : count_set_bits(bits, n_bytes);
 }

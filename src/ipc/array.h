@@ -5,7 +5,12 @@
  * private data holds a reference on the ipc_array, so one decoded array can
  * be handed out any number of times (a dictionary to every batch that uses
  * it, a shared broadcast to every task) and each ArrowArray, children
- * included, can be released on its own and in any order. */
+ * included, can be released on its own and in any order.
+ *
+ * Small allocations are what a batch of a few thousand rows costs beyond
+ * its bytes, so a batch's arrays come from one arena (ipc_arena: its nodes
+ * share a few chunks, each freed with its last array) and an export is one
+ * allocation for the whole ArrowArray tree (freed with its last node). */
 #ifndef XCHG_IPC_ARRAY_H
 #define XCHG_IPC_ARRAY_H
 
@@ -26,8 +31,16 @@ typedef struct ipc_buffer {
   xchg_buf *owner;     /* a reference, or NULL for static memory */
 } ipc_buffer;
 
+struct ipc_arena_chunk;
+
 typedef struct ipc_array {
   _Atomic int64_t refs;
+  struct ipc_arena_chunk *chunk; /* the arena chunk it lives in, or NULL: malloc'd alone */
+  /* Bit i: buffer i is borrowed, its owner kept alive by the chunk (which
+   * holds one reference for all the zero-copy views of a batch's body)
+   * rather than by a reference of its own.  Sharing such a buffer with
+   * another array (ipc_array_share_buffer) takes a reference as usual. */
+  uint64_t borrowed;
   int64_t length;
   int64_t null_count;
   int64_t n_buffers;
@@ -41,6 +54,22 @@ typedef struct ipc_array {
  * refcount 1.  NULL when out of memory. */
 ipc_array *ipc_array_new(int64_t n_buffers, int64_t n_children);
 ipc_array *ipc_array_ref(ipc_array *a);
+
+/* Arrays allocated together: ipc_arena_new_array works as ipc_array_new,
+ * carving arrays out of chunks of about `chunk_size` bytes (more for an
+ * array that needs more), each chunk freed when the last array in it is;
+ * ipc_arena_end lets go of the arena (the arrays live on).  Every chunk
+ * holds a reference on `keep` (NULL: none), which the arrays' buffers may
+ * then borrow. */
+typedef struct ipc_arena {
+  struct ipc_arena_chunk *chunk;
+  size_t chunk_size;
+  xchg_buf *keep;
+} ipc_arena;
+
+void ipc_arena_init(ipc_arena *arena, size_t chunk_size, xchg_buf *keep);
+ipc_array *ipc_arena_new_array(ipc_arena *arena, int64_t n_buffers, int64_t n_children);
+void ipc_arena_end(ipc_arena *arena);
 void ipc_array_unref(ipc_array *a);
 
 /* Pointer to the data of buffer i, or NULL when it is absent. */
@@ -53,10 +82,22 @@ xchg_buf *ipc_array_set_buf(ipc_array *a, int64_t i, xchg_buf *b);
 /* Sets buffer i to a copy of another array's buffer (another reference). */
 void ipc_array_share_buffer(ipc_array *a, int64_t i, const ipc_buffer *from);
 
-/* Set bits in n_bytes bytes of a bitmap, eight bytes at a time (without
- * a popcount instruction in the baseline x86-64 target, the compiler's
- * builtin is a library call per word). */
+/* Set bits in n_bytes bytes of a bitmap, eight bytes at a time. */
 int64_t ipc_count_set_bits(const uint8_t *bits, int64_t n_bytes);
+
+/* x86-64's baseline has neither a popcount instruction nor 256-bit
+ * vectors: the loops that validation runs over every value are compiled
+ * once more for CPUs that have them (target attributes, GCC and Clang) and
+ * the copy to run is picked per call from the CPU's features — not with
+ * target_clones, whose ifunc resolver runs before ThreadSanitizer is set
+ * up.  IPC_CPU_HAS(feature) is 0 where there is no such copy. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define IPC_TARGET(feature) __attribute__((target(feature)))
+#define IPC_CPU_HAS(feature) __builtin_cpu_supports(feature)
+#else
+#define IPC_TARGET(feature)
+#define IPC_CPU_HAS(feature) 0
+#endif
 
 /* Integer i of a buffer of `width`-byte integers (1, 2, 4 or 8; offsets,
  * run ends, dictionary indices).  An unsigned 64-bit value above
@@ -89,6 +130,16 @@ static inline void ipc_store_offset(uint8_t *p, int width, int64_t i, int64_t v)
     memcpy(p + 4 * i, &v32, 4);
   } else {
     memcpy(p + 8 * i, &v, 8);
+  }
+}
+
+/* Stores integer i of a buffer of 2-, 4- or 8-byte integers (run ends). */
+static inline void ipc_store_int(uint8_t *p, int width, int64_t i, int64_t v) {
+  if (width == 2) {
+    int16_t v16 = (int16_t)v;
+    memcpy(p + 2 * i, &v16, 2);
+  } else {
+    ipc_store_offset(p, width, i, v);
   }
 }
 

@@ -172,7 +172,7 @@ static xchg_status read_framing(payload *p, int32_t *length, int *end, xchg_erro
 }
 
 static xchg_status parse_message(payload *p, message *m, xchg_error *err) {
-  xchg_status st = ipc_message_parse(m->metadata, p->message_index, m->offset, &m->header,
+  xchg_status st = ipc_message_parse(xchg_buf_data(m->metadata), xchg_buf_size(m->metadata), p->message_index, m->offset, &m->header,
                                      &m->header_type, &m->version, &m->body_length, err);
   if (st != XCHG_OK) return st;
   if (m->body_length < 0 || m->body_length > remaining(p))

@@ -174,11 +174,6 @@ int64_t ipc_run_containing(const uint8_t *ends, int width, int64_t runs, int64_t
   return lo;
 }
 
-static void store_run_end(uint8_t *p, int width, int64_t i, int64_t v) {
-  if (width == 2) memcpy(p + 2 * i, &(int16_t){(int16_t)v}, 2);
-  else ipc_store_offset(p, width, i, v);
-}
-
 /* The runs that rows [s.offset, +s.length) touch: from *first, *count of them. */
 static xchg_status runs_of(const ipc_field *f, span s, int64_t *first, int64_t *count, xchg_error *err) {
   const ipc_array *ends = s.array->children[0];
@@ -217,7 +212,7 @@ static xchg_status concat_run_ends(const ipc_field *f, span a, span b, ipc_array
     const uint8_t *src = ipc_array_data(sp.array->children[0], 1);
     for (int64_t k = 0; k < count[s]; k++) {
       int64_t end = ipc_load_int(src, width, 1, first[s] + k);
-      store_run_end(dst, width, n++, (end < sp.offset + sp.length ? end : sp.offset + sp.length) - sp.offset + base);
+      ipc_store_int(dst, width, n++, (end < sp.offset + sp.length ? end : sp.offset + sp.length) - sp.offset + base);
     }
     base += sp.length;
   }

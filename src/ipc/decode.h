@@ -102,6 +102,12 @@ xchg_status ipc_column_bytes(const ipc_decode_ctx *ctx, const fb_table *batch, c
                              const ipc_field *columns, int64_t n_columns, int64_t *wire, int64_t *decoded,
                              xchg_error *err);
 
+/* Number of IPC buffers of a field's own layout (children excluded), not
+ * counting the variadic buffers of views: as dictionary indices unless
+ * as_value; a union before metadata V5 (0-based metadata_version 4) has
+ * a validity buffer too. */
+int64_t ipc_field_buffer_count(const ipc_field *f, int as_value, int metadata_version);
+
 /* The body compression declared by a RecordBatch table. */
 xchg_status ipc_batch_compression(const fb_table *batch, xchg_block_codec *out, xchg_error *err);
 

@@ -3,13 +3,13 @@
 
 #include "ipc/format.h"
 
-xchg_status ipc_message_parse(const xchg_buf *metadata, int64_t index, int64_t offset,
+xchg_status ipc_message_parse(const uint8_t *metadata, size_t size, int64_t index, int64_t offset,
                               fb_table *header, int *header_type, int *version,
                               int64_t *body_length, xchg_error *err) {
   fb_table msg;
   int16_t v;
   uint8_t type;
-  if (fb_root(xchg_buf_data(metadata), xchg_buf_size(metadata), &msg) < 0 ||
+  if (fb_root(metadata, size, &msg) < 0 ||
       fb_i16(&msg, MSG_VERSION, 0, &v) < 0 || fb_u8(&msg, MSG_HEADER_TYPE, 0, &type) < 0 ||
       fb_i64(&msg, MSG_BODY_LENGTH, 0, body_length) < 0 || fb_table_field(&msg, MSG_HEADER, header) <= 0)
     return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: invalid Message flatbuffer",

@@ -10,13 +10,13 @@
 #include "xchg/buf.h"
 #include "xchg/error.h"
 
-/* Parses the Message flatbuffer in metadata into the header table (the
+/* Parses the Message flatbuffer of `size` bytes at metadata into the header table (the
  * Schema, DictionaryBatch or RecordBatch), its type, the metadata version
  * and the body length as the message states it (the caller checks it
  * against its input), accepting versions V4 and V5 and the three header
  * types a stream holds (a Tensor is XCHG_ENOTSUP).  Errors name message
  * `index` and the byte `offset` of its framing. */
-xchg_status ipc_message_parse(const xchg_buf *metadata, int64_t index, int64_t offset,
+xchg_status ipc_message_parse(const uint8_t *metadata, size_t size, int64_t index, int64_t offset,
                               fb_table *header, int *header_type, int *version,
                               int64_t *body_length, xchg_error *err);
 

@@ -143,7 +143,7 @@ static xchg_status read_prefix(xchg_ipc_reader *r, int32_t *length, int *eos, xc
 }
 
 static xchg_status parse_message(xchg_ipc_reader *r, ipc_message *m, xchg_error *err) {
-  xchg_status st = ipc_message_parse(m->metadata, m->index, m->offset, &m->header, &m->header_type,
+  xchg_status st = ipc_message_parse(xchg_buf_data(m->metadata), xchg_buf_size(m->metadata), m->index, m->offset, &m->header, &m->header_type,
                                      &m->version, &m->body_length, err);
   if (st != XCHG_OK) return st;
   int64_t size = xchg_source_size(r->src);

@@ -20,7 +20,7 @@ static xchg_status chunked_read(void *ctx, void *dst, size_t n, size_t *got, xch
   size_t left = c->size - c->pos;
   *got = n < chunk ? n : chunk;
   if (*got > left) *got = left;
-  memcpy(dst, c->data + c->pos, *got);
+  if (*got) memcpy(dst, c->data + c->pos, *got);
   c->pos += *got;
   return XCHG_OK;
 }

@@ -1,0 +1,1263 @@
+/* bench_shuffle.c — `xchg bench shuffle`: shape 4 (`shuffle`) of SHAPES.md.
+ *
+ * A reduce task's input — many small blocks, each its own IPC stream, in
+ * the ipc or the comet framing — generated in memory (gen/shape_shuffle.h)
+ * or read from a file, is read into batches of --target-rows rows in
+ * several ways, each timed from the first byte to the last batch released,
+ * on one thread and on --threads:
+ *
+ *   per_block              the existing readers, one per block (an
+ *                          xchg_ipc_reader over each IPC stream; for the
+ *                          comet framing, over each block of one
+ *                          xchg_istream): one batch per block;
+ *   per_block_then_concat  the same, then the batches concatenated into
+ *                          target-size ones, each column's buffers sized
+ *                          once and every block's values copied in once
+ *                          (offsets rebased, validity bits shifted): what
+ *                          engines do after their shuffle read;
+ *   memcpy_limit           each block's decoded buffers copied once, in
+ *                          order, into target-size destinations: one write
+ *                          per byte, the floor of any coalesced batch;
+ *   codec_limit            the bare decompressor (one reused context) over
+ *                          the same compressed bytes into such destinations:
+ *                          every compressed buffer of the ipc framing, the
+ *                          whole block of the comet framing;
+ *   coalesced              xchg_shuffle_reader (xchg/shuffle.h): every
+ *                          block decoded straight into its place in
+ *                          target-size batches.
+ *
+ * On T threads the readers get a pool of T threads; the limits run the
+ * destinations on T threads, each its own share.  Runs take turns (every
+ * mode and thread count once, then again), so that a shared host slowing
+ * down weighs on every figure alike.  The warm-up run of each mode touches
+ * every value and checks the sums against the generator's (a file's against
+ * the per-block read's); timed runs sum one column (c1, the second, if
+ * there is one: random int64 in the shape) into the checksum they report. */
+#include <getopt.h>
+#include <lz4frame.h>
+#include <pthread.h>
+#include <snappy-c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "gen/shape_shuffle.h"
+#include "stats.h"
+#include "touch.h"
+#include "xchg/stream.h"
+#include "xchg/xchg.h"
+
+#define MAX_RUNS 1000
+#define MAX_THREADS 256
+#define COMET_HEADER 20
+#define SEED 42 /* of the generated shape */
+
+/* ---- the input ----------------------------------------------------------------- */
+
+/* Compressed bytes the readers decompressed, for codec_limit: a buffer of
+ * IPC body compression, or a whole Comet block's stream. */
+typedef struct piece {
+  const uint8_t *src;
+  size_t src_size, dst_size;
+} piece;
+
+/* The pieces decompressed for a batch the per-block warm-up kept. */
+typedef struct kept_pieces {
+  int64_t first, n;
+} kept_pieces;
+
+typedef struct input {
+  const uint8_t *data;
+  size_t size;
+  shape_shuffle_framing framing;
+  shape_shuffle_codec codec;
+  int generated;
+  shape_shuffle_sums want; /* generated only */
+  int64_t block_rows;      /* generated: the shape's R; a file: its first block's rows */
+  struct ArrowSchema schema;
+  int columns;
+  int64_t n_blocks, rows;
+  /* The per-block read's batches, in order (memcpy_limit copies their
+   * buffers, the other modes' warm-ups compare theirs with them), and the
+   * pieces decompressed for each. */
+  struct ArrowArray *kept;
+  kept_pieces *kept_pieces;
+  int64_t n_kept, kept_capacity, pieces_of_kept_capacity;
+  piece *pieces;
+  int64_t n_pieces, pieces_capacity;
+  /* Target-size destinations of the limits: the kept batches [group[g],
+   * group[g+1]) fill destination g. */
+  int64_t *group, n_groups;
+} input;
+
+static int fail(const char *what, const char *message) {
+  fprintf(stderr, "xchg bench shuffle: %s: %s\n", what, message);
+  return -1;
+}
+
+/* ---- what a run does with each batch ----------------------------------------------- */
+
+/* Every reading mode hands its batches, in order, to a sink that takes each
+ * one over. */
+typedef int (*sink_fn)(void *ctx, struct ArrowArray *batch);
+
+/* The last sink of every mode: the warm-up touches every column and
+ * (compare) checks every value against the per-block read's batches, row by
+ * row; timed runs sum the checksum column.  Counts the batches, and those
+ * short of the target that are not the last. */
+typedef struct consumer {
+  const input *in;
+  int check, compare;
+  int64_t kept, kept_row; /* compare: the per-block batch and row the next row must equal */
+  int mismatch;
+  int64_t target_rows;
+  touched columns[SHAPE_SHUFFLE_MAX_COLUMNS];
+  int64_t rows, batches, short_batches;
+  int last_was_short;
+  uint64_t checksum;
+} consumer;
+
+static int64_t checksum_column(const struct ArrowSchema *s) { return s->n_children > 1 ? 1 : 0; }
+
+static int offset_width(const char *format) {
+  if (!strcmp(format, "u") || !strcmp(format, "z")) return 4;
+  if (!strcmp(format, "U") || !strcmp(format, "Z")) return 8;
+  return 0;
+}
+
+static int64_t load_offset(const struct ArrowArray *a, int width, int64_t i) {
+  return width == 4 ? ((const int32_t *)a->buffers[1])[a->offset + i] : ((const int64_t *)a->buffers[1])[a->offset + i];
+}
+
+static int bit_at(const void *bits, int64_t i) { return (((const uint8_t *)bits)[i >> 3] >> (i & 7)) & 1; }
+
+static int valid_at(const struct ArrowArray *a, int64_t i) {
+  return a->null_count == 0 || !a->buffers[0] || bit_at(a->buffers[0], a->offset + i);
+}
+
+/* Whether rows [i, i+n) of a equal rows [j, j+n) of b, of a flat column
+ * (fixed-width, boolean, string). */
+static int same_rows(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i, const struct ArrowArray *b,
+                     int64_t j, int64_t n) {
+  int width = bench_fixed_width(s->format), ow = offset_width(s->format), is_bool = !strcmp(s->format, "b");
+  for (int64_t r = 0; r < n; r++) {
+    int va = valid_at(a, i + r);
+    if (va != valid_at(b, j + r)) return 0;
+    if (!va) continue;
+    if (is_bool && bit_at(a->buffers[1], a->offset + i + r) != bit_at(b->buffers[1], b->offset + j + r)) return 0;
+    if (width && memcmp((const uint8_t *)a->buffers[1] + (a->offset + i + r) * width,
+                        (const uint8_t *)b->buffers[1] + (b->offset + j + r) * width, (size_t)width))
+      return 0;
+    if (ow) {
+      int64_t a0 = load_offset(a, ow, i + r), a1 = load_offset(a, ow, i + r + 1);
+      int64_t b0 = load_offset(b, ow, j + r), b1 = load_offset(b, ow, j + r + 1);
+      if (a1 - a0 != b1 - b0 ||
+          memcmp((const uint8_t *)a->buffers[2] + a0, (const uint8_t *)b->buffers[2] + b0, (size_t)(a1 - a0)))
+        return 0;
+    }
+  }
+  return 1;
+}
+
+/* Compares the batch with the per-block batches, from the cursor on. */
+static void compare_batch(consumer *c, const struct ArrowArray *batch) {
+  const input *in = c->in;
+  for (int64_t at = 0; at < batch->length && !c->mismatch;) {
+    if (c->kept >= in->n_kept) {
+      c->mismatch = 1;
+      break;
+    }
+    const struct ArrowArray *want = &in->kept[c->kept];
+    int64_t n = want->length - c->kept_row < batch->length - at ? want->length - c->kept_row : batch->length - at;
+    for (int64_t k = 0; k < in->schema.n_children && !c->mismatch; k++)
+      if (!same_rows(in->schema.children[k], batch->children[k], at, want->children[k], c->kept_row, n))
+        c->mismatch = 1;
+    at += n;
+    if ((c->kept_row += n) == want->length) c->kept++, c->kept_row = 0;
+  }
+}
+
+static int consume(void *ctx, struct ArrowArray *batch) {
+  consumer *c = ctx;
+  const struct ArrowSchema *s = &c->in->schema;
+  if (batch->n_children != s->n_children) {
+    batch->release(batch);
+    return fail("a batch", "its number of columns is not the schema's");
+  }
+  if (c->compare) compare_batch(c, batch);
+  if (c->check) {
+    for (int64_t k = 0; k < s->n_children; k++) bench_touch_column(s->children[k], batch->children[k], &c->columns[k]);
+  } else if (s->n_children > 0) {
+    int64_t k = checksum_column(s);
+    touched t = {0, 0, 0};
+    bench_touch_column(s->children[k], batch->children[k], &t);
+    c->checksum += t.sum;
+  }
+  c->short_batches += c->last_was_short;
+  c->last_was_short = batch->length < c->target_rows;
+  c->rows += batch->length;
+  c->batches++;
+  batch->release(batch);
+  return 0;
+}
+
+/* ---- per_block: one reader per block ----------------------------------------------- */
+
+/* The per-block warm-up: counts the blocks, keeps their batches and logs
+ * what was decompressed for each (the comet framing's pieces, one per
+ * block, were found from the block headers). */
+typedef struct warm_up {
+  input *in;
+  consumer *check;
+  int64_t block;           /* being read */
+  int block_fresh;         /* no batch of it kept yet */
+  int64_t pieces_taken;    /* ipc framing: pieces logged before the batch being read */
+  int64_t first_block_rows;
+} warm_up;
+
+static void *grow(void *p, int64_t *capacity, int64_t need, size_t elem) {
+  if (need <= *capacity) return p;
+  int64_t cap = *capacity ? *capacity : 1024;
+  while (cap < need) cap *= 2;
+  void *q = realloc(p, (size_t)cap * elem);
+  if (!q) {
+    fprintf(stderr, "xchg bench shuffle: out of memory\n");
+    exit(1);
+  }
+  *capacity = cap;
+  return q;
+}
+
+static int keep_batch(void *ctx, struct ArrowArray *batch) {
+  warm_up *w = ctx;
+  const struct ArrowSchema *s = &w->in->schema;
+  if (batch->n_children != s->n_children) return consume(w->check, batch); /* which says what is wrong */
+  for (int64_t k = 0; k < s->n_children; k++) bench_touch_column(s->children[k], batch->children[k], &w->check->columns[k]);
+  w->check->rows += batch->length;
+  w->check->batches++;
+  input *in = w->in;
+  kept_pieces kp = {w->pieces_taken, in->n_pieces - w->pieces_taken};
+  if (in->framing == SHAPE_SHUFFLE_COMET)
+    kp = (kept_pieces){w->block, w->block_fresh && in->codec != SHAPE_SHUFFLE_NONE};
+  w->pieces_taken = in->n_pieces;
+  w->block_fresh = 0;
+  if (w->block == 0) w->first_block_rows += batch->length;
+  in->kept = grow(in->kept, &in->kept_capacity, in->n_kept + 1, sizeof *in->kept);
+  in->kept_pieces = grow(in->kept_pieces, &in->pieces_of_kept_capacity, in->n_kept + 1, sizeof *in->kept_pieces);
+  in->kept_pieces[in->n_kept] = kp;
+  in->kept[in->n_kept++] = *batch;
+  return 0;
+}
+
+static void log_piece(void *ctx, xchg_block_codec codec, const void *src, size_t src_size, size_t dst_size) {
+  warm_up *w = ctx;
+  input *in = w->in;
+  in->codec = codec == XCHG_BLOCK_ZSTD ? SHAPE_SHUFFLE_ZSTD : SHAPE_SHUFFLE_LZ4;
+  in->pieces = grow(in->pieces, &in->pieces_capacity, in->n_pieces + 1, sizeof *in->pieces);
+  in->pieces[in->n_pieces++] = (piece){src, src_size, dst_size};
+}
+
+/* Before block b (the comet framing's were counted from their headers,
+ * the ipc framing's are counted as they are read). */
+static int start_block(warm_up *w, int64_t b) {
+  input *in = w->in;
+  if (in->framing == SHAPE_SHUFFLE_IPC) in->n_blocks = b + 1;
+  else if (b >= in->n_blocks) return fail("per_block", "the comet stream has more blocks than their headers say");
+  w->block = b;
+  w->block_fresh = 1;
+  return 0;
+}
+
+typedef struct reading {
+  input *in;
+  xchg_read_options opts;
+  sink_fn sink;
+  void *sink_ctx;
+  warm_up *warm; /* the per-block warm-up, else NULL */
+} reading;
+
+static int read_stream(reading *rd, xchg_ipc_reader *r, xchg_error *err) {
+  if (rd->warm && rd->in->framing == SHAPE_SHUFFLE_IPC) xchg_ipc_reader_on_decompress(r, log_piece, rd->warm);
+  for (;;) {
+    struct ArrowArray batch;
+    if (xchg_ipc_reader_next(r, &batch, err) != XCHG_OK) return -1;
+    if (!batch.release) return 0;
+    if (rd->sink(rd->sink_ctx, &batch) != 0) return -2;
+  }
+}
+
+static int per_block_ipc(reading *rd) {
+  input *in = rd->in;
+  xchg_error err;
+  size_t at = 0;
+  for (int64_t b = 0; at < in->size; b++) {
+    xchg_ipc_reader *r;
+    if (rd->warm && start_block(rd->warm, b) != 0) return -1;
+    if (xchg_ipc_reader_open_memory(in->data + at, in->size - at, NULL, NULL, &rd->opts, &r, &err) != XCHG_OK) {
+      fprintf(stderr, "xchg bench shuffle: block %lld at byte %zu: %s\n", (long long)b, at, err.message);
+      return -1;
+    }
+    int rc = read_stream(rd, r, &err);
+    int64_t end = xchg_ipc_reader_stream_end(r);
+    xchg_ipc_reader_free(r);
+    if (rc == -2) return -1;
+    if (rc != 0 || end <= 0) {
+      fprintf(stderr, "xchg bench shuffle: block %lld at byte %zu: %s\n", (long long)b, at,
+              rc != 0 ? err.message : "the IPC stream has no end");
+      return -1;
+    }
+    at += (size_t)end;
+  }
+  return 0;
+}
+
+static int per_block_comet(reading *rd) {
+  input *in = rd->in;
+  xchg_stream_options so;
+  xchg_stream_options_init(&so);
+  so.split_members = 1;
+  so.metrics = 0;
+  xchg_source *src;
+  xchg_istream *s;
+  xchg_error err;
+  if (xchg_source_from_memory(in->data, in->size, NULL, NULL, &src, &err) != XCHG_OK ||
+      xchg_istream_open(src, XCHG_STREAM_COMET, &so, &s, &err) != XCHG_OK)
+    return fail("per_block", err.message);
+  int rc = 0, more = 1;
+  for (int64_t b = 0; more && rc == 0; b++) {
+    xchg_source *member;
+    xchg_ipc_reader *r;
+    if (rd->warm && start_block(rd->warm, b) != 0) {
+      rc = -2;
+      break;
+    }
+    if (xchg_istream_as_source(s, &member, &err) != XCHG_OK || xchg_ipc_reader_open(member, &rd->opts, &r, &err) != XCHG_OK) {
+      rc = -1;
+      break;
+    }
+    rc = read_stream(rd, r, &err);
+    xchg_ipc_reader_free(r);
+    if (rc == 0 && xchg_istream_next_member(s, &more, &err) != XCHG_OK) rc = -1;
+  }
+  if (rc == -1) fail("per_block", err.message);
+  xchg_istream_free(s);
+  return rc ? -1 : 0;
+}
+
+static int per_block(input *in, xchg_pool *pool, sink_fn sink, void *sink_ctx, warm_up *warm) {
+  reading rd = {in, {0}, sink, sink_ctx, warm};
+  xchg_read_options_init(&rd.opts);
+  rd.opts.pool = pool;
+  return in->framing == SHAPE_SHUFFLE_IPC ? per_block_ipc(&rd) : per_block_comet(&rd);
+}
+
+/* ---- per_block_then_concat ------------------------------------------------------------ */
+
+/* A concatenated batch: its arrays and every buffer, freed together. */
+typedef struct joined {
+  struct ArrowArray *pointers[SHAPE_SHUFFLE_MAX_COLUMNS];
+  struct ArrowArray children[SHAPE_SHUFFLE_MAX_COLUMNS];
+  void *buffers[SHAPE_SHUFFLE_MAX_COLUMNS][3];
+  const void *buffer_table[SHAPE_SHUFFLE_MAX_COLUMNS][3];
+  const void *root_buffers[1];
+} joined;
+
+static void release_joined_child(struct ArrowArray *a) { a->release = NULL; }
+
+static void release_joined(struct ArrowArray *a) {
+  joined *j = a->private_data;
+  for (int64_t i = 0; i < a->n_children; i++)
+    for (int k = 0; k < 3; k++) free(j->buffers[i][k]);
+  free(j);
+  a->release = NULL;
+}
+
+static void *alloc_buffer(size_t n) {
+  void *p = NULL;
+  return posix_memalign(&p, 64, n ? n : 1) == 0 ? p : NULL;
+}
+
+static void set_bits(uint8_t *dst, int64_t at, int64_t n) {
+  for (; n > 0 && (at & 7); at++, n--) dst[at >> 3] |= (uint8_t)(1u << (at & 7));
+  memset(dst + (at >> 3), 0xff, (size_t)(n >> 3));
+  for (int64_t i = n & ~(int64_t)7; i < n; i++) dst[(at + i) >> 3] |= (uint8_t)(1u << ((at + i) & 7));
+}
+
+/* n bits of src from bit src_at into dst (zeroed) from bit dst_at: whole
+ * bytes when both are byte-aligned, else eight bits at a time, shifted. */
+static void copy_bits(uint8_t *dst, int64_t dst_at, const uint8_t *src, int64_t src_at, int64_t n) {
+  int64_t i = 0;
+  if (((dst_at | src_at) & 7) == 0) {
+    memcpy(dst + (dst_at >> 3), src + (src_at >> 3), (size_t)(n >> 3));
+    i = n & ~(int64_t)7;
+  }
+  for (; i < n; i += 8) {
+    int64_t s = src_at + i, d = dst_at + i, take = n - i < 8 ? n - i : 8;
+    unsigned v = src[s >> 3] >> (s & 7);
+    if ((s & 7) + take > 8) v |= (unsigned)src[(s >> 3) + 1] << (8 - (s & 7));
+    v &= (1u << take) - 1;
+    dst[d >> 3] |= (uint8_t)(v << (d & 7));
+    if ((d & 7) + take > 8) dst[(d >> 3) + 1] |= (uint8_t)(v >> (8 - (d & 7)));
+  }
+}
+
+/* Whether the concatenation (and memcpy_limit) handle every column of s:
+ * fixed-width, boolean and string/binary columns. */
+static int flat_schema(const struct ArrowSchema *s) {
+  for (int64_t k = 0; k < s->n_children; k++) {
+    const char *f = s->children[k]->format;
+    if (!bench_fixed_width(f) && strcmp(f, "b") != 0 && !offset_width(f)) return 0;
+    if (s->children[k]->dictionary) return 0;
+  }
+  return 1;
+}
+
+/* Column k of the n batches, concatenated into out. */
+static int concat_column(const struct ArrowSchema *s, const struct ArrowArray *parts, int64_t n, int64_t k,
+                         int64_t rows, struct ArrowArray *out, void **bufs, const void **table) {
+  int width = bench_fixed_width(s->format), is_bool = !strcmp(s->format, "b"), ow = offset_width(s->format);
+  int64_t nulls = 0, data_bytes = 0;
+  for (int64_t i = 0; i < n; i++) {
+    const struct ArrowArray *a = parts[i].children[k];
+    nulls += a->null_count;
+    if (ow) data_bytes += load_offset(a, ow, a->length) - load_offset(a, ow, 0);
+  }
+  size_t bitmap = (size_t)(rows + 7) / 8;
+  uint8_t *validity = nulls ? calloc(1, bitmap) : NULL;
+  uint8_t *values = is_bool ? calloc(1, bitmap) : alloc_buffer(ow ? (size_t)(rows + 1) * (size_t)ow : (size_t)(rows * width));
+  uint8_t *data = ow ? alloc_buffer((size_t)data_bytes) : NULL;
+  bufs[0] = validity, bufs[1] = values, bufs[2] = data;
+  if ((nulls && !validity) || !values || (ow && !data)) return -1;
+  int64_t at = 0, data_at = 0;
+  for (int64_t i = 0; i < n; i++) {
+    const struct ArrowArray *a = parts[i].children[k];
+    if (validity && a->null_count && a->buffers[0]) copy_bits(validity, at, a->buffers[0], a->offset, a->length);
+    else if (validity) set_bits(validity, at, a->length);
+    if (is_bool) {
+      copy_bits(values, at, a->buffers[1], a->offset, a->length);
+    } else if (ow == 4) {
+      const int32_t *src = (const int32_t *)a->buffers[1] + a->offset;
+      int32_t *dst = (int32_t *)values + at, base = (int32_t)data_at - src[0];
+      for (int64_t r = 0; r < a->length; r++) dst[r] = src[r] + base;
+    } else if (ow == 8) {
+      const int64_t *src = (const int64_t *)a->buffers[1] + a->offset;
+      int64_t *dst = (int64_t *)values + at, base = data_at - src[0];
+      for (int64_t r = 0; r < a->length; r++) dst[r] = src[r] + base;
+    } else {
+      memcpy(values + at * width, (const uint8_t *)a->buffers[1] + a->offset * width, (size_t)(a->length * width));
+    }
+    if (ow) {
+      int64_t first = load_offset(a, ow, 0), bytes = load_offset(a, ow, a->length) - first;
+      memcpy(data + data_at, (const uint8_t *)a->buffers[2] + first, (size_t)bytes);
+      data_at += bytes;
+    }
+    at += a->length;
+  }
+  if (ow == 4) ((int32_t *)values)[rows] = (int32_t)data_at;
+  if (ow == 8) ((int64_t *)values)[rows] = data_at;
+  for (int b = 0; b < 3; b++) table[b] = bufs[b];
+  *out = (struct ArrowArray){rows, nulls, 0, ow ? 3 : 2, 0, table, NULL, NULL, release_joined_child, NULL};
+  return 0;
+}
+
+/* Joins parts[0..n) (released here) into one batch. */
+static int concat_batches(const struct ArrowSchema *s, struct ArrowArray *parts, int64_t n, int64_t rows,
+                          struct ArrowArray *out) {
+  joined *j = calloc(1, sizeof *j);
+  int rc = j ? 0 : -1;
+  if (j) *out = (struct ArrowArray){rows, 0, 0, 1, s->n_children, j->root_buffers, j->pointers, NULL, release_joined, j};
+  for (int64_t k = 0; k < s->n_children && rc == 0; k++) {
+    j->pointers[k] = &j->children[k];
+    rc = concat_column(s->children[k], parts, n, k, rows, &j->children[k], j->buffers[k], j->buffer_table[k]);
+  }
+  for (int64_t i = 0; i < n; i++) parts[i].release(&parts[i]);
+  if (rc != 0 && j) release_joined(out);
+  return rc == 0 ? 0 : fail("per_block_then_concat", "out of memory");
+}
+
+/* Holds the per-block batches until they reach the target, then joins them
+ * and hands the result on. */
+typedef struct concatenator {
+  consumer *out;
+  struct ArrowArray *pending;
+  int64_t n, capacity, rows;
+} concatenator;
+
+static int flush_pending(concatenator *cc) {
+  if (cc->n == 0) return 0;
+  struct ArrowArray batch;
+  int rc = concat_batches(&cc->out->in->schema, cc->pending, cc->n, cc->rows, &batch);
+  cc->n = cc->rows = 0;
+  return rc == 0 ? consume(cc->out, &batch) : rc;
+}
+
+static int add_pending(void *ctx, struct ArrowArray *batch) {
+  concatenator *cc = ctx;
+  cc->pending = grow(cc->pending, &cc->capacity, cc->n + 1, sizeof *cc->pending);
+  cc->pending[cc->n++] = *batch;
+  cc->rows += batch->length;
+  return cc->rows >= cc->out->target_rows ? flush_pending(cc) : 0;
+}
+
+static int per_block_then_concat(input *in, xchg_pool *pool, consumer *c) {
+  concatenator cc = {c, NULL, 0, 0, 0};
+  int rc = per_block(in, pool, add_pending, &cc, NULL);
+  if (rc == 0) rc = flush_pending(&cc);
+  for (int64_t i = 0; i < cc.n; i++) cc.pending[i].release(&cc.pending[i]);
+  free(cc.pending);
+  return rc;
+}
+
+/* ---- coalesced: xchg_shuffle_reader ----------------------------------------------------- */
+
+static int coalesced(input *in, xchg_pool *pool, int64_t target_rows, consumer *c) {
+  xchg_shuffle_reader_options o;
+  xchg_shuffle_reader_options_init(&o);
+  o.framing = in->framing == SHAPE_SHUFFLE_COMET ? XCHG_SHUFFLE_FRAMING_COMET : XCHG_SHUFFLE_FRAMING_IPC;
+  o.target_rows = target_rows;
+  o.read.pool = pool;
+  xchg_shuffle_reader *r;
+  xchg_source *src;
+  xchg_error err;
+  if (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_OK) return fail("coalesced", err.message);
+  int rc = 0;
+  if (xchg_source_from_memory(in->data, in->size, NULL, NULL, &src, &err) != XCHG_OK ||
+      xchg_shuffle_reader_add_source(r, src, &err) != XCHG_OK)
+    rc = fail("coalesced", err.message);
+  while (rc == 0) {
+    struct ArrowArray batch;
+    if (xchg_shuffle_reader_next(r, &batch, &err) != XCHG_OK) rc = fail("coalesced", err.message);
+    if (rc != 0 || !batch.release) break;
+    rc = consume(c, &batch);
+  }
+  xchg_shuffle_reader_free(r);
+  return rc;
+}
+
+/* ---- knowing the input ---------------------------------------------------------------- */
+
+static uint64_t load_le64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+  return v;
+}
+
+static int comet_tag(const uint8_t *tag, shape_shuffle_codec *codec) {
+  static const char tags[4][5] = {"NONE", "LZ4_", "ZSTD", "SNAP"};
+  for (int i = 0; i < 4; i++)
+    if (memcmp(tag, tags[i], 4) == 0) return *codec = (shape_shuffle_codec)i, 0;
+  return -1;
+}
+
+/* The comet framing's blocks, from their headers; their stream is each
+ * one's piece for codec_limit (piece b is block b's, its size found by the
+ * bare codec). */
+static int index_comet(input *in) {
+  for (size_t at = 0; at < in->size;) {
+    shape_shuffle_codec codec;
+    uint64_t len = in->size - at >= COMET_HEADER ? load_le64(in->data + at) : 0;
+    if (in->size - at < COMET_HEADER || len < COMET_HEADER - 8 || len > in->size - at - 8 ||
+        comet_tag(in->data + at + 16, &codec) != 0) {
+      fprintf(stderr, "xchg bench shuffle: block %lld at byte %zu: not a Comet block header\n",
+              (long long)in->n_blocks, at);
+      return -1;
+    }
+    if (in->n_blocks == 0) in->codec = codec;
+    if (codec != in->codec) return fail("the input", "its Comet blocks use several codecs");
+    if (codec != SHAPE_SHUFFLE_NONE) {
+      in->pieces = grow(in->pieces, &in->pieces_capacity, in->n_pieces + 1, sizeof *in->pieces);
+      in->pieces[in->n_pieces++] = (piece){in->data + at + COMET_HEADER, (size_t)len + 8 - COMET_HEADER, 0};
+    }
+    in->n_blocks++;
+    at += (size_t)len + 8;
+  }
+  return 0;
+}
+
+/* Kept batches [group[g], group[g+1]) fill destination g: as many as it
+ * takes to reach target_rows. */
+static int make_groups(input *in, int64_t target_rows) {
+  in->group = malloc((size_t)(in->n_kept + 1) * sizeof *in->group);
+  if (!in->group) return fail("the input", "out of memory");
+  int64_t rows = 0;
+  in->n_groups = 0;
+  in->group[0] = 0;
+  for (int64_t i = 0; i < in->n_kept; i++) {
+    rows += in->kept[i].length;
+    if (rows >= target_rows || i == in->n_kept - 1) {
+      in->group[++in->n_groups] = i + 1;
+      rows = 0;
+    }
+  }
+  return 0;
+}
+
+static int check_sums(const input *in, const consumer *c, const consumer *reference, const char *mode) {
+  if (c->rows != in->rows)
+    return fprintf(stderr, "xchg bench shuffle: %s read %lld rows, the input has %lld\n", mode,
+                   (long long)c->rows, (long long)in->rows), -1;
+  for (int64_t k = 0; k < in->schema.n_children; k++) {
+    uint64_t want = in->generated ? in->want.value[k] : reference->columns[k].sum;
+    int64_t nulls = in->generated ? in->want.nulls[k] : reference->columns[k].nulls;
+    if (c->columns[k].sum != want || c->columns[k].nulls != nulls)
+      return fprintf(stderr, "xchg bench shuffle: %s: column %s sums to %llu with %lld nulls, %s %llu with %lld\n",
+                     mode, in->schema.children[k]->name, (unsigned long long)c->columns[k].sum,
+                     (long long)c->columns[k].nulls, in->generated ? "generated" : "per_block read",
+                     (unsigned long long)want, (long long)nulls), -1;
+  }
+  if (c->mismatch)
+    return fprintf(stderr, "xchg bench shuffle: %s: batch %lld is not what the per-block read gave\n", mode,
+                   (long long)c->batches), -1;
+  if (c->short_batches && in->generated && strcmp(mode, "per_block") != 0)
+    return fprintf(stderr, "xchg bench shuffle: %s: %lld batches short of the target before the last\n", mode,
+                   (long long)c->short_batches), -1;
+  return 0;
+}
+
+/* ---- memcpy_limit and codec_limit ------------------------------------------------------- */
+
+typedef struct copy {
+  const uint8_t *src;
+  size_t size;
+} copy;
+
+/* What memcpy_limit copies: every buffer of every kept batch, in order
+ * (group g's are copies[copy_start[g], copy_start[g+1])), and the bytes of
+ * the largest group. */
+typedef struct limits {
+  copy *copies;
+  int64_t n_copies, copies_capacity;
+  int64_t *copy_start;
+  size_t memcpy_dst, codec_dst;
+  int has_codec;
+  LZ4F_dctx *lz4[MAX_THREADS];
+  ZSTD_DCtx *zstd[MAX_THREADS];
+  uint8_t *dst[MAX_THREADS];
+} limits;
+
+static void add_copy(limits *l, const void *src, size_t size) {
+  if (!src || !size) return;
+  l->copies = grow(l->copies, &l->copies_capacity, l->n_copies + 1, sizeof *l->copies);
+  l->copies[l->n_copies++] = (copy){src, size};
+}
+
+static void add_column_copies(limits *l, const struct ArrowSchema *s, const struct ArrowArray *a) {
+  int64_t bits = (a->offset + a->length + 7) / 8 - a->offset / 8;
+  if (a->null_count) add_copy(l, (const uint8_t *)a->buffers[0] + a->offset / 8, (size_t)bits);
+  int width = bench_fixed_width(s->format), ow = offset_width(s->format);
+  if (!strcmp(s->format, "b")) {
+    add_copy(l, (const uint8_t *)a->buffers[1] + a->offset / 8, (size_t)bits);
+  } else if (ow) {
+    int64_t first = load_offset(a, ow, 0);
+    add_copy(l, (const uint8_t *)a->buffers[1] + a->offset * ow, (size_t)((a->length + 1) * ow));
+    add_copy(l, (const uint8_t *)a->buffers[2] + first, (size_t)(load_offset(a, ow, a->length) - first));
+  } else {
+    add_copy(l, (const uint8_t *)a->buffers[1] + a->offset * width, (size_t)(a->length * width));
+  }
+}
+
+static size_t bare_size(const input *in, limits *l, const piece *p);
+
+static int prepare_limits(input *in, limits *l, int threads) {
+  memset(l, 0, sizeof *l);
+  l->copy_start = malloc((size_t)(in->n_groups + 1) * sizeof *l->copy_start);
+  if (!l->copy_start) return fail("the limits", "out of memory");
+  for (int t = 0; t < threads; t++) {
+    LZ4F_createDecompressionContext(&l->lz4[t], LZ4F_VERSION);
+    l->zstd[t] = ZSTD_createDCtx();
+  }
+  for (int64_t g = 0; g < in->n_groups; g++) {
+    l->copy_start[g] = l->n_copies;
+    size_t codec_bytes = 0;
+    for (int64_t j = in->group[g]; j < in->group[g + 1]; j++) {
+      for (int64_t k = 0; k < in->schema.n_children; k++)
+        add_column_copies(l, in->schema.children[k], in->kept[j].children[k]);
+      const kept_pieces *kp = &in->kept_pieces[j];
+      for (int64_t i = kp->first; i < kp->first + kp->n; i++) {
+        piece *p = &in->pieces[i];
+        if (in->framing == SHAPE_SHUFFLE_COMET && (p->dst_size = bare_size(in, l, p)) == 0)
+          return fprintf(stderr, "xchg bench shuffle: block %lld: the bare %s codec fails on it\n", (long long)i,
+                         shape_shuffle_codec_name(in->codec)), -1;
+        codec_bytes += p->dst_size;
+      }
+    }
+    size_t copy_bytes = 0;
+    for (int64_t i = l->copy_start[g]; i < l->n_copies; i++) copy_bytes += l->copies[i].size;
+    if (copy_bytes > l->memcpy_dst) l->memcpy_dst = copy_bytes;
+    if (codec_bytes > l->codec_dst) l->codec_dst = codec_bytes;
+  }
+  l->copy_start[in->n_groups] = l->n_copies;
+  l->has_codec = in->n_pieces > 0;
+  size_t dst = l->memcpy_dst > l->codec_dst ? l->memcpy_dst : l->codec_dst;
+  for (int t = 0; t < threads; t++)
+    if (!(l->dst[t] = alloc_buffer(dst))) return fail("the limits", "out of memory");
+  return 0;
+}
+
+static void free_limits(limits *l, int threads) {
+  for (int t = 0; t < threads; t++) {
+    LZ4F_freeDecompressionContext(l->lz4[t]);
+    ZSTD_freeDCtx(l->zstd[t]);
+    free(l->dst[t]);
+  }
+  free(l->copies);
+  free(l->copy_start);
+}
+
+/* The snappy framing format's chunks: the stream identifier, compressed
+ * and uncompressed chunks (behind a 4-byte CRC, not checked by a bare
+ * codec), skippable ones.  Returns the bytes written, 0 on failure; with
+ * dst NULL only counts. */
+static size_t snappy_framed(const uint8_t *p, size_t n, uint8_t *dst, size_t capacity) {
+  size_t out = 0;
+  while (n >= 4) {
+    unsigned type = p[0];
+    size_t len = (size_t)p[1] | (size_t)p[2] << 8 | (size_t)p[3] << 16;
+    if (len > n - 4) return 0;
+    const uint8_t *body = p + 8;
+    size_t body_len = len - 4, produced = 0;
+    if ((type == 0x00 || type == 0x01) && len < 4) return 0;
+    if (type == 0x00 && snappy_uncompressed_length((const char *)body, body_len, &produced) != SNAPPY_OK) return 0;
+    if (type == 0x01) produced = body_len;
+    if (dst && produced > capacity - out) return 0;
+    if (dst && type == 0x00 && snappy_uncompress((const char *)body, body_len, (char *)dst + out, &produced) != SNAPPY_OK)
+      return 0;
+    if (dst && type == 0x01) memcpy(dst + out, body, body_len);
+    out += type <= 0x01 ? produced : 0;
+    p += 4 + len;
+    n -= 4 + len;
+  }
+  return n == 0 ? out : 0;
+}
+
+/* Decompresses piece p into dst (capacity bytes) with thread t's contexts;
+ * returns the bytes written, 0 on failure. */
+static size_t bare_decompress(const input *in, limits *l, int t, const piece *p, uint8_t *dst, size_t capacity) {
+  switch (in->codec) {
+    case SHAPE_SHUFFLE_ZSTD: {
+      size_t r = ZSTD_decompressDCtx(l->zstd[t], dst, capacity, p->src, p->src_size);
+      return ZSTD_isError(r) ? 0 : r;
+    }
+    case SHAPE_SHUFFLE_SNAPPY:
+      return snappy_framed(p->src, p->src_size, dst, capacity);
+    default: {
+      size_t out = 0, in_at = 0;
+      for (;;) {
+        size_t dst_len = capacity - out, src_len = p->src_size - in_at;
+        size_t r = LZ4F_decompress(l->lz4[t], dst + out, &dst_len, p->src + in_at, &src_len, NULL);
+        if (LZ4F_isError(r)) {
+          LZ4F_resetDecompressionContext(l->lz4[t]);
+          return 0;
+        }
+        out += dst_len;
+        in_at += src_len;
+        if (r == 0) return out;
+        if (dst_len == 0 && src_len == 0) return 0;
+      }
+    }
+  }
+}
+
+/* A Comet block's decompressed size: decompressed once, into a buffer
+ * grown until it fits. */
+static size_t bare_size(const input *in, limits *l, const piece *p) {
+  if (in->codec == SHAPE_SHUFFLE_SNAPPY) return snappy_framed(p->src, p->src_size, NULL, 0);
+  size_t capacity = 4 * p->src_size + 4096, got = 0;
+  for (int tries = 0; tries < 12 && got == 0; tries++, capacity *= 4) {
+    uint8_t *buf = malloc(capacity);
+    if (!buf) return 0;
+    got = bare_decompress(in, l, 0, p, buf, capacity);
+    free(buf);
+  }
+  return got;
+}
+
+typedef struct limit_job {
+  const input *in;
+  limits *l;
+  int codec; /* codec_limit, else memcpy_limit */
+  int t, threads;
+  pthread_barrier_t *go;
+  int failed;
+} limit_job;
+
+static void run_limit_share(limit_job *j) {
+  const input *in = j->in;
+  limits *l = j->l;
+  uint8_t *dst = l->dst[j->t];
+  for (int64_t g = j->t; g < in->n_groups; g += j->threads) {
+    size_t at = 0;
+    if (!j->codec) {
+      for (int64_t i = l->copy_start[g]; i < l->copy_start[g + 1]; i++) {
+        memcpy(dst + at, l->copies[i].src, l->copies[i].size);
+        at += l->copies[i].size;
+      }
+    } else {
+      for (int64_t k = in->group[g]; k < in->group[g + 1]; k++)
+        for (int64_t i = in->kept_pieces[k].first; i < in->kept_pieces[k].first + in->kept_pieces[k].n; i++) {
+          const piece *p = &in->pieces[i];
+          if (bare_decompress(in, l, j->t, p, dst + at, p->dst_size) != p->dst_size) j->failed = 1;
+          at += p->dst_size;
+        }
+    }
+    __asm__ volatile("" : : "r"(dst) : "memory");
+  }
+}
+
+static void *limit_thread(void *arg) {
+  limit_job *j = arg;
+  pthread_barrier_wait(j->go);
+  run_limit_share(j);
+  return NULL;
+}
+
+/* One timing of a limit on `threads` threads (the caller's among them),
+ * from the moment all have started. */
+static int64_t limit_once(const input *in, limits *l, int codec, int threads, int *failed) {
+  pthread_t ids[MAX_THREADS];
+  limit_job jobs[MAX_THREADS];
+  pthread_barrier_t go;
+  pthread_barrier_init(&go, NULL, (unsigned)threads);
+  for (int t = 0; t < threads; t++) {
+    jobs[t] = (limit_job){in, l, codec, t, threads, &go, 0};
+    if (t > 0) pthread_create(&ids[t], NULL, limit_thread, &jobs[t]);
+  }
+  pthread_barrier_wait(&go);
+  int64_t start = bench_now_ns();
+  run_limit_share(&jobs[0]);
+  for (int t = 1; t < threads; t++) pthread_join(ids[t], NULL);
+  int64_t ns = bench_now_ns() - start;
+  pthread_barrier_destroy(&go);
+  for (int t = 0; t < threads; t++) *failed |= jobs[t].failed;
+  return ns;
+}
+
+/* ---- measuring ------------------------------------------------------------------------------ */
+
+enum { COALESCED, PER_BLOCK, PER_BLOCK_THEN_CONCAT, MEMCPY_LIMIT, CODEC_LIMIT, N_MODES };
+static const char *const mode_names[N_MODES] = {"coalesced", "per_block", "per_block_then_concat", "memcpy_limit",
+                                                "codec_limit"};
+
+typedef struct settings {
+  int64_t target_rows;
+  int threads; /* the all-cores count */
+  int runs;
+  int json;
+} settings;
+
+typedef struct result {
+  int mode, threads;
+  bench_timing time;
+  int64_t batches_out;
+  uint64_t checksum; /* of the reading modes' timed runs */
+} result;
+
+/* One run of a mode; 0 or -1.  check: the warm-up's run, which touches and
+ * checks every value.  *batches gets the batches handed out. */
+static int run_mode(input *in, limits *l, const settings *set, int mode, int threads, xchg_pool *pool, int check,
+                    int64_t *ns, int64_t *batches, uint64_t *checksum) {
+  consumer c = {.in = in, .check = check, .compare = check && mode != PER_BLOCK && flat_schema(&in->schema),
+                .target_rows = set->target_rows};
+  int failed = 0, rc = 0;
+  if (mode == MEMCPY_LIMIT || mode == CODEC_LIMIT) {
+    *ns = limit_once(in, l, mode == CODEC_LIMIT, threads, &failed);
+    *batches = in->n_groups;
+    return failed ? fail(mode_names[mode], "the bare codec failed") : 0;
+  }
+  int64_t start = bench_now_ns();
+  if (mode == COALESCED) rc = coalesced(in, pool, set->target_rows, &c);
+  else if (mode == PER_BLOCK) rc = per_block(in, pool, consume, &c, NULL);
+  else rc = per_block_then_concat(in, pool, &c);
+  *ns = bench_now_ns() - start;
+  *batches = c.batches;
+  *checksum = c.checksum;
+  if (rc == 0 && check) rc = check_sums(in, &c, NULL, mode_names[mode]);
+  if (rc == 0 && c.rows != in->rows) rc = fail(mode_names[mode], "a timed run read another number of rows");
+  return rc;
+}
+
+/* Every mode that applies, on 1 and set->threads threads, runs taking
+ * turns; fills results, returns how many or -1. */
+static int measure(input *in, const settings *set, xchg_pool *pool, result *results) {
+  limits l;
+  int counts[2] = {1, set->threads}, n_counts = set->threads > 1 ? 2 : 1, n = 0, rc = 0;
+  if (prepare_limits(in, &l, set->threads) != 0) {
+    free_limits(&l, set->threads);
+    return -1;
+  }
+  int applies[N_MODES] = {1, 1, flat_schema(&in->schema), flat_schema(&in->schema), l.has_codec};
+  static int64_t ns[N_MODES][2][MAX_RUNS];
+  int64_t batches[N_MODES][2];
+  uint64_t checksum[N_MODES][2] = {{0}};
+  for (int m = 0; m < N_MODES && rc == 0; m++) /* the warm-ups */
+    for (int t = 0; t < n_counts && rc == 0 && applies[m]; t++)
+      rc = run_mode(in, &l, set, m, counts[t], t ? pool : NULL, 1, &ns[m][t][0], &batches[m][t], &checksum[m][t]);
+  for (int run = 0; run < set->runs && rc == 0; run++)
+    for (int m = 0; m < N_MODES && rc == 0; m++)
+      for (int t = 0; t < n_counts && rc == 0 && applies[m]; t++) {
+        int64_t got;
+        rc = run_mode(in, &l, set, m, counts[t], t ? pool : NULL, 0, &ns[m][t][run], &got, &checksum[m][t]);
+        if (rc == 0 && got != batches[m][t]) rc = fail(mode_names[m], "a timed run handed out another number of batches");
+      }
+  for (int m = 0; m < N_MODES && rc == 0; m++)
+    for (int t = 0; t < n_counts && applies[m]; t++)
+      results[n++] = (result){m, counts[t], bench_summarize(ns[m][t], set->runs), batches[m][t], checksum[m][t]};
+  free_limits(&l, set->threads);
+  return rc == 0 ? n : -1;
+}
+
+/* ---- preparing an input -------------------------------------------------------------------- */
+
+/* The first block's schema: every mode's consumer reads the batches with it. */
+static int read_schema(input *in) {
+  xchg_error err;
+  xchg_ipc_reader *r = NULL;
+  xchg_istream *s = NULL;
+  xchg_source *src = NULL;
+  xchg_status st;
+  if (in->framing == SHAPE_SHUFFLE_IPC) {
+    st = xchg_ipc_reader_open_memory(in->data, in->size, NULL, NULL, NULL, &r, &err);
+  } else {
+    xchg_stream_options so;
+    xchg_stream_options_init(&so);
+    so.split_members = 1;
+    st = xchg_source_from_memory(in->data, in->size, NULL, NULL, &src, &err);
+    if (st == XCHG_OK) st = xchg_istream_open(src, XCHG_STREAM_COMET, &so, &s, &err);
+    if (st == XCHG_OK) st = xchg_istream_as_source(s, &src, &err);
+    if (st == XCHG_OK) st = xchg_ipc_reader_open(src, NULL, &r, &err);
+  }
+  if (st == XCHG_OK) st = xchg_ipc_reader_schema(r, &in->schema, &err);
+  xchg_ipc_reader_free(r);
+  xchg_istream_free(s);
+  if (st != XCHG_OK) return fail("the first block", err.message);
+  in->columns = (int)in->schema.n_children;
+  if (in->schema.n_children > SHAPE_SHUFFLE_MAX_COLUMNS) return fail("the input", "more than 256 columns");
+  return 0;
+}
+
+/* Finds the blocks, keeps their batches and checks the per-block read
+ * (one thread) against the generator. */
+static int prepare_input(input *in, int64_t target_rows) {
+  if (in->size == 0) return fail("the input", "is empty: no block");
+  if (read_schema(in) != 0 || (in->framing == SHAPE_SHUFFLE_COMET && index_comet(in) != 0)) return -1;
+  consumer check = {.in = in, .check = 1, .target_rows = target_rows};
+  warm_up w = {in, &check, 0, 0, 0, 0};
+  if (per_block(in, NULL, keep_batch, &w, &w) != 0) return -1;
+  in->rows = check.rows;
+  if (in->generated && check_sums(in, &check, NULL, "per_block") != 0) return -1;
+  if (!in->generated) { /* the per-block read is what the other modes must find */
+    for (int64_t k = 0; k < in->schema.n_children; k++) in->want.value[k] = check.columns[k].sum;
+    for (int64_t k = 0; k < in->schema.n_children; k++) in->want.nulls[k] = check.columns[k].nulls;
+    in->generated = 1; /* from here on, checked like generated data */
+    in->block_rows = w.first_block_rows;
+  }
+  return make_groups(in, target_rows);
+}
+
+static void free_input(input *in) {
+  for (int64_t i = 0; i < in->n_kept; i++) in->kept[i].release(&in->kept[i]);
+  if (in->schema.release) in->schema.release(&in->schema);
+  free(in->kept);
+  free(in->kept_pieces);
+  free(in->pieces);
+  free(in->group);
+}
+
+/* ---- output ----------------------------------------------------------------------------------- */
+
+static const result *find(const result *rs, int n, int mode, int threads) {
+  for (int i = 0; i < n; i++)
+    if (rs[i].mode == mode && rs[i].threads == threads) return &rs[i];
+  return NULL;
+}
+
+static double us_per_block(const input *in, const result *r) {
+  return in->n_blocks ? 1000 * r->time.median_ms / (double)in->n_blocks : 0;
+}
+
+static void print_table(const input *in, const settings *set, const result *rs, int n) {
+  printf("\n%s %s: %d columns, %lld blocks of %lld rows (%lld rows, %.1f MB), into batches of %lld rows\n",
+         shape_shuffle_framing_name(in->framing), shape_shuffle_codec_name(in->codec), in->columns,
+         (long long)in->n_blocks, (long long)in->block_rows, (long long)in->rows, (double)in->size / 1e6,
+         (long long)set->target_rows);
+  printf("  %-22s %7s %9s %-19s %9s %8s %10s %9s\n", "mode", "threads", "median_ms", "  min-max ms", "us/block",
+         "batches", "vs memcpy", "vs codec");
+  for (int i = 0; i < n; i++) {
+    const result *r = &rs[i], *mem = find(rs, n, MEMCPY_LIMIT, r->threads), *codec = find(rs, n, CODEC_LIMIT, r->threads);
+    char vs_mem[16] = "-", vs_codec[16] = "-";
+    if (mem) snprintf(vs_mem, sizeof vs_mem, "%.2fx", r->time.median_ms / mem->time.median_ms);
+    if (codec) snprintf(vs_codec, sizeof vs_codec, "%.2fx", r->time.median_ms / codec->time.median_ms);
+    printf("  %-22s %7d %9.3f %9.3f-%-9.3f %9.3f %8lld %10s %9s\n", mode_names[r->mode], r->threads, r->time.median_ms,
+           r->time.min_ms, r->time.max_ms, us_per_block(in, r), (long long)r->batches_out, vs_mem, vs_codec);
+  }
+  for (int m = 0; m < N_MODES; m++)
+    if (!find(rs, n, m, 1))
+      printf("  (no %s: %s)\n", mode_names[m], m == CODEC_LIMIT ? "nothing is compressed"
+                                                                 : "a column type it does not join (nested or dictionary)");
+  for (int t = 1; t <= set->threads; t += set->threads > 1 ? set->threads - 1 : 1) {
+    const result *c = find(rs, n, COALESCED, t), *b = find(rs, n, PER_BLOCK_THEN_CONCAT, t);
+    if (c && b) printf("  %d thread%s: coalesced %.2fx per_block_then_concat\n", t, t > 1 ? "s" : "",
+                       c->time.median_ms / b->time.median_ms);
+  }
+  for (int m = 0; m < N_MODES && set->threads > 1; m++) {
+    const result *one = find(rs, n, m, 1), *all = find(rs, n, m, set->threads);
+    if (one && all) printf("  %-22s speed-up on %d threads: %.2fx\n", mode_names[m], set->threads,
+                           one->time.median_ms / all->time.median_ms);
+  }
+  /* The yardstick: the coalesced read's speed-up against its limit's. */
+  const int limit = find(rs, n, CODEC_LIMIT, 1) ? CODEC_LIMIT : MEMCPY_LIMIT;
+  const result *c1 = find(rs, n, COALESCED, 1), *cn = find(rs, n, COALESCED, set->threads);
+  const result *l1 = find(rs, n, limit, 1), *ln = find(rs, n, limit, set->threads);
+  if (set->threads > 1 && c1 && cn && l1 && ln)
+    printf("  coalesced speed-up / %s speed-up: %.2f\n", mode_names[limit],
+           (c1->time.median_ms / cn->time.median_ms) / (l1->time.median_ms / ln->time.median_ms));
+}
+
+static void print_json_results(const input *in, const result *rs, int n, int *first) {
+  for (int i = 0; i < n; i++) {
+    const result *r = &rs[i];
+    printf("%s{\"format\":\"%s\",\"codec\":\"%s\",\"columns\":%d,\"block_rows\":%lld,\"blocks\":%lld,\"rows\":%lld,"
+           "\"threads\":%d,\"mode\":\"%s\",\"median_ms\":%.6f,\"min_ms\":%.6f,\"max_ms\":%.6f,\"us_per_block\":%.6f,"
+           "\"batches_out\":%lld",
+           *first ? "" : ",", shape_shuffle_framing_name(in->framing), shape_shuffle_codec_name(in->codec), in->columns,
+           (long long)in->block_rows, (long long)in->n_blocks, (long long)in->rows, r->threads, mode_names[r->mode],
+           r->time.median_ms, r->time.min_ms, r->time.max_ms, us_per_block(in, r), (long long)r->batches_out);
+    if (r->mode != MEMCPY_LIMIT && r->mode != CODEC_LIMIT)
+      printf(",\"checksum_column\":\"%s\",\"checksum\":\"%llu\"", in->schema.children[checksum_column(&in->schema)]->name,
+             (unsigned long long)r->checksum);
+    printf("}");
+    *first = 0;
+  }
+}
+
+/* ---- the command ------------------------------------------------------------------------------- */
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: xchg bench shuffle [FILE] [--format comet|ipc] [--codec none|lz4|zstd|snappy]\n"
+          "                          [--columns C] [--block-rows R] [--rows N] [--target-rows N]\n"
+          "                          [--threads T] [--runs K] [--quick] [--json]\n"
+          "  Shape `shuffle` of SHAPES.md: 262,144 rows (--rows to change) in blocks of R rows,\n"
+          "  C columns, each block its own IPC stream, generated in memory, read into batches of\n"
+          "  --target-rows (default 8192) rows, on 1 thread and on T (default: all cores).  Without\n"
+          "  options every configuration: both framings, codecs none/lz4/zstd (and snappy for\n"
+          "  comet), C = 5 and 50, R = 64, 512 and 8192; each option takes a comma-separated\n"
+          "  list and keeps only those.  With FILE (loaded into memory first): that file of\n"
+          "  concatenated blocks, written by anything (--format if it cannot be told).\n"
+          "  Each figure is the median of --runs K timed runs (default 5) after one warm-up, which\n"
+          "  checks every value against the generator's sums (a FILE's: against the per_block\n"
+          "  read).  --quick: 16,384 rows and 2 runs unless given, for tests.\n"
+          "modes:\n"
+          "  coalesced              xchg_shuffle_reader: the schema once, every block decoded straight\n"
+          "                           into its place in target-size batches\n"
+          "  per_block              one xchg_ipc_reader per block (comet: per block of one\n"
+          "                           xchg_istream): one batch per block\n"
+          "  per_block_then_concat  the same, then concatenated into target-size batches (each\n"
+          "                           column sized once, every value copied once): the engines' path\n"
+          "  memcpy_limit           each block's decoded buffers copied once into target-size\n"
+          "                           destinations: the floor of one write per byte\n"
+          "  codec_limit            the bare decompressor (contexts reused) over the same\n"
+          "                           compressed bytes into such destinations (compressed input only)\n"
+          "columns:\n"
+          "  threads     1, or T: the readers get a pool of T threads, the limits share their\n"
+          "                destinations among T threads\n"
+          "  median_ms   one read of the whole input, first byte to last batch released\n"
+          "  min-max ms  the fastest and slowest of the timed runs\n"
+          "  us/block    median_ms per block, in microseconds\n"
+          "  batches     batches handed out (the limits: destinations filled)\n"
+          "  vs memcpy   median_ms / memcpy_limit's on as many threads; vs codec: / codec_limit's\n"
+          "Then, per configuration, coalesced against per_block_then_concat, each mode's speed-up on T\n"
+          "threads, and coalesced's speed-up over its limit's (codec_limit, or memcpy_limit uncompressed).\n"
+          "--json: {\"benchmark\",\"machine\",\"cores\",\"target_rows\",\"seed\",\"results\":[{\"format\",\"codec\",\n"
+          "  \"columns\",\"block_rows\",\"blocks\",\"rows\",\"threads\",\"mode\",\"median_ms\",\"min_ms\",\"max_ms\",\n"
+          "  \"us_per_block\",\"batches_out\"}]}; the reading modes add \"checksum_column\" and \"checksum\": the\n"
+          "  sum of that column (c1) over their last timed run, a decimal string, as `xchg gen --sums` gives it\n");
+}
+
+static uint8_t *load_file(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *data = n >= 0 ? malloc(n > 0 ? (size_t)n : 1) : NULL;
+  if (data && fread(data, 1, (size_t)n, f) != (size_t)n) {
+    free(data);
+    data = NULL;
+  }
+  fclose(f);
+  *size = n > 0 ? (size_t)n : 0;
+  return data;
+}
+
+typedef struct encoded {
+  uint8_t *data;
+  size_t size, capacity;
+} encoded;
+
+static xchg_status append_block(void *ctx, const void *data, size_t n, int64_t index, int64_t blocks,
+                                xchg_error *err) {
+  encoded *e = ctx;
+  (void)index, (void)blocks;
+  if (e->size + n > e->capacity) {
+    size_t cap = e->capacity ? e->capacity : 1 << 20;
+    while (cap < e->size + n) cap *= 2;
+    uint8_t *more = realloc(e->data, cap);
+    if (!more) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    e->data = more;
+    e->capacity = cap;
+  }
+  memcpy(e->data + e->size, data, n);
+  e->size += n;
+  return XCHG_OK;
+}
+
+/* Measures one input and prints it; 0 or -1. */
+static int bench_input(input *in, const settings *set, xchg_pool *pool, int *first_json) {
+  static result results[2 * N_MODES];
+  int rc = prepare_input(in, set->target_rows), n = rc == 0 ? measure(in, set, pool, results) : -1;
+  if (n >= 0 && set->json) print_json_results(in, results, n, first_json);
+  if (n >= 0 && !set->json) print_table(in, set, results, n);
+  fflush(stdout);
+  free_input(in);
+  return n >= 0 ? 0 : -1;
+}
+
+/* A comma-separated list of values, each parsed by parse (0 on success). */
+typedef struct list {
+  int n;
+  int64_t v[8];
+} list;
+
+static int parse_list(const char *arg, const char *option, int (*parse)(const char *, int64_t *), list *out) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", arg);
+  out->n = 0;
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    if (out->n == 8 || parse(tok, &out->v[out->n]) != 0) {
+      fprintf(stderr, "xchg bench shuffle: bad value '%s' for %s\n", tok, option);
+      return -1;
+    }
+    out->n++;
+  }
+  return out->n ? 0 : -1;
+}
+
+static int parse_framing(const char *s, int64_t *out) {
+  shape_shuffle_framing f;
+  return shape_shuffle_parse_framing(s, &f) == 0 ? (*out = f, 0) : -1;
+}
+
+static int parse_codec(const char *s, int64_t *out) {
+  shape_shuffle_codec c;
+  return shape_shuffle_parse_codec(s, &c) == 0 ? (*out = c, 0) : -1;
+}
+
+static int parse_count(const char *s, int64_t *out) {
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  return end != s && !*end && v > 0 && v <= INT32_MAX ? (*out = v, 0) : -1;
+}
+
+static int bad_usage(const char *message) {
+  if (message) fprintf(stderr, "xchg bench shuffle: %s\n", message);
+  usage(stderr);
+  return 2;
+}
+
+int xchg_bench_shuffle(int argc, char **argv) {
+  static const struct option long_opts[] = {
+      {"format", 1, 0, 'f'}, {"codec", 1, 0, 'c'},   {"columns", 1, 0, 'C'}, {"block-rows", 1, 0, 'R'},
+      {"rows", 1, 0, 'r'},   {"target-rows", 1, 0, 'T'}, {"threads", 1, 0, 't'}, {"runs", 1, 0, 'k'},
+      {"quick", 0, 0, 'q'},  {"json", 0, 0, 'j'},    {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
+  list framings = {2, {SHAPE_SHUFFLE_IPC, SHAPE_SHUFFLE_COMET}};
+  list codecs = {4, {SHAPE_SHUFFLE_NONE, SHAPE_SHUFFLE_LZ4, SHAPE_SHUFFLE_ZSTD, SHAPE_SHUFFLE_SNAPPY}};
+  list columns = {2, {5, 50}}, block_rows = {3, {64, 512, 8192}}, one;
+  settings set = {8192, bench_cores(), -1, 0};
+  int64_t rows = -1, v;
+  int opt, quick = 0, given_format = 0, given_shape = 0;
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+    int rc = 0;
+    switch (opt) {
+      case 'f': rc = parse_list(optarg, "--format", parse_framing, &framings), given_format = 1; break;
+      case 'c': rc = parse_list(optarg, "--codec", parse_codec, &codecs); break;
+      case 'C': rc = parse_list(optarg, "--columns", parse_count, &columns), given_shape = 1; break;
+      case 'R': rc = parse_list(optarg, "--block-rows", parse_count, &block_rows), given_shape = 1; break;
+      case 'r': case 'T': case 't': case 'k':
+        rc = parse_list(optarg, long_opts[opt == 'r' ? 4 : opt == 'T' ? 5 : opt == 't' ? 6 : 7].name, parse_count, &one);
+        v = one.v[0];
+        if (rc == 0 && one.n != 1) rc = -1;
+        if (opt == 'r') rows = v, given_shape = 1;
+        if (opt == 'T') set.target_rows = v;
+        if (opt == 't') set.threads = (int)v;
+        if (opt == 'k') set.runs = (int)v;
+        break;
+      case 'q': quick = 1; break;
+      case 'j': set.json = 1; break;
+      case 'h': usage(stdout); return 0;
+      default: return bad_usage(NULL);
+    }
+    if (rc != 0) return bad_usage(NULL);
+  }
+  if (set.runs < 0) set.runs = quick ? 2 : BENCH_RUNS;
+  if (rows < 0) rows = quick ? 16384 : SHAPE_SHUFFLE_ROWS;
+  if (set.threads > MAX_THREADS || set.runs > MAX_RUNS) return bad_usage("--threads is at most 256, --runs 1000");
+  for (int i = 0; i < columns.n; i++)
+    if (columns.v[i] > SHAPE_SHUFFLE_MAX_COLUMNS) return bad_usage("--columns is at most 256");
+  const char *file = optind < argc ? argv[optind] : NULL;
+  if (optind + 1 < argc) return bad_usage("one FILE at most");
+  if (file && (given_shape || (framings.n > 1 && given_format)))
+    return bad_usage("with FILE, --columns, --block-rows and --rows do not apply, and --format takes one value");
+  int configurations = 0;
+  for (int f = 0; f < framings.n; f++)
+    for (int c = 0; c < codecs.n; c++) configurations += framings.v[f] == SHAPE_SHUFFLE_COMET || codecs.v[c] != SHAPE_SHUFFLE_SNAPPY;
+  if (!file && configurations == 0) return bad_usage("snappy is for --format comet: IPC body compression has no snappy");
+  xchg_pool *pool = NULL;
+  if (set.threads > 1 && xchg_pool_create(set.threads, &pool, NULL) != XCHG_OK)
+    return fprintf(stderr, "xchg bench shuffle: cannot create a pool of %d threads\n", set.threads), 1;
+  if (!set.json) printf("machine: %s\n", bench_machine());
+  else printf("{\"benchmark\":\"shuffle\",\"machine\":\"%s\",\"cores\":%d,\"target_rows\":%lld,\"seed\":%d,\"results\":[",
+              bench_machine(), bench_cores(), (long long)set.target_rows, SEED);
+  int rc = 0, first_json = 1;
+  if (file) {
+    input in = {0};
+    in.data = load_file(file, &in.size);
+    if (!in.data) rc = fail(file, "cannot read it");
+    /* A Comet block has a codec tag at bytes 16..19; an IPC stream begins
+     * with its continuation marker or its metadata length. */
+    shape_shuffle_codec tag;
+    in.framing = given_format ? (shape_shuffle_framing)framings.v[0]
+                 : in.size >= COMET_HEADER && comet_tag(in.data + 16, &tag) == 0 ? SHAPE_SHUFFLE_COMET
+                                                                                : SHAPE_SHUFFLE_IPC;
+    if (rc == 0) rc = bench_input(&in, &set, pool, &first_json);
+    free((void *)in.data);
+  }
+  for (int f = 0; f < framings.n && !file && rc == 0; f++)
+    for (int c = 0; c < codecs.n && rc == 0; c++)
+      for (int k = 0; k < columns.n && rc == 0; k++)
+        for (int r = 0; r < block_rows.n && rc == 0; r++) {
+          shape_shuffle_config cfg = {SEED, rows, block_rows.v[r], (int)columns.v[k], (shape_shuffle_framing)framings.v[f],
+                                      (shape_shuffle_codec)codecs.v[c]};
+          if (cfg.framing == SHAPE_SHUFFLE_IPC && cfg.codec == SHAPE_SHUFFLE_SNAPPY) continue;
+          input in = {0};
+          in.framing = cfg.framing;
+          in.codec = cfg.codec;
+          in.generated = 1;
+          in.block_rows = cfg.block_rows;
+          encoded e = {0};
+          xchg_error err;
+          if (shape_shuffle_encode(&cfg, append_block, &e, &in.want, &err) != XCHG_OK) {
+            rc = fail("generating", err.message);
+          } else {
+            in.data = e.data;
+            in.size = e.size;
+            rc = bench_input(&in, &set, pool, &first_json);
+          }
+          free(e.data);
+        }
+  if (set.json && rc == 0) printf("]}\n");
+  xchg_pool_free(pool);
+  return rc == 0 ? 0 : 1;
+}

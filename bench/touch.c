@@ -1,0 +1,51 @@
+/* touch.c — see touch.h. */
+#include <string.h>
+
+#include "touch.h"
+
+int bench_fixed_width(const char *format) {
+  switch (format[0]) {
+    case 'c': case 'C': return 1;
+    case 's': case 'S': case 'e': return 2;
+    case 'i': case 'I': case 'f': return 4;
+    case 'l': case 'L': case 'g': return 8;
+    case 't': return format[1] == 'd' && format[2] == 'D' ? 4 : (format[1] == 't' && (format[2] == 's' || format[2] == 'm')) ? 4 : 8;
+    default: return 0;
+  }
+}
+
+static int valid(const struct ArrowArray *a, int64_t i) {
+  const uint8_t *bits = a->buffers[0];
+  return !bits || (bits[(a->offset + i) >> 3] >> ((a->offset + i) & 7)) & 1;
+}
+
+static void touch_fixed(const struct ArrowArray *a, int width, int is_float, touched *t) {
+  const uint8_t *p = a->buffers[1];
+  for (int64_t i = 0; i < a->length; i++) {
+    uint64_t v = 0;
+    memcpy(&v, p + (a->offset + i) * width, (size_t)width);
+    if (width == 4 && !is_float) v = (uint64_t)(int64_t)(int32_t)v;
+    if (!is_float || valid(a, i)) t->sum += v;
+  }
+  t->bytes += a->length * width;
+}
+
+void bench_touch_column(const struct ArrowSchema *s, const struct ArrowArray *a, touched *t) {
+  t->nulls += a->null_count;
+  if (a->null_count) t->bytes += (a->length + 7) / 8;
+  int width = bench_fixed_width(s->format);
+  if (strcmp(s->format, "b") == 0) {
+    const uint8_t *bits = a->buffers[1];
+    for (int64_t i = 0; i < a->length; i++) t->sum += (bits[(a->offset + i) >> 3] >> ((a->offset + i) & 7)) & 1;
+    t->bytes += (a->length + 7) / 8;
+  } else if (strcmp(s->format, "u") == 0 || strcmp(s->format, "z") == 0) {
+    const int32_t *offsets = a->buffers[1];
+    const uint8_t *data = a->buffers[2];
+    for (int32_t k = offsets[a->offset]; k < offsets[a->offset + a->length]; k++) t->sum += data[k];
+    t->bytes += (a->length + 1) * 4 + offsets[a->offset + a->length] - offsets[a->offset];
+  } else if (width) {
+    touch_fixed(a, width, s->format[0] == 'g' || s->format[0] == 'f' || s->format[0] == 'e', t);
+  }
+  for (int64_t i = 0; i < a->n_children && i < s->n_children; i++)
+    bench_touch_column(s->children[i], a->children[i], t);
+}

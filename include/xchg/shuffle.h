@@ -1,0 +1,204 @@
+/** \file
+ * xchg/shuffle.h — the reduce side of a shuffle: many small blocks in,
+ * target-size batches out.
+ *
+ * A reduce task reads one block per mapper and spill, so its blocks are
+ * often tiny (tens of rows) and there are thousands of them.  Reading each
+ * with its own IPC reader parses a schema per block and hands the engine
+ * one tiny batch per block, which it then copies again to coalesce.  An
+ * xchg_shuffle_reader reads the schema once, checks every later block's
+ * schema by its bytes, and decodes every block's buffers straight into
+ * their place in the coalesced batch: one write per byte.
+ *
+ * Input: a sequence of byte sources (xchg/io.h: memory, chunk lists, file
+ * descriptors, callbacks), read in the order they were added, each holding
+ * any number of blocks one after another with nothing between them.  A
+ * block is one of:
+ *   - a Comet native shuffle block (XCHG_SHUFFLE_FRAMING_COMET): a u64le
+ *     length of what follows it, a u64le field count, a 4-byte codec tag
+ *     ("NONE", "LZ4_", "ZSTD", "SNAP") and a whole Arrow IPC stream
+ *     compressed with that codec — decompressed once into a window the
+ *     reader reuses, with its codec context reused from block to block;
+ *   - a plain Arrow IPC stream (XCHG_SHUFFLE_FRAMING_IPC): schema,
+ *     dictionaries, any number of record batches, end-of-stream marker, as
+ *     an IPC-stream shuffle writer writes them; body compression none,
+ *     LZ4_FRAME or ZSTD, each compressed buffer decompressed straight into
+ *     its place in the output.
+ * XCHG_SHUFFLE_FRAMING_AUTO tells the two apart by the first bytes of each
+ * source.
+ *
+ * Output: "+s" struct arrays (Arrow C Data Interface) of the selected
+ * columns, in input order, each holding at least target_rows rows or
+ * target_bytes bytes of buffers, whichever comes first; only the last
+ * batch is shorter.  Offsets are rebased, validity bits shifted into
+ * place, nested types (list, large list, map, struct, fixed-size list,
+ * unions, run-end encoded, views) joined at every level.  Blocks without
+ * rows produce nothing.  A block that is itself at least that large, whose
+ * bytes are in memory uncompressed, passes through without a copy (its
+ * arrays point into the source memory) when no rows are pending before it.
+ *
+ * Dictionary-encoded columns: a batch carries one dictionary per field.
+ * A block whose dictionary messages are byte for byte those of the blocks
+ * before it (Comet writes every block's dictionaries again) joins their
+ * batch and shares their decoded dictionary, decoded once.  A block with a
+ * different dictionary cuts the batch there: the pending rows go out as
+ * a batch (shorter than the target when they must), and the new
+ * dictionary starts the next one.  Indices are never remapped, so a value
+ * is never read through the wrong dictionary.
+ *
+ * Checks: the first block's schema (or the schema message given in the
+ * options) is parsed once; every later block's schema message must have the
+ * same bytes, or else describe the same columns (it is then parsed and
+ * compared), or the read fails with XCHG_EFORMAT.  Everything read from
+ * the wire is checked before use, as by xchg_ipc_reader (xchg/ipc.h),
+ * under the same caps (xchg_read_options); a Comet block's field count
+ * must be the schema's.  Every error names the block (its index from 0
+ * over all sources, the source, and the byte offset of the block in its
+ * source), e.g. "block 17 (source 0, byte 40960): message 1, field 'c3',
+ * buffer 2: range [0, +900) lies outside the 512-byte body".  A truncated
+ * input is an error, never a short result.  Batches already handed out
+ * stay valid after any error; after an error every later call to
+ * xchg_shuffle_reader_next returns it again.
+ *
+ * Sources are read one at a time, whole: a source in memory (a buffer, an
+ * mmap) in place, any other (chunks, an fd, a callback) into memory first,
+ * at most read.max_batch_bytes of it (a source is what a fetch hands a
+ * reduce task: the blocks of one map output).  Blocks do not span sources.
+ * Big-endian blocks are XCHG_ENOTSUP.
+ *
+ * Decoding runs on the calling thread; read.pool and read.readahead_bytes
+ * are reserved for the parallel read-ahead to come (output in input
+ * order), and not used yet.
+ *
+ * Threads: a reader is used by one thread at a time (its pool's threads
+ * work for it inside and between the calls).  The ArrowArrays it hands out
+ * belong to the caller: they may be released on any thread, in any order,
+ * before or after the reader is freed.
+ */
+#ifndef XCHG_SHUFFLE_H
+#define XCHG_SHUFFLE_H
+
+#include "xchg/export.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "xchg/arrow_c.h"
+#include "xchg/error.h"
+#include "xchg/io.h"
+#include "xchg/ipc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** How the blocks of a source are framed. */
+typedef enum xchg_shuffle_framing {
+  /** Per source, from its first bytes: a Comet codec tag at bytes 16..19
+   * means Comet blocks, anything else plain IPC streams. */
+  XCHG_SHUFFLE_FRAMING_AUTO = 0,
+  /** Comet native shuffle blocks (see the top of this header). */
+  XCHG_SHUFFLE_FRAMING_COMET = 1,
+  /** Arrow IPC streams, one after another. */
+  XCHG_SHUFFLE_FRAMING_IPC = 2
+} xchg_shuffle_framing;
+
+/** Options of a shuffle reader; fill with xchg_shuffle_reader_options_init
+ * and change what differs. */
+typedef struct xchg_shuffle_reader_options {
+  xchg_shuffle_framing framing; /**< default XCHG_SHUFFLE_FRAMING_AUTO */
+  /** A batch goes out once it holds at least target_rows rows (default
+   * 8192) or target_bytes bytes of buffers (default 64 MiB), whichever
+   * comes first.  Each must be positive. */
+  int64_t target_rows;
+  int64_t target_bytes;
+  /** The schema, as the bytes of an IPC schema message (framing included
+   * or not), or NULL (default) to take it from the first block.  Copied
+   * by xchg_shuffle_reader_open. */
+  const void *schema_message;
+  size_t schema_message_size;
+  /** Top-level column indices to decode, in any order (batches hold them
+   * in schema order), or NULL (default) for all; n_columns 0 with columns
+   * non-NULL decodes none (batches then carry row counts only).  Copied by
+   * xchg_shuffle_reader_open.  An index out of range is XCHG_EINVAL, from
+   * open when the schema is given, else once the first block is read. */
+  const int64_t *columns;
+  int64_t n_columns;
+  /** Validation level, caps and allow_missing_eos as for xchg_ipc_reader
+   * (xchg/ipc.h), initialised by xchg_read_options_init.  read.pool and
+   * read.readahead_bytes: see the top of this header; read.on_message and
+   * read.task_bytes are not used here. */
+  xchg_read_options read;
+} xchg_shuffle_reader_options;
+
+/** Fills opts with the defaults above. */
+XCHG_API void xchg_shuffle_reader_options_init(xchg_shuffle_reader_options *opts);
+
+/** Counters of a shuffle reader, kept at no per-block cost: the clock is
+ * read per output batch and per source that is not in memory, never per
+ * block. */
+typedef struct xchg_shuffle_reader_metrics {
+  int64_t blocks;          /**< blocks read, empty ones included */
+  int64_t rows;            /**< rows read (= rows handed out, at the end) */
+  int64_t wire_bytes;      /**< bytes of the blocks as read from the sources */
+  int64_t decoded_bytes;   /**< bytes of the buffers of the batches built */
+  int64_t batches;         /**< batches handed out */
+  int64_t passthrough_batches; /**< of which handed out without a copy */
+  int64_t dictionary_cuts; /**< batches cut short by a changed dictionary */
+  /** Time decoding batches whose blocks needed decompression (Comet
+   * codecs, IPC body compression): decompressing and placing. */
+  int64_t decompress_ns;
+  /** Time decoding batches of uncompressed blocks: copying into place. */
+  int64_t copy_ns;
+  /** Time waiting for input: reading sources that are not in memory. */
+  int64_t wait_ns;
+} xchg_shuffle_reader_metrics;
+
+typedef struct xchg_shuffle_reader xchg_shuffle_reader;
+
+/** Creates a reader with opts (NULL for the defaults), without input yet:
+ * add its sources with xchg_shuffle_reader_add_source.  With a schema
+ * message in opts, the schema is parsed (and columns checked) here; a bad
+ * one is XCHG_EFORMAT, bad options XCHG_EINVAL. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_shuffle_reader_open(
+    const xchg_shuffle_reader_options *opts, xchg_shuffle_reader **out, xchg_error *err);
+
+/** Appends src to the input, which the reader takes over (closed with the
+ * reader, or at once if adding fails).  Every source is added before the
+ * first xchg_shuffle_reader_next or xchg_shuffle_reader_schema: a source
+ * added later is XCHG_EINVAL (input that arrives over time goes in one
+ * callback source, xchg_source_from_callback).  An empty source holds no
+ * block and is allowed. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_shuffle_reader_add_source(xchg_shuffle_reader *reader,
+                                                                   xchg_source *src,
+                                                                   xchg_error *err);
+
+/** Exports the schema of the batches (the selected columns, a fresh copy
+ * each call).  When the options gave no schema message, the first block's
+ * schema is read first (so no source may be added afterwards); with no
+ * block in the whole input that is XCHG_EFORMAT. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_shuffle_reader_schema(xchg_shuffle_reader *reader,
+                                                               struct ArrowSchema *out,
+                                                               xchg_error *err);
+
+/** The next coalesced batch, a "+s" struct array of the selected columns.
+ * At the end of the input, out->release is NULL and XCHG_OK is returned
+ * (an input without any row gives no batch at all).  On an error out is
+ * released-state (release NULL), err names the block, and the same error
+ * comes back from every later call. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_shuffle_reader_next(xchg_shuffle_reader *reader,
+                                                             struct ArrowArray *out,
+                                                             xchg_error *err);
+
+/** Copies the counters so far into *out. */
+XCHG_API void xchg_shuffle_reader_get_metrics(const xchg_shuffle_reader *reader,
+                                              xchg_shuffle_reader_metrics *out);
+
+/** Frees the reader and closes its sources (NULL is a no-op); batches
+ * handed out stay valid. */
+XCHG_API void xchg_shuffle_reader_free(xchg_shuffle_reader *reader);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,90 @@
+/* framing.c — see framing.h. */
+#include "ipc/framing.h"
+
+#include "ipc/format.h"
+#include "ipc/message.h"
+
+size_t ipc_prefix_size(const uint8_t first[4]) {
+  return fb_load_u32(first) == IPC_CONTINUATION ? 8 : 4;
+}
+
+xchg_status ipc_prefix_decode(const uint8_t *p, int64_t index, int64_t offset,
+                              int64_t max_metadata_bytes, int32_t *metadata_length,
+                              xchg_error *err) {
+  int32_t length = (int32_t)fb_load_u32(p + ipc_prefix_size(p) - 4);
+  *metadata_length = length;
+  if (length < 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: negative metadata length %d",
+                       (long long)index, (long long)offset, length);
+  if (length > max_metadata_bytes)
+    return xchg_errorf(err, XCHG_ELIMIT, "message %lld at byte %lld: metadata length %d exceeds "
+                       "max_metadata_bytes", (long long)index, (long long)offset, length);
+  return XCHG_OK;
+}
+
+xchg_status ipc_message_view_decode(const uint8_t *p, size_t avail, int64_t index, int64_t offset,
+                                    int64_t max_metadata_bytes, ipc_message_view *out,
+                                    xchg_error *err) {
+  *out = (ipc_message_view){0};
+  size_t prefix = avail >= 4 ? ipc_prefix_size(p) : 4;
+  if (avail < prefix)
+    return xchg_errorf(err, XCHG_EIO, "the input ends inside the framing of message %lld at byte "
+                       "%lld", (long long)index, (long long)offset);
+  int32_t length;
+  xchg_status st = ipc_prefix_decode(p, index, offset, max_metadata_bytes, &length, err);
+  if (st != XCHG_OK) return st;
+  if (length == 0) {
+    out->eos = 1;
+    out->size = (int64_t)prefix;
+    return XCHG_OK;
+  }
+  if ((size_t)length > avail - prefix)
+    return xchg_errorf(err, XCHG_EIO, "message %lld at byte %lld: metadata of %d bytes runs past "
+                       "the end of the input (%zu bytes left)", (long long)index, (long long)offset,
+                       length, avail - prefix);
+  out->metadata = p + prefix;
+  out->metadata_size = length;
+  out->body_offset = (int64_t)prefix + length;
+  st = ipc_message_parse(out->metadata, (size_t)length, index, offset, &out->header,
+                         &out->header_type, &out->version, &out->body_length, err);
+  if (st != XCHG_OK) return st;
+  if (out->body_length < 0 || out->body_length > (int64_t)avail - out->body_offset)
+    return xchg_errorf(err, out->body_length < 0 ? XCHG_EFORMAT : XCHG_EIO,
+                       "message %lld at byte %lld: body of %lld bytes %s", (long long)index,
+                       (long long)offset, (long long)out->body_length,
+                       out->body_length < 0 ? "is negative" : "runs past the end of the input");
+  out->size = out->body_offset + out->body_length;
+  return XCHG_OK;
+}
+
+int64_t ipc_stream_extent(const uint8_t *p, size_t avail, int64_t max_metadata_bytes) {
+  for (size_t pos = 0; pos < avail;) {
+    ipc_message_view m;
+    if (ipc_message_view_decode(p + pos, avail - pos, 0, (int64_t)pos, max_metadata_bytes, &m, NULL) !=
+        XCHG_OK)
+      return 0;
+    pos += (size_t)m.size;
+    if (m.eos) return (int64_t)pos;
+  }
+  return 0;
+}
+
+xchg_status ipc_schema_message_table(const uint8_t *p, size_t size, fb_table *out,
+                                     xchg_error *err) {
+  if (size >= 8 && fb_load_u32(p) == IPC_CONTINUATION) {
+    uint32_t length = fb_load_u32(p + 4);
+    if (length > size - 8)
+      return xchg_errorf(err, XCHG_EFORMAT, "schema message: metadata length %u exceeds its %zu "
+                         "bytes", length, size - 8);
+    p += 8;
+    size = length;
+  }
+  fb_table msg;
+  uint8_t type = 0;
+  if (fb_root(p, size, &msg) <= 0 || fb_u8(&msg, MSG_HEADER_TYPE, 0, &type) < 0 ||
+      fb_table_field(&msg, MSG_HEADER, out) <= 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "schema message: invalid Message flatbuffer");
+  if (type != HEADER_SCHEMA)
+    return xchg_errorf(err, XCHG_EFORMAT, "schema message: header type %d is not a Schema", type);
+  return XCHG_OK;
+}

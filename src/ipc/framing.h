@@ -1,0 +1,70 @@
+/* framing.h — the encapsulated message format of Columnar.rst, on bytes:
+ * the one place that knows how a message is framed (private to src/ipc
+ * and the layers above it).
+ *
+ * A message is a prefix — the 0xFFFFFFFF continuation marker and an int32
+ * metadata length, or (before Arrow 0.15) the length alone — then that
+ * many bytes of Message flatbuffer, padding included, then the body the
+ * flatbuffer declares.  A prefix of length 0 is the end-of-stream marker.
+ * As nanoarrow's ArrowIpcDecoderPeekHeader / DecodeHeader, the steps are
+ * apart, so that a reader of a byte stream reads the prefix word by word
+ * and a reader of memory decodes a whole message at once:
+ *   ipc_prefix_size   how many bytes the prefix takes, from its first 4;
+ *   ipc_prefix_decode the metadata length, checked against the caps;
+ *   ipc_message_parse the Message flatbuffer (message.h);
+ *   ipc_message_view_decode all three over bytes in memory, and the body
+ *                     checked against the bytes there are;
+ *   ipc_stream_extent where a whole stream in memory ends. */
+#ifndef XCHG_IPC_FRAMING_H
+#define XCHG_IPC_FRAMING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ipc/flatbuf.h"
+#include "xchg/error.h"
+
+/* The bytes of the prefix that starts with these 4: 8 after a continuation
+ * marker, 4 for the pre-0.15 framing. */
+size_t ipc_prefix_size(const uint8_t first[4]);
+
+/* Decodes a prefix of ipc_prefix_size(p) bytes at p into *metadata_length
+ * (0: the end-of-stream marker).  A negative length is XCHG_EFORMAT, one
+ * above max_metadata_bytes XCHG_ELIMIT, each naming message `index` and
+ * the byte `offset` of its prefix. */
+xchg_status ipc_prefix_decode(const uint8_t *p, int64_t index, int64_t offset,
+                              int64_t max_metadata_bytes, int32_t *metadata_length,
+                              xchg_error *err);
+
+/* One message in memory. */
+typedef struct ipc_message_view {
+  int eos;                 /* the end-of-stream marker: nothing else is set */
+  const uint8_t *metadata; /* the Message flatbuffer */
+  int32_t metadata_size;
+  fb_table header;         /* Schema, DictionaryBatch or RecordBatch */
+  int header_type;
+  int version;
+  int64_t body_offset;     /* from the start of the message */
+  int64_t body_length;
+  int64_t size;            /* prefix, metadata and body: where the next message starts */
+} ipc_message_view;
+
+/* Decodes the message that starts at p, with avail bytes there: its
+ * prefix, its flatbuffer and where its body is.  A message cut by the end
+ * of the bytes (prefix, metadata or body) is XCHG_EIO; errors name message
+ * `index` and the byte `offset` of p. */
+xchg_status ipc_message_view_decode(const uint8_t *p, size_t avail, int64_t index, int64_t offset,
+                                    int64_t max_metadata_bytes, ipc_message_view *out,
+                                    xchg_error *err);
+
+/* The bytes of the IPC stream at p up to and including its end-of-stream
+ * marker, when they all lie within avail; 0 when they do not, or when the
+ * framing is bad (decoding the stream says how). */
+int64_t ipc_stream_extent(const uint8_t *p, size_t avail, int64_t max_metadata_bytes);
+
+/* The Schema table of the bytes of a schema message, with its prefix or
+ * without (the flatbuffer alone). */
+xchg_status ipc_schema_message_table(const uint8_t *p, size_t size, fb_table *out,
+                                     xchg_error *err);
+
+#endif

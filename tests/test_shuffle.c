@@ -1,0 +1,745 @@
+/* tests/test_shuffle.c — the shuffle reader (xchg/shuffle.h).
+ *
+ * Inputs are made of the Arrow gold files and the hand-built sample of
+ * the types the gold files lack (tests/support/roundtrip.h): every batch
+ * cut into blocks of 1 to 13 rows (so that blocks start at every bit
+ * offset of the output), each block written as its own IPC stream (body
+ * compression none, LZ4 or zstd) and framed as plain IPC or as a Comet
+ * block (NONE, LZ4_, ZSTD, SNAP); and the gold streams themselves as
+ * blocks, as Arrow's writers wrote them.  The coalesced batches are
+ * checked value by value, row range by row range (tests/support/
+ * array_equal.c), against two references that share no code with the
+ * coalescer: each block read alone by xchg_ipc_reader, and the batches of
+ * the file the blocks were cut from (the concatenation of the blocks, as
+ * it was before the cutting).  Each batch must also keep the format's
+ * rules (tests/support/array_valid.c) and hold at least the target rows.
+ *
+ * Then: sources that are not in memory, passing large blocks through,
+ * dictionaries that change, the metrics, and bad input — cut anywhere,
+ * damaged Comet headers, corrupt compressed bytes, another schema — each
+ * an error naming the block, with the batches before it intact. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/array_equal.h"
+#include "support/array_valid.h"
+#include "support/c_fixture.h"
+#include "support/ipc_bodies.h"
+#include "support/roundtrip.h"
+#include "support/sources.h"
+#include "support/testutil.h"
+#include "xchg/shuffle.h"
+#include "xchg/testing.h"
+#include "xchg/xchg.h"
+
+#define MSG 2048
+
+/* ---- inputs ------------------------------------------------------------------- */
+
+/* A run of rows the output must hold next: rows [row, row + n) of a. */
+typedef struct segment {
+  const struct ArrowArray *a;
+  int64_t row, n;
+} segment;
+
+typedef struct segments {
+  segment *items;
+  int64_t n, cap, rows;
+} segments;
+
+static void add_segment(segments *s, const struct ArrowArray *a, int64_t row, int64_t n) {
+  if (n == 0) return;
+  if (s->n == s->cap) {
+    s->cap = s->cap ? 2 * s->cap : 64;
+    s->items = realloc(s->items, (size_t)s->cap * sizeof *s->items);
+    if (!s->items) abort();
+  }
+  s->items[s->n++] = (segment){a, row, n};
+  s->rows += n;
+}
+
+/* An input being made: its bytes, and each block's IPC stream read alone. */
+typedef struct input {
+  tu_bytes bytes;
+  int64_t blocks;
+  segments alone;         /* the rows of every block, as read alone */
+  struct ArrowArray *kept; /* the batches those segments point into */
+  int64_t n_kept, cap_kept;
+  int bad;                 /* the blocks are not all readable alone: do not try */
+} input;
+
+static void keep(input *in, struct ArrowArray *a) {
+  if (in->n_kept == in->cap_kept) {
+    in->cap_kept = in->cap_kept ? 2 * in->cap_kept : 64;
+    in->kept = realloc(in->kept, (size_t)in->cap_kept * sizeof *in->kept);
+    if (!in->kept) abort();
+  }
+  in->kept[in->n_kept++] = *a;
+}
+
+static void input_free(input *in) {
+  free(in->bytes.data);
+  free(in->alone.items);
+  for (int64_t i = 0; i < in->n_kept; i++) in->kept[i].release(&in->kept[i]);
+  free(in->kept);
+  memset(in, 0, sizeof *in);
+}
+
+/* Reads one block's IPC stream alone, adding its rows to in->alone. */
+static int read_alone(input *in, const uint8_t *stream, size_t size, char *msg) {
+  xchg_ipc_reader *r;
+  xchg_error err;
+  xchg_source *src;
+  /* A copy of its own, which the batches read from it keep alive. */
+  xchg_buf *copy = xchg_buf_alloc(size);
+  if (!copy) abort();
+  memcpy(xchg_buf_mutable_data(copy), stream, size);
+  xchg_status st = xchg_source_from_buf(copy, &src, &err);
+  xchg_buf_unref(copy);
+  if (st == XCHG_OK) st = xchg_ipc_reader_open(src, NULL, &r, &err);
+  if (st != XCHG_OK)
+    return tu_failf(msg, MSG, "block %lld read alone: %s", (long long)in->blocks, err.message);
+  int64_t first = in->n_kept;
+  for (;;) {
+    struct ArrowArray a;
+    if (xchg_ipc_reader_next(r, &a, &err) != XCHG_OK) {
+      xchg_ipc_reader_free(r);
+      return tu_failf(msg, MSG, "block %lld read alone: %s", (long long)in->blocks, err.message);
+    }
+    if (!a.release) break;
+    keep(in, &a);
+  }
+  xchg_ipc_reader_free(r);
+  /* kept may have moved: the segments point into it once all is made. */
+  for (int64_t i = first; i < in->n_kept; i++) add_segment(&in->alone, (void *)(intptr_t)(i + 1), 0, in->kept[i].length);
+  return 0;
+}
+
+static void resolve(input *in) {
+  for (int64_t i = 0; i < in->alone.n; i++)
+    in->alone.items[i].a = &in->kept[(intptr_t)in->alone.items[i].a - 1];
+}
+
+static const xchg_stream_codec comet_inner[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ4_FRAME,
+                                                XCHG_STREAM_ZSTD, XCHG_STREAM_SNAPPY_FRAMED};
+
+/* Adds one block: the IPC stream `stream`, framed as IPC (comet < 0) or
+ * as a Comet block with inner codec comet_inner[comet]. */
+static int add_block(input *in, const uint8_t *stream, size_t size, int comet, int64_t columns,
+                     char *msg) {
+  if (!in->bad && read_alone(in, stream, size, msg) != 0) return -1;
+  in->blocks++;
+  if (comet < 0) {
+    tu_bytes_append(&in->bytes, stream, size);
+    return 0;
+  }
+  xchg_stream_encode_options o;
+  xchg_stream_encode_options_init(&o);
+  o.comet_inner = comet_inner[comet];
+  o.comet_field_count = (uint64_t)columns;
+  xchg_buf *framed;
+  xchg_error err;
+  if (xchg_stream_encode(XCHG_STREAM_COMET, &o, stream, size, &framed, &err) != XCHG_OK)
+    return tu_failf(msg, MSG, "comet encode: %s", err.message);
+  tu_bytes_append(&in->bytes, xchg_buf_data(framed), xchg_buf_size(framed));
+  xchg_buf_unref(framed);
+  return 0;
+}
+
+/* Rows [row, row + n) of a "+s" batch, as a slice that borrows it. */
+static void noop_release(struct ArrowArray *a) { a->release = NULL; }
+
+static struct ArrowArray slice(const struct ArrowArray *batch, int64_t row, int64_t n) {
+  struct ArrowArray s = *batch;
+  s.offset = batch->offset + row;
+  s.length = n;
+  s.null_count = 0;
+  s.release = noop_release;
+  return s;
+}
+
+static const int64_t block_rows[] = {1, 2, 3, 5, 8, 7, 4, 6, 13, 0, 9, 11};
+
+/* Every batch of d cut into blocks, each written with codec. */
+static int add_sliced(input *in, const rt_data *d, xchg_block_codec codec, int comet, char *msg) {
+  xchg_write_options wo;
+  xchg_write_options_init(&wo);
+  wo.codec = codec;
+  int64_t k = 0;
+  for (int64_t b = 0; b < d->n; b++) {
+    for (int64_t row = 0; row < d->batches[b].length;) {
+      int64_t n = block_rows[k++ % (int64_t)(sizeof block_rows / sizeof *block_rows)];
+      if (n > d->batches[b].length - row) n = d->batches[b].length - row;
+      struct ArrowArray s = slice(&d->batches[b], row, n);
+      xchg_buf *stream;
+      if (rt_write(&d->schema, &s, 1, &wo, &stream, msg, MSG) != 0) return -1;
+      int rc = add_block(in, xchg_buf_data(stream), xchg_buf_size(stream),
+                         comet < 0 ? -1 : (int)((comet + k) % 4), d->schema.n_children, msg);
+      xchg_buf_unref(stream);
+      if (rc != 0) return -1;
+      row += n;
+    }
+  }
+  return 0;
+}
+
+/* ---- reading and checking --------------------------------------------------------- */
+
+typedef struct output {
+  struct ArrowArray *batches;
+  int64_t n;
+  xchg_shuffle_reader_metrics m;
+  xchg_status st;
+  char error[XCHG_ERROR_MESSAGE_SIZE];
+} output;
+
+static void output_free(output *o) {
+  for (int64_t i = 0; i < o->n; i++) o->batches[i].release(&o->batches[i]);
+  free(o->batches);
+  memset(o, 0, sizeof *o);
+}
+
+/* How the input reaches the reader. */
+enum { FROM_MEMORY, FROM_CHUNKS, FROM_CALLBACK, FROM_SPLIT };
+
+static int add_sources(xchg_shuffle_reader *r, const input *in, int how, char *msg) {
+  xchg_error err;
+  const uint8_t *p = in->bytes.data;
+  size_t size = in->bytes.size;
+  xchg_source *src = NULL;
+  xchg_status st = XCHG_OK;
+  if (how == FROM_MEMORY) {
+    st = xchg_source_from_memory(p, size, NULL, NULL, &src, &err);
+  } else if (how == FROM_CHUNKS) {
+    xchg_chunk chunks[3] = {{p, size / 3}, {p + size / 3, size / 3}, {p + 2 * (size / 3), size - 2 * (size / 3)}};
+    st = xchg_source_from_chunks(chunks, 3, NULL, NULL, &src, &err);
+  } else if (how == FROM_CALLBACK) {
+    src = tu_unseekable_source(p, size, size);
+  } else {
+    /* An empty source, then the input split where a block starts. */
+    if ((st = xchg_source_from_memory(p, 0, NULL, NULL, &src, &err)) == XCHG_OK)
+      st = xchg_shuffle_reader_add_source(r, src, &err);
+    src = NULL;
+    if (st == XCHG_OK) st = xchg_source_from_memory(p, size, NULL, NULL, &src, &err);
+  }
+  if (st == XCHG_OK && !src) st = XCHG_ENOMEM;
+  if (st == XCHG_OK) st = xchg_shuffle_reader_add_source(r, src, &err);
+  return st == XCHG_OK ? 0 : tu_failf(msg, MSG, "adding the source: %s", err.message);
+}
+
+static int read_all(const input *in, const xchg_shuffle_reader_options *o, int how, output *out, char *msg) {
+  memset(out, 0, sizeof *out);
+  xchg_shuffle_reader *r;
+  xchg_error err;
+  if (xchg_shuffle_reader_open(o, &r, &err) != XCHG_OK) return tu_failf(msg, MSG, "open: %s", err.message);
+  if (add_sources(r, in, how, msg) != 0) {
+    xchg_shuffle_reader_free(r);
+    return -1;
+  }
+  int64_t cap = 0;
+  for (;;) {
+    struct ArrowArray a;
+    out->st = xchg_shuffle_reader_next(r, &a, &err);
+    if (out->st != XCHG_OK) {
+      snprintf(out->error, sizeof out->error, "%s", err.message);
+      break;
+    }
+    if (!a.release) break;
+    if (out->n == cap) {
+      cap = cap ? 2 * cap : 16;
+      out->batches = realloc(out->batches, (size_t)cap * sizeof *out->batches);
+      if (!out->batches) abort();
+    }
+    out->batches[out->n++] = a;
+  }
+  xchg_shuffle_reader_get_metrics(r, &out->m);
+  xchg_shuffle_reader_free(r); /* the batches outlive it */
+  return 0;
+}
+
+/* The output's rows, in order, against the segments'. */
+static int compare(const struct ArrowSchema *schema, const output *out, const segments *s,
+                   const char *what, char *msg) {
+  int64_t k = 0, used = 0;
+  for (int64_t b = 0; b < out->n; b++) {
+    const struct ArrowArray *a = &out->batches[b];
+    char why[MSG];
+    if (array_valid(schema, a, why, sizeof why) != 0)
+      return tu_failf(msg, MSG, "batch %lld breaks a rule of the format: %s", (long long)b, why);
+    for (int64_t row = 0; row < a->length;) {
+      if (k == s->n) return tu_failf(msg, MSG, "batch %lld has rows past the %lld expected", (long long)b, (long long)s->rows);
+      const segment *g = &s->items[k];
+      int64_t n = g->n - used < a->length - row ? g->n - used : a->length - row;
+      if (array_range_equal(schema, a, row, g->a, g->row + used, n, why, sizeof why) != 0)
+        return tu_failf(msg, MSG, "batch %lld rows [%lld, +%lld) differ from %s: %s", (long long)b,
+                        (long long)row, (long long)n, what, why);
+      row += n;
+      used += n;
+      if (used == g->n) {
+        k++;
+        used = 0;
+      }
+    }
+  }
+  if (k != s->n) return tu_failf(msg, MSG, "%lld rows missing", (long long)(s->rows - (k < s->n ? s->items[k].row : 0)));
+  return 0;
+}
+
+/* Every batch but the last holds at least the target, unless a changed
+ * dictionary cut it. */
+static int check_sizes(const output *out, int64_t target, char *msg) {
+  int64_t short_ones = 0;
+  for (int64_t b = 0; b + 1 < out->n; b++) short_ones += out->batches[b].length < target;
+  if (short_ones > out->m.dictionary_cuts)
+    return tu_failf(msg, MSG, "%lld batches before the last are shorter than %lld rows, with %lld "
+                    "dictionary cuts", (long long)short_ones, (long long)target, (long long)out->m.dictionary_cuts);
+  for (int64_t b = 0; b < out->n; b++)
+    if (out->batches[b].length == 0) return tu_failf(msg, MSG, "batch %lld is empty", (long long)b);
+  return 0;
+}
+
+static int check_metrics(const output *out, const input *in, int64_t rows, char *msg) {
+  const xchg_shuffle_reader_metrics *m = &out->m;
+  if (m->blocks != in->blocks || m->rows != rows || m->batches != out->n ||
+      m->wire_bytes != (int64_t)in->bytes.size)
+    return tu_failf(msg, MSG, "metrics: %lld blocks, %lld rows, %lld batches, %lld wire bytes; "
+                    "expected %lld, %lld, %lld, %zu", (long long)m->blocks, (long long)m->rows,
+                    (long long)m->batches, (long long)m->wire_bytes, (long long)in->blocks,
+                    (long long)rows, (long long)out->n, in->bytes.size);
+  return 0;
+}
+
+/* Reads in every way and checks against both references. */
+static void check_input(const char *name, const rt_data *d, const segments *original, input *in) {
+  static const int64_t targets[] = {1, 10, 1 << 20};
+  static int how_next;
+  resolve(in);
+  for (size_t t = 0; t < sizeof targets / sizeof *targets; t++) {
+    xchg_shuffle_reader_options o;
+    xchg_shuffle_reader_options_init(&o);
+    o.target_rows = targets[t];
+    int how = how_next++ % 4;
+    output out;
+    char msg[MSG] = "";
+    int rc = read_all(in, &o, how, &out, msg);
+    if (rc == 0 && out.st != XCHG_OK) rc = tu_failf(msg, MSG, "read: %s", out.error);
+    if (rc == 0) rc = compare(&d->schema, &out, &in->alone, "the blocks read alone", msg);
+    if (rc == 0 && original) rc = compare(&d->schema, &out, original, "the file cut into blocks", msg);
+    if (rc == 0) rc = check_sizes(&out, targets[t], msg);
+    if (rc == 0) rc = check_metrics(&out, in, in->alone.rows, msg);
+    char what[512];
+    snprintf(what, sizeof what, "%s, target %lld rows, source kind %d", name, (long long)targets[t], how);
+    tu_case(what, rc, msg);
+    output_free(&out);
+  }
+}
+
+static void original_segments(const rt_data *d, int copies, segments *s) {
+  for (int c = 0; c < copies; c++)
+    for (int64_t b = 0; b < d->n; b++) add_segment(s, &d->batches[b], 0, d->batches[b].length);
+}
+
+/* One data set in every framing and codec. */
+static void check_data(const char *name, const rt_data *d, const uint8_t *stream, size_t stream_size) {
+  static const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME, XCHG_BLOCK_ZSTD};
+  segments once = {0}, thrice = {0};
+  original_segments(d, 1, &once);
+  original_segments(d, 3, &thrice);
+  for (int framing = -1; framing < 4; framing++) {
+    for (size_t c = 0; c < sizeof codecs / sizeof *codecs; c++) {
+      if (framing >= 1 && c > 0) continue; /* a compressed body in a compressed block: once is enough */
+      input in = {0};
+      char msg[MSG], what[512];
+      snprintf(what, sizeof what, "%s cut into blocks, %s body, %s%s", name,
+               xchg_block_codec_name(codecs[c]), framing < 0 ? "ipc" : "comet ",
+               framing < 0 ? "" : xchg_stream_codec_name(comet_inner[framing]));
+      if (add_sliced(&in, d, codecs[c], framing, msg) != 0) tu_case(what, -1, msg);
+      else check_input(what, d, &once, &in);
+      input_free(&in);
+    }
+    if (!stream) continue;
+    /* The file as its writer wrote it, three times over. */
+    input in = {0};
+    char msg[MSG] = "", what[512];
+    snprintf(what, sizeof what, "%s as written, 3 blocks, %s%s", name, framing < 0 ? "ipc" : "comet ",
+             framing < 0 ? "" : xchg_stream_codec_name(comet_inner[framing]));
+    int rc = 0;
+    for (int i = 0; i < 3 && rc == 0; i++) rc = add_block(&in, stream, stream_size, framing, d->schema.n_children, msg);
+    if (rc != 0) tu_case(what, -1, msg);
+    else check_input(what, d, &thrice, &in);
+    input_free(&in);
+  }
+  free(once.items);
+  free(thrice.items);
+}
+
+static void check_gold(int argc, char **argv) {
+  char **paths;
+  size_t count;
+  if (rt_find_gold_for_main(argc, argv, &paths, &count) != 0) {
+    tu_fail("gold files", "none found");
+    return;
+  }
+  for (size_t i = 0; i < count; i++) {
+    char stream_path[4096], msg[MSG];
+    rt_gold_stream_path(paths[i], stream_path, sizeof stream_path);
+    rt_data d = {0};
+    size_t size;
+    uint8_t *stream = tu_read_file(stream_path, &size);
+    if (!stream || rt_read_file(stream_path, &d, msg, sizeof msg) != 0) {
+      tu_fail(stream_path, stream ? msg : "cannot read it");
+    } else {
+      const char *name = strrchr(stream_path, '/');
+      check_data(name ? name + 1 : stream_path, &d, stream, size);
+    }
+    free(stream);
+    rt_data_free(&d);
+  }
+  rt_free_paths(paths, count);
+}
+
+static void check_sample(void) {
+  struct ArrowSchema *schema;
+  struct ArrowArray *batch;
+  rt_sample(&schema, &batch);
+  rt_data d = {0};
+  d.schema = *schema;
+  struct ArrowArray copies[5];
+  for (int i = 0; i < 5; i++) copies[i] = *batch;
+  d.batches = copies;
+  d.n = 5;
+  check_data("hand-built sample (views, list views, run ends, unions, dictionaries)", &d, NULL, 0);
+}
+
+/* ---- the rest ------------------------------------------------------------------- */
+
+/* Blocks of the primitive gold file, cut small, as IPC with codec. */
+static int primitive_input(input *in, rt_data *d, xchg_block_codec codec, int comet, char *msg) {
+  const char *dir = getenv("XCHG_TESTDATA");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/generated_primitive.stream", dir ? dir : "../shared/testdata");
+  memset(in, 0, sizeof *in);
+  if (rt_read_file(path, d, msg, MSG) != 0 || add_sliced(in, d, codec, comet, msg) != 0) return -1;
+  resolve(in);
+  return 0;
+}
+
+/* A big uncompressed block in memory comes out pointing into the input. */
+static void check_pass_through(void) {
+  input in;
+  rt_data d = {0};
+  char msg[MSG] = "";
+  int rc = primitive_input(&in, &d, XCHG_BLOCK_NONE, -1, msg);
+  xchg_shuffle_reader_options o;
+  xchg_shuffle_reader_options_init(&o);
+  o.target_rows = 1;
+  output out = {0};
+  if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
+  if (rc == 0 && (out.st != XCHG_OK || out.m.passthrough_batches != out.n || out.n == 0))
+    rc = tu_failf(msg, MSG, "%lld of %lld batches passed through (%s)", (long long)out.m.passthrough_batches,
+                  (long long)out.n, out.error);
+  for (int64_t b = 0; rc == 0 && b < out.n; b++) {
+    const struct ArrowArray *col = out.batches[b].children[0];
+    const uint8_t *p = col->buffers[1];
+    if (p && (p < in.bytes.data || p >= in.bytes.data + in.bytes.size))
+      rc = tu_failf(msg, MSG, "batch %lld's first column was copied", (long long)b);
+  }
+  tu_case("a block at least the target passes through without a copy", rc, msg);
+  output_free(&out);
+  input_free(&in);
+  rt_data_free(&d);
+}
+
+/* Two blocks with different dictionaries: the batch is cut between them. */
+static void check_dictionary_cut(void) {
+  struct ArrowSchema *schema;
+  struct ArrowArray *batch;
+  rt_sample(&schema, &batch);
+  /* The sample's dictionary column in two blocks, the second with its
+   * dictionary's values in another order (and so other indices). */
+  rt_data d = {0};
+  d.schema = *schema;
+  struct ArrowArray copies[2] = {*batch, *batch};
+  d.batches = copies;
+  d.n = 2;
+  input in = {0};
+  char msg[MSG] = "";
+  int rc = add_sliced(&in, &d, XCHG_BLOCK_NONE, -1, msg);
+  xchg_shuffle_reader_options o;
+  xchg_shuffle_reader_options_init(&o);
+  output out = {0};
+  if (rc == 0) {
+    resolve(&in);
+    rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
+  }
+  if (rc == 0 && (out.st != XCHG_OK || out.n != 1 || out.m.dictionary_cuts != 0))
+    rc = tu_failf(msg, MSG, "equal dictionaries: %lld batches, %lld cuts (%s)", (long long)out.n,
+                  (long long)out.m.dictionary_cuts, out.error);
+  tu_case("blocks with the same dictionary bytes make one batch", rc, msg);
+  output_free(&out);
+  input_free(&in);
+}
+
+/* Offsets need not start at 0: blocks whose utf8 or list column starts
+ * its offsets at 1 (so that a list's child values are used from row 1,
+ * their validity bits from bit 1), between blocks whose offsets start at
+ * 0, against the blocks read alone. */
+static int start_offsets_at_one(xchg_buf *stream, char *msg) {
+  tu_body bodies[4];
+  int64_t n = tu_map_bodies(xchg_buf_data(stream), xchg_buf_size(stream), bodies, 4);
+  for (int64_t i = 0; i < n; i++) {
+    if (bodies[i].kind != XCHG_MESSAGE_RECORD_BATCH) continue;
+    uint8_t *p = xchg_buf_mutable_data(stream) + bodies[i].offset; /* the offsets: validity is empty */
+    int32_t first, second;
+    memcpy(&first, p, 4);
+    memcpy(&second, p + 4, 4);
+    if (first != 0 || second < 1) return tu_failf(msg, MSG, "unexpected offsets %d, %d", first, second);
+    first = 1;
+    memcpy(p, &first, 4);
+    return 0;
+  }
+  return tu_failf(msg, MSG, "no record batch");
+}
+
+static int expect_error(const input *in, xchg_status want, const char *needle, const segments *before,
+                        const struct ArrowSchema *schema, char *msg);
+
+/* Sets the last of the first record batch's 6 offsets (the first
+ * buffer of its body) to `value`. */
+static int set_last_offset(xchg_buf *stream, int32_t value, char *msg) {
+  tu_body bodies[4];
+  int64_t n = tu_map_bodies(xchg_buf_data(stream), xchg_buf_size(stream), bodies, 4);
+  for (int64_t i = 0; i < n; i++)
+    if (bodies[i].kind == XCHG_MESSAGE_RECORD_BATCH) {
+      memcpy(xchg_buf_mutable_data(stream) + bodies[i].offset + 5 * 4, &value, 4);
+      return 0;
+    }
+  return tu_failf(msg, MSG, "no record batch");
+}
+
+static void check_offsets_from_one(void) {
+  static const int32_t str_offsets[] = {0, 2, 3, 6, 6, 8}, list_offsets[] = {0, 2, 3, 6, 6, 9};
+  static const char chars[] = "abcdefgh";
+  static const int32_t values[] = {10, 11, 12, 13, 14, 15, 16, 17, 18};
+  static const uint8_t value_bits[] = {0x6f, 0x01}; /* values 4 and 7 are null */
+  struct ArrowSchema item, list, str, *list_kids[1] = {&item}, *cols[2], root;
+  struct ArrowArray item_a, list_a, str_a, *list_a_kids[1] = {&item_a}, *col_a[2], root_a;
+  tu_fixture_schema(&item, "i", "item", 0, NULL);
+  tu_fixture_schema(&list, "+l", "l", 1, list_kids);
+  tu_fixture_schema(&str, "u", "s", 0, NULL);
+  const void *item_b[] = {value_bits, values}, *list_b[] = {NULL, list_offsets}, *str_b[] = {NULL, str_offsets, chars};
+  tu_fixture_array(&item_a, 9, 2, item_b, 0, NULL);
+  item_a.null_count = 2;
+  tu_fixture_array(&list_a, 5, 2, list_b, 1, list_a_kids);
+  tu_fixture_array(&str_a, 5, 3, str_b, 0, NULL);
+  for (int c = 0; c < 2; c++) {
+    cols[0] = c ? &list : &str;
+    col_a[0] = c ? &list_a : &str_a;
+    tu_fixture_schema(&root, "+s", "", 1, cols);
+    tu_fixture_array(&root_a, 5, 1, (const void *[]){NULL}, 1, col_a);
+    input in = {0};
+    char msg[MSG] = "";
+    int rc = 0;
+    for (int b = 0; b < 7 && rc == 0; b++) {
+      xchg_buf *stream;
+      rc = rt_write(&root, &root_a, 1, NULL, &stream, msg, MSG);
+      if (rc == 0 && b % 2 == 1) rc = start_offsets_at_one(stream, msg);
+      if (rc == 0) rc = add_block(&in, xchg_buf_data(stream), xchg_buf_size(stream), c ? 1 : -1, 1, msg); /* the list in comet LZ4_ blocks */
+      if (stream) xchg_buf_unref(stream);
+    }
+    if (rc == 0) resolve(&in);
+    xchg_shuffle_reader_options o;
+    xchg_shuffle_reader_options_init(&o);
+    output out = {0};
+    if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
+    if (rc == 0 && (out.st != XCHG_OK || out.n != 1))
+      rc = tu_failf(msg, MSG, "%lld batches: %s", (long long)out.n, out.error);
+    if (rc == 0) rc = compare(&root, &out, &in.alone, "the blocks read alone", msg);
+    tu_case(c ? "list offsets from 1 (child values and bits from row 1)" : "utf8 offsets from 1", rc, msg);
+    output_free(&out);
+    input_free(&in);
+    /* A last offset past the values, in the third block. */
+    memset(&in, 0, sizeof in);
+    in.bad = 1;
+    rc = 0;
+    for (int b = 0; b < 4 && rc == 0; b++) {
+      xchg_buf *stream;
+      rc = rt_write(&root, &root_a, 1, NULL, &stream, msg, MSG);
+      if (rc == 0 && b == 2) rc = set_last_offset(stream, 1000, msg);
+      if (rc == 0) rc = add_block(&in, xchg_buf_data(stream), xchg_buf_size(stream), c ? 1 : -1, 1, msg);
+      if (stream) xchg_buf_unref(stream);
+    }
+    if (rc == 0) rc = expect_error(&in, XCHG_EFORMAT, "block 2 (source 0, byte", NULL, NULL, msg);
+    if (rc == 0) {
+      output bad;
+      read_all(&in, &o, FROM_MEMORY, &bad, msg);
+      if (!strstr(bad.error, "are 0 and 1000, outside [0, "))
+        rc = tu_failf(msg, MSG, "the error does not name the offsets: %s", bad.error);
+      output_free(&bad);
+    }
+    tu_case(c ? "a list offset past the child" : "a utf8 offset past the data", rc, msg);
+    input_free(&in);
+  }
+}
+
+/* ---- bad input ------------------------------------------------------------------- */
+
+static int expect_error(const input *in, xchg_status want, const char *needle, const segments *before,
+                        const struct ArrowSchema *schema, char *msg) {
+  xchg_shuffle_reader_options o;
+  xchg_shuffle_reader_options_init(&o);
+  o.target_rows = 4;
+  output out;
+  int rc = read_all(in, &o, FROM_MEMORY, &out, msg);
+  if (rc == 0 && out.st == XCHG_OK) rc = tu_failf(msg, MSG, "no error (%lld batches)", (long long)out.n);
+  if (rc == 0 && want != XCHG_OK && out.st != want)
+    rc = tu_failf(msg, MSG, "status %s, not %s: %s", xchg_status_name(out.st), xchg_status_name(want), out.error);
+  if (rc == 0 && (!strstr(out.error, needle) || !strstr(out.error, "block ")))
+    rc = tu_failf(msg, MSG, "the error does not say '%s' and the block: %s", needle, out.error);
+  /* The batches before the error: valid, and the input's first rows. */
+  if (rc == 0 && before) {
+    segments s = *before;
+    int64_t rows = 0;
+    for (int64_t b = 0; b < out.n; b++) rows += out.batches[b].length;
+    segments head = {0};
+    for (int64_t i = 0, left = rows; i < s.n && left > 0; i++) {
+      int64_t n = s.items[i].n < left ? s.items[i].n : left;
+      add_segment(&head, s.items[i].a, s.items[i].row, n);
+      left -= n;
+    }
+    rc = compare(schema, &out, &head, "the input's first rows", msg);
+    free(head.items);
+  }
+  output_free(&out);
+  return rc;
+}
+
+static void check_truncated(void) {
+  input in;
+  rt_data d = {0};
+  char msg[MSG] = "";
+  for (int comet = -1; comet < 2; comet++) {
+    int rc = primitive_input(&in, &d, comet < 0 ? XCHG_BLOCK_LZ4_FRAME : XCHG_BLOCK_NONE, comet, msg);
+    size_t full = in.bytes.size;
+    /* Cut everywhere in the last 600 bytes, and every 97 bytes before:
+     * an error, or (cut where a block ends) fewer rows, never more. */
+    int errors = 0;
+    for (size_t cut = 1; rc == 0 && cut < full; cut += cut + 600 < full ? 97 : 1) {
+      input part = in;
+      part.bytes.size = cut;
+      xchg_shuffle_reader_options o;
+      xchg_shuffle_reader_options_init(&o);
+      output out;
+      rc = read_all(&part, &o, FROM_MEMORY, &out, msg);
+      int64_t rows = 0;
+      for (int64_t b = 0; b < out.n; b++) rows += out.batches[b].length;
+      if (rc == 0 && out.st == XCHG_OK && rows >= in.alone.rows)
+        rc = tu_failf(msg, MSG, "cut at byte %zu of %zu: all %lld rows", cut, full, (long long)rows);
+      if (rc == 0 && out.st != XCHG_OK && !strstr(out.error, "block "))
+        rc = tu_failf(msg, MSG, "cut at byte %zu: the error names no block: %s", cut, out.error);
+      errors += out.st != XCHG_OK;
+      output_free(&out);
+    }
+    if (rc == 0 && errors == 0) rc = tu_failf(msg, MSG, "no cut was an error");
+    tu_case(comet < 0 ? "ipc blocks cut anywhere" : comet ? "comet lz4 blocks cut anywhere" : "comet blocks cut anywhere", rc, msg);
+    input_free(&in);
+    rt_data_free(&d);
+  }
+}
+
+/* Damages the second Comet block's header or bytes. */
+static void check_comet_damage(void) {
+  static const struct {
+    const char *what, *needle;
+    xchg_status st;
+    int field; /* 0: length +16, 1: length -16, 2: field count, 3: tag, 4: compressed byte */
+  } cases[] = {
+      {"a header length longer than the input", "truncated", XCHG_OK, 0},
+      {"a header length shorter than its stream", "", XCHG_OK, 1},
+      {"a field count that is not the schema's", "field count", XCHG_EFORMAT, 2},
+      {"an unknown codec tag", "unknown codec tag", XCHG_EFORMAT, 3},
+      {"corrupt compressed bytes", "", XCHG_OK, 4},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    input in;
+    rt_data d = {0};
+    char msg[MSG] = "";
+    int rc = primitive_input(&in, &d, XCHG_BLOCK_NONE, 1 /* inner codecs rotate from LZ4 */, msg);
+    uint8_t *p = in.bytes.data;
+    uint64_t first = 0, second;
+    if (rc == 0) {
+      memcpy(&first, p, 8);
+      first += 8;
+      memcpy(&second, p + first, 8);
+      uint8_t *h = p + first;
+      switch (cases[i].field) {
+        case 0: second = in.bytes.size; memcpy(h, &second, 8); break;
+        case 1: second -= 16; memcpy(h, &second, 8); break;
+        case 2: h[8] ^= 1; break;
+        case 3: memcpy(h + 16, "LZ5_", 4); break;
+        default: h[20 + second / 2 - 6] ^= 0x5a; break;
+      }
+      rc = expect_error(&in, cases[i].st, cases[i].needle, &in.alone, &d.schema, msg);
+    }
+    if (rc == 0 && cases[i].field != 0) {
+      /* the second block is block 1, at the byte where the first ends */
+      char where[64];
+      snprintf(where, sizeof where, "block 1 (source 0, byte %llu)", (unsigned long long)first);
+      output out;
+      xchg_shuffle_reader_options o;
+      xchg_shuffle_reader_options_init(&o);
+      read_all(&in, &o, FROM_MEMORY, &out, msg);
+      if (!strstr(out.error, where)) rc = tu_failf(msg, MSG, "the error does not say '%s': %s", where, out.error);
+      output_free(&out);
+    }
+    tu_case(cases[i].what, rc, msg);
+    input_free(&in);
+    rt_data_free(&d);
+  }
+}
+
+/* A block of another schema after the first ones. */
+static void check_other_schema(void) {
+  input in;
+  rt_data d = {0}, other = {0};
+  char msg[MSG] = "", path[4096];
+  int rc = primitive_input(&in, &d, XCHG_BLOCK_NONE, -1, msg);
+  const char *dir = getenv("XCHG_TESTDATA");
+  snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/generated_nested.stream", dir ? dir : "../shared/testdata");
+  size_t size;
+  uint8_t *stream = tu_read_file(path, &size);
+  if (rc == 0 && !stream) rc = tu_failf(msg, MSG, "cannot read %s", path);
+  size_t at = in.bytes.size;
+  if (rc == 0) tu_bytes_append(&in.bytes, stream, size);
+  if (rc == 0) rc = expect_error(&in, XCHG_EFORMAT, "not the first block's", NULL, NULL, msg);
+  if (rc == 0) {
+    xchg_shuffle_reader_options o;
+    xchg_shuffle_reader_options_init(&o);
+    output out;
+    read_all(&in, &o, FROM_MEMORY, &out, msg);
+    char where[64];
+    snprintf(where, sizeof where, "block %lld (source 0, byte %zu)", (long long)in.blocks, at);
+    if (!strstr(out.error, where)) rc = tu_failf(msg, MSG, "the error does not say '%s': %s", where, out.error);
+    output_free(&out);
+  }
+  tu_case("a block of another schema", rc, msg);
+  free(stream);
+  input_free(&in);
+  rt_data_free(&d);
+  rt_data_free(&other);
+}
+
+int main(int argc, char **argv) {
+  int64_t live = xchg_buf_live_count();
+  check_gold(argc, argv);
+  check_sample();
+  check_pass_through();
+  check_dictionary_cut();
+  check_offsets_from_one();
+  check_truncated();
+  check_comet_damage();
+  check_other_schema();
+  TU_CHECK(xchg_buf_live_count() == live, "%lld buffers left", (long long)(xchg_buf_live_count() - live));
+  return tu_finish("shuffle");
+}
