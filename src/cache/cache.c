@@ -531,9 +531,13 @@ static xchg_status decode_columns(const xchg_cache *c, const cache_entry *e,
       break;
     struct ArrowSchema s;
     if ((st = xchg_ipc_reader_schema(r, &s, err)) == XCHG_OK) {
-      if (!cache_schema_equal(&s, &e->schema))
-        st = xchg_errorf(err, XCHG_EINVAL, "part %lld: its schema differs from the broadcast's",
-                         (long long)p);
+      int same = 0;
+      st = ipc_arrow_schema_equal(&s, "here", &e->schema, "in the broadcast", IPC_METADATA_IGNORED,
+                                  &same, err);
+      if (st == XCHG_OK && !same) {
+        xchg_error_prefix(err, "part %lld: its schema differs from the broadcast's: ", (long long)p);
+        st = XCHG_EINVAL;
+      }
       s.release(&s);
     }
     if (st == XCHG_OK) st = decode_part(r, p, columns, n, e->n_columns, d, err);

@@ -56,16 +56,3 @@ xchg_status cache_schema_empty(struct ArrowSchema *out, xchg_error *err) {
   static const struct ArrowSchema empty = {"+s", "", NULL, 0, 0, NULL, NULL, NULL, NULL};
   return cache_schema_select(&empty, NULL, 0, out, err);
 }
-
-static int strings_equal(const char *a, const char *b) {
-  return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
-int cache_schema_equal(const struct ArrowSchema *a, const struct ArrowSchema *b) {
-  if (!strings_equal(a->format, b->format) || !strings_equal(a->name, b->name) ||
-      a->flags != b->flags || a->n_children != b->n_children || !a->dictionary != !b->dictionary)
-    return 0;
-  for (int64_t i = 0; i < a->n_children; i++)
-    if (!cache_schema_equal(a->children[i], b->children[i])) return 0;
-  return !a->dictionary || cache_schema_equal(a->dictionary, b->dictionary);
-}

@@ -14,11 +14,6 @@
 #include "ipc/schema.h"
 #include "xchg/writer.h"
 
-/* Builds an ipc_schema from a "+s" ArrowSchema and numbers its
- * dictionaries (ids given, or 0, 1, 2, ... in post order). */
-xchg_status wr_schema_import(const struct ArrowSchema *schema, const int64_t *ids, int64_t n_ids,
-                             ipc_schema *out, xchg_error *err);
-
 /* Adds a Schema table for schema to b. */
 fb_ref wr_schema_build(fbb *b, const ipc_schema *schema);
 

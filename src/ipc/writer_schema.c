@@ -208,8 +208,8 @@ static xchg_status number_dictionaries(ipc_field *f, id_state *s, xchg_error *er
   return XCHG_OK;
 }
 
-xchg_status wr_schema_import(const struct ArrowSchema *schema, const int64_t *ids, int64_t n_ids,
-                             ipc_schema *out, xchg_error *err) {
+xchg_status ipc_schema_import(const struct ArrowSchema *schema, const int64_t *ids, int64_t n_ids,
+                              ipc_schema *out, xchg_error *err) {
   memset(out, 0, sizeof *out);
   if (!schema || !schema->release || !schema->format || strcmp(schema->format, "+s") != 0)
     return xchg_errorf(err, XCHG_EINVAL, "the schema must be a struct (\"+s\") of the columns");
