@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/keys.h"
+#include "codec/helpers.h"
 
 /* ---- shape of an exported array, by type --------------------------------- */
 
@@ -194,8 +195,7 @@ bool xc_is_valid(const xc_node *n, int64_t i) {
   if (n->type.kind == IPC_KIND_UNION || n->type.kind == IPC_KIND_RUN_END) return true;
   const uint8_t *bits = n->array->buffers[0];
   if (bits == NULL) return true;
-  int64_t p = n->array->offset + i;
-  return (bits[p >> 3] >> (p & 7)) & 1;
+  return bitmap_get(bits, n->array->offset + i);
 }
 
 int64_t xc_read_int(const xc_node *n, int b, int64_t i, int bit_width) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/shortest.h"
+#include "codec/helpers.h"
 
 void xv_u64(xs *s, uint64_t v) {
   char *at = xs_room(s, 20);
@@ -340,9 +341,7 @@ static void scalar_float(xs *s, const xc_node *n, int64_t i, bool json) {
 }
 
 static void scalar_bool(xs *s, const xc_node *n, int64_t i) {
-  const uint8_t *bits = n->array->buffers[1];
-  int64_t p = n->array->offset + i;
-  xs_puts(s, ((bits[p >> 3] >> (p & 7)) & 1) ? "true" : "false");
+  xs_puts(s, bitmap_get(n->array->buffers[1], n->array->offset + i) ? "true" : "false");
 }
 
 static void scalar_binary(xs *s, const xc_node *n, int64_t i, bool json) {
