@@ -73,6 +73,11 @@ xchg_status ipc_schema_parse(const fb_table *schema, const xchg_read_options *op
                              ipc_schema *out, xchg_error *err);
 void ipc_schema_free(ipc_schema *schema);
 
+/* Size in bytes of metadata in the ArrowSchema.metadata encoding (an int32
+ * count, then an int32 length and the bytes of every key and value); 0 for
+ * NULL.  The writer and the cache copy a caller's metadata by it. */
+size_t ipc_metadata_size(const char *metadata);
+
 /* Encodes a vector of KeyValue tables as ArrowSchema.metadata (NULL when
  * absent or empty). */
 xchg_status ipc_metadata_parse(const fb_table *t, int slot, char **out, size_t *out_size,

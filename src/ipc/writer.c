@@ -851,7 +851,7 @@ xchg_status xchg_ipc_writer_set_message_metadata(xchg_ipc_writer *w, const char 
                                                  xchg_error *err) {
   char *copy = NULL;
   if (metadata) {
-    size_t n = wr_metadata_size(metadata);
+    size_t n = ipc_metadata_size(metadata);
     if (!(copy = malloc(n))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
     memcpy(copy, metadata, n);
   }

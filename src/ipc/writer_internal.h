@@ -21,9 +21,6 @@ fb_ref wr_schema_build(fbb *b, const ipc_schema *schema);
  * encoding (returns 0 when metadata is NULL or has no entries). */
 fb_ref wr_metadata_build(fbb *b, const char *metadata);
 
-/* Size in bytes of metadata in the ArrowSchema.metadata encoding. */
-size_t wr_metadata_size(const char *metadata);
-
 /* Normalises rows [off, off+len) of a (off counts a->offset in) as field f
  * (its dictionary indices, unless as_value) into a new ipc_array whose
  * buffers start at row 0.  With copy = 0, buffers that need no change point

@@ -16,7 +16,7 @@ static int32_t load_i32(const char *p) {
   return v;
 }
 
-size_t wr_metadata_size(const char *metadata) {
+size_t ipc_metadata_size(const char *metadata) {
   if (!metadata) return 0;
   int32_t n = load_i32(metadata);
   size_t size = 4;
@@ -174,7 +174,7 @@ static xchg_status import_field(const struct ArrowSchema *s, const char *parent_
   if (!f->name || !f->path) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   f->nullable = (s->flags & ARROW_FLAG_NULLABLE) != 0;
   if (s->metadata) {
-    f->metadata_size = wr_metadata_size(s->metadata);
+    f->metadata_size = ipc_metadata_size(s->metadata);
     if (!(f->metadata = malloc(f->metadata_size))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
     memcpy(f->metadata, s->metadata, f->metadata_size);
   }
@@ -223,7 +223,7 @@ xchg_status ipc_schema_import(const struct ArrowSchema *schema, const int64_t *i
   if (st == XCHG_OK) st = ipc_schema_view_init(&v, schema, err);
   if (st == XCHG_OK) st = import_children(schema, 0, root, err);
   if (st == XCHG_OK && schema->metadata) {
-    out->metadata_size = wr_metadata_size(schema->metadata);
+    out->metadata_size = ipc_metadata_size(schema->metadata);
     if (!(out->metadata = malloc(out->metadata_size)))
       st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
     else
