@@ -181,6 +181,34 @@ static void check_malformed(void) {
            "a 4095-byte format: %s", err.message);
 }
 
+/* ---- readable names ------------------------------------------------------- */
+
+static void check_names(void) {
+  static const char *const pairs[][2] = {
+      {"n", "null"}, {"b", "bool"}, {"c", "int8"}, {"L", "uint64"}, {"e", "float16"}, {"g", "float64"},
+      {"z", "binary"}, {"Z", "large_binary"}, {"u", "utf8"}, {"U", "large_utf8"}, {"vz", "binary_view"},
+      {"vu", "utf8_view"}, {"d:38,2", "decimal128(38, 2)"}, {"d:9,-2,32", "decimal32(9, -2)"},
+      {"w:16", "fixed_size_binary[16]"}, {"tdD", "date32[day]"}, {"tdm", "date64[ms]"}, {"tts", "time32[s]"},
+      {"ttn", "time64[ns]"}, {"tsu:", "timestamp[us]"}, {"tsm:Europe/Paris", "timestamp[ms, tz=Europe/Paris]"},
+      {"tDu", "duration[us]"}, {"tiM", "interval[year_month]"}, {"tiD", "interval[day_time]"},
+      {"tin", "interval[month_day_nano]"}, {"+l", "list"}, {"+L", "large_list"}, {"+vl", "list_view"},
+      {"+vL", "large_list_view"}, {"+w:3", "fixed_size_list[3]"}, {"+s", "struct"}, {"+m", "map"},
+      {"+ud:0", "dense_union"}, {"+us:", "sparse_union"}, {"+r", "run_end_encoded"},
+  };
+  for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+    ipc_schema_view v;
+    char name[64] = "";
+    TU_CHECK(ipc_schema_view_parse(pairs[i][0], &v, NULL) == XCHG_OK &&
+                 strcmp(ipc_schema_view_name(&v, name, sizeof name), pairs[i][1]) == 0,
+             "\"%s\" named \"%s\", want \"%s\"", pairs[i][0], name, pairs[i][1]);
+  }
+  /* a small buffer cuts the name, terminated */
+  ipc_schema_view v;
+  char small[6];
+  ipc_schema_view_parse("tsu:UTC", &v, NULL);
+  TU_CHECK(strcmp(ipc_schema_view_name(&v, small, sizeof small), "times") == 0, "cut name: \"%s\"", small);
+}
+
 /* ---- ipc_schema_view_init: the children each type needs ------------------- */
 
 static void expect_init(const char *what, const struct ArrowSchema *s, const char *needle) {
@@ -283,5 +311,6 @@ int main(void) {
   check_union_type_ids();
   check_malformed();
   check_children();
+  check_names();
   return tu_finish("schema_view");
 }

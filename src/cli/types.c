@@ -3,17 +3,6 @@
 
 #include <string.h>
 
-const char *xc_unit_short(ipc_unit unit) {
-  switch (unit) {
-    case IPC_UNIT_SECOND: return "s";
-    case IPC_UNIT_MILLI: return "ms";
-    case IPC_UNIT_MICRO: return "us";
-    case IPC_UNIT_NANO: return "ns";
-    case IPC_UNIT_DAY: return "day";
-  }
-  return "?";
-}
-
 /* ---- readable type names ---------------------------------------------- */
 
 static void name_children(xs *out, const struct ArrowSchema *schema, const ipc_schema_view *t);
@@ -26,32 +15,8 @@ static void name_field(xs *out, const struct ArrowSchema *child) {
 }
 
 static void name_primitive(xs *out, const ipc_schema_view *t) {
-  switch (t->kind) {
-    case IPC_KIND_NULL: xs_puts(out, "null"); return;
-    case IPC_KIND_BOOL: xs_puts(out, "bool"); return;
-    case IPC_KIND_INT: xs_printf(out, "%sint%d", t->is_signed ? "" : "u", t->bit_width); return;
-    case IPC_KIND_FLOAT: xs_printf(out, "float%d", t->bit_width); return;
-    case IPC_KIND_DECIMAL: xs_printf(out, "decimal%d(%d, %d)", t->bit_width, t->precision, t->scale); return;
-    case IPC_KIND_FIXED_BINARY: xs_printf(out, "fixed_size_binary[%lld]", (long long)t->width); return;
-    case IPC_KIND_BINARY: xs_printf(out, "%s%s", t->large ? "large_" : "", t->utf8 ? "utf8" : "binary"); return;
-    case IPC_KIND_BINARY_VIEW: xs_puts(out, t->utf8 ? "utf8_view" : "binary_view"); return;
-    case IPC_KIND_DATE: xs_puts(out, t->unit == IPC_UNIT_DAY ? "date32[day]" : "date64[ms]"); return;
-    case IPC_KIND_TIME: xs_printf(out, "time%d[%s]", t->bit_width, xc_unit_short(t->unit)); return;
-    case IPC_KIND_TIMESTAMP:
-      if (t->tz[0] != '\0')
-        xs_printf(out, "timestamp[%s, tz=%s]", xc_unit_short(t->unit), t->tz);
-      else
-        xs_printf(out, "timestamp[%s]", xc_unit_short(t->unit));
-      return;
-    case IPC_KIND_DURATION: xs_printf(out, "duration[%s]", xc_unit_short(t->unit)); return;
-    case IPC_KIND_INTERVAL: {
-      static const char *const names[] = {"interval[year_month]", "interval[day_time]",
-                                          "interval[month_day_nano]"};
-      xs_puts(out, names[t->interval]);
-      return;
-    }
-    default: return;
-  }
+  char name[96 + strlen(t->tz)]; /* a time zone of any length, whole */
+  xs_puts(out, ipc_schema_view_name(t, name, sizeof name));
 }
 
 static void name_children(xs *out, const struct ArrowSchema *schema, const ipc_schema_view *t) {

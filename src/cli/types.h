@@ -19,9 +19,6 @@
  * children and dictionary encoding), e.g. "list<item: int32>". */
 void xc_type_name(xs *out, const struct ArrowSchema *schema);
 
-/* Short unit names: "s", "ms", "us", "ns". */
-const char *xc_unit_short(ipc_unit unit);
-
 /* Iterates the key/value pairs of ArrowSchema.metadata (an int32 count, then
  * int32-length-prefixed keys and values).  NULL metadata has no pairs. */
 typedef struct xc_meta_iter {

@@ -204,7 +204,7 @@ static void xv_date_millis(xs *s, int64_t millis) {
 static void xv_time_of_day(xs *s, int64_t v, ipc_unit unit) {
   int64_t per = units_per_second(unit);
   if (v < 0 || v / per >= 86400) { /* outside a day: keep the raw count */
-    xs_printf(s, "%lld%s", (long long)v, xc_unit_short(unit));
+    xs_printf(s, "%lld%s", (long long)v, ipc_unit_name(unit));
     return;
   }
   put_clock(s, v / per, v % per, unit);

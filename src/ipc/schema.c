@@ -7,6 +7,7 @@
 #include "ipc/c_data.h"
 #include "ipc/format.h"
 #include "ipc/schema.h"
+#include "ipc/schema_view.h"
 
 
 typedef struct parse_ctx {
@@ -576,6 +577,19 @@ typedef struct comparison {
   xchg_error *err;
 } comparison;
 
+/* "type int64 in A, utf8 in B"; the C Data Interface formats where the
+ * names are alike (unions of other type ids) or one is unknown. */
+static void type_difference(const char *a, const char *b, const char *label, const comparison *c) {
+  ipc_schema_view va, vb;
+  char na[256], nb[256];
+  if (ipc_schema_view_parse(a, &va, NULL) == XCHG_OK && ipc_schema_view_parse(b, &vb, NULL) == XCHG_OK &&
+      strcmp(ipc_schema_view_name(&va, na, sizeof na), ipc_schema_view_name(&vb, nb, sizeof nb)) != 0)
+    xchg_errorf(c->err, XCHG_EFORMAT, "%s: type %s %s, %s %s", label, na, c->a_where, nb, c->b_where);
+  else
+    xchg_errorf(c->err, XCHG_EFORMAT, "%s: type \"%s\" %s, \"%s\" %s (C Data Interface formats)", label, a,
+                c->a_where, b, c->b_where);
+}
+
 /* What of one field (not of its children) differs between a and b, said in
  * c->err after label; 0 when something does. */
 static int node_equal(const ipc_field *a, const ipc_field *b, const char *label, const comparison *c) {
@@ -584,8 +598,7 @@ static int node_equal(const ipc_field *a, const ipc_field *b, const char *label,
   if (strcmp(a->name, b->name) != 0)
     xchg_errorf(err, XCHG_EFORMAT, "%s: named \"%s\" %s, \"%s\" %s", label, a->name, an, b->name, bn);
   else if (strcmp(a->format, b->format) != 0)
-    xchg_errorf(err, XCHG_EFORMAT, "%s: type \"%s\" %s, \"%s\" %s (C Data Interface formats)", label,
-                a->format, an, b->format, bn);
+    type_difference(a->format, b->format, label, c);
   else if (a->nullable != b->nullable)
     xchg_errorf(err, XCHG_EFORMAT, "%s: %s %s, %s %s", label, yes_no(a->nullable, "nullable", "not null"),
                 an, yes_no(b->nullable, "nullable", "not null"), bn);

@@ -2,6 +2,7 @@
 #include "ipc/schema_view.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -245,4 +246,59 @@ xchg_status ipc_schema_view_init(ipc_schema_view *out, const struct ArrowSchema 
   }
   xchg_status st = ipc_schema_view_parse(schema->format, out, err);
   return st == XCHG_OK ? check_children(out, schema, err) : st;
+}
+
+/* ---- readable names ---------------------------------------------------------- */
+
+const char *ipc_unit_name(ipc_unit unit) {
+  switch (unit) {
+    case IPC_UNIT_SECOND: return "s";
+    case IPC_UNIT_MILLI: return "ms";
+    case IPC_UNIT_MICRO: return "us";
+    case IPC_UNIT_NANO: return "ns";
+    case IPC_UNIT_DAY: return "day";
+  }
+  return "?";
+}
+
+/* The names of the types without parameters, by kind (NULL: it has some). */
+static const char *plain_name(const ipc_schema_view *v) {
+  static const char *const intervals[] = {"interval[year_month]", "interval[day_time]",
+                                          "interval[month_day_nano]"};
+  switch (v->kind) {
+    case IPC_KIND_NULL: return "null";
+    case IPC_KIND_BOOL: return "bool";
+    case IPC_KIND_BINARY:
+      return v->utf8 ? (v->large ? "large_utf8" : "utf8") : (v->large ? "large_binary" : "binary");
+    case IPC_KIND_BINARY_VIEW: return v->utf8 ? "utf8_view" : "binary_view";
+    case IPC_KIND_DATE: return v->unit == IPC_UNIT_DAY ? "date32[day]" : "date64[ms]";
+    case IPC_KIND_INTERVAL: return intervals[v->interval];
+    case IPC_KIND_LIST: return v->large ? "large_list" : "list";
+    case IPC_KIND_LIST_VIEW: return v->large ? "large_list_view" : "list_view";
+    case IPC_KIND_STRUCT: return "struct";
+    case IPC_KIND_MAP: return "map";
+    case IPC_KIND_UNION: return v->dense ? "dense_union" : "sparse_union";
+    case IPC_KIND_RUN_END: return "run_end_encoded";
+    default: return NULL;
+  }
+}
+
+const char *ipc_schema_view_name(const ipc_schema_view *v, char *out, size_t size) {
+  const char *plain = plain_name(v);
+  const char *unit = ipc_unit_name(v->unit);
+  switch (plain ? IPC_KIND_NULL : v->kind) {
+    case IPC_KIND_INT: snprintf(out, size, "%sint%d", v->is_signed ? "" : "u", v->bit_width); break;
+    case IPC_KIND_FLOAT: snprintf(out, size, "float%d", v->bit_width); break;
+    case IPC_KIND_DECIMAL: snprintf(out, size, "decimal%d(%d, %d)", v->bit_width, v->precision, v->scale); break;
+    case IPC_KIND_FIXED_BINARY: snprintf(out, size, "fixed_size_binary[%lld]", (long long)v->width); break;
+    case IPC_KIND_TIME: snprintf(out, size, "time%d[%s]", v->bit_width, unit); break;
+    case IPC_KIND_TIMESTAMP:
+      if (v->tz[0] != '\0') snprintf(out, size, "timestamp[%s, tz=%s]", unit, v->tz);
+      else snprintf(out, size, "timestamp[%s]", unit);
+      break;
+    case IPC_KIND_DURATION: snprintf(out, size, "duration[%s]", unit); break;
+    case IPC_KIND_FIXED_LIST: snprintf(out, size, "fixed_size_list[%lld]", (long long)v->width); break;
+    default: snprintf(out, size, "%s", plain); break;
+  }
+  return out;
 }

@@ -16,6 +16,7 @@
 #define XCHG_IPC_SCHEMA_VIEW_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "xchg/arrow_c.h"
@@ -89,5 +90,14 @@ xchg_status ipc_schema_view_parse(const char *format, ipc_schema_view *out, xchg
  * names the field). */
 xchg_status ipc_schema_view_init(ipc_schema_view *out, const struct ArrowSchema *schema,
                                  xchg_error *err);
+
+/* Short unit names: "s", "ms", "us", "ns", "day". */
+const char *ipc_unit_name(ipc_unit unit);
+
+/* A readable name of the type, as Arrow C++ prints it: "int64", "utf8",
+ * "timestamp[us, tz=UTC]", "decimal128(38, 2)", "fixed_size_list[3]",
+ * "dense_union" (children are not named).  Into out (size bytes, always
+ * terminated); returns out. */
+const char *ipc_schema_view_name(const ipc_schema_view *v, char *out, size_t size);
 
 #endif
