@@ -335,25 +335,11 @@ static int run(config *cfg, result *out) {
 
 /* ---- summaries ---------------------------------------------------------------------- */
 
-static int compare_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-typedef struct spread {
-  double median, min, max;
-} spread;
-
-static spread spread_of(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, compare_double);
-  return (spread){n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1]};
-}
-
 /* The median run of (processes, mode) over `runs` runs: results[r] are in
  * run order; the fields are medians each, min-max beside the CPU and PSS. */
 typedef struct summary {
   result median;
-  spread cpu, pss, wall, acquire_wall, per_process[N_FIGURES][N_KINDS];
+  bench_spread cpu, pss, wall, acquire_wall, per_process[N_FIGURES][N_KINDS];
 } summary;
 
 static summary summarize(const result *rs, int runs) {
@@ -368,20 +354,20 @@ static summary summarize(const result *rs, int runs) {
   summary s;
   memset(&s, 0, sizeof s);
   s.median = rs[0];
-  s.cpu = spread_of(cpu, runs);
-  s.pss = spread_of(pss, runs);
-  s.wall = spread_of(wall, runs);
-  s.acquire_wall = spread_of(acquire_wall, runs);
+  s.cpu = bench_spread_of(cpu, runs);
+  s.pss = bench_spread_of(pss, runs);
+  s.wall = bench_spread_of(wall, runs);
+  s.acquire_wall = bench_spread_of(acquire_wall, runs);
   s.median.acquire_wall_ms = s.acquire_wall.median;
   s.median.task_cpu_ms = s.cpu.median;
   s.median.pss_bytes = (int64_t)s.pss.median;
   s.median.wall_ms = s.wall.median;
-  s.median.read_cpu_ms = spread_of(read, runs).median;
+  s.median.read_cpu_ms = bench_spread_of(read, runs).median;
   for (int f = 0; f < N_FIGURES; f++)
     for (int k = 0; k < N_KINDS; k++) {
       double v[64];
       for (int r = 0; r < runs; r++) v[r] = rs[r].per_process[f][k];
-      s.per_process[f][k] = spread_of(v, runs);
+      s.per_process[f][k] = bench_spread_of(v, runs);
       s.median.per_process[f][k] = s.per_process[f][k].median;
     }
   for (int r = 1; r < runs; r++)
@@ -432,8 +418,8 @@ static void print_goals(const summary *off, const summary *on) {
          "on/off %.3f\n",
          off->median.read_cpu_ms, on->median.read_cpu_ms, beyond_reading(on) / beyond_reading(off));
   for (int f = 0; f < N_FIGURES; f++) {
-    const spread *d_off = &off->per_process[f][DECODING], *d_on = &on->per_process[f][DECODING];
-    const spread *m_on = &on->per_process[f][MAPPING];
+    const bench_spread *d_off = &off->per_process[f][DECODING], *d_on = &on->per_process[f][DECODING];
+    const bench_spread *m_on = &on->per_process[f][MAPPING];
     printf("     %s, per process: decoding %.1f [%.1f-%.1f] ms off, %.1f [%.1f-%.1f] ms on",
            figure_name[f], d_off->median, d_off->min, d_off->max, d_on->median, d_on->min,
            d_on->max);
@@ -450,7 +436,7 @@ static void print_goals(const summary *off, const summary *on) {
 static void print_check_cost(const summary *on, const summary *on_b) {
   if (on->median.n_mapping == 0 || on_b->median.n_mapping == 0) return;
   for (int f = 0; f < N_FIGURES; f++) {
-    const spread *full = &on->per_process[f][MAPPING], *bounds = &on_b->per_process[f][MAPPING];
+    const bench_spread *full = &on->per_process[f][MAPPING], *bounds = &on_b->per_process[f][MAPPING];
     printf("     checking mapped segments, %s, per mapping process: %.1f [%.1f-%.1f] ms "
            "(on) against %.1f [%.1f-%.1f] ms (on-b, bounds only): +%.1f ms\n",
            figure_name[f], full->median, full->min, full->max, bounds->median, bounds->min,

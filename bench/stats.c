@@ -7,16 +7,24 @@
 
 #include "stats.h"
 
-int64_t bench_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+#include "codec/helpers.h"
+
+int64_t bench_now_ns(void) { return monotonic_ns(); }
 
 int64_t bench_cpu_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int compare_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+bench_spread bench_spread_of(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, compare_double);
+  return (bench_spread){n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v[0], v[n - 1]};
 }
 
 static int compare_i64(const void *a, const void *b) {

@@ -24,6 +24,13 @@ typedef struct bench_timing {
 /* Summarises n timings given in nanoseconds (n >= 1; the array is sorted). */
 bench_timing bench_summarize(int64_t *ns, int n);
 
+/* The median, min and max of n values of any unit (n >= 1; the array is
+ * sorted): bench_summarize's summary, for figures that are not timings. */
+typedef struct bench_spread {
+  double median, min, max;
+} bench_spread;
+bench_spread bench_spread_of(double *v, int n);
+
 /* A cost (a difference of two medians) as text into buf: "3.25 ns/row",
  * or, when it is no larger than noise (the spread of the timings it comes
  * from: on a loaded host it can even come out negative), "within noise

@@ -732,7 +732,7 @@ static void check_short_run_ends(void) {
   col batch = batch_of(1, &column);
   ipc_schema schema;
   xchg_error err;
-  if (wr_schema_import(batch.s, NULL, 0, &schema, &err) != XCHG_OK) {
+  if (ipc_schema_import(batch.s, NULL, 0, &schema, &err) != XCHG_OK) {
     tu_fail("schema import", err.message);
     return;
   }

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cache/cache_internal.h"
+#include "codec/helpers.h"
 #include "ipc/reader_internal.h"
 
 #define N_BUCKETS 256
@@ -58,17 +59,7 @@ xchg_status xchg_cache_create(const xchg_cache_options *opts, xchg_cache **out, 
   return XCHG_OK;
 }
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static uint64_t hash_key(const char *key) {
-  uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-  for (const unsigned char *p = (const unsigned char *)key; *p; p++) h = (h ^ *p) * 0x100000001b3ull;
-  return h;
-}
+static uint64_t hash_key(const char *key) { return fnv1a(key, strlen(key), FNV1A_BASIS); }
 
 static void account(xchg_cache *c, int64_t delta) {
   if (delta != 0 && c->opts.on_bytes) c->opts.on_bytes(c->opts.on_bytes_ctx, delta);
@@ -232,7 +223,7 @@ void cache_entry_unref(cache_entry *e) {
   pthread_mutex_lock(&c->lock);
   if (--e->refs == 0) {
     if (worth_retaining(c, e)) {
-      e->released_at_ns = now_ns();
+      e->released_at_ns = monotonic_ns();
       lru_append(c, e);
       evict_locked(c, e->released_at_ns, &freed);
     } else {
@@ -261,7 +252,7 @@ void xchg_cache_free(xchg_cache *c) {
 void xchg_cache_trim(xchg_cache *c) {
   cache_entry *freed = NULL;
   pthread_mutex_lock(&c->lock);
-  evict_locked(c, now_ns(), &freed);
+  evict_locked(c, monotonic_ns(), &freed);
   pthread_mutex_unlock(&c->lock);
   entries_free(c, freed);
   if (c->host) host_store_evict(c->host);
@@ -290,10 +281,10 @@ void xchg_cache_get_metrics(xchg_cache *c, xchg_cache_metrics *out) {
 static int wait_for_change(xchg_cache *c, cache_entry *e, xchg_cancel_fn cancel, void *cancel_ctx,
                            int64_t *next_check) {
   int64_t interval = c->opts.wait_check_ms * 1000000;
-  if (*next_check == 0) *next_check = now_ns() + interval;
+  if (*next_check == 0) *next_check = monotonic_ns() + interval;
   struct timespec ts = {(time_t)(*next_check / 1000000000), (long)(*next_check % 1000000000)};
   pthread_cond_timedwait(&e->changed, &c->lock, &ts);
-  int64_t now = now_ns();
+  int64_t now = monotonic_ns();
   if (now < *next_check || !cancel) return 0;
   *next_check = now + interval;
   pthread_mutex_unlock(&c->lock);
@@ -531,9 +522,13 @@ static xchg_status decode_columns(const xchg_cache *c, const cache_entry *e,
       break;
     struct ArrowSchema s;
     if ((st = xchg_ipc_reader_schema(r, &s, err)) == XCHG_OK) {
-      if (!cache_schema_equal(&s, &e->schema))
-        st = xchg_errorf(err, XCHG_EINVAL, "part %lld: its schema differs from the broadcast's",
-                         (long long)p);
+      int same = 0;
+      st = ipc_arrow_schema_equal(&s, "here", &e->schema, "in the broadcast", IPC_METADATA_IGNORED,
+                                  &same, err);
+      if (st == XCHG_OK && !same) {
+        xchg_error_prefix(err, "part %lld: its schema differs from the broadcast's: ", (long long)p);
+        st = XCHG_EINVAL;
+      }
       s.release(&s);
     }
     if (st == XCHG_OK) st = decode_part(r, p, columns, n, e->n_columns, d, err);
@@ -815,7 +810,7 @@ xchg_status xchg_cache_acquire(xchg_cache *c, const char *key, const xchg_broadc
   int64_t added = 0, shared_added = 0, next_check = 0;
   pthread_mutex_lock(&c->lock);
   c->metrics.acquisitions++;
-  evict_locked(c, now_ns(), &freed);
+  evict_locked(c, monotonic_ns(), &freed);
   if (!h || !(e = entry_for(c, key))) {
     st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
     goto done;
@@ -874,7 +869,7 @@ xchg_status xchg_cache_acquire(xchg_cache *c, const char *key, const xchg_broadc
   }
   if (waited) c->metrics.waits++;
   else if (!decoded_any) c->metrics.hits++;
-  evict_locked(c, now_ns(), &freed); /* what was decoded may exceed the budget */
+  evict_locked(c, monotonic_ns(), &freed); /* what was decoded may exceed the budget */
 done:
   pthread_mutex_unlock(&c->lock);
   xchg_ipc_reader_free(first);

@@ -89,6 +89,5 @@ xchg_status cache_export_stream(cache_entry *e, const int64_t *columns, int64_t 
 xchg_status cache_schema_select(const struct ArrowSchema *root, const int64_t *columns,
                                 int64_t n_columns, struct ArrowSchema *out, xchg_error *err);
 xchg_status cache_schema_empty(struct ArrowSchema *out, xchg_error *err);
-int cache_schema_equal(const struct ArrowSchema *a, const struct ArrowSchema *b);
 
 #endif

@@ -4,30 +4,16 @@
  * hands each holder a deep copy of the columns it reads, so that no holder
  * depends on another's ArrowSchema. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "cache/cache_internal.h"
 #include "ipc/schema.h"
-
-/* Size of ArrowSchema.metadata: an int32 count, then (int32 length, bytes)
- * for every key and every value. */
-static size_t metadata_size(const char *m) {
-  int32_t n, len;
-  size_t at = 4;
-  memcpy(&n, m, 4);
-  for (int32_t i = 0; i < 2 * n; i++) {
-    memcpy(&len, m + at, 4);
-    at += 4 + (size_t)len;
-  }
-  return at;
-}
 
 /* Copies src with the children picked[0..n_picked) (all when picked is
  * NULL) into out. */
 static xchg_status copy_node(const struct ArrowSchema *src, const int64_t *picked,
                              int64_t n_picked, struct ArrowSchema *out) {
   int64_t n = picked ? n_picked : src->n_children;
-  size_t metadata_bytes = src->metadata ? metadata_size(src->metadata) : 0;
+  size_t metadata_bytes = ipc_metadata_size(src->metadata);
   ipc_schema_node *p = ipc_schema_node_make(out, src->format, src->name, src->metadata,
                                             metadata_bytes, n);
   if (!p) return XCHG_ENOMEM;
@@ -55,17 +41,4 @@ xchg_status cache_schema_select(const struct ArrowSchema *root, const int64_t *c
 xchg_status cache_schema_empty(struct ArrowSchema *out, xchg_error *err) {
   static const struct ArrowSchema empty = {"+s", "", NULL, 0, 0, NULL, NULL, NULL, NULL};
   return cache_schema_select(&empty, NULL, 0, out, err);
-}
-
-static int strings_equal(const char *a, const char *b) {
-  return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
-int cache_schema_equal(const struct ArrowSchema *a, const struct ArrowSchema *b) {
-  if (!strings_equal(a->format, b->format) || !strings_equal(a->name, b->name) ||
-      a->flags != b->flags || a->n_children != b->n_children || !a->dictionary != !b->dictionary)
-    return 0;
-  for (int64_t i = 0; i < a->n_children; i++)
-    if (!cache_schema_equal(a->children[i], b->children[i])) return 0;
-  return !a->dictionary || cache_schema_equal(a->dictionary, b->dictionary);
 }

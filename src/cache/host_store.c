@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codec/helpers.h"
 #include "xchg/writer.h"
 
 #define SEGMENT_MAGIC "XCHGHS01"
@@ -83,17 +84,11 @@ static void hook(host_hook_point point, const char *file) {
 
 /* ---- names ------------------------------------------------------------------ */
 
-static uint64_t fnv1a(const void *data, size_t n, uint64_t h) {
-  const unsigned char *p = data;
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-  return h;
-}
-
 /* "<32 hex digits of two hashes of key><suffix>": the key itself is in the
  * segment, so a collision is caught when the segment is opened. */
 static void key_file(const char *key, const char *suffix, char out[NAME_SIZE]) {
   size_t n = strlen(key);
-  uint64_t a = fnv1a(key, n, 0xcbf29ce484222325ull);
+  uint64_t a = fnv1a(key, n, FNV1A_BASIS);
   uint64_t b = fnv1a(key, n, 0x84222325cbf29ce4ull ^ n);
   snprintf(out, NAME_SIZE, "%016llx%016llx%s", (unsigned long long)a, (unsigned long long)b,
            suffix);
@@ -170,7 +165,7 @@ static uint64_t header_hash(const uint8_t *header, size_t n) {
   segment_header h;
   memcpy(&h, header, sizeof h);
   h.header_hash = 0;
-  uint64_t v = fnv1a(&h, sizeof h, 0xcbf29ce484222325ull);
+  uint64_t v = fnv1a(&h, sizeof h, FNV1A_BASIS);
   return fnv1a(header + sizeof h, n - sizeof h, v);
 }
 

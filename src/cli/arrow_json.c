@@ -13,46 +13,46 @@ static void put_string(xs *s, const char *text) {
 
 /* ---- schema ---------------------------------------------------------------- */
 
-static const char *unit_name(xc_unit unit) {
+static const char *unit_name(ipc_unit unit) {
   switch (unit) {
-    case XC_SECOND: return "SECOND";
-    case XC_MILLI: return "MILLISECOND";
-    case XC_MICRO: return "MICROSECOND";
-    case XC_NANO: return "NANOSECOND";
-    case XC_DAY: return "DAY";
+    case IPC_UNIT_SECOND: return "SECOND";
+    case IPC_UNIT_MILLI: return "MILLISECOND";
+    case IPC_UNIT_MICRO: return "MICROSECOND";
+    case IPC_UNIT_NANO: return "NANOSECOND";
+    case IPC_UNIT_DAY: return "DAY";
   }
   return "?";
 }
 
-static void type_primitive(xs *s, const xc_type *t) {
+static void type_primitive(xs *s, const ipc_schema_view *t) {
   static const char *const interval_units[] = {"YEAR_MONTH", "DAY_TIME", "MONTH_DAY_NANO"};
   switch (t->kind) {
-    case XC_NULL: xs_puts(s, "{\"name\":\"null\"}"); return;
-    case XC_BOOL: xs_puts(s, "{\"name\":\"bool\"}"); return;
-    case XC_INT:
+    case IPC_KIND_NULL: xs_puts(s, "{\"name\":\"null\"}"); return;
+    case IPC_KIND_BOOL: xs_puts(s, "{\"name\":\"bool\"}"); return;
+    case IPC_KIND_INT:
       xs_printf(s, "{\"name\":\"int\",\"isSigned\":%s,\"bitWidth\":%d}", t->is_signed ? "true" : "false",
                 t->bit_width);
       return;
-    case XC_FLOAT:
+    case IPC_KIND_FLOAT:
       xs_printf(s, "{\"name\":\"floatingpoint\",\"precision\":\"%s\"}",
                 t->bit_width == 16 ? "HALF" : t->bit_width == 32 ? "SINGLE" : "DOUBLE");
       return;
-    case XC_DECIMAL:
+    case IPC_KIND_DECIMAL:
       xs_printf(s, "{\"name\":\"decimal\",\"precision\":%d,\"scale\":%d,\"bitWidth\":%d}", t->precision,
                 t->scale, t->bit_width);
       return;
-    case XC_FIXED_BINARY:
+    case IPC_KIND_FIXED_BINARY:
       xs_printf(s, "{\"name\":\"fixedsizebinary\",\"byteWidth\":%lld}", (long long)t->width);
       return;
-    case XC_BINARY:
+    case IPC_KIND_BINARY:
       xs_printf(s, "{\"name\":\"%s%s\"}", t->large ? "large" : "", t->utf8 ? "utf8" : "binary");
       return;
-    case XC_BINARY_VIEW: xs_printf(s, "{\"name\":\"%s\"}", t->utf8 ? "utf8view" : "binaryview"); return;
-    case XC_DATE: xs_printf(s, "{\"name\":\"date\",\"unit\":\"%s\"}", unit_name(t->unit)); return;
-    case XC_TIME:
+    case IPC_KIND_BINARY_VIEW: xs_printf(s, "{\"name\":\"%s\"}", t->utf8 ? "utf8view" : "binaryview"); return;
+    case IPC_KIND_DATE: xs_printf(s, "{\"name\":\"date\",\"unit\":\"%s\"}", unit_name(t->unit)); return;
+    case IPC_KIND_TIME:
       xs_printf(s, "{\"name\":\"time\",\"unit\":\"%s\",\"bitWidth\":%d}", unit_name(t->unit), t->bit_width);
       return;
-    case XC_TIMESTAMP:
+    case IPC_KIND_TIMESTAMP:
       xs_printf(s, "{\"name\":\"timestamp\",\"unit\":\"%s\"", unit_name(t->unit));
       if (t->tz[0] != '\0') {
         xs_puts(s, ",\"timezone\":");
@@ -60,8 +60,8 @@ static void type_primitive(xs *s, const xc_type *t) {
       }
       xs_putc(s, '}');
       return;
-    case XC_DURATION: xs_printf(s, "{\"name\":\"duration\",\"unit\":\"%s\"}", unit_name(t->unit)); return;
-    case XC_INTERVAL:
+    case IPC_KIND_DURATION: xs_printf(s, "{\"name\":\"duration\",\"unit\":\"%s\"}", unit_name(t->unit)); return;
+    case IPC_KIND_INTERVAL:
       xs_printf(s, "{\"name\":\"interval\",\"unit\":\"%s\"}", interval_units[t->interval]);
       return;
     default: return;
@@ -69,18 +69,18 @@ static void type_primitive(xs *s, const xc_type *t) {
 }
 
 static void type_json(xs *s, const xc_node *n) {
-  const xc_type *t = &n->type;
+  const ipc_schema_view *t = &n->type;
   switch (t->kind) {
-    case XC_LIST: xs_printf(s, "{\"name\":\"%slist\"}", t->large ? "large" : ""); return;
-    case XC_LIST_VIEW: xs_printf(s, "{\"name\":\"%slistview\"}", t->large ? "large" : ""); return;
-    case XC_FIXED_LIST: xs_printf(s, "{\"name\":\"fixedsizelist\",\"listSize\":%lld}", (long long)t->width); return;
-    case XC_STRUCT: xs_puts(s, "{\"name\":\"struct\"}"); return;
-    case XC_MAP:
+    case IPC_KIND_LIST: xs_printf(s, "{\"name\":\"%slist\"}", t->large ? "large" : ""); return;
+    case IPC_KIND_LIST_VIEW: xs_printf(s, "{\"name\":\"%slistview\"}", t->large ? "large" : ""); return;
+    case IPC_KIND_FIXED_LIST: xs_printf(s, "{\"name\":\"fixedsizelist\",\"listSize\":%lld}", (long long)t->width); return;
+    case IPC_KIND_STRUCT: xs_puts(s, "{\"name\":\"struct\"}"); return;
+    case IPC_KIND_MAP:
       xs_printf(s, "{\"name\":\"map\",\"keysSorted\":%s}",
                 (n->schema->flags & ARROW_FLAG_MAP_KEYS_SORTED) ? "true" : "false");
       return;
-    case XC_RUN_END: xs_puts(s, "{\"name\":\"runendencoded\"}"); return;
-    case XC_UNION:
+    case IPC_KIND_RUN_END: xs_puts(s, "{\"name\":\"runendencoded\"}"); return;
+    case IPC_KIND_UNION:
       xs_printf(s, "{\"name\":\"union\",\"mode\":\"%s\",\"typeIds\":[", t->dense ? "DENSE" : "SPARSE");
       for (int k = 0; k < t->n_type_ids; k++) xs_printf(s, k ? ",%d" : "%d", t->type_ids[k]);
       xs_puts(s, "]}");
@@ -143,38 +143,38 @@ static void field_json(xs *s, const xc_node *n) {
 
 /* One element of DATA, encoded as the integration format wants it. */
 static void data_element(xs *s, const xc_node *n, int64_t i) {
-  const xc_type *t = &n->type;
+  const ipc_schema_view *t = &n->type;
   switch (t->kind) {
-    case XC_INT:
-    case XC_DATE:
-    case XC_TIME:
-    case XC_TIMESTAMP:
-    case XC_DURATION: {
+    case IPC_KIND_INT:
+    case IPC_KIND_DATE:
+    case IPC_KIND_TIME:
+    case IPC_KIND_TIMESTAMP:
+    case IPC_KIND_DURATION: {
       bool quoted = t->bit_width == 64; /* beyond what a double holds exactly */
       if (quoted) xs_putc(s, '"');
-      if (t->kind == XC_INT && !t->is_signed)
+      if (t->kind == IPC_KIND_INT && !t->is_signed)
         xv_u64(s, xc_read_uint(n, 1, i, t->bit_width));
       else
         xv_i64(s, xc_read_int(n, 1, i, t->bit_width));
       if (quoted) xs_putc(s, '"');
       return;
     }
-    case XC_DECIMAL:
+    case IPC_KIND_DECIMAL:
       xs_putc(s, '"');
       xv_decimal(s, xc_fixed(n, 1, i, t->bit_width / 8), t->bit_width / 8, 0);
       xs_putc(s, '"');
       return;
-    case XC_INTERVAL: {
+    case IPC_KIND_INTERVAL: {
       int32_t a, b;
       int64_t c;
-      if (t->interval == XC_YEAR_MONTH) {
+      if (t->interval == IPC_INTERVAL_YEAR_MONTH) {
         xv_i64(s, xc_read_int(n, 1, i, 32));
         return;
       }
-      const uint8_t *p = xc_fixed(n, 1, i, t->interval == XC_DAY_TIME ? 8 : 16);
+      const uint8_t *p = xc_fixed(n, 1, i, t->interval == IPC_INTERVAL_DAY_TIME ? 8 : 16);
       memcpy(&a, p, 4);
       memcpy(&b, p + 4, 4);
-      if (t->interval == XC_DAY_TIME) {
+      if (t->interval == IPC_INTERVAL_DAY_TIME) {
         xs_printf(s, "{\"days\":%d,\"milliseconds\":%d}", a, b);
         return;
       }
@@ -268,16 +268,16 @@ static void column_json(xs *s, const xc_node *n, const char *name, int64_t start
 static void children_json(xs *s, const xc_node *n, int64_t start, int64_t count) {
   int64_t first = 0, length = -1; /* child range; -1: the whole child */
   switch (n->type.kind) {
-    case XC_STRUCT:
-    case XC_UNION:
-      if (n->type.kind == XC_STRUCT || !n->type.dense) {
+    case IPC_KIND_STRUCT:
+    case IPC_KIND_UNION:
+      if (n->type.kind == IPC_KIND_STRUCT || !n->type.dense) {
         first = n->array->offset + start;
         length = count;
       }
       break;
-    case XC_LIST:
-    case XC_MAP: length = xc_offset(n, start + count); break; /* offsets index the child */
-    case XC_FIXED_LIST:
+    case IPC_KIND_LIST:
+    case IPC_KIND_MAP: length = xc_offset(n, start + count); break; /* offsets index the child */
+    case IPC_KIND_FIXED_LIST:
       first = (n->array->offset + start) * n->type.width;
       length = count * n->type.width;
       break;
@@ -297,30 +297,30 @@ static void children_json(xs *s, const xc_node *n, int64_t start, int64_t count)
 
 static void buffers_json(xs *s, const xc_node *n, int64_t start, int64_t count) {
   switch (n->type.kind) {
-    case XC_NULL:
-    case XC_RUN_END: return;
-    case XC_UNION:
+    case IPC_KIND_NULL:
+    case IPC_KIND_RUN_END: return;
+    case IPC_KIND_UNION:
       type_ids_json(s, n, start, count);
       if (n->type.dense) offsets_json(s, "OFFSET", n, 1, start, count);
       return;
-    case XC_STRUCT:
-    case XC_FIXED_LIST: validity_json(s, n, start, count); return;
-    case XC_LIST:
-    case XC_MAP:
+    case IPC_KIND_STRUCT:
+    case IPC_KIND_FIXED_LIST: validity_json(s, n, start, count); return;
+    case IPC_KIND_LIST:
+    case IPC_KIND_MAP:
       validity_json(s, n, start, count);
       offsets_json(s, "OFFSET", n, 1, start, count + 1);
       return;
-    case XC_LIST_VIEW:
+    case IPC_KIND_LIST_VIEW:
       validity_json(s, n, start, count);
       offsets_json(s, "OFFSET", n, 1, start, count);
       offsets_json(s, "SIZE", n, 2, start, count);
       return;
-    case XC_BINARY:
+    case IPC_KIND_BINARY:
       validity_json(s, n, start, count);
       offsets_json(s, "OFFSET", n, 1, start, count + 1);
       data_json(s, n, start, count);
       return;
-    case XC_BINARY_VIEW:
+    case IPC_KIND_BINARY_VIEW:
       validity_json(s, n, start, count);
       views_json(s, n, start, count);
       return;

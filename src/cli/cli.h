@@ -83,12 +83,6 @@ int64_t xc_input_done(const xc_input *in, int64_t message_end);
 /* Comet input: the field count in the header of the current block, else -1. */
 int64_t xc_input_comet_field_count(const xc_input *in);
 
-/* Whether here is the first IPC stream's schema, all the way down (names,
- * types, nullability, metadata, dictionary encoding); when it is not, says
- * what differs first in why ("column 2 \"c2\": type int64 in the first IPC
- * stream, utf8 here"). */
-struct xs;
-bool xc_same_schema(const struct ArrowSchema *first, const struct ArrowSchema *here, struct xs *why);
 
 /* Prefixes err with the IPC stream at fault when the input held several
  * ("IPC stream 2 at decoded byte 4096: ..."). */

@@ -8,8 +8,8 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
-#include "cli/strbuf.h"
 #include "ipc/format.h"
+#include "ipc/schema.h"
 
 const char *xc_input_label(const char *path) { return strcmp(path, "-") == 0 ? "<stdin>" : path; }
 
@@ -173,17 +173,18 @@ static xchg_status next_source(xc_input *in, xchg_source **src, xchg_error *err)
 }
 
 /* one_schema: the first IPC stream's schema is kept, and every later one
- * must be the same. */
+ * must be the same, metadata too (ipc_schema_equal's rule). */
 static xchg_status check_schema(xc_input *in, xchg_ipc_reader *reader, xchg_error *err) {
   struct ArrowSchema here;
   xchg_status st = xchg_ipc_reader_schema(reader, in->first.release == NULL ? &in->first : &here, err);
   if (st != XCHG_OK || in->streams == 1) return st;
-  xs why;
-  xs_init(&why, NULL);
-  if (!xc_same_schema(&in->first, &here, &why))
-    st = xchg_errorf(err, XCHG_EFORMAT, "its schema differs from the first IPC stream's: %s",
-                     xs_failed(&why) ? "?" : xs_cstr(&why));
-  xs_free(&why);
+  int same = 0;
+  st = ipc_arrow_schema_equal(&in->first, "in the first IPC stream", &here, "here", IPC_METADATA_COMPARED,
+                              &same, err);
+  if (st == XCHG_OK && !same) {
+    xchg_error_prefix(err, "its schema differs from the first IPC stream's: ");
+    st = XCHG_EFORMAT;
+  }
   here.release(&here);
   return st;
 }

@@ -5,64 +5,36 @@
 #include <string.h>
 
 #include "cli/keys.h"
+#include "codec/helpers.h"
 
 /* ---- shape of an exported array, by type --------------------------------- */
 
-static int64_t expected_buffers(const xc_type *t, const struct ArrowArray *a) {
+static int64_t expected_buffers(const ipc_schema_view *t, const struct ArrowArray *a) {
   switch (t->kind) {
-    case XC_NULL:
-    case XC_RUN_END: return 0;
-    case XC_STRUCT:
-    case XC_FIXED_LIST: return 1;
-    case XC_UNION: return t->dense ? 2 : 1;
-    case XC_BINARY:
-    case XC_LIST_VIEW: return 3;
-    case XC_BINARY_VIEW: return a->n_buffers >= 3 ? a->n_buffers : 3;
+    case IPC_KIND_NULL:
+    case IPC_KIND_RUN_END: return 0;
+    case IPC_KIND_STRUCT:
+    case IPC_KIND_FIXED_LIST: return 1;
+    case IPC_KIND_UNION: return t->dense ? 2 : 1;
+    case IPC_KIND_BINARY:
+    case IPC_KIND_LIST_VIEW: return 3;
+    case IPC_KIND_BINARY_VIEW: return a->n_buffers >= 3 ? a->n_buffers : 3;
     default: return 2;
-  }
-}
-
-static int64_t expected_children(const xc_type *t, const struct ArrowSchema *s) {
-  switch (t->kind) {
-    case XC_LIST:
-    case XC_LIST_VIEW:
-    case XC_FIXED_LIST:
-    case XC_MAP: return 1;
-    case XC_RUN_END: return 2;
-    case XC_STRUCT: return s->n_children;
-    case XC_UNION: return t->n_type_ids;
-    default: return 0;
   }
 }
 
 /* Buffers the type reads for a non-empty array: all but the validity
  * bitmap (buffer 0 for types that have one). */
-static int first_required_buffer(const xc_type *t) {
-  return (t->kind == XC_UNION) ? 0 : 1;
+static int first_required_buffer(const ipc_schema_view *t) {
+  return (t->kind == IPC_KIND_UNION) ? 0 : 1;
 }
 
 /* The data of variable-size binary may be absent when every value is
  * empty, and so may a view array's variadic buffers (none is referenced)
  * and the data of fixed_size_binary[0] (it has no bytes). */
-static bool buffer_may_be_null(const xc_type *t, int64_t b) {
-  return (t->kind == XC_BINARY && b == 2) || (t->kind == XC_BINARY_VIEW && b >= 2) ||
-         (t->kind == XC_FIXED_BINARY && t->width == 0);
-}
-
-static xchg_status check_children_shape(const xc_node *n, xchg_error *err) {
-  const char *name = n->schema->name ? n->schema->name : "";
-  if (n->type.kind == XC_MAP) {
-    const struct ArrowSchema *entries = n->schema->children[0];
-    if (strcmp(entries->format, "+s") != 0 || entries->n_children != 2)
-      return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": map entries are not a struct of 2", name);
-  }
-  if (n->type.kind == XC_RUN_END) {
-    xc_type ends;
-    if (xc_parse_format(n->schema->children[0]->format, &ends, NULL) != XCHG_OK ||
-        ends.kind != XC_INT || !ends.is_signed || ends.bit_width < 16)
-      return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": run ends are not int16/32/64", name);
-  }
-  return XCHG_OK;
+static bool buffer_may_be_null(const ipc_schema_view *t, int64_t b) {
+  return (t->kind == IPC_KIND_BINARY && b == 2) || (t->kind == IPC_KIND_BINARY_VIEW && b >= 2) ||
+         (t->kind == IPC_KIND_FIXED_BINARY && t->width == 0);
 }
 
 /* O(1) checks that the children are long enough for what the parent
@@ -73,21 +45,21 @@ static xchg_status check_child_lengths(const xc_node *n, xchg_error *err) {
   int64_t end = a->offset + a->length;
   int64_t need = 0;
   switch (n->type.kind) {
-    case XC_STRUCT:
-    case XC_UNION:
-      if (n->type.kind == XC_UNION && n->type.dense) return XCHG_OK;
+    case IPC_KIND_STRUCT:
+    case IPC_KIND_UNION:
+      if (n->type.kind == IPC_KIND_UNION && n->type.dense) return XCHG_OK;
       for (int64_t c = 0; c < n->n_children; c++)
         if (n->children[c].array->length < end)
           return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": child %lld is shorter than its parent",
                              name, (long long)c);
       return XCHG_OK;
-    case XC_FIXED_LIST:
+    case IPC_KIND_FIXED_LIST:
       if (n->type.width > 0 && end > INT64_MAX / n->type.width)
         return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": fixed-size list too long", name);
       need = end * n->type.width;
       break;
-    case XC_LIST:
-    case XC_MAP:
+    case IPC_KIND_LIST:
+    case IPC_KIND_MAP:
       if (a->length == 0) return XCHG_OK;
       if (xc_offset(n, 0) < 0) return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": negative offset", name);
       need = xc_offset(n, a->length);
@@ -148,7 +120,7 @@ static xchg_status build_children(xc_node *n, xc_dict_ids *dict_ids, xchg_error 
     xchg_status st = xc_node_build(&n->children[c], s->children[c], child, dict_ids, err);
     if (st != XCHG_OK) return st;
   }
-  if (n->type.kind != XC_STRUCT) return XCHG_OK;
+  if (n->type.kind != IPC_KIND_STRUCT) return XCHG_OK;
   const char **names = malloc((size_t)s->n_children * sizeof *names);
   if (names == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   for (int64_t c = 0; c < s->n_children; c++) names[c] = s->children[c]->name;
@@ -166,7 +138,7 @@ int64_t xc_count_dictionaries(const struct ArrowSchema *schema) {
 }
 
 static xchg_status build_dictionary(xc_node *n, xc_dict_ids *dict_ids, xchg_error *err) {
-  if (n->type.kind != XC_INT)
+  if (n->type.kind != IPC_KIND_INT)
     return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": dictionary indices are not integers",
                        n->schema->name ? n->schema->name : "");
   if (dict_ids->next >= dict_ids->count)
@@ -186,18 +158,15 @@ xchg_status xc_node_build(xc_node *node, const struct ArrowSchema *schema,
   node->schema = schema;
   node->array = array;
   node->dict_id = -1;
-  xchg_status st = xc_parse_format(schema->format, &node->type, err);
-  if (st != XCHG_OK) goto fail;
-  if (schema->n_children < 0 || schema->n_children != expected_children(&node->type, schema)) {
-    st = xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": type %s has %lld children",
-                     schema->name ? schema->name : "", schema->format, (long long)schema->n_children);
+  xchg_status st = ipc_schema_view_init(&node->type, schema, err);
+  if (st != XCHG_OK) {
+    xchg_error_prefix(err, "field \"%s\": ", schema->name ? schema->name : "");
     goto fail;
   }
   if (array != NULL && (st = check_array(node, err)) != XCHG_OK) goto fail;
   if (schema->dictionary != NULL && (st = build_dictionary(node, dict_ids, err)) != XCHG_OK) goto fail;
   if ((st = build_children(node, dict_ids, err)) != XCHG_OK) goto fail;
-  if ((st = check_children_shape(node, err)) != XCHG_OK) goto fail;
-  if (node->type.kind == XC_UNION && (st = build_union_map(node, err)) != XCHG_OK) goto fail;
+  if (node->type.kind == IPC_KIND_UNION && (st = build_union_map(node, err)) != XCHG_OK) goto fail;
   if (array != NULL && (st = check_child_lengths(node, err)) != XCHG_OK) goto fail;
   return XCHG_OK;
 fail:
@@ -222,12 +191,11 @@ void xc_node_free(xc_node *node) {
 /* ---- element access ------------------------------------------------------ */
 
 bool xc_is_valid(const xc_node *n, int64_t i) {
-  if (n->type.kind == XC_NULL) return false;
-  if (n->type.kind == XC_UNION || n->type.kind == XC_RUN_END) return true;
+  if (n->type.kind == IPC_KIND_NULL) return false;
+  if (n->type.kind == IPC_KIND_UNION || n->type.kind == IPC_KIND_RUN_END) return true;
   const uint8_t *bits = n->array->buffers[0];
   if (bits == NULL) return true;
-  int64_t p = n->array->offset + i;
-  return (bits[p >> 3] >> (p & 7)) & 1;
+  return bitmap_get(bits, n->array->offset + i);
 }
 
 int64_t xc_read_int(const xc_node *n, int b, int64_t i, int bit_width) {
@@ -291,8 +259,8 @@ static const uint8_t *view_bytes(const xc_node *n, int64_t i, int64_t *size) {
 }
 
 const uint8_t *xc_binary(const xc_node *n, int64_t i, int64_t *size) {
-  if (n->type.kind == XC_BINARY_VIEW) return view_bytes(n, i, size);
-  if (n->type.kind == XC_FIXED_BINARY) {
+  if (n->type.kind == IPC_KIND_BINARY_VIEW) return view_bytes(n, i, size);
+  if (n->type.kind == IPC_KIND_FIXED_BINARY) {
     *size = n->type.width;
     return n->type.width == 0 ? (const uint8_t *)"" : xc_fixed(n, 1, i, n->type.width);
   }

@@ -24,13 +24,13 @@
 typedef struct xc_node {
   const struct ArrowSchema *schema;
   const struct ArrowArray *array; /* NULL in a schema-only tree */
-  xc_type type;                   /* for a dictionary: the index type */
+  ipc_schema_view type;                   /* for a dictionary: the index type */
   int64_t dict_id;                /* -1 unless dictionary-encoded */
   struct xc_node *dictionary;     /* the dictionary values, or NULL */
   int64_t n_children;
   struct xc_node *children;
   char **json_keys; /* structs whose fields share a name: distinct keys (keys.h), else NULL */
-  int8_t child_of_type_id[XC_MAX_UNION_CHILDREN]; /* unions: type id -> child, -1 */
+  int8_t child_of_type_id[IPC_MAX_UNION_CHILDREN]; /* unions: type id -> child, -1 */
 } xc_node;
 
 /* The dictionary ids of dictionary-encoded fields in pre-order (a field,

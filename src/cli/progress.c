@@ -8,18 +8,13 @@
 
 #include "cli/cli.h"
 #include "cli/strbuf.h"
+#include "codec/helpers.h"
 
 #define BAR_WIDTH 30
 #define UNKNOWN_STEP ((int64_t)64 << 20) /* bytes between redraws when the total is unknown */
 #define MIN_INTERVAL_NS 100000000        /* 0.1 s */
 
 static xc_progress *on_screen; /* the line drawn last, for xc_progress_erase */
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 void xc_progress_init(xc_progress *p, const char *label, const char *unit, int64_t total, bool to_stdout) {
   memset(p, 0, sizeof *p);
@@ -61,7 +56,7 @@ void xc_progress_update(xc_progress *p, int64_t done) {
   if (!p->on) return;
   int64_t step = p->total > 0 ? (done >= p->total ? 100 : done * 100 / p->total) : done / UNKNOWN_STEP;
   if (step == p->last_step) return;
-  int64_t t = now_ns();
+  int64_t t = monotonic_ns();
   if (p->drawn && t - p->last_ns < MIN_INTERVAL_NS && step < 100) return;
   p->last_step = step;
   p->last_ns = t;

@@ -19,9 +19,9 @@ static bool resolve(const xc_node **n, int64_t *i) {
       if (index < 0) return false;
       *n = cur->dictionary;
       *i = index;
-    } else if (cur->type.kind == XC_UNION) {
+    } else if (cur->type.kind == IPC_KIND_UNION) {
       if (!xc_union_child(cur, *i, n, i)) return false;
-    } else if (cur->type.kind == XC_RUN_END) {
+    } else if (cur->type.kind == IPC_KIND_RUN_END) {
       int64_t run = xc_run_index(cur, *i);
       if (run < 0) return false;
       *n = &cur->children[1];
@@ -90,17 +90,17 @@ static bool render_map(xs *s, const xc_node *n, int64_t i) {
 
 static bool render_nested(xs *s, const xc_node *n, int64_t i) {
   switch (n->type.kind) {
-    case XC_STRUCT: return render_struct(s, n, i);
-    case XC_MAP: return render_map(s, n, i);
-    case XC_LIST: {
+    case IPC_KIND_STRUCT: return render_struct(s, n, i);
+    case IPC_KIND_MAP: return render_map(s, n, i);
+    case IPC_KIND_LIST: {
       int64_t start = xc_offset(n, i);
       return render_list_range(s, &n->children[0], start, xc_offset(n, i + 1) - start);
     }
-    case XC_LIST_VIEW: {
+    case IPC_KIND_LIST_VIEW: {
       int64_t size = xc_read_int(n, 2, i, n->type.large ? 64 : 32);
       return render_list_range(s, &n->children[0], xc_offset(n, i), size);
     }
-    case XC_FIXED_LIST: {
+    case IPC_KIND_FIXED_LIST: {
       int64_t width = n->type.width;
       return render_list_range(s, &n->children[0], (n->array->offset + i) * width, width);
     }
@@ -110,11 +110,11 @@ static bool render_nested(xs *s, const xc_node *n, int64_t i) {
 
 static bool is_nested(const xc_node *n) {
   switch (n->type.kind) {
-    case XC_STRUCT:
-    case XC_MAP:
-    case XC_LIST:
-    case XC_LIST_VIEW:
-    case XC_FIXED_LIST: return true;
+    case IPC_KIND_STRUCT:
+    case IPC_KIND_MAP:
+    case IPC_KIND_LIST:
+    case IPC_KIND_LIST_VIEW:
+    case IPC_KIND_FIXED_LIST: return true;
     default: return false;
   }
 }
@@ -162,8 +162,8 @@ static void put_csv_field(xs *out, const char *text, size_t len) {
 /* Only text, binary and nested values can hold a comma, quote or line
  * break; the rest is written straight into the row. */
 static bool may_need_quotes(const xc_node *n) {
-  return is_nested(n) || n->type.kind == XC_BINARY || n->type.kind == XC_BINARY_VIEW ||
-         n->type.kind == XC_FIXED_BINARY;
+  return is_nested(n) || n->type.kind == IPC_KIND_BINARY || n->type.kind == IPC_KIND_BINARY_VIEW ||
+         n->type.kind == IPC_KIND_FIXED_BINARY;
 }
 
 static bool write_csv_cell(xs *out, xs *cell, const xc_node *n, int64_t i) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/shortest.h"
+#include "codec/helpers.h"
 
 void xv_u64(xs *s, uint64_t v) {
   char *at = xs_room(s, 20);
@@ -157,25 +158,25 @@ static void put_date(xs *s, int64_t days) {
     xs_printf(s, "%+05lld-%02d-%02d", (long long)year, month, day);
 }
 
-static int64_t units_per_second(xc_unit unit) {
+static int64_t units_per_second(ipc_unit unit) {
   switch (unit) {
-    case XC_MILLI: return 1000;
-    case XC_MICRO: return 1000000;
-    case XC_NANO: return 1000000000;
+    case IPC_UNIT_MILLI: return 1000;
+    case IPC_UNIT_MICRO: return 1000000;
+    case IPC_UNIT_NANO: return 1000000000;
     default: return 1;
   }
 }
 
-static int fraction_digits(xc_unit unit) {
+static int fraction_digits(ipc_unit unit) {
   switch (unit) {
-    case XC_MILLI: return 3;
-    case XC_MICRO: return 6;
-    case XC_NANO: return 9;
+    case IPC_UNIT_MILLI: return 3;
+    case IPC_UNIT_MICRO: return 6;
+    case IPC_UNIT_NANO: return 9;
     default: return 0;
   }
 }
 
-static void put_clock(xs *s, int64_t second_of_day, int64_t fraction, xc_unit unit) {
+static void put_clock(xs *s, int64_t second_of_day, int64_t fraction, ipc_unit unit) {
   xs_printf(s, "%02d:%02d:%02d", (int)(second_of_day / 3600), (int)(second_of_day / 60 % 60),
             (int)(second_of_day % 60));
   if (fraction_digits(unit) > 0) xs_printf(s, ".%0*lld", fraction_digits(unit), (long long)fraction);
@@ -183,7 +184,7 @@ static void put_clock(xs *s, int64_t second_of_day, int64_t fraction, xc_unit un
 
 static void xv_date_days(xs *s, int64_t days) { put_date(s, days); }
 
-static void xv_timestamp(xs *s, int64_t v, xc_unit unit, bool utc) {
+static void xv_timestamp(xs *s, int64_t v, ipc_unit unit, bool utc) {
   int64_t seconds, days;
   int64_t fraction = floor_divmod(v, units_per_second(unit), &seconds);
   int64_t second_of_day = floor_divmod(seconds, 86400, &days);
@@ -197,20 +198,20 @@ static void xv_date_millis(xs *s, int64_t millis) {
   if (millis % 86400000 == 0)
     put_date(s, millis / 86400000);
   else /* not a whole day: show all of it rather than lose the rest */
-    xv_timestamp(s, millis, XC_MILLI, false);
+    xv_timestamp(s, millis, IPC_UNIT_MILLI, false);
 }
 
-static void xv_time_of_day(xs *s, int64_t v, xc_unit unit) {
+static void xv_time_of_day(xs *s, int64_t v, ipc_unit unit) {
   int64_t per = units_per_second(unit);
   if (v < 0 || v / per >= 86400) { /* outside a day: keep the raw count */
-    xs_printf(s, "%lld%s", (long long)v, xc_unit_short(unit));
+    xs_printf(s, "%lld%s", (long long)v, ipc_unit_name(unit));
     return;
   }
   put_clock(s, v / per, v % per, unit);
 }
 
 /* "12.500" from a magnitude in 1/per units. */
-static void put_seconds(xs *s, uint64_t magnitude, xc_unit unit) {
+static void put_seconds(xs *s, uint64_t magnitude, ipc_unit unit) {
   uint64_t per = (uint64_t)units_per_second(unit);
   xs_printf(s, "%llu", (unsigned long long)(magnitude / per));
   if (fraction_digits(unit) > 0)
@@ -219,7 +220,7 @@ static void put_seconds(xs *s, uint64_t magnitude, xc_unit unit) {
 
 static uint64_t magnitude(int64_t v) { return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v; }
 
-static void xv_duration(xs *s, int64_t v, xc_unit unit) {
+static void xv_duration(xs *s, int64_t v, ipc_unit unit) {
   xs_puts(s, v < 0 ? "-PT" : "PT");
   put_seconds(s, magnitude(v), unit);
   xs_putc(s, 'S');
@@ -227,7 +228,7 @@ static void xv_duration(xs *s, int64_t v, xc_unit unit) {
 
 static void xv_interval_months(xs *s, int32_t months) { xs_printf(s, "P%dM", months); }
 
-static void put_signed_seconds(xs *s, int64_t v, xc_unit unit) {
+static void put_signed_seconds(xs *s, int64_t v, ipc_unit unit) {
   if (v < 0) xs_putc(s, '-');
   put_seconds(s, magnitude(v), unit);
   xs_putc(s, 'S');
@@ -235,12 +236,12 @@ static void put_signed_seconds(xs *s, int64_t v, xc_unit unit) {
 
 static void xv_interval_day_time(xs *s, int32_t days, int32_t millis) {
   xs_printf(s, "P%dDT", days);
-  put_signed_seconds(s, millis, XC_MILLI);
+  put_signed_seconds(s, millis, IPC_UNIT_MILLI);
 }
 
 static void xv_interval_month_day_nano(xs *s, int32_t months, int32_t days, int64_t nanos) {
   xs_printf(s, "P%dM%dDT", months, days);
-  put_signed_seconds(s, nanos, XC_NANO);
+  put_signed_seconds(s, nanos, IPC_UNIT_NANO);
 }
 
 /* ---- bytes and text ------------------------------------------------------- */
@@ -340,9 +341,7 @@ static void scalar_float(xs *s, const xc_node *n, int64_t i, bool json) {
 }
 
 static void scalar_bool(xs *s, const xc_node *n, int64_t i) {
-  const uint8_t *bits = n->array->buffers[1];
-  int64_t p = n->array->offset + i;
-  xs_puts(s, ((bits[p >> 3] >> (p & 7)) & 1) ? "true" : "false");
+  xs_puts(s, bitmap_get(n->array->buffers[1], n->array->offset + i) ? "true" : "false");
 }
 
 static void scalar_binary(xs *s, const xc_node *n, int64_t i, bool json) {
@@ -362,29 +361,29 @@ static void scalar_binary(xs *s, const xc_node *n, int64_t i, bool json) {
 
 /* Temporal, interval and decimal values: plain ASCII text. */
 static void scalar_textual(xs *s, const xc_node *n, int64_t i) {
-  const xc_type *t = &n->type;
+  const ipc_schema_view *t = &n->type;
   switch (t->kind) {
-    case XC_DECIMAL: xv_decimal(s, xc_fixed(n, 1, i, t->bit_width / 8), t->bit_width / 8, t->scale); return;
-    case XC_DATE:
-      if (t->unit == XC_DAY)
+    case IPC_KIND_DECIMAL: xv_decimal(s, xc_fixed(n, 1, i, t->bit_width / 8), t->bit_width / 8, t->scale); return;
+    case IPC_KIND_DATE:
+      if (t->unit == IPC_UNIT_DAY)
         xv_date_days(s, xc_read_int(n, 1, i, 32));
       else
         xv_date_millis(s, xc_read_int(n, 1, i, 64));
       return;
-    case XC_TIME: xv_time_of_day(s, xc_read_int(n, 1, i, t->bit_width), t->unit); return;
-    case XC_TIMESTAMP: xv_timestamp(s, xc_read_int(n, 1, i, 64), t->unit, t->tz[0] != '\0'); return;
-    case XC_DURATION: xv_duration(s, xc_read_int(n, 1, i, 64), t->unit); return;
-    case XC_INTERVAL: {
-      const uint8_t *p = xc_fixed(n, 1, i, t->interval == XC_YEAR_MONTH ? 4 : t->interval == XC_DAY_TIME ? 8 : 16);
+    case IPC_KIND_TIME: xv_time_of_day(s, xc_read_int(n, 1, i, t->bit_width), t->unit); return;
+    case IPC_KIND_TIMESTAMP: xv_timestamp(s, xc_read_int(n, 1, i, 64), t->unit, t->tz[0] != '\0'); return;
+    case IPC_KIND_DURATION: xv_duration(s, xc_read_int(n, 1, i, 64), t->unit); return;
+    case IPC_KIND_INTERVAL: {
+      const uint8_t *p = xc_fixed(n, 1, i, t->interval == IPC_INTERVAL_YEAR_MONTH ? 4 : t->interval == IPC_INTERVAL_DAY_TIME ? 8 : 16);
       int32_t a, b;
       int64_t c;
       memcpy(&a, p, 4);
-      if (t->interval == XC_YEAR_MONTH) {
+      if (t->interval == IPC_INTERVAL_YEAR_MONTH) {
         xv_interval_months(s, a);
         return;
       }
       memcpy(&b, p + 4, 4);
-      if (t->interval == XC_DAY_TIME) {
+      if (t->interval == IPC_INTERVAL_DAY_TIME) {
         xv_interval_day_time(s, a, b);
         return;
       }
@@ -398,12 +397,12 @@ static void scalar_textual(xs *s, const xc_node *n, int64_t i) {
 
 void xv_scalar(xs *s, const xc_node *n, int64_t i, bool json) {
   switch (n->type.kind) {
-    case XC_BOOL: scalar_bool(s, n, i); return;
-    case XC_INT: scalar_int(s, n, i); return;
-    case XC_FLOAT: scalar_float(s, n, i, json); return;
-    case XC_BINARY:
-    case XC_BINARY_VIEW:
-    case XC_FIXED_BINARY: scalar_binary(s, n, i, json); return;
+    case IPC_KIND_BOOL: scalar_bool(s, n, i); return;
+    case IPC_KIND_INT: scalar_int(s, n, i); return;
+    case IPC_KIND_FLOAT: scalar_float(s, n, i, json); return;
+    case IPC_KIND_BINARY:
+    case IPC_KIND_BINARY_VIEW:
+    case IPC_KIND_FIXED_BINARY: scalar_binary(s, n, i, json); return;
     default:
       if (json) xs_putc(s, '"');
       scalar_textual(s, n, i);

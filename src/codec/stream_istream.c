@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "codec/helpers.h"
 #include "codec/stream_registry.h"
 #include "io/source_impl.h"
 
@@ -73,12 +74,6 @@ void xchg_stream_encode_options_init(xchg_stream_encode_options *opts) {
   opts->comet_inner = XCHG_STREAM_LZ4_FRAME;
 }
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* ---- compressed input -------------------------------------------------- */
 
 static xchg_status grow_input(xchg_istream *s, size_t cap, xchg_error *err) {
@@ -115,10 +110,10 @@ xchg_status stream_in_fill(xchg_istream *s, size_t want, xchg_error *err) {
       if (st != XCHG_OK) return st;
     }
     size_t got = 0;
-    int64_t t0 = s->opts.metrics ? now_ns() : 0;
+    int64_t t0 = s->opts.metrics ? monotonic_ns() : 0;
     xchg_status st =
         xchg_source_read(s->src, s->in_owned + s->in_end, s->in_cap - s->in_end, &got, err);
-    if (s->opts.metrics) s->m.blocking_ns += now_ns() - t0;
+    if (s->opts.metrics) s->m.blocking_ns += monotonic_ns() - t0;
     if (st != XCHG_OK) return st;
     if (got == 0) {
       s->src_eof = 1;
@@ -208,9 +203,9 @@ typedef xchg_status (*decoder_step)(xchg_istream *s, void *state, xchg_error *er
 static xchg_status run_decoder(xchg_istream *s, decoder_step step, xchg_error *err) {
   s->win_base += (uint64_t)(s->win.end - s->win_start);
   stream_set_window(s, NULL, 0);
-  int64_t t0 = s->opts.metrics ? now_ns() : 0;
+  int64_t t0 = s->opts.metrics ? monotonic_ns() : 0;
   xchg_status st = step(s, s->state, &s->failure);
-  if (s->opts.metrics) s->m.wall_ns += now_ns() - t0;
+  if (s->opts.metrics) s->m.wall_ns += monotonic_ns() - t0;
   s->m.compressed_bytes = (int64_t)(stream_in_offset(s) - s->in_start);
   if (st != XCHG_OK) {
     stream_set_window(s, NULL, 0);

@@ -225,7 +225,9 @@ static xchg_status check_schema(payload *p, const message *m, xchg_error *err) {
                        "first", (long long)p->message_index, (long long)m->offset);
   ipc_schema theirs;
   xchg_status st = ipc_schema_parse(&m->header, &p->dec->opts, &theirs, err);
-  if (st == XCHG_OK && !ipc_schema_equal(&theirs, "the payload", &p->dec->schema, "the decoder's", err)) st = XCHG_EFORMAT;
+  if (st == XCHG_OK && !ipc_schema_equal(&theirs, "in the payload", &p->dec->schema, "in the decoder's",
+                                         IPC_METADATA_IGNORED, err))
+    st = XCHG_EFORMAT;
   if (st != XCHG_OK) xchg_error_prefix(err, "message 0: the payload's schema is not the decoder's: ");
   ipc_schema_free(&theirs); /* parse frees what it made when it fails; free twice is harmless */
   p->is_stream = 1;

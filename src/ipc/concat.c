@@ -7,14 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/helpers.h"
 #include "ipc/dictionary.h"
 
 typedef struct span {
   const ipc_array *array;
   int64_t offset, length;
 } span;
-
-static int bit_at(const uint8_t *bits, int64_t i) { return (bits[i >> 3] >> (i & 7)) & 1; }
 
 static void set_bit(uint8_t *bits, int64_t i, int v) {
   if (v) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
@@ -33,7 +32,7 @@ static xchg_buf *concat_bits(span a, span b, int index, int64_t *zeros) {
     span sp = s ? b : a;
     const uint8_t *src = sp.array->n_buffers > index ? ipc_array_data(sp.array, index) : NULL;
     for (int64_t i = 0; i < sp.length; i++, n++) {
-      int v = !src || bit_at(src, sp.offset + i);
+      int v = !src || bitmap_get(src, sp.offset + i);
       set_bit(dst, n, v);
       *zeros += !v;
     }

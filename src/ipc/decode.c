@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ipc/decode.h"
+#include "codec/helpers.h"
 #include "ipc/format.h"
 #include "ipc/swap.h"
 #include "xchg/codec.h"
@@ -631,7 +632,7 @@ static int64_t bitmap_bytes(int64_t length) { return length / 8 + (length % 8 !=
 
 static int valid_at(const ipc_array *a, int64_t i) {
   const uint8_t *bits = a->n_buffers ? ipc_array_data(a, 0) : NULL;
-  return !bits || ((bits[i >> 3] >> (i & 7)) & 1);
+  return !bits || bitmap_get(bits, i);
 }
 
 static xchg_status need_size(decoder *d, const ipc_array *a, int64_t i, int64_t count, int64_t width,
@@ -654,7 +655,7 @@ static xchg_status check_validity(decoder *d, const ipc_array *a) {
   if (st != XCHG_OK || !full(d)) return st;
   const uint8_t *bits = ipc_array_data(a, 0);
   int64_t set = ipc_count_set_bits(bits, a->length / 8);
-  for (int64_t i = a->length & ~(int64_t)7; i < a->length; i++) set += (bits[i >> 3] >> (i & 7)) & 1;
+  for (int64_t i = a->length & ~(int64_t)7; i < a->length; i++) set += bitmap_get(bits, i);
   if (a->length - set != a->null_count)
     return fail(d, 0, XCHG_EFORMAT, "null_count is %lld but the validity bitmap has %lld nulls",
                 (long long)a->null_count, (long long)(a->length - set));

@@ -45,7 +45,8 @@ static xchg_status parse_footer(const uint8_t *data, size_t size, int64_t at, fb
 
 static xchg_status check_same_schema(const ipc_schema *footer, const ipc_schema *stream,
                                      xchg_error *err) {
-  if (ipc_schema_equal(footer, "the footer", stream, "the stream", err)) return XCHG_OK;
+  if (ipc_schema_equal(footer, "in the footer", stream, "in the stream", IPC_METADATA_IGNORED, err))
+    return XCHG_OK;
   xchg_error_prefix(err, "footer schema and stream schema differ: ");
   return XCHG_EFORMAT;
 }

@@ -7,6 +7,7 @@
 #include "ipc/c_data.h"
 #include "ipc/format.h"
 #include "ipc/schema.h"
+#include "ipc/schema_view.h"
 
 
 typedef struct parse_ctx {
@@ -545,68 +546,140 @@ xchg_status ipc_schema_export(const ipc_schema *schema, struct ArrowSchema *out,
 
 /* ---- comparison and traversal ---------------------------------------- */
 
-/* "column 2 'c2'" for a top-level field, "field 'a.b'" below; the root
- * (position -1) is the schema itself. */
-static void field_label(const ipc_field *f, int64_t position, int top_level, char *out, size_t size) {
-  if (position < 0) snprintf(out, size, "the schema");
-  else if (top_level) snprintf(out, size, "column %lld '%s'", (long long)position, f->name);
-  else snprintf(out, size, "field '%s' (child %lld)", f->path, (long long)position);
+/* "column 2 \"c2\"" for a top-level field, "field \"c2.a.b\" of column 2"
+ * below it; the root (column -1) is the schema itself. */
+static void field_label(const ipc_field *f, int64_t column, int top_level, char *out, size_t size) {
+  if (column < 0) snprintf(out, size, "the schema");
+  else if (top_level) snprintf(out, size, "column %lld \"%s\"", (long long)column, f->name);
+  else snprintf(out, size, "field \"%s\" of column %lld", f->path, (long long)column);
 }
 
 static const char *yes_no(int v, const char *yes, const char *no) { return v ? yes : no; }
 
-/* Describes the first difference between a and b (the one named an, the
- * other bn) in err; 0 when there is one. */
-static int field_equal(const ipc_field *a, const ipc_field *b, int64_t position, int top_level,
-                       const char *an, const char *bn, xchg_error *err) {
-  char f[600];
-  field_label(a, position, top_level, f, sizeof f);
-  if (position < 0 && a->n_children != b->n_children) {
-    xchg_errorf(err, XCHG_EFORMAT, "%lld column%s in %s, %lld in %s", (long long)a->n_children,
-                a->n_children == 1 ? "" : "s", an, (long long)b->n_children, bn);
-    return 0;
-  }
+/* The number of key/value pairs of metadata in the ArrowSchema.metadata
+ * encoding (NULL has none). */
+static int32_t metadata_pairs(const char *metadata, size_t size) {
+  int32_t n = 0;
+  if (metadata && size >= 4) memcpy(&n, metadata, 4);
+  return n;
+}
+
+/* The same pairs in the same order; no metadata and none at all alike. */
+static int metadata_equal(const char *a, size_t a_size, const char *b, size_t b_size) {
+  if (metadata_pairs(a, a_size) == 0 || metadata_pairs(b, b_size) == 0)
+    return metadata_pairs(a, a_size) == metadata_pairs(b, b_size);
+  return a_size == b_size && memcmp(a, b, a_size) == 0;
+}
+
+typedef struct comparison {
+  const char *a_where, *b_where; /* "in the footer", "here" */
+  ipc_metadata_rule metadata;
+  xchg_error *err;
+} comparison;
+
+/* "type int64 in A, utf8 in B"; the C Data Interface formats where the
+ * names are alike (unions of other type ids) or one is unknown. */
+static void type_difference(const char *a, const char *b, const char *label, const comparison *c) {
+  ipc_schema_view va, vb;
+  char na[256], nb[256];
+  if (ipc_schema_view_parse(a, &va, NULL) == XCHG_OK && ipc_schema_view_parse(b, &vb, NULL) == XCHG_OK &&
+      strcmp(ipc_schema_view_name(&va, na, sizeof na), ipc_schema_view_name(&vb, nb, sizeof nb)) != 0)
+    xchg_errorf(c->err, XCHG_EFORMAT, "%s: type %s %s, %s %s", label, na, c->a_where, nb, c->b_where);
+  else
+    xchg_errorf(c->err, XCHG_EFORMAT, "%s: type \"%s\" %s, \"%s\" %s (C Data Interface formats)", label, a,
+                c->a_where, b, c->b_where);
+}
+
+/* What of one field (not of its children) differs between a and b, said in
+ * c->err after label; 0 when something does. */
+static int node_equal(const ipc_field *a, const ipc_field *b, const char *label, const comparison *c) {
+  const char *an = c->a_where, *bn = c->b_where;
+  xchg_error *err = c->err;
   if (strcmp(a->name, b->name) != 0)
-    xchg_errorf(err, XCHG_EFORMAT, "%s: named '%s' in %s, '%s' in %s", f, a->name, an, b->name, bn);
+    xchg_errorf(err, XCHG_EFORMAT, "%s: named \"%s\" %s, \"%s\" %s", label, a->name, an, b->name, bn);
   else if (strcmp(a->format, b->format) != 0)
-    xchg_errorf(err, XCHG_EFORMAT, "%s: type \"%s\" in %s, \"%s\" in %s (C Data Interface formats)", f,
-                a->format, an, b->format, bn);
+    type_difference(a->format, b->format, label, c);
   else if (a->nullable != b->nullable)
-    xchg_errorf(err, XCHG_EFORMAT, "%s: %s in %s, %s in %s", f, yes_no(a->nullable, "nullable", "not null"),
+    xchg_errorf(err, XCHG_EFORMAT, "%s: %s %s, %s %s", label, yes_no(a->nullable, "nullable", "not null"),
                 an, yes_no(b->nullable, "nullable", "not null"), bn);
   else if (a->dict_encoded != b->dict_encoded)
-    xchg_errorf(err, XCHG_EFORMAT, "%s: %s in %s, %s in %s", f,
+    xchg_errorf(err, XCHG_EFORMAT, "%s: %s %s, %s %s", label,
                 yes_no(a->dict_encoded, "dictionary-encoded", "not dictionary-encoded"), an,
                 yes_no(b->dict_encoded, "dictionary-encoded", "not dictionary-encoded"), bn);
-  else if (a->dict_encoded && a->dict_id != b->dict_id)
-    xchg_errorf(err, XCHG_EFORMAT, "%s: dictionary id %lld in %s, %lld in %s", f, (long long)a->dict_id, an,
-                (long long)b->dict_id, bn);
   else if (a->dict_encoded && (a->index_width != b->index_width || a->index_signed != b->index_signed))
-    xchg_errorf(err, XCHG_EFORMAT, "%s: dictionary indices %sint%d in %s, %sint%d in %s", f,
+    xchg_errorf(err, XCHG_EFORMAT, "%s: dictionary indices %sint%d %s, %sint%d %s", label,
                 a->index_signed ? "" : "u", 8 * a->index_width, an, b->index_signed ? "" : "u",
                 8 * b->index_width, bn);
+  else if (a->dict_encoded && a->dict_ordered != b->dict_ordered)
+    xchg_errorf(err, XCHG_EFORMAT, "%s: dictionary %s %s, %s %s", label,
+                yes_no(a->dict_ordered, "ordered", "unordered"), an,
+                yes_no(b->dict_ordered, "ordered", "unordered"), bn);
   else if (a->keys_sorted != b->keys_sorted)
-    xchg_errorf(err, XCHG_EFORMAT, "%s: map keys %s in %s, %s in %s", f, yes_no(a->keys_sorted, "sorted", "unsorted"),
-                an, yes_no(b->keys_sorted, "sorted", "unsorted"), bn);
+    xchg_errorf(err, XCHG_EFORMAT, "%s: map keys %s %s, %s %s", label,
+                yes_no(a->keys_sorted, "sorted", "unsorted"), an, yes_no(b->keys_sorted, "sorted", "unsorted"),
+                bn);
   else if (a->n_children != b->n_children)
-    xchg_errorf(err, XCHG_EFORMAT, "%s: %lld child field%s in %s, %lld in %s", f, (long long)a->n_children,
+    xchg_errorf(err, XCHG_EFORMAT, "%s: %lld child field%s %s, %lld %s", label, (long long)a->n_children,
                 a->n_children == 1 ? "" : "s", an, (long long)b->n_children, bn);
-  else {
-    for (int64_t i = 0; i < a->n_children; i++)
-      if (!field_equal(&a->children[i], &b->children[i], i, position < 0, an, bn, err)) return 0;
+  else if (c->metadata == IPC_METADATA_COMPARED &&
+           !metadata_equal(a->metadata, a->metadata_size, b->metadata, b->metadata_size))
+    xchg_errorf(err, XCHG_EFORMAT, "%s: its metadata differs", label);
+  else
     return 1;
-  }
   return 0;
 }
 
-int ipc_schema_equal(const ipc_schema *a, const char *a_name, const ipc_schema *b, const char *b_name,
-                     xchg_error *err) {
-  if (a->big_endian != b->big_endian) {
-    xchg_errorf(err, XCHG_EFORMAT, "%s-endian in %s, %s-endian in %s", a->big_endian ? "big" : "little",
-                a_name, b->big_endian ? "big" : "little", b_name);
+/* Describes the first difference between a and b in c->err; 0 when there
+ * is one.  Dictionary ids come last: where the fields below differ, an id
+ * numbered after them differs too, and they are the difference to name. */
+static int field_equal(const ipc_field *a, const ipc_field *b, int64_t column, int top_level,
+                       const comparison *c) {
+  char label[600];
+  field_label(a, column, top_level, label, sizeof label);
+  if (!node_equal(a, b, label, c)) return 0;
+  for (int64_t i = 0; i < a->n_children; i++)
+    if (!field_equal(&a->children[i], &b->children[i], column < 0 ? i : column, column < 0, c)) return 0;
+  if (a->dict_encoded && a->dict_id != b->dict_id) {
+    xchg_errorf(c->err, XCHG_EFORMAT, "%s: dictionary id %lld %s, %lld %s", label, (long long)a->dict_id,
+                c->a_where, (long long)b->dict_id, c->b_where);
     return 0;
   }
-  return field_equal(&a->root, &b->root, -1, 0, a_name, b_name, err);
+  return 1;
+}
+
+int ipc_schema_equal(const ipc_schema *a, const char *a_where, const ipc_schema *b, const char *b_where,
+                     ipc_metadata_rule metadata, xchg_error *err) {
+  comparison c = {a_where, b_where, metadata, err};
+  if (a->big_endian != b->big_endian) {
+    xchg_errorf(err, XCHG_EFORMAT, "%s-endian %s, %s-endian %s", a->big_endian ? "big" : "little", a_where,
+                b->big_endian ? "big" : "little", b_where);
+    return 0;
+  }
+  if (a->root.n_children != b->root.n_children) {
+    xchg_errorf(err, XCHG_EFORMAT, "%lld column%s %s, %lld %s", (long long)a->root.n_children,
+                a->root.n_children == 1 ? "" : "s", a_where, (long long)b->root.n_children, b_where);
+    return 0;
+  }
+  if (metadata == IPC_METADATA_COMPARED &&
+      !metadata_equal(a->metadata, a->metadata_size, b->metadata, b->metadata_size)) {
+    xchg_errorf(err, XCHG_EFORMAT, "the schema's metadata differs");
+    return 0;
+  }
+  return field_equal(&a->root, &b->root, -1, 0, &c);
+}
+
+xchg_status ipc_arrow_schema_equal(const struct ArrowSchema *a, const char *a_where,
+                                   const struct ArrowSchema *b, const char *b_where,
+                                   ipc_metadata_rule metadata, int *equal, xchg_error *err) {
+  ipc_schema sa, sb;
+  xchg_status st = ipc_schema_import(a, NULL, 0, &sa, err);
+  if (st != XCHG_OK) return st;
+  if ((st = ipc_schema_import(b, NULL, 0, &sb, err)) == XCHG_OK) {
+    *equal = ipc_schema_equal(&sa, a_where, &sb, b_where, metadata, err);
+    ipc_schema_free(&sb);
+  }
+  ipc_schema_free(&sa);
+  return st;
 }
 
 static xchg_status visit(const ipc_field *f, int selected_only, ipc_field_visit_fn fn, void *ctx,

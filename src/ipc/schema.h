@@ -73,6 +73,11 @@ xchg_status ipc_schema_parse(const fb_table *schema, const xchg_read_options *op
                              ipc_schema *out, xchg_error *err);
 void ipc_schema_free(ipc_schema *schema);
 
+/* Size in bytes of metadata in the ArrowSchema.metadata encoding (an int32
+ * count, then an int32 length and the bytes of every key and value); 0 for
+ * NULL.  The writer and the cache copy a caller's metadata by it. */
+size_t ipc_metadata_size(const char *metadata);
+
 /* Encodes a vector of KeyValue tables as ArrowSchema.metadata (NULL when
  * absent or empty). */
 xchg_status ipc_metadata_parse(const fb_table *t, int slot, char **out, size_t *out_size,
@@ -106,13 +111,39 @@ typedef struct ipc_schema_node {
 ipc_schema_node *ipc_schema_node_make(struct ArrowSchema *out, const char *format, const char *name,
                                       const char *metadata, size_t metadata_size, int64_t n_children);
 
-/* Non-zero when the two schemas describe the same columns (names, types,
- * nullability, dictionary encoding); otherwise describes the first
- * difference in err, naming the column or field path and what differs in
- * each ("column 2 'c2': type "l" in the footer, "u" in the stream"; a_name
- * and b_name say where each schema comes from). */
-int ipc_schema_equal(const ipc_schema *a, const char *a_name, const ipc_schema *b, const char *b_name,
-                     xchg_error *err);
+/* Whether a schema comparison counts the key/value metadata of the schema
+ * and of its fields: each caller says which it needs (a file's footer and
+ * its stream, the parts of one broadcast: types only; the IPC streams the
+ * CLI makes one table of: metadata too).  No metadata and metadata of no
+ * pairs are alike. */
+typedef enum ipc_metadata_rule { IPC_METADATA_IGNORED, IPC_METADATA_COMPARED } ipc_metadata_rule;
+
+/* The one rule for "the same schema": non-zero when the two have the same
+ * byte order and describe the same columns (names, types, nullability,
+ * dictionary encoding: index type, ordering and id; sorted map keys;
+ * children), and the same metadata where the rule says so.  Otherwise
+ * describes the first difference in err, naming the column or field and
+ * what it is on each side: a_where and b_where say where each schema comes
+ * from, as the message puts it ("column 2 \"c2\": type \"l\" in the footer,
+ * \"u\" in the stream"; "3 columns in the first IPC stream, 2 here"). */
+int ipc_schema_equal(const ipc_schema *a, const char *a_where, const ipc_schema *b, const char *b_where,
+                     ipc_metadata_rule metadata, xchg_error *err);
+
+/* ipc_schema_equal for two "+s" ArrowSchemas (dictionary ids, which an
+ * ArrowSchema has not, numbered alike on both sides): XCHG_OK with *equal
+ * set and, when 0, err saying the difference; an error status when one
+ * could not be read (out of memory, or not a schema ipc_schema_import
+ * takes). */
+xchg_status ipc_arrow_schema_equal(const struct ArrowSchema *a, const char *a_where,
+                                   const struct ArrowSchema *b, const char *b_where,
+                                   ipc_metadata_rule metadata, int *equal, xchg_error *err);
+
+/* Builds an ipc_schema from a "+s" ArrowSchema, each field's type read
+ * through ipc/schema_view.h, and numbers its dictionaries (ids given, or
+ * 0, 1, 2, ... in post order): the writer's schema, and either side of
+ * ipc_arrow_schema_equal (src/ipc/writer_schema.c). */
+xchg_status ipc_schema_import(const struct ArrowSchema *schema, const int64_t *ids, int64_t n_ids,
+                              ipc_schema *out, xchg_error *err);
 
 /* Calls fn for every dictionary-encoded field, depth first, including the
  * fields inside dictionary value types; with selected_only, only for the

@@ -795,8 +795,8 @@ static xchg_status open_writer(const struct ArrowSchema *schema, const xchg_writ
   if (!(w->opts.min_space_saving >= 0.0 && w->opts.min_space_saving < 1.0))
     return xchg_errorf(err, XCHG_EINVAL, "min_space_saving %g: must be in [0, 1)", w->opts.min_space_saving);
   w->opts.dictionary_ids = NULL; /* used by import only; the caller's array need not outlive us */
-  xchg_status st = wr_schema_import(schema, opts ? opts->dictionary_ids : NULL,
-                                    opts ? opts->n_dictionary_ids : 0, &w->schema, err);
+  xchg_status st = ipc_schema_import(schema, opts ? opts->dictionary_ids : NULL,
+                                     opts ? opts->n_dictionary_ids : 0, &w->schema, err);
   if (st != XCHG_OK) return st;
   w->schema.big_endian = w->opts.big_endian != 0;
   if (!w->to_memory && !(w->staging = malloc(STAGING_SIZE)))
@@ -851,7 +851,7 @@ xchg_status xchg_ipc_writer_set_message_metadata(xchg_ipc_writer *w, const char 
                                                  xchg_error *err) {
   char *copy = NULL;
   if (metadata) {
-    size_t n = wr_metadata_size(metadata);
+    size_t n = ipc_metadata_size(metadata);
     if (!(copy = malloc(n))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
     memcpy(copy, metadata, n);
   }

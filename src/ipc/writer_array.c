@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/helpers.h"
 #include "ipc/dictionary.h"
 #include "ipc/writer_internal.h"
 
@@ -35,8 +36,6 @@ static xchg_status take(norm *n, const uint8_t *base, int64_t at, int64_t size, 
   *out = (ipc_buffer){xchg_buf_data(copy), (size_t)size, copy};
   return XCHG_OK;
 }
-
-static int bit_at(const uint8_t *bits, int64_t i) { return (bits[i >> 3] >> (i & 7)) & 1; }
 
 /* Bits [off, off+len) of src as a new bitmap starting at bit 0, the bits
  * after len cleared. */
@@ -70,10 +69,10 @@ static xchg_status take_bits(norm *n, const uint8_t *src, int64_t off, int64_t l
 
 static int64_t count_nulls(const uint8_t *bits, int64_t off, int64_t len) {
   int64_t set = 0, i = off, end = off + len;
-  for (; i < end && (i & 7); i++) set += bit_at(bits, i);
+  for (; i < end && (i & 7); i++) set += bitmap_get(bits, i);
   int64_t whole_bytes = (end - i) / 8;
   set += ipc_count_set_bits(bits + (i >> 3), whole_bytes);
-  for (i += 8 * whole_bytes; i < end; i++) set += bit_at(bits, i);
+  for (i += 8 * whole_bytes; i < end; i++) set += bitmap_get(bits, i);
   return len - set;
 }
 

@@ -12,15 +12,14 @@
  * needs (a buffer too short, an index out of range) compares unequal. */
 #include <string.h>
 
+#include "codec/helpers.h"
 #include "ipc/dictionary.h"
 #include "ipc/writer_internal.h"
 
 static int rows_equal(const ipc_field *f, int as_value, const ipc_array *a, int64_t ia,
                       const ipc_array *b, int64_t ib, int64_t n);
 
-static int bit_at(const uint8_t *bits, int64_t i) { return (bits[i >> 3] >> (i & 7)) & 1; }
-
-static int valid_at(const uint8_t *bits, int64_t i) { return !bits || bit_at(bits, i); }
+static int valid_at(const uint8_t *bits, int64_t i) { return !bits || bitmap_get(bits, i); }
 
 /* Buffer i of a when it holds at least `need` bytes, else NULL. */
 static const uint8_t *buffer_of(const ipc_array *a, int64_t i, int64_t need) {
@@ -38,7 +37,7 @@ static int bytes_equal(const ipc_array *a, int64_t at_a, const ipc_array *b, int
 
 static int bits_equal(const uint8_t *a, int64_t ia, const uint8_t *b, int64_t ib, int64_t n) {
   for (int64_t i = 0; i < n; i++)
-    if (bit_at(a, ia + i) != bit_at(b, ib + i)) return 0;
+    if (bitmap_get(a, ia + i) != bitmap_get(b, ib + i)) return 0;
   return 1;
 }
 

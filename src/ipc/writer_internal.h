@@ -14,20 +14,12 @@
 #include "ipc/schema.h"
 #include "xchg/writer.h"
 
-/* Builds an ipc_schema from a "+s" ArrowSchema and numbers its
- * dictionaries (ids given, or 0, 1, 2, ... in post order). */
-xchg_status wr_schema_import(const struct ArrowSchema *schema, const int64_t *ids, int64_t n_ids,
-                             ipc_schema *out, xchg_error *err);
-
 /* Adds a Schema table for schema to b. */
 fb_ref wr_schema_build(fbb *b, const ipc_schema *schema);
 
 /* Adds a vector of KeyValue tables for metadata in the ArrowSchema.metadata
  * encoding (returns 0 when metadata is NULL or has no entries). */
 fb_ref wr_metadata_build(fbb *b, const char *metadata);
-
-/* Size in bytes of metadata in the ArrowSchema.metadata encoding. */
-size_t wr_metadata_size(const char *metadata);
 
 /* Normalises rows [off, off+len) of a (off counts a->offset in) as field f
  * (its dictionary indices, unless as_value) into a new ipc_array whose

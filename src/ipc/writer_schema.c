@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ipc/format.h"
+#include "ipc/schema_view.h"
 #include "ipc/writer_internal.h"
 
 
@@ -15,7 +16,7 @@ static int32_t load_i32(const char *p) {
   return v;
 }
 
-size_t wr_metadata_size(const char *metadata) {
+size_t ipc_metadata_size(const char *metadata) {
   if (!metadata) return 0;
   int32_t n = load_i32(metadata);
   size_t size = 4;
@@ -59,117 +60,74 @@ static char *dup_string(const char *s) {
   return out;
 }
 
-static xchg_status bad_format(const ipc_field *f, const char *format, xchg_error *err) {
-  return xchg_errorf(err, XCHG_EINVAL, "field '%s': unsupported format string '%s'", f->path,
-                     format);
+/* The Schema.fbs type of a parsed format. */
+static ipc_type wire_type(const ipc_schema_view *v) {
+  switch (v->kind) {
+    case IPC_KIND_NULL: return IPC_NULL;
+    case IPC_KIND_BOOL: return IPC_BOOL;
+    case IPC_KIND_INT: return IPC_INT;
+    case IPC_KIND_FLOAT: return IPC_FLOAT;
+    case IPC_KIND_DECIMAL: return IPC_DECIMAL;
+    case IPC_KIND_FIXED_BINARY: return IPC_FIXED_SIZE_BINARY;
+    case IPC_KIND_BINARY:
+      return v->utf8 ? (v->large ? IPC_LARGE_UTF8 : IPC_UTF8) : (v->large ? IPC_LARGE_BINARY : IPC_BINARY);
+    case IPC_KIND_BINARY_VIEW: return v->utf8 ? IPC_UTF8_VIEW : IPC_BINARY_VIEW;
+    case IPC_KIND_DATE: return IPC_DATE;
+    case IPC_KIND_TIME: return IPC_TIME;
+    case IPC_KIND_TIMESTAMP: return IPC_TIMESTAMP;
+    case IPC_KIND_DURATION: return IPC_DURATION;
+    case IPC_KIND_INTERVAL: return IPC_INTERVAL;
+    case IPC_KIND_LIST: return v->large ? IPC_LARGE_LIST : IPC_LIST;
+    case IPC_KIND_LIST_VIEW: return v->large ? IPC_LARGE_LIST_VIEW : IPC_LIST_VIEW;
+    case IPC_KIND_FIXED_LIST: return IPC_FIXED_SIZE_LIST;
+    case IPC_KIND_STRUCT: return IPC_STRUCT;
+    case IPC_KIND_MAP: return IPC_MAP;
+    case IPC_KIND_UNION: return IPC_UNION;
+    case IPC_KIND_RUN_END: return IPC_RUN_END_ENCODED;
+  }
+  return IPC_NULL;
 }
 
-static int int_width(char c, int *is_signed) {
-  const char *types = "cCsSiIlL";
-  const char *p = c ? strchr(types, c) : NULL;
-  if (!p) return 0;
-  *is_signed = ((p - types) % 2) == 0;
-  return 1 << ((p - types) / 2);
+/* Bytes per value of a fixed-width type (ipc_field.width), else 0. */
+static int value_bytes(const ipc_schema_view *v) {
+  static const int interval_bytes[] = {4, 8, 16};
+  switch (v->kind) {
+    case IPC_KIND_INT: case IPC_KIND_FLOAT: case IPC_KIND_DECIMAL: case IPC_KIND_DATE:
+    case IPC_KIND_TIME: case IPC_KIND_TIMESTAMP: case IPC_KIND_DURATION: return v->bit_width / 8;
+    case IPC_KIND_INTERVAL: return interval_bytes[v->interval];
+    case IPC_KIND_FIXED_BINARY: return (int)v->width;
+    default: return 0;
+  }
 }
 
-static xchg_status parse_union_ids(ipc_field *f, const char *ids, xchg_error *err) {
-  f->union_type_ids = calloc((size_t)f->n_children + 1, sizeof(int32_t));
-  if (!f->union_type_ids) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  const char *p = ids;
-  for (int64_t i = 0; i < f->n_children; i++) {
-    char *end;
-    long id = strtol(p, &end, 10);
-    if (end == p || id < 0 || id > 127 || (*end != ',' && *end != '\0'))
-      return xchg_errorf(err, XCHG_EINVAL, "field '%s': bad union type ids '%s'", f->path, ids);
-    f->union_type_ids[i] = (int32_t)id;
-    p = *end ? end + 1 : end;
+/* Sets type, width and swap rule from the value type's schema node, whose
+ * children are already checked (ipc_schema_view_init) and imported. */
+static xchg_status set_type(ipc_field *f, const struct ArrowSchema *value, const ipc_schema_view *v,
+                            xchg_error *err) {
+  f->type = wire_type(v);
+  f->width = value_bytes(v);
+  if (v->kind == IPC_KIND_FIXED_LIST) f->list_size = (int32_t)v->width;
+  if (v->kind == IPC_KIND_UNION) {
+    f->union_dense = v->dense;
+    if (!(f->union_type_ids = calloc((size_t)f->n_children + 1, sizeof(int32_t))))
+      return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    for (int64_t i = 0; i < f->n_children; i++) f->union_type_ids[i] = v->type_ids[i];
   }
-  if (*p) return xchg_errorf(err, XCHG_EINVAL, "field '%s': more union type ids than children", f->path);
-  return XCHG_OK;
-}
-
-/* Sets type, width and swap rule from a value type's format string. */
-static xchg_status parse_format(ipc_field *f, const char *fmt, int64_t flags, xchg_error *err) {
-  static const struct { const char *format; ipc_type type; int width; } simple[] = {
-      {"n", IPC_NULL, 0}, {"b", IPC_BOOL, 0}, {"e", IPC_FLOAT, 2}, {"f", IPC_FLOAT, 4},
-      {"g", IPC_FLOAT, 8}, {"z", IPC_BINARY, 0}, {"u", IPC_UTF8, 0}, {"Z", IPC_LARGE_BINARY, 0},
-      {"U", IPC_LARGE_UTF8, 0}, {"vz", IPC_BINARY_VIEW, 0}, {"vu", IPC_UTF8_VIEW, 0},
-      {"tdD", IPC_DATE, 4}, {"tdm", IPC_DATE, 8}, {"tts", IPC_TIME, 4}, {"ttm", IPC_TIME, 4},
-      {"ttu", IPC_TIME, 8}, {"ttn", IPC_TIME, 8}, {"tDs", IPC_DURATION, 8},
-      {"tDm", IPC_DURATION, 8}, {"tDu", IPC_DURATION, 8}, {"tDn", IPC_DURATION, 8},
-      {"tiM", IPC_INTERVAL, 4}, {"tiD", IPC_INTERVAL, 8}, {"tin", IPC_INTERVAL, 16},
-      {"+l", IPC_LIST, 0}, {"+L", IPC_LARGE_LIST, 0}, {"+vl", IPC_LIST_VIEW, 0},
-      {"+vL", IPC_LARGE_LIST_VIEW, 0}, {"+s", IPC_STRUCT, 0}, {"+m", IPC_MAP, 0},
-      {"+r", IPC_RUN_END_ENCODED, 0}};
-  int is_signed;
-  f->type = 0;
-  if (fmt[0] && !fmt[1] && int_width(fmt[0], &is_signed)) {
-    f->type = IPC_INT;
-    f->width = int_width(fmt[0], &is_signed);
-  }
-  for (size_t i = 0; i < sizeof simple / sizeof simple[0] && !f->type; i++) {
-    if (strcmp(fmt, simple[i].format) == 0) {
-      f->type = simple[i].type;
-      f->width = simple[i].width;
-    }
-  }
-  if (!f->type) {
-    int a, b, c = 128;
-    if (strncmp(fmt, "d:", 2) == 0 && sscanf(fmt, "d:%d,%d,%d", &a, &b, &c) >= 2) {
-      if (c != 32 && c != 64 && c != 128 && c != 256) return bad_format(f, fmt, err);
-      f->type = IPC_DECIMAL;
-      f->width = c / 8;
-    } else if (strncmp(fmt, "ts", 2) == 0 && fmt[2] && strchr("smun", fmt[2]) && fmt[3] == ':') {
-      f->type = IPC_TIMESTAMP;
-      f->width = 8;
-    } else if (sscanf(fmt, "w:%d", &a) == 1 && a >= 0) {
-      f->type = IPC_FIXED_SIZE_BINARY;
-      f->width = a;
-    } else if (sscanf(fmt, "+w:%d", &a) == 1 && a >= 0) {
-      f->type = IPC_FIXED_SIZE_LIST;
-      f->list_size = a;
-    } else if ((strncmp(fmt, "+ud:", 4) == 0 || strncmp(fmt, "+us:", 4) == 0)) {
-      f->type = IPC_UNION;
-      f->union_dense = fmt[2] == 'd';
-      xchg_status st = parse_union_ids(f, fmt + 4, err);
-      if (st != XCHG_OK) return st;
-    } else {
-      return bad_format(f, fmt, err);
-    }
-  }
-  if (!(f->format = dup_string(fmt))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  f->keys_sorted = f->type == IPC_MAP && (flags & ARROW_FLAG_MAP_KEYS_SORTED);
+  if (!(f->format = dup_string(value->format))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  f->keys_sorted = f->type == IPC_MAP && (value->flags & ARROW_FLAG_MAP_KEYS_SORTED);
   if (f->type == IPC_INTERVAL)
     f->swap = f->width == 4 ? IPC_SWAP_WHOLE : f->width == 8 ? IPC_SWAP_INT32S : IPC_SWAP_MDN;
   else if (f->width > 1 && f->type != IPC_FIXED_SIZE_BINARY)
     f->swap = IPC_SWAP_WHOLE;
-  int64_t want = -1;
-  switch (f->type) {
-    case IPC_LIST: case IPC_LARGE_LIST: case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW:
-    case IPC_FIXED_SIZE_LIST: case IPC_MAP: want = 1; break;
-    case IPC_RUN_END_ENCODED: want = 2; break;
-    case IPC_STRUCT: case IPC_UNION: break;
-    default: want = 0; break;
-  }
-  if (want >= 0 && f->n_children != want)
-    return xchg_errorf(err, XCHG_EINVAL, "field '%s' (%s) has %lld children, needs %lld", f->path,
-                       fmt, (long long)f->n_children, (long long)want);
-  if (f->type == IPC_RUN_END_ENCODED &&
-      (f->children[0].type != IPC_INT || f->children[0].dict_encoded || f->children[0].width < 2 ||
-       !strchr("sil", f->children[0].format[0])))
-    return xchg_errorf(err, XCHG_EINVAL, "field '%s': run ends must be int16, int32 or int64", f->path);
-  if (f->type == IPC_MAP && (f->children[0].type != IPC_STRUCT || f->children[0].n_children != 2))
-    return xchg_errorf(err, XCHG_EINVAL, "field '%s': a map's child must be a struct of two", f->path);
   return XCHG_OK;
 }
 
 static xchg_status import_field(const struct ArrowSchema *s, const char *parent_path, int depth,
                                 ipc_field *f, xchg_error *err);
 
+/* The children of s, whose view (ipc_schema_view_init) has checked them. */
 static xchg_status import_children(const struct ArrowSchema *s, int depth, ipc_field *f,
                                    xchg_error *err) {
-  if (s->n_children < 0 || (s->n_children > 0 && !s->children))
-    return xchg_errorf(err, XCHG_EINVAL, "field '%s': bad children", f->path);
   if (s->n_children == 0) return XCHG_OK;
   if (!(f->children = calloc((size_t)s->n_children, sizeof(ipc_field))))
     return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
@@ -181,9 +139,29 @@ static xchg_status import_children(const struct ArrowSchema *s, int depth, ipc_f
   return XCHG_OK;
 }
 
+/* The dictionary encoding of s (with indices of format s->format) into f;
+ * *value becomes the schema of its values. */
+static xchg_status import_dictionary(const struct ArrowSchema *s, ipc_field *f,
+                                     const struct ArrowSchema **value, xchg_error *err) {
+  ipc_schema_view index;
+  if (ipc_schema_view_parse(s->format, &index, NULL) != XCHG_OK || index.kind != IPC_KIND_INT)
+    return xchg_errorf(err, XCHG_EINVAL, "field '%s': dictionary index format '%s' is not an "
+                       "integer", f->path, s->format);
+  if (s->dictionary->dictionary)
+    return xchg_errorf(err, XCHG_EINVAL, "field '%s': a dictionary of dictionaries", f->path);
+  f->dict_encoded = 1;
+  f->index_width = index.bit_width / 8;
+  f->index_signed = index.is_signed;
+  f->dict_ordered = (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) != 0;
+  *value = s->dictionary;
+  if (!(*value)->release || !(*value)->format)
+    return xchg_errorf(err, XCHG_EINVAL, "field '%s': released dictionary schema", f->path);
+  return XCHG_OK;
+}
+
 static xchg_status import_field(const struct ArrowSchema *s, const char *parent_path, int depth,
                                 ipc_field *f, xchg_error *err) {
-  if (!s || !s->release || !s->format)
+  if (!s->release || !s->format)
     return xchg_errorf(err, XCHG_EINVAL, "field under '%s': released or without a format",
                        parent_path);
   if (depth > 64)
@@ -196,29 +174,17 @@ static xchg_status import_field(const struct ArrowSchema *s, const char *parent_
   if (!f->name || !f->path) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   f->nullable = (s->flags & ARROW_FLAG_NULLABLE) != 0;
   if (s->metadata) {
-    f->metadata_size = wr_metadata_size(s->metadata);
+    f->metadata_size = ipc_metadata_size(s->metadata);
     if (!(f->metadata = malloc(f->metadata_size))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
     memcpy(f->metadata, s->metadata, f->metadata_size);
   }
   const struct ArrowSchema *value = s;
-  if (s->dictionary) {
-    int is_signed;
-    int width = s->format[0] && !s->format[1] ? int_width(s->format[0], &is_signed) : 0;
-    if (!width)
-      return xchg_errorf(err, XCHG_EINVAL, "field '%s': dictionary index format '%s' is not an "
-                         "integer", f->path, s->format);
-    if (s->dictionary->dictionary)
-      return xchg_errorf(err, XCHG_EINVAL, "field '%s': a dictionary of dictionaries", f->path);
-    f->dict_encoded = 1;
-    f->index_width = width;
-    f->index_signed = is_signed;
-    f->dict_ordered = (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) != 0;
-    value = s->dictionary;
-    if (!value->release || !value->format)
-      return xchg_errorf(err, XCHG_EINVAL, "field '%s': released dictionary schema", f->path);
-  }
-  xchg_status st = import_children(value, depth, f, err);
-  return st == XCHG_OK ? parse_format(f, value->format, value->flags, err) : st;
+  xchg_status st = s->dictionary ? import_dictionary(s, f, &value, err) : XCHG_OK;
+  ipc_schema_view v;
+  if (st == XCHG_OK && (st = ipc_schema_view_init(&v, value, err)) != XCHG_OK)
+    xchg_error_prefix(err, "field '%s': ", f->path);
+  if (st == XCHG_OK) st = import_children(value, depth, f, err);
+  return st == XCHG_OK ? set_type(f, value, &v, err) : st;
 }
 
 typedef struct id_state {
@@ -242,8 +208,8 @@ static xchg_status number_dictionaries(ipc_field *f, id_state *s, xchg_error *er
   return XCHG_OK;
 }
 
-xchg_status wr_schema_import(const struct ArrowSchema *schema, const int64_t *ids, int64_t n_ids,
-                             ipc_schema *out, xchg_error *err) {
+xchg_status ipc_schema_import(const struct ArrowSchema *schema, const int64_t *ids, int64_t n_ids,
+                              ipc_schema *out, xchg_error *err) {
   memset(out, 0, sizeof *out);
   if (!schema || !schema->release || !schema->format || strcmp(schema->format, "+s") != 0)
     return xchg_errorf(err, XCHG_EINVAL, "the schema must be a struct (\"+s\") of the columns");
@@ -253,9 +219,11 @@ xchg_status wr_schema_import(const struct ArrowSchema *schema, const int64_t *id
   if (!(root->name = dup_string("")) || !(root->path = dup_string("")) ||
       !(root->format = dup_string("+s")))
     st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  ipc_schema_view v;
+  if (st == XCHG_OK) st = ipc_schema_view_init(&v, schema, err);
   if (st == XCHG_OK) st = import_children(schema, 0, root, err);
   if (st == XCHG_OK && schema->metadata) {
-    out->metadata_size = wr_metadata_size(schema->metadata);
+    out->metadata_size = ipc_metadata_size(schema->metadata);
     if (!(out->metadata = malloc(out->metadata_size)))
       st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
     else
@@ -269,20 +237,14 @@ xchg_status wr_schema_import(const struct ArrowSchema *schema, const int64_t *id
 
 /* ---- ipc_schema to Schema.fbs -------------------------------------------- */
 
-static int unit_of(char c) {
-  switch (c) {
-    case 's': return 0;
-    case 'm': return 1;
-    case 'u': return 2;
-    default: return 3;
-  }
-}
-
-/* Adds the type table of f; returns it. */
+/* Adds the type table of f; returns it.  f->format was parsed when the
+ * schema was imported: its view is read again here rather than kept in
+ * every ipc_field. */
 static fb_ref build_type(fbb *b, const ipc_field *f) {
-  const char *fmt = f->format;
+  ipc_schema_view v;
+  ipc_schema_view_parse(f->format, &v, NULL);
   fb_ref tz = 0, ids = 0;
-  if (f->type == IPC_TIMESTAMP && fmt[4]) tz = fbb_string(b, fmt + 4, strlen(fmt + 4));
+  if (f->type == IPC_TIMESTAMP && v.tz[0]) tz = fbb_string(b, v.tz, strlen(v.tz));
   if (f->type == IPC_UNION) {
     uint8_t bytes[4 * 128];
     for (int64_t i = 0; i < f->n_children; i++)
@@ -291,33 +253,27 @@ static fb_ref build_type(fbb *b, const ipc_field *f) {
   }
   fbb_table_start(b);
   switch (f->type) {
-    case IPC_INT: {
-      int is_signed = 1;
-      int_width(fmt[0], &is_signed);
-      fbb_add_scalar(b, 0, 4, (uint32_t)(f->width * 8));
-      fbb_add_scalar(b, 1, 1, (uint64_t)is_signed);
+    case IPC_INT:
+      fbb_add_scalar(b, 0, 4, (uint32_t)v.bit_width);
+      fbb_add_scalar(b, 1, 1, (uint64_t)v.is_signed);
       break;
-    }
-    case IPC_FLOAT: fbb_add_scalar(b, 0, 2, fmt[0] == 'e' ? 0 : fmt[0] == 'f' ? 1 : 2); break;
-    case IPC_DECIMAL: {
-      int precision = 0, scale = 0;
-      sscanf(fmt, "d:%d,%d", &precision, &scale);
-      fbb_add_scalar(b, 0, 4, (uint32_t)precision);
-      fbb_add_scalar(b, 1, 4, (uint32_t)scale);
-      fbb_add_scalar(b, 2, 4, (uint32_t)(f->width * 8));
+    case IPC_FLOAT: fbb_add_scalar(b, 0, 2, v.bit_width == 16 ? 0 : v.bit_width == 32 ? 1 : 2); break;
+    case IPC_DECIMAL:
+      fbb_add_scalar(b, 0, 4, (uint32_t)v.precision);
+      fbb_add_scalar(b, 1, 4, (uint32_t)v.scale);
+      fbb_add_scalar(b, 2, 4, (uint32_t)v.bit_width);
       break;
-    }
-    case IPC_DATE: fbb_add_scalar(b, 0, 2, fmt[2] == 'D' ? 0 : 1); break;
+    case IPC_DATE: fbb_add_scalar(b, 0, 2, v.unit == IPC_UNIT_DAY ? 0 : 1); break;
     case IPC_TIME:
-      fbb_add_scalar(b, 0, 2, (uint64_t)unit_of(fmt[2]));
-      fbb_add_scalar(b, 1, 4, (uint32_t)(f->width * 8));
+      fbb_add_scalar(b, 0, 2, (uint64_t)v.unit);
+      fbb_add_scalar(b, 1, 4, (uint32_t)v.bit_width);
       break;
     case IPC_TIMESTAMP:
-      fbb_add_scalar(b, 0, 2, (uint64_t)unit_of(fmt[2]));
+      fbb_add_scalar(b, 0, 2, (uint64_t)v.unit);
       if (tz) fbb_add_ref(b, 1, tz);
       break;
-    case IPC_DURATION: fbb_add_scalar(b, 0, 2, (uint64_t)unit_of(fmt[2])); break;
-    case IPC_INTERVAL: fbb_add_scalar(b, 0, 2, fmt[2] == 'M' ? 0 : fmt[2] == 'D' ? 1 : 2); break;
+    case IPC_DURATION: fbb_add_scalar(b, 0, 2, (uint64_t)v.unit); break;
+    case IPC_INTERVAL: fbb_add_scalar(b, 0, 2, (uint64_t)v.interval); break;
     case IPC_FIXED_SIZE_BINARY: fbb_add_scalar(b, 0, 4, (uint32_t)f->width); break;
     case IPC_FIXED_SIZE_LIST: fbb_add_scalar(b, 0, 4, (uint32_t)f->list_size); break;
     case IPC_MAP: fbb_add_scalar(b, 0, 1, (uint64_t)f->keys_sorted); break;

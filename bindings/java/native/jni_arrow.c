@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc/schema_view.h"
 #include "xchg/buf.h"
 #include "xchg/cache.h"
 #include "xchg_jni.h"
@@ -156,23 +157,22 @@ typedef struct sum_kind {
 } sum_kind;
 
 static int sum_kind_of(const char *format, sum_kind *k) {
-  static const char fixed[] = "cCsSiIlLefg";
-  static const int widths[] = {1, 1, 2, 2, 4, 4, 8, 8, 2, 4, 8};
-  if (format[0] == '\0' || format[1] != '\0') return 0;
-  const char *at = strchr(fixed, format[0]);
-  if (at) {
-    k->kind = 'f';
-    k->width = widths[at - fixed];
-    k->is_signed = strchr("csil", format[0]) != NULL;
-    return 1;
+  ipc_schema_view v;
+  if (ipc_schema_view_parse(format, &v, NULL) != XCHG_OK) return 0;
+  switch (v.kind) {
+    case IPC_KIND_INT:
+    case IPC_KIND_FLOAT:
+      k->kind = 'f';
+      k->width = v.bit_width / 8;
+      k->is_signed = v.is_signed;
+      return 1;
+    case IPC_KIND_BOOL: k->kind = 'b'; return 1;
+    case IPC_KIND_BINARY:
+      k->kind = 's';
+      k->width = v.large;
+      return 1;
+    default: return 0;
   }
-  if (format[0] == 'b') return k->kind = 'b', 1;
-  if (strchr("uzUZ", format[0])) {
-    k->kind = 's';
-    k->width = strchr("UZ", format[0]) != NULL;
-    return 1;
-  }
-  return 0;
 }
 
 /* Bytes of rows [0, length) of a string array with no nulls: one run of
