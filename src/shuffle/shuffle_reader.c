@@ -188,7 +188,8 @@ static xchg_status take_schema(xchg_shuffle_reader *r, const ipc_message_view *m
              memcmp(m->metadata, r->schema_bytes, r->schema_size) != 0) {
     ipc_schema theirs;
     st = ipc_schema_parse(&m->header, &r->opts.read, &theirs, err);
-    if (st == XCHG_OK && !ipc_schema_equal(&theirs, "this block", &r->schema, "the first block", err))
+    if (st == XCHG_OK && !ipc_schema_equal(&theirs, "this block", &r->schema, "the first block",
+                                              IPC_METADATA_COMPARED, err))
       st = XCHG_EFORMAT;
     if (st != XCHG_OK) xchg_error_prefix(err, "its schema is not the first block's: ");
     ipc_schema_free(&theirs);
