@@ -134,7 +134,7 @@ static void run_one_task(run_state *rs) {
     atomic_fetch_add(&rs->errors, 1);
     return;
   }
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   for (int c = 0; c < SHAPE_BROADCAST_COLUMNS; c++)
     if (got.value[c] != rs->want.value[c]) {
       fprintf(stderr, "xchg bench broadcast: column %d checksum differs\n", c);
@@ -191,8 +191,8 @@ static int run(const encoded *enc, const shape_sums *want, int tasks, int thread
 xchg_buf *broadcast_write_ipc(int64_t rows, xchg_block_codec codec, shape_sums *sums) {
   struct ArrowSchema schema;
   shape_broadcast_schema(&schema);
-  xchg_write_options opts;
-  xchg_write_options_init(&opts);
+  xchg_ipc_write_options opts;
+  xchg_ipc_write_options_init(&opts);
   opts.codec = codec;
   xchg_ipc_writer *w;
   xchg_error err;
@@ -427,7 +427,7 @@ int xchg_bench_broadcast(int argc, char **argv) {
       rs1.cache = c, rs1.enc = &enc[0], rs1.tasks = 5, rs1.want = want;
       worker(&rs1);
       read_ms = (double)atomic_load(&rs1.cpu_ns) / 5 / 1e6;
-      xchg_cache_release(held);
+      xchg_cache_holder_release(held);
     }
     xchg_cache_free(c);
     if (json) {

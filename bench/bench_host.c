@@ -147,7 +147,7 @@ static void run_task(child_state *cs) {
     return;
   }
   t0 = bench_thread_cpu_ns();
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   atomic_fetch_add(cs->acquire_ns, acquire_ns + bench_thread_cpu_ns() - t0);
   if (memcmp(got.value, cs->cfg->want.value, sizeof got.value[0] * SHAPE_BROADCAST_COLUMNS) != 0) {
     fprintf(stderr, "xchg bench host: checksums differ\n");

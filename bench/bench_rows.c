@@ -94,8 +94,8 @@ static int generate(int64_t nrows, xchg_stream_codec codec, rows_input *in) {
 }
 
 static xchg_istream *open_input(const rows_input *in, xchg_stream_codec codec, int metrics) {
-  xchg_stream_options o;
-  xchg_stream_options_init(&o);
+  xchg_istream_options o;
+  xchg_istream_options_init(&o);
   o.metrics = metrics;
   xchg_istream *s = NULL;
   xchg_error err;
@@ -236,8 +236,8 @@ static int64_t run_loop(loop_kind kind, const rows_input *in, xchg_stream_codec 
     case LOOP_KINDS: break;
   }
   if (s != NULL) {
-    xchg_stream_metrics m;
-    xchg_istream_metrics(s, &m);
+    xchg_istream_metrics m;
+    xchg_istream_get_metrics(s, &m);
     *refills = m.refills;
   }
   xchg_istream_free(s);

@@ -38,7 +38,7 @@ static void record_message(void *ctx, const xchg_message_info *info) {
 
 /* The messages the IPC reader sees in data, in order. */
 static void list_messages(const uint8_t *data, size_t size, message_list *l) {
-  xchg_read_options opts;
+  xchg_ipc_read_options opts;
   fuzz_read_options(&opts);
   opts.on_message = record_message;
   opts.on_message_ctx = l;
@@ -173,7 +173,7 @@ static void decode_all(const xchg_batch_decoder *dec, const payload *ps, int64_t
 
 static void decode_with(const uint8_t *schema, size_t schema_size, const int64_t *columns,
                         int64_t n_columns, const payload *ps, int64_t n) {
-  xchg_read_options opts;
+  xchg_ipc_read_options opts;
   fuzz_read_options(&opts);
   opts.pool = shared_pool();
   opts.task_bytes = 1; /* every payload a task of its own */

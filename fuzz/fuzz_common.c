@@ -23,8 +23,8 @@ void fuzz_check_no_leak(int64_t before, const char *what) {
   }
 }
 
-void fuzz_read_options(xchg_read_options *opts) {
-  xchg_read_options_init(opts);
+void fuzz_read_options(xchg_ipc_read_options *opts) {
+  xchg_ipc_read_options_init(opts);
   opts->max_buffer_bytes = (int64_t)1 << 26;
   opts->max_batch_bytes = (int64_t)1 << 27;
   opts->max_dictionary_bytes = (int64_t)1 << 27;
@@ -39,7 +39,7 @@ static const size_t read_sizes[] = {1, 7, 4096, 3, 65536 + 5};
 #define MAX_DECODED ((uint64_t)4 << 20)
 
 void fuzz_stream_codec(const uint8_t *data, size_t size, xchg_stream_codec codec,
-                       const xchg_stream_options *opts) {
+                       const xchg_istream_options *opts) {
   int64_t live = xchg_buf_live_count();
   xchg_error err = {""};
   xchg_istream *s = NULL;

@@ -90,7 +90,7 @@ static void set_up(void) {
   xchg_cache_holder *h = NULL;
   xchg_error err;
   if (xchg_cache_acquire(cache, KEY, &b, NULL, 0, NULL, NULL, &h, &err) != XCHG_OK) abort();
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   xchg_cache_free(cache);
   DIR *d = opendir(store_dir);
   for (struct dirent *e; d && (e = readdir(d));) {
@@ -140,7 +140,7 @@ static void acquire_and_read(xchg_cache *cache, const int64_t *columns, int64_t 
   }
   fuzz_note_status(st, &err);
   if (keep && st == XCHG_OK) *keep = h;
-  else xchg_cache_release(h);
+  else xchg_cache_holder_release(h);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -158,7 +158,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   xchg_cache_holder *narrow = NULL;
   acquire_and_read(cache, &first_column, 1, &narrow);
   acquire_and_read(cache, NULL, 0, NULL);
-  xchg_cache_release(narrow);
+  xchg_cache_holder_release(narrow);
   xchg_cache_free(cache);
   fuzz_check_no_leak(live, "host segment");
   return 0;

@@ -16,8 +16,8 @@ static void touch(const uint8_t *row, uint32_t len) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int64_t live = xchg_buf_live_count();
-  xchg_stream_options opts;
-  xchg_stream_options_init(&opts);
+  xchg_istream_options opts;
+  xchg_istream_options_init(&opts);
   opts.window_size = 512;
   xchg_error err = {""};
   xchg_source *src;

@@ -59,8 +59,8 @@ static tu_bytes batch_payload(const split *s, int64_t b) {
 
 static xchg_batch_decoder *open_with(const split *s, const int64_t *cols, int64_t n_cols,
                                      xchg_pool *pool, int64_t task_bytes) {
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   opts.pool = pool;
   if (task_bytes > 0) opts.task_bytes = task_bytes;
   xchg_batch_decoder *dec = NULL;

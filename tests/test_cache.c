@@ -125,7 +125,7 @@ static void *run_task(void *arg) {
   t->elapsed_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
   if (t->status == XCHG_OK) {
     t->values_ok = check_holder(h, t->cols ? t->cols : all_cols, t->cols ? t->n_cols : CD_COLUMNS) == 0;
-    xchg_cache_release(h);
+    xchg_cache_holder_release(h);
   }
   return NULL;
 }
@@ -174,8 +174,8 @@ static void test_codecs(void) {
         TU_CHECK(m.decodes == 1 && m.hits == 1 && m.acquisitions == 2, "decodes %lld hits %lld",
               (long long)m.decodes, (long long)m.hits);
         TU_CHECK(m.bytes_held > 8 * 17001, "bytes held %lld", (long long)m.bytes_held);
-        xchg_cache_release(h1);
-        xchg_cache_release(h2);
+        xchg_cache_holder_release(h1);
+        xchg_cache_holder_release(h2);
         m = cd_metrics(c);
         TU_CHECK(m.entries == 0 && m.bytes_held == 0, "entries %lld bytes %lld after release",
               (long long)m.entries, (long long)m.bytes_held);
@@ -360,12 +360,12 @@ static void test_lifetime(void) {
             strcmp(schema.children[2]->name, "d") == 0 && schema.children[2]->dictionary,
         "schema");
   schema.release(&schema);
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   TU_CHECK(cd_metrics(c).entries == 1, "entry freed while its arrays live");
   /* A new acquirer finds it: the arrays handed out keep it. */
   TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(cd_metrics(c).decodes == 1, "decoded again while arrays were alive");
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   /* Move the dictionary column out of batch 2, release the batch. */
   moved_child = *kept[2].children[2];
   kept[2].children[2]->release = NULL;
@@ -406,7 +406,7 @@ static void test_lifetime(void) {
   /* Gone now: the next acquirer decodes again. */
   TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(cd_metrics(c).decodes == 2, "not decoded again after the entry went");
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("lifetime");
@@ -424,9 +424,9 @@ static void test_outlive_cache(void) {
   struct ArrowArray a;
   TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(xchg_cache_holder_batch(h, 2, &a, &err) == XCHG_OK, "%s", err.message);
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   TU_CHECK(xchg_cache_acquire(c, "other", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  xchg_cache_release(h); /* retained */
+  xchg_cache_holder_release(h); /* retained */
   xchg_cache_free(c);
   char msg[256];
   TU_CHECK(cd_check_batch(&a, all_cols, 3, 0, 2, std_rows[2], msg, sizeof msg) == 0, "%s", msg);
@@ -463,8 +463,8 @@ static void test_sharing_off(void) {
   TU_CHECK(a1.children[0]->buffers[1] != a2.children[0]->buffers[1], "sharing off shares");
   a1.release(&a1);
   a2.release(&a2);
-  xchg_cache_release(h1);
-  xchg_cache_release(h2);
+  xchg_cache_holder_release(h1);
+  xchg_cache_holder_release(h2);
   TU_CHECK(cd_metrics(c).entries == 0, "a private entry was retained");
   xchg_cache_free(c);
   cd_source_free(&s);
@@ -499,8 +499,8 @@ static void test_dictionary_shared(void) {
   a1.release(&a1);
   a2.release(&a2);
   a3.release(&a3);
-  xchg_cache_release(h1);
-  xchg_cache_release(h2);
+  xchg_cache_holder_release(h1);
+  xchg_cache_holder_release(h2);
   xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("dictionary");
@@ -539,7 +539,7 @@ static void test_shapes(void) {
           "multi batch %lld: %s", (long long)i, msg);
     a.release(&a);
   }
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   for (int i = 0; i < 3; i++) xchg_buf_unref(parts[i]);
 
   /* A part whose schema differs (zero columns) is an error. */
@@ -561,7 +561,7 @@ static void test_shapes(void) {
   TU_CHECK(xchg_cache_holder_batch(h, 2, &a, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(a.length == 9 && a.n_children == 0, "zero-column batch: %lld rows", (long long)a.length);
   a.release(&a);
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   cd_source_free(&s);
   xchg_buf_unref(zero);
 
@@ -576,7 +576,7 @@ static void test_shapes(void) {
   TU_CHECK(xchg_cache_holder_stream(h, &st, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(st.get_next(&st, &a) == 0 && a.release == NULL, "empty stream yields a batch");
   st.release(&st);
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   b.n_parts = 0;
   TU_CHECK(xchg_cache_acquire(c, "nothing", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   struct ArrowSchema sc;
@@ -584,7 +584,7 @@ static void test_shapes(void) {
   TU_CHECK(xchg_cache_holder_num_batches(h) == 0 && sc.n_children == 0 && strcmp(sc.format, "+s") == 0,
         "no parts");
   sc.release(&sc);
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   /* A column index out of range. */
   const int64_t bad_col = 7;
   b.n_parts = 1;
@@ -625,10 +625,10 @@ static void test_lazy_columns(void) {
   m = cd_metrics(c);
   TU_CHECK(m.decodes == 3 && m.hits == 1, "decodes %lld hits %lld", (long long)m.decodes, (long long)m.hits);
   TU_CHECK(check_holder(all, all_cols, 3) == 0, "all values");
-  xchg_cache_release(narrow);
-  xchg_cache_release(wider);
-  xchg_cache_release(all);
-  xchg_cache_release(again);
+  xchg_cache_holder_release(narrow);
+  xchg_cache_holder_release(wider);
+  xchg_cache_holder_release(all);
+  xchg_cache_holder_release(again);
 
   /* Concurrent: A decodes k (blocked past the schema); B wants k and s:
    * decodes s itself meanwhile, then waits for k. */
@@ -664,8 +664,8 @@ static void test_lazy_columns(void) {
   TU_CHECK(check_holder(narrow, &c2, 1) == 0, "narrow values through lz4-java");
   TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &all, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(check_holder(all, all_cols, 3) == 0 && cd_metrics(c).decodes == 2, "wide after narrow");
-  xchg_cache_release(narrow);
-  xchg_cache_release(all);
+  xchg_cache_holder_release(narrow);
+  xchg_cache_holder_release(all);
   xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("lazy columns");
@@ -693,7 +693,7 @@ static void test_retention(void) {
   xchg_cache *c = new_cache(1, 0, 0);
   TU_CHECK(xchg_cache_acquire(c, "x", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   int64_t one = cd_metrics(c).bytes_held;
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   xchg_cache_free(c);
 
   xchg_cache_options o;
@@ -705,7 +705,7 @@ static void test_retention(void) {
   const char *keys[3] = {"a", "b", "c"};
   for (int i = 0; i < 3; i++) {
     TU_CHECK(xchg_cache_acquire(c, keys[i], &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-    xchg_cache_release(h);
+    xchg_cache_holder_release(h);
   }
   xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.entries == 2 && m.retained == 2 && m.evictions == 1 && m.bytes_held == 2 * one,
@@ -719,25 +719,25 @@ static void test_retention(void) {
   m = cd_metrics(c);
   TU_CHECK(m.decodes == 3 && m.hits == 2, "decodes %lld hits %lld", (long long)m.decodes, (long long)m.hits);
   TU_CHECK(check_holder(held, all_cols, 3) == 0, "retained values");
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   /* "a" again: decoded; over budget, "c" (unreferenced) goes, "b" (held) stays. */
   TU_CHECK(xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   m = cd_metrics(c);
   TU_CHECK(m.decodes == 4 && m.entries == 2 && m.evictions == 2, "decodes %lld entries %lld evictions %lld",
         (long long)m.decodes, (long long)m.entries, (long long)m.evictions);
   /* A tiny budget never frees a held entry. */
-  xchg_cache_release(h);
-  xchg_cache_release(held);
+  xchg_cache_holder_release(h);
+  xchg_cache_holder_release(held);
   xchg_cache_free(c);
   o.retain_bytes = 1;
   TU_CHECK(xchg_cache_create(&o, &c, NULL) == XCHG_OK, "cannot create a cache");
   TU_CHECK(xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &held, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(xchg_cache_acquire(c, "c", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   m = cd_metrics(c);
   TU_CHECK(m.entries == 1 && m.retained == 0, "entries %lld retained %lld", (long long)m.entries, (long long)m.retained);
   TU_CHECK(check_holder(held, all_cols, 3) == 0, "held entry values");
-  xchg_cache_release(held);
+  xchg_cache_holder_release(held);
   TU_CHECK(cd_metrics(c).entries == 0, "over budget entry retained");
   xchg_cache_free(c);
 
@@ -746,9 +746,9 @@ static void test_retention(void) {
   o.retain_ms = 40;
   TU_CHECK(xchg_cache_create(&o, &c, NULL) == XCHG_OK, "cannot create a cache");
   TU_CHECK(xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   TU_CHECK(xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   TU_CHECK(cd_metrics(c).decodes == 1 && cd_metrics(c).retained == 1, "within age: decodes %lld", (long long)cd_metrics(c).decodes);
   sleep_ms(80);
   xchg_cache_trim(c);
@@ -804,7 +804,7 @@ static void *run_derive(void *arg) {
   derive_task *t = arg;
   void *v;
   xchg_error err;
-  t->status = xchg_cache_derived(t->h, "sum", build_sum, &dctx, destroy_sum, derive_cancelled, t, &v, &err);
+  t->status = xchg_cache_holder_derive(t->h, "sum", build_sum, &dctx, destroy_sum, derive_cancelled, t, &v, &err);
   if (t->status == XCHG_OK) t->value = *(int64_t *)v;
   return NULL;
 }
@@ -844,9 +844,9 @@ static void test_derived(void) {
   /* Later: the value is there. */
   run_derive(&t[0]);
   TU_CHECK(t[0].status == XCHG_OK && t[0].value == want && atomic_load(&dctx.builds) == 2, "cached value");
-  for (int i = 0; i < N - 1; i++) xchg_cache_release(t[i].h);
+  for (int i = 0; i < N - 1; i++) xchg_cache_holder_release(t[i].h);
   TU_CHECK(atomic_load(&dctx.destroyed) == 0, "destroyed while held");
-  xchg_cache_release(t[N - 1].h);
+  xchg_cache_holder_release(t[N - 1].h);
   TU_CHECK(atomic_load(&dctx.destroyed) == 1, "destructor ran %d times", atomic_load(&dctx.destroyed));
   xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.derived_builds == 2 && m.cancellations == 1, "derived builds %lld cancellations %lld",
@@ -902,8 +902,8 @@ static void test_alloc_failures(void) {
     if (st2 == XCHG_OK) TU_CHECK(check_holder(all, all_cols, 3) == 0, "n %lld: values", (long long)n);
     errors += (st1 != XCHG_OK) + (st2 != XCHG_OK);
     successes += (st1 == XCHG_OK) + (st2 == XCHG_OK);
-    xchg_cache_release(narrow);
-    xchg_cache_release(all);
+    xchg_cache_holder_release(narrow);
+    xchg_cache_holder_release(all);
     TU_CHECK(cd_metrics(c).entries == 0, "n %lld: entry left", (long long)n);
     xchg_cache_free(c);
     check_memory("allocation failures");

@@ -166,8 +166,8 @@ static xchg_source *source_of(const tu_bytes *p, int positional) {
 /* A decoder of the stream's schema message, with columns[0..n) (NULL: all). */
 static xchg_batch_decoder *open_decoder(const gold *g, const int64_t *columns, int64_t n,
                                         xchg_pool *on) {
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   opts.pool = on;
   opts.task_bytes = 1;
   const tu_body *schema = &g->messages[0];
@@ -388,7 +388,7 @@ static int acquire_and_compare(const gold *g, xchg_cache *c, const char *key, co
   int rc = xchg_cache_acquire(c, key, &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK
                ? compare_holder(g, h, parts, msg)
                : tu_failf(msg, MSG_SIZE, "acquire: %s", err.message);
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   free(chunks);
   return rc;
 }

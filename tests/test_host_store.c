@@ -172,7 +172,7 @@ static xchg_status acquire_key_checked(xchg_cache *c, cd_source *s, const char *
   xchg_status st = xchg_cache_acquire(c, key, &b, NULL, 0, cancel, ctx, &h, err);
   if (st != XCHG_OK) return st;
   if (check_holder(h, mapped_dir) != 0) st = xchg_errorf(err, XCHG_EFORMAT, "wrong values");
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   return st;
 }
 
@@ -511,7 +511,7 @@ static off_t segment_size(cd_source *s) {
   acquire_key(c, s, "probe", &h);
   off_t size = 0;
   count_files(dir, ".seg", &size);
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   xchg_cache_free(c);
   remove_dir(dir);
   return size;
@@ -529,14 +529,14 @@ static void test_budget_and_age(void) {
   acquire_key(c, &s, "a", &a);
   acquire_key(c, &s, "b", &b);
   TU_CHECK(count_files(dir, ".seg", NULL) == 2, "a held segment was evicted over budget");
-  xchg_cache_release(b);
-  xchg_cache_release(a);
+  xchg_cache_holder_release(b);
+  xchg_cache_holder_release(a);
   xchg_cache_trim(c); /* over budget: b, released first, goes */
   TU_CHECK(count_files(dir, ".seg", NULL) == 1, "over budget, no segment was evicted");
   acquire_key(c, &s, "a", &a);
   TU_CHECK(cd_metrics(c).host_maps == 3 && cd_metrics(c).host_decodes == 2,
            "not the most recently released segment was kept");
-  xchg_cache_release(a);
+  xchg_cache_holder_release(a);
   TU_EXPECT(cd_metrics(c).host_evictions == 1);
   xchg_cache_free(c);
   remove_dir(dir);
@@ -544,7 +544,7 @@ static void test_budget_and_age(void) {
   make_dir(dir, sizeof dir);
   c = host_cache(dir, INT64_MAX, 150);
   acquire_key(c, &s, "a", &a);
-  xchg_cache_release(a);
+  xchg_cache_holder_release(a);
   xchg_cache_trim(c);
   TU_CHECK(count_files(dir, ".seg", NULL) == 1, "evicted before its age");
   sleep_ms(250);
@@ -959,7 +959,7 @@ static void releasing_child(const char *dir, shared *sh, int i) {
   } else {
     hook_into(sh, HOST_HOOK_REMOVE_HELD);
   }
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   child_done(sh, i, c, &s);
 }
 
@@ -1013,7 +1013,7 @@ static void test_release_scans_nothing(void) {
   struct ArrowArray a;
   xchg_error err;
   TU_OK(xchg_cache_holder_batch(h, 0, &a, &err), err);
-  xchg_cache_release(h); /* the array still holds the entry and its mapping */
+  xchg_cache_holder_release(h); /* the array still holds the entry and its mapping */
   TU_CHECK(count_files(dir, ".seg", NULL) == 1, "the segment went with an array still out");
   int scans = atomic_load(&hook_counts[HOST_HOOK_SCAN]);
   pthread_t th;
@@ -1031,8 +1031,8 @@ static void test_release_scans_nothing(void) {
   acquire_key(c, &s, "a", &h);
   acquire_key(c, &s, "b", &b);
   scans = atomic_load(&hook_counts[HOST_HOOK_SCAN]);
-  xchg_cache_release(b);
-  xchg_cache_release(h);
+  xchg_cache_holder_release(b);
+  xchg_cache_holder_release(h);
   TU_CHECK(atomic_load(&hook_counts[HOST_HOOK_SCAN]) == scans, "a release scanned the directory");
   TU_CHECK(count_files(dir, ".seg", NULL) == 2, "a release evicted over budget");
   xchg_cache_trim(c);
@@ -1123,7 +1123,7 @@ static void test_mapped_structure_checked(void) {
   TU_OK(xchg_cache_acquire(c, "bc", &b, NULL, 0, NULL, NULL, &h, &err), err);
   TU_CHECK(cd_metrics(c).host_maps == 1 && cd_metrics(c).host_fallbacks == 0,
            "a cache checking bounds only refused the segment");
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   xchg_cache_free(c);
   free(good);
   remove_dir(dir);
@@ -1178,7 +1178,7 @@ static void small_store_chunks_child(const char *dir, shared *sh, int i) {
   xchg_error err, why;
   TU_OK(xchg_cache_acquire(c, "chunks", &b, NULL, 0, NULL, NULL, &h, &err), err);
   TU_CHECK(h && check_holder(h, NULL) == 0, "wrong values");
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   xchg_cache_host_error(c, &why);
   snprintf(sh->why[i], sizeof sh->why[i], "%s", why.message);
   sh->m[i] = cd_metrics(c);

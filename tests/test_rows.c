@@ -56,8 +56,8 @@ static tu_bytes compress_rows(tu_bytes raw, xchg_stream_codec codec) {
 
 static xchg_row_reader *open_rows(tu_bytes enc, xchg_stream_codec codec, size_t window,
                                   size_t max_row) {
-  xchg_stream_options o;
-  xchg_stream_options_init(&o);
+  xchg_istream_options o;
+  xchg_istream_options_init(&o);
   o.window_size = window;
   xchg_istream *s = NULL;
   xchg_row_reader *r = NULL;
@@ -93,8 +93,8 @@ static void test_next_row(xchg_stream_codec codec, size_t window) {
            xchg_stream_codec_name(codec), window, i, bad);
   /* Rows spanning windows were copied, the others not: at most one copy per window. */
   uint64_t copied = xchg_row_reader_copied_rows(r);
-  xchg_stream_metrics m;
-  xchg_istream_metrics(xchg_row_reader_stream(r), &m);
+  xchg_istream_metrics m;
+  xchg_istream_get_metrics(xchg_row_reader_stream(r), &m);
   TU_CHECK(copied > 0 && copied <= (uint64_t)m.refills, "%llu rows copied over %lld windows",
            (unsigned long long)copied, (long long)m.refills);
   const uint8_t *row = (const uint8_t *)1;

@@ -97,8 +97,8 @@ static xchg_source *make_source(enum source_kind kind, tu_bytes input) {
  * the output. */
 static xchg_status decode_all(xchg_stream_codec codec, enum source_kind kind, tu_bytes input,
                               size_t window, tu_bytes *out, xchg_error *err) {
-  xchg_stream_options o;
-  xchg_stream_options_init(&o);
+  xchg_istream_options o;
+  xchg_istream_options_init(&o);
   o.window_size = window;
   o.read_size = 1000;
   xchg_istream *s = NULL;

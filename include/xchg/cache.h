@@ -20,7 +20,7 @@
  *     ...probe...
  *     batch.release(&batch);                              // any time, any order
  *   }
- *   xchg_cache_release(h);
+ *   xchg_cache_holder_release(h);
  *
  * Rules:
  *   - Single flight.  The first acquirer of a key decodes; acquirers arriving
@@ -30,7 +30,7 @@
  *     cancelled *decoder* stops decoding: that is a failed decode (below).
  *   - Lifetime.  An entry lives while anything references it: holders, and
  *     every ArrowArray (each node of it: children moved out count too) and
- *     ArrowArrayStream handed out.  These may outlive xchg_cache_release of
+ *     ArrowArrayStream handed out.  These may outlive xchg_cache_holder_release of
  *     their holder.  With the last reference the entry is freed, unless
  *     retention keeps it; so without retention the cache never holds memory
  *     the tasks would not hold anyway.
@@ -186,9 +186,9 @@ typedef struct xchg_cache_options {
    * (max_buffer_bytes, max_batch_bytes, max_dictionary_bytes, ..., which an
    * engine may want lower for broadcasts than for its own files),
    * allow_missing_eos, readahead_bytes and task_bytes; on_message is not
-   * called.  xchg_cache_options_init fills it with xchg_read_options_init's
+   * called.  xchg_cache_options_init fills it with xchg_ipc_read_options_init's
    * defaults; it is copied at create. */
-  xchg_read_options read;
+  xchg_ipc_read_options read;
   /** The host store (see "Host store" above): a directory shared by the
    * processes of this user on the machine, e.g. "/dev/shm/xchg-<user>";
    * NULL (default) for none.  Read at create (the string need not live on).
@@ -248,7 +248,7 @@ typedef struct xchg_broadcast {
  * columns[0..n_columns) are the top-level column indices the holder reads,
  * in the order it sees them (repeats allowed); columns NULL means every
  * column.  cancel(cancel_ctx) is asked while waiting and while decoding.
- * On success *out is a holder to pass to xchg_cache_release.
+ * On success *out is a holder to pass to xchg_cache_holder_release.
  *
  * Errors: the decode's own (XCHG_EFORMAT, XCHG_EIO, ...) for the acquirer
  * that decoded; XCHG_ECANCELLED when cancelled; XCHG_EINVAL for a column
@@ -262,7 +262,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_cache_acquire(xchg_cache *cache, const 
 
 /** Drops the holder (NULL is a no-op).  Arrays and streams it handed out
  * stay valid. */
-XCHG_API void xchg_cache_release(xchg_cache_holder *holder);
+XCHG_API void xchg_cache_holder_release(xchg_cache_holder *holder);
 
 /** The holder's schema: a "+s" whose children are its columns, in the order
  * asked for (a fresh copy each call). */
@@ -280,7 +280,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_batch(const xchg_cache_hol
                                                             xchg_error *err);
 
 /** Every batch, in order, as an ArrowArrayStream of the caller's own (it may
- * be read after xchg_cache_release, and dropped part way). */
+ * be read after xchg_cache_holder_release, and dropped part way). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_stream(const xchg_cache_holder *holder,
                                                              struct ArrowArrayStream *out,
                                                              xchg_error *err);
@@ -300,7 +300,7 @@ typedef xchg_status (*xchg_derive_fn)(void *ctx, const xchg_cache_holder *holder
  * (asking cancel); a failed build is not kept and the first waiter builds
  * again.  destroy(value) runs when the entry is freed.  *value stays valid
  * while the holder is held. */
-XCHG_API XCHG_NODISCARD xchg_status xchg_cache_derived(xchg_cache_holder *holder, const char *name,
+XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_derive(xchg_cache_holder *holder, const char *name,
                                                        xchg_derive_fn build, void *build_ctx,
                                                        void (*destroy)(void *value),
                                                        xchg_cancel_fn cancel, void *cancel_ctx,

@@ -14,7 +14,7 @@
  * memory (XCHG_ENOMEM).  On failure a constructor takes nothing over that it
  * was given (a buffer's reference, an fd, a release or close callback: none
  * of them is dropped, closed or run), except the wrappers that take a
- * source or a stream over (xchg_source_with_cancel, xchg_istream_to_source),
+ * source or a stream over (xchg_source_with_cancel, xchg_source_from_istream),
  * which close it at once, as xchg_ipc_reader_open does.
  *
  * Threads: a source is used by one thread at a time (the reader that owns

@@ -121,7 +121,7 @@ typedef void (*xchg_message_fn)(void *ctx, const xchg_message_info *info);
  * compressed buffer's declared size must also be one its compressed bytes
  * can produce (see xchg_block_check_size), else XCHG_EFORMAT: with that, a
  * claim of n bytes costs the input at least n / 32768 bytes. */
-typedef struct xchg_read_options {
+typedef struct xchg_ipc_read_options {
   xchg_validation validation;
   int32_t max_depth;              /**< nesting depth of fields; default 64 */
   int64_t max_fields;             /**< fields in a schema, all levels; default 1<<16 */
@@ -167,10 +167,10 @@ typedef struct xchg_read_options {
    * dictionary lives for the whole stream, and one of strings with 32-bit
    * offsets cannot hold much more anyway. */
   int64_t max_dictionary_bytes;
-} xchg_read_options;
+} xchg_ipc_read_options;
 
 /** Fills opts with the defaults above. */
-XCHG_API void xchg_read_options_init(xchg_read_options *opts);
+XCHG_API void xchg_ipc_read_options_init(xchg_ipc_read_options *opts);
 
 typedef enum xchg_ipc_format { XCHG_IPC_STREAM = 0, XCHG_IPC_FILE = 1 } xchg_ipc_format;
 
@@ -180,23 +180,23 @@ typedef struct xchg_ipc_reader xchg_ipc_reader;
  * once if opening fails).  Reads the schema (and, for the file format, the
  * footer). opts may be NULL for the defaults. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_open(xchg_source *src,
-                                                         const xchg_read_options *opts,
+                                                         const xchg_ipc_read_options *opts,
                                                          xchg_ipc_reader **out, xchg_error *err);
 
 /** Shorthands: a memory-mapped file, and memory the caller owns (release runs
  * when the last array pointing into it is released). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_open_file(const char *path,
-                                                              const xchg_read_options *opts,
+                                                              const xchg_ipc_read_options *opts,
                                                               xchg_ipc_reader **out,
                                                               xchg_error *err);
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_open_memory(
     const void *data, size_t size, xchg_release_fn release, void *release_ctx,
-    const xchg_read_options *opts, xchg_ipc_reader **out, xchg_error *err);
+    const xchg_ipc_read_options *opts, xchg_ipc_reader **out, xchg_error *err);
 
 XCHG_API xchg_ipc_format xchg_ipc_reader_format(const xchg_ipc_reader *reader);
 
 /** Calls fn for every message read from now on (NULL to stop); see also
- * xchg_read_options.on_message. */
+ * xchg_ipc_read_options.on_message. */
 XCHG_API void xchg_ipc_reader_on_message(xchg_ipc_reader *reader, xchg_message_fn fn, void *ctx);
 
 /** Selects the columns to decode; the others are never decompressed, never
@@ -334,7 +334,7 @@ typedef struct xchg_batch_decoder xchg_batch_decoder;
 XCHG_API XCHG_NODISCARD xchg_status xchg_batch_decoder_open(const void *schema_message,
                                                             size_t size, const int64_t *columns,
                                                             int64_t n_columns,
-                                                            const xchg_read_options *opts,
+                                                            const xchg_ipc_read_options *opts,
                                                             xchg_batch_decoder **out,
                                                             xchg_error *err);
 

@@ -53,7 +53,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_row_reader_next_batch(xchg_row_reader *
 XCHG_API uint64_t xchg_row_reader_rows(const xchg_row_reader *r);
 XCHG_API uint64_t xchg_row_reader_copied_rows(const xchg_row_reader *r);
 
-/** The underlying stream, e.g. for xchg_istream_metrics. */
+/** The underlying stream, e.g. for xchg_istream_get_metrics. */
 XCHG_API xchg_istream *xchg_row_reader_stream(xchg_row_reader *r);
 
 /** Closes the reader and its stream (NULL is a no-op). */

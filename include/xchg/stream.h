@@ -10,7 +10,7 @@
  *
  *   - xchg_istream_read copies into the caller's buffer;
  *   - xchg_istream_next hands out the decompressed window itself (zero copy);
- *   - xchg_istream_to_source turns the decompressed stream back into an
+ *   - xchg_source_from_istream turns the decompressed stream back into an
  *     xchg_source, so that the IPC reader reads a codec-wrapped IPC stream in
  *     one pass, without materialising the decompressed bytes.
  *
@@ -76,14 +76,14 @@ XCHG_API xchg_stream_codec xchg_stream_codec_detect(const void *bytes, size_t si
 
 /* ---- Decoding ---------------------------------------------------------- */
 
-typedef struct xchg_stream_options {
+typedef struct xchg_istream_options {
   /** Decompressed bytes produced per refill, at most (a format whose blocks
    * are bigger hands out one block per refill).  Default 64 KiB. */
   size_t window_size;
   /** Compressed bytes requested from the source per read.  Default 64 KiB.
    * Ignored when the source is in memory: it is then read in place. */
   size_t read_size;
-  /** Non-zero to time refills (see xchg_stream_metrics); default 1.  When 0
+  /** Non-zero to time refills (see xchg_istream_metrics); default 1.  When 0
    * the clock is never read; byte and refill counts are still kept, as they
    * cost nothing per read. */
   int metrics;
@@ -94,19 +94,19 @@ typedef struct xchg_stream_options {
    * block, so that each block's IPC stream can be read on its own (see
    * xchg_istream_next_member).  Default 0: the blocks' bytes run on. */
   int split_members;
-} xchg_stream_options;
+} xchg_istream_options;
 
 /** Fills opts with the defaults above. */
-XCHG_API void xchg_stream_options_init(xchg_stream_options *opts);
+XCHG_API void xchg_istream_options_init(xchg_istream_options *opts);
 
-typedef struct xchg_stream_metrics {
+typedef struct xchg_istream_metrics {
   int64_t refills;            /**< windows produced */
   int64_t compressed_bytes;   /**< bytes consumed from the source */
   int64_t decompressed_bytes; /**< bytes produced */
   int64_t wall_ns;            /**< time spent inside refills */
   int64_t blocking_ns;        /**< of which waiting for the source */
   /* decompression time proper is wall_ns - blocking_ns */
-} xchg_stream_metrics;
+} xchg_istream_metrics;
 
 typedef struct xchg_istream xchg_istream;
 
@@ -114,7 +114,7 @@ typedef struct xchg_istream xchg_istream;
  * the stream, or at once if opening fails).  codec XCHG_STREAM_AUTO detects
  * the codec from the first bytes.  opts may be NULL for the defaults. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_istream_open(xchg_source *src, xchg_stream_codec codec,
-                                                      const xchg_stream_options *opts,
+                                                      const xchg_istream_options *opts,
                                                       xchg_istream **out, xchg_error *err);
 
 /** The codec in use (the detected one after XCHG_STREAM_AUTO). */
@@ -158,7 +158,7 @@ XCHG_API int64_t xchg_istream_comet_field_count(const xchg_istream *s);
 XCHG_API uint64_t xchg_istream_position(const xchg_istream *s);
 
 /** Copies the metrics so far into *out. */
-XCHG_API void xchg_istream_metrics(const xchg_istream *s, xchg_stream_metrics *out);
+XCHG_API void xchg_istream_get_metrics(const xchg_istream *s, xchg_istream_metrics *out);
 
 /** Closes the stream and its source (NULL is a no-op). */
 XCHG_API void xchg_istream_free(xchg_istream *s);
@@ -170,13 +170,13 @@ XCHG_API void xchg_istream_free(xchg_istream *s);
  * frame — LZ4 frame end mark and checksum, zstd frame end and checksum,
  * lz4-java end block, within the current Comet block — unless decoded data
  * still follows in it; the next frame is left unread. */
-XCHG_API XCHG_NODISCARD xchg_status xchg_istream_to_source(xchg_istream *s, xchg_source **out,
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_istream(xchg_istream *s, xchg_source **out,
                                                            xchg_error *err);
 
 /** The same without taking s over: closing the source leaves s open (it
  * must outlive the source), and so does a failure.  This is how one IPC
  * reader per Comet block is opened over one split_members stream. */
-XCHG_API XCHG_NODISCARD xchg_status xchg_istream_as_source(xchg_istream *s, xchg_source **out,
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_istream_borrowed(xchg_istream *s, xchg_source **out,
                                                            xchg_error *err);
 
 /** Implementation details of the inline xchg_istream_read; not API.  Every

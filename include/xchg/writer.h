@@ -61,7 +61,7 @@
 extern "C" {
 #endif
 
-typedef struct xchg_write_options {
+typedef struct xchg_ipc_write_options {
   xchg_ipc_format format;    /**< XCHG_IPC_STREAM (default) or XCHG_IPC_FILE */
   xchg_block_codec codec;    /**< body compression; default XCHG_BLOCK_NONE */
   int level;                 /**< codec level, 0 = the codec's default */
@@ -89,10 +89,10 @@ typedef struct xchg_write_options {
    * them 0, 1, 2, ... in that order. */
   const int64_t *dictionary_ids;
   int64_t n_dictionary_ids;
-} xchg_write_options;
+} xchg_ipc_write_options;
 
 /** Fills opts with the defaults above. */
-XCHG_API void xchg_write_options_init(xchg_write_options *opts);
+XCHG_API void xchg_ipc_write_options_init(xchg_ipc_write_options *opts);
 
 /** Where bytes go: write_fn must take all n bytes or return an error. */
 typedef xchg_status (*xchg_write_fn)(void *ctx, const void *data, size_t n, xchg_error *err);
@@ -104,19 +104,19 @@ typedef struct xchg_ipc_writer xchg_ipc_writer;
  * is read, not taken over).  Writes the schema message at once.  opts may
  * be NULL for the defaults. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_open(const struct ArrowSchema *schema,
-                                                         const xchg_write_options *opts,
+                                                         const xchg_ipc_write_options *opts,
                                                          xchg_write_fn write_fn, void *ctx,
                                                          xchg_ipc_writer **out, xchg_error *err);
 
 /** The same, writing to fd (not closed by the writer). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_open_fd(const struct ArrowSchema *schema,
-                                                            const xchg_write_options *opts, int fd,
+                                                            const xchg_ipc_write_options *opts, int fd,
                                                             xchg_ipc_writer **out, xchg_error *err);
 
 /** The same, writing to a growable buffer in memory; take it with
  * xchg_ipc_writer_take_memory after xchg_ipc_writer_finish. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_open_memory(const struct ArrowSchema *schema,
-                                                                const xchg_write_options *opts,
+                                                                const xchg_ipc_write_options *opts,
                                                                 xchg_ipc_writer **out,
                                                                 xchg_error *err);
 
@@ -157,8 +157,8 @@ XCHG_API void xchg_ipc_writer_free(xchg_ipc_writer *w);
 
 /** One call: writes schema and every batch of stream to memory (the stream
  * is released).  The result is a new buffer in *out. */
-XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_write_stream_to_memory(struct ArrowArrayStream *stream,
-                                                                    const xchg_write_options *opts,
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_encode_stream(struct ArrowArrayStream *stream,
+                                                                    const xchg_ipc_write_options *opts,
                                                                     xchg_buf **out,
                                                                     xchg_error *err);
 

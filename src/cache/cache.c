@@ -34,7 +34,7 @@ void xchg_cache_options_init(xchg_cache_options *opts) {
   memset(opts, 0, sizeof *opts);
   opts->sharing = 1;
   opts->wait_check_ms = 100;
-  xchg_read_options_init(&opts->read);
+  xchg_ipc_read_options_init(&opts->read);
 }
 
 xchg_status xchg_cache_create(const xchg_cache_options *opts, xchg_cache **out, xchg_error *err) {
@@ -349,10 +349,10 @@ static xchg_status open_part(const xchg_cache *c, const xchg_broadcast *b, int64
   if (st == XCHG_OK && b->parts[i].codec != XCHG_STREAM_NONE) {
     xchg_istream *is;
     st = xchg_istream_open(src, b->parts[i].codec, NULL, &is, err);
-    if (st == XCHG_OK) st = xchg_istream_to_source(is, &src, err);
+    if (st == XCHG_OK) st = xchg_source_from_istream(is, &src, err);
   }
   if (st == XCHG_OK) {
-    xchg_read_options opts = c->opts.read;
+    xchg_ipc_read_options opts = c->opts.read;
     opts.on_message = NULL;
     opts.on_message_ctx = NULL;
     if ((st = xchg_ipc_reader_open(src, &opts, out, err)) == XCHG_OK) return XCHG_OK;
@@ -894,7 +894,7 @@ done:
   return st;
 }
 
-void xchg_cache_release(xchg_cache_holder *h) {
+void xchg_cache_holder_release(xchg_cache_holder *h) {
   if (!h) return;
   cache_entry_unref(h->entry);
   free(h->columns);
@@ -938,7 +938,7 @@ static cache_derived *derived_for(cache_entry *e, const char *name) {
   return d;
 }
 
-xchg_status xchg_cache_derived(xchg_cache_holder *h, const char *name, xchg_derive_fn build,
+xchg_status xchg_cache_holder_derive(xchg_cache_holder *h, const char *name, xchg_derive_fn build,
                                void *build_ctx, void (*destroy)(void *value),
                                xchg_cancel_fn cancel, void *cancel_ctx, void **value,
                                xchg_error *err) {

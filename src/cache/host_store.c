@@ -608,8 +608,8 @@ static xchg_status write_part(segment_writer *w, const host_request *req, int64_
     *write_failed = 1;
     xchg_errorf(why, XCHG_EIO, "host segment %s: seek: %s", w->name, strerror(errno));
   }
-  xchg_write_options wo;
-  xchg_write_options_init(&wo);
+  xchg_ipc_write_options wo;
+  xchg_ipc_write_options_init(&wo);
   wo.alignment = PART_ALIGN;
   if (st == XCHG_OK && !*write_failed &&
       xchg_ipc_writer_open_fd(&schema, &wo, w->fd, &wr, why) != XCHG_OK)

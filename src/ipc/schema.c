@@ -10,7 +10,7 @@
 
 
 typedef struct parse_ctx {
-  const xchg_read_options *opts;
+  const xchg_ipc_read_options *opts;
   int64_t n_fields;
 } parse_ctx;
 
@@ -413,7 +413,7 @@ void ipc_schema_free(ipc_schema *schema) {
   memset(schema, 0, sizeof *schema);
 }
 
-xchg_status ipc_schema_parse(const fb_table *t, const xchg_read_options *opts, ipc_schema *out,
+xchg_status ipc_schema_parse(const fb_table *t, const xchg_ipc_read_options *opts, ipc_schema *out,
                              xchg_error *err) {
   memset(out, 0, sizeof *out);
   parse_ctx ctx = {opts, 0};

@@ -106,8 +106,8 @@ int cd_make_stream(int64_t part, const int64_t *rows, int64_t n_batches, int zer
   struct ArrowSchema *children[CD_COLUMNS] = {&cols[0], &cols[1], &cols[2]};
   struct ArrowSchema root = {"+s", "", NULL, 0, zero_columns ? 0 : CD_COLUMNS, children, NULL,
                              release_schema, NULL};
-  xchg_write_options opts;
-  xchg_write_options_init(&opts);
+  xchg_ipc_write_options opts;
+  xchg_ipc_write_options_init(&opts);
   opts.codec = body;
   xchg_ipc_writer *w;
   xchg_error err;

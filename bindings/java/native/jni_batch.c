@@ -36,8 +36,8 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchReader_nOpen(JNIEnv *env, jclass 
   if (st == XCHG_OK) {
     (*env)->GetByteArrayRegion(env, schema, 0, size, bytes);
     if (columns) (*env)->GetLongArrayRegion(env, columns, 0, n_cols, (jlong *)cols);
-    xchg_read_options opts;
-    xchg_read_options_init(&opts);
+    xchg_ipc_read_options opts;
+    xchg_ipc_read_options_init(&opts);
     opts.pool = threads == 0 ? xchg_pool_default() : r->own_pool;
     st = xchg_batch_decoder_open(bytes, (size_t)size, columns ? cols : NULL, n_cols, &opts, &r->dec,
                                  &err);

@@ -223,7 +223,7 @@ xchg_cache_holder *xj_cache_holder(jlong handle) {
 JNIEXPORT void JNICALL Java_org_xchg_XchgCacheHolder_nRelease(JNIEnv *env, jclass cls,
                                                               jlong handle) {
   xj_holder *h = XJ_PTR(xj_holder, handle);
-  xchg_cache_release(h->holder);
+  xchg_cache_holder_release(h->holder);
   xj_chunks_free(env, h->chunks);
   free(h);
 }
