@@ -22,7 +22,7 @@ typedef enum xchg_status {
   XCHG_EIO = 3,       /**< the byte source failed or ended early */
   XCHG_EFORMAT = 4,   /**< the input is malformed (bad bytes on the wire) */
   XCHG_ENOTSUP = 5,   /**< valid input using a feature xchg does not support */
-  XCHG_ECANCELLED = 6,/* the operation was cancelled by the caller */
+  XCHG_ECANCELLED = 6, /**< the operation was cancelled by the caller */
   XCHG_ELIMIT = 7     /**< the input exceeds a configured resource limit */
 } xchg_status;
 

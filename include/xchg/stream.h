@@ -34,7 +34,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "xchg/buf.h"
 #include "xchg/error.h"
@@ -179,8 +178,17 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_istream(xchg_istream *s, xc
 XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_istream_borrowed(xchg_istream *s, xchg_source **out,
                                                            xchg_error *err);
 
-/** Implementation details of the inline xchg_istream_read; not API.  Every
- * xchg_istream starts with its current window [pos, end). */
+/** \cond INTERNAL
+ * Implementation details of the inline xchg_istream_read; not API.  Every
+ * xchg_istream starts with its current window [pos, end).  The copy is the
+ * compiler's builtin, so that the header includes no <string.h> (nor
+ * declares memcpy) for its users. */
+#if defined(__GNUC__) || defined(__clang__)
+#define xchg_istream_copy_ __builtin_memcpy
+#else
+#include <string.h>
+#define xchg_istream_copy_ memcpy
+#endif
 typedef struct xchg_istream_window_ {
   const uint8_t *pos;
   const uint8_t *end;
@@ -192,13 +200,14 @@ static inline xchg_status xchg_istream_read(xchg_istream *s, void *dst, size_t n
   /** n - 1 < have is n <= have for n > 0; n = 0 takes the call, which
    * copies nothing. */
   if (n - 1 < (size_t)(w->end - w->pos)) {
-    memcpy(dst, w->pos, n);
+    xchg_istream_copy_(dst, w->pos, n);
     w->pos += n;
     *got = n;
     return XCHG_OK;
   }
   return xchg_istream_read_call(s, dst, n, got, err);
 }
+/** \endcond */
 
 #ifdef __cplusplus
 }
