@@ -128,7 +128,7 @@ static void run_one_task(run_state *rs) {
   xchg_error err;
   shape_sums got;
   memset(&got, 0, sizeof got);
-  if (xchg_cache_acquire(rs->cache, "broadcast_0", &bytes, NULL, 0, NULL, NULL, &h, &err) != XCHG_OK ||
+  if (xchg_cache_acquire(rs->cache, "broadcast_0", &bytes, NULL, &h, &err) != XCHG_OK ||
       broadcast_read_all(h, &got, &err) != 0) {
     fprintf(stderr, "xchg bench broadcast: %s\n", err.message);
     atomic_fetch_add(&rs->errors, 1);
@@ -421,7 +421,7 @@ int xchg_bench_broadcast(int argc, char **argv) {
     xchg_broadcast b = {&enc[0].part, 1, NULL, NULL};
     xchg_cache_holder *held;
     if (xchg_cache_create(NULL, &c, &err) == XCHG_OK &&
-        xchg_cache_acquire(c, "broadcast_0", &b, NULL, 0, NULL, NULL, &held, &err) == XCHG_OK) {
+        xchg_cache_acquire(c, "broadcast_0", &b, NULL, &held, &err) == XCHG_OK) {
       run_state rs1;
       memset(&rs1, 0, sizeof rs1);
       rs1.cache = c, rs1.enc = &enc[0], rs1.tasks = 5, rs1.want = want;

@@ -38,7 +38,11 @@ static void acquire_and_read(xchg_cache *cache, const char *key, const xchg_broa
                              const int64_t *columns, int64_t n_columns, xchg_cache_holder **keep) {
   xchg_error err = {""};
   xchg_cache_holder *h = NULL;
-  xchg_status st = xchg_cache_acquire(cache, key, b, columns, n_columns, NULL, NULL, &h, &err);
+  xchg_cache_request req;
+  xchg_cache_request_init(&req);
+  req.columns = columns;
+  req.n_columns = n_columns;
+  xchg_status st = xchg_cache_acquire(cache, key, b, &req, &h, &err);
   if (st == XCHG_OK) {
     struct ArrowSchema schema;
     st = xchg_cache_holder_schema(h, &schema, &err);

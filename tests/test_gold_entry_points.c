@@ -385,7 +385,7 @@ static int acquire_and_compare(const gold *g, xchg_cache *c, const char *key, co
   xchg_broadcast b = {part, parts, NULL, NULL};
   xchg_cache_holder *h = NULL;
   xchg_error err;
-  int rc = xchg_cache_acquire(c, key, &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK
+  int rc = xchg_cache_acquire(c, key, &b, NULL, &h, &err) == XCHG_OK
                ? compare_holder(g, h, parts, msg)
                : tu_failf(msg, MSG_SIZE, "acquire: %s", err.message);
   xchg_cache_holder_release(h);

@@ -278,7 +278,7 @@ static xchg_status acquire_once(const uint8_t *data, size_t size, const xchg_cac
   xchg_broadcast_part part = {&chunk, 1, XCHG_STREAM_NONE};
   xchg_broadcast b = {&part, 1, NULL, NULL};
   xchg_cache_holder *h = NULL;
-  xchg_status st = xchg_cache_acquire(cache, "k", &b, NULL, 0, NULL, NULL, &h, err);
+  xchg_status st = xchg_cache_acquire(cache, "k", &b, NULL, &h, err);
   xchg_cache_holder_release(h);
   xchg_cache_free(cache);
   return st;

@@ -11,9 +11,12 @@
  *   xchg_cache *cache;                                     // one per process:
  *   st = xchg_cache_create(NULL, &cache, &err);
  *   ...in every task:
+ *   xchg_cache_request req;
+ *   xchg_cache_request_init(&req);
+ *   req.cancel = task_cancelled;                           // asked while waiting
+ *   req.cancel_ctx = task;
  *   xchg_cache_holder *h;
- *   st = xchg_cache_acquire(cache, "broadcast_7", &bytes, NULL, 0,
- *                           task_cancelled, task, &h, &err);
+ *   st = xchg_cache_acquire(cache, "broadcast_7", &bytes, &req, &h, &err);
  *   for (int64_t i = 0; i < xchg_cache_holder_num_batches(h); i++) {
  *     struct ArrowArray batch;
  *     st = xchg_cache_holder_batch(h, i, &batch, &err);   // "+s", its own
@@ -155,8 +158,15 @@
 extern "C" {
 #endif
 
+/** A cache of decoded broadcasts, shared by the tasks of a process. */
 typedef struct xchg_cache xchg_cache;
+/** One task's hold on a broadcast's entry, from xchg_cache_acquire to
+ * xchg_cache_holder_release. */
 typedef struct xchg_cache_holder xchg_cache_holder;
+
+/** Accounting: delta bytes enter the cache (positive) or leave it
+ * (negative); ctx is the caller's (xchg_cache_options.on_bytes_ctx). */
+typedef void (*xchg_bytes_fn)(void *ctx, int64_t delta);
 
 typedef struct xchg_cache_options {
   /** Non-zero (default 1): acquirers of one key share one decoded copy.
@@ -178,7 +188,7 @@ typedef struct xchg_cache_options {
    * enters the cache and -bytes when it is freed, so that an engine can
    * charge its memory manager.  Called with no cache lock held, from the
    * thread that decoded or dropped the last reference.  May be NULL. */
-  void (*on_bytes)(void *ctx, int64_t delta);
+  xchg_bytes_fn on_bytes;
   void *on_bytes_ctx;
   /** The reader's options for every decode: how decoded data is checked
    * (validation, default XCHG_VALIDATE_FULL), the pool decompression runs on
@@ -206,7 +216,7 @@ typedef struct xchg_cache_options {
    * a host segment's shared mapping (so they are one copy for the whole
    * host, not this process's own): called with the same sign and ctx
    * (on_bytes_ctx) right after on_bytes.  May be NULL. */
-  void (*on_shared_bytes)(void *ctx, int64_t delta);
+  xchg_bytes_fn on_shared_bytes;
 } xchg_cache_options;
 
 /** Fills opts with the defaults above. */
@@ -232,23 +242,44 @@ typedef struct xchg_broadcast_part {
   xchg_stream_codec codec;
 } xchg_broadcast_part;
 
+/** Opens the encoded bytes of part `part` of a broadcast as a source in
+ * *out (see xchg_broadcast.open_part); ctx is xchg_broadcast.open_ctx. */
+typedef xchg_status (*xchg_open_part_fn)(void *ctx, int64_t part, xchg_source **out,
+                                         xchg_error *err);
+
 /** The encoded bytes of a broadcast.  When open_part is set, it is called
  * to open the encoded bytes of part i as a source instead of reading
  * parts[i].chunks (parts[i].codec still applies): for bytes that are not in
  * memory, and for tests that block, slow down or break a decode. */
 typedef struct xchg_broadcast {
-  const xchg_broadcast_part *parts;
-  int64_t n_parts;
-  xchg_status (*open_part)(void *ctx, int64_t part, xchg_source **out, xchg_error *err);
-  void *open_ctx;
+  const xchg_broadcast_part *parts; /**< the parts, in order */
+  int64_t n_parts;                  /**< how many; 0 is an empty broadcast */
+  xchg_open_part_fn open_part;      /**< NULL: read parts[i].chunks */
+  void *open_ctx;                   /**< the ctx of open_part */
 } xchg_broadcast;
 
+/** How a holder reads a broadcast: which columns, and how it gives up
+ * waiting.  Fill it with xchg_cache_request_init, then set what differs. */
+typedef struct xchg_cache_request {
+  /** The top-level column indices the holder reads, in the order it sees
+   * them (repeats allowed), n_columns of them; NULL (default) for every
+   * column. */
+  const int64_t *columns;
+  int64_t n_columns; /**< entries of columns; 0 when columns is NULL */
+  /** Asked with cancel_ctx while waiting (every wait_check_ms) and while
+   * decoding: non-zero cancels.  NULL (default): never cancelled. */
+  xchg_cancel_fn cancel;
+  void *cancel_ctx; /**< the argument of cancel */
+} xchg_cache_request;
+
+/** Fills req with the defaults above: every column, no cancellation. */
+XCHG_API void xchg_cache_request_init(xchg_cache_request *req);
+
 /** Acquires the broadcast `key` (a string of any length) of cache, decoding
- * what is missing from `bytes`, and waiting for what others are decoding.
- * columns[0..n_columns) are the top-level column indices the holder reads,
- * in the order it sees them (repeats allowed); columns NULL means every
- * column.  cancel(cancel_ctx) is asked while waiting and while decoding.
- * On success *out is a holder to pass to xchg_cache_holder_release.
+ * what is missing from `bytes`, and waiting for what others are decoding:
+ * the columns req names, cancelled as req says (req NULL: every column, no
+ * cancellation).  On success *out is a holder to pass to
+ * xchg_cache_holder_release.
  *
  * Errors: the decode's own (XCHG_EFORMAT, XCHG_EIO, ...) for the acquirer
  * that decoded; XCHG_ECANCELLED when cancelled; XCHG_EINVAL for a column
@@ -256,8 +287,7 @@ typedef struct xchg_broadcast {
  * what the key was decoded from before. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_cache_acquire(xchg_cache *cache, const char *key,
                                                        const xchg_broadcast *bytes,
-                                                       const int64_t *columns, int64_t n_columns,
-                                                       xchg_cancel_fn cancel, void *cancel_ctx,
+                                                       const xchg_cache_request *req,
                                                        xchg_cache_holder **out, xchg_error *err);
 
 /** Drops the holder (NULL is a no-op).  Arrays and streams it handed out
@@ -292,19 +322,38 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_stream(const xchg_cache_ho
 typedef xchg_status (*xchg_derive_fn)(void *ctx, const xchg_cache_holder *holder, void **value,
                                       int64_t *bytes, xchg_error *err);
 
+/** Frees a value an xchg_derive_fn built. */
+typedef void (*xchg_destroy_fn)(void *value);
+
+/** How a derived value is built, and how a caller gives up waiting for
+ * another's build.  Fill it with xchg_cache_derive_request_init, then set
+ * build (required) and what else differs. */
+typedef struct xchg_cache_derive_request {
+  xchg_derive_fn build;    /**< builds the value; required */
+  void *build_ctx;         /**< the ctx of build */
+  xchg_destroy_fn destroy; /**< frees the value with the entry; NULL: nothing to free */
+  /** Asked with cancel_ctx while waiting for another caller's build:
+   * non-zero cancels.  NULL (default): never cancelled. */
+  xchg_cancel_fn cancel;
+  void *cancel_ctx; /**< the argument of cancel */
+} xchg_cache_derive_request;
+
+/** Fills req with the defaults above (build NULL, to be set). */
+XCHG_API void xchg_cache_derive_request_init(xchg_cache_derive_request *req);
+
 /** The value named `name` attached to the holder's entry, built by
- * build(build_ctx, holder, ...) by the first caller and shared by every
- * other holder of the entry (whatever its columns: names are the caller's
- * to choose so that equal names mean equal values).  Single flight with
- * the rules of xchg_cache_acquire: callers arriving during the build wait
- * (asking cancel); a failed build is not kept and the first waiter builds
- * again.  destroy(value) runs when the entry is freed.  *value stays valid
- * while the holder is held. */
-XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_derive(xchg_cache_holder *holder, const char *name,
-                                                       xchg_derive_fn build, void *build_ctx,
-                                                       void (*destroy)(void *value),
-                                                       xchg_cancel_fn cancel, void *cancel_ctx,
-                                                       void **value, xchg_error *err);
+ * req->build(req->build_ctx, holder, ...) by the first caller and shared by
+ * every other holder of the entry (whatever its columns: names are the
+ * caller's to choose so that equal names mean equal values).  Single flight
+ * with the rules of xchg_cache_acquire: callers arriving during the build
+ * wait (asking req->cancel); a failed build is not kept and the first
+ * waiter builds again.  req->destroy(value) runs when the entry is freed.
+ * *value stays valid while the holder is held.  XCHG_EINVAL when holder,
+ * name, req or req->build is NULL. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_derive(xchg_cache_holder *holder,
+                                                             const char *name,
+                                                             const xchg_cache_derive_request *req,
+                                                             void **value, xchg_error *err);
 
 /* ---- Retention and metrics ------------------------------------------------ */
 
@@ -336,11 +385,14 @@ typedef struct xchg_cache_metrics {
   int64_t bytes_shared;   /**< of bytes_held, those in host segments' mappings */
 } xchg_cache_metrics;
 
-XCHG_API void xchg_cache_get_metrics(xchg_cache *cache, xchg_cache_metrics *out);
+/** Copies the cache's counters so far into *out. */
+XCHG_API void xchg_cache_get_metrics(const xchg_cache *cache, xchg_cache_metrics *out);
 
-/** The message of the host store's last failure (the reason of the last
- * host_fallbacks count); returns 0, with out empty, when there was none. */
-XCHG_API int xchg_cache_host_error(xchg_cache *cache, xchg_error *out);
+/** The host store's last failure (the reason of the last host_fallbacks
+ * count): returns its status, with its message in *out (out may be NULL);
+ * XCHG_OK, with an empty message, when there was none.  Such a failure was
+ * never the acquire's: the cache decoded privately instead. */
+XCHG_API xchg_status xchg_cache_host_error(const xchg_cache *cache, xchg_error *out);
 
 #ifdef __cplusplus
 }

@@ -289,6 +289,16 @@ xchg_broadcast cd_broadcast(cd_source *s) {
   return b;
 }
 
+const xchg_cache_request *cd_request(xchg_cache_request *req, const int64_t *columns,
+                                     int64_t n_columns, xchg_cancel_fn cancel, void *ctx) {
+  xchg_cache_request_init(req);
+  req->columns = columns;
+  req->n_columns = n_columns;
+  req->cancel = cancel;
+  req->cancel_ctx = ctx;
+  return req;
+}
+
 xchg_cache *cd_cache_create(const xchg_cache_options *o) {
   xchg_cache *c = NULL;
   TU_CHECK(xchg_cache_create(o, &c, NULL) == XCHG_OK, "cannot create a cache");
