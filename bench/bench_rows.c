@@ -217,12 +217,12 @@ static int64_t run_loop(loop_kind kind, const rows_input *in, xchg_stream_codec 
     }
     case LOOP_ROW_READER: {
       xchg_row_reader *r = NULL;
-      if (xchg_row_reader_open(open_input(in, codec, 1), 0, &r, NULL) != XCHG_OK) {
+      if (xchg_row_reader_open(open_input(in, codec, 1), NULL, &r, NULL) != XCHG_OK) {
         *sum = UINT64_MAX; /* no generator sum: the warm-up check reports the failure */
         break;
       }
       const uint8_t *row;
-      uint32_t len;
+      size_t len;
       uint64_t acc = 0;
       while (xchg_row_reader_next(r, &row, &len, NULL) == XCHG_OK && row != NULL)
         acc += sum_bytes(row, len) + len;

@@ -103,9 +103,9 @@ static size_t schema_message_size(const uint8_t *data, size_t size) {
 
 /* ---- sources -------------------------------------------------------------------- */
 
-static xchg_status copy_at(void *ctx, uint64_t offset, void *dst, size_t n, xchg_error *err) {
+static xchg_status copy_at(void *ctx, int64_t offset, void *dst, size_t n, xchg_error *err) {
   const payload *p = ctx;
-  if (offset > p->size || n > p->size - offset) abort(); /* the source checks its size */
+  if ((size_t)offset > p->size || n > p->size - (size_t)offset) abort(); /* the source checks its size */
   memcpy(dst, p->data + offset, n);
   return XCHG_OK;
 }

@@ -47,7 +47,7 @@ void fuzz_stream_codec(const uint8_t *data, size_t size, xchg_stream_codec codec
   if (xchg_source_from_memory(data, size, NULL, NULL, &src, &err) != XCHG_OK) return;
   xchg_status st = xchg_istream_open(src, codec, opts, &s, &err);
   static uint8_t scratch[65536 + 5];
-  for (size_t i = 0; st == XCHG_OK && xchg_istream_position(s) < MAX_DECODED; i++) {
+  for (size_t i = 0; st == XCHG_OK && xchg_istream_position(s) < (int64_t)MAX_DECODED; i++) {
     size_t want = read_sizes[i % (sizeof read_sizes / sizeof read_sizes[0])], got = 0;
     st = xchg_istream_read(s, scratch, want, &got, &err);
     if (st == XCHG_OK && got < want) {

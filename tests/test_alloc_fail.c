@@ -366,10 +366,10 @@ static xchg_status run_rows(op *o, xchg_error *err) {
   xchg_istream *s = NULL;
   xchg_row_reader *r = NULL;
   st = xchg_istream_open(src, o->codec, &opts, &s, err);
-  if (st == XCHG_OK) st = xchg_row_reader_open(s, 0, &r, err);
+  if (st == XCHG_OK) st = xchg_row_reader_open(s, NULL, &r, err);
   for (uint32_t i = 0; st == XCHG_OK; i++) {
     const uint8_t *row;
-    uint32_t len;
+    size_t len;
     st = xchg_row_reader_next(r, &row, &len, err);
     if (st != XCHG_OK) break;
     if (row == NULL) {
@@ -569,7 +569,7 @@ static xchg_status ctor_read(void *ctx, void *dst, size_t n, size_t *got, xchg_e
   *got = 0;
   return XCHG_OK;
 }
-static xchg_status ctor_read_at(void *ctx, uint64_t offset, void *dst, size_t n, xchg_error *err) {
+static xchg_status ctor_read_at(void *ctx, int64_t offset, void *dst, size_t n, xchg_error *err) {
   return XCHG_OK;
 }
 static const int ctor_flag;

@@ -148,7 +148,7 @@ static tu_bytes batch_payload(const gold *g, int64_t b) {
   return out;
 }
 
-static xchg_status copy_at(void *ctx, uint64_t offset, void *dst, size_t n, xchg_error *err) {
+static xchg_status copy_at(void *ctx, int64_t offset, void *dst, size_t n, xchg_error *err) {
   const tu_bytes *p = ctx;
   memcpy(dst, p->data + offset, n);
   return XCHG_OK;

@@ -190,7 +190,7 @@ typedef struct shared {
   atomic_int ready;
   xchg_cache_metrics m[PROCESSES];
   int failed[PROCESSES];
-  char why[PROCESSES][sizeof(xchg_error)]; /* each child's xchg_cache_host_error */
+  char why[PROCESSES][sizeof(xchg_error) + 32]; /* each child's xchg_cache_host_error: "status: message" */
   /* The test hook: a process stopped at its point says so, and waits for
    * resume; writes counts the segment writes begun on the host. */
   atomic_int stopped, resume, writes;

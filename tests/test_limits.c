@@ -666,10 +666,13 @@ static xchg_status read_rows(const uint8_t *data, size_t size, size_t max_row, x
   xchg_istream *s = NULL;
   xchg_row_reader *r = NULL;
   xchg_status st = xchg_istream_open(src, XCHG_STREAM_NONE, NULL, &s, err);
-  if (st == XCHG_OK) st = xchg_row_reader_open(s, max_row, &r, err);
+  xchg_row_reader_options ro;
+  xchg_row_reader_options_init(&ro);
+  ro.max_row_size = max_row;
+  if (st == XCHG_OK) st = xchg_row_reader_open(s, &ro, &r, err);
   while (st == XCHG_OK) {
     const uint8_t *row;
-    uint32_t len;
+    size_t len;
     st = xchg_row_reader_next(r, &row, &len, err);
     if (row == NULL) break;
   }

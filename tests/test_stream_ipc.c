@@ -14,7 +14,7 @@
 #include "xchg/testing.h"
 
 static void append_encoded_with(tu_bytes *out, xchg_stream_codec codec, const uint8_t *p, size_t n,
-                               xchg_stream_codec comet_inner, uint64_t comet_field_count) {
+                               xchg_stream_codec comet_inner, int64_t comet_field_count) {
   xchg_stream_encode_options o;
   xchg_stream_encode_options_init(&o);
   o.comet_inner = comet_inner;

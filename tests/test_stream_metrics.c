@@ -179,7 +179,7 @@ static void test_varied_reads(xchg_stream_codec codec, int metrics) {
              "only %lld refills", (long long)m.refills);
     TU_CHECK(metrics ? m.wall_ns > 0 : (m.wall_ns == 0 && m.blocking_ns == 0),
              "metrics %s: wall %lld ns", metrics ? "on" : "off", (long long)m.wall_ns);
-    TU_CHECK(xchg_istream_position(s) == payload.size, "position");
+    TU_CHECK(xchg_istream_position(s) == (int64_t)payload.size, "position");
     free(out);
     xchg_istream_free(s);
   }
@@ -320,7 +320,7 @@ static void test_as_source(void) {
   TU_CHECK(xchg_source_read(src, rest, payload.size, &got, &err) == XCHG_OK &&
                got == payload.size - 100000 && memcmp(rest, payload.data + 100000, got) == 0,
            "rest through the adapter: %zu bytes", got);
-  TU_CHECK(xchg_source_position(src) == payload.size, "adapter position");
+  TU_CHECK(xchg_source_position(src) == (int64_t)payload.size, "adapter position");
   free(rest);
   xchg_source_free(src);
   free(payload.data);

@@ -168,6 +168,8 @@ typedef struct xchg_cache_holder xchg_cache_holder;
  * (negative); ctx is the caller's (xchg_cache_options.on_bytes_ctx). */
 typedef void (*xchg_bytes_fn)(void *ctx, int64_t delta);
 
+/** How a cache shares, retains, accounts and reads.  Fill it with
+ * xchg_cache_options_init, then set what differs. */
 typedef struct xchg_cache_options {
   /** Non-zero (default 1): acquirers of one key share one decoded copy.
    * 0: every acquirer decodes its own. */
@@ -183,13 +185,13 @@ typedef struct xchg_cache_options {
    * release, and by xchg_cache_trim).  retain_bytes 0 (default) retains
    * nothing; use INT64_MAX for an age limit alone. */
   int64_t retain_bytes;
-  int64_t retain_ms;
+  int64_t retain_ms; /**< see retain_bytes */
   /** Accounting: called with +bytes when decoded data (or a derived value)
    * enters the cache and -bytes when it is freed, so that an engine can
    * charge its memory manager.  Called with no cache lock held, from the
    * thread that decoded or dropped the last reference.  May be NULL. */
   xchg_bytes_fn on_bytes;
-  void *on_bytes_ctx;
+  void *on_bytes_ctx; /**< the ctx of on_bytes and on_shared_bytes */
   /** The reader's options for every decode: how decoded data is checked
    * (validation, default XCHG_VALIDATE_FULL), the pool decompression runs on
    * (pool, default NULL: the decoding thread), its resource caps
@@ -211,7 +213,7 @@ typedef struct xchg_cache_options {
    * directory (see "Lifetime" above).  host_retain_bytes 0 (the default)
    * keeps nothing: the last release on the host removes the segment. */
   int64_t host_retain_bytes;
-  int64_t host_retain_ms;
+  int64_t host_retain_ms; /**< see host_retain_bytes */
   /** Accounting of the bytes among those reported to on_bytes that live in
    * a host segment's shared mapping (so they are one copy for the whole
    * host, not this process's own): called with the same sign and ctx
@@ -228,18 +230,18 @@ XCHG_API void xchg_cache_options_init(xchg_cache_options *opts);
 XCHG_API XCHG_NODISCARD xchg_status xchg_cache_create(const xchg_cache_options *opts,
                                                       xchg_cache **out, xchg_error *err);
 
-/** Frees the cache and every entry it retains.  Every holder must have been
- * released; arrays and streams handed out stay valid (they keep their
- * buffers). */
+/** Frees the cache and every entry it retains (NULL is a no-op).  Every
+ * holder must have been released; arrays and streams handed out stay valid
+ * (they keep their buffers). */
 XCHG_API void xchg_cache_free(xchg_cache *cache);
 
 /** One IPC stream of a broadcast: its encoded bytes, as memory chunks (a
  * JVM's heap chunks need not be joined), wrapped in a stream codec
  * (XCHG_STREAM_NONE for plain Arrow IPC; XCHG_STREAM_AUTO to detect). */
 typedef struct xchg_broadcast_part {
-  const xchg_chunk *chunks;
-  size_t n_chunks;
-  xchg_stream_codec codec;
+  const xchg_chunk *chunks; /**< the part's bytes, in order */
+  int64_t n_chunks;         /**< entries of chunks */
+  xchg_stream_codec codec;  /**< the stream codec around the IPC stream */
 } xchg_broadcast_part;
 
 /** Opens the encoded bytes of part `part` of a broadcast as a source in
@@ -300,7 +302,9 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_schema(const xchg_cache_ho
                                                              struct ArrowSchema *out,
                                                              xchg_error *err);
 
+/** The number of batches of the broadcast, over all its parts. */
 XCHG_API int64_t xchg_cache_holder_num_batches(const xchg_cache_holder *holder);
+/** The number of rows of the broadcast: the sum of its batches' lengths. */
 XCHG_API int64_t xchg_cache_holder_num_rows(const xchg_cache_holder *holder);
 
 /** Batch i as a "+s" ArrowArray of the holder's columns: the caller's own
@@ -361,6 +365,8 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_derive(xchg_cache_holder *
  * segments that host retention lets go. */
 XCHG_API void xchg_cache_trim(xchg_cache *cache);
 
+/** A cache's counters, since it was created (entries, retained and
+ * bytes_held: now). */
 typedef struct xchg_cache_metrics {
   int64_t acquisitions;   /**< successful or not */
   int64_t hits;           /**< acquisitions that found everything decoded */

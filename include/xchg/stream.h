@@ -43,6 +43,7 @@
 extern "C" {
 #endif
 
+/** The stream codecs xchg reads (and, in xchg/testing.h, writes). */
 typedef enum xchg_stream_codec {
   XCHG_STREAM_NONE = 0,          /**< bytes pass through unchanged */
   XCHG_STREAM_LZ4_FRAME = 1,     /**< LZ4 frames, concatenated, skippable frames skipped */
@@ -75,6 +76,8 @@ XCHG_API xchg_stream_codec xchg_stream_codec_detect(const void *bytes, size_t si
 
 /* ---- Decoding ---------------------------------------------------------- */
 
+/** How an xchg_istream reads and decompresses.  Fill it with
+ * xchg_istream_options_init, then set what differs. */
 typedef struct xchg_istream_options {
   /** Decompressed bytes produced per refill, at most (a format whose blocks
    * are bigger hands out one block per refill).  Default 64 KiB. */
@@ -98,6 +101,7 @@ typedef struct xchg_istream_options {
 /** Fills opts with the defaults above. */
 XCHG_API void xchg_istream_options_init(xchg_istream_options *opts);
 
+/** A stream's counters, since it was opened. */
 typedef struct xchg_istream_metrics {
   int64_t refills;            /**< windows produced */
   int64_t compressed_bytes;   /**< bytes consumed from the source */
@@ -107,6 +111,7 @@ typedef struct xchg_istream_metrics {
   /* decompression time proper is wall_ns - blocking_ns */
 } xchg_istream_metrics;
 
+/** A decompressing stream over a source. */
 typedef struct xchg_istream xchg_istream;
 
 /** Opens a decompressing stream over src, which it takes over (closed with
@@ -129,6 +134,7 @@ XCHG_API xchg_stream_codec xchg_istream_codec(const xchg_istream *s);
  * that cannot use inline functions. */
 static inline xchg_status xchg_istream_read(xchg_istream *s, void *dst, size_t n, size_t *got,
                                             xchg_error *err);
+/** xchg_istream_read as an ordinary, exported function. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_istream_read_call(xchg_istream *s, void *dst, size_t n,
                                                            size_t *got, xchg_error *err);
 
@@ -154,12 +160,12 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_istream_next_member(xchg_istream *s, in
 XCHG_API int64_t xchg_istream_comet_field_count(const xchg_istream *s);
 
 /** Decompressed bytes handed out so far. */
-XCHG_API uint64_t xchg_istream_position(const xchg_istream *s);
+XCHG_API int64_t xchg_istream_position(const xchg_istream *s);
 
 /** Copies the metrics so far into *out. */
 XCHG_API void xchg_istream_get_metrics(const xchg_istream *s, xchg_istream_metrics *out);
 
-/** Closes the stream and its source (NULL is a no-op). */
+/** Closes the stream and its source, and frees it (NULL is a no-op). */
 XCHG_API void xchg_istream_free(xchg_istream *s);
 
 /** Wraps s as an xchg_source of the decompressed bytes, which takes s over

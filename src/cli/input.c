@@ -194,7 +194,7 @@ xchg_status xc_input_next(xc_input *in, const xchg_ipc_read_options *opts, xchg_
   xchg_source *src;
   xchg_status st = next_source(in, &src, err);
   if (st != XCHG_OK || src == NULL) return st;
-  in->stream_start = in->stream != NULL ? xchg_istream_position(in->stream) : in->stream_end;
+  in->stream_start = in->stream != NULL ? (uint64_t)xchg_istream_position(in->stream) : in->stream_end;
   in->stream_end = UINT64_MAX;
   in->streams++;
   st = xchg_ipc_reader_open(src, opts, out, err); /* takes src, even on failure */

@@ -323,8 +323,8 @@ xchg_status xchg_istream_next_member(xchg_istream *s, int *more, xchg_error *err
 
 int64_t xchg_istream_comet_field_count(const xchg_istream *s) { return s->comet_field_count; }
 
-uint64_t xchg_istream_position(const xchg_istream *s) {
-  return s->win_base + (uint64_t)(s->win.pos - s->win_start);
+int64_t xchg_istream_position(const xchg_istream *s) {
+  return (int64_t)(s->win_base + (uint64_t)(s->win.pos - s->win_start));
 }
 
 void xchg_istream_get_metrics(const xchg_istream *s, xchg_istream_metrics *out) { *out = s->m; }

@@ -633,7 +633,8 @@ xchg_status xchg_ipc_reader_select_indices(xchg_ipc_reader *r, const int64_t *in
   return st == XCHG_OK ? after_select(r, err) : st;
 }
 
-xchg_status xchg_ipc_reader_schema(xchg_ipc_reader *r, struct ArrowSchema *out, xchg_error *err) {
+xchg_status xchg_ipc_reader_schema(const xchg_ipc_reader *r, struct ArrowSchema *out,
+                                   xchg_error *err) {
   return ipc_schema_export(&r->schema, out, err);
 }
 

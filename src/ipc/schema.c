@@ -373,8 +373,8 @@ static xchg_status parse_field(const fb_table *t, const char *parent_path, int64
     return xchg_errorf(err, XCHG_ELIMIT, "schema has more than %lld fields (max_fields)",
                        (long long)ctx->opts->max_fields);
   if (depth > ctx->opts->max_depth)
-    return xchg_errorf(err, XCHG_ELIMIT, "field '%s' nests deeper than %d levels (max_depth)",
-                       parent_path, ctx->opts->max_depth);
+    return xchg_errorf(err, XCHG_ELIMIT, "field '%s' nests deeper than %lld levels (max_depth)",
+                       parent_path, (long long)ctx->opts->max_depth);
   if (fb_string(t, FIELD_NAME, &name, &name_len) < 0)
     return xchg_errorf(err, XCHG_EFORMAT, "field %lld of '%s': invalid name", (long long)index,
                        parent_path);

@@ -399,7 +399,7 @@ static xchg_status prepare_buffers(const xchg_ipc_write_options *opts, batch_lay
     starts[0] = 0;
     for (int64_t i = 0; i < l->n_buffers; i++) {
       acc += (int64_t)l->buffers[i].src->size;
-      if (acc >= (int64_t)opts->parallel_min_bytes || i == l->n_buffers - 1) {
+      if (acc >= opts->parallel_min_bytes || i == l->n_buffers - 1) {
         starts[++n_groups] = i + 1;
         acc = 0;
       }

@@ -81,7 +81,7 @@ typedef struct heap_payload {
   int64_t *copied;  /* bytes copied by all the call's sources */
 } heap_payload;
 
-static xchg_status heap_read_at(void *ctx, uint64_t offset, void *dst, size_t n, xchg_error *err) {
+static xchg_status heap_read_at(void *ctx, int64_t offset, void *dst, size_t n, xchg_error *err) {
   heap_payload *h = ctx;
   JNIEnv *env = h->env;
   for (size_t done = 0; done < n;) {
