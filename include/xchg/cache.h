@@ -166,7 +166,7 @@ typedef struct xchg_cache_holder xchg_cache_holder;
 
 /** Accounting: delta bytes enter the cache (positive) or leave it
  * (negative); ctx is the caller's (xchg_cache_options.on_bytes_ctx). */
-typedef void (*xchg_bytes_fn)(void *ctx, int64_t delta);
+typedef void (*xchg_account_fn)(void *ctx, int64_t delta);
 
 /** How a cache shares, retains, accounts and reads.  Fill it with
  * xchg_cache_options_init, then set what differs. */
@@ -190,7 +190,7 @@ typedef struct xchg_cache_options {
    * enters the cache and -bytes when it is freed, so that an engine can
    * charge its memory manager.  Called with no cache lock held, from the
    * thread that decoded or dropped the last reference.  May be NULL. */
-  xchg_bytes_fn on_bytes;
+  xchg_account_fn on_bytes;
   void *on_bytes_ctx; /**< the ctx of on_bytes and on_shared_bytes */
   /** The reader's options for every decode: how decoded data is checked
    * (validation, default XCHG_VALIDATE_FULL), the pool decompression runs on
@@ -218,7 +218,7 @@ typedef struct xchg_cache_options {
    * a host segment's shared mapping (so they are one copy for the whole
    * host, not this process's own): called with the same sign and ctx
    * (on_bytes_ctx) right after on_bytes.  May be NULL. */
-  xchg_bytes_fn on_shared_bytes;
+  xchg_account_fn on_shared_bytes;
 } xchg_cache_options;
 
 /** Fills opts with the defaults above. */
