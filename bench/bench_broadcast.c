@@ -128,13 +128,13 @@ static void run_one_task(run_state *rs) {
   xchg_error err;
   shape_sums got;
   memset(&got, 0, sizeof got);
-  if (xchg_cache_acquire(rs->cache, "broadcast_0", &bytes, NULL, 0, NULL, NULL, &h, &err) != XCHG_OK ||
+  if (xchg_cache_acquire(rs->cache, "broadcast_0", &bytes, NULL, &h, &err) != XCHG_OK ||
       broadcast_read_all(h, &got, &err) != 0) {
     fprintf(stderr, "xchg bench broadcast: %s\n", err.message);
     atomic_fetch_add(&rs->errors, 1);
     return;
   }
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   for (int c = 0; c < SHAPE_BROADCAST_COLUMNS; c++)
     if (got.value[c] != rs->want.value[c]) {
       fprintf(stderr, "xchg bench broadcast: column %d checksum differs\n", c);
@@ -191,8 +191,8 @@ static int run(const encoded *enc, const shape_sums *want, int tasks, int thread
 xchg_buf *broadcast_write_ipc(int64_t rows, xchg_block_codec codec, shape_sums *sums) {
   struct ArrowSchema schema;
   shape_broadcast_schema(&schema);
-  xchg_write_options opts;
-  xchg_write_options_init(&opts);
+  xchg_ipc_write_options opts;
+  xchg_ipc_write_options_init(&opts);
   opts.codec = codec;
   xchg_ipc_writer *w;
   xchg_error err;
@@ -421,13 +421,13 @@ int xchg_bench_broadcast(int argc, char **argv) {
     xchg_broadcast b = {&enc[0].part, 1, NULL, NULL};
     xchg_cache_holder *held;
     if (xchg_cache_create(NULL, &c, &err) == XCHG_OK &&
-        xchg_cache_acquire(c, "broadcast_0", &b, NULL, 0, NULL, NULL, &held, &err) == XCHG_OK) {
+        xchg_cache_acquire(c, "broadcast_0", &b, NULL, &held, &err) == XCHG_OK) {
       run_state rs1;
       memset(&rs1, 0, sizeof rs1);
       rs1.cache = c, rs1.enc = &enc[0], rs1.tasks = 5, rs1.want = want;
       worker(&rs1);
       read_ms = (double)atomic_load(&rs1.cpu_ns) / 5 / 1e6;
-      xchg_cache_release(held);
+      xchg_cache_holder_release(held);
     }
     xchg_cache_free(c);
     if (json) {

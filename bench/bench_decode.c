@@ -61,9 +61,9 @@ typedef struct read_result {
 } read_result;
 
 /* The read options of a timed run: on pool, validated as `validation` says. */
-static xchg_read_options read_options(xchg_pool *pool, xchg_validation validation) {
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+static xchg_ipc_read_options read_options(xchg_pool *pool, xchg_validation validation) {
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   opts.pool = pool;
   opts.validation = validation;
   return opts;
@@ -75,7 +75,7 @@ static xchg_read_options read_options(xchg_pool *pool, xchg_validation validatio
  * buffers. */
 static int read_once(const uint8_t *data, size_t size, char **columns, int n_columns, xchg_pool *pool,
                      xchg_validation validation, buffer_list *list, read_result *r) {
-  xchg_read_options opts = read_options(pool, validation);
+  xchg_ipc_read_options opts = read_options(pool, validation);
   xchg_ipc_reader *reader;
   xchg_error err;
   memset(r, 0, sizeof *r);
@@ -389,8 +389,8 @@ static void note_message(void *ctx, const xchg_message_info *m) {
 static int split_payloads(const uint8_t *data, size_t size, char **columns, int n_columns, payload_split *s) {
   memset(s, 0, sizeof *s);
   s->n_columns = n_columns ? n_columns : -1;
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   opts.on_message = note_message;
   opts.on_message_ctx = s;
   xchg_ipc_reader *reader;
@@ -423,7 +423,7 @@ static void payload_split_free(payload_split *s) {
 /* A timed run of --payloads: every payload decoded, from open to close. */
 static int read_payloads(const uint8_t *data, const payload_split *s, xchg_pool *pool,
                          xchg_validation validation, read_result *r) {
-  xchg_read_options opts = read_options(pool, validation);
+  xchg_ipc_read_options opts = read_options(pool, validation);
   xchg_batch_decoder *dec;
   xchg_error err;
   memset(r, 0, sizeof *r);
@@ -605,8 +605,8 @@ static void print_targets(const measurement *ms, int n, int cores) {
 static xchg_buf *generate_cache(int64_t rows, xchg_block_codec codec, shape_sums *sums) {
   struct ArrowSchema schema;
   shape_cache_schema(&schema);
-  xchg_write_options opts;
-  xchg_write_options_init(&opts);
+  xchg_ipc_write_options opts;
+  xchg_ipc_write_options_init(&opts);
   opts.codec = codec;
   opts.level = 1;
   opts.pool = xchg_pool_default();

@@ -136,7 +136,7 @@ static void run_task(child_state *cs) {
   shape_sums got;
   memset(&got, 0, sizeof got);
   int64_t t0 = bench_thread_cpu_ns(), wall0 = bench_now_ns();
-  xchg_status st = xchg_cache_acquire(cs->cache, KEY, &bytes, NULL, 0, NULL, NULL, &h, &err);
+  xchg_status st = xchg_cache_acquire(cs->cache, KEY, &bytes, NULL, &h, &err);
   int64_t acquire_ns = bench_thread_cpu_ns() - t0, wall_ns = bench_now_ns() - wall0;
   for (long long was = atomic_load(&cs->slowest_acquire_ns); wall_ns > was &&
        !atomic_compare_exchange_weak(&cs->slowest_acquire_ns, &was, wall_ns);) {
@@ -147,7 +147,7 @@ static void run_task(child_state *cs) {
     return;
   }
   t0 = bench_thread_cpu_ns();
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   atomic_fetch_add(cs->acquire_ns, acquire_ns + bench_thread_cpu_ns() - t0);
   if (memcmp(got.value, cs->cfg->want.value, sizeof got.value[0] * SHAPE_BROADCAST_COLUMNS) != 0) {
     fprintf(stderr, "xchg bench host: checksums differ\n");

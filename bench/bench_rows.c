@@ -94,8 +94,8 @@ static int generate(int64_t nrows, xchg_stream_codec codec, rows_input *in) {
 }
 
 static xchg_istream *open_input(const rows_input *in, xchg_stream_codec codec, int metrics) {
-  xchg_stream_options o;
-  xchg_stream_options_init(&o);
+  xchg_istream_options o;
+  xchg_istream_options_init(&o);
   o.metrics = metrics;
   xchg_istream *s = NULL;
   xchg_error err;
@@ -217,12 +217,12 @@ static int64_t run_loop(loop_kind kind, const rows_input *in, xchg_stream_codec 
     }
     case LOOP_ROW_READER: {
       xchg_row_reader *r = NULL;
-      if (xchg_row_reader_open(open_input(in, codec, 1), 0, &r, NULL) != XCHG_OK) {
+      if (xchg_row_reader_open(open_input(in, codec, 1), NULL, &r, NULL) != XCHG_OK) {
         *sum = UINT64_MAX; /* no generator sum: the warm-up check reports the failure */
         break;
       }
       const uint8_t *row;
-      uint32_t len;
+      size_t len;
       uint64_t acc = 0;
       while (xchg_row_reader_next(r, &row, &len, NULL) == XCHG_OK && row != NULL)
         acc += sum_bytes(row, len) + len;
@@ -236,8 +236,8 @@ static int64_t run_loop(loop_kind kind, const rows_input *in, xchg_stream_codec 
     case LOOP_KINDS: break;
   }
   if (s != NULL) {
-    xchg_stream_metrics m;
-    xchg_istream_metrics(s, &m);
+    xchg_istream_metrics m;
+    xchg_istream_get_metrics(s, &m);
     *refills = m.refills;
   }
   xchg_istream_free(s);

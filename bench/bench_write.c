@@ -68,8 +68,8 @@ static int64_t copy_all(const input *in, uint8_t *dst) {
 }
 
 static int write_once(const input *in, xchg_block_codec codec, xchg_pool *pool, int64_t *out_bytes) {
-  xchg_write_options o;
-  xchg_write_options_init(&o);
+  xchg_ipc_write_options o;
+  xchg_ipc_write_options_init(&o);
   o.codec = codec;
   o.level = codec == XCHG_BLOCK_ZSTD ? 1 : 0;
   o.pool = pool;

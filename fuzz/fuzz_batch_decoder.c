@@ -38,7 +38,7 @@ static void record_message(void *ctx, const xchg_message_info *info) {
 
 /* The messages the IPC reader sees in data, in order. */
 static void list_messages(const uint8_t *data, size_t size, message_list *l) {
-  xchg_read_options opts;
+  xchg_ipc_read_options opts;
   fuzz_read_options(&opts);
   opts.on_message = record_message;
   opts.on_message_ctx = l;
@@ -103,9 +103,9 @@ static size_t schema_message_size(const uint8_t *data, size_t size) {
 
 /* ---- sources -------------------------------------------------------------------- */
 
-static xchg_status copy_at(void *ctx, uint64_t offset, void *dst, size_t n, xchg_error *err) {
+static xchg_status copy_at(void *ctx, int64_t offset, void *dst, size_t n, xchg_error *err) {
   const payload *p = ctx;
-  if (offset > p->size || n > p->size - offset) abort(); /* the source checks its size */
+  if ((size_t)offset > p->size || n > p->size - (size_t)offset) abort(); /* the source checks its size */
   memcpy(dst, p->data + offset, n);
   return XCHG_OK;
 }
@@ -173,7 +173,7 @@ static void decode_all(const xchg_batch_decoder *dec, const payload *ps, int64_t
 
 static void decode_with(const uint8_t *schema, size_t schema_size, const int64_t *columns,
                         int64_t n_columns, const payload *ps, int64_t n) {
-  xchg_read_options opts;
+  xchg_ipc_read_options opts;
   fuzz_read_options(&opts);
   opts.pool = shared_pool();
   opts.task_bytes = 1; /* every payload a task of its own */

@@ -38,7 +38,11 @@ static void acquire_and_read(xchg_cache *cache, const char *key, const xchg_broa
                              const int64_t *columns, int64_t n_columns, xchg_cache_holder **keep) {
   xchg_error err = {""};
   xchg_cache_holder *h = NULL;
-  xchg_status st = xchg_cache_acquire(cache, key, b, columns, n_columns, NULL, NULL, &h, &err);
+  xchg_cache_request req;
+  xchg_cache_request_init(&req);
+  req.columns = columns;
+  req.n_columns = n_columns;
+  xchg_status st = xchg_cache_acquire(cache, key, b, &req, &h, &err);
   if (st == XCHG_OK) {
     struct ArrowSchema schema;
     st = xchg_cache_holder_schema(h, &schema, &err);
@@ -52,7 +56,7 @@ static void acquire_and_read(xchg_cache *cache, const char *key, const xchg_broa
   }
   fuzz_note_status(st, &err);
   if (keep != NULL && st == XCHG_OK) *keep = h;
-  else xchg_cache_release(h);
+  else xchg_cache_holder_release(h);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -71,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   xchg_cache_holder *narrow = NULL;
   acquire_and_read(cache, "chunks", &in_chunks, &first_column, 1, &narrow);
   acquire_and_read(cache, "chunks", &in_chunks, NULL, 0, NULL);
-  xchg_cache_release(narrow);
+  xchg_cache_holder_release(narrow);
 
   trickle t = {data, size, 0};
   xchg_broadcast_part plain = {NULL, 0, XCHG_STREAM_AUTO};

@@ -1,15 +1,15 @@
 /* fuzz/fuzz_comet.c — Comet shuffle blocks, as an engine reads them.
  *
  * First as one byte stream; then split into members, one IPC reader per
- * block over xchg_istream_as_source, the way Comet's shuffle blocks are
+ * block over xchg_source_from_istream_borrowed, the way Comet's shuffle blocks are
  * consumed, so that the block framing and the IPC reader on top of it are
  * fuzzed together. */
 #include "fuzz_common.h"
 
 static xchg_status read_member_ipc(xchg_istream *s, xchg_error *err) {
   xchg_source *src;
-  if (xchg_istream_as_source(s, &src, err) != XCHG_OK) return XCHG_ENOMEM;
-  xchg_read_options opts;
+  if (xchg_source_from_istream_borrowed(s, &src, err) != XCHG_OK) return XCHG_ENOMEM;
+  xchg_ipc_read_options opts;
   fuzz_read_options(&opts);
   xchg_ipc_reader *r = NULL;
   xchg_status st = xchg_ipc_reader_open(src, &opts, &r, err);
@@ -25,8 +25,8 @@ static xchg_status read_member_ipc(xchg_istream *s, xchg_error *err) {
 
 static void split_members(const uint8_t *data, size_t size) {
   int64_t live = xchg_buf_live_count();
-  xchg_stream_options opts;
-  xchg_stream_options_init(&opts);
+  xchg_istream_options opts;
+  xchg_istream_options_init(&opts);
   opts.split_members = 1;
   xchg_error err = {""};
   xchg_istream *s = NULL;
@@ -47,8 +47,8 @@ static void split_members(const uint8_t *data, size_t size) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  xchg_stream_options opts;
-  xchg_stream_options_init(&opts);
+  xchg_istream_options opts;
+  xchg_istream_options_init(&opts);
   fuzz_stream_codec(data, size, XCHG_STREAM_COMET, &opts);
   split_members(data, size);
   return 0;

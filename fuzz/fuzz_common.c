@@ -23,8 +23,8 @@ void fuzz_check_no_leak(int64_t before, const char *what) {
   }
 }
 
-void fuzz_read_options(xchg_read_options *opts) {
-  xchg_read_options_init(opts);
+void fuzz_read_options(xchg_ipc_read_options *opts) {
+  xchg_ipc_read_options_init(opts);
   opts->max_buffer_bytes = (int64_t)1 << 26;
   opts->max_batch_bytes = (int64_t)1 << 27;
   opts->max_dictionary_bytes = (int64_t)1 << 27;
@@ -39,7 +39,7 @@ static const size_t read_sizes[] = {1, 7, 4096, 3, 65536 + 5};
 #define MAX_DECODED ((uint64_t)4 << 20)
 
 void fuzz_stream_codec(const uint8_t *data, size_t size, xchg_stream_codec codec,
-                       const xchg_stream_options *opts) {
+                       const xchg_istream_options *opts) {
   int64_t live = xchg_buf_live_count();
   xchg_error err = {""};
   xchg_istream *s = NULL;
@@ -47,7 +47,7 @@ void fuzz_stream_codec(const uint8_t *data, size_t size, xchg_stream_codec codec
   if (xchg_source_from_memory(data, size, NULL, NULL, &src, &err) != XCHG_OK) return;
   xchg_status st = xchg_istream_open(src, codec, opts, &s, &err);
   static uint8_t scratch[65536 + 5];
-  for (size_t i = 0; st == XCHG_OK && xchg_istream_position(s) < MAX_DECODED; i++) {
+  for (size_t i = 0; st == XCHG_OK && xchg_istream_position(s) < (int64_t)MAX_DECODED; i++) {
     size_t want = read_sizes[i % (sizeof read_sizes / sizeof read_sizes[0])], got = 0;
     st = xchg_istream_read(s, scratch, want, &got, &err);
     if (st == XCHG_OK && got < want) {

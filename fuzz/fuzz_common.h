@@ -30,11 +30,11 @@ void fuzz_check_no_leak(int64_t before, const char *what);
  * lowered (64 MiB a buffer, 128 MiB a batch or a dictionary), big enough
  * for any seed, so that a few bytes claiming gigabytes do not spend the
  * run in memset.  The default caps are tested in tests/test_limits.c. */
-void fuzz_read_options(xchg_read_options *opts);
+void fuzz_read_options(xchg_ipc_read_options *opts);
 
 /* Decodes a whole stream-codec input from memory with the given options,
  * reading it in pieces of varying sizes, and closes it. */
 void fuzz_stream_codec(const uint8_t *data, size_t size, xchg_stream_codec codec,
-                       const xchg_stream_options *opts);
+                       const xchg_istream_options *opts);
 
 #endif

@@ -89,8 +89,8 @@ static void set_up(void) {
   xchg_broadcast b = key_bytes(&chunk, &part);
   xchg_cache_holder *h = NULL;
   xchg_error err;
-  if (xchg_cache_acquire(cache, KEY, &b, NULL, 0, NULL, NULL, &h, &err) != XCHG_OK) abort();
-  xchg_cache_release(h);
+  if (xchg_cache_acquire(cache, KEY, &b, NULL, &h, &err) != XCHG_OK) abort();
+  xchg_cache_holder_release(h);
   xchg_cache_free(cache);
   DIR *d = opendir(store_dir);
   for (struct dirent *e; d && (e = readdir(d));) {
@@ -126,7 +126,11 @@ static void acquire_and_read(xchg_cache *cache, const int64_t *columns, int64_t 
   xchg_broadcast b = key_bytes(&chunk, &part);
   xchg_error err = {""};
   xchg_cache_holder *h = NULL;
-  xchg_status st = xchg_cache_acquire(cache, KEY, &b, columns, n_columns, NULL, NULL, &h, &err);
+  xchg_cache_request req;
+  xchg_cache_request_init(&req);
+  req.columns = columns;
+  req.n_columns = n_columns;
+  xchg_status st = xchg_cache_acquire(cache, KEY, &b, &req, &h, &err);
   if (st == XCHG_OK) {
     struct ArrowSchema schema;
     st = xchg_cache_holder_schema(h, &schema, &err);
@@ -140,7 +144,7 @@ static void acquire_and_read(xchg_cache *cache, const int64_t *columns, int64_t 
   }
   fuzz_note_status(st, &err);
   if (keep && st == XCHG_OK) *keep = h;
-  else xchg_cache_release(h);
+  else xchg_cache_holder_release(h);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -158,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   xchg_cache_holder *narrow = NULL;
   acquire_and_read(cache, &first_column, 1, &narrow);
   acquire_and_read(cache, NULL, 0, NULL);
-  xchg_cache_release(narrow);
+  xchg_cache_holder_release(narrow);
   xchg_cache_free(cache);
   fuzz_check_no_leak(live, "host segment");
   return 0;

@@ -6,7 +6,7 @@
 
 static void open_reader(const uint8_t *data, size_t size, xchg_ipc_reader **r, xchg_status *st,
                         xchg_error *err) {
-  xchg_read_options opts;
+  xchg_ipc_read_options opts;
   fuzz_read_options(&opts);
   *st = xchg_ipc_reader_open_memory(data, size, NULL, NULL, &opts, r, err);
 }

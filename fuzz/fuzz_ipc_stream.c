@@ -49,7 +49,7 @@ static xchg_status drain(xchg_ipc_reader *r, int skip_odd, xchg_error *err) {
 }
 
 static void from_memory(const uint8_t *data, size_t size) {
-  xchg_read_options opts;
+  xchg_ipc_read_options opts;
   fuzz_read_options(&opts);
   xchg_error err = {""};
   xchg_ipc_reader *r = NULL;
@@ -60,7 +60,7 @@ static void from_memory(const uint8_t *data, size_t size) {
 }
 
 static void from_callback(const uint8_t *data, size_t size) {
-  xchg_read_options opts;
+  xchg_ipc_read_options opts;
   fuzz_read_options(&opts);
   opts.allow_missing_eos = 1;
   xchg_error err = {""};

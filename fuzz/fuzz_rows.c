@@ -6,7 +6,7 @@
 
 #include "fuzz_common.h"
 
-static void touch(const uint8_t *row, uint32_t len) {
+static void touch(const uint8_t *row, size_t len) {
   /* Reading every byte lets AddressSanitizer check the row really lies in
    * live memory. */
   volatile uint8_t sink = 0;
@@ -16,8 +16,8 @@ static void touch(const uint8_t *row, uint32_t len) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int64_t live = xchg_buf_live_count();
-  xchg_stream_options opts;
-  xchg_stream_options_init(&opts);
+  xchg_istream_options opts;
+  xchg_istream_options_init(&opts);
   opts.window_size = 512;
   xchg_error err = {""};
   xchg_source *src;
@@ -25,21 +25,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   xchg_istream *s = NULL;
   xchg_row_reader *r = NULL;
   xchg_status st = xchg_istream_open(src, XCHG_STREAM_AUTO, &opts, &s, &err);
-  if (st == XCHG_OK) st = xchg_row_reader_open(s, (size_t)1 << 20, &r, &err);
+  xchg_row_reader_options ro;
+  xchg_row_reader_options_init(&ro);
+  ro.max_row_size = (size_t)1 << 20;
+  if (st == XCHG_OK) st = xchg_row_reader_open(s, &ro, &r, &err);
   for (int i = 0; st == XCHG_OK; i++) {
     if (i % 2 == 0) {
       const uint8_t *row;
-      uint32_t len;
+      size_t len;
       st = xchg_row_reader_next(r, &row, &len, &err);
       if (st != XCHG_OK || row == NULL) break;
       touch(row, len);
     } else {
       const uint8_t *rows[8];
-      uint32_t lens[8];
-      size_t count = 0;
+      size_t lens[8];
+      int64_t count = 0;
       st = xchg_row_reader_next_batch(r, 8, rows, lens, &count, &err);
       if (st != XCHG_OK || count == 0) break;
-      for (size_t k = 0; k < count; k++) touch(rows[k], lens[k]);
+      for (int64_t k = 0; k < count; k++) touch(rows[k], lens[k]);
     }
   }
   fuzz_note_status(st, &err);

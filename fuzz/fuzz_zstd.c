@@ -2,8 +2,8 @@
 #include "fuzz_common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  xchg_stream_options opts;
-  xchg_stream_options_init(&opts);
+  xchg_istream_options opts;
+  xchg_istream_options_init(&opts);
   opts.max_block_size = (size_t)1 << 24; /* hostile sizes: tested in tests/test_limits.c */
   fuzz_stream_codec(data, size, XCHG_STREAM_ZSTD, &opts);
   /* A small window: every block is handed out over several refills. */

@@ -173,8 +173,8 @@ static void share_jobs(void *ctx, xchg_block_codec codec, const void *src, size_
 
 static xchg_status open_ipc(op *o, cursor *c, xchg_pool *pool, xchg_ipc_reader **r,
                             xchg_error *err) {
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   opts.pool = pool;
   opts.task_bytes = 1; /* with a pool, every job goes to it */
   xchg_status st;
@@ -300,8 +300,8 @@ static xchg_status run_codec(op *o, xchg_error *err) {
   xchg_status st = xchg_source_from_memory(o->data, o->size, NULL, NULL, &src, err);
   if (st != XCHG_OK) return st;
   xchg_istream *s = NULL;
-  xchg_stream_options opts;
-  xchg_stream_options_init(&opts);
+  xchg_istream_options opts;
+  xchg_istream_options_init(&opts);
   opts.window_size = 4096;
   st = xchg_istream_open(src, o->codec, &opts, &s, err);
   if (st != XCHG_OK) return st;
@@ -334,7 +334,7 @@ static xchg_status run_wrapped_ipc(op *o, xchg_error *err) {
   xchg_istream *s = NULL;
   xchg_status st = xchg_source_from_memory(o->data, o->size, NULL, NULL, &src, err);
   if (st == XCHG_OK) st = xchg_istream_open(src, o->codec, NULL, &s, err);
-  if (st == XCHG_OK) st = xchg_istream_to_source(s, &inner, err);
+  if (st == XCHG_OK) st = xchg_source_from_istream(s, &inner, err);
   if (st != XCHG_OK) return st;
   xchg_ipc_reader *r = NULL;
   st = xchg_ipc_reader_open(inner, NULL, &r, err);
@@ -360,16 +360,16 @@ static xchg_status run_rows(op *o, xchg_error *err) {
   xchg_source *src;
   xchg_status st = xchg_source_from_memory(o->data, o->size, NULL, NULL, &src, err);
   if (st != XCHG_OK) return st;
-  xchg_stream_options opts;
-  xchg_stream_options_init(&opts);
+  xchg_istream_options opts;
+  xchg_istream_options_init(&opts);
   opts.window_size = 512; /* most rows span windows: the scratch buffer grows */
   xchg_istream *s = NULL;
   xchg_row_reader *r = NULL;
   st = xchg_istream_open(src, o->codec, &opts, &s, err);
-  if (st == XCHG_OK) st = xchg_row_reader_open(s, 0, &r, err);
+  if (st == XCHG_OK) st = xchg_row_reader_open(s, NULL, &r, err);
   for (uint32_t i = 0; st == XCHG_OK; i++) {
     const uint8_t *row;
-    uint32_t len;
+    size_t len;
     st = xchg_row_reader_next(r, &row, &len, err);
     if (st != XCHG_OK) break;
     if (row == NULL) {
@@ -569,7 +569,7 @@ static xchg_status ctor_read(void *ctx, void *dst, size_t n, size_t *got, xchg_e
   *got = 0;
   return XCHG_OK;
 }
-static xchg_status ctor_read_at(void *ctx, uint64_t offset, void *dst, size_t n, xchg_error *err) {
+static xchg_status ctor_read_at(void *ctx, int64_t offset, void *dst, size_t n, xchg_error *err) {
   return XCHG_OK;
 }
 static const int ctor_flag;
@@ -673,7 +673,7 @@ static xchg_status make_to_source(mode m, int64_t n, int *fired, xchg_source **o
                                   xchg_error *err) {
   xchg_istream *s = ctor_stream();
   xchg_status st;
-  ARMED(xchg_istream_to_source(s, out, err));
+  ARMED(xchg_source_from_istream(s, out, err));
   return st;
 }
 
@@ -684,9 +684,9 @@ static xchg_status make_as_source(mode m, int64_t n, int *fired, xchg_source **o
                                   xchg_error *err) {
   borrowed_stream = ctor_stream();
   xchg_status st;
-  ARMED(xchg_istream_as_source(borrowed_stream, out, err));
+  ARMED(xchg_source_from_istream_borrowed(borrowed_stream, out, err));
   if (st != XCHG_OK) {
-    TU_CHECK(ctor_closes == 0, "xchg_istream_as_source: a failure closed the stream");
+    TU_CHECK(ctor_closes == 0, "xchg_source_from_istream_borrowed: a failure closed the stream");
     xchg_istream_free(borrowed_stream);
     ctor_closes = 0;
     borrowed_stream = NULL;
@@ -711,8 +711,8 @@ static const ctor_case ctor_cases[] = {
     {"xchg_source_from_read_at", make_from_read_at, 0, 1},
     {"xchg_source_with_cancel", make_with_cancel, 1, 1},
     {"xchg_source_with_cancel_flag", make_with_cancel_flag, 1, 1},
-    {"xchg_istream_to_source", make_to_source, 1, 1},
-    {"xchg_istream_as_source", make_as_source, 0, 1},
+    {"xchg_source_from_istream", make_to_source, 1, 1},
+    {"xchg_source_from_istream_borrowed", make_as_source, 0, 1},
 };
 
 static void sweep_constructor(const ctor_case *c, mode m) {

@@ -69,7 +69,7 @@ static void reading_free(reading *g) {
 }
 
 /* Reads every batch of src (taken over); 0, or -1 with msg. */
-static int read_all(xchg_source *src, const xchg_read_options *opts, reading *g, char *msg) {
+static int read_all(xchg_source *src, const xchg_ipc_read_options *opts, reading *g, char *msg) {
   memset(g, 0, sizeof *g);
   if (!src) return tu_failf(msg, MSG_SIZE, "no source");
   xchg_ipc_reader *r;
@@ -174,8 +174,8 @@ static void log_message(void *ctx, const xchg_message_info *info) {
  * after the magic, which is message 0 at byte 8. */
 static int check_message_indices(const char *path, const js_case *c, char *msg) {
   message_log log = {0, -1, -1};
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   opts.on_message = log_message;
   opts.on_message_ctx = &log;
   xchg_source *src = NULL;
@@ -246,8 +246,8 @@ static void check_whole_file_cap(const char *path) {
   uint8_t *data = tu_read_file(path, &size);
   TU_CHECK(data != NULL, "cannot read %s", path);
   if (!data) return;
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   opts.max_batch_bytes = (int64_t)size;
   reading g;
   char msg[MSG_SIZE];

@@ -261,7 +261,7 @@ static xchg_status open_wrapped(const uint8_t *data, size_t size, xchg_stream_co
   xchg_istream *s = NULL;
   xchg_source *src = tu_memory_source(data, size);
   xchg_status st = xchg_istream_open(src, codec, NULL, &s, err);
-  if (st == XCHG_OK) st = xchg_istream_to_source(s, &src, err);
+  if (st == XCHG_OK) st = xchg_source_from_istream(s, &src, err);
   return st == XCHG_OK ? xchg_ipc_reader_open(src, NULL, r, err) : st;
 }
 

@@ -59,8 +59,8 @@ static tu_bytes batch_payload(const split *s, int64_t b) {
 
 static xchg_batch_decoder *open_with(const split *s, const int64_t *cols, int64_t n_cols,
                                      xchg_pool *pool, int64_t task_bytes) {
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   opts.pool = pool;
   if (task_bytes > 0) opts.task_bytes = task_bytes;
   xchg_batch_decoder *dec = NULL;
@@ -95,9 +95,9 @@ typedef struct counted {
   int64_t fail_at;    /* a read covering this byte fails (-1: none) */
 } counted;
 
-static xchg_status counted_read_at(void *ctx, uint64_t offset, void *dst, size_t n, xchg_error *err) {
+static xchg_status counted_read_at(void *ctx, int64_t offset, void *dst, size_t n, xchg_error *err) {
   counted *c = ctx;
-  if (c->fail_at >= 0 && (int64_t)offset <= c->fail_at && c->fail_at < (int64_t)(offset + n))
+  if (c->fail_at >= 0 && offset <= c->fail_at && c->fail_at < offset + (int64_t)n)
     return xchg_errorf(err, XCHG_EIO, "read of byte %lld refused", (long long)c->fail_at);
   memcpy(dst, c->data + offset, n);
   atomic_fetch_add(&c->bytes, (long long)n);

@@ -119,13 +119,14 @@ static void *run_task(void *arg) {
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   xchg_cache_holder *h;
-  t->status = xchg_cache_acquire(t->cache, t->key, &t->bytes, t->cols, t->n_cols, task_cancelled, t,
-                                 &h, &t->err);
+  xchg_cache_request req;
+  t->status = xchg_cache_acquire(t->cache, t->key, &t->bytes,
+                                 cd_request(&req, t->cols, t->n_cols, task_cancelled, t), &h, &t->err);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   t->elapsed_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
   if (t->status == XCHG_OK) {
     t->values_ok = check_holder(h, t->cols ? t->cols : all_cols, t->cols ? t->n_cols : CD_COLUMNS) == 0;
-    xchg_cache_release(h);
+    xchg_cache_holder_release(h);
   }
   return NULL;
 }
@@ -175,18 +176,18 @@ static void test_codecs(void) {
       xchg_cache *c = new_cache(1, 0, 0);
       xchg_cache_holder *h1 = NULL, *h2 = NULL;
       xchg_error err;
-      xchg_status st = xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &h1, &err);
+      xchg_status st = xchg_cache_acquire(c, "b", &b, NULL, &h1, &err);
       TU_CHECK(st == XCHG_OK, "codec %s body %d: %s", xchg_stream_codec_name(codecs[ci]), (int)bi, err.message);
       if (st == XCHG_OK) {
-        st = xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &h2, &err);
+        st = xchg_cache_acquire(c, "b", &b, NULL, &h2, &err);
         TU_CHECK(st == XCHG_OK, "second acquire: %s", err.message);
         TU_CHECK(check_holder(h1, all_cols, CD_COLUMNS) == 0, "values, codec %d body %d", (int)ci, (int)bi);
         xchg_cache_metrics m = cd_metrics(c);
         TU_CHECK(m.decodes == 1 && m.hits == 1 && m.acquisitions == 2, "decodes %lld hits %lld",
               (long long)m.decodes, (long long)m.hits);
         TU_CHECK(m.bytes_held > 8 * 17001, "bytes held %lld", (long long)m.bytes_held);
-        xchg_cache_release(h1);
-        xchg_cache_release(h2);
+        xchg_cache_holder_release(h1);
+        xchg_cache_holder_release(h2);
         m = cd_metrics(c);
         TU_CHECK(m.entries == 0 && m.bytes_held == 0, "entries %lld bytes %lld after release",
               (long long)m.entries, (long long)m.bytes_held);
@@ -344,7 +345,7 @@ static void test_failure(void) {
   xchg_broadcast b = {&part, 1, NULL, NULL};
   xchg_cache_holder *h;
   xchg_error err;
-  TU_CHECK(xchg_cache_acquire(c, "bad", &b, NULL, 0, NULL, NULL, &h, &err) != XCHG_OK, "corrupt bytes accepted");
+  TU_CHECK(xchg_cache_acquire(c, "bad", &b, NULL, &h, &err) != XCHG_OK, "corrupt bytes accepted");
   TU_CHECK(cd_metrics(c).entries == 0, "failed entry kept");
   xchg_buf_unref(bad);
   xchg_cache_free(c);
@@ -362,7 +363,7 @@ static void test_lifetime(void) {
   xchg_broadcast b = cd_broadcast(&s);
   xchg_cache_holder *h;
   xchg_error err;
-  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   struct ArrowArray kept[STD_BATCHES], moved_child;
   for (int i = 0; i < STD_BATCHES; i++) TU_CHECK(xchg_cache_holder_batch(h, i, &kept[i], &err) == XCHG_OK, "%s", err.message);
   struct ArrowArrayStream stream;
@@ -372,12 +373,12 @@ static void test_lifetime(void) {
             strcmp(schema.children[2]->name, "d") == 0 && schema.children[2]->dictionary,
         "schema");
   schema.release(&schema);
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   TU_CHECK(cd_metrics(c).entries == 1, "entry freed while its arrays live");
   /* A new acquirer finds it: the arrays handed out keep it. */
-  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(cd_metrics(c).decodes == 1, "decoded again while arrays were alive");
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   /* Move the dictionary column out of batch 2, release the batch. */
   moved_child = *kept[2].children[2];
   kept[2].children[2]->release = NULL;
@@ -416,9 +417,9 @@ static void test_lifetime(void) {
   TU_CHECK(m.entries == 0 && m.bytes_held == 0 && m.decodes == 1, "entries %lld bytes %lld decodes %lld",
         (long long)m.entries, (long long)m.bytes_held, (long long)m.decodes);
   /* Gone now: the next acquirer decodes again. */
-  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(cd_metrics(c).decodes == 2, "not decoded again after the entry went");
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("lifetime");
@@ -434,11 +435,11 @@ static void test_outlive_cache(void) {
   xchg_cache_holder *h;
   xchg_error err;
   struct ArrowArray a;
-  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(xchg_cache_holder_batch(h, 2, &a, &err) == XCHG_OK, "%s", err.message);
-  xchg_cache_release(h);
-  TU_CHECK(xchg_cache_acquire(c, "other", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  xchg_cache_release(h); /* retained */
+  xchg_cache_holder_release(h);
+  TU_CHECK(xchg_cache_acquire(c, "other", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  xchg_cache_holder_release(h); /* retained */
   xchg_cache_free(c);
   char msg[256];
   TU_CHECK(cd_check_batch(&a, all_cols, 3, 0, 2, std_rows[2], msg, sizeof msg) == 0, "%s", msg);
@@ -467,16 +468,16 @@ static void test_sharing_off(void) {
   xchg_broadcast b = cd_broadcast(&s);
   xchg_cache_holder *h1, *h2;
   xchg_error err;
-  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h1, &err) == XCHG_OK, "%s", err.message);
-  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h2, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, &h1, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, &h2, &err) == XCHG_OK, "%s", err.message);
   struct ArrowArray a1, a2;
   TU_CHECK(xchg_cache_holder_batch(h1, 0, &a1, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(xchg_cache_holder_batch(h2, 0, &a2, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(a1.children[0]->buffers[1] != a2.children[0]->buffers[1], "sharing off shares");
   a1.release(&a1);
   a2.release(&a2);
-  xchg_cache_release(h1);
-  xchg_cache_release(h2);
+  xchg_cache_holder_release(h1);
+  xchg_cache_holder_release(h2);
   TU_CHECK(cd_metrics(c).entries == 0, "a private entry was retained");
   xchg_cache_free(c);
   cd_source_free(&s);
@@ -487,15 +488,16 @@ static void test_sharing_off(void) {
  * dictionary and index buffers. */
 static void test_dictionary_shared(void) {
   mark_memory();
+  xchg_cache_request req;
   cd_source s;
   std_source(&s, XCHG_STREAM_LZ4_JAVA);
   xchg_cache *c = new_cache(1, 0, 0);
   xchg_broadcast b = cd_broadcast(&s);
   xchg_cache_holder *h1, *h2;
   xchg_error err;
-  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &h1, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, &h1, &err) == XCHG_OK, "%s", err.message);
   const int64_t d_only = 2;
-  TU_CHECK(xchg_cache_acquire(c, "k", &b, &d_only, 1, NULL, NULL, &h2, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, cd_request(&req, &d_only, 1, NULL, NULL), &h2, &err) == XCHG_OK, "%s", err.message);
   struct ArrowArray a1, a2, a3;
   TU_CHECK(xchg_cache_holder_batch(h1, 0, &a1, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(xchg_cache_holder_batch(h2, 0, &a2, &err) == XCHG_OK, "%s", err.message);
@@ -511,8 +513,8 @@ static void test_dictionary_shared(void) {
   a1.release(&a1);
   a2.release(&a2);
   a3.release(&a3);
-  xchg_cache_release(h1);
-  xchg_cache_release(h2);
+  xchg_cache_holder_release(h1);
+  xchg_cache_holder_release(h2);
   xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("dictionary");
@@ -522,6 +524,7 @@ static void test_dictionary_shared(void) {
  * refused; zero-column, zero-row and empty broadcasts. */
 static void test_shapes(void) {
   mark_memory();
+  xchg_cache_request req;
   const int64_t rows_a[2] = {10, 20}, rows_b[1] = {0}, rows_c[3] = {5, 0, 7};
   xchg_buf *parts[3];
   cd_make_stream(0, rows_a, 2, 0, XCHG_BLOCK_NONE, &parts[0]);
@@ -538,7 +541,7 @@ static void test_shapes(void) {
   xchg_broadcast b = cd_broadcast(&s);
   xchg_cache_holder *h;
   xchg_error err;
-  TU_CHECK(xchg_cache_acquire(c, "multi", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "multi", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   static const int64_t part_of[6] = {0, 0, 1, 2, 2, 2}, batch_of[6] = {0, 1, 0, 0, 1, 2};
   static const int64_t rows_of[6] = {10, 20, 0, 5, 0, 7};
   TU_CHECK(xchg_cache_holder_num_batches(h) == 6 && xchg_cache_holder_num_rows(h) == 42, "batches %lld",
@@ -551,7 +554,7 @@ static void test_shapes(void) {
           "multi batch %lld: %s", (long long)i, msg);
     a.release(&a);
   }
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   for (int i = 0; i < 3; i++) xchg_buf_unref(parts[i]);
 
   /* A part whose schema differs (zero columns) is an error. */
@@ -560,20 +563,20 @@ static void test_shapes(void) {
   cd_make_stream(0, zrows, 3, 1, XCHG_BLOCK_NONE, &zero);
   xchg_buf_unref(s.parts[1]);
   s.parts[1] = cd_encode(zero, XCHG_STREAM_LZ4_JAVA);
-  TU_CHECK(xchg_cache_acquire(c, "mixed", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_EINVAL, "mixed schemas: %s",
+  TU_CHECK(xchg_cache_acquire(c, "mixed", &b, NULL, &h, &err) == XCHG_EINVAL, "mixed schemas: %s",
         err.message);
   cd_source_free(&s);
 
   /* Zero-column batches keep their row counts. */
   cd_source_init(&s, &zero, 1, XCHG_STREAM_NONE);
   b = cd_broadcast(&s);
-  TU_CHECK(xchg_cache_acquire(c, "zero", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "zero", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(xchg_cache_holder_num_batches(h) == 3 && xchg_cache_holder_num_rows(h) == 14, "zero-column layout");
   struct ArrowArray a;
   TU_CHECK(xchg_cache_holder_batch(h, 2, &a, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(a.length == 9 && a.n_children == 0, "zero-column batch: %lld rows", (long long)a.length);
   a.release(&a);
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   cd_source_free(&s);
   xchg_buf_unref(zero);
 
@@ -582,25 +585,25 @@ static void test_shapes(void) {
   cd_make_stream(0, NULL, 0, 0, XCHG_BLOCK_NONE, &none);
   cd_source_init(&s, &none, 1, XCHG_STREAM_NONE);
   b = cd_broadcast(&s);
-  TU_CHECK(xchg_cache_acquire(c, "empty", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "empty", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(xchg_cache_holder_num_batches(h) == 0, "empty stream has batches");
   struct ArrowArrayStream st;
   TU_CHECK(xchg_cache_holder_stream(h, &st, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(st.get_next(&st, &a) == 0 && a.release == NULL, "empty stream yields a batch");
   st.release(&st);
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   b.n_parts = 0;
-  TU_CHECK(xchg_cache_acquire(c, "nothing", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "nothing", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   struct ArrowSchema sc;
   TU_CHECK(xchg_cache_holder_schema(h, &sc, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(xchg_cache_holder_num_batches(h) == 0 && sc.n_children == 0 && strcmp(sc.format, "+s") == 0,
         "no parts");
   sc.release(&sc);
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   /* A column index out of range. */
   const int64_t bad_col = 7;
   b.n_parts = 1;
-  TU_CHECK(xchg_cache_acquire(c, "empty", &b, &bad_col, 1, NULL, NULL, &h, &err) == XCHG_EINVAL, "column 7");
+  TU_CHECK(xchg_cache_acquire(c, "empty", &b, cd_request(&req, &bad_col, 1, NULL, NULL), &h, &err) == XCHG_EINVAL, "column 7");
   TU_CHECK(cd_metrics(c).entries == 0, "entries left: %lld", (long long)cd_metrics(c).entries);
   cd_source_free(&s);
   xchg_buf_unref(none);
@@ -612,6 +615,7 @@ static void test_shapes(void) {
  * wider one adds what is missing, a column in flight is waited for. */
 static void test_lazy_columns(void) {
   mark_memory();
+  xchg_cache_request req;
   cd_source s;
   std_source(&s, XCHG_STREAM_NONE);
   xchg_cache *c = new_cache(1, 0, 0);
@@ -619,10 +623,10 @@ static void test_lazy_columns(void) {
   xchg_cache_holder *narrow, *wider, *all, *again;
   xchg_error err;
   const int64_t c0 = 0, c20[2] = {2, 0}, c2 = 2;
-  TU_CHECK(xchg_cache_acquire(c, "k", &b, &c0, 1, NULL, NULL, &narrow, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, cd_request(&req, &c0, 1, NULL, NULL), &narrow, &err) == XCHG_OK, "%s", err.message);
   int64_t k_bytes = cd_metrics(c).bytes_held;
   TU_CHECK(k_bytes >= 16001 * 8 && k_bytes < 16001 * 8 + 4096, "bytes of column k alone: %lld", (long long)k_bytes);
-  TU_CHECK(xchg_cache_acquire(c, "k", &b, c20, 2, NULL, NULL, &wider, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, cd_request(&req, c20, 2, NULL, NULL), &wider, &err) == XCHG_OK, "%s", err.message);
   xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.decodes == 2 && m.bytes_held > k_bytes, "decodes %lld", (long long)m.decodes);
   struct ArrowArray a, w;
@@ -632,15 +636,15 @@ static void test_lazy_columns(void) {
   a.release(&a);
   w.release(&w);
   TU_CHECK(check_holder(wider, c20, 2) == 0 && check_holder(narrow, &c0, 1) == 0, "lazy values");
-  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &all, &err) == XCHG_OK, "%s", err.message);
-  TU_CHECK(xchg_cache_acquire(c, "k", &b, &c2, 1, NULL, NULL, &again, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, &all, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, cd_request(&req, &c2, 1, NULL, NULL), &again, &err) == XCHG_OK, "%s", err.message);
   m = cd_metrics(c);
   TU_CHECK(m.decodes == 3 && m.hits == 1, "decodes %lld hits %lld", (long long)m.decodes, (long long)m.hits);
   TU_CHECK(check_holder(all, all_cols, 3) == 0, "all values");
-  xchg_cache_release(narrow);
-  xchg_cache_release(wider);
-  xchg_cache_release(all);
-  xchg_cache_release(again);
+  xchg_cache_holder_release(narrow);
+  xchg_cache_holder_release(wider);
+  xchg_cache_holder_release(all);
+  xchg_cache_holder_release(again);
 
   /* Concurrent: A decodes k (blocked past the schema); B wants k and s:
    * decodes s itself meanwhile, then waits for k. */
@@ -669,15 +673,15 @@ static void test_lazy_columns(void) {
   c = new_cache(1, 0, 0);
   b = cd_broadcast(&s);
   int64_t before = xchg_buf_allocated_bytes();
-  TU_CHECK(xchg_cache_acquire(c, "k", &b, &c2, 1, NULL, NULL, &narrow, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, cd_request(&req, &c2, 1, NULL, NULL), &narrow, &err) == XCHG_OK, "%s", err.message);
   int64_t kept = xchg_buf_allocated_bytes() - before, held = cd_metrics(c).bytes_held;
   TU_CHECK(kept <= held + 4096 && held < 16001 * 4 + 4096 + 256, "narrow holder keeps %lld bytes, accounts %lld",
         (long long)kept, (long long)held);
   TU_CHECK(check_holder(narrow, &c2, 1) == 0, "narrow values through lz4-java");
-  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &all, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, &all, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(check_holder(all, all_cols, 3) == 0 && cd_metrics(c).decodes == 2, "wide after narrow");
-  xchg_cache_release(narrow);
-  xchg_cache_release(all);
+  xchg_cache_holder_release(narrow);
+  xchg_cache_holder_release(all);
   xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("lazy columns");
@@ -703,9 +707,9 @@ static void test_retention(void) {
   xchg_cache_holder *h, *held;
   /* Measure one entry. */
   xchg_cache *c = new_cache(1, 0, 0);
-  TU_CHECK(xchg_cache_acquire(c, "x", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "x", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   int64_t one = cd_metrics(c).bytes_held;
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   xchg_cache_free(c);
 
   xchg_cache_options o;
@@ -716,8 +720,8 @@ static void test_retention(void) {
   atomic_store(&accounted, 0);
   const char *keys[3] = {"a", "b", "c"};
   for (int i = 0; i < 3; i++) {
-    TU_CHECK(xchg_cache_acquire(c, keys[i], &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-    xchg_cache_release(h);
+    TU_CHECK(xchg_cache_acquire(c, keys[i], &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+    xchg_cache_holder_release(h);
   }
   xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.entries == 2 && m.retained == 2 && m.evictions == 1 && m.bytes_held == 2 * one,
@@ -726,30 +730,30 @@ static void test_retention(void) {
   TU_CHECK(atomic_load(&accounted) == m.bytes_held && atomic_load(&accounted_plus) == 3 * one,
         "accounted %ld, held %lld", atomic_load(&accounted), (long long)m.bytes_held);
   /* "a" (oldest) went; "b" and "c" are hits. */
-  TU_CHECK(xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &held, &err) == XCHG_OK, "%s", err.message);
-  TU_CHECK(xchg_cache_acquire(c, "c", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "b", &b, NULL, &held, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "c", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   m = cd_metrics(c);
   TU_CHECK(m.decodes == 3 && m.hits == 2, "decodes %lld hits %lld", (long long)m.decodes, (long long)m.hits);
   TU_CHECK(check_holder(held, all_cols, 3) == 0, "retained values");
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   /* "a" again: decoded; over budget, "c" (unreferenced) goes, "b" (held) stays. */
-  TU_CHECK(xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "a", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   m = cd_metrics(c);
   TU_CHECK(m.decodes == 4 && m.entries == 2 && m.evictions == 2, "decodes %lld entries %lld evictions %lld",
         (long long)m.decodes, (long long)m.entries, (long long)m.evictions);
   /* A tiny budget never frees a held entry. */
-  xchg_cache_release(h);
-  xchg_cache_release(held);
+  xchg_cache_holder_release(h);
+  xchg_cache_holder_release(held);
   xchg_cache_free(c);
   o.retain_bytes = 1;
   TU_CHECK(xchg_cache_create(&o, &c, NULL) == XCHG_OK, "cannot create a cache");
-  TU_CHECK(xchg_cache_acquire(c, "b", &b, NULL, 0, NULL, NULL, &held, &err) == XCHG_OK, "%s", err.message);
-  TU_CHECK(xchg_cache_acquire(c, "c", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  xchg_cache_release(h);
+  TU_CHECK(xchg_cache_acquire(c, "b", &b, NULL, &held, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "c", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  xchg_cache_holder_release(h);
   m = cd_metrics(c);
   TU_CHECK(m.entries == 1 && m.retained == 0, "entries %lld retained %lld", (long long)m.entries, (long long)m.retained);
   TU_CHECK(check_holder(held, all_cols, 3) == 0, "held entry values");
-  xchg_cache_release(held);
+  xchg_cache_holder_release(held);
   TU_CHECK(cd_metrics(c).entries == 0, "over budget entry retained");
   xchg_cache_free(c);
 
@@ -757,10 +761,10 @@ static void test_retention(void) {
   o.retain_bytes = INT64_MAX;
   o.retain_ms = 40;
   TU_CHECK(xchg_cache_create(&o, &c, NULL) == XCHG_OK, "cannot create a cache");
-  TU_CHECK(xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  xchg_cache_release(h);
-  TU_CHECK(xchg_cache_acquire(c, "a", &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  xchg_cache_release(h);
+  TU_CHECK(xchg_cache_acquire(c, "a", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  xchg_cache_holder_release(h);
+  TU_CHECK(xchg_cache_acquire(c, "a", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  xchg_cache_holder_release(h);
   TU_CHECK(cd_metrics(c).decodes == 1 && cd_metrics(c).retained == 1, "within age: decodes %lld", (long long)cd_metrics(c).decodes);
   sleep_ms(80);
   xchg_cache_trim(c);
@@ -816,7 +820,14 @@ static void *run_derive(void *arg) {
   derive_task *t = arg;
   void *v;
   xchg_error err;
-  t->status = xchg_cache_derived(t->h, "sum", build_sum, &dctx, destroy_sum, derive_cancelled, t, &v, &err);
+  xchg_cache_derive_request req;
+  xchg_cache_derive_request_init(&req);
+  req.build = build_sum;
+  req.build_ctx = &dctx;
+  req.destroy = destroy_sum;
+  req.cancel = derive_cancelled;
+  req.cancel_ctx = t;
+  t->status = xchg_cache_holder_derive(t->h, "sum", &req, &v, &err);
   if (t->status == XCHG_OK) t->value = *(int64_t *)v;
   return NULL;
 }
@@ -836,7 +847,17 @@ static void test_derived(void) {
   derive_task t[N];
   xchg_error err;
   memset(t, 0, sizeof t);
-  for (int i = 0; i < N; i++) TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &t[i].h, &err) == XCHG_OK, "%s", err.message);
+  for (int i = 0; i < N; i++) TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, &t[i].h, &err) == XCHG_OK, "%s", err.message);
+  /* A request without a build function builds nothing. */
+  void *none = &none;
+  xchg_cache_derive_request no_build;
+  xchg_cache_derive_request_init(&no_build);
+  TU_CHECK(xchg_cache_holder_derive(t[0].h, "sum", &no_build, &none, &err) == XCHG_EINVAL && !none &&
+               strstr(err.message, "build function"),
+           "derive without build: %s", err.message);
+  none = &none;
+  TU_CHECK(xchg_cache_holder_derive(t[0].h, "sum", NULL, &none, &err) == XCHG_EINVAL && !none,
+           "derive without a request");
   /* First build fails: the builder gets the error, a waiter builds again. */
   atomic_store(&dctx.fail_next, 1);
   cd_source_close_gate(&s);
@@ -856,9 +877,9 @@ static void test_derived(void) {
   /* Later: the value is there. */
   run_derive(&t[0]);
   TU_CHECK(t[0].status == XCHG_OK && t[0].value == want && atomic_load(&dctx.builds) == 2, "cached value");
-  for (int i = 0; i < N - 1; i++) xchg_cache_release(t[i].h);
+  for (int i = 0; i < N - 1; i++) xchg_cache_holder_release(t[i].h);
   TU_CHECK(atomic_load(&dctx.destroyed) == 0, "destroyed while held");
-  xchg_cache_release(t[N - 1].h);
+  xchg_cache_holder_release(t[N - 1].h);
   TU_CHECK(atomic_load(&dctx.destroyed) == 1, "destructor ran %d times", atomic_load(&dctx.destroyed));
   xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.derived_builds == 2 && m.cancellations == 1, "derived builds %lld cancellations %lld",
@@ -894,6 +915,7 @@ static void test_slow_decode(void) {
  * with its copy) and of a later wider decode: an error or right values,
  * never a leak, never a cached failure. */
 static void test_alloc_failures(void) {
+  xchg_cache_request req;
   cd_source s;
   std_source(&s, XCHG_STREAM_LZ4_JAVA);
   mark_memory(); /* with the source's bytes */
@@ -905,8 +927,8 @@ static void test_alloc_failures(void) {
     xchg_cache_holder *narrow = NULL, *all = NULL;
     xchg_error err;
     xchg_buf_fail_nth_alloc(n);
-    xchg_status st1 = xchg_cache_acquire(c, "k", &b, &c1, 1, NULL, NULL, &narrow, &err);
-    xchg_status st2 = xchg_cache_acquire(c, "k", &b, NULL, 0, NULL, NULL, &all, &err);
+    xchg_status st1 = xchg_cache_acquire(c, "k", &b, cd_request(&req, &c1, 1, NULL, NULL), &narrow, &err);
+    xchg_status st2 = xchg_cache_acquire(c, "k", &b, NULL, &all, &err);
     xchg_buf_fail_nth_alloc(0);
     TU_CHECK(st1 == XCHG_OK || st1 == XCHG_ENOMEM || st1 == XCHG_EIO, "n %lld: %s", (long long)n, xchg_status_name(st1));
     TU_CHECK(st2 == XCHG_OK || st2 == XCHG_ENOMEM || st2 == XCHG_EIO, "n %lld: %s", (long long)n, xchg_status_name(st2));
@@ -914,8 +936,8 @@ static void test_alloc_failures(void) {
     if (st2 == XCHG_OK) TU_CHECK(check_holder(all, all_cols, 3) == 0, "n %lld: values", (long long)n);
     errors += (st1 != XCHG_OK) + (st2 != XCHG_OK);
     successes += (st1 == XCHG_OK) + (st2 == XCHG_OK);
-    xchg_cache_release(narrow);
-    xchg_cache_release(all);
+    xchg_cache_holder_release(narrow);
+    xchg_cache_holder_release(all);
     TU_CHECK(cd_metrics(c).entries == 0, "n %lld: entry left", (long long)n);
     xchg_cache_free(c);
     check_memory("allocation failures");

@@ -152,7 +152,9 @@ static void *run_worker(void *arg) {
     xchg_broadcast b = cd_broadcast(&k->src);
     xchg_cache_holder *h;
     xchg_error err;
-    xchg_status st = xchg_cache_acquire(c, k->name, &b, all ? NULL : cols, n_cols, is_cancelled, &cs, &h, &err);
+    xchg_cache_request req;
+    xchg_status st = xchg_cache_acquire(c, k->name, &b, cd_request(&req, all ? NULL : cols, n_cols, is_cancelled, &cs),
+                                        &h, &err);
     if (st != XCHG_OK) {
       if (st != XCHG_EIO && st != XCHG_ECANCELLED) FAIL("%s: unexpected %s: %s", k->name, xchg_status_name(st), err.message);
       w->errors++;
@@ -167,7 +169,13 @@ static void *run_worker(void *arg) {
     if (n_cols > 0 && cols[0] == 0 && next_random(&w->rng) % 4 == 0) {
       void *v;
       cancel_state dcs = {next_random(&w->rng) % 4 == 0 ? 1 : -1};
-      st = xchg_cache_derived(h, "sum_k", cd_build_sum, NULL, free, is_cancelled, &dcs, &v, &err);
+      xchg_cache_derive_request dreq;
+      xchg_cache_derive_request_init(&dreq);
+      dreq.build = cd_build_sum;
+      dreq.destroy = free;
+      dreq.cancel = is_cancelled;
+      dreq.cancel_ctx = &dcs;
+      st = xchg_cache_holder_derive(h, "sum_k", &dreq, &v, &err);
       if (st == XCHG_OK && *(int64_t *)v != k->sum_k) FAIL("%s: derived sum", k->name);
       if (st != XCHG_OK && st != XCHG_ECANCELLED) FAIL("%s: derived: %s", k->name, err.message);
     }
@@ -175,12 +183,12 @@ static void *run_worker(void *arg) {
       /* A stream read part way after the holder is gone. */
       struct ArrowArrayStream s;
       if (xchg_cache_holder_stream(h, &s, &err) != XCHG_OK) FAIL("stream: %s", err.message);
-      xchg_cache_release(h);
+      xchg_cache_holder_release(h);
       struct ArrowArray a;
       if (s.get_next(&s, &a) == 0 && a.release) keep(w, &a);
       s.release(&s);
     } else {
-      xchg_cache_release(h);
+      xchg_cache_holder_release(h);
     }
     if (w->n_kept > 0 && next_random(&w->rng) % 2 == 0) drop_random_kept(w);
   }

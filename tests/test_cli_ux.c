@@ -327,8 +327,8 @@ static void write_one_row(const char *path) {
   struct ArrowArray child, batch, *children[1] = {&child};
   tu_fixture_array(&child, 1, 2, child_buffers, 0, NULL);
   tu_fixture_array(&batch, 1, 1, root_buffers, 1, children);
-  xchg_write_options opts;
-  xchg_write_options_init(&opts);
+  xchg_ipc_write_options opts;
+  xchg_ipc_write_options_init(&opts);
   xchg_ipc_writer *w;
   xchg_error err;
   xchg_buf *out = NULL;

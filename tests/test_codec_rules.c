@@ -109,8 +109,8 @@ static tu_bytes encoded(xchg_stream_codec codec) { return encoded_bytes(codec, p
  * the default); the first error. */
 static xchg_status decode_capped(xchg_stream_codec codec, const tu_bytes *data, size_t max_block,
                                  xchg_error *err) {
-  xchg_stream_options opts;
-  xchg_stream_options_init(&opts);
+  xchg_istream_options opts;
+  xchg_istream_options_init(&opts);
   if (max_block) opts.max_block_size = max_block;
   xchg_istream *s = NULL;
   xchg_status st = xchg_istream_open(tu_memory_source(data->data, data->size), codec,

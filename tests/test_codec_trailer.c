@@ -98,7 +98,7 @@ static result read_wrapped(const uint8_t *data, size_t size, xchg_stream_codec c
   if (s == NULL) return res;
   xchg_source *src;
   xchg_error err;
-  TU_OK(xchg_istream_to_source(s, &src, &err), err);
+  TU_OK(xchg_source_from_istream(s, &src, &err), err);
   if (src && with_cancel) TU_OK(xchg_source_with_cancel_flag(src, &never, &src, &err), err);
   return read_ipc(src);
 }
@@ -192,7 +192,7 @@ static int read_consecutive(const uint8_t *data, size_t size, xchg_stream_codec 
   for (int i = 0; i < expected; i++) {
     xchg_source *src;
     xchg_error err;
-    TU_OK(xchg_istream_as_source(s, &src, &err), err);
+    TU_OK(xchg_source_from_istream_borrowed(s, &src, &err), err);
     *last = read_ipc(src);
     if (last->status != XCHG_OK) break;
     if (last->batches == plain->batches && last->rows == plain->rows) good++;

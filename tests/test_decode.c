@@ -43,7 +43,7 @@ static void report(int ok, const char *what, const char *file, const char *msg) 
 #define failf(msg, ...) tu_failf(msg, MSG_SIZE, __VA_ARGS__)
 
 /* A reader over a copy of the bytes in memory, with options. */
-static xchg_ipc_reader *open_mem(const uint8_t *data, size_t size, const xchg_read_options *opts,
+static xchg_ipc_reader *open_mem(const uint8_t *data, size_t size, const xchg_ipc_read_options *opts,
                                  char *msg) {
   xchg_ipc_reader *r;
   xchg_error err;
@@ -311,8 +311,8 @@ static int check_zero_copy(const gold *g, char *msg) {
 /* ---- thread pool -------------------------------------------------------------- */
 
 static int check_pool(const gold *g, xchg_pool *pool, int64_t readahead, char *msg) {
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   opts.pool = pool;
   opts.readahead_bytes = readahead;
   opts.task_bytes = 1; /* gold files are small: hand out every buffer */
@@ -404,8 +404,8 @@ static void record_message(void *ctx, const xchg_message_info *info) {
  * end-of-stream marker. */
 static uint8_t *to_legacy(const gold *g, size_t *out_size, char *msg) {
   message_spans spans = {.n = 0};
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   opts.on_message = record_message;
   opts.on_message_ctx = &spans;
   xchg_ipc_reader *r = open_mem(g->data, g->size, &opts, msg);

@@ -26,8 +26,8 @@
 
 static int check_be(const struct ArrowSchema *schema, const struct ArrowArray *batches, int64_t n,
                     arrow_json *doc, xchg_ipc_format format, xchg_block_codec codec, char *msg) {
-  xchg_write_options o;
-  xchg_write_options_init(&o);
+  xchg_ipc_write_options o;
+  xchg_ipc_write_options_init(&o);
   o.big_endian = 1;
   o.format = format;
   o.codec = codec;
@@ -90,8 +90,8 @@ static void check_sample(void) {
   uint8_t le[8], be[8];
   memcpy(le, &v, 8);
   for (int i = 0; i < 8; i++) be[i] = le[7 - i];
-  xchg_write_options o;
-  xchg_write_options_init(&o);
+  xchg_ipc_write_options o;
+  xchg_ipc_write_options_init(&o);
   xchg_buf *out[2];
   for (int big = 0; big < 2; big++) {
     o.big_endian = big;

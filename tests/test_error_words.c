@@ -323,8 +323,8 @@ static void check_levels(void) {
   tu_fixture_schema(&field, "i", "x", 0, NULL);
   tu_fixture_schema(&root, "+s", "", 1, fields);
   root.flags = 0;
-  xchg_write_options o;
-  xchg_write_options_init(&o);
+  xchg_ipc_write_options o;
+  xchg_ipc_write_options_init(&o);
   o.codec = XCHG_BLOCK_ZSTD;
   o.level = 23;
   xchg_ipc_writer *w = NULL;

@@ -21,7 +21,7 @@
  *     (xchg_ipc_reader_stream_end) with every batch, and leaves them unread
  *     in the input, byte for byte, for whoever reads on;
  *   - wrapped in an LZ4 frame and in zstd (xchg_stream_encode), read through
- *     xchg_istream_to_source: the whole input decodes the same, and every
+ *     xchg_source_from_istream: the whole input decodes the same, and every
  *     cut in the last 100 compressed bytes is an error.
  * And `xchg cat` / `xchg inspect` on a file piped in work, and fail on a cut
  * one.  The end of the gold layout (footer right after the marker) is found
@@ -63,7 +63,7 @@ static void batches_free(batches *b) {
 }
 
 /* Reads every batch from src (taken over; NULL counts as out of memory). */
-static batches read_all(xchg_source *src, const xchg_read_options *opts, int keep) {
+static batches read_all(xchg_source *src, const xchg_ipc_read_options *opts, int keep) {
   batches b;
   memset(&b, 0, sizeof b);
   xchg_error err = {{0}};
@@ -90,7 +90,7 @@ static batches read_all(xchg_source *src, const xchg_read_options *opts, int kee
 }
 
 /* Reads an input that must fail with `expected`; what names it in a failure. */
-static void expect_error(xchg_source *src, const xchg_read_options *opts, xchg_status expected,
+static void expect_error(xchg_source *src, const xchg_ipc_read_options *opts, xchg_status expected,
                          const char *what) {
   batches b = read_all(src, opts, 0);
   totals.inputs++;
@@ -182,7 +182,7 @@ static void expect_end_at_magic(const uint8_t *data, size_t size, const void *ta
   xchg_ipc_reader *r = NULL;
   xchg_source *src = tu_unseekable_source(input.data, input.size, 5);
   TU_CHECK(src != NULL && xchg_istream_open(src, XCHG_STREAM_NONE, NULL, &s, &err) == XCHG_OK &&
-               xchg_istream_as_source(s, &view, &err) == XCHG_OK &&
+               xchg_source_from_istream_borrowed(s, &view, &err) == XCHG_OK &&
                xchg_ipc_reader_open(view, NULL, &r, &err) == XCHG_OK,
            "%s: %s: cannot open: %s", name, what, err.message);
   size_t count = 0;
@@ -247,8 +247,8 @@ static void check_damage(const uint8_t *data, size_t size, size_t marker, const 
 
   /* The footer bound: a byte under the footer is too little, the footer
    * itself enough (unless the schema message alone is over it). */
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   opts.max_metadata_bytes = footer_len - 1;
   char what[600];
   snprintf(what, sizeof what, "%s: max_metadata_bytes %d, one under the footer", name, footer_len - 1);

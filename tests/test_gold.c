@@ -191,7 +191,7 @@ static int check_pipe(const arrow_json *doc, const uint8_t *data, size_t size, i
 }
 
 static int check_fd(const arrow_json *doc, const char *path, int is_file,
-                    const xchg_read_options *opts, char *msg) {
+                    const xchg_ipc_read_options *opts, char *msg) {
   int fd = open(path, O_RDONLY);
   if (fd < 0) return failf(msg, "open: %s", strerror(errno));
   xchg_ipc_reader *r;
@@ -205,7 +205,7 @@ static int check_fd(const arrow_json *doc, const char *path, int is_file,
 }
 
 static int check_mmap(const arrow_json *doc, const char *path, int is_file,
-                      const xchg_read_options *opts, char *msg) {
+                      const xchg_ipc_read_options *opts, char *msg) {
   xchg_ipc_reader *r;
   xchg_error err;
   xchg_status st = xchg_ipc_reader_open_file(path, opts, &r, &err);
@@ -766,10 +766,10 @@ static void check_ipc_file(arrow_json *doc, const char *path, const char *shown,
   if (rc != 0) failf(msg, "cannot read the file");
   /* Trusted-input validation must not change what is decoded; nor must
    * decoding on a pool, with every buffer a task and batches read ahead. */
-  xchg_read_options trusted, pooled;
-  xchg_read_options_init(&trusted);
+  xchg_ipc_read_options trusted, pooled;
+  xchg_ipc_read_options_init(&trusted);
   trusted.validation = XCHG_VALIDATE_BOUNDS;
-  xchg_read_options_init(&pooled);
+  xchg_ipc_read_options_init(&pooled);
   pooled.pool = t->pool;
   pooled.task_bytes = 1;
   pooled.readahead_bytes = 1 << 20;

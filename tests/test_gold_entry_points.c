@@ -148,7 +148,7 @@ static tu_bytes batch_payload(const gold *g, int64_t b) {
   return out;
 }
 
-static xchg_status copy_at(void *ctx, uint64_t offset, void *dst, size_t n, xchg_error *err) {
+static xchg_status copy_at(void *ctx, int64_t offset, void *dst, size_t n, xchg_error *err) {
   const tu_bytes *p = ctx;
   memcpy(dst, p->data + offset, n);
   return XCHG_OK;
@@ -166,8 +166,8 @@ static xchg_source *source_of(const tu_bytes *p, int positional) {
 /* A decoder of the stream's schema message, with columns[0..n) (NULL: all). */
 static xchg_batch_decoder *open_decoder(const gold *g, const int64_t *columns, int64_t n,
                                         xchg_pool *on) {
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   opts.pool = on;
   opts.task_bytes = 1;
   const tu_body *schema = &g->messages[0];
@@ -385,10 +385,10 @@ static int acquire_and_compare(const gold *g, xchg_cache *c, const char *key, co
   xchg_broadcast b = {part, parts, NULL, NULL};
   xchg_cache_holder *h = NULL;
   xchg_error err;
-  int rc = xchg_cache_acquire(c, key, &b, NULL, 0, NULL, NULL, &h, &err) == XCHG_OK
+  int rc = xchg_cache_acquire(c, key, &b, NULL, &h, &err) == XCHG_OK
                ? compare_holder(g, h, parts, msg)
                : tu_failf(msg, MSG_SIZE, "acquire: %s", err.message);
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   free(chunks);
   return rc;
 }

@@ -169,10 +169,11 @@ static xchg_status acquire_key_checked(xchg_cache *c, cd_source *s, const char *
                                        xchg_error *err) {
   xchg_broadcast b = cd_broadcast(s);
   xchg_cache_holder *h;
-  xchg_status st = xchg_cache_acquire(c, key, &b, NULL, 0, cancel, ctx, &h, err);
+  xchg_cache_request req;
+  xchg_status st = xchg_cache_acquire(c, key, &b, cd_request(&req, NULL, 0, cancel, ctx), &h, err);
   if (st != XCHG_OK) return st;
   if (check_holder(h, mapped_dir) != 0) st = xchg_errorf(err, XCHG_EFORMAT, "wrong values");
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   return st;
 }
 
@@ -189,7 +190,7 @@ typedef struct shared {
   atomic_int ready;
   xchg_cache_metrics m[PROCESSES];
   int failed[PROCESSES];
-  char why[PROCESSES][sizeof(xchg_error)]; /* each child's xchg_cache_host_error */
+  char why[PROCESSES][sizeof(xchg_error) + 32]; /* each child's xchg_cache_host_error: "status: message" */
   /* The test hook: a process stopped at its point says so, and waits for
    * resume; writes counts the segment writes begun on the host. */
   atomic_int stopped, resume, writes;
@@ -463,7 +464,7 @@ static void holding_child(const char *dir, shared *sh, int i) {
   xchg_broadcast b = cd_broadcast(&s);
   xchg_cache_holder *h;
   xchg_error err;
-  TU_OK(xchg_cache_acquire(c, "bc", &b, NULL, 0, NULL, NULL, &h, &err), err);
+  TU_OK(xchg_cache_acquire(c, "bc", &b, NULL, &h, &err), err);
   atomic_store(&sh->ready, 1);
   for (;;) pause();
 }
@@ -499,7 +500,7 @@ static void test_holder_killed(void) {
 static void acquire_key(xchg_cache *c, cd_source *s, const char *key, xchg_cache_holder **out) {
   xchg_broadcast b = cd_broadcast(s);
   xchg_error err;
-  TU_OK(xchg_cache_acquire(c, key, &b, NULL, 0, NULL, NULL, out, &err), err);
+  TU_OK(xchg_cache_acquire(c, key, &b, NULL, out, &err), err);
 }
 
 /* The size of the segment of the standard broadcast. */
@@ -511,7 +512,7 @@ static off_t segment_size(cd_source *s) {
   acquire_key(c, s, "probe", &h);
   off_t size = 0;
   count_files(dir, ".seg", &size);
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   xchg_cache_free(c);
   remove_dir(dir);
   return size;
@@ -529,14 +530,14 @@ static void test_budget_and_age(void) {
   acquire_key(c, &s, "a", &a);
   acquire_key(c, &s, "b", &b);
   TU_CHECK(count_files(dir, ".seg", NULL) == 2, "a held segment was evicted over budget");
-  xchg_cache_release(b);
-  xchg_cache_release(a);
+  xchg_cache_holder_release(b);
+  xchg_cache_holder_release(a);
   xchg_cache_trim(c); /* over budget: b, released first, goes */
   TU_CHECK(count_files(dir, ".seg", NULL) == 1, "over budget, no segment was evicted");
   acquire_key(c, &s, "a", &a);
   TU_CHECK(cd_metrics(c).host_maps == 3 && cd_metrics(c).host_decodes == 2,
            "not the most recently released segment was kept");
-  xchg_cache_release(a);
+  xchg_cache_holder_release(a);
   TU_EXPECT(cd_metrics(c).host_evictions == 1);
   xchg_cache_free(c);
   remove_dir(dir);
@@ -544,7 +545,7 @@ static void test_budget_and_age(void) {
   make_dir(dir, sizeof dir);
   c = host_cache(dir, INT64_MAX, 150);
   acquire_key(c, &s, "a", &a);
-  xchg_cache_release(a);
+  xchg_cache_holder_release(a);
   xchg_cache_trim(c);
   TU_CHECK(count_files(dir, ".seg", NULL) == 1, "evicted before its age");
   sleep_ms(250);
@@ -558,10 +559,11 @@ static void test_budget_and_age(void) {
 
 /* ---- refused directories and segments ------------------------------------------------ */
 
-/* An acquire that must fall back to a private decode, for `reason`, after
- * mapping the segment `maps` times (0: refused before mapping). */
-static void expect_fallback_after(const char *dir, cd_source *s, int64_t maps, const char *reason,
-                                  const char *what) {
+/* An acquire that must fall back to a private decode, for `reason` with
+ * status `want`, after mapping the segment `maps` times (0: refused
+ * before mapping). */
+static void expect_fallback_after(const char *dir, cd_source *s, int64_t maps, xchg_status want,
+                                  const char *reason, const char *what) {
   xchg_cache *c = host_cache(dir, INT64_MAX, 0);
   xchg_error err;
   TU_CHECK(acquire_checked(c, s, NULL, NULL, NULL, &err) == XCHG_OK, "%s: %s", what, err.message);
@@ -570,13 +572,15 @@ static void expect_fallback_after(const char *dir, cd_source *s, int64_t maps, c
            "%s: %lld fallbacks, %lld maps, %lld decodes", what, (long long)m.host_fallbacks,
            (long long)m.host_maps, (long long)m.decodes);
   xchg_error why;
-  TU_CHECK(xchg_cache_host_error(c, &why) && strstr(why.message, reason),
-           "%s: the reason given is '%s'", what, why.message);
+  xchg_status st = xchg_cache_host_error(c, &why);
+  TU_CHECK(st == want && strstr(why.message, reason),
+           "%s: the reason given is %s '%s'", what, xchg_status_name(st), why.message);
   xchg_cache_free(c);
 }
 
-static void expect_fallback(const char *dir, cd_source *s, const char *reason, const char *what) {
-  expect_fallback_after(dir, s, 0, reason, what);
+static void expect_fallback(const char *dir, cd_source *s, xchg_status want, const char *reason,
+                            const char *what) {
+  expect_fallback_after(dir, s, 0, want, reason, what);
 }
 
 /* Publishes the standard segment in dir (kept: unlimited retention), from
@@ -617,20 +621,20 @@ static void test_refused(void) {
   char dir[256], seg[512];
   make_dir(dir, sizeof dir);
   TU_EXPECT(chmod(dir, 0777) == 0);
-  expect_fallback(dir, &s, "writable", "world-writable directory");
+  expect_fallback(dir, &s, XCHG_EINVAL, "writable", "world-writable directory");
   TU_EXPECT(chmod(dir, 0770) == 0);
-  expect_fallback(dir, &s, "writable", "group-writable directory");
+  expect_fallback(dir, &s, XCHG_EINVAL, "writable", "group-writable directory");
   TU_EXPECT(chmod(dir, 0700) == 0 && chown(dir, 65534, 65534) == 0);
-  expect_fallback(dir, &s, "owned by uid 65534", "foreign-owned directory");
+  expect_fallback(dir, &s, XCHG_EINVAL, "owned by uid 65534", "foreign-owned directory");
   TU_EXPECT(count_files(dir, ".seg", NULL) == 0);
   TU_EXPECT(chown(dir, geteuid(), getegid()) == 0);
 
   publish(dir, &s, seg, sizeof seg);
   TU_EXPECT(chown(seg, 65534, 65534) == 0);
-  expect_fallback(dir, &s, "owned by uid 65534", "foreign-owned segment");
+  expect_fallback(dir, &s, XCHG_EINVAL, "owned by uid 65534", "foreign-owned segment");
   TU_CHECK(count_files(dir, ".seg", NULL) == 1, "a foreign segment was removed");
   TU_EXPECT(chown(seg, geteuid(), getegid()) == 0 && chmod(seg, 0644) == 0);
-  expect_fallback(dir, &s, "mode", "segment of mode 644");
+  expect_fallback(dir, &s, XCHG_EINVAL, "mode", "segment of mode 644");
   TU_EXPECT(chmod(seg, 0600) == 0);
   expect_mapped(dir, &s, "the segment made right again");
   remove_dir(dir);
@@ -649,7 +653,7 @@ static void full_disk_child(const char *dir, shared *sh, int i) {
   TU_EXPECT(setrlimit(RLIMIT_FSIZE, &lim) == 0);
   cd_source s;
   std_source(&s);
-  expect_fallback(dir, &s, "host segment", "no room for the segment");
+  expect_fallback(dir, &s, XCHG_EIO, "host segment", "no room for the segment");
   cd_source_free(&s);
 }
 
@@ -684,13 +688,13 @@ static void test_corrupted(void) {
   TU_CHECK(good && size > 1024, "cannot read the segment");
   if (!good) return;
   corrupt(seg, good, size, 0, 1, size);
-  expect_fallback(dir, &s, "magic", "magic overwritten");
+  expect_fallback(dir, &s, XCHG_EFORMAT, "magic", "magic overwritten");
   corrupt(seg, good, size, 0, 0, size - 1);
-  expect_fallback(dir, &s, "out of bounds", "truncated by a byte");
+  expect_fallback(dir, &s, XCHG_EFORMAT, "out of bounds", "truncated by a byte");
   /* The header: 64 fixed bytes, the key "bc" padded to 64, the part
    * table, 192 bytes in all. */
   corrupt(seg, good, size, 128, 8, size);
-  expect_fallback(dir, &s, "checksum", "part table overwritten");
+  expect_fallback(dir, &s, XCHG_EFORMAT, "checksum", "part table overwritten");
   /* The same, sealed again (host_segment_seal, as the fuzz target does):
    * the part's bounds are checked behind the checksum. */
   corrupt(seg, good, size, 128, 8, size);
@@ -698,7 +702,7 @@ static void test_corrupted(void) {
   TU_CHECK(sealed && host_segment_seal(sealed, size) == 0, "cannot seal the segment");
   if (sealed) TU_EXPECT(tu_write_file(seg, sealed, size) == 0);
   free(sealed);
-  expect_fallback(dir, &s, "part 0 at [18446744073709551615", "part table overwritten, sealed");
+  expect_fallback(dir, &s, XCHG_EFORMAT, "part 0 at [18446744073709551615", "part table overwritten, sealed");
   /* Bytes too short for a header, as the fuzz target may hand them over. */
   uint8_t *stub_bytes = malloc(HEADER_STUB);
   memcpy(stub_bytes, good, HEADER_STUB);
@@ -712,9 +716,9 @@ static void test_corrupted(void) {
   xchg_buf_unref(stub);
   free(stub_bytes);
   corrupt(seg, good, size, 192 + 8, 64, size);
-  expect_fallback_after(dir, &s, 1, "part 0", "the first part's schema message overwritten");
+  expect_fallback_after(dir, &s, 1, XCHG_EFORMAT, "part 0", "the first part's schema message overwritten");
   corrupt(seg, good, size, size - 8, 8, size);
-  expect_fallback_after(dir, &s, 1, "part 0", "the end-of-stream marker overwritten");
+  expect_fallback_after(dir, &s, 1, XCHG_EFORMAT, "part 0", "the end-of-stream marker overwritten");
   TU_EXPECT(tu_write_file(seg, good, size) == 0);
   expect_mapped(dir, &s, "the segment restored");
   /* Another key's file holding this segment (as after a hash collision);
@@ -732,7 +736,7 @@ static void test_corrupted(void) {
   c = host_cache(dir, INT64_MAX, 0);
   TU_OK(acquire_key_checked(c, &s, "zz", NULL, NULL, NULL, &err), err);
   xchg_error why;
-  TU_CHECK(cd_metrics(c).host_fallbacks == 1 && xchg_cache_host_error(c, &why) &&
+  TU_CHECK(cd_metrics(c).host_fallbacks == 1 && xchg_cache_host_error(c, &why) == XCHG_EINVAL &&
            strstr(why.message, "another key"), "a segment of another key was used");
   xchg_cache_free(c);
   TU_EXPECT(tu_write_file(seg, good, size) == 0);
@@ -951,7 +955,7 @@ static void releasing_child(const char *dir, shared *sh, int i) {
   xchg_broadcast b = cd_broadcast(&s);
   xchg_cache_holder *h = NULL;
   xchg_error err;
-  TU_OK(xchg_cache_acquire(c, "bc", &b, NULL, 0, NULL, NULL, &h, &err), err);
+  TU_OK(xchg_cache_acquire(c, "bc", &b, NULL, &h, &err), err);
   TU_CHECK(cd_metrics(c).host_maps == 1, "child %d did not map the segment", i);
   atomic_fetch_add(&sh->arrived, 1);
   if (i == 0) {
@@ -959,7 +963,7 @@ static void releasing_child(const char *dir, shared *sh, int i) {
   } else {
     hook_into(sh, HOST_HOOK_REMOVE_HELD);
   }
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   child_done(sh, i, c, &s);
 }
 
@@ -1013,7 +1017,7 @@ static void test_release_scans_nothing(void) {
   struct ArrowArray a;
   xchg_error err;
   TU_OK(xchg_cache_holder_batch(h, 0, &a, &err), err);
-  xchg_cache_release(h); /* the array still holds the entry and its mapping */
+  xchg_cache_holder_release(h); /* the array still holds the entry and its mapping */
   TU_CHECK(count_files(dir, ".seg", NULL) == 1, "the segment went with an array still out");
   int scans = atomic_load(&hook_counts[HOST_HOOK_SCAN]);
   pthread_t th;
@@ -1031,8 +1035,8 @@ static void test_release_scans_nothing(void) {
   acquire_key(c, &s, "a", &h);
   acquire_key(c, &s, "b", &b);
   scans = atomic_load(&hook_counts[HOST_HOOK_SCAN]);
-  xchg_cache_release(b);
-  xchg_cache_release(h);
+  xchg_cache_holder_release(b);
+  xchg_cache_holder_release(h);
   TU_CHECK(atomic_load(&hook_counts[HOST_HOOK_SCAN]) == scans, "a release scanned the directory");
   TU_CHECK(count_files(dir, ".seg", NULL) == 2, "a release evicted over budget");
   xchg_cache_trim(c);
@@ -1087,7 +1091,7 @@ static void fallback_child(const char *dir, shared *sh, int i) {
   (void)i;
   cd_source s;
   std_source(&s);
-  expect_fallback_after(dir, &s, 1, fault_reason, "a damaged segment");
+  expect_fallback_after(dir, &s, 1, XCHG_EFORMAT, fault_reason, "a damaged segment");
   cd_source_free(&s);
 }
 
@@ -1120,10 +1124,10 @@ static void test_mapped_structure_checked(void) {
   xchg_broadcast b = cd_broadcast(&s);
   xchg_cache_holder *h = NULL;
   xchg_error err;
-  TU_OK(xchg_cache_acquire(c, "bc", &b, NULL, 0, NULL, NULL, &h, &err), err);
+  TU_OK(xchg_cache_acquire(c, "bc", &b, NULL, &h, &err), err);
   TU_CHECK(cd_metrics(c).host_maps == 1 && cd_metrics(c).host_fallbacks == 0,
            "a cache checking bounds only refused the segment");
-  xchg_cache_release(h);
+  xchg_cache_holder_release(h);
   xchg_cache_free(c);
   free(good);
   remove_dir(dir);
@@ -1160,8 +1164,8 @@ static void small_store_child(const char *dir, shared *sh, int i) {
   while (atomic_load(&sh->arrived) < atomic_load(&sh->ready)) sleep_ms(1);
   xchg_error err, why;
   TU_OK(acquire_checked(c, &s, NULL, NULL, NULL, &err), err);
-  xchg_cache_host_error(c, &why);
-  snprintf(sh->why[i], sizeof sh->why[i], "%s", why.message);
+  xchg_status st = xchg_cache_host_error(c, &why);
+  snprintf(sh->why[i], sizeof sh->why[i], "%s: %s", xchg_status_name(st), why.message);
   child_done(sh, i, c, &s);
 }
 
@@ -1176,11 +1180,11 @@ static void small_store_chunks_child(const char *dir, shared *sh, int i) {
   xchg_cache *c = host_cache(dir, 0, 0);
   xchg_cache_holder *h = NULL;
   xchg_error err, why;
-  TU_OK(xchg_cache_acquire(c, "chunks", &b, NULL, 0, NULL, NULL, &h, &err), err);
+  TU_OK(xchg_cache_acquire(c, "chunks", &b, NULL, &h, &err), err);
   TU_CHECK(h && check_holder(h, NULL) == 0, "wrong values");
-  xchg_cache_release(h);
-  xchg_cache_host_error(c, &why);
-  snprintf(sh->why[i], sizeof sh->why[i], "%s", why.message);
+  xchg_cache_holder_release(h);
+  xchg_status st = xchg_cache_host_error(c, &why);
+  snprintf(sh->why[i], sizeof sh->why[i], "%s: %s", xchg_status_name(st), why.message);
   sh->m[i] = cd_metrics(c);
   xchg_cache_free(c);
   xchg_buf_unref(ipc);
@@ -1215,14 +1219,14 @@ static shared *small_store_round_of(child_fn fn, const char *dir, int n, int fai
 }
 
 /* Checks process i of a round: it read the right values from its own
- * decode (as without a store), for `reason`. */
+ * decode (as without a store), for `reason`, an i/o error (lack of room). */
 static void expect_fell_back(const shared *sh, int i, const char *reason, const char *round) {
   const xchg_cache_metrics *m = &sh->m[i];
   TU_CHECK(m->host_fallbacks == 1 && m->decodes == 1 && m->host_maps == 0 && !sh->failed[i],
            "%s, process %d: %lld fallbacks, %lld decodes, %lld maps", round, i,
            (long long)m->host_fallbacks, (long long)m->decodes, (long long)m->host_maps);
-  TU_CHECK(strstr(sh->why[i], reason), "%s, process %d: the reason is '%s', not '%s'", round, i,
-           sh->why[i], reason);
+  TU_CHECK(strstr(sh->why[i], reason) && strncmp(sh->why[i], "i/o error: ", 11) == 0,
+           "%s, process %d: the reason is '%s', not an i/o error '%s'", round, i, sh->why[i], reason);
 }
 
 static shared *small_store_round(const char *dir, int n, int failing) {
@@ -1354,7 +1358,8 @@ static void test_without_host_dir(void) {
   xchg_error err;
   TU_OK(acquire_checked(c, &s, NULL, NULL, NULL, &err), err);
   xchg_cache_metrics m = cd_metrics(c);
-  TU_CHECK(m.decodes == 1 && m.host_maps == 0 && m.host_fallbacks == 0 && !xchg_cache_host_error(c, &err),
+  TU_CHECK(m.decodes == 1 && m.host_maps == 0 && m.host_fallbacks == 0 &&
+               xchg_cache_host_error(c, &err) == XCHG_OK && err.message[0] == 0,
            "the host store acted without a directory");
   xchg_cache_free(c);
   cd_source_free(&s);

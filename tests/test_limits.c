@@ -1,9 +1,9 @@
 /* tests/test_limits.c — resource caps: a tiny hostile input cannot make the
  * library allocate gigabytes, and hitting a cap is a clear XCHG_ELIMIT.
  *
- * Each cap of xchg_read_options (max_depth, max_fields, max_buffer_bytes,
+ * Each cap of xchg_ipc_read_options (max_depth, max_fields, max_buffer_bytes,
  * max_metadata_bytes, max_batch_bytes, max_dictionary_bytes), of
- * xchg_stream_options (max_block_size) and of the row reader (max_row_size)
+ * xchg_istream_options (max_block_size) and of the row reader (max_row_size)
  * is hit twice where that can be done: by a few-byte input that claims a
  * huge size, under the default caps, and by a real gold file read with the
  * cap lowered below what it needs (with the default cap the same file
@@ -35,7 +35,7 @@
 static int64_t inputs, errors;
 
 /* Reads a whole IPC input; returns the first error (or XCHG_OK). */
-static xchg_status read_ipc(const uint8_t *data, size_t size, const xchg_read_options *opts,
+static xchg_status read_ipc(const uint8_t *data, size_t size, const xchg_ipc_read_options *opts,
                             xchg_error *err) {
   int64_t live = xchg_buf_live_count();
   xchg_ipc_reader *r = NULL;
@@ -78,13 +78,13 @@ static void expect_limit(const char *what, xchg_status st, const xchg_error *err
 typedef struct gold_case {
   const char *file;
   const char *cap_name; /* as the message must name it */
-  void (*lower)(xchg_read_options *opts);
+  void (*lower)(xchg_ipc_read_options *opts);
 } gold_case;
 
-static void lower_depth(xchg_read_options *o) { o->max_depth = 1; }
-static void lower_fields(xchg_read_options *o) { o->max_fields = 3; }
-static void lower_buffer(xchg_read_options *o) { o->max_buffer_bytes = 8; }
-static void lower_metadata(xchg_read_options *o) { o->max_metadata_bytes = 64; }
+static void lower_depth(xchg_ipc_read_options *o) { o->max_depth = 1; }
+static void lower_fields(xchg_ipc_read_options *o) { o->max_fields = 3; }
+static void lower_buffer(xchg_ipc_read_options *o) { o->max_buffer_bytes = 8; }
+static void lower_metadata(xchg_ipc_read_options *o) { o->max_metadata_bytes = 64; }
 
 /* The gold file gold_dir/name, or NULL (a failed check) when it cannot be
  * read. */
@@ -108,8 +108,8 @@ static void lowered_caps(const char *gold_dir) {
     size_t size;
     uint8_t *data = load_gold(gold_dir, cases[i].file, &size);
     if (data == NULL) continue;
-    xchg_read_options opts;
-    xchg_read_options_init(&opts);
+    xchg_ipc_read_options opts;
+    xchg_ipc_read_options_init(&opts);
     xchg_error err;
     xchg_status st = read_ipc(data, size, &opts, &err);
     TU_CHECK(st == XCHG_OK, "%s with the default caps: %s", cases[i].file, err.message);
@@ -146,8 +146,8 @@ static void find_body(void *ctx, const xchg_message_info *info) {
  * the first record batch with a body, or -1. */
 static int64_t first_buffer_at(const uint8_t *data, size_t size) {
   body_finder f = {-1};
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   opts.on_message = find_body;
   opts.on_message_ctx = &f;
   xchg_error err;
@@ -219,7 +219,7 @@ static int64_t measure_file(const uint8_t *data, size_t size, int64_t *largest_b
 /* Reads data with one cap set to `cap`, which must pass, then to cap - 1,
  * which must be refused naming the cap. */
 static void cap_at_need(const char *file, const uint8_t *data, size_t size, const char *cap_name,
-                        int64_t *field, xchg_read_options *opts, int64_t need) {
+                        int64_t *field, xchg_ipc_read_options *opts, int64_t need) {
   char what[512];
   xchg_error err;
   *field = need;
@@ -244,10 +244,10 @@ static void caps_at_need(const char *gold_dir) {
           "%s: batches of %lld bytes, buffers of %lld: expected several compressed buffers a batch",
           files[i], (long long)largest_batch, (long long)largest_buffer);
     if (largest_batch > largest_buffer && largest_buffer > 0) {
-      xchg_read_options opts;
-      xchg_read_options_init(&opts);
+      xchg_ipc_read_options opts;
+      xchg_ipc_read_options_init(&opts);
       cap_at_need(files[i], data, size, "max_batch_bytes", &opts.max_batch_bytes, &opts, largest_batch);
-      xchg_read_options_init(&opts);
+      xchg_ipc_read_options_init(&opts);
       cap_at_need(files[i], data, size, "max_buffer_bytes", &opts.max_buffer_bytes, &opts,
                   largest_buffer);
     }
@@ -278,8 +278,8 @@ static xchg_status acquire_once(const uint8_t *data, size_t size, const xchg_cac
   xchg_broadcast_part part = {&chunk, 1, XCHG_STREAM_NONE};
   xchg_broadcast b = {&part, 1, NULL, NULL};
   xchg_cache_holder *h = NULL;
-  xchg_status st = xchg_cache_acquire(cache, "k", &b, NULL, 0, NULL, NULL, &h, err);
-  xchg_cache_release(h);
+  xchg_status st = xchg_cache_acquire(cache, "k", &b, NULL, &h, err);
+  xchg_cache_holder_release(h);
   xchg_cache_free(cache);
   return st;
 }
@@ -312,8 +312,8 @@ static void implausible_claims(const char *gold_dir) {
     expect_error(what, acquire_once(data, size, NULL, &err), &err, XCHG_EFORMAT, names);
     /* 2^60 with the caps out of the way: refused before the allocation,
      * which could not succeed (XCHG_ENOMEM, or an ASan report). */
-    xchg_read_options opts;
-    xchg_read_options_init(&opts);
+    xchg_ipc_read_options opts;
+    xchg_ipc_read_options_init(&opts);
     opts.max_buffer_bytes = opts.max_batch_bytes = INT64_MAX;
     set_claim(data, at, (uint64_t)1 << 60);
     const char *names_huge[] = {"implausible", "1152921504606846976", NULL};
@@ -464,8 +464,8 @@ static xchg_buf *delta_stream(void) {
     batches[b] = (struct ArrowArray){DICT_ROWS, 0, 0, 1, 1, root_buffers, kids[b], NULL,
                                      release_static_array, NULL};
   }
-  xchg_write_options wo;
-  xchg_write_options_init(&wo);
+  xchg_ipc_write_options wo;
+  xchg_ipc_write_options_init(&wo);
   wo.codec = XCHG_BLOCK_ZSTD;
   xchg_buf *out = NULL;
   char msg[512];
@@ -490,8 +490,8 @@ static void dictionary_caps(void) {
   const uint8_t *data = xchg_buf_data(stream);
   size_t size = xchg_buf_size(stream);
   const int64_t first = 4 * DICT_FIRST, whole = 4 * (DICT_FIRST + DICT_DELTA);
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   dict_census census = {0, 0};
   opts.on_message = count_dictionaries;
   opts.on_message_ctx = &census;
@@ -513,7 +513,7 @@ static void dictionary_caps(void) {
                XCHG_ELIMIT, names_first);
   /* Dictionary batches count against max_batch_bytes too: the first is
    * the largest batch. */
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options_init(&opts);
   cap_at_need("delta stream", data, size, "max_batch_bytes", &opts.max_batch_bytes, &opts, first);
   xchg_buf_unref(stream);
 }
@@ -588,8 +588,8 @@ static void delta_offsets_wrap(void) {
   uint8_t *data = malloc(size);
   memcpy(data, xchg_buf_data(stream), size);
   xchg_buf_unref(stream);
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   message_finder f = {3, -1, 0, 0}; /* schema, dictionary, batch, delta */
   opts.on_message = find_message;
   opts.on_message_ctx = &f;
@@ -613,7 +613,7 @@ static void delta_offsets_wrap(void) {
 /* ---- stream codec and row caps ------------------------------------------------ */
 
 static xchg_status read_stream(const uint8_t *data, size_t size, xchg_stream_codec codec,
-                               const xchg_stream_options *opts, xchg_error *err) {
+                               const xchg_istream_options *opts, xchg_error *err) {
   int64_t live = xchg_buf_live_count();
   xchg_source *src = tu_memory_source(data, size);
   xchg_istream *s = NULL;
@@ -647,8 +647,8 @@ static void block_caps(void) {
     xchg_status st = xchg_stream_encode(codecs[c], &eo, payload, sizeof payload, &enc, &err);
     TU_CHECK(st == XCHG_OK, "encode: %s", err.message);
     if (st != XCHG_OK) continue;
-    xchg_stream_options opts;
-    xchg_stream_options_init(&opts);
+    xchg_istream_options opts;
+    xchg_istream_options_init(&opts);
     st = read_stream(xchg_buf_data(enc), xchg_buf_size(enc), codecs[c], &opts, &err);
     TU_CHECK(st == XCHG_OK, "%s with the default caps: %s", xchg_stream_codec_name(codecs[c]), err.message);
     opts.max_block_size = 512;
@@ -666,10 +666,13 @@ static xchg_status read_rows(const uint8_t *data, size_t size, size_t max_row, x
   xchg_istream *s = NULL;
   xchg_row_reader *r = NULL;
   xchg_status st = xchg_istream_open(src, XCHG_STREAM_NONE, NULL, &s, err);
-  if (st == XCHG_OK) st = xchg_row_reader_open(s, max_row, &r, err);
+  xchg_row_reader_options ro;
+  xchg_row_reader_options_init(&ro);
+  ro.max_row_size = max_row;
+  if (st == XCHG_OK) st = xchg_row_reader_open(s, &ro, &r, err);
   while (st == XCHG_OK) {
     const uint8_t *row;
-    uint32_t len;
+    size_t len;
     st = xchg_row_reader_next(r, &row, &len, err);
     if (row == NULL) break;
   }

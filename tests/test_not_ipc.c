@@ -88,8 +88,8 @@ static void test_plausible_legacy_length(void) {
  * options: even without the end-of-stream marker a file needs its footer. */
 static void test_magic_alone(void) {
   static const uint8_t magic[] = {'A', 'R', 'R', 'O', 'W', '1', 0, 0};
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   opts.allow_missing_eos = 1;
   for (int way = 0; way < 2; way++) {
     xchg_source *src = way == 0 ? tu_memory_source(magic, sizeof magic)

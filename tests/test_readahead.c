@@ -41,8 +41,8 @@ typedef struct config {
 
 static outcome read_stream(const xchg_buf *data, xchg_pool *pool, const config *c) {
   outcome o = {0};
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   opts.pool = pool;
   if (c->readahead_bytes) opts.readahead_bytes = c->readahead_bytes;
   if (c->task_bytes) opts.task_bytes = c->task_bytes;
@@ -167,8 +167,8 @@ static void check_close_in_flight(const xchg_buf *data) {
   TU_CHECK(xchg_pool_create(3, &pool, NULL) == XCHG_OK, "cannot create a pool");
   int ok = 1;
   for (int64_t stop = 0; stop < 40 && ok; stop += 7) {
-    xchg_read_options opts;
-    xchg_read_options_init(&opts);
+    xchg_ipc_read_options opts;
+    xchg_ipc_read_options_init(&opts);
     opts.pool = pool;
     opts.task_bytes = 1;
     xchg_ipc_reader *r;
@@ -190,8 +190,8 @@ static void check_close_in_flight(const xchg_buf *data) {
 static void check_select_after_read_ahead(const xchg_buf *data) {
   xchg_pool *pool = NULL;
   TU_CHECK(xchg_pool_create(2, &pool, NULL) == XCHG_OK, "cannot create a pool");
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   opts.pool = pool;
   xchg_ipc_reader *r;
   xchg_error err;

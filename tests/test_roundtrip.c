@@ -31,7 +31,7 @@ static const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME,
 
 /* Writes src's batches with opts, reads them back and compares with the
  * JSON (when doc) and with src. */
-static int check_written(const rt_data *src, const arrow_json *doc, const xchg_write_options *opts,
+static int check_written(const rt_data *src, const arrow_json *doc, const xchg_ipc_write_options *opts,
                          char *msg) {
   xchg_buf *buf;
   if (rt_write(&src->schema, src->batches, src->n, opts, &buf, msg, MSG) != 0) return -1;
@@ -52,7 +52,7 @@ static int check_written(const rt_data *src, const arrow_json *doc, const xchg_w
   return rc;
 }
 
-static void describe(char *what, size_t n, const char *name, const xchg_write_options *o) {
+static void describe(char *what, size_t n, const char *name, const xchg_ipc_write_options *o) {
   snprintf(what, n, "%s [%s, %s%s%s]", name, o->format == XCHG_IPC_FILE ? "file" : "stream",
            xchg_block_codec_name(o->codec), o->big_endian ? ", big-endian" : "",
            o->pool ? ", pool" : "");
@@ -81,8 +81,8 @@ static int check_child_offsets(const rt_data *src, const struct ArrowArray *batc
     struct ArrowArray expect = *batch;
     expect.offset = batch->offset + 1;
     expect.length = batch->length - 1;
-    xchg_write_options o;
-    xchg_write_options_init(&o);
+    xchg_ipc_write_options o;
+    xchg_ipc_write_options_init(&o);
     o.codec = XCHG_BLOCK_LZ4_FRAME;
     rt_data one = {.schema = src->schema, .batches = &shifted, .n = 1};
     xchg_buf *buf;
@@ -112,8 +112,8 @@ static void check_slices(const char *name, const rt_data *src) {
       slice.offset = cuts[k][0];
       slice.length = cuts[k][1];
       rt_data one = {.schema = src->schema, .batches = &slice, .n = 1};
-      xchg_write_options o;
-      xchg_write_options_init(&o);
+      xchg_ipc_write_options o;
+      xchg_ipc_write_options_init(&o);
       o.codec = codecs[k];
       snprintf(what, sizeof what, "%s batch %lld slice [%lld, +%lld)", name, (long long)b,
                (long long)slice.offset, (long long)slice.length);
@@ -130,16 +130,16 @@ static void check_gold_file(const char *json_path, xchg_pool *pool) {
   if (rt_gold_check_begin(json_path, &g) != 0) return;
   for (int fmt = 0; fmt < 2; fmt++) {
     for (int c = 0; c < 3; c++) {
-      xchg_write_options o;
-      xchg_write_options_init(&o);
+      xchg_ipc_write_options o;
+      xchg_ipc_write_options_init(&o);
       o.format = fmt ? XCHG_IPC_FILE : XCHG_IPC_STREAM;
       o.codec = codecs[c];
       describe(what, sizeof what, g.name, &o);
       if (check_written(&g.src, g.doc, &o, msg) != 0) tu_fail(what, msg);
     }
   }
-  xchg_write_options o;
-  xchg_write_options_init(&o);
+  xchg_ipc_write_options o;
+  xchg_ipc_write_options_init(&o);
   o.codec = XCHG_BLOCK_ZSTD;
   o.pool = pool;
   o.parallel_min_bytes = 1;
@@ -165,8 +165,8 @@ static void check_sample(void) {
         slice.offset = cuts[s][0];
         slice.length = cuts[s][1];
         rt_data one = {.schema = *schema, .batches = &slice, .n = 1};
-        xchg_write_options o;
-        xchg_write_options_init(&o);
+        xchg_ipc_write_options o;
+        xchg_ipc_write_options_init(&o);
         o.format = fmt ? XCHG_IPC_FILE : XCHG_IPC_STREAM;
         o.codec = codecs[c];
         describe(what, sizeof what, "sample", &o);
@@ -225,8 +225,8 @@ static void check_dictionaries(void) {
   struct ArrowArray batches[4] = {b[0].root, b[1].root, b[2].root, b[3].root};
   int before = tu_failed_count();
   for (int c = 0; c < 3; c++) {
-    xchg_write_options o;
-    xchg_write_options_init(&o);
+    xchg_ipc_write_options o;
+    xchg_ipc_write_options_init(&o);
     o.codec = codecs[c];
     xchg_buf *buf;
     if (rt_write(&root, batches, 4, &o, &buf, msg, MSG) != 0) {
@@ -246,8 +246,8 @@ static void check_dictionaries(void) {
     xchg_buf_unref(buf);
   }
   /* File format: the delta is fine, the replacement is refused. */
-  xchg_write_options o;
-  xchg_write_options_init(&o);
+  xchg_ipc_write_options o;
+  xchg_ipc_write_options_init(&o);
   o.format = XCHG_IPC_FILE;
   xchg_buf *buf;
   if (rt_write(&root, batches, 3, &o, &buf, msg, MSG) != 0) {
@@ -282,7 +282,7 @@ static void check_dictionaries(void) {
   two.n_children = 2;
   two.children = cols;
   static const int64_t shared[2] = {5, 5};
-  xchg_write_options_init(&o);
+  xchg_ipc_write_options_init(&o);
   o.dictionary_ids = shared;
   o.n_dictionary_ids = 2;
   if (rt_write(&root2, &two, 1, &o, &buf, msg, MSG) != 0) {
@@ -322,8 +322,8 @@ static void check_coalesce_gold(const char *name, const rt_data *src, int64_t st
       small[n_small].length = r + step <= src->batches[b].length ? step : src->batches[b].length - r;
       n_small++;
     }
-  xchg_write_options o;
-  xchg_write_options_init(&o);
+  xchg_ipc_write_options o;
+  xchg_ipc_write_options_init(&o);
   o.coalesce_rows = target;
   o.codec = XCHG_BLOCK_LZ4_FRAME;
   xchg_buf *buf;
@@ -409,8 +409,8 @@ static void check_coalesce_dictionaries(void) {
   make_dict_batch(&b[3], idx, 3, off_xy, 2, "xy");      /* differs: kept apart */
   make_dict_batch(&b[4], idx, 3, off_xy, 2, "xy");
   struct ArrowArray batches[5] = {b[0].root, b[1].root, b[2].root, b[3].root, b[4].root};
-  xchg_write_options o;
-  xchg_write_options_init(&o);
+  xchg_ipc_write_options o;
+  xchg_ipc_write_options_init(&o);
   o.coalesce_rows = 1000;
   xchg_buf *buf;
   if (rt_write(&root, batches, 5, &o, &buf, msg, MSG) != 0) {
@@ -440,8 +440,8 @@ static void check_message_metadata_and_size(const rt_data *src) {
   char msg[MSG];
   xchg_ipc_writer *w;
   xchg_error err;
-  xchg_write_options o;
-  xchg_write_options_init(&o);
+  xchg_ipc_write_options o;
+  xchg_ipc_write_options_init(&o);
   if (xchg_ipc_writer_open_memory(&src->schema, &o, &w, &err) != XCHG_OK) {
     tu_fail("message metadata", err.message);
     return;

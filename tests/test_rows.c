@@ -56,20 +56,23 @@ static tu_bytes compress_rows(tu_bytes raw, xchg_stream_codec codec) {
 
 static xchg_row_reader *open_rows(tu_bytes enc, xchg_stream_codec codec, size_t window,
                                   size_t max_row) {
-  xchg_stream_options o;
-  xchg_stream_options_init(&o);
+  xchg_istream_options o;
+  xchg_istream_options_init(&o);
   o.window_size = window;
   xchg_istream *s = NULL;
   xchg_row_reader *r = NULL;
   xchg_error err;
   xchg_status st =
       xchg_istream_open(tu_memory_source(enc.data, enc.size), codec, &o, &s, &err);
-  if (st == XCHG_OK) st = xchg_row_reader_open(s, max_row, &r, &err);
+  xchg_row_reader_options ro;
+  xchg_row_reader_options_init(&ro);
+  if (max_row) ro.max_row_size = max_row;
+  if (st == XCHG_OK) st = xchg_row_reader_open(s, &ro, &r, &err);
   TU_CHECK(st == XCHG_OK, "open: %s", err.message);
   return r;
 }
 
-static int row_ok(size_t i, const uint8_t *row, uint32_t len) {
+static int row_ok(size_t i, const uint8_t *row, size_t len) {
   if (row == NULL || len != row_length(i)) return 0;
   for (uint32_t j = 0; j < len; j++)
     if (row[j] != row_byte(i, j)) return 0;
@@ -83,7 +86,7 @@ static void test_next_row(xchg_stream_codec codec, size_t window) {
   size_t i = 0, bad = 0;
   for (;; i++) {
     const uint8_t *row;
-    uint32_t len;
+    size_t len;
     xchg_status st = xchg_row_reader_next(r, &row, &len, &err);
     TU_CHECK(st == XCHG_OK, "row %zu: %s", i, err.message);
     if (st != XCHG_OK || row == NULL) break;
@@ -92,13 +95,14 @@ static void test_next_row(xchg_stream_codec codec, size_t window) {
   TU_CHECK(i == NROWS && bad == 0, "%s window %zu: %zu rows, %zu wrong",
            xchg_stream_codec_name(codec), window, i, bad);
   /* Rows spanning windows were copied, the others not: at most one copy per window. */
-  uint64_t copied = xchg_row_reader_copied_rows(r);
-  xchg_stream_metrics m;
-  xchg_istream_metrics(xchg_row_reader_stream(r), &m);
-  TU_CHECK(copied > 0 && copied <= (uint64_t)m.refills, "%llu rows copied over %lld windows",
-           (unsigned long long)copied, (long long)m.refills);
+  int64_t copied = xchg_row_reader_copied_rows(r);
+  xchg_istream_metrics m;
+  xchg_istream_get_metrics(xchg_row_reader_stream(r), &m);
+  TU_CHECK(copied > 0 && copied <= m.refills && xchg_row_reader_rows(r) == NROWS,
+           "%lld of %lld rows copied over %lld windows", (long long)copied,
+           (long long)xchg_row_reader_rows(r), (long long)m.refills);
   const uint8_t *row = (const uint8_t *)1;
-  uint32_t len;
+  size_t len;
   TU_CHECK(xchg_row_reader_next(r, &row, &len, &err) == XCHG_OK && row == NULL, "repeated end");
   xchg_row_reader_free(r);
   free(raw.data);
@@ -109,12 +113,16 @@ static void test_batches(void) {
   tu_bytes raw = serialize_rows(NROWS), enc = compress_rows(raw, XCHG_STREAM_LZ4_FRAME);
   xchg_row_reader *r = open_rows(enc, XCHG_STREAM_LZ4_FRAME, 65536, 0);
   const uint8_t *rows[100];
-  uint32_t lens[100];
-  size_t count, i = 0, bad = 0, batches = 0;
+  size_t lens[100];
+  size_t i = 0, bad = 0, batches = 0;
+  int64_t count = -1;
   xchg_error err;
+  TU_CHECK(xchg_row_reader_next_batch(r, -1, rows, lens, &count, &err) == XCHG_EINVAL && count == 0 &&
+               strstr(err.message, "batch of -1 rows"),
+           "a batch of -1 rows: %s", err.message);
   while (xchg_row_reader_next_batch(r, 100, rows, lens, &count, &err) == XCHG_OK && count > 0) {
     /* Check the whole batch only now: every pointer must still be valid. */
-    for (size_t k = 0; k < count; k++, i++)
+    for (int64_t k = 0; k < count; k++, i++)
       if (i >= NROWS || !row_ok(i, rows[k], lens[k])) bad++;
     batches++;
   }
@@ -132,7 +140,7 @@ static void test_errors(void) {
     tu_bytes part = {raw.data, cut};
     xchg_row_reader *r = open_rows(part, XCHG_STREAM_NONE, 100, 0);
     const uint8_t *row;
-    uint32_t len;
+    size_t len;
     xchg_error err = {{0}};
     xchg_status st;
     size_t n = 0;
@@ -150,7 +158,7 @@ static void test_errors(void) {
   /* A row over the limit. */
   xchg_row_reader *r = open_rows(raw, XCHG_STREAM_NONE, 65536, 200);
   const uint8_t *row;
-  uint32_t len;
+  size_t len;
   xchg_error err;
   xchg_status st;
   while ((st = xchg_row_reader_next(r, &row, &len, &err)) == XCHG_OK && row != NULL) {

@@ -97,8 +97,8 @@ static xchg_source *make_source(enum source_kind kind, tu_bytes input) {
  * the output. */
 static xchg_status decode_all(xchg_stream_codec codec, enum source_kind kind, tu_bytes input,
                               size_t window, tu_bytes *out, xchg_error *err) {
-  xchg_stream_options o;
-  xchg_stream_options_init(&o);
+  xchg_istream_options o;
+  xchg_istream_options_init(&o);
   o.window_size = window;
   o.read_size = 1000;
   xchg_istream *s = NULL;
@@ -360,6 +360,20 @@ static void test_empty(void) {
   }
 }
 
+/* The Comet header's field count is a u64: a negative one is refused. */
+static void test_comet_field_count(void) {
+  xchg_stream_encode_options o;
+  xchg_stream_encode_options_init(&o);
+  o.comet_inner = XCHG_STREAM_NONE;
+  o.comet_field_count = -1;
+  xchg_buf *b = NULL;
+  xchg_error err;
+  TU_CHECK(xchg_stream_encode(XCHG_STREAM_COMET, &o, "x", 1, &b, &err) == XCHG_EINVAL && !b &&
+               strstr(err.message, "negative field count -1"),
+           "comet field count -1: %s", b ? "encoded" : err.message);
+  xchg_buf_unref(b);
+}
+
 static void test_names(void) {
   for (size_t c = 0; c <= XCHG_STREAM_AUTO; c++) {
     xchg_stream_codec back;
@@ -415,6 +429,7 @@ static void test_flipped_bytes(void) {
 int main(void) {
   test_hashes();
   test_names();
+  test_comet_field_count();
   tu_bytes synthetic = make_payload(300001, 1);
   test_round_trips(synthetic, "synthetic");
   const char *dir = getenv("XCHG_TESTDATA");

@@ -1,6 +1,6 @@
 /* test_stream_ipc.c — the IPC reader reading codec-wrapped Arrow IPC in one
  * pass: gold .stream files are wrapped in every stream codec (and split
- * over two concatenated codec streams), read through xchg_istream_to_source
+ * over two concatenated codec streams), read through xchg_source_from_istream
  * and compared with the gold JSON, batch by batch. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@
 #include "xchg/testing.h"
 
 static void append_encoded_with(tu_bytes *out, xchg_stream_codec codec, const uint8_t *p, size_t n,
-                               xchg_stream_codec comet_inner, uint64_t comet_field_count) {
+                               xchg_stream_codec comet_inner, int64_t comet_field_count) {
   xchg_stream_encode_options o;
   xchg_stream_encode_options_init(&o);
   o.comet_inner = comet_inner;
@@ -71,7 +71,7 @@ static void read_wrapped(const char *name, const char *how, tu_bytes wrapped, co
       tu_memory_source(wrapped.data, wrapped.size), XCHG_STREAM_AUTO, NULL, &s,
       &err);
   xchg_source *src;
-  if (st == XCHG_OK) st = xchg_istream_to_source(s, &src, &err);
+  if (st == XCHG_OK) st = xchg_source_from_istream(s, &src, &err);
   if (st == XCHG_OK) st = xchg_ipc_reader_open(src, NULL, &reader, &err);
   TU_CHECK(st == XCHG_OK, "%s %s: open: %s", name, how, err.message);
   if (st != XCHG_OK) return;
@@ -97,8 +97,8 @@ static void test_comet_members(const char *dir) {
     snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s.json.gz", dir, names[i]);
     TU_CHECK(arrow_json_load(path, &docs[i], msg, sizeof msg) == 0, "%s: %s", path, msg);
   }
-  xchg_stream_options o;
-  xchg_stream_options_init(&o);
+  xchg_istream_options o;
+  xchg_istream_options_init(&o);
   o.split_members = 1;
   xchg_istream *s = NULL;
   xchg_error err = {{0}};
@@ -109,7 +109,7 @@ static void test_comet_members(const char *dir) {
   while (st == XCHG_OK && more && members < 5) {
     xchg_ipc_reader *reader = NULL;
     xchg_source *src;
-    st = xchg_istream_as_source(s, &src, &err);
+    st = xchg_source_from_istream_borrowed(s, &src, &err);
     if (st == XCHG_OK) st = xchg_ipc_reader_open(src, NULL, &reader, &err);
     TU_CHECK(st == XCHG_OK, "comet block %d: open: %s", members, err.message);
     if (st != XCHG_OK || members >= 3 || docs[members] == NULL) break;

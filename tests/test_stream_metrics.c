@@ -80,8 +80,8 @@ static xchg_source *slow_source(slow_src *d) {
 
 static xchg_istream *open_stream(xchg_source *src, xchg_stream_codec codec, size_t window,
                                  size_t read_size, int metrics) {
-  xchg_stream_options o;
-  xchg_stream_options_init(&o);
+  xchg_istream_options o;
+  xchg_istream_options_init(&o);
   o.window_size = window;
   o.read_size = read_size;
   o.metrics = metrics;
@@ -100,8 +100,8 @@ static void test_cached_reads_add_no_time(void) {
   size_t got;
   xchg_error err;
   TU_CHECK(xchg_istream_read(s, buf, 1, &got, &err) == XCHG_OK && got == 1, "first read");
-  xchg_stream_metrics m1, m2;
-  xchg_istream_metrics(s, &m1);
+  xchg_istream_metrics m1, m2;
+  xchg_istream_get_metrics(s, &m1);
   TU_CHECK(m1.refills == 1 && m1.wall_ns > 0 && m1.decompressed_bytes == 65536,
            "after one read: %lld refills, %lld ns, %lld bytes", (long long)m1.refills,
            (long long)m1.wall_ns, (long long)m1.decompressed_bytes);
@@ -110,14 +110,14 @@ static void test_cached_reads_add_no_time(void) {
     xchg_istream_read(s, buf, 255, &got, &err);
     TU_CHECK(memcmp(buf, payload.data + pos, 255) == 0, "cached bytes at %zu", pos);
   }
-  xchg_istream_metrics(s, &m2);
+  xchg_istream_get_metrics(s, &m2);
   TU_CHECK(memcmp(&m1, &m2, sizeof m1) == 0,
            "cached reads changed the metrics: refills %lld -> %lld, wall %lld -> %lld ns",
            (long long)m1.refills, (long long)m2.refills, (long long)m1.wall_ns,
            (long long)m2.wall_ns);
   /* One more read crosses into the next window: now it costs a refill. */
   xchg_istream_read(s, buf, 255, &got, &err);
-  xchg_istream_metrics(s, &m2);
+  xchg_istream_get_metrics(s, &m2);
   TU_CHECK(m2.refills == 2 && m2.wall_ns > m1.wall_ns, "crossing read: %lld refills",
            (long long)m2.refills);
   xchg_istream_free(s);
@@ -166,8 +166,8 @@ static void test_varied_reads(xchg_stream_codec codec, int metrics) {
       size_t got = 1;
       TU_CHECK(xchg_istream_read(s, out, 10, &got, &err) == XCHG_OK && got == 0, "EOF read %d", i);
     }
-    xchg_stream_metrics m;
-    xchg_istream_metrics(s, &m);
+    xchg_istream_metrics m;
+    xchg_istream_get_metrics(s, &m);
     TU_CHECK(m.compressed_bytes == (int64_t)enc.size && m.decompressed_bytes == (int64_t)payload.size,
              "metrics bytes %lld/%lld, expected %zu/%zu", (long long)m.compressed_bytes,
              (long long)m.decompressed_bytes, enc.size, payload.size);
@@ -179,7 +179,7 @@ static void test_varied_reads(xchg_stream_codec codec, int metrics) {
              "only %lld refills", (long long)m.refills);
     TU_CHECK(metrics ? m.wall_ns > 0 : (m.wall_ns == 0 && m.blocking_ns == 0),
              "metrics %s: wall %lld ns", metrics ? "on" : "off", (long long)m.wall_ns);
-    TU_CHECK(xchg_istream_position(s) == payload.size, "position");
+    TU_CHECK(xchg_istream_position(s) == (int64_t)payload.size, "position");
     free(out);
     xchg_istream_free(s);
   }
@@ -195,8 +195,8 @@ static void test_blocking_time(void) {
   size_t n, total = 0;
   xchg_error err;
   while (xchg_istream_next(s, &p, &n, &err) == XCHG_OK && n > 0) total += n;
-  xchg_stream_metrics m;
-  xchg_istream_metrics(s, &m);
+  xchg_istream_metrics m;
+  xchg_istream_get_metrics(s, &m);
   TU_CHECK(total == payload.size, "next() gave %zu bytes", total);
   TU_CHECK(m.blocking_ns >= (int64_t)src.reads * 2000000 && m.wall_ns >= m.blocking_ns,
            "%d slow reads, blocking %lld ns, wall %lld ns", src.reads, (long long)m.blocking_ns,
@@ -272,27 +272,27 @@ static xchg_istream *counted_stream(const tu_bytes *payload, int *released) {
 static void test_source_adapter_errors(void) {
   xchg_error err = {{0}};
   xchg_source *src = (xchg_source *)&err;
-  xchg_status st = xchg_istream_to_source(NULL, &src, &err);
-  TU_CHECK(st == XCHG_EINVAL && src == NULL && strstr(err.message, "xchg_istream_to_source: s is NULL"),
+  xchg_status st = xchg_source_from_istream(NULL, &src, &err);
+  TU_CHECK(st == XCHG_EINVAL && src == NULL && strstr(err.message, "xchg_source_from_istream: s is NULL"),
            "to_source(NULL): %s %s", xchg_status_name(st), err.message);
   src = (xchg_source *)&err;
-  st = xchg_istream_as_source(NULL, &src, &err);
-  TU_CHECK(st == XCHG_EINVAL && src == NULL && strstr(err.message, "xchg_istream_as_source: s is NULL"),
+  st = xchg_source_from_istream_borrowed(NULL, &src, &err);
+  TU_CHECK(st == XCHG_EINVAL && src == NULL && strstr(err.message, "xchg_source_from_istream_borrowed: s is NULL"),
            "as_source(NULL): %s %s", xchg_status_name(st), err.message);
 
   tu_bytes payload = make_payload(1000);
   int released = 0;
   xchg_istream *s = counted_stream(&payload, &released);
-  st = xchg_istream_as_source(s, NULL, &err);
-  TU_CHECK(st == XCHG_EINVAL && strstr(err.message, "xchg_istream_as_source: out is NULL"),
+  st = xchg_source_from_istream_borrowed(s, NULL, &err);
+  TU_CHECK(st == XCHG_EINVAL && strstr(err.message, "xchg_source_from_istream_borrowed: out is NULL"),
            "as_source(s, NULL): %s %s", xchg_status_name(st), err.message);
   uint8_t first[10];
   size_t got = 0;
   TU_CHECK(released == 0 && xchg_istream_read(s, first, sizeof first, &got, &err) == XCHG_OK &&
                got == sizeof first && memcmp(first, payload.data, got) == 0,
            "a refused as_source did not leave s open and unread");
-  st = xchg_istream_to_source(s, NULL, &err);
-  TU_CHECK(st == XCHG_EINVAL && strstr(err.message, "xchg_istream_to_source: out is NULL"),
+  st = xchg_source_from_istream(s, NULL, &err);
+  TU_CHECK(st == XCHG_EINVAL && strstr(err.message, "xchg_source_from_istream: out is NULL"),
            "to_source(s, NULL): %s %s", xchg_status_name(st), err.message);
   TU_CHECK(released == 1, "a refused to_source left s open (released %d times)", released);
   free(payload.data);
@@ -309,7 +309,7 @@ static void test_as_source(void) {
   xchg_buf_unref(b);
   TU_CHECK(xchg_istream_codec(s) == XCHG_STREAM_LZ4_JAVA, "auto-detected %s",
            xchg_stream_codec_name(xchg_istream_codec(s)));
-  TU_OK(xchg_istream_to_source(s, &src, &err), err);
+  TU_OK(xchg_source_from_istream(s, &src, &err), err);
   xchg_buf *first = NULL;
   TU_CHECK(xchg_source_read_buf(src, 100000, &first, &err) == XCHG_OK &&
                memcmp(xchg_buf_data(first), payload.data, 100000) == 0,
@@ -320,7 +320,7 @@ static void test_as_source(void) {
   TU_CHECK(xchg_source_read(src, rest, payload.size, &got, &err) == XCHG_OK &&
                got == payload.size - 100000 && memcmp(rest, payload.data + 100000, got) == 0,
            "rest through the adapter: %zu bytes", got);
-  TU_CHECK(xchg_source_position(src) == payload.size, "adapter position");
+  TU_CHECK(xchg_source_position(src) == (int64_t)payload.size, "adapter position");
   free(rest);
   xchg_source_free(src);
   free(payload.data);

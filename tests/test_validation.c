@@ -195,8 +195,8 @@ static xchg_buf *extra_bytes(void) {
 
 /* Reads every batch of data with the given validation; the first error. */
 static xchg_status read_with(const xchg_buf *data, xchg_validation mode, xchg_error *err) {
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   opts.validation = mode;
   xchg_ipc_reader *r = NULL;
   int64_t live = xchg_buf_live_count();

@@ -59,8 +59,8 @@ static bool write_columns(const char *path, int n, const char *const *formats, c
   tu_fixture_schema(&root, "+s", "", n, field_ptrs);
   root.flags = 0;
   tu_fixture_array(&batch, rows, 1, (const void *[]){NULL}, n, column_ptrs);
-  xchg_write_options opts;
-  xchg_write_options_init(&opts);
+  xchg_ipc_write_options opts;
+  xchg_ipc_write_options_init(&opts);
   xchg_buf *buf;
   char msg[256];
   if (rt_write(&root, &batch, 1, &opts, &buf, msg, sizeof msg) != 0) {

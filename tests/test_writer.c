@@ -61,8 +61,8 @@ static void check_sinks(const char *name, const rt_data *src) {
   char msg[MSG], what[256];
   xchg_error err;
   for (int fmt = 0; fmt < 2; fmt++) {
-    xchg_write_options o;
-    xchg_write_options_init(&o);
+    xchg_ipc_write_options o;
+    xchg_ipc_write_options_init(&o);
     o.format = fmt ? XCHG_IPC_FILE : XCHG_IPC_STREAM;
     o.codec = XCHG_BLOCK_ZSTD;
     snprintf(what, sizeof what, "%s sinks (%s)", name, fmt ? "file" : "stream");
@@ -101,7 +101,7 @@ static void check_sinks(const char *name, const rt_data *src) {
     /* a pool, with every buffer its own task */
     xchg_pool *pool = NULL;
     TU_CHECK(xchg_pool_create(3, &pool, NULL) == XCHG_OK, "cannot create a pool");
-    xchg_write_options po = o;
+    xchg_ipc_write_options po = o;
     po.pool = pool;
     po.parallel_min_bytes = 1;
     xchg_buf *par;
@@ -119,8 +119,8 @@ static void check_sinks(const char *name, const rt_data *src) {
 static void check_array_stream(const char *path, const rt_data *src) {
   char msg[MSG];
   xchg_error err;
-  xchg_write_options o;
-  xchg_write_options_init(&o);
+  xchg_ipc_write_options o;
+  xchg_ipc_write_options_init(&o);
   o.codec = XCHG_BLOCK_LZ4_FRAME;
   xchg_buf *want, *got;
   if (rt_write(&src->schema, src->batches, src->n, &o, &want, msg, MSG) != 0) {
@@ -133,7 +133,7 @@ static void check_array_stream(const char *path, const rt_data *src) {
            "to_stream of no reader: %s", err.message);
   if (xchg_ipc_reader_open_file(path, NULL, &r, &err) != XCHG_OK || xchg_ipc_reader_to_stream(r, &stream, &err) != XCHG_OK) {
     tu_fail("array stream", err.message);
-  } else if (xchg_ipc_write_stream_to_memory(&stream, &o, &got, &err) != XCHG_OK) {
+  } else if (xchg_ipc_encode_stream(&stream, &o, &got, &err) != XCHG_OK) {
     tu_fail("array stream", err.message);
   } else {
     if (!same_bytes(got, xchg_buf_data(want), xchg_buf_size(want))) tu_fail("array stream", "bytes differ from batch by batch");
@@ -201,8 +201,8 @@ static void check_wire(const char *name, const rt_data *src, int has_empty) {
   static const double savings[2] = {0.0, 0.99};
   for (int a = 0; a < 2; a++) {
     for (int s = 0; s < 2; s++) {
-      xchg_write_options o;
-      xchg_write_options_init(&o);
+      xchg_ipc_write_options o;
+      xchg_ipc_write_options_init(&o);
       o.alignment = a ? 64 : 8;
       o.codec = XCHG_BLOCK_LZ4_FRAME;
       o.min_space_saving = savings[s];
@@ -239,8 +239,8 @@ static void check_coalesce_bytes(const rt_data *src) {
       small[n_small].offset = r;
       small[n_small++].length = 1;
     }
-  xchg_write_options o;
-  xchg_write_options_init(&o);
+  xchg_ipc_write_options o;
+  xchg_ipc_write_options_init(&o);
   o.coalesce_bytes = 400;
   xchg_buf *buf;
   if (rt_write(&src->schema, small, n_small, &o, &buf, msg, MSG) != 0) {
@@ -287,8 +287,8 @@ static void expect_error(const char *what, xchg_status st, xchg_status want, con
 /* The sample (run-end encoded columns and all) written twice, coalesced:
  * one batch holding both copies' rows. */
 static void check_coalesced_sample(const struct ArrowSchema *schema, const struct ArrowArray *batch) {
-  xchg_write_options o;
-  xchg_write_options_init(&o);
+  xchg_ipc_write_options o;
+  xchg_ipc_write_options_init(&o);
   o.coalesce_rows = 100;
   struct ArrowArray twice[2] = {*batch, *batch};
   xchg_buf *buf;
@@ -314,8 +314,8 @@ static void check_errors(void) {
   rt_sample(&schema, &batch);
   xchg_ipc_writer *w = NULL;
   xchg_error err;
-  xchg_write_options o;
-  xchg_write_options_init(&o);
+  xchg_ipc_write_options o;
+  xchg_ipc_write_options_init(&o);
   /* bad schemas */
   struct ArrowSchema leaf = {"x", "weird", NULL, 0, 0, NULL, NULL, no_release, NULL}, *kids[1] = {&leaf};
   struct ArrowSchema root = {"+s", "", NULL, 0, 1, kids, NULL, no_release, NULL};
@@ -325,7 +325,7 @@ static void check_errors(void) {
   expect_error("list without child", xchg_ipc_writer_open_memory(&root, &o, &w, &err), XCHG_EINVAL, &err, "children");
   o.alignment = 16;
   expect_error("alignment 16", xchg_ipc_writer_open_memory(schema, &o, &w, &err), XCHG_EINVAL, &err, "alignment");
-  xchg_write_options_init(&o);
+  xchg_ipc_write_options_init(&o);
   expect_error("bad fd", xchg_ipc_writer_open_fd(schema, &o, -1, &w, &err), XCHG_EINVAL, &err, NULL);
   /* bad arrays */
   if (xchg_ipc_writer_open_memory(schema, &o, &w, &err) != XCHG_OK) {
@@ -365,8 +365,8 @@ static void check_allocation_failures(const rt_data *src) {
   int64_t live = xchg_buf_live_count();
   int completed = 0;
   for (int64_t n = 1; n < 400 && !completed; n++) {
-    xchg_write_options o;
-    xchg_write_options_init(&o);
+    xchg_ipc_write_options o;
+    xchg_ipc_write_options_init(&o);
     o.codec = XCHG_BLOCK_LZ4_FRAME;
     o.big_endian = 1;
     o.coalesce_rows = 5;

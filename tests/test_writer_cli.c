@@ -164,7 +164,7 @@ static void check_gen(void) {
     else if (xchg_source_open_file(path, XCHG_FILE_MMAP, &src, &err) != XCHG_OK ||
              xchg_istream_open(src, XCHG_STREAM_AUTO, NULL, &s, &err) != XCHG_OK) tu_fail("gen broadcast", err.message);
     else if (xchg_istream_codec(s) != XCHG_STREAM_LZ4_JAVA) tu_fail("gen broadcast", "not wrapped in lz4-java");
-    else if (xchg_istream_to_source(s, &src, &err) != XCHG_OK) tu_fail("gen broadcast", err.message);
+    else if (xchg_source_from_istream(s, &src, &err) != XCHG_OK) tu_fail("gen broadcast", err.message);
     else if (ipc_sums(src, &got, &(permutation){seen, 20000}, msg) != 0) tu_fail("gen broadcast", msg);
     else if (got.rows != 20000) tu_fail("gen broadcast", "row count");
     else compare("gen broadcast", &want, &got);

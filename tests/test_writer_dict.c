@@ -446,7 +446,7 @@ typedef struct write_mode {
 static const write_mode MODES[] = {
     {"stream", XCHG_IPC_STREAM, 0}, {"file", XCHG_IPC_FILE, 0}, {"coalesced", XCHG_IPC_STREAM, 1000}};
 
-static xchg_status write_batches(const col *batches, int n, const xchg_write_options *opts,
+static xchg_status write_batches(const col *batches, int n, const xchg_ipc_write_options *opts,
                                  xchg_buf **out, xchg_error *err) {
   xchg_ipc_writer *w;
   *out = NULL;
@@ -485,9 +485,9 @@ typedef struct expect {
  * counts; or, when refused is set, checks that the writer fails with
  * XCHG_EINVAL naming `field`. */
 static void check_written(const char *what, const col *batches, int n, const write_mode *mode,
-                          const xchg_write_options *base, expect want, int refused, const char *field) {
+                          const xchg_ipc_write_options *base, expect want, int refused, const char *field) {
   char msg[MSG];
-  xchg_write_options opts = *base;
+  xchg_ipc_write_options opts = *base;
   opts.format = mode->format;
   opts.coalesce_rows = mode->coalesce_rows;
   xchg_buf *buf;
@@ -545,8 +545,8 @@ static expect expected(const value_type *t, const dict_case *c, const write_mode
 }
 
 static void check_dictionary_changes(const value_type *t) {
-  xchg_write_options opts;
-  xchg_write_options_init(&opts);
+  xchg_ipc_write_options opts;
+  xchg_ipc_write_options_init(&opts);
   for (int i = 0; i < N_CASES; i++) {
     const dict_case *c = &CASES[i];
     col pool = t->pool();
@@ -567,8 +567,8 @@ static void check_dictionary_changes(const value_type *t) {
 static void check_shared(const value_type *t) {
   static const int64_t ids[4] = {0, 0}, nested_ids[4] = {1, 0, 1, 0};
   int nested = !strcmp(t->name, "nested_dict");
-  xchg_write_options opts;
-  xchg_write_options_init(&opts);
+  xchg_ipc_write_options opts;
+  xchg_ipc_write_options_init(&opts);
   opts.dictionary_ids = nested ? nested_ids : ids;
   opts.n_dictionary_ids = nested ? 4 : 2;
   for (int differ = 0; differ < 2; differ++) {
@@ -619,8 +619,8 @@ static const nested_case NESTED[] = {
 static void check_nested(void) {
   static const char *const first_inner[2] = {"p", "q"};
   static const int8_t first_idx[2] = {0, 1};
-  xchg_write_options opts;
-  xchg_write_options_init(&opts);
+  xchg_ipc_write_options opts;
+  xchg_ipc_write_options_init(&opts);
   for (size_t i = 0; i < sizeof NESTED / sizeof *NESTED; i++) {
     const nested_case *c = &NESTED[i];
     col batches[2] = {nested_batch(2, first_inner, 2, first_idx),
@@ -645,8 +645,8 @@ static void check_nested(void) {
 static void check_validity_only(void) {
   static const int32_t v[3] = {7, 2, 2};
   static const uint8_t one_null = 0x5, none = 0x7;
-  xchg_write_options opts;
-  xchg_write_options_init(&opts);
+  xchg_ipc_write_options opts;
+  xchg_ipc_write_options_init(&opts);
   col a = ints(3, v, &one_null, 1), b = ints(3, v, &none, 0);
   col batches[2] = {dict_batch(a), dict_batch(b)};
   check_written("int32, validity only", batches, 2, &MODES[0], &opts, (expect){2, 0, 0}, 0, "d0");
@@ -666,8 +666,8 @@ static void check_regrouped(void) {
   static const regroup after[2] = {{"regrouped", {"a", "bc"}, {1, 2}, {1, 2, 3}},
                                    {"one value grown", {"abc", "c"}, {3, 1}, {1, 2, 3, 3}}};
   static const char *const list_formats[] = {"+l", "+vl"};
-  xchg_write_options opts;
-  xchg_write_options_init(&opts);
+  xchg_ipc_write_options opts;
+  xchg_ipc_write_options_init(&opts);
   for (int r = 0; r < 2; r++) {
     char what[64];
     snprintf(what, sizeof what, "utf8, %s", after[r].name);
@@ -700,8 +700,8 @@ static col one_run(const char *ends_format, int32_t rows, int32_t value) {
 /* Coalescing past what 16-bit run ends hold fails, naming why; below it
  * the rows come back. */
 static void check_run_end_limits(void) {
-  xchg_write_options opts;
-  xchg_write_options_init(&opts);
+  xchg_ipc_write_options opts;
+  xchg_ipc_write_options_init(&opts);
   opts.coalesce_rows = 1 << 20;
   for (int past = 0; past < 2; past++) {
     int32_t rows = past ? 20000 : 10000;
@@ -771,8 +771,8 @@ static int messages_after_schema(const xchg_buf *buf, int64_t *from, int64_t *to
  * dictionary: each written by a writer of its own, then spliced. */
 static int spliced_stream(const col *batches, const char *path) {
   xchg_buf *part[2] = {NULL, NULL};
-  xchg_write_options opts;
-  xchg_write_options_init(&opts);
+  xchg_ipc_write_options opts;
+  xchg_ipc_write_options_init(&opts);
   xchg_error err;
   int rc = -1;
   int64_t from[2], to[2];

@@ -28,12 +28,17 @@
 extern "C" {
 #endif
 
+/** The alignment, in bytes, of every buffer xchg allocates. */
 #define XCHG_ALIGNMENT 64
 
+/** A reference-counted span of bytes. */
 typedef struct xchg_buf xchg_buf;
 
 /** Allocates size bytes, 64-byte aligned, uninitialised; refcount 1.
- * Returns NULL when out of memory. size 0 is allowed. */
+ * Returns NULL when out of memory. size 0 is allowed.  (The buffer
+ * functions follow malloc, the one exception to the API's rule of a status
+ * and an out argument: their only failure is out of memory, which NULL
+ * says in full, and they sit on every decode's hot path.) */
 XCHG_API xchg_buf *xchg_buf_alloc(size_t size);
 
 /** Like xchg_buf_alloc, but the bytes are zeroed. */
@@ -60,10 +65,12 @@ XCHG_API xchg_buf *xchg_buf_ref(xchg_buf *buf);
 /** Drops a reference; the memory goes with the last one.  NULL is a no-op. */
 XCHG_API void xchg_buf_unref(xchg_buf *buf);
 
+/** The buffer's first byte (for a slice, the slice's). */
 XCHG_API const uint8_t *xchg_buf_data(const xchg_buf *buf);
 /** Writable pointer: only for a buffer the caller has just allocated and not
  * yet shared. */
 XCHG_API uint8_t *xchg_buf_mutable_data(xchg_buf *buf);
+/** The buffer's length in bytes. */
 XCHG_API size_t xchg_buf_size(const xchg_buf *buf);
 
 /** Bytes currently held in buffers allocated by xchg_buf_alloc/calloc, and
@@ -72,6 +79,8 @@ XCHG_API size_t xchg_buf_size(const xchg_buf *buf);
  * blocks of released buffers of 16 KiB to 4 MiB, which xchg keeps (at most
  * 64 MiB of them) for the next buffers of about their size. */
 XCHG_API int64_t xchg_buf_allocated_bytes(void);
+/** The number of live xchg_buf objects, process-wide (see
+ * xchg_buf_allocated_bytes). */
 XCHG_API int64_t xchg_buf_live_count(void);
 
 #ifdef __cplusplus

@@ -11,16 +11,19 @@
  *   xchg_cache *cache;                                     // one per process:
  *   st = xchg_cache_create(NULL, &cache, &err);
  *   ...in every task:
+ *   xchg_cache_request req;
+ *   xchg_cache_request_init(&req);
+ *   req.cancel = task_cancelled;                           // asked while waiting
+ *   req.cancel_ctx = task;
  *   xchg_cache_holder *h;
- *   st = xchg_cache_acquire(cache, "broadcast_7", &bytes, NULL, 0,
- *                           task_cancelled, task, &h, &err);
+ *   st = xchg_cache_acquire(cache, "broadcast_7", &bytes, &req, &h, &err);
  *   for (int64_t i = 0; i < xchg_cache_holder_num_batches(h); i++) {
  *     struct ArrowArray batch;
  *     st = xchg_cache_holder_batch(h, i, &batch, &err);   // "+s", its own
  *     ...probe...
  *     batch.release(&batch);                              // any time, any order
  *   }
- *   xchg_cache_release(h);
+ *   xchg_cache_holder_release(h);
  *
  * Rules:
  *   - Single flight.  The first acquirer of a key decodes; acquirers arriving
@@ -30,7 +33,7 @@
  *     cancelled *decoder* stops decoding: that is a failed decode (below).
  *   - Lifetime.  An entry lives while anything references it: holders, and
  *     every ArrowArray (each node of it: children moved out count too) and
- *     ArrowArrayStream handed out.  These may outlive xchg_cache_release of
+ *     ArrowArrayStream handed out.  These may outlive xchg_cache_holder_release of
  *     their holder.  With the last reference the entry is freed, unless
  *     retention keeps it; so without retention the cache never holds memory
  *     the tasks would not hold anyway.
@@ -155,9 +158,18 @@
 extern "C" {
 #endif
 
+/** A cache of decoded broadcasts, shared by the tasks of a process. */
 typedef struct xchg_cache xchg_cache;
+/** One task's hold on a broadcast's entry, from xchg_cache_acquire to
+ * xchg_cache_holder_release. */
 typedef struct xchg_cache_holder xchg_cache_holder;
 
+/** Accounting: delta bytes enter the cache (positive) or leave it
+ * (negative); ctx is the caller's (xchg_cache_options.on_bytes_ctx). */
+typedef void (*xchg_account_fn)(void *ctx, int64_t delta);
+
+/** How a cache shares, retains, accounts and reads.  Fill it with
+ * xchg_cache_options_init, then set what differs. */
 typedef struct xchg_cache_options {
   /** Non-zero (default 1): acquirers of one key share one decoded copy.
    * 0: every acquirer decodes its own. */
@@ -173,22 +185,22 @@ typedef struct xchg_cache_options {
    * release, and by xchg_cache_trim).  retain_bytes 0 (default) retains
    * nothing; use INT64_MAX for an age limit alone. */
   int64_t retain_bytes;
-  int64_t retain_ms;
+  int64_t retain_ms; /**< see retain_bytes */
   /** Accounting: called with +bytes when decoded data (or a derived value)
    * enters the cache and -bytes when it is freed, so that an engine can
    * charge its memory manager.  Called with no cache lock held, from the
    * thread that decoded or dropped the last reference.  May be NULL. */
-  void (*on_bytes)(void *ctx, int64_t delta);
-  void *on_bytes_ctx;
+  xchg_account_fn on_bytes;
+  void *on_bytes_ctx; /**< the ctx of on_bytes and on_shared_bytes */
   /** The reader's options for every decode: how decoded data is checked
    * (validation, default XCHG_VALIDATE_FULL), the pool decompression runs on
    * (pool, default NULL: the decoding thread), its resource caps
    * (max_buffer_bytes, max_batch_bytes, max_dictionary_bytes, ..., which an
    * engine may want lower for broadcasts than for its own files),
    * allow_missing_eos, readahead_bytes and task_bytes; on_message is not
-   * called.  xchg_cache_options_init fills it with xchg_read_options_init's
+   * called.  xchg_cache_options_init fills it with xchg_ipc_read_options_init's
    * defaults; it is copied at create. */
-  xchg_read_options read;
+  xchg_ipc_read_options read;
   /** The host store (see "Host store" above): a directory shared by the
    * processes of this user on the machine, e.g. "/dev/shm/xchg-<user>";
    * NULL (default) for none.  Read at create (the string need not live on).
@@ -201,12 +213,12 @@ typedef struct xchg_cache_options {
    * directory (see "Lifetime" above).  host_retain_bytes 0 (the default)
    * keeps nothing: the last release on the host removes the segment. */
   int64_t host_retain_bytes;
-  int64_t host_retain_ms;
+  int64_t host_retain_ms; /**< see host_retain_bytes */
   /** Accounting of the bytes among those reported to on_bytes that live in
    * a host segment's shared mapping (so they are one copy for the whole
    * host, not this process's own): called with the same sign and ctx
    * (on_bytes_ctx) right after on_bytes.  May be NULL. */
-  void (*on_shared_bytes)(void *ctx, int64_t delta);
+  xchg_account_fn on_shared_bytes;
 } xchg_cache_options;
 
 /** Fills opts with the defaults above. */
@@ -218,37 +230,58 @@ XCHG_API void xchg_cache_options_init(xchg_cache_options *opts);
 XCHG_API XCHG_NODISCARD xchg_status xchg_cache_create(const xchg_cache_options *opts,
                                                       xchg_cache **out, xchg_error *err);
 
-/** Frees the cache and every entry it retains.  Every holder must have been
- * released; arrays and streams handed out stay valid (they keep their
- * buffers). */
+/** Frees the cache and every entry it retains (NULL is a no-op).  Every
+ * holder must have been released; arrays and streams handed out stay valid
+ * (they keep their buffers). */
 XCHG_API void xchg_cache_free(xchg_cache *cache);
 
 /** One IPC stream of a broadcast: its encoded bytes, as memory chunks (a
  * JVM's heap chunks need not be joined), wrapped in a stream codec
  * (XCHG_STREAM_NONE for plain Arrow IPC; XCHG_STREAM_AUTO to detect). */
 typedef struct xchg_broadcast_part {
-  const xchg_chunk *chunks;
-  size_t n_chunks;
-  xchg_stream_codec codec;
+  const xchg_chunk *chunks; /**< the part's bytes, in order */
+  int64_t n_chunks;         /**< entries of chunks */
+  xchg_stream_codec codec;  /**< the stream codec around the IPC stream */
 } xchg_broadcast_part;
+
+/** Opens the encoded bytes of part `part` of a broadcast as a source in
+ * *out (see xchg_broadcast.open_part); ctx is xchg_broadcast.open_ctx. */
+typedef xchg_status (*xchg_open_part_fn)(void *ctx, int64_t part, xchg_source **out,
+                                         xchg_error *err);
 
 /** The encoded bytes of a broadcast.  When open_part is set, it is called
  * to open the encoded bytes of part i as a source instead of reading
  * parts[i].chunks (parts[i].codec still applies): for bytes that are not in
  * memory, and for tests that block, slow down or break a decode. */
 typedef struct xchg_broadcast {
-  const xchg_broadcast_part *parts;
-  int64_t n_parts;
-  xchg_status (*open_part)(void *ctx, int64_t part, xchg_source **out, xchg_error *err);
-  void *open_ctx;
+  const xchg_broadcast_part *parts; /**< the parts, in order */
+  int64_t n_parts;                  /**< how many; 0 is an empty broadcast */
+  xchg_open_part_fn open_part;      /**< NULL: read parts[i].chunks */
+  void *open_ctx;                   /**< the ctx of open_part */
 } xchg_broadcast;
 
+/** How a holder reads a broadcast: which columns, and how it gives up
+ * waiting.  Fill it with xchg_cache_request_init, then set what differs. */
+typedef struct xchg_cache_request {
+  /** The top-level column indices the holder reads, in the order it sees
+   * them (repeats allowed), n_columns of them; NULL (default) for every
+   * column. */
+  const int64_t *columns;
+  int64_t n_columns; /**< entries of columns; 0 when columns is NULL */
+  /** Asked with cancel_ctx while waiting (every wait_check_ms) and while
+   * decoding: non-zero cancels.  NULL (default): never cancelled. */
+  xchg_cancel_fn cancel;
+  void *cancel_ctx; /**< the argument of cancel */
+} xchg_cache_request;
+
+/** Fills req with the defaults above: every column, no cancellation. */
+XCHG_API void xchg_cache_request_init(xchg_cache_request *req);
+
 /** Acquires the broadcast `key` (a string of any length) of cache, decoding
- * what is missing from `bytes`, and waiting for what others are decoding.
- * columns[0..n_columns) are the top-level column indices the holder reads,
- * in the order it sees them (repeats allowed); columns NULL means every
- * column.  cancel(cancel_ctx) is asked while waiting and while decoding.
- * On success *out is a holder to pass to xchg_cache_release.
+ * what is missing from `bytes`, and waiting for what others are decoding:
+ * the columns req names, cancelled as req says (req NULL: every column, no
+ * cancellation).  On success *out is a holder to pass to
+ * xchg_cache_holder_release.
  *
  * Errors: the decode's own (XCHG_EFORMAT, XCHG_EIO, ...) for the acquirer
  * that decoded; XCHG_ECANCELLED when cancelled; XCHG_EINVAL for a column
@@ -256,13 +289,12 @@ typedef struct xchg_broadcast {
  * what the key was decoded from before. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_cache_acquire(xchg_cache *cache, const char *key,
                                                        const xchg_broadcast *bytes,
-                                                       const int64_t *columns, int64_t n_columns,
-                                                       xchg_cancel_fn cancel, void *cancel_ctx,
+                                                       const xchg_cache_request *req,
                                                        xchg_cache_holder **out, xchg_error *err);
 
 /** Drops the holder (NULL is a no-op).  Arrays and streams it handed out
  * stay valid. */
-XCHG_API void xchg_cache_release(xchg_cache_holder *holder);
+XCHG_API void xchg_cache_holder_release(xchg_cache_holder *holder);
 
 /** The holder's schema: a "+s" whose children are its columns, in the order
  * asked for (a fresh copy each call). */
@@ -270,7 +302,9 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_schema(const xchg_cache_ho
                                                              struct ArrowSchema *out,
                                                              xchg_error *err);
 
+/** The number of batches of the broadcast, over all its parts. */
 XCHG_API int64_t xchg_cache_holder_num_batches(const xchg_cache_holder *holder);
+/** The number of rows of the broadcast: the sum of its batches' lengths. */
 XCHG_API int64_t xchg_cache_holder_num_rows(const xchg_cache_holder *holder);
 
 /** Batch i as a "+s" ArrowArray of the holder's columns: the caller's own
@@ -280,7 +314,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_batch(const xchg_cache_hol
                                                             xchg_error *err);
 
 /** Every batch, in order, as an ArrowArrayStream of the caller's own (it may
- * be read after xchg_cache_release, and dropped part way). */
+ * be read after xchg_cache_holder_release, and dropped part way). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_stream(const xchg_cache_holder *holder,
                                                              struct ArrowArrayStream *out,
                                                              xchg_error *err);
@@ -292,19 +326,38 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_stream(const xchg_cache_ho
 typedef xchg_status (*xchg_derive_fn)(void *ctx, const xchg_cache_holder *holder, void **value,
                                       int64_t *bytes, xchg_error *err);
 
+/** Frees a value an xchg_derive_fn built. */
+typedef void (*xchg_destroy_fn)(void *value);
+
+/** How a derived value is built, and how a caller gives up waiting for
+ * another's build.  Fill it with xchg_cache_derive_request_init, then set
+ * build (required) and what else differs. */
+typedef struct xchg_cache_derive_request {
+  xchg_derive_fn build;    /**< builds the value; required */
+  void *build_ctx;         /**< the ctx of build */
+  xchg_destroy_fn destroy; /**< frees the value with the entry; NULL: nothing to free */
+  /** Asked with cancel_ctx while waiting for another caller's build:
+   * non-zero cancels.  NULL (default): never cancelled. */
+  xchg_cancel_fn cancel;
+  void *cancel_ctx; /**< the argument of cancel */
+} xchg_cache_derive_request;
+
+/** Fills req with the defaults above (build NULL, to be set). */
+XCHG_API void xchg_cache_derive_request_init(xchg_cache_derive_request *req);
+
 /** The value named `name` attached to the holder's entry, built by
- * build(build_ctx, holder, ...) by the first caller and shared by every
- * other holder of the entry (whatever its columns: names are the caller's
- * to choose so that equal names mean equal values).  Single flight with
- * the rules of xchg_cache_acquire: callers arriving during the build wait
- * (asking cancel); a failed build is not kept and the first waiter builds
- * again.  destroy(value) runs when the entry is freed.  *value stays valid
- * while the holder is held. */
-XCHG_API XCHG_NODISCARD xchg_status xchg_cache_derived(xchg_cache_holder *holder, const char *name,
-                                                       xchg_derive_fn build, void *build_ctx,
-                                                       void (*destroy)(void *value),
-                                                       xchg_cancel_fn cancel, void *cancel_ctx,
-                                                       void **value, xchg_error *err);
+ * req->build(req->build_ctx, holder, ...) by the first caller and shared by
+ * every other holder of the entry (whatever its columns: names are the
+ * caller's to choose so that equal names mean equal values).  Single flight
+ * with the rules of xchg_cache_acquire: callers arriving during the build
+ * wait (asking req->cancel); a failed build is not kept and the first
+ * waiter builds again.  req->destroy(value) runs when the entry is freed.
+ * *value stays valid while the holder is held.  XCHG_EINVAL when holder,
+ * name, req or req->build is NULL. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_derive(xchg_cache_holder *holder,
+                                                             const char *name,
+                                                             const xchg_cache_derive_request *req,
+                                                             void **value, xchg_error *err);
 
 /* ---- Retention and metrics ------------------------------------------------ */
 
@@ -312,6 +365,8 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_cache_derived(xchg_cache_holder *holder
  * segments that host retention lets go. */
 XCHG_API void xchg_cache_trim(xchg_cache *cache);
 
+/** A cache's counters, since it was created (entries, retained and
+ * bytes_held: now). */
 typedef struct xchg_cache_metrics {
   int64_t acquisitions;   /**< successful or not */
   int64_t hits;           /**< acquisitions that found everything decoded */
@@ -336,11 +391,14 @@ typedef struct xchg_cache_metrics {
   int64_t bytes_shared;   /**< of bytes_held, those in host segments' mappings */
 } xchg_cache_metrics;
 
-XCHG_API void xchg_cache_get_metrics(xchg_cache *cache, xchg_cache_metrics *out);
+/** Copies the cache's counters so far into *out. */
+XCHG_API void xchg_cache_get_metrics(const xchg_cache *cache, xchg_cache_metrics *out);
 
-/** The message of the host store's last failure (the reason of the last
- * host_fallbacks count); returns 0, with out empty, when there was none. */
-XCHG_API int xchg_cache_host_error(xchg_cache *cache, xchg_error *out);
+/** The host store's last failure (the reason of the last host_fallbacks
+ * count): returns its status, with its message in *out (out may be NULL);
+ * XCHG_OK, with an empty message, when there was none.  Such a failure was
+ * never the acquire's: the cache decoded privately instead. */
+XCHG_API xchg_status xchg_cache_host_error(const xchg_cache *cache, xchg_error *out);
 
 #ifdef __cplusplus
 }

@@ -24,10 +24,11 @@
 extern "C" {
 #endif
 
+/** The body compressions of Arrow IPC (BodyCompression.codec). */
 typedef enum xchg_block_codec {
-  XCHG_BLOCK_NONE = 0,
-  XCHG_BLOCK_LZ4_FRAME = 1,
-  XCHG_BLOCK_ZSTD = 2
+  XCHG_BLOCK_NONE = 0,      /**< uncompressed */
+  XCHG_BLOCK_LZ4_FRAME = 1, /**< one LZ4 frame per buffer */
+  XCHG_BLOCK_ZSTD = 2       /**< one zstd frame per buffer */
 } xchg_block_codec;
 
 /** "none", "lz4", "zstd". */
@@ -44,8 +45,8 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_block_decompress(xchg_block_codec codec
  * whatever they hold: 255 bytes per byte for LZ4 frames (a match costs at
  * least a token and a 2-byte offset, and each further 255 bytes of its
  * length one more byte), 32768 for zstd (a block costs at least 4 bytes,
- * e.g. an RLE block, and yields at most 128 KiB); saturates at UINT64_MAX. */
-XCHG_API uint64_t xchg_block_max_decompressed_size(xchg_block_codec codec, size_t src_size);
+ * e.g. an RLE block, and yields at most 128 KiB); saturates at SIZE_MAX. */
+XCHG_API size_t xchg_block_max_decompressed_size(xchg_block_codec codec, size_t src_size);
 
 /** Checks a size declared for src before dst_size bytes are allocated for
  * it, from src's length and frame headers alone: more than

@@ -15,21 +15,24 @@
 extern "C" {
 #endif
 
+/** What a call returns: XCHG_OK, or what kind of failure its error names. */
 typedef enum xchg_status {
-  XCHG_OK = 0,
+  XCHG_OK = 0,        /**< success */
   XCHG_EINVAL = 1,    /**< the caller passed an invalid argument */
   XCHG_ENOMEM = 2,    /**< an allocation failed */
   XCHG_EIO = 3,       /**< the byte source failed or ended early */
   XCHG_EFORMAT = 4,   /**< the input is malformed (bad bytes on the wire) */
   XCHG_ENOTSUP = 5,   /**< valid input using a feature xchg does not support */
-  XCHG_ECANCELLED = 6,/* the operation was cancelled by the caller */
+  XCHG_ECANCELLED = 6, /**< the operation was cancelled by the caller */
   XCHG_ELIMIT = 7     /**< the input exceeds a configured resource limit */
 } xchg_status;
 
+/** The size of an error's message buffer, terminating NUL included. */
 #define XCHG_ERROR_MESSAGE_SIZE 1024
 
+/** Where a failing call says what went wrong and where. */
 typedef struct xchg_error {
-  char message[XCHG_ERROR_MESSAGE_SIZE];
+  char message[XCHG_ERROR_MESSAGE_SIZE]; /**< NUL-terminated, truncated if need be */
 } xchg_error;
 
 /** A short constant name for a status ("ok", "invalid argument", ...). */

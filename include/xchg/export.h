@@ -9,8 +9,9 @@
  *
  * XCHG_NODISCARD marks the functions that return an xchg_status: ignoring
  * one is a compiler warning, because a status is the only way a failure is
- * reported.  (xchg_errorf is the exception: it returns the status it was
- * given, for `return xchg_errorf(...)`.) */
+ * reported.  (Two exceptions: xchg_errorf returns the status it was given,
+ * for `return xchg_errorf(...)`, and xchg_cache_host_error reports a past
+ * failure that was no call's.) */
 #ifndef XCHG_EXPORT_H
 #define XCHG_EXPORT_H
 

@@ -14,7 +14,7 @@
  * memory (XCHG_ENOMEM).  On failure a constructor takes nothing over that it
  * was given (a buffer's reference, an fd, a release or close callback: none
  * of them is dropped, closed or run), except the wrappers that take a
- * source or a stream over (xchg_source_with_cancel, xchg_istream_to_source),
+ * source or a stream over (xchg_source_with_cancel, xchg_source_from_istream),
  * which close it at once, as xchg_ipc_reader_open does.
  *
  * Threads: a source is used by one thread at a time (the reader that owns
@@ -36,6 +36,7 @@
 extern "C" {
 #endif
 
+/** A sequence of bytes to read: memory, a file, a descriptor, a callback. */
 typedef struct xchg_source xchg_source;
 
 /** A source over the bytes of buf; takes a reference on buf (none on
@@ -54,6 +55,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_memory(const void *data, si
                                                             void *release_ctx, xchg_source **out,
                                                             xchg_error *err);
 
+/** How xchg_source_open_file reads a file. */
 typedef enum xchg_file_mode {
   XCHG_FILE_MMAP = 0, /**< map the file: zero-copy, random access */
   XCHG_FILE_READ = 1  /**< read(2) it: bounded memory, random access by pread */
@@ -72,15 +74,20 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_source_open_file(const char *path, xchg
 XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_fd(int fd, int own_fd, xchg_source **out,
                                                         xchg_error *err);
 
-/** A source that calls read_fn to fill dst with up to n bytes; read_fn sets
- * *got (0 = end of data) and returns XCHG_OK or an error.  close_fn (may be
+/** Fills dst with up to n bytes of the caller's data: sets *got (0 = the
+ * end of the data) and returns XCHG_OK, or an error. */
+typedef xchg_status (*xchg_read_fn)(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err);
+
+/** Runs when a source over the caller's data is closed: the data's owner
+ * lets it go (ctx is the caller's). */
+typedef void (*xchg_close_fn)(void *ctx);
+
+/** A source that calls read_fn(ctx, ...) for its bytes.  close_fn (may be
  * NULL) runs when the source is closed.  XCHG_EINVAL when read_fn or out is
  * NULL, XCHG_ENOMEM when out of memory; close_fn does not run on failure. */
-typedef xchg_status (*xchg_read_fn)(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err);
 XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_callback(xchg_read_fn read_fn,
-                                                              void (*close_fn)(void *ctx),
-                                                              void *ctx, xchg_source **out,
-                                                              xchg_error *err);
+                                                              xchg_close_fn close_fn, void *ctx,
+                                                              xchg_source **out, xchg_error *err);
 
 /** Reads up to n bytes into dst; *got < n only at the end of the data. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_source_read(xchg_source *src, void *dst, size_t n,
@@ -92,11 +99,11 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_source_read(xchg_source *src, void *dst
 XCHG_API XCHG_NODISCARD xchg_status xchg_source_read_buf(xchg_source *src, size_t n, xchg_buf **out,
                                                          xchg_error *err);
 
-/** Skips n bytes (seeking where possible). */
-XCHG_API XCHG_NODISCARD xchg_status xchg_source_skip(xchg_source *src, uint64_t n, xchg_error *err);
+/** Skips n bytes (seeking where possible); n < 0 is XCHG_EINVAL. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_skip(xchg_source *src, int64_t n, xchg_error *err);
 
 /** Byte offset of the next read from the start of the source. */
-XCHG_API uint64_t xchg_source_position(const xchg_source *src);
+XCHG_API int64_t xchg_source_position(const xchg_source *src);
 
 /** Total size in bytes, or -1 when unknown (a pipe). */
 XCHG_API int64_t xchg_source_size(const xchg_source *src);
@@ -112,8 +119,9 @@ XCHG_API int64_t xchg_source_size(const xchg_source *src);
  * do nothing and return XCHG_OK. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_source_finish(xchg_source *src, xchg_error *err);
 
-/** Moves to an absolute offset; XCHG_ENOTSUP when the source cannot seek. */
-XCHG_API XCHG_NODISCARD xchg_status xchg_source_seek(xchg_source *src, uint64_t offset,
+/** Moves to an absolute offset; XCHG_ENOTSUP when the source cannot seek,
+ * XCHG_EINVAL when offset < 0. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_seek(xchg_source *src, int64_t offset,
                                                      xchg_error *err);
 
 /** The whole content as a buffer when the source is in memory (new
@@ -127,19 +135,19 @@ XCHG_API void xchg_source_free(xchg_source *src);
 
 /** One piece of a source made of several memory chunks. */
 typedef struct xchg_chunk {
-  const void *data;
-  size_t size;
+  const void *data; /**< the chunk's first byte (may be NULL when size is 0) */
+  size_t size;      /**< its length in bytes */
 } xchg_chunk;
 
 /** A source over the concatenation of count chunks (e.g. a JVM's 1 MiB heap
  * chunks), read without joining them; the chunk list is copied, the bytes
  * are not.  release (may be NULL) runs when the source is closed.
- * XCHG_EINVAL when out is NULL, chunks is NULL with a non-zero count, a
- * chunk of non-zero size has NULL data, or the sizes sum past INT64_MAX
- * (the message gives the index of the chunk at fault);
+ * XCHG_EINVAL when out is NULL, count is negative, chunks is NULL with a
+ * non-zero count, a chunk of non-zero size has NULL data, or the sizes sum
+ * past INT64_MAX (the message gives the index of the chunk at fault);
  * XCHG_ENOMEM when out of memory.  release does not run on failure. */
-XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_chunks(const xchg_chunk *chunks, size_t count,
-                                                            void (*release)(void *ctx),
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_chunks(const xchg_chunk *chunks,
+                                                            int64_t count, xchg_close_fn release,
                                                             void *release_ctx, xchg_source **out,
                                                             xchg_error *err);
 
@@ -167,7 +175,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_source_with_cancel_flag(xchg_source *in
 
 /** Copies the n bytes at `offset` of the caller's data into dst (the range
  * is inside the size given to xchg_source_from_read_at). */
-typedef xchg_status (*xchg_read_at_fn)(void *ctx, uint64_t offset, void *dst, size_t n,
+typedef xchg_status (*xchg_read_at_fn)(void *ctx, int64_t offset, void *dst, size_t n,
                                        xchg_error *err);
 
 /** A seekable source of `size` bytes that fetches what is read, and only
@@ -177,10 +185,10 @@ typedef xchg_status (*xchg_read_at_fn)(void *ctx, uint64_t offset, void *dst, si
  * selected buffers alone, each copied once into its final, 64-byte-aligned
  * buffer (xchg_source_read_buf).  read_at runs on the thread that reads.
  * close_fn (may be NULL) runs when the source is closed.  XCHG_EINVAL when
- * read_at or out is NULL or size exceeds INT64_MAX, XCHG_ENOMEM when out of
+ * read_at or out is NULL or size is negative, XCHG_ENOMEM when out of
  * memory; close_fn does not run on failure. */
-XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_read_at(uint64_t size, xchg_read_at_fn read_at,
-                                                             void (*close_fn)(void *ctx), void *ctx,
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_read_at(int64_t size, xchg_read_at_fn read_at,
+                                                             xchg_close_fn close_fn, void *ctx,
                                                              xchg_source **out, xchg_error *err);
 
 #ifdef __cplusplus

@@ -69,6 +69,7 @@
 extern "C" {
 #endif
 
+/** How much of the decoded data the reader checks (see XCHG_VALIDATE_FULL). */
 typedef enum xchg_validation {
   /** Check everything a consumer could trip on: offsets monotonic and in
    * range, union type ids, run ends, view ranges, dictionary indices. */
@@ -78,21 +79,22 @@ typedef enum xchg_validation {
   XCHG_VALIDATE_BOUNDS = 1
 } xchg_validation;
 
+/** The kinds of IPC message the reader reports. */
 typedef enum xchg_message_kind {
-  XCHG_MESSAGE_SCHEMA = 1,
-  XCHG_MESSAGE_DICTIONARY = 2,
-  XCHG_MESSAGE_RECORD_BATCH = 3
+  XCHG_MESSAGE_SCHEMA = 1,      /**< a Schema message */
+  XCHG_MESSAGE_DICTIONARY = 2,  /**< a DictionaryBatch message */
+  XCHG_MESSAGE_RECORD_BATCH = 3 /**< a RecordBatch message */
 } xchg_message_kind;
 
 /** What the reader saw of one message, for tools such as `xchg inspect`. */
 typedef struct xchg_message_info {
-  xchg_message_kind kind;
+  xchg_message_kind kind;   /**< what the message is */
   int64_t index;            /**< message index in the stream, from 0 */
   int64_t offset;           /**< byte offset of the message's framing */
   int64_t metadata_bytes;   /**< flatbuffer bytes, padding included */
   int64_t body_bytes;       /**< body bytes as on the wire */
   int64_t rows;             /**< record batch / dictionary batch length */
-  xchg_block_codec compression;
+  xchg_block_codec compression; /**< the body's compression */
   int64_t dictionary_id;    /**< dictionary batches only */
   int is_delta;             /**< dictionary batches only */
   int metadata_version;     /**< 1..5 (V1..V5) */
@@ -107,10 +109,11 @@ typedef struct xchg_message_info {
    * could not be told (a malformed batch, out of memory).  Valid during
    * the callback only. */
   int64_t n_columns;
-  const int64_t *column_body_bytes;
-  const int64_t *column_decoded_bytes;
+  const int64_t *column_body_bytes;    /**< per column: body bytes on the wire */
+  const int64_t *column_decoded_bytes; /**< per column: the bytes they decode to, or -1 */
 } xchg_message_info;
 
+/** Called for every message read (see xchg_ipc_reader_on_message). */
 typedef void (*xchg_message_fn)(void *ctx, const xchg_message_info *info);
 
 /** Reading options.  The max_* fields are resource caps: a small hostile
@@ -121,9 +124,9 @@ typedef void (*xchg_message_fn)(void *ctx, const xchg_message_info *info);
  * compressed buffer's declared size must also be one its compressed bytes
  * can produce (see xchg_block_check_size), else XCHG_EFORMAT: with that, a
  * claim of n bytes costs the input at least n / 32768 bytes. */
-typedef struct xchg_read_options {
-  xchg_validation validation;
-  int32_t max_depth;              /**< nesting depth of fields; default 64 */
+typedef struct xchg_ipc_read_options {
+  xchg_validation validation; /**< what is checked; default XCHG_VALIDATE_FULL */
+  int64_t max_depth;              /**< nesting depth of fields; default 64 */
   int64_t max_fields;             /**< fields in a schema, all levels; default 1<<16 */
   /** Decompressed size of one buffer; default 1<<31 (2 GiB), the most a
    * column with 32-bit offsets can address.  Only large types, or a
@@ -143,7 +146,7 @@ typedef struct xchg_read_options {
    * thread waits at batch boundaries and small batches still keep every
    * thread busy. */
   xchg_pool *pool;
-  int64_t readahead_bytes;
+  int64_t readahead_bytes; /**< see pool */
   /** The least work, in bytes decompressed (a value validated counts about
    * as one), worth handing to another thread (default 256 KiB): batches
    * are grouped up to this much, and a group with less runs in the
@@ -152,7 +155,7 @@ typedef struct xchg_read_options {
   /** Called for every message read, the schema message included (as
    * xchg_ipc_reader_on_message, but from the first byte on). */
   xchg_message_fn on_message;
-  void *on_message_ctx;
+  void *on_message_ctx; /**< the ctx of on_message */
   /** Decompressed size of one record batch or dictionary batch: the sum of
    * its compressed buffers' declared sizes, checked buffer by buffer before
    * each is allocated.  Default 1<<32 (4 GiB): engines cut their batches
@@ -167,36 +170,43 @@ typedef struct xchg_read_options {
    * dictionary lives for the whole stream, and one of strings with 32-bit
    * offsets cannot hold much more anyway. */
   int64_t max_dictionary_bytes;
-} xchg_read_options;
+} xchg_ipc_read_options;
 
 /** Fills opts with the defaults above. */
-XCHG_API void xchg_read_options_init(xchg_read_options *opts);
+XCHG_API void xchg_ipc_read_options_init(xchg_ipc_read_options *opts);
 
-typedef enum xchg_ipc_format { XCHG_IPC_STREAM = 0, XCHG_IPC_FILE = 1 } xchg_ipc_format;
+/** The two Arrow IPC formats. */
+typedef enum xchg_ipc_format {
+  XCHG_IPC_STREAM = 0, /**< the stream format: messages, then an end-of-stream marker */
+  XCHG_IPC_FILE = 1    /**< the file format: "ARROW1", the messages, a footer */
+} xchg_ipc_format;
 
+/** A reader of one Arrow IPC stream or file over a source. */
 typedef struct xchg_ipc_reader xchg_ipc_reader;
 
 /** Opens a reader on src, which it takes over (closed with the reader, or at
  * once if opening fails).  Reads the schema (and, for the file format, the
  * footer). opts may be NULL for the defaults. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_open(xchg_source *src,
-                                                         const xchg_read_options *opts,
+                                                         const xchg_ipc_read_options *opts,
                                                          xchg_ipc_reader **out, xchg_error *err);
 
-/** Shorthands: a memory-mapped file, and memory the caller owns (release runs
- * when the last array pointing into it is released). */
+/** The same over a memory-mapped file (xchg_source_open_file). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_open_file(const char *path,
-                                                              const xchg_read_options *opts,
+                                                              const xchg_ipc_read_options *opts,
                                                               xchg_ipc_reader **out,
                                                               xchg_error *err);
+/** The same over memory the caller owns (xchg_source_from_memory): release
+ * runs when the last array pointing into it is released. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_open_memory(
     const void *data, size_t size, xchg_release_fn release, void *release_ctx,
-    const xchg_read_options *opts, xchg_ipc_reader **out, xchg_error *err);
+    const xchg_ipc_read_options *opts, xchg_ipc_reader **out, xchg_error *err);
 
+/** The format of the input, detected from its first bytes. */
 XCHG_API xchg_ipc_format xchg_ipc_reader_format(const xchg_ipc_reader *reader);
 
 /** Calls fn for every message read from now on (NULL to stop); see also
- * xchg_read_options.on_message. */
+ * xchg_ipc_read_options.on_message. */
 XCHG_API void xchg_ipc_reader_on_message(xchg_ipc_reader *reader, xchg_message_fn fn, void *ctx);
 
 /** Selects the columns to decode; the others are never decompressed, never
@@ -221,11 +231,11 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_select_indices(xchg_ipc_read
 
 /** What is known of a record batch before its body is touched. */
 typedef struct xchg_batch_header {
-  int64_t message_index;
+  int64_t message_index;    /**< the message's index in the stream, from 0 */
   int64_t offset;           /**< byte offset of the message */
-  int64_t rows;
-  int64_t body_bytes;
-  xchg_block_codec compression;
+  int64_t rows;             /**< the batch's length */
+  int64_t body_bytes;       /**< its body bytes as on the wire */
+  xchg_block_codec compression; /**< its body's compression */
   /** The message's custom metadata (ArrowSchema.metadata encoding) or NULL;
    * valid until the next call on the reader. */
   const char *custom_metadata;
@@ -239,6 +249,8 @@ typedef struct xchg_batch_header {
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_peek(xchg_ipc_reader *reader,
                                                          xchg_batch_header *out, int *at_end,
                                                          xchg_error *err);
+/** Drops the record batch xchg_ipc_reader_peek has read the header of,
+ * without reading its body (seeking past it where the source can). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_skip(xchg_ipc_reader *reader, xchg_error *err);
 
 /** Calls fn before every buffer decompression with the compressed bytes
@@ -247,6 +259,8 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_skip(xchg_ipc_reader *reader
  * fn may run on pool threads, concurrently. */
 typedef void (*xchg_decompress_fn)(void *ctx, xchg_block_codec codec, const void *src,
                                    size_t src_size, size_t dst_size);
+/** Calls fn(ctx, ...) before every buffer decompression from now on (NULL
+ * to stop). */
 XCHG_API void xchg_ipc_reader_on_decompress(xchg_ipc_reader *reader, xchg_decompress_fn fn,
                                             void *ctx);
 
@@ -259,7 +273,7 @@ XCHG_API int64_t xchg_ipc_reader_dictionary_ids(const xchg_ipc_reader *reader, i
                                                 int64_t capacity);
 
 /** Exports the schema (a fresh copy each call). */
-XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_schema(xchg_ipc_reader *reader,
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_schema(const xchg_ipc_reader *reader,
                                                            struct ArrowSchema *out,
                                                            xchg_error *err);
 
@@ -270,11 +284,13 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_schema(xchg_ipc_reader *read
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_next(xchg_ipc_reader *reader,
                                                          struct ArrowArray *out, xchg_error *err);
 
-/** File format only: the number of record batches, and random access to
- * batch i (dictionaries are read as the file format's rules require).
- * For a stream, and a file read in order that has a schema message,
- * num_batches is -1 and read_batch returns XCHG_ENOTSUP. */
+/** File format only: the number of record batches.  For a stream, and a
+ * file read in order that has a schema message, -1. */
 XCHG_API int64_t xchg_ipc_reader_num_batches(const xchg_ipc_reader *reader);
+/** File format only: random access to batch i of num_batches, as
+ * xchg_ipc_reader_next gives it (dictionaries are read as the file
+ * format's rules require).  XCHG_ENOTSUP where num_batches is -1,
+ * XCHG_EINVAL for i out of range. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *reader, int64_t i,
                                                                struct ArrowArray *out,
                                                                xchg_error *err);
@@ -293,6 +309,8 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_to_stream(xchg_ipc_reader *r
                                                               struct ArrowArrayStream *out,
                                                               xchg_error *err);
 
+/** Frees the reader and closes its source (NULL is a no-op).  Arrays it
+ * handed out stay valid. */
 XCHG_API void xchg_ipc_reader_free(xchg_ipc_reader *reader);
 
 /* ---- Batches decoded one payload at a time (src/ipc/batch_decoder.c) ----
@@ -324,6 +342,8 @@ XCHG_API void xchg_ipc_reader_free(xchg_ipc_reader *reader);
  * field 'c4', buffer 2: range [0, +80000) lies outside the 4096-byte
  * body".  A payload whose schema message differs from the decoder's is an
  * XCHG_EFORMAT error saying how. */
+
+/** A decoder of payloads of one schema (see above). */
 typedef struct xchg_batch_decoder xchg_batch_decoder;
 
 /** columns: top-level column indices to decode (nested children follow
@@ -334,7 +354,7 @@ typedef struct xchg_batch_decoder xchg_batch_decoder;
 XCHG_API XCHG_NODISCARD xchg_status xchg_batch_decoder_open(const void *schema_message,
                                                             size_t size, const int64_t *columns,
                                                             int64_t n_columns,
-                                                            const xchg_read_options *opts,
+                                                            const xchg_ipc_read_options *opts,
                                                             xchg_batch_decoder **out,
                                                             xchg_error *err);
 
@@ -364,6 +384,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_batch_decoder_decode_many(
     const xchg_batch_decoder *dec, xchg_source *const *srcs, int64_t n, int64_t first_batch,
     struct ArrowArray *outs, int64_t *metadata_bytes, xchg_error *err);
 
+/** Frees the decoder (NULL is a no-op).  Arrays it decoded stay valid. */
 XCHG_API void xchg_batch_decoder_free(xchg_batch_decoder *dec);
 
 #ifdef __cplusplus

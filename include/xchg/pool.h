@@ -25,6 +25,7 @@
 extern "C" {
 #endif
 
+/** A pool of worker threads that run parallel loops with their caller. */
 typedef struct xchg_pool xchg_pool;
 
 /** A pool of `threads` threads in all, the caller counted: threads - 1
@@ -33,7 +34,8 @@ typedef struct xchg_pool xchg_pool;
  * which); *out is then NULL. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_pool_create(int threads, xchg_pool **out, xchg_error *err);
 
-/** Waits for running loops to finish, then stops the workers. */
+/** Waits for running loops to finish, then stops the workers and frees the
+ * pool (NULL is a no-op; never the one xchg_pool_default returns). */
 XCHG_API void xchg_pool_free(xchg_pool *pool);
 
 /** The most threads XCHG_THREADS may ask for. */
@@ -55,6 +57,7 @@ XCHG_API xchg_pool *xchg_pool_default(void);
 /** Threads in the pool, the caller counted. */
 XCHG_API int xchg_pool_threads(const xchg_pool *pool);
 
+/** One index of a parallel loop (see xchg_pool_run). */
 typedef void (*xchg_task_fn)(void *ctx, int64_t index);
 
 /** Runs fn(ctx, i) for i in [0, n) on the pool and the calling thread. */

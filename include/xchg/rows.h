@@ -25,12 +25,24 @@
 extern "C" {
 #endif
 
+/** A reader of length-prefixed rows over an xchg_istream. */
 typedef struct xchg_row_reader xchg_row_reader;
 
+/** Options of a row reader. */
+typedef struct xchg_row_reader_options {
+  /** A row longer than this many bytes is an XCHG_ELIMIT error (a hostile
+   * length must not make the reader allocate gigabytes for a row that
+   * spans windows).  Default 256 MiB; 0 means the default. */
+  size_t max_row_size;
+} xchg_row_reader_options;
+
+/** Fills opts with the defaults above. */
+XCHG_API void xchg_row_reader_options_init(xchg_row_reader_options *opts);
+
 /** Opens a row reader on s, which it takes over (closed with the reader, or
- * at once if opening fails).  A row longer than max_row_size bytes is an
- * XCHG_ELIMIT error; 0 means the default, 256 MiB. */
-XCHG_API XCHG_NODISCARD xchg_status xchg_row_reader_open(xchg_istream *s, size_t max_row_size,
+ * at once if opening fails).  opts may be NULL for the defaults. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_row_reader_open(xchg_istream *s,
+                                                         const xchg_row_reader_options *opts,
                                                          xchg_row_reader **out, xchg_error *err);
 
 /** The next row: *row points at its *len payload bytes and stays valid until
@@ -38,23 +50,24 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_row_reader_open(xchg_istream *s, size_t
  * empty row has a non-NULL *row and *len 0).  A stream that ends inside a
  * row is an XCHG_EIO error naming the row and byte offset. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_row_reader_next(xchg_row_reader *r, const uint8_t **row,
-                                                         uint32_t *len, xchg_error *err);
+                                                         size_t *len, xchg_error *err);
 
 /** Up to max rows at once into rows[] and lens[]; *count = 0 at the end.
  * All the pointers stay valid until the next call on the reader.  A batch
  * ends early where taking one more row would need a new window while the
- * batch still points into the current one. */
-XCHG_API XCHG_NODISCARD xchg_status xchg_row_reader_next_batch(xchg_row_reader *r, size_t max,
-                                                               const uint8_t **rows, uint32_t *lens,
-                                                               size_t *count, xchg_error *err);
+ * batch still points into the current one.  max < 0 is XCHG_EINVAL. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_row_reader_next_batch(xchg_row_reader *r, int64_t max,
+                                                               const uint8_t **rows, size_t *lens,
+                                                               int64_t *count, xchg_error *err);
 
-/** Rows returned so far, and how many of them had to be copied (spanned
+/** Rows returned so far. */
+XCHG_API int64_t xchg_row_reader_rows(const xchg_row_reader *r);
+/** Of the rows returned so far, those that had to be copied (they spanned
  * windows). */
-XCHG_API uint64_t xchg_row_reader_rows(const xchg_row_reader *r);
-XCHG_API uint64_t xchg_row_reader_copied_rows(const xchg_row_reader *r);
+XCHG_API int64_t xchg_row_reader_copied_rows(const xchg_row_reader *r);
 
-/** The underlying stream, e.g. for xchg_istream_metrics. */
-XCHG_API xchg_istream *xchg_row_reader_stream(xchg_row_reader *r);
+/** The underlying stream, e.g. for xchg_istream_get_metrics. */
+XCHG_API const xchg_istream *xchg_row_reader_stream(const xchg_row_reader *r);
 
 /** Closes the reader and its stream (NULL is a no-op). */
 XCHG_API void xchg_row_reader_free(xchg_row_reader *r);

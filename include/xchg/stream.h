@@ -10,7 +10,7 @@
  *
  *   - xchg_istream_read copies into the caller's buffer;
  *   - xchg_istream_next hands out the decompressed window itself (zero copy);
- *   - xchg_istream_to_source turns the decompressed stream back into an
+ *   - xchg_source_from_istream turns the decompressed stream back into an
  *     xchg_source, so that the IPC reader reads a codec-wrapped IPC stream in
  *     one pass, without materialising the decompressed bytes.
  *
@@ -34,7 +34,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "xchg/buf.h"
 #include "xchg/error.h"
@@ -44,6 +43,7 @@
 extern "C" {
 #endif
 
+/** The stream codecs xchg reads (and, in xchg/testing.h, writes). */
 typedef enum xchg_stream_codec {
   XCHG_STREAM_NONE = 0,          /**< bytes pass through unchanged */
   XCHG_STREAM_LZ4_FRAME = 1,     /**< LZ4 frames, concatenated, skippable frames skipped */
@@ -76,14 +76,16 @@ XCHG_API xchg_stream_codec xchg_stream_codec_detect(const void *bytes, size_t si
 
 /* ---- Decoding ---------------------------------------------------------- */
 
-typedef struct xchg_stream_options {
+/** How an xchg_istream reads and decompresses.  Fill it with
+ * xchg_istream_options_init, then set what differs. */
+typedef struct xchg_istream_options {
   /** Decompressed bytes produced per refill, at most (a format whose blocks
    * are bigger hands out one block per refill).  Default 64 KiB. */
   size_t window_size;
   /** Compressed bytes requested from the source per read.  Default 64 KiB.
    * Ignored when the source is in memory: it is then read in place. */
   size_t read_size;
-  /** Non-zero to time refills (see xchg_stream_metrics); default 1.  When 0
+  /** Non-zero to time refills (see xchg_istream_metrics); default 1.  When 0
    * the clock is never read; byte and refill counts are still kept, as they
    * cost nothing per read. */
   int metrics;
@@ -94,27 +96,29 @@ typedef struct xchg_stream_options {
    * block, so that each block's IPC stream can be read on its own (see
    * xchg_istream_next_member).  Default 0: the blocks' bytes run on. */
   int split_members;
-} xchg_stream_options;
+} xchg_istream_options;
 
 /** Fills opts with the defaults above. */
-XCHG_API void xchg_stream_options_init(xchg_stream_options *opts);
+XCHG_API void xchg_istream_options_init(xchg_istream_options *opts);
 
-typedef struct xchg_stream_metrics {
+/** A stream's counters, since it was opened. */
+typedef struct xchg_istream_metrics {
   int64_t refills;            /**< windows produced */
   int64_t compressed_bytes;   /**< bytes consumed from the source */
   int64_t decompressed_bytes; /**< bytes produced */
   int64_t wall_ns;            /**< time spent inside refills */
   int64_t blocking_ns;        /**< of which waiting for the source */
   /* decompression time proper is wall_ns - blocking_ns */
-} xchg_stream_metrics;
+} xchg_istream_metrics;
 
+/** A decompressing stream over a source. */
 typedef struct xchg_istream xchg_istream;
 
 /** Opens a decompressing stream over src, which it takes over (closed with
  * the stream, or at once if opening fails).  codec XCHG_STREAM_AUTO detects
  * the codec from the first bytes.  opts may be NULL for the defaults. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_istream_open(xchg_source *src, xchg_stream_codec codec,
-                                                      const xchg_stream_options *opts,
+                                                      const xchg_istream_options *opts,
                                                       xchg_istream **out, xchg_error *err);
 
 /** The codec in use (the detected one after XCHG_STREAM_AUTO). */
@@ -130,6 +134,7 @@ XCHG_API xchg_stream_codec xchg_istream_codec(const xchg_istream *s);
  * that cannot use inline functions. */
 static inline xchg_status xchg_istream_read(xchg_istream *s, void *dst, size_t n, size_t *got,
                                             xchg_error *err);
+/** xchg_istream_read as an ordinary, exported function. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_istream_read_call(xchg_istream *s, void *dst, size_t n,
                                                            size_t *got, xchg_error *err);
 
@@ -155,12 +160,12 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_istream_next_member(xchg_istream *s, in
 XCHG_API int64_t xchg_istream_comet_field_count(const xchg_istream *s);
 
 /** Decompressed bytes handed out so far. */
-XCHG_API uint64_t xchg_istream_position(const xchg_istream *s);
+XCHG_API int64_t xchg_istream_position(const xchg_istream *s);
 
 /** Copies the metrics so far into *out. */
-XCHG_API void xchg_istream_metrics(const xchg_istream *s, xchg_stream_metrics *out);
+XCHG_API void xchg_istream_get_metrics(const xchg_istream *s, xchg_istream_metrics *out);
 
-/** Closes the stream and its source (NULL is a no-op). */
+/** Closes the stream and its source, and frees it (NULL is a no-op). */
 XCHG_API void xchg_istream_free(xchg_istream *s);
 
 /** Wraps s as an xchg_source of the decompressed bytes, which takes s over
@@ -170,17 +175,26 @@ XCHG_API void xchg_istream_free(xchg_istream *s);
  * frame — LZ4 frame end mark and checksum, zstd frame end and checksum,
  * lz4-java end block, within the current Comet block — unless decoded data
  * still follows in it; the next frame is left unread. */
-XCHG_API XCHG_NODISCARD xchg_status xchg_istream_to_source(xchg_istream *s, xchg_source **out,
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_istream(xchg_istream *s, xchg_source **out,
                                                            xchg_error *err);
 
 /** The same without taking s over: closing the source leaves s open (it
  * must outlive the source), and so does a failure.  This is how one IPC
  * reader per Comet block is opened over one split_members stream. */
-XCHG_API XCHG_NODISCARD xchg_status xchg_istream_as_source(xchg_istream *s, xchg_source **out,
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_istream_borrowed(xchg_istream *s, xchg_source **out,
                                                            xchg_error *err);
 
-/** Implementation details of the inline xchg_istream_read; not API.  Every
- * xchg_istream starts with its current window [pos, end). */
+/** \cond INTERNAL
+ * Implementation details of the inline xchg_istream_read; not API.  Every
+ * xchg_istream starts with its current window [pos, end).  The copy is the
+ * compiler's builtin, so that the header includes no <string.h> (nor
+ * declares memcpy) for its users. */
+#if defined(__GNUC__) || defined(__clang__)
+#define xchg_istream_copy_ __builtin_memcpy
+#else
+#include <string.h>
+#define xchg_istream_copy_ memcpy
+#endif
 typedef struct xchg_istream_window_ {
   const uint8_t *pos;
   const uint8_t *end;
@@ -192,13 +206,14 @@ static inline xchg_status xchg_istream_read(xchg_istream *s, void *dst, size_t n
   /** n - 1 < have is n <= have for n > 0; n = 0 takes the call, which
    * copies nothing. */
   if (n - 1 < (size_t)(w->end - w->pos)) {
-    memcpy(dst, w->pos, n);
+    xchg_istream_copy_(dst, w->pos, n);
     w->pos += n;
     *got = n;
     return XCHG_OK;
   }
   return xchg_istream_read_call(s, dst, n, got, err);
 }
+/** \endcond */
 
 #ifdef __cplusplus
 }

@@ -25,13 +25,16 @@ extern "C" {
  * from now (1 = the next) fails; 0 disables.  Process-wide. */
 XCHG_API void xchg_buf_fail_nth_alloc(int64_t n);
 
-/** Number of xchg_block_decompress calls made so far in this process, and
- * the bytes they produced: lets tests prove what was (not) decompressed. */
+/** Number of xchg_block_decompress calls made so far in this process: lets
+ * tests prove what was (not) decompressed. */
 XCHG_API int64_t xchg_block_decompress_calls(void);
+/** The bytes those calls produced. */
 XCHG_API int64_t xchg_block_decompressed_bytes(void);
 
 /* ---- Encoding the stream formats ---------------------------------------- */
 
+/** How xchg_stream_encode encodes.  Fill it with
+ * xchg_stream_encode_options_init, then set what differs. */
 typedef struct xchg_stream_encode_options {
   int level;          /**< compression level, 0 = the codec's default */
   /** lz4-java / snappy-java block size and LZ4 frame block size (64 KiB,
@@ -41,9 +44,10 @@ typedef struct xchg_stream_encode_options {
   /** XCHG_STREAM_COMET only: the codec inside the block (NONE, LZ4_FRAME,
    * ZSTD or SNAPPY_FRAMED) and the field count written in its header. */
   xchg_stream_codec comet_inner;
-  uint64_t comet_field_count;
+  int64_t comet_field_count; /**< written as the header's u64; negative is XCHG_EINVAL */
 } xchg_stream_encode_options;
 
+/** Fills opts with the defaults above. */
 XCHG_API void xchg_stream_encode_options_init(xchg_stream_encode_options *opts);
 
 /** Encodes src as one complete stream of codec (one Comet block for

@@ -61,7 +61,9 @@
 extern "C" {
 #endif
 
-typedef struct xchg_write_options {
+/** How an xchg_ipc_writer writes.  Fill it with
+ * xchg_ipc_write_options_init, then set what differs. */
+typedef struct xchg_ipc_write_options {
   xchg_ipc_format format;    /**< XCHG_IPC_STREAM (default) or XCHG_IPC_FILE */
   xchg_block_codec codec;    /**< body compression; default XCHG_BLOCK_NONE */
   int level;                 /**< codec level, 0 = the codec's default */
@@ -75,12 +77,12 @@ typedef struct xchg_write_options {
    * compresses on the calling thread.  Buffers are grouped into tasks of at
    * least parallel_min_bytes (default 64 KiB). */
   xchg_pool *pool;
-  size_t parallel_min_bytes;
+  int64_t parallel_min_bytes; /**< see pool */
   /** Coalescing: 0 = off (default).  Pending batches are written once they
    * hold at least coalesce_rows rows or coalesce_bytes buffer bytes, and
    * at the end. */
   int64_t coalesce_rows;
-  int64_t coalesce_bytes;
+  int64_t coalesce_bytes; /**< see coalesce_rows */
   /** Dictionary ids, one per dictionary-encoded field in the order of a
    * depth-first walk of the schema where a field's children (and the
    * fields inside its dictionary's value type) come before the field
@@ -88,15 +90,16 @@ typedef struct xchg_write_options {
    * dictionaries must be equal in every batch.  NULL (default) numbers
    * them 0, 1, 2, ... in that order. */
   const int64_t *dictionary_ids;
-  int64_t n_dictionary_ids;
-} xchg_write_options;
+  int64_t n_dictionary_ids; /**< entries of dictionary_ids */
+} xchg_ipc_write_options;
 
 /** Fills opts with the defaults above. */
-XCHG_API void xchg_write_options_init(xchg_write_options *opts);
+XCHG_API void xchg_ipc_write_options_init(xchg_ipc_write_options *opts);
 
 /** Where bytes go: write_fn must take all n bytes or return an error. */
 typedef xchg_status (*xchg_write_fn)(void *ctx, const void *data, size_t n, xchg_error *err);
 
+/** A writer of one Arrow IPC stream or file. */
 typedef struct xchg_ipc_writer xchg_ipc_writer;
 
 /** Opens a writer for batches of `schema`, a "+s" ArrowSchema whose
@@ -104,19 +107,19 @@ typedef struct xchg_ipc_writer xchg_ipc_writer;
  * is read, not taken over).  Writes the schema message at once.  opts may
  * be NULL for the defaults. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_open(const struct ArrowSchema *schema,
-                                                         const xchg_write_options *opts,
+                                                         const xchg_ipc_write_options *opts,
                                                          xchg_write_fn write_fn, void *ctx,
                                                          xchg_ipc_writer **out, xchg_error *err);
 
 /** The same, writing to fd (not closed by the writer). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_open_fd(const struct ArrowSchema *schema,
-                                                            const xchg_write_options *opts, int fd,
+                                                            const xchg_ipc_write_options *opts, int fd,
                                                             xchg_ipc_writer **out, xchg_error *err);
 
 /** The same, writing to a growable buffer in memory; take it with
  * xchg_ipc_writer_take_memory after xchg_ipc_writer_finish. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_open_memory(const struct ArrowSchema *schema,
-                                                                const xchg_write_options *opts,
+                                                                const xchg_ipc_write_options *opts,
                                                                 xchg_ipc_writer **out,
                                                                 xchg_error *err);
 
@@ -143,9 +146,11 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_write_stream(xchg_ipc_writer
  * the file format the footer).  No batch may be written afterwards. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_finish(xchg_ipc_writer *w, xchg_error *err);
 
-/** Bytes written so far, and messages by kind. */
+/** Bytes written so far. */
 XCHG_API int64_t xchg_ipc_writer_bytes_written(const xchg_ipc_writer *w);
+/** Record batch messages written so far. */
 XCHG_API int64_t xchg_ipc_writer_batches_written(const xchg_ipc_writer *w);
+/** Dictionary batch messages written so far. */
 XCHG_API int64_t xchg_ipc_writer_dictionaries_written(const xchg_ipc_writer *w);
 
 /** Memory writers: hands over what was written (a new reference; the
@@ -157,8 +162,8 @@ XCHG_API void xchg_ipc_writer_free(xchg_ipc_writer *w);
 
 /** One call: writes schema and every batch of stream to memory (the stream
  * is released).  The result is a new buffer in *out. */
-XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_write_stream_to_memory(struct ArrowArrayStream *stream,
-                                                                    const xchg_write_options *opts,
+XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_encode_stream(struct ArrowArrayStream *stream,
+                                                                    const xchg_ipc_write_options *opts,
                                                                     xchg_buf **out,
                                                                     xchg_error *err);
 

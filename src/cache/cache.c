@@ -27,15 +27,17 @@ struct xchg_cache {
   int destroyed;                      /* the owner is gone; free with the last entry */
   int host_wanted;                    /* a host_dir was given, with sharing */
   host_store *host;                   /* NULL when it could not be opened */
+  xchg_status host_open_status;       /* why host is NULL, and host_open_error */
   xchg_error host_open_error;
-  xchg_error host_error;              /* the last failure, for xchg_cache_host_error */
+  xchg_status host_status;            /* the last failure, for xchg_cache_host_error */
+  xchg_error host_error;
 };
 
 void xchg_cache_options_init(xchg_cache_options *opts) {
   memset(opts, 0, sizeof *opts);
   opts->sharing = 1;
   opts->wait_check_ms = 100;
-  xchg_read_options_init(&opts->read);
+  xchg_ipc_read_options_init(&opts->read);
 }
 
 xchg_status xchg_cache_create(const xchg_cache_options *opts, xchg_cache **out, xchg_error *err) {
@@ -50,10 +52,10 @@ xchg_status xchg_cache_create(const xchg_cache_options *opts, xchg_cache **out, 
     return xchg_errorf(err, XCHG_ENOMEM, "cannot create the cache's lock");
   }
   c->host_wanted = c->opts.sharing && c->opts.host_dir && c->opts.host_dir[0];
-  if (c->host_wanted &&
-      host_store_open(c->opts.host_dir, c->opts.host_retain_bytes, c->opts.host_retain_ms,
-                      &c->host, &c->host_open_error) != XCHG_OK)
-    c->host = NULL; /* every entry falls back, with this reason */
+  if (c->host_wanted)
+    c->host_open_status = host_store_open(c->opts.host_dir, c->opts.host_retain_bytes,
+                                          c->opts.host_retain_ms, &c->host, &c->host_open_error);
+  if (c->host_open_status != XCHG_OK) c->host = NULL; /* every entry falls back, with this reason */
   c->opts.host_dir = NULL; /* not the cache's to keep */
   *out = c;
   return XCHG_OK;
@@ -258,17 +260,21 @@ void xchg_cache_trim(xchg_cache *c) {
   if (c->host) host_store_evict(c->host);
 }
 
-int xchg_cache_host_error(xchg_cache *c, xchg_error *out) {
-  pthread_mutex_lock(&c->lock);
-  *out = c->host_error;
-  pthread_mutex_unlock(&c->lock);
-  return out->message[0] != 0;
+/* The getters take a const cache: its lock is the one thing they change. */
+static pthread_mutex_t *lock_of(const xchg_cache *c) { return (pthread_mutex_t *)&c->lock; }
+
+xchg_status xchg_cache_host_error(const xchg_cache *c, xchg_error *out) {
+  pthread_mutex_lock(lock_of(c));
+  xchg_status st = c->host_status;
+  if (out) *out = c->host_error;
+  pthread_mutex_unlock(lock_of(c));
+  return st;
 }
 
-void xchg_cache_get_metrics(xchg_cache *c, xchg_cache_metrics *out) {
-  pthread_mutex_lock(&c->lock);
+void xchg_cache_get_metrics(const xchg_cache *c, xchg_cache_metrics *out) {
+  pthread_mutex_lock(lock_of(c));
   *out = c->metrics;
-  pthread_mutex_unlock(&c->lock);
+  pthread_mutex_unlock(lock_of(c));
   if (c->host) out->host_evictions = host_store_evictions(c->host);
 }
 
@@ -340,10 +346,10 @@ static xchg_status open_part(const xchg_cache *c, const xchg_broadcast *b, int64
   if (st == XCHG_OK && b->parts[i].codec != XCHG_STREAM_NONE) {
     xchg_istream *is;
     st = xchg_istream_open(src, b->parts[i].codec, NULL, &is, err);
-    if (st == XCHG_OK) st = xchg_istream_to_source(is, &src, err);
+    if (st == XCHG_OK) st = xchg_source_from_istream(is, &src, err);
   }
   if (st == XCHG_OK) {
-    xchg_read_options opts = c->opts.read;
+    xchg_ipc_read_options opts = c->opts.read;
     opts.on_message = NULL;
     opts.on_message_ctx = NULL;
     if ((st = xchg_ipc_reader_open(src, &opts, out, err)) == XCHG_OK) return XCHG_OK;
@@ -737,8 +743,9 @@ static void part_read_for_host(void *ctx, int64_t *read, int64_t *size) {
 }
 
 /* A host-store failure (locked): counted; the entry reads its own bytes. */
-static void host_fell_back(xchg_cache *c, const xchg_error *why) {
+static void host_fell_back(xchg_cache *c, xchg_status st, const xchg_error *why) {
   c->metrics.host_fallbacks++;
+  c->host_status = st;
   c->host_error = *why;
 }
 
@@ -756,7 +763,7 @@ static int segment_failed_over(xchg_cache *c, cache_entry *e, const xchg_broadca
   e->segment_refused = 1;
   xchg_error why = {{0}};
   if (err) why = *err;
-  host_fell_back(c, &why);
+  host_fell_back(c, st, &why);
   return 1;
 }
 
@@ -768,7 +775,7 @@ static xchg_status host_step(xchg_cache *c, cache_entry *e, const xchg_broadcast
   e->host_state = SLOT_MAKING;
   pthread_mutex_unlock(&c->lock);
   host_segment *seg = NULL;
-  host_outcome out = {0, 0, 0};
+  host_outcome out = {0, 0, 0, c->host_open_status};
   xchg_error why = c->host_open_error;
   xchg_status st = XCHG_OK;
   if (c->host) {
@@ -785,7 +792,7 @@ static xchg_status host_step(xchg_cache *c, cache_entry *e, const xchg_broadcast
     e->segment = seg;
     e->host_state = SLOT_READY;
     if (seg) c->metrics.host_maps++;
-    else host_fell_back(c, &why);
+    else host_fell_back(c, out.failure, &why);
   } else {
     e->host_state = SLOT_ABSENT;
     if (out.attempted) count_failure(c, st);
@@ -795,10 +802,19 @@ static xchg_status host_step(xchg_cache *c, cache_entry *e, const xchg_broadcast
   return st;
 }
 
+void xchg_cache_request_init(xchg_cache_request *req) { memset(req, 0, sizeof *req); }
+
 xchg_status xchg_cache_acquire(xchg_cache *c, const char *key, const xchg_broadcast *b,
-                               const int64_t *columns, int64_t n_columns, xchg_cancel_fn cancel,
-                               void *cancel_ctx, xchg_cache_holder **out, xchg_error *err) {
+                               const xchg_cache_request *req, xchg_cache_holder **out,
+                               xchg_error *err) {
   *out = NULL;
+  xchg_cache_request defaults;
+  if (!req) xchg_cache_request_init(&defaults);
+  if (!req) req = &defaults;
+  const int64_t *columns = req->columns;
+  int64_t n_columns = req->n_columns;
+  xchg_cancel_fn cancel = req->cancel;
+  void *cancel_ctx = req->cancel_ctx;
   xchg_status st = check_broadcast(b, columns, n_columns, err);
   if (!c || !key) st = xchg_errorf(err, XCHG_EINVAL, "acquire: no cache or no key");
   if (st != XCHG_OK) return st;
@@ -889,7 +905,7 @@ done:
   return st;
 }
 
-void xchg_cache_release(xchg_cache_holder *h) {
+void xchg_cache_holder_release(xchg_cache_holder *h) {
   if (!h) return;
   cache_entry_unref(h->entry);
   free(h->columns);
@@ -933,12 +949,21 @@ static cache_derived *derived_for(cache_entry *e, const char *name) {
   return d;
 }
 
-xchg_status xchg_cache_derived(xchg_cache_holder *h, const char *name, xchg_derive_fn build,
-                               void *build_ctx, void (*destroy)(void *value),
-                               xchg_cancel_fn cancel, void *cancel_ctx, void **value,
-                               xchg_error *err) {
+void xchg_cache_derive_request_init(xchg_cache_derive_request *req) {
+  memset(req, 0, sizeof *req);
+}
+
+xchg_status xchg_cache_holder_derive(xchg_cache_holder *h, const char *name,
+                                     const xchg_cache_derive_request *req, void **value,
+                                     xchg_error *err) {
   *value = NULL;
-  if (!h || !name || !build) return xchg_errorf(err, XCHG_EINVAL, "derived: missing argument");
+  if (!h || !name || !req || !req->build)
+    return xchg_errorf(err, XCHG_EINVAL, "derive: no holder, name, request or build function");
+  xchg_derive_fn build = req->build;
+  void *build_ctx = req->build_ctx;
+  xchg_destroy_fn destroy = req->destroy;
+  xchg_cancel_fn cancel = req->cancel;
+  void *cancel_ctx = req->cancel_ctx;
   cache_entry *e = h->entry;
   xchg_cache *c = e->cache;
   xchg_status st = XCHG_OK;

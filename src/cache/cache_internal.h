@@ -26,7 +26,7 @@ typedef struct cache_derived {
   char *name;
   slot_state state;
   void *value;
-  void (*destroy)(void *value);
+  xchg_destroy_fn destroy;
   int64_t bytes;
   struct cache_derived *next;
 } cache_derived;

@@ -591,34 +591,31 @@ static int part_will_not_fit(segment_writer *w, const host_request *req, int64_t
 /* Decodes part i from the broadcast's bytes and writes it as an
  * uncompressed, 64-byte aligned IPC stream at w->at, entering it in the
  * part table.  A failure of the bytes is returned as an error; a failure
- * of the file goes to why (with *write_failed set). */
+ * of the file goes to why, with its status in *write_failed. */
 static xchg_status write_part(segment_writer *w, const host_request *req, int64_t i,
-                              int *write_failed, xchg_error *why, xchg_error *err) {
+                              xchg_status *write_failed, xchg_error *why, xchg_error *err) {
   xchg_ipc_reader *r = NULL;
   xchg_ipc_writer *wr = NULL;
   struct ArrowSchema schema = {0};
   xchg_status st = req->open_reader(req->open_ctx, i, &r, err);
   if (st == XCHG_OK) st = xchg_ipc_reader_schema(r, &schema, err);
-  if (st == XCHG_OK && lseek(w->fd, (off_t)w->at, SEEK_SET) < 0) {
-    *write_failed = 1;
-    xchg_errorf(why, XCHG_EIO, "host segment %s: seek: %s", w->name, strerror(errno));
-  }
-  xchg_write_options wo;
-  xchg_write_options_init(&wo);
+  if (st == XCHG_OK && lseek(w->fd, (off_t)w->at, SEEK_SET) < 0)
+    *write_failed = xchg_errorf(why, XCHG_EIO, "host segment %s: seek: %s", w->name, strerror(errno));
+  xchg_ipc_write_options wo;
+  xchg_ipc_write_options_init(&wo);
   wo.alignment = PART_ALIGN;
-  if (st == XCHG_OK && !*write_failed &&
-      xchg_ipc_writer_open_fd(&schema, &wo, w->fd, &wr, why) != XCHG_OK)
-    *write_failed = 1;
+  if (st == XCHG_OK && !*write_failed)
+    *write_failed = xchg_ipc_writer_open_fd(&schema, &wo, w->fd, &wr, why);
   while (st == XCHG_OK && !*write_failed) {
     struct ArrowArray batch;
     if ((st = xchg_ipc_reader_next(r, &batch, err)) != XCHG_OK || !batch.release) break;
-    if (xchg_ipc_writer_write(wr, &batch, why) != XCHG_OK ||
+    *write_failed = xchg_ipc_writer_write(wr, &batch, why);
+    if (!*write_failed &&
         part_will_not_fit(w, req, i, (uint64_t)xchg_ipc_writer_bytes_written(wr), why))
-      *write_failed = 1;
+      *write_failed = XCHG_EIO;
     batch.release(&batch);
   }
-  if (st == XCHG_OK && !*write_failed && xchg_ipc_writer_finish(wr, why) != XCHG_OK)
-    *write_failed = 1;
+  if (st == XCHG_OK && !*write_failed) *write_failed = xchg_ipc_writer_finish(wr, why);
   if (wr && *write_failed) xchg_error_prefix(why, "host segment %s: ", w->name);
   if (st == XCHG_OK && !*write_failed) {
     uint64_t len = (uint64_t)xchg_ipc_writer_bytes_written(wr);
@@ -678,8 +675,9 @@ static uint64_t room_needed(int fd) {
  * segment is leased before anyone can see it: on success *leased_fd is
  * that descriptor (the caller closes it once it has mapped the segment).
  * When the file cannot be written, *needed is the room it needed at least
- * (as far as it was written, or as projected when it stopped early). */
-static xchg_status write_segment(host_store *s, const host_request *req, int *write_failed,
+ * (as far as it was written, or as projected when it stopped early), and
+ * *write_failed the failure's status. */
+static xchg_status write_segment(host_store *s, const host_request *req, xchg_status *write_failed,
                                  uint64_t *needed, int *leased_fd, xchg_error *why,
                                  xchg_error *err) {
   char tmp[NAME_SIZE], seg[NAME_SIZE];
@@ -692,21 +690,18 @@ static xchg_status write_segment(host_store *s, const host_request *req, int *wr
   w.at = w.end = w.header_bytes;
   w.fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (w.fd < 0 || fchmod(w.fd, 0600) != 0 || flock(w.fd, LOCK_SH) != 0 ||
-      !(w.header = calloc(1, w.header_bytes))) {
-    *write_failed = 1;
-    xchg_errorf(why, XCHG_EIO, "host segment %s: cannot create: %s", tmp, strerror(errno));
-  }
+      !(w.header = calloc(1, w.header_bytes)))
+    *write_failed = xchg_errorf(why, XCHG_EIO, "host segment %s: cannot create: %s", tmp,
+                                strerror(errno));
   xchg_status st = XCHG_OK;
   for (int64_t i = 0; i < req->n_parts && st == XCHG_OK && !*write_failed; i++)
     st = write_part(&w, req, i, write_failed, why, err);
   if (st == XCHG_OK && !*write_failed) {
     finish_header(&w, req, w.end);
     if (ftruncate(w.fd, (off_t)w.end) != 0 || write_all_at(w.fd, w.header, w.header_bytes, 0) != 0 ||
-        linkat(s->dirfd, tmp, s->dirfd, seg, 0) != 0) {
-      *write_failed = 1;
-      xchg_errorf(why, XCHG_EIO, "host segment %s: cannot write or publish: %s", tmp,
-                  strerror(errno));
-    }
+        linkat(s->dirfd, tmp, s->dirfd, seg, 0) != 0)
+      *write_failed = xchg_errorf(why, XCHG_EIO, "host segment %s: cannot write or publish: %s",
+                                  tmp, strerror(errno));
   }
   if (st == XCHG_OK && !*write_failed) hook(HOST_HOOK_PUBLISHED, seg);
   if (w.fd >= 0 && *write_failed) *needed = w.projected ? w.projected : room_needed(w.fd);
@@ -723,11 +718,13 @@ static xchg_status write_segment(host_store *s, const host_request *req, int *wr
  * process removes it (it is a few calls from unlinking it).  Returns 1
  * when there is none to map, so that this process writes it. */
 static int map_under_lock(host_store *s, const host_request *req, host_segment **out,
-                          xchg_status *st, xchg_error *why, xchg_error *err) {
+                          xchg_status *st, host_outcome *outcome, xchg_error *why,
+                          xchg_error *err) {
   poller p = poller_start(req);
   for (;;) {
     segment_state state;
-    if (map_segment(s, req->key, out, &state, why) != XCHG_OK) return 0; /* refused: fall back */
+    if ((outcome->failure = map_segment(s, req->key, out, &state, why)) != XCHG_OK)
+      return 0; /* refused: fall back */
     if (state != SEGMENT_REMOVING) return state == SEGMENT_ABSENT;
     if (poll_pause(&p, req)) {
       *st = cancelled_waiting(req, err);
@@ -742,27 +739,33 @@ xchg_status host_store_obtain(host_store *s, const host_request *req, host_segme
   *out = NULL;
   host_store_evict(s);
   segment_state state;
-  if (map_segment(s, req->key, out, &state, why) != XCHG_OK || state == SEGMENT_MAPPED)
+  if ((outcome->failure = map_segment(s, req->key, out, &state, why)) != XCHG_OK ||
+      state == SEGMENT_MAPPED)
     return XCHG_OK;
   char lock_name[NAME_SIZE];
   key_file(req->key, ".lock", lock_name);
   int lock_fd;
   xchg_status st = lock_key(s, req, lock_name, &lock_fd, &outcome->waited, why, err);
+  if (st == XCHG_OK && lock_fd < 0) outcome->failure = XCHG_EIO; /* why says which */
   if (st != XCHG_OK || lock_fd < 0) return st;
   /* Whoever held the lock may have published it meanwhile. */
-  if (!map_under_lock(s, req, out, &st, why, err)) {
+  if (!map_under_lock(s, req, out, &st, outcome, why, err)) {
     unlock_key(s, lock_fd, lock_name);
     return st;
   }
-  int write_failed = 0, leased_fd = -1;
+  xchg_status write_failed = XCHG_OK;
+  int leased_fd = -1;
   uint64_t needed = 0;
   outcome->attempted = 1;
   st = write_segment(s, req, &write_failed, &needed, &leased_fd, why, err);
+  if (st == XCHG_OK) outcome->failure = write_failed;
   if (st == XCHG_OK && !write_failed) {
     outcome->decoded = 1;
-    if (map_segment(s, req->key, out, &state, why) == XCHG_OK && state != SEGMENT_MAPPED)
-      xchg_errorf(why, XCHG_EIO, "host store: the segment of '%s' vanished after publishing",
-                  req->key);
+    outcome->failure = map_segment(s, req->key, out, &state, why);
+    if (outcome->failure == XCHG_OK && state != SEGMENT_MAPPED)
+      outcome->failure = xchg_errorf(why, XCHG_EIO,
+                                     "host store: the segment of '%s' vanished after publishing",
+                                     req->key);
     close(leased_fd);
   } else if (st == XCHG_OK && lacks_room(s, needed)) {
     /* Remembered for the others (those waiting for this lock included),

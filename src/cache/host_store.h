@@ -63,6 +63,7 @@ typedef struct host_outcome {
   int attempted; /* this process decoded the broadcast's bytes (or tried to) */
   int decoded;  /* this process wrote and published the segment */
   int waited;   /* it waited for another process's lock on the key */
+  xchg_status failure; /* the store's failure that *why describes, else XCHG_OK */
 } host_outcome;
 
 /* The segment of req->key: mapped when published, else decoded (from
@@ -78,7 +79,8 @@ typedef struct host_outcome {
  * was written for what was read, exceeds the free space.  Returns:
  *   XCHG_OK, *out set: the mapped segment (the caller's reference);
  *   XCHG_OK, *out NULL: the store failed (space, permissions, a refused or
- *     corrupt segment...): *why says how, and the caller decodes privately;
+ *     corrupt segment...): *why says how, outcome->failure has its status,
+ *     and the caller decodes privately;
  *   an error: the broadcast's own bytes failed to decode, or the acquirer
  *     was cancelled (err says which). */
 xchg_status host_store_obtain(host_store *s, const host_request *req, host_segment **out,

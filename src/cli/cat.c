@@ -455,8 +455,8 @@ static xchg_status copy_rows(cat_state *st, xchg_ipc_reader *reader, xchg_error 
 
 /* Every IPC stream of the input in turn, until the rows wanted are out. */
 static xchg_status copy_input(cat_state *st, xc_input *in, xchg_error *err) {
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   opts.on_message = on_message;
   opts.on_message_ctx = st;
   xchg_status s = XCHG_OK;

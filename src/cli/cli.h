@@ -68,7 +68,7 @@ xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec code
  * one is closed by xc_input_end_stream; *out is NULL at the end of the
  * input.  An empty Comet input holds no IPC stream (a partition without
  * rows), any other empty input is an error. */
-xchg_status xc_input_next(xc_input *in, const xchg_read_options *opts, xchg_ipc_reader **out,
+xchg_status xc_input_next(xc_input *in, const xchg_ipc_read_options *opts, xchg_ipc_reader **out,
                           xchg_error *err);
 
 /* Closes the reader of the current IPC stream (NULL is fine), noting where

@@ -67,7 +67,7 @@ static int parse_int(const char *s, long long lo, long long hi, long long *out) 
 
 typedef struct convert_args {
   const char *in, *out;
-  xchg_write_options write;
+  xchg_ipc_write_options write;
   xchg_stream_codec input_codec;
   bool force;
 } convert_args;
@@ -85,7 +85,7 @@ static void show_progress(void *ctx, const xchg_message_info *info) {
 /* Returns -1 when the arguments are fine, else the exit code. */
 static int parse_args(int argc, char **argv, convert_args *a) {
   memset(a, 0, sizeof *a);
-  xchg_write_options_init(&a->write);
+  xchg_ipc_write_options_init(&a->write);
   a->input_codec = XCHG_STREAM_AUTO;
   const char *format_flag = NULL; /* --file or --stream, when given */
   bool level_given = false;
@@ -149,7 +149,7 @@ static int parse_args(int argc, char **argv, convert_args *a) {
 /* Every batch of every IPC stream of the input into w; *failed_input says
  * whether a failure was the input's. */
 static xchg_status copy_input(xc_input *in, xchg_ipc_reader *reader, xchg_ipc_writer *w,
-                              const xchg_read_options *opts, bool *failed_input, xchg_error *err) {
+                              const xchg_ipc_read_options *opts, bool *failed_input, xchg_error *err) {
   xchg_status st = XCHG_OK;
   while (st == XCHG_OK && reader != NULL) {
     struct ArrowArray batch;
@@ -180,8 +180,8 @@ int xc_cmd_convert(int argc, char **argv) {
   xc_input in;
   convert_progress progress = {.in = &in};
   xc_progress_init(&progress.line, "convert", "bytes", xc_path_size(a.in), !strcmp(a.out, "-"));
-  xchg_read_options read_opts;
-  xchg_read_options_init(&read_opts);
+  xchg_ipc_read_options read_opts;
+  xchg_ipc_read_options_init(&read_opts);
   read_opts.on_message = show_progress;
   read_opts.on_message_ctx = &progress;
   xchg_ipc_reader *r = NULL;

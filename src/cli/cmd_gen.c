@@ -90,8 +90,8 @@ typedef void (*batch_fn)(uint64_t seed, int64_t rows, int64_t index, struct Arro
 static xchg_status write_ipc_shape(const gen_args *a, struct ArrowSchema *schema, int64_t batches,
                                    batch_fn make, xchg_write_fn sink, void *sink_ctx,
                                    xchg_buf **mem, shape_sums *sums, progress *prog, xchg_error *err) {
-  xchg_write_options opts;
-  xchg_write_options_init(&opts);
+  xchg_ipc_write_options opts;
+  xchg_ipc_write_options_init(&opts);
   opts.codec = a->codec;
   opts.level = a->level;
   opts.format = a->file_format ? XCHG_IPC_FILE : XCHG_IPC_STREAM;

@@ -21,8 +21,8 @@ int64_t xc_path_size(const char *path) {
 
 int64_t xc_input_done(const xc_input *in, int64_t message_end) {
   if (in->stream == NULL) return (int64_t)in->stream_start + message_end;
-  xchg_stream_metrics m;
-  xchg_istream_metrics(in->stream, &m);
+  xchg_istream_metrics m;
+  xchg_istream_get_metrics(in->stream, &m);
   return m.compressed_bytes;
 }
 
@@ -54,8 +54,8 @@ xchg_status xc_open_istream(const char *path, xchg_stream_codec codec, xchg_istr
   xchg_source *src;
   xchg_status st = open_source(path, &src, err);
   if (st != XCHG_OK) return st;
-  xchg_stream_options opts;
-  xchg_stream_options_init(&opts);
+  xchg_istream_options opts;
+  xchg_istream_options_init(&opts);
   opts.metrics = 0; /* byte counts are enough */
   return xchg_istream_open(src, codec, &opts, out, err); /* takes src, even on failure */
 }
@@ -85,8 +85,8 @@ xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec code
     in->memory = xchg_source_memory(src); /* where IPC streams after the first are looked for */
     return in->memory != NULL ? check_in_memory(in, err) : XCHG_OK;
   }
-  xchg_stream_options opts;
-  xchg_stream_options_init(&opts);
+  xchg_istream_options opts;
+  xchg_istream_options_init(&opts);
   opts.metrics = 0;        /* byte counts are enough for inspect */
   opts.split_members = 1;  /* Comet: one IPC stream per block */
   if ((st = xchg_istream_open(src, codec, &opts, &in->stream, err)) != XCHG_OK) return st;
@@ -169,7 +169,7 @@ static xchg_status next_source(xc_input *in, xchg_source **src, xchg_error *err)
    * Comet's own reader sees it. */
   if (st == XCHG_OK && more && in->streams == 0 && in->codec == XCHG_STREAM_COMET) st = bytes_follow(in, &more, err);
   if (st != XCHG_OK || !more) return st;
-  return xchg_istream_as_source(in->stream, src, err);
+  return xchg_source_from_istream_borrowed(in->stream, src, err);
 }
 
 /* one_schema: the first IPC stream's schema is kept, and every later one
@@ -189,13 +189,13 @@ static xchg_status check_schema(xc_input *in, xchg_ipc_reader *reader, xchg_erro
   return st;
 }
 
-xchg_status xc_input_next(xc_input *in, const xchg_read_options *opts, xchg_ipc_reader **out,
+xchg_status xc_input_next(xc_input *in, const xchg_ipc_read_options *opts, xchg_ipc_reader **out,
                           xchg_error *err) {
   *out = NULL;
   xchg_source *src;
   xchg_status st = next_source(in, &src, err);
   if (st != XCHG_OK || src == NULL) return st;
-  in->stream_start = in->stream != NULL ? xchg_istream_position(in->stream) : in->stream_end;
+  in->stream_start = in->stream != NULL ? (uint64_t)xchg_istream_position(in->stream) : in->stream_end;
   in->stream_end = UINT64_MAX;
   in->streams++;
   st = xchg_ipc_reader_open(src, opts, out, err); /* takes src, even on failure */

@@ -150,8 +150,8 @@ void xc_human_size(xs *out, int64_t bytes) {
 }
 
 void xc_print_codec_bytes(xs *out, const xchg_istream *s) {
-  xchg_stream_metrics m;
-  xchg_istream_metrics(s, &m);
+  xchg_istream_metrics m;
+  xchg_istream_get_metrics(s, &m);
   xs_printf(out, "codec %s: ", xchg_stream_codec_name(xchg_istream_codec(s)));
   xc_human_size(out, m.compressed_bytes);
   xs_puts(out, " compressed, ");
@@ -442,8 +442,8 @@ static xchg_status inspect_stream(xc_input *in, const inspect_opts *opt, xs *out
                                   xchg_error *err) {
   inspect_ctx c = {.opt = opt};
   xs_init(&c.held, NULL);
-  xchg_read_options ropts;
-  xchg_read_options_init(&ropts);
+  xchg_ipc_read_options ropts;
+  xchg_ipc_read_options_init(&ropts);
   ropts.on_message = on_message;
   ropts.on_message_ctx = &c;
   xchg_ipc_reader *reader = NULL;
@@ -486,8 +486,8 @@ static void print_input_totals_json(xs *out, const xc_input *in, const stream_st
             (long long)in->streams, (long long)sum->batches, (long long)sum->rows, (long long)sum->dictionaries,
             (long long)sum->metadata_bytes, (long long)sum->body_bytes);
   if (in->stream != NULL && in->codec != XCHG_STREAM_NONE) {
-    xchg_stream_metrics m;
-    xchg_istream_metrics(in->stream, &m);
+    xchg_istream_metrics m;
+    xchg_istream_get_metrics(in->stream, &m);
     xs_printf(out, "{\"compressed\": %lld, \"decoded\": %lld}\n}\n", (long long)m.compressed_bytes,
               (long long)m.decompressed_bytes);
   } else {

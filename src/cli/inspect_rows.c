@@ -59,7 +59,7 @@ static void print_sizes(xs *out, const row_sizes *z) {
 static xchg_status read_rows(xchg_row_reader *r, xs *out, int64_t head, row_sizes *z, xchg_error *err) {
   for (;;) {
     const uint8_t *row;
-    uint32_t len;
+    size_t len;
     xchg_status st = xchg_row_reader_next(r, &row, &len, err);
     if (st != XCHG_OK || row == NULL) return st;
     if (z->rows == 0 && head > 0) xs_puts(out, "first rows (hex):\n");
@@ -72,7 +72,7 @@ int xc_inspect_rows(const char *path, xchg_stream_codec codec, int64_t head) {
   xchg_error err = {{0}};
   xchg_istream *s;
   xchg_row_reader *r;
-  if (xc_open_istream(path, codec, &s, &err) != XCHG_OK || xchg_row_reader_open(s, 0, &r, &err) != XCHG_OK)
+  if (xc_open_istream(path, codec, &s, &err) != XCHG_OK || xchg_row_reader_open(s, NULL, &r, &err) != XCHG_OK)
     return xc_runtime_error(path, err.message);
   xs out; /* held until the whole input is read: a failure prints nothing but the error */
   xs_init(&out, NULL);

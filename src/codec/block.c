@@ -134,11 +134,11 @@ xchg_status xchg_block_decompress(xchg_block_codec codec, const void *src, size_
  * headers only add input: no zstd frame expands more than 128 KiB / 4. */
 #define ZSTD_MAX_RATIO (ZSTD_BLOCKSIZE_MAX / 4)
 
-uint64_t xchg_block_max_decompressed_size(xchg_block_codec codec, size_t src_size) {
-  uint64_t ratio = codec == XCHG_BLOCK_LZ4_FRAME ? LZ4_MAX_RATIO
-                   : codec == XCHG_BLOCK_ZSTD    ? ZSTD_MAX_RATIO
-                                                 : 1;
-  return (uint64_t)src_size > UINT64_MAX / ratio ? UINT64_MAX : (uint64_t)src_size * ratio;
+size_t xchg_block_max_decompressed_size(xchg_block_codec codec, size_t src_size) {
+  size_t ratio = codec == XCHG_BLOCK_LZ4_FRAME ? LZ4_MAX_RATIO
+                 : codec == XCHG_BLOCK_ZSTD    ? ZSTD_MAX_RATIO
+                                               : 1;
+  return src_size > SIZE_MAX / ratio ? SIZE_MAX : src_size * ratio;
 }
 
 /* The content sizes the zstd frame headers of src state, summed; 0 when

@@ -146,10 +146,13 @@ xchg_status stream_encode_comet(const xchg_stream_encode_options *o, const uint8
       return xchg_errorf(err, XCHG_EINVAL, "comet encode: codec %s cannot go in a Comet block",
                          xchg_stream_codec_name(o->comet_inner));
   }
+  if (o->comet_field_count < 0)
+    return xchg_errorf(err, XCHG_EINVAL, "comet encode: negative field count %lld",
+                       (long long)o->comet_field_count);
   size_t start = sink->size;
   uint8_t *h = stream_sink_reserve(sink, BLOCK_HEADER_SIZE);
   if (h == NULL) return xchg_errorf(err, XCHG_ENOMEM, "comet encode: no memory");
-  stream_put_le64(h + 8, o->comet_field_count);
+  stream_put_le64(h + 8, (uint64_t)o->comet_field_count);
   memcpy(h + 16, tag, 4);
   sink->size += BLOCK_HEADER_SIZE;
   xchg_status st = stream_encode_frame(o->comet_inner, o, src, n, sink, err);

@@ -59,7 +59,7 @@ xchg_stream_codec xchg_stream_codec_detect(const void *bytes, size_t size) {
   return XCHG_STREAM_NONE;
 }
 
-void xchg_stream_options_init(xchg_stream_options *opts) {
+void xchg_istream_options_init(xchg_istream_options *opts) {
   memset(opts, 0, sizeof *opts);
   opts->window_size = 64 * KIB;
   opts->read_size = 64 * KIB;
@@ -146,7 +146,7 @@ static void use_memory_input(xchg_istream *s, xchg_buf *memory) {
 }
 
 xchg_status xchg_istream_open(xchg_source *src, xchg_stream_codec codec,
-                              const xchg_stream_options *opts, xchg_istream **out,
+                              const xchg_istream_options *opts, xchg_istream **out,
                               xchg_error *err) {
   *out = NULL;
   if (src == NULL) return xchg_errorf(err, XCHG_EINVAL, "stream: no source");
@@ -162,7 +162,7 @@ xchg_status xchg_istream_open(xchg_source *src, xchg_stream_codec codec,
     if (s->opts.read_size == 0) s->opts.read_size = 64 * KIB;
     if (s->opts.max_block_size == 0) s->opts.max_block_size = (size_t)256 * KIB * KIB;
   } else {
-    xchg_stream_options_init(&s->opts);
+    xchg_istream_options_init(&s->opts);
   }
   s->in_limit = UINT64_MAX;
   s->comet_field_count = -1;
@@ -318,11 +318,11 @@ xchg_status xchg_istream_next_member(xchg_istream *s, int *more, xchg_error *err
 
 int64_t xchg_istream_comet_field_count(const xchg_istream *s) { return s->comet_field_count; }
 
-uint64_t xchg_istream_position(const xchg_istream *s) {
-  return s->win_base + (uint64_t)(s->win.pos - s->win_start);
+int64_t xchg_istream_position(const xchg_istream *s) {
+  return (int64_t)(s->win_base + (uint64_t)(s->win.pos - s->win_start));
 }
 
-void xchg_istream_metrics(const xchg_istream *s, xchg_stream_metrics *out) { *out = s->m; }
+void xchg_istream_get_metrics(const xchg_istream *s, xchg_istream_metrics *out) { *out = s->m; }
 
 void xchg_istream_free(xchg_istream *s) {
   if (s == NULL) return;
@@ -361,14 +361,14 @@ static xchg_status stream_source(const xchg_source_vtable *vtable, const char *w
   return xchg_source_create(vtable, s, -1, NULL, who, out, err);
 }
 
-xchg_status xchg_istream_to_source(xchg_istream *s, xchg_source **out, xchg_error *err) {
-  xchg_status status = stream_source(&owning_source, "xchg_istream_to_source", s, out, err);
+xchg_status xchg_source_from_istream(xchg_istream *s, xchg_source **out, xchg_error *err) {
+  xchg_status status = stream_source(&owning_source, "xchg_source_from_istream", s, out, err);
   if (status != XCHG_OK) xchg_istream_free(s); /* taken over even so */
   return status;
 }
 
-xchg_status xchg_istream_as_source(xchg_istream *s, xchg_source **out, xchg_error *err) {
-  return stream_source(&borrowing_source, "xchg_istream_as_source", s, out, err);
+xchg_status xchg_source_from_istream_borrowed(xchg_istream *s, xchg_source **out, xchg_error *err) {
+  return stream_source(&borrowing_source, "xchg_source_from_istream_borrowed", s, out, err);
 }
 
 /* ---- "none": the input is the output ----------------------------------- */

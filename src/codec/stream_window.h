@@ -50,7 +50,7 @@ struct xchg_istream {
   const uint8_t *win_start;
   uint64_t win_base; /* decompressed offset of win_start */
 
-  xchg_stream_options opts;
+  xchg_istream_options opts;
   xchg_stream_codec codec;
   const stream_decoder_ops *ops;
   void *state;
@@ -76,7 +76,7 @@ struct xchg_istream {
   xchg_status failed; /* sticky error status, with its message: */
   xchg_error failure;
 
-  xchg_stream_metrics m;
+  xchg_istream_metrics m;
 };
 
 /* Makes at least `want` input bytes contiguous at in_ptr(s), unless the

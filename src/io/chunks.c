@@ -12,7 +12,7 @@ typedef struct chunks_state {
   uint64_t *starts; /* starts[i]: source offset of chunk i; starts[count] = size */
   size_t count;
   size_t cursor;    /* the chunk holding src->position (a hint, checked on use) */
-  void (*release)(void *ctx);
+  xchg_close_fn release;
   void *release_ctx;
 } chunks_state;
 
@@ -83,12 +83,15 @@ static size_t first_chunk_past_range(const xchg_chunk *chunks, size_t count) {
   return count;
 }
 
-xchg_status xchg_source_from_chunks(const xchg_chunk *chunks, size_t count,
-                                    void (*release)(void *ctx), void *release_ctx,
-                                    xchg_source **out, xchg_error *err) {
+xchg_status xchg_source_from_chunks(const xchg_chunk *chunks, int64_t n_chunks,
+                                    xchg_close_fn release, void *release_ctx, xchg_source **out,
+                                    xchg_error *err) {
   static const char who[] = "xchg_source_from_chunks";
   if (out == NULL) return xchg_source_null_arg(err, who, "out");
   *out = NULL;
+  if (n_chunks < 0)
+    return xchg_errorf(err, XCHG_EINVAL, "%s: negative chunk count %lld", who, (long long)n_chunks);
+  size_t count = (size_t)n_chunks;
   if (chunks == NULL && count > 0)
     return xchg_errorf(err, XCHG_EINVAL, "%s: chunks is NULL with a count of %zu", who, count);
   size_t bad = first_chunk_without_data(chunks, count);

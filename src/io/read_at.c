@@ -9,7 +9,7 @@
 
 typedef struct read_at_state {
   xchg_read_at_fn read_at;
-  void (*close_fn)(void *ctx);
+  xchg_close_fn close_fn;
   void *ctx;
 } read_at_state;
 
@@ -20,7 +20,7 @@ static xchg_status read_at_read(xchg_source *src, void *dst, size_t n, size_t *g
   size_t take = left < n ? (size_t)left : n;
   *got = 0;
   if (take == 0) return XCHG_OK;
-  xchg_status status = st->read_at(st->ctx, src->position, dst, take, err);
+  xchg_status status = st->read_at(st->ctx, (int64_t)src->position, dst, take, err);
   if (status == XCHG_OK) *got = take;
   return status;
 }
@@ -41,19 +41,17 @@ static void read_at_close(xchg_source *src) {
 
 static const xchg_source_vtable read_at_vtable = {read_at_read, read_at_seek, read_at_close, NULL};
 
-xchg_status xchg_source_from_read_at(uint64_t size, xchg_read_at_fn read_at,
-                                     void (*close_fn)(void *ctx), void *ctx, xchg_source **out,
-                                     xchg_error *err) {
+xchg_status xchg_source_from_read_at(int64_t size, xchg_read_at_fn read_at, xchg_close_fn close_fn,
+                                     void *ctx, xchg_source **out, xchg_error *err) {
   static const char who[] = "xchg_source_from_read_at";
   if (!out) return xchg_source_null_arg(err, who, "out");
   *out = NULL;
   if (!read_at) return xchg_source_null_arg(err, who, "read_at");
-  if (size > (uint64_t)INT64_MAX)
-    return xchg_errorf(err, XCHG_EINVAL, "%s: size %" PRIu64 " exceeds INT64_MAX", who, size);
+  if (size < 0) return xchg_errorf(err, XCHG_EINVAL, "%s: negative size %" PRId64, who, size);
   read_at_state *st = malloc(sizeof *st);
   if (!st) return xchg_source_no_memory(err, who);
   *st = (read_at_state){read_at, close_fn, ctx};
-  xchg_status status = xchg_source_create(&read_at_vtable, st, (int64_t)size, NULL, who, out, err);
+  xchg_status status = xchg_source_create(&read_at_vtable, st, size, NULL, who, out, err);
   if (status != XCHG_OK) free(st);
   return status;
 }

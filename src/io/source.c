@@ -297,7 +297,7 @@ xchg_status xchg_source_from_fd(int fd, int own_fd, xchg_source **out, xchg_erro
 
 typedef struct callback_state {
   xchg_read_fn read_fn;
-  void (*close_fn)(void *ctx);
+  xchg_close_fn close_fn;
   void *ctx;
 } callback_state;
 
@@ -325,7 +325,7 @@ static void callback_close(xchg_source *src) {
 
 static const xchg_source_vtable callback_vtable = {callback_read, NULL, callback_close, NULL};
 
-xchg_status xchg_source_from_callback(xchg_read_fn read_fn, void (*close_fn)(void *ctx), void *ctx,
+xchg_status xchg_source_from_callback(xchg_read_fn read_fn, xchg_close_fn close_fn, void *ctx,
                                       xchg_source **out, xchg_error *err) {
   static const char who[] = "xchg_source_from_callback";
   if (out == NULL) return xchg_source_null_arg(err, who, "out");
@@ -441,8 +441,11 @@ static xchg_status skip_by_reading(xchg_source *src, uint64_t n, xchg_error *err
   return XCHG_OK;
 }
 
-xchg_status xchg_source_skip(xchg_source *src, uint64_t n, xchg_error *err) {
+xchg_status xchg_source_skip(xchg_source *src, int64_t count, xchg_error *err) {
   if (src == NULL) return xchg_errorf(err, XCHG_EINVAL, "xchg_source_skip: NULL source");
+  if (count < 0)
+    return xchg_errorf(err, XCHG_EINVAL, "xchg_source_skip: negative byte count %" PRId64, count);
+  uint64_t n = (uint64_t)count;
   if (n == 0) return XCHG_OK;
   if (src->size >= 0 && n > bytes_remaining(src))
     return truncated(err, src->position, n, bytes_remaining(src));
@@ -455,12 +458,16 @@ xchg_status xchg_source_skip(xchg_source *src, uint64_t n, xchg_error *err) {
   return skip_by_reading(src, n, err);
 }
 
-uint64_t xchg_source_position(const xchg_source *src) { return src != NULL ? src->position : 0; }
+int64_t xchg_source_position(const xchg_source *src) {
+  return src != NULL ? (int64_t)src->position : 0;
+}
 
 int64_t xchg_source_size(const xchg_source *src) { return src != NULL ? src->size : -1; }
 
-xchg_status xchg_source_seek(xchg_source *src, uint64_t offset, xchg_error *err) {
+xchg_status xchg_source_seek(xchg_source *src, int64_t to, xchg_error *err) {
   if (src == NULL) return xchg_errorf(err, XCHG_EINVAL, "xchg_source_seek: NULL source");
+  if (to < 0) return xchg_errorf(err, XCHG_EINVAL, "xchg_source_seek: negative offset %" PRId64, to);
+  uint64_t offset = (uint64_t)to;
   if (offset == src->position) return XCHG_OK;
   if (src->vtable->seek == NULL)
     return xchg_errorf(err, XCHG_ENOTSUP,

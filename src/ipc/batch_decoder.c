@@ -19,7 +19,7 @@
 
 
 struct xchg_batch_decoder {
-  xchg_read_options opts;
+  xchg_ipc_read_options opts;
   ipc_schema schema;
   int64_t n_dictionaries; /* dictionary ids the schema declares */
 };
@@ -93,14 +93,14 @@ static xchg_status schema_table(const uint8_t *p, size_t size, fb_table *out, xc
 
 xchg_status xchg_batch_decoder_open(const void *schema_message, size_t size,
                                     const int64_t *columns, int64_t n_columns,
-                                    const xchg_read_options *opts, xchg_batch_decoder **out,
+                                    const xchg_ipc_read_options *opts, xchg_batch_decoder **out,
                                     xchg_error *err) {
   *out = NULL;
   if (!schema_message || n_columns < 0)
     return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_open: no schema message or n_columns < 0");
   xchg_batch_decoder *dec = calloc(1, sizeof *dec);
   if (!dec) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  if (opts) dec->opts = *opts; else xchg_read_options_init(&dec->opts);
+  if (opts) dec->opts = *opts; else xchg_ipc_read_options_init(&dec->opts);
   fb_table table;
   xchg_status st = schema_table(schema_message, size, &table, err);
   if (st == XCHG_OK && (st = ipc_schema_parse(&table, &dec->opts, &dec->schema, err)) != XCHG_OK)
@@ -414,7 +414,7 @@ static xchg_status start_payload(payload *p, const xchg_batch_decoder *dec, xchg
  * all of it is not worth a hand-off, in runs of payloads on the pool when
  * there are enough to keep the threads busy, else each payload's jobs
  * spread over the pool (few large payloads). */
-static void finish_all(payload *ps, int64_t n, const xchg_read_options *opts) {
+static void finish_all(payload *ps, int64_t n, const xchg_ipc_read_options *opts) {
   xchg_pool *pool = opts->pool;
   int threads = xchg_pool_threads(pool);
   int64_t total = 0;

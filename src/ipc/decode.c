@@ -239,7 +239,7 @@ static xchg_status copy_buffer(decoder *d, int64_t index, ipc_buffer *b, swap_ru
  * the input. */
 static xchg_status check_declared(decoder *d, int64_t index, int64_t at, const ipc_buffer *frame,
                                   int64_t size) {
-  const xchg_read_options *opts = d->ctx->opts;
+  const xchg_ipc_read_options *opts = d->ctx->opts;
   if (size > opts->max_buffer_bytes)
     return fail_message_buffer(d, index, XCHG_ELIMIT, "uncompressed length %lld exceeds max_buffer_bytes %lld",
                 (long long)size, (long long)opts->max_buffer_bytes);

@@ -35,7 +35,7 @@ typedef struct ipc_body {
 } ipc_body;
 
 typedef struct ipc_decode_ctx {
-  const xchg_read_options *opts;
+  const xchg_ipc_read_options *opts;
   int big_endian;
   int metadata_version;   /* 0-based MetadataVersion: V4 = 3, V5 = 4 */
   int64_t message_index;  /* for error messages */

@@ -7,7 +7,7 @@
  * pool gets work early even when batches are tiny. */
 #define UNIT_BATCHES 8
 
-void ipc_readahead_init(ipc_readahead *ra, const xchg_read_options *opts, const ipc_field *root) {
+void ipc_readahead_init(ipc_readahead *ra, const xchg_ipc_read_options *opts, const ipc_field *root) {
   memset(ra, 0, sizeof *ra);
   ra->opts = opts;
   ra->root = root;

@@ -49,7 +49,7 @@ typedef struct ipc_unit {
 } ipc_unit;
 
 struct ipc_readahead {
-  const xchg_read_options *opts;
+  const xchg_ipc_read_options *opts;
   const ipc_field *root; /* the schema's root: its children are the columns */
   int threads;
   ipc_planned batches[READAHEAD_BATCHES];
@@ -61,7 +61,7 @@ struct ipc_readahead {
 };
 
 /* opts and root must outlive ra. */
-void ipc_readahead_init(ipc_readahead *ra, const xchg_read_options *opts, const ipc_field *root);
+void ipc_readahead_init(ipc_readahead *ra, const xchg_ipc_read_options *opts, const ipc_field *root);
 
 /* Whether another batch may be planned now. */
 int ipc_readahead_has_room(const ipc_readahead *ra);

@@ -29,7 +29,7 @@
 #include "ipc/schema.h"
 #include "xchg/ipc.h"
 
-void xchg_read_options_init(xchg_read_options *opts) {
+void xchg_ipc_read_options_init(xchg_ipc_read_options *opts) {
   memset(opts, 0, sizeof *opts);
   opts->validation = XCHG_VALIDATE_FULL;
   opts->max_depth = 64;
@@ -534,7 +534,7 @@ static xchg_status open_stream_format(xchg_ipc_reader *r, xchg_error *err) {
 
 /* ---- public API ------------------------------------------------------------ */
 
-xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_read_options *opts,
+xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_ipc_read_options *opts,
                                  xchg_ipc_reader **out, xchg_error *err) {
   *out = NULL;
   xchg_ipc_reader *r = calloc(1, sizeof *r);
@@ -545,7 +545,7 @@ xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_read_options *opts
   r->src = src;
   r->memory = xchg_source_memory(src);
   r->file_end = -1;
-  if (opts) r->opts = *opts; else xchg_read_options_init(&r->opts);
+  if (opts) r->opts = *opts; else xchg_ipc_read_options_init(&r->opts);
   ipc_readahead_init(&r->ahead, &r->opts, &r->schema.root);
   r->on_message = r->opts.on_message;
   r->on_message_ctx = r->opts.on_message_ctx;
@@ -572,7 +572,7 @@ xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_read_options *opts
   return XCHG_OK;
 }
 
-xchg_status xchg_ipc_reader_open_file(const char *path, const xchg_read_options *opts,
+xchg_status xchg_ipc_reader_open_file(const char *path, const xchg_ipc_read_options *opts,
                                       xchg_ipc_reader **out, xchg_error *err) {
   xchg_source *src;
   *out = NULL;
@@ -582,7 +582,7 @@ xchg_status xchg_ipc_reader_open_file(const char *path, const xchg_read_options 
 
 xchg_status xchg_ipc_reader_open_memory(const void *data, size_t size,
                                         xchg_release_fn release,
-                                        void *release_ctx, const xchg_read_options *opts,
+                                        void *release_ctx, const xchg_ipc_read_options *opts,
                                         xchg_ipc_reader **out, xchg_error *err) {
   xchg_source *src;
   *out = NULL;
@@ -633,7 +633,8 @@ xchg_status xchg_ipc_reader_select_indices(xchg_ipc_reader *r, const int64_t *in
   return st == XCHG_OK ? after_select(r, err) : st;
 }
 
-xchg_status xchg_ipc_reader_schema(xchg_ipc_reader *r, struct ArrowSchema *out, xchg_error *err) {
+xchg_status xchg_ipc_reader_schema(const xchg_ipc_reader *r, struct ArrowSchema *out,
+                                   xchg_error *err) {
   return ipc_schema_export(&r->schema, out, err);
 }
 

@@ -35,7 +35,7 @@ typedef struct file_block {
 struct xchg_ipc_reader {
   xchg_source *src;
   xchg_buf *memory;     /* the whole input, when it is in memory */
-  xchg_read_options opts;
+  xchg_ipc_read_options opts;
   xchg_ipc_format format;
   ipc_schema schema;
   int selective;        /* some column is not selected */

@@ -11,7 +11,7 @@
 
 
 typedef struct parse_ctx {
-  const xchg_read_options *opts;
+  const xchg_ipc_read_options *opts;
   int64_t n_fields;
 } parse_ctx;
 
@@ -374,8 +374,8 @@ static xchg_status parse_field(const fb_table *t, const char *parent_path, int64
     return xchg_errorf(err, XCHG_ELIMIT, "schema has more than %lld fields (max_fields)",
                        (long long)ctx->opts->max_fields);
   if (depth > ctx->opts->max_depth)
-    return xchg_errorf(err, XCHG_ELIMIT, "field '%s' nests deeper than %d levels (max_depth)",
-                       parent_path, ctx->opts->max_depth);
+    return xchg_errorf(err, XCHG_ELIMIT, "field '%s' nests deeper than %lld levels (max_depth)",
+                       parent_path, (long long)ctx->opts->max_depth);
   if (fb_string(t, FIELD_NAME, &name, &name_len) < 0)
     return xchg_errorf(err, XCHG_EFORMAT, "field %lld of '%s': invalid name", (long long)index,
                        parent_path);
@@ -414,7 +414,7 @@ void ipc_schema_free(ipc_schema *schema) {
   memset(schema, 0, sizeof *schema);
 }
 
-xchg_status ipc_schema_parse(const fb_table *t, const xchg_read_options *opts, ipc_schema *out,
+xchg_status ipc_schema_parse(const fb_table *t, const xchg_ipc_read_options *opts, ipc_schema *out,
                              xchg_error *err) {
   memset(out, 0, sizeof *out);
   parse_ctx ctx = {opts, 0};

@@ -69,7 +69,7 @@ typedef struct ipc_schema {
 } ipc_schema;
 
 /* Parses a Schema table, enforcing the depth and field-count limits. */
-xchg_status ipc_schema_parse(const fb_table *schema, const xchg_read_options *opts,
+xchg_status ipc_schema_parse(const fb_table *schema, const xchg_ipc_read_options *opts,
                              ipc_schema *out, xchg_error *err);
 void ipc_schema_free(ipc_schema *schema);
 

@@ -45,7 +45,7 @@ typedef struct used_dicts {
 } used_dicts;
 
 struct xchg_ipc_writer {
-  xchg_write_options opts;
+  xchg_ipc_write_options opts;
   ipc_schema schema;
   xchg_write_fn write_fn;
   void *write_ctx;
@@ -70,7 +70,7 @@ struct xchg_ipc_writer {
   int64_t n_pending, cap_pending, pending_rows, pending_bytes;
 };
 
-void xchg_write_options_init(xchg_write_options *opts) {
+void xchg_ipc_write_options_init(xchg_ipc_write_options *opts) {
   memset(opts, 0, sizeof *opts);
   opts->format = XCHG_IPC_STREAM;
   opts->codec = XCHG_BLOCK_NONE;
@@ -344,7 +344,7 @@ static void lay_out(batch_layout *l, const ipc_field *f, int as_value, const ipc
 
 /* ---- byte swapping and compression (one buffer; may run on any thread) ------ */
 
-static void prepare_buffer(const xchg_write_options *opts, out_buffer *b) {
+static void prepare_buffer(const xchg_ipc_write_options *opts, out_buffer *b) {
   b->data = b->src->data;
   b->size = (int64_t)b->src->size;
   if (b->size == 0) return; /* empty buffers are written empty */
@@ -376,7 +376,7 @@ static void prepare_buffer(const xchg_write_options *opts, out_buffer *b) {
 }
 
 typedef struct prepare_job {
-  const xchg_write_options *opts;
+  const xchg_ipc_write_options *opts;
   out_buffer *buffers;
   int64_t *group_start; /* n_groups + 1 entries */
 } prepare_job;
@@ -390,7 +390,7 @@ static void prepare_group(void *ctx, int64_t g) {
 /* Swaps and compresses every buffer, on the pool when there is one and the
  * work is worth it: consecutive buffers are grouped into tasks of at least
  * parallel_min_bytes. */
-static xchg_status prepare_buffers(const xchg_write_options *opts, batch_layout *l, xchg_error *err) {
+static xchg_status prepare_buffers(const xchg_ipc_write_options *opts, batch_layout *l, xchg_error *err) {
   int parallel = opts->pool && xchg_pool_threads(opts->pool) > 1 &&
                  (opts->codec != XCHG_BLOCK_NONE || opts->big_endian);
   int64_t *starts = NULL, n_groups = 0;
@@ -399,7 +399,7 @@ static xchg_status prepare_buffers(const xchg_write_options *opts, batch_layout 
     starts[0] = 0;
     for (int64_t i = 0; i < l->n_buffers; i++) {
       acc += (int64_t)l->buffers[i].src->size;
-      if (acc >= (int64_t)opts->parallel_min_bytes || i == l->n_buffers - 1) {
+      if (acc >= opts->parallel_min_bytes || i == l->n_buffers - 1) {
         starts[++n_groups] = i + 1;
         acc = 0;
       }
@@ -776,10 +776,10 @@ static xchg_status write_schema_message(xchg_ipc_writer *w, xchg_error *err) {
   return st;
 }
 
-static xchg_status open_writer(const struct ArrowSchema *schema, const xchg_write_options *opts,
+static xchg_status open_writer(const struct ArrowSchema *schema, const xchg_ipc_write_options *opts,
                                xchg_ipc_writer *w, xchg_error *err) {
   if (opts) w->opts = *opts;
-  else xchg_write_options_init(&w->opts);
+  else xchg_ipc_write_options_init(&w->opts);
   if (w->opts.alignment != 8 && w->opts.alignment != 64)
     return xchg_errorf(err, XCHG_EINVAL, "alignment %d: must be 8 or 64", w->opts.alignment);
   if (w->opts.codec != XCHG_BLOCK_NONE && w->opts.codec != XCHG_BLOCK_LZ4_FRAME &&
@@ -807,7 +807,7 @@ static xchg_status open_writer(const struct ArrowSchema *schema, const xchg_writ
   return st;
 }
 
-static xchg_status open_common(const struct ArrowSchema *schema, const xchg_write_options *opts,
+static xchg_status open_common(const struct ArrowSchema *schema, const xchg_ipc_write_options *opts,
                                xchg_write_fn fn, void *ctx, int to_memory, int fd,
                                xchg_ipc_writer **out, xchg_error *err) {
   *out = NULL;
@@ -827,7 +827,7 @@ static xchg_status open_common(const struct ArrowSchema *schema, const xchg_writ
   return XCHG_OK;
 }
 
-xchg_status xchg_ipc_writer_open(const struct ArrowSchema *schema, const xchg_write_options *opts,
+xchg_status xchg_ipc_writer_open(const struct ArrowSchema *schema, const xchg_ipc_write_options *opts,
                                  xchg_write_fn write_fn, void *ctx, xchg_ipc_writer **out,
                                  xchg_error *err) {
   if (!write_fn) return xchg_errorf(err, XCHG_EINVAL, "no write function");
@@ -835,14 +835,14 @@ xchg_status xchg_ipc_writer_open(const struct ArrowSchema *schema, const xchg_wr
 }
 
 xchg_status xchg_ipc_writer_open_fd(const struct ArrowSchema *schema,
-                                    const xchg_write_options *opts, int fd,
+                                    const xchg_ipc_write_options *opts, int fd,
                                     xchg_ipc_writer **out, xchg_error *err) {
   if (fd < 0) return xchg_errorf(err, XCHG_EINVAL, "bad file descriptor %d", fd);
   return open_common(schema, opts, fd_write, NULL, 0, fd, out, err);
 }
 
 xchg_status xchg_ipc_writer_open_memory(const struct ArrowSchema *schema,
-                                        const xchg_write_options *opts, xchg_ipc_writer **out,
+                                        const xchg_ipc_write_options *opts, xchg_ipc_writer **out,
                                         xchg_error *err) {
   return open_common(schema, opts, NULL, NULL, 1, -1, out, err);
 }
@@ -957,8 +957,8 @@ void xchg_ipc_writer_free(xchg_ipc_writer *w) {
   free(w);
 }
 
-xchg_status xchg_ipc_write_stream_to_memory(struct ArrowArrayStream *stream,
-                                            const xchg_write_options *opts, xchg_buf **out,
+xchg_status xchg_ipc_encode_stream(struct ArrowArrayStream *stream,
+                                            const xchg_ipc_write_options *opts, xchg_buf **out,
                                             xchg_error *err) {
   *out = NULL;
   struct ArrowSchema schema;

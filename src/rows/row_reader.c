@@ -14,7 +14,7 @@ struct xchg_row_reader {
   uint8_t *scratch;
   size_t scratch_cap;
   size_t max_row;
-  uint64_t rows, copied;
+  int64_t rows, copied;
   int done;
 };
 
@@ -22,8 +22,13 @@ static inline uint32_t load_le32(const uint8_t *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-xchg_status xchg_row_reader_open(xchg_istream *s, size_t max_row_size, xchg_row_reader **out,
-                                 xchg_error *err) {
+void xchg_row_reader_options_init(xchg_row_reader_options *opts) {
+  memset(opts, 0, sizeof *opts);
+  opts->max_row_size = DEFAULT_MAX_ROW;
+}
+
+xchg_status xchg_row_reader_open(xchg_istream *s, const xchg_row_reader_options *opts,
+                                 xchg_row_reader **out, xchg_error *err) {
   *out = NULL;
   if (s == NULL) return xchg_errorf(err, XCHG_EINVAL, "row reader: no stream");
   xchg_row_reader *r = calloc(1, sizeof *r);
@@ -32,7 +37,7 @@ xchg_status xchg_row_reader_open(xchg_istream *s, size_t max_row_size, xchg_row_
     return xchg_errorf(err, XCHG_ENOMEM, "row reader: no memory");
   }
   r->stream = s;
-  r->max_row = max_row_size ? max_row_size : DEFAULT_MAX_ROW;
+  r->max_row = opts && opts->max_row_size ? opts->max_row_size : DEFAULT_MAX_ROW;
   *out = r;
   return XCHG_OK;
 }
@@ -62,9 +67,9 @@ static xchg_status gather(xchg_row_reader *r, uint8_t *dst, size_t n, const char
       if (st != XCHG_OK) return st;
       if (!more)
         return xchg_errorf(err, XCHG_EIO,
-                           "row %llu: the stream ends inside its %s at decompressed byte %llu "
+                           "row %lld: the stream ends inside its %s at decompressed byte %llu "
                            "(%zu of %zu bytes present)",
-                           (unsigned long long)r->rows, what,
+                           (long long)r->rows, what,
                            (unsigned long long)xchg_istream_position(r->stream), done, n);
       continue;
     }
@@ -77,7 +82,7 @@ static xchg_status gather(xchg_row_reader *r, uint8_t *dst, size_t n, const char
 }
 
 /* A row that does not lie wholly in the current window. */
-static xchg_status next_row_slow(xchg_row_reader *r, const uint8_t **row, uint32_t *len,
+static xchg_status next_row_slow(xchg_row_reader *r, const uint8_t **row, size_t *len,
                                  xchg_error *err) {
   *row = NULL;
   *len = 0;
@@ -91,16 +96,16 @@ static xchg_status next_row_slow(xchg_row_reader *r, const uint8_t **row, uint32
   if (st != XCHG_OK) return st;
   uint32_t n = load_le32(header);
   if (n > r->max_row)
-    return xchg_errorf(err, XCHG_ELIMIT, "row %llu: length %u exceeds the %zu-byte row limit",
-                       (unsigned long long)r->rows, n, r->max_row);
+    return xchg_errorf(err, XCHG_ELIMIT, "row %lld: length %u exceeds the %zu-byte row limit",
+                       (long long)r->rows, n, r->max_row);
   if ((size_t)(r->end - r->pos) >= n) { /* the payload alone fits the window */
     *row = r->pos;
     r->pos += n;
   } else {
     if (n > r->scratch_cap) {
       uint8_t *p = realloc(r->scratch, n);
-      if (p == NULL) return xchg_errorf(err, XCHG_ENOMEM, "row %llu: no memory for %u bytes",
-                                        (unsigned long long)r->rows, n);
+      if (p == NULL) return xchg_errorf(err, XCHG_ENOMEM, "row %lld: no memory for %u bytes",
+                                        (long long)r->rows, n);
       r->scratch = p;
       r->scratch_cap = n;
     }
@@ -116,7 +121,7 @@ static xchg_status next_row_slow(xchg_row_reader *r, const uint8_t **row, uint32
 
 /* The common case: the length and the payload are in the window.  Returns
  * 0 when they are not. */
-static inline int take_in_window(xchg_row_reader *r, const uint8_t **row, uint32_t *len) {
+static inline int take_in_window(xchg_row_reader *r, const uint8_t **row, size_t *len) {
   size_t have = (size_t)(r->end - r->pos);
   if (have < LENGTH_SIZE) return 0;
   uint32_t n = load_le32(r->pos);
@@ -128,15 +133,17 @@ static inline int take_in_window(xchg_row_reader *r, const uint8_t **row, uint32
   return 1;
 }
 
-xchg_status xchg_row_reader_next(xchg_row_reader *r, const uint8_t **row, uint32_t *len,
+xchg_status xchg_row_reader_next(xchg_row_reader *r, const uint8_t **row, size_t *len,
                                  xchg_error *err) {
   if (take_in_window(r, row, len)) return XCHG_OK;
   return next_row_slow(r, row, len, err);
 }
 
-xchg_status xchg_row_reader_next_batch(xchg_row_reader *r, size_t max, const uint8_t **rows,
-                                       uint32_t *lens, size_t *count, xchg_error *err) {
-  size_t k = 0;
+xchg_status xchg_row_reader_next_batch(xchg_row_reader *r, int64_t max, const uint8_t **rows,
+                                       size_t *lens, int64_t *count, xchg_error *err) {
+  *count = 0;
+  if (max < 0) return xchg_errorf(err, XCHG_EINVAL, "row reader: batch of %lld rows", (long long)max);
+  int64_t k = 0;
   while (k < max) {
     if (take_in_window(r, &rows[k], &lens[k])) {
       k++;
@@ -146,10 +153,7 @@ xchg_status xchg_row_reader_next_batch(xchg_row_reader *r, size_t max, const uin
      * already in the batch: end the batch, unless it is empty. */
     if (k > 0) break;
     xchg_status st = next_row_slow(r, &rows[0], &lens[0], err);
-    if (st != XCHG_OK) {
-      *count = 0;
-      return st;
-    }
+    if (st != XCHG_OK) return st;
     if (rows[0] == NULL) break; /* the end */
     k = 1;
   }
@@ -157,9 +161,9 @@ xchg_status xchg_row_reader_next_batch(xchg_row_reader *r, size_t max, const uin
   return XCHG_OK;
 }
 
-uint64_t xchg_row_reader_rows(const xchg_row_reader *r) { return r->rows; }
-uint64_t xchg_row_reader_copied_rows(const xchg_row_reader *r) { return r->copied; }
-xchg_istream *xchg_row_reader_stream(xchg_row_reader *r) { return r->stream; }
+int64_t xchg_row_reader_rows(const xchg_row_reader *r) { return r->rows; }
+int64_t xchg_row_reader_copied_rows(const xchg_row_reader *r) { return r->copied; }
+const xchg_istream *xchg_row_reader_stream(const xchg_row_reader *r) { return r->stream; }
 
 void xchg_row_reader_free(xchg_row_reader *r) {
   if (r == NULL) return;

@@ -46,6 +46,15 @@ version=$(pkg-config --modversion xchg)
 [[ -L "$libdir/libxchg.so.${version%%.*}" && -L "$libdir/libxchg.so" ]] ||
   fail "libxchg.so symlinks missing"
 
+# Each installed header compiles on its own, and none brings <string.h> to
+# its users (xchg/stream.h's inline read copies with the compiler's builtin).
+for h in "$includedir"/xchg/*.h; do
+  name=xchg/$(basename "$h")
+  deps=$(echo "#include <$name>" | "$cc" "${extra[@]}" -std=c11 -Wall -Werror -I"$includedir" \
+           -x c - -M -MT x) || fail "$name does not compile on its own"
+  ! echo "$deps" | tr ' ' '\n' | grep -q '/string\.h$' || fail "$name includes <string.h>"
+done
+
 needs_libxchg() { readelf -d "$1" | grep -q 'NEEDED.*libxchg\.so'; }
 
 # Shared: the plain pkg-config line.
@@ -98,4 +107,4 @@ for ex in "$work"/readme_*.c; do
 done
 [[ $examples -gt 0 ]] || fail "no C example found in README.md"
 
-echo "install test: ok (prefix layout, pkg-config, shared and static links, $examples README examples)"
+echo "install test: ok (prefix layout, self-contained headers, pkg-config, shared and static links, $examples README examples)"

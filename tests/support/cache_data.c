@@ -106,8 +106,8 @@ int cd_make_stream(int64_t part, const int64_t *rows, int64_t n_batches, int zer
   struct ArrowSchema *children[CD_COLUMNS] = {&cols[0], &cols[1], &cols[2]};
   struct ArrowSchema root = {"+s", "", NULL, 0, zero_columns ? 0 : CD_COLUMNS, children, NULL,
                              release_schema, NULL};
-  xchg_write_options opts;
-  xchg_write_options_init(&opts);
+  xchg_ipc_write_options opts;
+  xchg_ipc_write_options_init(&opts);
   opts.codec = body;
   xchg_ipc_writer *w;
   xchg_error err;
@@ -287,6 +287,16 @@ int cd_source_wait_blocked(cd_source *s, int n) {
 xchg_broadcast cd_broadcast(cd_source *s) {
   xchg_broadcast b = {s->descr, s->n_parts, hooked_open, s};
   return b;
+}
+
+const xchg_cache_request *cd_request(xchg_cache_request *req, const int64_t *columns,
+                                     int64_t n_columns, xchg_cancel_fn cancel, void *ctx) {
+  xchg_cache_request_init(req);
+  req->columns = columns;
+  req->n_columns = n_columns;
+  req->cancel = cancel;
+  req->cancel_ctx = ctx;
+  return req;
 }
 
 xchg_cache *cd_cache_create(const xchg_cache_options *o) {

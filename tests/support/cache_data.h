@@ -64,6 +64,11 @@ int cd_source_wait_blocked(cd_source *s, int n);
 /* The description of the source for xchg_cache_acquire. */
 xchg_broadcast cd_broadcast(cd_source *s);
 
+/* Fills *req (xchg_cache_request_init, then the arguments) and returns it:
+ * columns[0..n_columns) (NULL: every column), cancelled by cancel(ctx). */
+const xchg_cache_request *cd_request(xchg_cache_request *req, const int64_t *columns,
+                                     int64_t n_columns, xchg_cancel_fn cancel, void *ctx);
+
 /* A cache with options o (NULL: the defaults), created as one check that
  * fails when it cannot be: the cache, or NULL. */
 xchg_cache *cd_cache_create(const xchg_cache_options *o);

@@ -16,8 +16,8 @@ static void record_body(void *ctx, const xchg_message_info *info) {
 
 int64_t tu_map_bodies(const uint8_t *data, size_t size, tu_body *out, int64_t max) {
   body_list l = {out, 0, max};
-  xchg_read_options opts;
-  xchg_read_options_init(&opts);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
   opts.on_message = record_body;
   opts.on_message_ctx = &l;
   xchg_ipc_reader *r;

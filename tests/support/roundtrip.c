@@ -204,7 +204,7 @@ void rt_gold_check_end(rt_gold_check *g) {
 /* ---- writing ------------------------------------------------------------------ */
 
 int rt_write(const struct ArrowSchema *schema, const struct ArrowArray *batches, int64_t n,
-             const xchg_write_options *opts, xchg_buf **out, char *msg, size_t msgsz) {
+             const xchg_ipc_write_options *opts, xchg_buf **out, char *msg, size_t msgsz) {
   xchg_ipc_writer *w;
   xchg_error err;
   *out = NULL;

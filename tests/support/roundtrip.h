@@ -72,7 +72,7 @@ void rt_gold_check_end(rt_gold_check *g);
 
 /* Writes schema and batches with opts into a new buffer. */
 int rt_write(const struct ArrowSchema *schema, const struct ArrowArray *batches, int64_t n,
-             const xchg_write_options *opts, xchg_buf **out, char *msg, size_t msgsz);
+             const xchg_ipc_write_options *opts, xchg_buf **out, char *msg, size_t msgsz);
 
 /* The hand-built sample: one "+s" batch of RT_SAMPLE_ROWS rows.  The
  * structs are static and must not be released. */

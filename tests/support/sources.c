@@ -42,7 +42,7 @@ xchg_source *tu_codec_source(const uint8_t *data, size_t size, xchg_stream_codec
   xchg_error err;
   xchg_source *src;
   if (xchg_istream_open(tu_unseekable_source(data, size, size), codec, NULL, &s, &err) != XCHG_OK ||
-      xchg_istream_to_source(s, &src, &err) != XCHG_OK)
+      xchg_source_from_istream(s, &src, &err) != XCHG_OK)
     return NULL;
   return src;
 }

@@ -18,7 +18,7 @@ xchg_source *tu_unseekable_source(const uint8_t *data, size_t size, uint64_t see
 
 /* data, already encoded with codec, decoded through xchg_istream_open over
  * tu_unseekable_source and handed out as a source
- * (xchg_istream_to_source).  NULL on any error. */
+ * (xchg_source_from_istream).  NULL on any error. */
 xchg_source *tu_codec_source(const uint8_t *data, size_t size, xchg_stream_codec codec);
 
 /* xchg_source_from_memory(data, size, NULL, NULL) for the many tests that

@@ -36,8 +36,8 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchReader_nOpen(JNIEnv *env, jclass 
   if (st == XCHG_OK) {
     (*env)->GetByteArrayRegion(env, schema, 0, size, bytes);
     if (columns) (*env)->GetLongArrayRegion(env, columns, 0, n_cols, (jlong *)cols);
-    xchg_read_options opts;
-    xchg_read_options_init(&opts);
+    xchg_ipc_read_options opts;
+    xchg_ipc_read_options_init(&opts);
     opts.pool = threads == 0 ? xchg_pool_default() : r->own_pool;
     st = xchg_batch_decoder_open(bytes, (size_t)size, columns ? cols : NULL, n_cols, &opts, &r->dec,
                                  &err);
@@ -81,7 +81,7 @@ typedef struct heap_payload {
   int64_t *copied;  /* bytes copied by all the call's sources */
 } heap_payload;
 
-static xchg_status heap_read_at(void *ctx, uint64_t offset, void *dst, size_t n, xchg_error *err) {
+static xchg_status heap_read_at(void *ctx, int64_t offset, void *dst, size_t n, xchg_error *err) {
   heap_payload *h = ctx;
   JNIEnv *env = h->env;
   for (size_t done = 0; done < n;) {

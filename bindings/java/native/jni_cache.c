@@ -192,8 +192,13 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nAcquire(
    * chunks in place and heap chunks through GetByteArrayRegion. */
   part_opener opener = {h->chunks, starts};
   xchg_broadcast bytes = {parts, n_parts, open_java_part, &opener};
-  st = xchg_cache_acquire(XJ_PTR(xchg_cache, cache), ckey, &bytes, cols, columns ? n_cols : 0,
-                          kill ? kill_check_ask : NULL, &k, &h->holder, &err);
+  xchg_cache_request req;
+  xchg_cache_request_init(&req);
+  req.columns = cols;
+  req.n_columns = columns ? n_cols : 0;
+  req.cancel = kill ? kill_check_ask : NULL;
+  req.cancel_ctx = &k;
+  st = xchg_cache_acquire(XJ_PTR(xchg_cache, cache), ckey, &bytes, &req, &h->holder, &err);
   if (st != XCHG_OK) {
     if (k.thrown && st == XCHG_ECANCELLED) (*env)->Throw(env, k.thrown);
     else xj_throw_error(env, st, &err, k.thrown);
@@ -223,7 +228,7 @@ xchg_cache_holder *xj_cache_holder(jlong handle) {
 JNIEXPORT void JNICALL Java_org_xchg_XchgCacheHolder_nRelease(JNIEnv *env, jclass cls,
                                                               jlong handle) {
   xj_holder *h = XJ_PTR(xj_holder, handle);
-  xchg_cache_release(h->holder);
+  xchg_cache_holder_release(h->holder);
   xj_chunks_free(env, h->chunks);
   free(h);
 }
