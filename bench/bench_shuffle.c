@@ -271,7 +271,7 @@ static int start_block(warm_up *w, int64_t b) {
 
 typedef struct reading {
   input *in;
-  xchg_read_options opts;
+  xchg_ipc_read_options opts;
   sink_fn sink;
   void *sink_ctx;
   warm_up *warm; /* the per-block warm-up, else NULL */
@@ -314,8 +314,8 @@ static int per_block_ipc(reading *rd) {
 
 static int per_block_comet(reading *rd) {
   input *in = rd->in;
-  xchg_stream_options so;
-  xchg_stream_options_init(&so);
+  xchg_istream_options so;
+  xchg_istream_options_init(&so);
   so.split_members = 1;
   so.metrics = 0;
   xchg_source *src;
@@ -332,7 +332,7 @@ static int per_block_comet(reading *rd) {
       rc = -2;
       break;
     }
-    if (xchg_istream_as_source(s, &member, &err) != XCHG_OK || xchg_ipc_reader_open(member, &rd->opts, &r, &err) != XCHG_OK) {
+    if (xchg_source_from_istream_borrowed(s, &member, &err) != XCHG_OK || xchg_ipc_reader_open(member, &rd->opts, &r, &err) != XCHG_OK) {
       rc = -1;
       break;
     }
@@ -347,7 +347,7 @@ static int per_block_comet(reading *rd) {
 
 static int per_block(input *in, xchg_pool *pool, sink_fn sink, void *sink_ctx, warm_up *warm) {
   reading rd = {in, {0}, sink, sink_ctx, warm};
-  xchg_read_options_init(&rd.opts);
+  xchg_ipc_read_options_init(&rd.opts);
   rd.opts.pool = pool;
   return in->framing == SHAPE_SHUFFLE_IPC ? per_block_ipc(&rd) : per_block_comet(&rd);
 }
@@ -919,12 +919,12 @@ static int read_schema(input *in) {
   if (in->framing == SHAPE_SHUFFLE_IPC) {
     st = xchg_ipc_reader_open_memory(in->data, in->size, NULL, NULL, NULL, &r, &err);
   } else {
-    xchg_stream_options so;
-    xchg_stream_options_init(&so);
+    xchg_istream_options so;
+    xchg_istream_options_init(&so);
     so.split_members = 1;
     st = xchg_source_from_memory(in->data, in->size, NULL, NULL, &src, &err);
     if (st == XCHG_OK) st = xchg_istream_open(src, XCHG_STREAM_COMET, &so, &s, &err);
-    if (st == XCHG_OK) st = xchg_istream_as_source(s, &src, &err);
+    if (st == XCHG_OK) st = xchg_source_from_istream_borrowed(s, &src, &err);
     if (st == XCHG_OK) st = xchg_ipc_reader_open(src, NULL, &r, &err);
   }
   if (st == XCHG_OK) st = xchg_ipc_reader_schema(r, &in->schema, &err);

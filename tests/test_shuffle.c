@@ -163,8 +163,8 @@ static const int64_t block_rows[] = {1, 2, 3, 5, 8, 7, 4, 6, 13, 0, 9, 11};
 
 /* Every batch of d cut into blocks, each written with codec. */
 static int add_sliced(input *in, const rt_data *d, xchg_block_codec codec, int comet, char *msg) {
-  xchg_write_options wo;
-  xchg_write_options_init(&wo);
+  xchg_ipc_write_options wo;
+  xchg_ipc_write_options_init(&wo);
   wo.codec = codec;
   int64_t k = 0;
   for (int64_t b = 0; b < d->n; b++) {

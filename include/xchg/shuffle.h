@@ -51,7 +51,7 @@
  * same bytes, or else describe the same columns (it is then parsed and
  * compared), or the read fails with XCHG_EFORMAT.  Everything read from
  * the wire is checked before use, as by xchg_ipc_reader (xchg/ipc.h),
- * under the same caps (xchg_read_options); a Comet block's field count
+ * under the same caps (xchg_ipc_read_options); a Comet block's field count
  * must be the schema's.  Every error names the block (its index from 0
  * over all sources, the source, and the byte offset of the block in its
  * source), e.g. "block 17 (source 0, byte 40960): message 1, field 'c3',
@@ -111,24 +111,24 @@ typedef struct xchg_shuffle_reader_options {
    * 8192) or target_bytes bytes of buffers (default 64 MiB), whichever
    * comes first.  Each must be positive. */
   int64_t target_rows;
-  int64_t target_bytes;
+  int64_t target_bytes; /**< see target_rows */
   /** The schema, as the bytes of an IPC schema message (framing included
    * or not), or NULL (default) to take it from the first block.  Copied
    * by xchg_shuffle_reader_open. */
   const void *schema_message;
-  size_t schema_message_size;
+  size_t schema_message_size; /**< bytes at schema_message */
   /** Top-level column indices to decode, in any order (batches hold them
    * in schema order), or NULL (default) for all; n_columns 0 with columns
    * non-NULL decodes none (batches then carry row counts only).  Copied by
    * xchg_shuffle_reader_open.  An index out of range is XCHG_EINVAL, from
    * open when the schema is given, else once the first block is read. */
   const int64_t *columns;
-  int64_t n_columns;
+  int64_t n_columns; /**< how many indices columns holds */
   /** Validation level, caps and allow_missing_eos as for xchg_ipc_reader
-   * (xchg/ipc.h), initialised by xchg_read_options_init.  read.pool and
+   * (xchg/ipc.h), initialised by xchg_ipc_read_options_init.  read.pool and
    * read.readahead_bytes: see the top of this header; read.on_message and
    * read.task_bytes are not used here. */
-  xchg_read_options read;
+  xchg_ipc_read_options read;
 } xchg_shuffle_reader_options;
 
 /** Fills opts with the defaults above. */
@@ -154,6 +154,7 @@ typedef struct xchg_shuffle_reader_metrics {
   int64_t wait_ns;
 } xchg_shuffle_reader_metrics;
 
+/** A shuffle reader: one reduce task's input, read in order (opaque). */
 typedef struct xchg_shuffle_reader xchg_shuffle_reader;
 
 /** Creates a reader with opts (NULL for the defaults), without input yet:

@@ -196,8 +196,8 @@ static xchg_status check_config(const shape_shuffle_config *c, xchg_error *err) 
 /* One block as its IPC stream. */
 static xchg_status block_stream(const shape_shuffle_config *c, const struct ArrowSchema *schema,
                                 const struct ArrowArray *batch, xchg_buf **out, xchg_error *err) {
-  xchg_write_options opts;
-  xchg_write_options_init(&opts);
+  xchg_ipc_write_options opts;
+  xchg_ipc_write_options_init(&opts);
   if (c->framing == SHAPE_SHUFFLE_IPC)
     opts.codec = c->codec == SHAPE_SHUFFLE_LZ4 ? XCHG_BLOCK_LZ4_FRAME
                  : c->codec == SHAPE_SHUFFLE_ZSTD ? XCHG_BLOCK_ZSTD

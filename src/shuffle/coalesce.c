@@ -60,7 +60,7 @@ typedef struct scratch {
 
 struct coalescer {
   const ipc_schema *schema;
-  const xchg_read_options *opts;
+  const xchg_ipc_read_options *opts;
   int64_t target_rows;
   flat_field *fields;
   int64_t n_fields;
@@ -229,7 +229,7 @@ static xchg_status prefixed(coalescer *c, int64_t k, xchg_status st) {
  * size is written: against the caps and what its bytes can produce. */
 static xchg_status check_declared(coalescer *c, int64_t k, const uint8_t *frame, int64_t frame_size,
                                   int64_t size) {
-  const xchg_read_options *opts = c->opts;
+  const xchg_ipc_read_options *opts = c->opts;
   if (size < 0) return fail(c, k, XCHG_EFORMAT, "negative uncompressed length %lld", (long long)size);
   if (size > opts->max_buffer_bytes)
     return fail(c, k, XCHG_ELIMIT, "uncompressed length %lld exceeds max_buffer_bytes %lld",
@@ -814,7 +814,7 @@ static int64_t flatten(coalescer *c, const ipc_field *f, int64_t *next, int64_t 
   return fi;
 }
 
-xchg_status coalescer_create(const ipc_schema *schema, const xchg_read_options *opts,
+xchg_status coalescer_create(const ipc_schema *schema, const xchg_ipc_read_options *opts,
                              int64_t target_rows, coalescer **out, xchg_error *err) {
   *out = NULL;
   coalescer *c = calloc(1, sizeof *c);

@@ -51,7 +51,7 @@ typedef struct coalescer coalescer;
 /* A coalescer of the selected columns of schema (which must outlive it),
  * checking what it reads with opts (which too), its first buffers sized
  * for about target_rows rows. */
-xchg_status coalescer_create(const ipc_schema *schema, const xchg_read_options *opts,
+xchg_status coalescer_create(const ipc_schema *schema, const xchg_ipc_read_options *opts,
                              int64_t target_rows, coalescer **out, xchg_error *err);
 
 /* Appends the rows of b.  When the output cannot take them (its 32-bit

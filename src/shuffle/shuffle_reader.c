@@ -120,7 +120,7 @@ void xchg_shuffle_reader_options_init(xchg_shuffle_reader_options *opts) {
   opts->framing = XCHG_SHUFFLE_FRAMING_AUTO;
   opts->target_rows = 8192;
   opts->target_bytes = (int64_t)64 << 20;
-  xchg_read_options_init(&opts->read);
+  xchg_ipc_read_options_init(&opts->read);
 }
 
 static xchg_status check_options(const xchg_shuffle_reader_options *o, xchg_error *err) {
@@ -282,8 +282,8 @@ static xchg_status next_source(xchg_shuffle_reader *r, int *more, xchg_error *er
 
 static xchg_status open_comet_stream(xchg_shuffle_reader *r, xchg_error *err) {
   xchg_source *src;
-  xchg_stream_options so;
-  xchg_stream_options_init(&so);
+  xchg_istream_options so;
+  xchg_istream_options_init(&so);
   so.split_members = 1;
   so.metrics = 0;
   so.window_size = COMET_WINDOW;
@@ -589,8 +589,8 @@ static xchg_status read_alone(const xchg_shuffle_reader *r, const block_ref *ref
   xchg_status st = xchg_source_from_memory(data + ref->offset, size, NULL, NULL, &src, err);
   xchg_istream *s = NULL;
   if (st == XCHG_OK && ref->comet && (st = xchg_istream_open(src, XCHG_STREAM_COMET, NULL, &s, err)) == XCHG_OK)
-    st = xchg_istream_to_source(s, &src, err);
-  xchg_read_options opts = r->opts.read;
+    st = xchg_source_from_istream(s, &src, err);
+  xchg_ipc_read_options opts = r->opts.read;
   opts.pool = NULL;
   xchg_ipc_reader *reader = NULL;
   if (st == XCHG_OK) st = xchg_ipc_reader_open(src, &opts, &reader, err);
