@@ -6,8 +6,10 @@
  * through positional reads that count what they copy, one at a time and
  * many at once on a pool; and bad payloads, which must fail with the
  * batch, field and buffer named, never crash. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -278,6 +280,67 @@ static void test_many(int64_t task_bytes) {
   xchg_buf_unref(s.stream);
 }
 
+/* Many payloads through positional reads are read on the pool's threads,
+ * not only on the caller's: the caller's first read waits until another
+ * thread has read (for at most 60 s, a failure), which a decoder reading
+ * every source on the calling thread would never let happen. */
+typedef struct gated {
+  counted c;
+  pthread_t caller;
+  atomic_int *others_read; /* reads made on other threads, all payloads */
+  atomic_int *caller_waited;
+} gated;
+
+static xchg_status gated_read_at(void *ctx, uint64_t offset, void *dst, size_t n, xchg_error *err) {
+  gated *g = ctx;
+  if (!pthread_equal(pthread_self(), g->caller)) {
+    atomic_fetch_add(g->others_read, 1);
+  } else if (atomic_exchange(g->caller_waited, 1) == 0) {
+    for (int i = 0; i < 60000 && atomic_load(g->others_read) == 0; i++)
+      nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  return counted_read_at(&g->c, offset, dst, n, err);
+}
+
+static void test_reads_on_pool(void) {
+  split s;
+  split_stream(XCHG_BLOCK_LZ4_FRAME, &s);
+  xchg_pool *pool = NULL;
+  TU_CHECK(xchg_pool_create(2, &pool, NULL) == XCHG_OK, "cannot create a pool");
+  xchg_batch_decoder *dec = open_with(&s, NULL, 0, pool, 1); /* a payload per hand-off */
+  enum { N = 8 };
+  tu_bytes p[N];
+  gated g[N];
+  xchg_source *srcs[N];
+  struct ArrowArray outs[N];
+  atomic_int others = 0, waited = 0;
+  xchg_error err;
+  for (int i = 0; i < N; i++) {
+    p[i] = batch_payload(&s, i % N_BATCHES);
+    g[i].c.data = p[i].data;
+    atomic_init(&g[i].c.bytes, 0);
+    g[i].c.fail_at = -1;
+    g[i].caller = pthread_self();
+    g[i].others_read = &others;
+    g[i].caller_waited = &waited;
+    TU_OK(xchg_source_from_read_at(p[i].size, gated_read_at, NULL, &g[i], &srcs[i], &err), err);
+  }
+  if (dec) TU_OK(xchg_batch_decoder_decode_many(dec, srcs, N, 0, outs, NULL, &err), err);
+  TU_CHECK(atomic_load(&others) > 0, "every payload was read on the calling thread");
+  for (int i = 0; dec && i < N; i++) {
+    if (!outs[i].release) continue;
+    check_batch(&outs[i], ALL, CD_COLUMNS, i % N_BATCHES, "read on the pool");
+    outs[i].release(&outs[i]);
+  }
+  for (int i = 0; i < N; i++) {
+    xchg_source_free(srcs[i]);
+    free(p[i].data);
+  }
+  xchg_batch_decoder_free(dec);
+  xchg_pool_free(pool);
+  xchg_buf_unref(s.stream);
+}
+
 /* ---- bad input ------------------------------------------------------------------ */
 
 static int mentions(const char *message, const char *what) { return strstr(message, what) != NULL; }
@@ -434,6 +497,7 @@ int main(void) {
   test_copy_discipline();
   test_many(0);
   test_many(1);
+  test_reads_on_pool();
   test_corrupt_body();
   test_failing_read();
   test_wrong_payloads();

@@ -3,11 +3,13 @@
  *
  * Each payload is a short run of messages over a seekable source of known
  * size.  Its messages are read here (framing and Message flatbuffer), its
- * dictionaries and record batches decoded by decode.c's steps: every
- * payload is planned on the calling thread, so that its source is only
- * ever read there, and the payloads' decompression and validation then run
- * on the pool, in runs of payloads of about equal work (or, with too few
- * payloads for the threads, each payload's jobs spread over the pool). */
+ * dictionaries and record batches decoded by decode.c's steps.  With at
+ * least as many payloads as the pool has threads, runs of payloads of
+ * about equal size are decoded whole on the pool, reading included (each
+ * source is read by one thread, its reads in order), so that a source
+ * whose reads are copies (a JVM heap array) is copied on every thread;
+ * with fewer, every payload is planned on the calling thread and each
+ * one's jobs are spread over the pool. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -351,39 +353,47 @@ static xchg_status finish_payload(payload *p, xchg_pool *pool, xchg_error *err) 
 typedef struct payload_groups {
   payload *ps;
   int64_t *starts;
+  xchg_source *const *srcs;
+  struct ArrowArray *outs;
 } payload_groups;
 
-static void finish_group(void *ctx, int64_t t) {
-  payload_groups *g = ctx;
-  for (int64_t i = g->starts[t]; i < g->starts[t + 1]; i++) {
-    payload *p = &g->ps[i];
-    if (p->status == XCHG_OK) p->status = finish_payload(p, NULL, &p->error);
-  }
-}
-
-/* A payload's work in bytes' worth of decompression: its decompressed
- * bytes, and a byte per value validated (a row of each selected column). */
-static int64_t payload_work(const payload *p) {
-  int64_t rows = 0;
-  for (const planned *b = p->first; b; b = b->next) rows += b->array->length;
-  return p->jobs.bytes + rows * (p->first ? p->first->array->n_children : 0);
-}
-
-/* Cuts the payloads into runs of about equal work, at least task_bytes
- * each and about four per thread; returns how many. */
-static int64_t group_payloads(payload *ps, int64_t n, int threads, int64_t task_bytes,
-                              int64_t total, int64_t *starts) {
-  int64_t target = total / (4 * threads), groups = 0, acc = 0;
+/* Cuts the n payloads into runs of about equal source size, at least
+ * task_bytes each and about four per thread; returns how many.  (What a
+ * payload costs is not known before it is read: its size stands for it.) */
+static int64_t group_payloads(xchg_source *const *srcs, int64_t n, int threads, int64_t task_bytes,
+                              int64_t *starts) {
+  int64_t total = 0, groups = 0, acc = 0;
+  for (int64_t i = 0; i < n; i++) total += srcs[i] ? xchg_source_size(srcs[i]) : 0;
+  int64_t target = total / (4 * threads);
   if (target < task_bytes) target = task_bytes;
   starts[0] = 0;
   for (int64_t i = 0; i < n; i++) {
-    acc += payload_work(&ps[i]);
+    acc += srcs[i] ? xchg_source_size(srcs[i]) : 0;
     if (acc >= target || i == n - 1) {
       starts[++groups] = i + 1;
       acc = 0;
     }
   }
   return groups;
+}
+
+static void payload_free(payload *p);
+static xchg_status start_payload(payload *p, const xchg_batch_decoder *dec, xchg_source *src,
+                                 int64_t batch);
+static xchg_status export_payload(payload *p, struct ArrowArray *out);
+
+/* Decodes a run of payloads on one thread, from reading to export; the
+ * first failure ends the run (a later payload's error would not be the
+ * one reported). */
+static void decode_group(void *ctx, int64_t t) {
+  payload_groups *g = ctx;
+  for (int64_t i = g->starts[t]; i < g->starts[t + 1]; i++) {
+    payload *p = &g->ps[i];
+    p->status = start_payload(p, g->ps[0].dec, g->srcs[i], p->batch);
+    if (p->status == XCHG_OK) p->status = finish_payload(p, NULL, &p->error);
+    if (p->status == XCHG_OK) p->status = export_payload(p, &g->outs[i]);
+    if (p->status != XCHG_OK) return;
+  }
 }
 
 static void payload_free(payload *p) {
@@ -400,7 +410,7 @@ static void payload_free(payload *p) {
 
 static xchg_status start_payload(payload *p, const xchg_batch_decoder *dec, xchg_source *src,
                                  int64_t batch) {
-  *p = (payload){.dec = dec, .src = src, .batch = batch};
+  *p = (payload){.dec = dec, .src = src, .batch = batch, .status = XCHG_OK};
   if (!src || xchg_source_size(src) < 0)
     return xchg_errorf(&p->error, XCHG_EINVAL, "the payload's source is not seekable or is NULL");
   p->memory = xchg_source_memory(src);
@@ -408,37 +418,24 @@ static xchg_status start_payload(payload *p, const xchg_batch_decoder *dec, xchg
   return st == XCHG_OK ? plan_payload(p, &p->error) : st;
 }
 
-/* Decompresses and validates every planned payload: on the caller when
- * all of it is not worth a hand-off, in runs of payloads on the pool when
- * there are enough to keep the threads busy, else each payload's jobs
- * spread over the pool (few large payloads). */
-static void finish_all(payload *ps, int64_t n, const xchg_read_options *opts) {
-  xchg_pool *pool = opts->pool;
-  int threads = xchg_pool_threads(pool);
-  int64_t total = 0;
-  for (int64_t i = 0; i < n; i++) total += payload_work(&ps[i]);
-  payload_groups g = {ps, NULL};
-  int64_t groups = 1;
-  if (threads > 1 && total >= 2 * opts->task_bytes && (g.starts = malloc(sizeof *g.starts * ((size_t)n + 1))))
-    groups = group_payloads(ps, n, threads, opts->task_bytes, total, g.starts);
-  if (g.starts && groups >= threads) {
-    xchg_pool_run(pool, groups, finish_group, &g);
-  } else {
-    for (int64_t i = 0; i < n; i++)
-      if (ps[i].status == XCHG_OK) ps[i].status = finish_payload(&ps[i], g.starts ? pool : NULL, &ps[i].error);
-  }
-  free(g.starts);
+static xchg_status export_payload(payload *p, struct ArrowArray *out) {
+  xchg_status st = ipc_array_export(p->result, out, &p->error);
+  ipc_array_unref(p->result); /* the export holds what it needs */
+  p->result = NULL;
+  return st;
 }
 
-static xchg_status export_all(payload *ps, int64_t n, struct ArrowArray *outs, xchg_error *err) {
-  for (int64_t i = 0; i < n; i++) {
-    xchg_status st = ipc_array_export(ps[i].result, &outs[i], err);
-    if (st == XCHG_OK) continue;
-    xchg_error_prefix(err, "batch %lld: ", (long long)ps[i].batch);
-    while (i-- > 0) outs[i].release(&outs[i]);
-    return st;
-  }
-  return XCHG_OK;
+/* Plans every payload on the calling thread, then runs all the payloads'
+ * jobs with each payload's spread over the pool, and exports. */
+static void decode_on_caller(payload *ps, int64_t n, const xchg_batch_decoder *dec,
+                             xchg_source *const *srcs, int64_t first_batch,
+                             struct ArrowArray *outs) {
+  xchg_status st = XCHG_OK;
+  for (int64_t i = 0; i < n && st == XCHG_OK; i++)
+    st = ps[i].status = start_payload(&ps[i], dec, srcs[i], first_batch + i);
+  for (int64_t i = 0; i < n && st == XCHG_OK; i++)
+    st = ps[i].status = finish_payload(&ps[i], dec->opts.pool, &ps[i].error);
+  for (int64_t i = 0; i < n && st == XCHG_OK; i++) st = ps[i].status = export_payload(&ps[i], &outs[i]);
 }
 
 xchg_status xchg_batch_decoder_decode_many(const xchg_batch_decoder *dec, xchg_source *const *srcs,
@@ -450,25 +447,34 @@ xchg_status xchg_batch_decoder_decode_many(const xchg_batch_decoder *dec, xchg_s
   for (int64_t i = 0; i < n; i++) memset(&outs[i], 0, sizeof outs[i]);
   if (n == 0) return XCHG_OK;
   payload *ps = calloc((size_t)n, sizeof *ps);
-  if (!ps) return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %lld payloads", (long long)n);
-  int64_t planned_count = 0;
-  xchg_status st = XCHG_OK;
-  while (planned_count < n && st == XCHG_OK) {
-    payload *p = &ps[planned_count++];
-    st = p->status = start_payload(p, dec, srcs[planned_count - 1], first_batch + planned_count - 1);
-    if (metadata_bytes) *metadata_bytes += p->metadata_bytes;
+  int threads = xchg_pool_threads(dec->opts.pool);
+  int64_t *starts = n >= threads && threads > 1 ? malloc(sizeof *starts * ((size_t)n + 1)) : NULL;
+  if (!ps) {
+    free(starts);
+    return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %lld payloads", (long long)n);
   }
-  if (st == XCHG_OK) finish_all(ps, n, &dec->opts);
-  for (int64_t i = 0; i < planned_count && st == XCHG_OK; i++) st = ps[i].status;
-  for (int64_t i = 0; i < planned_count; i++) {
-    if (ps[i].status == XCHG_OK) continue;
+  /* Until a payload is tried, it is not a failure. */
+  for (int64_t i = 0; i < n; i++) ps[i] = (payload){.dec = dec, .batch = first_batch + i};
+  if (starts) {
+    payload_groups g = {ps, starts, srcs, outs};
+    xchg_pool_run(dec->opts.pool, group_payloads(srcs, n, threads, dec->opts.task_bytes, starts), decode_group, &g);
+  } else {
+    decode_on_caller(ps, n, dec, srcs, first_batch, outs);
+  }
+  xchg_status st = XCHG_OK;
+  for (int64_t i = 0; i < n; i++) {
+    if (metadata_bytes) *metadata_bytes += ps[i].metadata_bytes;
+    if (st != XCHG_OK || ps[i].status == XCHG_OK) continue;
+    st = ps[i].status;
     if (err) *err = ps[i].error;
     xchg_error_prefix(err, "batch %lld: ", (long long)ps[i].batch);
-    break;
   }
-  if (st == XCHG_OK) st = export_all(ps, n, outs, err);
-  for (int64_t i = 0; i < planned_count; i++) payload_free(&ps[i]);
+  for (int64_t i = 0; i < n; i++) {
+    if (st != XCHG_OK && outs[i].release) outs[i].release(&outs[i]);
+    payload_free(&ps[i]);
+  }
   free(ps);
+  free(starts);
   return st;
 }
 
