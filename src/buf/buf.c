@@ -88,10 +88,64 @@ static xchg_buf *init_header(xchg_buf *buf, buf_kind kind, const void *data, siz
   return buf;
 }
 
+/* ---- headers of slices and wrapped buffers ----------------------------------- */
+
+/* A decoded batch makes and drops several slice headers; each thread keeps
+ * up to HEADER_CACHE of the headers it freed, last in, first out, for its
+ * next ones (malloc's per-thread cache holds fewer of a size, and costs
+ * more per call).  The key's destructor frees them when the thread ends. */
+#define HEADER_CACHE 32
+
+typedef struct header_cache {
+  int count;
+  xchg_buf *items[HEADER_CACHE];
+} header_cache;
+
+static _Thread_local header_cache headers;
+static pthread_key_t headers_key;
+static pthread_once_t headers_once = PTHREAD_ONCE_INIT;
+static bool headers_key_ok;
+
+static void free_headers(void *cache) {
+  header_cache *h = cache;
+  while (h->count > 0) {
+    xchg_buf *buf = h->items[--h->count];
+    UNPOISON(buf, sizeof *buf);
+    free(buf);
+  }
+}
+
+static void make_headers_key(void) { headers_key_ok = pthread_key_create(&headers_key, free_headers) == 0; }
+
+/* The thread's cache, registered for freeing at its exit on first use;
+ * NULL when that cannot be done (the headers then go to malloc). */
+static header_cache *thread_headers(void) {
+  static _Thread_local bool registered;
+  if (!registered) {
+    pthread_once(&headers_once, make_headers_key);
+    if (!headers_key_ok || pthread_setspecific(headers_key, &headers) != 0) return NULL;
+    registered = true;
+  }
+  return &headers;
+}
+
 static xchg_buf *new_header(buf_kind kind, const void *data, size_t size) {
   if (injected_failure()) return NULL;
-  xchg_buf *buf = malloc(sizeof *buf);
-  return buf == NULL ? NULL : init_header(buf, kind, data, size);
+  header_cache *h = thread_headers();
+  xchg_buf *buf = h && h->count > 0 ? h->items[--h->count] : malloc(sizeof *buf);
+  if (buf == NULL) return NULL;
+  UNPOISON(buf, sizeof *buf);
+  return init_header(buf, kind, data, size);
+}
+
+static void free_header(xchg_buf *buf) {
+  header_cache *h = thread_headers();
+  if (h && h->count < HEADER_CACHE) {
+    POISON(buf, sizeof *buf); /* a use after the last unref is still caught */
+    h->items[h->count++] = buf;
+  } else {
+    free(buf);
+  }
 }
 
 /* ---- recycling large owned blocks -------------------------------------------- */
@@ -265,11 +319,11 @@ void xchg_buf_unref(xchg_buf *buf) {
       return;
     case BUF_WRAPPED:
       if (buf->release != NULL) buf->release(buf->release_ctx, buf->data, buf->size);
-      free(buf);
+      free_header(buf);
       return;
     case BUF_SLICE: {
       xchg_buf *root = buf->root;
-      free(buf);
+      free_header(buf);
       xchg_buf_unref(root); /* a root is never a slice: at most one level deep */
       return;
     }

@@ -8,13 +8,15 @@
 ipc_array *ipc_array_new(int64_t n_buffers, int64_t n_children) {
   size_t size = sizeof(ipc_array) + (size_t)n_buffers * sizeof(ipc_buffer) +
                 (size_t)n_children * sizeof(ipc_array *);
-  ipc_array *a = calloc(1, size);
+  /* Not calloc, which glibc serves without its per-thread cache (a decode
+   * makes a few of these per batch): the parts are cleared one by one. */
+  ipc_array *a = malloc(size);
   if (!a) return NULL;
+  *a = (ipc_array){.n_buffers = n_buffers, .n_children = n_children};
   atomic_init(&a->refs, 1);
-  a->n_buffers = n_buffers;
-  a->n_children = n_children;
   a->buffers = (ipc_buffer *)(a + 1);
   a->children = (ipc_array **)(a->buffers + n_buffers);
+  memset(a->buffers, 0, size - sizeof *a);
   return a;
 }
 
@@ -61,8 +63,12 @@ static void release_array(struct ArrowArray *out) {
 xchg_status ipc_array_export(ipc_array *a, struct ArrowArray *out, xchg_error *err) {
   size_t size = sizeof(exported_array) + (size_t)a->n_buffers * sizeof(void *) +
                 (size_t)a->n_children * (sizeof(struct ArrowArray *) + sizeof(struct ArrowArray));
-  exported_array *p = calloc(1, size);
+  exported_array *p = malloc(size); /* not calloc: see ipc_array_new */
   memset(out, 0, sizeof *out);
+  if (p) {
+    *p = (exported_array){0};
+    memset(p + 1, 0, size - sizeof *p);
+  }
   if (!p) return xchg_errorf(err, XCHG_ENOMEM, "out of memory exporting an array");
   const void **buffers = (const void **)(p + 1);
   struct ArrowArray **children = (struct ArrowArray **)(buffers + a->n_buffers);

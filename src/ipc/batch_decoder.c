@@ -10,6 +10,7 @@
  * whose reads are copies (a JVM heap array) is copied on every thread;
  * with fewer, every payload is planned on the calling thread and each
  * one's jobs are spread over the pool. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,9 @@ typedef struct planned {
   struct planned *next;
 } planned;
 
+/* A payload being decoded.  Everything before `error` is zeroed when it
+ * starts (error is written only on failure: a kilobyte not to clear per
+ * payload). */
 typedef struct payload {
   const xchg_batch_decoder *dec;
   xchg_source *src;
@@ -53,11 +57,20 @@ typedef struct payload {
   int is_stream;    /* it began with a schema message */
   ipc_dictionaries dicts;
   planned *first, *last;
+  planned one; /* the first batch's room: most payloads hold one */
   ipc_jobs jobs;
   ipc_array *result;
   xchg_status status;
   xchg_error error;
 } payload;
+
+static void payload_init(payload *p, const xchg_batch_decoder *dec, xchg_source *src, int64_t batch) {
+  memset(p, 0, offsetof(payload, error));
+  p->dec = dec;
+  p->src = src;
+  p->batch = batch;
+  p->status = XCHG_OK;
+}
 
 /* ---- the decoder ---------------------------------------------------------- */
 
@@ -248,7 +261,7 @@ static xchg_status read_dictionary(payload *p, const message *m, xchg_error *err
 }
 
 static xchg_status plan_batch(payload *p, const message *m, xchg_error *err) {
-  planned *b = calloc(1, sizeof *b);
+  planned *b = p->first ? calloc(1, sizeof *b) : &p->one;
   if (!b) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   b->ctx = decode_ctx(p, m);
   ipc_body body;
@@ -259,7 +272,7 @@ static xchg_status plan_batch(payload *p, const message *m, xchg_error *err) {
                          &b->array, err);
   xchg_buf_unref(body.mem);
   if (st != XCHG_OK) {
-    free(b);
+    if (b != &p->one) free(b);
     return st;
   }
   if (p->last) p->last->next = b; else p->first = b;
@@ -400,7 +413,7 @@ static void payload_free(payload *p) {
   for (planned *b = p->first, *next; b; b = next) {
     next = b->next;
     ipc_array_unref(b->array);
-    free(b);
+    if (b != &p->one) free(b);
   }
   ipc_jobs_free(&p->jobs);
   ipc_dictionaries_free(&p->dicts);
@@ -410,7 +423,7 @@ static void payload_free(payload *p) {
 
 static xchg_status start_payload(payload *p, const xchg_batch_decoder *dec, xchg_source *src,
                                  int64_t batch) {
-  *p = (payload){.dec = dec, .src = src, .batch = batch, .status = XCHG_OK};
+  payload_init(p, dec, src, batch);
   if (!src || xchg_source_size(src) < 0)
     return xchg_errorf(&p->error, XCHG_EINVAL, "the payload's source is not seekable or is NULL");
   p->memory = xchg_source_memory(src);
@@ -446,7 +459,7 @@ xchg_status xchg_batch_decoder_decode_many(const xchg_batch_decoder *dec, xchg_s
     return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_decode_many: bad arguments");
   for (int64_t i = 0; i < n; i++) memset(&outs[i], 0, sizeof outs[i]);
   if (n == 0) return XCHG_OK;
-  payload *ps = calloc((size_t)n, sizeof *ps);
+  payload one, *ps = n == 1 ? &one : malloc((size_t)n * sizeof *ps);
   int threads = xchg_pool_threads(dec->opts.pool);
   int64_t *starts = n >= threads && threads > 1 ? malloc(sizeof *starts * ((size_t)n + 1)) : NULL;
   if (!ps) {
@@ -454,7 +467,7 @@ xchg_status xchg_batch_decoder_decode_many(const xchg_batch_decoder *dec, xchg_s
     return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %lld payloads", (long long)n);
   }
   /* Until a payload is tried, it is not a failure. */
-  for (int64_t i = 0; i < n; i++) ps[i] = (payload){.dec = dec, .batch = first_batch + i};
+  for (int64_t i = 0; i < n; i++) payload_init(&ps[i], dec, NULL, first_batch + i);
   if (starts) {
     payload_groups g = {ps, starts, srcs, outs};
     xchg_pool_run(dec->opts.pool, group_payloads(srcs, n, threads, dec->opts.task_bytes, starts), decode_group, &g);
@@ -473,7 +486,7 @@ xchg_status xchg_batch_decoder_decode_many(const xchg_batch_decoder *dec, xchg_s
     if (st != XCHG_OK && outs[i].release) outs[i].release(&outs[i]);
     payload_free(&ps[i]);
   }
-  free(ps);
+  if (ps != &one) free(ps);
   free(starts);
   return st;
 }
