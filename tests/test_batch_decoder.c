@@ -444,6 +444,54 @@ static void test_failing_read(void) {
   split_close(&s, dec);
 }
 
+/* Where, in a payload's last message, the u32 count of a vector of 16-byte
+ * structs is whose first struct starts with `first` (a field node's
+ * length, a buffer's offset): at 4 mod 8, as flatbuffers align them. */
+static size_t vector_count_at(const tu_bytes *p, uint32_t count, int64_t first) {
+  for (size_t at = 4; at + 12 <= p->size; at += 8) {
+    uint32_t n;
+    int64_t v;
+    memcpy(&n, p->data + at, 4);
+    memcpy(&v, p->data + at + 4, 8);
+    if (n == count && v == first) return at;
+  }
+  return 0;
+}
+
+/* A record batch whose field nodes or buffers stop before an unselected
+ * last column is refused for the vector that is short, though the column
+ * is never read. */
+static void test_short_vectors_past_a_skipped_column(void) {
+  split s;
+  split_stream(XCHG_BLOCK_NONE, &s);
+  static const int64_t first[] = {0};
+  xchg_batch_decoder *dec = open_decoder(&s, first, 1, NULL);
+  tu_bytes p = batch_payload(&s, 0);
+  const char *wants[] = {"field nodes", "buffers"};
+  for (int k = 0; dec && k < 2; k++) {
+    /* 3 nodes, the first of ROWS[0] rows; 7 buffers (int64 2, utf8 3,
+     * dictionary indices 2), the first at offset 0. */
+    size_t at = k == 0 ? vector_count_at(&p, CD_COLUMNS, ROWS[0]) : vector_count_at(&p, 7, 0);
+    TU_CHECK(at > 0, "no %s vector found in the payload", wants[k]);
+    if (!at) continue;
+    uint8_t *copy = malloc(p.size);
+    memcpy(copy, p.data, p.size);
+    uint32_t shorter = k == 0 ? CD_COLUMNS - 1 : 6;
+    memcpy(copy + at, &shorter, 4);
+    xchg_source *src = tu_memory_source(copy, p.size);
+    struct ArrowArray a;
+    xchg_error err;
+    xchg_status st = xchg_batch_decoder_decode(dec, src, 2, &a, &err);
+    TU_CHECK(st == XCHG_EFORMAT && mentions(err.message, wants[k]) && !a.release, "short %s: %d %s",
+             wants[k], (int)st, err.message);
+    if (a.release) a.release(&a);
+    xchg_source_free(src);
+    free(copy);
+  }
+  free(p.data);
+  split_close(&s, dec);
+}
+
 static void test_wrong_payloads(void) {
   split s, other;
   split_stream(XCHG_BLOCK_NONE, &s);
@@ -501,5 +549,6 @@ int main(void) {
   test_corrupt_body();
   test_failing_read();
   test_wrong_payloads();
+  test_short_vectors_past_a_skipped_column();
   return tu_finish("batch_decoder");
 }
