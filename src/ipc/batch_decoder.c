@@ -347,7 +347,8 @@ static xchg_status concat_batches(const ipc_field *root, ipc_array *a, ipc_array
  * joins them into p->result. */
 static xchg_status finish_payload(payload *p, xchg_pool *pool, xchg_error *err) {
   const ipc_field *root = &p->dec->schema.root;
-  xchg_status st = ipc_jobs_run(&p->jobs, pool, p->dec->opts.task_bytes, NULL, err);
+  xchg_status st = p->jobs.count > 0 ? ipc_jobs_run(&p->jobs, pool, p->dec->opts.task_bytes, NULL, err)
+                                      : XCHG_OK; /* nothing compressed was selected */
   for (planned *b = p->first; b && st == XCHG_OK; b = b->next)
     st = ipc_decode_validate(&b->ctx, root->children, root->n_children, 0, b->array, err);
   for (planned *b = p->first; b && st == XCHG_OK; b = b->next) {

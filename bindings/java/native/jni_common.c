@@ -20,6 +20,7 @@ _Static_assert(org_xchg_XchgValidation_FULL_ID == XCHG_VALIDATE_FULL &&
 
 JavaVM *xj_vm;
 jfieldID xj_struct_address;
+jfieldID xj_buffer_address;
 jfieldID xj_buffer_position;
 jfieldID xj_buffer_limit;
 static jclass xchg_exception_class;
@@ -46,6 +47,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
                           "(ILjava/lang/String;Ljava/lang/Throwable;)V");
   if (!xchg_exception_class || !xchg_exception_init) return JNI_ERR;
   if (!(xj_struct_address = field_of(env, "org/xchg/CDataStruct", "address", "J")) ||
+      !(xj_buffer_address = field_of(env, "java/nio/Buffer", "address", "J")) ||
       !(xj_buffer_position = field_of(env, "java/nio/Buffer", "position", "I")) ||
       !(xj_buffer_limit = field_of(env, "java/nio/Buffer", "limit", "I")))
     return JNI_ERR;

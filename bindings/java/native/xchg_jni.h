@@ -44,8 +44,10 @@ extern JavaVM *xj_vm;
 JNIEnv *xj_env(void);
 
 /* Field IDs cached by JNI_OnLoad: the address of an org.xchg.CDataStruct
- * (XchgArrowArray and the others), a java.nio.Buffer's position and limit. */
+ * (XchgArrowArray and the others); a java.nio.Buffer's address (a direct
+ * buffer's memory), position and limit. */
 extern jfieldID xj_struct_address;
+extern jfieldID xj_buffer_address;
 extern jfieldID xj_buffer_position;
 extern jfieldID xj_buffer_limit;
 
