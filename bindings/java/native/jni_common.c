@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "xchg/ipc.h"
+#include "xchg/stream.h"
 #include "xchg_jni.h"
 
 /* The Java side's values of the C enums, by name (javac -h writes them). */
@@ -17,6 +18,15 @@ _Static_assert(org_xchg_XchgException_XCHG_OK == XCHG_OK && org_xchg_XchgExcepti
 _Static_assert(org_xchg_XchgValidation_FULL_ID == XCHG_VALIDATE_FULL &&
                    org_xchg_XchgValidation_BOUNDS_ID == XCHG_VALIDATE_BOUNDS,
                "XchgValidation's ids are xchg_validation's values");
+_Static_assert(org_xchg_StreamCodec_NONE_ID == XCHG_STREAM_NONE &&
+                   org_xchg_StreamCodec_LZ4_FRAME_ID == XCHG_STREAM_LZ4_FRAME &&
+                   org_xchg_StreamCodec_ZSTD_ID == XCHG_STREAM_ZSTD &&
+                   org_xchg_StreamCodec_LZ4_JAVA_ID == XCHG_STREAM_LZ4_JAVA &&
+                   org_xchg_StreamCodec_SNAPPY_JAVA_ID == XCHG_STREAM_SNAPPY_JAVA &&
+                   org_xchg_StreamCodec_SNAPPY_FRAMED_ID == XCHG_STREAM_SNAPPY_FRAMED &&
+                   org_xchg_StreamCodec_COMET_ID == XCHG_STREAM_COMET &&
+                   org_xchg_StreamCodec_AUTO_ID == XCHG_STREAM_AUTO,
+               "StreamCodec's ids are xchg_stream_codec's values");
 
 JavaVM *xj_vm;
 jfieldID xj_struct_address;

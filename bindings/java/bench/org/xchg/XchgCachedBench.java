@@ -24,8 +24,9 @@ import net.jpountz.lz4.LZ4SafeDecompressor;
  * read full and narrow (c4), every selected value summed and checked
  * against the generator's sums on both sides.
  *
- * <p>Two modes.  {@code batch}: xchg decodes groups of payloads with
- * XchgBatchDecoder.decodeMany on 1 thread and on all cores; the JVM splits
+ * <p>Two modes.  {@code batch}: xchg decodes groups of payloads (--group,
+ * default 50) with XchgBatchDecoder.decodeMany on 1 thread and on all
+ * cores, then sums them; the JVM splits
  * the payloads over as many threads.  {@code tasks}, as Spark runs a cached
  * scan: T task threads each read their own share of the payloads one at a
  * time (xchg: decode, sum, release; parallelism across tasks, not inside a
@@ -40,7 +41,7 @@ import net.jpountz.lz4.LZ4SafeDecompressor;
  *
  * <pre>
  *   bindings/java/bench.sh cached [--json] [--runs K] [--trusted] [--rows N] [--codecs none,lz4,zstd]
- *                                 [--modes batch,tasks] [--decode-only] [--no-stall]
+ *                                 [--modes batch,tasks] [--group 50] [--decode-only] [--no-stall]
  * </pre>
  *
  * <p>Both sides sum with the same Java code (Checksum), on as many threads:
@@ -60,7 +61,7 @@ public final class XchgCachedBench {
 
   static final int[] FULL = {0, 1, 2, 3, 4, 5};
   static final int[] NARROW = {4};
-  static final int GROUP = 50; // payloads per decodeMany
+  static int group = 50; // payloads per decodeMany in batch mode (--group)
 
   /** One measured case. */
   record Case(String codec, String read, String source, String mode, String side, int threads) {
@@ -90,6 +91,7 @@ public final class XchgCachedBench {
         case "--decode-only" -> touch = false;
         case "--trusted" -> validation = XchgValidation.BOUNDS;
         case "--no-stall" -> stall = false;
+        case "--group" -> group = Integer.parseInt(args[++i]);
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
       }
     }
@@ -226,7 +228,7 @@ public final class XchgCachedBench {
     final CacheShape.Data data;
     final byte[][] heap;
     final ByteBuffer[] direct;
-    final byte[][][] heapGroups; // the payloads by GROUP, as decodeMany takes them
+    final byte[][][] heapGroups; // the payloads by group, as decodeMany takes them
     final ByteBuffer[][] directGroups;
     final int[] bufferCounts;
     final ExecutorService pool;
@@ -243,11 +245,11 @@ public final class XchgCachedBench {
         direct[i] = ByteBuffer.allocateDirect(heap[i].length);
         direct[i].put(heap[i]).flip();
       }
-      int groups = (heap.length + GROUP - 1) / GROUP;
+      int groups = (heap.length + group - 1) / group;
       heapGroups = new byte[groups][][];
       directGroups = new ByteBuffer[groups][];
       for (int g = 0; g < groups; g++) {
-        int first = g * GROUP, end = Math.min(heap.length, first + GROUP);
+        int first = g * group, end = Math.min(heap.length, first + group);
         heapGroups[g] = Arrays.copyOfRange(heap, first, end);
         directGroups[g] = Arrays.copyOfRange(direct, first, end);
       }
@@ -304,13 +306,13 @@ public final class XchgCachedBench {
 
     long runXchgBatch(Case k, int[] cols, boolean touch, long[][] acc) throws Exception {
       try (XchgBatchDecoder r = decoder(cols, k.threads() == 1 ? 1 : 0)) {
-        XchgArrowArray[] arrays = new XchgArrowArray[GROUP];
-        for (int i = 0; i < GROUP; i++) arrays[i] = Xchg.allocateArrowArray();
+        XchgArrowArray[] arrays = new XchgArrowArray[group];
+        for (int i = 0; i < group; i++) arrays[i] = Xchg.allocateArrowArray();
         XchgArrowArray[] last = Arrays.copyOf(arrays, heapGroups[heapGroups.length - 1].length);
         for (int g = 0; g < heapGroups.length; g++) {
           XchgArrowArray[] at = g == heapGroups.length - 1 ? last : arrays;
-          if (k.source().equals("heap")) r.decodeMany(heapGroups[g], (long) g * GROUP, at);
-          else r.decodeMany(directGroups[g], (long) g * GROUP, at);
+          if (k.source().equals("heap")) r.decodeMany(heapGroups[g], (long) g * group, at);
+          else r.decodeMany(directGroups[g], (long) g * group, at);
           if (touch) sumXchg(r, at, cols, k.threads(), acc);
           for (XchgArrowArray a : at) a.release();
         }
