@@ -365,6 +365,7 @@ static xchg_status finish_payload(payload *p, xchg_pool *pool, xchg_error *err) 
 
 /* Payloads [starts[t], starts[t+1]) are task t. */
 typedef struct payload_groups {
+  const xchg_batch_decoder *dec;
   payload *ps;
   int64_t *starts;
   xchg_source *const *srcs;
@@ -403,7 +404,7 @@ static void decode_group(void *ctx, int64_t t) {
   payload_groups *g = ctx;
   for (int64_t i = g->starts[t]; i < g->starts[t + 1]; i++) {
     payload *p = &g->ps[i];
-    p->status = start_payload(p, g->ps[0].dec, g->srcs[i], p->batch);
+    p->status = start_payload(p, g->dec, g->srcs[i], p->batch);
     if (p->status == XCHG_OK) p->status = finish_payload(p, NULL, &p->error);
     if (p->status == XCHG_OK) p->status = export_payload(p, &g->outs[i]);
     if (p->status != XCHG_OK) return;
@@ -470,7 +471,7 @@ xchg_status xchg_batch_decoder_decode_many(const xchg_batch_decoder *dec, xchg_s
   /* Until a payload is tried, it is not a failure. */
   for (int64_t i = 0; i < n; i++) payload_init(&ps[i], dec, NULL, first_batch + i);
   if (starts) {
-    payload_groups g = {ps, starts, srcs, outs};
+    payload_groups g = {dec, ps, starts, srcs, outs};
     xchg_pool_run(dec->opts.pool, group_payloads(srcs, n, threads, dec->opts.task_bytes, starts), decode_group, &g);
   } else {
     decode_on_caller(ps, n, dec, srcs, first_batch, outs);

@@ -153,9 +153,10 @@ public final class XchgCachedBench {
       if (json) {
         lines.add(String.format(Locale.ROOT, "{\"codec\":\"%s\",\"read\":\"%s\",\"source\":\"%s\","
                 + "\"mode\":\"%s\",\"side\":\"%s\",\"threads\":%d,\"validation\":\"%s\",\"median_ms\":%.2f,"
-                + "\"min_ms\":%.2f,\"max_ms\":%.2f,\"heap_bytes_copied\":%d,\"jvm_alloc_bytes_per_batch\":%.1f}",
+                + "\"min_ms\":%.2f,\"max_ms\":%.2f,\"heap_bytes_copied\":%d,\"selected_bytes\":%d,"
+                + "\"jvm_alloc_bytes_per_batch\":%.1f}",
             k.codec(), k.read(), k.source(), k.mode(), k.side(), k.threads(),
-            validation.name().toLowerCase(Locale.ROOT), median, min, max, copied[c], alloc[c]));
+            validation.name().toLowerCase(Locale.ROOT), median, min, max, copied[c], selected, alloc[c]));
         continue;
       }
       String ratio = "";
