@@ -9,7 +9,8 @@
  * source is read by one thread, its reads in order), so that a source
  * whose reads are copies (a JVM heap array) is copied on every thread;
  * with fewer, every payload is planned on the calling thread and each
- * one's jobs are spread over the pool. */
+ * one's jobs are spread over the pool; with no pool, one payload after
+ * another is decoded whole, so that what one frees serves the next. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -440,8 +441,9 @@ static xchg_status export_payload(payload *p, struct ArrowArray *out) {
   return st;
 }
 
-/* Plans every payload on the calling thread, then runs all the payloads'
- * jobs with each payload's spread over the pool, and exports. */
+/* Fewer payloads than the pool has threads: plans every payload on the
+ * calling thread, then runs each payload's jobs spread over the pool, and
+ * exports. */
 static void decode_on_caller(payload *ps, int64_t n, const xchg_batch_decoder *dec,
                              xchg_source *const *srcs, int64_t first_batch,
                              struct ArrowArray *outs) {
@@ -473,6 +475,10 @@ xchg_status xchg_batch_decoder_decode_many(const xchg_batch_decoder *dec, xchg_s
   if (starts) {
     payload_groups g = {dec, ps, starts, srcs, outs};
     xchg_pool_run(dec->opts.pool, group_payloads(srcs, n, threads, dec->opts.task_bytes, starts), decode_group, &g);
+  } else if (threads <= 1) { /* one payload after another, each from reading to export */
+    int64_t all[2] = {0, n};
+    payload_groups g = {dec, ps, all, srcs, outs};
+    decode_group(&g, 0);
   } else {
     decode_on_caller(ps, n, dec, srcs, first_batch, outs);
   }
