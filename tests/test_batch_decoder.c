@@ -245,8 +245,10 @@ static void test_stream_payload(xchg_block_codec codec) {
 
 /* Many payloads at once on a pool: fewer than its threads, and more; with
  * a task size that runs them on the caller (the default: they are small)
- * and one that hands out every payload. */
-static void test_many(int64_t task_bytes) {
+ * and one that hands out every payload; sources read by copying among
+ * them (decoded whole on the pool), or all in memory (planned on the
+ * caller, finished on the pool). */
+static void test_many(int64_t task_bytes, int all_memory) {
   split s;
   split_stream(XCHG_BLOCK_LZ4_FRAME, &s);
   xchg_pool *pool = NULL;
@@ -259,7 +261,7 @@ static void test_many(int64_t task_bytes) {
   struct ArrowArray outs[N];
   for (int i = 0; i < N; i++) {
     p[i] = batch_payload(&s, i % N_BATCHES);
-    srcs[i] = i % 2 ? counted_source(&c[i], &p[i]) : tu_memory_source(p[i].data, p[i].size);
+    srcs[i] = i % 2 && !all_memory ? counted_source(&c[i], &p[i]) : tu_memory_source(p[i].data, p[i].size);
   }
   const int64_t counts[] = {2, N};
   for (int k = 0; dec && k < 2; k++) {
@@ -543,8 +545,9 @@ int main(void) {
     test_damaged_bytes(codecs[i]);
   }
   test_copy_discipline();
-  test_many(0);
-  test_many(1);
+  test_many(0, 0);
+  test_many(1, 0);
+  test_many(1, 1);
   test_reads_on_pool();
   test_corrupt_body();
   test_failing_read();

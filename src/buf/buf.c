@@ -93,40 +93,62 @@ static xchg_buf *init_header(xchg_buf *buf, buf_kind kind, const void *data, siz
 /* A decoded batch makes and drops several slice headers; each thread keeps
  * up to HEADER_CACHE of the headers it freed, last in, first out, for its
  * next ones (malloc's per-thread cache holds fewer of a size, and costs
- * more per call).  The key's destructor frees them when the thread ends. */
+ * more per call).  The caches are linked from a global list, so that what
+ * a live thread keeps stays reachable (a leak checker at exit sees it as
+ * such); the key's destructor frees a thread's when the thread ends. */
 #define HEADER_CACHE 32
 
 typedef struct header_cache {
+  struct header_cache *prev, *next;
   int count;
   xchg_buf *items[HEADER_CACHE];
 } header_cache;
 
-static _Thread_local header_cache headers;
+static _Thread_local header_cache *headers;
+static _Thread_local bool headers_refused; /* no cache for this thread: malloc it is */
+static pthread_mutex_t caches_lock = PTHREAD_MUTEX_INITIALIZER;
+static header_cache *caches;
 static pthread_key_t headers_key;
 static pthread_once_t headers_once = PTHREAD_ONCE_INIT;
 static bool headers_key_ok;
 
+/* Runs on the ending thread, which may still free headers afterwards (in
+ * another key's destructor): those go to malloc. */
 static void free_headers(void *cache) {
   header_cache *h = cache;
+  headers = NULL;
+  headers_refused = true;
+  pthread_mutex_lock(&caches_lock);
+  if (h->prev) h->prev->next = h->next; else caches = h->next;
+  if (h->next) h->next->prev = h->prev;
+  pthread_mutex_unlock(&caches_lock);
   while (h->count > 0) {
     xchg_buf *buf = h->items[--h->count];
     UNPOISON(buf, sizeof *buf);
     free(buf);
   }
+  free(h);
 }
 
 static void make_headers_key(void) { headers_key_ok = pthread_key_create(&headers_key, free_headers) == 0; }
 
-/* The thread's cache, registered for freeing at its exit on first use;
- * NULL when that cannot be done (the headers then go to malloc). */
+/* The thread's cache, made and registered (for its freeing when the thread
+ * ends) on first use; NULL when that cannot be done. */
 static header_cache *thread_headers(void) {
-  static _Thread_local bool registered;
-  if (!registered) {
-    pthread_once(&headers_once, make_headers_key);
-    if (!headers_key_ok || pthread_setspecific(headers_key, &headers) != 0) return NULL;
-    registered = true;
+  if (headers || headers_refused) return headers;
+  pthread_once(&headers_once, make_headers_key);
+  header_cache *h = headers_key_ok ? calloc(1, sizeof *h) : NULL;
+  if (!h || pthread_setspecific(headers_key, h) != 0) {
+    free(h);
+    headers_refused = true;
+    return NULL;
   }
-  return &headers;
+  pthread_mutex_lock(&caches_lock);
+  h->next = caches;
+  if (caches) caches->prev = h;
+  caches = h;
+  pthread_mutex_unlock(&caches_lock);
+  return headers = h;
 }
 
 static xchg_buf *new_header(buf_kind kind, const void *data, size_t size) {

@@ -3,14 +3,18 @@
  *
  * Each payload is a short run of messages over a seekable source of known
  * size.  Its messages are read here (framing and Message flatbuffer), its
- * dictionaries and record batches decoded by decode.c's steps.  With at
- * least as many payloads as the pool has threads, runs of payloads of
- * about equal size are decoded whole on the pool, reading included (each
- * source is read by one thread, its reads in order), so that a source
- * whose reads are copies (a JVM heap array) is copied on every thread;
- * with fewer, every payload is planned on the calling thread and each
- * one's jobs are spread over the pool; with no pool, one payload after
- * another is decoded whole, so that what one frees serves the next. */
+ * dictionaries and record batches decoded by decode.c's steps.  Three ways:
+ *   - no pool: one payload after another, each from reading to export, so
+ *     that what one frees serves the next;
+ *   - sources read by copying (a JVM heap array), at least as many as the
+ *     pool has threads: runs of payloads of about equal size decoded whole
+ *     on the pool, reading included (each source read by one thread, its
+ *     reads in order), so that the copies are made on every thread;
+ *   - else (sources in memory, or few): every payload planned on the
+ *     calling thread (planning reads no body of a payload in memory), then
+ *     runs of payloads of about equal work finished on the pool, or each
+ *     payload's jobs spread over it, or all on the caller when the work is
+ *     not worth a hand-off. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,7 +380,7 @@ typedef struct payload_groups {
 /* Cuts the n payloads into runs of about equal source size, at least
  * task_bytes each and about four per thread; returns how many.  (What a
  * payload costs is not known before it is read: its size stands for it.) */
-static int64_t group_payloads(xchg_source *const *srcs, int64_t n, int threads, int64_t task_bytes,
+static int64_t group_by_size(xchg_source *const *srcs, int64_t n, int threads, int64_t task_bytes,
                               int64_t *starts) {
   int64_t total = 0, groups = 0, acc = 0;
   for (int64_t i = 0; i < n; i++) total += srcs[i] ? xchg_source_size(srcs[i]) : 0;
@@ -385,6 +389,32 @@ static int64_t group_payloads(xchg_source *const *srcs, int64_t n, int threads, 
   starts[0] = 0;
   for (int64_t i = 0; i < n; i++) {
     acc += srcs[i] ? xchg_source_size(srcs[i]) : 0;
+    if (acc >= target || i == n - 1) {
+      starts[++groups] = i + 1;
+      acc = 0;
+    }
+  }
+  return groups;
+}
+
+/* A planned payload's work in bytes' worth of decompression: its
+ * decompressed bytes, and a byte per value validated (a row of each
+ * selected column). */
+static int64_t payload_work(const payload *p) {
+  int64_t rows = 0;
+  for (const planned *b = p->first; b; b = b->next) rows += b->array->length;
+  return p->jobs.bytes + rows * (p->first ? p->first->array->n_children : 0);
+}
+
+/* Cuts planned payloads into runs of about equal work, at least task_bytes
+ * each and about four per thread; returns how many. */
+static int64_t group_by_work(const payload *ps, int64_t n, int threads, int64_t task_bytes,
+                             int64_t total, int64_t *starts) {
+  int64_t target = total / (4 * threads), groups = 0, acc = 0;
+  if (target < task_bytes) target = task_bytes;
+  starts[0] = 0;
+  for (int64_t i = 0; i < n; i++) {
+    acc += payload_work(&ps[i]);
     if (acc >= target || i == n - 1) {
       starts[++groups] = i + 1;
       acc = 0;
@@ -409,6 +439,16 @@ static void decode_group(void *ctx, int64_t t) {
     if (p->status == XCHG_OK) p->status = finish_payload(p, NULL, &p->error);
     if (p->status == XCHG_OK) p->status = export_payload(p, &g->outs[i]);
     if (p->status != XCHG_OK) return;
+  }
+}
+
+/* Decompresses, validates and exports a run of planned payloads. */
+static void finish_group(void *ctx, int64_t t) {
+  payload_groups *g = ctx;
+  for (int64_t i = g->starts[t]; i < g->starts[t + 1]; i++) {
+    payload *p = &g->ps[i];
+    if (p->status == XCHG_OK) p->status = finish_payload(p, NULL, &p->error);
+    if (p->status == XCHG_OK) p->status = export_payload(p, &g->outs[i]);
   }
 }
 
@@ -441,18 +481,41 @@ static xchg_status export_payload(payload *p, struct ArrowArray *out) {
   return st;
 }
 
-/* Fewer payloads than the pool has threads: plans every payload on the
- * calling thread, then runs each payload's jobs spread over the pool, and
- * exports. */
+/* Plans every payload on the calling thread, then finishes them: on the
+ * caller when all of it is not worth a hand-off, in runs of payloads of
+ * about equal work on the pool when there are enough to keep its threads
+ * busy, else each payload's jobs spread over the pool (few large ones). */
 static void decode_on_caller(payload *ps, int64_t n, const xchg_batch_decoder *dec,
-                             xchg_source *const *srcs, int64_t first_batch,
-                             struct ArrowArray *outs) {
+                             xchg_source *const *srcs, int64_t *starts, struct ArrowArray *outs) {
   xchg_status st = XCHG_OK;
+  int64_t total = 0, groups = 0;
+  for (int64_t i = 0; i < n && st == XCHG_OK; i++) {
+    st = ps[i].status = start_payload(&ps[i], dec, srcs[i], ps[i].batch);
+    total += payload_work(&ps[i]);
+  }
+  if (st != XCHG_OK) return;
+  int threads = xchg_pool_threads(dec->opts.pool);
+  if (starts && total >= 2 * dec->opts.task_bytes)
+    groups = group_by_work(ps, n, threads, dec->opts.task_bytes, total, starts);
+  payload_groups g = {dec, ps, starts, srcs, outs};
+  if (groups >= threads) {
+    xchg_pool_run(dec->opts.pool, groups, finish_group, &g);
+    return;
+  }
+  xchg_pool *spread = groups > 0 ? dec->opts.pool : NULL;
   for (int64_t i = 0; i < n && st == XCHG_OK; i++)
-    st = ps[i].status = start_payload(&ps[i], dec, srcs[i], first_batch + i);
-  for (int64_t i = 0; i < n && st == XCHG_OK; i++)
-    st = ps[i].status = finish_payload(&ps[i], dec->opts.pool, &ps[i].error);
+    st = ps[i].status = finish_payload(&ps[i], spread, &ps[i].error);
   for (int64_t i = 0; i < n && st == XCHG_OK; i++) st = ps[i].status = export_payload(&ps[i], &outs[i]);
+}
+
+/* Whether any of the sources is read by copying (not in memory). */
+static int any_copied(xchg_source *const *srcs, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    xchg_buf *memory = srcs[i] ? xchg_source_memory(srcs[i]) : NULL;
+    if (!memory) return 1;
+    xchg_buf_unref(memory);
+  }
+  return 0;
 }
 
 xchg_status xchg_batch_decoder_decode_many(const xchg_batch_decoder *dec, xchg_source *const *srcs,
@@ -465,22 +528,24 @@ xchg_status xchg_batch_decoder_decode_many(const xchg_batch_decoder *dec, xchg_s
   if (n == 0) return XCHG_OK;
   payload one, *ps = n == 1 ? &one : malloc((size_t)n * sizeof *ps);
   int threads = xchg_pool_threads(dec->opts.pool);
-  int64_t *starts = n >= threads && threads > 1 ? malloc(sizeof *starts * ((size_t)n + 1)) : NULL;
-  if (!ps) {
+  int64_t *starts = threads > 1 && n > 1 ? malloc(sizeof *starts * ((size_t)n + 1)) : NULL;
+  if (!ps || (threads > 1 && n > 1 && !starts)) {
+    if (ps != &one) free(ps);
     free(starts);
     return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %lld payloads", (long long)n);
   }
   /* Until a payload is tried, it is not a failure. */
   for (int64_t i = 0; i < n; i++) payload_init(&ps[i], dec, NULL, first_batch + i);
-  if (starts) {
-    payload_groups g = {dec, ps, starts, srcs, outs};
-    xchg_pool_run(dec->opts.pool, group_payloads(srcs, n, threads, dec->opts.task_bytes, starts), decode_group, &g);
-  } else if (threads <= 1) { /* one payload after another, each from reading to export */
+  if (threads <= 1) { /* one payload after another, each from reading to export */
     int64_t all[2] = {0, n};
     payload_groups g = {dec, ps, all, srcs, outs};
     decode_group(&g, 0);
+  } else if (n >= threads && any_copied(srcs, n)) { /* the copies on every thread */
+    payload_groups g = {dec, ps, starts, srcs, outs};
+    xchg_pool_run(dec->opts.pool, group_by_size(srcs, n, threads, dec->opts.task_bytes, starts),
+                  decode_group, &g);
   } else {
-    decode_on_caller(ps, n, dec, srcs, first_batch, outs);
+    decode_on_caller(ps, n, dec, srcs, starts, outs);
   }
   xchg_status st = XCHG_OK;
   for (int64_t i = 0; i < n; i++) {
