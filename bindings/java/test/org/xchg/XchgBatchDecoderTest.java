@@ -431,6 +431,34 @@ public final class XchgBatchDecoderTest {
     check(seen, "no GC ran from start to end inside a decodeMany of heap payloads");
   }
 
+  /**
+   * A decoder's own pool: its workers, attached to the JVM to copy heap
+   * payloads, show as JVM threads while it is open and are detached (gone)
+   * once it is closed.
+   */
+  static void poolThreadsDetached(CacheShape.Data c) throws Exception {
+    java.lang.management.ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+    byte[][] heap = c.payloads().toArray(new byte[0][]);
+    XchgArrowArray[] arrays = new XchgArrowArray[heap.length];
+    for (int i = 0; i < heap.length; i++) arrays[i] = Xchg.allocateArrowArray();
+    int before = mx.getThreadCount(), during;
+    try (XchgBatchDecoder r = XchgBatchDecoder.open(c.schema(), opts(ALL, 4))) {
+      for (int k = 0; k < 20; k++) { // until every worker has copied once
+        r.decodeMany(heap, 0, arrays);
+        for (XchgArrowArray a : arrays) a.release();
+      }
+      during = mx.getThreadCount();
+    }
+    for (XchgArrowArray a : arrays) a.close();
+    int after = mx.getThreadCount();
+    for (int i = 0; i < 200 && after > before; i++) { // a detached thread may take a moment to end
+      Thread.sleep(10);
+      after = mx.getThreadCount();
+    }
+    check(during > before, "heap decodeMany attached no pool worker: " + before + " threads, " + during + " during");
+    checkEq(before, after, "JVM threads after the decoder closed");
+  }
+
   static XchgException decodeFails(XchgBatchDecoder r, byte[] p, int length, long batch) {
     try (XchgArrowArray a = Xchg.allocateArrowArray()) {
       return expectThrows(XchgException.class, "batch " + batch, () -> r.decode(p, 0, length, batch, a));
@@ -584,6 +612,7 @@ public final class XchgBatchDecoderTest {
     scenario("typed C Data handles", () -> typedHandles(lz4));
     scenario("recycled blocks: counted, reused, trimmed", () -> recycler(lz4));
     scenario("a GC runs during a heap decodeMany", () -> gcDuringDecode(none));
+    scenario("a decoder's pool workers detached when it closes", () -> poolThreadsDetached(zstd));
     byte[] other = TestSupport.genBroadcast(1000, 1).ipc();
     for (XchgValidation v : XchgValidation.values())
       scenario("bad input, " + v, () -> badInput(zstd, other, v));
