@@ -157,6 +157,11 @@ static xchg_status read_word(payload *p, uint32_t *value, xchg_error *err) {
   uint8_t word[4];
   size_t got;
   int64_t at = position(p);
+  if (p->memory && remaining(p) >= 4) { /* in memory: a load, no read */
+    *value = fb_load_u32(xchg_buf_data(p->memory) + at);
+    p->metadata_bytes += 4;
+    return xchg_source_seek(p->src, (uint64_t)at + 4, err);
+  }
   xchg_status st = xchg_source_read(p->src, word, 4, &got, err);
   if (st == XCHG_OK && got < 4)
     st = xchg_errorf(err, XCHG_EIO, "message %lld: the payload ends inside its framing at byte %lld "
