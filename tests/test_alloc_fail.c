@@ -394,7 +394,7 @@ static int says_what(const char *message) {
 }
 
 static void sweep(op *o, mode m) {
-  int64_t live = xchg_buf_live_count(), bytes = xchg_buf_allocated_bytes();
+  int64_t live = xchg_buf_live_count(), bytes = tu_live_bytes();
   int64_t tried = 0, errors = 0, on_workers = atomic_load(&failed_on_workers);
   for (int64_t n = 1; n < 1000000; n++) {
     xchg_error err = {""};
@@ -402,7 +402,7 @@ static void sweep(op *o, mode m) {
     xchg_status st = o->run(o, &err);
     int fired = disarm(m, n);
     tried++;
-    TU_CHECK(xchg_buf_live_count() == live && xchg_buf_allocated_bytes() == bytes,
+    TU_CHECK(xchg_buf_live_count() == live && tu_live_bytes() == bytes,
           "%s: allocation %" PRId64 " failing leaks %" PRId64 " buffers", o->what, n,
           xchg_buf_live_count() - live);
     if (!fired) {

@@ -6,8 +6,10 @@
  * through positional reads that count what they copy, one at a time and
  * many at once on a pool; and bad payloads, which must fail with the
  * batch, field and buffer named, never crash. */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -243,8 +245,10 @@ static void test_stream_payload(xchg_block_codec codec) {
 
 /* Many payloads at once on a pool: fewer than its threads, and more; with
  * a task size that runs them on the caller (the default: they are small)
- * and one that hands out every payload. */
-static void test_many(int64_t task_bytes) {
+ * and one that hands out every payload; sources read by copying among
+ * them (decoded whole on the pool), or all in memory (planned on the
+ * caller, finished on the pool). */
+static void test_many(int64_t task_bytes, int all_memory) {
   split s;
   split_stream(XCHG_BLOCK_LZ4_FRAME, &s);
   xchg_pool *pool = NULL;
@@ -257,7 +261,7 @@ static void test_many(int64_t task_bytes) {
   struct ArrowArray outs[N];
   for (int i = 0; i < N; i++) {
     p[i] = batch_payload(&s, i % N_BATCHES);
-    srcs[i] = i % 2 ? counted_source(&c[i], &p[i]) : tu_memory_source(p[i].data, p[i].size);
+    srcs[i] = i % 2 && !all_memory ? counted_source(&c[i], &p[i]) : tu_memory_source(p[i].data, p[i].size);
   }
   const int64_t counts[] = {2, N};
   for (int k = 0; dec && k < 2; k++) {
@@ -268,6 +272,67 @@ static void test_many(int64_t task_bytes) {
       check_batch(&outs[i], ALL, CD_COLUMNS, i % N_BATCHES, "many");
       outs[i].release(&outs[i]);
     }
+  }
+  for (int i = 0; i < N; i++) {
+    xchg_source_free(srcs[i]);
+    free(p[i].data);
+  }
+  xchg_batch_decoder_free(dec);
+  xchg_pool_free(pool);
+  xchg_buf_unref(s.stream);
+}
+
+/* Many payloads through positional reads are read on the pool's threads,
+ * not only on the caller's: the caller's first read waits until another
+ * thread has read (for at most 60 s, a failure), which a decoder reading
+ * every source on the calling thread would never let happen. */
+typedef struct gated {
+  counted c;
+  pthread_t caller;
+  atomic_int *others_read; /* reads made on other threads, all payloads */
+  atomic_int *caller_waited;
+} gated;
+
+static xchg_status gated_read_at(void *ctx, int64_t offset, void *dst, size_t n, xchg_error *err) {
+  gated *g = ctx;
+  if (!pthread_equal(pthread_self(), g->caller)) {
+    atomic_fetch_add(g->others_read, 1);
+  } else if (atomic_exchange(g->caller_waited, 1) == 0) {
+    for (int i = 0; i < 60000 && atomic_load(g->others_read) == 0; i++)
+      nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  return counted_read_at(&g->c, offset, dst, n, err);
+}
+
+static void test_reads_on_pool(void) {
+  split s;
+  split_stream(XCHG_BLOCK_LZ4_FRAME, &s);
+  xchg_pool *pool = NULL;
+  TU_CHECK(xchg_pool_create(2, &pool, NULL) == XCHG_OK, "cannot create a pool");
+  xchg_batch_decoder *dec = open_with(&s, NULL, 0, pool, 1); /* a payload per hand-off */
+  enum { N = 8 };
+  tu_bytes p[N];
+  gated g[N];
+  xchg_source *srcs[N];
+  struct ArrowArray outs[N];
+  atomic_int others = 0, waited = 0;
+  xchg_error err;
+  for (int i = 0; i < N; i++) {
+    p[i] = batch_payload(&s, i % N_BATCHES);
+    g[i].c.data = p[i].data;
+    atomic_init(&g[i].c.bytes, 0);
+    g[i].c.fail_at = -1;
+    g[i].caller = pthread_self();
+    g[i].others_read = &others;
+    g[i].caller_waited = &waited;
+    TU_OK(xchg_source_from_read_at(p[i].size, gated_read_at, NULL, &g[i], &srcs[i], &err), err);
+  }
+  if (dec) TU_OK(xchg_batch_decoder_decode_many(dec, srcs, N, 0, outs, NULL, &err), err);
+  TU_CHECK(atomic_load(&others) > 0, "every payload was read on the calling thread");
+  for (int i = 0; dec && i < N; i++) {
+    if (!outs[i].release) continue;
+    check_batch(&outs[i], ALL, CD_COLUMNS, i % N_BATCHES, "read on the pool");
+    outs[i].release(&outs[i]);
   }
   for (int i = 0; i < N; i++) {
     xchg_source_free(srcs[i]);
@@ -381,6 +446,54 @@ static void test_failing_read(void) {
   split_close(&s, dec);
 }
 
+/* Where, in a payload's last message, the u32 count of a vector of 16-byte
+ * structs is whose first struct starts with `first` (a field node's
+ * length, a buffer's offset): at 4 mod 8, as flatbuffers align them. */
+static size_t vector_count_at(const tu_bytes *p, uint32_t count, int64_t first) {
+  for (size_t at = 4; at + 12 <= p->size; at += 8) {
+    uint32_t n;
+    int64_t v;
+    memcpy(&n, p->data + at, 4);
+    memcpy(&v, p->data + at + 4, 8);
+    if (n == count && v == first) return at;
+  }
+  return 0;
+}
+
+/* A record batch whose field nodes or buffers stop before an unselected
+ * last column is refused for the vector that is short, though the column
+ * is never read. */
+static void test_short_vectors_past_a_skipped_column(void) {
+  split s;
+  split_stream(XCHG_BLOCK_NONE, &s);
+  static const int64_t first[] = {0};
+  xchg_batch_decoder *dec = open_decoder(&s, first, 1, NULL);
+  tu_bytes p = batch_payload(&s, 0);
+  const char *wants[] = {"field nodes", "buffers"};
+  for (int k = 0; dec && k < 2; k++) {
+    /* 3 nodes, the first of ROWS[0] rows; 7 buffers (int64 2, utf8 3,
+     * dictionary indices 2), the first at offset 0. */
+    size_t at = k == 0 ? vector_count_at(&p, CD_COLUMNS, ROWS[0]) : vector_count_at(&p, 7, 0);
+    TU_CHECK(at > 0, "no %s vector found in the payload", wants[k]);
+    if (!at) continue;
+    uint8_t *copy = malloc(p.size);
+    memcpy(copy, p.data, p.size);
+    uint32_t shorter = k == 0 ? CD_COLUMNS - 1 : 6;
+    memcpy(copy + at, &shorter, 4);
+    xchg_source *src = tu_memory_source(copy, p.size);
+    struct ArrowArray a;
+    xchg_error err;
+    xchg_status st = xchg_batch_decoder_decode(dec, src, 2, &a, &err);
+    TU_CHECK(st == XCHG_EFORMAT && mentions(err.message, wants[k]) && !a.release, "short %s: %d %s",
+             wants[k], (int)st, err.message);
+    if (a.release) a.release(&a);
+    xchg_source_free(src);
+    free(copy);
+  }
+  free(p.data);
+  split_close(&s, dec);
+}
+
 static void test_wrong_payloads(void) {
   split s, other;
   split_stream(XCHG_BLOCK_NONE, &s);
@@ -432,10 +545,13 @@ int main(void) {
     test_damaged_bytes(codecs[i]);
   }
   test_copy_discipline();
-  test_many(0);
-  test_many(1);
+  test_many(0, 0);
+  test_many(1, 0);
+  test_many(1, 1);
+  test_reads_on_pool();
   test_corrupt_body();
   test_failing_read();
   test_wrong_payloads();
+  test_short_vectors_past_a_skipped_column();
   return tu_finish("batch_decoder");
 }

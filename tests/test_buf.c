@@ -231,10 +231,18 @@ static void test_error_messages(void) {
   }
 }
 
+static xchg_buf_metrics metrics(void) {
+  xchg_buf_metrics m;
+  xchg_buf_get_metrics(&m);
+  return m;
+}
+
 /* A large block freed is handed out again for a size of its class (after
  * its last reference, never before), clean: calloc zeroes it, alloc zeroes
- * its padding; recycled memory counts as neither allocated nor live. */
+ * its padding; while kept it counts as allocated and recycled, not live. */
 static void test_large_blocks_recycled(void) {
+  xchg_buf_trim(0);
+  xchg_buf_metrics m0 = metrics();
   int64_t bytes0 = xchg_buf_allocated_bytes(), live0 = xchg_buf_live_count();
   xchg_buf *a = xchg_buf_alloc(100000);
   TU_EXPECT(a != NULL);
@@ -246,9 +254,16 @@ static void test_large_blocks_recycled(void) {
   TU_EXPECT(other != NULL && xchg_buf_data(other) != first); /* still referenced: not reused */
   xchg_buf_unref(other);
   xchg_buf_unref(held);
-  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0 && xchg_buf_live_count() == live0);
+  xchg_buf_metrics m = metrics();
+  TU_EXPECT(m.live_bytes == m0.live_bytes && xchg_buf_live_count() == live0);
+  TU_EXPECT(m.recycled_blocks == m0.recycled_blocks + 2);
+  TU_EXPECT(m.recycled_bytes >= m0.recycled_bytes + 2 * 100000);
+  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0 + (m.recycled_bytes - m0.recycled_bytes));
+  TU_EXPECT(m.allocated_bytes == m.live_bytes + m.recycled_bytes);
   xchg_buf *again = xchg_buf_calloc(99000); /* the same class, 1/8 of a doubling wide */
   TU_EXPECT(again != NULL && xchg_buf_data(again) == first);
+  TU_EXPECT(metrics().reused_blocks == m0.reused_blocks + 1);
+  TU_EXPECT(metrics().recycled_blocks == m0.recycled_blocks + 1);
   size_t nonzero = 0;
   for (size_t i = 0; i < 99000; i++) nonzero += xchg_buf_data(again)[i] != 0;
   TU_EXPECT(nonzero == 0);
@@ -264,8 +279,45 @@ static void test_large_blocks_recycled(void) {
   xchg_buf_unref(big);
 }
 
+/* The last block released is the first handed out (the warm one). */
+static void test_recycling_is_lifo(void) {
+  xchg_buf *a = xchg_buf_alloc(70000), *b = xchg_buf_alloc(70000);
+  TU_EXPECT(a != NULL && b != NULL);
+  const uint8_t *pa = xchg_buf_data(a), *pb = xchg_buf_data(b);
+  xchg_buf_unref(a);
+  xchg_buf_unref(b);
+  xchg_buf *c = xchg_buf_alloc(70000), *d = xchg_buf_alloc(70000);
+  TU_EXPECT(c != NULL && d != NULL && xchg_buf_data(c) == pb && xchg_buf_data(d) == pa);
+  xchg_buf_unref(c);
+  xchg_buf_unref(d);
+}
+
+/* What is kept stays under the limit however much is released, and
+ * xchg_buf_trim gives it back, down to what it is asked to keep. */
+static void test_recycler_bound_and_trim(void) {
+  enum { N = 40 };
+  xchg_buf *bufs[N];
+  for (int i = 0; i < N; i++) TU_EXPECT((bufs[i] = xchg_buf_alloc((size_t)3 << 20)) != NULL);
+  for (int i = 0; i < N; i++) xchg_buf_unref(bufs[i]); /* 120 MiB released */
+  xchg_buf_metrics m = metrics();
+  TU_EXPECT(m.recycle_limit_bytes == (int64_t)64 << 20);
+  TU_EXPECT(m.recycled_bytes <= m.recycle_limit_bytes);
+  TU_EXPECT(m.recycled_bytes >= m.recycle_limit_bytes - ((int64_t)4 << 20)); /* filled, not left empty */
+  int64_t before = m.recycled_bytes;
+  size_t freed = xchg_buf_trim((size_t)10 << 20);
+  m = metrics();
+  TU_EXPECT(m.recycled_bytes <= (int64_t)10 << 20);
+  TU_EXPECT((int64_t)freed == before - m.recycled_bytes);
+  TU_EXPECT(m.allocated_bytes == m.live_bytes + m.recycled_bytes);
+  freed = xchg_buf_trim(0);
+  m = metrics();
+  TU_EXPECT(m.recycled_bytes == 0 && m.recycled_blocks == 0 && freed > 0);
+  TU_EXPECT(xchg_buf_trim(0) == 0);
+  TU_EXPECT(xchg_buf_allocated_bytes() == m.live_bytes);
+}
+
 int main(void) {
-  int64_t bytes0 = xchg_buf_allocated_bytes();
+  int64_t bytes0 = metrics().live_bytes;
   int64_t live0 = xchg_buf_live_count();
   test_alloc_alignment_and_sizes();
   test_counters_track_alloc();
@@ -276,7 +328,9 @@ int main(void) {
   test_huge_alloc_fails_cleanly();
   test_error_messages();
   test_large_blocks_recycled();
-  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
+  test_recycling_is_lifo();
+  test_recycler_bound_and_trim();
+  TU_EXPECT(metrics().live_bytes == bytes0);
   TU_EXPECT(xchg_buf_live_count() == live0);
   return tu_finish("buf");
 }

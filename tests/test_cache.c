@@ -72,13 +72,13 @@ static int64_t base_live, base_bytes;
 
 static void mark_memory(void) {
   base_live = xchg_buf_live_count();
-  base_bytes = xchg_buf_allocated_bytes();
+  base_bytes = tu_live_bytes();
 }
 
 static void check_memory(const char *scenario) {
-  TU_CHECK(xchg_buf_live_count() == base_live && xchg_buf_allocated_bytes() == base_bytes,
+  TU_CHECK(xchg_buf_live_count() == base_live && tu_live_bytes() == base_bytes,
         "%s: %lld buffers / %lld bytes live, %lld / %lld before", scenario,
-        (long long)xchg_buf_live_count(), (long long)xchg_buf_allocated_bytes(),
+        (long long)xchg_buf_live_count(), (long long)tu_live_bytes(),
         (long long)base_live, (long long)base_bytes);
 }
 
@@ -672,9 +672,9 @@ static void test_lazy_columns(void) {
   std_source(&s, XCHG_STREAM_LZ4_JAVA);
   c = new_cache(1, 0, 0);
   b = cd_broadcast(&s);
-  int64_t before = xchg_buf_allocated_bytes();
+  int64_t before = tu_live_bytes();
   TU_CHECK(xchg_cache_acquire(c, "k", &b, cd_request(&req, &c2, 1, NULL, NULL), &narrow, &err) == XCHG_OK, "%s", err.message);
-  int64_t kept = xchg_buf_allocated_bytes() - before, held = cd_metrics(c).bytes_held;
+  int64_t kept = tu_live_bytes() - before, held = cd_metrics(c).bytes_held;
   TU_CHECK(kept <= held + 4096 && held < 16001 * 4 + 4096 + 256, "narrow holder keeps %lld bytes, accounts %lld",
         (long long)kept, (long long)held);
   TU_CHECK(check_holder(narrow, &c2, 1) == 0, "narrow values through lz4-java");

@@ -197,9 +197,9 @@ static void *run_worker(void *arg) {
 }
 
 int main(void) {
-  int64_t live0 = xchg_buf_live_count(), bytes0 = xchg_buf_allocated_bytes();
+  int64_t live0 = xchg_buf_live_count(), bytes0 = tu_live_bytes();
   for (int i = 0; i < N_KEYS; i++) make_key(i);
-  int64_t live_data = xchg_buf_live_count(), bytes_data = xchg_buf_allocated_bytes();
+  int64_t live_data = xchg_buf_live_count(), bytes_data = tu_live_bytes();
   xchg_cache_options o;
   xchg_cache_options_init(&o);
   o.wait_check_ms = 1;
@@ -234,10 +234,10 @@ int main(void) {
   TU_CHECK(ok != 0 && errors != 0 && m[0].failed_decodes != 0 && m[0].hits != 0 && m[0].waits != 0,
            "the stress did not stress: ok %lld errors %lld", (long long)ok, (long long)errors);
   for (int i = 0; i < 3; i++) xchg_cache_free(caches[i]);
-  TU_CHECK(xchg_buf_live_count() == live_data && xchg_buf_allocated_bytes() == bytes_data,
+  TU_CHECK(xchg_buf_live_count() == live_data && tu_live_bytes() == bytes_data,
            "leak: %lld buffers / %lld bytes live, %lld / %lld expected", (long long)xchg_buf_live_count(),
-         (long long)xchg_buf_allocated_bytes(), (long long)live_data, (long long)bytes_data);
+         (long long)tu_live_bytes(), (long long)live_data, (long long)bytes_data);
   for (int i = 0; i < N_KEYS; i++) cd_source_free(&keys[i].src);
-  TU_CHECK(xchg_buf_live_count() == live0 && xchg_buf_allocated_bytes() == bytes0, "test data leaked");
+  TU_CHECK(xchg_buf_live_count() == live0 && tu_live_bytes() == bytes0, "test data leaked");
   return tu_finish("cache_stress");
 }

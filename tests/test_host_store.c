@@ -1367,7 +1367,7 @@ static void test_without_host_dir(void) {
 
 int main(void) {
   alarm(300); /* a wait that never ends (a lost cancel, a lock never freed) fails the test */
-  int64_t live = xchg_buf_live_count(), bytes = xchg_buf_allocated_bytes();
+  int64_t live = xchg_buf_live_count(), bytes = tu_live_bytes();
   test_without_host_dir();
   test_one_decode_per_host();
   test_decoder_killed();
@@ -1388,9 +1388,9 @@ int main(void) {
   test_no_room();
   test_store_too_small();
   test_bad_bytes();
-  TU_CHECK(xchg_buf_live_count() == live && xchg_buf_allocated_bytes() == bytes,
+  TU_CHECK(xchg_buf_live_count() == live && tu_live_bytes() == bytes,
            "%lld buffers / %lld bytes live at the end, %lld / %lld at the start",
-           (long long)xchg_buf_live_count(), (long long)xchg_buf_allocated_bytes(),
+           (long long)xchg_buf_live_count(), (long long)tu_live_bytes(),
            (long long)live, (long long)bytes);
   return tu_finish("host_store");
 }

@@ -120,12 +120,12 @@ static void check_random_access(xchg_source *src, size_t n, int zero_copy) {
   /* A read_buf running past the end fails, names offset and shortfall, and
    * allocates nothing that stays. */
   CHECK_OK(xchg_source_seek(src, n - 20, &err));
-  int64_t bytes0 = xchg_buf_allocated_bytes();
+  int64_t bytes0 = tu_live_bytes();
   b = NULL;
   TU_EXPECT(xchg_source_read_buf(src, 50, &b, &err) == XCHG_EIO);
   TU_EXPECT(b == NULL);
   check_truncation_message(&err, n - 20, 30);
-  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
+  TU_EXPECT(tu_live_bytes() == bytes0);
   TU_EXPECT(xchg_source_skip(src, 21, &err) == XCHG_EIO);
   check_truncation_message(&err, n - 20, 1);
   TU_EXPECT(xchg_source_position(src) == (int64_t)n - 20);
@@ -365,12 +365,12 @@ static void test_pipe_source(size_t n, size_t big_read) {
       at += big_read;
     }
     /* Ask for more than is left: the error names where and how much. */
-    int64_t bytes0 = xchg_buf_allocated_bytes();
+    int64_t bytes0 = tu_live_bytes();
     size_t ask = n - at + (big_read ? big_read : 123);
     b = NULL;
     TU_EXPECT(xchg_source_read_buf(src, ask, &b, &err) == XCHG_EIO && b == NULL);
     check_truncation_message(&err, at, ask - (n - at));
-    TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
+    TU_EXPECT(tu_live_bytes() == bytes0);
     TU_EXPECT(xchg_source_position(src) == (int64_t)n);
     xchg_source_free(src);
   }
@@ -618,7 +618,7 @@ static void test_cancel_constructor_errors(void) {
 }
 
 int main(void) {
-  int64_t bytes0 = xchg_buf_allocated_bytes();
+  int64_t bytes0 = tu_live_bytes();
   int64_t live0 = xchg_buf_live_count();
   test_buf_source();
   test_memory_source_release();
@@ -635,7 +635,7 @@ int main(void) {
   test_fd_constructor_errors();
   test_cancel_constructor_errors();
   xchg_source_free(NULL);
-  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
+  TU_EXPECT(tu_live_bytes() == bytes0);
   TU_EXPECT(xchg_buf_live_count() == live0);
   return tu_finish("io");
 }

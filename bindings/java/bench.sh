@@ -5,8 +5,9 @@
 # live there), e.g. `scripts/setup.sh && cmake -S . -B build
 # -DCMAKE_BUILD_TYPE=Release -DXCHG_BUILD_TESTS=ON && cmake --build build -j2`.
 #
-#   bindings/java/bench.sh cached [--json] [--rows N] [--runs N] [--codecs none,lz4,zstd] [--decode-only]
-#       shape `cache`: XchgBatchReader against the JVM baseline (XchgCachedBench)
+#   bindings/java/bench.sh cached [--json] [--runs K] [--trusted] [--rows N] [--codecs none,lz4,zstd]
+#                                 [--modes batch,tasks] [--group 50] [--decode-only] [--no-stall]
+#       shape `cache`: XchgBatchDecoder against the JVM baseline (XchgCachedBench)
 #   bindings/java/bench.sh broadcast [ARGS...]
 #       shape `broadcast`: XchgBroadcastBench
 set -euo pipefail

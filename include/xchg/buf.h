@@ -73,15 +73,41 @@ XCHG_API uint8_t *xchg_buf_mutable_data(xchg_buf *buf);
 /** The buffer's length in bytes. */
 XCHG_API size_t xchg_buf_size(const xchg_buf *buf);
 
-/** Bytes currently held in buffers allocated by xchg_buf_alloc/calloc, and
- * the number of live xchg_buf objects, process-wide.  Tests use these to
- * prove that nothing leaked; engines to watch memory.  Not counted: the
- * blocks of released buffers of 16 KiB to 4 MiB, which xchg keeps (at most
- * 64 MiB of them) for the next buffers of about their size. */
+/** Bytes xchg holds for buffers it allocated, process-wide: the data of
+ * live buffers made by xchg_buf_alloc/calloc, plus the blocks of released
+ * ones kept for reuse (see xchg_buf_trim).  Engines watch this to see
+ * xchg's native memory; xchg_buf_get_metrics splits it. */
 XCHG_API int64_t xchg_buf_allocated_bytes(void);
-/** The number of live xchg_buf objects, process-wide (see
- * xchg_buf_allocated_bytes). */
+
+/** The number of live xchg_buf objects of every kind, process-wide.  Tests
+ * use it (and xchg_buf_metrics.live_bytes) to prove that nothing leaked. */
 XCHG_API int64_t xchg_buf_live_count(void);
+
+/** Process-wide figures of xchg's buffers, as xchg_buf_get_metrics reads
+ * them (each figure read on its own: under concurrent use they may be a
+ * moment apart). */
+typedef struct xchg_buf_metrics {
+  int64_t allocated_bytes;     /**< live_bytes + recycled_bytes (xchg_buf_allocated_bytes) */
+  int64_t live_bytes;          /**< data bytes of live buffers made by xchg_buf_alloc/calloc */
+  int64_t live_buffers;        /**< live xchg_buf objects of every kind (xchg_buf_live_count) */
+  /** Blocks of released buffers of 16 KiB to 4 MiB that xchg keeps, at most
+   * recycle_limit_bytes of them, for the next buffers of about their size:
+   * last in, first out per size class, so that a reader releasing each
+   * batch before decoding the next reuses memory still in the CPU's cache. */
+  int64_t recycled_bytes;
+  int64_t recycled_blocks;     /**< how many blocks recycled_bytes is */
+  int64_t recycle_limit_bytes; /**< the bound on recycled_bytes (64 MiB) */
+  int64_t reused_blocks;       /**< allocations served by a kept block, since the start */
+} xchg_buf_metrics;
+
+/** Fills *out with the figures now. */
+XCHG_API void xchg_buf_get_metrics(xchg_buf_metrics *out);
+
+/** Gives the kept blocks back to the system until at most keep_bytes of
+ * them remain (0: all), the largest first; returns the bytes given back.
+ * Buffers in use are not affected.  For an engine between jobs, or before
+ * it measures its memory. */
+XCHG_API size_t xchg_buf_trim(size_t keep_bytes);
 
 #ifdef __cplusplus
 }

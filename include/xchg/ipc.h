@@ -372,11 +372,19 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_batch_decoder_decode(const xchg_batch_d
                                                               struct ArrowArray *out,
                                                               xchg_error *err);
 
-/** Decodes n payloads into outs[0..n): every source is read on the calling
- * thread (so a source's callback may need the caller's thread, as JNI's
- * does), decompression and validation run on the options' pool.  On an
- * error, nothing is exported (every outs[i].release is NULL) and err names
- * the first payload that failed, as batch first_batch + i.
+/** Decodes n payloads into outs[0..n) on the options' pool.  Sources read
+ * by copying (not in memory), at least as many as the pool has threads:
+ * runs of payloads (at least task_bytes of source each) are decoded whole
+ * on the pool's threads and the caller's, reading included: each source is
+ * read by one thread at a time, its reads in order, but not necessarily on
+ * the calling thread, so a read callback must work on any thread (JNI's
+ * attaches the thread to the VM).  That spreads copies over every thread.
+ * Otherwise every source is read on the calling thread (a payload in
+ * memory costs no copy) and the decompression and validation are spread
+ * over the pool by their work.  Without a pool, one payload after another
+ * is decoded whole.  On an error, nothing is exported (every
+ * outs[i].release is NULL) and err names the first payload that failed, as
+ * batch first_batch + i.
  * *metadata_bytes (may be NULL) gets the bytes of framing and flatbuffers
  * read from the sources: what of the bytes read is not body, for callers
  * that count the bytes their source copied. */

@@ -15,8 +15,12 @@
  * that every batch paid for fresh pages again — the kernel zeroing and
  * mapping them cost a fifth of a heap read from the JVM.  A block goes back
  * to a free list of its size class only when its last reference goes, so an
- * exported array never sees its memory reused; the lists hold at most
- * RECYCLE_MAX_BYTES.  Under AddressSanitizer a recycled block's data is
+ * exported array never sees its memory reused.  The lists are last in,
+ * first out: a scan that releases each batch before decoding the next gets
+ * the block it just released, still in the CPU's cache, as a decoder that
+ * reuses one scratch buffer would.  They hold at most RECYCLE_LIMIT bytes,
+ * counted in xchg_buf_allocated_bytes (it is memory xchg holds) and given
+ * back by xchg_buf_trim.  Under AddressSanitizer a recycled block's data is
  * poisoned until it is handed out again, so a use after release is still
  * caught. */
 #include "xchg/buf.h"
@@ -60,7 +64,7 @@ struct xchg_buf {
 #define OWNED_HEADER_SIZE XCHG_ALIGNMENT
 _Static_assert(sizeof(struct xchg_buf) <= OWNED_HEADER_SIZE, "header must fit before the data");
 
-static atomic_int_fast64_t allocated_bytes;
+static atomic_int_fast64_t live_bytes;
 static atomic_int_fast64_t live_count;
 static atomic_int_fast64_t fail_countdown;
 
@@ -84,10 +88,86 @@ static xchg_buf *init_header(xchg_buf *buf, buf_kind kind, const void *data, siz
   return buf;
 }
 
+/* ---- headers of slices and wrapped buffers ----------------------------------- */
+
+/* A decoded batch makes and drops several slice headers; each thread keeps
+ * up to HEADER_CACHE of the headers it freed, last in, first out, for its
+ * next ones (malloc's per-thread cache holds fewer of a size, and costs
+ * more per call).  The caches are linked from a global list, so that what
+ * a live thread keeps stays reachable (a leak checker at exit sees it as
+ * such); the key's destructor frees a thread's when the thread ends. */
+#define HEADER_CACHE 32
+
+typedef struct header_cache {
+  struct header_cache *prev, *next;
+  int count;
+  xchg_buf *items[HEADER_CACHE];
+} header_cache;
+
+static _Thread_local header_cache *headers;
+static _Thread_local bool headers_refused; /* no cache for this thread: malloc it is */
+static pthread_mutex_t caches_lock = PTHREAD_MUTEX_INITIALIZER;
+static header_cache *caches;
+static pthread_key_t headers_key;
+static pthread_once_t headers_once = PTHREAD_ONCE_INIT;
+static bool headers_key_ok;
+
+/* Runs on the ending thread, which may still free headers afterwards (in
+ * another key's destructor): those go to malloc. */
+static void free_headers(void *cache) {
+  header_cache *h = cache;
+  headers = NULL;
+  headers_refused = true;
+  pthread_mutex_lock(&caches_lock);
+  if (h->prev) h->prev->next = h->next; else caches = h->next;
+  if (h->next) h->next->prev = h->prev;
+  pthread_mutex_unlock(&caches_lock);
+  while (h->count > 0) {
+    xchg_buf *buf = h->items[--h->count];
+    UNPOISON(buf, sizeof *buf);
+    free(buf);
+  }
+  free(h);
+}
+
+static void make_headers_key(void) { headers_key_ok = pthread_key_create(&headers_key, free_headers) == 0; }
+
+/* The thread's cache, made and registered (for its freeing when the thread
+ * ends) on first use; NULL when that cannot be done. */
+static header_cache *thread_headers(void) {
+  if (headers || headers_refused) return headers;
+  pthread_once(&headers_once, make_headers_key);
+  header_cache *h = headers_key_ok ? calloc(1, sizeof *h) : NULL;
+  if (!h || pthread_setspecific(headers_key, h) != 0) {
+    free(h);
+    headers_refused = true;
+    return NULL;
+  }
+  pthread_mutex_lock(&caches_lock);
+  h->next = caches;
+  if (caches) caches->prev = h;
+  caches = h;
+  pthread_mutex_unlock(&caches_lock);
+  return headers = h;
+}
+
 static xchg_buf *new_header(buf_kind kind, const void *data, size_t size) {
   if (injected_failure()) return NULL;
-  xchg_buf *buf = malloc(sizeof *buf);
-  return buf == NULL ? NULL : init_header(buf, kind, data, size);
+  header_cache *h = thread_headers();
+  xchg_buf *buf = h && h->count > 0 ? h->items[--h->count] : malloc(sizeof *buf);
+  if (buf == NULL) return NULL;
+  UNPOISON(buf, sizeof *buf);
+  return init_header(buf, kind, data, size);
+}
+
+static void free_header(xchg_buf *buf) {
+  header_cache *h = thread_headers();
+  if (h && h->count < HEADER_CACHE) {
+    POISON(buf, sizeof *buf); /* a use after the last unref is still caught */
+    h->items[h->count++] = buf;
+  } else {
+    free(buf);
+  }
 }
 
 /* ---- recycling large owned blocks -------------------------------------------- */
@@ -99,15 +179,19 @@ static xchg_buf *new_header(buf_kind kind, const void *data, size_t size) {
 #define RECYCLE_MAX_SHIFT 22 /* 4 MiB */
 #define RECYCLE_STEPS 8
 #define RECYCLE_CLASSES ((RECYCLE_MAX_SHIFT - RECYCLE_MIN_SHIFT) * RECYCLE_STEPS)
-#define RECYCLE_MAX_BYTES ((size_t)64 << 20)
+#define RECYCLE_LIMIT ((size_t)64 << 20)
 
 typedef struct free_block {
   struct free_block *next;
 } free_block;
 
+/* The lists and their totals change under the lock; the totals are atomic
+ * so that the metrics read them without it. */
 static pthread_mutex_t recycle_lock = PTHREAD_MUTEX_INITIALIZER;
 static free_block *recycled[RECYCLE_CLASSES];
-static size_t recycled_bytes;
+static atomic_size_t recycled_bytes;
+static atomic_int_fast64_t recycled_blocks;
+static atomic_int_fast64_t reused_blocks;
 
 /* The class of a data size, or -1 outside the recycled range. */
 static int size_class(size_t padded) {
@@ -126,15 +210,25 @@ static size_t class_size(int c) {
   return ((size_t)1 << shift) + ((size_t)1 << shift) / RECYCLE_STEPS * (size_t)(c % RECYCLE_STEPS + 1);
 }
 
-static void *take_recycled(int c) {
-  pthread_mutex_lock(&recycle_lock);
+/* Takes the head of class c's list off it; the lock is held. */
+static free_block *pop_locked(int c) {
   free_block *b = recycled[c];
   if (b) {
     recycled[c] = b->next;
-    recycled_bytes -= class_size(c);
+    atomic_fetch_sub_explicit(&recycled_bytes, class_size(c), memory_order_relaxed);
+    atomic_fetch_sub_explicit(&recycled_blocks, 1, memory_order_relaxed);
   }
+  return b;
+}
+
+static void *take_recycled(int c) {
+  pthread_mutex_lock(&recycle_lock);
+  free_block *b = pop_locked(c);
   pthread_mutex_unlock(&recycle_lock);
-  if (b) UNPOISON((uint8_t *)b + OWNED_HEADER_SIZE, class_size(c));
+  if (b) {
+    UNPOISON((uint8_t *)b + OWNED_HEADER_SIZE, class_size(c));
+    atomic_fetch_add_explicit(&reused_blocks, 1, memory_order_relaxed);
+  }
   return b;
 }
 
@@ -142,15 +236,39 @@ static void *take_recycled(int c) {
 static bool recycle(void *block, int c) {
   free_block *b = block;
   pthread_mutex_lock(&recycle_lock);
-  bool kept = recycled_bytes + class_size(c) <= RECYCLE_MAX_BYTES;
+  bool kept = atomic_load_explicit(&recycled_bytes, memory_order_relaxed) + class_size(c) <= RECYCLE_LIMIT;
   if (kept) {
     POISON((uint8_t *)b + OWNED_HEADER_SIZE, class_size(c));
     b->next = recycled[c];
     recycled[c] = b;
-    recycled_bytes += class_size(c);
+    atomic_fetch_add_explicit(&recycled_bytes, class_size(c), memory_order_relaxed);
+    atomic_fetch_add_explicit(&recycled_blocks, 1, memory_order_relaxed);
   }
   pthread_mutex_unlock(&recycle_lock);
   return kept;
+}
+
+/* The largest blocks go first: fewest frees for the bytes. */
+size_t xchg_buf_trim(size_t keep_bytes) {
+  free_block *doomed = NULL;
+  size_t freed = 0;
+  pthread_mutex_lock(&recycle_lock);
+  for (int c = RECYCLE_CLASSES - 1; c >= 0; c--) {
+    while (recycled[c] && atomic_load_explicit(&recycled_bytes, memory_order_relaxed) > keep_bytes) {
+      free_block *b = pop_locked(c);
+      UNPOISON((uint8_t *)b + OWNED_HEADER_SIZE, class_size(c));
+      b->next = doomed;
+      doomed = b;
+      freed += class_size(c);
+    }
+  }
+  pthread_mutex_unlock(&recycle_lock);
+  while (doomed) { /* freed outside the lock: allocations need not wait for it */
+    free_block *next = doomed->next;
+    free(doomed);
+    doomed = next;
+  }
+  return freed;
 }
 
 static void free_owned(xchg_buf *buf) {
@@ -178,7 +296,7 @@ static xchg_buf *alloc_owned(size_t size, bool zero) {
   } else {
     memset(data + size, 0, padded - size);
   }
-  atomic_fetch_add_explicit(&allocated_bytes, (int_fast64_t)size, memory_order_relaxed);
+  atomic_fetch_add_explicit(&live_bytes, (int_fast64_t)size, memory_order_relaxed);
   return init_header(buf, BUF_OWNED, data, size);
 }
 
@@ -219,16 +337,16 @@ void xchg_buf_unref(xchg_buf *buf) {
   atomic_fetch_sub_explicit(&live_count, 1, memory_order_relaxed);
   switch (buf->kind) {
     case BUF_OWNED:
-      atomic_fetch_sub_explicit(&allocated_bytes, (int_fast64_t)buf->size, memory_order_relaxed);
+      atomic_fetch_sub_explicit(&live_bytes, (int_fast64_t)buf->size, memory_order_relaxed);
       free_owned(buf);
       return;
     case BUF_WRAPPED:
       if (buf->release != NULL) buf->release(buf->release_ctx, buf->data, buf->size);
-      free(buf);
+      free_header(buf);
       return;
     case BUF_SLICE: {
       xchg_buf *root = buf->root;
-      free(buf);
+      free_header(buf);
       xchg_buf_unref(root); /* a root is never a slice: at most one level deep */
       return;
     }
@@ -242,9 +360,20 @@ uint8_t *xchg_buf_mutable_data(xchg_buf *buf) { return (uint8_t *)buf->data; }
 size_t xchg_buf_size(const xchg_buf *buf) { return buf->size; }
 
 int64_t xchg_buf_allocated_bytes(void) {
-  return (int64_t)atomic_load_explicit(&allocated_bytes, memory_order_relaxed);
+  return (int64_t)atomic_load_explicit(&live_bytes, memory_order_relaxed) +
+         (int64_t)atomic_load_explicit(&recycled_bytes, memory_order_relaxed);
 }
 
 int64_t xchg_buf_live_count(void) {
   return (int64_t)atomic_load_explicit(&live_count, memory_order_relaxed);
+}
+
+void xchg_buf_get_metrics(xchg_buf_metrics *out) {
+  out->live_bytes = (int64_t)atomic_load_explicit(&live_bytes, memory_order_relaxed);
+  out->live_buffers = xchg_buf_live_count();
+  out->recycled_bytes = (int64_t)atomic_load_explicit(&recycled_bytes, memory_order_relaxed);
+  out->recycled_blocks = (int64_t)atomic_load_explicit(&recycled_blocks, memory_order_relaxed);
+  out->recycle_limit_bytes = (int64_t)RECYCLE_LIMIT;
+  out->reused_blocks = (int64_t)atomic_load_explicit(&reused_blocks, memory_order_relaxed);
+  out->allocated_bytes = out->live_bytes + out->recycled_bytes;
 }

@@ -3,11 +3,19 @@
  *
  * Each payload is a short run of messages over a seekable source of known
  * size.  Its messages are read here (framing and Message flatbuffer), its
- * dictionaries and record batches decoded by decode.c's steps: every
- * payload is planned on the calling thread, so that its source is only
- * ever read there, and the payloads' decompression and validation then run
- * on the pool, in runs of payloads of about equal work (or, with too few
- * payloads for the threads, each payload's jobs spread over the pool). */
+ * dictionaries and record batches decoded by decode.c's steps.  Three ways:
+ *   - no pool: one payload after another, each from reading to export, so
+ *     that what one frees serves the next;
+ *   - sources read by copying (a JVM heap array), at least as many as the
+ *     pool has threads: runs of payloads of about equal size decoded whole
+ *     on the pool, reading included (each source read by one thread, its
+ *     reads in order), so that the copies are made on every thread;
+ *   - else (sources in memory, or few): every payload planned on the
+ *     calling thread (planning reads no body of a payload in memory), then
+ *     runs of payloads of about equal work finished on the pool, or each
+ *     payload's jobs spread over it, or all on the caller when the work is
+ *     not worth a hand-off. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +49,9 @@ typedef struct planned {
   struct planned *next;
 } planned;
 
+/* A payload being decoded.  Everything before `error` is zeroed when it
+ * starts (error is written only on failure: a kilobyte not to clear per
+ * payload). */
 typedef struct payload {
   const xchg_batch_decoder *dec;
   xchg_source *src;
@@ -51,11 +62,20 @@ typedef struct payload {
   int is_stream;    /* it began with a schema message */
   ipc_dictionaries dicts;
   planned *first, *last;
+  planned one; /* the first batch's room: most payloads hold one */
   ipc_jobs jobs;
   ipc_array *result;
   xchg_status status;
   xchg_error error;
 } payload;
+
+static void payload_init(payload *p, const xchg_batch_decoder *dec, xchg_source *src, int64_t batch) {
+  memset(p, 0, offsetof(payload, error));
+  p->dec = dec;
+  p->src = src;
+  p->batch = batch;
+  p->status = XCHG_OK;
+}
 
 /* ---- the decoder ---------------------------------------------------------- */
 
@@ -137,6 +157,11 @@ static xchg_status read_word(payload *p, uint32_t *value, xchg_error *err) {
   uint8_t word[4];
   size_t got;
   int64_t at = position(p);
+  if (p->memory && remaining(p) >= 4) { /* in memory: a load, no read */
+    *value = fb_load_u32(xchg_buf_data(p->memory) + at);
+    p->metadata_bytes += 4;
+    return xchg_source_seek(p->src, (uint64_t)at + 4, err);
+  }
   xchg_status st = xchg_source_read(p->src, word, 4, &got, err);
   if (st == XCHG_OK && got < 4)
     st = xchg_errorf(err, XCHG_EIO, "message %lld: the payload ends inside its framing at byte %lld "
@@ -248,7 +273,7 @@ static xchg_status read_dictionary(payload *p, const message *m, xchg_error *err
 }
 
 static xchg_status plan_batch(payload *p, const message *m, xchg_error *err) {
-  planned *b = calloc(1, sizeof *b);
+  planned *b = p->first ? calloc(1, sizeof *b) : &p->one;
   if (!b) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   b->ctx = decode_ctx(p, m);
   ipc_body body;
@@ -259,7 +284,7 @@ static xchg_status plan_batch(payload *p, const message *m, xchg_error *err) {
                          &b->array, err);
   xchg_buf_unref(body.mem);
   if (st != XCHG_OK) {
-    free(b);
+    if (b != &p->one) free(b);
     return st;
   }
   if (p->last) p->last->next = b; else p->first = b;
@@ -334,7 +359,8 @@ static xchg_status concat_batches(const ipc_field *root, ipc_array *a, ipc_array
  * joins them into p->result. */
 static xchg_status finish_payload(payload *p, xchg_pool *pool, xchg_error *err) {
   const ipc_field *root = &p->dec->schema.root;
-  xchg_status st = ipc_jobs_run(&p->jobs, pool, p->dec->opts.task_bytes, NULL, err);
+  xchg_status st = p->jobs.count > 0 ? ipc_jobs_run(&p->jobs, pool, p->dec->opts.task_bytes, NULL, err)
+                                      : XCHG_OK; /* nothing compressed was selected */
   for (planned *b = p->first; b && st == XCHG_OK; b = b->next)
     st = ipc_decode_validate(&b->ctx, root->children, root->n_children, 0, b->array, err);
   for (planned *b = p->first; b && st == XCHG_OK; b = b->next) {
@@ -351,30 +377,46 @@ static xchg_status finish_payload(payload *p, xchg_pool *pool, xchg_error *err) 
 
 /* Payloads [starts[t], starts[t+1]) are task t. */
 typedef struct payload_groups {
+  const xchg_batch_decoder *dec;
   payload *ps;
   int64_t *starts;
+  xchg_source *const *srcs;
+  struct ArrowArray *outs;
 } payload_groups;
 
-static void finish_group(void *ctx, int64_t t) {
-  payload_groups *g = ctx;
-  for (int64_t i = g->starts[t]; i < g->starts[t + 1]; i++) {
-    payload *p = &g->ps[i];
-    if (p->status == XCHG_OK) p->status = finish_payload(p, NULL, &p->error);
+/* Cuts the n payloads into runs of about equal source size, at least
+ * task_bytes each and about four per thread; returns how many.  (What a
+ * payload costs is not known before it is read: its size stands for it.) */
+static int64_t group_by_size(xchg_source *const *srcs, int64_t n, int threads, int64_t task_bytes,
+                              int64_t *starts) {
+  int64_t total = 0, groups = 0, acc = 0;
+  for (int64_t i = 0; i < n; i++) total += srcs[i] ? xchg_source_size(srcs[i]) : 0;
+  int64_t target = total / (4 * threads);
+  if (target < task_bytes) target = task_bytes;
+  starts[0] = 0;
+  for (int64_t i = 0; i < n; i++) {
+    acc += srcs[i] ? xchg_source_size(srcs[i]) : 0;
+    if (acc >= target || i == n - 1) {
+      starts[++groups] = i + 1;
+      acc = 0;
+    }
   }
+  return groups;
 }
 
-/* A payload's work in bytes' worth of decompression: its decompressed
- * bytes, and a byte per value validated (a row of each selected column). */
+/* A planned payload's work in bytes' worth of decompression: its
+ * decompressed bytes, and a byte per value validated (a row of each
+ * selected column). */
 static int64_t payload_work(const payload *p) {
   int64_t rows = 0;
   for (const planned *b = p->first; b; b = b->next) rows += b->array->length;
   return p->jobs.bytes + rows * (p->first ? p->first->array->n_children : 0);
 }
 
-/* Cuts the payloads into runs of about equal work, at least task_bytes
+/* Cuts planned payloads into runs of about equal work, at least task_bytes
  * each and about four per thread; returns how many. */
-static int64_t group_payloads(payload *ps, int64_t n, int threads, int64_t task_bytes,
-                              int64_t total, int64_t *starts) {
+static int64_t group_by_work(const payload *ps, int64_t n, int threads, int64_t task_bytes,
+                             int64_t total, int64_t *starts) {
   int64_t target = total / (4 * threads), groups = 0, acc = 0;
   if (target < task_bytes) target = task_bytes;
   starts[0] = 0;
@@ -388,11 +430,40 @@ static int64_t group_payloads(payload *ps, int64_t n, int threads, int64_t task_
   return groups;
 }
 
+static void payload_free(payload *p);
+static xchg_status start_payload(payload *p, const xchg_batch_decoder *dec, xchg_source *src,
+                                 int64_t batch);
+static xchg_status export_payload(payload *p, struct ArrowArray *out);
+
+/* Decodes a run of payloads on one thread, from reading to export; the
+ * first failure ends the run (a later payload's error would not be the
+ * one reported). */
+static void decode_group(void *ctx, int64_t t) {
+  payload_groups *g = ctx;
+  for (int64_t i = g->starts[t]; i < g->starts[t + 1]; i++) {
+    payload *p = &g->ps[i];
+    p->status = start_payload(p, g->dec, g->srcs[i], p->batch);
+    if (p->status == XCHG_OK) p->status = finish_payload(p, NULL, &p->error);
+    if (p->status == XCHG_OK) p->status = export_payload(p, &g->outs[i]);
+    if (p->status != XCHG_OK) return;
+  }
+}
+
+/* Decompresses, validates and exports a run of planned payloads. */
+static void finish_group(void *ctx, int64_t t) {
+  payload_groups *g = ctx;
+  for (int64_t i = g->starts[t]; i < g->starts[t + 1]; i++) {
+    payload *p = &g->ps[i];
+    if (p->status == XCHG_OK) p->status = finish_payload(p, NULL, &p->error);
+    if (p->status == XCHG_OK) p->status = export_payload(p, &g->outs[i]);
+  }
+}
+
 static void payload_free(payload *p) {
   for (planned *b = p->first, *next; b; b = next) {
     next = b->next;
     ipc_array_unref(b->array);
-    free(b);
+    if (b != &p->one) free(b);
   }
   ipc_jobs_free(&p->jobs);
   ipc_dictionaries_free(&p->dicts);
@@ -402,7 +473,7 @@ static void payload_free(payload *p) {
 
 static xchg_status start_payload(payload *p, const xchg_batch_decoder *dec, xchg_source *src,
                                  int64_t batch) {
-  *p = (payload){.dec = dec, .src = src, .batch = batch};
+  payload_init(p, dec, src, batch);
   if (!src || xchg_source_size(src) < 0)
     return xchg_errorf(&p->error, XCHG_EINVAL, "the payload's source is not seekable or is NULL");
   p->memory = xchg_source_memory(src);
@@ -410,37 +481,48 @@ static xchg_status start_payload(payload *p, const xchg_batch_decoder *dec, xchg
   return st == XCHG_OK ? plan_payload(p, &p->error) : st;
 }
 
-/* Decompresses and validates every planned payload: on the caller when
- * all of it is not worth a hand-off, in runs of payloads on the pool when
- * there are enough to keep the threads busy, else each payload's jobs
- * spread over the pool (few large payloads). */
-static void finish_all(payload *ps, int64_t n, const xchg_ipc_read_options *opts) {
-  xchg_pool *pool = opts->pool;
-  int threads = xchg_pool_threads(pool);
-  int64_t total = 0;
-  for (int64_t i = 0; i < n; i++) total += payload_work(&ps[i]);
-  payload_groups g = {ps, NULL};
-  int64_t groups = 1;
-  if (threads > 1 && total >= 2 * opts->task_bytes && (g.starts = malloc(sizeof *g.starts * ((size_t)n + 1))))
-    groups = group_payloads(ps, n, threads, opts->task_bytes, total, g.starts);
-  if (g.starts && groups >= threads) {
-    xchg_pool_run(pool, groups, finish_group, &g);
-  } else {
-    for (int64_t i = 0; i < n; i++)
-      if (ps[i].status == XCHG_OK) ps[i].status = finish_payload(&ps[i], g.starts ? pool : NULL, &ps[i].error);
-  }
-  free(g.starts);
+static xchg_status export_payload(payload *p, struct ArrowArray *out) {
+  xchg_status st = ipc_array_export(p->result, out, &p->error);
+  ipc_array_unref(p->result); /* the export holds what it needs */
+  p->result = NULL;
+  return st;
 }
 
-static xchg_status export_all(payload *ps, int64_t n, struct ArrowArray *outs, xchg_error *err) {
-  for (int64_t i = 0; i < n; i++) {
-    xchg_status st = ipc_array_export(ps[i].result, &outs[i], err);
-    if (st == XCHG_OK) continue;
-    xchg_error_prefix(err, "batch %lld: ", (long long)ps[i].batch);
-    while (i-- > 0) outs[i].release(&outs[i]);
-    return st;
+/* Plans every payload on the calling thread, then finishes them: on the
+ * caller when all of it is not worth a hand-off, in runs of payloads of
+ * about equal work on the pool when there are enough to keep its threads
+ * busy, else each payload's jobs spread over the pool (few large ones). */
+static void decode_on_caller(payload *ps, int64_t n, const xchg_batch_decoder *dec,
+                             xchg_source *const *srcs, int64_t *starts, struct ArrowArray *outs) {
+  xchg_status st = XCHG_OK;
+  int64_t total = 0, groups = 0;
+  for (int64_t i = 0; i < n && st == XCHG_OK; i++) {
+    st = ps[i].status = start_payload(&ps[i], dec, srcs[i], ps[i].batch);
+    total += payload_work(&ps[i]);
   }
-  return XCHG_OK;
+  if (st != XCHG_OK) return;
+  int threads = xchg_pool_threads(dec->opts.pool);
+  if (starts && total >= 2 * dec->opts.task_bytes)
+    groups = group_by_work(ps, n, threads, dec->opts.task_bytes, total, starts);
+  payload_groups g = {dec, ps, starts, srcs, outs};
+  if (groups >= threads) {
+    xchg_pool_run(dec->opts.pool, groups, finish_group, &g);
+    return;
+  }
+  xchg_pool *spread = groups > 0 ? dec->opts.pool : NULL;
+  for (int64_t i = 0; i < n && st == XCHG_OK; i++)
+    st = ps[i].status = finish_payload(&ps[i], spread, &ps[i].error);
+  for (int64_t i = 0; i < n && st == XCHG_OK; i++) st = ps[i].status = export_payload(&ps[i], &outs[i]);
+}
+
+/* Whether any of the sources is read by copying (not in memory). */
+static int any_copied(xchg_source *const *srcs, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    xchg_buf *memory = srcs[i] ? xchg_source_memory(srcs[i]) : NULL;
+    if (!memory) return 1;
+    xchg_buf_unref(memory);
+  }
+  return 0;
 }
 
 xchg_status xchg_batch_decoder_decode_many(const xchg_batch_decoder *dec, xchg_source *const *srcs,
@@ -451,26 +533,41 @@ xchg_status xchg_batch_decoder_decode_many(const xchg_batch_decoder *dec, xchg_s
     return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_decode_many: bad arguments");
   for (int64_t i = 0; i < n; i++) memset(&outs[i], 0, sizeof outs[i]);
   if (n == 0) return XCHG_OK;
-  payload *ps = calloc((size_t)n, sizeof *ps);
-  if (!ps) return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %lld payloads", (long long)n);
-  int64_t planned_count = 0;
-  xchg_status st = XCHG_OK;
-  while (planned_count < n && st == XCHG_OK) {
-    payload *p = &ps[planned_count++];
-    st = p->status = start_payload(p, dec, srcs[planned_count - 1], first_batch + planned_count - 1);
-    if (metadata_bytes) *metadata_bytes += p->metadata_bytes;
+  payload one, *ps = n == 1 ? &one : malloc((size_t)n * sizeof *ps);
+  int threads = xchg_pool_threads(dec->opts.pool);
+  int64_t *starts = threads > 1 && n > 1 ? malloc(sizeof *starts * ((size_t)n + 1)) : NULL;
+  if (!ps || (threads > 1 && n > 1 && !starts)) {
+    if (ps != &one) free(ps);
+    free(starts);
+    return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %lld payloads", (long long)n);
   }
-  if (st == XCHG_OK) finish_all(ps, n, &dec->opts);
-  for (int64_t i = 0; i < planned_count && st == XCHG_OK; i++) st = ps[i].status;
-  for (int64_t i = 0; i < planned_count; i++) {
-    if (ps[i].status == XCHG_OK) continue;
+  /* Until a payload is tried, it is not a failure. */
+  for (int64_t i = 0; i < n; i++) payload_init(&ps[i], dec, NULL, first_batch + i);
+  if (threads <= 1) { /* one payload after another, each from reading to export */
+    int64_t all[2] = {0, n};
+    payload_groups g = {dec, ps, all, srcs, outs};
+    decode_group(&g, 0);
+  } else if (n >= threads && any_copied(srcs, n)) { /* the copies on every thread */
+    payload_groups g = {dec, ps, starts, srcs, outs};
+    xchg_pool_run(dec->opts.pool, group_by_size(srcs, n, threads, dec->opts.task_bytes, starts),
+                  decode_group, &g);
+  } else {
+    decode_on_caller(ps, n, dec, srcs, starts, outs);
+  }
+  xchg_status st = XCHG_OK;
+  for (int64_t i = 0; i < n; i++) {
+    if (metadata_bytes) *metadata_bytes += ps[i].metadata_bytes;
+    if (st != XCHG_OK || ps[i].status == XCHG_OK) continue;
+    st = ps[i].status;
     if (err) *err = ps[i].error;
     xchg_error_prefix(err, "batch %lld: ", (long long)ps[i].batch);
-    break;
   }
-  if (st == XCHG_OK) st = export_all(ps, n, outs, err);
-  for (int64_t i = 0; i < planned_count; i++) payload_free(&ps[i]);
-  free(ps);
+  for (int64_t i = 0; i < n; i++) {
+    if (st != XCHG_OK && outs[i].release) outs[i].release(&outs[i]);
+    payload_free(&ps[i]);
+  }
+  if (ps != &one) free(ps);
+  free(starts);
   return st;
 }
 

@@ -396,6 +396,34 @@ static xchg_status skip_field(decoder *d, const ipc_field *f, int as_value) {
   return st;
 }
 
+/* The field nodes and buffers of f and its descendants, counted from the
+ * schema alone; false for a view type, whose buffer count is in the
+ * message (variadicBufferCounts). */
+static int layout_span(const decoder *d, const ipc_field *f, int as_value, int64_t *nodes,
+                       int64_t *buffers) {
+  int encoded = f->dict_encoded && !as_value;
+  if (!encoded && (f->type == IPC_BINARY_VIEW || f->type == IPC_UTF8_VIEW)) return 0;
+  *nodes += 1;
+  *buffers += ipc_field_buffer_count(f, as_value, d->ctx->metadata_version);
+  for (int64_t i = 0; !encoded && i < f->n_children; i++)
+    if (!layout_span(d, &f->children[i], 0, nodes, buffers)) return 0;
+  return 1;
+}
+
+/* Steps over an unselected field of a batch being planned: its nodes and
+ * buffers are never read, so they are only counted (skip_field checks
+ * each; views need it for their counts).  A message with fewer than that
+ * fails at the next field's node or buffer, or at the end, where
+ * ipc_decode_plan holds the counts used against the message's. */
+static xchg_status skip_unread(decoder *d, const ipc_field *f, int as_value) {
+  int64_t nodes = 0, buffers = 0;
+  if (!layout_span(d, f, as_value, &nodes, &buffers)) return skip_field(d, f, as_value);
+  d->field = f;
+  d->next_node += (uint32_t)nodes;
+  d->next_buffer += (uint32_t)buffers;
+  return XCHG_OK;
+}
+
 static xchg_status plan_field(decoder *d, const ipc_field *f, int as_value, ipc_array **out);
 
 static int64_t selected_children(const ipc_field *f) {
@@ -410,7 +438,7 @@ static xchg_status plan_children(decoder *d, const ipc_field *f, ipc_array *a) {
   int64_t k = 0;
   for (int64_t i = 0; i < f->n_children; i++) {
     const ipc_field *c = &f->children[i];
-    xchg_status st = c->skip ? skip_field(d, c, 0) : plan_field(d, c, 0, &a->children[k++]);
+    xchg_status st = c->skip ? skip_unread(d, c, 0) : plan_field(d, c, 0, &a->children[k++]);
     if (st != XCHG_OK) return st;
   }
   d->field = f;
@@ -602,7 +630,7 @@ xchg_status ipc_decode_plan(const ipc_decode_ctx *ctx, const fb_table *batch, co
   root->length = length;
   for (int64_t i = 0, k = 0; i < n_columns && st == XCHG_OK; i++) {
     if (columns[i].skip && !dictionary_values) {
-      st = skip_field(&d, &columns[i], dictionary_values);
+      st = skip_unread(&d, &columns[i], dictionary_values);
       continue;
     }
     st = plan_field(&d, &columns[i], dictionary_values, &root->children[k]);

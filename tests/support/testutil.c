@@ -1,6 +1,8 @@
 /* testutil.c — see testutil.h. */
 #include "support/testutil.h"
 
+#include "xchg/buf.h"
+
 #include <dirent.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -131,6 +133,12 @@ void tu_walk(const char *dir, const char *suffix, tu_file_fn fn, void *ctx) {
     else if (suffix == NULL || tu_has_suffix(e->d_name, suffix)) fn(path, ctx);
   }
   closedir(d);
+}
+
+int64_t tu_live_bytes(void) {
+  xchg_buf_metrics m;
+  xchg_buf_get_metrics(&m);
+  return m.live_bytes;
 }
 
 uint64_t tu_splitmix64(uint64_t *state) {

@@ -115,6 +115,11 @@ int tu_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- random numbers ------------------------------------------------------ */
 
+/* Data bytes of live xchg buffers (xchg_buf_metrics.live_bytes), what a
+ * leak check compares: xchg_buf_allocated_bytes also counts the blocks the
+ * recycler keeps after a release. */
+int64_t tu_live_bytes(void);
+
 /* The next value of the splitmix64 sequence from *state (Steele, Lea and
  * Flood's generator): fixed seeds give the same inputs on every run. */
 uint64_t tu_splitmix64(uint64_t *state);

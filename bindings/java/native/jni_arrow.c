@@ -1,6 +1,6 @@
-/* jni_arrow.c — native memory figures, C Data Interface struct helpers
- * for callers without Arrow Java, and the column checksums tests use to
- * check decoded values from Java. */
+/* jni_arrow.c — native memory figures, the C Data Interface structs of
+ * callers without Arrow Java, and what tests read from them: lengths,
+ * schema names, and column checksums to check decoded values from Java. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,7 +17,68 @@ JNIEXPORT jlong JNICALL Java_org_xchg_Xchg_liveBuffers(JNIEnv *env, jclass cls) 
   return xchg_buf_live_count();
 }
 
-/* ---- struct helpers ------------------------------------------------------ */
+JNIEXPORT void JNICALL Java_org_xchg_Xchg_nBufferMetrics(JNIEnv *env, jclass cls, jlongArray out) {
+  xchg_buf_metrics m;
+  xchg_buf_get_metrics(&m);
+  jlong v[org_xchg_XchgBufferMetrics_COUNT];
+  v[org_xchg_XchgBufferMetrics_ALLOCATED_BYTES] = m.allocated_bytes;
+  v[org_xchg_XchgBufferMetrics_LIVE_BYTES] = m.live_bytes;
+  v[org_xchg_XchgBufferMetrics_LIVE_BUFFERS] = m.live_buffers;
+  v[org_xchg_XchgBufferMetrics_RECYCLED_BYTES] = m.recycled_bytes;
+  v[org_xchg_XchgBufferMetrics_RECYCLED_BLOCKS] = m.recycled_blocks;
+  v[org_xchg_XchgBufferMetrics_RECYCLE_LIMIT_BYTES] = m.recycle_limit_bytes;
+  v[org_xchg_XchgBufferMetrics_REUSED_BLOCKS] = m.reused_blocks;
+  (*env)->SetLongArrayRegion(env, out, 0, org_xchg_XchgBufferMetrics_COUNT, v);
+}
+
+JNIEXPORT jlong JNICALL Java_org_xchg_Xchg_nTrimBuffers(JNIEnv *env, jclass cls, jlong keep) {
+  return (jlong)xchg_buf_trim((size_t)keep);
+}
+
+/* ---- C Data Interface structs ------------------------------------------------ */
+
+static size_t struct_size(jint kind) {
+  return kind == org_xchg_CDataStruct_ARRAY    ? sizeof(struct ArrowArray)
+         : kind == org_xchg_CDataStruct_SCHEMA ? sizeof(struct ArrowSchema)
+                                               : sizeof(struct ArrowArrayStream);
+}
+
+/* Calls the release callback of what the struct holds, if anything, and
+ * marks it released (the callback does too, as the spec asks). */
+static void release_struct(jint kind, jlong address) {
+  if (kind == org_xchg_CDataStruct_ARRAY) {
+    struct ArrowArray *a = XJ_PTR(struct ArrowArray, address);
+    if (a->release) a->release(a);
+    a->release = NULL;
+  } else if (kind == org_xchg_CDataStruct_SCHEMA) {
+    struct ArrowSchema *s = XJ_PTR(struct ArrowSchema, address);
+    if (s->release) s->release(s);
+    s->release = NULL;
+  } else {
+    struct ArrowArrayStream *s = XJ_PTR(struct ArrowArrayStream, address);
+    if (s->release) s->release(s);
+    s->release = NULL;
+  }
+}
+
+JNIEXPORT jlong JNICALL Java_org_xchg_CDataStruct_nAllocate(JNIEnv *env, jclass cls, jint kind) {
+  void *p = calloc(1, struct_size(kind));
+  if (!p) xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: C Data struct");
+  return XJ_HANDLE(p);
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_CDataStruct_nRelease(JNIEnv *env, jclass cls, jint kind,
+                                                         jlong address) {
+  release_struct(kind, address);
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_CDataStruct_nFree(JNIEnv *env, jclass cls, jint kind,
+                                                      jlong address) {
+  release_struct(kind, address);
+  free(XJ_PTR(void, address));
+}
+
+/* ---- TestHooks ------------------------------------------------------------------ */
 
 static int address_ok(JNIEnv *env, jlong address) {
   if (address != 0) return 1;
@@ -25,29 +86,7 @@ static int address_ok(JNIEnv *env, jlong address) {
   return 0;
 }
 
-JNIEXPORT jlong JNICALL Java_org_xchg_Xchg_allocateArrowArray(JNIEnv *env, jclass cls) {
-  struct ArrowArray *a = calloc(1, sizeof *a);
-  if (!a) xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: ArrowArray");
-  return XJ_HANDLE(a);
-}
-
-JNIEXPORT void JNICALL Java_org_xchg_Xchg_freeArrowArray(JNIEnv *env, jclass cls, jlong address) {
-  struct ArrowArray *a = XJ_PTR(struct ArrowArray, address);
-  if (!a) return;
-  if (a->release) a->release(a);
-  free(a);
-}
-
-JNIEXPORT void JNICALL Java_org_xchg_Xchg_releaseArrowArray(JNIEnv *env, jclass cls,
-                                                             jlong address) {
-  struct ArrowArray *a = XJ_PTR(struct ArrowArray, address);
-  if (!address_ok(env, address) || !a->release) return;
-  a->release(a);
-  a->release = NULL;
-}
-
-JNIEXPORT jlong JNICALL Java_org_xchg_Xchg_arrowArrayLength(JNIEnv *env, jclass cls,
-                                                            jlong address) {
+JNIEXPORT jlong JNICALL Java_org_xchg_TestHooks_arrayLength(JNIEnv *env, jclass cls, jlong address) {
   if (!address_ok(env, address)) return 0;
   const struct ArrowArray *a = XJ_PTR(struct ArrowArray, address);
   if (!a->release) {
@@ -57,18 +96,9 @@ JNIEXPORT jlong JNICALL Java_org_xchg_Xchg_arrowArrayLength(JNIEnv *env, jclass 
   return a->length;
 }
 
-JNIEXPORT jlong JNICALL Java_org_xchg_Xchg_allocateArrowSchema(JNIEnv *env, jclass cls) {
-  struct ArrowSchema *s = calloc(1, sizeof *s);
-  if (!s) xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: ArrowSchema");
-  return XJ_HANDLE(s);
-}
-
-JNIEXPORT void JNICALL Java_org_xchg_Xchg_freeArrowSchema(JNIEnv *env, jclass cls,
-                                                          jlong address) {
-  struct ArrowSchema *s = XJ_PTR(struct ArrowSchema, address);
-  if (!s) return;
-  if (s->release) s->release(s);
-  free(s);
+JNIEXPORT jboolean JNICALL Java_org_xchg_TestHooks_arrayReleased(JNIEnv *env, jclass cls,
+                                                                jlong address) {
+  return address_ok(env, address) && !XJ_PTR(struct ArrowArray, address)->release;
 }
 
 /* The schema at address, or its child `child` (-1: itself); NULL with an
@@ -88,14 +118,14 @@ static const struct ArrowSchema *schema_node(JNIEnv *env, jlong address, jint ch
   return s->children[child];
 }
 
-JNIEXPORT jstring JNICALL Java_org_xchg_Xchg_arrowSchemaFormat(JNIEnv *env, jclass cls,
-                                                               jlong address, jint child) {
+JNIEXPORT jstring JNICALL Java_org_xchg_TestHooks_schemaFormat(JNIEnv *env, jclass cls,
+                                                              jlong address, jint child) {
   const struct ArrowSchema *s = schema_node(env, address, child);
   return s ? (*env)->NewStringUTF(env, s->format) : NULL;
 }
 
-JNIEXPORT jstring JNICALL Java_org_xchg_Xchg_arrowSchemaName(JNIEnv *env, jclass cls,
-                                                             jlong address, jint child) {
+JNIEXPORT jstring JNICALL Java_org_xchg_TestHooks_schemaName(JNIEnv *env, jclass cls,
+                                                            jlong address, jint child) {
   const struct ArrowSchema *s = schema_node(env, address, child);
   return s && s->name ? (*env)->NewStringUTF(env, s->name) : NULL;
 }

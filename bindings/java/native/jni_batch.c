@@ -1,173 +1,221 @@
-/* jni_batch.c — org.xchg.XchgBatchReader over xchg_batch_decoder.
+/* jni_batch.c — org.xchg.XchgBatchDecoder over xchg_batch_decoder.
  *
  * A heap payload becomes a positional-read source (xchg_source_from_read_at)
- * whose reads are GetByteArrayRegion calls of exactly the ranges the
- * decoder reads: the framing and metadata, then the selected buffers, each
- * straight into its final (or decompression-source) buffer.  The decoder
- * reads every source on the calling thread, the only one whose JNIEnv may
- * be used here, and decompresses on the pool.  A direct payload becomes a
- * memory source: its uncompressed buffers are exported in place, and a
- * global reference keeps the ByteBuffer reachable until the last array
- * pointing into it is released. */
+ * whose reads are GetByteArrayRegion calls, at most XJ_COPY_STEP bytes each,
+ * of exactly the ranges the decoder reads: the framing and metadata, then
+ * the selected buffers, each straight into its final (or
+ * decompression-source) buffer.  decodeMany's sources are read on the
+ * decoder's pool (xchg_batch_decoder_decode_many), so the reads work on any
+ * thread: each takes its thread's JNIEnv (attaching a pool worker) and the
+ * payload from a global reference to the payload array.  No critical
+ * region is ever entered: a GC waits for one 64 KiB copy at most.
+ *
+ * A direct payload becomes a memory source: its uncompressed buffers are
+ * exported in place, and a global reference keeps the ByteBuffer reachable
+ * until the last array pointing into it is released.
+ *
+ * Nothing here allocates a Java object but on an error (the exception). */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "xchg/ipc.h"
 #include "xchg_jni.h"
 
-typedef struct xj_reader {
+typedef struct xj_decoder {
   xchg_batch_decoder *dec;
   xchg_pool *own_pool;       /* NULL with the default pool or none */
   struct ArrowSchema schema; /* exported once, for checksums */
-} xj_reader;
+  atomic_llong heap_bytes;   /* body bytes copied out of heap arrays */
+  atomic_llong metadata_bytes;
+} xj_decoder;
 
-JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchReader_nOpen(JNIEnv *env, jclass cls,
-                                                            jbyteArray schema, jlongArray columns,
-                                                            jint threads) {
-  xj_reader *r = calloc(1, sizeof *r);
+JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nOpen(JNIEnv *env, jclass cls,
+                                                             jbyteArray schema, jlongArray columns,
+                                                             jint threads, jint validation) {
+  xj_decoder *d = calloc(1, sizeof *d);
   jsize n_cols = columns ? (*env)->GetArrayLength(env, columns) : 0;
   jsize size = (*env)->GetArrayLength(env, schema);
   int64_t *cols = malloc(sizeof *cols * ((size_t)n_cols + 1));
   jbyte *bytes = malloc((size_t)size + 1);
   xchg_error err;
   xchg_status st = XCHG_OK;
-  if (!r || !cols || !bytes) st = xchg_errorf(&err, XCHG_ENOMEM, "XchgBatchReader: out of memory");
-  if (st == XCHG_OK && threads > 1) st = xchg_pool_create(threads, &r->own_pool, &err);
+  if (!d || !cols || !bytes) st = xchg_errorf(&err, XCHG_ENOMEM, "XchgBatchDecoder: out of memory");
+  if (st == XCHG_OK && threads > 1) st = xchg_pool_create(threads, &d->own_pool, &err);
   if (st == XCHG_OK) {
     (*env)->GetByteArrayRegion(env, schema, 0, size, bytes);
     if (columns) (*env)->GetLongArrayRegion(env, columns, 0, n_cols, (jlong *)cols);
     xchg_ipc_read_options opts;
     xchg_ipc_read_options_init(&opts);
-    opts.pool = threads == 0 ? xchg_pool_default() : r->own_pool;
-    st = xchg_batch_decoder_open(bytes, (size_t)size, columns ? cols : NULL, n_cols, &opts, &r->dec,
+    opts.pool = threads == 0 ? xchg_pool_default() : d->own_pool;
+    opts.validation = (xchg_validation)validation;
+    st = xchg_batch_decoder_open(bytes, (size_t)size, columns ? cols : NULL, n_cols, &opts, &d->dec,
                                  &err);
   }
-  if (st == XCHG_OK) st = xchg_batch_decoder_schema(r->dec, &r->schema, &err);
+  if (st == XCHG_OK) st = xchg_batch_decoder_schema(d->dec, &d->schema, &err);
   free(cols);
   free(bytes);
-  if (st == XCHG_OK) return XJ_HANDLE(r);
+  if (st == XCHG_OK) return XJ_HANDLE(d);
   xj_throw_error(env, st, &err, NULL);
-  if (r) {
-    xchg_batch_decoder_free(r->dec);
-    xchg_pool_free(r->own_pool);
+  if (d) {
+    xchg_batch_decoder_free(d->dec);
+    xchg_pool_free(d->own_pool);
   }
-  free(r);
+  free(d);
   return 0;
 }
 
-JNIEXPORT void JNICALL Java_org_xchg_XchgBatchReader_nClose(JNIEnv *env, jclass cls, jlong handle) {
-  xj_reader *r = XJ_PTR(xj_reader, handle);
-  r->schema.release(&r->schema);
-  xchg_batch_decoder_free(r->dec);
-  xchg_pool_free(r->own_pool);
-  free(r);
+JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nClose(JNIEnv *env, jclass cls, jlong handle) {
+  xj_decoder *d = XJ_PTR(xj_decoder, handle);
+  d->schema.release(&d->schema);
+  xchg_batch_decoder_free(d->dec);
+  xchg_pool_free(d->own_pool);
+  free(d);
 }
 
-JNIEXPORT void JNICALL Java_org_xchg_XchgBatchReader_nExportSchema(JNIEnv *env, jclass cls,
-                                                                   jlong handle, jlong address) {
+JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nExportSchema(JNIEnv *env, jclass cls,
+                                                                    jlong handle, jlong address) {
   xchg_error err;
-  xchg_status st = xchg_batch_decoder_schema(XJ_PTR(xj_reader, handle)->dec,
+  xchg_status st = xchg_batch_decoder_schema(XJ_PTR(xj_decoder, handle)->dec,
                                              XJ_PTR(struct ArrowSchema, address), &err);
   if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
 }
 
-/* ---- decoding ------------------------------------------------------------ */
+JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nCopied(JNIEnv *env, jclass cls,
+                                                               jlong handle, jboolean metadata) {
+  xj_decoder *d = XJ_PTR(xj_decoder, handle);
+  return atomic_load(metadata ? &d->metadata_bytes : &d->heap_bytes);
+}
 
-/* The sources of one call and what their reads copied. */
+/* ---- one call's payloads ---------------------------------------------------- */
+
+/* A heap payload: the byte[] itself (a local reference: read on the
+ * calling thread only), or element `index` of a byte[][] held by a global
+ * reference (read on any thread). */
 typedef struct heap_payload {
-  JNIEnv *env;
-  jbyteArray array; /* a local reference, valid during the call */
+  jobject array;
+  jobject payloads;
+  jsize index;
   jint offset;
-  int64_t *copied;  /* bytes copied by all the call's sources */
+  int64_t copied; /* bytes its reads copied; one thread reads a payload at a time */
 } heap_payload;
 
 static xchg_status heap_read_at(void *ctx, int64_t offset, void *dst, size_t n, xchg_error *err) {
   heap_payload *h = ctx;
-  JNIEnv *env = h->env;
-  for (size_t done = 0; done < n;) {
+  JNIEnv *env = xj_env();
+  if (!env) return xchg_errorf(err, XCHG_EIO, "payload: no JNIEnv on this thread");
+  jobject array = h->array ? h->array : (*env)->GetObjectArrayElement(env, h->payloads, h->index);
+  xchg_status st = XCHG_OK;
+  for (size_t done = 0; array && done < n;) {
     size_t take = n - done < XJ_COPY_STEP ? n - done : XJ_COPY_STEP;
-    (*env)->GetByteArrayRegion(env, h->array, h->offset + (jsize)(offset + done), (jsize)take,
+    (*env)->GetByteArrayRegion(env, array, h->offset + (jsize)(offset + done), (jsize)take,
                                (jbyte *)dst + done);
-    if ((*env)->ExceptionCheck(env)) {
-      (*env)->ExceptionClear(env);
-      return xchg_errorf(err, XCHG_EIO, "copying %zu bytes at payload byte %llu failed", take,
-                         (unsigned long long)(offset + done));
-    }
+    if ((*env)->ExceptionCheck(env)) break;
     done += take;
   }
-  *h->copied += (int64_t)n;
-  return XCHG_OK;
-}
-
-/* Reads the n struct addresses; NULL with an exception pending. */
-static struct ArrowArray **read_addresses(JNIEnv *env, jlongArray addresses, jsize n) {
-  jlong *a = malloc(sizeof *a * ((size_t)n + 1));
-  struct ArrowArray **out = malloc(sizeof *out * ((size_t)n + 1));
-  if (!a || !out) {
-    free(a);
-    free(out);
-    xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: address list");
-    return NULL;
+  if ((*env)->ExceptionCheck(env) || !array) {
+    (*env)->ExceptionClear(env);
+    st = xchg_errorf(err, XCHG_EIO, "copying %zu bytes at payload byte %llu failed", n,
+                     (unsigned long long)offset);
   }
-  (*env)->GetLongArrayRegion(env, addresses, 0, n, a);
-  for (jsize i = 0; i < n; i++) out[i] = XJ_PTR(struct ArrowArray, a[i]);
-  free(a);
-  return out;
+  if (array && !h->array) (*env)->DeleteLocalRef(env, array);
+  if (st == XCHG_OK) h->copied += (int64_t)n;
+  return st;
 }
 
-/* Decodes the n sources into scratch structs, then moves them to their
- * addresses (so that a failure leaves the caller's structs untouched). */
-static void decode_into(JNIEnv *env, const xj_reader *r, xchg_source **srcs, jsize n,
-                        jlong first_batch, jlongArray addresses, int64_t *metadata) {
-  struct ArrowArray **to = read_addresses(env, addresses, n);
-  struct ArrowArray *outs = calloc((size_t)n + 1, sizeof *outs);
+/* What a call decodes: n sources and the caller's structs they go to.
+ * Calls of one payload use the inline room; others allocate. */
+typedef struct call {
+  jsize n;
+  xchg_source **srcs;
+  struct ArrowArray **to;
+  struct ArrowArray *outs;
+  heap_payload *heap; /* heap calls only */
+  xchg_source *one_src;
+  struct ArrowArray *one_to;
+  struct ArrowArray one_out;
+  heap_payload one_heap;
+} call;
+
+/* Sets up room for n payloads; 0 with an OutOfMemoryError pending. */
+static int call_init(JNIEnv *env, call *c, jsize n, int heap) {
+  memset(c, 0, sizeof *c);
+  c->n = n;
+  if (n == 1) {
+    c->srcs = &c->one_src;
+    c->to = &c->one_to;
+    c->outs = &c->one_out;
+    c->heap = heap ? &c->one_heap : NULL;
+    return 1;
+  }
+  c->srcs = calloc((size_t)n + 1, sizeof *c->srcs);
+  c->to = calloc((size_t)n + 1, sizeof *c->to);
+  c->outs = calloc((size_t)n + 1, sizeof *c->outs);
+  c->heap = heap ? calloc((size_t)n + 1, sizeof *c->heap) : NULL;
+  if (c->srcs && c->to && c->outs && (!heap || c->heap)) return 1;
+  xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: payload list");
+  return 0;
+}
+
+static void call_free(call *c) {
+  for (jsize i = 0; c->srcs && i < c->n; i++) xchg_source_free(c->srcs[i]);
+  if (c->n == 1) return;
+  free(c->srcs);
+  free(c->to);
+  free(c->outs);
+  free(c->heap);
+}
+
+/* Where the structs are: addresses[i], or arrays[i]'s address (one of the
+ * two is NULL).  Refuses a struct that still holds an array, whose release
+ * would be lost.  0 with an exception pending. */
+static int read_targets(JNIEnv *env, call *c, jlongArray addresses, jobjectArray arrays) {
+  for (jsize i = 0; i < c->n; i++) {
+    jlong a;
+    if (addresses) {
+      (*env)->GetLongArrayRegion(env, addresses, i, 1, &a);
+    } else {
+      jobject s = (*env)->GetObjectArrayElement(env, arrays, i);
+      a = s ? (*env)->GetLongField(env, s, xj_struct_address) : 0;
+      if (s) (*env)->DeleteLocalRef(env, s);
+    }
+    c->to[i] = XJ_PTR(struct ArrowArray, a);
+    const char *bad = !a ? "XchgBatchDecoder: an XchgArrowArray was closed during the call"
+                      : c->to[i]->release ? "XchgBatchDecoder: an ArrowArray still holds an array: "
+                                            "release it before decoding into it"
+                                          : NULL;
+    if (bad) {
+      xj_throw_java(env, "java/lang/IllegalStateException", bad);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Decodes the call's sources into scratch structs, then moves them to the
+ * caller's (so that a failure leaves those untouched); adds what the reads
+ * copied to the decoder's counters.  Returns the rows of the first. */
+static jlong decode_call(JNIEnv *env, xj_decoder *d, call *c, jlong first_batch) {
+  int64_t metadata = 0;
   xchg_error err;
-  xchg_status st = to && outs ? xchg_batch_decoder_decode_many(r->dec, srcs, n, first_batch, outs,
-                                                               metadata, &err)
-                              : xchg_errorf(&err, XCHG_ENOMEM, "XchgBatchReader: out of memory");
-  if (st == XCHG_OK)
-    for (jsize i = 0; i < n; i++) *to[i] = outs[i];
-  else if (!(*env)->ExceptionCheck(env))
-    xj_throw_error(env, st, &err, NULL);
-  free(outs);
-  free(to);
+  xchg_status st = xchg_batch_decoder_decode_many(d->dec, c->srcs, c->n, first_batch, c->outs,
+                                                  c->heap ? &metadata : NULL, &err);
+  if (c->heap) {
+    int64_t copied = 0;
+    for (jsize i = 0; i < c->n; i++) copied += c->heap[i].copied;
+    atomic_fetch_add(&d->heap_bytes, copied - metadata);
+    atomic_fetch_add(&d->metadata_bytes, metadata);
+  }
+  if (st != XCHG_OK) {
+    if (!(*env)->ExceptionCheck(env)) xj_throw_error(env, st, &err, NULL);
+    return 0;
+  }
+  for (jsize i = 0; i < c->n; i++) *c->to[i] = c->outs[i];
+  return c->n > 0 ? c->outs[0].length : 0;
 }
 
-JNIEXPORT void JNICALL Java_org_xchg_XchgBatchReader_nDecodeHeap(
-    JNIEnv *env, jclass cls, jlong handle, jobjectArray payloads, jintArray offsets,
-    jintArray lengths, jlong first_batch, jlongArray addresses, jlongArray copied) {
-  jsize n = (*env)->GetArrayLength(env, payloads);
-  heap_payload *hp = calloc((size_t)n + 1, sizeof *hp);
-  xchg_source **srcs = calloc((size_t)n + 1, sizeof *srcs);
-  jint *off = malloc(sizeof *off * ((size_t)n + 1)), *len = malloc(sizeof *len * ((size_t)n + 1));
-  int64_t body_and_metadata = 0, metadata = 0;
-  xchg_error err;
-  xchg_status st = XCHG_OK;
-  int ok = hp && srcs && off && len && (*env)->EnsureLocalCapacity(env, n) == 0;
-  if (ok) {
-    (*env)->GetIntArrayRegion(env, offsets, 0, n, off);
-    (*env)->GetIntArrayRegion(env, lengths, 0, n, len);
-  }
-  for (jsize i = 0; ok && i < n; i++) {
-    hp[i] = (heap_payload){env, (*env)->GetObjectArrayElement(env, payloads, i), off[i],
-                           &body_and_metadata};
-    ok = hp[i].array &&
-         (st = xchg_source_from_read_at((uint64_t)len[i], heap_read_at, NULL, &hp[i], &srcs[i],
-                                        &err)) == XCHG_OK;
-  }
-  if (ok) decode_into(env, XJ_PTR(xj_reader, handle), srcs, n, first_batch, addresses, &metadata);
-  else if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
-  else if (!(*env)->ExceptionCheck(env)) xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: payloads");
-  for (jsize i = 0; srcs && hp && i < n; i++) {
-    xchg_source_free(srcs[i]);
-    if (hp[i].array) (*env)->DeleteLocalRef(env, hp[i].array);
-  }
-  jlong counts[2] = {body_and_metadata - metadata, metadata};
-  (*env)->SetLongArrayRegion(env, copied, 0, 2, counts);
-  free(hp);
-  free(srcs);
-  free(off);
-  free(len);
+static xchg_status heap_source(heap_payload *h, jsize length, xchg_source **out, xchg_error *err) {
+  return xchg_source_from_read_at((uint64_t)length, heap_read_at, NULL, h, out, err);
 }
 
 /* A direct payload's memory is released with the last array using it, on
@@ -179,59 +227,131 @@ static void release_direct(void *ctx, const void *data, size_t size) {
   if (env) (*env)->DeleteGlobalRef(env, (jobject)ctx);
 }
 
-/* *out NULL and XCHG_OK when buffer is not a direct buffer the JVM gives
- * access to (an IllegalArgumentException for the caller to throw). */
-static xchg_status direct_source(JNIEnv *env, jobject buffer, jint position, jint limit,
-                                 xchg_source **out, xchg_error *err) {
+/* A source over a direct buffer's bytes from its position to its limit,
+ * read from the Buffer's fields: the Java side has checked isDirect(), and
+ * a Buffer keeps 0 <= position <= limit <= capacity (GetDirectBufferAddress
+ * would check the class again, a tenth of a narrow read's cost).  *out
+ * NULL and XCHG_OK when the buffer has no address (an
+ * IllegalArgumentException for the caller to throw). */
+static xchg_status direct_source(JNIEnv *env, jobject buffer, xchg_source **out, xchg_error *err) {
   *out = NULL;
-  uint8_t *base = (*env)->GetDirectBufferAddress(env, buffer);
-  jlong capacity = (*env)->GetDirectBufferCapacity(env, buffer);
-  if (!base || position < 0 || limit < position || limit > capacity) return XCHG_OK;
+  uint8_t *base = XJ_PTR(uint8_t, (*env)->GetLongField(env, buffer, xj_buffer_address));
+  jint position = (*env)->GetIntField(env, buffer, xj_buffer_position);
+  jint limit = (*env)->GetIntField(env, buffer, xj_buffer_limit);
+  if (!base) return XCHG_OK;
   jobject ref = (*env)->NewGlobalRef(env, buffer);
-  if (!ref) return xchg_errorf(err, XCHG_ENOMEM, "XchgBatchReader: no global reference to a payload");
+  if (!ref) return xchg_errorf(err, XCHG_ENOMEM, "XchgBatchDecoder: no global reference to a payload");
   xchg_status st = xchg_source_from_memory(base + position, (size_t)(limit - position),
                                            release_direct, ref, out, err);
   if (st != XCHG_OK) (*env)->DeleteGlobalRef(env, ref);
   return st;
 }
 
-JNIEXPORT void JNICALL Java_org_xchg_XchgBatchReader_nDecodeDirect(
-    JNIEnv *env, jclass cls, jlong handle, jobjectArray payloads, jintArray positions,
-    jintArray limits, jlong first_batch, jlongArray addresses) {
-  jsize n = (*env)->GetArrayLength(env, payloads);
-  xchg_source **srcs = calloc((size_t)n + 1, sizeof *srcs);
-  jint *pos = malloc(sizeof *pos * ((size_t)n + 1)), *lim = malloc(sizeof *lim * ((size_t)n + 1));
-  int ok = srcs && pos && lim;
-  xchg_error err;
-  xchg_status st = XCHG_OK;
-  if (ok) {
-    (*env)->GetIntArrayRegion(env, positions, 0, n, pos);
-    (*env)->GetIntArrayRegion(env, limits, 0, n, lim);
-  }
-  for (jsize i = 0; ok && i < n; i++) {
-    jobject b = (*env)->GetObjectArrayElement(env, payloads, i);
-    if (b) st = direct_source(env, b, pos[i], lim[i], &srcs[i], &err);
-    if (b) (*env)->DeleteLocalRef(env, b);
-    ok = srcs[i] != NULL;
-  }
-  if (ok) decode_into(env, XJ_PTR(xj_reader, handle), srcs, n, first_batch, addresses, NULL);
-  else if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
-  else if (!(*env)->ExceptionCheck(env))
-    xj_throw_java(env, "java/lang/IllegalArgumentException",
-                  "XchgBatchReader: a payload is not a direct buffer the JVM gives access to");
-  for (jsize i = 0; srcs && i < n; i++) xchg_source_free(srcs[i]);
-  free(srcs);
-  free(pos);
-  free(lim);
+/* Throws for a source that could not be made: st's error, or what
+ * direct_source leaves to its caller. */
+static void source_failed(JNIEnv *env, xchg_status st, const xchg_error *err) {
+  if ((*env)->ExceptionCheck(env)) return;
+  if (st != XCHG_OK) xj_throw_error(env, st, err, NULL);
+  else xj_throw_java(env, "java/lang/IllegalArgumentException",
+                     "XchgBatchDecoder: a payload is not a direct buffer the JVM gives access to");
 }
 
-JNIEXPORT void JNICALL Java_org_xchg_XchgBatchReader_nColumnChecksum(JNIEnv *env, jclass cls,
-                                                                     jlong handle, jlong address,
-                                                                     jint column, jlongArray out) {
+/* ---- the entry points ---------------------------------------------------- */
+
+JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeHeap(JNIEnv *env, jclass cls,
+                                                                   jlong handle, jbyteArray payload,
+                                                                   jint offset, jint length,
+                                                                   jlong batch, jlong address) {
+  call c;
+  call_init(env, &c, 1, 1);
+  c.one_heap = (heap_payload){.array = payload, .offset = offset};
+  c.one_to = XJ_PTR(struct ArrowArray, address);
+  xchg_error err;
+  xchg_status st = XCHG_OK;
+  jlong rows = 0;
+  if (c.one_to->release)
+    xj_throw_java(env, "java/lang/IllegalStateException",
+                  "XchgBatchDecoder: the ArrowArray still holds an array: release it before decoding into it");
+  else if ((st = heap_source(&c.one_heap, length, &c.one_src, &err)) != XCHG_OK)
+    xj_throw_error(env, st, &err, NULL);
+  else
+    rows = decode_call(env, XJ_PTR(xj_decoder, handle), &c, batch);
+  call_free(&c);
+  return rows;
+}
+
+JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeDirect(JNIEnv *env, jclass cls,
+                                                                     jlong handle, jobject payload,
+                                                                     jlong batch, jlong address) {
+  call c;
+  call_init(env, &c, 1, 0);
+  c.one_to = XJ_PTR(struct ArrowArray, address);
+  xchg_error err;
+  xchg_status st = XCHG_OK;
+  jlong rows = 0;
+  if (c.one_to->release)
+    xj_throw_java(env, "java/lang/IllegalStateException",
+                  "XchgBatchDecoder: the ArrowArray still holds an array: release it before decoding into it");
+  else if ((st = direct_source(env, payload, &c.one_src, &err)) != XCHG_OK || !c.one_src)
+    source_failed(env, st, &err);
+  else
+    rows = decode_call(env, XJ_PTR(xj_decoder, handle), &c, batch);
+  call_free(&c);
+  return rows;
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeHeapMany(
+    JNIEnv *env, jclass cls, jlong handle, jobjectArray payloads, jlong first_batch,
+    jlongArray addresses, jobjectArray arrays) {
+  call c;
+  jsize n = (*env)->GetArrayLength(env, payloads);
+  jobject global = NULL;
+  xchg_error err;
+  xchg_status st = XCHG_OK;
+  int ok = call_init(env, &c, n, 1) && read_targets(env, &c, addresses, arrays) &&
+           (global = (*env)->NewGlobalRef(env, payloads)) != NULL;
+  for (jsize i = 0; ok && i < n; i++) {
+    jobject p = (*env)->GetObjectArrayElement(env, payloads, i);
+    jsize length = (*env)->GetArrayLength(env, p);
+    (*env)->DeleteLocalRef(env, p);
+    c.heap[i] = (heap_payload){.payloads = global, .index = i};
+    ok = (st = heap_source(&c.heap[i], length, &c.srcs[i], &err)) == XCHG_OK;
+  }
+  if (ok) decode_call(env, XJ_PTR(xj_decoder, handle), &c, first_batch);
+  else if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
+  else if (!(*env)->ExceptionCheck(env)) xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: payloads");
+  call_free(&c);
+  if (global) (*env)->DeleteGlobalRef(env, global);
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeDirectMany(
+    JNIEnv *env, jclass cls, jlong handle, jobjectArray payloads, jlong first_batch,
+    jlongArray addresses, jobjectArray arrays) {
+  call c;
+  jsize n = (*env)->GetArrayLength(env, payloads);
+  xchg_error err;
+  xchg_status st = XCHG_OK;
+  int ok = call_init(env, &c, n, 0) && read_targets(env, &c, addresses, arrays);
+  for (jsize i = 0; ok && i < n; i++) {
+    jobject b = (*env)->GetObjectArrayElement(env, payloads, i);
+    st = direct_source(env, b, &c.srcs[i], &err);
+    (*env)->DeleteLocalRef(env, b);
+    ok = c.srcs[i] != NULL;
+  }
+  if (ok) decode_call(env, XJ_PTR(xj_decoder, handle), &c, first_batch);
+  else source_failed(env, st, &err);
+  call_free(&c);
+}
+
+/* ---- for tests and the benchmark ------------------------------------------- */
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nColumnChecksum(JNIEnv *env, jclass cls,
+                                                                      jlong handle, jlong address,
+                                                                      jint column, jlongArray out) {
   const struct ArrowArray *batch = XJ_PTR(struct ArrowArray, address);
   xj_column_sum sum = {0};
   xchg_error err;
-  xchg_status st = batch->release ? xj_add_column_sum(&XJ_PTR(xj_reader, handle)->schema, batch,
+  xchg_status st = batch->release ? xj_add_column_sum(&XJ_PTR(xj_decoder, handle)->schema, batch,
                                                       column, &sum, &err)
                                   : xchg_errorf(&err, XCHG_EINVAL, "the ArrowArray is released");
   if (st != XCHG_OK) {
@@ -242,13 +362,13 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgBatchReader_nColumnChecksum(JNIEnv *env
   (*env)->SetLongArrayRegion(env, out, 0, 3, v);
 }
 
-JNIEXPORT void JNICALL Java_org_xchg_XchgBatchReader_nColumnBuffers(JNIEnv *env, jclass cls,
-                                                                    jlong handle, jlong address,
-                                                                    jint column,
-                                                                    jobjectArray views) {
+JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nColumnBuffers(JNIEnv *env, jclass cls,
+                                                                     jlong handle, jlong address,
+                                                                     jint column,
+                                                                     jobjectArray views) {
   const struct ArrowArray *batch = XJ_PTR(struct ArrowArray, address);
   xchg_error err;
-  xchg_status st = batch->release ? xj_column_buffers(env, &XJ_PTR(xj_reader, handle)->schema,
+  xchg_status st = batch->release ? xj_column_buffers(env, &XJ_PTR(xj_decoder, handle)->schema,
                                                       batch, column, views, &err)
                                   : xchg_errorf(&err, XCHG_EINVAL, "the ArrowArray is released");
   if (st != XCHG_OK && !(*env)->ExceptionCheck(env)) xj_throw_error(env, st, &err, NULL);

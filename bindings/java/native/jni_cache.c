@@ -23,15 +23,15 @@ typedef struct xj_holder {
 JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nCreate(JNIEnv *env, jclass cls, jboolean sharing,
                                                         jlong wait_check_ms, jlong retain_bytes,
                                                         jlong retain_ms,
-                                                        jboolean full_validation,
+                                                        jint validation,
                                                         jstring host_dir,
                                                         jlong host_retain_bytes,
                                                         jlong host_retain_ms) {
   if (wait_check_ms <= 0 || retain_bytes < 0 || retain_ms < 0 || host_retain_bytes < 0 ||
       host_retain_ms < 0) {
     xj_throw_java(env, "java/lang/IllegalArgumentException",
-                  "XchgCache: waitCheckMs must be > 0, retainBytes, retainMs, hostRetainBytes "
-                  "and hostRetainMs >= 0");
+                  "XchgCache: the wait-check interval must be at least 1 ms, retainBytes, retainTime, "
+                  "hostRetainBytes and hostRetainTime not negative");
     return 0;
   }
   xchg_cache_options opts;
@@ -40,7 +40,7 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nCreate(JNIEnv *env, jclass cls,
   opts.wait_check_ms = wait_check_ms;
   opts.retain_bytes = retain_bytes;
   opts.retain_ms = retain_ms;
-  opts.read.validation = full_validation ? XCHG_VALIDATE_FULL : XCHG_VALIDATE_BOUNDS;
+  opts.read.validation = (xchg_validation)validation;
   const char *dir = host_dir ? (*env)->GetStringUTFChars(env, host_dir, NULL) : NULL;
   if (host_dir && !dir) return 0; /* OutOfMemoryError pending */
   opts.host_dir = dir;
@@ -66,18 +66,25 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgCache_nMetrics(JNIEnv *env, jclass cls,
                                                         jlongArray out) {
   xchg_cache_metrics m;
   xchg_cache_get_metrics(XJ_PTR(xchg_cache, cache), &m);
-  /* In the order of XchgCacheMetrics's fields. */
-  jlong v[] = {m.acquisitions,  m.hits,           m.waits,         m.decodes,
-               m.failed_decodes, m.cancellations, m.derived_builds, m.entries,
-               m.retained,       m.bytes_held,     m.evictions,      m.host_decodes,
-               m.host_maps,      m.host_waits,     m.host_fallbacks, m.host_evictions,
-               m.bytes_shared};
-  jsize n = (jsize)(sizeof v / sizeof v[0]);
-  if ((*env)->GetArrayLength(env, out) < n) {
-    xj_throw_java(env, "java/lang/IllegalArgumentException", "metrics array too short");
-    return;
-  }
-  (*env)->SetLongArrayRegion(env, out, 0, n, v);
+  jlong v[org_xchg_XchgCacheMetrics_COUNT];
+  v[org_xchg_XchgCacheMetrics_ACQUISITIONS] = m.acquisitions;
+  v[org_xchg_XchgCacheMetrics_HITS] = m.hits;
+  v[org_xchg_XchgCacheMetrics_WAITS] = m.waits;
+  v[org_xchg_XchgCacheMetrics_DECODES] = m.decodes;
+  v[org_xchg_XchgCacheMetrics_FAILED_DECODES] = m.failed_decodes;
+  v[org_xchg_XchgCacheMetrics_CANCELLATIONS] = m.cancellations;
+  v[org_xchg_XchgCacheMetrics_DERIVED_BUILDS] = m.derived_builds;
+  v[org_xchg_XchgCacheMetrics_ENTRIES] = m.entries;
+  v[org_xchg_XchgCacheMetrics_RETAINED] = m.retained;
+  v[org_xchg_XchgCacheMetrics_BYTES_HELD] = m.bytes_held;
+  v[org_xchg_XchgCacheMetrics_EVICTIONS] = m.evictions;
+  v[org_xchg_XchgCacheMetrics_HOST_DECODES] = m.host_decodes;
+  v[org_xchg_XchgCacheMetrics_HOST_MAPS] = m.host_maps;
+  v[org_xchg_XchgCacheMetrics_HOST_WAITS] = m.host_waits;
+  v[org_xchg_XchgCacheMetrics_HOST_FALLBACKS] = m.host_fallbacks;
+  v[org_xchg_XchgCacheMetrics_HOST_EVICTIONS] = m.host_evictions;
+  v[org_xchg_XchgCacheMetrics_BYTES_SHARED] = m.bytes_shared;
+  (*env)->SetLongArrayRegion(env, out, 0, org_xchg_XchgCacheMetrics_COUNT, v);
 }
 
 /* ---- acquiring ---------------------------------------------------------- */

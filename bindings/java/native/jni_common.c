@@ -1,12 +1,48 @@
 /* jni_common.c — library load, exceptions, and sources over Java chunks. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "xchg/ipc.h"
+#include "xchg/stream.h"
 #include "xchg_jni.h"
 
+/* The Java side's values of the C enums, by name (javac -h writes them). */
+_Static_assert(org_xchg_XchgException_XCHG_OK == XCHG_OK && org_xchg_XchgException_XCHG_EINVAL == XCHG_EINVAL &&
+                   org_xchg_XchgException_XCHG_ENOMEM == XCHG_ENOMEM && org_xchg_XchgException_XCHG_EIO == XCHG_EIO &&
+                   org_xchg_XchgException_XCHG_EFORMAT == XCHG_EFORMAT &&
+                   org_xchg_XchgException_XCHG_ENOTSUP == XCHG_ENOTSUP &&
+                   org_xchg_XchgException_XCHG_ECANCELLED == XCHG_ECANCELLED &&
+                   org_xchg_XchgException_XCHG_ELIMIT == XCHG_ELIMIT,
+               "XchgException's status ids are xchg_status's values");
+_Static_assert(org_xchg_XchgValidation_FULL_ID == XCHG_VALIDATE_FULL &&
+                   org_xchg_XchgValidation_BOUNDS_ID == XCHG_VALIDATE_BOUNDS,
+               "XchgValidation's ids are xchg_validation's values");
+_Static_assert(org_xchg_StreamCodec_NONE_ID == XCHG_STREAM_NONE &&
+                   org_xchg_StreamCodec_LZ4_FRAME_ID == XCHG_STREAM_LZ4_FRAME &&
+                   org_xchg_StreamCodec_ZSTD_ID == XCHG_STREAM_ZSTD &&
+                   org_xchg_StreamCodec_LZ4_JAVA_ID == XCHG_STREAM_LZ4_JAVA &&
+                   org_xchg_StreamCodec_SNAPPY_JAVA_ID == XCHG_STREAM_SNAPPY_JAVA &&
+                   org_xchg_StreamCodec_SNAPPY_FRAMED_ID == XCHG_STREAM_SNAPPY_FRAMED &&
+                   org_xchg_StreamCodec_COMET_ID == XCHG_STREAM_COMET &&
+                   org_xchg_StreamCodec_AUTO_ID == XCHG_STREAM_AUTO,
+               "StreamCodec's ids are xchg_stream_codec's values");
+
 JavaVM *xj_vm;
+jfieldID xj_struct_address;
+jfieldID xj_buffer_address;
+jfieldID xj_buffer_position;
+jfieldID xj_buffer_limit;
 static jclass xchg_exception_class;
 static jmethodID xchg_exception_init;
+
+static jfieldID field_of(JNIEnv *env, const char *class_name, const char *field, const char *sig) {
+  jclass cls = (*env)->FindClass(env, class_name);
+  if (!cls) return NULL;
+  jfieldID id = (*env)->GetFieldID(env, cls, field, sig);
+  (*env)->DeleteLocalRef(env, cls);
+  return id;
+}
 
 JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
   JNIEnv *env;
@@ -20,17 +56,38 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
       (*env)->GetMethodID(env, xchg_exception_class, "<init>",
                           "(ILjava/lang/String;Ljava/lang/Throwable;)V");
   if (!xchg_exception_class || !xchg_exception_init) return JNI_ERR;
+  if (!(xj_struct_address = field_of(env, "org/xchg/CDataStruct", "address", "J")) ||
+      !(xj_buffer_address = field_of(env, "java/nio/Buffer", "address", "J")) ||
+      !(xj_buffer_position = field_of(env, "java/nio/Buffer", "position", "I")) ||
+      !(xj_buffer_limit = field_of(env, "java/nio/Buffer", "limit", "I")))
+    return JNI_ERR;
   return JNI_VERSION_1_8;
 }
+
+/* A thread attached by xj_env is detached by this key's destructor when it
+ * exits (an xchg pool's workers end with their pool): the VM must not keep
+ * a thread that is gone. */
+static pthread_key_t attached_key;
+static pthread_once_t attached_once = PTHREAD_ONCE_INIT;
+
+static void detach_thread(void *unused) {
+  (void)unused;
+  (*xj_vm)->DetachCurrentThread(xj_vm);
+}
+
+static void make_attached_key(void) { (void)pthread_key_create(&attached_key, detach_thread); }
 
 JNIEnv *xj_env(void) {
   JNIEnv *env = NULL;
   jint got = (*xj_vm)->GetEnv(xj_vm, (void **)&env, JNI_VERSION_1_8);
   if (got == JNI_OK) return env;
-  if (got == JNI_EDETACHED &&
-      (*xj_vm)->AttachCurrentThreadAsDaemon(xj_vm, (void **)&env, NULL) == JNI_OK)
-    return env;
-  return NULL;
+  if (got != JNI_EDETACHED || pthread_once(&attached_once, make_attached_key) != 0) return NULL;
+  if ((*xj_vm)->AttachCurrentThreadAsDaemon(xj_vm, (void **)&env, NULL) != JNI_OK) return NULL;
+  if (pthread_setspecific(attached_key, env) != 0) {
+    (*xj_vm)->DetachCurrentThread(xj_vm); /* no way to detach it later */
+    return NULL;
+  }
+  return env;
 }
 
 void xj_throw(JNIEnv *env, xchg_status status, const char *message, jthrowable cause) {

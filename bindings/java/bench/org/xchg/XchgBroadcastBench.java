@@ -120,9 +120,9 @@ public final class XchgBroadcastBench {
     AtomicLong cpuNs = new AtomicLong();
     AtomicLong acquireNs = new AtomicLong();
     AtomicLong peak = new AtomicLong();
-    long base = Xchg.allocatedBytes();
+    long base = Xchg.bufferMetrics().liveBytes();
     ExecutorService pool = Executors.newFixedThreadPool(threads);
-    try (XchgCache cache = XchgCache.open(o)) {
+    try (XchgCache cache = XchgCache.create(o)) {
       long t0 = System.nanoTime();
       List<Future<?>> done = new ArrayList<>();
       for (int t = 0; t < tasks; t++) {
@@ -130,7 +130,7 @@ public final class XchgBroadcastBench {
           long c0 = CPU.getCurrentThreadCpuTime();
           try (XchgCacheHolder h = cache.acquire("broadcast_0", chunks, StreamCodec.LZ4_JAVA, () -> false)) {
             acquireNs.addAndGet(CPU.getCurrentThreadCpuTime() - c0);
-            peak.accumulateAndGet(Xchg.allocatedBytes() - base, Math::max);
+            peak.accumulateAndGet(Xchg.bufferMetrics().liveBytes() - base, Math::max);
             for (int c = 0; c < 3; c++) {
               if (h.columnChecksum(c).sum() != data.sums()[c]) {
                 throw new IllegalStateException("wrong sum in column " + c);

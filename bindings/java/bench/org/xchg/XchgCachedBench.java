@@ -1,6 +1,7 @@
 package org.xchg;
 
 import com.github.luben.zstd.Zstd;
+import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -12,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
 import net.jpountz.lz4.LZ4Factory;
 import net.jpountz.lz4.LZ4SafeDecompressor;
 
@@ -22,44 +24,62 @@ import net.jpountz.lz4.LZ4SafeDecompressor;
  * read full and narrow (c4), every selected value summed and checked
  * against the generator's sums on both sides.
  *
- * <p>xchg: XchgBatchReader.decodeMany over groups of payloads, on 1 thread
- * and on all cores.  JVM baseline, done as well as the JVM can, as Spark's
- * Arrow cache serializer does: parse the RecordBatch flatbuffer
- * (IpcMessages), copy the selected buffers' ranges into one direct buffer
- * (from the heap; from a direct payload, slices), decompress each buffer
- * direct to direct with the codecs Spark's Arrow path uses (lz4-java's
- * native LZ4 decompressor over the frame's blocks, zstd-jni), then sum the
- * values; on 1 thread and on all cores (payloads split over a thread pool).
- * Medians of --runs runs after one warm-up, runs of every case interleaved.
+ * <p>Two modes.  {@code batch}: xchg decodes groups of payloads (--group,
+ * default 50) with XchgBatchDecoder.decodeMany on 1 thread and on all
+ * cores, then sums them; the JVM splits
+ * the payloads over as many threads.  {@code tasks}, as Spark runs a cached
+ * scan: T task threads each read their own share of the payloads one at a
+ * time (xchg: decode, sum, release; parallelism across tasks, not inside a
+ * read), on both sides.  JVM baseline, done as well as the JVM can, as
+ * Spark's Arrow cache serializer does: parse the RecordBatch flatbuffer
+ * (IpcMessages), copy the selected buffers' ranges into one reused direct
+ * buffer (from the heap; from a direct payload, slices), decompress each
+ * buffer direct to direct into reused buffers with the codecs Spark's
+ * Arrow path uses (lz4-java's native LZ4 decompressor over the frame's
+ * blocks, zstd-jni), then sum the values.  Medians of --runs runs after one
+ * warm-up, runs of every case interleaved.
  *
  * <pre>
- *   bindings/java/bench.sh cached [--json] [--rows N] [--runs N] [--codecs none,lz4,zstd] [--decode-only]
+ *   bindings/java/bench.sh cached [--json] [--runs K] [--trusted] [--rows N] [--codecs none,lz4,zstd]
+ *                                 [--modes batch,tasks] [--group 50] [--decode-only] [--no-stall]
  * </pre>
  *
  * <p>Both sides sum with the same Java code (Checksum), on as many threads:
  * xchg's exported buffers are read in place through direct ByteBuffer views
- * (XchgBatchReader.columnBuffers), as a JVM consumer of the export would.
+ * (XchgBatchDecoder.columnBuffers), as a JVM consumer of the export would.
  * {@code --decode-only} leaves the sums out on both sides (the values are
- * then not checked): what remains is the decoding alone, e.g. to see the
- * per-batch cost of two zero-copy reads, which the sums otherwise hide.
+ * then not checked).  {@code --trusted} reads with bounds checks only
+ * (XchgValidation.BOUNDS).  Per case also: the Java heap bytes allocated
+ * per batch by the reading alone (the case run once more without the sums
+ * and untimed, ThreadMXBean.getThreadAllocatedBytes summed over every
+ * thread), and the heap bytes copied.  Last, unless --no-stall: the longest
+ * stall of a thread that allocates all along, with no reads running and
+ * during full heap reads of each side on one thread.
  */
 public final class XchgCachedBench {
   private XchgCachedBench() {}
 
   static final int[] FULL = {0, 1, 2, 3, 4, 5};
   static final int[] NARROW = {4};
-  static final int GROUP = 50; // payloads per decodeMany
+  static int group = 50; // payloads per decodeMany in batch mode (--group)
 
   /** One measured case. */
-  record Case(String codec, String read, String source, String side, int threads) {}
+  record Case(String codec, String read, String source, String mode, String side, int threads) {
+    Case jvmTwin() {
+      return new Case(codec, read, source, mode, "jvm", threads);
+    }
+  }
 
   public static void main(String[] args) throws Exception {
     long rows = 5_000_000;
     int runs = 5;
     boolean json = false;
     boolean touch = true;
+    boolean stall = true;
+    XchgValidation validation = XchgValidation.FULL;
     String cli = null;
     String[] codecs = {"none", "lz4", "zstd"};
+    String[] modes = {"batch", "tasks"};
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--rows" -> rows = Long.parseLong(args[++i]);
@@ -67,48 +87,64 @@ public final class XchgCachedBench {
         case "--cli" -> cli = args[++i];
         case "--json" -> json = true;
         case "--codecs" -> codecs = args[++i].split(",");
+        case "--modes" -> modes = args[++i].split(",");
         case "--decode-only" -> touch = false;
+        case "--trusted" -> validation = XchgValidation.BOUNDS;
+        case "--no-stall" -> stall = false;
+        case "--group" -> group = Integer.parseInt(args[++i]);
         default -> throw new IllegalArgumentException("unknown argument " + args[i]);
       }
     }
     int cores = Runtime.getRuntime().availableProcessors();
     List<String> lines = new ArrayList<>();
     if (!json)
-      System.out.printf("cache shape: %,d rows, payloads of 10,000 rows; %d cores; median of %d runs "
-          + "after 1 warm-up (min-max)%n", rows, cores, runs);
-    {
-      for (String codec : codecs) {
-        CacheShape.Data data = CacheShape.gen(cli, codec, rows);
-        Bench b = new Bench(data, cores, touch);
-        try {
-          for (String read : new String[] {"full", "narrow"}) {
-            int[] cols = read.equals("full") ? FULL : NARROW;
-            List<Case> cases = new ArrayList<>();
+      System.out.printf("cache shape: %,d rows, payloads of 10,000 rows; %d cores; validation %s; median of "
+          + "%d runs after 1 warm-up (min-max); alloc = Java heap bytes per batch read%n", rows, cores,
+          validation, runs);
+    CacheShape.Data none = null;
+    for (String codec : codecs) {
+      CacheShape.Data data = CacheShape.gen(cli, codec, rows);
+      if (codec.equals("none")) none = data;
+      try (Bench b = new Bench(data, cores, validation)) {
+        for (String read : new String[] {"full", "narrow"}) {
+          int[] cols = read.equals("full") ? FULL : NARROW;
+          List<Case> cases = new ArrayList<>();
+          for (String mode : modes)
             for (String source : new String[] {"heap", "direct"})
               for (String side : new String[] {"xchg", "jvm"})
-                for (int threads : new int[] {1, cores}) cases.add(new Case(codec, read, source, side, threads));
-            double[][] ms = new double[cases.size()][runs];
-            long[] copied = new long[cases.size()];
-            for (int run = -1; run < runs; run++) {
-              for (int c = 0; c < cases.size(); c++) {
-                long t0 = System.nanoTime();
-                copied[c] = b.run(cases.get(c), cols);
-                double t = (System.nanoTime() - t0) / 1e6;
-                if (run >= 0) ms[c][run] = t;
-              }
+                for (int threads : new int[] {1, cores}) cases.add(new Case(codec, read, source, mode, side, threads));
+          double[][] ms = new double[cases.size()][runs];
+          long[] copied = new long[cases.size()];
+          for (int run = -1; run < runs; run++) {
+            for (int c = 0; c < cases.size(); c++) {
+              long t0 = System.nanoTime();
+              copied[c] = b.run(cases.get(c), cols, touch);
+              double t = (System.nanoTime() - t0) / 1e6;
+              if (run >= 0) ms[c][run] = t;
             }
-            report(cases, ms, copied, b.selectedBytes(cols), json, lines);
           }
-        } finally {
-          b.close();
+          double[] alloc = new double[cases.size()];
+          for (int c = 0; c < cases.size(); c++) alloc[c] = b.allocationPerBatch(cases.get(c), cols);
+          report(cases, ms, copied, alloc, b.selectedBytes(cols), validation, json, lines);
         }
+      }
+    }
+    if (stall && none != null) {
+      try (Bench b = new Bench(none, cores, validation)) {
+        stalls(b, json, lines);
       }
     }
     if (json) System.out.println("{\"results\":[\n" + String.join(",\n", lines) + "\n]}");
   }
 
-  static void report(List<Case> cases, double[][] ms, long[] copied, long selected, boolean json,
-      List<String> lines) {
+  static double median(double[] values) {
+    double[] t = values.clone();
+    Arrays.sort(t);
+    return t[t.length / 2];
+  }
+
+  static void report(List<Case> cases, double[][] ms, long[] copied, double[] alloc, long selected,
+      XchgValidation validation, boolean json, List<String> lines) {
     for (int c = 0; c < cases.size(); c++) {
       Case k = cases.get(c);
       double[] t = ms[c].clone();
@@ -116,21 +152,76 @@ public final class XchgCachedBench {
       double median = t[t.length / 2], min = t[0], max = t[t.length - 1];
       if (json) {
         lines.add(String.format(Locale.ROOT, "{\"codec\":\"%s\",\"read\":\"%s\",\"source\":\"%s\","
-                + "\"side\":\"%s\",\"threads\":%d,\"median_ms\":%.2f,\"min_ms\":%.2f,\"max_ms\":%.2f,"
-                + "\"heap_bytes_copied\":%d}", k.codec(), k.read(), k.source(), k.side(), k.threads(),
-            median, min, max, copied[c]));
+                + "\"mode\":\"%s\",\"side\":\"%s\",\"threads\":%d,\"validation\":\"%s\",\"median_ms\":%.2f,"
+                + "\"min_ms\":%.2f,\"max_ms\":%.2f,\"heap_bytes_copied\":%d,\"selected_bytes\":%d,"
+                + "\"jvm_alloc_bytes_per_batch\":%.1f}",
+            k.codec(), k.read(), k.source(), k.mode(), k.side(), k.threads(),
+            validation.name().toLowerCase(Locale.ROOT), median, min, max, copied[c], selected, alloc[c]));
         continue;
       }
       String ratio = "";
-      if (k.side().equals("xchg")) {
-        double[] jvm = ms[c + 2].clone(); // the same case on the JVM side
-        Arrays.sort(jvm);
-        ratio = String.format(Locale.ROOT, "  xchg/jvm %.3f", median / jvm[jvm.length / 2]);
-      }
-      System.out.printf(Locale.ROOT, "%-5s %-6s %-6s %-4s %2d thr: %8.2f ms (%.2f-%.2f)  heap copied %,d "
-              + "(%.3fx selected)%s%n", k.codec(), k.read(), k.source(), k.side(), k.threads(), median,
-          min, max, copied[c], selected == 0 ? 0.0 : (double) copied[c] / selected, ratio);
+      if (k.side().equals("xchg"))
+        ratio = String.format(Locale.ROOT, "  xchg/jvm %.3f", median / median(ms[cases.indexOf(k.jvmTwin())]));
+      System.out.printf(Locale.ROOT, "%-5s %-6s %-6s %-5s %-4s %2d thr: %8.2f ms (%.2f-%.2f)  alloc %6.1f  "
+              + "heap copied %,d (%.3fx selected)%s%n", k.codec(), k.read(), k.source(), k.mode(), k.side(),
+          k.threads(), median, min, max, alloc[c], copied[c], selected == 0 ? 0.0 : (double) copied[c] / selected,
+          ratio);
     }
+  }
+
+  /**
+   * The longest pause seen by a thread that allocates all along (a short
+   * array a time, kept for a while in a ring so that young collections have
+   * work), over about a second: with no reads running, then during full
+   * heap reads of uncompressed payloads by each side on one thread (xchg:
+   * decodeMany on the caller; JVM: its copies), repeated.
+   */
+  static void stalls(Bench b, boolean json, List<String> lines) throws Exception {
+    String[] what = {"none", "xchg", "jvm"};
+    double[][] worst = new double[what.length][3];
+    for (int round = 0; round < 3; round++) {
+      for (int w = 0; w < what.length; w++) {
+        AtomicBoolean reading = new AtomicBoolean(true);
+        Case k = new Case("none", "full", "heap", "batch", what[w], 1);
+        Thread reader = new Thread(() -> {
+          try {
+            while (reading.get()) {
+              if (!k.side().equals("none")) b.run(k, FULL, false);
+              else Thread.sleep(1);
+            }
+          } catch (Exception e) {
+            throw new RuntimeException(e);
+          }
+        });
+        reader.start();
+        worst[w][round] = longestAllocationStallMs(1000);
+        reading.set(false);
+        reader.join();
+      }
+    }
+    for (int w = 0; w < what.length; w++) {
+      double median = median(worst[w]), max = Arrays.stream(worst[w]).max().getAsDouble();
+      if (json)
+        lines.add(String.format(Locale.ROOT, "{\"stall\":\"allocating thread\",\"reads\":\"%s\",\"codec\":\"none\","
+            + "\"read\":\"full\",\"source\":\"heap\",\"threads\":1,\"median_ms\":%.3f,\"max_ms\":%.3f}", what[w],
+            median, max));
+      else
+        System.out.printf(Locale.ROOT, "longest stall of an allocating thread, reads: %-4s  %.3f ms (max of 3: %.3f)%n",
+            what[w], median, max);
+    }
+  }
+
+  static double longestAllocationStallMs(long forMs) {
+    Object[] ring = new Object[4096];
+    long end = System.nanoTime() + forMs * 1_000_000, last = System.nanoTime(), worst = 0;
+    for (int i = 0; ; i++) {
+      ring[i & 4095] = new byte[64 + (i & 255)];
+      long now = System.nanoTime();
+      worst = Math.max(worst, now - last);
+      last = now;
+      if (now > end) break;
+    }
+    return worst / 1e6;
   }
 
   /** The payloads of one codec and what reads them. */
@@ -138,20 +229,30 @@ public final class XchgCachedBench {
     final CacheShape.Data data;
     final byte[][] heap;
     final ByteBuffer[] direct;
+    final byte[][][] heapGroups; // the payloads by group, as decodeMany takes them
+    final ByteBuffer[][] directGroups;
     final int[] bufferCounts;
     final ExecutorService pool;
     final int cores;
-    final boolean touch; // sum every selected value (false: --decode-only)
+    final XchgValidation validation;
 
-    Bench(CacheShape.Data data, int cores, boolean touch) {
-      this.touch = touch;
+    Bench(CacheShape.Data data, int cores, XchgValidation validation) {
       this.data = data;
       this.cores = cores;
+      this.validation = validation;
       heap = data.payloads().toArray(new byte[0][]);
       direct = new ByteBuffer[heap.length];
       for (int i = 0; i < heap.length; i++) {
         direct[i] = ByteBuffer.allocateDirect(heap[i].length);
         direct[i].put(heap[i]).flip();
+      }
+      int groups = (heap.length + group - 1) / group;
+      heapGroups = new byte[groups][][];
+      directGroups = new ByteBuffer[groups][];
+      for (int g = 0; g < groups; g++) {
+        int first = g * group, end = Math.min(heap.length, first + group);
+        heapGroups[g] = Arrays.copyOfRange(heap, first, end);
+        directGroups[g] = Arrays.copyOfRange(direct, first, end);
       }
       bufferCounts = IpcMessages.bufferCounts(data.schema());
       pool = Executors.newFixedThreadPool(cores);
@@ -165,10 +266,13 @@ public final class XchgCachedBench {
       return n;
     }
 
-    /** Runs one case, checks its sums; returns the heap bytes it copied. */
-    long run(Case k, int[] cols) throws Exception {
+    /** Runs one case, checks its sums when it made them; returns the heap bytes it copied. */
+    long run(Case k, int[] cols, boolean touch) throws Exception {
       long[][] acc = new long[3][CacheShape.COLUMNS];
-      long copied = k.side().equals("xchg") ? runXchg(k, cols, acc) : runJvm(k, cols, acc);
+      long copied;
+      if (k.side().equals("jvm")) copied = runJvm(k, cols, touch, acc);
+      else if (k.mode().equals("tasks")) copied = runXchgTasks(k, cols, touch, acc);
+      else copied = runXchgBatch(k, cols, touch, acc);
       for (int c : touch ? cols : new int[0])
         if (acc[0][c] != data.sums()[c] || acc[1][c] != data.nulls()[c])
           throw new IllegalStateException(k + ": c" + c + " sum " + Long.toUnsignedString(acc[0][c])
@@ -177,29 +281,93 @@ public final class XchgCachedBench {
       return copied;
     }
 
-    long runXchg(Case k, int[] cols, long[][] acc) throws Exception {
-      try (XchgBatchReader r = XchgBatchReader.open(data.schema(), cols, k.threads() == 1 ? 1 : 0)) {
-        long[] addresses = new long[GROUP];
-        for (int i = 0; i < GROUP; i++) addresses[i] = Xchg.allocateArrowArray();
-        for (int first = 0; first < heap.length; first += GROUP) {
-          int n = Math.min(GROUP, heap.length - first);
-          long[] at = n == GROUP ? addresses : Arrays.copyOf(addresses, n);
-          if (k.source().equals("heap")) r.decodeMany(Arrays.copyOfRange(heap, first, first + n), first, at);
-          else r.decodeMany(Arrays.copyOfRange(direct, first, first + n), first, at);
+    /**
+     * The Java heap bytes per batch that reading alone allocates: the case
+     * run once more without the sums, every thread's allocation summed
+     * (ThreadMXBean.getThreadAllocatedBytes over all live threads: the
+     * pools' threads live on, so none is missed).
+     */
+    double allocationPerBatch(Case k, int[] cols) throws Exception {
+      long before = allocatedByAllThreads();
+      run(k, cols, false);
+      return (double) (allocatedByAllThreads() - before) / heap.length;
+    }
+
+    static long allocatedByAllThreads() {
+      com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+      long sum = 0;
+      for (long b : mx.getThreadAllocatedBytes(mx.getAllThreadIds())) sum += Math.max(b, 0);
+      return sum;
+    }
+
+    XchgBatchDecoder decoder(int[] cols, int threads) {
+      return XchgBatchDecoder.open(data.schema(),
+          new XchgBatchDecoder.Options().columns(cols).threads(threads).validation(validation));
+    }
+
+    long runXchgBatch(Case k, int[] cols, boolean touch, long[][] acc) throws Exception {
+      try (XchgBatchDecoder r = decoder(cols, k.threads() == 1 ? 1 : 0)) {
+        XchgArrowArray[] arrays = new XchgArrowArray[group];
+        for (int i = 0; i < group; i++) arrays[i] = Xchg.allocateArrowArray();
+        XchgArrowArray[] last = Arrays.copyOf(arrays, heapGroups[heapGroups.length - 1].length);
+        for (int g = 0; g < heapGroups.length; g++) {
+          XchgArrowArray[] at = g == heapGroups.length - 1 ? last : arrays;
+          if (k.source().equals("heap")) r.decodeMany(heapGroups[g], (long) g * group, at);
+          else r.decodeMany(directGroups[g], (long) g * group, at);
           if (touch) sumXchg(r, at, cols, k.threads(), acc);
-          for (long a : at) Xchg.releaseArrowArray(a);
+          for (XchgArrowArray a : at) a.release();
         }
-        for (long a : addresses) Xchg.freeArrowArray(a);
+        for (XchgArrowArray a : arrays) a.close();
         return r.heapBytesCopied();
       }
     }
 
     /**
-     * Sums the decoded batches with the JVM side's code (Checksum), reading
-     * the exported buffers in place as a JVM consumer of the export would,
-     * split over as many threads as the JVM side uses.
+     * T task threads, each reading its share of the payloads one at a time
+     * with one decoder (on the calling thread: parallelism is across tasks),
+     * summing each batch and releasing it before the next.
      */
-    void sumXchg(XchgBatchReader r, long[] at, int[] cols, int threads, long[][] acc) throws Exception {
+    long runXchgTasks(Case k, int[] cols, boolean touch, long[][] acc) throws Exception {
+      int threads = k.threads();
+      try (XchgBatchDecoder r = decoder(cols, 1)) {
+        List<Future<Checksum>> parts = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+          int from = heap.length * t / threads, to = heap.length * (t + 1) / threads;
+          parts.add(pool.submit(() -> {
+            Checksum s = new Checksum(bufferCounts, cols);
+            ByteBuffer[] views = new ByteBuffer[3];
+            try (XchgArrowArray a = Xchg.allocateArrowArray()) {
+              for (int i = from; i < to; i++) {
+                long rows = k.source().equals("heap") ? r.decode(heap[i], 0, heap[i].length, i, a)
+                                                      : r.decode(direct[i], i, a);
+                if (touch) sumBatch(r, s, a.memoryAddress(), (int) rows, cols, views);
+                a.release();
+              }
+            }
+            return s;
+          }));
+        }
+        for (Future<Checksum> f : parts) f.get().addTo(acc);
+        return r.heapBytesCopied();
+      }
+    }
+
+    /** Sums one decoded batch by reading its buffers in place, as a JVM consumer of the export would. */
+    void sumBatch(XchgBatchDecoder r, Checksum s, long address, int rows, int[] cols, ByteBuffer[] views) {
+      for (int j = 0; j < cols.length; j++) {
+        r.columnBuffers(address, j, views);
+        for (int v = 0; v < 3; v++)
+          if (views[v] != null) views[v].order(ByteOrder.LITTLE_ENDIAN);
+        s.addColumn(cols[j], rows, views[0], views[1], views[2]);
+      }
+    }
+
+    /**
+     * Sums the decoded batches with the JVM side's code (Checksum), split
+     * over as many threads as the JVM side uses.
+     */
+    void sumXchg(XchgBatchDecoder r, XchgArrowArray[] at, int[] cols, int threads, long[][] acc)
+        throws Exception {
       List<Future<Checksum>> parts = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
         int from = at.length * t / threads, to = at.length * (t + 1) / threads;
@@ -207,13 +375,8 @@ public final class XchgCachedBench {
           Checksum s = new Checksum(bufferCounts, cols);
           ByteBuffer[] views = new ByteBuffer[3];
           for (int i = from; i < to; i++) {
-            int rows = (int) Xchg.arrowArrayLength(at[i]);
-            for (int j = 0; j < cols.length; j++) {
-              r.columnBuffers(at[i], j, views);
-              for (int v = 0; v < 3; v++)
-                if (views[v] != null) views[v].order(ByteOrder.LITTLE_ENDIAN);
-              s.addColumn(cols[j], rows, views[0], views[1], views[2]);
-            }
+            long address = at[i].memoryAddress();
+            sumBatch(r, s, address, (int) TestHooks.arrayLength(address), cols, views);
           }
           return s;
         };
@@ -222,19 +385,21 @@ public final class XchgCachedBench {
       for (Future<Checksum> f : parts) f.get().addTo(acc);
     }
 
-    long runJvm(Case k, int[] cols, long[][] acc) throws Exception {
+    /** The JVM baseline: each of T threads reads its share one payload at a time (both modes). */
+    long runJvm(Case k, int[] cols, boolean touch, long[][] acc) throws Exception {
       int threads = k.threads();
       List<Future<JvmReader>> parts = new ArrayList<>();
       for (int t = 0; t < threads; t++) {
         int from = heap.length * t / threads, to = heap.length * (t + 1) / threads;
-        parts.add(pool.submit(() -> {
+        Callable<JvmReader> part = () -> {
           JvmReader j = new JvmReader(bufferCounts, cols, touch);
           for (int i = from; i < to; i++) {
             if (k.source().equals("heap")) j.readHeap(heap[i]);
             else j.readDirect(direct[i]);
           }
           return j;
-        }));
+        };
+        parts.add(threads == 1 ? CompletableFuture.completedFuture(part.call()) : pool.submit(part));
       }
       long copied = 0;
       for (Future<JvmReader> f : parts) {

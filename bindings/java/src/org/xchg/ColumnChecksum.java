@@ -6,4 +6,4 @@ package org.xchg;
  * 64-bit; booleans count their true values; strings and binaries add up
  * their bytes as unsigned bytes), its null count and its row count.
  */
-public record ColumnChecksum(long sum, long nulls, long rows) {}
+record ColumnChecksum(long sum, long nulls, long rows) {}

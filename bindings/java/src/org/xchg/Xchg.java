@@ -1,9 +1,9 @@
 package org.xchg;
 
 /**
- * Loads the native library (libxchg_jni) and exposes process-wide figures
- * of xchg's native memory, plus small helpers for callers that hold Arrow C
- * Data Interface structs without Arrow Java.
+ * Loads the native library (libxchg_jni) and gives process-wide figures of
+ * xchg's native memory, a way to give back what it keeps for reuse, and
+ * the C Data Interface structs for callers without Arrow Java.
  *
  * <p>The library is loaded from the path in the system property
  * {@code xchg.jni.library} when it is set, otherwise by
@@ -24,40 +24,49 @@ public final class Xchg {
   /** Makes sure the native library is loaded (the static initialiser above). */
   static void ensureLoaded() {}
 
-  /** Bytes held in buffers xchg allocated, process-wide (xchg_buf_allocated_bytes). */
+  /**
+   * Bytes of native memory xchg holds for its buffers, process-wide
+   * (xchg_buf_allocated_bytes): live buffers plus the blocks of released
+   * ones it keeps for reuse (see {@link #bufferMetrics}, {@link #trimBuffers}).
+   */
   public static native long allocatedBytes();
 
   /** Number of live xchg buffers, process-wide (xchg_buf_live_count). */
   public static native long liveBuffers();
 
-  /**
-   * A zeroed {@code struct ArrowArray} in native memory (for callers without
-   * Arrow Java's {@code ArrowArray.allocateNew}); free it with
-   * {@link #freeArrowArray}.
-   */
-  public static native long allocateArrowArray();
-
-  /** Releases the array the struct holds (if any) and frees the struct. */
-  public static native void freeArrowArray(long address);
-
-  /** Releases the array the struct holds (if any), keeping the struct for reuse. */
-  public static native void releaseArrowArray(long address);
-
-  /** The {@code length} field of the ArrowArray at address. */
-  public static native long arrowArrayLength(long address);
-
-  /** A zeroed {@code struct ArrowSchema}; free it with {@link #freeArrowSchema}. */
-  public static native long allocateArrowSchema();
-
-  /** Releases the schema the struct holds (if any) and frees the struct. */
-  public static native void freeArrowSchema(long address);
+  /** xchg's buffer figures now (xchg_buf_get_metrics). */
+  public static XchgBufferMetrics bufferMetrics() {
+    long[] v = new long[XchgBufferMetrics.COUNT];
+    nBufferMetrics(v);
+    return XchgBufferMetrics.of(v);
+  }
 
   /**
-   * The format string of child i of the ArrowSchema at address, or of the
-   * schema itself when i is -1.
+   * Gives the blocks xchg keeps for reuse back to the system until at most
+   * keepBytes of them remain (0: all); returns the bytes given back
+   * (xchg_buf_trim).  Buffers in use are not affected.
    */
-  public static native String arrowSchemaFormat(long address, int child);
+  public static long trimBuffers(long keepBytes) {
+    if (keepBytes < 0) throw new IllegalArgumentException("keepBytes must be >= 0");
+    return nTrimBuffers(keepBytes);
+  }
 
-  /** The name of child i of the ArrowSchema at address (-1: the schema itself). */
-  public static native String arrowSchemaName(long address, int child);
+  /** A zeroed {@code struct ArrowArray} in native memory; close it when done. */
+  public static XchgArrowArray allocateArrowArray() {
+    return new XchgArrowArray();
+  }
+
+  /** A zeroed {@code struct ArrowSchema} in native memory; close it when done. */
+  public static XchgArrowSchema allocateArrowSchema() {
+    return new XchgArrowSchema();
+  }
+
+  /** A zeroed {@code struct ArrowArrayStream} in native memory; close it when done. */
+  public static XchgArrowArrayStream allocateArrowArrayStream() {
+    return new XchgArrowArrayStream();
+  }
+
+  private static native void nBufferMetrics(long[] out);
+
+  private static native long nTrimBuffers(long keepBytes);
 }

@@ -1,6 +1,8 @@
 package org.xchg;
 
 import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.function.BooleanSupplier;
 
@@ -10,7 +12,7 @@ import java.util.function.BooleanSupplier;
  * its own Arrow arrays over the one decoded copy.
  *
  * <pre>
- *   XchgCache cache = XchgCache.open(new XchgCache.Options());  // one per executor
+ *   XchgCache cache = XchgCache.create(new XchgCache.Options());  // one per executor
  *   // in each task:
  *   try (XchgCacheHolder h = cache.acquire("broadcast_7", chunks, StreamCodec.LZ4_JAVA,
  *                                          () -&gt; context.isInterrupted())) {
@@ -33,13 +35,13 @@ public final class XchgCache implements AutoCloseable {
   /** The options of xchg_cache_options. */
   public static final class Options {
     boolean sharing = true;
-    long waitCheckMs = 100;
+    Duration waitCheck = Duration.ofMillis(100);
     long retainBytes = 0;
-    long retainMs = 0;
-    boolean fullValidation = true;
-    String hostDir = null;
+    Duration retainTime = Duration.ZERO;
+    XchgValidation validation = XchgValidation.FULL;
+    Path hostDir = null;
     long hostRetainBytes = 0;
-    long hostRetainMs = 0;
+    Duration hostRetainTime = Duration.ZERO;
 
     /** False: every acquirer decodes its own copy (same results, same API). */
     public Options sharing(boolean on) {
@@ -47,9 +49,9 @@ public final class XchgCache implements AutoCloseable {
       return this;
     }
 
-    /** How often a waiting acquirer asks its kill check (default 100 ms). */
-    public Options waitCheckMs(long ms) {
-      waitCheckMs = ms;
+    /** How often a waiting acquirer asks its kill check (default 100 ms; at least 1 ms). */
+    public Options waitCheck(Duration interval) {
+      waitCheck = Objects.requireNonNull(interval, "interval");
       return this;
     }
 
@@ -59,15 +61,18 @@ public final class XchgCache implements AutoCloseable {
       return this;
     }
 
-    /** Free a retained entry this long after its last release (0: no limit). */
-    public Options retainMs(long ms) {
-      retainMs = ms;
+    /** Free a retained entry this long after its last release (default zero: no limit). */
+    public Options retainTime(Duration time) {
+      retainTime = Objects.requireNonNull(time, "time");
       return this;
     }
 
-    /** False: trusted data, skip the O(n) value checks (XCHG_VALIDATE_BOUNDS). */
-    public Options fullValidation(boolean on) {
-      fullValidation = on;
+    /**
+     * {@link XchgValidation#BOUNDS}: broadcasts the engine wrote itself,
+     * the O(n) checks of values skipped (default {@link XchgValidation#FULL}).
+     */
+    public Options validation(XchgValidation level) {
+      validation = Objects.requireNonNull(level, "level");
       return this;
     }
 
@@ -79,7 +84,7 @@ public final class XchgCache implements AutoCloseable {
      * missing); any failure of the store falls back to a decode in this
      * process.  Null (default): none.
      */
-    public Options hostDir(String dir) {
+    public Options hostDir(Path dir) {
       hostDir = dir;
       return this;
     }
@@ -90,9 +95,9 @@ public final class XchgCache implements AutoCloseable {
       return this;
     }
 
-    /** Remove an unheld segment this long after its last release (0: no limit). */
-    public Options hostRetainMs(long ms) {
-      hostRetainMs = ms;
+    /** Remove an unheld segment this long after its last release (default zero: no limit). */
+    public Options hostRetainTime(Duration time) {
+      hostRetainTime = Objects.requireNonNull(time, "time");
       return this;
     }
   }
@@ -104,13 +109,22 @@ public final class XchgCache implements AutoCloseable {
     this.handle = handle;
   }
 
-  public static XchgCache open() {
-    return open(new Options());
+  /** A cache with the default options (xchg_cache_create). */
+  public static XchgCache create() {
+    return create(new Options());
   }
 
-  public static XchgCache open(Options o) {
-    long h = nCreate(o.sharing, o.waitCheckMs, o.retainBytes, o.retainMs, o.fullValidation,
-        o.hostDir, o.hostRetainBytes, o.hostRetainMs);
+  /**
+   * A cache with options o (xchg_cache_create).
+   *
+   * @throws IllegalArgumentException for a negative size or time, or a
+   *     wait-check interval under 1 ms
+   * @throws XchgException when the host store's directory is refused
+   */
+  public static XchgCache create(Options o) {
+    long h = nCreate(o.sharing, o.waitCheck.toMillis(), o.retainBytes, o.retainTime.toMillis(),
+        o.validation.id, o.hostDir == null ? null : o.hostDir.toString(), o.hostRetainBytes,
+        o.hostRetainTime.toMillis());
     return new XchgCache(h);
   }
 
@@ -119,7 +133,7 @@ public final class XchgCache implements AutoCloseable {
    * the concatenation of {@code chunks} (heap or direct; from each buffer's
    * position to its limit) wrapped in {@code codec}.  Decodes it unless
    * another acquirer has or is doing so, in which case it waits, asking
-   * {@code killCheck} (may be null) every waitCheckMs; killCheck is asked
+   * {@code killCheck} (may be null) every waitCheck interval; killCheck is asked
    * while decoding too.  The chunks must not change until the holder is
    * released.
    *
@@ -166,7 +180,7 @@ public final class XchgCache implements AutoCloseable {
     return XchgCacheMetrics.of(v);
   }
 
-  /** Frees retained entries past retainMs now. */
+  /** Frees retained entries past their retain time now (xchg_cache_trim). */
   public synchronized void trim() {
     nTrim(live());
   }
@@ -181,7 +195,7 @@ public final class XchgCache implements AutoCloseable {
     if (handle == 0) return;
     if (users > 0) {
       throw new IllegalStateException(
-          "XchgCache.close: " + users + " holder(s) still held or acquiring; release them first");
+          "XchgCache.close: " + users + " holder(s) still held or acquiring; close them first");
     }
     nDestroy(handle);
     handle = 0;
@@ -204,8 +218,7 @@ public final class XchgCache implements AutoCloseable {
   }
 
   private static native long nCreate(boolean sharing, long waitCheckMs, long retainBytes,
-      long retainMs, boolean fullValidation, String hostDir, long hostRetainBytes,
-      long hostRetainMs);
+      long retainMs, int validation, String hostDir, long hostRetainBytes, long hostRetainMs);
 
   private static native void nDestroy(long cache);
 

@@ -2,15 +2,17 @@ package org.xchg;
 
 /**
  * A task's hold on a decoded broadcast (xchg_cache_holder).  Its batches
- * come out through the Arrow C Data Interface, into structs whose addresses
- * the caller passes: Arrow Java's {@code ArrowArray.allocateNew(allocator)}
- * and {@code memoryAddress()}, then {@code Data.importVectorSchemaRoot}.
- * What is exported is the caller's own: it stays valid after
- * {@link #release} and after the cache is closed, and is freed by its
- * release callback (Arrow Java calls it when the imported vectors close).
+ * come out through the Arrow C Data Interface, into structs the caller
+ * passes: Arrow Java's {@code ArrowArray.allocateNew(allocator)} (by its
+ * {@code memoryAddress()}), then {@code Data.importVectorSchemaRoot}, or
+ * xchg's own {@link XchgArrowArray}.  What is exported is the caller's
+ * own: it stays valid after {@link #close} and after the cache is closed,
+ * and is freed by its release callback (Arrow Java calls it when the
+ * imported vectors close).
  *
- * <p>Methods are thread-safe.  Using a released holder, or releasing it
- * twice, throws IllegalStateException.
+ * <p>Methods are thread-safe.  {@link #close} (xchg_cache_holder_release)
+ * drops the hold; a second close does nothing, any other call on a closed
+ * holder throws IllegalStateException.
  */
 public final class XchgCacheHolder implements AutoCloseable {
   static {
@@ -20,7 +22,7 @@ public final class XchgCacheHolder implements AutoCloseable {
   private final XchgCache cache;
   private long handle;
   // Keeps the chunk buffers reachable (direct ones are read in place)
-  // until the holder is released, as xchg_cache_acquire requires.
+  // until the holder is closed, as xchg_cache_acquire requires.
   @SuppressWarnings("unused")
   private Chunks chunks;
 
@@ -43,9 +45,19 @@ public final class XchgCacheHolder implements AutoCloseable {
     nExportSchema(live(), checkAddress(schemaAddress));
   }
 
+  /** As {@link #exportSchema(long)}, into xchg's struct. */
+  public void exportSchema(XchgArrowSchema schema) {
+    exportSchema(schema.memoryAddress());
+  }
+
   /** Fills the ArrowArray at address with batch i, a "+s" of the holder's columns. */
   public synchronized void exportBatch(long index, long arrayAddress) {
     nExportBatch(live(), index, checkAddress(arrayAddress));
+  }
+
+  /** As {@link #exportBatch(long, long)}, into xchg's struct. */
+  public void exportBatch(long index, XchgArrowArray array) {
+    exportBatch(index, array.memoryAddress());
   }
 
   /** Fills the ArrowArrayStream at address with every batch in order. */
@@ -53,46 +65,37 @@ public final class XchgCacheHolder implements AutoCloseable {
     nExportStream(live(), checkAddress(streamAddress));
   }
 
-  /** Sum, null count and rows of column i of the holder over every batch (for tests). */
-  public synchronized ColumnChecksum columnChecksum(int column) {
+  /** As {@link #exportStream(long)}, into xchg's struct. */
+  public void exportStream(XchgArrowArrayStream stream) {
+    exportStream(stream.memoryAddress());
+  }
+
+  /** Sum, null count and rows of column i of the holder over every batch (tests). */
+  synchronized ColumnChecksum columnChecksum(int column) {
     long[] v = new long[3];
     nColumnChecksum(live(), column, v);
     return new ColumnChecksum(v[0], v[1], v[2]);
   }
 
-  /**
-   * Drops the hold.  Exported arrays stay valid.
-   *
-   * @throws IllegalStateException when already released
-   */
-  public void release() {
-    if (!drop()) throw new IllegalStateException("XchgCacheHolder released twice");
-  }
-
-  /** Releases the holder unless it already is (for try-with-resources). */
+  /** Drops the hold (xchg_cache_holder_release).  Exported arrays stay valid. */
   @Override
   public void close() {
-    drop();
-  }
-
-  private boolean drop() {
     synchronized (this) {
-      if (handle == 0) return false;
+      if (handle == 0) return;
       long h = handle;
       handle = 0;
       chunks = null;
       nRelease(h);
     }
     cache.leave();
-    return true;
   }
 
-  public synchronized boolean isReleased() {
+  public synchronized boolean isClosed() {
     return handle == 0;
   }
 
   private long live() {
-    if (handle == 0) throw new IllegalStateException("XchgCacheHolder used after release");
+    if (handle == 0) throw new IllegalStateException("XchgCacheHolder used after close");
     return handle;
   }
 

@@ -1,5 +1,7 @@
 package org.xchg;
 
+import java.lang.annotation.Native;
+
 /**
  * An xchg failure: the status of the native call and xchg's own message,
  * which names what was wrong and where (byte offset, field, buffer).  When
@@ -9,16 +11,39 @@ package org.xchg;
 public class XchgException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
-  /** The values of the C enum xchg_status, in order. */
+  /** The values of the C enum xchg_status (checked against it when the library is built). */
+  @Native static final int XCHG_OK = 0;
+
+  @Native static final int XCHG_EINVAL = 1;
+  @Native static final int XCHG_ENOMEM = 2;
+  @Native static final int XCHG_EIO = 3;
+  @Native static final int XCHG_EFORMAT = 4;
+  @Native static final int XCHG_ENOTSUP = 5;
+  @Native static final int XCHG_ECANCELLED = 6;
+  @Native static final int XCHG_ELIMIT = 7;
+
+  /** The statuses of xchg_status, each with its C value. */
   public enum Status {
-    OK,
-    INVALID_ARGUMENT,
-    OUT_OF_MEMORY,
-    IO,
-    FORMAT,
-    NOT_SUPPORTED,
-    CANCELLED,
-    LIMIT
+    OK(XCHG_OK),
+    INVALID_ARGUMENT(XCHG_EINVAL),
+    OUT_OF_MEMORY(XCHG_ENOMEM),
+    IO(XCHG_EIO),
+    FORMAT(XCHG_EFORMAT),
+    NOT_SUPPORTED(XCHG_ENOTSUP),
+    CANCELLED(XCHG_ECANCELLED),
+    LIMIT(XCHG_ELIMIT);
+
+    final int id;
+
+    Status(int id) {
+      this.id = id;
+    }
+
+    /** The status whose C value is id; IO for a value this version does not know. */
+    static Status of(int id) {
+      for (Status s : values()) if (s.id == id) return s;
+      return IO;
+    }
   }
 
   private final Status status;
@@ -26,8 +51,7 @@ public class XchgException extends RuntimeException {
   /** Called from native code with an xchg_status value. */
   XchgException(int status, String message, Throwable cause) {
     super(message, cause);
-    Status[] all = Status.values();
-    this.status = status >= 0 && status < all.length ? all[status] : Status.IO;
+    this.status = Status.of(status);
   }
 
   public Status status() {

@@ -116,6 +116,11 @@ final class TestSupport {
     }
   }
 
+  /** Data bytes of live xchg buffers: what a leak check compares (allocatedBytes counts kept blocks too). */
+  static long liveBytes() {
+    return Xchg.bufferMetrics().liveBytes();
+  }
+
   // ---- checks -------------------------------------------------------------
 
   private static final List<String> failures = new ArrayList<>();

@@ -6,6 +6,7 @@ import static org.xchg.TestSupport.expectThrows;
 import static org.xchg.TestSupport.scenario;
 
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -66,7 +67,7 @@ public final class XchgCacheTest {
   }
 
   private static void checkMemoryBack(long bytes, long buffers, String what) {
-    checkEq(bytes, Xchg.allocatedBytes(), what + ": native bytes back to the start");
+    checkEq(bytes, TestSupport.liveBytes(), what + ": native bytes back to the start");
     checkEq(buffers, Xchg.liveBuffers(), what + ": live buffers back to the start");
   }
 
@@ -92,8 +93,8 @@ public final class XchgCacheTest {
 
   /** THREADS threads acquire the same key at once; all hold it at the same time. */
   private static void manyThreads(boolean sharing, TestSupport.Kind kind) throws Exception {
-    long bytes0 = Xchg.allocatedBytes(), buffers0 = Xchg.liveBuffers();
-    XchgCache cache = XchgCache.open(new XchgCache.Options().sharing(sharing));
+    long bytes0 = TestSupport.liveBytes(), buffers0 = Xchg.liveBuffers();
+    XchgCache cache = XchgCache.create(new XchgCache.Options().sharing(sharing));
     CyclicBarrier allAcquired = new CyclicBarrier(THREADS);
     CountDownLatch go = new CountDownLatch(1);
     List<Thread> threads = new ArrayList<>();
@@ -107,7 +108,7 @@ public final class XchgCacheTest {
           allAcquired.await(60, TimeUnit.SECONDS); // everyone holds it now
           checkValues(h, name);
         } finally {
-          h.release();
+          h.close();
         }
       }));
     }
@@ -128,8 +129,8 @@ public final class XchgCacheTest {
    * check throwing.  The decode goes on and succeeds for the decoder.
    */
   private static void killedWaiter() throws Exception {
-    long bytes0 = Xchg.allocatedBytes(), buffers0 = Xchg.liveBuffers();
-    XchgCache cache = XchgCache.open(new XchgCache.Options().waitCheckMs(10));
+    long bytes0 = TestSupport.liveBytes(), buffers0 = Xchg.liveBuffers();
+    XchgCache cache = XchgCache.create(new XchgCache.Options().waitCheck(Duration.ofMillis(10)));
     CountDownLatch decoding = new CountDownLatch(1);
     CountDownLatch waitersDone = new CountDownLatch(2);
     BooleanSupplier slowDecoder = () -> {
@@ -192,8 +193,8 @@ public final class XchgCacheTest {
    * start over and one of them decodes for all.
    */
   private static void failingSource() throws Exception {
-    long bytes0 = Xchg.allocatedBytes(), buffers0 = Xchg.liveBuffers();
-    XchgCache cache = XchgCache.open(new XchgCache.Options().waitCheckMs(10));
+    long bytes0 = TestSupport.liveBytes(), buffers0 = Xchg.liveBuffers();
+    XchgCache cache = XchgCache.create(new XchgCache.Options().waitCheck(Duration.ofMillis(10)));
     byte[] bad = spark.clone();
     bad[bad.length / 2] ^= 0x5a;
     CountDownLatch decoding = new CountDownLatch(1);
@@ -216,7 +217,7 @@ public final class XchgCacheTest {
                 return false;
               }));
       if (e != null) {
-        checkEq(XchgException.Status.FORMAT.ordinal(), e.status().ordinal(), "corrupt bytes: status");
+        check(e.status() == XchgException.Status.FORMAT, "corrupt bytes: status" + ": " + e.status());
         check(e.getMessage().matches(".*(byte|offset).*"),
             "corrupt bytes: the message names where: " + e.getMessage());
         System.out.println("     corrupt bytes said: " + e.getMessage());
@@ -245,21 +246,21 @@ public final class XchgCacheTest {
   }
 
   private static void badBytes() throws Exception {
-    long bytes0 = Xchg.allocatedBytes(), buffers0 = Xchg.liveBuffers();
-    try (XchgCache cache = XchgCache.open()) {
+    long bytes0 = TestSupport.liveBytes(), buffers0 = Xchg.liveBuffers();
+    try (XchgCache cache = XchgCache.create()) {
       byte[] cut = java.util.Arrays.copyOf(spark, spark.length - 1000);
       XchgException e = expectThrows(XchgException.class, "truncated", () ->
           cache.acquire("b", TestSupport.chunks(cut, CHUNK, TestSupport.Kind.DIRECT),
               StreamCodec.LZ4_JAVA, null));
       if (e != null) {
-        checkEq(XchgException.Status.IO.ordinal(), e.status().ordinal(), "truncated: status");
+        check(e.status() == XchgException.Status.IO, "truncated: status" + ": " + e.status());
         System.out.println("     truncated said: " + e.getMessage());
       }
       // Plain IPC declared as lz4-java: a format error, not a crash.
       e = expectThrows(XchgException.class, "wrong codec", () ->
           cache.acquire("b", TestSupport.chunks(data.ipc(), CHUNK, TestSupport.Kind.HEAP),
               StreamCodec.LZ4_JAVA, null));
-      if (e != null) checkEq(XchgException.Status.FORMAT.ordinal(), e.status().ordinal(), "wrong codec");
+      if (e != null) check(e.status() == XchgException.Status.FORMAT, "wrong codec" + ": " + e.status());
       // A decoder killed part way (its kill check is asked while decoding).
       java.util.concurrent.atomic.AtomicInteger asks = new java.util.concurrent.atomic.AtomicInteger();
       e = expectThrows(XchgException.class, "decoder killed", () ->
@@ -278,10 +279,10 @@ public final class XchgCacheTest {
   }
 
   private static void columnsAndParts() throws Exception {
-    long bytes0 = Xchg.allocatedBytes(), buffers0 = Xchg.liveBuffers();
+    long bytes0 = TestSupport.liveBytes(), buffers0 = Xchg.liveBuffers();
     TestSupport.Broadcast second = TestSupport.genBroadcast(30_000, 2);
     byte[] secondSpark = TestSupport.sparkLz4(second.ipc());
-    try (XchgCache cache = XchgCache.open()) {
+    try (XchgCache cache = XchgCache.create()) {
       ByteBuffer[][] parts = {sparkChunks(TestSupport.Kind.HEAP),
           TestSupport.chunks(secondSpark, 4096, TestSupport.Kind.MIXED)};
       try (XchgCacheHolder h = cache.acquire("two", parts, StreamCodec.LZ4_JAVA, new int[] {2, 0}, null)) {
@@ -289,16 +290,14 @@ public final class XchgCacheTest {
         ColumnChecksum str = h.columnChecksum(0), k = h.columnChecksum(1);
         checkEq(data.sums()[2] + second.sums()[2], str.sum(), "two parts: d_str sum");
         checkEq(data.sums()[0] + second.sums()[0], k.sum(), "two parts: k sum");
-        long schema = Xchg.allocateArrowSchema();
-        try {
+        try (XchgArrowSchema schema = Xchg.allocateArrowSchema()) {
           h.exportSchema(schema);
-          checkEq(2, countChildren(schema), "two parts: columns");
-          check("d_str".equals(Xchg.arrowSchemaName(schema, 0)), "column 0 is d_str");
-          check("u".equals(Xchg.arrowSchemaFormat(schema, 0)), "d_str is utf8");
-          check("k".equals(Xchg.arrowSchemaName(schema, 1)), "column 1 is k");
-          check("l".equals(Xchg.arrowSchemaFormat(schema, 1)), "k is int64");
-        } finally {
-          Xchg.freeArrowSchema(schema);
+          long at = schema.memoryAddress();
+          checkEq(2, countChildren(at), "two parts: columns");
+          check("d_str".equals(TestHooks.schemaName(at, 0)), "column 0 is d_str");
+          check("u".equals(TestHooks.schemaFormat(at, 0)), "d_str is utf8");
+          check("k".equals(TestHooks.schemaName(at, 1)), "column 1 is k");
+          check("l".equals(TestHooks.schemaFormat(at, 1)), "k is int64");
         }
       }
       // Plain IPC (no stream codec), in small heap and direct chunks.
@@ -314,7 +313,7 @@ public final class XchgCacheTest {
     int n = 0;
     while (true) {
       try {
-        Xchg.arrowSchemaFormat(schema, n);
+        TestHooks.schemaFormat(schema, n);
         n++;
       } catch (IndexOutOfBoundsException e) {
         return n;
@@ -324,51 +323,53 @@ public final class XchgCacheTest {
 
   /** Arrays and streams exported stay valid after release and close, and free everything. */
   private static void exportsOutlive() throws Exception {
-    long bytes0 = Xchg.allocatedBytes(), buffers0 = Xchg.liveBuffers();
-    XchgCache cache = XchgCache.open();
+    long bytes0 = TestSupport.liveBytes(), buffers0 = Xchg.liveBuffers();
+    XchgCache cache = XchgCache.create();
     XchgCacheHolder h = cache.acquire("b", sparkChunks(TestSupport.Kind.HEAP), StreamCodec.LZ4_JAVA, null);
-    long[] arrays = new long[(int) h.numBatches()];
+    XchgArrowArray[] arrays = new XchgArrowArray[(int) h.numBatches()];
     for (int i = 0; i < arrays.length; i++) {
       arrays[i] = Xchg.allocateArrowArray();
-      h.exportBatch(i, arrays[i]);
+      if (i % 2 == 0) h.exportBatch(i, arrays[i]);
+      else h.exportBatch(i, arrays[i].memoryAddress()); // as with Arrow Java's ArrowArray
     }
-    h.release();
+    h.close();
     cache.close();
-    check(Xchg.allocatedBytes() > bytes0, "exported batches still hold their buffers");
+    check(TestSupport.liveBytes() > bytes0, "exported batches still hold their buffers");
     long rows = 0;
-    for (long a : arrays) rows += Xchg.arrowArrayLength(a);
+    for (XchgArrowArray a : arrays) rows += TestHooks.arrayLength(a.memoryAddress());
     checkEq(data.rows(), rows, "rows of the exported batches after close");
-    for (long a : arrays) Xchg.freeArrowArray(a);
+    for (XchgArrowArray a : arrays) a.close();
     checkMemoryBack(bytes0, buffers0, "after the exported arrays were released");
   }
 
   private static void misuse() throws Exception {
-    long bytes0 = Xchg.allocatedBytes(), buffers0 = Xchg.liveBuffers();
-    XchgCache cache = XchgCache.open();
+    long bytes0 = TestSupport.liveBytes(), buffers0 = Xchg.liveBuffers();
+    XchgCache cache = XchgCache.create();
     XchgCacheHolder h = cache.acquire("b", sparkChunks(TestSupport.Kind.DIRECT), StreamCodec.LZ4_JAVA, null);
     expectThrows(IllegalStateException.class, "close with a holder held", cache::close);
-    long array = Xchg.allocateArrowArray();
+    XchgArrowArray array = Xchg.allocateArrowArray();
     expectThrows(IndexOutOfBoundsException.class, "batch out of range",
         () -> h.exportBatch(h.numBatches(), array));
-    Xchg.freeArrowArray(array);
+    array.close();
+    expectThrows(IllegalStateException.class, "a closed struct", () -> h.exportBatch(0, array));
     expectThrows(IllegalArgumentException.class, "null address", () -> h.exportBatch(0, 0));
     XchgException e = expectThrows(XchgException.class, "column out of range", () -> h.columnChecksum(3));
-    if (e != null) checkEq(XchgException.Status.INVALID_ARGUMENT.ordinal(), e.status().ordinal(), "column out of range");
+    if (e != null) check(e.status() == XchgException.Status.INVALID_ARGUMENT, "column out of range" + ": " + e.status());
     expectThrows(XchgException.class, "column index out of range at acquire", () ->
         cache.acquire("b", new ByteBuffer[][] {sparkChunks(TestSupport.Kind.DIRECT)}, StreamCodec.LZ4_JAVA,
             new int[] {5}, null));
-    h.release();
-    expectThrows(IllegalStateException.class, "double release", h::release);
-    expectThrows(IllegalStateException.class, "use after release", h::numRows);
-    h.close(); // try-with-resources on a released holder: no-op
+    h.close();
+    check(h.isClosed(), "closed");
+    h.close(); // a second close: no-op
+    expectThrows(IllegalStateException.class, "use after close", h::numRows);
     cache.close();
     cache.close(); // closing twice: no-op
     expectThrows(IllegalStateException.class, "acquire after close", () ->
         cache.acquire("b", sparkChunks(TestSupport.Kind.HEAP), StreamCodec.LZ4_JAVA, null));
     expectThrows(IllegalStateException.class, "metrics after close", cache::metrics);
     expectThrows(IllegalArgumentException.class, "bad options", () ->
-        XchgCache.open(new XchgCache.Options().waitCheckMs(0)));
-    try (XchgCache other = XchgCache.open()) {
+        XchgCache.create(new XchgCache.Options().waitCheck(Duration.ZERO)));
+    try (XchgCache other = XchgCache.create()) {
       expectThrows(NullPointerException.class, "null chunk", () ->
           other.acquire("b", new ByteBuffer[] {null}, StreamCodec.NONE, null));
     }

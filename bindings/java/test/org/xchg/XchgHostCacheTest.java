@@ -69,8 +69,8 @@ public final class XchgHostCacheTest {
   private static void shared(boolean privateDir) throws Exception {
     Path dir = newDir();
     if (!privateDir) Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
-    XchgCache.Options o = new XchgCache.Options().hostDir(dir.toString()).hostRetainBytes(1L << 40);
-    XchgCache a = XchgCache.open(o), b = XchgCache.open(o);
+    XchgCache.Options o = new XchgCache.Options().hostDir(dir).hostRetainBytes(1L << 40);
+    XchgCache a = XchgCache.create(o), b = XchgCache.create(o);
     try {
       ByteBuffer[] chunks = TestSupport.chunks(spark, 1 << 20, TestSupport.Kind.HEAP);
       XchgCacheHolder ha = a.acquire("bc", chunks, StreamCodec.LZ4_JAVA, () -> false);
@@ -79,8 +79,8 @@ public final class XchgHostCacheTest {
       checkValues(hb, "second cache");
       checkHostMetrics(a.metrics(), privateDir, privateDir ? 1 : 0, "first cache");
       checkHostMetrics(b.metrics(), privateDir, 0, "second cache");
-      ha.release();
-      hb.release();
+      ha.close();
+      hb.close();
       checkEq(1, a.metrics().decodes(), "the first cache decodes");
       checkEq(privateDir ? 0 : 1, b.metrics().decodes(), "the second cache's decodes");
       checkEq(privateDir ? 1 : 0, segments(dir), "segments in the directory");
@@ -94,13 +94,13 @@ public final class XchgHostCacheTest {
   /** With a host budget of 0 bytes, dropping the only mapping removes the segment. */
   private static void evicted() throws Exception {
     Path dir = newDir();
-    XchgCache c = XchgCache.open(new XchgCache.Options().hostDir(dir.toString()));
+    XchgCache c = XchgCache.create(new XchgCache.Options().hostDir(dir));
     try {
       ByteBuffer[] chunks = TestSupport.chunks(spark, 1 << 20, TestSupport.Kind.HEAP);
       XchgCacheHolder h = c.acquire("bc", chunks, StreamCodec.LZ4_JAVA, () -> false);
       checkValues(h, "the cache");
       checkEq(1, segments(dir), "segments while held");
-      h.release();
+      h.close();
       XchgCacheMetrics m = c.metrics();
       checkEq(1, m.hostEvictions(), "host evictions");
       checkEq(0, m.bytesShared(), "shared bytes once released");

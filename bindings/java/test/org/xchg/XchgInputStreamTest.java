@@ -69,7 +69,7 @@ public final class XchgInputStreamTest {
   }
 
   private static void readRows(XchgInputStream in, byte[] want) throws IOException {
-    long bytes0 = Xchg.allocatedBytes();
+    long bytes0 = TestSupport.liveBytes();
     ByteArrayOutputStream got = new ByteArrayOutputStream(want.length);
     byte[] len = new byte[4];
     byte[] payload = new byte[PAYLOAD];
@@ -92,11 +92,11 @@ public final class XchgInputStreamTest {
     check(Arrays.equals(want, got.toByteArray()), "bytes equal lz4-java's decoding");
     checkEq(-1, in.read(), "read at the end");
     checkEq(want.length, in.position(), "position");
-    check(Xchg.allocatedBytes() >= bytes0, "memory figure sane");
+    check(TestSupport.liveBytes() >= bytes0, "memory figure sane");
   }
 
   private static void mixedReads() throws IOException {
-    long bytes0 = Xchg.allocatedBytes(), buffers0 = Xchg.liveBuffers();
+    long bytes0 = TestSupport.liveBytes(), buffers0 = Xchg.liveBuffers();
     try (XchgInputStream in =
         new XchgInputStream(TestSupport.chunks(spark, 65536, TestSupport.Kind.MIXED),
             StreamCodec.LZ4_JAVA)) {
@@ -122,12 +122,12 @@ public final class XchgInputStreamTest {
       checkEq(-1, in.read(), "end");
       checkEq(0, in.skip(10), "skip at the end");
     }
-    checkEq(bytes0, Xchg.allocatedBytes(), "native bytes back after close");
+    checkEq(bytes0, TestSupport.liveBytes(), "native bytes back after close");
     checkEq(buffers0, Xchg.liveBuffers(), "live buffers back after close");
   }
 
   private static void errors() throws IOException {
-    long bytes0 = Xchg.allocatedBytes(), buffers0 = Xchg.liveBuffers();
+    long bytes0 = TestSupport.liveBytes(), buffers0 = Xchg.liveBuffers();
     byte[] bad = spark.clone();
     bad[bad.length / 3] ^= 0x21;
     IOException e = expectThrows(IOException.class, "corrupt block", () -> {
@@ -175,7 +175,7 @@ public final class XchgInputStreamTest {
     closed.close();
     closed.close();
     expectThrows(IOException.class, "read after close", closed::read);
-    checkEq(bytes0, Xchg.allocatedBytes(), "native bytes back after errors");
+    checkEq(bytes0, TestSupport.liveBytes(), "native bytes back after errors");
     checkEq(buffers0, Xchg.liveBuffers(), "live buffers back after errors");
   }
 
