@@ -205,7 +205,8 @@ enum { FROM_MEMORY, FROM_CHUNKS, FROM_CALLBACK, FROM_SPLIT };
 
 static int add_sources(xchg_shuffle_reader *r, const input *in, int how, char *msg) {
   xchg_error err;
-  const uint8_t *p = in->bytes.data;
+  static const uint8_t nothing[1];
+  const uint8_t *p = in->bytes.data ? in->bytes.data : nothing; /* no NULL + 0 below */
   size_t size = in->bytes.size;
   xchg_source *src = NULL;
   xchg_status st = XCHG_OK;
