@@ -589,14 +589,26 @@ static void decompress_group(void *ctx, int64_t task) {
   u->ns = now_ns() - t0;
 }
 
-/* Cuts the next group of Comet blocks off the chunk.  A header that
- * cannot be right ends the group: its block's decompression says how. */
-static xchg_status cut_group(xchg_shuffle_reader *r, unit *u, xchg_error *err) {
+/* A stored Comet block (tag NONE) whose bytes are all there: its IPC
+ * stream is read in place, without a task. */
+static int stored_in_place(const uint8_t *h, size_t left) {
+  if (left < COMET_HEADER || memcmp(h + 16, "NONE", 4) != 0) return 0;
+  uint64_t len = le64(h);
+  return len >= COMET_HEADER - 8 && len <= left - 8;
+}
+
+/* Cuts the next group of Comet blocks off the chunk: stored blocks read in
+ * place, or blocks to decompress, up to GROUP_BLOCKS and GROUP_BYTES.  A
+ * header that cannot be right ends the group: its block's decompression
+ * says how. */
+static xchg_status cut_group(xchg_shuffle_reader *r, unit *u, int *stored, xchg_error *err) {
   size_t pos = r->pos;
   int64_t cap = 8;
   u->blocks = malloc((size_t)cap * sizeof *u->blocks);
   if (!u->blocks) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  while (pos < r->size && u->n_blocks < GROUP_BLOCKS && pos - r->pos < GROUP_BYTES) {
+  *stored = stored_in_place(r->data + pos, r->size - pos);
+  while (pos < r->size && u->n_blocks < GROUP_BLOCKS && pos - r->pos < GROUP_BYTES &&
+         stored_in_place(r->data + pos, r->size - pos) == *stored) {
     if (u->n_blocks == cap) {
       group_block *more = realloc(u->blocks, (size_t)(cap *= 2) * sizeof *more);
       if (!more) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
@@ -606,12 +618,19 @@ static xchg_status cut_group(xchg_shuffle_reader *r, unit *u, xchg_error *err) {
     uint64_t len = left >= 8 ? le64(r->data + pos) : UINT64_MAX;
     int whole = len < left - 8 + (left >= 8) && len >= COMET_HEADER - 8;
     size_t wire = whole ? (size_t)len + 8 : left;
-    u->blocks[u->n_blocks++] = (group_block){.offset = pos, .wire = wire, .field_count = -1};
+    group_block *b = &u->blocks[u->n_blocks++];
+    *b = (group_block){.offset = pos, .wire = wire, .field_count = -1};
+    if (*stored) {
+      uint64_t fields = le64(r->data + pos + 8);
+      *b = (group_block){pos, wire, r->data + pos + COMET_HEADER, 0, wire - COMET_HEADER, 1,
+                         fields > INT64_MAX ? -1 : (int64_t)fields};
+    }
     pos += wire;
     if (!whole) break;
   }
   u->end = pos;
   r->pos = pos;
+  u->failed_at = u->n_blocks;
   return XCHG_OK;
 }
 
@@ -633,8 +652,10 @@ static xchg_status fill_units(xchg_shuffle_reader *r, int *state, xchg_error *er
       r->unit_bytes += u->bytes = (int64_t)(u->end - u->start);
       continue;
     }
-    if ((st = cut_group(r, u, err)) != XCHG_OK) return st;
+    int stored;
+    if ((st = cut_group(r, u, &stored, err)) != XCHG_OK) return st;
     r->unit_bytes += u->bytes = (int64_t)(u->end - u->start);
+    if (stored) continue;
     pool_loop_start(r->threads > 1 ? r->opts.read.pool : NULL, &u->loop, 1, decompress_group, u);
     u->started = 1;
   }
