@@ -28,6 +28,7 @@
  * A coalesced batch that fails its validation has its blocks read again
  * one by one with an IPC reader, which names the block, message, field and
  * buffer at fault. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -50,6 +51,7 @@
 #define GROUP_BYTES ((size_t)64 << 10)
 #define UNITS_AHEAD 16 /* units held at most (chunks and groups) */
 #define JOBS_AHEAD 8   /* output batches being built at most */
+#define LANES 16       /* decompressing istreams kept for the next groups */
 
 /* ---- state ----------------------------------------------------------------- */
 
@@ -174,6 +176,11 @@ struct xchg_shuffle_reader {
   int64_t unit_head, unit_count, units_limit;
   int64_t unit_bytes;      /* input bytes of the units held */
   int64_t unit_block;      /* the next block of the first unit (Comet) */
+  /* Istreams that groups decompress with, kept with their codec contexts:
+   * a group takes one (or opens one) and gives it back. */
+  pthread_mutex_t lanes_lock;
+  xchg_istream *lanes[LANES];
+  int n_lanes;
   block blk;
   int64_t next_block;
   /* Schema and dictionaries. */
@@ -549,21 +556,47 @@ static xchg_status decompress_block(unit *u, xchg_istream *s, int64_t i, xchg_er
   return st;
 }
 
-/* The task of a group: its blocks decompressed, one istream for all. */
-static void decompress_group(void *ctx, int64_t task) {
-  (void)task;
-  unit *u = ctx;
-  int64_t t0 = now_ns();
-  xchg_source *src = NULL;
-  xchg_istream *s = NULL;
+/* An istream over the chunk from byte `start`: a kept one, reset, or a new
+ * one. */
+static xchg_status take_lane(xchg_shuffle_reader *r, xchg_buf *chunk, size_t start,
+                             xchg_istream **out, xchg_error *err) {
+  xchg_source *src;
+  xchg_status st = xchg_source_from_buf(chunk, &src, err);
+  if (st == XCHG_OK && (st = xchg_source_seek(src, start, err)) != XCHG_OK) xchg_source_free(src);
+  if (st != XCHG_OK) return st;
+  pthread_mutex_lock(&r->lanes_lock);
+  xchg_istream *s = r->n_lanes > 0 ? r->lanes[--r->n_lanes] : NULL;
+  pthread_mutex_unlock(&r->lanes_lock);
+  if (s) {
+    *out = s;
+    return xchg_istream_reset(s, src, err);
+  }
   xchg_stream_options so;
   xchg_stream_options_init(&so);
   so.split_members = 1;
   so.metrics = 0;
   so.window_size = COMET_WINDOW;
-  xchg_status st = xchg_source_from_buf(u->chunk, &src, &u->error);
-  if (st == XCHG_OK && (st = xchg_source_seek(src, u->start, &u->error)) != XCHG_OK) xchg_source_free(src);
-  if (st == XCHG_OK) st = xchg_istream_open(src, XCHG_STREAM_COMET, &so, &s, &u->error);
+  return xchg_istream_open(src, XCHG_STREAM_COMET, &so, out, err);
+}
+
+static void give_lane(xchg_shuffle_reader *r, xchg_istream *s) {
+  if (!s) return;
+  pthread_mutex_lock(&r->lanes_lock);
+  if (r->n_lanes < LANES) {
+    r->lanes[r->n_lanes++] = s;
+    s = NULL;
+  }
+  pthread_mutex_unlock(&r->lanes_lock);
+  xchg_istream_free(s);
+}
+
+/* The task of a group: its blocks decompressed, one istream for all. */
+static void decompress_group(void *ctx, int64_t task) {
+  (void)task;
+  unit *u = ctx;
+  int64_t t0 = now_ns();
+  xchg_istream *s = NULL;
+  xchg_status st = take_lane(u->r, u->chunk, u->start, &s, &u->error);
   int64_t i = 0;
   for (; st == XCHG_OK && i < u->n_blocks; i++) {
     int more = 1;
@@ -573,7 +606,7 @@ static void decompress_group(void *ctx, int64_t task) {
     if (st == XCHG_OK) st = decompress_block(u, s, i, &u->error);
     if (st != XCHG_OK) break;
   }
-  xchg_istream_free(s);
+  give_lane(u->r, s);
   u->failed_at = st == XCHG_OK ? u->n_blocks : i;
   u->status = st;
   if (u->arena && !(u->arena_buf = xchg_buf_wrap(u->arena, u->arena_size, free_malloced, NULL))) {
@@ -585,7 +618,7 @@ static void decompress_group(void *ctx, int64_t task) {
   }
   u->arena = NULL;
   for (int64_t k = 0; k < u->failed_at; k++)
-    if (!u->blocks[k].in_chunk) u->blocks[k].stream = xchg_buf_data(u->arena_buf) + u->blocks[k].arena_at;
+    if (!u->blocks[k].in_chunk) u->blocks[k].stream = u->arena_buf ? xchg_buf_data(u->arena_buf) + u->blocks[k].arena_at : NULL;
   u->ns = now_ns() - t0;
 }
 
@@ -603,6 +636,7 @@ static int stored_in_place(const uint8_t *h, size_t left) {
  * says how. */
 static xchg_status cut_group(xchg_shuffle_reader *r, unit *u, int *stored, xchg_error *err) {
   size_t pos = r->pos;
+  *stored = 0;
   int64_t cap = 8;
   u->blocks = malloc((size_t)cap * sizeof *u->blocks);
   if (!u->blocks) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
@@ -1228,6 +1262,7 @@ xchg_status xchg_shuffle_reader_open(const xchg_shuffle_reader_options *opts,
   if (!r) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   r->opts = *opts;
   r->opts.schema_message = NULL;
+  pthread_mutex_init(&r->lanes_lock, NULL);
   r->threads = xchg_pool_threads(opts->read.pool);
   r->units_limit = r->threads <= 1 ? 1 : (4 * r->threads < UNITS_AHEAD ? 4 * r->threads : UNITS_AHEAD);
   r->jobs_limit = 2 * r->threads < JOBS_AHEAD ? 2 * r->threads : JOBS_AHEAD - 1;
@@ -1347,6 +1382,8 @@ void xchg_shuffle_reader_free(xchg_shuffle_reader *r) {
     free(j->out);
   }
   while (r->unit_count > 0) pop_unit(r);
+  for (int i = 0; i < r->n_lanes; i++) xchg_istream_free(r->lanes[i]);
+  pthread_mutex_destroy(&r->lanes_lock);
   for (int64_t i = r->next_source; i < r->n_sources; i++) xchg_source_free(r->sources[i]);
   free(r->sources);
   xchg_source_free(r->reading);
