@@ -64,6 +64,8 @@ typedef struct input {
   tu_bytes bytes;
   int64_t blocks;
   size_t *ends;            /* where each block ends in bytes */
+  int64_t *rows_of;        /* each block's rows (when read alone) */
+  int64_t rows_so_far;
   segments alone;         /* the rows of every block, as read alone */
   struct ArrowArray *kept; /* the batches those segments point into */
   int64_t n_kept, cap_kept;
@@ -82,6 +84,7 @@ static void keep(input *in, struct ArrowArray *a) {
 static void input_free(input *in) {
   free(in->bytes.data);
   free(in->ends);
+  free(in->rows_of);
   free(in->alone.items);
   for (int64_t i = 0; i < in->n_kept; i++) in->kept[i].release(&in->kept[i]);
   free(in->kept);
@@ -131,6 +134,9 @@ static const xchg_stream_codec comet_inner[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ
 static void end_block(input *in) {
   if (!(in->ends = realloc(in->ends, (size_t)in->blocks * sizeof *in->ends))) abort();
   in->ends[in->blocks - 1] = in->bytes.size;
+  if (!(in->rows_of = realloc(in->rows_of, (size_t)in->blocks * sizeof *in->rows_of))) abort();
+  in->rows_of[in->blocks - 1] = in->alone.rows - (in->blocks > 1 ? in->rows_so_far : 0);
+  in->rows_so_far = in->alone.rows;
 }
 
 static int add_block(input *in, const uint8_t *stream, size_t size, int comet, int64_t columns,
@@ -751,6 +757,102 @@ static void check_other_schema(void) {
   rt_data_free(&other);
 }
 
+/* A Comet block whose IPC stream has bytes after its end-of-stream
+ * marker, and a stored block whose header claims more bytes than the
+ * input has, its stream whole: errors naming the block. */
+static void check_comet_framing(void) {
+  for (int inner = 0; inner < 2; inner++) {
+    input in;
+    rt_data d = {0};
+    char msg[MSG] = "";
+    int rc = primitive_input(&in, &d, XCHG_BLOCK_NONE, -1, msg);
+    /* Re-frame the plain IPC blocks as Comet blocks, the third with 8
+     * bytes after its stream. */
+    input comet = {0};
+    comet.bad = 1;
+    for (int64_t b = 0; rc == 0 && b < in.blocks; b++) {
+      size_t from = b ? in.ends[b - 1] : 0, size = in.ends[b] - from;
+      uint8_t *stream = malloc(size + 8);
+      if (!stream) abort();
+      memcpy(stream, in.bytes.data + from, size);
+      memset(stream + size, 0, 8);
+      rc = add_block(&comet, stream, size + (b == 2 ? 8 : 0), inner ? 1 : 0, d.schema.n_children, msg);
+      free(stream);
+    }
+    char where[64];
+    snprintf(where, sizeof where, "block 2 (source 0, byte %zu)", comet.ends[1]);
+    output out = {0};
+    xchg_shuffle_reader_options o;
+    xchg_shuffle_reader_options_init(&o);
+    if (rc == 0) rc = read_all(&comet, &o, FROM_MEMORY, &out, msg);
+    if (rc == 0 && (out.st != XCHG_EFORMAT || !strstr(out.error, "8 bytes follow its IPC stream's end-of-stream") ||
+                    !strstr(out.error, where)))
+      rc = tu_failf(msg, MSG, "%s: %s", xchg_status_name(out.st), out.error);
+    output_free(&out);
+    tu_case(inner ? "bytes after the end-of-stream marker in a comet lz4 block"
+                  : "bytes after the end-of-stream marker in a stored comet block", rc, msg);
+    input_free(&comet);
+    /* The last block's header states 16 bytes more than there are. */
+    memset(&comet, 0, sizeof comet);
+    comet.bad = 1;
+    rc = 0;
+    for (int64_t b = 0; rc == 0 && b < in.blocks; b++) {
+      size_t from = b ? in.ends[b - 1] : 0;
+      rc = add_block(&comet, in.bytes.data + from, in.ends[b] - from, inner ? 1 : 0, d.schema.n_children, msg);
+    }
+    size_t last = comet.blocks > 1 ? comet.ends[comet.blocks - 2] : 0;
+    uint64_t len;
+    if (rc == 0) {
+      memcpy(&len, comet.bytes.data + last, 8);
+      len += 16;
+      memcpy(comet.bytes.data + last, &len, 8);
+      rc = read_all(&comet, &o, FROM_MEMORY, &out, msg);
+    }
+    snprintf(where, sizeof where, "block %lld (source 0, byte %zu)", (long long)comet.blocks - 1, last);
+    if (rc == 0 && (out.st == XCHG_OK || !strstr(out.error, "truncated") || !strstr(out.error, where)))
+      rc = tu_failf(msg, MSG, "%s: %s", xchg_status_name(out.st), out.error);
+    output_free(&out);
+    tu_case(inner ? "a comet lz4 block's header longer than the input" : "a stored comet block's header longer than the input", rc, msg);
+    input_free(&comet);
+    input_free(&in);
+    rt_data_free(&d);
+  }
+}
+
+/* With a pool, the reader plans batches ahead within readahead_bytes: with
+ * it at 1 byte, the first batch out leaves at most one planned after it. */
+static void check_readahead_bound(void) {
+  input in;
+  rt_data d = {0};
+  char msg[MSG] = "";
+  int rc = primitive_input(&in, &d, XCHG_BLOCK_NONE, -1, msg);
+  xchg_shuffle_reader_options given;
+  xchg_shuffle_reader_options_init(&given);
+  given.target_rows = 4;
+  xchg_shuffle_reader_options o = with_pool(&given);
+  o.read.readahead_bytes = 1;
+  xchg_shuffle_reader *r = NULL;
+  xchg_error err;
+  if (rc == 0 && (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_OK ||
+                  xchg_shuffle_reader_add_source(r, tu_memory_source(in.bytes.data, in.bytes.size), &err) != XCHG_OK))
+    rc = tu_failf(msg, MSG, "setting up: %s", err.message);
+  struct ArrowArray a = {0};
+  if (rc == 0 && (xchg_shuffle_reader_next(r, &a, &err) != XCHG_OK || !a.release))
+    rc = tu_failf(msg, MSG, "next: %s", err.message);
+  xchg_shuffle_reader_metrics m;
+  if (r) xchg_shuffle_reader_get_metrics(r, &m);
+  /* blocks of 1, 2, 3, 5, 8, ... rows: the first two batches of 4 rows
+   * take 4 blocks, and a fifth may be open; six batches would take 8 */
+  if (rc == 0 && m.blocks > 5)
+    rc = tu_failf(msg, MSG, "%lld blocks planned for the first batch of %lld rows", (long long)m.blocks,
+                  (long long)a.length);
+  if (a.release) a.release(&a);
+  xchg_shuffle_reader_free(r);
+  tu_case("read-ahead stays within readahead_bytes", rc, msg);
+  input_free(&in);
+  rt_data_free(&d);
+}
+
 /* ---- input over time ------------------------------------------------------------- */
 
 /* Reads `in` with the incremental option, per_source blocks to a source,
@@ -773,7 +875,7 @@ static int read_incremental(const input *in, int64_t target, int64_t per_source,
   struct ArrowSchema schema;
   xchg_status st = xchg_shuffle_reader_schema(r, &schema, &err);
   if (st != XCHG_EAGAIN) rc = tu_failf(msg, MSG, "schema before any input: %s, not XCHG_EAGAIN", xchg_status_name(st));
-  int64_t cap = 0;
+  int64_t cap = 0, added = 0, returned = 0;
   for (int64_t b = 0; rc == 0 && b <= in->blocks; b += per_source) {
     int ended = b >= in->blocks;
     if (ended) {
@@ -784,12 +886,17 @@ static int read_incremental(const input *in, int64_t target, int64_t per_source,
       xchg_source *src = (b / per_source) % 2 ? tu_unseekable_source(in->bytes.data + from, to - from, b)
                                               : tu_memory_source(in->bytes.data + from, to - from);
       if (xchg_shuffle_reader_add_source(r, src, &err) != XCHG_OK) rc = tu_failf(msg, MSG, "add_source: %s", err.message);
+      for (int64_t k = b; k < last; k++) added += in->rows_of[k];
     }
     for (; rc == 0;) {
       struct ArrowArray a;
       st = xchg_shuffle_reader_next(r, &a, &err);
       if (st == XCHG_EAGAIN && !ended && !a.release) {
         ++*waits;
+        /* A batch is cut as soon as its rows reach the target. */
+        if (added - returned >= target)
+          rc = tu_failf(msg, MSG, "XCHG_EAGAIN with %lld rows added and not handed out, target %lld",
+                        (long long)(added - returned), (long long)target);
         break;
       }
       if (st != XCHG_OK) {
@@ -800,6 +907,7 @@ static int read_incremental(const input *in, int64_t target, int64_t per_source,
       if (!ended && a.length < target)
         rc = tu_failf(msg, MSG, "a batch of %lld rows, short of %lld, before the input ended",
                       (long long)a.length, (long long)target);
+      returned += a.length;
       if (out->n == cap && !(out->batches = realloc(out->batches, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *out->batches)))
         abort();
       out->batches[out->n++] = a;
@@ -979,7 +1087,9 @@ int main(int argc, char **argv) {
     check_offsets_from_one();
     check_truncated();
     check_comet_damage();
+    check_comet_framing();
     check_other_schema();
+    if (pool) check_readahead_bound();
     check_incremental();
     check_bounded_reading();
   }
