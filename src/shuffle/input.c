@@ -11,8 +11,13 @@
 
 #define COMET_WINDOW ((size_t)64 << 10) /* the decompressed pieces a group gathers */
 #define CHUNK_BYTES ((size_t)1 << 20)   /* read at a time from a source not in memory */
-#define GROUP_BLOCKS 32
-#define GROUP_BYTES ((size_t)64 << 10)
+/* A group with a pool: enough work (about 100 us of LZ4) to be worth a
+ * hand-off to another thread.  Without one: small, so that its arena is
+ * still in the cache when its blocks are placed. */
+#define GROUP_BLOCKS_POOLED 128
+#define GROUP_BYTES_POOLED ((size_t)256 << 10)
+#define GROUP_BLOCKS_INLINE 16
+#define GROUP_BYTES_INLINE ((size_t)32 << 10)
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -365,7 +370,8 @@ static int stored_in_place(const uint8_t *h, size_t left) {
 }
 
 /* Cuts the next group of Comet blocks off the chunk: stored blocks read in
- * place, or blocks to decompress, up to GROUP_BLOCKS and GROUP_BYTES.  A
+ * place, or blocks to decompress, up to a count and a size (a quarter of
+ * readahead_bytes at most, so that several groups run ahead).  A
  * header that cannot be right ends the group: its block's decompression
  * says how. */
 static xchg_status cut_group(shuffle_input *in, unit *u, int *stored, xchg_error *err) {
@@ -375,7 +381,12 @@ static xchg_status cut_group(shuffle_input *in, unit *u, int *stored, xchg_error
   u->blocks = malloc((size_t)cap * sizeof *u->blocks);
   if (!u->blocks) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   *stored = stored_in_place(in->data + pos, in->size - pos);
-  while (pos < in->size && u->n_blocks < GROUP_BLOCKS && pos - in->pos < GROUP_BYTES &&
+  int pooled = in->threads > 1;
+  int64_t most_blocks = pooled ? GROUP_BLOCKS_POOLED : GROUP_BLOCKS_INLINE;
+  size_t most_bytes = pooled ? GROUP_BYTES_POOLED : GROUP_BYTES_INLINE;
+  if (pooled && (int64_t)most_bytes > in->opts->read.readahead_bytes / 4)
+    most_bytes = (size_t)(in->opts->read.readahead_bytes / 4) + 1; /* a block at least */
+  while (pos < in->size && u->n_blocks < most_blocks && pos - in->pos < most_bytes &&
          stored_in_place(in->data + pos, in->size - pos) == *stored) {
     if (u->n_blocks == cap) {
       group_block *more = realloc(u->blocks, (size_t)(cap *= 2) * sizeof *more);
