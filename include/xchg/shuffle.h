@@ -17,8 +17,9 @@
  *   - a Comet native shuffle block (XCHG_SHUFFLE_FRAMING_COMET): a u64le
  *     length of what follows it, a u64le field count, a 4-byte codec tag
  *     ("NONE", "LZ4_", "ZSTD", "SNAP") and a whole Arrow IPC stream
- *     compressed with that codec — decompressed once into a window the
- *     reader reuses, with its codec context reused from block to block;
+ *     compressed with that codec — decompressed once, a run of blocks
+ *     into one arena, with codec contexts reused from block to block (a
+ *     NONE block is read in place);
  *   - a plain Arrow IPC stream (XCHG_SHUFFLE_FRAMING_IPC): schema,
  *     dictionaries, any number of record batches, end-of-stream marker, as
  *     an IPC-stream shuffle writer writes them; body compression none,
@@ -31,8 +32,8 @@
  * columns, in input order, each holding at least target_rows rows or
  * target_bytes bytes of its blocks' bodies (decoded), whichever comes
  * first; only the last batch is shorter (and a batch cut by a changed
- * dictionary, or where 32-bit offsets could not address more values).  Offsets are rebased, validity bits shifted into
- * place, nested types (list, large list, map, struct, fixed-size list,
+ * dictionary, or where 32-bit offsets could not address more values).
+ * Offsets are rebased, validity bits shifted into place, nested types (list, large list, map, struct, fixed-size list,
  * unions, run-end encoded, views) joined at every level.  Blocks without
  * rows produce nothing.  A block that is itself at least that large, whose
  * bytes are in memory uncompressed, passes through without a copy (its
@@ -77,7 +78,8 @@
  * a time, never whole: a block is read into memory whole, so one larger
  * than read.max_batch_bytes is XCHG_ELIMIT.  Blocks do not span sources.
  * The reader holds the memory of the blocks of the batches it builds, and
- * with a pool up to about read.readahead_bytes of batches ahead.
+ * with a pool up to about read.readahead_bytes of input, and as much of
+ * batches, ahead.
  * Big-endian blocks are XCHG_ENOTSUP.
  *
  * Parallel read-ahead: with read.pool (xchg/pool.h, more than one
