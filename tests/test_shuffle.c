@@ -1049,6 +1049,27 @@ static void check_bounded_reading(void) {
   }
 }
 
+/* A Comet block whose IPC stream decompresses to more than max_batch_bytes:
+ * XCHG_ELIMIT naming the block. */
+static void check_decompressed_limit(void) {
+  input in;
+  rt_data d = {0};
+  char msg[MSG] = "";
+  int rc = primitive_input(&in, &d, XCHG_BLOCK_NONE, 1, msg);
+  xchg_shuffle_reader_options o;
+  xchg_shuffle_reader_options_init(&o);
+  o.read.max_batch_bytes = 600; /* below every block's stream, above its compressed bytes */
+  output out = {0};
+  if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
+  if (rc == 0 && (out.st != XCHG_ELIMIT || !strstr(out.error, "decompresses to more than max_batch_bytes (600)") ||
+                  !strstr(out.error, "block 0 (source 0, byte 0)")))
+    rc = tu_failf(msg, MSG, "%s: %s", xchg_status_name(out.st), out.error);
+  output_free(&out);
+  tu_case("a comet block decompressing past max_batch_bytes", rc, msg);
+  input_free(&in);
+  rt_data_free(&d);
+}
+
 /* Misuse: XCHG_EINVAL. */
 static void check_options(void) {
   xchg_shuffle_reader_options o;
@@ -1088,6 +1109,7 @@ int main(int argc, char **argv) {
     check_truncated();
     check_comet_damage();
     check_comet_framing();
+    check_decompressed_limit();
     check_other_schema();
     if (pool) check_readahead_bound();
     check_incremental();

@@ -66,23 +66,26 @@ typedef struct filling {
 } filling;
 
 /* Reads the source being read until f holds `size` bytes; f->end when it
- * ends first. */
+ * ends first.  The memory grows as the bytes arrive, doubling: a length
+ * on the wire makes the reader allocate about what the source really
+ * holds, never what the length claims. */
 static xchg_status fill_to(shuffle_input *in, filling *f, size_t size, xchg_error *err) {
-  if (size <= f->size) return XCHG_OK;
-  if (size > f->cap) {
-    size_t cap = f->cap ? f->cap : 4096;
-    while (cap < size) cap *= 2;
-    uint8_t *more = realloc(f->data, cap);
-    if (!more) return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %zu bytes", cap);
-    f->data = more;
-    f->cap = cap;
+  while (f->size < size && !f->end) {
+    if (f->size == f->cap) {
+      size_t cap = f->cap ? 2 * f->cap : 4096;
+      uint8_t *more = realloc(f->data, cap);
+      if (!more) return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %zu bytes", cap);
+      f->data = more;
+      f->cap = cap;
+    }
+    size_t got = 0, n = (size < f->cap ? size : f->cap) - f->size;
+    xchg_status st = xchg_source_read(in->reading, f->data + f->size, n, &got, err);
+    f->size += got;
+    in->reading_pos += (int64_t)got;
+    if (st != XCHG_OK) return st;
+    if (got < n) f->end = 1;
   }
-  size_t got = 0, n = size - f->size;
-  xchg_status st = xchg_source_read(in->reading, f->data + f->size, n, &got, err);
-  f->size += got;
-  in->reading_pos += (int64_t)got;
-  if (st == XCHG_OK && got < n) f->end = 1;
-  return st;
+  return XCHG_OK;
 }
 
 /* A block's stated size, which is read into memory whole. */
@@ -99,11 +102,7 @@ static xchg_status fill_comet(shuffle_input *in, filling *f, int64_t base, xchg_
   xchg_status st = XCHG_OK;
   for (size_t at = 0; st == XCHG_OK && !f->end && at < CHUNK_BYTES;) {
     if ((st = fill_to(in, f, at + COMET_HEADER, err)) != XCHG_OK || f->end) break;
-    uint64_t len = le64(f->data + at);
-    if (len < COMET_HEADER - 8) { /* bad: the group reading it says so */
-      f->end = 1;
-      break;
-    }
+    uint64_t len = le64(f->data + at); /* a bad one: the group reading it says so */
     if ((st = check_block_size(in, len, base + (int64_t)at, err)) == XCHG_OK)
       st = fill_to(in, f, at + 8 + (size_t)len, err);
     at += 8 + (size_t)len;
@@ -247,12 +246,13 @@ unit *shuffle_input_unit(shuffle_input *in, int64_t k) {
   return &in->units[(in->unit_head + k) % UNITS_AHEAD];
 }
 
-/* Gathers n decompressed bytes into the group's arena. */
-static xchg_status gather(unit *u, const void *p, size_t n, xchg_error *err) {
+/* Gathers n decompressed bytes of the block that starts at block_at of
+ * the group's arena into it. */
+static xchg_status gather(unit *u, size_t block_at, const void *p, size_t n, xchg_error *err) {
   const xchg_read_options *o = &u->in->opts->read;
-  if (u->arena_size + n > (size_t)o->max_batch_bytes)
+  if (u->arena_size - block_at + n > (size_t)o->max_batch_bytes)
     return xchg_errorf(err, XCHG_ELIMIT, "its IPC stream decompresses to more than max_batch_bytes "
-                       "(%lld) with the blocks before it in its group", (long long)o->max_batch_bytes);
+                       "(%lld)", (long long)o->max_batch_bytes);
   if (u->arena_size + n > u->arena_cap) {
     size_t cap = u->arena_cap ? u->arena_cap : 4 * (u->end - u->start) + 4096;
     while (cap < u->arena_size + n) cap *= 2;
@@ -285,9 +285,9 @@ static xchg_status decompress_block(unit *u, xchg_istream *s, int64_t i, xchg_er
       in_place_size = n;
       continue;
     }
-    if (in_place && (st = gather(u, in_place, in_place_size, err)) != XCHG_OK) break;
+    if (in_place && (st = gather(u, b->arena_at, in_place, in_place_size, err)) != XCHG_OK) break;
     in_place = NULL;
-    if ((st = gather(u, p, n, err)) != XCHG_OK) break;
+    if ((st = gather(u, b->arena_at, p, n, err)) != XCHG_OK) break;
   }
   b->in_chunk = in_place != NULL && st == XCHG_OK;
   b->stream = b->in_chunk ? in_place : NULL;
