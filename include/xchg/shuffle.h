@@ -90,8 +90,11 @@
  * order, and the output is the same with any number of threads (the
  * blocks of a batch are chosen by their row counts and stated sizes).
  * The calling thread reads the blocks' messages, checks schemas and
- * decodes dictionaries.  Without a pool everything runs in the calling
- * thread, and a batch's blocks are copied into place as they are read.
+ * decodes dictionaries.  Batches smaller than an eighth of
+ * read.readahead_bytes (1 MiB at most), where a hand-off to another
+ * thread would cost more than it saves, are built on the calling thread,
+ * their blocks copied into place as they are read — as everything is
+ * without a pool.
  *
  * Threads: a reader is used by one thread at a time (its pool's threads
  * work for it inside and between the calls).  The ArrowArrays it hands out

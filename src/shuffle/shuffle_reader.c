@@ -32,6 +32,7 @@
 #include "xchg/shuffle.h"
 
 #define JOBS_AHEAD 8 /* output batches being built at most */
+#define JOB_WORTH ((int64_t)1 << 20) /* bytes of a batch worth building on the pool */
 
 /* ---- state ----------------------------------------------------------------- */
 
@@ -77,6 +78,7 @@ struct xchg_shuffle_reader {
   job jobs[JOBS_AHEAD];    /* the last one is open while not started */
   int64_t job_head, job_count, jobs_limit;
   int64_t held_bytes;      /* planned bytes of the jobs held */
+  int place_inline;        /* the next job is placed as planned, not on the pool */
   int planned_end;         /* the input ended and every job is closed */
   xchg_status stopped;     /* planning failed: reported after the jobs before it */
   xchg_error stop_error;
@@ -251,6 +253,7 @@ static job *open_job(xchg_shuffle_reader *r) {
   j->n_items = j->n_refs = j->n_out = j->taken = j->placed = 0;
   j->rows = j->bytes = j->ns = j->decoded_bytes = 0;
   j->compressed = j->started = j->finished = 0;
+  j->inline_placed = r->place_inline;
   j->status = XCHG_OK;
   r->blk.ref = -1;
   return j;
@@ -288,7 +291,13 @@ static xchg_status close_job(xchg_shuffle_reader *r, xchg_error *err) {
   j->started = 1;
   r->held_bytes += j->bytes;
   r->blk.ref = -1;
-  pool_loop_start(r->threads > 1 ? r->opts.read.pool : NULL, &j->loop, 1, job_run, j);
+  pool_loop_start(j->inline_placed ? NULL : r->opts.read.pool, &j->loop, 1, job_run, j);
+  /* A batch of less than JOB_WORTH bytes (or an eighth of readahead_bytes)
+   * costs less to copy into place than a wake-up of another thread on a
+   * busy host: the next one is placed as it is planned (as without a
+   * pool), its blocks still in the cache. */
+  int64_t worth = r->opts.read.readahead_bytes / 8 < JOB_WORTH ? r->opts.read.readahead_bytes / 8 : JOB_WORTH;
+  r->place_inline = r->threads <= 1 || j->bytes < worth;
   return XCHG_OK;
 }
 
@@ -300,7 +309,7 @@ static int64_t closed_jobs(const xchg_shuffle_reader *r) {
 
 /* Room to plan another job: without a pool, one at a time. */
 static int has_room(const xchg_shuffle_reader *r) {
-  if (r->threads <= 1) return closed_jobs(r) == 0;
+  if (r->place_inline) return closed_jobs(r) == 0;
   return closed_jobs(r) < r->jobs_limit && r->held_bytes < r->opts.read.readahead_bytes;
 }
 
@@ -407,7 +416,7 @@ static xchg_status take_batch(xchg_shuffle_reader *r, const ipc_message_view *m,
   }
   /* Without a pool, the batch is placed now: its stream may be in a
    * window that the next block reuses. */
-  if (r->threads <= 1 && (st = job_place_next(j, err)) != XCHG_OK) return message_error(r, st, err);
+  if (j->inline_placed && (st = job_place_next(j, err)) != XCHG_OK) return message_error(r, st, err);
   return j->rows >= r->opts.target_rows || j->bytes >= r->opts.target_bytes ? close_job(r, err) : XCHG_OK;
 }
 
@@ -550,6 +559,7 @@ xchg_status xchg_shuffle_reader_open(const xchg_shuffle_reader_options *opts,
 
   r->threads = xchg_pool_threads(opts->read.pool);
   shuffle_input_init(&r->in, &r->opts, r->threads);
+  r->place_inline = r->threads <= 1;
   r->jobs_limit = 2 * r->threads < JOBS_AHEAD ? 2 * r->threads : JOBS_AHEAD - 1;
   if (opts->columns) {
     r->columns = malloc(((size_t)opts->n_columns + 1) * sizeof *r->columns);
