@@ -6,8 +6,8 @@
  * whole, within read.max_batch_bytes).  A chunk of plain IPC streams is
  * one unit; a chunk of Comet blocks is cut into groups: stored blocks
  * (tag NONE) read in place, or a run of blocks (up to a count and a number
- * of compressed bytes, larger with a pool) decompressed by one task into
- * an arena of the group's own, with an istream kept from group to group (its codec contexts
+ * of compressed bytes) decompressed by one task into an arena of the
+ * group's own, with an istream kept from group to group (its codec contexts
  * reused).  With a pool the tasks of the next groups run on it, within
  * read.readahead_bytes of input held; without one, a group decompresses
  * when it is asked for. */
