@@ -4,8 +4,9 @@
  * framing detected), read by one shuffle reader into small target batches
  * (1 to 7 rows, from the input's size), so that every block boundary is
  * also a coalescing step; in memory when the size is even, through a
- * callback source read in odd pieces when odd.  Every batch is released
- * after the reader is freed, as an engine may. */
+ * callback source read in odd pieces when odd; read ahead on a pool of two
+ * threads for every other size.  Every batch is released after the reader
+ * is freed, as an engine may. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,12 +30,19 @@ static xchg_status read_pieces(void *ctx, void *dst, size_t n, size_t *got, xchg
   return XCHG_OK;
 }
 
+static xchg_pool *pool; /* made once, for every input */
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (!pool && xchg_pool_create(2, &pool, NULL) != XCHG_OK) abort();
   int64_t live = xchg_buf_live_count();
   xchg_shuffle_reader_options opts;
   xchg_shuffle_reader_options_init(&opts);
   fuzz_read_options(&opts.read);
   opts.target_rows = 1 + (int64_t)(size % 7);
+  if (size / 2 % 2) {
+    opts.read.pool = pool;
+    opts.read.readahead_bytes = 1 << 12;
+  }
   xchg_error err = {""};
   xchg_shuffle_reader *r;
   if (xchg_shuffle_reader_open(&opts, &r, &err) != XCHG_OK) abort();

@@ -63,6 +63,9 @@ static void add_segment(segments *s, const struct ArrowArray *a, int64_t row, in
 typedef struct input {
   tu_bytes bytes;
   int64_t blocks;
+  size_t *ends;            /* where each block ends in bytes */
+  int64_t *rows_of;        /* each block's rows (when read alone) */
+  int64_t rows_so_far;
   segments alone;         /* the rows of every block, as read alone */
   struct ArrowArray *kept; /* the batches those segments point into */
   int64_t n_kept, cap_kept;
@@ -80,6 +83,8 @@ static void keep(input *in, struct ArrowArray *a) {
 
 static void input_free(input *in) {
   free(in->bytes.data);
+  free(in->ends);
+  free(in->rows_of);
   free(in->alone.items);
   for (int64_t i = 0; i < in->n_kept; i++) in->kept[i].release(&in->kept[i]);
   free(in->kept);
@@ -126,12 +131,21 @@ static const xchg_stream_codec comet_inner[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ
 
 /* Adds one block: the IPC stream `stream`, framed as IPC (comet < 0) or
  * as a Comet block with inner codec comet_inner[comet]. */
+static void end_block(input *in) {
+  if (!(in->ends = realloc(in->ends, (size_t)in->blocks * sizeof *in->ends))) abort();
+  in->ends[in->blocks - 1] = in->bytes.size;
+  if (!(in->rows_of = realloc(in->rows_of, (size_t)in->blocks * sizeof *in->rows_of))) abort();
+  in->rows_of[in->blocks - 1] = in->alone.rows - (in->blocks > 1 ? in->rows_so_far : 0);
+  in->rows_so_far = in->alone.rows;
+}
+
 static int add_block(input *in, const uint8_t *stream, size_t size, int comet, int64_t columns,
                      char *msg) {
   if (!in->bad && read_alone(in, stream, size, msg) != 0) return -1;
   in->blocks++;
   if (comet < 0) {
     tu_bytes_append(&in->bytes, stream, size);
+    end_block(in);
     return 0;
   }
   xchg_stream_encode_options o;
@@ -144,6 +158,7 @@ static int add_block(input *in, const uint8_t *stream, size_t size, int comet, i
     return tu_failf(msg, MSG, "comet encode: %s", err.message);
   tu_bytes_append(&in->bytes, xchg_buf_data(framed), xchg_buf_size(framed));
   xchg_buf_unref(framed);
+  end_block(in);
   return 0;
 }
 
@@ -229,10 +244,22 @@ static int add_sources(xchg_shuffle_reader *r, const input *in, int how, char *m
   return st == XCHG_OK ? 0 : tu_failf(msg, MSG, "adding the source: %s", err.message);
 }
 
-static int read_all(const input *in, const xchg_shuffle_reader_options *o, int how, output *out, char *msg) {
+/* Every case runs twice: decoded on the calling thread, then read ahead
+ * on a pool of more threads than the machine may have cores. */
+static xchg_pool *pool;
+
+static xchg_shuffle_reader_options with_pool(const xchg_shuffle_reader_options *o) {
+  xchg_shuffle_reader_options p = *o;
+  p.read.pool = pool;
+  if (pool) p.read.readahead_bytes = 1 << 12; /* small: the limit is met often */
+  return p;
+}
+
+static int read_all(const input *in, const xchg_shuffle_reader_options *given, int how, output *out, char *msg) {
   memset(out, 0, sizeof *out);
   xchg_shuffle_reader *r;
   xchg_error err;
+  xchg_shuffle_reader_options o_pooled = with_pool(given), *o = &o_pooled;
   if (xchg_shuffle_reader_open(o, &r, &err) != XCHG_OK) return tu_failf(msg, MSG, "open: %s", err.message);
   if (add_sources(r, in, how, msg) != 0) {
     xchg_shuffle_reader_free(r);
@@ -731,16 +758,366 @@ static void check_other_schema(void) {
   rt_data_free(&other);
 }
 
+/* A Comet block whose IPC stream has bytes after its end-of-stream
+ * marker, and a stored block whose header claims more bytes than the
+ * input has, its stream whole: errors naming the block. */
+static void check_comet_framing(void) {
+  for (int inner = 0; inner < 2; inner++) {
+    input in;
+    rt_data d = {0};
+    char msg[MSG] = "";
+    int rc = primitive_input(&in, &d, XCHG_BLOCK_NONE, -1, msg);
+    /* Re-frame the plain IPC blocks as Comet blocks, the third with 8
+     * bytes after its stream. */
+    input comet = {0};
+    comet.bad = 1;
+    for (int64_t b = 0; rc == 0 && b < in.blocks; b++) {
+      size_t from = b ? in.ends[b - 1] : 0, size = in.ends[b] - from;
+      uint8_t *stream = malloc(size + 8);
+      if (!stream) abort();
+      memcpy(stream, in.bytes.data + from, size);
+      memset(stream + size, 0, 8);
+      rc = add_block(&comet, stream, size + (b == 2 ? 8 : 0), inner ? 1 : 0, d.schema.n_children, msg);
+      free(stream);
+    }
+    char where[64];
+    snprintf(where, sizeof where, "block 2 (source 0, byte %zu)", comet.ends[1]);
+    output out = {0};
+    xchg_shuffle_reader_options o;
+    xchg_shuffle_reader_options_init(&o);
+    if (rc == 0) rc = read_all(&comet, &o, FROM_MEMORY, &out, msg);
+    if (rc == 0 && (out.st != XCHG_EFORMAT || !strstr(out.error, "8 bytes follow its IPC stream's end-of-stream") ||
+                    !strstr(out.error, where)))
+      rc = tu_failf(msg, MSG, "%s: %s", xchg_status_name(out.st), out.error);
+    output_free(&out);
+    tu_case(inner ? "bytes after the end-of-stream marker in a comet lz4 block"
+                  : "bytes after the end-of-stream marker in a stored comet block", rc, msg);
+    input_free(&comet);
+    /* The last block's header states 16 bytes more than there are. */
+    memset(&comet, 0, sizeof comet);
+    comet.bad = 1;
+    rc = 0;
+    for (int64_t b = 0; rc == 0 && b < in.blocks; b++) {
+      size_t from = b ? in.ends[b - 1] : 0;
+      rc = add_block(&comet, in.bytes.data + from, in.ends[b] - from, inner ? 1 : 0, d.schema.n_children, msg);
+    }
+    size_t last = comet.blocks > 1 ? comet.ends[comet.blocks - 2] : 0;
+    uint64_t len;
+    if (rc == 0) {
+      memcpy(&len, comet.bytes.data + last, 8);
+      len += 16;
+      memcpy(comet.bytes.data + last, &len, 8);
+      rc = read_all(&comet, &o, FROM_MEMORY, &out, msg);
+    }
+    snprintf(where, sizeof where, "block %lld (source 0, byte %zu)", (long long)comet.blocks - 1, last);
+    if (rc == 0 && (out.st == XCHG_OK || !strstr(out.error, "truncated") || !strstr(out.error, where)))
+      rc = tu_failf(msg, MSG, "%s: %s", xchg_status_name(out.st), out.error);
+    output_free(&out);
+    tu_case(inner ? "a comet lz4 block's header longer than the input" : "a stored comet block's header longer than the input", rc, msg);
+    input_free(&comet);
+    input_free(&in);
+    rt_data_free(&d);
+  }
+}
+
+/* With a pool, the reader plans batches ahead within readahead_bytes: with
+ * it at 1 byte, the first batch out leaves at most one planned after it. */
+static void check_readahead_bound(void) {
+  input in;
+  rt_data d = {0};
+  char msg[MSG] = "";
+  int rc = primitive_input(&in, &d, XCHG_BLOCK_NONE, -1, msg);
+  xchg_shuffle_reader_options given;
+  xchg_shuffle_reader_options_init(&given);
+  given.target_rows = 4;
+  xchg_shuffle_reader_options o = with_pool(&given);
+  o.read.readahead_bytes = 1;
+  xchg_shuffle_reader *r = NULL;
+  xchg_error err;
+  if (rc == 0 && (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_OK ||
+                  xchg_shuffle_reader_add_source(r, tu_memory_source(in.bytes.data, in.bytes.size), &err) != XCHG_OK))
+    rc = tu_failf(msg, MSG, "setting up: %s", err.message);
+  struct ArrowArray a = {0};
+  if (rc == 0 && (xchg_shuffle_reader_next(r, &a, &err) != XCHG_OK || !a.release))
+    rc = tu_failf(msg, MSG, "next: %s", err.message);
+  xchg_shuffle_reader_metrics m;
+  if (r) xchg_shuffle_reader_get_metrics(r, &m);
+  /* blocks of 1, 2, 3, 5, 8, ... rows: the first two batches of 4 rows
+   * take 4 blocks, and a fifth may be open; six batches would take 8 */
+  if (rc == 0 && m.blocks > 5)
+    rc = tu_failf(msg, MSG, "%lld blocks planned for the first batch of %lld rows", (long long)m.blocks,
+                  (long long)a.length);
+  if (a.release) a.release(&a);
+  xchg_shuffle_reader_free(r);
+  tu_case("read-ahead stays within readahead_bytes", rc, msg);
+  input_free(&in);
+  rt_data_free(&d);
+}
+
+/* ---- input over time ------------------------------------------------------------- */
+
+/* Reads `in` with the incremental option, per_source blocks to a source,
+ * each source added between two calls to next (alternately in memory and
+ * behind a callback), then ends the input.  Every batch handed out before
+ * the end must hold the target; *waits counts the XCHG_EAGAIN outcomes. */
+static int read_incremental(const input *in, int64_t target, int64_t per_source, output *out,
+                            int64_t *waits, char *msg) {
+  memset(out, 0, sizeof *out);
+  *waits = 0;
+  xchg_shuffle_reader_options given;
+  xchg_shuffle_reader_options_init(&given);
+  given.target_rows = target;
+  given.incremental = 1;
+  xchg_shuffle_reader_options o = with_pool(&given);
+  xchg_shuffle_reader *r;
+  xchg_error err;
+  if (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_OK) return tu_failf(msg, MSG, "open: %s", err.message);
+  int rc = 0;
+  struct ArrowSchema schema;
+  xchg_status st = xchg_shuffle_reader_schema(r, &schema, &err);
+  if (st != XCHG_EAGAIN) rc = tu_failf(msg, MSG, "schema before any input: %s, not XCHG_EAGAIN", xchg_status_name(st));
+  int64_t cap = 0, added = 0, returned = 0;
+  for (int64_t b = 0; rc == 0 && b <= in->blocks; b += per_source) {
+    int ended = b >= in->blocks;
+    if (ended) {
+      if (xchg_shuffle_reader_end_input(r, &err) != XCHG_OK) rc = tu_failf(msg, MSG, "end_input: %s", err.message);
+    } else {
+      int64_t last = b + per_source < in->blocks ? b + per_source : in->blocks;
+      size_t from = b ? in->ends[b - 1] : 0, to = in->ends[last - 1];
+      xchg_source *src = (b / per_source) % 2 ? tu_unseekable_source(in->bytes.data + from, to - from, b)
+                                              : tu_memory_source(in->bytes.data + from, to - from);
+      if (xchg_shuffle_reader_add_source(r, src, &err) != XCHG_OK) rc = tu_failf(msg, MSG, "add_source: %s", err.message);
+      for (int64_t k = b; k < last; k++) added += in->rows_of[k];
+    }
+    for (; rc == 0;) {
+      struct ArrowArray a;
+      st = xchg_shuffle_reader_next(r, &a, &err);
+      if (st == XCHG_EAGAIN && !ended && !a.release) {
+        ++*waits;
+        /* A batch is cut as soon as its rows reach the target. */
+        if (added - returned >= target)
+          rc = tu_failf(msg, MSG, "XCHG_EAGAIN with %lld rows added and not handed out, target %lld",
+                        (long long)(added - returned), (long long)target);
+        break;
+      }
+      if (st != XCHG_OK) {
+        rc = tu_failf(msg, MSG, "next after %lld blocks: %s: %s", (long long)b, xchg_status_name(st), err.message);
+        break;
+      }
+      if (!a.release) break;
+      if (!ended && a.length < target)
+        rc = tu_failf(msg, MSG, "a batch of %lld rows, short of %lld, before the input ended",
+                      (long long)a.length, (long long)target);
+      returned += a.length;
+      if (out->n == cap && !(out->batches = realloc(out->batches, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *out->batches)))
+        abort();
+      out->batches[out->n++] = a;
+    }
+  }
+  if (rc == 0 && xchg_shuffle_reader_add_source(r, tu_memory_source(in->bytes.data, 1), &err) != XCHG_EINVAL)
+    rc = tu_failf(msg, MSG, "a source added after end_input was taken");
+  xchg_shuffle_reader_get_metrics(r, &out->m);
+  xchg_shuffle_reader_free(r);
+  return rc;
+}
+
+static void check_incremental(void) {
+  static const int64_t targets[] = {1, 10, 1 << 20}, per_source[] = {1, 3};
+  for (int comet = -1; comet < 2; comet++) {
+    input in;
+    rt_data d = {0};
+    char msg[MSG] = "";
+    int rc = primitive_input(&in, &d, XCHG_BLOCK_NONE, comet, msg);
+    for (size_t t = 0; t < sizeof targets / sizeof *targets; t++) {
+      for (size_t k = 0; k < sizeof per_source / sizeof *per_source; k++) {
+        output out = {0};
+        int64_t waits = 0;
+        char what[256];
+        if (rc == 0) rc = read_incremental(&in, targets[t], per_source[k], &out, &waits, msg);
+        if (rc == 0) rc = compare(&d.schema, &out, &in.alone, "the blocks read alone", msg);
+        if (rc == 0) rc = check_sizes(&out, targets[t], msg);
+        if (rc == 0) rc = check_metrics(&out, &in, in.alone.rows, msg);
+        /* Each source is one call short of the next: a wait at least per
+         * source that leaves rows short of the target. */
+        if (rc == 0 && waits < (targets[t] > in.alone.rows ? in.blocks / per_source[k] : 1))
+          rc = tu_failf(msg, MSG, "%lld waits for input over %lld sources", (long long)waits,
+                        (long long)(in.blocks / per_source[k]));
+        if (rc == 0 && targets[t] > in.alone.rows && out.n != 1)
+          rc = tu_failf(msg, MSG, "%lld batches: the rows short of the target come out once, at the end", (long long)out.n);
+        snprintf(what, sizeof what, "incremental input, %s, %lld blocks a source, target %lld%s",
+                 comet < 0 ? "ipc" : comet ? "comet lz4" : "comet", (long long)per_source[k],
+                 (long long)targets[t], targets[t] > in.alone.rows ? " (all pending at end_input)" : "");
+        tu_case(what, rc, msg);
+        output_free(&out);
+        rc = 0;
+      }
+    }
+    input_free(&in);
+    rt_data_free(&d);
+  }
+}
+
+/* A callback source that counts the bytes read from it. */
+typedef struct counted {
+  const uint8_t *data;
+  size_t size, pos;
+} counted;
+
+static xchg_status counted_read(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err) {
+  (void)err;
+  counted *c = ctx;
+  *got = n < c->size - c->pos ? n : c->size - c->pos;
+  if (*got) memcpy(dst, c->data + c->pos, *got);
+  c->pos += *got;
+  return XCHG_OK;
+}
+
+static void no_close(void *ctx) { (void)ctx; }
+
+/* A source that is not in memory is read a chunk at a time, not whole;
+ * a block larger than max_batch_bytes is refused before it is read. */
+static void check_bounded_reading(void) {
+  for (int comet = -1; comet < 2; comet += 2) {
+    input in;
+    rt_data d = {0};
+    char msg[MSG] = "";
+    int rc = primitive_input(&in, &d, XCHG_BLOCK_NONE, comet, msg);
+    size_t one = in.bytes.size, largest = 0;
+    for (int64_t b = 0; b < in.blocks; b++) {
+      size_t size = in.ends[b] - (b ? in.ends[b - 1] : 0);
+      if (size > largest) largest = size;
+    }
+    uint8_t *copy = malloc(one);
+    if (!copy) abort();
+    memcpy(copy, in.bytes.data, one);
+    while (rc == 0 && in.bytes.size < ((size_t)5 << 20)) tu_bytes_append(&in.bytes, copy, one);
+    free(copy);
+    counted c = {in.bytes.data, in.bytes.size, 0};
+    xchg_shuffle_reader_options given;
+    xchg_shuffle_reader_options_init(&given);
+    given.target_rows = 1;
+    xchg_shuffle_reader_options o = with_pool(&given);
+    xchg_shuffle_reader *r = NULL;
+    xchg_source *src = NULL;
+    xchg_error err;
+    if (rc == 0 && (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_OK ||
+                    xchg_source_from_callback(counted_read, no_close, &c, &src, &err) != XCHG_OK ||
+                    xchg_shuffle_reader_add_source(r, src, &err) != XCHG_OK))
+      rc = tu_failf(msg, MSG, "setting up: %s", err.message);
+    int64_t rows = 0, batches = 0;
+    for (struct ArrowArray a; rc == 0;) {
+      if (xchg_shuffle_reader_next(r, &a, &err) != XCHG_OK) {
+        rc = tu_failf(msg, MSG, "next: %s", err.message);
+        break;
+      }
+      if (!a.release) break;
+      /* read ahead at most about readahead_bytes of batches, each of
+       * whole blocks of chunks of 1 MiB */
+      if (++batches == 1 && c.pos > ((size_t)1 << 20) + largest + (pool ? ((size_t)2 << 20) : 0))
+        rc = tu_failf(msg, MSG, "%zu of %zu bytes read for the first batch", c.pos, c.size);
+      rows += a.length;
+      a.release(&a);
+    }
+    int64_t copies = (int64_t)(in.bytes.size / one);
+    if (rc == 0 && rows != copies * in.alone.rows)
+      rc = tu_failf(msg, MSG, "%lld rows, not %lld", (long long)rows, (long long)(copies * in.alone.rows));
+    xchg_shuffle_reader_free(r);
+    tu_case(comet < 0 ? "a callback source of ipc blocks is read 1 MiB at a time"
+                      : "a callback source of comet blocks is read 1 MiB at a time", rc, msg);
+    /* A block above max_batch_bytes: XCHG_ELIMIT, before it is read. */
+    c.pos = 0;
+    given.read.max_batch_bytes = (int64_t)largest / 2;
+    o = with_pool(&given);
+    rc = 0;
+    if (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_OK ||
+        xchg_source_from_callback(counted_read, no_close, &c, &src, &err) != XCHG_OK ||
+        xchg_shuffle_reader_add_source(r, src, &err) != XCHG_OK)
+      rc = tu_failf(msg, MSG, "setting up: %s", err.message);
+    xchg_status st = XCHG_OK;
+    for (struct ArrowArray a; rc == 0 && st == XCHG_OK;) {
+      st = xchg_shuffle_reader_next(r, &a, &err);
+      if (st != XCHG_OK || !a.release) break;
+      a.release(&a);
+    }
+    if (rc == 0 && (st != XCHG_ELIMIT || !strstr(err.message, "max_batch_bytes") || !strstr(err.message, "source 0")))
+      rc = tu_failf(msg, MSG, "%s: %s", xchg_status_name(st), st == XCHG_OK ? "" : err.message);
+    if (rc == 0 && c.pos > ((size_t)1 << 20) + largest)
+      rc = tu_failf(msg, MSG, "%zu bytes read", c.pos);
+    xchg_shuffle_reader_free(r);
+    tu_case("a block above max_batch_bytes in a callback source", rc, msg);
+    input_free(&in);
+    rt_data_free(&d);
+  }
+}
+
+/* A Comet block whose IPC stream decompresses to more than max_batch_bytes:
+ * XCHG_ELIMIT naming the block. */
+static void check_decompressed_limit(void) {
+  input in;
+  rt_data d = {0};
+  char msg[MSG] = "";
+  int rc = primitive_input(&in, &d, XCHG_BLOCK_NONE, 1, msg);
+  xchg_shuffle_reader_options o;
+  xchg_shuffle_reader_options_init(&o);
+  o.read.max_batch_bytes = 600; /* below every block's stream, above its compressed bytes */
+  output out = {0};
+  if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
+  if (rc == 0 && (out.st != XCHG_ELIMIT || !strstr(out.error, "decompresses to more than max_batch_bytes (600)") ||
+                  !strstr(out.error, "block 0 (source 0, byte 0)")))
+    rc = tu_failf(msg, MSG, "%s: %s", xchg_status_name(out.st), out.error);
+  output_free(&out);
+  tu_case("a comet block decompressing past max_batch_bytes", rc, msg);
+  input_free(&in);
+  rt_data_free(&d);
+}
+
+/* Misuse: XCHG_EINVAL. */
+static void check_options(void) {
+  xchg_shuffle_reader_options o;
+  xchg_shuffle_reader_options_init(&o);
+  xchg_shuffle_reader *r;
+  xchg_error err;
+  char msg[MSG] = "";
+  int rc = 0;
+  o.read.readahead_bytes = 0;
+  if (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_EINVAL || !strstr(err.message, "readahead_bytes"))
+    rc = tu_failf(msg, MSG, "readahead_bytes 0 was taken");
+  tu_case("readahead_bytes must be positive", rc, msg);
+  xchg_shuffle_reader_options_init(&o);
+  rc = xchg_shuffle_reader_open(&o, &r, &err) == XCHG_OK ? 0 : tu_failf(msg, MSG, "open: %s", err.message);
+  struct ArrowArray a;
+  if (rc == 0 && xchg_shuffle_reader_next(r, &a, &err) != XCHG_OK) rc = tu_failf(msg, MSG, "next: %s", err.message);
+  if (rc == 0 && xchg_shuffle_reader_add_source(r, tu_memory_source("x", 1), &err) != XCHG_EINVAL)
+    rc = tu_failf(msg, MSG, "without the incremental option, a source added after next was taken");
+  if (rc == 0 && xchg_shuffle_reader_end_input(NULL, &err) != XCHG_EINVAL) rc = tu_failf(msg, MSG, "end_input(NULL)");
+  xchg_shuffle_reader_free(r);
+  tu_case("sources come before the first read without the incremental option", rc, msg);
+}
+
 int main(int argc, char **argv) {
   int64_t live = xchg_buf_live_count();
-  check_gold(argc, argv);
-  check_sample();
-  check_pass_through();
-  check_dictionary_cut();
-  check_offsets_from_one();
-  check_truncated();
-  check_comet_damage();
-  check_other_schema();
+  xchg_error err;
+  TU_CHECK(xchg_pool_create(3, &pool, &err) == XCHG_OK, "pool: %s", err.message);
+  xchg_pool *with = pool;
+  for (int pass = 0; pass < 2; pass++) {
+    pool = pass ? with : NULL;
+    printf("-- %s\n", pass ? "read ahead on a pool of 3 threads" : "on the calling thread");
+    check_gold(argc, argv);
+    check_sample();
+    check_pass_through();
+    check_dictionary_cut();
+    check_offsets_from_one();
+    check_truncated();
+    check_comet_damage();
+    check_comet_framing();
+    check_decompressed_limit();
+    check_other_schema();
+    if (pool) check_readahead_bound();
+    check_incremental();
+    check_bounded_reading();
+  }
+  check_options();
+  xchg_pool_free(with);
   TU_CHECK(xchg_buf_live_count() == live, "%lld buffers left", (long long)(xchg_buf_live_count() - live));
   return tu_finish("shuffle");
 }

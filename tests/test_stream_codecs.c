@@ -426,6 +426,60 @@ static void test_flipped_bytes(void) {
   free(payload.data);
 }
 
+/* Reads s to its end. */
+static xchg_status read_rest(xchg_istream *s, tu_bytes *out, xchg_error *err) {
+  uint8_t tmp[4096];
+  memset(out, 0, sizeof *out);
+  for (;;) {
+    size_t got = 0;
+    xchg_status st = xchg_istream_read(s, tmp, sizeof tmp, &got, err);
+    tu_bytes_append(out, tmp, got);
+    if (st != XCHG_OK || got < sizeof tmp) return st;
+  }
+}
+
+/* One istream, reset from stream to stream: after a cut stream (an error),
+ * from a dribbling source, then from memory, each read as if opened anew. */
+static void test_reset(tu_bytes a, tu_bytes b) {
+  static const xchg_stream_codec comet_inner[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ4_FRAME,
+                                                  XCHG_STREAM_ZSTD, XCHG_STREAM_SNAPPY_FRAMED};
+  for (size_t c = 0; c < NCODECS; c++) {
+    xchg_stream_codec codec = all_codecs[c];
+    for (int inner = 0; inner < (codec == XCHG_STREAM_COMET ? 4 : 1); inner++) {
+      xchg_stream_encode_options eo;
+      xchg_stream_encode_options_init(&eo);
+      eo.comet_inner = comet_inner[inner];
+      tu_bytes ea = encode(codec, &eo, a), eb = encode(codec, &eo, b);
+      xchg_istream *s = NULL;
+      xchg_error err;
+      tu_bytes out;
+      TU_OK(xchg_istream_open(tu_memory_source(ea.data, ea.size / 2), codec, NULL, &s, &err), err);
+      xchg_status st = read_rest(s, &out, &err);
+      free(out.data);
+      TU_CHECK(codec == XCHG_STREAM_NONE || st != XCHG_OK, "%s/%d: a stream cut in half read without error",
+               xchg_stream_codec_name(codec), inner);
+      TU_OK(xchg_istream_reset(s, make_source(SRC_DRIBBLE, ea), &err), err);
+      st = read_rest(s, &out, &err);
+      TU_CHECK(st == XCHG_OK && same(out, a), "%s/%d after reset, from a dribbling source: %s",
+               xchg_stream_codec_name(codec), inner, st == XCHG_OK ? "output differs" : err.message);
+      free(out.data);
+      TU_OK(xchg_istream_reset(s, tu_memory_source(eb.data, eb.size), &err), err);
+      st = read_rest(s, &out, &err);
+      TU_CHECK(st == XCHG_OK && same(out, b), "%s/%d after reset, from memory: %s",
+               xchg_stream_codec_name(codec), inner, st == XCHG_OK ? "output differs" : err.message);
+      TU_CHECK(xchg_istream_position(s) == (int64_t)b.size, "%s/%d: position %llu after reset, not %zu",
+               xchg_stream_codec_name(codec), inner, (unsigned long long)xchg_istream_position(s), b.size);
+      free(out.data);
+      TU_CHECK(xchg_istream_reset(s, NULL, &err) == XCHG_EINVAL, "reset without a source");
+      TU_CHECK(xchg_istream_reset(NULL, tu_memory_source(eb.data, 1), &err) == XCHG_EINVAL,
+               "reset of no stream"); /* the source is closed: ASan would see a leak */
+      xchg_istream_free(s);
+      free(ea.data);
+      free(eb.data);
+    }
+  }
+}
+
 int main(void) {
   test_hashes();
   test_names();
@@ -440,6 +494,7 @@ int main(void) {
   TU_CHECK(gold.size > 0, "cannot read %s", path);
   if (gold.size > 0) test_round_trips(gold, "gold");
   test_skippable_frames(synthetic);
+  if (gold.size > 0) test_reset(synthetic, gold);
   test_empty();
   test_checksums();
   test_cut_everywhere();

@@ -24,7 +24,10 @@ typedef enum xchg_status {
   XCHG_EFORMAT = 4,   /**< the input is malformed (bad bytes on the wire) */
   XCHG_ENOTSUP = 5,   /**< valid input using a feature xchg does not support */
   XCHG_ECANCELLED = 6, /**< the operation was cancelled by the caller */
-  XCHG_ELIMIT = 7     /**< the input exceeds a configured resource limit */
+  XCHG_ELIMIT = 7,     /**< the input exceeds a configured resource limit */
+  /** Not a failure: nothing can be returned until more input is given
+   * (xchg_shuffle_reader_next with incremental input).  Never sticky. */
+  XCHG_EAGAIN = 8
 } xchg_status;
 
 /** The size of an error's message buffer, terminating NUL included. */

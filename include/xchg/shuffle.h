@@ -17,8 +17,9 @@
  *   - a Comet native shuffle block (XCHG_SHUFFLE_FRAMING_COMET): a u64le
  *     length of what follows it, a u64le field count, a 4-byte codec tag
  *     ("NONE", "LZ4_", "ZSTD", "SNAP") and a whole Arrow IPC stream
- *     compressed with that codec — decompressed once into a window the
- *     reader reuses, with its codec context reused from block to block;
+ *     compressed with that codec — decompressed once, a run of blocks
+ *     into one arena, with codec contexts reused from block to block (a
+ *     NONE block is read in place);
  *   - a plain Arrow IPC stream (XCHG_SHUFFLE_FRAMING_IPC): schema,
  *     dictionaries, any number of record batches, end-of-stream marker, as
  *     an IPC-stream shuffle writer writes them; body compression none,
@@ -29,9 +30,10 @@
  *
  * Output: "+s" struct arrays (Arrow C Data Interface) of the selected
  * columns, in input order, each holding at least target_rows rows or
- * target_bytes bytes of buffers, whichever comes first; only the last
- * batch is shorter.  Offsets are rebased, validity bits shifted into
- * place, nested types (list, large list, map, struct, fixed-size list,
+ * target_bytes bytes of its blocks' bodies (decoded), whichever comes
+ * first; only the last batch is shorter (and a batch cut by a changed
+ * dictionary, or where 32-bit offsets could not address more values).
+ * Offsets are rebased, validity bits shifted into place, nested types (list, large list, map, struct, fixed-size list,
  * unions, run-end encoded, views) joined at every level.  Blocks without
  * rows produce nothing.  A block that is itself at least that large, whose
  * bytes are in memory uncompressed, passes through without a copy (its
@@ -60,15 +62,39 @@
  * stay valid after any error; after an error every later call to
  * xchg_shuffle_reader_next returns it again.
  *
- * Sources are read one at a time, whole: a source in memory (a buffer, an
- * mmap) in place, any other (chunks, an fd, a callback) into memory first,
- * at most read.max_batch_bytes of it (a source is what a fetch hands a
- * reduce task: the blocks of one map output).  Blocks do not span sources.
+ * Input that arrives over time (a reduce task gets its fetched block
+ * streams one by one): with the incremental option, sources may be added
+ * at any time, before or between calls to xchg_shuffle_reader_next, until
+ * xchg_shuffle_reader_end_input says there are no more.  Until then, when
+ * the input so far holds no whole batch, xchg_shuffle_reader_next returns
+ * XCHG_EAGAIN (not an error: add a source or end the input, and call
+ * again); rows short of the target wait for more input or for the end.
+ * A call never blocks on input, unless a callback source it reads does.
+ * Without the option, the sources added before the first read are the
+ * whole input.
+ *
+ * Memory: a source in memory (a buffer, an mmap) is read in place; any
+ * other (chunks, an fd, a callback) is read about 1 MiB of whole blocks at
+ * a time, never whole: a block is read into memory whole, so one larger
+ * than read.max_batch_bytes is XCHG_ELIMIT.  Blocks do not span sources.
+ * The reader holds the memory of the blocks of the batches it builds, and
+ * with a pool up to about read.readahead_bytes of input, and as much of
+ * batches, ahead.
  * Big-endian blocks are XCHG_ENOTSUP.
  *
- * Decoding runs on the calling thread; read.pool and read.readahead_bytes
- * are reserved for the parallel read-ahead to come (output in input
- * order), and not used yet.
+ * Parallel read-ahead: with read.pool (xchg/pool.h, more than one
+ * thread), the groups of Comet blocks ahead decompress, and the batches
+ * ahead are built (decompressed or copied into place, and validated), on
+ * the pool while the caller reads the current one, within about
+ * read.readahead_bytes of decoded batches; batches come out in input
+ * order, and the output is the same with any number of threads (the
+ * blocks of a batch are chosen by their row counts and stated sizes).
+ * The calling thread reads the blocks' messages, checks schemas and
+ * decodes dictionaries.  Batches smaller than an eighth of
+ * read.readahead_bytes (1 MiB at most), where a hand-off to another
+ * thread would cost more than it saves, are built on the calling thread,
+ * their blocks copied into place as they are read — as everything is
+ * without a pool.
  *
  * Threads: a reader is used by one thread at a time (its pool's threads
  * work for it inside and between the calls).  The ArrowArrays it hands out
@@ -129,6 +155,10 @@ typedef struct xchg_shuffle_reader_options {
    * read.readahead_bytes: see the top of this header; read.on_message and
    * read.task_bytes are not used here. */
   xchg_ipc_read_options read;
+  /** Non-zero: sources may be added while reading, until
+   * xchg_shuffle_reader_end_input (see the top of this header).  Default
+   * 0: the sources added before the first read are the input. */
+  int incremental;
 } xchg_shuffle_reader_options;
 
 /** Fills opts with the defaults above. */
@@ -165,26 +195,35 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_shuffle_reader_open(
     const xchg_shuffle_reader_options *opts, xchg_shuffle_reader **out, xchg_error *err);
 
 /** Appends src to the input, which the reader takes over (closed with the
- * reader, or at once if adding fails).  Every source is added before the
- * first xchg_shuffle_reader_next or xchg_shuffle_reader_schema: a source
- * added later is XCHG_EINVAL (input that arrives over time goes in one
- * callback source, xchg_source_from_callback).  An empty source holds no
- * block and is allowed. */
+ * reader, or at once if adding fails).  Without the incremental option,
+ * every source is added before the first xchg_shuffle_reader_next or
+ * xchg_shuffle_reader_schema; with it, at any time until
+ * xchg_shuffle_reader_end_input.  A source added after that is
+ * XCHG_EINVAL.  An empty source holds no block and is allowed. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_shuffle_reader_add_source(xchg_shuffle_reader *reader,
                                                                    xchg_source *src,
                                                                    xchg_error *err);
 
+/** Says that no source follows those added: the input ends with them, and
+ * rows waiting for the target go out as the last batch.  XCHG_EINVAL when
+ * reader is NULL; calling it again changes nothing. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_shuffle_reader_end_input(xchg_shuffle_reader *reader,
+                                                                  xchg_error *err);
+
 /** Exports the schema of the batches (the selected columns, a fresh copy
  * each call).  When the options gave no schema message, the first block's
- * schema is read first (so no source may be added afterwards); with no
- * block in the whole input that is XCHG_EFORMAT. */
+ * schema is read first (without the incremental option, no source may be
+ * added afterwards); with no block in the whole input that is
+ * XCHG_EFORMAT, and XCHG_EAGAIN while incremental input holds none yet. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_shuffle_reader_schema(xchg_shuffle_reader *reader,
                                                                struct ArrowSchema *out,
                                                                xchg_error *err);
 
 /** The next coalesced batch, a "+s" struct array of the selected columns.
  * At the end of the input, out->release is NULL and XCHG_OK is returned
- * (an input without any row gives no batch at all).  On an error out is
+ * (an input without any row gives no batch at all).  With the incremental
+ * option, XCHG_EAGAIN (out released-state) when the input so far holds no
+ * whole batch and it has not been ended.  On an error out is
  * released-state (release NULL), err names the block, and the same error
  * comes back from every later call. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_shuffle_reader_next(xchg_shuffle_reader *reader,

@@ -121,6 +121,15 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_istream_open(xchg_source *src, xchg_str
                                                       const xchg_istream_options *opts,
                                                       xchg_istream **out, xchg_error *err);
 
+/** Starts s over on src, which it takes over (closing its source before;
+ * src is closed at once on failure), as if just opened on it with the same
+ * codec and options, but keeping its buffers and codec contexts: the way
+ * to decode many short streams without setting a decoder up for each.
+ * Forgets any error s had.  XCHG_EINVAL when s or src is NULL (src is then
+ * closed). */
+XCHG_API XCHG_NODISCARD xchg_status xchg_istream_reset(xchg_istream *s, xchg_source *src,
+                                                       xchg_error *err);
+
 /** The codec in use (the detected one after XCHG_STREAM_AUTO). */
 XCHG_API xchg_stream_codec xchg_istream_codec(const xchg_istream *s);
 

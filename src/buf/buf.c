@@ -330,10 +330,12 @@ xchg_buf *xchg_buf_ref(xchg_buf *buf) {
 
 void xchg_buf_unref(xchg_buf *buf) {
   if (buf == NULL) return;
-  /* Release on the decrement and acquire before freeing, so that every write
-   * made through other references happens before the memory goes. */
-  if (atomic_fetch_sub_explicit(&buf->refs, 1, memory_order_release) != 1) return;
-  atomic_thread_fence(memory_order_acquire);
+  /* Release and acquire on the decrement, so that every write made through
+   * other references happens before the memory goes (an acquire fence after
+   * a release decrement would do, but ThreadSanitizer does not see fences:
+   * a buffer whose last reference goes on another thread than the one
+   * before passed for a race). */
+  if (atomic_fetch_sub_explicit(&buf->refs, 1, memory_order_acq_rel) != 1) return;
   atomic_fetch_sub_explicit(&live_count, 1, memory_order_relaxed);
   switch (buf->kind) {
     case BUF_OWNED:

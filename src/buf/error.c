@@ -15,6 +15,7 @@ const char *xchg_status_name(xchg_status status) {
     case XCHG_ENOTSUP: return "not supported";
     case XCHG_ECANCELLED: return "cancelled";
     case XCHG_ELIMIT: return "resource limit exceeded";
+    case XCHG_EAGAIN: return "more input needed";
   }
   return "unknown status";
 }

@@ -37,6 +37,7 @@ static void comet_destroy(void *state) {
 static void comet_reset(void *state) {
   comet_state *cs = state;
   cs->in_block = 0;
+  cs->block_index = 0;
 }
 
 static const stream_decoder_ops *decoder_of_tag(const uint8_t *tag) {

@@ -194,6 +194,34 @@ xchg_status xchg_istream_open(xchg_source *src, xchg_stream_codec codec,
   return XCHG_OK;
 }
 
+xchg_status xchg_istream_reset(xchg_istream *s, xchg_source *src, xchg_error *err) {
+  if (s == NULL || src == NULL) {
+    xchg_source_free(src);
+    return xchg_errorf(err, XCHG_EINVAL, "xchg_istream_reset: %s", s ? "no source" : "no stream");
+  }
+  xchg_source_free(s->src);
+  s->src = src;
+  s->in = s->in_owned;
+  s->in_pos = s->in_end = 0;
+  s->in_base = 0;
+  s->in_limit = UINT64_MAX;
+  s->src_eof = 0;
+  s->win_base = 0;
+  stream_set_window(s, NULL, 0);
+  s->done = s->member_end = 0;
+  s->comet_field_count = -1;
+  s->failed = XCHG_OK;
+  memset(&s->m, 0, sizeof s->m);
+  xchg_buf *memory = xchg_source_memory(src);
+  if (memory != NULL) {
+    use_memory_input(s, memory);
+    xchg_buf_unref(memory);
+  }
+  s->in_start = s->in_base + s->in_pos;
+  s->ops->reset(s->state);
+  return XCHG_OK;
+}
+
 xchg_stream_codec xchg_istream_codec(const xchg_istream *s) { return s->codec; }
 
 typedef xchg_status (*decoder_step)(xchg_istream *s, void *state, xchg_error *err);

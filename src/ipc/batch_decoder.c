@@ -22,7 +22,7 @@
 #include "ipc/decode.h"
 #include "ipc/dictionary.h"
 #include "ipc/format.h"
-#include "ipc/message.h"
+#include "ipc/framing.h"
 #include "xchg/ipc.h"
 
 
@@ -31,15 +31,6 @@ struct xchg_batch_decoder {
   ipc_schema schema;
   int64_t n_dictionaries; /* dictionary ids the schema declares */
 };
-
-/* One message of a payload: its metadata, where its body is. */
-typedef struct message {
-  xchg_buf *metadata;
-  fb_table header;
-  int header_type;
-  int version;
-  int64_t offset, body_offset, body_length;
-} message;
 
 /* A record batch planned from a payload; ctx must stay where it is while
  * the batch's jobs point to it. */
@@ -90,27 +81,6 @@ static xchg_status count_dictionary(void *ctx, const ipc_field *field, xchg_erro
   return XCHG_OK;
 }
 
-/* The schema message's bytes, with or without their framing: the Message
- * flatbuffer's Schema table. */
-static xchg_status schema_table(const uint8_t *p, size_t size, fb_table *out, xchg_error *err) {
-  if (size >= 8 && fb_load_u32(p) == IPC_CONTINUATION) {
-    uint32_t length = fb_load_u32(p + 4);
-    if (length > size - 8)
-      return xchg_errorf(err, XCHG_EFORMAT, "schema message: metadata length %u exceeds its %zu "
-                         "bytes", length, size - 8);
-    p += 8;
-    size = length;
-  }
-  fb_table msg;
-  uint8_t type = 0;
-  if (fb_root(p, size, &msg) <= 0 || fb_u8(&msg, MSG_HEADER_TYPE, 0, &type) < 0 ||
-      fb_table_field(&msg, MSG_HEADER, out) <= 0)
-    return xchg_errorf(err, XCHG_EFORMAT, "schema message: invalid Message flatbuffer");
-  if (type != HEADER_SCHEMA)
-    return xchg_errorf(err, XCHG_EFORMAT, "schema message: header type %d is not a Schema", type);
-  return XCHG_OK;
-}
-
 xchg_status xchg_batch_decoder_open(const void *schema_message, size_t size,
                                     const int64_t *columns, int64_t n_columns,
                                     const xchg_ipc_read_options *opts, xchg_batch_decoder **out,
@@ -122,7 +92,7 @@ xchg_status xchg_batch_decoder_open(const void *schema_message, size_t size,
   if (!dec) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   if (opts) dec->opts = *opts; else xchg_ipc_read_options_init(&dec->opts);
   fb_table table;
-  xchg_status st = schema_table(schema_message, size, &table, err);
+  xchg_status st = ipc_schema_message_table(schema_message, size, &table, err);
   if (st == XCHG_OK && (st = ipc_schema_parse(&table, &dec->opts, &dec->schema, err)) != XCHG_OK)
     xchg_error_prefix(err, "schema message: ");
   if (st == XCHG_OK && columns)
@@ -153,67 +123,47 @@ void xchg_batch_decoder_free(xchg_batch_decoder *dec) {
 static int64_t position(const payload *p) { return (int64_t)xchg_source_position(p->src); }
 static int64_t remaining(const payload *p) { return xchg_source_size(p->src) - position(p); }
 
-static xchg_status read_word(payload *p, uint32_t *value, xchg_error *err) {
-  uint8_t word[4];
+static xchg_status read_word(payload *p, uint8_t word[4], int64_t at, xchg_error *err) {
   size_t got;
-  int64_t at = position(p);
+  int64_t here = position(p);
   if (p->memory && remaining(p) >= 4) { /* in memory: a load, no read */
-    *value = fb_load_u32(xchg_buf_data(p->memory) + at);
+    memcpy(word, xchg_buf_data(p->memory) + here, 4);
     p->metadata_bytes += 4;
-    return xchg_source_seek(p->src, (uint64_t)at + 4, err);
+    return xchg_source_seek(p->src, here + 4, err);
   }
   xchg_status st = xchg_source_read(p->src, word, 4, &got, err);
   if (st == XCHG_OK && got < 4)
     st = xchg_errorf(err, XCHG_EIO, "message %lld: the payload ends inside its framing at byte %lld "
                      "(truncated?)", (long long)p->message_index, (long long)at);
   p->metadata_bytes += (int64_t)got;
-  *value = fb_load_u32(word);
   return st;
 }
 
 /* How a payload's run of messages ended. */
 enum { NOT_END, END_OF_DATA, END_MARKER };
 
-/* Reads the framing: *length, or *end at an end-of-stream marker or at the
- * payload's end. */
-static xchg_status read_framing(payload *p, int32_t *length, int *end, xchg_error *err) {
+/* Reads the prefix (framing.h): *length, or *end at an end-of-stream
+ * marker or at the payload's end. */
+static xchg_status read_prefix(payload *p, int32_t *length, int *end, xchg_error *err) {
   int64_t at = position(p);
   *end = remaining(p) == 0 ? END_OF_DATA : NOT_END;
   if (*end) return XCHG_OK;
-  uint32_t value;
-  xchg_status st = read_word(p, &value, err);
-  if (st == XCHG_OK && value == IPC_CONTINUATION) st = read_word(p, &value, err);
-  if (st != XCHG_OK) return st;
-  *length = (int32_t)value;
-  if (value == 0) *end = END_MARKER;
-  if (*length < 0 || *length > remaining(p))
-    return xchg_errorf(err, *length < 0 ? XCHG_EFORMAT : XCHG_EIO, "message %lld at byte %lld: "
-                       "metadata length %d, %lld bytes left in the payload", (long long)p->message_index,
-                       (long long)at, *length, (long long)remaining(p));
-  if (*length > p->dec->opts.max_metadata_bytes)
-    return xchg_errorf(err, XCHG_ELIMIT, "message %lld at byte %lld: metadata length %d exceeds "
-                       "max_metadata_bytes", (long long)p->message_index, (long long)at, *length);
-  return XCHG_OK;
+  uint8_t prefix[8];
+  xchg_status st = read_word(p, prefix, at, err);
+  if (st == XCHG_OK && ipc_prefix_size(prefix) == 8) st = read_word(p, prefix + 4, at, err);
+  if (st == XCHG_OK) st = ipc_prefix_decode(prefix, p->message_index, at, p->dec->opts.max_metadata_bytes, length, err);
+  if (st == XCHG_OK) st = ipc_metadata_check(*length, remaining(p), p->message_index, at, err);
+  if (st == XCHG_OK && *length == 0) *end = END_MARKER;
+  return st;
 }
 
-static xchg_status parse_message(payload *p, message *m, xchg_error *err) {
-  xchg_status st = ipc_message_parse(xchg_buf_data(m->metadata), xchg_buf_size(m->metadata), p->message_index, m->offset, &m->header,
-                                     &m->header_type, &m->version, &m->body_length, err);
-  if (st != XCHG_OK) return st;
-  if (m->body_length < 0 || m->body_length > remaining(p))
-    return xchg_errorf(err, m->body_length < 0 ? XCHG_EFORMAT : XCHG_EIO,
-                       "message %lld at byte %lld: body of %lld bytes, %lld left in the payload "
-                       "(truncated?)", (long long)p->message_index, (long long)m->offset,
-                       (long long)m->body_length, (long long)remaining(p));
-  return XCHG_OK;
-}
-
-/* Reads the next message's framing and metadata; its body is left unread. */
-static xchg_status read_message(payload *p, message *m, int *end, xchg_error *err) {
+/* Reads the next message's prefix and metadata; its body is left unread. */
+static xchg_status read_message(payload *p, ipc_message *m, int *end, xchg_error *err) {
   int32_t length = 0;
   memset(m, 0, sizeof *m);
+  m->index = p->message_index;
   m->offset = position(p);
-  xchg_status st = read_framing(p, &length, end, err);
+  xchg_status st = read_prefix(p, &length, end, err);
   if (st != XCHG_OK || *end) return st;
   if ((st = xchg_source_read_buf(p->src, (size_t)length, &m->metadata, err)) != XCHG_OK) {
     xchg_error_prefix(err, "message %lld at byte %lld: metadata: ", (long long)p->message_index,
@@ -222,11 +172,11 @@ static xchg_status read_message(payload *p, message *m, int *end, xchg_error *er
   }
   p->metadata_bytes += length;
   m->body_offset = position(p);
-  return parse_message(p, m, err);
+  return ipc_message_decode(m, remaining(p), err);
 }
 
 /* The body, in memory or to be fetched buffer by buffer. */
-static xchg_status body_of(payload *p, const message *m, ipc_body *out, xchg_error *err) {
+static xchg_status body_of(payload *p, const ipc_message *m, ipc_body *out, xchg_error *err) {
   *out = (ipc_body){NULL, NULL, m->body_offset, m->body_length};
   if (!p->memory) {
     out->src = p->src;
@@ -236,7 +186,7 @@ static xchg_status body_of(payload *p, const message *m, ipc_body *out, xchg_err
   return out->mem ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
 }
 
-static ipc_decode_ctx decode_ctx(payload *p, const message *m) {
+static ipc_decode_ctx decode_ctx(payload *p, const ipc_message *m) {
   ipc_decode_ctx ctx = {&p->dec->opts, p->dec->schema.big_endian, m->version, p->message_index,
                         ipc_dictionaries_lookup, &p->dicts, NULL, NULL};
   return ctx;
@@ -244,7 +194,7 @@ static ipc_decode_ctx decode_ctx(payload *p, const message *m) {
 
 /* A payload that is a whole stream starts with the schema, which must be
  * the decoder's. */
-static xchg_status check_schema(payload *p, const message *m, xchg_error *err) {
+static xchg_status check_schema(payload *p, const ipc_message *m, xchg_error *err) {
   if (p->message_index != 0)
     return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: a schema message after the "
                        "first", (long long)p->message_index, (long long)m->offset);
@@ -259,7 +209,7 @@ static xchg_status check_schema(payload *p, const message *m, xchg_error *err) {
   return st;
 }
 
-static xchg_status read_dictionary(payload *p, const message *m, xchg_error *err) {
+static xchg_status read_dictionary(payload *p, const ipc_message *m, xchg_error *err) {
   ipc_dictionary_batch d;
   xchg_status st = ipc_dictionary_batch_read(&p->dicts, &m->header, p->message_index, m->offset, &d, err);
   if (st != XCHG_OK || !ipc_dictionaries_used(&p->dicts, d.id)) return st; /* no selected column needs it */
@@ -272,7 +222,7 @@ static xchg_status read_dictionary(payload *p, const message *m, xchg_error *err
   return st;
 }
 
-static xchg_status plan_batch(payload *p, const message *m, xchg_error *err) {
+static xchg_status plan_batch(payload *p, const ipc_message *m, xchg_error *err) {
   planned *b = p->first ? calloc(1, sizeof *b) : &p->one;
   if (!b) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   b->ctx = decode_ctx(p, m);
@@ -292,7 +242,7 @@ static xchg_status plan_batch(payload *p, const message *m, xchg_error *err) {
   return XCHG_OK;
 }
 
-static xchg_status read_one(payload *p, const message *m, xchg_error *err) {
+static xchg_status read_one(payload *p, const ipc_message *m, xchg_error *err) {
   switch (m->header_type) {
     case HEADER_SCHEMA: return check_schema(p, m, err);
     case HEADER_DICTIONARY: return read_dictionary(p, m, err);
@@ -309,7 +259,7 @@ static xchg_status plan_payload(payload *p, xchg_error *err) {
   }
   int end = 0;
   while (st == XCHG_OK) {
-    message m;
+    ipc_message m;
     st = read_message(p, &m, &end, err);
     if (st == XCHG_OK && !end) st = read_one(p, &m, err);
     if (st == XCHG_OK && !end)

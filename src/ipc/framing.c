@@ -22,6 +22,31 @@ xchg_status ipc_prefix_decode(const uint8_t *p, int64_t index, int64_t offset,
   return XCHG_OK;
 }
 
+xchg_status ipc_metadata_check(int32_t length, int64_t avail, int64_t index, int64_t offset,
+                               xchg_error *err) {
+  if (length <= avail) return XCHG_OK;
+  return xchg_errorf(err, XCHG_EIO, "message %lld at byte %lld: metadata of %d bytes runs past the "
+                     "end of the input (%lld bytes left)", (long long)index, (long long)offset,
+                     length, (long long)avail);
+}
+
+xchg_status ipc_body_check(int64_t body_length, int64_t avail, int64_t index, int64_t offset,
+                           xchg_error *err) {
+  if (body_length < 0 || (avail >= 0 && body_length > avail))
+    return xchg_errorf(err, body_length < 0 ? XCHG_EFORMAT : XCHG_EIO,
+                       "message %lld at byte %lld: body of %lld bytes %s", (long long)index,
+                       (long long)offset, (long long)body_length,
+                       body_length < 0 ? "is negative" : "runs past the end of the input (truncated?)");
+  return XCHG_OK;
+}
+
+xchg_status ipc_message_decode(ipc_message *m, int64_t avail, xchg_error *err) {
+  xchg_status st = ipc_message_parse(xchg_buf_data(m->metadata), xchg_buf_size(m->metadata), m->index,
+                                     m->offset, &m->header, &m->header_type, &m->version,
+                                     &m->body_length, err);
+  return st == XCHG_OK ? ipc_body_check(m->body_length, avail, m->index, m->offset, err) : st;
+}
+
 xchg_status ipc_message_view_decode(const uint8_t *p, size_t avail, int64_t index, int64_t offset,
                                     int64_t max_metadata_bytes, ipc_message_view *out,
                                     xchg_error *err) {
@@ -38,21 +63,15 @@ xchg_status ipc_message_view_decode(const uint8_t *p, size_t avail, int64_t inde
     out->size = (int64_t)prefix;
     return XCHG_OK;
   }
-  if ((size_t)length > avail - prefix)
-    return xchg_errorf(err, XCHG_EIO, "message %lld at byte %lld: metadata of %d bytes runs past "
-                       "the end of the input (%zu bytes left)", (long long)index, (long long)offset,
-                       length, avail - prefix);
+  if ((st = ipc_metadata_check(length, (int64_t)(avail - prefix), index, offset, err)) != XCHG_OK)
+    return st;
   out->metadata = p + prefix;
   out->metadata_size = length;
   out->body_offset = (int64_t)prefix + length;
   st = ipc_message_parse(out->metadata, (size_t)length, index, offset, &out->header,
                          &out->header_type, &out->version, &out->body_length, err);
+  if (st == XCHG_OK) st = ipc_body_check(out->body_length, (int64_t)avail - out->body_offset, index, offset, err);
   if (st != XCHG_OK) return st;
-  if (out->body_length < 0 || out->body_length > (int64_t)avail - out->body_offset)
-    return xchg_errorf(err, out->body_length < 0 ? XCHG_EFORMAT : XCHG_EIO,
-                       "message %lld at byte %lld: body of %lld bytes %s", (long long)index,
-                       (long long)offset, (long long)out->body_length,
-                       out->body_length < 0 ? "is negative" : "runs past the end of the input");
   out->size = out->body_offset + out->body_length;
   return XCHG_OK;
 }

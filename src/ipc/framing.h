@@ -11,17 +11,24 @@
  * and a reader of memory decodes a whole message at once:
  *   ipc_prefix_size   how many bytes the prefix takes, from its first 4;
  *   ipc_prefix_decode the metadata length, checked against the caps;
- *   ipc_message_parse the Message flatbuffer (message.h);
- *   ipc_message_view_decode all three over bytes in memory, and the body
- *                     checked against the bytes there are;
- *   ipc_stream_extent where a whole stream in memory ends. */
+ *   ipc_metadata_check the metadata against the bytes there are;
+ *   ipc_message_decode the Message flatbuffer (message.h) of a message
+ *                     read from a source, its body checked against the
+ *                     bytes there are (ipc_body_check);
+ *   ipc_message_view_decode all of it over bytes in memory;
+ *   ipc_stream_extent where a whole stream in memory ends.
+ * The stream and file reader (reader.c) and the batch decoder
+ * (batch_decoder.c) read prefixes from their sources and decode them here;
+ * the shuffle reader decodes whole messages in memory. */
 #ifndef XCHG_IPC_FRAMING_H
 #define XCHG_IPC_FRAMING_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ipc/decode.h"
 #include "ipc/flatbuf.h"
+#include "xchg/buf.h"
 #include "xchg/error.h"
 
 /* The bytes of the prefix that starts with these 4: 8 after a continuation
@@ -35,6 +42,35 @@ size_t ipc_prefix_size(const uint8_t first[4]);
 xchg_status ipc_prefix_decode(const uint8_t *p, int64_t index, int64_t offset,
                               int64_t max_metadata_bytes, int32_t *metadata_length,
                               xchg_error *err);
+
+/* Metadata of `length` bytes said to start at the byte after the prefix,
+ * with `avail` bytes there: XCHG_EIO when they run past them. */
+xchg_status ipc_metadata_check(int32_t length, int64_t avail, int64_t index, int64_t offset,
+                               xchg_error *err);
+
+/* A body length that a message states, with `avail` bytes after its
+ * metadata (-1: not known): negative is XCHG_EFORMAT, past avail XCHG_EIO. */
+xchg_status ipc_body_check(int64_t body_length, int64_t avail, int64_t index, int64_t offset,
+                           xchg_error *err);
+
+/* A message read from a source: its metadata in a buffer of its own, where
+ * its body is, and the body once a reader attaches it. */
+typedef struct ipc_message {
+  xchg_buf *metadata;
+  fb_table header;      /* Schema, DictionaryBatch or RecordBatch */
+  int header_type;
+  int version;
+  int64_t index;
+  int64_t offset;       /* of the prefix */
+  int64_t body_offset;
+  int64_t body_length;
+  ipc_body body;        /* attached when decoded */
+} ipc_message;
+
+/* Parses m->metadata into m's header, header type, version and body
+ * length, and checks the body against the `avail` bytes of the input after
+ * the metadata (-1: not known).  Errors name m->index and m->offset. */
+xchg_status ipc_message_decode(ipc_message *m, int64_t avail, xchg_error *err);
 
 /* One message in memory. */
 typedef struct ipc_message_view {

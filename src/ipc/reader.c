@@ -22,7 +22,6 @@
 #include "ipc/decode.h"
 #include "ipc/dictionary.h"
 #include "ipc/format.h"
-#include "ipc/message.h"
 #include "ipc/readahead.h"
 #include "ipc/reader_internal.h"
 #include "ipc/reader_state.h"
@@ -107,52 +106,33 @@ void reader_message_clear(ipc_message *m) {
   memset(m, 0, sizeof *m);
 }
 
-static xchg_status read_word(xchg_ipc_reader *r, uint32_t *value, size_t *got, xchg_error *err) {
-  uint8_t word[4];
-  xchg_status st = reader_read_exact(r, word, 4, got, err);
-  *value = fb_load_u32(word);
-  return st;
-}
-
-/* Reads the framing: sets *length, or *eos at an end-of-stream marker or
- * at a clean end of the input. */
+/* Reads the prefix (framing.h): sets *length, or *eos at an end-of-stream
+ * marker or at a clean end of the input. */
 static xchg_status read_prefix(xchg_ipc_reader *r, int32_t *length, int *eos, xchg_error *err) {
   int64_t at = reader_position(r);
-  uint32_t value;
+  uint8_t prefix[8];
   size_t got;
-  xchg_status st = read_word(r, &value, &got, err);
+  xchg_status st = reader_read_exact(r, prefix, 4, &got, err);
   if (st != XCHG_OK) return st;
   *eos = got == 0;
   if (got == 0 && !r->opts.allow_missing_eos)
     return xchg_errorf(err, XCHG_EIO, "input ends at byte %lld, before message %lld, without the "
                        "end-of-stream marker (truncated?)", (long long)at, (long long)r->message_index);
   if (got == 0) return XCHG_OK;
-  if (got == 4 && value == IPC_CONTINUATION && (st = read_word(r, &value, &got, err)) != XCHG_OK) return st;
+  if (got == 4 && ipc_prefix_size(prefix) == 8 &&
+      (st = reader_read_exact(r, prefix + 4, 4, &got, err)) != XCHG_OK)
+    return st;
   if (got < 4)
     return xchg_errorf(err, XCHG_EIO, "input ends inside the framing of message %lld at byte %lld",
                        (long long)r->message_index, (long long)at);
-  *length = (int32_t)value;
-  *eos = value == 0;
-  if (*length < 0)
-    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: negative metadata length %d",
-                       (long long)r->message_index, (long long)at, *length);
-  if (*length > r->opts.max_metadata_bytes)
-    return xchg_errorf(err, XCHG_ELIMIT, "message %lld at byte %lld: metadata length %d exceeds "
-                       "max_metadata_bytes", (long long)r->message_index, (long long)at, *length);
-  return XCHG_OK;
+  st = ipc_prefix_decode(prefix, r->message_index, at, r->opts.max_metadata_bytes, length, err);
+  *eos = st == XCHG_OK && *length == 0;
+  return st;
 }
 
 static xchg_status parse_message(xchg_ipc_reader *r, ipc_message *m, xchg_error *err) {
-  xchg_status st = ipc_message_parse(xchg_buf_data(m->metadata), xchg_buf_size(m->metadata), m->index, m->offset, &m->header, &m->header_type,
-                                     &m->version, &m->body_length, err);
-  if (st != XCHG_OK) return st;
   int64_t size = xchg_source_size(r->src);
-  if (m->body_length < 0 || (size >= 0 && m->body_length > size - m->body_offset))
-    return xchg_errorf(err, m->body_length < 0 ? XCHG_EFORMAT : XCHG_EIO,
-                       "message %lld at byte %lld: body of %lld bytes %s", (long long)m->index,
-                       (long long)m->offset, (long long)m->body_length,
-                       m->body_length < 0 ? "is negative" : "runs past the end of the input");
-  return XCHG_OK;
+  return ipc_message_decode(m, size >= 0 ? size - m->body_offset : -1, err);
 }
 
 /* Reads the framing and metadata of the message at the current position;
@@ -522,7 +502,7 @@ static xchg_status check_arrow_start(const xchg_ipc_reader *r, xchg_error *err) 
  * cancellation) stay as they are. */
 static xchg_status open_stream_format(xchg_ipc_reader *r, xchg_error *err) {
   xchg_status st = read_schema_message(r, err);
-  int marked = r->peek_len >= 4 && fb_load_u32(r->peek) == IPC_CONTINUATION;
+  int marked = r->peek_len >= 4 && ipc_prefix_size(r->peek) == 8;
   if (st == XCHG_OK || st == XCHG_ENOMEM || st == XCHG_ECANCELLED || marked) return st;
   int32_t length = r->peek_len >= 4 ? (int32_t)fb_load_u32(r->peek) : -1;
   if (length <= 0 || length > r->opts.max_metadata_bytes)

@@ -9,21 +9,10 @@
 
 #include "ipc/decode.h"
 #include "ipc/dictionary.h"
+#include "ipc/framing.h"
 #include "ipc/readahead.h"
 #include "ipc/schema.h"
 #include "xchg/ipc.h"
-
-typedef struct ipc_message {
-  xchg_buf *metadata;
-  fb_table header;
-  int header_type;
-  int version;
-  int64_t index;
-  int64_t offset;       /* of the framing */
-  int64_t body_offset;
-  int64_t body_length;
-  ipc_body body;        /* attached when decoded */
-} ipc_message;
 
 /* A Block of the file footer: where one message starts. */
 typedef struct file_block {

@@ -789,6 +789,19 @@ xchg_status wire_batch_open(const fb_table *batch, int version, const uint8_t *b
   return ipc_batch_compression(batch, &out->codec, err);
 }
 
+int64_t wire_batch_bytes(const wire_batch *b) {
+  if (b->codec == XCHG_BLOCK_NONE) return b->body_length;
+  int64_t bytes = 0;
+  for (uint32_t k = 0; k < b->buffers.count; k++) {
+    int64_t offset, len;
+    spec_of(b, k, &offset, &len);
+    int inside = offset >= 0 && len >= 8 && offset <= b->body_length - len;
+    int64_t declared = inside ? (int64_t)fb_load_u64(b->body + offset) : len;
+    bytes += declared >= 0 && declared <= b->body_length * 1024 ? declared : len; /* checked when placed */
+  }
+  return bytes;
+}
+
 /* ---- the coalescer ----------------------------------------------------------- */
 
 static int64_t count_fields(const ipc_field *f) {

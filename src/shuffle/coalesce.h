@@ -46,6 +46,10 @@ typedef struct wire_batch {
 xchg_status wire_batch_open(const fb_table *batch, int version, const uint8_t *body,
                             int64_t body_length, wire_batch *out, xchg_error *err);
 
+/* The bytes b's buffers decode to, about (all its columns): its body, or
+ * for a compressed body the lengths its buffers declare. */
+int64_t wire_batch_bytes(const wire_batch *b);
+
 typedef struct coalescer coalescer;
 
 /* A coalescer of the selected columns of schema (which must outlive it),

@@ -1,24 +1,25 @@
 /* shuffle_reader.c — the reduce side of a shuffle (see xchg/shuffle.h).
  *
- * The input is read a source at a time, whole, in memory (a source in
- * memory is read in place).  Each block's IPC stream is then walked
- * message by message, in place: in the source for plain IPC streams and
- * Comet's uncompressed blocks, in the decompressed window of the source's
- * Comet stream (xchg_istream, split at every block, its codec contexts
- * reused from block to block) otherwise, or, for a block whose stream
- * does not fit one window, in a window of the reader's own that it is
- * gathered in.  Every step either consumes one message or hands a batch
- * out (the message is then taken up again by the next call): a schema is
- * checked, a dictionary kept or replaced, a record batch appended to the
- * coalescer (coalesce.h) or, when big enough, decoded on its own without
- * a copy.
- *
- * The coalesced batch is validated as a whole.  Should that fail, its
- * blocks are read again one by one with an IPC reader, which names the
- * block, message, field and buffer at fault. */
+ * Three stages, each in input order:
+ *   input    sources become chunks of whole blocks, and chunks units: a
+ *            chunk of plain IPC streams, or a group of Comet blocks,
+ *            decompressed by a task of its own (input.h);
+ *   planning here, on the calling thread: each block's IPC stream is
+ *            walked message by message, in place (chunk or arena): schemas
+ *            checked, dictionaries kept or replaced, and record batches
+ *            assigned to the output batch being planned — a job — until it
+ *            holds the target; a big uncompressed batch becomes a job of
+ *            its own, decoded without a copy;
+ *   placing  a job appends its record batches to its coalescer and
+ *            validates the result (job.h).
+ * With a pool, the groups of the next units decompress and the jobs place
+ * on it while the caller plans the next ones and reads the earlier ones,
+ * within readahead_bytes.  Without one (or with one thread) nothing runs
+ * ahead: a group decompresses when the planner gets to it, and a record
+ * batch is placed as soon as it is planned (its stream may lie in a
+ * window the next block reuses). */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ipc/decode.h"
 #include "ipc/dictionary.h"
@@ -26,30 +27,28 @@
 #include "ipc/framing.h"
 #include "ipc/schema.h"
 #include "shuffle/coalesce.h"
+#include "shuffle/input.h"
+#include "shuffle/job.h"
 #include "xchg/shuffle.h"
-#include "xchg/stream.h"
 
-#define COMET_HEADER 20
-#define COMET_WINDOW ((size_t)1 << 20)
+#define JOBS_AHEAD 8 /* output batches being built at most */
+#define JOB_WORTH ((int64_t)1 << 20) /* bytes of a batch worth building on the pool */
 
-/* The block being read: its IPC stream and where the next message is. */
+/* ---- state ----------------------------------------------------------------- */
+
+/* The block being planned: its IPC stream and where the next message is. */
 typedef struct block {
   int open;
   int64_t index, source, offset; /* block index, source, byte offset in the source */
+  size_t at;                     /* in the chunk */
   const uint8_t *stream;
   size_t size, pos;
-  int persistent;      /* stream lies in the source's memory */
-  int64_t message;     /* index of the next message */
-  int64_t field_count; /* Comet: the header's, else -1 */
-  int counted;         /* appended to the batch being built */
+  xchg_buf *memory;              /* the buffer the stream lies in (chunk or arena) */
+  int in_chunk;                  /* the stream is the chunk's own bytes, not decompressed */
+  int64_t message;               /* index of the next message */
+  int64_t field_count;           /* Comet: the header's, else -1 */
+  int64_t ref;                   /* its entry in the open job's refs, or -1 */
 } block;
-
-/* A block of the batch being built, to read it again alone. */
-typedef struct block_ref {
-  int64_t index, source, offset;
-  int comet;
-  xchg_buf *memory;
-} block_ref;
 
 /* What the reader has of a dictionary id: the bytes of the message that
  * set its values (a message with the same bytes changes nothing), and
@@ -63,18 +62,9 @@ typedef struct dictionary_seen {
 struct xchg_shuffle_reader {
   xchg_shuffle_reader_options opts;
   int64_t *columns;
-  /* Input. */
-  xchg_source **sources;
-  int64_t n_sources, sources_cap, next_source;
-  int started;
-  int64_t source;          /* index of the current one */
-  xchg_buf *memory;        /* its bytes */
-  const uint8_t *data;
-  size_t size, pos;        /* pos: where its next block starts */
-  int comet;
-  xchg_istream *istream;   /* Comet: the source's blocks, decompressed */
-  uint8_t *window;         /* a Comet block's stream gathered from several windows */
-  size_t window_cap;
+  int threads;
+  shuffle_input in;
+  int64_t unit_block;      /* the next block of the first unit (Comet) */
   block blk;
   int64_t next_block;
   /* Schema and dictionaries. */
@@ -85,32 +75,22 @@ struct xchg_shuffle_reader {
   ipc_dictionaries dicts;
   dictionary_seen *seen;   /* per entry of dicts */
   /* Output. */
-  coalescer *co;
-  block_ref *refs;
-  int64_t n_refs, refs_cap;
-  int compressed;          /* the batch being built needed decompression */
-  int64_t started_ns;      /* when its first rows were appended */
-  ipc_array *ready;
-  xchg_status failed;
+  job jobs[JOBS_AHEAD];    /* the last one is open while not started */
+  int64_t job_head, job_count, jobs_limit;
+  int64_t held_bytes;      /* planned bytes of the jobs held */
+  int place_inline;        /* the next job is placed as planned, not on the pool */
+  int planned_end;         /* the input ended and every job is closed */
+  xchg_status stopped;     /* planning failed: reported after the jobs before it */
+  xchg_error stop_error;
+  xchg_status failed;      /* sticky */
   xchg_error failure;
   xchg_shuffle_reader_metrics m;
 };
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static uint64_t le64(const uint8_t *p) { return fb_load_u64(p); }
-
 /* ---- errors ------------------------------------------------------------------- */
 
 static xchg_status in_block(const xchg_shuffle_reader *r, xchg_status st, xchg_error *err) {
-  if (st != XCHG_OK)
-    xchg_error_prefix(err, "block %lld (source %lld, byte %lld): ", (long long)r->blk.index,
-                      (long long)r->blk.source, (long long)r->blk.offset);
-  return st;
+  return shuffle_block_error(r->blk.index, r->blk.source, r->blk.offset, st, err);
 }
 
 /* ---- options ------------------------------------------------------------------ */
@@ -129,6 +109,7 @@ static xchg_status check_options(const xchg_shuffle_reader_options *o, xchg_erro
                     : o->n_columns < 0                                ? "n_columns is negative"
                     : o->framing < 0 || o->framing > XCHG_SHUFFLE_FRAMING_IPC ? "framing is unknown"
                     : o->schema_message == NULL && o->schema_message_size ? "schema_message is NULL"
+                    : o->read.readahead_bytes <= 0                    ? "read.readahead_bytes is not positive"
                                                                           : NULL;
   return bad ? xchg_errorf(err, XCHG_EINVAL, "xchg_shuffle_reader_open: %s", bad) : XCHG_OK;
 }
@@ -157,16 +138,16 @@ static xchg_status set_schema(xchg_shuffle_reader *r, const fb_table *table, con
   if (!r->seen || !r->schema_bytes) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   memcpy(r->schema_bytes, bytes, size);
   r->schema_size = size;
-  return coalescer_create(&r->schema, &r->opts.read, r->opts.target_rows, &r->co, err);
+  return XCHG_OK;
 }
 
-/* The flatbuffer of the schema message given in the options. */
+/* The schema message given in the options, framed or not. */
 static xchg_status given_schema(xchg_shuffle_reader *r, xchg_error *err) {
   const uint8_t *p = r->opts.schema_message;
   size_t size = r->opts.schema_message_size;
   fb_table table;
   xchg_status st = ipc_schema_message_table(p, size, &table, err);
-  if (st == XCHG_OK && size >= 8 && fb_load_u32(p) == IPC_CONTINUATION) {
+  if (st == XCHG_OK && size >= 8 && ipc_prefix_size(p) == 8) {
     p += 8;
     size = fb_load_u32(p - 4);
   }
@@ -189,7 +170,7 @@ static xchg_status take_schema(xchg_shuffle_reader *r, const ipc_message_view *m
     ipc_schema theirs;
     st = ipc_schema_parse(&m->header, &r->opts.read, &theirs, err);
     if (st == XCHG_OK && !ipc_schema_equal(&theirs, "this block", &r->schema, "the first block",
-                                              IPC_METADATA_COMPARED, err))
+                                           IPC_METADATA_COMPARED, err))
       st = XCHG_EFORMAT;
     if (st != XCHG_OK) xchg_error_prefix(err, "its schema is not the first block's: ");
     ipc_schema_free(&theirs);
@@ -201,184 +182,137 @@ static xchg_status take_schema(xchg_shuffle_reader *r, const ipc_message_view *m
   return st;
 }
 
-/* ---- sources --------------------------------------------------------------------- */
-
-static void free_wrapped(void *ctx, const void *data, size_t size) { free((void *)data); }
-
-/* The whole of a source that is not in memory, read into memory. */
-static xchg_status load(xchg_shuffle_reader *r, xchg_source *src, xchg_buf **out, xchg_error *err) {
-  int64_t t0 = now_ns(), known = xchg_source_size(src);
-  size_t cap = known > 0 ? (size_t)known : 1 << 16, size = 0;
-  uint8_t *data = malloc(cap);
-  xchg_status st = data ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  for (size_t got = 1; st == XCHG_OK && got > 0;) {
-    if (size == cap) {
-      uint8_t *more = (int64_t)cap < r->opts.read.max_batch_bytes ? realloc(data, cap * 2) : NULL;
-      if (!more) {
-        st = (int64_t)cap < r->opts.read.max_batch_bytes
-                 ? xchg_errorf(err, XCHG_ENOMEM, "out of memory")
-                 : xchg_errorf(err, XCHG_ELIMIT, "the source holds more than max_batch_bytes "
-                               "(%lld), the most read into memory", (long long)r->opts.read.max_batch_bytes);
-        break;
-      }
-      data = more;
-      cap *= 2;
-    }
-    st = xchg_source_read(src, data + size, cap - size, &got, err);
-    size += got;
-  }
-  if (st == XCHG_OK && !(*out = xchg_buf_wrap(data, size, free_wrapped, NULL)))
-    st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  if (st != XCHG_OK) free(data);
-  r->m.wait_ns += now_ns() - t0;
-  return st;
-}
-
-static void drop_source(xchg_shuffle_reader *r) {
-  xchg_istream_free(r->istream);
-  r->istream = NULL;
-  xchg_buf_unref(r->memory);
-  r->memory = NULL;
-  r->data = NULL;
-  r->size = r->pos = 0;
-}
-
-/* Is this a source of Comet blocks? */
-static int comet_framed(const xchg_shuffle_reader *r) {
-  if (r->opts.framing != XCHG_SHUFFLE_FRAMING_AUTO) return r->opts.framing == XCHG_SHUFFLE_FRAMING_COMET;
-  return xchg_stream_codec_detect(r->data, r->size) == XCHG_STREAM_COMET;
-}
-
-/* Moves on to the next source with bytes in it; *more is 0 at the end. */
-static xchg_status next_source(xchg_shuffle_reader *r, int *more, xchg_error *err) {
-  drop_source(r);
-  *more = 0;
-  while (r->next_source < r->n_sources) {
-    xchg_source *src = r->sources[r->next_source];
-    r->sources[r->next_source] = NULL;
-    r->source = r->next_source++;
-    xchg_buf *memory = xchg_source_memory(src);
-    xchg_status st = memory ? XCHG_OK : load(r, src, &memory, err);
-    xchg_source_free(src);
-    if (st != XCHG_OK) {
-      xchg_error_prefix(err, "source %lld: ", (long long)r->source);
-      return st;
-    }
-    r->memory = memory;
-    r->data = xchg_buf_data(memory);
-    r->size = xchg_buf_size(memory);
-    if (r->size == 0) {
-      drop_source(r);
-      continue;
-    }
-    r->comet = comet_framed(r);
-    *more = 1;
-    return XCHG_OK;
-  }
-  return XCHG_OK;
-}
-
 /* ---- blocks ---------------------------------------------------------------------- */
 
-static xchg_status open_comet_stream(xchg_shuffle_reader *r, xchg_error *err) {
-  xchg_source *src;
-  xchg_istream_options so;
-  xchg_istream_options_init(&so);
-  so.split_members = 1;
-  so.metrics = 0;
-  so.window_size = COMET_WINDOW;
-  xchg_status st = xchg_source_from_buf(r->memory, &src, err);
-  return st == XCHG_OK ? xchg_istream_open(src, XCHG_STREAM_COMET, &so, &r->istream, err) : st;
-}
-
-/* Appends n bytes to the gathering window. */
-static xchg_status gather(xchg_shuffle_reader *r, size_t have, const void *p, size_t n, xchg_error *err) {
-  if ((int64_t)(have + n) > r->opts.read.max_batch_bytes)
-    return xchg_errorf(err, XCHG_ELIMIT, "its IPC stream decompresses to more than max_batch_bytes "
-                       "(%lld)", (long long)r->opts.read.max_batch_bytes);
-  if (have + n > r->window_cap) {
-    size_t cap = r->window_cap ? r->window_cap : COMET_WINDOW;
-    while (cap < have + n) cap *= 2;
-    uint8_t *w = realloc(r->window, cap);
-    if (!w) return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %zu bytes", cap);
-    r->window = w;
-    r->window_cap = cap;
+/* Starts the next block; *state is INPUT_READY when there is one. */
+static xchg_status open_block(xchg_shuffle_reader *r, int *state, xchg_error *err) {
+  unit *u;
+  xchg_status st;
+  for (;;) {
+    if ((st = shuffle_input_first_unit(&r->in, &u, state, err)) != XCHG_OK || !u) return st;
+    if (u->comet ? r->unit_block < u->n_blocks : u->start < u->end) break;
+    shuffle_input_pop_unit(&r->in);
+    r->unit_block = 0;
   }
-  memcpy(r->window + have, p, n);
-  return XCHG_OK;
-}
-
-/* The next Comet block's IPC stream: in place when one window holds it
- * whole, else gathered from the windows it comes in. */
-static xchg_status open_comet_block(xchg_shuffle_reader *r, xchg_error *err) {
   block *b = &r->blk;
-  const void *p;
-  size_t n;
-  xchg_status st = r->istream ? XCHG_OK : open_comet_stream(r, err);
-  if (st == XCHG_OK) st = xchg_istream_next(r->istream, &p, &n, err);
-  if (st != XCHG_OK) return st;
-  b->field_count = xchg_istream_comet_field_count(r->istream);
-  b->stream = p;
-  b->size = n;
-  if (n > 0 && ipc_stream_extent(p, n, r->opts.read.max_metadata_bytes) == 0) {
-    size_t have = 0;
-    while (st == XCHG_OK && n > 0) {
-      if ((st = gather(r, have, p, n, err)) != XCHG_OK) break;
-      have += n;
-      st = xchg_istream_next(r->istream, &p, &n, err);
-    }
-    b->stream = r->window;
-    b->size = have;
-  }
-  const uint8_t *s = b->stream;
-  b->persistent = b->size > 0 && s >= r->data && s + b->size <= r->data + r->size;
-  return st;
-}
-
-/* Starts the next block; *more is 0 at the end of the input. */
-static xchg_status open_block(xchg_shuffle_reader *r, int *more, xchg_error *err) {
-  *more = 1;
-  xchg_status st = XCHG_OK;
-  if (r->pos >= r->size && (st = next_source(r, more, err)) != XCHG_OK) return st;
-  if (!*more) return XCHG_OK;
-  block *b = &r->blk;
-  *b = (block){.open = 1, .index = r->next_block++, .source = r->source,
-               .offset = (int64_t)r->pos, .field_count = -1};
+  *b = (block){.open = 1, .index = r->next_block++, .source = u->source, .field_count = -1,
+               .memory = u->chunk, .in_chunk = 1, .ref = -1};
   r->m.blocks++;
-  if (!r->comet) {
-    b->stream = r->data + r->pos;
-    b->size = r->size - r->pos;
-    b->persistent = 1;
+  const uint8_t *chunk = xchg_buf_data(u->chunk);
+  if (!u->comet) {
+    b->at = u->start;
+    b->stream = chunk + u->start;
+    b->size = u->end - u->start;
+    b->offset = u->base + (int64_t)b->at;
     return XCHG_OK;
   }
-  st = open_comet_block(r, err);
-  /* The istream checked the header and the codec; where the next block
-   * starts is the header's length past this one. */
-  uint64_t len = r->size - r->pos >= 8 ? le64(r->data + r->pos) : 0;
-  r->m.wire_bytes += (int64_t)(len < r->size - r->pos ? len + 8 : r->size - r->pos);
-  return in_block(r, st, err);
+  const group_block *g = &u->blocks[r->unit_block];
+  b->at = g->offset;
+  b->offset = u->base + (int64_t)g->offset;
+  r->m.wire_bytes += (int64_t)g->wire;
+  if (r->unit_block == u->failed_at) {
+    if (err) *err = u->error;
+    return in_block(r, u->status, err);
+  }
+  b->stream = g->stream;
+  b->size = g->size;
+  b->field_count = g->field_count;
+  b->in_chunk = g->in_chunk;
+  if (!g->in_chunk) b->memory = u->arena_buf;
+  return XCHG_OK;
 }
 
 /* Leaves the block at its end-of-stream marker, which must end it. */
 static xchg_status close_block(xchg_shuffle_reader *r, xchg_error *err) {
   block *b = &r->blk;
+  unit *u = shuffle_input_unit(&r->in, 0);
   b->open = 0;
-  if (!r->comet) {
-    r->pos += b->pos;
+  if (!u->comet) {
+    u->start += b->pos;
     r->m.wire_bytes += (int64_t)b->pos;
     return XCHG_OK;
   }
-  const void *p;
-  size_t n = 0;
-  xchg_status st = b->stream == r->window ? XCHG_OK : xchg_istream_next(r->istream, &p, &n, err);
-  if (st == XCHG_OK && (n > 0 || b->pos < b->size))
-    st = xchg_errorf(err, XCHG_EFORMAT, "%zu bytes follow its IPC stream's end-of-stream marker",
-                     n + (b->size - b->pos));
-  int more = 0;
-  if (st == XCHG_OK) st = xchg_istream_next_member(r->istream, &more, err);
-  uint64_t len = r->size - r->pos >= 8 ? le64(r->data + r->pos) : UINT64_MAX;
-  r->pos = more && len < r->size - r->pos - 8 ? r->pos + 8 + (size_t)len : r->size;
-  return in_block(r, st, err);
+  r->unit_block++;
+  if (b->pos < b->size)
+    return in_block(r, xchg_errorf(err, XCHG_EFORMAT, "%zu bytes follow its IPC stream's "
+                                   "end-of-stream marker", b->size - b->pos), err);
+  return XCHG_OK;
+}
+
+/* ---- jobs ------------------------------------------------------------------------ */
+
+static job *job_at(xchg_shuffle_reader *r, int64_t k) {
+  return &r->jobs[(r->job_head + k) % JOBS_AHEAD];
+}
+
+/* The job being planned, opened when there is none. */
+static job *open_job(xchg_shuffle_reader *r) {
+  if (r->job_count > 0 && !job_at(r, r->job_count - 1)->started) return job_at(r, r->job_count - 1);
+  job *j = job_at(r, r->job_count++);
+  j->opts = &r->opts;
+  j->schema = &r->schema;
+  j->pass = 0;
+  j->n_items = j->n_refs = j->n_out = j->taken = j->placed = 0;
+  j->rows = j->bytes = j->ns = j->decoded_bytes = 0;
+  j->compressed = j->started = j->finished = 0;
+  j->inline_placed = r->place_inline;
+  j->status = XCHG_OK;
+  r->blk.ref = -1;
+  return j;
+}
+
+static int64_t open_rows(const xchg_shuffle_reader *r) {
+  if (r->job_count == 0) return 0;
+  const job *j = &r->jobs[(r->job_head + r->job_count - 1) % JOBS_AHEAD];
+  return j->started ? 0 : j->rows;
+}
+
+/* The block being planned, as one of the open job's. */
+static xchg_status add_ref(xchg_shuffle_reader *r, job *j, xchg_error *err) {
+  block *b = &r->blk;
+  if (b->ref >= 0) return XCHG_OK;
+  if (j->n_refs == j->cap_refs) {
+    int64_t cap = j->cap_refs ? 2 * j->cap_refs : 64;
+    block_ref *refs = realloc(j->refs, (size_t)cap * sizeof *refs);
+    if (!refs) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    j->refs = refs;
+    j->cap_refs = cap;
+  }
+  unit *u = shuffle_input_unit(&r->in, 0);
+  j->refs[j->n_refs] = (block_ref){b->index, b->source, b->offset, b->at, u->comet,
+                                   xchg_buf_ref(u->chunk), b->in_chunk ? NULL : xchg_buf_ref(b->memory)};
+  b->ref = j->n_refs++;
+  return XCHG_OK;
+}
+
+/* Closes the open job: it runs on the pool, or here without one. */
+static xchg_status close_job(xchg_shuffle_reader *r, xchg_error *err) {
+  job *j = job_at(r, r->job_count - 1);
+  xchg_status st = job_keep_dictionaries(j, &r->dicts, err);
+  if (st != XCHG_OK) return st;
+  j->started = 1;
+  r->held_bytes += j->bytes;
+  r->blk.ref = -1;
+  pool_loop_start(j->inline_placed ? NULL : r->opts.read.pool, &j->loop, 1, job_run, j);
+  /* A batch of less than JOB_WORTH bytes (or an eighth of readahead_bytes)
+   * costs less to copy into place than a wake-up of another thread on a
+   * busy host: the next one is placed as it is planned (as without a
+   * pool), its blocks still in the cache. */
+  int64_t worth = r->opts.read.readahead_bytes / 8 < JOB_WORTH ? r->opts.read.readahead_bytes / 8 : JOB_WORTH;
+  r->place_inline = r->threads <= 1 || j->bytes < worth;
+  return XCHG_OK;
+}
+
+/* Jobs closed and not yet handed out. */
+static int64_t closed_jobs(const xchg_shuffle_reader *r) {
+  int open = r->job_count > 0 && !r->jobs[(r->job_head + r->job_count - 1) % JOBS_AHEAD].started;
+  return r->job_count - open;
+}
+
+/* Room to plan another job: without a pool, one at a time. */
+static int has_room(const xchg_shuffle_reader *r) {
+  if (r->place_inline) return closed_jobs(r) == 0;
+  return closed_jobs(r) < r->jobs_limit && r->held_bytes < r->opts.read.readahead_bytes;
 }
 
 /* ---- dictionaries ----------------------------------------------------------------- */
@@ -389,21 +323,16 @@ static int64_t dictionary_slot(const xchg_shuffle_reader *r, int64_t id) {
   return -1;
 }
 
-static xchg_status emit(xchg_shuffle_reader *r, xchg_error *err);
-
-/* The body of a message at `offset` of the block's stream, as a buffer
- * that outlives the stream: a slice of the source, else a copy. */
-static xchg_buf *lasting_body(const xchg_shuffle_reader *r, size_t offset, int64_t length) {
+/* The body of a message at `offset` of the block's stream, as a slice of
+ * the memory the stream lies in. */
+static xchg_buf *body_slice(const xchg_shuffle_reader *r, size_t offset, int64_t length) {
   const uint8_t *p = r->blk.stream + offset;
-  if (r->blk.persistent) return xchg_buf_slice(r->memory, (size_t)(p - r->data), (size_t)length);
-  xchg_buf *copy = xchg_buf_alloc((size_t)length);
-  if (copy && length) memcpy(xchg_buf_mutable_data(copy), p, (size_t)length);
-  return copy;
+  return xchg_buf_slice(r->blk.memory, (size_t)(p - xchg_buf_data(r->blk.memory)), (size_t)length);
 }
 
 /* A dictionary message: the same bytes as the one in use change nothing;
  * other values first cut the batch (*consumed 0: the message is taken up
- * again once it is out), then replace or extend the dictionary. */
+ * again once the batch is closed), then replace or extend the dictionary. */
 static xchg_status take_dictionary(xchg_shuffle_reader *r, const ipc_message_view *m,
                                    int *consumed, xchg_error *err) {
   block *b = &r->blk;
@@ -418,12 +347,12 @@ static xchg_status take_dictionary(xchg_shuffle_reader *r, const ipc_message_vie
     seen->defined = 1;
     return XCHG_OK;
   }
-  if (coalescer_rows(r->co) > 0) {
+  if (open_rows(r) > 0) {
     *consumed = 0;
     r->m.dictionary_cuts++;
-    return emit(r, err);
+    return close_job(r, err);
   }
-  ipc_body body = {lasting_body(r, b->pos + (size_t)m->body_offset, m->body_length), NULL, 0, m->body_length};
+  ipc_body body = {body_slice(r, b->pos + (size_t)m->body_offset, m->body_length), NULL, 0, m->body_length};
   if (!body.mem) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   ipc_decode_ctx ctx = {&r->opts.read, 0, m->version, b->message, ipc_dictionaries_lookup, &r->dicts, NULL, NULL};
   st = ipc_dictionary_batch_apply(&r->dicts, &d, &ctx, &body, r->opts.read.max_dictionary_bytes,
@@ -450,58 +379,11 @@ static xchg_status check_dictionaries_defined(const xchg_shuffle_reader *r, xchg
 
 /* ---- record batches -------------------------------------------------------------- */
 
-/* Remembers the block as one of the batch's, to read it again alone. */
-static xchg_status count_block(xchg_shuffle_reader *r, xchg_error *err) {
-  if (r->blk.counted) return XCHG_OK;
-  if (r->n_refs == r->refs_cap) {
-    int64_t cap = r->refs_cap ? 2 * r->refs_cap : 64;
-    block_ref *refs = realloc(r->refs, (size_t)cap * sizeof *refs);
-    if (!refs) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-    r->refs = refs;
-    r->refs_cap = cap;
-  }
-  r->refs[r->n_refs++] = (block_ref){r->blk.index, r->blk.source, r->blk.offset, r->comet,
-                                     xchg_buf_ref(r->memory)};
-  r->blk.counted = 1;
-  return XCHG_OK;
-}
-
-static void forget_blocks(xchg_shuffle_reader *r) {
-  for (int64_t i = 0; i < r->n_refs; i++) xchg_buf_unref(r->refs[i].memory);
-  r->n_refs = 0;
-  r->blk.counted = 0;
-}
-
 /* A batch at least as large as the target, in memory uncompressed, with
  * nothing pending before it: decoded alone, pointing into the source. */
 static int passes_through(const xchg_shuffle_reader *r, const wire_batch *w) {
-  return r->blk.persistent && w->codec == XCHG_BLOCK_NONE && coalescer_rows(r->co) == 0 &&
+  return r->blk.in_chunk && w->codec == XCHG_BLOCK_NONE && open_rows(r) == 0 &&
          (w->rows >= r->opts.target_rows || w->body_length >= r->opts.target_bytes);
-}
-
-static xchg_status pass_through(xchg_shuffle_reader *r, const ipc_message_view *m,
-                                const wire_batch *w, xchg_error *err) {
-  ipc_body body = {lasting_body(r, r->blk.pos + (size_t)m->body_offset, m->body_length), NULL, 0,
-                   m->body_length};
-  if (!body.mem) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  int64_t t0 = now_ns();
-  ipc_decode_ctx ctx = {&r->opts.read, 0, m->version, r->blk.message, ipc_dictionaries_lookup,
-                        &r->dicts, NULL, NULL};
-  const ipc_field *root = &r->schema.root;
-  xchg_status st = ipc_decode_batch(&ctx, &m->header, &body, root->children, root->n_children, 0,
-                                    &r->ready, err);
-  xchg_buf_unref(body.mem);
-  r->m.copy_ns += now_ns() - t0;
-  if (st != XCHG_OK) return st;
-  r->m.rows += w->rows;
-  r->m.decoded_bytes += w->body_length;
-  r->m.passthrough_batches++;
-  return XCHG_OK;
-}
-
-static int batch_full(const xchg_shuffle_reader *r) {
-  return coalescer_rows(r->co) >= r->opts.target_rows ||
-         coalescer_bytes(r->co) >= r->opts.target_bytes;
 }
 
 static xchg_status message_error(const xchg_shuffle_reader *r, xchg_status st, xchg_error *err) {
@@ -509,29 +391,35 @@ static xchg_status message_error(const xchg_shuffle_reader *r, xchg_status st, x
   return st;
 }
 
-static xchg_status take_batch(xchg_shuffle_reader *r, const ipc_message_view *m, int *consumed,
-                              xchg_error *err) {
+static xchg_status take_batch(xchg_shuffle_reader *r, const ipc_message_view *m, xchg_error *err) {
   wire_batch w;
-  xchg_status st = wire_batch_open(&m->header, m->version, r->blk.stream + r->blk.pos + m->body_offset,
+  block *b = &r->blk;
+  xchg_status st = wire_batch_open(&m->header, m->version, b->stream + b->pos + m->body_offset,
                                    m->body_length, &w, err);
   if (st == XCHG_OK) st = check_dictionaries_defined(r, err);
   if (st != XCHG_OK) return message_error(r, st, err);
   if (w.rows == 0) return XCHG_OK;
-  if (passes_through(r, &w)) return pass_through(r, m, &w, err);
-  if (coalescer_rows(r->co) == 0) {
-    r->started_ns = now_ns();
-    r->compressed = 0;
-  }
-  int fits;
-  if ((st = count_block(r, err)) != XCHG_OK || (st = coalescer_append(r->co, &w, &fits, err)) != XCHG_OK)
-    return message_error(r, st, err);
-  if (!fits) {
-    *consumed = 0;
-    return emit(r, err);
-  }
-  r->compressed |= w.codec != XCHG_BLOCK_NONE || r->blk.stream == r->window || !r->blk.persistent;
+  int pass = passes_through(r, &w);
+  job *j = open_job(r);
+  if (!j->co && (st = coalescer_create(&r->schema, &r->opts.read, r->opts.target_rows, &j->co, err)) != XCHG_OK)
+    return st;
+  if ((st = add_ref(r, j, err)) != XCHG_OK) return st;
+  placement p = {w, b->ref, b->message, b->pos};
+  if ((st = job_add_placement(j, &p, err)) != XCHG_OK) return st;
+  j->rows += w.rows;
+  j->bytes += wire_batch_bytes(&w);
+  j->compressed |= w.codec != XCHG_BLOCK_NONE || !b->in_chunk;
   r->m.rows += w.rows;
-  return batch_full(r) ? emit(r, err) : XCHG_OK;
+  if (pass) {
+    j->pass = 1;
+    j->pass_message = *m;
+    r->m.passthrough_batches++;
+    return close_job(r, err);
+  }
+  /* Without a pool, the batch is placed now: its stream may be in a
+   * window that the next block reuses. */
+  if (j->inline_placed && (st = job_place_next(j, err)) != XCHG_OK) return message_error(r, st, err);
+  return j->rows >= r->opts.target_rows || j->bytes >= r->opts.target_bytes ? close_job(r, err) : XCHG_OK;
 }
 
 /* ---- the steps ------------------------------------------------------------------- */
@@ -542,11 +430,11 @@ static xchg_status stream_cut(xchg_shuffle_reader *r, xchg_error *err) {
   if (r->opts.read.allow_missing_eos) return close_block(r, err);
   return in_block(r, xchg_errorf(err, XCHG_EIO, "its IPC stream ends at byte %zu, before message "
                                  "%lld, without the end-of-stream marker (truncated%s?)", b->size,
-                                 (long long)b->message, r->comet ? ", or the block's length "
+                                 (long long)b->message, shuffle_input_unit(&r->in, 0)->comet ? ", or the block's length "
                                  "shorter than its stream" : ""), err);
 }
 
-/* Takes one message of the block, or hands a batch out before it. */
+/* Takes one message of the block, or closes a job before it. */
 static xchg_status step(xchg_shuffle_reader *r, xchg_error *err) {
   block *b = &r->blk;
   if (b->pos == b->size) return stream_cut(r, err);
@@ -560,15 +448,16 @@ static xchg_status step(xchg_shuffle_reader *r, xchg_error *err) {
     b->pos += (size_t)m.size;
     return close_block(r, err);
   }
+  int comet = shuffle_input_unit(&r->in, 0)->comet;
   if (b->message == 0 && m.header_type != HEADER_SCHEMA)
     return in_block(r, xchg_errorf(err, XCHG_EFORMAT, "message 0 at byte 0 is not a schema"), err);
-  if (m.header_type == HEADER_SCHEMA && b->message > 0 && !r->comet && r->opts.read.allow_missing_eos)
+  if (m.header_type == HEADER_SCHEMA && b->message > 0 && !comet && r->opts.read.allow_missing_eos)
     return close_block(r, err); /* a stream without its marker, then the next block */
   int consumed = 1;
   switch (m.header_type) {
     case HEADER_SCHEMA: st = take_schema(r, &m, err); break;
     case HEADER_DICTIONARY: st = take_dictionary(r, &m, &consumed, err); break;
-    default: st = take_batch(r, &m, &consumed, err); break;
+    default: st = take_batch(r, &m, err); break;
   }
   if (st != XCHG_OK) return in_block(r, st, err);
   if (consumed) {
@@ -578,80 +467,79 @@ static xchg_status step(xchg_shuffle_reader *r, xchg_error *err) {
   return XCHG_OK;
 }
 
+/* Plans until a job is closed, or the input runs out (*state INPUT_NEEDED
+ * or INPUT_ENDED: at its end, the open job is closed too). */
+static xchg_status plan(xchg_shuffle_reader *r, int *state, xchg_error *err) {
+  int64_t closed = closed_jobs(r);
+  *state = INPUT_READY;
+  while (closed_jobs(r) == closed) {
+    xchg_status st = XCHG_OK;
+    if (!r->blk.open && ((st = open_block(r, state, err)) != XCHG_OK || *state != INPUT_READY)) {
+      if (st == XCHG_OK && *state == INPUT_ENDED && open_rows(r) > 0) st = close_job(r, err);
+      return st;
+    }
+    if ((st = step(r, err)) != XCHG_OK) return st;
+  }
+  return XCHG_OK;
+}
+
 /* ---- handing batches out ----------------------------------------------------------- */
 
-/* Reads block `ref` alone with an IPC reader: its error, if it has one. */
-static xchg_status read_alone(const xchg_shuffle_reader *r, const block_ref *ref, xchg_error *err) {
-  xchg_source *src;
-  const uint8_t *data = xchg_buf_data(ref->memory);
-  size_t size = xchg_buf_size(ref->memory) - (size_t)ref->offset;
-  if (ref->comet && size >= 8 && le64(data + ref->offset) < size - 8) size = (size_t)le64(data + ref->offset) + 8;
-  xchg_status st = xchg_source_from_memory(data + ref->offset, size, NULL, NULL, &src, err);
-  xchg_istream *s = NULL;
-  if (st == XCHG_OK && ref->comet && (st = xchg_istream_open(src, XCHG_STREAM_COMET, NULL, &s, err)) == XCHG_OK)
-    st = xchg_source_from_istream(s, &src, err);
-  xchg_ipc_read_options opts = r->opts.read;
-  opts.pool = NULL;
-  xchg_ipc_reader *reader = NULL;
-  if (st == XCHG_OK) st = xchg_ipc_reader_open(src, &opts, &reader, err);
-  if (st == XCHG_OK && r->columns) st = xchg_ipc_reader_select_indices(reader, r->columns, r->opts.n_columns, err);
-  for (struct ArrowArray a = {0}; st == XCHG_OK;) {
-    st = xchg_ipc_reader_next(reader, &a, err);
-    if (!a.release) break;
-    a.release(&a);
-  }
-  xchg_ipc_reader_free(reader);
-  if (st != XCHG_OK)
-    xchg_error_prefix(err, "block %lld (source %lld, byte %lld): ", (long long)ref->index,
-                      (long long)ref->source, (long long)ref->offset);
+static void pop_job(xchg_shuffle_reader *r) {
+  job *j = job_at(r, 0);
+  r->held_bytes -= j->bytes;
+  job_clear(j, r->opts.read.pool);
+  r->job_head = (r->job_head + 1) % JOBS_AHEAD;
+  r->job_count--;
+}
+
+static void finish_job(xchg_shuffle_reader *r, job *j) {
+  if (j->finished) return;
+  pool_loop_finish(r->opts.read.pool, &j->loop);
+  j->finished = 1;
+  r->m.decoded_bytes += j->decoded_bytes;
+  if (j->compressed) r->m.decompress_ns += j->ns;
+  else r->m.copy_ns += j->ns;
+}
+
+static xchg_status fail(xchg_shuffle_reader *r, xchg_status st, const xchg_error *e) {
+  r->failed = st;
+  if (e != &r->failure) r->failure = *e;
+  while (r->job_count > 0) pop_job(r);
   return st;
 }
 
-/* A coalesced batch failed its validation: which block has the fault? */
-static xchg_status name_block(const xchg_shuffle_reader *r, xchg_status st, xchg_error *err) {
-  xchg_error alone;
-  for (int64_t i = 0; i < r->n_refs; i++) {
-    xchg_status found = read_alone(r, &r->refs[i], &alone);
-    if (found == XCHG_OK) continue;
-    if (err) *err = alone;
-    return found;
-  }
-  if (r->n_refs > 0)
-    xchg_error_prefix(err, "the batch of blocks %lld to %lld: ", (long long)r->refs[0].index,
-                      (long long)r->refs[r->n_refs - 1].index);
-  return st;
-}
-
-/* Finishes the batch being built into r->ready. */
-static xchg_status emit(xchg_shuffle_reader *r, xchg_error *err) {
-  int64_t bytes = coalescer_bytes(r->co);
-  xchg_status st = coalescer_finish(r->co, ipc_dictionaries_lookup, &r->dicts, &r->ready, err);
-  if (st != XCHG_OK) st = name_block(r, st, err);
-  forget_blocks(r);
-  r->m.decoded_bytes += bytes;
-  int64_t spent = now_ns() - r->started_ns;
-  if (r->compressed) r->m.decompress_ns += spent;
-  else r->m.copy_ns += spent;
-  return st;
-}
-
-/* Reads until a batch is ready: *out, or NULL at the end. */
-static xchg_status produce(xchg_shuffle_reader *r, ipc_array **out, xchg_error *err) {
-  xchg_status st = XCHG_OK;
-  r->started = 1;
-  while (!r->ready && st == XCHG_OK) {
-    int more = 1;
-    if (!r->blk.open) st = open_block(r, &more, err);
-    if (st != XCHG_OK) break;
-    if (!more) {
-      if (r->co && coalescer_rows(r->co) > 0) st = emit(r, err);
-      break;
+/* The next batch: *out, or NULL at the end; XCHG_EAGAIN when more input
+ * is needed first. */
+static xchg_status produce(xchg_shuffle_reader *r, ipc_array **out) {
+  *out = NULL;
+  for (;;) {
+    job *j = r->job_count > 0 ? job_at(r, 0) : NULL;
+    if (j && j->finished) {
+      if (j->taken < j->n_out) {
+        *out = j->out[j->taken++];
+        return XCHG_OK;
+      }
+      if (j->status != XCHG_OK) return fail(r, j->status, &j->error);
+      pop_job(r);
+      continue;
     }
-    if (r->blk.open) st = step(r, err);
+    if (r->stopped == XCHG_OK && !r->planned_end && has_room(r)) {
+      int state;
+      xchg_status st = plan(r, &state, &r->stop_error);
+      if (st != XCHG_OK) r->stopped = st;
+      else if (state == INPUT_ENDED) r->planned_end = 1;
+      if (st != XCHG_OK || state != INPUT_NEEDED) continue;
+      if (closed_jobs(r) == 0) return XCHG_EAGAIN; /* else hand out what is closed */
+      j = job_at(r, 0);
+    }
+    if (j && j->started) {
+      finish_job(r, j);
+      continue;
+    }
+    if (r->stopped != XCHG_OK) return fail(r, r->stopped, &r->stop_error);
+    return r->planned_end ? XCHG_OK : XCHG_EAGAIN;
   }
-  *out = r->ready;
-  r->ready = NULL;
-  return st;
 }
 
 /* ---- public API ---------------------------------------------------------------- */
@@ -669,9 +557,12 @@ xchg_status xchg_shuffle_reader_open(const xchg_shuffle_reader_options *opts,
   xchg_shuffle_reader *r = calloc(1, sizeof *r);
   if (!r) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   r->opts = *opts;
-  r->opts.read.pool = NULL; /* not used yet (xchg/shuffle.h) */
   r->opts.schema_message = NULL;
-  r->source = -1;
+
+  r->threads = xchg_pool_threads(opts->read.pool);
+  shuffle_input_init(&r->in, &r->opts, r->threads);
+  r->place_inline = r->threads <= 1;
+  r->jobs_limit = 2 * r->threads < JOBS_AHEAD ? 2 * r->threads : JOBS_AHEAD - 1;
   if (opts->columns) {
     r->columns = malloc(((size_t)opts->n_columns + 1) * sizeof *r->columns);
     if (r->columns) memcpy(r->columns, opts->columns, (size_t)opts->n_columns * sizeof *r->columns);
@@ -693,42 +584,43 @@ xchg_status xchg_shuffle_reader_open(const xchg_shuffle_reader_options *opts,
 
 xchg_status xchg_shuffle_reader_add_source(xchg_shuffle_reader *r, xchg_source *src,
                                            xchg_error *err) {
-  if (!r || !src || r->started) {
+  if (!r || !src || r->in.ended) {
     xchg_source_free(src);
     return xchg_errorf(err, XCHG_EINVAL, "xchg_shuffle_reader_add_source: %s",
                        !r ? "the reader is NULL" : !src ? "the source is NULL"
-                          : "sources are added before the first read");
+                       : r->opts.incremental ? "the input was ended (xchg_shuffle_reader_end_input)"
+                                             : "sources are added before the first read (or set "
+                                               "the incremental option)");
   }
-  if (r->n_sources == r->sources_cap) {
-    int64_t cap = r->sources_cap ? 2 * r->sources_cap : 16;
-    xchg_source **sources = realloc(r->sources, (size_t)cap * sizeof *sources);
-    if (!sources) {
-      xchg_source_free(src);
-      return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-    }
-    r->sources = sources;
-    r->sources_cap = cap;
-  }
-  r->sources[r->n_sources++] = src;
+  return shuffle_input_add(&r->in, src, err);
+}
+
+xchg_status xchg_shuffle_reader_end_input(xchg_shuffle_reader *r, xchg_error *err) {
+  if (!r) return xchg_errorf(err, XCHG_EINVAL, "xchg_shuffle_reader_end_input: the reader is NULL");
+  r->in.ended = 1;
   return XCHG_OK;
+}
+
+/* A call that reads: without the incremental option, the input is what
+ * was added before it. */
+static void start_reading(xchg_shuffle_reader *r) {
+  if (!r->opts.incremental) r->in.ended = 1;
 }
 
 xchg_status xchg_shuffle_reader_schema(xchg_shuffle_reader *r, struct ArrowSchema *out,
                                        xchg_error *err) {
   memset(out, 0, sizeof *out);
-  if (r->failed != XCHG_OK) {
-    if (err) *err = r->failure;
-    return r->failed;
-  }
-  r->started = 1;
+  start_reading(r);
   while (!r->have_schema && r->failed == XCHG_OK) {
-    int more = 1;
-    xchg_status st = r->blk.open ? XCHG_OK : open_block(r, &more, &r->failure);
-    if (st == XCHG_OK && !more)
+    int state = INPUT_READY;
+    xchg_status st = r->blk.open ? XCHG_OK : open_block(r, &state, &r->failure);
+    if (st == XCHG_OK && state == INPUT_NEEDED)
+      return xchg_errorf(err, XCHG_EAGAIN, "no schema yet: the input so far holds no block");
+    if (st == XCHG_OK && state == INPUT_ENDED)
       st = xchg_errorf(&r->failure, XCHG_EFORMAT, "no schema: the input holds no block and the "
                        "options no schema message");
     if (st == XCHG_OK) st = step(r, &r->failure);
-    r->failed = st;
+    if (st != XCHG_OK) fail(r, st, &r->failure);
   }
   if (r->failed != XCHG_OK) {
     if (err) *err = r->failure;
@@ -740,16 +632,20 @@ xchg_status xchg_shuffle_reader_schema(xchg_shuffle_reader *r, struct ArrowSchem
 xchg_status xchg_shuffle_reader_next(xchg_shuffle_reader *r, struct ArrowArray *out,
                                      xchg_error *err) {
   memset(out, 0, sizeof *out);
+  start_reading(r);
   if (r->failed != XCHG_OK) {
     if (err) *err = r->failure;
     return r->failed;
   }
   ipc_array *a;
-  xchg_status st = produce(r, &a, &r->failure);
+  xchg_status st = produce(r, &a);
+  if (st == XCHG_EAGAIN)
+    return xchg_errorf(err, XCHG_EAGAIN, "the reader needs more input: add a source, or end the "
+                       "input");
   if (st == XCHG_OK && a) st = ipc_array_export(a, out, &r->failure);
   ipc_array_unref(a);
   if (st != XCHG_OK) {
-    r->failed = st;
+    if (r->failed == XCHG_OK) fail(r, st, &r->failure);
     if (err) *err = r->failure;
     return st;
   }
@@ -759,18 +655,21 @@ xchg_status xchg_shuffle_reader_next(xchg_shuffle_reader *r, struct ArrowArray *
 
 void xchg_shuffle_reader_get_metrics(const xchg_shuffle_reader *r, xchg_shuffle_reader_metrics *out) {
   *out = r->m;
+  out->wait_ns += r->in.wait_ns;
+  out->decompress_ns += r->in.decompress_ns;
 }
 
 void xchg_shuffle_reader_free(xchg_shuffle_reader *r) {
   if (!r) return;
-  for (int64_t i = r->next_source; i < r->n_sources; i++) xchg_source_free(r->sources[i]);
-  free(r->sources);
-  drop_source(r);
-  free(r->window);
-  forget_blocks(r);
-  free(r->refs);
-  ipc_array_unref(r->ready);
-  coalescer_free(r->co);
+  while (r->job_count > 0) pop_job(r);
+  for (int i = 0; i < JOBS_AHEAD; i++) {
+    job *j = &r->jobs[i];
+    coalescer_free(j->co);
+    free(j->items);
+    free(j->refs);
+    free(j->out);
+  }
+  shuffle_input_free(&r->in);
   for (int64_t i = 0; r->seen && i < r->dicts.count; i++) free(r->seen[i].bytes);
   free(r->seen);
   ipc_dictionaries_free(&r->dicts);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/mutants/validation.py — proves that the tests guard every
 validation rule: of the reader (src/ipc/decode.c and the message framing
-of src/ipc/reader.c, group "reader", guarded by tests/test_validation.c) and of the stream codecs (src/codec/, group
+of src/ipc/framing.c, group "reader", guarded by tests/test_validation.c) and of the stream codecs (src/codec/, group
 "codecs", guarded by tests/test_stream_codecs.c, test_codec_trailer.c,
 test_limits.c and test_codec_rules.c).  Each mutant below removes one check
 (one condition made false, or one size check skipped), the group's tests
@@ -133,14 +133,14 @@ CODECS = {
     ],
 }
 
-# (rule, text, replacement): the message framing (src/ipc/reader.c) and the
+# (rule, text, replacement): the message framing (src/ipc/framing.c) and the
 # Message flatbuffer (src/ipc/message.c)
 FRAMING = [
-    ("metadata length >= 0", "  if (*length < 0)\n    return xchg_errorf(err, XCHG_EFORMAT, \"message %lld at byte %lld: negative",
+    ("metadata length >= 0", "  if (length < 0)\n    return xchg_errorf(err, XCHG_EFORMAT, \"message %lld at byte %lld: negative",
      "  if (0)\n    return xchg_errorf(err, XCHG_EFORMAT, \"message %lld at byte %lld: negative"),
-    ("body length >= 0", "if (m->body_length < 0 || (size >= 0", "if ((size >= 0"),
-    ("body inside the input", "if (m->body_length < 0 || (size >= 0 && m->body_length > size - m->body_offset))",
-     "if (m->body_length < 0 || (size >= 0 && 0))"),
+    ("body length >= 0", "if (body_length < 0 || (avail >= 0", "if ((avail >= 0"),
+    ("body inside the input", "if (body_length < 0 || (avail >= 0 && body_length > avail))",
+     "if (body_length < 0 || (avail >= 0 && 0))"),
 ]
 
 MESSAGE = [
@@ -149,7 +149,7 @@ MESSAGE = [
 ]
 
 GROUPS = {
-    "reader": ({"src/ipc/decode.c": READER, "src/ipc/reader.c": FRAMING, "src/ipc/message.c": MESSAGE},
+    "reader": ({"src/ipc/decode.c": READER, "src/ipc/framing.c": FRAMING, "src/ipc/message.c": MESSAGE},
                ["test_validation"]),
     "codecs": (CODECS, ["test_stream_codecs", "test_codec_trailer", "test_limits", "test_codec_rules"]),
 }

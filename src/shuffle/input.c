@@ -1,0 +1,482 @@
+/* input.c — see input.h. */
+#include "shuffle/input.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ipc/flatbuf.h"
+#include "ipc/framing.h"
+#include "ipc/message.h"
+
+#define COMET_WINDOW ((size_t)64 << 10) /* the decompressed pieces a group gathers */
+#define CHUNK_BYTES ((size_t)1 << 20)   /* read at a time from a source not in memory */
+/* A group is small, so that its arena is still in the cache when its
+ * blocks are planned and placed: larger groups, fewer hand-offs to the
+ * pool, measured slower on two threads (lz4, 5 x 64: 0.67x of one thread
+ * at 256 KiB, 0.9x at 32 KiB). */
+#define GROUP_BLOCKS 16
+#define GROUP_BYTES ((size_t)32 << 10)
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static uint64_t le64(const uint8_t *p) { return fb_load_u64(p); }
+
+static void free_malloced(void *ctx, const void *data, size_t size) {
+  (void)ctx;
+  (void)size;
+  free((void *)data);
+}
+
+void shuffle_input_init(shuffle_input *in, const xchg_shuffle_reader_options *opts, int threads) {
+  memset(in, 0, sizeof *in);
+  in->opts = opts;
+  in->threads = threads;
+  in->units_limit = threads <= 1 ? 1 : (4 * threads < UNITS_AHEAD ? 4 * threads : UNITS_AHEAD);
+  pthread_mutex_init(&in->lanes_lock, NULL);
+}
+
+xchg_status shuffle_input_add(shuffle_input *in, xchg_source *src, xchg_error *err) {
+  if (in->n_sources == in->sources_cap) {
+    int64_t cap = in->sources_cap ? 2 * in->sources_cap : 16;
+    xchg_source **sources = realloc(in->sources, (size_t)cap * sizeof *sources);
+    if (!sources) {
+      xchg_source_free(src);
+      return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    }
+    in->sources = sources;
+    in->sources_cap = cap;
+  }
+  in->sources[in->n_sources++] = src;
+  return XCHG_OK;
+}
+
+/* ---- sources into chunks ----------------------------------------------------------- */
+
+/* The chunk being read from a source that is not in memory. */
+typedef struct filling {
+  uint8_t *data;
+  size_t size, cap;
+  int end; /* the source has no more bytes, or the rest cannot be whole blocks */
+} filling;
+
+/* Reads the source being read until f holds `size` bytes; f->end when it
+ * ends first.  The memory grows as the bytes arrive, doubling: a length
+ * on the wire makes the reader allocate about what the source really
+ * holds, never what the length claims. */
+static xchg_status fill_to(shuffle_input *in, filling *f, size_t size, xchg_error *err) {
+  while (f->size < size && !f->end) {
+    if (f->size == f->cap) {
+      size_t cap = f->cap ? 2 * f->cap : 4096;
+      uint8_t *more = realloc(f->data, cap);
+      if (!more) return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %zu bytes", cap);
+      f->data = more;
+      f->cap = cap;
+    }
+    size_t got = 0, n = (size < f->cap ? size : f->cap) - f->size;
+    xchg_status st = xchg_source_read(in->reading, f->data + f->size, n, &got, err);
+    f->size += got;
+    in->reading_pos += (int64_t)got;
+    if (st != XCHG_OK) return st;
+    if (got < n) f->end = 1;
+  }
+  return XCHG_OK;
+}
+
+/* A block's stated size, which is read into memory whole. */
+static xchg_status check_block_size(const shuffle_input *in, uint64_t size, int64_t at,
+                                    xchg_error *err) {
+  if (size <= (uint64_t)in->opts->read.max_batch_bytes) return XCHG_OK;
+  return xchg_errorf(err, XCHG_ELIMIT, "the block at byte %lld states %llu bytes, more than "
+                     "max_batch_bytes (%lld), the most of a block read into memory",
+                     (long long)at, (unsigned long long)size, (long long)in->opts->read.max_batch_bytes);
+}
+
+/* Whole Comet blocks, their headers telling where each ends. */
+static xchg_status fill_comet(shuffle_input *in, filling *f, int64_t base, xchg_error *err) {
+  xchg_status st = XCHG_OK;
+  for (size_t at = 0; st == XCHG_OK && !f->end && at < CHUNK_BYTES;) {
+    if ((st = fill_to(in, f, at + COMET_HEADER, err)) != XCHG_OK || f->end) break;
+    uint64_t len = le64(f->data + at); /* a bad one: the group reading it says so */
+    if ((st = check_block_size(in, len, base + (int64_t)at, err)) == XCHG_OK)
+      st = fill_to(in, f, at + 8 + (size_t)len, err);
+    at += 8 + (size_t)len;
+  }
+  return st;
+}
+
+/* Whole IPC streams, message by message, up to their end-of-stream
+ * markers.  Framing that is not right ends the chunk: planning it says
+ * what is wrong, and where. */
+static xchg_status fill_ipc(shuffle_input *in, filling *f, int64_t base, xchg_error *err) {
+  xchg_status st = XCHG_OK;
+  size_t stream_at = 0; /* where the stream being read starts */
+  for (size_t at = 0; st == XCHG_OK && !f->end;) {
+    if ((st = fill_to(in, f, at + 4, err)) != XCHG_OK || f->end) break;
+    size_t prefix = ipc_prefix_size(f->data + at);
+    if ((st = fill_to(in, f, at + prefix, err)) != XCHG_OK || f->end) break;
+    int32_t length;
+    if (ipc_prefix_decode(f->data + at, 0, 0, in->opts->read.max_metadata_bytes, &length, NULL) != XCHG_OK) {
+      f->end = 1;
+      break;
+    }
+    at += prefix;
+    if (length == 0) { /* the end of a stream: the chunk may end here */
+      stream_at = at;
+      if (at >= CHUNK_BYTES) break;
+      continue;
+    }
+    if ((st = fill_to(in, f, at + (size_t)length, err)) != XCHG_OK || f->end) break;
+    fb_table header;
+    int type, version;
+    int64_t body;
+    if (ipc_message_parse(f->data + at, (size_t)length, 0, 0, &header, &type, &version, &body, NULL) != XCHG_OK ||
+        body < 0) {
+      f->end = 1;
+      break;
+    }
+    at += (size_t)length;
+    if ((st = check_block_size(in, (uint64_t)body + (at - stream_at), base + (int64_t)stream_at, err)) == XCHG_OK)
+      st = fill_to(in, f, at + (size_t)body, err);
+    at += (size_t)body;
+  }
+  return st;
+}
+
+static void drop_chunk(shuffle_input *in) {
+  xchg_buf_unref(in->chunk);
+  in->chunk = NULL;
+  in->data = NULL;
+  in->size = in->pos = 0;
+}
+
+static int comet_bytes(const shuffle_input *in, const uint8_t *p, size_t n) {
+  if (in->opts->framing != XCHG_SHUFFLE_FRAMING_AUTO) return in->opts->framing == XCHG_SHUFFLE_FRAMING_COMET;
+  return xchg_stream_codec_detect(p, n) == XCHG_STREAM_COMET;
+}
+
+static xchg_status set_chunk(shuffle_input *in, xchg_buf *chunk, int64_t source, int64_t base,
+                             int comet) {
+  in->chunk = chunk;
+  in->data = xchg_buf_data(chunk);
+  in->size = xchg_buf_size(chunk);
+  in->pos = 0;
+  in->chunk_source = source;
+  in->chunk_base = base;
+  in->comet = comet;
+  return XCHG_OK;
+}
+
+/* The next chunk of the source being read; none at its end. */
+static xchg_status read_chunk(shuffle_input *in, int *got, xchg_error *err) {
+  int64_t t0 = now_ns(), base = in->reading_pos;
+  filling f = {0};
+  xchg_status st = XCHG_OK;
+  if (base == 0) { /* its first bytes tell its framing */
+    st = fill_to(in, &f, COMET_HEADER, err);
+    in->reading_comet = comet_bytes(in, f.data, f.size);
+  }
+  if (st == XCHG_OK && !f.end)
+    st = in->reading_comet ? fill_comet(in, &f, base, err) : fill_ipc(in, &f, base, err);
+  in->wait_ns += now_ns() - t0;
+  *got = 0;
+  xchg_buf *chunk = NULL;
+  if (st == XCHG_OK && f.size > 0 && !(chunk = xchg_buf_wrap(f.data, f.size, free_malloced, NULL)))
+    st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  if (st != XCHG_OK || !chunk) free(f.data);
+  if (st != XCHG_OK) {
+    xchg_error_prefix(err, "source %lld: ", (long long)in->reading_index);
+    return st;
+  }
+  if (f.end || !chunk) {
+    xchg_source_free(in->reading);
+    in->reading = NULL;
+  }
+  if (!chunk) return XCHG_OK;
+  *got = 1;
+  return set_chunk(in, chunk, in->reading_index, base, in->reading_comet);
+}
+
+/* Moves on to the next chunk with bytes in it: *state INPUT_READY when there
+ * is one, else INPUT_NEEDED or INPUT_ENDED. */
+static xchg_status next_chunk(shuffle_input *in, int *state, xchg_error *err) {
+  drop_chunk(in);
+  for (;;) {
+    if (in->reading) {
+      int got;
+      xchg_status st = read_chunk(in, &got, err);
+      if (st != XCHG_OK || got) {
+        *state = INPUT_READY;
+        return st;
+      }
+      continue;
+    }
+    if (in->next_source == in->n_sources) {
+      *state = in->ended ? INPUT_ENDED : INPUT_NEEDED;
+      return XCHG_OK;
+    }
+    int64_t index = in->next_source++;
+    xchg_source *src = in->sources[index];
+    in->sources[index] = NULL;
+    xchg_buf *memory = xchg_source_memory(src);
+    if (!memory) {
+      in->reading = src;
+      in->reading_index = index;
+      in->reading_pos = 0;
+      continue;
+    }
+    xchg_source_free(src);
+    if (xchg_buf_size(memory) == 0) {
+      xchg_buf_unref(memory);
+      continue;
+    }
+    *state = INPUT_READY;
+    return set_chunk(in, memory, index, 0, comet_bytes(in, xchg_buf_data(memory), xchg_buf_size(memory)));
+  }
+}
+
+/* ---- chunks into units -------------------------------------------------------------- */
+
+unit *shuffle_input_unit(shuffle_input *in, int64_t k) {
+  return &in->units[(in->unit_head + k) % UNITS_AHEAD];
+}
+
+/* Gathers n decompressed bytes of the block that starts at block_at of
+ * the group's arena into it. */
+static xchg_status gather(unit *u, size_t block_at, const void *p, size_t n, xchg_error *err) {
+  const xchg_ipc_read_options *o = &u->in->opts->read;
+  if (u->arena_size - block_at + n > (size_t)o->max_batch_bytes)
+    return xchg_errorf(err, XCHG_ELIMIT, "its IPC stream decompresses to more than max_batch_bytes "
+                       "(%lld)", (long long)o->max_batch_bytes);
+  if (u->arena_size + n > u->arena_cap) {
+    size_t cap = u->arena_cap ? u->arena_cap : 4 * (u->end - u->start) + 4096;
+    while (cap < u->arena_size + n) cap *= 2;
+    uint8_t *a = realloc(u->arena, cap);
+    if (!a) return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %zu bytes", cap);
+    u->arena = a;
+    u->arena_cap = cap;
+  }
+  memcpy(u->arena + u->arena_size, p, n);
+  u->arena_size += n;
+  return XCHG_OK;
+}
+
+/* Block i of the group out of s: a stored block's one window in the
+ * chunk stays there; anything else goes to the arena. */
+static xchg_status decompress_block(unit *u, xchg_istream *s, int64_t i, xchg_error *err) {
+  group_block *b = &u->blocks[i];
+  const uint8_t *chunk = xchg_buf_data(u->chunk), *in_place = NULL;
+  size_t chunk_size = xchg_buf_size(u->chunk), in_place_size = 0;
+  b->arena_at = u->arena_size;
+  xchg_status st = XCHG_OK;
+  for (int first = 1;; first = 0) {
+    const void *p;
+    size_t n;
+    if ((st = xchg_istream_next(s, &p, &n, err)) != XCHG_OK || n == 0) break;
+    if (first) b->field_count = xchg_istream_comet_field_count(s);
+    const uint8_t *q = p;
+    if (first && q >= chunk && q + n <= chunk + chunk_size) {
+      in_place = q;
+      in_place_size = n;
+      continue;
+    }
+    if (in_place && (st = gather(u, b->arena_at, in_place, in_place_size, err)) != XCHG_OK) break;
+    in_place = NULL;
+    if ((st = gather(u, b->arena_at, p, n, err)) != XCHG_OK) break;
+  }
+  b->in_chunk = in_place != NULL && st == XCHG_OK;
+  b->stream = b->in_chunk ? in_place : NULL;
+  b->size = b->in_chunk ? in_place_size : u->arena_size - b->arena_at;
+  return st;
+}
+
+/* An istream over the chunk from byte `start`: a kept one, reset, or a new
+ * one. */
+static xchg_status take_lane(shuffle_input *in, xchg_buf *chunk, size_t start,
+                             xchg_istream **out, xchg_error *err) {
+  xchg_source *src;
+  xchg_status st = xchg_source_from_buf(chunk, &src, err);
+  if (st == XCHG_OK && (st = xchg_source_seek(src, start, err)) != XCHG_OK) xchg_source_free(src);
+  if (st != XCHG_OK) return st;
+  pthread_mutex_lock(&in->lanes_lock);
+  xchg_istream *s = in->n_lanes > 0 ? in->lanes[--in->n_lanes] : NULL;
+  pthread_mutex_unlock(&in->lanes_lock);
+  if (s) {
+    *out = s;
+    return xchg_istream_reset(s, src, err);
+  }
+  xchg_istream_options so;
+  xchg_istream_options_init(&so);
+  so.split_members = 1;
+  so.metrics = 0;
+  so.window_size = COMET_WINDOW;
+  return xchg_istream_open(src, XCHG_STREAM_COMET, &so, out, err);
+}
+
+static void give_lane(shuffle_input *in, xchg_istream *s) {
+  if (!s) return;
+  pthread_mutex_lock(&in->lanes_lock);
+  if (in->n_lanes < LANES) {
+    in->lanes[in->n_lanes++] = s;
+    s = NULL;
+  }
+  pthread_mutex_unlock(&in->lanes_lock);
+  xchg_istream_free(s);
+}
+
+/* The task of a group: its blocks decompressed, one istream for all. */
+static void decompress_group(void *ctx, int64_t task) {
+  (void)task;
+  unit *u = ctx;
+  int64_t t0 = now_ns();
+  xchg_istream *s = NULL;
+  xchg_status st = take_lane(u->in, u->chunk, u->start, &s, &u->error);
+  int64_t i = 0;
+  for (; st == XCHG_OK && i < u->n_blocks; i++) {
+    int more = 1;
+    if (i > 0) st = xchg_istream_next_member(s, &more, &u->error);
+    if (st == XCHG_OK && !more)
+      st = xchg_errorf(&u->error, XCHG_EIO, "the input ends before the block");
+    if (st == XCHG_OK) st = decompress_block(u, s, i, &u->error);
+    if (st != XCHG_OK) break;
+  }
+  give_lane(u->in, s);
+  u->failed_at = st == XCHG_OK ? u->n_blocks : i;
+  u->status = st;
+  if (u->arena && !(u->arena_buf = xchg_buf_wrap(u->arena, u->arena_size, free_malloced, NULL))) {
+    free(u->arena);
+    if (st == XCHG_OK) {
+      u->status = xchg_errorf(&u->error, XCHG_ENOMEM, "out of memory");
+      u->failed_at = 0;
+    }
+  }
+  u->arena = NULL;
+  for (int64_t k = 0; k < u->failed_at; k++)
+    if (!u->blocks[k].in_chunk) u->blocks[k].stream = u->arena_buf ? xchg_buf_data(u->arena_buf) + u->blocks[k].arena_at : NULL;
+  u->ns = now_ns() - t0;
+}
+
+/* A stored Comet block (tag NONE) whose bytes are all there: its IPC
+ * stream is read in place, without a task. */
+static int stored_in_place(const uint8_t *h, size_t left) {
+  if (left < COMET_HEADER || memcmp(h + 16, "NONE", 4) != 0) return 0;
+  uint64_t len = le64(h);
+  return len >= COMET_HEADER - 8 && len <= left - 8;
+}
+
+/* Cuts the next group of Comet blocks off the chunk: stored blocks read in
+ * place, or blocks to decompress, up to a count and a size (a quarter of
+ * readahead_bytes at most, so that several groups run ahead).  A
+ * header that cannot be right ends the group: its block's decompression
+ * says how. */
+static xchg_status cut_group(shuffle_input *in, unit *u, int *stored, xchg_error *err) {
+  size_t pos = in->pos;
+  *stored = 0;
+  int64_t cap = 8;
+  u->blocks = malloc((size_t)cap * sizeof *u->blocks);
+  if (!u->blocks) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  *stored = stored_in_place(in->data + pos, in->size - pos);
+  size_t most_bytes = GROUP_BYTES;
+  if ((int64_t)most_bytes > in->opts->read.readahead_bytes / 4)
+    most_bytes = (size_t)(in->opts->read.readahead_bytes / 4) + 1; /* a block at least */
+  while (pos < in->size && u->n_blocks < GROUP_BLOCKS && pos - in->pos < most_bytes &&
+         stored_in_place(in->data + pos, in->size - pos) == *stored) {
+    if (u->n_blocks == cap) {
+      group_block *more = realloc(u->blocks, (size_t)(cap *= 2) * sizeof *more);
+      if (!more) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+      u->blocks = more;
+    }
+    size_t left = in->size - pos;
+    uint64_t len = left >= 8 ? le64(in->data + pos) : UINT64_MAX;
+    int whole = len < left - 8 + (left >= 8) && len >= COMET_HEADER - 8;
+    size_t wire = whole ? (size_t)len + 8 : left;
+    group_block *b = &u->blocks[u->n_blocks++];
+    *b = (group_block){.offset = pos, .wire = wire, .field_count = -1};
+    if (*stored) {
+      uint64_t fields = le64(in->data + pos + 8);
+      *b = (group_block){pos, wire, in->data + pos + COMET_HEADER, 0, wire - COMET_HEADER, 1,
+                         fields > INT64_MAX ? -1 : (int64_t)fields};
+    }
+    pos += wire;
+    if (!whole) break;
+  }
+  u->end = pos;
+  in->pos = pos;
+  u->failed_at = u->n_blocks;
+  return XCHG_OK;
+}
+
+/* Starts units while there is room: every chunk of plain IPC streams,
+ * every group of Comet blocks. */
+static xchg_status fill_units(shuffle_input *in, int *state, xchg_error *err) {
+  *state = INPUT_READY;
+  while (in->unit_count < in->units_limit &&
+         (in->unit_count == 0 || in->unit_bytes < in->opts->read.readahead_bytes)) {
+    xchg_status st = XCHG_OK;
+    if (in->pos >= in->size && ((st = next_chunk(in, state, err)) != XCHG_OK || *state != INPUT_READY))
+      return st;
+    unit *u = shuffle_input_unit(in, in->unit_count);
+    *u = (unit){.in = in, .chunk = xchg_buf_ref(in->chunk), .source = in->chunk_source,
+                .base = in->chunk_base, .comet = in->comet, .start = in->pos, .end = in->size};
+    in->unit_count++;
+    if (!in->comet) {
+      in->pos = in->size;
+      in->unit_bytes += u->bytes = (int64_t)(u->end - u->start);
+      continue;
+    }
+    int stored;
+    if ((st = cut_group(in, u, &stored, err)) != XCHG_OK) return st;
+    in->unit_bytes += u->bytes = (int64_t)(u->end - u->start);
+    if (stored) continue;
+    pool_loop_start(in->threads > 1 ? in->opts->read.pool : NULL, &u->loop, 1, decompress_group, u);
+    u->started = 1;
+  }
+  return XCHG_OK;
+}
+
+static void unit_free(shuffle_input *in, unit *u) {
+  if (u->started && !u->finished) pool_loop_cancel(in->opts->read.pool, &u->loop);
+  xchg_buf_unref(u->chunk);
+  xchg_buf_unref(u->arena_buf);
+  free(u->arena);
+  free(u->blocks);
+  memset(u, 0, sizeof *u);
+}
+
+void shuffle_input_pop_unit(shuffle_input *in) {
+  unit *u = shuffle_input_unit(in, 0);
+  in->unit_bytes -= u->bytes;
+  unit_free(in, u);
+  in->unit_head = (in->unit_head + 1) % UNITS_AHEAD;
+  in->unit_count--;
+}
+
+/* The first unit, decompressed; *state INPUT_NEEDED or INPUT_ENDED when there
+ * is none. */
+xchg_status shuffle_input_first_unit(shuffle_input *in, unit **out, int *state, xchg_error *err) {
+  *out = NULL;
+  xchg_status st = fill_units(in, state, err);
+  if (st != XCHG_OK || in->unit_count == 0) return st;
+  *state = INPUT_READY;
+  unit *u = *out = shuffle_input_unit(in, 0);
+  if (u->started && !u->finished) {
+    pool_loop_finish(in->opts->read.pool, &u->loop);
+    u->finished = 1;
+    in->decompress_ns += u->ns;
+  }
+  return XCHG_OK;
+}
+
+void shuffle_input_free(shuffle_input *in) {
+  while (in->unit_count > 0) shuffle_input_pop_unit(in);
+  for (int i = 0; i < in->n_lanes; i++) xchg_istream_free(in->lanes[i]);
+  pthread_mutex_destroy(&in->lanes_lock);
+  for (int64_t i = in->next_source; i < in->n_sources; i++) xchg_source_free(in->sources[i]);
+  free(in->sources);
+  xchg_source_free(in->reading);
+  drop_chunk(in);
+}

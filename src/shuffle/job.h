@@ -1,0 +1,80 @@
+/* job.h — an output batch of the shuffle reader (private to src/shuffle):
+ * the record batches the reader planned for it, then placed into one
+ * coalescer (coalesce.h) and validated — a pool task, or run inline.  A
+ * job holds references on the memory its record batches lie in and on the
+ * dictionaries in use when it was closed, so that the reader plans on
+ * while it runs.  A batch that fails its validation has its blocks read
+ * again one by one with an IPC reader, which names the block, message,
+ * field and buffer at fault. */
+#ifndef XCHG_SHUFFLE_JOB_H
+#define XCHG_SHUFFLE_JOB_H
+
+#include "buf/pool_internal.h"
+#include "ipc/dictionary.h"
+#include "ipc/framing.h"
+#include "shuffle/coalesce.h"
+#include "xchg/shuffle.h"
+
+/* A block of a job, to read it again alone. */
+typedef struct block_ref {
+  int64_t index, source, offset; /* offset: in its source */
+  size_t at;                     /* in its chunk */
+  int comet;
+  xchg_buf *chunk, *arena;       /* the memory the job reads (arena may be NULL) */
+} block_ref;
+
+/* A record batch of a job and where it is, for its errors. */
+typedef struct placement {
+  wire_batch w;
+  int64_t ref;      /* its block: index into the job's refs */
+  int64_t message;  /* index in the block's stream */
+  size_t pos;       /* byte there */
+} placement;
+
+/* An output batch: planned, then placed (on the pool or inline). */
+typedef struct job {
+  const xchg_shuffle_reader_options *opts; /* the reader's */
+  const ipc_schema *schema;
+  coalescer *co;     /* the slot's, kept from job to job */
+  int pass;          /* one batch decoded without a copy */
+  ipc_message_view pass_message;
+  placement *items;
+  int64_t n_items, cap_items;
+  block_ref *refs;
+  int64_t n_refs, cap_refs;
+  ipc_dictionaries dicts; /* the dictionaries in use when it was closed */
+  int64_t rows, bytes;    /* planned: rows, decoded bytes (about) */
+  int compressed;
+  int inline_placed;      /* placed as planned, on the planner's thread */
+  pool_loop loop;
+  int started, finished;
+  ipc_array **out;        /* its batches (two or more when offsets overflow) */
+  int64_t n_out, cap_out, taken;
+  int64_t placed;         /* items appended so far */
+  xchg_status status;
+  xchg_error error;
+  int64_t ns, decoded_bytes;
+} job;
+
+/* Prefixes err with "block B (source S, byte O): " when st fails. */
+xchg_status shuffle_block_error(int64_t index, int64_t source, int64_t offset, xchg_status st,
+                                xchg_error *err);
+
+xchg_status job_add_placement(job *j, const placement *p, xchg_error *err);
+
+/* Takes references on the values of the dictionaries d holds. */
+xchg_status job_keep_dictionaries(job *j, const ipc_dictionaries *d, xchg_error *err);
+
+/* Appends the job's next record batch; when the output's offsets cannot
+ * take it, the batch so far goes out first. */
+xchg_status job_place_next(job *j, xchg_error *err);
+
+/* The pool task (xchg_task_fn) of a job: its record batches placed, its
+ * batch finished; the outcome in status and error. */
+void job_run(void *ctx, int64_t task);
+
+/* Empties a job for its slot's next use, its coalescer and arrays kept; a
+ * task under way on pool is waited for. */
+void job_clear(job *j, xchg_pool *pool);
+
+#endif
