@@ -754,7 +754,7 @@ static void sweep_constructors(void) {
 }
 
 int main(int argc, char **argv) {
-  const char *base = argc > 1 ? argv[1] : getenv("XCHG_TESTDATA");
+  const char *base = argc > 1 ? argv[1] : tu_testdata_dir();
   if (base == NULL) {
     fprintf(stderr, "usage: test_alloc_fail [TESTDATA_DIR] (or set XCHG_TESTDATA)\n");
     return 2;

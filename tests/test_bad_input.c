@@ -126,12 +126,12 @@ static outcome read_all(const uint8_t *data, size_t size) { return read_until(da
 
 static void check(int cond, const char *fmt, const char *a, int64_t b) {
   if (cond) {
-    tu_pass();
+    TU_CHECK(1);
     return;
   }
   char msg[4096];
   snprintf(msg, sizeof msg, fmt, a, b);
-  tu_fail("bad input", msg);
+  TU_CHECK(0, "bad input: %s", msg);
 }
 
 /* ---- the fuzz corpus ---------------------------------------------------------- */
@@ -395,7 +395,7 @@ static void sweep_codecs(const char *gold_dir) {
 }
 
 int main(int argc, char **argv) {
-  const char *env = getenv("XCHG_TESTDATA");
+  const char *env = tu_testdata_dir();
   char fuzz_dir[1024], gold_dir[1024];
   if (!env && argc < 2) {
     fprintf(stderr, "usage: test_bad_input [TESTDATA_DIR] (or set XCHG_TESTDATA)\n");

@@ -173,10 +173,10 @@ static void from_file(const char *cli) {
   remove(path);
 }
 
-int main(void) {
-  const char *cli = getenv("XCHG_CLI");
+static void all_checks(void) {
+  const char *cli = tu_cli_path();
   TU_CHECK(cli, "XCHG_CLI must be set");
-  if (!cli) return tu_finish("bench_shuffle");
+  if (!cli) return;
   sweep(cli);
   from_file(cli);
   char cmd[4096];
@@ -190,5 +190,9 @@ int main(void) {
   TU_CHECK(tu_run("%s", cmd) == 2, "%s: --block-rows is the shuffle shape's", cmd);
   snprintf(cmd, sizeof cmd, "'%s' gen shuffle - --rows 10 --level 3 >/dev/null 2>&1", cli);
   TU_CHECK(tu_run("%s", cmd) == 2, "%s: --level is not the shuffle shape's", cmd);
-  return tu_finish("bench_shuffle");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"all", all_checks}};
+  return TU_MAIN(argc, argv, "bench_shuffle", cases);
 }

@@ -195,11 +195,12 @@ static void check_broadcast_note(void) {
   tu_cli_result_free(&r);
 }
 
-int main(void) {
-  cli = getenv("XCHG_CLI");
+static void all_checks(void) {
+  cli = tu_cli_path();
   if (cli == NULL) {
     fprintf(stderr, "XCHG_CLI is not set (ctest sets it to the xchg executable)\n");
-    return 1;
+    TU_CHECK(0, "the test could not start (see above)");
+    return;
   }
   char dir[] = "/tmp/xchg-bench-usage-XXXXXX";
   check_usage_errors();
@@ -211,5 +212,9 @@ int main(void) {
   }
   check_host_one_process();
   check_broadcast_note();
-  return tu_finish("bench_usage");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"all", all_checks}};
+  return TU_MAIN(argc, argv, "bench_usage", cases);
 }

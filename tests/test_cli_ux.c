@@ -53,7 +53,7 @@ static tu_cli_result run(const char *fmt, ...) {
   va_end(ap);
   tu_cli_result r;
   if (!tu_cli_run(cli, args, &r)) {
-    tu_fail("run", args);
+    TU_CHECK(0, "run: %s", args);
     r.out = strdup("");
     r.err = strdup("");
     r.exit_code = -2;
@@ -62,11 +62,11 @@ static tu_cli_result run(const char *fmt, ...) {
 }
 
 static void gold_path(char *out, size_t size, const char *name) {
-  if ((size_t)snprintf(out, size, "%s/%s", gold, name) >= size) tu_fail("gold_path", name);
+  TU_CHECK((size_t)snprintf(out, size, "%s/%s", gold, name) < size, "gold_path: %s", name);
 }
 
 static void tmp_path(char *out, size_t size, const char *name) {
-  if ((size_t)snprintf(out, size, "%s/%s", tmp, name) >= size) tu_fail("tmp_path", name);
+  TU_CHECK((size_t)snprintf(out, size, "%s/%s", tmp, name) < size, "tmp_path: %s", name);
 }
 
 static json_t *load_gold_json(const char *name) {
@@ -609,12 +609,13 @@ static void check_rows_view(void) {
   free(rows.data);
 }
 
-int main(void) {
-  cli = getenv("XCHG_CLI");
-  const char *data = getenv("XCHG_TESTDATA");
+static void all_checks(void) {
+  cli = tu_cli_path();
+  const char *data = tu_testdata_dir();
   if (cli == NULL || data == NULL || mkdtemp(tmp) == NULL) {
     fprintf(stderr, "test_cli_ux: needs XCHG_CLI and XCHG_TESTDATA (and a temporary directory)\n");
-    return 1;
+    TU_CHECK(0, "the test could not start (see above)");
+    return;
   }
   snprintf(gold, sizeof gold, "%s/arrow-gold", data);
   check_columns();
@@ -633,5 +634,9 @@ int main(void) {
   char cmd[200];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
   if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmp);
-  return tu_finish("test_cli_ux");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"all", all_checks}};
+  return TU_MAIN(argc, argv, "test_cli_ux", cases);
 }

@@ -82,7 +82,7 @@ static xchg_istream *open_stream(const uint8_t *data, size_t size, xchg_stream_c
   xchg_error err;
   xchg_source *src = tu_memory_source(data, size);
   if (xchg_istream_open(src, codec, NULL, &s, &err) != XCHG_OK) {
-    tu_fail("xchg_istream_open", err.message);
+    TU_CHECK(0, "xchg_istream_open: %s", err.message);
     return NULL;
   }
   return s;
@@ -118,8 +118,7 @@ static xchg_buf *encode(const codec_case *c, const uint8_t *data, size_t size) {
   eo.block_size = 1024; /* several blocks: the last one is not the first */
   xchg_buf *enc = NULL;
   xchg_error err;
-  if (xchg_stream_encode(c->codec, &eo, data, size, &enc, &err) != XCHG_OK)
-    tu_fail("xchg_stream_encode", err.message);
+  TU_CHECK(xchg_stream_encode(c->codec, &eo, data, size, &enc, &err) == XCHG_OK, "xchg_stream_encode: %s", err.message);
   return enc;
 }
 
@@ -257,15 +256,15 @@ static void check_plain_source(const uint8_t *ipc, size_t ipc_size) {
   xchg_source *src = tu_memory_source(ipc, ipc_size);
   uint8_t head[8];
   size_t got = 0;
-  TU_EXPECT(xchg_source_read(src, head, sizeof head, &got, &err) == XCHG_OK && got == sizeof head);
-  TU_EXPECT(xchg_source_finish(src, &err) == XCHG_OK);
-  TU_EXPECT(xchg_source_position(src) == sizeof head);
+  TU_CHECK(xchg_source_read(src, head, sizeof head, &got, &err) == XCHG_OK && got == sizeof head);
+  TU_CHECK(xchg_source_finish(src, &err) == XCHG_OK);
+  TU_CHECK(xchg_source_position(src) == sizeof head);
   xchg_source_free(src);
-  TU_EXPECT(xchg_source_finish(NULL, &err) == XCHG_EINVAL);
+  TU_CHECK(xchg_source_finish(NULL, &err) == XCHG_EINVAL);
 }
 
 int main(int argc, char **argv) {
-  const char *base = argc > 1 ? argv[1] : getenv("XCHG_TESTDATA");
+  const char *base = argc > 1 ? argv[1] : tu_testdata_dir();
   if (base == NULL) {
     fprintf(stderr, "usage: test_codec_trailer [TESTDATA_DIR] (or set XCHG_TESTDATA)\n");
     return 2;
@@ -278,7 +277,7 @@ int main(int argc, char **argv) {
     size_t size = 0;
     uint8_t *ipc = tu_read_file(path, &size);
     if (ipc == NULL) {
-      tu_fail(path, "cannot read it");
+      TU_CHECK(0, "%s: cannot read it", path);
       continue;
     }
     result plain = read_ipc(tu_memory_source(ipc, size));

@@ -433,12 +433,13 @@ static void check_buffer_numbering(void) {
   xchg_buf_unref(stream);
 }
 
-int main(void) {
-  cli = getenv("XCHG_CLI");
-  const char *data = getenv("XCHG_TESTDATA");
+static void all_checks(void) {
+  cli = tu_cli_path();
+  const char *data = tu_testdata_dir();
   if (cli == NULL || data == NULL) {
     fprintf(stderr, "XCHG_CLI and XCHG_TESTDATA must be set (ctest sets them)\n");
-    return 1;
+    TU_CHECK(0, "the test could not start (see above)");
+    return;
   }
   unsetenv("XCHG_THREADS");
   char gold_root[4096];
@@ -447,7 +448,7 @@ int main(void) {
   snprintf(gold_stream, sizeof gold_stream, "%s/1.0.0-littleendian/generated_primitive.stream", gold_root);
   if (mkdtemp(dir) == NULL) {
     TU_CHECK(false, "mkdtemp: %s", strerror(errno));
-    return tu_finish("error_words");
+    return;
   }
   check_files();
   check_lz4_words();
@@ -457,5 +458,9 @@ int main(void) {
   check_levels();
   check_buffer_numbering();
   tu_run("rm -rf '%s'", dir);
-  return tu_finish("error_words");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"all", all_checks}};
+  return TU_MAIN(argc, argv, "error_words", cases);
 }

@@ -202,12 +202,13 @@ static void check_fixture(const char *dir) {
   if (ran) tu_cli_result_free(&r);
 }
 
-int main(void) {
-  cli = getenv("XCHG_CLI");
-  const char *data = getenv("XCHG_TESTDATA");
+static void all_checks(void) {
+  cli = tu_cli_path();
+  const char *data = tu_testdata_dir();
   if (cli == NULL || data == NULL) {
     fprintf(stderr, "XCHG_CLI and XCHG_TESTDATA must be set (ctest sets them)\n");
-    return 1;
+    TU_CHECK(0, "the test could not start (see above)");
+    return;
   }
   char root[4096], dir[] = "/tmp/xchg-json-keys-XXXXXX";
   snprintf(root, sizeof root, "%s/arrow-gold", data);
@@ -219,5 +220,9 @@ int main(void) {
   } else {
     TU_CHECK(false, "mkdtemp");
   }
-  return tu_finish("json_keys");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"all", all_checks}};
+  return TU_MAIN(argc, argv, "json_keys", cases);
 }

@@ -696,7 +696,7 @@ static void row_caps(void) {
 }
 
 int main(int argc, char **argv) {
-  const char *base = argc > 1 ? argv[1] : getenv("XCHG_TESTDATA");
+  const char *base = argc > 1 ? argv[1] : tu_testdata_dir();
   if (base == NULL) {
     fprintf(stderr, "usage: test_limits [TESTDATA_DIR] (or set XCHG_TESTDATA)\n");
     return 2;

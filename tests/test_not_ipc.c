@@ -162,8 +162,8 @@ static void test_unsupported_versions(const char *testdata) {
   check_versions(path, 8);
 }
 
-int main(void) {
-  const char *testdata = getenv("XCHG_TESTDATA");
+static void all_checks(void) {
+  const char *testdata = tu_testdata_dir();
   test_text_and_short_inputs();
   test_random_bytes();
   test_plausible_legacy_length();
@@ -171,5 +171,9 @@ int main(void) {
   test_magic_alone();
   TU_CHECK(testdata != NULL, "XCHG_TESTDATA is not set (run the test through ctest)");
   if (testdata) test_unsupported_versions(testdata);
-  return tu_finish("not_ipc");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"all", all_checks}};
+  return TU_MAIN(argc, argv, "not_ipc", cases);
 }

@@ -107,7 +107,7 @@ static void check_background_loops(xchg_pool *pool, const char *name) {
   TU_CHECK(!twice && running == 0 && later == ran && ran < 64, "%s: cancel (%d of 64 ran)", name, ran);
 }
 
-int main(void) {
+static void all_checks(void) {
   xchg_pool *one = NULL;
   TU_CHECK(xchg_pool_create(1, &one, NULL) == XCHG_OK, "cannot create a pool");
   int off = 1;
@@ -152,5 +152,9 @@ int main(void) {
 
   TU_CHECK(xchg_pool_default() == xchg_pool_default() && xchg_pool_threads(xchg_pool_default()) >= 1,
         "the default pool");
-  return tu_finish("pool");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"all", all_checks}};
+  return TU_MAIN(argc, argv, "pool", cases);
 }

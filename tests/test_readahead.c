@@ -253,7 +253,7 @@ static void check_shared_pool(const xchg_buf *data) {
   TU_CHECK(ok, "four readers sharing one pool");
 }
 
-int main(void) {
+static void all_checks(void) {
   uint64_t seed = 42;
   for (int i = 0; i < N_BATCHES; i++) {
     uint64_t x = tu_splitmix64(&seed);
@@ -293,5 +293,9 @@ int main(void) {
     }
     xchg_buf_unref(data);
   }
-  return tu_finish("readahead");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"all", all_checks}};
+  return TU_MAIN(argc, argv, "readahead", cases);
 }

@@ -65,7 +65,7 @@ static tu_cli_result run_in_dir(const char *args) {
   tu_cli_result r;
   bool moved = getcwd(cwd, sizeof cwd) != NULL && chdir(dir) == 0;
   bool ran = moved && tu_cli_run(cli, args, &r);
-  if (moved && chdir(cwd) != 0) TU_CHECK(false, "cannot change back to %s", cwd);
+  TU_CHECK(!moved || chdir(cwd) == 0, "cannot change back to %s", cwd);
   if (!ran) {
     TU_CHECK(false, "cannot run xchg %s in %s", args, dir);
     r.out = strdup("");
@@ -353,12 +353,13 @@ static void check_prose(const char *section) {
   printf("readme: %d named commands, %d options checked\n", spans, named.n);
 }
 
-int main(void) {
-  cli = getenv("XCHG_CLI");
-  const char *data = getenv("XCHG_TESTDATA");
+static void all_checks(void) {
+  cli = tu_cli_path();
+  const char *data = tu_testdata_dir();
   if (cli == NULL || data == NULL) {
     fprintf(stderr, "XCHG_CLI and XCHG_TESTDATA must be set (ctest sets them)\n");
-    return 1;
+    TU_CHECK(0, "the test could not start (see above)");
+    return;
   }
   char gold[4096];
   snprintf(gold, sizeof gold, "%s/arrow-gold/1.0.0-littleendian", data);
@@ -366,7 +367,7 @@ int main(void) {
   char *section = readme ? command_line_section(readme) : NULL;
   if (section == NULL || !make_examples_dir(gold)) {
     free(readme);
-    return tu_finish("readme");
+    return;
   }
   char *text = strdup(section); /* blocks are cut up in place; the prose reads the copy */
   int sessions = 0, synopses = 0;
@@ -391,5 +392,9 @@ int main(void) {
   free(readme);
   free(all_help.data);
   tu_run("rm -rf '%s'", dir);
-  return tu_finish("readme");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"all", all_checks}};
+  return TU_MAIN(argc, argv, "readme", cases);
 }

@@ -127,8 +127,8 @@ static void test_comet_members(const char *dir) {
   free(blocks.data);
 }
 
-int main(void) {
-  const char *dir = getenv("XCHG_TESTDATA");
+static void all_checks(void) {
+  const char *dir = tu_testdata_dir();
   static const char *const names[] = {"generated_primitive", "generated_nested",
                                       "generated_dictionary", "generated_decimal"};
   static const xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_JAVA, XCHG_STREAM_SNAPPY_JAVA,
@@ -137,11 +137,11 @@ int main(void) {
   for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
     char path[4096], msg[1024];
     snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s.stream",
-             dir ? dir : "../shared/testdata", names[n]);
+             dir, names[n]);
     tu_bytes ipc = tu_read_bytes(path);
     TU_CHECK(ipc.size > 0, "cannot read %s", path);
     snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s.json.gz",
-             dir ? dir : "../shared/testdata", names[n]);
+             dir, names[n]);
     arrow_json *doc = NULL;
     if (arrow_json_load(path, &doc, msg, sizeof msg) != 0) {
       TU_CHECK(0, "%s: %s", path, msg);
@@ -167,6 +167,10 @@ int main(void) {
     arrow_json_free(doc);
     free(ipc.data);
   }
-  test_comet_members(dir ? dir : "../shared/testdata");
-  return tu_finish("stream_ipc");
+  test_comet_members(dir);
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"all", all_checks}};
+  return TU_MAIN(argc, argv, "stream_ipc", cases);
 }

@@ -58,19 +58,20 @@ static xchg_status xchg_decode(tu_bytes in, xchg_stream_codec codec, tu_bytes *o
 
 static int same(tu_bytes a, tu_bytes b) { return a.size == b.size && memcmp(a.data, b.data, a.size) == 0; }
 
-int main(void) {
+static void all_checks(void) {
   const char *java = env("XCHG_JAVA"), *javac = env("XCHG_JAVAC"), *cp = env("XCHG_JAVA_CP");
   const char *src = env("XCHG_JAVA_SRC"), *data = env("XCHG_TESTDATA");
   char dir[] = "/tmp/xchg-java-XXXXXX";
   if (mkdtemp(dir) == NULL) {
     perror("mkdtemp");
-    return 1;
+    TU_CHECK(0, "the test could not start (see above)");
+    return;
   }
   char cmd[20480], path[4096], out_path[4096];
   snprintf(cmd, sizeof cmd, "'%s' -encoding UTF-8 -cp '%s' -d '%s' '%s'", javac, cp, dir, src);
   if (run(cmd) != 0) {
-    tu_fail("javac", cmd);
-    return tu_finish("java_codecs");
+    TU_CHECK(0, "javac: %s", cmd);
+    return;
   }
 
   static const char *const payloads[] = {"generated_primitive.stream", "generated_decimal256.stream",
@@ -93,7 +94,7 @@ int main(void) {
       snprintf(cmd, sizeof cmd, "'%s' -cp '%s:%s' XchgJavaCodecs write %s 2 '%s' '%s'", java, dir,
                cp, codecs[c].name, path, out_path);
       if (run(cmd) != 0) {
-        tu_fail("Java writing", cmd);
+        TU_CHECK(0, "Java writing: %s", cmd);
         continue;
       }
       tu_bytes from_java = tu_read_bytes(out_path), decoded;
@@ -122,7 +123,7 @@ int main(void) {
       snprintf(cmd, sizeof cmd, "'%s' -cp '%s:%s' XchgJavaCodecs read %s '%s' '%s'", java, dir, cp,
                codecs[c].name, path, out_path);
       if (run(cmd) != 0) {
-        tu_fail("Java could not read xchg's stream", cmd);
+        TU_CHECK(0, "Java could not read xchg's stream: %s", cmd);
       } else {
         tu_bytes back = tu_read_bytes(out_path);
         TU_CHECK(same(back, expect), "%s: Java read xchg's %s stream as %zu bytes, expected %zu",
@@ -136,5 +137,9 @@ int main(void) {
   }
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   run(cmd);
-  return tu_finish("java_codecs");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"all", all_checks}};
+  return TU_MAIN(argc, argv, "java_codecs", cases);
 }

@@ -54,9 +54,9 @@ int rt_find_gold(const char *dir, char ***paths, size_t *count) {
 }
 
 int rt_find_gold_for_main(int argc, char **argv, char ***paths, size_t *count) {
-  const char *root = getenv("XCHG_TESTDATA");
+  const char *root = tu_testdata_dir();
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s/arrow-gold", argc > 1 ? argv[1] : root ? root : "../shared/testdata");
+  snprintf(dir, sizeof dir, "%s/arrow-gold", argc > 1 ? argv[1] : root);
   if (rt_find_gold(dir, paths, count) == 0 && *count > 0) return 0;
   fprintf(stderr, "no gold files under %s\n", dir);
   rt_free_paths(*paths, *count);
@@ -188,7 +188,7 @@ int rt_gold_check_begin(const char *json_path, rt_gold_check *g) {
   const char *slash = strrchr(json_path, '/');
   g->name = slash ? slash + 1 : json_path;
   if (rt_load_gold(json_path, &g->doc, &g->src, msg, sizeof msg) != 0) {
-    tu_fail(json_path, msg);
+    TU_CHECK(0, "%s: %s", json_path, msg);
     return -1;
   }
   g->failed_before = tu_failed_count();
@@ -196,7 +196,7 @@ int rt_gold_check_begin(const char *json_path, rt_gold_check *g) {
 }
 
 void rt_gold_check_end(rt_gold_check *g) {
-  tu_section(g->name, g->failed_before);
+  TU_CHECK(tu_failed_count() == g->failed_before, "%s: %d failed check(s)", g->name, tu_failed_count() - g->failed_before);
   rt_data_free(&g->src);
   arrow_json_free(g->doc);
 }
