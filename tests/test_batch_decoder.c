@@ -534,26 +534,43 @@ static void test_wrong_payloads(void) {
   xchg_buf_unref(other.stream);
 }
 
-static void all_checks(void) {
-  static const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME, XCHG_BLOCK_ZSTD};
-  for (int i = 0; i < 3; i++) {
-    test_batches(codecs[i]);
-    test_stream_payload(codecs[i]);
-    test_truncation(codecs[i]);
-    test_damaged_bytes(codecs[i]);
-  }
-  test_copy_discipline();
+static const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME, XCHG_BLOCK_ZSTD};
+
+static void batches(void) {
+  for (int i = 0; i < 3; i++) test_batches(codecs[i]);
+}
+
+static void stream_payload(void) {
+  for (int i = 0; i < 3; i++) test_stream_payload(codecs[i]);
+}
+
+static void truncation(void) {
+  for (int i = 0; i < 3; i++) test_truncation(codecs[i]);
+}
+
+static void damaged_bytes(void) {
+  for (int i = 0; i < 3; i++) test_damaged_bytes(codecs[i]);
+}
+
+static void many(void) {
   test_many(0, 0);
   test_many(1, 0);
   test_many(1, 1);
-  test_reads_on_pool();
-  test_corrupt_body();
-  test_failing_read();
-  test_wrong_payloads();
-  test_short_vectors_past_a_skipped_column();
 }
 
 int main(int argc, char **argv) {
-  static const tu_case cases[] = {{"all", all_checks}};
+  static const tu_case cases[] = {
+      {"batches", batches},
+      {"stream_payload", stream_payload},
+      {"truncation", truncation},
+      {"damaged_bytes", damaged_bytes},
+      {"copy_discipline", test_copy_discipline},
+      {"many", many},
+      {"reads_on_pool", test_reads_on_pool},
+      {"corrupt_body", test_corrupt_body},
+      {"failing_read", test_failing_read},
+      {"wrong_payloads", test_wrong_payloads},
+      {"short_vectors_past_a_skipped_column", test_short_vectors_past_a_skipped_column},
+  };
   return TU_MAIN(argc, argv, "batch_decoder", cases);
 }

@@ -16,10 +16,8 @@ static json_int_t field(json_t *r, const char *name) {
   return json_integer_value(v);
 }
 
-static void all_checks(void) {
+static void quick_json(void) {
   const char *cli = tu_cli_path();
-  TU_CHECK(cli, "XCHG_CLI must be set");
-  if (!cli) return;
   char cmd[4096];
   snprintf(cmd, sizeof cmd, "'%s' bench host --rows 20000 --processes 1,3 --tasks 4 --threads 2 "
            "--runs 1 --json", cli);
@@ -69,6 +67,6 @@ static void all_checks(void) {
 }
 
 int main(int argc, char **argv) {
-  static const tu_case cases[] = {{"all", all_checks}};
+  static const tu_case cases[] = {{"quick_json", quick_json}};
   return TU_MAIN(argc, argv, "bench_host", cases);
 }

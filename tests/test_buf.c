@@ -316,25 +316,19 @@ static void test_recycler_bound_and_trim(void) {
   TU_CHECK(xchg_buf_allocated_bytes() == m.live_bytes);
 }
 
-static void all_checks(void) {
-  int64_t bytes0 = metrics().live_bytes;
-  int64_t live0 = xchg_buf_live_count();
-  test_alloc_alignment_and_sizes();
-  test_counters_track_alloc();
-  test_slices_keep_parent_alive();
-  test_slice_bounds();
-  test_wrap_release_once();
-  test_fail_nth_alloc();
-  test_huge_alloc_fails_cleanly();
-  test_error_messages();
-  test_large_blocks_recycled();
-  test_recycling_is_lifo();
-  test_recycler_bound_and_trim();
-  TU_CHECK(metrics().live_bytes == bytes0);
-  TU_CHECK(xchg_buf_live_count() == live0);
-}
-
 int main(int argc, char **argv) {
-  static const tu_case cases[] = {{"all", all_checks}};
+  static const tu_case cases[] = {
+      {"alloc_alignment_and_sizes", test_alloc_alignment_and_sizes},
+      {"counters_track_alloc", test_counters_track_alloc},
+      {"slices_keep_parent_alive", test_slices_keep_parent_alive},
+      {"slice_bounds", test_slice_bounds},
+      {"wrap_release_once", test_wrap_release_once},
+      {"fail_nth_alloc", test_fail_nth_alloc},
+      {"huge_alloc_fails_cleanly", test_huge_alloc_fails_cleanly},
+      {"error_messages", test_error_messages},
+      {"large_blocks_recycled", test_large_blocks_recycled},
+      {"recycling_is_lifo", test_recycling_is_lifo},
+      {"recycler_bound_and_trim", test_recycler_bound_and_trim},
+  };
   return TU_MAIN(argc, argv, "buf", cases);
 }

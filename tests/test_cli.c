@@ -1172,47 +1172,49 @@ static void sanitizers_exit_loudly(void) {
   }
 }
 
-static void all_checks(void) {
-  cli = tu_cli_path();
-  const char *testdata = tu_testdata_dir();
-  if (cli == NULL || testdata == NULL) {
-    fprintf(stderr, "test_cli: set XCHG_CLI and XCHG_TESTDATA\n");
-    TU_CHECK(0, "the test could not start (see above)");
-    return;
-  }
-  sanitizers_exit_loudly();
-  char gold_root[4096], fuzz_root[4096];
-  snprintf(gold_root, sizeof gold_root, "%s/arrow-gold", testdata);
-  snprintf(fuzz_root, sizeof fuzz_root, "%s/arrow-fuzz", testdata);
+static char gold_root[4096], fuzz_root[4096];
 
-  self_check(gold_root);
+static void self_checks(void) { self_check(gold_root); }
+
+/* Every gold file as JSON, JSON lines and inspect output. */
+static void gold_files(void) {
   name_list files = {0};
   list_files(gold_root, ".stream", ".arrow_file", &files);
-  TU_CHECK(files.n != 0, "gold files: none found");
+  TU_CHECK(files.n != 0, "gold files: none found under %s", gold_root);
   for (size_t i = 0; i < files.n; i++) {
     char json_path[4200], msg[MSG_SIZE] = "";
     gold_json_path(files.items[i], json_path, sizeof json_path);
     json_t *gold = tu_json_load(json_path, msg, sizeof msg);
-    if (gold == NULL) {
-      TU_CHECK(false, "%s: %s", short_name(files.items[i]), msg);
-      continue;
-    }
+    if (!TU_CHECK(gold != NULL, "%s: %s", short_name(files.items[i]), msg)) continue;
     check_arrow_json(files.items[i], gold);
     check_json_lines(files.items[i], gold);
     check_inspect(files.items[i], gold);
     json_decref(gold);
   }
   name_list_free(&files);
-  check_subsets(gold_root);
-  check_csv(gold_root);
-  check_errors(gold_root);
-  check_fuzz(fuzz_root);
-  check_typed();
-  check_dictionary_changes();
-  check_codecs(gold_root);
 }
 
+static void subsets(void) { check_subsets(gold_root); }
+static void csv(void) { check_csv(gold_root); }
+static void errors(void) { check_errors(gold_root); }
+static void fuzz(void) { check_fuzz(fuzz_root); }
+static void codecs(void) { check_codecs(gold_root); }
+
 int main(int argc, char **argv) {
-  static const tu_case cases[] = {{"all", all_checks}};
+  cli = tu_cli_path();
+  sanitizers_exit_loudly();
+  tu_testdata_path(gold_root, sizeof gold_root, "arrow-gold");
+  tu_testdata_path(fuzz_root, sizeof fuzz_root, "arrow-fuzz");
+  static const tu_case cases[] = {
+      {"self_check", self_checks},
+      {"gold_files", gold_files},
+      {"subsets", subsets},
+      {"csv", csv},
+      {"errors", errors},
+      {"fuzz", fuzz},
+      {"typed", check_typed},
+      {"dictionary_changes", check_dictionary_changes},
+      {"codecs", codecs},
+  };
   return TU_MAIN(argc, argv, "cli", cases);
 }

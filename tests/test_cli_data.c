@@ -585,27 +585,22 @@ static void check_terminal(void) {
   }
 }
 
-static void all_checks(void) {
-  cli = tu_cli_path();
-  const char *data = tu_testdata_dir();
-  if (cli == NULL || data == NULL || mkdtemp(tmp) == NULL) {
-    fprintf(stderr, "test_cli_data: needs XCHG_CLI and XCHG_TESTDATA (and a temporary directory)\n");
-    TU_CHECK(0, "the test could not start (see above)");
-    return;
-  }
-  snprintf(gold, sizeof gold, "%s/arrow-gold", data);
-  check_convert_streams();
-  check_concatenated_files();
-  check_stdout_is_input();
-  check_option_names();
-  check_rows_report();
-  check_terminal();
-  char cmd[200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-  if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmp);
-}
-
 int main(int argc, char **argv) {
-  static const tu_case cases[] = {{"all", all_checks}};
-  return TU_MAIN(argc, argv, "test_cli_data", cases);
+  cli = tu_cli_path();
+  tu_testdata_path(gold, sizeof gold, "arrow-gold");
+  if (mkdtemp(tmp) == NULL) {
+    perror("test_cli_data: mkdtemp");
+    return 1;
+  }
+  static const tu_case cases[] = {
+      {"convert_streams", check_convert_streams},
+      {"concatenated_files", check_concatenated_files},
+      {"stdout_is_input", check_stdout_is_input},
+      {"option_names", check_option_names},
+      {"rows_report", check_rows_report},
+      {"terminal", check_terminal},
+  };
+  int rc = TU_MAIN(argc, argv, "cli_data", cases);
+  tu_run("rm -rf '%s'", tmp);
+  return rc;
 }

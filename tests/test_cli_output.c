@@ -405,35 +405,27 @@ static void check_killed_while_writing(void) {
   check_dir_holds("gen killed by SIGTERM", "");
 }
 
-static void all_checks(void) {
+int main(int argc, char **argv) {
   cli = tu_cli_path();
-  const char *testdata = tu_testdata_dir();
-  if (cli == NULL || testdata == NULL) {
-    fprintf(stderr, "XCHG_CLI and XCHG_TESTDATA must be set\n");
-    TU_CHECK(0, "the test could not start (see above)");
-    return;
-  }
-  snprintf(gold_stream, sizeof gold_stream, "%s/arrow-gold/1.0.0-littleendian/generated_primitive.stream", testdata);
-  if (access(gold_stream, R_OK) != 0 || mkdtemp(dir) == NULL) {
-    fprintf(stderr, "cannot read %s or create %s\n", gold_stream, dir);
-    TU_CHECK(0, "the test could not start (see above)");
-    return;
+  tu_testdata_path(gold_stream, sizeof gold_stream, "arrow-gold/1.0.0-littleendian/generated_primitive.stream");
+  if (mkdtemp(dir) == NULL) {
+    perror("test_cli_output: mkdtemp");
+    return 1;
   }
   snprintf(stderr_path, sizeof stderr_path, "%s/stderr", dir);
   choose_full_device();
-  check_same_file();
-  check_links_and_modes();
-  check_failure_keeps_old_output();
-  check_full_device();
-  check_broken_pipe();
-  check_inspect_failure_prints_nothing();
-  check_killed_while_writing();
+  static const tu_case cases[] = {
+      {"same_file", check_same_file},
+      {"links_and_modes", check_links_and_modes},
+      {"failure_keeps_old_output", check_failure_keeps_old_output},
+      {"full_device", check_full_device},
+      {"broken_pipe", check_broken_pipe},
+      {"inspect_failure_prints_nothing", check_inspect_failure_prints_nothing},
+      {"killed_while_writing", check_killed_while_writing},
+  };
+  int rc = TU_MAIN(argc, argv, "cli_output", cases);
   clear_dir();
   rmdir(dir);
   if (strcmp(full_device, "/dev/full") != 0) unlink(full_device);
-}
-
-int main(int argc, char **argv) {
-  static const tu_case cases[] = {{"all", all_checks}};
-  return TU_MAIN(argc, argv, "cli_output", cases);
+  return rc;
 }

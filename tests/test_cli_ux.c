@@ -609,34 +609,29 @@ static void check_rows_view(void) {
   free(rows.data);
 }
 
-static void all_checks(void) {
-  cli = tu_cli_path();
-  const char *data = tu_testdata_dir();
-  if (cli == NULL || data == NULL || mkdtemp(tmp) == NULL) {
-    fprintf(stderr, "test_cli_ux: needs XCHG_CLI and XCHG_TESTDATA (and a temporary directory)\n");
-    TU_CHECK(0, "the test could not start (see above)");
-    return;
-  }
-  snprintf(gold, sizeof gold, "%s/arrow-gold", data);
-  check_columns();
-  check_codec_names();
-  check_concatenated();
-  check_column_bytes();
-  check_inspect_text();
-  check_inspect_json_messages();
-  check_flag_conflicts();
-  check_bench_help();
-  check_noise();
-  check_speed_text();
-  check_progress();
-  check_empty_comet();
-  check_rows_view();
-  char cmd[200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-  if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmp);
-}
-
 int main(int argc, char **argv) {
-  static const tu_case cases[] = {{"all", all_checks}};
-  return TU_MAIN(argc, argv, "test_cli_ux", cases);
+  cli = tu_cli_path();
+  tu_testdata_path(gold, sizeof gold, "arrow-gold");
+  if (mkdtemp(tmp) == NULL) {
+    perror("test_cli_ux: mkdtemp");
+    return 1;
+  }
+  static const tu_case cases[] = {
+      {"columns", check_columns},
+      {"codec_names", check_codec_names},
+      {"concatenated", check_concatenated},
+      {"column_bytes", check_column_bytes},
+      {"inspect_text", check_inspect_text},
+      {"inspect_json_messages", check_inspect_json_messages},
+      {"flag_conflicts", check_flag_conflicts},
+      {"bench_help", check_bench_help},
+      {"noise", check_noise},
+      {"speed_text", check_speed_text},
+      {"progress", check_progress},
+      {"empty_comet", check_empty_comet},
+      {"rows_view", check_rows_view},
+  };
+  int rc = TU_MAIN(argc, argv, "cli_ux", cases);
+  tu_run("rm -rf '%s'", tmp);
+  return rc;
 }

@@ -480,18 +480,17 @@ static void check_if_ipc(const char *path, void *pool) {
   if (tu_has_suffix(path, ".stream") || tu_has_suffix(path, ".arrow_file")) check_file(path, pool);
 }
 
-int main(int argc, char **argv) {
-  const char *env = tu_testdata_dir();
+/* Every gold file, each decoded on a pool of three threads. */
+static void gold_files(void) {
   char dir[1024];
-  if (argc > 1) snprintf(dir, sizeof dir, "%s", argv[1]);
-  else if (env) snprintf(dir, sizeof dir, "%s/arrow-gold", env);
-  else {
-    fprintf(stderr, "usage: test_decode [GOLD_DIR] (or set XCHG_TESTDATA)\n");
-    return 2;
-  }
+  tu_testdata_path(dir, sizeof dir, "arrow-gold");
   xchg_pool *pool = NULL;
   TU_CHECK(xchg_pool_create(3, &pool, NULL) == XCHG_OK, "cannot create a pool");
   tu_walk(dir, NULL, check_if_ipc, pool);
   xchg_pool_free(pool);
-  return tu_finish("decode");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"gold_files", gold_files}};
+  return TU_MAIN(argc, argv, "decode", cases);
 }

@@ -595,24 +595,33 @@ static int write_host_seeds(const char *testdata, const char *out_dir) {
     gold_close(g);
     free(g);
   }
-  return tu_finish("write-host-seeds");
+  return tu_failed_count() == 0 ? 0 : 1;
+}
+
+static void gold_files(void) {
+  char **jsons;
+  size_t n;
+  if (rt_find_all_gold(&jsons, &n) != 0) return;
+  for (size_t i = 0; i < n; i++) check_gold(jsons[i]);
+  rt_free_paths(jsons, n);
+}
+
+/* The host segment seeds of fuzz/corpus still map. */
+static void host_seeds_map(void) {
+  const char *corpus = getenv("XCHG_FUZZ_CORPUS");
+  if (!TU_CHECK(corpus != NULL, "XCHG_FUZZ_CORPUS (the fuzz/corpus directory) is not set")) return;
+  for (size_t i = 0; i < N_HOST_SEEDS; i++) check_host_seed(tu_testdata_dir(), corpus, &host_seeds[i]);
 }
 
 int main(int argc, char **argv) {
-  const char *env = tu_testdata_dir();
-  const char *testdata = env;
-  if (argc == 3 && strcmp(argv[1], "--write-host-seeds") == 0) return write_host_seeds(testdata, argv[2]);
-  char **jsons;
-  size_t n;
-  if (rt_find_gold_for_main(argc, argv, &jsons, &n) != 0) return 1;
-  if (argc > 1) testdata = argv[1];
+  if (argc == 3 && strcmp(argv[1], "--write-host-seeds") == 0) return write_host_seeds(tu_testdata_dir(), argv[2]);
   xchg_error err;
-  TU_OK(xchg_pool_create(3, &pool, &err), err);
-  for (size_t i = 0; i < n; i++) check_gold(jsons[i]);
-  rt_free_paths(jsons, n);
-  const char *corpus = getenv("XCHG_FUZZ_CORPUS");
-  TU_CHECK(corpus != NULL, "XCHG_FUZZ_CORPUS (the fuzz/corpus directory) is not set");
-  for (size_t i = 0; corpus && i < N_HOST_SEEDS; i++) check_host_seed(testdata, corpus, &host_seeds[i]);
+  if (!TU_OK(xchg_pool_create(3, &pool, &err), err)) return 1;
+  static const tu_case cases[] = {
+      {"gold_files", gold_files},
+      {"host_seeds", host_seeds_map},
+  };
+  int rc = TU_MAIN(argc, argv, "gold_entry_points", cases);
   xchg_pool_free(pool);
-  return tu_finish("gold_entry_points");
+  return rc;
 }

@@ -13,6 +13,7 @@
  *    keys follow the columns chosen, in their order;
  *  - the CSV header keeps the names as they are (CSV columns are
  *    positional; an empty name is "", as an empty string is). */
+#include <errno.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -202,27 +203,25 @@ static void check_fixture(const char *dir) {
   if (ran) tu_cli_result_free(&r);
 }
 
-static void all_checks(void) {
-  cli = tu_cli_path();
-  const char *data = tu_testdata_dir();
-  if (cli == NULL || data == NULL) {
-    fprintf(stderr, "XCHG_CLI and XCHG_TESTDATA must be set (ctest sets them)\n");
-    TU_CHECK(0, "the test could not start (see above)");
-    return;
-  }
-  char root[4096], dir[] = "/tmp/xchg-json-keys-XXXXXX";
-  snprintf(root, sizeof root, "%s/arrow-gold", data);
+static void gold_files(void) {
+  char root[4096];
+  tu_testdata_path(root, sizeof root, "arrow-gold");
   check_gold(root, "generated_duplicate_fieldnames.stream");
   check_gold(root, "generated_duplicate_fieldnames.arrow_file");
-  if (mkdtemp(dir) != NULL) {
-    check_fixture(dir);
-    tu_run("rm -rf '%s'", dir);
-  } else {
-    TU_CHECK(false, "mkdtemp");
-  }
+}
+
+static void fixture(void) {
+  char dir[] = "/tmp/xchg-json-keys-XXXXXX";
+  if (!TU_CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno))) return;
+  check_fixture(dir);
+  tu_run("rm -rf '%s'", dir);
 }
 
 int main(int argc, char **argv) {
-  static const tu_case cases[] = {{"all", all_checks}};
+  cli = tu_cli_path();
+  static const tu_case cases[] = {
+      {"gold_files", gold_files},
+      {"fixture", fixture},
+  };
   return TU_MAIN(argc, argv, "json_keys", cases);
 }

@@ -4,7 +4,7 @@
 #include "support/testutil.h"
 #include "xchg/xchg.h"
 
-static void all_checks(void) {
+static void null_destructors(void) {
   int64_t bytes0 = xchg_buf_allocated_bytes(), live0 = xchg_buf_live_count();
   xchg_buf_unref(NULL);
   xchg_source_free(NULL);
@@ -21,6 +21,6 @@ static void all_checks(void) {
 }
 
 int main(int argc, char **argv) {
-  static const tu_case cases[] = {{"all", all_checks}};
+  static const tu_case cases[] = {{"null_destructors", null_destructors}};
   return TU_MAIN(argc, argv, "null_free", cases);
 }

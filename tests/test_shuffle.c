@@ -374,13 +374,10 @@ static void check_data(const char *name, const rt_data *d, const uint8_t *stream
   free(thrice.items);
 }
 
-static void check_gold(int argc, char **argv) {
+static void check_gold(void) {
   char **paths;
   size_t count;
-  if (rt_find_gold_for_main(argc, argv, &paths, &count) != 0) {
-    TU_CHECK(0, "gold files: none found");
-    return;
-  }
+  if (rt_find_all_gold(&paths, &count) != 0) return;
   for (size_t i = 0; i < count; i++) {
     char stream_path[4096], msg[MSG];
     rt_gold_stream_path(paths[i], stream_path, sizeof stream_path);
@@ -416,9 +413,8 @@ static void check_sample(void) {
 
 /* Blocks of the primitive gold file, cut small, as IPC with codec. */
 static int primitive_input(input *in, rt_data *d, xchg_block_codec codec, int comet, char *msg) {
-  const char *dir = tu_testdata_dir();
   char path[4096];
-  snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/generated_primitive.stream", dir);
+  tu_testdata_path(path, sizeof path, "arrow-gold/1.0.0-littleendian/generated_primitive.stream");
   memset(in, 0, sizeof *in);
   if (rt_read_file(path, d, msg, MSG) != 0 || add_sliced(in, d, codec, comet, msg) != 0) return -1;
   resolve(in);
@@ -705,8 +701,7 @@ static void check_other_schema(void) {
   rt_data d = {0}, other = {0};
   char msg[MSG] = "", path[4096];
   int rc = primitive_input(&in, &d, XCHG_BLOCK_NONE, -1, msg);
-  const char *dir = tu_testdata_dir();
-  snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/generated_nested.stream", dir);
+  tu_testdata_path(path, sizeof path, "arrow-gold/1.0.0-littleendian/generated_nested.stream");
   size_t size;
   uint8_t *stream = tu_read_file(path, &size);
   if (rc == 0 && !stream) rc = tu_errorf(msg, MSG, "cannot read %s", path);
@@ -731,15 +726,15 @@ static void check_other_schema(void) {
 }
 
 int main(int argc, char **argv) {
-  int64_t live = xchg_buf_live_count();
-  check_gold(argc, argv);
-  check_sample();
-  check_pass_through();
-  check_dictionary_cut();
-  check_offsets_from_one();
-  check_truncated();
-  check_comet_damage();
-  check_other_schema();
-  TU_CHECK(xchg_buf_live_count() == live, "%lld buffers left", (long long)(xchg_buf_live_count() - live));
-  return tu_finish("shuffle");
+  static const tu_case cases[] = {
+      {"gold", check_gold},
+      {"sample", check_sample},
+      {"pass_through", check_pass_through},
+      {"dictionary_cut", check_dictionary_cut},
+      {"offsets_from_one", check_offsets_from_one},
+      {"truncated", check_truncated},
+      {"comet_damage", check_comet_damage},
+      {"other_schema", check_other_schema},
+  };
+  return TU_MAIN(argc, argv, "shuffle", cases);
 }

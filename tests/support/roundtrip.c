@@ -53,12 +53,10 @@ int rt_find_gold(const char *dir, char ***paths, size_t *count) {
   return 0;
 }
 
-int rt_find_gold_for_main(int argc, char **argv, char ***paths, size_t *count) {
-  const char *root = tu_testdata_dir();
+int rt_find_all_gold(char ***paths, size_t *count) {
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s/arrow-gold", argc > 1 ? argv[1] : root);
-  if (rt_find_gold(dir, paths, count) == 0 && *count > 0) return 0;
-  fprintf(stderr, "no gold files under %s\n", dir);
+  tu_testdata_path(dir, sizeof dir, "arrow-gold");
+  if (TU_CHECK(rt_find_gold(dir, paths, count) == 0 && *count > 0, "no gold files under %s", dir)) return 0;
   rt_free_paths(*paths, *count);
   return -1;
 }

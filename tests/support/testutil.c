@@ -74,31 +74,6 @@ int tu_errorf(char *msg, size_t size, const char *fmt, ...) {
   return -1;
 }
 
-/* ---- the old forms, until every test is converted (tests-idiom.py) ---- */
-void tu_pass(void) { tu_check_passed(); }
-void tu_fail_at(const char *file, int line, const char *fmt, ...) {
-  char msg[4096];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  fail_line(file, line, msg);
-}
-void tu_fail(const char *what, const char *msg) {
-  char text[4096];
-  snprintf(text, sizeof text, "%s: %s", what, msg);
-  fail_line(NULL, 0, text);
-}
-void tu_case_legacy(const char *what, int rc, const char *msg) {
-  if (rc != 0) tu_fail(what, msg);
-  else tu_check_passed();
-}
-void tu_section(const char *name, int failed_before) {
-  if (tu_failed_count() == failed_before) tu_check_passed();
-}
-static int summary(const char *suite);
-int tu_finish(const char *name) { return summary(name); }
-
 /* ---- named cases ---------------------------------------------------------- */
 
 static int summary(const char *suite) {

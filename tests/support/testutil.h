@@ -72,17 +72,6 @@ int tu_errorf(char *msg, size_t size, const char *fmt, ...) __attribute__((forma
  * own outcome (a self-check that needs the real checks to have passed). */
 int tu_failed_count(void);
 
-/* ---- the old forms, until every test is converted (tests-idiom.py) ---- */
-#define TU_EXPECT(cond) TU_CHECK(cond)
-void tu_pass(void);
-void tu_fail_at(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void tu_fail(const char *what, const char *msg);
-void tu_case_legacy(const char *what, int rc, const char *msg);
-#define tu_case(what, rc, msg) tu_case_legacy(what, rc, msg)
-void tu_section(const char *name, int failed_before);
-#define tu_failf tu_errorf
-int tu_finish(const char *name);
-
 /* ---- named cases ------------------------------------------------------------ */
 
 /* One case of a test: a name (what `test_x NAME` selects; letters, digits
