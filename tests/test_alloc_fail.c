@@ -753,15 +753,11 @@ static void sweep_constructors(void) {
   }
 }
 
-int main(int argc, char **argv) {
-  const char *base = argc > 1 ? argv[1] : getenv("XCHG_TESTDATA");
-  if (base == NULL) {
-    fprintf(stderr, "usage: test_alloc_fail [TESTDATA_DIR] (or set XCHG_TESTDATA)\n");
-    return 2;
-  }
-  main_thread = pthread_self();
-  /* The injection must reach the library's malloc: without --wrap this
-   * test would only pretend. */
+static char gold_dir[512];
+
+/* The injection must reach the library's malloc: without --wrap this
+ * test would only pretend. */
+static void malloc_wrapped(void) {
   static const uint8_t byte;
   xchg_source *probe;
   xchg_error probe_err;
@@ -770,13 +766,25 @@ int main(int argc, char **argv) {
   disarm(MODE_ALL, 1);
   TU_CHECK(probe_st == XCHG_ENOMEM && probe == NULL, "the library's malloc is not wrapped: link with -Wl,--wrap=malloc (CMakeLists.txt)");
   xchg_source_free(probe);
-  sweep_constructors();
-  char gold_dir[512];
-  snprintf(gold_dir, sizeof gold_dir, "%s/arrow-gold", base);
+}
+
+static void gold(void) {
   for (size_t i = 0; i < sizeof gold_files / sizeof gold_files[0]; i++) sweep_gold(gold_dir, gold_files[i]);
   /* Else the pool sweeps never failed a worker's allocation. */
   TU_CHECK(atomic_load(&failed_on_workers) > 0, "no injected failure happened on a pool worker");
-  sweep_codecs(gold_dir);
-  sweep_rows();
-  return tu_finish("alloc_fail");
+}
+
+static void codecs(void) { sweep_codecs(gold_dir); }
+
+int main(int argc, char **argv) {
+  main_thread = pthread_self();
+  tu_testdata_path(gold_dir, sizeof gold_dir, "arrow-gold");
+  static const tu_case cases[] = {
+      {"malloc_wrapped", malloc_wrapped},
+      {"constructors", sweep_constructors},
+      {"gold", gold},
+      {"codecs", codecs},
+      {"rows", sweep_rows},
+  };
+  return TU_MAIN(argc, argv, "alloc_fail", cases);
 }

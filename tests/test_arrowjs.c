@@ -71,11 +71,11 @@ static void reading_free(reading *g) {
 /* Reads every batch of src (taken over); 0, or -1 with msg. */
 static int read_all(xchg_source *src, const xchg_ipc_read_options *opts, reading *g, char *msg) {
   memset(g, 0, sizeof *g);
-  if (!src) return tu_failf(msg, MSG_SIZE, "no source");
+  if (!src) return tu_errorf(msg, MSG_SIZE, "no source");
   xchg_ipc_reader *r;
   xchg_error err;
   xchg_status st = xchg_ipc_reader_open(src, opts, &r, &err);
-  if (st != XCHG_OK) return tu_failf(msg, MSG_SIZE, "open: %s: %s", xchg_status_name(st), err.message);
+  if (st != XCHG_OK) return tu_errorf(msg, MSG_SIZE, "open: %s: %s", xchg_status_name(st), err.message);
   g->format = xchg_ipc_reader_format(r);
   g->num_batches = xchg_ipc_reader_num_batches(r);
   st = xchg_ipc_reader_schema(r, &g->schema, &err);
@@ -86,34 +86,34 @@ static int read_all(xchg_source *src, const xchg_ipc_read_options *opts, reading
     if (g->n == MAX_BATCHES) {
       batch.release(&batch);
       xchg_ipc_reader_free(r);
-      return tu_failf(msg, MSG_SIZE, "more than %d batches", MAX_BATCHES);
+      return tu_errorf(msg, MSG_SIZE, "more than %d batches", MAX_BATCHES);
     }
     g->batches[g->n++] = batch;
   }
   xchg_ipc_reader_free(r);
-  return st == XCHG_OK ? 0 : tu_failf(msg, MSG_SIZE, "batch %lld: %s: %s", (long long)g->n,
+  return st == XCHG_OK ? 0 : tu_errorf(msg, MSG_SIZE, "batch %lld: %s: %s", (long long)g->n,
                                       xchg_status_name(st), err.message);
 }
 
 /* The batches, against the stream's, the JSON's and the case's counts. */
 static int check_reading(const js_case *c, const reading *g, const reading *stream,
                          const arrow_json *doc, char *msg) {
-  if (g->format != XCHG_IPC_FILE) return tu_failf(msg, MSG_SIZE, "read as a stream, not a file");
+  if (g->format != XCHG_IPC_FILE) return tu_errorf(msg, MSG_SIZE, "read as a stream, not a file");
   if (g->n != c->batches || g->n != stream->n)
-    return tu_failf(msg, MSG_SIZE, "%lld batches, the stream has %lld, write.mjs wrote %lld",
+    return tu_errorf(msg, MSG_SIZE, "%lld batches, the stream has %lld, write.mjs wrote %lld",
                     (long long)g->n, (long long)stream->n, c->batches);
   long long rows = 0;
   for (int64_t i = 0; i < g->n; i++) {
     rows += g->batches[i].length;
     char why[MSG_SIZE];
     if (array_equal(&stream->schema, &stream->batches[i], &g->batches[i], why, sizeof why) != 0)
-      return tu_failf(msg, MSG_SIZE, "batch %lld differs from the stream's: %s", (long long)i, why);
+      return tu_errorf(msg, MSG_SIZE, "batch %lld differs from the stream's: %s", (long long)i, why);
   }
-  if (rows != c->rows) return tu_failf(msg, MSG_SIZE, "%lld rows, write.mjs wrote %lld", rows, c->rows);
+  if (rows != c->rows) return tu_errorf(msg, MSG_SIZE, "%lld rows, write.mjs wrote %lld", rows, c->rows);
   if (!doc) return 0;
   if (arrow_json_compare_schema(doc, &g->schema, msg, MSG_SIZE) != 0) return -1;
   if (arrow_json_num_batches(doc) != g->n)
-    return tu_failf(msg, MSG_SIZE, "%lld batches, the JSON has %lld", (long long)g->n,
+    return tu_errorf(msg, MSG_SIZE, "%lld batches, the JSON has %lld", (long long)g->n,
                     (long long)arrow_json_num_batches(doc));
   for (int64_t i = 0; i < g->n; i++)
     if (arrow_json_compare_batch(doc, i, &g->schema, &g->batches[i], msg, MSG_SIZE) != 0) return -1;
@@ -131,10 +131,10 @@ static int check_primitive_values(const reading *g, char *msg) {
   int64_t o = i32->offset, p = i64->offset;
   if (ints[o + 4] != 4 * 37 - 1000 || ints[o + 299] != 299 * 37 - 1000 || !valid ||
       (valid[(o + 3) / 8] >> ((o + 3) % 8)) & 1)
-    return tu_failf(msg, MSG_SIZE, "i32: rows 4 and 299 are %d and %d, row 3 is %s", ints[o + 4],
+    return tu_errorf(msg, MSG_SIZE, "i32: rows 4 and 299 are %d and %d, row 3 is %s", ints[o + 4],
                     ints[o + 299], valid && !((valid[(o + 3) / 8] >> ((o + 3) % 8)) & 1) ? "null" : "not null");
   if (longs[p] != -((int64_t)1 << 62) || longs[p + 7] != 7 * INT64_C(1234567890123) - ((int64_t)1 << 62))
-    return tu_failf(msg, MSG_SIZE, "i64: rows 0 and 7 are %" PRId64 " and %" PRId64, longs[p], longs[p + 7]);
+    return tu_errorf(msg, MSG_SIZE, "i64: rows 0 and 7 are %" PRId64 " and %" PRId64, longs[p], longs[p + 7]);
   return 0;
 }
 
@@ -143,15 +143,15 @@ static int check_random_access(const char *path, const reading *stream, char *ms
   xchg_ipc_reader *r;
   xchg_error err;
   xchg_status st = xchg_ipc_reader_open_file(path, NULL, &r, &err);
-  if (st != XCHG_OK) return tu_failf(msg, MSG_SIZE, "open: %s", err.message);
+  if (st != XCHG_OK) return tu_errorf(msg, MSG_SIZE, "open: %s", err.message);
   int rc = 0;
   for (int64_t i = stream->n - 1; i >= 0 && rc == 0; i--) {
     struct ArrowArray batch;
     char why[MSG_SIZE];
     if ((st = xchg_ipc_reader_read_batch(r, i, &batch, &err)) != XCHG_OK)
-      rc = tu_failf(msg, MSG_SIZE, "read_batch %lld: %s", (long long)i, err.message);
+      rc = tu_errorf(msg, MSG_SIZE, "read_batch %lld: %s", (long long)i, err.message);
     else if (array_equal(&stream->schema, &stream->batches[i], &batch, why, sizeof why) != 0)
-      rc = tu_failf(msg, MSG_SIZE, "read_batch %lld: %s", (long long)i, why);
+      rc = tu_errorf(msg, MSG_SIZE, "read_batch %lld: %s", (long long)i, why);
     if (st == XCHG_OK) batch.release(&batch);
   }
   xchg_ipc_reader_free(r);
@@ -181,16 +181,16 @@ static int check_message_indices(const char *path, const js_case *c, char *msg) 
   xchg_source *src = NULL;
   xchg_error err;
   if (xchg_source_open_file(path, XCHG_FILE_MMAP, &src, &err) != XCHG_OK)
-    return tu_failf(msg, MSG_SIZE, "open: %s", err.message);
+    return tu_errorf(msg, MSG_SIZE, "open: %s", err.message);
   reading g;
   int rc = read_all(src, &opts, &g, msg);
   reading_free(&g);
   if (rc != 0) return rc;
   if (log.wrong_index >= 0)
-    return tu_failf(msg, MSG_SIZE, "message %lld is not reported as index %lld", (long long)log.wrong_index,
+    return tu_errorf(msg, MSG_SIZE, "message %lld is not reported as index %lld", (long long)log.wrong_index,
                     (long long)log.wrong_index);
   if (log.n < c->batches || (c->batches > 0 && log.first_offset != 8))
-    return tu_failf(msg, MSG_SIZE, "%lld messages reported, the first at byte %lld", (long long)log.n,
+    return tu_errorf(msg, MSG_SIZE, "%lld messages reported, the first at byte %lld", (long long)log.n,
                     (long long)log.first_offset);
   return 0;
 }
@@ -205,14 +205,14 @@ static int check_file(const js_case *c, const char *path, const reading *stream,
   if (!data || xchg_stream_encode(XCHG_STREAM_LZ4_FRAME, NULL, data, size, &lz4, &err) != XCHG_OK) {
     free(data);
     *what = "reading it";
-    return tu_failf(msg, MSG_SIZE, "cannot read or encode %s", path);
+    return tu_errorf(msg, MSG_SIZE, "cannot read or encode %s", path);
   }
   int rc = 0;
   for (int way = 0; way < 5 && rc == 0; way++) {
     static const char *ways[] = {"mmap", "read(2)", "memory", "in order", "in order, LZ4 frame"};
     xchg_source *src = NULL;
     if (way < 2 && xchg_source_open_file(path, way == 0 ? XCHG_FILE_MMAP : XCHG_FILE_READ, &src, &err) != XCHG_OK)
-      rc = tu_failf(msg, MSG_SIZE, "open %s: %s", path, err.message);
+      rc = tu_errorf(msg, MSG_SIZE, "open %s: %s", path, err.message);
     if (way == 2) src = tu_memory_source(data, size);
     if (way == 3) src = tu_unseekable_source(data, size, size);
     if (way == 4) src = tu_codec_source(xchg_buf_data(lz4), xchg_buf_size(lz4), XCHG_STREAM_LZ4_FRAME);
@@ -222,7 +222,7 @@ static int check_file(const js_case *c, const char *path, const reading *stream,
     rc = read_all(src, NULL, &g, msg);
     if (rc == 0) rc = check_reading(c, &g, stream, doc, msg);
     if (rc == 0 && way < 3 && g.num_batches != c->batches)
-      rc = tu_failf(msg, MSG_SIZE, "num_batches %lld, expected %lld", (long long)g.num_batches, c->batches);
+      rc = tu_errorf(msg, MSG_SIZE, "num_batches %lld, expected %lld", (long long)g.num_batches, c->batches);
     if (rc == 0 && strcmp(c->name, "primitives") == 0) rc = check_primitive_values(&g, msg);
     reading_free(&g);
   }
@@ -317,7 +317,7 @@ static void check_case(const char *cli, const char *js, const js_case *c) {
   snprintf(path, sizeof path, "%s/%s.arrow", dir, c->name);
   if (rc == 0) rc = check_file(c, path, &stream, doc, &what, msg);
   if (rc != 0) {
-    tu_fail_at(__FILE__, __LINE__, "%s (%s): %s", c->name, what, msg);
+    TU_CHECK(0, "%s (%s): %s", c->name, what, msg);
   } else {
     printf("%s: %lld rows in %lld batches, equal to %s, every way\n", c->name, c->rows, c->batches,
            c->has_json ? "the JSON and the stream" : "the stream (no JSON: see write.mjs)");
@@ -345,21 +345,13 @@ static int read_cases(js_case *cases) {
   return n;
 }
 
-int main(void) {
-  const char *cli = getenv("XCHG_CLI");
+/* One flow: write.mjs writes every case at once, then each is read. */
+static void apache_arrow_files(void) {
+  const char *cli = tu_cli_path();
   char cmd[16384], msg[MSG_SIZE];
-  if (!cli) {
-    tu_fail("XCHG_CLI", "not set (run the test through ctest)");
-    return tu_finish("arrowjs");
-  }
-  if (tu_interop_ready("arrowjs", "apache-arrow", msg, sizeof msg) != 0) {
-    tu_fail("apache-arrow interop", msg);
-    return tu_finish("arrowjs");
-  }
-  if (!mkdtemp(dir)) {
-    tu_fail("mkdtemp", dir);
-    return tu_finish("arrowjs");
-  }
+  if (!TU_CHECK(tu_interop_ready("arrowjs", "apache-arrow", msg, sizeof msg) == 0, "apache-arrow interop: %s", msg))
+    return;
+  if (!TU_CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", dir)) return;
   const char *js = tu_interop_dir("arrowjs");
   snprintf(cmd, sizeof cmd, "cd '%s' && node write.mjs '%s' > '%s/cases.txt'", js, dir, dir);
   js_case cases[CASES + 1];
@@ -374,5 +366,9 @@ int main(void) {
     }
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   tu_run("%s", cmd);
-  return tu_finish("arrowjs");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"apache_arrow_files", apache_arrow_files}};
+  return TU_MAIN(argc, argv, "arrowjs", cases);
 }

@@ -124,16 +124,6 @@ static outcome read_until(const uint8_t *data, size_t size, int64_t skip_before)
 
 static outcome read_all(const uint8_t *data, size_t size) { return read_until(data, size, -1); }
 
-static void check(int cond, const char *fmt, const char *a, int64_t b) {
-  if (cond) {
-    tu_pass();
-    return;
-  }
-  char msg[4096];
-  snprintf(msg, sizeof msg, fmt, a, b);
-  tu_fail("bad input", msg);
-}
-
 /* ---- the fuzz corpus ---------------------------------------------------------- */
 
 static int64_t fuzz_inputs, fuzz_errors;
@@ -146,8 +136,8 @@ static void fuzz_file(const char *path, void *unused) {
   outcome o = read_all(data, size);
   fuzz_inputs++;
   fuzz_errors += !o.ok;
-  check(o.ok || o.message[0] != '\0', "%s: an error without a message (%" PRId64 ")", path, 0);
-  check(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked", path, xchg_buf_live_count() - live);
+  TU_CHECK(o.ok || o.message[0] != '\0', "%s: an error without a message", path);
+  TU_CHECK(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked", path, xchg_buf_live_count() - live);
   free(data);
 }
 
@@ -174,7 +164,7 @@ static void truncate_file(const char *path, void *unused) {
   uint8_t *data = tu_read_file(path, &size);
   int64_t live = xchg_buf_live_count();
   outcome whole = read_all(data, size);
-  check(whole.ok, "%s: the whole file does not decode (%" PRId64 ")", path, 0);
+  TU_CHECK(whole.ok, "%s: the whole file does not decode", path);
   int large = size > 32768;
   static body_map bodies;
   if (large) bodies.n = tu_map_bodies(data, size, bodies.items, 4096);
@@ -185,11 +175,10 @@ static void truncate_file(const char *path, void *unused) {
     UNPOISON(data + cut, size - cut);
     cuts++;
     cut_errors += !o.ok;
-    if (o.ok) check(0, "%s cut at byte %" PRId64 " decodes as a whole input", path, (int64_t)cut);
-    if (!o.ok && o.message[0] == '\0') check(0, "%s cut at byte %" PRId64 ": error without a message", path, (int64_t)cut);
+    TU_CHECK(!o.ok, "%s cut at byte %" PRId64 " decodes as a whole input", path, (int64_t)cut);
+    TU_CHECK(o.ok || o.message[0] != '\0', "%s cut at byte %" PRId64 ": error without a message", path, (int64_t)cut);
   }
-  check(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked while cutting", path,
-        xchg_buf_live_count() - live);
+  TU_CHECK(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked while cutting", path, xchg_buf_live_count() - live);
   free(data);
 }
 
@@ -241,11 +230,10 @@ static void flip_file(const char *path, void *unused) {
       if (xchg_ipc_reader_open_memory(copy, size, NULL, NULL, NULL, &r, &err) == XCHG_OK)
         check_accepted(r, path, bit);
       else
-        check(0, "%s: an accepted flip of bit %" PRId64 " fails to open again", path, (int64_t)bit);
+        TU_CHECK(0, "%s: an accepted flip of bit %" PRId64 " fails to open again", path, (int64_t)bit);
     }
   }
-  check(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked while flipping bits", path,
-        xchg_buf_live_count() - live);
+  TU_CHECK(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked while flipping bits", path, xchg_buf_live_count() - live);
   free(copy);
   free(data);
 }
@@ -294,10 +282,10 @@ static int decode_prefix(const uint8_t *data, size_t size, xchg_stream_codec cod
     st = xchg_istream_next(s, &p, &n, &err);
     if (st != XCHG_OK || n == 0) break;
     int prefix = *decoded + n <= payload_size && memcmp(p, payload + *decoded, n) == 0;
-    if (must_match) check(prefix, "%s: bytes invented at decoded offset %" PRId64, what, (int64_t)*decoded);
+    if (must_match) TU_CHECK(prefix, "%s: bytes invented at decoded offset %" PRId64, what, (int64_t)*decoded);
     *decoded += n;
   }
-  if (st != XCHG_OK) check(err.message[0] != '\0', "%s: error without a message (%" PRId64 ")", what, 0);
+  if (st != XCHG_OK) TU_CHECK(err.message[0] != '\0', "%s: error without a message", what);
   xchg_istream_free(s);
   return st == XCHG_OK;
 }
@@ -311,7 +299,7 @@ static void sweep_codec(const uint8_t *ipc, size_t ipc_size, xchg_stream_codec c
   xchg_error err;
   const char *name = xchg_stream_codec_name(codec);
   if (xchg_stream_encode(codec, &eo, ipc, ipc_size, &enc, &err) != XCHG_OK) {
-    check(0, "encode %s: failed (%" PRId64 ")", name, 0);
+    TU_CHECK(0, "encode %s: failed", name);
     return;
   }
   size_t size = xchg_buf_size(enc);
@@ -328,7 +316,7 @@ static void sweep_codec(const uint8_t *ipc, size_t ipc_size, xchg_stream_codec c
    * gives all the data or an error. */
   int whole_or_error = single_frame || codec == XCHG_STREAM_LZ4_JAVA;
   int64_t live = xchg_buf_live_count();
-  check(read_wrapped(data, size, codec).ok, "%s: the whole input does not decode (%" PRId64 ")", name, 0);
+  TU_CHECK(read_wrapped(data, size, codec).ok, "%s: the whole input does not decode", name);
   for (size_t cut = 0; cut < size; cut++) {
     POISON(data + cut, size - cut);
     outcome o = read_wrapped(data, cut, codec);
@@ -337,8 +325,7 @@ static void sweep_codec(const uint8_t *ipc, size_t ipc_size, xchg_stream_codec c
     /* One frame: any cut but the empty input (no frames) is inside it.
      * (The block formats end wherever a block does; there the IPC layer
      * finds the cut.) */
-    if (single_frame && whole && cut > 0)
-      check(0, "%s cut at byte %" PRId64 " decodes as a whole frame", name, (int64_t)cut);
+    TU_CHECK(!single_frame || !whole || cut <= 0, "%s cut at byte %" PRId64 " decodes as a whole frame", name, (int64_t)cut);
     UNPOISON(data + cut, size - cut);
     codec_cuts++;
     codec_cut_errors += !o.ok;
@@ -348,10 +335,9 @@ static void sweep_codec(const uint8_t *ipc, size_t ipc_size, xchg_stream_codec c
      * apart, and must be 0 like any other cut decoding whole. */
     if (o.ok && decoded == ipc_size) {
       codec_trailer_cuts++;
-      check(0, "%s cut at byte %" PRId64 ", in the codec's trailer, decodes as a whole input", name,
-            (int64_t)cut);
+      TU_CHECK(0, "%s cut at byte %" PRId64 ", in the codec's trailer, decodes as a whole input", name, (int64_t)cut);
     } else if (o.ok) {
-      check(0, "%s cut at byte %" PRId64 " decodes as a whole input", name, (int64_t)cut);
+      TU_CHECK(0, "%s cut at byte %" PRId64 " decodes as a whole input", name, (int64_t)cut);
     }
   }
   uint64_t rng = 0xf11b ^ size;
@@ -372,10 +358,9 @@ static void sweep_codec(const uint8_t *ipc, size_t ipc_size, xchg_stream_codec c
       check_accepted(r, name, bit);
     }
     if (ok && whole_or_error)
-      check(decoded == ipc_size, "%s: bit %" PRId64 " flipped decodes short of the whole input", name,
-            (int64_t)bit);
+      TU_CHECK(decoded == ipc_size, "%s: bit %" PRId64 " flipped decodes short of the whole input", name, (int64_t)bit);
   }
-  check(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked", name, xchg_buf_live_count() - live);
+  TU_CHECK(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked", name, xchg_buf_live_count() - live);
   free(copy);
   free(data);
 }
@@ -388,40 +373,56 @@ static void sweep_codecs(const char *gold_dir) {
   snprintf(path, sizeof path, "%s/1.0.0-littleendian/generated_nested_dictionary.stream", gold_dir);
   size_t size;
   uint8_t *ipc = tu_read_file(path, &size);
-  check(ipc != NULL, "cannot read %s (%" PRId64 ")", path, 0);
+  TU_CHECK(ipc != NULL, "cannot read %s", path);
   if (ipc == NULL) return;
   for (size_t c = 0; c < sizeof codecs / sizeof codecs[0]; c++) sweep_codec(ipc, size, codecs[c]);
   free(ipc);
 }
 
-int main(int argc, char **argv) {
-  const char *env = getenv("XCHG_TESTDATA");
-  char fuzz_dir[1024], gold_dir[1024];
-  if (!env && argc < 2) {
-    fprintf(stderr, "usage: test_bad_input [TESTDATA_DIR] (or set XCHG_TESTDATA)\n");
-    return 2;
-  }
-  const char *base = argc > 1 ? argv[1] : env;
-  snprintf(fuzz_dir, sizeof fuzz_dir, "%s/arrow-fuzz", base);
-  snprintf(gold_dir, sizeof gold_dir, "%s/arrow-gold", base);
+static char fuzz_dir[1024], gold_dir[1024];
+
+static void fuzz_corpus(void) {
   tu_walk(fuzz_dir, NULL, fuzz_file, NULL);
   printf("fuzz corpus: %" PRId64 " inputs, %" PRId64 " errors returned, crashes = 0\n", fuzz_inputs, fuzz_errors);
+  TU_CHECK(fuzz_inputs > 0, "no fuzz input under %s", fuzz_dir);
+}
+
+static void truncation(void) {
   tu_walk(gold_dir, ".stream", truncate_file, NULL);
   tu_walk(gold_dir, ".arrow_file", truncate_file, NULL);
   printf("truncation: %" PRId64 " cuts, %" PRId64 " errors returned, crashes = 0\n", cuts, cut_errors);
+  TU_CHECK(cuts > 0, "no gold file under %s", gold_dir);
+}
+
+static void bit_flips(void) {
   tu_walk(gold_dir, ".stream", flip_file, NULL);
   tu_walk(gold_dir, ".arrow_file", flip_file, NULL);
   printf("bit flips: %" PRId64 " inputs, %" PRId64 " errors returned, %" PRId64
          " accepted (each checked independently), crashes = 0\n", flips, flip_errors, flips_accepted);
+  TU_CHECK(flips > 0, "no gold file under %s", gold_dir);
+}
+
+static void stream_codecs(void) {
   sweep_codecs(gold_dir);
   printf("stream codec truncation: %" PRId64 " cuts, %" PRId64 " errors returned, %" PRId64
          " cuts in a codec trailer not noticed, crashes = 0\n",
          codec_cuts, codec_cut_errors, codec_trailer_cuts);
-  check(codec_cut_errors == codec_cuts, "stream codecs%s: %" PRId64 " cuts decode as whole inputs",
-        "", codec_cuts - codec_cut_errors);
+  TU_CHECK(codec_cut_errors == codec_cuts, "stream codecs: %" PRId64 " cuts decode as whole inputs",
+           codec_cuts - codec_cut_errors);
   printf("stream codec bit flips: %" PRId64 " inputs, %" PRId64 " errors returned, %" PRId64
          " accepted as IPC (each checked independently), crashes = 0\n", codec_flips, codec_flip_errors,
          codec_flips_accepted);
-  TU_CHECK(fuzz_inputs > 0 && cuts > 0 && codec_cuts > 0, "a sweep had no input");
-  return tu_finish("bad_input");
+  TU_CHECK(codec_cuts > 0, "the stream codec sweep had no input");
+}
+
+int main(int argc, char **argv) {
+  tu_testdata_path(fuzz_dir, sizeof fuzz_dir, "arrow-fuzz");
+  tu_testdata_path(gold_dir, sizeof gold_dir, "arrow-gold");
+  static const tu_case cases[] = {
+      {"fuzz_corpus", fuzz_corpus},
+      {"truncation", truncation},
+      {"bit_flips", bit_flips},
+      {"stream_codecs", stream_codecs},
+  };
+  return TU_MAIN(argc, argv, "bad_input", cases);
 }

@@ -36,7 +36,7 @@ typedef struct split {
 
 static void split_stream(xchg_block_codec codec, split *s) {
   memset(s, 0, sizeof *s);
-  TU_EXPECT(cd_make_stream(0, ROWS, N_BATCHES, 0, codec, &s->stream) == 0);
+  TU_CHECK(cd_make_stream(0, ROWS, N_BATCHES, 0, codec, &s->stream) == 0);
   tu_body bodies[32];
   s->n = tu_map_bodies(xchg_buf_data(s->stream), xchg_buf_size(s->stream), bodies, 31);
   for (int64_t i = 0; i < s->n; i++) {
@@ -119,8 +119,7 @@ static xchg_source *counted_source(counted *c, const tu_bytes *p) {
 static void check_batch(const struct ArrowArray *a, const int64_t *cols, int64_t n_cols, int64_t b,
                         const char *what) {
   char msg[512];
-  if (cd_check_batch(a, cols, n_cols, 0, b, ROWS[b], msg, sizeof msg) != 0)
-    tu_fail_at(__FILE__, __LINE__, "%s, batch %lld: %s", what, (long long)b, msg);
+  TU_CHECK(cd_check_batch(a, cols, n_cols, 0, b, ROWS[b], msg, sizeof msg) == 0, "%s, batch %lld: %s", what, (long long)b, msg);
 }
 
 /* ---- cases ------------------------------------------------------------------ */
@@ -218,8 +217,7 @@ static void test_stream_payload(xchg_block_codec codec) {
     struct ArrowArray a;
     TU_OK(xchg_batch_decoder_decode(dec, one, b, &a, &err), err);
     char msg[512];
-    if (a.release && array_range_equal(&schema, &whole, at, &a, 0, ROWS[b], msg, sizeof msg) != 0)
-      tu_fail_at(__FILE__, __LINE__, "stream rows of batch %lld: %s", (long long)b, msg);
+    TU_CHECK(!a.release || array_range_equal(&schema, &whole, at, &a, 0, ROWS[b], msg, sizeof msg) == 0, "stream rows of batch %lld: %s", (long long)b, msg);
     at += ROWS[b];
     if (a.release) a.release(&a);
     xchg_source_free(one);
@@ -498,7 +496,7 @@ static void test_wrong_payloads(void) {
   split s, other;
   split_stream(XCHG_BLOCK_NONE, &s);
   memset(&other, 0, sizeof other);
-  TU_EXPECT(cd_make_stream(0, ROWS, 1, 1, XCHG_BLOCK_NONE, &other.stream) == 0);
+  TU_CHECK(cd_make_stream(0, ROWS, 1, 1, XCHG_BLOCK_NONE, &other.stream) == 0);
   xchg_batch_decoder *dec = open_decoder(&s, NULL, 0, NULL);
   xchg_error err;
   struct ArrowArray a;
@@ -536,22 +534,43 @@ static void test_wrong_payloads(void) {
   xchg_buf_unref(other.stream);
 }
 
-int main(void) {
-  static const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME, XCHG_BLOCK_ZSTD};
-  for (int i = 0; i < 3; i++) {
-    test_batches(codecs[i]);
-    test_stream_payload(codecs[i]);
-    test_truncation(codecs[i]);
-    test_damaged_bytes(codecs[i]);
-  }
-  test_copy_discipline();
+static const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME, XCHG_BLOCK_ZSTD};
+
+static void batches(void) {
+  for (int i = 0; i < 3; i++) test_batches(codecs[i]);
+}
+
+static void stream_payload(void) {
+  for (int i = 0; i < 3; i++) test_stream_payload(codecs[i]);
+}
+
+static void truncation(void) {
+  for (int i = 0; i < 3; i++) test_truncation(codecs[i]);
+}
+
+static void damaged_bytes(void) {
+  for (int i = 0; i < 3; i++) test_damaged_bytes(codecs[i]);
+}
+
+static void many(void) {
   test_many(0, 0);
   test_many(1, 0);
   test_many(1, 1);
-  test_reads_on_pool();
-  test_corrupt_body();
-  test_failing_read();
-  test_wrong_payloads();
-  test_short_vectors_past_a_skipped_column();
-  return tu_finish("batch_decoder");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {
+      {"batches", batches},
+      {"stream_payload", stream_payload},
+      {"truncation", truncation},
+      {"damaged_bytes", damaged_bytes},
+      {"copy_discipline", test_copy_discipline},
+      {"many", many},
+      {"reads_on_pool", test_reads_on_pool},
+      {"corrupt_body", test_corrupt_body},
+      {"failing_read", test_failing_read},
+      {"wrong_payloads", test_wrong_payloads},
+      {"short_vectors_past_a_skipped_column", test_short_vectors_past_a_skipped_column},
+  };
+  return TU_MAIN(argc, argv, "batch_decoder", cases);
 }

@@ -10,24 +10,20 @@
 
 #include "support/testutil.h"
 
-int main(void) {
-  const char *cli = getenv("XCHG_CLI");
-  if (!cli) {
-    tu_fail("XCHG_CLI", "not set");
-    return tu_finish("bench_broadcast");
-  }
+static void quick_json(void) {
+  const char *cli = tu_cli_path();
   char cmd[4096];
   snprintf(cmd, sizeof cmd, "'%s' bench broadcast --quick --rows 30000 --json", cli);
   FILE *p = popen(cmd, "r");
   if (!p) {
-    tu_fail(cmd, "cannot run it");
-    return tu_finish("bench_broadcast");
+    TU_CHECK(0, "%s: cannot run it", cmd);
+    return;
   }
   json_error_t jerr;
   json_t *doc = json_loadf(p, JSON_DISABLE_EOF_CHECK, &jerr);
   int status = pclose(p);
   TU_CHECK(status == 0 && doc, "%s: exit status %d, JSON: %s", cmd, status, doc ? "ok" : jerr.text);
-  if (!doc) return tu_finish("bench_broadcast");
+  if (!doc) return;
   int rows = 0, seen[3] = {0, 0, 0};
   static const char *const modes[3] = {"off", "on", "retain"};
   json_t *results = json_object_get(doc, "results");
@@ -55,5 +51,9 @@ int main(void) {
   }
   TU_CHECK(rows > 0 && seen[0] && seen[1] && seen[2], "results incomplete (%d rows)", rows);
   json_decref(doc);
-  return tu_finish("bench_broadcast");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"quick_json", quick_json}};
+  return TU_MAIN(argc, argv, "bench_broadcast", cases);
 }

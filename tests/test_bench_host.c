@@ -16,10 +16,8 @@ static json_int_t field(json_t *r, const char *name) {
   return json_integer_value(v);
 }
 
-int main(void) {
-  const char *cli = getenv("XCHG_CLI");
-  TU_CHECK(cli, "XCHG_CLI must be set");
-  if (!cli) return tu_finish("bench_host");
+static void quick_json(void) {
+  const char *cli = tu_cli_path();
   char cmd[4096];
   snprintf(cmd, sizeof cmd, "'%s' bench host --rows 20000 --processes 1,3 --tasks 4 --threads 2 "
            "--runs 1 --json", cli);
@@ -66,5 +64,9 @@ int main(void) {
              mode, mapping ? "missing" : "where no process mapped");
   }
   json_decref(doc);
-  return tu_finish("bench_host");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"quick_json", quick_json}};
+  return TU_MAIN(argc, argv, "bench_host", cases);
 }

@@ -173,12 +173,12 @@ static void from_file(const char *cli) {
   remove(path);
 }
 
-int main(void) {
-  const char *cli = getenv("XCHG_CLI");
-  TU_CHECK(cli, "XCHG_CLI must be set");
-  if (!cli) return tu_finish("bench_shuffle");
-  sweep(cli);
-  from_file(cli);
+static const char *cli;
+
+static void run_sweep(void) { sweep(cli); }
+static void run_from_file(void) { from_file(cli); }
+
+static void usage_errors(void) {
   char cmd[4096];
   snprintf(cmd, sizeof cmd, "'%s' bench shuffle --format ipc --codec snappy --quick >/dev/null 2>&1", cli);
   TU_CHECK(tu_run("%s", cmd) == 2, "%s: no configuration is a usage error", cmd);
@@ -190,5 +190,14 @@ int main(void) {
   TU_CHECK(tu_run("%s", cmd) == 2, "%s: --block-rows is the shuffle shape's", cmd);
   snprintf(cmd, sizeof cmd, "'%s' gen shuffle - --rows 10 --level 3 >/dev/null 2>&1", cli);
   TU_CHECK(tu_run("%s", cmd) == 2, "%s: --level is not the shuffle shape's", cmd);
-  return tu_finish("bench_shuffle");
+}
+
+int main(int argc, char **argv) {
+  cli = tu_cli_path();
+  static const tu_case cases[] = {
+      {"sweep", run_sweep},
+      {"from_file", run_from_file},
+      {"usage_errors", usage_errors},
+  };
+  return TU_MAIN(argc, argv, "bench_shuffle", cases);
 }

@@ -17,6 +17,7 @@
  *  - `bench broadcast` with tasks on 1 thread (which never overlap): sharing
  *    on decodes once per task, the row is marked and a note under the
  *    table says why. */
+#include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -195,21 +196,20 @@ static void check_broadcast_note(void) {
   tu_cli_result_free(&r);
 }
 
-int main(void) {
-  cli = getenv("XCHG_CLI");
-  if (cli == NULL) {
-    fprintf(stderr, "XCHG_CLI is not set (ctest sets it to the xchg executable)\n");
-    return 1;
-  }
+static void cat_finds_polars(void) {
   char dir[] = "/tmp/xchg-bench-usage-XXXXXX";
-  check_usage_errors();
-  if (mkdtemp(dir) != NULL) {
-    check_cat_finds_polars(dir);
-    tu_run("rm -rf '%s'", dir);
-  } else {
-    TU_CHECK(false, "mkdtemp");
-  }
-  check_host_one_process();
-  check_broadcast_note();
-  return tu_finish("bench_usage");
+  if (!TU_CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno))) return;
+  check_cat_finds_polars(dir);
+  tu_run("rm -rf '%s'", dir);
+}
+
+int main(int argc, char **argv) {
+  cli = tu_cli_path();
+  static const tu_case cases[] = {
+      {"usage_errors", check_usage_errors},
+      {"cat_finds_polars", cat_finds_polars},
+      {"host_one_process", check_host_one_process},
+      {"broadcast_note", check_broadcast_note},
+  };
+  return TU_MAIN(argc, argv, "bench_usage", cases);
 }

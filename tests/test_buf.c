@@ -18,22 +18,22 @@ static void test_alloc_alignment_and_sizes(void) {
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
     xchg_buf *a = xchg_buf_alloc(sizes[i]);
     xchg_buf *c = xchg_buf_calloc(sizes[i]);
-    TU_EXPECT(a != NULL && c != NULL);
+    TU_CHECK(a != NULL && c != NULL);
     if (a == NULL || c == NULL) {
       xchg_buf_unref(a);
       xchg_buf_unref(c);
       continue;
     }
-    TU_EXPECT(xchg_buf_size(a) == sizes[i]);
-    TU_EXPECT(xchg_buf_size(c) == sizes[i]);
-    TU_EXPECT(is_aligned(xchg_buf_data(a)));
-    TU_EXPECT(is_aligned(xchg_buf_data(c)));
-    TU_EXPECT(xchg_buf_mutable_data(a) == xchg_buf_data(a));
+    TU_CHECK(xchg_buf_size(a) == sizes[i]);
+    TU_CHECK(xchg_buf_size(c) == sizes[i]);
+    TU_CHECK(is_aligned(xchg_buf_data(a)));
+    TU_CHECK(is_aligned(xchg_buf_data(c)));
+    TU_CHECK(xchg_buf_mutable_data(a) == xchg_buf_data(a));
     /* Every byte must be writable (ASan catches an undersized allocation). */
     memset(xchg_buf_mutable_data(a), 0xAB, sizes[i]);
     size_t nonzero = 0;
     for (size_t j = 0; j < sizes[i]; j++) nonzero += xchg_buf_data(c)[j] != 0;
-    TU_EXPECT(nonzero == 0);
+    TU_CHECK(nonzero == 0);
     xchg_buf_unref(a);
     xchg_buf_unref(c);
   }
@@ -44,60 +44,60 @@ static void test_counters_track_alloc(void) {
   int64_t live0 = xchg_buf_live_count();
   xchg_buf *a = xchg_buf_alloc(1000);
   xchg_buf *b = xchg_buf_calloc(24);
-  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0 + 1024);
-  TU_EXPECT(xchg_buf_live_count() == live0 + 2);
+  TU_CHECK(xchg_buf_allocated_bytes() == bytes0 + 1024);
+  TU_CHECK(xchg_buf_live_count() == live0 + 2);
   xchg_buf *s = xchg_buf_slice(a, 10, 20);
-  TU_EXPECT(xchg_buf_live_count() == live0 + 3);
-  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0 + 1024); /* slices share, not allocate */
+  TU_CHECK(xchg_buf_live_count() == live0 + 3);
+  TU_CHECK(xchg_buf_allocated_bytes() == bytes0 + 1024); /* slices share, not allocate */
   xchg_buf_unref(s);
   xchg_buf_unref(a);
   xchg_buf_unref(b);
-  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
-  TU_EXPECT(xchg_buf_live_count() == live0);
+  TU_CHECK(xchg_buf_allocated_bytes() == bytes0);
+  TU_CHECK(xchg_buf_live_count() == live0);
 }
 
 static void test_slices_keep_parent_alive(void) {
   int64_t bytes0 = xchg_buf_allocated_bytes();
   xchg_buf *parent = xchg_buf_alloc(256);
-  TU_EXPECT(parent != NULL);
+  TU_CHECK(parent != NULL);
   if (parent == NULL) return;
   uint8_t *p = xchg_buf_mutable_data(parent);
   for (int i = 0; i < 256; i++) p[i] = (uint8_t)i;
 
   xchg_buf *s1 = xchg_buf_slice(parent, 100, 50);
-  TU_EXPECT(s1 != NULL);
+  TU_CHECK(s1 != NULL);
   if (s1 == NULL) return;
   xchg_buf *s2 = xchg_buf_slice(s1, 10, 5); /* bytes 110..114 of parent */
-  TU_EXPECT(s2 != NULL);
+  TU_CHECK(s2 != NULL);
   if (s2 == NULL) return;
-  TU_EXPECT(xchg_buf_size(s1) == 50 && xchg_buf_size(s2) == 5);
-  TU_EXPECT(xchg_buf_data(s1) == p + 100);
-  TU_EXPECT(xchg_buf_data(s2) == p + 110);
+  TU_CHECK(xchg_buf_size(s1) == 50 && xchg_buf_size(s2) == 5);
+  TU_CHECK(xchg_buf_data(s1) == p + 100);
+  TU_CHECK(xchg_buf_data(s2) == p + 110);
 
   /* Dropping the parent and the middle slice must leave s2 readable: after
    * this, only s2 holds the memory (ASan flags a use-after-free otherwise). */
   xchg_buf_unref(parent);
   xchg_buf_unref(s1);
-  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0 + 256);
+  TU_CHECK(xchg_buf_allocated_bytes() == bytes0 + 256);
   const uint8_t *d = xchg_buf_data(s2);
-  TU_EXPECT(d[0] == 110 && d[4] == 114);
+  TU_CHECK(d[0] == 110 && d[4] == 114);
   xchg_buf_unref(s2);
-  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
+  TU_CHECK(xchg_buf_allocated_bytes() == bytes0);
 }
 
 static void test_slice_bounds(void) {
   xchg_buf *b = xchg_buf_alloc(16);
-  TU_EXPECT(b != NULL);
+  TU_CHECK(b != NULL);
   if (b == NULL) return;
   xchg_buf *ok_end = xchg_buf_slice(b, 16, 0);
-  TU_EXPECT(ok_end != NULL && xchg_buf_size(ok_end) == 0);
+  TU_CHECK(ok_end != NULL && xchg_buf_size(ok_end) == 0);
   xchg_buf *whole = xchg_buf_slice(b, 0, 16);
-  TU_EXPECT(whole != NULL);
-  TU_EXPECT(xchg_buf_slice(b, 17, 0) == NULL);
-  TU_EXPECT(xchg_buf_slice(b, 8, 9) == NULL);
-  TU_EXPECT(xchg_buf_slice(b, 1, SIZE_MAX) == NULL); /* offset+size wraps around */
-  TU_EXPECT(xchg_buf_slice(b, SIZE_MAX, 2) == NULL);
-  TU_EXPECT(xchg_buf_slice(NULL, 0, 0) == NULL);
+  TU_CHECK(whole != NULL);
+  TU_CHECK(xchg_buf_slice(b, 17, 0) == NULL);
+  TU_CHECK(xchg_buf_slice(b, 8, 9) == NULL);
+  TU_CHECK(xchg_buf_slice(b, 1, SIZE_MAX) == NULL); /* offset+size wraps around */
+  TU_CHECK(xchg_buf_slice(b, SIZE_MAX, 2) == NULL);
+  TU_CHECK(xchg_buf_slice(NULL, 0, 0) == NULL);
   xchg_buf_unref(ok_end);
   xchg_buf_unref(whole);
   xchg_buf_unref(b);
@@ -106,7 +106,7 @@ static void test_slice_bounds(void) {
    * in C, which clang's UBSan reports). */
   xchg_buf *none = xchg_buf_wrap(NULL, 0, NULL, NULL);
   xchg_buf *empty = xchg_buf_slice(none, 0, 0);
-  TU_EXPECT(empty != NULL && xchg_buf_size(empty) == 0 && xchg_buf_data(empty) == NULL);
+  TU_CHECK(empty != NULL && xchg_buf_size(empty) == 0 && xchg_buf_data(empty) == NULL);
   xchg_buf_unref(empty);
   xchg_buf_unref(none);
 }
@@ -130,35 +130,35 @@ static void test_wrap_release_once(void) {
   static const char text[] = "borrowed bytes";
   release_record rec = {0, NULL, 0};
   xchg_buf *w = xchg_buf_wrap(text, sizeof text, record_release, &rec);
-  TU_EXPECT(w != NULL);
+  TU_CHECK(w != NULL);
   if (w == NULL) return;
-  TU_EXPECT(xchg_buf_data(w) == (const uint8_t *)text);
-  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0); /* wrapping allocates no data */
+  TU_CHECK(xchg_buf_data(w) == (const uint8_t *)text);
+  TU_CHECK(xchg_buf_allocated_bytes() == bytes0); /* wrapping allocates no data */
   xchg_buf *extra = xchg_buf_ref(w);
-  TU_EXPECT(extra == w);
+  TU_CHECK(extra == w);
   xchg_buf *s = xchg_buf_slice(w, 9, 5);
-  TU_EXPECT(s != NULL && memcmp(xchg_buf_data(s), "bytes", 5) == 0);
+  TU_CHECK(s != NULL && memcmp(xchg_buf_data(s), "bytes", 5) == 0);
   xchg_buf_unref(w);
   xchg_buf_unref(extra);
-  TU_EXPECT(rec.calls == 0); /* the slice still holds it */
+  TU_CHECK(rec.calls == 0); /* the slice still holds it */
   xchg_buf_unref(s);
-  TU_EXPECT(rec.calls == 1);
-  TU_EXPECT(rec.data == text && rec.size == sizeof text);
-  TU_EXPECT(xchg_buf_live_count() == live0);
+  TU_CHECK(rec.calls == 1);
+  TU_CHECK(rec.data == text && rec.size == sizeof text);
+  TU_CHECK(xchg_buf_live_count() == live0);
 
   /* No release callback: static memory. */
   xchg_buf *st = xchg_buf_wrap(text, 3, NULL, NULL);
-  TU_EXPECT(st != NULL && xchg_buf_size(st) == 3);
+  TU_CHECK(st != NULL && xchg_buf_size(st) == 3);
   xchg_buf_unref(st);
-  TU_EXPECT(xchg_buf_live_count() == live0);
-  TU_EXPECT(xchg_buf_ref(NULL) == NULL);
+  TU_CHECK(xchg_buf_live_count() == live0);
+  TU_CHECK(xchg_buf_ref(NULL) == NULL);
   xchg_buf_unref(NULL);
 }
 
 static void test_fail_nth_alloc(void) {
   int64_t live0 = xchg_buf_live_count();
   xchg_buf *keep = xchg_buf_alloc(8);
-  TU_EXPECT(keep != NULL);
+  TU_CHECK(keep != NULL);
   if (keep == NULL) return;
 
   xchg_buf_fail_nth_alloc(3);
@@ -166,7 +166,7 @@ static void test_fail_nth_alloc(void) {
   xchg_buf *a2 = xchg_buf_slice(keep, 0, 4); /* 2nd: succeeds */
   xchg_buf *a3 = xchg_buf_calloc(8);      /* 3rd: injected failure */
   xchg_buf *a4 = xchg_buf_alloc(8);       /* the hook fired once, then is off */
-  TU_EXPECT(a1 != NULL && a2 != NULL && a3 == NULL && a4 != NULL);
+  TU_CHECK(a1 != NULL && a2 != NULL && a3 == NULL && a4 != NULL);
   xchg_buf_unref(a1);
   xchg_buf_unref(a2);
   xchg_buf_unref(a3);
@@ -174,39 +174,39 @@ static void test_fail_nth_alloc(void) {
 
   /* Each entry point honours the hook. */
   xchg_buf_fail_nth_alloc(1);
-  TU_EXPECT(xchg_buf_alloc(1) == NULL);
+  TU_CHECK(xchg_buf_alloc(1) == NULL);
   xchg_buf_fail_nth_alloc(1);
-  TU_EXPECT(xchg_buf_calloc(1) == NULL);
+  TU_CHECK(xchg_buf_calloc(1) == NULL);
   xchg_buf_fail_nth_alloc(1);
-  TU_EXPECT(xchg_buf_slice(keep, 0, 1) == NULL);
+  TU_CHECK(xchg_buf_slice(keep, 0, 1) == NULL);
   xchg_buf_fail_nth_alloc(1);
-  TU_EXPECT(xchg_buf_wrap("x", 1, NULL, NULL) == NULL);
+  TU_CHECK(xchg_buf_wrap("x", 1, NULL, NULL) == NULL);
 
   /* 0 disables a pending failure. */
   xchg_buf_fail_nth_alloc(1);
   xchg_buf_fail_nth_alloc(0);
   xchg_buf *b = xchg_buf_alloc(1);
-  TU_EXPECT(b != NULL);
+  TU_CHECK(b != NULL);
   xchg_buf_unref(b);
 
   xchg_buf_unref(keep);
-  TU_EXPECT(xchg_buf_live_count() == live0);
+  TU_CHECK(xchg_buf_live_count() == live0);
 }
 
 static void test_huge_alloc_fails_cleanly(void) {
   int64_t bytes0 = xchg_buf_allocated_bytes();
-  TU_EXPECT(xchg_buf_alloc(SIZE_MAX) == NULL);
-  TU_EXPECT(xchg_buf_alloc(SIZE_MAX - 10) == NULL);
-  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0);
+  TU_CHECK(xchg_buf_alloc(SIZE_MAX) == NULL);
+  TU_CHECK(xchg_buf_alloc(SIZE_MAX - 10) == NULL);
+  TU_CHECK(xchg_buf_allocated_bytes() == bytes0);
 }
 
 static void test_error_messages(void) {
   xchg_error err;
-  TU_EXPECT(xchg_errorf(&err, XCHG_EFORMAT, "bad length %d at byte %lld", -3, 17LL) == XCHG_EFORMAT);
-  TU_EXPECT(strcmp(err.message, "bad length -3 at byte 17") == 0);
+  TU_CHECK(xchg_errorf(&err, XCHG_EFORMAT, "bad length %d at byte %lld", -3, 17LL) == XCHG_EFORMAT);
+  TU_CHECK(strcmp(err.message, "bad length -3 at byte 17") == 0);
   xchg_error_prefix(&err, "message %d: ", 4);
-  TU_EXPECT(strcmp(err.message, "message 4: bad length -3 at byte 17") == 0);
-  TU_EXPECT(xchg_errorf(NULL, XCHG_EIO, "ignored %s", "x") == XCHG_EIO);
+  TU_CHECK(strcmp(err.message, "message 4: bad length -3 at byte 17") == 0);
+  TU_CHECK(xchg_errorf(NULL, XCHG_EIO, "ignored %s", "x") == XCHG_EIO);
   xchg_error_prefix(NULL, "ignored");
 
   /* Over-long messages are truncated and stay terminated. */
@@ -214,20 +214,20 @@ static void test_error_messages(void) {
   memset(big, 'x', sizeof big - 1);
   big[sizeof big - 1] = '\0';
   xchg_errorf(&err, XCHG_EINVAL, "%s", big);
-  TU_EXPECT(strlen(err.message) == XCHG_ERROR_MESSAGE_SIZE - 1);
+  TU_CHECK(strlen(err.message) == XCHG_ERROR_MESSAGE_SIZE - 1);
   xchg_error_prefix(&err, "ctx: ");
-  TU_EXPECT(strlen(err.message) == XCHG_ERROR_MESSAGE_SIZE - 1);
-  TU_EXPECT(strncmp(err.message, "ctx: xxx", 8) == 0);
+  TU_CHECK(strlen(err.message) == XCHG_ERROR_MESSAGE_SIZE - 1);
+  TU_CHECK(strncmp(err.message, "ctx: xxx", 8) == 0);
   xchg_errorf(&err, XCHG_EINVAL, "tail");
   xchg_error_prefix(&err, "%s", big);
-  TU_EXPECT(strlen(err.message) == XCHG_ERROR_MESSAGE_SIZE - 1);
+  TU_CHECK(strlen(err.message) == XCHG_ERROR_MESSAGE_SIZE - 1);
 
-  TU_EXPECT(strcmp(xchg_status_name(XCHG_OK), "ok") == 0);
+  TU_CHECK(strcmp(xchg_status_name(XCHG_OK), "ok") == 0);
   const xchg_status all[] = {XCHG_EINVAL, XCHG_ENOMEM, XCHG_EIO, XCHG_EFORMAT,
                              XCHG_ENOTSUP, XCHG_ECANCELLED, XCHG_ELIMIT};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-    for (size_t j = 0; j < i; j++) TU_EXPECT(strcmp(xchg_status_name(all[i]), xchg_status_name(all[j])) != 0);
-    TU_EXPECT(strcmp(xchg_status_name(all[i]), xchg_status_name((xchg_status)99)) != 0);
+    for (size_t j = 0; j < i; j++) TU_CHECK(strcmp(xchg_status_name(all[i]), xchg_status_name(all[j])) != 0);
+    TU_CHECK(strcmp(xchg_status_name(all[i]), xchg_status_name((xchg_status)99)) != 0);
   }
 }
 
@@ -245,36 +245,36 @@ static void test_large_blocks_recycled(void) {
   xchg_buf_metrics m0 = metrics();
   int64_t bytes0 = xchg_buf_allocated_bytes(), live0 = xchg_buf_live_count();
   xchg_buf *a = xchg_buf_alloc(100000);
-  TU_EXPECT(a != NULL);
+  TU_CHECK(a != NULL);
   const uint8_t *first = xchg_buf_data(a);
   memset(xchg_buf_mutable_data(a), 0xff, 100000);
   xchg_buf *held = xchg_buf_ref(a);
   xchg_buf_unref(a);
   xchg_buf *other = xchg_buf_alloc(100000);
-  TU_EXPECT(other != NULL && xchg_buf_data(other) != first); /* still referenced: not reused */
+  TU_CHECK(other != NULL && xchg_buf_data(other) != first); /* still referenced: not reused */
   xchg_buf_unref(other);
   xchg_buf_unref(held);
   xchg_buf_metrics m = metrics();
-  TU_EXPECT(m.live_bytes == m0.live_bytes && xchg_buf_live_count() == live0);
-  TU_EXPECT(m.recycled_blocks == m0.recycled_blocks + 2);
-  TU_EXPECT(m.recycled_bytes >= m0.recycled_bytes + 2 * 100000);
-  TU_EXPECT(xchg_buf_allocated_bytes() == bytes0 + (m.recycled_bytes - m0.recycled_bytes));
-  TU_EXPECT(m.allocated_bytes == m.live_bytes + m.recycled_bytes);
+  TU_CHECK(m.live_bytes == m0.live_bytes && xchg_buf_live_count() == live0);
+  TU_CHECK(m.recycled_blocks == m0.recycled_blocks + 2);
+  TU_CHECK(m.recycled_bytes >= m0.recycled_bytes + 2 * 100000);
+  TU_CHECK(xchg_buf_allocated_bytes() == bytes0 + (m.recycled_bytes - m0.recycled_bytes));
+  TU_CHECK(m.allocated_bytes == m.live_bytes + m.recycled_bytes);
   xchg_buf *again = xchg_buf_calloc(99000); /* the same class, 1/8 of a doubling wide */
-  TU_EXPECT(again != NULL && xchg_buf_data(again) == first);
-  TU_EXPECT(metrics().reused_blocks == m0.reused_blocks + 1);
-  TU_EXPECT(metrics().recycled_blocks == m0.recycled_blocks + 1);
+  TU_CHECK(again != NULL && xchg_buf_data(again) == first);
+  TU_CHECK(metrics().reused_blocks == m0.reused_blocks + 1);
+  TU_CHECK(metrics().recycled_blocks == m0.recycled_blocks + 1);
   size_t nonzero = 0;
   for (size_t i = 0; i < 99000; i++) nonzero += xchg_buf_data(again)[i] != 0;
-  TU_EXPECT(nonzero == 0);
+  TU_CHECK(nonzero == 0);
   memset(xchg_buf_mutable_data(again), 0xff, 99000);
   xchg_buf_unref(again);
   xchg_buf *padded = xchg_buf_alloc(99001); /* padding [99001, 99008) zeroed */
-  TU_EXPECT(padded != NULL && xchg_buf_data(padded) == first);
-  for (size_t i = 99001; i < 99008; i++) TU_EXPECT(xchg_buf_data(padded)[i] == 0);
+  TU_CHECK(padded != NULL && xchg_buf_data(padded) == first);
+  for (size_t i = 99001; i < 99008; i++) TU_CHECK(xchg_buf_data(padded)[i] == 0);
   xchg_buf_unref(padded);
   xchg_buf *small = xchg_buf_alloc(1000), *big = xchg_buf_alloc(200000); /* other classes */
-  TU_EXPECT(small && big && xchg_buf_data(small) != first && xchg_buf_data(big) != first);
+  TU_CHECK(small && big && xchg_buf_data(small) != first && xchg_buf_data(big) != first);
   xchg_buf_unref(small);
   xchg_buf_unref(big);
 }
@@ -282,12 +282,12 @@ static void test_large_blocks_recycled(void) {
 /* The last block released is the first handed out (the warm one). */
 static void test_recycling_is_lifo(void) {
   xchg_buf *a = xchg_buf_alloc(70000), *b = xchg_buf_alloc(70000);
-  TU_EXPECT(a != NULL && b != NULL);
+  TU_CHECK(a != NULL && b != NULL);
   const uint8_t *pa = xchg_buf_data(a), *pb = xchg_buf_data(b);
   xchg_buf_unref(a);
   xchg_buf_unref(b);
   xchg_buf *c = xchg_buf_alloc(70000), *d = xchg_buf_alloc(70000);
-  TU_EXPECT(c != NULL && d != NULL && xchg_buf_data(c) == pb && xchg_buf_data(d) == pa);
+  TU_CHECK(c != NULL && d != NULL && xchg_buf_data(c) == pb && xchg_buf_data(d) == pa);
   xchg_buf_unref(c);
   xchg_buf_unref(d);
 }
@@ -297,40 +297,38 @@ static void test_recycling_is_lifo(void) {
 static void test_recycler_bound_and_trim(void) {
   enum { N = 40 };
   xchg_buf *bufs[N];
-  for (int i = 0; i < N; i++) TU_EXPECT((bufs[i] = xchg_buf_alloc((size_t)3 << 20)) != NULL);
+  for (int i = 0; i < N; i++) TU_CHECK((bufs[i] = xchg_buf_alloc((size_t)3 << 20)) != NULL);
   for (int i = 0; i < N; i++) xchg_buf_unref(bufs[i]); /* 120 MiB released */
   xchg_buf_metrics m = metrics();
-  TU_EXPECT(m.recycle_limit_bytes == (int64_t)64 << 20);
-  TU_EXPECT(m.recycled_bytes <= m.recycle_limit_bytes);
-  TU_EXPECT(m.recycled_bytes >= m.recycle_limit_bytes - ((int64_t)4 << 20)); /* filled, not left empty */
+  TU_CHECK(m.recycle_limit_bytes == (int64_t)64 << 20);
+  TU_CHECK(m.recycled_bytes <= m.recycle_limit_bytes);
+  TU_CHECK(m.recycled_bytes >= m.recycle_limit_bytes - ((int64_t)4 << 20)); /* filled, not left empty */
   int64_t before = m.recycled_bytes;
   size_t freed = xchg_buf_trim((size_t)10 << 20);
   m = metrics();
-  TU_EXPECT(m.recycled_bytes <= (int64_t)10 << 20);
-  TU_EXPECT((int64_t)freed == before - m.recycled_bytes);
-  TU_EXPECT(m.allocated_bytes == m.live_bytes + m.recycled_bytes);
+  TU_CHECK(m.recycled_bytes <= (int64_t)10 << 20);
+  TU_CHECK((int64_t)freed == before - m.recycled_bytes);
+  TU_CHECK(m.allocated_bytes == m.live_bytes + m.recycled_bytes);
   freed = xchg_buf_trim(0);
   m = metrics();
-  TU_EXPECT(m.recycled_bytes == 0 && m.recycled_blocks == 0 && freed > 0);
-  TU_EXPECT(xchg_buf_trim(0) == 0);
-  TU_EXPECT(xchg_buf_allocated_bytes() == m.live_bytes);
+  TU_CHECK(m.recycled_bytes == 0 && m.recycled_blocks == 0 && freed > 0);
+  TU_CHECK(xchg_buf_trim(0) == 0);
+  TU_CHECK(xchg_buf_allocated_bytes() == m.live_bytes);
 }
 
-int main(void) {
-  int64_t bytes0 = metrics().live_bytes;
-  int64_t live0 = xchg_buf_live_count();
-  test_alloc_alignment_and_sizes();
-  test_counters_track_alloc();
-  test_slices_keep_parent_alive();
-  test_slice_bounds();
-  test_wrap_release_once();
-  test_fail_nth_alloc();
-  test_huge_alloc_fails_cleanly();
-  test_error_messages();
-  test_large_blocks_recycled();
-  test_recycling_is_lifo();
-  test_recycler_bound_and_trim();
-  TU_EXPECT(metrics().live_bytes == bytes0);
-  TU_EXPECT(xchg_buf_live_count() == live0);
-  return tu_finish("buf");
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {
+      {"alloc_alignment_and_sizes", test_alloc_alignment_and_sizes},
+      {"counters_track_alloc", test_counters_track_alloc},
+      {"slices_keep_parent_alive", test_slices_keep_parent_alive},
+      {"slice_bounds", test_slice_bounds},
+      {"wrap_release_once", test_wrap_release_once},
+      {"fail_nth_alloc", test_fail_nth_alloc},
+      {"huge_alloc_fails_cleanly", test_huge_alloc_fails_cleanly},
+      {"error_messages", test_error_messages},
+      {"large_blocks_recycled", test_large_blocks_recycled},
+      {"recycling_is_lifo", test_recycling_is_lifo},
+      {"recycler_bound_and_trim", test_recycler_bound_and_trim},
+  };
+  return TU_MAIN(argc, argv, "buf", cases);
 }

@@ -947,21 +947,23 @@ static void test_alloc_failures(void) {
   cd_source_free(&s);
 }
 
-int main(void) {
-  test_codecs();
-  test_single_flight();
-  test_cancel_waiter();
-  test_cancel_decoder();
-  test_failure();
-  test_lifetime();
-  test_outlive_cache();
-  test_sharing_off();
-  test_dictionary_shared();
-  test_shapes();
-  test_lazy_columns();
-  test_retention();
-  test_derived();
-  test_slow_decode();
-  test_alloc_failures();
-  return tu_finish("cache");
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {
+      {"codecs", test_codecs},
+      {"single_flight", test_single_flight},
+      {"cancel_waiter", test_cancel_waiter},
+      {"cancel_decoder", test_cancel_decoder},
+      {"failure", test_failure},
+      {"lifetime", test_lifetime},
+      {"outlive_cache", test_outlive_cache},
+      {"sharing_off", test_sharing_off},
+      {"dictionary_shared", test_dictionary_shared},
+      {"shapes", test_shapes},
+      {"lazy_columns", test_lazy_columns},
+      {"retention", test_retention},
+      {"derived", test_derived},
+      {"slow_decode", test_slow_decode},
+      {"alloc_failures", test_alloc_failures},
+  };
+  return TU_MAIN(argc, argv, "cache", cases);
 }

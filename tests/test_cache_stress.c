@@ -20,7 +20,6 @@
 #define KEPT_MAX 16
 
 /* A failure seen on a worker thread (the harness counts it atomically). */
-#define FAIL(...) tu_fail_at(__FILE__, __LINE__, __VA_ARGS__)
 
 typedef struct key_data {
   char name[16];
@@ -108,18 +107,17 @@ static void read_holder(worker *w, const key_data *k, xchg_cache_holder *h, cons
                         int64_t n_cols) {
   char msg[256];
   int64_t n = xchg_cache_holder_num_batches(h), want = k->n_batches[0] + (k->n_parts > 1 ? k->n_batches[1] : 0);
-  if (n != want) FAIL("%s: %lld batches, %lld expected", k->name, (long long)n, (long long)want);
+  TU_CHECK(n == want, "%s: %lld batches, %lld expected", k->name, (long long)n, (long long)want);
   for (int64_t i = 0; i < n && i < want; i++) {
     struct ArrowArray a;
     xchg_error err;
     if (xchg_cache_holder_batch(h, i, &a, &err) != XCHG_OK) {
-      FAIL("%s: batch: %s", k->name, err.message);
+      TU_CHECK(0, "%s: batch: %s", k->name, err.message);
       continue;
     }
     int64_t part, batch;
     locate(k, i, &part, &batch);
-    if (cd_check_batch(&a, cols, n_cols, part, batch, k->rows[part][batch], msg, sizeof msg) != 0)
-      FAIL("%s batch %lld: %s", k->name, (long long)i, msg);
+    TU_CHECK(cd_check_batch(&a, cols, n_cols, part, batch, k->rows[part][batch], msg, sizeof msg) == 0, "%s batch %lld: %s", k->name, (long long)i, msg);
     if (next_random(&w->rng) % 4 == 0 && a.n_children > 0) {
       /* Keep one column alone, moved out of its batch. */
       struct ArrowArray child = *a.children[0];
@@ -156,7 +154,7 @@ static void *run_worker(void *arg) {
     xchg_status st = xchg_cache_acquire(c, k->name, &b, cd_request(&req, all ? NULL : cols, n_cols, is_cancelled, &cs),
                                         &h, &err);
     if (st != XCHG_OK) {
-      if (st != XCHG_EIO && st != XCHG_ECANCELLED) FAIL("%s: unexpected %s: %s", k->name, xchg_status_name(st), err.message);
+      TU_CHECK(st == XCHG_EIO || st == XCHG_ECANCELLED, "%s: unexpected %s: %s", k->name, xchg_status_name(st), err.message);
       w->errors++;
       continue;
     }
@@ -176,13 +174,13 @@ static void *run_worker(void *arg) {
       dreq.cancel = is_cancelled;
       dreq.cancel_ctx = &dcs;
       st = xchg_cache_holder_derive(h, "sum_k", &dreq, &v, &err);
-      if (st == XCHG_OK && *(int64_t *)v != k->sum_k) FAIL("%s: derived sum", k->name);
-      if (st != XCHG_OK && st != XCHG_ECANCELLED) FAIL("%s: derived: %s", k->name, err.message);
+      TU_CHECK(st != XCHG_OK || *(int64_t *)v == k->sum_k, "%s: derived sum", k->name);
+      TU_CHECK(st == XCHG_OK || st == XCHG_ECANCELLED, "%s: derived: %s", k->name, err.message);
     }
     if (next_random(&w->rng) % 5 == 0) {
       /* A stream read part way after the holder is gone. */
       struct ArrowArrayStream s;
-      if (xchg_cache_holder_stream(h, &s, &err) != XCHG_OK) FAIL("stream: %s", err.message);
+      TU_CHECK(xchg_cache_holder_stream(h, &s, &err) == XCHG_OK, "stream: %s", err.message);
       xchg_cache_holder_release(h);
       struct ArrowArray a;
       if (s.get_next(&s, &a) == 0 && a.release) keep(w, &a);
@@ -196,7 +194,7 @@ static void *run_worker(void *arg) {
   return NULL;
 }
 
-int main(void) {
+static void stress(void) {
   int64_t live0 = xchg_buf_live_count(), bytes0 = tu_live_bytes();
   for (int i = 0; i < N_KEYS; i++) make_key(i);
   int64_t live_data = xchg_buf_live_count(), bytes_data = tu_live_bytes();
@@ -239,5 +237,9 @@ int main(void) {
          (long long)tu_live_bytes(), (long long)live_data, (long long)bytes_data);
   for (int i = 0; i < N_KEYS; i++) cd_source_free(&keys[i].src);
   TU_CHECK(xchg_buf_live_count() == live0 && tu_live_bytes() == bytes0, "test data leaked");
-  return tu_finish("cache_stress");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"threads_at_random", stress}};
+  return TU_MAIN(argc, argv, "cache_stress", cases);
 }

@@ -57,11 +57,6 @@
 #define MSG_SIZE 1024
 
 static const char *cli;
-static void report(bool ok, const char *what, const char *detail) {
-  tu_case(what, ok ? 0 : -1, detail);
-  fflush(stdout);
-}
-
 /* ---- running the CLI ------------------------------------------------------ */
 
 typedef tu_cli_result run_result;
@@ -131,18 +126,18 @@ static void check_arrow_json(const char *ipc, json_t *gold) {
   snprintf(args, sizeof args, "cat --format arrow-json '%s'", ipc);
   run_result r;
   if (!run_cli(args, &r)) {
-    report(false, what, "cannot run the CLI");
+    TU_CHECK(false, "%s: cannot run the CLI", what);
     return;
   }
   if (r.exit_code != 0) {
     snprintf(msg, sizeof msg, "exit %d: %.400s", r.exit_code, r.err);
-    report(false, what, msg);
+    TU_CHECK(false, "%s: %s", what, msg);
   } else {
     json_error_t jerr;
     json_t *ours = json_loadb(r.out, r.out_len, 0, &jerr);
     if (ours == NULL)
       snprintf(msg, sizeof msg, "output is not JSON: %s at line %d", jerr.text, jerr.line);
-    report(ours != NULL && tu_json_doc_equal(gold, ours, ipc, msg, sizeof msg), what, msg);
+    TU_CHECK(ours != NULL && tu_json_doc_equal(gold, ours, ipc, msg, sizeof msg), "%s: %s", what, msg);
     json_decref(ours);
   }
   run_result_free(&r);
@@ -164,7 +159,7 @@ static void check_json_lines(const char *ipc, json_t *gold) {
   snprintf(args, sizeof args, "cat --format json '%s'", ipc);
   run_result r;
   if (!run_cli(args, &r)) {
-    report(false, what, "cannot run the CLI");
+    TU_CHECK(false, "%s: cannot run the CLI", what);
     return;
   }
   size_t fields = json_array_size(json_object_get(json_object_get(gold, "schema"), "fields"));
@@ -193,7 +188,7 @@ static void check_json_lines(const char *ipc, json_t *gold) {
     ok = false;
     snprintf(msg, sizeof msg, "%zu lines, expected %zu rows", lines, total_rows(gold));
   }
-  report(ok, what, msg);
+  TU_CHECK(ok, "%s: %s", what, msg);
   run_result_free(&r);
 }
 
@@ -236,7 +231,7 @@ static void check_inspect(const char *ipc, json_t *gold) {
   snprintf(args, sizeof args, "inspect --messages '%s'", ipc);
   run_result r;
   if (!run_cli(args, &r)) {
-    report(false, what, "cannot run the CLI");
+    TU_CHECK(false, "%s: cannot run the CLI", what);
     return;
   }
   bool ok = r.exit_code == 0;
@@ -268,7 +263,7 @@ static void check_inspect(const char *ipc, json_t *gold) {
     ok = false;
     snprintf(msg, sizeof msg, "no \"%s\" in the summary", batches + 1);
   }
-  report(ok, what, msg);
+  TU_CHECK(ok, "%s: %s", what, msg);
   run_result_free(&r);
 }
 
@@ -357,7 +352,7 @@ static void check_subset(const char *gold_root, const char *file, const char *co
   json_t *gold = tu_json_load(json_path, msg, sizeof msg);
   run_result r;
   if (gold == NULL || !run_cli(args, &r)) {
-    report(false, what, gold ? "cannot run the CLI" : msg);
+    TU_CHECK(false, "%s: %s", what, gold ? "cannot run the CLI" : msg);
     json_decref(gold);
     return;
   }
@@ -365,7 +360,7 @@ static void check_subset(const char *gold_root, const char *file, const char *co
   json_error_t jerr;
   json_t *ours = r.exit_code == 0 ? json_loadb(r.out, r.out_len, 0, &jerr) : NULL;
   if (ours == NULL) snprintf(msg, sizeof msg, "exit %d: %.300s", r.exit_code, r.err);
-  report(ours != NULL && tu_json_doc_equal(want, ours, ipc, msg, sizeof msg), what, msg);
+  TU_CHECK(ours != NULL && tu_json_doc_equal(want, ours, ipc, msg, sizeof msg), "%s: %s", what, msg);
   json_decref(ours);
   json_decref(want);
   json_decref(gold);
@@ -444,7 +439,7 @@ static void check_csv(const char *gold_root) {
   snprintf(args, sizeof args, "cat --format csv --limit 3 '%s'", ipc);
   run_result r;
   if (gold == NULL || !run_cli(args, &r)) {
-    report(false, what, gold ? "cannot run the CLI" : msg);
+    TU_CHECK(false, "%s: %s", what, gold ? "cannot run the CLI" : msg);
     json_decref(gold);
     return;
   }
@@ -484,7 +479,7 @@ static void check_csv(const char *gold_root) {
       }
     }
   }
-  report(ok, what, msg);
+  TU_CHECK(ok, "%s: %s", what, msg);
   run_result_free(&r);
   json_decref(gold);
 }
@@ -499,16 +494,14 @@ static void check_errors(const char *gold_root) {
   snprintf(args, sizeof args, "cat --columns int8_nullable,no_such_column '%s'", ipc);
   if (run_cli(args, &r)) {
     snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
-    report(r.exit_code == 1 && strstr(r.err, "no_such_column") && strncmp(r.err, "xchg: ", 6) == 0,
-           "unknown column: exit 1 naming it", msg);
+    TU_CHECK(r.exit_code == 1 && strstr(r.err, "no_such_column") && strncmp(r.err, "xchg: ", 6) == 0, "unknown column: exit 1 naming it: %s", msg);
     run_result_free(&r);
   }
   snprintf(args, sizeof args, "cat --columns utf8_nullable,int8_nullable --format json --limit 1 '%s'", ipc);
   if (run_cli(args, &r)) {
     snprintf(msg, sizeof msg, "exit %d, output: %.300s", r.exit_code, r.out);
-    report(r.exit_code == 0 && strncmp(r.out, "{\"utf8_nullable\":", 17) == 0 && strstr(r.out, ",\"int8_nullable\":") &&
-               strchr(r.out, '\n') == r.out + r.out_len - 1,
-           "--columns picks and orders columns, --limit 1 one row", msg);
+    TU_CHECK(r.exit_code == 0 && strncmp(r.out, "{\"utf8_nullable\":", 17) == 0 && strstr(r.out, ",\"int8_nullable\":") &&
+               strchr(r.out, '\n') == r.out + r.out_len - 1, "--columns picks and orders columns, --limit 1 one row: %s", msg);
     run_result_free(&r);
   }
   const char *usage[] = {"cat", "cat --limit x FILE", "cat --format xml FILE", "inspect a b", "frobnicate"};
@@ -517,24 +510,24 @@ static void check_errors(const char *gold_root) {
     snprintf(what, sizeof what, "usage error exits 2: xchg %s", usage[i]);
     if (run_cli(usage[i], &r)) {
       snprintf(msg, sizeof msg, "exit %d", r.exit_code);
-      report(r.exit_code == 2 && r.err[0] != '\0', what, msg);
+      TU_CHECK(r.exit_code == 2 && r.err[0] != '\0', "%s: %s", what, msg);
       run_result_free(&r);
     }
   }
   snprintf(args, sizeof args, "cat '%s/no/such/file.arrow'", gold_root);
   if (run_cli(args, &r)) {
     snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
-    report(r.exit_code == 1 && strstr(r.err, "no/such/file.arrow: "), "missing file: xchg: <file>: <error>", msg);
+    TU_CHECK(r.exit_code == 1 && strstr(r.err, "no/such/file.arrow: "), "missing file: xchg: <file>: <error>: %s", msg);
     run_result_free(&r);
   }
   if (run_cli("--version", &r)) {
-    report(r.exit_code == 0 && strstr(r.out, XCHG_VERSION_STRING), "--version", r.out);
+    TU_CHECK(r.exit_code == 0 && strstr(r.out, XCHG_VERSION_STRING), "--version: %s", r.out);
     run_result_free(&r);
   }
   snprintf(args, sizeof args, "cat --format csv --limit 2 - < '%s'", ipc);
   if (run_cli(args, &r)) {
     snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
-    report(r.exit_code == 0 && strncmp(r.out, "bool_nullable,", 14) == 0, "'-' reads standard input", msg);
+    TU_CHECK(r.exit_code == 0 && strncmp(r.out, "bool_nullable,", 14) == 0, "'-' reads standard input: %s", msg);
     run_result_free(&r);
   }
 }
@@ -544,7 +537,7 @@ static void check_errors(const char *gold_root) {
 static void check_fuzz(const char *fuzz_root) {
   name_list files = {0};
   list_files(fuzz_root, NULL, NULL, &files);
-  if (files.n == 0) report(false, "fuzz inputs", "none found");
+  TU_CHECK(files.n != 0, "fuzz inputs: none found");
   const char *commands[] = {"cat --format json", "cat --format arrow-json", "inspect"};
   for (size_t i = 0; i < files.n; i++) {
     for (size_t k = 0; k < sizeof commands / sizeof commands[0]; k++) {
@@ -556,7 +549,7 @@ static void check_fuzz(const char *fuzz_root) {
       snprintf(msg, sizeof msg, "exit %d, stderr: %.400s", r.exit_code, r.err);
       bool clean = r.exit_code == 0 || (r.exit_code == 1 && strncmp(r.err, "xchg: ", 6) == 0 &&
                                         strstr(r.err, "Sanitizer") == NULL && strstr(r.err, "runtime error") == NULL);
-      report(clean, what, msg);
+      TU_CHECK(clean, "%s: %s", what, msg);
       run_result_free(&r);
     }
   }
@@ -677,7 +670,7 @@ static void check_typed_json_lines(const char *path) {
   snprintf(args, sizeof args, "cat --format json '%s'", path);
   run_result r;
   if (!run_cli(args, &r)) {
-    report(false, what, "cannot run the CLI");
+    TU_CHECK(false, "%s: cannot run the CLI", what);
     return;
   }
   bool ok = r.exit_code == 0;
@@ -699,7 +692,7 @@ static void check_typed_json_lines(const char *path) {
     json_decref(obj);
     line = end ? end + 1 : line;
   }
-  report(ok, what, msg);
+  TU_CHECK(ok, "%s: %s", what, msg);
   run_result_free(&r);
 }
 
@@ -710,7 +703,7 @@ static void check_typed_arrow_json(const char *path) {
   snprintf(args, sizeof args, "cat --format arrow-json '%s'", path);
   run_result r;
   if (!run_cli(args, &r)) {
-    report(false, what, "cannot run the CLI");
+    TU_CHECK(false, "%s: cannot run the CLI", what);
     return;
   }
   json_t *doc = r.exit_code == 0 ? json_loadb(r.out, r.out_len, 0, NULL) : NULL;
@@ -754,7 +747,7 @@ static void check_typed_arrow_json(const char *path) {
     ok = false;
     snprintf(msg, sizeof msg, "ree run_ends DATA is not [2,3]");
   }
-  report(ok, what, msg);
+  TU_CHECK(ok, "%s: %s", what, msg);
   json_decref(doc);
   run_result_free(&r);
 }
@@ -765,7 +758,7 @@ static void check_typed(void) {
   char path[] = "/tmp/test_cli_typed_XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0) {
-    report(false, "typed fixture", "cannot create a temporary file");
+    TU_CHECK(false, "typed fixture: cannot create a temporary file");
     return;
   }
   close(fd);
@@ -830,7 +823,7 @@ static bool write_in_child(const char *path, const char *second_dict, bool typed
   int status = 0;
   if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     snprintf(msg, sizeof msg, "xchg_ipc_writer failed or crashed (status %d), see above", status);
-    report(false, what, msg);
+    TU_CHECK(false, "%s: %s", what, msg);
     return false;
   }
   return true;
@@ -840,7 +833,7 @@ static void check_dictionary_changes(void) {
   char path[] = "/tmp/test_cli_dict_XXXXXX", args[4300], msg[MSG_SIZE];
   int fd = mkstemp(path);
   if (fd < 0) {
-    report(false, "dictionary fixtures", "cannot create a temporary file");
+    TU_CHECK(false, "dictionary fixtures: cannot create a temporary file");
     return;
   }
   close(fd);
@@ -849,8 +842,7 @@ static void check_dictionary_changes(void) {
   if (write_in_child(path, "abc", false, "delta dictionary fixture")) {
     snprintf(args, sizeof args, "cat --format json '%s'", path);
     if (run_cli(args, &r)) {
-      report(r.exit_code == 0 && strcmp(r.out, "{\"d\":\"b\"}\n{\"d\":\"a\"}\n{\"d\":\"c\"}\n{\"d\":\"a\"}\n") == 0,
-             "cat --format json: a delta dictionary", r.out);
+      TU_CHECK(r.exit_code == 0 && strcmp(r.out, "{\"d\":\"b\"}\n{\"d\":\"a\"}\n{\"d\":\"c\"}\n{\"d\":\"a\"}\n") == 0, "cat --format json: a delta dictionary: %s", r.out);
       run_result_free(&r);
     }
     snprintf(args, sizeof args, "cat --format arrow-json '%s'", path);
@@ -861,9 +853,8 @@ static void check_dictionary_changes(void) {
       json_t *second = json_array_get(json_object_get(doc, "batches"), 1);
       json_t *indices = json_object_get(json_array_get(json_object_get(second, "columns"), 0), "DATA");
       snprintf(msg, sizeof msg, "exit %d: %.300s%.300s", r.exit_code, r.err, r.out);
-      report(json_value_is(values, "[\"a\",\"b\",\"c\"]") && json_value_is(indices, "[2,0]") &&
-                 json_array_size(json_object_get(doc, "dictionaries")) == 1,
-             "cat --format arrow-json: a delta dictionary, written once, complete", msg);
+      TU_CHECK(json_value_is(values, "[\"a\",\"b\",\"c\"]") && json_value_is(indices, "[2,0]") &&
+                 json_array_size(json_object_get(doc, "dictionaries")) == 1, "cat --format arrow-json: a delta dictionary, written once, complete: %s", msg);
       json_decref(doc);
       run_result_free(&r);
     }
@@ -872,15 +863,13 @@ static void check_dictionary_changes(void) {
   if (write_in_child(path, "c", false, "replaced dictionary fixture")) {
     snprintf(args, sizeof args, "cat --format json '%s'", path);
     if (run_cli(args, &r)) {
-      report(r.exit_code == 0 && strcmp(r.out, "{\"d\":\"b\"}\n{\"d\":\"a\"}\n{\"d\":\"c\"}\n") == 0,
-             "cat --format json: a replaced dictionary", r.out);
+      TU_CHECK(r.exit_code == 0 && strcmp(r.out, "{\"d\":\"b\"}\n{\"d\":\"a\"}\n{\"d\":\"c\"}\n") == 0, "cat --format json: a replaced dictionary: %s", r.out);
       run_result_free(&r);
     }
     snprintf(args, sizeof args, "cat --format arrow-json '%s'", path);
     if (run_cli(args, &r)) {
       snprintf(msg, sizeof msg, "exit %d: %.300s", r.exit_code, r.err);
-      report(r.exit_code == 1 && strstr(r.err, "replaces the dictionary of \"d\""),
-             "cat --format arrow-json: a replaced dictionary is an error, not wrong values", msg);
+      TU_CHECK(r.exit_code == 1 && strstr(r.err, "replaces the dictionary of \"d\""), "cat --format arrow-json: a replaced dictionary is an error, not wrong values: %s", msg);
       run_result_free(&r);
     }
   }
@@ -925,13 +914,13 @@ static void check_arrow_json_run(const char *what, const char *args, json_t *wan
   char msg[MSG_SIZE] = "";
   run_result r;
   if (!run_cli(args, &r)) {
-    report(false, what, "cannot run the CLI");
+    TU_CHECK(false, "%s: cannot run the CLI", what);
     return;
   }
   json_error_t jerr;
   json_t *ours = r.exit_code == 0 ? json_loadb(r.out, r.out_len, 0, &jerr) : NULL;
   if (ours == NULL) snprintf(msg, sizeof msg, "exit %d: %.400s", r.exit_code, r.err);
-  report(ours != NULL && tu_json_doc_equal(want, ours, ipc_path, msg, sizeof msg), what, msg);
+  TU_CHECK(ours != NULL && tu_json_doc_equal(want, ours, ipc_path, msg, sizeof msg), "%s: %s", what, msg);
   json_decref(ours);
   run_result_free(&r);
 }
@@ -950,7 +939,7 @@ static void check_codecs_on(const char *gold_root, const char *file, const char 
   json_t *gold = tu_json_load(json_path, msg, sizeof msg);
   tu_bytes ipc = tu_read_bytes(ipc_path);
   if (gold == NULL || ipc.data == NULL) {
-    report(false, file, gold ? "cannot read the gold stream" : msg);
+    TU_CHECK(false, "%s: %s", file, gold ? "cannot read the gold stream" : msg);
     json_decref(gold);
     free(ipc.data);
     return;
@@ -960,7 +949,7 @@ static void check_codecs_on(const char *gold_root, const char *file, const char 
     for (int copies = 1; copies <= 2; copies++) {
       char what[9000], args[9000];
       if (!write_wrapped(tmp, wrapping_codecs[c], &ipc, copies, msg)) {
-        report(false, file, msg);
+        TU_CHECK(false, "%s: %s", file, msg);
         continue;
       }
       json_t *want = gold_repeated(gold, copies);
@@ -992,7 +981,7 @@ static void check_codec_inspect(const tu_bytes *ipc, json_t *gold, const char *t
   char msg[MSG_SIZE] = "", args[4300], want[256];
   run_result r;
   if (!write_wrapped(tmp, XCHG_STREAM_LZ4_JAVA, ipc, 2, msg)) {
-    report(false, "inspect on lz4-java", msg);
+    TU_CHECK(false, "inspect on lz4-java: %s", msg);
     return;
   }
   snprintf(args, sizeof args, "inspect --messages '%s'", tmp);
@@ -1003,7 +992,7 @@ static void check_codec_inspect(const tu_bytes *ipc, json_t *gold, const char *t
   bool ok = r.exit_code == 0 && strstr(r.out, "\ncodec: lz4-java\n") && strstr(r.out, "\nIPC stream 2 at decoded byte ") &&
             first_schema && strstr(first_schema + 1, "\n  #0 schema ") && strstr(r.out, want);
   snprintf(msg, sizeof msg, "exit %d, wanted \"%s\"; output: %.600s", r.exit_code, want, r.out);
-  report(ok, "inspect: an lz4-java input of 2 IPC streams, each from message #0", msg);
+  TU_CHECK(ok, "inspect: an lz4-java input of 2 IPC streams, each from message #0: %s", msg);
   run_result_free(&r);
 }
 
@@ -1015,7 +1004,7 @@ static void check_codec_errors(const char *gold_root, const tu_bytes *ipc, const
     snprintf(args, sizeof args, "cat --input-codec zstd '%s'", tmp);
     if (run_cli(args, &r)) {
       snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
-      report(r.exit_code == 1 && strncmp(r.err, "xchg: ", 6) == 0, "--input-codec zstd on lz4-java input: exit 1", msg);
+      TU_CHECK(r.exit_code == 1 && strncmp(r.err, "xchg: ", 6) == 0, "--input-codec zstd on lz4-java input: exit 1: %s", msg);
       run_result_free(&r);
     }
     tu_bytes wrapped = tu_read_bytes(tmp);
@@ -1028,8 +1017,7 @@ static void check_codec_errors(const char *gold_root, const tu_bytes *ipc, const
       snprintf(args, sizeof args, "cat --format arrow-json '%s'", tmp);
       if (run_cli(args, &r)) {
         snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
-        report(r.exit_code == 1 && strstr(r.err, "truncated"), "an lz4-java input cut in half: exit 1, truncated",
-               msg);
+        TU_CHECK(r.exit_code == 1 && strstr(r.err, "truncated"), "an lz4-java input cut in half: exit 1, truncated: %s", msg);
         run_result_free(&r);
       }
       free(wrapped.data);
@@ -1050,15 +1038,14 @@ static void check_codec_errors(const char *gold_root, const tu_bytes *ipc, const
     snprintf(args, sizeof args, "cat --format json '%s'", tmp);
     if (run_cli(args, &r)) {
       snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
-      report(r.exit_code == 1 && strstr(r.err, "IPC stream 2 ") && strstr(r.err, "schema differs"),
-             "Comet blocks with different schemas: exit 1 naming the second", msg);
+      TU_CHECK(r.exit_code == 1 && strstr(r.err, "IPC stream 2 ") && strstr(r.err, "schema differs"), "Comet blocks with different schemas: exit 1 naming the second: %s", msg);
       run_result_free(&r);
     }
   }
   free(other.data);
   if (run_cli("cat --input-codec lz4 x", &r)) {
     snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
-    report(r.exit_code == 2 && strstr(r.err, "'lz4'"), "--input-codec lz4 (ambiguous) is a usage error", msg);
+    TU_CHECK(r.exit_code == 2 && strstr(r.err, "'lz4'"), "--input-codec lz4 (ambiguous) is a usage error: %s", msg);
     run_result_free(&r);
   }
 }
@@ -1067,7 +1054,7 @@ static void check_codecs(const char *gold_root) {
   char tmp[] = "/tmp/test_cli_codec_XXXXXX";
   int fd = mkstemp(tmp);
   if (fd < 0) {
-    report(false, "codec fixtures", "cannot create a temporary file");
+    TU_CHECK(false, "codec fixtures: cannot create a temporary file");
     return;
   }
   close(fd);
@@ -1086,7 +1073,7 @@ static void check_codecs(const char *gold_root) {
     check_codec_inspect(&ipc, gold, tmp);
     check_codec_errors(gold_root, &ipc, tmp);
   } else {
-    report(false, "generated_dictionary.stream", gold ? "cannot read it" : msg);
+    TU_CHECK(false, "generated_dictionary.stream: %s", gold ? "cannot read it" : msg);
   }
   free(ipc.data);
   json_decref(gold);
@@ -1099,7 +1086,7 @@ static json_t *load_gold_for(const char *gold_root, const char *name, const char
   char path[8192], msg[MSG_SIZE];
   snprintf(path, sizeof path, "%s/%s", gold_root, name);
   json_t *gold = tu_json_load(path, msg, sizeof msg);
-  if (gold == NULL) report(false, what, msg);
+  TU_CHECK(gold != NULL, "%s: %s", what, msg);
   return gold;
 }
 
@@ -1112,9 +1099,8 @@ static void self_check_dictionary_ids(const char *gold_root) {
   json_t *fields = json_object_get(json_object_get(gold, "schema"), "fields");
   json_t *dicts = json_object_get(gold, "dictionaries");
   json_int_t shared = json_integer_value(json_object_get(json_object_get(json_array_get(fields, 0), "dictionary"), "id"));
-  report(json_array_size(fields) == 2 && json_array_size(dicts) == 1 &&
-             shared == json_integer_value(json_object_get(json_object_get(json_array_get(fields, 1), "dictionary"), "id")),
-         "self-check: shared_dict's two fields share one dictionary in the gold JSON", "they do not");
+  TU_CHECK(json_array_size(fields) == 2 && json_array_size(dicts) == 1 &&
+             shared == json_integer_value(json_object_get(json_object_get(json_array_get(fields, 1), "dictionary"), "id")), "self-check: shared_dict's two fields share one dictionary in the gold JSON: they do not");
 
   json_t *renumbered = json_deep_copy(gold); /* every id + 7, schema and dictionaries alike */
   json_t *f, *d;
@@ -1126,8 +1112,7 @@ static void self_check_dictionary_ids(const char *gold_root) {
   json_array_foreach(json_object_get(renumbered, "dictionaries"), i, d) {
     json_object_set_new(d, "id", json_integer(json_integer_value(json_object_get(d, "id")) + 7));
   }
-  report(!tu_json_doc_equal(gold, renumbered, NULL, msg, sizeof msg), "self-check: consistently renumbered dictionary ids are caught",
-         "not caught");
+  TU_CHECK(!tu_json_doc_equal(gold, renumbered, NULL, msg, sizeof msg), "self-check: consistently renumbered dictionary ids are caught: not caught");
   json_decref(renumbered);
 
   json_t *split = json_deep_copy(gold); /* col2 gets a copy of the shared dictionary, id shared + 1 */
@@ -1137,13 +1122,13 @@ static void self_check_dictionary_ids(const char *gold_root) {
   json_t *copy = json_deep_copy(json_array_get(json_object_get(split, "dictionaries"), 0));
   json_object_set_new(copy, "id", json_integer(shared + 1));
   json_array_append_new(json_object_get(split, "dictionaries"), copy);
-  report(!tu_json_doc_equal(gold, split, NULL, msg, sizeof msg), "self-check: a shared dictionary split in two is caught", "not caught");
+  TU_CHECK(!tu_json_doc_equal(gold, split, NULL, msg, sizeof msg), "self-check: a shared dictionary split in two is caught: not caught");
   json_decref(split);
 
   json_t *twice = json_deep_copy(gold); /* the shared dictionary written twice */
   json_array_append_new(json_object_get(twice, "dictionaries"),
                         json_deep_copy(json_array_get(json_object_get(twice, "dictionaries"), 0)));
-  report(!tu_json_doc_equal(gold, twice, NULL, msg, sizeof msg), "self-check: a dictionary written twice is caught", "not caught");
+  TU_CHECK(!tu_json_doc_equal(gold, twice, NULL, msg, sizeof msg), "self-check: a dictionary written twice is caught: not caught");
   json_decref(twice);
   json_decref(gold);
 }
@@ -1154,23 +1139,23 @@ static void self_check(const char *gold_root) {
   json_t *gold = load_gold_for(gold_root, "1.0.0-littleendian/generated_nested.json.gz", "self-check");
   if (gold == NULL) return;
   json_t *changed = json_deep_copy(gold);
-  report(tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg), "self-check: a document equals itself", msg);
+  TU_CHECK(tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg), "self-check: a document equals itself: %s", msg);
   json_t *col = json_array_get(json_object_get(json_array_get(json_object_get(changed, "batches"), 0), "columns"), 2);
   json_t *f1 = json_array_get(json_object_get(col, "children"), 0);
   json_t *validity = json_object_get(f1, "VALIDITY"), *data = json_object_get(f1, "DATA");
   size_t i = 0;
   while (i < json_array_size(validity) && json_integer_value(json_array_get(validity, i)) == 0) i++;
   json_array_set_new(data, i, json_integer(json_integer_value(json_array_get(data, i)) + 1));
-  report(!tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg), "self-check: a changed valid value is caught", "not caught");
+  TU_CHECK(!tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg), "self-check: a changed valid value is caught: not caught");
   json_decref(changed);
   changed = json_deep_copy(gold);
   json_object_set_new(json_array_get(json_object_get(changed, "batches"), 1), "count", json_integer(3));
-  report(!tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg), "self-check: a changed count is caught", "not caught");
+  TU_CHECK(!tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg), "self-check: a changed count is caught: not caught");
   json_decref(changed);
   changed = json_deep_copy(gold);
   json_object_set_new(json_array_get(json_object_get(json_object_get(changed, "schema"), "fields"), 0), "name",
                       json_string("renamed"));
-  report(!tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg), "self-check: a renamed field is caught", "not caught");
+  TU_CHECK(!tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg), "self-check: a renamed field is caught: not caught");
   json_decref(changed);
   json_decref(gold);
   self_check_dictionary_ids(gold_root);
@@ -1187,42 +1172,49 @@ static void sanitizers_exit_loudly(void) {
   }
 }
 
-int main(void) {
-  cli = getenv("XCHG_CLI");
-  const char *testdata = getenv("XCHG_TESTDATA");
-  if (cli == NULL || testdata == NULL) {
-    fprintf(stderr, "test_cli: set XCHG_CLI and XCHG_TESTDATA\n");
-    return 1;
-  }
-  sanitizers_exit_loudly();
-  char gold_root[4096], fuzz_root[4096];
-  snprintf(gold_root, sizeof gold_root, "%s/arrow-gold", testdata);
-  snprintf(fuzz_root, sizeof fuzz_root, "%s/arrow-fuzz", testdata);
+static char gold_root[4096], fuzz_root[4096];
 
-  self_check(gold_root);
+static void self_checks(void) { self_check(gold_root); }
+
+/* Every gold file as JSON, JSON lines and inspect output. */
+static void gold_files(void) {
   name_list files = {0};
   list_files(gold_root, ".stream", ".arrow_file", &files);
-  if (files.n == 0) report(false, "gold files", "none found");
+  TU_CHECK(files.n != 0, "gold files: none found under %s", gold_root);
   for (size_t i = 0; i < files.n; i++) {
     char json_path[4200], msg[MSG_SIZE] = "";
     gold_json_path(files.items[i], json_path, sizeof json_path);
     json_t *gold = tu_json_load(json_path, msg, sizeof msg);
-    if (gold == NULL) {
-      report(false, short_name(files.items[i]), msg);
-      continue;
-    }
+    if (!TU_CHECK(gold != NULL, "%s: %s", short_name(files.items[i]), msg)) continue;
     check_arrow_json(files.items[i], gold);
     check_json_lines(files.items[i], gold);
     check_inspect(files.items[i], gold);
     json_decref(gold);
   }
   name_list_free(&files);
-  check_subsets(gold_root);
-  check_csv(gold_root);
-  check_errors(gold_root);
-  check_fuzz(fuzz_root);
-  check_typed();
-  check_dictionary_changes();
-  check_codecs(gold_root);
-  return tu_finish("cli");
+}
+
+static void subsets(void) { check_subsets(gold_root); }
+static void csv(void) { check_csv(gold_root); }
+static void errors(void) { check_errors(gold_root); }
+static void fuzz(void) { check_fuzz(fuzz_root); }
+static void codecs(void) { check_codecs(gold_root); }
+
+int main(int argc, char **argv) {
+  cli = tu_cli_path();
+  sanitizers_exit_loudly();
+  tu_testdata_path(gold_root, sizeof gold_root, "arrow-gold");
+  tu_testdata_path(fuzz_root, sizeof fuzz_root, "arrow-fuzz");
+  static const tu_case cases[] = {
+      {"self_check", self_checks},
+      {"gold_files", gold_files},
+      {"subsets", subsets},
+      {"csv", csv},
+      {"errors", errors},
+      {"fuzz", fuzz},
+      {"typed", check_typed},
+      {"dictionary_changes", check_dictionary_changes},
+      {"codecs", codecs},
+  };
+  return TU_MAIN(argc, argv, "cli", cases);
 }

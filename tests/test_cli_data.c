@@ -56,7 +56,7 @@ static tu_cli_result run(const char *fmt, ...) {
   va_end(ap);
   tu_cli_result r;
   if (!tu_cli_run(cli, args, &r)) {
-    tu_fail("run", args);
+    TU_CHECK(0, "run: %s", args);
     r.out = strdup("");
     r.err = strdup("");
     r.out_len = 0;
@@ -125,7 +125,7 @@ static batch_list read_batches(const char *path) {
   xchg_ipc_reader *r;
   xchg_error err;
   if (xchg_ipc_reader_open_file(path, NULL, &r, &err) != XCHG_OK) {
-    tu_fail(path, err.message);
+    TU_CHECK(0, "%s: %s", path, err.message);
     return l;
   }
   xchg_status st = xchg_ipc_reader_schema(r, &l.schema, &err);
@@ -134,7 +134,7 @@ static batch_list read_batches(const char *path) {
     l.rows += a.length;
     l.batches[l.n++] = a;
   }
-  if (st != XCHG_OK) tu_fail(path, err.message);
+  TU_CHECK(st == XCHG_OK, "%s: %s", path, err.message);
   l.stream_end = xchg_ipc_reader_stream_end(r);
   xchg_ipc_reader_free(r);
   return l;
@@ -521,7 +521,7 @@ static tu_bytes run_on_pty(char *const argv[], int *exit_code) {
   *exit_code = -1;
   int master = posix_openpt(O_RDWR | O_NOCTTY);
   if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) {
-    tu_fail("posix_openpt", strerror(errno));
+    TU_CHECK(0, "posix_openpt: %s", strerror(errno));
     return seen;
   }
   const char *slave_name = ptsname(master);
@@ -585,22 +585,22 @@ static void check_terminal(void) {
   }
 }
 
-int main(void) {
-  cli = getenv("XCHG_CLI");
-  const char *data = getenv("XCHG_TESTDATA");
-  if (cli == NULL || data == NULL || mkdtemp(tmp) == NULL) {
-    fprintf(stderr, "test_cli_data: needs XCHG_CLI and XCHG_TESTDATA (and a temporary directory)\n");
+int main(int argc, char **argv) {
+  cli = tu_cli_path();
+  tu_testdata_path(gold, sizeof gold, "arrow-gold");
+  if (mkdtemp(tmp) == NULL) {
+    perror("test_cli_data: mkdtemp");
     return 1;
   }
-  snprintf(gold, sizeof gold, "%s/arrow-gold", data);
-  check_convert_streams();
-  check_concatenated_files();
-  check_stdout_is_input();
-  check_option_names();
-  check_rows_report();
-  check_terminal();
-  char cmd[200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-  if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmp);
-  return tu_finish("test_cli_data");
+  static const tu_case cases[] = {
+      {"convert_streams", check_convert_streams},
+      {"concatenated_files", check_concatenated_files},
+      {"stdout_is_input", check_stdout_is_input},
+      {"option_names", check_option_names},
+      {"rows_report", check_rows_report},
+      {"terminal", check_terminal},
+  };
+  int rc = TU_MAIN(argc, argv, "cli_data", cases);
+  tu_run("rm -rf '%s'", tmp);
+  return rc;
 }

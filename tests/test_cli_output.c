@@ -124,7 +124,7 @@ static bool same_bytes(const tu_bytes *a, const char *path) {
 
 static void copy_file(const char *from, const char *to) {
   tu_bytes b = tu_read_bytes(from);
-  if (b.data == NULL || tu_write_file(to, b.data, b.size) != 0) tu_fail(to, "cannot copy the test input");
+  TU_CHECK(b.data != NULL && tu_write_file(to, b.data, b.size) == 0, "%s: cannot copy the test input", to);
   free(b.data);
 }
 
@@ -180,7 +180,7 @@ static void check_same_file(void) {
   TU_CHECK(same_bytes(&before, in), "convert IN IN changed IN");
   free(r.err.data);
 
-  if (symlink("in.stream", link) != 0) tu_fail("symlink", strerror(errno));
+  TU_CHECK(symlink("in.stream", link) == 0, "symlink: %s", strerror(errno));
   r = run_cli(ARGS("convert", in, link), -1);
   TU_CHECK(r.exit_code == 1 && stderr_has(&r, "same file"), "convert IN LINK-TO-IN: exit %d: %s", r.exit_code,
            r.err.data);
@@ -215,7 +215,7 @@ static void check_links_and_modes(void) {
 
   copy_file(gold_stream, target);
   chmod(target, 0640);
-  if (symlink("target", link) != 0) tu_fail("symlink", strerror(errno));
+  TU_CHECK(symlink("target", link) == 0, "symlink: %s", strerror(errno));
   r = run_cli(ARGS("convert", in, link, "--compression", "zstd"), -1);
   struct stat st;
   TU_CHECK(r.exit_code == 0, "convert through a link: exit %d: %s", r.exit_code, r.err.data);
@@ -225,7 +225,7 @@ static void check_links_and_modes(void) {
   free(r.err.data);
   free(want.data);
 
-  if (symlink("nowhere", dangling) != 0) tu_fail("symlink", strerror(errno));
+  TU_CHECK(symlink("nowhere", dangling) == 0, "symlink: %s", strerror(errno));
   r = run_cli(ARGS("convert", in, dangling), -1);
   TU_CHECK(r.exit_code == 1 && stderr_has(&r, "symbolic link"), "convert to a dangling link: exit %d: %s",
            r.exit_code, r.err.data);
@@ -252,7 +252,7 @@ static void check_failure_keeps_old_output(void) {
   free(r.err.data);
   tu_bytes whole = tu_read_bytes(big);
   /* the schema and the first two batches whole, then a cut in the third */
-  if (whole.data == NULL || tu_write_file(cut, whole.data, whole.size * 5 / 6) != 0) tu_fail("cut input", "write");
+  TU_CHECK(whole.data != NULL && tu_write_file(cut, whole.data, whole.size * 5 / 6) == 0, "cut input: write");
   free(whole.data);
   unlink(big);
   copy_file(gold_stream, out);
@@ -333,7 +333,7 @@ static void check_broken_pipe(void) {
   int in_pipe[2], out_pipe[2];
   if (input.data == NULL || pipe(in_pipe) != 0 || pipe(out_pipe) != 0 ||
       fcntl(in_pipe[1], F_SETFD, FD_CLOEXEC) != 0) { /* cat must see the end of its input */
-    tu_fail("broken pipe", "cannot set up the input and the pipes");
+    TU_CHECK(0, "broken pipe: cannot set up the input and the pipes");
     free(input.data);
     return;
   }
@@ -370,9 +370,7 @@ static void check_inspect_failure_prints_nothing(void) {
   int64_t rows[2000];
   for (int i = 0; i < 2000; i++) rows[i] = 1;
   xchg_buf *stream = NULL;
-  if (cd_make_stream(0, rows, 2000, 0, XCHG_BLOCK_NONE, &stream) != 0 ||
-      tu_write_file(cut, xchg_buf_data(stream), xchg_buf_size(stream) - 20) != 0)
-    tu_fail("cut input", "cannot make it");
+  TU_CHECK(cd_make_stream(0, rows, 2000, 0, XCHG_BLOCK_NONE, &stream) == 0 && tu_write_file(cut, xchg_buf_data(stream), xchg_buf_size(stream) - 20) == 0, "cut input: cannot make it");
   xchg_buf_unref(stream);
   int out = open(shown, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   cli_run r = run_cli(ARGS("inspect", cut), out);
@@ -407,29 +405,27 @@ static void check_killed_while_writing(void) {
   check_dir_holds("gen killed by SIGTERM", "");
 }
 
-int main(void) {
-  cli = getenv("XCHG_CLI");
-  const char *testdata = getenv("XCHG_TESTDATA");
-  if (cli == NULL || testdata == NULL) {
-    fprintf(stderr, "XCHG_CLI and XCHG_TESTDATA must be set\n");
-    return 1;
-  }
-  snprintf(gold_stream, sizeof gold_stream, "%s/arrow-gold/1.0.0-littleendian/generated_primitive.stream", testdata);
-  if (access(gold_stream, R_OK) != 0 || mkdtemp(dir) == NULL) {
-    fprintf(stderr, "cannot read %s or create %s\n", gold_stream, dir);
+int main(int argc, char **argv) {
+  cli = tu_cli_path();
+  tu_testdata_path(gold_stream, sizeof gold_stream, "arrow-gold/1.0.0-littleendian/generated_primitive.stream");
+  if (mkdtemp(dir) == NULL) {
+    perror("test_cli_output: mkdtemp");
     return 1;
   }
   snprintf(stderr_path, sizeof stderr_path, "%s/stderr", dir);
   choose_full_device();
-  check_same_file();
-  check_links_and_modes();
-  check_failure_keeps_old_output();
-  check_full_device();
-  check_broken_pipe();
-  check_inspect_failure_prints_nothing();
-  check_killed_while_writing();
+  static const tu_case cases[] = {
+      {"same_file", check_same_file},
+      {"links_and_modes", check_links_and_modes},
+      {"failure_keeps_old_output", check_failure_keeps_old_output},
+      {"full_device", check_full_device},
+      {"broken_pipe", check_broken_pipe},
+      {"inspect_failure_prints_nothing", check_inspect_failure_prints_nothing},
+      {"killed_while_writing", check_killed_while_writing},
+  };
+  int rc = TU_MAIN(argc, argv, "cli_output", cases);
   clear_dir();
   rmdir(dir);
   if (strcmp(full_device, "/dev/full") != 0) unlink(full_device);
-  return tu_finish("cli_output");
+  return rc;
 }

@@ -53,7 +53,7 @@ static tu_cli_result run(const char *fmt, ...) {
   va_end(ap);
   tu_cli_result r;
   if (!tu_cli_run(cli, args, &r)) {
-    tu_fail("run", args);
+    TU_CHECK(0, "run: %s", args);
     r.out = strdup("");
     r.err = strdup("");
     r.exit_code = -2;
@@ -62,11 +62,11 @@ static tu_cli_result run(const char *fmt, ...) {
 }
 
 static void gold_path(char *out, size_t size, const char *name) {
-  if ((size_t)snprintf(out, size, "%s/%s", gold, name) >= size) tu_fail("gold_path", name);
+  TU_CHECK((size_t)snprintf(out, size, "%s/%s", gold, name) < size, "gold_path: %s", name);
 }
 
 static void tmp_path(char *out, size_t size, const char *name) {
-  if ((size_t)snprintf(out, size, "%s/%s", tmp, name) >= size) tu_fail("tmp_path", name);
+  TU_CHECK((size_t)snprintf(out, size, "%s/%s", tmp, name) < size, "tmp_path: %s", name);
 }
 
 static json_t *load_gold_json(const char *name) {
@@ -609,29 +609,29 @@ static void check_rows_view(void) {
   free(rows.data);
 }
 
-int main(void) {
-  cli = getenv("XCHG_CLI");
-  const char *data = getenv("XCHG_TESTDATA");
-  if (cli == NULL || data == NULL || mkdtemp(tmp) == NULL) {
-    fprintf(stderr, "test_cli_ux: needs XCHG_CLI and XCHG_TESTDATA (and a temporary directory)\n");
+int main(int argc, char **argv) {
+  cli = tu_cli_path();
+  tu_testdata_path(gold, sizeof gold, "arrow-gold");
+  if (mkdtemp(tmp) == NULL) {
+    perror("test_cli_ux: mkdtemp");
     return 1;
   }
-  snprintf(gold, sizeof gold, "%s/arrow-gold", data);
-  check_columns();
-  check_codec_names();
-  check_concatenated();
-  check_column_bytes();
-  check_inspect_text();
-  check_inspect_json_messages();
-  check_flag_conflicts();
-  check_bench_help();
-  check_noise();
-  check_speed_text();
-  check_progress();
-  check_empty_comet();
-  check_rows_view();
-  char cmd[200];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-  if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tmp);
-  return tu_finish("test_cli_ux");
+  static const tu_case cases[] = {
+      {"columns", check_columns},
+      {"codec_names", check_codec_names},
+      {"concatenated", check_concatenated},
+      {"column_bytes", check_column_bytes},
+      {"inspect_text", check_inspect_text},
+      {"inspect_json_messages", check_inspect_json_messages},
+      {"flag_conflicts", check_flag_conflicts},
+      {"bench_help", check_bench_help},
+      {"noise", check_noise},
+      {"speed_text", check_speed_text},
+      {"progress", check_progress},
+      {"empty_comet", check_empty_comet},
+      {"rows_view", check_rows_view},
+  };
+  int rc = TU_MAIN(argc, argv, "cli_ux", cases);
+  tu_run("rm -rf '%s'", tmp);
+  return rc;
 }

@@ -82,7 +82,7 @@ static xchg_istream *open_stream(const uint8_t *data, size_t size, xchg_stream_c
   xchg_error err;
   xchg_source *src = tu_memory_source(data, size);
   if (xchg_istream_open(src, codec, NULL, &s, &err) != XCHG_OK) {
-    tu_fail("xchg_istream_open", err.message);
+    TU_CHECK(0, "xchg_istream_open: %s", err.message);
     return NULL;
   }
   return s;
@@ -118,8 +118,7 @@ static xchg_buf *encode(const codec_case *c, const uint8_t *data, size_t size) {
   eo.block_size = 1024; /* several blocks: the last one is not the first */
   xchg_buf *enc = NULL;
   xchg_error err;
-  if (xchg_stream_encode(c->codec, &eo, data, size, &enc, &err) != XCHG_OK)
-    tu_fail("xchg_stream_encode", err.message);
+  TU_CHECK(xchg_stream_encode(c->codec, &eo, data, size, &enc, &err) == XCHG_OK, "xchg_stream_encode: %s", err.message);
   return enc;
 }
 
@@ -257,40 +256,41 @@ static void check_plain_source(const uint8_t *ipc, size_t ipc_size) {
   xchg_source *src = tu_memory_source(ipc, ipc_size);
   uint8_t head[8];
   size_t got = 0;
-  TU_EXPECT(xchg_source_read(src, head, sizeof head, &got, &err) == XCHG_OK && got == sizeof head);
-  TU_EXPECT(xchg_source_finish(src, &err) == XCHG_OK);
-  TU_EXPECT(xchg_source_position(src) == sizeof head);
+  TU_CHECK(xchg_source_read(src, head, sizeof head, &got, &err) == XCHG_OK && got == sizeof head);
+  TU_CHECK(xchg_source_finish(src, &err) == XCHG_OK);
+  TU_CHECK(xchg_source_position(src) == sizeof head);
   xchg_source_free(src);
-  TU_EXPECT(xchg_source_finish(NULL, &err) == XCHG_EINVAL);
+  TU_CHECK(xchg_source_finish(NULL, &err) == XCHG_EINVAL);
 }
 
+/* Every codec case on one gold stream; the first also through a plain source. */
+static void check_gold(const char *name, int plain_source) {
+  char path[1200];
+  tu_testdata_path(path, sizeof path, "arrow-gold/1.0.0-littleendian/%s", name);
+  size_t size = 0;
+  uint8_t *ipc = tu_read_file(path, &size);
+  if (!TU_CHECK(ipc != NULL, "%s: cannot read it", path)) return;
+  result plain = read_ipc(tu_memory_source(ipc, size));
+  TU_CHECK(plain.status == XCHG_OK && plain.batches > 0, "%s: %s", path, plain.message);
+  if (plain_source) check_plain_source(ipc, size);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    check_trailer(&cases[i], ipc, size, &plain);
+    check_what_follows(&cases[i], ipc, size, &plain);
+  }
+  free(ipc);
+  printf("codec trailer, %s: %ld damaged inputs so far, %ld errors returned, crashes = 0\n", name,
+         inputs_tried, errors_returned);
+}
+
+static void nested(void) { check_gold("generated_nested.stream", 1); }
+static void dictionary(void) { check_gold("generated_dictionary.stream", 0); }
+static void primitive(void) { check_gold("generated_primitive.stream", 0); }
+
 int main(int argc, char **argv) {
-  const char *base = argc > 1 ? argv[1] : getenv("XCHG_TESTDATA");
-  if (base == NULL) {
-    fprintf(stderr, "usage: test_codec_trailer [TESTDATA_DIR] (or set XCHG_TESTDATA)\n");
-    return 2;
-  }
-  static const char *const golds[] = {"generated_nested.stream", "generated_dictionary.stream",
-                                      "generated_primitive.stream"};
-  for (size_t g = 0; g < sizeof golds / sizeof golds[0]; g++) {
-    char path[1200];
-    snprintf(path, sizeof path, "%.900s/arrow-gold/1.0.0-littleendian/%s", base, golds[g]);
-    size_t size = 0;
-    uint8_t *ipc = tu_read_file(path, &size);
-    if (ipc == NULL) {
-      tu_fail(path, "cannot read it");
-      continue;
-    }
-    result plain = read_ipc(tu_memory_source(ipc, size));
-    TU_CHECK(plain.status == XCHG_OK && plain.batches > 0, "%s: %s", path, plain.message);
-    if (g == 0) check_plain_source(ipc, size);
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-      check_trailer(&cases[i], ipc, size, &plain);
-      check_what_follows(&cases[i], ipc, size, &plain);
-    }
-    free(ipc);
-  }
-  printf("codec trailer: %ld damaged inputs, %ld errors returned, crashes = 0\n", inputs_tried,
-         errors_returned);
-  return tu_finish("codec_trailer");
+  static const tu_case table[] = {
+      {"nested", nested},
+      {"dictionary", dictionary},
+      {"primitive", primitive},
+  };
+  return TU_MAIN(argc, argv, "codec_trailer", table);
 }

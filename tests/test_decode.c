@@ -29,18 +29,7 @@
 
 #define MSG_SIZE 2048
 
-static void report(int ok, const char *what, const char *file, const char *msg) {
-  if (ok) {
-    tu_pass();
-  } else {
-    char where[4096];
-    snprintf(where, sizeof where, "%s %s", what, file);
-    tu_fail(where, msg);
-  }
-}
-
 /* The message into msg (MSG_SIZE bytes), then -1. */
-#define failf(msg, ...) tu_failf(msg, MSG_SIZE, __VA_ARGS__)
 
 /* A reader over a copy of the bytes in memory, with options. */
 static xchg_ipc_reader *open_mem(const uint8_t *data, size_t size, const xchg_ipc_read_options *opts,
@@ -48,7 +37,7 @@ static xchg_ipc_reader *open_mem(const uint8_t *data, size_t size, const xchg_ip
   xchg_ipc_reader *r;
   xchg_error err;
   if (xchg_ipc_reader_open_memory(data, size, NULL, NULL, opts, &r, &err) != XCHG_OK) {
-    failf(msg, "open: %s", err.message);
+    tu_errorf(msg, MSG_SIZE, "open: %s", err.message);
     return NULL;
   }
   return r;
@@ -65,14 +54,14 @@ static int64_t read_all(xchg_ipc_reader *r, struct ArrowArray *out, int64_t max,
     struct ArrowArray a;
     xchg_error err;
     if (xchg_ipc_reader_next(r, &a, &err) != XCHG_OK) {
-      failf(msg, "next: %s", err.message);
+      tu_errorf(msg, MSG_SIZE, "next: %s", err.message);
       for (int64_t i = 0; i < n; i++) release_array(&out[i]);
       return -1;
     }
     if (!a.release) return n;
     if (n == max) {
       release_array(&a);
-      failf(msg, "more than %" PRId64 " batches", max);
+      tu_errorf(msg, MSG_SIZE, "more than %" PRId64 " batches", max);
       for (int64_t i = 0; i < n; i++) release_array(&out[i]);
       return -1;
     }
@@ -107,7 +96,7 @@ static int check_projection(const gold *g, int64_t c, char *msg) {
   if (!(one = open_mem(g->data, g->size, NULL, msg))) goto done;
   const char *name = fs.children[c]->name;
   if (xchg_ipc_reader_select(one, &name, 1, &err) != XCHG_OK) {
-    failf(msg, "select '%s': %s", name, err.message);
+    tu_errorf(msg, MSG_SIZE, "select '%s': %s", name, err.message);
     goto done;
   }
   if (xchg_ipc_reader_schema(one, &ps, &err) != XCHG_OK) goto done;
@@ -115,14 +104,13 @@ static int check_projection(const gold *g, int64_t c, char *msg) {
   int64_t first = 0;
   while (strcmp(fs.children[first]->name, name) != 0) first++;
   if (ps.n_children != 1 || strcmp(ps.children[0]->format, fs.children[first]->format) != 0) {
-    failf(msg, "projected schema has %" PRId64 " columns (format %s)", ps.n_children,
-          ps.n_children ? ps.children[0]->format : "-");
+    tu_errorf(msg, MSG_SIZE, "projected schema has %" PRId64 " columns (format %s)", ps.n_children, ps.n_children ? ps.children[0]->format : "-");
     goto done;
   }
   if ((nf = read_all(full, fb, MAX_BATCHES, msg)) < 0 || (np = read_all(one, pb, MAX_BATCHES, msg)) < 0)
     goto done;
   if (nf != np) {
-    failf(msg, "%" PRId64 " batches projected, %" PRId64 " full", np, nf);
+    tu_errorf(msg, MSG_SIZE, "%" PRId64 " batches projected, %" PRId64 " full", np, nf);
     goto done;
   }
   rc = 0;
@@ -130,7 +118,7 @@ static int check_projection(const gold *g, int64_t c, char *msg) {
     struct ArrowArray *kids[256];
     struct ArrowArray merged = fb[i];
     if (pb[i].n_children != 1 || fb[i].n_children > 256) {
-      rc = failf(msg, "batch %" PRId64 ": projected batch has %" PRId64 " columns", i, pb[i].n_children);
+      rc = tu_errorf(msg, MSG_SIZE, "batch %" PRId64 ": projected batch has %" PRId64 " columns", i, pb[i].n_children);
       break;
     }
     memcpy(kids, fb[i].children, (size_t)fb[i].n_children * sizeof *kids);
@@ -171,7 +159,7 @@ static int count_read(const gold *g, const int64_t *column, counter *c, char *ms
   xchg_ipc_reader_on_decompress(r, count_decompress, c);
   if (column && xchg_ipc_reader_select_indices(r, column, 1, &err) != XCHG_OK) {
     xchg_ipc_reader_free(r);
-    return failf(msg, "select: %s", err.message);
+    return tu_errorf(msg, MSG_SIZE, "select: %s", err.message);
   }
   int64_t n = read_all(r, b, MAX_BATCHES, msg);
   for (int64_t i = 0; i < n; i++) release_array(&b[i]);
@@ -188,21 +176,19 @@ static int check_decompression_counts(const gold *g, int64_t n_columns, char *ms
   if (count_read(g, NULL, &whole, msg) != 0) return -1;
   if (xchg_block_decompress_calls() - calls_before != whole.calls ||
       xchg_block_decompressed_bytes() - bytes_before != whole.bytes)
-    return failf(msg, "the hook saw %" PRId64 " decompressions (%" PRId64 " bytes), the codec counted %"
-                 PRId64 " (%" PRId64 ")", whole.calls, whole.bytes, xchg_block_decompress_calls() - calls_before,
-                 xchg_block_decompressed_bytes() - bytes_before);
-  if (whole.calls == 0) return failf(msg, "a compressed file decompressed nothing");
+    return tu_errorf(msg, MSG_SIZE, "the hook saw %" PRId64 " decompressions (%" PRId64 " bytes), the codec counted %"
+                 PRId64 " (%" PRId64 ")", whole.calls, whole.bytes, xchg_block_decompress_calls() - calls_before, xchg_block_decompressed_bytes() - bytes_before);
+  if (whole.calls == 0) return tu_errorf(msg, MSG_SIZE, "a compressed file decompressed nothing");
   for (int64_t c = 0; c < n_columns; c++) {
     counter one = {0, 0};
     if (count_read(g, &c, &one, msg) != 0) return -1;
     if (one.calls > whole.calls)
-      return failf(msg, "column %" PRId64 " alone made %" PRId64 " of the %" PRId64 " decompressions",
-                   c, one.calls, whole.calls);
+      return tu_errorf(msg, MSG_SIZE, "column %" PRId64 " alone made %" PRId64 " of the %" PRId64 " decompressions", c, one.calls, whole.calls);
     sum.calls += one.calls;
     sum.bytes += one.bytes;
   }
   if (sum.calls != whole.calls || sum.bytes != whole.bytes)
-    return failf(msg, "columns one by one: %" PRId64 " calls / %" PRId64 " bytes, together %" PRId64
+    return tu_errorf(msg, MSG_SIZE, "columns one by one: %" PRId64 " calls / %" PRId64 " bytes, together %" PRId64
                  " / %" PRId64, sum.calls, sum.bytes, whole.calls, whole.bytes);
   return 0;
 }
@@ -236,7 +222,7 @@ static int check_unused_dictionary(const gold *g, char *msg) {
   xchg_ipc_reader_free(r);
   if (n < 0 || spot.offset < 0) {
     s.release(&s);
-    return n < 0 ? -1 : failf(msg, "no dictionary message seen");
+    return n < 0 ? -1 : tu_errorf(msg, MSG_SIZE, "no dictionary message seen");
   }
   int64_t plain = -1;
   for (int64_t c = 0; c < s.n_children && plain < 0; c++)
@@ -252,10 +238,10 @@ static int check_unused_dictionary(const gold *g, char *msg) {
     n = read_all(r, b, MAX_BATCHES, msg);
     for (int64_t i = 0; i < n; i++) release_array(&b[i]);
     xchg_ipc_reader_free(r);
-    if (n >= 0) rc = failf(msg, "a corrupt dictionary went unnoticed by a full read");
+    if (n >= 0) rc = tu_errorf(msg, MSG_SIZE, "a corrupt dictionary went unnoticed by a full read");
   }
   if (rc == 0 && (r = open_mem(bad, g->size, NULL, msg)) != NULL) {
-    if (xchg_ipc_reader_select_indices(r, &plain, 1, &err) != XCHG_OK) rc = failf(msg, "select: %s", err.message);
+    if (xchg_ipc_reader_select_indices(r, &plain, 1, &err) != XCHG_OK) rc = tu_errorf(msg, MSG_SIZE, "select: %s", err.message);
     n = rc ? 0 : read_all(r, b, MAX_BATCHES, msg);
     for (int64_t i = 0; i < n; i++) release_array(&b[i]);
     if (n < 0) rc = -1;
@@ -278,8 +264,7 @@ static int inside(const struct ArrowSchema *s, const struct ArrowArray *a, const
     if (!p || (views && !s->dictionary && i == a->n_buffers - 1)) continue;
     if (a->length == 0 && i == 1) continue;
     if (p < lo || p >= hi)
-      return failf(msg, "field '%s' buffer %" PRId64 " was copied (at %p, input %p..%p)", s->name, i,
-                   (const void *)p, (const void *)lo, (const void *)hi);
+      return tu_errorf(msg, MSG_SIZE, "field '%s' buffer %" PRId64 " was copied (at %p, input %p..%p)", s->name, i, (const void *)p, (const void *)lo, (const void *)hi);
     ++*checked;
   }
   for (int64_t i = 0; i < a->n_children; i++)
@@ -304,7 +289,7 @@ static int check_zero_copy(const gold *g, char *msg) {
     release_array(&b[i]);
   }
   s.release(&s);
-  if (rc == 0 && rows > 0 && checked == 0) rc = failf(msg, "no buffer was checked");
+  if (rc == 0 && rows > 0 && checked == 0) rc = tu_errorf(msg, MSG_SIZE, "no buffer was checked");
   return rc;
 }
 
@@ -326,7 +311,7 @@ static int check_pool(const gold *g, xchg_pool *pool, int64_t readahead, char *m
   for (;; i++) {
     struct ArrowArray a;
     if (xchg_ipc_reader_next(r, &a, &err) != XCHG_OK) {
-      rc = failf(msg, "next: %s", err.message);
+      rc = tu_errorf(msg, MSG_SIZE, "next: %s", err.message);
       break;
     }
     if (!a.release) break;
@@ -335,7 +320,7 @@ static int check_pool(const gold *g, xchg_pool *pool, int64_t readahead, char *m
     if (rc != 0) break;
   }
   if (rc == 0 && i != arrow_json_num_batches(g->doc))
-    rc = failf(msg, "%" PRId64 " batches, the JSON has %" PRId64, i, arrow_json_num_batches(g->doc));
+    rc = tu_errorf(msg, MSG_SIZE, "%" PRId64 " batches, the JSON has %" PRId64, i, arrow_json_num_batches(g->doc));
   s.release(&s);
   xchg_ipc_reader_free(r);
   return rc;
@@ -357,29 +342,29 @@ static int check_peek_skip(const gold *g, char *msg) {
     xchg_batch_header h;
     int at_end;
     if (xchg_ipc_reader_peek(r, &h, &at_end, &err) != XCHG_OK) {
-      rc = failf(msg, "peek: %s", err.message);
+      rc = tu_errorf(msg, MSG_SIZE, "peek: %s", err.message);
       break;
     }
     if (at_end) break;
     int64_t calls = c.calls;
     if (i % 2 == 0) {
-      if (xchg_ipc_reader_skip(r, &err) != XCHG_OK) rc = failf(msg, "skip: %s", err.message);
-      else if (c.calls != calls) rc = failf(msg, "skipping batch %" PRId64 " decompressed something", i);
+      if (xchg_ipc_reader_skip(r, &err) != XCHG_OK) rc = tu_errorf(msg, MSG_SIZE, "skip: %s", err.message);
+      else if (c.calls != calls) rc = tu_errorf(msg, MSG_SIZE, "skipping batch %" PRId64 " decompressed something", i);
       if (rc) break;
       continue;
     }
     struct ArrowArray a;
     if (xchg_ipc_reader_next(r, &a, &err) != XCHG_OK || !a.release) {
-      rc = failf(msg, "next after peek: %s", err.message);
+      rc = tu_errorf(msg, MSG_SIZE, "next after peek: %s", err.message);
       break;
     }
-    if (a.length != h.rows) rc = failf(msg, "peek said %" PRId64 " rows, the batch has %" PRId64, h.rows, a.length);
+    if (a.length != h.rows) rc = tu_errorf(msg, MSG_SIZE, "peek said %" PRId64 " rows, the batch has %" PRId64, h.rows, a.length);
     if (rc == 0) rc = arrow_json_compare_batch(g->doc, i, &s, &a, msg, MSG_SIZE);
     a.release(&a);
     if (rc) break;
   }
   if (rc == 0 && i != arrow_json_num_batches(g->doc))
-    rc = failf(msg, "peeked %" PRId64 " batches, the JSON has %" PRId64, i, arrow_json_num_batches(g->doc));
+    rc = tu_errorf(msg, MSG_SIZE, "peeked %" PRId64 " batches, the JSON has %" PRId64, i, arrow_json_num_batches(g->doc));
   s.release(&s);
   xchg_ipc_reader_free(r);
   return rc;
@@ -433,7 +418,7 @@ static int check_legacy(const gold *g, char *msg) {
   gold lg = *g;
   lg.data = legacy;
   lg.size = size;
-  int rc = size < g->size ? check_pool(&lg, NULL, 0, msg) : failf(msg, "no marker was removed");
+  int rc = size < g->size ? check_pool(&lg, NULL, 0, msg) : tu_errorf(msg, MSG_SIZE, "no marker was removed");
   free(legacy);
   return rc;
 }
@@ -448,9 +433,9 @@ static int check_select_errors(const gold *g, char *msg) {
   int64_t bad_index = 9999;
   int rc = 0;
   if (xchg_ipc_reader_select(r, &bad, 1, &err) != XCHG_EINVAL || !strstr(err.message, bad))
-    rc = failf(msg, "selecting an unknown column: \"%s\"", err.message);
+    rc = tu_errorf(msg, MSG_SIZE, "selecting an unknown column: \"%s\"", err.message);
   else if (xchg_ipc_reader_select_indices(r, &bad_index, 1, &err) != XCHG_EINVAL)
-    rc = failf(msg, "selecting column 9999 did not fail");
+    rc = tu_errorf(msg, MSG_SIZE, "selecting column 9999 did not fail");
   xchg_ipc_reader_free(r);
   return rc;
 }
@@ -460,7 +445,7 @@ static void check_file(const char *path, xchg_pool *pool) {
   gold g = {path, NULL, 0, NULL, strstr(path, "compression") != NULL};
   snprintf(json_path, sizeof json_path, "%.*s.json.gz", (int)(strrchr(path, '.') - path), path);
   if (!(g.data = tu_read_file(path, &g.size)) || arrow_json_load(json_path, &g.doc, msg, sizeof msg) != 0) {
-    report(0, "load", path, msg);
+    TU_CHECK(0, "load %s: %s", path, msg);
     free(g.data);
     return;
   }
@@ -475,17 +460,17 @@ static void check_file(const char *path, xchg_pool *pool) {
   xchg_ipc_reader_free(r);
   for (int64_t c = 0; c < n_columns; c++) {
     msg[0] = '\0';
-    report(check_projection(&g, c, msg) == 0, "projection", path, msg);
+    TU_CHECK(check_projection(&g, c, msg) == 0, "projection %s: %s", path, msg);
   }
-  if (g.compressed) report(check_decompression_counts(&g, n_columns, msg) == 0, "decompress-count", path, msg);
-  else report(check_zero_copy(&g, msg) == 0, "zero-copy", path, msg);
+  if (g.compressed) TU_CHECK(check_decompression_counts(&g, n_columns, msg) == 0, "decompress-count %s: %s", path, msg);
+  else TU_CHECK(check_zero_copy(&g, msg) == 0, "zero-copy %s: %s", path, msg);
   if (strstr(path, "dictionary") && !strstr(path, "nested"))
-    report(check_unused_dictionary(&g, msg) == 0, "unused-dictionary", path, msg);
-  report(check_pool(&g, pool, (int64_t)8 << 20, msg) == 0, "pool", path, msg);
-  report(check_pool(&g, pool, 1, msg) == 0, "pool-small-readahead", path, msg);
-  report(check_peek_skip(&g, msg) == 0, "peek-skip", path, msg);
-  if (strstr(path, ".stream")) report(check_legacy(&g, msg) == 0, "legacy-framing", path, msg);
-  report(check_select_errors(&g, msg) == 0, "select-errors", path, msg);
+    TU_CHECK(check_unused_dictionary(&g, msg) == 0, "unused-dictionary %s: %s", path, msg);
+  TU_CHECK(check_pool(&g, pool, (int64_t)8 << 20, msg) == 0, "pool %s: %s", path, msg);
+  TU_CHECK(check_pool(&g, pool, 1, msg) == 0, "pool-small-readahead %s: %s", path, msg);
+  TU_CHECK(check_peek_skip(&g, msg) == 0, "peek-skip %s: %s", path, msg);
+  if (strstr(path, ".stream")) TU_CHECK(check_legacy(&g, msg) == 0, "legacy-framing %s: %s", path, msg);
+  TU_CHECK(check_select_errors(&g, msg) == 0, "select-errors %s: %s", path, msg);
   arrow_json_free(g.doc);
   free(g.data);
 }
@@ -495,18 +480,17 @@ static void check_if_ipc(const char *path, void *pool) {
   if (tu_has_suffix(path, ".stream") || tu_has_suffix(path, ".arrow_file")) check_file(path, pool);
 }
 
-int main(int argc, char **argv) {
-  const char *env = getenv("XCHG_TESTDATA");
+/* Every gold file, each decoded on a pool of three threads. */
+static void gold_files(void) {
   char dir[1024];
-  if (argc > 1) snprintf(dir, sizeof dir, "%s", argv[1]);
-  else if (env) snprintf(dir, sizeof dir, "%s/arrow-gold", env);
-  else {
-    fprintf(stderr, "usage: test_decode [GOLD_DIR] (or set XCHG_TESTDATA)\n");
-    return 2;
-  }
+  tu_testdata_path(dir, sizeof dir, "arrow-gold");
   xchg_pool *pool = NULL;
   TU_CHECK(xchg_pool_create(3, &pool, NULL) == XCHG_OK, "cannot create a pool");
   tu_walk(dir, NULL, check_if_ipc, pool);
   xchg_pool_free(pool);
-  return tu_finish("decode");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"gold_files", gold_files}};
+  return TU_MAIN(argc, argv, "decode", cases);
 }

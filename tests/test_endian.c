@@ -57,7 +57,7 @@ static void check_gold(const char *json_path) {
     for (int c = 0; c < 2; c++) {
       snprintf(what, sizeof what, "%s [big-endian %s, %s]", g.name, f ? "file" : "stream",
                xchg_block_codec_name(codecs[c]));
-      if (check_be(&g.src.schema, g.src.batches, g.src.n, g.doc, formats[f], codecs[c], msg) != 0) tu_fail(what, msg);
+      TU_CHECK(check_be(&g.src.schema, g.src.batches, g.src.n, g.doc, formats[f], codecs[c], msg) == 0, "%s: %s", what, msg);
     }
   rt_gold_check_end(&g);
 }
@@ -73,7 +73,6 @@ static void check_sample(void) {
   struct ArrowArray *batch;
   rt_sample(&schema, &batch);
   char msg[MSG], what[256];
-  int before = tu_failed_count();
   static const int64_t cuts[3][2] = {{0, RT_SAMPLE_ROWS}, {1, 3}, {3, 3}};
   for (int f = 0; f < 2; f++)
     for (int c = 0; c < 2; c++)
@@ -83,7 +82,7 @@ static void check_sample(void) {
         slice.length = cuts[s][1];
         snprintf(what, sizeof what, "sample [big-endian %s, %s, rows %lld+%lld]", f ? "file" : "stream",
                  xchg_block_codec_name(codecs[c]), (long long)slice.offset, (long long)slice.length);
-        if (check_be(schema, &slice, 1, NULL, formats[f], codecs[c], msg) != 0) tu_fail(what, msg);
+        TU_CHECK(check_be(schema, &slice, 1, NULL, formats[f], codecs[c], msg) == 0, "%s: %s", what, msg);
       }
   /* The dec64 column's first value, -123456789012345, as stored. */
   const int64_t v = -123456789012345LL;
@@ -96,25 +95,30 @@ static void check_sample(void) {
   for (int big = 0; big < 2; big++) {
     o.big_endian = big;
     if (rt_write(schema, batch, 1, &o, &out[big], msg, MSG) != 0) {
-      tu_fail("byte order", msg);
+      TU_CHECK(0, "byte order: %s", msg);
       return;
     }
   }
   const uint8_t *lp = xchg_buf_data(out[0]), *bp = xchg_buf_data(out[1]);
   size_t ln = xchg_buf_size(out[0]), bn = xchg_buf_size(out[1]);
-  if (!contains(lp, ln, le, 8) || contains(lp, ln, be, 8)) tu_fail("byte order", "little-endian output lacks the little-endian value");
-  if (!contains(bp, bn, be, 8) || contains(bp, bn, le, 8)) tu_fail("byte order", "big-endian output does not hold the value big-endian");
+  TU_CHECK(contains(lp, ln, le, 8) && !contains(lp, ln, be, 8), "byte order: little-endian output lacks the little-endian value");
+  TU_CHECK(contains(bp, bn, be, 8) && !contains(bp, bn, le, 8), "byte order: big-endian output does not hold the value big-endian");
   xchg_buf_unref(out[0]);
   xchg_buf_unref(out[1]);
-  tu_section("hand-built sample, big-endian, and the byte order on the wire", before);
+}
+
+static void gold_files(void) {
+  char **paths;
+  size_t n;
+  if (rt_find_all_gold(&paths, &n) != 0) return;
+  for (size_t i = 0; i < n; i++) check_gold(paths[i]);
+  rt_free_paths(paths, n);
 }
 
 int main(int argc, char **argv) {
-  char **paths;
-  size_t n;
-  if (rt_find_gold_for_main(argc, argv, &paths, &n) != 0) return 1;
-  for (size_t i = 0; i < n; i++) check_gold(paths[i]);
-  check_sample();
-  rt_free_paths(paths, n);
-  return tu_finish("endian");
+  static const tu_case cases[] = {
+      {"gold_files", gold_files},
+      {"sample", check_sample},
+  };
+  return TU_MAIN(argc, argv, "endian", cases);
 }

@@ -433,29 +433,30 @@ static void check_buffer_numbering(void) {
   xchg_buf_unref(stream);
 }
 
-int main(void) {
-  cli = getenv("XCHG_CLI");
-  const char *data = getenv("XCHG_TESTDATA");
-  if (cli == NULL || data == NULL) {
-    fprintf(stderr, "XCHG_CLI and XCHG_TESTDATA must be set (ctest sets them)\n");
-    return 1;
-  }
+static char gold_root[4096];
+
+static void column_position(void) { check_column_position(gold_root); }
+
+int main(int argc, char **argv) {
+  cli = tu_cli_path();
   unsetenv("XCHG_THREADS");
-  char gold_root[4096];
-  snprintf(gold_root, sizeof gold_root, "%s/arrow-gold", data);
+  tu_testdata_path(gold_root, sizeof gold_root, "arrow-gold");
   snprintf(gold_file, sizeof gold_file, "%s/1.0.0-littleendian/generated_primitive.arrow_file", gold_root);
   snprintf(gold_stream, sizeof gold_stream, "%s/1.0.0-littleendian/generated_primitive.stream", gold_root);
   if (mkdtemp(dir) == NULL) {
-    TU_CHECK(false, "mkdtemp: %s", strerror(errno));
-    return tu_finish("error_words");
+    perror("test_error_words: mkdtemp");
+    return 1;
   }
-  check_files();
-  check_lz4_words();
-  check_other_formats();
-  check_column_position(gold_root);
-  check_threads_env();
-  check_levels();
-  check_buffer_numbering();
+  static const tu_case cases[] = {
+      {"files", check_files},
+      {"lz4_words", check_lz4_words},
+      {"other_formats", check_other_formats},
+      {"column_position", column_position},
+      {"threads_env", check_threads_env},
+      {"levels", check_levels},
+      {"buffer_numbering", check_buffer_numbering},
+  };
+  int rc = TU_MAIN(argc, argv, "error_words", cases);
   tu_run("rm -rf '%s'", dir);
-  return tu_finish("error_words");
+  return rc;
 }

@@ -105,14 +105,13 @@ static void expect_same(const batches *want, batches *got, const char *what) {
   totals.inputs++;
   totals.errors += got->status != XCHG_OK;
   if (got->status != XCHG_OK || got->n != want->n) {
-    tu_fail_at(__FILE__, __LINE__, "%s: status %d, %zu batches (seekable: %zu): %s", what,
-               got->status, got->n, want->n, got->message);
+    TU_CHECK(0, "%s: status %d, %zu batches (seekable: %zu): %s", what, got->status, got->n, want->n, got->message);
     return;
   }
   char msg[512];
   for (size_t i = 0; i < want->n; i++)
     if (array_equal(&want->schema, &want->arrays[i], &got->arrays[i], msg, sizeof msg) != 0) {
-      tu_fail_at(__FILE__, __LINE__, "%s: batch %zu differs: %s", what, i, msg);
+      TU_CHECK(0, "%s: batch %zu differs: %s", what, i, msg);
       return;
     }
 }
@@ -237,7 +236,7 @@ static void check_damage(const uint8_t *data, size_t size, size_t marker, const 
   tu_bytes other = tu_read_bytes(other_footer_file);
   size_t other_marker = eos_offset(other.data, other.size);
   if (other_marker == 0) {
-    tu_fail("the other file's footer", other_footer_file);
+    TU_CHECK(0, "the other file's footer: %s", other_footer_file);
   } else if (strcmp(strrchr(name, '/'), strrchr(other_footer_file, '/')) != 0) {
     size_t n = other.size - other_marker - 8;
     expect_error_in(spliced(data, size, footer_start, size - footer_start, other.data + other_marker + 8, n),
@@ -301,7 +300,7 @@ static void check_codec(const uint8_t *data, size_t size, const batches *want, x
   xchg_buf *enc = NULL;
   xchg_error err;
   if (xchg_stream_encode(codec, &eo, data, size, &enc, &err) != XCHG_OK) {
-    tu_fail("xchg_stream_encode", err.message);
+    TU_CHECK(0, "xchg_stream_encode: %s", err.message);
     return;
   }
   size_t n = xchg_buf_size(enc);
@@ -327,14 +326,14 @@ static void check_gold_file(const char *path, void *ctx_) {
   tu_bytes file = tu_read_bytes(path);
   size_t marker = eos_offset(file.data, file.size);
   if (marker == 0) {
-    tu_fail(name, "no end-of-stream marker right before the footer");
+    TU_CHECK(0, "%s: no end-of-stream marker right before the footer", name);
     free(file.data);
     return;
   }
   ctx->files++;
   batches want = read_all(tu_memory_source(file.data, file.size), NULL, 1);
   if (want.status != XCHG_OK) {
-    tu_fail(name, want.message);
+    TU_CHECK(0, "%s: %s", name, want.message);
   } else {
     char what[600];
     for (uint64_t seed = 1; seed <= 3; seed++) {
@@ -423,22 +422,26 @@ static void check_cli(const char *cli, const char *gold_root) {
   }
 }
 
-int main(void) {
-  const char *testdata = getenv("XCHG_TESTDATA");
-  if (testdata == NULL) {
-    fprintf(stderr, "XCHG_TESTDATA is not set\n");
-    return 1;
-  }
-  char root[2048], other[2300];
-  snprintf(root, sizeof root, "%s/arrow-gold", testdata);
+static char root[2048];
+
+/* Every gold file read in order, against the file read seekable. */
+static void gold_files(void) {
+  char other[2300];
   snprintf(other, sizeof other, "%s/1.0.0-littleendian/generated_nested.arrow_file", root);
   gold_ctx ctx = {root, other, 0};
   tu_walk(root, ".arrow_file", check_gold_file, &ctx);
   TU_CHECK(ctx.files >= 20, "only %d gold .arrow_file files under %s", ctx.files, root);
-  const char *cli = getenv("XCHG_CLI");
-  if (cli != NULL) check_cli(cli, root);
-  else tu_fail("XCHG_CLI", "not set: the CLI cases did not run");
   printf("file_sequential: %d gold files, %ld inputs tried, %ld errors returned (%ld as expected), "
          "crashes = 0\n", ctx.files, totals.inputs, totals.errors, totals.expected_status);
-  return tu_finish("file_sequential");
+}
+
+static void cli(void) { check_cli(tu_cli_path(), root); }
+
+int main(int argc, char **argv) {
+  tu_testdata_path(root, sizeof root, "arrow-gold");
+  static const tu_case cases[] = {
+      {"gold_files", gold_files},
+      {"cli", cli},
+  };
+  return TU_MAIN(argc, argv, "file_sequential", cases);
 }

@@ -78,7 +78,7 @@ static void check_stream_reader(gold *g) {
   const rt_data *d = &g->check.src;
   int rc = arrow_json_compare_schema(g->check.doc, &d->schema, msg, sizeof msg);
   if (rc == 0 && d->n != arrow_json_num_batches(g->check.doc))
-    rc = tu_failf(msg, sizeof msg, "%" PRId64 " batches, the JSON has %" PRId64, d->n,
+    rc = tu_errorf(msg, sizeof msg, "%" PRId64 " batches, the JSON has %" PRId64, d->n,
                   arrow_json_num_batches(g->check.doc));
   for (int64_t i = 0; rc == 0 && i < d->n; i++)
     rc = arrow_json_compare_batch(g->check.doc, i, &d->schema, &d->batches[i], msg, sizeof msg);
@@ -98,27 +98,27 @@ static void check_file_reader(gold *g) {
   int rc = xchg_ipc_reader_open_file(g->file_path, NULL, &r, &err) == XCHG_OK &&
                    xchg_ipc_reader_schema(r, &schema, &err) == XCHG_OK
                ? arrow_json_compare_schema(g->check.doc, &schema, msg, sizeof msg)
-               : tu_failf(msg, sizeof msg, "open: %s", err.message);
+               : tu_errorf(msg, sizeof msg, "open: %s", err.message);
   for (; rc == 0; seen++) {
     struct ArrowArray a = {0};
     if (xchg_ipc_reader_next(r, &a, &err) != XCHG_OK) {
-      rc = tu_failf(msg, sizeof msg, "next: %s", err.message);
+      rc = tu_errorf(msg, sizeof msg, "next: %s", err.message);
     } else if (!a.release) {
       break;
     } else {
       rc = seen < n ? arrow_json_compare_batch(g->check.doc, seen, &schema, &a, msg, sizeof msg)
-                    : tu_failf(msg, sizeof msg, "more batches than the JSON's %" PRId64, n);
+                    : tu_errorf(msg, sizeof msg, "more batches than the JSON's %" PRId64, n);
       release_array(&a);
     }
   }
   if (rc == 0 && (seen != n || xchg_ipc_reader_num_batches(r) != n))
-    rc = tu_failf(msg, sizeof msg, "%" PRId64 " batches read, %" PRId64 " in the footer, %" PRId64
+    rc = tu_errorf(msg, sizeof msg, "%" PRId64 " batches read, %" PRId64 " in the footer, %" PRId64
                   " in the JSON", seen, xchg_ipc_reader_num_batches(r), n);
   for (int64_t i = n - 1; rc == 0 && i >= 0; i--) {
     struct ArrowArray a = {0};
     rc = xchg_ipc_reader_read_batch(r, i, &a, &err) == XCHG_OK
              ? arrow_json_compare_batch(g->check.doc, i, &schema, &a, msg, sizeof msg)
-             : tu_failf(msg, sizeof msg, "read_batch(%" PRId64 "): %s", i, err.message);
+             : tu_errorf(msg, sizeof msg, "read_batch(%" PRId64 "): %s", i, err.message);
     release_array(&a);
   }
   release_schema(&schema);
@@ -190,7 +190,7 @@ static int compare_rows(const gold *g, const struct ArrowSchema *schema, const s
       arrow_json_compare_batch(g->check.doc, b, schema, got, msg, MSG_SIZE) != 0)
     return -1;
   if (got->n_children != (columns ? n_columns : d->schema.n_children))
-    return tu_failf(msg, MSG_SIZE, "%" PRId64 " columns", got->n_children);
+    return tu_errorf(msg, MSG_SIZE, "%" PRId64 " columns", got->n_children);
   for (int64_t k = 0; k < got->n_children; k++) {
     int64_t c = columns ? columns[k] : k;
     if (array_range_equal(d->schema.children[c], got->children[k], at, want->children[c], 0,
@@ -210,10 +210,10 @@ static int check_decoded(const gold *g, const xchg_batch_decoder *dec, const str
   struct ArrowSchema schema = {0};
   xchg_error err;
   if (xchg_batch_decoder_schema(dec, &schema, &err) != XCHG_OK)
-    return tu_failf(msg, MSG_SIZE, "schema: %s", err.message);
+    return tu_errorf(msg, MSG_SIZE, "schema: %s", err.message);
   int64_t rows = g->batch_offsets[last] - g->batch_offsets[first];
   int rc = got->length == rows ? 0
-                               : tu_failf(msg, MSG_SIZE, "%" PRId64 " rows, the batches have %" PRId64,
+                               : tu_errorf(msg, MSG_SIZE, "%" PRId64 " rows, the batches have %" PRId64,
                                           got->length, rows);
   for (int64_t b = first; rc == 0 && b < last; b++)
     rc = compare_rows(g, &schema, got, g->batch_offsets[b] - g->batch_offsets[first], b, columns,
@@ -232,7 +232,7 @@ static int decode_and_check(const gold *g, const xchg_batch_decoder *dec, const 
     struct ArrowArray a = {0};
     xchg_error err;
     if (xchg_batch_decoder_decode(dec, src, i, &a, &err) != XCHG_OK)
-      rc = tu_failf(msg, MSG_SIZE, "decode: %s", err.message);
+      rc = tu_errorf(msg, MSG_SIZE, "decode: %s", err.message);
     else
       rc = check_decoded(g, dec, &a, per_batch ? i : 0, per_batch ? i + 1 : g->check.src.n, columns,
                          n_columns, msg);
@@ -251,7 +251,7 @@ static int decode_many_and_check(const gold *g, const xchg_batch_decoder *dec, c
   xchg_error err;
   int rc = xchg_batch_decoder_decode_many(dec, srcs, n, 0, outs, NULL, &err) == XCHG_OK
                ? 0
-               : tu_failf(msg, MSG_SIZE, "decode_many: %s", err.message);
+               : tu_errorf(msg, MSG_SIZE, "decode_many: %s", err.message);
   for (int64_t i = 0; rc == 0 && i < n; i++) rc = check_decoded(g, dec, &outs[i], i, i + 1, NULL, 0, msg);
   for (int64_t i = 0; i < n; i++) {
     release_array(&outs[i]);
@@ -286,7 +286,7 @@ static void check_decoder_with(gold *g, const tu_bytes *payloads, const int64_t 
       xchg_error err;
       xchg_status st = xchg_batch_decoder_decode(dec, src, 0, &a, &err);
       if (st == XCHG_OK || !strstr(err.message, "holds no record batch"))
-        rc = tu_failf(msg, MSG_SIZE, "a stream of no batches: %s \"%s\"", xchg_status_name(st),
+        rc = tu_errorf(msg, MSG_SIZE, "a stream of no batches: %s \"%s\"", xchg_status_name(st),
                       st == XCHG_OK ? "" : err.message);
       release_array(&a);
       xchg_source_free(src);
@@ -340,16 +340,16 @@ static int compare_holder(const gold *g, const xchg_cache_holder *h, int64_t par
   xchg_error err;
   int64_t n = arrow_json_num_batches(g->check.doc);
   if (xchg_cache_holder_schema(h, &schema, &err) != XCHG_OK)
-    return tu_failf(msg, MSG_SIZE, "schema: %s", err.message);
+    return tu_errorf(msg, MSG_SIZE, "schema: %s", err.message);
   int rc = arrow_json_compare_schema(g->check.doc, &schema, msg, MSG_SIZE);
   if (rc == 0 && xchg_cache_holder_num_batches(h) != parts * n)
-    rc = tu_failf(msg, MSG_SIZE, "%" PRId64 " batches, the JSON has %" PRId64 " a part",
+    rc = tu_errorf(msg, MSG_SIZE, "%" PRId64 " batches, the JSON has %" PRId64 " a part",
                   xchg_cache_holder_num_batches(h), n);
   for (int64_t i = 0; rc == 0 && i < parts * n; i++) {
     struct ArrowArray a = {0};
     rc = xchg_cache_holder_batch(h, i, &a, &err) == XCHG_OK
              ? arrow_json_compare_batch(g->check.doc, i % n, &schema, &a, msg, MSG_SIZE)
-             : tu_failf(msg, MSG_SIZE, "batch %" PRId64 ": %s", i, err.message);
+             : tu_errorf(msg, MSG_SIZE, "batch %" PRId64 ": %s", i, err.message);
     release_array(&a);
   }
   release_schema(&schema);
@@ -387,7 +387,7 @@ static int acquire_and_compare(const gold *g, xchg_cache *c, const char *key, co
   xchg_error err;
   int rc = xchg_cache_acquire(c, key, &b, NULL, &h, &err) == XCHG_OK
                ? compare_holder(g, h, parts, msg)
-               : tu_failf(msg, MSG_SIZE, "acquire: %s", err.message);
+               : tu_errorf(msg, MSG_SIZE, "acquire: %s", err.message);
   xchg_cache_holder_release(h);
   free(chunks);
   return rc;
@@ -445,10 +445,10 @@ static int publish_and_map(const gold *g, const char *dir, const char *key, int6
   xchg_cache *writer = new_cache(dir, validation), *mapper = new_cache(dir, XCHG_VALIDATE_FULL);
   int rc = writer && mapper ? acquire_and_compare(g, writer, key, &g->stream, parts, msg) : -1;
   if (rc == 0 && metrics_of(writer).host_decodes != 1)
-    rc = tu_failf(msg, MSG_SIZE, "the first cache did not publish a segment");
+    rc = tu_errorf(msg, MSG_SIZE, "the first cache did not publish a segment");
   if (rc == 0) rc = acquire_and_compare(g, mapper, key, &g->stream, parts, msg);
   if (rc == 0 && (metrics_of(mapper).host_maps != 1 || metrics_of(mapper).decodes != 0))
-    rc = tu_failf(msg, MSG_SIZE, "the second cache did not map the segment");
+    rc = tu_errorf(msg, MSG_SIZE, "the second cache did not map the segment");
   xchg_cache_free(writer);
   xchg_cache_free(mapper);
   return rc;
@@ -595,24 +595,33 @@ static int write_host_seeds(const char *testdata, const char *out_dir) {
     gold_close(g);
     free(g);
   }
-  return tu_finish("write-host-seeds");
+  return tu_failed_count() == 0 ? 0 : 1;
+}
+
+static void gold_files(void) {
+  char **jsons;
+  size_t n;
+  if (rt_find_all_gold(&jsons, &n) != 0) return;
+  for (size_t i = 0; i < n; i++) check_gold(jsons[i]);
+  rt_free_paths(jsons, n);
+}
+
+/* The host segment seeds of fuzz/corpus still map. */
+static void host_seeds_map(void) {
+  const char *corpus = getenv("XCHG_FUZZ_CORPUS");
+  if (!TU_CHECK(corpus != NULL, "XCHG_FUZZ_CORPUS (the fuzz/corpus directory) is not set")) return;
+  for (size_t i = 0; i < N_HOST_SEEDS; i++) check_host_seed(tu_testdata_dir(), corpus, &host_seeds[i]);
 }
 
 int main(int argc, char **argv) {
-  const char *env = getenv("XCHG_TESTDATA");
-  const char *testdata = env ? env : "../shared/testdata";
-  if (argc == 3 && strcmp(argv[1], "--write-host-seeds") == 0) return write_host_seeds(testdata, argv[2]);
-  char **jsons;
-  size_t n;
-  if (rt_find_gold_for_main(argc, argv, &jsons, &n) != 0) return 1;
-  if (argc > 1) testdata = argv[1];
+  if (argc == 3 && strcmp(argv[1], "--write-host-seeds") == 0) return write_host_seeds(tu_testdata_dir(), argv[2]);
   xchg_error err;
-  TU_OK(xchg_pool_create(3, &pool, &err), err);
-  for (size_t i = 0; i < n; i++) check_gold(jsons[i]);
-  rt_free_paths(jsons, n);
-  const char *corpus = getenv("XCHG_FUZZ_CORPUS");
-  TU_CHECK(corpus != NULL, "XCHG_FUZZ_CORPUS (the fuzz/corpus directory) is not set");
-  for (size_t i = 0; corpus && i < N_HOST_SEEDS; i++) check_host_seed(testdata, corpus, &host_seeds[i]);
+  if (!TU_OK(xchg_pool_create(3, &pool, &err), err)) return 1;
+  static const tu_case cases[] = {
+      {"gold_files", gold_files},
+      {"host_seeds", host_seeds_map},
+  };
+  int rc = TU_MAIN(argc, argv, "gold_entry_points", cases);
   xchg_pool_free(pool);
-  return tu_finish("gold_entry_points");
+  return rc;
 }

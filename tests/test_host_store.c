@@ -146,7 +146,7 @@ static int check_holder(const xchg_cache_holder *h, const char *mapped_dir) {
   for (int64_t i = 0; i < STD_BATCHES; i++) {
     struct ArrowArray a;
     xchg_error err;
-    if (xchg_cache_holder_batch(h, i, &a, &err) != XCHG_OK) return tu_failf(msg, 1, "batch");
+    if (xchg_cache_holder_batch(h, i, &a, &err) != XCHG_OK) return tu_errorf(msg, 1, "batch");
     int rc = cd_check_batch(&a, cols, CD_COLUMNS, 0, i, std_rows[i], msg, sizeof msg);
     if (rc == 0 && mapped_dir && std_rows[i] > 0 &&
         !in_mapping_of(a.children[0]->buffers[1], mapped_dir)) {
@@ -445,7 +445,7 @@ static void test_cancel_while_another_decodes(void) {
   kill_child(decoder);
   /* The next acquire decodes (the dead decoder's lock is free). */
   TU_OK(acquire_checked(c, &s, dir, NULL, NULL, &err), err);
-  TU_EXPECT(cd_metrics(c).host_decodes == 1);
+  TU_CHECK(cd_metrics(c).host_decodes == 1);
   xchg_cache_free(c);
   cd_source_free(&s);
   munmap(sh, sizeof *sh);
@@ -488,7 +488,7 @@ static void test_holder_killed(void) {
   kill_child(holder);
   xchg_cache_trim(c);
   TU_CHECK(count_files(dir, ".seg", NULL) == 0, "the dead holder's segment outlived its retention");
-  TU_EXPECT(cd_metrics(c).host_evictions == 1);
+  TU_CHECK(cd_metrics(c).host_evictions == 1);
   xchg_cache_free(c);
   cd_source_free(&s);
   munmap(sh, sizeof *sh);
@@ -538,7 +538,7 @@ static void test_budget_and_age(void) {
   TU_CHECK(cd_metrics(c).host_maps == 3 && cd_metrics(c).host_decodes == 2,
            "not the most recently released segment was kept");
   xchg_cache_holder_release(a);
-  TU_EXPECT(cd_metrics(c).host_evictions == 1);
+  TU_CHECK(cd_metrics(c).host_evictions == 1);
   xchg_cache_free(c);
   remove_dir(dir);
 
@@ -551,7 +551,7 @@ static void test_budget_and_age(void) {
   sleep_ms(250);
   xchg_cache_trim(c);
   TU_CHECK(count_files(dir, ".seg", NULL) == 0, "kept past its age");
-  TU_EXPECT(cd_metrics(c).host_evictions == 1);
+  TU_CHECK(cd_metrics(c).host_evictions == 1);
   xchg_cache_free(c);
   remove_dir(dir);
   cd_source_free(&s);
@@ -590,7 +590,7 @@ static void publish_validated(const char *dir, cd_source *s, xchg_validation val
   xchg_cache *c = host_cache_validating(dir, INT64_MAX, 0, validation);
   xchg_error err;
   TU_OK(acquire_checked(c, s, dir, NULL, NULL, &err), err);
-  TU_EXPECT(cd_metrics(c).host_decodes == 1);
+  TU_CHECK(cd_metrics(c).host_decodes == 1);
   xchg_cache_free(c);
   find_file(dir, ".seg", seg_path, n);
 }
@@ -620,22 +620,22 @@ static void test_refused(void) {
   std_source(&s);
   char dir[256], seg[512];
   make_dir(dir, sizeof dir);
-  TU_EXPECT(chmod(dir, 0777) == 0);
+  TU_CHECK(chmod(dir, 0777) == 0);
   expect_fallback(dir, &s, XCHG_EINVAL, "writable", "world-writable directory");
-  TU_EXPECT(chmod(dir, 0770) == 0);
+  TU_CHECK(chmod(dir, 0770) == 0);
   expect_fallback(dir, &s, XCHG_EINVAL, "writable", "group-writable directory");
-  TU_EXPECT(chmod(dir, 0700) == 0 && chown(dir, 65534, 65534) == 0);
+  TU_CHECK(chmod(dir, 0700) == 0 && chown(dir, 65534, 65534) == 0);
   expect_fallback(dir, &s, XCHG_EINVAL, "owned by uid 65534", "foreign-owned directory");
-  TU_EXPECT(count_files(dir, ".seg", NULL) == 0);
-  TU_EXPECT(chown(dir, geteuid(), getegid()) == 0);
+  TU_CHECK(count_files(dir, ".seg", NULL) == 0);
+  TU_CHECK(chown(dir, geteuid(), getegid()) == 0);
 
   publish(dir, &s, seg, sizeof seg);
-  TU_EXPECT(chown(seg, 65534, 65534) == 0);
+  TU_CHECK(chown(seg, 65534, 65534) == 0);
   expect_fallback(dir, &s, XCHG_EINVAL, "owned by uid 65534", "foreign-owned segment");
   TU_CHECK(count_files(dir, ".seg", NULL) == 1, "a foreign segment was removed");
-  TU_EXPECT(chown(seg, geteuid(), getegid()) == 0 && chmod(seg, 0644) == 0);
+  TU_CHECK(chown(seg, geteuid(), getegid()) == 0 && chmod(seg, 0644) == 0);
   expect_fallback(dir, &s, XCHG_EINVAL, "mode", "segment of mode 644");
-  TU_EXPECT(chmod(seg, 0600) == 0);
+  TU_CHECK(chmod(seg, 0600) == 0);
   expect_mapped(dir, &s, "the segment made right again");
   remove_dir(dir);
   cd_source_free(&s);
@@ -650,7 +650,7 @@ static void full_disk_child(const char *dir, shared *sh, int i) {
   (void)i;
   signal(SIGXFSZ, SIG_IGN);
   struct rlimit lim = {65536, 65536};
-  TU_EXPECT(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+  TU_CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
   cd_source s;
   std_source(&s);
   expect_fallback(dir, &s, XCHG_EIO, "host segment", "no room for the segment");
@@ -673,7 +673,7 @@ static void corrupt(const char *path, const uint8_t *good, size_t size, size_t a
   uint8_t *bad = malloc(size);
   memcpy(bad, good, size);
   memset(bad + at, 0xff, n);
-  TU_EXPECT(tu_write_file(path, bad, new_size) == 0);
+  TU_CHECK(tu_write_file(path, bad, new_size) == 0);
   free(bad);
 }
 
@@ -700,7 +700,7 @@ static void test_corrupted(void) {
   corrupt(seg, good, size, 128, 8, size);
   uint8_t *sealed = tu_read_file(seg, &size);
   TU_CHECK(sealed && host_segment_seal(sealed, size) == 0, "cannot seal the segment");
-  if (sealed) TU_EXPECT(tu_write_file(seg, sealed, size) == 0);
+  if (sealed) TU_CHECK(tu_write_file(seg, sealed, size) == 0);
   free(sealed);
   expect_fallback(dir, &s, XCHG_EFORMAT, "part 0 at [18446744073709551615", "part table overwritten, sealed");
   /* Bytes too short for a header, as the fuzz target may hand them over. */
@@ -719,7 +719,7 @@ static void test_corrupted(void) {
   expect_fallback_after(dir, &s, 1, XCHG_EFORMAT, "part 0", "the first part's schema message overwritten");
   corrupt(seg, good, size, size - 8, 8, size);
   expect_fallback_after(dir, &s, 1, XCHG_EFORMAT, "part 0", "the end-of-stream marker overwritten");
-  TU_EXPECT(tu_write_file(seg, good, size) == 0);
+  TU_CHECK(tu_write_file(seg, good, size) == 0);
   expect_mapped(dir, &s, "the segment restored");
   /* Another key's file holding this segment (as after a hash collision);
    * a key of the same length, so that only its bytes differ. */
@@ -739,7 +739,7 @@ static void test_corrupted(void) {
   TU_CHECK(cd_metrics(c).host_fallbacks == 1 && xchg_cache_host_error(c, &why) == XCHG_EINVAL &&
            strstr(why.message, "another key"), "a segment of another key was used");
   xchg_cache_free(c);
-  TU_EXPECT(tu_write_file(seg, good, size) == 0);
+  TU_CHECK(tu_write_file(seg, good, size) == 0);
   expect_mapped(dir, &s, "the segment restored");
   free(good);
   remove_dir(dir);
@@ -924,7 +924,7 @@ static void test_left_overs(void) {
   record[8] = other[8] = 1;
   for (int i = 0; i < 5; i++) {
     snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-    TU_EXPECT(tu_write_file(path, i == 4 ? other : record, i < 2 ? 0 : sizeof record) == 0 &&
+    TU_CHECK(tu_write_file(path, i == 4 ? other : record, i < 2 ? 0 : sizeof record) == 0 &&
               chmod(path, 0600) == 0);
   }
   struct timespec then[2];
@@ -932,7 +932,7 @@ static void test_left_overs(void) {
   then[0].tv_sec -= HOST_FAILURE_MEMORY_MS / 1000 + 1;
   then[1] = then[0];
   snprintf(path, sizeof path, "%s/%s", dir, names[2]);
-  TU_EXPECT(utimensat(AT_FDCWD, path, then, 0) == 0);
+  TU_CHECK(utimensat(AT_FDCWD, path, then, 0) == 0);
   xchg_cache *c = host_cache(dir, 0, 0);
   xchg_cache_trim(c);
   xchg_cache_free(c);
@@ -1021,13 +1021,13 @@ static void test_release_scans_nothing(void) {
   TU_CHECK(count_files(dir, ".seg", NULL) == 1, "the segment went with an array still out");
   int scans = atomic_load(&hook_counts[HOST_HOOK_SCAN]);
   pthread_t th;
-  TU_EXPECT(pthread_create(&th, NULL, release_array, &a) == 0 && pthread_join(th, NULL) == 0);
+  TU_CHECK(pthread_create(&th, NULL, release_array, &a) == 0 && pthread_join(th, NULL) == 0);
   TU_CHECK(atomic_load(&hook_counts[HOST_HOOK_SCAN]) == scans,
            "dropping the last array scanned the directory %d times",
            atomic_load(&hook_counts[HOST_HOOK_SCAN]) - scans);
   TU_CHECK(count_files(dir, "", NULL) == 2, "retention 0: %d files left after the last release",
            count_files(dir, "", NULL) - 2);
-  TU_EXPECT(cd_metrics(c).host_evictions == 1);
+  TU_CHECK(cd_metrics(c).host_evictions == 1);
   xchg_cache_free(c);
 
   c = host_cache(dir, size + size / 2, 0);
@@ -1079,7 +1079,7 @@ static void corrupt_an_offset(const char *path) {
   if (at) {
     const int32_t huge = INT32_MAX;
     memcpy(at + 6 * sizeof pattern[0], &huge, sizeof huge);
-    TU_EXPECT(tu_write_file(path, bytes, size) == 0);
+    TU_CHECK(tu_write_file(path, bytes, size) == 0);
   }
   free(bytes);
 }
@@ -1117,7 +1117,7 @@ static void test_mapped_structure_checked(void) {
   uint8_t *good = tu_read_file(seg, &size);
   corrupt_an_offset(seg);
   expect_fault_found(dir, "at row 7 is below the one before", "a flipped offset");
-  TU_EXPECT(tu_write_file(seg, good, size) == 0);
+  TU_CHECK(tu_write_file(seg, good, size) == 0);
   corrupt_an_index(seg);
   expect_fault_found(dir, "dictionary index -1 at row 5", "a bad dictionary index");
   xchg_cache *c = host_cache_validating(dir, INT64_MAX, 0, XCHG_VALIDATE_BOUNDS);
@@ -1342,7 +1342,7 @@ static void test_bad_bytes(void) {
   TU_CHECK(count_files(dir, "", NULL) == 2, "%d files left by the failed decode",
            count_files(dir, "", NULL) - 2);
   TU_OK(acquire_checked(c, &s, dir, NULL, NULL, &err), err);
-  TU_EXPECT(cd_metrics(c).host_decodes == 1);
+  TU_CHECK(cd_metrics(c).host_decodes == 1);
   xchg_cache_free(c);
   cd_source_free(&s);
   remove_dir(dir);
@@ -1365,32 +1365,29 @@ static void test_without_host_dir(void) {
   cd_source_free(&s);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   alarm(300); /* a wait that never ends (a lost cancel, a lock never freed) fails the test */
-  int64_t live = xchg_buf_live_count(), bytes = tu_live_bytes();
-  test_without_host_dir();
-  test_one_decode_per_host();
-  test_decoder_killed();
-  test_cancel_while_another_decodes();
-  test_holder_killed();
-  test_budget_and_age();
-  test_evictions_at_once();
-  test_removal_waited_for();
-  test_published_is_leased();
-  test_name_reused();
-  test_removed_before_leased();
-  test_left_overs();
-  test_last_releases_at_once();
-  test_release_scans_nothing();
-  test_refused();
-  test_corrupted();
-  test_mapped_structure_checked();
-  test_no_room();
-  test_store_too_small();
-  test_bad_bytes();
-  TU_CHECK(xchg_buf_live_count() == live && tu_live_bytes() == bytes,
-           "%lld buffers / %lld bytes live at the end, %lld / %lld at the start",
-           (long long)xchg_buf_live_count(), (long long)tu_live_bytes(),
-           (long long)live, (long long)bytes);
-  return tu_finish("host_store");
+  static const tu_case cases[] = {
+      {"without_host_dir", test_without_host_dir},
+      {"one_decode_per_host", test_one_decode_per_host},
+      {"decoder_killed", test_decoder_killed},
+      {"cancel_while_another_decodes", test_cancel_while_another_decodes},
+      {"holder_killed", test_holder_killed},
+      {"budget_and_age", test_budget_and_age},
+      {"evictions_at_once", test_evictions_at_once},
+      {"removal_waited_for", test_removal_waited_for},
+      {"published_is_leased", test_published_is_leased},
+      {"name_reused", test_name_reused},
+      {"removed_before_leased", test_removed_before_leased},
+      {"left_overs", test_left_overs},
+      {"last_releases_at_once", test_last_releases_at_once},
+      {"release_scans_nothing", test_release_scans_nothing},
+      {"refused", test_refused},
+      {"corrupted", test_corrupted},
+      {"mapped_structure_checked", test_mapped_structure_checked},
+      {"no_room", test_no_room},
+      {"store_too_small", test_store_too_small},
+      {"bad_bytes", test_bad_bytes},
+  };
+  return TU_MAIN(argc, argv, "host_store", cases);
 }

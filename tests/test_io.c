@@ -14,14 +14,6 @@
 #include "xchg/io.h"
 #include "xchg/testing.h"
 
-#define CHECK_OK(call)                                                                  \
-  do {                                                                                  \
-    xchg_status s_ = (call);                                                            \
-    if (s_ != XCHG_OK)                                                                  \
-      tu_fail_at(__FILE__, __LINE__, "%s failed: %s: %s", #call, xchg_status_name(s_), \
-                 err.message);                                                          \
-  } while (0)
-
 /* Deterministic, non-repeating bytes, so that a read from the wrong offset
  * never compares equal by accident. */
 static uint8_t pattern_byte(size_t i) {
@@ -66,49 +58,49 @@ static void check_truncation_message(const xchg_error *err, unsigned long long o
   snprintf(want_missing, sizeof want_missing, "(%llu missing)", missing);
   int ok = strstr(err->message, want_offset) != NULL && strstr(err->message, want_missing) != NULL;
   if (!ok) fprintf(stderr, "  unexpected message: %s\n", err->message);
-  TU_EXPECT(ok);
+  TU_CHECK(ok);
 }
 
 /* The same checks for every random-access source over the pattern of size n. */
 static void check_random_access(xchg_source *src, size_t n, int zero_copy) {
   xchg_error err = {{0}};
-  TU_EXPECT(xchg_source_size(src) == (int64_t)n);
-  TU_EXPECT(xchg_source_position(src) == 0);
+  TU_CHECK(xchg_source_size(src) == (int64_t)n);
+  TU_CHECK(xchg_source_position(src) == 0);
   uint8_t head[100];
   size_t got = 0;
-  CHECK_OK(xchg_source_read(src, head, sizeof head, &got, &err));
-  TU_EXPECT(got == sizeof head && pattern_matches(head, 0, got));
-  TU_EXPECT(xchg_source_position(src) == 100);
+  TU_OK(xchg_source_read(src, head, sizeof head, &got, &err), err);
+  TU_CHECK(got == sizeof head && pattern_matches(head, 0, got));
+  TU_CHECK(xchg_source_position(src) == 100);
 
-  CHECK_OK(xchg_source_skip(src, 1000, &err));
-  TU_EXPECT(xchg_source_position(src) == 1100);
+  TU_OK(xchg_source_skip(src, 1000, &err), err);
+  TU_CHECK(xchg_source_position(src) == 1100);
   xchg_buf *b = NULL;
-  CHECK_OK(xchg_source_read_buf(src, 5000, &b, &err));
-  TU_EXPECT(b != NULL && xchg_buf_size(b) == 5000 && pattern_matches(xchg_buf_data(b), 1100, 5000));
-  TU_EXPECT(xchg_source_position(src) == 6100);
+  TU_OK(xchg_source_read_buf(src, 5000, &b, &err), err);
+  TU_CHECK(b != NULL && xchg_buf_size(b) == 5000 && pattern_matches(xchg_buf_data(b), 1100, 5000));
+  TU_CHECK(xchg_source_position(src) == 6100);
   if (zero_copy) {
     xchg_buf *whole = xchg_source_memory(src);
-    TU_EXPECT(whole != NULL);
+    TU_CHECK(whole != NULL);
     if (whole != NULL && b != NULL) {
-      TU_EXPECT(xchg_buf_data(b) == xchg_buf_data(whole) + 1100); /* a slice, not a copy */
+      TU_CHECK(xchg_buf_data(b) == xchg_buf_data(whole) + 1100); /* a slice, not a copy */
       xchg_buf_unref(whole);
     }
   } else {
-    TU_EXPECT(xchg_source_memory(src) == NULL);
-    TU_EXPECT(b != NULL && (uintptr_t)xchg_buf_data(b) % XCHG_ALIGNMENT == 0);
+    TU_CHECK(xchg_source_memory(src) == NULL);
+    TU_CHECK(b != NULL && (uintptr_t)xchg_buf_data(b) % XCHG_ALIGNMENT == 0);
   }
   xchg_buf_unref(b);
 
   /* Backwards, then to the very end. */
-  CHECK_OK(xchg_source_seek(src, 7, &err));
-  CHECK_OK(xchg_source_read(src, head, 3, &got, &err));
-  TU_EXPECT(got == 3 && pattern_matches(head, 7, 3));
-  CHECK_OK(xchg_source_seek(src, n - 10, &err));
-  CHECK_OK(xchg_source_read(src, head, sizeof head, &got, &err));
-  TU_EXPECT(got == 10 && pattern_matches(head, n - 10, 10));
-  CHECK_OK(xchg_source_read(src, head, sizeof head, &got, &err));
-  TU_EXPECT(got == 0);
-  TU_EXPECT(xchg_source_seek(src, (int64_t)n + 1, &err) == XCHG_EIO);
+  TU_OK(xchg_source_seek(src, 7, &err), err);
+  TU_OK(xchg_source_read(src, head, 3, &got, &err), err);
+  TU_CHECK(got == 3 && pattern_matches(head, 7, 3));
+  TU_OK(xchg_source_seek(src, n - 10, &err), err);
+  TU_OK(xchg_source_read(src, head, sizeof head, &got, &err), err);
+  TU_CHECK(got == 10 && pattern_matches(head, n - 10, 10));
+  TU_OK(xchg_source_read(src, head, sizeof head, &got, &err), err);
+  TU_CHECK(got == 0);
+  TU_CHECK(xchg_source_seek(src, (int64_t)n + 1, &err) == XCHG_EIO);
   /* Negative offsets and counts are refused, and the position stays. */
   TU_CHECK(xchg_source_seek(src, -1, &err) == XCHG_EINVAL && strstr(err.message, "negative offset -1") &&
                xchg_source_position(src) == (int64_t)n,
@@ -119,25 +111,25 @@ static void check_random_access(xchg_source *src, size_t n, int zero_copy) {
 
   /* A read_buf running past the end fails, names offset and shortfall, and
    * allocates nothing that stays. */
-  CHECK_OK(xchg_source_seek(src, n - 20, &err));
+  TU_OK(xchg_source_seek(src, n - 20, &err), err);
   int64_t bytes0 = tu_live_bytes();
   b = NULL;
-  TU_EXPECT(xchg_source_read_buf(src, 50, &b, &err) == XCHG_EIO);
-  TU_EXPECT(b == NULL);
+  TU_CHECK(xchg_source_read_buf(src, 50, &b, &err) == XCHG_EIO);
+  TU_CHECK(b == NULL);
   check_truncation_message(&err, n - 20, 30);
-  TU_EXPECT(tu_live_bytes() == bytes0);
-  TU_EXPECT(xchg_source_skip(src, 21, &err) == XCHG_EIO);
+  TU_CHECK(tu_live_bytes() == bytes0);
+  TU_CHECK(xchg_source_skip(src, 21, &err) == XCHG_EIO);
   check_truncation_message(&err, n - 20, 1);
-  TU_EXPECT(xchg_source_position(src) == (int64_t)n - 20);
-  CHECK_OK(xchg_source_skip(src, 20, &err));
-  TU_EXPECT(xchg_source_position(src) == (int64_t)n);
+  TU_CHECK(xchg_source_position(src) == (int64_t)n - 20);
+  TU_OK(xchg_source_skip(src, 20, &err), err);
+  TU_CHECK(xchg_source_position(src) == (int64_t)n);
 
   /* Allocation failures surface as ENOMEM, not as a crash or a short read. */
-  CHECK_OK(xchg_source_seek(src, 0, &err));
+  TU_OK(xchg_source_seek(src, 0, &err), err);
   xchg_buf_fail_nth_alloc(1);
-  TU_EXPECT(xchg_source_read_buf(src, 64, &b, &err) == XCHG_ENOMEM);
+  TU_CHECK(xchg_source_read_buf(src, 64, &b, &err) == XCHG_ENOMEM);
   xchg_buf_fail_nth_alloc(0);
-  TU_EXPECT(xchg_source_position(src) == 0);
+  TU_CHECK(xchg_source_position(src) == 0);
 }
 
 static void test_buf_source(void) {
@@ -146,7 +138,7 @@ static void test_buf_source(void) {
   for (size_t i = 0; i < n; i++) xchg_buf_mutable_data(buf)[i] = pattern_byte(i);
   xchg_error err = {{0}};
   xchg_source *src = NULL;
-  CHECK_OK(xchg_source_from_buf(buf, &src, &err));
+  TU_OK(xchg_source_from_buf(buf, &src, &err), err);
   xchg_buf_unref(buf); /* the source holds its own reference */
   if (src == NULL) return;
   check_random_access(src, n, 1);
@@ -169,18 +161,18 @@ static void test_memory_source_release(void) {
   uint8_t *data = make_pattern(n);
   release_count rc = {0};
   xchg_source *src = NULL;
-  CHECK_OK(xchg_source_from_memory(data, n, count_release, &rc, &src, &err));
+  TU_OK(xchg_source_from_memory(data, n, count_release, &rc, &src, &err), err);
   if (src == NULL) return;
   check_random_access(src, n, 1);
-  CHECK_OK(xchg_source_seek(src, 4000, &err));
+  TU_OK(xchg_source_seek(src, 4000, &err), err);
   xchg_buf *slice = NULL;
-  CHECK_OK(xchg_source_read_buf(src, 16, &slice, &err));
-  TU_EXPECT(slice != NULL && xchg_buf_data(slice) == data + 4000);
+  TU_OK(xchg_source_read_buf(src, 16, &slice, &err), err);
+  TU_CHECK(slice != NULL && xchg_buf_data(slice) == data + 4000);
   xchg_source_free(src);
-  TU_EXPECT(rc.calls == 0); /* the slice still points into the memory */
-  TU_EXPECT(slice != NULL && pattern_matches(xchg_buf_data(slice), 4000, 16));
+  TU_CHECK(rc.calls == 0); /* the slice still points into the memory */
+  TU_CHECK(slice != NULL && pattern_matches(xchg_buf_data(slice), 4000, 16));
   xchg_buf_unref(slice);
-  TU_EXPECT(rc.calls == 1);
+  TU_CHECK(rc.calls == 1);
   free(data);
 }
 
@@ -190,20 +182,20 @@ static void test_mmap_file(void) {
   uint8_t *data = make_pattern(n);
   char *path = write_temp_file(data, n);
   xchg_source *src = NULL;
-  CHECK_OK(xchg_source_open_file(path, XCHG_FILE_MMAP, &src, &err));
+  TU_OK(xchg_source_open_file(path, XCHG_FILE_MMAP, &src, &err), err);
   if (src != NULL) {
     check_random_access(src, n, 1);
     /* A slice outlives the source (the mapping goes with the last user). */
-    CHECK_OK(xchg_source_seek(src, 123456, &err));
+    TU_OK(xchg_source_seek(src, 123456, &err), err);
     xchg_buf *slice = NULL;
-    CHECK_OK(xchg_source_read_buf(src, 4096, &slice, &err));
+    TU_OK(xchg_source_read_buf(src, 4096, &slice, &err), err);
     xchg_buf *whole = xchg_source_memory(src);
-    TU_EXPECT(whole != NULL && xchg_buf_size(whole) == n);
-    TU_EXPECT(slice != NULL && whole != NULL && xchg_buf_data(slice) >= xchg_buf_data(whole) &&
+    TU_CHECK(whole != NULL && xchg_buf_size(whole) == n);
+    TU_CHECK(slice != NULL && whole != NULL && xchg_buf_data(slice) >= xchg_buf_data(whole) &&
           xchg_buf_data(slice) + 4096 <= xchg_buf_data(whole) + n);
     xchg_buf_unref(whole);
     xchg_source_free(src);
-    TU_EXPECT(slice != NULL && pattern_matches(xchg_buf_data(slice), 123456, 4096));
+    TU_CHECK(slice != NULL && pattern_matches(xchg_buf_data(slice), 123456, 4096));
     xchg_buf_unref(slice);
   }
   unlink(path);
@@ -217,7 +209,7 @@ static void test_read_file(void) {
   uint8_t *data = make_pattern(n);
   char *path = write_temp_file(data, n);
   xchg_source *src = NULL;
-  CHECK_OK(xchg_source_open_file(path, XCHG_FILE_READ, &src, &err));
+  TU_OK(xchg_source_open_file(path, XCHG_FILE_READ, &src, &err), err);
   if (src != NULL) {
     check_random_access(src, n, 0);
     xchg_source_free(src);
@@ -232,15 +224,15 @@ static void test_empty_file(void) {
   char *path = write_temp_file(NULL, 0);
   for (int mode = XCHG_FILE_MMAP; mode <= XCHG_FILE_READ; mode++) {
     xchg_source *src = NULL;
-    CHECK_OK(xchg_source_open_file(path, (xchg_file_mode)mode, &src, &err));
+    TU_OK(xchg_source_open_file(path, (xchg_file_mode)mode, &src, &err), err);
     if (src == NULL) continue;
-    TU_EXPECT(xchg_source_size(src) == 0);
+    TU_CHECK(xchg_source_size(src) == 0);
     xchg_buf *b = NULL;
-    CHECK_OK(xchg_source_read_buf(src, 0, &b, &err));
-    TU_EXPECT(b != NULL && xchg_buf_size(b) == 0);
+    TU_OK(xchg_source_read_buf(src, 0, &b, &err), err);
+    TU_CHECK(b != NULL && xchg_buf_size(b) == 0);
     xchg_buf_unref(b);
     b = NULL;
-    TU_EXPECT(xchg_source_read_buf(src, 1, &b, &err) == XCHG_EIO && b == NULL);
+    TU_CHECK(xchg_source_read_buf(src, 1, &b, &err) == XCHG_EIO && b == NULL);
     check_truncation_message(&err, 0, 1);
     xchg_source_free(src);
   }
@@ -252,21 +244,21 @@ static void test_open_errors(void) {
   xchg_error err = {{0}};
   xchg_source *src = (xchg_source *)&err; /* must be reset to NULL */
   const char *missing = "/nonexistent/xchg/definitely-missing.arrow";
-  TU_EXPECT(xchg_source_open_file(missing, XCHG_FILE_MMAP, &src, &err) == XCHG_EIO);
-  TU_EXPECT(src == NULL);
-  TU_EXPECT(strstr(err.message, missing) != NULL);
-  TU_EXPECT(xchg_source_open_file(NULL, XCHG_FILE_READ, &src, &err) == XCHG_EINVAL);
-  TU_EXPECT(xchg_source_open_file(missing, XCHG_FILE_READ, NULL, NULL) == XCHG_EINVAL);
+  TU_CHECK(xchg_source_open_file(missing, XCHG_FILE_MMAP, &src, &err) == XCHG_EIO);
+  TU_CHECK(src == NULL);
+  TU_CHECK(strstr(err.message, missing) != NULL);
+  TU_CHECK(xchg_source_open_file(NULL, XCHG_FILE_READ, &src, &err) == XCHG_EINVAL);
+  TU_CHECK(xchg_source_open_file(missing, XCHG_FILE_READ, NULL, NULL) == XCHG_EINVAL);
 
   /* A character device is read as a stream, whatever the mode. */
-  CHECK_OK(xchg_source_open_file("/dev/null", XCHG_FILE_MMAP, &src, &err));
+  TU_OK(xchg_source_open_file("/dev/null", XCHG_FILE_MMAP, &src, &err), err);
   if (src != NULL) {
-    TU_EXPECT(xchg_source_size(src) == -1);
-    TU_EXPECT(xchg_source_memory(src) == NULL);
+    TU_CHECK(xchg_source_size(src) == -1);
+    TU_CHECK(xchg_source_memory(src) == NULL);
     uint8_t byte;
     size_t got = 1;
-    CHECK_OK(xchg_source_read(src, &byte, 1, &got, &err));
-    TU_EXPECT(got == 0);
+    TU_OK(xchg_source_read(src, &byte, 1, &got, &err), err);
+    TU_CHECK(got == 0);
     xchg_source_free(src);
   }
 }
@@ -274,32 +266,27 @@ static void test_open_errors(void) {
 /* The same bytes a real Arrow writer produced, through every file mode and
  * through stdio, must agree. */
 static void test_gold_file_modes_agree(void) {
-  const char *root = getenv("XCHG_TESTDATA");
-  if (root == NULL) {
-    tu_fail("XCHG_TESTDATA", "not set");
-    return;
-  }
   char path[4096];
-  snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/generated_primitive.stream", root);
+  tu_testdata_path(path, sizeof path, "arrow-gold/1.0.0-littleendian/generated_primitive.stream");
   FILE *f = fopen(path, "rb");
-  TU_EXPECT(f != NULL);
+  TU_CHECK(f != NULL);
   if (f == NULL) return;
   struct stat info;
   fstat(fileno(f), &info);
   size_t n = (size_t)info.st_size;
   uint8_t *expect = malloc(n);
-  TU_EXPECT(fread(expect, 1, n, f) == n);
+  TU_CHECK(fread(expect, 1, n, f) == n);
   fclose(f);
 
   xchg_error err = {{0}};
   for (int mode = XCHG_FILE_MMAP; mode <= XCHG_FILE_READ; mode++) {
     xchg_source *src = NULL;
-    CHECK_OK(xchg_source_open_file(path, (xchg_file_mode)mode, &src, &err));
+    TU_OK(xchg_source_open_file(path, (xchg_file_mode)mode, &src, &err), err);
     if (src == NULL) continue;
-    TU_EXPECT(xchg_source_size(src) == (int64_t)n);
+    TU_CHECK(xchg_source_size(src) == (int64_t)n);
     xchg_buf *all = NULL;
-    CHECK_OK(xchg_source_read_buf(src, n, &all, &err));
-    TU_EXPECT(all != NULL && memcmp(xchg_buf_data(all), expect, n) == 0);
+    TU_OK(xchg_source_read_buf(src, n, &all, &err), err);
+    TU_CHECK(all != NULL && memcmp(xchg_buf_data(all), expect, n) == 0);
     xchg_buf_unref(all);
     xchg_source_free(src);
   }
@@ -331,35 +318,35 @@ static void *write_pattern(void *arg) {
 static void test_pipe_source(size_t n, size_t big_read) {
   xchg_error err = {{0}};
   int fds[2];
-  TU_EXPECT(pipe(fds) == 0);
+  TU_CHECK(pipe(fds) == 0);
   pipe_writer w = {fds[1], n};
   pthread_t thread;
   pthread_create(&thread, NULL, write_pattern, &w);
 
   xchg_source *src = NULL;
-  CHECK_OK(xchg_source_from_fd(fds[0], 1, &src, &err));
+  TU_OK(xchg_source_from_fd(fds[0], 1, &src, &err), err);
   if (src != NULL) {
-    TU_EXPECT(xchg_source_size(src) == -1);
-    TU_EXPECT(xchg_source_memory(src) == NULL);
+    TU_CHECK(xchg_source_size(src) == -1);
+    TU_CHECK(xchg_source_memory(src) == NULL);
     uint8_t head[10];
     size_t got = 0;
-    CHECK_OK(xchg_source_read(src, head, sizeof head, &got, &err));
-    TU_EXPECT(got == 10 && pattern_matches(head, 0, 10));
-    TU_EXPECT(xchg_source_seek(src, 0, &err) == XCHG_ENOTSUP);
-    CHECK_OK(xchg_source_seek(src, 10, &err)); /* staying put is fine */
-    CHECK_OK(xchg_source_skip(src, 40000, &err)); /* read and discarded */
-    TU_EXPECT(xchg_source_position(src) == 40010);
+    TU_OK(xchg_source_read(src, head, sizeof head, &got, &err), err);
+    TU_CHECK(got == 10 && pattern_matches(head, 0, 10));
+    TU_CHECK(xchg_source_seek(src, 0, &err) == XCHG_ENOTSUP);
+    TU_OK(xchg_source_seek(src, 10, &err), err); /* staying put is fine */
+    TU_OK(xchg_source_skip(src, 40000, &err), err); /* read and discarded */
+    TU_CHECK(xchg_source_position(src) == 40010);
     xchg_buf *b = NULL;
-    CHECK_OK(xchg_source_read_buf(src, 70000, &b, &err));
-    TU_EXPECT(b != NULL && pattern_matches(xchg_buf_data(b), 40010, 70000));
-    TU_EXPECT(b != NULL && (uintptr_t)xchg_buf_data(b) % XCHG_ALIGNMENT == 0);
+    TU_OK(xchg_source_read_buf(src, 70000, &b, &err), err);
+    TU_CHECK(b != NULL && pattern_matches(xchg_buf_data(b), 40010, 70000));
+    TU_CHECK(b != NULL && (uintptr_t)xchg_buf_data(b) % XCHG_ALIGNMENT == 0);
     xchg_buf_unref(b);
     size_t at = 110010;
     if (big_read > 0) {
       /* Large reads from a stream grow their buffer as bytes arrive. */
       b = NULL;
-      CHECK_OK(xchg_source_read_buf(src, big_read, &b, &err));
-      TU_EXPECT(b != NULL && xchg_buf_size(b) == big_read &&
+      TU_OK(xchg_source_read_buf(src, big_read, &b, &err), err);
+      TU_CHECK(b != NULL && xchg_buf_size(b) == big_read &&
             pattern_matches(xchg_buf_data(b), at, big_read));
       xchg_buf_unref(b);
       at += big_read;
@@ -368,14 +355,14 @@ static void test_pipe_source(size_t n, size_t big_read) {
     int64_t bytes0 = tu_live_bytes();
     size_t ask = n - at + (big_read ? big_read : 123);
     b = NULL;
-    TU_EXPECT(xchg_source_read_buf(src, ask, &b, &err) == XCHG_EIO && b == NULL);
+    TU_CHECK(xchg_source_read_buf(src, ask, &b, &err) == XCHG_EIO && b == NULL);
     check_truncation_message(&err, at, ask - (n - at));
-    TU_EXPECT(tu_live_bytes() == bytes0);
-    TU_EXPECT(xchg_source_position(src) == (int64_t)n);
+    TU_CHECK(tu_live_bytes() == bytes0);
+    TU_CHECK(xchg_source_position(src) == (int64_t)n);
     xchg_source_free(src);
   }
   pthread_join(thread, NULL);
-  TU_EXPECT(fcntl(fds[0], F_GETFD) == -1 && errno == EBADF); /* own_fd closed it */
+  TU_CHECK(fcntl(fds[0], F_GETFD) == -1 && errno == EBADF); /* own_fd closed it */
 }
 
 static void test_fd_regular_file(void) {
@@ -384,27 +371,27 @@ static void test_fd_regular_file(void) {
   uint8_t *data = make_pattern(n);
   char *path = write_temp_file(data, n);
   int fd = open(path, O_RDONLY);
-  TU_EXPECT(fd >= 0);
+  TU_CHECK(fd >= 0);
   /* Position 0 of the source is wherever the fd stood. */
-  TU_EXPECT(lseek(fd, 1000, SEEK_SET) == 1000);
+  TU_CHECK(lseek(fd, 1000, SEEK_SET) == 1000);
   xchg_source *src = NULL;
-  CHECK_OK(xchg_source_from_fd(fd, 0, &src, &err));
+  TU_OK(xchg_source_from_fd(fd, 0, &src, &err), err);
   if (src != NULL) {
-    TU_EXPECT(xchg_source_size(src) == (int64_t)(n - 1000));
+    TU_CHECK(xchg_source_size(src) == (int64_t)(n - 1000));
     uint8_t tmp[16];
     size_t got = 0;
-    CHECK_OK(xchg_source_read(src, tmp, sizeof tmp, &got, &err));
-    TU_EXPECT(got == 16 && pattern_matches(tmp, 1000, 16));
-    CHECK_OK(xchg_source_seek(src, 30000, &err));
-    CHECK_OK(xchg_source_read(src, tmp, sizeof tmp, &got, &err));
-    TU_EXPECT(got == 16 && pattern_matches(tmp, 31000, 16));
-    CHECK_OK(xchg_source_skip(src, 100, &err));
-    TU_EXPECT(xchg_source_position(src) == 30116);
-    CHECK_OK(xchg_source_read(src, tmp, sizeof tmp, &got, &err));
-    TU_EXPECT(got == 16 && pattern_matches(tmp, 31116, 16));
+    TU_OK(xchg_source_read(src, tmp, sizeof tmp, &got, &err), err);
+    TU_CHECK(got == 16 && pattern_matches(tmp, 1000, 16));
+    TU_OK(xchg_source_seek(src, 30000, &err), err);
+    TU_OK(xchg_source_read(src, tmp, sizeof tmp, &got, &err), err);
+    TU_CHECK(got == 16 && pattern_matches(tmp, 31000, 16));
+    TU_OK(xchg_source_skip(src, 100, &err), err);
+    TU_CHECK(xchg_source_position(src) == 30116);
+    TU_OK(xchg_source_read(src, tmp, sizeof tmp, &got, &err), err);
+    TU_CHECK(got == 16 && pattern_matches(tmp, 31116, 16));
     xchg_source_free(src);
   }
-  TU_EXPECT(fcntl(fd, F_GETFD) != -1); /* not owned: still open */
+  TU_CHECK(fcntl(fd, F_GETFD) != -1); /* not owned: still open */
   close(fd);
   unlink(path);
   free(path);
@@ -444,45 +431,45 @@ static void test_callback_source(void) {
   uint8_t *data = make_pattern(n);
   chunky c = {data, n, 0, 3, 0, 0, 0};
   xchg_source *src = NULL;
-  CHECK_OK(xchg_source_from_callback(chunky_read, chunky_close, &c, &src, &err));
+  TU_OK(xchg_source_from_callback(chunky_read, chunky_close, &c, &src, &err), err);
   if (src != NULL) {
-    TU_EXPECT(xchg_source_size(src) == -1);
+    TU_CHECK(xchg_source_size(src) == -1);
     uint8_t tmp[100];
     size_t got = 0;
-    CHECK_OK(xchg_source_read(src, tmp, sizeof tmp, &got, &err)); /* 3 bytes at a time */
-    TU_EXPECT(got == 100 && pattern_matches(tmp, 0, 100));
-    CHECK_OK(xchg_source_skip(src, 900, &err));
+    TU_OK(xchg_source_read(src, tmp, sizeof tmp, &got, &err), err); /* 3 bytes at a time */
+    TU_CHECK(got == 100 && pattern_matches(tmp, 0, 100));
+    TU_OK(xchg_source_skip(src, 900, &err), err);
     xchg_buf *b = NULL;
-    CHECK_OK(xchg_source_read_buf(src, 3000, &b, &err));
-    TU_EXPECT(b != NULL && pattern_matches(xchg_buf_data(b), 1000, 3000));
+    TU_OK(xchg_source_read_buf(src, 3000, &b, &err), err);
+    TU_CHECK(b != NULL && pattern_matches(xchg_buf_data(b), 1000, 3000));
     xchg_buf_unref(b);
-    TU_EXPECT(xchg_source_seek(src, 0, &err) == XCHG_ENOTSUP);
-    TU_EXPECT(xchg_source_read_buf(src, 1001, &b, &err) == XCHG_EIO);
+    TU_CHECK(xchg_source_seek(src, 0, &err) == XCHG_ENOTSUP);
+    TU_CHECK(xchg_source_read_buf(src, 1001, &b, &err) == XCHG_EIO);
     check_truncation_message(&err, 4000, 1);
-    TU_EXPECT(c.closed == 0);
+    TU_CHECK(c.closed == 0);
     xchg_source_free(src);
-    TU_EXPECT(c.closed == 1);
+    TU_CHECK(c.closed == 1);
   }
 
   /* The callback's own error comes back with the position prefixed. */
   chunky bad = {data, n, 0, 1000, 2500, 0, 0};
-  CHECK_OK(xchg_source_from_callback(chunky_read, NULL, &bad, &src, &err));
+  TU_OK(xchg_source_from_callback(chunky_read, NULL, &bad, &src, &err), err);
   if (src != NULL) {
     xchg_buf *b = NULL;
-    TU_EXPECT(xchg_source_read_buf(src, 4000, &b, &err) == XCHG_EIO && b == NULL);
-    TU_EXPECT(strstr(err.message, "at byte 3000") != NULL &&
+    TU_CHECK(xchg_source_read_buf(src, 4000, &b, &err) == XCHG_EIO && b == NULL);
+    TU_CHECK(strstr(err.message, "at byte 3000") != NULL &&
           strstr(err.message, "network went away") != NULL);
     xchg_source_free(src);
   }
 
   /* A callback claiming more bytes than asked is caught. */
   chunky liar = {data, n, 0, 1000, 0, 1000, 0};
-  CHECK_OK(xchg_source_from_callback(chunky_read, NULL, &liar, &src, &err));
+  TU_OK(xchg_source_from_callback(chunky_read, NULL, &liar, &src, &err), err);
   if (src != NULL) {
     uint8_t tmp[2000];
     size_t got = 0;
-    TU_EXPECT(xchg_source_read(src, tmp, sizeof tmp, &got, &err) == XCHG_EIO);
-    TU_EXPECT(got == 1000);
+    TU_CHECK(xchg_source_read(src, tmp, sizeof tmp, &got, &err) == XCHG_EIO);
+    TU_CHECK(got == 1000);
     xchg_source_free(src);
   }
   free(data);
@@ -587,7 +574,7 @@ static void test_fd_constructor_errors(void) {
   EXPECT_REFUSED(xchg_source_from_fd(-1, 1, &src, &err), XCHG_EINVAL, "xchg_source_from_fd",
                  "fd -1 is negative");
   int fds[2];
-  TU_EXPECT(pipe(fds) == 0);
+  TU_CHECK(pipe(fds) == 0);
   EXPECT_NO_OUT(xchg_source_from_fd(fds[0], 1, NULL, &err), "xchg_source_from_fd");
   TU_CHECK(fcntl(fds[0], F_GETFD) != -1, "a refused xchg_source_from_fd closed the fd it owns");
   close(fds[0]);
@@ -603,39 +590,40 @@ static void test_cancel_constructor_errors(void) {
   chunky c = {bytes, sizeof bytes, 0, 1, 0, 0, 0};
   EXPECT_REFUSED(xchg_source_with_cancel(NULL, NULL, NULL, &src, &err), XCHG_EINVAL,
                  "xchg_source_with_cancel", "inner is NULL");
-  CHECK_OK(xchg_source_from_callback(chunky_read, chunky_close, &c, &inner, &err));
+  TU_OK(xchg_source_from_callback(chunky_read, chunky_close, &c, &inner, &err), err);
   EXPECT_REFUSED(xchg_source_with_cancel(inner, NULL, NULL, &src, &err), XCHG_EINVAL,
                  "xchg_source_with_cancel", "is_cancelled is NULL");
   TU_CHECK(c.closed == 1, "a refused xchg_source_with_cancel left inner open");
-  CHECK_OK(xchg_source_from_callback(chunky_read, chunky_close, &c, &inner, &err));
+  TU_OK(xchg_source_from_callback(chunky_read, chunky_close, &c, &inner, &err), err);
   EXPECT_REFUSED(xchg_source_with_cancel_flag(inner, NULL, &src, &err), XCHG_EINVAL,
                  "xchg_source_with_cancel_flag", "flag is NULL");
   TU_CHECK(c.closed == 2, "a refused xchg_source_with_cancel_flag left inner open");
-  CHECK_OK(xchg_source_from_callback(chunky_read, chunky_close, &c, &inner, &err));
+  TU_OK(xchg_source_from_callback(chunky_read, chunky_close, &c, &inner, &err), err);
   EXPECT_NO_OUT(xchg_source_with_cancel_flag(inner, &flag, NULL, &err),
                 "xchg_source_with_cancel_flag");
   TU_CHECK(c.closed == 3, "xchg_source_with_cancel_flag without out left inner open");
 }
 
-int main(void) {
-  int64_t bytes0 = tu_live_bytes();
-  int64_t live0 = xchg_buf_live_count();
-  test_buf_source();
-  test_memory_source_release();
-  test_mmap_file();
-  test_read_file();
-  test_empty_file();
-  test_open_errors();
-  test_gold_file_modes_agree();
+static void pipe_source(void) {
   test_pipe_source(300000, 0);
   test_pipe_source(110010 + (20u << 20) + 5000, 20u << 20); /* beyond the growth threshold */
-  test_fd_regular_file();
-  test_callback_source();
-  test_memory_constructor_errors();
-  test_fd_constructor_errors();
-  test_cancel_constructor_errors();
-  xchg_source_free(NULL);
-  TU_EXPECT(tu_live_bytes() == bytes0);
-  TU_EXPECT(xchg_buf_live_count() == live0);
-  return tu_finish("io");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {
+      {"buf_source", test_buf_source},
+      {"memory_source_release", test_memory_source_release},
+      {"mmap_file", test_mmap_file},
+      {"read_file", test_read_file},
+      {"empty_file", test_empty_file},
+      {"open_errors", test_open_errors},
+      {"gold_file_modes_agree", test_gold_file_modes_agree},
+      {"pipe_source", pipe_source},
+      {"fd_regular_file", test_fd_regular_file},
+      {"callback_source", test_callback_source},
+      {"memory_constructor_errors", test_memory_constructor_errors},
+      {"fd_constructor_errors", test_fd_constructor_errors},
+      {"cancel_constructor_errors", test_cancel_constructor_errors},
+  };
+  return TU_MAIN(argc, argv, "io", cases);
 }

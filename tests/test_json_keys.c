@@ -13,6 +13,7 @@
  *    keys follow the columns chosen, in their order;
  *  - the CSV header keeps the names as they are (CSV columns are
  *    positional; an empty name is "", as an empty string is). */
+#include <errno.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -202,22 +203,25 @@ static void check_fixture(const char *dir) {
   if (ran) tu_cli_result_free(&r);
 }
 
-int main(void) {
-  cli = getenv("XCHG_CLI");
-  const char *data = getenv("XCHG_TESTDATA");
-  if (cli == NULL || data == NULL) {
-    fprintf(stderr, "XCHG_CLI and XCHG_TESTDATA must be set (ctest sets them)\n");
-    return 1;
-  }
-  char root[4096], dir[] = "/tmp/xchg-json-keys-XXXXXX";
-  snprintf(root, sizeof root, "%s/arrow-gold", data);
+static void gold_files(void) {
+  char root[4096];
+  tu_testdata_path(root, sizeof root, "arrow-gold");
   check_gold(root, "generated_duplicate_fieldnames.stream");
   check_gold(root, "generated_duplicate_fieldnames.arrow_file");
-  if (mkdtemp(dir) != NULL) {
-    check_fixture(dir);
-    tu_run("rm -rf '%s'", dir);
-  } else {
-    TU_CHECK(false, "mkdtemp");
-  }
-  return tu_finish("json_keys");
+}
+
+static void fixture(void) {
+  char dir[] = "/tmp/xchg-json-keys-XXXXXX";
+  if (!TU_CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno))) return;
+  check_fixture(dir);
+  tu_run("rm -rf '%s'", dir);
+}
+
+int main(int argc, char **argv) {
+  cli = tu_cli_path();
+  static const tu_case cases[] = {
+      {"gold_files", gold_files},
+      {"fixture", fixture},
+  };
+  return TU_MAIN(argc, argv, "json_keys", cases);
 }

@@ -695,25 +695,30 @@ static void row_caps(void) {
                "limit");
 }
 
+static char gold_dir[512];
+
+static void run_lowered_caps(void) { lowered_caps(gold_dir); }
+static void run_huge_buffer(void) { huge_buffer(gold_dir); }
+static void run_caps_at_need(void) { caps_at_need(gold_dir); }
+static void run_implausible_claims(void) { implausible_claims(gold_dir); }
+static void run_cache_caps(void) { cache_caps(gold_dir); }
+
 int main(int argc, char **argv) {
-  const char *base = argc > 1 ? argv[1] : getenv("XCHG_TESTDATA");
-  if (base == NULL) {
-    fprintf(stderr, "usage: test_limits [TESTDATA_DIR] (or set XCHG_TESTDATA)\n");
-    return 2;
-  }
-  char gold_dir[512];
-  snprintf(gold_dir, sizeof gold_dir, "%s/arrow-gold", base);
-  lowered_caps(gold_dir);
-  huge_metadata();
-  huge_buffer(gold_dir);
-  caps_at_need(gold_dir);
-  implausible_claims(gold_dir);
-  bounds_hold();
-  cache_caps(gold_dir);
-  dictionary_caps();
-  delta_offsets_wrap();
-  block_caps();
-  row_caps();
+  tu_testdata_path(gold_dir, sizeof gold_dir, "arrow-gold");
+  static const tu_case cases[] = {
+      {"lowered_caps", run_lowered_caps},
+      {"huge_metadata", huge_metadata},
+      {"huge_buffer", run_huge_buffer},
+      {"caps_at_need", run_caps_at_need},
+      {"implausible_claims", run_implausible_claims},
+      {"bounds_hold", bounds_hold},
+      {"cache_caps", run_cache_caps},
+      {"dictionary_caps", dictionary_caps},
+      {"delta_offsets_wrap", delta_offsets_wrap},
+      {"block_caps", block_caps},
+      {"row_caps", row_caps},
+  };
+  int rc = TU_MAIN(argc, argv, "limits", cases);
   printf("limits: %" PRId64 " inputs, %" PRId64 " errors returned, crashes = 0\n", inputs, errors);
-  return tu_finish("limits");
+  return rc;
 }

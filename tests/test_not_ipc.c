@@ -154,22 +154,22 @@ static void check_versions(const char *path, size_t at) {
   free(data);
 }
 
-static void test_unsupported_versions(const char *testdata) {
+static void test_unsupported_versions(void) {
   char path[4096];
-  snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/generated_primitive.stream", testdata);
+  tu_testdata_path(path, sizeof path, "arrow-gold/1.0.0-littleendian/generated_primitive.stream");
   check_versions(path, 0);
-  snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/generated_primitive.arrow_file", testdata);
+  tu_testdata_path(path, sizeof path, "arrow-gold/1.0.0-littleendian/generated_primitive.arrow_file");
   check_versions(path, 8);
 }
 
-int main(void) {
-  const char *testdata = getenv("XCHG_TESTDATA");
-  test_text_and_short_inputs();
-  test_random_bytes();
-  test_plausible_legacy_length();
-  test_damaged_ipc_keeps_its_error();
-  test_magic_alone();
-  TU_CHECK(testdata != NULL, "XCHG_TESTDATA is not set (run the test through ctest)");
-  if (testdata) test_unsupported_versions(testdata);
-  return tu_finish("not_ipc");
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {
+      {"text_and_short_inputs", test_text_and_short_inputs},
+      {"random_bytes", test_random_bytes},
+      {"plausible_legacy_length", test_plausible_legacy_length},
+      {"damaged_ipc_keeps_its_error", test_damaged_ipc_keeps_its_error},
+      {"magic_alone", test_magic_alone},
+      {"unsupported_versions", test_unsupported_versions},
+  };
+  return TU_MAIN(argc, argv, "not_ipc", cases);
 }

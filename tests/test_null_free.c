@@ -4,7 +4,7 @@
 #include "support/testutil.h"
 #include "xchg/xchg.h"
 
-int main(void) {
+static void null_destructors(void) {
   int64_t bytes0 = xchg_buf_allocated_bytes(), live0 = xchg_buf_live_count();
   xchg_buf_unref(NULL);
   xchg_source_free(NULL);
@@ -18,5 +18,9 @@ int main(void) {
   xchg_cache_free(NULL);
   TU_CHECK(xchg_buf_allocated_bytes() == bytes0 && xchg_buf_live_count() == live0,
            "NULL destructors changed the buffer counts");
-  return tu_finish("null_free");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"null_destructors", null_destructors}};
+  return TU_MAIN(argc, argv, "null_free", cases);
 }

@@ -77,22 +77,13 @@ static void cleanup(void) {
   tu_run("%s", cmd);
 }
 
-int main(void) {
-  const char *cli = getenv("XCHG_CLI");
+/* One flow: xchg writes, polars reads and writes, xchg reads polars'. */
+static void xchg_and_polars(void) {
+  const char *cli = tu_cli_path();
   const char *src = tu_interop_dir("polars");
   char path[4300], cmd[16384], msg[2048], what_buf[256];
-  if (!cli || !src) {
-    fprintf(stderr, "FAIL: XCHG_CLI is not set (run the tests through ctest)\n");
-    return 1;
-  }
-  if (tu_interop_ready("polars", "nodejs-polars", msg, sizeof msg) != 0) {
-    tu_fail("polars", msg);
-    return tu_finish("polars");
-  }
-  if (!mkdtemp(dir)) {
-    perror("mkdtemp");
-    return 1;
-  }
+  if (!TU_CHECK(tu_interop_ready("polars", "nodejs-polars", msg, sizeof msg) == 0, "polars: %s", msg)) return;
+  if (!TU_CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno))) return;
   /* 1. xchg writes. */
   static const char *files[] = {"xc_none.ipc", "xc_lz4.ipc", "xc_zstd.ipc", "xcf_lz4.ipc", "xcf_zstd.ipc", "xb_zstd.ipc"};
   static const char *args[] = {"cache --compression none", "cache --compression lz4", "cache --compression zstd --level 3",
@@ -103,15 +94,17 @@ int main(void) {
     snprintf(cmd, sizeof cmd, "'%s' gen %.*s '%s/%s' %s --rows %d --seed 7 --sums > '%s/%s.sums'", cli,
              (int)strcspn(args[i], " "), args[i], dir, files[i], strchr(args[i], ' ') + 1, ROWS, dir, files[i]);
     if (tu_run("%s", cmd) != 0) {
-      tu_fail("xchg gen", cmd);
+      TU_CHECK(0, "xchg gen: %s", cmd);
       cleanup();
-      return 1;
+      TU_CHECK(0, "the test could not start (see above)");
+    return;
     }
     snprintf(path, sizeof path, "%s/%s.sums", dir, files[i]);
     if (tu_sums_load(path, &want[i]) != 0) {
-      tu_fail("reading the generator's sums", path);
+      TU_CHECK(0, "reading the generator's sums: %s", path);
       cleanup();
-      return 1;
+      TU_CHECK(0, "the test could not start (see above)");
+    return;
     }
   }
   /* 2. polars reads. */
@@ -119,7 +112,7 @@ int main(void) {
   for (int i = 0; i < nfiles; i++) at += snprintf(cmd + at, sizeof cmd - (size_t)at, " '%s/%s'", dir, files[i]);
   snprintf(cmd + at, sizeof cmd - (size_t)at, " > '%s/polars.jsonl'", dir);
   if (tu_run("%s", cmd) != 0) {
-    tu_fail("node check.mjs", cmd);
+    TU_CHECK(0, "node check.mjs: %s", cmd);
   } else {
     snprintf(path, sizeof path, "%s/polars.jsonl", dir);
     FILE *f = fopen(path, "r");
@@ -134,17 +127,17 @@ int main(void) {
       for (int i = 0; name && i < nfiles; i++)
         if (!strcmp(name, files[i])) k = i;
       if (k < 0 || tu_sums_from_json(doc, &got) != 0) {
-        tu_fail("polars output", line);
+        TU_CHECK(0, "polars output: %s", line);
       } else {
         char why[512];
         snprintf(msg, sizeof msg, "polars reading xchg's %s", name);
-        tu_case(msg, tu_sums_compare(&want[k], &got, why, sizeof why), why);
+        TU_CHECK(tu_sums_compare(&want[k], &got, why, sizeof why) == 0, "%s: %s", msg, why);
         seen++;
       }
       json_decref(doc);
     }
     if (f) fclose(f);
-    if (seen != nfiles) tu_fail("polars output", "not one line per file");
+    TU_CHECK(seen == nfiles, "polars output: not one line per file");
     /* 3. xchg reads what polars wrote. */
     static const char *codecs[] = {"uncompressed", "lz4", "zstd"};
     static const xchg_block_codec ids[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME, XCHG_BLOCK_ZSTD};
@@ -154,16 +147,16 @@ int main(void) {
         snprintf(path, sizeof path, "%s/polars_%s_%s.arrow", dir, fmt ? "stream" : "file", codecs[c]);
         snprintf(what, sizeof what, "xchg reading polars' %s format, %s", fmt ? "stream" : "file", codecs[c]);
         tu_sums got;
-        if (xchg_sums(path, ids[c], &got, msg, sizeof msg) != 0) tu_fail(what, msg);
-        else tu_case(what, tu_sums_compare(&want[0], &got, msg, sizeof msg), msg);
+        if (xchg_sums(path, ids[c], &got, msg, sizeof msg) != 0) TU_CHECK(0, "%s: %s", what, msg);
+        else TU_CHECK(tu_sums_compare(&want[0], &got, msg, sizeof msg) == 0, "%s: %s", what, msg);
       }
   }
   /* 4. nested and dictionary-encoded gold data, converted by xchg */
-  const char *testdata = getenv("XCHG_TESTDATA");
+  const char *testdata = tu_testdata_dir();
   static const char *gold[] = {"generated_nested", "generated_dictionary"};
   static const char *convert_opts[] = {"--compression none", "--compression lz4", "--compression zstd", "--compression none --file",
                                        "--compression lz4 --file", "--compression zstd --file"};
-  for (int g = 0; testdata && g < 2; g++) {
+  for (int g = 0; g < 2; g++) {
     at = snprintf(cmd, sizeof cmd, "cd '%s' && node check.mjs --gold '%s/arrow-gold/1.0.0-littleendian/%s.json.gz'",
                   src, testdata, gold[g]);
     int converted = 1;
@@ -173,15 +166,18 @@ int main(void) {
       snprintf(convert, sizeof convert, "'%s' convert '%s/arrow-gold/1.0.0-littleendian/%s.stream' '%s' %s", cli,
                testdata, gold[g], path, convert_opts[c]);
       if (tu_run("%s", convert) != 0) {
-        tu_fail("xchg convert", convert);
+        TU_CHECK(0, "xchg convert: %s", convert);
         converted = 0;
       }
       at += snprintf(cmd + at, sizeof cmd - (size_t)at, " '%s'", path);
     }
     snprintf(what_buf, sizeof what_buf, "polars reading %s as converted by xchg (each codec, both formats)", gold[g]);
-    if (converted) tu_case(what_buf, tu_run("%s", cmd), "values differ from the JSON (see above)");
+    if (converted) TU_CHECK(tu_run("%s", cmd) == 0, "%s: values differ from the JSON (see above)", what_buf);
   }
-  if (!testdata) tu_fail("XCHG_TESTDATA", "not set: the gold files were not checked");
   cleanup();
-  return tu_finish("polars");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"xchg_and_polars", xchg_and_polars}};
+  return TU_MAIN(argc, argv, "polars", cases);
 }

@@ -107,28 +107,37 @@ static void check_background_loops(xchg_pool *pool, const char *name) {
   TU_CHECK(!twice && running == 0 && later == ran && ran < 64, "%s: cancel (%d of 64 ran)", name, ran);
 }
 
-int main(void) {
+static void one_thread(void) {
   xchg_pool *one = NULL;
   TU_CHECK(xchg_pool_create(1, &one, NULL) == XCHG_OK, "cannot create a pool");
   int off = 1;
   TU_CHECK(one && xchg_pool_threads(one) == 1, "a pool of one thread");
   TU_CHECK(run_loop(one, 1000, &off) && !off, "a pool of one runs every index inline, once");
   xchg_pool_free(one);
+}
 
+static void four_threads(void) {
   xchg_pool *pool = NULL;
-
   TU_CHECK(xchg_pool_create(4, &pool, NULL) == XCHG_OK, "cannot create a pool");
   TU_CHECK(pool && xchg_pool_threads(pool) == 4, "a pool of four threads");
   TU_CHECK(run_loop(pool, 0, NULL), "an empty loop");
   TU_CHECK(run_loop(pool, 1, NULL), "a loop of one");
-  /* Slow indices so that the workers, not only the caller, take some. */
+  /* Many loops, so that the workers, not only the caller, take some
+   * indices; always all 50, so that the count of checks does not depend
+   * on when they first do. */
   int any_off = 0;
-  for (int i = 0; i < 50 && !any_off; i++) {
-    TU_CHECK(run_loop(pool, 10000, &off), "10000 indices, each once");
+  for (int i = 0; i < 50; i++) {
+    int off = 0;
+    TU_CHECK(run_loop(pool, 10000, &off), "loop %d: 10000 indices, each once", i);
     any_off |= off;
   }
   TU_CHECK(any_off, "workers took part in a loop");
+  xchg_pool_free(pool);
+}
 
+static void callers_at_once(void) {
+  xchg_pool *pool = NULL;
+  TU_CHECK(xchg_pool_create(4, &pool, NULL) == XCHG_OK, "cannot create a pool");
   pthread_t t[6];
   caller_arg args[6];
   for (int i = 0; i < 6; i++) {
@@ -142,15 +151,28 @@ int main(void) {
   }
   TU_CHECK(all, "six threads running loops on one pool at once");
   xchg_pool_free(pool);
+}
 
+static void background_loops(void) {
   xchg_pool *two = NULL;
-
   TU_CHECK(xchg_pool_create(2, &two, NULL) == XCHG_OK, "cannot create a pool");
   check_background_loops(two, "pool of two");
   xchg_pool_free(two);
   check_background_loops(NULL, "no pool");
+}
 
+static void default_pool(void) {
   TU_CHECK(xchg_pool_default() == xchg_pool_default() && xchg_pool_threads(xchg_pool_default()) >= 1,
-        "the default pool");
-  return tu_finish("pool");
+           "the default pool");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {
+      {"one_thread", one_thread},
+      {"four_threads", four_threads},
+      {"callers_at_once", callers_at_once},
+      {"background_loops", background_loops},
+      {"default_pool", default_pool},
+  };
+  return TU_MAIN(argc, argv, "pool", cases);
 }

@@ -253,45 +253,62 @@ static void check_shared_pool(const xchg_buf *data) {
   TU_CHECK(ok, "four readers sharing one pool");
 }
 
-int main(void) {
+/* Whole, cut and (when compressed) broken streams of one codec: read
+ * ahead as without a pool. */
+static void same_outcomes(xchg_block_codec codec) {
+  const char *name = xchg_block_codec_name(codec);
+  xchg_buf *data;
+  if (!TU_CHECK(cd_make_stream(0, rows, N_BATCHES, 0, codec, &data) == 0, "making the %s stream", name)) return;
+  char what[64];
+  snprintf(what, sizeof what, "%s: whole", name);
+  check_same_outcome(what, data, N_BATCHES, XCHG_OK);
+  for (int64_t at = 0; at < N_BATCHES; at += 61) {
+    xchg_buf *cut = cut_in_body(data, at + 1);
+    snprintf(what, sizeof what, "%s: cut in batch %lld", name, (long long)at + 1);
+    if (TU_CHECK(cut != NULL, "%s: no batch %lld", what, (long long)at + 1))
+      check_same_outcome(what, cut, at + 1, XCHG_EIO);
+    xchg_buf_unref(cut);
+    if (codec == XCHG_BLOCK_NONE) continue;
+    int64_t k = at + 5; /* rows[k] > 0 for these, so that the batch has frames */
+    while (rows[k] == 0) k++;
+    xchg_buf *broken = break_frame(data, k, codec);
+    snprintf(what, sizeof what, "%s: frame broken in batch %lld", name, (long long)k);
+    if (TU_CHECK(broken != NULL, "%s: no frame found", what)) check_same_outcome(what, broken, k, XCHG_EFORMAT);
+    xchg_buf_unref(broken);
+  }
+  xchg_buf_unref(data);
+}
+
+static void uncompressed(void) { same_outcomes(XCHG_BLOCK_NONE); }
+static void lz4_frame(void) { same_outcomes(XCHG_BLOCK_LZ4_FRAME); }
+static void zstd(void) { same_outcomes(XCHG_BLOCK_ZSTD); }
+
+/* The cases on one LZ4 stream. */
+static void on_lz4_stream(void (*check)(const xchg_buf *)) {
+  xchg_buf *data;
+  if (!TU_CHECK(cd_make_stream(0, rows, N_BATCHES, 0, XCHG_BLOCK_LZ4_FRAME, &data) == 0, "making the stream")) return;
+  check(data);
+  xchg_buf_unref(data);
+}
+
+static void close_in_flight(void) { on_lz4_stream(check_close_in_flight); }
+static void select_after_read_ahead(void) { on_lz4_stream(check_select_after_read_ahead); }
+static void shared_pool(void) { on_lz4_stream(check_shared_pool); }
+
+int main(int argc, char **argv) {
   uint64_t seed = 42;
   for (int i = 0; i < N_BATCHES; i++) {
     uint64_t x = tu_splitmix64(&seed);
     /* Mostly small batches, some empty, a few large enough to be split. */
     rows[i] = x % 10 == 0 ? 0 : x % 10 == 1 ? 8000 + (int64_t)(x >> 40) % 8000 : 1 + (int64_t)(x >> 40) % 2000;
   }
-  const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME, XCHG_BLOCK_ZSTD};
-  for (int c = 0; c < 3; c++) {
-    const char *name = xchg_block_codec_name(codecs[c]);
-    xchg_buf *data;
-    if (cd_make_stream(0, rows, N_BATCHES, 0, codecs[c], &data) != 0) {
-      TU_CHECK(0, "making the %s stream", name);
-      continue;
-    }
-    char what[64];
-    snprintf(what, sizeof what, "%s: whole", name);
-    check_same_outcome(what, data, N_BATCHES, XCHG_OK);
-    for (int64_t at = 0; at < N_BATCHES; at += 61) {
-      xchg_buf *cut = cut_in_body(data, at + 1);
-      snprintf(what, sizeof what, "%s: cut in batch %lld", name, (long long)at + 1);
-      if (cut) check_same_outcome(what, cut, at + 1, XCHG_EIO);
-      else TU_CHECK(0, "%s: no batch %lld", what, (long long)at + 1);
-      xchg_buf_unref(cut);
-      if (codecs[c] == XCHG_BLOCK_NONE) continue;
-      int64_t k = at + 5; /* rows[k] > 0 for these, so that the batch has frames */
-      while (rows[k] == 0) k++;
-      xchg_buf *broken = break_frame(data, k, codecs[c]);
-      snprintf(what, sizeof what, "%s: frame broken in batch %lld", name, (long long)k);
-      if (broken) check_same_outcome(what, broken, k, XCHG_EFORMAT);
-      else TU_CHECK(0, "%s: no frame found", what);
-      xchg_buf_unref(broken);
-    }
-    if (codecs[c] == XCHG_BLOCK_LZ4_FRAME) {
-      check_close_in_flight(data);
-      check_select_after_read_ahead(data);
-      check_shared_pool(data);
-    }
-    xchg_buf_unref(data);
-  }
-  return tu_finish("readahead");
+  static const tu_case cases[] = {
+      {"uncompressed", uncompressed},
+      {"lz4_frame", lz4_frame},
+      {"zstd", zstd},
+      {"close_in_flight", close_in_flight},
+      {"select_after_read_ahead", select_after_read_ahead},
+      {"shared_pool", shared_pool},
+  };
+  return TU_MAIN(argc, argv, "readahead", cases);
 }

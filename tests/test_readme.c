@@ -65,7 +65,7 @@ static tu_cli_result run_in_dir(const char *args) {
   tu_cli_result r;
   bool moved = getcwd(cwd, sizeof cwd) != NULL && chdir(dir) == 0;
   bool ran = moved && tu_cli_run(cli, args, &r);
-  if (moved && chdir(cwd) != 0) TU_CHECK(false, "cannot change back to %s", cwd);
+  TU_CHECK(!moved || chdir(cwd) == 0, "cannot change back to %s", cwd);
   if (!ran) {
     TU_CHECK(false, "cannot run xchg %s in %s", args, dir);
     r.out = strdup("");
@@ -353,20 +353,16 @@ static void check_prose(const char *section) {
   printf("readme: %d named commands, %d options checked\n", spans, named.n);
 }
 
-int main(void) {
-  cli = getenv("XCHG_CLI");
-  const char *data = getenv("XCHG_TESTDATA");
-  if (cli == NULL || data == NULL) {
-    fprintf(stderr, "XCHG_CLI and XCHG_TESTDATA must be set (ctest sets them)\n");
-    return 1;
-  }
+/* The README's command line section: every example session run, its
+ * synopsis against the --help texts, the options its prose names. */
+static void examples_and_prose(void) {
   char gold[4096];
-  snprintf(gold, sizeof gold, "%s/arrow-gold/1.0.0-littleendian", data);
+  tu_testdata_path(gold, sizeof gold, "arrow-gold/1.0.0-littleendian");
   char *readme = read_readme();
   char *section = readme ? command_line_section(readme) : NULL;
   if (section == NULL || !make_examples_dir(gold)) {
     free(readme);
-    return tu_finish("readme");
+    return;
   }
   char *text = strdup(section); /* blocks are cut up in place; the prose reads the copy */
   int sessions = 0, synopses = 0;
@@ -391,5 +387,10 @@ int main(void) {
   free(readme);
   free(all_help.data);
   tu_run("rm -rf '%s'", dir);
-  return tu_finish("readme");
+}
+
+int main(int argc, char **argv) {
+  cli = tu_cli_path();
+  static const tu_case cases[] = {{"examples_and_prose", examples_and_prose}};
+  return TU_MAIN(argc, argv, "readme", cases);
 }

@@ -117,10 +117,10 @@ static void check_slices(const char *name, const rt_data *src) {
       o.codec = codecs[k];
       snprintf(what, sizeof what, "%s batch %lld slice [%lld, +%lld)", name, (long long)b,
                (long long)slice.offset, (long long)slice.length);
-      if (check_written(&one, NULL, &o, msg) != 0) tu_fail(what, msg);
+      TU_CHECK(check_written(&one, NULL, &o, msg) == 0, "%s: %s", what, msg);
     }
     snprintf(what, sizeof what, "%s batch %lld with child offsets", name, (long long)b);
-    if (check_child_offsets(src, batch, msg) != 0) tu_fail(what, msg);
+    TU_CHECK(check_child_offsets(src, batch, msg) == 0, "%s: %s", what, msg);
   }
 }
 
@@ -135,7 +135,7 @@ static void check_gold_file(const char *json_path, xchg_pool *pool) {
       o.format = fmt ? XCHG_IPC_FILE : XCHG_IPC_STREAM;
       o.codec = codecs[c];
       describe(what, sizeof what, g.name, &o);
-      if (check_written(&g.src, g.doc, &o, msg) != 0) tu_fail(what, msg);
+      TU_CHECK(check_written(&g.src, g.doc, &o, msg) == 0, "%s: %s", what, msg);
     }
   }
   xchg_ipc_write_options o;
@@ -146,7 +146,7 @@ static void check_gold_file(const char *json_path, xchg_pool *pool) {
   o.alignment = 64;
   o.min_space_saving = 0.5;
   describe(what, sizeof what, g.name, &o);
-  if (check_written(&g.src, g.doc, &o, msg) != 0) tu_fail(what, msg);
+  TU_CHECK(check_written(&g.src, g.doc, &o, msg) == 0, "%s: %s", what, msg);
   check_slices(g.name, &g.src);
   rt_gold_check_end(&g);
 }
@@ -156,7 +156,6 @@ static void check_sample(void) {
   struct ArrowArray *batch;
   rt_sample(&schema, &batch);
   char msg[MSG], what[512];
-  int before = tu_failed_count();
   for (int fmt = 0; fmt < 2; fmt++) {
     for (int c = 0; c < 3; c++) {
       for (int s = 0; s < 4; s++) {
@@ -172,11 +171,10 @@ static void check_sample(void) {
         describe(what, sizeof what, "sample", &o);
         snprintf(what + strlen(what), sizeof what - strlen(what), " rows [%lld, +%lld)",
                  (long long)slice.offset, (long long)slice.length);
-        if (check_written(&one, NULL, &o, msg) != 0) tu_fail(what, msg);
+        TU_CHECK(check_written(&one, NULL, &o, msg) == 0, "%s: %s", what, msg);
       }
     }
   }
-  tu_section("hand-built sample of every type the gold files lack", before);
 }
 
 /* ---- dictionaries ------------------------------------------------------------ */
@@ -223,25 +221,24 @@ static void check_dictionaries(void) {
   make_dict_batch(&b[2], idx2, 4, off_abc, 3, "abbccc"); /* unchanged: nothing */
   make_dict_batch(&b[3], idx3, 2, off_x, 1, "x");        /* differs: a replacement */
   struct ArrowArray batches[4] = {b[0].root, b[1].root, b[2].root, b[3].root};
-  int before = tu_failed_count();
   for (int c = 0; c < 3; c++) {
     xchg_ipc_write_options o;
     xchg_ipc_write_options_init(&o);
     o.codec = codecs[c];
     xchg_buf *buf;
     if (rt_write(&root, batches, 4, &o, &buf, msg, MSG) != 0) {
-      tu_fail("dictionary stream", msg);
+      TU_CHECK(0, "dictionary stream: %s", msg);
       continue;
     }
     rt_data back = {0};
-    if (rt_read_buf(buf, &back, msg, MSG) != 0) tu_fail("dictionary stream read", msg);
+    if (rt_read_buf(buf, &back, msg, MSG) != 0) TU_CHECK(0, "dictionary stream read: %s", msg);
     else if (back.n != 4 || back.dictionary_batches != 3 || back.delta_batches != 1) {
       snprintf(msg, MSG, "%lld batches, %lld dictionary batches (%lld deltas); want 4, 3 (1)",
                (long long)back.n, (long long)back.dictionary_batches, (long long)back.delta_batches);
-      tu_fail("dictionary stream messages", msg);
+      TU_CHECK(0, "dictionary stream messages: %s", msg);
     }
     for (int64_t i = 0; i < back.n && i < 4; i++)
-      if (array_equal(&root, &batches[i], &back.batches[i], msg, MSG) != 0) tu_fail("dictionary stream values", msg);
+      TU_CHECK(array_equal(&root, &batches[i], &back.batches[i], msg, MSG) == 0, "dictionary stream values: %s", msg);
     rt_data_free(&back);
     xchg_buf_unref(buf);
   }
@@ -251,21 +248,21 @@ static void check_dictionaries(void) {
   o.format = XCHG_IPC_FILE;
   xchg_buf *buf;
   if (rt_write(&root, batches, 3, &o, &buf, msg, MSG) != 0) {
-    tu_fail("dictionary delta in a file", msg);
+    TU_CHECK(0, "dictionary delta in a file: %s", msg);
   } else {
     rt_data back = {0};
-    if (rt_read_buf(buf, &back, msg, MSG) != 0) tu_fail("dictionary delta in a file: read", msg);
+    TU_CHECK(rt_read_buf(buf, &back, msg, MSG) == 0, "dictionary delta in a file: read: %s", msg);
     for (int64_t i = 0; i < back.n; i++)
-      if (array_equal(&root, &batches[i], &back.batches[i], msg, MSG) != 0) tu_fail("dictionary file values", msg);
-    if (back.n != 3) tu_fail("dictionary delta in a file", "not 3 batches");
+      TU_CHECK(array_equal(&root, &batches[i], &back.batches[i], msg, MSG) == 0, "dictionary file values: %s", msg);
+    TU_CHECK(back.n == 3, "dictionary delta in a file: not 3 batches");
     rt_data_free(&back);
     xchg_buf_unref(buf);
   }
   if (rt_write(&root, batches, 4, &o, &buf, msg, MSG) == 0) {
     xchg_buf_unref(buf);
-    tu_fail("dictionary replacement in a file", "was accepted");
+    TU_CHECK(0, "dictionary replacement in a file: was accepted");
   } else if (!strstr(msg, "cannot replace dictionary")) {
-    tu_fail("dictionary replacement in a file: wrong error", msg);
+    TU_CHECK(0, "dictionary replacement in a file: wrong error: %s", msg);
   }
   /* Shared ids: two columns given one id write one dictionary; differing
    * dictionaries under one id are refused. */
@@ -286,21 +283,20 @@ static void check_dictionaries(void) {
   o.dictionary_ids = shared;
   o.n_dictionary_ids = 2;
   if (rt_write(&root2, &two, 1, &o, &buf, msg, MSG) != 0) {
-    tu_fail("shared dictionary id", msg);
+    TU_CHECK(0, "shared dictionary id: %s", msg);
   } else {
     rt_data back = {0};
-    if (rt_read_buf(buf, &back, msg, MSG) != 0) tu_fail("shared dictionary id: read", msg);
-    else if (back.dictionary_batches != 1) tu_fail("shared dictionary id", "not exactly one dictionary batch");
-    else if (array_equal(&root2, &two, &back.batches[0], msg, MSG) != 0) tu_fail("shared dictionary values", msg);
+    if (rt_read_buf(buf, &back, msg, MSG) != 0) TU_CHECK(0, "shared dictionary id: read: %s", msg);
+    else if (back.dictionary_batches != 1) TU_CHECK(0, "shared dictionary id: not exactly one dictionary batch");
+    else TU_CHECK(array_equal(&root2, &two, &back.batches[0], msg, MSG) == 0, "shared dictionary values: %s", msg);
     rt_data_free(&back);
     xchg_buf_unref(buf);
   }
   make_dict_batch(&y, idx1, 3, off_abc, 3, "abbccc");
   if (rt_write(&root2, &two, 1, &o, &buf, msg, MSG) == 0) {
     xchg_buf_unref(buf);
-    tu_fail("shared id with differing dictionaries", "was accepted");
+    TU_CHECK(0, "shared id with differing dictionaries: was accepted");
   }
-  tu_section("dictionaries: delta, replacement, file rules, shared ids", before);
 }
 
 /* ---- coalescing -------------------------------------------------------------- */
@@ -328,13 +324,13 @@ static void check_coalesce_gold(const char *name, const rt_data *src, int64_t st
   o.codec = XCHG_BLOCK_LZ4_FRAME;
   xchg_buf *buf;
   if (rt_write(&src->schema, small, n_small, &o, &buf, msg, MSG) != 0) {
-    tu_fail(what, msg);
+    TU_CHECK(0, "%s: %s", what, msg);
     free(small);
     return;
   }
   rt_data back = {0};
   if (rt_read_buf(buf, &back, msg, MSG) != 0) {
-    tu_fail(what, msg);
+    TU_CHECK(0, "%s: %s", what, msg);
   } else {
     /* Walk the output rows against the small batches. */
     int64_t in = 0, in_row = 0, out_rows = 0, max_rows = 0;
@@ -359,18 +355,18 @@ static void check_coalesce_gold(const char *name, const rt_data *src, int64_t st
         if (out->children[c]->null_count != nulls) {
           snprintf(msg, MSG, "batch %lld column %lld: null_count %lld, the input rows have %lld", (long long)ob,
                    (long long)c, (long long)out->children[c]->null_count, (long long)nulls);
-          tu_fail(what, msg);
+          TU_CHECK(0, "%s: %s", what, msg);
         }
       }
       for (int64_t row = 0; row < out->length;) {
         if (in >= n_small) {
-          tu_fail(what, "more rows out than in");
+          TU_CHECK(0, "%s: more rows out than in", what);
           break;
         }
         int64_t take = small[in].length - in_row;
         if (take > out->length - row) take = out->length - row;
         if (array_range_equal(&src->schema, &small[in], in_row, out, row, take, msg, MSG) != 0) {
-          tu_fail(what, msg);
+          TU_CHECK(0, "%s: %s", what, msg);
           row = out->length;
           break;
         }
@@ -381,13 +377,13 @@ static void check_coalesce_gold(const char *name, const rt_data *src, int64_t st
     }
     if (out_rows != total) {
       snprintf(msg, MSG, "%lld rows out, %lld in", (long long)out_rows, (long long)total);
-      tu_fail(what, msg);
+      TU_CHECK(0, "%s: %s", what, msg);
     }
     int64_t want = (total + target - 1) / target;
     if (total > 0 && (back.n > want + 1 || max_rows > target + step)) {
       snprintf(msg, MSG, "%lld batches (largest %lld rows) from %lld small ones", (long long)back.n,
                (long long)max_rows, (long long)n_small);
-      tu_fail(what, msg);
+      TU_CHECK(0, "%s: %s", what, msg);
     }
   }
   rt_data_free(&back);
@@ -396,7 +392,6 @@ static void check_coalesce_gold(const char *name, const rt_data *src, int64_t st
 }
 
 static void check_coalesce_dictionaries(void) {
-  int before = tu_failed_count();
   char msg[MSG];
   struct ArrowSchema root, col, value, *kids[1];
   dict_schema(&root, &col, &value, kids);
@@ -414,36 +409,33 @@ static void check_coalesce_dictionaries(void) {
   o.coalesce_rows = 1000;
   xchg_buf *buf;
   if (rt_write(&root, batches, 5, &o, &buf, msg, MSG) != 0) {
-    tu_fail("coalescing dictionaries", msg);
+    TU_CHECK(0, "coalescing dictionaries: %s", msg);
     return;
   }
   rt_data back = {0};
   if (rt_read_buf(buf, &back, msg, MSG) != 0) {
-    tu_fail("coalescing dictionaries: read", msg);
+    TU_CHECK(0, "coalescing dictionaries: read: %s", msg);
   } else if (back.n != 2 || back.batches[0].length != 9 || back.batches[1].length != 6) {
     snprintf(msg, MSG, "%lld batches; want 2 of 9 and 6 rows", (long long)back.n);
-    tu_fail("coalescing dictionaries", msg);
+    TU_CHECK(0, "coalescing dictionaries: %s", msg);
   } else {
     for (int i = 0; i < 5; i++)
-      if (array_range_equal(&root, &batches[i], 0, &back.batches[i < 3 ? 0 : 1], 3 * (i < 3 ? i : i - 3), 3, msg, MSG) != 0)
-        tu_fail("coalescing dictionaries: values", msg);
+      TU_CHECK(array_range_equal(&root, &batches[i], 0, &back.batches[i < 3 ? 0 : 1], 3 * (i < 3 ? i : i - 3), 3, msg, MSG) == 0, "coalescing dictionaries: values: %s", msg);
   }
   rt_data_free(&back);
   xchg_buf_unref(buf);
-  tu_section("coalescing keeps differing dictionaries apart", before);
 }
 
 /* ---- metadata and compression -------------------------------------------------- */
 
 static void check_message_metadata_and_size(const rt_data *src) {
-  int before = tu_failed_count();
   char msg[MSG];
   xchg_ipc_writer *w;
   xchg_error err;
   xchg_ipc_write_options o;
   xchg_ipc_write_options_init(&o);
   if (xchg_ipc_writer_open_memory(&src->schema, &o, &w, &err) != XCHG_OK) {
-    tu_fail("message metadata", err.message);
+    TU_CHECK(0, "message metadata: %s", err.message);
     return;
   }
   static const char meta[] = "\1\0\0\0" "\4\0\0\0" "note" "\5\0\0\0" "hello";
@@ -453,62 +445,66 @@ static void check_message_metadata_and_size(const rt_data *src) {
   xchg_buf *buf = st == XCHG_OK ? xchg_ipc_writer_take_memory(w) : NULL;
   xchg_ipc_writer_free(w);
   if (!buf) {
-    tu_fail("message metadata", err.message);
+    TU_CHECK(0, "message metadata: %s", err.message);
     return;
   }
   rt_data back = {0};
-  if (rt_read_buf(buf, &back, msg, MSG) != 0) tu_fail("message metadata: read", msg);
-  else if (strcmp(back.last_metadata, "note=hello") != 0) tu_fail("message metadata", back.last_metadata);
+  if (rt_read_buf(buf, &back, msg, MSG) != 0) TU_CHECK(0, "message metadata: read: %s", msg);
+  else TU_CHECK(strcmp(back.last_metadata, "note=hello") == 0, "message metadata: %s", back.last_metadata);
   rt_data_free(&back);
   xchg_buf *packed;
   o.codec = XCHG_BLOCK_ZSTD;
   if (rt_write(&src->schema, src->batches, src->n, &o, &packed, msg, MSG) != 0) {
-    tu_fail("zstd size", msg);
+    TU_CHECK(0, "zstd size: %s", msg);
   } else {
     if (xchg_buf_size(packed) >= xchg_buf_size(buf)) {
       snprintf(msg, MSG, "zstd output %zu bytes, uncompressed %zu", xchg_buf_size(packed), xchg_buf_size(buf));
-      tu_fail("compression shrinks compressible data", msg);
+      TU_CHECK(0, "compression shrinks compressible data: %s", msg);
     }
     xchg_buf_unref(packed);
   }
   xchg_buf_unref(buf);
-  tu_section("message metadata and compression", before);
 }
 
-int main(int argc, char **argv) {
-  char **paths;
-  size_t n;
-  if (rt_find_gold_for_main(argc, argv, &paths, &n) != 0) return 1;
+static char **paths;
+static size_t n_paths;
+
+static void gold_files(void) {
   xchg_pool *pool = NULL;
   TU_CHECK(xchg_pool_create(2, &pool, NULL) == XCHG_OK, "cannot create a pool");
-  for (size_t i = 0; i < n; i++) check_gold_file(paths[i], pool);
-  check_sample();
-  check_dictionaries();
-  /* Coalescing on real data: primitives with nulls, nested, dictionaries. */
+  for (size_t i = 0; i < n_paths; i++) check_gold_file(paths[i], pool);
+  xchg_pool_free(pool);
+}
+
+/* Coalescing on real data: primitives with nulls, nested, dictionaries. */
+static void coalesce_gold(void) {
   static const char *coalesce_cases[] = {"generated_primitive.json.gz", "generated_nested.json.gz",
                                          "generated_union.json.gz", "generated_dictionary.json.gz"};
   for (size_t k = 0; k < sizeof coalesce_cases / sizeof *coalesce_cases; k++) {
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n_paths; i++) {
       if (!strstr(paths[i], "1.0.0-littleendian") || !strstr(paths[i], coalesce_cases[k])) continue;
       char ipc[4096], msg[MSG];
       rt_gold_stream_path(paths[i], ipc, sizeof ipc);
       rt_data src = {0};
-      if (rt_read_file(ipc, &src, msg, MSG) != 0) {
-        tu_fail(ipc, msg);
-        continue;
-      }
-      int before = tu_failed_count();
+      if (!TU_CHECK(rt_read_file(ipc, &src, msg, MSG) == 0, "%s: %s", ipc, msg)) continue;
       check_coalesce_gold(coalesce_cases[k], &src, 1, 7);
       check_coalesce_gold(coalesce_cases[k], &src, 3, 1000);
       if (k == 0) check_message_metadata_and_size(&src);
-      char section[256];
-      snprintf(section, sizeof section, "coalescing %s", coalesce_cases[k]);
-      tu_section(section, before);
       rt_data_free(&src);
     }
   }
-  check_coalesce_dictionaries();
-  xchg_pool_free(pool);
-  rt_free_paths(paths, n);
-  return tu_finish("roundtrip");
+}
+
+int main(int argc, char **argv) {
+  if (rt_find_all_gold(&paths, &n_paths) != 0) return 1;
+  static const tu_case cases[] = {
+      {"gold_files", gold_files},
+      {"sample", check_sample},
+      {"dictionaries", check_dictionaries},
+      {"coalesce_gold", coalesce_gold},
+      {"coalesce_dictionaries", check_coalesce_dictionaries},
+  };
+  int rc = TU_MAIN(argc, argv, "roundtrip", cases);
+  rt_free_paths(paths, n_paths);
+  return rc;
 }

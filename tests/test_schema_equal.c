@@ -32,7 +32,7 @@ static void sample_init(sample *m) {
 
 /* Compares a changed sample with an unchanged one; needles: what the
  * message must say (NULL: the two must be equal). */
-static void expect(const char *what, const sample *changed, ipc_metadata_rule rule, const char *needle1,
+static void check_difference(const char *what, const sample *changed, ipc_metadata_rule rule, const char *needle1,
                    const char *needle2) {
   sample same;
   sample_init(&same);
@@ -40,7 +40,7 @@ static void expect(const char *what, const sample *changed, ipc_metadata_rule ru
   int equal = -1;
   xchg_status st = ipc_arrow_schema_equal(&same.root, "in the first", &changed->root, "here", rule, &equal, &err);
   if (st != XCHG_OK) {
-    tu_fail_at(__FILE__, __LINE__, "%s: status %d: %s", what, (int)st, err.message);
+    TU_CHECK(0, "%s: status %d: %s", what, (int)st, err.message);
   } else if (needle1 == NULL) {
     TU_CHECK(equal == 1, "%s: found a difference: %s", what, err.message);
   } else {
@@ -58,40 +58,40 @@ static const char no_pairs[] = "\0\0\0\0";
 static void check_differences(void) {
   sample m;
   sample_init(&m);
-  expect("the same", &m, IPC_METADATA_COMPARED, NULL, NULL);
+  check_difference("the same", &m, IPC_METADATA_COMPARED, NULL, NULL);
 
   m.root.n_children = 2;
-  expect("a column fewer", &m, IPC_METADATA_IGNORED, "3 columns in the first, 2 here", NULL);
+  check_difference("a column fewer", &m, IPC_METADATA_IGNORED, "3 columns in the first, 2 here", NULL);
   sample_init(&m);
   m.a.name = "b";
-  expect("renamed", &m, IPC_METADATA_IGNORED, "column 0 \"a\": named \"a\" in the first, \"b\" here", NULL);
+  check_difference("renamed", &m, IPC_METADATA_IGNORED, "column 0 \"a\": named \"a\" in the first, \"b\" here", NULL);
   sample_init(&m);
   m.a.format = "l";
-  expect("another type", &m, IPC_METADATA_IGNORED, "column 0 \"a\": type int32 in the first, int64 here", NULL);
+  check_difference("another type", &m, IPC_METADATA_IGNORED, "column 0 \"a\": type int32 in the first, int64 here", NULL);
   sample_init(&m);
   m.a.flags = 0;
-  expect("not null", &m, IPC_METADATA_IGNORED, "column 0 \"a\": nullable in the first, not null here", NULL);
+  check_difference("not null", &m, IPC_METADATA_IGNORED, "column 0 \"a\": nullable in the first, not null here", NULL);
   sample_init(&m);
   m.x.format = "U";
-  expect("a nested type", &m, IPC_METADATA_IGNORED, "field \"s.x\" of column 1: type utf8 in the first,", "large_utf8 here");
+  check_difference("a nested type", &m, IPC_METADATA_IGNORED, "field \"s.x\" of column 1: type utf8 in the first,", "large_utf8 here");
   sample_init(&m);
   m.s.n_children = 0;
-  expect("a child fewer", &m, IPC_METADATA_IGNORED, "column 1 \"s\": 1 child field in the first, 0 here", NULL);
+  check_difference("a child fewer", &m, IPC_METADATA_IGNORED, "column 1 \"s\": 1 child field in the first, 0 here", NULL);
   sample_init(&m);
   m.d.dictionary = NULL;
   m.d.format = "u";
-  expect("no dictionary", &m, IPC_METADATA_IGNORED, "column 2 \"d\": dictionary-encoded in the first, "
+  check_difference("no dictionary", &m, IPC_METADATA_IGNORED, "column 2 \"d\": dictionary-encoded in the first, "
          "not dictionary-encoded here", NULL);
   sample_init(&m);
   m.d.format = "C";
-  expect("other indices", &m, IPC_METADATA_IGNORED, "column 2 \"d\": dictionary indices int32 in the first, "
+  check_difference("other indices", &m, IPC_METADATA_IGNORED, "column 2 \"d\": dictionary indices int32 in the first, "
          "uint8 here", NULL);
   sample_init(&m);
   m.d.flags |= ARROW_FLAG_DICTIONARY_ORDERED;
-  expect("ordered", &m, IPC_METADATA_IGNORED, "dictionary unordered in the first, ordered here", NULL);
+  check_difference("ordered", &m, IPC_METADATA_IGNORED, "dictionary unordered in the first, ordered here", NULL);
   sample_init(&m);
   m.d_values.format = "z";
-  expect("other dictionary values", &m, IPC_METADATA_IGNORED, "column 2 \"d\": type utf8 in the first, binary here",
+  check_difference("other dictionary values", &m, IPC_METADATA_IGNORED, "column 2 \"d\": type utf8 in the first, binary here",
          NULL);
 
   /* maps: sorted keys are part of the type */
@@ -138,15 +138,15 @@ static void check_metadata_rule(void) {
   sample m;
   sample_init(&m);
   m.x.metadata = one_pair;
-  expect("field metadata, ignored", &m, IPC_METADATA_IGNORED, NULL, NULL);
-  expect("field metadata, compared", &m, IPC_METADATA_COMPARED, "field \"s.x\" of column 1: its metadata differs",
+  check_difference("field metadata, ignored", &m, IPC_METADATA_IGNORED, NULL, NULL);
+  check_difference("field metadata, compared", &m, IPC_METADATA_COMPARED, "field \"s.x\" of column 1: its metadata differs",
          NULL);
   m.x.metadata = no_pairs;
-  expect("no pairs is no metadata", &m, IPC_METADATA_COMPARED, NULL, NULL);
+  check_difference("no pairs is no metadata", &m, IPC_METADATA_COMPARED, NULL, NULL);
   sample_init(&m);
   m.root.metadata = one_pair;
-  expect("schema metadata, ignored", &m, IPC_METADATA_IGNORED, NULL, NULL);
-  expect("schema metadata, compared", &m, IPC_METADATA_COMPARED, "the schema's metadata differs", NULL);
+  check_difference("schema metadata, ignored", &m, IPC_METADATA_IGNORED, NULL, NULL);
+  check_difference("schema metadata, compared", &m, IPC_METADATA_COMPARED, "the schema's metadata differs", NULL);
 
   /* the same pairs alike, another value not */
   sample a, b;
@@ -179,10 +179,12 @@ static void check_unreadable(void) {
            "unreadable: equal %d: %s", equal, err.message);
 }
 
-int main(void) {
-  check_differences();
-  check_union_ids();
-  check_metadata_rule();
-  check_unreadable();
-  return tu_finish("schema_equal");
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {
+      {"differences", check_differences},
+      {"union_ids", check_union_ids},
+      {"metadata_rule", check_metadata_rule},
+      {"unreadable", check_unreadable},
+  };
+  return TU_MAIN(argc, argv, "schema_equal", cases);
 }

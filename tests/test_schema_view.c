@@ -27,7 +27,7 @@ static void check_parses(const expected *e) {
   ipc_schema_view v;
   xchg_error err;
   if (ipc_schema_view_parse(e->format, &v, &err) != XCHG_OK) {
-    tu_fail_at(__FILE__, __LINE__, "\"%s\" refused: %s", e->format, err.message);
+    TU_CHECK(0, "\"%s\" refused: %s", e->format, err.message);
     return;
   }
   const char *tz = e->tz ? e->tz : "";
@@ -113,7 +113,7 @@ static void check_union_ids(const char *format, int n, const int8_t *ids) {
   ipc_schema_view v;
   xchg_error err;
   if (ipc_schema_view_parse(format, &v, &err) != XCHG_OK) {
-    tu_fail_at(__FILE__, __LINE__, "\"%s\" refused: %s", format, err.message);
+    TU_CHECK(0, "\"%s\" refused: %s", format, err.message);
     return;
   }
   TU_CHECK(v.n_type_ids == n && memcmp(v.type_ids, ids, (size_t)n) == 0, "\"%s\": %d type ids", format,
@@ -306,11 +306,13 @@ static void check_children(void) {
   expect_init("run-end with one child", &node, "has 1 children, needs 2");
 }
 
-int main(void) {
-  check_every_spec_format();
-  check_union_type_ids();
-  check_malformed();
-  check_children();
-  check_names();
-  return tu_finish("schema_view");
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {
+      {"every_spec_format", check_every_spec_format},
+      {"union_type_ids", check_union_type_ids},
+      {"malformed", check_malformed},
+      {"children", check_children},
+      {"names", check_names},
+  };
+  return TU_MAIN(argc, argv, "schema_view", cases);
 }

@@ -104,13 +104,13 @@ static int read_alone(input *in, const uint8_t *stream, size_t size, char *msg) 
   xchg_buf_unref(copy);
   if (st == XCHG_OK) st = xchg_ipc_reader_open(src, NULL, &r, &err);
   if (st != XCHG_OK)
-    return tu_failf(msg, MSG, "block %lld read alone: %s", (long long)in->blocks, err.message);
+    return tu_errorf(msg, MSG, "block %lld read alone: %s", (long long)in->blocks, err.message);
   int64_t first = in->n_kept;
   for (;;) {
     struct ArrowArray a;
     if (xchg_ipc_reader_next(r, &a, &err) != XCHG_OK) {
       xchg_ipc_reader_free(r);
-      return tu_failf(msg, MSG, "block %lld read alone: %s", (long long)in->blocks, err.message);
+      return tu_errorf(msg, MSG, "block %lld read alone: %s", (long long)in->blocks, err.message);
     }
     if (!a.release) break;
     keep(in, &a);
@@ -155,7 +155,7 @@ static int add_block(input *in, const uint8_t *stream, size_t size, int comet, i
   xchg_buf *framed;
   xchg_error err;
   if (xchg_stream_encode(XCHG_STREAM_COMET, &o, stream, size, &framed, &err) != XCHG_OK)
-    return tu_failf(msg, MSG, "comet encode: %s", err.message);
+    return tu_errorf(msg, MSG, "comet encode: %s", err.message);
   tu_bytes_append(&in->bytes, xchg_buf_data(framed), xchg_buf_size(framed));
   xchg_buf_unref(framed);
   end_block(in);
@@ -241,7 +241,7 @@ static int add_sources(xchg_shuffle_reader *r, const input *in, int how, char *m
   }
   if (st == XCHG_OK && !src) st = XCHG_ENOMEM;
   if (st == XCHG_OK) st = xchg_shuffle_reader_add_source(r, src, &err);
-  return st == XCHG_OK ? 0 : tu_failf(msg, MSG, "adding the source: %s", err.message);
+  return st == XCHG_OK ? 0 : tu_errorf(msg, MSG, "adding the source: %s", err.message);
 }
 
 /* Every case runs twice: decoded on the calling thread, then read ahead
@@ -260,7 +260,7 @@ static int read_all(const input *in, const xchg_shuffle_reader_options *given, i
   xchg_shuffle_reader *r;
   xchg_error err;
   xchg_shuffle_reader_options o_pooled = with_pool(given), *o = &o_pooled;
-  if (xchg_shuffle_reader_open(o, &r, &err) != XCHG_OK) return tu_failf(msg, MSG, "open: %s", err.message);
+  if (xchg_shuffle_reader_open(o, &r, &err) != XCHG_OK) return tu_errorf(msg, MSG, "open: %s", err.message);
   if (add_sources(r, in, how, msg) != 0) {
     xchg_shuffle_reader_free(r);
     return -1;
@@ -294,13 +294,13 @@ static int compare(const struct ArrowSchema *schema, const output *out, const se
     const struct ArrowArray *a = &out->batches[b];
     char why[MSG];
     if (array_valid(schema, a, why, sizeof why) != 0)
-      return tu_failf(msg, MSG, "batch %lld breaks a rule of the format: %s", (long long)b, why);
+      return tu_errorf(msg, MSG, "batch %lld breaks a rule of the format: %s", (long long)b, why);
     for (int64_t row = 0; row < a->length;) {
-      if (k == s->n) return tu_failf(msg, MSG, "batch %lld has rows past the %lld expected", (long long)b, (long long)s->rows);
+      if (k == s->n) return tu_errorf(msg, MSG, "batch %lld has rows past the %lld expected", (long long)b, (long long)s->rows);
       const segment *g = &s->items[k];
       int64_t n = g->n - used < a->length - row ? g->n - used : a->length - row;
       if (array_range_equal(schema, a, row, g->a, g->row + used, n, why, sizeof why) != 0)
-        return tu_failf(msg, MSG, "batch %lld rows [%lld, +%lld) differ from %s: %s", (long long)b,
+        return tu_errorf(msg, MSG, "batch %lld rows [%lld, +%lld) differ from %s: %s", (long long)b,
                         (long long)row, (long long)n, what, why);
       row += n;
       used += n;
@@ -310,7 +310,7 @@ static int compare(const struct ArrowSchema *schema, const output *out, const se
       }
     }
   }
-  if (k != s->n) return tu_failf(msg, MSG, "%lld rows missing", (long long)(s->rows - (k < s->n ? s->items[k].row : 0)));
+  if (k != s->n) return tu_errorf(msg, MSG, "%lld rows missing", (long long)(s->rows - (k < s->n ? s->items[k].row : 0)));
   return 0;
 }
 
@@ -320,10 +320,10 @@ static int check_sizes(const output *out, int64_t target, char *msg) {
   int64_t short_ones = 0;
   for (int64_t b = 0; b + 1 < out->n; b++) short_ones += out->batches[b].length < target;
   if (short_ones > out->m.dictionary_cuts)
-    return tu_failf(msg, MSG, "%lld batches before the last are shorter than %lld rows, with %lld "
+    return tu_errorf(msg, MSG, "%lld batches before the last are shorter than %lld rows, with %lld "
                     "dictionary cuts", (long long)short_ones, (long long)target, (long long)out->m.dictionary_cuts);
   for (int64_t b = 0; b < out->n; b++)
-    if (out->batches[b].length == 0) return tu_failf(msg, MSG, "batch %lld is empty", (long long)b);
+    if (out->batches[b].length == 0) return tu_errorf(msg, MSG, "batch %lld is empty", (long long)b);
   return 0;
 }
 
@@ -331,7 +331,7 @@ static int check_metrics(const output *out, const input *in, int64_t rows, char 
   const xchg_shuffle_reader_metrics *m = &out->m;
   if (m->blocks != in->blocks || m->rows != rows || m->batches != out->n ||
       m->wire_bytes != (int64_t)in->bytes.size)
-    return tu_failf(msg, MSG, "metrics: %lld blocks, %lld rows, %lld batches, %lld wire bytes; "
+    return tu_errorf(msg, MSG, "metrics: %lld blocks, %lld rows, %lld batches, %lld wire bytes; "
                     "expected %lld, %lld, %lld, %zu", (long long)m->blocks, (long long)m->rows,
                     (long long)m->batches, (long long)m->wire_bytes, (long long)in->blocks,
                     (long long)rows, (long long)out->n, in->bytes.size);
@@ -351,14 +351,14 @@ static void check_input(const char *name, const rt_data *d, const segments *orig
     output out;
     char msg[MSG] = "";
     int rc = read_all(in, &o, how, &out, msg);
-    if (rc == 0 && out.st != XCHG_OK) rc = tu_failf(msg, MSG, "read: %s", out.error);
+    if (rc == 0 && out.st != XCHG_OK) rc = tu_errorf(msg, MSG, "read: %s", out.error);
     if (rc == 0) rc = compare(&d->schema, &out, &in->alone, "the blocks read alone", msg);
     if (rc == 0 && original) rc = compare(&d->schema, &out, original, "the file cut into blocks", msg);
     if (rc == 0) rc = check_sizes(&out, targets[t], msg);
     if (rc == 0) rc = check_metrics(&out, in, in->alone.rows, msg);
     char what[512];
     snprintf(what, sizeof what, "%s, target %lld rows, source kind %d", name, (long long)targets[t], how);
-    tu_case(what, rc, msg);
+    TU_CHECK(rc == 0, "%s: %s", what, msg);
     output_free(&out);
   }
 }
@@ -382,7 +382,7 @@ static void check_data(const char *name, const rt_data *d, const uint8_t *stream
       snprintf(what, sizeof what, "%s cut into blocks, %s body, %s%s", name,
                xchg_block_codec_name(codecs[c]), framing < 0 ? "ipc" : "comet ",
                framing < 0 ? "" : xchg_stream_codec_name(comet_inner[framing]));
-      if (add_sliced(&in, d, codecs[c], framing, msg) != 0) tu_case(what, -1, msg);
+      if (add_sliced(&in, d, codecs[c], framing, msg) != 0) TU_CHECK((-1) == 0, "%s: %s", what, msg);
       else check_input(what, d, &once, &in);
       input_free(&in);
     }
@@ -394,7 +394,7 @@ static void check_data(const char *name, const rt_data *d, const uint8_t *stream
              framing < 0 ? "" : xchg_stream_codec_name(comet_inner[framing]));
     int rc = 0;
     for (int i = 0; i < 3 && rc == 0; i++) rc = add_block(&in, stream, stream_size, framing, d->schema.n_children, msg);
-    if (rc != 0) tu_case(what, -1, msg);
+    if (rc != 0) TU_CHECK((-1) == 0, "%s: %s", what, msg);
     else check_input(what, d, &thrice, &in);
     input_free(&in);
   }
@@ -402,11 +402,11 @@ static void check_data(const char *name, const rt_data *d, const uint8_t *stream
   free(thrice.items);
 }
 
-static void check_gold(int argc, char **argv) {
+static void check_gold(void) {
   char **paths;
   size_t count;
-  if (rt_find_gold_for_main(argc, argv, &paths, &count) != 0) {
-    tu_fail("gold files", "none found");
+  if (rt_find_all_gold(&paths, &count) != 0) {
+    TU_CHECK(0, "gold files: none found");
     return;
   }
   for (size_t i = 0; i < count; i++) {
@@ -416,7 +416,7 @@ static void check_gold(int argc, char **argv) {
     size_t size;
     uint8_t *stream = tu_read_file(stream_path, &size);
     if (!stream || rt_read_file(stream_path, &d, msg, sizeof msg) != 0) {
-      tu_fail(stream_path, stream ? msg : "cannot read it");
+      TU_CHECK(0, "%s: %s", stream_path, stream ? msg : "cannot read it");
     } else {
       const char *name = strrchr(stream_path, '/');
       check_data(name ? name + 1 : stream_path, &d, stream, size);
@@ -444,9 +444,9 @@ static void check_sample(void) {
 
 /* Blocks of the primitive gold file, cut small, as IPC with codec. */
 static int primitive_input(input *in, rt_data *d, xchg_block_codec codec, int comet, char *msg) {
-  const char *dir = getenv("XCHG_TESTDATA");
+  const char *dir = tu_testdata_dir();
   char path[4096];
-  snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/generated_primitive.stream", dir ? dir : "../shared/testdata");
+  snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/generated_primitive.stream", dir);
   memset(in, 0, sizeof *in);
   if (rt_read_file(path, d, msg, MSG) != 0 || add_sliced(in, d, codec, comet, msg) != 0) return -1;
   resolve(in);
@@ -465,15 +465,15 @@ static void check_pass_through(void) {
   output out = {0};
   if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
   if (rc == 0 && (out.st != XCHG_OK || out.m.passthrough_batches != out.n || out.n == 0))
-    rc = tu_failf(msg, MSG, "%lld of %lld batches passed through (%s)", (long long)out.m.passthrough_batches,
+    rc = tu_errorf(msg, MSG, "%lld of %lld batches passed through (%s)", (long long)out.m.passthrough_batches,
                   (long long)out.n, out.error);
   for (int64_t b = 0; rc == 0 && b < out.n; b++) {
     const struct ArrowArray *col = out.batches[b].children[0];
     const uint8_t *p = col->buffers[1];
     if (p && (p < in.bytes.data || p >= in.bytes.data + in.bytes.size))
-      rc = tu_failf(msg, MSG, "batch %lld's first column was copied", (long long)b);
+      rc = tu_errorf(msg, MSG, "batch %lld's first column was copied", (long long)b);
   }
-  tu_case("a block at least the target passes through without a copy", rc, msg);
+  TU_CHECK(rc == 0, "a block at least the target passes through without a copy: %s", msg);
   output_free(&out);
   input_free(&in);
   rt_data_free(&d);
@@ -502,9 +502,9 @@ static void check_dictionary_cut(void) {
     rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
   }
   if (rc == 0 && (out.st != XCHG_OK || out.n != 1 || out.m.dictionary_cuts != 0))
-    rc = tu_failf(msg, MSG, "equal dictionaries: %lld batches, %lld cuts (%s)", (long long)out.n,
+    rc = tu_errorf(msg, MSG, "equal dictionaries: %lld batches, %lld cuts (%s)", (long long)out.n,
                   (long long)out.m.dictionary_cuts, out.error);
-  tu_case("blocks with the same dictionary bytes make one batch", rc, msg);
+  TU_CHECK(rc == 0, "blocks with the same dictionary bytes make one batch: %s", msg);
   output_free(&out);
   input_free(&in);
 }
@@ -522,12 +522,12 @@ static int start_offsets_at_one(xchg_buf *stream, char *msg) {
     int32_t first, second;
     memcpy(&first, p, 4);
     memcpy(&second, p + 4, 4);
-    if (first != 0 || second < 1) return tu_failf(msg, MSG, "unexpected offsets %d, %d", first, second);
+    if (first != 0 || second < 1) return tu_errorf(msg, MSG, "unexpected offsets %d, %d", first, second);
     first = 1;
     memcpy(p, &first, 4);
     return 0;
   }
-  return tu_failf(msg, MSG, "no record batch");
+  return tu_errorf(msg, MSG, "no record batch");
 }
 
 static int expect_error(const input *in, xchg_status want, const char *needle, const segments *before,
@@ -543,7 +543,7 @@ static int set_last_offset(xchg_buf *stream, int32_t value, char *msg) {
       memcpy(xchg_buf_mutable_data(stream) + bodies[i].offset + 5 * 4, &value, 4);
       return 0;
     }
-  return tu_failf(msg, MSG, "no record batch");
+  return tu_errorf(msg, MSG, "no record batch");
 }
 
 static void check_offsets_from_one(void) {
@@ -582,9 +582,9 @@ static void check_offsets_from_one(void) {
     output out = {0};
     if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
     if (rc == 0 && (out.st != XCHG_OK || out.n != 1))
-      rc = tu_failf(msg, MSG, "%lld batches: %s", (long long)out.n, out.error);
+      rc = tu_errorf(msg, MSG, "%lld batches: %s", (long long)out.n, out.error);
     if (rc == 0) rc = compare(&root, &out, &in.alone, "the blocks read alone", msg);
-    tu_case(c ? "list offsets from 1 (child values and bits from row 1)" : "utf8 offsets from 1", rc, msg);
+    TU_CHECK(rc == 0, "%s: %s", c ? "list offsets from 1 (child values and bits from row 1)" : "utf8 offsets from 1", msg);
     output_free(&out);
     input_free(&in);
     /* A last offset past the values, in the third block. */
@@ -603,10 +603,10 @@ static void check_offsets_from_one(void) {
       output bad;
       read_all(&in, &o, FROM_MEMORY, &bad, msg);
       if (!strstr(bad.error, "are 0 and 1000, outside [0, "))
-        rc = tu_failf(msg, MSG, "the error does not name the offsets: %s", bad.error);
+        rc = tu_errorf(msg, MSG, "the error does not name the offsets: %s", bad.error);
       output_free(&bad);
     }
-    tu_case(c ? "a list offset past the child" : "a utf8 offset past the data", rc, msg);
+    TU_CHECK(rc == 0, "%s: %s", c ? "a list offset past the child" : "a utf8 offset past the data", msg);
     input_free(&in);
   }
 }
@@ -620,11 +620,11 @@ static int expect_error(const input *in, xchg_status want, const char *needle, c
   o.target_rows = 4;
   output out;
   int rc = read_all(in, &o, FROM_MEMORY, &out, msg);
-  if (rc == 0 && out.st == XCHG_OK) rc = tu_failf(msg, MSG, "no error (%lld batches)", (long long)out.n);
+  if (rc == 0 && out.st == XCHG_OK) rc = tu_errorf(msg, MSG, "no error (%lld batches)", (long long)out.n);
   if (rc == 0 && want != XCHG_OK && out.st != want)
-    rc = tu_failf(msg, MSG, "status %s, not %s: %s", xchg_status_name(out.st), xchg_status_name(want), out.error);
+    rc = tu_errorf(msg, MSG, "status %s, not %s: %s", xchg_status_name(out.st), xchg_status_name(want), out.error);
   if (rc == 0 && (!strstr(out.error, needle) || !strstr(out.error, "block ")))
-    rc = tu_failf(msg, MSG, "the error does not say '%s' and the block: %s", needle, out.error);
+    rc = tu_errorf(msg, MSG, "the error does not say '%s' and the block: %s", needle, out.error);
   /* The batches before the error: valid, and the input's first rows. */
   if (rc == 0 && before) {
     segments s = *before;
@@ -663,14 +663,14 @@ static void check_truncated(void) {
       int64_t rows = 0;
       for (int64_t b = 0; b < out.n; b++) rows += out.batches[b].length;
       if (rc == 0 && out.st == XCHG_OK && rows >= in.alone.rows)
-        rc = tu_failf(msg, MSG, "cut at byte %zu of %zu: all %lld rows", cut, full, (long long)rows);
+        rc = tu_errorf(msg, MSG, "cut at byte %zu of %zu: all %lld rows", cut, full, (long long)rows);
       if (rc == 0 && out.st != XCHG_OK && !strstr(out.error, "block "))
-        rc = tu_failf(msg, MSG, "cut at byte %zu: the error names no block: %s", cut, out.error);
+        rc = tu_errorf(msg, MSG, "cut at byte %zu: the error names no block: %s", cut, out.error);
       errors += out.st != XCHG_OK;
       output_free(&out);
     }
-    if (rc == 0 && errors == 0) rc = tu_failf(msg, MSG, "no cut was an error");
-    tu_case(comet < 0 ? "ipc blocks cut anywhere" : comet ? "comet lz4 blocks cut anywhere" : "comet blocks cut anywhere", rc, msg);
+    if (rc == 0 && errors == 0) rc = tu_errorf(msg, MSG, "no cut was an error");
+    TU_CHECK(rc == 0, "%s: %s", comet < 0 ? "ipc blocks cut anywhere" : comet ? "comet lz4 blocks cut anywhere" : "comet blocks cut anywhere", msg);
     input_free(&in);
     rt_data_free(&d);
   }
@@ -718,10 +718,10 @@ static void check_comet_damage(void) {
       xchg_shuffle_reader_options o;
       xchg_shuffle_reader_options_init(&o);
       read_all(&in, &o, FROM_MEMORY, &out, msg);
-      if (!strstr(out.error, where)) rc = tu_failf(msg, MSG, "the error does not say '%s': %s", where, out.error);
+      if (!strstr(out.error, where)) rc = tu_errorf(msg, MSG, "the error does not say '%s': %s", where, out.error);
       output_free(&out);
     }
-    tu_case(cases[i].what, rc, msg);
+    TU_CHECK(rc == 0, "%s: %s", cases[i].what, msg);
     input_free(&in);
     rt_data_free(&d);
   }
@@ -733,11 +733,11 @@ static void check_other_schema(void) {
   rt_data d = {0}, other = {0};
   char msg[MSG] = "", path[4096];
   int rc = primitive_input(&in, &d, XCHG_BLOCK_NONE, -1, msg);
-  const char *dir = getenv("XCHG_TESTDATA");
-  snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/generated_nested.stream", dir ? dir : "../shared/testdata");
+  const char *dir = tu_testdata_dir();
+  snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/generated_nested.stream", dir);
   size_t size;
   uint8_t *stream = tu_read_file(path, &size);
-  if (rc == 0 && !stream) rc = tu_failf(msg, MSG, "cannot read %s", path);
+  if (rc == 0 && !stream) rc = tu_errorf(msg, MSG, "cannot read %s", path);
   size_t at = in.bytes.size;
   if (rc == 0) tu_bytes_append(&in.bytes, stream, size);
   if (rc == 0) rc = expect_error(&in, XCHG_EFORMAT, "not the first block's", NULL, NULL, msg);
@@ -748,10 +748,10 @@ static void check_other_schema(void) {
     read_all(&in, &o, FROM_MEMORY, &out, msg);
     char where[64];
     snprintf(where, sizeof where, "block %lld (source 0, byte %zu)", (long long)in.blocks, at);
-    if (!strstr(out.error, where)) rc = tu_failf(msg, MSG, "the error does not say '%s': %s", where, out.error);
+    if (!strstr(out.error, where)) rc = tu_errorf(msg, MSG, "the error does not say '%s': %s", where, out.error);
     output_free(&out);
   }
-  tu_case("a block of another schema", rc, msg);
+  TU_CHECK(rc == 0, "a block of another schema: %s", msg);
   free(stream);
   input_free(&in);
   rt_data_free(&d);
@@ -788,10 +788,10 @@ static void check_comet_framing(void) {
     if (rc == 0) rc = read_all(&comet, &o, FROM_MEMORY, &out, msg);
     if (rc == 0 && (out.st != XCHG_EFORMAT || !strstr(out.error, "8 bytes follow its IPC stream's end-of-stream") ||
                     !strstr(out.error, where)))
-      rc = tu_failf(msg, MSG, "%s: %s", xchg_status_name(out.st), out.error);
+      rc = tu_errorf(msg, MSG, "%s: %s", xchg_status_name(out.st), out.error);
     output_free(&out);
-    tu_case(inner ? "bytes after the end-of-stream marker in a comet lz4 block"
-                  : "bytes after the end-of-stream marker in a stored comet block", rc, msg);
+    TU_CHECK(rc == 0, "%s: %s", inner ? "bytes after the end-of-stream marker in a comet lz4 block"
+                  : "bytes after the end-of-stream marker in a stored comet block", msg);
     input_free(&comet);
     /* The last block's header states 16 bytes more than there are. */
     memset(&comet, 0, sizeof comet);
@@ -811,9 +811,9 @@ static void check_comet_framing(void) {
     }
     snprintf(where, sizeof where, "block %lld (source 0, byte %zu)", (long long)comet.blocks - 1, last);
     if (rc == 0 && (out.st == XCHG_OK || !strstr(out.error, "truncated") || !strstr(out.error, where)))
-      rc = tu_failf(msg, MSG, "%s: %s", xchg_status_name(out.st), out.error);
+      rc = tu_errorf(msg, MSG, "%s: %s", xchg_status_name(out.st), out.error);
     output_free(&out);
-    tu_case(inner ? "a comet lz4 block's header longer than the input" : "a stored comet block's header longer than the input", rc, msg);
+    TU_CHECK(rc == 0, "%s: %s", inner ? "a comet lz4 block's header longer than the input" : "a stored comet block's header longer than the input", msg);
     input_free(&comet);
     input_free(&in);
     rt_data_free(&d);
@@ -836,20 +836,20 @@ static void check_readahead_bound(void) {
   xchg_error err;
   if (rc == 0 && (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_OK ||
                   xchg_shuffle_reader_add_source(r, tu_memory_source(in.bytes.data, in.bytes.size), &err) != XCHG_OK))
-    rc = tu_failf(msg, MSG, "setting up: %s", err.message);
+    rc = tu_errorf(msg, MSG, "setting up: %s", err.message);
   struct ArrowArray a = {0};
   if (rc == 0 && (xchg_shuffle_reader_next(r, &a, &err) != XCHG_OK || !a.release))
-    rc = tu_failf(msg, MSG, "next: %s", err.message);
+    rc = tu_errorf(msg, MSG, "next: %s", err.message);
   xchg_shuffle_reader_metrics m;
   if (r) xchg_shuffle_reader_get_metrics(r, &m);
   /* blocks of 1, 2, 3, 5, 8, ... rows: the first two batches of 4 rows
    * take 4 blocks, and a fifth may be open; six batches would take 8 */
   if (rc == 0 && m.blocks > 5)
-    rc = tu_failf(msg, MSG, "%lld blocks planned for the first batch of %lld rows", (long long)m.blocks,
+    rc = tu_errorf(msg, MSG, "%lld blocks planned for the first batch of %lld rows", (long long)m.blocks,
                   (long long)a.length);
   if (a.release) a.release(&a);
   xchg_shuffle_reader_free(r);
-  tu_case("read-ahead stays within readahead_bytes", rc, msg);
+  TU_CHECK(rc == 0, "read-ahead stays within readahead_bytes: %s", msg);
   input_free(&in);
   rt_data_free(&d);
 }
@@ -871,22 +871,22 @@ static int read_incremental(const input *in, int64_t target, int64_t per_source,
   xchg_shuffle_reader_options o = with_pool(&given);
   xchg_shuffle_reader *r;
   xchg_error err;
-  if (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_OK) return tu_failf(msg, MSG, "open: %s", err.message);
+  if (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_OK) return tu_errorf(msg, MSG, "open: %s", err.message);
   int rc = 0;
   struct ArrowSchema schema;
   xchg_status st = xchg_shuffle_reader_schema(r, &schema, &err);
-  if (st != XCHG_EAGAIN) rc = tu_failf(msg, MSG, "schema before any input: %s, not XCHG_EAGAIN", xchg_status_name(st));
+  if (st != XCHG_EAGAIN) rc = tu_errorf(msg, MSG, "schema before any input: %s, not XCHG_EAGAIN", xchg_status_name(st));
   int64_t cap = 0, added = 0, returned = 0;
   for (int64_t b = 0; rc == 0 && b <= in->blocks; b += per_source) {
     int ended = b >= in->blocks;
     if (ended) {
-      if (xchg_shuffle_reader_end_input(r, &err) != XCHG_OK) rc = tu_failf(msg, MSG, "end_input: %s", err.message);
+      if (xchg_shuffle_reader_end_input(r, &err) != XCHG_OK) rc = tu_errorf(msg, MSG, "end_input: %s", err.message);
     } else {
       int64_t last = b + per_source < in->blocks ? b + per_source : in->blocks;
       size_t from = b ? in->ends[b - 1] : 0, to = in->ends[last - 1];
       xchg_source *src = (b / per_source) % 2 ? tu_unseekable_source(in->bytes.data + from, to - from, b)
                                               : tu_memory_source(in->bytes.data + from, to - from);
-      if (xchg_shuffle_reader_add_source(r, src, &err) != XCHG_OK) rc = tu_failf(msg, MSG, "add_source: %s", err.message);
+      if (xchg_shuffle_reader_add_source(r, src, &err) != XCHG_OK) rc = tu_errorf(msg, MSG, "add_source: %s", err.message);
       for (int64_t k = b; k < last; k++) added += in->rows_of[k];
     }
     for (; rc == 0;) {
@@ -896,17 +896,17 @@ static int read_incremental(const input *in, int64_t target, int64_t per_source,
         ++*waits;
         /* A batch is cut as soon as its rows reach the target. */
         if (added - returned >= target)
-          rc = tu_failf(msg, MSG, "XCHG_EAGAIN with %lld rows added and not handed out, target %lld",
+          rc = tu_errorf(msg, MSG, "XCHG_EAGAIN with %lld rows added and not handed out, target %lld",
                         (long long)(added - returned), (long long)target);
         break;
       }
       if (st != XCHG_OK) {
-        rc = tu_failf(msg, MSG, "next after %lld blocks: %s: %s", (long long)b, xchg_status_name(st), err.message);
+        rc = tu_errorf(msg, MSG, "next after %lld blocks: %s: %s", (long long)b, xchg_status_name(st), err.message);
         break;
       }
       if (!a.release) break;
       if (!ended && a.length < target)
-        rc = tu_failf(msg, MSG, "a batch of %lld rows, short of %lld, before the input ended",
+        rc = tu_errorf(msg, MSG, "a batch of %lld rows, short of %lld, before the input ended",
                       (long long)a.length, (long long)target);
       returned += a.length;
       if (out->n == cap && !(out->batches = realloc(out->batches, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *out->batches)))
@@ -915,7 +915,7 @@ static int read_incremental(const input *in, int64_t target, int64_t per_source,
     }
   }
   if (rc == 0 && xchg_shuffle_reader_add_source(r, tu_memory_source(in->bytes.data, 1), &err) != XCHG_EINVAL)
-    rc = tu_failf(msg, MSG, "a source added after end_input was taken");
+    rc = tu_errorf(msg, MSG, "a source added after end_input was taken");
   xchg_shuffle_reader_get_metrics(r, &out->m);
   xchg_shuffle_reader_free(r);
   return rc;
@@ -940,14 +940,14 @@ static void check_incremental(void) {
         /* Each source is one call short of the next: a wait at least per
          * source that leaves rows short of the target. */
         if (rc == 0 && waits < (targets[t] > in.alone.rows ? in.blocks / per_source[k] : 1))
-          rc = tu_failf(msg, MSG, "%lld waits for input over %lld sources", (long long)waits,
+          rc = tu_errorf(msg, MSG, "%lld waits for input over %lld sources", (long long)waits,
                         (long long)(in.blocks / per_source[k]));
         if (rc == 0 && targets[t] > in.alone.rows && out.n != 1)
-          rc = tu_failf(msg, MSG, "%lld batches: the rows short of the target come out once, at the end", (long long)out.n);
+          rc = tu_errorf(msg, MSG, "%lld batches: the rows short of the target come out once, at the end", (long long)out.n);
         snprintf(what, sizeof what, "incremental input, %s, %lld blocks a source, target %lld%s",
                  comet < 0 ? "ipc" : comet ? "comet lz4" : "comet", (long long)per_source[k],
                  (long long)targets[t], targets[t] > in.alone.rows ? " (all pending at end_input)" : "");
-        tu_case(what, rc, msg);
+        TU_CHECK(rc == 0, "%s: %s", what, msg);
         output_free(&out);
         rc = 0;
       }
@@ -1003,27 +1003,27 @@ static void check_bounded_reading(void) {
     if (rc == 0 && (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_OK ||
                     xchg_source_from_callback(counted_read, no_close, &c, &src, &err) != XCHG_OK ||
                     xchg_shuffle_reader_add_source(r, src, &err) != XCHG_OK))
-      rc = tu_failf(msg, MSG, "setting up: %s", err.message);
+      rc = tu_errorf(msg, MSG, "setting up: %s", err.message);
     int64_t rows = 0, batches = 0;
     for (struct ArrowArray a; rc == 0;) {
       if (xchg_shuffle_reader_next(r, &a, &err) != XCHG_OK) {
-        rc = tu_failf(msg, MSG, "next: %s", err.message);
+        rc = tu_errorf(msg, MSG, "next: %s", err.message);
         break;
       }
       if (!a.release) break;
       /* read ahead at most about readahead_bytes of batches, each of
        * whole blocks of chunks of 1 MiB */
       if (++batches == 1 && c.pos > ((size_t)1 << 20) + largest + (pool ? ((size_t)2 << 20) : 0))
-        rc = tu_failf(msg, MSG, "%zu of %zu bytes read for the first batch", c.pos, c.size);
+        rc = tu_errorf(msg, MSG, "%zu of %zu bytes read for the first batch", c.pos, c.size);
       rows += a.length;
       a.release(&a);
     }
     int64_t copies = (int64_t)(in.bytes.size / one);
     if (rc == 0 && rows != copies * in.alone.rows)
-      rc = tu_failf(msg, MSG, "%lld rows, not %lld", (long long)rows, (long long)(copies * in.alone.rows));
+      rc = tu_errorf(msg, MSG, "%lld rows, not %lld", (long long)rows, (long long)(copies * in.alone.rows));
     xchg_shuffle_reader_free(r);
-    tu_case(comet < 0 ? "a callback source of ipc blocks is read 1 MiB at a time"
-                      : "a callback source of comet blocks is read 1 MiB at a time", rc, msg);
+    TU_CHECK(rc == 0, "%s: %s", comet < 0 ? "a callback source of ipc blocks is read 1 MiB at a time"
+                      : "a callback source of comet blocks is read 1 MiB at a time", msg);
     /* A block above max_batch_bytes: XCHG_ELIMIT, before it is read. */
     c.pos = 0;
     given.read.max_batch_bytes = (int64_t)largest / 2;
@@ -1032,7 +1032,7 @@ static void check_bounded_reading(void) {
     if (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_OK ||
         xchg_source_from_callback(counted_read, no_close, &c, &src, &err) != XCHG_OK ||
         xchg_shuffle_reader_add_source(r, src, &err) != XCHG_OK)
-      rc = tu_failf(msg, MSG, "setting up: %s", err.message);
+      rc = tu_errorf(msg, MSG, "setting up: %s", err.message);
     xchg_status st = XCHG_OK;
     for (struct ArrowArray a; rc == 0 && st == XCHG_OK;) {
       st = xchg_shuffle_reader_next(r, &a, &err);
@@ -1040,11 +1040,11 @@ static void check_bounded_reading(void) {
       a.release(&a);
     }
     if (rc == 0 && (st != XCHG_ELIMIT || !strstr(err.message, "max_batch_bytes") || !strstr(err.message, "source 0")))
-      rc = tu_failf(msg, MSG, "%s: %s", xchg_status_name(st), st == XCHG_OK ? "" : err.message);
+      rc = tu_errorf(msg, MSG, "%s: %s", xchg_status_name(st), st == XCHG_OK ? "" : err.message);
     if (rc == 0 && c.pos > ((size_t)1 << 20) + largest)
-      rc = tu_failf(msg, MSG, "%zu bytes read", c.pos);
+      rc = tu_errorf(msg, MSG, "%zu bytes read", c.pos);
     xchg_shuffle_reader_free(r);
-    tu_case("a block above max_batch_bytes in a callback source", rc, msg);
+    TU_CHECK(rc == 0, "a block above max_batch_bytes in a callback source: %s", msg);
     input_free(&in);
     rt_data_free(&d);
   }
@@ -1064,9 +1064,9 @@ static void check_decompressed_limit(void) {
   if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
   if (rc == 0 && (out.st != XCHG_ELIMIT || !strstr(out.error, "decompresses to more than max_batch_bytes (600)") ||
                   !strstr(out.error, "block 0 (source 0, byte 0)")))
-    rc = tu_failf(msg, MSG, "%s: %s", xchg_status_name(out.st), out.error);
+    rc = tu_errorf(msg, MSG, "%s: %s", xchg_status_name(out.st), out.error);
   output_free(&out);
-  tu_case("a comet block decompressing past max_batch_bytes", rc, msg);
+  TU_CHECK(rc == 0, "a comet block decompressing past max_batch_bytes: %s", msg);
   input_free(&in);
   rt_data_free(&d);
 }
@@ -1081,43 +1081,64 @@ static void check_options(void) {
   int rc = 0;
   o.read.readahead_bytes = 0;
   if (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_EINVAL || !strstr(err.message, "readahead_bytes"))
-    rc = tu_failf(msg, MSG, "readahead_bytes 0 was taken");
-  tu_case("readahead_bytes must be positive", rc, msg);
+    rc = tu_errorf(msg, MSG, "readahead_bytes 0 was taken");
+  TU_CHECK(rc == 0, "readahead_bytes must be positive: %s", msg);
   xchg_shuffle_reader_options_init(&o);
-  rc = xchg_shuffle_reader_open(&o, &r, &err) == XCHG_OK ? 0 : tu_failf(msg, MSG, "open: %s", err.message);
+  rc = xchg_shuffle_reader_open(&o, &r, &err) == XCHG_OK ? 0 : tu_errorf(msg, MSG, "open: %s", err.message);
   struct ArrowArray a;
-  if (rc == 0 && xchg_shuffle_reader_next(r, &a, &err) != XCHG_OK) rc = tu_failf(msg, MSG, "next: %s", err.message);
+  if (rc == 0 && xchg_shuffle_reader_next(r, &a, &err) != XCHG_OK) rc = tu_errorf(msg, MSG, "next: %s", err.message);
   if (rc == 0 && xchg_shuffle_reader_add_source(r, tu_memory_source("x", 1), &err) != XCHG_EINVAL)
-    rc = tu_failf(msg, MSG, "without the incremental option, a source added after next was taken");
-  if (rc == 0 && xchg_shuffle_reader_end_input(NULL, &err) != XCHG_EINVAL) rc = tu_failf(msg, MSG, "end_input(NULL)");
+    rc = tu_errorf(msg, MSG, "without the incremental option, a source added after next was taken");
+  if (rc == 0 && xchg_shuffle_reader_end_input(NULL, &err) != XCHG_EINVAL) rc = tu_errorf(msg, MSG, "end_input(NULL)");
   xchg_shuffle_reader_free(r);
-  tu_case("sources come before the first read without the incremental option", rc, msg);
+  TU_CHECK(rc == 0, "sources come before the first read without the incremental option: %s", msg);
 }
 
-int main(int argc, char **argv) {
-  int64_t live = xchg_buf_live_count();
-  xchg_error err;
-  TU_CHECK(xchg_pool_create(3, &pool, &err) == XCHG_OK, "pool: %s", err.message);
+/* Each case runs twice: decoded on the calling thread, then read ahead on a
+ * pool of 3 threads (the output must be the same). */
+static void on_both(void (*check)(void)) {
   xchg_pool *with = pool;
-  for (int pass = 0; pass < 2; pass++) {
-    pool = pass ? with : NULL;
-    printf("-- %s\n", pass ? "read ahead on a pool of 3 threads" : "on the calling thread");
-    check_gold(argc, argv);
-    check_sample();
-    check_pass_through();
-    check_dictionary_cut();
-    check_offsets_from_one();
-    check_truncated();
-    check_comet_damage();
-    check_comet_framing();
-    check_decompressed_limit();
-    check_other_schema();
-    if (pool) check_readahead_bound();
-    check_incremental();
-    check_bounded_reading();
-  }
-  check_options();
-  xchg_pool_free(with);
-  TU_CHECK(xchg_buf_live_count() == live, "%lld buffers left", (long long)(xchg_buf_live_count() - live));
-  return tu_finish("shuffle");
+  pool = NULL;
+  check();
+  pool = with;
+  check();
+}
+
+#define BOTH(name) \
+  static void name(void) { on_both(check_##name); }
+BOTH(gold)
+BOTH(sample)
+BOTH(pass_through)
+BOTH(dictionary_cut)
+BOTH(offsets_from_one)
+BOTH(truncated)
+BOTH(comet_damage)
+BOTH(comet_framing)
+BOTH(decompressed_limit)
+BOTH(other_schema)
+BOTH(incremental)
+BOTH(bounded_reading)
+
+int main(int argc, char **argv) {
+  xchg_error err;
+  if (!TU_OK(xchg_pool_create(3, &pool, &err), err)) return 1;
+  static const tu_case cases[] = {
+      {"gold", gold},
+      {"sample", sample},
+      {"pass_through", pass_through},
+      {"dictionary_cut", dictionary_cut},
+      {"offsets_from_one", offsets_from_one},
+      {"truncated", truncated},
+      {"comet_damage", comet_damage},
+      {"comet_framing", comet_framing},
+      {"decompressed_limit", decompressed_limit},
+      {"other_schema", other_schema},
+      {"readahead_bound", check_readahead_bound},
+      {"incremental", incremental},
+      {"bounded_reading", bounded_reading},
+      {"options", check_options},
+  };
+  int rc = TU_MAIN(argc, argv, "shuffle", cases);
+  xchg_pool_free(pool);
+  return rc;
 }

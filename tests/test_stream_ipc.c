@@ -81,7 +81,7 @@ static void read_wrapped(const char *name, const char *how, tu_bytes wrapped, co
 
 /* A shuffle partition as Comet writes it: blocks one after another, each
  * an IPC stream of its own (here: different gold files, inner codecs). */
-static void test_comet_members(const char *dir) {
+static void test_comet_members(void) {
   static const char *const names[] = {"generated_primitive", "generated_dictionary",
                                       "generated_nested"};
   static const xchg_stream_codec inner[] = {XCHG_STREAM_ZSTD, XCHG_STREAM_SNAPPY_FRAMED,
@@ -90,11 +90,11 @@ static void test_comet_members(const char *dir) {
   tu_bytes blocks = {0};
   char path[4096], msg[1024];
   for (int i = 0; i < 3; i++) {
-    snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s.stream", dir, names[i]);
+    tu_testdata_path(path, sizeof path, "arrow-gold/1.0.0-littleendian/%s.stream", names[i]);
     tu_bytes ipc = tu_read_bytes(path);
     append_encoded_with(&blocks, XCHG_STREAM_COMET, ipc.data, ipc.size, inner[i], 1000 + i);
     free(ipc.data);
-    snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s.json.gz", dir, names[i]);
+    tu_testdata_path(path, sizeof path, "arrow-gold/1.0.0-littleendian/%s.json.gz", names[i]);
     TU_CHECK(arrow_json_load(path, &docs[i], msg, sizeof msg) == 0, "%s: %s", path, msg);
   }
   xchg_istream_options o;
@@ -127,8 +127,8 @@ static void test_comet_members(const char *dir) {
   free(blocks.data);
 }
 
-int main(void) {
-  const char *dir = getenv("XCHG_TESTDATA");
+/* Gold streams in every codec, whole and cut in two codec streams. */
+static void wrapped_gold_streams(void) {
   static const char *const names[] = {"generated_primitive", "generated_nested",
                                       "generated_dictionary", "generated_decimal"};
   static const xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_JAVA, XCHG_STREAM_SNAPPY_JAVA,
@@ -136,12 +136,10 @@ int main(void) {
                                              XCHG_STREAM_SNAPPY_FRAMED, XCHG_STREAM_COMET};
   for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
     char path[4096], msg[1024];
-    snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s.stream",
-             dir ? dir : "../shared/testdata", names[n]);
+    tu_testdata_path(path, sizeof path, "arrow-gold/1.0.0-littleendian/%s.stream", names[n]);
     tu_bytes ipc = tu_read_bytes(path);
     TU_CHECK(ipc.size > 0, "cannot read %s", path);
-    snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s.json.gz",
-             dir ? dir : "../shared/testdata", names[n]);
+    tu_testdata_path(path, sizeof path, "arrow-gold/1.0.0-littleendian/%s.json.gz", names[n]);
     arrow_json *doc = NULL;
     if (arrow_json_load(path, &doc, msg, sizeof msg) != 0) {
       TU_CHECK(0, "%s: %s", path, msg);
@@ -167,6 +165,12 @@ int main(void) {
     arrow_json_free(doc);
     free(ipc.data);
   }
-  test_comet_members(dir ? dir : "../shared/testdata");
-  return tu_finish("stream_ipc");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {
+      {"wrapped_gold_streams", wrapped_gold_streams},
+      {"comet_members", test_comet_members},
+  };
+  return TU_MAIN(argc, argv, "stream_ipc", cases);
 }

@@ -135,7 +135,7 @@ static void test_varied_reads(xchg_stream_codec codec, int metrics) {
     for (size_t off = 0; off < payload.size; off += 100000) { /* concatenated frames */
       size_t n = payload.size - off < 100000 ? payload.size - off : 100000;
       xchg_buf *b = NULL;
-      TU_EXPECT(xchg_stream_encode(codec, NULL, payload.data + off, n, &b, NULL) == XCHG_OK);
+      TU_CHECK(xchg_stream_encode(codec, NULL, payload.data + off, n, &b, NULL) == XCHG_OK);
       tu_bytes_append(&enc, xchg_buf_data(b), xchg_buf_size(b));
       xchg_buf_unref(b);
     }
@@ -213,7 +213,7 @@ static void test_truncated_frame(void) {
     tu_bytes in = enc;
     xchg_buf *b = NULL;
     if (c > 0) {
-      TU_EXPECT(xchg_stream_encode(codecs[c], NULL, payload.data, payload.size, &b, NULL) == XCHG_OK);
+      TU_CHECK(xchg_stream_encode(codecs[c], NULL, payload.data, payload.size, &b, NULL) == XCHG_OK);
       in.data = (uint8_t *)xchg_buf_data(b);
       in.size = xchg_buf_size(b);
     }
@@ -301,7 +301,7 @@ static void test_source_adapter_errors(void) {
 static void test_as_source(void) {
   tu_bytes payload = make_payload(300000);
   xchg_buf *b = NULL;
-  TU_EXPECT(xchg_stream_encode(XCHG_STREAM_LZ4_JAVA, NULL, payload.data, payload.size, &b, NULL) == XCHG_OK);
+  TU_CHECK(xchg_stream_encode(XCHG_STREAM_LZ4_JAVA, NULL, payload.data, payload.size, &b, NULL) == XCHG_OK);
   xchg_error err;
   xchg_source *src;
   TU_OK(xchg_source_from_buf(b, &src, &err), err);
@@ -417,7 +417,7 @@ static void check_decodes(xchg_source *src, tu_bytes payload, const char *what) 
 static void test_files_and_pipes(void) {
   tu_bytes payload = make_payload(500000);
   xchg_buf *enc = NULL;
-  TU_EXPECT(xchg_stream_encode(XCHG_STREAM_SNAPPY_JAVA, NULL, payload.data, payload.size, &enc, NULL) == XCHG_OK);
+  TU_CHECK(xchg_stream_encode(XCHG_STREAM_SNAPPY_JAVA, NULL, payload.data, payload.size, &enc, NULL) == XCHG_OK);
   char path[] = "/tmp/xchg-stream-test-XXXXXX";
   int fd = mkstemp(path);
   TU_CHECK(fd >= 0 && write(fd, xchg_buf_data(enc), xchg_buf_size(enc)) == (ssize_t)xchg_buf_size(enc),
@@ -446,20 +446,26 @@ static void test_files_and_pipes(void) {
   free(payload.data);
 }
 
-int main(void) {
-  test_cached_reads_add_no_time();
+static void run_varied_reads(void) {
   test_varied_reads(XCHG_STREAM_LZ4_FRAME, 1);
   test_varied_reads(XCHG_STREAM_LZ4_FRAME, 0);
   test_varied_reads(XCHG_STREAM_ZSTD, 1);
   test_varied_reads(XCHG_STREAM_LZ4_JAVA, 1);
   test_varied_reads(XCHG_STREAM_SNAPPY_JAVA, 0);
-  test_blocking_time();
-  test_truncated_frame();
-  test_empty_frame();
-  test_as_source();
-  test_source_adapter_errors();
-  test_chunks_and_cancel();
-  test_cancel_mid_read();
-  test_files_and_pipes();
-  return tu_finish("stream_metrics");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {
+      {"cached_reads_add_no_time", test_cached_reads_add_no_time},
+      {"varied_reads", run_varied_reads},
+      {"blocking_time", test_blocking_time},
+      {"truncated_frame", test_truncated_frame},
+      {"empty_frame", test_empty_frame},
+      {"as_source", test_as_source},
+      {"source_adapter_errors", test_source_adapter_errors},
+      {"chunks_and_cancel", test_chunks_and_cancel},
+      {"cancel_mid_read", test_cancel_mid_read},
+      {"files_and_pipes", test_files_and_pipes},
+  };
+  return TU_MAIN(argc, argv, "stream_metrics", cases);
 }

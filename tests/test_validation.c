@@ -217,7 +217,7 @@ static const char *mode_name(xchg_validation mode) { return mode == XCHG_VALIDAT
 
 /* What one mode must do with a damaged input: want (XCHG_OK: accept it),
  * and a message holding every one of says (NULL-terminated). */
-static void expect(const char *what, const xchg_buf *data, xchg_validation mode, xchg_status want,
+static void check_read(const char *what, const xchg_buf *data, xchg_validation mode, xchg_status want,
                    const char *const *says) {
   xchg_error err;
   xchg_status st = read_with(data, mode, &err);
@@ -401,8 +401,8 @@ static void violate(const target *t, int64_t at, int width, int64_t value, fault
   if (f.buffer >= 0) snprintf(buffer, sizeof buffer, "array buffer %d (", f.buffer);
   if (f.unit) snprintf(row, sizeof row, "%s %" PRId64, f.unit, f.row);
   const char *says[] = {f.rule, field, buffer, row, NULL};
-  expect(what, copy, XCHG_VALIDATE_FULL, XCHG_EFORMAT, says);
-  expect(what, copy, XCHG_VALIDATE_BOUNDS, f.full_only ? XCHG_OK : XCHG_EFORMAT, says);
+  check_read(what, copy, XCHG_VALIDATE_FULL, XCHG_EFORMAT, says);
+  check_read(what, copy, XCHG_VALIDATE_BOUNDS, f.full_only ? XCHG_OK : XCHG_EFORMAT, says);
   xchg_buf_unref(copy);
 }
 
@@ -412,8 +412,8 @@ static void harmless(const target *t, int64_t at, int width, int64_t value, cons
   xchg_buf *copy = damaged(t, at, width, value);
   char what[512];
   snprintf(what, sizeof what, "%s %s: %s", t->in->name, t->path, why);
-  expect(what, copy, XCHG_VALIDATE_FULL, XCHG_OK, NULL);
-  expect(what, copy, XCHG_VALIDATE_BOUNDS, XCHG_OK, NULL);
+  check_read(what, copy, XCHG_VALIDATE_FULL, XCHG_OK, NULL);
+  check_read(what, copy, XCHG_VALIDATE_BOUNDS, XCHG_OK, NULL);
   xchg_buf_unref(copy);
 }
 
@@ -470,8 +470,8 @@ static int open_inputs(const char *testdata) {
       bytes = extra_bytes();
     }
     if (open_input(&inputs[i], input_list[i].name, bytes) != 0) return -1;
-    expect(input_list[i].name, bytes, XCHG_VALIDATE_FULL, XCHG_OK, NULL);
-    expect(input_list[i].name, bytes, XCHG_VALIDATE_BOUNDS, XCHG_OK, NULL);
+    check_read(input_list[i].name, bytes, XCHG_VALIDATE_FULL, XCHG_OK, NULL);
+    check_read(input_list[i].name, bytes, XCHG_VALIDATE_BOUNDS, XCHG_OK, NULL);
   }
   return 0;
 }
@@ -876,8 +876,8 @@ static void framing_case(const target *t, int64_t at, int width, int64_t value, 
   char what[256];
   snprintf(what, sizeof what, "%s: %" PRId64 " at byte %" PRId64 " (%s)", t->in->name, value, at, says);
   const char *list[] = {says, NULL};
-  expect(what, copy, XCHG_VALIDATE_FULL, want, list);
-  expect(what, copy, XCHG_VALIDATE_BOUNDS, want, list);
+  check_read(what, copy, XCHG_VALIDATE_FULL, want, list);
+  check_read(what, copy, XCHG_VALIDATE_BOUNDS, want, list);
   xchg_buf_unref(copy);
 }
 
@@ -899,24 +899,25 @@ static void framing_all(void) {
 }
 
 int main(int argc, char **argv) {
-  const char *testdata = argc > 1 ? argv[1] : getenv("XCHG_TESTDATA");
-  if (!testdata) testdata = "../shared/testdata";
-  if (open_inputs(testdata) == 0) {
-    offsets_all();
-    list_views_all();
-    views_all();
-    unions_all();
-    run_ends_all();
-    indices_all();
-    null_counts_all();
-    buffer_sizes_all();
-    field_nodes_all();
-    child_lengths_all();
-    batch_layout_all();
-    compressed_all();
-    framing_all();
-  }
+  /* The inputs every case damages, each read whole once here. */
+  int ready = open_inputs(tu_testdata_dir()) == 0;
+  static const tu_case cases[] = {
+      {"offsets", offsets_all},
+      {"list_views", list_views_all},
+      {"views", views_all},
+      {"unions", unions_all},
+      {"run_ends", run_ends_all},
+      {"indices", indices_all},
+      {"null_counts", null_counts_all},
+      {"buffer_sizes", buffer_sizes_all},
+      {"field_nodes", field_nodes_all},
+      {"child_lengths", child_lengths_all},
+      {"batch_layout", batch_layout_all},
+      {"compressed", compressed_all},
+      {"framing", framing_all},
+  };
+  int rc = ready ? TU_MAIN(argc, argv, "validation", cases) : 1;
   for (size_t i = 0; i < N_INPUTS; i++)
     if (inputs[i].bytes) close_input(&inputs[i]);
-  return tu_finish("validation");
+  return rc;
 }

@@ -64,7 +64,7 @@ static bool write_columns(const char *path, int n, const char *const *formats, c
   xchg_buf *buf;
   char msg[256];
   if (rt_write(&root, &batch, 1, &opts, &buf, msg, sizeof msg) != 0) {
-    tu_fail(path, msg);
+    TU_CHECK(0, "%s: %s", path, msg);
     return false;
   }
   int rc = tu_write_file(path, xchg_buf_data(buf), xchg_buf_size(buf));
@@ -648,7 +648,7 @@ static void test_zero_width_binary(void) {
 static void test_rows_on_threads(void) {
   char dir[] = "/tmp/xchg-values-XXXXXX";
   if (!mkdtemp(dir)) {
-    tu_fail("mkdtemp", strerror(errno));
+    TU_CHECK(0, "mkdtemp: %s", strerror(errno));
     return;
   }
   TU_CHECK(tu_run("'%s' gen cache '%s/c.arrows' --rows 25000 --compression lz4 >/dev/null", cli, dir) == 0,
@@ -665,12 +665,8 @@ static void test_rows_on_threads(void) {
   tu_run("rm -rf '%s'", dir);
 }
 
-int main(void) {
-  cli = getenv("XCHG_CLI");
-  if (cli == NULL) {
-    fprintf(stderr, "XCHG_CLI is not set (ctest sets it to the xchg executable)\n");
-    return 1;
-  }
+/* Every float text, against the trial loop here and then node's. */
+static void floats(void) {
   char cases_path[] = "/tmp/test_values_cases_XXXXXX";
   int fd = mkstemp(cases_path);
   node_cases = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -683,9 +679,16 @@ int main(void) {
   if (node_cases && fclose(node_cases) == 0) test_floats_against_node(cases_path);
   node_cases = NULL;
   unlink(cases_path);
-  test_temporal_extremes();
-  test_integers();
-  test_zero_width_binary();
-  test_rows_on_threads();
-  return tu_finish("values");
+}
+
+int main(int argc, char **argv) {
+  cli = tu_cli_path();
+  static const tu_case cases[] = {
+      {"floats", floats},
+      {"temporal_extremes", test_temporal_extremes},
+      {"integers", test_integers},
+      {"zero_width_binary", test_zero_width_binary},
+      {"rows_on_threads", test_rows_on_threads},
+  };
+  return TU_MAIN(argc, argv, "values", cases);
 }

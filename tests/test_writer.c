@@ -68,31 +68,31 @@ static void check_sinks(const char *name, const rt_data *src) {
     snprintf(what, sizeof what, "%s sinks (%s)", name, fmt ? "file" : "stream");
     xchg_buf *mem;
     if (rt_write(&src->schema, src->batches, src->n, &o, &mem, msg, MSG) != 0) {
-      tu_fail(what, msg);
+      TU_CHECK(0, "%s: %s", what, msg);
       continue;
     }
     /* callback */
     collector c = {0};
     xchg_ipc_writer *w;
     if (xchg_ipc_writer_open(&src->schema, &o, collect, &c, &w, &err) != XCHG_OK || write_with(w, src, &err) != XCHG_OK)
-      tu_fail(what, err.message);
-    else if (!same_bytes(mem, c.data, c.len)) tu_fail(what, "callback bytes differ from memory bytes");
-    if (xchg_ipc_writer_bytes_written(w) != (int64_t)xchg_buf_size(mem)) tu_fail(what, "bytes_written is wrong");
+      TU_CHECK(0, "%s: %s", what, err.message);
+    else TU_CHECK(same_bytes(mem, c.data, c.len), "%s: callback bytes differ from memory bytes", what);
+    TU_CHECK(xchg_ipc_writer_bytes_written(w) == (int64_t)xchg_buf_size(mem), "%s: bytes_written is wrong", what);
     xchg_ipc_writer_free(w);
     free(c.data);
     /* file descriptor */
     FILE *tmp = tmpfile();
     if (!tmp) {
-      tu_fail(what, "tmpfile");
+      TU_CHECK(0, "%s: tmpfile", what);
     } else {
       int fd = fileno(tmp);
       if (xchg_ipc_writer_open_fd(&src->schema, &o, fd, &w, &err) != XCHG_OK || write_with(w, src, &err) != XCHG_OK) {
-        tu_fail(what, err.message);
+        TU_CHECK(0, "%s: %s", what, err.message);
       } else {
         size_t n = xchg_buf_size(mem);
         uint8_t *back = malloc(n + 1);
         ssize_t got = back ? pread(fd, back, n + 1, 0) : -1;
-        if (got != (ssize_t)n || memcmp(back, xchg_buf_data(mem), n) != 0) tu_fail(what, "fd bytes differ from memory bytes");
+        TU_CHECK(got == (ssize_t)n && memcmp(back, xchg_buf_data(mem), n) == 0, "%s: fd bytes differ from memory bytes", what);
         free(back);
       }
       xchg_ipc_writer_free(w);
@@ -105,9 +105,9 @@ static void check_sinks(const char *name, const rt_data *src) {
     po.pool = pool;
     po.parallel_min_bytes = 1;
     xchg_buf *par;
-    if (rt_write(&src->schema, src->batches, src->n, &po, &par, msg, MSG) != 0) tu_fail(what, msg);
+    if (rt_write(&src->schema, src->batches, src->n, &po, &par, msg, MSG) != 0) TU_CHECK(0, "%s: %s", what, msg);
     else {
-      if (!same_bytes(par, xchg_buf_data(mem), xchg_buf_size(mem))) tu_fail(what, "pool output differs from serial output");
+      TU_CHECK(same_bytes(par, xchg_buf_data(mem), xchg_buf_size(mem)), "%s: pool output differs from serial output", what);
       xchg_buf_unref(par);
     }
     xchg_pool_free(pool);
@@ -124,7 +124,7 @@ static void check_array_stream(const char *path, const rt_data *src) {
   o.codec = XCHG_BLOCK_LZ4_FRAME;
   xchg_buf *want, *got;
   if (rt_write(&src->schema, src->batches, src->n, &o, &want, msg, MSG) != 0) {
-    tu_fail("array stream", msg);
+    TU_CHECK(0, "array stream: %s", msg);
     return;
   }
   xchg_ipc_reader *r;
@@ -132,11 +132,11 @@ static void check_array_stream(const char *path, const rt_data *src) {
   TU_CHECK(xchg_ipc_reader_to_stream(NULL, &stream, &err) == XCHG_EINVAL && strstr(err.message, "reader is NULL"),
            "to_stream of no reader: %s", err.message);
   if (xchg_ipc_reader_open_file(path, NULL, &r, &err) != XCHG_OK || xchg_ipc_reader_to_stream(r, &stream, &err) != XCHG_OK) {
-    tu_fail("array stream", err.message);
+    TU_CHECK(0, "array stream: %s", err.message);
   } else if (xchg_ipc_encode_stream(&stream, &o, &got, &err) != XCHG_OK) {
-    tu_fail("array stream", err.message);
+    TU_CHECK(0, "array stream: %s", err.message);
   } else {
-    if (!same_bytes(got, xchg_buf_data(want), xchg_buf_size(want))) tu_fail("array stream", "bytes differ from batch by batch");
+    TU_CHECK(same_bytes(got, xchg_buf_data(want), xchg_buf_size(want)), "array stream: bytes differ from batch by batch");
     xchg_buf_unref(got);
   }
   xchg_buf_unref(want);
@@ -209,18 +209,18 @@ static void check_wire(const char *name, const rt_data *src, int has_empty) {
       snprintf(what, sizeof what, "%s layout (align %d, min saving %.2f)", name, o.alignment, savings[s]);
       xchg_buf *buf;
       if (rt_write(&src->schema, src->batches, src->n, &o, &buf, msg, MSG) != 0) {
-        tu_fail(what, msg);
+        TU_CHECK(0, "%s: %s", what, msg);
         continue;
       }
       int64_t counts[3];
-      if (check_layout(buf, o.alignment, 1, counts, msg) != 0) tu_fail(what, msg);
-      else if (s == 1 && counts[1] != 0) tu_fail(what, "a buffer was kept compressed despite min_space_saving 0.99");
-      else if (s == 0 && counts[1] == 0 && src->n > 0) tu_fail(what, "no buffer was compressed");
-      else if (has_empty && counts[2] == 0) tu_fail(what, "no empty buffer (columns without nulls have one)");
+      if (check_layout(buf, o.alignment, 1, counts, msg) != 0) TU_CHECK(0, "%s: %s", what, msg);
+      else if (s == 1 && counts[1] != 0) TU_CHECK(0, "%s: a buffer was kept compressed despite min_space_saving 0.99", what);
+      else if (s == 0 && counts[1] == 0 && src->n > 0) TU_CHECK(0, "%s: no buffer was compressed", what);
+      else TU_CHECK(!has_empty || counts[2] != 0, "%s: no empty buffer (columns without nulls have one)", what);
       rt_data back = {0};
-      if (rt_read_buf(buf, &back, msg, MSG) != 0) tu_fail(what, msg);
+      TU_CHECK(rt_read_buf(buf, &back, msg, MSG) == 0, "%s: %s", what, msg);
       for (int64_t i = 0; i < back.n; i++)
-        if (array_equal(&src->schema, &src->batches[i], &back.batches[i], msg, MSG) != 0) tu_fail(what, msg);
+        TU_CHECK(array_equal(&src->schema, &src->batches[i], &back.batches[i], msg, MSG) == 0, "%s: %s", what, msg);
       rt_data_free(&back);
       xchg_buf_unref(buf);
     }
@@ -243,26 +243,20 @@ static void check_coalesce_bytes(const rt_data *src) {
   xchg_ipc_write_options_init(&o);
   o.coalesce_bytes = 400;
   xchg_buf *buf;
-  if (rt_write(&src->schema, small, n_small, &o, &buf, msg, MSG) != 0) {
-    tu_fail("coalesce_bytes", msg);
-    return;
-  }
+  if (!TU_CHECK(rt_write(&src->schema, small, n_small, &o, &buf, msg, MSG) == 0, "coalesce_bytes: %s", msg)) return;
   rt_data back = {0};
-  if (rt_read_buf(buf, &back, msg, MSG) != 0) {
-    tu_fail("coalesce_bytes", msg);
-  } else {
+  if (TU_CHECK(rt_read_buf(buf, &back, msg, MSG) == 0, "coalesce_bytes: %s", msg)) {
     int64_t row = 0;
     for (int64_t i = 0; i < back.n; i++)
       for (int64_t k = 0; k < back.batches[i].length; k++, row++)
         if (row >= n_small || array_range_equal(&src->schema, &small[row], 0, &back.batches[i], k, 1, msg, MSG) != 0) {
-          tu_fail("coalesce_bytes values", row >= n_small ? "too many rows" : msg);
+          TU_CHECK(0, "coalesce_bytes values: %s", row >= n_small ? "too many rows" : msg);
           i = back.n;
           break;
         }
-    if (row != n_small || back.n < 2 || back.n >= n_small) {
-      snprintf(msg, MSG, "%lld rows in %lld batches from %lld one-row batches", (long long)row, (long long)back.n, (long long)n_small);
-      tu_fail("coalesce_bytes", msg);
-    }
+    TU_CHECK(row == n_small && back.n >= 2 && back.n < n_small,
+             "coalesce_bytes: %lld rows in %lld batches from %lld one-row batches", (long long)row,
+             (long long)back.n, (long long)n_small);
   }
   rt_data_free(&back);
   xchg_buf_unref(buf);
@@ -278,9 +272,9 @@ static void expect_error(const char *what, xchg_status st, xchg_status want, con
     char msg[MSG];
     snprintf(msg, MSG, "status %s, want %s (%s)", xchg_status_name(st), xchg_status_name(want),
              st == XCHG_OK ? "" : err->message);
-    tu_fail(what, msg);
+    TU_CHECK(0, "%s: %s", what, msg);
   } else if (needle && !strstr(err->message, needle)) {
-    tu_fail(what, err->message);
+    TU_CHECK(0, "%s: %s", what, err->message);
   }
 }
 
@@ -295,20 +289,18 @@ static void check_coalesced_sample(const struct ArrowSchema *schema, const struc
   rt_data d = {0};
   char msg[MSG];
   if (rt_write(schema, twice, 2, &o, &buf, msg, MSG) != 0 || rt_read_buf(buf, &d, msg, MSG) != 0) {
-    tu_fail("coalesced sample", msg);
+    TU_CHECK(0, "coalesced sample: %s", msg);
   } else if (d.n != 1 || d.batches[0].length != 2 * batch->length) {
-    tu_fail("coalesced sample", "not one batch of both copies");
+    TU_CHECK(0, "coalesced sample: not one batch of both copies");
   } else {
     for (int64_t i = 0; i < 2; i++)
-      if (array_range_equal(schema, batch, 0, &d.batches[0], i * batch->length, batch->length, msg, MSG) != 0)
-        tu_fail("coalesced sample", msg);
+      TU_CHECK(array_range_equal(schema, batch, 0, &d.batches[0], i * batch->length, batch->length, msg, MSG) == 0, "coalesced sample: %s", msg);
   }
   rt_data_free(&d);
   xchg_buf_unref(buf);
 }
 
 static void check_errors(void) {
-  int before = tu_failed_count();
   struct ArrowSchema *schema;
   struct ArrowArray *batch;
   rt_sample(&schema, &batch);
@@ -329,7 +321,7 @@ static void check_errors(void) {
   expect_error("bad fd", xchg_ipc_writer_open_fd(schema, &o, -1, &w, &err), XCHG_EINVAL, &err, NULL);
   /* bad arrays */
   if (xchg_ipc_writer_open_memory(schema, &o, &w, &err) != XCHG_OK) {
-    tu_fail("open", err.message);
+    TU_CHECK(0, "open: %s", err.message);
     return;
   }
   struct ArrowArray short_batch = *batch;
@@ -356,12 +348,10 @@ static void check_errors(void) {
   xchg_ipc_writer_free(w);
   free(c.data);
   check_coalesced_sample(schema, batch);
-  tu_section("errors", before);
 }
 
 /* Every xchg_buf allocation of a write, failed in turn. */
 static void check_allocation_failures(const rt_data *src) {
-  int before = tu_failed_count();
   int64_t live = xchg_buf_live_count();
   int completed = 0;
   for (int64_t n = 1; n < 400 && !completed; n++) {
@@ -383,39 +373,53 @@ static void check_allocation_failures(const rt_data *src) {
     }
     xchg_buf_fail_nth_alloc(0);
     if (st != XCHG_OK && st != XCHG_ENOMEM) {
-      tu_fail("allocation failure", err.message);
+      TU_CHECK(0, "allocation failure: %s", err.message);
       break;
     }
   }
-  if (!completed) tu_fail("allocation failure", "the write never completed");
-  if (xchg_buf_live_count() != live) tu_fail("allocation failure", "buffers leaked");
-  tu_section("allocation failures at every step", before);
+  TU_CHECK(completed, "allocation failure: the write never completed");
+  TU_CHECK(xchg_buf_live_count() == live, "allocation failure: buffers leaked");
 }
 
-int main(void) {
-  const char *root = getenv("XCHG_TESTDATA");
-  char path[4096], msg[MSG];
-  snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/generated_nested.stream",
-           root ? root : "../shared/testdata");
-  rt_data gold = {0};
-  if (rt_read_file(path, &gold, msg, MSG) != 0) {
-    tu_fail(path, msg);
-    return tu_finish("writer");
-  }
+static char gold_path[4096];
+static rt_data gold, sample;
+
+static void sinks(void) {
+  check_sinks("nested", &gold);
+  check_sinks("sample", &sample);
+}
+
+static void array_stream(void) { check_array_stream(gold_path, &gold); }
+
+static void wire(void) {
+  check_wire("nested", &gold, 0);
+  check_wire("sample", &sample, 1);
+}
+
+static void coalesce_bytes(void) { check_coalesce_bytes(&gold); }
+
+static void allocation_failures(void) {
+  check_allocation_failures(&gold);
+  check_allocation_failures(&sample);
+}
+
+int main(int argc, char **argv) {
+  char msg[MSG];
+  tu_testdata_path(gold_path, sizeof gold_path, "arrow-gold/1.0.0-littleendian/generated_nested.stream");
+  if (!TU_CHECK(rt_read_file(gold_path, &gold, msg, MSG) == 0, "%s: %s", gold_path, msg)) return 1;
   struct ArrowSchema *schema;
   struct ArrowArray *batch;
   rt_sample(&schema, &batch);
-  rt_data sample = {.schema = *schema, .batches = batch, .n = 1};
-  check_sinks("nested", &gold);
-  check_sinks("sample", &sample);
-  check_array_stream(path, &gold);
-  check_wire("nested", &gold, 0);
-  check_wire("sample", &sample, 1);
-  check_coalesce_bytes(&gold);
-  tu_section("sinks, pool, array stream, layout, coalescing by bytes", 0);
-  check_errors();
-  check_allocation_failures(&gold);
-  check_allocation_failures(&sample);
+  sample = (rt_data){.schema = *schema, .batches = batch, .n = 1};
+  static const tu_case cases[] = {
+      {"sinks", sinks},
+      {"array_stream", array_stream},
+      {"wire", wire},
+      {"coalesce_bytes", coalesce_bytes},
+      {"errors", check_errors},
+      {"allocation_failures", allocation_failures},
+  };
+  int rc = TU_MAIN(argc, argv, "writer", cases);
   rt_data_free(&gold);
-  return tu_finish("writer");
+  return rc;
 }

@@ -465,7 +465,7 @@ static int check_rows(const col *given, int n, const rt_data *d, char *msg) {
   int64_t got = 0, row = 0;
   for (int i = 0; i < n; i++) {
     for (int64_t done = 0; done < given[i].a->length;) {
-      if (got >= d->n) return tu_failf(msg, MSG, "%lld batches read, rows of batch %d missing", (long long)d->n, i);
+      if (got >= d->n) return tu_errorf(msg, MSG, "%lld batches read, rows of batch %d missing", (long long)d->n, i);
       int64_t take = d->batches[got].length - row;
       if (take > given[i].a->length - done) take = given[i].a->length - done;
       if (array_range_equal(given[i].s, given[i].a, done, &d->batches[got], row, take, msg, MSG) != 0) return -1;
@@ -474,7 +474,7 @@ static int check_rows(const col *given, int n, const rt_data *d, char *msg) {
       if (row == d->batches[got].length) got++, row = 0;
     }
   }
-  return got == d->n ? 0 : tu_failf(msg, MSG, "%lld batches read, %lld expected", (long long)d->n, (long long)got);
+  return got == d->n ? 0 : tu_errorf(msg, MSG, "%lld batches read, %lld expected", (long long)d->n, (long long)got);
 }
 
 typedef struct expect {
@@ -500,12 +500,11 @@ static void check_written(const char *what, const col *batches, int n, const wri
     return;
   }
   if (st != XCHG_OK) {
-    tu_fail_at(__FILE__, __LINE__, "%s (%s): write: %s", what, mode->name, err.message);
+    TU_CHECK(0, "%s (%s): write: %s", what, mode->name, err.message);
     return;
   }
   rt_data d = {0};
-  if (rt_read_buf(buf, &d, msg, MSG) != 0 || check_rows(batches, n, &d, msg) != 0)
-    tu_fail_at(__FILE__, __LINE__, "%s (%s): %s", what, mode->name, msg);
+  TU_CHECK(rt_read_buf(buf, &d, msg, MSG) == 0 && check_rows(batches, n, &d, msg) == 0, "%s (%s): %s", what, mode->name, msg);
   TU_CHECK(d.dictionary_batches == want.dictionaries && d.delta_batches == want.deltas,
            "%s (%s): %lld dictionary messages (%lld deltas), expected %lld (%lld)", what, mode->name,
            (long long)d.dictionary_batches, (long long)d.delta_batches, (long long)want.dictionaries,
@@ -716,8 +715,7 @@ static void check_run_end_limits(void) {
     } else {
       char msg[MSG];
       rt_data d = {0};
-      if (st != XCHG_OK || rt_read_buf(buf, &d, msg, MSG) != 0 || check_rows(batches, 2, &d, msg) != 0)
-        tu_fail_at(__FILE__, __LINE__, "coalescing 2 x 10000 rows: %s", st != XCHG_OK ? err.message : msg);
+      TU_CHECK(st == XCHG_OK && rt_read_buf(buf, &d, msg, MSG) == 0 && check_rows(batches, 2, &d, msg) == 0, "coalescing 2 x 10000 rows: %s", st != XCHG_OK ? err.message : msg);
       TU_CHECK(d.n == 1, "coalescing 2 x 10000 rows: %lld batches", (long long)d.n);
       rt_data_free(&d);
     }
@@ -733,7 +731,7 @@ static void check_short_run_ends(void) {
   ipc_schema schema;
   xchg_error err;
   if (ipc_schema_import(batch.s, NULL, 0, &schema, &err) != XCHG_OK) {
-    tu_fail("schema import", err.message);
+    TU_CHECK(0, "schema import: %s", err.message);
     return;
   }
   ipc_array *ree = ipc_array_new(0, 2);
@@ -795,7 +793,7 @@ static int spliced_stream(const col *batches, const char *path) {
 static int read_path(const char *path, rt_data *d, char *msg) {
   size_t size;
   uint8_t *bytes = tu_read_file(path, &size);
-  if (!bytes) return tu_failf(msg, MSG, "cannot read %s", path);
+  if (!bytes) return tu_errorf(msg, MSG, "cannot read %s", path);
   xchg_buf *buf = xchg_buf_alloc(size);
   if (!buf) abort();
   memcpy(xchg_buf_mutable_data(buf), bytes, size);
@@ -815,7 +813,7 @@ static void check_convert(const value_type *t, const char *cli) {
   col pool = t->pool();
   col batches[2] = {dict_batch(slice(pool, 0, 3)), dict_batch(slice(pool, 8, 3))};
   if (spliced_stream(batches, in) != 0) {
-    tu_fail(t->name, "cannot build the spliced stream");
+    TU_CHECK(0, "%s: cannot build the spliced stream", t->name);
     return;
   }
   static const char *const options[] = {"", "--batch-rows 1000"};
@@ -823,8 +821,7 @@ static void check_convert(const value_type *t, const char *cli) {
     rt_data d = {0};
     int rc = tu_run("'%s' convert '%s' '%s' %s", cli, in, out, options[i]);
     if (rc != 0) snprintf(msg, MSG, "exit status %d", rc);
-    if (rc != 0 || read_path(out, &d, msg) != 0 || check_rows(batches, 2, &d, msg) != 0)
-      tu_fail_at(__FILE__, __LINE__, "%s: convert %s: %s", t->name, options[i], msg);
+    TU_CHECK(rc == 0 && read_path(out, &d, msg) == 0 && check_rows(batches, 2, &d, msg) == 0, "%s: convert %s: %s", t->name, options[i], msg);
     rt_data_free(&d);
     unlink(out);
   }
@@ -839,25 +836,67 @@ static void check_convert(const value_type *t, const char *cli) {
   unlink(in);
 }
 
-int main(void) {
-  const char *cli = getenv("XCHG_CLI");
-  if (!mkdtemp(dir)) {
-    tu_fail("mkdtemp", dir);
-    return tu_finish("writer_dict");
-  }
+/* check(type) over every value type, each type's arrays freed after it. */
+static void each_type(void (*check)(const value_type *)) {
   for (int i = 0; i < N_TYPES; i++) {
-    check_dictionary_changes(&TYPES[i]);
-    check_shared(&TYPES[i]);
-    if (cli) check_convert(&TYPES[i], cli);
+    check(&TYPES[i]);
     free_all();
   }
+}
+
+static void dictionary_changes(void) { each_type(check_dictionary_changes); }
+static void shared(void) { each_type(check_shared); }
+
+static void convert(void) {
+  const char *cli = tu_cli_path();
+  for (int i = 0; i < N_TYPES; i++) {
+    check_convert(&TYPES[i], cli);
+    free_all();
+  }
+}
+
+/* The cases below keep their arrays until free_all. */
+static void nested(void) {
   check_nested();
+  free_all();
+}
+
+static void validity_only(void) {
   check_validity_only();
+  free_all();
+}
+
+static void regrouped(void) {
   check_regrouped();
+  free_all();
+}
+
+static void run_end_limits(void) {
   check_run_end_limits();
+  free_all();
+}
+
+static void short_run_ends(void) {
   check_short_run_ends();
   free_all();
-  if (!cli) tu_fail("XCHG_CLI", "not set: the convert cases did not run");
+}
+
+int main(int argc, char **argv) {
+  if (mkdtemp(dir) == NULL) {
+    perror("test_writer_dict: mkdtemp");
+    return 1;
+  }
+  static const tu_case cases[] = {
+      {"dictionary_changes", dictionary_changes},
+      {"shared", shared},
+      {"convert", convert},
+      {"nested", nested},
+      {"validity_only", validity_only},
+      {"regrouped", regrouped},
+      {"run_end_limits", run_end_limits},
+      {"short_run_ends", short_run_ends},
+  };
+  int rc = TU_MAIN(argc, argv, "writer_dict", cases);
   rmdir(dir);
-  return tu_finish("writer_dict");
+  return rc;
 }

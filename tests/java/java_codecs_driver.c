@@ -6,6 +6,7 @@
  *   2. xchg encodes two concatenated streams and Java reads them back.
  * Registered by the Java block at the end of CMakeLists.txt, which sets
  * XCHG_JAVA, XCHG_JAVAC, XCHG_JAVA_CP (the three jars), XCHG_JAVA_SRC. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,20 +59,15 @@ static xchg_status xchg_decode(tu_bytes in, xchg_stream_codec codec, tu_bytes *o
 
 static int same(tu_bytes a, tu_bytes b) { return a.size == b.size && memcmp(a.data, b.data, a.size) == 0; }
 
-int main(void) {
+/* One flow: javac once, then every payload both ways in every codec. */
+static void java_codecs(void) {
   const char *java = env("XCHG_JAVA"), *javac = env("XCHG_JAVAC"), *cp = env("XCHG_JAVA_CP");
-  const char *src = env("XCHG_JAVA_SRC"), *data = env("XCHG_TESTDATA");
+  const char *src = env("XCHG_JAVA_SRC");
   char dir[] = "/tmp/xchg-java-XXXXXX";
-  if (mkdtemp(dir) == NULL) {
-    perror("mkdtemp");
-    return 1;
-  }
+  if (!TU_CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno))) return;
   char cmd[20480], path[4096], out_path[4096];
   snprintf(cmd, sizeof cmd, "'%s' -encoding UTF-8 -cp '%s' -d '%s' '%s'", javac, cp, dir, src);
-  if (run(cmd) != 0) {
-    tu_fail("javac", cmd);
-    return tu_finish("java_codecs");
-  }
+  if (!TU_CHECK(run(cmd) == 0, "javac: %s", cmd)) return;
 
   static const char *const payloads[] = {"generated_primitive.stream", "generated_decimal256.stream",
                                          "generated_primitive_zerolength.stream"};
@@ -82,7 +78,7 @@ int main(void) {
                 {"snappy-java", XCHG_STREAM_SNAPPY_JAVA},
                 {"zstd", XCHG_STREAM_ZSTD}};
   for (size_t p = 0; p < sizeof payloads / sizeof payloads[0]; p++) {
-    snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s", data, payloads[p]);
+    tu_testdata_path(path, sizeof path, "arrow-gold/1.0.0-littleendian/%s", payloads[p]);
     tu_bytes payload = tu_read_bytes(path);
     TU_CHECK(payload.size > 0, "cannot read %s", path);
     if (payload.size == 0) continue;
@@ -93,7 +89,7 @@ int main(void) {
       snprintf(cmd, sizeof cmd, "'%s' -cp '%s:%s' XchgJavaCodecs write %s 2 '%s' '%s'", java, dir,
                cp, codecs[c].name, path, out_path);
       if (run(cmd) != 0) {
-        tu_fail("Java writing", cmd);
+        TU_CHECK(0, "Java writing: %s", cmd);
         continue;
       }
       tu_bytes from_java = tu_read_bytes(out_path), decoded;
@@ -122,19 +118,23 @@ int main(void) {
       snprintf(cmd, sizeof cmd, "'%s' -cp '%s:%s' XchgJavaCodecs read %s '%s' '%s'", java, dir, cp,
                codecs[c].name, path, out_path);
       if (run(cmd) != 0) {
-        tu_fail("Java could not read xchg's stream", cmd);
+        TU_CHECK(0, "Java could not read xchg's stream: %s", cmd);
       } else {
         tu_bytes back = tu_read_bytes(out_path);
         TU_CHECK(same(back, expect), "%s: Java read xchg's %s stream as %zu bytes, expected %zu",
                  payloads[p], codecs[c].name, back.size, expect.size);
         free(back.data);
       }
-      snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/%s", data, payloads[p]);
+      tu_testdata_path(path, sizeof path, "arrow-gold/1.0.0-littleendian/%s", payloads[p]);
     }
     free(payload.data);
     free(expect.data);
   }
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   run(cmd);
-  return tu_finish("java_codecs");
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"both_ways", java_codecs}};
+  return TU_MAIN(argc, argv, "java_codecs", cases);
 }

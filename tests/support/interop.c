@@ -25,10 +25,10 @@ int tu_interop_ready(const char *project, const char *package, char *msg, size_t
   struct stat st;
   const char *dir = tu_interop_dir(project);
   if (tu_run("node --version >/dev/null 2>&1") != 0)
-    return tu_failf(msg, msgsz, "node is not on PATH (run scripts/setup.sh)");
+    return tu_errorf(msg, msgsz, "node is not on PATH (run scripts/setup.sh)");
   snprintf(path, sizeof path, "%s/node_modules/%s/package.json", dir, package);
   if (stat(path, &st) != 0)
-    return tu_failf(msg, msgsz, "%s is not installed in %s (run scripts/setup.sh, or npm ci there)",
+    return tu_errorf(msg, msgsz, "%s is not installed in %s (run scripts/setup.sh, or npm ci there)",
                     package, dir);
   return 0;
 }

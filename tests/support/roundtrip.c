@@ -53,12 +53,10 @@ int rt_find_gold(const char *dir, char ***paths, size_t *count) {
   return 0;
 }
 
-int rt_find_gold_for_main(int argc, char **argv, char ***paths, size_t *count) {
-  const char *root = getenv("XCHG_TESTDATA");
+int rt_find_all_gold(char ***paths, size_t *count) {
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s/arrow-gold", argc > 1 ? argv[1] : root ? root : "../shared/testdata");
-  if (rt_find_gold(dir, paths, count) == 0 && *count > 0) return 0;
-  fprintf(stderr, "no gold files under %s\n", dir);
+  tu_testdata_path(dir, sizeof dir, "arrow-gold");
+  if (TU_CHECK(rt_find_gold(dir, paths, count) == 0 && *count > 0, "no gold files under %s", dir)) return 0;
   rt_free_paths(*paths, *count);
   return -1;
 }
@@ -188,7 +186,7 @@ int rt_gold_check_begin(const char *json_path, rt_gold_check *g) {
   const char *slash = strrchr(json_path, '/');
   g->name = slash ? slash + 1 : json_path;
   if (rt_load_gold(json_path, &g->doc, &g->src, msg, sizeof msg) != 0) {
-    tu_fail(json_path, msg);
+    TU_CHECK(0, "%s: %s", json_path, msg);
     return -1;
   }
   g->failed_before = tu_failed_count();
@@ -196,7 +194,7 @@ int rt_gold_check_begin(const char *json_path, rt_gold_check *g) {
 }
 
 void rt_gold_check_end(rt_gold_check *g) {
-  tu_section(g->name, g->failed_before);
+  TU_CHECK(tu_failed_count() == g->failed_before, "%s: %d failed check(s)", g->name, tu_failed_count() - g->failed_before);
   rt_data_free(&g->src);
   arrow_json_free(g->doc);
 }

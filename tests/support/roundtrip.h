@@ -17,10 +17,9 @@
 int rt_find_gold(const char *dir, char ***paths, size_t *count);
 void rt_free_paths(char **paths, size_t count);
 
-/* rt_find_gold for a test's main: the gold files under <testdata>/arrow-gold,
- * testdata being argv[1] when given, else $XCHG_TESTDATA, else
- * ../shared/testdata.  0; or -1 after saying on stderr that there are none. */
-int rt_find_gold_for_main(int argc, char **argv, char ***paths, size_t *count);
+/* rt_find_gold under tu_testdata_dir()/arrow-gold: 0; or -1 after a failed
+ * check saying there are none. */
+int rt_find_all_gold(char ***paths, size_t *count);
 
 /* A schema and its batches, as read. */
 typedef struct rt_data {
@@ -53,8 +52,8 @@ void rt_gold_stream_path(const char *json_path, char *out, size_t outsz);
 int rt_load_gold(const char *json_path, arrow_json **doc, rt_data *src, char *msg, size_t msgsz);
 
 /* One gold pair under check, for tests that check every gold file and
- * print one line for each (tu_section): the pair, its file name, and the
- * failure count when its checks began. */
+ * count it as one check (all its checks passed): the pair, its file name,
+ * and the failure count when its checks began. */
 typedef struct rt_gold_check {
   const char *name;
   arrow_json *doc;

@@ -4,6 +4,7 @@
 #include "xchg/buf.h"
 
 #include <dirent.h>
+#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -11,65 +12,207 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static atomic_int passed, failed;
 
-int tu_passed_count(void) { return atomic_load(&passed); }
+/* The case running, for the failure lines: set by tu_main between cases,
+ * so that a check on a thread the case started reads it safely. */
+static const char *current_case;
+
+/* The suite's name for the summary, once tu_main has begun. */
+static const char *current_suite = "test";
+
 int tu_failed_count(void) { return atomic_load(&failed); }
 
-void tu_pass(void) { atomic_fetch_add(&passed, 1); }
+int tu_check_passed(void) {
+  atomic_fetch_add(&passed, 1);
+  return 1;
+}
 
-void tu_fail_at(const char *file, int line, const char *fmt, ...) {
-  va_list ap;
+static const char *base_name(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+/* Counts a failure and prints its line, "FAIL [case: ][file:line: ]what";
+ * what is already formatted. */
+static int fail_line(const char *file, int line, const char *what) {
   atomic_fetch_add(&failed, 1);
+  char where[512] = "";
+  if (file) snprintf(where, sizeof where, "%s:%d: ", base_name(file), line);
+  /* One call, so that lines from several threads do not interleave. */
+  printf("FAIL %s%s%s%s\n", current_case ? current_case : "", current_case ? ": " : "", where, what);
+  fflush(stdout);
+  return 0;
+}
+
+int tu_check_failed(const char *file, int line, const char *cond, const char *fmt, ...) {
   char msg[4096];
+  va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  /* One call, so that lines from several threads do not interleave. */
-  printf("FAIL %s:%d: %s\n", file, line, msg);
-  fflush(stdout);
+  /* TU_CHECK puts a space before the message, so that no message is a
+   * valid format too. */
+  const char *text = msg[0] == ' ' ? msg + 1 : msg;
+  return fail_line(file, line, text[0] != '\0' ? text : cond);
 }
 
-void tu_fail(const char *what, const char *msg) {
-  atomic_fetch_add(&failed, 1);
-  printf("FAIL %s: %s\n", what, msg);
-  fflush(stdout);
+int tu_check_status(xchg_status st, const char *file, int line, const char *call, const char *message) {
+  if (st == XCHG_OK) return tu_check_passed();
+  char msg[4096];
+  snprintf(msg, sizeof msg, "%s: %s: %s", call, xchg_status_name(st), message);
+  return fail_line(file, line, msg);
 }
 
-void tu_case(const char *what, int rc, const char *msg) {
-  if (rc != 0) {
-    tu_fail(what, msg);
-    return;
-  }
-  tu_pass();
-  printf("ok   %s\n", what);
-}
-
-void tu_section(const char *name, int failed_before) {
-  int failed_here = tu_failed_count() - failed_before;
-  if (failed_here) {
-    printf("FAIL %s: %d failed check(s)\n", name, failed_here);
-    return;
-  }
-  tu_pass();
-  printf("ok   %s\n", name);
-}
-
-int tu_failf(char *msg, size_t msgsz, const char *fmt, ...) {
+int tu_errorf(char *msg, size_t size, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, msgsz, fmt, ap);
+  vsnprintf(msg, size, fmt, ap);
   va_end(ap);
   return -1;
 }
 
-int tu_finish(const char *name) {
-  int p = tu_passed_count(), f = tu_failed_count();
-  if (p + f == 0) printf("FAIL %s: no check ran\n", name);
-  printf("%s: %d passed, %d failed\n", name, p, f);
+/* ---- named cases ---------------------------------------------------------- */
+
+static int summary(const char *suite) {
+  int p = atomic_load(&passed), f = atomic_load(&failed);
+  if (p + f == 0) printf("FAIL %s: no check ran\n", suite);
+  printf("%s: %d passed, %d failed\n", suite, p, f);
+  fflush(stdout);
   return f > 0 || p + f == 0 ? 1 : 0;
 }
+
+static void usage(FILE *to, const char *suite) {
+  fprintf(to, "usage: test_%s [--list] [CASE...]\n"
+              "  runs every case, or the cases named (shell patterns allowed);\n"
+              "  the test data comes from $XCHG_TESTDATA (ctest sets it)\n", suite);
+}
+
+/* Marks in selected[] the cases that pattern names: 0, or -1 if none. */
+static int select_cases(const char *pattern, const tu_case *cases, size_t n, char *selected) {
+  int found = -1;
+  for (size_t i = 0; i < n; i++)
+    if (fnmatch(pattern, cases[i].name, 0) == 0) {
+      selected[i] = 1;
+      found = 0;
+    }
+  return found;
+}
+
+static void run_case(const tu_case *c) {
+  int passed0 = atomic_load(&passed), failed0 = atomic_load(&failed);
+  int64_t live0 = xchg_buf_live_count(), bytes0 = tu_live_bytes();
+  current_case = c->name;
+  c->run();
+  int64_t live = xchg_buf_live_count(), bytes = tu_live_bytes();
+  TU_CHECK(live == live0 && bytes == bytes0, "%lld xchg buffers (%lld bytes) alive after the case, %lld (%lld) before",
+           (long long)live, (long long)bytes, (long long)live0, (long long)bytes0);
+  current_case = NULL;
+  int checks = atomic_load(&passed) - passed0, failures = atomic_load(&failed) - failed0;
+  /* The leak check above always counts: a case with nothing else checked nothing. */
+  if (checks + failures <= 1) {
+    atomic_fetch_add(&failed, 1);
+    printf("FAIL %s: no check ran\n", c->name);
+  } else if (failures > 0) {
+    printf("FAIL %s: %d of %d checks failed\n", c->name, failures, checks + failures);
+  } else {
+    printf("ok   %s (%d checks)\n", c->name, checks);
+  }
+  fflush(stdout);
+}
+
+int tu_main(int argc, char **argv, const char *suite, const tu_case *cases, size_t n_cases) {
+  current_suite = suite;
+  char *selected = calloc(n_cases ? n_cases : 1, 1);
+  if (selected == NULL) return 1;
+  int any = 0, unknown = 0;
+  for (int a = 1; a < argc; a++) {
+    if (strcmp(argv[a], "--list") == 0) {
+      for (size_t i = 0; i < n_cases; i++) printf("%s\n", cases[i].name);
+      free(selected);
+      return 0;
+    }
+    if (strcmp(argv[a], "--help") == 0 || strcmp(argv[a], "-h") == 0) {
+      usage(stdout, suite);
+      free(selected);
+      return 0;
+    }
+    if (argv[a][0] == '-') {
+      fprintf(stderr, "test_%s: unknown option %s\n", suite, argv[a]);
+      usage(stderr, suite);
+      free(selected);
+      return 2;
+    }
+    any = 1;
+    if (select_cases(argv[a], cases, n_cases, selected) != 0) {
+      atomic_fetch_add(&failed, 1);
+      printf("FAIL %s: no case named %s (--list lists them)\n", suite, argv[a]);
+      unknown = 1;
+    }
+  }
+  for (size_t i = 0; i < n_cases && !unknown; i++)
+    if (!any || selected[i]) run_case(&cases[i]);
+  free(selected);
+  return summary(suite);
+}
+
+/* ---- test data ------------------------------------------------------------ */
+
+/* Ends the test on a problem with its setup, which no check can follow. */
+static void give_up(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void give_up(const char *fmt, ...) {
+  char msg[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  fail_line(NULL, 0, msg);
+  summary(current_suite);
+  exit(1);
+}
+
+const char *tu_testdata_dir(void) {
+  const char *dir = getenv("XCHG_TESTDATA");
+  const char *from = "$XCHG_TESTDATA";
+  if (dir == NULL || dir[0] == '\0') {
+    dir = XCHG_TESTDATA_DEFAULT;
+    from = "the build's default (-DXCHG_SHARED_DIR)";
+  }
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+    give_up("no test data folder at %s (%s): set XCHG_TESTDATA to the testdata/ folder of the shared "
+            "data (holding arrow-gold/ and arrow-fuzz/), or configure the build with "
+            "-DXCHG_SHARED_DIR=<shared folder>", dir, from);
+  return dir;
+}
+
+const char *tu_testdata_path(char *out, size_t size, const char *fmt, ...) {
+  const char *dir = tu_testdata_dir();
+  int n = snprintf(out, size, "%s/", dir);
+  va_list ap;
+  va_start(ap, fmt);
+  int m = n < 0 || (size_t)n >= size ? -1 : vsnprintf(out + n, size - (size_t)n, fmt, ap);
+  va_end(ap);
+  if (m < 0 || (size_t)(n + m) >= size) give_up("a test data path under %s does not fit in %zu bytes", dir, size);
+  return out;
+}
+
+const char *tu_cli_path(void) {
+  const char *cli = getenv("XCHG_CLI");
+  const char *from = "$XCHG_CLI";
+  if (cli == NULL || cli[0] == '\0') {
+    cli = XCHG_CLI_DEFAULT;
+    from = "the xchg this build makes";
+  }
+  if (access(cli, X_OK) != 0)
+    give_up("no xchg executable at %s (%s): build the xchg target, or set XCHG_CLI to an xchg "
+            "executable", cli, from);
+  return cli;
+}
+
+/* ---- bytes and files -------------------------------------------------------- */
 
 void tu_bytes_append(tu_bytes *b, const void *p, size_t n) {
   uint8_t *grown = realloc(b->data, b->size + n + 1);
