@@ -1,6 +1,20 @@
 /* cache_internal.h — the parts of the shared decoded cache that its files
- * share: entries, their columns and derived values, holders, and the
- * export of batches whose every node keeps its entry alive. */
+ * share: the cache, entries, their columns and derived values, holders,
+ * and the export of batches whose every node keeps its entry alive.
+ *
+ * The files, one job each: cache_entries.c (the table, retention and
+ * lifetime, waiting), cache_decode.c (reading parts, decoding, compaction,
+ * publishing), cache_host.c (the host store step), cache_acquire.c
+ * (xchg_cache_acquire and holders), cache_derived.c, cache_schema.c,
+ * cache_export.c.
+ *
+ * One mutex per cache guards its table, its retained list, its metrics and
+ * the state of every entry's slots (schema, layout, columns, derived
+ * values).  Decoding and building run with the mutex released; what they
+ * make is published under it, after which it never changes, so holders read
+ * published columns without locking.  Every waiter sleeps on its entry's
+ * condition variable, woken by each change of a slot and by its own timeout
+ * to ask its cancel callback. */
 #ifndef XCHG_CACHE_INTERNAL_H
 #define XCHG_CACHE_INTERNAL_H
 
@@ -62,6 +76,23 @@ typedef struct cache_entry {
   int64_t shared_bytes;               /* of bytes, in the segment's mapping */
 } cache_entry;
 
+#define CACHE_BUCKETS 256
+
+struct xchg_cache {
+  xchg_cache_options opts;
+  pthread_mutex_t lock;
+  cache_entry *buckets[CACHE_BUCKETS];
+  cache_entry *lru_head, *lru_tail;   /* retained, oldest release first */
+  xchg_cache_metrics metrics;         /* entries, retained, bytes_held: live */
+  int destroyed;                      /* the owner is gone; free with the last entry */
+  int host_wanted;                    /* a host_dir was given, with sharing */
+  host_store *host;                   /* NULL when it could not be opened */
+  xchg_status host_open_status;       /* why host is NULL, and host_open_error */
+  xchg_error host_open_error;
+  xchg_status host_status;            /* the last failure, for xchg_cache_host_error */
+  xchg_error host_error;
+};
+
 struct xchg_cache_holder {
   cache_entry *entry;
   int64_t *columns;
@@ -72,6 +103,80 @@ struct xchg_cache_holder {
  * freed or retained with the last one). */
 void cache_entry_ref(cache_entry *e);
 void cache_entry_unref(cache_entry *e);
+
+/* ---- entries (cache_entries.c) ---- */
+
+/* Reports decoded bytes (and, after it, the part of them in shared
+ * mappings) to the owner's callbacks; unlocked. */
+void cache_account(xchg_cache *c, int64_t delta);
+void cache_account_shared(xchg_cache *c, int64_t shared);
+/* Finds or creates the entry for key (locked) and references it. */
+cache_entry *cache_entry_for(xchg_cache *c, const char *key);
+/* Detaches retained entries past their age, then, while the cache is over
+ * its byte budget, the least recently released ones (onto *freed). */
+void cache_evict_locked(xchg_cache *c, int64_t now, cache_entry **freed);
+/* Frees detached entries (unlocked), and the cache with its last entry
+ * once its owner has destroyed it. */
+void cache_entries_free(xchg_cache *c, cache_entry *list);
+/* Waits (locked) for a change of e, asking cancel every wait_check_ms;
+ * returns non-zero when cancelled. */
+int cache_wait_for_change(xchg_cache *c, cache_entry *e, xchg_cancel_fn cancel, void *cancel_ctx,
+                          int64_t *next_check);
+
+/* ---- decoding (cache_decode.c) ---- */
+
+/* What one decode made: the batch layout and, per decoded column, its
+ * arrays and bytes. */
+typedef struct cache_decoded {
+  int64_t n_batches, capacity;
+  int64_t *rows;
+  int64_t n_columns;
+  ipc_array ***columns;
+  int64_t *bytes;
+} cache_decoded;
+
+void cache_decoded_free(cache_decoded *d);
+/* Whether b is e's host segment (whose arrays may point into its mapping:
+ * they are not compacted, and reading them is not a decode). */
+int cache_is_segment(const cache_entry *e, const xchg_broadcast *b);
+/* The IPC reader of part i of b, as the cache's read options say; with
+ * raw, *raw is the source of its encoded bytes (owned by the reader). */
+xchg_status cache_open_part(const xchg_cache *c, const xchg_broadcast *b, int64_t i,
+                            xchg_cancel_fn cancel, void *cancel_ctx, xchg_ipc_reader **out,
+                            xchg_source **raw, xchg_error *err);
+/* The schema, from part 0, whose reader is kept in *first. */
+xchg_status cache_read_schema(const xchg_cache *c, const xchg_broadcast *b,
+                              xchg_cancel_fn cancel, void *cancel_ctx, xchg_ipc_reader **first,
+                              struct ArrowSchema *schema, xchg_error *err);
+/* Decodes columns[0..n) (ascending, distinct) of every part into d
+ * (unlocked); first is part 0's reader when already open (taken over). */
+xchg_status cache_decode_columns(const xchg_cache *c, const cache_entry *e,
+                                 const xchg_broadcast *b, xchg_ipc_reader *first,
+                                 const int64_t *columns, int64_t n, xchg_cancel_fn cancel,
+                                 void *cancel_ctx, cache_decoded *d, xchg_error *err);
+/* Publishes a successful decode (locked); *added is the bytes added. */
+xchg_status cache_publish(xchg_cache *c, cache_entry *e, const int64_t *columns, cache_decoded *d,
+                          int64_t *added, xchg_error *err);
+
+/* ---- the host store step (cache_host.c) ---- */
+
+/* The entry's host step (locked on entry and exit). */
+xchg_status cache_host_step(xchg_cache *c, cache_entry *e, const xchg_broadcast *b,
+                            xchg_cancel_fn cancel, void *cancel_ctx, xchg_error *err);
+/* The bytes the entry decodes from: its segment, unless there is none or
+ * reading it failed. */
+const xchg_broadcast *cache_entry_source(const cache_entry *e, const xchg_broadcast *b);
+/* After a failure reading from src (locked): falls back from the segment
+ * to the bytes when it can (returns 1). */
+int cache_segment_failed_over(xchg_cache *c, cache_entry *e, const xchg_broadcast *src,
+                              xchg_status st, const xchg_error *err);
+
+/* ---- acquire (cache_acquire.c) ---- */
+
+/* A failed decode, counted (locked). */
+void cache_count_failure(xchg_cache *c, xchg_status st);
+
+/* ---- export (cache_export.c) ---- */
 
 /* Exports batch i of entry e with the given columns as a "+s" ArrowArray
  * whose every node holds a reference on e. */
