@@ -1,13 +1,14 @@
 /* host_store.c — segments of decoded broadcasts shared by the processes of
- * a host: writing and publishing them, mapping them with their checks,
- * the per-key lock across processes and the records of writes that found
- * no room, leases and eviction.  See host_store.h for the files and the
- * protocol, cache.h for the guarantees.
+ * a host: writing and publishing them, mapping them (their format and
+ * checks are host_segment.c's), the per-key lock across processes and the
+ * records of writes that found no room, leases and eviction.  See
+ * host_store.h for the files and the protocol, cache.h for the guarantees.
  *
  * Every file is reached through the directory's descriptor (openat and
  * friends), opened once at open after its checks, so that the directory
  * cannot be swapped for another behind the store's back. */
 #define _GNU_SOURCE
+#include "cache/host_segment.h"
 #include "cache/host_store.h"
 
 #include <dirent.h>
@@ -27,9 +28,6 @@
 #include "codec/helpers.h"
 #include "xchg/writer.h"
 
-#define SEGMENT_MAGIC "XCHGHS01"
-#define HEADER_FIXED 64
-#define PART_ALIGN 64
 #define NAME_SIZE 48 /* 32 hex digits, a suffix, the NUL */
 #define FAILURE_MAGIC "XCHGROOM"
 
@@ -38,28 +36,6 @@ struct host_store {
   atomic_long evictions;
   int dirfd;
   int64_t retain_bytes, retain_ms;
-};
-
-/* The header at offset 0 of a segment (host byte order: segments never
- * leave the host).  The key, then n_parts (offset, length) pairs follow;
- * header_bytes covers them, rounded up to PART_ALIGN. */
-typedef struct segment_header {
-  char magic[8];
-  uint64_t size;         /* of the whole file */
-  uint64_t header_bytes;
-  uint64_t key_len;
-  uint64_t n_parts;
-  uint64_t header_hash;  /* FNV-1a of the header bytes, this field as 0 */
-  uint64_t reserved[2];  /* 0 (flags of earlier versions, ignored) */
-} segment_header;
-
-_Static_assert(sizeof(segment_header) == HEADER_FIXED, "segment header layout");
-
-struct host_segment {
-  xchg_buf *map; /* the whole file; its release unmaps and drops the lease */
-  int64_t *offsets, *lengths;
-  xchg_broadcast_part *parts;
-  xchg_broadcast broadcast;
 };
 
 /* A live mapping: what its release needs. */
@@ -161,118 +137,6 @@ void host_store_close(host_store *s) {
 
 /* ---- mapping ------------------------------------------------------------------ */
 
-static uint64_t header_hash(const uint8_t *header, size_t n) {
-  segment_header h;
-  memcpy(&h, header, sizeof h);
-  h.header_hash = 0;
-  uint64_t v = fnv1a(&h, sizeof h, FNV1A_BASIS);
-  return fnv1a(header + sizeof h, n - sizeof h, v);
-}
-
-static size_t round_up(size_t n) { return (n + PART_ALIGN - 1) / PART_ALIGN * PART_ALIGN; }
-
-/* The header bytes a segment of this key and part count needs. */
-static size_t header_size(size_t key_len, uint64_t n_parts) {
-  return round_up(sizeof(segment_header) + round_up(key_len) + (size_t)n_parts * 16);
-}
-
-/* Whether the sizes of header h fit a file of `size` bytes. */
-static int header_in_bounds(const segment_header *h, size_t size) {
-  return h->size == size && h->key_len <= size && h->n_parts <= size / 16 &&
-         h->header_bytes == header_size((size_t)h->key_len, h->n_parts) && h->header_bytes <= size;
-}
-
-int host_segment_seal(uint8_t *bytes, size_t size) {
-  segment_header h;
-  if (size < sizeof h) return -1;
-  memcpy(&h, bytes, sizeof h);
-  if (!header_in_bounds(&h, size)) return -1;
-  h.header_hash = header_hash(bytes, (size_t)h.header_bytes);
-  memcpy(bytes, &h, sizeof h);
-  return 0;
-}
-
-/* Checks the header of the segment `name` in map[0, size) and fills seg's
- * part table. */
-static xchg_status parse_header(const uint8_t *map, size_t size, const char *key,
-                                const char *name, host_segment *seg, xchg_error *err) {
-  segment_header h;
-  if (size < sizeof h)
-    return xchg_errorf(err, XCHG_EFORMAT, "host segment %s: %zu bytes, too short for a header",
-                       name, size);
-  memcpy(&h, map, sizeof h);
-  size_t key_len = strlen(key);
-  if (memcmp(h.magic, SEGMENT_MAGIC, 8) != 0)
-    return xchg_errorf(err, XCHG_EFORMAT, "host segment %s: bad magic", name);
-  if (!header_in_bounds(&h, size))
-    return xchg_errorf(err, XCHG_EFORMAT, "host segment %s: header sizes out of bounds "
-                       "(file %zu bytes, header says %llu)", name, size,
-                       (unsigned long long)h.size);
-  if (header_hash(map, (size_t)h.header_bytes) != h.header_hash)
-    return xchg_errorf(err, XCHG_EFORMAT, "host segment %s: header checksum mismatch", name);
-  const uint8_t *stored_key = map + sizeof h;
-  if (h.key_len != key_len || memcmp(stored_key, key, key_len) != 0)
-    return xchg_errorf(err, XCHG_EINVAL, "host segment %s: holds another key (a hash "
-                       "collision)", name);
-  int64_t n = (int64_t)h.n_parts;
-  seg->offsets = calloc((size_t)(n ? n : 1), sizeof *seg->offsets);
-  seg->lengths = calloc((size_t)(n ? n : 1), sizeof *seg->lengths);
-  seg->parts = calloc((size_t)(n ? n : 1), sizeof *seg->parts);
-  if (!seg->offsets || !seg->lengths || !seg->parts)
-    return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  const uint8_t *table = stored_key + round_up(key_len);
-  for (int64_t i = 0; i < n; i++) {
-    uint64_t off, len;
-    memcpy(&off, table + 16 * i, 8);
-    memcpy(&len, table + 16 * i + 8, 8);
-    if (off % PART_ALIGN != 0 || off < h.header_bytes || off > size || len > size - off)
-      return xchg_errorf(err, XCHG_EFORMAT, "host segment %s: part %lld at [%llu, +%llu) out "
-                         "of the file's %zu bytes", name, (long long)i, (unsigned long long)off,
-                         (unsigned long long)len, size);
-    seg->offsets[i] = (int64_t)off;
-    seg->lengths[i] = (int64_t)len;
-  }
-  seg->broadcast.n_parts = n;
-  return XCHG_OK;
-}
-
-static xchg_status open_part_of_segment(void *ctx, int64_t part, xchg_source **out,
-                                        xchg_error *err) {
-  host_segment *seg = ctx;
-  xchg_buf *slice = xchg_buf_slice(seg->map, (size_t)seg->offsets[part],
-                                   (size_t)seg->lengths[part]);
-  xchg_status st = slice ? xchg_source_from_buf(slice, out, err)
-                         : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  xchg_buf_unref(slice);
-  return st;
-}
-
-void host_segment_free(host_segment *seg) {
-  if (!seg) return;
-  xchg_buf_unref(seg->map);
-  free(seg->offsets);
-  free(seg->lengths);
-  free(seg->parts);
-  free(seg);
-}
-
-xchg_status host_segment_open(xchg_buf *bytes, const char *key, const char *name,
-                              host_segment **out, xchg_error *err) {
-  *out = NULL;
-  host_segment *seg = calloc(1, sizeof *seg);
-  if (!seg) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  seg->map = xchg_buf_ref(bytes);
-  xchg_status rc = parse_header(xchg_buf_data(bytes), xchg_buf_size(bytes), key, name, seg, err);
-  if (rc != XCHG_OK) {
-    host_segment_free(seg);
-    return rc;
-  }
-  seg->broadcast.parts = seg->parts;
-  seg->broadcast.open_part = open_part_of_segment;
-  seg->broadcast.open_ctx = seg;
-  *out = seg;
-  return XCHG_OK;
-}
 
 /* Whether fd still is the file `name` (a file may be unlinked, and a lock
  * file created again, by another process meanwhile). */
@@ -383,8 +247,6 @@ static xchg_status map_segment(host_store *s, const char *key, host_segment **ou
   return rc;
 }
 
-const xchg_broadcast *host_segment_broadcast(const host_segment *seg) { return &seg->broadcast; }
-int64_t host_segment_size(const host_segment *seg) { return (int64_t)xchg_buf_size(seg->map); }
 
 /* ---- the key's lock --------------------------------------------------------- */
 
@@ -619,11 +481,12 @@ static xchg_status write_part(segment_writer *w, const host_request *req, int64_
   if (wr && *write_failed) xchg_error_prefix(why, "host segment %s: ", w->name);
   if (st == XCHG_OK && !*write_failed) {
     uint64_t len = (uint64_t)xchg_ipc_writer_bytes_written(wr);
-    uint8_t *entry = w->header + sizeof(segment_header) + round_up(strlen(req->key)) + 16 * i;
+    uint8_t *entry =
+        w->header + sizeof(segment_header) + segment_round_up(strlen(req->key)) + 16 * i;
     memcpy(entry, &w->at, 8);
     memcpy(entry + 8, &len, 8);
     w->end = w->at + len;
-    w->at = round_up(w->end);
+    w->at = segment_round_up(w->end);
   }
   if (schema.release) schema.release(&schema);
   xchg_ipc_writer_free(wr);
@@ -642,7 +505,7 @@ static void finish_header(segment_writer *w, const host_request *req, uint64_t e
   h.n_parts = (uint64_t)req->n_parts;
   memcpy(w->header, &h, sizeof h);
   memcpy(w->header + sizeof h, req->key, strlen(req->key));
-  h.header_hash = header_hash(w->header, w->header_bytes);
+  h.header_hash = segment_header_hash(w->header, w->header_bytes);
   memcpy(w->header, &h, sizeof h);
 }
 
@@ -685,8 +548,8 @@ static xchg_status write_segment(host_store *s, const host_request *req, xchg_st
   key_file(req->key, ".seg", seg);
   hook(HOST_HOOK_WRITE, seg);
   unlinkat(s->dirfd, tmp, 0); /* a dead writer's: the lock is ours */
-  segment_writer w = {-1, tmp, 0, 0, NULL, header_size(strlen(req->key), (uint64_t)req->n_parts),
-                      0};
+  segment_writer w = {-1, tmp, 0, 0, NULL,
+                      segment_header_size(strlen(req->key), (uint64_t)req->n_parts), 0};
   w.at = w.end = w.header_bytes;
   w.fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (w.fd < 0 || fchmod(w.fd, 0600) != 0 || flock(w.fd, LOCK_SH) != 0 ||
