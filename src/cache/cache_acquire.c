@@ -12,11 +12,11 @@ static int compare_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Claims (locked) the absent slots among the holder's columns and the
+/* Claims the absent slots among the holder's columns and the
  * layout; fills claimed[] (ascending, distinct).  Returns whether anything
  * was claimed; *ready whether everything the holder needs is there. */
-static int claim(cache_entry *e, const xchg_cache_holder *h, int64_t *claimed, int64_t *n_claimed,
-                 int *layout_claimed, int *ready) {
+static int claim_locked(cache_entry *e, const xchg_cache_holder *h, int64_t *claimed,
+                        int64_t *n_claimed, int *layout_claimed, int *ready) {
   *n_claimed = 0;
   *ready = e->layout_state == SLOT_READY;
   for (int64_t k = 0; k < h->n_columns; k++) {
@@ -33,7 +33,8 @@ static int claim(cache_entry *e, const xchg_cache_holder *h, int64_t *claimed, i
   return *n_claimed > 0 || *layout_claimed;
 }
 
-static void unclaim(cache_entry *e, const int64_t *claimed, int64_t n_claimed, int layout_claimed) {
+static void unclaim_locked(cache_entry *e, const int64_t *claimed, int64_t n_claimed,
+                           int layout_claimed) {
   for (int64_t k = 0; k < n_claimed; k++)
     if (e->columns[claimed[k]].state == SLOT_MAKING) e->columns[claimed[k]].state = SLOT_ABSENT;
   if (layout_claimed && e->layout_state == SLOT_MAKING) e->layout_state = SLOT_ABSENT;
@@ -47,9 +48,9 @@ static xchg_status check_broadcast(const xchg_broadcast *b, const int64_t *colum
   return XCHG_OK;
 }
 
-/* Sets the holder's column list once the schema is known (locked). */
-static xchg_status resolve_columns(const cache_entry *e, xchg_cache_holder *h,
-                                   const int64_t *columns, xchg_error *err) {
+/* Sets the holder's column list once the schema is known. */
+static xchg_status resolve_columns_locked(const cache_entry *e, xchg_cache_holder *h,
+                                          const int64_t *columns, xchg_error *err) {
   if (h->columns) return XCHG_OK;
   if (columns) {
     for (int64_t k = 0; k < h->n_columns; k++)
@@ -64,14 +65,15 @@ static xchg_status resolve_columns(const cache_entry *e, xchg_cache_holder *h,
   for (int64_t k = 0; k < h->n_columns; k++) h->columns[k] = columns ? columns[k] : k;
   return XCHG_OK;
 }
-/* The schema step (locked on entry and exit): reads it unlocked and
+/* The schema step: reads it unlocked and
  * installs it, with the column slots. */
-static xchg_status load_schema(xchg_cache *c, cache_entry *e, const xchg_broadcast *b,
-                               xchg_cancel_fn cancel, void *cancel_ctx, xchg_ipc_reader **first,
-                               xchg_error *err) {
+static xchg_status load_schema_locked(xchg_cache *c, cache_entry *e, const xchg_broadcast *b,
+                                      xchg_cancel_fn cancel, void *cancel_ctx,
+                                      xchg_ipc_reader **first, xchg_error *err)
+    XCHG_REQUIRES(c->lock) {
   struct ArrowSchema schema;
   e->schema_state = SLOT_MAKING;
-  pthread_mutex_unlock(&c->lock);
+  xchg_mutex_unlock(&c->lock);
   xchg_status st = cache_read_schema(c, b, cancel, cancel_ctx, first, &schema, err);
   cache_column *columns = NULL;
   if (st == XCHG_OK && !(columns = calloc((size_t)(schema.n_children ? schema.n_children : 1),
@@ -79,7 +81,7 @@ static xchg_status load_schema(xchg_cache *c, cache_entry *e, const xchg_broadca
     schema.release(&schema);
     st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   }
-  pthread_mutex_lock(&c->lock);
+  xchg_mutex_lock(&c->lock);
   if (st == XCHG_OK) {
     e->schema = schema;
     e->n_columns = schema.n_children;
@@ -92,37 +94,39 @@ static xchg_status load_schema(xchg_cache *c, cache_entry *e, const xchg_broadca
   return st;
 }
 
-void cache_count_failure(xchg_cache *c, xchg_status st) {
+void cache_count_failure_locked(xchg_cache *c, xchg_status st) XCHG_REQUIRES(c->lock) {
   c->metrics.decodes++;
   c->metrics.failed_decodes++;
   if (st == XCHG_ECANCELLED) c->metrics.cancellations++;
 }
 
-/* One decode of what the holder claimed (locked on entry and exit). */
-static xchg_status decode_claimed(xchg_cache *c, cache_entry *e, const xchg_broadcast *b,
-                                  xchg_ipc_reader *first, const int64_t *claimed,
-                                  int64_t n_claimed, int layout_claimed, xchg_cancel_fn cancel,
-                                  void *cancel_ctx, int64_t *added, xchg_error *err) {
+/* One decode of what the holder claimed. */
+static xchg_status decode_claimed_locked(xchg_cache *c, cache_entry *e, const xchg_broadcast *b,
+                                         xchg_ipc_reader *first, const int64_t *claimed,
+                                         int64_t n_claimed, int layout_claimed,
+                                         xchg_cancel_fn cancel, void *cancel_ctx, int64_t *added,
+                                         xchg_error *err)
+    XCHG_REQUIRES(c->lock) {
   cache_decoded d;
-  pthread_mutex_unlock(&c->lock);
+  xchg_mutex_unlock(&c->lock);
   xchg_status st =
       cache_decode_columns(c, e, b, first, claimed, n_claimed, cancel, cancel_ctx, &d, err);
-  pthread_mutex_lock(&c->lock);
+  xchg_mutex_lock(&c->lock);
   int from_segment = cache_is_segment(e, b);
-  if (st == XCHG_OK) st = cache_publish(c, e, claimed, &d, added, err);
+  if (st == XCHG_OK) st = cache_publish_locked(c, e, claimed, &d, added, err);
   if (st == XCHG_OK && from_segment) {
     e->shared_bytes += *added;
     c->metrics.bytes_shared += *added;
   } else if (st == XCHG_OK) {
     c->metrics.decodes++;
   } else {
-    unclaim(e, claimed, n_claimed, layout_claimed);
-    if (!from_segment) cache_count_failure(c, st);
+    unclaim_locked(e, claimed, n_claimed, layout_claimed);
+    if (!from_segment) cache_count_failure_locked(c, st);
   }
   pthread_cond_broadcast(&e->changed);
-  pthread_mutex_unlock(&c->lock);
+  xchg_mutex_unlock(&c->lock);
   cache_decoded_free(&d); /* what publish did not take */
-  pthread_mutex_lock(&c->lock);
+  xchg_mutex_lock(&c->lock);
   return st;
 }
 
@@ -130,7 +134,6 @@ void xchg_cache_request_init(xchg_cache_request *req) { memset(req, 0, sizeof *r
 
 /* One acquisition: what it was asked for, and what it holds meanwhile. */
 typedef struct acquisition {
-  xchg_cache *cache;
   cache_entry *entry;
   xchg_cache_holder *holder;
   const xchg_broadcast *bytes;
@@ -150,32 +153,33 @@ typedef enum acquire_next {
   ACQUIRE_WAIT   /* another thread is at it: wait for a change */
 } acquire_next;
 
-/* Decodes what a.claimed names (locked on entry and exit); a failure of
+/* Decodes what a.claimed names; a failure of
  * the host segment falls back to the bytes and is retried. */
-static acquire_next decode_step(acquisition *a, const xchg_broadcast *src, xchg_cancel_fn cancel,
-                                int64_t n_claimed, int layout_claimed, xchg_status *st,
-                                xchg_error *err) {
+static acquire_next decode_step_locked(xchg_cache *c, acquisition *a, const xchg_broadcast *src,
+                                       xchg_cancel_fn cancel, int64_t n_claimed,
+                                       int layout_claimed, xchg_status *st, xchg_error *err)
+    XCHG_REQUIRES(c->lock) {
   int64_t step_added = 0;
   a->decoded_any = 1;
-  *st = decode_claimed(a->cache, a->entry, src, a->first, a->claimed, n_claimed, layout_claimed,
+  *st = decode_claimed_locked(c, a->entry, src, a->first, a->claimed, n_claimed, layout_claimed,
                        cancel, a->cancel_ctx, &step_added, err);
   a->first = NULL;
   a->added += step_added;
   if (cache_is_segment(a->entry, src)) a->shared_added += step_added;
-  if (*st != XCHG_OK && cache_segment_failed_over(a->cache, a->entry, src, *st, err))
+  if (*st != XCHG_OK && cache_segment_failed_over_locked(c, a->entry, src, *st, err))
     *st = XCHG_OK;
   return *st == XCHG_OK ? ACQUIRE_RETRY : ACQUIRE_DONE;
 }
 
-/* One step of an acquisition (locked on entry and exit): the host step,
+/* One step of an acquisition: the host step,
  * the schema, then the claimed columns, each by whoever finds it absent. */
-static acquire_next acquire_step(acquisition *a, xchg_status *st, xchg_error *err) {
-  xchg_cache *c = a->cache;
+static acquire_next acquire_step_locked(xchg_cache *c, acquisition *a, xchg_status *st,
+                                        xchg_error *err) XCHG_REQUIRES(c->lock) {
   cache_entry *e = a->entry;
   *st = XCHG_OK;
   if (c->host_wanted && e->host_state != SLOT_READY) {
     if (e->host_state == SLOT_MAKING) return ACQUIRE_WAIT; /* another thread of this process */
-    *st = cache_host_step(c, e, a->bytes, a->cancel, a->cancel_ctx, err);
+    *st = cache_host_step_locked(c, e, a->bytes, a->cancel, a->cancel_ctx, err);
     return *st == XCHG_OK ? ACQUIRE_RETRY : ACQUIRE_DONE;
   }
   const xchg_broadcast *src = cache_entry_source(e, a->bytes);
@@ -183,18 +187,18 @@ static acquire_next acquire_step(acquisition *a, xchg_status *st, xchg_error *er
    * cancel, and a cancellable source would copy what it reads. */
   xchg_cancel_fn src_cancel = cache_is_segment(e, src) ? NULL : a->cancel;
   if (e->schema_state == SLOT_ABSENT &&
-      (*st = load_schema(c, e, src, src_cancel, a->cancel_ctx, &a->first, err)) != XCHG_OK) {
-    if (cache_segment_failed_over(c, e, src, *st, err)) {
+      (*st = load_schema_locked(c, e, src, src_cancel, a->cancel_ctx, &a->first, err)) != XCHG_OK) {
+    if (cache_segment_failed_over_locked(c, e, src, *st, err)) {
       *st = XCHG_OK;
       return ACQUIRE_RETRY;
     }
-    cache_count_failure(c, *st);
+    cache_count_failure_locked(c, *st);
     return ACQUIRE_DONE;
   }
   if (e->schema_state != SLOT_READY) return ACQUIRE_WAIT;
   if (!a->claimed) {
     xchg_cache_holder *h = a->holder;
-    if ((*st = resolve_columns(e, h, a->columns, err)) != XCHG_OK) return ACQUIRE_DONE;
+    if ((*st = resolve_columns_locked(e, h, a->columns, err)) != XCHG_OK) return ACQUIRE_DONE;
     if (!(a->claimed = malloc((size_t)(h->n_columns ? h->n_columns : 1) * sizeof *a->claimed))) {
       *st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
       return ACQUIRE_DONE;
@@ -202,23 +206,24 @@ static acquire_next acquire_step(acquisition *a, xchg_status *st, xchg_error *er
   }
   int64_t n_claimed;
   int layout_claimed, ready;
-  if (claim(e, a->holder, a->claimed, &n_claimed, &layout_claimed, &ready))
-    return decode_step(a, src, src_cancel, n_claimed, layout_claimed, st, err);
+  if (claim_locked(e, a->holder, a->claimed, &n_claimed, &layout_claimed, &ready))
+    return decode_step_locked(c, a, src, src_cancel, n_claimed, layout_claimed, st, err);
   return ready ? ACQUIRE_DONE : ACQUIRE_WAIT;
 }
 
-/* Steps until the holder has everything (locked on entry and exit),
+/* Steps until the holder has everything,
  * waiting for other threads' changes, cancellable while it waits. */
-static xchg_status acquire_steps(acquisition *a, xchg_error *err) {
+static xchg_status acquire_steps_locked(xchg_cache *c, acquisition *a, xchg_error *err)
+    XCHG_REQUIRES(c->lock) {
   int64_t next_check = 0;
   for (;;) {
     xchg_status st;
-    acquire_next next = acquire_step(a, &st, err);
+    acquire_next next = acquire_step_locked(c, a, &st, err);
     if (next == ACQUIRE_DONE) return st;
     if (next == ACQUIRE_RETRY) continue;
     a->waited = 1;
-    if (cache_wait_for_change(a->cache, a->entry, a->cancel, a->cancel_ctx, &next_check)) {
-      a->cache->metrics.cancellations++;
+    if (cache_wait_for_change_locked(c, a->entry, a->cancel, a->cancel_ctx, &next_check)) {
+      c->metrics.cancellations++;
       return xchg_errorf(err, XCHG_ECANCELLED,
                          "broadcast '%s': cancelled while waiting for its decode", a->entry->key);
     }
@@ -235,25 +240,25 @@ xchg_status xchg_cache_acquire(xchg_cache *c, const char *key, const xchg_broadc
   xchg_status st = check_broadcast(b, req->columns, req->n_columns, err);
   if (!c || !key) st = xchg_errorf(err, XCHG_EINVAL, "acquire: no cache or no key");
   if (st != XCHG_OK) return st;
-  acquisition a = {c, NULL, calloc(1, sizeof *a.holder), b, req->columns, req->cancel,
+  acquisition a = {NULL, calloc(1, sizeof *a.holder), b, req->columns, req->cancel,
                    req->cancel_ctx, NULL, NULL, 0, 0, 0, 0};
   cache_entry *freed = NULL;
-  pthread_mutex_lock(&c->lock);
+  xchg_mutex_lock(&c->lock);
   c->metrics.acquisitions++;
   cache_evict_locked(c, monotonic_ns(), &freed);
-  if (!a.holder || !(a.entry = cache_entry_for(c, key))) {
+  if (!a.holder || !(a.entry = cache_entry_for_locked(c, key))) {
     st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   } else {
     a.holder->entry = a.entry;
     a.holder->n_columns = req->n_columns;
-    st = acquire_steps(&a, err);
+    st = acquire_steps_locked(c, &a, err);
   }
   if (st == XCHG_OK) {
     if (a.waited) c->metrics.waits++;
     else if (!a.decoded_any) c->metrics.hits++;
     cache_evict_locked(c, monotonic_ns(), &freed); /* what was decoded may exceed the budget */
   }
-  pthread_mutex_unlock(&c->lock);
+  xchg_mutex_unlock(&c->lock);
   xchg_ipc_reader_free(a.first);
   free(a.claimed);
   cache_account(c, a.added);

@@ -249,10 +249,11 @@ xchg_status cache_decode_columns(const xchg_cache *c, const cache_entry *e,
   return st;
 }
 
-/* Publishes a successful decode (locked): the layout, when it is the first
+/* Publishes a successful decode: the layout, when it is the first
  * (else it must agree), and the columns.  Returns the bytes added. */
-xchg_status cache_publish(xchg_cache *c, cache_entry *e, const int64_t *columns, cache_decoded *d,
-                          int64_t *added, xchg_error *err) {
+xchg_status cache_publish_locked(xchg_cache *c, cache_entry *e, const int64_t *columns,
+                                 cache_decoded *d, int64_t *added, xchg_error *err)
+    XCHG_REQUIRES(c->lock) {
   *added = 0;
   if (e->layout_state == SLOT_READY) {
     int same = e->n_batches == d->n_batches;

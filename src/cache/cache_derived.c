@@ -7,7 +7,7 @@
 
 /* ---- derived values --------------------------------------------------------- */
 
-static cache_derived *derived_for(cache_entry *e, const char *name) {
+static cache_derived *derived_for_locked(cache_entry *e, const char *name) {
   for (cache_derived *d = e->derived; d; d = d->next)
     if (strcmp(d->name, name) == 0) return d;
   cache_derived *d = calloc(1, sizeof *d);
@@ -41,12 +41,12 @@ xchg_status xchg_cache_holder_derive(xchg_cache_holder *h, const char *name,
   xchg_cache *c = e->cache;
   xchg_status st = XCHG_OK;
   int64_t next_check = 0;
-  pthread_mutex_lock(&c->lock);
-  cache_derived *d = derived_for(e, name);
+  xchg_mutex_lock(&c->lock);
+  cache_derived *d = derived_for_locked(e, name);
   if (!d) st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   while (st == XCHG_OK && d->state != SLOT_READY) {
     if (d->state == SLOT_MAKING) {
-      if (cache_wait_for_change(c, e, cancel, cancel_ctx, &next_check)) {
+      if (cache_wait_for_change_locked(c, e, cancel, cancel_ctx, &next_check)) {
         c->metrics.cancellations++;
         st = xchg_errorf(err, XCHG_ECANCELLED, "derived '%s': cancelled while waiting", name);
       }
@@ -54,11 +54,11 @@ xchg_status xchg_cache_holder_derive(xchg_cache_holder *h, const char *name,
     }
     d->state = SLOT_MAKING;
     c->metrics.derived_builds++;
-    pthread_mutex_unlock(&c->lock);
+    xchg_mutex_unlock(&c->lock);
     void *made = NULL;
     int64_t bytes = 0;
     st = build(build_ctx, h, &made, &bytes, err);
-    pthread_mutex_lock(&c->lock);
+    xchg_mutex_lock(&c->lock);
     if (st == XCHG_OK) {
       d->value = made;
       d->destroy = destroy;
@@ -72,12 +72,12 @@ xchg_status xchg_cache_holder_derive(xchg_cache_holder *h, const char *name,
     }
     pthread_cond_broadcast(&e->changed);
     if (st == XCHG_OK) {
-      pthread_mutex_unlock(&c->lock);
+      xchg_mutex_unlock(&c->lock);
       cache_account(c, bytes);
-      pthread_mutex_lock(&c->lock);
+      xchg_mutex_lock(&c->lock);
     }
   }
   if (st == XCHG_OK) *value = d->value;
-  pthread_mutex_unlock(&c->lock);
+  xchg_mutex_unlock(&c->lock);
   return st;
 }

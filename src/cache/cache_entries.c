@@ -23,7 +23,7 @@ xchg_status xchg_cache_create(const xchg_cache_options *opts, xchg_cache **out, 
   if (opts) c->opts = *opts;
   else xchg_cache_options_init(&c->opts);
   if (c->opts.wait_check_ms <= 0) c->opts.wait_check_ms = 100;
-  if (pthread_mutex_init(&c->lock, NULL) != 0) {
+  if (xchg_mutex_init(&c->lock) != 0) {
     free(c);
     return xchg_errorf(err, XCHG_ENOMEM, "cannot create the cache's lock");
   }
@@ -74,21 +74,21 @@ static cache_entry *entry_new(xchg_cache *c, const char *key) {
   return e;
 }
 
-static cache_entry *table_find(xchg_cache *c, const char *key) {
+static cache_entry *table_find_locked(xchg_cache *c, const char *key) XCHG_REQUIRES(c->lock) {
   uint64_t h = hash_key(key);
   for (cache_entry *e = c->buckets[h % CACHE_BUCKETS]; e; e = e->bucket_next)
     if (e->hash == h && strcmp(e->key, key) == 0) return e;
   return NULL;
 }
 
-static void table_insert(xchg_cache *c, cache_entry *e) {
+static void table_insert_locked(xchg_cache *c, cache_entry *e) XCHG_REQUIRES(c->lock) {
   cache_entry **b = &c->buckets[e->hash % CACHE_BUCKETS];
   e->bucket_next = *b;
   *b = e;
   e->in_table = 1;
 }
 
-static void table_remove(xchg_cache *c, cache_entry *e) {
+static void table_remove_locked(xchg_cache *c, cache_entry *e) XCHG_REQUIRES(c->lock) {
   for (cache_entry **p = &c->buckets[e->hash % CACHE_BUCKETS]; *p; p = &(*p)->bucket_next)
     if (*p == e) {
       *p = e->bucket_next;
@@ -97,7 +97,7 @@ static void table_remove(xchg_cache *c, cache_entry *e) {
   e->in_table = 0;
 }
 
-static void lru_unlink(xchg_cache *c, cache_entry *e) {
+static void lru_unlink_locked(xchg_cache *c, cache_entry *e) XCHG_REQUIRES(c->lock) {
   if (e->lru_prev) e->lru_prev->lru_next = e->lru_next;
   else c->lru_head = e->lru_next;
   if (e->lru_next) e->lru_next->lru_prev = e->lru_prev;
@@ -107,7 +107,7 @@ static void lru_unlink(xchg_cache *c, cache_entry *e) {
   c->metrics.retained--;
 }
 
-static void lru_append(xchg_cache *c, cache_entry *e) {
+static void lru_append_locked(xchg_cache *c, cache_entry *e) XCHG_REQUIRES(c->lock) {
   e->lru_prev = c->lru_tail;
   e->lru_next = NULL;
   if (c->lru_tail) c->lru_tail->lru_next = e;
@@ -117,11 +117,12 @@ static void lru_append(xchg_cache *c, cache_entry *e) {
   c->metrics.retained++;
 }
 
-/* Takes e out of the cache (locked); it is freed by entry_free after the
+/* Takes e out of the cache; it is freed by entry_free after the
  * lock is released.  Detached entries are chained through lru_next. */
-static void detach(xchg_cache *c, cache_entry *e, cache_entry **freed) {
-  if (e->retained) lru_unlink(c, e);
-  if (e->in_table) table_remove(c, e);
+static void detach_locked(xchg_cache *c, cache_entry *e, cache_entry **freed)
+    XCHG_REQUIRES(c->lock) {
+  if (e->retained) lru_unlink_locked(c, e);
+  if (e->in_table) table_remove_locked(c, e);
   c->metrics.bytes_held -= e->bytes;
   c->metrics.bytes_shared -= e->shared_bytes;
   e->lru_next = *freed;
@@ -130,21 +131,21 @@ static void detach(xchg_cache *c, cache_entry *e, cache_entry **freed) {
 
 /* Detaches retained entries past their age, then, while the cache is over
  * its byte budget, the least recently released ones. */
-void cache_evict_locked(xchg_cache *c, int64_t now, cache_entry **freed) {
+void cache_evict_locked(xchg_cache *c, int64_t now, cache_entry **freed) XCHG_REQUIRES(c->lock) {
   int64_t max_age = c->opts.retain_ms * 1000000;
   while (c->lru_head && max_age > 0 && now - c->lru_head->released_at_ns >= max_age) {
     c->metrics.evictions++;
-    detach(c, c->lru_head, freed);
+    detach_locked(c, c->lru_head, freed);
   }
   while (c->lru_head && c->metrics.bytes_held > c->opts.retain_bytes) {
     c->metrics.evictions++;
-    detach(c, c->lru_head, freed);
+    detach_locked(c, c->lru_head, freed);
   }
 }
 
 static void free_cache(xchg_cache *c) {
   host_store_close(c->host);
-  pthread_mutex_destroy(&c->lock);
+  xchg_mutex_destroy(&c->lock);
   free(c);
 }
 
@@ -175,22 +176,23 @@ void cache_entries_free(xchg_cache *c, cache_entry *list) {
     free(e->key);
     pthread_cond_destroy(&e->changed);
     free(e);
-    pthread_mutex_lock(&c->lock);
+    xchg_mutex_lock(&c->lock);
     int last = --c->metrics.entries == 0 && c->destroyed;
-    pthread_mutex_unlock(&c->lock);
+    xchg_mutex_unlock(&c->lock);
     if (last) free_cache(c);
   }
 }
 
 void cache_entry_ref(cache_entry *e) {
-  pthread_mutex_lock(&e->cache->lock);
+  xchg_mutex_lock(&e->cache->lock);
   e->refs++;
-  pthread_mutex_unlock(&e->cache->lock);
+  xchg_mutex_unlock(&e->cache->lock);
 }
 
 /* An entry nobody references is kept when retention is on, sharing is on,
  * and it is whole enough to serve an acquirer (it has its batches). */
-static int worth_retaining(const xchg_cache *c, const cache_entry *e) {
+static int worth_retaining_locked(const xchg_cache *c, const cache_entry *e)
+    XCHG_REQUIRES(c->lock) {
   return e->in_table && !c->destroyed && c->opts.retain_bytes > 0 &&
          e->layout_state == SLOT_READY;
 }
@@ -198,28 +200,28 @@ static int worth_retaining(const xchg_cache *c, const cache_entry *e) {
 void cache_entry_unref(cache_entry *e) {
   xchg_cache *c = e->cache;
   cache_entry *freed = NULL;
-  pthread_mutex_lock(&c->lock);
+  xchg_mutex_lock(&c->lock);
   if (--e->refs == 0) {
-    if (worth_retaining(c, e)) {
+    if (worth_retaining_locked(c, e)) {
       e->released_at_ns = monotonic_ns();
-      lru_append(c, e);
+      lru_append_locked(c, e);
       cache_evict_locked(c, e->released_at_ns, &freed);
     } else {
-      detach(c, e, &freed);
+      detach_locked(c, e, &freed);
     }
   }
-  pthread_mutex_unlock(&c->lock);
+  xchg_mutex_unlock(&c->lock);
   cache_entries_free(c, freed);
 }
 
 void xchg_cache_free(xchg_cache *c) {
   if (!c) return;
   cache_entry *freed = NULL;
-  pthread_mutex_lock(&c->lock);
+  xchg_mutex_lock(&c->lock);
   c->destroyed = 1;
-  while (c->lru_head) detach(c, c->lru_head, &freed);
+  while (c->lru_head) detach_locked(c, c->lru_head, &freed);
   int last = c->metrics.entries == 0;
-  pthread_mutex_unlock(&c->lock);
+  xchg_mutex_unlock(&c->lock);
   if (last) {
     free_cache(c);
     return;
@@ -229,62 +231,64 @@ void xchg_cache_free(xchg_cache *c) {
 
 void xchg_cache_trim(xchg_cache *c) {
   cache_entry *freed = NULL;
-  pthread_mutex_lock(&c->lock);
+  xchg_mutex_lock(&c->lock);
   cache_evict_locked(c, monotonic_ns(), &freed);
-  pthread_mutex_unlock(&c->lock);
+  xchg_mutex_unlock(&c->lock);
   cache_entries_free(c, freed);
   if (c->host) host_store_evict(c->host);
 }
 
 /* The getters take a const cache: its lock is the one thing they change. */
-static pthread_mutex_t *lock_of(const xchg_cache *c) { return (pthread_mutex_t *)&c->lock; }
+static xchg_cache *lockable(const xchg_cache *c) { return (xchg_cache *)c; }
 
-xchg_status xchg_cache_host_error(const xchg_cache *c, xchg_error *out) {
-  pthread_mutex_lock(lock_of(c));
+xchg_status xchg_cache_host_error(const xchg_cache *cache, xchg_error *out) {
+  xchg_cache *c = lockable(cache);
+  xchg_mutex_lock(&c->lock);
   xchg_status st = c->host_status;
   if (out) *out = c->host_error;
-  pthread_mutex_unlock(lock_of(c));
+  xchg_mutex_unlock(&c->lock);
   return st;
 }
 
-void xchg_cache_get_metrics(const xchg_cache *c, xchg_cache_metrics *out) {
-  pthread_mutex_lock(lock_of(c));
+void xchg_cache_get_metrics(const xchg_cache *cache, xchg_cache_metrics *out) {
+  xchg_cache *c = lockable(cache);
+  xchg_mutex_lock(&c->lock);
   *out = c->metrics;
-  pthread_mutex_unlock(lock_of(c));
+  xchg_mutex_unlock(&c->lock);
   if (c->host) out->host_evictions = host_store_evictions(c->host);
 }
 
 /* ---- waiting ---------------------------------------------------------------- */
 
-/* Waits (locked) for a change of e, until *next_check at most; once that
+/* Waits for a change of e, until *next_check at most; once that
  * time has come, asks cancel with the lock released and sets the next
  * one.  Changes of e do not put the check off.  Returns non-zero when
  * cancelled. */
-int cache_wait_for_change(xchg_cache *c, cache_entry *e, xchg_cancel_fn cancel, void *cancel_ctx,
-                          int64_t *next_check) {
+int cache_wait_for_change_locked(xchg_cache *c, cache_entry *e, xchg_cancel_fn cancel,
+                                 void *cancel_ctx, int64_t *next_check) XCHG_REQUIRES(c->lock) {
   int64_t interval = c->opts.wait_check_ms * 1000000;
   if (*next_check == 0) *next_check = monotonic_ns() + interval;
   struct timespec ts = {(time_t)(*next_check / 1000000000), (long)(*next_check % 1000000000)};
-  pthread_cond_timedwait(&e->changed, &c->lock, &ts);
+  xchg_mutex_timedwait(&c->lock, &e->changed, &ts);
   int64_t now = monotonic_ns();
   if (now < *next_check || !cancel) return 0;
   *next_check = now + interval;
-  pthread_mutex_unlock(&c->lock);
+  xchg_mutex_unlock(&c->lock);
   int cancelled = cancel(cancel_ctx);
-  pthread_mutex_lock(&c->lock);
+  xchg_mutex_lock(&c->lock);
   return cancelled;
 }
 
 
-/* Finds or creates the entry for key (locked) and references it. */
-cache_entry *cache_entry_for(xchg_cache *c, const char *key) {
-  cache_entry *e = c->opts.sharing ? table_find(c, key) : NULL;
+/* Finds or creates the entry for key and references it. */
+cache_entry *cache_entry_for_locked(xchg_cache *c, const char *key) XCHG_REQUIRES(c->lock) {
+  cache_entry *e = c->opts.sharing ? table_find_locked(c, key) : NULL;
   if (!e) {
     if (!(e = entry_new(c, key))) return NULL;
     c->metrics.entries++;
-    if (c->opts.sharing) table_insert(c, e);
+    if (c->opts.sharing) table_insert_locked(c, e);
   }
-  if (e->retained) lru_unlink(c, e);
+  if (e->retained) lru_unlink_locked(c, e);
   e->refs++;
   return e;
 }

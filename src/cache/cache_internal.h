@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "buf/lock.h"
 #include "cache/host_store.h"
 #include "ipc/array.h"
 #include "xchg/cache.h"
@@ -80,17 +81,19 @@ typedef struct cache_entry {
 
 struct xchg_cache {
   xchg_cache_options opts;
-  pthread_mutex_t lock;
-  cache_entry *buckets[CACHE_BUCKETS];
-  cache_entry *lru_head, *lru_tail;   /* retained, oldest release first */
-  xchg_cache_metrics metrics;         /* entries, retained, bytes_held: live */
-  int destroyed;                      /* the owner is gone; free with the last entry */
+  xchg_mutex lock;
+  cache_entry *buckets[CACHE_BUCKETS] XCHG_GUARDED_BY(lock);
+  cache_entry *lru_head XCHG_GUARDED_BY(lock); /* retained, oldest release first */
+  cache_entry *lru_tail XCHG_GUARDED_BY(lock);
+  xchg_cache_metrics metrics XCHG_GUARDED_BY(lock); /* entries, retained, bytes_held: live */
+  int destroyed XCHG_GUARDED_BY(lock); /* the owner is gone; free with the last entry */
   int host_wanted;                    /* a host_dir was given, with sharing */
   host_store *host;                   /* NULL when it could not be opened */
   xchg_status host_open_status;       /* why host is NULL, and host_open_error */
   xchg_error host_open_error;
-  xchg_status host_status;            /* the last failure, for xchg_cache_host_error */
-  xchg_error host_error;
+  /* The last failure, for xchg_cache_host_error. */
+  xchg_status host_status XCHG_GUARDED_BY(lock);
+  xchg_error host_error XCHG_GUARDED_BY(lock);
 };
 
 struct xchg_cache_holder {
@@ -110,18 +113,18 @@ void cache_entry_unref(cache_entry *e);
  * mappings) to the owner's callbacks; unlocked. */
 void cache_account(xchg_cache *c, int64_t delta);
 void cache_account_shared(xchg_cache *c, int64_t shared);
-/* Finds or creates the entry for key (locked) and references it. */
-cache_entry *cache_entry_for(xchg_cache *c, const char *key);
+/* Finds or creates the entry for key and references it. */
+cache_entry *cache_entry_for_locked(xchg_cache *c, const char *key) XCHG_REQUIRES(c->lock);
 /* Detaches retained entries past their age, then, while the cache is over
  * its byte budget, the least recently released ones (onto *freed). */
-void cache_evict_locked(xchg_cache *c, int64_t now, cache_entry **freed);
+void cache_evict_locked(xchg_cache *c, int64_t now, cache_entry **freed) XCHG_REQUIRES(c->lock);
 /* Frees detached entries (unlocked), and the cache with its last entry
  * once its owner has destroyed it. */
 void cache_entries_free(xchg_cache *c, cache_entry *list);
-/* Waits (locked) for a change of e, asking cancel every wait_check_ms;
+/* Waits for a change of e, asking cancel every wait_check_ms;
  * returns non-zero when cancelled. */
-int cache_wait_for_change(xchg_cache *c, cache_entry *e, xchg_cancel_fn cancel, void *cancel_ctx,
-                          int64_t *next_check);
+int cache_wait_for_change_locked(xchg_cache *c, cache_entry *e, xchg_cancel_fn cancel,
+                                 void *cancel_ctx, int64_t *next_check) XCHG_REQUIRES(c->lock);
 
 /* ---- decoding (cache_decode.c) ---- */
 
@@ -154,27 +157,29 @@ xchg_status cache_decode_columns(const xchg_cache *c, const cache_entry *e,
                                  const xchg_broadcast *b, xchg_ipc_reader *first,
                                  const int64_t *columns, int64_t n, xchg_cancel_fn cancel,
                                  void *cancel_ctx, cache_decoded *d, xchg_error *err);
-/* Publishes a successful decode (locked); *added is the bytes added. */
-xchg_status cache_publish(xchg_cache *c, cache_entry *e, const int64_t *columns, cache_decoded *d,
-                          int64_t *added, xchg_error *err);
+/* Publishes a successful decode; *added is the bytes added. */
+xchg_status cache_publish_locked(xchg_cache *c, cache_entry *e, const int64_t *columns,
+                                 cache_decoded *d, int64_t *added, xchg_error *err)
+    XCHG_REQUIRES(c->lock);
 
 /* ---- the host store step (cache_host.c) ---- */
 
-/* The entry's host step (locked on entry and exit). */
-xchg_status cache_host_step(xchg_cache *c, cache_entry *e, const xchg_broadcast *b,
-                            xchg_cancel_fn cancel, void *cancel_ctx, xchg_error *err);
+/* The entry's host step. */
+xchg_status cache_host_step_locked(xchg_cache *c, cache_entry *e, const xchg_broadcast *b,
+                                   xchg_cancel_fn cancel, void *cancel_ctx, xchg_error *err)
+    XCHG_REQUIRES(c->lock);
 /* The bytes the entry decodes from: its segment, unless there is none or
  * reading it failed. */
 const xchg_broadcast *cache_entry_source(const cache_entry *e, const xchg_broadcast *b);
-/* After a failure reading from src (locked): falls back from the segment
+/* After a failure reading from src: falls back from the segment
  * to the bytes when it can (returns 1). */
-int cache_segment_failed_over(xchg_cache *c, cache_entry *e, const xchg_broadcast *src,
-                              xchg_status st, const xchg_error *err);
+int cache_segment_failed_over_locked(xchg_cache *c, cache_entry *e, const xchg_broadcast *src,
+                                     xchg_status st, const xchg_error *err) XCHG_REQUIRES(c->lock);
 
 /* ---- acquire (cache_acquire.c) ---- */
 
-/* A failed decode, counted (locked). */
-void cache_count_failure(xchg_cache *c, xchg_status st);
+/* A failed decode, counted. */
+void cache_count_failure_locked(xchg_cache *c, xchg_status st) XCHG_REQUIRES(c->lock);
 
 /* ---- export (cache_export.c) ---- */
 
