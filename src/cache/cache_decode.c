@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/broadcast_part.h"
 #include "cache/cache_internal.h"
 #include "ipc/reader_internal.h"
 
@@ -25,35 +26,6 @@ int cache_is_segment(const cache_entry *e, const xchg_broadcast *b) {
   return e->segment && b == host_segment_broadcast(e->segment);
 }
 
-/* Opens the IPC reader of part i: its encoded bytes, under the decoder's
- * cancel check, through its stream codec.  Parts are validated as the
- * cache's read options say, a mapped segment's too: a consumer could
- * fault on its offsets or indices, which no checksum covers.  With raw,
- * *raw is the source of the encoded bytes (owned by the reader). */
-xchg_status cache_open_part(const xchg_cache *c, const xchg_broadcast *b, int64_t i,
-                            xchg_cancel_fn cancel, void *cancel_ctx, xchg_ipc_reader **out,
-                            xchg_source **raw, xchg_error *err) {
-  xchg_source *src = NULL;
-  xchg_status st = b->open_part ? b->open_part(b->open_ctx, i, &src, err)
-                                : xchg_source_from_chunks(b->parts[i].chunks, b->parts[i].n_chunks,
-                                                          NULL, NULL, &src, err);
-  if (raw) *raw = src;
-  if (st == XCHG_OK && cancel) st = xchg_source_with_cancel(src, cancel, cancel_ctx, &src, err);
-  if (st == XCHG_OK && b->parts[i].codec != XCHG_STREAM_NONE) {
-    xchg_istream *is;
-    st = xchg_istream_open(src, b->parts[i].codec, NULL, &is, err);
-    if (st == XCHG_OK) st = xchg_source_from_istream(is, &src, err);
-  }
-  if (st == XCHG_OK) {
-    xchg_ipc_read_options opts = c->opts.read;
-    opts.on_message = NULL;
-    opts.on_message_ctx = NULL;
-    if ((st = xchg_ipc_reader_open(src, &opts, out, err)) == XCHG_OK) return XCHG_OK;
-  }
-  xchg_error_prefix(err, "part %lld: ", (long long)i);
-  return st;
-}
-
 /* The first step of a first decode: the schema, from part 0 (whose reader
  * is kept in *first for the decode that follows). */
 xchg_status cache_read_schema(const xchg_cache *c, const xchg_broadcast *b,
@@ -61,7 +33,7 @@ xchg_status cache_read_schema(const xchg_cache *c, const xchg_broadcast *b,
                               struct ArrowSchema *schema, xchg_error *err) {
   *first = NULL;
   if (b->n_parts == 0) return cache_schema_empty(schema, err);
-  xchg_status st = cache_open_part(c, b, 0, cancel, cancel_ctx, first, NULL, err);
+  xchg_status st = broadcast_open_part(b, 0, &c->opts.read, cancel, cancel_ctx, first, NULL, err);
   if (st == XCHG_OK) st = xchg_ipc_reader_schema(*first, schema, err);
   if (st != XCHG_OK) {
     xchg_ipc_reader_free(*first);
@@ -220,7 +192,7 @@ xchg_status cache_decode_columns(const xchg_cache *c, const cache_entry *e,
   for (int64_t p = 0; p < b->n_parts && st == XCHG_OK; p++) {
     xchg_ipc_reader *r = p == 0 ? first : NULL;
     first = NULL;
-    if (!r && (st = cache_open_part(c, b, p, cancel, cancel_ctx, &r, NULL, err)) != XCHG_OK)
+    if (!r && (st = broadcast_open_part(b, p, &c->opts.read, cancel, cancel_ctx, &r, NULL, err)) != XCHG_OK)
       break;
     struct ArrowSchema s;
     if ((st = xchg_ipc_reader_schema(r, &s, err)) == XCHG_OK) {

@@ -5,26 +5,6 @@
 
 /* ---- the host store ------------------------------------------------------ */
 
-typedef struct part_opener {
-  const xchg_cache *cache;
-  const xchg_broadcast *bytes;
-  xchg_cancel_fn cancel;
-  void *cancel_ctx;
-  xchg_source *raw; /* the encoded bytes of the part open last */
-} part_opener;
-
-static xchg_status open_part_for_host(void *ctx, int64_t part, xchg_ipc_reader **out,
-                                      xchg_error *err) {
-  part_opener *o = ctx;
-  return cache_open_part(o->cache, o->bytes, part, o->cancel, o->cancel_ctx, out, &o->raw, err);
-}
-
-static void part_read_for_host(void *ctx, int64_t *read, int64_t *size) {
-  const part_opener *o = ctx;
-  *read = (int64_t)xchg_source_position(o->raw);
-  *size = xchg_source_size(o->raw);
-}
-
 /* A host-store failure: counted; the entry reads its own bytes. */
 static void host_fell_back_locked(xchg_cache *c, xchg_status st, const xchg_error *why)
     XCHG_REQUIRES(c->lock) {
@@ -64,9 +44,7 @@ xchg_status cache_host_step_locked(xchg_cache *c, cache_entry *e, const xchg_bro
   xchg_error why = c->host_open_error;
   xchg_status st = XCHG_OK;
   if (c->host) {
-    part_opener opener = {c, b, cancel, cancel_ctx, NULL};
-    host_request req = {e->key, b->n_parts, open_part_for_host, part_read_for_host, &opener,
-                        cancel, cancel_ctx, c->opts.wait_check_ms};
+    host_request req = {e->key, b, &c->opts.read, cancel, cancel_ctx, c->opts.wait_check_ms};
     st = host_store_obtain(c->host, &req, &seg, &out, &why, err);
   }
   xchg_mutex_lock(&c->lock);

@@ -142,11 +142,6 @@ void cache_decoded_free(cache_decoded *d);
 /* Whether b is e's host segment (whose arrays may point into its mapping:
  * they are not compacted, and reading them is not a decode). */
 int cache_is_segment(const cache_entry *e, const xchg_broadcast *b);
-/* The IPC reader of part i of b, as the cache's read options say; with
- * raw, *raw is the source of its encoded bytes (owned by the reader). */
-xchg_status cache_open_part(const xchg_cache *c, const xchg_broadcast *b, int64_t i,
-                            xchg_cancel_fn cancel, void *cancel_ctx, xchg_ipc_reader **out,
-                            xchg_source **raw, xchg_error *err);
 /* The schema, from part 0, whose reader is kept in *first. */
 xchg_status cache_read_schema(const xchg_cache *c, const xchg_broadcast *b,
                               xchg_cancel_fn cancel, void *cancel_ctx, xchg_ipc_reader **first,

@@ -8,6 +8,7 @@
  * friends), opened once at open after its checks, so that the directory
  * cannot be swapped for another behind the store's back. */
 #define _GNU_SOURCE
+#include "cache/broadcast_part.h"
 #include "cache/host_segment.h"
 #include "cache/host_store.h"
 
@@ -427,6 +428,7 @@ typedef struct segment_writer {
   uint8_t *header;
   size_t header_bytes;
   uint64_t projected; /* the segment's size, when a part would not fit */
+  xchg_source *raw;   /* the encoded bytes of the part being written */
 } segment_writer;
 
 /* Whether the rest of the part being written will not fit (why then says
@@ -436,8 +438,7 @@ typedef struct segment_writer {
  * bytes so far. */
 static int part_will_not_fit(segment_writer *w, const host_request *req, int64_t part,
                              uint64_t written, xchg_error *why) {
-  int64_t read, size;
-  req->part_read(req->open_ctx, &read, &size);
+  int64_t read = (int64_t)xchg_source_position(w->raw), size = xchg_source_size(w->raw);
   struct statvfs v;
   if (size <= 0 || read <= 0 || read < size / 8 || fstatvfs(w->fd, &v) != 0) return 0;
   double rest = (double)written * (double)(size - read) / (double)read;
@@ -459,7 +460,8 @@ static xchg_status write_part(segment_writer *w, const host_request *req, int64_
   xchg_ipc_reader *r = NULL;
   xchg_ipc_writer *wr = NULL;
   struct ArrowSchema schema = {0};
-  xchg_status st = req->open_reader(req->open_ctx, i, &r, err);
+  xchg_status st = broadcast_open_part(req->bytes, i, req->read, req->cancel, req->cancel_ctx, &r,
+                                       &w->raw, err);
   if (st == XCHG_OK) st = xchg_ipc_reader_schema(r, &schema, err);
   if (st == XCHG_OK && lseek(w->fd, (off_t)w->at, SEEK_SET) < 0)
     *write_failed = xchg_errorf(why, XCHG_EIO, "host segment %s: seek: %s", w->name, strerror(errno));
@@ -502,7 +504,7 @@ static void finish_header(segment_writer *w, const host_request *req, uint64_t e
   h.size = end;
   h.header_bytes = w->header_bytes;
   h.key_len = strlen(req->key);
-  h.n_parts = (uint64_t)req->n_parts;
+  h.n_parts = (uint64_t)req->bytes->n_parts;
   memcpy(w->header, &h, sizeof h);
   memcpy(w->header + sizeof h, req->key, strlen(req->key));
   h.header_hash = segment_header_hash(w->header, w->header_bytes);
@@ -549,7 +551,8 @@ static xchg_status write_segment(host_store *s, const host_request *req, xchg_st
   hook(HOST_HOOK_WRITE, seg);
   unlinkat(s->dirfd, tmp, 0); /* a dead writer's: the lock is ours */
   segment_writer w = {-1, tmp, 0, 0, NULL,
-                      segment_header_size(strlen(req->key), (uint64_t)req->n_parts), 0};
+                      segment_header_size(strlen(req->key), (uint64_t)req->bytes->n_parts), 0,
+                      NULL};
   w.at = w.end = w.header_bytes;
   w.fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (w.fd < 0 || fchmod(w.fd, 0600) != 0 || flock(w.fd, LOCK_SH) != 0 ||
@@ -557,7 +560,7 @@ static xchg_status write_segment(host_store *s, const host_request *req, xchg_st
     *write_failed = xchg_errorf(why, XCHG_EIO, "host segment %s: cannot create: %s", tmp,
                                 strerror(errno));
   xchg_status st = XCHG_OK;
-  for (int64_t i = 0; i < req->n_parts && st == XCHG_OK && !*write_failed; i++)
+  for (int64_t i = 0; i < req->bytes->n_parts && st == XCHG_OK && !*write_failed; i++)
     st = write_part(&w, req, i, write_failed, why, err);
   if (st == XCHG_OK && !*write_failed) {
     finish_header(&w, req, w.end);

@@ -38,21 +38,16 @@ xchg_status host_store_open(const char *dir, int64_t retain_bytes, int64_t retai
 /* Drops the opener's reference (mapped segments keep their own). */
 void host_store_close(host_store *s);
 
-/* What the store needs from the cache to write a segment: the IPC reader
- * of part i of the broadcast's own bytes (decoding them, under the
- * acquirer's cancel check). */
-typedef xchg_status (*host_open_reader_fn)(void *ctx, int64_t part, xchg_ipc_reader **out,
-                                           xchg_error *err);
-/* How much of the encoded bytes of the part open last (whose reader is
- * open) were read: *read of *size (-1 when unknown). */
-typedef void (*host_part_read_fn)(void *ctx, int64_t *read, int64_t *size);
-
+/* What the store needs to write a segment: plain data, the broadcast's
+ * own bytes and how to read them, which it decodes itself (through
+ * broadcast_part.h, under the acquirer's cancel check).  Not callbacks
+ * into the cache: the cache calls the store and never the other way
+ * round, so that neither's locking or state depends on the other's (the
+ * cache's lock is never taken from inside the store). */
 typedef struct host_request {
   const char *key;
-  int64_t n_parts;
-  host_open_reader_fn open_reader;
-  host_part_read_fn part_read;
-  void *open_ctx; /* of both */
+  const xchg_broadcast *bytes;
+  const xchg_ipc_read_options *read;
   xchg_cancel_fn cancel;
   void *cancel_ctx;
   int64_t wait_check_ms;
@@ -67,7 +62,7 @@ typedef struct host_outcome {
 } host_outcome;
 
 /* The segment of req->key: mapped when published, else decoded (from
- * req's parts) by this process, published and mapped, waiting first for
+ * req->bytes) by this process, published and mapped, waiting first for
  * another process that is decoding it.  First, the segments that
  * retention lets go are removed (host_store_evict).  A write that fails
  * for lack of room records in the key's lock file the room it needed (at
