@@ -6,7 +6,9 @@
  * lifetime, waiting), cache_decode.c (reading parts, decoding, compaction,
  * publishing), cache_host.c (the host store step), cache_acquire.c
  * (xchg_cache_acquire and holders), cache_derived.c, cache_schema.c,
- * cache_export.c.
+ * cache_export.c; below them broadcast_part.c (a part's IPC reader) and
+ * the host store (host_store.c, host_segment.c), which calls nothing of
+ * the cache.
  *
  * One mutex per cache guards its table, its retained list, its metrics and
  * the state of every entry's slots (schema, layout, columns, derived
