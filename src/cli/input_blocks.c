@@ -18,6 +18,45 @@ static bool is_comet(xchg_source *src, xchg_stream_codec codec) {
   return comet;
 }
 
+static xchg_status open_reader(xchg_source *src, int64_t target_rows, bool no_columns, xchg_shuffle_reader **out,
+                               xchg_error *err) {
+  static const int64_t none[1] = {0};
+  xchg_shuffle_reader_options opts;
+  xchg_shuffle_reader_options_init(&opts);
+  opts.framing = XCHG_SHUFFLE_FRAMING_COMET;
+  opts.target_rows = target_rows;
+  if (no_columns) opts.columns = none; /* n_columns 0: row counts only */
+  xchg_status st = xchg_shuffle_reader_open(&opts, out, err);
+  if (st != XCHG_OK) {
+    xchg_source_free(src);
+    return st;
+  }
+  if ((st = xchg_shuffle_reader_add_source(*out, src, err)) != XCHG_OK) { /* takes src */
+    xchg_shuffle_reader_free(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+/* Blocks in memory (a mapped file) are read through once, no column
+ * decoded, before anything is written: a cut block, a bad codec tag or
+ * another schema fails before any output, as for plain IPC (input.c). */
+static xchg_status check_blocks(xchg_buf *memory, xchg_error *err) {
+  xchg_source *src;
+  xchg_shuffle_reader *probe;
+  xchg_status st = xchg_source_from_buf(memory, &src, err);
+  if (st == XCHG_OK) st = open_reader(src, XC_BLOCK_BATCH_ROWS, true, &probe, err);
+  if (st != XCHG_OK) return st;
+  struct ArrowSchema schema;
+  if ((st = xchg_shuffle_reader_schema(probe, &schema, err)) == XCHG_OK) schema.release(&schema);
+  for (struct ArrowArray batch; st == XCHG_OK;) {
+    if ((st = xchg_shuffle_reader_next(probe, &batch, err)) != XCHG_OK || batch.release == NULL) break;
+    batch.release(&batch);
+  }
+  xchg_shuffle_reader_free(probe);
+  return st;
+}
+
 xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int64_t target_rows,
                                  xchg_shuffle_reader **out, xchg_error *err) {
   *out = NULL;
@@ -30,19 +69,12 @@ xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int6
     xchg_source_free(src);
     return XCHG_OK;
   }
-  xchg_shuffle_reader_options opts;
-  xchg_shuffle_reader_options_init(&opts);
-  opts.framing = XCHG_SHUFFLE_FRAMING_COMET;
-  opts.target_rows = target_rows;
-  xchg_shuffle_reader *reader;
-  if ((st = xchg_shuffle_reader_open(&opts, &reader, err)) != XCHG_OK) {
+  xchg_buf *memory = xchg_source_memory(src);
+  st = memory != NULL ? check_blocks(memory, err) : XCHG_OK;
+  xchg_buf_unref(memory);
+  if (st != XCHG_OK) {
     xchg_source_free(src);
     return st;
   }
-  if ((st = xchg_shuffle_reader_add_source(reader, src, err)) != XCHG_OK) { /* takes src */
-    xchg_shuffle_reader_free(reader);
-    return st;
-  }
-  *out = reader;
-  return XCHG_OK;
+  return open_reader(src, target_rows, false, out, err);
 }
