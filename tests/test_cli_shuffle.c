@@ -8,6 +8,8 @@
  *  - Comet blocks are coalesced into batches of 8192 rows by default, of at
  *    least --batch-rows N rows when given (1, an odd number, more than the
  *    input), a block never split;
+ *  - `inspect` of Comet blocks says how many, of which codec, their rows,
+ *    wire bytes and the batches they coalesce into, in text and JSON;
  *  - a truncated last block, a bad codec tag, an empty input and a schema
  *    change between blocks are errors (naming the block) that leave no OUT. */
 #define _XOPEN_SOURCE 700
@@ -168,6 +170,31 @@ static void check_bad_blocks(void) {
   expect_refused("an empty input", bad, "--input-codec comet", "the input holds no block");
 }
 
+static void check_inspect(void) {
+  static const char *const codecs[] = {"none", "lz4", "zstd", "snappy"};
+  TMP_PATH(in, "in.comet");
+  for (int i = 0; i < 4; i++) {
+    gen_shuffle(in, "comet", codecs[i], 5);
+    long long size = 0;
+    tu_bytes b = tu_read_bytes(in);
+    size = (long long)b.size;
+    free(b.data);
+    char want[256];
+    snprintf(want, sizeof want, "\nblocks: 157 Comet blocks (%s), 10000 rows, ", codecs[i]);
+    char coalesced[] = " on the wire, coalesced into 2 batches of 8192 rows\n";
+    tu_cli_result r = run("inspect '%s'", in);
+    TU_CHECK(r.exit_code == 0 && strstr(r.out, want) && strstr(r.out, coalesced), "inspect of %s blocks: exit %d: %s%s",
+             codecs[i], r.exit_code, r.out, r.err);
+    tu_cli_result_free(&r);
+    snprintf(want, sizeof want, "\"blocks\": {\"count\": 157, \"rows\": 10000, \"wire_bytes\": %lld, \"batches\": 2, "
+             "\"batch_rows\": 8192, \"codecs\": {\"%s\": 157}}\n}\n", size, codecs[i]);
+    r = run("inspect --json '%s'", in);
+    TU_CHECK(r.exit_code == 0 && strstr(r.out, want), "inspect --json of %s blocks: exit %d: %s%s (want %s)", codecs[i],
+             r.exit_code, r.out, r.err, want);
+    tu_cli_result_free(&r);
+  }
+}
+
 int main(int argc, char **argv) {
   cli = tu_cli_path();
   if (mkdtemp(tmp) == NULL) {
@@ -177,6 +204,7 @@ int main(int argc, char **argv) {
   static const tu_case cases[] = {
       {"codecs", check_codecs},
       {"batch_rows", check_batch_rows},
+      {"inspect", check_inspect},
       {"bad_blocks", check_bad_blocks},
   };
   int rc = TU_MAIN(argc, argv, "cli_shuffle", cases);

@@ -104,6 +104,17 @@ void xc_input_close(xc_input *in);
 xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int64_t target_rows,
                                  xchg_shuffle_reader **out, xchg_error *err);
 
+/* What `inspect` says of a file of Comet blocks, read through the shuffle
+ * reader (no column decoded): blocks, rows, wire bytes, the batches of
+ * XC_BLOCK_BATCH_ROWS rows they coalesce into, and the blocks per codec
+ * tag (NONE, LZ4_, ZSTD, SNAP). */
+typedef struct xc_blocks_summary {
+  int64_t blocks, rows, wire_bytes, batches;
+  int64_t by_codec[4];
+} xc_blocks_summary;
+
+xchg_status xc_blocks_summarize(const char *path, xc_blocks_summary *out, xchg_error *err);
+
 /* Parses the value of --input-codec: -1 when it names a codec, else the
  * usage error's exit code (an ambiguous "lz4" or "snappy" says which to
  * choose). */

@@ -78,3 +78,44 @@ xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int6
   }
   return open_reader(src, target_rows, false, out, err);
 }
+
+/* Counts each block's codec tag (bytes 16..19 of its header), walking the
+ * length prefixes of blocks the shuffle reader has read whole. */
+static void count_codecs(const uint8_t *p, size_t size, xc_blocks_summary *s) {
+  static const char tags[4][5] = {"NONE", "LZ4_", "ZSTD", "SNAP"};
+  for (size_t at = 0; size - at >= 20;) {
+    uint64_t length = 0;
+    for (int k = 7; k >= 0; k--) length = length << 8 | p[at + (size_t)k];
+    for (int c = 0; c < 4; c++)
+      if (memcmp(p + at + 16, tags[c], 4) == 0) s->by_codec[c]++;
+    if (length > size - at - 8) break;
+    at += 8 + (size_t)length;
+  }
+}
+
+xchg_status xc_blocks_summarize(const char *path, xc_blocks_summary *out, xchg_error *err) {
+  memset(out, 0, sizeof *out);
+  xchg_source *src;
+  xchg_status st = xchg_source_open_file(path, XCHG_FILE_MMAP, &src, err);
+  if (st != XCHG_OK) return st;
+  xchg_buf *memory = xchg_source_memory(src);
+  xchg_shuffle_reader *reader;
+  if ((st = open_reader(src, XC_BLOCK_BATCH_ROWS, true, &reader, err)) != XCHG_OK) {
+    xchg_buf_unref(memory);
+    return st;
+  }
+  for (struct ArrowArray batch; st == XCHG_OK;) {
+    if ((st = xchg_shuffle_reader_next(reader, &batch, err)) != XCHG_OK || batch.release == NULL) break;
+    batch.release(&batch);
+  }
+  xchg_shuffle_reader_metrics m;
+  xchg_shuffle_reader_get_metrics(reader, &m);
+  xchg_shuffle_reader_free(reader);
+  out->blocks = m.blocks;
+  out->rows = m.rows;
+  out->wire_bytes = m.wire_bytes;
+  out->batches = m.batches;
+  if (st == XCHG_OK && memory != NULL) count_codecs(xchg_buf_data(memory), xchg_buf_size(memory), out);
+  xchg_buf_unref(memory);
+  return st;
+}
