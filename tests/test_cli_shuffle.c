@@ -10,6 +10,8 @@
  *    input), a block never split;
  *  - `inspect` of Comet blocks says how many, of which codec, their rows,
  *    wire bytes and the batches they coalesce into, in text and JSON;
+ *  - blocks whose header has no field count, and Comet blocks on standard
+ *    input, are read block by block and coalesced by the writer;
  *  - a truncated last block, a bad codec tag, an empty input and a schema
  *    change between blocks are errors (naming the block) that leave no OUT. */
 #define _XOPEN_SOURCE 700
@@ -101,6 +103,12 @@ static void check_codecs(void) {
     must_run("convert --input-codec comet", run("convert --input-codec comet - '%s' < '%s'", out, in));
     expect_same_rows(in, out, 10000, 2);
   }
+  /* Blocks without a field count in their header (xchg_stream_encode
+   * writes 0) are read block by block, and coalesced all the same. */
+  TMP_PATH(bc, "broadcast.comet");
+  must_run("gen broadcast --outer comet", run("gen broadcast '%s' --outer comet --rows 20000 -f", bc));
+  must_run("convert of blocks without a field count", run("convert '%s' '%s'", bc, out));
+  expect_same_rows(bc, out, 20000, -1);
   static const char *const body[] = {"none", "lz4", "zstd"};
   for (int i = 0; i < 3; i++) {
     gen_shuffle(in, "ipc", body[i], 5);
@@ -167,7 +175,7 @@ static void check_bad_blocks(void) {
   expect_refused("a schema change between blocks", bad, "", "block 157 (source 0, byte ");
   /* An empty input holds no block to convert. */
   TU_CHECK(tu_write_file(bad, "", 0) == 0, "cannot write %s", bad);
-  expect_refused("an empty input", bad, "--input-codec comet", "the input holds no block");
+  expect_refused("an empty input", bad, "--input-codec comet", "holds no IPC stream");
 }
 
 static void check_inspect(void) {

@@ -96,10 +96,12 @@ void xc_input_close(xc_input *in);
  * batches of about this many. */
 #define XC_BLOCK_BATCH_ROWS 8192
 
-/* Comet shuffle blocks (codec XCHG_STREAM_COMET, or XCHG_STREAM_AUTO and
- * a file on disk that begins with one): *out is a shuffle reader over
- * them, coalescing into batches of at least target_rows rows.  Any other
- * input: *out is NULL, and xc_input_open reads it.  Errors of the blocks
+/* A file on disk of Comet shuffle blocks (codec XCHG_STREAM_COMET, or
+ * XCHG_STREAM_AUTO and detected) whose first block states its field count:
+ * *out is a shuffle reader over them, coalescing into batches of at least
+ * target_rows rows, the file read through once first (no column decoded)
+ * so that a bad block fails before any output.  Any other input (standard
+ * input among them): *out is NULL, and xc_input_open reads it.  Errors of the blocks
  * name the block and its byte offset (xchg/shuffle.h). */
 xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int64_t target_rows,
                                  xchg_shuffle_reader **out, xchg_error *err);

@@ -2,20 +2,24 @@
  * (xchg/shuffle.h): the schema once, every block's rows coalesced into
  * batches of a target size, instead of one IPC reader per block. */
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 
-/* A Comet input: named so, or a mapped file whose first bytes say so.
- * Standard input cannot be looked at twice, so there only the name counts. */
-static bool is_comet(xchg_source *src, xchg_stream_codec codec) {
-  if (codec != XCHG_STREAM_AUTO) return codec == XCHG_STREAM_COMET;
+/* A file on disk of Comet blocks (named so, or detected) whose first block
+ * states its field count, as Comet writes it.  Standard input cannot be
+ * looked at twice, and a field count of 0 (xchg_stream_encode writes no
+ * count) would fail the shuffle reader's check: those go block by block
+ * (xc_input_open), coalesced by the writer. */
+static bool is_comet_file(xchg_source *src, xchg_stream_codec codec) {
   xchg_buf *memory = xchg_source_memory(src);
   if (memory == NULL) return false;
-  bool comet = xchg_buf_size(memory) > 0 &&
-               xchg_stream_codec_detect(xchg_buf_data(memory), xchg_buf_size(memory)) == XCHG_STREAM_COMET;
+  const uint8_t *p = xchg_buf_data(memory);
+  size_t size = xchg_buf_size(memory);
+  bool comet = size >= 20 && (codec == XCHG_STREAM_COMET || xchg_stream_codec_detect(p, size) == XCHG_STREAM_COMET);
+  uint64_t field_count = 0;
+  for (int k = 15; comet && k >= 8; k--) field_count = field_count << 8 | p[k];
   xchg_buf_unref(memory);
-  return comet;
+  return comet && field_count != 0;
 }
 
 static xchg_status open_reader(xchg_source *src, int64_t target_rows, bool no_columns, xchg_shuffle_reader **out,
@@ -62,10 +66,10 @@ xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int6
   *out = NULL;
   if (codec != XCHG_STREAM_AUTO && codec != XCHG_STREAM_COMET) return XCHG_OK;
   xchg_source *src;
-  xchg_status st = strcmp(path, "-") != 0 ? xchg_source_open_file(path, XCHG_FILE_MMAP, &src, err)
-                                          : xchg_source_from_fd(STDIN_FILENO, 0, &src, err);
+  if (strcmp(path, "-") == 0) return XCHG_OK;
+  xchg_status st = xchg_source_open_file(path, XCHG_FILE_MMAP, &src, err);
   if (st != XCHG_OK) return st;
-  if (!is_comet(src, codec)) {
+  if (!is_comet_file(src, codec)) {
     xchg_source_free(src);
     return XCHG_OK;
   }
