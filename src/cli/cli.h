@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 
+#include "xchg/shuffle.h"
 #include "xchg/stream.h"
 #include "xchg/xchg.h"
 
@@ -89,6 +90,32 @@ int64_t xc_input_comet_field_count(const xc_input *in);
 void xc_input_locate_error(const xc_input *in, xchg_error *err);
 
 void xc_input_close(xc_input *in);
+
+/* The rows a Comet input's blocks are coalesced into when no --batch-rows
+ * is given: Comet's blocks are tiny (tens of rows), and a reader wants
+ * batches of about this many. */
+#define XC_BLOCK_BATCH_ROWS 8192
+
+/* A file on disk of Comet shuffle blocks (codec XCHG_STREAM_COMET, or
+ * XCHG_STREAM_AUTO and detected) whose first block states its field count:
+ * *out is a shuffle reader over them, coalescing into batches of at least
+ * target_rows rows, the file read through once first (no column decoded)
+ * so that a bad block fails before any output.  Any other input (standard
+ * input among them): *out is NULL, and xc_input_open reads it.  Errors of the blocks
+ * name the block and its byte offset (xchg/shuffle.h). */
+xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int64_t target_rows,
+                                 xchg_shuffle_reader **out, xchg_error *err);
+
+/* What `inspect` says of a file of Comet blocks, read through the shuffle
+ * reader (no column decoded): blocks, rows, wire bytes, the batches of
+ * XC_BLOCK_BATCH_ROWS rows they coalesce into, and the blocks per codec
+ * tag (NONE, LZ4_, ZSTD, SNAP). */
+typedef struct xc_blocks_summary {
+  int64_t blocks, rows, wire_bytes, batches;
+  int64_t by_codec[4];
+} xc_blocks_summary;
+
+xchg_status xc_blocks_summarize(const char *path, xc_blocks_summary *out, xchg_error *err);
 
 /* Parses the value of --input-codec: -1 when it names a codec, else the
  * usage error's exit code (an ambiguous "lz4" or "snappy" says which to

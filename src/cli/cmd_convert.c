@@ -20,11 +20,17 @@ static const char convert_help[] =
     "Reads Arrow IPC (IN, '-' for standard input: a file or stream, any body\n"
     "compression, in a stream codec or not) and writes it again to OUT ('-' for\n"
     "standard output).  An input holding several IPC streams one after another\n"
-    "is written as one: they must have the same schema.\n\n"
+    "is written as one: they must have the same schema.  Comet shuffle blocks\n"
+    "(--input-codec comet, or detected in a file) are written as one IPC\n"
+    "stream, their rows coalesced into batches of at least --batch-rows rows\n"
+    "(default 8192; a block is never split): a file of blocks that state\n"
+    "their field count is read by the shuffle reader, through once before\n"
+    "anything is written; others block by block.\n\n"
     "  --compression C the output's body compression: none (default), lz4\n"
     "                    (LZ4 frame) or zstd\n"
     "  --level N       compression level (default: the codec's)\n"
     "  --batch-rows N  coalesce small batches into batches of about N rows\n"
+    "                  (default: batches as in the input; Comet blocks: 8192)\n"
     "                  (batches are merged, never split; dictionaries that\n"
     "                  differ are kept in separate batches)\n"
     "  --file          write the IPC file format\n"
@@ -172,11 +178,56 @@ static xchg_status copy_input(xc_input *in, xchg_ipc_reader *reader, xchg_ipc_wr
   return st;
 }
 
+/* Comet blocks through the shuffle reader: their rows coalesced, one IPC
+ * stream (or file) out; nothing is left at OUT after a failure. */
+static int convert_blocks(const convert_args *a, xchg_shuffle_reader *reader) {
+  xchg_error err;
+  struct ArrowSchema schema;
+  xchg_status st = xchg_shuffle_reader_schema(reader, &schema, &err);
+  if (st != XCHG_OK) {
+    xchg_shuffle_reader_free(reader);
+    return xc_runtime_error(a->in, err.message);
+  }
+  xc_output o;
+  if (xc_output_open(&o, a->out, a->in, a->force, &err) != XCHG_OK) {
+    schema.release(&schema);
+    xchg_shuffle_reader_free(reader);
+    xc_output_discard(&o);
+    return xc_output_error(&o, err.message);
+  }
+  xchg_ipc_writer *w;
+  st = xchg_ipc_writer_open(&schema, &a->write, xc_output_write, &o, &w, &err);
+  schema.release(&schema);
+  bool failed_input = false;
+  while (st == XCHG_OK) {
+    struct ArrowArray batch;
+    if ((st = xchg_shuffle_reader_next(reader, &batch, &err)) != XCHG_OK) {
+      failed_input = true;
+      break;
+    }
+    if (batch.release == NULL) break;
+    st = xchg_ipc_writer_write(w, &batch, &err);
+    batch.release(&batch);
+  }
+  if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
+  xchg_ipc_writer_free(w);
+  xchg_shuffle_reader_free(reader);
+  if (st == XCHG_OK) st = xc_output_commit(&o, &err);
+  xc_output_discard(&o);
+  if (st != XCHG_OK) return failed_input ? xc_runtime_error(a->in, err.message) : xc_output_error(&o, err.message);
+  return XC_EXIT_OK;
+}
+
 int xc_cmd_convert(int argc, char **argv) {
   convert_args a;
   int rc = parse_args(argc, argv, &a);
   if (rc >= 0) return rc;
   xchg_error err;
+  xchg_shuffle_reader *blocks;
+  int64_t target = a.write.coalesce_rows > 0 ? a.write.coalesce_rows : XC_BLOCK_BATCH_ROWS;
+  if (xc_input_open_blocks(a.in, a.input_codec, target, &blocks, &err) != XCHG_OK)
+    return xc_runtime_error(a.in, err.message);
+  if (blocks != NULL) return convert_blocks(&a, blocks);
   xc_input in;
   convert_progress progress = {.in = &in};
   xc_progress_init(&progress.line, "convert", "bytes", xc_path_size(a.in), !strcmp(a.out, "-"));
@@ -187,6 +238,8 @@ int xc_cmd_convert(int argc, char **argv) {
   xchg_ipc_reader *r = NULL;
   struct ArrowSchema schema = {0};
   xchg_status st = xc_input_open(&in, a.in, a.input_codec, true, &err);
+  /* Comet blocks read one by one (standard input): coalesced by the writer. */
+  if (in.codec == XCHG_STREAM_COMET && a.write.coalesce_rows == 0) a.write.coalesce_rows = XC_BLOCK_BATCH_ROWS;
   if (st == XCHG_OK) st = xc_input_next(&in, &read_opts, &r, &err);
   if (st == XCHG_OK && r == NULL) st = xchg_errorf(&err, XCHG_EFORMAT, "holds no IPC stream to convert");
   if (st == XCHG_OK) st = xchg_ipc_reader_schema(r, &schema, &err);

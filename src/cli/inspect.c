@@ -27,6 +27,9 @@ static const char inspect_help[] =
     "    its kind, index, byte offset (from the start of its IPC stream, in\n"
     "    decoded bytes), rows, metadata and body bytes, body compression,\n"
     "    metadata version, dictionary id and delta flag, custom metadata.\n"
+    "  - for a file of Comet shuffle blocks, a last line as the shuffle reader\n"
+    "    reads them: blocks, their codecs, rows, wire bytes and the batches of\n"
+    "    8192 rows they coalesce into (as `xchg convert` writes them).\n"
     "Sizes from 1 KiB up show as \"1.5 MiB (1572864 B)\".\n\n"
     "  --messages      list every message\n"
     "  --json          one JSON document instead of text (sizes in bytes):\n"
@@ -42,7 +45,9 @@ static const char inspect_help[] =
     "                    \"custom_metadata\"}]}], \"totals\": {\"streams\", \"record_batches\",\n"
     "                    \"rows\", \"dictionary_batches\", \"metadata_bytes\",\n"
     "                    \"body_bytes\"}, \"codec_bytes\": {\"compressed\", \"decoded\"}\n"
-    "                    (null for plain IPC)}\n"
+    "                    (null for plain IPC), and for a file of Comet blocks \"blocks\":\n"
+    "                    {\"count\", \"rows\", \"wire_bytes\", \"batches\", \"batch_rows\",\n"
+    "                    \"codecs\": {codec: blocks}}}\n"
     "  --rows          the input is length-prefixed rows (a u32 little-endian\n"
     "                    length, then the row's bytes), as Gluten's sort shuffle\n"
     "                    writes them, usually in an --input-codec (lz4-frame, zstd):\n"
@@ -488,11 +493,51 @@ static void print_input_totals_json(xs *out, const xc_input *in, const stream_st
   if (in->stream != NULL && in->codec != XCHG_STREAM_NONE) {
     xchg_istream_metrics m;
     xchg_istream_get_metrics(in->stream, &m);
-    xs_printf(out, "{\"compressed\": %lld, \"decoded\": %lld}\n}\n", (long long)m.compressed_bytes,
+    xs_printf(out, "{\"compressed\": %lld, \"decoded\": %lld}", (long long)m.compressed_bytes,
               (long long)m.decompressed_bytes);
   } else {
-    xs_puts(out, "null\n}\n");
+    xs_puts(out, "null");
   }
+}
+
+static const char *const block_codecs[4] = {"none", "lz4", "zstd", "snappy"};
+
+/* "157 Comet blocks (lz4), 10000 rows, 101 KiB (103461 B) on the wire,
+ * coalesced into 2 batches of 8192 rows". */
+static void print_blocks(xs *out, const xc_blocks_summary *b) {
+  xs_puts(out, "blocks: ");
+  count(out, b->blocks, "Comet block", "Comet blocks");
+  const char *sep = " (";
+  for (int c = 0; c < 4; c++) {
+    if (b->by_codec[c] == 0) continue;
+    xs_printf(out, "%s%s", sep, block_codecs[c]);
+    if (b->by_codec[c] != b->blocks) xs_printf(out, " %lld", (long long)b->by_codec[c]);
+    sep = ", ";
+  }
+  xs_printf(out, "%s, %lld rows, ", sep[0] == ',' ? ")" : "", (long long)b->rows);
+  xc_human_size(out, b->wire_bytes);
+  xs_printf(out, " on the wire, coalesced into %lld batch%s of %d rows\n", (long long)b->batches,
+            b->batches == 1 ? "" : "es", XC_BLOCK_BATCH_ROWS);
+}
+
+static void print_blocks_json(xs *out, const xc_blocks_summary *b) {
+  xs_printf(out, ",\n  \"blocks\": {\"count\": %lld, \"rows\": %lld, \"wire_bytes\": %lld, \"batches\": %lld, "
+            "\"batch_rows\": %d, \"codecs\": {", (long long)b->blocks, (long long)b->rows, (long long)b->wire_bytes,
+            (long long)b->batches, XC_BLOCK_BATCH_ROWS);
+  for (int c = 0, n = 0; c < 4; c++)
+    if (b->by_codec[c] > 0) xs_printf(out, "%s\"%s\": %lld", n++ ? ", " : "", block_codecs[c], (long long)b->by_codec[c]);
+  xs_puts(out, "}}");
+}
+
+/* A file of Comet blocks: the blocks as the shuffle reader reads them. */
+static xchg_status inspect_blocks(xs *out, const char *path, const xc_input *in, const inspect_opts *opt,
+                                  xchg_error *err) {
+  if (in->codec != XCHG_STREAM_COMET || in->streams == 0 || strcmp(path, "-") == 0) return XCHG_OK;
+  xc_blocks_summary b;
+  xchg_status st = xc_blocks_summarize(path, &b, err);
+  if (st == XCHG_OK && opt->json) print_blocks_json(out, &b);
+  else if (st == XCHG_OK) print_blocks(out, &b);
+  return st;
 }
 
 static void print_header(xs *out, const char *path, const xc_input *in, const inspect_opts *opt) {
@@ -525,6 +570,8 @@ static int inspect(const char *path, xchg_stream_codec codec, const inspect_opts
   while (st == XCHG_OK && !at_end) st = inspect_stream(&in, opt, &out, &sum, &at_end, &err);
   if (st == XCHG_OK && opt->json) print_input_totals_json(&out, &in, &sum);
   else if (st == XCHG_OK) print_input_totals(&out, &in, &sum);
+  if (st == XCHG_OK) st = inspect_blocks(&out, path, &in, opt, &err);
+  if (st == XCHG_OK && opt->json) xs_puts(&out, "\n}\n");
   if (st == XCHG_OK && xs_failed(&out)) st = xchg_errorf(&err, XCHG_ENOMEM, "out of memory");
   int rc = XC_EXIT_OK;
   if (st != XCHG_OK) {

@@ -1,0 +1,125 @@
+/* input_blocks.c — Comet shuffle blocks read through the shuffle reader
+ * (xchg/shuffle.h): the schema once, every block's rows coalesced into
+ * batches of a target size, instead of one IPC reader per block. */
+#include <string.h>
+
+#include "cli/cli.h"
+
+/* A file on disk of Comet blocks (named so, or detected) whose first block
+ * states its field count, as Comet writes it.  Standard input cannot be
+ * looked at twice, and a field count of 0 (xchg_stream_encode writes no
+ * count) would fail the shuffle reader's check: those go block by block
+ * (xc_input_open), coalesced by the writer. */
+static bool is_comet_file(xchg_source *src, xchg_stream_codec codec) {
+  xchg_buf *memory = xchg_source_memory(src);
+  if (memory == NULL) return false;
+  const uint8_t *p = xchg_buf_data(memory);
+  size_t size = xchg_buf_size(memory);
+  bool comet = size >= 20 && (codec == XCHG_STREAM_COMET || xchg_stream_codec_detect(p, size) == XCHG_STREAM_COMET);
+  uint64_t field_count = 0;
+  for (int k = 15; comet && k >= 8; k--) field_count = field_count << 8 | p[k];
+  xchg_buf_unref(memory);
+  return comet && field_count != 0;
+}
+
+static xchg_status open_reader(xchg_source *src, int64_t target_rows, bool no_columns, xchg_shuffle_reader **out,
+                               xchg_error *err) {
+  static const int64_t none[1] = {0};
+  xchg_shuffle_reader_options opts;
+  xchg_shuffle_reader_options_init(&opts);
+  opts.framing = XCHG_SHUFFLE_FRAMING_COMET;
+  opts.target_rows = target_rows;
+  if (no_columns) opts.columns = none; /* n_columns 0: row counts only */
+  xchg_status st = xchg_shuffle_reader_open(&opts, out, err);
+  if (st != XCHG_OK) {
+    xchg_source_free(src);
+    return st;
+  }
+  if ((st = xchg_shuffle_reader_add_source(*out, src, err)) != XCHG_OK) { /* takes src */
+    xchg_shuffle_reader_free(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+/* Blocks in memory (a mapped file) are read through once, no column
+ * decoded, before anything is written: a cut block, a bad codec tag or
+ * another schema fails before any output, as for plain IPC (input.c). */
+static xchg_status check_blocks(xchg_buf *memory, xchg_error *err) {
+  xchg_source *src;
+  xchg_shuffle_reader *probe;
+  xchg_status st = xchg_source_from_buf(memory, &src, err);
+  if (st == XCHG_OK) st = open_reader(src, XC_BLOCK_BATCH_ROWS, true, &probe, err);
+  if (st != XCHG_OK) return st;
+  struct ArrowSchema schema;
+  if ((st = xchg_shuffle_reader_schema(probe, &schema, err)) == XCHG_OK) schema.release(&schema);
+  for (struct ArrowArray batch; st == XCHG_OK;) {
+    if ((st = xchg_shuffle_reader_next(probe, &batch, err)) != XCHG_OK || batch.release == NULL) break;
+    batch.release(&batch);
+  }
+  xchg_shuffle_reader_free(probe);
+  return st;
+}
+
+xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int64_t target_rows,
+                                 xchg_shuffle_reader **out, xchg_error *err) {
+  *out = NULL;
+  if (codec != XCHG_STREAM_AUTO && codec != XCHG_STREAM_COMET) return XCHG_OK;
+  xchg_source *src;
+  if (strcmp(path, "-") == 0) return XCHG_OK;
+  xchg_status st = xchg_source_open_file(path, XCHG_FILE_MMAP, &src, err);
+  if (st != XCHG_OK) return st;
+  if (!is_comet_file(src, codec)) {
+    xchg_source_free(src);
+    return XCHG_OK;
+  }
+  xchg_buf *memory = xchg_source_memory(src);
+  st = memory != NULL ? check_blocks(memory, err) : XCHG_OK;
+  xchg_buf_unref(memory);
+  if (st != XCHG_OK) {
+    xchg_source_free(src);
+    return st;
+  }
+  return open_reader(src, target_rows, false, out, err);
+}
+
+/* Counts each block's codec tag (bytes 16..19 of its header), walking the
+ * length prefixes of blocks the shuffle reader has read whole. */
+static void count_codecs(const uint8_t *p, size_t size, xc_blocks_summary *s) {
+  static const char tags[4][5] = {"NONE", "LZ4_", "ZSTD", "SNAP"};
+  for (size_t at = 0; size - at >= 20;) {
+    uint64_t length = 0;
+    for (int k = 7; k >= 0; k--) length = length << 8 | p[at + (size_t)k];
+    for (int c = 0; c < 4; c++)
+      if (memcmp(p + at + 16, tags[c], 4) == 0) s->by_codec[c]++;
+    if (length > size - at - 8) break;
+    at += 8 + (size_t)length;
+  }
+}
+
+xchg_status xc_blocks_summarize(const char *path, xc_blocks_summary *out, xchg_error *err) {
+  memset(out, 0, sizeof *out);
+  xchg_source *src;
+  xchg_status st = xchg_source_open_file(path, XCHG_FILE_MMAP, &src, err);
+  if (st != XCHG_OK) return st;
+  xchg_buf *memory = xchg_source_memory(src);
+  xchg_shuffle_reader *reader;
+  if ((st = open_reader(src, XC_BLOCK_BATCH_ROWS, true, &reader, err)) != XCHG_OK) {
+    xchg_buf_unref(memory);
+    return st;
+  }
+  for (struct ArrowArray batch; st == XCHG_OK;) {
+    if ((st = xchg_shuffle_reader_next(reader, &batch, err)) != XCHG_OK || batch.release == NULL) break;
+    batch.release(&batch);
+  }
+  xchg_shuffle_reader_metrics m;
+  xchg_shuffle_reader_get_metrics(reader, &m);
+  xchg_shuffle_reader_free(reader);
+  out->blocks = m.blocks;
+  out->rows = m.rows;
+  out->wire_bytes = m.wire_bytes;
+  out->batches = m.batches;
+  if (st == XCHG_OK && memory != NULL) count_codecs(xchg_buf_data(memory), xchg_buf_size(memory), out);
+  xchg_buf_unref(memory);
+  return st;
+}

@@ -1,0 +1,221 @@
+/* tests/test_cli_shuffle.c — `xchg convert` of Comet shuffle blocks (as
+ * `xchg gen shuffle --format comet` writes them) goes through the shuffle
+ * reader (issue 21):
+ *  - for every Comet codec (none, lz4, zstd, snappy), and for concatenated
+ *    IPC streams, the converted output holds every value of the input:
+ *    `cat` of it equals `cat` of the input (read block by block), and its
+ *    row count is the input's;
+ *  - Comet blocks are coalesced into batches of 8192 rows by default, of at
+ *    least --batch-rows N rows when given (1, an odd number, more than the
+ *    input), a block never split;
+ *  - `inspect` of Comet blocks says how many, of which codec, their rows,
+ *    wire bytes and the batches they coalesce into, in text and JSON;
+ *  - blocks whose header has no field count, and Comet blocks on standard
+ *    input, are read block by block and coalesced by the writer;
+ *  - a truncated last block, a bad codec tag, an empty input and a schema
+ *    change between blocks are errors (naming the block) that leave no OUT. */
+#define _XOPEN_SOURCE 700
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "support/cli_run.h"
+#include "support/testutil.h"
+
+static const char *cli;
+static char tmp[] = "/tmp/test_cli_shuffle_XXXXXX";
+
+static tu_cli_result run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static tu_cli_result run(const char *fmt, ...) {
+  char args[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  tu_cli_result r;
+  if (!tu_cli_run(cli, args, &r)) {
+    TU_CHECK(0, "run: %s", args);
+    r.out = strdup("");
+    r.err = strdup("");
+    r.out_len = 0;
+    r.exit_code = -2;
+  }
+  return r;
+}
+
+/* char var[] = tmp/name */
+#define TMP_PATH(var, name) \
+  char var[4200];           \
+  snprintf(var, sizeof var, "%s/%s", tmp, name)
+
+static void must_run(const char *what, tu_cli_result r) {
+  TU_CHECK(r.exit_code == 0, "%s: exit %d: %s", what, r.exit_code, r.err);
+  tu_cli_result_free(&r);
+}
+
+/* The record batch count `inspect` gives for an IPC stream, -1 if none. */
+static long long batches_of(const char *path, long long want_rows) {
+  tu_cli_result r = run("inspect '%s'", path);
+  long long batches = -1, rows = -1;
+  const char *summary = strstr(r.out, "summary: ");
+  const char *comma = summary != NULL ? strchr(summary, ',') : NULL;
+  if (r.exit_code != 0 || comma == NULL || sscanf(summary, "summary: %lld record batch", &batches) != 1 ||
+      sscanf(comma, ", %lld rows", &rows) != 1)
+    TU_CHECK(0, "inspect %s: exit %d: %s%s", path, r.exit_code, r.out, r.err);
+  TU_CHECK(rows == want_rows, "%s: %lld rows, want %lld", path, rows, want_rows);
+  tu_cli_result_free(&r);
+  return batches;
+}
+
+/* `cat` of out prints what `cat` of in does, and out has rows rows in
+ * want_batches batches (-1: any count). */
+static void expect_same_rows(const char *in, const char *out, long long rows, long long want_batches) {
+  tu_cli_result a = run("cat '%s' --format json", in);
+  tu_cli_result b = run("cat '%s' --format json", out);
+  TU_CHECK(a.exit_code == 0 && b.exit_code == 0 && a.out_len > 0 && a.out_len == b.out_len &&
+               memcmp(a.out, b.out, a.out_len) == 0,
+           "cat of %s (%zu bytes) and of %s (%zu bytes) differ: %s%s", in, a.out_len, out, b.out_len, a.err, b.err);
+  tu_cli_result_free(&a);
+  tu_cli_result_free(&b);
+  long long batches = batches_of(out, rows);
+  TU_CHECK(want_batches < 0 || batches == want_batches, "%s: %lld batches, want %lld", out, batches, want_batches);
+}
+
+/* 10000 rows in blocks of 64: 157 blocks, the last of 16 rows. */
+static void gen_shuffle(const char *path, const char *format, const char *codec, int columns) {
+  char what[4400];
+  snprintf(what, sizeof what, "gen shuffle %s %s %d", format, codec, columns);
+  must_run(what, run("gen shuffle '%s' --format %s --compression %s --rows 10000 --block-rows 64 --columns %d -f", path,
+                     format, codec, columns));
+}
+
+static void check_codecs(void) {
+  static const char *const codecs[] = {"none", "lz4", "zstd", "snappy"};
+  TMP_PATH(in, "in.comet");
+  TMP_PATH(out, "out.arrow");
+  for (int i = 0; i < 4; i++) {
+    gen_shuffle(in, "comet", codecs[i], 5);
+    must_run("convert", run("convert '%s' '%s'", in, out));
+    expect_same_rows(in, out, 10000, 2); /* 128 blocks make 8192 rows, then the rest */
+    must_run("convert --input-codec comet", run("convert --input-codec comet - '%s' < '%s'", out, in));
+    expect_same_rows(in, out, 10000, 2);
+  }
+  /* Blocks without a field count in their header (xchg_stream_encode
+   * writes 0) are read block by block, and coalesced all the same. */
+  TMP_PATH(bc, "broadcast.comet");
+  must_run("gen broadcast --outer comet", run("gen broadcast '%s' --outer comet --rows 20000 -f", bc));
+  must_run("convert of blocks without a field count", run("convert '%s' '%s'", bc, out));
+  expect_same_rows(bc, out, 20000, -1);
+  static const char *const body[] = {"none", "lz4", "zstd"};
+  for (int i = 0; i < 3; i++) {
+    gen_shuffle(in, "ipc", body[i], 5);
+    must_run("convert of IPC streams", run("convert '%s' '%s' --batch-rows 8192", in, out));
+    expect_same_rows(in, out, 10000, -1);
+  }
+}
+
+static void check_batch_rows(void) {
+  TMP_PATH(in, "in.comet");
+  TMP_PATH(out, "out.arrow");
+  gen_shuffle(in, "comet", "lz4", 5);
+  static const struct { long long rows, batches; } cases[] = {
+      {1, 157}, {7, 157}, {65, 79}, {127, 79}, {128, 79}, {129, 53}, {20000, 1}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    must_run("convert --batch-rows", run("convert '%s' '%s' --batch-rows %lld", in, out, cases[i].rows));
+    expect_same_rows(in, out, 10000, cases[i].batches);
+  }
+}
+
+/* convert of in fails, its error saying needle, and leaves no OUT. */
+static void expect_refused(const char *what, const char *in, const char *extra, const char *needle) {
+  TMP_PATH(out, "refused.arrow");
+  unlink(out);
+  tu_cli_result r = run("convert '%s' '%s' %s", in, out, extra);
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, needle) != NULL && access(out, F_OK) != 0,
+           "%s: exit %d, OUT %s, stderr %s (want %s)", what, r.exit_code, access(out, F_OK) == 0 ? "written" : "absent",
+           r.err, needle);
+  tu_cli_result_free(&r);
+  r = run("convert '%s' - %s", in, extra);
+  TU_CHECK(r.exit_code == 1 && r.out_len == 0, "%s to standard output: exit %d, %zu bytes written", what, r.exit_code,
+           r.out_len);
+  tu_cli_result_free(&r);
+}
+
+static void check_bad_blocks(void) {
+  TMP_PATH(in, "in.comet");
+  TMP_PATH(bad, "bad.comet");
+  gen_shuffle(in, "comet", "lz4", 5);
+  tu_bytes b = tu_read_bytes(in);
+  TU_CHECK(b.data != NULL && b.size > 40, "cannot read %s", in);
+  if (b.data == NULL || b.size <= 40) return;
+  /* The last block cut short by 3 bytes. */
+  TU_CHECK(tu_write_file(bad, b.data, b.size - 3) == 0, "cannot write %s", bad);
+  expect_refused("a truncated last block", bad, "", "block 156 (source 0, byte ");
+  /* The second block's codec tag (bytes 16..19 of its header) unknown. */
+  uint64_t first = 0;
+  for (int k = 7; k >= 0; k--) first = first << 8 | b.data[k];
+  TU_CHECK(first + 8 + 20 < b.size, "the first block's length %llu", (unsigned long long)first);
+  if (first + 8 + 20 < b.size) memcpy(b.data + 8 + first + 16, "XXXX", 4);
+  TU_CHECK(tu_write_file(bad, b.data, b.size) == 0, "cannot write %s", bad);
+  char want[64];
+  snprintf(want, sizeof want, "block 1 (source 0, byte %llu)", (unsigned long long)(first + 8));
+  expect_refused("a bad codec tag", bad, "--input-codec comet", want);
+  free(b.data);
+  /* Blocks of 5 columns, then blocks of 3. */
+  TMP_PATH(three, "three.comet");
+  gen_shuffle(three, "comet", "lz4", 3);
+  tu_bytes mixed = tu_read_bytes(in), tail = tu_read_bytes(three);
+  tu_bytes_append(&mixed, tail.data, tail.size);
+  TU_CHECK(tu_write_file(bad, mixed.data, mixed.size) == 0, "cannot write %s", bad);
+  free(mixed.data);
+  free(tail.data);
+  expect_refused("a schema change between blocks", bad, "", "block 157 (source 0, byte ");
+  /* An empty input holds no block to convert. */
+  TU_CHECK(tu_write_file(bad, "", 0) == 0, "cannot write %s", bad);
+  expect_refused("an empty input", bad, "--input-codec comet", "holds no IPC stream");
+}
+
+static void check_inspect(void) {
+  static const char *const codecs[] = {"none", "lz4", "zstd", "snappy"};
+  TMP_PATH(in, "in.comet");
+  for (int i = 0; i < 4; i++) {
+    gen_shuffle(in, "comet", codecs[i], 5);
+    long long size = 0;
+    tu_bytes b = tu_read_bytes(in);
+    size = (long long)b.size;
+    free(b.data);
+    char want[256];
+    snprintf(want, sizeof want, "\nblocks: 157 Comet blocks (%s), 10000 rows, ", codecs[i]);
+    char coalesced[] = " on the wire, coalesced into 2 batches of 8192 rows\n";
+    tu_cli_result r = run("inspect '%s'", in);
+    TU_CHECK(r.exit_code == 0 && strstr(r.out, want) && strstr(r.out, coalesced), "inspect of %s blocks: exit %d: %s%s",
+             codecs[i], r.exit_code, r.out, r.err);
+    tu_cli_result_free(&r);
+    snprintf(want, sizeof want, "\"blocks\": {\"count\": 157, \"rows\": 10000, \"wire_bytes\": %lld, \"batches\": 2, "
+             "\"batch_rows\": 8192, \"codecs\": {\"%s\": 157}}\n}\n", size, codecs[i]);
+    r = run("inspect --json '%s'", in);
+    TU_CHECK(r.exit_code == 0 && strstr(r.out, want), "inspect --json of %s blocks: exit %d: %s%s (want %s)", codecs[i],
+             r.exit_code, r.out, r.err, want);
+    tu_cli_result_free(&r);
+  }
+}
+
+int main(int argc, char **argv) {
+  cli = tu_cli_path();
+  if (mkdtemp(tmp) == NULL) {
+    perror("test_cli_shuffle: mkdtemp");
+    return 1;
+  }
+  static const tu_case cases[] = {
+      {"codecs", check_codecs},
+      {"batch_rows", check_batch_rows},
+      {"inspect", check_inspect},
+      {"bad_blocks", check_bad_blocks},
+  };
+  int rc = TU_MAIN(argc, argv, "cli_shuffle", cases);
+  tu_run("rm -rf '%s'", tmp);
+  return rc;
+}
