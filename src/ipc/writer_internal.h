@@ -47,4 +47,49 @@ int wr_nested_dictionaries_extend(const ipc_field *f, int as_value, const ipc_ar
 /* Bytes held by the buffers of a, children and dictionaries included. */
 int64_t wr_array_bytes(const ipc_array *a);
 
+/* ---- the body of a batch (src/ipc/writer_body.c) ---- */
+
+static inline int64_t wr_align_up(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
+
+/* Stores the low `size` bytes of v at p, little-endian. */
+static inline void wr_put_le(uint8_t *p, uint64_t v, int size) {
+  for (int i = 0; i < size; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* One piece of a message body, written padded to the alignment. */
+typedef struct wr_body_piece {
+  const uint8_t *prefix; /* 8 bytes or NULL */
+  const uint8_t *data;
+  int64_t size;
+} wr_body_piece;
+
+typedef struct wr_out_buffer wr_out_buffer;
+
+/* The field nodes, buffers and variadic buffer counts of a batch. */
+typedef struct wr_batch_layout {
+  uint8_t *nodes;        /* 16 bytes per FieldNode */
+  int64_t n_nodes, cap_nodes;
+  wr_out_buffer *buffers;
+  int64_t n_buffers, cap_buffers;
+  int64_t *variadic;
+  int64_t n_variadic, cap_variadic;
+  int oom;
+} wr_batch_layout;
+
+/* Lays out field f of a (a normalised array) in IPC order; on a failed
+ * allocation l->oom is set. */
+void wr_lay_out(wr_batch_layout *l, const ipc_field *f, int as_value, const ipc_array *a);
+
+/* Frees what l holds and empties it. */
+void wr_layout_free(wr_batch_layout *l);
+
+/* Swaps (for big-endian output) and compresses every buffer of l, on
+ * opts->pool when there is one and the work is worth it. */
+xchg_status wr_prepare_buffers(const xchg_ipc_write_options *opts, wr_batch_layout *l, xchg_error *err);
+
+/* Adds a RecordBatch table describing l (buffers prepared) to b; returns
+ * the body pieces (l->n_buffers of them) and length. */
+fb_ref wr_record_batch_build(const xchg_ipc_write_options *opts, fbb *b, int64_t length, wr_batch_layout *l,
+                             wr_body_piece *pieces, int64_t *body_length);
+
 #endif
