@@ -1,0 +1,120 @@
+/* coalesce_internal.h — what the files of the coalescer share:
+ * coalesce.c (the coalescer, reading a wire batch's buffers and layout)
+ * and coalesce_append.c (appending a field's span, type by type). */
+#ifndef XCHG_SHUFFLE_COALESCE_INTERNAL_H
+#define XCHG_SHUFFLE_COALESCE_INTERNAL_H
+
+#include <stddef.h>
+
+#include "shuffle/coalesce.h"
+
+#define OUT_BUFFERS 3
+
+typedef struct out_buf {
+  xchg_buf *buf;
+  size_t size, cap;
+  size_t last; /* size at the last finish: the first reservation of the next batch */
+} out_buf;
+
+/* One field of the output batch. */
+typedef struct out_node {
+  int64_t length, null_count;
+  int validity; /* b[0] holds a validity bitmap (made at the first null) */
+  out_buf b[OUT_BUFFERS];
+} out_node;
+
+/* What an append changes, to undo it. */
+typedef struct out_mark {
+  int64_t length, null_count;
+  int validity;
+  size_t size[OUT_BUFFERS];
+} out_mark;
+
+typedef struct flat_field {
+  const ipc_field *f;
+  int64_t kids, n_kids; /* kids[kids .. kids + n_kids): flat indices of its children */
+  int8_t child_of[128]; /* unions: the child of each type id, or -1 */
+} flat_field;
+
+/* Scratch memory for values read before they are placed: one block,
+ * grown (between batches) to hold what the largest batch needed. */
+typedef struct scratch_chunk {
+  struct scratch_chunk *next;
+  max_align_t data[];
+} scratch_chunk;
+
+typedef struct scratch {
+  uint8_t *main;
+  size_t cap, used, extra;
+  scratch_chunk *chunks;
+} scratch;
+
+struct coalescer {
+  const ipc_schema *schema;
+  const xchg_ipc_read_options *opts;
+  int64_t target_rows;
+  flat_field *fields;
+  int64_t n_fields;
+  int64_t *kids;
+  int64_t *top; /* flat index of each top-level column */
+  int64_t *buf_at, *n_var; /* per field, for the batch being appended */
+  out_node *out;
+  out_mark *marks;
+  int64_t rows;
+  scratch scratch;
+  /* The batch being appended. */
+  const wire_batch *b;
+  int64_t decoded;  /* bytes its compressed buffers declared so far */
+  int64_t hint;     /* first reservations: this many times what the batch needs */
+  int overflow;     /* an offset would pass what it addresses */
+  const ipc_field *at; /* named in errors */
+  xchg_error *err;
+};
+
+/* The length and null count of node i of wire batch b. */
+static inline void coalesce_node_of(const wire_batch *b, int64_t i, int64_t *length, int64_t *nulls) {
+  const uint8_t *node = fb_vector_elem(&b->nodes, (uint32_t)i);
+  *length = (int64_t)fb_load_u64(node);
+  *nulls = (int64_t)fb_load_u64(node + 8);
+}
+
+/* Field fi's i-th child, as a flat index. */
+static inline int64_t coalesce_kid(const coalescer *c, int64_t fi, int64_t i) {
+  return c->kids[c->fields[fi].kids + i];
+}
+
+/* Reports "field 'f', buffer K: <what>" (no buffer when buffer is -1). */
+xchg_status coalesce_fail(coalescer *c, int64_t buffer, xchg_status st, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Reports that the output's 32-bit offsets cannot address `total` values. */
+xchg_status coalesce_overflow(coalescer *c, int64_t total);
+
+/* n bytes of the scratch arena, reset between batches; NULL when memory
+ * runs out. */
+void *coalesce_scratch_alloc(scratch *s, size_t n);
+
+/* Room for `extra` more bytes at the end of o: where they go, or NULL
+ * when memory runs out (reported). */
+uint8_t *coalesce_reserve(coalescer *c, out_buf *o, size_t extra);
+
+/* The size buffer k of the batch being appended decodes to. */
+xchg_status coalesce_decoded_size(coalescer *c, int64_t k, int64_t *size);
+
+/* Buffer k's decoded bytes [from, from + n) into dst. */
+xchg_status coalesce_put_bytes(coalescer *c, int64_t k, int64_t from, int64_t n, uint8_t *dst);
+
+/* Buffer k to read values from: at least `need` bytes of them. */
+xchg_status coalesce_values_of(coalescer *c, int64_t k, int64_t need, const char *what,
+                               const uint8_t **p);
+
+/* n values of `width` bytes from value `from`, in bytes, without
+ * overflowing. */
+xchg_status coalesce_span_bytes(coalescer *c, int64_t from, int64_t n, int64_t width, int64_t *start,
+                                int64_t *count);
+
+/* Appends rows [off, off+n) of field fi's node in the batch being
+ * appended to its output node. */
+xchg_status coalesce_append_field(coalescer *c, int64_t fi, int64_t off, int64_t n);
+
+#endif
