@@ -17,7 +17,7 @@
  * the checks of values and sizes, and the index in the message's buffer
  * list in the checks of the metadata (ranges, compressed lengths).
  *
- * Rule (src/ipc/decode.c)                         -> function (types)                     modes
+ * Rule (src/ipc/decode*.c)                        -> function (types)                     modes
  * offsets: first >= 0; last <= data bytes / child
  *   rows; last >= first                           -> offsets_case (utf8, binary,         both
  * offsets never decrease                             large_utf8, large_binary, list,     full

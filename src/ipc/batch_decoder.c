@@ -3,7 +3,7 @@
  *
  * Each payload is a short run of messages over a seekable source of known
  * size.  Its messages are read here (framing and Message flatbuffer), its
- * dictionaries and record batches decoded by decode.c's steps.  Three ways:
+ * dictionaries and record batches decoded by decode.h's steps.  Three ways:
  *   - no pool: one payload after another, each from reading to export, so
  *     that what one frees serves the next;
  *   - sources read by copying (a JVM heap array), at least as many as the

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/mutants/validation.py — proves that the tests guard every
-validation rule: of the reader (src/ipc/decode.c and the message framing
-of src/ipc/framing.c, group "reader", guarded by tests/test_validation.c) and of the stream codecs (src/codec/, group
+validation rule: of the reader (src/ipc/decode.c, src/ipc/decode_validate.c
+and the message framing of src/ipc/framing.c, group "reader", guarded by tests/test_validation.c) and of the stream codecs (src/codec/, group
 "codecs", guarded by tests/test_stream_codecs.c, test_codec_trailer.c,
 test_limits.c and test_codec_rules.c).  Each mutant below removes one check
 (one condition made false, or one size check skipped), the group's tests
@@ -33,10 +33,14 @@ READER = [
     ("variadic count <= buffers", "if (*n < 0 || *n > (int64_t)d->buffers.count)", "if (*n < 0)"),
     ("compressed length present", "if (raw->size < 8)", "if (0)"),
     ("compressed length >= 0", "if (size < 0) return fail", "if (0) return fail"),
-    ("record batch length >= 0", 'if (*length < 0) return fail(d, -1, XCHG_EFORMAT, "record batch length', 'if (0) return fail(d, -1, XCHG_EFORMAT, "record batch length'),
+    ("record batch length >= 0", 'if (*length < 0) return ipc_decode_fail(d, -1, XCHG_EFORMAT, "record batch length', 'if (0) return ipc_decode_fail(d, -1, XCHG_EFORMAT, "record batch length'),
     ("column rows == batch length", "root->children[k]->length != length && !dictionary_values", "0"),
     ("all nodes and buffers used", "(d.next_node != d.nodes.count || d.next_buffer != d.buffers.count)", "(d.next_node != d.nodes.count)"),
     ("union null_count 0", "if (nulls != 0 && !legacy)", "if (0)"),
+]
+
+# (rule, text in src/ipc/decode_validate.c, replacement)
+VALIDATE = [
     ("validity present", "if (!a->buffers[0].data)", "if (0)"),
     ("validity size", 'need_size(d, a, 0, bitmap_bytes(a->length), 1, "validity")', "XCHG_OK"),
     ("null_count == bitmap nulls", "if (a->length - set != a->null_count)", "if (0)"),
@@ -68,7 +72,7 @@ READER = [
     ("union type id declared", "if (id < 0 || child_of[id] < 0)", "if (id < 0)"),
     ("dense union offset >= 0", "if (off < 0 || off >= child_len)", "if (off >= child_len)"),
     ("dense union offset < child rows", "if (off < 0 || off >= child_len)", "if (off < 0)"),
-    ("run-end null_count 0", "if (a->null_count != 0)\n    return fail(d, -1, XCHG_EFORMAT, \"a run-end", "if (0)\n    return fail(d, -1, XCHG_EFORMAT, \"a run-end"),
+    ("run-end null_count 0", "if (a->null_count != 0)\n    return ipc_decode_fail(d, -1, XCHG_EFORMAT, \"a run-end", "if (0)\n    return ipc_decode_fail(d, -1, XCHG_EFORMAT, \"a run-end"),
     ("run-end values >= run ends", "if (values->length < ends->length || ends->null_count != 0)", "if (ends->null_count != 0)"),
     ("run ends present", "if (ends->length == 0)\n", "if (0)\n"),
     ("last run end >= length", "if (last < a->length)", "if (0)"),
@@ -149,7 +153,8 @@ MESSAGE = [
 ]
 
 GROUPS = {
-    "reader": ({"src/ipc/decode.c": READER, "src/ipc/framing.c": FRAMING, "src/ipc/message.c": MESSAGE},
+    "reader": ({"src/ipc/decode.c": READER, "src/ipc/decode_validate.c": VALIDATE,
+                "src/ipc/framing.c": FRAMING, "src/ipc/message.c": MESSAGE},
                ["test_validation"]),
     "codecs": (CODECS, ["test_stream_codecs", "test_codec_trailer", "test_limits", "test_codec_rules"]),
 }

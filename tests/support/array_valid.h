@@ -1,6 +1,6 @@
 /* tests/support/array_valid.h — the structural rules of the Arrow columnar
  * format, checked on a C Data Interface array, as an oracle independent of
- * the reader's own validation (src/ipc/decode.c).
+ * the reader's own validation (src/ipc/decode_validate.c).
  *
  * Checked at every level (children and dictionaries included): length and
  * null_count in range; null_count equal to the nulls of the validity
