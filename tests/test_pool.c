@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "buf/pool_internal.h"
+#include "base/pool_internal.h"
 #include "support/testutil.h"
 #include "xchg/pool.h"
 

@@ -23,7 +23,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "buf/lock.h"
+#include "base/lock.h"
 #include "cache/host_store.h"
 #include "ipc/array.h"
 #include "xchg/cache.h"

@@ -18,7 +18,7 @@
 #ifndef XCHG_IPC_READAHEAD_H
 #define XCHG_IPC_READAHEAD_H
 
-#include "buf/pool_internal.h"
+#include "base/pool_internal.h"
 #include "ipc/decode.h"
 
 #define READAHEAD_BATCHES 64 /* batches held at most */

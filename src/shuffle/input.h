@@ -17,7 +17,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include "buf/pool_internal.h"
+#include "base/pool_internal.h"
 #include "xchg/shuffle.h"
 #include "xchg/stream.h"
 

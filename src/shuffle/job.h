@@ -9,7 +9,7 @@
 #ifndef XCHG_SHUFFLE_JOB_H
 #define XCHG_SHUFFLE_JOB_H
 
-#include "buf/pool_internal.h"
+#include "base/pool_internal.h"
 #include "ipc/dictionary.h"
 #include "ipc/framing.h"
 #include "shuffle/coalesce.h"

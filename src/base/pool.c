@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf/pool_internal.h"
+#include "base/pool_internal.h"
 
 typedef pool_loop job;
 
