@@ -1,12 +1,13 @@
-/* inspect_rows.c — `xchg inspect --rows`: a stream of length-prefixed rows
+/* cmd_inspect_rows.c — `xchg inspect --rows`: a stream of length-prefixed rows
  * (a u32 little-endian length, then that many bytes), as Gluten's sort
  * shuffle writes them, read with xchg_row_reader. */
 #include <stdio.h>
 
 #include "cli/cli.h"
 #include "cli/output.h"
-#include "cli/strbuf.h"
-#include "cli/values.h"
+#include "cli/render/size.h"
+#include "cli/render/strbuf.h"
+#include "cli/render/values.h"
 #include "xchg/rows.h"
 
 #define SIZE_CLASSES 33 /* 0 B, then [2^k, 2^(k+1)) for k = 0..31 */
