@@ -1,4 +1,4 @@
-/* bench.h — `xchg bench <name> [args]`: benchmarks built into the CLI.
+/* bench.h — `xchg bench <name> [args]`: benchmarks linked into the xchg executable.
  *
  * Each benchmark is a function int xchg_bench_<name>(int argc, char **argv)
  * in bench/bench_<name>.c (argv[0] is the benchmark's name), listed by one
