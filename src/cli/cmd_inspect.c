@@ -548,16 +548,7 @@ static int inspect(const char *path, xchg_stream_codec codec, const inspect_opts
   else if (st == XCHG_OK) print_input_totals(&out, &in, &sum);
   if (st == XCHG_OK) st = inspect_blocks(&out, path, &in, opt, &err);
   if (st == XCHG_OK && opt->json) xs_puts(&out, "\n}\n");
-  if (st == XCHG_OK && xs_failed(&out)) st = xchg_errorf(&err, XCHG_ENOMEM, "out of memory");
-  int rc = XC_EXIT_OK;
-  if (st != XCHG_OK) {
-    rc = xc_runtime_error(path, err.message);
-  } else {
-    out.sink = stdout;
-    xs_flush(&out);
-    if (xs_write_error(&out) != 0) rc = xc_write_error("-", xs_write_error(&out));
-  }
-  xs_free(&out);
+  int rc = xc_print_report(&out, st, path, &err);
   xc_input_close(&in);
   return rc;
 }
