@@ -1,11 +1,12 @@
 /* cli.h — pieces shared by the commands of the `xchg` tool.
  *
  * Files of src/cli: a command's file is cmd_<command>.c (cmd_inspect_rows.c:
- * `inspect --rows`), declared here; what several commands share has a
- * plain name (input.c, input_blocks.c, output.c, progress.c; dispatch.c
- * finds the command, command.h); render/ is the rendering library
- * (xchg_cli_render: values, nested columns, types, CSV/JSON rows, Arrow
- * JSON, sizes), which includes nothing of src/cli outside render/.
+ * `inspect --rows`), its entry point declared below; cmd_writer.h holds
+ * what the commands that write IPC share.  Plumbing that all commands use
+ * has a plain name (input.c, input_blocks.c, output.c, progress.c), and
+ * dispatch.c finds the command (command.h).  render/ is the rendering
+ * library (xchg_cli_render: values, nested columns, types, CSV/JSON rows,
+ * Arrow JSON, sizes), which includes nothing of src/cli outside render/.
  *
  * Exit codes: 0 success, 1 a runtime error (bad input, I/O), 2 a usage
  * error.  Runtime errors print as "xchg: <file>: <message>". */
