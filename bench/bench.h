@@ -1,13 +1,18 @@
-/* bench.h — `xchg bench <name> [args]`: benchmarks built into the CLI.
+/* bench.h — `xchg bench <name> [args]`: benchmarks linked into the xchg executable.
  *
  * Each benchmark is a function int xchg_bench_<name>(int argc, char **argv)
- * in bench/<name>.c (argv[0] is the benchmark's name), listed by one line in
- * XCHG_BENCHMARKS in bench/bench_main.c.  It returns a process exit code. */
+ * in bench/bench_<name>.c (argv[0] is the benchmark's name), listed by one
+ * line in XCHG_BENCHMARKS in bench/bench_main.c.  It returns a process exit
+ * code.  The benchmarks sit above the CLI: this library (xchg_bench) uses
+ * libxchg and src/gen, and joins the CLI's command table as one more
+ * command (src/app/main.c). */
 #ifndef XCHG_BENCH_H
 #define XCHG_BENCH_H
 
-/* Runs the benchmark named argv[1] (argv[0] is "bench"); with no name or an
- * unknown one, lists the benchmarks. */
-int xchg_bench_main(int argc, char **argv);
+#include "cli/command.h"
+
+/* `xchg bench`: runs the benchmark named argv[1] (argv[0] is "bench");
+ * with no name or an unknown one, lists the benchmarks. */
+extern const xc_command xchg_bench_command;
 
 #endif

@@ -36,7 +36,7 @@ static void list_benchmarks(FILE *out) {
     fprintf(out, "  %-12s %s\n", b->name, b->description);
 }
 
-int xchg_bench_main(int argc, char **argv) {
+static int bench_main(int argc, char **argv) {
   if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
     list_benchmarks(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
@@ -47,3 +47,6 @@ int xchg_bench_main(int argc, char **argv) {
   list_benchmarks(stderr);
   return 2;
 }
+
+const xc_command xchg_bench_command = {"bench", "run a named benchmark ('xchg bench' lists them)",
+                                       bench_main};

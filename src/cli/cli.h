@@ -1,5 +1,13 @@
 /* cli.h — pieces shared by the commands of the `xchg` tool.
  *
+ * Files of src/cli: a command's file is cmd_<command>.c (cmd_inspect_rows.c:
+ * `inspect --rows`), its entry point declared below; cmd_writer.h holds
+ * what the commands that write IPC share.  Plumbing that all commands use
+ * has a plain name (input.c, input_blocks.c, output.c, progress.c), and
+ * dispatch.c finds the command (command.h).  render/ is the rendering
+ * library (xchg_cli_render: values, nested columns, types, CSV/JSON rows,
+ * Arrow JSON, sizes), which includes nothing of src/cli outside render/.
+ *
  * Exit codes: 0 success, 1 a runtime error (bad input, I/O), 2 a usage
  * error.  Runtime errors print as "xchg: <file>: <message>". */
 #ifndef XCHG_CLI_CLI_H
@@ -16,6 +24,8 @@ enum { XC_EXIT_OK = 0, XC_EXIT_ERROR = 1, XC_EXIT_USAGE = 2 };
 /* Commands: argv[0] is the command name. */
 int xc_cmd_inspect(int argc, char **argv);
 int xc_cmd_cat(int argc, char **argv);
+int xc_cmd_convert(int argc, char **argv);
+int xc_cmd_gen(int argc, char **argv);
 
 /* `xchg inspect --rows`: length-prefixed rows (Gluten's sort shuffle) in
  * path, decoded by codec (auto-detected, passed through when plain): the
@@ -134,13 +144,6 @@ void xc_deprecated_option(const char *command, const char *old, const char *now)
   "                    the first bytes, plain IPC when no codec's magic matches).\n"       \
   "                    A codec stream may hold several IPC streams one after\n"           \
   "                    another: all of them are read.\n"
-
-/* A byte count for people: "760 B", from 1 KiB up "1.50 MiB (1572864 B)". */
-struct xs;
-void xc_human_size(struct xs *out, int64_t bytes);
-
-/* "codec lz4-java: 1.17 KiB (1201 B) compressed, 2.08 KiB (2128 B) decoded". */
-void xc_print_codec_bytes(struct xs *out, const xchg_istream *s);
 
 /* How errors name an input: the path, or "<stdin>" for "-". */
 const char *xc_input_label(const char *path);

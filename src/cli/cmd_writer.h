@@ -1,14 +1,12 @@
-/* cmd_writer.h — the commands that write Arrow IPC: `xchg convert`
- * (src/cli/cmd_convert.c) and `xchg gen` (src/cli/cmd_gen.c). */
+/* cmd_writer.h — what the commands that write Arrow IPC share: `xchg
+ * convert` (src/cli/cmd_convert.c, which defines these) and `xchg gen`
+ * (src/cli/cmd_gen.c). */
 #ifndef XCHG_CLI_CMD_WRITER_H
 #define XCHG_CLI_CMD_WRITER_H
 
 #include <stdbool.h>
 
 #include "xchg/codec.h"
-
-int xc_cmd_convert(int argc, char **argv);
-int xc_cmd_gen(int argc, char **argv);
 
 /* "none", "lz4" (or "lz4-frame"), "zstd"; 0, or -1 for an unknown name. */
 int xc_parse_codec(const char *name, xchg_block_codec *out);

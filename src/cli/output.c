@@ -28,6 +28,20 @@ int xc_write_error(const char *path, int errnum) {
   return XC_EXIT_ERROR;
 }
 
+int xc_print_report(xs *out, xchg_status st, const char *path, xchg_error *err) {
+  if (st == XCHG_OK && xs_failed(out)) st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  int rc = XC_EXIT_OK;
+  if (st != XCHG_OK) {
+    rc = xc_runtime_error(path, err->message);
+  } else {
+    out->sink = stdout;
+    xs_flush(out);
+    if (xs_write_error(out) != 0) rc = xc_write_error("-", xs_write_error(out));
+  }
+  xs_free(out);
+  return rc;
+}
+
 int xc_output_error(const xc_output *o, const char *message) {
   if (o->write_errno != 0) return xc_write_error(o->path, o->write_errno);
   fflush(stdout);

@@ -29,6 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cli/render/strbuf.h"
 #include "xchg/xchg.h"
 
 typedef struct xc_output {
@@ -49,6 +50,13 @@ xchg_status xc_output_open(xc_output *o, const char *path, const char *input, bo
  * (`xchg cat IN >> IN` would read what it appends) prints the error and
  * returns XC_EXIT_ERROR. */
 int xc_refuse_stdout_input(const char *input);
+
+/* Ends a report held in memory until its input was read through (inspect),
+ * so that a failure prints nothing but the error: prints out on standard
+ * output when st is XCHG_OK and out lacks nothing (out of memory is an
+ * error in err), else the error about path; frees out and returns the
+ * exit code. */
+int xc_print_report(xs *out, xchg_status st, const char *path, xchg_error *err);
 
 /* An xchg_write_fn (ctx: the xc_output): writes all n bytes or fails. */
 xchg_status xc_output_write(void *ctx, const void *data, size_t n, xchg_error *err);

@@ -6,8 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
-#include "cli/strbuf.h"
+#include "cli/render/size.h"
+#include "cli/render/strbuf.h"
 #include "codec/helpers.h"
 
 #define BAR_WIDTH 30

@@ -1,10 +1,10 @@
 /* node.c — building checked column trees and reading their elements. */
-#include "cli/node.h"
+#include "cli/render/node.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/keys.h"
+#include "cli/render/keys.h"
 #include "codec/helpers.h"
 
 /* ---- shape of an exported array, by type --------------------------------- */

@@ -1,11 +1,11 @@
 /* rows.c — CSV and JSON Lines rendering of rows. */
-#include "cli/rows.h"
+#include "cli/render/rows.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/keys.h"
-#include "cli/values.h"
+#include "cli/render/keys.h"
+#include "cli/render/values.h"
 
 /* Follows dictionaries, unions and run-end encoding down to the node and
  * index that hold the value of element i.  Returns false when a reference

@@ -6,14 +6,14 @@
  * the run's value.  Nested values are JSON: lists and list views as arrays,
  * structs as objects, maps as arrays of {"key": k, "value": v}.  In CSV, a
  * null is an empty field and an empty string is "". */
-#ifndef XCHG_CLI_ROWS_H
-#define XCHG_CLI_ROWS_H
+#ifndef XCHG_CLI_RENDER_ROWS_H
+#define XCHG_CLI_RENDER_ROWS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cli/node.h"
-#include "cli/strbuf.h"
+#include "cli/render/node.h"
+#include "cli/render/strbuf.h"
 #include "xchg/pool.h"
 
 typedef enum xc_row_format { XC_ROWS_CSV, XC_ROWS_JSON } xc_row_format;

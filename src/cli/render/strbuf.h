@@ -11,8 +11,8 @@
  * With xs_write_behind, a thread of its own writes each flushed chunk
  * while the caller formats the next one, so that the time a write takes
  * (into a file, a pipe) overlaps the work that produces the output. */
-#ifndef XCHG_CLI_STRBUF_H
-#define XCHG_CLI_STRBUF_H
+#ifndef XCHG_CLI_RENDER_STRBUF_H
+#define XCHG_CLI_RENDER_STRBUF_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -10,14 +10,14 @@
  * format has no way to say that a stream replaced a dictionary: that is an
  * XCHG_ENOTSUP error rather than earlier batches shown with the wrong
  * values. */
-#ifndef XCHG_CLI_ARROW_JSON_H
-#define XCHG_CLI_ARROW_JSON_H
+#ifndef XCHG_CLI_RENDER_ARROW_JSON_H
+#define XCHG_CLI_RENDER_ARROW_JSON_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cli/node.h"
-#include "cli/strbuf.h"
+#include "cli/render/node.h"
+#include "cli/render/strbuf.h"
 
 typedef struct xc_arrow_json {
   xs *out;

@@ -11,13 +11,13 @@
  *
  * Indices: "logical" indices count elements of the array (0..length-1);
  * accessors add array->offset themselves. */
-#ifndef XCHG_CLI_NODE_H
-#define XCHG_CLI_NODE_H
+#ifndef XCHG_CLI_RENDER_NODE_H
+#define XCHG_CLI_RENDER_NODE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cli/types.h"
+#include "cli/render/types.h"
 #include "xchg/arrow_c.h"
 #include "xchg/error.h"
 

@@ -4,13 +4,13 @@
  * parsed view (ipc/schema_view.h), so that the writers switch on a small
  * enum instead of re-reading strings; here it renders types readably
  * ("timestamp[us, tz=UTC]") for `xchg inspect`. */
-#ifndef XCHG_CLI_TYPES_H
-#define XCHG_CLI_TYPES_H
+#ifndef XCHG_CLI_RENDER_TYPES_H
+#define XCHG_CLI_RENDER_TYPES_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cli/strbuf.h"
+#include "cli/render/strbuf.h"
 #include "ipc/schema_view.h"
 #include "xchg/arrow_c.h"
 #include "xchg/error.h"

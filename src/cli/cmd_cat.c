@@ -1,15 +1,15 @@
-/* cat.c — `xchg cat FILE|- [--columns a,b] [--limit N] [--format F]`. */
+/* cmd_cat.c — `xchg cat FILE|- [--columns a,b] [--limit N] [--format F]`. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/arrow_json.h"
+#include "cli/render/arrow_json.h"
 #include "cli/cli.h"
-#include "cli/node.h"
+#include "cli/render/node.h"
 #include "cli/output.h"
 #include "cli/progress.h"
-#include "cli/rows.h"
+#include "cli/render/rows.h"
 
 static const char cat_help[] =
     "usage: xchg cat FILE|- [--columns a,b,...] [--limit N] [--format csv|json|arrow-json]\n"

@@ -1,12 +1,13 @@
-/* inspect_rows.c — `xchg inspect --rows`: a stream of length-prefixed rows
+/* cmd_inspect_rows.c — `xchg inspect --rows`: a stream of length-prefixed rows
  * (a u32 little-endian length, then that many bytes), as Gluten's sort
  * shuffle writes them, read with xchg_row_reader. */
 #include <stdio.h>
 
 #include "cli/cli.h"
 #include "cli/output.h"
-#include "cli/strbuf.h"
-#include "cli/values.h"
+#include "cli/render/size.h"
+#include "cli/render/strbuf.h"
+#include "cli/render/values.h"
 #include "xchg/rows.h"
 
 #define SIZE_CLASSES 33 /* 0 B, then [2^k, 2^(k+1)) for k = 0..31 */
@@ -84,16 +85,7 @@ int xc_inspect_rows(const char *path, xchg_stream_codec codec, int64_t head) {
   xchg_status st = read_rows(r, &out, head, &z, &err);
   if (st == XCHG_OK) print_sizes(&out, &z);
   if (st == XCHG_OK && used != XCHG_STREAM_NONE) xc_print_codec_bytes(&out, s);
-  if (st == XCHG_OK && xs_failed(&out)) st = xchg_errorf(&err, XCHG_ENOMEM, "out of memory");
-  int rc = XC_EXIT_OK;
-  if (st != XCHG_OK) {
-    rc = xc_runtime_error(path, err.message);
-  } else {
-    out.sink = stdout;
-    xs_flush(&out);
-    if (xs_write_error(&out) != 0) rc = xc_write_error("-", xs_write_error(&out));
-  }
-  xs_free(&out);
+  int rc = xc_print_report(&out, st, path, &err);
   xchg_row_reader_free(r);
   return rc;
 }

@@ -1,11 +1,11 @@
 /* arrow_json.c — Arrow integration JSON: schema, batches, dictionaries. */
-#include "cli/arrow_json.h"
+#include "cli/render/arrow_json.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/values.h"
+#include "cli/render/values.h"
 
 static void put_string(xs *s, const char *text) {
   xv_json_string(s, (const uint8_t *)text, (int64_t)strlen(text));

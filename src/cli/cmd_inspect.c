@@ -1,13 +1,14 @@
-/* inspect.c — `xchg inspect FILE|-`: what is in an Arrow IPC input. */
+/* cmd_inspect.c — `xchg inspect FILE|-`: what is in an Arrow IPC input. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/output.h"
-#include "cli/strbuf.h"
-#include "cli/types.h"
-#include "cli/values.h"
+#include "cli/render/size.h"
+#include "cli/render/strbuf.h"
+#include "cli/render/types.h"
+#include "cli/render/values.h"
 
 static const char inspect_help[] =
     "usage: xchg inspect FILE|- [--messages] [--json] [--input-codec C]\n"
@@ -137,32 +138,7 @@ static const char *kind_name(xchg_message_kind kind) {
   return "unknown";
 }
 
-/* ---- sizes and counts ------------------------------------------------------ */
-
-void xc_human_size(xs *out, int64_t bytes) {
-  static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  if (bytes < 1024) {
-    xs_printf(out, "%lld B", (long long)bytes);
-    return;
-  }
-  double v = (double)bytes / 1024;
-  int u = 0;
-  while (v >= 1024 && u + 1 < (int)(sizeof units / sizeof units[0])) {
-    v /= 1024;
-    u++;
-  }
-  xs_printf(out, "%.*f %s (%lld B)", v < 10 ? 2 : v < 100 ? 1 : 0, v, units[u], (long long)bytes);
-}
-
-void xc_print_codec_bytes(xs *out, const xchg_istream *s) {
-  xchg_istream_metrics m;
-  xchg_istream_get_metrics(s, &m);
-  xs_printf(out, "codec %s: ", xchg_stream_codec_name(xchg_istream_codec(s)));
-  xc_human_size(out, m.compressed_bytes);
-  xs_puts(out, " compressed, ");
-  xc_human_size(out, m.decompressed_bytes);
-  xs_puts(out, " decoded\n");
-}
+/* ---- counts ---------------------------------------------------------------- */
 
 /* "1 row", "2 rows". */
 static void count(xs *out, int64_t n, const char *one, const char *many) {
@@ -572,16 +548,7 @@ static int inspect(const char *path, xchg_stream_codec codec, const inspect_opts
   else if (st == XCHG_OK) print_input_totals(&out, &in, &sum);
   if (st == XCHG_OK) st = inspect_blocks(&out, path, &in, opt, &err);
   if (st == XCHG_OK && opt->json) xs_puts(&out, "\n}\n");
-  if (st == XCHG_OK && xs_failed(&out)) st = xchg_errorf(&err, XCHG_ENOMEM, "out of memory");
-  int rc = XC_EXIT_OK;
-  if (st != XCHG_OK) {
-    rc = xc_runtime_error(path, err.message);
-  } else {
-    out.sink = stdout;
-    xs_flush(&out);
-    if (xs_write_error(&out) != 0) rc = xc_write_error("-", xs_write_error(&out));
-  }
-  xs_free(&out);
+  int rc = xc_print_report(&out, st, path, &err);
   xc_input_close(&in);
   return rc;
 }

@@ -1,5 +1,5 @@
 /* types.c — rendering Arrow types, and reading ArrowSchema metadata. */
-#include "cli/types.h"
+#include "cli/render/types.h"
 
 #include <string.h>
 

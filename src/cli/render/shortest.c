@@ -17,7 +17,7 @@
  * multiples of 4 below need to come out exactly as with real numbers (the
  * paper proves it for doubles; the narrower formats use the same products
  * with smaller c, and test_values checks every half and many floats). */
-#include "cli/shortest.h"
+#include "cli/render/shortest.h"
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -1,45 +1,50 @@
-/* main.c — `xchg <command> [args]`: finds the command and runs it. */
+/* dispatch.c — `xchg <command> [args]`: finds the command and runs it
+ * (command.h). */
 #include <stdio.h>
 #include <string.h>
 
-#include "bench.h"
 #include "cli/cli.h"
-#include "cli/cmd_writer.h"
+#include "cli/command.h"
 
-typedef struct command {
-  const char *name;
-  const char *summary;
-  int (*run)(int argc, char **argv);
-} command;
-
-static const command commands[] = {
+static const xc_command commands[] = {
     {"inspect", "sum up an Arrow IPC input (rows, bytes per column, schema, messages) or row stream",
      xc_cmd_inspect},
     {"cat", "print the rows of an Arrow IPC file or stream as CSV, JSON or Arrow JSON", xc_cmd_cat},
     {"convert", "re-encode an Arrow IPC input (format, codec, batch size)", xc_cmd_convert},
     {"gen", "write a benchmark shape of SHAPES.md (cache, broadcast, rows)", xc_cmd_gen},
-    {"bench", "run a named benchmark ('xchg bench' lists them)", xchg_bench_main},
 };
+enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
-static void print_usage(FILE *out) {
+/* The commands xc_main knows: the CLI's own, then the extra ones. */
+typedef struct command_table {
+  const xc_command *extra;
+  size_t n_extra;
+} command_table;
+
+static const xc_command *command_at(const command_table *t, size_t i) {
+  return i < N_COMMANDS ? &commands[i] : &t->extra[i - N_COMMANDS];
+}
+
+static void print_usage(FILE *out, const command_table *t) {
   fprintf(out,
           "usage: xchg <command> [args]\n"
           "       xchg --help | --version\n\n"
           "Reads Arrow IPC data (the stream and file formats, with LZ4/ZSTD body\n"
           "compression) from a file, or from standard input when FILE is '-'.\n\n"
           "commands:\n");
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+  for (size_t i = 0; i < N_COMMANDS + t->n_extra; i++)
+    fprintf(out, "  %-8s %s\n", command_at(t, i)->name, command_at(t, i)->summary);
   fprintf(out, "\nRun 'xchg <command> --help' for the options of a command.\n");
 }
 
-int main(int argc, char **argv) {
+int xc_main(int argc, char **argv, const xc_command *extra, size_t n_extra) {
+  const command_table table = {extra, n_extra};
   if (argc < 2) {
-    print_usage(stderr);
+    print_usage(stderr, &table);
     return XC_EXIT_USAGE;
   }
   if (xc_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
-    print_usage(stdout);
+    print_usage(stdout, &table);
     return XC_EXIT_OK;
   }
   if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
@@ -52,9 +57,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "xchg: %s\n", err.message);
     return XC_EXIT_USAGE;
   }
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+  for (size_t i = 0; i < N_COMMANDS + n_extra; i++) {
+    const xc_command *c = command_at(&table, i);
+    if (strcmp(argv[1], c->name) == 0) return c->run(argc - 1, argv + 1);
+  }
   fprintf(stderr, "xchg: unknown command '%s'\n\n", argv[1]);
-  print_usage(stderr);
+  print_usage(stderr, &table);
   return XC_EXIT_USAGE;
 }

@@ -2,12 +2,12 @@
  *
  * Assumes a little-endian host, as the reader hands out native-endian data
  * and decimals are read limb by limb from the low address up. */
-#include "cli/values.h"
+#include "cli/render/values.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "cli/shortest.h"
+#include "cli/render/shortest.h"
 #include "codec/helpers.h"
 
 void xv_u64(xs *s, uint64_t v) {

@@ -14,8 +14,8 @@
  * Schubfach's algorithm (R. Giulietti, "The Schubfach way to render
  * doubles", 2020): one 64x128-bit product per bound, no loop of trial
  * conversions. */
-#ifndef XCHG_CLI_SHORTEST_H
-#define XCHG_CLI_SHORTEST_H
+#ifndef XCHG_CLI_RENDER_SHORTEST_H
+#define XCHG_CLI_RENDER_SHORTEST_H
 
 #include <stddef.h>
 #include <stdint.h>

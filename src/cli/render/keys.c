@@ -3,7 +3,7 @@
  * given to one name can never be one given to another (what follows
  * NAME's last character is "_" and digits only), so only the fields' own
  * names need to be skipped, by a binary search. */
-#include "cli/keys.h"
+#include "cli/render/keys.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -8,14 +8,14 @@
  * exact: integers of any width in full, decimals from their two's
  * complement bytes, floats with the fewest digits that read back to the
  * same float, temporal values as ISO-8601 in UTC (proleptic Gregorian). */
-#ifndef XCHG_CLI_VALUES_H
-#define XCHG_CLI_VALUES_H
+#ifndef XCHG_CLI_RENDER_VALUES_H
+#define XCHG_CLI_RENDER_VALUES_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "cli/node.h"
-#include "cli/strbuf.h"
+#include "cli/render/node.h"
+#include "cli/render/strbuf.h"
 
 void xv_i64(xs *s, int64_t v);
 void xv_u64(xs *s, uint64_t v);

@@ -1,5 +1,5 @@
 /* strbuf.c — growable output strings for the CLI writers. */
-#include "cli/strbuf.h"
+#include "cli/render/strbuf.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -8,8 +8,8 @@
  * one is named NAME_K with K the smallest number from 2 up that leaves the
  * key distinct from every field's own name and every key given before
  * ("ints", "ints_2"; "", "_2"). */
-#ifndef XCHG_CLI_KEYS_H
-#define XCHG_CLI_KEYS_H
+#ifndef XCHG_CLI_RENDER_KEYS_H
+#define XCHG_CLI_RENDER_KEYS_H
 
 #include <stdint.h>
 
