@@ -205,7 +205,8 @@ xchg_buf *broadcast_write_ipc(int64_t rows, xchg_block_codec codec, shape_sums *
       st = xchg_ipc_writer_write(w, &batch, &err);
       batch.release(&batch);
     }
-    if (st == XCHG_OK && xchg_ipc_writer_finish(w, &err) == XCHG_OK) out = xchg_ipc_writer_take_memory(w);
+    if (st == XCHG_OK && xchg_ipc_writer_finish(w, &err) == XCHG_OK)
+      out = xchg_ipc_writer_take_memory(w);
     xchg_ipc_writer_free(w);
   }
   if (!out) fprintf(stderr, "xchg bench broadcast: writing the data: %s\n", err.message);
@@ -222,7 +223,8 @@ static int make_encoded(encoded *e, const char *name, xchg_buf *bytes, xchg_stre
   if (!e->chunks) return -1;
   for (size_t i = 0; i < e->n_chunks; i++) {
     size_t at = i * CHUNK_SIZE;
-    e->chunks[i] = (xchg_chunk){xchg_buf_data(bytes) + at, size - at < CHUNK_SIZE ? size - at : CHUNK_SIZE};
+    e->chunks[i] =
+        (xchg_chunk){xchg_buf_data(bytes) + at, size - at < CHUNK_SIZE ? size - at : CHUNK_SIZE};
   }
   e->part = (xchg_broadcast_part){e->chunks, e->n_chunks, codec};
   return 0;
@@ -240,18 +242,20 @@ static void print_header(void) {
 static bool decoded_again(const result *r) { return r->sharing == SHARING_ON && r->decodes > 1; }
 
 static void print_row(const result *r) {
-  printf("%-10s %5d %7d %-6s %10.1f %12.1f %7lld %10.1f %10.1f%s\n", r->variant, r->tasks, r->threads,
-         sharing_names[r->sharing], r->wall_ms, r->task_cpu_ms, (long long)r->decodes,
-         (double)r->peak_rss / 1048576.0, (double)r->base_rss / 1048576.0, decoded_again(r) ? "  *" : "");
+  printf("%-10s %5d %7d %-6s %10.1f %12.1f %7lld %10.1f %10.1f%s\n", r->variant, r->tasks,
+         r->threads, sharing_names[r->sharing], r->wall_ms, r->task_cpu_ms, (long long)r->decodes,
+         (double)r->peak_rss / 1048576.0, (double)r->base_rss / 1048576.0,
+         decoded_again(r) ? "  *" : "");
   fflush(stdout);
 }
 
 static void print_decoded_again_note(const result *rs, int n) {
   for (int i = 0; i < n; i++)
     if (decoded_again(&rs[i])) {
-      printf("* share on, decoded more than once: an entry lives while a task holds it (no retention),\n"
-             "  so a task that acquires after the last holder released decodes again; on 1 thread\n"
-             "  the tasks run one after another and each one decodes.  retain keeps the entry.\n");
+      printf(
+          "* share on, decoded more than once: an entry lives while a task holds it (no retention),\n"
+          "  so a task that acquires after the last holder released decodes again; on 1 thread\n"
+          "  the tasks run one after another and each one decodes.  retain keeps the entry.\n");
       return;
     }
 }
@@ -267,7 +271,8 @@ static void print_ratios(const result *rs, int n, double read_ms) {
     if (rs[i].sharing != SHARING_OFF) continue;
     const result *on = NULL, *retain = NULL;
     for (int j = 0; j < n; j++)
-      if (rs[j].variant == rs[i].variant && rs[j].tasks == rs[i].tasks && rs[j].threads == rs[i].threads) {
+      if (rs[j].variant == rs[i].variant && rs[j].tasks == rs[i].tasks &&
+          rs[j].threads == rs[i].threads) {
         if (rs[j].sharing == SHARING_ON) on = &rs[j];
         if (rs[j].sharing == SHARING_RETAIN) retain = &rs[j];
       }
@@ -276,56 +281,59 @@ static void print_ratios(const result *rs, int n, double read_ms) {
     char on_text[32] = "-", retain_text[32] = "-"; /* a mode not run has no ratio */
     if (on) snprintf(on_text, sizeof on_text, "%.3f", on->task_cpu_ms / off);
     if (retain) snprintf(retain_text, sizeof retain_text, "%.3f", retain->task_cpu_ms / off);
-    printf("%-10s %5d %7d %12s %14s %12.3f\n", rs[i].variant, rs[i].tasks, rs[i].threads, on_text, retain_text,
-           target);
+    printf("%-10s %5d %7d %12s %14s %12.3f\n", rs[i].variant, rs[i].tasks, rs[i].threads, on_text,
+           retain_text, target);
   }
 }
 
 static void print_json(const result *rs, int n, int64_t rows, double read_ms,
                        const int64_t *sizes) {
-  printf("{\"benchmark\":\"broadcast\",\"shape\":\"broadcast\",\"rows\":%lld,\"machine\":\"%s\","
-         "\"bytes_lz4_java\":%lld,\"bytes_zstd_body\":%lld,\"read_cpu_ms_per_task\":%.3f,\"results\":[",
-         (long long)rows, bench_machine(), (long long)sizes[0], (long long)sizes[1], read_ms);
+  printf(
+      "{\"benchmark\":\"broadcast\",\"shape\":\"broadcast\",\"rows\":%lld,\"machine\":\"%s\","
+      "\"bytes_lz4_java\":%lld,\"bytes_zstd_body\":%lld,\"read_cpu_ms_per_task\":%.3f,\"results\":[",
+      (long long)rows, bench_machine(), (long long)sizes[0], (long long)sizes[1], read_ms);
   for (int i = 0; i < n; i++)
-    printf("%s{\"variant\":\"%s\",\"tasks\":%d,\"threads\":%d,\"sharing\":\"%s\",\"wall_ms\":%.3f,"
-           "\"task_cpu_ms\":%.3f,\"decodes\":%lld,\"peak_rss_bytes\":%lld,\"base_rss_bytes\":%lld}",
-           i ? "," : "", rs[i].variant, rs[i].tasks, rs[i].threads, sharing_names[rs[i].sharing],
-           rs[i].wall_ms, rs[i].task_cpu_ms, (long long)rs[i].decodes, (long long)rs[i].peak_rss,
-           (long long)rs[i].base_rss);
+    printf(
+        "%s{\"variant\":\"%s\",\"tasks\":%d,\"threads\":%d,\"sharing\":\"%s\",\"wall_ms\":%.3f,"
+        "\"task_cpu_ms\":%.3f,\"decodes\":%lld,\"peak_rss_bytes\":%lld,\"base_rss_bytes\":%lld}",
+        i ? "," : "", rs[i].variant, rs[i].tasks, rs[i].threads, sharing_names[rs[i].sharing],
+        rs[i].wall_ms, rs[i].task_cpu_ms, (long long)rs[i].decodes, (long long)rs[i].peak_rss,
+        (long long)rs[i].base_rss);
   printf("]}\n");
 }
 
 /* ---- main --------------------------------------------------------------------------- */
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: xchg bench broadcast [--rows N] [--tasks a,b,..] [--threads a,b,..] [--quick] [--json]\n"
-          "  shape `broadcast` (SHAPES.md 2): N tasks on T threads acquire one broadcast through\n"
-          "  the shared cache, read every value and release; sharing off / on / on with retention.\n"
-          "  Defaults: 1,000,000 rows; tasks 32,128,200; threads 1, nproc and 8.\n"
-          "  --quick: 100,000 rows, tasks 4,16, threads 1,4 (a smoke test).\n"
-          "columns:\n"
-          "  variant      the broadcast's encoding: lz4-java blocks or zstd bodies\n"
-          "  tasks        tasks run; threads: worker threads running them\n"
-          "  share        off: each task decodes its own copy; on: the shared cache\n"
-          "                 decodes once for the tasks that overlap (a task arriving\n"
-          "                 after the last holder released decodes again: marked *);\n"
-          "                 retain: on, and the entry is kept after the last task\n"
-          "                 releases it\n"
-          "  wall ms      all tasks, first start to last finish\n"
-          "  task CPU ms  the tasks' thread CPU time, added (waiting costs none)\n"
-          "  decodes      how many times the broadcast was decoded\n"
-          "  peak MB      peak resident memory during the run; base MB: before it\n"
-          "Then per variant, tasks and threads: on/off and retain/off, the task CPU\n"
-          "with sharing over that without ('-' when not run), beside the target\n"
-          "1.5 / tasks + the share of a task's CPU spent reading.\n");
+  fprintf(
+      f,
+      "usage: xchg bench broadcast [--rows N] [--tasks a,b,..] [--threads a,b,..] [--quick] [--json]\n"
+      "  shape `broadcast` (SHAPES.md 2): N tasks on T threads acquire one broadcast through\n"
+      "  the shared cache, read every value and release; sharing off / on / on with retention.\n"
+      "  Defaults: 1,000,000 rows; tasks 32,128,200; threads 1, nproc and 8.\n"
+      "  --quick: 100,000 rows, tasks 4,16, threads 1,4 (a smoke test).\n"
+      "columns:\n"
+      "  variant      the broadcast's encoding: lz4-java blocks or zstd bodies\n"
+      "  tasks        tasks run; threads: worker threads running them\n"
+      "  share        off: each task decodes its own copy; on: the shared cache\n"
+      "                 decodes once for the tasks that overlap (a task arriving\n"
+      "                 after the last holder released decodes again: marked *);\n"
+      "                 retain: on, and the entry is kept after the last task\n"
+      "                 releases it\n"
+      "  wall ms      all tasks, first start to last finish\n"
+      "  task CPU ms  the tasks' thread CPU time, added (waiting costs none)\n"
+      "  decodes      how many times the broadcast was decoded\n"
+      "  peak MB      peak resident memory during the run; base MB: before it\n"
+      "Then per variant, tasks and threads: on/off and retain/off, the task CPU\n"
+      "with sharing over that without ('-' when not run), beside the target\n"
+      "1.5 / tasks + the share of a task's CPU spent reading.\n");
 }
 
 int xchg_bench_broadcast(int argc, char **argv) {
-  static const struct option long_opts[] = {{"rows", 1, 0, 'r'},   {"tasks", 1, 0, 'n'},
-                                            {"threads", 1, 0, 't'}, {"quick", 0, 0, 'q'},
-                                            {"json", 0, 0, 'j'},    {"help", 0, 0, 'h'},
-                                            {0, 0, 0, 0}};
+  static const struct option long_opts[] = {
+      {"rows", 1, 0, 'r'},  {"tasks", 1, 0, 'n'}, {"threads", 1, 0, 't'},
+      {"quick", 0, 0, 'q'}, {"json", 0, 0, 'j'},  {"help", 0, 0, 'h'},
+      {0, 0, 0, 0}};
   int64_t rows = SHAPE_BROADCAST_ROWS;
   int tasks[8] = {32, 128, 200}, n_tasks = 3;
   int threads[8] = {1, bench_cores(), 8}, n_threads = 3;
@@ -334,13 +342,16 @@ int xchg_bench_broadcast(int argc, char **argv) {
   bench_options_begin();
   while (ok && (opt = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
     switch (opt) {
-      case 'r': ok = bench_int_option("broadcast", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows); break;
+      case 'r':
+        ok = bench_int_option("broadcast", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows);
+        break;
       case 'n':
         n_tasks = bench_list_option("broadcast", "--tasks", optarg, 1, BENCH_MAX_TASKS, tasks, 8);
         ok = n_tasks > 0;
         break;
       case 't':
-        n_threads = bench_list_option("broadcast", "--threads", optarg, 1, BENCH_MAX_THREADS, threads, 8);
+        n_threads =
+            bench_list_option("broadcast", "--threads", optarg, 1, BENCH_MAX_THREADS, threads, 8);
         ok = n_threads > 0;
         break;
       case 'q':
@@ -354,7 +365,8 @@ int xchg_bench_broadcast(int argc, char **argv) {
     }
   }
   if (!ok) return 2;
-  if (optind < argc) return bench_usage_error("broadcast", "unexpected argument '%s'", argv[optind]);
+  if (optind < argc)
+    return bench_usage_error("broadcast", "unexpected argument '%s'", argv[optind]);
   /* Dedupe thread counts (nproc may be 1 or 8). */
   int m = 0;
   for (int i = 0; i < n_threads; i++) {
@@ -385,7 +397,8 @@ int xchg_bench_broadcast(int argc, char **argv) {
   eo.block_size = 32 * 1024;
   xchg_buf *lz4 = NULL;
   xchg_error err;
-  if (xchg_stream_encode(XCHG_STREAM_LZ4_JAVA, &eo, xchg_buf_data(ipc), xchg_buf_size(ipc), &lz4, &err) != XCHG_OK) {
+  if (xchg_stream_encode(XCHG_STREAM_LZ4_JAVA, &eo, xchg_buf_data(ipc), xchg_buf_size(ipc), &lz4,
+                         &err) != XCHG_OK) {
     fprintf(stderr, "xchg bench broadcast: %s\n", err.message);
     return 1;
   }
@@ -400,8 +413,7 @@ int xchg_bench_broadcast(int argc, char **argv) {
   if (!json) {
     printf("machine: %s\n", bench_machine());
     printf("shape broadcast: %lld rows, IPC %.1f MB; lz4-java %.1f MB; zstd bodies %.1f MB\n\n",
-           (long long)rows, (double)ipc_size / 1e6, (double)sizes[0] / 1e6,
-           (double)sizes[1] / 1e6);
+           (long long)rows, (double)ipc_size / 1e6, (double)sizes[0] / 1e6, (double)sizes[1] / 1e6);
     print_header();
   }
   int n_results = 2 * n_tasks * n_threads * 3, n = 0, rc = 0;

@@ -35,8 +35,8 @@ extern char **environ;
 
 enum { CAT_CSV, CAT_JSON, POLARS, N_CONTENDERS };
 
-static const char *const contender_names[N_CONTENDERS] = {"xchg cat --format csv", "xchg cat --format json",
-                                                          "polars readIPC+writeCSV"};
+static const char *const contender_names[N_CONTENDERS] = {
+    "xchg cat --format csv", "xchg cat --format json", "polars readIPC+writeCSV"};
 
 typedef struct cat_bench {
   char exe[PATH_MAX];      /* this xchg */
@@ -51,7 +51,8 @@ typedef struct cat_bench {
 static int64_t run_timed(char *const *argv, const char *out_path) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path, O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
   pid_t pid;
   int64_t t0 = bench_now_ns();
   int rc = posix_spawn(&pid, argv[0], &actions, NULL, argv, environ);
@@ -65,14 +66,24 @@ static int64_t run_timed(char *const *argv, const char *out_path) {
 }
 
 static int64_t run_cat(const cat_bench *b, int contender) {
-  char *argv[] = {(char *)b->exe, "cat", (char *)b->input, "--format", contender == CAT_CSV ? "csv" : "json", NULL};
+  char *argv[] = {(char *)b->exe,
+                  "cat",
+                  (char *)b->input,
+                  "--format",
+                  contender == CAT_CSV ? "csv" : "json",
+                  NULL};
   return run_timed(argv, b->outputs[contender]);
 }
 
 /* polars' own time, as the script prints it (its output goes to the
  * target named on its command line; what it prints, to a report file). */
 static int64_t run_polars(const cat_bench *b, const char *report) {
-  char *argv[] = {"/usr/bin/env", "node", (char *)b->script, (char *)b->input, (char *)b->outputs[POLARS], NULL};
+  char *argv[] = {"/usr/bin/env",
+                  "node",
+                  (char *)b->script,
+                  (char *)b->input,
+                  (char *)b->outputs[POLARS],
+                  NULL};
   if (run_timed(argv, report) < 0) return -1;
   FILE *f = fopen(report, "r");
   long long ns = -1;
@@ -91,18 +102,20 @@ static bool is_file(const char *path) {
  * what to do, when it is not there. */
 static bool find_polars(cat_bench *b, const char *dir) {
   const char *env = getenv("XCHG_POLARS_DIR");
-  const char *where = dir ? "given by --polars" : env ? "given by XCHG_POLARS_DIR"
-                                                      : "in the source tree this xchg was built from";
+  const char *where = dir   ? "given by --polars"
+                      : env ? "given by XCHG_POLARS_DIR"
+                            : "in the source tree this xchg was built from";
   if (dir == NULL) dir = env ? env : XCHG_SOURCE_DIR "/tests/interop/polars";
   char module[PATH_MAX + 64];
   snprintf(module, sizeof module, "%.4000s/node_modules/nodejs-polars/package.json", dir);
   snprintf(b->script, sizeof b->script, "%.4000s/write_csv.mjs", dir);
   if (is_file(module) && is_file(b->script)) return true;
-  fprintf(stderr,
-          "xchg bench cat: no baseline: write_csv.mjs and node_modules/nodejs-polars are not both in\n"
-          "%s (%s); install nodejs-polars there with npm ci (scripts/setup.sh does),\n"
-          "or name a folder that holds both with --polars DIR or XCHG_POLARS_DIR\n",
-          dir, where);
+  fprintf(
+      stderr,
+      "xchg bench cat: no baseline: write_csv.mjs and node_modules/nodejs-polars are not both in\n"
+      "%s (%s); install nodejs-polars there with npm ci (scripts/setup.sh does),\n"
+      "or name a folder that holds both with --polars DIR or XCHG_POLARS_DIR\n",
+      dir, where);
   return false;
 }
 
@@ -124,26 +137,33 @@ static int make_input(cat_bench *b, long long rows) {
   return run_timed(argv, "/dev/null") < 0 ? -1 : 0;
 }
 
-static void print_results(const cat_bench *b, const bench_timing *t, int runs, long long rows, bool json) {
+static void print_results(const cat_bench *b, const bench_timing *t, int runs, long long rows,
+                          bool json) {
   struct stat st;
   long long bytes = stat(b->input, &st) == 0 ? (long long)st.st_size : -1;
   if (json) {
-    printf("{\"benchmark\": \"cat\", \"machine\": \"%s\", \"shape\": \"cache\", \"rows\": %lld, "
-           "\"input_bytes\": %lld, \"runs\": %d, \"results\": [", bench_machine(), rows, bytes, runs);
+    printf(
+        "{\"benchmark\": \"cat\", \"machine\": \"%s\", \"shape\": \"cache\", \"rows\": %lld, "
+        "\"input_bytes\": %lld, \"runs\": %d, \"results\": [",
+        bench_machine(), rows, bytes, runs);
     for (int c = 0; c < N_CONTENDERS; c++)
-      printf("%s\n  {\"what\": \"%s\", \"median_ms\": %.1f, \"min_ms\": %.1f, \"max_ms\": %.1f, "
-             "\"ratio_vs_polars\": %.3f}", c ? "," : "", contender_names[c], t[c].median_ms, t[c].min_ms,
-             t[c].max_ms, t[c].median_ms / t[POLARS].median_ms);
+      printf(
+          "%s\n  {\"what\": \"%s\", \"median_ms\": %.1f, \"min_ms\": %.1f, \"max_ms\": %.1f, "
+          "\"ratio_vs_polars\": %.3f}",
+          c ? "," : "", contender_names[c], t[c].median_ms, t[c].min_ms, t[c].max_ms,
+          t[c].median_ms / t[POLARS].median_ms);
     printf("\n]}\n");
     return;
   }
-  printf("machine: %s\ncat of the cache shape, %lld rows (%.1f MB uncompressed IPC), to %s, median of %d runs "
-         "after 1 warm-up\n", bench_machine(), rows, (double)bytes / 1e6,
-         strcmp(b->outputs[0], "/dev/null") == 0 ? "/dev/null" : "files", runs);
+  printf(
+      "machine: %s\ncat of the cache shape, %lld rows (%.1f MB uncompressed IPC), to %s, median of %d runs "
+      "after 1 warm-up\n",
+      bench_machine(), rows, (double)bytes / 1e6,
+      strcmp(b->outputs[0], "/dev/null") == 0 ? "/dev/null" : "files", runs);
   printf("%-26s %10s %21s %16s\n", "", "median ms", "(min-max)", "ratio to polars");
   for (int c = 0; c < N_CONTENDERS; c++)
-    printf("%-26s %10.1f %10.1f-%-10.1f %16.3f\n", contender_names[c], t[c].median_ms, t[c].min_ms, t[c].max_ms,
-           t[c].median_ms / t[POLARS].median_ms);
+    printf("%-26s %10.1f %10.1f-%-10.1f %16.3f\n", contender_names[c], t[c].median_ms, t[c].min_ms,
+           t[c].max_ms, t[c].median_ms / t[POLARS].median_ms);
 }
 
 /* Warm-up, then `runs` rounds of every contender in turn. */
@@ -159,7 +179,8 @@ static int measure(const cat_bench *b, int runs, bench_timing *t) {
     for (int c = 0; c < N_CONTENDERS && rc == 0; c++) {
       int64_t took = c == POLARS ? run_polars(b, report) : run_cat(b, c);
       if (took < 0) {
-        fprintf(stderr, "xchg bench cat: %s failed%s\n", contender_names[c], c == POLARS ? " (is node on PATH?)" : "");
+        fprintf(stderr, "xchg bench cat: %s failed%s\n", contender_names[c],
+                c == POLARS ? " (is node on PATH?)" : "");
         rc = -1;
       } else if (r >= 0) {
         ns[c * runs + r] = took;
@@ -173,16 +194,18 @@ static int measure(const cat_bench *b, int runs, bench_timing *t) {
 }
 
 static int usage(void) {
-  printf("usage: xchg bench cat [FILE] [--rows N] [--runs K] [--to-file] [--polars DIR] [--json]\n\n"
-         "Times `xchg cat --format csv` and `--format json` of the cache shape (default\n"
-         "1,000,000 rows, uncompressed; or FILE), end to end, against nodejs-polars\n"
-         "reading the same file and writing it as CSV; output to /dev/null, or to\n"
-         "temporary files with --to-file.  Median of K runs (default 5) after a warm-up,\n"
-         "min-max, and the ratio to polars, all run in turns.\n"
-         "  --polars DIR  where write_csv.mjs and its node_modules are: DIR, else\n"
-         "                  $XCHG_POLARS_DIR, else " XCHG_SOURCE_DIR "/tests/interop/polars\n"
-         "                  (the source tree this xchg was built from); without\n"
-         "                  nodejs-polars there is no baseline and the benchmark fails.\n");
+  printf(
+      "usage: xchg bench cat [FILE] [--rows N] [--runs K] [--to-file] [--polars DIR] [--json]\n\n"
+      "Times `xchg cat --format csv` and `--format json` of the cache shape (default\n"
+      "1,000,000 rows, uncompressed; or FILE), end to end, against nodejs-polars\n"
+      "reading the same file and writing it as CSV; output to /dev/null, or to\n"
+      "temporary files with --to-file.  Median of K runs (default 5) after a warm-up,\n"
+      "min-max, and the ratio to polars, all run in turns.\n"
+      "  --polars DIR  where write_csv.mjs and its node_modules are: DIR, else\n"
+      "                  $XCHG_POLARS_DIR, else " XCHG_SOURCE_DIR
+      "/tests/interop/polars\n"
+      "                  (the source tree this xchg was built from); without\n"
+      "                  nodejs-polars there is no baseline and the benchmark fails.\n");
   return 0;
 }
 
@@ -192,14 +215,16 @@ int xchg_bench_cat(int argc, char **argv) {
   bool ok = true;
   bool json = false, to_file = false;
   const char *polars_dir = NULL;
-  static const struct option longs[] = {{"rows", 1, 0, 'r'},   {"runs", 1, 0, 'k'}, {"json", 0, 0, 'j'},
-                                        {"to-file", 0, 0, 'f'}, {"polars", 1, 0, 'p'}, {"help", 0, 0, 'h'},
-                                        {0, 0, 0, 0}};
+  static const struct option longs[] = {
+      {"rows", 1, 0, 'r'},   {"runs", 1, 0, 'k'}, {"json", 0, 0, 'j'}, {"to-file", 0, 0, 'f'},
+      {"polars", 1, 0, 'p'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
   bench_options_begin();
   while (ok && (opt = getopt_long(argc, argv, ":", longs, NULL)) != -1) {
     switch (opt) {
       case 'r': ok = bench_int_option("cat", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows); break;
-      case 'k': ok = bench_int_option("cat", "--runs", optarg, 1, BENCH_MAX_RUNS, &v), runs = (int)v; break;
+      case 'k':
+        ok = bench_int_option("cat", "--runs", optarg, 1, BENCH_MAX_RUNS, &v), runs = (int)v;
+        break;
       case 'j': json = true; break;
       case 'f': to_file = true; break;
       case 'p': polars_dir = optarg; break;
@@ -208,7 +233,8 @@ int xchg_bench_cat(int argc, char **argv) {
     }
   }
   if (!ok) return 2;
-  if (optind + 1 < argc) return bench_usage_error("cat", "one FILE at most, not '%s' too", argv[optind + 1]);
+  if (optind + 1 < argc)
+    return bench_usage_error("cat", "one FILE at most, not '%s' too", argv[optind + 1]);
   cat_bench b;
   memset(&b, 0, sizeof b);
   ssize_t len = readlink("/proc/self/exe", b.exe, sizeof b.exe - 1);
@@ -229,8 +255,10 @@ int xchg_bench_cat(int argc, char **argv) {
     rc = make_input(&b, rows);
   bench_timing t[N_CONTENDERS];
   if (rc == 0) rc = measure(&b, runs, t);
-  if (rc == 0) print_results(&b, t, runs, optind < argc ? -1 : rows, json);
-  else fprintf(stderr, "xchg bench cat: could not prepare or run the benchmark\n");
+  if (rc == 0)
+    print_results(&b, t, runs, optind < argc ? -1 : rows, json);
+  else
+    fprintf(stderr, "xchg bench cat: could not prepare or run the benchmark\n");
   for (int c = 0; c < N_CONTENDERS && to_file; c++)
     if (b.outputs[c][0]) remove(b.outputs[c]);
   if (b.input_is_temporary) remove(b.input);

@@ -41,7 +41,8 @@ typedef struct buffer_list {
   int64_t src_bytes, dst_bytes;
 } buffer_list;
 
-static void collect(void *ctx, xchg_block_codec codec, const void *src, size_t src_size, size_t dst_size) {
+static void collect(void *ctx, xchg_block_codec codec, const void *src, size_t src_size,
+                    size_t dst_size) {
   buffer_list *l = ctx;
   if (l->count == l->capacity) {
     l->capacity = l->capacity ? 2 * l->capacity : 1024;
@@ -73,15 +74,17 @@ static xchg_ipc_read_options read_options(xchg_pool *pool, xchg_validation valid
  * r->decode_ns from open to close.  With list (the warm-up: no pool, the
  * hook is not locked), touches every value and records the compressed
  * buffers. */
-static int read_once(const uint8_t *data, size_t size, char **columns, int n_columns, xchg_pool *pool,
-                     xchg_validation validation, buffer_list *list, read_result *r) {
+static int read_once(const uint8_t *data, size_t size, char **columns, int n_columns,
+                     xchg_pool *pool, xchg_validation validation, buffer_list *list,
+                     read_result *r) {
   xchg_ipc_read_options opts = read_options(pool, validation);
   xchg_ipc_reader *reader;
   xchg_error err;
   memset(r, 0, sizeof *r);
   const int64_t start = bench_now_ns();
   if (xchg_ipc_reader_open_memory(data, size, NULL, NULL, &opts, &reader, &err) != XCHG_OK ||
-      (n_columns && xchg_ipc_reader_select(reader, (const char *const *)columns, n_columns, &err) != XCHG_OK)) {
+      (n_columns &&
+       xchg_ipc_reader_select(reader, (const char *const *)columns, n_columns, &err) != XCHG_OK)) {
     fprintf(stderr, "xchg bench decode: %s\n", err.message);
     return -1;
   }
@@ -93,7 +96,8 @@ static int read_once(const uint8_t *data, size_t size, char **columns, int n_col
     return -1;
   }
   r->n_columns = schema.n_children < 64 ? schema.n_children : 64;
-  for (int64_t c = 0; c < r->n_columns; c++) snprintf(r->column_names[c], 32, "%s", schema.children[c]->name);
+  for (int64_t c = 0; c < r->n_columns; c++)
+    snprintf(r->column_names[c], 32, "%s", schema.children[c]->name);
   for (;;) {
     struct ArrowArray batch;
     xchg_status st = xchg_ipc_reader_next(reader, &batch, &err);
@@ -168,8 +172,8 @@ static void *limit_thread(void *arg) {
 /* One timing of the codec limit on `parts` threads: the bare codec over the
  * buffers (memcpy of copy_bytes when there are none), each thread into its
  * own part of dst (parts * dst_size bytes). */
-static int64_t codec_limit_once(const buffer_list *l, const uint8_t *data, int64_t copy_bytes, uint8_t *dst,
-                                size_t dst_size, int parts) {
+static int64_t codec_limit_once(const buffer_list *l, const uint8_t *data, int64_t copy_bytes,
+                                uint8_t *dst, size_t dst_size, int parts) {
   pthread_t threads[BENCH_MAX_THREADS];
   limit_share shares[BENCH_MAX_THREADS];
   pthread_barrier_t go;
@@ -205,13 +209,15 @@ static size_t largest_output(const buffer_list *l, int64_t copy_bytes) {
  * its validation and bookkeeping cost.  Flat columns only (fixed-width,
  * boolean, strings), no dictionaries, no body compression. */
 typedef struct floor_plan {
-  int64_t n_fields;        /* columns of the stream */
-  int buffers[64];         /* IPC buffers of each column */
-  int selected[64];        /* whether each column is read */
+  int64_t n_fields; /* columns of the stream */
+  int buffers[64];  /* IPC buffers of each column */
+  int selected[64]; /* whether each column is read */
   int64_t n_selected;
 } floor_plan;
 
-static uint32_t le32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+static uint32_t le32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
 static uint64_t le64(const uint8_t *p) { return le32(p) | (uint64_t)le32(p + 4) << 32; }
 
 /* The position of field `slot` of the flatbuffer table at `table`, 0 when
@@ -228,12 +234,14 @@ static size_t fb_follow(const uint8_t *base, size_t at) { return at + le32(base 
 
 /* Builds the columns' plan from the stream's schema; -1 when the floor does
  * not apply to them. */
-static int floor_prepare(const uint8_t *data, size_t size, char **columns, int n_columns, floor_plan *fp) {
+static int floor_prepare(const uint8_t *data, size_t size, char **columns, int n_columns,
+                         floor_plan *fp) {
   xchg_ipc_reader *reader;
   xchg_error err;
   struct ArrowSchema schema;
   memset(fp, 0, sizeof *fp);
-  if (xchg_ipc_reader_open_memory(data, size, NULL, NULL, NULL, &reader, &err) != XCHG_OK) return -1;
+  if (xchg_ipc_reader_open_memory(data, size, NULL, NULL, NULL, &reader, &err) != XCHG_OK)
+    return -1;
   int rc = xchg_ipc_reader_schema(reader, &schema, &err) == XCHG_OK ? 0 : -1;
   xchg_ipc_reader_free(reader);
   if (rc != 0) return -1;
@@ -241,7 +249,8 @@ static int floor_prepare(const uint8_t *data, size_t size, char **columns, int n
   for (int64_t k = 0; k < schema.n_children && rc == 0 && k < 64; k++) {
     const struct ArrowSchema *c = schema.children[k];
     int strings = !strcmp(c->format, "u") || !strcmp(c->format, "z");
-    if ((!bench_fixed_width(c->format) && strcmp(c->format, "b") != 0 && !strings) || c->dictionary) rc = -1;
+    if ((!bench_fixed_width(c->format) && strcmp(c->format, "b") != 0 && !strings) || c->dictionary)
+      rc = -1;
     fp->buffers[k] = strings ? 3 : 2;
     fp->selected[k] = n_columns == 0;
     for (int i = 0; i < n_columns; i++) fp->selected[k] |= !strcmp(columns[i], c->name);
@@ -264,15 +273,27 @@ static void release_floor_child(struct ArrowArray *a) { a->release = NULL; }
 static int floor_batch(const floor_plan *fp, const uint8_t *meta, size_t batch, const uint8_t *body,
                        struct ArrowArray *out) {
   if (fb_field(meta, batch, 3)) return -1; /* body compression */
-  size_t length_at = fb_field(meta, batch, 0), nodes = fb_follow(meta, fb_field(meta, batch, 1)) + 4;
+  size_t length_at = fb_field(meta, batch, 0),
+         nodes = fb_follow(meta, fb_field(meta, batch, 1)) + 4;
   size_t specs = fb_follow(meta, fb_field(meta, batch, 2)) + 4;
   int64_t n = fp->n_selected;
-  size_t bytes = (size_t)n * (sizeof(struct ArrowArray *) + sizeof(struct ArrowArray) + 3 * sizeof(void *)) + sizeof(void *);
+  size_t bytes =
+      (size_t)n * (sizeof(struct ArrowArray *) + sizeof(struct ArrowArray) + 3 * sizeof(void *)) +
+      sizeof(void *);
   char *block = malloc(bytes);
-  struct ArrowArray **kids = (struct ArrowArray **)block, *structs = (struct ArrowArray *)(kids + n);
+  struct ArrowArray **kids = (struct ArrowArray **)block,
+                    *structs = (struct ArrowArray *)(kids + n);
   const void **buffers = (const void **)(structs + n);
-  *out = (struct ArrowArray){length_at ? (int64_t)le64(meta + length_at) : 0, 0, 0, 1, n, buffers, kids, NULL,
-                             release_floor, block};
+  *out = (struct ArrowArray){length_at ? (int64_t)le64(meta + length_at) : 0,
+                             0,
+                             0,
+                             1,
+                             n,
+                             buffers,
+                             kids,
+                             NULL,
+                             release_floor,
+                             block};
   buffers[0] = NULL;
   buffers++;
   for (int64_t k = 0, j = 0; k < fp->n_fields; k++, nodes += 16) {
@@ -285,8 +306,8 @@ static int floor_batch(const floor_plan *fp, const uint8_t *meta, size_t batch, 
       buffers[3 * j + b] = le64(meta + specs + 8) ? body + le64(meta + specs) : NULL;
     if (nulls == 0) buffers[3 * j] = NULL;
     kids[j] = &structs[j];
-    structs[j] = (struct ArrowArray){rows, nulls, 0, fp->buffers[k], 0, &buffers[3 * j], NULL, NULL,
-                                     release_floor_child, NULL};
+    structs[j] = (struct ArrowArray){
+        rows, nulls, 0, fp->buffers[k], 0, &buffers[3 * j], NULL, NULL, release_floor_child, NULL};
     j++;
   }
   return 0;
@@ -294,7 +315,8 @@ static int floor_batch(const floor_plan *fp, const uint8_t *meta, size_t batch, 
 
 /* One timing of the floor over the whole stream; -1 when it does not
  * apply (compression, dictionaries, not the stream format). */
-static int64_t floor_once(const uint8_t *data, size_t size, const floor_plan *fp, int64_t *batches) {
+static int64_t floor_once(const uint8_t *data, size_t size, const floor_plan *fp,
+                          int64_t *batches) {
   int64_t start = bench_now_ns();
   *batches = 0;
   for (size_t at = 0; at + 8 <= size;) {
@@ -309,7 +331,9 @@ static int64_t floor_once(const uint8_t *data, size_t size, const floor_plan *fp
     if (type == 2) return -1; /* a dictionary */
     if (type == 3) {
       struct ArrowArray batch;
-      if (floor_batch(fp, meta, fb_follow(meta, fb_field(meta, message, 2)), meta + len, &batch) != 0) return -1;
+      if (floor_batch(fp, meta, fb_follow(meta, fb_field(meta, message, 2)), meta + len, &batch) !=
+          0)
+        return -1;
       batch.release(&batch);
       ++*batches;
     }
@@ -322,7 +346,7 @@ static int64_t floor_once(const uint8_t *data, size_t size, const floor_plan *fp
 
 typedef struct measurement {
   const char *codec;
-  const char *read;     /* "full", "narrow" or the --columns list */
+  const char *read; /* "full", "narrow" or the --columns list */
   int threads;
   bench_timing time, limit, floor;
   double gbps;
@@ -343,9 +367,11 @@ static int check_sums(const read_result *r, const shape_sums *want) {
     int k = r->column_names[c][1] - '0';
     if (k < 0 || k >= SHAPE_CACHE_COLUMNS) continue;
     if (r->columns[c].sum != want->value[k] || r->columns[c].nulls != want->nulls[k]) {
-      fprintf(stderr, "xchg bench decode: column %s decoded to sum %llu (%lld nulls), generated %llu (%lld)\n",
-              r->column_names[c], (unsigned long long)r->columns[c].sum, (long long)r->columns[c].nulls,
-              (unsigned long long)want->value[k], (long long)want->nulls[k]);
+      fprintf(
+          stderr,
+          "xchg bench decode: column %s decoded to sum %llu (%lld nulls), generated %llu (%lld)\n",
+          r->column_names[c], (unsigned long long)r->columns[c].sum, (long long)r->columns[c].nulls,
+          (unsigned long long)want->value[k], (long long)want->nulls[k]);
       return -1;
     }
   }
@@ -365,7 +391,7 @@ typedef struct payload_split {
   size_t schema_size;
   int64_t n, capacity;
   size_t *start, *size;
-  int dictionaries;  /* the stream has some: not supported here */
+  int dictionaries; /* the stream has some: not supported here */
   int64_t columns[64];
   int64_t n_columns; /* -1: all */
 } payload_split;
@@ -386,7 +412,8 @@ static void note_message(void *ctx, const xchg_message_info *m) {
 }
 
 /* Cuts data into its payloads and finds the named columns' indices. */
-static int split_payloads(const uint8_t *data, size_t size, char **columns, int n_columns, payload_split *s) {
+static int split_payloads(const uint8_t *data, size_t size, char **columns, int n_columns,
+                          payload_split *s) {
   memset(s, 0, sizeof *s);
   s->n_columns = n_columns ? n_columns : -1;
   xchg_ipc_read_options opts;
@@ -407,11 +434,13 @@ static int split_payloads(const uint8_t *data, size_t size, char **columns, int 
     s->columns[c] = -1;
     for (int64_t k = 0; k < schema.n_children; k++)
       if (!strcmp(schema.children[k]->name, columns[c])) s->columns[c] = k;
-    if (s->columns[c] < 0) fprintf(stderr, "xchg bench decode: --payloads: no top-level column '%s'\n", columns[c]);
+    if (s->columns[c] < 0)
+      fprintf(stderr, "xchg bench decode: --payloads: no top-level column '%s'\n", columns[c]);
     if (s->columns[c] < 0) st = XCHG_EINVAL;
   }
   schema.release(&schema);
-  if (s->dictionaries) fprintf(stderr, "xchg bench decode: --payloads: the stream has dictionaries\n");
+  if (s->dictionaries)
+    fprintf(stderr, "xchg bench decode: --payloads: the stream has dictionaries\n");
   return st == XCHG_OK && !s->dictionaries ? 0 : -1;
 }
 
@@ -428,15 +457,16 @@ static int read_payloads(const uint8_t *data, const payload_split *s, xchg_pool 
   xchg_error err;
   memset(r, 0, sizeof *r);
   const int64_t start = bench_now_ns();
-  xchg_status st = xchg_batch_decoder_open(data, s->schema_size, s->n_columns < 0 ? NULL : s->columns,
-                                           s->n_columns < 0 ? 0 : s->n_columns, &opts, &dec, &err);
+  xchg_status st =
+      xchg_batch_decoder_open(data, s->schema_size, s->n_columns < 0 ? NULL : s->columns,
+                              s->n_columns < 0 ? 0 : s->n_columns, &opts, &dec, &err);
   for (int64_t first = 0; st == XCHG_OK && first < s->n; first += PAYLOAD_GROUP) {
     int64_t n = s->n - first < PAYLOAD_GROUP ? s->n - first : PAYLOAD_GROUP;
     xchg_source *srcs[PAYLOAD_GROUP];
     struct ArrowArray outs[PAYLOAD_GROUP];
     for (int64_t i = 0; i < n; i++)
-      if (xchg_source_from_memory(data + s->start[first + i], s->size[first + i], NULL, NULL, &srcs[i],
-                                  &err) != XCHG_OK)
+      if (xchg_source_from_memory(data + s->start[first + i], s->size[first + i], NULL, NULL,
+                                  &srcs[i], &err) != XCHG_OK)
         st = XCHG_ENOMEM; /* srcs[i] is NULL: freeing it below is a no-op */
     if (st == XCHG_OK) st = xchg_batch_decoder_decode_many(dec, srcs, n, first, outs, NULL, &err);
     for (int64_t i = 0; i < n; i++) {
@@ -455,14 +485,16 @@ static int read_payloads(const uint8_t *data, const payload_split *s, xchg_pool 
  * many threads.  The runs take turns (each count's limit and read, then
  * again) so that the machine slowing down for a while (a shared host)
  * weighs on every figure alike and the ratios between them hold. */
-static int measure(const uint8_t *data, size_t size, const char *codec, const char *read, char **columns,
-                   int n_columns, const int *threads, int n_threads, xchg_validation validation,
-                   const shape_sums *want, measurement *m) {
+static int measure(const uint8_t *data, size_t size, const char *codec, const char *read,
+                   char **columns, int n_columns, const int *threads, int n_threads,
+                   xchg_validation validation, const shape_sums *want, measurement *m) {
   xchg_pool *pools[2] = {NULL, NULL};
   buffer_list list = {0};
   read_result r, timed;
-  int64_t ns[2][BENCH_MAX_RUNS], limit_ns[2][BENCH_MAX_RUNS], floor_ns[BENCH_MAX_RUNS]; /* per thread count */
-  int rc = read_once(data, size, columns, n_columns, NULL, validation, &list, &r); /* warm-up, and the buffers */
+  int64_t ns[2][BENCH_MAX_RUNS], limit_ns[2][BENCH_MAX_RUNS],
+      floor_ns[BENCH_MAX_RUNS]; /* per thread count */
+  int rc = read_once(data, size, columns, n_columns, NULL, validation, &list,
+                     &r); /* warm-up, and the buffers */
   if (rc == 0 && want) rc = check_sums(&r, want);
   if (rc != 0) {
     free(list.items);
@@ -474,7 +506,8 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
    * read's batches. */
   floor_plan fp;
   int64_t floor_batches = 0;
-  int has_floor = !payload_mode && list.count == 0 && floor_prepare(data, size, columns, n_columns, &fp) == 0 &&
+  int has_floor = !payload_mode && list.count == 0 &&
+                  floor_prepare(data, size, columns, n_columns, &fp) == 0 &&
                   floor_once(data, size, &fp, &floor_batches) >= 0 && floor_batches == r.batches;
   int64_t copy_bytes = list.count ? 0 : decoded_bytes(&r);
   size_t dst_size = largest_output(&list, copy_bytes);
@@ -488,8 +521,9 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
     for (int t = 0; t < n_threads && rc == 0; t++) {
       limit_ns[t][run] = codec_limit_once(&list, data, copy_bytes, limit_dst, dst_size, threads[t]);
       if (has_floor && t == 0) floor_ns[run] = floor_once(data, size, &fp, &floor_batches);
-      rc = payload_mode ? read_payloads(data, &split, pools[t], validation, &timed)
-                        : read_once(data, size, columns, n_columns, pools[t], validation, NULL, &timed);
+      rc = payload_mode
+               ? read_payloads(data, &split, pools[t], validation, &timed)
+               : read_once(data, size, columns, n_columns, pools[t], validation, NULL, &timed);
       if (rc == 0 && timed.batches != r.batches) {
         fprintf(stderr, "xchg bench decode: %lld batches read, %lld in the warm-up\n",
                 (long long)timed.batches, (long long)r.batches);
@@ -503,9 +537,18 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
      * are their decoded bytes. */
     int64_t wire = list.src_bytes + decoded_bytes(&r) - list.dst_bytes;
     for (int t = 0; t < n_threads; t++) {
-      m[t] = (measurement){codec, read, threads[t], bench_summarize(ns[t], timed_runs),
-                           bench_summarize(limit_ns[t], timed_runs), {0, 0, 0}, 0,
-                           decoded_bytes(&r), wire, r.batches, list.count > 0, has_floor};
+      m[t] = (measurement){codec,
+                           read,
+                           threads[t],
+                           bench_summarize(ns[t], timed_runs),
+                           bench_summarize(limit_ns[t], timed_runs),
+                           {0, 0, 0},
+                           0,
+                           decoded_bytes(&r),
+                           wire,
+                           r.batches,
+                           list.count > 0,
+                           has_floor};
       if (has_floor) m[t].floor = bench_summarize(floor_ns, timed_runs);
       m[t].gbps = (double)m[t].decoded_bytes / (m[t].time.median_ms * 1e6);
     }
@@ -522,37 +565,42 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
 static void print_row(const measurement *m) {
   char floor_ms[16] = "-", vs_floor[16] = "-";
   if (m->has_floor) snprintf(floor_ms, sizeof floor_ms, "%.3f", m->floor.median_ms);
-  if (m->has_floor) snprintf(vs_floor, sizeof vs_floor, "%.2fx", m->time.median_ms / m->floor.median_ms);
-  printf("%-5s %-8s %7d %9.2f %9.2f-%-9.2f %7.2f %9.2f %7.2fx %9s %8s\n", m->codec, m->read, m->threads,
-         m->time.median_ms, m->time.min_ms, m->time.max_ms, m->gbps, m->limit.median_ms,
+  if (m->has_floor)
+    snprintf(vs_floor, sizeof vs_floor, "%.2fx", m->time.median_ms / m->floor.median_ms);
+  printf("%-5s %-8s %7d %9.2f %9.2f-%-9.2f %7.2f %9.2f %7.2fx %9s %8s\n", m->codec, m->read,
+         m->threads, m->time.median_ms, m->time.min_ms, m->time.max_ms, m->gbps, m->limit.median_ms,
          m->limit.median_ms > 0 ? m->time.median_ms / m->limit.median_ms : 0, floor_ms, vs_floor);
 }
 
 static void print_header(void) {
-  printf("%-5s %-8s %7s %9s %-19s %7s %9s %8s %9s %8s\n", "codec", "read", "threads", "median_ms", "  min-max ms",
-         "GB/s", "limit_ms", "ratio", "floor_ms", "vs floor");
+  printf("%-5s %-8s %7s %9s %-19s %7s %9s %8s %9s %8s\n", "codec", "read", "threads", "median_ms",
+         "  min-max ms", "GB/s", "limit_ms", "ratio", "floor_ms", "vs floor");
 }
 
 static void print_json(const measurement *ms, int n, const char *source) {
-  printf("{\"benchmark\":\"decode\",\"source\":\"%s\",\"machine\":\"%s\",\"cores\":%d,\"results\":[",
-         source, bench_machine(), bench_cores());
+  printf(
+      "{\"benchmark\":\"decode\",\"source\":\"%s\",\"machine\":\"%s\",\"cores\":%d,\"results\":[",
+      source, bench_machine(), bench_cores());
   for (int i = 0; i < n; i++) {
     const measurement *m = &ms[i];
-    printf("%s{\"codec\":\"%s\",\"columns\":\"%s\",\"threads\":%d,\"median_ms\":%.3f,\"min_ms\":%.3f,"
-           "\"max_ms\":%.3f,\"gbps\":%.3f,\"limit_ms\":%.3f,\"decoded_bytes\":%lld,"
-           "\"compressed_bytes\":%lld,\"batches\":%lld",
-           i ? "," : "", m->codec, m->read, m->threads, m->time.median_ms, m->time.min_ms,
-           m->time.max_ms, m->gbps, m->limit.median_ms, (long long)m->decoded_bytes,
-           (long long)m->compressed_bytes, (long long)m->batches);
+    printf(
+        "%s{\"codec\":\"%s\",\"columns\":\"%s\",\"threads\":%d,\"median_ms\":%.3f,\"min_ms\":%.3f,"
+        "\"max_ms\":%.3f,\"gbps\":%.3f,\"limit_ms\":%.3f,\"decoded_bytes\":%lld,"
+        "\"compressed_bytes\":%lld,\"batches\":%lld",
+        i ? "," : "", m->codec, m->read, m->threads, m->time.median_ms, m->time.min_ms,
+        m->time.max_ms, m->gbps, m->limit.median_ms, (long long)m->decoded_bytes,
+        (long long)m->compressed_bytes, (long long)m->batches);
     if (m->has_floor) printf(",\"floor_ms\":%.3f", m->floor.median_ms);
     printf("}");
   }
   printf("]}\n");
 }
 
-static const measurement *find(const measurement *ms, int n, const char *codec, const char *read, int threads) {
+static const measurement *find(const measurement *ms, int n, const char *codec, const char *read,
+                               int threads) {
   for (int i = 0; i < n; i++)
-    if (strcmp(ms[i].codec, codec) == 0 && strcmp(ms[i].read, read) == 0 && ms[i].threads == threads)
+    if (strcmp(ms[i].codec, codec) == 0 && strcmp(ms[i].read, read) == 0 &&
+        ms[i].threads == threads)
       return &ms[i];
   return NULL;
 }
@@ -562,41 +610,50 @@ static void print_targets(const measurement *ms, int n, int cores) {
   printf("\ntargets:\n");
   const char *codecs[] = {"lz4", "zstd"};
   for (int c = 0; c < 2; c++) {
-    const measurement *one = find(ms, n, codecs[c], "full", 1), *all = find(ms, n, codecs[c], "full", cores);
+    const measurement *one = find(ms, n, codecs[c], "full", 1),
+                      *all = find(ms, n, codecs[c], "full", cores);
     const measurement *narrow = find(ms, n, codecs[c], "narrow", 1);
     if (!one) continue;
     printf("  %-4s full, 1 thread: %.2fx the codec limit (target <= 1.10)\n", codecs[c],
            one->time.median_ms / one->limit.median_ms);
     if (all && cores > 1) {
       char whole[32], bare[32];
-      printf("  %-4s full, %d threads: %s than 1 thread (target: >= 1.80x faster); the bare codec: %s\n",
-             codecs[c], cores, bench_speed_text(whole, sizeof whole, all->time.median_ms, one->time.median_ms),
-             bench_speed_text(bare, sizeof bare, all->limit.median_ms, one->limit.median_ms));
+      printf(
+          "  %-4s full, %d threads: %s than 1 thread (target: >= 1.80x faster); the bare codec: %s\n",
+          codecs[c], cores,
+          bench_speed_text(whole, sizeof whole, all->time.median_ms, one->time.median_ms),
+          bench_speed_text(bare, sizeof bare, all->limit.median_ms, one->limit.median_ms));
     }
     if (narrow && one->compressed_bytes > 0) {
       double share = (double)narrow->compressed_bytes / (double)one->compressed_bytes;
-      printf("  %-4s narrow: %.2f ms for %.1f%% of the compressed bytes; target <= %.2f ms\n", codecs[c],
-             narrow->time.median_ms, 100 * share, 1.2 * share * one->time.median_ms);
+      printf("  %-4s narrow: %.2f ms for %.1f%% of the compressed bytes; target <= %.2f ms\n",
+             codecs[c], narrow->time.median_ms, 100 * share, 1.2 * share * one->time.median_ms);
     }
   }
-  const measurement *none = find(ms, n, "none", "full", 1), *trusted = find(ms, n, "none", "trusted", 1);
+  const measurement *none = find(ms, n, "none", "full", 1),
+                    *trusted = find(ms, n, "none", "trusted", 1);
   if (none && trusted && none->batches) {
-    printf("  none: %.2f us per batch validated in full (offsets and null counts are O(rows)), %.2f us "
-           "per batch trusted (%lld batches of %d columns; zero-copy)\n",
-           1000 * none->time.median_ms / (double)none->batches,
-           1000 * trusted->time.median_ms / (double)trusted->batches, (long long)none->batches,
-           SHAPE_CACHE_COLUMNS);
+    printf(
+        "  none: %.2f us per batch validated in full (offsets and null counts are O(rows)), %.2f us "
+        "per batch trusted (%lld batches of %d columns; zero-copy)\n",
+        1000 * none->time.median_ms / (double)none->batches,
+        1000 * trusted->time.median_ms / (double)trusted->batches, (long long)none->batches,
+        SHAPE_CACHE_COLUMNS);
     if (trusted->has_floor)
-      printf("  none: the zero-copy floor %.2f us per batch; trusted %.2fx it (target, against Arrow C++ "
-             "in its stead: <= 1.0x), validated %.2fx (<= 2.0x)\n",
-             1000 * trusted->floor.median_ms / (double)trusted->batches,
-             trusted->time.median_ms / trusted->floor.median_ms, none->time.median_ms / none->floor.median_ms);
+      printf(
+          "  none: the zero-copy floor %.2f us per batch; trusted %.2fx it (target, against Arrow C++ "
+          "in its stead: <= 1.0x), validated %.2fx (<= 2.0x)\n",
+          1000 * trusted->floor.median_ms / (double)trusted->batches,
+          trusted->time.median_ms / trusted->floor.median_ms,
+          none->time.median_ms / none->floor.median_ms);
   }
   for (int c = 0; c < 2; c++) {
-    const measurement *one = find(ms, n, codecs[c], "narrow", 1), *all = find(ms, n, codecs[c], "narrow", cores);
+    const measurement *one = find(ms, n, codecs[c], "narrow", 1),
+                      *all = find(ms, n, codecs[c], "narrow", cores);
     if (one && one->decompressed)
-      printf("  %-4s narrow: %.2fx the codec limit on 1 thread, %.2fx on %d (target <= 1.15)\n", codecs[c],
-             one->time.median_ms / one->limit.median_ms, all ? all->time.median_ms / all->limit.median_ms : 0, cores);
+      printf("  %-4s narrow: %.2fx the codec limit on 1 thread, %.2fx on %d (target <= 1.15)\n",
+             codecs[c], one->time.median_ms / one->limit.median_ms,
+             all ? all->time.median_ms / all->limit.median_ms : 0, cores);
   }
 }
 
@@ -632,36 +689,37 @@ static xchg_buf *generate_cache(int64_t rows, xchg_block_codec codec, shape_sums
 }
 
 static void usage(FILE *out) {
-  fprintf(out,
-          "usage: xchg bench decode [FILE] [--rows N] [--columns a,b] [--threads N] [--runs K] [--json]\n"
-          "                         [--payloads]\n"
-          "  Without FILE: shape `cache` of SHAPES.md (5,000,000 rows; --rows to change), codecs\n"
-          "  none/lz4/zstd, full and narrow (c4) reads, 1 thread and all cores, each beside the\n"
-          "  bare codec's time over the same buffers (\"trusted\": validation of bounds only).  With FILE (loaded into memory first): that\n"
-          "  file, all columns or --columns, on 1 thread and on --threads (default: all cores).\n"
-          "  Each figure is the median of --runs K timed runs (default 5) after one warm-up.\n"
-          "  --payloads: timed runs decode the stream cut into one payload per record batch with\n"
-          "  xchg_batch_decoder (schema given once; top-level --columns only; no dictionaries).\n"
-          "columns:\n"
-          "  codec       body compression of the input (none, lz4, zstd)\n"
-          "  read        full: every column; narrow: c4 alone (the others are never\n"
-          "                decompressed); trusted: full with XCHG_VALIDATE_BOUNDS\n"
-          "  threads     1, or a pool of that many threads\n"
-          "  median_ms   one read of the whole input, open to close, median\n"
-          "  min-max ms  the fastest and slowest of the timed runs\n"
-          "  GB/s        decoded bytes / median_ms\n"
-          "  limit_ms    the codec limit, measured in the same run on as many threads:\n"
-          "                the bare decompressor over exactly the buffers the read\n"
-          "                decompressed, or memcpy of the decoded bytes when\n"
-          "                uncompressed\n"
-          "  ratio       median_ms / limit_ms: 1.00x is the limit itself (below 1 when\n"
-          "                the read skips work the limit does, e.g. zero-copy)\n"
-          "  floor_ms    uncompressed input read zero-copy: the zero-copy floor, measured in the\n"
-          "                same run on one thread: the messages' flatbuffers walked and the same\n"
-          "                ArrowArrays built, pointing into the input, by code of the benchmark's\n"
-          "                own, with no validation and no reference counts (flat columns only)\n"
-          "  vs floor    median_ms / floor_ms: what validation and bookkeeping cost\n"
-          "Then the targets of SHAPES.md, each beside the measured figure.\n");
+  fprintf(
+      out,
+      "usage: xchg bench decode [FILE] [--rows N] [--columns a,b] [--threads N] [--runs K] [--json]\n"
+      "                         [--payloads]\n"
+      "  Without FILE: shape `cache` of SHAPES.md (5,000,000 rows; --rows to change), codecs\n"
+      "  none/lz4/zstd, full and narrow (c4) reads, 1 thread and all cores, each beside the\n"
+      "  bare codec's time over the same buffers (\"trusted\": validation of bounds only).  With FILE (loaded into memory first): that\n"
+      "  file, all columns or --columns, on 1 thread and on --threads (default: all cores).\n"
+      "  Each figure is the median of --runs K timed runs (default 5) after one warm-up.\n"
+      "  --payloads: timed runs decode the stream cut into one payload per record batch with\n"
+      "  xchg_batch_decoder (schema given once; top-level --columns only; no dictionaries).\n"
+      "columns:\n"
+      "  codec       body compression of the input (none, lz4, zstd)\n"
+      "  read        full: every column; narrow: c4 alone (the others are never\n"
+      "                decompressed); trusted: full with XCHG_VALIDATE_BOUNDS\n"
+      "  threads     1, or a pool of that many threads\n"
+      "  median_ms   one read of the whole input, open to close, median\n"
+      "  min-max ms  the fastest and slowest of the timed runs\n"
+      "  GB/s        decoded bytes / median_ms\n"
+      "  limit_ms    the codec limit, measured in the same run on as many threads:\n"
+      "                the bare decompressor over exactly the buffers the read\n"
+      "                decompressed, or memcpy of the decoded bytes when\n"
+      "                uncompressed\n"
+      "  ratio       median_ms / limit_ms: 1.00x is the limit itself (below 1 when\n"
+      "                the read skips work the limit does, e.g. zero-copy)\n"
+      "  floor_ms    uncompressed input read zero-copy: the zero-copy floor, measured in the\n"
+      "                same run on one thread: the messages' flatbuffers walked and the same\n"
+      "                ArrowArrays built, pointing into the input, by code of the benchmark's\n"
+      "                own, with no validation and no reference counts (flat columns only)\n"
+      "  vs floor    median_ms / floor_ms: what validation and bookkeeping cost\n"
+      "Then the targets of SHAPES.md, each beside the measured figure.\n");
 }
 
 static int split_columns(char *list, char **out, int max) {
@@ -687,9 +745,9 @@ static uint8_t *load_file(const char *path, size_t *size) {
 }
 
 int xchg_bench_decode(int argc, char **argv) {
-  static const struct option long_opts[] = {{"rows", 1, 0, 'r'}, {"columns", 1, 0, 'c'}, {"threads", 1, 0, 't'},
-                                            {"runs", 1, 0, 'k'},  {"json", 0, 0, 'j'},    {"help", 0, 0, 'h'}, {"payloads", 0, 0, 'p'},
-                                            {0, 0, 0, 0}};
+  static const struct option long_opts[] = {
+      {"rows", 1, 0, 'r'}, {"columns", 1, 0, 'c'}, {"threads", 1, 0, 't'},  {"runs", 1, 0, 'k'},
+      {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'},    {"payloads", 0, 0, 'p'}, {0, 0, 0, 0}};
   int64_t rows = SHAPE_CACHE_ROWS, v = 0;
   int threads = bench_cores(), json = 0, opt, n_columns = 0;
   char *columns[64], *column_arg = NULL;
@@ -699,8 +757,14 @@ int xchg_bench_decode(int argc, char **argv) {
     switch (opt) {
       case 'r': ok = bench_int_option("decode", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows); break;
       case 'c': column_arg = optarg; break;
-      case 't': ok = bench_int_option("decode", "--threads", optarg, 1, BENCH_MAX_THREADS, &v), threads = (int)v; break;
-      case 'k': ok = bench_int_option("decode", "--runs", optarg, 1, BENCH_MAX_RUNS, &v), timed_runs = (int)v; break;
+      case 't':
+        ok = bench_int_option("decode", "--threads", optarg, 1, BENCH_MAX_THREADS, &v),
+        threads = (int)v;
+        break;
+      case 'k':
+        ok = bench_int_option("decode", "--runs", optarg, 1, BENCH_MAX_RUNS, &v),
+        timed_runs = (int)v;
+        break;
       case 'j': json = 1; break;
       case 'p': payload_mode = 1; break;
       case 'h': usage(stdout); return 0;
@@ -708,7 +772,8 @@ int xchg_bench_decode(int argc, char **argv) {
     }
   }
   if (!ok) return 2;
-  if (optind + 1 < argc) return bench_usage_error("decode", "one FILE at most, not '%s' too", argv[optind + 1]);
+  if (optind + 1 < argc)
+    return bench_usage_error("decode", "one FILE at most, not '%s' too", argv[optind + 1]);
   if (column_arg) n_columns = split_columns(column_arg, columns, 64);
   measurement ms[20];
   int n = 0, rc = 0;
@@ -722,7 +787,8 @@ int xchg_bench_decode(int argc, char **argv) {
     }
     const char *read = column_arg ? "selected" : "full";
     int counts[2] = {1, threads}, n_counts = threads > 1 ? 2 : 1;
-    rc = measure(data, size, "file", read, columns, n_columns, counts, n_counts, XCHG_VALIDATE_FULL, NULL, ms);
+    rc = measure(data, size, "file", read, columns, n_columns, counts, n_counts, XCHG_VALIDATE_FULL,
+                 NULL, ms);
     n = n_counts;
     if (rc == 0 && json) print_json(ms, n, argv[optind]);
     if (rc == 0 && !json) {
@@ -736,10 +802,10 @@ int xchg_bench_decode(int argc, char **argv) {
   char *narrow[] = {c4};
   const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME, XCHG_BLOCK_ZSTD};
   if (!json)
-  if (!json) {
-    printf("shape cache: %lld rows in batches of %d\n", (long long)rows, SHAPE_CACHE_BATCH_ROWS);
-    print_header();
-  }
+    if (!json) {
+      printf("shape cache: %lld rows in batches of %d\n", (long long)rows, SHAPE_CACHE_BATCH_ROWS);
+      print_header();
+    }
   for (int c = 0; c < 3 && rc == 0; c++) {
     shape_sums sums;
     xchg_buf *data = generate_cache(rows, codecs[c], &sums);
@@ -748,7 +814,8 @@ int xchg_bench_decode(int argc, char **argv) {
     int counts[2] = {1, threads}, n_counts = threads > 1 ? 2 : 1;
     for (int read = 0; read < 2 && rc == 0; read++) {
       rc = measure(xchg_buf_data(data), xchg_buf_size(data), name, read ? "narrow" : "full",
-                   read ? narrow : NULL, read ? 1 : 0, counts, n_counts, XCHG_VALIDATE_FULL, &sums, &ms[n]);
+                   read ? narrow : NULL, read ? 1 : 0, counts, n_counts, XCHG_VALIDATE_FULL, &sums,
+                   &ms[n]);
       for (int t = 0; t < n_counts && rc == 0; t++, n++)
         if (!json) print_row(&ms[n]);
     }
@@ -764,7 +831,9 @@ int xchg_bench_decode(int argc, char **argv) {
     xchg_buf_unref(data);
   }
   if (rc != 0) return 1;
-  if (json) print_json(ms, n, "cache");
-  else print_targets(ms, n, threads);
+  if (json)
+    print_json(ms, n, "cache");
+  else
+    print_targets(ms, n, threads);
   return 0;
 }

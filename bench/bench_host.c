@@ -76,8 +76,8 @@ static const char *const figure_json[N_FIGURES][N_KINDS] = {
 /* What a child process reports. */
 typedef struct child_report {
   int64_t cpu_ns;
-  int64_t acquire_ns; /* of cpu_ns, in acquire and release */
-  int64_t read_ns;    /* reading alone: the tasks run again, on the retained entry */
+  int64_t acquire_ns;         /* of cpu_ns, in acquire and release */
+  int64_t read_ns;            /* reading alone: the tasks run again, on the retained entry */
   int64_t slowest_acquire_ns; /* wall time, over the first round's tasks */
   int64_t decodes, host_decodes, host_fallbacks, bytes_held, bytes_shared;
   int errors;
@@ -99,7 +99,7 @@ typedef struct config {
   int host_sharing;
   xchg_validation validation;
   const char *parent_dir; /* of the runs' host directories */
-  const xchg_buf *input; /* the bytes as shipped (lz4-java) */
+  const xchg_buf *input;  /* the bytes as shipped (lz4-java) */
   shape_sums want;
 } config;
 
@@ -124,8 +124,8 @@ typedef struct child_state {
   const config *cfg;
   atomic_int next_task;
   atomic_int errors;
-  atomic_llong *cpu_ns;     /* where the tasks of this round add their CPU */
-  atomic_llong *acquire_ns; /* and that of their acquire and release */
+  atomic_llong *cpu_ns;            /* where the tasks of this round add their CPU */
+  atomic_llong *acquire_ns;        /* and that of their acquire and release */
   atomic_llong slowest_acquire_ns; /* wall time, first round */
 } child_state;
 
@@ -138,9 +138,8 @@ static void run_task(child_state *cs) {
   int64_t t0 = bench_thread_cpu_ns(), wall0 = bench_now_ns();
   xchg_status st = xchg_cache_acquire(cs->cache, KEY, &bytes, NULL, &h, &err);
   int64_t acquire_ns = bench_thread_cpu_ns() - t0, wall_ns = bench_now_ns() - wall0;
-  for (long long was = atomic_load(&cs->slowest_acquire_ns); wall_ns > was &&
-       !atomic_compare_exchange_weak(&cs->slowest_acquire_ns, &was, wall_ns);) {
-  }
+  for (long long was = atomic_load(&cs->slowest_acquire_ns);
+       wall_ns > was && !atomic_compare_exchange_weak(&cs->slowest_acquire_ns, &was, wall_ns);) {}
   if (st != XCHG_OK || broadcast_read_all(h, &got, &err) != 0) {
     fprintf(stderr, "xchg bench host: %s\n", err.message);
     atomic_fetch_add(&cs->errors, 1);
@@ -277,7 +276,8 @@ static int run(config *cfg, result *out) {
     perror("xchg bench host: mkdtemp");
     return -1;
   }
-  run_shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  run_shared *sh =
+      mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (sh == MAP_FAILED) return -1;
   memset(sh, 0, sizeof *sh);
   pid_t pids[MAX_PROCESSES];
@@ -304,8 +304,8 @@ static int run(config *cfg, result *out) {
     int status;
     failed |= waitpid(pids[i], &status, 0) != pids[i] || !WIFEXITED(status) || WEXITSTATUS(status);
     const child_report *c = &sh->child[i];
-    int kind = !cfg->host_sharing || c->host_decodes > 0 || c->host_fallbacks > 0 ? DECODING
-                                                                                   : MAPPING;
+    int kind =
+        !cfg->host_sharing || c->host_decodes > 0 || c->host_fallbacks > 0 ? DECODING : MAPPING;
     out->per_process[BEYOND_READING][kind] += (double)(c->cpu_ns - c->read_ns) / 1e6;
     out->per_process[ACQUIRING][kind] += (double)c->acquire_ns / 1e6;
     n[kind]++;
@@ -387,8 +387,8 @@ static void print_row(const summary *s) {
   snprintf(cpu, sizeof cpu, "%.1f [%.1f-%.1f]", s->cpu.median, s->cpu.min, s->cpu.max);
   snprintf(pss, sizeof pss, "%.1f [%.1f-%.1f]", s->pss.median / 1e6, s->pss.min / 1e6,
            s->pss.max / 1e6);
-  snprintf(acquire, sizeof acquire, "%.1f [%.1f-%.1f]", s->acquire_wall.median,
-           s->acquire_wall.min, s->acquire_wall.max);
+  snprintf(acquire, sizeof acquire, "%.1f [%.1f-%.1f]", s->acquire_wall.median, s->acquire_wall.min,
+           s->acquire_wall.max);
   printf("%9d %7d %5d %-4s %7lld %9lld %24s %24s %10.1f %10.1f %10.1f %24s\n", r->processes,
          r->threads, r->tasks, mode_name(r), (long long)r->decodes, (long long)r->fallbacks, cpu,
          pss, (double)r->decoded_bytes / 1e6, (double)r->input_bytes / 1e6, r->wall_ms, acquire);
@@ -396,7 +396,9 @@ static void print_row(const summary *s) {
 
 /* The task CPU beyond reading the values (which costs the same off and
  * on): decoding, writing or mapping the segment, waiting. */
-static double beyond_reading(const summary *s) { return s->median.task_cpu_ms - s->median.read_cpu_ms; }
+static double beyond_reading(const summary *s) {
+  return s->median.task_cpu_ms - s->median.read_cpu_ms;
+}
 
 /* The goals are about what P processes share: one process has nobody to
  * share with, so its line shows what the store costs it, without goals. */
@@ -404,21 +406,25 @@ static void print_goals(const summary *off, const summary *on) {
   double cpu_ratio = on->median.task_cpu_ms / off->median.task_cpu_ms;
   double budget = (double)(on->median.decoded_bytes + on->median.input_bytes);
   if (on->median.processes == 1)
-    printf("P=1: one process, nobody to share the decoded copy with, so no goal applies: host decodes "
-           "%lld; what the store costs it: task CPU on/off %.3f; summed PSS on %.2f x (one copy + inputs), "
-           "off %.2f x\n",
-           (long long)on->median.decodes, cpu_ratio, (double)on->median.pss_bytes / budget,
-           (double)off->median.pss_bytes / budget);
+    printf(
+        "P=1: one process, nobody to share the decoded copy with, so no goal applies: host decodes "
+        "%lld; what the store costs it: task CPU on/off %.3f; summed PSS on %.2f x (one copy + inputs), "
+        "off %.2f x\n",
+        (long long)on->median.decodes, cpu_ratio, (double)on->median.pss_bytes / budget,
+        (double)off->median.pss_bytes / budget);
   else
-    printf("P=%d: host decodes %lld (goal 1); task CPU on/off %.3f (goal <= 0.06); summed PSS "
-           "on %.2f x (one copy + inputs) (goal <= 1.2), off %.2f x\n",
-           on->median.processes, (long long)on->median.decodes, cpu_ratio,
-           (double)on->median.pss_bytes / budget, (double)off->median.pss_bytes / budget);
-  printf("     reading the values costs %.1f ms (off) / %.1f ms (on) of it; beyond reading, "
-         "on/off %.3f\n",
-         off->median.read_cpu_ms, on->median.read_cpu_ms, beyond_reading(on) / beyond_reading(off));
+    printf(
+        "P=%d: host decodes %lld (goal 1); task CPU on/off %.3f (goal <= 0.06); summed PSS "
+        "on %.2f x (one copy + inputs) (goal <= 1.2), off %.2f x\n",
+        on->median.processes, (long long)on->median.decodes, cpu_ratio,
+        (double)on->median.pss_bytes / budget, (double)off->median.pss_bytes / budget);
+  printf(
+      "     reading the values costs %.1f ms (off) / %.1f ms (on) of it; beyond reading, "
+      "on/off %.3f\n",
+      off->median.read_cpu_ms, on->median.read_cpu_ms, beyond_reading(on) / beyond_reading(off));
   for (int f = 0; f < N_FIGURES; f++) {
-    const bench_spread *d_off = &off->per_process[f][DECODING], *d_on = &on->per_process[f][DECODING];
+    const bench_spread *d_off = &off->per_process[f][DECODING],
+                       *d_on = &on->per_process[f][DECODING];
     const bench_spread *m_on = &on->per_process[f][MAPPING];
     printf("     %s, per process: decoding %.1f [%.1f-%.1f] ms off, %.1f [%.1f-%.1f] ms on",
            figure_name[f], d_off->median, d_off->min, d_off->max, d_on->median, d_on->min,
@@ -436,35 +442,39 @@ static void print_goals(const summary *off, const summary *on) {
 static void print_check_cost(const summary *on, const summary *on_b) {
   if (on->median.n_mapping == 0 || on_b->median.n_mapping == 0) return;
   for (int f = 0; f < N_FIGURES; f++) {
-    const bench_spread *full = &on->per_process[f][MAPPING], *bounds = &on_b->per_process[f][MAPPING];
-    printf("     checking mapped segments, %s, per mapping process: %.1f [%.1f-%.1f] ms "
-           "(on) against %.1f [%.1f-%.1f] ms (on-b, bounds only): +%.1f ms\n",
-           figure_name[f], full->median, full->min, full->max, bounds->median, bounds->min,
-           bounds->max, full->median - bounds->median);
+    const bench_spread *full = &on->per_process[f][MAPPING],
+                       *bounds = &on_b->per_process[f][MAPPING];
+    printf(
+        "     checking mapped segments, %s, per mapping process: %.1f [%.1f-%.1f] ms "
+        "(on) against %.1f [%.1f-%.1f] ms (on-b, bounds only): +%.1f ms\n",
+        figure_name[f], full->median, full->min, full->max, bounds->median, bounds->min,
+        bounds->max, full->median - bounds->median);
   }
-  printf("     slowest acquire %.1f ms (on) against %.1f ms (on-b)\n",
-         on->median.acquire_wall_ms, on_b->median.acquire_wall_ms);
+  printf("     slowest acquire %.1f ms (on) against %.1f ms (on-b)\n", on->median.acquire_wall_ms,
+         on_b->median.acquire_wall_ms);
 }
 
 /* A per-process figure, null when no process was of that kind. */
 static void print_json_ms(const char *name, int processes, double ms) {
-  if (processes == 0) printf(",\"%s\":null", name);
-  else printf(",\"%s\":%.3f", name, ms);
+  if (processes == 0)
+    printf(",\"%s\":null", name);
+  else
+    printf(",\"%s\":%.3f", name, ms);
 }
 
 static void print_json_row(const summary *s, int first) {
   const result *r = &s->median;
-  printf("%s{\"processes\":%d,\"threads\":%d,\"tasks\":%d,\"host_sharing\":\"%s\","
-         "\"validation\":\"%s\",\"decodes\":%lld,"
-         "\"task_cpu_ms\":%.3f,\"pss_bytes\":%lld,\"decoded_bytes\":%lld,\"input_bytes\":%lld,"
-         "\"wall_ms\":%.3f,\"host_fallbacks\":%lld,\"read_cpu_ms\":%.3f,\"task_cpu_ms_min\":%.3f,\"task_cpu_ms_max\":%.3f,"
-         "\"pss_bytes_min\":%lld,\"pss_bytes_max\":%lld",
-         first ? "" : ",", r->processes, r->threads, r->tasks, r->host_sharing ? "on" : "off",
-         r->validation == XCHG_VALIDATE_BOUNDS ? "bounds" : "full", (long long)r->decodes,
-         r->task_cpu_ms, (long long)r->pss_bytes, (long long)r->decoded_bytes,
-         (long long)r->input_bytes, r->wall_ms, (long long)r->fallbacks, r->read_cpu_ms, s->cpu.min,
-         s->cpu.max,
-         (long long)s->pss.min, (long long)s->pss.max);
+  printf(
+      "%s{\"processes\":%d,\"threads\":%d,\"tasks\":%d,\"host_sharing\":\"%s\","
+      "\"validation\":\"%s\",\"decodes\":%lld,"
+      "\"task_cpu_ms\":%.3f,\"pss_bytes\":%lld,\"decoded_bytes\":%lld,\"input_bytes\":%lld,"
+      "\"wall_ms\":%.3f,\"host_fallbacks\":%lld,\"read_cpu_ms\":%.3f,\"task_cpu_ms_min\":%.3f,\"task_cpu_ms_max\":%.3f,"
+      "\"pss_bytes_min\":%lld,\"pss_bytes_max\":%lld",
+      first ? "" : ",", r->processes, r->threads, r->tasks, r->host_sharing ? "on" : "off",
+      r->validation == XCHG_VALIDATE_BOUNDS ? "bounds" : "full", (long long)r->decodes,
+      r->task_cpu_ms, (long long)r->pss_bytes, (long long)r->decoded_bytes,
+      (long long)r->input_bytes, r->wall_ms, (long long)r->fallbacks, r->read_cpu_ms, s->cpu.min,
+      s->cpu.max, (long long)s->pss.min, (long long)s->pss.max);
   printf(",\"acquire_wall_ms\":%.3f,\"acquire_wall_ms_min\":%.3f,\"acquire_wall_ms_max\":%.3f",
          s->acquire_wall.median, s->acquire_wall.min, s->acquire_wall.max);
   for (int f = 0; f < N_FIGURES; f++) {
@@ -489,7 +499,8 @@ static void usage(FILE *f) {
           "  mapped the broadcast another process had decoded, with its share of the\n"
           "  first; the same for the CPU of acquire and release alone.  With the store\n"
           "  off every process decodes once already, so summed\n"
-          "  task CPU on/off cannot fall below reading plus 1/P of a decode.\n"          "  The slowest acquire of any task (wall time) and the fallbacks say what a\n"
+          "  task CPU on/off cannot fall below reading plus 1/P of a decode.\n"
+          "  The slowest acquire of any task (wall time) and the fallbacks say what a\n"
           "  store that cannot take the broadcast costs (--dir D: the host directories\n"
           "  in D, e.g. a small tmpfs; default /dev/shm).  --validation: how every\n"
           "  process's cache checks what it reads (default full: a mapping process\n"
@@ -517,8 +528,8 @@ static xchg_buf *make_input(int64_t rows, shape_sums *want) {
 
 int xchg_bench_host(int argc, char **argv) {
   static const struct option long_opts[] = {
-      {"processes", 1, 0, 'p'}, {"tasks", 1, 0, 'n'}, {"threads", 1, 0, 't'}, {"rows", 1, 0, 'r'},
-      {"runs", 1, 0, 'k'},      {"json", 0, 0, 'j'},  {"help", 0, 0, 'h'},    {"dir", 1, 0, 'd'},
+      {"processes", 1, 0, 'p'},  {"tasks", 1, 0, 'n'}, {"threads", 1, 0, 't'}, {"rows", 1, 0, 'r'},
+      {"runs", 1, 0, 'k'},       {"json", 0, 0, 'j'},  {"help", 0, 0, 'h'},    {"dir", 1, 0, 'd'},
       {"validation", 1, 0, 'v'}, {0, 0, 0, 0}};
   int processes[8] = {1, 2, 4}, n_processes = 3, tasks = 16, threads = 4, runs = 3, json = 0, opt;
   int64_t rows = SHAPE_BROADCAST_ROWS, v = 0;
@@ -530,13 +541,21 @@ int xchg_bench_host(int argc, char **argv) {
   while (ok && (opt = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
     switch (opt) {
       case 'p':
-        n_processes = bench_list_option("host", "--processes", optarg, 1, MAX_PROCESSES, processes, 8);
+        n_processes =
+            bench_list_option("host", "--processes", optarg, 1, MAX_PROCESSES, processes, 8);
         ok = n_processes > 0;
         break;
-      case 'n': ok = bench_int_option("host", "--tasks", optarg, 1, BENCH_MAX_TASKS, &v), tasks = (int)v; break;
-      case 't': ok = bench_int_option("host", "--threads", optarg, 1, BENCH_MAX_THREADS, &v), threads = (int)v; break;
+      case 'n':
+        ok = bench_int_option("host", "--tasks", optarg, 1, BENCH_MAX_TASKS, &v), tasks = (int)v;
+        break;
+      case 't':
+        ok = bench_int_option("host", "--threads", optarg, 1, BENCH_MAX_THREADS, &v),
+        threads = (int)v;
+        break;
       case 'r': ok = bench_int_option("host", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows); break;
-      case 'k': ok = bench_int_option("host", "--runs", optarg, 1, MAX_RUNS, &v), runs = (int)v; break;
+      case 'k':
+        ok = bench_int_option("host", "--runs", optarg, 1, MAX_RUNS, &v), runs = (int)v;
+        break;
       case 'j': json = 1; break;
       case 'd': parent_dir = optarg; break;
       case 'v':
@@ -545,7 +564,8 @@ int xchg_bench_host(int argc, char **argv) {
                      : strcmp(optarg, "both") == 0   ? VALIDATION_BOTH
                                                      : -1;
         if (validation < 0)
-          return bench_usage_error("host", "--validation must be full, bounds or both, not '%s'", optarg);
+          return bench_usage_error("host", "--validation must be full, bounds or both, not '%s'",
+                                   optarg);
         break;
       case 'h': usage(stdout); return 0;
       default: return bench_option_error("host", argv, opt);
@@ -563,15 +583,18 @@ int xchg_bench_host(int argc, char **argv) {
   cfg.parent_dir = parent_dir;
   if (!json) {
     printf("machine: %s\n", bench_machine());
-    printf("shape broadcast: %lld rows, lz4-java %.1f MB per process; %d tasks x %d threads per "
-           "process; medians of %d runs [min-max]\n\n",
-           (long long)rows, (double)xchg_buf_size(input) / 1e6, tasks, threads, runs);
+    printf(
+        "shape broadcast: %lld rows, lz4-java %.1f MB per process; %d tasks x %d threads per "
+        "process; medians of %d runs [min-max]\n\n",
+        (long long)rows, (double)xchg_buf_size(input) / 1e6, tasks, threads, runs);
     printf("%9s %7s %5s %-4s %7s %9s %24s %24s %10s %10s %10s %24s\n", "processes", "threads",
            "tasks", "host", "decodes", "fallbacks", "task CPU ms", "summed PSS MB", "decoded MB",
            "input MB", "wall ms", "slowest acquire ms");
   } else {
-    printf("{\"benchmark\":\"host\",\"shape\":\"broadcast\",\"rows\":%lld,\"machine\":\"%s\","
-           "\"runs\":%d,\"results\":[", (long long)rows, bench_machine(), runs);
+    printf(
+        "{\"benchmark\":\"host\",\"shape\":\"broadcast\",\"rows\":%lld,\"machine\":\"%s\","
+        "\"runs\":%d,\"results\":[",
+        (long long)rows, bench_machine(), runs);
   }
   int rc = 0, first = 1;
   int n_modes = validation == VALIDATION_BOTH ? N_MODES : MODE_ON_BOUNDS;
@@ -590,8 +613,10 @@ int xchg_bench_host(int argc, char **argv) {
     summary sum[N_MODES];
     for (int mode = 0; mode < n_modes; mode++) sum[mode] = summarize(rs + mode * runs, runs);
     for (int mode = 0; mode < n_modes; mode++) {
-      if (json) print_json_row(&sum[mode], first);
-      else print_row(&sum[mode]);
+      if (json)
+        print_json_row(&sum[mode], first);
+      else
+        print_row(&sum[mode]);
       first = 0;
     }
     if (!json) print_goals(&sum[MODE_OFF], &sum[MODE_ON]);

@@ -6,14 +6,15 @@
 
 /* The benchmarks: add one line X(name, "what it measures") per benchmark,
  * for a function int xchg_bench_<name>(int argc, char **argv). */
-#define XCHG_BENCHMARKS(X) /* e.g. X(rows, "decode rows of a shape") */ \
-  X(rows, "rows out of a compressed stream, ns/row (shape 3)") \
-  X(decode, "Arrow IPC decode, full and narrow, vs the bare codec (shape 1)") \
-  X(write, "Arrow IPC writer MB/s per codec, 1 thread and all cores, vs memcpy") \
+#define XCHG_BENCHMARKS(X) /* e.g. X(rows, "decode rows of a shape") */                      \
+  X(rows, "rows out of a compressed stream, ns/row (shape 3)")                               \
+  X(decode, "Arrow IPC decode, full and narrow, vs the bare codec (shape 1)")                \
+  X(write, "Arrow IPC writer MB/s per codec, 1 thread and all cores, vs memcpy")             \
   X(broadcast, "N tasks reading one broadcast, shared decode cache off/on/retain (shape 2)") \
-  X(cat, "xchg cat --format csv|json of shape 1 vs nodejs-polars writeCSV") \
-  X(host, "P processes reading one broadcast, the cache's host store off/on (shape 2)") \
-  X(shuffle, "many small shuffle blocks into target-size batches, vs memcpy and the codec (shape 4)")
+  X(cat, "xchg cat --format csv|json of shape 1 vs nodejs-polars writeCSV")                  \
+  X(host, "P processes reading one broadcast, the cache's host store off/on (shape 2)")      \
+  X(shuffle,                                                                                 \
+    "many small shuffle blocks into target-size batches, vs memcpy and the codec (shape 4)")
 
 #define XCHG_BENCH_DECLARE(name, description) int xchg_bench_##name(int argc, char **argv);
 #define XCHG_BENCH_ENTRY(name, description) {#name, description, xchg_bench_##name},

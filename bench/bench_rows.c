@@ -120,8 +120,8 @@ typedef enum loop_kind {
   LOOP_KINDS
 } loop_kind;
 
-static const char *const loop_names[] = {"metrics_on",      "metrics_off", "timer_per_read",
-                                         "memcpy",          "decompress_only", "row_reader",
+static const char *const loop_names[] = {"metrics_on", "metrics_off",     "timer_per_read",
+                                         "memcpy",     "decompress_only", "row_reader",
                                          "codec_limit"};
 
 /* Two reads per row, as a shuffle reader does them; returns the checksum. */
@@ -203,9 +203,7 @@ static int64_t run_loop(loop_kind kind, const rows_input *in, xchg_stream_codec 
       s = open_input(in, codec, kind == LOOP_METRICS_ON);
       *sum = read_rows(s, kind == LOOP_TIMER_PER_READ, &timed);
       break;
-    case LOOP_MEMCPY:
-      *sum = memcpy_rows(window, in->rows);
-      break;
+    case LOOP_MEMCPY: *sum = memcpy_rows(window, in->rows); break;
     case LOOP_DECOMPRESS_ONLY: {
       s = open_input(in, codec, 0);
       const void *p;
@@ -230,9 +228,7 @@ static int64_t run_loop(loop_kind kind, const rows_input *in, xchg_stream_codec 
       xchg_row_reader_free(r);
       break;
     }
-    case LOOP_CODEC_LIMIT:
-      *sum = bare_codec(in, codec);
-      break;
+    case LOOP_CODEC_LIMIT: *sum = bare_codec(in, codec); break;
     case LOOP_KINDS: break;
   }
   if (s != NULL) {
@@ -301,7 +297,8 @@ static int measure_all(const rows_input *in, xchg_stream_codec codec, const uint
    * ratio of the medians.  (In parts per million, to reuse the summary.) */
   int64_t ppm[RUNS];
   for (int r = 0; r < RUNS; r++)
-    ppm[r] = t[LOOP_METRICS_ON][r] * 1000000 / (t[LOOP_METRICS_OFF][r] ? t[LOOP_METRICS_OFF][r] : 1);
+    ppm[r] =
+        t[LOOP_METRICS_ON][r] * 1000000 / (t[LOOP_METRICS_OFF][r] ? t[LOOP_METRICS_OFF][r] : 1);
   *paired = bench_summarize(ppm, RUNS).median_ms; /* ppm / 1e6 */
   for (int k = 0; k < LOOP_KINDS; k++) {
     bench_timing b = bench_summarize(t[k], RUNS);
@@ -325,8 +322,8 @@ static void print_json_string(const char *s) {
 
 static void print_json_figures(const char *key, const figure *f, int field) {
   printf("\"%s\": {", key);
-  static const loop_kind order[] = {LOOP_METRICS_ON,      LOOP_METRICS_OFF, LOOP_TIMER_PER_READ,
-                                    LOOP_MEMCPY,          LOOP_DECOMPRESS_ONLY, LOOP_ROW_READER,
+  static const loop_kind order[] = {LOOP_METRICS_ON, LOOP_METRICS_OFF,     LOOP_TIMER_PER_READ,
+                                    LOOP_MEMCPY,     LOOP_DECOMPRESS_ONLY, LOOP_ROW_READER,
                                     LOOP_CODEC_LIMIT};
   for (int i = 0; i < LOOP_KINDS; i++) {
     const figure *x = &f[order[i]];
@@ -339,26 +336,31 @@ static void print_json_figures(const char *key, const figure *f, int field) {
 /* What reading costs beyond decompressing (total − decompress_only), and
  * what metrics cost (on − off): differences of medians, so "within noise"
  * when the spread of the runs is as large. */
-static void print_costs(const figure *f, int64_t refills, double clock_ns, int64_t nrows, double paired) {
+static void print_costs(const figure *f, int64_t refills, double clock_ns, int64_t nrows,
+                        double paired) {
   const figure *d = &f[LOOP_DECOMPRESS_ONLY];
   char on[64], off[64], timer[64], metrics[64];
   static const loop_kind reads[] = {LOOP_METRICS_ON, LOOP_METRICS_OFF, LOOP_TIMER_PER_READ};
   char *texts[] = {on, off, timer};
   for (int i = 0; i < 3; i++) {
     const figure *x = &f[reads[i]];
-    bench_cost_text(texts[i], sizeof on, x->median - d->median, bench_noise(x->min, x->max, d->min, d->max), "ns/row");
+    bench_cost_text(texts[i], sizeof on, x->median - d->median,
+                    bench_noise(x->min, x->max, d->min, d->max), "ns/row");
   }
-  printf("  reads alone (total - decompress_only): metrics on %s, off %s, timer per read %s; memcpy %.2f ns/row\n",
-         on, off, timer, f[LOOP_MEMCPY].median);
+  printf(
+      "  reads alone (total - decompress_only): metrics on %s, off %s, timer per read %s; memcpy %.2f ns/row\n",
+      on, off, timer, f[LOOP_MEMCPY].median);
   printf("  metrics on/off, median of the run-by-run ratios: %.3f\n", paired);
   const figure *m_on = &f[LOOP_METRICS_ON], *m_off = &f[LOOP_METRICS_OFF];
   bench_cost_text(metrics, sizeof metrics, 100.0 * (m_on->median / m_off->median - 1.0),
-                  100.0 * bench_noise(m_on->min, m_on->max, m_off->min, m_off->max) / m_off->median, "%");
+                  100.0 * bench_noise(m_on->min, m_on->max, m_off->min, m_off->max) / m_off->median,
+                  "%");
   double counted = 2.0 * (double)refills * clock_ns / (double)nrows;
-  printf("  metrics cost: measured %s (on/off %.3f); from counts: %lld refills x 2 clock reads x %.1f ns = "
-         "%.3f ns/row = %.2f%%\n",
-         metrics, m_on->median / m_off->median, (long long)refills, clock_ns, counted,
-         100.0 * counted / m_off->median);
+  printf(
+      "  metrics cost: measured %s (on/off %.3f); from counts: %lld refills x 2 clock reads x %.1f ns = "
+      "%.3f ns/row = %.2f%%\n",
+      metrics, m_on->median / m_off->median, (long long)refills, clock_ns, counted,
+      100.0 * counted / m_off->median);
 }
 
 static const char rows_help[] =
@@ -432,31 +434,35 @@ int xchg_bench_rows(int argc, char **argv) {
   }
 
   if (json) {
-    printf("{\"bench\": \"rows\", \"rows\": %lld, \"row_bytes\": %d, \"nproc\": %d, "
-           "\"machine\": ",
-           (long long)nrows, ROW_SIZE, bench_cores());
+    printf(
+        "{\"bench\": \"rows\", \"rows\": %lld, \"row_bytes\": %d, \"nproc\": %d, "
+        "\"machine\": ",
+        (long long)nrows, ROW_SIZE, bench_cores());
     print_json_string(bench_machine());
-    printf(", \"runs\": %d, \"warmups\": 1, \"codec\": \"lz4-frame\", \"raw_bytes\": %llu, "
-           "\"compressed_bytes\": %zu, ",
-           RUNS, (unsigned long long)raw_size, compressed[0]);
+    printf(
+        ", \"runs\": %d, \"warmups\": 1, \"codec\": \"lz4-frame\", \"raw_bytes\": %llu, "
+        "\"compressed_bytes\": %zu, ",
+        RUNS, (unsigned long long)raw_size, compressed[0]);
     print_json_figures("ns_per_row", figs[0], 0);
     printf(", ");
     print_json_figures("ns_per_row_min", figs[0], 1);
     printf(", ");
     print_json_figures("ns_per_row_max", figs[0], 2);
-    printf(", \"read_ns_per_row\": {\"metrics_on\": %.3f, \"metrics_off\": %.3f, "
-           "\"timer_per_read\": %.3f}",
-           figs[0][LOOP_METRICS_ON].median - figs[0][LOOP_DECOMPRESS_ONLY].median,
-           figs[0][LOOP_METRICS_OFF].median - figs[0][LOOP_DECOMPRESS_ONLY].median,
-           figs[0][LOOP_TIMER_PER_READ].median - figs[0][LOOP_DECOMPRESS_ONLY].median);
+    printf(
+        ", \"read_ns_per_row\": {\"metrics_on\": %.3f, \"metrics_off\": %.3f, "
+        "\"timer_per_read\": %.3f}",
+        figs[0][LOOP_METRICS_ON].median - figs[0][LOOP_DECOMPRESS_ONLY].median,
+        figs[0][LOOP_METRICS_OFF].median - figs[0][LOOP_DECOMPRESS_ONLY].median,
+        figs[0][LOOP_TIMER_PER_READ].median - figs[0][LOOP_DECOMPRESS_ONLY].median);
     /* Metrics read the clock twice per refill (a memory source never
      * blocks): their cost per row, from counts rather than noisy timings. */
     printf(", \"metrics_on_off_paired\": %.4f", paired[0]);
-    printf(", \"clock_read_ns\": %.2f, \"refills\": %lld, \"metrics_clock_reads_per_row\": %.5f, "
-           "\"metrics_cost_estimate_pct\": %.3f",
-           clock_ns, (long long)refills[0], 2.0 * (double)refills[0] / (double)nrows,
-           100.0 * 2.0 * (double)refills[0] * clock_ns / (double)nrows /
-               figs[0][LOOP_METRICS_OFF].median);
+    printf(
+        ", \"clock_read_ns\": %.2f, \"refills\": %lld, \"metrics_clock_reads_per_row\": %.5f, "
+        "\"metrics_cost_estimate_pct\": %.3f",
+        clock_ns, (long long)refills[0], 2.0 * (double)refills[0] / (double)nrows,
+        100.0 * 2.0 * (double)refills[0] * clock_ns / (double)nrows /
+            figs[0][LOOP_METRICS_OFF].median);
     printf(", \"zstd\": {\"compressed_bytes\": %zu, \"metrics_on_off_paired\": %.4f, ",
            compressed[1], paired[1]);
     print_json_figures("ns_per_row", figs[1], 0);
@@ -467,17 +473,16 @@ int xchg_bench_rows(int argc, char **argv) {
     printf("}}\n");
     return 0;
   }
-  printf("xchg bench rows — %lld rows of %d bytes (%.1f MB), two reads per row\n",
-         (long long)nrows, ROW_SIZE, (double)raw_size / 1e6);
-  printf("machine: %s (nproc %d); median of %d runs after 1 warm-up [min–max]\n\n",
-         bench_machine(), bench_cores(), RUNS);
+  printf("xchg bench rows — %lld rows of %d bytes (%.1f MB), two reads per row\n", (long long)nrows,
+         ROW_SIZE, (double)raw_size / 1e6);
+  printf("machine: %s (nproc %d); median of %d runs after 1 warm-up [min–max]\n\n", bench_machine(),
+         bench_cores(), RUNS);
   for (int c = 0; c < 2; c++) {
     const figure *f = figs[c];
     printf("%s frames, 64 KiB each (%.1f MB compressed):\n", xchg_stream_codec_name(codecs[c]),
            (double)compressed[c] / 1e6);
     for (int k = 0; k < LOOP_KINDS; k++)
-      printf("  %-16s %8.2f ns/row  [%.2f–%.2f]\n", loop_names[k], f[k].median, f[k].min,
-             f[k].max);
+      printf("  %-16s %8.2f ns/row  [%.2f–%.2f]\n", loop_names[k], f[k].median, f[k].min, f[k].max);
     print_costs(f, refills[c], clock_ns, nrows, paired[c]);
     printf("  timer per read costs %.2fx metrics on (4 clock reads per row)\n\n",
            f[LOOP_TIMER_PER_READ].median / f[LOOP_METRICS_ON].median);

@@ -127,10 +127,13 @@ static int offset_width(const char *format) {
 }
 
 static int64_t load_offset(const struct ArrowArray *a, int width, int64_t i) {
-  return width == 4 ? ((const int32_t *)a->buffers[1])[a->offset + i] : ((const int64_t *)a->buffers[1])[a->offset + i];
+  return width == 4 ? ((const int32_t *)a->buffers[1])[a->offset + i]
+                    : ((const int64_t *)a->buffers[1])[a->offset + i];
 }
 
-static int bit_at(const void *bits, int64_t i) { return (((const uint8_t *)bits)[i >> 3] >> (i & 7)) & 1; }
+static int bit_at(const void *bits, int64_t i) {
+  return (((const uint8_t *)bits)[i >> 3] >> (i & 7)) & 1;
+}
 
 static int valid_at(const struct ArrowArray *a, int64_t i) {
   return a->null_count == 0 || !a->buffers[0] || bit_at(a->buffers[0], a->offset + i);
@@ -138,22 +141,26 @@ static int valid_at(const struct ArrowArray *a, int64_t i) {
 
 /* Whether rows [i, i+n) of a equal rows [j, j+n) of b, of a flat column
  * (fixed-width, boolean, string). */
-static int same_rows(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i, const struct ArrowArray *b,
-                     int64_t j, int64_t n) {
-  int width = bench_fixed_width(s->format), ow = offset_width(s->format), is_bool = !strcmp(s->format, "b");
+static int same_rows(const struct ArrowSchema *s, const struct ArrowArray *a, int64_t i,
+                     const struct ArrowArray *b, int64_t j, int64_t n) {
+  int width = bench_fixed_width(s->format), ow = offset_width(s->format),
+      is_bool = !strcmp(s->format, "b");
   for (int64_t r = 0; r < n; r++) {
     int va = valid_at(a, i + r);
     if (va != valid_at(b, j + r)) return 0;
     if (!va) continue;
-    if (is_bool && bit_at(a->buffers[1], a->offset + i + r) != bit_at(b->buffers[1], b->offset + j + r)) return 0;
-    if (width && memcmp((const uint8_t *)a->buffers[1] + (a->offset + i + r) * width,
-                        (const uint8_t *)b->buffers[1] + (b->offset + j + r) * width, (size_t)width))
+    if (is_bool &&
+        bit_at(a->buffers[1], a->offset + i + r) != bit_at(b->buffers[1], b->offset + j + r))
+      return 0;
+    if (width &&
+        memcmp((const uint8_t *)a->buffers[1] + (a->offset + i + r) * width,
+               (const uint8_t *)b->buffers[1] + (b->offset + j + r) * width, (size_t)width))
       return 0;
     if (ow) {
       int64_t a0 = load_offset(a, ow, i + r), a1 = load_offset(a, ow, i + r + 1);
       int64_t b0 = load_offset(b, ow, j + r), b1 = load_offset(b, ow, j + r + 1);
-      if (a1 - a0 != b1 - b0 ||
-          memcmp((const uint8_t *)a->buffers[2] + a0, (const uint8_t *)b->buffers[2] + b0, (size_t)(a1 - a0)))
+      if (a1 - a0 != b1 - b0 || memcmp((const uint8_t *)a->buffers[2] + a0,
+                                       (const uint8_t *)b->buffers[2] + b0, (size_t)(a1 - a0)))
         return 0;
     }
   }
@@ -169,9 +176,11 @@ static void compare_batch(consumer *c, const struct ArrowArray *batch) {
       break;
     }
     const struct ArrowArray *want = &in->kept[c->kept];
-    int64_t n = want->length - c->kept_row < batch->length - at ? want->length - c->kept_row : batch->length - at;
+    int64_t n = want->length - c->kept_row < batch->length - at ? want->length - c->kept_row
+                                                                : batch->length - at;
     for (int64_t k = 0; k < in->schema.n_children && !c->mismatch; k++)
-      if (!same_rows(in->schema.children[k], batch->children[k], at, want->children[k], c->kept_row, n))
+      if (!same_rows(in->schema.children[k], batch->children[k], at, want->children[k], c->kept_row,
+                     n))
         c->mismatch = 1;
     at += n;
     if ((c->kept_row += n) == want->length) c->kept++, c->kept_row = 0;
@@ -187,7 +196,8 @@ static int consume(void *ctx, struct ArrowArray *batch) {
   }
   if (c->compare) compare_batch(c, batch);
   if (c->check) {
-    for (int64_t k = 0; k < s->n_children; k++) bench_touch_column(s->children[k], batch->children[k], &c->columns[k]);
+    for (int64_t k = 0; k < s->n_children; k++)
+      bench_touch_column(s->children[k], batch->children[k], &c->columns[k]);
   } else if (s->n_children > 0) {
     int64_t k = checksum_column(s);
     touched t = {0, 0, 0};
@@ -210,9 +220,9 @@ static int consume(void *ctx, struct ArrowArray *batch) {
 typedef struct warm_up {
   input *in;
   consumer *check;
-  int64_t block;           /* being read */
-  int block_fresh;         /* no batch of it kept yet */
-  int64_t pieces_taken;    /* ipc framing: pieces logged before the batch being read */
+  int64_t block;        /* being read */
+  int block_fresh;      /* no batch of it kept yet */
+  int64_t pieces_taken; /* ipc framing: pieces logged before the batch being read */
   int64_t first_block_rows;
 } warm_up;
 
@@ -232,8 +242,10 @@ static void *grow(void *p, int64_t *capacity, int64_t need, size_t elem) {
 static int keep_batch(void *ctx, struct ArrowArray *batch) {
   warm_up *w = ctx;
   const struct ArrowSchema *s = &w->in->schema;
-  if (batch->n_children != s->n_children) return consume(w->check, batch); /* which says what is wrong */
-  for (int64_t k = 0; k < s->n_children; k++) bench_touch_column(s->children[k], batch->children[k], &w->check->columns[k]);
+  if (batch->n_children != s->n_children)
+    return consume(w->check, batch); /* which says what is wrong */
+  for (int64_t k = 0; k < s->n_children; k++)
+    bench_touch_column(s->children[k], batch->children[k], &w->check->columns[k]);
   w->check->rows += batch->length;
   w->check->batches++;
   input *in = w->in;
@@ -244,13 +256,15 @@ static int keep_batch(void *ctx, struct ArrowArray *batch) {
   w->block_fresh = 0;
   if (w->block == 0) w->first_block_rows += batch->length;
   in->kept = grow(in->kept, &in->kept_capacity, in->n_kept + 1, sizeof *in->kept);
-  in->kept_pieces = grow(in->kept_pieces, &in->pieces_of_kept_capacity, in->n_kept + 1, sizeof *in->kept_pieces);
+  in->kept_pieces =
+      grow(in->kept_pieces, &in->pieces_of_kept_capacity, in->n_kept + 1, sizeof *in->kept_pieces);
   in->kept_pieces[in->n_kept] = kp;
   in->kept[in->n_kept++] = *batch;
   return 0;
 }
 
-static void log_piece(void *ctx, xchg_block_codec codec, const void *src, size_t src_size, size_t dst_size) {
+static void log_piece(void *ctx, xchg_block_codec codec, const void *src, size_t src_size,
+                      size_t dst_size) {
   warm_up *w = ctx;
   input *in = w->in;
   in->codec = codec == XCHG_BLOCK_ZSTD ? SHAPE_SHUFFLE_ZSTD : SHAPE_SHUFFLE_LZ4;
@@ -262,8 +276,10 @@ static void log_piece(void *ctx, xchg_block_codec codec, const void *src, size_t
  * the ipc framing's are counted as they are read). */
 static int start_block(warm_up *w, int64_t b) {
   input *in = w->in;
-  if (in->framing == SHAPE_SHUFFLE_IPC) in->n_blocks = b + 1;
-  else if (b >= in->n_blocks) return fail("per_block", "the comet stream has more blocks than their headers say");
+  if (in->framing == SHAPE_SHUFFLE_IPC)
+    in->n_blocks = b + 1;
+  else if (b >= in->n_blocks)
+    return fail("per_block", "the comet stream has more blocks than their headers say");
   w->block = b;
   w->block_fresh = 1;
   return 0;
@@ -278,7 +294,8 @@ typedef struct reading {
 } reading;
 
 static int read_stream(reading *rd, xchg_ipc_reader *r, xchg_error *err) {
-  if (rd->warm && rd->in->framing == SHAPE_SHUFFLE_IPC) xchg_ipc_reader_on_decompress(r, log_piece, rd->warm);
+  if (rd->warm && rd->in->framing == SHAPE_SHUFFLE_IPC)
+    xchg_ipc_reader_on_decompress(r, log_piece, rd->warm);
   for (;;) {
     struct ArrowArray batch;
     if (xchg_ipc_reader_next(r, &batch, err) != XCHG_OK) return -1;
@@ -294,8 +311,10 @@ static int per_block_ipc(reading *rd) {
   for (int64_t b = 0; at < in->size; b++) {
     xchg_ipc_reader *r;
     if (rd->warm && start_block(rd->warm, b) != 0) return -1;
-    if (xchg_ipc_reader_open_memory(in->data + at, in->size - at, NULL, NULL, &rd->opts, &r, &err) != XCHG_OK) {
-      fprintf(stderr, "xchg bench shuffle: block %lld at byte %zu: %s\n", (long long)b, at, err.message);
+    if (xchg_ipc_reader_open_memory(in->data + at, in->size - at, NULL, NULL, &rd->opts, &r,
+                                    &err) != XCHG_OK) {
+      fprintf(stderr, "xchg bench shuffle: block %lld at byte %zu: %s\n", (long long)b, at,
+              err.message);
       return -1;
     }
     int rc = read_stream(rd, r, &err);
@@ -332,7 +351,8 @@ static int per_block_comet(reading *rd) {
       rc = -2;
       break;
     }
-    if (xchg_source_from_istream_borrowed(s, &member, &err) != XCHG_OK || xchg_ipc_reader_open(member, &rd->opts, &r, &err) != XCHG_OK) {
+    if (xchg_source_from_istream_borrowed(s, &member, &err) != XCHG_OK ||
+        xchg_ipc_reader_open(member, &rd->opts, &r, &err) != XCHG_OK) {
       rc = -1;
       break;
     }
@@ -381,7 +401,8 @@ static void *alloc_buffer(size_t n) {
 static void set_bits(uint8_t *dst, int64_t at, int64_t n) {
   for (; n > 0 && (at & 7); at++, n--) dst[at >> 3] |= (uint8_t)(1u << (at & 7));
   memset(dst + (at >> 3), 0xff, (size_t)(n >> 3));
-  for (int64_t i = n & ~(int64_t)7; i < n; i++) dst[(at + i) >> 3] |= (uint8_t)(1u << ((at + i) & 7));
+  for (int64_t i = n & ~(int64_t)7; i < n; i++)
+    dst[(at + i) >> 3] |= (uint8_t)(1u << ((at + i) & 7));
 }
 
 /* n bits of src from bit src_at into dst (zeroed) from bit dst_at: whole
@@ -414,9 +435,11 @@ static int flat_schema(const struct ArrowSchema *s) {
 }
 
 /* Column k of the n batches, concatenated into out. */
-static int concat_column(const struct ArrowSchema *s, const struct ArrowArray *parts, int64_t n, int64_t k,
-                         int64_t rows, struct ArrowArray *out, void **bufs, const void **table) {
-  int width = bench_fixed_width(s->format), is_bool = !strcmp(s->format, "b"), ow = offset_width(s->format);
+static int concat_column(const struct ArrowSchema *s, const struct ArrowArray *parts, int64_t n,
+                         int64_t k, int64_t rows, struct ArrowArray *out, void **bufs,
+                         const void **table) {
+  int width = bench_fixed_width(s->format), is_bool = !strcmp(s->format, "b"),
+      ow = offset_width(s->format);
   int64_t nulls = 0, data_bytes = 0;
   for (int64_t i = 0; i < n; i++) {
     const struct ArrowArray *a = parts[i].children[k];
@@ -425,15 +448,19 @@ static int concat_column(const struct ArrowSchema *s, const struct ArrowArray *p
   }
   size_t bitmap = (size_t)(rows + 7) / 8;
   uint8_t *validity = nulls ? calloc(1, bitmap) : NULL;
-  uint8_t *values = is_bool ? calloc(1, bitmap) : alloc_buffer(ow ? (size_t)(rows + 1) * (size_t)ow : (size_t)(rows * width));
+  uint8_t *values =
+      is_bool ? calloc(1, bitmap)
+              : alloc_buffer(ow ? (size_t)(rows + 1) * (size_t)ow : (size_t)(rows * width));
   uint8_t *data = ow ? alloc_buffer((size_t)data_bytes) : NULL;
   bufs[0] = validity, bufs[1] = values, bufs[2] = data;
   if ((nulls && !validity) || !values || (ow && !data)) return -1;
   int64_t at = 0, data_at = 0;
   for (int64_t i = 0; i < n; i++) {
     const struct ArrowArray *a = parts[i].children[k];
-    if (validity && a->null_count && a->buffers[0]) copy_bits(validity, at, a->buffers[0], a->offset, a->length);
-    else if (validity) set_bits(validity, at, a->length);
+    if (validity && a->null_count && a->buffers[0])
+      copy_bits(validity, at, a->buffers[0], a->offset, a->length);
+    else if (validity)
+      set_bits(validity, at, a->length);
     if (is_bool) {
       copy_bits(values, at, a->buffers[1], a->offset, a->length);
     } else if (ow == 4) {
@@ -445,7 +472,8 @@ static int concat_column(const struct ArrowSchema *s, const struct ArrowArray *p
       int64_t *dst = (int64_t *)values + at, base = data_at - src[0];
       for (int64_t r = 0; r < a->length; r++) dst[r] = src[r] + base;
     } else {
-      memcpy(values + at * width, (const uint8_t *)a->buffers[1] + a->offset * width, (size_t)(a->length * width));
+      memcpy(values + at * width, (const uint8_t *)a->buffers[1] + a->offset * width,
+             (size_t)(a->length * width));
     }
     if (ow) {
       int64_t first = load_offset(a, ow, 0), bytes = load_offset(a, ow, a->length) - first;
@@ -457,19 +485,23 @@ static int concat_column(const struct ArrowSchema *s, const struct ArrowArray *p
   if (ow == 4) ((int32_t *)values)[rows] = (int32_t)data_at;
   if (ow == 8) ((int64_t *)values)[rows] = data_at;
   for (int b = 0; b < 3; b++) table[b] = bufs[b];
-  *out = (struct ArrowArray){rows, nulls, 0, ow ? 3 : 2, 0, table, NULL, NULL, release_joined_child, NULL};
+  *out = (struct ArrowArray){rows,  nulls, 0,    ow ? 3 : 2,           0,
+                             table, NULL,  NULL, release_joined_child, NULL};
   return 0;
 }
 
 /* Joins parts[0..n) (released here) into one batch. */
-static int concat_batches(const struct ArrowSchema *s, struct ArrowArray *parts, int64_t n, int64_t rows,
-                          struct ArrowArray *out) {
+static int concat_batches(const struct ArrowSchema *s, struct ArrowArray *parts, int64_t n,
+                          int64_t rows, struct ArrowArray *out) {
   joined *j = calloc(1, sizeof *j);
   int rc = j ? 0 : -1;
-  if (j) *out = (struct ArrowArray){rows, 0, 0, 1, s->n_children, j->root_buffers, j->pointers, NULL, release_joined, j};
+  if (j)
+    *out = (struct ArrowArray){
+        rows, 0, 0, 1, s->n_children, j->root_buffers, j->pointers, NULL, release_joined, j};
   for (int64_t k = 0; k < s->n_children && rc == 0; k++) {
     j->pointers[k] = &j->children[k];
-    rc = concat_column(s->children[k], parts, n, k, rows, &j->children[k], j->buffers[k], j->buffer_table[k]);
+    rc = concat_column(s->children[k], parts, n, k, rows, &j->children[k], j->buffers[k],
+                       j->buffer_table[k]);
   }
   for (int64_t i = 0; i < n; i++) parts[i].release(&parts[i]);
   if (rc != 0 && j) release_joined(out);
@@ -514,7 +546,8 @@ static int per_block_then_concat(input *in, xchg_pool *pool, consumer *c) {
 static int coalesced(input *in, xchg_pool *pool, int64_t target_rows, consumer *c) {
   xchg_shuffle_reader_options o;
   xchg_shuffle_reader_options_init(&o);
-  o.framing = in->framing == SHAPE_SHUFFLE_COMET ? XCHG_SHUFFLE_FRAMING_COMET : XCHG_SHUFFLE_FRAMING_IPC;
+  o.framing =
+      in->framing == SHAPE_SHUFFLE_COMET ? XCHG_SHUFFLE_FRAMING_COMET : XCHG_SHUFFLE_FRAMING_IPC;
   o.target_rows = target_rows;
   o.read.pool = pool;
   xchg_shuffle_reader *r;
@@ -567,7 +600,8 @@ static int index_comet(input *in) {
     if (codec != in->codec) return fail("the input", "its Comet blocks use several codecs");
     if (codec != SHAPE_SHUFFLE_NONE) {
       in->pieces = grow(in->pieces, &in->pieces_capacity, in->n_pieces + 1, sizeof *in->pieces);
-      in->pieces[in->n_pieces++] = (piece){in->data + at + COMET_HEADER, (size_t)len + 8 - COMET_HEADER, 0};
+      in->pieces[in->n_pieces++] =
+          (piece){in->data + at + COMET_HEADER, (size_t)len + 8 - COMET_HEADER, 0};
     }
     in->n_blocks++;
     at += (size_t)len + 8;
@@ -593,25 +627,34 @@ static int make_groups(input *in, int64_t target_rows) {
   return 0;
 }
 
-static int check_sums(const input *in, const consumer *c, const consumer *reference, const char *mode) {
+static int check_sums(const input *in, const consumer *c, const consumer *reference,
+                      const char *mode) {
   if (c->rows != in->rows)
     return fprintf(stderr, "xchg bench shuffle: %s read %lld rows, the input has %lld\n", mode,
-                   (long long)c->rows, (long long)in->rows), -1;
+                   (long long)c->rows, (long long)in->rows),
+           -1;
   for (int64_t k = 0; k < in->schema.n_children; k++) {
     uint64_t want = in->generated ? in->want.value[k] : reference->columns[k].sum;
     int64_t nulls = in->generated ? in->want.nulls[k] : reference->columns[k].nulls;
     if (c->columns[k].sum != want || c->columns[k].nulls != nulls)
-      return fprintf(stderr, "xchg bench shuffle: %s: column %s sums to %llu with %lld nulls, %s %llu with %lld\n",
-                     mode, in->schema.children[k]->name, (unsigned long long)c->columns[k].sum,
-                     (long long)c->columns[k].nulls, in->generated ? "generated" : "per_block read",
-                     (unsigned long long)want, (long long)nulls), -1;
+      return fprintf(
+                 stderr,
+                 "xchg bench shuffle: %s: column %s sums to %llu with %lld nulls, %s %llu with %lld\n",
+                 mode, in->schema.children[k]->name, (unsigned long long)c->columns[k].sum,
+                 (long long)c->columns[k].nulls, in->generated ? "generated" : "per_block read",
+                 (unsigned long long)want, (long long)nulls),
+             -1;
   }
   if (c->mismatch)
-    return fprintf(stderr, "xchg bench shuffle: %s: batch %lld is not what the per-block read gave\n", mode,
-                   (long long)c->batches), -1;
+    return fprintf(stderr,
+                   "xchg bench shuffle: %s: batch %lld is not what the per-block read gave\n", mode,
+                   (long long)c->batches),
+           -1;
   if (c->short_batches && in->generated && strcmp(mode, "per_block") != 0)
-    return fprintf(stderr, "xchg bench shuffle: %s: %lld batches short of the target before the last\n", mode,
-                   (long long)c->short_batches), -1;
+    return fprintf(stderr,
+                   "xchg bench shuffle: %s: %lld batches short of the target before the last\n",
+                   mode, (long long)c->short_batches),
+           -1;
   return 0;
 }
 
@@ -651,7 +694,8 @@ static void add_column_copies(limits *l, const struct ArrowSchema *s, const stru
   } else if (ow) {
     int64_t first = load_offset(a, ow, 0);
     add_copy(l, (const uint8_t *)a->buffers[1] + a->offset * ow, (size_t)((a->length + 1) * ow));
-    add_copy(l, (const uint8_t *)a->buffers[2] + first, (size_t)(load_offset(a, ow, a->length) - first));
+    add_copy(l, (const uint8_t *)a->buffers[2] + first,
+             (size_t)(load_offset(a, ow, a->length) - first));
   } else {
     add_copy(l, (const uint8_t *)a->buffers[1] + a->offset * width, (size_t)(a->length * width));
   }
@@ -677,8 +721,9 @@ static int prepare_limits(input *in, limits *l, int threads) {
       for (int64_t i = kp->first; i < kp->first + kp->n; i++) {
         piece *p = &in->pieces[i];
         if (in->framing == SHAPE_SHUFFLE_COMET && (p->dst_size = bare_size(in, l, p)) == 0)
-          return fprintf(stderr, "xchg bench shuffle: block %lld: the bare %s codec fails on it\n", (long long)i,
-                         shape_shuffle_codec_name(in->codec)), -1;
+          return fprintf(stderr, "xchg bench shuffle: block %lld: the bare %s codec fails on it\n",
+                         (long long)i, shape_shuffle_codec_name(in->codec)),
+                 -1;
         codec_bytes += p->dst_size;
       }
     }
@@ -718,10 +763,13 @@ static size_t snappy_framed(const uint8_t *p, size_t n, uint8_t *dst, size_t cap
     const uint8_t *body = p + 8;
     size_t body_len = len - 4, produced = 0;
     if ((type == 0x00 || type == 0x01) && len < 4) return 0;
-    if (type == 0x00 && snappy_uncompressed_length((const char *)body, body_len, &produced) != SNAPPY_OK) return 0;
+    if (type == 0x00 &&
+        snappy_uncompressed_length((const char *)body, body_len, &produced) != SNAPPY_OK)
+      return 0;
     if (type == 0x01) produced = body_len;
     if (dst && produced > capacity - out) return 0;
-    if (dst && type == 0x00 && snappy_uncompress((const char *)body, body_len, (char *)dst + out, &produced) != SNAPPY_OK)
+    if (dst && type == 0x00 &&
+        snappy_uncompress((const char *)body, body_len, (char *)dst + out, &produced) != SNAPPY_OK)
       return 0;
     if (dst && type == 0x01) memcpy(dst + out, body, body_len);
     out += type <= 0x01 ? produced : 0;
@@ -733,14 +781,14 @@ static size_t snappy_framed(const uint8_t *p, size_t n, uint8_t *dst, size_t cap
 
 /* Decompresses piece p into dst (capacity bytes) with thread t's contexts;
  * returns the bytes written, 0 on failure. */
-static size_t bare_decompress(const input *in, limits *l, int t, const piece *p, uint8_t *dst, size_t capacity) {
+static size_t bare_decompress(const input *in, limits *l, int t, const piece *p, uint8_t *dst,
+                              size_t capacity) {
   switch (in->codec) {
     case SHAPE_SHUFFLE_ZSTD: {
       size_t r = ZSTD_decompressDCtx(l->zstd[t], dst, capacity, p->src, p->src_size);
       return ZSTD_isError(r) ? 0 : r;
     }
-    case SHAPE_SHUFFLE_SNAPPY:
-      return snappy_framed(p->src, p->src_size, dst, capacity);
+    case SHAPE_SHUFFLE_SNAPPY: return snappy_framed(p->src, p->src_size, dst, capacity);
     default: {
       size_t out = 0, in_at = 0;
       for (;;) {
@@ -795,7 +843,8 @@ static void run_limit_share(limit_job *j) {
       }
     } else {
       for (int64_t k = in->group[g]; k < in->group[g + 1]; k++)
-        for (int64_t i = in->kept_pieces[k].first; i < in->kept_pieces[k].first + in->kept_pieces[k].n; i++) {
+        for (int64_t i = in->kept_pieces[k].first;
+             i < in->kept_pieces[k].first + in->kept_pieces[k].n; i++) {
           const piece *p = &in->pieces[i];
           if (bare_decompress(in, l, j->t, p, dst + at, p->dst_size) != p->dst_size) j->failed = 1;
           at += p->dst_size;
@@ -836,8 +885,8 @@ static int64_t limit_once(const input *in, limits *l, int codec, int threads, in
 /* ---- measuring ------------------------------------------------------------------------------ */
 
 enum { COALESCED, PER_BLOCK, PER_BLOCK_THEN_CONCAT, MEMCPY_LIMIT, CODEC_LIMIT, N_MODES };
-static const char *const mode_names[N_MODES] = {"coalesced", "per_block", "per_block_then_concat", "memcpy_limit",
-                                                "codec_limit"};
+static const char *const mode_names[N_MODES] = {"coalesced", "per_block", "per_block_then_concat",
+                                                "memcpy_limit", "codec_limit"};
 
 typedef struct settings {
   int64_t target_rows;
@@ -855,9 +904,11 @@ typedef struct result {
 
 /* One run of a mode; 0 or -1.  check: the warm-up's run, which touches and
  * checks every value.  *batches gets the batches handed out. */
-static int run_mode(input *in, limits *l, const settings *set, int mode, int threads, xchg_pool *pool, int check,
-                    int64_t *ns, int64_t *batches, uint64_t *checksum) {
-  consumer c = {.in = in, .check = check, .compare = check && mode != PER_BLOCK && flat_schema(&in->schema),
+static int run_mode(input *in, limits *l, const settings *set, int mode, int threads,
+                    xchg_pool *pool, int check, int64_t *ns, int64_t *batches, uint64_t *checksum) {
+  consumer c = {.in = in,
+                .check = check,
+                .compare = check && mode != PER_BLOCK && flat_schema(&in->schema),
                 .target_rows = set->target_rows};
   int failed = 0, rc = 0;
   if (mode == MEMCPY_LIMIT || mode == CODEC_LIMIT) {
@@ -866,14 +917,18 @@ static int run_mode(input *in, limits *l, const settings *set, int mode, int thr
     return failed ? fail(mode_names[mode], "the bare codec failed") : 0;
   }
   int64_t start = bench_now_ns();
-  if (mode == COALESCED) rc = coalesced(in, pool, set->target_rows, &c);
-  else if (mode == PER_BLOCK) rc = per_block(in, pool, consume, &c, NULL);
-  else rc = per_block_then_concat(in, pool, &c);
+  if (mode == COALESCED)
+    rc = coalesced(in, pool, set->target_rows, &c);
+  else if (mode == PER_BLOCK)
+    rc = per_block(in, pool, consume, &c, NULL);
+  else
+    rc = per_block_then_concat(in, pool, &c);
   *ns = bench_now_ns() - start;
   *batches = c.batches;
   *checksum = c.checksum;
   if (rc == 0 && check) rc = check_sums(in, &c, NULL, mode_names[mode]);
-  if (rc == 0 && c.rows != in->rows) rc = fail(mode_names[mode], "a timed run read another number of rows");
+  if (rc == 0 && c.rows != in->rows)
+    rc = fail(mode_names[mode], "a timed run read another number of rows");
   return rc;
 }
 
@@ -892,17 +947,21 @@ static int measure(input *in, const settings *set, xchg_pool *pool, result *resu
   uint64_t checksum[N_MODES][2] = {{0}};
   for (int m = 0; m < N_MODES && rc == 0; m++) /* the warm-ups */
     for (int t = 0; t < n_counts && rc == 0 && applies[m]; t++)
-      rc = run_mode(in, &l, set, m, counts[t], t ? pool : NULL, 1, &ns[m][t][0], &batches[m][t], &checksum[m][t]);
+      rc = run_mode(in, &l, set, m, counts[t], t ? pool : NULL, 1, &ns[m][t][0], &batches[m][t],
+                    &checksum[m][t]);
   for (int run = 0; run < set->runs && rc == 0; run++)
     for (int m = 0; m < N_MODES && rc == 0; m++)
       for (int t = 0; t < n_counts && rc == 0 && applies[m]; t++) {
         int64_t got;
-        rc = run_mode(in, &l, set, m, counts[t], t ? pool : NULL, 0, &ns[m][t][run], &got, &checksum[m][t]);
-        if (rc == 0 && got != batches[m][t]) rc = fail(mode_names[m], "a timed run handed out another number of batches");
+        rc = run_mode(in, &l, set, m, counts[t], t ? pool : NULL, 0, &ns[m][t][run], &got,
+                      &checksum[m][t]);
+        if (rc == 0 && got != batches[m][t])
+          rc = fail(mode_names[m], "a timed run handed out another number of batches");
       }
   for (int m = 0; m < N_MODES && rc == 0; m++)
     for (int t = 0; t < n_counts && applies[m]; t++)
-      results[n++] = (result){m, counts[t], bench_summarize(ns[m][t], set->runs), batches[m][t], checksum[m][t]};
+      results[n++] = (result){m, counts[t], bench_summarize(ns[m][t], set->runs), batches[m][t],
+                              checksum[m][t]};
   free_limits(&l, set->threads);
   return rc == 0 ? n : -1;
 }
@@ -932,7 +991,8 @@ static int read_schema(input *in) {
   xchg_istream_free(s);
   if (st != XCHG_OK) return fail("the first block", err.message);
   in->columns = (int)in->schema.n_children;
-  if (in->schema.n_children > SHAPE_SHUFFLE_MAX_COLUMNS) return fail("the input", "more than 256 columns");
+  if (in->schema.n_children > SHAPE_SHUFFLE_MAX_COLUMNS)
+    return fail("the input", "more than 256 columns");
   return 0;
 }
 
@@ -940,7 +1000,8 @@ static int read_schema(input *in) {
  * (one thread) against the generator. */
 static int prepare_input(input *in, int64_t target_rows) {
   if (in->size == 0) return fail("the input", "is empty: no block");
-  if (read_schema(in) != 0 || (in->framing == SHAPE_SHUFFLE_COMET && index_comet(in) != 0)) return -1;
+  if (read_schema(in) != 0 || (in->framing == SHAPE_SHUFFLE_COMET && index_comet(in) != 0))
+    return -1;
   consumer check = {.in = in, .check = 1, .target_rows = target_rows};
   warm_up w = {in, &check, 0, 0, 0, 0};
   if (per_block(in, NULL, keep_batch, &w, &w) != 0) return -1;
@@ -977,33 +1038,40 @@ static double us_per_block(const input *in, const result *r) {
 }
 
 static void print_table(const input *in, const settings *set, const result *rs, int n) {
-  printf("\n%s %s: %d columns, %lld blocks of %lld rows (%lld rows, %.1f MB), into batches of %lld rows\n",
-         shape_shuffle_framing_name(in->framing), shape_shuffle_codec_name(in->codec), in->columns,
-         (long long)in->n_blocks, (long long)in->block_rows, (long long)in->rows, (double)in->size / 1e6,
-         (long long)set->target_rows);
-  printf("  %-22s %7s %9s %-19s %9s %8s %10s %9s\n", "mode", "threads", "median_ms", "  min-max ms", "us/block",
-         "batches", "vs memcpy", "vs codec");
+  printf(
+      "\n%s %s: %d columns, %lld blocks of %lld rows (%lld rows, %.1f MB), into batches of %lld rows\n",
+      shape_shuffle_framing_name(in->framing), shape_shuffle_codec_name(in->codec), in->columns,
+      (long long)in->n_blocks, (long long)in->block_rows, (long long)in->rows,
+      (double)in->size / 1e6, (long long)set->target_rows);
+  printf("  %-22s %7s %9s %-19s %9s %8s %10s %9s\n", "mode", "threads", "median_ms", "  min-max ms",
+         "us/block", "batches", "vs memcpy", "vs codec");
   for (int i = 0; i < n; i++) {
-    const result *r = &rs[i], *mem = find(rs, n, MEMCPY_LIMIT, r->threads), *codec = find(rs, n, CODEC_LIMIT, r->threads);
+    const result *r = &rs[i], *mem = find(rs, n, MEMCPY_LIMIT, r->threads),
+                 *codec = find(rs, n, CODEC_LIMIT, r->threads);
     char vs_mem[16] = "-", vs_codec[16] = "-";
     if (mem) snprintf(vs_mem, sizeof vs_mem, "%.2fx", r->time.median_ms / mem->time.median_ms);
-    if (codec) snprintf(vs_codec, sizeof vs_codec, "%.2fx", r->time.median_ms / codec->time.median_ms);
-    printf("  %-22s %7d %9.3f %9.3f-%-9.3f %9.3f %8lld %10s %9s\n", mode_names[r->mode], r->threads, r->time.median_ms,
-           r->time.min_ms, r->time.max_ms, us_per_block(in, r), (long long)r->batches_out, vs_mem, vs_codec);
+    if (codec)
+      snprintf(vs_codec, sizeof vs_codec, "%.2fx", r->time.median_ms / codec->time.median_ms);
+    printf("  %-22s %7d %9.3f %9.3f-%-9.3f %9.3f %8lld %10s %9s\n", mode_names[r->mode], r->threads,
+           r->time.median_ms, r->time.min_ms, r->time.max_ms, us_per_block(in, r),
+           (long long)r->batches_out, vs_mem, vs_codec);
   }
   for (int m = 0; m < N_MODES; m++)
     if (!find(rs, n, m, 1))
-      printf("  (no %s: %s)\n", mode_names[m], m == CODEC_LIMIT ? "nothing is compressed"
-                                                                 : "a column type it does not join (nested or dictionary)");
+      printf("  (no %s: %s)\n", mode_names[m],
+             m == CODEC_LIMIT ? "nothing is compressed"
+                              : "a column type it does not join (nested or dictionary)");
   for (int t = 1; t <= set->threads; t += set->threads > 1 ? set->threads - 1 : 1) {
     const result *c = find(rs, n, COALESCED, t), *b = find(rs, n, PER_BLOCK_THEN_CONCAT, t);
-    if (c && b) printf("  %d thread%s: coalesced %.2fx per_block_then_concat\n", t, t > 1 ? "s" : "",
-                       c->time.median_ms / b->time.median_ms);
+    if (c && b)
+      printf("  %d thread%s: coalesced %.2fx per_block_then_concat\n", t, t > 1 ? "s" : "",
+             c->time.median_ms / b->time.median_ms);
   }
   for (int m = 0; m < N_MODES && set->threads > 1; m++) {
     const result *one = find(rs, n, m, 1), *all = find(rs, n, m, set->threads);
-    if (one && all) printf("  %-22s speed-up on %d threads: %.2fx\n", mode_names[m], set->threads,
-                           one->time.median_ms / all->time.median_ms);
+    if (one && all)
+      printf("  %-22s speed-up on %d threads: %.2fx\n", mode_names[m], set->threads,
+             one->time.median_ms / all->time.median_ms);
   }
   /* The yardstick: the coalesced read's speed-up against its limit's. */
   const int limit = find(rs, n, CODEC_LIMIT, 1) ? CODEC_LIMIT : MEMCPY_LIMIT;
@@ -1017,14 +1085,18 @@ static void print_table(const input *in, const settings *set, const result *rs, 
 static void print_json_results(const input *in, const result *rs, int n, int *first) {
   for (int i = 0; i < n; i++) {
     const result *r = &rs[i];
-    printf("%s{\"format\":\"%s\",\"codec\":\"%s\",\"columns\":%d,\"block_rows\":%lld,\"blocks\":%lld,\"rows\":%lld,"
-           "\"threads\":%d,\"mode\":\"%s\",\"median_ms\":%.6f,\"min_ms\":%.6f,\"max_ms\":%.6f,\"us_per_block\":%.6f,"
-           "\"batches_out\":%lld",
-           *first ? "" : ",", shape_shuffle_framing_name(in->framing), shape_shuffle_codec_name(in->codec), in->columns,
-           (long long)in->block_rows, (long long)in->n_blocks, (long long)in->rows, r->threads, mode_names[r->mode],
-           r->time.median_ms, r->time.min_ms, r->time.max_ms, us_per_block(in, r), (long long)r->batches_out);
+    printf(
+        "%s{\"format\":\"%s\",\"codec\":\"%s\",\"columns\":%d,\"block_rows\":%lld,\"blocks\":%lld,\"rows\":%lld,"
+        "\"threads\":%d,\"mode\":\"%s\",\"median_ms\":%.6f,\"min_ms\":%.6f,\"max_ms\":%.6f,\"us_per_block\":%.6f,"
+        "\"batches_out\":%lld",
+        *first ? "" : ",", shape_shuffle_framing_name(in->framing),
+        shape_shuffle_codec_name(in->codec), in->columns, (long long)in->block_rows,
+        (long long)in->n_blocks, (long long)in->rows, r->threads, mode_names[r->mode],
+        r->time.median_ms, r->time.min_ms, r->time.max_ms, us_per_block(in, r),
+        (long long)r->batches_out);
     if (r->mode != MEMCPY_LIMIT && r->mode != CODEC_LIMIT)
-      printf(",\"checksum_column\":\"%s\",\"checksum\":\"%llu\"", in->schema.children[checksum_column(&in->schema)]->name,
+      printf(",\"checksum_column\":\"%s\",\"checksum\":\"%llu\"",
+             in->schema.children[checksum_column(&in->schema)]->name,
              (unsigned long long)r->checksum);
     printf("}");
     *first = 0;
@@ -1034,45 +1106,46 @@ static void print_json_results(const input *in, const result *rs, int n, int *fi
 /* ---- the command ------------------------------------------------------------------------------- */
 
 static void usage(FILE *out) {
-  fprintf(out,
-          "usage: xchg bench shuffle [FILE] [--format comet|ipc] [--codec none|lz4|zstd|snappy]\n"
-          "                          [--columns C] [--block-rows R] [--rows N] [--target-rows N]\n"
-          "                          [--threads T] [--runs K] [--quick] [--json]\n"
-          "  Shape `shuffle` of SHAPES.md: 262,144 rows (--rows to change) in blocks of R rows,\n"
-          "  C columns, each block its own IPC stream, generated in memory, read into batches of\n"
-          "  --target-rows (default 8192) rows, on 1 thread and on T (default: all cores).  Without\n"
-          "  options every configuration: both framings, codecs none/lz4/zstd (and snappy for\n"
-          "  comet), C = 5 and 50, R = 64, 512 and 8192; each option takes a comma-separated\n"
-          "  list and keeps only those.  With FILE (loaded into memory first): that file of\n"
-          "  concatenated blocks, written by anything (--format if it cannot be told).\n"
-          "  Each figure is the median of --runs K timed runs (default 5) after one warm-up, which\n"
-          "  checks every value against the generator's sums (a FILE's: against the per_block\n"
-          "  read).  --quick: 16,384 rows and 2 runs unless given, for tests.\n"
-          "modes:\n"
-          "  coalesced              xchg_shuffle_reader: the schema once, every block decoded straight\n"
-          "                           into its place in target-size batches\n"
-          "  per_block              one xchg_ipc_reader per block (comet: per block of one\n"
-          "                           xchg_istream): one batch per block\n"
-          "  per_block_then_concat  the same, then concatenated into target-size batches (each\n"
-          "                           column sized once, every value copied once): the engines' path\n"
-          "  memcpy_limit           each block's decoded buffers copied once into target-size\n"
-          "                           destinations: the floor of one write per byte\n"
-          "  codec_limit            the bare decompressor (contexts reused) over the same\n"
-          "                           compressed bytes into such destinations (compressed input only)\n"
-          "columns:\n"
-          "  threads     1, or T: the readers get a pool of T threads, the limits share their\n"
-          "                destinations among T threads\n"
-          "  median_ms   one read of the whole input, first byte to last batch released\n"
-          "  min-max ms  the fastest and slowest of the timed runs\n"
-          "  us/block    median_ms per block, in microseconds\n"
-          "  batches     batches handed out (the limits: destinations filled)\n"
-          "  vs memcpy   median_ms / memcpy_limit's on as many threads; vs codec: / codec_limit's\n"
-          "Then, per configuration, coalesced against per_block_then_concat, each mode's speed-up on T\n"
-          "threads, and coalesced's speed-up over its limit's (codec_limit, or memcpy_limit uncompressed).\n"
-          "--json: {\"benchmark\",\"machine\",\"cores\",\"target_rows\",\"seed\",\"results\":[{\"format\",\"codec\",\n"
-          "  \"columns\",\"block_rows\",\"blocks\",\"rows\",\"threads\",\"mode\",\"median_ms\",\"min_ms\",\"max_ms\",\n"
-          "  \"us_per_block\",\"batches_out\"}]}; the reading modes add \"checksum_column\" and \"checksum\": the\n"
-          "  sum of that column (c1) over their last timed run, a decimal string, as `xchg gen --sums` gives it\n");
+  fprintf(
+      out,
+      "usage: xchg bench shuffle [FILE] [--format comet|ipc] [--codec none|lz4|zstd|snappy]\n"
+      "                          [--columns C] [--block-rows R] [--rows N] [--target-rows N]\n"
+      "                          [--threads T] [--runs K] [--quick] [--json]\n"
+      "  Shape `shuffle` of SHAPES.md: 262,144 rows (--rows to change) in blocks of R rows,\n"
+      "  C columns, each block its own IPC stream, generated in memory, read into batches of\n"
+      "  --target-rows (default 8192) rows, on 1 thread and on T (default: all cores).  Without\n"
+      "  options every configuration: both framings, codecs none/lz4/zstd (and snappy for\n"
+      "  comet), C = 5 and 50, R = 64, 512 and 8192; each option takes a comma-separated\n"
+      "  list and keeps only those.  With FILE (loaded into memory first): that file of\n"
+      "  concatenated blocks, written by anything (--format if it cannot be told).\n"
+      "  Each figure is the median of --runs K timed runs (default 5) after one warm-up, which\n"
+      "  checks every value against the generator's sums (a FILE's: against the per_block\n"
+      "  read).  --quick: 16,384 rows and 2 runs unless given, for tests.\n"
+      "modes:\n"
+      "  coalesced              xchg_shuffle_reader: the schema once, every block decoded straight\n"
+      "                           into its place in target-size batches\n"
+      "  per_block              one xchg_ipc_reader per block (comet: per block of one\n"
+      "                           xchg_istream): one batch per block\n"
+      "  per_block_then_concat  the same, then concatenated into target-size batches (each\n"
+      "                           column sized once, every value copied once): the engines' path\n"
+      "  memcpy_limit           each block's decoded buffers copied once into target-size\n"
+      "                           destinations: the floor of one write per byte\n"
+      "  codec_limit            the bare decompressor (contexts reused) over the same\n"
+      "                           compressed bytes into such destinations (compressed input only)\n"
+      "columns:\n"
+      "  threads     1, or T: the readers get a pool of T threads, the limits share their\n"
+      "                destinations among T threads\n"
+      "  median_ms   one read of the whole input, first byte to last batch released\n"
+      "  min-max ms  the fastest and slowest of the timed runs\n"
+      "  us/block    median_ms per block, in microseconds\n"
+      "  batches     batches handed out (the limits: destinations filled)\n"
+      "  vs memcpy   median_ms / memcpy_limit's on as many threads; vs codec: / codec_limit's\n"
+      "Then, per configuration, coalesced against per_block_then_concat, each mode's speed-up on T\n"
+      "threads, and coalesced's speed-up over its limit's (codec_limit, or memcpy_limit uncompressed).\n"
+      "--json: {\"benchmark\",\"machine\",\"cores\",\"target_rows\",\"seed\",\"results\":[{\"format\",\"codec\",\n"
+      "  \"columns\",\"block_rows\",\"blocks\",\"rows\",\"threads\",\"mode\",\"median_ms\",\"min_ms\",\"max_ms\",\n"
+      "  \"us_per_block\",\"batches_out\"}]}; the reading modes add \"checksum_column\" and \"checksum\": the\n"
+      "  sum of that column (c1) over their last timed run, a decimal string, as `xchg gen --sums` gives it\n");
 }
 
 static uint8_t *load_file(const char *path, size_t *size) {
@@ -1096,8 +1169,8 @@ typedef struct encoded {
   size_t size, capacity;
 } encoded;
 
-static xchg_status append_block(void *ctx, const void *data, size_t n, int64_t index, int64_t blocks,
-                                xchg_error *err) {
+static xchg_status append_block(void *ctx, const void *data, size_t n, int64_t index,
+                                int64_t blocks, xchg_error *err) {
   encoded *e = ctx;
   (void)index, (void)blocks;
   if (e->size + n > e->capacity) {
@@ -1130,7 +1203,8 @@ typedef struct list {
   int64_t v[8];
 } list;
 
-static int parse_list(const char *arg, const char *option, int (*parse)(const char *, int64_t *), list *out) {
+static int parse_list(const char *arg, const char *option, int (*parse)(const char *, int64_t *),
+                      list *out) {
   char buf[256];
   snprintf(buf, sizeof buf, "%s", arg);
   out->n = 0;
@@ -1168,11 +1242,13 @@ static int bad_usage(const char *message) {
 
 int xchg_bench_shuffle(int argc, char **argv) {
   static const struct option long_opts[] = {
-      {"format", 1, 0, 'f'}, {"codec", 1, 0, 'c'},   {"columns", 1, 0, 'C'}, {"block-rows", 1, 0, 'R'},
-      {"rows", 1, 0, 'r'},   {"target-rows", 1, 0, 'T'}, {"threads", 1, 0, 't'}, {"runs", 1, 0, 'k'},
-      {"quick", 0, 0, 'q'},  {"json", 0, 0, 'j'},    {"help", 0, 0, 'h'},    {0, 0, 0, 0}};
+      {"format", 1, 0, 'f'},     {"codec", 1, 0, 'c'}, {"columns", 1, 0, 'C'},
+      {"block-rows", 1, 0, 'R'}, {"rows", 1, 0, 'r'},  {"target-rows", 1, 0, 'T'},
+      {"threads", 1, 0, 't'},    {"runs", 1, 0, 'k'},  {"quick", 0, 0, 'q'},
+      {"json", 0, 0, 'j'},       {"help", 0, 0, 'h'},  {0, 0, 0, 0}};
   list framings = {2, {SHAPE_SHUFFLE_IPC, SHAPE_SHUFFLE_COMET}};
-  list codecs = {4, {SHAPE_SHUFFLE_NONE, SHAPE_SHUFFLE_LZ4, SHAPE_SHUFFLE_ZSTD, SHAPE_SHUFFLE_SNAPPY}};
+  list codecs = {4,
+                 {SHAPE_SHUFFLE_NONE, SHAPE_SHUFFLE_LZ4, SHAPE_SHUFFLE_ZSTD, SHAPE_SHUFFLE_SNAPPY}};
   list columns = {2, {5, 50}}, block_rows = {3, {64, 512, 8192}}, one;
   settings set = {8192, bench_cores(), -1, 0};
   int64_t rows = -1, v;
@@ -1181,12 +1257,25 @@ int xchg_bench_shuffle(int argc, char **argv) {
   while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
     int rc = 0;
     switch (opt) {
-      case 'f': rc = parse_list(optarg, "--format", parse_framing, &framings), given_format = 1; break;
+      case 'f':
+        rc = parse_list(optarg, "--format", parse_framing, &framings), given_format = 1;
+        break;
       case 'c': rc = parse_list(optarg, "--codec", parse_codec, &codecs); break;
       case 'C': rc = parse_list(optarg, "--columns", parse_count, &columns), given_shape = 1; break;
-      case 'R': rc = parse_list(optarg, "--block-rows", parse_count, &block_rows), given_shape = 1; break;
-      case 'r': case 'T': case 't': case 'k':
-        rc = parse_list(optarg, long_opts[opt == 'r' ? 4 : opt == 'T' ? 5 : opt == 't' ? 6 : 7].name, parse_count, &one);
+      case 'R':
+        rc = parse_list(optarg, "--block-rows", parse_count, &block_rows), given_shape = 1;
+        break;
+      case 'r':
+      case 'T':
+      case 't':
+      case 'k':
+        rc = parse_list(optarg,
+                        long_opts[opt == 'r'   ? 4
+                                  : opt == 'T' ? 5
+                                  : opt == 't' ? 6
+                                               : 7]
+                            .name,
+                        parse_count, &one);
         v = one.v[0];
         if (rc == 0 && one.n != 1) rc = -1;
         if (opt == 'r') rows = v, given_shape = 1;
@@ -1203,23 +1292,31 @@ int xchg_bench_shuffle(int argc, char **argv) {
   }
   if (set.runs < 0) set.runs = quick ? 2 : BENCH_RUNS;
   if (rows < 0) rows = quick ? 16384 : SHAPE_SHUFFLE_ROWS;
-  if (set.threads > MAX_THREADS || set.runs > MAX_RUNS) return bad_usage("--threads is at most 256, --runs 1000");
+  if (set.threads > MAX_THREADS || set.runs > MAX_RUNS)
+    return bad_usage("--threads is at most 256, --runs 1000");
   for (int i = 0; i < columns.n; i++)
     if (columns.v[i] > SHAPE_SHUFFLE_MAX_COLUMNS) return bad_usage("--columns is at most 256");
   const char *file = optind < argc ? argv[optind] : NULL;
   if (optind + 1 < argc) return bad_usage("one FILE at most");
   if (file && (given_shape || (framings.n > 1 && given_format)))
-    return bad_usage("with FILE, --columns, --block-rows and --rows do not apply, and --format takes one value");
+    return bad_usage(
+        "with FILE, --columns, --block-rows and --rows do not apply, and --format takes one value");
   int configurations = 0;
   for (int f = 0; f < framings.n; f++)
-    for (int c = 0; c < codecs.n; c++) configurations += framings.v[f] == SHAPE_SHUFFLE_COMET || codecs.v[c] != SHAPE_SHUFFLE_SNAPPY;
-  if (!file && configurations == 0) return bad_usage("snappy is for --format comet: IPC body compression has no snappy");
+    for (int c = 0; c < codecs.n; c++)
+      configurations += framings.v[f] == SHAPE_SHUFFLE_COMET || codecs.v[c] != SHAPE_SHUFFLE_SNAPPY;
+  if (!file && configurations == 0)
+    return bad_usage("snappy is for --format comet: IPC body compression has no snappy");
   xchg_pool *pool = NULL;
   if (set.threads > 1 && xchg_pool_create(set.threads, &pool, NULL) != XCHG_OK)
-    return fprintf(stderr, "xchg bench shuffle: cannot create a pool of %d threads\n", set.threads), 1;
-  if (!set.json) printf("machine: %s\n", bench_machine());
-  else printf("{\"benchmark\":\"shuffle\",\"machine\":\"%s\",\"cores\":%d,\"target_rows\":%lld,\"seed\":%d,\"results\":[",
-              bench_machine(), bench_cores(), (long long)set.target_rows, SEED);
+    return fprintf(stderr, "xchg bench shuffle: cannot create a pool of %d threads\n", set.threads),
+           1;
+  if (!set.json)
+    printf("machine: %s\n", bench_machine());
+  else
+    printf(
+        "{\"benchmark\":\"shuffle\",\"machine\":\"%s\",\"cores\":%d,\"target_rows\":%lld,\"seed\":%d,\"results\":[",
+        bench_machine(), bench_cores(), (long long)set.target_rows, SEED);
   int rc = 0, first_json = 1;
   if (file) {
     input in = {0};
@@ -1229,8 +1326,9 @@ int xchg_bench_shuffle(int argc, char **argv) {
      * with its continuation marker or its metadata length. */
     shape_shuffle_codec tag;
     in.framing = given_format ? (shape_shuffle_framing)framings.v[0]
-                 : in.size >= COMET_HEADER && comet_tag(in.data + 16, &tag) == 0 ? SHAPE_SHUFFLE_COMET
-                                                                                : SHAPE_SHUFFLE_IPC;
+                 : in.size >= COMET_HEADER && comet_tag(in.data + 16, &tag) == 0
+                     ? SHAPE_SHUFFLE_COMET
+                     : SHAPE_SHUFFLE_IPC;
     if (rc == 0) rc = bench_input(&in, &set, pool, &first_json);
     free((void *)in.data);
   }
@@ -1238,7 +1336,11 @@ int xchg_bench_shuffle(int argc, char **argv) {
     for (int c = 0; c < codecs.n && rc == 0; c++)
       for (int k = 0; k < columns.n && rc == 0; k++)
         for (int r = 0; r < block_rows.n && rc == 0; r++) {
-          shape_shuffle_config cfg = {SEED, rows, block_rows.v[r], (int)columns.v[k], (shape_shuffle_framing)framings.v[f],
+          shape_shuffle_config cfg = {SEED,
+                                      rows,
+                                      block_rows.v[r],
+                                      (int)columns.v[k],
+                                      (shape_shuffle_framing)framings.v[f],
                                       (shape_shuffle_codec)codecs.v[c]};
           if (cfg.framing == SHAPE_SHUFFLE_IPC && cfg.codec == SHAPE_SHUFFLE_SNAPPY) continue;
           input in = {0};

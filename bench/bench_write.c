@@ -67,7 +67,8 @@ static int64_t copy_all(const input *in, uint8_t *dst) {
   return at;
 }
 
-static int write_once(const input *in, xchg_block_codec codec, xchg_pool *pool, int64_t *out_bytes) {
+static int write_once(const input *in, xchg_block_codec codec, xchg_pool *pool,
+                      int64_t *out_bytes) {
   xchg_ipc_write_options o;
   xchg_ipc_write_options_init(&o);
   o.codec = codec;
@@ -76,7 +77,8 @@ static int write_once(const input *in, xchg_block_codec codec, xchg_pool *pool, 
   xchg_ipc_writer *w;
   xchg_error err;
   xchg_status st = xchg_ipc_writer_open_memory(&in->schema, &o, &w, &err);
-  for (int64_t i = 0; i < in->n && st == XCHG_OK; i++) st = xchg_ipc_writer_write(w, &in->batches[i], &err);
+  for (int64_t i = 0; i < in->n && st == XCHG_OK; i++)
+    st = xchg_ipc_writer_write(w, &in->batches[i], &err);
   if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
   xchg_buf *buf = st == XCHG_OK ? xchg_ipc_writer_take_memory(w) : NULL;
   if (st == XCHG_OK) xchg_ipc_writer_free(w);
@@ -139,17 +141,20 @@ static int measure(const input *in, xchg_block_codec codec, xchg_pool *pool, int
 }
 
 static void print_json(const input *in, const result *rs, int n) {
-  printf("{\"benchmark\": \"write\", \"machine\": \"%s\", \"shape\": \"cache\", \"rows\": %lld, "
-         "\"input_bytes\": %lld, \"results\": [",
-         bench_machine(), (long long)(in->n ? (in->n - 1) * SHAPE_CACHE_BATCH_ROWS + in->batches[in->n - 1].length : 0),
-         (long long)in->raw_bytes);
+  printf(
+      "{\"benchmark\": \"write\", \"machine\": \"%s\", \"shape\": \"cache\", \"rows\": %lld, "
+      "\"input_bytes\": %lld, \"results\": [",
+      bench_machine(),
+      (long long)(in->n ? (in->n - 1) * SHAPE_CACHE_BATCH_ROWS + in->batches[in->n - 1].length : 0),
+      (long long)in->raw_bytes);
   for (int i = 0; i < n; i++)
-    printf("%s\n  {\"codec\": \"%s\", \"threads\": %d, \"median_ms\": %.3f, \"min_ms\": %.3f, "
-           "\"max_ms\": %.3f, \"mb_per_s\": %.1f, \"memcpy_mb_per_s\": %.1f, \"ratio_vs_memcpy\": %.4f, "
-           "\"memcpy_fresh_mb_per_s\": %.1f, \"ratio_vs_memcpy_fresh\": %.4f, \"output_bytes\": %lld}",
-           i ? "," : "", rs[i].codec, rs[i].threads, rs[i].t.median_ms, rs[i].t.min_ms, rs[i].t.max_ms,
-           rs[i].mb_s, rs[i].memcpy_mb_s, rs[i].mb_s / rs[i].memcpy_mb_s, rs[i].fresh_mb_s,
-           rs[i].mb_s / rs[i].fresh_mb_s, (long long)rs[i].output_bytes);
+    printf(
+        "%s\n  {\"codec\": \"%s\", \"threads\": %d, \"median_ms\": %.3f, \"min_ms\": %.3f, "
+        "\"max_ms\": %.3f, \"mb_per_s\": %.1f, \"memcpy_mb_per_s\": %.1f, \"ratio_vs_memcpy\": %.4f, "
+        "\"memcpy_fresh_mb_per_s\": %.1f, \"ratio_vs_memcpy_fresh\": %.4f, \"output_bytes\": %lld}",
+        i ? "," : "", rs[i].codec, rs[i].threads, rs[i].t.median_ms, rs[i].t.min_ms, rs[i].t.max_ms,
+        rs[i].mb_s, rs[i].memcpy_mb_s, rs[i].mb_s / rs[i].memcpy_mb_s, rs[i].fresh_mb_s,
+        rs[i].mb_s / rs[i].fresh_mb_s, (long long)rs[i].output_bytes);
   printf("\n]}\n");
 }
 
@@ -157,32 +162,38 @@ int xchg_bench_write(int argc, char **argv) {
   int64_t rows = 1000000, v = 0;
   int runs = BENCH_RUNS, json = 0, opt;
   bool ok = true;
-  static const struct option longs[] = {{"rows", 1, 0, 'r'}, {"runs", 1, 0, 'k'}, {"json", 0, 0, 'j'},
-                                        {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+  static const struct option longs[] = {{"rows", 1, 0, 'r'},
+                                        {"runs", 1, 0, 'k'},
+                                        {"json", 0, 0, 'j'},
+                                        {"help", 0, 0, 'h'},
+                                        {0, 0, 0, 0}};
   bench_options_begin();
   while (ok && (opt = getopt_long(argc, argv, ":", longs, NULL)) != -1) {
     switch (opt) {
       case 'r': ok = bench_int_option("write", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows); break;
-      case 'k': ok = bench_int_option("write", "--runs", optarg, 1, BENCH_MAX_RUNS, &v), runs = (int)v; break;
+      case 'k':
+        ok = bench_int_option("write", "--runs", optarg, 1, BENCH_MAX_RUNS, &v), runs = (int)v;
+        break;
       case 'j': json = 1; break;
       case 'h':
-        printf("usage: xchg bench write [--rows N] [--runs K] [--json]\n\n"
-               "Writes the cache shape (default 1,000,000 rows) as an Arrow IPC stream into\n"
-               "memory with each codec, on 1 thread and on all cores; MB/s of input, median\n"
-               "of K runs (default 5) after a warm-up, with min-max and the ratio to memcpy.\n\n"
-               "columns:\n"
-               "  codec        body compression (none, lz4, zstd)\n"
-               "  threads      1, or the buffers of each batch compressed on a pool\n"
-               "  median ms    one write of the whole shape, median (min-max beside it)\n"
-               "  MB/s         input bytes (the batches' raw buffers) / median\n"
-               "  memcpy MB/s  a memcpy of the same buffers into one preallocated\n"
-               "                 destination, in the same run: the limit of a writer that\n"
-               "                 copies its input once\n"
-               "  ratio        MB/s / memcpy MB/s (1.0: at that limit)\n"
-               "  fresh MB/s   the same memcpy into freshly allocated memory, as a writer\n"
-               "                 to memory must: it pays the kernel's new pages too\n"
-               "  ratio        MB/s / fresh MB/s\n"
-               "  output MB    the size of the IPC stream written\n");
+        printf(
+            "usage: xchg bench write [--rows N] [--runs K] [--json]\n\n"
+            "Writes the cache shape (default 1,000,000 rows) as an Arrow IPC stream into\n"
+            "memory with each codec, on 1 thread and on all cores; MB/s of input, median\n"
+            "of K runs (default 5) after a warm-up, with min-max and the ratio to memcpy.\n\n"
+            "columns:\n"
+            "  codec        body compression (none, lz4, zstd)\n"
+            "  threads      1, or the buffers of each batch compressed on a pool\n"
+            "  median ms    one write of the whole shape, median (min-max beside it)\n"
+            "  MB/s         input bytes (the batches' raw buffers) / median\n"
+            "  memcpy MB/s  a memcpy of the same buffers into one preallocated\n"
+            "                 destination, in the same run: the limit of a writer that\n"
+            "                 copies its input once\n"
+            "  ratio        MB/s / memcpy MB/s (1.0: at that limit)\n"
+            "  fresh MB/s   the same memcpy into freshly allocated memory, as a writer\n"
+            "                 to memory must: it pays the kernel's new pages too\n"
+            "  ratio        MB/s / fresh MB/s\n"
+            "  output MB    the size of the IPC stream written\n");
         return 0;
       default: return bench_option_error("write", argv, opt);
     }
@@ -203,23 +214,26 @@ int xchg_bench_write(int argc, char **argv) {
   in.raw_bytes = copy_all(&in, scratch);
   int cores = bench_cores();
   xchg_pool *pool = NULL;
-  if (cores > 1 && xchg_pool_create(cores, &pool, NULL) != XCHG_OK) pool = NULL; /* run on one thread */
+  if (cores > 1 && xchg_pool_create(cores, &pool, NULL) != XCHG_OK)
+    pool = NULL; /* run on one thread */
   static const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME, XCHG_BLOCK_ZSTD};
   result rs[6];
   int n = 0, rc = 0;
   if (!json)
-    printf("machine: %s\nwriting the cache shape, %lld rows, %.1f MB of buffers, median of %d runs after 1 warm-up\n"
-           "%-6s %7s %10s %21s %8s %12s %7s %11s %7s %10s\n", bench_machine(), (long long)rows,
-           (double)in.raw_bytes / 1e6, runs, "codec", "threads", "median ms", "(min-max)", "MB/s",
-           "memcpy MB/s", "ratio", "fresh MB/s", "ratio", "output MB");
+    printf(
+        "machine: %s\nwriting the cache shape, %lld rows, %.1f MB of buffers, median of %d runs after 1 warm-up\n"
+        "%-6s %7s %10s %21s %8s %12s %7s %11s %7s %10s\n",
+        bench_machine(), (long long)rows, (double)in.raw_bytes / 1e6, runs, "codec", "threads",
+        "median ms", "(min-max)", "MB/s", "memcpy MB/s", "ratio", "fresh MB/s", "ratio",
+        "output MB");
   for (int c = 0; c < 3 && rc == 0; c++) {
     for (int t = 0; t < 2 && rc == 0; t++) {
       if (t == 1 && !pool) continue;
       rc = measure(&in, codecs[c], t ? pool : NULL, t ? cores : 1, runs, scratch, &rs[n]);
       if (rc == 0 && !json)
-        printf("%-6s %7d %10.1f %10.1f-%-10.1f %8.0f %12.0f %7.3f %11.0f %7.3f %10.1f\n", rs[n].codec,
-               rs[n].threads, rs[n].t.median_ms, rs[n].t.min_ms, rs[n].t.max_ms, rs[n].mb_s,
-               rs[n].memcpy_mb_s, rs[n].mb_s / rs[n].memcpy_mb_s, rs[n].fresh_mb_s,
+        printf("%-6s %7d %10.1f %10.1f-%-10.1f %8.0f %12.0f %7.3f %11.0f %7.3f %10.1f\n",
+               rs[n].codec, rs[n].threads, rs[n].t.median_ms, rs[n].t.min_ms, rs[n].t.max_ms,
+               rs[n].mb_s, rs[n].memcpy_mb_s, rs[n].mb_s / rs[n].memcpy_mb_s, rs[n].fresh_mb_s,
                rs[n].mb_s / rs[n].fresh_mb_s, (double)rs[n].output_bytes / 1e6);
       if (rc == 0) n++;
     }

@@ -25,29 +25,30 @@ static bool parse_integer(const char *text, int64_t min, int64_t max, char **end
   return true;
 }
 
-bool bench_int_option(const char *bench, const char *option, const char *text, int64_t min, int64_t max,
-                      int64_t *out) {
+bool bench_int_option(const char *bench, const char *option, const char *text, int64_t min,
+                      int64_t max, int64_t *out) {
   char *end;
   if (parse_integer(text, min, max, &end, out) && *end == '\0') return true;
-  bench_usage_error(bench, "%s must be an integer from %lld to %lld, not '%s'", option, (long long)min,
-                    (long long)max, text);
+  bench_usage_error(bench, "%s must be an integer from %lld to %lld, not '%s'", option,
+                    (long long)min, (long long)max, text);
   return false;
 }
 
-int bench_list_option(const char *bench, const char *option, const char *text, int min, int max, int *out,
-                      int capacity) {
+int bench_list_option(const char *bench, const char *option, const char *text, int min, int max,
+                      int *out, int capacity) {
   int n = 0;
   const char *s = text;
   for (;;) {
     char *end;
     int64_t v;
-    if (n == capacity || !parse_integer(s, min, max, &end, &v) || (*end != ',' && *end != '\0')) break;
+    if (n == capacity || !parse_integer(s, min, max, &end, &v) || (*end != ',' && *end != '\0'))
+      break;
     out[n++] = (int)v;
     if (*end == '\0') return n;
     s = end + 1;
   }
-  bench_usage_error(bench, "%s takes up to %d comma-separated integers from %d to %d, not '%s'", option, capacity,
-                    min, max, text);
+  bench_usage_error(bench, "%s takes up to %d comma-separated integers from %d to %d, not '%s'",
+                    option, capacity, min, max, text);
   return -1;
 }
 

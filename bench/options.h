@@ -23,15 +23,15 @@ int bench_usage_error(const char *bench, const char *fmt, ...)
 
 /* text as an integer in [min, max] into *out; false after printing the
  * usage error ("--rows must be an integer from 1 to 1000000000, not '0'"). */
-bool bench_int_option(const char *bench, const char *option, const char *text, int64_t min, int64_t max,
-                      int64_t *out);
+bool bench_int_option(const char *bench, const char *option, const char *text, int64_t min,
+                      int64_t max, int64_t *out);
 
 /* text as a comma-separated list of integers in [min, max], at most
  * capacity of them, into out: how many, or -1 after printing the error
  * ("--tasks takes up to 8 comma-separated integers from 1 to 100000, not
  * '0'"). */
-int bench_list_option(const char *bench, const char *option, const char *text, int min, int max, int *out,
-                      int capacity);
+int bench_list_option(const char *bench, const char *option, const char *text, int min, int max,
+                      int *out, int capacity);
 
 /* The usage error for what getopt_long (optstring ":", opterr 0) returned
  * as '?' (an unknown option) or ':' (a value missing): returns 2. */

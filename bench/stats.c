@@ -40,14 +40,18 @@ bench_timing bench_summarize(int64_t *ns, int n) {
 }
 
 const char *bench_cost_text(char *buf, size_t size, double cost, double noise, const char *unit) {
-  if (cost <= noise || cost <= 0) snprintf(buf, size, "within noise (+-%.2f %s)", noise, unit);
-  else snprintf(buf, size, "%.2f %s", cost, unit);
+  if (cost <= noise || cost <= 0)
+    snprintf(buf, size, "within noise (+-%.2f %s)", noise, unit);
+  else
+    snprintf(buf, size, "%.2f %s", cost, unit);
   return buf;
 }
 
 const char *bench_speed_text(char *buf, size_t size, double ms, double base_ms) {
-  if (ms <= base_ms) snprintf(buf, size, "%.2fx faster", base_ms / ms);
-  else snprintf(buf, size, "%.2fx slower", ms / base_ms);
+  if (ms <= base_ms)
+    snprintf(buf, size, "%.2fx faster", base_ms / ms);
+  else
+    snprintf(buf, size, "%.2fx slower", ms / base_ms);
   return buf;
 }
 

@@ -5,11 +5,21 @@
 
 int bench_fixed_width(const char *format) {
   switch (format[0]) {
-    case 'c': case 'C': return 1;
-    case 's': case 'S': case 'e': return 2;
-    case 'i': case 'I': case 'f': return 4;
-    case 'l': case 'L': case 'g': return 8;
-    case 't': return format[1] == 'd' && format[2] == 'D' ? 4 : (format[1] == 't' && (format[2] == 's' || format[2] == 'm')) ? 4 : 8;
+    case 'c':
+    case 'C': return 1;
+    case 's':
+    case 'S':
+    case 'e': return 2;
+    case 'i':
+    case 'I':
+    case 'f': return 4;
+    case 'l':
+    case 'L':
+    case 'g': return 8;
+    case 't':
+      return format[1] == 'd' && format[2] == 'D'                           ? 4
+             : (format[1] == 't' && (format[2] == 's' || format[2] == 'm')) ? 4
+                                                                            : 8;
     default: return 0;
   }
 }
@@ -36,7 +46,8 @@ void bench_touch_column(const struct ArrowSchema *s, const struct ArrowArray *a,
   int width = bench_fixed_width(s->format);
   if (strcmp(s->format, "b") == 0) {
     const uint8_t *bits = a->buffers[1];
-    for (int64_t i = 0; i < a->length; i++) t->sum += (bits[(a->offset + i) >> 3] >> ((a->offset + i) & 7)) & 1;
+    for (int64_t i = 0; i < a->length; i++)
+      t->sum += (bits[(a->offset + i) >> 3] >> ((a->offset + i) & 7)) & 1;
     t->bytes += (a->length + 7) / 8;
   } else if (strcmp(s->format, "u") == 0 || strcmp(s->format, "z") == 0) {
     const int32_t *offsets = a->buffers[1];

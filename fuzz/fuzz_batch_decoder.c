@@ -105,7 +105,8 @@ static size_t schema_message_size(const uint8_t *data, size_t size) {
 
 static xchg_status copy_at(void *ctx, int64_t offset, void *dst, size_t n, xchg_error *err) {
   const payload *p = ctx;
-  if ((size_t)offset > p->size || n > p->size - (size_t)offset) abort(); /* the source checks its size */
+  if ((size_t)offset > p->size || n > p->size - (size_t)offset)
+    abort(); /* the source checks its size */
   memcpy(dst, p->data + offset, n);
   return XCHG_OK;
 }
@@ -113,8 +114,9 @@ static xchg_status copy_at(void *ctx, int64_t offset, void *dst, size_t n, xchg_
 static xchg_source *source_of(const payload *p, int positional) {
   xchg_source *src = NULL;
   xchg_error err;
-  xchg_status st = positional ? xchg_source_from_read_at(p->size, copy_at, NULL, (void *)p, &src, &err)
-                              : xchg_source_from_memory(p->data, p->size, NULL, NULL, &src, &err);
+  xchg_status st = positional
+                       ? xchg_source_from_read_at(p->size, copy_at, NULL, (void *)p, &src, &err)
+                       : xchg_source_from_memory(p->data, p->size, NULL, NULL, &src, &err);
   if (st != XCHG_OK) abort(); /* nothing but memory can fail here */
   return src;
 }
@@ -165,8 +167,10 @@ static void decode_all(const xchg_batch_decoder *dec, const payload *ps, int64_t
   xchg_status st = xchg_batch_decoder_decode_many(dec, srcs, n, 0, outs, &metadata_bytes, &err);
   fuzz_note_status(st, &err);
   for (int64_t i = 0; i < n; i++) {
-    if (st == XCHG_OK) outs[i].release(&outs[i]);
-    else if (outs[i].release) abort(); /* on an error nothing is exported */
+    if (st == XCHG_OK)
+      outs[i].release(&outs[i]);
+    else if (outs[i].release)
+      abort(); /* on an error nothing is exported */
     xchg_source_free(srcs[i]);
   }
 }
@@ -179,7 +183,8 @@ static void decode_with(const uint8_t *schema, size_t schema_size, const int64_t
   opts.task_bytes = 1; /* every payload a task of its own */
   xchg_batch_decoder *dec = NULL;
   xchg_error err = {""};
-  xchg_status st = xchg_batch_decoder_open(schema, schema_size, columns, n_columns, &opts, &dec, &err);
+  xchg_status st =
+      xchg_batch_decoder_open(schema, schema_size, columns, n_columns, &opts, &dec, &err);
   fuzz_note_status(st, &err);
   if (st != XCHG_OK) return;
   struct ArrowSchema s;

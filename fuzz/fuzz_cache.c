@@ -55,8 +55,10 @@ static void acquire_and_read(xchg_cache *cache, const char *key, const xchg_broa
     }
   }
   fuzz_note_status(st, &err);
-  if (keep != NULL && st == XCHG_OK) *keep = h;
-  else xchg_cache_holder_release(h);
+  if (keep != NULL && st == XCHG_OK)
+    *keep = h;
+  else
+    xchg_cache_holder_release(h);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -68,7 +70,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (xchg_cache_create(&opts, &cache, NULL) != XCHG_OK) return 0;
 
   size_t third = size / 3;
-  xchg_chunk chunks[3] = {{data, third}, {data + third, third}, {data + 2 * third, size - 2 * third}};
+  xchg_chunk chunks[3] = {
+      {data, third}, {data + third, third}, {data + 2 * third, size - 2 * third}};
   xchg_broadcast_part part = {chunks, 3, XCHG_STREAM_AUTO};
   xchg_broadcast in_chunks = {&part, 1, NULL, NULL};
   const int64_t first_column = 0;

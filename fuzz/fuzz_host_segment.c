@@ -143,8 +143,10 @@ static void acquire_and_read(xchg_cache *cache, const int64_t *columns, int64_t 
     }
   }
   fuzz_note_status(st, &err);
-  if (keep && st == XCHG_OK) *keep = h;
-  else xchg_cache_holder_release(h);
+  if (keep && st == XCHG_OK)
+    *keep = h;
+  else
+    xchg_cache_holder_release(h);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

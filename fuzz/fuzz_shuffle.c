@@ -57,8 +57,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     struct ArrowArray a;
     st = xchg_shuffle_reader_next(r, &a, &err);
     if (st != XCHG_OK || !a.release) break;
-    if (n < 64) batches[n++] = a;
-    else a.release(&a);
+    if (n < 64)
+      batches[n++] = a;
+    else
+      a.release(&a);
   }
   fuzz_note_status(st, &err);
   xchg_shuffle_reader_free(r);

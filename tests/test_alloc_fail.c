@@ -49,8 +49,6 @@
 #define LEAK_CHECK() 0
 #endif
 
-
-
 /* ---- the failing allocator ------------------------------------------------ */
 
 /* Counts allocations down while armed; the one that reaches zero fails.
@@ -95,8 +93,10 @@ typedef enum mode { MODE_BUF, MODE_ALL } mode;
 
 static void arm(mode m, int64_t n) {
   atomic_store(&alloc_failed, 0);
-  if (m == MODE_ALL) atomic_store(&alloc_countdown, n);
-  else xchg_buf_fail_nth_alloc(n);
+  if (m == MODE_ALL)
+    atomic_store(&alloc_countdown, n);
+  else
+    xchg_buf_fail_nth_alloc(n);
 }
 
 /* Disarms; returns whether the armed failure happened.  xchg_buf's hook
@@ -128,9 +128,9 @@ typedef struct op {
   /* inputs */
   const uint8_t *data;
   size_t size;
-  int via_callback;   /* IPC: read through a copying source */
-  int random_access;  /* IPC: read_batch(i), file format only */
-  int pooled;         /* IPC: decompress on a pool of 2 threads, made per run */
+  int via_callback;  /* IPC: read through a copying source */
+  int random_access; /* IPC: read_batch(i), file format only */
+  int pooled;        /* IPC: decompress on a pool of 2 threads, made per run */
   xchg_stream_codec codec;
   const uint8_t *payload; /* stream codecs: the decoded bytes expected */
   size_t payload_size;
@@ -194,10 +194,10 @@ static xchg_status open_ipc(op *o, cursor *c, xchg_pool *pool, xchg_ipc_reader *
 static void compare_batch(op *o, int64_t i, struct ArrowArray *a, const char *when) {
   char msg[512] = "";
   TU_CHECK(i < o->num_batches, "%s: batch %" PRId64 " %s, the clean run had %" PRId64, o->what, i,
-        when, o->num_batches);
+           when, o->num_batches);
   if (i < o->num_batches)
     TU_CHECK(array_equal(&o->schema, &o->batches[i], a, msg, sizeof msg) == 0,
-          "%s: batch %" PRId64 " %s differs: %s", o->what, i, when, msg);
+             "%s: batch %" PRId64 " %s differs: %s", o->what, i, when, msg);
 }
 
 /* Reads batch i (by position or in sequence). */
@@ -220,8 +220,8 @@ static void probe_after_error(op *o, xchg_ipc_reader *r, int64_t i) {
   xchg_error err;
   if (ipc_batch(o, r, i, &a, &err) != XCHG_OK) return;
   if (a.release == NULL) {
-    TU_CHECK(i >= o->num_batches, "%s: after an error at batch %" PRId64 " the reader says it is done",
-          o->what, i);
+    TU_CHECK(i >= o->num_batches,
+             "%s: after an error at batch %" PRId64 " the reader says it is done", o->what, i);
     return;
   }
   compare_batch(o, i, &a, "read again after an error");
@@ -251,8 +251,8 @@ static xchg_status run_ipc(op *o, xchg_error *err) {
       break;
     }
     if (a.release == NULL) {
-      TU_CHECK(i == o->num_batches, "%s: %" PRId64 " batches, the clean run had %" PRId64, o->what, i,
-            o->num_batches);
+      TU_CHECK(i == o->num_batches, "%s: %" PRId64 " batches, the clean run had %" PRId64, o->what,
+               i, o->num_batches);
       break;
     }
     compare_batch(o, i, &a, "read under injection");
@@ -268,7 +268,8 @@ static int ipc_oracle(op *o) {
   cursor c;
   xchg_error err;
   xchg_ipc_reader *r = NULL;
-  if (open_ipc(o, &c, NULL, &r, &err) != XCHG_OK || xchg_ipc_reader_schema(r, &o->schema, &err) != XCHG_OK) {
+  if (open_ipc(o, &c, NULL, &r, &err) != XCHG_OK ||
+      xchg_ipc_reader_schema(r, &o->schema, &err) != XCHG_OK) {
     TU_CHECK(0, "%s: clean read: %s", o->what, err.message);
     xchg_ipc_reader_free(r);
     return -1;
@@ -277,7 +278,8 @@ static int ipc_oracle(op *o) {
   for (;;) {
     struct ArrowArray *a = &o->batches[o->num_batches];
     if (o->num_batches == 64 || ipc_batch(o, r, o->num_batches, a, &err) != XCHG_OK) {
-      TU_CHECK(0, "%s: clean read: %s", o->what, o->num_batches == 64 ? "too many batches" : err.message);
+      TU_CHECK(0, "%s: clean read: %s", o->what,
+               o->num_batches == 64 ? "too many batches" : err.message);
       xchg_ipc_reader_free(r);
       return -1;
     }
@@ -322,7 +324,8 @@ static xchg_status run_codec(op *o, xchg_error *err) {
     uint8_t byte;
     size_t got = 1;
     xchg_error again;
-    TU_CHECK(xchg_istream_read(s, &byte, 1, &got, &again) == st, "%s: the error did not stick", o->what);
+    TU_CHECK(xchg_istream_read(s, &byte, 1, &got, &again) == st, "%s: the error did not stick",
+             o->what);
   }
   xchg_istream_free(s);
   return st;
@@ -343,7 +346,8 @@ static xchg_status run_wrapped_ipc(op *o, xchg_error *err) {
     st = xchg_ipc_reader_next(r, &a, err);
     if (st != XCHG_OK) break;
     if (a.release == NULL) {
-      TU_CHECK(i == o->num_batches, "%s: %" PRId64 " batches of %" PRId64, o->what, i, o->num_batches);
+      TU_CHECK(i == o->num_batches, "%s: %" PRId64 " batches of %" PRId64, o->what, i,
+               o->num_batches);
       break;
     }
     compare_batch(o, i, &a, "read under injection");
@@ -403,8 +407,8 @@ static void sweep(op *o, mode m) {
     int fired = disarm(m, n);
     tried++;
     TU_CHECK(xchg_buf_live_count() == live && tu_live_bytes() == bytes,
-          "%s: allocation %" PRId64 " failing leaks %" PRId64 " buffers", o->what, n,
-          xchg_buf_live_count() - live);
+             "%s: allocation %" PRId64 " failing leaks %" PRId64 " buffers", o->what, n,
+             xchg_buf_live_count() - live);
     if (!fired) {
       TU_CHECK(st == XCHG_OK, "%s: fails with no allocation failing: %s", o->what, err.message);
       break;
@@ -412,12 +416,14 @@ static void sweep(op *o, mode m) {
     if (st != XCHG_OK) {
       errors++;
       TU_CHECK(st == XCHG_ENOMEM && says_what(err.message),
-            "%s: allocation %" PRId64 " failing gives %s (\"%s\"), not out of memory with a "
-            "message saying what failed", o->what, n, xchg_status_name(st), err.message);
+               "%s: allocation %" PRId64
+               " failing gives %s (\"%s\"), not out of memory with a "
+               "message saying what failed",
+               o->what, n, xchg_status_name(st), err.message);
     }
   }
   TU_CHECK(LEAK_CHECK() == 0, "%s (%s): LeakSanitizer found leaks (above)", o->what,
-        m == MODE_ALL ? "all" : "buf");
+           m == MODE_ALL ? "all" : "buf");
   printf("alloc failures (%s) %s: %" PRId64 " inputs, %" PRId64 " errors returned, crashes = 0",
          m == MODE_ALL ? "all" : "buf", o->what, tried, errors);
   if (m == MODE_ALL && o->pooled)
@@ -434,12 +440,9 @@ static void sweep_both(op *o) {
  * unsigned), LZ4 and ZSTD body compression, nesting, unions, views of every
  * primitive. */
 static const char *const gold_files[] = {
-    "4.0.0-shareddict/generated_shared_dict",
-    "1.0.0-littleendian/generated_nested_dictionary",
-    "2.0.0-compression/generated_lz4",
-    "2.0.0-compression/generated_zstd",
-    "1.0.0-littleendian/generated_nested",
-    "1.0.0-littleendian/generated_union",
+    "4.0.0-shareddict/generated_shared_dict", "1.0.0-littleendian/generated_nested_dictionary",
+    "2.0.0-compression/generated_lz4",        "2.0.0-compression/generated_zstd",
+    "1.0.0-littleendian/generated_nested",    "1.0.0-littleendian/generated_union",
     "1.0.0-littleendian/generated_primitive",
 };
 
@@ -482,8 +485,8 @@ static void sweep_codecs(const char *gold_dir) {
   uint8_t *ipc = tu_read_file(path, &size);
   TU_CHECK(ipc != NULL, "cannot read %s", path);
   if (ipc == NULL) return;
-  static const xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_FRAME, XCHG_STREAM_ZSTD,
-                                             XCHG_STREAM_LZ4_JAVA, XCHG_STREAM_SNAPPY_JAVA,
+  static const xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_FRAME,     XCHG_STREAM_ZSTD,
+                                             XCHG_STREAM_LZ4_JAVA,      XCHG_STREAM_SNAPPY_JAVA,
                                              XCHG_STREAM_SNAPPY_FRAMED, XCHG_STREAM_COMET};
   for (size_t c = 0; c < sizeof codecs / sizeof codecs[0]; c++) {
     xchg_stream_encode_options eo;
@@ -537,7 +540,7 @@ static void sweep_rows(void) {
   xchg_buf *enc = NULL;
   xchg_error err;
   TU_CHECK(xchg_stream_encode(XCHG_STREAM_LZ4_FRAME, &eo, rows, size, &enc, &err) == XCHG_OK,
-        "encode rows: %s", err.message);
+           "encode rows: %s", err.message);
   if (enc != NULL) {
     static op o;
     memset(&o, 0, sizeof o);
@@ -579,14 +582,15 @@ static int ctor_never_cancelled(void *ctx) { return 0; }
  * whether it did.  Anything the constructor is given is made before. */
 typedef xchg_status (*ctor_fn)(mode m, int64_t n, int *fired, xchg_source **out, xchg_error *err);
 
-#define ARMED(call)                                                                                \
-  do {                                                                                             \
-    arm(m, n);                                                                                     \
-    st = (call);                                                                                   \
-    *fired = disarm(m, n);                                                                         \
+#define ARMED(call)        \
+  do {                     \
+    arm(m, n);             \
+    st = (call);           \
+    *fired = disarm(m, n); \
   } while (0)
 
-static xchg_status make_from_buf(mode m, int64_t n, int *fired, xchg_source **out, xchg_error *err) {
+static xchg_status make_from_buf(mode m, int64_t n, int *fired, xchg_source **out,
+                                 xchg_error *err) {
   xchg_buf *buf = xchg_buf_wrap(ctor_bytes, sizeof ctor_bytes, ctor_release, NULL);
   xchg_status st;
   ARMED(xchg_source_from_buf(buf, out, err));
@@ -611,8 +615,10 @@ static xchg_status make_from_fd(mode m, int64_t n, int *fired, xchg_source **out
   xchg_status st;
   ARMED(xchg_source_from_fd(fds[0], 1, out, err));
   if (st == XCHG_OK) return st;
-  if (fcntl(fds[0], F_GETFD) == -1) ctor_closes++;
-  else close(fds[0]);
+  if (fcntl(fds[0], F_GETFD) == -1)
+    ctor_closes++;
+  else
+    close(fds[0]);
   return st;
 }
 
@@ -698,7 +704,7 @@ typedef struct ctor_case {
   const char *name;
   ctor_fn make;
   int closed_on_failure; /* the wrappers take inner over */
-  int closed_after; /* closed once the source (and a borrowed stream) are freed; the
+  int closed_after;      /* closed once the source (and a borrowed stream) are freed; the
                      * fd counts only when failing */
 } ctor_case;
 
@@ -728,8 +734,8 @@ static void sweep_constructor(const ctor_case *c, mode m) {
       xchg_source_free(st == XCHG_OK ? src : NULL);
       xchg_istream_free(borrowed_stream);
       borrowed_stream = NULL;
-      TU_CHECK(ctor_closes == c->closed_after, "%s: freeing the source closed %d things",
-               c->name, ctor_closes);
+      TU_CHECK(ctor_closes == c->closed_after, "%s: freeing the source closed %d things", c->name,
+               ctor_closes);
       TU_CHECK(LEAK_CHECK() == 0, "%s: leaked after a failure", c->name);
       printf("     %s, %s: %d allocations failed in turn\n", c->name, m == MODE_ALL ? "all" : "buf",
              failures);
@@ -764,12 +770,14 @@ static void malloc_wrapped(void) {
   arm(MODE_ALL, 1);
   xchg_status probe_st = xchg_source_from_memory(&byte, 1, NULL, NULL, &probe, &probe_err);
   disarm(MODE_ALL, 1);
-  TU_CHECK(probe_st == XCHG_ENOMEM && probe == NULL, "the library's malloc is not wrapped: link with -Wl,--wrap=malloc (CMakeLists.txt)");
+  TU_CHECK(probe_st == XCHG_ENOMEM && probe == NULL,
+           "the library's malloc is not wrapped: link with -Wl,--wrap=malloc (CMakeLists.txt)");
   xchg_source_free(probe);
 }
 
 static void gold(void) {
-  for (size_t i = 0; i < sizeof gold_files / sizeof gold_files[0]; i++) sweep_gold(gold_dir, gold_files[i]);
+  for (size_t i = 0; i < sizeof gold_files / sizeof gold_files[0]; i++)
+    sweep_gold(gold_dir, gold_files[i]);
   /* Else the pool sweeps never failed a worker's allocation. */
   TU_CHECK(atomic_load(&failed_on_workers) > 0, "no injected failure happened on a pool worker");
 }

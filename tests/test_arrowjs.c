@@ -75,7 +75,8 @@ static int read_all(xchg_source *src, const xchg_ipc_read_options *opts, reading
   xchg_ipc_reader *r;
   xchg_error err;
   xchg_status st = xchg_ipc_reader_open(src, opts, &r, &err);
-  if (st != XCHG_OK) return tu_errorf(msg, MSG_SIZE, "open: %s: %s", xchg_status_name(st), err.message);
+  if (st != XCHG_OK)
+    return tu_errorf(msg, MSG_SIZE, "open: %s: %s", xchg_status_name(st), err.message);
   g->format = xchg_ipc_reader_format(r);
   g->num_batches = xchg_ipc_reader_num_batches(r);
   st = xchg_ipc_reader_schema(r, &g->schema, &err);
@@ -91,8 +92,9 @@ static int read_all(xchg_source *src, const xchg_ipc_read_options *opts, reading
     g->batches[g->n++] = batch;
   }
   xchg_ipc_reader_free(r);
-  return st == XCHG_OK ? 0 : tu_errorf(msg, MSG_SIZE, "batch %lld: %s: %s", (long long)g->n,
-                                      xchg_status_name(st), err.message);
+  return st == XCHG_OK ? 0
+                       : tu_errorf(msg, MSG_SIZE, "batch %lld: %s: %s", (long long)g->n,
+                                   xchg_status_name(st), err.message);
 }
 
 /* The batches, against the stream's, the JSON's and the case's counts. */
@@ -101,20 +103,22 @@ static int check_reading(const js_case *c, const reading *g, const reading *stre
   if (g->format != XCHG_IPC_FILE) return tu_errorf(msg, MSG_SIZE, "read as a stream, not a file");
   if (g->n != c->batches || g->n != stream->n)
     return tu_errorf(msg, MSG_SIZE, "%lld batches, the stream has %lld, write.mjs wrote %lld",
-                    (long long)g->n, (long long)stream->n, c->batches);
+                     (long long)g->n, (long long)stream->n, c->batches);
   long long rows = 0;
   for (int64_t i = 0; i < g->n; i++) {
     rows += g->batches[i].length;
     char why[MSG_SIZE];
     if (array_equal(&stream->schema, &stream->batches[i], &g->batches[i], why, sizeof why) != 0)
-      return tu_errorf(msg, MSG_SIZE, "batch %lld differs from the stream's: %s", (long long)i, why);
+      return tu_errorf(msg, MSG_SIZE, "batch %lld differs from the stream's: %s", (long long)i,
+                       why);
   }
-  if (rows != c->rows) return tu_errorf(msg, MSG_SIZE, "%lld rows, write.mjs wrote %lld", rows, c->rows);
+  if (rows != c->rows)
+    return tu_errorf(msg, MSG_SIZE, "%lld rows, write.mjs wrote %lld", rows, c->rows);
   if (!doc) return 0;
   if (arrow_json_compare_schema(doc, &g->schema, msg, MSG_SIZE) != 0) return -1;
   if (arrow_json_num_batches(doc) != g->n)
     return tu_errorf(msg, MSG_SIZE, "%lld batches, the JSON has %lld", (long long)g->n,
-                    (long long)arrow_json_num_batches(doc));
+                     (long long)arrow_json_num_batches(doc));
   for (int64_t i = 0; i < g->n; i++)
     if (arrow_json_compare_batch(doc, i, &g->schema, &g->batches[i], msg, MSG_SIZE) != 0) return -1;
   return 0;
@@ -132,9 +136,12 @@ static int check_primitive_values(const reading *g, char *msg) {
   if (ints[o + 4] != 4 * 37 - 1000 || ints[o + 299] != 299 * 37 - 1000 || !valid ||
       (valid[(o + 3) / 8] >> ((o + 3) % 8)) & 1)
     return tu_errorf(msg, MSG_SIZE, "i32: rows 4 and 299 are %d and %d, row 3 is %s", ints[o + 4],
-                    ints[o + 299], valid && !((valid[(o + 3) / 8] >> ((o + 3) % 8)) & 1) ? "null" : "not null");
-  if (longs[p] != -((int64_t)1 << 62) || longs[p + 7] != 7 * INT64_C(1234567890123) - ((int64_t)1 << 62))
-    return tu_errorf(msg, MSG_SIZE, "i64: rows 0 and 7 are %" PRId64 " and %" PRId64, longs[p], longs[p + 7]);
+                     ints[o + 299],
+                     valid && !((valid[(o + 3) / 8] >> ((o + 3) % 8)) & 1) ? "null" : "not null");
+  if (longs[p] != -((int64_t)1 << 62) ||
+      longs[p + 7] != 7 * INT64_C(1234567890123) - ((int64_t)1 << 62))
+    return tu_errorf(msg, MSG_SIZE, "i64: rows 0 and 7 are %" PRId64 " and %" PRId64, longs[p],
+                     longs[p + 7]);
   return 0;
 }
 
@@ -187,11 +194,11 @@ static int check_message_indices(const char *path, const js_case *c, char *msg) 
   reading_free(&g);
   if (rc != 0) return rc;
   if (log.wrong_index >= 0)
-    return tu_errorf(msg, MSG_SIZE, "message %lld is not reported as index %lld", (long long)log.wrong_index,
-                    (long long)log.wrong_index);
+    return tu_errorf(msg, MSG_SIZE, "message %lld is not reported as index %lld",
+                     (long long)log.wrong_index, (long long)log.wrong_index);
   if (log.n < c->batches || (c->batches > 0 && log.first_offset != 8))
-    return tu_errorf(msg, MSG_SIZE, "%lld messages reported, the first at byte %lld", (long long)log.n,
-                    (long long)log.first_offset);
+    return tu_errorf(msg, MSG_SIZE, "%lld messages reported, the first at byte %lld",
+                     (long long)log.n, (long long)log.first_offset);
   return 0;
 }
 
@@ -211,18 +218,21 @@ static int check_file(const js_case *c, const char *path, const reading *stream,
   for (int way = 0; way < 5 && rc == 0; way++) {
     static const char *ways[] = {"mmap", "read(2)", "memory", "in order", "in order, LZ4 frame"};
     xchg_source *src = NULL;
-    if (way < 2 && xchg_source_open_file(path, way == 0 ? XCHG_FILE_MMAP : XCHG_FILE_READ, &src, &err) != XCHG_OK)
+    if (way < 2 && xchg_source_open_file(path, way == 0 ? XCHG_FILE_MMAP : XCHG_FILE_READ, &src,
+                                         &err) != XCHG_OK)
       rc = tu_errorf(msg, MSG_SIZE, "open %s: %s", path, err.message);
     if (way == 2) src = tu_memory_source(data, size);
     if (way == 3) src = tu_unseekable_source(data, size, size);
-    if (way == 4) src = tu_codec_source(xchg_buf_data(lz4), xchg_buf_size(lz4), XCHG_STREAM_LZ4_FRAME);
+    if (way == 4)
+      src = tu_codec_source(xchg_buf_data(lz4), xchg_buf_size(lz4), XCHG_STREAM_LZ4_FRAME);
     if (rc != 0) break;
     reading g;
     *what = ways[way];
     rc = read_all(src, NULL, &g, msg);
     if (rc == 0) rc = check_reading(c, &g, stream, doc, msg);
     if (rc == 0 && way < 3 && g.num_batches != c->batches)
-      rc = tu_errorf(msg, MSG_SIZE, "num_batches %lld, expected %lld", (long long)g.num_batches, c->batches);
+      rc = tu_errorf(msg, MSG_SIZE, "num_batches %lld, expected %lld", (long long)g.num_batches,
+                     c->batches);
     if (rc == 0 && strcmp(c->name, "primitives") == 0) rc = check_primitive_values(&g, msg);
     reading_free(&g);
   }
@@ -275,7 +285,8 @@ static void check_cli_pipe(const char *cli, const char *name) {
            "cat %s.arrow | '%s' cat - > %s.cat_pipe && cmp %s.cat_pipe %s.cat_stream && "
            "'%s' cat - < %s.arrow > %s.cat_stdin && cmp %s.cat_stdin %s.cat_stream",
            dir, cli, name, name, name, name, cli, name, name, name, cli, name, name, name, name);
-  TU_CHECK(tu_run("%s", cmd) == 0, "%s: xchg cat - of the file differs from xchg cat of the stream: %s", name, cmd);
+  TU_CHECK(tu_run("%s", cmd) == 0,
+           "%s: xchg cat - of the file differs from xchg cat of the stream: %s", name, cmd);
 }
 
 /* The file followed by the stream, on disk: `xchg cat` prints what it
@@ -284,20 +295,25 @@ static void check_cli_pipe(const char *cli, const char *name) {
  * lost: an error saying so. */
 static void check_cli_concatenated(const char *cli, const char *name) {
   char cmd[16384];
-  snprintf(cmd, sizeof cmd,
-           "cd '%s' && cat %s.arrow %s.stream > %s.fs && cat %s.stream %s.stream > %s.ss && "
-           "'%s' cat %s.fs > %s.cat_fs && '%s' cat %s.ss > %s.cat_ss && cmp %s.cat_fs %s.cat_ss && "
-           "! '%s' cat - < %s.fs > /dev/null 2> %s.err_fs && grep -q 'can be read only from a seekable input' %s.err_fs",
-           dir, name, name, name, name, name, name, cli, name, name, cli, name, name, name, name, cli, name, name, name);
+  snprintf(
+      cmd, sizeof cmd,
+      "cd '%s' && cat %s.arrow %s.stream > %s.fs && cat %s.stream %s.stream > %s.ss && "
+      "'%s' cat %s.fs > %s.cat_fs && '%s' cat %s.ss > %s.cat_ss && cmp %s.cat_fs %s.cat_ss && "
+      "! '%s' cat - < %s.fs > /dev/null 2> %s.err_fs && grep -q 'can be read only from a seekable input' %s.err_fs",
+      dir, name, name, name, name, name, name, cli, name, name, cli, name, name, name, name, cli,
+      name, name, name);
   TU_CHECK(tu_run("%s", cmd) == 0, "%s: the file and the stream concatenated: %s", name, cmd);
 }
 
 /* xchg writes the JS file again; apache-arrow finds the same table in it. */
 static void check_reverse(const char *cli, const char *js, const char *name) {
   char cmd[16384];
-  snprintf(cmd, sizeof cmd, "'%s' convert '%s/%s.arrow' '%s/%s.xchg.arrow' --file && cd '%s' && "
-           "node write.mjs --check '%s' '%s/%s.xchg.arrow'", cli, dir, name, dir, name, js, name, dir, name);
-  TU_CHECK(tu_run("%s", cmd) == 0, "%s: apache-arrow does not read xchg's file back: %s", name, cmd);
+  snprintf(cmd, sizeof cmd,
+           "'%s' convert '%s/%s.arrow' '%s/%s.xchg.arrow' --file && cd '%s' && "
+           "node write.mjs --check '%s' '%s/%s.xchg.arrow'",
+           cli, dir, name, dir, name, js, name, dir, name);
+  TU_CHECK(tu_run("%s", cmd) == 0, "%s: apache-arrow does not read xchg's file back: %s", name,
+           cmd);
 }
 
 static void check_case(const char *cli, const char *js, const js_case *c) {
@@ -337,7 +353,8 @@ static int read_cases(js_case *cases) {
   int n = 0;
   char json[16];
   while (f && n < CASES + 1 &&
-         fscanf(f, "%63s %lld %lld %15s", cases[n].name, &cases[n].rows, &cases[n].batches, json) == 4) {
+         fscanf(f, "%63s %lld %lld %15s", cases[n].name, &cases[n].rows, &cases[n].batches, json) ==
+             4) {
     cases[n].has_json = strcmp(json, "json") == 0;
     n++;
   }
@@ -349,7 +366,8 @@ static int read_cases(js_case *cases) {
 static void apache_arrow_files(void) {
   const char *cli = tu_cli_path();
   char cmd[16384], msg[MSG_SIZE];
-  if (!TU_CHECK(tu_interop_ready("arrowjs", "apache-arrow", msg, sizeof msg) == 0, "apache-arrow interop: %s", msg))
+  if (!TU_CHECK(tu_interop_ready("arrowjs", "apache-arrow", msg, sizeof msg) == 0,
+                "apache-arrow interop: %s", msg))
     return;
   if (!TU_CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", dir)) return;
   const char *js = tu_interop_dir("arrowjs");

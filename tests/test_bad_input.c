@@ -59,9 +59,8 @@
 #define UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
-
 typedef struct outcome {
-  int ok;            /* decoded to the end */
+  int ok; /* decoded to the end */
   int64_t batches;
   char message[XCHG_ERROR_MESSAGE_SIZE];
 } outcome;
@@ -137,7 +136,8 @@ static void fuzz_file(const char *path, void *unused) {
   fuzz_inputs++;
   fuzz_errors += !o.ok;
   TU_CHECK(o.ok || o.message[0] != '\0', "%s: an error without a message", path);
-  TU_CHECK(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked", path, xchg_buf_live_count() - live);
+  TU_CHECK(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked", path,
+           xchg_buf_live_count() - live);
   free(data);
 }
 
@@ -176,9 +176,11 @@ static void truncate_file(const char *path, void *unused) {
     cuts++;
     cut_errors += !o.ok;
     TU_CHECK(!o.ok, "%s cut at byte %" PRId64 " decodes as a whole input", path, (int64_t)cut);
-    TU_CHECK(o.ok || o.message[0] != '\0', "%s cut at byte %" PRId64 ": error without a message", path, (int64_t)cut);
+    TU_CHECK(o.ok || o.message[0] != '\0', "%s cut at byte %" PRId64 ": error without a message",
+             path, (int64_t)cut);
   }
-  TU_CHECK(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked while cutting", path, xchg_buf_live_count() - live);
+  TU_CHECK(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked while cutting", path,
+           xchg_buf_live_count() - live);
   free(data);
 }
 
@@ -230,10 +232,12 @@ static void flip_file(const char *path, void *unused) {
       if (xchg_ipc_reader_open_memory(copy, size, NULL, NULL, NULL, &r, &err) == XCHG_OK)
         check_accepted(r, path, bit);
       else
-        TU_CHECK(0, "%s: an accepted flip of bit %" PRId64 " fails to open again", path, (int64_t)bit);
+        TU_CHECK(0, "%s: an accepted flip of bit %" PRId64 " fails to open again", path,
+                 (int64_t)bit);
     }
   }
-  TU_CHECK(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked while flipping bits", path, xchg_buf_live_count() - live);
+  TU_CHECK(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked while flipping bits",
+           path, xchg_buf_live_count() - live);
   free(copy);
   free(data);
 }
@@ -282,7 +286,8 @@ static int decode_prefix(const uint8_t *data, size_t size, xchg_stream_codec cod
     st = xchg_istream_next(s, &p, &n, &err);
     if (st != XCHG_OK || n == 0) break;
     int prefix = *decoded + n <= payload_size && memcmp(p, payload + *decoded, n) == 0;
-    if (must_match) TU_CHECK(prefix, "%s: bytes invented at decoded offset %" PRId64, what, (int64_t)*decoded);
+    if (must_match)
+      TU_CHECK(prefix, "%s: bytes invented at decoded offset %" PRId64, what, (int64_t)*decoded);
     *decoded += n;
   }
   if (st != XCHG_OK) TU_CHECK(err.message[0] != '\0', "%s: error without a message", what);
@@ -325,7 +330,8 @@ static void sweep_codec(const uint8_t *ipc, size_t ipc_size, xchg_stream_codec c
     /* One frame: any cut but the empty input (no frames) is inside it.
      * (The block formats end wherever a block does; there the IPC layer
      * finds the cut.) */
-    TU_CHECK(!single_frame || !whole || cut <= 0, "%s cut at byte %" PRId64 " decodes as a whole frame", name, (int64_t)cut);
+    TU_CHECK(!single_frame || !whole || cut <= 0,
+             "%s cut at byte %" PRId64 " decodes as a whole frame", name, (int64_t)cut);
     UNPOISON(data + cut, size - cut);
     codec_cuts++;
     codec_cut_errors += !o.ok;
@@ -335,7 +341,8 @@ static void sweep_codec(const uint8_t *ipc, size_t ipc_size, xchg_stream_codec c
      * apart, and must be 0 like any other cut decoding whole. */
     if (o.ok && decoded == ipc_size) {
       codec_trailer_cuts++;
-      TU_CHECK(0, "%s cut at byte %" PRId64 ", in the codec's trailer, decodes as a whole input", name, (int64_t)cut);
+      TU_CHECK(0, "%s cut at byte %" PRId64 ", in the codec's trailer, decodes as a whole input",
+               name, (int64_t)cut);
     } else if (o.ok) {
       TU_CHECK(0, "%s cut at byte %" PRId64 " decodes as a whole input", name, (int64_t)cut);
     }
@@ -353,21 +360,24 @@ static void sweep_codec(const uint8_t *ipc, size_t ipc_size, xchg_stream_codec c
     /* Bytes a codec without a checksum let through may still be read as
      * IPC: what the reader accepts must be valid. */
     xchg_ipc_reader *r;
-    if (ok && read_wrapped(copy, size, codec).ok && open_wrapped(copy, size, codec, &r, &err) == XCHG_OK) {
+    if (ok && read_wrapped(copy, size, codec).ok &&
+        open_wrapped(copy, size, codec, &r, &err) == XCHG_OK) {
       codec_flips_accepted++;
       check_accepted(r, name, bit);
     }
     if (ok && whole_or_error)
-      TU_CHECK(decoded == ipc_size, "%s: bit %" PRId64 " flipped decodes short of the whole input", name, (int64_t)bit);
+      TU_CHECK(decoded == ipc_size, "%s: bit %" PRId64 " flipped decodes short of the whole input",
+               name, (int64_t)bit);
   }
-  TU_CHECK(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked", name, xchg_buf_live_count() - live);
+  TU_CHECK(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked", name,
+           xchg_buf_live_count() - live);
   free(copy);
   free(data);
 }
 
 static void sweep_codecs(const char *gold_dir) {
-  static const xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_FRAME, XCHG_STREAM_ZSTD,
-                                             XCHG_STREAM_LZ4_JAVA, XCHG_STREAM_SNAPPY_JAVA,
+  static const xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_FRAME,     XCHG_STREAM_ZSTD,
+                                             XCHG_STREAM_LZ4_JAVA,      XCHG_STREAM_SNAPPY_JAVA,
                                              XCHG_STREAM_SNAPPY_FRAMED, XCHG_STREAM_COMET};
   char path[1200];
   snprintf(path, sizeof path, "%s/1.0.0-littleendian/generated_nested_dictionary.stream", gold_dir);
@@ -383,14 +393,16 @@ static char fuzz_dir[1024], gold_dir[1024];
 
 static void fuzz_corpus(void) {
   tu_walk(fuzz_dir, NULL, fuzz_file, NULL);
-  printf("fuzz corpus: %" PRId64 " inputs, %" PRId64 " errors returned, crashes = 0\n", fuzz_inputs, fuzz_errors);
+  printf("fuzz corpus: %" PRId64 " inputs, %" PRId64 " errors returned, crashes = 0\n", fuzz_inputs,
+         fuzz_errors);
   TU_CHECK(fuzz_inputs > 0, "no fuzz input under %s", fuzz_dir);
 }
 
 static void truncation(void) {
   tu_walk(gold_dir, ".stream", truncate_file, NULL);
   tu_walk(gold_dir, ".arrow_file", truncate_file, NULL);
-  printf("truncation: %" PRId64 " cuts, %" PRId64 " errors returned, crashes = 0\n", cuts, cut_errors);
+  printf("truncation: %" PRId64 " cuts, %" PRId64 " errors returned, crashes = 0\n", cuts,
+         cut_errors);
   TU_CHECK(cuts > 0, "no gold file under %s", gold_dir);
 }
 
@@ -398,7 +410,8 @@ static void bit_flips(void) {
   tu_walk(gold_dir, ".stream", flip_file, NULL);
   tu_walk(gold_dir, ".arrow_file", flip_file, NULL);
   printf("bit flips: %" PRId64 " inputs, %" PRId64 " errors returned, %" PRId64
-         " accepted (each checked independently), crashes = 0\n", flips, flip_errors, flips_accepted);
+         " accepted (each checked independently), crashes = 0\n",
+         flips, flip_errors, flips_accepted);
   TU_CHECK(flips > 0, "no gold file under %s", gold_dir);
 }
 
@@ -410,8 +423,8 @@ static void stream_codecs(void) {
   TU_CHECK(codec_cut_errors == codec_cuts, "stream codecs: %" PRId64 " cuts decode as whole inputs",
            codec_cuts - codec_cut_errors);
   printf("stream codec bit flips: %" PRId64 " inputs, %" PRId64 " errors returned, %" PRId64
-         " accepted as IPC (each checked independently), crashes = 0\n", codec_flips, codec_flip_errors,
-         codec_flips_accepted);
+         " accepted as IPC (each checked independently), crashes = 0\n",
+         codec_flips, codec_flip_errors, codec_flips_accepted);
   TU_CHECK(codec_cuts > 0, "the stream codec sweep had no input");
 }
 

@@ -68,7 +68,8 @@ static xchg_batch_decoder *open_with(const split *s, const int64_t *cols, int64_
   xchg_batch_decoder *dec = NULL;
   xchg_error err;
   TU_OK(xchg_batch_decoder_open(xchg_buf_data(s->stream), (size_t)s->starts[1], cols, n_cols, &opts,
-                                &dec, &err), err);
+                                &dec, &err),
+        err);
   return dec;
 }
 
@@ -97,7 +98,8 @@ typedef struct counted {
   int64_t fail_at;    /* a read covering this byte fails (-1: none) */
 } counted;
 
-static xchg_status counted_read_at(void *ctx, int64_t offset, void *dst, size_t n, xchg_error *err) {
+static xchg_status counted_read_at(void *ctx, int64_t offset, void *dst, size_t n,
+                                   xchg_error *err) {
   counted *c = ctx;
   if (c->fail_at >= 0 && offset <= c->fail_at && c->fail_at < offset + (int64_t)n)
     return xchg_errorf(err, XCHG_EIO, "read of byte %lld refused", (long long)c->fail_at);
@@ -119,7 +121,8 @@ static xchg_source *counted_source(counted *c, const tu_bytes *p) {
 static void check_batch(const struct ArrowArray *a, const int64_t *cols, int64_t n_cols, int64_t b,
                         const char *what) {
   char msg[512];
-  TU_CHECK(cd_check_batch(a, cols, n_cols, 0, b, ROWS[b], msg, sizeof msg) == 0, "%s, batch %lld: %s", what, (long long)b, msg);
+  TU_CHECK(cd_check_batch(a, cols, n_cols, 0, b, ROWS[b], msg, sizeof msg) == 0,
+           "%s, batch %lld: %s", what, (long long)b, msg);
 }
 
 /* ---- cases ------------------------------------------------------------------ */
@@ -217,22 +220,25 @@ static void test_stream_payload(xchg_block_codec codec) {
     struct ArrowArray a;
     TU_OK(xchg_batch_decoder_decode(dec, one, b, &a, &err), err);
     char msg[512];
-    TU_CHECK(!a.release || array_range_equal(&schema, &whole, at, &a, 0, ROWS[b], msg, sizeof msg) == 0, "stream rows of batch %lld: %s", (long long)b, msg);
+    TU_CHECK(
+        !a.release || array_range_equal(&schema, &whole, at, &a, 0, ROWS[b], msg, sizeof msg) == 0,
+        "stream rows of batch %lld: %s", (long long)b, msg);
     at += ROWS[b];
     if (a.release) a.release(&a);
     xchg_source_free(one);
     free(p.data);
   }
-  TU_CHECK(whole.length == at, "stream payload has %lld rows, %lld written", (long long)whole.length,
-           (long long)at);
+  TU_CHECK(whole.length == at, "stream payload has %lld rows, %lld written",
+           (long long)whole.length, (long long)at);
   if (whole.release) whole.release(&whole);
   /* Projected: the payload's schema (all columns) is still the decoder's. */
   static const int64_t narrow[] = {1};
   xchg_batch_decoder *projected = open_decoder(&s, narrow, 1, NULL);
   TU_OK(projected ? xchg_batch_decoder_decode(projected, src, 0, &whole, &err) : XCHG_EINVAL, err);
   if (whole.release) {
-    TU_CHECK(whole.length == at && whole.n_children == 1, "projected stream: %lld rows, %lld columns",
-             (long long)whole.length, (long long)whole.n_children);
+    TU_CHECK(whole.length == at && whole.n_children == 1,
+             "projected stream: %lld rows, %lld columns", (long long)whole.length,
+             (long long)whole.n_children);
     whole.release(&whole);
   }
   xchg_batch_decoder_free(projected);
@@ -259,7 +265,8 @@ static void test_many(int64_t task_bytes, int all_memory) {
   struct ArrowArray outs[N];
   for (int i = 0; i < N; i++) {
     p[i] = batch_payload(&s, i % N_BATCHES);
-    srcs[i] = i % 2 && !all_memory ? counted_source(&c[i], &p[i]) : tu_memory_source(p[i].data, p[i].size);
+    srcs[i] = i % 2 && !all_memory ? counted_source(&c[i], &p[i])
+                                   : tu_memory_source(p[i].data, p[i].size);
   }
   const int64_t counts[] = {2, N};
   for (int k = 0; dec && k < 2; k++) {
@@ -359,7 +366,8 @@ static void test_truncation(xchg_block_codec codec) {
     xchg_error err;
     xchg_status st = xchg_batch_decoder_decode(dec, src, 9, &a, &err);
     TU_CHECK(st != XCHG_OK && !a.release, "cut at %zu of %zu: decoded", cut, p.size);
-    if (st != XCHG_OK) TU_CHECK(mentions(err.message, "batch 9: "), "cut at %zu: %s", cut, err.message);
+    if (st != XCHG_OK)
+      TU_CHECK(mentions(err.message, "batch 9: "), "cut at %zu: %s", cut, err.message);
     if (a.release) a.release(&a);
     xchg_source_free(src);
     free(copy);
@@ -389,7 +397,8 @@ static void test_corrupt_body(void) {
     xchg_source_free(src);
     p.data[at] ^= 0x5a;
   }
-  TU_CHECK(named > tried / 2, "%d of %d damaged bodies failed naming batch, field and buffer", named, tried);
+  TU_CHECK(named > tried / 2, "%d of %d damaged bodies failed naming batch, field and buffer",
+           named, tried);
   free(p.data);
   split_close(&s, dec);
 }
@@ -410,7 +419,8 @@ static void test_damaged_bytes(xchg_block_codec codec) {
       struct ArrowArray a;
       xchg_error err;
       if (xchg_batch_decoder_decode(dec, src, 2, &a, &err) == XCHG_OK) {
-        TU_CHECK(a.n_children == CD_COLUMNS, "damaged byte %zu: %lld columns", at, (long long)a.n_children);
+        TU_CHECK(a.n_children == CD_COLUMNS, "damaged byte %zu: %lld columns", at,
+                 (long long)a.n_children);
         a.release(&a);
       } else {
         failed++;
@@ -420,8 +430,8 @@ static void test_damaged_bytes(xchg_block_codec codec) {
       p.data[at] ^= flips[f];
     }
   }
-  TU_CHECK(failed > 0 && unnamed == 0, "%d damaged payloads failed, %d without the batch named", failed,
-           unnamed);
+  TU_CHECK(failed > 0 && unnamed == 0, "%d damaged payloads failed, %d without the batch named",
+           failed, unnamed);
   free(p.data);
   split_close(&s, dec);
 }
@@ -437,8 +447,9 @@ static void test_failing_read(void) {
   struct ArrowArray a;
   xchg_error err;
   xchg_status st = dec ? xchg_batch_decoder_decode(dec, src, 12, &a, &err) : XCHG_OK;
-  TU_CHECK(st == XCHG_EIO && mentions(err.message, "batch 12: ") && mentions(err.message, "buffer "),
-           "failing read: %d %s", (int)st, err.message);
+  TU_CHECK(
+      st == XCHG_EIO && mentions(err.message, "batch 12: ") && mentions(err.message, "buffer "),
+      "failing read: %d %s", (int)st, err.message);
   xchg_source_free(src);
   free(p.data);
   split_close(&s, dec);
@@ -504,15 +515,16 @@ static void test_wrong_payloads(void) {
   xchg_source *src;
   TU_OK(xchg_source_from_buf(other.stream, &src, &err), err);
   xchg_status st = dec ? xchg_batch_decoder_decode(dec, src, 4, &a, &err) : XCHG_OK;
-  TU_CHECK(st == XCHG_EFORMAT && mentions(err.message, "batch 4: ") && mentions(err.message, "schema"),
-           "other schema: %d %s", (int)st, err.message);
+  TU_CHECK(
+      st == XCHG_EFORMAT && mentions(err.message, "batch 4: ") && mentions(err.message, "schema"),
+      "other schema: %d %s", (int)st, err.message);
   xchg_source_free(src);
   /* The dictionary alone, no batch. */
   const uint8_t *data = xchg_buf_data(s.stream);
   src = tu_memory_source(data + s.starts[1], (size_t)(s.starts[2] - s.starts[1]));
   st = dec ? xchg_batch_decoder_decode(dec, src, 5, &a, &err) : XCHG_OK;
-  TU_CHECK(st == XCHG_EFORMAT && mentions(err.message, "no record batch"), "no batch: %d %s", (int)st,
-           err.message);
+  TU_CHECK(st == XCHG_EFORMAT && mentions(err.message, "no record batch"), "no batch: %d %s",
+           (int)st, err.message);
   xchg_source_free(src);
   /* A stream cut at a message boundary: the marker is missing. */
   src = tu_memory_source(data, (size_t)s.starts[s.n]);
@@ -524,8 +536,8 @@ static void test_wrong_payloads(void) {
   static const int64_t bad[] = {1, CD_COLUMNS};
   xchg_batch_decoder *none = NULL;
   st = xchg_batch_decoder_open(data, (size_t)s.starts[1], bad, 2, NULL, &none, &err);
-  TU_CHECK(st == XCHG_EINVAL && !none && mentions(err.message, "column index 3"), "bad column: %d %s",
-           (int)st, err.message);
+  TU_CHECK(st == XCHG_EINVAL && !none && mentions(err.message, "column index 3"),
+           "bad column: %d %s", (int)st, err.message);
   /* A schema that is not one. */
   st = xchg_batch_decoder_open(data + s.starts[1], 64, NULL, 0, NULL, &none, &err);
   TU_CHECK(st == XCHG_EFORMAT && !none, "dictionary as schema: %d %s", (int)st, err.message);

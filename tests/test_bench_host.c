@@ -19,8 +19,10 @@ static json_int_t field(json_t *r, const char *name) {
 static void quick_json(void) {
   const char *cli = tu_cli_path();
   char cmd[4096];
-  snprintf(cmd, sizeof cmd, "'%s' bench host --rows 20000 --processes 1,3 --tasks 4 --threads 2 "
-           "--runs 1 --json", cli);
+  snprintf(cmd, sizeof cmd,
+           "'%s' bench host --rows 20000 --processes 1,3 --tasks 4 --threads 2 "
+           "--runs 1 --json",
+           cli);
   FILE *p = popen(cmd, "r");
   json_error_t jerr;
   json_t *doc = p ? json_loadf(p, JSON_DISABLE_EOF_CHECK, &jerr) : NULL;
@@ -43,11 +45,13 @@ static void quick_json(void) {
     TU_CHECK(decodes == (on ? 1 : procs), "result %zu: %lld processes, host %s, %lld decodes", i,
              (long long)procs, mode, (long long)decodes);
     TU_CHECK(field(r, "pss_bytes") > 0, "result %zu: no PSS", i);
-    if (decoded < 0) decoded = field(r, "decoded_bytes"), input_one = field(r, "input_bytes") / procs;
+    if (decoded < 0)
+      decoded = field(r, "decoded_bytes"), input_one = field(r, "input_bytes") / procs;
     TU_CHECK(field(r, "decoded_bytes") == decoded && decoded > 0,
              "result %zu: one decoded copy of %lld bytes, %lld before", i,
              (long long)field(r, "decoded_bytes"), (long long)decoded);
-    TU_CHECK(field(r, "input_bytes") == input_one * procs, "result %zu: inputs not one per process", i);
+    TU_CHECK(field(r, "input_bytes") == input_one * procs, "result %zu: inputs not one per process",
+             i);
     /* Per process: a decoding process always (every process, off); a
      * mapping one only when the store is on and another process decoded. */
     int mapping = on && procs > 1;
@@ -57,9 +61,9 @@ static void quick_json(void) {
              "result %zu: no decoding process figures", i);
     json_t *m_acq = json_object_get(r, "mapping_process_acquire_ms");
     json_t *m_beyond = json_object_get(r, "mapping_process_beyond_read_ms");
-    TU_CHECK(mapping ? json_is_number(m_acq) && json_number_value(m_acq) > 0 &&
-                           json_is_number(m_beyond)
-                     : json_is_null(m_acq) && json_is_null(m_beyond),
+    TU_CHECK(mapping
+                 ? json_is_number(m_acq) && json_number_value(m_acq) > 0 && json_is_number(m_beyond)
+                 : json_is_null(m_acq) && json_is_null(m_beyond),
              "result %zu: %lld processes, host %s: mapping process figures %s", i, (long long)procs,
              mode, mapping ? "missing" : "where no process mapped");
   }

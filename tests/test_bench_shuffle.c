@@ -31,7 +31,8 @@ static json_t *run_json(const char *cmd) {
   return status == 0 ? doc : (json_decref(doc), NULL);
 }
 
-static xchg_status discard(void *ctx, const void *data, size_t n, int64_t block, int64_t blocks, xchg_error *err) {
+static xchg_status discard(void *ctx, const void *data, size_t n, int64_t block, int64_t blocks,
+                           xchg_error *err) {
   (void)ctx, (void)data, (void)n, (void)block, (void)blocks, (void)err;
   return XCHG_OK;
 }
@@ -43,7 +44,8 @@ static uint64_t generated_c1(uint64_t seed, int64_t rows, int columns) {
   shape_shuffle_sums sums;
   memset(&sums, 0, sizeof sums);
   xchg_error err;
-  TU_CHECK(shape_shuffle_encode(&c, discard, NULL, &sums, &err) == XCHG_OK, "generating: %s", err.message);
+  TU_CHECK(shape_shuffle_encode(&c, discard, NULL, &sums, &err) == XCHG_OK, "generating: %s",
+           err.message);
   return sums.value[1];
 }
 
@@ -72,37 +74,45 @@ static double number(json_t *r, const char *name) {
 }
 
 enum { COALESCED, PER_BLOCK, CONCAT, MEMCPY, CODEC, MODES };
-static const char *const modes[MODES] = {"coalesced", "per_block", "per_block_then_concat", "memcpy_limit",
-                                         "codec_limit"};
+static const char *const modes[MODES] = {"coalesced", "per_block", "per_block_then_concat",
+                                         "memcpy_limit", "codec_limit"};
 
 /* Checks one result; marks seen[config][mode][threads - 1]. */
 static void check_result(json_t *r, size_t i, uint64_t c1, int seen[14][MODES][2]) {
   const char *format = str(r, "format"), *codec = str(r, "codec"), *mode = str(r, "mode");
-  json_int_t block_rows = integer(r, "block_rows"), blocks = integer(r, "blocks"), rows = integer(r, "rows");
-  json_int_t threads = integer(r, "threads"), batches = integer(r, "batches_out"), columns = integer(r, "columns");
+  json_int_t block_rows = integer(r, "block_rows"), blocks = integer(r, "blocks"),
+             rows = integer(r, "rows");
+  json_int_t threads = integer(r, "threads"), batches = integer(r, "batches_out"),
+             columns = integer(r, "columns");
   double median = number(r, "median_ms"), lo = number(r, "min_ms"), hi = number(r, "max_ms");
   double per_block = number(r, "us_per_block");
   TU_CHECK(rows == ROWS && columns == 5 && (block_rows == 64 || block_rows == 100) &&
                blocks == (ROWS + block_rows - 1) / block_rows,
-           "result %zu: %lld rows, %lld columns, %lld blocks of %lld", i, (long long)rows, (long long)columns,
-           (long long)blocks, (long long)block_rows);
+           "result %zu: %lld rows, %lld columns, %lld blocks of %lld", i, (long long)rows,
+           (long long)columns, (long long)blocks, (long long)block_rows);
   TU_CHECK(lo > 0 && lo <= median && median <= hi && per_block > 0 &&
-               per_block > 1000 * median / (double)blocks * 0.99 && per_block < 1000 * median / (double)blocks * 1.01,
-           "result %zu: median %g in [%g, %g], %g us per block of %lld", i, median, lo, hi, per_block, (long long)blocks);
+               per_block > 1000 * median / (double)blocks * 0.99 &&
+               per_block < 1000 * median / (double)blocks * 1.01,
+           "result %zu: median %g in [%g, %g], %g us per block of %lld", i, median, lo, hi,
+           per_block, (long long)blocks);
   int m = -1;
   for (int k = 0; k < MODES; k++)
     if (!strcmp(mode, modes[k])) m = k;
-  TU_CHECK(m >= 0 && (threads == 1 || threads == 2), "result %zu: mode '%s' on %lld threads", i, mode, (long long)threads);
-  TU_CHECK(m != CODEC || strcmp(codec, "none") != 0, "result %zu: codec_limit of uncompressed input", i);
+  TU_CHECK(m >= 0 && (threads == 1 || threads == 2), "result %zu: mode '%s' on %lld threads", i,
+           mode, (long long)threads);
+  TU_CHECK(m != CODEC || strcmp(codec, "none") != 0,
+           "result %zu: codec_limit of uncompressed input", i);
   json_int_t want = m == PER_BLOCK ? blocks : batches_for(rows, block_rows);
-  TU_CHECK(batches == want, "result %zu (%s): %lld batches out, want %lld", i, mode, (long long)batches, (long long)want);
+  TU_CHECK(batches == want, "result %zu (%s): %lld batches out, want %lld", i, mode,
+           (long long)batches, (long long)want);
   json_t *sum = json_object_get(r, "checksum");
   if (m >= 0 && m <= CONCAT) {
     char expect[32];
     snprintf(expect, sizeof expect, "%llu", (unsigned long long)c1);
-    TU_CHECK(!strcmp(str(r, "checksum_column"), "c1") && json_is_string(sum) && !strcmp(json_string_value(sum), expect),
-             "result %zu (%s %s %s): checksum %s, the generator's c1 sums to %s", i, format, codec, mode,
-             json_is_string(sum) ? json_string_value(sum) : "(none)", expect);
+    TU_CHECK(!strcmp(str(r, "checksum_column"), "c1") && json_is_string(sum) &&
+                 !strcmp(json_string_value(sum), expect),
+             "result %zu (%s %s %s): checksum %s, the generator's c1 sums to %s", i, format, codec,
+             mode, json_is_string(sum) ? json_string_value(sum) : "(none)", expect);
   } else {
     TU_CHECK(sum == NULL, "result %zu: a limit with a checksum", i);
   }
@@ -111,7 +121,8 @@ static void check_result(json_t *r, size_t i, uint64_t c1, int seen[14][MODES][2
   int f = !strcmp(format, configs[1]), c = -1;
   for (int k = 0; k < 4; k++)
     if (!strcmp(codec, codecs[k])) c = k;
-  TU_CHECK(c >= 0 && (f || strcmp(format, "ipc") == 0), "result %zu: format %s codec %s", i, format, codec);
+  TU_CHECK(c >= 0 && (f || strcmp(format, "ipc") == 0), "result %zu: format %s codec %s", i, format,
+           codec);
   TU_CHECK(f || c != 3, "result %zu: snappy in the ipc framing", i);
   if (c >= 0 && (f || c != 3) && m >= 0 && (threads == 1 || threads == 2))
     seen[(f ? 6 : 0) + 2 * c + (block_rows == 100)][m][threads - 1]++;
@@ -119,8 +130,10 @@ static void check_result(json_t *r, size_t i, uint64_t c1, int seen[14][MODES][2
 
 static void sweep(const char *cli) {
   char cmd[4096];
-  snprintf(cmd, sizeof cmd, "'%s' bench shuffle --quick --runs 1 --threads 2 --json --format ipc,comet "
-           "--codec none,lz4,zstd,snappy --columns 5 --block-rows 64,100", cli);
+  snprintf(cmd, sizeof cmd,
+           "'%s' bench shuffle --quick --runs 1 --threads 2 --json --format ipc,comet "
+           "--codec none,lz4,zstd,snappy --columns 5 --block-rows 64,100",
+           cli);
   json_t *doc = run_json(cmd);
   if (!doc) return;
   uint64_t c1 = generated_c1((uint64_t)integer(doc, "seed"), ROWS, 5);
@@ -138,8 +151,9 @@ static void sweep(const char *cli) {
       for (int t = 0; t < 2; t++) {
         int none = k == 0 || k == 1 || k == 6 || k == 7;
         int want = m == CODEC && none ? 0 : 1;
-        TU_CHECK(seen[k][m][t] == want, "configuration %d: %s on %d threads reported %d times, want %d", k,
-                 modes[m], t + 1, seen[k][m][t], want);
+        TU_CHECK(seen[k][m][t] == want,
+                 "configuration %d: %s on %d threads reported %d times, want %d", k, modes[m],
+                 t + 1, seen[k][m][t], want);
       }
   json_decref(doc);
 }
@@ -149,23 +163,29 @@ static void from_file(const char *cli) {
   int fd = mkstemp(path);
   TU_CHECK(fd >= 0, "mkstemp");
   if (fd < 0) return;
-  snprintf(cmd, sizeof cmd, "'%s' gen shuffle %s --format comet --compression lz4 --rows 5000 --block-rows 77 "
-           "--columns 7 --seed 9 --sums", cli, path);
+  snprintf(cmd, sizeof cmd,
+           "'%s' gen shuffle %s --format comet --compression lz4 --rows 5000 --block-rows 77 "
+           "--columns 7 --seed 9 --sums",
+           cli, path);
   json_t *sums = run_json(cmd);
   snprintf(cmd, sizeof cmd, "'%s' bench shuffle %s --runs 1 --threads 1 --json", cli, path);
   json_t *doc = sums ? run_json(cmd) : NULL;
-  const char *c1 = json_string_value(json_object_get(json_object_get(json_object_get(sums, "columns"), "c1"), "sum"));
-  TU_CHECK(c1 != NULL && generated_c1(9, 5000, 7) == strtoull(c1, NULL, 10), "gen --sums: c1 sums to %s", c1);
+  const char *c1 = json_string_value(
+      json_object_get(json_object_get(json_object_get(sums, "columns"), "c1"), "sum"));
+  TU_CHECK(c1 != NULL && generated_c1(9, 5000, 7) == strtoull(c1, NULL, 10),
+           "gen --sums: c1 sums to %s", c1);
   size_t i, n = 0;
   json_t *r;
   json_array_foreach(json_object_get(doc, "results"), i, r) {
     n++;
-    TU_CHECK(!strcmp(str(r, "format"), "comet") && !strcmp(str(r, "codec"), "lz4") && integer(r, "columns") == 7 &&
-                 integer(r, "blocks") == 65 && integer(r, "block_rows") == 77 && integer(r, "rows") == 5000,
+    TU_CHECK(!strcmp(str(r, "format"), "comet") && !strcmp(str(r, "codec"), "lz4") &&
+                 integer(r, "columns") == 7 && integer(r, "blocks") == 65 &&
+                 integer(r, "block_rows") == 77 && integer(r, "rows") == 5000,
              "FILE result %zu: what the file holds", i);
     json_t *sum = json_object_get(r, "checksum");
-    if (sum) TU_CHECK(c1 && !strcmp(json_string_value(sum), c1), "FILE result %zu: checksum %s, gen --sums %s", i,
-                      json_string_value(sum), c1);
+    if (sum)
+      TU_CHECK(c1 && !strcmp(json_string_value(sum), c1),
+               "FILE result %zu: checksum %s, gen --sums %s", i, json_string_value(sum), c1);
   }
   TU_CHECK(n == MODES, "FILE: %zu results, want the %d modes on one thread", n, MODES);
   json_decref(doc);
@@ -180,7 +200,8 @@ static void run_from_file(void) { from_file(cli); }
 
 static void usage_errors(void) {
   char cmd[4096];
-  snprintf(cmd, sizeof cmd, "'%s' bench shuffle --format ipc --codec snappy --quick >/dev/null 2>&1", cli);
+  snprintf(cmd, sizeof cmd,
+           "'%s' bench shuffle --format ipc --codec snappy --quick >/dev/null 2>&1", cli);
   TU_CHECK(tu_run("%s", cmd) == 2, "%s: no configuration is a usage error", cmd);
   /* The shuffle shape's options are its own; the other shapes refuse them
    * and are generated as before without them. */

@@ -31,7 +31,8 @@
 
 static const char *cli;
 
-static tu_cli_result run(const char *exe, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static tu_cli_result run(const char *exe, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 static tu_cli_result run(const char *exe, const char *fmt, ...) {
   char args[4096];
   va_list ap;
@@ -61,16 +62,22 @@ typedef struct usage_case {
 } usage_case;
 
 static const usage_case usage_cases[] = {
-    {"decode", "--rows 0", "xchg bench decode: --rows must be an integer from 1 to 1000000000, not '0'"},
+    {"decode", "--rows 0",
+     "xchg bench decode: --rows must be an integer from 1 to 1000000000, not '0'"},
     {"decode", "--runs 0", "xchg bench decode: --runs must be an integer from 1 to 1000, not '0'"},
-    {"decode", "--threads 0", "xchg bench decode: --threads must be an integer from 1 to 256, not '0'"},
-    {"decode", "--rows 12x", "xchg bench decode: --rows must be an integer from 1 to 1000000000, not '12x'"},
-    {"write", "--rows 0", "xchg bench write: --rows must be an integer from 1 to 1000000000, not '0'"},
+    {"decode", "--threads 0",
+     "xchg bench decode: --threads must be an integer from 1 to 256, not '0'"},
+    {"decode", "--rows 12x",
+     "xchg bench decode: --rows must be an integer from 1 to 1000000000, not '12x'"},
+    {"write", "--rows 0",
+     "xchg bench write: --rows must be an integer from 1 to 1000000000, not '0'"},
     {"write", "--runs -1", "xchg bench write: --runs must be an integer from 1 to 1000, not '-1'"},
     {"cat", "--rows 0", "xchg bench cat: --rows must be an integer from 1 to 1000000000, not '0'"},
     {"cat", "--runs 0", "xchg bench cat: --runs must be an integer from 1 to 1000, not '0'"},
-    {"rows", "--rows 0", "xchg bench rows: --rows must be an integer from 1 to 1000000000, not '0'"},
-    {"broadcast", "--rows 0", "xchg bench broadcast: --rows must be an integer from 1 to 1000000000, not '0'"},
+    {"rows", "--rows 0",
+     "xchg bench rows: --rows must be an integer from 1 to 1000000000, not '0'"},
+    {"broadcast", "--rows 0",
+     "xchg bench broadcast: --rows must be an integer from 1 to 1000000000, not '0'"},
     {"broadcast", "--tasks 0",
      "xchg bench broadcast: --tasks takes up to 8 comma-separated integers from 1 to 100000, not '0'"},
     {"broadcast", "--tasks 4,,16",
@@ -84,7 +91,8 @@ static const usage_case usage_cases[] = {
     {"host", "--tasks 0", "xchg bench host: --tasks must be an integer from 1 to 100000, not '0'"},
     {"host", "--threads 0", "xchg bench host: --threads must be an integer from 1 to 256, not '0'"},
     {"host", "--runs 0", "xchg bench host: --runs must be an integer from 1 to 64, not '0'"},
-    {"host", "--rows 0", "xchg bench host: --rows must be an integer from 1 to 1000000000, not '0'"},
+    {"host", "--rows 0",
+     "xchg bench host: --rows must be an integer from 1 to 1000000000, not '0'"},
     {"host", "--bogus", "xchg bench host: unknown option '--bogus'"},
     {"host", "4", "xchg bench host: unexpected argument '4'"},
     {"decode", "--rows", "xchg bench decode: option '--rows' needs a value"},
@@ -100,9 +108,11 @@ static void check_usage_errors(void) {
     char want[512];
     snprintf(want, sizeof want, "%s\nTry 'xchg bench %s --help'.\n", c->first_line, c->bench);
     TU_CHECK(r.exit_code == 2, "bench %s %s: exit %d, expected 2", c->bench, c->args, r.exit_code);
-    TU_CHECK(r.out[0] == '\0', "bench %s %s printed on standard output: %.200s", c->bench, c->args, r.out);
-    TU_CHECK(strcmp(r.err, want) == 0, "bench %s %s: standard error (%d lines) is\n%.600s\nexpected\n%s", c->bench,
-             c->args, count_lines(r.err), r.err, want);
+    TU_CHECK(r.out[0] == '\0', "bench %s %s printed on standard output: %.200s", c->bench, c->args,
+             r.out);
+    TU_CHECK(strcmp(r.err, want) == 0,
+             "bench %s %s: standard error (%d lines) is\n%.600s\nexpected\n%s", c->bench, c->args,
+             count_lines(r.err), r.err, want);
     tu_cli_result_free(&r);
   }
 }
@@ -126,29 +136,33 @@ static void check_cat_finds_polars(const char *dir) {
   json_error_t jerr;
   json_t *doc = json_loads(r.out, 0, &jerr);
   json_t *results = json_object_get(doc, "results");
-  TU_CHECK(json_array_size(results) == 3, "%s: %zu results, expected xchg csv, xchg json and polars: %.300s", cmd,
+  TU_CHECK(json_array_size(results) == 3,
+           "%s: %zu results, expected xchg csv, xchg json and polars: %.300s", cmd,
            json_array_size(results), r.out);
   size_t i;
   json_t *res;
   json_array_foreach(results, i, res) {
     json_t *ratio = json_object_get(res, "ratio_vs_polars");
-    TU_CHECK(json_is_real(ratio) && json_real_value(ratio) > 0, "%s: result %zu has no ratio to polars", cmd, i);
+    TU_CHECK(json_is_real(ratio) && json_real_value(ratio) > 0,
+             "%s: result %zu has no ratio to polars", cmd, i);
   }
   json_decref(doc);
   tu_cli_result_free(&r);
 
   /* A folder without it: exit 1, where it looked, no figures. */
   r = run(exe, "bench cat --rows 2000 --runs 1 --polars '%s'", dir);
-  TU_CHECK(r.exit_code == 1 && strstr(r.err, "no baseline") && strstr(r.err, dir) && strstr(r.err, "--polars") &&
-               r.out[0] == '\0',
-           "bench cat --polars DIR without nodejs-polars: exit %d, stdout %.100s, stderr %.400s", r.exit_code, r.out,
-           r.err);
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, "no baseline") && strstr(r.err, dir) &&
+               strstr(r.err, "--polars") && r.out[0] == '\0',
+           "bench cat --polars DIR without nodejs-polars: exit %d, stdout %.100s, stderr %.400s",
+           r.exit_code, r.out, r.err);
   tu_cli_result_free(&r);
   setenv("XCHG_POLARS_DIR", dir, 1);
   r = run(exe, "bench cat --rows 2000 --runs 1");
   unsetenv("XCHG_POLARS_DIR");
-  TU_CHECK(r.exit_code == 1 && strstr(r.err, "XCHG_POLARS_DIR") && strstr(r.err, dir) && r.out[0] == '\0',
-           "XCHG_POLARS_DIR without nodejs-polars: exit %d, stdout %.100s, stderr %.400s", r.exit_code, r.out, r.err);
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, "XCHG_POLARS_DIR") && strstr(r.err, dir) &&
+               r.out[0] == '\0',
+           "XCHG_POLARS_DIR without nodejs-polars: exit %d, stdout %.100s, stderr %.400s",
+           r.exit_code, r.out, r.err);
   tu_cli_result_free(&r);
 }
 
@@ -161,15 +175,18 @@ static const char *line_starting(const char *text, const char *prefix) {
 }
 
 static void check_host_one_process(void) {
-  tu_cli_result r = run(cli, "bench host --processes 1,2 --rows 20000 --tasks 2 --threads 2 --runs 1");
+  tu_cli_result r =
+      run(cli, "bench host --processes 1,2 --rows 20000 --tasks 2 --threads 2 --runs 1");
   TU_CHECK(r.exit_code == 0, "bench host --processes 1,2: exit %d: %.300s", r.exit_code, r.err);
   const char *p1 = line_starting(r.out, "P=1:"), *p2 = line_starting(r.out, "P=2:");
   size_t p1_len = p1 ? strcspn(p1, "\n") : 0;
   char line[1024];
   snprintf(line, sizeof line, "%.*s", (int)p1_len, p1 ? p1 : "");
-  TU_CHECK(p1 && strstr(line, "goal (") == NULL && strstr(line, "(goal") == NULL && strstr(line, "no goal applies"),
+  TU_CHECK(p1 && strstr(line, "goal (") == NULL && strstr(line, "(goal") == NULL &&
+               strstr(line, "no goal applies"),
            "bench host P=1 prints goals, or not why it has none: %s", line);
-  TU_CHECK(p2 && strncmp(p2, "P=2: host decodes", 17) == 0 && strstr(p2, "(goal 1)"), "bench host P=2 lost its goals");
+  TU_CHECK(p2 && strncmp(p2, "P=2: host decodes", 17) == 0 && strstr(p2, "(goal 1)"),
+           "bench host P=2 lost its goals");
   tu_cli_result_free(&r);
 }
 
@@ -183,16 +200,20 @@ static void check_broadcast_note(void) {
     long long decodes;
     double wall, cpu, peak, base;
     char mark[4] = "";
-    int n = sscanf(p, "%31s %d %d %15s %lf %lf %lld %lf %lf %3s", variant, &tasks, &threads, share, &wall, &cpu,
-                   &decodes, &peak, &base, mark);
+    int n = sscanf(p, "%31s %d %d %15s %lf %lf %lld %lf %lf %3s", variant, &tasks, &threads, share,
+                   &wall, &cpu, &decodes, &peak, &base, mark);
     if (n < 9 || strcmp(share, "on") != 0) continue;
-    TU_CHECK(decodes == 4, "%s, 4 tasks on 1 thread, share on: %lld decodes, expected one per task", variant, decodes);
-    TU_CHECK(n == 10 && strcmp(mark, "*") == 0, "%s share on decoded %lld times, unmarked", variant, decodes);
+    TU_CHECK(decodes == 4, "%s, 4 tasks on 1 thread, share on: %lld decodes, expected one per task",
+             variant, decodes);
+    TU_CHECK(n == 10 && strcmp(mark, "*") == 0, "%s share on decoded %lld times, unmarked", variant,
+             decodes);
     marked += n == 10;
   }
   TU_CHECK(marked == 2, "%d share-on rows marked, expected 2 (lz4-java, zstd-body)", marked);
-  TU_CHECK(strstr(r.out, "\n* share on, decoded more than once: an entry lives while a task holds it") != NULL,
-           "no note under the table explains the repeated decodes: %.2000s", r.out);
+  TU_CHECK(
+      strstr(r.out, "\n* share on, decoded more than once: an entry lives while a task holds it") !=
+          NULL,
+      "no note under the table explains the repeated decodes: %.2000s", r.out);
   tu_cli_result_free(&r);
 }
 

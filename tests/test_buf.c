@@ -162,10 +162,10 @@ static void test_fail_nth_alloc(void) {
   if (keep == NULL) return;
 
   xchg_buf_fail_nth_alloc(3);
-  xchg_buf *a1 = xchg_buf_alloc(8);       /* 1st: succeeds */
+  xchg_buf *a1 = xchg_buf_alloc(8);          /* 1st: succeeds */
   xchg_buf *a2 = xchg_buf_slice(keep, 0, 4); /* 2nd: succeeds */
-  xchg_buf *a3 = xchg_buf_calloc(8);      /* 3rd: injected failure */
-  xchg_buf *a4 = xchg_buf_alloc(8);       /* the hook fired once, then is off */
+  xchg_buf *a3 = xchg_buf_calloc(8);         /* 3rd: injected failure */
+  xchg_buf *a4 = xchg_buf_alloc(8);          /* the hook fired once, then is off */
   TU_CHECK(a1 != NULL && a2 != NULL && a3 == NULL && a4 != NULL);
   xchg_buf_unref(a1);
   xchg_buf_unref(a2);
@@ -223,10 +223,11 @@ static void test_error_messages(void) {
   TU_CHECK(strlen(err.message) == XCHG_ERROR_MESSAGE_SIZE - 1);
 
   TU_CHECK(strcmp(xchg_status_name(XCHG_OK), "ok") == 0);
-  const xchg_status all[] = {XCHG_EINVAL, XCHG_ENOMEM, XCHG_EIO, XCHG_EFORMAT,
+  const xchg_status all[] = {XCHG_EINVAL,  XCHG_ENOMEM,     XCHG_EIO,   XCHG_EFORMAT,
                              XCHG_ENOTSUP, XCHG_ECANCELLED, XCHG_ELIMIT};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-    for (size_t j = 0; j < i; j++) TU_CHECK(strcmp(xchg_status_name(all[i]), xchg_status_name(all[j])) != 0);
+    for (size_t j = 0; j < i; j++)
+      TU_CHECK(strcmp(xchg_status_name(all[i]), xchg_status_name(all[j])) != 0);
     TU_CHECK(strcmp(xchg_status_name(all[i]), xchg_status_name((xchg_status)99)) != 0);
   }
 }
@@ -302,7 +303,8 @@ static void test_recycler_bound_and_trim(void) {
   xchg_buf_metrics m = metrics();
   TU_CHECK(m.recycle_limit_bytes == (int64_t)64 << 20);
   TU_CHECK(m.recycled_bytes <= m.recycle_limit_bytes);
-  TU_CHECK(m.recycled_bytes >= m.recycle_limit_bytes - ((int64_t)4 << 20)); /* filled, not left empty */
+  TU_CHECK(m.recycled_bytes >=
+           m.recycle_limit_bytes - ((int64_t)4 << 20)); /* filled, not left empty */
   int64_t before = m.recycled_bytes;
   size_t freed = xchg_buf_trim((size_t)10 << 20);
   m = metrics();

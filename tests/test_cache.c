@@ -17,7 +17,6 @@
 #include "xchg/cache.h"
 #include "xchg/testing.h"
 
-
 static const int64_t all_cols[CD_COLUMNS] = {0, 1, 2};
 
 /* ---- data ------------------------------------------------------------------ */
@@ -77,9 +76,9 @@ static void mark_memory(void) {
 
 static void check_memory(const char *scenario) {
   TU_CHECK(xchg_buf_live_count() == base_live && tu_live_bytes() == base_bytes,
-        "%s: %lld buffers / %lld bytes live, %lld / %lld before", scenario,
-        (long long)xchg_buf_live_count(), (long long)tu_live_bytes(),
-        (long long)base_live, (long long)base_bytes);
+           "%s: %lld buffers / %lld bytes live, %lld / %lld before", scenario,
+           (long long)xchg_buf_live_count(), (long long)tu_live_bytes(), (long long)base_live,
+           (long long)base_bytes);
 }
 
 static xchg_cache *new_cache(int sharing, int64_t retain_bytes, int64_t retain_ms) {
@@ -120,12 +119,14 @@ static void *run_task(void *arg) {
   clock_gettime(CLOCK_MONOTONIC, &t0);
   xchg_cache_holder *h;
   xchg_cache_request req;
-  t->status = xchg_cache_acquire(t->cache, t->key, &t->bytes,
-                                 cd_request(&req, t->cols, t->n_cols, task_cancelled, t), &h, &t->err);
+  t->status =
+      xchg_cache_acquire(t->cache, t->key, &t->bytes,
+                         cd_request(&req, t->cols, t->n_cols, task_cancelled, t), &h, &t->err);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   t->elapsed_ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
   if (t->status == XCHG_OK) {
-    t->values_ok = check_holder(h, t->cols ? t->cols : all_cols, t->cols ? t->n_cols : CD_COLUMNS) == 0;
+    t->values_ok =
+        check_holder(h, t->cols ? t->cols : all_cols, t->cols ? t->n_cols : CD_COLUMNS) == 0;
     xchg_cache_holder_release(h);
   }
   return NULL;
@@ -156,15 +157,16 @@ static void wait_until_waiting(task *t, int n) {
 /* Every stream codec and body compression, from memory chunks (no hooks):
  * values right, one decode, the second acquirer a hit, nothing left. */
 static void test_codecs(void) {
-  static const xchg_stream_codec codecs[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ4_JAVA,
-                                             XCHG_STREAM_ZSTD, XCHG_STREAM_LZ4_FRAME,
+  static const xchg_stream_codec codecs[] = {XCHG_STREAM_NONE,        XCHG_STREAM_LZ4_JAVA,
+                                             XCHG_STREAM_ZSTD,        XCHG_STREAM_LZ4_FRAME,
                                              XCHG_STREAM_SNAPPY_JAVA, XCHG_STREAM_AUTO};
   static const xchg_block_codec bodies[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_ZSTD, XCHG_BLOCK_LZ4_FRAME};
   for (size_t ci = 0; ci < sizeof codecs / sizeof *codecs; ci++)
     for (size_t bi = 0; bi < 3; bi++) {
       mark_memory();
       xchg_buf *ipc = std_stream(0, bodies[bi]);
-      xchg_stream_codec enc_codec = codecs[ci] == XCHG_STREAM_AUTO ? XCHG_STREAM_LZ4_JAVA : codecs[ci];
+      xchg_stream_codec enc_codec =
+          codecs[ci] == XCHG_STREAM_AUTO ? XCHG_STREAM_LZ4_JAVA : codecs[ci];
       xchg_buf *enc = cd_encode(ipc, enc_codec);
       /* Cut into 1000-byte chunks, as a JVM would hand them over. */
       size_t size = xchg_buf_size(enc), n = (size + 999) / 1000;
@@ -177,20 +179,22 @@ static void test_codecs(void) {
       xchg_cache_holder *h1 = NULL, *h2 = NULL;
       xchg_error err;
       xchg_status st = xchg_cache_acquire(c, "b", &b, NULL, &h1, &err);
-      TU_CHECK(st == XCHG_OK, "codec %s body %d: %s", xchg_stream_codec_name(codecs[ci]), (int)bi, err.message);
+      TU_CHECK(st == XCHG_OK, "codec %s body %d: %s", xchg_stream_codec_name(codecs[ci]), (int)bi,
+               err.message);
       if (st == XCHG_OK) {
         st = xchg_cache_acquire(c, "b", &b, NULL, &h2, &err);
         TU_CHECK(st == XCHG_OK, "second acquire: %s", err.message);
-        TU_CHECK(check_holder(h1, all_cols, CD_COLUMNS) == 0, "values, codec %d body %d", (int)ci, (int)bi);
+        TU_CHECK(check_holder(h1, all_cols, CD_COLUMNS) == 0, "values, codec %d body %d", (int)ci,
+                 (int)bi);
         xchg_cache_metrics m = cd_metrics(c);
         TU_CHECK(m.decodes == 1 && m.hits == 1 && m.acquisitions == 2, "decodes %lld hits %lld",
-              (long long)m.decodes, (long long)m.hits);
+                 (long long)m.decodes, (long long)m.hits);
         TU_CHECK(m.bytes_held > 8 * 17001, "bytes held %lld", (long long)m.bytes_held);
         xchg_cache_holder_release(h1);
         xchg_cache_holder_release(h2);
         m = cd_metrics(c);
         TU_CHECK(m.entries == 0 && m.bytes_held == 0, "entries %lld bytes %lld after release",
-              (long long)m.entries, (long long)m.bytes_held);
+                 (long long)m.entries, (long long)m.bytes_held);
       }
       xchg_cache_free(c);
       free(chunks);
@@ -219,8 +223,8 @@ static void test_single_flight(void) {
     TU_CHECK(t[i].status == XCHG_OK && t[i].values_ok, "task %d: %s", i, t[i].err.message);
   }
   xchg_cache_metrics m = cd_metrics(c);
-  TU_CHECK(m.decodes == 1 && atomic_load(&s.opens) == 1, "decodes %lld opens %d", (long long)m.decodes,
-        atomic_load(&s.opens));
+  TU_CHECK(m.decodes == 1 && atomic_load(&s.opens) == 1, "decodes %lld opens %d",
+           (long long)m.decodes, atomic_load(&s.opens));
   TU_CHECK(m.waits == N - 1, "waits %lld", (long long)m.waits);
   TU_CHECK(m.entries == 0, "entries %lld", (long long)m.entries);
   xchg_cache_free(c);
@@ -242,7 +246,8 @@ static void test_cancel_waiter(void) {
   sleep_ms(200);
   /* Asked every 10 ms: about 20 times, neither never nor busily. */
   int checks = atomic_load(&waiter.cancel_checks);
-  TU_CHECK(checks >= 3 && checks <= 40, "cancel asked %d times in 200 ms at a 10 ms interval", checks);
+  TU_CHECK(checks >= 3 && checks <= 40, "cancel asked %d times in 200 ms at a 10 ms interval",
+           checks);
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   atomic_store(&waiter.cancel, 1);
@@ -256,8 +261,8 @@ static void test_cancel_waiter(void) {
   pthread_join(decoder.thread, NULL);
   TU_CHECK(decoder.status == XCHG_OK && decoder.values_ok, "decoder: %s", decoder.err.message);
   xchg_cache_metrics m = cd_metrics(c);
-  TU_CHECK(m.cancellations == 1 && m.decodes == 1 && m.failed_decodes == 0, "cancellations %lld decodes %lld",
-        (long long)m.cancellations, (long long)m.decodes);
+  TU_CHECK(m.cancellations == 1 && m.decodes == 1 && m.failed_decodes == 0,
+           "cancellations %lld decodes %lld", (long long)m.cancellations, (long long)m.decodes);
   xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("cancel waiter");
@@ -284,11 +289,11 @@ static void test_cancel_decoder(void) {
   pthread_join(w2.thread, NULL);
   TU_CHECK(decoder.status == XCHG_ECANCELLED, "decoder: %s", xchg_status_name(decoder.status));
   TU_CHECK(w1.status == XCHG_OK && w1.values_ok && w2.status == XCHG_OK && w2.values_ok,
-        "waiters: %s / %s", w1.err.message, w2.err.message);
+           "waiters: %s / %s", w1.err.message, w2.err.message);
   xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.decodes == 2 && m.failed_decodes == 1 && atomic_load(&s.opens) == 2,
-        "decodes %lld failed %lld opens %d (one retry for both waiters)", (long long)m.decodes,
-        (long long)m.failed_decodes, atomic_load(&s.opens));
+           "decodes %lld failed %lld opens %d (one retry for both waiters)", (long long)m.decodes,
+           (long long)m.failed_decodes, atomic_load(&s.opens));
   xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("cancel decoder");
@@ -312,13 +317,14 @@ static void test_failure(void) {
   wait_until_waiting(t + 1, N - 1);
   cd_source_open_gate(&s);
   for (int i = 0; i < N; i++) pthread_join(t[i].thread, NULL);
-  TU_CHECK(t[0].status == XCHG_EIO && strstr(t[0].err.message, "injected"), "decoder: %s", t[0].err.message);
+  TU_CHECK(t[0].status == XCHG_EIO && strstr(t[0].err.message, "injected"), "decoder: %s",
+           t[0].err.message);
   for (int i = 1; i < N; i++)
     TU_CHECK(t[i].status == XCHG_OK && t[i].values_ok, "waiter %d: %s", i, t[i].err.message);
   xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.decodes == 2 && m.failed_decodes == 1 && atomic_load(&s.opens) == 2,
-        "decodes %lld failed %lld opens %d", (long long)m.decodes, (long long)m.failed_decodes,
-        atomic_load(&s.opens));
+           "decodes %lld failed %lld opens %d", (long long)m.decodes, (long long)m.failed_decodes,
+           atomic_load(&s.opens));
   TU_CHECK(m.entries == 0, "entries %lld", (long long)m.entries);
 
   /* Lasting failure: every acquirer gets its error; nothing stays. */
@@ -331,7 +337,7 @@ static void test_failure(void) {
   }
   m = cd_metrics(c);
   TU_CHECK(m.failed_decodes == 1 + N && m.entries == 0 && m.bytes_held == 0,
-        "failed %lld entries %lld", (long long)m.failed_decodes, (long long)m.entries);
+           "failed %lld entries %lld", (long long)m.failed_decodes, (long long)m.entries);
   /* And the next acquirer, with working bytes, decodes. */
   atomic_store(&s.fail_always, 0);
   start_task(&t[0], c, "k", cd_broadcast(&s), NULL, 0);
@@ -365,13 +371,14 @@ static void test_lifetime(void) {
   xchg_error err;
   TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   struct ArrowArray kept[STD_BATCHES], moved_child;
-  for (int i = 0; i < STD_BATCHES; i++) TU_CHECK(xchg_cache_holder_batch(h, i, &kept[i], &err) == XCHG_OK, "%s", err.message);
+  for (int i = 0; i < STD_BATCHES; i++)
+    TU_CHECK(xchg_cache_holder_batch(h, i, &kept[i], &err) == XCHG_OK, "%s", err.message);
   struct ArrowArrayStream stream;
   TU_CHECK(xchg_cache_holder_stream(h, &stream, &err) == XCHG_OK, "stream");
   struct ArrowSchema schema;
   TU_CHECK(xchg_cache_holder_schema(h, &schema, &err) == XCHG_OK && schema.n_children == 3 &&
-            strcmp(schema.children[2]->name, "d") == 0 && schema.children[2]->dictionary,
-        "schema");
+               strcmp(schema.children[2]->name, "d") == 0 && schema.children[2]->dictionary,
+           "schema");
   schema.release(&schema);
   xchg_cache_holder_release(h);
   TU_CHECK(cd_metrics(c).entries == 1, "entry freed while its arrays live");
@@ -386,7 +393,8 @@ static void test_lifetime(void) {
   char msg[256];
   for (int i = 0; i < STD_BATCHES; i++)
     if (i != 2)
-      TU_CHECK(cd_check_batch(&kept[i], all_cols, 3, 0, i, std_rows[i], msg, sizeof msg) == 0, "kept %d: %s", i, msg);
+      TU_CHECK(cd_check_batch(&kept[i], all_cols, 3, 0, i, std_rows[i], msg, sizeof msg) == 0,
+               "kept %d: %s", i, msg);
   /* Release in a scrambled order. */
   kept[4].release(&kept[4]);
   kept[0].release(&kept[0]);
@@ -400,22 +408,25 @@ static void test_lifetime(void) {
     struct ArrowArray a;
     TU_CHECK(stream.get_next(&stream, &a) == 0 && a.release, "stream batch %d", i);
     if (a.release) {
-      TU_CHECK(cd_check_batch(&a, all_cols, 3, 0, i, std_rows[i], msg, sizeof msg) == 0, "stream %d: %s", i, msg);
+      TU_CHECK(cd_check_batch(&a, all_cols, 3, 0, i, std_rows[i], msg, sizeof msg) == 0,
+               "stream %d: %s", i, msg);
       a.release(&a);
     }
   }
   stream.release(&stream);
   TU_CHECK(cd_metrics(c).entries == 1, "entry freed while a moved child lives");
   const int64_t col2 = 2;
-  TU_CHECK(cd_check_batch(&(struct ArrowArray){.length = moved_child.length, .n_children = 1,
-                                            .children = (struct ArrowArray *[]){&moved_child},
-                                            .release = moved_child.release},
-                       &col2, 1, 0, 2, std_rows[2], msg, sizeof msg) == 0,
-        "moved child: %s", msg);
+  TU_CHECK(cd_check_batch(&(struct ArrowArray){.length = moved_child.length,
+                                               .n_children = 1,
+                                               .children = (struct ArrowArray *[]){&moved_child},
+                                               .release = moved_child.release},
+                          &col2, 1, 0, 2, std_rows[2], msg, sizeof msg) == 0,
+           "moved child: %s", msg);
   moved_child.release(&moved_child);
   xchg_cache_metrics m = cd_metrics(c);
-  TU_CHECK(m.entries == 0 && m.bytes_held == 0 && m.decodes == 1, "entries %lld bytes %lld decodes %lld",
-        (long long)m.entries, (long long)m.bytes_held, (long long)m.decodes);
+  TU_CHECK(m.entries == 0 && m.bytes_held == 0 && m.decodes == 1,
+           "entries %lld bytes %lld decodes %lld", (long long)m.entries, (long long)m.bytes_held,
+           (long long)m.decodes);
   /* Gone now: the next acquirer decodes again. */
   TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(cd_metrics(c).decodes == 2, "not decoded again after the entry went");
@@ -462,8 +473,8 @@ static void test_sharing_off(void) {
     TU_CHECK(t[i].status == XCHG_OK && t[i].values_ok, "task %d: %s", i, t[i].err.message);
   }
   xchg_cache_metrics m = cd_metrics(c);
-  TU_CHECK(m.decodes == N && m.hits == 0 && m.waits == 0 && m.entries == 0, "decodes %lld hits %lld",
-        (long long)m.decodes, (long long)m.hits);
+  TU_CHECK(m.decodes == N && m.hits == 0 && m.waits == 0 && m.entries == 0,
+           "decodes %lld hits %lld", (long long)m.decodes, (long long)m.hits);
   /* Two holders at once hold different buffers. */
   xchg_broadcast b = cd_broadcast(&s);
   xchg_cache_holder *h1, *h2;
@@ -497,16 +508,19 @@ static void test_dictionary_shared(void) {
   xchg_error err;
   TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, &h1, &err) == XCHG_OK, "%s", err.message);
   const int64_t d_only = 2;
-  TU_CHECK(xchg_cache_acquire(c, "k", &b, cd_request(&req, &d_only, 1, NULL, NULL), &h2, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, cd_request(&req, &d_only, 1, NULL, NULL), &h2, &err) ==
+               XCHG_OK,
+           "%s", err.message);
   struct ArrowArray a1, a2, a3;
   TU_CHECK(xchg_cache_holder_batch(h1, 0, &a1, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(xchg_cache_holder_batch(h2, 0, &a2, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(xchg_cache_holder_batch(h2, 3, &a3, &err) == XCHG_OK, "%s", err.message);
-  TU_CHECK(a2.n_children == 1 && a1.children[2]->buffers[1] == a2.children[0]->buffers[1], "indices not shared");
+  TU_CHECK(a2.n_children == 1 && a1.children[2]->buffers[1] == a2.children[0]->buffers[1],
+           "indices not shared");
   TU_CHECK(a1.children[2]->dictionary->buffers[2] == a2.children[0]->dictionary->buffers[2],
-        "dictionary not shared between holders");
+           "dictionary not shared between holders");
   TU_CHECK(a2.children[0]->dictionary->buffers[2] == a3.children[0]->dictionary->buffers[2],
-        "dictionary not shared between batches");
+           "dictionary not shared between batches");
   char msg[256];
   TU_CHECK(cd_check_batch(&a3, &d_only, 1, 0, 3, std_rows[3], msg, sizeof msg) == 0, "%s", msg);
   TU_CHECK(cd_metrics(c).decodes == 1, "decodes %lld", (long long)cd_metrics(c).decodes);
@@ -544,14 +558,15 @@ static void test_shapes(void) {
   TU_CHECK(xchg_cache_acquire(c, "multi", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   static const int64_t part_of[6] = {0, 0, 1, 2, 2, 2}, batch_of[6] = {0, 1, 0, 0, 1, 2};
   static const int64_t rows_of[6] = {10, 20, 0, 5, 0, 7};
-  TU_CHECK(xchg_cache_holder_num_batches(h) == 6 && xchg_cache_holder_num_rows(h) == 42, "batches %lld",
-        (long long)xchg_cache_holder_num_batches(h));
+  TU_CHECK(xchg_cache_holder_num_batches(h) == 6 && xchg_cache_holder_num_rows(h) == 42,
+           "batches %lld", (long long)xchg_cache_holder_num_batches(h));
   char msg[256];
   for (int64_t i = 0; i < 6 && i < xchg_cache_holder_num_batches(h); i++) {
     struct ArrowArray a;
     TU_CHECK(xchg_cache_holder_batch(h, i, &a, &err) == XCHG_OK, "%s", err.message);
-    TU_CHECK(cd_check_batch(&a, all_cols, 3, part_of[i], batch_of[i], rows_of[i], msg, sizeof msg) == 0,
-          "multi batch %lld: %s", (long long)i, msg);
+    TU_CHECK(
+        cd_check_batch(&a, all_cols, 3, part_of[i], batch_of[i], rows_of[i], msg, sizeof msg) == 0,
+        "multi batch %lld: %s", (long long)i, msg);
     a.release(&a);
   }
   xchg_cache_holder_release(h);
@@ -564,14 +579,15 @@ static void test_shapes(void) {
   xchg_buf_unref(s.parts[1]);
   s.parts[1] = cd_encode(zero, XCHG_STREAM_LZ4_JAVA);
   TU_CHECK(xchg_cache_acquire(c, "mixed", &b, NULL, &h, &err) == XCHG_EINVAL, "mixed schemas: %s",
-        err.message);
+           err.message);
   cd_source_free(&s);
 
   /* Zero-column batches keep their row counts. */
   cd_source_init(&s, &zero, 1, XCHG_STREAM_NONE);
   b = cd_broadcast(&s);
   TU_CHECK(xchg_cache_acquire(c, "zero", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
-  TU_CHECK(xchg_cache_holder_num_batches(h) == 3 && xchg_cache_holder_num_rows(h) == 14, "zero-column layout");
+  TU_CHECK(xchg_cache_holder_num_batches(h) == 3 && xchg_cache_holder_num_rows(h) == 14,
+           "zero-column layout");
   struct ArrowArray a;
   TU_CHECK(xchg_cache_holder_batch(h, 2, &a, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(a.length == 9 && a.n_children == 0, "zero-column batch: %lld rows", (long long)a.length);
@@ -596,14 +612,17 @@ static void test_shapes(void) {
   TU_CHECK(xchg_cache_acquire(c, "nothing", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   struct ArrowSchema sc;
   TU_CHECK(xchg_cache_holder_schema(h, &sc, &err) == XCHG_OK, "%s", err.message);
-  TU_CHECK(xchg_cache_holder_num_batches(h) == 0 && sc.n_children == 0 && strcmp(sc.format, "+s") == 0,
-        "no parts");
+  TU_CHECK(
+      xchg_cache_holder_num_batches(h) == 0 && sc.n_children == 0 && strcmp(sc.format, "+s") == 0,
+      "no parts");
   sc.release(&sc);
   xchg_cache_holder_release(h);
   /* A column index out of range. */
   const int64_t bad_col = 7;
   b.n_parts = 1;
-  TU_CHECK(xchg_cache_acquire(c, "empty", &b, cd_request(&req, &bad_col, 1, NULL, NULL), &h, &err) == XCHG_EINVAL, "column 7");
+  TU_CHECK(xchg_cache_acquire(c, "empty", &b, cd_request(&req, &bad_col, 1, NULL, NULL), &h,
+                              &err) == XCHG_EINVAL,
+           "column 7");
   TU_CHECK(cd_metrics(c).entries == 0, "entries left: %lld", (long long)cd_metrics(c).entries);
   cd_source_free(&s);
   xchg_buf_unref(none);
@@ -623,23 +642,32 @@ static void test_lazy_columns(void) {
   xchg_cache_holder *narrow, *wider, *all, *again;
   xchg_error err;
   const int64_t c0 = 0, c20[2] = {2, 0}, c2 = 2;
-  TU_CHECK(xchg_cache_acquire(c, "k", &b, cd_request(&req, &c0, 1, NULL, NULL), &narrow, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, cd_request(&req, &c0, 1, NULL, NULL), &narrow, &err) ==
+               XCHG_OK,
+           "%s", err.message);
   int64_t k_bytes = cd_metrics(c).bytes_held;
-  TU_CHECK(k_bytes >= 16001 * 8 && k_bytes < 16001 * 8 + 4096, "bytes of column k alone: %lld", (long long)k_bytes);
-  TU_CHECK(xchg_cache_acquire(c, "k", &b, cd_request(&req, c20, 2, NULL, NULL), &wider, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(k_bytes >= 16001 * 8 && k_bytes < 16001 * 8 + 4096, "bytes of column k alone: %lld",
+           (long long)k_bytes);
+  TU_CHECK(
+      xchg_cache_acquire(c, "k", &b, cd_request(&req, c20, 2, NULL, NULL), &wider, &err) == XCHG_OK,
+      "%s", err.message);
   xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.decodes == 2 && m.bytes_held > k_bytes, "decodes %lld", (long long)m.decodes);
   struct ArrowArray a, w;
   TU_CHECK(xchg_cache_holder_batch(narrow, 0, &a, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(xchg_cache_holder_batch(wider, 0, &w, &err) == XCHG_OK, "%s", err.message);
-  TU_CHECK(w.n_children == 2 && a.children[0]->buffers[1] == w.children[1]->buffers[1], "column k decoded twice");
+  TU_CHECK(w.n_children == 2 && a.children[0]->buffers[1] == w.children[1]->buffers[1],
+           "column k decoded twice");
   a.release(&a);
   w.release(&w);
   TU_CHECK(check_holder(wider, c20, 2) == 0 && check_holder(narrow, &c0, 1) == 0, "lazy values");
   TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, &all, &err) == XCHG_OK, "%s", err.message);
-  TU_CHECK(xchg_cache_acquire(c, "k", &b, cd_request(&req, &c2, 1, NULL, NULL), &again, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(
+      xchg_cache_acquire(c, "k", &b, cd_request(&req, &c2, 1, NULL, NULL), &again, &err) == XCHG_OK,
+      "%s", err.message);
   m = cd_metrics(c);
-  TU_CHECK(m.decodes == 3 && m.hits == 1, "decodes %lld hits %lld", (long long)m.decodes, (long long)m.hits);
+  TU_CHECK(m.decodes == 3 && m.hits == 1, "decodes %lld hits %lld", (long long)m.decodes,
+           (long long)m.hits);
   TU_CHECK(check_holder(all, all_cols, 3) == 0, "all values");
   xchg_cache_holder_release(narrow);
   xchg_cache_holder_release(wider);
@@ -660,7 +688,7 @@ static void test_lazy_columns(void) {
   pthread_join(ta.thread, NULL);
   pthread_join(tb.thread, NULL);
   TU_CHECK(ta.status == XCHG_OK && ta.values_ok && tb.status == XCHG_OK && tb.values_ok, "%s / %s",
-        ta.err.message, tb.err.message);
+           ta.err.message, tb.err.message);
   m = cd_metrics(c);
   /* Two decodes, not three: B decoded s only and took k from A. */
   TU_CHECK(m.decodes == 5 && m.failed_decodes == 0, "decodes %lld", (long long)m.decodes);
@@ -673,10 +701,12 @@ static void test_lazy_columns(void) {
   c = new_cache(1, 0, 0);
   b = cd_broadcast(&s);
   int64_t before = tu_live_bytes();
-  TU_CHECK(xchg_cache_acquire(c, "k", &b, cd_request(&req, &c2, 1, NULL, NULL), &narrow, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_acquire(c, "k", &b, cd_request(&req, &c2, 1, NULL, NULL), &narrow, &err) ==
+               XCHG_OK,
+           "%s", err.message);
   int64_t kept = tu_live_bytes() - before, held = cd_metrics(c).bytes_held;
-  TU_CHECK(kept <= held + 4096 && held < 16001 * 4 + 4096 + 256, "narrow holder keeps %lld bytes, accounts %lld",
-        (long long)kept, (long long)held);
+  TU_CHECK(kept <= held + 4096 && held < 16001 * 4 + 4096 + 256,
+           "narrow holder keeps %lld bytes, accounts %lld", (long long)kept, (long long)held);
   TU_CHECK(check_holder(narrow, &c2, 1) == 0, "narrow values through lz4-java");
   TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, &all, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(check_holder(all, all_cols, 3) == 0 && cd_metrics(c).decodes == 2, "wide after narrow");
@@ -725,22 +755,24 @@ static void test_retention(void) {
   }
   xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.entries == 2 && m.retained == 2 && m.evictions == 1 && m.bytes_held == 2 * one,
-        "entries %lld retained %lld evictions %lld", (long long)m.entries, (long long)m.retained,
-        (long long)m.evictions);
+           "entries %lld retained %lld evictions %lld", (long long)m.entries, (long long)m.retained,
+           (long long)m.evictions);
   TU_CHECK(atomic_load(&accounted) == m.bytes_held && atomic_load(&accounted_plus) == 3 * one,
-        "accounted %ld, held %lld", atomic_load(&accounted), (long long)m.bytes_held);
+           "accounted %ld, held %lld", atomic_load(&accounted), (long long)m.bytes_held);
   /* "a" (oldest) went; "b" and "c" are hits. */
   TU_CHECK(xchg_cache_acquire(c, "b", &b, NULL, &held, &err) == XCHG_OK, "%s", err.message);
   TU_CHECK(xchg_cache_acquire(c, "c", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   m = cd_metrics(c);
-  TU_CHECK(m.decodes == 3 && m.hits == 2, "decodes %lld hits %lld", (long long)m.decodes, (long long)m.hits);
+  TU_CHECK(m.decodes == 3 && m.hits == 2, "decodes %lld hits %lld", (long long)m.decodes,
+           (long long)m.hits);
   TU_CHECK(check_holder(held, all_cols, 3) == 0, "retained values");
   xchg_cache_holder_release(h);
   /* "a" again: decoded; over budget, "c" (unreferenced) goes, "b" (held) stays. */
   TU_CHECK(xchg_cache_acquire(c, "a", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   m = cd_metrics(c);
-  TU_CHECK(m.decodes == 4 && m.entries == 2 && m.evictions == 2, "decodes %lld entries %lld evictions %lld",
-        (long long)m.decodes, (long long)m.entries, (long long)m.evictions);
+  TU_CHECK(m.decodes == 4 && m.entries == 2 && m.evictions == 2,
+           "decodes %lld entries %lld evictions %lld", (long long)m.decodes, (long long)m.entries,
+           (long long)m.evictions);
   /* A tiny budget never frees a held entry. */
   xchg_cache_holder_release(h);
   xchg_cache_holder_release(held);
@@ -751,7 +783,8 @@ static void test_retention(void) {
   TU_CHECK(xchg_cache_acquire(c, "c", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   xchg_cache_holder_release(h);
   m = cd_metrics(c);
-  TU_CHECK(m.entries == 1 && m.retained == 0, "entries %lld retained %lld", (long long)m.entries, (long long)m.retained);
+  TU_CHECK(m.entries == 1 && m.retained == 0, "entries %lld retained %lld", (long long)m.entries,
+           (long long)m.retained);
   TU_CHECK(check_holder(held, all_cols, 3) == 0, "held entry values");
   xchg_cache_holder_release(held);
   TU_CHECK(cd_metrics(c).entries == 0, "over budget entry retained");
@@ -765,13 +798,16 @@ static void test_retention(void) {
   xchg_cache_holder_release(h);
   TU_CHECK(xchg_cache_acquire(c, "a", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
   xchg_cache_holder_release(h);
-  TU_CHECK(cd_metrics(c).decodes == 1 && cd_metrics(c).retained == 1, "within age: decodes %lld", (long long)cd_metrics(c).decodes);
+  TU_CHECK(cd_metrics(c).decodes == 1 && cd_metrics(c).retained == 1, "within age: decodes %lld",
+           (long long)cd_metrics(c).decodes);
   sleep_ms(80);
   xchg_cache_trim(c);
   m = cd_metrics(c);
-  TU_CHECK(m.entries == 0 && m.evictions == 1, "aged entry kept: entries %lld", (long long)m.entries);
+  TU_CHECK(m.entries == 0 && m.evictions == 1, "aged entry kept: entries %lld",
+           (long long)m.entries);
   xchg_cache_free(c);
-  TU_CHECK(atomic_load(&accounted) == 0, "accounting does not balance: %ld", atomic_load(&accounted));
+  TU_CHECK(atomic_load(&accounted) == 0, "accounting does not balance: %ld",
+           atomic_load(&accounted));
   cd_source_free(&s);
   check_memory("retention");
 }
@@ -802,7 +838,8 @@ static xchg_status build_sum(void *ctx, const xchg_cache_holder *h, void **value
   while (g->gate_closed) pthread_cond_wait(&g->gate, &g->lock);
   atomic_fetch_sub(&g->blocked, 1);
   pthread_mutex_unlock(&g->lock);
-  if (atomic_exchange(&d->fail_next, 0)) return xchg_errorf(err, XCHG_EIO, "injected build failure");
+  if (atomic_exchange(&d->fail_next, 0))
+    return xchg_errorf(err, XCHG_EIO, "injected build failure");
   return cd_build_sum(NULL, h, value, bytes, err);
 }
 
@@ -847,13 +884,14 @@ static void test_derived(void) {
   derive_task t[N];
   xchg_error err;
   memset(t, 0, sizeof t);
-  for (int i = 0; i < N; i++) TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, &t[i].h, &err) == XCHG_OK, "%s", err.message);
+  for (int i = 0; i < N; i++)
+    TU_CHECK(xchg_cache_acquire(c, "k", &b, NULL, &t[i].h, &err) == XCHG_OK, "%s", err.message);
   /* A request without a build function builds nothing. */
   void *none = &none;
   xchg_cache_derive_request no_build;
   xchg_cache_derive_request_init(&no_build);
-  TU_CHECK(xchg_cache_holder_derive(t[0].h, "sum", &no_build, &none, &err) == XCHG_EINVAL && !none &&
-               strstr(err.message, "build function"),
+  TU_CHECK(xchg_cache_holder_derive(t[0].h, "sum", &no_build, &none, &err) == XCHG_EINVAL &&
+               !none && strstr(err.message, "build function"),
            "derive without build: %s", err.message);
   none = &none;
   TU_CHECK(xchg_cache_holder_derive(t[0].h, "sum", NULL, &none, &err) == XCHG_EINVAL && !none,
@@ -871,19 +909,22 @@ static void test_derived(void) {
   cd_source_open_gate(&s);
   for (int i = 0; i < 3; i++) pthread_join(t[i].thread, NULL);
   TU_CHECK(t[0].status == XCHG_EIO, "failed builder: %s", xchg_status_name(t[0].status));
-  TU_CHECK(t[1].status == XCHG_OK && t[1].value == want && t[2].status == XCHG_OK && t[2].value == want,
-        "waiters' values");
+  TU_CHECK(
+      t[1].status == XCHG_OK && t[1].value == want && t[2].status == XCHG_OK && t[2].value == want,
+      "waiters' values");
   TU_CHECK(atomic_load(&dctx.builds) == 2, "builds %d", atomic_load(&dctx.builds));
   /* Later: the value is there. */
   run_derive(&t[0]);
-  TU_CHECK(t[0].status == XCHG_OK && t[0].value == want && atomic_load(&dctx.builds) == 2, "cached value");
+  TU_CHECK(t[0].status == XCHG_OK && t[0].value == want && atomic_load(&dctx.builds) == 2,
+           "cached value");
   for (int i = 0; i < N - 1; i++) xchg_cache_holder_release(t[i].h);
   TU_CHECK(atomic_load(&dctx.destroyed) == 0, "destroyed while held");
   xchg_cache_holder_release(t[N - 1].h);
-  TU_CHECK(atomic_load(&dctx.destroyed) == 1, "destructor ran %d times", atomic_load(&dctx.destroyed));
+  TU_CHECK(atomic_load(&dctx.destroyed) == 1, "destructor ran %d times",
+           atomic_load(&dctx.destroyed));
   xchg_cache_metrics m = cd_metrics(c);
   TU_CHECK(m.derived_builds == 2 && m.cancellations == 1, "derived builds %lld cancellations %lld",
-        (long long)m.derived_builds, (long long)m.cancellations);
+           (long long)m.derived_builds, (long long)m.cancellations);
   xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("derived");
@@ -904,8 +945,8 @@ static void test_slow_decode(void) {
     pthread_join(t[i].thread, NULL);
     TU_CHECK(t[i].status == XCHG_OK && t[i].values_ok, "task %d: %s", i, t[i].err.message);
   }
-  TU_CHECK(cd_metrics(c).decodes == 1 && cd_metrics(c).waits == N - 1, "decodes %lld waits %lld", (long long)cd_metrics(c).decodes,
-        (long long)cd_metrics(c).waits);
+  TU_CHECK(cd_metrics(c).decodes == 1 && cd_metrics(c).waits == N - 1, "decodes %lld waits %lld",
+           (long long)cd_metrics(c).decodes, (long long)cd_metrics(c).waits);
   xchg_cache_free(c);
   cd_source_free(&s);
   check_memory("slow decode");
@@ -927,13 +968,18 @@ static void test_alloc_failures(void) {
     xchg_cache_holder *narrow = NULL, *all = NULL;
     xchg_error err;
     xchg_buf_fail_nth_alloc(n);
-    xchg_status st1 = xchg_cache_acquire(c, "k", &b, cd_request(&req, &c1, 1, NULL, NULL), &narrow, &err);
+    xchg_status st1 =
+        xchg_cache_acquire(c, "k", &b, cd_request(&req, &c1, 1, NULL, NULL), &narrow, &err);
     xchg_status st2 = xchg_cache_acquire(c, "k", &b, NULL, &all, &err);
     xchg_buf_fail_nth_alloc(0);
-    TU_CHECK(st1 == XCHG_OK || st1 == XCHG_ENOMEM || st1 == XCHG_EIO, "n %lld: %s", (long long)n, xchg_status_name(st1));
-    TU_CHECK(st2 == XCHG_OK || st2 == XCHG_ENOMEM || st2 == XCHG_EIO, "n %lld: %s", (long long)n, xchg_status_name(st2));
-    if (st1 == XCHG_OK) TU_CHECK(check_holder(narrow, &c1, 1) == 0, "n %lld: narrow values", (long long)n);
-    if (st2 == XCHG_OK) TU_CHECK(check_holder(all, all_cols, 3) == 0, "n %lld: values", (long long)n);
+    TU_CHECK(st1 == XCHG_OK || st1 == XCHG_ENOMEM || st1 == XCHG_EIO, "n %lld: %s", (long long)n,
+             xchg_status_name(st1));
+    TU_CHECK(st2 == XCHG_OK || st2 == XCHG_ENOMEM || st2 == XCHG_EIO, "n %lld: %s", (long long)n,
+             xchg_status_name(st2));
+    if (st1 == XCHG_OK)
+      TU_CHECK(check_holder(narrow, &c1, 1) == 0, "n %lld: narrow values", (long long)n);
+    if (st2 == XCHG_OK)
+      TU_CHECK(check_holder(all, all_cols, 3) == 0, "n %lld: values", (long long)n);
     errors += (st1 != XCHG_OK) + (st2 != XCHG_OK);
     successes += (st1 == XCHG_OK) + (st2 == XCHG_OK);
     xchg_cache_holder_release(narrow);

@@ -41,7 +41,8 @@ static uint64_t next_random(uint64_t *s) {
 }
 
 static void make_key(int i) {
-  static const xchg_stream_codec codecs[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ4_JAVA, XCHG_STREAM_ZSTD};
+  static const xchg_stream_codec codecs[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ4_JAVA,
+                                             XCHG_STREAM_ZSTD};
   key_data *k = &keys[i];
   uint64_t rng = (uint64_t)i * 7919;
   snprintf(k->name, sizeof k->name, "bc_%d", i);
@@ -55,8 +56,8 @@ static void make_key(int i) {
       for (int64_t r = 0; r < k->rows[p][b]; r++) k->sum_k += cd_key(p, b, r);
     }
     xchg_buf *ipc;
-    if (cd_make_stream(p, k->rows[p], k->n_batches[p], 0, i % 5 == 0 ? XCHG_BLOCK_ZSTD : XCHG_BLOCK_NONE,
-                       &ipc) != 0)
+    if (cd_make_stream(p, k->rows[p], k->n_batches[p], 0,
+                       i % 5 == 0 ? XCHG_BLOCK_ZSTD : XCHG_BLOCK_NONE, &ipc) != 0)
       exit(1);
     parts[p] = cd_encode(ipc, codec);
     xchg_buf_unref(ipc);
@@ -106,7 +107,8 @@ static void keep(worker *w, struct ArrowArray *a) {
 static void read_holder(worker *w, const key_data *k, xchg_cache_holder *h, const int64_t *cols,
                         int64_t n_cols) {
   char msg[256];
-  int64_t n = xchg_cache_holder_num_batches(h), want = k->n_batches[0] + (k->n_parts > 1 ? k->n_batches[1] : 0);
+  int64_t n = xchg_cache_holder_num_batches(h),
+          want = k->n_batches[0] + (k->n_parts > 1 ? k->n_batches[1] : 0);
   TU_CHECK(n == want, "%s: %lld batches, %lld expected", k->name, (long long)n, (long long)want);
   for (int64_t i = 0; i < n && i < want; i++) {
     struct ArrowArray a;
@@ -117,7 +119,9 @@ static void read_holder(worker *w, const key_data *k, xchg_cache_holder *h, cons
     }
     int64_t part, batch;
     locate(k, i, &part, &batch);
-    TU_CHECK(cd_check_batch(&a, cols, n_cols, part, batch, k->rows[part][batch], msg, sizeof msg) == 0, "%s batch %lld: %s", k->name, (long long)i, msg);
+    TU_CHECK(
+        cd_check_batch(&a, cols, n_cols, part, batch, k->rows[part][batch], msg, sizeof msg) == 0,
+        "%s batch %lld: %s", k->name, (long long)i, msg);
     if (next_random(&w->rng) % 4 == 0 && a.n_children > 0) {
       /* Keep one column alone, moved out of its batch. */
       struct ArrowArray child = *a.children[0];
@@ -151,10 +155,11 @@ static void *run_worker(void *arg) {
     xchg_cache_holder *h;
     xchg_error err;
     xchg_cache_request req;
-    xchg_status st = xchg_cache_acquire(c, k->name, &b, cd_request(&req, all ? NULL : cols, n_cols, is_cancelled, &cs),
-                                        &h, &err);
+    xchg_status st = xchg_cache_acquire(
+        c, k->name, &b, cd_request(&req, all ? NULL : cols, n_cols, is_cancelled, &cs), &h, &err);
     if (st != XCHG_OK) {
-      TU_CHECK(st == XCHG_EIO || st == XCHG_ECANCELLED, "%s: unexpected %s: %s", k->name, xchg_status_name(st), err.message);
+      TU_CHECK(st == XCHG_EIO || st == XCHG_ECANCELLED, "%s: unexpected %s: %s", k->name,
+               xchg_status_name(st), err.message);
       w->errors++;
       continue;
     }
@@ -221,20 +226,25 @@ static void stress(void) {
   }
   xchg_cache_metrics m[3];
   for (int i = 0; i < 3; i++) xchg_cache_get_metrics(caches[i], &m[i]);
-  printf("acquired %lld, failed or cancelled %lld; shared cache: %lld decodes (%lld failed), %lld hits, "
-         "%lld waits, %lld evictions\n",
-         (long long)ok, (long long)errors, (long long)m[0].decodes, (long long)m[0].failed_decodes,
-         (long long)m[0].hits, (long long)m[0].waits, (long long)m[0].evictions);
+  printf(
+      "acquired %lld, failed or cancelled %lld; shared cache: %lld decodes (%lld failed), %lld hits, "
+      "%lld waits, %lld evictions\n",
+      (long long)ok, (long long)errors, (long long)m[0].decodes, (long long)m[0].failed_decodes,
+      (long long)m[0].hits, (long long)m[0].waits, (long long)m[0].evictions);
   TU_CHECK(m[1].entries == 0 && m[2].entries == 0 && m[1].bytes_held == 0,
-           "entries left without retention: %lld / %lld", (long long)m[1].entries, (long long)m[2].entries);
-  TU_CHECK(m[0].entries == m[0].retained, "held entries left: %lld of %lld", (long long)m[0].entries, (long long)m[0].retained);
-  TU_CHECK(m[0].bytes_held <= 256 << 10, "over the retention budget: %lld", (long long)m[0].bytes_held);
+           "entries left without retention: %lld / %lld", (long long)m[1].entries,
+           (long long)m[2].entries);
+  TU_CHECK(m[0].entries == m[0].retained, "held entries left: %lld of %lld",
+           (long long)m[0].entries, (long long)m[0].retained);
+  TU_CHECK(m[0].bytes_held <= 256 << 10, "over the retention budget: %lld",
+           (long long)m[0].bytes_held);
   TU_CHECK(ok != 0 && errors != 0 && m[0].failed_decodes != 0 && m[0].hits != 0 && m[0].waits != 0,
            "the stress did not stress: ok %lld errors %lld", (long long)ok, (long long)errors);
   for (int i = 0; i < 3; i++) xchg_cache_free(caches[i]);
   TU_CHECK(xchg_buf_live_count() == live_data && tu_live_bytes() == bytes_data,
-           "leak: %lld buffers / %lld bytes live, %lld / %lld expected", (long long)xchg_buf_live_count(),
-         (long long)tu_live_bytes(), (long long)live_data, (long long)bytes_data);
+           "leak: %lld buffers / %lld bytes live, %lld / %lld expected",
+           (long long)xchg_buf_live_count(), (long long)tu_live_bytes(), (long long)live_data,
+           (long long)bytes_data);
   for (int i = 0; i < N_KEYS; i++) cd_source_free(&keys[i].src);
   TU_CHECK(xchg_buf_live_count() == live0 && tu_live_bytes() == bytes0, "test data leaked");
 }

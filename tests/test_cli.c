@@ -85,7 +85,9 @@ typedef struct file_filter {
 
 static void add_if_wanted(const char *path, void *ctx) {
   file_filter *f = ctx;
-  if (f->suffix1 && !tu_has_suffix(path, f->suffix1) && !(f->suffix2 && tu_has_suffix(path, f->suffix2))) return;
+  if (f->suffix1 && !tu_has_suffix(path, f->suffix1) &&
+      !(f->suffix2 && tu_has_suffix(path, f->suffix2)))
+    return;
   char **grown = realloc(f->out->items, (f->out->n + 1) * sizeof *grown);
   if (grown == NULL) return;
   f->out->items = grown;
@@ -137,7 +139,8 @@ static void check_arrow_json(const char *ipc, json_t *gold) {
     json_t *ours = json_loadb(r.out, r.out_len, 0, &jerr);
     if (ours == NULL)
       snprintf(msg, sizeof msg, "output is not JSON: %s at line %d", jerr.text, jerr.line);
-    TU_CHECK(ours != NULL && tu_json_doc_equal(gold, ours, ipc, msg, sizeof msg), "%s: %s", what, msg);
+    TU_CHECK(ours != NULL && tu_json_doc_equal(gold, ours, ipc, msg, sizeof msg), "%s: %s", what,
+             msg);
     json_decref(ours);
   }
   run_result_free(&r);
@@ -198,21 +201,27 @@ static void expected_type_name(json_t *type, char *out, size_t size) {
   const char *name = tu_json_str(type, "name");
   json_int_t bits = json_integer_value(json_object_get(type, "bitWidth"));
   const char *unit = tu_json_str(type, "unit");
-  const char *units = strcmp(unit, "SECOND") == 0 ? "s" : strcmp(unit, "MILLISECOND") == 0 ? "ms"
-                      : strcmp(unit, "MICROSECOND") == 0 ? "us" : "ns";
+  const char *units = strcmp(unit, "SECOND") == 0        ? "s"
+                      : strcmp(unit, "MILLISECOND") == 0 ? "ms"
+                      : strcmp(unit, "MICROSECOND") == 0 ? "us"
+                                                         : "ns";
   out[0] = '\0';
   if (strcmp(name, "int") == 0)
-    snprintf(out, size, "%sint%d", json_is_true(json_object_get(type, "isSigned")) ? "" : "u", (int)bits);
+    snprintf(out, size, "%sint%d", json_is_true(json_object_get(type, "isSigned")) ? "" : "u",
+             (int)bits);
   else if (strcmp(name, "floatingpoint") == 0)
-    snprintf(out, size, "float%s", strcmp(tu_json_str(type, "precision"), "DOUBLE") == 0 ? "64"
-                                   : strcmp(tu_json_str(type, "precision"), "SINGLE") == 0 ? "32" : "16");
+    snprintf(out, size, "float%s",
+             strcmp(tu_json_str(type, "precision"), "DOUBLE") == 0   ? "64"
+             : strcmp(tu_json_str(type, "precision"), "SINGLE") == 0 ? "32"
+                                                                     : "16");
   else if (strcmp(name, "utf8") == 0 || strcmp(name, "binary") == 0 || strcmp(name, "bool") == 0 ||
            strcmp(name, "null") == 0)
     snprintf(out, size, "%s", name);
   else if (strcmp(name, "largeutf8") == 0 || strcmp(name, "largebinary") == 0)
     snprintf(out, size, "large_%s", name + 5);
   else if (strcmp(name, "fixedsizebinary") == 0)
-    snprintf(out, size, "fixed_size_binary[%d]", (int)json_integer_value(json_object_get(type, "byteWidth")));
+    snprintf(out, size, "fixed_size_binary[%d]",
+             (int)json_integer_value(json_object_get(type, "byteWidth")));
   else if (strcmp(name, "decimal") == 0)
     snprintf(out, size, "decimal%d(%d, %d)", bits ? (int)bits : 128,
              (int)json_integer_value(json_object_get(type, "precision")),
@@ -243,7 +252,8 @@ static void check_inspect(const char *ipc, json_t *gold) {
     char type[256], line[1024];
     expected_type_name(json_object_get(f, "type"), type, sizeof type);
     if (json_object_get(f, "dictionary") && type[0])
-      snprintf(line, sizeof line, "[%zu] %s: dictionary<values=%s, indices=", i, tu_json_str(f, "name"), type);
+      snprintf(line, sizeof line, "[%zu] %s: dictionary<values=%s, indices=", i,
+               tu_json_str(f, "name"), type);
     else
       snprintf(line, sizeof line, "[%zu] %s: %s", i, tu_json_str(f, "name"), type);
     if (strstr(r.out, line) == NULL) {
@@ -254,9 +264,11 @@ static void check_inspect(const char *ipc, json_t *gold) {
   /* Every message, the schema message first, and each record batch once. */
   char batches[128];
   size_t n_batches = json_array_size(json_object_get(gold, "batches"));
-  snprintf(batches, sizeof batches, "\nsummary: %zu record batch%s, ", n_batches, n_batches == 1 ? "" : "es");
+  snprintf(batches, sizeof batches, "\nsummary: %zu record batch%s, ", n_batches,
+           n_batches == 1 ? "" : "es");
   const char *listed = strstr(r.out, "\nmessages:\n");
-  if (ok && (listed == NULL || strncmp(listed + strlen("\nmessages:\n"), "  #0 schema ", 12) != 0)) {
+  if (ok &&
+      (listed == NULL || strncmp(listed + strlen("\nmessages:\n"), "  #0 schema ", 12) != 0)) {
     ok = false;
     snprintf(msg, sizeof msg, "the messages do not start with \"  #0 schema \"");
   } else if (ok && strstr(r.out, batches) == NULL) {
@@ -290,7 +302,8 @@ static void truncate_column(json_t *col, json_t *field, size_t n) {
   if (dict) return;
   if (strcmp(name, "struct") == 0 || (strcmp(name, "union") == 0 && !dense)) {
     reach = (json_int_t)n;
-  } else if (strcmp(name, "list") == 0 || strcmp(name, "largelist") == 0 || strcmp(name, "map") == 0) {
+  } else if (strcmp(name, "list") == 0 || strcmp(name, "largelist") == 0 ||
+             strcmp(name, "map") == 0) {
     char text[64] = "0";
     tu_json_integer_text(json_array_get(json_object_get(col, "OFFSET"), n), text, sizeof text);
     reach = strtoll(text, NULL, 10);
@@ -340,15 +353,17 @@ static json_t *gold_subset(json_t *gold, const char *const *names, int n_names, 
   return out;
 }
 
-static void check_subset(const char *gold_root, const char *file, const char *const *names, int n_names,
-                         size_t limit) {
+static void check_subset(const char *gold_root, const char *file, const char *const *names,
+                         int n_names, size_t limit) {
   char ipc[8192], json_path[8300], args[9000], what[9000], msg[MSG_SIZE] = "", list[512] = "";
   for (int k = 0; k < n_names; k++)
     snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k ? "," : "", names[k]);
   snprintf(ipc, sizeof ipc, "%s/%s", gold_root, file);
   gold_json_path(ipc, json_path, sizeof json_path);
-  snprintf(what, sizeof what, "cat --format arrow-json --columns %s --limit %zu %s", list, limit, file);
-  snprintf(args, sizeof args, "cat --format arrow-json --columns '%s' --limit %zu '%s'", list, limit, ipc);
+  snprintf(what, sizeof what, "cat --format arrow-json --columns %s --limit %zu %s", list, limit,
+           file);
+  snprintf(args, sizeof args, "cat --format arrow-json --columns '%s' --limit %zu '%s'", list,
+           limit, ipc);
   json_t *gold = tu_json_load(json_path, msg, sizeof msg);
   run_result r;
   if (gold == NULL || !run_cli(args, &r)) {
@@ -360,7 +375,8 @@ static void check_subset(const char *gold_root, const char *file, const char *co
   json_error_t jerr;
   json_t *ours = r.exit_code == 0 ? json_loadb(r.out, r.out_len, 0, &jerr) : NULL;
   if (ours == NULL) snprintf(msg, sizeof msg, "exit %d: %.300s", r.exit_code, r.err);
-  TU_CHECK(ours != NULL && tu_json_doc_equal(want, ours, ipc, msg, sizeof msg), "%s: %s", what, msg);
+  TU_CHECK(ours != NULL && tu_json_doc_equal(want, ours, ipc, msg, sizeof msg), "%s: %s", what,
+           msg);
   json_decref(ours);
   json_decref(want);
   json_decref(gold);
@@ -373,7 +389,8 @@ static void check_subsets(const char *gold_root) {
   const char *dicts[] = {"dict2", "dict0"};
   check_subset(gold_root, "1.0.0-littleendian/generated_dictionary.arrow_file", dicts, 2, 3);
   const char *nested_dicts[] = {"struct_dict", "list_dict"};
-  check_subset(gold_root, "1.0.0-littleendian/generated_nested_dictionary.stream", nested_dicts, 2, 12);
+  check_subset(gold_root, "1.0.0-littleendian/generated_nested_dictionary.stream", nested_dicts, 2,
+               12);
   const char *maps[] = {"map_nullable"};
   check_subset(gold_root, "1.0.0-littleendian/generated_map.stream", maps, 1, 4);
   const char *unions[] = {"#3", "#0"}; /* two columns are named dense, two sparse: by position */
@@ -407,8 +424,15 @@ static int parse_csv(char *text, csv_record *records, int max_records) {
         p++;
         for (;;) {
           if (*p == '\0') break;
-          if (*p == '"' && p[1] == '"') { *w++ = '"'; p += 2; continue; }
-          if (*p == '"') { p++; break; }
+          if (*p == '"' && p[1] == '"') {
+            *w++ = '"';
+            p += 2;
+            continue;
+          }
+          if (*p == '"') {
+            p++;
+            break;
+          }
           *w++ = *p++;
         }
       } else {
@@ -420,7 +444,10 @@ static int parse_csv(char *text, csv_record *records, int max_records) {
         rec->quoted[rec->n++] = quoted;
       }
       *w = '\0';
-      if (sep == ',') { p++; continue; }
+      if (sep == ',') {
+        p++;
+        continue;
+      }
       if (sep == '\n') p++;
       break;
     }
@@ -448,11 +475,14 @@ static void check_csv(const char *gold_root) {
   json_t *fields = json_object_get(json_object_get(gold, "schema"), "fields");
   json_t *columns = json_object_get(json_array_get(json_object_get(gold, "batches"), 0), "columns");
   bool ok = n == 4;
-  if (!ok) snprintf(msg, sizeof msg, "exit %d, %d records, expected a header and 3: %.300s", r.exit_code, n, r.err);
+  if (!ok)
+    snprintf(msg, sizeof msg, "exit %d, %d records, expected a header and 3: %.300s", r.exit_code,
+             n, r.err);
   for (int row = 0; ok && row < 4; row++) {
     if ((size_t)records[row].n != json_array_size(fields)) {
       ok = false;
-      snprintf(msg, sizeof msg, "record %d has %d fields, expected %zu", row, records[row].n, json_array_size(fields));
+      snprintf(msg, sizeof msg, "record %d has %d fields, expected %zu", row, records[row].n,
+               json_array_size(fields));
       break;
     }
     for (size_t c = 0; ok && c < json_array_size(fields); c++) {
@@ -469,7 +499,8 @@ static void check_csv(const char *gold_root) {
         if (!tu_json_integer_text(v, want, sizeof want)) snprintf(want, sizeof want, "%s", "?");
         if (strcmp(type, "utf8") == 0 && want[0] == '\0' && !records[row].quoted[c]) {
           ok = false; /* an empty string must be quoted to differ from a null */
-          snprintf(msg, sizeof msg, "record %d, %s: empty string not quoted", row, tu_json_str(field, "name"));
+          snprintf(msg, sizeof msg, "record %d, %s: empty string not quoted", row,
+                   tu_json_str(field, "name"));
         }
       }
       if (ok && strcmp(cell, want) != 0) {
@@ -494,17 +525,23 @@ static void check_errors(const char *gold_root) {
   snprintf(args, sizeof args, "cat --columns int8_nullable,no_such_column '%s'", ipc);
   if (run_cli(args, &r)) {
     snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
-    TU_CHECK(r.exit_code == 1 && strstr(r.err, "no_such_column") && strncmp(r.err, "xchg: ", 6) == 0, "unknown column: exit 1 naming it: %s", msg);
+    TU_CHECK(
+        r.exit_code == 1 && strstr(r.err, "no_such_column") && strncmp(r.err, "xchg: ", 6) == 0,
+        "unknown column: exit 1 naming it: %s", msg);
     run_result_free(&r);
   }
-  snprintf(args, sizeof args, "cat --columns utf8_nullable,int8_nullable --format json --limit 1 '%s'", ipc);
+  snprintf(args, sizeof args,
+           "cat --columns utf8_nullable,int8_nullable --format json --limit 1 '%s'", ipc);
   if (run_cli(args, &r)) {
     snprintf(msg, sizeof msg, "exit %d, output: %.300s", r.exit_code, r.out);
-    TU_CHECK(r.exit_code == 0 && strncmp(r.out, "{\"utf8_nullable\":", 17) == 0 && strstr(r.out, ",\"int8_nullable\":") &&
-               strchr(r.out, '\n') == r.out + r.out_len - 1, "--columns picks and orders columns, --limit 1 one row: %s", msg);
+    TU_CHECK(r.exit_code == 0 && strncmp(r.out, "{\"utf8_nullable\":", 17) == 0 &&
+                 strstr(r.out, ",\"int8_nullable\":") &&
+                 strchr(r.out, '\n') == r.out + r.out_len - 1,
+             "--columns picks and orders columns, --limit 1 one row: %s", msg);
     run_result_free(&r);
   }
-  const char *usage[] = {"cat", "cat --limit x FILE", "cat --format xml FILE", "inspect a b", "frobnicate"};
+  const char *usage[] = {"cat", "cat --limit x FILE", "cat --format xml FILE", "inspect a b",
+                         "frobnicate"};
   for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
     char what[256];
     snprintf(what, sizeof what, "usage error exits 2: xchg %s", usage[i]);
@@ -517,7 +554,8 @@ static void check_errors(const char *gold_root) {
   snprintf(args, sizeof args, "cat '%s/no/such/file.arrow'", gold_root);
   if (run_cli(args, &r)) {
     snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
-    TU_CHECK(r.exit_code == 1 && strstr(r.err, "no/such/file.arrow: "), "missing file: xchg: <file>: <error>: %s", msg);
+    TU_CHECK(r.exit_code == 1 && strstr(r.err, "no/such/file.arrow: "),
+             "missing file: xchg: <file>: <error>: %s", msg);
     run_result_free(&r);
   }
   if (run_cli("--version", &r)) {
@@ -527,7 +565,8 @@ static void check_errors(const char *gold_root) {
   snprintf(args, sizeof args, "cat --format csv --limit 2 - < '%s'", ipc);
   if (run_cli(args, &r)) {
     snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
-    TU_CHECK(r.exit_code == 0 && strncmp(r.out, "bool_nullable,", 14) == 0, "'-' reads standard input: %s", msg);
+    TU_CHECK(r.exit_code == 0 && strncmp(r.out, "bool_nullable,", 14) == 0,
+             "'-' reads standard input: %s", msg);
     run_result_free(&r);
   }
 }
@@ -547,8 +586,9 @@ static void check_fuzz(const char *fuzz_root) {
       run_result r;
       if (!run_cli(args, &r)) continue;
       snprintf(msg, sizeof msg, "exit %d, stderr: %.400s", r.exit_code, r.err);
-      bool clean = r.exit_code == 0 || (r.exit_code == 1 && strncmp(r.err, "xchg: ", 6) == 0 &&
-                                        strstr(r.err, "Sanitizer") == NULL && strstr(r.err, "runtime error") == NULL);
+      bool clean = r.exit_code == 0 ||
+                   (r.exit_code == 1 && strncmp(r.err, "xchg: ", 6) == 0 &&
+                    strstr(r.err, "Sanitizer") == NULL && strstr(r.err, "runtime error") == NULL);
       TU_CHECK(clean, "%s: %s", what, msg);
       run_result_free(&r);
     }
@@ -559,17 +599,20 @@ static void check_fuzz(const char *fuzz_root) {
 /* ---- types the gold files lack, written with xchg's IPC writer ---------------------- */
 
 #define N_TYPED 13
-static const char *const typed_names[N_TYPED] = {"half", "dec32", "dec64", "mdn", "sv", "ree", "lv",
-                                                 "ts", "date64", "dur", "bv", "time32", "dict"};
+static const char *const typed_names[N_TYPED] = {"half", "dec32",  "dec64", "mdn",    "sv",
+                                                 "ree",  "lv",     "ts",    "date64", "dur",
+                                                 "bv",   "time32", "dict"};
 /* The rows as JSON, from the definitions of the types and ISO-8601. */
 static const char *const typed_rows[3][N_TYPED] = {
     {"1.5", "\"123.45\"", "\"1234.567\"", "\"P1M2DT0.000000003S\"", "\"short\"", "\"x\"", "[30]",
-     "\"1969-12-31T23:59:59.999999999\"", "\"1970-01-02\"", "\"-PT1.500S\"", "\"00FF\"", "\"00:00:00\"", "\"b\""},
-    {"-2", "\"-0.05\"", "\"-0.001\"", "\"P-1M0DT-1.500000000S\"", "\"a string longer than twelve\"", "\"x\"",
-     "[10,20]", "\"1970-01-01T00:00:00.000000000\"", "\"1969-12-31\"", "\"PT0.000S\"", "\"\"", "\"23:59:59\"",
-     "null"},
+     "\"1969-12-31T23:59:59.999999999\"", "\"1970-01-02\"", "\"-PT1.500S\"", "\"00FF\"",
+     "\"00:00:00\"", "\"b\""},
+    {"-2", "\"-0.05\"", "\"-0.001\"", "\"P-1M0DT-1.500000000S\"", "\"a string longer than twelve\"",
+     "\"x\"", "[10,20]", "\"1970-01-01T00:00:00.000000000\"", "\"1969-12-31\"", "\"PT0.000S\"",
+     "\"\"", "\"23:59:59\"", "null"},
     {"\"Infinity\"", "\"0.00\"", "\"1.000\"", "\"P0M0DT0.000000000S\"", "\"\"", "\"y\"", "[]",
-     "\"1970-01-02T00:00:00.000000000\"", "\"1970-01-01\"", "\"PT60.000S\"", "null", "\"01:00:00\"", "\"a\""},
+     "\"1970-01-02T00:00:00.000000000\"", "\"1970-01-01\"", "\"PT60.000S\"", "null", "\"01:00:00\"",
+     "\"a\""},
 };
 
 /* Writes a 3-row stream with one column per type of typed_names. */
@@ -577,11 +620,15 @@ static bool write_typed_fixture(const char *path, char *msg) {
   static const uint16_t half[3] = {0x3E00, 0xC000, 0x7C00};
   static const int32_t dec32[3] = {12345, -5, 0};
   static const int64_t dec64[3] = {1234567, -1, 1000};
-  static const struct { int32_t months, days; int64_t nanos; } mdn[3] = {{1, 2, 3}, {-1, 0, -1500000000}, {0, 0, 0}};
+  static const struct {
+    int32_t months, days;
+    int64_t nanos;
+  } mdn[3] = {{1, 2, 3}, {-1, 0, -1500000000}, {0, 0, 0}};
   static const char long_text[] = "a string longer than twelve";
   static const int64_t sv_sizes[1] = {sizeof long_text - 1};
   static const int32_t run_ends[2] = {2, 3}, xy_offsets[3] = {0, 1, 2};
-  static const int32_t lv_offsets[3] = {2, 0, 0}, lv_sizes[3] = {1, 2, 0}, lv_items[3] = {10, 20, 30};
+  static const int32_t lv_offsets[3] = {2, 0, 0}, lv_sizes[3] = {1, 2, 0},
+                       lv_items[3] = {10, 20, 30};
   static const int64_t ts[3] = {-1, 0, 86400000000000LL}, date64[3] = {86400000, -86400000, 0};
   static const int64_t dur[3] = {-1500, 0, 60000};
   static const int32_t time32[3] = {0, 86399, 3600};
@@ -598,9 +645,10 @@ static bool write_typed_fixture(const char *path, char *msg) {
   bv_views[5] = 0xFF;
 
   struct ArrowSchema fields[N_TYPED], ree_kids[2], lv_kid, dict_values, root;
-  struct ArrowSchema *field_ptrs[N_TYPED], *ree_kid_ptrs[2] = {&ree_kids[0], &ree_kids[1]}, *lv_kid_ptr = &lv_kid;
-  const char *formats[N_TYPED] = {"e", "d:9,2,32", "d:18,3,64", "tin", "vu", "+r", "+vl",
-                                  "tsn:", "tdm", "tDm", "vz", "tts", "c"};
+  struct ArrowSchema *field_ptrs[N_TYPED], *ree_kid_ptrs[2] = {&ree_kids[0], &ree_kids[1]},
+                                           *lv_kid_ptr = &lv_kid;
+  const char *formats[N_TYPED] = {"e",    "d:9,2,32", "d:18,3,64", "tin", "vu",  "+r", "+vl",
+                                  "tsn:", "tdm",      "tDm",       "vz",  "tts", "c"};
   for (int i = 0; i < N_TYPED; i++) {
     tu_fixture_schema(&fields[i], formats[i], typed_names[i], 0, NULL);
     field_ptrs[i] = &fields[i];
@@ -616,17 +664,21 @@ static bool write_typed_fixture(const char *path, char *msg) {
   tu_fixture_schema(&root, "+s", "", N_TYPED, field_ptrs);
   root.flags = 0;
 
-  const void *b_half[] = {NULL, half}, *b_dec32[] = {NULL, dec32}, *b_dec64[] = {NULL, dec64}, *b_mdn[] = {NULL, mdn};
+  const void *b_half[] = {NULL, half}, *b_dec32[] = {NULL, dec32}, *b_dec64[] = {NULL, dec64},
+             *b_mdn[] = {NULL, mdn};
   const void *b_sv[] = {NULL, sv_views, long_text, sv_sizes}, *b_ends[] = {NULL, run_ends};
-  const void *b_xy[] = {NULL, xy_offsets, "xy"}, *b_lv[] = {NULL, lv_offsets, lv_sizes}, *b_items[] = {NULL, lv_items};
+  const void *b_xy[] = {NULL, xy_offsets, "xy"}, *b_lv[] = {NULL, lv_offsets, lv_sizes},
+             *b_items[] = {NULL, lv_items};
   const void *b_ts[] = {NULL, ts}, *b_date64[] = {NULL, date64}, *b_dur[] = {NULL, dur};
   static const int64_t no_sizes[1] = {0}; /* no variadic buffers: an empty sizes list */
   const void *b_bv[] = {bv_validity, bv_views, no_sizes}, *b_time32[] = {NULL, time32};
-  const void *b_dict[] = {dict_validity, dict_indices}, *b_ab[] = {NULL, ab_offsets, "ab"}, *b_root[] = {NULL};
+  const void *b_dict[] = {dict_validity, dict_indices}, *b_ab[] = {NULL, ab_offsets, "ab"},
+             *b_root[] = {NULL};
   struct ArrowArray cols[N_TYPED], ree_arrays[2], lv_items_array, dict_array, batch;
-  struct ArrowArray *col_ptrs[N_TYPED], *ree_ptrs[2] = {&ree_arrays[0], &ree_arrays[1]}, *lv_ptr = &lv_items_array;
-  const void **buffers[N_TYPED] = {b_half, b_dec32, b_dec64, b_mdn, b_sv, NULL, b_lv, b_ts, b_date64, b_dur, b_bv,
-                                   b_time32, b_dict};
+  struct ArrowArray *col_ptrs[N_TYPED], *ree_ptrs[2] = {&ree_arrays[0], &ree_arrays[1]},
+                                        *lv_ptr = &lv_items_array;
+  const void **buffers[N_TYPED] = {b_half, b_dec32,  b_dec64, b_mdn, b_sv,     NULL,  b_lv,
+                                   b_ts,   b_date64, b_dur,   b_bv,  b_time32, b_dict};
   for (int i = 0; i < N_TYPED; i++) {
     tu_fixture_array(&cols[i], 3, 2, buffers[i], 0, NULL);
     col_ptrs[i] = &cols[i];
@@ -665,7 +717,8 @@ static bool json_value_is(json_t *value, const char *expected_json) {
 }
 
 static void check_typed_json_lines(const char *path) {
-  const char *what = "cat --format json: views, run-end, list view, half, decimal32/64, intervals, temporal";
+  const char *what =
+      "cat --format json: views, run-end, list view, half, decimal32/64, intervals, temporal";
   char args[4300], msg[MSG_SIZE] = "";
   snprintf(args, sizeof args, "cat --format json '%s'", path);
   run_result r;
@@ -683,8 +736,8 @@ static void check_typed_json_lines(const char *path) {
       json_t *v = json_object_get(obj, typed_names[c]);
       if (!json_value_is(v, typed_rows[row][c])) {
         char *got = v ? json_dumps(v, JSON_ENCODE_ANY) : NULL;
-        snprintf(msg, sizeof msg, "row %d, %s: %s, expected %s", row, typed_names[c], got ? got : "(missing)",
-                 typed_rows[row][c]);
+        snprintf(msg, sizeof msg, "row %d, %s: %s, expected %s", row, typed_names[c],
+                 got ? got : "(missing)", typed_rows[row][c]);
         free(got);
         ok = false;
       }
@@ -698,7 +751,8 @@ static void check_typed_json_lines(const char *path) {
 
 /* Checks parts of the integration JSON that follow from the fixture. */
 static void check_typed_arrow_json(const char *path) {
-  const char *what = "cat --format arrow-json: views, run-end, list view, half, decimal32/64, intervals";
+  const char *what =
+      "cat --format arrow-json: views, run-end, list view, half, decimal32/64, intervals";
   char args[4300], msg[MSG_SIZE] = "";
   snprintf(args, sizeof args, "cat --format arrow-json '%s'", path);
   run_result r;
@@ -709,7 +763,11 @@ static void check_typed_arrow_json(const char *path) {
   json_t *doc = r.exit_code == 0 ? json_loadb(r.out, r.out_len, 0, NULL) : NULL;
   json_t *fields = json_object_get(json_object_get(doc, "schema"), "fields");
   json_t *cols = json_object_get(json_array_get(json_object_get(doc, "batches"), 0), "columns");
-  static const struct { int column; const char *path[3]; const char *json; } expect[] = {
+  static const struct {
+    int column;
+    const char *path[3];
+    const char *json;
+  } expect[] = {
       {0, {"type"}, "{\"name\":\"floatingpoint\",\"precision\":\"HALF\"}"},
       {1, {"type"}, "{\"name\":\"decimal\",\"precision\":9,\"scale\":2,\"bitWidth\":32}"},
       {3, {"type"}, "{\"name\":\"interval\",\"unit\":\"MONTH_DAY_NANO\"}"},
@@ -718,11 +776,17 @@ static void check_typed_arrow_json(const char *path) {
       {6, {"type"}, "{\"name\":\"listview\"}"},
       {12, {"dictionary", "indexType"}, "{\"name\":\"int\",\"isSigned\":true,\"bitWidth\":8}"},
       {-1 - 1, {"DATA"}, "[\"12345\",\"-5\",\"0\"]"},
-      {-1 - 3, {"DATA"}, "[{\"months\":1,\"days\":2,\"nanoseconds\":3},{\"months\":-1,\"days\":0,"
-                         "\"nanoseconds\":-1500000000},{\"months\":0,\"days\":0,\"nanoseconds\":0}]"},
-      {-1 - 4, {"VIEWS"}, "[{\"SIZE\":5,\"INLINED\":\"short\"},{\"SIZE\":27,\"PREFIX_HEX\":\"61207374\","
-                          "\"BUFFER_INDEX\":0,\"OFFSET\":0},{\"SIZE\":0,\"INLINED\":\"\"}]"},
-      {-1 - 4, {"VARIADIC_DATA_BUFFERS"}, "[\"6120737472696E67206C6F6E676572207468616E207477656C7665\"]"},
+      {-1 - 3,
+       {"DATA"},
+       "[{\"months\":1,\"days\":2,\"nanoseconds\":3},{\"months\":-1,\"days\":0,"
+       "\"nanoseconds\":-1500000000},{\"months\":0,\"days\":0,\"nanoseconds\":0}]"},
+      {-1 - 4,
+       {"VIEWS"},
+       "[{\"SIZE\":5,\"INLINED\":\"short\"},{\"SIZE\":27,\"PREFIX_HEX\":\"61207374\","
+       "\"BUFFER_INDEX\":0,\"OFFSET\":0},{\"SIZE\":0,\"INLINED\":\"\"}]"},
+      {-1 - 4,
+       {"VARIADIC_DATA_BUFFERS"},
+       "[\"6120737472696E67206C6F6E676572207468616E207477656C7665\"]"},
       {-1 - 6, {"OFFSET"}, "[2,0,0]"},
       {-1 - 6, {"SIZE"}, "[1,2,0]"},
       {-1 - 10, {"VALIDITY"}, "[1,1,0]"},
@@ -732,12 +796,14 @@ static void check_typed_arrow_json(const char *path) {
   if (!ok) snprintf(msg, sizeof msg, "exit %d: %.300s", r.exit_code, r.err);
   for (size_t k = 0; ok && k < sizeof expect / sizeof expect[0]; k++) {
     int column = expect[k].column;
-    json_t *v = column >= 0 ? json_array_get(fields, (size_t)column) : json_array_get(cols, (size_t)(-1 - column));
+    json_t *v = column >= 0 ? json_array_get(fields, (size_t)column)
+                            : json_array_get(cols, (size_t)(-1 - column));
     for (int p = 0; p < 3 && expect[k].path[p]; p++) v = json_object_get(v, expect[k].path[p]);
     if (!json_value_is(v, expect[k].json)) {
       char *got = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
-      snprintf(msg, sizeof msg, "%s %s: %.300s, expected %.300s", typed_names[column >= 0 ? column : -1 - column],
-               expect[k].path[0], got ? got : "(missing)", expect[k].json);
+      snprintf(msg, sizeof msg, "%s %s: %.300s, expected %.300s",
+               typed_names[column >= 0 ? column : -1 - column], expect[k].path[0],
+               got ? got : "(missing)", expect[k].json);
       free(got);
       ok = false;
     }
@@ -784,8 +850,10 @@ static bool write_dict_fixture(const char *path, const char *second_dict, char *
   tu_fixture_schema(&field, "c", "d", 0, NULL);
   field.dictionary = &values;
   tu_fixture_schema(&root, "+s", "", 1, &field_ptr);
-  const void *b_dict1[] = {NULL, first_offsets, "ab"}, *b_dict2[] = {NULL, second_offsets, second_dict};
-  const void *b_idx1[] = {NULL, first_indices}, *b_idx2[] = {NULL, n2 == 1 ? only_index : second_indices};
+  const void *b_dict1[] = {NULL, first_offsets, "ab"},
+             *b_dict2[] = {NULL, second_offsets, second_dict};
+  const void *b_idx1[] = {NULL, first_indices},
+             *b_idx2[] = {NULL, n2 == 1 ? only_index : second_indices};
   const void *b_root[] = {NULL};
   struct ArrowArray dict1, dict2, col1, col2, batch1, batch2, *col1_ptr = &col1, *col2_ptr = &col2;
   tu_fixture_array(&dict1, 2, 3, b_dict1, 0, NULL);
@@ -811,7 +879,8 @@ static bool write_dict_fixture(const char *path, const char *second_dict, char *
 }
 
 /* Runs write in a child (a crash there fails one check, not the test). */
-static bool write_in_child(const char *path, const char *second_dict, bool typed, const char *what) {
+static bool write_in_child(const char *path, const char *second_dict, bool typed,
+                           const char *what) {
   char msg[MSG_SIZE] = "";
   fflush(stdout);
   pid_t child = fork();
@@ -821,7 +890,8 @@ static bool write_in_child(const char *path, const char *second_dict, bool typed
     _exit(ok ? 0 : 1);
   }
   int status = 0;
-  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
     snprintf(msg, sizeof msg, "xchg_ipc_writer failed or crashed (status %d), see above", status);
     TU_CHECK(false, "%s: %s", what, msg);
     return false;
@@ -842,19 +912,25 @@ static void check_dictionary_changes(void) {
   if (write_in_child(path, "abc", false, "delta dictionary fixture")) {
     snprintf(args, sizeof args, "cat --format json '%s'", path);
     if (run_cli(args, &r)) {
-      TU_CHECK(r.exit_code == 0 && strcmp(r.out, "{\"d\":\"b\"}\n{\"d\":\"a\"}\n{\"d\":\"c\"}\n{\"d\":\"a\"}\n") == 0, "cat --format json: a delta dictionary: %s", r.out);
+      TU_CHECK(
+          r.exit_code == 0 &&
+              strcmp(r.out, "{\"d\":\"b\"}\n{\"d\":\"a\"}\n{\"d\":\"c\"}\n{\"d\":\"a\"}\n") == 0,
+          "cat --format json: a delta dictionary: %s", r.out);
       run_result_free(&r);
     }
     snprintf(args, sizeof args, "cat --format arrow-json '%s'", path);
     if (run_cli(args, &r)) {
       json_t *doc = r.exit_code == 0 ? json_loadb(r.out, r.out_len, 0, NULL) : NULL;
       json_t *dict = json_array_get(json_object_get(doc, "dictionaries"), 0);
-      json_t *values = json_object_get(json_array_get(json_object_get(json_object_get(dict, "data"), "columns"), 0), "DATA");
+      json_t *values = json_object_get(
+          json_array_get(json_object_get(json_object_get(dict, "data"), "columns"), 0), "DATA");
       json_t *second = json_array_get(json_object_get(doc, "batches"), 1);
-      json_t *indices = json_object_get(json_array_get(json_object_get(second, "columns"), 0), "DATA");
+      json_t *indices =
+          json_object_get(json_array_get(json_object_get(second, "columns"), 0), "DATA");
       snprintf(msg, sizeof msg, "exit %d: %.300s%.300s", r.exit_code, r.err, r.out);
       TU_CHECK(json_value_is(values, "[\"a\",\"b\",\"c\"]") && json_value_is(indices, "[2,0]") &&
-                 json_array_size(json_object_get(doc, "dictionaries")) == 1, "cat --format arrow-json: a delta dictionary, written once, complete: %s", msg);
+                   json_array_size(json_object_get(doc, "dictionaries")) == 1,
+               "cat --format arrow-json: a delta dictionary, written once, complete: %s", msg);
       json_decref(doc);
       run_result_free(&r);
     }
@@ -863,13 +939,17 @@ static void check_dictionary_changes(void) {
   if (write_in_child(path, "c", false, "replaced dictionary fixture")) {
     snprintf(args, sizeof args, "cat --format json '%s'", path);
     if (run_cli(args, &r)) {
-      TU_CHECK(r.exit_code == 0 && strcmp(r.out, "{\"d\":\"b\"}\n{\"d\":\"a\"}\n{\"d\":\"c\"}\n") == 0, "cat --format json: a replaced dictionary: %s", r.out);
+      TU_CHECK(
+          r.exit_code == 0 && strcmp(r.out, "{\"d\":\"b\"}\n{\"d\":\"a\"}\n{\"d\":\"c\"}\n") == 0,
+          "cat --format json: a replaced dictionary: %s", r.out);
       run_result_free(&r);
     }
     snprintf(args, sizeof args, "cat --format arrow-json '%s'", path);
     if (run_cli(args, &r)) {
       snprintf(msg, sizeof msg, "exit %d: %.300s", r.exit_code, r.err);
-      TU_CHECK(r.exit_code == 1 && strstr(r.err, "replaces the dictionary of \"d\""), "cat --format arrow-json: a replaced dictionary is an error, not wrong values: %s", msg);
+      TU_CHECK(r.exit_code == 1 && strstr(r.err, "replaces the dictionary of \"d\""),
+               "cat --format arrow-json: a replaced dictionary is an error, not wrong values: %s",
+               msg);
       run_result_free(&r);
     }
   }
@@ -880,7 +960,8 @@ static void check_dictionary_changes(void) {
 
 /* Appends `copies` streams of codec (Comet blocks), each wrapping all of ipc,
  * to the file at path (truncated first). */
-static bool write_wrapped(const char *path, xchg_stream_codec codec, const tu_bytes *ipc, int copies, char *msg) {
+static bool write_wrapped(const char *path, xchg_stream_codec codec, const tu_bytes *ipc,
+                          int copies, char *msg) {
   FILE *f = fopen(path, "wb");
   if (f == NULL) return snprintf(msg, MSG_SIZE, "cannot write %s", path), false;
   bool ok = true;
@@ -888,8 +969,11 @@ static bool write_wrapped(const char *path, xchg_stream_codec codec, const tu_by
     xchg_buf *wrapped = NULL;
     xchg_error err = {{0}};
     ok = xchg_stream_encode(codec, NULL, ipc->data, ipc->size, &wrapped, &err) == XCHG_OK;
-    if (!ok) snprintf(msg, MSG_SIZE, "xchg_stream_encode %s: %.900s", xchg_stream_codec_name(codec), err.message);
-    if (ok && fwrite(xchg_buf_data(wrapped), 1, xchg_buf_size(wrapped), f) != xchg_buf_size(wrapped)) {
+    if (!ok)
+      snprintf(msg, MSG_SIZE, "xchg_stream_encode %s: %.900s", xchg_stream_codec_name(codec),
+               err.message);
+    if (ok &&
+        fwrite(xchg_buf_data(wrapped), 1, xchg_buf_size(wrapped), f) != xchg_buf_size(wrapped)) {
       ok = false;
       snprintf(msg, MSG_SIZE, "cannot write %s", path);
     }
@@ -904,13 +988,15 @@ static json_t *gold_repeated(json_t *gold, int copies) {
   json_t *out = json_deep_copy(gold), *batches = json_object_get(out, "batches");
   size_t n = json_array_size(batches);
   for (int k = 1; k < copies; k++)
-    for (size_t i = 0; i < n; i++) json_array_append_new(batches, json_deep_copy(json_array_get(batches, i)));
+    for (size_t i = 0; i < n; i++)
+      json_array_append_new(batches, json_deep_copy(json_array_get(batches, i)));
   return out;
 }
 
 /* Runs `xchg args` and compares its arrow-json output with want, the
  * document of the gold file ipc_path. */
-static void check_arrow_json_run(const char *what, const char *args, json_t *want, const char *ipc_path) {
+static void check_arrow_json_run(const char *what, const char *args, json_t *want,
+                                 const char *ipc_path) {
   char msg[MSG_SIZE] = "";
   run_result r;
   if (!run_cli(args, &r)) {
@@ -920,14 +1006,15 @@ static void check_arrow_json_run(const char *what, const char *args, json_t *wan
   json_error_t jerr;
   json_t *ours = r.exit_code == 0 ? json_loadb(r.out, r.out_len, 0, &jerr) : NULL;
   if (ours == NULL) snprintf(msg, sizeof msg, "exit %d: %.400s", r.exit_code, r.err);
-  TU_CHECK(ours != NULL && tu_json_doc_equal(want, ours, ipc_path, msg, sizeof msg), "%s: %s", what, msg);
+  TU_CHECK(ours != NULL && tu_json_doc_equal(want, ours, ipc_path, msg, sizeof msg), "%s: %s", what,
+           msg);
   json_decref(ours);
   run_result_free(&r);
 }
 
-static const xchg_stream_codec wrapping_codecs[] = {XCHG_STREAM_LZ4_JAVA, XCHG_STREAM_SNAPPY_JAVA,
-                                                    XCHG_STREAM_ZSTD, XCHG_STREAM_LZ4_FRAME,
-                                                    XCHG_STREAM_SNAPPY_FRAMED, XCHG_STREAM_COMET};
+static const xchg_stream_codec wrapping_codecs[] = {
+    XCHG_STREAM_LZ4_JAVA,  XCHG_STREAM_SNAPPY_JAVA,   XCHG_STREAM_ZSTD,
+    XCHG_STREAM_LZ4_FRAME, XCHG_STREAM_SNAPPY_FRAMED, XCHG_STREAM_COMET};
 
 /* One gold stream wrapped in every codec, once and (as Spark and Comet
  * write them) twice in a row: `cat --input-codec C` and `--input-codec auto` (from a
@@ -955,13 +1042,14 @@ static void check_codecs_on(const char *gold_root, const char *file, const char 
       json_t *want = gold_repeated(gold, copies);
       const char *how[] = {name, "auto"};
       for (int h = 0; h < 2; h++) {
-        snprintf(what, sizeof what, "cat --format arrow-json --input-codec %s: %s in %d %s stream%s", how[h], file,
+        snprintf(what, sizeof what,
+                 "cat --format arrow-json --input-codec %s: %s in %d %s stream%s", how[h], file,
                  copies, name, copies > 1 ? "s" : "");
         snprintf(args, sizeof args, "cat --format arrow-json --input-codec %s '%s'", how[h], tmp);
         check_arrow_json_run(what, args, want, ipc_path);
       }
-      snprintf(what, sizeof what, "cat --format arrow-json - (auto): %s in %d %s stream%s on stdin", file, copies,
-               name, copies > 1 ? "s" : "");
+      snprintf(what, sizeof what, "cat --format arrow-json - (auto): %s in %d %s stream%s on stdin",
+               file, copies, name, copies > 1 ? "s" : "");
       snprintf(args, sizeof args, "cat --format arrow-json - < '%s'", tmp);
       check_arrow_json_run(what, args, want, ipc_path);
       json_decref(want);
@@ -989,8 +1077,9 @@ static void check_codec_inspect(const tu_bytes *ipc, json_t *gold, const char *t
   size_t batches = json_array_size(json_object_get(gold, "batches"));
   snprintf(want, sizeof want, "\ninput: 2 IPC streams, %zu record batches, ", 2 * batches);
   const char *first_schema = strstr(r.out, "\n  #0 schema ");
-  bool ok = r.exit_code == 0 && strstr(r.out, "\ncodec: lz4-java\n") && strstr(r.out, "\nIPC stream 2 at decoded byte ") &&
-            first_schema && strstr(first_schema + 1, "\n  #0 schema ") && strstr(r.out, want);
+  bool ok = r.exit_code == 0 && strstr(r.out, "\ncodec: lz4-java\n") &&
+            strstr(r.out, "\nIPC stream 2 at decoded byte ") && first_schema &&
+            strstr(first_schema + 1, "\n  #0 schema ") && strstr(r.out, want);
   snprintf(msg, sizeof msg, "exit %d, wanted \"%s\"; output: %.600s", r.exit_code, want, r.out);
   TU_CHECK(ok, "inspect: an lz4-java input of 2 IPC streams, each from message #0: %s", msg);
   run_result_free(&r);
@@ -1004,7 +1093,8 @@ static void check_codec_errors(const char *gold_root, const tu_bytes *ipc, const
     snprintf(args, sizeof args, "cat --input-codec zstd '%s'", tmp);
     if (run_cli(args, &r)) {
       snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
-      TU_CHECK(r.exit_code == 1 && strncmp(r.err, "xchg: ", 6) == 0, "--input-codec zstd on lz4-java input: exit 1: %s", msg);
+      TU_CHECK(r.exit_code == 1 && strncmp(r.err, "xchg: ", 6) == 0,
+               "--input-codec zstd on lz4-java input: exit 1: %s", msg);
       run_result_free(&r);
     }
     tu_bytes wrapped = tu_read_bytes(tmp);
@@ -1017,7 +1107,8 @@ static void check_codec_errors(const char *gold_root, const tu_bytes *ipc, const
       snprintf(args, sizeof args, "cat --format arrow-json '%s'", tmp);
       if (run_cli(args, &r)) {
         snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
-        TU_CHECK(r.exit_code == 1 && strstr(r.err, "truncated"), "an lz4-java input cut in half: exit 1, truncated: %s", msg);
+        TU_CHECK(r.exit_code == 1 && strstr(r.err, "truncated"),
+                 "an lz4-java input cut in half: exit 1, truncated: %s", msg);
         run_result_free(&r);
       }
       free(wrapped.data);
@@ -1025,27 +1116,32 @@ static void check_codec_errors(const char *gold_root, const tu_bytes *ipc, const
   }
   /* Comet blocks of two different schemas cannot print as one table. */
   char other_path[8192];
-  snprintf(other_path, sizeof other_path, "%s/1.0.0-littleendian/generated_primitive.stream", gold_root);
+  snprintf(other_path, sizeof other_path, "%s/1.0.0-littleendian/generated_primitive.stream",
+           gold_root);
   tu_bytes other = tu_read_bytes(other_path);
   if (other.data != NULL && write_wrapped(tmp, XCHG_STREAM_COMET, ipc, 1, msg)) {
     xchg_buf *block = NULL;
     xchg_error err = {{0}};
     FILE *f = fopen(tmp, "ab");
-    if (f != NULL && xchg_stream_encode(XCHG_STREAM_COMET, NULL, other.data, other.size, &block, &err) == XCHG_OK)
+    if (f != NULL && xchg_stream_encode(XCHG_STREAM_COMET, NULL, other.data, other.size, &block,
+                                        &err) == XCHG_OK)
       fwrite(xchg_buf_data(block), 1, xchg_buf_size(block), f);
     if (f != NULL) fclose(f);
     xchg_buf_unref(block);
     snprintf(args, sizeof args, "cat --format json '%s'", tmp);
     if (run_cli(args, &r)) {
       snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
-      TU_CHECK(r.exit_code == 1 && strstr(r.err, "IPC stream 2 ") && strstr(r.err, "schema differs"), "Comet blocks with different schemas: exit 1 naming the second: %s", msg);
+      TU_CHECK(
+          r.exit_code == 1 && strstr(r.err, "IPC stream 2 ") && strstr(r.err, "schema differs"),
+          "Comet blocks with different schemas: exit 1 naming the second: %s", msg);
       run_result_free(&r);
     }
   }
   free(other.data);
   if (run_cli("cat --input-codec lz4 x", &r)) {
     snprintf(msg, sizeof msg, "exit %d, stderr: %.300s", r.exit_code, r.err);
-    TU_CHECK(r.exit_code == 2 && strstr(r.err, "'lz4'"), "--input-codec lz4 (ambiguous) is a usage error: %s", msg);
+    TU_CHECK(r.exit_code == 2 && strstr(r.err, "'lz4'"),
+             "--input-codec lz4 (ambiguous) is a usage error: %s", msg);
     run_result_free(&r);
   }
 }
@@ -1062,10 +1158,12 @@ static void check_codecs(const char *gold_root) {
                          "1.0.0-littleendian/generated_nested_dictionary.stream",
                          "2.0.0-compression/generated_lz4.stream",
                          "4.0.0-shareddict/generated_shared_dict.stream"};
-  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) check_codecs_on(gold_root, files[i], tmp);
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+    check_codecs_on(gold_root, files[i], tmp);
 
   char ipc_path[8192], json_path[8300], msg[MSG_SIZE] = "";
-  snprintf(ipc_path, sizeof ipc_path, "%s/1.0.0-littleendian/generated_dictionary.stream", gold_root);
+  snprintf(ipc_path, sizeof ipc_path, "%s/1.0.0-littleendian/generated_dictionary.stream",
+           gold_root);
   gold_json_path(ipc_path, json_path, sizeof json_path);
   json_t *gold = tu_json_load(json_path, msg, sizeof msg);
   tu_bytes ipc = tu_read_bytes(ipc_path);
@@ -1094,41 +1192,51 @@ static json_t *load_gold_for(const char *gold_root, const char *name, const char
  * splitting a shared dictionary into two equal ones, is caught. */
 static void self_check_dictionary_ids(const char *gold_root) {
   char msg[MSG_SIZE] = "";
-  json_t *gold = load_gold_for(gold_root, "4.0.0-shareddict/generated_shared_dict.json.gz", "self-check: dictionary ids");
+  json_t *gold = load_gold_for(gold_root, "4.0.0-shareddict/generated_shared_dict.json.gz",
+                               "self-check: dictionary ids");
   if (gold == NULL) return;
   json_t *fields = json_object_get(json_object_get(gold, "schema"), "fields");
   json_t *dicts = json_object_get(gold, "dictionaries");
-  json_int_t shared = json_integer_value(json_object_get(json_object_get(json_array_get(fields, 0), "dictionary"), "id"));
-  TU_CHECK(json_array_size(fields) == 2 && json_array_size(dicts) == 1 &&
-             shared == json_integer_value(json_object_get(json_object_get(json_array_get(fields, 1), "dictionary"), "id")), "self-check: shared_dict's two fields share one dictionary in the gold JSON: they do not");
+  json_int_t shared = json_integer_value(
+      json_object_get(json_object_get(json_array_get(fields, 0), "dictionary"), "id"));
+  TU_CHECK(
+      json_array_size(fields) == 2 && json_array_size(dicts) == 1 &&
+          shared == json_integer_value(json_object_get(
+                        json_object_get(json_array_get(fields, 1), "dictionary"), "id")),
+      "self-check: shared_dict's two fields share one dictionary in the gold JSON: they do not");
 
   json_t *renumbered = json_deep_copy(gold); /* every id + 7, schema and dictionaries alike */
   json_t *f, *d;
   size_t i;
   json_array_foreach(json_object_get(json_object_get(renumbered, "schema"), "fields"), i, f) {
     json_t *enc = json_object_get(f, "dictionary");
-    json_object_set_new(enc, "id", json_integer(json_integer_value(json_object_get(enc, "id")) + 7));
+    json_object_set_new(enc, "id",
+                        json_integer(json_integer_value(json_object_get(enc, "id")) + 7));
   }
   json_array_foreach(json_object_get(renumbered, "dictionaries"), i, d) {
     json_object_set_new(d, "id", json_integer(json_integer_value(json_object_get(d, "id")) + 7));
   }
-  TU_CHECK(!tu_json_doc_equal(gold, renumbered, NULL, msg, sizeof msg), "self-check: consistently renumbered dictionary ids are caught: not caught");
+  TU_CHECK(!tu_json_doc_equal(gold, renumbered, NULL, msg, sizeof msg),
+           "self-check: consistently renumbered dictionary ids are caught: not caught");
   json_decref(renumbered);
 
-  json_t *split = json_deep_copy(gold); /* col2 gets a copy of the shared dictionary, id shared + 1 */
-  json_t *second = json_object_get(json_array_get(json_object_get(json_object_get(split, "schema"), "fields"), 1),
-                                   "dictionary");
+  json_t *split =
+      json_deep_copy(gold); /* col2 gets a copy of the shared dictionary, id shared + 1 */
+  json_t *second = json_object_get(
+      json_array_get(json_object_get(json_object_get(split, "schema"), "fields"), 1), "dictionary");
   json_object_set_new(second, "id", json_integer(shared + 1));
   json_t *copy = json_deep_copy(json_array_get(json_object_get(split, "dictionaries"), 0));
   json_object_set_new(copy, "id", json_integer(shared + 1));
   json_array_append_new(json_object_get(split, "dictionaries"), copy);
-  TU_CHECK(!tu_json_doc_equal(gold, split, NULL, msg, sizeof msg), "self-check: a shared dictionary split in two is caught: not caught");
+  TU_CHECK(!tu_json_doc_equal(gold, split, NULL, msg, sizeof msg),
+           "self-check: a shared dictionary split in two is caught: not caught");
   json_decref(split);
 
   json_t *twice = json_deep_copy(gold); /* the shared dictionary written twice */
   json_array_append_new(json_object_get(twice, "dictionaries"),
                         json_deep_copy(json_array_get(json_object_get(twice, "dictionaries"), 0)));
-  TU_CHECK(!tu_json_doc_equal(gold, twice, NULL, msg, sizeof msg), "self-check: a dictionary written twice is caught: not caught");
+  TU_CHECK(!tu_json_doc_equal(gold, twice, NULL, msg, sizeof msg),
+           "self-check: a dictionary written twice is caught: not caught");
   json_decref(twice);
   json_decref(gold);
 }
@@ -1136,26 +1244,34 @@ static void self_check_dictionary_ids(const char *gold_root) {
 /* The comparison must catch a changed value, count and field name. */
 static void self_check(const char *gold_root) {
   char msg[MSG_SIZE] = "";
-  json_t *gold = load_gold_for(gold_root, "1.0.0-littleendian/generated_nested.json.gz", "self-check");
+  json_t *gold =
+      load_gold_for(gold_root, "1.0.0-littleendian/generated_nested.json.gz", "self-check");
   if (gold == NULL) return;
   json_t *changed = json_deep_copy(gold);
-  TU_CHECK(tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg), "self-check: a document equals itself: %s", msg);
-  json_t *col = json_array_get(json_object_get(json_array_get(json_object_get(changed, "batches"), 0), "columns"), 2);
+  TU_CHECK(tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg),
+           "self-check: a document equals itself: %s", msg);
+  json_t *col = json_array_get(
+      json_object_get(json_array_get(json_object_get(changed, "batches"), 0), "columns"), 2);
   json_t *f1 = json_array_get(json_object_get(col, "children"), 0);
   json_t *validity = json_object_get(f1, "VALIDITY"), *data = json_object_get(f1, "DATA");
   size_t i = 0;
   while (i < json_array_size(validity) && json_integer_value(json_array_get(validity, i)) == 0) i++;
   json_array_set_new(data, i, json_integer(json_integer_value(json_array_get(data, i)) + 1));
-  TU_CHECK(!tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg), "self-check: a changed valid value is caught: not caught");
+  TU_CHECK(!tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg),
+           "self-check: a changed valid value is caught: not caught");
   json_decref(changed);
   changed = json_deep_copy(gold);
-  json_object_set_new(json_array_get(json_object_get(changed, "batches"), 1), "count", json_integer(3));
-  TU_CHECK(!tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg), "self-check: a changed count is caught: not caught");
+  json_object_set_new(json_array_get(json_object_get(changed, "batches"), 1), "count",
+                      json_integer(3));
+  TU_CHECK(!tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg),
+           "self-check: a changed count is caught: not caught");
   json_decref(changed);
   changed = json_deep_copy(gold);
-  json_object_set_new(json_array_get(json_object_get(json_object_get(changed, "schema"), "fields"), 0), "name",
-                      json_string("renamed"));
-  TU_CHECK(!tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg), "self-check: a renamed field is caught: not caught");
+  json_object_set_new(
+      json_array_get(json_object_get(json_object_get(changed, "schema"), "fields"), 0), "name",
+      json_string("renamed"));
+  TU_CHECK(!tu_json_doc_equal(gold, changed, NULL, msg, sizeof msg),
+           "self-check: a renamed field is caught: not caught");
   json_decref(changed);
   json_decref(gold);
   self_check_dictionary_ids(gold_root);
@@ -1206,14 +1322,10 @@ int main(int argc, char **argv) {
   tu_testdata_path(gold_root, sizeof gold_root, "arrow-gold");
   tu_testdata_path(fuzz_root, sizeof fuzz_root, "arrow-fuzz");
   static const tu_case cases[] = {
-      {"self_check", self_checks},
-      {"gold_files", gold_files},
-      {"subsets", subsets},
-      {"csv", csv},
-      {"errors", errors},
-      {"fuzz", fuzz},
-      {"typed", check_typed},
-      {"dictionary_changes", check_dictionary_changes},
+      {"self_check", self_checks}, {"gold_files", gold_files},
+      {"subsets", subsets},        {"csv", csv},
+      {"errors", errors},          {"fuzz", fuzz},
+      {"typed", check_typed},      {"dictionary_changes", check_dictionary_changes},
       {"codecs", codecs},
   };
   return TU_MAIN(argc, argv, "cli", cases);

@@ -129,7 +129,8 @@ static batch_list read_batches(const char *path) {
     return l;
   }
   xchg_status st = xchg_ipc_reader_schema(r, &l.schema, &err);
-  for (struct ArrowArray a; st == XCHG_OK && (st = xchg_ipc_reader_next(r, &a, &err)) == XCHG_OK && a.release;) {
+  for (struct ArrowArray a;
+       st == XCHG_OK && (st = xchg_ipc_reader_next(r, &a, &err)) == XCHG_OK && a.release;) {
     l.batches = realloc(l.batches, (l.n + 1) * sizeof *l.batches);
     l.rows += a.length;
     l.batches[l.n++] = a;
@@ -141,13 +142,15 @@ static batch_list read_batches(const char *path) {
 }
 
 /* got holds the batches of the parts, in order, each equal to its own. */
-static void expect_batches(const char *what, const batch_list *got, const batch_list *parts, size_t n_parts) {
+static void expect_batches(const char *what, const batch_list *got, const batch_list *parts,
+                           size_t n_parts) {
   size_t at = 0;
   bool same = true;
   char msg[512] = "";
   for (size_t p = 0; p < n_parts && same; p++)
     for (size_t i = 0; i < parts[p].n && same; i++, at++)
-      same = at < got->n && array_equal(&parts[p].schema, &parts[p].batches[i], &got->batches[at], msg, sizeof msg) == 0;
+      same = at < got->n && array_equal(&parts[p].schema, &parts[p].batches[i], &got->batches[at],
+                                        msg, sizeof msg) == 0;
   TU_CHECK(same && at == got->n, "%s: %zu batches, the parts have %zu: %s", what, got->n, at, msg);
 }
 
@@ -164,17 +167,19 @@ static void check_convert_streams(void) {
   gen(args);
   concatenate(ab, NULL, 0, a, b, NULL);
   batch_list parts[2] = {read_batches(a), read_batches(b)};
-  TU_CHECK(parts[0].rows == 25000 && parts[1].rows == 15000, "the parts: %lld and %lld rows", (long long)parts[0].rows,
-           (long long)parts[1].rows);
+  TU_CHECK(parts[0].rows == 25000 && parts[1].rows == 15000, "the parts: %lld and %lld rows",
+           (long long)parts[0].rows, (long long)parts[1].rows);
   TMP_PATH(out, "ab.out");
   for (int piped = 0; piped < 2; piped++) {
-    tu_cli_result r = piped ? run("convert - '%s' < '%s'", out, ab) : run("convert '%s' '%s'", ab, out);
-    TU_CHECK(r.exit_code == 0 && r.err[0] == '\0', "convert of two IPC streams%s: exit %d: %s", piped ? " on stdin" : "",
-             r.exit_code, r.err);
+    tu_cli_result r =
+        piped ? run("convert - '%s' < '%s'", out, ab) : run("convert '%s' '%s'", ab, out);
+    TU_CHECK(r.exit_code == 0 && r.err[0] == '\0', "convert of two IPC streams%s: exit %d: %s",
+             piped ? " on stdin" : "", r.exit_code, r.err);
     batch_list got = read_batches(out);
-    expect_batches(piped ? "convert - of two IPC streams" : "convert of two IPC streams", &got, parts, 2);
-    TU_CHECK(got.rows == 40000, "convert of two IPC streams%s: %lld rows, want 40000", piped ? " on stdin" : "",
-             (long long)got.rows);
+    expect_batches(piped ? "convert - of two IPC streams" : "convert of two IPC streams", &got,
+                   parts, 2);
+    TU_CHECK(got.rows == 40000, "convert of two IPC streams%s: %lld rows, want 40000",
+             piped ? " on stdin" : "", (long long)got.rows);
     batch_list_free(&got);
     tu_cli_result_free(&r);
   }
@@ -192,8 +197,9 @@ static void check_convert_streams(void) {
     xchg_stream_encode_options_init(&eo);
     xchg_buf *block = NULL;
     xchg_error err;
-    TU_CHECK(xchg_stream_encode(XCHG_STREAM_COMET, &eo, ipc.data, ipc.size, &block, &err) == XCHG_OK,
-             "Comet block %d: %s", i, err.message);
+    TU_CHECK(
+        xchg_stream_encode(XCHG_STREAM_COMET, &eo, ipc.data, ipc.size, &block, &err) == XCHG_OK,
+        "Comet block %d: %s", i, err.message);
     size_t start = blocks.size;
     if (block != NULL) tu_bytes_append(&blocks, xchg_buf_data(block), xchg_buf_size(block));
     /* The header's field count, as Comet writes it (the encoder leaves 0):
@@ -208,7 +214,8 @@ static void check_convert_streams(void) {
   /* --batch-rows 1: every block is a batch of its own (by default they are
    * coalesced into batches of 8192 rows: test_cli_shuffle). */
   tu_cli_result r = run("convert '%s' '%s' --batch-rows 1", shuffle, out);
-  TU_CHECK(r.exit_code == 0 && r.err[0] == '\0', "convert of 64 Comet blocks: exit %d: %s", r.exit_code, r.err);
+  TU_CHECK(r.exit_code == 0 && r.err[0] == '\0', "convert of 64 Comet blocks: exit %d: %s",
+           r.exit_code, r.err);
   tu_cli_result_free(&r);
   batch_list got = read_batches(out);
   expect_batches("convert of 64 Comet blocks", &got, comet, 64);
@@ -221,8 +228,10 @@ static void check_convert_streams(void) {
   concatenate(mixed, NULL, 0, a, in_gold("1.0.0-littleendian/generated_primitive.stream"), NULL);
   size_t first = (size_t)parts[0].stream_end;
   char want[4600];
-  snprintf(want, sizeof want, "xchg: %s: IPC stream 2 at byte %zu: its schema differs from the first IPC stream's: "
-           "6 columns in the first IPC stream, 30 here\n", mixed, first);
+  snprintf(want, sizeof want,
+           "xchg: %s: IPC stream 2 at byte %zu: its schema differs from the first IPC stream's: "
+           "6 columns in the first IPC stream, 30 here\n",
+           mixed, first);
   TMP_PATH(none, "none.arrow");
   unlink(none);
   r = run("convert '%s' '%s'", mixed, none);
@@ -235,7 +244,8 @@ static void check_convert_streams(void) {
     snprintf(args, sizeof args, to_stdout[i], mixed);
     r = run("%s", args);
     TU_CHECK(r.exit_code == 1 && r.out_len == 0 && strstr(r.err, "its schema differs"),
-             "%s of two schemas writes nothing: exit %d, %zu bytes: %s", args, r.exit_code, r.out_len, r.err);
+             "%s of two schemas writes nothing: exit %d, %zu bytes: %s", args, r.exit_code,
+             r.out_len, r.err);
     tu_cli_result_free(&r);
   }
   /* A nested difference is named by its path. */
@@ -243,8 +253,9 @@ static void check_convert_streams(void) {
   concatenate(nested, NULL, 0, in_gold("1.0.0-littleendian/generated_nested.stream"),
               in_gold("1.0.0-littleendian/generated_nested_large_offsets.stream"), NULL);
   r = run("cat '%s'", nested);
-  TU_CHECK(r.exit_code == 1 && strstr(r.err, "IPC stream 2 at byte ") && strstr(r.err, ": column 0 \"") &&
-               strstr(r.err, "in the first IPC stream, ") && strstr(r.err, " here\n"),
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, "IPC stream 2 at byte ") &&
+               strstr(r.err, ": column 0 \"") && strstr(r.err, "in the first IPC stream, ") &&
+               strstr(r.err, " here\n"),
            "a column of another type is named: exit %d: %s", r.exit_code, r.err);
   tu_cli_result_free(&r);
   batch_list_free(&parts[0]);
@@ -274,31 +285,39 @@ static void check_concatenated_files(void) {
   TU_CHECK(parts[0].rows == 5050 && parts[1].rows == 10000 && parts[1].stream_end > 0 &&
                first + (size_t)parts[1].stream_end == size,
            "the files: %lld and %lld rows, ending at %lld and %lld", (long long)parts[0].rows,
-           (long long)parts[1].rows, (long long)parts[0].stream_end, (long long)parts[1].stream_end);
+           (long long)parts[1].rows, (long long)parts[0].stream_end,
+           (long long)parts[1].stream_end);
 
   /* The library reads the first file, with its own footer, and says where it ends. */
   batch_list lib = read_batches(f);
   expect_batches("the library on two files", &lib, parts, 1);
-  TU_CHECK(lib.stream_end == (int64_t)first, "the first file ends at %lld, want %zu", (long long)lib.stream_end, first);
+  TU_CHECK(lib.stream_end == (int64_t)first, "the first file ends at %lld, want %zu",
+           (long long)lib.stream_end, first);
   batch_list_free(&lib);
   xchg_ipc_reader *r = NULL;
   xchg_error err;
-  TU_CHECK(xchg_ipc_reader_open_file(f, NULL, &r, &err) == XCHG_OK && xchg_ipc_reader_num_batches(r) == 1,
-           "the first file's footer: %lld batches", r ? (long long)xchg_ipc_reader_num_batches(r) : -1);
+  TU_CHECK(xchg_ipc_reader_open_file(f, NULL, &r, &err) == XCHG_OK &&
+               xchg_ipc_reader_num_batches(r) == 1,
+           "the first file's footer: %lld batches",
+           r ? (long long)xchg_ipc_reader_num_batches(r) : -1);
   xchg_ipc_reader_free(r);
 
   for (int piped = 0; piped < 2; piped++) {
     const char *how = piped ? " (piped)" : "";
     tu_cli_result c = piped ? run("inspect --json - < '%s'", f) : run("inspect --json '%s'", f);
-    TU_CHECK(c.exit_code == 0 && strstr(c.out, "\"totals\": {\"streams\": 2, \"record_batches\": 2, \"rows\": 15050,"),
-             "inspect of two files%s: exit %d: %s%s", how, c.exit_code, c.out, c.err);
+    TU_CHECK(
+        c.exit_code == 0 &&
+            strstr(c.out, "\"totals\": {\"streams\": 2, \"record_batches\": 2, \"rows\": 15050,"),
+        "inspect of two files%s: exit %d: %s%s", how, c.exit_code, c.out, c.err);
     tu_cli_result_free(&c);
     c = piped ? run("cat - < '%s'", f) : run("cat '%s'", f);
-    TU_CHECK(c.exit_code == 0 && count_lines(c.out) == 1 + 15050, "cat of two files%s: exit %d, %d lines: %s", how,
-             c.exit_code, count_lines(c.out), c.err);
+    TU_CHECK(c.exit_code == 0 && count_lines(c.out) == 1 + 15050,
+             "cat of two files%s: exit %d, %d lines: %s", how, c.exit_code, count_lines(c.out),
+             c.err);
     tu_cli_result_free(&c);
     TMP_PATH(out, "f.out");
-    c = piped ? run("convert - '%s' --file < '%s'", out, f) : run("convert '%s' '%s' --file", f, out);
+    c = piped ? run("convert - '%s' --file < '%s'", out, f)
+              : run("convert '%s' '%s' --file", f, out);
     TU_CHECK(c.exit_code == 0, "convert of two files%s: exit %d: %s", how, c.exit_code, c.err);
     tu_cli_result_free(&c);
     batch_list got = read_batches(out);
@@ -311,33 +330,43 @@ static void check_concatenated_files(void) {
   static const char garbage[] = "garbage!";
   concatenate(f, garbage, 8, f1, f2, NULL);
   char want[4600];
-  snprintf(want, sizeof want, "xchg: %s: IPC stream 2 at byte %zu: the IPC file ends at byte %zu, after its closing "
-           "ARROW1 magic, and 8 bytes follow that are not an Arrow IPC stream or file (they begin 67 61 72 62)\n", f, first, size);
+  snprintf(
+      want, sizeof want,
+      "xchg: %s: IPC stream 2 at byte %zu: the IPC file ends at byte %zu, after its closing "
+      "ARROW1 magic, and 8 bytes follow that are not an Arrow IPC stream or file (they begin 67 61 72 62)\n",
+      f, first, size);
   tu_cli_result c = run("cat '%s'", f);
   TU_CHECK(c.exit_code == 1 && c.out_len == 0 && strcmp(c.err, want) == 0,
-           "cat of two files and garbage: exit %d, %zu bytes out, stderr:\n%swant:\n%s", c.exit_code, c.out_len,
-           c.err, want);
+           "cat of two files and garbage: exit %d, %zu bytes out, stderr:\n%swant:\n%s",
+           c.exit_code, c.out_len, c.err, want);
   tu_cli_result_free(&c);
   c = run("cat - < '%s'", f);
-  TU_CHECK(c.exit_code == 1 && strstr(c.err, "the IPC file ends at byte ") &&
-               strstr(c.err, " and bytes follow that are not an Arrow IPC stream or file (they begin 67 61 72 62)"),
-           "cat - of two files and garbage: exit %d: %s", c.exit_code, c.err);
+  TU_CHECK(
+      c.exit_code == 1 && strstr(c.err, "the IPC file ends at byte ") &&
+          strstr(
+              c.err,
+              " and bytes follow that are not an Arrow IPC stream or file (they begin 67 61 72 62)"),
+      "cat - of two files and garbage: exit %d: %s", c.exit_code, c.err);
   tu_cli_result_free(&c);
   concatenate(f, garbage, 8, f1, NULL);
-  snprintf(want, sizeof want, "xchg: %s: the IPC file ends at byte %zu, after its closing ARROW1 magic, and 8 bytes "
-           "follow that are not an Arrow IPC stream or file (they begin 67 61 72 62)\n", f, first);
+  snprintf(want, sizeof want,
+           "xchg: %s: the IPC file ends at byte %zu, after its closing ARROW1 magic, and 8 bytes "
+           "follow that are not an Arrow IPC stream or file (they begin 67 61 72 62)\n",
+           f, first);
   c = run("cat '%s'", f);
   TU_CHECK(c.exit_code == 1 && c.out_len == 0 && strcmp(c.err, want) == 0,
-           "cat of a file and garbage: exit %d, %zu bytes out, stderr:\n%swant:\n%s", c.exit_code, c.out_len, c.err,
-           want);
+           "cat of a file and garbage: exit %d, %zu bytes out, stderr:\n%swant:\n%s", c.exit_code,
+           c.out_len, c.err, want);
   tu_cli_result_free(&c);
 
   /* What is not IPC from its first byte is named as such. */
   static const char parquet[] = "PAR1 and then some bytes of a Parquet file PAR1";
   TU_CHECK(tu_write_file(f, parquet, sizeof parquet - 1) == 0, "cannot write %s", f);
   c = run("cat '%s'", f);
-  TU_CHECK(c.exit_code == 1 && strstr(c.err, "not an Arrow IPC stream or file: PAR1 magic at byte 0 (a Parquet file)"),
-           "cat of a Parquet file: exit %d: %s", c.exit_code, c.err);
+  TU_CHECK(
+      c.exit_code == 1 &&
+          strstr(c.err, "not an Arrow IPC stream or file: PAR1 magic at byte 0 (a Parquet file)"),
+      "cat of a Parquet file: exit %d: %s", c.exit_code, c.err);
   tu_cli_result_free(&c);
 
   /* A file then a stream, a stream then a file: every row. */
@@ -349,9 +378,10 @@ static void check_concatenated_files(void) {
     c = run("inspect --json - < '%s'", f);
     tu_cli_result d = run("inspect --json '%s'", f);
     const char *want_totals = "\"totals\": {\"streams\": 2, \"record_batches\": 2, \"rows\": 5827,";
-    TU_CHECK(c.exit_code == 0 && d.exit_code == 0 && strstr(c.out, want_totals) && strstr(d.out, want_totals),
-             "a %s then a %s: exit %d and %d: %s%s", order ? "stream" : "file", order ? "file" : "stream", c.exit_code,
-             d.exit_code, c.err, d.err);
+    TU_CHECK(c.exit_code == 0 && d.exit_code == 0 && strstr(c.out, want_totals) &&
+                 strstr(d.out, want_totals),
+             "a %s then a %s: exit %d and %d: %s%s", order ? "stream" : "file",
+             order ? "file" : "stream", c.exit_code, d.exit_code, c.err, d.err);
     tu_cli_result_free(&c);
     tu_cli_result_free(&d);
   }
@@ -365,12 +395,15 @@ static void check_concatenated_files(void) {
   memcpy(&other_footer, other.data + other.size - 10, 4);
   tu_bytes spliced = {0};
   tu_bytes_append(&spliced, prim.data, prim.size - 10 - (size_t)prim_footer);
-  tu_bytes_append(&spliced, other.data + other.size - 10 - (size_t)other_footer, (size_t)other_footer + 10);
+  tu_bytes_append(&spliced, other.data + other.size - 10 - (size_t)other_footer,
+                  (size_t)other_footer + 10);
   TU_CHECK(tu_write_file(f, spliced.data, spliced.size) == 0, "cannot write %s", f);
   for (int piped = 0; piped < 2; piped++) {
     c = piped ? run("cat - < '%s'", f) : run("cat '%s'", f);
-    TU_CHECK(c.exit_code == 1 && strstr(c.err, "footer schema and stream schema differ: 3 columns in the footer, 30 "
-                                                "in the stream"),
+    TU_CHECK(c.exit_code == 1 &&
+                 strstr(c.err,
+                        "footer schema and stream schema differ: 3 columns in the footer, 30 "
+                        "in the stream"),
              "another file's footer%s: exit %d: %s", piped ? " (piped)" : "", c.exit_code, c.err);
     tu_cli_result_free(&c);
   }
@@ -388,8 +421,9 @@ static void check_stdout_is_input(void) {
   const char *gold_file = in_gold("1.0.0-littleendian/generated_primitive.arrow_file");
   tu_bytes want = tu_read_bytes(gold_file);
   tu_cli_result r0;
-  static const char *const commands[] = {"cat '%s' >> '%s'", "cat - < '%s' >> '%s'", "inspect '%s' >> '%s'",
-                                         "inspect --rows '%s' >> '%s'", "cat '%s' 1<> '%s'"};
+  static const char *const commands[] = {"cat '%s' >> '%s'", "cat - < '%s' >> '%s'",
+                                         "inspect '%s' >> '%s'", "inspect --rows '%s' >> '%s'",
+                                         "cat '%s' 1<> '%s'"};
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
     TU_CHECK(tu_write_file(in, want.data, want.size) == 0, "cannot write %s", in);
     char args[9000];
@@ -398,7 +432,8 @@ static void check_stdout_is_input(void) {
     tu_bytes after = tu_read_bytes(in);
     TU_CHECK(r.exit_code == 1 && strstr(r.err, "xchg: standard output: is the same file as ") &&
                  after.size == want.size && memcmp(after.data, want.data, want.size) == 0,
-             "%s: exit %d, the input %s: %s", args, r.exit_code, after.size == want.size ? "kept" : "changed", r.err);
+             "%s: exit %d, the input %s: %s", args, r.exit_code,
+             after.size == want.size ? "kept" : "changed", r.err);
     free(after.data);
     tu_cli_result_free(&r);
   }
@@ -419,7 +454,8 @@ static void check_stdout_is_input(void) {
 static void check_option_names(void) {
   TMP_PATH(out, "bc.stream");
   tu_cli_result r = run("gen broadcast - --rows 20000 | '%s' convert - '%s'", cli, out);
-  TU_CHECK(r.exit_code == 0 && r.err[0] == '\0', "gen broadcast - | convert - OUT: exit %d: %s", r.exit_code, r.err);
+  TU_CHECK(r.exit_code == 0 && r.err[0] == '\0', "gen broadcast - | convert - OUT: exit %d: %s",
+           r.exit_code, r.err);
   tu_cli_result_free(&r);
   batch_list got = read_batches(out);
   TU_CHECK(got.rows == 20000, "convert of lz4-java input: %lld rows", (long long)got.rows);
@@ -429,26 +465,28 @@ static void check_option_names(void) {
   char args[9000];
   snprintf(args, sizeof args, "broadcast '%s' --rows 3000", wrapped);
   gen(args);
-  static const char *const named[] = {"convert '%s' '%s' --input-codec lz4-java", "convert '%s' '%s' --input-codec auto"};
+  static const char *const named[] = {"convert '%s' '%s' --input-codec lz4-java",
+                                      "convert '%s' '%s' --input-codec auto"};
   for (int i = 0; i < 2; i++) {
     snprintf(args, sizeof args, named[i], wrapped, out);
     r = run("%s", args);
     got = read_batches(out);
-    TU_CHECK(r.exit_code == 0 && r.err[0] == '\0' && got.rows == 3000, "%s: exit %d, %lld rows: %s", args, r.exit_code,
-             (long long)got.rows, r.err);
+    TU_CHECK(r.exit_code == 0 && r.err[0] == '\0' && got.rows == 3000, "%s: exit %d, %lld rows: %s",
+             args, r.exit_code, (long long)got.rows, r.err);
     batch_list_free(&got);
     tu_cli_result_free(&r);
   }
   r = run("convert '%s' '%s' --input-codec snappy-java", wrapped, out);
-  TU_CHECK(r.exit_code == 1, "convert --input-codec of the wrong codec: exit %d: %s", r.exit_code, r.err);
+  TU_CHECK(r.exit_code == 1, "convert --input-codec of the wrong codec: exit %d: %s", r.exit_code,
+           r.err);
   tu_cli_result_free(&r);
   r = run("convert '%s' '%s' --input-codec lz4", wrapped, out);
-  TU_CHECK(r.exit_code == 2 && strstr(r.err, "lz4-java"), "convert --input-codec lz4 is ambiguous: exit %d: %s",
-           r.exit_code, r.err);
+  TU_CHECK(r.exit_code == 2 && strstr(r.err, "lz4-java"),
+           "convert --input-codec lz4 is ambiguous: exit %d: %s", r.exit_code, r.err);
   tu_cli_result_free(&r);
   r = run("cat '%s' --input-codec lz4-java --limit 2", wrapped);
-  TU_CHECK(r.exit_code == 0 && count_lines(r.out) == 3 && r.err[0] == '\0', "cat --input-codec: exit %d: %s",
-           r.exit_code, r.err);
+  TU_CHECK(r.exit_code == 0 && count_lines(r.out) == 3 && r.err[0] == '\0',
+           "cat --input-codec: exit %d: %s", r.exit_code, r.err);
   tu_cli_result_free(&r);
   r = run("inspect '%s' --input-codec=lz4-java", wrapped);
   TU_CHECK(r.exit_code == 0 && strstr(r.out, "\ncodec: lz4-java\n") && r.err[0] == '\0',
@@ -461,25 +499,29 @@ static void check_option_names(void) {
   for (int s = 0; s < 2; s++) {
     r = run("convert '%s' '%s' %s zstd --level 3", out, zstd, spellings[s]);
     char want_warning[200];
-    snprintf(want_warning, sizeof want_warning, "xchg convert: warning: --codec is deprecated, use --compression");
+    snprintf(want_warning, sizeof want_warning,
+             "xchg convert: warning: --codec is deprecated, use --compression");
     TU_CHECK(r.exit_code == 0 && (s == 0 ? r.err[0] == '\0' : strstr(r.err, want_warning) != NULL),
              "convert %s zstd: exit %d: %s", spellings[s], r.exit_code, r.err);
     tu_cli_result_free(&r);
     r = run("inspect --messages '%s'", zstd);
-    TU_CHECK(r.exit_code == 0 && strstr(r.out, "compression zstd"), "convert %s zstd compresses: %s", spellings[s],
-             r.out);
+    TU_CHECK(r.exit_code == 0 && strstr(r.out, "compression zstd"),
+             "convert %s zstd compresses: %s", spellings[s], r.out);
     tu_cli_result_free(&r);
     r = run("gen cache '%s' --rows 100 %s lz4", zstd, spellings[s]);
-    TU_CHECK(r.exit_code == 0 && (s == 0 ? r.err[0] == '\0' : strstr(r.err, "xchg gen: warning: --codec is deprecated, "
-                                                                              "use --compression") != NULL),
+    TU_CHECK(r.exit_code == 0 && (s == 0 ? r.err[0] == '\0'
+                                         : strstr(r.err,
+                                                  "xchg gen: warning: --codec is deprecated, "
+                                                  "use --compression") != NULL),
              "gen %s lz4: exit %d: %s", spellings[s], r.exit_code, r.err);
     tu_cli_result_free(&r);
     r = run("inspect --messages '%s'", zstd);
-    TU_CHECK(r.exit_code == 0 && strstr(r.out, "compression lz4 "), "gen %s lz4 compresses: %s", spellings[s],
-             r.out);
+    TU_CHECK(r.exit_code == 0 && strstr(r.out, "compression lz4 "), "gen %s lz4 compresses: %s",
+             spellings[s], r.out);
     tu_cli_result_free(&r);
   }
-  static const char *const readers[] = {"cat '%s' --codec lz4-java --limit 1", "inspect '%s' --codec lz4-java"};
+  static const char *const readers[] = {"cat '%s' --codec lz4-java --limit 1",
+                                        "inspect '%s' --codec lz4-java"};
   for (int i = 0; i < 2; i++) {
     snprintf(args, sizeof args, readers[i], wrapped);
     r = run("%s", args);
@@ -501,12 +543,13 @@ static void check_rows_report(void) {
   TU_CHECK(tu_write_file(path, rows.data, rows.size - 3) == 0, "cannot write %s", path);
   tu_cli_result r = run("inspect --rows '%s'", path);
   TU_CHECK(r.exit_code == 1 && r.out_len == 0 && strstr(r.err, "row 49"),
-           "inspect --rows of a cut stream: exit %d, stdout %zu bytes: %s%s", r.exit_code, r.out_len, r.out, r.err);
+           "inspect --rows of a cut stream: exit %d, stdout %zu bytes: %s%s", r.exit_code,
+           r.out_len, r.out, r.err);
   tu_cli_result_free(&r);
   TU_CHECK(tu_write_file(path, rows.data, rows.size) == 0, "cannot write %s", path);
   r = run("inspect --rows '%s'", path);
-  TU_CHECK(r.exit_code == 0 && strstr(r.out, "rows: 50\n"), "inspect --rows of the whole stream: exit %d: %s%s",
-           r.exit_code, r.out, r.err);
+  TU_CHECK(r.exit_code == 0 && strstr(r.out, "rows: 50\n"),
+           "inspect --rows of the whole stream: exit %d: %s%s", r.exit_code, r.out, r.err);
   tu_cli_result_free(&r);
   free(rows.data);
 }
@@ -546,9 +589,12 @@ static tu_bytes run_on_pty(char *const argv[], int *exit_code) {
   char buf[4096];
   for (;;) {
     ssize_t n = read(master, buf, sizeof buf);
-    if (n > 0) tu_bytes_append(&seen, buf, (size_t)n);
-    else if (n < 0 && errno == EINTR) continue;
-    else break; /* EIO once the child has closed the pty */
+    if (n > 0)
+      tu_bytes_append(&seen, buf, (size_t)n);
+    else if (n < 0 && errno == EINTR)
+      continue;
+    else
+      break; /* EIO once the child has closed the pty */
   }
   int status = 0;
   waitpid(pid, &status, 0);
@@ -564,8 +610,9 @@ static void check_terminal(void) {
   char args[9000];
   snprintf(args, sizeof args, "cache '%s' --rows 100", in);
   gen(args);
-  static const char refusal[] = "xchg: standard output: is a terminal: refusing to write binary data to it "
-                                "(redirect it to a file or a pipe, or use -f/--force)";
+  static const char refusal[] =
+      "xchg: standard output: is a terminal: refusing to write binary data to it "
+      "(redirect it to a file or a pipe, or use -f/--force)";
   char *convert[] = {(char *)cli, "convert", in, "-", NULL};
   char *gen_cache[] = {(char *)cli, "gen", "cache", "-", "--rows", "100", NULL};
   char *gen_rows[] = {(char *)cli, "gen", "rows", "-", "--rows", "100", NULL};
@@ -575,10 +622,10 @@ static void check_terminal(void) {
   for (int i = 0; i < 3; i++) {
     int rc;
     tu_bytes seen = run_on_pty(refused[i], &rc);
-    TU_CHECK(rc == 1 && seen.data != NULL && strstr((char *)seen.data, refusal) && !contains(&seen, "ARROW") &&
-                 seen.size < sizeof refusal + 8,
-             "%s %s to a terminal: exit %d, %zu bytes: %.300s", refused[i][1], refused[i][2], rc, seen.size,
-             seen.data ? (char *)seen.data : "");
+    TU_CHECK(rc == 1 && seen.data != NULL && strstr((char *)seen.data, refusal) &&
+                 !contains(&seen, "ARROW") && seen.size < sizeof refusal + 8,
+             "%s %s to a terminal: exit %d, %zu bytes: %.300s", refused[i][1], refused[i][2], rc,
+             seen.size, seen.data ? (char *)seen.data : "");
     free(seen.data);
   }
   char **allowed[] = {forced, forced_gen};
@@ -599,12 +646,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   static const tu_case cases[] = {
-      {"convert_streams", check_convert_streams},
-      {"concatenated_files", check_concatenated_files},
-      {"stdout_is_input", check_stdout_is_input},
-      {"option_names", check_option_names},
-      {"rows_report", check_rows_report},
-      {"terminal", check_terminal},
+      {"convert_streams", check_convert_streams}, {"concatenated_files", check_concatenated_files},
+      {"stdout_is_input", check_stdout_is_input}, {"option_names", check_option_names},
+      {"rows_report", check_rows_report},         {"terminal", check_terminal},
   };
   int rc = TU_MAIN(argc, argv, "cli_data", cases);
   tu_run("rm -rf '%s'", tmp);

@@ -46,7 +46,8 @@ static const char *cli;
 static char gold_stream[4096];
 static char stderr_path[4200]; /* where the CLI's standard error goes */
 
-static const char enospc_stdout[] = "xchg: write to standard output failed: No space left on device\n";
+static const char enospc_stdout[] =
+    "xchg: write to standard output failed: No space left on device\n";
 
 /* The full device the test writes to: a node of its own (char 1,7 made
  * with mknod, so that a regression that unlinks its output removes the
@@ -98,7 +99,8 @@ static cli_run finish_cli(pid_t pid) {
   if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
   tu_bytes raw = tu_read_bytes(stderr_path);
-  tu_bytes_append(&r.err, raw.data != NULL ? raw.data : (uint8_t *)"", raw.size); /* keeps a spare byte */
+  tu_bytes_append(&r.err, raw.data != NULL ? raw.data : (uint8_t *)"",
+                  raw.size); /* keeps a spare byte */
   r.err.data[r.err.size] = '\0';
   free(raw.data);
   return r;
@@ -110,21 +112,27 @@ static cli_run run_cli(const char *const *args, int out_fd) {
 
 #define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
-static bool stderr_is(const cli_run *r, const char *want) { return strcmp((const char *)r->err.data, want) == 0; }
-static bool stderr_has(const cli_run *r, const char *want) { return strstr((const char *)r->err.data, want) != NULL; }
+static bool stderr_is(const cli_run *r, const char *want) {
+  return strcmp((const char *)r->err.data, want) == 0;
+}
+static bool stderr_has(const cli_run *r, const char *want) {
+  return strstr((const char *)r->err.data, want) != NULL;
+}
 
 /* ---- files --------------------------------------------------------------------- */
 
 static bool same_bytes(const tu_bytes *a, const char *path) {
   tu_bytes b = tu_read_bytes(path);
-  bool same = b.data != NULL && a->data != NULL && a->size == b.size && memcmp(a->data, b.data, a->size) == 0;
+  bool same = b.data != NULL && a->data != NULL && a->size == b.size &&
+              memcmp(a->data, b.data, a->size) == 0;
   free(b.data);
   return same;
 }
 
 static void copy_file(const char *from, const char *to) {
   tu_bytes b = tu_read_bytes(from);
-  TU_CHECK(b.data != NULL && tu_write_file(to, b.data, b.size) == 0, "%s: cannot copy the test input", to);
+  TU_CHECK(b.data != NULL && tu_write_file(to, b.data, b.size) == 0,
+           "%s: cannot copy the test input", to);
   free(b.data);
 }
 
@@ -141,7 +149,8 @@ static void list_dir(char *out, size_t size) {
   if (d != NULL) closedir(d);
   qsort(names, (size_t)n, sizeof names[0], (int (*)(const void *, const void *))strcmp);
   out[0] = '\0';
-  for (int i = 0; i < n; i++) snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? " " : "", names[i]);
+  for (int i = 0; i < n; i++)
+    snprintf(out + strlen(out), size - strlen(out), "%s%s", i ? " " : "", names[i]);
 }
 
 static void clear_dir(void) {
@@ -176,22 +185,24 @@ static void check_same_file(void) {
   copy_file(gold_stream, in);
   tu_bytes before = tu_read_bytes(in);
   cli_run r = run_cli(ARGS("convert", in, in), -1);
-  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "same file"), "convert IN IN: exit %d: %s", r.exit_code, r.err.data);
+  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "same file"), "convert IN IN: exit %d: %s",
+           r.exit_code, r.err.data);
   TU_CHECK(same_bytes(&before, in), "convert IN IN changed IN");
   free(r.err.data);
 
   TU_CHECK(symlink("in.stream", link) == 0, "symlink: %s", strerror(errno));
   r = run_cli(ARGS("convert", in, link), -1);
-  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "same file"), "convert IN LINK-TO-IN: exit %d: %s", r.exit_code,
-           r.err.data);
+  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "same file"), "convert IN LINK-TO-IN: exit %d: %s",
+           r.exit_code, r.err.data);
   TU_CHECK(same_bytes(&before, in), "convert IN LINK-TO-IN changed IN");
   free(r.err.data);
 
   int append = open(in, O_WRONLY | O_APPEND);
   r = run_cli(ARGS("convert", in, "-"), append);
   close(append);
-  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "xchg: standard output: is the same file as the input"),
-           "convert IN - >> IN: exit %d: %s", r.exit_code, r.err.data);
+  TU_CHECK(
+      r.exit_code == 1 && stderr_has(&r, "xchg: standard output: is the same file as the input"),
+      "convert IN - >> IN: exit %d: %s", r.exit_code, r.err.data);
   TU_CHECK(same_bytes(&before, in), "convert IN - >> IN changed IN");
   free(r.err.data);
   free(before.data);
@@ -202,7 +213,8 @@ static void check_same_file(void) {
 
 static void check_links_and_modes(void) {
   clear_dir();
-  char *in = path_in_dir("in.stream"), *plain = path_in_dir("plain"), *target = path_in_dir("target");
+  char *in = path_in_dir("in.stream"), *plain = path_in_dir("plain"),
+       *target = path_in_dir("target");
   char *link = path_in_dir("link"), *dangling = path_in_dir("dangling");
   copy_file(gold_stream, in);
   mode_t old_umask = umask(0);
@@ -221,23 +233,25 @@ static void check_links_and_modes(void) {
   TU_CHECK(r.exit_code == 0, "convert through a link: exit %d: %s", r.exit_code, r.err.data);
   TU_CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode), "the link OUT is no longer a link");
   TU_CHECK(same_bytes(&want, target), "the file the link points to was not replaced by the output");
-  TU_CHECK(mode_of(target) == 0640, "the replaced file has mode %o, not its old 0640", mode_of(target));
+  TU_CHECK(mode_of(target) == 0640, "the replaced file has mode %o, not its old 0640",
+           mode_of(target));
   free(r.err.data);
   free(want.data);
 
   TU_CHECK(symlink("nowhere", dangling) == 0, "symlink: %s", strerror(errno));
   r = run_cli(ARGS("convert", in, dangling), -1);
-  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "symbolic link"), "convert to a dangling link: exit %d: %s",
-           r.exit_code, r.err.data);
+  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "symbolic link"),
+           "convert to a dangling link: exit %d: %s", r.exit_code, r.err.data);
   free(r.err.data);
 
   r = run_cli(ARGS("convert", in, path_in_dir("nodir/out")), -1);
-  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "nodir") && stderr_has(&r, "No such file or directory"),
-           "convert into a missing directory: exit %d: %s", r.exit_code, r.err.data);
+  TU_CHECK(
+      r.exit_code == 1 && stderr_has(&r, "nodir") && stderr_has(&r, "No such file or directory"),
+      "convert into a missing directory: exit %d: %s", r.exit_code, r.err.data);
   free(r.err.data);
   r = run_cli(ARGS("convert", in, dir), -1);
-  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "is a directory"), "convert into a directory: exit %d: %s",
-           r.exit_code, r.err.data);
+  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "is a directory"),
+           "convert into a directory: exit %d: %s", r.exit_code, r.err.data);
   free(r.err.data);
   check_dir_holds("links and modes", "dangling in.stream link plain target");
 }
@@ -246,21 +260,23 @@ static void check_links_and_modes(void) {
 
 static void check_failure_keeps_old_output(void) {
   clear_dir();
-  char *big = path_in_dir("big.stream"), *cut = path_in_dir("cut.stream"), *out = path_in_dir("out");
+  char *big = path_in_dir("big.stream"), *cut = path_in_dir("cut.stream"),
+       *out = path_in_dir("out");
   cli_run r = run_cli(ARGS("gen", "cache", big, "--rows", "30000"), -1);
   TU_CHECK(r.exit_code == 0, "gen cache: exit %d: %s", r.exit_code, r.err.data);
   free(r.err.data);
   tu_bytes whole = tu_read_bytes(big);
   /* the schema and the first two batches whole, then a cut in the third */
-  TU_CHECK(whole.data != NULL && tu_write_file(cut, whole.data, whole.size * 5 / 6) == 0, "cut input: write");
+  TU_CHECK(whole.data != NULL && tu_write_file(cut, whole.data, whole.size * 5 / 6) == 0,
+           "cut input: write");
   free(whole.data);
   unlink(big);
   copy_file(gold_stream, out);
   chmod(out, 0604);
   tu_bytes before = tu_read_bytes(out);
   r = run_cli(ARGS("convert", cut, out), -1);
-  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "cut.stream"), "convert of a cut input: exit %d: %s", r.exit_code,
-           r.err.data);
+  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "cut.stream"), "convert of a cut input: exit %d: %s",
+           r.exit_code, r.err.data);
   TU_CHECK(same_bytes(&before, out), "a failed convert changed the old OUT");
   TU_CHECK(mode_of(out) == 0604, "a failed convert changed the mode of OUT to %o", mode_of(out));
   free(r.err.data);
@@ -273,7 +289,8 @@ static void check_failure_keeps_old_output(void) {
 /* A char device 1,7 of the test's own that can be opened, else /dev/full. */
 static void choose_full_device(void) {
   snprintf(full_device, sizeof full_device, "%s.full", dir);
-  int fd = mknod(full_device, S_IFCHR | 0666, makedev(1, 7)) == 0 ? open(full_device, O_WRONLY) : -1;
+  int fd =
+      mknod(full_device, S_IFCHR | 0666, makedev(1, 7)) == 0 ? open(full_device, O_WRONLY) : -1;
   if (fd >= 0) {
     close(fd);
     return;
@@ -285,33 +302,35 @@ static void choose_full_device(void) {
 static void check_full_device(void) {
   clear_dir();
   char enospc_full[4400];
-  snprintf(enospc_full, sizeof enospc_full, "xchg: write to '%s' failed: No space left on device\n", full_device);
-  TU_CHECK(is_char_device(full_device), "%s is not a character device: the test cannot run", full_device);
+  snprintf(enospc_full, sizeof enospc_full, "xchg: write to '%s' failed: No space left on device\n",
+           full_device);
+  TU_CHECK(is_char_device(full_device), "%s is not a character device: the test cannot run",
+           full_device);
   char *in = path_in_dir("in.stream"), *out = path_in_dir("out");
   copy_file(gold_stream, in);
   cli_run r = run_cli(ARGS("convert", in, full_device), -1);
-  TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_full), "convert IN %s: exit %d: %s", full_device, r.exit_code,
-           r.err.data);
+  TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_full), "convert IN %s: exit %d: %s",
+           full_device, r.exit_code, r.err.data);
   free(r.err.data);
   r = run_cli(ARGS("gen", "cache", full_device, "--rows", "20000"), -1);
-  TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_full), "gen cache %s: exit %d: %s", full_device, r.exit_code,
-           r.err.data);
+  TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_full), "gen cache %s: exit %d: %s", full_device,
+           r.exit_code, r.err.data);
   free(r.err.data);
   TU_CHECK(is_char_device(full_device), "%s is gone or no longer a character device", full_device);
 
   int full = open(full_device, O_WRONLY);
   TU_CHECK(full >= 0, "cannot open %s: %s", full_device, strerror(errno));
-  const char *const *cases[] = {ARGS("convert", in, "-"), ARGS("cat", in), ARGS("cat", in, "--format", "arrow-json"),
-                                ARGS("inspect", in)};
+  const char *const *cases[] = {ARGS("convert", in, "-"), ARGS("cat", in),
+                                ARGS("cat", in, "--format", "arrow-json"), ARGS("inspect", in)};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     r = run_cli(cases[i], full);
-    TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_stdout), "%s %s > full device: exit %d: %s", cases[i][0],
-             cases[i][1], r.exit_code, r.err.data);
+    TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_stdout), "%s %s > full device: exit %d: %s",
+             cases[i][0], cases[i][1], r.exit_code, r.err.data);
     free(r.err.data);
   }
   r = run_cli(ARGS("gen", "rows", out, "--rows", "100", "--sums"), full);
-  TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_stdout), "gen --sums > full device: exit %d: %s", r.exit_code,
-           r.err.data);
+  TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_stdout),
+           "gen --sums > full device: exit %d: %s", r.exit_code, r.err.data);
   free(r.err.data);
   close(full);
   check_dir_holds("writing to /dev/full", "in.stream");
@@ -344,7 +363,8 @@ static void check_broken_pipe(void) {
   void (*old)(int) = signal(SIGPIPE, SIG_IGN);
   size_t fed = 0;
   while (fed < input.size) {
-    ssize_t k = write(in_pipe[1], input.data + fed, input.size - fed < 65536 ? input.size - fed : 65536);
+    ssize_t k =
+        write(in_pipe[1], input.data + fed, input.size - fed < 65536 ? input.size - fed : 65536);
     if (k < 0 && errno == EINTR) continue;
     if (k <= 0) break;
     fed += (size_t)k;
@@ -352,10 +372,11 @@ static void check_broken_pipe(void) {
   close(in_pipe[1]);
   signal(SIGPIPE, old);
   r = finish_cli(pid);
-  TU_CHECK(r.exit_code == 1 && stderr_is(&r, "xchg: write to standard output failed: Broken pipe\n"),
-           "cat into a closed pipe: exit %d, signal %d: %s", r.exit_code, r.signal, r.err.data);
-  TU_CHECK(fed < input.size / 4, "cat into a closed pipe read %zu of %zu input bytes before stopping", fed,
-           input.size);
+  TU_CHECK(
+      r.exit_code == 1 && stderr_is(&r, "xchg: write to standard output failed: Broken pipe\n"),
+      "cat into a closed pipe: exit %d, signal %d: %s", r.exit_code, r.signal, r.err.data);
+  TU_CHECK(fed < input.size / 4,
+           "cat into a closed pipe read %zu of %zu input bytes before stopping", fed, input.size);
   free(r.err.data);
   free(input.data);
 }
@@ -370,16 +391,19 @@ static void check_inspect_failure_prints_nothing(void) {
   int64_t rows[2000];
   for (int i = 0; i < 2000; i++) rows[i] = 1;
   xchg_buf *stream = NULL;
-  TU_CHECK(cd_make_stream(0, rows, 2000, 0, XCHG_BLOCK_NONE, &stream) == 0 && tu_write_file(cut, xchg_buf_data(stream), xchg_buf_size(stream) - 20) == 0, "cut input: cannot make it");
+  TU_CHECK(cd_make_stream(0, rows, 2000, 0, XCHG_BLOCK_NONE, &stream) == 0 &&
+               tu_write_file(cut, xchg_buf_data(stream), xchg_buf_size(stream) - 20) == 0,
+           "cut input: cannot make it");
   xchg_buf_unref(stream);
   int out = open(shown, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   cli_run r = run_cli(ARGS("inspect", cut), out);
   close(out);
   size_t size = 0;
   uint8_t *printed = tu_read_file(shown, &size);
-  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "cut.stream"), "inspect of a cut input: exit %d: %s", r.exit_code,
-           r.err.data);
-  TU_CHECK(printed != NULL && size == 0, "inspect of a cut input printed %zu bytes before its error", size);
+  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "cut.stream"), "inspect of a cut input: exit %d: %s",
+           r.exit_code, r.err.data);
+  TU_CHECK(printed != NULL && size == 0,
+           "inspect of a cut input printed %zu bytes before its error", size);
   free(printed);
   free(r.err.data);
 }
@@ -394,9 +418,11 @@ static bool temp_file_exists(void) {
 
 static void check_killed_while_writing(void) {
   clear_dir();
-  pid_t pid = start_cli(ARGS("gen", "cache", path_in_dir("out"), "--rows", "1000000000"), -1, -1, false);
+  pid_t pid =
+      start_cli(ARGS("gen", "cache", path_in_dir("out"), "--rows", "1000000000"), -1, -1, false);
   /* waits for the temporary file, a few seconds at most (a guard, not a measure) */
-  for (int i = 0; i < 3000 && !temp_file_exists(); i++) nanosleep(&(struct timespec){0, 10000000}, NULL);
+  for (int i = 0; i < 3000 && !temp_file_exists(); i++)
+    nanosleep(&(struct timespec){0, 10000000}, NULL);
   TU_CHECK(temp_file_exists(), "gen did not create its temporary file beside OUT");
   kill(pid, SIGTERM);
   cli_run r = finish_cli(pid);
@@ -407,7 +433,8 @@ static void check_killed_while_writing(void) {
 
 int main(int argc, char **argv) {
   cli = tu_cli_path();
-  tu_testdata_path(gold_stream, sizeof gold_stream, "arrow-gold/1.0.0-littleendian/generated_primitive.stream");
+  tu_testdata_path(gold_stream, sizeof gold_stream,
+                   "arrow-gold/1.0.0-littleendian/generated_primitive.stream");
   if (mkdtemp(dir) == NULL) {
     perror("test_cli_output: mkdtemp");
     return 1;

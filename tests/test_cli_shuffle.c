@@ -62,7 +62,8 @@ static long long batches_of(const char *path, long long want_rows) {
   long long batches = -1, rows = -1;
   const char *summary = strstr(r.out, "summary: ");
   const char *comma = summary != NULL ? strchr(summary, ',') : NULL;
-  if (r.exit_code != 0 || comma == NULL || sscanf(summary, "summary: %lld record batch", &batches) != 1 ||
+  if (r.exit_code != 0 || comma == NULL ||
+      sscanf(summary, "summary: %lld record batch", &batches) != 1 ||
       sscanf(comma, ", %lld rows", &rows) != 1)
     TU_CHECK(0, "inspect %s: exit %d: %s%s", path, r.exit_code, r.out, r.err);
   TU_CHECK(rows == want_rows, "%s: %lld rows, want %lld", path, rows, want_rows);
@@ -72,24 +73,29 @@ static long long batches_of(const char *path, long long want_rows) {
 
 /* `cat` of out prints what `cat` of in does, and out has rows rows in
  * want_batches batches (-1: any count). */
-static void expect_same_rows(const char *in, const char *out, long long rows, long long want_batches) {
+static void expect_same_rows(const char *in, const char *out, long long rows,
+                             long long want_batches) {
   tu_cli_result a = run("cat '%s' --format json", in);
   tu_cli_result b = run("cat '%s' --format json", out);
   TU_CHECK(a.exit_code == 0 && b.exit_code == 0 && a.out_len > 0 && a.out_len == b.out_len &&
                memcmp(a.out, b.out, a.out_len) == 0,
-           "cat of %s (%zu bytes) and of %s (%zu bytes) differ: %s%s", in, a.out_len, out, b.out_len, a.err, b.err);
+           "cat of %s (%zu bytes) and of %s (%zu bytes) differ: %s%s", in, a.out_len, out,
+           b.out_len, a.err, b.err);
   tu_cli_result_free(&a);
   tu_cli_result_free(&b);
   long long batches = batches_of(out, rows);
-  TU_CHECK(want_batches < 0 || batches == want_batches, "%s: %lld batches, want %lld", out, batches, want_batches);
+  TU_CHECK(want_batches < 0 || batches == want_batches, "%s: %lld batches, want %lld", out, batches,
+           want_batches);
 }
 
 /* 10000 rows in blocks of 64: 157 blocks, the last of 16 rows. */
 static void gen_shuffle(const char *path, const char *format, const char *codec, int columns) {
   char what[4400];
   snprintf(what, sizeof what, "gen shuffle %s %s %d", format, codec, columns);
-  must_run(what, run("gen shuffle '%s' --format %s --compression %s --rows 10000 --block-rows 64 --columns %d -f", path,
-                     format, codec, columns));
+  must_run(
+      what,
+      run("gen shuffle '%s' --format %s --compression %s --rows 10000 --block-rows 64 --columns %d -f",
+          path, format, codec, columns));
 }
 
 static void check_codecs(void) {
@@ -100,13 +106,15 @@ static void check_codecs(void) {
     gen_shuffle(in, "comet", codecs[i], 5);
     must_run("convert", run("convert '%s' '%s'", in, out));
     expect_same_rows(in, out, 10000, 2); /* 128 blocks make 8192 rows, then the rest */
-    must_run("convert --input-codec comet", run("convert --input-codec comet - '%s' < '%s'", out, in));
+    must_run("convert --input-codec comet",
+             run("convert --input-codec comet - '%s' < '%s'", out, in));
     expect_same_rows(in, out, 10000, 2);
   }
   /* Blocks without a field count in their header (xchg_stream_encode
    * writes 0) are read block by block, and coalesced all the same. */
   TMP_PATH(bc, "broadcast.comet");
-  must_run("gen broadcast --outer comet", run("gen broadcast '%s' --outer comet --rows 20000 -f", bc));
+  must_run("gen broadcast --outer comet",
+           run("gen broadcast '%s' --outer comet --rows 20000 -f", bc));
   must_run("convert of blocks without a field count", run("convert '%s' '%s'", bc, out));
   expect_same_rows(bc, out, 20000, -1);
   static const char *const body[] = {"none", "lz4", "zstd"};
@@ -121,26 +129,29 @@ static void check_batch_rows(void) {
   TMP_PATH(in, "in.comet");
   TMP_PATH(out, "out.arrow");
   gen_shuffle(in, "comet", "lz4", 5);
-  static const struct { long long rows, batches; } cases[] = {
-      {1, 157}, {7, 157}, {65, 79}, {127, 79}, {128, 79}, {129, 53}, {20000, 1}};
+  static const struct {
+    long long rows, batches;
+  } cases[] = {{1, 157}, {7, 157}, {65, 79}, {127, 79}, {128, 79}, {129, 53}, {20000, 1}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    must_run("convert --batch-rows", run("convert '%s' '%s' --batch-rows %lld", in, out, cases[i].rows));
+    must_run("convert --batch-rows",
+             run("convert '%s' '%s' --batch-rows %lld", in, out, cases[i].rows));
     expect_same_rows(in, out, 10000, cases[i].batches);
   }
 }
 
 /* convert of in fails, its error saying needle, and leaves no OUT. */
-static void expect_refused(const char *what, const char *in, const char *extra, const char *needle) {
+static void expect_refused(const char *what, const char *in, const char *extra,
+                           const char *needle) {
   TMP_PATH(out, "refused.arrow");
   unlink(out);
   tu_cli_result r = run("convert '%s' '%s' %s", in, out, extra);
   TU_CHECK(r.exit_code == 1 && strstr(r.err, needle) != NULL && access(out, F_OK) != 0,
-           "%s: exit %d, OUT %s, stderr %s (want %s)", what, r.exit_code, access(out, F_OK) == 0 ? "written" : "absent",
-           r.err, needle);
+           "%s: exit %d, OUT %s, stderr %s (want %s)", what, r.exit_code,
+           access(out, F_OK) == 0 ? "written" : "absent", r.err, needle);
   tu_cli_result_free(&r);
   r = run("convert '%s' - %s", in, extra);
-  TU_CHECK(r.exit_code == 1 && r.out_len == 0, "%s to standard output: exit %d, %zu bytes written", what, r.exit_code,
-           r.out_len);
+  TU_CHECK(r.exit_code == 1 && r.out_len == 0, "%s to standard output: exit %d, %zu bytes written",
+           what, r.exit_code, r.out_len);
   tu_cli_result_free(&r);
 }
 
@@ -191,14 +202,17 @@ static void check_inspect(void) {
     snprintf(want, sizeof want, "\nblocks: 157 Comet blocks (%s), 10000 rows, ", codecs[i]);
     char coalesced[] = " on the wire, coalesced into 2 batches of 8192 rows\n";
     tu_cli_result r = run("inspect '%s'", in);
-    TU_CHECK(r.exit_code == 0 && strstr(r.out, want) && strstr(r.out, coalesced), "inspect of %s blocks: exit %d: %s%s",
-             codecs[i], r.exit_code, r.out, r.err);
+    TU_CHECK(r.exit_code == 0 && strstr(r.out, want) && strstr(r.out, coalesced),
+             "inspect of %s blocks: exit %d: %s%s", codecs[i], r.exit_code, r.out, r.err);
     tu_cli_result_free(&r);
-    snprintf(want, sizeof want, "\"blocks\": {\"count\": 157, \"rows\": 10000, \"wire_bytes\": %lld, \"batches\": 2, "
-             "\"batch_rows\": 8192, \"codecs\": {\"%s\": 157}}\n}\n", size, codecs[i]);
+    snprintf(want, sizeof want,
+             "\"blocks\": {\"count\": 157, \"rows\": 10000, \"wire_bytes\": %lld, \"batches\": 2, "
+             "\"batch_rows\": 8192, \"codecs\": {\"%s\": 157}}\n}\n",
+             size, codecs[i]);
     r = run("inspect --json '%s'", in);
-    TU_CHECK(r.exit_code == 0 && strstr(r.out, want), "inspect --json of %s blocks: exit %d: %s%s (want %s)", codecs[i],
-             r.exit_code, r.out, r.err, want);
+    TU_CHECK(r.exit_code == 0 && strstr(r.out, want),
+             "inspect --json of %s blocks: exit %d: %s%s (want %s)", codecs[i], r.exit_code, r.out,
+             r.err, want);
     tu_cli_result_free(&r);
   }
 }

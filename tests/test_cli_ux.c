@@ -81,7 +81,8 @@ static json_t *load_gold_json(const char *name) {
 static size_t gold_rows(json_t *doc) {
   size_t rows = 0, i;
   json_t *b;
-  json_array_foreach(json_object_get(doc, "batches"), i, b) rows += (size_t)json_integer_value(json_object_get(b, "count"));
+  json_array_foreach(json_object_get(doc, "batches"), i, b) rows +=
+      (size_t)json_integer_value(json_object_get(b, "count"));
   return rows;
 }
 
@@ -98,13 +99,16 @@ static void check_columns(void) {
   gold_path(path, sizeof path, "1.0.0-littleendian/generated_primitive.stream");
   tu_cli_result r = run("cat '%s' --columns no_such_column", path);
   json_t *doc = load_gold_json("1.0.0-littleendian/generated_primitive.json.gz");
-  TU_CHECK(r.exit_code == 1 && strstr(r.err, "no_such_column"), "unknown column: exit %d: %s", r.exit_code, r.err);
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, "no_such_column"), "unknown column: exit %d: %s",
+           r.exit_code, r.err);
   size_t i;
   json_t *f;
   json_array_foreach(json_object_get(json_object_get(doc, "schema"), "fields"), i, f) {
     char name[300];
-    snprintf(name, sizeof name, "%s%s", i ? ", " : "are: ", json_string_value(json_object_get(f, "name")));
-    TU_CHECK(strstr(r.err, name) != NULL, "the unknown-column error does not list \"%s\": %s", name, r.err);
+    snprintf(name, sizeof name, "%s%s",
+             i ? ", " : "are: ", json_string_value(json_object_get(f, "name")));
+    TU_CHECK(strstr(r.err, name) != NULL, "the unknown-column error does not list \"%s\": %s", name,
+             r.err);
   }
   json_decref(doc);
   tu_cli_result_free(&r);
@@ -117,9 +121,10 @@ static void check_columns(void) {
   tu_cli_result_free(&r);
   r = run("cat '%s' --columns '#3' --format json", path);
   doc = load_gold_json("1.0.0-littleendian/generated_union.json.gz");
-  TU_CHECK(r.exit_code == 0 && count_lines(r.out) == (int)gold_rows(doc) && strncmp(r.out, "{\"dense\":", 9) == 0,
-           "--columns '#3': exit %d, %d lines (want %zu): %.200s%s", r.exit_code, count_lines(r.out), gold_rows(doc),
-           r.out, r.err);
+  TU_CHECK(r.exit_code == 0 && count_lines(r.out) == (int)gold_rows(doc) &&
+               strncmp(r.out, "{\"dense\":", 9) == 0,
+           "--columns '#3': exit %d, %d lines (want %zu): %.200s%s", r.exit_code,
+           count_lines(r.out), gold_rows(doc), r.out, r.err);
   json_decref(doc);
   tu_cli_result_free(&r);
 }
@@ -128,9 +133,10 @@ static void check_codec_names(void) {
   const char *commands[] = {"cat", "inspect"};
   for (int c = 0; c < 2; c++) {
     tu_cli_result r = run("%s - --input-codec lz4 </dev/null", commands[c]);
-    TU_CHECK(r.exit_code == 2 && strstr(r.err, "lz4-java") && strstr(r.err, "lz4-frame") && strstr(r.err, "Spark"),
-             "%s --input-codec lz4 must say to choose lz4-java (Spark) or lz4-frame: exit %d: %s", commands[c],
-             r.exit_code, r.err);
+    TU_CHECK(r.exit_code == 2 && strstr(r.err, "lz4-java") && strstr(r.err, "lz4-frame") &&
+                 strstr(r.err, "Spark"),
+             "%s --input-codec lz4 must say to choose lz4-java (Spark) or lz4-frame: exit %d: %s",
+             commands[c], r.exit_code, r.err);
     tu_cli_result_free(&r);
     r = run("%s - --input-codec snappy </dev/null", commands[c]);
     TU_CHECK(r.exit_code == 2 && strstr(r.err, "snappy-java") && strstr(r.err, "snappy-framed"),
@@ -141,8 +147,8 @@ static void check_codec_names(void) {
 
 /* ---- concatenated IPC streams ----------------------------------------------------- */
 
-static void write_concatenation(const char *out, const char *first, const char *second, const void *tail,
-                                size_t tail_size, size_t *first_size) {
+static void write_concatenation(const char *out, const char *first, const char *second,
+                                const void *tail, size_t tail_size, size_t *first_size) {
   char a[4200], b[4200];
   gold_path(a, sizeof a, first);
   gold_path(b, sizeof b, second);
@@ -150,7 +156,8 @@ static void write_concatenation(const char *out, const char *first, const char *
   tu_bytes_append(&all, x.data, x.size);
   tu_bytes_append(&all, y.data, y.size);
   if (tail_size > 0) tu_bytes_append(&all, tail, tail_size);
-  TU_CHECK(x.size > 0 && y.size > 0 && tu_write_file(out, all.data, all.size) == 0, "cannot write %s", out);
+  TU_CHECK(x.size > 0 && y.size > 0 && tu_write_file(out, all.data, all.size) == 0,
+           "cannot write %s", out);
   *first_size = x.size;
   free(x.data);
   free(y.data);
@@ -162,13 +169,16 @@ static void check_stream_end(const char *path, size_t first) {
   tu_bytes two = tu_read_bytes(path);
   xchg_ipc_reader *r = NULL;
   xchg_error err;
-  TU_CHECK(two.size == 2 * first && xchg_ipc_reader_open_memory(two.data, two.size, NULL, NULL, NULL, &r, &err) == XCHG_OK,
+  TU_CHECK(two.size == 2 * first && xchg_ipc_reader_open_memory(two.data, two.size, NULL, NULL,
+                                                                NULL, &r, &err) == XCHG_OK,
            "cannot open %s", path);
   TU_CHECK(r == NULL || xchg_ipc_reader_stream_end(r) == -1, "stream_end before the end: %lld",
            (long long)xchg_ipc_reader_stream_end(r));
   struct ArrowArray batch = {0};
-  while (r != NULL && xchg_ipc_reader_next(r, &batch, &err) == XCHG_OK && batch.release != NULL) batch.release(&batch);
-  TU_CHECK(r == NULL || xchg_ipc_reader_stream_end(r) == (int64_t)first, "stream_end %lld, the first stream has %zu bytes",
+  while (r != NULL && xchg_ipc_reader_next(r, &batch, &err) == XCHG_OK && batch.release != NULL)
+    batch.release(&batch);
+  TU_CHECK(r == NULL || xchg_ipc_reader_stream_end(r) == (int64_t)first,
+           "stream_end %lld, the first stream has %zu bytes",
            (long long)xchg_ipc_reader_stream_end(r), first);
   xchg_ipc_reader_free(r);
   free(two.data);
@@ -184,21 +194,25 @@ static void check_concatenated(void) {
   json_t *doc = load_gold_json("1.0.0-littleendian/generated_primitive.json.gz");
   int want = 1 + 2 * (int)gold_rows(doc); /* the CSV header, then both streams' rows */
   tu_cli_result r = run("cat '%s'", path);
-  TU_CHECK(r.exit_code == 0 && count_lines(r.out) == want, "cat of two streams in a file: exit %d, %d lines, want %d: %s",
-           r.exit_code, count_lines(r.out), want, r.err);
+  TU_CHECK(r.exit_code == 0 && count_lines(r.out) == want,
+           "cat of two streams in a file: exit %d, %d lines, want %d: %s", r.exit_code,
+           count_lines(r.out), want, r.err);
   tu_cli_result_free(&r);
   r = run("cat - < '%s'", path);
-  TU_CHECK(r.exit_code == 0 && count_lines(r.out) == want, "cat of two streams on stdin: exit %d, %d lines, want %d: %s",
-           r.exit_code, count_lines(r.out), want, r.err);
+  TU_CHECK(r.exit_code == 0 && count_lines(r.out) == want,
+           "cat of two streams on stdin: exit %d, %d lines, want %d: %s", r.exit_code,
+           count_lines(r.out), want, r.err);
   tu_cli_result_free(&r);
   r = run("inspect --json '%s'", path);
   json_error_t jerr;
   json_t *got = json_loads(r.out, 0, &jerr);
   json_t *streams = json_object_get(got, "streams");
   TU_CHECK(r.exit_code == 0 && json_array_size(streams) == 2 &&
-               json_integer_value(json_object_get(json_array_get(streams, 1), "offset")) == (json_int_t)first,
-           "inspect --json of two streams: exit %d, %zu streams, the second at %lld (want %zu): %s", r.exit_code,
-           json_array_size(streams), (long long)json_integer_value(json_object_get(json_array_get(streams, 1), "offset")),
+               json_integer_value(json_object_get(json_array_get(streams, 1), "offset")) ==
+                   (json_int_t)first,
+           "inspect --json of two streams: exit %d, %zu streams, the second at %lld (want %zu): %s",
+           r.exit_code, json_array_size(streams),
+           (long long)json_integer_value(json_object_get(json_array_get(streams, 1), "offset")),
            first, r.err);
   json_decref(got);
   json_decref(doc);
@@ -208,8 +222,8 @@ static void check_concatenated(void) {
   write_concatenation(path, "1.0.0-littleendian/generated_primitive.stream",
                       "1.0.0-littleendian/generated_nested.stream", NULL, 0, &first);
   r = run("cat '%s'", path);
-  TU_CHECK(r.exit_code == 1 && strstr(r.err, "schema differs"), "cat of streams of two schemas: exit %d: %s",
-           r.exit_code, r.err);
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, "schema differs"),
+           "cat of streams of two schemas: exit %d: %s", r.exit_code, r.err);
   tu_cli_result_free(&r);
 
   static const char garbage[] = "not IPC!"; /* 8 bytes */
@@ -217,11 +231,13 @@ static void check_concatenated(void) {
   write_concatenation(path, "1.0.0-littleendian/generated_primitive.stream",
                       "1.0.0-littleendian/generated_primitive.stream", garbage, 8, &first);
   char want_err[128];
-  snprintf(want_err, sizeof want_err, "IPC stream 2 at byte %zu: the IPC stream ends at byte %zu and 8 bytes "
-           "follow that are not an Arrow IPC stream", first, 2 * first);
+  snprintf(want_err, sizeof want_err,
+           "IPC stream 2 at byte %zu: the IPC stream ends at byte %zu and 8 bytes "
+           "follow that are not an Arrow IPC stream",
+           first, 2 * first);
   r = run("inspect '%s'", path);
-  TU_CHECK(r.exit_code == 1 && strstr(r.err, want_err), "bytes after the last stream: exit %d, want \"%s\": %s",
-           r.exit_code, want_err, r.err);
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, want_err),
+           "bytes after the last stream: exit %d, want \"%s\": %s", r.exit_code, want_err, r.err);
   tu_cli_result_free(&r);
   r = run("cat - < '%s'", path);
   TU_CHECK(r.exit_code == 1 && strstr(r.err, "bytes follow that are not an Arrow IPC stream"),
@@ -238,7 +254,8 @@ static json_int_t decoded_bytes(json_t *doc, const char *column) {
   json_int_t sum = 0;
   size_t i, k;
   json_t *b, *c;
-  json_array_foreach(json_object_get(doc, "batches"), i, b) json_array_foreach(json_object_get(b, "columns"), k, c) {
+  json_array_foreach(json_object_get(doc, "batches"), i, b)
+      json_array_foreach(json_object_get(b, "columns"), k, c) {
     if (strcmp(json_string_value(json_object_get(c, "name")), column) != 0) continue;
     json_int_t n = json_integer_value(json_object_get(c, "count")), valid = 0;
     size_t v;
@@ -247,8 +264,11 @@ static json_int_t decoded_bytes(json_t *doc, const char *column) {
     json_t *offsets = json_object_get(c, "OFFSET");
     sum += valid < n ? (n + 7) / 8 : 0;
     json_t *last = json_array_get(offsets, json_array_size(offsets) - 1); /* large types: strings */
-    if (offsets != NULL) sum += 4 * (n + 1) + (json_is_string(last) ? atoll(json_string_value(last)) : json_integer_value(last));
-    else sum += 8 * n;
+    if (offsets != NULL)
+      sum += 4 * (n + 1) +
+             (json_is_string(last) ? atoll(json_string_value(last)) : json_integer_value(last));
+    else
+      sum += 8 * n;
   }
   return sum;
 }
@@ -265,7 +285,9 @@ static json_t *inspect_json(const char *args_fmt, const char *path) {
 }
 
 static json_t *json_column(json_t *doc, int index) {
-  return json_array_get(json_object_get(json_array_get(json_object_get(doc, "streams"), 0), "columns"), (size_t)index);
+  return json_array_get(
+      json_object_get(json_array_get(json_object_get(doc, "streams"), 0), "columns"),
+      (size_t)index);
 }
 
 static void check_column_bytes(void) {
@@ -293,11 +315,14 @@ static void check_column_bytes(void) {
       const char *column = json_string_value(json_object_get(col, "name"));
       json_int_t decoded = json_integer_value(json_object_get(col, "decoded_bytes"));
       json_int_t wire = json_integer_value(json_object_get(col, "body_bytes"));
-      json_int_t plain_wire = json_integer_value(json_object_get(json_column(uncompressed, k), "body_bytes"));
+      json_int_t plain_wire =
+          json_integer_value(json_object_get(json_column(uncompressed, k), "body_bytes"));
       json_int_t expected = column ? decoded_bytes(want, column) : -1;
-      TU_CHECK(decoded == expected && plain_wire == expected && wire > 0 && wire < decoded,
-               "%s column %s: decoded %lld, uncompressed body %lld, the format says %lld; wire %lld", files[f],
-               column ? column : "?", (long long)decoded, (long long)plain_wire, (long long)expected, (long long)wire);
+      TU_CHECK(
+          decoded == expected && plain_wire == expected && wire > 0 && wire < decoded,
+          "%s column %s: decoded %lld, uncompressed body %lld, the format says %lld; wire %lld",
+          files[f], column ? column : "?", (long long)decoded, (long long)plain_wire,
+          (long long)expected, (long long)wire);
       wire_sum += wire;
     }
     TU_CHECK(wire_sum <= json_integer_value(json_object_get(stream, "body_bytes")),
@@ -313,7 +338,6 @@ static void check_column_bytes(void) {
     json_decref(got);
   }
 }
-
 
 /* A stream of one int64 column "x" holding one row (7). */
 static void write_one_row(const char *path) {
@@ -333,12 +357,13 @@ static void write_one_row(const char *path) {
   xchg_error err;
   xchg_buf *out = NULL;
   if (xchg_ipc_writer_open_memory(&schema, &opts, &w, &err) == XCHG_OK) {
-    if (xchg_ipc_writer_write(w, &batch, &err) == XCHG_OK && xchg_ipc_writer_finish(w, &err) == XCHG_OK)
+    if (xchg_ipc_writer_write(w, &batch, &err) == XCHG_OK &&
+        xchg_ipc_writer_finish(w, &err) == XCHG_OK)
       out = xchg_ipc_writer_take_memory(w);
     xchg_ipc_writer_free(w);
   }
-  TU_CHECK(out != NULL && tu_write_file(path, xchg_buf_data(out), xchg_buf_size(out)) == 0, "cannot write %s: %s",
-           path, err.message);
+  TU_CHECK(out != NULL && tu_write_file(path, xchg_buf_data(out), xchg_buf_size(out)) == 0,
+           "cannot write %s: %s", path, err.message);
   xchg_buf_unref(out);
 }
 
@@ -347,28 +372,35 @@ static void check_inspect_text(void) {
   tmp_path(path, sizeof path, "one.stream");
   write_one_row(path);
   tu_cli_result r = run("inspect '%s'", path);
-  TU_CHECK(r.exit_code == 0 && strstr(r.out, "\nsummary: 1 record batch, 1 row, 0 dictionary batches; ") &&
+  TU_CHECK(r.exit_code == 0 &&
+               strstr(r.out, "\nsummary: 1 record batch, 1 row, 0 dictionary batches; ") &&
                strstr(r.out, "\nschema: 1 field\n"),
            "plurals: exit %d: %s%s", r.exit_code, r.out, r.err);
-  TU_CHECK(strstr(r.out, "#0 schema") == NULL, "the message list shows without --messages: %s", r.out);
+  TU_CHECK(strstr(r.out, "#0 schema") == NULL, "the message list shows without --messages: %s",
+           r.out);
   tu_cli_result_free(&r);
   r = run("inspect --messages '%s'", path);
-  TU_CHECK(r.exit_code == 0 && strstr(r.out, "\nmessages:\n  #0 schema ") && strstr(r.out, "\n  #1 record batch "),
+  TU_CHECK(r.exit_code == 0 && strstr(r.out, "\nmessages:\n  #0 schema ") &&
+               strstr(r.out, "\n  #1 record batch "),
            "--messages lists the messages: %s", r.out);
   /* The summary comes before the schema's fields and the message list. */
   const char *summary = strstr(r.out, "\nsummary: "), *fields = strstr(r.out, "\n  [0] x: int64"),
              *messages = strstr(r.out, "\nmessages:");
-  TU_CHECK(summary && fields && messages && summary < fields && fields < messages, "order of the sections: %s", r.out);
+  TU_CHECK(summary && fields && messages && summary < fields && fields < messages,
+           "order of the sections: %s", r.out);
   tu_cli_result_free(&r);
 
   /* Human sizes beside the raw counts: generated_primitive's bodies pass 1 KiB. */
   gold_path(path, sizeof path, "1.0.0-littleendian/generated_primitive.stream");
   json_t *doc = inspect_json("inspect --json '%s'", path);
-  json_int_t body = json_integer_value(json_object_get(json_object_get(doc, "totals"), "body_bytes"));
+  json_int_t body =
+      json_integer_value(json_object_get(json_object_get(doc, "totals"), "body_bytes"));
   char want[128];
-  snprintf(want, sizeof want, ", body %.1f KiB (%lld B)\n", (double)body / 1024, (long long)body); /* 3 digits */
+  snprintf(want, sizeof want, ", body %.1f KiB (%lld B)\n", (double)body / 1024,
+           (long long)body); /* 3 digits */
   r = run("inspect '%s'", path);
-  TU_CHECK(body > 10240 && body < 102400 && strstr(r.out, want), "want \"%s\" in: %.600s", want, r.out);
+  TU_CHECK(body > 10240 && body < 102400 && strstr(r.out, want), "want \"%s\" in: %.600s", want,
+           r.out);
   tu_cli_result_free(&r);
   json_decref(doc);
 }
@@ -383,14 +415,16 @@ static void check_inspect_json_messages(void) {
   size_t batches = json_array_size(json_object_get(want, "batches"));
   size_t dictionaries = json_array_size(json_object_get(want, "dictionaries"));
   TU_CHECK(json_array_size(messages) == 1 + batches + dictionaries &&
-               strcmp(json_string_value(json_object_get(json_array_get(messages, 0), "kind")), "schema") == 0 &&
+               strcmp(json_string_value(json_object_get(json_array_get(messages, 0), "kind")),
+                      "schema") == 0 &&
                json_is_null(json_object_get(doc, "codec")) &&
                json_array_size(json_object_get(json_object_get(stream, "schema"), "fields")) ==
                    json_array_size(json_object_get(json_object_get(want, "schema"), "fields")),
            "inspect --json --messages: %zu messages (want %zu)", json_array_size(messages),
            1 + batches + dictionaries);
   json_t *no_messages = inspect_json("inspect --json '%s'", path);
-  TU_CHECK(json_object_get(json_array_get(json_object_get(no_messages, "streams"), 0), "messages") == NULL,
+  TU_CHECK(json_object_get(json_array_get(json_object_get(no_messages, "streams"), 0),
+                           "messages") == NULL,
            "--json without --messages lists messages");
   json_decref(no_messages);
   json_decref(doc);
@@ -404,23 +438,25 @@ static void check_flag_conflicts(void) {
   gold_path(in, sizeof in, "1.0.0-littleendian/generated_primitive.stream");
   tmp_path(out, sizeof out, "conflict.out");
   const char *refused[] = {"convert '%s' '%s' --file --stream", "convert '%s' '%s' --stream --file",
-                           "convert '%s' '%s' --level 3", "convert '%s' '%s' --compression none --level 3"};
+                           "convert '%s' '%s' --level 3",
+                           "convert '%s' '%s' --compression none --level 3"};
   for (int i = 0; i < 4; i++) {
     char args[9000];
     snprintf(args, sizeof args, refused[i], in, out);
     tu_cli_result r = run("%s", args);
-    TU_CHECK(r.exit_code == 2 && access(out, F_OK) != 0, "%s: exit %d (want 2, no output): %s", refused[i],
-             r.exit_code, r.err);
+    TU_CHECK(r.exit_code == 2 && access(out, F_OK) != 0, "%s: exit %d (want 2, no output): %s",
+             refused[i], r.exit_code, r.err);
     tu_cli_result_free(&r);
   }
-  const char *gen_refused[] = {"gen rows '%s' --rows 10 --file", "gen rows '%s' --rows 10 --outer lz4-java",
-                               "gen cache '%s' --rows 10 --level 3", "gen rows '%s' --rows 10 --compression none --level 1"};
+  const char *gen_refused[] = {
+      "gen rows '%s' --rows 10 --file", "gen rows '%s' --rows 10 --outer lz4-java",
+      "gen cache '%s' --rows 10 --level 3", "gen rows '%s' --rows 10 --compression none --level 1"};
   for (int i = 0; i < 4; i++) {
     char args[9000];
     snprintf(args, sizeof args, gen_refused[i], out);
     tu_cli_result r = run("%s", args);
-    TU_CHECK(r.exit_code == 2 && access(out, F_OK) != 0, "%s: exit %d (want 2): %s", gen_refused[i], r.exit_code,
-             r.err);
+    TU_CHECK(r.exit_code == 2 && access(out, F_OK) != 0, "%s: exit %d (want 2): %s", gen_refused[i],
+             r.exit_code, r.err);
     tu_cli_result_free(&r);
   }
   tu_cli_result r = run("gen cache '%s' --rows 10 --compression zstd --level 3", out);
@@ -444,34 +480,42 @@ static void check_bench_help(void) {
     TU_CHECK(r.exit_code == 0 && strstr(r.out, "usage: xchg bench ") && r.err[0] == '\0',
              "bench %s --help: exit %d, stderr %s", helps[i].name, r.exit_code, r.err);
     for (int k = 0; k < 3; k++)
-      TU_CHECK(strstr(r.out, helps[i].explains[k]) != NULL, "bench %s --help does not explain \"%s\"", helps[i].name,
-               helps[i].explains[k]);
+      TU_CHECK(strstr(r.out, helps[i].explains[k]) != NULL,
+               "bench %s --help does not explain \"%s\"", helps[i].name, helps[i].explains[k]);
     tu_cli_result_free(&r);
   }
   tu_cli_result r = run("bench rows --bogus");
-  TU_CHECK(r.exit_code == 2 && strstr(r.err, "--bogus"), "bench rows --bogus: exit %d: %s", r.exit_code, r.err);
+  TU_CHECK(r.exit_code == 2 && strstr(r.err, "--bogus"), "bench rows --bogus: exit %d: %s",
+           r.exit_code, r.err);
   tu_cli_result_free(&r);
 }
 
 static void check_noise(void) {
   char buf[64];
-  TU_CHECK(strcmp(bench_cost_text(buf, sizeof buf, -3.5, 1.0, "ns/row"), "within noise (+-1.00 ns/row)") == 0,
+  TU_CHECK(strcmp(bench_cost_text(buf, sizeof buf, -3.5, 1.0, "ns/row"),
+                  "within noise (+-1.00 ns/row)") == 0,
            "a negative cost: \"%s\"", buf);
-  TU_CHECK(strcmp(bench_cost_text(buf, sizeof buf, 0.5, 1.0, "ns/row"), "within noise (+-1.00 ns/row)") == 0,
+  TU_CHECK(strcmp(bench_cost_text(buf, sizeof buf, 0.5, 1.0, "ns/row"),
+                  "within noise (+-1.00 ns/row)") == 0,
            "a cost inside the noise: \"%s\"", buf);
   TU_CHECK(strcmp(bench_cost_text(buf, sizeof buf, -0.5, 0.0, "%"), "within noise (+-0.00 %)") == 0,
            "a negative cost without spread: \"%s\"", buf);
-  TU_CHECK(strcmp(bench_cost_text(buf, sizeof buf, 2.5, 1.0, "ns/row"), "2.50 ns/row") == 0, "a real cost: \"%s\"", buf);
-  TU_CHECK(bench_noise(1, 3, 10, 14) == 3.0, "noise of [1,3] and [10,14]: %f", bench_noise(1, 3, 10, 14));
+  TU_CHECK(strcmp(bench_cost_text(buf, sizeof buf, 2.5, 1.0, "ns/row"), "2.50 ns/row") == 0,
+           "a real cost: \"%s\"", buf);
+  TU_CHECK(bench_noise(1, 3, 10, 14) == 3.0, "noise of [1,3] and [10,14]: %f",
+           bench_noise(1, 3, 10, 14));
 }
 
 /* A speed-up and a slow-down against a baseline are each said as a ratio
  * above 1 with the word that fits (bench decode's threads target). */
 static void check_speed_text(void) {
   char buf[32];
-  TU_CHECK(strcmp(bench_speed_text(buf, sizeof buf, 50.0, 100.0), "2.00x faster") == 0, "half the time: \"%s\"", buf);
-  TU_CHECK(strcmp(bench_speed_text(buf, sizeof buf, 110.0, 100.0), "1.10x slower") == 0, "10%% more time: \"%s\"", buf);
-  TU_CHECK(strcmp(bench_speed_text(buf, sizeof buf, 100.0, 100.0), "1.00x faster") == 0, "the same time: \"%s\"", buf);
+  TU_CHECK(strcmp(bench_speed_text(buf, sizeof buf, 50.0, 100.0), "2.00x faster") == 0,
+           "half the time: \"%s\"", buf);
+  TU_CHECK(strcmp(bench_speed_text(buf, sizeof buf, 110.0, 100.0), "1.10x slower") == 0,
+           "10%% more time: \"%s\"", buf);
+  TU_CHECK(strcmp(bench_speed_text(buf, sizeof buf, 100.0, 100.0), "1.00x faster") == 0,
+           "the same time: \"%s\"", buf);
 }
 
 /* ---- progress ----------------------------------------------------------------------- */
@@ -498,9 +542,12 @@ static char *run_on_pty(char *const argv[], int *exit_code) {
   char buf[4096];
   for (;;) {
     ssize_t n = read(master, buf, sizeof buf);
-    if (n > 0) tu_bytes_append(&seen, buf, (size_t)n);
-    else if (n < 0 && errno == EINTR) continue;
-    else break; /* EIO once the child has closed the pty */
+    if (n > 0)
+      tu_bytes_append(&seen, buf, (size_t)n);
+    else if (n < 0 && errno == EINTR)
+      continue;
+    else
+      break; /* EIO once the child has closed the pty */
   }
   int status = 0;
   waitpid(pid, &status, 0);
@@ -515,8 +562,8 @@ static void check_progress(void) {
   tmp_path(in, sizeof in, "big.stream");
   tmp_path(out, sizeof out, "big.arrow");
   tu_cli_result g = run("gen cache '%s' --rows 200000", in);
-  TU_CHECK(g.exit_code == 0 && g.err[0] == '\0', "gen without a terminal prints nothing on stderr: exit %d: %s",
-           g.exit_code, g.err);
+  TU_CHECK(g.exit_code == 0 && g.err[0] == '\0',
+           "gen without a terminal prints nothing on stderr: exit %d: %s", g.exit_code, g.err);
   tu_cli_result_free(&g);
   char *convert[] = {(char *)cli, "convert", in, out, "--file", NULL};
   char *cat[] = {(char *)cli, "cat", in, "--limit", "1", NULL};
@@ -524,18 +571,21 @@ static void check_progress(void) {
   struct {
     const char *what, *label;
     char **argv;
-  } cases[] = {{"convert", "\rconvert [", convert}, {"gen rows", "\rrows [", gen}, {"cat", "\rcat [", cat}};
+  } cases[] = {
+      {"convert", "\rconvert [", convert}, {"gen rows", "\rrows [", gen}, {"cat", "\rcat [", cat}};
   for (int i = 0; i < 3; i++) {
     int rc = -1;
     char *seen = run_on_pty(cases[i].argv, &rc);
-    TU_CHECK(seen != NULL && rc == 0 && strstr(seen, cases[i].label) && strstr(seen, "%") &&
-                 tu_has_suffix(seen, "\r\033[K"),
-             "%s with stderr on a terminal: exit %d, want a progress line \"%s...\" erased at the end; got %.300s",
-             cases[i].what, rc, cases[i].label + 1, seen ? seen : "(no pty)");
+    TU_CHECK(
+        seen != NULL && rc == 0 && strstr(seen, cases[i].label) && strstr(seen, "%") &&
+            tu_has_suffix(seen, "\r\033[K"),
+        "%s with stderr on a terminal: exit %d, want a progress line \"%s...\" erased at the end; got %.300s",
+        cases[i].what, rc, cases[i].label + 1, seen ? seen : "(no pty)");
     free(seen);
   }
   tu_cli_result r = run("convert '%s' '%s'", in, out);
-  TU_CHECK(r.exit_code == 0 && r.err[0] == '\0', "convert without a terminal prints nothing on stderr: %s", r.err);
+  TU_CHECK(r.exit_code == 0 && r.err[0] == '\0',
+           "convert without a terminal prints nothing on stderr: %s", r.err);
   tu_cli_result_free(&r);
   unlink(in);
   unlink(out);
@@ -548,24 +598,30 @@ static void check_empty_comet(void) {
   tmp_path(path, sizeof path, "empty.comet");
   TU_CHECK(tu_write_file(path, "", 0) == 0, "cannot write %s", path);
   tu_cli_result r = run("cat --input-codec comet '%s'", path);
-  TU_CHECK(r.exit_code == 0 && r.out[0] == '\0', "cat of an empty Comet input: exit %d: %s", r.exit_code, r.err);
+  TU_CHECK(r.exit_code == 0 && r.out[0] == '\0', "cat of an empty Comet input: exit %d: %s",
+           r.exit_code, r.err);
   tu_cli_result_free(&r);
   r = run("cat --input-codec comet - </dev/null");
-  TU_CHECK(r.exit_code == 0 && r.out[0] == '\0', "cat of an empty Comet stdin: exit %d: %s", r.exit_code, r.err);
+  TU_CHECK(r.exit_code == 0 && r.out[0] == '\0', "cat of an empty Comet stdin: exit %d: %s",
+           r.exit_code, r.err);
   tu_cli_result_free(&r);
   json_t *doc = inspect_json("inspect --json --input-codec comet '%s'", path);
   TU_CHECK(json_array_size(json_object_get(doc, "streams")) == 0 &&
-               json_integer_value(json_object_get(json_object_get(doc, "totals"), "record_batches")) == 0 &&
+               json_integer_value(
+                   json_object_get(json_object_get(doc, "totals"), "record_batches")) == 0 &&
                json_object_get(json_object_get(doc, "totals"), "record_batches") != NULL,
            "inspect of an empty Comet input: no streams, 0 batches");
   json_decref(doc);
-  r = run("cat '%s'", path); /* without --input-codec, nothing says it is Comet: empty IPC is an error */
-  TU_CHECK(r.exit_code == 1 && strstr(r.err, "empty"), "cat of an empty plain input: exit %d: %s", r.exit_code, r.err);
+  r = run("cat '%s'",
+          path); /* without --input-codec, nothing says it is Comet: empty IPC is an error */
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, "empty"), "cat of an empty plain input: exit %d: %s",
+           r.exit_code, r.err);
   tu_cli_result_free(&r);
 }
 
 static void append_row(tu_bytes *b, uint32_t len, uint8_t fill) {
-  uint8_t prefix[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16), (uint8_t)(len >> 24)};
+  uint8_t prefix[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
+                       (uint8_t)(len >> 24)};
   tu_bytes_append(b, prefix, 4);
   for (uint32_t i = 0; i < len; i++) tu_bytes_append(b, &fill, 1);
 }
@@ -584,21 +640,29 @@ static void check_rows_view(void) {
   xchg_buf *lz4 = NULL;
   xchg_error err;
   TU_CHECK(tu_write_file(plain, rows.data, rows.size) == 0 &&
-               xchg_stream_encode(XCHG_STREAM_LZ4_FRAME, &eo, rows.data, rows.size, &lz4, &err) == XCHG_OK &&
+               xchg_stream_encode(XCHG_STREAM_LZ4_FRAME, &eo, rows.data, rows.size, &lz4, &err) ==
+                   XCHG_OK &&
                tu_write_file(framed, xchg_buf_data(lz4), xchg_buf_size(lz4)) == 0,
            "cannot write the row streams");
   xchg_buf_unref(lz4);
-  const char *want[] = {"\nrows: 4\n", "min 0, max 300, mean 76.5\n", "\n  0 B: 1\n", "\n  1-1 B: 1\n",
-                        "\n  4-7 B: 1\n", "\n  256-511 B: 1\n", "\n  #0  5 B  ABABABABAB\n", "\n  #1  0 B  \n"};
+  const char *want[] = {"\nrows: 4\n",
+                        "min 0, max 300, mean 76.5\n",
+                        "\n  0 B: 1\n",
+                        "\n  1-1 B: 1\n",
+                        "\n  4-7 B: 1\n",
+                        "\n  256-511 B: 1\n",
+                        "\n  #0  5 B  ABABABABAB\n",
+                        "\n  #1  0 B  \n"};
   for (int f = 0; f < 2; f++) {
     tu_cli_result r = f == 0 ? run("inspect --rows --input-codec none --head 2 '%s'", plain)
                              : run("inspect --rows --head 2 '%s'", framed);
     TU_CHECK(r.exit_code == 0, "inspect --rows: exit %d: %s", r.exit_code, r.err);
     for (size_t k = 0; k < sizeof want / sizeof want[0]; k++)
-      TU_CHECK(strstr(r.out, want[k]) != NULL, "inspect --rows (%s): no \"%s\" in:\n%s", f ? "lz4-frame" : "plain",
-               want[k], r.out);
+      TU_CHECK(strstr(r.out, want[k]) != NULL, "inspect --rows (%s): no \"%s\" in:\n%s",
+               f ? "lz4-frame" : "plain", want[k], r.out);
     TU_CHECK(strstr(r.out, "#2 ") == NULL, "--head 2 shows a third row: %s", r.out);
-    TU_CHECK(f == 0 || strstr(r.out, "\ncodec: lz4-frame\n"), "inspect --rows names the codec: %s", r.out);
+    TU_CHECK(f == 0 || strstr(r.out, "\ncodec: lz4-frame\n"), "inspect --rows names the codec: %s",
+             r.out);
     tu_cli_result_free(&r);
   }
   /* A stream cut inside a row is an error, not a shorter stream. */

@@ -45,11 +45,12 @@ static const uint8_t *payload(void) {
 }
 
 static void check_status(const char *what, xchg_status st, const xchg_error *err, xchg_status want,
-                   const char *says) {
+                         const char *says) {
   TU_CHECK(st == want, "%s: %s (\"%s\"), expected %s", what, xchg_status_name(st),
-        st == XCHG_OK ? "" : err->message, xchg_status_name(want));
+           st == XCHG_OK ? "" : err->message, xchg_status_name(want));
   if (st == want && st != XCHG_OK)
-    TU_CHECK(strstr(err->message, says) != NULL, "%s: \"%s\" does not say \"%s\"", what, err->message, says);
+    TU_CHECK(strstr(err->message, says) != NULL, "%s: \"%s\" does not say \"%s\"", what,
+             err->message, says);
 }
 
 /* ---- block codecs ------------------------------------------------------------------ */
@@ -73,14 +74,16 @@ static void block_sizes(void) {
   TU_CHECK(!LZ4F_isError(lz4_n) && !ZSTD_isError(zstd_n), "cannot compress the payload");
   uint8_t *whole = malloc(n);
   xchg_error err;
-  check_status("LZ4 frame as made", xchg_block_decompress(XCHG_BLOCK_LZ4_FRAME, lz4, lz4_n, whole, n, &err), &err,
-         XCHG_OK, NULL);
+  check_status("LZ4 frame as made",
+               xchg_block_decompress(XCHG_BLOCK_LZ4_FRAME, lz4, lz4_n, whole, n, &err), &err,
+               XCHG_OK, NULL);
   TU_CHECK(memcmp(whole, payload(), n) == 0, "LZ4 frame decodes to other bytes");
   block_case("LZ4 frame, one byte more declared", XCHG_BLOCK_LZ4_FRAME, lz4, lz4_n, n + 1,
              "decompressed to 5000 bytes, declared 5001");
   block_case("LZ4 frame, one byte less declared", XCHG_BLOCK_LZ4_FRAME, lz4, lz4_n, n - 1,
              "more than the declared 4999 bytes");
-  block_case("LZ4 frame without its end mark", XCHG_BLOCK_LZ4_FRAME, lz4, lz4_n - 4, n, "truncated");
+  block_case("LZ4 frame without its end mark", XCHG_BLOCK_LZ4_FRAME, lz4, lz4_n - 4, n,
+             "truncated");
   block_case("zstd frame, one byte more declared", XCHG_BLOCK_ZSTD, zstd, zstd_n, n + 1,
              "decompressed to 5000 bytes, declared 5001");
   free(whole);
@@ -103,7 +106,9 @@ static tu_bytes encoded_bytes(xchg_stream_codec codec, const uint8_t *data, size
   return out;
 }
 
-static tu_bytes encoded(xchg_stream_codec codec) { return encoded_bytes(codec, payload(), PAYLOAD_SIZE); }
+static tu_bytes encoded(xchg_stream_codec codec) {
+  return encoded_bytes(codec, payload(), PAYLOAD_SIZE);
+}
 
 /* Decodes the whole stream, with blocks of at most max_block bytes (0:
  * the default); the first error. */
@@ -113,8 +118,8 @@ static xchg_status decode_capped(xchg_stream_codec codec, const tu_bytes *data, 
   xchg_istream_options_init(&opts);
   if (max_block) opts.max_block_size = max_block;
   xchg_istream *s = NULL;
-  xchg_status st = xchg_istream_open(tu_memory_source(data->data, data->size), codec,
-                                     &opts, &s, err);
+  xchg_status st =
+      xchg_istream_open(tu_memory_source(data->data, data->size), codec, &opts, &s, err);
   for (size_t n = 1; st == XCHG_OK && n > 0;) {
     const void *p;
     st = xchg_istream_next(s, &p, &n, err);
@@ -149,11 +154,12 @@ static void lz4java_header(void) {
    * decompressed length, checksum. */
   TU_CHECK((s.data[8] & 0xF0) == 0x20, "lz4-java: the first block is not LZ4-compressed");
   uint8_t longer = (uint8_t)(s.data[13] + 1);
-  stream_case("lz4-java, magic damaged", XCHG_STREAM_LZ4_JAVA, &s, 1, "X", 1, XCHG_EFORMAT, "magic");
+  stream_case("lz4-java, magic damaged", XCHG_STREAM_LZ4_JAVA, &s, 1, "X", 1, XCHG_EFORMAT,
+              "magic");
   stream_case("lz4-java, level nibble 0 (1 KiB blocks)", XCHG_STREAM_LZ4_JAVA, &s, 8, "\x20", 1,
               XCHG_EFORMAT, "exceed the block size 1024");
-  stream_case("lz4-java, one byte more stated", XCHG_STREAM_LZ4_JAVA, &s, 13, &longer, 1, XCHG_EFORMAT,
-              "corrupt LZ4 data");
+  stream_case("lz4-java, one byte more stated", XCHG_STREAM_LZ4_JAVA, &s, 13, &longer, 1,
+              XCHG_EFORMAT, "corrupt LZ4 data");
   free(s.data);
 }
 
@@ -161,25 +167,26 @@ static void snappyjava_header(void) {
   tu_bytes s = encoded(XCHG_STREAM_SNAPPY_JAVA);
   if (!s.data) return;
   xchg_error err;
-  check_status("snappy-java as made", decode(XCHG_STREAM_SNAPPY_JAVA, &s, &err), &err, XCHG_OK, NULL);
+  check_status("snappy-java as made", decode(XCHG_STREAM_SNAPPY_JAVA, &s, &err), &err, XCHG_OK,
+               NULL);
   /* The header: 8 bytes of magic, version and compatible version
    * (big-endian); then each chunk's length (big-endian) and data. */
   stream_case("snappy-java, magic damaged", XCHG_STREAM_SNAPPY_JAVA, &s, 1, "X", 1, XCHG_EFORMAT,
               "no stream header");
-  stream_case("snappy-java, compatible version 2", XCHG_STREAM_SNAPPY_JAVA, &s, 15, "\x02", 1, XCHG_ENOTSUP,
-              "needs format version 2");
-  stream_case("snappy-java, chunk length 0", XCHG_STREAM_SNAPPY_JAVA, &s, 16, "\0\0\0\0", 4, XCHG_EFORMAT,
-              "bad length 0");
+  stream_case("snappy-java, compatible version 2", XCHG_STREAM_SNAPPY_JAVA, &s, 15, "\x02", 1,
+              XCHG_ENOTSUP, "needs format version 2");
+  stream_case("snappy-java, chunk length 0", XCHG_STREAM_SNAPPY_JAVA, &s, 16, "\0\0\0\0", 4,
+              XCHG_EFORMAT, "bad length 0");
   /* A raw snappy block opens with its uncompressed length as a varint:
    * 5000 is 0x88 0x27.  Stating 5128 leaves the data short of it. */
   TU_CHECK(s.size > 22 && s.data[20] == 0x88 && s.data[21] == 0x27,
            "snappy-java: the first block does not state 5000 bytes");
-  stream_case("snappy-java, 128 bytes more stated", XCHG_STREAM_SNAPPY_JAVA, &s, 21, "\x28", 1, XCHG_EFORMAT,
-              "corrupt snappy data");
+  stream_case("snappy-java, 128 bytes more stated", XCHG_STREAM_SNAPPY_JAVA, &s, 21, "\x28", 1,
+              XCHG_EFORMAT, "corrupt snappy data");
   /* A chunk longer than any 16-byte block compresses to is refused
    * before it is read. */
-  check_status("snappy-java, 16-byte blocks", decode_capped(XCHG_STREAM_SNAPPY_JAVA, &s, 16, &err), &err,
-         XCHG_ELIMIT, "compressed bytes exceed what a 16-byte block can take");
+  check_status("snappy-java, 16-byte blocks", decode_capped(XCHG_STREAM_SNAPPY_JAVA, &s, 16, &err),
+               &err, XCHG_ELIMIT, "compressed bytes exceed what a 16-byte block can take");
   free(s.data);
 }
 
@@ -187,13 +194,14 @@ static void snappyframed_chunks(void) {
   tu_bytes s = encoded(XCHG_STREAM_SNAPPY_FRAMED);
   if (!s.data) return;
   xchg_error err;
-  check_status("snappy framed as made", decode(XCHG_STREAM_SNAPPY_FRAMED, &s, &err), &err, XCHG_OK, NULL);
+  check_status("snappy framed as made", decode(XCHG_STREAM_SNAPPY_FRAMED, &s, &err), &err, XCHG_OK,
+               NULL);
   /* The stream identifier chunk (type 0xff, length 6, "sNaPpY"), then the
    * data chunks: type, 3-byte length (checksum included), checksum, data. */
   stream_case("snappy framed, identifier made padding", XCHG_STREAM_SNAPPY_FRAMED, &s, 0, "\xfe", 1,
               XCHG_EFORMAT, "does not start with a stream identifier");
-  stream_case("snappy framed, identifier damaged", XCHG_STREAM_SNAPPY_FRAMED, &s, 4, "X", 1, XCHG_EFORMAT,
-              "bad stream identifier");
+  stream_case("snappy framed, identifier damaged", XCHG_STREAM_SNAPPY_FRAMED, &s, 4, "X", 1,
+              XCHG_EFORMAT, "bad stream identifier");
   stream_case("snappy framed, chunk of 3 bytes", XCHG_STREAM_SNAPPY_FRAMED, &s, 11, "\x03\0\0", 3,
               XCHG_EFORMAT, "too short for a checksum");
   free(s.data);
@@ -205,7 +213,8 @@ static void snappyframed_chunks(void) {
   s = encoded_bytes(XCHG_STREAM_SNAPPY_FRAMED, noise, n);
   free(noise);
   if (!s.data) return;
-  TU_CHECK(s.data[10] == 0x01 && s.data[11] == 0x04, "snappy framed: the first chunk is not a stored 65536");
+  TU_CHECK(s.data[10] == 0x01 && s.data[11] == 0x04,
+           "snappy framed: the first chunk is not a stored 65536");
   stream_case("snappy framed, stored chunk of 65537", XCHG_STREAM_SNAPPY_FRAMED, &s, 11, "\x05", 1,
               XCHG_EFORMAT, "stored bytes exceed 65536");
   free(s.data);
@@ -218,8 +227,8 @@ static void comet_header(void) {
   check_status("comet as made", decode(XCHG_STREAM_COMET, &s, &err), &err, XCHG_OK, NULL);
   /* The block header: an 8-byte length of what follows it (field count
    * and codec tag included, so at least 12), the field count, the tag. */
-  stream_case("comet, block length 11", XCHG_STREAM_COMET, &s, 0, "\x0b\0\0\0\0\0\0\0", 8, XCHG_EFORMAT,
-              "bad length 11");
+  stream_case("comet, block length 11", XCHG_STREAM_COMET, &s, 0, "\x0b\0\0\0\0\0\0\0", 8,
+              XCHG_EFORMAT, "bad length 11");
   free(s.data);
 }
 

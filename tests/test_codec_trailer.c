@@ -118,7 +118,8 @@ static xchg_buf *encode(const codec_case *c, const uint8_t *data, size_t size) {
   eo.block_size = 1024; /* several blocks: the last one is not the first */
   xchg_buf *enc = NULL;
   xchg_error err;
-  TU_CHECK(xchg_stream_encode(c->codec, &eo, data, size, &enc, &err) == XCHG_OK, "xchg_stream_encode: %s", err.message);
+  TU_CHECK(xchg_stream_encode(c->codec, &eo, data, size, &enc, &err) == XCHG_OK,
+           "xchg_stream_encode: %s", err.message);
   return enc;
 }
 
@@ -145,10 +146,11 @@ static void check_trailer(const codec_case *c, const uint8_t *ipc, size_t ipc_si
   for (int with_cancel = 0; with_cancel <= 1; with_cancel++) {
     const char *how = with_cancel ? " (through a cancellable source)" : "";
     result whole = read_wrapped(data, n, c->codec, with_cancel);
-    TU_CHECK(whole.status == XCHG_OK && whole.batches == plain->batches && whole.rows == plain->rows,
-             "%s%s: the whole input gives %lld batches, %lld rows (plain: %lld, %lld): %s", name,
-             how, (long long)whole.batches, (long long)whole.rows, (long long)plain->batches,
-             (long long)plain->rows, whole.message);
+    TU_CHECK(
+        whole.status == XCHG_OK && whole.batches == plain->batches && whole.rows == plain->rows,
+        "%s%s: the whole input gives %lld batches, %lld rows (plain: %lld, %lld): %s", name, how,
+        (long long)whole.batches, (long long)whole.rows, (long long)plain->batches,
+        (long long)plain->rows, whole.message);
     for (size_t cut = 1; cut <= TAIL_CUTS && cut < n; cut++) {
       /* A copy of exactly the bytes kept, so that AddressSanitizer sees
        * any read past the cut. */

@@ -32,8 +32,8 @@
 /* The message into msg (MSG_SIZE bytes), then -1. */
 
 /* A reader over a copy of the bytes in memory, with options. */
-static xchg_ipc_reader *open_mem(const uint8_t *data, size_t size, const xchg_ipc_read_options *opts,
-                                 char *msg) {
+static xchg_ipc_reader *open_mem(const uint8_t *data, size_t size,
+                                 const xchg_ipc_read_options *opts, char *msg) {
   xchg_ipc_reader *r;
   xchg_error err;
   if (xchg_ipc_reader_open_memory(data, size, NULL, NULL, opts, &r, &err) != XCHG_OK) {
@@ -104,10 +104,12 @@ static int check_projection(const gold *g, int64_t c, char *msg) {
   int64_t first = 0;
   while (strcmp(fs.children[first]->name, name) != 0) first++;
   if (ps.n_children != 1 || strcmp(ps.children[0]->format, fs.children[first]->format) != 0) {
-    tu_errorf(msg, MSG_SIZE, "projected schema has %" PRId64 " columns (format %s)", ps.n_children, ps.n_children ? ps.children[0]->format : "-");
+    tu_errorf(msg, MSG_SIZE, "projected schema has %" PRId64 " columns (format %s)", ps.n_children,
+              ps.n_children ? ps.children[0]->format : "-");
     goto done;
   }
-  if ((nf = read_all(full, fb, MAX_BATCHES, msg)) < 0 || (np = read_all(one, pb, MAX_BATCHES, msg)) < 0)
+  if ((nf = read_all(full, fb, MAX_BATCHES, msg)) < 0 ||
+      (np = read_all(one, pb, MAX_BATCHES, msg)) < 0)
     goto done;
   if (nf != np) {
     tu_errorf(msg, MSG_SIZE, "%" PRId64 " batches projected, %" PRId64 " full", np, nf);
@@ -118,7 +120,8 @@ static int check_projection(const gold *g, int64_t c, char *msg) {
     struct ArrowArray *kids[256];
     struct ArrowArray merged = fb[i];
     if (pb[i].n_children != 1 || fb[i].n_children > 256) {
-      rc = tu_errorf(msg, MSG_SIZE, "batch %" PRId64 ": projected batch has %" PRId64 " columns", i, pb[i].n_children);
+      rc = tu_errorf(msg, MSG_SIZE, "batch %" PRId64 ": projected batch has %" PRId64 " columns", i,
+                     pb[i].n_children);
       break;
     }
     memcpy(kids, fb[i].children, (size_t)fb[i].n_children * sizeof *kids);
@@ -172,24 +175,33 @@ static int count_read(const gold *g, const int64_t *column, counter *c, char *ms
  * would be larger. */
 static int check_decompression_counts(const gold *g, int64_t n_columns, char *msg) {
   counter whole = {0, 0}, sum = {0, 0};
-  int64_t calls_before = xchg_block_decompress_calls(), bytes_before = xchg_block_decompressed_bytes();
+  int64_t calls_before = xchg_block_decompress_calls(),
+          bytes_before = xchg_block_decompressed_bytes();
   if (count_read(g, NULL, &whole, msg) != 0) return -1;
   if (xchg_block_decompress_calls() - calls_before != whole.calls ||
       xchg_block_decompressed_bytes() - bytes_before != whole.bytes)
-    return tu_errorf(msg, MSG_SIZE, "the hook saw %" PRId64 " decompressions (%" PRId64 " bytes), the codec counted %"
-                 PRId64 " (%" PRId64 ")", whole.calls, whole.bytes, xchg_block_decompress_calls() - calls_before, xchg_block_decompressed_bytes() - bytes_before);
+    return tu_errorf(msg, MSG_SIZE,
+                     "the hook saw %" PRId64 " decompressions (%" PRId64
+                     " bytes), the codec counted %" PRId64 " (%" PRId64 ")",
+                     whole.calls, whole.bytes, xchg_block_decompress_calls() - calls_before,
+                     xchg_block_decompressed_bytes() - bytes_before);
   if (whole.calls == 0) return tu_errorf(msg, MSG_SIZE, "a compressed file decompressed nothing");
   for (int64_t c = 0; c < n_columns; c++) {
     counter one = {0, 0};
     if (count_read(g, &c, &one, msg) != 0) return -1;
     if (one.calls > whole.calls)
-      return tu_errorf(msg, MSG_SIZE, "column %" PRId64 " alone made %" PRId64 " of the %" PRId64 " decompressions", c, one.calls, whole.calls);
+      return tu_errorf(msg, MSG_SIZE,
+                       "column %" PRId64 " alone made %" PRId64 " of the %" PRId64
+                       " decompressions",
+                       c, one.calls, whole.calls);
     sum.calls += one.calls;
     sum.bytes += one.bytes;
   }
   if (sum.calls != whole.calls || sum.bytes != whole.bytes)
-    return tu_errorf(msg, MSG_SIZE, "columns one by one: %" PRId64 " calls / %" PRId64 " bytes, together %" PRId64
-                 " / %" PRId64, sum.calls, sum.bytes, whole.calls, whole.bytes);
+    return tu_errorf(msg, MSG_SIZE,
+                     "columns one by one: %" PRId64 " calls / %" PRId64 " bytes, together %" PRId64
+                     " / %" PRId64,
+                     sum.calls, sum.bytes, whole.calls, whole.bytes);
   return 0;
 }
 
@@ -241,7 +253,8 @@ static int check_unused_dictionary(const gold *g, char *msg) {
     if (n >= 0) rc = tu_errorf(msg, MSG_SIZE, "a corrupt dictionary went unnoticed by a full read");
   }
   if (rc == 0 && (r = open_mem(bad, g->size, NULL, msg)) != NULL) {
-    if (xchg_ipc_reader_select_indices(r, &plain, 1, &err) != XCHG_OK) rc = tu_errorf(msg, MSG_SIZE, "select: %s", err.message);
+    if (xchg_ipc_reader_select_indices(r, &plain, 1, &err) != XCHG_OK)
+      rc = tu_errorf(msg, MSG_SIZE, "select: %s", err.message);
     n = rc ? 0 : read_all(r, b, MAX_BATCHES, msg);
     for (int64_t i = 0; i < n; i++) release_array(&b[i]);
     if (n < 0) rc = -1;
@@ -264,7 +277,9 @@ static int inside(const struct ArrowSchema *s, const struct ArrowArray *a, const
     if (!p || (views && !s->dictionary && i == a->n_buffers - 1)) continue;
     if (a->length == 0 && i == 1) continue;
     if (p < lo || p >= hi)
-      return tu_errorf(msg, MSG_SIZE, "field '%s' buffer %" PRId64 " was copied (at %p, input %p..%p)", s->name, i, (const void *)p, (const void *)lo, (const void *)hi);
+      return tu_errorf(msg, MSG_SIZE,
+                       "field '%s' buffer %" PRId64 " was copied (at %p, input %p..%p)", s->name, i,
+                       (const void *)p, (const void *)lo, (const void *)hi);
     ++*checked;
   }
   for (int64_t i = 0; i < a->n_children; i++)
@@ -320,7 +335,8 @@ static int check_pool(const gold *g, xchg_pool *pool, int64_t readahead, char *m
     if (rc != 0) break;
   }
   if (rc == 0 && i != arrow_json_num_batches(g->doc))
-    rc = tu_errorf(msg, MSG_SIZE, "%" PRId64 " batches, the JSON has %" PRId64, i, arrow_json_num_batches(g->doc));
+    rc = tu_errorf(msg, MSG_SIZE, "%" PRId64 " batches, the JSON has %" PRId64, i,
+                   arrow_json_num_batches(g->doc));
   s.release(&s);
   xchg_ipc_reader_free(r);
   return rc;
@@ -348,8 +364,10 @@ static int check_peek_skip(const gold *g, char *msg) {
     if (at_end) break;
     int64_t calls = c.calls;
     if (i % 2 == 0) {
-      if (xchg_ipc_reader_skip(r, &err) != XCHG_OK) rc = tu_errorf(msg, MSG_SIZE, "skip: %s", err.message);
-      else if (c.calls != calls) rc = tu_errorf(msg, MSG_SIZE, "skipping batch %" PRId64 " decompressed something", i);
+      if (xchg_ipc_reader_skip(r, &err) != XCHG_OK)
+        rc = tu_errorf(msg, MSG_SIZE, "skip: %s", err.message);
+      else if (c.calls != calls)
+        rc = tu_errorf(msg, MSG_SIZE, "skipping batch %" PRId64 " decompressed something", i);
       if (rc) break;
       continue;
     }
@@ -358,13 +376,16 @@ static int check_peek_skip(const gold *g, char *msg) {
       rc = tu_errorf(msg, MSG_SIZE, "next after peek: %s", err.message);
       break;
     }
-    if (a.length != h.rows) rc = tu_errorf(msg, MSG_SIZE, "peek said %" PRId64 " rows, the batch has %" PRId64, h.rows, a.length);
+    if (a.length != h.rows)
+      rc = tu_errorf(msg, MSG_SIZE, "peek said %" PRId64 " rows, the batch has %" PRId64, h.rows,
+                     a.length);
     if (rc == 0) rc = arrow_json_compare_batch(g->doc, i, &s, &a, msg, MSG_SIZE);
     a.release(&a);
     if (rc) break;
   }
   if (rc == 0 && i != arrow_json_num_batches(g->doc))
-    rc = tu_errorf(msg, MSG_SIZE, "peeked %" PRId64 " batches, the JSON has %" PRId64, i, arrow_json_num_batches(g->doc));
+    rc = tu_errorf(msg, MSG_SIZE, "peeked %" PRId64 " batches, the JSON has %" PRId64, i,
+                   arrow_json_num_batches(g->doc));
   s.release(&s);
   xchg_ipc_reader_free(r);
   return rc;
@@ -418,7 +439,8 @@ static int check_legacy(const gold *g, char *msg) {
   gold lg = *g;
   lg.data = legacy;
   lg.size = size;
-  int rc = size < g->size ? check_pool(&lg, NULL, 0, msg) : tu_errorf(msg, MSG_SIZE, "no marker was removed");
+  int rc = size < g->size ? check_pool(&lg, NULL, 0, msg)
+                          : tu_errorf(msg, MSG_SIZE, "no marker was removed");
   free(legacy);
   return rc;
 }
@@ -444,7 +466,8 @@ static void check_file(const char *path, xchg_pool *pool) {
   char json_path[1024], msg[MSG_SIZE] = "";
   gold g = {path, NULL, 0, NULL, strstr(path, "compression") != NULL};
   snprintf(json_path, sizeof json_path, "%.*s.json.gz", (int)(strrchr(path, '.') - path), path);
-  if (!(g.data = tu_read_file(path, &g.size)) || arrow_json_load(json_path, &g.doc, msg, sizeof msg) != 0) {
+  if (!(g.data = tu_read_file(path, &g.size)) ||
+      arrow_json_load(json_path, &g.doc, msg, sizeof msg) != 0) {
     TU_CHECK(0, "load %s: %s", path, msg);
     free(g.data);
     return;
@@ -462,14 +485,18 @@ static void check_file(const char *path, xchg_pool *pool) {
     msg[0] = '\0';
     TU_CHECK(check_projection(&g, c, msg) == 0, "projection %s: %s", path, msg);
   }
-  if (g.compressed) TU_CHECK(check_decompression_counts(&g, n_columns, msg) == 0, "decompress-count %s: %s", path, msg);
-  else TU_CHECK(check_zero_copy(&g, msg) == 0, "zero-copy %s: %s", path, msg);
+  if (g.compressed)
+    TU_CHECK(check_decompression_counts(&g, n_columns, msg) == 0, "decompress-count %s: %s", path,
+             msg);
+  else
+    TU_CHECK(check_zero_copy(&g, msg) == 0, "zero-copy %s: %s", path, msg);
   if (strstr(path, "dictionary") && !strstr(path, "nested"))
     TU_CHECK(check_unused_dictionary(&g, msg) == 0, "unused-dictionary %s: %s", path, msg);
   TU_CHECK(check_pool(&g, pool, (int64_t)8 << 20, msg) == 0, "pool %s: %s", path, msg);
   TU_CHECK(check_pool(&g, pool, 1, msg) == 0, "pool-small-readahead %s: %s", path, msg);
   TU_CHECK(check_peek_skip(&g, msg) == 0, "peek-skip %s: %s", path, msg);
-  if (strstr(path, ".stream")) TU_CHECK(check_legacy(&g, msg) == 0, "legacy-framing %s: %s", path, msg);
+  if (strstr(path, ".stream"))
+    TU_CHECK(check_legacy(&g, msg) == 0, "legacy-framing %s: %s", path, msg);
   TU_CHECK(check_select_errors(&g, msg) == 0, "select-errors %s: %s", path, msg);
   arrow_json_free(g.doc);
   free(g.data);

@@ -36,11 +36,16 @@ static int check_be(const struct ArrowSchema *schema, const struct ArrowArray *b
   rt_data back = {0};
   int rc = rt_read_buf(buf, &back, msg, MSG);
   xchg_buf_unref(buf);
-  if (rc == 0 && back.n != n) rc = snprintf(msg, MSG, "%lld batches back, %lld written", (long long)back.n, (long long)n) * 0 - 1;
+  if (rc == 0 && back.n != n)
+    rc =
+        snprintf(msg, MSG, "%lld batches back, %lld written", (long long)back.n, (long long)n) * 0 -
+        1;
   if (rc == 0 && doc && arrow_json_compare_schema(doc, &back.schema, msg, MSG) != 0) rc = -1;
   for (int64_t i = 0; rc == 0 && i < back.n; i++) {
-    if (doc && arrow_json_compare_batch(doc, i, &back.schema, &back.batches[i], msg, MSG) != 0) rc = -1;
-    else if (array_equal(schema, &batches[i], &back.batches[i], msg, MSG) != 0) rc = -1;
+    if (doc && arrow_json_compare_batch(doc, i, &back.schema, &back.batches[i], msg, MSG) != 0)
+      rc = -1;
+    else if (array_equal(schema, &batches[i], &back.batches[i], msg, MSG) != 0)
+      rc = -1;
   }
   rt_data_free(&back);
   return rc;
@@ -57,7 +62,9 @@ static void check_gold(const char *json_path) {
     for (int c = 0; c < 2; c++) {
       snprintf(what, sizeof what, "%s [big-endian %s, %s]", g.name, f ? "file" : "stream",
                xchg_block_codec_name(codecs[c]));
-      TU_CHECK(check_be(&g.src.schema, g.src.batches, g.src.n, g.doc, formats[f], codecs[c], msg) == 0, "%s: %s", what, msg);
+      TU_CHECK(
+          check_be(&g.src.schema, g.src.batches, g.src.n, g.doc, formats[f], codecs[c], msg) == 0,
+          "%s: %s", what, msg);
     }
   rt_gold_check_end(&g);
 }
@@ -80,9 +87,11 @@ static void check_sample(void) {
         struct ArrowArray slice = *batch;
         slice.offset = cuts[s][0];
         slice.length = cuts[s][1];
-        snprintf(what, sizeof what, "sample [big-endian %s, %s, rows %lld+%lld]", f ? "file" : "stream",
-                 xchg_block_codec_name(codecs[c]), (long long)slice.offset, (long long)slice.length);
-        TU_CHECK(check_be(schema, &slice, 1, NULL, formats[f], codecs[c], msg) == 0, "%s: %s", what, msg);
+        snprintf(what, sizeof what, "sample [big-endian %s, %s, rows %lld+%lld]",
+                 f ? "file" : "stream", xchg_block_codec_name(codecs[c]), (long long)slice.offset,
+                 (long long)slice.length);
+        TU_CHECK(check_be(schema, &slice, 1, NULL, formats[f], codecs[c], msg) == 0, "%s: %s", what,
+                 msg);
       }
   /* The dec64 column's first value, -123456789012345, as stored. */
   const int64_t v = -123456789012345LL;
@@ -101,8 +110,10 @@ static void check_sample(void) {
   }
   const uint8_t *lp = xchg_buf_data(out[0]), *bp = xchg_buf_data(out[1]);
   size_t ln = xchg_buf_size(out[0]), bn = xchg_buf_size(out[1]);
-  TU_CHECK(contains(lp, ln, le, 8) && !contains(lp, ln, be, 8), "byte order: little-endian output lacks the little-endian value");
-  TU_CHECK(contains(bp, bn, be, 8) && !contains(bp, bn, le, 8), "byte order: big-endian output does not hold the value big-endian");
+  TU_CHECK(contains(lp, ln, le, 8) && !contains(lp, ln, be, 8),
+           "byte order: little-endian output lacks the little-endian value");
+  TU_CHECK(contains(bp, bn, be, 8) && !contains(bp, bn, le, 8),
+           "byte order: big-endian output does not hold the value big-endian");
   xchg_buf_unref(out[0]);
   xchg_buf_unref(out[1]);
 }

@@ -79,21 +79,24 @@ static bool write_bytes(const char *path, const void *data, size_t n) {
 
 /* `xchg args` must fail with exit code `code` and standard error holding
  * every phrase of want (NULL-terminated) and none of avoid. */
-static void expect_cli(int code, const char *const *want, const char *const *avoid, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void expect_cli(int code, const char *const *want, const char *const *avoid, const char *fmt, ...) {
+static void expect_cli(int code, const char *const *want, const char *const *avoid, const char *fmt,
+                       ...) __attribute__((format(printf, 4, 5)));
+static void expect_cli(int code, const char *const *want, const char *const *avoid, const char *fmt,
+                       ...) {
   char args[8192];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(args, sizeof args, fmt, ap);
   va_end(ap);
   tu_cli_result r = run("%s", args);
-  TU_CHECK(r.exit_code == code, "xchg %s: exit %d, expected %d (%.300s)", args, r.exit_code, code, r.err);
+  TU_CHECK(r.exit_code == code, "xchg %s: exit %d, expected %d (%.300s)", args, r.exit_code, code,
+           r.err);
   for (int i = 0; want && want[i]; i++)
-    TU_CHECK(strstr(r.err, want[i]) != NULL, "xchg %s: standard error does not say \"%s\": %.500s", args, want[i],
-             r.err);
+    TU_CHECK(strstr(r.err, want[i]) != NULL, "xchg %s: standard error does not say \"%s\": %.500s",
+             args, want[i], r.err);
   for (int i = 0; avoid && avoid[i]; i++)
-    TU_CHECK(strstr(r.err, avoid[i]) == NULL, "xchg %s: standard error says \"%s\": %.500s", args, avoid[i], r.err);
+    TU_CHECK(strstr(r.err, avoid[i]) == NULL, "xchg %s: standard error says \"%s\": %.500s", args,
+             avoid[i], r.err);
   tu_cli_result_free(&r);
 }
 
@@ -103,13 +106,16 @@ static void check_files(void) {
   char *missing = path_of("missing.arrow"), want[4400];
   tu_cli_result r = run("cat '%s'", missing);
   snprintf(want, sizeof want, "xchg: %s: cannot open: No such file or directory\n", missing);
-  TU_CHECK(r.exit_code == 1 && strcmp(r.err, want) == 0, "a missing file: exit %d, %s", r.exit_code, r.err);
+  TU_CHECK(r.exit_code == 1 && strcmp(r.err, want) == 0, "a missing file: exit %d, %s", r.exit_code,
+           r.err);
   tu_cli_result_free(&r);
 
   char *eight = path_of("eight.arrow");
   if (write_bytes(eight, "ARROW1\0\0", 8))
-    expect_cli(1, (const char *const[]){"the file is 8 bytes long: too short for the IPC file format", NULL},
-               (const char *const[]){"a 8-byte", NULL}, "inspect '%s'", eight);
+    expect_cli(
+        1,
+        (const char *const[]){"the file is 8 bytes long: too short for the IPC file format", NULL},
+        (const char *const[]){"a 8-byte", NULL}, "inspect '%s'", eight);
 
   tu_bytes file = tu_read_bytes(gold_file);
   TU_CHECK(file.data != NULL && file.size > 5000, "cannot read %s", gold_file);
@@ -118,15 +124,22 @@ static void check_files(void) {
   tu_bytes plus = {0};
   tu_bytes_append(&plus, file.data, file.size);
   tu_bytes_append(&plus, "garbage!garbage!", 16);
-  snprintf(phrase, sizeof phrase, "the IPC file ends at byte %zu, after its closing ARROW1 magic, and ", file.size);
+  snprintf(phrase, sizeof phrase,
+           "the IPC file ends at byte %zu, after its closing ARROW1 magic, and ", file.size);
   if (write_bytes(appended, plus.data, plus.size)) {
-    expect_cli(1, (const char *const[]){phrase, "16 bytes follow that are not an Arrow IPC stream or file", NULL},
+    expect_cli(1,
+               (const char *const[]){
+                   phrase, "16 bytes follow that are not an Arrow IPC stream or file", NULL},
                (const char *const[]){"truncated?", NULL}, "cat '%s'", appended);
-    expect_cli(1, (const char *const[]){phrase, "bytes follow that are not an Arrow IPC stream or file", NULL},
+    expect_cli(1,
+               (const char *const[]){phrase,
+                                     "bytes follow that are not an Arrow IPC stream or file", NULL},
                (const char *const[]){"truncated?", NULL}, "cat - < '%s'", appended);
   }
   if (write_bytes(cut, file.data, 5000))
-    expect_cli(1, (const char *const[]){"does not end with it, and no footer closes it: it is cut short", NULL},
+    expect_cli(1,
+               (const char *const[]){
+                   "does not end with it, and no footer closes it: it is cut short", NULL},
                (const char *const[]){"truncated?", "follow", NULL}, "cat '%s'", cut);
   free(plus.data);
   free(file.data);
@@ -145,40 +158,45 @@ static void check_lz4_words(void) {
   xchg_stream_encode_options_init(&eo);
   xchg_buf *framed = NULL;
   xchg_error err;
-  TU_CHECK(xchg_stream_encode(XCHG_STREAM_LZ4_FRAME, &eo, ipc.data, ipc.size, &framed, &err) == XCHG_OK,
-           "lz4-frame encode: %s", err.message);
+  TU_CHECK(
+      xchg_stream_encode(XCHG_STREAM_LZ4_FRAME, &eo, ipc.data, ipc.size, &framed, &err) == XCHG_OK,
+      "lz4-frame encode: %s", err.message);
   if (framed != NULL) {
     tu_bytes after = {0};
     tu_bytes_append(&after, xchg_buf_data(framed), xchg_buf_size(framed));
     tu_bytes_append(&after, "garbagegarbage", 14);
     char *path = path_of("after.lz4");
     if (write_bytes(path, after.data, after.size))
-      expect_cli(1, (const char *const[]){"not an LZ4 frame: its magic number is unknown", NULL}, no_identifier,
-                 "cat '%s'", path);
+      expect_cli(1, (const char *const[]){"not an LZ4 frame: its magic number is unknown", NULL},
+                 no_identifier, "cat '%s'", path);
     /* A frame header whose block size field is damaged. */
     static const uint8_t header[] = {0x04, 0x22, 0x4d, 0x18, 0x64, 0x00, 0xa7, 'j', 'u', 'n', 'k'};
     path = path_of("header.lz4");
     if (write_bytes(path, header, sizeof header))
-      expect_cli(1, (const char *const[]){"the frame header's block size is invalid", NULL}, no_identifier, "cat '%s'",
-                 path);
+      expect_cli(1, (const char *const[]){"the frame header's block size is invalid", NULL},
+                 no_identifier, "cat '%s'", path);
     free(after.data);
     xchg_buf_unref(framed);
   }
   /* An IPC body block: a frame whose compressed block is damaged. */
-  static const char text[] = "a body buffer, long enough to be compressed into a block of its own: "
-                             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+  static const char text[] =
+      "a body buffer, long enough to be compressed into a block of its own: "
+      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
   xchg_buf *packed = NULL;
-  TU_CHECK(xchg_block_compress(XCHG_BLOCK_LZ4_FRAME, 0, text, sizeof text, &packed, &err) == XCHG_OK, "compress: %s",
-           err.message);
+  TU_CHECK(
+      xchg_block_compress(XCHG_BLOCK_LZ4_FRAME, 0, text, sizeof text, &packed, &err) == XCHG_OK,
+      "compress: %s", err.message);
   if (packed != NULL) {
     size_t n = xchg_buf_size(packed);
     uint8_t *damaged = malloc(n), out[sizeof text];
     memcpy(damaged, xchg_buf_data(packed), n);
-    memset(damaged + 11, 0xff, n - 11 - 4); /* the block's bytes, past the frame header and block size */
+    memset(damaged + 11, 0xff,
+           n - 11 - 4); /* the block's bytes, past the frame header and block size */
     xchg_status st = xchg_block_decompress(XCHG_BLOCK_LZ4_FRAME, damaged, n, out, sizeof out, &err);
     TU_CHECK(st == XCHG_EFORMAT && strstr(err.message, "corrupt LZ4 frame at compressed byte") &&
                  strstr(err.message, "ERROR_") == NULL,
-             "a damaged LZ4 block: %s: %s", xchg_status_name(st), st == XCHG_OK ? "decoded" : err.message);
+             "a damaged LZ4 block: %s: %s", xchg_status_name(st),
+             st == XCHG_OK ? "decoded" : err.message);
     free(damaged);
     xchg_buf_unref(packed);
   }
@@ -191,8 +209,8 @@ static void expect_not_ipc(const void *data, size_t size, const char *want, cons
   xchg_ipc_reader *r = NULL;
   xchg_error err;
   xchg_status st = xchg_ipc_reader_open_memory(data, size, NULL, NULL, NULL, &r, &err);
-  TU_CHECK(st == XCHG_EFORMAT && strstr(err.message, want) != NULL, "%s: %s: %s, expected \"%s\"", what,
-           xchg_status_name(st), st == XCHG_OK ? "opened" : err.message, want);
+  TU_CHECK(st == XCHG_EFORMAT && strstr(err.message, want) != NULL, "%s: %s: %s, expected \"%s\"",
+           what, xchg_status_name(st), st == XCHG_OK ? "opened" : err.message, want);
   xchg_ipc_reader_free(r);
 }
 
@@ -201,14 +219,17 @@ static void check_other_formats(void) {
   if (ipc.data == NULL) return;
   char *gz = path_of("primitive.stream.gz");
   gzFile g = gzopen(gz, "wb");
-  TU_CHECK(g != NULL && gzwrite(g, ipc.data, (unsigned)ipc.size) == (int)ipc.size && gzclose(g) == Z_OK,
-           "cannot write %s with zlib", gz);
-  static const char *const gzip_words[] = {"not an Arrow IPC stream or file: 1f 8b magic at byte 0 (a gzip file", NULL};
+  TU_CHECK(
+      g != NULL && gzwrite(g, ipc.data, (unsigned)ipc.size) == (int)ipc.size && gzclose(g) == Z_OK,
+      "cannot write %s with zlib", gz);
+  static const char *const gzip_words[] = {
+      "not an Arrow IPC stream or file: 1f 8b magic at byte 0 (a gzip file", NULL};
   static const char *const not_short[] = {"bytes short", NULL};
   expect_cli(1, gzip_words, not_short, "cat '%s'", gz);
   expect_cli(1, gzip_words, not_short, "inspect - < '%s'", gz);
   tu_bytes gz_bytes = tu_read_bytes(gz);
-  if (gz_bytes.data) expect_not_ipc(gz_bytes.data, gz_bytes.size, "(a gzip file: decompress it first", "gzip");
+  if (gz_bytes.data)
+    expect_not_ipc(gz_bytes.data, gz_bytes.size, "(a gzip file: decompress it first", "gzip");
   free(gz_bytes.data);
   static const struct {
     const char *bytes;
@@ -216,7 +237,9 @@ static void check_other_formats(void) {
     const char *want;
   } magics[] = {
       {"BZh91AY&SY", 10, "BZh magic at byte 0 (a bzip2 file"},
-      {"\xfd" "7zXZ\0\0\x04", 8, "fd 37 7a 58 5a 00 magic at byte 0 (an xz file"},
+      {"\xfd"
+       "7zXZ\0\0\x04",
+       8, "fd 37 7a 58 5a 00 magic at byte 0 (an xz file"},
       {"\x28\xb5\x2f\xfd\x20\x00", 6, "28 b5 2f fd magic at byte 0 (a zstd frame"},
       {"\x04\x22\x4d\x18\x64\x40", 6, "04 22 4d 18 magic at byte 0 (an LZ4 frame"},
       {"PAR1\x15\x00\x15", 7, "PAR1 magic at byte 0 (a Parquet file)"},
@@ -233,13 +256,15 @@ static void check_other_formats(void) {
 
 static void check_column_position(const char *gold_root) {
   char path[4200];
-  snprintf(path, sizeof path, "%s/1.0.0-littleendian/generated_duplicate_fieldnames.stream", gold_root);
+  snprintf(path, sizeof path, "%s/1.0.0-littleendian/generated_duplicate_fieldnames.stream",
+           gold_root);
   expect_cli(1,
-             (const char *const[]){"column position #9 is out of range: the input has 3 columns, #0 to #2", NULL},
+             (const char *const[]){
+                 "column position #9 is out of range: the input has 3 columns, #0 to #2", NULL},
              (const char *const[]){"no column named", NULL}, "cat '%s' --columns '#1,#9'", path);
   tu_cli_result r = run("cat '%s' --columns '#2' --format json", path);
-  TU_CHECK(r.exit_code == 0 && strncmp(r.out, "{\"struct\":", 10) == 0, "--columns '#2': exit %d: %.200s", r.exit_code,
-           r.out);
+  TU_CHECK(r.exit_code == 0 && strncmp(r.out, "{\"struct\":", 10) == 0,
+           "--columns '#2': exit %d: %.200s", r.exit_code, r.out);
   tu_cli_result_free(&r);
 }
 
@@ -251,15 +276,18 @@ static void check_threads_env(void) {
     int threads = -7;
     xchg_error err;
     xchg_status st = xchg_pool_parse_env(&threads, &err);
-    snprintf(want, sizeof want, "XCHG_THREADS must be an integer from 0 (one thread per core, as when unset) to %d, "
-             "not '%s'", XCHG_POOL_MAX_THREADS, bad[i]);
+    snprintf(want, sizeof want,
+             "XCHG_THREADS must be an integer from 0 (one thread per core, as when unset) to %d, "
+             "not '%s'",
+             XCHG_POOL_MAX_THREADS, bad[i]);
     TU_CHECK(st == XCHG_EINVAL && threads == 0 && strcmp(err.message, want) == 0,
-             "XCHG_THREADS=%s: %s, %d threads: %s", bad[i], xchg_status_name(st), threads, st ? err.message : "");
+             "XCHG_THREADS=%s: %s, %d threads: %s", bad[i], xchg_status_name(st), threads,
+             st ? err.message : "");
     char line[200];
     snprintf(line, sizeof line, "xchg: %s\n", want);
     tu_cli_result r = run("cat '%s' --limit 1", gold_stream);
-    TU_CHECK(r.exit_code == 2 && strcmp(r.err, line) == 0 && r.out[0] == '\0', "XCHG_THREADS='%s' xchg cat: exit %d: %s",
-             bad[i], r.exit_code, r.err);
+    TU_CHECK(r.exit_code == 2 && strcmp(r.err, line) == 0 && r.out[0] == '\0',
+             "XCHG_THREADS='%s' xchg cat: exit %d: %s", bad[i], r.exit_code, r.err);
     tu_cli_result_free(&r);
   }
   static const struct {
@@ -271,17 +299,19 @@ static void check_threads_env(void) {
     int threads = -7;
     xchg_error err;
     xchg_status st = xchg_pool_parse_env(&threads, &err);
-    TU_CHECK(st == XCHG_OK && threads == good[i].threads, "XCHG_THREADS='%s': %s, %d threads", good[i].value,
-             xchg_status_name(st), threads);
+    TU_CHECK(st == XCHG_OK && threads == good[i].threads, "XCHG_THREADS='%s': %s, %d threads",
+             good[i].value, xchg_status_name(st), threads);
     if (good[i].threads > 64) continue; /* not thousands of threads for one cat */
     tu_cli_result r = run("cat '%s' --limit 1", gold_stream);
-    TU_CHECK(r.exit_code == 0, "XCHG_THREADS='%s' xchg cat: exit %d: %s", good[i].value, r.exit_code, r.err);
+    TU_CHECK(r.exit_code == 0, "XCHG_THREADS='%s' xchg cat: exit %d: %s", good[i].value,
+             r.exit_code, r.err);
     tu_cli_result_free(&r);
   }
   unsetenv("XCHG_THREADS");
   int threads = -7;
   xchg_error err;
-  TU_CHECK(xchg_pool_parse_env(&threads, &err) == XCHG_OK && threads == 0, "XCHG_THREADS unset: %d threads", threads);
+  TU_CHECK(xchg_pool_parse_env(&threads, &err) == XCHG_OK && threads == 0,
+           "XCHG_THREADS unset: %d threads", threads);
 }
 
 static void check_levels(void) {
@@ -297,15 +327,19 @@ static void check_levels(void) {
   };
   for (size_t i = 0; i < sizeof out_of_range / sizeof out_of_range[0]; i++) {
     bool convert = strcmp(out_of_range[i].command, "convert") == 0;
-    expect_cli(2, (const char *const[]){out_of_range[i].range, NULL}, NULL, "%s '%s' '%s'%s --compression %s --level %s",
-               out_of_range[i].command, convert ? gold_stream : "cache", out, convert ? "" : " --rows 10",
+    expect_cli(2, (const char *const[]){out_of_range[i].range, NULL}, NULL,
+               "%s '%s' '%s'%s --compression %s --level %s", out_of_range[i].command,
+               convert ? gold_stream : "cache", out, convert ? "" : " --rows 10",
                out_of_range[i].codec, out_of_range[i].level);
   }
   /* The ends of each range are levels. */
-  static const char *const fine[][2] = {{"lz4", "12"}, {"lz4", "0"}, {"zstd", "22"}, {"zstd", "-5"}};
+  static const char *const fine[][2] = {
+      {"lz4", "12"}, {"lz4", "0"}, {"zstd", "22"}, {"zstd", "-5"}};
   for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
-    tu_cli_result r = run("convert '%s' '%s' --compression %s --level %s", gold_stream, out, fine[i][0], fine[i][1]);
-    TU_CHECK(r.exit_code == 0, "convert --compression %s --level %s: exit %d: %s", fine[i][0], fine[i][1], r.exit_code, r.err);
+    tu_cli_result r = run("convert '%s' '%s' --compression %s --level %s", gold_stream, out,
+                          fine[i][0], fine[i][1]);
+    TU_CHECK(r.exit_code == 0, "convert --compression %s --level %s: exit %d: %s", fine[i][0],
+             fine[i][1], r.exit_code, r.err);
     tu_cli_result_free(&r);
   }
   int min, max;
@@ -316,8 +350,10 @@ static void check_levels(void) {
   xchg_buf *packed = NULL;
   xchg_error err;
   xchg_status st = xchg_block_compress(XCHG_BLOCK_LZ4_FRAME, 13, "abc", 3, &packed, &err);
-  TU_CHECK(st == XCHG_EINVAL && strstr(err.message, "compression level 13 is out of lz4's range, 0 to 12"),
-           "xchg_block_compress(lz4, 13): %s: %s", xchg_status_name(st), st ? err.message : "compressed");
+  TU_CHECK(st == XCHG_EINVAL &&
+               strstr(err.message, "compression level 13 is out of lz4's range, 0 to 12"),
+           "xchg_block_compress(lz4, 13): %s: %s", xchg_status_name(st),
+           st ? err.message : "compressed");
   xchg_buf_unref(packed);
   struct ArrowSchema field, root, *fields[1] = {&field};
   tu_fixture_schema(&field, "i", "x", 0, NULL);
@@ -329,8 +365,8 @@ static void check_levels(void) {
   o.level = 23;
   xchg_ipc_writer *w = NULL;
   st = xchg_ipc_writer_open_memory(&root, &o, &w, &err);
-  TU_CHECK(st == XCHG_EINVAL && strstr(err.message, "level 23 is out of zstd's range"), "writer at zstd level 23: %s: %s",
-           xchg_status_name(st), st ? err.message : "opened");
+  TU_CHECK(st == XCHG_EINVAL && strstr(err.message, "level 23 is out of zstd's range"),
+           "writer at zstd level 23: %s: %s", xchg_status_name(st), st ? err.message : "opened");
   xchg_ipc_writer_free(w);
 }
 
@@ -393,8 +429,10 @@ static void check_buffer_numbering(void) {
     int32_t one = 1;
     memcpy(at + 8, &one, 4);
     read_error(copy, size, msg, sizeof msg);
-    TU_CHECK(strstr(msg, "field 's', array buffer 1 (offsets): offset 1 at row 2 is below the one before"), "%s",
-             msg[0] ? msg : "a decreasing offset was read");
+    TU_CHECK(
+        strstr(msg,
+               "field 's', array buffer 1 (offsets): offset 1 at row 2 is below the one before"),
+        "%s", msg[0] ? msg : "a decreasing offset was read");
   }
   /* The validity bitmap with a null more than null_count says. */
   memcpy(copy, xchg_buf_data(stream), size);
@@ -404,8 +442,11 @@ static void check_buffer_numbering(void) {
   if (bits != NULL) {
     bits[0] = 0x03;
     read_error(copy, size, msg, sizeof msg);
-    TU_CHECK(strstr(msg, "field 's', array buffer 0 (validity): null_count is 1 but the validity bitmap has 2 nulls"),
-             "%s", msg[0] ? msg : "a wrong bitmap was read");
+    TU_CHECK(
+        strstr(
+            msg,
+            "field 's', array buffer 0 (validity): null_count is 1 but the validity bitmap has 2 nulls"),
+        "%s", msg[0] ? msg : "a wrong bitmap was read");
   }
   /* The data buffer's range in the message, past the body: where the
    * bytes are, message buffer 2. */
@@ -441,8 +482,10 @@ int main(int argc, char **argv) {
   cli = tu_cli_path();
   unsetenv("XCHG_THREADS");
   tu_testdata_path(gold_root, sizeof gold_root, "arrow-gold");
-  snprintf(gold_file, sizeof gold_file, "%s/1.0.0-littleendian/generated_primitive.arrow_file", gold_root);
-  snprintf(gold_stream, sizeof gold_stream, "%s/1.0.0-littleendian/generated_primitive.stream", gold_root);
+  snprintf(gold_file, sizeof gold_file, "%s/1.0.0-littleendian/generated_primitive.arrow_file",
+           gold_root);
+  snprintf(gold_stream, sizeof gold_stream, "%s/1.0.0-littleendian/generated_primitive.stream",
+           gold_root);
   if (mkdtemp(dir) == NULL) {
     perror("test_error_words: mkdtemp");
     return 1;

@@ -41,9 +41,7 @@
 #define CODEC_TAIL_CUTS 100
 
 /* Inputs read, errors they gave, and errors of the status expected. */
-static struct {
-  long inputs, errors, expected_status;
-} totals;
+static struct { long inputs, errors, expected_status; } totals;
 
 /* ---- reading ------------------------------------------------------------- */
 
@@ -105,7 +103,8 @@ static void expect_same(const batches *want, batches *got, const char *what) {
   totals.inputs++;
   totals.errors += got->status != XCHG_OK;
   if (got->status != XCHG_OK || got->n != want->n) {
-    TU_CHECK(0, "%s: status %d, %zu batches (seekable: %zu): %s", what, got->status, got->n, want->n, got->message);
+    TU_CHECK(0, "%s: status %d, %zu batches (seekable: %zu): %s", what, got->status, got->n,
+             want->n, got->message);
     return;
   }
   char msg[512];
@@ -119,7 +118,8 @@ static void expect_same(const batches *want, batches *got, const char *what) {
 /* ---- the gold file's layout ------------------------------------------------ */
 
 static int32_t load_i32(const uint8_t *p) {
-  return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+  return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                   (uint32_t)p[3] << 24);
 }
 
 static void store_i32(uint8_t *p, int32_t v) {
@@ -172,8 +172,8 @@ static void expect_error_in(tu_bytes input, xchg_status expected, const char *na
  * through a codec stream that passes it through: the reader ends at the
  * closing magic with the file's batches, and the stream still holds the
  * whole tail. */
-static void expect_end_at_magic(const uint8_t *data, size_t size, const void *tail, size_t n, const char *name,
-                                const char *what) {
+static void expect_end_at_magic(const uint8_t *data, size_t size, const void *tail, size_t n,
+                                const char *name, const char *what) {
   tu_bytes input = spliced(data, size, size, 0, tail, n);
   xchg_error err;
   xchg_istream *s = NULL;
@@ -186,7 +186,8 @@ static void expect_end_at_magic(const uint8_t *data, size_t size, const void *ta
            "%s: %s: cannot open: %s", name, what, err.message);
   size_t count = 0;
   xchg_status st = XCHG_OK;
-  for (struct ArrowArray a; r != NULL && (st = xchg_ipc_reader_next(r, &a, &err)) == XCHG_OK && a.release;) {
+  for (struct ArrowArray a;
+       r != NULL && (st = xchg_ipc_reader_next(r, &a, &err)) == XCHG_OK && a.release;) {
     a.release(&a);
     count++;
   }
@@ -199,11 +200,13 @@ static void expect_end_at_magic(const uint8_t *data, size_t size, const void *ta
   while (s != NULL && xchg_istream_read_call(s, buf, sizeof buf, &got, &err) == XCHG_OK && got > 0)
     tu_bytes_append(&rest, buf, got);
   totals.inputs++;
-  TU_CHECK(st == XCHG_OK && alone.status == XCHG_OK && count == alone.n && end == (int64_t)size &&
-               rest.size == n && (n == 0 || memcmp(rest.data, tail, n) == 0),
-           "%s: %s: status %d, %zu batches (want %zu), ends at %lld (want %zu), %zu of the %zu bytes after it "
-           "left: %s", name, what, st, count, alone.n, (long long)end, size, rest.size, n,
-           st == XCHG_OK ? "" : err.message);
+  TU_CHECK(
+      st == XCHG_OK && alone.status == XCHG_OK && count == alone.n && end == (int64_t)size &&
+          rest.size == n && (n == 0 || memcmp(rest.data, tail, n) == 0),
+      "%s: %s: status %d, %zu batches (want %zu), ends at %lld (want %zu), %zu of the %zu bytes after it "
+      "left: %s",
+      name, what, st, count, alone.n, (long long)end, size, rest.size, n,
+      st == XCHG_OK ? "" : err.message);
   batches_free(&alone);
   xchg_istream_free(s);
   free(rest.data);
@@ -239,8 +242,9 @@ static void check_damage(const uint8_t *data, size_t size, size_t marker, const 
     TU_CHECK(0, "the other file's footer: %s", other_footer_file);
   } else if (strcmp(strrchr(name, '/'), strrchr(other_footer_file, '/')) != 0) {
     size_t n = other.size - other_marker - 8;
-    expect_error_in(spliced(data, size, footer_start, size - footer_start, other.data + other_marker + 8, n),
-                    XCHG_EFORMAT, name, "another file's footer");
+    expect_error_in(
+        spliced(data, size, footer_start, size - footer_start, other.data + other_marker + 8, n),
+        XCHG_EFORMAT, name, "another file's footer");
   }
   free(other.data);
 
@@ -250,7 +254,8 @@ static void check_damage(const uint8_t *data, size_t size, size_t marker, const 
   xchg_ipc_read_options_init(&opts);
   opts.max_metadata_bytes = footer_len - 1;
   char what[600];
-  snprintf(what, sizeof what, "%s: max_metadata_bytes %d, one under the footer", name, footer_len - 1);
+  snprintf(what, sizeof what, "%s: max_metadata_bytes %d, one under the footer", name,
+           footer_len - 1);
   batches b = read_all(tu_unseekable_source(data, size, 1), &opts, 0);
   totals.inputs++;
   totals.errors += b.status != XCHG_OK;
@@ -274,7 +279,8 @@ static void check_cuts(const uint8_t *data, size_t size, size_t marker, const ch
   for (size_t cut = marker; cut < size; cut++) {
     xchg_error err = {{0}};
     xchg_ipc_reader *r = NULL;
-    batches b = {.status = xchg_ipc_reader_open(tu_unseekable_source(data, cut, cut), NULL, &r, &err)};
+    batches b = {.status =
+                     xchg_ipc_reader_open(tu_unseekable_source(data, cut, cut), NULL, &r, &err)};
     if (b.status == XCHG_OK && cut + CODEC_TAIL_CUTS < size)
       b.status = xchg_ipc_reader_select_indices(r, &none, 0, &err);
     while (b.status == XCHG_OK) {
@@ -293,8 +299,8 @@ static void check_cuts(const uint8_t *data, size_t size, size_t marker, const ch
   }
 }
 
-static void check_codec(const uint8_t *data, size_t size, const batches *want, xchg_stream_codec codec,
-                        const char *name) {
+static void check_codec(const uint8_t *data, size_t size, const batches *want,
+                        xchg_stream_codec codec, const char *name) {
   xchg_stream_encode_options eo;
   xchg_stream_encode_options_init(&eo);
   xchg_buf *enc = NULL;
@@ -337,7 +343,8 @@ static void check_gold_file(const char *path, void *ctx_) {
   } else {
     char what[600];
     for (uint64_t seed = 1; seed <= 3; seed++) {
-      snprintf(what, sizeof what, "%s read in order (chunk seed %llu)", name, (unsigned long long)seed);
+      snprintf(what, sizeof what, "%s read in order (chunk seed %llu)", name,
+               (unsigned long long)seed);
       batches got = read_all(tu_unseekable_source(file.data, file.size, seed), NULL, 1);
       expect_same(&want, &got, what);
       batches_free(&got);
@@ -386,8 +393,8 @@ static void check_cli(const char *cli, const char *gold_root) {
     TU_CHECK(direct.exit_code == 0 && piped.exit_code == 0 && direct.out.size > 0 &&
                  piped.out.size == direct.out.size &&
                  memcmp(piped.out.data, direct.out.data, direct.out.size) == 0,
-             "xchg cat of piped %s: exit %d (file: exit %d), %zu bytes of output (file: %zu)", files[i],
-             piped.exit_code, direct.exit_code, piped.out.size, direct.out.size);
+             "xchg cat of piped %s: exit %d (file: exit %d), %zu bytes of output (file: %zu)",
+             files[i], piped.exit_code, direct.exit_code, piped.out.size, direct.out.size);
     free(direct.out.data);
     free(piped.out.data);
 
@@ -404,13 +411,13 @@ static void check_cli(const char *cli, const char *gold_root) {
     size_t cuts[] = {marker + 8 + 1, file.size - 3};
     for (size_t k = 0; k < 2; k++) {
       for (int command = 0; command < 2; command++) {
-        snprintf(cmd, sizeof cmd, "head -c %zu '%s' | '%s' %s - 2>&1 >/dev/null", cuts[k], path, cli,
-                 command ? "inspect" : "cat --format json");
+        snprintf(cmd, sizeof cmd, "head -c %zu '%s' | '%s' %s - 2>&1 >/dev/null", cuts[k], path,
+                 cli, command ? "inspect" : "cat --format json");
         cli_run cut = run(cmd);
         int named = cut.exit_code == 1 && cut.out.data && strstr((char *)cut.out.data, "footer");
-        TU_CHECK(named,
-                 "%s of %s cut at byte %zu, piped: exit %d: %.*s", command ? "inspect" : "cat",
-                 files[i], cuts[k], cut.exit_code, (int)(cut.out.size > 400 ? 400 : cut.out.size),
+        TU_CHECK(named, "%s of %s cut at byte %zu, piped: exit %d: %.*s",
+                 command ? "inspect" : "cat", files[i], cuts[k], cut.exit_code,
+                 (int)(cut.out.size > 400 ? 400 : cut.out.size),
                  cut.out.data ? (const char *)cut.out.data : "");
         totals.inputs++;
         totals.errors += cut.exit_code == 1;
@@ -431,8 +438,10 @@ static void gold_files(void) {
   gold_ctx ctx = {root, other, 0};
   tu_walk(root, ".arrow_file", check_gold_file, &ctx);
   TU_CHECK(ctx.files >= 20, "only %d gold .arrow_file files under %s", ctx.files, root);
-  printf("file_sequential: %d gold files, %ld inputs tried, %ld errors returned (%ld as expected), "
-         "crashes = 0\n", ctx.files, totals.inputs, totals.errors, totals.expected_status);
+  printf(
+      "file_sequential: %d gold files, %ld inputs tried, %ld errors returned (%ld as expected), "
+      "crashes = 0\n",
+      ctx.files, totals.inputs, totals.errors, totals.expected_status);
 }
 
 static void cli(void) { check_cli(tu_cli_path(), root); }

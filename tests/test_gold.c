@@ -58,8 +58,7 @@ static void release_array(struct ArrowArray *a) {
  * When keep is non-NULL the batches are handed back there instead of being
  * released (the caller compares them after closing the reader). */
 static int check_sequential(const arrow_json *doc, xchg_ipc_reader *r,
-                            const struct ArrowSchema *schema, struct ArrowArray *keep,
-                            char *msg) {
+                            const struct ArrowSchema *schema, struct ArrowArray *keep, char *msg) {
   int64_t expected = arrow_json_num_batches(doc), n = 0;
   for (;;) {
     struct ArrowArray batch;
@@ -67,11 +66,13 @@ static int check_sequential(const arrow_json *doc, xchg_ipc_reader *r,
     memset(&batch, 0, sizeof(batch));
     xchg_status st = xchg_ipc_reader_next(r, &batch, &err);
     if (st != XCHG_OK)
-      return tu_errorf(msg, MSG_SIZE, "next (batch %" PRId64 "): %s: %s", n, xchg_status_name(st), err.message);
+      return tu_errorf(msg, MSG_SIZE, "next (batch %" PRId64 "): %s: %s", n, xchg_status_name(st),
+                       err.message);
     if (!batch.release) break;
     if (n >= expected) {
       release_array(&batch);
-      return tu_errorf(msg, MSG_SIZE, "the reader gives more than the %" PRId64 " batches of the JSON", expected);
+      return tu_errorf(msg, MSG_SIZE,
+                       "the reader gives more than the %" PRId64 " batches of the JSON", expected);
     }
     if (keep) {
       keep[n++] = batch;
@@ -83,7 +84,8 @@ static int check_sequential(const arrow_json *doc, xchg_ipc_reader *r,
     n++;
   }
   if (n != expected)
-    return tu_errorf(msg, MSG_SIZE, "the reader gives %" PRId64 " batches, the JSON has %" PRId64, n, expected);
+    return tu_errorf(msg, MSG_SIZE, "the reader gives %" PRId64 " batches, the JSON has %" PRId64,
+                     n, expected);
   /* The end stays the end. */
   struct ArrowArray again;
   xchg_error err;
@@ -100,14 +102,16 @@ static int check_random_access(const arrow_json *doc, xchg_ipc_reader *r,
                                const struct ArrowSchema *schema, char *msg) {
   int64_t expected = arrow_json_num_batches(doc);
   if (xchg_ipc_reader_num_batches(r) != expected)
-    return tu_errorf(msg, MSG_SIZE, "num_batches is %" PRId64 ", the JSON has %" PRId64, xchg_ipc_reader_num_batches(r), expected);
+    return tu_errorf(msg, MSG_SIZE, "num_batches is %" PRId64 ", the JSON has %" PRId64,
+                     xchg_ipc_reader_num_batches(r), expected);
   for (int64_t i = expected - 1; i >= 0; i--) {
     struct ArrowArray batch;
     xchg_error err;
     memset(&batch, 0, sizeof(batch));
     xchg_status st = xchg_ipc_reader_read_batch(r, i, &batch, &err);
     if (st != XCHG_OK)
-      return tu_errorf(msg, MSG_SIZE, "read_batch(%" PRId64 "): %s: %s", i, xchg_status_name(st), err.message);
+      return tu_errorf(msg, MSG_SIZE, "read_batch(%" PRId64 "): %s: %s", i, xchg_status_name(st),
+                       err.message);
     int rc = arrow_json_compare_batch(doc, i, schema, &batch, msg, MSG_SIZE);
     release_array(&batch);
     if (rc != 0) {
@@ -180,10 +184,14 @@ static int check_pipe(const arrow_json *doc, const uint8_t *data, size_t size, i
   int rc;
   xchg_source *src;
   xchg_status st = xchg_source_from_fd(fds[0], 1, &src, &err);
-  if (st != XCHG_OK) close(fds[0]); /* not taken over: closing it stops the feeder */
-  else st = xchg_ipc_reader_open(src, NULL, &r, &err);
-  if (st != XCHG_OK) rc = tu_errorf(msg, MSG_SIZE, "open: %s: %s", xchg_status_name(st), err.message);
-  else rc = check_reader(doc, r, is_file, 0, msg);
+  if (st != XCHG_OK)
+    close(fds[0]); /* not taken over: closing it stops the feeder */
+  else
+    st = xchg_ipc_reader_open(src, NULL, &r, &err);
+  if (st != XCHG_OK)
+    rc = tu_errorf(msg, MSG_SIZE, "open: %s: %s", xchg_status_name(st), err.message);
+  else
+    rc = check_reader(doc, r, is_file, 0, msg);
   pthread_join(thread, NULL);
   return rc;
 }
@@ -196,9 +204,12 @@ static int check_fd(const arrow_json *doc, const char *path, int is_file,
   xchg_error err;
   xchg_source *src;
   xchg_status st = xchg_source_from_fd(fd, 1, &src, &err);
-  if (st != XCHG_OK) close(fd); /* not taken over */
-  else st = xchg_ipc_reader_open(src, opts, &r, &err);
-  if (st != XCHG_OK) return tu_errorf(msg, MSG_SIZE, "open: %s: %s", xchg_status_name(st), err.message);
+  if (st != XCHG_OK)
+    close(fd); /* not taken over */
+  else
+    st = xchg_ipc_reader_open(src, opts, &r, &err);
+  if (st != XCHG_OK)
+    return tu_errorf(msg, MSG_SIZE, "open: %s: %s", xchg_status_name(st), err.message);
   return check_reader(doc, r, is_file, is_file, msg);
 }
 
@@ -207,7 +218,8 @@ static int check_mmap(const arrow_json *doc, const char *path, int is_file,
   xchg_ipc_reader *r;
   xchg_error err;
   xchg_status st = xchg_ipc_reader_open_file(path, opts, &r, &err);
-  if (st != XCHG_OK) return tu_errorf(msg, MSG_SIZE, "open: %s: %s", xchg_status_name(st), err.message);
+  if (st != XCHG_OK)
+    return tu_errorf(msg, MSG_SIZE, "open: %s: %s", xchg_status_name(st), err.message);
   return check_reader(doc, r, is_file, is_file, msg);
 }
 
@@ -239,8 +251,7 @@ static int check_memory(const arrow_json *doc, const uint8_t *data, size_t size,
   xchg_error err;
   int rc = -1;
   memset(&schema, 0, sizeof(schema));
-  xchg_status st =
-      xchg_ipc_reader_open_memory(in.data, size, release_owned, &in, NULL, &r, &err);
+  xchg_status st = xchg_ipc_reader_open_memory(in.data, size, release_owned, &in, NULL, &r, &err);
   if (!batches) {
     tu_errorf(msg, MSG_SIZE, "out of memory");
   } else if (st != XCHG_OK) {
@@ -254,15 +265,15 @@ static int check_memory(const arrow_json *doc, const uint8_t *data, size_t size,
     rc = 0;
     for (int64_t i = 0; rc == 0 && i < n; i++)
       rc = arrow_json_compare_batch(doc, i, &schema, &batches[i], msg, MSG_SIZE);
-    if (rc != 0)
-      strncat(msg, " (compared after closing the reader)", MSG_SIZE - strlen(msg) - 1);
+    if (rc != 0) strncat(msg, " (compared after closing the reader)", MSG_SIZE - strlen(msg) - 1);
   }
   xchg_ipc_reader_free(r);
   for (int64_t i = 0; batches && i < n; i++) release_array(&batches[i]);
   free(batches);
   release_schema(&schema);
   if (st == XCHG_OK && in.releases != 1 && rc == 0)
-    rc = tu_errorf(msg, MSG_SIZE, "the input's release callback ran %d times, expected once", in.releases);
+    rc = tu_errorf(msg, MSG_SIZE, "the input's release callback ran %d times, expected once",
+                   in.releases);
   if (in.releases == 0) free(in.data); /* already reported; do not leak */
   return rc;
 }
@@ -281,10 +292,17 @@ static int fixed_width_bits(const char *f) {
   if (!f[1]) {
     switch (f[0]) {
       case 'b': return 1;
-      case 'c': case 'C': return 8;
-      case 's': case 'S': case 'e': return 16;
-      case 'i': case 'I': case 'f': return 32;
-      case 'l': case 'L': case 'g': return 64;
+      case 'c':
+      case 'C': return 8;
+      case 's':
+      case 'S':
+      case 'e': return 16;
+      case 'i':
+      case 'I':
+      case 'f': return 32;
+      case 'l':
+      case 'L':
+      case 'g': return 64;
       default: return 0;
     }
   }
@@ -298,7 +316,8 @@ static int fixed_width_bits(const char *f) {
     switch (f[1]) {
       case 'd': return f[2] == 'D' ? 32 : 64;
       case 't': return (f[2] == 's' || f[2] == 'm') ? 32 : 64;
-      case 's': case 'D': return 64;
+      case 's':
+      case 'D': return 64;
       case 'i': return f[2] == 'M' ? 32 : f[2] == 'D' ? 64 : 128;
       default: return 0;
     }
@@ -422,7 +441,8 @@ static int mutate_node(const struct ArrowSchema *s, struct ArrowArray *a, mutati
   int is_union = strncmp(s->format, "+u", 2) == 0;
   if (a->buffers[0] && m->seen++ == m->target) {
     m->what = is_union ? "type id" : "validity bit";
-    size_t extent = is_union ? (size_t)(a->offset + a->length) : (size_t)(a->offset + a->length + 7) / 8;
+    size_t extent =
+        is_union ? (size_t)(a->offset + a->length) : (size_t)(a->offset + a->length + 7) / 8;
     return flip_bit_in_copy(a, 0, extent, is_union ? a->offset * 8 : a->offset, m);
   }
   int width = offsets_width(s->format);
@@ -492,9 +512,12 @@ static int mutate_every_array(const arrow_json *doc, int64_t bi, const struct Ar
     m.target = target;
     mutate_tree(schema, batch, &bad, &m, 0);
     int rc = 0;
-    if (m.oom) rc = tu_errorf(msg, MSG_SIZE, "self-check: out of memory");
+    if (m.oom)
+      rc = tu_errorf(msg, MSG_SIZE, "self-check: out of memory");
     else if (m.done && arrow_json_compare_batch(doc, bi, schema, &bad, why, sizeof(why)) == 0)
-      rc = tu_errorf(msg, MSG_SIZE, "self-check: a changed %s in batch %" PRId64 ", array %s went unnoticed", m.what, bi, m.path);
+      rc = tu_errorf(msg, MSG_SIZE,
+                     "self-check: a changed %s in batch %" PRId64 ", array %s went unnoticed",
+                     m.what, bi, m.path);
     int done = m.done;
     if (done && rc == 0) {
       stats->value_checks++;
@@ -507,8 +530,7 @@ static int mutate_every_array(const arrow_json *doc, int64_t bi, const struct Ar
   }
 }
 
-static int self_check(const arrow_json *doc, const char *path, self_check_stats *stats,
-                      char *msg) {
+static int self_check(const arrow_json *doc, const char *path, self_check_stats *stats, char *msg) {
   xchg_ipc_reader *r;
   xchg_error err;
   struct ArrowSchema schema;
@@ -549,7 +571,9 @@ static int self_check(const arrow_json *doc, const char *path, self_check_stats 
     if (rc == 0 && previous.release && previous.length != batch.length) {
       char why[MSG_SIZE];
       if (arrow_json_compare_batch(doc, bi - 1, &schema, &batch, why, sizeof(why)) == 0)
-        rc = tu_errorf(msg, MSG_SIZE, "self-check: batch %" PRId64 " compared equal to the JSON's batch %" PRId64, bi, bi - 1);
+        rc = tu_errorf(msg, MSG_SIZE,
+                       "self-check: batch %" PRId64 " compared equal to the JSON's batch %" PRId64,
+                       bi, bi - 1);
       else
         stats->wrong_batch_checks++;
     }
@@ -619,9 +643,9 @@ static void release_nothing_schema(struct ArrowSchema *s) { s->release = NULL; }
 static void release_nothing_array(struct ArrowArray *a) { a->release = NULL; }
 
 #define SCHEMA(fmt, nm, flg, n, kids) \
-  {fmt, nm, NULL, flg, n, kids, NULL, release_nothing_schema, NULL}
+  { fmt, nm, NULL, flg, n, kids, NULL, release_nothing_schema, NULL }
 #define ARRAY(len, nulls, nbuf, bufs, n, kids) \
-  {len, nulls, 0, nbuf, n, (const void **)(bufs), kids, NULL, release_nothing_array, NULL}
+  { len, nulls, 0, nbuf, n, (const void **)(bufs), kids, NULL, release_nothing_array, NULL }
 
 typedef struct mdn_value {
   int32_t months, days;
@@ -647,8 +671,8 @@ static int comparator_self_test(self_check_stats *stats, char *msg) {
   ssize_t put = write(fd, new_types_json, sizeof(new_types_json) - 1);
   close(fd);
   arrow_json *doc = NULL;
-  int loaded = put == (ssize_t)sizeof(new_types_json) - 1 &&
-               arrow_json_load(path, &doc, msg, MSG_SIZE) == 0;
+  int loaded =
+      put == (ssize_t)sizeof(new_types_json) - 1 && arrow_json_load(path, &doc, msg, MSG_SIZE) == 0;
   unlink(path);
   if (!loaded) return msg[0] ? -1 : tu_errorf(msg, MSG_SIZE, "cannot write %s", path);
 
@@ -678,9 +702,9 @@ static int comparator_self_test(self_check_stats *stats, char *msg) {
   struct ArrowArray value_array = ARRAY(2, 1, 3, value_bufs, 0, NULL);
   struct ArrowArray *lv_kids[] = {&item}, *ree_kids[] = {&run_end_array, &value_array};
   struct ArrowArray cols[] = {
-      ARRAY(3, 1, 2, h_bufs, 0, NULL),       ARRAY(3, 1, 2, d32_bufs, 0, NULL),
-      ARRAY(3, 0, 2, d64_bufs, 0, NULL),     ARRAY(3, 1, 2, mdn_bufs, 0, NULL),
-      ARRAY(3, 1, 4, sv_bufs, 0, NULL),      ARRAY(3, 1, 3, lv_bufs, 1, lv_kids),
+      ARRAY(3, 1, 2, h_bufs, 0, NULL),   ARRAY(3, 1, 2, d32_bufs, 0, NULL),
+      ARRAY(3, 0, 2, d64_bufs, 0, NULL), ARRAY(3, 1, 2, mdn_bufs, 0, NULL),
+      ARRAY(3, 1, 4, sv_bufs, 0, NULL),  ARRAY(3, 1, 3, lv_bufs, 1, lv_kids),
       ARRAY(3, 0, 0, NULL, 2, ree_kids),
   };
   struct ArrowArray *col_ptrs[] = {&cols[0], &cols[1], &cols[2], &cols[3],
@@ -778,7 +802,9 @@ static void check_ipc_file(arrow_json *doc, const char *path, const char *shown,
   free(data);
   int64_t live_after = xchg_buf_live_count();
   if (rc == 0 && live_after != live_before) {
-    rc = tu_errorf(msg, MSG_SIZE, "%" PRId64 " xchg_buf objects still alive after everything was released", live_after - live_before);
+    rc = tu_errorf(msg, MSG_SIZE,
+                   "%" PRId64 " xchg_buf objects still alive after everything was released",
+                   live_after - live_before);
     how = "leak check";
   }
   char what[4096];
@@ -796,7 +822,10 @@ static totals t;
 
 static void comparator_self_test_case(void) {
   char self_msg[MSG_SIZE] = "";
-  TU_CHECK(comparator_self_test(&t.self, self_msg) == 0, "comparator self-test (float16, decimal32/64, month_day_nano, utf8view, listview, run-end encoded): %s", self_msg);
+  TU_CHECK(
+      comparator_self_test(&t.self, self_msg) == 0,
+      "comparator self-test (float16, decimal32/64, month_day_nano, utf8view, listview, run-end encoded): %s",
+      self_msg);
 }
 
 /* Every gold file read every way, and the comparator's mutations of it caught. */
@@ -805,7 +834,9 @@ static void gold_files(void) {
   tu_testdata_path(dir, sizeof dir, "arrow-gold");
   char **jsons;
   size_t njsons;
-  if (!TU_CHECK(rt_find_gold(dir, &jsons, &njsons) == 0, "cannot list the gold files under %s", dir)) return;
+  if (!TU_CHECK(rt_find_gold(dir, &jsons, &njsons) == 0, "cannot list the gold files under %s",
+                dir))
+    return;
   int failed_before = tu_failed_count();
   TU_CHECK(xchg_pool_create(3, &t.pool, NULL) == XCHG_OK, "cannot create a thread pool");
   size_t dirlen = strlen(dir);
@@ -835,13 +866,15 @@ static void gold_files(void) {
   rt_free_paths(jsons, njsons);
   if (t.pool) xchg_pool_free(t.pool);
   TU_CHECK(njsons > 0, "no gold files found under %s", dir);
-  TU_CHECK(tu_failed_count() > failed_before || (t.self.schema_checks > 0 && t.self.value_checks > 0),
-           "self-check: no file allowed both a schema and a value mutation");
-  printf("self-check caught: %d renamed fields, %d flipped bits (validity, type ids, offsets, values; "
-         "%d in nested arrays, %d in "
-         "dictionaries), %d wrong batches\n",
-         t.self.schema_checks, t.self.value_checks, t.self.nested_value_checks,
-         t.self.dictionary_value_checks, t.self.wrong_batch_checks);
+  TU_CHECK(
+      tu_failed_count() > failed_before || (t.self.schema_checks > 0 && t.self.value_checks > 0),
+      "self-check: no file allowed both a schema and a value mutation");
+  printf(
+      "self-check caught: %d renamed fields, %d flipped bits (validity, type ids, offsets, values; "
+      "%d in nested arrays, %d in "
+      "dictionaries), %d wrong batches\n",
+      t.self.schema_checks, t.self.value_checks, t.self.nested_value_checks,
+      t.self.dictionary_value_checks, t.self.wrong_batch_checks);
 }
 
 int main(int argc, char **argv) {

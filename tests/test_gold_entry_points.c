@@ -79,7 +79,7 @@ static void check_stream_reader(gold *g) {
   int rc = arrow_json_compare_schema(g->check.doc, &d->schema, msg, sizeof msg);
   if (rc == 0 && d->n != arrow_json_num_batches(g->check.doc))
     rc = tu_errorf(msg, sizeof msg, "%" PRId64 " batches, the JSON has %" PRId64, d->n,
-                  arrow_json_num_batches(g->check.doc));
+                   arrow_json_num_batches(g->check.doc));
   for (int64_t i = 0; rc == 0 && i < d->n; i++)
     rc = arrow_json_compare_batch(g->check.doc, i, &d->schema, &d->batches[i], msg, sizeof msg);
   TU_CHECK(rc == 0, "%s: stream reader: %s", g->stream_path, msg);
@@ -112,8 +112,9 @@ static void check_file_reader(gold *g) {
     }
   }
   if (rc == 0 && (seen != n || xchg_ipc_reader_num_batches(r) != n))
-    rc = tu_errorf(msg, sizeof msg, "%" PRId64 " batches read, %" PRId64 " in the footer, %" PRId64
-                  " in the JSON", seen, xchg_ipc_reader_num_batches(r), n);
+    rc = tu_errorf(msg, sizeof msg,
+                   "%" PRId64 " batches read, %" PRId64 " in the footer, %" PRId64 " in the JSON",
+                   seen, xchg_ipc_reader_num_batches(r), n);
   for (int64_t i = n - 1; rc == 0 && i >= 0; i--) {
     struct ArrowArray a = {0};
     rc = xchg_ipc_reader_read_batch(r, i, &a, &err) == XCHG_OK
@@ -157,8 +158,9 @@ static xchg_status copy_at(void *ctx, int64_t offset, void *dst, size_t n, xchg_
 static xchg_source *source_of(const tu_bytes *p, int positional) {
   xchg_source *src = NULL;
   xchg_error err;
-  xchg_status st = positional ? xchg_source_from_read_at(p->size, copy_at, NULL, (void *)p, &src, &err)
-                              : xchg_source_from_memory(p->data, p->size, NULL, NULL, &src, &err);
+  xchg_status st = positional
+                       ? xchg_source_from_read_at(p->size, copy_at, NULL, (void *)p, &src, &err)
+                       : xchg_source_from_memory(p->data, p->size, NULL, NULL, &src, &err);
   TU_OK(st, err);
   return src;
 }
@@ -173,8 +175,8 @@ static xchg_batch_decoder *open_decoder(const gold *g, const int64_t *columns, i
   const tu_body *schema = &g->messages[0];
   xchg_batch_decoder *dec = NULL;
   xchg_error err;
-  TU_CHECK(xchg_batch_decoder_open(g->stream.data, (size_t)(schema->offset + schema->length), columns,
-                                   n, &opts, &dec, &err) == XCHG_OK,
+  TU_CHECK(xchg_batch_decoder_open(g->stream.data, (size_t)(schema->offset + schema->length),
+                                   columns, n, &opts, &dec, &err) == XCHG_OK,
            "%s: batch decoder: open: %s", g->stream_path, err.message);
   return dec;
 }
@@ -182,8 +184,9 @@ static xchg_batch_decoder *open_decoder(const gold *g, const int64_t *columns, i
 /* Rows [at, +n) of `got` (decoded with columns[0..n_columns), NULL: all)
  * against the reader's batch b: the JSON when every column is there, and
  * the reader's columns in any case. */
-static int compare_rows(const gold *g, const struct ArrowSchema *schema, const struct ArrowArray *got,
-                        int64_t at, int64_t b, const int64_t *columns, int64_t n_columns, char *msg) {
+static int compare_rows(const gold *g, const struct ArrowSchema *schema,
+                        const struct ArrowArray *got, int64_t at, int64_t b, const int64_t *columns,
+                        int64_t n_columns, char *msg) {
   const rt_data *d = &g->check.src;
   const struct ArrowArray *want = &d->batches[b];
   if (!columns && at == 0 && got->length == want->length &&
@@ -212,9 +215,10 @@ static int check_decoded(const gold *g, const xchg_batch_decoder *dec, const str
   if (xchg_batch_decoder_schema(dec, &schema, &err) != XCHG_OK)
     return tu_errorf(msg, MSG_SIZE, "schema: %s", err.message);
   int64_t rows = g->batch_offsets[last] - g->batch_offsets[first];
-  int rc = got->length == rows ? 0
-                               : tu_errorf(msg, MSG_SIZE, "%" PRId64 " rows, the batches have %" PRId64,
-                                          got->length, rows);
+  int rc = got->length == rows
+               ? 0
+               : tu_errorf(msg, MSG_SIZE, "%" PRId64 " rows, the batches have %" PRId64,
+                           got->length, rows);
   for (int64_t b = first; rc == 0 && b < last; b++)
     rc = compare_rows(g, &schema, got, g->batch_offsets[b] - g->batch_offsets[first], b, columns,
                       n_columns, msg);
@@ -243,8 +247,8 @@ static int decode_and_check(const gold *g, const xchg_batch_decoder *dec, const 
 }
 
 /* Every per-batch payload at once (every other one through read_at). */
-static int decode_many_and_check(const gold *g, const xchg_batch_decoder *dec, const tu_bytes *payloads,
-                                 int64_t n, char *msg) {
+static int decode_many_and_check(const gold *g, const xchg_batch_decoder *dec,
+                                 const tu_bytes *payloads, int64_t n, char *msg) {
   xchg_source **srcs = calloc((size_t)n + 1, sizeof *srcs);
   struct ArrowArray *outs = calloc((size_t)n + 1, sizeof *outs);
   for (int64_t i = 0; i < n; i++) srcs[i] = source_of(&payloads[i], i % 2);
@@ -252,7 +256,8 @@ static int decode_many_and_check(const gold *g, const xchg_batch_decoder *dec, c
   int rc = xchg_batch_decoder_decode_many(dec, srcs, n, 0, outs, NULL, &err) == XCHG_OK
                ? 0
                : tu_errorf(msg, MSG_SIZE, "decode_many: %s", err.message);
-  for (int64_t i = 0; rc == 0 && i < n; i++) rc = check_decoded(g, dec, &outs[i], i, i + 1, NULL, 0, msg);
+  for (int64_t i = 0; rc == 0 && i < n; i++)
+    rc = check_decoded(g, dec, &outs[i], i, i + 1, NULL, 0, msg);
   for (int64_t i = 0; i < n; i++) {
     release_array(&outs[i]);
     xchg_source_free(srcs[i]);
@@ -287,7 +292,7 @@ static void check_decoder_with(gold *g, const tu_bytes *payloads, const int64_t 
       xchg_status st = xchg_batch_decoder_decode(dec, src, 0, &a, &err);
       if (st == XCHG_OK || !strstr(err.message, "holds no record batch"))
         rc = tu_errorf(msg, MSG_SIZE, "a stream of no batches: %s \"%s\"", xchg_status_name(st),
-                      st == XCHG_OK ? "" : err.message);
+                       st == XCHG_OK ? "" : err.message);
       release_array(&a);
       xchg_source_free(src);
     }
@@ -311,8 +316,10 @@ static void check_batch_decoder(gold *g) {
   xchg_batch_decoder *dec = open_decoder(g, NULL, 0, pool);
   char msg[MSG_SIZE] = "";
   if (dec && n > 0)
-    TU_CHECK(decode_many_and_check(g, dec, payloads, n, msg) == 0, "%s: batch decoder (decode_many on "
-             "a pool): %s", g->stream_path, msg);
+    TU_CHECK(decode_many_and_check(g, dec, payloads, n, msg) == 0,
+             "%s: batch decoder (decode_many on "
+             "a pool): %s",
+             g->stream_path, msg);
   xchg_batch_decoder_free(dec);
   for (int64_t b = 0; b < n; b++) free(payloads[b].data);
   free(payloads);
@@ -344,7 +351,7 @@ static int compare_holder(const gold *g, const xchg_cache_holder *h, int64_t par
   int rc = arrow_json_compare_schema(g->check.doc, &schema, msg, MSG_SIZE);
   if (rc == 0 && xchg_cache_holder_num_batches(h) != parts * n)
     rc = tu_errorf(msg, MSG_SIZE, "%" PRId64 " batches, the JSON has %" PRId64 " a part",
-                  xchg_cache_holder_num_batches(h), n);
+                   xchg_cache_holder_num_batches(h), n);
   for (int64_t i = 0; rc == 0 && i < parts * n; i++) {
     struct ArrowArray a = {0};
     rc = xchg_cache_holder_batch(h, i, &a, &err) == XCHG_OK
@@ -381,7 +388,8 @@ static int acquire_and_compare(const gold *g, xchg_cache *c, const char *key, co
   xchg_chunk *chunks = calloc(data->size + 1, sizeof *chunks);
   size_t n_chunks = cut_chunks(data, chunks, data->size + 1);
   xchg_broadcast_part part[4];
-  for (int64_t i = 0; i < parts; i++) part[i] = (xchg_broadcast_part){chunks, n_chunks, XCHG_STREAM_NONE};
+  for (int64_t i = 0; i < parts; i++)
+    part[i] = (xchg_broadcast_part){chunks, n_chunks, XCHG_STREAM_NONE};
   xchg_broadcast b = {part, parts, NULL, NULL};
   xchg_cache_holder *h = NULL;
   xchg_error err;
@@ -474,8 +482,10 @@ static int gold_open(const char *json_path, gold *g) {
   g->n_messages = tu_map_bodies(g->stream.data, g->stream.size, g->messages, MAX_MESSAGES);
   int64_t n = g->check.src.n, batches = 0;
   g->batch_offsets = calloc((size_t)n + 1, sizeof *g->batch_offsets);
-  for (int64_t b = 0; b < n; b++) g->batch_offsets[b + 1] = g->batch_offsets[b] + g->check.src.batches[b].length;
-  for (int64_t i = 0; i < g->n_messages; i++) batches += g->messages[i].kind == XCHG_MESSAGE_RECORD_BATCH;
+  for (int64_t b = 0; b < n; b++)
+    g->batch_offsets[b + 1] = g->batch_offsets[b] + g->check.src.batches[b].length;
+  for (int64_t i = 0; i < g->n_messages; i++)
+    batches += g->messages[i].kind == XCHG_MESSAGE_RECORD_BATCH;
   TU_CHECK(g->stream.data && g->n_messages > 0 && g->messages[0].kind == XCHG_MESSAGE_SCHEMA &&
                batches == n,
            "%s: %" PRId64 " messages, %" PRId64 " of them record batches, for %" PRId64 " batches",
@@ -569,7 +579,8 @@ static void check_host_seed(const char *testdata, const char *corpus, const host
       TU_CHECK(rc == 0 && metrics_of(c).host_maps == 1 && metrics_of(c).host_fallbacks == 0,
                "fuzz/corpus/host_segment/%s no longer maps (%s): after a change of the segment "
                "format, write the seeds again with `test_gold_entry_points --write-host-seeds "
-               "fuzz/corpus/host_segment`", name, rc == 0 ? "refused" : msg);
+               "fuzz/corpus/host_segment`",
+               name, rc == 0 ? "refused" : msg);
     xchg_cache_free(c);
     free(seed.data);
     remove_store_dir(dir);
@@ -587,7 +598,8 @@ static int write_host_seeds(const char *testdata, const char *out_dir) {
     gold *g = malloc(sizeof *g);
     if (gold_open(json, g) == 0 && publish_seed(g, &host_seeds[i], dir, seg) == 0) {
       tu_bytes bytes = tu_read_bytes(seg);
-      TU_CHECK(bytes.data && tu_write_file(path, bytes.data, bytes.size) == 0, "cannot write %s", path);
+      TU_CHECK(bytes.data && tu_write_file(path, bytes.data, bytes.size) == 0, "cannot write %s",
+               path);
       printf("wrote %s (%zu bytes)\n", path, bytes.size);
       free(bytes.data);
       remove_store_dir(dir);
@@ -610,11 +622,13 @@ static void gold_files(void) {
 static void host_seeds_map(void) {
   const char *corpus = getenv("XCHG_FUZZ_CORPUS");
   if (!TU_CHECK(corpus != NULL, "XCHG_FUZZ_CORPUS (the fuzz/corpus directory) is not set")) return;
-  for (size_t i = 0; i < N_HOST_SEEDS; i++) check_host_seed(tu_testdata_dir(), corpus, &host_seeds[i]);
+  for (size_t i = 0; i < N_HOST_SEEDS; i++)
+    check_host_seed(tu_testdata_dir(), corpus, &host_seeds[i]);
 }
 
 int main(int argc, char **argv) {
-  if (argc == 3 && strcmp(argv[1], "--write-host-seeds") == 0) return write_host_seeds(tu_testdata_dir(), argv[2]);
+  if (argc == 3 && strcmp(argv[1], "--write-host-seeds") == 0)
+    return write_host_seeds(tu_testdata_dir(), argv[2]);
   xchg_error err;
   if (!TU_OK(xchg_pool_create(3, &pool, &err), err)) return 1;
   static const tu_case cases[] = {

@@ -190,7 +190,8 @@ typedef struct shared {
   atomic_int ready;
   xchg_cache_metrics m[PROCESSES];
   int failed[PROCESSES];
-  char why[PROCESSES][sizeof(xchg_error) + 32]; /* each child's xchg_cache_host_error: "status: message" */
+  char why[PROCESSES]
+          [sizeof(xchg_error) + 32]; /* each child's xchg_cache_host_error: "status: message" */
   /* The test hook: a process stopped at its point says so, and waits for
    * resume; writes counts the segment writes begun on the host. */
   atomic_int stopped, resume, writes;
@@ -325,7 +326,7 @@ static void child_done(shared *sh, int i, xchg_cache *c, cd_source *s) {
 static void sharing_child(const char *dir, shared *sh, int i) {
   cd_source s;
   std_source(&s);
-  atomic_store(&s.delay_us, 100); /* a decode long enough for the others to arrive */
+  atomic_store(&s.delay_us, 100);                /* a decode long enough for the others to arrive */
   xchg_cache *c = host_cache(dir, INT64_MAX, 0); /* so that a late process finds it too */
   atomic_fetch_add(&sh->arrived, 1);
   while (atomic_load(&sh->arrived) < PROCESSES) sleep_ms(1);
@@ -434,14 +435,16 @@ static void test_cancel_while_another_decodes(void) {
   {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    elapsed = (int)((now.tv_sec - d.start.tv_sec) * 1000 + (now.tv_nsec - d.start.tv_nsec) / 1000000);
+    elapsed =
+        (int)((now.tv_sec - d.start.tv_sec) * 1000 + (now.tv_nsec - d.start.tv_nsec) / 1000000);
   }
   TU_CHECK(st == XCHG_ECANCELLED, "status %d: %s", (int)st, err.message);
   TU_CHECK(elapsed >= 200 && elapsed < 2000, "cancelled after %d ms", elapsed);
   xchg_cache_metrics m = cd_metrics(c);
-  TU_CHECK(m.cancellations == 1 && m.host_waits == 1 && m.decodes == 0 && atomic_load(&s.opens) == 0,
-           "%lld cancellations, %lld waits, %lld decodes, %d opens", (long long)m.cancellations,
-           (long long)m.host_waits, (long long)m.decodes, atomic_load(&s.opens));
+  TU_CHECK(
+      m.cancellations == 1 && m.host_waits == 1 && m.decodes == 0 && atomic_load(&s.opens) == 0,
+      "%lld cancellations, %lld waits, %lld decodes, %d opens", (long long)m.cancellations,
+      (long long)m.host_waits, (long long)m.decodes, atomic_load(&s.opens));
   kill_child(decoder);
   /* The next acquire decodes (the dead decoder's lock is free). */
   TU_OK(acquire_checked(c, &s, dir, NULL, NULL, &err), err);
@@ -481,7 +484,8 @@ static void test_holder_killed(void) {
   xchg_cache *c = host_cache(dir, INT64_MAX, 100);
   xchg_error err;
   TU_OK(acquire_checked(c, &s, dir, NULL, NULL, &err), err);
-  TU_CHECK(cd_metrics(c).host_maps == 1 && cd_metrics(c).decodes == 0, "the holder's segment was not used");
+  TU_CHECK(cd_metrics(c).host_maps == 1 && cd_metrics(c).decodes == 0,
+           "the holder's segment was not used");
   sleep_ms(200);
   xchg_cache_trim(c);
   TU_CHECK(count_files(dir, ".seg", NULL) == 1, "a segment held by a live process was removed");
@@ -573,8 +577,8 @@ static void expect_fallback_after(const char *dir, cd_source *s, int64_t maps, x
            (long long)m.host_maps, (long long)m.decodes);
   xchg_error why;
   xchg_status st = xchg_cache_host_error(c, &why);
-  TU_CHECK(st == want && strstr(why.message, reason),
-           "%s: the reason given is %s '%s'", what, xchg_status_name(st), why.message);
+  TU_CHECK(st == want && strstr(why.message, reason), "%s: the reason given is %s '%s'", what,
+           xchg_status_name(st), why.message);
   xchg_cache_free(c);
 }
 
@@ -702,7 +706,8 @@ static void test_corrupted(void) {
   TU_CHECK(sealed && host_segment_seal(sealed, size) == 0, "cannot seal the segment");
   if (sealed) TU_CHECK(tu_write_file(seg, sealed, size) == 0);
   free(sealed);
-  expect_fallback(dir, &s, XCHG_EFORMAT, "part 0 at [18446744073709551615", "part table overwritten, sealed");
+  expect_fallback(dir, &s, XCHG_EFORMAT, "part 0 at [18446744073709551615",
+                  "part table overwritten, sealed");
   /* Bytes too short for a header, as the fuzz target may hand them over. */
   uint8_t *stub_bytes = malloc(HEADER_STUB);
   memcpy(stub_bytes, good, HEADER_STUB);
@@ -716,7 +721,8 @@ static void test_corrupted(void) {
   xchg_buf_unref(stub);
   free(stub_bytes);
   corrupt(seg, good, size, 192 + 8, 64, size);
-  expect_fallback_after(dir, &s, 1, XCHG_EFORMAT, "part 0", "the first part's schema message overwritten");
+  expect_fallback_after(dir, &s, 1, XCHG_EFORMAT, "part 0",
+                        "the first part's schema message overwritten");
   corrupt(seg, good, size, size - 8, 8, size);
   expect_fallback_after(dir, &s, 1, XCHG_EFORMAT, "part 0", "the end-of-stream marker overwritten");
   TU_CHECK(tu_write_file(seg, good, size) == 0);
@@ -737,7 +743,8 @@ static void test_corrupted(void) {
   TU_OK(acquire_key_checked(c, &s, "zz", NULL, NULL, NULL, &err), err);
   xchg_error why;
   TU_CHECK(cd_metrics(c).host_fallbacks == 1 && xchg_cache_host_error(c, &why) == XCHG_EINVAL &&
-           strstr(why.message, "another key"), "a segment of another key was used");
+               strstr(why.message, "another key"),
+           "a segment of another key was used");
   xchg_cache_free(c);
   TU_CHECK(tu_write_file(seg, good, size) == 0);
   expect_mapped(dir, &s, "the segment restored");
@@ -771,8 +778,7 @@ static void list_files(const char *dir, char *out, size_t n) {
   size_t at = 0;
   out[0] = 0;
   for (struct dirent *de; d && (de = readdir(d));)
-    if (de->d_name[0] != '.' && at < n)
-      at += (size_t)snprintf(out + at, n - at, " %s", de->d_name);
+    if (de->d_name[0] != '.' && at < n) at += (size_t)snprintf(out + at, n - at, " %s", de->d_name);
   if (d) closedir(d);
 }
 
@@ -852,7 +858,8 @@ static void test_published_is_leased(void) {
   pid_t writer = spawn_stopping(recovering_child, dir, sh, 0, HOST_HOOK_PUBLISHED);
   TU_CHECK(wait_stopped(sh) == 0, "the writer did not publish");
   TU_CHECK(exited_ok(spawn(trimming_child, dir, sh, 1)), "the scanning process failed");
-  TU_CHECK(count_files(dir, ".seg", NULL) == 1, "a scan removed a segment before its writer mapped it");
+  TU_CHECK(count_files(dir, ".seg", NULL) == 1,
+           "a scan removed a segment before its writer mapped it");
   atomic_store(&sh->resume, 1);
   TU_CHECK(exited_ok(writer), "the writer did not map what it published");
   munmap(sh, sizeof *sh);
@@ -915,17 +922,16 @@ static void test_removed_before_leased(void) {
 static void test_left_overs(void) {
   char dir[256], path[512];
   make_dir(dir, sizeof dir);
-  static const char *const names[5] = {"00000000000000000000000000000001.lock",
-                                       "00000000000000000000000000000002.tmp",
-                                       "00000000000000000000000000000003.lock",
-                                       "00000000000000000000000000000004.lock",
-                                       "00000000000000000000000000000005.lock"};
+  static const char *const names[5] = {
+      "00000000000000000000000000000001.lock", "00000000000000000000000000000002.tmp",
+      "00000000000000000000000000000003.lock", "00000000000000000000000000000004.lock",
+      "00000000000000000000000000000005.lock"};
   uint8_t record[16] = "XCHGROOM", other[16] = "XCHGHS01";
   record[8] = other[8] = 1;
   for (int i = 0; i < 5; i++) {
     snprintf(path, sizeof path, "%s/%s", dir, names[i]);
     TU_CHECK(tu_write_file(path, i == 4 ? other : record, i < 2 ? 0 : sizeof record) == 0 &&
-              chmod(path, 0600) == 0);
+             chmod(path, 0600) == 0);
   }
   struct timespec then[2];
   clock_gettime(CLOCK_REALTIME, &then[0]);
@@ -938,8 +944,8 @@ static void test_left_overs(void) {
   xchg_cache_free(c);
   char left[512];
   list_files(dir, left, sizeof left);
-  TU_CHECK(strcmp(left, " 00000000000000000000000000000004.lock") == 0,
-           "left after the scan:%s", left);
+  TU_CHECK(strcmp(left, " 00000000000000000000000000000004.lock") == 0, "left after the scan:%s",
+           left);
   remove_dir(dir);
 }
 
@@ -1070,7 +1076,8 @@ static void corrupt_an_offset(const char *path) {
   for (int r = 0; r < 11; r++) {
     int64_t k = cd_key(0, 0, r);
     char text[32];
-    pattern[r + 1] = pattern[r] + (k % 11 == 0 ? 0 : sprintf(text, "s%lld", (long long)(k * 7 % 1000003)));
+    pattern[r + 1] =
+        pattern[r] + (k % 11 == 0 ? 0 : sprintf(text, "s%lld", (long long)(k * 7 % 1000003)));
   }
   size_t size;
   uint8_t *bytes = tu_read_file(path, &size);
@@ -1210,8 +1217,10 @@ static shared *small_store_round_of(child_fn fn, const char *dir, int n, int fai
       n_done++;
       TU_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "process %d failed", i);
     }
-  TU_CHECK(!failing || (stopped && n_done == n - 1), "%d of %d processes fell back while the "
-           "failed writer held the key's lock", n_done, n - 1);
+  TU_CHECK(!failing || (stopped && n_done == n - 1),
+           "%d of %d processes fell back while the "
+           "failed writer held the key's lock",
+           n_done, n - 1);
   atomic_store(&sh->resume, 1);
   for (int i = 0; i < n; i++)
     if (!done[i]) TU_CHECK(exited_ok(pids[i]), "process %d failed", i);
@@ -1226,7 +1235,8 @@ static void expect_fell_back(const shared *sh, int i, const char *reason, const 
            "%s, process %d: %lld fallbacks, %lld decodes, %lld maps", round, i,
            (long long)m->host_fallbacks, (long long)m->decodes, (long long)m->host_maps);
   TU_CHECK(strstr(sh->why[i], reason) && strncmp(sh->why[i], "i/o error: ", 11) == 0,
-           "%s, process %d: the reason is '%s', not an i/o error '%s'", round, i, sh->why[i], reason);
+           "%s, process %d: the reason is '%s', not an i/o error '%s'", round, i, sh->why[i],
+           reason);
 }
 
 static shared *small_store_round(const char *dir, int n, int failing) {
@@ -1239,8 +1249,10 @@ static size_t small_room; /* the small store's size, set before its host is fork
 static void small_store_host(const char *dir, shared *unused, int unused_i) {
   (void)unused;
   (void)unused_i;
-  TU_CHECK(mount_private_tmpfs(dir, small_room) == 0, "cannot mount a tmpfs of %zu bytes on %s "
-           "(the test needs root, as test_refused does): %s", small_room, dir, strerror(errno));
+  TU_CHECK(mount_private_tmpfs(dir, small_room) == 0,
+           "cannot mount a tmpfs of %zu bytes on %s "
+           "(the test needs root, as test_refused does): %s",
+           small_room, dir, strerror(errno));
   /* 4 processes at once: one writes, runs out of room and records it; the
    * others fall back at once, not writing. */
   shared *sh = small_store_round(dir, PROCESSES, 1);
@@ -1275,8 +1287,8 @@ static void small_store_host(const char *dir, shared *unused, int unused_i) {
   TU_CHECK(mount_tmpfs(dir, 4 * small_room, MS_REMOUNT) == 0, "cannot grow the tmpfs: %s",
            strerror(errno));
   sh = small_store_round(dir, 1, 0);
-  TU_CHECK(atomic_load(&sh->writes) == 1 && sh->m[0].host_maps == 1 &&
-               sh->m[0].host_decodes == 1 && sh->m[0].host_fallbacks == 0,
+  TU_CHECK(atomic_load(&sh->writes) == 1 && sh->m[0].host_maps == 1 && sh->m[0].host_decodes == 1 &&
+               sh->m[0].host_fallbacks == 0,
            "with room: %d writes, %lld maps, %lld fallbacks (%s)", atomic_load(&sh->writes),
            (long long)sh->m[0].host_maps, (long long)sh->m[0].host_fallbacks, sh->why[0]);
   munmap(sh, sizeof *sh);

@@ -102,10 +102,11 @@ static void check_random_access(xchg_source *src, size_t n, int zero_copy) {
   TU_CHECK(got == 0);
   TU_CHECK(xchg_source_seek(src, (int64_t)n + 1, &err) == XCHG_EIO);
   /* Negative offsets and counts are refused, and the position stays. */
-  TU_CHECK(xchg_source_seek(src, -1, &err) == XCHG_EINVAL && strstr(err.message, "negative offset -1") &&
-               xchg_source_position(src) == (int64_t)n,
+  TU_CHECK(xchg_source_seek(src, -1, &err) == XCHG_EINVAL &&
+               strstr(err.message, "negative offset -1") && xchg_source_position(src) == (int64_t)n,
            "seek to -1: %s", err.message);
-  TU_CHECK(xchg_source_skip(src, -3, &err) == XCHG_EINVAL && strstr(err.message, "negative byte count -3") &&
+  TU_CHECK(xchg_source_skip(src, -3, &err) == XCHG_EINVAL &&
+               strstr(err.message, "negative byte count -3") &&
                xchg_source_position(src) == (int64_t)n,
            "skip -3: %s", err.message);
 
@@ -192,7 +193,7 @@ static void test_mmap_file(void) {
     xchg_buf *whole = xchg_source_memory(src);
     TU_CHECK(whole != NULL && xchg_buf_size(whole) == n);
     TU_CHECK(slice != NULL && whole != NULL && xchg_buf_data(slice) >= xchg_buf_data(whole) &&
-          xchg_buf_data(slice) + 4096 <= xchg_buf_data(whole) + n);
+             xchg_buf_data(slice) + 4096 <= xchg_buf_data(whole) + n);
     xchg_buf_unref(whole);
     xchg_source_free(src);
     TU_CHECK(slice != NULL && pattern_matches(xchg_buf_data(slice), 123456, 4096));
@@ -333,7 +334,7 @@ static void test_pipe_source(size_t n, size_t big_read) {
     TU_OK(xchg_source_read(src, head, sizeof head, &got, &err), err);
     TU_CHECK(got == 10 && pattern_matches(head, 0, 10));
     TU_CHECK(xchg_source_seek(src, 0, &err) == XCHG_ENOTSUP);
-    TU_OK(xchg_source_seek(src, 10, &err), err); /* staying put is fine */
+    TU_OK(xchg_source_seek(src, 10, &err), err);    /* staying put is fine */
     TU_OK(xchg_source_skip(src, 40000, &err), err); /* read and discarded */
     TU_CHECK(xchg_source_position(src) == 40010);
     xchg_buf *b = NULL;
@@ -347,7 +348,7 @@ static void test_pipe_source(size_t n, size_t big_read) {
       b = NULL;
       TU_OK(xchg_source_read_buf(src, big_read, &b, &err), err);
       TU_CHECK(b != NULL && xchg_buf_size(b) == big_read &&
-            pattern_matches(xchg_buf_data(b), at, big_read));
+               pattern_matches(xchg_buf_data(b), at, big_read));
       xchg_buf_unref(b);
       at += big_read;
     }
@@ -401,15 +402,14 @@ static void test_fd_regular_file(void) {
 typedef struct chunky {
   const uint8_t *data;
   size_t n, off, chunk;
-  size_t fail_at; /* fail when asked at or beyond this offset; 0 = never */
+  size_t fail_at;      /* fail when asked at or beyond this offset; 0 = never */
   size_t overshoot_at; /* claim too many bytes at this offset; 0 = never */
   int closed;
 } chunky;
 
 static xchg_status chunky_read(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err) {
   chunky *c = ctx;
-  if (c->fail_at && c->off >= c->fail_at)
-    return xchg_errorf(err, XCHG_EIO, "network went away");
+  if (c->fail_at && c->off >= c->fail_at) return xchg_errorf(err, XCHG_EIO, "network went away");
   if (c->overshoot_at && c->off >= c->overshoot_at) {
     *got = n + 1;
     return XCHG_OK;
@@ -458,7 +458,7 @@ static void test_callback_source(void) {
     xchg_buf *b = NULL;
     TU_CHECK(xchg_source_read_buf(src, 4000, &b, &err) == XCHG_EIO && b == NULL);
     TU_CHECK(strstr(err.message, "at byte 3000") != NULL &&
-          strstr(err.message, "network went away") != NULL);
+             strstr(err.message, "network went away") != NULL);
     xchg_source_free(src);
   }
 
@@ -483,23 +483,23 @@ static void test_callback_source(void) {
  * source that xchg_source_with_cancel takes over.  Allocation failures
  * inside malloc are tried in test_alloc_fail. */
 
-#define EXPECT_REFUSED(call, want, who, cause)                                                 \
-  do {                                                                                         \
-    src = (xchg_source *)&err; /* a sentinel the constructor must overwrite */                \
-    xchg_status s_ = (call);                                                                   \
-    TU_CHECK(s_ == (want) && src == NULL && strstr(err.message, who) != NULL &&                 \
-                 strstr(err.message, cause) != NULL,                                           \
-             "%s: %s \"%s\", *out %s", #call, xchg_status_name(s_), err.message,               \
-             src == NULL ? "NULL" : "set");                                                    \
+#define EXPECT_REFUSED(call, want, who, cause)                                   \
+  do {                                                                           \
+    src = (xchg_source *)&err; /* a sentinel the constructor must overwrite */   \
+    xchg_status s_ = (call);                                                     \
+    TU_CHECK(s_ == (want) && src == NULL && strstr(err.message, who) != NULL &&  \
+                 strstr(err.message, cause) != NULL,                             \
+             "%s: %s \"%s\", *out %s", #call, xchg_status_name(s_), err.message, \
+             src == NULL ? "NULL" : "set");                                      \
   } while (0)
 
 /* The same for out NULL: nothing to leave NULL. */
-#define EXPECT_NO_OUT(call, who)                                                               \
-  do {                                                                                         \
-    xchg_status s_ = (call);                                                                   \
-    TU_CHECK(s_ == XCHG_EINVAL && strstr(err.message, who) != NULL &&                           \
-                 strstr(err.message, "out is NULL") != NULL,                                   \
-             "%s: %s \"%s\"", #call, xchg_status_name(s_), err.message);                       \
+#define EXPECT_NO_OUT(call, who)                                         \
+  do {                                                                   \
+    xchg_status s_ = (call);                                             \
+    TU_CHECK(s_ == XCHG_EINVAL && strstr(err.message, who) != NULL &&    \
+                 strstr(err.message, "out is NULL") != NULL,             \
+             "%s: %s \"%s\"", #call, xchg_status_name(s_), err.message); \
   } while (0)
 
 static xchg_status never_read_at(void *ctx, int64_t offset, void *dst, size_t n, xchg_error *err) {
@@ -539,8 +539,8 @@ static void test_memory_constructor_errors(void) {
                  "xchg_source_from_chunks", "chunks is NULL with a count of 2");
   EXPECT_REFUSED(xchg_source_from_chunks(chunks, -1, chunky_close, &c, &src, &err), XCHG_EINVAL,
                  "xchg_source_from_chunks", "negative chunk count -1");
-  EXPECT_REFUSED(xchg_source_from_chunks(chunks, 3, chunky_close, &c, &src, &err),
-                 XCHG_EINVAL, "xchg_source_from_chunks", "chunk 1 of 3 has NULL data and 7 bytes");
+  EXPECT_REFUSED(xchg_source_from_chunks(chunks, 3, chunky_close, &c, &src, &err), XCHG_EINVAL,
+                 "xchg_source_from_chunks", "chunk 1 of 3 has NULL data and 7 bytes");
   EXPECT_NO_OUT(xchg_source_from_chunks(chunks, 1, chunky_close, &c, NULL, &err),
                 "xchg_source_from_chunks");
   /* Sizes whose sum passes INT64_MAX (the first pair), or wraps past
@@ -548,7 +548,8 @@ static void test_memory_constructor_errors(void) {
    * that takes the total out of range.  Nothing is read. */
   xchg_chunk huge[3] = {{bytes, 4}, {bytes, (size_t)INT64_MAX}, {bytes, 4}};
   EXPECT_REFUSED(xchg_source_from_chunks(huge, 3, chunky_close, &c, &src, &err), XCHG_EINVAL,
-                 "xchg_source_from_chunks", "chunk 1 of 3 (9223372036854775807 bytes) takes the "
+                 "xchg_source_from_chunks",
+                 "chunk 1 of 3 (9223372036854775807 bytes) takes the "
                  "total size past INT64_MAX bytes");
   xchg_chunk wrapping[3] = {{bytes, SIZE_MAX - 1}, {bytes, 2}, {bytes, 4}};
   EXPECT_REFUSED(xchg_source_from_chunks(wrapping, 3, chunky_close, &c, &src, &err), XCHG_EINVAL,
@@ -559,8 +560,8 @@ static void test_memory_constructor_errors(void) {
            src ? (long long)xchg_source_size(src) : -1LL);
   xchg_source_free(src);
 
-  EXPECT_REFUSED(xchg_source_from_read_at(16, NULL, chunky_close, &c, &src, &err),
-                 XCHG_EINVAL, "xchg_source_from_read_at", "read_at is NULL");
+  EXPECT_REFUSED(xchg_source_from_read_at(16, NULL, chunky_close, &c, &src, &err), XCHG_EINVAL,
+                 "xchg_source_from_read_at", "read_at is NULL");
   EXPECT_REFUSED(xchg_source_from_read_at(-1, never_read_at, chunky_close, &c, &src, &err),
                  XCHG_EINVAL, "xchg_source_from_read_at", "negative size -1");
   EXPECT_NO_OUT(xchg_source_from_read_at(16, never_read_at, chunky_close, &c, NULL, &err),

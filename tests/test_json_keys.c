@@ -44,10 +44,14 @@ static json_t *json_rows(const char *args) {
   for (char *line = r.out; ok && *line;) {
     char *end = strchr(line, '\n');
     json_error_t jerr;
-    json_t *row = end ? json_loadb(line, (size_t)(end - line), JSON_REJECT_DUPLICATES, &jerr) : NULL;
-    TU_CHECK(row != NULL, "xchg %s: a line is not JSON with distinct keys: %s", args, end ? jerr.text : "no newline");
-    if (row == NULL) ok = false;
-    else json_array_append_new(rows, row);
+    json_t *row =
+        end ? json_loadb(line, (size_t)(end - line), JSON_REJECT_DUPLICATES, &jerr) : NULL;
+    TU_CHECK(row != NULL, "xchg %s: a line is not JSON with distinct keys: %s", args,
+             end ? jerr.text : "no newline");
+    if (row == NULL)
+      ok = false;
+    else
+      json_array_append_new(rows, row);
     line = end ? end + 1 : line + strlen(line);
   }
   tu_cli_result_free(&r);
@@ -75,26 +79,34 @@ static bool keys_are(json_t *obj, const char *const *want, size_t n, char *got, 
 /* DATA[0] of the gold column at path (column indices), or NULL when
  * VALIDITY[0] is 0 (JSON null). */
 static json_t *gold_value(json_t *gold, const int *path, int depth) {
-  json_t *col = json_array_get(json_object_get(json_array_get(json_object_get(gold, "batches"), 0), "columns"), (size_t)path[0]);
-  for (int d = 1; d < depth; d++) col = json_array_get(json_object_get(col, "children"), (size_t)path[d]);
-  if (json_integer_value(json_array_get(json_object_get(col, "VALIDITY"), 0)) == 0) return json_null();
+  json_t *col = json_array_get(
+      json_object_get(json_array_get(json_object_get(gold, "batches"), 0), "columns"),
+      (size_t)path[0]);
+  for (int d = 1; d < depth; d++)
+    col = json_array_get(json_object_get(col, "children"), (size_t)path[d]);
+  if (json_integer_value(json_array_get(json_object_get(col, "VALIDITY"), 0)) == 0)
+    return json_null();
   return json_array_get(json_object_get(col, "DATA"), 0);
 }
 
 static void check_gold(const char *root, const char *file) {
   char path[4096], args[4200], json_path[4096], msg[512], got[512];
   snprintf(path, sizeof path, "%s/1.0.0-littleendian/%s", root, file);
-  snprintf(json_path, sizeof json_path, "%s/1.0.0-littleendian/generated_duplicate_fieldnames.json.gz", root);
+  snprintf(json_path, sizeof json_path,
+           "%s/1.0.0-littleendian/generated_duplicate_fieldnames.json.gz", root);
   json_t *gold = tu_json_load(json_path, msg, sizeof msg);
   TU_CHECK(gold != NULL, "%s", msg);
   snprintf(args, sizeof args, "cat --format json '%s'", path);
   json_t *rows = json_rows(args);
   json_t *row = json_array_get(rows, 0);
-  TU_CHECK(rows && json_array_size(rows) == 1, "%s: %zu rows, the gold file has 1", file, json_array_size(rows));
+  TU_CHECK(rows && json_array_size(rows) == 1, "%s: %zu rows, the gold file has 1", file,
+           json_array_size(rows));
   static const char *const top[] = {"ints", "ints_2", "struct"}, *const inner[] = {"", "_2"};
-  TU_CHECK(keys_are(row, top, 3, got, sizeof got), "%s: keys %s, expected \"ints\",\"ints_2\",\"struct\"", file, got);
+  TU_CHECK(keys_are(row, top, 3, got, sizeof got),
+           "%s: keys %s, expected \"ints\",\"ints_2\",\"struct\"", file, got);
   json_t *s = json_object_get(row, "struct");
-  TU_CHECK(keys_are(s, inner, 2, got, sizeof got), "%s: struct keys %s, expected \"\",\"_2\"", file, got);
+  TU_CHECK(keys_are(s, inner, 2, got, sizeof got), "%s: struct keys %s, expected \"\",\"_2\"", file,
+           got);
   static const int p0[] = {0}, p1[] = {1}, p20[] = {2, 0}, p21[] = {2, 1};
   json_t *values[][2] = {{json_object_get(row, "ints"), gold_value(gold, p0, 1)},
                          {json_object_get(row, "ints_2"), gold_value(gold, p1, 1)},
@@ -103,8 +115,8 @@ static void check_gold(const char *root, const char *file) {
   for (int k = 0; gold && row && k < 4; k++) {
     char *a = values[k][0] ? json_dumps(values[k][0], JSON_ENCODE_ANY) : NULL;
     char *b = values[k][1] ? json_dumps(values[k][1], JSON_ENCODE_ANY) : NULL;
-    TU_CHECK(a && b && strcmp(a, b) == 0, "%s: value %d is %s, the gold JSON's %s", file, k, a ? a : "missing",
-             b ? b : "missing");
+    TU_CHECK(a && b && strcmp(a, b) == 0, "%s: value %d is %s, the gold JSON's %s", file, k,
+             a ? a : "missing", b ? b : "missing");
     free(a);
     free(b);
   }
@@ -133,7 +145,8 @@ static bool write_fixture(const char *path) {
   }
   for (int c = 0; c < N_COLUMNS; c++) {
     bool is_struct = c == 5;
-    tu_fixture_schema(&fields[c], is_struct ? "+s" : "i", names[c], is_struct ? 3 : 0, is_struct ? kid_ptrs : NULL);
+    tu_fixture_schema(&fields[c], is_struct ? "+s" : "i", names[c], is_struct ? 3 : 0,
+                      is_struct ? kid_ptrs : NULL);
     field_ptrs[c] = &fields[c];
     if (is_struct) {
       tu_fixture_array(&cols[c], 1, 1, no_buffer, 3, kid_array_ptrs);
@@ -163,8 +176,9 @@ static bool write_fixture(const char *path) {
 
 static void check_value(json_t *obj, const char *key, long long want, const char *what) {
   json_t *v = json_object_get(obj, key);
-  TU_CHECK(json_is_integer(v) && json_integer_value(v) == want, "%s: key \"%s\" holds %lld, expected %lld", what,
-           key, v ? (long long)json_integer_value(v) : -1, want);
+  TU_CHECK(json_is_integer(v) && json_integer_value(v) == want,
+           "%s: key \"%s\" holds %lld, expected %lld", what, key,
+           v ? (long long)json_integer_value(v) : -1, want);
 }
 
 static void check_fixture(const char *dir) {
@@ -175,8 +189,10 @@ static void check_fixture(const char *dir) {
   snprintf(args, sizeof args, "cat --format json '%s'", path);
   json_t *rows = json_rows(args);
   json_t *row = json_array_get(rows, 0);
-  static const char *const top[] = {"a", "a_3", "a_2", "", "_2", "s"}, *const inner[] = {"x", "x_2", "x_3"};
-  TU_CHECK(keys_are(row, top, N_COLUMNS, got, sizeof got), "keys %s, expected a, a_3, a_2, \"\", _2, s", got);
+  static const char *const top[] = {"a", "a_3", "a_2", "", "_2", "s"}, *const inner[] = {"x", "x_2",
+                                                                                         "x_3"};
+  TU_CHECK(keys_are(row, top, N_COLUMNS, got, sizeof got),
+           "keys %s, expected a, a_3, a_2, \"\", _2, s", got);
   static const char *const value_keys[] = {"a", "a_3", "a_2", "", "_2"};
   for (int c = 0; row && c < 5; c++) check_value(row, value_keys[c], 10 + c, "all columns");
   json_t *s = json_object_get(row, "s");
@@ -189,7 +205,8 @@ static void check_fixture(const char *dir) {
   rows = json_rows(args);
   row = json_array_get(rows, 0);
   static const char *const chosen[] = {"a", "a_2", ""};
-  TU_CHECK(keys_are(row, chosen, 3, got, sizeof got), "--columns '#1,#0,#4': keys %s, expected a, a_2, \"\"", got);
+  TU_CHECK(keys_are(row, chosen, 3, got, sizeof got),
+           "--columns '#1,#0,#4': keys %s, expected a, a_2, \"\"", got);
   check_value(row, "a", 11, "--columns '#1,#0,#4'");
   check_value(row, "a_2", 10, "--columns '#1,#0,#4'");
   check_value(row, "", 14, "--columns '#1,#0,#4'");

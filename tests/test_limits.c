@@ -30,8 +30,6 @@
 #include "xchg/xchg.h"
 #include "xchg/testing.h"
 
-
-
 static int64_t inputs, errors;
 
 /* Reads a whole IPC input; returns the first error (or XCHG_OK). */
@@ -47,7 +45,8 @@ static xchg_status read_ipc(const uint8_t *data, size_t size, const xchg_ipc_rea
     a.release(&a);
   }
   xchg_ipc_reader_free(r);
-  TU_CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked", xchg_buf_live_count() - live);
+  TU_CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked",
+           xchg_buf_live_count() - live);
   inputs++;
   errors += st != XCHG_OK;
   return st;
@@ -58,19 +57,20 @@ static xchg_status read_ipc(const uint8_t *data, size_t size, const xchg_ipc_rea
 static void expect_error(const char *what, xchg_status st, const xchg_error *err, xchg_status want,
                          const char *const *names) {
   TU_CHECK(st == want, "%s: %s (\"%s\"), expected %s", what, xchg_status_name(st),
-        st == XCHG_OK ? "" : err->message, xchg_status_name(want));
+           st == XCHG_OK ? "" : err->message, xchg_status_name(want));
   for (int i = 0; st == want && names[i] != NULL; i++)
     TU_CHECK(strstr(err->message, names[i]) != NULL, "%s: the message \"%s\" does not name \"%s\"",
-          what, err->message, names[i]);
+             what, err->message, names[i]);
 }
 
 /* st must be XCHG_ELIMIT with a message containing `names`. */
-static void expect_limit(const char *what, xchg_status st, const xchg_error *err, const char *names) {
+static void expect_limit(const char *what, xchg_status st, const xchg_error *err,
+                         const char *names) {
   TU_CHECK(st == XCHG_ELIMIT, "%s: %s (\"%s\"), expected a limit error", what, xchg_status_name(st),
-        st == XCHG_OK ? "" : err->message);
+           st == XCHG_OK ? "" : err->message);
   if (st == XCHG_ELIMIT)
-    TU_CHECK(strstr(err->message, names) != NULL, "%s: the message \"%s\" does not name \"%s\"", what,
-          err->message, names);
+    TU_CHECK(strstr(err->message, names) != NULL, "%s: the message \"%s\" does not name \"%s\"",
+             what, err->message, names);
 }
 
 /* ---- IPC caps, lowered under a gold file --------------------------------- */
@@ -128,8 +128,8 @@ static void lowered_caps(const char *gold_dir) {
 static void huge_metadata(void) {
   static const uint8_t stream[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f};
   xchg_error err;
-  expect_limit("8-byte stream claiming 2 GiB of metadata", read_ipc(stream, sizeof stream, NULL, &err),
-               &err, "max_metadata_bytes");
+  expect_limit("8-byte stream claiming 2 GiB of metadata",
+               read_ipc(stream, sizeof stream, NULL, &err), &err, "max_metadata_bytes");
 }
 
 typedef struct body_finder {
@@ -177,7 +177,7 @@ static void huge_buffer(const char *gold_dir) {
 /* ---- max_buffer_bytes and max_batch_bytes, exactly at what a file needs --- */
 
 typedef struct tally {
-  int64_t bytes;          /* decompressed since the last reset */
+  int64_t bytes; /* decompressed since the last reset */
   int64_t largest_buffer;
 } tally;
 
@@ -225,7 +225,7 @@ static void cap_at_need(const char *file, const uint8_t *data, size_t size, cons
   *field = need;
   xchg_status st = read_ipc(data, size, opts, &err);
   TU_CHECK(st == XCHG_OK, "%s with %s = %lld, what it needs: %s", file, cap_name, (long long)need,
-        st == XCHG_OK ? "" : err.message);
+           st == XCHG_OK ? "" : err.message);
   *field = need - 1;
   snprintf(what, sizeof what, "%s with %s = %lld, one byte less than it needs", file, cap_name,
            (long long)need - 1);
@@ -240,13 +240,15 @@ static void caps_at_need(const char *gold_dir) {
     uint8_t *data = load_gold(gold_dir, files[i], &size);
     if (data == NULL) continue;
     int64_t largest_buffer = 0, largest_batch = measure_file(data, size, &largest_buffer);
-    TU_CHECK(largest_batch > largest_buffer && largest_buffer > 0,
-          "%s: batches of %lld bytes, buffers of %lld: expected several compressed buffers a batch",
-          files[i], (long long)largest_batch, (long long)largest_buffer);
+    TU_CHECK(
+        largest_batch > largest_buffer && largest_buffer > 0,
+        "%s: batches of %lld bytes, buffers of %lld: expected several compressed buffers a batch",
+        files[i], (long long)largest_batch, (long long)largest_buffer);
     if (largest_batch > largest_buffer && largest_buffer > 0) {
       xchg_ipc_read_options opts;
       xchg_ipc_read_options_init(&opts);
-      cap_at_need(files[i], data, size, "max_batch_bytes", &opts.max_batch_bytes, &opts, largest_batch);
+      cap_at_need(files[i], data, size, "max_batch_bytes", &opts.max_batch_bytes, &opts,
+                  largest_batch);
       xchg_ipc_read_options_init(&opts);
       cap_at_need(files[i], data, size, "max_buffer_bytes", &opts.max_buffer_bytes, &opts,
                   largest_buffer);
@@ -256,7 +258,6 @@ static void caps_at_need(const char *gold_dir) {
 }
 
 /* ---- implausible claims ------------------------------------------------------ */
-
 
 /* Sets the length prefix at `at` to claim; returns the one it replaces. */
 static uint64_t set_claim(uint8_t *data, int64_t at, uint64_t claim) {
@@ -294,8 +295,8 @@ static void implausible_claims(const char *gold_dir) {
     if (data == NULL) continue;
     int64_t at = first_buffer_at(data, size);
     uint64_t was = at > 0 ? set_claim(data, at, (uint64_t)1 << 30) : 0;
-    TU_CHECK(at > 0 && was > 0 && was < 1 << 30, "%s: no compressed buffer found (length %llu)", file,
-          (unsigned long long)was);
+    TU_CHECK(at > 0 && was > 0 && was < 1 << 30, "%s: no compressed buffer found (length %llu)",
+             file, (unsigned long long)was);
     if (at <= 0 || was == 0 || was >= 1 << 30) {
       free(data);
       continue;
@@ -360,15 +361,18 @@ static void bounds_hold(void) {
   size_t out_size = (size_t)RLE_BLOCKS << 17;
   uint8_t *out = malloc(out_size);
   xchg_error err;
-  TU_CHECK(out != NULL && xchg_block_decompress(XCHG_BLOCK_ZSTD, frame, frame_size, out, out_size, &err) == XCHG_OK,
-        "the RLE frame does not decompress to %zu bytes: %s", out_size, out ? err.message : "no memory");
+  TU_CHECK(out != NULL && xchg_block_decompress(XCHG_BLOCK_ZSTD, frame, frame_size, out, out_size,
+                                                &err) == XCHG_OK,
+           "the RLE frame does not decompress to %zu bytes: %s", out_size,
+           out ? err.message : "no memory");
   TU_CHECK(xchg_block_check_size(XCHG_BLOCK_ZSTD, frame, frame_size, out_size, &err) == XCHG_OK,
-        "zstd RLE blocks (ratio %.0f) refused: %s", (double)out_size / frame_size, err.message);
+           "zstd RLE blocks (ratio %.0f) refused: %s", (double)out_size / frame_size, err.message);
   uint64_t most = xchg_block_max_decompressed_size(XCHG_BLOCK_ZSTD, frame_size);
   printf("bounds: zstd RLE blocks expand %.0fx, bound %.0fx\n", (double)out_size / frame_size,
          (double)most / frame_size);
-  TU_CHECK(xchg_block_check_size(XCHG_BLOCK_ZSTD, frame, frame_size, (size_t)most + 1, &err) == XCHG_EFORMAT,
-        "zstd: one byte over the bound %llu accepted", (unsigned long long)most);
+  TU_CHECK(xchg_block_check_size(XCHG_BLOCK_ZSTD, frame, frame_size, (size_t)most + 1, &err) ==
+               XCHG_EFORMAT,
+           "zstd: one byte over the bound %llu accepted", (unsigned long long)most);
   free(out);
 
   /* Zeros, at the codecs' best ratio, with their real compressors. */
@@ -379,18 +383,20 @@ static void bounds_hold(void) {
     xchg_block_codec codec = c == 0 ? XCHG_BLOCK_LZ4_FRAME : XCHG_BLOCK_ZSTD;
     xchg_buf *z = NULL;
     TU_CHECK(xchg_block_compress(codec, 0, zeros, zeros_size, &z, &err) == XCHG_OK, "compress: %s",
-          err.message);
+             err.message);
     if (z == NULL) continue;
     size_t n = xchg_buf_size(z);
     TU_CHECK(xchg_block_check_size(codec, xchg_buf_data(z), n, zeros_size, &err) == XCHG_OK,
-          "%s: 64 MiB of zeros in %zu bytes (ratio %.0f) refused: %s", xchg_block_codec_name(codec),
-          n, (double)zeros_size / n, err.message);
-    printf("bounds: %s compresses 64 MiB of zeros %.0fx, bound %.0fx\n", xchg_block_codec_name(codec),
-           (double)zeros_size / n, (double)xchg_block_max_decompressed_size(codec, n) / n);
+             "%s: 64 MiB of zeros in %zu bytes (ratio %.0f) refused: %s",
+             xchg_block_codec_name(codec), n, (double)zeros_size / n, err.message);
+    printf("bounds: %s compresses 64 MiB of zeros %.0fx, bound %.0fx\n",
+           xchg_block_codec_name(codec), (double)zeros_size / n,
+           (double)xchg_block_max_decompressed_size(codec, n) / n);
     /* zstd states the content size, which must match to the byte. */
     if (codec == XCHG_BLOCK_ZSTD)
-      TU_CHECK(xchg_block_check_size(codec, xchg_buf_data(z), n, zeros_size - 1, &err) == XCHG_EFORMAT,
-            "zstd: a claim one byte below the frame's content size accepted");
+      TU_CHECK(
+          xchg_block_check_size(codec, xchg_buf_data(z), n, zeros_size - 1, &err) == XCHG_EFORMAT,
+          "zstd: a claim one byte below the frame's content size accepted");
     xchg_buf_unref(z);
   }
   free(zeros);
@@ -402,7 +408,8 @@ static xchg_status read_cached(const uint8_t *data, size_t size, const xchg_cach
                                xchg_error *err) {
   int64_t live = xchg_buf_live_count();
   xchg_status st = acquire_once(data, size, opts, err);
-  TU_CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked", xchg_buf_live_count() - live);
+  TU_CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked",
+           xchg_buf_live_count() - live);
   inputs++;
   errors += st != XCHG_OK;
   return st;
@@ -448,28 +455,37 @@ static xchg_buf *delta_stream(void) {
   for (int i = 0; i < DICT_FIRST + DICT_DELTA; i++) values[i] = i / 16;
   for (int i = 0; i < DICT_ROWS; i++) indices[i] = i;
   static struct ArrowSchema value = {"i", "", NULL, 0, 0, NULL, NULL, release_static_schema, NULL};
-  static struct ArrowSchema col = {"i", "c", NULL, ARROW_FLAG_NULLABLE, 0, NULL, &value,
-                                   release_static_schema, NULL};
+  static struct ArrowSchema col = {
+      "i", "c", NULL, ARROW_FLAG_NULLABLE, 0, NULL, &value, release_static_schema, NULL};
   static struct ArrowSchema *cols[1] = {&col};
   static struct ArrowSchema root = {"+s", "", NULL, 0, 1, cols, NULL, release_static_schema, NULL};
   static const void *dict_buffers[2] = {NULL, values}, *col_buffers[2] = {NULL, indices},
                     *root_buffers[1] = {NULL};
   static struct ArrowArray dicts[2], columns[2], *kids[2][1], batches[2];
   for (int b = 0; b < 2; b++) {
-    dicts[b] = (struct ArrowArray){b ? DICT_FIRST + DICT_DELTA : DICT_FIRST, 0, 0, 2, 0, dict_buffers,
-                                   NULL, NULL, release_static_array, NULL};
-    columns[b] = (struct ArrowArray){DICT_ROWS, 0, 0, 2, 0, col_buffers, NULL, &dicts[b],
-                                     release_static_array, NULL};
+    dicts[b] = (struct ArrowArray){b ? DICT_FIRST + DICT_DELTA : DICT_FIRST,
+                                   0,
+                                   0,
+                                   2,
+                                   0,
+                                   dict_buffers,
+                                   NULL,
+                                   NULL,
+                                   release_static_array,
+                                   NULL};
+    columns[b] = (struct ArrowArray){
+        DICT_ROWS, 0, 0, 2, 0, col_buffers, NULL, &dicts[b], release_static_array, NULL};
     kids[b][0] = &columns[b];
-    batches[b] = (struct ArrowArray){DICT_ROWS, 0, 0, 1, 1, root_buffers, kids[b], NULL,
-                                     release_static_array, NULL};
+    batches[b] = (struct ArrowArray){
+        DICT_ROWS, 0, 0, 1, 1, root_buffers, kids[b], NULL, release_static_array, NULL};
   }
   xchg_ipc_write_options wo;
   xchg_ipc_write_options_init(&wo);
   wo.codec = XCHG_BLOCK_ZSTD;
   xchg_buf *out = NULL;
   char msg[512];
-  TU_CHECK(rt_write(&root, batches, 2, &wo, &out, msg, sizeof msg) == 0, "writing the delta stream: %s", msg);
+  TU_CHECK(rt_write(&root, batches, 2, &wo, &out, msg, sizeof msg) == 0,
+           "writing the delta stream: %s", msg);
   return out;
 }
 
@@ -496,21 +512,23 @@ static void dictionary_caps(void) {
   opts.on_message = count_dictionaries;
   opts.on_message_ctx = &census;
   xchg_error err;
-  TU_CHECK(read_ipc(data, size, &opts, &err) == XCHG_OK, "delta stream, default caps: %s", err.message);
+  TU_CHECK(read_ipc(data, size, &opts, &err) == XCHG_OK, "delta stream, default caps: %s",
+           err.message);
   TU_CHECK(census.dictionaries == 2 && census.deltas == 1,
-        "the writer sent %lld dictionary batches (%lld deltas), the test needs 2 (1)",
-        (long long)census.dictionaries, (long long)census.deltas);
+           "the writer sent %lld dictionary batches (%lld deltas), the test needs 2 (1)",
+           (long long)census.dictionaries, (long long)census.deltas);
   /* Schema 0, dictionary 1, batch 2, delta 3, batch 4: the delta passes the
    * cap, the first dictionary alone does not. */
-  cap_at_need("delta stream", data, size, "max_dictionary_bytes", &opts.max_dictionary_bytes, &opts, whole);
+  cap_at_need("delta stream", data, size, "max_dictionary_bytes", &opts.max_dictionary_bytes, &opts,
+              whole);
   const char *names_delta[] = {"max_dictionary_bytes", "dictionary 0", "message 3", NULL};
   opts.max_dictionary_bytes = whole - 1;
   expect_error("delta passing max_dictionary_bytes", read_ipc(data, size, &opts, &err), &err,
                XCHG_ELIMIT, names_delta);
   const char *names_first[] = {"max_dictionary_bytes", "dictionary 0", "message 1", NULL};
   opts.max_dictionary_bytes = first - 1;
-  expect_error("first dictionary over max_dictionary_bytes", read_ipc(data, size, &opts, &err), &err,
-               XCHG_ELIMIT, names_first);
+  expect_error("first dictionary over max_dictionary_bytes", read_ipc(data, size, &opts, &err),
+               &err, XCHG_ELIMIT, names_first);
   /* Dictionary batches count against max_batch_bytes too: the first is
    * the largest batch. */
   xchg_ipc_read_options_init(&opts);
@@ -556,12 +574,13 @@ static int replace_le(uint8_t *p, int64_t n, int width, uint64_t from, uint64_t 
  * 2^31, past what int32 list offsets address: refused, where appending
  * would have stored wrapped, negative offsets. */
 static void delta_offsets_wrap(void) {
-  static struct ArrowSchema item = {"n", "item", NULL, ARROW_FLAG_NULLABLE, 0, NULL, NULL,
-                                    release_static_schema, NULL};
+  static struct ArrowSchema item = {
+      "n", "item", NULL, ARROW_FLAG_NULLABLE, 0, NULL, NULL, release_static_schema, NULL};
   static struct ArrowSchema *items[1] = {&item};
-  static struct ArrowSchema value = {"+l", "", NULL, 0, 1, items, NULL, release_static_schema, NULL};
-  static struct ArrowSchema col = {"i", "c", NULL, ARROW_FLAG_NULLABLE, 0, NULL, &value,
-                                   release_static_schema, NULL};
+  static struct ArrowSchema value = {"+l", "", NULL, 0, 1, items, NULL, release_static_schema,
+                                     NULL};
+  static struct ArrowSchema col = {
+      "i", "c", NULL, ARROW_FLAG_NULLABLE, 0, NULL, &value, release_static_schema, NULL};
   static struct ArrowSchema *cols[1] = {&col};
   static struct ArrowSchema root = {"+s", "", NULL, 0, 1, cols, NULL, release_static_schema, NULL};
   /* Lists of 2^30 and 2^30 - 1 nulls: the second batch's dictionary extends the first. */
@@ -569,20 +588,25 @@ static void delta_offsets_wrap(void) {
   static const int32_t indices[1] = {0};
   static const void *list_buffers[2] = {NULL, offsets}, *null_buffers[1] = {NULL},
                     *col_buffers[2] = {NULL, indices}, *root_buffers[1] = {NULL};
-  static struct ArrowArray nulls[2], *null_kids[2][1], lists[2], columns[2], *kids[2][1], batches[2];
+  static struct ArrowArray nulls[2], *null_kids[2][1], lists[2], columns[2], *kids[2][1],
+      batches[2];
   for (int b = 0; b < 2; b++) {
-    nulls[b] = (struct ArrowArray){offsets[b + 1], offsets[b + 1], 0, 0, 0, null_buffers, NULL, NULL,
-                                   release_static_array, NULL};
+    nulls[b] =
+        (struct ArrowArray){offsets[b + 1], offsets[b + 1],       0,   0, 0, null_buffers, NULL,
+                            NULL,           release_static_array, NULL};
     null_kids[b][0] = &nulls[b];
-    lists[b] = (struct ArrowArray){b + 1, 0, 0, 2, 1, list_buffers, null_kids[b], NULL,
-                                   release_static_array, NULL};
-    columns[b] = (struct ArrowArray){1, 0, 0, 2, 0, col_buffers, NULL, &lists[b], release_static_array, NULL};
+    lists[b] = (struct ArrowArray){
+        b + 1, 0, 0, 2, 1, list_buffers, null_kids[b], NULL, release_static_array, NULL};
+    columns[b] = (struct ArrowArray){
+        1, 0, 0, 2, 0, col_buffers, NULL, &lists[b], release_static_array, NULL};
     kids[b][0] = &columns[b];
-    batches[b] = (struct ArrowArray){1, 0, 0, 1, 1, root_buffers, kids[b], NULL, release_static_array, NULL};
+    batches[b] =
+        (struct ArrowArray){1, 0, 0, 1, 1, root_buffers, kids[b], NULL, release_static_array, NULL};
   }
   xchg_buf *stream = NULL;
   char msg[512];
-  TU_CHECK(rt_write(&root, batches, 2, NULL, &stream, msg, sizeof msg) == 0, "writing list<null> deltas: %s", msg);
+  TU_CHECK(rt_write(&root, batches, 2, NULL, &stream, msg, sizeof msg) == 0,
+           "writing list<null> deltas: %s", msg);
   if (stream == NULL) return;
   size_t size = xchg_buf_size(stream);
   uint8_t *data = malloc(size);
@@ -594,18 +618,20 @@ static void delta_offsets_wrap(void) {
   opts.on_message = find_message;
   opts.on_message_ctx = &f;
   xchg_error err;
-  TU_CHECK(read_ipc(data, size, &opts, &err) == XCHG_OK, "list<null> deltas, as written: %s", err.message);
+  TU_CHECK(read_ipc(data, size, &opts, &err) == XCHG_OK, "list<null> deltas, as written: %s",
+           err.message);
   TU_CHECK(f.offset > 0, "no message 3 in the list<null> delta stream");
   if (f.offset > 0) {
     /* The delta's list of 2^30 - 1 nulls becomes one of 2^30: its child's
      * field node and its last offset. */
     int in_nodes = replace_le(data + f.offset + 8, f.metadata_bytes, 8, HALF - 1, HALF);
-    int in_body = replace_le(data + f.offset + 8 + f.metadata_bytes, f.body_bytes, 4, HALF - 1, HALF);
+    int in_body =
+        replace_le(data + f.offset + 8 + f.metadata_bytes, f.body_bytes, 4, HALF - 1, HALF);
     TU_CHECK(in_nodes >= 1 && in_body == 1, "patching the delta: %d field node values, %d offsets",
-          in_nodes, in_body);
+             in_nodes, in_body);
     const char *names[] = {"32-bit offsets", "message 3", "dictionary 0", NULL};
-    expect_error("a delta taking list<null> child rows to 2^31", read_ipc(data, size, NULL, &err), &err,
-                 XCHG_EFORMAT, names);
+    expect_error("a delta taking list<null> child rows to 2^31", read_ipc(data, size, NULL, &err),
+                 &err, XCHG_EFORMAT, names);
   }
   free(data);
 }
@@ -625,7 +651,8 @@ static xchg_status read_stream(const uint8_t *data, size_t size, xchg_stream_cod
     if (st != XCHG_OK || n == 0) break;
   }
   xchg_istream_free(s);
-  TU_CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked", xchg_buf_live_count() - live);
+  TU_CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked",
+           xchg_buf_live_count() - live);
   inputs++;
   errors += st != XCHG_OK;
   return st;
@@ -650,7 +677,8 @@ static void block_caps(void) {
     xchg_istream_options opts;
     xchg_istream_options_init(&opts);
     st = read_stream(xchg_buf_data(enc), xchg_buf_size(enc), codecs[c], &opts, &err);
-    TU_CHECK(st == XCHG_OK, "%s with the default caps: %s", xchg_stream_codec_name(codecs[c]), err.message);
+    TU_CHECK(st == XCHG_OK, "%s with the default caps: %s", xchg_stream_codec_name(codecs[c]),
+             err.message);
     opts.max_block_size = 512;
     char what[128];
     snprintf(what, sizeof what, "%s, 1 KiB blocks, max_block_size 512",
@@ -686,11 +714,13 @@ static void row_caps(void) {
   /* A row of 4 GiB - 1 bytes claimed by 8 bytes of input. */
   static const uint8_t huge[] = {0xff, 0xff, 0xff, 0xff, 1, 2, 3, 4};
   xchg_error err;
-  expect_limit("8 bytes claiming a 4 GiB row", read_rows(huge, sizeof huge, 0, &err), &err, "limit");
+  expect_limit("8 bytes claiming a 4 GiB row", read_rows(huge, sizeof huge, 0, &err), &err,
+               "limit");
   /* Rows of 10 and 11 bytes under a 10-byte cap: the first passes. */
   uint8_t rows[4 + 10 + 4 + 11] = {10};
   rows[14] = 11;
-  TU_CHECK(read_rows(rows, 14, 10, &err) == XCHG_OK, "a 10-byte row under a 10-byte cap: %s", err.message);
+  TU_CHECK(read_rows(rows, 14, 10, &err) == XCHG_OK, "a 10-byte row under a 10-byte cap: %s",
+           err.message);
   expect_limit("an 11-byte row under a 10-byte cap", read_rows(rows, sizeof rows, 10, &err), &err,
                "limit");
 }

@@ -29,21 +29,22 @@
 static void expect_error(const uint8_t *data, size_t size, xchg_status status, const char *want,
                          int exact, const char *what) {
   for (int way = 0; way < 2; way++) {
-    xchg_source *src = way == 0 ? tu_memory_source(data, size)
-                                : tu_unseekable_source(data, size, size);
+    xchg_source *src =
+        way == 0 ? tu_memory_source(data, size) : tu_unseekable_source(data, size, size);
     xchg_ipc_reader *r = NULL;
     xchg_error err;
     xchg_status st = xchg_ipc_reader_open(src, NULL, &r, &err);
-    TU_CHECK(st == status && (exact ? strcmp(err.message, want) == 0 : strstr(err.message, want) != NULL),
-             "%s (%s): %s: %s, expected %s: %s", what,
-             way == 0 ? "memory" : "in order", xchg_status_name(st), st == XCHG_OK ? "opened" : err.message,
-             xchg_status_name(status), want);
+    TU_CHECK(st == status &&
+                 (exact ? strcmp(err.message, want) == 0 : strstr(err.message, want) != NULL),
+             "%s (%s): %s: %s, expected %s: %s", what, way == 0 ? "memory" : "in order",
+             xchg_status_name(st), st == XCHG_OK ? "opened" : err.message, xchg_status_name(status),
+             want);
     xchg_ipc_reader_free(r);
   }
 }
 
-static void expect_open_error(const uint8_t *data, size_t size, xchg_status status, const char *want,
-                              const char *what) {
+static void expect_open_error(const uint8_t *data, size_t size, xchg_status status,
+                              const char *want, const char *what) {
   expect_error(data, size, status, want, 0, what);
 }
 
@@ -52,13 +53,16 @@ static void expect_open_error(const uint8_t *data, size_t size, xchg_status stat
 static void test_text_and_short_inputs(void) {
   static const char text[] = "id,name\n1,alice\n2,bob\n";
   expect_error((const uint8_t *)text, sizeof text - 1, XCHG_EFORMAT, NO_MARKER, 1, "CSV text");
-  expect_open_error((const uint8_t *)"", 0, XCHG_EFORMAT, NOT_ARROW "the input is empty", "empty input");
-  expect_open_error((const uint8_t *)"ab", 2, XCHG_EFORMAT, NOT_ARROW "no continuation marker", "2 bytes");
+  expect_open_error((const uint8_t *)"", 0, XCHG_EFORMAT, NOT_ARROW "the input is empty",
+                    "empty input");
+  expect_open_error((const uint8_t *)"ab", 2, XCHG_EFORMAT, NOT_ARROW "no continuation marker",
+                    "2 bytes");
   expect_open_error((const uint8_t *)"ARROW", 5, XCHG_EFORMAT, NOT_ARROW "no continuation marker",
                     "half a magic");
-  static const uint8_t parquet[] = {'P', 'A', 'R', '1', 0x15, 0x04, 0x15, 0x80, 0, 0, 0, 'P', 'A', 'R', '1'};
-  expect_open_error(parquet, sizeof parquet, XCHG_EFORMAT, NOT_ARROW "PAR1 magic at byte 0 (a Parquet file)",
-                    "Parquet");
+  static const uint8_t parquet[] = {'P', 'A', 'R', '1', 0x15, 0x04, 0x15, 0x80,
+                                    0,   0,   0,   'P', 'A',  'R',  '1'};
+  expect_open_error(parquet, sizeof parquet, XCHG_EFORMAT,
+                    NOT_ARROW "PAR1 magic at byte 0 (a Parquet file)", "Parquet");
 }
 
 /* Random bytes of many sizes: never opened, always said not to be IPC. */
@@ -68,7 +72,8 @@ static void test_random_bytes(void) {
   for (int i = 0; i < 300; i++) {
     size_t size = 1 + (size_t)(tu_splitmix64(&rng) % sizeof data);
     for (size_t k = 0; k < size; k++) data[k] = (uint8_t)tu_splitmix64(&rng);
-    if (size >= 4 && memcmp(data, "\xff\xff\xff\xff", 4) == 0) continue; /* a marked stream: not this test */
+    if (size >= 4 && memcmp(data, "\xff\xff\xff\xff", 4) == 0)
+      continue; /* a marked stream: not this test */
     char what[64];
     snprintf(what, sizeof what, "random bytes %d (%zu bytes)", i, size);
     expect_open_error(data, size, XCHG_EFORMAT, NO_MARKER, what);
@@ -80,7 +85,8 @@ static void test_plausible_legacy_length(void) {
   uint8_t data[64] = {40, 0, 0, 0};
   memset(data + 4, 0xAB, sizeof data - 4);
   expect_open_error(data, sizeof data, XCHG_EFORMAT,
-                    NO_MARKER ", nor a pre-0.15 stream: message 0 at byte 0: invalid Message flatbuffer",
+                    NO_MARKER
+                    ", nor a pre-0.15 stream: message 0 at byte 0: invalid Message flatbuffer",
                     "a plausible pre-0.15 length");
 }
 
@@ -106,8 +112,10 @@ static void test_magic_alone(void) {
 /* With the continuation marker, the input is damaged IPC, and says so. */
 static void test_damaged_ipc_keeps_its_error(void) {
   static const uint8_t data[] = {0xFF, 0xFF, 0xFF, 0xFF, 0xF0, 0xFF, 0xFF, 0x7F, 1, 2, 3, 4};
-  expect_open_error(data, sizeof data, XCHG_ELIMIT, "message 0 at byte 0: metadata length 2147483632 "
-                    "exceeds max_metadata_bytes", "a marked stream with a huge length");
+  expect_open_error(data, sizeof data, XCHG_ELIMIT,
+                    "message 0 at byte 0: metadata length 2147483632 "
+                    "exceeds max_metadata_bytes",
+                    "a marked stream with a huge length");
 }
 
 static uint32_t load32(const uint8_t *p) {
@@ -138,8 +146,8 @@ static void check_versions(const char *path, size_t at) {
     free(data);
     return;
   }
-  TU_CHECK(data[field] == 4 && data[field + 1] == 0, "%s: schema message of version %d, expected V5 (4)",
-           path, data[field]);
+  TU_CHECK(data[field] == 4 && data[field + 1] == 0,
+           "%s: schema message of version %d, expected V5 (4)", path, data[field]);
   static const struct {
     uint8_t value;
     const char *want;
@@ -158,7 +166,8 @@ static void test_unsupported_versions(void) {
   char path[4096];
   tu_testdata_path(path, sizeof path, "arrow-gold/1.0.0-littleendian/generated_primitive.stream");
   check_versions(path, 0);
-  tu_testdata_path(path, sizeof path, "arrow-gold/1.0.0-littleendian/generated_primitive.arrow_file");
+  tu_testdata_path(path, sizeof path,
+                   "arrow-gold/1.0.0-littleendian/generated_primitive.arrow_file");
   check_versions(path, 8);
 }
 

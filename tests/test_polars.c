@@ -82,34 +82,41 @@ static void xchg_and_polars(void) {
   const char *cli = tu_cli_path();
   const char *src = tu_interop_dir("polars");
   char path[4300], cmd[16384], msg[2048], what_buf[256];
-  if (!TU_CHECK(tu_interop_ready("polars", "nodejs-polars", msg, sizeof msg) == 0, "polars: %s", msg)) return;
+  if (!TU_CHECK(tu_interop_ready("polars", "nodejs-polars", msg, sizeof msg) == 0, "polars: %s",
+                msg))
+    return;
   if (!TU_CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno))) return;
   /* 1. xchg writes. */
-  static const char *files[] = {"xc_none.ipc", "xc_lz4.ipc", "xc_zstd.ipc", "xcf_lz4.ipc", "xcf_zstd.ipc", "xb_zstd.ipc"};
-  static const char *args[] = {"cache --compression none", "cache --compression lz4", "cache --compression zstd --level 3",
-                               "cache --compression lz4 --file", "cache --compression zstd --file", "broadcast --compression zstd"};
+  static const char *files[] = {"xc_none.ipc", "xc_lz4.ipc",   "xc_zstd.ipc",
+                                "xcf_lz4.ipc", "xcf_zstd.ipc", "xb_zstd.ipc"};
+  static const char *args[] = {
+      "cache --compression none",           "cache --compression lz4",
+      "cache --compression zstd --level 3", "cache --compression lz4 --file",
+      "cache --compression zstd --file",    "broadcast --compression zstd"};
   int nfiles = (int)(sizeof files / sizeof *files);
   tu_sums want[8];
   for (int i = 0; i < nfiles; i++) {
-    snprintf(cmd, sizeof cmd, "'%s' gen %.*s '%s/%s' %s --rows %d --seed 7 --sums > '%s/%s.sums'", cli,
-             (int)strcspn(args[i], " "), args[i], dir, files[i], strchr(args[i], ' ') + 1, ROWS, dir, files[i]);
+    snprintf(cmd, sizeof cmd, "'%s' gen %.*s '%s/%s' %s --rows %d --seed 7 --sums > '%s/%s.sums'",
+             cli, (int)strcspn(args[i], " "), args[i], dir, files[i], strchr(args[i], ' ') + 1,
+             ROWS, dir, files[i]);
     if (tu_run("%s", cmd) != 0) {
       TU_CHECK(0, "xchg gen: %s", cmd);
       cleanup();
       TU_CHECK(0, "the test could not start (see above)");
-    return;
+      return;
     }
     snprintf(path, sizeof path, "%s/%s.sums", dir, files[i]);
     if (tu_sums_load(path, &want[i]) != 0) {
       TU_CHECK(0, "reading the generator's sums: %s", path);
       cleanup();
       TU_CHECK(0, "the test could not start (see above)");
-    return;
+      return;
     }
   }
   /* 2. polars reads. */
   int at = snprintf(cmd, sizeof cmd, "cd '%s' && node check.mjs '%s'", src, dir);
-  for (int i = 0; i < nfiles; i++) at += snprintf(cmd + at, sizeof cmd - (size_t)at, " '%s/%s'", dir, files[i]);
+  for (int i = 0; i < nfiles; i++)
+    at += snprintf(cmd + at, sizeof cmd - (size_t)at, " '%s/%s'", dir, files[i]);
   snprintf(cmd + at, sizeof cmd - (size_t)at, " > '%s/polars.jsonl'", dir);
   if (tu_run("%s", cmd) != 0) {
     TU_CHECK(0, "node check.mjs: %s", cmd);
@@ -144,35 +151,44 @@ static void xchg_and_polars(void) {
     for (int fmt = 0; fmt < 2; fmt++)
       for (int c = 0; c < 3; c++) {
         char what[256];
-        snprintf(path, sizeof path, "%s/polars_%s_%s.arrow", dir, fmt ? "stream" : "file", codecs[c]);
-        snprintf(what, sizeof what, "xchg reading polars' %s format, %s", fmt ? "stream" : "file", codecs[c]);
+        snprintf(path, sizeof path, "%s/polars_%s_%s.arrow", dir, fmt ? "stream" : "file",
+                 codecs[c]);
+        snprintf(what, sizeof what, "xchg reading polars' %s format, %s", fmt ? "stream" : "file",
+                 codecs[c]);
         tu_sums got;
-        if (xchg_sums(path, ids[c], &got, msg, sizeof msg) != 0) TU_CHECK(0, "%s: %s", what, msg);
-        else TU_CHECK(tu_sums_compare(&want[0], &got, msg, sizeof msg) == 0, "%s: %s", what, msg);
+        if (xchg_sums(path, ids[c], &got, msg, sizeof msg) != 0)
+          TU_CHECK(0, "%s: %s", what, msg);
+        else
+          TU_CHECK(tu_sums_compare(&want[0], &got, msg, sizeof msg) == 0, "%s: %s", what, msg);
       }
   }
   /* 4. nested and dictionary-encoded gold data, converted by xchg */
   const char *testdata = tu_testdata_dir();
   static const char *gold[] = {"generated_nested", "generated_dictionary"};
-  static const char *convert_opts[] = {"--compression none", "--compression lz4", "--compression zstd", "--compression none --file",
+  static const char *convert_opts[] = {"--compression none",       "--compression lz4",
+                                       "--compression zstd",       "--compression none --file",
                                        "--compression lz4 --file", "--compression zstd --file"};
   for (int g = 0; g < 2; g++) {
-    at = snprintf(cmd, sizeof cmd, "cd '%s' && node check.mjs --gold '%s/arrow-gold/1.0.0-littleendian/%s.json.gz'",
+    at = snprintf(cmd, sizeof cmd,
+                  "cd '%s' && node check.mjs --gold '%s/arrow-gold/1.0.0-littleendian/%s.json.gz'",
                   src, testdata, gold[g]);
     int converted = 1;
     for (int c = 0; c < 6 && converted; c++) {
       snprintf(path, sizeof path, "%s/%s_%d.arrow", dir, gold[g], c);
       char convert[8192];
-      snprintf(convert, sizeof convert, "'%s' convert '%s/arrow-gold/1.0.0-littleendian/%s.stream' '%s' %s", cli,
-               testdata, gold[g], path, convert_opts[c]);
+      snprintf(convert, sizeof convert,
+               "'%s' convert '%s/arrow-gold/1.0.0-littleendian/%s.stream' '%s' %s", cli, testdata,
+               gold[g], path, convert_opts[c]);
       if (tu_run("%s", convert) != 0) {
         TU_CHECK(0, "xchg convert: %s", convert);
         converted = 0;
       }
       at += snprintf(cmd + at, sizeof cmd - (size_t)at, " '%s'", path);
     }
-    snprintf(what_buf, sizeof what_buf, "polars reading %s as converted by xchg (each codec, both formats)", gold[g]);
-    if (converted) TU_CHECK(tu_run("%s", cmd) == 0, "%s: values differ from the JSON (see above)", what_buf);
+    snprintf(what_buf, sizeof what_buf,
+             "polars reading %s as converted by xchg (each codec, both formats)", gold[g]);
+    if (converted)
+      TU_CHECK(tu_run("%s", cmd) == 0, "%s: values differ from the JSON (see above)", what_buf);
   }
   cleanup();
 }

@@ -14,8 +14,6 @@
 #include "support/testutil.h"
 #include "xchg/pool.h"
 
-
-
 typedef struct counts {
   _Atomic int *hits;
   _Atomic int64_t sum;
@@ -104,7 +102,8 @@ static void check_background_loops(xchg_pool *pool, const char *name) {
   nanosleep(&ts, NULL);
   int later = 0;
   for (int i = 0; i < 64; i++) later += atomic_load(&d->hits[i]);
-  TU_CHECK(!twice && running == 0 && later == ran && ran < 64, "%s: cancel (%d of 64 ran)", name, ran);
+  TU_CHECK(!twice && running == 0 && later == ran && ran < 64, "%s: cancel (%d of 64 ran)", name,
+           ran);
 }
 
 static void one_thread(void) {
@@ -162,16 +161,15 @@ static void background_loops(void) {
 }
 
 static void default_pool(void) {
-  TU_CHECK(xchg_pool_default() == xchg_pool_default() && xchg_pool_threads(xchg_pool_default()) >= 1,
-           "the default pool");
+  TU_CHECK(
+      xchg_pool_default() == xchg_pool_default() && xchg_pool_threads(xchg_pool_default()) >= 1,
+      "the default pool");
 }
 
 int main(int argc, char **argv) {
   static const tu_case cases[] = {
-      {"one_thread", one_thread},
-      {"four_threads", four_threads},
-      {"callers_at_once", callers_at_once},
-      {"background_loops", background_loops},
+      {"one_thread", one_thread},           {"four_threads", four_threads},
+      {"callers_at_once", callers_at_once}, {"background_loops", background_loops},
       {"default_pool", default_pool},
   };
   return TU_MAIN(argc, argv, "pool", cases);

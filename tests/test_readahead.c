@@ -18,8 +18,6 @@
 #include "support/testutil.h"
 #include "xchg/ipc.h"
 
-
-
 #define N_BATCHES 240
 static int64_t rows[N_BATCHES];
 static const int64_t all_columns[CD_COLUMNS] = {0, 1, 2};
@@ -48,7 +46,8 @@ static outcome read_stream(const xchg_buf *data, xchg_pool *pool, const config *
   if (c->task_bytes) opts.task_bytes = c->task_bytes;
   xchg_ipc_reader *r;
   xchg_error err;
-  o.status = xchg_ipc_reader_open_memory(xchg_buf_data(data), xchg_buf_size(data), NULL, NULL, &opts, &r, &err);
+  o.status = xchg_ipc_reader_open_memory(xchg_buf_data(data), xchg_buf_size(data), NULL, NULL,
+                                         &opts, &r, &err);
   if (o.status != XCHG_OK) {
     snprintf(o.message, sizeof o.message, "%s", err.message);
     return o;
@@ -62,8 +61,8 @@ static outcome read_stream(const xchg_buf *data, xchg_pool *pool, const config *
     }
     if (!a.release) break;
     char msg[512];
-    if (o.batches >= N_BATCHES ||
-        cd_check_batch(&a, all_columns, CD_COLUMNS, 0, o.batches, rows[o.batches], msg, sizeof msg) != 0) {
+    if (o.batches >= N_BATCHES || cd_check_batch(&a, all_columns, CD_COLUMNS, 0, o.batches,
+                                                 rows[o.batches], msg, sizeof msg) != 0) {
       if (!o.bad_batch) printf("  batch %lld: %s\n", (long long)o.batches, msg);
       o.bad_batch = 1;
     }
@@ -81,14 +80,14 @@ static outcome read_stream(const xchg_buf *data, xchg_pool *pool, const config *
 }
 
 static const config configs[] = {
-    {2, 0, 0},          {2, 1, 1},          {2, 64 << 10, 1},   {2, 64 << 10, 16 << 10},
-    {3, 0, 1},          {3, 1 << 20, 0},    {4, 256 << 10, 1},  {1, 0, 0},
+    {2, 0, 0}, {2, 1, 1},       {2, 64 << 10, 1},  {2, 64 << 10, 16 << 10},
+    {3, 0, 1}, {3, 1 << 20, 0}, {4, 256 << 10, 1}, {1, 0, 0},
 };
 #define N_CONFIGS (sizeof configs / sizeof configs[0])
 
 static void describe(const config *c, char *out, size_t n) {
-  snprintf(out, n, "%d threads, readahead %lld, task %lld", c->threads, (long long)c->readahead_bytes,
-           (long long)c->task_bytes);
+  snprintf(out, n, "%d threads, readahead %lld, task %lld", c->threads,
+           (long long)c->readahead_bytes, (long long)c->task_bytes);
 }
 
 /* Reads data without a pool, then with every configuration, and checks
@@ -98,8 +97,9 @@ static void check_same_outcome(const char *what, const xchg_buf *data, int64_t w
   const config serial = {0, 0, 0};
   outcome base = read_stream(data, NULL, &serial);
   TU_CHECK(!base.bad_batch && base.batches == want_batches && base.status == want_status,
-        "%s without a pool: %lld batches (want %lld), status %d (want %d): %s", what,
-        (long long)base.batches, (long long)want_batches, base.status, want_status, base.message);
+           "%s without a pool: %lld batches (want %lld), status %d (want %d): %s", what,
+           (long long)base.batches, (long long)want_batches, base.status, want_status,
+           base.message);
   for (size_t i = 0; i < N_CONFIGS; i++) {
     char name[128];
     describe(&configs[i], name, sizeof name);
@@ -108,10 +108,10 @@ static void check_same_outcome(const char *what, const xchg_buf *data, int64_t w
     outcome o = read_stream(data, pool, &configs[i]);
     xchg_pool_free(pool);
     TU_CHECK(!o.bad_batch && o.batches == base.batches && o.status == base.status &&
-              strcmp(o.message, base.message) == 0 && o.again == base.again,
-          "%s, %s: %lld batches, status %d '%s', then %d; without a pool %lld, %d '%s', then %d", what, name,
-          (long long)o.batches, o.status, o.message, o.again, (long long)base.batches, base.status,
-          base.message, base.again);
+                 strcmp(o.message, base.message) == 0 && o.again == base.again,
+             "%s, %s: %lld batches, status %d '%s', then %d; without a pool %lld, %d '%s', then %d",
+             what, name, (long long)o.batches, o.status, o.message, o.again,
+             (long long)base.batches, base.status, base.message, base.again);
   }
 }
 
@@ -136,7 +136,8 @@ static xchg_buf *copy_of(const xchg_buf *data, size_t size) {
 /* Batch `index` with the first compressed frame of its body broken (its
  * magic number cleared): decompression fails on whatever thread runs it. */
 static xchg_buf *break_frame(const xchg_buf *data, int64_t index, xchg_block_codec codec) {
-  static const uint8_t lz4_magic[4] = {0x04, 0x22, 0x4d, 0x18}, zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
+  static const uint8_t lz4_magic[4] = {0x04, 0x22, 0x4d, 0x18},
+                       zstd_magic[4] = {0x28, 0xb5, 0x2f, 0xfd};
   const uint8_t *magic = codec == XCHG_BLOCK_ZSTD ? zstd_magic : lz4_magic;
   tu_body b = locate_body(data, index);
   if (b.offset < 0) return NULL;
@@ -173,8 +174,8 @@ static void check_close_in_flight(const xchg_buf *data) {
     opts.task_bytes = 1;
     xchg_ipc_reader *r;
     xchg_error err;
-    ok = xchg_ipc_reader_open_memory(xchg_buf_data(data), xchg_buf_size(data), NULL, NULL, &opts, &r, &err) ==
-         XCHG_OK;
+    ok = xchg_ipc_reader_open_memory(xchg_buf_data(data), xchg_buf_size(data), NULL, NULL, &opts,
+                                     &r, &err) == XCHG_OK;
     for (int64_t i = 0; ok && i < stop; i++) {
       struct ArrowArray a;
       ok = xchg_ipc_reader_next(r, &a, &err) == XCHG_OK && a.release;
@@ -195,15 +196,15 @@ static void check_select_after_read_ahead(const xchg_buf *data) {
   opts.pool = pool;
   xchg_ipc_reader *r;
   xchg_error err;
-  int ok = xchg_ipc_reader_open_memory(xchg_buf_data(data), xchg_buf_size(data), NULL, NULL, &opts, &r, &err) ==
-           XCHG_OK;
+  int ok = xchg_ipc_reader_open_memory(xchg_buf_data(data), xchg_buf_size(data), NULL, NULL, &opts,
+                                       &r, &err) == XCHG_OK;
   struct ArrowArray a;
   ok = ok && xchg_ipc_reader_next(r, &a, &err) == XCHG_OK && a.release;
   if (ok) a.release(&a);
   const char *k = "k";
   xchg_status st = ok ? xchg_ipc_reader_select(r, &k, 1, &err) : XCHG_OK;
-  TU_CHECK(st == XCHG_EINVAL && strstr(err.message, "read ahead"), "select after read-ahead: %d %s", st,
-        err.message);
+  TU_CHECK(st == XCHG_EINVAL && strstr(err.message, "read ahead"), "select after read-ahead: %d %s",
+           st, err.message);
   int64_t n = 1;
   char msg[512] = "";
   while (ok && xchg_ipc_reader_next(r, &a, &err) == XCHG_OK && a.release) {
@@ -211,7 +212,8 @@ static void check_select_after_read_ahead(const xchg_buf *data) {
     a.release(&a);
     n++;
   }
-  TU_CHECK(ok && n == N_BATCHES, "every batch after the refused select: %lld %s", (long long)n, msg);
+  TU_CHECK(ok && n == N_BATCHES, "every batch after the refused select: %lld %s", (long long)n,
+           msg);
   xchg_ipc_reader_free(r);
   xchg_pool_free(pool);
 }
@@ -258,7 +260,9 @@ static void check_shared_pool(const xchg_buf *data) {
 static void same_outcomes(xchg_block_codec codec) {
   const char *name = xchg_block_codec_name(codec);
   xchg_buf *data;
-  if (!TU_CHECK(cd_make_stream(0, rows, N_BATCHES, 0, codec, &data) == 0, "making the %s stream", name)) return;
+  if (!TU_CHECK(cd_make_stream(0, rows, N_BATCHES, 0, codec, &data) == 0, "making the %s stream",
+                name))
+    return;
   char what[64];
   snprintf(what, sizeof what, "%s: whole", name);
   check_same_outcome(what, data, N_BATCHES, XCHG_OK);
@@ -273,7 +277,8 @@ static void same_outcomes(xchg_block_codec codec) {
     while (rows[k] == 0) k++;
     xchg_buf *broken = break_frame(data, k, codec);
     snprintf(what, sizeof what, "%s: frame broken in batch %lld", name, (long long)k);
-    if (TU_CHECK(broken != NULL, "%s: no frame found", what)) check_same_outcome(what, broken, k, XCHG_EFORMAT);
+    if (TU_CHECK(broken != NULL, "%s: no frame found", what))
+      check_same_outcome(what, broken, k, XCHG_EFORMAT);
     xchg_buf_unref(broken);
   }
   xchg_buf_unref(data);
@@ -286,7 +291,9 @@ static void zstd(void) { same_outcomes(XCHG_BLOCK_ZSTD); }
 /* The cases on one LZ4 stream. */
 static void on_lz4_stream(void (*check)(const xchg_buf *)) {
   xchg_buf *data;
-  if (!TU_CHECK(cd_make_stream(0, rows, N_BATCHES, 0, XCHG_BLOCK_LZ4_FRAME, &data) == 0, "making the stream")) return;
+  if (!TU_CHECK(cd_make_stream(0, rows, N_BATCHES, 0, XCHG_BLOCK_LZ4_FRAME, &data) == 0,
+                "making the stream"))
+    return;
   check(data);
   xchg_buf_unref(data);
 }
@@ -300,7 +307,9 @@ int main(int argc, char **argv) {
   for (int i = 0; i < N_BATCHES; i++) {
     uint64_t x = tu_splitmix64(&seed);
     /* Mostly small batches, some empty, a few large enough to be split. */
-    rows[i] = x % 10 == 0 ? 0 : x % 10 == 1 ? 8000 + (int64_t)(x >> 40) % 8000 : 1 + (int64_t)(x >> 40) % 2000;
+    rows[i] = x % 10 == 0   ? 0
+              : x % 10 == 1 ? 8000 + (int64_t)(x >> 40) % 8000
+                            : 1 + (int64_t)(x >> 40) % 2000;
   }
   static const tu_case cases[] = {
       {"uncompressed", uncompressed},

@@ -93,7 +93,8 @@ static bool make_examples_dir(const char *gold) {
   xchg_stream_encode_options_init(&eo); /* Spark's 32 KiB blocks */
   xchg_buf *lz4 = NULL;
   xchg_error err;
-  bool ok = ipc.data && xchg_stream_encode(XCHG_STREAM_LZ4_JAVA, &eo, ipc.data, ipc.size, &lz4, &err) == XCHG_OK;
+  bool ok = ipc.data && xchg_stream_encode(XCHG_STREAM_LZ4_JAVA, &eo, ipc.data, ipc.size, &lz4,
+                                           &err) == XCHG_OK;
   TU_CHECK(ok, "cannot wrap %s in lz4-java", path);
   snprintf(path, sizeof path, "%s/broadcast.lz4", dir);
   ok = ok && tu_write_file(path, xchg_buf_data(lz4), xchg_buf_size(lz4)) == 0;
@@ -113,8 +114,10 @@ static void check_example_files(const char *args) {
     if (!option && !after_valued_option && !first && strcmp(w, "-") != 0) {
       char path[4400];
       snprintf(path, sizeof path, "%s/%s", dir, w);
-      TU_CHECK(access(path, R_OK) == 0, "the README's example `xchg %s` names %s, which is neither a gold file nor "
-               "one this test makes", args, w);
+      TU_CHECK(access(path, R_OK) == 0,
+               "the README's example `xchg %s` names %s, which is neither a gold file nor "
+               "one this test makes",
+               args, w);
     }
     /* Options that take a value, as the examples use them. */
     after_valued_option = option && (strcmp(w, "--columns") == 0 || strcmp(w, "--limit") == 0 ||
@@ -134,7 +137,8 @@ static bool lines_match(char **got, int n_got, char **want, int n_want) {
       if (lines_match(got + skip, n_got - skip, want + 1, n_want - 1)) return true;
     return false;
   }
-  return n_got > 0 && strcmp(got[0], want[0]) == 0 && lines_match(got + 1, n_got - 1, want + 1, n_want - 1);
+  return n_got > 0 && strcmp(got[0], want[0]) == 0 &&
+         lines_match(got + 1, n_got - 1, want + 1, n_want - 1);
 }
 
 static int split(char *text, char **lines, int max) {
@@ -153,7 +157,8 @@ static void run_session(const char *command, char **want, int n_want) {
   const char *args = command + strlen("$ xchg ");
   check_example_files(args);
   tu_cli_result r = run_in_dir(args);
-  TU_CHECK(r.exit_code == 0 && r.err[0] == '\0', "README example `xchg %s`: exit %d: %.400s", args, r.exit_code, r.err);
+  TU_CHECK(r.exit_code == 0 && r.err[0] == '\0', "README example `xchg %s`: exit %d: %.400s", args,
+           r.exit_code, r.err);
   char *got[4096];
   int n_got = split(r.out, got, 4096);
   bool same = lines_match(got, n_got, want, n_want);
@@ -206,7 +211,9 @@ static bool has_word(const word_set *s, const char *w) {
   return false;
 }
 
-static bool option_char(char c) { return islower((unsigned char)c) || isdigit((unsigned char)c) || c == '-'; }
+static bool option_char(char c) {
+  return islower((unsigned char)c) || isdigit((unsigned char)c) || c == '-';
+}
 
 /* The --options of text. */
 static void options_of(const char *text, word_set *out) {
@@ -225,8 +232,8 @@ static char *usage_of(const char *args) {
   char cmd[512];
   snprintf(cmd, sizeof cmd, "%s --help", args);
   tu_cli_result r = run_in_dir(cmd);
-  TU_CHECK(r.exit_code == 0 && strncmp(r.out, "usage: xchg", 11) == 0, "`xchg %s`: exit %d, %.200s", cmd, r.exit_code,
-           r.out);
+  TU_CHECK(r.exit_code == 0 && strncmp(r.out, "usage: xchg", 11) == 0, "`xchg %s`: exit %d, %.200s",
+           cmd, r.exit_code, r.out);
   tu_bytes_append(&all_help, r.out, strlen(r.out));
   char *blank = strstr(r.out, "\n\n");
   if (blank) blank[1] = '\0';
@@ -236,11 +243,12 @@ static char *usage_of(const char *args) {
 
 static void compare_options(const char *what, const word_set *readme, const word_set *help) {
   for (int i = 0; i < readme->n; i++)
-    TU_CHECK(has_word(help, readme->words[i]), "README synopsis of %s shows %s, which its --help usage does not",
-             what, readme->words[i]);
+    TU_CHECK(has_word(help, readme->words[i]),
+             "README synopsis of %s shows %s, which its --help usage does not", what,
+             readme->words[i]);
   for (int i = 0; i < help->n; i++)
-    TU_CHECK(has_word(readme, help->words[i]), "README synopsis of %s lacks %s, which its --help usage has", what,
-             help->words[i]);
+    TU_CHECK(has_word(readme, help->words[i]),
+             "README synopsis of %s lacks %s, which its --help usage has", what, help->words[i]);
 }
 
 /* The benchmarks `xchg bench --help` lists ("  name  description"). */
@@ -270,14 +278,18 @@ static void check_bench_line(const char *line) {
   listed_benchmarks(&listed);
   TU_CHECK(listed.n > 0, "`xchg bench --help` lists no benchmarks");
   for (int i = 0; i < readme.n; i++)
-    TU_CHECK(has_word(&listed, readme.words[i]), "README synopsis names benchmark %s, which `xchg bench --help` "
-             "does not list", readme.words[i]);
+    TU_CHECK(has_word(&listed, readme.words[i]),
+             "README synopsis names benchmark %s, which `xchg bench --help` "
+             "does not list",
+             readme.words[i]);
   for (int i = 0; i < listed.n; i++) {
-    TU_CHECK(has_word(&readme, listed.words[i]), "README synopsis lacks benchmark %s", listed.words[i]);
+    TU_CHECK(has_word(&readme, listed.words[i]), "README synopsis lacks benchmark %s",
+             listed.words[i]);
     char args[128];
     snprintf(args, sizeof args, "bench %s", listed.words[i]);
     char *usage = usage_of(args);
-    TU_CHECK(usage == NULL || strstr(usage, "--json") != NULL, "`xchg bench %s --help` has no --json", listed.words[i]);
+    TU_CHECK(usage == NULL || strstr(usage, "--json") != NULL,
+             "`xchg bench %s --help` has no --json", listed.words[i]);
     free(usage);
   }
 }
@@ -380,7 +392,8 @@ static void examples_and_prose(void) {
     }
     p = close + 4;
   }
-  TU_CHECK(sessions >= 3 && synopses == 1, "%d example sessions and %d synopses in the README", sessions, synopses);
+  TU_CHECK(sessions >= 3 && synopses == 1, "%d example sessions and %d synopses in the README",
+           sessions, synopses);
   printf("readme: %d example sessions run\n", sessions);
   check_prose(text);
   free(text);

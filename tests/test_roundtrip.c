@@ -31,8 +31,8 @@ static const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME,
 
 /* Writes src's batches with opts, reads them back and compares with the
  * JSON (when doc) and with src. */
-static int check_written(const rt_data *src, const arrow_json *doc, const xchg_ipc_write_options *opts,
-                         char *msg) {
+static int check_written(const rt_data *src, const arrow_json *doc,
+                         const xchg_ipc_write_options *opts, char *msg) {
   xchg_buf *buf;
   if (rt_write(&src->schema, src->batches, src->n, opts, &buf, msg, MSG) != 0) return -1;
   rt_data back = {0};
@@ -40,13 +40,24 @@ static int check_written(const rt_data *src, const arrow_json *doc, const xchg_i
   back.expect_codec = opts->codec;
   int rc = rt_read_buf(buf, &back, msg, MSG);
   xchg_buf_unref(buf);
-  if (rc == 0 && back.format != opts->format) rc = snprintf(msg, MSG, "read back as the other format") * 0 - 1;
-  if (rc == 0 && back.codec_mismatch) rc = snprintf(msg, MSG, "a record batch is not compressed with %s", xchg_block_codec_name(opts->codec)) * 0 - 1;
-  if (rc == 0 && back.n != src->n) rc = snprintf(msg, MSG, "%lld batches read back, %lld written", (long long)back.n, (long long)src->n) * 0 - 1;
+  if (rc == 0 && back.format != opts->format)
+    rc = snprintf(msg, MSG, "read back as the other format") * 0 - 1;
+  if (rc == 0 && back.codec_mismatch)
+    rc = snprintf(msg, MSG, "a record batch is not compressed with %s",
+                  xchg_block_codec_name(opts->codec)) *
+             0 -
+         1;
+  if (rc == 0 && back.n != src->n)
+    rc = snprintf(msg, MSG, "%lld batches read back, %lld written", (long long)back.n,
+                  (long long)src->n) *
+             0 -
+         1;
   if (rc == 0 && doc && arrow_json_compare_schema(doc, &back.schema, msg, MSG) != 0) rc = -1;
   for (int64_t i = 0; rc == 0 && i < back.n; i++) {
-    if (doc && arrow_json_compare_batch(doc, i, &back.schema, &back.batches[i], msg, MSG) != 0) rc = -1;
-    else if (array_equal(&src->schema, &src->batches[i], &back.batches[i], msg, MSG) != 0) rc = -1;
+    if (doc && arrow_json_compare_batch(doc, i, &back.schema, &back.batches[i], msg, MSG) != 0)
+      rc = -1;
+    else if (array_equal(&src->schema, &src->batches[i], &back.batches[i], msg, MSG) != 0)
+      rc = -1;
   }
   rt_data_free(&back);
   return rc;
@@ -106,7 +117,8 @@ static void check_slices(const char *name, const rt_data *src) {
   for (int64_t b = 0; b < src->n; b++) {
     const struct ArrowArray *batch = &src->batches[b];
     int64_t len = batch->length;
-    int64_t cuts[3][2] = {{len > 0, len > 2 ? len - 2 : 0}, {len / 3, len / 2}, {len > 0 ? len - 1 : 0, len > 0}};
+    int64_t cuts[3][2] = {
+        {len > 0, len > 2 ? len - 2 : 0}, {len / 3, len / 2}, {len > 0 ? len - 1 : 0, len > 0}};
     for (int k = 0; k < 3; k++) {
       struct ArrowArray slice = *batch;
       slice.offset = cuts[k][0];
@@ -189,22 +201,26 @@ typedef struct dict_batch {
 } dict_batch;
 
 /* One column of int32 indices into the utf8 dictionary given as "a|bb|c". */
-static void make_dict_batch(dict_batch *b, const int32_t *indices, int64_t n, const int32_t *offsets,
-                            int64_t dict_n, const char *chars) {
+static void make_dict_batch(dict_batch *b, const int32_t *indices, int64_t n,
+                            const int32_t *offsets, int64_t dict_n, const char *chars) {
   memset(b, 0, sizeof *b);
   b->dict_buffers[1] = offsets;
   b->dict_buffers[2] = chars;
-  b->dict = (struct ArrowArray){dict_n, 0, 0, 3, 0, b->dict_buffers, NULL, NULL, release_nothing, NULL};
+  b->dict =
+      (struct ArrowArray){dict_n, 0, 0, 3, 0, b->dict_buffers, NULL, NULL, release_nothing, NULL};
   b->col_buffers[1] = indices;
-  b->col = (struct ArrowArray){n, 0, 0, 2, 0, b->col_buffers, NULL, &b->dict, release_nothing, NULL};
+  b->col =
+      (struct ArrowArray){n, 0, 0, 2, 0, b->col_buffers, NULL, &b->dict, release_nothing, NULL};
   b->kids[0] = &b->col;
-  b->root = (struct ArrowArray){n, 0, 0, 1, 1, b->root_buffers, b->kids, NULL, release_nothing, NULL};
+  b->root =
+      (struct ArrowArray){n, 0, 0, 1, 1, b->root_buffers, b->kids, NULL, release_nothing, NULL};
 }
 
-static void dict_schema(struct ArrowSchema *root, struct ArrowSchema *col, struct ArrowSchema *value,
-                        struct ArrowSchema **kids) {
+static void dict_schema(struct ArrowSchema *root, struct ArrowSchema *col,
+                        struct ArrowSchema *value, struct ArrowSchema **kids) {
   *value = (struct ArrowSchema){"u", "", NULL, 0, 0, NULL, NULL, release_nothing_schema, NULL};
-  *col = (struct ArrowSchema){"i", "colour", NULL, ARROW_FLAG_NULLABLE, 0, NULL, value, release_nothing_schema, NULL};
+  *col = (struct ArrowSchema){
+      "i", "colour", NULL, ARROW_FLAG_NULLABLE, 0, NULL, value, release_nothing_schema, NULL};
   kids[0] = col;
   *root = (struct ArrowSchema){"+s", "", NULL, 0, 1, kids, NULL, release_nothing_schema, NULL};
 }
@@ -231,14 +247,17 @@ static void check_dictionaries(void) {
       continue;
     }
     rt_data back = {0};
-    if (rt_read_buf(buf, &back, msg, MSG) != 0) TU_CHECK(0, "dictionary stream read: %s", msg);
+    if (rt_read_buf(buf, &back, msg, MSG) != 0)
+      TU_CHECK(0, "dictionary stream read: %s", msg);
     else if (back.n != 4 || back.dictionary_batches != 3 || back.delta_batches != 1) {
       snprintf(msg, MSG, "%lld batches, %lld dictionary batches (%lld deltas); want 4, 3 (1)",
-               (long long)back.n, (long long)back.dictionary_batches, (long long)back.delta_batches);
+               (long long)back.n, (long long)back.dictionary_batches,
+               (long long)back.delta_batches);
       TU_CHECK(0, "dictionary stream messages: %s", msg);
     }
     for (int64_t i = 0; i < back.n && i < 4; i++)
-      TU_CHECK(array_equal(&root, &batches[i], &back.batches[i], msg, MSG) == 0, "dictionary stream values: %s", msg);
+      TU_CHECK(array_equal(&root, &batches[i], &back.batches[i], msg, MSG) == 0,
+               "dictionary stream values: %s", msg);
     rt_data_free(&back);
     xchg_buf_unref(buf);
   }
@@ -253,7 +272,8 @@ static void check_dictionaries(void) {
     rt_data back = {0};
     TU_CHECK(rt_read_buf(buf, &back, msg, MSG) == 0, "dictionary delta in a file: read: %s", msg);
     for (int64_t i = 0; i < back.n; i++)
-      TU_CHECK(array_equal(&root, &batches[i], &back.batches[i], msg, MSG) == 0, "dictionary file values: %s", msg);
+      TU_CHECK(array_equal(&root, &batches[i], &back.batches[i], msg, MSG) == 0,
+               "dictionary file values: %s", msg);
     TU_CHECK(back.n == 3, "dictionary delta in a file: not 3 batches");
     rt_data_free(&back);
     xchg_buf_unref(buf);
@@ -286,9 +306,13 @@ static void check_dictionaries(void) {
     TU_CHECK(0, "shared dictionary id: %s", msg);
   } else {
     rt_data back = {0};
-    if (rt_read_buf(buf, &back, msg, MSG) != 0) TU_CHECK(0, "shared dictionary id: read: %s", msg);
-    else if (back.dictionary_batches != 1) TU_CHECK(0, "shared dictionary id: not exactly one dictionary batch");
-    else TU_CHECK(array_equal(&root2, &two, &back.batches[0], msg, MSG) == 0, "shared dictionary values: %s", msg);
+    if (rt_read_buf(buf, &back, msg, MSG) != 0)
+      TU_CHECK(0, "shared dictionary id: read: %s", msg);
+    else if (back.dictionary_batches != 1)
+      TU_CHECK(0, "shared dictionary id: not exactly one dictionary batch");
+    else
+      TU_CHECK(array_equal(&root2, &two, &back.batches[0], msg, MSG) == 0,
+               "shared dictionary values: %s", msg);
     rt_data_free(&back);
     xchg_buf_unref(buf);
   }
@@ -304,9 +328,11 @@ static void check_dictionaries(void) {
 /* Writes src's rows as batches of `step` rows (slices), coalesced to
  * target rows; checks the number of output batches, every row and every
  * column's null count. */
-static void check_coalesce_gold(const char *name, const rt_data *src, int64_t step, int64_t target) {
+static void check_coalesce_gold(const char *name, const rt_data *src, int64_t step,
+                                int64_t target) {
   char msg[MSG], what[600];
-  snprintf(what, sizeof what, "coalescing %s (%lld-row slices into %lld)", name, (long long)step, (long long)target);
+  snprintf(what, sizeof what, "coalescing %s (%lld-row slices into %lld)", name, (long long)step,
+           (long long)target);
   int64_t total = 0, n_small = 0;
   for (int64_t b = 0; b < src->n; b++) total += src->batches[b].length;
   struct ArrowArray *small = calloc((size_t)(total / step + src->n + 1), sizeof *small);
@@ -315,7 +341,8 @@ static void check_coalesce_gold(const char *name, const rt_data *src, int64_t st
     for (int64_t r = 0; r < src->batches[b].length; r += step) {
       small[n_small] = src->batches[b];
       small[n_small].offset = r;
-      small[n_small].length = r + step <= src->batches[b].length ? step : src->batches[b].length - r;
+      small[n_small].length =
+          r + step <= src->batches[b].length ? step : src->batches[b].length - r;
       n_small++;
     }
   xchg_ipc_write_options o;
@@ -345,7 +372,8 @@ static void check_coalesce_gold(const char *name, const rt_data *src, int64_t st
           int64_t take = small[i].length - r < left ? small[i].length - r : left;
           const struct ArrowArray *col = small[i].children[c];
           const char *fmt = src->schema.children[c]->format;
-          if (!strcmp(fmt, "n")) nulls += take;
+          if (!strcmp(fmt, "n"))
+            nulls += take;
           else if (strncmp(fmt, "+u", 2) != 0 && strcmp(fmt, "+r") != 0 && col->null_count != 0)
             nulls += array_count_nulls(col, small[i].offset + r, take);
           left -= take;
@@ -353,8 +381,9 @@ static void check_coalesce_gold(const char *name, const rt_data *src, int64_t st
           if (r == small[i].length) i++, r = 0;
         }
         if (out->children[c]->null_count != nulls) {
-          snprintf(msg, MSG, "batch %lld column %lld: null_count %lld, the input rows have %lld", (long long)ob,
-                   (long long)c, (long long)out->children[c]->null_count, (long long)nulls);
+          snprintf(msg, MSG, "batch %lld column %lld: null_count %lld, the input rows have %lld",
+                   (long long)ob, (long long)c, (long long)out->children[c]->null_count,
+                   (long long)nulls);
           TU_CHECK(0, "%s: %s", what, msg);
         }
       }
@@ -420,7 +449,9 @@ static void check_coalesce_dictionaries(void) {
     TU_CHECK(0, "coalescing dictionaries: %s", msg);
   } else {
     for (int i = 0; i < 5; i++)
-      TU_CHECK(array_range_equal(&root, &batches[i], 0, &back.batches[i < 3 ? 0 : 1], 3 * (i < 3 ? i : i - 3), 3, msg, MSG) == 0, "coalescing dictionaries: values: %s", msg);
+      TU_CHECK(array_range_equal(&root, &batches[i], 0, &back.batches[i < 3 ? 0 : 1],
+                                 3 * (i < 3 ? i : i - 3), 3, msg, MSG) == 0,
+               "coalescing dictionaries: values: %s", msg);
   }
   rt_data_free(&back);
   xchg_buf_unref(buf);
@@ -438,9 +469,15 @@ static void check_message_metadata_and_size(const rt_data *src) {
     TU_CHECK(0, "message metadata: %s", err.message);
     return;
   }
-  static const char meta[] = "\1\0\0\0" "\4\0\0\0" "note" "\5\0\0\0" "hello";
+  static const char meta[] =
+      "\1\0\0\0"
+      "\4\0\0\0"
+      "note"
+      "\5\0\0\0"
+      "hello";
   xchg_status st = xchg_ipc_writer_set_message_metadata(w, meta, &err);
-  for (int64_t i = 0; i < src->n && st == XCHG_OK; i++) st = xchg_ipc_writer_write(w, &src->batches[i], &err);
+  for (int64_t i = 0; i < src->n && st == XCHG_OK; i++)
+    st = xchg_ipc_writer_write(w, &src->batches[i], &err);
   if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
   xchg_buf *buf = st == XCHG_OK ? xchg_ipc_writer_take_memory(w) : NULL;
   xchg_ipc_writer_free(w);
@@ -449,8 +486,11 @@ static void check_message_metadata_and_size(const rt_data *src) {
     return;
   }
   rt_data back = {0};
-  if (rt_read_buf(buf, &back, msg, MSG) != 0) TU_CHECK(0, "message metadata: read: %s", msg);
-  else TU_CHECK(strcmp(back.last_metadata, "note=hello") == 0, "message metadata: %s", back.last_metadata);
+  if (rt_read_buf(buf, &back, msg, MSG) != 0)
+    TU_CHECK(0, "message metadata: read: %s", msg);
+  else
+    TU_CHECK(strcmp(back.last_metadata, "note=hello") == 0, "message metadata: %s",
+             back.last_metadata);
   rt_data_free(&back);
   xchg_buf *packed;
   o.codec = XCHG_BLOCK_ZSTD;
@@ -458,7 +498,8 @@ static void check_message_metadata_and_size(const rt_data *src) {
     TU_CHECK(0, "zstd size: %s", msg);
   } else {
     if (xchg_buf_size(packed) >= xchg_buf_size(buf)) {
-      snprintf(msg, MSG, "zstd output %zu bytes, uncompressed %zu", xchg_buf_size(packed), xchg_buf_size(buf));
+      snprintf(msg, MSG, "zstd output %zu bytes, uncompressed %zu", xchg_buf_size(packed),
+               xchg_buf_size(buf));
       TU_CHECK(0, "compression shrinks compressible data: %s", msg);
     }
     xchg_buf_unref(packed);

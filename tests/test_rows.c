@@ -62,8 +62,7 @@ static xchg_row_reader *open_rows(tu_bytes enc, xchg_stream_codec codec, size_t 
   xchg_istream *s = NULL;
   xchg_row_reader *r = NULL;
   xchg_error err;
-  xchg_status st =
-      xchg_istream_open(tu_memory_source(enc.data, enc.size), codec, &o, &s, &err);
+  xchg_status st = xchg_istream_open(tu_memory_source(enc.data, enc.size), codec, &o, &s, &err);
   xchg_row_reader_options ro;
   xchg_row_reader_options_init(&ro);
   if (max_row) ro.max_row_size = max_row;
@@ -117,8 +116,8 @@ static void test_batches(void) {
   size_t i = 0, bad = 0, batches = 0;
   int64_t count = -1;
   xchg_error err;
-  TU_CHECK(xchg_row_reader_next_batch(r, -1, rows, lens, &count, &err) == XCHG_EINVAL && count == 0 &&
-               strstr(err.message, "batch of -1 rows"),
+  TU_CHECK(xchg_row_reader_next_batch(r, -1, rows, lens, &count, &err) == XCHG_EINVAL &&
+               count == 0 && strstr(err.message, "batch of -1 rows"),
            "a batch of -1 rows: %s", err.message);
   while (xchg_row_reader_next_batch(r, 100, rows, lens, &count, &err) == XCHG_OK && count > 0) {
     /* Check the whole batch only now: every pointer must still be valid. */
@@ -161,8 +160,7 @@ static void test_errors(void) {
   size_t len;
   xchg_error err;
   xchg_status st;
-  while ((st = xchg_row_reader_next(r, &row, &len, &err)) == XCHG_OK && row != NULL) {
-  }
+  while ((st = xchg_row_reader_next(r, &row, &len, &err)) == XCHG_OK && row != NULL) {}
   TU_CHECK(st == XCHG_ELIMIT, "row over the limit: %s", xchg_status_name(st));
   xchg_row_reader_free(r);
   /* Nothing at all. */

@@ -32,27 +32,39 @@ static void sample_init(sample *m) {
 
 /* Compares a changed sample with an unchanged one; needles: what the
  * message must say (NULL: the two must be equal). */
-static void check_difference(const char *what, const sample *changed, ipc_metadata_rule rule, const char *needle1,
-                   const char *needle2) {
+static void check_difference(const char *what, const sample *changed, ipc_metadata_rule rule,
+                             const char *needle1, const char *needle2) {
   sample same;
   sample_init(&same);
   xchg_error err = {""};
   int equal = -1;
-  xchg_status st = ipc_arrow_schema_equal(&same.root, "in the first", &changed->root, "here", rule, &equal, &err);
+  xchg_status st = ipc_arrow_schema_equal(&same.root, "in the first", &changed->root, "here", rule,
+                                          &equal, &err);
   if (st != XCHG_OK) {
     TU_CHECK(0, "%s: status %d: %s", what, (int)st, err.message);
   } else if (needle1 == NULL) {
     TU_CHECK(equal == 1, "%s: found a difference: %s", what, err.message);
   } else {
-    TU_CHECK(equal == 0 && strstr(err.message, needle1) && (!needle2 || strstr(err.message, needle2)),
-             "%s: equal %d, \"%s\" (want \"%s\" and \"%s\")", what, equal, err.message, needle1,
-             needle2 ? needle2 : "");
+    TU_CHECK(
+        equal == 0 && strstr(err.message, needle1) && (!needle2 || strstr(err.message, needle2)),
+        "%s: equal %d, \"%s\" (want \"%s\" and \"%s\")", what, equal, err.message, needle1,
+        needle2 ? needle2 : "");
   }
 }
 
 /* Two key/value pairs in the ArrowSchema.metadata encoding. */
-static const char one_pair[] = "\1\0\0\0" "\1\0\0\0" "k" "\1\0\0\0" "v";
-static const char other_value[] = "\1\0\0\0" "\1\0\0\0" "k" "\1\0\0\0" "w";
+static const char one_pair[] =
+    "\1\0\0\0"
+    "\1\0\0\0"
+    "k"
+    "\1\0\0\0"
+    "v";
+static const char other_value[] =
+    "\1\0\0\0"
+    "\1\0\0\0"
+    "k"
+    "\1\0\0\0"
+    "w";
 static const char no_pairs[] = "\0\0\0\0";
 
 static void check_differences(void) {
@@ -61,38 +73,49 @@ static void check_differences(void) {
   check_difference("the same", &m, IPC_METADATA_COMPARED, NULL, NULL);
 
   m.root.n_children = 2;
-  check_difference("a column fewer", &m, IPC_METADATA_IGNORED, "3 columns in the first, 2 here", NULL);
+  check_difference("a column fewer", &m, IPC_METADATA_IGNORED, "3 columns in the first, 2 here",
+                   NULL);
   sample_init(&m);
   m.a.name = "b";
-  check_difference("renamed", &m, IPC_METADATA_IGNORED, "column 0 \"a\": named \"a\" in the first, \"b\" here", NULL);
+  check_difference("renamed", &m, IPC_METADATA_IGNORED,
+                   "column 0 \"a\": named \"a\" in the first, \"b\" here", NULL);
   sample_init(&m);
   m.a.format = "l";
-  check_difference("another type", &m, IPC_METADATA_IGNORED, "column 0 \"a\": type int32 in the first, int64 here", NULL);
+  check_difference("another type", &m, IPC_METADATA_IGNORED,
+                   "column 0 \"a\": type int32 in the first, int64 here", NULL);
   sample_init(&m);
   m.a.flags = 0;
-  check_difference("not null", &m, IPC_METADATA_IGNORED, "column 0 \"a\": nullable in the first, not null here", NULL);
+  check_difference("not null", &m, IPC_METADATA_IGNORED,
+                   "column 0 \"a\": nullable in the first, not null here", NULL);
   sample_init(&m);
   m.x.format = "U";
-  check_difference("a nested type", &m, IPC_METADATA_IGNORED, "field \"s.x\" of column 1: type utf8 in the first,", "large_utf8 here");
+  check_difference("a nested type", &m, IPC_METADATA_IGNORED,
+                   "field \"s.x\" of column 1: type utf8 in the first,", "large_utf8 here");
   sample_init(&m);
   m.s.n_children = 0;
-  check_difference("a child fewer", &m, IPC_METADATA_IGNORED, "column 1 \"s\": 1 child field in the first, 0 here", NULL);
+  check_difference("a child fewer", &m, IPC_METADATA_IGNORED,
+                   "column 1 \"s\": 1 child field in the first, 0 here", NULL);
   sample_init(&m);
   m.d.dictionary = NULL;
   m.d.format = "u";
-  check_difference("no dictionary", &m, IPC_METADATA_IGNORED, "column 2 \"d\": dictionary-encoded in the first, "
-         "not dictionary-encoded here", NULL);
+  check_difference("no dictionary", &m, IPC_METADATA_IGNORED,
+                   "column 2 \"d\": dictionary-encoded in the first, "
+                   "not dictionary-encoded here",
+                   NULL);
   sample_init(&m);
   m.d.format = "C";
-  check_difference("other indices", &m, IPC_METADATA_IGNORED, "column 2 \"d\": dictionary indices int32 in the first, "
-         "uint8 here", NULL);
+  check_difference("other indices", &m, IPC_METADATA_IGNORED,
+                   "column 2 \"d\": dictionary indices int32 in the first, "
+                   "uint8 here",
+                   NULL);
   sample_init(&m);
   m.d.flags |= ARROW_FLAG_DICTIONARY_ORDERED;
-  check_difference("ordered", &m, IPC_METADATA_IGNORED, "dictionary unordered in the first, ordered here", NULL);
+  check_difference("ordered", &m, IPC_METADATA_IGNORED,
+                   "dictionary unordered in the first, ordered here", NULL);
   sample_init(&m);
   m.d_values.format = "z";
-  check_difference("other dictionary values", &m, IPC_METADATA_IGNORED, "column 2 \"d\": type utf8 in the first, binary here",
-         NULL);
+  check_difference("other dictionary values", &m, IPC_METADATA_IGNORED,
+                   "column 2 \"d\": type utf8 in the first, binary here", NULL);
 
   /* maps: sorted keys are part of the type */
   struct ArrowSchema key, value, entries, map, first_map, first_entries, *pair[2] = {&key, &value};
@@ -112,8 +135,10 @@ static void check_differences(void) {
   tu_fixture_schema(&b_root, "+s", "", 1, other);
   int equal = -1;
   xchg_error err = {""};
-  TU_CHECK(ipc_arrow_schema_equal(&a_root, "in A", &b_root, "in B", IPC_METADATA_IGNORED, &equal, &err) == XCHG_OK &&
-               equal == 0 && strstr(err.message, "column 0 \"m\": map keys unsorted in A, sorted in B"),
+  TU_CHECK(ipc_arrow_schema_equal(&a_root, "in A", &b_root, "in B", IPC_METADATA_IGNORED, &equal,
+                                  &err) == XCHG_OK &&
+               equal == 0 &&
+               strstr(err.message, "column 0 \"m\": map keys unsorted in A, sorted in B"),
            "sorted keys: equal %d: %s", equal, err.message);
 }
 
@@ -128,10 +153,13 @@ static void check_union_ids(void) {
   tu_fixture_schema(&b_root, "+s", "", 1, b_col);
   int equal = -1;
   xchg_error err = {""};
-  TU_CHECK(ipc_arrow_schema_equal(&a_root, "in A", &b_root, "in B", IPC_METADATA_IGNORED, &equal, &err) == XCHG_OK &&
-               equal == 0 &&
-               strstr(err.message, "column 0 \"u\": type \"+us:1\" in A, \"+us:2\" in B (C Data Interface formats)"),
-           "union type ids: equal %d: %s", equal, err.message);
+  TU_CHECK(
+      ipc_arrow_schema_equal(&a_root, "in A", &b_root, "in B", IPC_METADATA_IGNORED, &equal,
+                             &err) == XCHG_OK &&
+          equal == 0 &&
+          strstr(err.message,
+                 "column 0 \"u\": type \"+us:1\" in A, \"+us:2\" in B (C Data Interface formats)"),
+      "union type ids: equal %d: %s", equal, err.message);
 }
 
 static void check_metadata_rule(void) {
@@ -139,14 +167,15 @@ static void check_metadata_rule(void) {
   sample_init(&m);
   m.x.metadata = one_pair;
   check_difference("field metadata, ignored", &m, IPC_METADATA_IGNORED, NULL, NULL);
-  check_difference("field metadata, compared", &m, IPC_METADATA_COMPARED, "field \"s.x\" of column 1: its metadata differs",
-         NULL);
+  check_difference("field metadata, compared", &m, IPC_METADATA_COMPARED,
+                   "field \"s.x\" of column 1: its metadata differs", NULL);
   m.x.metadata = no_pairs;
   check_difference("no pairs is no metadata", &m, IPC_METADATA_COMPARED, NULL, NULL);
   sample_init(&m);
   m.root.metadata = one_pair;
   check_difference("schema metadata, ignored", &m, IPC_METADATA_IGNORED, NULL, NULL);
-  check_difference("schema metadata, compared", &m, IPC_METADATA_COMPARED, "the schema's metadata differs", NULL);
+  check_difference("schema metadata, compared", &m, IPC_METADATA_COMPARED,
+                   "the schema's metadata differs", NULL);
 
   /* the same pairs alike, another value not */
   sample a, b;
@@ -156,11 +185,13 @@ static void check_metadata_rule(void) {
   b.a.metadata = one_pair;
   int equal = -1;
   xchg_error err = {""};
-  TU_CHECK(ipc_arrow_schema_equal(&a.root, "in A", &b.root, "in B", IPC_METADATA_COMPARED, &equal, &err) == XCHG_OK &&
+  TU_CHECK(ipc_arrow_schema_equal(&a.root, "in A", &b.root, "in B", IPC_METADATA_COMPARED, &equal,
+                                  &err) == XCHG_OK &&
                equal == 1,
            "the same metadata: equal %d: %s", equal, err.message);
   b.a.metadata = other_value;
-  TU_CHECK(ipc_arrow_schema_equal(&a.root, "in A", &b.root, "in B", IPC_METADATA_COMPARED, &equal, &err) == XCHG_OK &&
+  TU_CHECK(ipc_arrow_schema_equal(&a.root, "in A", &b.root, "in B", IPC_METADATA_COMPARED, &equal,
+                                  &err) == XCHG_OK &&
                equal == 0 && strstr(err.message, "column 0 \"a\": its metadata differs"),
            "another value: equal %d: %s", equal, err.message);
 }
@@ -173,8 +204,8 @@ static void check_unreadable(void) {
   b.a.format = "weird";
   int equal = -1;
   xchg_error err = {""};
-  TU_CHECK(ipc_arrow_schema_equal(&a.root, "in A", &b.root, "in B", IPC_METADATA_IGNORED, &equal, &err) ==
-                   XCHG_EINVAL &&
+  TU_CHECK(ipc_arrow_schema_equal(&a.root, "in A", &b.root, "in B", IPC_METADATA_IGNORED, &equal,
+                                  &err) == XCHG_EINVAL &&
                equal == -1 && strstr(err.message, "weird"),
            "unreadable: equal %d: %s", equal, err.message);
 }

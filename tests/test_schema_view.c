@@ -31,14 +31,15 @@ static void check_parses(const expected *e) {
     return;
   }
   const char *tz = e->tz ? e->tz : "";
-  TU_CHECK(v.kind == e->kind && v.bit_width == e->bit_width && v.is_signed == e->is_signed &&
-               v.utf8 == e->utf8 && v.large == e->large && v.dense == e->dense && v.unit == e->unit &&
-               v.interval == e->interval && v.precision == e->precision && v.scale == e->scale &&
-               v.width == e->width && strcmp(v.tz, tz) == 0,
-           "\"%s\": kind %d bits %d signed %d utf8 %d large %d dense %d unit %d interval %d decimal(%d, %d) "
-           "width %lld tz \"%s\"",
-           e->format, (int)v.kind, v.bit_width, v.is_signed, v.utf8, v.large, v.dense, (int)v.unit,
-           (int)v.interval, v.precision, v.scale, (long long)v.width, v.tz);
+  TU_CHECK(
+      v.kind == e->kind && v.bit_width == e->bit_width && v.is_signed == e->is_signed &&
+          v.utf8 == e->utf8 && v.large == e->large && v.dense == e->dense && v.unit == e->unit &&
+          v.interval == e->interval && v.precision == e->precision && v.scale == e->scale &&
+          v.width == e->width && strcmp(v.tz, tz) == 0,
+      "\"%s\": kind %d bits %d signed %d utf8 %d large %d dense %d unit %d interval %d decimal(%d, %d) "
+      "width %lld tz \"%s\"",
+      e->format, (int)v.kind, v.bit_width, v.is_signed, v.utf8, v.large, v.dense, (int)v.unit,
+      (int)v.interval, v.precision, v.scale, (long long)v.width, v.tz);
 }
 
 /* The formats of the specification's table, in its order. */
@@ -63,11 +64,23 @@ static void check_every_spec_format(void) {
       {.format = "u", .kind = IPC_KIND_BINARY, .bit_width = 32, .utf8 = true},
       {.format = "U", .kind = IPC_KIND_BINARY, .bit_width = 64, .utf8 = true, .large = true},
       {.format = "vu", .kind = IPC_KIND_BINARY_VIEW, .utf8 = true},
-      {.format = "d:19,10", .kind = IPC_KIND_DECIMAL, .bit_width = 128, .precision = 19, .scale = 10},
+      {.format = "d:19,10",
+       .kind = IPC_KIND_DECIMAL,
+       .bit_width = 128,
+       .precision = 19,
+       .scale = 10},
       {.format = "d:9,2,32", .kind = IPC_KIND_DECIMAL, .bit_width = 32, .precision = 9, .scale = 2},
       {.format = "d:18,0,64", .kind = IPC_KIND_DECIMAL, .bit_width = 64, .precision = 18},
-      {.format = "d:38,-3,128", .kind = IPC_KIND_DECIMAL, .bit_width = 128, .precision = 38, .scale = -3},
-      {.format = "d:76,76,256", .kind = IPC_KIND_DECIMAL, .bit_width = 256, .precision = 76, .scale = 76},
+      {.format = "d:38,-3,128",
+       .kind = IPC_KIND_DECIMAL,
+       .bit_width = 128,
+       .precision = 38,
+       .scale = -3},
+      {.format = "d:76,76,256",
+       .kind = IPC_KIND_DECIMAL,
+       .bit_width = 256,
+       .precision = 76,
+       .scale = 76},
       {.format = "d:1,0", .kind = IPC_KIND_DECIMAL, .bit_width = 128, .precision = 1},
       {.format = "w:42", .kind = IPC_KIND_FIXED_BINARY, .width = 42},
       {.format = "w:0", .kind = IPC_KIND_FIXED_BINARY},
@@ -82,9 +95,21 @@ static void check_every_spec_format(void) {
       {.format = "tsm:", .kind = IPC_KIND_TIMESTAMP, .bit_width = 64, .unit = IPC_UNIT_MILLI},
       {.format = "tsu:", .kind = IPC_KIND_TIMESTAMP, .bit_width = 64, .unit = IPC_UNIT_MICRO},
       {.format = "tsn:", .kind = IPC_KIND_TIMESTAMP, .bit_width = 64, .unit = IPC_UNIT_NANO},
-      {.format = "tss:Europe/Paris", .kind = IPC_KIND_TIMESTAMP, .bit_width = 64, .unit = IPC_UNIT_SECOND, .tz = "Europe/Paris"},
-      {.format = "tsu:+07:30", .kind = IPC_KIND_TIMESTAMP, .bit_width = 64, .unit = IPC_UNIT_MICRO, .tz = "+07:30"},
-      {.format = "tsn:UTC", .kind = IPC_KIND_TIMESTAMP, .bit_width = 64, .unit = IPC_UNIT_NANO, .tz = "UTC"},
+      {.format = "tss:Europe/Paris",
+       .kind = IPC_KIND_TIMESTAMP,
+       .bit_width = 64,
+       .unit = IPC_UNIT_SECOND,
+       .tz = "Europe/Paris"},
+      {.format = "tsu:+07:30",
+       .kind = IPC_KIND_TIMESTAMP,
+       .bit_width = 64,
+       .unit = IPC_UNIT_MICRO,
+       .tz = "+07:30"},
+      {.format = "tsn:UTC",
+       .kind = IPC_KIND_TIMESTAMP,
+       .bit_width = 64,
+       .unit = IPC_UNIT_NANO,
+       .tz = "UTC"},
       {.format = "tDs", .kind = IPC_KIND_DURATION, .bit_width = 64, .unit = IPC_UNIT_SECOND},
       {.format = "tDm", .kind = IPC_KIND_DURATION, .bit_width = 64, .unit = IPC_UNIT_MILLI},
       {.format = "tDu", .kind = IPC_KIND_DURATION, .bit_width = 64, .unit = IPC_UNIT_MICRO},
@@ -116,8 +141,8 @@ static void check_union_ids(const char *format, int n, const int8_t *ids) {
     TU_CHECK(0, "\"%s\" refused: %s", format, err.message);
     return;
   }
-  TU_CHECK(v.n_type_ids == n && memcmp(v.type_ids, ids, (size_t)n) == 0, "\"%s\": %d type ids", format,
-           v.n_type_ids);
+  TU_CHECK(v.n_type_ids == n && memcmp(v.type_ids, ids, (size_t)n) == 0, "\"%s\": %d type ids",
+           format, v.n_type_ids);
 }
 
 static void check_union_type_ids(void) {
@@ -141,32 +166,114 @@ static void check_refused(const char *format) {
   xchg_status st = ipc_schema_view_parse(format, &v, &err);
   char quoted[80];
   snprintf(quoted, sizeof quoted, strlen(format) > 64 ? "\"%.64s" : "\"%s\"", format);
-  TU_CHECK(st == XCHG_EINVAL && strstr(err.message, quoted) != NULL, "\"%s\": status %d, message \"%s\"",
-           format, (int)st, err.message);
+  TU_CHECK(st == XCHG_EINVAL && strstr(err.message, quoted) != NULL,
+           "\"%s\": status %d, message \"%s\"", format, (int)st, err.message);
 }
 
 static void check_malformed(void) {
   static const char *const bad[] = {
-      "", "x", "A", "ii", "n ", "bb", "+", "+x", "+ll", "+S", "+ss", "+mm", "+rr", "v", "vx", "vzz", "+v",
-      "+vx", "+vll",
+      "",
+      "x",
+      "A",
+      "ii",
+      "n ",
+      "bb",
+      "+",
+      "+x",
+      "+ll",
+      "+S",
+      "+ss",
+      "+mm",
+      "+rr",
+      "v",
+      "vx",
+      "vzz",
+      "+v",
+      "+vx",
+      "+vll",
       /* decimal: precision 1..76, scale -1000..1000, width 32, 64, 128 or 256, nothing after */
-      "d", "d:", "d:19", "d:19,", "d:,2", "d:0,2", "d:77,2", "d:19,2,", "d:19,2,16", "d:19,2,512",
-      "d:19,2,100", "d:19,2,128,", "d:19,2x", "d:19,1001", "d:19,-1001", "d:-5,2", "d:+5,2", "d: 5,2",
-      "d:99999999999999999999,2", "d;19,2",
+      "d",
+      "d:",
+      "d:19",
+      "d:19,",
+      "d:,2",
+      "d:0,2",
+      "d:77,2",
+      "d:19,2,",
+      "d:19,2,16",
+      "d:19,2,512",
+      "d:19,2,100",
+      "d:19,2,128,",
+      "d:19,2x",
+      "d:19,1001",
+      "d:19,-1001",
+      "d:-5,2",
+      "d:+5,2",
+      "d: 5,2",
+      "d:99999999999999999999,2",
+      "d;19,2",
       /* fixed-size binary and list: 0..INT32_MAX, nothing after */
-      "w", "w:", "w:-1", "w:+1", "w: 1", "w:1x", "w:2147483648", "w:1,2", "w;1", "+w", "+w:", "+w:-1",
-      "+w:x", "+w:3 ", "+w:2147483648",
+      "w",
+      "w:",
+      "w:-1",
+      "w:+1",
+      "w: 1",
+      "w:1x",
+      "w:2147483648",
+      "w:1,2",
+      "w;1",
+      "+w",
+      "+w:",
+      "+w:-1",
+      "+w:x",
+      "+w:3 ",
+      "+w:2147483648",
       /* temporal */
-      "t", "td", "tdd", "tdDx", "tdM", "tt", "ttx", "ttsx", "ttd", "ts", "tss", "tsx:", "tsd:", "tD",
-      "tDx", "tDsx", "tDd", "ti", "tim", "tiMx", "tx", "tdm:",
+      "t",
+      "td",
+      "tdd",
+      "tdDx",
+      "tdM",
+      "tt",
+      "ttx",
+      "ttsx",
+      "ttd",
+      "ts",
+      "tss",
+      "tsx:",
+      "tsd:",
+      "tD",
+      "tDx",
+      "tDsx",
+      "tDd",
+      "ti",
+      "tim",
+      "tiMx",
+      "tx",
+      "tdm:",
       /* unions: ids 0..127, each once, comma-separated, nothing after */
-      "+u", "+ux:", "+ud", "+us", "+ud:,", "+ud:1,", "+ud:,1", "+ud:1,,2", "+ud:128", "+ud:-1", "+ud:1,1",
-      "+us:0,5,0", "+ud:1 ", "+ud:a", "+ud:1;2", "+ud:+1",
+      "+u",
+      "+ux:",
+      "+ud",
+      "+us",
+      "+ud:,",
+      "+ud:1,",
+      "+ud:,1",
+      "+ud:1,,2",
+      "+ud:128",
+      "+ud:-1",
+      "+ud:1,1",
+      "+us:0,5,0",
+      "+ud:1 ",
+      "+ud:a",
+      "+ud:1;2",
+      "+ud:+1",
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) check_refused(bad[i]);
   /* 129 ids: one more than a union can have (and one repeated) */
   char many[4 * 130 + 8] = "+us:";
-  for (int i = 0; i < 129; i++) snprintf(many + strlen(many), sizeof many - strlen(many), i ? ",%d" : "%d", i % 128);
+  for (int i = 0; i < 129; i++)
+    snprintf(many + strlen(many), sizeof many - strlen(many), i ? ",%d" : "%d", i % 128);
   check_refused(many);
   ipc_schema_view v;
   xchg_error err = {""};
@@ -185,15 +292,41 @@ static void check_malformed(void) {
 
 static void check_names(void) {
   static const char *const pairs[][2] = {
-      {"n", "null"}, {"b", "bool"}, {"c", "int8"}, {"L", "uint64"}, {"e", "float16"}, {"g", "float64"},
-      {"z", "binary"}, {"Z", "large_binary"}, {"u", "utf8"}, {"U", "large_utf8"}, {"vz", "binary_view"},
-      {"vu", "utf8_view"}, {"d:38,2", "decimal128(38, 2)"}, {"d:9,-2,32", "decimal32(9, -2)"},
-      {"w:16", "fixed_size_binary[16]"}, {"tdD", "date32[day]"}, {"tdm", "date64[ms]"}, {"tts", "time32[s]"},
-      {"ttn", "time64[ns]"}, {"tsu:", "timestamp[us]"}, {"tsm:Europe/Paris", "timestamp[ms, tz=Europe/Paris]"},
-      {"tDu", "duration[us]"}, {"tiM", "interval[year_month]"}, {"tiD", "interval[day_time]"},
-      {"tin", "interval[month_day_nano]"}, {"+l", "list"}, {"+L", "large_list"}, {"+vl", "list_view"},
-      {"+vL", "large_list_view"}, {"+w:3", "fixed_size_list[3]"}, {"+s", "struct"}, {"+m", "map"},
-      {"+ud:0", "dense_union"}, {"+us:", "sparse_union"}, {"+r", "run_end_encoded"},
+      {"n", "null"},
+      {"b", "bool"},
+      {"c", "int8"},
+      {"L", "uint64"},
+      {"e", "float16"},
+      {"g", "float64"},
+      {"z", "binary"},
+      {"Z", "large_binary"},
+      {"u", "utf8"},
+      {"U", "large_utf8"},
+      {"vz", "binary_view"},
+      {"vu", "utf8_view"},
+      {"d:38,2", "decimal128(38, 2)"},
+      {"d:9,-2,32", "decimal32(9, -2)"},
+      {"w:16", "fixed_size_binary[16]"},
+      {"tdD", "date32[day]"},
+      {"tdm", "date64[ms]"},
+      {"tts", "time32[s]"},
+      {"ttn", "time64[ns]"},
+      {"tsu:", "timestamp[us]"},
+      {"tsm:Europe/Paris", "timestamp[ms, tz=Europe/Paris]"},
+      {"tDu", "duration[us]"},
+      {"tiM", "interval[year_month]"},
+      {"tiD", "interval[day_time]"},
+      {"tin", "interval[month_day_nano]"},
+      {"+l", "list"},
+      {"+L", "large_list"},
+      {"+vl", "list_view"},
+      {"+vL", "large_list_view"},
+      {"+w:3", "fixed_size_list[3]"},
+      {"+s", "struct"},
+      {"+m", "map"},
+      {"+ud:0", "dense_union"},
+      {"+us:", "sparse_union"},
+      {"+r", "run_end_encoded"},
   };
   for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
     ipc_schema_view v;
@@ -206,7 +339,8 @@ static void check_names(void) {
   ipc_schema_view v;
   char small[6];
   ipc_schema_view_parse("tsu:UTC", &v, NULL);
-  TU_CHECK(strcmp(ipc_schema_view_name(&v, small, sizeof small), "times") == 0, "cut name: \"%s\"", small);
+  TU_CHECK(strcmp(ipc_schema_view_name(&v, small, sizeof small), "times") == 0, "cut name: \"%s\"",
+           small);
 }
 
 /* ---- ipc_schema_view_init: the children each type needs ------------------- */
@@ -218,8 +352,8 @@ static void expect_init(const char *what, const struct ArrowSchema *s, const cha
   if (needle == NULL)
     TU_CHECK(st == XCHG_OK, "%s: %s", what, err.message);
   else
-    TU_CHECK(st == XCHG_EINVAL && strstr(err.message, needle), "%s: status %d, \"%s\" (want \"%s\")", what,
-             (int)st, err.message, needle);
+    TU_CHECK(st == XCHG_EINVAL && strstr(err.message, needle),
+             "%s: status %d, \"%s\" (want \"%s\")", what, (int)st, err.message, needle);
 }
 
 static void check_children(void) {

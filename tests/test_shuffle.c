@@ -63,13 +63,13 @@ static void add_segment(segments *s, const struct ArrowArray *a, int64_t row, in
 typedef struct input {
   tu_bytes bytes;
   int64_t blocks;
-  size_t *ends;            /* where each block ends in bytes */
-  int64_t *rows_of;        /* each block's rows (when read alone) */
+  size_t *ends;     /* where each block ends in bytes */
+  int64_t *rows_of; /* each block's rows (when read alone) */
   int64_t rows_so_far;
-  segments alone;         /* the rows of every block, as read alone */
+  segments alone;          /* the rows of every block, as read alone */
   struct ArrowArray *kept; /* the batches those segments point into */
   int64_t n_kept, cap_kept;
-  int bad;                 /* the blocks are not all readable alone: do not try */
+  int bad; /* the blocks are not all readable alone: do not try */
 } input;
 
 static void keep(input *in, struct ArrowArray *a) {
@@ -117,7 +117,8 @@ static int read_alone(input *in, const uint8_t *stream, size_t size, char *msg) 
   }
   xchg_ipc_reader_free(r);
   /* kept may have moved: the segments point into it once all is made. */
-  for (int64_t i = first; i < in->n_kept; i++) add_segment(&in->alone, (void *)(intptr_t)(i + 1), 0, in->kept[i].length);
+  for (int64_t i = first; i < in->n_kept; i++)
+    add_segment(&in->alone, (void *)(intptr_t)(i + 1), 0, in->kept[i].length);
   return 0;
 }
 
@@ -228,7 +229,8 @@ static int add_sources(xchg_shuffle_reader *r, const input *in, int how, char *m
   if (how == FROM_MEMORY) {
     st = xchg_source_from_memory(p, size, NULL, NULL, &src, &err);
   } else if (how == FROM_CHUNKS) {
-    xchg_chunk chunks[3] = {{p, size / 3}, {p + size / 3, size / 3}, {p + 2 * (size / 3), size - 2 * (size / 3)}};
+    xchg_chunk chunks[3] = {
+        {p, size / 3}, {p + size / 3, size / 3}, {p + 2 * (size / 3), size - 2 * (size / 3)}};
     st = xchg_source_from_chunks(chunks, 3, NULL, NULL, &src, &err);
   } else if (how == FROM_CALLBACK) {
     src = tu_unseekable_source(p, size, size);
@@ -255,12 +257,14 @@ static xchg_shuffle_reader_options with_pool(const xchg_shuffle_reader_options *
   return p;
 }
 
-static int read_all(const input *in, const xchg_shuffle_reader_options *given, int how, output *out, char *msg) {
+static int read_all(const input *in, const xchg_shuffle_reader_options *given, int how, output *out,
+                    char *msg) {
   memset(out, 0, sizeof *out);
   xchg_shuffle_reader *r;
   xchg_error err;
   xchg_shuffle_reader_options o_pooled = with_pool(given), *o = &o_pooled;
-  if (xchg_shuffle_reader_open(o, &r, &err) != XCHG_OK) return tu_errorf(msg, MSG, "open: %s", err.message);
+  if (xchg_shuffle_reader_open(o, &r, &err) != XCHG_OK)
+    return tu_errorf(msg, MSG, "open: %s", err.message);
   if (add_sources(r, in, how, msg) != 0) {
     xchg_shuffle_reader_free(r);
     return -1;
@@ -296,12 +300,14 @@ static int compare(const struct ArrowSchema *schema, const output *out, const se
     if (array_valid(schema, a, why, sizeof why) != 0)
       return tu_errorf(msg, MSG, "batch %lld breaks a rule of the format: %s", (long long)b, why);
     for (int64_t row = 0; row < a->length;) {
-      if (k == s->n) return tu_errorf(msg, MSG, "batch %lld has rows past the %lld expected", (long long)b, (long long)s->rows);
+      if (k == s->n)
+        return tu_errorf(msg, MSG, "batch %lld has rows past the %lld expected", (long long)b,
+                         (long long)s->rows);
       const segment *g = &s->items[k];
       int64_t n = g->n - used < a->length - row ? g->n - used : a->length - row;
       if (array_range_equal(schema, a, row, g->a, g->row + used, n, why, sizeof why) != 0)
         return tu_errorf(msg, MSG, "batch %lld rows [%lld, +%lld) differ from %s: %s", (long long)b,
-                        (long long)row, (long long)n, what, why);
+                         (long long)row, (long long)n, what, why);
       row += n;
       used += n;
       if (used == g->n) {
@@ -310,7 +316,9 @@ static int compare(const struct ArrowSchema *schema, const output *out, const se
       }
     }
   }
-  if (k != s->n) return tu_errorf(msg, MSG, "%lld rows missing", (long long)(s->rows - (k < s->n ? s->items[k].row : 0)));
+  if (k != s->n)
+    return tu_errorf(msg, MSG, "%lld rows missing",
+                     (long long)(s->rows - (k < s->n ? s->items[k].row : 0)));
   return 0;
 }
 
@@ -320,10 +328,13 @@ static int check_sizes(const output *out, int64_t target, char *msg) {
   int64_t short_ones = 0;
   for (int64_t b = 0; b + 1 < out->n; b++) short_ones += out->batches[b].length < target;
   if (short_ones > out->m.dictionary_cuts)
-    return tu_errorf(msg, MSG, "%lld batches before the last are shorter than %lld rows, with %lld "
-                    "dictionary cuts", (long long)short_ones, (long long)target, (long long)out->m.dictionary_cuts);
+    return tu_errorf(msg, MSG,
+                     "%lld batches before the last are shorter than %lld rows, with %lld "
+                     "dictionary cuts",
+                     (long long)short_ones, (long long)target, (long long)out->m.dictionary_cuts);
   for (int64_t b = 0; b < out->n; b++)
-    if (out->batches[b].length == 0) return tu_errorf(msg, MSG, "batch %lld is empty", (long long)b);
+    if (out->batches[b].length == 0)
+      return tu_errorf(msg, MSG, "batch %lld is empty", (long long)b);
   return 0;
 }
 
@@ -331,10 +342,12 @@ static int check_metrics(const output *out, const input *in, int64_t rows, char 
   const xchg_shuffle_reader_metrics *m = &out->m;
   if (m->blocks != in->blocks || m->rows != rows || m->batches != out->n ||
       m->wire_bytes != (int64_t)in->bytes.size)
-    return tu_errorf(msg, MSG, "metrics: %lld blocks, %lld rows, %lld batches, %lld wire bytes; "
-                    "expected %lld, %lld, %lld, %zu", (long long)m->blocks, (long long)m->rows,
-                    (long long)m->batches, (long long)m->wire_bytes, (long long)in->blocks,
-                    (long long)rows, (long long)out->n, in->bytes.size);
+    return tu_errorf(msg, MSG,
+                     "metrics: %lld blocks, %lld rows, %lld batches, %lld wire bytes; "
+                     "expected %lld, %lld, %lld, %zu",
+                     (long long)m->blocks, (long long)m->rows, (long long)m->batches,
+                     (long long)m->wire_bytes, (long long)in->blocks, (long long)rows,
+                     (long long)out->n, in->bytes.size);
   return 0;
 }
 
@@ -353,11 +366,13 @@ static void check_input(const char *name, const rt_data *d, const segments *orig
     int rc = read_all(in, &o, how, &out, msg);
     if (rc == 0 && out.st != XCHG_OK) rc = tu_errorf(msg, MSG, "read: %s", out.error);
     if (rc == 0) rc = compare(&d->schema, &out, &in->alone, "the blocks read alone", msg);
-    if (rc == 0 && original) rc = compare(&d->schema, &out, original, "the file cut into blocks", msg);
+    if (rc == 0 && original)
+      rc = compare(&d->schema, &out, original, "the file cut into blocks", msg);
     if (rc == 0) rc = check_sizes(&out, targets[t], msg);
     if (rc == 0) rc = check_metrics(&out, in, in->alone.rows, msg);
     char what[512];
-    snprintf(what, sizeof what, "%s, target %lld rows, source kind %d", name, (long long)targets[t], how);
+    snprintf(what, sizeof what, "%s, target %lld rows, source kind %d", name, (long long)targets[t],
+             how);
     TU_CHECK(rc == 0, "%s: %s", what, msg);
     output_free(&out);
   }
@@ -369,33 +384,41 @@ static void original_segments(const rt_data *d, int copies, segments *s) {
 }
 
 /* One data set in every framing and codec. */
-static void check_data(const char *name, const rt_data *d, const uint8_t *stream, size_t stream_size) {
+static void check_data(const char *name, const rt_data *d, const uint8_t *stream,
+                       size_t stream_size) {
   static const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME, XCHG_BLOCK_ZSTD};
   segments once = {0}, thrice = {0};
   original_segments(d, 1, &once);
   original_segments(d, 3, &thrice);
   for (int framing = -1; framing < 4; framing++) {
     for (size_t c = 0; c < sizeof codecs / sizeof *codecs; c++) {
-      if (framing >= 1 && c > 0) continue; /* a compressed body in a compressed block: once is enough */
+      if (framing >= 1 && c > 0)
+        continue; /* a compressed body in a compressed block: once is enough */
       input in = {0};
       char msg[MSG], what[512];
       snprintf(what, sizeof what, "%s cut into blocks, %s body, %s%s", name,
                xchg_block_codec_name(codecs[c]), framing < 0 ? "ipc" : "comet ",
                framing < 0 ? "" : xchg_stream_codec_name(comet_inner[framing]));
-      if (add_sliced(&in, d, codecs[c], framing, msg) != 0) TU_CHECK((-1) == 0, "%s: %s", what, msg);
-      else check_input(what, d, &once, &in);
+      if (add_sliced(&in, d, codecs[c], framing, msg) != 0)
+        TU_CHECK((-1) == 0, "%s: %s", what, msg);
+      else
+        check_input(what, d, &once, &in);
       input_free(&in);
     }
     if (!stream) continue;
     /* The file as its writer wrote it, three times over. */
     input in = {0};
     char msg[MSG] = "", what[512];
-    snprintf(what, sizeof what, "%s as written, 3 blocks, %s%s", name, framing < 0 ? "ipc" : "comet ",
+    snprintf(what, sizeof what, "%s as written, 3 blocks, %s%s", name,
+             framing < 0 ? "ipc" : "comet ",
              framing < 0 ? "" : xchg_stream_codec_name(comet_inner[framing]));
     int rc = 0;
-    for (int i = 0; i < 3 && rc == 0; i++) rc = add_block(&in, stream, stream_size, framing, d->schema.n_children, msg);
-    if (rc != 0) TU_CHECK((-1) == 0, "%s: %s", what, msg);
-    else check_input(what, d, &thrice, &in);
+    for (int i = 0; i < 3 && rc == 0; i++)
+      rc = add_block(&in, stream, stream_size, framing, d->schema.n_children, msg);
+    if (rc != 0)
+      TU_CHECK((-1) == 0, "%s: %s", what, msg);
+    else
+      check_input(what, d, &thrice, &in);
     input_free(&in);
   }
   free(once.items);
@@ -465,8 +488,8 @@ static void check_pass_through(void) {
   output out = {0};
   if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
   if (rc == 0 && (out.st != XCHG_OK || out.m.passthrough_batches != out.n || out.n == 0))
-    rc = tu_errorf(msg, MSG, "%lld of %lld batches passed through (%s)", (long long)out.m.passthrough_batches,
-                  (long long)out.n, out.error);
+    rc = tu_errorf(msg, MSG, "%lld of %lld batches passed through (%s)",
+                   (long long)out.m.passthrough_batches, (long long)out.n, out.error);
   for (int64_t b = 0; rc == 0 && b < out.n; b++) {
     const struct ArrowArray *col = out.batches[b].children[0];
     const uint8_t *p = col->buffers[1];
@@ -503,7 +526,7 @@ static void check_dictionary_cut(void) {
   }
   if (rc == 0 && (out.st != XCHG_OK || out.n != 1 || out.m.dictionary_cuts != 0))
     rc = tu_errorf(msg, MSG, "equal dictionaries: %lld batches, %lld cuts (%s)", (long long)out.n,
-                  (long long)out.m.dictionary_cuts, out.error);
+                   (long long)out.m.dictionary_cuts, out.error);
   TU_CHECK(rc == 0, "blocks with the same dictionary bytes make one batch: %s", msg);
   output_free(&out);
   input_free(&in);
@@ -518,11 +541,13 @@ static int start_offsets_at_one(xchg_buf *stream, char *msg) {
   int64_t n = tu_map_bodies(xchg_buf_data(stream), xchg_buf_size(stream), bodies, 4);
   for (int64_t i = 0; i < n; i++) {
     if (bodies[i].kind != XCHG_MESSAGE_RECORD_BATCH) continue;
-    uint8_t *p = xchg_buf_mutable_data(stream) + bodies[i].offset; /* the offsets: validity is empty */
+    uint8_t *p =
+        xchg_buf_mutable_data(stream) + bodies[i].offset; /* the offsets: validity is empty */
     int32_t first, second;
     memcpy(&first, p, 4);
     memcpy(&second, p + 4, 4);
-    if (first != 0 || second < 1) return tu_errorf(msg, MSG, "unexpected offsets %d, %d", first, second);
+    if (first != 0 || second < 1)
+      return tu_errorf(msg, MSG, "unexpected offsets %d, %d", first, second);
     first = 1;
     memcpy(p, &first, 4);
     return 0;
@@ -530,8 +555,8 @@ static int start_offsets_at_one(xchg_buf *stream, char *msg) {
   return tu_errorf(msg, MSG, "no record batch");
 }
 
-static int expect_error(const input *in, xchg_status want, const char *needle, const segments *before,
-                        const struct ArrowSchema *schema, char *msg);
+static int expect_error(const input *in, xchg_status want, const char *needle,
+                        const segments *before, const struct ArrowSchema *schema, char *msg);
 
 /* Sets the last of the first record batch's 6 offsets (the first
  * buffer of its body) to `value`. */
@@ -556,7 +581,8 @@ static void check_offsets_from_one(void) {
   tu_fixture_schema(&item, "i", "item", 0, NULL);
   tu_fixture_schema(&list, "+l", "l", 1, list_kids);
   tu_fixture_schema(&str, "u", "s", 0, NULL);
-  const void *item_b[] = {value_bits, values}, *list_b[] = {NULL, list_offsets}, *str_b[] = {NULL, str_offsets, chars};
+  const void *item_b[] = {value_bits, values}, *list_b[] = {NULL, list_offsets},
+             *str_b[] = {NULL, str_offsets, chars};
   tu_fixture_array(&item_a, 9, 2, item_b, 0, NULL);
   item_a.null_count = 2;
   tu_fixture_array(&list_a, 5, 2, list_b, 1, list_a_kids);
@@ -573,7 +599,9 @@ static void check_offsets_from_one(void) {
       xchg_buf *stream;
       rc = rt_write(&root, &root_a, 1, NULL, &stream, msg, MSG);
       if (rc == 0 && b % 2 == 1) rc = start_offsets_at_one(stream, msg);
-      if (rc == 0) rc = add_block(&in, xchg_buf_data(stream), xchg_buf_size(stream), c ? 1 : -1, 1, msg); /* the list in comet LZ4_ blocks */
+      if (rc == 0)
+        rc = add_block(&in, xchg_buf_data(stream), xchg_buf_size(stream), c ? 1 : -1, 1,
+                       msg); /* the list in comet LZ4_ blocks */
       if (stream) xchg_buf_unref(stream);
     }
     if (rc == 0) resolve(&in);
@@ -584,7 +612,9 @@ static void check_offsets_from_one(void) {
     if (rc == 0 && (out.st != XCHG_OK || out.n != 1))
       rc = tu_errorf(msg, MSG, "%lld batches: %s", (long long)out.n, out.error);
     if (rc == 0) rc = compare(&root, &out, &in.alone, "the blocks read alone", msg);
-    TU_CHECK(rc == 0, "%s: %s", c ? "list offsets from 1 (child values and bits from row 1)" : "utf8 offsets from 1", msg);
+    TU_CHECK(rc == 0, "%s: %s",
+             c ? "list offsets from 1 (child values and bits from row 1)" : "utf8 offsets from 1",
+             msg);
     output_free(&out);
     input_free(&in);
     /* A last offset past the values, in the third block. */
@@ -595,7 +625,8 @@ static void check_offsets_from_one(void) {
       xchg_buf *stream;
       rc = rt_write(&root, &root_a, 1, NULL, &stream, msg, MSG);
       if (rc == 0 && b == 2) rc = set_last_offset(stream, 1000, msg);
-      if (rc == 0) rc = add_block(&in, xchg_buf_data(stream), xchg_buf_size(stream), c ? 1 : -1, 1, msg);
+      if (rc == 0)
+        rc = add_block(&in, xchg_buf_data(stream), xchg_buf_size(stream), c ? 1 : -1, 1, msg);
       if (stream) xchg_buf_unref(stream);
     }
     if (rc == 0) rc = expect_error(&in, XCHG_EFORMAT, "block 2 (source 0, byte", NULL, NULL, msg);
@@ -606,23 +637,26 @@ static void check_offsets_from_one(void) {
         rc = tu_errorf(msg, MSG, "the error does not name the offsets: %s", bad.error);
       output_free(&bad);
     }
-    TU_CHECK(rc == 0, "%s: %s", c ? "a list offset past the child" : "a utf8 offset past the data", msg);
+    TU_CHECK(rc == 0, "%s: %s", c ? "a list offset past the child" : "a utf8 offset past the data",
+             msg);
     input_free(&in);
   }
 }
 
 /* ---- bad input ------------------------------------------------------------------- */
 
-static int expect_error(const input *in, xchg_status want, const char *needle, const segments *before,
-                        const struct ArrowSchema *schema, char *msg) {
+static int expect_error(const input *in, xchg_status want, const char *needle,
+                        const segments *before, const struct ArrowSchema *schema, char *msg) {
   xchg_shuffle_reader_options o;
   xchg_shuffle_reader_options_init(&o);
   o.target_rows = 4;
   output out;
   int rc = read_all(in, &o, FROM_MEMORY, &out, msg);
-  if (rc == 0 && out.st == XCHG_OK) rc = tu_errorf(msg, MSG, "no error (%lld batches)", (long long)out.n);
+  if (rc == 0 && out.st == XCHG_OK)
+    rc = tu_errorf(msg, MSG, "no error (%lld batches)", (long long)out.n);
   if (rc == 0 && want != XCHG_OK && out.st != want)
-    rc = tu_errorf(msg, MSG, "status %s, not %s: %s", xchg_status_name(out.st), xchg_status_name(want), out.error);
+    rc = tu_errorf(msg, MSG, "status %s, not %s: %s", xchg_status_name(out.st),
+                   xchg_status_name(want), out.error);
   if (rc == 0 && (!strstr(out.error, needle) || !strstr(out.error, "block ")))
     rc = tu_errorf(msg, MSG, "the error does not say '%s' and the block: %s", needle, out.error);
   /* The batches before the error: valid, and the input's first rows. */
@@ -648,7 +682,8 @@ static void check_truncated(void) {
   rt_data d = {0};
   char msg[MSG] = "";
   for (int comet = -1; comet < 2; comet++) {
-    int rc = primitive_input(&in, &d, comet < 0 ? XCHG_BLOCK_LZ4_FRAME : XCHG_BLOCK_NONE, comet, msg);
+    int rc =
+        primitive_input(&in, &d, comet < 0 ? XCHG_BLOCK_LZ4_FRAME : XCHG_BLOCK_NONE, comet, msg);
     size_t full = in.bytes.size;
     /* Cut everywhere in the last 600 bytes, and every 97 bytes before:
      * an error, or (cut where a block ends) fewer rows, never more. */
@@ -663,14 +698,19 @@ static void check_truncated(void) {
       int64_t rows = 0;
       for (int64_t b = 0; b < out.n; b++) rows += out.batches[b].length;
       if (rc == 0 && out.st == XCHG_OK && rows >= in.alone.rows)
-        rc = tu_errorf(msg, MSG, "cut at byte %zu of %zu: all %lld rows", cut, full, (long long)rows);
+        rc = tu_errorf(msg, MSG, "cut at byte %zu of %zu: all %lld rows", cut, full,
+                       (long long)rows);
       if (rc == 0 && out.st != XCHG_OK && !strstr(out.error, "block "))
         rc = tu_errorf(msg, MSG, "cut at byte %zu: the error names no block: %s", cut, out.error);
       errors += out.st != XCHG_OK;
       output_free(&out);
     }
     if (rc == 0 && errors == 0) rc = tu_errorf(msg, MSG, "no cut was an error");
-    TU_CHECK(rc == 0, "%s: %s", comet < 0 ? "ipc blocks cut anywhere" : comet ? "comet lz4 blocks cut anywhere" : "comet blocks cut anywhere", msg);
+    TU_CHECK(rc == 0, "%s: %s",
+             comet < 0 ? "ipc blocks cut anywhere"
+             : comet   ? "comet lz4 blocks cut anywhere"
+                       : "comet blocks cut anywhere",
+             msg);
     input_free(&in);
     rt_data_free(&d);
   }
@@ -702,8 +742,14 @@ static void check_comet_damage(void) {
       memcpy(&second, p + first, 8);
       uint8_t *h = p + first;
       switch (cases[i].field) {
-        case 0: second = in.bytes.size; memcpy(h, &second, 8); break;
-        case 1: second -= 16; memcpy(h, &second, 8); break;
+        case 0:
+          second = in.bytes.size;
+          memcpy(h, &second, 8);
+          break;
+        case 1:
+          second -= 16;
+          memcpy(h, &second, 8);
+          break;
         case 2: h[8] ^= 1; break;
         case 3: memcpy(h + 16, "LZ5_", 4); break;
         default: h[20 + second / 2 - 6] ^= 0x5a; break;
@@ -718,7 +764,8 @@ static void check_comet_damage(void) {
       xchg_shuffle_reader_options o;
       xchg_shuffle_reader_options_init(&o);
       read_all(&in, &o, FROM_MEMORY, &out, msg);
-      if (!strstr(out.error, where)) rc = tu_errorf(msg, MSG, "the error does not say '%s': %s", where, out.error);
+      if (!strstr(out.error, where))
+        rc = tu_errorf(msg, MSG, "the error does not say '%s': %s", where, out.error);
       output_free(&out);
     }
     TU_CHECK(rc == 0, "%s: %s", cases[i].what, msg);
@@ -748,7 +795,8 @@ static void check_other_schema(void) {
     read_all(&in, &o, FROM_MEMORY, &out, msg);
     char where[64];
     snprintf(where, sizeof where, "block %lld (source 0, byte %zu)", (long long)in.blocks, at);
-    if (!strstr(out.error, where)) rc = tu_errorf(msg, MSG, "the error does not say '%s': %s", where, out.error);
+    if (!strstr(out.error, where))
+      rc = tu_errorf(msg, MSG, "the error does not say '%s': %s", where, out.error);
     output_free(&out);
   }
   TU_CHECK(rc == 0, "a block of another schema: %s", msg);
@@ -777,7 +825,8 @@ static void check_comet_framing(void) {
       if (!stream) abort();
       memcpy(stream, in.bytes.data + from, size);
       memset(stream + size, 0, 8);
-      rc = add_block(&comet, stream, size + (b == 2 ? 8 : 0), inner ? 1 : 0, d.schema.n_children, msg);
+      rc = add_block(&comet, stream, size + (b == 2 ? 8 : 0), inner ? 1 : 0, d.schema.n_children,
+                     msg);
       free(stream);
     }
     char where[64];
@@ -786,12 +835,15 @@ static void check_comet_framing(void) {
     xchg_shuffle_reader_options o;
     xchg_shuffle_reader_options_init(&o);
     if (rc == 0) rc = read_all(&comet, &o, FROM_MEMORY, &out, msg);
-    if (rc == 0 && (out.st != XCHG_EFORMAT || !strstr(out.error, "8 bytes follow its IPC stream's end-of-stream") ||
+    if (rc == 0 && (out.st != XCHG_EFORMAT ||
+                    !strstr(out.error, "8 bytes follow its IPC stream's end-of-stream") ||
                     !strstr(out.error, where)))
       rc = tu_errorf(msg, MSG, "%s: %s", xchg_status_name(out.st), out.error);
     output_free(&out);
-    TU_CHECK(rc == 0, "%s: %s", inner ? "bytes after the end-of-stream marker in a comet lz4 block"
-                  : "bytes after the end-of-stream marker in a stored comet block", msg);
+    TU_CHECK(rc == 0, "%s: %s",
+             inner ? "bytes after the end-of-stream marker in a comet lz4 block"
+                   : "bytes after the end-of-stream marker in a stored comet block",
+             msg);
     input_free(&comet);
     /* The last block's header states 16 bytes more than there are. */
     memset(&comet, 0, sizeof comet);
@@ -799,7 +851,8 @@ static void check_comet_framing(void) {
     rc = 0;
     for (int64_t b = 0; rc == 0 && b < in.blocks; b++) {
       size_t from = b ? in.ends[b - 1] : 0;
-      rc = add_block(&comet, in.bytes.data + from, in.ends[b] - from, inner ? 1 : 0, d.schema.n_children, msg);
+      rc = add_block(&comet, in.bytes.data + from, in.ends[b] - from, inner ? 1 : 0,
+                     d.schema.n_children, msg);
     }
     size_t last = comet.blocks > 1 ? comet.ends[comet.blocks - 2] : 0;
     uint64_t len;
@@ -809,11 +862,16 @@ static void check_comet_framing(void) {
       memcpy(comet.bytes.data + last, &len, 8);
       rc = read_all(&comet, &o, FROM_MEMORY, &out, msg);
     }
-    snprintf(where, sizeof where, "block %lld (source 0, byte %zu)", (long long)comet.blocks - 1, last);
-    if (rc == 0 && (out.st == XCHG_OK || !strstr(out.error, "truncated") || !strstr(out.error, where)))
+    snprintf(where, sizeof where, "block %lld (source 0, byte %zu)", (long long)comet.blocks - 1,
+             last);
+    if (rc == 0 &&
+        (out.st == XCHG_OK || !strstr(out.error, "truncated") || !strstr(out.error, where)))
       rc = tu_errorf(msg, MSG, "%s: %s", xchg_status_name(out.st), out.error);
     output_free(&out);
-    TU_CHECK(rc == 0, "%s: %s", inner ? "a comet lz4 block's header longer than the input" : "a stored comet block's header longer than the input", msg);
+    TU_CHECK(rc == 0, "%s: %s",
+             inner ? "a comet lz4 block's header longer than the input"
+                   : "a stored comet block's header longer than the input",
+             msg);
     input_free(&comet);
     input_free(&in);
     rt_data_free(&d);
@@ -835,7 +893,8 @@ static void check_readahead_bound(void) {
   xchg_shuffle_reader *r = NULL;
   xchg_error err;
   if (rc == 0 && (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_OK ||
-                  xchg_shuffle_reader_add_source(r, tu_memory_source(in.bytes.data, in.bytes.size), &err) != XCHG_OK))
+                  xchg_shuffle_reader_add_source(r, tu_memory_source(in.bytes.data, in.bytes.size),
+                                                 &err) != XCHG_OK))
     rc = tu_errorf(msg, MSG, "setting up: %s", err.message);
   struct ArrowArray a = {0};
   if (rc == 0 && (xchg_shuffle_reader_next(r, &a, &err) != XCHG_OK || !a.release))
@@ -845,8 +904,8 @@ static void check_readahead_bound(void) {
   /* blocks of 1, 2, 3, 5, 8, ... rows: the first two batches of 4 rows
    * take 4 blocks, and a fifth may be open; six batches would take 8 */
   if (rc == 0 && m.blocks > 5)
-    rc = tu_errorf(msg, MSG, "%lld blocks planned for the first batch of %lld rows", (long long)m.blocks,
-                  (long long)a.length);
+    rc = tu_errorf(msg, MSG, "%lld blocks planned for the first batch of %lld rows",
+                   (long long)m.blocks, (long long)a.length);
   if (a.release) a.release(&a);
   xchg_shuffle_reader_free(r);
   TU_CHECK(rc == 0, "read-ahead stays within readahead_bytes: %s", msg);
@@ -871,22 +930,27 @@ static int read_incremental(const input *in, int64_t target, int64_t per_source,
   xchg_shuffle_reader_options o = with_pool(&given);
   xchg_shuffle_reader *r;
   xchg_error err;
-  if (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_OK) return tu_errorf(msg, MSG, "open: %s", err.message);
+  if (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_OK)
+    return tu_errorf(msg, MSG, "open: %s", err.message);
   int rc = 0;
   struct ArrowSchema schema;
   xchg_status st = xchg_shuffle_reader_schema(r, &schema, &err);
-  if (st != XCHG_EAGAIN) rc = tu_errorf(msg, MSG, "schema before any input: %s, not XCHG_EAGAIN", xchg_status_name(st));
+  if (st != XCHG_EAGAIN)
+    rc = tu_errorf(msg, MSG, "schema before any input: %s, not XCHG_EAGAIN", xchg_status_name(st));
   int64_t cap = 0, added = 0, returned = 0;
   for (int64_t b = 0; rc == 0 && b <= in->blocks; b += per_source) {
     int ended = b >= in->blocks;
     if (ended) {
-      if (xchg_shuffle_reader_end_input(r, &err) != XCHG_OK) rc = tu_errorf(msg, MSG, "end_input: %s", err.message);
+      if (xchg_shuffle_reader_end_input(r, &err) != XCHG_OK)
+        rc = tu_errorf(msg, MSG, "end_input: %s", err.message);
     } else {
       int64_t last = b + per_source < in->blocks ? b + per_source : in->blocks;
       size_t from = b ? in->ends[b - 1] : 0, to = in->ends[last - 1];
-      xchg_source *src = (b / per_source) % 2 ? tu_unseekable_source(in->bytes.data + from, to - from, b)
-                                              : tu_memory_source(in->bytes.data + from, to - from);
-      if (xchg_shuffle_reader_add_source(r, src, &err) != XCHG_OK) rc = tu_errorf(msg, MSG, "add_source: %s", err.message);
+      xchg_source *src = (b / per_source) % 2
+                             ? tu_unseekable_source(in->bytes.data + from, to - from, b)
+                             : tu_memory_source(in->bytes.data + from, to - from);
+      if (xchg_shuffle_reader_add_source(r, src, &err) != XCHG_OK)
+        rc = tu_errorf(msg, MSG, "add_source: %s", err.message);
       for (int64_t k = b; k < last; k++) added += in->rows_of[k];
     }
     for (; rc == 0;) {
@@ -896,25 +960,30 @@ static int read_incremental(const input *in, int64_t target, int64_t per_source,
         ++*waits;
         /* A batch is cut as soon as its rows reach the target. */
         if (added - returned >= target)
-          rc = tu_errorf(msg, MSG, "XCHG_EAGAIN with %lld rows added and not handed out, target %lld",
-                        (long long)(added - returned), (long long)target);
+          rc = tu_errorf(msg, MSG,
+                         "XCHG_EAGAIN with %lld rows added and not handed out, target %lld",
+                         (long long)(added - returned), (long long)target);
         break;
       }
       if (st != XCHG_OK) {
-        rc = tu_errorf(msg, MSG, "next after %lld blocks: %s: %s", (long long)b, xchg_status_name(st), err.message);
+        rc = tu_errorf(msg, MSG, "next after %lld blocks: %s: %s", (long long)b,
+                       xchg_status_name(st), err.message);
         break;
       }
       if (!a.release) break;
       if (!ended && a.length < target)
         rc = tu_errorf(msg, MSG, "a batch of %lld rows, short of %lld, before the input ended",
-                      (long long)a.length, (long long)target);
+                       (long long)a.length, (long long)target);
       returned += a.length;
-      if (out->n == cap && !(out->batches = realloc(out->batches, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *out->batches)))
+      if (out->n == cap &&
+          !(out->batches =
+                realloc(out->batches, (size_t)(cap = cap ? 2 * cap : 16) * sizeof *out->batches)))
         abort();
       out->batches[out->n++] = a;
     }
   }
-  if (rc == 0 && xchg_shuffle_reader_add_source(r, tu_memory_source(in->bytes.data, 1), &err) != XCHG_EINVAL)
+  if (rc == 0 &&
+      xchg_shuffle_reader_add_source(r, tu_memory_source(in->bytes.data, 1), &err) != XCHG_EINVAL)
     rc = tu_errorf(msg, MSG, "a source added after end_input was taken");
   xchg_shuffle_reader_get_metrics(r, &out->m);
   xchg_shuffle_reader_free(r);
@@ -941,12 +1010,17 @@ static void check_incremental(void) {
          * source that leaves rows short of the target. */
         if (rc == 0 && waits < (targets[t] > in.alone.rows ? in.blocks / per_source[k] : 1))
           rc = tu_errorf(msg, MSG, "%lld waits for input over %lld sources", (long long)waits,
-                        (long long)(in.blocks / per_source[k]));
+                         (long long)(in.blocks / per_source[k]));
         if (rc == 0 && targets[t] > in.alone.rows && out.n != 1)
-          rc = tu_errorf(msg, MSG, "%lld batches: the rows short of the target come out once, at the end", (long long)out.n);
+          rc = tu_errorf(msg, MSG,
+                         "%lld batches: the rows short of the target come out once, at the end",
+                         (long long)out.n);
         snprintf(what, sizeof what, "incremental input, %s, %lld blocks a source, target %lld%s",
-                 comet < 0 ? "ipc" : comet ? "comet lz4" : "comet", (long long)per_source[k],
-                 (long long)targets[t], targets[t] > in.alone.rows ? " (all pending at end_input)" : "");
+                 comet < 0 ? "ipc"
+                 : comet   ? "comet lz4"
+                           : "comet",
+                 (long long)per_source[k], (long long)targets[t],
+                 targets[t] > in.alone.rows ? " (all pending at end_input)" : "");
         TU_CHECK(rc == 0, "%s: %s", what, msg);
         output_free(&out);
         rc = 0;
@@ -1020,10 +1094,13 @@ static void check_bounded_reading(void) {
     }
     int64_t copies = (int64_t)(in.bytes.size / one);
     if (rc == 0 && rows != copies * in.alone.rows)
-      rc = tu_errorf(msg, MSG, "%lld rows, not %lld", (long long)rows, (long long)(copies * in.alone.rows));
+      rc = tu_errorf(msg, MSG, "%lld rows, not %lld", (long long)rows,
+                     (long long)(copies * in.alone.rows));
     xchg_shuffle_reader_free(r);
-    TU_CHECK(rc == 0, "%s: %s", comet < 0 ? "a callback source of ipc blocks is read 1 MiB at a time"
-                      : "a callback source of comet blocks is read 1 MiB at a time", msg);
+    TU_CHECK(rc == 0, "%s: %s",
+             comet < 0 ? "a callback source of ipc blocks is read 1 MiB at a time"
+                       : "a callback source of comet blocks is read 1 MiB at a time",
+             msg);
     /* A block above max_batch_bytes: XCHG_ELIMIT, before it is read. */
     c.pos = 0;
     given.read.max_batch_bytes = (int64_t)largest / 2;
@@ -1039,7 +1116,8 @@ static void check_bounded_reading(void) {
       if (st != XCHG_OK || !a.release) break;
       a.release(&a);
     }
-    if (rc == 0 && (st != XCHG_ELIMIT || !strstr(err.message, "max_batch_bytes") || !strstr(err.message, "source 0")))
+    if (rc == 0 && (st != XCHG_ELIMIT || !strstr(err.message, "max_batch_bytes") ||
+                    !strstr(err.message, "source 0")))
       rc = tu_errorf(msg, MSG, "%s: %s", xchg_status_name(st), st == XCHG_OK ? "" : err.message);
     if (rc == 0 && c.pos > ((size_t)1 << 20) + largest)
       rc = tu_errorf(msg, MSG, "%zu bytes read", c.pos);
@@ -1062,7 +1140,8 @@ static void check_decompressed_limit(void) {
   o.read.max_batch_bytes = 600; /* below every block's stream, above its compressed bytes */
   output out = {0};
   if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
-  if (rc == 0 && (out.st != XCHG_ELIMIT || !strstr(out.error, "decompresses to more than max_batch_bytes (600)") ||
+  if (rc == 0 && (out.st != XCHG_ELIMIT ||
+                  !strstr(out.error, "decompresses to more than max_batch_bytes (600)") ||
                   !strstr(out.error, "block 0 (source 0, byte 0)")))
     rc = tu_errorf(msg, MSG, "%s: %s", xchg_status_name(out.st), out.error);
   output_free(&out);
@@ -1080,16 +1159,21 @@ static void check_options(void) {
   char msg[MSG] = "";
   int rc = 0;
   o.read.readahead_bytes = 0;
-  if (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_EINVAL || !strstr(err.message, "readahead_bytes"))
+  if (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_EINVAL ||
+      !strstr(err.message, "readahead_bytes"))
     rc = tu_errorf(msg, MSG, "readahead_bytes 0 was taken");
   TU_CHECK(rc == 0, "readahead_bytes must be positive: %s", msg);
   xchg_shuffle_reader_options_init(&o);
-  rc = xchg_shuffle_reader_open(&o, &r, &err) == XCHG_OK ? 0 : tu_errorf(msg, MSG, "open: %s", err.message);
+  rc = xchg_shuffle_reader_open(&o, &r, &err) == XCHG_OK
+           ? 0
+           : tu_errorf(msg, MSG, "open: %s", err.message);
   struct ArrowArray a;
-  if (rc == 0 && xchg_shuffle_reader_next(r, &a, &err) != XCHG_OK) rc = tu_errorf(msg, MSG, "next: %s", err.message);
+  if (rc == 0 && xchg_shuffle_reader_next(r, &a, &err) != XCHG_OK)
+    rc = tu_errorf(msg, MSG, "next: %s", err.message);
   if (rc == 0 && xchg_shuffle_reader_add_source(r, tu_memory_source("x", 1), &err) != XCHG_EINVAL)
     rc = tu_errorf(msg, MSG, "without the incremental option, a source added after next was taken");
-  if (rc == 0 && xchg_shuffle_reader_end_input(NULL, &err) != XCHG_EINVAL) rc = tu_errorf(msg, MSG, "end_input(NULL)");
+  if (rc == 0 && xchg_shuffle_reader_end_input(NULL, &err) != XCHG_EINVAL)
+    rc = tu_errorf(msg, MSG, "end_input(NULL)");
   xchg_shuffle_reader_free(r);
   TU_CHECK(rc == 0, "sources come before the first read without the incremental option: %s", msg);
 }

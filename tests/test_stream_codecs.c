@@ -29,7 +29,8 @@ static tu_bytes make_payload(size_t n, uint32_t seed) {
   return b;
 }
 
-static tu_bytes encode(xchg_stream_codec codec, const xchg_stream_encode_options *o, tu_bytes payload) {
+static tu_bytes encode(xchg_stream_codec codec, const xchg_stream_encode_options *o,
+                       tu_bytes payload) {
   xchg_buf *buf = NULL;
   xchg_error err;
   tu_bytes out = {0};
@@ -141,7 +142,8 @@ static void test_hashes(void) {
     free(f);
   }
   free(p.data);
-  TU_CHECK(xchg_crc32c("123456789", 9) == 0xE3069283u, "crc32c = %08x", xchg_crc32c("123456789", 9));
+  TU_CHECK(xchg_crc32c("123456789", 9) == 0xE3069283u, "crc32c = %08x",
+           xchg_crc32c("123456789", 9));
 }
 
 static const xchg_stream_codec all_codecs[] = {
@@ -177,8 +179,9 @@ static void test_round_trips(tu_bytes payload, const char *what) {
           tu_bytes out;
           xchg_error err = {{0}};
           xchg_status st = decode_all(codec, (enum source_kind)k, enc, windows[w], &out, &err);
-          TU_CHECK(st == XCHG_OK && same(out, payload), "%s %s/%d from %s, window %zu: %s (%zu of %zu bytes)",
-                   what, xchg_stream_codec_name(codec), inner, source_names[k], windows[w],
+          TU_CHECK(st == XCHG_OK && same(out, payload),
+                   "%s %s/%d from %s, window %zu: %s (%zu of %zu bytes)", what,
+                   xchg_stream_codec_name(codec), inner, source_names[k], windows[w],
                    st == XCHG_OK ? "output differs" : err.message, out.size, payload.size);
           free(out.data);
           st = decode_all(k == SRC_MEMORY ? XCHG_STREAM_AUTO : codec, (enum source_kind)k, twice,
@@ -209,7 +212,8 @@ static void test_skippable_frames(tu_bytes payload) {
     tu_bytes_append(&in, skippable, sizeof skippable);
     tu_bytes_append(&expect, payload.data, payload.size);
     tu_bytes_append(&expect, payload.data, payload.size);
-    TU_CHECK(xchg_stream_codec_detect(in.data, in.size) == codecs[c], "detect past skippable frame");
+    TU_CHECK(xchg_stream_codec_detect(in.data, in.size) == codecs[c],
+             "detect past skippable frame");
     tu_bytes out;
     xchg_error err;
     xchg_status st = decode_all(codecs[c], SRC_DRIBBLE, in, 4096, &out, &err);
@@ -239,10 +243,12 @@ static void test_cut_everywhere(void) {
       memcpy(part.data, enc.data, cut); /* own allocation: ASan sees any overread */
       xchg_error err;
       xchg_status st = decode_all(codec, cut % 2 ? SRC_MEMORY : SRC_DRIBBLE, part, 700, &out, &err);
-      int ok_prefix = st == XCHG_OK && out.size < payload.size &&
-                      memcmp(out.data, payload.data, out.size) == 0;
+      int ok_prefix =
+          st == XCHG_OK && out.size < payload.size && memcmp(out.data, payload.data, out.size) == 0;
       if (has_end_marker ? st != XCHG_EIO : !(st != XCHG_OK || ok_prefix)) {
-        TU_CHECK(bad++ >= 3, "%s cut at byte %zu of %zu: status %s (%s)", xchg_stream_codec_name(codec), cut, enc.size, xchg_status_name(st), st == XCHG_OK ? "no error" : err.message);
+        TU_CHECK(bad++ >= 3, "%s cut at byte %zu of %zu: status %s (%s)",
+                 xchg_stream_codec_name(codec), cut, enc.size, xchg_status_name(st),
+                 st == XCHG_OK ? "no error" : err.message);
       }
       free(part.data);
       free(out.data);
@@ -266,8 +272,9 @@ static void expect_error(const char *what, xchg_stream_codec codec, tu_bytes in,
 
 /* payload encoded with codec, its last byte (in a content checksum)
  * changed: refused as malformed, with a message containing must_contain. */
-static void expect_last_byte_refused(const char *what, xchg_stream_codec codec, const xchg_stream_encode_options *o,
-                                     tu_bytes payload, const char *must_contain) {
+static void expect_last_byte_refused(const char *what, xchg_stream_codec codec,
+                                     const xchg_stream_encode_options *o, tu_bytes payload,
+                                     const char *must_contain) {
   tu_bytes enc = encode(codec, o, payload);
   enc.data[enc.size - 1] ^= 0x80;
   expect_error(what, codec, enc, XCHG_EFORMAT, must_contain);
@@ -283,13 +290,13 @@ static void test_checksums(void) {
   tu_bytes enc = encode(XCHG_STREAM_LZ4_JAVA, &eo, payload);
   size_t block1 = 21 + (enc.data[9] | enc.data[10] << 8 | enc.data[11] << 16);
   enc.data[block1 + 17] ^= 1;
-  expect_error("lz4-java checksum", XCHG_STREAM_LZ4_JAVA, enc, XCHG_EFORMAT,
-               "block 1 at byte");
+  expect_error("lz4-java checksum", XCHG_STREAM_LZ4_JAVA, enc, XCHG_EFORMAT, "block 1 at byte");
   expect_error("lz4-java checksum", XCHG_STREAM_LZ4_JAVA, enc, XCHG_EFORMAT, "checksum mismatch");
   free(enc.data);
 
   /* LZ4 frame: content checksum, and a block checksum written by liblz4. */
-  expect_last_byte_refused("lz4 frame content checksum", XCHG_STREAM_LZ4_FRAME, &eo, payload, "hecksum");
+  expect_last_byte_refused("lz4 frame content checksum", XCHG_STREAM_LZ4_FRAME, &eo, payload,
+                           "hecksum");
   LZ4F_preferences_t prefs = {0};
   prefs.frameInfo.blockChecksumFlag = LZ4F_blockChecksumEnabled;
   size_t cap = LZ4F_compressFrameBound(payload.size, &prefs);
@@ -305,8 +312,9 @@ static void test_checksums(void) {
   /* snappy framing format: chunk 2's CRC (chunk 0 is the identifier). */
   enc = encode(XCHG_STREAM_SNAPPY_FRAMED, &eo, payload);
   size_t chunk1 = 10;
-  size_t chunk2 = chunk1 + 4 + (enc.data[chunk1 + 1] | enc.data[chunk1 + 2] << 8 |
-                                (size_t)enc.data[chunk1 + 3] << 16);
+  size_t chunk2 =
+      chunk1 + 4 +
+      (enc.data[chunk1 + 1] | enc.data[chunk1 + 2] << 8 | (size_t)enc.data[chunk1 + 3] << 16);
   enc.data[chunk2 + 4] ^= 1;
   expect_error("snappy framed crc", XCHG_STREAM_SNAPPY_FRAMED, enc, XCHG_EFORMAT,
                "chunk 2 at byte");
@@ -337,7 +345,8 @@ static void test_empty(void) {
       TU_CHECK(xchg_istream_read(s, NULL, 0, &got, &err) == XCHG_OK && got == 0, "zero read");
       for (int i = 0; i < 3; i++) {
         got = 99;
-        TU_CHECK(xchg_istream_read(s, b, 4, &got, &err) == XCHG_OK && got == 0, "read at EOF #%d", i);
+        TU_CHECK(xchg_istream_read(s, b, 4, &got, &err) == XCHG_OK && got == 0, "read at EOF #%d",
+                 i);
         const void *p;
         size_t n = 99;
         TU_CHECK(xchg_istream_next(s, &p, &n, &err) == XCHG_OK && n == 0, "next at EOF #%d", i);
@@ -351,9 +360,9 @@ static void test_empty(void) {
   for (size_t c = 0; c < NCODECS; c++) {
     tu_bytes out;
     xchg_error err;
-    TU_CHECK(decode_all(all_codecs[c], SRC_MEMORY, nothing, 100, &out, &err) == XCHG_OK &&
-                 out.size == 0,
-             "%s: empty input", xchg_stream_codec_name(all_codecs[c]));
+    TU_CHECK(
+        decode_all(all_codecs[c], SRC_MEMORY, nothing, 100, &out, &err) == XCHG_OK && out.size == 0,
+        "%s: empty input", xchg_stream_codec_name(all_codecs[c]));
     free(out.data);
   }
 }
@@ -375,8 +384,8 @@ static void test_comet_field_count(void) {
 static void test_names(void) {
   for (size_t c = 0; c <= XCHG_STREAM_AUTO; c++) {
     xchg_stream_codec back;
-    TU_CHECK(xchg_stream_codec_from_name(xchg_stream_codec_name((xchg_stream_codec)c), &back, NULL) ==
-                     XCHG_OK &&
+    TU_CHECK(xchg_stream_codec_from_name(xchg_stream_codec_name((xchg_stream_codec)c), &back,
+                                         NULL) == XCHG_OK &&
                  back == (xchg_stream_codec)c,
              "name round trip of %zu", c);
   }
@@ -410,8 +419,10 @@ static void test_flipped_bytes(void) {
       tu_bytes out;
       xchg_error err;
       xchg_status st = decode_all(codec, SRC_MEMORY, enc, 600, &out, &err);
-      if (st != XCHG_OK) errors++;
-      else if (!same(out, payload)) undetected++;
+      if (st != XCHG_OK)
+        errors++;
+      else if (!same(out, payload))
+        undetected++;
       free(out.data);
       enc.data[i] ^= 0x5A;
     }
@@ -454,19 +465,23 @@ static void test_reset(tu_bytes a, tu_bytes b) {
       TU_OK(xchg_istream_open(tu_memory_source(ea.data, ea.size / 2), codec, NULL, &s, &err), err);
       xchg_status st = read_rest(s, &out, &err);
       free(out.data);
-      TU_CHECK(codec == XCHG_STREAM_NONE || st != XCHG_OK, "%s/%d: a stream cut in half read without error",
-               xchg_stream_codec_name(codec), inner);
+      TU_CHECK(codec == XCHG_STREAM_NONE || st != XCHG_OK,
+               "%s/%d: a stream cut in half read without error", xchg_stream_codec_name(codec),
+               inner);
       TU_OK(xchg_istream_reset(s, make_source(SRC_DRIBBLE, ea), &err), err);
       st = read_rest(s, &out, &err);
       TU_CHECK(st == XCHG_OK && same(out, a), "%s/%d after reset, from a dribbling source: %s",
-               xchg_stream_codec_name(codec), inner, st == XCHG_OK ? "output differs" : err.message);
+               xchg_stream_codec_name(codec), inner,
+               st == XCHG_OK ? "output differs" : err.message);
       free(out.data);
       TU_OK(xchg_istream_reset(s, tu_memory_source(eb.data, eb.size), &err), err);
       st = read_rest(s, &out, &err);
       TU_CHECK(st == XCHG_OK && same(out, b), "%s/%d after reset, from memory: %s",
-               xchg_stream_codec_name(codec), inner, st == XCHG_OK ? "output differs" : err.message);
-      TU_CHECK(xchg_istream_position(s) == (int64_t)b.size, "%s/%d: position %llu after reset, not %zu",
-               xchg_stream_codec_name(codec), inner, (unsigned long long)xchg_istream_position(s), b.size);
+               xchg_stream_codec_name(codec), inner,
+               st == XCHG_OK ? "output differs" : err.message);
+      TU_CHECK(xchg_istream_position(s) == (int64_t)b.size,
+               "%s/%d: position %llu after reset, not %zu", xchg_stream_codec_name(codec), inner,
+               (unsigned long long)xchg_istream_position(s), b.size);
       free(out.data);
       TU_CHECK(xchg_istream_reset(s, NULL, &err) == XCHG_EINVAL, "reset without a source");
       TU_CHECK(xchg_istream_reset(NULL, tu_memory_source(eb.data, 1), &err) == XCHG_EINVAL,

@@ -14,7 +14,7 @@
 #include "xchg/testing.h"
 
 static void append_encoded_with(tu_bytes *out, xchg_stream_codec codec, const uint8_t *p, size_t n,
-                               xchg_stream_codec comet_inner, int64_t comet_field_count) {
+                                xchg_stream_codec comet_inner, int64_t comet_field_count) {
   xchg_stream_encode_options o;
   xchg_stream_encode_options_init(&o);
   o.comet_inner = comet_inner;
@@ -63,13 +63,13 @@ static void read_and_compare(const char *name, const char *how, xchg_ipc_reader 
 }
 
 /* Reads a wrapped stream in one pass and compares it with the JSON. */
-static void read_wrapped(const char *name, const char *how, tu_bytes wrapped, const arrow_json *doc) {
+static void read_wrapped(const char *name, const char *how, tu_bytes wrapped,
+                         const arrow_json *doc) {
   xchg_istream *s = NULL;
   xchg_ipc_reader *reader = NULL;
   xchg_error err = {{0}};
-  xchg_status st = xchg_istream_open(
-      tu_memory_source(wrapped.data, wrapped.size), XCHG_STREAM_AUTO, NULL, &s,
-      &err);
+  xchg_status st = xchg_istream_open(tu_memory_source(wrapped.data, wrapped.size), XCHG_STREAM_AUTO,
+                                     NULL, &s, &err);
   xchg_source *src;
   if (st == XCHG_OK) st = xchg_source_from_istream(s, &src, &err);
   if (st == XCHG_OK) st = xchg_ipc_reader_open(src, NULL, &reader, &err);
@@ -102,9 +102,10 @@ static void test_comet_members(void) {
   o.split_members = 1;
   xchg_istream *s = NULL;
   xchg_error err = {{0}};
-  xchg_status st = xchg_istream_open(tu_memory_source(blocks.data, blocks.size),
-                                     XCHG_STREAM_AUTO, &o, &s, &err);
-  TU_CHECK(st == XCHG_OK && xchg_istream_codec(s) == XCHG_STREAM_COMET, "open comet: %s", err.message);
+  xchg_status st =
+      xchg_istream_open(tu_memory_source(blocks.data, blocks.size), XCHG_STREAM_AUTO, &o, &s, &err);
+  TU_CHECK(st == XCHG_OK && xchg_istream_codec(s) == XCHG_STREAM_COMET, "open comet: %s",
+           err.message);
   int members = 0, more = 1;
   while (st == XCHG_OK && more && members < 5) {
     xchg_ipc_reader *reader = NULL;
@@ -131,8 +132,8 @@ static void test_comet_members(void) {
 static void wrapped_gold_streams(void) {
   static const char *const names[] = {"generated_primitive", "generated_nested",
                                       "generated_dictionary", "generated_decimal"};
-  static const xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_JAVA, XCHG_STREAM_SNAPPY_JAVA,
-                                             XCHG_STREAM_ZSTD, XCHG_STREAM_LZ4_FRAME,
+  static const xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_JAVA,      XCHG_STREAM_SNAPPY_JAVA,
+                                             XCHG_STREAM_ZSTD,          XCHG_STREAM_LZ4_FRAME,
                                              XCHG_STREAM_SNAPPY_FRAMED, XCHG_STREAM_COMET};
   for (size_t n = 0; n < sizeof names / sizeof names[0]; n++) {
     char path[4096], msg[1024];

@@ -37,7 +37,8 @@ static tu_bytes lz4_frames(tu_bytes payload, size_t chunk) {
     size_t n = payload.size - off < chunk ? payload.size - off : chunk;
     size_t cap = LZ4F_compressFrameBound(n, NULL);
     uint8_t *f = malloc(cap);
-    size_t fn = LZ4F_compressFrame(f, cap, n ? payload.data + off : NULL, n, NULL); /* data NULL when empty */
+    size_t fn = LZ4F_compressFrame(f, cap, n ? payload.data + off : NULL, n,
+                                   NULL); /* data NULL when empty */
     tu_bytes_append(&out, f, fn);
     free(f);
     if (payload.size == 0) break;
@@ -94,8 +95,8 @@ static xchg_istream *open_stream(xchg_source *src, xchg_stream_codec codec, size
 
 static void test_cached_reads_add_no_time(void) {
   tu_bytes payload = make_payload(1 << 20), enc = lz4_frames(payload, 65536);
-  xchg_istream *s = open_stream(tu_memory_source(enc.data, enc.size),
-                                XCHG_STREAM_LZ4_FRAME, 65536, 65536, 1);
+  xchg_istream *s =
+      open_stream(tu_memory_source(enc.data, enc.size), XCHG_STREAM_LZ4_FRAME, 65536, 65536, 1);
   uint8_t buf[256];
   size_t got;
   xchg_error err;
@@ -157,7 +158,8 @@ static void test_varied_reads(xchg_stream_codec codec, int metrics) {
       pos += got;
       if (st != XCHG_OK || got < n) break;
     }
-    TU_CHECK(st == XCHG_OK, "%s window %zu: %s", xchg_stream_codec_name(codec), windows[w], err.message);
+    TU_CHECK(st == XCHG_OK, "%s window %zu: %s", xchg_stream_codec_name(codec), windows[w],
+             err.message);
     TU_CHECK(pos == payload.size && memcmp(out, payload.data, pos) == 0,
              "%s window %zu: %zu bytes out, %zu expected, or content differs",
              xchg_stream_codec_name(codec), windows[w], pos, payload.size);
@@ -168,9 +170,10 @@ static void test_varied_reads(xchg_stream_codec codec, int metrics) {
     }
     xchg_istream_metrics m;
     xchg_istream_get_metrics(s, &m);
-    TU_CHECK(m.compressed_bytes == (int64_t)enc.size && m.decompressed_bytes == (int64_t)payload.size,
-             "metrics bytes %lld/%lld, expected %zu/%zu", (long long)m.compressed_bytes,
-             (long long)m.decompressed_bytes, enc.size, payload.size);
+    TU_CHECK(
+        m.compressed_bytes == (int64_t)enc.size && m.decompressed_bytes == (int64_t)payload.size,
+        "metrics bytes %lld/%lld, expected %zu/%zu", (long long)m.compressed_bytes,
+        (long long)m.decompressed_bytes, enc.size, payload.size);
     TU_CHECK(m.blocking_ns <= m.wall_ns, "blocking %lld > wall %lld", (long long)m.blocking_ns,
              (long long)m.wall_ns);
     /* Frame codecs cut windows to size; block formats hand out whole blocks. */
@@ -213,19 +216,20 @@ static void test_truncated_frame(void) {
     tu_bytes in = enc;
     xchg_buf *b = NULL;
     if (c > 0) {
-      TU_CHECK(xchg_stream_encode(codecs[c], NULL, payload.data, payload.size, &b, NULL) == XCHG_OK);
+      TU_CHECK(xchg_stream_encode(codecs[c], NULL, payload.data, payload.size, &b, NULL) ==
+               XCHG_OK);
       in.data = (uint8_t *)xchg_buf_data(b);
       in.size = xchg_buf_size(b);
     }
     in.size = in.size * 2 / 3;
-    xchg_istream *s = open_stream(tu_memory_source(in.data, in.size),
-                                  codecs[c], 65536, 65536, 1);
+    xchg_istream *s = open_stream(tu_memory_source(in.data, in.size), codecs[c], 65536, 65536, 1);
     uint8_t *out = malloc(payload.size);
     size_t got = 0;
     xchg_error err = {{0}};
     xchg_status st = xchg_istream_read(s, out, payload.size, &got, &err);
     TU_CHECK(st == XCHG_EIO && strstr(err.message, "truncated") != NULL && got < payload.size,
-             "%s cut: %s, '%s'", xchg_stream_codec_name(codecs[c]), xchg_status_name(st), err.message);
+             "%s cut: %s, '%s'", xchg_stream_codec_name(codecs[c]), xchg_status_name(st),
+             err.message);
     /* The error sticks. */
     TU_CHECK(xchg_istream_read(s, out, 1, &got, &err) == st, "sticky error");
     free(out);
@@ -239,9 +243,9 @@ static void test_truncated_frame(void) {
 static void test_empty_frame(void) {
   tu_bytes nothing = {0}, enc = lz4_frames(nothing, 65536);
   tu_bytes payload = make_payload(1000), more = lz4_frames(payload, 65536);
-  tu_bytes_append(&enc, more.data, more.size);  /* empty frame, then one with data */
-  xchg_istream *s = open_stream(tu_memory_source(enc.data, enc.size),
-                                XCHG_STREAM_LZ4_FRAME, 65536, 65536, 1);
+  tu_bytes_append(&enc, more.data, more.size); /* empty frame, then one with data */
+  xchg_istream *s =
+      open_stream(tu_memory_source(enc.data, enc.size), XCHG_STREAM_LZ4_FRAME, 65536, 65536, 1);
   uint8_t out[2000];
   size_t got = 1;
   xchg_error err;
@@ -273,19 +277,22 @@ static void test_source_adapter_errors(void) {
   xchg_error err = {{0}};
   xchg_source *src = (xchg_source *)&err;
   xchg_status st = xchg_source_from_istream(NULL, &src, &err);
-  TU_CHECK(st == XCHG_EINVAL && src == NULL && strstr(err.message, "xchg_source_from_istream: s is NULL"),
+  TU_CHECK(st == XCHG_EINVAL && src == NULL &&
+               strstr(err.message, "xchg_source_from_istream: s is NULL"),
            "to_source(NULL): %s %s", xchg_status_name(st), err.message);
   src = (xchg_source *)&err;
   st = xchg_source_from_istream_borrowed(NULL, &src, &err);
-  TU_CHECK(st == XCHG_EINVAL && src == NULL && strstr(err.message, "xchg_source_from_istream_borrowed: s is NULL"),
+  TU_CHECK(st == XCHG_EINVAL && src == NULL &&
+               strstr(err.message, "xchg_source_from_istream_borrowed: s is NULL"),
            "as_source(NULL): %s %s", xchg_status_name(st), err.message);
 
   tu_bytes payload = make_payload(1000);
   int released = 0;
   xchg_istream *s = counted_stream(&payload, &released);
   st = xchg_source_from_istream_borrowed(s, NULL, &err);
-  TU_CHECK(st == XCHG_EINVAL && strstr(err.message, "xchg_source_from_istream_borrowed: out is NULL"),
-           "as_source(s, NULL): %s %s", xchg_status_name(st), err.message);
+  TU_CHECK(
+      st == XCHG_EINVAL && strstr(err.message, "xchg_source_from_istream_borrowed: out is NULL"),
+      "as_source(s, NULL): %s %s", xchg_status_name(st), err.message);
   uint8_t first[10];
   size_t got = 0;
   TU_CHECK(released == 0 && xchg_istream_read(s, first, sizeof first, &got, &err) == XCHG_OK &&
@@ -301,7 +308,8 @@ static void test_source_adapter_errors(void) {
 static void test_as_source(void) {
   tu_bytes payload = make_payload(300000);
   xchg_buf *b = NULL;
-  TU_CHECK(xchg_stream_encode(XCHG_STREAM_LZ4_JAVA, NULL, payload.data, payload.size, &b, NULL) == XCHG_OK);
+  TU_CHECK(xchg_stream_encode(XCHG_STREAM_LZ4_JAVA, NULL, payload.data, payload.size, &b, NULL) ==
+           XCHG_OK);
   xchg_error err;
   xchg_source *src;
   TU_OK(xchg_source_from_buf(b, &src, &err), err);
@@ -417,11 +425,13 @@ static void check_decodes(xchg_source *src, tu_bytes payload, const char *what) 
 static void test_files_and_pipes(void) {
   tu_bytes payload = make_payload(500000);
   xchg_buf *enc = NULL;
-  TU_CHECK(xchg_stream_encode(XCHG_STREAM_SNAPPY_JAVA, NULL, payload.data, payload.size, &enc, NULL) == XCHG_OK);
+  TU_CHECK(xchg_stream_encode(XCHG_STREAM_SNAPPY_JAVA, NULL, payload.data, payload.size, &enc,
+                              NULL) == XCHG_OK);
   char path[] = "/tmp/xchg-stream-test-XXXXXX";
   int fd = mkstemp(path);
-  TU_CHECK(fd >= 0 && write(fd, xchg_buf_data(enc), xchg_buf_size(enc)) == (ssize_t)xchg_buf_size(enc),
-           "temp file");
+  TU_CHECK(
+      fd >= 0 && write(fd, xchg_buf_data(enc), xchg_buf_size(enc)) == (ssize_t)xchg_buf_size(enc),
+      "temp file");
   close(fd);
   xchg_file_mode modes[] = {XCHG_FILE_MMAP, XCHG_FILE_READ};
   for (int m = 0; m < 2; m++) {

@@ -83,7 +83,6 @@
 #include "support/testutil.h"
 #include "xchg/xchg.h"
 
-
 #define MAX_MESSAGES 64
 
 /* ---- inputs --------------------------------------------------------------------- */
@@ -106,7 +105,8 @@ static int open_input(input *in, const char *name, xchg_buf *bytes) {
     TU_CHECK(0, "%s: the valid input does not read: %s", name, bytes ? msg : "no bytes");
     return -1;
   }
-  in->n_messages = tu_map_bodies(xchg_buf_data(bytes), xchg_buf_size(bytes), in->messages, MAX_MESSAGES);
+  in->n_messages =
+      tu_map_bodies(xchg_buf_data(bytes), xchg_buf_size(bytes), in->messages, MAX_MESSAGES);
   return 0;
 }
 
@@ -144,9 +144,9 @@ static void no_release_schema(struct ArrowSchema *s) { (void)s; }
 static void no_release_array(struct ArrowArray *a) { (void)a; }
 
 #define SCHEMA(fmt, name, n, kids, dict) \
-  {fmt, name, NULL, ARROW_FLAG_NULLABLE, n, kids, dict, no_release_schema, NULL}
+  { fmt, name, NULL, ARROW_FLAG_NULLABLE, n, kids, dict, no_release_schema, NULL }
 #define ARRAY(len, nulls, nb, bufs, n, kids, dict) \
-  {len, nulls, 0, nb, n, (const void **)(bufs), kids, dict, no_release_array, NULL}
+  { len, nulls, 0, nb, n, (const void **)(bufs), kids, dict, no_release_array, NULL }
 
 static xchg_buf *extra_bytes(void) {
   static const int32_t items[4] = {1, 2, 3, 4};
@@ -165,20 +165,25 @@ static xchg_buf *extra_bytes(void) {
 
   static struct ArrowSchema item_s = SCHEMA("i", "item", 0, NULL, NULL);
   static struct ArrowSchema *llv_kids[1] = {&item_s};
-  static struct ArrowSchema e16_s = SCHEMA("s", "run_ends", 0, NULL, NULL), v16_s = SCHEMA("i", "values", 0, NULL, NULL);
-  static struct ArrowSchema e64_s = SCHEMA("l", "run_ends", 0, NULL, NULL), v64_s = SCHEMA("i", "values", 0, NULL, NULL);
+  static struct ArrowSchema e16_s = SCHEMA("s", "run_ends", 0, NULL, NULL),
+                            v16_s = SCHEMA("i", "values", 0, NULL, NULL);
+  static struct ArrowSchema e64_s = SCHEMA("l", "run_ends", 0, NULL, NULL),
+                            v64_s = SCHEMA("i", "values", 0, NULL, NULL);
   static struct ArrowSchema *r16_kids[2] = {&e16_s, &v16_s}, *r64_kids[2] = {&e64_s, &v64_s};
-  static struct ArrowSchema dict_s = SCHEMA("u", NULL, 0, NULL, NULL), dict2_s = SCHEMA("u", NULL, 0, NULL, NULL);
+  static struct ArrowSchema dict_s = SCHEMA("u", NULL, 0, NULL, NULL),
+                            dict2_s = SCHEMA("u", NULL, 0, NULL, NULL);
   static struct ArrowSchema cols_s[5] = {
       SCHEMA("+vL", "large_list_view", 1, llv_kids, NULL), SCHEMA("+r", "ree16", 2, r16_kids, NULL),
       SCHEMA("+r", "ree64", 2, r64_kids, NULL), SCHEMA("l", "dict_int64", 0, NULL, &dict_s),
       SCHEMA("L", "dict_uint64", 0, NULL, &dict2_s)};
-  static struct ArrowSchema *cols_ps[5] = {&cols_s[0], &cols_s[1], &cols_s[2], &cols_s[3], &cols_s[4]};
+  static struct ArrowSchema *cols_ps[5] = {&cols_s[0], &cols_s[1], &cols_s[2], &cols_s[3],
+                                           &cols_s[4]};
   static struct ArrowSchema root_s = SCHEMA("+s", "", 5, cols_ps, NULL);
 
   static struct ArrowArray item_a = ARRAY(4, 0, 2, item_bufs, 0, NULL, NULL);
   static struct ArrowArray *llv_kids_a[1] = {&item_a};
-  static struct ArrowArray e16_a = ARRAY(3, 0, 2, e16_bufs, 0, NULL, NULL), e64_a = ARRAY(3, 0, 2, e64_bufs, 0, NULL, NULL);
+  static struct ArrowArray e16_a = ARRAY(3, 0, 2, e16_bufs, 0, NULL, NULL),
+                           e64_a = ARRAY(3, 0, 2, e64_bufs, 0, NULL, NULL);
   static struct ArrowArray rv_a = ARRAY(3, 0, 2, rv_bufs, 0, NULL, NULL);
   static struct ArrowArray *r16_kids_a[2] = {&e16_a, &rv_a}, *r64_kids_a[2] = {&e64_a, &rv_a};
   static struct ArrowArray dict_a = ARRAY(3, 0, 3, dict_bufs, 0, NULL, NULL);
@@ -186,7 +191,8 @@ static xchg_buf *extra_bytes(void) {
       ARRAY(4, 0, 3, llv_bufs, 1, llv_kids_a, NULL), ARRAY(4, 0, 0, NULL, 2, r16_kids_a, NULL),
       ARRAY(4, 0, 0, NULL, 2, r64_kids_a, NULL), ARRAY(4, 0, 2, i64_bufs, 0, NULL, &dict_a),
       ARRAY(4, 0, 2, u64_bufs, 0, NULL, &dict_a)};
-  static struct ArrowArray *cols_pa[5] = {&cols_a[0], &cols_a[1], &cols_a[2], &cols_a[3], &cols_a[4]};
+  static struct ArrowArray *cols_pa[5] = {&cols_a[0], &cols_a[1], &cols_a[2], &cols_a[3],
+                                          &cols_a[4]};
   static struct ArrowArray root_a = ARRAY(4, 0, 1, root_bufs, 5, cols_pa, NULL);
   return written(&root_s, &root_a);
 }
@@ -209,23 +215,26 @@ static xchg_status read_with(const xchg_buf *data, xchg_validation mode, xchg_er
     a.release(&a);
   }
   xchg_ipc_reader_free(r);
-  TU_CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked", xchg_buf_live_count() - live);
+  TU_CHECK(xchg_buf_live_count() == live, "%" PRId64 " buffers leaked",
+           xchg_buf_live_count() - live);
   return st;
 }
 
-static const char *mode_name(xchg_validation mode) { return mode == XCHG_VALIDATE_FULL ? "full" : "bounds"; }
+static const char *mode_name(xchg_validation mode) {
+  return mode == XCHG_VALIDATE_FULL ? "full" : "bounds";
+}
 
 /* What one mode must do with a damaged input: want (XCHG_OK: accept it),
  * and a message holding every one of says (NULL-terminated). */
-static void check_read(const char *what, const xchg_buf *data, xchg_validation mode, xchg_status want,
-                   const char *const *says) {
+static void check_read(const char *what, const xchg_buf *data, xchg_validation mode,
+                       xchg_status want, const char *const *says) {
   xchg_error err;
   xchg_status st = read_with(data, mode, &err);
-  TU_CHECK(st == want, "%s (%s): %s (\"%s\"), expected %s", what, mode_name(mode), xchg_status_name(st),
-        st == XCHG_OK ? "" : err.message, xchg_status_name(want));
+  TU_CHECK(st == want, "%s (%s): %s (\"%s\"), expected %s", what, mode_name(mode),
+           xchg_status_name(st), st == XCHG_OK ? "" : err.message, xchg_status_name(want));
   for (int i = 0; st == want && want != XCHG_OK && says[i]; i++)
     TU_CHECK(strstr(err.message, says[i]) != NULL, "%s (%s): \"%s\" does not say \"%s\"", what,
-          mode_name(mode), err.message, says[i]);
+             mode_name(mode), err.message, says[i]);
 }
 
 /* ---- finding a value ------------------------------------------------------------------ */
@@ -272,14 +281,16 @@ static int open_batch(target *t, const tu_body *message) {
   t->message = message;
   if (fb_root(data + message->metadata_offset, (size_t)message->metadata_bytes, &root) != 1 ||
       fb_table_field(&root, 2, &header) != 1 || fb_vector_field(&header, 1, 16, &t->nodes) < 0 ||
-      fb_vector_field(&header, 2, 16, &t->buffers) < 0 || fb_vector_field(&header, 4, 8, &t->variadic) < 0)
+      fb_vector_field(&header, 2, 16, &t->buffers) < 0 ||
+      fb_vector_field(&header, 4, 8, &t->variadic) < 0)
     return -1;
   t->batch = header;
   return 0;
 }
 
 /* Walks t down path ("a.b"), from the batch's columns. */
-static int walk(target *t, const struct ArrowSchema *s, const struct ArrowArray *a, const char *path) {
+static int walk(target *t, const struct ArrowSchema *s, const struct ArrowArray *a,
+                const char *path) {
   t->schema = NULL;
   while (*path) {
     const char *dot = strchr(path, '.');
@@ -329,9 +340,21 @@ static int64_t buffer_at(const target *t, int k) {
 static int64_t load_signed(const uint8_t *p, int width) {
   switch (width) {
     case 1: return (int8_t)p[0];
-    case 2: { int16_t v; memcpy(&v, p, 2); return v; }
-    case 4: { int32_t v; memcpy(&v, p, 4); return v; }
-    default: { int64_t v; memcpy(&v, p, 8); return v; }
+    case 2: {
+      int16_t v;
+      memcpy(&v, p, 2);
+      return v;
+    }
+    case 4: {
+      int32_t v;
+      memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      int64_t v;
+      memcpy(&v, p, 8);
+      return v;
+    }
   }
 }
 
@@ -349,7 +372,8 @@ static int64_t entry_at(const target *t, int64_t j) {
 static int64_t message_buffer(const target *t, int k) {
   for (uint32_t j = 0; j < t->buffers.count; j++) {
     const uint8_t *e = fb_vector_elem(&t->buffers, j);
-    if (t->message->offset + (int64_t)fb_load_u64(e) == buffer_at(t, k) && fb_load_u64(e + 8) > 0) return j;
+    if (t->message->offset + (int64_t)fb_load_u64(e) == buffer_at(t, k) && fb_load_u64(e + 8) > 0)
+      return j;
   }
   TU_CHECK(0, "%s: no message buffer holds buffer %d of %s", t->in->name, k, t->path);
   return 0;
@@ -360,7 +384,9 @@ static int64_t buffer_length(const target *t, int k) {
 }
 
 /* Where the target's FieldNode (length, null_count) is. */
-static int64_t node_at(const target *t) { return fb_vector_elem(&t->nodes, (uint32_t)t->node) - base_of(t); }
+static int64_t node_at(const target *t) {
+  return fb_vector_elem(&t->nodes, (uint32_t)t->node) - base_of(t);
+}
 
 /* Where scalar `slot` of table b (of the target's input) is. */
 static int64_t slot_at(const target *t, const fb_table *b, int slot) {
@@ -371,10 +397,10 @@ static int64_t slot_at(const target *t, const fb_table *b, int slot) {
 
 /* What the reader must say about one violation. */
 typedef struct fault {
-  const char *rule;  /* a phrase of the message */
-  int buffer;        /* the array buffer it names ("array buffer K (role)"); -1: none
+  const char *rule; /* a phrase of the message */
+  int buffer;       /* the array buffer it names ("array buffer K (role)"); -1: none
                         (a message buffer, "message buffer K:", is part of the rule) */
-  const char *unit;  /* "row" or "run", followed by `row`; NULL: none */
+  const char *unit; /* "row" or "run", followed by `row`; NULL: none */
   int64_t row;
   int full_only;     /* a check of full validation: bounds-only mode accepts */
   const char *field; /* the field it names; NULL: the target's */
@@ -386,7 +412,8 @@ static xchg_buf *damaged(const target *t, int64_t at, int width, int64_t value) 
   const xchg_buf *orig = t->in->bytes;
   xchg_buf *copy = xchg_buf_alloc(xchg_buf_size(orig));
   memcpy(xchg_buf_mutable_data(copy), xchg_buf_data(orig), xchg_buf_size(orig));
-  for (int i = 0; i < width; i++) xchg_buf_mutable_data(copy)[at + i] = (uint8_t)((uint64_t)value >> (8 * i));
+  for (int i = 0; i < width; i++)
+    xchg_buf_mutable_data(copy)[at + i] = (uint8_t)((uint64_t)value >> (8 * i));
   return copy;
 }
 
@@ -395,8 +422,8 @@ static xchg_buf *damaged(const target *t, int64_t at, int width, int64_t value) 
 static void violate(const target *t, int64_t at, int width, int64_t value, fault f) {
   xchg_buf *copy = damaged(t, at, width, value);
   char what[512], field[300], buffer[32] = "", row[48] = "";
-  snprintf(what, sizeof what, "%s %s: %" PRId64 " at byte %" PRId64 " (%s)", t->in->name, t->path, value,
-           at, f.rule);
+  snprintf(what, sizeof what, "%s %s: %" PRId64 " at byte %" PRId64 " (%s)", t->in->name, t->path,
+           value, at, f.rule);
   snprintf(field, sizeof field, "field '%s'", f.field ? f.field : t->path);
   if (f.buffer >= 0) snprintf(buffer, sizeof buffer, "array buffer %d (", f.buffer);
   if (f.unit) snprintf(row, sizeof row, "%s %" PRId64, f.unit, f.row);
@@ -489,9 +516,12 @@ static int find_ref(target *t, field_ref f, int64_t min_rows) {
 /* Bytes of one value of a fixed-width or index format ("c" .. "L"). */
 static int int_width(const char *format) {
   switch (format[0]) {
-    case 'c': case 'C': return 1;
-    case 's': case 'S': return 2;
-    case 'i': case 'I': return 4;
+    case 'c':
+    case 'C': return 1;
+    case 's':
+    case 'S': return 2;
+    case 'i':
+    case 'I': return 4;
     default: return 8;
   }
 }
@@ -516,11 +546,13 @@ static void offsets_case(field_ref ref) {
 }
 
 static void offsets_all(void) {
-  static const field_ref fields[] = {
-      {"primitive", "binary_nullable"},      {"primitive", "utf8_nullable"},
-      {"large_offsets", "largebinary_nullable"}, {"large_offsets", "largeutf8_nullable"},
-      {"nested", "list_nullable"},          {"nested_large", "large_list_nullable"},
-      {"map", "map_nullable"}};
+  static const field_ref fields[] = {{"primitive", "binary_nullable"},
+                                     {"primitive", "utf8_nullable"},
+                                     {"large_offsets", "largebinary_nullable"},
+                                     {"large_offsets", "largeutf8_nullable"},
+                                     {"nested", "list_nullable"},
+                                     {"nested_large", "large_list_nullable"},
+                                     {"map", "map_nullable"}};
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) offsets_case(fields[i]);
 }
 
@@ -616,8 +648,10 @@ static void unions_case(field_ref ref) {
 }
 
 static void unions_all(void) {
-  static const field_ref fields[] = {{"union", "sparse"}, {"union", "dense"},
-                                     {"sample", "sparse_union"}, {"sample", "dense_union"}};
+  static const field_ref fields[] = {{"union", "sparse"},
+                                     {"union", "dense"},
+                                     {"sample", "sparse_union"},
+                                     {"sample", "dense_union"}};
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) unions_case(fields[i]);
 }
 
@@ -627,18 +661,20 @@ static void run_ends_case(const char *in_name, const char *ree) {
   target t, ends;
   char path[128];
   snprintf(path, sizeof path, "%s.run_ends", ree);
-  if (find_ref(&t, (field_ref){in_name, ree}, 3) != 0 || find_ref(&ends, (field_ref){in_name, path}, 2) != 0)
+  if (find_ref(&t, (field_ref){in_name, ree}, 3) != 0 ||
+      find_ref(&ends, (field_ref){in_name, path}, 2) != 0)
     return;
   int width = int_width(ends.schema->format);
   int64_t n = ends.array->length, at = buffer_at(&ends, 1);
   violate(&t, at + width * (n - 1), width, t.array->length - 1,
           (fault){"the last", 1, "run", n - 1, 0, path});
-  violate(&t, at + width, width, value_of(&ends, 1, width, 0), (fault){"does not increase", 1, "run", 1, 1, path});
+  violate(&t, at + width, width, value_of(&ends, 1, width, 0),
+          (fault){"does not increase", 1, "run", 1, 1, path});
   violate(&t, at, width, 0, (fault){"does not increase", 1, "run", 0, 1, path});
 }
 
 static void run_ends_all(void) {
-  run_ends_case("sample", "ree");    /* int32 */
+  run_ends_case("sample", "ree"); /* int32 */
   run_ends_case("extra", "ree16");
   run_ends_case("extra", "ree64");
 }
@@ -649,19 +685,21 @@ static void indices_case(field_ref ref) {
   target t;
   if (find_ref(&t, ref, 3) != 0) return;
   int width = int_width(t.schema->format);
-  int64_t r = row_where(t.array, 0, 1), at = buffer_at(&t, 1), dict_len = t.array->dictionary->length;
+  int64_t r = row_where(t.array, 0, 1), at = buffer_at(&t, 1),
+          dict_len = t.array->dictionary->length;
   fault f = {"dictionary index", 1, "row", r, 1, NULL};
   violate(&t, at + width * r, width, dict_len, f);
   violate(&t, at + width * r, width, -1, f); /* for unsigned indices: the largest value */
   int64_t null_row = row_where(t.array, 0, 0);
-  if (null_row >= 0) harmless(&t, at + width * null_row, width, dict_len, "a null index is not checked");
+  if (null_row >= 0)
+    harmless(&t, at + width * null_row, width, dict_len, "a null index is not checked");
 }
 
 static void indices_all(void) {
   static const field_ref fields[] = {
-      {"dictionary", "dict0"},          {"dictionary", "dict2"},          {"dictionary", "dict1"},
-      {"extra", "dict_int64"},          {"dictionary_unsigned", "f0"},    {"dictionary_unsigned", "f1"},
-      {"dictionary_unsigned", "f2"},    {"extra", "dict_uint64"},         {"sample", "dict"}};
+      {"dictionary", "dict0"},       {"dictionary", "dict2"},       {"dictionary", "dict1"},
+      {"extra", "dict_int64"},       {"dictionary_unsigned", "f0"}, {"dictionary_unsigned", "f1"},
+      {"dictionary_unsigned", "f2"}, {"extra", "dict_uint64"},      {"sample", "dict"}};
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) indices_case(fields[i]);
 }
 
@@ -671,8 +709,8 @@ static int64_t null_count_cases;
 
 /* Clears the validity bit of one valid row of every field with nulls
  * under path (and of the dictionaries they use). */
-static void null_counts_under(const input *in, const struct ArrowSchema *s, const struct ArrowArray *a,
-                              const char *path) {
+static void null_counts_under(const input *in, const struct ArrowSchema *s,
+                              const struct ArrowArray *a, const char *path) {
   const char *f = s->format;
   int no_bitmap = f[0] == 'n' || strncmp(f, "+u", 2) == 0 || strcmp(f, "+r") == 0;
   int64_t r = row_where(a, 0, 1);
@@ -702,7 +740,8 @@ static void null_counts_all(void) {
         null_counts_under(in, in->read.schema.children[c], in->read.batches[b].children[c],
                           in->read.schema.children[c]->name);
   }
-  TU_CHECK(null_count_cases >= 40, "only %" PRId64 " fields with nulls were damaged", null_count_cases);
+  TU_CHECK(null_count_cases >= 40, "only %" PRId64 " fields with nulls were damaged",
+           null_count_cases);
 }
 
 /* ---- buffer sizes ------------------------------------------------------------------------------------------ */
@@ -741,22 +780,34 @@ static void buffer_sizes_all(void) {
   static const struct {
     field_ref field;
     int buffer;
-  } cases[] = {
-      {{"primitive", "int32_nullable"}, 0},       {{"primitive", "int32_nullable"}, 1},
-      {{"primitive", "bool_nullable"}, 1},        {{"primitive", "int8_nullable"}, 1},
-      {{"primitive", "uint16_nullable"}, 1},      {{"primitive", "float64_nullable"}, 1},
-      {{"primitive", "fixedsizebinary_19_nullable"}, 1}, {{"primitive", "utf8_nullable"}, 1},
-      {{"large_offsets", "largeutf8_nullable"}, 1}, {{"nested", "list_nullable"}, 1},
-      {{"nested_large", "large_list_nullable"}, 1}, {{"map", "map_nullable"}, 1},
-      {{"sample", "utf8_view"}, 1},               {{"union", "sparse"}, 0},
-      {{"union", "dense"}, 0},                    {{"union", "dense"}, 1},
-      {{"sample", "list_view"}, 1},               {{"sample", "list_view"}, 2},
-      {{"extra", "large_list_view"}, 1},          {{"extra", "large_list_view"}, 2},
-      {{"dictionary", "dict0"}, 1},               {{"extra", "dict_int64"}, 1}};
-  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) short_buffer(cases[i].field, cases[i].buffer);
+  } cases[] = {{{"primitive", "int32_nullable"}, 0},
+               {{"primitive", "int32_nullable"}, 1},
+               {{"primitive", "bool_nullable"}, 1},
+               {{"primitive", "int8_nullable"}, 1},
+               {{"primitive", "uint16_nullable"}, 1},
+               {{"primitive", "float64_nullable"}, 1},
+               {{"primitive", "fixedsizebinary_19_nullable"}, 1},
+               {{"primitive", "utf8_nullable"}, 1},
+               {{"large_offsets", "largeutf8_nullable"}, 1},
+               {{"nested", "list_nullable"}, 1},
+               {{"nested_large", "large_list_nullable"}, 1},
+               {{"map", "map_nullable"}, 1},
+               {{"sample", "utf8_view"}, 1},
+               {{"union", "sparse"}, 0},
+               {{"union", "dense"}, 0},
+               {{"union", "dense"}, 1},
+               {{"sample", "list_view"}, 1},
+               {{"sample", "list_view"}, 2},
+               {{"extra", "large_list_view"}, 1},
+               {{"extra", "large_list_view"}, 2},
+               {{"dictionary", "dict0"}, 1},
+               {{"extra", "dict_int64"}, 1}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    short_buffer(cases[i].field, cases[i].buffer);
   target t;
   if (find_ref(&t, (field_ref){"primitive", "int32_nullable"}, 3) != 0) return;
-  violate(&t, entry_at(&t, message_buffer(&t, 0)) + 8, 8, 0, (fault){"no validity buffer", 0, NULL, 0, 0, NULL});
+  violate(&t, entry_at(&t, message_buffer(&t, 0)) + 8, 8, 0,
+          (fault){"no validity buffer", 0, NULL, 0, 0, NULL});
 }
 
 /* ---- field nodes and child lengths ------------------------------------------------------------------------------ */
@@ -769,7 +820,8 @@ static void field_nodes_all(void) {
   char says[64];
   snprintf(says, sizeof says, "field node has length %" PRId64 " and null_count -1", n);
   violate(&t, node + 8, 8, -1, (fault){says, -1, NULL, 0, 0, NULL});
-  snprintf(says, sizeof says, "field node has length %" PRId64 " and null_count %" PRId64, n, n + 1);
+  snprintf(says, sizeof says, "field node has length %" PRId64 " and null_count %" PRId64, n,
+           n + 1);
   violate(&t, node + 8, 8, n + 1, (fault){says, -1, NULL, 0, 0, NULL});
   snprintf(says, sizeof says, "column has %" PRId64 " rows", n - 1);
   violate(&t, node, 8, n - 1, (fault){says, -1, NULL, 0, 0, NULL});
@@ -789,18 +841,21 @@ static void short_child(field_ref parent, const char *child, int64_t need, const
 static void child_lengths_all(void) {
   target t;
   if (find_ref(&t, (field_ref){"nested", "struct_nullable"}, 3) == 0)
-    short_child((field_ref){"nested", "struct_nullable"}, is_valid(t.array->children[0], t.array->length - 1) ? "f1" : "f2",
-                t.array->length, "has");
+    short_child((field_ref){"nested", "struct_nullable"},
+                is_valid(t.array->children[0], t.array->length - 1) ? "f1" : "f2", t.array->length,
+                "has");
   if (find_ref(&t, (field_ref){"sample", "fsl"}, 3) == 0)
     short_child((field_ref){"sample", "fsl"}, "item", t.array->children[0]->length, "child 0 has");
   if (find_ref(&t, (field_ref){"sample", "sparse_union"}, 3) == 0)
-    short_child((field_ref){"sample", "sparse_union"}, "i", t.array->length, "sparse union child 0");
+    short_child((field_ref){"sample", "sparse_union"}, "i", t.array->length,
+                "sparse union child 0");
   if (find_ref(&t, (field_ref){"extra", "ree16.run_ends"}, 3) == 0)
     violate(&t, node_at(&t), 8, 0, (fault){"no run ends", -1, NULL, 0, 0, "ree16"});
   if (find_ref(&t, (field_ref){"extra", "ree16.values"}, 3) == 0)
     violate(&t, node_at(&t), 8, 2, (fault){"3 run ends", -1, NULL, 0, 0, "ree16"});
   if (find_ref(&t, (field_ref){"sample", "ree"}, 3) == 0)
-    violate(&t, node_at(&t) + 8, 8, 1, (fault){"run-end encoded array has null_count 1", -1, NULL, 0, 0, NULL});
+    violate(&t, node_at(&t) + 8, 8, 1,
+            (fault){"run-end encoded array has null_count 1", -1, NULL, 0, 0, NULL});
   if (find_ref(&t, (field_ref){"sample", "dense_union"}, 3) == 0)
     violate(&t, node_at(&t) + 8, 8, 1, (fault){"a union has null_count 1", -1, NULL, 0, 0, NULL});
 }
@@ -808,7 +863,9 @@ static void child_lengths_all(void) {
 /* ---- the batch's layout ------------------------------------------------------------------------------------------ */
 
 /* Whether one more entry of v still lies inside its flatbuffer. */
-static int one_more_fits(const fb_vector *v) { return v->pos + (size_t)(v->count + 1) * v->elem_size <= v->size; }
+static int one_more_fits(const fb_vector *v) {
+  return v->pos + (size_t)(v->count + 1) * v->elem_size <= v->size;
+}
 
 /* One buffer entry more than the schema uses, noticed once the batch is
  * decoded; in the first message where the entry fits.  (Field nodes come
@@ -819,8 +876,8 @@ static void one_more_entry(void) {
     target t;
     if (find(&t, &inputs[i], inputs[i].read.schema.children[0]->name, 0) != 0) continue;
     if (!one_more_fits(&t.buffers)) continue;
-    violate(&t, (int64_t)(t.buffers.pos - 4) + (t.buffers.base - base_of(&t)), 4, t.buffers.count + 1,
-            (fault){"the schema uses", -1, NULL, 0, 0, ""});
+    violate(&t, (int64_t)(t.buffers.pos - 4) + (t.buffers.base - base_of(&t)), 4,
+            t.buffers.count + 1, (fault){"the schema uses", -1, NULL, 0, 0, ""});
     return;
   }
   TU_CHECK(0, "no message has room for one more buffer entry");
@@ -829,7 +886,8 @@ static void one_more_entry(void) {
 static void batch_layout_all(void) {
   target t;
   if (find_ref(&t, (field_ref){"primitive", "int32_nullable"}, 3) != 0) return;
-  violate(&t, slot_at(&t, &t.batch, 0), 8, -1, (fault){"record batch length -1", -1, NULL, 0, 0, ""});
+  violate(&t, slot_at(&t, &t.batch, 0), 8, -1,
+          (fault){"record batch length -1", -1, NULL, 0, 0, ""});
   /* A buffer's range: past the body, before it, of negative length. */
   int64_t j = message_buffer(&t, 1), entry = entry_at(&t, j);
   char outside_rule[64];
@@ -848,7 +906,8 @@ static void batch_layout_all(void) {
   /* Variadic buffer counts of a view field: out of range, or missing. */
   if (find_ref(&t, (field_ref){"sample", "utf8_view"}, 3) != 0) return;
   int64_t count = fb_vector_elem(&t.variadic, 0) - base_of(&t);
-  violate(&t, count, 8, t.buffers.count + 1, (fault){"variadic buffer count", -1, NULL, 0, 0, NULL});
+  violate(&t, count, 8, t.buffers.count + 1,
+          (fault){"variadic buffer count", -1, NULL, 0, 0, NULL});
   violate(&t, count, 8, -1, (fault){"variadic buffer count", -1, NULL, 0, 0, NULL});
   int64_t counts = (int64_t)(t.variadic.pos - 4) + (t.variadic.base - base_of(&t));
   violate(&t, counts, 4, 0, (fault){"no variadicBufferCounts entry", -1, NULL, 0, 0, NULL});
@@ -863,8 +922,11 @@ static void compressed_all(void) {
   /* Message buffer 1: the values of the first column, behind their length. */
   int64_t entry = entry_at(&t, 1);
   int64_t at = t.message->offset + (int64_t)fb_load_u64(base_of(&t) + entry);
-  violate(&t, at, 8, -2, (fault){"message buffer 1: negative uncompressed length -2", -1, NULL, 0, 0, NULL});
-  violate(&t, entry + 8, 8, 4, (fault){"message buffer 1: compressed buffer of 4 bytes lacks its 8-byte length", -1, NULL, 0, 0, NULL});
+  violate(&t, at, 8, -2,
+          (fault){"message buffer 1: negative uncompressed length -2", -1, NULL, 0, 0, NULL});
+  violate(&t, entry + 8, 8, 4,
+          (fault){"message buffer 1: compressed buffer of 4 bytes lacks its 8-byte length", -1,
+                  NULL, 0, 0, NULL});
 }
 
 /* ---- message framing (src/ipc/reader.c) ------------------------------------------------------------------------ */
@@ -874,7 +936,8 @@ static void framing_case(const target *t, int64_t at, int width, int64_t value, 
                          const char *says) {
   xchg_buf *copy = damaged(t, at, width, value);
   char what[256];
-  snprintf(what, sizeof what, "%s: %" PRId64 " at byte %" PRId64 " (%s)", t->in->name, value, at, says);
+  snprintf(what, sizeof what, "%s: %" PRId64 " at byte %" PRId64 " (%s)", t->in->name, value, at,
+           says);
   const char *list[] = {says, NULL};
   check_read(what, copy, XCHG_VALIDATE_FULL, want, list);
   check_read(what, copy, XCHG_VALIDATE_BOUNDS, want, list);
@@ -885,11 +948,13 @@ static void framing_all(void) {
   target t;
   fb_table message;
   if (find_ref(&t, (field_ref){"primitive", "int32_nullable"}, 3) != 0 ||
-      fb_root(base_of(&t) + t.message->metadata_offset, (size_t)t.message->metadata_bytes, &message) != 1)
+      fb_root(base_of(&t) + t.message->metadata_offset, (size_t)t.message->metadata_bytes,
+              &message) != 1)
     return;
   /* The framing: continuation marker, metadata length; then Message's
    * version, header type, header and body length. */
-  framing_case(&t, t.message->metadata_offset - 4, 4, -8, XCHG_EFORMAT, "negative metadata length -8");
+  framing_case(&t, t.message->metadata_offset - 4, 4, -8, XCHG_EFORMAT,
+               "negative metadata length -8");
   framing_case(&t, slot_at(&t, &message, 0), 2, 99, XCHG_ENOTSUP, "metadata version V100");
   framing_case(&t, slot_at(&t, &message, 1), 1, 4, XCHG_ENOTSUP, "header type 4");
   framing_case(&t, slot_at(&t, &message, 1), 1, 6, XCHG_EFORMAT, "header type 6");

@@ -42,8 +42,9 @@ static const char *cli;
 
 /* Writes a stream of one batch whose columns have the given formats,
  * names and data buffers (validity optional); false on failure. */
-static bool write_columns(const char *path, int n, const char *const *formats, const char *const *names,
-                          const void *const *validity, const void *const *data, int64_t rows) {
+static bool write_columns(const char *path, int n, const char *const *formats,
+                          const char *const *names, const void *const *validity,
+                          const void *const *data, int64_t rows) {
   struct ArrowSchema fields[8], root, *field_ptrs[8];
   struct ArrowArray columns[8], batch, *column_ptrs[8];
   const void *buffers[8][2];
@@ -99,8 +100,10 @@ static tu_bytes cli_output(const char *args) {
   tu_bytes err = tu_read_bytes(err_path);
   unlink(err_path);
   int shown = err.size < 300 ? (int)err.size : 300; /* the file's bytes have no NUL after them */
-  TU_CHECK(status == 0, "`xchg %s` failed (status %d): %.*s", args, status, shown, err.data ? (char *)err.data : "");
-  TU_CHECK(err.size == 0, "`xchg %s` wrote to stderr: %.*s", args, shown, err.data ? (char *)err.data : "");
+  TU_CHECK(status == 0, "`xchg %s` failed (status %d): %.*s", args, status, shown,
+           err.data ? (char *)err.data : "");
+  TU_CHECK(err.size == 0, "`xchg %s` wrote to stderr: %.*s", args, shown,
+           err.data ? (char *)err.data : "");
   free(err.data);
   return out;
 }
@@ -133,12 +136,13 @@ static uint16_t half_from_double(double d) {
   if (isnan(d)) return 0x7e00;
   if (a >= 65520.0) return sign | 0x7c00; /* beyond max + half an ulp */
   int e;
-  frexp(a, &e); /* a = m 2^e, m in [0.5, 1) */
+  frexp(a, &e);                        /* a = m 2^e, m in [0.5, 1) */
   int q = e - 11 < -24 ? -24 : e - 11; /* the ulp's exponent at half precision */
-  double scaled = ldexp(a, -q);         /* exact: a has 53 bits */
-  double c = nearbyint(scaled);         /* ties to even in the default mode */
-  return sign | (uint16_t)(c >= 2048 ? ((q + 1 + 25) << 10) | ((uint16_t)(c / 2) & 0x3ff)
-                                     : c >= 1024 ? ((q + 25) << 10) | ((uint16_t)c & 0x3ff) : (uint16_t)c);
+  double scaled = ldexp(a, -q);        /* exact: a has 53 bits */
+  double c = nearbyint(scaled);        /* ties to even in the default mode */
+  return sign | (uint16_t)(c >= 2048   ? ((q + 1 + 25) << 10) | ((uint16_t)(c / 2) & 0x3ff)
+                           : c >= 1024 ? ((q + 25) << 10) | ((uint16_t)c & 0x3ff)
+                                       : (uint16_t)c);
 }
 
 static double half_to_double(uint16_t h) {
@@ -167,12 +171,17 @@ static void readme_notation(char *out, size_t size, const char *e_text) {
   while (n > 1 && digits[n - 1] == '0') n--;
   digits[n] = '\0';
   const char *sign = negative ? "-" : "";
-  if (digits[0] == '0') snprintf(out, size, "%s0", sign);
-  else if (x >= 16 || x < -4) snprintf(out, size, "%s%c%s%.*se%c%02d", sign, digits[0], n > 1 ? "." : "", n - 1,
-                                       digits + 1, x < 0 ? '-' : '+', abs(x));
-  else if (x < 0) snprintf(out, size, "%s0.%.*s%s", sign, -x - 1, "000", digits);
-  else if (x + 1 >= n) snprintf(out, size, "%s%s%.*s", sign, digits, x + 1 - n, "000000000000000");
-  else snprintf(out, size, "%s%.*s.%s", sign, x + 1, digits, digits + x + 1);
+  if (digits[0] == '0')
+    snprintf(out, size, "%s0", sign);
+  else if (x >= 16 || x < -4)
+    snprintf(out, size, "%s%c%s%.*se%c%02d", sign, digits[0], n > 1 ? "." : "", n - 1, digits + 1,
+             x < 0 ? '-' : '+', abs(x));
+  else if (x < 0)
+    snprintf(out, size, "%s0.%.*s%s", sign, -x - 1, "000", digits);
+  else if (x + 1 >= n)
+    snprintf(out, size, "%s%s%.*s", sign, digits, x + 1 - n, "000000000000000");
+  else
+    snprintf(out, size, "%s%.*s.%s", sign, x + 1, digits, digits + x + 1);
 }
 
 /* The old algorithm: the first "%.<p>g" that reads back, in the README's
@@ -204,9 +213,12 @@ typedef struct float_tally {
 
 static void check_float_text(const char *got, double v, int bits, float_tally *tally) {
   char want[64];
-  if (isnan(v)) snprintf(want, sizeof want, "NaN");
-  else if (isinf(v)) snprintf(want, sizeof want, v > 0 ? "Infinity" : "-Infinity");
-  else trial_loop(want, sizeof want, v, bits);
+  if (isnan(v))
+    snprintf(want, sizeof want, "NaN");
+  else if (isinf(v))
+    snprintf(want, sizeof want, v > 0 ? "Infinity" : "-Infinity");
+  else
+    trial_loop(want, sizeof want, v, bits);
   tally->checked++;
   if (strcmp(got, want) == 0) return;
   /* The loop tries only the nearest p-digit decimal: beside a power of
@@ -214,7 +226,8 @@ static void check_float_text(const char *got, double v, int bits, float_tally *t
    * does not. */
   int binary_exponent;
   bool power_of_two = isfinite(v) && v != 0 && fabs(frexp(v, &binary_exponent)) == 0.5;
-  bool shorter = power_of_two && significant_digits(got) < significant_digits(want) && reads_back(got, v, bits);
+  bool shorter = power_of_two && significant_digits(got) < significant_digits(want) &&
+                 reads_back(got, v, bits);
   if (shorter) {
     tally->shorter++;
     return;
@@ -227,15 +240,18 @@ static FILE *node_cases;
 
 static void add_node_case(int bits, const void *data, int64_t i, const char *text) {
   uint64_t raw = 0;
-  if (bits == 16) raw = ((const uint16_t *)data)[i];
-  else if (bits == 32) raw = ((const uint32_t *)data)[i];
-  else raw = ((const uint64_t *)data)[i];
+  if (bits == 16)
+    raw = ((const uint16_t *)data)[i];
+  else if (bits == 32)
+    raw = ((const uint32_t *)data)[i];
+  else
+    raw = ((const uint64_t *)data)[i];
   if (node_cases) fprintf(node_cases, "%d %" PRIx64 " %s\n", bits, raw, text);
 }
 
 /* Prints values (of the given width) through `xchg cat` and checks every line. */
-static void check_floats(const char *format, int bits, const void *data, const double *values, int64_t n,
-                         float_tally *tally) {
+static void check_floats(const char *format, int bits, const void *data, const double *values,
+                         int64_t n, float_tally *tally) {
   char path[] = "/tmp/test_values_float_XXXXXX", args[256];
   int fd = mkstemp(path);
   if (fd >= 0) close(fd);
@@ -244,7 +260,8 @@ static void check_floats(const char *format, int bits, const void *data, const d
   tu_bytes out = cli_output(args);
   size_t count;
   char **lines = out.data ? split_lines(&out, true, &count) : NULL;
-  TU_CHECK(lines && count == (size_t)n, "float%d: %zu lines for %lld values", bits, lines ? count : 0, (long long)n);
+  TU_CHECK(lines && count == (size_t)n, "float%d: %zu lines for %lld values", bits,
+           lines ? count : 0, (long long)n);
   for (int64_t i = 0; lines && i < n && i < (int64_t)count; i++) {
     check_float_text(lines[i], values[i], bits, tally);
     add_node_case(bits, data, i, lines[i]);
@@ -273,10 +290,35 @@ static void test_all_halves(void) {
  * random values in [0, 1) (the cache shape's). */
 static int64_t float_cases(double *out, int64_t n, int bits, uint64_t *seed) {
   int64_t k = 0;
-  double edges[] = {0.0, -0.0, 1.0, -1.0, 0.1, 0.5, 1.5, 100.0, 123456.0, 1e21, 1e22, 1e23, 9007199254740993.0,
-                    DBL_MIN, DBL_MAX, DBL_TRUE_MIN, 2 * DBL_TRUE_MIN, 3 * DBL_TRUE_MIN, DBL_MIN - DBL_TRUE_MIN,
-                    FLT_MIN, FLT_MAX, FLT_TRUE_MIN, 2 * (double)FLT_TRUE_MIN, 0x1p-24, 0x1p-14, 65504.0, 5e-324};
-  for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) out[k++] = bits == 32 ? (float)edges[i] : edges[i];
+  double edges[] = {0.0,
+                    -0.0,
+                    1.0,
+                    -1.0,
+                    0.1,
+                    0.5,
+                    1.5,
+                    100.0,
+                    123456.0,
+                    1e21,
+                    1e22,
+                    1e23,
+                    9007199254740993.0,
+                    DBL_MIN,
+                    DBL_MAX,
+                    DBL_TRUE_MIN,
+                    2 * DBL_TRUE_MIN,
+                    3 * DBL_TRUE_MIN,
+                    DBL_MIN - DBL_TRUE_MIN,
+                    FLT_MIN,
+                    FLT_MAX,
+                    FLT_TRUE_MIN,
+                    2 * (double)FLT_TRUE_MIN,
+                    0x1p-24,
+                    0x1p-14,
+                    65504.0,
+                    5e-324};
+  for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+    out[k++] = bits == 32 ? (float)edges[i] : edges[i];
   int lo = bits == 32 ? -45 : -323, hi = bits == 32 ? 38 : 308;
   for (int e = lo; e <= hi; e++) { /* powers of ten and their neighbours */
     char text[16];
@@ -285,7 +327,8 @@ static int64_t float_cases(double *out, int64_t n, int bits, uint64_t *seed) {
     out[k++] = p;
     out[k++] = bits == 32 ? (double)nextafterf((float)p, INFINITY) : nextafter(p, INFINITY);
   }
-  for (int e = bits == 32 ? -149 : -1074; e <= (bits == 32 ? 127 : 1023); e++) out[k++] = ldexp(1.0, e);
+  for (int e = bits == 32 ? -149 : -1074; e <= (bits == 32 ? 127 : 1023); e++)
+    out[k++] = ldexp(1.0, e);
   while (k < n) {
     uint64_t r = tu_splitmix64(seed);
     double v;
@@ -312,7 +355,8 @@ static void test_random_floats(int bits, int64_t n) {
   n = float_cases(values, n, bits, &seed);
   for (int64_t i = 0; i < n; i++) singles[i] = (float)values[i];
   float_tally t = {0, 0};
-  check_floats(bits == 32 ? "f" : "g", bits, bits == 32 ? (const void *)singles : (const void *)values, values, n, &t);
+  check_floats(bits == 32 ? "f" : "g", bits,
+               bits == 32 ? (const void *)singles : (const void *)values, values, n, &t);
   printf("float%d: %ld checked, %ld shorter than the trial loop's\n", bits, t.checked, t.shorter);
   free(values);
   free(singles);
@@ -323,7 +367,8 @@ static void test_float_texts(void) {
   /* 2^-24; infinities; NaN; -0; 1; 1365/4096 (0.3333 is within half
    * of 2^-12 of it); 65504 (65500 is within 16: half of its gap below). */
   static const uint16_t halves[] = {0x0001, 0x7c00, 0xfc00, 0x7e00, 0x8000, 0x3c00, 0x3555, 0x7bff};
-  static const char *const csv[] = {"6e-08", "Infinity", "-Infinity", "NaN", "-0", "1", "0.3333", "65500"};
+  static const char *const csv[] = {"6e-08", "Infinity", "-Infinity", "NaN",
+                                    "-0",    "1",        "0.3333",    "65500"};
   char path[] = "/tmp/test_values_half_XXXXXX", args[256];
   int fd = mkstemp(path);
   if (fd >= 0) close(fd);
@@ -350,8 +395,10 @@ static void test_float_texts(void) {
 /* The README's examples, through a float32 and a float64 column in CSV and
  * JSON: plain notation for 1e-4 <= |v| < 1e16, the exponent outside. */
 static void test_float_notation(void) {
-  static const float singles[] = {100.0f, 250.0f, 123456789.0f, 1e16f, 1e-5f, 0.0001f, 1.5e-7f, 3.4028235e38f};
-  static const double doubles[] = {100.0, 250.0, 123456789.0, 1e16, 1e-5, 0.0001, 1.5e-7, 9999999999999998.0};
+  static const float singles[] = {100.0f, 250.0f,  123456789.0f, 1e16f,
+                                  1e-5f,  0.0001f, 1.5e-7f,      3.4028235e38f};
+  static const double doubles[] = {100.0, 250.0,  123456789.0, 1e16,
+                                   1e-5,  0.0001, 1.5e-7,      9999999999999998.0};
   static const char *const want[][2] = {{"100", "100"},
                                         {"250", "250"},
                                         {"123456790", "123456789"},
@@ -365,8 +412,8 @@ static void test_float_notation(void) {
   int fd = mkstemp(path);
   if (fd >= 0) close(fd);
   const void *data[] = {singles, doubles};
-  if (fd < 0 || !write_columns(path, 2, (const char *const[]){"f", "g"}, (const char *const[]){"f", "d"}, NULL,
-                               data, N))
+  if (fd < 0 || !write_columns(path, 2, (const char *const[]){"f", "g"},
+                               (const char *const[]){"f", "d"}, NULL, data, N))
     return;
   for (int json = 0; json < 2; json++) {
     snprintf(args, sizeof args, "cat '%s' --format %s", path, json ? "json" : "csv");
@@ -376,8 +423,8 @@ static void test_float_notation(void) {
     for (size_t i = 0; lines && i < N && i < count; i++) {
       char line[128];
       snprintf(line, sizeof line, json ? "{\"f\":%s,\"d\":%s}" : "%s,%s", want[i][0], want[i][1]);
-      TU_CHECK(strcmp(lines[i], line) == 0, "%s row %zu: printed %s, expected %s", json ? "json" : "csv", i,
-               lines[i], line);
+      TU_CHECK(strcmp(lines[i], line) == 0, "%s row %zu: printed %s, expected %s",
+               json ? "json" : "csv", i, lines[i], line);
     }
     TU_CHECK(lines && count == N, "%zu lines of %d values", lines ? count : 0, N);
     free(lines);
@@ -397,7 +444,8 @@ static void test_floats_against_node(const char *cases_path) {
   char out_path[] = "/tmp/test_values_node_XXXXXX";
   int fd = mkstemp(out_path);
   if (fd >= 0) close(fd);
-  snprintf(cmd, sizeof cmd, "node '%s/check.mjs' '%s' > '%s'", tu_interop_dir("floats"), cases_path, out_path);
+  snprintf(cmd, sizeof cmd, "node '%s/check.mjs' '%s' > '%s'", tu_interop_dir("floats"), cases_path,
+           out_path);
   int rc = tu_run("%s", cmd);
   tu_bytes out = tu_read_bytes(out_path);
   unlink(out_path);
@@ -431,17 +479,21 @@ static bool is_leap(i128 y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 
 /* The date of a day number, by binary search over years and a walk over
  * the months. */
 static void date_of(i128 days, i128 *year, int *month, int *day) {
-  i128 lo = -400000000000000LL, hi = 400000000000000LL; /* the last year starting on or before days */
+  i128 lo = -400000000000000LL,
+       hi = 400000000000000LL; /* the last year starting on or before days */
   while (lo < hi) {
     i128 mid = lo + (hi - lo + 1) / 2;
-    if (days_before_year(mid) <= days) lo = mid;
-    else hi = mid - 1;
+    if (days_before_year(mid) <= days)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   *year = lo;
   i128 rest = days - days_before_year(lo);
   static const int lengths[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   int m = 0;
-  while (rest >= lengths[m] + (m == 1 && is_leap(lo))) rest -= lengths[m] + (m == 1 && is_leap(lo)), m++;
+  while (rest >= lengths[m] + (m == 1 && is_leap(lo)))
+    rest -= lengths[m] + (m == 1 && is_leap(lo)), m++;
   *month = m + 1;
   *day = (int)rest + 1;
 }
@@ -452,7 +504,8 @@ static int put_date_text(char *out, size_t size, i128 days) {
   date_of(days, &y, &m, &d);
   long long year = (long long)y;
   if (year >= 0 && year <= 9999) return snprintf(out, size, "%04lld-%02d-%02d", year, m, d);
-  return snprintf(out, size, "%c%04lld-%02d-%02d", year < 0 ? '-' : '+', year < 0 ? -year : year, m, d);
+  return snprintf(out, size, "%c%04lld-%02d-%02d", year < 0 ? '-' : '+', year < 0 ? -year : year, m,
+                  d);
 }
 
 static const int64_t per_second[4] = {1, 1000, 1000000, 1000000000};
@@ -460,8 +513,10 @@ static const char unit_codes[4] = {'s', 'm', 'u', 'n'};
 static const char *const unit_names[4] = {"s", "ms", "us", "ns"};
 
 static void fraction_text(char *out, size_t size, int unit, i128 fraction) {
-  if (unit == 0) out[0] = '\0';
-  else snprintf(out, size, ".%0*lld", unit * 3, (long long)fraction);
+  if (unit == 0)
+    out[0] = '\0';
+  else
+    snprintf(out, size, ".%0*lld", unit * 3, (long long)fraction);
 }
 
 static void timestamp_text(char *out, size_t size, int64_t v, int unit, bool utc) {
@@ -494,13 +549,17 @@ static void time_text(char *out, size_t size, int64_t v, int unit) {
 }
 
 static void date64_text(char *out, size_t size, int64_t millis) {
-  if (millis % 86400000 == 0) put_date_text(out, size, millis / 86400000);
-  else timestamp_text(out, size, millis, 1, false);
+  if (millis % 86400000 == 0)
+    put_date_text(out, size, millis / 86400000);
+  else
+    timestamp_text(out, size, millis, 1, false);
 }
 
 #define N_EXTREMES 7
-static const int64_t extremes64[N_EXTREMES] = {INT64_MIN, INT64_MIN + 1, -1, 0, 1, INT64_MAX - 1, INT64_MAX};
-static const int32_t extremes32[N_EXTREMES] = {INT32_MIN, INT32_MIN + 1, -1, 0, 1, INT32_MAX - 1, INT32_MAX};
+static const int64_t extremes64[N_EXTREMES] = {INT64_MIN, INT64_MIN + 1, -1,       0,
+                                               1,         INT64_MAX - 1, INT64_MAX};
+static const int32_t extremes32[N_EXTREMES] = {INT32_MIN, INT32_MIN + 1, -1,       0,
+                                               1,         INT32_MAX - 1, INT32_MAX};
 
 typedef struct temporal_column {
   char format[8];
@@ -517,7 +576,8 @@ static int temporal_columns(temporal_column *cols) {
       snprintf(c->format, sizeof c->format, "ts%c:%s", unit_codes[u], utc ? "UTC" : "");
       snprintf(c->name, sizeof c->name, "ts_%s%s", unit_names[u], utc ? "_utc" : "");
       c->wide = true;
-      for (int i = 0; i < N_EXTREMES; i++) timestamp_text(c->expected[i], 96, extremes64[i], u, utc);
+      for (int i = 0; i < N_EXTREMES; i++)
+        timestamp_text(c->expected[i], 96, extremes64[i], u, utc);
     }
     temporal_column *d = &cols[n++];
     snprintf(d->format, sizeof d->format, "tD%c", unit_codes[u]);
@@ -528,7 +588,8 @@ static int temporal_columns(temporal_column *cols) {
     snprintf(t->format, sizeof t->format, "tt%c", unit_codes[u]);
     snprintf(t->name, sizeof t->name, "time_%s", unit_names[u]);
     t->wide = u >= 2;
-    for (int i = 0; i < N_EXTREMES; i++) time_text(t->expected[i], 96, t->wide ? extremes64[i] : extremes32[i], u);
+    for (int i = 0; i < N_EXTREMES; i++)
+      time_text(t->expected[i], 96, t->wide ? extremes64[i] : extremes32[i], u);
   }
   temporal_column *d32 = &cols[n++], *d64 = &cols[n++];
   snprintf(d32->format, sizeof d32->format, "tdD");
@@ -561,8 +622,9 @@ static void test_temporal_extremes(void) {
     char **lines = out.data ? split_lines(&out, true, &count) : NULL;
     TU_CHECK(lines && count == N_EXTREMES, "%s: %zu lines", name, lines ? count : 0);
     for (size_t i = 0; lines && i < count && i < N_EXTREMES; i++)
-      TU_CHECK(strcmp(lines[i], cols[c].expected[i]) == 0, "%s at %lld: printed %s, expected %s", name,
-               cols[c].wide ? (long long)extremes64[i] : (long long)extremes32[i], lines[i], cols[c].expected[i]);
+      TU_CHECK(strcmp(lines[i], cols[c].expected[i]) == 0, "%s at %lld: printed %s, expected %s",
+               name, cols[c].wide ? (long long)extremes64[i] : (long long)extremes32[i], lines[i],
+               cols[c].expected[i]);
     free(lines);
     free(out.data);
     unlink(path);
@@ -585,7 +647,8 @@ static void test_integers(void) {
   }
   unsigned_values[n++] = UINT64_MAX;
   unsigned_values[n++] = 0;
-  for (int i = 0; i < n; i++) signed_values[i] = (int64_t)unsigned_values[i]; /* wraps: negatives too */
+  for (int i = 0; i < n; i++)
+    signed_values[i] = (int64_t)unsigned_values[i]; /* wraps: negatives too */
   signed_values[n - 2] = INT64_MIN;
   signed_values[n - 1] = INT64_MAX;
   const char *formats[2] = {"l", "L"}, *names[2] = {"l", "L"};
@@ -627,17 +690,20 @@ static void test_zero_width_binary(void) {
       {"{\"w0\":\"\",\"i\":1}\n{\"w0\":null,\"i\":2}\n{\"w0\":\"\",\"i\":3}\n", "json"},
   };
   for (int k = 0; k < 3; k++) {
-    if (k == 0) snprintf(args, sizeof args, "inspect '%s'", path);
-    else snprintf(args, sizeof args, "cat '%s' --format %s", path, wants[k][1]);
+    if (k == 0)
+      snprintf(args, sizeof args, "inspect '%s'", path);
+    else
+      snprintf(args, sizeof args, "cat '%s' --format %s", path, wants[k][1]);
     tu_bytes out = cli_output(args);
-    bool ok = out.data && (k == 0 ? strstr((char *)out.data, wants[k][0]) != NULL : strcmp((char *)out.data, wants[k][0]) == 0);
+    bool ok = out.data && (k == 0 ? strstr((char *)out.data, wants[k][0]) != NULL
+                                  : strcmp((char *)out.data, wants[k][0]) == 0);
     TU_CHECK(ok, "`xchg %s` printed:\n%s", args, out.data ? (char *)out.data : "");
     free(out.data);
   }
   snprintf(args, sizeof args, "cat '%s' --format arrow-json", path);
   tu_bytes out = cli_output(args);
-  TU_CHECK(out.data && strstr((char *)out.data, "\"byteWidth\":0") != NULL, "arrow-json of w:0: %.300s",
-           out.data ? (char *)out.data : "");
+  TU_CHECK(out.data && strstr((char *)out.data, "\"byteWidth\":0") != NULL,
+           "arrow-json of w:0: %.300s", out.data ? (char *)out.data : "");
   free(out.data);
   unlink(path);
 }
@@ -651,15 +717,17 @@ static void test_rows_on_threads(void) {
     TU_CHECK(0, "mkdtemp: %s", strerror(errno));
     return;
   }
-  TU_CHECK(tu_run("'%s' gen cache '%s/c.arrows' --rows 25000 --compression lz4 >/dev/null", cli, dir) == 0,
+  TU_CHECK(tu_run("'%s' gen cache '%s/c.arrows' --rows 25000 --compression lz4 >/dev/null", cli,
+                  dir) == 0,
            "xchg gen cache");
   static const char *const args[] = {"--format csv", "--format json", "--format json --limit 12345",
                                      "--format csv --columns c3,c0"};
   for (int a = 0; a < 4; a++) {
-    int rc = tu_run("XCHG_THREADS=1 '%s' cat '%s/c.arrows' %s > '%s/one' && "
-                    "XCHG_THREADS=4 '%s' cat '%s/c.arrows' %s > '%s/four' && "
-                    "test -s '%s/one' && cmp -s '%s/one' '%s/four'",
-                    cli, dir, args[a], dir, cli, dir, args[a], dir, dir, dir, dir);
+    int rc = tu_run(
+        "XCHG_THREADS=1 '%s' cat '%s/c.arrows' %s > '%s/one' && "
+        "XCHG_THREADS=4 '%s' cat '%s/c.arrows' %s > '%s/four' && "
+        "test -s '%s/one' && cmp -s '%s/one' '%s/four'",
+        cli, dir, args[a], dir, cli, dir, args[a], dir, dir, dir, dir);
     TU_CHECK(rc == 0, "cat %s on 4 threads differs from 1 thread (or failed)", args[a]);
   }
   tu_run("rm -rf '%s'", dir);

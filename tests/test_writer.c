@@ -38,7 +38,8 @@ typedef struct collector {
 
 static xchg_status collect(void *ctx, const void *data, size_t n, xchg_error *err) {
   collector *c = ctx;
-  if (++c->calls == c->fail_at) return xchg_errorf(err, XCHG_EIO, "the sink refuses call %d", c->calls);
+  if (++c->calls == c->fail_at)
+    return xchg_errorf(err, XCHG_EIO, "the sink refuses call %d", c->calls);
   if (c->len + n > c->cap) {
     size_t cap = (c->len + n) * 2;
     uint8_t *p = realloc(c->data, cap);
@@ -53,7 +54,8 @@ static xchg_status collect(void *ctx, const void *data, size_t n, xchg_error *er
 
 static xchg_status write_with(xchg_ipc_writer *w, const rt_data *src, xchg_error *err) {
   xchg_status st = XCHG_OK;
-  for (int64_t i = 0; i < src->n && st == XCHG_OK; i++) st = xchg_ipc_writer_write(w, &src->batches[i], err);
+  for (int64_t i = 0; i < src->n && st == XCHG_OK; i++)
+    st = xchg_ipc_writer_write(w, &src->batches[i], err);
   return st == XCHG_OK ? xchg_ipc_writer_finish(w, err) : st;
 }
 
@@ -74,10 +76,13 @@ static void check_sinks(const char *name, const rt_data *src) {
     /* callback */
     collector c = {0};
     xchg_ipc_writer *w;
-    if (xchg_ipc_writer_open(&src->schema, &o, collect, &c, &w, &err) != XCHG_OK || write_with(w, src, &err) != XCHG_OK)
+    if (xchg_ipc_writer_open(&src->schema, &o, collect, &c, &w, &err) != XCHG_OK ||
+        write_with(w, src, &err) != XCHG_OK)
       TU_CHECK(0, "%s: %s", what, err.message);
-    else TU_CHECK(same_bytes(mem, c.data, c.len), "%s: callback bytes differ from memory bytes", what);
-    TU_CHECK(xchg_ipc_writer_bytes_written(w) == (int64_t)xchg_buf_size(mem), "%s: bytes_written is wrong", what);
+    else
+      TU_CHECK(same_bytes(mem, c.data, c.len), "%s: callback bytes differ from memory bytes", what);
+    TU_CHECK(xchg_ipc_writer_bytes_written(w) == (int64_t)xchg_buf_size(mem),
+             "%s: bytes_written is wrong", what);
     xchg_ipc_writer_free(w);
     free(c.data);
     /* file descriptor */
@@ -86,13 +91,15 @@ static void check_sinks(const char *name, const rt_data *src) {
       TU_CHECK(0, "%s: tmpfile", what);
     } else {
       int fd = fileno(tmp);
-      if (xchg_ipc_writer_open_fd(&src->schema, &o, fd, &w, &err) != XCHG_OK || write_with(w, src, &err) != XCHG_OK) {
+      if (xchg_ipc_writer_open_fd(&src->schema, &o, fd, &w, &err) != XCHG_OK ||
+          write_with(w, src, &err) != XCHG_OK) {
         TU_CHECK(0, "%s: %s", what, err.message);
       } else {
         size_t n = xchg_buf_size(mem);
         uint8_t *back = malloc(n + 1);
         ssize_t got = back ? pread(fd, back, n + 1, 0) : -1;
-        TU_CHECK(got == (ssize_t)n && memcmp(back, xchg_buf_data(mem), n) == 0, "%s: fd bytes differ from memory bytes", what);
+        TU_CHECK(got == (ssize_t)n && memcmp(back, xchg_buf_data(mem), n) == 0,
+                 "%s: fd bytes differ from memory bytes", what);
         free(back);
       }
       xchg_ipc_writer_free(w);
@@ -105,9 +112,11 @@ static void check_sinks(const char *name, const rt_data *src) {
     po.pool = pool;
     po.parallel_min_bytes = 1;
     xchg_buf *par;
-    if (rt_write(&src->schema, src->batches, src->n, &po, &par, msg, MSG) != 0) TU_CHECK(0, "%s: %s", what, msg);
+    if (rt_write(&src->schema, src->batches, src->n, &po, &par, msg, MSG) != 0)
+      TU_CHECK(0, "%s: %s", what, msg);
     else {
-      TU_CHECK(same_bytes(par, xchg_buf_data(mem), xchg_buf_size(mem)), "%s: pool output differs from serial output", what);
+      TU_CHECK(same_bytes(par, xchg_buf_data(mem), xchg_buf_size(mem)),
+               "%s: pool output differs from serial output", what);
       xchg_buf_unref(par);
     }
     xchg_pool_free(pool);
@@ -129,14 +138,17 @@ static void check_array_stream(const char *path, const rt_data *src) {
   }
   xchg_ipc_reader *r;
   struct ArrowArrayStream stream;
-  TU_CHECK(xchg_ipc_reader_to_stream(NULL, &stream, &err) == XCHG_EINVAL && strstr(err.message, "reader is NULL"),
+  TU_CHECK(xchg_ipc_reader_to_stream(NULL, &stream, &err) == XCHG_EINVAL &&
+               strstr(err.message, "reader is NULL"),
            "to_stream of no reader: %s", err.message);
-  if (xchg_ipc_reader_open_file(path, NULL, &r, &err) != XCHG_OK || xchg_ipc_reader_to_stream(r, &stream, &err) != XCHG_OK) {
+  if (xchg_ipc_reader_open_file(path, NULL, &r, &err) != XCHG_OK ||
+      xchg_ipc_reader_to_stream(r, &stream, &err) != XCHG_OK) {
     TU_CHECK(0, "array stream: %s", err.message);
   } else if (xchg_ipc_encode_stream(&stream, &o, &got, &err) != XCHG_OK) {
     TU_CHECK(0, "array stream: %s", err.message);
   } else {
-    TU_CHECK(same_bytes(got, xchg_buf_data(want), xchg_buf_size(want)), "array stream: bytes differ from batch by batch");
+    TU_CHECK(same_bytes(got, xchg_buf_data(want), xchg_buf_size(want)),
+             "array stream: bytes differ from batch by batch");
     xchg_buf_unref(got);
   }
   xchg_buf_unref(want);
@@ -148,47 +160,66 @@ static int64_t load_i64(const uint8_t *p) { return (int64_t)fb_load_u64(p); }
 
 /* Walks a stream's messages; checks alignment, empty buffers and prefixes.
  * Sets *raw / *compressed / *empty to the counts of such buffers. */
-static int check_layout(xchg_buf *buf, int align, int compressed_body, int64_t counts[3], char *msg) {
+static int check_layout(xchg_buf *buf, int align, int compressed_body, int64_t counts[3],
+                        char *msg) {
   const uint8_t *p = xchg_buf_data(buf);
   size_t size = xchg_buf_size(buf), at = 0;
   memset(counts, 0, 3 * sizeof *counts);
   while (at + 8 <= size) {
-    if (fb_load_u32(p + at) != 0xFFFFFFFFu) return snprintf(msg, MSG, "no continuation marker at byte %zu", at) * 0 - 1;
+    if (fb_load_u32(p + at) != 0xFFFFFFFFu)
+      return snprintf(msg, MSG, "no continuation marker at byte %zu", at) * 0 - 1;
     uint32_t len = fb_load_u32(p + at + 4);
-    if (len == 0) return at + 8 == size ? 0 : (snprintf(msg, MSG, "bytes after the end-of-stream marker") * 0 - 1);
-    if ((8 + len) % (uint32_t)align != 0) return snprintf(msg, MSG, "metadata of %u bytes at %zu breaks %d-byte alignment", len, at, align) * 0 - 1;
+    if (len == 0)
+      return at + 8 == size ? 0
+                            : (snprintf(msg, MSG, "bytes after the end-of-stream marker") * 0 - 1);
+    if ((8 + len) % (uint32_t)align != 0)
+      return snprintf(msg, MSG, "metadata of %u bytes at %zu breaks %d-byte alignment", len, at,
+                      align) *
+                 0 -
+             1;
     fb_table m, header;
     int64_t body_len;
     uint8_t type;
-    if (fb_root(p + at + 8, len, &m) <= 0 || fb_u8(&m, 1, 0, &type) < 0 || fb_i64(&m, 3, 0, &body_len) < 0)
+    if (fb_root(p + at + 8, len, &m) <= 0 || fb_u8(&m, 1, 0, &type) < 0 ||
+        fb_i64(&m, 3, 0, &body_len) < 0)
       return snprintf(msg, MSG, "bad Message at %zu", at) * 0 - 1;
     const uint8_t *body = p + at + 8 + len;
-    if (body_len % align != 0) return snprintf(msg, MSG, "body length %lld not aligned", (long long)body_len) * 0 - 1;
+    if (body_len % align != 0)
+      return snprintf(msg, MSG, "body length %lld not aligned", (long long)body_len) * 0 - 1;
     if (type == 2 || type == 3) {
       fb_table batch = {0};
       if (fb_table_field(&m, 2, &header) <= 0) return snprintf(msg, MSG, "no header") * 0 - 1;
       if (type == 2) {
-        if (fb_table_field(&header, 1, &batch) <= 0) return snprintf(msg, MSG, "no dictionary data") * 0 - 1;
+        if (fb_table_field(&header, 1, &batch) <= 0)
+          return snprintf(msg, MSG, "no dictionary data") * 0 - 1;
       } else {
         batch = header;
       }
       fb_vector buffers;
-      if (fb_vector_field(&batch, 2, 16, &buffers) <= 0) return snprintf(msg, MSG, "no buffers") * 0 - 1;
+      if (fb_vector_field(&batch, 2, 16, &buffers) <= 0)
+        return snprintf(msg, MSG, "no buffers") * 0 - 1;
       for (uint32_t i = 0; i < buffers.count; i++) {
         const uint8_t *spec = fb_vector_elem(&buffers, i);
         int64_t off = load_i64(spec), blen = load_i64(spec + 8);
-        if (off % align != 0) return snprintf(msg, MSG, "buffer %u at body offset %lld", i, (long long)off) * 0 - 1;
+        if (off % align != 0)
+          return snprintf(msg, MSG, "buffer %u at body offset %lld", i, (long long)off) * 0 - 1;
         if (off + blen > body_len) return snprintf(msg, MSG, "buffer %u past the body", i) * 0 - 1;
         if (blen == 0) {
           counts[2]++;
           continue;
         }
         if (!compressed_body) continue;
-        if (blen < 8) return snprintf(msg, MSG, "compressed buffer %u of %lld bytes", i, (long long)blen) * 0 - 1;
+        if (blen < 8)
+          return snprintf(msg, MSG, "compressed buffer %u of %lld bytes", i, (long long)blen) * 0 -
+                 1;
         int64_t prefix = load_i64(body + off);
-        if (prefix == -1) counts[0]++;
-        else if (prefix > 0) counts[1]++;
-        else return snprintf(msg, MSG, "buffer %u has length prefix %lld", i, (long long)prefix) * 0 - 1;
+        if (prefix == -1)
+          counts[0]++;
+        else if (prefix > 0)
+          counts[1]++;
+        else
+          return snprintf(msg, MSG, "buffer %u has length prefix %lld", i, (long long)prefix) * 0 -
+                 1;
       }
     }
     at += 8 + len + (size_t)body_len;
@@ -206,21 +237,28 @@ static void check_wire(const char *name, const rt_data *src, int has_empty) {
       o.alignment = a ? 64 : 8;
       o.codec = XCHG_BLOCK_LZ4_FRAME;
       o.min_space_saving = savings[s];
-      snprintf(what, sizeof what, "%s layout (align %d, min saving %.2f)", name, o.alignment, savings[s]);
+      snprintf(what, sizeof what, "%s layout (align %d, min saving %.2f)", name, o.alignment,
+               savings[s]);
       xchg_buf *buf;
       if (rt_write(&src->schema, src->batches, src->n, &o, &buf, msg, MSG) != 0) {
         TU_CHECK(0, "%s: %s", what, msg);
         continue;
       }
       int64_t counts[3];
-      if (check_layout(buf, o.alignment, 1, counts, msg) != 0) TU_CHECK(0, "%s: %s", what, msg);
-      else if (s == 1 && counts[1] != 0) TU_CHECK(0, "%s: a buffer was kept compressed despite min_space_saving 0.99", what);
-      else if (s == 0 && counts[1] == 0 && src->n > 0) TU_CHECK(0, "%s: no buffer was compressed", what);
-      else TU_CHECK(!has_empty || counts[2] != 0, "%s: no empty buffer (columns without nulls have one)", what);
+      if (check_layout(buf, o.alignment, 1, counts, msg) != 0)
+        TU_CHECK(0, "%s: %s", what, msg);
+      else if (s == 1 && counts[1] != 0)
+        TU_CHECK(0, "%s: a buffer was kept compressed despite min_space_saving 0.99", what);
+      else if (s == 0 && counts[1] == 0 && src->n > 0)
+        TU_CHECK(0, "%s: no buffer was compressed", what);
+      else
+        TU_CHECK(!has_empty || counts[2] != 0,
+                 "%s: no empty buffer (columns without nulls have one)", what);
       rt_data back = {0};
       TU_CHECK(rt_read_buf(buf, &back, msg, MSG) == 0, "%s: %s", what, msg);
       for (int64_t i = 0; i < back.n; i++)
-        TU_CHECK(array_equal(&src->schema, &src->batches[i], &back.batches[i], msg, MSG) == 0, "%s: %s", what, msg);
+        TU_CHECK(array_equal(&src->schema, &src->batches[i], &back.batches[i], msg, MSG) == 0,
+                 "%s: %s", what, msg);
       rt_data_free(&back);
       xchg_buf_unref(buf);
     }
@@ -243,13 +281,16 @@ static void check_coalesce_bytes(const rt_data *src) {
   xchg_ipc_write_options_init(&o);
   o.coalesce_bytes = 400;
   xchg_buf *buf;
-  if (!TU_CHECK(rt_write(&src->schema, small, n_small, &o, &buf, msg, MSG) == 0, "coalesce_bytes: %s", msg)) return;
+  if (!TU_CHECK(rt_write(&src->schema, small, n_small, &o, &buf, msg, MSG) == 0,
+                "coalesce_bytes: %s", msg))
+    return;
   rt_data back = {0};
   if (TU_CHECK(rt_read_buf(buf, &back, msg, MSG) == 0, "coalesce_bytes: %s", msg)) {
     int64_t row = 0;
     for (int64_t i = 0; i < back.n; i++)
       for (int64_t k = 0; k < back.batches[i].length; k++, row++)
-        if (row >= n_small || array_range_equal(&src->schema, &small[row], 0, &back.batches[i], k, 1, msg, MSG) != 0) {
+        if (row >= n_small || array_range_equal(&src->schema, &small[row], 0, &back.batches[i], k,
+                                                1, msg, MSG) != 0) {
           TU_CHECK(0, "coalesce_bytes values: %s", row >= n_small ? "too many rows" : msg);
           i = back.n;
           break;
@@ -280,7 +321,8 @@ static void expect_error(const char *what, xchg_status st, xchg_status want, con
 
 /* The sample (run-end encoded columns and all) written twice, coalesced:
  * one batch holding both copies' rows. */
-static void check_coalesced_sample(const struct ArrowSchema *schema, const struct ArrowArray *batch) {
+static void check_coalesced_sample(const struct ArrowSchema *schema,
+                                   const struct ArrowArray *batch) {
   xchg_ipc_write_options o;
   xchg_ipc_write_options_init(&o);
   o.coalesce_rows = 100;
@@ -294,7 +336,9 @@ static void check_coalesced_sample(const struct ArrowSchema *schema, const struc
     TU_CHECK(0, "coalesced sample: not one batch of both copies");
   } else {
     for (int64_t i = 0; i < 2; i++)
-      TU_CHECK(array_range_equal(schema, batch, 0, &d.batches[0], i * batch->length, batch->length, msg, MSG) == 0, "coalesced sample: %s", msg);
+      TU_CHECK(array_range_equal(schema, batch, 0, &d.batches[0], i * batch->length, batch->length,
+                                 msg, MSG) == 0,
+               "coalesced sample: %s", msg);
   }
   rt_data_free(&d);
   xchg_buf_unref(buf);
@@ -309,16 +353,22 @@ static void check_errors(void) {
   xchg_ipc_write_options o;
   xchg_ipc_write_options_init(&o);
   /* bad schemas */
-  struct ArrowSchema leaf = {"x", "weird", NULL, 0, 0, NULL, NULL, no_release, NULL}, *kids[1] = {&leaf};
+  struct ArrowSchema leaf = {"x", "weird", NULL, 0, 0, NULL, NULL, no_release, NULL},
+                     *kids[1] = {&leaf};
   struct ArrowSchema root = {"+s", "", NULL, 0, 1, kids, NULL, no_release, NULL};
-  expect_error("unknown format", xchg_ipc_writer_open_memory(&root, &o, &w, &err), XCHG_EINVAL, &err, "weird");
-  expect_error("not a struct", xchg_ipc_writer_open_memory(&leaf, &o, &w, &err), XCHG_EINVAL, &err, NULL);
+  expect_error("unknown format", xchg_ipc_writer_open_memory(&root, &o, &w, &err), XCHG_EINVAL,
+               &err, "weird");
+  expect_error("not a struct", xchg_ipc_writer_open_memory(&leaf, &o, &w, &err), XCHG_EINVAL, &err,
+               NULL);
   leaf.format = "+l";
-  expect_error("list without child", xchg_ipc_writer_open_memory(&root, &o, &w, &err), XCHG_EINVAL, &err, "children");
+  expect_error("list without child", xchg_ipc_writer_open_memory(&root, &o, &w, &err), XCHG_EINVAL,
+               &err, "children");
   o.alignment = 16;
-  expect_error("alignment 16", xchg_ipc_writer_open_memory(schema, &o, &w, &err), XCHG_EINVAL, &err, "alignment");
+  expect_error("alignment 16", xchg_ipc_writer_open_memory(schema, &o, &w, &err), XCHG_EINVAL, &err,
+               "alignment");
   xchg_ipc_write_options_init(&o);
-  expect_error("bad fd", xchg_ipc_writer_open_fd(schema, &o, -1, &w, &err), XCHG_EINVAL, &err, NULL);
+  expect_error("bad fd", xchg_ipc_writer_open_fd(schema, &o, -1, &w, &err), XCHG_EINVAL, &err,
+               NULL);
   /* bad arrays */
   if (xchg_ipc_writer_open_memory(schema, &o, &w, &err) != XCHG_OK) {
     TU_CHECK(0, "open: %s", err.message);
@@ -326,16 +376,20 @@ static void check_errors(void) {
   }
   struct ArrowArray short_batch = *batch;
   short_batch.n_children--;
-  expect_error("missing column", xchg_ipc_writer_write(w, &short_batch, &err), XCHG_EINVAL, &err, "children");
+  expect_error("missing column", xchg_ipc_writer_write(w, &short_batch, &err), XCHG_EINVAL, &err,
+               "children");
   struct ArrowArray past = *batch;
   past.offset = 4;
-  expect_error("slice past the end", xchg_ipc_writer_write(w, &past, &err), XCHG_EINVAL, &err, "outside");
+  expect_error("slice past the end", xchg_ipc_writer_write(w, &past, &err), XCHG_EINVAL, &err,
+               "outside");
   struct ArrowArray released = *batch;
   released.release = NULL;
-  expect_error("released batch", xchg_ipc_writer_write(w, &released, &err), XCHG_EINVAL, &err, NULL);
+  expect_error("released batch", xchg_ipc_writer_write(w, &released, &err), XCHG_EINVAL, &err,
+               NULL);
   expect_error("good batch", xchg_ipc_writer_write(w, batch, &err), XCHG_OK, &err, NULL);
   expect_error("finish", xchg_ipc_writer_finish(w, &err), XCHG_OK, &err, NULL);
-  expect_error("write after finish", xchg_ipc_writer_write(w, batch, &err), XCHG_EINVAL, &err, "finished");
+  expect_error("write after finish", xchg_ipc_writer_write(w, batch, &err), XCHG_EINVAL, &err,
+               "finished");
   xchg_ipc_writer_free(w);
   /* a failing sink: the error comes back and stays */
   collector c = {0};
@@ -344,7 +398,9 @@ static void check_errors(void) {
   for (int i = 0; i < 3 && st == XCHG_OK; i++) st = xchg_ipc_writer_write(w, batch, &err);
   if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
   expect_error("failing sink", st, XCHG_EIO, &err, "refuses");
-  if (w) expect_error("after a failing sink", xchg_ipc_writer_write(w, batch, &err), XCHG_EIO, &err, NULL);
+  if (w)
+    expect_error("after a failing sink", xchg_ipc_writer_write(w, batch, &err), XCHG_EIO, &err,
+                 NULL);
   xchg_ipc_writer_free(w);
   free(c.data);
   check_coalesced_sample(schema, batch);
@@ -405,19 +461,17 @@ static void allocation_failures(void) {
 
 int main(int argc, char **argv) {
   char msg[MSG];
-  tu_testdata_path(gold_path, sizeof gold_path, "arrow-gold/1.0.0-littleendian/generated_nested.stream");
+  tu_testdata_path(gold_path, sizeof gold_path,
+                   "arrow-gold/1.0.0-littleendian/generated_nested.stream");
   if (!TU_CHECK(rt_read_file(gold_path, &gold, msg, MSG) == 0, "%s: %s", gold_path, msg)) return 1;
   struct ArrowSchema *schema;
   struct ArrowArray *batch;
   rt_sample(&schema, &batch);
   sample = (rt_data){.schema = *schema, .batches = batch, .n = 1};
   static const tu_case cases[] = {
-      {"sinks", sinks},
-      {"array_stream", array_stream},
-      {"wire", wire},
-      {"coalesce_bytes", coalesce_bytes},
-      {"errors", check_errors},
-      {"allocation_failures", allocation_failures},
+      {"sinks", sinks},         {"array_stream", array_stream},
+      {"wire", wire},           {"coalesce_bytes", coalesce_bytes},
+      {"errors", check_errors}, {"allocation_failures", allocation_failures},
   };
   int rc = TU_MAIN(argc, argv, "writer", cases);
   rt_data_free(&gold);

@@ -63,8 +63,8 @@ typedef struct col {
 } col;
 
 /* A column of `format` with buffers b[0..nb) and children k[0..nk). */
-static col mk(const char *format, int64_t length, int64_t nulls, int nb, const void *const *b, int nk,
-              const col *k) {
+static col mk(const char *format, int64_t length, int64_t nulls, int nb, const void *const *b,
+              int nk, const col *k) {
   col c = {grab(sizeof *c.s), grab(sizeof *c.a)};
   struct ArrowSchema **sk = grab(sizeof *sk * (size_t)(nk + 1));
   struct ArrowArray **ak = grab(sizeof *ak * (size_t)(nk + 1));
@@ -74,7 +74,8 @@ static col mk(const char *format, int64_t length, int64_t nulls, int nb, const v
     ak[i] = k[i].a;
   }
   for (int i = 0; i < nb; i++) bufs[i] = b[i];
-  *c.s = (struct ArrowSchema){format, "v", NULL, ARROW_FLAG_NULLABLE, nk, sk, NULL, no_release_schema, NULL};
+  *c.s = (struct ArrowSchema){
+      format, "v", NULL, ARROW_FLAG_NULLABLE, nk, sk, NULL, no_release_schema, NULL};
   *c.a = (struct ArrowArray){length, nulls, 0, nb, nk, bufs, ak, NULL, no_release_array, NULL};
   return c;
 }
@@ -90,7 +91,8 @@ static const uint8_t *pool_validity(void) {
   return bits;
 }
 
-static const char *const STR[4] = {"alpha", NULL, "a string longer than twelve", "a string longer than twelvE"};
+static const char *const STR[4] = {"alpha", NULL, "a string longer than twelve",
+                                   "a string longer than twelvE"};
 
 /* The string of pool row k: its kind's, or garbage (varying by row) under a null. */
 static const char *str_at(int k) {
@@ -117,8 +119,10 @@ static col strings(const char *format, int64_t n, const char *const *s, const ui
   char *data = grab(total + 1), *p = data;
   for (int64_t i = 0; i <= n; i++) {
     int64_t at = p - data;
-    if (wide) memcpy(offsets + 8 * i, &at, 8);
-    else memcpy(offsets + 4 * i, &(int32_t){(int32_t)at}, 4);
+    if (wide)
+      memcpy(offsets + 8 * i, &at, 8);
+    else
+      memcpy(offsets + 4 * i, &(int32_t){(int32_t)at}, 4);
     if (i < n) p += strlen(strcpy(p, s[i]));
   }
   const void *b[3] = {valid, offsets, data};
@@ -210,8 +214,10 @@ static col int_lists(const char *format, int n, const int *lens, const int32_t *
   int32_t *sizes = grab(4 * (size_t)n);
   int total = 0;
   for (int i = 0; i <= n; i++) {
-    if (wide) memcpy(offsets + 8 * i, &(int64_t){total}, 8);
-    else memcpy(offsets + 4 * i, &total, 4);
+    if (wide)
+      memcpy(offsets + 8 * i, &(int64_t){total}, 8);
+    else
+      memcpy(offsets + 4 * i, &total, 4);
     if (i < n) total += sizes[i] = lens[i];
   }
   col child = ints(total, items, NULL, 0);
@@ -369,7 +375,8 @@ static col pool_nested_dict(void) {
   const char *inner_values[3] = {STR[0], STR[2], STR[3]};
   col inner = strings("u", 3, inner_values, NULL, 0);
   int8_t idx[POOL];
-  for (int k = 0; k < POOL; k++) idx[k] = (int8_t)(TOKEN[k] == 1 ? k % 3 : TOKEN[k] ? TOKEN[k] - 1 : 0);
+  for (int k = 0; k < POOL; k++)
+    idx[k] = (int8_t)(TOKEN[k] == 1 ? k % 3 : TOKEN[k] ? TOKEN[k] - 1 : 0);
   col c = dict_column(&inner, POOL, idx, NULL, 0);
   const void *b[1] = {pool_validity()};
   return mk("+s", POOL, POOL_NULLS, 1, b, 1, &c);
@@ -381,15 +388,24 @@ typedef struct value_type {
 } value_type;
 
 static const value_type TYPES[] = {
-    {"int32", pool_int32},           {"bool", pool_bool},
-    {"utf8", pool_utf8},             {"large_utf8", pool_large_utf8},
-    {"binary", pool_binary},         {"large_binary", pool_large_binary},
-    {"utf8_view", pool_utf8_view},   {"binary_view", pool_binary_view},
-    {"fixed_binary", pool_fixed_binary}, {"list", pool_list},
-    {"large_list", pool_large_list}, {"list_view", pool_list_view},
-    {"fixed_list", pool_fixed_list}, {"struct", pool_struct},
-    {"map", pool_map},               {"sparse_union", pool_sparse_union},
-    {"dense_union", pool_dense_union}, {"run_end", pool_run_ends},
+    {"int32", pool_int32},
+    {"bool", pool_bool},
+    {"utf8", pool_utf8},
+    {"large_utf8", pool_large_utf8},
+    {"binary", pool_binary},
+    {"large_binary", pool_large_binary},
+    {"utf8_view", pool_utf8_view},
+    {"binary_view", pool_binary_view},
+    {"fixed_binary", pool_fixed_binary},
+    {"list", pool_list},
+    {"large_list", pool_large_list},
+    {"list_view", pool_list_view},
+    {"fixed_list", pool_fixed_list},
+    {"struct", pool_struct},
+    {"map", pool_map},
+    {"sparse_union", pool_sparse_union},
+    {"dense_union", pool_dense_union},
+    {"run_end", pool_run_ends},
     {"nested_dict", pool_nested_dict},
 };
 #define N_TYPES ((int)(sizeof TYPES / sizeof *TYPES))
@@ -443,8 +459,9 @@ typedef struct write_mode {
   int64_t coalesce_rows;
 } write_mode;
 
-static const write_mode MODES[] = {
-    {"stream", XCHG_IPC_STREAM, 0}, {"file", XCHG_IPC_FILE, 0}, {"coalesced", XCHG_IPC_STREAM, 1000}};
+static const write_mode MODES[] = {{"stream", XCHG_IPC_STREAM, 0},
+                                   {"file", XCHG_IPC_FILE, 0},
+                                   {"coalesced", XCHG_IPC_STREAM, 1000}};
 
 static xchg_status write_batches(const col *batches, int n, const xchg_ipc_write_options *opts,
                                  xchg_buf **out, xchg_error *err) {
@@ -465,16 +482,22 @@ static int check_rows(const col *given, int n, const rt_data *d, char *msg) {
   int64_t got = 0, row = 0;
   for (int i = 0; i < n; i++) {
     for (int64_t done = 0; done < given[i].a->length;) {
-      if (got >= d->n) return tu_errorf(msg, MSG, "%lld batches read, rows of batch %d missing", (long long)d->n, i);
+      if (got >= d->n)
+        return tu_errorf(msg, MSG, "%lld batches read, rows of batch %d missing", (long long)d->n,
+                         i);
       int64_t take = d->batches[got].length - row;
       if (take > given[i].a->length - done) take = given[i].a->length - done;
-      if (array_range_equal(given[i].s, given[i].a, done, &d->batches[got], row, take, msg, MSG) != 0) return -1;
+      if (array_range_equal(given[i].s, given[i].a, done, &d->batches[got], row, take, msg, MSG) !=
+          0)
+        return -1;
       done += take;
       row += take;
       if (row == d->batches[got].length) got++, row = 0;
     }
   }
-  return got == d->n ? 0 : tu_errorf(msg, MSG, "%lld batches read, %lld expected", (long long)d->n, (long long)got);
+  return got == d->n ? 0
+                     : tu_errorf(msg, MSG, "%lld batches read, %lld expected", (long long)d->n,
+                                 (long long)got);
 }
 
 typedef struct expect {
@@ -485,7 +508,8 @@ typedef struct expect {
  * counts; or, when refused is set, checks that the writer fails with
  * XCHG_EINVAL naming `field`. */
 static void check_written(const char *what, const col *batches, int n, const write_mode *mode,
-                          const xchg_ipc_write_options *base, expect want, int refused, const char *field) {
+                          const xchg_ipc_write_options *base, expect want, int refused,
+                          const char *field) {
   char msg[MSG];
   xchg_ipc_write_options opts = *base;
   opts.format = mode->format;
@@ -494,8 +518,10 @@ static void check_written(const char *what, const col *batches, int n, const wri
   xchg_error err;
   xchg_status st = write_batches(batches, n, &opts, &buf, &err);
   if (refused) {
-    TU_CHECK(st == XCHG_EINVAL && strstr(err.message, field), "%s (%s): status %d, '%s': expected "
-             "EINVAL naming '%s'", what, mode->name, (int)st, st == XCHG_OK ? "" : err.message, field);
+    TU_CHECK(st == XCHG_EINVAL && strstr(err.message, field),
+             "%s (%s): status %d, '%s': expected "
+             "EINVAL naming '%s'",
+             what, mode->name, (int)st, st == XCHG_OK ? "" : err.message, field);
     xchg_buf_unref(buf);
     return;
   }
@@ -504,11 +530,12 @@ static void check_written(const char *what, const col *batches, int n, const wri
     return;
   }
   rt_data d = {0};
-  TU_CHECK(rt_read_buf(buf, &d, msg, MSG) == 0 && check_rows(batches, n, &d, msg) == 0, "%s (%s): %s", what, mode->name, msg);
+  TU_CHECK(rt_read_buf(buf, &d, msg, MSG) == 0 && check_rows(batches, n, &d, msg) == 0,
+           "%s (%s): %s", what, mode->name, msg);
   TU_CHECK(d.dictionary_batches == want.dictionaries && d.delta_batches == want.deltas,
-           "%s (%s): %lld dictionary messages (%lld deltas), expected %lld (%lld)", what, mode->name,
-           (long long)d.dictionary_batches, (long long)d.delta_batches, (long long)want.dictionaries,
-           (long long)want.deltas);
+           "%s (%s): %lld dictionary messages (%lld deltas), expected %lld (%lld)", what,
+           mode->name, (long long)d.dictionary_batches, (long long)d.delta_batches,
+           (long long)want.dictionaries, (long long)want.deltas);
   if (want.batches)
     TU_CHECK(d.record_batches == want.batches, "%s (%s): %lld record batches, expected %lld", what,
              mode->name, (long long)d.record_batches, (long long)want.batches);
@@ -525,9 +552,12 @@ typedef struct dict_case {
 } dict_case;
 
 static const dict_case CASES[] = {
-    {"equal", 0, 3, 4, 3, SAME},        {"extension", 0, 3, 4, 4, DELTA},
-    {"replacement", 0, 3, 8, 3, REPLACE}, {"shrink", 0, 3, 0, 2, REPLACE},
-    {"longer replacement", 0, 2, 1, 3, REPLACE}, {"extension of two", 0, 2, 4, 3, DELTA},
+    {"equal", 0, 3, 4, 3, SAME},
+    {"extension", 0, 3, 4, 4, DELTA},
+    {"replacement", 0, 3, 8, 3, REPLACE},
+    {"shrink", 0, 3, 0, 2, REPLACE},
+    {"longer replacement", 0, 2, 1, 3, REPLACE},
+    {"extension of two", 0, 2, 4, 3, DELTA},
 };
 #define N_CASES ((int)(sizeof CASES / sizeof *CASES))
 
@@ -549,7 +579,8 @@ static void check_dictionary_changes(const value_type *t) {
   for (int i = 0; i < N_CASES; i++) {
     const dict_case *c = &CASES[i];
     col pool = t->pool();
-    col batches[2] = {dict_batch(slice(pool, c->off0, c->len0)), dict_batch(slice(pool, c->off1, c->len1))};
+    col batches[2] = {dict_batch(slice(pool, c->off0, c->len0)),
+                      dict_batch(slice(pool, c->off1, c->len1))};
     char what[256];
     snprintf(what, sizeof what, "%s, %s", t->name, c->name);
     for (int m = 0; m < 3; m++) {
@@ -575,7 +606,8 @@ static void check_shared(const value_type *t) {
     col cols[2] = {dict_col(slice(pool, 0, 3)), dict_col(slice(pool, differ ? 8 : 4, 3))};
     col batch = batch_of(2, cols);
     char what[256];
-    snprintf(what, sizeof what, "%s, shared id, %s dictionaries", t->name, differ ? "different" : "equal");
+    snprintf(what, sizeof what, "%s, shared id, %s dictionaries", t->name,
+             differ ? "different" : "equal");
     check_written(what, &batch, 1, &MODES[0], &opts, (expect){1 + nested, 0, 1}, differ, "d1");
   }
 }
@@ -584,7 +616,8 @@ static void check_shared(const value_type *t) {
 
 /* A batch whose column is dictionary-encoded with values struct<c: dict<utf8>>:
  * outer row i is the struct whose c is inner_idx[i] over inner. */
-static col nested_batch(int n_inner, const char *const *inner, int n_outer, const int8_t *inner_idx) {
+static col nested_batch(int n_inner, const char *const *inner, int n_outer,
+                        const int8_t *inner_idx) {
   col in = strings("u", n_inner, inner, NULL, 0);
   col c = dict_column(&in, n_outer, inner_idx, NULL, 0);
   const void *b[1] = {NULL};
@@ -675,8 +708,9 @@ static void check_regrouped(void) {
     check_written(what, utf8, 2, &MODES[0], &opts, (expect){2, 0, 0}, 0, "d0");
     for (int i = 0; i < 2; i++) {
       snprintf(what, sizeof what, "%s, %s", list_formats[i], after[r].name);
-      col lists[2] = {dict_batch(int_lists(list_formats[i], 2, first.lens, first.items, NULL, 0)),
-                      dict_batch(int_lists(list_formats[i], 2, after[r].lens, after[r].items, NULL, 0))};
+      col lists[2] = {
+          dict_batch(int_lists(list_formats[i], 2, first.lens, first.items, NULL, 0)),
+          dict_batch(int_lists(list_formats[i], 2, after[r].lens, after[r].items, NULL, 0))};
       check_written(what, lists, 2, &MODES[0], &opts, (expect){2, 0, 0}, 0, "d0");
     }
   }
@@ -710,12 +744,16 @@ static void check_run_end_limits(void) {
     xchg_error err;
     xchg_status st = write_batches(batches, 2, &opts, &buf, &err);
     if (past) {
-      TU_CHECK(st != XCHG_OK && strstr(err.message, "run ends hold"), "coalescing 2 x 20000 rows "
-               "with 16-bit run ends: status %d", (int)st);
+      TU_CHECK(st != XCHG_OK && strstr(err.message, "run ends hold"),
+               "coalescing 2 x 20000 rows "
+               "with 16-bit run ends: status %d",
+               (int)st);
     } else {
       char msg[MSG];
       rt_data d = {0};
-      TU_CHECK(st == XCHG_OK && rt_read_buf(buf, &d, msg, MSG) == 0 && check_rows(batches, 2, &d, msg) == 0, "coalescing 2 x 10000 rows: %s", st != XCHG_OK ? err.message : msg);
+      TU_CHECK(st == XCHG_OK && rt_read_buf(buf, &d, msg, MSG) == 0 &&
+                   check_rows(batches, 2, &d, msg) == 0,
+               "coalescing 2 x 10000 rows: %s", st != XCHG_OK ? err.message : msg);
       TU_CHECK(d.n == 1, "coalescing 2 x 10000 rows: %lld batches", (long long)d.n);
       rt_data_free(&d);
     }
@@ -735,7 +773,8 @@ static void check_short_run_ends(void) {
     return;
   }
   ipc_array *ree = ipc_array_new(0, 2);
-  ipc_array *ends = ree->children[0] = ipc_array_new(2, 0), *values = ree->children[1] = ipc_array_new(2, 0);
+  ipc_array *ends = ree->children[0] = ipc_array_new(2, 0),
+            *values = ree->children[1] = ipc_array_new(2, 0);
   ree->length = 5;
   ends->length = values->length = 1;
   int32_t two = 2;
@@ -821,15 +860,18 @@ static void check_convert(const value_type *t, const char *cli) {
     rt_data d = {0};
     int rc = tu_run("'%s' convert '%s' '%s' %s", cli, in, out, options[i]);
     if (rc != 0) snprintf(msg, MSG, "exit status %d", rc);
-    TU_CHECK(rc == 0 && read_path(out, &d, msg) == 0 && check_rows(batches, 2, &d, msg) == 0, "%s: convert %s: %s", t->name, options[i], msg);
+    TU_CHECK(rc == 0 && read_path(out, &d, msg) == 0 && check_rows(batches, 2, &d, msg) == 0,
+             "%s: convert %s: %s", t->name, options[i], msg);
     rt_data_free(&d);
     unlink(out);
   }
   int rc = tu_run("'%s' convert '%s' '%s' --file 2>'%s'", cli, in, out, err_path);
   tu_bytes err = tu_read_bytes(err_path);
   tu_bytes_append(&err, "", 1);
-  TU_CHECK(rc == 1 && strstr((const char *)err.data, "'d0'"), "%s: convert --file of a replacement: "
-           "exit %d, stderr '%s'", t->name, rc, (const char *)err.data);
+  TU_CHECK(rc == 1 && strstr((const char *)err.data, "'d0'"),
+           "%s: convert --file of a replacement: "
+           "exit %d, stderr '%s'",
+           t->name, rc, (const char *)err.data);
   free(err.data);
   unlink(out);
   unlink(err_path);

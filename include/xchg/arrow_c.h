@@ -35,7 +35,7 @@ struct ArrowSchema {
   struct ArrowSchema **children;  /**< the child types */
   struct ArrowSchema *dictionary; /**< the value type of a dictionary-encoded field, or NULL */
   void (*release)(struct ArrowSchema *); /**< frees it; NULL once released */
-  void *private_data;             /**< the producer's */
+  void *private_data;                    /**< the producer's */
 };
 
 /** The data of an array, described by an ArrowSchema. */
@@ -49,7 +49,7 @@ struct ArrowArray {
   struct ArrowArray **children;  /**< the child arrays */
   struct ArrowArray *dictionary; /**< the dictionary of a dictionary-encoded array, or NULL */
   void (*release)(struct ArrowArray *); /**< frees it; NULL once released */
-  void *private_data;            /**< the producer's */
+  void *private_data;                   /**< the producer's */
 };
 
 #endif /* ARROW_C_DATA_INTERFACE */

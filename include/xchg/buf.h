@@ -87,9 +87,9 @@ XCHG_API int64_t xchg_buf_live_count(void);
  * them (each figure read on its own: under concurrent use they may be a
  * moment apart). */
 typedef struct xchg_buf_metrics {
-  int64_t allocated_bytes;     /**< live_bytes + recycled_bytes (xchg_buf_allocated_bytes) */
-  int64_t live_bytes;          /**< data bytes of live buffers made by xchg_buf_alloc/calloc */
-  int64_t live_buffers;        /**< live xchg_buf objects of every kind (xchg_buf_live_count) */
+  int64_t allocated_bytes; /**< live_bytes + recycled_bytes (xchg_buf_allocated_bytes) */
+  int64_t live_bytes;      /**< data bytes of live buffers made by xchg_buf_alloc/calloc */
+  int64_t live_buffers;    /**< live xchg_buf objects of every kind (xchg_buf_live_count) */
   /** Blocks of released buffers of 16 KiB to 4 MiB that xchg keeps, at most
    * recycle_limit_bytes of them, for the next buffers of about their size:
    * last in, first out per size class, so that a reader releasing each

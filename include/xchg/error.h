@@ -17,12 +17,12 @@ extern "C" {
 
 /** What a call returns: XCHG_OK, or what kind of failure its error names. */
 typedef enum xchg_status {
-  XCHG_OK = 0,        /**< success */
-  XCHG_EINVAL = 1,    /**< the caller passed an invalid argument */
-  XCHG_ENOMEM = 2,    /**< an allocation failed */
-  XCHG_EIO = 3,       /**< the byte source failed or ended early */
-  XCHG_EFORMAT = 4,   /**< the input is malformed (bad bytes on the wire) */
-  XCHG_ENOTSUP = 5,   /**< valid input using a feature xchg does not support */
+  XCHG_OK = 0,         /**< success */
+  XCHG_EINVAL = 1,     /**< the caller passed an invalid argument */
+  XCHG_ENOMEM = 2,     /**< an allocation failed */
+  XCHG_EIO = 3,        /**< the byte source failed or ended early */
+  XCHG_EFORMAT = 4,    /**< the input is malformed (bad bytes on the wire) */
+  XCHG_ENOTSUP = 5,    /**< valid input using a feature xchg does not support */
   XCHG_ECANCELLED = 6, /**< the operation was cancelled by the caller */
   XCHG_ELIMIT = 7,     /**< the input exceeds a configured resource limit */
   /** Not a failure: nothing can be returned until more input is given

@@ -146,8 +146,8 @@ typedef struct xchg_chunk {
  * non-zero count, a chunk of non-zero size has NULL data, or the sizes sum
  * past INT64_MAX (the message gives the index of the chunk at fault);
  * XCHG_ENOMEM when out of memory.  release does not run on failure. */
-XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_chunks(const xchg_chunk *chunks,
-                                                            int64_t count, xchg_close_fn release,
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_chunks(const xchg_chunk *chunks, int64_t count,
+                                                            xchg_close_fn release,
                                                             void *release_ctx, xchg_source **out,
                                                             xchg_error *err);
 
@@ -167,8 +167,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_source_with_cancel(xchg_source *inner,
 /** The same with a flag: reads fail once *flag is non-zero (read atomically,
  * so another thread may set it).  XCHG_EINVAL when flag is NULL too. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_source_with_cancel_flag(xchg_source *inner,
-                                                                 const int *flag,
-                                                                 xchg_source **out,
+                                                                 const int *flag, xchg_source **out,
                                                                  xchg_error *err);
 
 /* ---- Positional reads (src/io/read_at.c) ---- */

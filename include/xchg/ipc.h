@@ -88,16 +88,16 @@ typedef enum xchg_message_kind {
 
 /** What the reader saw of one message, for tools such as `xchg inspect`. */
 typedef struct xchg_message_info {
-  xchg_message_kind kind;   /**< what the message is */
-  int64_t index;            /**< message index in the stream, from 0 */
-  int64_t offset;           /**< byte offset of the message's framing */
-  int64_t metadata_bytes;   /**< flatbuffer bytes, padding included */
-  int64_t body_bytes;       /**< body bytes as on the wire */
-  int64_t rows;             /**< record batch / dictionary batch length */
+  xchg_message_kind kind;       /**< what the message is */
+  int64_t index;                /**< message index in the stream, from 0 */
+  int64_t offset;               /**< byte offset of the message's framing */
+  int64_t metadata_bytes;       /**< flatbuffer bytes, padding included */
+  int64_t body_bytes;           /**< body bytes as on the wire */
+  int64_t rows;                 /**< record batch / dictionary batch length */
   xchg_block_codec compression; /**< the body's compression */
-  int64_t dictionary_id;    /**< dictionary batches only */
-  int is_delta;             /**< dictionary batches only */
-  int metadata_version;     /**< 1..5 (V1..V5) */
+  int64_t dictionary_id;        /**< dictionary batches only */
+  int is_delta;                 /**< dictionary batches only */
+  int metadata_version;         /**< 1..5 (V1..V5) */
   /** Custom metadata of the message, encoded as in ArrowSchema.metadata,
    * or NULL.  Valid during the callback only. */
   const char *custom_metadata;
@@ -126,13 +126,13 @@ typedef void (*xchg_message_fn)(void *ctx, const xchg_message_info *info);
  * claim of n bytes costs the input at least n / 32768 bytes. */
 typedef struct xchg_ipc_read_options {
   xchg_validation validation; /**< what is checked; default XCHG_VALIDATE_FULL */
-  int64_t max_depth;              /**< nesting depth of fields; default 64 */
-  int64_t max_fields;             /**< fields in a schema, all levels; default 1<<16 */
+  int64_t max_depth;          /**< nesting depth of fields; default 64 */
+  int64_t max_fields;         /**< fields in a schema, all levels; default 1<<16 */
   /** Decompressed size of one buffer; default 1<<31 (2 GiB), the most a
    * column with 32-bit offsets can address.  Only large types, or a
    * single batch of over 268M 8-byte values, need more. */
   int64_t max_buffer_bytes;
-  int64_t max_metadata_bytes;     /**< one message's flatbuffer; default 1<<28 */
+  int64_t max_metadata_bytes; /**< one message's flatbuffer; default 1<<28 */
   /** A stream must end with its end-of-stream marker, which every Arrow
    * writer writes when it closes: without it, a stream cut at a message
    * boundary would pass for a shorter whole one.  Set this to accept
@@ -231,10 +231,10 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_select_indices(xchg_ipc_read
 
 /** What is known of a record batch before its body is touched. */
 typedef struct xchg_batch_header {
-  int64_t message_index;    /**< the message's index in the stream, from 0 */
-  int64_t offset;           /**< byte offset of the message */
-  int64_t rows;             /**< the batch's length */
-  int64_t body_bytes;       /**< its body bytes as on the wire */
+  int64_t message_index;        /**< the message's index in the stream, from 0 */
+  int64_t offset;               /**< byte offset of the message */
+  int64_t rows;                 /**< the batch's length */
+  int64_t body_bytes;           /**< its body bytes as on the wire */
   xchg_block_codec compression; /**< its body's compression */
   /** The message's custom metadata (ArrowSchema.metadata encoding) or NULL;
    * valid until the next call on the reader. */
@@ -351,12 +351,9 @@ typedef struct xchg_batch_decoder xchg_batch_decoder;
  * decodes none.  An index out of range is an XCHG_EINVAL error.  opts may
  * be NULL (the defaults); its pool, if any, decodes xchg_batch_decoder_
  * decode_many's payloads in parallel. */
-XCHG_API XCHG_NODISCARD xchg_status xchg_batch_decoder_open(const void *schema_message,
-                                                            size_t size, const int64_t *columns,
-                                                            int64_t n_columns,
-                                                            const xchg_ipc_read_options *opts,
-                                                            xchg_batch_decoder **out,
-                                                            xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_batch_decoder_open(
+    const void *schema_message, size_t size, const int64_t *columns, int64_t n_columns,
+    const xchg_ipc_read_options *opts, xchg_batch_decoder **out, xchg_error *err);
 
 /** The schema of the decoded batches (the selected columns). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_batch_decoder_schema(const xchg_batch_decoder *dec,

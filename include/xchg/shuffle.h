@@ -168,13 +168,13 @@ XCHG_API void xchg_shuffle_reader_options_init(xchg_shuffle_reader_options *opts
  * read per output batch and per source that is not in memory, never per
  * block. */
 typedef struct xchg_shuffle_reader_metrics {
-  int64_t blocks;          /**< blocks read, empty ones included */
-  int64_t rows;            /**< rows read (= rows handed out, at the end) */
-  int64_t wire_bytes;      /**< bytes of the blocks as read from the sources */
-  int64_t decoded_bytes;   /**< bytes of the buffers of the batches built */
-  int64_t batches;         /**< batches handed out */
+  int64_t blocks;              /**< blocks read, empty ones included */
+  int64_t rows;                /**< rows read (= rows handed out, at the end) */
+  int64_t wire_bytes;          /**< bytes of the blocks as read from the sources */
+  int64_t decoded_bytes;       /**< bytes of the buffers of the batches built */
+  int64_t batches;             /**< batches handed out */
   int64_t passthrough_batches; /**< of which handed out without a copy */
-  int64_t dictionary_cuts; /**< batches cut short by a changed dictionary */
+  int64_t dictionary_cuts;     /**< batches cut short by a changed dictionary */
   /** Time decoding batches whose blocks needed decompression (Comet
    * codecs, IPC body compression): decompressing and placing. */
   int64_t decompress_ns;

@@ -185,13 +185,14 @@ XCHG_API void xchg_istream_free(xchg_istream *s);
  * lz4-java end block, within the current Comet block — unless decoded data
  * still follows in it; the next frame is left unread. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_istream(xchg_istream *s, xchg_source **out,
-                                                           xchg_error *err);
+                                                             xchg_error *err);
 
 /** The same without taking s over: closing the source leaves s open (it
  * must outlive the source), and so does a failure.  This is how one IPC
  * reader per Comet block is opened over one split_members stream. */
-XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_istream_borrowed(xchg_istream *s, xchg_source **out,
-                                                           xchg_error *err);
+XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_istream_borrowed(xchg_istream *s,
+                                                                      xchg_source **out,
+                                                                      xchg_error *err);
 
 /** \cond INTERNAL
  * Implementation details of the inline xchg_istream_read; not API.  Every

@@ -36,11 +36,11 @@ XCHG_API int64_t xchg_block_decompressed_bytes(void);
 /** How xchg_stream_encode encodes.  Fill it with
  * xchg_stream_encode_options_init, then set what differs. */
 typedef struct xchg_stream_encode_options {
-  int level;          /**< compression level, 0 = the codec's default */
+  int level; /**< compression level, 0 = the codec's default */
   /** lz4-java / snappy-java block size and LZ4 frame block size (64 KiB,
    * 256 KiB, 1 MiB or 4 MiB for frames).  Default 32 KiB, as Spark. */
   size_t block_size;
-  int checksum;       /**< LZ4 frame / zstd content checksum: non-zero = on (default 1) */
+  int checksum; /**< LZ4 frame / zstd content checksum: non-zero = on (default 1) */
   /** XCHG_STREAM_COMET only: the codec inside the block (NONE, LZ4_FRAME,
    * ZSTD or SNAPPY_FRAMED) and the field count written in its header. */
   xchg_stream_codec comet_inner;

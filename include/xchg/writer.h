@@ -64,15 +64,15 @@ extern "C" {
 /** How an xchg_ipc_writer writes.  Fill it with
  * xchg_ipc_write_options_init, then set what differs. */
 typedef struct xchg_ipc_write_options {
-  xchg_ipc_format format;    /**< XCHG_IPC_STREAM (default) or XCHG_IPC_FILE */
-  xchg_block_codec codec;    /**< body compression; default XCHG_BLOCK_NONE */
-  int level;                 /**< codec level, 0 = the codec's default */
+  xchg_ipc_format format; /**< XCHG_IPC_STREAM (default) or XCHG_IPC_FILE */
+  xchg_block_codec codec; /**< body compression; default XCHG_BLOCK_NONE */
+  int level;              /**< codec level, 0 = the codec's default */
   /** A compressed buffer is kept only when it is smaller than
    * (1 - min_space_saving) x its raw size; otherwise the raw bytes are
    * stored behind the -1 prefix.  0 (default) keeps any shrinking. */
   double min_space_saving;
-  int alignment;             /**< 8 (default) or 64 */
-  int big_endian;            /**< non-zero: write big-endian data */
+  int alignment;  /**< 8 (default) or 64 */
+  int big_endian; /**< non-zero: write big-endian data */
   /** Pool for compressing a batch's buffers in parallel; NULL (default)
    * compresses on the calling thread.  Buffers are grouped into tasks of at
    * least parallel_min_bytes (default 64 KiB). */
@@ -113,8 +113,9 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_open(const struct ArrowSchem
 
 /** The same, writing to fd (not closed by the writer). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_open_fd(const struct ArrowSchema *schema,
-                                                            const xchg_ipc_write_options *opts, int fd,
-                                                            xchg_ipc_writer **out, xchg_error *err);
+                                                            const xchg_ipc_write_options *opts,
+                                                            int fd, xchg_ipc_writer **out,
+                                                            xchg_error *err);
 
 /** The same, writing to a growable buffer in memory; take it with
  * xchg_ipc_writer_take_memory after xchg_ipc_writer_finish. */
@@ -163,9 +164,8 @@ XCHG_API void xchg_ipc_writer_free(xchg_ipc_writer *w);
 /** One call: writes schema and every batch of stream to memory (the stream
  * is released).  The result is a new buffer in *out. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_encode_stream(struct ArrowArrayStream *stream,
-                                                                    const xchg_ipc_write_options *opts,
-                                                                    xchg_buf **out,
-                                                                    xchg_error *err);
+                                                           const xchg_ipc_write_options *opts,
+                                                           xchg_buf **out, xchg_error *err);
 
 #ifdef __cplusplus
 }

@@ -39,8 +39,8 @@ static inline void xchg_mutex_lock(xchg_mutex *mu) XCHG_ACQUIRE(mu) XCHG_NO_THRE
   pthread_mutex_lock(&mu->m);
 }
 
-static inline void xchg_mutex_unlock(xchg_mutex *mu) XCHG_RELEASE(mu)
-    XCHG_NO_THREAD_SAFETY_ANALYSIS {
+static inline void xchg_mutex_unlock(xchg_mutex *mu)
+    XCHG_RELEASE(mu) XCHG_NO_THREAD_SAFETY_ANALYSIS {
   pthread_mutex_unlock(&mu->m);
 }
 

@@ -19,9 +19,9 @@ struct xchg_pool {
   int threads;
   pthread_t *workers;
   pthread_mutex_t lock;
-  pthread_cond_t work;      /* a job was published, or shutdown */
-  pthread_cond_t done;      /* some job finished its last index */
-  job *jobs;                /* started loops not yet finished, oldest first */
+  pthread_cond_t work; /* a job was published, or shutdown */
+  pthread_cond_t done; /* some job finished its last index */
+  job *jobs;           /* started loops not yet finished, oldest first */
   int shutdown;
 };
 
@@ -127,8 +127,10 @@ xchg_status xchg_pool_parse_env(int *threads, xchg_error *err) {
   errno = 0;
   long v = strtol(env, &end, 10);
   if (end == env || *end != '\0' || errno != 0 || v < 0 || v > XCHG_POOL_MAX_THREADS)
-    return xchg_errorf(err, XCHG_EINVAL, "XCHG_THREADS must be an integer from 0 (one thread per core, as when "
-                       "unset) to %d, not '%.64s'", XCHG_POOL_MAX_THREADS, env);
+    return xchg_errorf(err, XCHG_EINVAL,
+                       "XCHG_THREADS must be an integer from 0 (one thread per core, as when "
+                       "unset) to %d, not '%.64s'",
+                       XCHG_POOL_MAX_THREADS, env);
   *threads = (int)v;
   return XCHG_OK;
 }

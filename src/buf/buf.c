@@ -54,7 +54,7 @@ struct xchg_buf {
   atomic_int_fast64_t refs;
   const uint8_t *data;
   size_t size;
-  xchg_buf *root; /* slices only */
+  xchg_buf *root;          /* slices only */
   xchg_release_fn release; /* wrapped only */
   void *release_ctx;
   buf_kind kind;
@@ -119,7 +119,10 @@ static void free_headers(void *cache) {
   headers = NULL;
   headers_refused = true;
   pthread_mutex_lock(&caches_lock);
-  if (h->prev) h->prev->next = h->next; else caches = h->next;
+  if (h->prev)
+    h->prev->next = h->next;
+  else
+    caches = h->next;
   if (h->next) h->next->prev = h->prev;
   pthread_mutex_unlock(&caches_lock);
   while (h->count > 0) {
@@ -130,7 +133,9 @@ static void free_headers(void *cache) {
   free(h);
 }
 
-static void make_headers_key(void) { headers_key_ok = pthread_key_create(&headers_key, free_headers) == 0; }
+static void make_headers_key(void) {
+  headers_key_ok = pthread_key_create(&headers_key, free_headers) == 0;
+}
 
 /* The thread's cache, made and registered (for its freeing when the thread
  * ends) on first use; NULL when that cannot be done. */
@@ -195,7 +200,8 @@ static atomic_int_fast64_t reused_blocks;
 
 /* The class of a data size, or -1 outside the recycled range. */
 static int size_class(size_t padded) {
-  if (padded < ((size_t)1 << RECYCLE_MIN_SHIFT) || padded > ((size_t)1 << RECYCLE_MAX_SHIFT)) return -1;
+  if (padded < ((size_t)1 << RECYCLE_MIN_SHIFT) || padded > ((size_t)1 << RECYCLE_MAX_SHIFT))
+    return -1;
   int shift = RECYCLE_MIN_SHIFT;
   while (((size_t)1 << (shift + 1)) < padded) shift++;
   size_t step = ((size_t)1 << shift) / RECYCLE_STEPS;
@@ -207,7 +213,8 @@ static int size_class(size_t padded) {
 /* The data size of blocks of class c (the largest size in it). */
 static size_t class_size(int c) {
   int shift = RECYCLE_MIN_SHIFT + c / RECYCLE_STEPS;
-  return ((size_t)1 << shift) + ((size_t)1 << shift) / RECYCLE_STEPS * (size_t)(c % RECYCLE_STEPS + 1);
+  return ((size_t)1 << shift) +
+         ((size_t)1 << shift) / RECYCLE_STEPS * (size_t)(c % RECYCLE_STEPS + 1);
 }
 
 /* Takes the head of class c's list off it; the lock is held. */
@@ -236,7 +243,8 @@ static void *take_recycled(int c) {
 static bool recycle(void *block, int c) {
   free_block *b = block;
   pthread_mutex_lock(&recycle_lock);
-  bool kept = atomic_load_explicit(&recycled_bytes, memory_order_relaxed) + class_size(c) <= RECYCLE_LIMIT;
+  bool kept =
+      atomic_load_explicit(&recycled_bytes, memory_order_relaxed) + class_size(c) <= RECYCLE_LIMIT;
   if (kept) {
     POISON((uint8_t *)b + OWNED_HEADER_SIZE, class_size(c));
     b->next = recycled[c];
@@ -254,7 +262,8 @@ size_t xchg_buf_trim(size_t keep_bytes) {
   size_t freed = 0;
   pthread_mutex_lock(&recycle_lock);
   for (int c = RECYCLE_CLASSES - 1; c >= 0; c--) {
-    while (recycled[c] && atomic_load_explicit(&recycled_bytes, memory_order_relaxed) > keep_bytes) {
+    while (recycled[c] &&
+           atomic_load_explicit(&recycled_bytes, memory_order_relaxed) > keep_bytes) {
       free_block *b = pop_locked(c);
       UNPOISON((uint8_t *)b + OWNED_HEADER_SIZE, class_size(c));
       b->next = doomed;
@@ -287,7 +296,8 @@ static xchg_buf *alloc_owned(size_t size, bool zero) {
   if (padded < size || padded > SIZE_MAX - OWNED_HEADER_SIZE) return NULL;
   int c = size_class(padded);
   void *block = c >= 0 ? take_recycled(c) : NULL;
-  if (!block && posix_memalign(&block, XCHG_ALIGNMENT, OWNED_HEADER_SIZE + (c >= 0 ? class_size(c) : padded)) != 0)
+  if (!block && posix_memalign(&block, XCHG_ALIGNMENT,
+                               OWNED_HEADER_SIZE + (c >= 0 ? class_size(c) : padded)) != 0)
     return NULL;
   xchg_buf *buf = block;
   uint8_t *data = (uint8_t *)block + OWNED_HEADER_SIZE;

@@ -76,8 +76,8 @@ static xchg_status load_schema_locked(xchg_cache *c, cache_entry *e, const xchg_
   xchg_mutex_unlock(&c->lock);
   xchg_status st = cache_read_schema(c, b, cancel, cancel_ctx, first, &schema, err);
   cache_column *columns = NULL;
-  if (st == XCHG_OK && !(columns = calloc((size_t)(schema.n_children ? schema.n_children : 1),
-                                          sizeof *columns))) {
+  if (st == XCHG_OK &&
+      !(columns = calloc((size_t)(schema.n_children ? schema.n_children : 1), sizeof *columns))) {
     schema.release(&schema);
     st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   }
@@ -105,8 +105,7 @@ static xchg_status decode_claimed_locked(xchg_cache *c, cache_entry *e, const xc
                                          xchg_ipc_reader *first, const int64_t *claimed,
                                          int64_t n_claimed, int layout_claimed,
                                          xchg_cancel_fn cancel, void *cancel_ctx, int64_t *added,
-                                         xchg_error *err)
-    XCHG_REQUIRES(c->lock) {
+                                         xchg_error *err) XCHG_REQUIRES(c->lock) {
   cache_decoded d;
   xchg_mutex_unlock(&c->lock);
   xchg_status st =
@@ -156,18 +155,16 @@ typedef enum acquire_next {
 /* Decodes what a.claimed names; a failure of
  * the host segment falls back to the bytes and is retried. */
 static acquire_next decode_step_locked(xchg_cache *c, acquisition *a, const xchg_broadcast *src,
-                                       xchg_cancel_fn cancel, int64_t n_claimed,
-                                       int layout_claimed, xchg_status *st, xchg_error *err)
-    XCHG_REQUIRES(c->lock) {
+                                       xchg_cancel_fn cancel, int64_t n_claimed, int layout_claimed,
+                                       xchg_status *st, xchg_error *err) XCHG_REQUIRES(c->lock) {
   int64_t step_added = 0;
   a->decoded_any = 1;
   *st = decode_claimed_locked(c, a->entry, src, a->first, a->claimed, n_claimed, layout_claimed,
-                       cancel, a->cancel_ctx, &step_added, err);
+                              cancel, a->cancel_ctx, &step_added, err);
   a->first = NULL;
   a->added += step_added;
   if (cache_is_segment(a->entry, src)) a->shared_added += step_added;
-  if (*st != XCHG_OK && cache_segment_failed_over_locked(c, a->entry, src, *st, err))
-    *st = XCHG_OK;
+  if (*st != XCHG_OK && cache_segment_failed_over_locked(c, a->entry, src, *st, err)) *st = XCHG_OK;
   return *st == XCHG_OK ? ACQUIRE_RETRY : ACQUIRE_DONE;
 }
 
@@ -240,8 +237,12 @@ xchg_status xchg_cache_acquire(xchg_cache *c, const char *key, const xchg_broadc
   xchg_status st = check_broadcast(b, req->columns, req->n_columns, err);
   if (!c || !key) st = xchg_errorf(err, XCHG_EINVAL, "acquire: no cache or no key");
   if (st != XCHG_OK) return st;
-  acquisition a = {NULL, calloc(1, sizeof *a.holder), b, req->columns, req->cancel,
-                   req->cancel_ctx, NULL, NULL, 0, 0, 0, 0};
+  acquisition a = {NULL,        calloc(1, sizeof *a.holder),
+                   b,           req->columns,
+                   req->cancel, req->cancel_ctx,
+                   NULL,        NULL,
+                   0,           0,
+                   0,           0};
   cache_entry *freed = NULL;
   xchg_mutex_lock(&c->lock);
   c->metrics.acquisitions++;
@@ -254,8 +255,10 @@ xchg_status xchg_cache_acquire(xchg_cache *c, const char *key, const xchg_broadc
     st = acquire_steps_locked(c, &a, err);
   }
   if (st == XCHG_OK) {
-    if (a.waited) c->metrics.waits++;
-    else if (!a.decoded_any) c->metrics.hits++;
+    if (a.waited)
+      c->metrics.waits++;
+    else if (!a.decoded_any)
+      c->metrics.hits++;
     cache_evict_locked(c, monotonic_ns(), &freed); /* what was decoded may exceed the budget */
   }
   xchg_mutex_unlock(&c->lock);

@@ -28,9 +28,9 @@ int cache_is_segment(const cache_entry *e, const xchg_broadcast *b) {
 
 /* The first step of a first decode: the schema, from part 0 (whose reader
  * is kept in *first for the decode that follows). */
-xchg_status cache_read_schema(const xchg_cache *c, const xchg_broadcast *b,
-                              xchg_cancel_fn cancel, void *cancel_ctx, xchg_ipc_reader **first,
-                              struct ArrowSchema *schema, xchg_error *err) {
+xchg_status cache_read_schema(const xchg_cache *c, const xchg_broadcast *b, xchg_cancel_fn cancel,
+                              void *cancel_ctx, xchg_ipc_reader **first, struct ArrowSchema *schema,
+                              xchg_error *err) {
   *first = NULL;
   if (b->n_parts == 0) return cache_schema_empty(schema, err);
   xchg_status st = broadcast_open_part(b, 0, &c->opts.read, cancel, cancel_ctx, first, NULL, err);
@@ -61,7 +61,8 @@ static int add_unique(const void ***seen, int64_t *n, int64_t *cap, const void *
 static int64_t array_bytes(const ipc_array *a, const void ***seen, int64_t *n_seen, int64_t *cap) {
   int64_t bytes = 0;
   for (int64_t i = 0; i < a->n_buffers; i++) bytes += (int64_t)ipc_array_size(a, i);
-  for (int64_t i = 0; i < a->n_children; i++) bytes += array_bytes(a->children[i], seen, n_seen, cap);
+  for (int64_t i = 0; i < a->n_children; i++)
+    bytes += array_bytes(a->children[i], seen, n_seen, cap);
   if (a->dictionary && add_unique(seen, n_seen, cap, a->dictionary))
     bytes += array_bytes(a->dictionary, seen, n_seen, cap);
   return bytes;
@@ -180,19 +181,21 @@ static xchg_status compact_columns(cache_decoded *d, xchg_error *err) {
 
 /* Decodes columns[0..n) (ascending, distinct) of every part into d; first
  * is part 0's reader when already open (taken over). */
-xchg_status cache_decode_columns(const xchg_cache *c, const cache_entry *e,
-                                 const xchg_broadcast *b, xchg_ipc_reader *first,
-                                 const int64_t *columns, int64_t n, xchg_cancel_fn cancel,
-                                 void *cancel_ctx, cache_decoded *d, xchg_error *err) {
+xchg_status cache_decode_columns(const xchg_cache *c, const cache_entry *e, const xchg_broadcast *b,
+                                 xchg_ipc_reader *first, const int64_t *columns, int64_t n,
+                                 xchg_cancel_fn cancel, void *cancel_ctx, cache_decoded *d,
+                                 xchg_error *err) {
   memset(d, 0, sizeof *d);
   d->n_columns = n;
   d->columns = calloc((size_t)(n ? n : 1), sizeof *d->columns);
   d->bytes = calloc((size_t)(n ? n : 1), sizeof *d->bytes);
-  xchg_status st = d->columns && d->bytes ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  xchg_status st =
+      d->columns && d->bytes ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   for (int64_t p = 0; p < b->n_parts && st == XCHG_OK; p++) {
     xchg_ipc_reader *r = p == 0 ? first : NULL;
     first = NULL;
-    if (!r && (st = broadcast_open_part(b, p, &c->opts.read, cancel, cancel_ctx, &r, NULL, err)) != XCHG_OK)
+    if (!r && (st = broadcast_open_part(b, p, &c->opts.read, cancel, cancel_ctx, &r, NULL, err)) !=
+                  XCHG_OK)
       break;
     struct ArrowSchema s;
     if ((st = xchg_ipc_reader_schema(r, &s, err)) == XCHG_OK) {
@@ -200,7 +203,8 @@ xchg_status cache_decode_columns(const xchg_cache *c, const cache_entry *e,
       st = ipc_arrow_schema_equal(&s, "here", &e->schema, "in the broadcast", IPC_METADATA_IGNORED,
                                   &same, err);
       if (st == XCHG_OK && !same) {
-        xchg_error_prefix(err, "part %lld: its schema differs from the broadcast's: ", (long long)p);
+        xchg_error_prefix(err,
+                          "part %lld: its schema differs from the broadcast's: ", (long long)p);
         st = XCHG_EINVAL;
       }
       s.release(&s);
@@ -214,7 +218,8 @@ xchg_status cache_decode_columns(const xchg_cache *c, const cache_entry *e,
   for (int64_t k = 0; k < n && st == XCHG_OK; k++) {
     const void **seen = NULL;
     int64_t n_seen = 0, cap = 0;
-    for (int64_t i = 0; i < d->n_batches; i++) d->bytes[k] += array_bytes(d->columns[k][i], &seen, &n_seen, &cap);
+    for (int64_t i = 0; i < d->n_batches; i++)
+      d->bytes[k] += array_bytes(d->columns[k][i], &seen, &n_seen, &cap);
     free(seen);
   }
   if (st != XCHG_OK) cache_decoded_free(d);
@@ -231,9 +236,10 @@ xchg_status cache_publish_locked(xchg_cache *c, cache_entry *e, const int64_t *c
     int same = e->n_batches == d->n_batches;
     for (int64_t i = 0; same && i < d->n_batches; i++) same = e->rows[i] == d->rows[i];
     if (!same)
-      return xchg_errorf(err, XCHG_EINVAL, "broadcast '%s': these bytes hold other batches "
-                         "(%lld) than those it was first decoded from (%lld)", e->key,
-                         (long long)d->n_batches, (long long)e->n_batches);
+      return xchg_errorf(err, XCHG_EINVAL,
+                         "broadcast '%s': these bytes hold other batches "
+                         "(%lld) than those it was first decoded from (%lld)",
+                         e->key, (long long)d->n_batches, (long long)e->n_batches);
   } else {
     e->n_batches = d->n_batches;
     e->rows = d->rows;

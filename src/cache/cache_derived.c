@@ -22,9 +22,7 @@ static cache_derived *derived_for_locked(cache_entry *e, const char *name) {
   return d;
 }
 
-void xchg_cache_derive_request_init(xchg_cache_derive_request *req) {
-  memset(req, 0, sizeof *req);
-}
+void xchg_cache_derive_request_init(xchg_cache_derive_request *req) { memset(req, 0, sizeof *req); }
 
 xchg_status xchg_cache_holder_derive(xchg_cache_holder *h, const char *name,
                                      const xchg_cache_derive_request *req, void **value,

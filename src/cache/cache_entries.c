@@ -20,8 +20,10 @@ xchg_status xchg_cache_create(const xchg_cache_options *opts, xchg_cache **out, 
   *out = NULL;
   xchg_cache *c = calloc(1, sizeof *c);
   if (!c) return xchg_errorf(err, XCHG_ENOMEM, "out of memory creating a cache");
-  if (opts) c->opts = *opts;
-  else xchg_cache_options_init(&c->opts);
+  if (opts)
+    c->opts = *opts;
+  else
+    xchg_cache_options_init(&c->opts);
   if (c->opts.wait_check_ms <= 0) c->opts.wait_check_ms = 100;
   if (xchg_mutex_init(&c->lock) != 0) {
     free(c);
@@ -32,7 +34,7 @@ xchg_status xchg_cache_create(const xchg_cache_options *opts, xchg_cache **out, 
     c->host_open_status = host_store_open(c->opts.host_dir, c->opts.host_retain_bytes,
                                           c->opts.host_retain_ms, &c->host, &c->host_open_error);
   if (c->host_open_status != XCHG_OK) c->host = NULL; /* every entry falls back, with this reason */
-  c->opts.host_dir = NULL; /* not the cache's to keep */
+  c->opts.host_dir = NULL;                            /* not the cache's to keep */
   *out = c;
   return XCHG_OK;
 }
@@ -98,10 +100,14 @@ static void table_remove_locked(xchg_cache *c, cache_entry *e) XCHG_REQUIRES(c->
 }
 
 static void lru_unlink_locked(xchg_cache *c, cache_entry *e) XCHG_REQUIRES(c->lock) {
-  if (e->lru_prev) e->lru_prev->lru_next = e->lru_next;
-  else c->lru_head = e->lru_next;
-  if (e->lru_next) e->lru_next->lru_prev = e->lru_prev;
-  else c->lru_tail = e->lru_prev;
+  if (e->lru_prev)
+    e->lru_prev->lru_next = e->lru_next;
+  else
+    c->lru_head = e->lru_next;
+  if (e->lru_next)
+    e->lru_next->lru_prev = e->lru_prev;
+  else
+    c->lru_tail = e->lru_prev;
   e->lru_prev = e->lru_next = NULL;
   e->retained = 0;
   c->metrics.retained--;
@@ -110,8 +116,10 @@ static void lru_unlink_locked(xchg_cache *c, cache_entry *e) XCHG_REQUIRES(c->lo
 static void lru_append_locked(xchg_cache *c, cache_entry *e) XCHG_REQUIRES(c->lock) {
   e->lru_prev = c->lru_tail;
   e->lru_next = NULL;
-  if (c->lru_tail) c->lru_tail->lru_next = e;
-  else c->lru_head = e;
+  if (c->lru_tail)
+    c->lru_tail->lru_next = e;
+  else
+    c->lru_head = e;
   c->lru_tail = e;
   e->retained = 1;
   c->metrics.retained++;
@@ -193,8 +201,7 @@ void cache_entry_ref(cache_entry *e) {
  * and it is whole enough to serve an acquirer (it has its batches). */
 static int worth_retaining_locked(const xchg_cache *c, const cache_entry *e)
     XCHG_REQUIRES(c->lock) {
-  return e->in_table && !c->destroyed && c->opts.retain_bytes > 0 &&
-         e->layout_state == SLOT_READY;
+  return e->in_table && !c->destroyed && c->opts.retain_bytes > 0 && e->layout_state == SLOT_READY;
 }
 
 void cache_entry_unref(cache_entry *e) {
@@ -278,7 +285,6 @@ int cache_wait_for_change_locked(xchg_cache *c, cache_entry *e, xchg_cancel_fn c
   xchg_mutex_lock(&c->lock);
   return cancelled;
 }
-
 
 /* Finds or creates the entry for key and references it. */
 cache_entry *cache_entry_for_locked(xchg_cache *c, const char *key) XCHG_REQUIRES(c->lock) {

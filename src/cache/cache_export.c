@@ -46,14 +46,15 @@ static xchg_status guard_tree(cache_entry *e, struct ArrowArray *a) {
   return XCHG_OK;
 }
 
-xchg_status cache_export_batch(cache_entry *e, const int64_t *columns, int64_t n_columns,
-                               int64_t i, struct ArrowArray *out, xchg_error *err) {
+xchg_status cache_export_batch(cache_entry *e, const int64_t *columns, int64_t n_columns, int64_t i,
+                               struct ArrowArray *out, xchg_error *err) {
   memset(out, 0, sizeof *out);
   if (i < 0 || i >= e->n_batches)
     return xchg_errorf(err, XCHG_EINVAL, "batch %lld of a broadcast of %lld batches", (long long)i,
                        (long long)e->n_batches);
   ipc_array *root = ipc_array_new(1, n_columns);
-  if (!root) return xchg_errorf(err, XCHG_ENOMEM, "out of memory exporting batch %lld", (long long)i);
+  if (!root)
+    return xchg_errorf(err, XCHG_ENOMEM, "out of memory exporting batch %lld", (long long)i);
   root->length = e->rows[i];
   for (int64_t k = 0; k < n_columns; k++)
     root->children[k] = ipc_array_ref(e->columns[columns[k]].batches[i]);

@@ -54,12 +54,16 @@ xchg_status cache_host_step_locked(xchg_cache *c, cache_entry *e, const xchg_bro
   if (st == XCHG_OK) {
     e->segment = seg;
     e->host_state = SLOT_READY;
-    if (seg) c->metrics.host_maps++;
-    else host_fell_back_locked(c, out.failure, &why);
+    if (seg)
+      c->metrics.host_maps++;
+    else
+      host_fell_back_locked(c, out.failure, &why);
   } else {
     e->host_state = SLOT_ABSENT;
-    if (out.attempted) cache_count_failure_locked(c, st);
-    else c->metrics.cancellations++;
+    if (out.attempted)
+      cache_count_failure_locked(c, st);
+    else
+      c->metrics.cancellations++;
   }
   pthread_cond_broadcast(&e->changed);
   return st;

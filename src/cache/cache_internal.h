@@ -52,31 +52,31 @@ typedef struct cache_entry {
   xchg_cache *cache;
   char *key;
   uint64_t hash;
-  int in_table;                       /* shared: findable by key */
+  int in_table; /* shared: findable by key */
   struct cache_entry *bucket_next;
   /* Retained entries (referenced by nobody) form a list, least recently
    * released first. */
   int retained;
   int64_t released_at_ns;
   struct cache_entry *lru_prev, *lru_next;
-  int64_t refs;                       /* holders, handed-out nodes, streams */
-  pthread_cond_t changed;             /* a slot changed state */
+  int64_t refs;           /* holders, handed-out nodes, streams */
+  pthread_cond_t changed; /* a slot changed state */
   slot_state schema_state;
-  struct ArrowSchema schema;          /* every column */
+  struct ArrowSchema schema; /* every column */
   int64_t n_columns;
   cache_column *columns;
-  slot_state layout_state;            /* how many batches, of how many rows */
+  slot_state layout_state; /* how many batches, of how many rows */
   int64_t n_batches;
   int64_t *rows;
   int64_t total_rows;
-  int64_t bytes;                      /* decoded data and derived values */
+  int64_t bytes; /* decoded data and derived values */
   cache_derived *derived;
   /* The host store step (one per entry): the segment read instead of the
    * broadcast's bytes, NULL when the host store failed (or is off). */
   slot_state host_state;
   host_segment *segment;
-  int segment_refused;                /* reading it failed: the bytes are read instead */
-  int64_t shared_bytes;               /* of bytes, in the segment's mapping */
+  int segment_refused;  /* reading it failed: the bytes are read instead */
+  int64_t shared_bytes; /* of bytes, in the segment's mapping */
 } cache_entry;
 
 #define CACHE_BUCKETS 256
@@ -89,9 +89,9 @@ struct xchg_cache {
   cache_entry *lru_tail XCHG_GUARDED_BY(lock);
   xchg_cache_metrics metrics XCHG_GUARDED_BY(lock); /* entries, retained, bytes_held: live */
   int destroyed XCHG_GUARDED_BY(lock); /* the owner is gone; free with the last entry */
-  int host_wanted;                    /* a host_dir was given, with sharing */
-  host_store *host;                   /* NULL when it could not be opened */
-  xchg_status host_open_status;       /* why host is NULL, and host_open_error */
+  int host_wanted;                     /* a host_dir was given, with sharing */
+  host_store *host;                    /* NULL when it could not be opened */
+  xchg_status host_open_status;        /* why host is NULL, and host_open_error */
   xchg_error host_open_error;
   /* The last failure, for xchg_cache_host_error. */
   xchg_status host_status XCHG_GUARDED_BY(lock);
@@ -145,15 +145,15 @@ void cache_decoded_free(cache_decoded *d);
  * they are not compacted, and reading them is not a decode). */
 int cache_is_segment(const cache_entry *e, const xchg_broadcast *b);
 /* The schema, from part 0, whose reader is kept in *first. */
-xchg_status cache_read_schema(const xchg_cache *c, const xchg_broadcast *b,
-                              xchg_cancel_fn cancel, void *cancel_ctx, xchg_ipc_reader **first,
-                              struct ArrowSchema *schema, xchg_error *err);
+xchg_status cache_read_schema(const xchg_cache *c, const xchg_broadcast *b, xchg_cancel_fn cancel,
+                              void *cancel_ctx, xchg_ipc_reader **first, struct ArrowSchema *schema,
+                              xchg_error *err);
 /* Decodes columns[0..n) (ascending, distinct) of every part into d
  * (unlocked); first is part 0's reader when already open (taken over). */
-xchg_status cache_decode_columns(const xchg_cache *c, const cache_entry *e,
-                                 const xchg_broadcast *b, xchg_ipc_reader *first,
-                                 const int64_t *columns, int64_t n, xchg_cancel_fn cancel,
-                                 void *cancel_ctx, cache_decoded *d, xchg_error *err);
+xchg_status cache_decode_columns(const xchg_cache *c, const cache_entry *e, const xchg_broadcast *b,
+                                 xchg_ipc_reader *first, const int64_t *columns, int64_t n,
+                                 xchg_cancel_fn cancel, void *cancel_ctx, cache_decoded *d,
+                                 xchg_error *err);
 /* Publishes a successful decode; *added is the bytes added. */
 xchg_status cache_publish_locked(xchg_cache *c, cache_entry *e, const int64_t *columns,
                                  cache_decoded *d, int64_t *added, xchg_error *err)
@@ -182,8 +182,8 @@ void cache_count_failure_locked(xchg_cache *c, xchg_status st) XCHG_REQUIRES(c->
 
 /* Exports batch i of entry e with the given columns as a "+s" ArrowArray
  * whose every node holds a reference on e. */
-xchg_status cache_export_batch(cache_entry *e, const int64_t *columns, int64_t n_columns,
-                               int64_t i, struct ArrowArray *out, xchg_error *err);
+xchg_status cache_export_batch(cache_entry *e, const int64_t *columns, int64_t n_columns, int64_t i,
+                               struct ArrowArray *out, xchg_error *err);
 
 /* A stream over every batch of e with the given columns; holds its own
  * reference on e. */

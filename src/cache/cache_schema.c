@@ -10,12 +10,12 @@
 
 /* Copies src with the children picked[0..n_picked) (all when picked is
  * NULL) into out. */
-static xchg_status copy_node(const struct ArrowSchema *src, const int64_t *picked,
-                             int64_t n_picked, struct ArrowSchema *out) {
+static xchg_status copy_node(const struct ArrowSchema *src, const int64_t *picked, int64_t n_picked,
+                             struct ArrowSchema *out) {
   int64_t n = picked ? n_picked : src->n_children;
   size_t metadata_bytes = ipc_metadata_size(src->metadata);
-  ipc_schema_node *p = ipc_schema_node_make(out, src->format, src->name, src->metadata,
-                                            metadata_bytes, n);
+  ipc_schema_node *p =
+      ipc_schema_node_make(out, src->format, src->name, src->metadata, metadata_bytes, n);
   if (!p) return XCHG_ENOMEM;
   out->flags = src->flags;
   xchg_status st = XCHG_OK;

@@ -49,8 +49,8 @@ int host_segment_seal(uint8_t *bytes, size_t size) {
 
 /* Checks the header of the segment `name` in map[0, size) and fills seg's
  * part table. */
-static xchg_status parse_header(const uint8_t *map, size_t size, const char *key,
-                                const char *name, host_segment *seg, xchg_error *err) {
+static xchg_status parse_header(const uint8_t *map, size_t size, const char *key, const char *name,
+                                host_segment *seg, xchg_error *err) {
   segment_header h;
   if (size < sizeof h)
     return xchg_errorf(err, XCHG_EFORMAT, "host segment %s: %zu bytes, too short for a header",
@@ -60,15 +60,18 @@ static xchg_status parse_header(const uint8_t *map, size_t size, const char *key
   if (memcmp(h.magic, SEGMENT_MAGIC, 8) != 0)
     return xchg_errorf(err, XCHG_EFORMAT, "host segment %s: bad magic", name);
   if (!header_in_bounds(&h, size))
-    return xchg_errorf(err, XCHG_EFORMAT, "host segment %s: header sizes out of bounds "
-                       "(file %zu bytes, header says %llu)", name, size,
-                       (unsigned long long)h.size);
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "host segment %s: header sizes out of bounds "
+                       "(file %zu bytes, header says %llu)",
+                       name, size, (unsigned long long)h.size);
   if (segment_header_hash(map, (size_t)h.header_bytes) != h.header_hash)
     return xchg_errorf(err, XCHG_EFORMAT, "host segment %s: header checksum mismatch", name);
   const uint8_t *stored_key = map + sizeof h;
   if (h.key_len != key_len || memcmp(stored_key, key, key_len) != 0)
-    return xchg_errorf(err, XCHG_EINVAL, "host segment %s: holds another key (a hash "
-                       "collision)", name);
+    return xchg_errorf(err, XCHG_EINVAL,
+                       "host segment %s: holds another key (a hash "
+                       "collision)",
+                       name);
   int64_t n = (int64_t)h.n_parts;
   seg->offsets = calloc((size_t)(n ? n : 1), sizeof *seg->offsets);
   seg->lengths = calloc((size_t)(n ? n : 1), sizeof *seg->lengths);
@@ -81,9 +84,11 @@ static xchg_status parse_header(const uint8_t *map, size_t size, const char *key
     memcpy(&off, table + 16 * i, 8);
     memcpy(&len, table + 16 * i + 8, 8);
     if (off % PART_ALIGN != 0 || off < h.header_bytes || off > size || len > size - off)
-      return xchg_errorf(err, XCHG_EFORMAT, "host segment %s: part %lld at [%llu, +%llu) out "
-                         "of the file's %zu bytes", name, (long long)i, (unsigned long long)off,
-                         (unsigned long long)len, size);
+      return xchg_errorf(err, XCHG_EFORMAT,
+                         "host segment %s: part %lld at [%llu, +%llu) out "
+                         "of the file's %zu bytes",
+                         name, (long long)i, (unsigned long long)off, (unsigned long long)len,
+                         size);
     seg->offsets[i] = (int64_t)off;
     seg->lengths[i] = (int64_t)len;
   }
@@ -94,8 +99,8 @@ static xchg_status parse_header(const uint8_t *map, size_t size, const char *key
 static xchg_status open_part_of_segment(void *ctx, int64_t part, xchg_source **out,
                                         xchg_error *err) {
   host_segment *seg = ctx;
-  xchg_buf *slice = xchg_buf_slice(seg->map, (size_t)seg->offsets[part],
-                                   (size_t)seg->lengths[part]);
+  xchg_buf *slice =
+      xchg_buf_slice(seg->map, (size_t)seg->offsets[part], (size_t)seg->lengths[part]);
   xchg_status st = slice ? xchg_source_from_buf(slice, out, err)
                          : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   xchg_buf_unref(slice);

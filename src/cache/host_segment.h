@@ -16,12 +16,12 @@
  * header_bytes covers them, rounded up to PART_ALIGN. */
 typedef struct segment_header {
   char magic[8];
-  uint64_t size;         /* of the whole file */
+  uint64_t size; /* of the whole file */
   uint64_t header_bytes;
   uint64_t key_len;
   uint64_t n_parts;
-  uint64_t header_hash;  /* FNV-1a of the header bytes, this field as 0 */
-  uint64_t reserved[2];  /* 0 (flags of earlier versions, ignored) */
+  uint64_t header_hash; /* FNV-1a of the header bytes, this field as 0 */
+  uint64_t reserved[2]; /* 0 (flags of earlier versions, ignored) */
 } segment_header;
 
 _Static_assert(sizeof(segment_header) == HEADER_FIXED, "segment header layout");

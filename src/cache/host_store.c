@@ -87,9 +87,10 @@ static int has_suffix(const char *name, const char *suffix) {
 static xchg_status check_owned_private(const struct stat *st, const char *what, const char *name,
                                        xchg_error *err) {
   if (st->st_uid != geteuid())
-    return xchg_errorf(err, XCHG_EINVAL, "host store: %s '%s' is owned by uid %u, not by this "
-                       "user (uid %u): refused", what, name, (unsigned)st->st_uid,
-                       (unsigned)geteuid());
+    return xchg_errorf(err, XCHG_EINVAL,
+                       "host store: %s '%s' is owned by uid %u, not by this "
+                       "user (uid %u): refused",
+                       what, name, (unsigned)st->st_uid, (unsigned)geteuid());
   return XCHG_OK;
 }
 
@@ -109,8 +110,10 @@ xchg_status host_store_open(const char *dir, int64_t retain_bytes, int64_t retai
     rc = xchg_errorf(err, XCHG_EIO, "host store: cannot stat '%s': %s", dir, strerror(errno));
   else if ((rc = check_owned_private(&st, "directory", dir, err)) != XCHG_OK) {
   } else if (st.st_mode & (S_IWGRP | S_IWOTH))
-    rc = xchg_errorf(err, XCHG_EINVAL, "host store: directory '%s' is writable by its group or "
-                     "by others (mode %03o): refused", dir, (unsigned)(st.st_mode & 0777));
+    rc = xchg_errorf(err, XCHG_EINVAL,
+                     "host store: directory '%s' is writable by its group or "
+                     "by others (mode %03o): refused",
+                     dir, (unsigned)(st.st_mode & 0777));
   host_store *s = rc == XCHG_OK ? calloc(1, sizeof *s) : NULL;
   if (rc == XCHG_OK && !s) rc = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   if (rc != XCHG_OK) {
@@ -137,7 +140,6 @@ void host_store_close(host_store *s) {
 }
 
 /* ---- mapping ------------------------------------------------------------------ */
-
 
 /* Whether fd still is the file `name` (a file may be unlinked, and a lock
  * file created again, by another process meanwhile). */
@@ -185,8 +187,10 @@ static xchg_status check_segment_file(const struct stat *st, const char *name, x
   xchg_status rc = check_owned_private(st, "segment", name, err);
   if (rc != XCHG_OK) return rc;
   if (!S_ISREG(st->st_mode) || (st->st_mode & 0777) != 0600)
-    return xchg_errorf(err, XCHG_EINVAL, "host store: segment '%s' is not a regular file of mode "
-                       "600 (mode %o): refused", name, (unsigned)st->st_mode);
+    return xchg_errorf(err, XCHG_EINVAL,
+                       "host store: segment '%s' is not a regular file of mode "
+                       "600 (mode %o): refused",
+                       name, (unsigned)st->st_mode);
   if (st->st_size < HEADER_FIXED)
     return xchg_errorf(err, XCHG_EFORMAT, "host segment %s: %lld bytes, too short for a header",
                        name, (long long)st->st_size);
@@ -207,8 +211,9 @@ static xchg_status map_segment(host_store *s, const char *key, host_segment **ou
   *state = SEGMENT_ABSENT;
   int fd = openat(s->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
-    return errno == ENOENT ? XCHG_OK : xchg_errorf(err, XCHG_EIO, "host segment %s: %s", name,
-                                                   strerror(errno));
+    return errno == ENOENT
+               ? XCHG_OK
+               : xchg_errorf(err, XCHG_EIO, "host segment %s: %s", name, strerror(errno));
   hook(HOST_HOOK_MAP, name);
   struct stat st;
   if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
@@ -248,7 +253,6 @@ static xchg_status map_segment(host_store *s, const char *key, host_segment **ou
   return rc;
 }
 
-
 /* ---- the key's lock --------------------------------------------------------- */
 
 static int64_t now_ms(void) {
@@ -282,8 +286,10 @@ static int poll_pause(poller *p, const host_request *req) {
 }
 
 static xchg_status cancelled_waiting(const host_request *req, xchg_error *err) {
-  return xchg_errorf(err, XCHG_ECANCELLED, "broadcast '%s': cancelled while waiting for "
-                     "another process's decode", req->key);
+  return xchg_errorf(err, XCHG_ECANCELLED,
+                     "broadcast '%s': cancelled while waiting for "
+                     "another process's decode",
+                     req->key);
 }
 
 /* Takes LOCK_EX without blocking on the lock file `name`, through *fd
@@ -368,9 +374,11 @@ static int lacks_room(const host_store *s, uint64_t needed) {
 static int still_no_room(const host_store *s, int fd, const char *key, xchg_error *why) {
   uint64_t needed = recorded_need(fd);
   if (needed == 0 || !lacks_room(s, needed)) return 0;
-  xchg_errorf(why, XCHG_EIO, "host store: writing the segment of '%s' failed for lack of room "
+  xchg_errorf(why, XCHG_EIO,
+              "host store: writing the segment of '%s' failed for lack of room "
               "less than %d s ago; it needs at least %llu bytes and %lld are free: not tried "
-              "again", key, HOST_FAILURE_MEMORY_MS / 1000, (unsigned long long)needed,
+              "again",
+              key, HOST_FAILURE_MEMORY_MS / 1000, (unsigned long long)needed,
               (long long)free_bytes(s));
   return 1;
 }
@@ -423,8 +431,8 @@ static xchg_status lock_key(host_store *s, const host_request *req, const char *
 typedef struct segment_writer {
   int fd;
   const char *name;
-  uint64_t at;   /* where the next part starts */
-  uint64_t end;  /* where the last part ends */
+  uint64_t at;  /* where the next part starts */
+  uint64_t end; /* where the last part ends */
   uint8_t *header;
   size_t header_bytes;
   uint64_t projected; /* the segment's size, when a part would not fit */
@@ -445,9 +453,10 @@ static int part_will_not_fit(segment_writer *w, const host_request *req, int64_t
   double avail = (double)v.f_bavail * (double)v.f_frsize;
   if (rest <= avail) return 0;
   w->projected = w->at + written + (uint64_t)rest;
-  xchg_errorf(why, XCHG_EIO, "no room: after %lld of part %lld's %lld bytes, its rest needs "
-              "about %.0f bytes more and %.0f are free (stopped early)", (long long)read,
-              (long long)part, (long long)size, rest, avail);
+  xchg_errorf(why, XCHG_EIO,
+              "no room: after %lld of part %lld's %lld bytes, its rest needs "
+              "about %.0f bytes more and %.0f are free (stopped early)",
+              (long long)read, (long long)part, (long long)size, rest, avail);
   return 1;
 }
 
@@ -460,11 +469,12 @@ static xchg_status write_part(segment_writer *w, const host_request *req, int64_
   xchg_ipc_reader *r = NULL;
   xchg_ipc_writer *wr = NULL;
   struct ArrowSchema schema = {0};
-  xchg_status st = broadcast_open_part(req->bytes, i, req->read, req->cancel, req->cancel_ctx, &r,
-                                       &w->raw, err);
+  xchg_status st =
+      broadcast_open_part(req->bytes, i, req->read, req->cancel, req->cancel_ctx, &r, &w->raw, err);
   if (st == XCHG_OK) st = xchg_ipc_reader_schema(r, &schema, err);
   if (st == XCHG_OK && lseek(w->fd, (off_t)w->at, SEEK_SET) < 0)
-    *write_failed = xchg_errorf(why, XCHG_EIO, "host segment %s: seek: %s", w->name, strerror(errno));
+    *write_failed =
+        xchg_errorf(why, XCHG_EIO, "host segment %s: seek: %s", w->name, strerror(errno));
   xchg_ipc_write_options wo;
   xchg_ipc_write_options_init(&wo);
   wo.alignment = PART_ALIGN;
@@ -550,21 +560,22 @@ static xchg_status write_segment(host_store *s, const host_request *req, xchg_st
   key_file(req->key, ".seg", seg);
   hook(HOST_HOOK_WRITE, seg);
   unlinkat(s->dirfd, tmp, 0); /* a dead writer's: the lock is ours */
-  segment_writer w = {-1, tmp, 0, 0, NULL,
-                      segment_header_size(strlen(req->key), (uint64_t)req->bytes->n_parts), 0,
-                      NULL};
+  segment_writer w = {
+      -1, tmp, 0, 0, NULL, segment_header_size(strlen(req->key), (uint64_t)req->bytes->n_parts),
+      0,  NULL};
   w.at = w.end = w.header_bytes;
   w.fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (w.fd < 0 || fchmod(w.fd, 0600) != 0 || flock(w.fd, LOCK_SH) != 0 ||
       !(w.header = calloc(1, w.header_bytes)))
-    *write_failed = xchg_errorf(why, XCHG_EIO, "host segment %s: cannot create: %s", tmp,
-                                strerror(errno));
+    *write_failed =
+        xchg_errorf(why, XCHG_EIO, "host segment %s: cannot create: %s", tmp, strerror(errno));
   xchg_status st = XCHG_OK;
   for (int64_t i = 0; i < req->bytes->n_parts && st == XCHG_OK && !*write_failed; i++)
     st = write_part(&w, req, i, write_failed, why, err);
   if (st == XCHG_OK && !*write_failed) {
     finish_header(&w, req, w.end);
-    if (ftruncate(w.fd, (off_t)w.end) != 0 || write_all_at(w.fd, w.header, w.header_bytes, 0) != 0 ||
+    if (ftruncate(w.fd, (off_t)w.end) != 0 ||
+        write_all_at(w.fd, w.header, w.header_bytes, 0) != 0 ||
         linkat(s->dirfd, tmp, s->dirfd, seg, 0) != 0)
       *write_failed = xchg_errorf(why, XCHG_EIO, "host segment %s: cannot write or publish: %s",
                                   tmp, strerror(errno));
@@ -572,8 +583,10 @@ static xchg_status write_segment(host_store *s, const host_request *req, xchg_st
   if (st == XCHG_OK && !*write_failed) hook(HOST_HOOK_PUBLISHED, seg);
   if (w.fd >= 0 && *write_failed) *needed = w.projected ? w.projected : room_needed(w.fd);
   unlinkat(s->dirfd, tmp, 0); /* published under its own name, or failed */
-  if (w.fd >= 0 && (st != XCHG_OK || *write_failed)) close(w.fd);
-  else *leased_fd = w.fd;
+  if (w.fd >= 0 && (st != XCHG_OK || *write_failed))
+    close(w.fd);
+  else
+    *leased_fd = w.fd;
   free(w.header);
   return st;
 }
@@ -629,9 +642,8 @@ xchg_status host_store_obtain(host_store *s, const host_request *req, host_segme
     outcome->decoded = 1;
     outcome->failure = map_segment(s, req->key, out, &state, why);
     if (outcome->failure == XCHG_OK && state != SEGMENT_MAPPED)
-      outcome->failure = xchg_errorf(why, XCHG_EIO,
-                                     "host store: the segment of '%s' vanished after publishing",
-                                     req->key);
+      outcome->failure = xchg_errorf(
+          why, XCHG_EIO, "host store: the segment of '%s' vanished after publishing", req->key);
     close(leased_fd);
   } else if (st == XCHG_OK && lacks_room(s, needed)) {
     /* Remembered for the others (those waiting for this lock included),
@@ -702,8 +714,7 @@ static seg_info *list_segments(host_store *s, size_t *n, int64_t *total) {
   size_t cap = 0;
   for (struct dirent *de; (de = readdir(d));) {
     struct stat st;
-    if (fstatat(s->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !is_own_file(&st))
-      continue;
+    if (fstatat(s->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !is_own_file(&st)) continue;
     if (has_suffix(de->d_name, ".tmp") || has_suffix(de->d_name, ".lock"))
       remove_left_over(s, de->d_name);
     if (!has_suffix(de->d_name, ".seg")) continue;

@@ -55,9 +55,9 @@ typedef struct host_request {
 
 /* What host_store_obtain did, for the cache's metrics. */
 typedef struct host_outcome {
-  int attempted; /* this process decoded the broadcast's bytes (or tried to) */
-  int decoded;  /* this process wrote and published the segment */
-  int waited;   /* it waited for another process's lock on the key */
+  int attempted;       /* this process decoded the broadcast's bytes (or tried to) */
+  int decoded;         /* this process wrote and published the segment */
+  int waited;          /* it waited for another process's lock on the key */
   xchg_status failure; /* the store's failure that *why describes, else XCHG_OK */
 } host_outcome;
 
@@ -120,14 +120,14 @@ int host_segment_seal(uint8_t *bytes, size_t size);
  * interleaving with another one (tests/test_host_store.c).  Not an API:
  * NULL except in tests, which set it in their own processes. */
 typedef enum host_hook_point {
-  HOST_HOOK_SCAN,         /* a scan of the directory begins (file NULL) */
-  HOST_HOOK_MAP,          /* the segment `file` is open, to be mapped, not yet leased */
-  HOST_HOOK_REMOVE,       /* a scan has opened the segment `file` to remove it */
-  HOST_HOOK_REMOVING,     /* LOCK_EX on `file` is granted: no process holds it */
-  HOST_HOOK_REMOVE_HELD,  /* removing `file` failed: another process holds it */
-  HOST_HOOK_WRITE,        /* writing the segment `file` begins, the key's lock held */
-  HOST_HOOK_PUBLISHED,    /* `file` is published, not yet mapped by its writer */
-  HOST_HOOK_WRITE_FAILED  /* writing `file` failed for lack of room and its record is
+  HOST_HOOK_SCAN,        /* a scan of the directory begins (file NULL) */
+  HOST_HOOK_MAP,         /* the segment `file` is open, to be mapped, not yet leased */
+  HOST_HOOK_REMOVE,      /* a scan has opened the segment `file` to remove it */
+  HOST_HOOK_REMOVING,    /* LOCK_EX on `file` is granted: no process holds it */
+  HOST_HOOK_REMOVE_HELD, /* removing `file` failed: another process holds it */
+  HOST_HOOK_WRITE,       /* writing the segment `file` begins, the key's lock held */
+  HOST_HOOK_PUBLISHED,   /* `file` is published, not yet mapped by its writer */
+  HOST_HOOK_WRITE_FAILED /* writing `file` failed for lack of room and its record is
                              made; the key's lock is still held */
 } host_hook_point;
 extern void (*host_store_hook)(host_hook_point point, const char *file);

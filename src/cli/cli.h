@@ -33,7 +33,8 @@ int xc_cmd_gen(int argc, char **argv);
 int xc_inspect_rows(const char *path, xchg_stream_codec codec, int64_t head);
 
 /* Opens path ("-": standard input) as a decoded byte stream. */
-xchg_status xc_open_istream(const char *path, xchg_stream_codec codec, xchg_istream **out, xchg_error *err);
+xchg_status xc_open_istream(const char *path, xchg_stream_codec codec, xchg_istream **out,
+                            xchg_error *err);
 
 /* The size of the file at path, -1 for "-" or anything but a regular
  * file: the total of a progress line. */
@@ -56,15 +57,15 @@ static inline int64_t xc_message_end(const xchg_message_info *info) {
  * begin another IPC stream are an error, not silently dropped. */
 typedef struct xc_input {
   const char *path;
-  xchg_stream_codec codec; /* in use (after auto detection); NONE: plain IPC */
-  xchg_source *plain;      /* plain IPC not yet handed to a reader */
-  xchg_istream *stream;    /* the decoder, when there is a codec */
-  xchg_buf *memory;        /* plain IPC in memory (a mapped file), else NULL */
-  int64_t streams;         /* IPC streams opened so far */
-  uint64_t stream_start;   /* decoded byte offset where the last one began */
-  uint64_t stream_end;     /* where it ended (UINT64_MAX: unknown, or nothing can follow) */
-  bool ended_file;         /* the last one was in the IPC file format (it ended at its magic) */
-  bool one_schema;         /* every IPC stream must have the first one's schema */
+  xchg_stream_codec codec;  /* in use (after auto detection); NONE: plain IPC */
+  xchg_source *plain;       /* plain IPC not yet handed to a reader */
+  xchg_istream *stream;     /* the decoder, when there is a codec */
+  xchg_buf *memory;         /* plain IPC in memory (a mapped file), else NULL */
+  int64_t streams;          /* IPC streams opened so far */
+  uint64_t stream_start;    /* decoded byte offset where the last one began */
+  uint64_t stream_end;      /* where it ended (UINT64_MAX: unknown, or nothing can follow) */
+  bool ended_file;          /* the last one was in the IPC file format (it ended at its magic) */
+  bool one_schema;          /* every IPC stream must have the first one's schema */
   struct ArrowSchema first; /* with one_schema: the first IPC stream's schema, once opened */
 } xc_input;
 
@@ -93,7 +94,6 @@ int64_t xc_input_done(const xc_input *in, int64_t message_end);
 
 /* Comet input: the field count in the header of the current block, else -1. */
 int64_t xc_input_comet_field_count(const xc_input *in);
-
 
 /* Prefixes err with the IPC stream at fault when the input held several
  * ("IPC stream 2 at decoded byte 4096: ..."). */
@@ -137,12 +137,12 @@ int xc_stream_codec_option(const char *command, const char *name, xchg_stream_co
 void xc_deprecated_option(const char *command, const char *old, const char *now);
 
 /* What --help says about --input-codec. */
-#define XC_CODEC_HELP                                                                       \
-  "  --input-codec C the stream codec around the input's IPC data: lz4-java,\n"            \
-  "                    snappy-java, zstd, lz4-frame, snappy-framed, comet (Comet\n"        \
-  "                    shuffle blocks), none, or auto (the default: detected from\n"      \
-  "                    the first bytes, plain IPC when no codec's magic matches).\n"       \
-  "                    A codec stream may hold several IPC streams one after\n"           \
+#define XC_CODEC_HELP                                                                \
+  "  --input-codec C the stream codec around the input's IPC data: lz4-java,\n"      \
+  "                    snappy-java, zstd, lz4-frame, snappy-framed, comet (Comet\n"  \
+  "                    shuffle blocks), none, or auto (the default: detected from\n" \
+  "                    the first bytes, plain IPC when no codec's magic matches).\n" \
+  "                    A codec stream may hold several IPC streams one after\n"      \
   "                    another: all of them are read.\n"
 
 /* How errors name an input: the path, or "<stdin>" for "-". */

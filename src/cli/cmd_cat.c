@@ -29,8 +29,7 @@ static const char cat_help[] =
     "                  arrow-json: Arrow's integration-test JSON format (schema,\n"
     "                    batches and dictionaries, buffer by buffer); it holds one\n"
     "                    dictionary per id, so a stream that replaces a dictionary\n"
-    "                    is an error there (deltas are fine)\n"
-    XC_CODEC_HELP
+    "                    is an error there (deltas are fine)\n" XC_CODEC_HELP
     "  --codec C       the old name of --input-codec (deprecated)\n\n"
     "Values in csv and json: integers in full (64-bit too), decimals as exact\n"
     "decimal text with their scale (JSON strings), floats with the fewest digits\n"
@@ -57,7 +56,7 @@ typedef struct cat_options {
 typedef struct selection {
   int64_t *index;
   int count;
-  int64_t *chosen;     /* with --columns: the columns asked of the reader, ascending */
+  int64_t *chosen; /* with --columns: the columns asked of the reader, ascending */
   int64_t n_chosen;
   int64_t *first_dict; /* per selected column: where its dictionary ids begin */
 } selection;
@@ -74,10 +73,14 @@ static int parse_limit(const char *text, int64_t *out) {
 }
 
 static int parse_format(const char *text, cat_format *out) {
-  if (strcmp(text, "csv") == 0) *out = CAT_CSV;
-  else if (strcmp(text, "json") == 0) *out = CAT_JSON;
-  else if (strcmp(text, "arrow-json") == 0) *out = CAT_ARROW_JSON;
-  else return 0;
+  if (strcmp(text, "csv") == 0)
+    *out = CAT_CSV;
+  else if (strcmp(text, "json") == 0)
+    *out = CAT_JSON;
+  else if (strcmp(text, "arrow-json") == 0)
+    *out = CAT_ARROW_JSON;
+  else
+    return 0;
   return 1;
 }
 
@@ -105,7 +108,8 @@ static int parse_options(int argc, char **argv, cat_options *o) {
       o->columns = v;
     } else if ((v = option_value(argc, argv, &i, "--limit")) != NULL) {
       if (!parse_limit(v, &o->limit))
-        return xc_usage_error("cat", "--limit must be an integer from 0 to %lld, not '%s'", (long long)INT64_MAX, v);
+        return xc_usage_error("cat", "--limit must be an integer from 0 to %lld, not '%s'",
+                              (long long)INT64_MAX, v);
     } else if ((v = option_value(argc, argv, &i, "--format")) != NULL) {
       if (!parse_format(v, &o->format))
         return xc_usage_error("cat", "unknown format '%s' (csv, json or arrow-json)", v);
@@ -136,7 +140,8 @@ static bool field_named(const struct ArrowSchema *schema, int64_t c, const char 
 /* "a, b, c": the names --columns can choose from. */
 static void list_columns(const struct ArrowSchema *schema, xs *out) {
   for (int64_t c = 0; c < schema->n_children; c++)
-    xs_printf(out, "%s%s", c > 0 ? ", " : "", schema->children[c]->name ? schema->children[c]->name : "");
+    xs_printf(out, "%s%s", c > 0 ? ", " : "",
+              schema->children[c]->name ? schema->children[c]->name : "");
 }
 
 /* Whether name[0..len) is "#N", a position as inspect numbers columns. */
@@ -148,8 +153,8 @@ static bool is_position(const char *name, size_t len) {
 }
 
 /* The column at position "#N", or an error saying the positions there are. */
-static xchg_status column_position(const struct ArrowSchema *schema, const char *name, size_t len, int64_t *out,
-                                   xchg_error *err) {
+static xchg_status column_position(const struct ArrowSchema *schema, const char *name, size_t len,
+                                   int64_t *out, xchg_error *err) {
   int64_t at = 0;
   for (size_t i = 1; i < len && at < schema->n_children; i++) at = at * 10 + (name[i] - '0');
   if (at < schema->n_children) {
@@ -158,27 +163,33 @@ static xchg_status column_position(const struct ArrowSchema *schema, const char 
   }
   long long n = (long long)schema->n_children;
   if (n == 0)
-    return xchg_errorf(err, XCHG_EINVAL, "column position %.*s is out of range: the input has no columns", (int)len,
+    return xchg_errorf(err, XCHG_EINVAL,
+                       "column position %.*s is out of range: the input has no columns", (int)len,
                        name);
   if (n == 1)
-    return xchg_errorf(err, XCHG_EINVAL, "column position %.*s is out of range: the input has 1 column, #0",
-                       (int)len, name);
-  return xchg_errorf(err, XCHG_EINVAL, "column position %.*s is out of range: the input has %lld columns, #0 to #%lld",
-                     (int)len, name, n, n - 1);
+    return xchg_errorf(err, XCHG_EINVAL,
+                       "column position %.*s is out of range: the input has 1 column, #0", (int)len,
+                       name);
+  return xchg_errorf(
+      err, XCHG_EINVAL,
+      "column position %.*s is out of range: the input has %lld columns, #0 to #%lld", (int)len,
+      name, n, n - 1);
 }
 
 /* The column named name[0..len), or at position #N when no field has that
  * name.  A name no field has, or two fields have, is an error: a silent
  * first match could print the wrong column. */
-static xchg_status find_column(const struct ArrowSchema *schema, const char *name, size_t len, int64_t *out,
-                               xchg_error *err) {
+static xchg_status find_column(const struct ArrowSchema *schema, const char *name, size_t len,
+                               int64_t *out, xchg_error *err) {
   *out = -1;
   for (int64_t c = 0; c < schema->n_children; c++) {
     if (!field_named(schema, c, name, len)) continue;
     if (*out >= 0)
-      return xchg_errorf(err, XCHG_EINVAL, "column name \"%.*s\" is ambiguous: fields %lld and %lld both "
-                         "have it (choose one by position: #%lld or #%lld)", (int)len, name, (long long)*out,
-                         (long long)c, (long long)*out, (long long)c);
+      return xchg_errorf(err, XCHG_EINVAL,
+                         "column name \"%.*s\" is ambiguous: fields %lld and %lld both "
+                         "have it (choose one by position: #%lld or #%lld)",
+                         (int)len, name, (long long)*out, (long long)c, (long long)*out,
+                         (long long)c);
     *out = c;
   }
   if (*out >= 0) return XCHG_OK;
@@ -186,14 +197,14 @@ static xchg_status find_column(const struct ArrowSchema *schema, const char *nam
   xs names;
   xs_init(&names, NULL);
   list_columns(schema, &names);
-  xchg_status st = xchg_errorf(err, XCHG_EINVAL, "no column named \"%.*s\" (the columns are: %s)", (int)len,
-                               name, xs_failed(&names) ? "?" : xs_cstr(&names));
+  xchg_status st = xchg_errorf(err, XCHG_EINVAL, "no column named \"%.*s\" (the columns are: %s)",
+                               (int)len, name, xs_failed(&names) ? "?" : xs_cstr(&names));
   xs_free(&names);
   return st;
 }
 
-static xchg_status select_columns(const struct ArrowSchema *schema, const char *names, selection *sel,
-                                  xchg_error *err) {
+static xchg_status select_columns(const struct ArrowSchema *schema, const char *names,
+                                  selection *sel, xchg_error *err) {
   int64_t max = names ? 1 : schema->n_children;
   for (const char *p = names; p && *p; p++) max += *p == ',';
   sel->index = calloc((size_t)(max > 0 ? max : 1), sizeof *sel->index);
@@ -232,7 +243,8 @@ static xchg_status choose_columns(selection *sel, xchg_error *err) {
     if (n == 0 || sel->chosen[n - 1] != sel->chosen[c]) sel->chosen[n++] = sel->chosen[c];
   sel->n_chosen = n;
   for (int c = 0; c < sel->count; c++) {
-    const int64_t *at = bsearch(&sel->index[c], sel->chosen, (size_t)n, sizeof *sel->chosen, compare_indices);
+    const int64_t *at =
+        bsearch(&sel->index[c], sel->chosen, (size_t)n, sizeof *sel->chosen, compare_indices);
     sel->index[c] = at - sel->chosen;
   }
   return XCHG_OK;
@@ -251,7 +263,8 @@ static xchg_status project(xchg_ipc_reader *reader, const selection *sel, xchg_e
  * selected column's begin: the ids run in schema order, the selection may
  * not. */
 static xchg_status read_dictionary_ids(xchg_ipc_reader *reader, const struct ArrowSchema *schema,
-                                       selection *sel, int64_t **ids, int64_t *n_ids, xchg_error *err) {
+                                       selection *sel, int64_t **ids, int64_t *n_ids,
+                                       xchg_error *err) {
   *n_ids = xchg_ipc_reader_dictionary_ids(reader, NULL, 0);
   *ids = malloc((size_t)(*n_ids > 0 ? *n_ids : 1) * sizeof **ids);
   int64_t *begins = malloc((size_t)(schema->n_children + 1) * sizeof *begins);
@@ -266,8 +279,10 @@ static xchg_status read_dictionary_ids(xchg_ipc_reader *reader, const struct Arr
       begins[k + 1] = begins[k] + xc_count_dictionaries(schema->children[k]);
     for (int c = 0; c < sel->count; c++) sel->first_dict[c] = begins[sel->index[c]];
     if (begins[schema->n_children] != *n_ids)
-      st = xchg_errorf(err, XCHG_EFORMAT, "the schema has %lld dictionary-encoded fields but the reader "
-                       "lists %lld dictionary ids", (long long)begins[schema->n_children], (long long)*n_ids);
+      st = xchg_errorf(err, XCHG_EFORMAT,
+                       "the schema has %lld dictionary-encoded fields but the reader "
+                       "lists %lld dictionary ids",
+                       (long long)begins[schema->n_children], (long long)*n_ids);
   }
   free(begins);
   return st;
@@ -318,13 +333,16 @@ static xchg_status column_set_build(column_set *cs, const struct ArrowSchema *sc
 /* The batch must be a struct array shaped like the schema. */
 static xchg_status check_batch(const struct ArrowSchema *schema, const struct ArrowArray *batch,
                                xchg_error *err) {
-  if (batch->n_children != schema->n_children || (batch->n_children > 0 && batch->children == NULL) ||
-      batch->length < 0 || batch->offset < 0 || batch->offset > INT64_MAX - batch->length)
-    return xchg_errorf(err, XCHG_EFORMAT, "record batch does not match the schema (%lld columns, schema %lld)",
+  if (batch->n_children != schema->n_children ||
+      (batch->n_children > 0 && batch->children == NULL) || batch->length < 0 ||
+      batch->offset < 0 || batch->offset > INT64_MAX - batch->length)
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "record batch does not match the schema (%lld columns, schema %lld)",
                        (long long)batch->n_children, (long long)schema->n_children);
   for (int64_t c = 0; c < batch->n_children; c++)
     if (batch->children[c] == NULL || batch->children[c]->length < batch->offset + batch->length)
-      return xchg_errorf(err, XCHG_EFORMAT, "record batch column %lld is shorter than the batch", (long long)c);
+      return xchg_errorf(err, XCHG_EFORMAT, "record batch column %lld is shorter than the batch",
+                         (long long)c);
   return XCHG_OK;
 }
 
@@ -371,11 +389,12 @@ static void on_message(void *ctx, const xchg_message_info *info) {
 
 static xchg_status begin_output(cat_state *st, xchg_error *err) {
   column_set header;
-  xchg_status s = column_set_build(&header, &st->schema, NULL, &st->sel, st->dict_ids, st->n_dict_ids, err);
+  xchg_status s =
+      column_set_build(&header, &st->schema, NULL, &st->sel, st->dict_ids, st->n_dict_ids, err);
   if (s != XCHG_OK) return s;
   if (st->opt->format == CAT_ARROW_JSON)
-    s = xc_arrow_json_begin(&st->json, &st->out, &st->schema, header.ptrs, header.count, st->dict_ids,
-                            st->n_dict_ids, err);
+    s = xc_arrow_json_begin(&st->json, &st->out, &st->schema, header.ptrs, header.count,
+                            st->dict_ids, st->n_dict_ids, err);
   else if (st->opt->format == CAT_CSV)
     xc_rows_header(&st->out, XC_ROWS_CSV, header.ptrs, header.count);
   column_set_free(&header);
@@ -392,7 +411,8 @@ static xchg_status first_stream(cat_state *st, xchg_ipc_reader *reader, xchg_err
   if (s == XCHG_OK && st->opt->columns != NULL) s = choose_columns(&st->sel, err);
   if (s == XCHG_OK) s = project(reader, &st->sel, err);
   if (s == XCHG_OK) s = xchg_ipc_reader_schema(reader, &st->schema, err);
-  if (s == XCHG_OK) s = read_dictionary_ids(reader, &st->schema, &st->sel, &st->dict_ids, &st->n_dict_ids, err);
+  if (s == XCHG_OK)
+    s = read_dictionary_ids(reader, &st->schema, &st->sel, &st->dict_ids, &st->n_dict_ids, err);
   if (s == XCHG_OK) s = begin_output(st, err);
   return s;
 }
@@ -417,7 +437,8 @@ static xchg_status next_stream(cat_state *st, xchg_ipc_reader *reader, xchg_erro
  * once: nothing more is decoded for a reader that is gone or a full disk. */
 static xchg_status output_status(const cat_state *st, xchg_error *err) {
   int errnum = xs_write_error(&st->out);
-  if (errnum != 0) return xchg_errorf(err, XCHG_EIO, "write to standard output failed: %s", strerror(errnum));
+  if (errnum != 0)
+    return xchg_errorf(err, XCHG_EIO, "write to standard output failed: %s", strerror(errnum));
   return xs_failed(&st->out) ? xchg_errorf(err, XCHG_ENOMEM, "out of memory") : XCHG_OK;
 }
 
@@ -425,7 +446,8 @@ static xchg_status write_batch(cat_state *st, const struct ArrowArray *batch, xc
   xchg_status s = check_batch(&st->schema, batch, err);
   if (s != XCHG_OK) return s;
   column_set cols;
-  if ((s = column_set_build(&cols, &st->schema, batch, &st->sel, st->dict_ids, st->n_dict_ids, err)) != XCHG_OK)
+  if ((s = column_set_build(&cols, &st->schema, batch, &st->sel, st->dict_ids, st->n_dict_ids,
+                            err)) != XCHG_OK)
     return s;
   int64_t rows = batch->length;
   if (st->remaining >= 0 && rows > st->remaining) rows = st->remaining;
@@ -434,7 +456,9 @@ static xchg_status write_batch(cat_state *st, const struct ArrowArray *batch, xc
   } else {
     xc_row_format f = st->opt->format == CAT_CSV ? XC_ROWS_CSV : XC_ROWS_JSON;
     int64_t bad = xc_rows_write(&st->rows, &st->out, f, cols.ptrs, cols.count, batch->offset, rows);
-    if (bad >= 0) s = xchg_errorf(err, XCHG_EFORMAT, "row %lld of the batch refers outside its arrays", (long long)bad);
+    if (bad >= 0)
+      s = xchg_errorf(err, XCHG_EFORMAT, "row %lld of the batch refers outside its arrays",
+                      (long long)bad);
   }
   if (st->remaining >= 0) st->remaining -= rows;
   column_set_free(&cols);
@@ -488,7 +512,7 @@ static int cat(const cat_options *opt) {
   cat_state st = {.opt = opt, .remaining = opt->limit, .in = &in};
   xc_progress_init(&st.progress, "cat", "bytes", xc_path_size(opt->path), true);
   xs_init(&st.out, stdout);
-  xs_write_behind(&st.out); /* writing overlaps formatting */
+  xs_write_behind(&st.out);                           /* writing overlaps formatting */
   xc_rows_writer_init(&st.rows, xchg_pool_default()); /* rows formatted on every core */
   xchg_status s = copy_input(&st, &in, &err);
   xc_progress_end(&st.progress);

@@ -37,29 +37,34 @@ static const char convert_help[] =
     "  --stream        write the IPC stream format (default)\n"
     "  --align N       buffer alignment, 8 (default) or 64\n"
     "  -f, --force     write to a terminal too (refused otherwise: the output is\n"
-    "                    binary)\n"
-    XC_CODEC_HELP
+    "                    binary)\n" XC_CODEC_HELP
     "  --codec C       the old name of --compression (deprecated)\n"
     "Progress is shown on standard error when it is a terminal.\n";
 
 int xc_parse_codec(const char *name, xchg_block_codec *out) {
-  if (!strcmp(name, "none")) *out = XCHG_BLOCK_NONE;
-  else if (!strcmp(name, "lz4") || !strcmp(name, "lz4-frame")) *out = XCHG_BLOCK_LZ4_FRAME;
-  else if (!strcmp(name, "zstd")) *out = XCHG_BLOCK_ZSTD;
-  else return -1;
+  if (!strcmp(name, "none"))
+    *out = XCHG_BLOCK_NONE;
+  else if (!strcmp(name, "lz4") || !strcmp(name, "lz4-frame"))
+    *out = XCHG_BLOCK_LZ4_FRAME;
+  else if (!strcmp(name, "zstd"))
+    *out = XCHG_BLOCK_ZSTD;
+  else
+    return -1;
   return 0;
 }
 
 int xc_check_level(const char *command, xchg_block_codec codec, bool given, long long level) {
   if (!given) return -1;
   if (codec == XCHG_BLOCK_NONE)
-    return xc_usage_error(command, "--level needs --compression lz4 or zstd: the output is not "
+    return xc_usage_error(command,
+                          "--level needs --compression lz4 or zstd: the output is not "
                           "compressed");
   int min, max;
   xchg_block_codec_levels(codec, &min, &max);
   if (level >= min && level <= max) return -1;
-  return xc_usage_error(command, "--level %lld is out of %s's range: %d to %d (0: the codec's default)", level,
-                        xchg_block_codec_name(codec), min, max);
+  return xc_usage_error(command,
+                        "--level %lld is out of %s's range: %d to %d (0: the codec's default)",
+                        level, xchg_block_codec_name(codec), min, max);
 }
 
 static int parse_int(const char *s, long long lo, long long hi, long long *out) {
@@ -104,13 +109,15 @@ static int parse_args(int argc, char **argv, convert_args *a) {
       return XC_EXIT_OK;
     } else if (!strcmp(arg, "--file") || !strcmp(arg, "--stream")) {
       if (format_flag != NULL && strcmp(format_flag, arg) != 0)
-        return xc_usage_error("convert", "%s and %s contradict each other: choose one", format_flag, arg);
+        return xc_usage_error("convert", "%s and %s contradict each other: choose one", format_flag,
+                              arg);
       format_flag = arg;
       a->write.format = !strcmp(arg, "--file") ? XCHG_IPC_FILE : XCHG_IPC_STREAM;
     } else if (!strcmp(arg, "-f") || !strcmp(arg, "--force")) {
       a->force = true;
-    } else if (!strcmp(arg, "--compression") || !strcmp(arg, "--codec") || !strcmp(arg, "--level") ||
-               !strcmp(arg, "--batch-rows") || !strcmp(arg, "--align") || !strcmp(arg, "--input-codec")) {
+    } else if (!strcmp(arg, "--compression") || !strcmp(arg, "--codec") ||
+               !strcmp(arg, "--level") || !strcmp(arg, "--batch-rows") || !strcmp(arg, "--align") ||
+               !strcmp(arg, "--input-codec")) {
       if (i + 1 >= argc) return xc_usage_error("convert", "%s needs a value", arg);
       const char *val = argv[++i];
       if (!strcmp(arg, "--codec")) xc_deprecated_option("convert", "--codec", "--compression");
@@ -127,7 +134,8 @@ static int parse_args(int argc, char **argv, convert_args *a) {
         level_given = true;
       } else if (!strcmp(arg, "--batch-rows")) {
         if (parse_int(val, 1, INT64_MAX, &v) != 0)
-          return xc_usage_error("convert", "--batch-rows must be an integer from 1 to %lld, not '%s'",
+          return xc_usage_error("convert",
+                                "--batch-rows must be an integer from 1 to %lld, not '%s'",
                                 (long long)INT64_MAX, val);
         a->write.coalesce_rows = v;
       } else {
@@ -155,7 +163,8 @@ static int parse_args(int argc, char **argv, convert_args *a) {
 /* Every batch of every IPC stream of the input into w; *failed_input says
  * whether a failure was the input's. */
 static xchg_status copy_input(xc_input *in, xchg_ipc_reader *reader, xchg_ipc_writer *w,
-                              const xchg_ipc_read_options *opts, bool *failed_input, xchg_error *err) {
+                              const xchg_ipc_read_options *opts, bool *failed_input,
+                              xchg_error *err) {
   xchg_status st = XCHG_OK;
   while (st == XCHG_OK && reader != NULL) {
     struct ArrowArray batch;
@@ -214,7 +223,8 @@ static int convert_blocks(const convert_args *a, xchg_shuffle_reader *reader) {
   xchg_shuffle_reader_free(reader);
   if (st == XCHG_OK) st = xc_output_commit(&o, &err);
   xc_output_discard(&o);
-  if (st != XCHG_OK) return failed_input ? xc_runtime_error(a->in, err.message) : xc_output_error(&o, err.message);
+  if (st != XCHG_OK)
+    return failed_input ? xc_runtime_error(a->in, err.message) : xc_output_error(&o, err.message);
   return XC_EXIT_OK;
 }
 
@@ -239,9 +249,11 @@ int xc_cmd_convert(int argc, char **argv) {
   struct ArrowSchema schema = {0};
   xchg_status st = xc_input_open(&in, a.in, a.input_codec, true, &err);
   /* Comet blocks read one by one (standard input): coalesced by the writer. */
-  if (in.codec == XCHG_STREAM_COMET && a.write.coalesce_rows == 0) a.write.coalesce_rows = XC_BLOCK_BATCH_ROWS;
+  if (in.codec == XCHG_STREAM_COMET && a.write.coalesce_rows == 0)
+    a.write.coalesce_rows = XC_BLOCK_BATCH_ROWS;
   if (st == XCHG_OK) st = xc_input_next(&in, &read_opts, &r, &err);
-  if (st == XCHG_OK && r == NULL) st = xchg_errorf(&err, XCHG_EFORMAT, "holds no IPC stream to convert");
+  if (st == XCHG_OK && r == NULL)
+    st = xchg_errorf(&err, XCHG_EFORMAT, "holds no IPC stream to convert");
   if (st == XCHG_OK) st = xchg_ipc_reader_schema(r, &schema, &err);
   if (st != XCHG_OK) {
     xc_input_locate_error(&in, &err);
@@ -261,14 +273,17 @@ int xc_cmd_convert(int argc, char **argv) {
   st = xchg_ipc_writer_open(&schema, &a.write, xc_output_write, &o, &w, &err);
   schema.release(&schema);
   bool failed_input = false;
-  if (st == XCHG_OK) st = copy_input(&in, r, w, &read_opts, &failed_input, &err);
-  else xchg_ipc_reader_free(r);
+  if (st == XCHG_OK)
+    st = copy_input(&in, r, w, &read_opts, &failed_input, &err);
+  else
+    xchg_ipc_reader_free(r);
   if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
   xchg_ipc_writer_free(w);
   xc_input_close(&in);
   xc_progress_end(&progress.line);
   if (st == XCHG_OK) st = xc_output_commit(&o, &err);
   xc_output_discard(&o); /* after a failure: the old OUT stays as it was */
-  if (st != XCHG_OK) return failed_input ? xc_runtime_error(a.in, err.message) : xc_output_error(&o, err.message);
+  if (st != XCHG_OK)
+    return failed_input ? xc_runtime_error(a.in, err.message) : xc_output_error(&o, err.message);
   return XC_EXIT_OK;
 }

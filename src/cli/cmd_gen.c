@@ -76,8 +76,8 @@ typedef struct gen_args {
   int level_given;
   int sums;
   bool force;
-  const char *codec_name;  /* as given, for shuffle's codecs */
-  const char *format_name; /* shuffle only */
+  const char *codec_name;      /* as given, for shuffle's codecs */
+  const char *format_name;     /* shuffle only */
   int64_t columns, block_rows; /* shuffle only; -1: not given */
 } gen_args;
 
@@ -89,7 +89,8 @@ typedef void (*batch_fn)(uint64_t seed, int64_t rows, int64_t index, struct Arro
 /* Writes an IPC shape to `sink` (or into *mem when mem is not NULL). */
 static xchg_status write_ipc_shape(const gen_args *a, struct ArrowSchema *schema, int64_t batches,
                                    batch_fn make, xchg_write_fn sink, void *sink_ctx,
-                                   xchg_buf **mem, shape_sums *sums, progress *prog, xchg_error *err) {
+                                   xchg_buf **mem, shape_sums *sums, progress *prog,
+                                   xchg_error *err) {
   xchg_ipc_write_options opts;
   xchg_ipc_write_options_init(&opts);
   opts.codec = a->codec;
@@ -140,7 +141,8 @@ static xchg_status gen_ipc(const gen_args *a, xc_output *out, shape_sums *sums, 
       xchg_stream_encode_options_init(&eo);
       st = xchg_stream_encode(a->outer, &eo, xchg_buf_data(ipc), xchg_buf_size(ipc), &wrapped, err);
     }
-    if (st == XCHG_OK) st = xc_output_write(out, xchg_buf_data(wrapped), xchg_buf_size(wrapped), err);
+    if (st == XCHG_OK)
+      st = xc_output_write(out, xchg_buf_data(wrapped), xchg_buf_size(wrapped), err);
     xchg_buf_unref(ipc);
     xchg_buf_unref(wrapped);
   }
@@ -163,7 +165,7 @@ static xchg_status write_rows_frame(void *ctx, const void *data, size_t n, int64
 }
 
 static xchg_status gen_rows(const gen_args *a, xc_output *out, progress *prog, xchg_error *err) {
-  xchg_stream_codec codec = a->codec == XCHG_BLOCK_ZSTD ? XCHG_STREAM_ZSTD
+  xchg_stream_codec codec = a->codec == XCHG_BLOCK_ZSTD   ? XCHG_STREAM_ZSTD
                             : a->codec == XCHG_BLOCK_NONE ? XCHG_STREAM_NONE
                                                           : XCHG_STREAM_LZ4_FRAME;
   rows_out ro = {out, prog};
@@ -185,8 +187,8 @@ static xchg_status write_block(void *ctx, const void *data, size_t n, int64_t bl
 }
 
 static shape_shuffle_config shuffle_config(const gen_args *a) {
-  shape_shuffle_config c = {a->seed, a->rows, a->block_rows, (int)a->columns, SHAPE_SHUFFLE_IPC,
-                            SHAPE_SHUFFLE_NONE};
+  shape_shuffle_config c = {a->seed,         a->rows,           a->block_rows,
+                            (int)a->columns, SHAPE_SHUFFLE_IPC, SHAPE_SHUFFLE_NONE};
   if (a->format_name) shape_shuffle_parse_framing(a->format_name, &c.framing); /* checked before */
   if (a->codec_name) shape_shuffle_parse_codec(a->codec_name, &c.codec);
   return c;
@@ -201,10 +203,12 @@ static xchg_status gen_shuffle(const gen_args *a, xc_output *out, shape_shuffle_
 
 static void print_shuffle_sums(const gen_args *a, const shape_shuffle_sums *sums, FILE *f) {
   shape_shuffle_config c = shuffle_config(a);
-  fprintf(f, "{\"shape\": \"shuffle\", \"format\": \"%s\", \"codec\": \"%s\", \"rows\": %" PRId64
-          ", \"block_rows\": %" PRId64 ", \"blocks\": %" PRId64 ", \"seed\": %" PRIu64 ", \"columns\": {",
-          shape_shuffle_framing_name(c.framing), shape_shuffle_codec_name(c.codec), c.rows, c.block_rows,
-          shape_shuffle_blocks(&c), c.seed);
+  fprintf(f,
+          "{\"shape\": \"shuffle\", \"format\": \"%s\", \"codec\": \"%s\", \"rows\": %" PRId64
+          ", \"block_rows\": %" PRId64 ", \"blocks\": %" PRId64 ", \"seed\": %" PRIu64
+          ", \"columns\": {",
+          shape_shuffle_framing_name(c.framing), shape_shuffle_codec_name(c.codec), c.rows,
+          c.block_rows, shape_shuffle_blocks(&c), c.seed);
   for (int i = 0; i < c.columns; i++)
     fprintf(f, "%s\"c%d\": {\"sum\": \"%" PRIu64 "\", \"nulls\": %" PRId64 "}", i ? ", " : "", i,
             sums->value[i], sums->nulls[i]);
@@ -212,9 +216,11 @@ static void print_shuffle_sums(const gen_args *a, const shape_shuffle_sums *sums
 }
 
 static void print_sums(const gen_args *a, const shape_sums *sums, FILE *f) {
-  fprintf(f, "{\"shape\": \"%s\", \"rows\": %" PRId64 ", \"seed\": %" PRIu64, a->shape, a->rows, a->seed);
+  fprintf(f, "{\"shape\": \"%s\", \"rows\": %" PRId64 ", \"seed\": %" PRIu64, a->shape, a->rows,
+          a->seed);
   if (!strcmp(a->shape, "rows")) {
-    fprintf(f, ", \"payload_byte_sum\": \"%" PRIu64 "\"}\n", shape_rows_payload_sum(a->seed, a->rows));
+    fprintf(f, ", \"payload_byte_sum\": \"%" PRIu64 "\"}\n",
+            shape_rows_payload_sum(a->seed, a->rows));
     return;
   }
   static const char *cache[] = {"c0", "c1", "c2", "c3", "c4", "c5"};
@@ -257,7 +263,8 @@ static int parse_args(int argc, char **argv, gen_args *a) {
         a->codec_given = 1;
       } else if (!strcmp(s, "--outer")) {
         xchg_error err;
-        if (xchg_stream_codec_from_name(v, &a->outer, &err) != XCHG_OK || a->outer == XCHG_STREAM_AUTO)
+        if (xchg_stream_codec_from_name(v, &a->outer, &err) != XCHG_OK ||
+            a->outer == XCHG_STREAM_AUTO)
           return xc_usage_error("gen", "unknown stream codec '%s'", v);
         a->outer_given = 1;
       } else if (!strcmp(s, "--format")) {
@@ -265,7 +272,8 @@ static int parse_args(int argc, char **argv, gen_args *a) {
       } else if (!strcmp(s, "--columns") || !strcmp(s, "--block-rows")) {
         long long n = strtoll(v, &end, 10);
         int columns = s[2] == 'c';
-        if (errno || end == v || *end || n < 1 || n > (columns ? SHAPE_SHUFFLE_MAX_COLUMNS : INT32_MAX))
+        if (errno || end == v || *end || n < 1 ||
+            n > (columns ? SHAPE_SHUFFLE_MAX_COLUMNS : INT32_MAX))
           return xc_usage_error("gen", "bad value '%s' for %s (1 to %d)", v, s,
                                 columns ? SHAPE_SHUFFLE_MAX_COLUMNS : INT32_MAX);
         *(columns ? &a->columns : &a->block_rows) = n;
@@ -279,8 +287,10 @@ static int parse_args(int argc, char **argv, gen_args *a) {
         bool is_level = s[2] == 'l';
         long long min = is_level ? INT_MIN : 0, max = is_level ? INT_MAX : (long long)1 << 40;
         if (errno || end == v || *end || n < min || n > max)
-          return is_level ? xc_usage_error("gen", "--level must be an integer, not '%s'", v)
-                          : xc_usage_error("gen", "--rows must be an integer from 0 to %lld, not '%s'", max, v);
+          return is_level
+                     ? xc_usage_error("gen", "--level must be an integer, not '%s'", v)
+                     : xc_usage_error("gen", "--rows must be an integer from 0 to %lld, not '%s'",
+                                      max, v);
         if (is_level) {
           a->level = (int)n;
           a->level_given = 1;
@@ -313,9 +323,11 @@ static int parse_codecs(gen_args *a, int is_shuffle) {
   if (!a->codec_name) return 0;
   if (is_shuffle) {
     if (shape_shuffle_parse_codec(a->codec_name, &codec) != 0)
-      return xc_usage_error("gen", "unknown compression '%s' (none, lz4, zstd, snappy)", a->codec_name);
+      return xc_usage_error("gen", "unknown compression '%s' (none, lz4, zstd, snappy)",
+                            a->codec_name);
     if (codec == SHAPE_SHUFFLE_SNAPPY && (!a->format_name || framing != SHAPE_SHUFFLE_COMET))
-      return xc_usage_error("gen", "--compression snappy needs --format comet: Arrow IPC body compression "
+      return xc_usage_error("gen",
+                            "--compression snappy needs --format comet: Arrow IPC body compression "
                             "has no snappy");
     return 0;
   }
@@ -331,7 +343,8 @@ static int check_meaningful(const gen_args *a, int is_rows) {
   if (!is_shuffle && (a->format_name || a->columns >= 0 || a->block_rows >= 0))
     return xc_usage_error("gen", "--format, --columns and --block-rows are for the shuffle shape");
   if (is_shuffle && (a->level_given || a->file_format || a->outer_given))
-    return xc_usage_error("gen", "--level, --file and --outer are not for the shuffle shape (its codecs "
+    return xc_usage_error("gen",
+                          "--level, --file and --outer are not for the shuffle shape (its codecs "
                           "are at the shape's levels; every block is an IPC stream)");
   int usage = xc_check_level("gen", a->codec, a->level_given, a->level);
   if (usage >= 0) return usage;
@@ -356,9 +369,10 @@ int xc_cmd_gen(int argc, char **argv) {
     return xc_usage_error("gen", "unknown shape '%s' (cache, broadcast, rows, shuffle)", a.shape);
   if ((rc = parse_codecs(&a, is_shuffle)) != 0) return rc;
   if (a.rows < 0)
-    a.rows = is_rows      ? SHAPE_ROWS_ROWS
-             : is_shuffle ? SHAPE_SHUFFLE_ROWS
-             : !strcmp(a.shape, "cache") ? SHAPE_CACHE_ROWS : SHAPE_BROADCAST_ROWS;
+    a.rows = is_rows                     ? SHAPE_ROWS_ROWS
+             : is_shuffle                ? SHAPE_SHUFFLE_ROWS
+             : !strcmp(a.shape, "cache") ? SHAPE_CACHE_ROWS
+                                         : SHAPE_BROADCAST_ROWS;
   if (is_shuffle && a.columns < 0) a.columns = 5;
   if (is_shuffle && a.block_rows < 0) a.block_rows = 64;
   if (is_rows && !a.codec_given) a.codec = XCHG_BLOCK_LZ4_FRAME;
@@ -373,8 +387,11 @@ int xc_cmd_gen(int argc, char **argv) {
     return xc_output_error(&out, err.message);
   }
   progress prog;
-  xc_progress_init(&prog, a.shape, is_rows ? "chunks of 64 KiB" : is_shuffle ? "blocks" : "batches", -1,
-                   !strcmp(a.out, "-"));
+  xc_progress_init(&prog, a.shape,
+                   is_rows      ? "chunks of 64 KiB"
+                   : is_shuffle ? "blocks"
+                                : "batches",
+                   -1, !strcmp(a.out, "-"));
   shape_sums sums;
   memset(&sums, 0, sizeof sums);
   shape_shuffle_sums shuffle_sums;
@@ -386,13 +403,16 @@ int xc_cmd_gen(int argc, char **argv) {
   /* --sums before OUT is put in place: failing to print them fails the command */
   int to_file = strcmp(a.out, "-") != 0, sums_errno = 0;
   if (st == XCHG_OK && a.sums) {
-    if (is_shuffle) print_shuffle_sums(&a, &shuffle_sums, to_file ? stdout : stderr);
-    else print_sums(&a, &sums, to_file ? stdout : stderr);
+    if (is_shuffle)
+      print_shuffle_sums(&a, &shuffle_sums, to_file ? stdout : stderr);
+    else
+      print_sums(&a, &sums, to_file ? stdout : stderr);
     if ((sums_errno = flush_errno(to_file ? stdout : stderr)) != 0) st = XCHG_EIO;
   }
   if (st == XCHG_OK) st = xc_output_commit(&out, &err);
   xc_output_discard(&out); /* after a failure: the old OUT stays as it was */
-  if (sums_errno != 0) return to_file ? xc_write_error("-", sums_errno) : XC_EXIT_ERROR; /* stderr cannot say it */
+  if (sums_errno != 0)
+    return to_file ? xc_write_error("-", sums_errno) : XC_EXIT_ERROR; /* stderr cannot say it */
   if (st != XCHG_OK) return xc_output_error(&out, err.message);
   return XC_EXIT_OK;
 }

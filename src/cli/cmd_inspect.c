@@ -54,8 +54,7 @@ static const char inspect_help[] =
     "                    writes them, usually in an --input-codec (lz4-frame, zstd):\n"
     "                    shows the row count, the distribution of row sizes\n"
     "                    and the first rows in hex\n"
-    "  --head N        with --rows: how many rows to show (default 5)\n"
-    XC_CODEC_HELP
+    "  --head N        with --rows: how many rows to show (default 5)\n" XC_CODEC_HELP
     "  --codec C       the old name of --input-codec (deprecated)\n";
 
 static void print_metadata(xs *out, const char *metadata, const char *indent) {
@@ -106,7 +105,8 @@ static void print_nested_details(xs *out, const struct ArrowSchema *field, xs *p
 }
 
 static void print_schema(xs *out, const struct ArrowSchema *schema) {
-  xs_printf(out, "schema: %lld field%s\n", (long long)schema->n_children, schema->n_children == 1 ? "" : "s");
+  xs_printf(out, "schema: %lld field%s\n", (long long)schema->n_children,
+            schema->n_children == 1 ? "" : "s");
   if (has_metadata(schema->metadata)) {
     xs_puts(out, "  metadata:\n");
     print_metadata(out, schema->metadata, "    ");
@@ -155,13 +155,13 @@ typedef struct stream_stats {
   int64_t messages, batches, dictionaries, rows, body_bytes, metadata_bytes, dictionary_body_bytes;
   int64_t n_columns;
   int64_t *column_wire, *column_decoded; /* decoded -1: unknown */
-  bool columns_unknown;                   /* a batch came without its column bytes */
+  bool columns_unknown;                  /* a batch came without its column bytes */
 } stream_stats;
 
 typedef struct inspect_ctx {
   const inspect_opts *opt;
   stream_stats stats;
-  xs held;        /* the message list, printed after the summary */
+  xs held; /* the message list, printed after the summary */
   bool out_of_memory;
 } inspect_ctx;
 
@@ -192,12 +192,14 @@ static void message_text(xs *out, const xchg_message_info *info) {
   xs_printf(out, "  #%lld %-13s offset %lld  ", (long long)info->index, kind_name(info->kind),
             (long long)info->offset);
   if (info->kind != XCHG_MESSAGE_SCHEMA) xs_printf(out, "rows %lld  ", (long long)info->rows);
-  xs_printf(out, "metadata %lld B  body %lld B  ", (long long)info->metadata_bytes, (long long)info->body_bytes);
+  xs_printf(out, "metadata %lld B  body %lld B  ", (long long)info->metadata_bytes,
+            (long long)info->body_bytes);
   if (info->kind != XCHG_MESSAGE_SCHEMA) /* no rows, no body to compress */
     xs_printf(out, "compression %s  ", xchg_block_codec_name(info->compression));
   xs_printf(out, "V%d", info->metadata_version);
   if (info->kind == XCHG_MESSAGE_DICTIONARY)
-    xs_printf(out, "  dictionary id %lld%s", (long long)info->dictionary_id, info->is_delta ? " (delta)" : "");
+    xs_printf(out, "  dictionary id %lld%s", (long long)info->dictionary_id,
+              info->is_delta ? " (delta)" : "");
   xs_putc(out, '\n');
   if (has_metadata(info->custom_metadata)) {
     xs_puts(out, "      custom metadata:\n");
@@ -220,15 +222,20 @@ static void json_metadata(xs *out, const char *metadata) {
   xs_putc(out, '}');
 }
 
-static void json_text(xs *out, const char *text) { xv_json_string(out, (const uint8_t *)text, (int64_t)strlen(text)); }
+static void json_text(xs *out, const char *text) {
+  xv_json_string(out, (const uint8_t *)text, (int64_t)strlen(text));
+}
 
 static void message_json(xs *out, const xchg_message_info *info, bool first) {
   static const char *const kinds[] = {"", "schema", "dictionary", "record_batch"};
-  xs_printf(out, "%s\n      {\"index\": %lld, \"kind\": \"%s\", \"offset\": %lld, \"rows\": %lld, "
-            "\"metadata_bytes\": %lld, \"body_bytes\": %lld, \"compression\": \"%s\", \"version\": %d",
-            first ? "" : ",", (long long)info->index, kinds[info->kind], (long long)info->offset,
-            (long long)(info->kind == XCHG_MESSAGE_SCHEMA ? 0 : info->rows), (long long)info->metadata_bytes,
-            (long long)info->body_bytes, xchg_block_codec_name(info->compression), info->metadata_version);
+  xs_printf(
+      out,
+      "%s\n      {\"index\": %lld, \"kind\": \"%s\", \"offset\": %lld, \"rows\": %lld, "
+      "\"metadata_bytes\": %lld, \"body_bytes\": %lld, \"compression\": \"%s\", \"version\": %d",
+      first ? "" : ",", (long long)info->index, kinds[info->kind], (long long)info->offset,
+      (long long)(info->kind == XCHG_MESSAGE_SCHEMA ? 0 : info->rows),
+      (long long)info->metadata_bytes, (long long)info->body_bytes,
+      xchg_block_codec_name(info->compression), info->metadata_version);
   if (info->kind == XCHG_MESSAGE_DICTIONARY)
     xs_printf(out, ", \"dictionary_id\": %lld, \"delta\": %s", (long long)info->dictionary_id,
               info->is_delta ? "true" : "false");
@@ -240,8 +247,10 @@ static void message_json(xs *out, const xchg_message_info *info, bool first) {
 static void on_message(void *ctx, const xchg_message_info *info) {
   inspect_ctx *c = ctx;
   stream_stats *t = &c->stats;
-  if (c->opt->messages && c->opt->json) message_json(&c->held, info, t->messages == 0);
-  else if (c->opt->messages) message_text(&c->held, info);
+  if (c->opt->messages && c->opt->json)
+    message_json(&c->held, info, t->messages == 0);
+  else if (c->opt->messages)
+    message_text(&c->held, info);
   t->messages++;
   t->batches += info->kind == XCHG_MESSAGE_RECORD_BATCH;
   t->dictionaries += info->kind == XCHG_MESSAGE_DICTIONARY;
@@ -271,7 +280,8 @@ static void print_format(xs *out, xchg_ipc_reader *reader) {
     xs_puts(out, "format: Arrow IPC file (");
     count(out, footer_batches, "record batch", "record batches");
     xs_puts(out, " in the footer)\n");
-  } else if (xchg_ipc_reader_format(reader) == XCHG_IPC_FILE) { /* a pipe or a codec: the footer is out of reach */
+  } else if (xchg_ipc_reader_format(reader) ==
+             XCHG_IPC_FILE) { /* a pipe or a codec: the footer is out of reach */
     xs_puts(out, "format: Arrow IPC file (read in order; its footer is checked at the end)\n");
   } else {
     xs_puts(out, "format: Arrow IPC stream\n");
@@ -293,7 +303,8 @@ static void print_counts(xs *out, const stream_stats *t) {
 }
 
 static void print_ratio(xs *out, int64_t wire, int64_t decoded) {
-  if (decoded < 0) xs_puts(out, "  decoded ?  ratio ?");
+  if (decoded < 0)
+    xs_puts(out, "  decoded ?  ratio ?");
   else {
     xs_puts(out, "  decoded ");
     xc_human_size(out, decoded);
@@ -305,12 +316,15 @@ static void print_ratio(xs *out, int64_t wire, int64_t decoded) {
 static void print_columns(xs *out, const stream_stats *t, const struct ArrowSchema *schema) {
   if (t->batches == 0) return;
   if (t->columns_unknown || t->n_columns != schema->n_children) {
-    xs_puts(out, "columns: (body bytes per column unknown: a batch's buffers could not be told apart)\n");
+    xs_puts(
+        out,
+        "columns: (body bytes per column unknown: a batch's buffers could not be told apart)\n");
     return;
   }
   xs_puts(out, "columns (record batch buffers, padding excluded):\n");
   for (int64_t i = 0; i < t->n_columns; i++) {
-    xs_printf(out, "  [%lld] %s: body ", (long long)i, schema->children[i]->name ? schema->children[i]->name : "");
+    xs_printf(out, "  [%lld] %s: body ", (long long)i,
+              schema->children[i]->name ? schema->children[i]->name : "");
     xc_human_size(out, t->column_wire[i]);
     print_ratio(out, t->column_wire[i], t->column_decoded[i]);
   }
@@ -321,11 +335,12 @@ static void print_columns(xs *out, const stream_stats *t, const struct ArrowSche
   }
 }
 
-static void print_stream_text(xs *out, const xc_input *in, xchg_ipc_reader *reader, const struct ArrowSchema *schema,
-                              inspect_ctx *c, bool complete) {
+static void print_stream_text(xs *out, const xc_input *in, xchg_ipc_reader *reader,
+                              const struct ArrowSchema *schema, inspect_ctx *c, bool complete) {
   if (in->codec != XCHG_STREAM_NONE || in->streams > 1) {
     xs_printf(out, "IPC stream %lld at %sbyte %llu", (long long)in->streams,
-              in->codec != XCHG_STREAM_NONE ? "decoded " : "", (unsigned long long)in->stream_start);
+              in->codec != XCHG_STREAM_NONE ? "decoded " : "",
+              (unsigned long long)in->stream_start);
     if (in->codec == XCHG_STREAM_COMET)
       xs_printf(out, " (Comet block, field count %lld)", (long long)xc_input_comet_field_count(in));
     xs_putc(out, '\n');
@@ -355,13 +370,16 @@ static void json_schema(xs *out, const struct ArrowSchema *schema) {
     xc_type_name(&type, f);
     xs_puts(out, ", \"type\": ");
     json_text(out, xs_cstr(&type));
-    xs_printf(out, ", \"nullable\": %s, \"metadata\": ", (f->flags & ARROW_FLAG_NULLABLE) ? "true" : "false");
+    xs_printf(out, ", \"nullable\": %s, \"metadata\": ",
+              (f->flags & ARROW_FLAG_NULLABLE) ? "true" : "false");
     json_metadata(out, f->metadata);
     int32_t len;
     const char *ext = xc_meta_find(f->metadata, "ARROW:extension:name", &len);
     xs_puts(out, ", \"extension\": ");
-    if (ext != NULL) xv_json_string(out, (const uint8_t *)ext, len);
-    else xs_puts(out, "null");
+    if (ext != NULL)
+      xv_json_string(out, (const uint8_t *)ext, len);
+    else
+      xs_puts(out, "null");
     xs_putc(out, '}');
   }
   if (xs_failed(&type)) out->failed = true;
@@ -377,24 +395,31 @@ static void json_columns(xs *out, const stream_stats *t, const struct ArrowSchem
   for (int64_t i = 0; i < schema->n_children; i++) {
     xs_puts(out, i ? ", {\"name\": " : "{\"name\": ");
     json_text(out, schema->children[i]->name ? schema->children[i]->name : "");
-    if (known) xs_printf(out, ", \"body_bytes\": %lld, \"decoded_bytes\": ", (long long)t->column_wire[i]);
-    else xs_puts(out, ", \"body_bytes\": null, \"decoded_bytes\": ");
-    if (known && t->column_decoded[i] >= 0) xs_printf(out, "%lld}", (long long)t->column_decoded[i]);
-    else xs_puts(out, "null}");
+    if (known)
+      xs_printf(out, ", \"body_bytes\": %lld, \"decoded_bytes\": ", (long long)t->column_wire[i]);
+    else
+      xs_puts(out, ", \"body_bytes\": null, \"decoded_bytes\": ");
+    if (known && t->column_decoded[i] >= 0)
+      xs_printf(out, "%lld}", (long long)t->column_decoded[i]);
+    else
+      xs_puts(out, "null}");
   }
   xs_putc(out, ']');
 }
 
-static void print_stream_json(xs *out, const xc_input *in, xchg_ipc_reader *reader, const struct ArrowSchema *schema,
-                              inspect_ctx *c) {
+static void print_stream_json(xs *out, const xc_input *in, xchg_ipc_reader *reader,
+                              const struct ArrowSchema *schema, inspect_ctx *c) {
   const stream_stats *t = &c->stats;
-  xs_printf(out, "%s\n    {\"offset\": %llu, \"format\": \"%s\", \"schema\": ", in->streams > 1 ? "," : "",
-            (unsigned long long)in->stream_start, xchg_ipc_reader_format(reader) == XCHG_IPC_FILE ? "file" : "stream");
+  xs_printf(out, "%s\n    {\"offset\": %llu, \"format\": \"%s\", \"schema\": ",
+            in->streams > 1 ? "," : "", (unsigned long long)in->stream_start,
+            xchg_ipc_reader_format(reader) == XCHG_IPC_FILE ? "file" : "stream");
   json_schema(out, schema);
-  xs_printf(out, ", \"record_batches\": %lld, \"rows\": %lld, \"dictionary_batches\": %lld, "
+  xs_printf(out,
+            ", \"record_batches\": %lld, \"rows\": %lld, \"dictionary_batches\": %lld, "
             "\"metadata_bytes\": %lld, \"body_bytes\": %lld, \"dictionary_body_bytes\": %lld",
-            (long long)t->batches, (long long)t->rows, (long long)t->dictionaries, (long long)t->metadata_bytes,
-            (long long)t->body_bytes, (long long)t->dictionary_body_bytes);
+            (long long)t->batches, (long long)t->rows, (long long)t->dictionaries,
+            (long long)t->metadata_bytes, (long long)t->body_bytes,
+            (long long)t->dictionary_body_bytes);
   json_columns(out, t, schema);
   if (c->opt->messages) {
     xs_puts(out, ", \"messages\": [");
@@ -419,8 +444,8 @@ static void add_totals(stream_stats *sum, const stream_stats *t) {
 /* Reads the next IPC stream of the input, then shows it, summary first;
  * *at_end when there is none.  A stream that fails part way is shown as
  * far as it was read, before the error. */
-static xchg_status inspect_stream(xc_input *in, const inspect_opts *opt, xs *out, stream_stats *sum, bool *at_end,
-                                  xchg_error *err) {
+static xchg_status inspect_stream(xc_input *in, const inspect_opts *opt, xs *out, stream_stats *sum,
+                                  bool *at_end, xchg_error *err) {
   inspect_ctx c = {.opt = opt};
   xs_init(&c.held, NULL);
   xchg_ipc_read_options ropts;
@@ -434,13 +459,16 @@ static xchg_status inspect_stream(xc_input *in, const inspect_opts *opt, xs *out
   if (reader != NULL) st = xchg_ipc_reader_schema(reader, &schema, err);
   if (schema.release != NULL) {
     xchg_status read = read_all(reader, err);
-    if (opt->json) print_stream_json(out, in, reader, &schema, &c);
-    else print_stream_text(out, in, reader, &schema, &c, read == XCHG_OK);
+    if (opt->json)
+      print_stream_json(out, in, reader, &schema, &c);
+    else
+      print_stream_text(out, in, reader, &schema, &c, read == XCHG_OK);
     schema.release(&schema);
     add_totals(sum, &c.stats);
     st = read;
   }
-  if ((xs_failed(&c.held) || c.out_of_memory) && st == XCHG_OK) st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  if ((xs_failed(&c.held) || c.out_of_memory) && st == XCHG_OK)
+    st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   xs_free(&c.held);
   free(c.stats.column_wire);
   free(c.stats.column_decoded);
@@ -454,7 +482,9 @@ static void print_input_totals(xs *out, const xc_input *in, const stream_stats *
   if (in->streams != 1) {
     xs_puts(out, "input: ");
     count(out, in->streams, "IPC stream", "IPC streams");
-    xs_puts(out, in->streams == 0 && in->codec == XCHG_STREAM_COMET ? " (an empty Comet input: no batches)" : "");
+    xs_puts(out, in->streams == 0 && in->codec == XCHG_STREAM_COMET
+                     ? " (an empty Comet input: no batches)"
+                     : "");
     xs_puts(out, ", ");
     print_counts(out, sum);
   }
@@ -462,10 +492,12 @@ static void print_input_totals(xs *out, const xc_input *in, const stream_stats *
 }
 
 static void print_input_totals_json(xs *out, const xc_input *in, const stream_stats *sum) {
-  xs_printf(out, "\n  ],\n  \"totals\": {\"streams\": %lld, \"record_batches\": %lld, \"rows\": %lld, "
-            "\"dictionary_batches\": %lld, \"metadata_bytes\": %lld, \"body_bytes\": %lld},\n  \"codec_bytes\": ",
-            (long long)in->streams, (long long)sum->batches, (long long)sum->rows, (long long)sum->dictionaries,
-            (long long)sum->metadata_bytes, (long long)sum->body_bytes);
+  xs_printf(
+      out,
+      "\n  ],\n  \"totals\": {\"streams\": %lld, \"record_batches\": %lld, \"rows\": %lld, "
+      "\"dictionary_batches\": %lld, \"metadata_bytes\": %lld, \"body_bytes\": %lld},\n  \"codec_bytes\": ",
+      (long long)in->streams, (long long)sum->batches, (long long)sum->rows,
+      (long long)sum->dictionaries, (long long)sum->metadata_bytes, (long long)sum->body_bytes);
   if (in->stream != NULL && in->codec != XCHG_STREAM_NONE) {
     xchg_istream_metrics m;
     xchg_istream_get_metrics(in->stream, &m);
@@ -497,36 +529,45 @@ static void print_blocks(xs *out, const xc_blocks_summary *b) {
 }
 
 static void print_blocks_json(xs *out, const xc_blocks_summary *b) {
-  xs_printf(out, ",\n  \"blocks\": {\"count\": %lld, \"rows\": %lld, \"wire_bytes\": %lld, \"batches\": %lld, "
-            "\"batch_rows\": %d, \"codecs\": {", (long long)b->blocks, (long long)b->rows, (long long)b->wire_bytes,
-            (long long)b->batches, XC_BLOCK_BATCH_ROWS);
+  xs_printf(
+      out,
+      ",\n  \"blocks\": {\"count\": %lld, \"rows\": %lld, \"wire_bytes\": %lld, \"batches\": %lld, "
+      "\"batch_rows\": %d, \"codecs\": {",
+      (long long)b->blocks, (long long)b->rows, (long long)b->wire_bytes, (long long)b->batches,
+      XC_BLOCK_BATCH_ROWS);
   for (int c = 0, n = 0; c < 4; c++)
-    if (b->by_codec[c] > 0) xs_printf(out, "%s\"%s\": %lld", n++ ? ", " : "", block_codecs[c], (long long)b->by_codec[c]);
+    if (b->by_codec[c] > 0)
+      xs_printf(out, "%s\"%s\": %lld", n++ ? ", " : "", block_codecs[c], (long long)b->by_codec[c]);
   xs_puts(out, "}}");
 }
 
 /* A file of Comet blocks: the blocks as the shuffle reader reads them. */
-static xchg_status inspect_blocks(xs *out, const char *path, const xc_input *in, const inspect_opts *opt,
-                                  xchg_error *err) {
+static xchg_status inspect_blocks(xs *out, const char *path, const xc_input *in,
+                                  const inspect_opts *opt, xchg_error *err) {
   if (in->codec != XCHG_STREAM_COMET || in->streams == 0 || strcmp(path, "-") == 0) return XCHG_OK;
   xc_blocks_summary b;
   xchg_status st = xc_blocks_summarize(path, &b, err);
-  if (st == XCHG_OK && opt->json) print_blocks_json(out, &b);
-  else if (st == XCHG_OK) print_blocks(out, &b);
+  if (st == XCHG_OK && opt->json)
+    print_blocks_json(out, &b);
+  else if (st == XCHG_OK)
+    print_blocks(out, &b);
   return st;
 }
 
 static void print_header(xs *out, const char *path, const xc_input *in, const inspect_opts *opt) {
   if (!opt->json) {
     xs_printf(out, "file: %s\n", xc_input_label(path));
-    if (in->codec != XCHG_STREAM_NONE) xs_printf(out, "codec: %s\n", xchg_stream_codec_name(in->codec));
+    if (in->codec != XCHG_STREAM_NONE)
+      xs_printf(out, "codec: %s\n", xchg_stream_codec_name(in->codec));
     return;
   }
   xs_puts(out, "{\n  \"file\": ");
   json_text(out, xc_input_label(path));
   xs_puts(out, ",\n  \"codec\": ");
-  if (in->codec != XCHG_STREAM_NONE) json_text(out, xchg_stream_codec_name(in->codec));
-  else xs_puts(out, "null");
+  if (in->codec != XCHG_STREAM_NONE)
+    json_text(out, xchg_stream_codec_name(in->codec));
+  else
+    xs_puts(out, "null");
   xs_puts(out, ",\n  \"streams\": [");
 }
 
@@ -544,8 +585,10 @@ static int inspect(const char *path, xchg_stream_codec codec, const inspect_opts
   bool at_end = false;
   xchg_status st = XCHG_OK;
   while (st == XCHG_OK && !at_end) st = inspect_stream(&in, opt, &out, &sum, &at_end, &err);
-  if (st == XCHG_OK && opt->json) print_input_totals_json(&out, &in, &sum);
-  else if (st == XCHG_OK) print_input_totals(&out, &in, &sum);
+  if (st == XCHG_OK && opt->json)
+    print_input_totals_json(&out, &in, &sum);
+  else if (st == XCHG_OK)
+    print_input_totals(&out, &in, &sum);
   if (st == XCHG_OK) st = inspect_blocks(&out, path, &in, opt, &err);
   if (st == XCHG_OK && opt->json) xs_puts(&out, "\n}\n");
   int rc = xc_print_report(&out, st, path, &err);
@@ -565,11 +608,14 @@ int xc_cmd_inspect(int argc, char **argv) {
       fputs(inspect_help, stdout);
       return XC_EXIT_OK;
     }
-    size_t opt_len = strncmp(a, "--input-codec", 13) == 0 ? 13 : strncmp(a, "--codec", 7) == 0 ? 7 : 0;
+    size_t opt_len = strncmp(a, "--input-codec", 13) == 0 ? 13
+                     : strncmp(a, "--codec", 7) == 0      ? 7
+                                                          : 0;
     if (opt_len > 0 && (a[opt_len] == '=' || a[opt_len] == '\0')) {
       if (opt_len == 7) xc_deprecated_option("inspect", "--codec", "--input-codec");
       const char *name = a[opt_len] == '=' ? a + opt_len + 1 : (i + 1 < argc ? argv[++i] : NULL);
-      if (name == NULL) return xc_usage_error("inspect", "%.*s wants a codec name", (int)opt_len, a);
+      if (name == NULL)
+        return xc_usage_error("inspect", "%.*s wants a codec name", (int)opt_len, a);
       int rc = xc_stream_codec_option("inspect", name, &codec);
       if (rc >= 0) return rc;
       continue;
@@ -579,22 +625,29 @@ int xc_cmd_inspect(int argc, char **argv) {
       if (i + 1 == argc) return xc_usage_error("inspect", "--head needs a value");
       head = strtoll(argv[++i], &end, 10);
       if (head < 0 || end == argv[i] || *end != '\0')
-        return xc_usage_error("inspect", "--head must be an integer from 0 to %lld, not '%s'", (long long)INT64_MAX,
-                              argv[i]);
+        return xc_usage_error("inspect", "--head must be an integer from 0 to %lld, not '%s'",
+                              (long long)INT64_MAX, argv[i]);
       continue;
     }
-    if (strcmp(a, "--messages") == 0) opt.messages = true;
-    else if (strcmp(a, "--json") == 0) opt.json = true;
-    else if (strcmp(a, "--rows") == 0) rows = true;
-    else if (a[0] == '-' && a[1] != '\0') return xc_usage_error("inspect", "unknown option '%s'", a);
-    else if (path != NULL) return xc_usage_error("inspect", "one input at a time ('%s' and '%s')", path, a);
-    else path = a;
+    if (strcmp(a, "--messages") == 0)
+      opt.messages = true;
+    else if (strcmp(a, "--json") == 0)
+      opt.json = true;
+    else if (strcmp(a, "--rows") == 0)
+      rows = true;
+    else if (a[0] == '-' && a[1] != '\0')
+      return xc_usage_error("inspect", "unknown option '%s'", a);
+    else if (path != NULL)
+      return xc_usage_error("inspect", "one input at a time ('%s' and '%s')", path, a);
+    else
+      path = a;
   }
   if (path == NULL) return xc_usage_error("inspect", "missing FILE (or '-' for standard input)");
   int refused = xc_refuse_stdout_input(path);
   if (refused >= 0) return refused;
   if (rows && (opt.messages || opt.json))
-    return xc_usage_error("inspect", "--rows shows rows, not IPC messages: it takes neither --messages nor --json");
+    return xc_usage_error(
+        "inspect", "--rows shows rows, not IPC messages: it takes neither --messages nor --json");
   if (!rows && head >= 0) return xc_usage_error("inspect", "--head goes with --rows");
   if (rows) return xc_inspect_rows(path, codec, head < 0 ? 5 : head);
   return inspect(path, codec, &opt);

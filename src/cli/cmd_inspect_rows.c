@@ -47,17 +47,21 @@ static void print_sizes(xs *out, const row_sizes *z) {
   if (z->rows == 0) return;
   xs_puts(out, "row bytes: ");
   xc_human_size(out, (int64_t)z->bytes);
-  xs_printf(out, " in all; min %u, max %u, mean %.1f\n", z->min, z->max, (double)z->bytes / (double)z->rows);
+  xs_printf(out, " in all; min %u, max %u, mean %.1f\n", z->min, z->max,
+            (double)z->bytes / (double)z->rows);
   xs_puts(out, "row sizes:\n");
   for (int k = 0; k < SIZE_CLASSES; k++) {
     if (z->per_class[k] == 0) continue;
-    if (k == 0) xs_puts(out, "  0 B");
-    else xs_printf(out, "  %llu-%llu B", 1ull << (k - 1), (1ull << k) - 1);
+    if (k == 0)
+      xs_puts(out, "  0 B");
+    else
+      xs_printf(out, "  %llu-%llu B", 1ull << (k - 1), (1ull << k) - 1);
     xs_printf(out, ": %llu\n", (unsigned long long)z->per_class[k]);
   }
 }
 
-static xchg_status read_rows(xchg_row_reader *r, xs *out, int64_t head, row_sizes *z, xchg_error *err) {
+static xchg_status read_rows(xchg_row_reader *r, xs *out, int64_t head, row_sizes *z,
+                             xchg_error *err) {
   for (;;) {
     const uint8_t *row;
     size_t len;
@@ -73,7 +77,8 @@ int xc_inspect_rows(const char *path, xchg_stream_codec codec, int64_t head) {
   xchg_error err = {{0}};
   xchg_istream *s;
   xchg_row_reader *r;
-  if (xc_open_istream(path, codec, &s, &err) != XCHG_OK || xchg_row_reader_open(s, NULL, &r, &err) != XCHG_OK)
+  if (xc_open_istream(path, codec, &s, &err) != XCHG_OK ||
+      xchg_row_reader_open(s, NULL, &r, &err) != XCHG_OK)
     return xc_runtime_error(path, err.message);
   xs out; /* held until the whole input is read: a failure prints nothing but the error */
   xs_init(&out, NULL);

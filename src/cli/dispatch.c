@@ -7,7 +7,8 @@
 #include "cli/command.h"
 
 static const xc_command commands[] = {
-    {"inspect", "sum up an Arrow IPC input (rows, bytes per column, schema, messages) or row stream",
+    {"inspect",
+     "sum up an Arrow IPC input (rows, bytes per column, schema, messages) or row stream",
      xc_cmd_inspect},
     {"cat", "print the rows of an Arrow IPC file or stream as CSV, JSON or Arrow JSON", xc_cmd_cat},
     {"convert", "re-encode an Arrow IPC input (format, codec, batch size)", xc_cmd_convert},

@@ -31,17 +31,22 @@ int xc_stream_codec_option(const char *command, const char *name, xchg_stream_co
   if (xchg_stream_codec_from_name(name, out, &err) == XCHG_OK) return -1;
   /* Spark's "lz4" and "snappy" are not the formats Comet names so. */
   if (strcmp(name, "lz4") == 0)
-    return xc_usage_error(command, "codec 'lz4' is ambiguous: choose lz4-java (Spark's lz4 codec) or "
+    return xc_usage_error(command,
+                          "codec 'lz4' is ambiguous: choose lz4-java (Spark's lz4 codec) or "
                           "lz4-frame (the LZ4 frame format, as Comet writes it)");
   if (strcmp(name, "snappy") == 0)
-    return xc_usage_error(command, "codec 'snappy' is ambiguous: choose snappy-java (Spark's snappy "
+    return xc_usage_error(command,
+                          "codec 'snappy' is ambiguous: choose snappy-java (Spark's snappy "
                           "codec) or snappy-framed (Snappy's framing format)");
-  return xc_usage_error(command, "unknown codec '%s' (lz4-java, snappy-java, zstd, lz4-frame, "
-                        "snappy-framed, comet, none or auto)", name);
+  return xc_usage_error(command,
+                        "unknown codec '%s' (lz4-java, snappy-java, zstd, lz4-frame, "
+                        "snappy-framed, comet, none or auto)",
+                        name);
 }
 
 void xc_deprecated_option(const char *command, const char *old, const char *now) {
-  fprintf(stderr, "xchg %s: warning: %s is deprecated, use %s (%s will be removed in the next release)\n",
+  fprintf(stderr,
+          "xchg %s: warning: %s is deprecated, use %s (%s will be removed in the next release)\n",
           command, old, now, old);
 }
 
@@ -50,13 +55,14 @@ static xchg_status open_source(const char *path, xchg_source **out, xchg_error *
   return xchg_source_from_fd(STDIN_FILENO, 0, out, err);
 }
 
-xchg_status xc_open_istream(const char *path, xchg_stream_codec codec, xchg_istream **out, xchg_error *err) {
+xchg_status xc_open_istream(const char *path, xchg_stream_codec codec, xchg_istream **out,
+                            xchg_error *err) {
   xchg_source *src;
   xchg_status st = open_source(path, &src, err);
   if (st != XCHG_OK) return st;
   xchg_istream_options opts;
   xchg_istream_options_init(&opts);
-  opts.metrics = 0; /* byte counts are enough */
+  opts.metrics = 0;                                      /* byte counts are enough */
   return xchg_istream_open(src, codec, &opts, out, err); /* takes src, even on failure */
 }
 
@@ -87,8 +93,8 @@ xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec code
   }
   xchg_istream_options opts;
   xchg_istream_options_init(&opts);
-  opts.metrics = 0;        /* byte counts are enough for inspect */
-  opts.split_members = 1;  /* Comet: one IPC stream per block */
+  opts.metrics = 0;       /* byte counts are enough for inspect */
+  opts.split_members = 1; /* Comet: one IPC stream per block */
   if ((st = xchg_istream_open(src, codec, &opts, &in->stream, err)) != XCHG_OK) return st;
   in->codec = xchg_istream_codec(in->stream);
   return XCHG_OK;
@@ -103,16 +109,19 @@ static bool begins_ipc(const uint8_t *p, size_t n) {
 }
 
 /* count: how many bytes follow, -1 when unknown (a pipe or a codec). */
-static xchg_status not_a_stream(const xc_input *in, const uint8_t *p, size_t n, int64_t count, xchg_error *err) {
+static xchg_status not_a_stream(const xc_input *in, const uint8_t *p, size_t n, int64_t count,
+                                xchg_error *err) {
   char follow[64] = "bytes follow that are";
   if (count >= 0)
     snprintf(follow, sizeof follow, "%lld byte%s that %s", (long long)count,
              count == 1 ? " follows" : "s follow", count == 1 ? "is" : "are");
-  return xchg_errorf(err, XCHG_EFORMAT, "the IPC %s ends at %sbyte %llu%s and %s not an Arrow IPC "
-                     "stream or file (they begin %02x %02x %02x %02x)", in->ended_file ? "file" : "stream",
-                     in->codec != XCHG_STREAM_NONE ? "decoded " : "", (unsigned long long)in->stream_end,
-                     in->ended_file ? ", after its closing ARROW1 magic," : "", follow, p[0], n > 1 ? p[1] : 0,
-                     n > 2 ? p[2] : 0, n > 3 ? p[3] : 0);
+  return xchg_errorf(
+      err, XCHG_EFORMAT,
+      "the IPC %s ends at %sbyte %llu%s and %s not an Arrow IPC "
+      "stream or file (they begin %02x %02x %02x %02x)",
+      in->ended_file ? "file" : "stream", in->codec != XCHG_STREAM_NONE ? "decoded " : "",
+      (unsigned long long)in->stream_end, in->ended_file ? ", after its closing ARROW1 magic," : "",
+      follow, p[0], n > 1 ? p[1] : 0, n > 2 ? p[2] : 0, n > 3 ? p[3] : 0);
 }
 
 /* Whether decoded bytes follow the IPC stream just read, in the same
@@ -125,7 +134,8 @@ static xchg_status bytes_follow(xc_input *in, bool *more, xchg_error *err) {
   if (!*more) return st;
   xchg_istream_unread(in->stream, len);
   in->stream_end = xchg_istream_position(in->stream);
-  if (in->streams > 0 && len >= 4 && !begins_ipc(ptr, len)) return not_a_stream(in, ptr, len, -1, err);
+  if (in->streams > 0 && len >= 4 && !begins_ipc(ptr, len))
+    return not_a_stream(in, ptr, len, -1, err);
   return XCHG_OK;
 }
 
@@ -167,7 +177,8 @@ static xchg_status next_source(xc_input *in, xchg_source **src, xchg_error *err)
   xchg_status st = in->streams == 0 ? XCHG_OK : advance(in, &more, err);
   /* A Comet partition with no rows is an empty file: zero IPC streams, as
    * Comet's own reader sees it. */
-  if (st == XCHG_OK && more && in->streams == 0 && in->codec == XCHG_STREAM_COMET) st = bytes_follow(in, &more, err);
+  if (st == XCHG_OK && more && in->streams == 0 && in->codec == XCHG_STREAM_COMET)
+    st = bytes_follow(in, &more, err);
   if (st != XCHG_OK || !more) return st;
   return xchg_source_from_istream_borrowed(in->stream, src, err);
 }
@@ -176,11 +187,12 @@ static xchg_status next_source(xc_input *in, xchg_source **src, xchg_error *err)
  * must be the same, metadata too (ipc_schema_equal's rule). */
 static xchg_status check_schema(xc_input *in, xchg_ipc_reader *reader, xchg_error *err) {
   struct ArrowSchema here;
-  xchg_status st = xchg_ipc_reader_schema(reader, in->first.release == NULL ? &in->first : &here, err);
+  xchg_status st =
+      xchg_ipc_reader_schema(reader, in->first.release == NULL ? &in->first : &here, err);
   if (st != XCHG_OK || in->streams == 1) return st;
   int same = 0;
-  st = ipc_arrow_schema_equal(&in->first, "in the first IPC stream", &here, "here", IPC_METADATA_COMPARED,
-                              &same, err);
+  st = ipc_arrow_schema_equal(&in->first, "in the first IPC stream", &here, "here",
+                              IPC_METADATA_COMPARED, &same, err);
   if (st == XCHG_OK && !same) {
     xchg_error_prefix(err, "its schema differs from the first IPC stream's: ");
     st = XCHG_EFORMAT;
@@ -195,7 +207,8 @@ xchg_status xc_input_next(xc_input *in, const xchg_ipc_read_options *opts, xchg_
   xchg_source *src;
   xchg_status st = next_source(in, &src, err);
   if (st != XCHG_OK || src == NULL) return st;
-  in->stream_start = in->stream != NULL ? (uint64_t)xchg_istream_position(in->stream) : in->stream_end;
+  in->stream_start =
+      in->stream != NULL ? (uint64_t)xchg_istream_position(in->stream) : in->stream_end;
   in->stream_end = UINT64_MAX;
   in->streams++;
   st = xchg_ipc_reader_open(src, opts, out, err); /* takes src, even on failure */
@@ -221,7 +234,8 @@ int64_t xc_input_comet_field_count(const xc_input *in) {
 void xc_input_locate_error(const xc_input *in, xchg_error *err) {
   if (in->streams > 1)
     xchg_error_prefix(err, "IPC stream %lld at %sbyte %llu: ", (long long)in->streams,
-                      in->codec != XCHG_STREAM_NONE ? "decoded " : "", (unsigned long long)in->stream_start);
+                      in->codec != XCHG_STREAM_NONE ? "decoded " : "",
+                      (unsigned long long)in->stream_start);
 }
 
 /* A plain input in memory is read through once before anything is shown:
@@ -230,7 +244,9 @@ void xc_input_locate_error(const xc_input *in, xchg_error *err) {
  * stream that are not one, another schema, a cut message) is rejected
  * before any output, with the same error. */
 static xchg_status check_in_memory(const xc_input *in, xchg_error *err) {
-  xc_input probe = {.path = in->path, .memory = xchg_buf_ref(in->memory), .stream_end = 0,
+  xc_input probe = {.path = in->path,
+                    .memory = xchg_buf_ref(in->memory),
+                    .stream_end = 0,
                     .one_schema = in->one_schema};
   xchg_status st = XCHG_OK;
   for (;;) {
@@ -265,8 +281,10 @@ int xc_runtime_error(const char *path, const char *message) {
   const char *label = xc_input_label(path);
   size_t n = strlen(label);
   bool named = strncmp(message, label, n) == 0 && strncmp(message + n, ": ", 2) == 0;
-  if (named) fprintf(stderr, "xchg: %s\n", message);
-  else fprintf(stderr, "xchg: %s: %s\n", label, message);
+  if (named)
+    fprintf(stderr, "xchg: %s\n", message);
+  else
+    fprintf(stderr, "xchg: %s: %s\n", label, message);
   return XC_EXIT_ERROR;
 }
 

@@ -15,15 +15,16 @@ static bool is_comet_file(xchg_source *src, xchg_stream_codec codec) {
   if (memory == NULL) return false;
   const uint8_t *p = xchg_buf_data(memory);
   size_t size = xchg_buf_size(memory);
-  bool comet = size >= 20 && (codec == XCHG_STREAM_COMET || xchg_stream_codec_detect(p, size) == XCHG_STREAM_COMET);
+  bool comet = size >= 20 && (codec == XCHG_STREAM_COMET ||
+                              xchg_stream_codec_detect(p, size) == XCHG_STREAM_COMET);
   uint64_t field_count = 0;
   for (int k = 15; comet && k >= 8; k--) field_count = field_count << 8 | p[k];
   xchg_buf_unref(memory);
   return comet && field_count != 0;
 }
 
-static xchg_status open_reader(xchg_source *src, int64_t target_rows, bool no_columns, xchg_shuffle_reader **out,
-                               xchg_error *err) {
+static xchg_status open_reader(xchg_source *src, int64_t target_rows, bool no_columns,
+                               xchg_shuffle_reader **out, xchg_error *err) {
   static const int64_t none[1] = {0};
   xchg_shuffle_reader_options opts;
   xchg_shuffle_reader_options_init(&opts);
@@ -54,7 +55,8 @@ static xchg_status check_blocks(xchg_buf *memory, xchg_error *err) {
   struct ArrowSchema schema;
   if ((st = xchg_shuffle_reader_schema(probe, &schema, err)) == XCHG_OK) schema.release(&schema);
   for (struct ArrowArray batch; st == XCHG_OK;) {
-    if ((st = xchg_shuffle_reader_next(probe, &batch, err)) != XCHG_OK || batch.release == NULL) break;
+    if ((st = xchg_shuffle_reader_next(probe, &batch, err)) != XCHG_OK || batch.release == NULL)
+      break;
     batch.release(&batch);
   }
   xchg_shuffle_reader_free(probe);
@@ -109,7 +111,8 @@ xchg_status xc_blocks_summarize(const char *path, xc_blocks_summary *out, xchg_e
     return st;
   }
   for (struct ArrowArray batch; st == XCHG_OK;) {
-    if ((st = xchg_shuffle_reader_next(reader, &batch, err)) != XCHG_OK || batch.release == NULL) break;
+    if ((st = xchg_shuffle_reader_next(reader, &batch, err)) != XCHG_OK || batch.release == NULL)
+      break;
     batch.release(&batch);
   }
   xchg_shuffle_reader_metrics m;
@@ -119,7 +122,8 @@ xchg_status xc_blocks_summarize(const char *path, xc_blocks_summary *out, xchg_e
   out->rows = m.rows;
   out->wire_bytes = m.wire_bytes;
   out->batches = m.batches;
-  if (st == XCHG_OK && memory != NULL) count_codecs(xchg_buf_data(memory), xchg_buf_size(memory), out);
+  if (st == XCHG_OK && memory != NULL)
+    count_codecs(xchg_buf_data(memory), xchg_buf_size(memory), out);
   xchg_buf_unref(memory);
   return st;
 }

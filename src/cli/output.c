@@ -19,7 +19,9 @@
 
 /* "standard output" or 'PATH', for messages. */
 static const char *quote(const char *path) { return strcmp(path, "-") == 0 ? "" : "'"; }
-static const char *output_name(const char *path) { return strcmp(path, "-") == 0 ? "standard output" : path; }
+static const char *output_name(const char *path) {
+  return strcmp(path, "-") == 0 ? "standard output" : path;
+}
 
 int xc_write_error(const char *path, int errnum) {
   fflush(stdout);
@@ -51,8 +53,8 @@ int xc_output_error(const xc_output *o, const char *message) {
 
 static xchg_status write_failed(xc_output *o, int errnum, xchg_error *err) {
   if (o->write_errno == 0) o->write_errno = errnum;
-  return xchg_errorf(err, XCHG_EIO, "write to %s%s%s failed: %s", quote(o->path), output_name(o->path),
-                     quote(o->path), strerror(errnum));
+  return xchg_errorf(err, XCHG_EIO, "write to %s%s%s failed: %s", quote(o->path),
+                     output_name(o->path), quote(o->path), strerror(errnum));
 }
 
 /* ---- removing the temporary file when the process is killed ------------------ */
@@ -96,13 +98,15 @@ static void guard_temp(const char *temp) {
   sa.sa_flags = SA_RESETHAND;
   for (size_t i = 0; i < N_CLEANUP_SIGNALS; i++) {
     sigaction(cleanup_signals[i], NULL, &saved_actions[i]);
-    if (saved_actions[i].sa_handler != SIG_IGN) sigaction(cleanup_signals[i], &sa, NULL); /* nohup stays */
+    if (saved_actions[i].sa_handler != SIG_IGN)
+      sigaction(cleanup_signals[i], &sa, NULL); /* nohup stays */
   }
 }
 
 static void unguard_temp(void) {
   if (!temp_guarded) return;
-  for (size_t i = 0; i < N_CLEANUP_SIGNALS; i++) sigaction(cleanup_signals[i], &saved_actions[i], NULL);
+  for (size_t i = 0; i < N_CLEANUP_SIGNALS; i++)
+    sigaction(cleanup_signals[i], &saved_actions[i], NULL);
   temp_guarded = 0;
 }
 
@@ -127,7 +131,8 @@ static xchg_status refuse_input(const char *path, const char *input, xchg_error 
   if (!input_file(input, &in)) return XCHG_OK;
   int got = strcmp(path, "-") == 0 ? fstat(STDOUT_FILENO, &out) : stat(path, &out);
   if (got == 0 && same_file(&in, &out)) {
-    if (strcmp(input, "-") == 0) return xchg_errorf(err, XCHG_EINVAL, "is the same file as standard input");
+    if (strcmp(input, "-") == 0)
+      return xchg_errorf(err, XCHG_EINVAL, "is the same file as standard input");
     return xchg_errorf(err, XCHG_EINVAL, "is the same file as the input '%s'", input);
   }
   return XCHG_OK;
@@ -154,7 +159,8 @@ static xchg_status create_temp(xc_output *o, int mode, xchg_error *err) {
   for (int attempt = 0; attempt < 100; attempt++) {
     seed = seed * 1664525u + 1013904223u;
     /* a name of at most 200 + 14 bytes fits any file system's limit */
-    snprintf(o->temp, size, "%.*s.%.200s.xchg-%06x", dir_len, o->target, base, (unsigned)(seed >> 8));
+    snprintf(o->temp, size, "%.*s.%.200s.xchg-%06x", dir_len, o->target, base,
+             (unsigned)(seed >> 8));
     sigset_t old;
     block_cleanup_signals(&old);
     o->fd = open(o->temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
@@ -189,11 +195,13 @@ static xchg_status open_regular(xc_output *o, const struct stat *st, xchg_error 
  * gzip say. */
 static xchg_status refuse_terminal(const xc_output *o, bool force, xchg_error *err) {
   if (force || isatty(o->fd) != 1) return XCHG_OK;
-  return xchg_errorf(err, XCHG_EINVAL, "is a terminal: refusing to write binary data to it (redirect it "
+  return xchg_errorf(err, XCHG_EINVAL,
+                     "is a terminal: refusing to write binary data to it (redirect it "
                      "to a file or a pipe, or use -f/--force)");
 }
 
-xchg_status xc_output_open(xc_output *o, const char *path, const char *input, bool force, xchg_error *err) {
+xchg_status xc_output_open(xc_output *o, const char *path, const char *input, bool force,
+                           xchg_error *err) {
   memset(o, 0, sizeof *o);
   o->path = path;
   o->fd = -1;

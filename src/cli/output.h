@@ -43,7 +43,8 @@ typedef struct xc_output {
 /* Opens path for writing ("-": standard output).  input is the file being
  * read (NULL or "-" when there is none to protect): OUT may not be it.
  * force: a terminal is written too (-f/--force). */
-xchg_status xc_output_open(xc_output *o, const char *path, const char *input, bool force, xchg_error *err);
+xchg_status xc_output_open(xc_output *o, const char *path, const char *input, bool force,
+                           xchg_error *err);
 
 /* The same check for a command that writes to standard output itself
  * (cat, inspect): -1 when standard output is not the input file, else

@@ -16,7 +16,8 @@
 
 static xc_progress *on_screen; /* the line drawn last, for xc_progress_erase */
 
-void xc_progress_init(xc_progress *p, const char *label, const char *unit, int64_t total, bool to_stdout) {
+void xc_progress_init(xc_progress *p, const char *label, const char *unit, int64_t total,
+                      bool to_stdout) {
   memset(p, 0, sizeof *p);
   p->on = isatty(STDERR_FILENO) == 1 && !(to_stdout && isatty(STDOUT_FILENO) == 1);
   p->label = label;
@@ -26,8 +27,10 @@ void xc_progress_init(xc_progress *p, const char *label, const char *unit, int64
 }
 
 static void amount(xs *line, const xc_progress *p, int64_t n) {
-  if (strcmp(p->unit, "bytes") == 0) xc_human_size(line, n);
-  else xs_printf(line, "%lld", (long long)n);
+  if (strcmp(p->unit, "bytes") == 0)
+    xc_human_size(line, n);
+  else
+    xs_printf(line, "%lld", (long long)n);
 }
 
 static void draw(const xc_progress *p, int64_t done) {
@@ -54,7 +57,8 @@ static void draw(const xc_progress *p, int64_t done) {
 
 void xc_progress_update(xc_progress *p, int64_t done) {
   if (!p->on) return;
-  int64_t step = p->total > 0 ? (done >= p->total ? 100 : done * 100 / p->total) : done / UNKNOWN_STEP;
+  int64_t step =
+      p->total > 0 ? (done >= p->total ? 100 : done * 100 / p->total) : done / UNKNOWN_STEP;
   if (step == p->last_step) return;
   int64_t t = monotonic_ns();
   if (p->drawn && t - p->last_ns < MIN_INTERVAL_NS && step < 100) return;

@@ -13,8 +13,8 @@
 #include <stdint.h>
 
 typedef struct xc_progress {
-  bool on;          /* standard error is a terminal */
-  bool drawn;       /* a line is on the screen */
+  bool on;    /* standard error is a terminal */
+  bool drawn; /* a line is on the screen */
   const char *label;
   const char *unit; /* "bytes" (shown as sizes) or a count's name */
   int64_t total;    /* -1: unknown */
@@ -26,7 +26,8 @@ typedef struct xc_progress {
  * ("3 of 500 batches"); total -1 when unknown.  to_stdout: the command
  * writes its output to standard output, and when that is the terminal too
  * the output is the progress (a line drawn there would garble it). */
-void xc_progress_init(xc_progress *p, const char *label, const char *unit, int64_t total, bool to_stdout);
+void xc_progress_init(xc_progress *p, const char *label, const char *unit, int64_t total,
+                      bool to_stdout);
 
 /* Work done so far: redraws the line when it has moved on enough. */
 void xc_progress_update(xc_progress *p, int64_t done);

@@ -72,8 +72,8 @@ static xchg_status lz4_decompress(codec_contexts *c, const uint8_t *src, size_t 
     hint = LZ4F_decompress(c->lz4_d, dst + out_pos, &out_n, src + in_pos, &in_n, NULL);
     if (LZ4F_isError(hint)) {
       LZ4F_resetDecompressionContext(c->lz4_d);
-      return xchg_errorf(err, XCHG_EFORMAT, "corrupt LZ4 frame at compressed byte %zu: %s",
-                         in_pos, codec_lz4f_error_words(hint));
+      return xchg_errorf(err, XCHG_EFORMAT, "corrupt LZ4 frame at compressed byte %zu: %s", in_pos,
+                         codec_lz4f_error_words(hint));
     }
     in_pos += in_n;
     out_pos += out_n;
@@ -94,8 +94,8 @@ static xchg_status lz4_decompress(codec_contexts *c, const uint8_t *src, size_t 
   return XCHG_OK;
 }
 
-static xchg_status zstd_decompress(codec_contexts *c, const void *src, size_t src_size,
-                                   void *dst, size_t dst_size, xchg_error *err) {
+static xchg_status zstd_decompress(codec_contexts *c, const void *src, size_t src_size, void *dst,
+                                   size_t dst_size, xchg_error *err) {
   if (!c->zstd_d && !(c->zstd_d = ZSTD_createDCtx()))
     return xchg_errorf(err, XCHG_ENOMEM, "cannot create a zstd decompression context");
   size_t n = ZSTD_decompressDCtx(c->zstd_d, dst, dst_size, src, src_size);
@@ -222,16 +222,18 @@ static xchg_status zstd_compress(codec_contexts *c, int level, const void *src, 
 
 void xchg_block_codec_levels(xchg_block_codec codec, int *min, int *max) {
   *min = codec == XCHG_BLOCK_ZSTD ? ZSTD_minCLevel() : 0;
-  *max = codec == XCHG_BLOCK_ZSTD ? ZSTD_maxCLevel() : codec == XCHG_BLOCK_LZ4_FRAME ? LZ4_LEVEL_MAX : 0;
+  *max = codec == XCHG_BLOCK_ZSTD        ? ZSTD_maxCLevel()
+         : codec == XCHG_BLOCK_LZ4_FRAME ? LZ4_LEVEL_MAX
+                                         : 0;
 }
 
-xchg_status xchg_block_compress(xchg_block_codec codec, int level, const void *src,
-                                size_t src_size, xchg_buf **out, xchg_error *err) {
+xchg_status xchg_block_compress(xchg_block_codec codec, int level, const void *src, size_t src_size,
+                                xchg_buf **out, xchg_error *err) {
   int min, max;
   xchg_block_codec_levels(codec, &min, &max);
   if (level < min || level > max)
-    return xchg_errorf(err, XCHG_EINVAL, "compression level %d is out of %s's range, %d to %d", level,
-                       xchg_block_codec_name(codec), min, max);
+    return xchg_errorf(err, XCHG_EINVAL, "compression level %d is out of %s's range, %d to %d",
+                       level, xchg_block_codec_name(codec), min, max);
   codec_contexts *c = thread_contexts();
   if (!c) return xchg_errorf(err, XCHG_ENOMEM, "cannot allocate codec contexts");
   switch (codec) {

@@ -17,7 +17,8 @@ xchg_status frame_decoder_create(const frame_library *lib, void **state, xchg_er
   st->lib = lib;
   if ((st->ctx = lib->create()) == NULL) {
     free(st);
-    return xchg_errorf(err, XCHG_ENOMEM, "%s frame: cannot create a decompression context", lib->name);
+    return xchg_errorf(err, XCHG_ENOMEM, "%s frame: cannot create a decompression context",
+                       lib->name);
   }
   *state = st;
   return XCHG_OK;
@@ -49,8 +50,8 @@ static xchg_status decode_some(xchg_istream *s, frame_state *st, uint8_t *dst, s
     frame_decoder_reset(st);
     return xchg_errorf(err, XCHG_EFORMAT,
                        "%s frame %lld (starting at byte %llu): %s, in the %zu bytes from byte %llu",
-                       st->lib->name, (long long)st->frame_index, (unsigned long long)st->frame_start,
-                       why, avail, (unsigned long long)at);
+                       st->lib->name, (long long)st->frame_index,
+                       (unsigned long long)st->frame_start, why, avail, (unsigned long long)at);
   }
   stream_in_consume(s, src_n);
   if (more == 0) {
@@ -62,7 +63,8 @@ static xchg_status decode_some(xchg_istream *s, frame_state *st, uint8_t *dst, s
     return xchg_errorf(err, XCHG_EIO,
                        "%s frame %lld (starting at byte %llu) is truncated: the input ends at "
                        "byte %llu",
-                       st->lib->name, (long long)st->frame_index, (unsigned long long)st->frame_start,
+                       st->lib->name, (long long)st->frame_index,
+                       (unsigned long long)st->frame_start,
                        (unsigned long long)stream_in_offset(s));
   }
   return XCHG_OK;

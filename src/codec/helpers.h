@@ -20,7 +20,9 @@ static inline int64_t monotonic_ns(void) {
 }
 
 /* Bit i of an Arrow bitmap (least significant bit first), 0 or 1. */
-static inline int bitmap_get(const uint8_t *bits, int64_t i) { return (bits[i >> 3] >> (i & 7)) & 1; }
+static inline int bitmap_get(const uint8_t *bits, int64_t i) {
+  return (bits[i >> 3] >> (i & 7)) & 1;
+}
 
 /* The 64-bit FNV-1a hash of n bytes, continuing from h: FNV1A_BASIS for
  * a fresh hash, the previous result to hash more bytes after it. */

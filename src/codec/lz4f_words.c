@@ -22,8 +22,10 @@ static const struct {
     {"ERROR_frameType_unknown", "not an LZ4 frame: its magic number is unknown"},
     {"ERROR_frameSize_wrong", "the frame holds another number of bytes than its header declares"},
     {"ERROR_decompressionFailed", "a compressed block is damaged: it does not decompress"},
-    {"ERROR_headerChecksum_invalid", "the frame header's checksum does not match it (damaged header)"},
-    {"ERROR_contentChecksum_invalid", "the content checksum does not match the decompressed bytes (damaged data)"},
+    {"ERROR_headerChecksum_invalid",
+     "the frame header's checksum does not match it (damaged header)"},
+    {"ERROR_contentChecksum_invalid",
+     "the content checksum does not match the decompressed bytes (damaged data)"},
 };
 
 const char *codec_lz4f_error_words(size_t code) {

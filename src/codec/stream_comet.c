@@ -62,10 +62,9 @@ static xchg_status start_block(xchg_istream *s, comet_state *cs, xchg_error *err
   uint64_t len = stream_le64(h);
   const stream_decoder_ops *inner = decoder_of_tag(h + 16);
   if (inner == NULL)
-    return xchg_errorf(err, XCHG_EFORMAT,
-                       "comet block %lld at byte %llu: unknown codec tag %02x %02x %02x %02x",
-                       (long long)cs->block_index, (unsigned long long)at, h[16], h[17], h[18],
-                       h[19]);
+    return xchg_errorf(
+        err, XCHG_EFORMAT, "comet block %lld at byte %llu: unknown codec tag %02x %02x %02x %02x",
+        (long long)cs->block_index, (unsigned long long)at, h[16], h[17], h[18], h[19]);
   if (len < BLOCK_HEADER_SIZE - 8 || len > INT64_MAX)
     return xchg_errorf(err, XCHG_EFORMAT, "comet block %lld at byte %llu: bad length %llu",
                        (long long)cs->block_index, (unsigned long long)at, (unsigned long long)len);
@@ -132,11 +131,11 @@ static xchg_status comet_finish(xchg_istream *s, void *state, xchg_error *err) {
   return st;
 }
 
-const stream_decoder_ops stream_comet_decoder = {"comet",      comet_create, comet_destroy,
-                                                 comet_reset,  comet_refill, comet_finish};
+const stream_decoder_ops stream_comet_decoder = {"comet",     comet_create, comet_destroy,
+                                                 comet_reset, comet_refill, comet_finish};
 
-xchg_status stream_encode_comet(const xchg_stream_encode_options *o, const uint8_t *src,
-                                size_t n, stream_sink *sink, xchg_error *err) {
+xchg_status stream_encode_comet(const xchg_stream_encode_options *o, const uint8_t *src, size_t n,
+                                stream_sink *sink, xchg_error *err) {
   const char *tag;
   switch (o->comet_inner) {
     case XCHG_STREAM_NONE: tag = "NONE"; break;

@@ -72,9 +72,9 @@ uint32_t xchg_crc32c(const void *data, size_t n) {
   for (; n >= 8; n -= 8, p += 8) {
     uint32_t lo = c ^ stream_le32(p), hi = stream_le32(p + 4);
     c = crc_tables[7][lo & 0xFF] ^ crc_tables[6][(lo >> 8) & 0xFF] ^
-        crc_tables[5][(lo >> 16) & 0xFF] ^ crc_tables[4][lo >> 24] ^
-        crc_tables[3][hi & 0xFF] ^ crc_tables[2][(hi >> 8) & 0xFF] ^
-        crc_tables[1][(hi >> 16) & 0xFF] ^ crc_tables[0][hi >> 24];
+        crc_tables[5][(lo >> 16) & 0xFF] ^ crc_tables[4][lo >> 24] ^ crc_tables[3][hi & 0xFF] ^
+        crc_tables[2][(hi >> 8) & 0xFF] ^ crc_tables[1][(hi >> 16) & 0xFF] ^
+        crc_tables[0][hi >> 24];
   }
   for (; n > 0; n--, p++) c = (c >> 8) ^ crc_tables[0][(c ^ *p) & 0xFF];
   return c ^ 0xFFFFFFFFu;

@@ -11,16 +11,15 @@
 #define KIB 1024u
 #define DETECT_BYTES 20
 
-static const char *const codec_names[] = {
-    "none", "lz4-frame", "zstd", "lz4-java", "snappy-java", "snappy-framed", "comet", "auto"};
+static const char *const codec_names[] = {"none",        "lz4-frame",     "zstd",  "lz4-java",
+                                          "snappy-java", "snappy-framed", "comet", "auto"};
 
 const char *xchg_stream_codec_name(xchg_stream_codec codec) {
   if ((unsigned)codec < sizeof codec_names / sizeof codec_names[0]) return codec_names[codec];
   return "unknown";
 }
 
-xchg_status xchg_stream_codec_from_name(const char *name, xchg_stream_codec *out,
-                                        xchg_error *err) {
+xchg_status xchg_stream_codec_from_name(const char *name, xchg_stream_codec *out, xchg_error *err) {
   if (name == NULL || out == NULL) return xchg_errorf(err, XCHG_EINVAL, "stream codec: no name");
   for (unsigned i = 0; i < sizeof codec_names / sizeof codec_names[0]; i++) {
     if (strcmp(name, codec_names[i]) == 0) {
@@ -381,8 +380,8 @@ static const xchg_source_vtable owning_source = {source_read, NULL, source_close
 static const xchg_source_vtable borrowing_source = {source_read, NULL, NULL, source_finish};
 
 /* A source over s, which stays the caller's on failure. */
-static xchg_status stream_source(const xchg_source_vtable *vtable, const char *who,
-                                 xchg_istream *s, xchg_source **out, xchg_error *err) {
+static xchg_status stream_source(const xchg_source_vtable *vtable, const char *who, xchg_istream *s,
+                                 xchg_source **out, xchg_error *err) {
   if (out == NULL) return xchg_source_null_arg(err, who, "out");
   *out = NULL;
   if (s == NULL) return xchg_source_null_arg(err, who, "s");
@@ -418,8 +417,8 @@ static xchg_status none_refill(xchg_istream *s, void *state, xchg_error *err) {
   return XCHG_OK;
 }
 
-const stream_decoder_ops stream_none_decoder = {"none", none_create, none_destroy, none_reset,
-                                                none_refill, NULL};
+const stream_decoder_ops stream_none_decoder = {"none",     none_create, none_destroy,
+                                                none_reset, none_refill, NULL};
 
 /* ---- encoding ---------------------------------------------------------- */
 

@@ -28,16 +28,16 @@ static int lz4frame_decode(void *dctx, uint8_t *dst, size_t *dst_n, const uint8_
   return hint != 0;
 }
 
-static const frame_library lz4frame_library = {"lz4", lz4frame_context, lz4frame_free,
-                                               lz4frame_forget, lz4frame_decode, 1};
+static const frame_library lz4frame_library = {"lz4",           lz4frame_context, lz4frame_free,
+                                               lz4frame_forget, lz4frame_decode,  1};
 
 static xchg_status lz4frame_create(void **state, xchg_error *err) {
   return frame_decoder_create(&lz4frame_library, state, err);
 }
 
-const stream_decoder_ops stream_lz4frame_decoder = {
-    "lz4 frame", lz4frame_create, frame_decoder_destroy, frame_decoder_reset, frame_decoder_refill,
-    frame_decoder_finish};
+const stream_decoder_ops stream_lz4frame_decoder = {"lz4 frame",           lz4frame_create,
+                                                    frame_decoder_destroy, frame_decoder_reset,
+                                                    frame_decoder_refill,  frame_decoder_finish};
 
 static LZ4F_blockSizeID_t block_size_id(size_t block_size) {
   if (block_size <= 64 * 1024) return LZ4F_max64KB;
@@ -50,7 +50,8 @@ xchg_status stream_encode_lz4frame(const xchg_stream_encode_options *o, const ui
                                    size_t n, stream_sink *sink, xchg_error *err) {
   LZ4F_preferences_t prefs = {0};
   prefs.frameInfo.blockSizeID = block_size_id(o->block_size);
-  prefs.frameInfo.contentChecksumFlag = o->checksum ? LZ4F_contentChecksumEnabled : LZ4F_noContentChecksum;
+  prefs.frameInfo.contentChecksumFlag =
+      o->checksum ? LZ4F_contentChecksumEnabled : LZ4F_noContentChecksum;
   prefs.frameInfo.contentSize = n;
   prefs.compressionLevel = o->level;
   size_t bound = LZ4F_compressFrameBound(n, &prefs);

@@ -66,8 +66,8 @@ static xchg_status check_header(const xchg_istream *s, const lz4java_state *st, 
                        "lz4-java block %lld at byte %llu: %u bytes exceed the %zu-byte block limit",
                        block, at, dlen, s->opts.max_block_size);
   if (dlen == 0 && stream_le32(h + 17) != 0)
-    return xchg_errorf(err, XCHG_EFORMAT,
-                       "lz4-java end block at byte %llu has a non-zero checksum", at);
+    return xchg_errorf(err, XCHG_EFORMAT, "lz4-java end block at byte %llu has a non-zero checksum",
+                       at);
   return XCHG_OK;
 }
 
@@ -86,8 +86,7 @@ static xchg_status read_block(xchg_istream *s, lz4java_state *st, xchg_error *er
    * writes the end block when it closes a stream, so strict costs nothing
    * and catches a stream cut at a block boundary. */
   if (avail < HEADER_SIZE)
-    return xchg_errorf(err, XCHG_EIO,
-                       "lz4-java stream truncated: %s at byte %llu (block %lld)",
+    return xchg_errorf(err, XCHG_EIO, "lz4-java stream truncated: %s at byte %llu (block %lld)",
                        avail == 0 ? "no end block" : "a block header is cut",
                        (unsigned long long)stream_in_offset(s), (long long)st->block_index);
   status = check_header(s, st, stream_in_ptr(s), err);
@@ -141,8 +140,7 @@ static xchg_status lz4java_refill(xchg_istream *s, void *state, xchg_error *err)
     uint64_t at = stream_in_offset(s);
     xchg_status status = read_block(s, st, err);
     /* Past an end block, read on: another stream may follow. */
-    if (status != XCHG_OK || s->win.end != s->win_start || stream_in_offset(s) == at)
-      return status;
+    if (status != XCHG_OK || s->win.end != s->win_start || stream_in_offset(s) == at) return status;
   }
 }
 
@@ -154,9 +152,8 @@ static xchg_status lz4java_finish(xchg_istream *s, void *state, xchg_error *err)
   return st->in_stream ? read_block(s, st, err) : XCHG_OK;
 }
 
-const stream_decoder_ops stream_lz4java_decoder = {"lz4-java",     lz4java_create,
-                                                   lz4java_destroy, lz4java_reset,
-                                                   lz4java_refill, lz4java_finish};
+const stream_decoder_ops stream_lz4java_decoder = {"lz4-java",    lz4java_create, lz4java_destroy,
+                                                   lz4java_reset, lz4java_refill, lz4java_finish};
 
 /* lz4-java's level nibble: the smallest L with block_size <= 1 << (L + 10). */
 static unsigned level_of(size_t block_size) {
@@ -173,8 +170,8 @@ static void put_header(uint8_t *h, unsigned token, uint32_t clen, uint32_t dlen,
   stream_put_le32(h + 17, check);
 }
 
-xchg_status stream_encode_lz4java(const xchg_stream_encode_options *o, const uint8_t *src,
-                                  size_t n, stream_sink *sink, xchg_error *err) {
+xchg_status stream_encode_lz4java(const xchg_stream_encode_options *o, const uint8_t *src, size_t n,
+                                  stream_sink *sink, xchg_error *err) {
   size_t block_size = o->block_size ? o->block_size : 32 * 1024;
   if (block_size < 64 || block_size > ((size_t)1 << 25))
     return xchg_errorf(err, XCHG_EINVAL, "lz4-java encode: block size %zu outside [64, 32 MiB]",

@@ -11,12 +11,12 @@ extern const stream_decoder_ops stream_lz4java_decoder;
 extern const stream_decoder_ops stream_snappyjava_decoder;
 extern const stream_decoder_ops stream_comet_decoder;
 
-xchg_status stream_encode_lz4java(const xchg_stream_encode_options *o, const uint8_t *src,
-                                  size_t n, stream_sink *sink, xchg_error *err);
+xchg_status stream_encode_lz4java(const xchg_stream_encode_options *o, const uint8_t *src, size_t n,
+                                  stream_sink *sink, xchg_error *err);
 xchg_status stream_encode_snappyjava(const xchg_stream_encode_options *o, const uint8_t *src,
                                      size_t n, stream_sink *sink, xchg_error *err);
-xchg_status stream_encode_comet(const xchg_stream_encode_options *o, const uint8_t *src,
-                                size_t n, stream_sink *sink, xchg_error *err);
+xchg_status stream_encode_comet(const xchg_stream_encode_options *o, const uint8_t *src, size_t n,
+                                stream_sink *sink, xchg_error *err);
 
 /* The decoder of a concrete codec (not AUTO), NULL for none. */
 const stream_decoder_ops *stream_decoder_for(xchg_stream_codec codec);

@@ -41,9 +41,9 @@ static void snappy_destroy(void *state) { free(state); }
 static void snappy_reset(void *state) { ((snappy_state *)state)->in_stream = 0; }
 
 /* Decompresses one raw snappy block into the window storage. */
-static xchg_status uncompress_block(xchg_istream *s, const char *what, int64_t chunk,
-                                    uint64_t at, const uint8_t *data, size_t len,
-                                    size_t max_len, size_t *out_len, xchg_error *err) {
+static xchg_status uncompress_block(xchg_istream *s, const char *what, int64_t chunk, uint64_t at,
+                                    const uint8_t *data, size_t len, size_t max_len,
+                                    size_t *out_len, xchg_error *err) {
   size_t ulen = 0;
   if (snappy_uncompressed_length((const char *)data, len, &ulen) != SNAPPY_OK)
     return xchg_errorf(err, XCHG_EFORMAT, "%s chunk %lld at byte %llu: corrupt snappy block header",
@@ -134,8 +134,8 @@ static xchg_status snappyjava_refill(xchg_istream *s, void *state, xchg_error *e
 
 /* No finish: chunks are whole once decoded, and the stream has no end
  * marker to read. */
-const stream_decoder_ops stream_snappyjava_decoder = {"snappy-java", snappy_create, snappy_destroy,
-                                                      snappy_reset, snappyjava_refill, NULL};
+const stream_decoder_ops stream_snappyjava_decoder = {
+    "snappy-java", snappy_create, snappy_destroy, snappy_reset, snappyjava_refill, NULL};
 
 /* ---- the snappy framing format ----------------------------------------- */
 
@@ -221,9 +221,8 @@ static xchg_status snappyframed_refill(xchg_istream *s, void *state, xchg_error 
 
 /* No finish either: chunks are whole and checksummed once decoded, and
  * the framing format has no end marker. */
-const stream_decoder_ops stream_snappyframed_decoder = {"snappy framed", snappy_create,
-                                                        snappy_destroy, snappy_reset,
-                                                        snappyframed_refill, NULL};
+const stream_decoder_ops stream_snappyframed_decoder = {
+    "snappy framed", snappy_create, snappy_destroy, snappy_reset, snappyframed_refill, NULL};
 
 /* ---- encoders ---------------------------------------------------------- */
 

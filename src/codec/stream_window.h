@@ -63,15 +63,15 @@ struct xchg_istream {
   uint8_t *in_owned; /* the buffer `in` points to, unless read in place */
   size_t in_cap;
   uint64_t in_base;
-  uint64_t in_start;  /* source offset the stream started at */
-  uint64_t in_limit;  /* absolute source offset the codec may not read past */
+  uint64_t in_start; /* source offset the stream started at */
+  uint64_t in_limit; /* absolute source offset the codec may not read past */
   int src_eof;
 
-  uint8_t *out;       /* the decompressed window's storage */
+  uint8_t *out; /* the decompressed window's storage */
   size_t out_cap;
 
-  int done;           /* the end of the stream (or of a member) was reached */
-  int member_end;     /* ... and it is the end of a member, not of the input */
+  int done;       /* the end of the stream (or of a member) was reached */
+  int member_end; /* ... and it is the end of a member, not of the input */
   int64_t comet_field_count;
   xchg_status failed; /* sticky error status, with its message: */
   xchg_error failure;
@@ -119,14 +119,20 @@ static inline uint32_t stream_be32(const uint8_t *p) {
   return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | (uint32_t)p[3];
 }
 static inline void stream_put_le32(uint8_t *p, uint32_t v) {
-  p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+  p[2] = (uint8_t)(v >> 16);
+  p[3] = (uint8_t)(v >> 24);
 }
 static inline void stream_put_le64(uint8_t *p, uint64_t v) {
   stream_put_le32(p, (uint32_t)v);
   stream_put_le32(p + 4, (uint32_t)(v >> 32));
 }
 static inline void stream_put_be32(uint8_t *p, uint32_t v) {
-  p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+  p[0] = (uint8_t)(v >> 24);
+  p[1] = (uint8_t)(v >> 16);
+  p[2] = (uint8_t)(v >> 8);
+  p[3] = (uint8_t)v;
 }
 
 /* A growable output for the encoders. */

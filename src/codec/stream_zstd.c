@@ -28,15 +28,18 @@ static int zstd_decode(void *dstream, uint8_t *dst, size_t *dst_n, const uint8_t
   return ret != 0;
 }
 
-static const frame_library zstd_library = {"zstd", zstd_context, zstd_free, zstd_forget,
-                                           zstd_decode, 0};
+static const frame_library zstd_library = {"zstd",      zstd_context, zstd_free,
+                                           zstd_forget, zstd_decode,  0};
 
 static xchg_status zstd_create(void **state, xchg_error *err) {
   return frame_decoder_create(&zstd_library, state, err);
 }
 
-const stream_decoder_ops stream_zstd_decoder = {"zstd", zstd_create, frame_decoder_destroy,
-                                                frame_decoder_reset, frame_decoder_refill,
+const stream_decoder_ops stream_zstd_decoder = {"zstd",
+                                                zstd_create,
+                                                frame_decoder_destroy,
+                                                frame_decoder_reset,
+                                                frame_decoder_refill,
                                                 frame_decoder_finish};
 
 xchg_status stream_encode_zstd(const xchg_stream_encode_options *o, const uint8_t *src, size_t n,

@@ -82,7 +82,8 @@ xchg_status shape_rows_encode(uint64_t seed, int64_t rows, xchg_stream_codec cod
     }
     xchg_buf *frame = NULL;
     st = xchg_stream_encode(codec, &eo, chunk, n, &frame, err);
-    if (st == XCHG_OK) st = write(ctx, xchg_buf_data(frame), xchg_buf_size(frame), index, chunks, err);
+    if (st == XCHG_OK)
+      st = write(ctx, xchg_buf_data(frame), xchg_buf_size(frame), index, chunks, err);
     xchg_buf_unref(frame);
   }
   free(chunk);

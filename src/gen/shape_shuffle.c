@@ -32,7 +32,8 @@ int64_t shape_shuffle_blocks(const shape_shuffle_config *c) {
 /* ---- values: one splitmix64 draw per (seed, row, column) ------------------- */
 
 static uint64_t draw(uint64_t seed, int64_t row, int column) {
-  uint64_t z = seed ^ ((uint64_t)row * 0xd1b54a32d192ed03ull) ^ ((uint64_t)column * 0x8cb92ba72f3d8dd7ull);
+  uint64_t z =
+      seed ^ ((uint64_t)row * 0xd1b54a32d192ed03ull) ^ ((uint64_t)column * 0x8cb92ba72f3d8dd7ull);
   z += 0x9e3779b97f4a7c15ull;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -65,8 +66,9 @@ static int make_schema(int columns, struct ArrowSchema *out) {
   if (!st) return -1;
   for (int i = 0; i < columns; i++) {
     snprintf(st->names[i], sizeof st->names[i], "c%d", i);
-    st->children[i] = (struct ArrowSchema){kind_formats[i % KINDS], st->names[i], NULL, ARROW_FLAG_NULLABLE,
-                                           0, NULL, NULL, release_child, NULL};
+    st->children[i] = (struct ArrowSchema){
+        kind_formats[i % KINDS], st->names[i], NULL, ARROW_FLAG_NULLABLE, 0, NULL, NULL,
+        release_child,           NULL};
     st->pointers[i] = &st->children[i];
   }
   *out = (struct ArrowSchema){"+s", "", NULL, 0, columns, st->pointers, NULL, release_schema, st};
@@ -104,7 +106,8 @@ static int fill_column(uint64_t seed, int column, int64_t first, int64_t n, stru
   void *values = NULL, *validity = NULL, *data = NULL;
   int n_buffers = 2;
   switch (column % KINDS) {
-    case KEY: case RANDOM: {
+    case KEY:
+    case RANDOM: {
       int64_t *v = values = malloc((size_t)n * 8 + 1);
       for (int64_t i = 0; v && i < n; i++) {
         v[i] = column % KINDS == KEY ? first + i : (int64_t)draw(seed, first + i, column);
@@ -154,7 +157,8 @@ static int fill_column(uint64_t seed, int column, int64_t first, int64_t n, stru
   }
   buffers[0] = validity, buffers[1] = values, buffers[2] = data;
   if (!values || (column % KINDS == REAL && !validity) || (n_buffers == 3 && !data)) return -1;
-  *a = (struct ArrowArray){n, nulls, 0, n_buffers, 0, buffers, NULL, NULL, release_child_array, NULL};
+  *a = (struct ArrowArray){n,       nulls, 0,    n_buffers,           0,
+                           buffers, NULL,  NULL, release_child_array, NULL};
   if (sums) {
     sums->value[column] += sum;
     sums->nulls[column] += nulls;
@@ -168,7 +172,8 @@ static int make_block(const shape_shuffle_config *c, int64_t index, struct Arrow
   if (!b) return -1;
   int64_t first = index * c->block_rows;
   int64_t n = c->rows - first < c->block_rows ? c->rows - first : c->block_rows;
-  *out = (struct ArrowArray){n, 0, 0, 1, c->columns, b->root_buffers, b->pointers, NULL, release_block, b};
+  *out = (struct ArrowArray){
+      n, 0, 0, 1, c->columns, b->root_buffers, b->pointers, NULL, release_block, b};
   int rc = 0;
   for (int i = 0; i < c->columns; i++) {
     b->pointers[i] = &b->children[i];
@@ -185,10 +190,13 @@ static xchg_status check_config(const shape_shuffle_config *c, xchg_error *err) 
     return xchg_errorf(err, XCHG_EINVAL, "%d columns: the shape has 1 to %d", c->columns,
                        SHAPE_SHUFFLE_MAX_COLUMNS);
   if (c->rows < 0 || c->block_rows < 1 || c->block_rows > INT32_MAX)
-    return xchg_errorf(err, XCHG_EINVAL, "%lld rows in blocks of %lld: needs rows >= 0 and block rows "
-                       "in [1, 2^31)", (long long)c->rows, (long long)c->block_rows);
+    return xchg_errorf(err, XCHG_EINVAL,
+                       "%lld rows in blocks of %lld: needs rows >= 0 and block rows "
+                       "in [1, 2^31)",
+                       (long long)c->rows, (long long)c->block_rows);
   if (c->framing == SHAPE_SHUFFLE_IPC && c->codec == SHAPE_SHUFFLE_SNAPPY)
-    return xchg_errorf(err, XCHG_EINVAL, "the ipc framing has no snappy: Arrow IPC body compression "
+    return xchg_errorf(err, XCHG_EINVAL,
+                       "the ipc framing has no snappy: Arrow IPC body compression "
                        "is LZ4_FRAME or ZSTD (snappy is for --format comet)");
   return XCHG_OK;
 }
@@ -199,7 +207,7 @@ static xchg_status block_stream(const shape_shuffle_config *c, const struct Arro
   xchg_ipc_write_options opts;
   xchg_ipc_write_options_init(&opts);
   if (c->framing == SHAPE_SHUFFLE_IPC)
-    opts.codec = c->codec == SHAPE_SHUFFLE_LZ4 ? XCHG_BLOCK_LZ4_FRAME
+    opts.codec = c->codec == SHAPE_SHUFFLE_LZ4    ? XCHG_BLOCK_LZ4_FRAME
                  : c->codec == SHAPE_SHUFFLE_ZSTD ? XCHG_BLOCK_ZSTD
                                                   : XCHG_BLOCK_NONE;
   if (opts.codec == XCHG_BLOCK_ZSTD) opts.level = 1;
@@ -217,8 +225,8 @@ static xchg_status block_stream(const shape_shuffle_config *c, const struct Arro
 /* The stream wrapped in a Comet block. */
 static xchg_status comet_block(const shape_shuffle_config *c, xchg_buf *stream, xchg_buf **out,
                                xchg_error *err) {
-  static const xchg_stream_codec inner[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ4_FRAME, XCHG_STREAM_ZSTD,
-                                            XCHG_STREAM_SNAPPY_FRAMED};
+  static const xchg_stream_codec inner[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ4_FRAME,
+                                            XCHG_STREAM_ZSTD, XCHG_STREAM_SNAPPY_FRAMED};
   xchg_stream_encode_options eo;
   xchg_stream_encode_options_init(&eo);
   eo.comet_inner = inner[c->codec];
@@ -226,7 +234,8 @@ static xchg_status comet_block(const shape_shuffle_config *c, xchg_buf *stream, 
   eo.checksum = 0;
   eo.block_size = 64 * 1024;
   if (c->codec == SHAPE_SHUFFLE_ZSTD) eo.level = 1;
-  return xchg_stream_encode(XCHG_STREAM_COMET, &eo, xchg_buf_data(stream), xchg_buf_size(stream), out, err);
+  return xchg_stream_encode(XCHG_STREAM_COMET, &eo, xchg_buf_data(stream), xchg_buf_size(stream),
+                            out, err);
 }
 
 xchg_status shape_shuffle_encode(const shape_shuffle_config *c, shape_shuffle_write_fn write,
@@ -245,7 +254,8 @@ xchg_status shape_shuffle_encode(const shape_shuffle_config *c, shape_shuffle_wr
     xchg_buf *stream = NULL, *framed = NULL;
     st = block_stream(c, &schema, &batch, &stream, err);
     batch.release(&batch);
-    if (st == XCHG_OK && c->framing == SHAPE_SHUFFLE_COMET) st = comet_block(c, stream, &framed, err);
+    if (st == XCHG_OK && c->framing == SHAPE_SHUFFLE_COMET)
+      st = comet_block(c, stream, &framed, err);
     xchg_buf *block = framed ? framed : stream;
     if (st == XCHG_OK) st = write(ctx, xchg_buf_data(block), xchg_buf_size(block), i, blocks, err);
     xchg_buf_unref(stream);

@@ -31,7 +31,10 @@
 #define SHAPE_SHUFFLE_ROWS 262144
 #define SHAPE_SHUFFLE_MAX_COLUMNS 256
 
-typedef enum shape_shuffle_framing { SHAPE_SHUFFLE_IPC = 0, SHAPE_SHUFFLE_COMET = 1 } shape_shuffle_framing;
+typedef enum shape_shuffle_framing {
+  SHAPE_SHUFFLE_IPC = 0,
+  SHAPE_SHUFFLE_COMET = 1
+} shape_shuffle_framing;
 
 typedef enum shape_shuffle_codec {
   SHAPE_SHUFFLE_NONE = 0,

@@ -80,8 +80,8 @@ static void struct_schema(struct ArrowSchema *out, int n, const char *const *nam
   out->n_children = n;
   out->children = must_alloc((size_t)n * sizeof *out->children);
   for (int i = 0; i < n; i++) {
-    kids[i] = (struct ArrowSchema){formats[i], names[i], NULL, ARROW_FLAG_NULLABLE, 0, NULL, NULL,
-                                   release_leaf, NULL};
+    kids[i] = (struct ArrowSchema){formats[i], names[i],     NULL, ARROW_FLAG_NULLABLE, 0, NULL,
+                                   NULL,       release_leaf, NULL};
     out->children[i] = &kids[i];
   }
   out->private_data = kids;
@@ -226,8 +226,8 @@ static uint64_t permute(uint64_t seed, uint64_t i, uint64_t n) {
 
 void shape_broadcast_batch(uint64_t seed, int64_t rows, int64_t index, struct ArrowArray *out,
                            shape_sums *sums) {
-  batch_start b = struct_batch(seed, rows, index, SHAPE_BROADCAST_BATCH_ROWS, SHAPE_BROADCAST_COLUMNS,
-                               out);
+  batch_start b =
+      struct_batch(seed, rows, index, SHAPE_BROADCAST_BATCH_ROWS, SHAPE_BROADCAST_COLUMNS, out);
   int64_t first = b.first, n = b.n;
   uint64_t rng = b.rng;
   owned *o = b.o;

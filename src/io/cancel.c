@@ -55,11 +55,12 @@ static xchg_status wrap(const char *who, const char *check_arg, xchg_source *inn
                         xchg_cancel_fn is_cancelled, void *ctx, xchg_source **out,
                         xchg_error *err) {
   xchg_status status = XCHG_OK;
-  if (out == NULL) status = xchg_source_null_arg(err, who, "out");
-  else *out = NULL;
+  if (out == NULL)
+    status = xchg_source_null_arg(err, who, "out");
+  else
+    *out = NULL;
   if (status == XCHG_OK && inner == NULL) status = xchg_source_null_arg(err, who, "inner");
-  if (status == XCHG_OK && is_cancelled == NULL)
-    status = xchg_source_null_arg(err, who, check_arg);
+  if (status == XCHG_OK && is_cancelled == NULL) status = xchg_source_null_arg(err, who, check_arg);
   cancel_state *st = status == XCHG_OK ? malloc(sizeof *st) : NULL;
   if (status == XCHG_OK && st == NULL) status = xchg_source_no_memory(err, who);
   if (status == XCHG_OK)
@@ -81,10 +82,12 @@ xchg_status xchg_source_with_cancel(xchg_source *inner, xchg_cancel_fn is_cancel
   return wrap("xchg_source_with_cancel", "is_cancelled", inner, is_cancelled, ctx, out, err);
 }
 
-static int flag_is_set(void *ctx) { return __atomic_load_n((const int *)ctx, __ATOMIC_ACQUIRE) != 0; }
+static int flag_is_set(void *ctx) {
+  return __atomic_load_n((const int *)ctx, __ATOMIC_ACQUIRE) != 0;
+}
 
 xchg_status xchg_source_with_cancel_flag(xchg_source *inner, const int *flag, xchg_source **out,
                                          xchg_error *err) {
-  return wrap("xchg_source_with_cancel_flag", "flag", inner, flag ? flag_is_set : NULL, (void *)flag,
-              out, err);
+  return wrap("xchg_source_with_cancel_flag", "flag", inner, flag ? flag_is_set : NULL,
+              (void *)flag, out, err);
 }

@@ -11,7 +11,7 @@ typedef struct chunks_state {
   xchg_chunk *chunks;
   uint64_t *starts; /* starts[i]: source offset of chunk i; starts[count] = size */
   size_t count;
-  size_t cursor;    /* the chunk holding src->position (a hint, checked on use) */
+  size_t cursor; /* the chunk holding src->position (a hint, checked on use) */
   xchg_close_fn release;
   void *release_ctx;
 } chunks_state;
@@ -23,8 +23,10 @@ static size_t chunk_of(const chunks_state *st, uint64_t offset) {
   size_t lo = 0, hi = st->count; /* first chunk whose end is past offset */
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (st->starts[mid + 1] <= offset) lo = mid + 1;
-    else hi = mid;
+    if (st->starts[mid + 1] <= offset)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -99,8 +101,10 @@ xchg_status xchg_source_from_chunks(const xchg_chunk *chunks, int64_t n_chunks,
     return xchg_errorf(err, XCHG_EINVAL, "%s: chunk %zu of %zu has NULL data and %zu bytes", who,
                        bad, count, chunks[bad].size);
   if ((bad = first_chunk_past_range(chunks, count)) < count)
-    return xchg_errorf(err, XCHG_EINVAL, "%s: chunk %zu of %zu (%zu bytes) takes the total size "
-                       "past INT64_MAX bytes", who, bad, count, chunks[bad].size);
+    return xchg_errorf(err, XCHG_EINVAL,
+                       "%s: chunk %zu of %zu (%zu bytes) takes the total size "
+                       "past INT64_MAX bytes",
+                       who, bad, count, chunks[bad].size);
   chunks_state *st = calloc(1, sizeof *st);
   if (st == NULL) return xchg_source_no_memory(err, who);
   /* Empty chunks are dropped so that every chunk holds its start offset. */

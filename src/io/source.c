@@ -45,7 +45,8 @@ xchg_status xchg_source_create(const xchg_source_vtable *vtable, void *impl, int
   return XCHG_OK;
 }
 
-static xchg_status truncated(xchg_error *err, uint64_t offset, uint64_t wanted, uint64_t available) {
+static xchg_status truncated(xchg_error *err, uint64_t offset, uint64_t wanted,
+                             uint64_t available) {
   return xchg_errorf(err, XCHG_EIO,
                      "unexpected end of data at byte %" PRIu64 ": needed %" PRIu64
                      " bytes, only %" PRIu64 " available (%" PRIu64 " missing)",
@@ -99,7 +100,8 @@ xchg_status xchg_source_from_memory(const void *data, size_t size, xchg_release_
    * would run the caller's release, and a failure must leave the memory
    * with the caller. */
   xchg_source *src;
-  xchg_status status = xchg_source_create(&memory_vtable, NULL, (int64_t)size, NULL, who, &src, err);
+  xchg_status status =
+      xchg_source_create(&memory_vtable, NULL, (int64_t)size, NULL, who, &src, err);
   if (status != XCHG_OK) return status;
   src->memory = xchg_buf_wrap(data, size, release, release_ctx);
   if (src->memory == NULL) {
@@ -118,9 +120,7 @@ typedef struct fd_state {
   off_t base; /* the fd's offset when the source was created: position 0 */
 } fd_state;
 
-static void unmap_file(void *ctx, const void *data, size_t size) {
-  munmap((void *)data, size);
-}
+static void unmap_file(void *ctx, const void *data, size_t size) { munmap((void *)data, size); }
 
 /* Maps the whole of a regular file.  A mapping costs no copy and lets every
  * read_buf be a slice; a file truncated by another process while mapped
@@ -146,16 +146,13 @@ static xchg_status map_file(int fd, const char *path, off_t file_size, xchg_buf 
   return XCHG_OK;
 }
 
-static xchg_status pread_read(xchg_source *src, void *dst, size_t n, size_t *got,
-                              xchg_error *err) {
+static xchg_status pread_read(xchg_source *src, void *dst, size_t n, size_t *got, xchg_error *err) {
   fd_state *st = src->impl;
   if (n > SSIZE_MAX) n = SSIZE_MAX;
   if (src->position > (uint64_t)INT64_MAX)
     return xchg_errorf(err, XCHG_EIO, "cannot read at byte %" PRIu64, src->position);
   ssize_t k;
-  do {
-    k = pread(st->fd, dst, n, (off_t)src->position);
-  } while (k < 0 && errno == EINTR);
+  do { k = pread(st->fd, dst, n, (off_t)src->position); } while (k < 0 && errno == EINTR);
   if (k < 0)
     return xchg_errorf(err, XCHG_EIO, "read failed at byte %" PRIu64 ": %s", src->position,
                        strerror(errno));
@@ -183,7 +180,8 @@ static xchg_status open_pread_source(int fd, off_t file_size, xchg_source **out,
   st->fd = fd;
   st->own_fd = 1;
   st->base = 0;
-  xchg_status status = xchg_source_create(&pread_vtable, st, (int64_t)file_size, NULL, who, out, err);
+  xchg_status status =
+      xchg_source_create(&pread_vtable, st, (int64_t)file_size, NULL, who, out, err);
   if (status != XCHG_OK) free(st);
   return status;
 }
@@ -197,9 +195,7 @@ xchg_status xchg_source_open_file(const char *path, xchg_file_mode mode, xchg_so
     return xchg_errorf(err, XCHG_EINVAL, "%s: unknown file mode %d", path, (int)mode);
 
   int fd;
-  do {
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-  } while (fd < 0 && errno == EINTR);
+  do { fd = open(path, O_RDONLY | O_CLOEXEC); } while (fd < 0 && errno == EINTR);
   if (fd < 0) return xchg_errorf(err, XCHG_EIO, "%s: cannot open: %s", path, strerror(errno));
   struct stat info;
   if (fstat(fd, &info) != 0) {
@@ -236,8 +232,7 @@ xchg_status xchg_source_open_file(const char *path, xchg_file_mode mode, xchg_so
 /* Waits until a non-blocking fd has data, so callers need not care. */
 static void wait_readable(int fd) {
   struct pollfd p = {.fd = fd, .events = POLLIN};
-  while (poll(&p, 1, -1) < 0 && errno == EINTR) {
-  }
+  while (poll(&p, 1, -1) < 0 && errno == EINTR) {}
 }
 
 static xchg_status fd_read(xchg_source *src, void *dst, size_t n, size_t *got, xchg_error *err) {
@@ -372,8 +367,8 @@ static xchg_status read_buf_growing(xchg_source *src, size_t n, xchg_buf **out, 
   xchg_buf *buf = xchg_buf_alloc(capacity);
   for (;;) {
     if (buf == NULL)
-      return xchg_errorf(err, XCHG_ENOMEM, "cannot allocate %zu bytes at byte %" PRIu64,
-                         capacity, start);
+      return xchg_errorf(err, XCHG_ENOMEM, "cannot allocate %zu bytes at byte %" PRIu64, capacity,
+                         start);
     size_t got = 0;
     xchg_status status =
         xchg_source_read(src, xchg_buf_mutable_data(buf) + filled, capacity - filled, &got, err);
@@ -466,7 +461,8 @@ int64_t xchg_source_size(const xchg_source *src) { return src != NULL ? src->siz
 
 xchg_status xchg_source_seek(xchg_source *src, int64_t to, xchg_error *err) {
   if (src == NULL) return xchg_errorf(err, XCHG_EINVAL, "xchg_source_seek: NULL source");
-  if (to < 0) return xchg_errorf(err, XCHG_EINVAL, "xchg_source_seek: negative offset %" PRId64, to);
+  if (to < 0)
+    return xchg_errorf(err, XCHG_EINVAL, "xchg_source_seek: negative offset %" PRId64, to);
   uint64_t offset = (uint64_t)to;
   if (offset == src->position) return XCHG_OK;
   if (src->vtable->seek == NULL)

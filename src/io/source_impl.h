@@ -29,10 +29,10 @@ typedef struct xchg_source_vtable {
 
 struct xchg_source {
   const xchg_source_vtable *vtable;
-  void *impl;       /* the kind's own state */
-  uint64_t position;/* offset of the next read, from the start of the source */
-  int64_t size;     /* total bytes, or -1 when unknown */
-  xchg_buf *memory; /* the whole content when it is in memory, else NULL */
+  void *impl;        /* the kind's own state */
+  uint64_t position; /* offset of the next read, from the start of the source */
+  int64_t size;      /* total bytes, or -1 when unknown */
+  xchg_buf *memory;  /* the whole content when it is in memory, else NULL */
 };
 
 /* Creates a source of the given kind for the public constructor `who`

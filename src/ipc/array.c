@@ -6,11 +6,13 @@
 #include "ipc/c_data.h"
 
 static size_t array_size(int64_t n_buffers, int64_t n_children) {
-  return sizeof(ipc_array) + (size_t)n_buffers * sizeof(ipc_buffer) + (size_t)n_children * sizeof(ipc_array *);
+  return sizeof(ipc_array) + (size_t)n_buffers * sizeof(ipc_buffer) +
+         (size_t)n_children * sizeof(ipc_array *);
 }
 
 /* Lays out a zeroed array in its memory. */
-static ipc_array *init_array(void *memory, int64_t n_buffers, int64_t n_children, struct ipc_arena_chunk *chunk) {
+static ipc_array *init_array(void *memory, int64_t n_buffers, int64_t n_children,
+                             struct ipc_arena_chunk *chunk) {
   ipc_array *a = memory;
   atomic_init(&a->refs, 1);
   a->chunk = chunk;
@@ -94,8 +96,10 @@ void ipc_array_unref(ipc_array *a) {
     if (!is_borrowed(a, i)) xchg_buf_unref(a->buffers[i].owner);
   for (int64_t i = 0; i < a->n_children; i++) ipc_array_unref(a->children[i]);
   ipc_array_unref(a->dictionary);
-  if (a->chunk) chunk_unref(a->chunk);
-  else free(a);
+  if (a->chunk)
+    chunk_unref(a->chunk);
+  else
+    free(a);
 }
 
 xchg_buf *ipc_array_set_buf(ipc_array *a, int64_t i, xchg_buf *b) {
@@ -155,7 +159,8 @@ static void release_node(struct ArrowArray *out) {
 }
 
 /* Fills out for a from the records at *at onwards, moving *at past them. */
-static void export_node(export_block *block, ipc_array *a, struct ArrowArray *out, unsigned char **at) {
+static void export_node(export_block *block, ipc_array *a, struct ArrowArray *out,
+                        unsigned char **at) {
   exported_node *node = (exported_node *)*at;
   *at += node_size(a);
   struct ArrowArray *dictionary = (struct ArrowArray *)(node + 1);
@@ -165,8 +170,8 @@ static void export_node(export_block *block, ipc_array *a, struct ArrowArray *ou
   node->block = block;
   node->array = ipc_array_ref(a);
   for (int64_t i = 0; i < a->n_buffers; i++) buffers[i] = ipc_array_data(a, i);
-  *out = (struct ArrowArray){a->length, a->null_count, 0, a->n_buffers, a->n_children, buffers, children,
-                             NULL, release_node, node};
+  *out = (struct ArrowArray){a->length, a->null_count, 0,    a->n_buffers, a->n_children,
+                             buffers,   children,      NULL, release_node, node};
   for (int64_t i = 0; i < a->n_children; i++) {
     children[i] = &child_structs[i];
     export_node(block, a->children[i], children[i], at);
@@ -191,7 +196,8 @@ xchg_status ipc_array_export(ipc_array *a, struct ArrowArray *out, xchg_error *e
 
 /* The builtin is the popcnt instruction in count_set_bits_popcnt, a
  * library call per word elsewhere on x86-64. */
-static inline __attribute__((always_inline)) int64_t count_set_bits(const uint8_t *bits, int64_t n_bytes) {
+static inline __attribute__((always_inline)) int64_t count_set_bits(const uint8_t *bits,
+                                                                    int64_t n_bytes) {
   int64_t set = 0, i = 0;
   for (; i + 8 <= n_bytes; i += 8) {
     uint64_t word;
@@ -207,5 +213,6 @@ IPC_TARGET("popcnt") static int64_t count_set_bits_popcnt(const uint8_t *bits, i
 }
 
 int64_t ipc_count_set_bits(const uint8_t *bits, int64_t n_bytes) {
-  return IPC_CPU_HAS("popcnt") ? count_set_bits_popcnt(bits, n_bytes) : count_set_bits(bits, n_bytes);
+  return IPC_CPU_HAS("popcnt") ? count_set_bits_popcnt(bits, n_bytes)
+                               : count_set_bits(bits, n_bytes);
 }

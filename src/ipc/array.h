@@ -28,7 +28,7 @@
 typedef struct ipc_buffer {
   const uint8_t *data; /* NULL when the buffer is absent */
   size_t size;
-  xchg_buf *owner;     /* a reference, or NULL for static memory */
+  xchg_buf *owner; /* a reference, or NULL for static memory */
 } ipc_buffer;
 
 struct ipc_arena_chunk;
@@ -46,8 +46,8 @@ typedef struct ipc_array {
   int64_t n_buffers;
   ipc_buffer *buffers;
   int64_t n_children;
-  struct ipc_array **children; /* owned references */
-  struct ipc_array *dictionary;/* owned reference, or NULL */
+  struct ipc_array **children;  /* owned references */
+  struct ipc_array *dictionary; /* owned reference, or NULL */
 } ipc_array;
 
 /* A zeroed array with room for n_buffers buffers and n_children children;
@@ -73,7 +73,9 @@ void ipc_arena_end(ipc_arena *arena);
 void ipc_array_unref(ipc_array *a);
 
 /* Pointer to the data of buffer i, or NULL when it is absent. */
-static inline const uint8_t *ipc_array_data(const ipc_array *a, int64_t i) { return a->buffers[i].data; }
+static inline const uint8_t *ipc_array_data(const ipc_array *a, int64_t i) {
+  return a->buffers[i].data;
+}
 static inline size_t ipc_array_size(const ipc_array *a, int64_t i) { return a->buffers[i].size; }
 
 /* Sets buffer i to the whole of b, taking over the caller's reference

@@ -45,8 +45,8 @@ static void release(struct ArrowArrayStream *s) {
   s->release = NULL;
 }
 
-xchg_status ipc_stream_export(const ipc_stream_ops *ops, void *producer, struct ArrowArrayStream *out,
-                              xchg_error *err) {
+xchg_status ipc_stream_export(const ipc_stream_ops *ops, void *producer,
+                              struct ArrowArrayStream *out, xchg_error *err) {
   memset(out, 0, sizeof *out);
   adaptor *a = calloc(1, sizeof *a);
   if (a == NULL) {

@@ -18,7 +18,7 @@ typedef struct ipc_stream_ops {
 
 /* Fills *out so that it takes the producer over (released with the
  * stream).  On failure (out of memory) the producer is released at once. */
-xchg_status ipc_stream_export(const ipc_stream_ops *ops, void *producer, struct ArrowArrayStream *out,
-                              xchg_error *err);
+xchg_status ipc_stream_export(const ipc_stream_ops *ops, void *producer,
+                              struct ArrowArrayStream *out, xchg_error *err);
 
 #endif

@@ -25,7 +25,6 @@
 #include "ipc/framing.h"
 #include "xchg/ipc.h"
 
-
 struct xchg_batch_decoder {
   xchg_ipc_read_options opts;
   ipc_schema schema;
@@ -50,7 +49,7 @@ typedef struct payload {
   int64_t batch;    /* the number errors give it */
   int64_t message_index;
   int64_t metadata_bytes;
-  int is_stream;    /* it began with a schema message */
+  int is_stream; /* it began with a schema message */
   ipc_dictionaries dicts;
   planned *first, *last;
   planned one; /* the first batch's room: most payloads hold one */
@@ -60,7 +59,8 @@ typedef struct payload {
   xchg_error error;
 } payload;
 
-static void payload_init(payload *p, const xchg_batch_decoder *dec, xchg_source *src, int64_t batch) {
+static void payload_init(payload *p, const xchg_batch_decoder *dec, xchg_source *src,
+                         int64_t batch) {
   memset(p, 0, offsetof(payload, error));
   p->dec = dec;
   p->src = src;
@@ -81,16 +81,19 @@ static xchg_status count_dictionary(void *ctx, const ipc_field *field, xchg_erro
   return XCHG_OK;
 }
 
-xchg_status xchg_batch_decoder_open(const void *schema_message, size_t size,
-                                    const int64_t *columns, int64_t n_columns,
-                                    const xchg_ipc_read_options *opts, xchg_batch_decoder **out,
-                                    xchg_error *err) {
+xchg_status xchg_batch_decoder_open(const void *schema_message, size_t size, const int64_t *columns,
+                                    int64_t n_columns, const xchg_ipc_read_options *opts,
+                                    xchg_batch_decoder **out, xchg_error *err) {
   *out = NULL;
   if (!schema_message || n_columns < 0)
-    return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_open: no schema message or n_columns < 0");
+    return xchg_errorf(err, XCHG_EINVAL,
+                       "xchg_batch_decoder_open: no schema message or n_columns < 0");
   xchg_batch_decoder *dec = calloc(1, sizeof *dec);
   if (!dec) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  if (opts) dec->opts = *opts; else xchg_ipc_read_options_init(&dec->opts);
+  if (opts)
+    dec->opts = *opts;
+  else
+    xchg_ipc_read_options_init(&dec->opts);
   fb_table table;
   xchg_status st = ipc_schema_message_table(schema_message, size, &table, err);
   if (st == XCHG_OK && (st = ipc_schema_parse(&table, &dec->opts, &dec->schema, err)) != XCHG_OK)
@@ -98,7 +101,8 @@ xchg_status xchg_batch_decoder_open(const void *schema_message, size_t size,
   if (st == XCHG_OK && columns)
     st = ipc_schema_select_indices(&dec->schema, columns, n_columns, err);
   if (st == XCHG_OK)
-    st = ipc_schema_visit_dictionaries(&dec->schema, 0, count_dictionary, &dec->n_dictionaries, err);
+    st =
+        ipc_schema_visit_dictionaries(&dec->schema, 0, count_dictionary, &dec->n_dictionaries, err);
   if (st != XCHG_OK) {
     xchg_batch_decoder_free(dec);
     return st;
@@ -133,8 +137,10 @@ static xchg_status read_word(payload *p, uint8_t word[4], int64_t at, xchg_error
   }
   xchg_status st = xchg_source_read(p->src, word, 4, &got, err);
   if (st == XCHG_OK && got < 4)
-    st = xchg_errorf(err, XCHG_EIO, "message %lld: the payload ends inside its framing at byte %lld "
-                     "(truncated?)", (long long)p->message_index, (long long)at);
+    st = xchg_errorf(err, XCHG_EIO,
+                     "message %lld: the payload ends inside its framing at byte %lld "
+                     "(truncated?)",
+                     (long long)p->message_index, (long long)at);
   p->metadata_bytes += (int64_t)got;
   return st;
 }
@@ -151,7 +157,9 @@ static xchg_status read_prefix(payload *p, int32_t *length, int *end, xchg_error
   uint8_t prefix[8];
   xchg_status st = read_word(p, prefix, at, err);
   if (st == XCHG_OK && ipc_prefix_size(prefix) == 8) st = read_word(p, prefix + 4, at, err);
-  if (st == XCHG_OK) st = ipc_prefix_decode(prefix, p->message_index, at, p->dec->opts.max_metadata_bytes, length, err);
+  if (st == XCHG_OK)
+    st = ipc_prefix_decode(prefix, p->message_index, at, p->dec->opts.max_metadata_bytes, length,
+                           err);
   if (st == XCHG_OK) st = ipc_metadata_check(*length, remaining(p), p->message_index, at, err);
   if (st == XCHG_OK && *length == 0) *end = END_MARKER;
   return st;
@@ -187,8 +195,14 @@ static xchg_status body_of(payload *p, const ipc_message *m, ipc_body *out, xchg
 }
 
 static ipc_decode_ctx decode_ctx(payload *p, const ipc_message *m) {
-  ipc_decode_ctx ctx = {&p->dec->opts, p->dec->schema.big_endian, m->version, p->message_index,
-                        ipc_dictionaries_lookup, &p->dicts, NULL, NULL};
+  ipc_decode_ctx ctx = {&p->dec->opts,
+                        p->dec->schema.big_endian,
+                        m->version,
+                        p->message_index,
+                        ipc_dictionaries_lookup,
+                        &p->dicts,
+                        NULL,
+                        NULL};
   return ctx;
 }
 
@@ -196,14 +210,17 @@ static ipc_decode_ctx decode_ctx(payload *p, const ipc_message *m) {
  * the decoder's. */
 static xchg_status check_schema(payload *p, const ipc_message *m, xchg_error *err) {
   if (p->message_index != 0)
-    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: a schema message after the "
-                       "first", (long long)p->message_index, (long long)m->offset);
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "message %lld at byte %lld: a schema message after the "
+                       "first",
+                       (long long)p->message_index, (long long)m->offset);
   ipc_schema theirs;
   xchg_status st = ipc_schema_parse(&m->header, &p->dec->opts, &theirs, err);
-  if (st == XCHG_OK && !ipc_schema_equal(&theirs, "in the payload", &p->dec->schema, "in the decoder's",
-                                         IPC_METADATA_IGNORED, err))
+  if (st == XCHG_OK && !ipc_schema_equal(&theirs, "in the payload", &p->dec->schema,
+                                         "in the decoder's", IPC_METADATA_IGNORED, err))
     st = XCHG_EFORMAT;
-  if (st != XCHG_OK) xchg_error_prefix(err, "message 0: the payload's schema is not the decoder's: ");
+  if (st != XCHG_OK)
+    xchg_error_prefix(err, "message 0: the payload's schema is not the decoder's: ");
   ipc_schema_free(&theirs); /* parse frees what it made when it fails; free twice is harmless */
   p->is_stream = 1;
   return st;
@@ -211,8 +228,10 @@ static xchg_status check_schema(payload *p, const ipc_message *m, xchg_error *er
 
 static xchg_status read_dictionary(payload *p, const ipc_message *m, xchg_error *err) {
   ipc_dictionary_batch d;
-  xchg_status st = ipc_dictionary_batch_read(&p->dicts, &m->header, p->message_index, m->offset, &d, err);
-  if (st != XCHG_OK || !ipc_dictionaries_used(&p->dicts, d.id)) return st; /* no selected column needs it */
+  xchg_status st =
+      ipc_dictionary_batch_read(&p->dicts, &m->header, p->message_index, m->offset, &d, err);
+  if (st != XCHG_OK || !ipc_dictionaries_used(&p->dicts, d.id))
+    return st; /* no selected column needs it */
   ipc_body body;
   if ((st = body_of(p, m, &body, err)) != XCHG_OK) return st;
   ipc_decode_ctx ctx = decode_ctx(p, m);
@@ -237,7 +256,10 @@ static xchg_status plan_batch(payload *p, const ipc_message *m, xchg_error *err)
     if (b != &p->one) free(b);
     return st;
   }
-  if (p->last) p->last->next = b; else p->first = b;
+  if (p->last)
+    p->last->next = b;
+  else
+    p->first = b;
   p->last = b;
   return XCHG_OK;
 }
@@ -272,11 +294,15 @@ static xchg_status plan_payload(payload *p, xchg_error *err) {
   /* A stream's end is its marker, without which a cut at a message
    * boundary would pass for a shorter stream. */
   if (p->is_stream && end == END_OF_DATA && !p->dec->opts.allow_missing_eos)
-    return xchg_errorf(err, XCHG_EIO, "the stream ends at byte %lld without its end-of-stream "
-                       "marker (truncated?)", (long long)position(p));
+    return xchg_errorf(err, XCHG_EIO,
+                       "the stream ends at byte %lld without its end-of-stream "
+                       "marker (truncated?)",
+                       (long long)position(p));
   if (end == END_MARKER && remaining(p) > 0)
-    return xchg_errorf(err, XCHG_EFORMAT, "%lld bytes follow the end-of-stream marker, from byte "
-                       "%lld", (long long)remaining(p), (long long)position(p));
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "%lld bytes follow the end-of-stream marker, from byte "
+                       "%lld",
+                       (long long)remaining(p), (long long)position(p));
   if (!p->first)
     return xchg_errorf(err, XCHG_EFORMAT, "the payload of %lld bytes holds no record batch",
                        (long long)xchg_source_size(p->src));
@@ -287,15 +313,16 @@ static xchg_status plan_payload(payload *p, xchg_error *err) {
 
 /* The batches of a stream payload as one array: each selected column
  * concatenated (nested fields are never deselected here). */
-static xchg_status concat_batches(const ipc_field *root, ipc_array *a, ipc_array *b, ipc_array **out,
-                                  xchg_error *err) {
+static xchg_status concat_batches(const ipc_field *root, ipc_array *a, ipc_array *b,
+                                  ipc_array **out, xchg_error *err) {
   ipc_array *r = *out = ipc_array_new(1, a->n_children);
   if (!r) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   r->length = a->length + b->length;
   xchg_status st = XCHG_OK;
   for (int64_t i = 0, k = 0; i < root->n_children && st == XCHG_OK; i++) {
     if (root->children[i].skip) continue;
-    st = ipc_array_concat(&root->children[i], 0, a->children[k], b->children[k], &r->children[k], err);
+    st = ipc_array_concat(&root->children[i], 0, a->children[k], b->children[k], &r->children[k],
+                          err);
     k++;
   }
   if (st != XCHG_OK) {
@@ -309,8 +336,9 @@ static xchg_status concat_batches(const ipc_field *root, ipc_array *a, ipc_array
  * joins them into p->result. */
 static xchg_status finish_payload(payload *p, xchg_pool *pool, xchg_error *err) {
   const ipc_field *root = &p->dec->schema.root;
-  xchg_status st = p->jobs.count > 0 ? ipc_jobs_run(&p->jobs, pool, p->dec->opts.task_bytes, NULL, err)
-                                      : XCHG_OK; /* nothing compressed was selected */
+  xchg_status st = p->jobs.count > 0
+                       ? ipc_jobs_run(&p->jobs, pool, p->dec->opts.task_bytes, NULL, err)
+                       : XCHG_OK; /* nothing compressed was selected */
   for (planned *b = p->first; b && st == XCHG_OK; b = b->next)
     st = ipc_decode_validate(&b->ctx, root->children, root->n_children, 0, b->array, err);
   for (planned *b = p->first; b && st == XCHG_OK; b = b->next) {
@@ -338,7 +366,7 @@ typedef struct payload_groups {
  * task_bytes each and about four per thread; returns how many.  (What a
  * payload costs is not known before it is read: its size stands for it.) */
 static int64_t group_by_size(xchg_source *const *srcs, int64_t n, int threads, int64_t task_bytes,
-                              int64_t *starts) {
+                             int64_t *starts) {
   int64_t total = 0, groups = 0, acc = 0;
   for (int64_t i = 0; i < n; i++) total += srcs[i] ? xchg_source_size(srcs[i]) : 0;
   int64_t target = total / (4 * threads);
@@ -462,7 +490,8 @@ static void decode_on_caller(payload *ps, int64_t n, const xchg_batch_decoder *d
   xchg_pool *spread = groups > 0 ? dec->opts.pool : NULL;
   for (int64_t i = 0; i < n && st == XCHG_OK; i++)
     st = ps[i].status = finish_payload(&ps[i], spread, &ps[i].error);
-  for (int64_t i = 0; i < n && st == XCHG_OK; i++) st = ps[i].status = export_payload(&ps[i], &outs[i]);
+  for (int64_t i = 0; i < n && st == XCHG_OK; i++)
+    st = ps[i].status = export_payload(&ps[i], &outs[i]);
 }
 
 /* Whether any of the sources is read by copying (not in memory). */

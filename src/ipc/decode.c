@@ -37,19 +37,21 @@ static const char *array_buffer_role(const ipc_field *f, int64_t i) {
   }
 }
 
-static xchg_status report(const ipc_decoder *d, const char *where, xchg_status st, const char *fmt, va_list ap) {
+static xchg_status report(const ipc_decoder *d, const char *where, xchg_status st, const char *fmt,
+                          va_list ap) {
   char what[640];
   vsnprintf(what, sizeof what, fmt, ap);
   return xchg_errorf(d->err, st, "message %lld, field '%s'%s: %s", (long long)d->ctx->message_index,
                      d->field ? d->field->path : "", where, what);
 }
 
-static xchg_status fail_message_buffer(const ipc_decoder *d, int64_t index, xchg_status st, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+static xchg_status fail_message_buffer(const ipc_decoder *d, int64_t index, xchg_status st,
+                                       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Reports "message M, field 'f', array buffer K (role): <what>"; no buffer
  * when array_buffer is -1. */
-xchg_status ipc_decode_fail(const ipc_decoder *d, int64_t array_buffer, xchg_status st, const char *fmt, ...) {
+xchg_status ipc_decode_fail(const ipc_decoder *d, int64_t array_buffer, xchg_status st,
+                            const char *fmt, ...) {
   char where[64] = "";
   if (array_buffer >= 0)
     snprintf(where, sizeof where, ", array buffer %lld (%s)", (long long)array_buffer,
@@ -62,7 +64,8 @@ xchg_status ipc_decode_fail(const ipc_decoder *d, int64_t array_buffer, xchg_sta
 }
 
 /* Reports "message M, field 'f', message buffer K: <what>". */
-static xchg_status fail_message_buffer(const ipc_decoder *d, int64_t index, xchg_status st, const char *fmt, ...) {
+static xchg_status fail_message_buffer(const ipc_decoder *d, int64_t index, xchg_status st,
+                                       const char *fmt, ...) {
   char where[64];
   snprintf(where, sizeof where, ", message buffer %lld", (long long)index);
   va_list ap;
@@ -83,8 +86,9 @@ static xchg_status add_job(ipc_decoder *d, ipc_buffer src, xchg_buf *dst, swap_r
     jobs->items = items;
     jobs->capacity = cap;
   }
-  jobs->items[jobs->count++] = (ipc_job){src, dst, d->codec, swap, d->ctx, d->field,
-                                          d->next_buffer - 1, d->ctx->message_index, XCHG_OK};
+  jobs->items[jobs->count++] = (ipc_job){
+      src,    dst, d->codec, swap, d->ctx, d->field, d->next_buffer - 1, d->ctx->message_index,
+      XCHG_OK};
   jobs->bytes += (int64_t)xchg_buf_size(dst);
   return XCHG_OK;
 }
@@ -92,7 +96,8 @@ static xchg_status add_job(ipc_decoder *d, ipc_buffer src, xchg_buf *dst, swap_r
 /* ---- step 1: plan ------------------------------------------------------------ */
 
 /* Bytes [offset, offset+len) of the body, as a view. */
-static xchg_status fetch(ipc_decoder *d, int64_t index, int64_t offset, int64_t len, ipc_buffer *out) {
+static xchg_status fetch(ipc_decoder *d, int64_t index, int64_t offset, int64_t len,
+                         ipc_buffer *out) {
   const ipc_body *body = d->body;
   if (body->mem) {
     *out = (ipc_buffer){xchg_buf_data(body->mem) + offset, (size_t)len, xchg_buf_ref(body->mem)};
@@ -102,8 +107,9 @@ static xchg_status fetch(ipc_decoder *d, int64_t index, int64_t offset, int64_t 
   xchg_status st = xchg_source_seek(body->src, (uint64_t)(body->offset + offset), d->err);
   if (st == XCHG_OK) st = xchg_source_read_buf(body->src, (size_t)len, &b, d->err);
   if (st != XCHG_OK) {
-    xchg_error_prefix(d->err, "message %lld, field '%s', message buffer %lld: ", (long long)d->ctx->message_index,
-                      d->field ? d->field->path : "", (long long)index);
+    xchg_error_prefix(
+        d->err, "message %lld, field '%s', message buffer %lld: ", (long long)d->ctx->message_index,
+        d->field ? d->field->path : "", (long long)index);
     return st;
   }
   *out = (ipc_buffer){xchg_buf_data(b), xchg_buf_size(b), b};
@@ -114,9 +120,11 @@ static xchg_status fetch(ipc_decoder *d, int64_t index, int64_t offset, int64_t 
  * needed. */
 static xchg_status copy_buffer(ipc_decoder *d, int64_t index, ipc_buffer *b, swap_rule swap) {
   xchg_buf *copy = xchg_buf_alloc(b->size);
-  if (!copy) return fail_message_buffer(d, index, XCHG_ENOMEM, "out of memory copying %zu bytes", b->size);
+  if (!copy)
+    return fail_message_buffer(d, index, XCHG_ENOMEM, "out of memory copying %zu bytes", b->size);
   memcpy(xchg_buf_mutable_data(copy), b->data, b->size);
-  if (d->ctx->big_endian && swap_needed(swap)) swap_values(xchg_buf_mutable_data(copy), b->size, swap, 1);
+  if (d->ctx->big_endian && swap_needed(swap))
+    swap_values(xchg_buf_mutable_data(copy), b->size, swap, 1);
   xchg_buf_unref(b->owner);
   *b = (ipc_buffer){xchg_buf_data(copy), b->size, copy};
   return XCHG_OK;
@@ -126,12 +134,13 @@ static xchg_status copy_buffer(ipc_decoder *d, int64_t index, ipc_buffer *b, swa
  * anything that size is allocated: against the caps, and against what its
  * compressed bytes can produce at all.  `at` is the buffer's byte offset in
  * the input. */
-static xchg_status check_declared(ipc_decoder *d, int64_t index, int64_t at, const ipc_buffer *frame,
-                                  int64_t size) {
+static xchg_status check_declared(ipc_decoder *d, int64_t index, int64_t at,
+                                  const ipc_buffer *frame, int64_t size) {
   const xchg_ipc_read_options *opts = d->ctx->opts;
   if (size > opts->max_buffer_bytes)
-    return fail_message_buffer(d, index, XCHG_ELIMIT, "uncompressed length %lld exceeds max_buffer_bytes %lld",
-                (long long)size, (long long)opts->max_buffer_bytes);
+    return fail_message_buffer(d, index, XCHG_ELIMIT,
+                               "uncompressed length %lld exceeds max_buffer_bytes %lld",
+                               (long long)size, (long long)opts->max_buffer_bytes);
   xchg_status st = xchg_block_check_size(d->codec, frame->data, frame->size, (size_t)size, d->err);
   if (st != XCHG_OK) {
     xchg_error_prefix(d->err, "message %lld, field '%s', message buffer %lld: at byte %lld: ",
@@ -140,9 +149,11 @@ static xchg_status check_declared(ipc_decoder *d, int64_t index, int64_t at, con
     return st;
   }
   if (size > opts->max_batch_bytes - d->planned_bytes)
-    return fail_message_buffer(d, index, XCHG_ELIMIT, "uncompressed length %lld after %lld bytes of the batch's "
-                "other buffers exceeds max_batch_bytes %lld", (long long)size,
-                (long long)d->planned_bytes, (long long)opts->max_batch_bytes);
+    return fail_message_buffer(d, index, XCHG_ELIMIT,
+                               "uncompressed length %lld after %lld bytes of the batch's "
+                               "other buffers exceeds max_batch_bytes %lld",
+                               (long long)size, (long long)d->planned_bytes,
+                               (long long)opts->max_batch_bytes);
   d->planned_bytes += size;
   return XCHG_OK;
 }
@@ -154,17 +165,21 @@ static xchg_status check_declared(ipc_decoder *d, int64_t index, int64_t at, con
 static xchg_status plan_compressed(ipc_decoder *d, int64_t index, int64_t at, ipc_buffer *raw,
                                    swap_rule swap, int *queued) {
   if (raw->size < 8)
-    return fail_message_buffer(d, index, XCHG_EFORMAT, "compressed buffer of %zu bytes lacks its 8-byte length", raw->size);
+    return fail_message_buffer(d, index, XCHG_EFORMAT,
+                               "compressed buffer of %zu bytes lacks its 8-byte length", raw->size);
   int64_t size = (int64_t)fb_load_u64(raw->data);
   raw->data += 8;
   raw->size -= 8;
   if (size == -1) return XCHG_OK;
-  if (size < 0) return fail_message_buffer(d, index, XCHG_EFORMAT, "negative uncompressed length %lld", (long long)size);
+  if (size < 0)
+    return fail_message_buffer(d, index, XCHG_EFORMAT, "negative uncompressed length %lld",
+                               (long long)size);
   xchg_status st = check_declared(d, index, at, raw, size);
   if (st != XCHG_OK) return st;
   xchg_buf *dst = xchg_buf_alloc((size_t)size);
   st = dst ? add_job(d, *raw, dst, swap)
-                       : fail_message_buffer(d, index, XCHG_ENOMEM, "out of memory for %lld bytes", (long long)size);
+           : fail_message_buffer(d, index, XCHG_ENOMEM, "out of memory for %lld bytes",
+                                 (long long)size);
   if (st != XCHG_OK) {
     xchg_buf_unref(dst);
     return st;
@@ -179,13 +194,15 @@ static xchg_status plan_compressed(ipc_decoder *d, int64_t index, int64_t at, ip
 static xchg_status next_range(ipc_decoder *d, int64_t *offset, int64_t *len) {
   int64_t index = d->next_buffer;
   if (d->next_buffer >= d->buffers.count)
-    return fail_message_buffer(d, index, XCHG_EFORMAT, "the message has only %u buffers", d->buffers.count);
+    return fail_message_buffer(d, index, XCHG_EFORMAT, "the message has only %u buffers",
+                               d->buffers.count);
   const uint8_t *spec = fb_vector_elem(&d->buffers, d->next_buffer++);
   *offset = (int64_t)fb_load_u64(spec);
   *len = (int64_t)fb_load_u64(spec + 8);
   if (*offset < 0 || *len < 0 || *offset > d->body->length || *len > d->body->length - *offset)
-    return fail_message_buffer(d, index, XCHG_EFORMAT, "range [%lld, +%lld) lies outside the %lld-byte body",
-                (long long)*offset, (long long)*len, (long long)d->body->length);
+    return fail_message_buffer(d, index, XCHG_EFORMAT,
+                               "range [%lld, +%lld) lies outside the %lld-byte body",
+                               (long long)*offset, (long long)*len, (long long)d->body->length);
   return XCHG_OK;
 }
 
@@ -217,7 +234,8 @@ static xchg_status take_buffer(ipc_decoder *d, swap_rule swap, ipc_array *a, int
     return st;
   if (queued) return XCHG_OK; /* the job fills, aligns and swaps it */
   int misaligned = ((uintptr_t)out->data & 7) != 0;
-  if (misaligned || (d->ctx->big_endian && swap_needed(swap))) return copy_buffer(d, index, out, swap);
+  if (misaligned || (d->ctx->big_endian && swap_needed(swap)))
+    return copy_buffer(d, index, out, swap);
   return XCHG_OK;
 }
 
@@ -231,20 +249,22 @@ static xchg_status take_validity(ipc_decoder *d, int64_t null_count, ipc_array *
 
 static xchg_status take_node(ipc_decoder *d, int64_t *length, int64_t *null_count) {
   if (d->next_node >= d->nodes.count)
-    return ipc_decode_fail(d, -1, XCHG_EFORMAT, "the message has only %u field nodes", d->nodes.count);
+    return ipc_decode_fail(d, -1, XCHG_EFORMAT, "the message has only %u field nodes",
+                           d->nodes.count);
   const uint8_t *node = fb_vector_elem(&d->nodes, d->next_node++);
   *length = (int64_t)fb_load_u64(node);
   *null_count = (int64_t)fb_load_u64(node + 8);
   /* null_count >= 0 and null_count <= length also make length >= 0. */
   if (*null_count < 0 || *null_count > *length)
     return ipc_decode_fail(d, -1, XCHG_EFORMAT, "field node has length %lld and null_count %lld",
-                (long long)*length, (long long)*null_count);
+                           (long long)*length, (long long)*null_count);
   return XCHG_OK;
 }
 
 static xchg_status take_variadic_count(ipc_decoder *d, int64_t *n) {
   if (d->next_variadic >= d->variadic.count)
-    return ipc_decode_fail(d, -1, XCHG_EFORMAT, "no variadicBufferCounts entry for this view field");
+    return ipc_decode_fail(d, -1, XCHG_EFORMAT,
+                           "no variadicBufferCounts entry for this view field");
   *n = (int64_t)fb_load_u64(fb_vector_elem(&d->variadic, d->next_variadic++));
   if (*n < 0 || *n > (int64_t)d->buffers.count)
     return ipc_decode_fail(d, -1, XCHG_EFORMAT, "variadic buffer count %lld", (long long)*n);
@@ -254,10 +274,16 @@ static xchg_status take_variadic_count(ipc_decoder *d, int64_t *n) {
 int64_t ipc_field_buffer_count(const ipc_field *f, int as_value, int metadata_version) {
   if (f->dict_encoded && !as_value) return 2;
   switch (f->type) {
-    case IPC_NULL: case IPC_RUN_END_ENCODED: return 0;
-    case IPC_STRUCT: case IPC_FIXED_SIZE_LIST: return 1;
-    case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
-    case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW: return 3;
+    case IPC_NULL:
+    case IPC_RUN_END_ENCODED: return 0;
+    case IPC_STRUCT:
+    case IPC_FIXED_SIZE_LIST: return 1;
+    case IPC_BINARY:
+    case IPC_UTF8:
+    case IPC_LARGE_BINARY:
+    case IPC_LARGE_UTF8:
+    case IPC_LIST_VIEW:
+    case IPC_LARGE_LIST_VIEW: return 3;
     case IPC_UNION: return (f->union_dense ? 2 : 1) + (metadata_version < IPC_METADATA_V5);
     default: return 2;
   }
@@ -265,7 +291,8 @@ int64_t ipc_field_buffer_count(const ipc_field *f, int as_value, int metadata_ve
 
 /* Steps over an unselected field without reading any of its buffers. */
 static xchg_status skip_field(ipc_decoder *d, const ipc_field *f, int as_value) {
-  int64_t length = 0, nulls = 0, offset, len, n = ipc_field_buffer_count(f, as_value, d->ctx->metadata_version);
+  int64_t length = 0, nulls = 0, offset, len,
+          n = ipc_field_buffer_count(f, as_value, d->ctx->metadata_version);
   d->field = f;
   xchg_status st = take_node(d, &length, &nulls);
   if (st == XCHG_OK && (f->type == IPC_BINARY_VIEW || f->type == IPC_UTF8_VIEW) &&
@@ -331,7 +358,8 @@ static xchg_status plan_children(ipc_decoder *d, const ipc_field *f, ipc_array *
 
 static xchg_status new_array(ipc_decoder *d, int64_t n_buffers, int64_t n_children, int64_t length,
                              int64_t null_count, ipc_array **out) {
-  if (!(*out = ipc_arena_new_array(&d->arena, n_buffers, n_children))) return ipc_decode_fail(d, -1, XCHG_ENOMEM, "out of memory");
+  if (!(*out = ipc_arena_new_array(&d->arena, n_buffers, n_children)))
+    return ipc_decode_fail(d, -1, XCHG_ENOMEM, "out of memory");
   (*out)->length = length;
   (*out)->null_count = null_count;
   return XCHG_OK;
@@ -356,7 +384,8 @@ static xchg_status plan_union(ipc_decoder *d, const ipc_field *f, int64_t length
                               ipc_array **out) {
   /* Before metadata V5, unions had a validity buffer, which is dropped. */
   int legacy = d->ctx->metadata_version < 4;
-  if (nulls != 0 && !legacy) return ipc_decode_fail(d, -1, XCHG_EFORMAT, "a union has null_count %lld", (long long)nulls);
+  if (nulls != 0 && !legacy)
+    return ipc_decode_fail(d, -1, XCHG_EFORMAT, "a union has null_count %lld", (long long)nulls);
   xchg_status st = new_array(d, f->union_dense ? 2 : 1, f->n_children, length, 0, out);
   int64_t offset, len;
   if (st == XCHG_OK && legacy) st = next_range(d, &offset, &len);
@@ -371,21 +400,19 @@ static xchg_status plan_value(ipc_decoder *d, const ipc_field *f, int64_t length
   int64_t n_data;
   xchg_status st;
   switch (f->type) {
-    case IPC_NULL:
-      return new_array(d, 0, 0, length, length, out);
-    case IPC_UNION:
-      return plan_union(d, f, length, nulls, out);
+    case IPC_NULL: return new_array(d, 0, 0, length, length, out);
+    case IPC_UNION: return plan_union(d, f, length, nulls, out);
     case IPC_RUN_END_ENCODED:
       st = new_array(d, 0, 2, length, nulls, out);
       return st == XCHG_OK ? plan_children(d, f, *out) : st;
-    case IPC_BINARY_VIEW: case IPC_UTF8_VIEW:
+    case IPC_BINARY_VIEW:
+    case IPC_UTF8_VIEW:
       if ((st = take_variadic_count(d, &n_data)) != XCHG_OK ||
           (st = new_array(d, 3 + n_data, 0, length, nulls, out)) != XCHG_OK ||
           (st = take_validity(d, nulls, *out)) != XCHG_OK)
         return st;
       return plan_views(d, *out, n_data);
-    default:
-      break;
+    default: break;
   }
   int64_t n = ipc_field_buffer_count(f, 1, d->ctx->metadata_version);
   int64_t n_children = f->type == IPC_STRUCT ? selected_children(f) : f->n_children;
@@ -395,13 +422,18 @@ static xchg_status plan_value(ipc_decoder *d, const ipc_field *f, int64_t length
   swap_rule rules[3] = {NO_SWAP, {f->swap, f->width}, INT_SWAP(ow)};
   switch (f->type) {
     case IPC_BOOL: rules[1] = NO_SWAP; break;
-    case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
+    case IPC_BINARY:
+    case IPC_UTF8:
+    case IPC_LARGE_BINARY:
+    case IPC_LARGE_UTF8:
       rules[1] = INT_SWAP(ow);
       rules[2] = NO_SWAP;
       break;
-    case IPC_LIST: case IPC_LARGE_LIST: case IPC_MAP: case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW:
-      rules[1] = INT_SWAP(ow);
-      break;
+    case IPC_LIST:
+    case IPC_LARGE_LIST:
+    case IPC_MAP:
+    case IPC_LIST_VIEW:
+    case IPC_LARGE_LIST_VIEW: rules[1] = INT_SWAP(ow); break;
     default: break;
   }
   for (int64_t i = 1; i < n && st == XCHG_OK; i++) st = take_buffer(d, rules[i], *out, i);
@@ -421,7 +453,8 @@ static xchg_status plan_field(ipc_decoder *d, const ipc_field *f, int as_value, 
     return st;
   ipc_array *dict = d->ctx->lookup(d->ctx->lookup_ctx, f->dict_id);
   if (!dict)
-    return ipc_decode_fail(d, -1, XCHG_EFORMAT, "dictionary %lld is used before it is defined", (long long)f->dict_id);
+    return ipc_decode_fail(d, -1, XCHG_EFORMAT, "dictionary %lld is used before it is defined",
+                           (long long)f->dict_id);
   (*out)->dictionary = ipc_array_ref(dict);
   return XCHG_OK;
 }
@@ -450,7 +483,8 @@ static xchg_status open_batch(ipc_decoder *d, const fb_table *batch, int64_t *le
   if (!rc_nodes) d->nodes.count = 0;
   if (!rc_buffers) d->buffers.count = 0;
   if (!rc_variadic) d->variadic.count = 0;
-  if (*length < 0) return ipc_decode_fail(d, -1, XCHG_EFORMAT, "record batch length %lld", (long long)*length);
+  if (*length < 0)
+    return ipc_decode_fail(d, -1, XCHG_EFORMAT, "record batch length %lld", (long long)*length);
   xchg_status st = ipc_batch_compression(batch, &d->codec, d->err);
   if (st != XCHG_OK) xchg_error_prefix(d->err, "message %lld: ", (long long)d->ctx->message_index);
   return st;
@@ -468,8 +502,8 @@ static int64_t decoded_size(const ipc_decoder *d, int64_t offset, int64_t len) {
 }
 
 xchg_status ipc_column_bytes(const ipc_decode_ctx *ctx, const fb_table *batch, const ipc_body *body,
-                             const ipc_field *columns, int64_t n_columns, int64_t *wire, int64_t *decoded,
-                             xchg_error *err) {
+                             const ipc_field *columns, int64_t n_columns, int64_t *wire,
+                             int64_t *decoded, xchg_error *err) {
   ipc_decoder d = {.ctx = ctx, .err = err, .body = body};
   int64_t length;
   xchg_status st = open_batch(&d, batch, &length);
@@ -485,7 +519,8 @@ xchg_status ipc_column_bytes(const ipc_decode_ctx *ctx, const fb_table *batch, c
        * can pass INT64_MAX only in a damaged batch. */
       if (len > INT64_MAX - wire[i] || (decoded[i] >= 0 && size > INT64_MAX - decoded[i])) {
         d.field = &columns[i];
-        st = ipc_decode_fail(&d, b, XCHG_EFORMAT, "the column's buffer lengths sum past INT64_MAX bytes");
+        st = ipc_decode_fail(&d, b, XCHG_EFORMAT,
+                             "the column's buffer lengths sum past INT64_MAX bytes");
         break;
       }
       wire[i] += len;
@@ -520,13 +555,15 @@ xchg_status ipc_decode_plan(const ipc_decode_ctx *ctx, const fb_table *batch, co
     st = plan_field(&d, &columns[i], dictionary_values, &root->children[k]);
     if (st == XCHG_OK && root->children[k]->length != length && !dictionary_values)
       st = ipc_decode_fail(&d, -1, XCHG_EFORMAT, "column has %lld rows, the batch %lld",
-                (long long)root->children[k]->length, (long long)length);
+                           (long long)root->children[k]->length, (long long)length);
     k++;
   }
   d.field = NULL;
   if (st == XCHG_OK && (d.next_node != d.nodes.count || d.next_buffer != d.buffers.count))
-    st = ipc_decode_fail(&d, -1, XCHG_EFORMAT, "the schema uses %u field nodes and %u buffers, the message "
-              "has %u and %u", d.next_node, d.next_buffer, d.nodes.count, d.buffers.count);
+    st = ipc_decode_fail(&d, -1, XCHG_EFORMAT,
+                         "the schema uses %u field nodes and %u buffers, the message "
+                         "has %u and %u",
+                         d.next_node, d.next_buffer, d.nodes.count, d.buffers.count);
   ipc_arena_end(&d.arena);
   if (st != XCHG_OK) {
     ipc_array_unref(root);
@@ -536,18 +573,19 @@ xchg_status ipc_decode_plan(const ipc_decode_ctx *ctx, const fb_table *batch, co
   return XCHG_OK;
 }
 
-
 xchg_status ipc_decode_batch(const ipc_decode_ctx *ctx, const fb_table *batch, const ipc_body *body,
                              const ipc_field *columns, int64_t n_columns, int dictionary_values,
                              ipc_array **out, xchg_error *err) {
   ipc_jobs jobs = {0};
-  xchg_status st = ipc_decode_plan(ctx, batch, body, columns, n_columns, dictionary_values, &jobs, out, err);
+  xchg_status st =
+      ipc_decode_plan(ctx, batch, body, columns, n_columns, dictionary_values, &jobs, out, err);
   if (st != XCHG_OK) {
     ipc_jobs_free(&jobs);
     return st;
   }
   st = ipc_jobs_run(&jobs, NULL, 0, NULL, err);
-  if (st == XCHG_OK) st = ipc_decode_validate(ctx, columns, n_columns, dictionary_values, *out, err);
+  if (st == XCHG_OK)
+    st = ipc_decode_validate(ctx, columns, n_columns, dictionary_values, *out, err);
   if (st != XCHG_OK) {
     ipc_array_unref(*out);
     *out = NULL;

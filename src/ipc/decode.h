@@ -37,8 +37,8 @@ typedef struct ipc_body {
 typedef struct ipc_decode_ctx {
   const xchg_ipc_read_options *opts;
   int big_endian;
-  int metadata_version;   /* 0-based MetadataVersion: V4 = 3, V5 = 4 */
-  int64_t message_index;  /* for error messages */
+  int metadata_version;  /* 0-based MetadataVersion: V4 = 3, V5 = 4 */
+  int64_t message_index; /* for error messages */
   ipc_dict_lookup_fn lookup;
   void *lookup_ctx;
   xchg_decompress_fn on_decompress;
@@ -99,8 +99,8 @@ xchg_status ipc_decode_batch(const ipc_decode_ctx *ctx, const fb_table *batch, c
  * buffer's declared length, -1 when body->mem is NULL).  Reads no body
  * bytes but the 8-byte length prefixes of compressed buffers. */
 xchg_status ipc_column_bytes(const ipc_decode_ctx *ctx, const fb_table *batch, const ipc_body *body,
-                             const ipc_field *columns, int64_t n_columns, int64_t *wire, int64_t *decoded,
-                             xchg_error *err);
+                             const ipc_field *columns, int64_t n_columns, int64_t *wire,
+                             int64_t *decoded, xchg_error *err);
 
 /* Number of IPC buffers of a field's own layout (children excluded), not
  * counting the variadic buffers of views: as dictionary indices unless

@@ -8,8 +8,8 @@
 #include "ipc/swap.h"
 
 struct ipc_job {
-  ipc_buffer src;         /* the compressed bytes, length prefix excluded */
-  xchg_buf *dst;          /* the final buffer */
+  ipc_buffer src; /* the compressed bytes, length prefix excluded */
+  xchg_buf *dst;  /* the final buffer */
   xchg_block_codec codec;
   swap_rule swap;
   const ipc_decode_ctx *ctx;
@@ -35,12 +35,14 @@ typedef struct ipc_decoder {
 /* The bytes of one offset of a type with offsets. */
 static inline int ipc_offset_width(ipc_type t) {
   return (t == IPC_LARGE_BINARY || t == IPC_LARGE_UTF8 || t == IPC_LARGE_LIST ||
-          t == IPC_LARGE_LIST_VIEW) ? 8 : 4;
+          t == IPC_LARGE_LIST_VIEW)
+             ? 8
+             : 4;
 }
 
 /* Reports "message M, field 'f', array buffer K (role): <what>"; no buffer
  * when array_buffer is -1. */
-xchg_status ipc_decode_fail(const ipc_decoder *d, int64_t array_buffer, xchg_status st, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+xchg_status ipc_decode_fail(const ipc_decoder *d, int64_t array_buffer, xchg_status st,
+                            const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif

@@ -9,7 +9,8 @@
 static xchg_status run_job(ipc_job *j, xchg_error *err) {
   const ipc_decode_ctx *ctx = j->ctx;
   if (ctx->on_decompress)
-    ctx->on_decompress(ctx->on_decompress_ctx, j->codec, j->src.data, j->src.size, xchg_buf_size(j->dst));
+    ctx->on_decompress(ctx->on_decompress_ctx, j->codec, j->src.data, j->src.size,
+                       xchg_buf_size(j->dst));
   xchg_status st = xchg_block_decompress(j->codec, j->src.data, j->src.size,
                                          xchg_buf_mutable_data(j->dst), xchg_buf_size(j->dst), err);
   if (st == XCHG_OK && ctx->big_endian && swap_needed(j->swap))
@@ -58,8 +59,8 @@ xchg_status ipc_jobs_finish(ipc_jobs *jobs, int64_t *failed_message, xchg_error 
     st = run_job(j, err);
     if (st == XCHG_OK) continue;
     if (failed_message) *failed_message = j->message_index;
-    xchg_error_prefix(err, "message %lld, field '%s', message buffer %lld: ", (long long)j->message_index,
-                      j->field->path, (long long)j->buffer);
+    xchg_error_prefix(err, "message %lld, field '%s', message buffer %lld: ",
+                      (long long)j->message_index, j->field->path, (long long)j->buffer);
   }
   ipc_jobs_free(jobs);
   return st;

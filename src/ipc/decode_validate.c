@@ -14,13 +14,14 @@ static int valid_at(const ipc_array *a, int64_t i) {
   return !bits || bitmap_get(bits, i);
 }
 
-static xchg_status need_size(ipc_decoder *d, const ipc_array *a, int64_t i, int64_t count, int64_t width,
-                             const char *what) {
+static xchg_status need_size(ipc_decoder *d, const ipc_array *a, int64_t i, int64_t count,
+                             int64_t width, const char *what) {
   if (width > 0 && count > INT64_MAX / width)
-    return ipc_decode_fail(d, i, XCHG_EFORMAT, "%lld values of %lld bytes overflow", (long long)count, (long long)width);
+    return ipc_decode_fail(d, i, XCHG_EFORMAT, "%lld values of %lld bytes overflow",
+                           (long long)count, (long long)width);
   if ((int64_t)ipc_array_size(a, i) < count * width)
     return ipc_decode_fail(d, i, XCHG_EFORMAT, "%s buffer has %zu bytes, %lld rows need %lld", what,
-                ipc_array_size(a, i), (long long)a->length, (long long)(count * width));
+                           ipc_array_size(a, i), (long long)a->length, (long long)(count * width));
   return XCHG_OK;
 }
 
@@ -29,15 +30,17 @@ static xchg_status need_size(ipc_decoder *d, const ipc_array *a, int64_t i, int6
 static xchg_status check_validity(ipc_decoder *d, const ipc_array *a) {
   if (a->null_count == 0) return XCHG_OK;
   if (!a->buffers[0].data)
-    return ipc_decode_fail(d, 0, XCHG_EFORMAT, "null_count %lld but no validity buffer", (long long)a->null_count);
+    return ipc_decode_fail(d, 0, XCHG_EFORMAT, "null_count %lld but no validity buffer",
+                           (long long)a->null_count);
   xchg_status st = need_size(d, a, 0, bitmap_bytes(a->length), 1, "validity");
   if (st != XCHG_OK || !full(d)) return st;
   const uint8_t *bits = ipc_array_data(a, 0);
   int64_t set = ipc_count_set_bits(bits, a->length / 8);
   for (int64_t i = a->length & ~(int64_t)7; i < a->length; i++) set += bitmap_get(bits, i);
   if (a->length - set != a->null_count)
-    return ipc_decode_fail(d, 0, XCHG_EFORMAT, "null_count is %lld but the validity bitmap has %lld nulls",
-                (long long)a->null_count, (long long)(a->length - set));
+    return ipc_decode_fail(d, 0, XCHG_EFORMAT,
+                           "null_count is %lld but the validity bitmap has %lld nulls",
+                           (long long)a->null_count, (long long)(a->length - set));
   return XCHG_OK;
 }
 
@@ -55,7 +58,8 @@ static xchg_status zero_offsets(ipc_decoder *d, ipc_array *a, int64_t i) {
  * with no early exit, which the compiler vectorises (eight offsets at a
  * time in the AVX2 copy): the row at fault is searched for only when there
  * is one. */
-static inline __attribute__((always_inline)) int offsets_never_decrease(const uint8_t *p, int width, int64_t n) {
+static inline __attribute__((always_inline)) int offsets_never_decrease(const uint8_t *p, int width,
+                                                                        int64_t n) {
   int decreases = 0;
   if (width == 4) {
     for (int64_t k = 1; k < n; k++) {
@@ -80,7 +84,8 @@ IPC_TARGET("avx2") static int never_decreasing_avx2(const uint8_t *p, int width,
 }
 
 static int never_decreasing(const uint8_t *p, int width, int64_t n) {
-  return IPC_CPU_HAS("avx2") ? never_decreasing_avx2(p, width, n) : offsets_never_decrease(p, width, n);
+  return IPC_CPU_HAS("avx2") ? never_decreasing_avx2(p, width, n)
+                             : offsets_never_decrease(p, width, n);
 }
 
 /* Offsets at buffer i: length+1 entries, within [0, limit], monotonic. */
@@ -92,16 +97,19 @@ static xchg_status check_offsets(ipc_decoder *d, ipc_array *a, int64_t i, int wi
   const uint8_t *p = ipc_array_data(a, i);
   int64_t first = ipc_load_int(p, width, 1, 0), last = ipc_load_int(p, width, 1, a->length);
   if (first < 0)
-    return ipc_decode_fail(d, i, XCHG_EFORMAT, "offset %lld at row 0 is negative", (long long)first);
+    return ipc_decode_fail(d, i, XCHG_EFORMAT, "offset %lld at row 0 is negative",
+                           (long long)first);
   if (last < first || last > limit)
-    return ipc_decode_fail(d, i, XCHG_EFORMAT, "offset %lld at row %lld, the last, is outside [%lld, %lld] "
-                "(the first offset, %s)", (long long)last, (long long)a->length, (long long)first,
-                (long long)limit, limit_name);
+    return ipc_decode_fail(d, i, XCHG_EFORMAT,
+                           "offset %lld at row %lld, the last, is outside [%lld, %lld] "
+                           "(the first offset, %s)",
+                           (long long)last, (long long)a->length, (long long)first,
+                           (long long)limit, limit_name);
   if (!full(d) || never_decreasing(p, width, a->length + 1)) return XCHG_OK;
   for (int64_t k = 0; k < a->length; k++)
     if (ipc_load_int(p, width, 1, k + 1) < ipc_load_int(p, width, 1, k))
       return ipc_decode_fail(d, i, XCHG_EFORMAT, "offset %lld at row %lld is below the one before",
-                  (long long)ipc_load_int(p, width, 1, k + 1), (long long)k + 1);
+                             (long long)ipc_load_int(p, width, 1, k + 1), (long long)k + 1);
   return XCHG_OK;
 }
 
@@ -115,8 +123,10 @@ static xchg_status check_list_views(ipc_decoder *d, const ipc_array *a, int widt
     int64_t size = ipc_load_int(ipc_array_data(a, 2), width, 1, k);
     /* size >= 0 and size <= limit - off also make off <= limit. */
     if (valid_at(a, k) && (off < 0 || size < 0 || size > limit - off))
-      return ipc_decode_fail(d, 1, XCHG_EFORMAT, "list view at row %lld (offset %lld, size %lld) exceeds "
-                  "the %lld child values", (long long)k, (long long)off, (long long)size, (long long)limit);
+      return ipc_decode_fail(d, 1, XCHG_EFORMAT,
+                             "list view at row %lld (offset %lld, size %lld) exceeds "
+                             "the %lld child values",
+                             (long long)k, (long long)off, (long long)size, (long long)limit);
   }
   return XCHG_OK;
 }
@@ -134,8 +144,10 @@ static xchg_status check_views(ipc_decoder *d, const ipc_array *a) {
     if (!valid_at(a, k) || (len >= 0 && len <= 12)) continue;
     if (len < 0 || buf < 0 || buf >= n_data || off < 0 ||
         (size_t)off + (size_t)len > ipc_array_size(a, 2 + buf))
-      return ipc_decode_fail(d, 1, XCHG_EFORMAT, "view at row %lld (length %d, data buffer %d, offset %d) points "
-                  "outside the %lld data buffers", (long long)k, len, buf, off, (long long)n_data);
+      return ipc_decode_fail(d, 1, XCHG_EFORMAT,
+                             "view at row %lld (length %d, data buffer %d, offset %d) points "
+                             "outside the %lld data buffers",
+                             (long long)k, len, buf, off, (long long)n_data);
   }
   return XCHG_OK;
 }
@@ -146,8 +158,9 @@ static xchg_status check_union(ipc_decoder *d, const ipc_field *f, const ipc_arr
   if (st != XCHG_OK) return st;
   for (int64_t c = 0; c < a->n_children && !f->union_dense; c++)
     if (a->children[c]->length < a->length)
-      return ipc_decode_fail(d, -1, XCHG_EFORMAT, "sparse union child %lld has %lld rows, the union %lld",
-                  (long long)c, (long long)a->children[c]->length, (long long)a->length);
+      return ipc_decode_fail(d, -1, XCHG_EFORMAT,
+                             "sparse union child %lld has %lld rows, the union %lld", (long long)c,
+                             (long long)a->children[c]->length, (long long)a->length);
   if (!full(d)) return XCHG_OK;
   int8_t child_of[128];
   memset(child_of, -1, sizeof child_of);
@@ -156,12 +169,16 @@ static xchg_status check_union(ipc_decoder *d, const ipc_field *f, const ipc_arr
   for (int64_t k = 0; k < a->length; k++) {
     int8_t id = ids[k];
     if (id < 0 || child_of[id] < 0)
-      return ipc_decode_fail(d, 0, XCHG_EFORMAT, "type id %d at row %lld is not one of the union's", id, (long long)k);
+      return ipc_decode_fail(d, 0, XCHG_EFORMAT, "type id %d at row %lld is not one of the union's",
+                             id, (long long)k);
     if (!f->union_dense) continue;
-    int64_t off = ipc_load_int(ipc_array_data(a, 1), 4, 1, k), child_len = a->children[child_of[id]]->length;
+    int64_t off = ipc_load_int(ipc_array_data(a, 1), 4, 1, k),
+            child_len = a->children[child_of[id]]->length;
     if (off < 0 || off >= child_len)
-      return ipc_decode_fail(d, 1, XCHG_EFORMAT, "dense union offset %lld at row %lld is outside child %d's "
-                  "%lld rows", (long long)off, (long long)k, child_of[id], (long long)child_len);
+      return ipc_decode_fail(d, 1, XCHG_EFORMAT,
+                             "dense union offset %lld at row %lld is outside child %d's "
+                             "%lld rows",
+                             (long long)off, (long long)k, child_of[id], (long long)child_len);
   }
   return XCHG_OK;
 }
@@ -171,23 +188,29 @@ static xchg_status check_run_ends(ipc_decoder *d, const ipc_field *f, const ipc_
   const ipc_array *ends = a->children[0], *values = a->children[1];
   int width = f->children[0].width;
   if (a->null_count != 0)
-    return ipc_decode_fail(d, -1, XCHG_EFORMAT, "a run-end encoded array has null_count %lld", (long long)a->null_count);
+    return ipc_decode_fail(d, -1, XCHG_EFORMAT, "a run-end encoded array has null_count %lld",
+                           (long long)a->null_count);
   if (values->length < ends->length || ends->null_count != 0)
     return ipc_decode_fail(d, -1, XCHG_EFORMAT, "%lld run ends (with %lld nulls) for %lld values",
-                (long long)ends->length, (long long)ends->null_count, (long long)values->length);
+                           (long long)ends->length, (long long)ends->null_count,
+                           (long long)values->length);
   if (a->length == 0) return XCHG_OK;
   const uint8_t *p = ipc_array_data(ends, 1);
   if (ends->length == 0)
-    return ipc_decode_fail(d, -1, XCHG_EFORMAT, "no run ends for the array's %lld rows", (long long)a->length);
+    return ipc_decode_fail(d, -1, XCHG_EFORMAT, "no run ends for the array's %lld rows",
+                           (long long)a->length);
   d->field = &f->children[0];
   int64_t last = ipc_load_int(p, width, 1, ends->length - 1);
   if (last < a->length)
-    return ipc_decode_fail(d, 1, XCHG_EFORMAT, "run end %lld at run %lld, the last, stops before the array's "
-                "%lld rows", (long long)last, (long long)ends->length - 1, (long long)a->length);
+    return ipc_decode_fail(d, 1, XCHG_EFORMAT,
+                           "run end %lld at run %lld, the last, stops before the array's "
+                           "%lld rows",
+                           (long long)last, (long long)ends->length - 1, (long long)a->length);
   for (int64_t k = 0, prev = 0; k < ends->length && full(d); k++) {
     int64_t end = ipc_load_int(p, width, 1, k);
     if (end <= prev)
-      return ipc_decode_fail(d, 1, XCHG_EFORMAT, "run end %lld at run %lld does not increase", (long long)end, (long long)k);
+      return ipc_decode_fail(d, 1, XCHG_EFORMAT, "run end %lld at run %lld does not increase",
+                             (long long)end, (long long)k);
     prev = end;
   }
   d->field = f;
@@ -204,8 +227,11 @@ static xchg_status check_indices(ipc_decoder *d, const ipc_field *f, const ipc_a
     if (!valid_at(a, k)) continue;
     int64_t idx = ipc_load_int(p, f->index_width, f->index_signed, k);
     if (idx < 0 || idx >= dict_len)
-      return ipc_decode_fail(d, 1, XCHG_EFORMAT, "dictionary index %lld at row %lld is outside dictionary "
-                  "%lld's %lld values", (long long)idx, (long long)k, (long long)f->dict_id, (long long)dict_len);
+      return ipc_decode_fail(d, 1, XCHG_EFORMAT,
+                             "dictionary index %lld at row %lld is outside dictionary "
+                             "%lld's %lld values",
+                             (long long)idx, (long long)k, (long long)f->dict_id,
+                             (long long)dict_len);
   }
   return XCHG_OK;
 }
@@ -213,8 +239,8 @@ static xchg_status check_indices(ipc_decoder *d, const ipc_field *f, const ipc_a
 static xchg_status check_children_length(ipc_decoder *d, const ipc_array *a, int64_t need) {
   for (int64_t i = 0; i < a->n_children; i++)
     if (a->children[i]->length < need)
-      return ipc_decode_fail(d, -1, XCHG_EFORMAT, "child %lld has %lld rows, %lld needed", (long long)i,
-                  (long long)a->children[i]->length, (long long)need);
+      return ipc_decode_fail(d, -1, XCHG_EFORMAT, "child %lld has %lld rows, %lld needed",
+                             (long long)i, (long long)a->children[i]->length, (long long)need);
   return XCHG_OK;
 }
 
@@ -243,16 +269,23 @@ static xchg_status validate_value(ipc_decoder *d, const ipc_field *f, ipc_array 
   if ((st = check_validity(d, a)) != XCHG_OK) return st;
   switch (f->type) {
     case IPC_BOOL: return need_size(d, a, 1, bitmap_bytes(a->length), 1, "values");
-    case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
+    case IPC_BINARY:
+    case IPC_UTF8:
+    case IPC_LARGE_BINARY:
+    case IPC_LARGE_UTF8:
       return check_offsets(d, a, 1, ow, (int64_t)ipc_array_size(a, 2), "data bytes");
-    case IPC_BINARY_VIEW: case IPC_UTF8_VIEW: return check_views(d, a);
-    case IPC_LIST: case IPC_LARGE_LIST: case IPC_MAP:
-      return check_offsets(d, a, 1, ow, a->children[0]->length, "child rows");
-    case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW: return check_list_views(d, a, ow);
+    case IPC_BINARY_VIEW:
+    case IPC_UTF8_VIEW: return check_views(d, a);
+    case IPC_LIST:
+    case IPC_LARGE_LIST:
+    case IPC_MAP: return check_offsets(d, a, 1, ow, a->children[0]->length, "child rows");
+    case IPC_LIST_VIEW:
+    case IPC_LARGE_LIST_VIEW: return check_list_views(d, a, ow);
     case IPC_STRUCT: return check_children_length(d, a, a->length);
     case IPC_FIXED_SIZE_LIST:
       if (f->list_size > 0 && a->length > INT64_MAX / f->list_size)
-        return ipc_decode_fail(d, -1, XCHG_EFORMAT, "%lld lists of %d values overflow", (long long)a->length, f->list_size);
+        return ipc_decode_fail(d, -1, XCHG_EFORMAT, "%lld lists of %d values overflow",
+                               (long long)a->length, f->list_size);
       return check_children_length(d, a, a->length * f->list_size);
     default: return need_size(d, a, 1, a->length, f->width, "values");
   }

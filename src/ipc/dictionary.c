@@ -16,9 +16,11 @@ xchg_status ipc_dictionaries_declare(ipc_dictionaries *d, const ipc_field *field
   ipc_dictionary *known = find(d, field->dict_id);
   if (known) {
     if (strcmp(known->field->format, field->format) != 0)
-      return xchg_errorf(err, XCHG_EFORMAT, "fields '%s' (%s) and '%s' (%s) share dictionary %lld "
-                         "with different value types", known->field->path, known->field->format,
-                         field->path, field->format, (long long)field->dict_id);
+      return xchg_errorf(err, XCHG_EFORMAT,
+                         "fields '%s' (%s) and '%s' (%s) share dictionary %lld "
+                         "with different value types",
+                         known->field->path, known->field->format, field->path, field->format,
+                         (long long)field->dict_id);
     return XCHG_OK;
   }
   ipc_dictionary *items = realloc(d->items, (size_t)(d->count + 1) * sizeof *items);
@@ -55,9 +57,10 @@ xchg_status ipc_dictionaries_update(ipc_dictionaries *d, int64_t id, ipc_array *
   if (added > max_bytes - kept) {
     char growth[64] = "";
     if (kept) snprintf(growth, sizeof growth, " with a delta of %lld", (long long)added);
-    return xchg_errorf(err, XCHG_ELIMIT, "dictionary %lld would hold %lld bytes%s, more than "
-                       "max_dictionary_bytes %lld", (long long)id, (long long)(kept + added),
-                       growth, (long long)max_bytes);
+    return xchg_errorf(err, XCHG_ELIMIT,
+                       "dictionary %lld would hold %lld bytes%s, more than "
+                       "max_dictionary_bytes %lld",
+                       (long long)id, (long long)(kept + added), growth, (long long)max_bytes);
   }
   ipc_array *next = NULL;
   if (delta && e->values) {
@@ -91,7 +94,8 @@ static xchg_status mark_used(void *ctx, const ipc_field *field, xchg_error *err)
   return XCHG_OK;
 }
 
-xchg_status ipc_dictionaries_mark_used(ipc_dictionaries *d, const ipc_schema *schema, xchg_error *err) {
+xchg_status ipc_dictionaries_mark_used(ipc_dictionaries *d, const ipc_schema *schema,
+                                       xchg_error *err) {
   for (int64_t i = 0; i < d->count; i++) d->items[i].used = 0;
   return ipc_schema_visit_dictionaries(schema, 1, mark_used, d, err);
 }
@@ -101,19 +105,22 @@ int ipc_dictionaries_used(const ipc_dictionaries *d, int64_t id) {
   return e && e->used;
 }
 
-xchg_status ipc_dictionary_batch_read(const ipc_dictionaries *d, const fb_table *header, int64_t index,
-                                      int64_t offset, ipc_dictionary_batch *out, xchg_error *err) {
+xchg_status ipc_dictionary_batch_read(const ipc_dictionaries *d, const fb_table *header,
+                                      int64_t index, int64_t offset, ipc_dictionary_batch *out,
+                                      xchg_error *err) {
   uint8_t delta;
-  if (fb_i64(header, DICTBATCH_ID, 0, &out->id) < 0 || fb_u8(header, DICTBATCH_DELTA, 0, &delta) < 0 ||
+  if (fb_i64(header, DICTBATCH_ID, 0, &out->id) < 0 ||
+      fb_u8(header, DICTBATCH_DELTA, 0, &delta) < 0 ||
       fb_table_field(header, DICTBATCH_DATA, &out->data) <= 0)
     return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: invalid DictionaryBatch",
                        (long long)index, (long long)offset);
   out->delta = delta != 0;
   out->field = ipc_dictionaries_field(d, out->id);
   if (!out->field)
-    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: dictionary id %lld is not "
-                       "used by any field of the schema", (long long)index, (long long)offset,
-                       (long long)out->id);
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "message %lld at byte %lld: dictionary id %lld is not "
+                       "used by any field of the schema",
+                       (long long)index, (long long)offset, (long long)out->id);
   return XCHG_OK;
 }
 
@@ -126,6 +133,7 @@ xchg_status ipc_dictionary_batch_apply(ipc_dictionaries *d, const ipc_dictionary
   if (st != XCHG_OK) return st;
   st = ipc_dictionaries_update(d, b->id, root->children[0], b->delta, max_bytes, err);
   ipc_array_unref(root);
-  if (st != XCHG_OK) xchg_error_prefix(err, "message %lld at byte %lld: ", (long long)index, (long long)offset);
+  if (st != XCHG_OK)
+    xchg_error_prefix(err, "message %lld at byte %lld: ", (long long)index, (long long)offset);
   return st;
 }

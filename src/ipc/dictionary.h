@@ -48,8 +48,9 @@ typedef struct ipc_dictionary_batch {
 
 /* Reads the header of message `index` (at byte `offset`, for messages);
  * XCHG_EFORMAT naming both when it is invalid or no field has its id. */
-xchg_status ipc_dictionary_batch_read(const ipc_dictionaries *d, const fb_table *header, int64_t index,
-                                      int64_t offset, ipc_dictionary_batch *out, xchg_error *err);
+xchg_status ipc_dictionary_batch_read(const ipc_dictionaries *d, const fb_table *header,
+                                      int64_t index, int64_t offset, ipc_dictionary_batch *out,
+                                      xchg_error *err);
 
 /* Decodes the batch's body and makes it the dictionary of its id (or, for
  * a delta, appends it), within max_bytes; a failure to add it names
@@ -59,7 +60,8 @@ xchg_status ipc_dictionary_batch_apply(ipc_dictionaries *d, const ipc_dictionary
                                        int64_t max_bytes, int64_t index, int64_t offset,
                                        xchg_error *err);
 
-xchg_status ipc_dictionaries_mark_used(ipc_dictionaries *d, const ipc_schema *schema, xchg_error *err);
+xchg_status ipc_dictionaries_mark_used(ipc_dictionaries *d, const ipc_schema *schema,
+                                       xchg_error *err);
 int ipc_dictionaries_used(const ipc_dictionaries *d, int64_t id);
 
 /* Concatenates two arrays of the type of field (as dictionary values, when

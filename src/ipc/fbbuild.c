@@ -109,7 +109,9 @@ static void add_field(fbb *b, int slot, int size, int is_ref, uint64_t value) {
   b->fields[b->n_fields++] = (fbb_field){slot, size, is_ref, value};
 }
 
-void fbb_add_scalar(fbb *b, int slot, int size, uint64_t value) { add_field(b, slot, size, 0, value); }
+void fbb_add_scalar(fbb *b, int slot, int size, uint64_t value) {
+  add_field(b, slot, size, 0, value);
+}
 
 void fbb_add_ref(fbb *b, int slot, fb_ref ref) { add_field(b, slot, 4, 1, ref); }
 

@@ -28,13 +28,13 @@ typedef uint32_t fb_ref;
 
 typedef struct fbb_field {
   int slot;
-  int size;          /* 1, 2, 4 or 8 */
-  int is_ref;        /* the value is an fb_ref to turn into a uoffset */
+  int size;   /* 1, 2, 4 or 8 */
+  int is_ref; /* the value is an fb_ref to turn into a uoffset */
   uint64_t value;
 } fbb_field;
 
 typedef struct fbb {
-  uint8_t *buf;      /* the data lives at buf + cap - len */
+  uint8_t *buf; /* the data lives at buf + cap - len */
   size_t cap, len;
   size_t max_align;
   int failed;

@@ -40,12 +40,12 @@ static int64_t field_offset(const fb_table *t, int slot, size_t width) {
   return off;
 }
 
-#define FB_SCALAR(name, type, width, load)                              \
-  int name(const fb_table *t, int slot, type dflt, type *out) {         \
-    int64_t off = field_offset(t, slot, width);                         \
-    if (off < 0) return -1;                                             \
-    *out = off ? (type)load(t->base + t->pos + off) : dflt;             \
-    return off ? 1 : 0;                                                 \
+#define FB_SCALAR(name, type, width, load)                      \
+  int name(const fb_table *t, int slot, type dflt, type *out) { \
+    int64_t off = field_offset(t, slot, width);                 \
+    if (off < 0) return -1;                                     \
+    *out = off ? (type)load(t->base + t->pos + off) : dflt;     \
+    return off ? 1 : 0;                                         \
   }
 static uint8_t load_u8(const uint8_t *p) { return *p; }
 FB_SCALAR(fb_u8, uint8_t, 1, load_u8)

@@ -15,8 +15,8 @@
 typedef struct fb_table {
   const uint8_t *base; /* the whole flatbuffer */
   size_t size;
-  size_t pos;          /* offset of the table */
-  size_t vtable;       /* offset of its vtable */
+  size_t pos;    /* offset of the table */
+  size_t vtable; /* offset of its vtable */
   uint16_t vtable_size;
   uint16_t table_size;
 } fb_table;
@@ -24,7 +24,7 @@ typedef struct fb_table {
 typedef struct fb_vector {
   const uint8_t *base;
   size_t size;
-  size_t pos;          /* offset of the first element */
+  size_t pos; /* offset of the first element */
   uint32_t count;
   uint32_t elem_size;
 } fb_vector;

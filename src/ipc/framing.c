@@ -17,33 +17,37 @@ xchg_status ipc_prefix_decode(const uint8_t *p, int64_t index, int64_t offset,
     return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: negative metadata length %d",
                        (long long)index, (long long)offset, length);
   if (length > max_metadata_bytes)
-    return xchg_errorf(err, XCHG_ELIMIT, "message %lld at byte %lld: metadata length %d exceeds "
-                       "max_metadata_bytes", (long long)index, (long long)offset, length);
+    return xchg_errorf(err, XCHG_ELIMIT,
+                       "message %lld at byte %lld: metadata length %d exceeds "
+                       "max_metadata_bytes",
+                       (long long)index, (long long)offset, length);
   return XCHG_OK;
 }
 
 xchg_status ipc_metadata_check(int32_t length, int64_t avail, int64_t index, int64_t offset,
                                xchg_error *err) {
   if (length <= avail) return XCHG_OK;
-  return xchg_errorf(err, XCHG_EIO, "message %lld at byte %lld: metadata of %d bytes runs past the "
-                     "end of the input (%lld bytes left)", (long long)index, (long long)offset,
-                     length, (long long)avail);
+  return xchg_errorf(err, XCHG_EIO,
+                     "message %lld at byte %lld: metadata of %d bytes runs past the "
+                     "end of the input (%lld bytes left)",
+                     (long long)index, (long long)offset, length, (long long)avail);
 }
 
 xchg_status ipc_body_check(int64_t body_length, int64_t avail, int64_t index, int64_t offset,
                            xchg_error *err) {
   if (body_length < 0 || (avail >= 0 && body_length > avail))
-    return xchg_errorf(err, body_length < 0 ? XCHG_EFORMAT : XCHG_EIO,
-                       "message %lld at byte %lld: body of %lld bytes %s", (long long)index,
-                       (long long)offset, (long long)body_length,
-                       body_length < 0 ? "is negative" : "runs past the end of the input (truncated?)");
+    return xchg_errorf(
+        err, body_length < 0 ? XCHG_EFORMAT : XCHG_EIO,
+        "message %lld at byte %lld: body of %lld bytes %s", (long long)index, (long long)offset,
+        (long long)body_length,
+        body_length < 0 ? "is negative" : "runs past the end of the input (truncated?)");
   return XCHG_OK;
 }
 
 xchg_status ipc_message_decode(ipc_message *m, int64_t avail, xchg_error *err) {
-  xchg_status st = ipc_message_parse(xchg_buf_data(m->metadata), xchg_buf_size(m->metadata), m->index,
-                                     m->offset, &m->header, &m->header_type, &m->version,
-                                     &m->body_length, err);
+  xchg_status st =
+      ipc_message_parse(xchg_buf_data(m->metadata), xchg_buf_size(m->metadata), m->index, m->offset,
+                        &m->header, &m->header_type, &m->version, &m->body_length, err);
   return st == XCHG_OK ? ipc_body_check(m->body_length, avail, m->index, m->offset, err) : st;
 }
 
@@ -53,8 +57,10 @@ xchg_status ipc_message_view_decode(const uint8_t *p, size_t avail, int64_t inde
   *out = (ipc_message_view){0};
   size_t prefix = avail >= 4 ? ipc_prefix_size(p) : 4;
   if (avail < prefix)
-    return xchg_errorf(err, XCHG_EIO, "the input ends inside the framing of message %lld at byte "
-                       "%lld", (long long)index, (long long)offset);
+    return xchg_errorf(err, XCHG_EIO,
+                       "the input ends inside the framing of message %lld at byte "
+                       "%lld",
+                       (long long)index, (long long)offset);
   int32_t length;
   xchg_status st = ipc_prefix_decode(p, index, offset, max_metadata_bytes, &length, err);
   if (st != XCHG_OK) return st;
@@ -70,7 +76,8 @@ xchg_status ipc_message_view_decode(const uint8_t *p, size_t avail, int64_t inde
   out->body_offset = (int64_t)prefix + length;
   st = ipc_message_parse(out->metadata, (size_t)length, index, offset, &out->header,
                          &out->header_type, &out->version, &out->body_length, err);
-  if (st == XCHG_OK) st = ipc_body_check(out->body_length, (int64_t)avail - out->body_offset, index, offset, err);
+  if (st == XCHG_OK)
+    st = ipc_body_check(out->body_length, (int64_t)avail - out->body_offset, index, offset, err);
   if (st != XCHG_OK) return st;
   out->size = out->body_offset + out->body_length;
   return XCHG_OK;
@@ -79,8 +86,8 @@ xchg_status ipc_message_view_decode(const uint8_t *p, size_t avail, int64_t inde
 int64_t ipc_stream_extent(const uint8_t *p, size_t avail, int64_t max_metadata_bytes) {
   for (size_t pos = 0; pos < avail;) {
     ipc_message_view m;
-    if (ipc_message_view_decode(p + pos, avail - pos, 0, (int64_t)pos, max_metadata_bytes, &m, NULL) !=
-        XCHG_OK)
+    if (ipc_message_view_decode(p + pos, avail - pos, 0, (int64_t)pos, max_metadata_bytes, &m,
+                                NULL) != XCHG_OK)
       return 0;
     pos += (size_t)m.size;
     if (m.eos) return (int64_t)pos;
@@ -93,8 +100,10 @@ xchg_status ipc_schema_message_table(const uint8_t *p, size_t size, fb_table *ou
   if (size >= 8 && fb_load_u32(p) == IPC_CONTINUATION) {
     uint32_t length = fb_load_u32(p + 4);
     if (length > size - 8)
-      return xchg_errorf(err, XCHG_EFORMAT, "schema message: metadata length %u exceeds its %zu "
-                         "bytes", length, size - 8);
+      return xchg_errorf(err, XCHG_EFORMAT,
+                         "schema message: metadata length %u exceeds its %zu "
+                         "bytes",
+                         length, size - 8);
     p += 8;
     size = length;
   }

@@ -57,14 +57,14 @@ xchg_status ipc_body_check(int64_t body_length, int64_t avail, int64_t index, in
  * its body is, and the body once a reader attaches it. */
 typedef struct ipc_message {
   xchg_buf *metadata;
-  fb_table header;      /* Schema, DictionaryBatch or RecordBatch */
+  fb_table header; /* Schema, DictionaryBatch or RecordBatch */
   int header_type;
   int version;
   int64_t index;
-  int64_t offset;       /* of the prefix */
+  int64_t offset; /* of the prefix */
   int64_t body_offset;
   int64_t body_length;
-  ipc_body body;        /* attached when decoded */
+  ipc_body body; /* attached when decoded */
 } ipc_message;
 
 /* Parses m->metadata into m's header, header type, version and body
@@ -77,12 +77,12 @@ typedef struct ipc_message_view {
   int eos;                 /* the end-of-stream marker: nothing else is set */
   const uint8_t *metadata; /* the Message flatbuffer */
   int32_t metadata_size;
-  fb_table header;         /* Schema, DictionaryBatch or RecordBatch */
+  fb_table header; /* Schema, DictionaryBatch or RecordBatch */
   int header_type;
   int version;
-  int64_t body_offset;     /* from the start of the message */
+  int64_t body_offset; /* from the start of the message */
   int64_t body_length;
-  int64_t size;            /* prefix, metadata and body: where the next message starts */
+  int64_t size; /* prefix, metadata and body: where the next message starts */
 } ipc_message_view;
 
 /* Decodes the message that starts at p, with avail bytes there: its
@@ -100,7 +100,6 @@ int64_t ipc_stream_extent(const uint8_t *p, size_t avail, int64_t max_metadata_b
 
 /* The Schema table of the bytes of a schema message, with its prefix or
  * without (the flatbuffer alone). */
-xchg_status ipc_schema_message_table(const uint8_t *p, size_t size, fb_table *out,
-                                     xchg_error *err);
+xchg_status ipc_schema_message_table(const uint8_t *p, size_t size, fb_table *out, xchg_error *err);
 
 #endif

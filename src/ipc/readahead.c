@@ -7,7 +7,8 @@
  * pool gets work early even when batches are tiny. */
 #define UNIT_BATCHES 8
 
-void ipc_readahead_init(ipc_readahead *ra, const xchg_ipc_read_options *opts, const ipc_field *root) {
+void ipc_readahead_init(ipc_readahead *ra, const xchg_ipc_read_options *opts,
+                        const ipc_field *root) {
   memset(ra, 0, sizeof *ra);
   ra->opts = opts;
   ra->root = root;
@@ -33,7 +34,8 @@ int ipc_readahead_has_room(const ipc_readahead *ra) {
   if (ra->threads <= 1) return ra->batch_count == 0;
   if (ra->batch_count >= READAHEAD_BATCHES || ra->bytes >= ra->opts->readahead_bytes) return 0;
   if (ra->unit_count < READAHEAD_UNITS) return 1;
-  return !ra->units[(ra->unit_head + READAHEAD_UNITS - 1) % READAHEAD_UNITS].started; /* the last one */
+  return !ra->units[(ra->unit_head + READAHEAD_UNITS - 1) % READAHEAD_UNITS]
+              .started; /* the last one */
 }
 
 int64_t ipc_readahead_count(const ipc_readahead *ra) { return ra->batch_count; }
@@ -168,7 +170,8 @@ void ipc_readahead_clear(ipc_readahead *ra) {
     if (u->started && !u->finished) pool_loop_cancel(ra->opts->pool, &u->loop);
     ipc_jobs_free(&u->jobs);
   }
-  for (int64_t k = 0; k < ra->batch_count; k++) ipc_array_unref(batch_at(ra, ra->batch_head + k)->array);
+  for (int64_t k = 0; k < ra->batch_count; k++)
+    ipc_array_unref(batch_at(ra, ra->batch_head + k)->array);
   ra->batch_head = ra->batch_count = 0;
   ra->unit_head = ra->unit_count = 0;
   ra->bytes = 0;

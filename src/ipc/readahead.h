@@ -56,12 +56,13 @@ struct ipc_readahead {
   int64_t batch_head, batch_count;
   ipc_unit units[READAHEAD_UNITS]; /* the last one is open while not started */
   int64_t unit_head, unit_count;
-  int64_t bytes;     /* decompressed bytes of the units held */
-  int64_t job_mark;  /* jobs in the open unit before the batch being planned */
+  int64_t bytes;    /* decompressed bytes of the units held */
+  int64_t job_mark; /* jobs in the open unit before the batch being planned */
 };
 
 /* opts and root must outlive ra. */
-void ipc_readahead_init(ipc_readahead *ra, const xchg_ipc_read_options *opts, const ipc_field *root);
+void ipc_readahead_init(ipc_readahead *ra, const xchg_ipc_read_options *opts,
+                        const ipc_field *root);
 
 /* Whether another batch may be planned now. */
 int ipc_readahead_has_room(const ipc_readahead *ra);

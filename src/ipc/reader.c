@@ -55,7 +55,8 @@ xchg_status reader_read_exact(xchg_ipc_reader *r, void *dst, size_t n, size_t *g
   r->peek_pos += from_peek;
   size_t more = 0;
   xchg_status st = XCHG_OK;
-  if (from_peek < n) st = xchg_source_read(r->src, (uint8_t *)dst + from_peek, n - from_peek, &more, err);
+  if (from_peek < n)
+    st = xchg_source_read(r->src, (uint8_t *)dst + from_peek, n - from_peek, &more, err);
   *got = from_peek + more;
   return st;
 }
@@ -69,8 +70,10 @@ xchg_status reader_read_buffer(xchg_ipc_reader *r, size_t n, xchg_buf **out, xch
   size_t got;
   xchg_status st = reader_read_exact(r, xchg_buf_mutable_data(b), n, &got, err);
   if (st == XCHG_OK && got < n)
-    st = xchg_errorf(err, XCHG_EIO, "input ends at byte %lld, %zu bytes short of a %zu-byte read "
-                     "at byte %lld", (long long)(start + (int64_t)got), n - got, n, (long long)start);
+    st = xchg_errorf(err, XCHG_EIO,
+                     "input ends at byte %lld, %zu bytes short of a %zu-byte read "
+                     "at byte %lld",
+                     (long long)(start + (int64_t)got), n - got, n, (long long)start);
   if (st != XCHG_OK) {
     xchg_buf_unref(b);
     return st;
@@ -116,8 +119,10 @@ static xchg_status read_prefix(xchg_ipc_reader *r, int32_t *length, int *eos, xc
   if (st != XCHG_OK) return st;
   *eos = got == 0;
   if (got == 0 && !r->opts.allow_missing_eos)
-    return xchg_errorf(err, XCHG_EIO, "input ends at byte %lld, before message %lld, without the "
-                       "end-of-stream marker (truncated?)", (long long)at, (long long)r->message_index);
+    return xchg_errorf(err, XCHG_EIO,
+                       "input ends at byte %lld, before message %lld, without the "
+                       "end-of-stream marker (truncated?)",
+                       (long long)at, (long long)r->message_index);
   if (got == 0) return XCHG_OK;
   if (got == 4 && ipc_prefix_size(prefix) == 8 &&
       (st = reader_read_exact(r, prefix + 4, 4, &got, err)) != XCHG_OK)
@@ -146,7 +151,8 @@ xchg_status reader_read_message(xchg_ipc_reader *r, ipc_message *m, int *eos, xc
   if (st != XCHG_OK || *eos) return st;
   st = reader_read_buffer(r, (size_t)length, &m->metadata, err);
   if (st != XCHG_OK) {
-    xchg_error_prefix(err, "message %lld at byte %lld: metadata: ", (long long)m->index, (long long)m->offset);
+    xchg_error_prefix(err, "message %lld at byte %lld: metadata: ", (long long)m->index,
+                      (long long)m->offset);
     return st;
   }
   m->body_offset = reader_position(r);
@@ -171,7 +177,8 @@ static xchg_status attach_body(xchg_ipc_reader *r, ipc_message *m, int whole, xc
   xchg_status st = move_to(r, m->body_offset, err);
   if (st == XCHG_OK) st = reader_read_buffer(r, (size_t)m->body_length, &b->mem, err);
   if (st != XCHG_OK)
-    xchg_error_prefix(err, "message %lld at byte %lld: body: ", (long long)m->index, (long long)m->offset);
+    xchg_error_prefix(err, "message %lld at byte %lld: body: ", (long long)m->index,
+                      (long long)m->offset);
   return st;
 }
 
@@ -199,15 +206,17 @@ static ipc_decode_ctx decode_ctx(xchg_ipc_reader *r, const ipc_message *m);
 static void add_column_bytes(xchg_ipc_reader *r, const ipc_message *m, const fb_table *batch,
                              xchg_message_info *info) {
   int64_t n = r->schema.root.n_children;
-  if (r->column_bytes == NULL && n > 0) r->column_bytes = malloc(2 * (size_t)n * sizeof *r->column_bytes);
+  if (r->column_bytes == NULL && n > 0)
+    r->column_bytes = malloc(2 * (size_t)n * sizeof *r->column_bytes);
   if (r->column_bytes == NULL) return;
   ipc_body body = {NULL, NULL, m->body_offset, m->body_length};
-  if (r->memory) body.mem = xchg_buf_slice(r->memory, (size_t)m->body_offset, (size_t)m->body_length);
+  if (r->memory)
+    body.mem = xchg_buf_slice(r->memory, (size_t)m->body_offset, (size_t)m->body_length);
   ipc_decode_ctx ctx = decode_ctx(r, m);
   xchg_error ignored;
   if ((body.mem != NULL || !r->memory) &&
-      ipc_column_bytes(&ctx, batch, &body, r->schema.root.children, n, r->column_bytes, r->column_bytes + n,
-                       &ignored) == XCHG_OK) {
+      ipc_column_bytes(&ctx, batch, &body, r->schema.root.children, n, r->column_bytes,
+                       r->column_bytes + n, &ignored) == XCHG_OK) {
     info->n_columns = n;
     info->column_body_bytes = r->column_bytes;
     info->column_decoded_bytes = r->column_bytes + n;
@@ -219,9 +228,20 @@ static void report_message(xchg_ipc_reader *r, const ipc_message *m) {
   if (!r->on_message) return;
   static const xchg_message_kind kinds[] = {0, XCHG_MESSAGE_SCHEMA, XCHG_MESSAGE_DICTIONARY,
                                             XCHG_MESSAGE_RECORD_BATCH};
-  xchg_message_info info = {kinds[m->header_type], m->index, m->offset,
-                            (int64_t)xchg_buf_size(m->metadata), m->body_length, 0, XCHG_BLOCK_NONE,
-                            -1, 0, m->version + 1, NULL, 0, NULL, NULL};
+  xchg_message_info info = {kinds[m->header_type],
+                            m->index,
+                            m->offset,
+                            (int64_t)xchg_buf_size(m->metadata),
+                            m->body_length,
+                            0,
+                            XCHG_BLOCK_NONE,
+                            -1,
+                            0,
+                            m->version + 1,
+                            NULL,
+                            0,
+                            NULL,
+                            NULL};
   fb_table data = m->header;
   if (m->header_type == HEADER_DICTIONARY) {
     uint8_t delta = 0;
@@ -242,8 +262,9 @@ static void report_message(xchg_ipc_reader *r, const ipc_message *m) {
 }
 
 static ipc_decode_ctx decode_ctx(xchg_ipc_reader *r, const ipc_message *m) {
-  ipc_decode_ctx ctx = {&r->opts, r->schema.big_endian, m->version, m->index,
-                        ipc_dictionaries_lookup, &r->dicts, r->on_decompress, r->on_decompress_ctx};
+  ipc_decode_ctx ctx = {&r->opts,         r->schema.big_endian,    m->version,
+                        m->index,         ipc_dictionaries_lookup, &r->dicts,
+                        r->on_decompress, r->on_decompress_ctx};
   return ctx;
 }
 
@@ -252,15 +273,17 @@ static ipc_decode_ctx decode_ctx(xchg_ipc_reader *r, const ipc_message *m) {
 static xchg_status read_dictionary(xchg_ipc_reader *r, ipc_message *m, xchg_error *err) {
   ipc_dictionary_batch d;
   xchg_status st = ipc_dictionary_batch_read(&r->dicts, &m->header, m->index, m->offset, &d, err);
-  if (st != XCHG_OK || !ipc_dictionaries_used(&r->dicts, d.id)) return st; /* no selected column needs it */
+  if (st != XCHG_OK || !ipc_dictionaries_used(&r->dicts, d.id))
+    return st; /* no selected column needs it */
   if (!d.delta && r->format == XCHG_IPC_FILE && ipc_dictionaries_lookup(&r->dicts, d.id))
-    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: the file format does not "
-                       "allow replacing dictionary %lld", (long long)m->index, (long long)m->offset,
-                       (long long)d.id);
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "message %lld at byte %lld: the file format does not "
+                       "allow replacing dictionary %lld",
+                       (long long)m->index, (long long)m->offset, (long long)d.id);
   if ((st = attach_body(r, m, 0, err)) != XCHG_OK) return st;
   ipc_decode_ctx ctx = decode_ctx(r, m);
   return ipc_dictionary_batch_apply(&r->dicts, &d, &ctx, &m->body, r->opts.max_dictionary_bytes,
-                                     m->index, m->offset, err);
+                                    m->index, m->offset, err);
 }
 
 /* ---- the sequence of messages ------------------------------------------ */
@@ -273,8 +296,9 @@ static xchg_status read_block(xchg_ipc_reader *r, const file_block *b, int kind,
   if (st != XCHG_OK) return st;
   if (eos || m->header_type != kind) {
     if (!eos) reader_message_clear(m);
-    return xchg_errorf(err, XCHG_EFORMAT, "footer block at byte %lld does not point to a %s message",
-                       (long long)b->offset, kind == HEADER_DICTIONARY ? "dictionary" : "record batch");
+    return xchg_errorf(
+        err, XCHG_EFORMAT, "footer block at byte %lld does not point to a %s message",
+        (long long)b->offset, kind == HEADER_DICTIONARY ? "dictionary" : "record batch");
   }
   return XCHG_OK;
 }
@@ -296,7 +320,8 @@ static xchg_status load_file_dictionaries(xchg_ipc_reader *r, xchg_error *err) {
 }
 
 /* The next message from a stream (or an unseekable file). */
-static xchg_status next_stream_message(xchg_ipc_reader *r, ipc_message *m, int *eos, xchg_error *err) {
+static xchg_status next_stream_message(xchg_ipc_reader *r, ipc_message *m, int *eos,
+                                       xchg_error *err) {
   xchg_status st = reader_read_message(r, m, eos, err);
   if (st != XCHG_OK || *eos) return st;
   r->message_index++;
@@ -308,7 +333,6 @@ static xchg_status next_stream_message(xchg_ipc_reader *r, ipc_message *m, int *
   }
   return XCHG_OK;
 }
-
 
 /* At the end of a stream (read in order): a file's footer and closing magic
  * are read and checked, then a codec stream reads and verifies the rest of
@@ -346,7 +370,8 @@ static xchg_status hold_next_batch(xchg_ipc_reader *r, int *eos, xchg_error *err
       return XCHG_OK;
     }
     r->message_index = r->first_block_index + r->n_dict_blocks + r->next_batch;
-    if ((st = read_block(r, &r->batch_blocks[r->next_batch], HEADER_RECORD_BATCH, m, err)) != XCHG_OK)
+    if ((st = read_block(r, &r->batch_blocks[r->next_batch], HEADER_RECORD_BATCH, m, err)) !=
+        XCHG_OK)
       return st;
     r->next_batch++;
     report_message(r, m);
@@ -477,18 +502,23 @@ static const struct {
     {"PAR1", "PAR1", "a Parquet file", 4},
     {"\x1f\x8b", "1f 8b", "a gzip file: decompress it first, gzip -d", 2},
     {"BZh", "BZh", "a bzip2 file: decompress it first, bzip2 -d", 3},
-    {"\xfd" "7zXZ\0", "fd 37 7a 58 5a 00", "an xz file: decompress it first, xz -d", 6},
-    {"\x28\xb5\x2f\xfd", "28 b5 2f fd", "a zstd frame: read it through its stream codec (xchg/stream.h)", 4},
-    {"\x04\x22\x4d\x18", "04 22 4d 18", "an LZ4 frame: read it through its stream codec (xchg/stream.h)", 4},
+    {"\xfd"
+     "7zXZ\0",
+     "fd 37 7a 58 5a 00", "an xz file: decompress it first, xz -d", 6},
+    {"\x28\xb5\x2f\xfd", "28 b5 2f fd",
+     "a zstd frame: read it through its stream codec (xchg/stream.h)", 4},
+    {"\x04\x22\x4d\x18", "04 22 4d 18",
+     "an LZ4 frame: read it through its stream codec (xchg/stream.h)", 4},
 };
 
 /* Refuses the inputs that the first bytes show are not Arrow IPC. */
 static xchg_status check_arrow_start(const xchg_ipc_reader *r, xchg_error *err) {
   if (r->peek_len == 0) return xchg_errorf(err, XCHG_EFORMAT, NOT_ARROW "the input is empty");
   for (size_t i = 0; i < sizeof other_formats / sizeof other_formats[0]; i++)
-    if (r->peek_len >= other_formats[i].size && memcmp(r->peek, other_formats[i].magic, other_formats[i].size) == 0)
-      return xchg_errorf(err, XCHG_EFORMAT, NOT_ARROW "%s magic at byte 0 (%s)", other_formats[i].shown,
-                         other_formats[i].what);
+    if (r->peek_len >= other_formats[i].size &&
+        memcmp(r->peek, other_formats[i].magic, other_formats[i].size) == 0)
+      return xchg_errorf(err, XCHG_EFORMAT, NOT_ARROW "%s magic at byte 0 (%s)",
+                         other_formats[i].shown, other_formats[i].what);
   return XCHG_OK;
 }
 
@@ -506,8 +536,10 @@ static xchg_status open_stream_format(xchg_ipc_reader *r, xchg_error *err) {
   if (st == XCHG_OK || st == XCHG_ENOMEM || st == XCHG_ECANCELLED || marked) return st;
   int32_t length = r->peek_len >= 4 ? (int32_t)fb_load_u32(r->peek) : -1;
   if (length <= 0 || length > r->opts.max_metadata_bytes)
-    return xchg_errorf(err, XCHG_EFORMAT, NOT_ARROW "no continuation marker or ARROW1 magic at byte 0");
-  xchg_error_prefix(err, NOT_ARROW "no continuation marker or ARROW1 magic at byte 0, nor a "
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       NOT_ARROW "no continuation marker or ARROW1 magic at byte 0");
+  xchg_error_prefix(err, NOT_ARROW
+                    "no continuation marker or ARROW1 magic at byte 0, nor a "
                     "pre-0.15 stream: ");
   return XCHG_EFORMAT;
 }
@@ -525,7 +557,10 @@ xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_ipc_read_options *
   r->src = src;
   r->memory = xchg_source_memory(src);
   r->file_end = -1;
-  if (opts) r->opts = *opts; else xchg_ipc_read_options_init(&r->opts);
+  if (opts)
+    r->opts = *opts;
+  else
+    xchg_ipc_read_options_init(&r->opts);
   ipc_readahead_init(&r->ahead, &r->opts, &r->schema.root);
   r->on_message = r->opts.on_message;
   r->on_message_ctx = r->opts.on_message_ctx;
@@ -560,8 +595,7 @@ xchg_status xchg_ipc_reader_open_file(const char *path, const xchg_ipc_read_opti
   return st == XCHG_OK ? xchg_ipc_reader_open(src, opts, out, err) : st;
 }
 
-xchg_status xchg_ipc_reader_open_memory(const void *data, size_t size,
-                                        xchg_release_fn release,
+xchg_status xchg_ipc_reader_open_memory(const void *data, size_t size, xchg_release_fn release,
                                         void *release_ctx, const xchg_ipc_read_options *opts,
                                         xchg_ipc_reader **out, xchg_error *err) {
   xchg_source *src;
@@ -595,7 +629,8 @@ static void forget_read_ahead(xchg_ipc_reader *r) { ipc_readahead_clear(&r->ahea
  * one would either drop them or hand them out with the wrong columns. */
 static xchg_status check_nothing_read_ahead(const xchg_ipc_reader *r, xchg_error *err) {
   if (ipc_readahead_count(&r->ahead) == 0) return XCHG_OK;
-  return xchg_errorf(err, XCHG_EINVAL, "select after batches were read ahead (select before reading, "
+  return xchg_errorf(err, XCHG_EINVAL,
+                     "select after batches were read ahead (select before reading, "
                      "or read without a pool)");
 }
 
@@ -622,9 +657,11 @@ xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *r, int64_t i, struct Arr
                                        xchg_error *err) {
   memset(out, 0, sizeof *out);
   if (r->n_batches < 0)
-    return xchg_errorf(err, XCHG_ENOTSUP, "random access needs the file format from a reader_seekable input");
+    return xchg_errorf(err, XCHG_ENOTSUP,
+                       "random access needs the file format from a reader_seekable input");
   if (i < 0 || i >= r->n_batches)
-    return xchg_errorf(err, XCHG_EINVAL, "batch %lld of %lld", (long long)i, (long long)r->n_batches);
+    return xchg_errorf(err, XCHG_EINVAL, "batch %lld of %lld", (long long)i,
+                       (long long)r->n_batches);
   xchg_status st = load_file_dictionaries(r, err);
   if (st != XCHG_OK) return st;
   ipc_message m;
@@ -635,8 +672,8 @@ xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *r, int64_t i, struct Arr
   ipc_array *root = NULL;
   st = attach_body(r, &m, 0, err);
   if (st == XCHG_OK)
-    st = ipc_decode_batch(&ctx, &m.header, &m.body, r->schema.root.children, r->schema.root.n_children,
-                          0, &root, err);
+    st = ipc_decode_batch(&ctx, &m.header, &m.body, r->schema.root.children,
+                          r->schema.root.n_children, 0, &root, err);
   if (st == XCHG_OK) st = ipc_array_export(root, out, err);
   ipc_array_unref(root);
   reader_message_clear(&m);
@@ -684,7 +721,8 @@ static void collect_ids(const ipc_field *f, int64_t *ids, int64_t capacity, int6
 int64_t xchg_ipc_reader_dictionary_ids(const xchg_ipc_reader *r, int64_t *ids, int64_t capacity) {
   int64_t n = 0;
   for (int64_t i = 0; i < r->schema.root.n_children; i++)
-    if (!r->schema.root.children[i].skip) collect_ids(&r->schema.root.children[i], ids, capacity, &n);
+    if (!r->schema.root.children[i].skip)
+      collect_ids(&r->schema.root.children[i], ids, capacity, &n);
   return n;
 }
 
@@ -693,8 +731,10 @@ xchg_status xchg_ipc_reader_peek(xchg_ipc_reader *r, xchg_batch_header *out, int
   memset(out, 0, sizeof *out);
   *at_end = 0;
   if (ipc_readahead_count(&r->ahead) > 0)
-    return xchg_errorf(err, XCHG_EINVAL, "peek after batches were read ahead (use peek without a pool)");
-  xchg_status st = r->deferred != XCHG_OK ? r->deferred : hold_next_batch(r, at_end, &r->deferred_error);
+    return xchg_errorf(err, XCHG_EINVAL,
+                       "peek after batches were read ahead (use peek without a pool)");
+  xchg_status st =
+      r->deferred != XCHG_OK ? r->deferred : hold_next_batch(r, at_end, &r->deferred_error);
   if (st != XCHG_OK) {
     r->deferred = st; /* as with next: an error sticks */
     if (err) *err = r->deferred_error;

@@ -18,7 +18,8 @@ static xchg_status read_blocks(const fb_table *footer, int slot, file_block **ou
   if (rc < 0) return xchg_errorf(err, XCHG_EFORMAT, "footer: invalid block list");
   *n = rc ? v.count : 0;
   if (*n == 0) return XCHG_OK;
-  if (!(*out = calloc((size_t)*n, sizeof(file_block)))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  if (!(*out = calloc((size_t)*n, sizeof(file_block))))
+    return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   for (uint32_t i = 0; i < v.count; i++) {
     const uint8_t *p = fb_vector_elem(&v, i);
     file_block *b = &(*out)[i];
@@ -28,9 +29,11 @@ static xchg_status read_blocks(const fb_table *footer, int slot, file_block **ou
     if (b->offset < 8 || b->metadata_length < 0 || b->body_length < 0 || b->offset > file_size ||
         b->metadata_length > file_size - b->offset ||
         b->body_length > file_size - b->offset - b->metadata_length)
-      return xchg_errorf(err, XCHG_EFORMAT, "footer: block %u (offset %lld, metadata %d, body "
-                         "%lld bytes) lies outside the %lld-byte file", i, (long long)b->offset,
-                         b->metadata_length, (long long)b->body_length, (long long)file_size);
+      return xchg_errorf(err, XCHG_EFORMAT,
+                         "footer: block %u (offset %lld, metadata %d, body "
+                         "%lld bytes) lies outside the %lld-byte file",
+                         i, (long long)b->offset, b->metadata_length, (long long)b->body_length,
+                         (long long)file_size);
   }
   return XCHG_OK;
 }
@@ -39,7 +42,8 @@ static xchg_status read_blocks(const fb_table *footer, int slot, file_block **ou
 static xchg_status parse_footer(const uint8_t *data, size_t size, int64_t at, fb_table *root,
                                 fb_table *schema, xchg_error *err) {
   if (fb_root(data, size, root) < 0 || fb_table_field(root, FOOTER_SCHEMA, schema) <= 0)
-    return xchg_errorf(err, XCHG_EFORMAT, "footer at byte %lld: invalid Footer flatbuffer", (long long)at);
+    return xchg_errorf(err, XCHG_EFORMAT, "footer at byte %lld: invalid Footer flatbuffer",
+                       (long long)at);
   return XCHG_OK;
 }
 
@@ -86,10 +90,14 @@ static xchg_status no_closing_magic(xchg_ipc_reader *r, int64_t size, xchg_error
   int64_t magic = find_closing_magic(r, size);
   long long after = magic >= 0 ? (long long)(size - magic - IPC_MAGIC_SIZE) : 0;
   if (magic >= 0)
-    return xchg_errorf(err, XCHG_EFORMAT, "%lld more byte%s after the closing ARROW1 magic at byte %lld "
-                       "(nothing may follow a file)", after, after > 1 ? "s" : "", (long long)magic);
-  return xchg_errorf(err, XCHG_EFORMAT, "the file (%lld bytes) begins with the ARROW1 magic but does not end "
-                     "with it, and no footer closes it: it is cut short, or its end is damaged", (long long)size);
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "%lld more byte%s after the closing ARROW1 magic at byte %lld "
+                       "(nothing may follow a file)",
+                       after, after > 1 ? "s" : "", (long long)magic);
+  return xchg_errorf(err, XCHG_EFORMAT,
+                     "the file (%lld bytes) begins with the ARROW1 magic but does not end "
+                     "with it, and no footer closes it: it is cut short, or its end is damaged",
+                     (long long)size);
 }
 
 /* The footer of a file that ends at byte `end`: the Footer flatbuffer
@@ -118,17 +126,22 @@ static xchg_status footer_read(xchg_ipc_reader *r, int64_t end, file_footer *f, 
   if (st == XCHG_OK) st = reader_read_exact(r, tail, 10, &got, err);
   if (st != XCHG_OK) return st;
   int32_t footer_len = (int32_t)fb_load_u32(tail);
-  if (got < IPC_FILE_TAIL || memcmp(tail + 4, IPC_MAGIC, IPC_MAGIC_SIZE) != 0) return no_closing_magic(r, end, err);
+  if (got < IPC_FILE_TAIL || memcmp(tail + 4, IPC_MAGIC, IPC_MAGIC_SIZE) != 0)
+    return no_closing_magic(r, end, err);
   if (footer_len <= 0 || footer_len > end - 18)
-    return xchg_errorf(err, XCHG_EFORMAT, "footer length %d at byte %lld does not fit the %lld-byte file",
-                       footer_len, (long long)(end - 10), (long long)end);
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "footer length %d at byte %lld does not fit the %lld-byte file", footer_len,
+                       (long long)(end - 10), (long long)end);
   f->start = end - 10 - footer_len;
   if ((st = reader_seek(r, f->start, err)) != XCHG_OK ||
       (st = reader_read_buffer(r, (size_t)footer_len, &f->bytes, err)) != XCHG_OK)
     return st;
-  st = parse_footer(xchg_buf_data(f->bytes), xchg_buf_size(f->bytes), f->start, &f->root, &f->schema, err);
-  if (st == XCHG_OK) st = read_blocks(&f->root, FOOTER_DICTIONARIES, &f->dict_blocks, &f->n_dict_blocks, end, err);
-  if (st == XCHG_OK) st = read_blocks(&f->root, FOOTER_BATCHES, &f->batch_blocks, &f->n_batches, end, err);
+  st = parse_footer(xchg_buf_data(f->bytes), xchg_buf_size(f->bytes), f->start, &f->root,
+                    &f->schema, err);
+  if (st == XCHG_OK)
+    st = read_blocks(&f->root, FOOTER_DICTIONARIES, &f->dict_blocks, &f->n_dict_blocks, end, err);
+  if (st == XCHG_OK)
+    st = read_blocks(&f->root, FOOTER_BATCHES, &f->batch_blocks, &f->n_batches, end, err);
   if (st != XCHG_OK) footer_free(f);
   return st;
 }
@@ -165,20 +178,24 @@ static int footer_fits(xchg_ipc_reader *r, const file_footer *f) {
   xchg_error ignored; /* any failure here only means "read it in order to see" */
   ipc_message m;
   int eos = 0;
-  if (reader_seek(r, last_end, &ignored) != XCHG_OK || reader_read_message(r, &m, &eos, &ignored) != XCHG_OK)
+  if (reader_seek(r, last_end, &ignored) != XCHG_OK ||
+      reader_read_message(r, &m, &eos, &ignored) != XCHG_OK)
     return 0;
-  if (!eos && last_end == IPC_FILE_HEAD && m.header_type == HEADER_SCHEMA) { /* no blocks: past the schema */
+  if (!eos && last_end == IPC_FILE_HEAD &&
+      m.header_type == HEADER_SCHEMA) { /* no blocks: past the schema */
     int64_t next = m.body_offset + m.body_length;
     reader_message_clear(&m);
-    if (reader_seek(r, next, &ignored) != XCHG_OK || reader_read_message(r, &m, &eos, &ignored) != XCHG_OK)
+    if (reader_seek(r, next, &ignored) != XCHG_OK ||
+        reader_read_message(r, &m, &eos, &ignored) != XCHG_OK)
       return 0;
   }
   if (!eos) reader_message_clear(&m);
   return eos && reader_position(r) == f->start;
 }
 
-static xchg_status read_file_end(xchg_ipc_reader *r, const ipc_schema *stream, int64_t start, size_t limit,
-                                 uint8_t **data, size_t *len, int *found, xchg_error *err);
+static xchg_status read_file_end(xchg_ipc_reader *r, const ipc_schema *stream, int64_t start,
+                                 size_t limit, uint8_t **data, size_t *len, int *found,
+                                 xchg_error *err);
 
 /* The most bytes a file end (footer, length, magic) may take:
  * max_metadata_bytes bounds the footer, and its length is an int32. */
@@ -272,8 +289,10 @@ static xchg_status open_file_in_order(xchg_ipc_reader *r, xchg_error *err) {
   if (st != XCHG_OK) return st;
   if (!eos && m.header_type == HEADER_SCHEMA) return reader_take_schema_message(r, &m, NULL, err);
   if (eos && reader_position(r) == m.offset) /* allow_missing_eos took the end for a marker */
-    return xchg_errorf(err, XCHG_EIO, "the input ends at byte %lld, right after the ARROW1 magic "
-                       "(truncated?)", (long long)m.offset);
+    return xchg_errorf(err, XCHG_EIO,
+                       "the input ends at byte %lld, right after the ARROW1 magic "
+                       "(truncated?)",
+                       (long long)m.offset);
   return open_file_in_memory(r, &m, err);
 }
 
@@ -281,8 +300,10 @@ xchg_status reader_open_file_format(xchg_ipc_reader *r, xchg_error *err) {
   int64_t size = xchg_source_size(r->src);
   if (size < 0) return open_file_in_order(r, err);
   if (size < 18)
-    return xchg_errorf(err, XCHG_EIO, "the file is %lld bytes long: too short for the IPC file format (its "
-                       "magic, a footer and the magic again need at least 18)", (long long)size);
+    return xchg_errorf(err, XCHG_EIO,
+                       "the file is %lld bytes long: too short for the IPC file format (its "
+                       "magic, a footer and the magic again need at least 18)",
+                       (long long)size);
   xchg_status st = read_footer(r, size, err);
   if (st == XCHG_OK) st = reader_check_body_schema(r, err);
   r->first_block_index = r->message_index;
@@ -322,25 +343,29 @@ static size_t bytes_to_next_end(const uint8_t *data, size_t len) {
 /* Whether rest[0, end) is a complete file end: a footer, the length
  * counting it, the magic. */
 static int file_ends_at(const uint8_t *rest, size_t end) {
-  return end >= IPC_FILE_TAIL && memcmp(rest + end - IPC_MAGIC_SIZE, IPC_MAGIC, IPC_MAGIC_SIZE) == 0 &&
-         (int64_t)(int32_t)fb_load_u32(rest + end - IPC_FILE_TAIL) == (int64_t)(end - IPC_FILE_TAIL);
+  return end >= IPC_FILE_TAIL &&
+         memcmp(rest + end - IPC_MAGIC_SIZE, IPC_MAGIC, IPC_MAGIC_SIZE) == 0 &&
+         (int64_t)(int32_t)fb_load_u32(rest + end - IPC_FILE_TAIL) ==
+             (int64_t)(end - IPC_FILE_TAIL);
 }
 
-static xchg_status check_footer(xchg_ipc_reader *r, const ipc_schema *stream, const uint8_t *bytes, size_t size,
-                                int64_t at, int64_t file_size, xchg_error *err);
+static xchg_status check_footer(xchg_ipc_reader *r, const ipc_schema *stream, const uint8_t *bytes,
+                                size_t size, int64_t at, int64_t file_size, xchg_error *err);
 
 /* Reads what follows the end-of-stream marker, which ends at byte start,
  * into *data (malloc'd, *len bytes; the caller frees it, also after an
  * error) up to the end of the file (*found) or of the input, or until more
  * than limit bytes (limit < SIZE_MAX / 2) are read. */
-static xchg_status read_file_end(xchg_ipc_reader *r, const ipc_schema *stream, int64_t start, size_t limit,
-                                 uint8_t **data, size_t *len, int *found, xchg_error *err) {
+static xchg_status read_file_end(xchg_ipc_reader *r, const ipc_schema *stream, int64_t start,
+                                 size_t limit, uint8_t **data, size_t *len, int *found,
+                                 xchg_error *err) {
   size_t cap = 0;
   *found = 0;
   while (*len <= limit) {
     size_t want = bytes_to_next_end(*data, *len), got;
     if (*len + want > cap) {
-      size_t grown_cap = cap < 2048 ? 4096 : 2 * cap; /* no overflow: cap <= limit + 6 < SIZE_MAX / 2 */
+      size_t grown_cap =
+          cap < 2048 ? 4096 : 2 * cap; /* no overflow: cap <= limit + 6 < SIZE_MAX / 2 */
       uint8_t *grown = realloc(*data, grown_cap);
       if (!grown) return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %zu bytes", grown_cap);
       *data = grown;
@@ -351,7 +376,8 @@ static xchg_status read_file_end(xchg_ipc_reader *r, const ipc_schema *stream, i
     if (st != XCHG_OK || got < want) return st; /* an error, or the end of the input */
     xchg_error ignored; /* a footer that fails is told apart at the end of the input */
     if (*len <= limit && file_ends_at(*data, *len) &&
-        check_footer(r, stream, *data, *len - IPC_FILE_TAIL, start, start + (int64_t)*len, &ignored) == XCHG_OK) {
+        check_footer(r, stream, *data, *len - IPC_FILE_TAIL, start, start + (int64_t)*len,
+                     &ignored) == XCHG_OK) {
       *found = 1;
       return XCHG_OK;
     }
@@ -362,8 +388,8 @@ static xchg_status read_file_end(xchg_ipc_reader *r, const ipc_schema *stream, i
 /* Checks the footer as the seekable reader would read it: a Footer
  * flatbuffer whose schema is the stream's (when there is a stream schema
  * to compare) and whose blocks lie inside the file of file_size bytes. */
-static xchg_status check_footer(xchg_ipc_reader *r, const ipc_schema *stream, const uint8_t *bytes, size_t size,
-                                int64_t at, int64_t file_size, xchg_error *err) {
+static xchg_status check_footer(xchg_ipc_reader *r, const ipc_schema *stream, const uint8_t *bytes,
+                                size_t size, int64_t at, int64_t file_size, xchg_error *err) {
   fb_table root, schema_table;
   xchg_status st = parse_footer(bytes, size, at, &root, &schema_table, err);
   if (st != XCHG_OK) return st;
@@ -395,21 +421,27 @@ static xchg_status check_file_tail(xchg_ipc_reader *r, const uint8_t *rest, size
                                    int64_t start, xchg_error *err) {
   long long end = (long long)start + (long long)size;
   size_t footer_size = size >= IPC_FILE_TAIL ? size - IPC_FILE_TAIL : 0;
-  if (file_ends_at(rest, size)) return check_footer(r, &r->schema, rest, footer_size, start, end, err);
+  if (file_ends_at(rest, size))
+    return check_footer(r, &r->schema, rest, footer_size, start, end, err);
   int32_t length = size >= IPC_FILE_TAIL ? (int32_t)fb_load_u32(rest + footer_size) : 0;
   if (size >= IPC_FILE_TAIL && memcmp(rest + size - IPC_MAGIC_SIZE, IPC_MAGIC, IPC_MAGIC_SIZE) == 0)
-    return xchg_errorf(err, XCHG_EFORMAT, "footer length %d at byte %lld does not fit: the footer "
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "footer length %d at byte %lld does not fit: the footer "
                        "starts after the end-of-stream marker, at byte %lld, %zu bytes "
-                       "before the length (damaged or truncated?)", length, end - IPC_FILE_TAIL,
-                       (long long)start, footer_size);
+                       "before the length (damaged or truncated?)",
+                       length, end - IPC_FILE_TAIL, (long long)start, footer_size);
   xchg_error ignored;
   if (size > IPC_FILE_TAIL && (int64_t)length == (int64_t)footer_size &&
       check_footer(r, &r->schema, rest, footer_size, start, end, &ignored) == XCHG_OK)
-    return xchg_errorf(err, XCHG_EFORMAT, "the file ends at byte %lld without the ARROW1 magic "
-                       "(bytes %lld to %lld are damaged)", end, end - 6, end - 1);
-  return xchg_errorf(err, XCHG_EIO, "the input ends at byte %lld inside the file footer (from "
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "the file ends at byte %lld without the ARROW1 magic "
+                       "(bytes %lld to %lld are damaged)",
+                       end, end - 6, end - 1);
+  return xchg_errorf(err, XCHG_EIO,
+                     "the input ends at byte %lld inside the file footer (from "
                      "byte %lld, after the end-of-stream marker): the footer length and the "
-                     "closing ARROW1 magic are missing (truncated?)", end, (long long)start);
+                     "closing ARROW1 magic are missing (truncated?)",
+                     end, (long long)start);
 }
 
 /* Reads and checks everything after the end-of-stream marker of a file
@@ -428,10 +460,11 @@ xchg_status reader_check_file_end(xchg_ipc_reader *r, xchg_error *err) {
     return st;
   }
   if (!found && size > limit)
-    st = xchg_errorf(err, XCHG_ELIMIT, "more than %zu bytes follow the end-of-stream marker, from "
+    st = xchg_errorf(err, XCHG_ELIMIT,
+                     "more than %zu bytes follow the end-of-stream marker, from "
                      "byte %lld, without the end of a file: the file footer would exceed "
-                     "max_metadata_bytes (%lld)", limit, (long long)start,
-                     (long long)r->opts.max_metadata_bytes);
+                     "max_metadata_bytes (%lld)",
+                     limit, (long long)start, (long long)r->opts.max_metadata_bytes);
   else if (!found)
     st = check_file_tail(r, rest, size, start, err);
   if (st == XCHG_OK) r->file_end = start + (int64_t)size;
@@ -491,7 +524,8 @@ static size_t whole_file_limit(const xchg_ipc_reader *r) {
  * metadata, after the continuation marker when there was one. */
 static uint8_t *file_head(const xchg_ipc_reader *r, ipc_message *first, size_t *len) {
   size_t metadata = first->metadata ? xchg_buf_size(first->metadata) : 0;
-  size_t framing = (size_t)(reader_position(r) - first->offset) - metadata; /* 8, or 4 before 0.15 */
+  size_t framing =
+      (size_t)(reader_position(r) - first->offset) - metadata; /* 8, or 4 before 0.15 */
   uint8_t *head = malloc(8 + framing + metadata);
   if (head) {
     memcpy(head, r->peek, 8);
@@ -512,10 +546,13 @@ static xchg_status open_file_in_memory(xchg_ipc_reader *r, ipc_message *first, x
   if (!data) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   xchg_status st = read_rest(r, limit, &data, &len, err);
   if (st == XCHG_OK && len > limit)
-    st = xchg_errorf(err, XCHG_ELIMIT, "this IPC file has no schema message (its schema is in the "
-                     "footer only), so read in order it is held whole in memory, and it is larger "
-                     "than max_batch_bytes (%zu bytes): read it from a reader_seekable input, or raise "
-                     "max_batch_bytes", limit);
+    st = xchg_errorf(
+        err, XCHG_ELIMIT,
+        "this IPC file has no schema message (its schema is in the "
+        "footer only), so read in order it is held whole in memory, and it is larger "
+        "than max_batch_bytes (%zu bytes): read it from a reader_seekable input, or raise "
+        "max_batch_bytes",
+        limit);
   if (st == XCHG_OK) st = xchg_source_finish(r->src, err);
   xchg_source *whole = NULL;
   if (st == XCHG_OK) st = xchg_source_from_memory(data, len, free_whole_file, data, &whole, err);
@@ -530,10 +567,11 @@ static xchg_status open_file_in_memory(xchg_ipc_reader *r, ipc_message *first, x
   st = reader_open_file_format(r, err);
   /* What followed the file was read with it and would be lost to the caller. */
   if (st == XCHG_OK && r->file_end < (int64_t)len)
-    st = xchg_errorf(err, XCHG_EFORMAT, "this IPC file has no schema message (its schema is in the "
-                     "footer only), so read in order it is read whole, and %lld bytes follow its end "
-                     "at byte %lld: what follows such a file can be read only from a seekable input",
-                     (long long)len - (long long)r->file_end, (long long)r->file_end);
+    st = xchg_errorf(
+        err, XCHG_EFORMAT,
+        "this IPC file has no schema message (its schema is in the "
+        "footer only), so read in order it is read whole, and %lld bytes follow its end "
+        "at byte %lld: what follows such a file can be read only from a seekable input",
+        (long long)len - (long long)r->file_end, (long long)r->file_end);
   return st;
 }
-

@@ -9,7 +9,6 @@
 #include "ipc/schema.h"
 #include "ipc/schema_view.h"
 
-
 typedef struct parse_ctx {
   const xchg_ipc_read_options *opts;
   int64_t n_fields;
@@ -228,12 +227,11 @@ static xchg_status parse_union(ipc_field *f, const fb_table *t, xchg_error *err)
   for (int64_t i = 0; i < f->n_children; i++) {
     int32_t id = rc > 0 ? (int32_t)fb_load_u32(fb_vector_elem(&ids, (uint32_t)i)) : (int32_t)i;
     if (id < 0 || id > 127)
-      return xchg_errorf(err, XCHG_EFORMAT, "field '%s': Union type id %d outside 0..127",
-                         f->path, id);
+      return xchg_errorf(err, XCHG_EFORMAT, "field '%s': Union type id %d outside 0..127", f->path,
+                         id);
     for (int64_t j = 0; j < i; j++)
       if (f->union_type_ids[j] == id)
-        return xchg_errorf(err, XCHG_EFORMAT, "field '%s': Union type id %d repeated", f->path,
-                           id);
+        return xchg_errorf(err, XCHG_EFORMAT, "field '%s': Union type id %d repeated", f->path, id);
     f->union_type_ids[i] = id;
     len += (size_t)snprintf(list + len, sizeof list - len, i ? ",%d" : "%d", id);
   }
@@ -245,10 +243,15 @@ static xchg_status parse_union(ipc_field *f, const fb_table *t, xchg_error *err)
 static xchg_status check_children(const ipc_field *f, xchg_error *err) {
   int64_t want;
   switch (f->type) {
-    case IPC_LIST: case IPC_LARGE_LIST: case IPC_FIXED_SIZE_LIST: case IPC_MAP:
-    case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW: want = 1; break;
+    case IPC_LIST:
+    case IPC_LARGE_LIST:
+    case IPC_FIXED_SIZE_LIST:
+    case IPC_MAP:
+    case IPC_LIST_VIEW:
+    case IPC_LARGE_LIST_VIEW: want = 1; break;
     case IPC_RUN_END_ENCODED: want = 2; break;
-    case IPC_STRUCT: case IPC_UNION: return XCHG_OK;
+    case IPC_STRUCT:
+    case IPC_UNION: return XCHG_OK;
     default: want = 0; break;
   }
   if (f->n_children != want)
@@ -264,8 +267,8 @@ static xchg_status check_children(const ipc_field *f, xchg_error *err) {
     const ipc_field *ends = &f->children[0];
     if (ends->type != IPC_INT || ends->dict_encoded || ends->width < 2 ||
         strchr("sil", ends->format[0]) == NULL)
-      return xchg_errorf(err, XCHG_EFORMAT,
-                         "field '%s': run ends must be int16, int32 or int64", f->path);
+      return xchg_errorf(err, XCHG_EFORMAT, "field '%s': run ends must be int16, int32 or int64",
+                         f->path);
   }
   return XCHG_OK;
 }
@@ -330,12 +333,14 @@ static xchg_status parse_dictionary(ipc_field *f, const fb_table *field, xchg_er
   int32_t bits = 32;
   uint8_t is_signed = 1;
   if (fb_i64(&dict, DICT_ID, 0, &f->dict_id) < 0 || fb_u8(&dict, DICT_ORDERED, 0, &ordered) < 0 ||
-      fb_i16(&dict, DICT_KIND, 0, &kind) < 0 || (rc = fb_table_field(&dict, DICT_INDEX_TYPE, &index)) < 0 ||
+      fb_i16(&dict, DICT_KIND, 0, &kind) < 0 ||
+      (rc = fb_table_field(&dict, DICT_INDEX_TYPE, &index)) < 0 ||
       (rc > 0 && (fb_i32(&index, 0, 0, &bits) < 0 || fb_u8(&index, 1, 0, &is_signed) < 0)))
     return bad_type(f, err, "invalid DictionaryEncoding table");
   if (kind != 0) return bad_type(f, err, "unsupported dictionaryKind");
   if (bits != 8 && bits != 16 && bits != 32 && bits != 64)
-    return xchg_errorf(err, XCHG_EFORMAT, "field '%s': dictionary index bitWidth %d", f->path, bits);
+    return xchg_errorf(err, XCHG_EFORMAT, "field '%s': dictionary index bitWidth %d", f->path,
+                       bits);
   f->dict_encoded = 1;
   f->dict_ordered = ordered != 0;
   f->index_width = bits / 8;
@@ -343,8 +348,8 @@ static xchg_status parse_dictionary(ipc_field *f, const fb_table *field, xchg_er
   return XCHG_OK;
 }
 
-static xchg_status parse_field(const fb_table *t, const char *parent_path, int64_t index,
-                               int depth, parse_ctx *ctx, ipc_field *f, xchg_error *err);
+static xchg_status parse_field(const fb_table *t, const char *parent_path, int64_t index, int depth,
+                               parse_ctx *ctx, ipc_field *f, xchg_error *err);
 
 static xchg_status parse_children(const fb_vector *kids, const char *path, int depth,
                                   parse_ctx *ctx, ipc_field *f, xchg_error *err) {
@@ -362,8 +367,8 @@ static xchg_status parse_children(const fb_vector *kids, const char *path, int d
   return XCHG_OK;
 }
 
-static xchg_status parse_field(const fb_table *t, const char *parent_path, int64_t index,
-                               int depth, parse_ctx *ctx, ipc_field *f, xchg_error *err) {
+static xchg_status parse_field(const fb_table *t, const char *parent_path, int64_t index, int depth,
+                               parse_ctx *ctx, ipc_field *f, xchg_error *err) {
   const char *name = "";
   uint32_t name_len = 0;
   uint8_t nullable, type_type;
@@ -391,7 +396,8 @@ static xchg_status parse_field(const fb_table *t, const char *parent_path, int64
   f->type = (ipc_type)type_type;
   if (type_type < IPC_NULL || type_type > IPC_LARGE_LIST_VIEW)
     return xchg_errorf(err, XCHG_EFORMAT, "field '%s': unknown type %d", f->path, type_type);
-  xchg_status st = ipc_metadata_parse(t, FIELD_METADATA, &f->metadata, &f->metadata_size, f->path, err);
+  xchg_status st =
+      ipc_metadata_parse(t, FIELD_METADATA, &f->metadata, &f->metadata_size, f->path, err);
   if (st == XCHG_OK && has_kids) st = parse_children(&kids, f->path, depth, ctx, f, err);
   if (st == XCHG_OK) st = parse_type(f, has_type ? &type : &empty_table, err);
   if (st == XCHG_OK) st = parse_dictionary(f, t, err);
@@ -459,7 +465,8 @@ static char *copy_metadata(const char *m, size_t n) {
 }
 
 ipc_schema_node *ipc_schema_node_make(struct ArrowSchema *out, const char *format, const char *name,
-                                      const char *metadata, size_t metadata_size, int64_t n_children) {
+                                      const char *metadata, size_t metadata_size,
+                                      int64_t n_children) {
   memset(out, 0, sizeof *out);
   ipc_schema_node *p = calloc(1, sizeof *p);
   if (!p) return NULL;
@@ -494,7 +501,8 @@ static xchg_status export_children(const ipc_field *f, struct ArrowSchema *out, 
   for (int64_t i = 0, k = 0; i < f->n_children; i++) {
     if (f->children[i].skip) continue;
     out->n_children = k + 1;
-    xchg_status st = export_node(&f->children[i], f->children[i].dict_encoded, out->children[k++], err);
+    xchg_status st =
+        export_node(&f->children[i], f->children[i].dict_encoded, out->children[k++], err);
     if (st != XCHG_OK) return st;
   }
   return XCHG_OK;
@@ -549,9 +557,12 @@ xchg_status ipc_schema_export(const ipc_schema *schema, struct ArrowSchema *out,
 /* "column 2 \"c2\"" for a top-level field, "field \"c2.a.b\" of column 2"
  * below it; the root (column -1) is the schema itself. */
 static void field_label(const ipc_field *f, int64_t column, int top_level, char *out, size_t size) {
-  if (column < 0) snprintf(out, size, "the schema");
-  else if (top_level) snprintf(out, size, "column %lld \"%s\"", (long long)column, f->name);
-  else snprintf(out, size, "field \"%s\" of column %lld", f->path, (long long)column);
+  if (column < 0)
+    snprintf(out, size, "the schema");
+  else if (top_level)
+    snprintf(out, size, "column %lld \"%s\"", (long long)column, f->name);
+  else
+    snprintf(out, size, "field \"%s\" of column %lld", f->path, (long long)column);
 }
 
 static const char *yes_no(int v, const char *yes, const char *no) { return v ? yes : no; }
@@ -582,31 +593,38 @@ typedef struct comparison {
 static void type_difference(const char *a, const char *b, const char *label, const comparison *c) {
   ipc_schema_view va, vb;
   char na[256], nb[256];
-  if (ipc_schema_view_parse(a, &va, NULL) == XCHG_OK && ipc_schema_view_parse(b, &vb, NULL) == XCHG_OK &&
-      strcmp(ipc_schema_view_name(&va, na, sizeof na), ipc_schema_view_name(&vb, nb, sizeof nb)) != 0)
-    xchg_errorf(c->err, XCHG_EFORMAT, "%s: type %s %s, %s %s", label, na, c->a_where, nb, c->b_where);
+  if (ipc_schema_view_parse(a, &va, NULL) == XCHG_OK &&
+      ipc_schema_view_parse(b, &vb, NULL) == XCHG_OK &&
+      strcmp(ipc_schema_view_name(&va, na, sizeof na), ipc_schema_view_name(&vb, nb, sizeof nb)) !=
+          0)
+    xchg_errorf(c->err, XCHG_EFORMAT, "%s: type %s %s, %s %s", label, na, c->a_where, nb,
+                c->b_where);
   else
-    xchg_errorf(c->err, XCHG_EFORMAT, "%s: type \"%s\" %s, \"%s\" %s (C Data Interface formats)", label, a,
-                c->a_where, b, c->b_where);
+    xchg_errorf(c->err, XCHG_EFORMAT, "%s: type \"%s\" %s, \"%s\" %s (C Data Interface formats)",
+                label, a, c->a_where, b, c->b_where);
 }
 
 /* What of one field (not of its children) differs between a and b, said in
  * c->err after label; 0 when something does. */
-static int node_equal(const ipc_field *a, const ipc_field *b, const char *label, const comparison *c) {
+static int node_equal(const ipc_field *a, const ipc_field *b, const char *label,
+                      const comparison *c) {
   const char *an = c->a_where, *bn = c->b_where;
   xchg_error *err = c->err;
   if (strcmp(a->name, b->name) != 0)
-    xchg_errorf(err, XCHG_EFORMAT, "%s: named \"%s\" %s, \"%s\" %s", label, a->name, an, b->name, bn);
+    xchg_errorf(err, XCHG_EFORMAT, "%s: named \"%s\" %s, \"%s\" %s", label, a->name, an, b->name,
+                bn);
   else if (strcmp(a->format, b->format) != 0)
     type_difference(a->format, b->format, label, c);
   else if (a->nullable != b->nullable)
-    xchg_errorf(err, XCHG_EFORMAT, "%s: %s %s, %s %s", label, yes_no(a->nullable, "nullable", "not null"),
-                an, yes_no(b->nullable, "nullable", "not null"), bn);
+    xchg_errorf(err, XCHG_EFORMAT, "%s: %s %s, %s %s", label,
+                yes_no(a->nullable, "nullable", "not null"), an,
+                yes_no(b->nullable, "nullable", "not null"), bn);
   else if (a->dict_encoded != b->dict_encoded)
     xchg_errorf(err, XCHG_EFORMAT, "%s: %s %s, %s %s", label,
                 yes_no(a->dict_encoded, "dictionary-encoded", "not dictionary-encoded"), an,
                 yes_no(b->dict_encoded, "dictionary-encoded", "not dictionary-encoded"), bn);
-  else if (a->dict_encoded && (a->index_width != b->index_width || a->index_signed != b->index_signed))
+  else if (a->dict_encoded &&
+           (a->index_width != b->index_width || a->index_signed != b->index_signed))
     xchg_errorf(err, XCHG_EFORMAT, "%s: dictionary indices %sint%d %s, %sint%d %s", label,
                 a->index_signed ? "" : "u", 8 * a->index_width, an, b->index_signed ? "" : "u",
                 8 * b->index_width, bn);
@@ -616,11 +634,12 @@ static int node_equal(const ipc_field *a, const ipc_field *b, const char *label,
                 yes_no(b->dict_ordered, "ordered", "unordered"), bn);
   else if (a->keys_sorted != b->keys_sorted)
     xchg_errorf(err, XCHG_EFORMAT, "%s: map keys %s %s, %s %s", label,
-                yes_no(a->keys_sorted, "sorted", "unsorted"), an, yes_no(b->keys_sorted, "sorted", "unsorted"),
-                bn);
+                yes_no(a->keys_sorted, "sorted", "unsorted"), an,
+                yes_no(b->keys_sorted, "sorted", "unsorted"), bn);
   else if (a->n_children != b->n_children)
-    xchg_errorf(err, XCHG_EFORMAT, "%s: %lld child field%s %s, %lld %s", label, (long long)a->n_children,
-                a->n_children == 1 ? "" : "s", an, (long long)b->n_children, bn);
+    xchg_errorf(err, XCHG_EFORMAT, "%s: %lld child field%s %s, %lld %s", label,
+                (long long)a->n_children, a->n_children == 1 ? "" : "s", an,
+                (long long)b->n_children, bn);
   else if (c->metadata == IPC_METADATA_COMPARED &&
            !metadata_equal(a->metadata, a->metadata_size, b->metadata, b->metadata_size))
     xchg_errorf(err, XCHG_EFORMAT, "%s: its metadata differs", label);
@@ -638,26 +657,28 @@ static int field_equal(const ipc_field *a, const ipc_field *b, int64_t column, i
   field_label(a, column, top_level, label, sizeof label);
   if (!node_equal(a, b, label, c)) return 0;
   for (int64_t i = 0; i < a->n_children; i++)
-    if (!field_equal(&a->children[i], &b->children[i], column < 0 ? i : column, column < 0, c)) return 0;
+    if (!field_equal(&a->children[i], &b->children[i], column < 0 ? i : column, column < 0, c))
+      return 0;
   if (a->dict_encoded && a->dict_id != b->dict_id) {
-    xchg_errorf(c->err, XCHG_EFORMAT, "%s: dictionary id %lld %s, %lld %s", label, (long long)a->dict_id,
-                c->a_where, (long long)b->dict_id, c->b_where);
+    xchg_errorf(c->err, XCHG_EFORMAT, "%s: dictionary id %lld %s, %lld %s", label,
+                (long long)a->dict_id, c->a_where, (long long)b->dict_id, c->b_where);
     return 0;
   }
   return 1;
 }
 
-int ipc_schema_equal(const ipc_schema *a, const char *a_where, const ipc_schema *b, const char *b_where,
-                     ipc_metadata_rule metadata, xchg_error *err) {
+int ipc_schema_equal(const ipc_schema *a, const char *a_where, const ipc_schema *b,
+                     const char *b_where, ipc_metadata_rule metadata, xchg_error *err) {
   comparison c = {a_where, b_where, metadata, err};
   if (a->big_endian != b->big_endian) {
-    xchg_errorf(err, XCHG_EFORMAT, "%s-endian %s, %s-endian %s", a->big_endian ? "big" : "little", a_where,
-                b->big_endian ? "big" : "little", b_where);
+    xchg_errorf(err, XCHG_EFORMAT, "%s-endian %s, %s-endian %s", a->big_endian ? "big" : "little",
+                a_where, b->big_endian ? "big" : "little", b_where);
     return 0;
   }
   if (a->root.n_children != b->root.n_children) {
     xchg_errorf(err, XCHG_EFORMAT, "%lld column%s %s, %lld %s", (long long)a->root.n_children,
-                a->root.n_children == 1 ? "" : "s", a_where, (long long)b->root.n_children, b_where);
+                a->root.n_children == 1 ? "" : "s", a_where, (long long)b->root.n_children,
+                b_where);
     return 0;
   }
   if (metadata == IPC_METADATA_COMPARED &&
@@ -724,8 +745,8 @@ static xchg_status select_path(ipc_schema *schema, const char *path, int apply, 
     size_t len = dot ? (size_t)(dot - part) : strlen(part);
     ipc_field *child = child_named(node, part, len);
     if (!child)
-      return xchg_errorf(err, XCHG_EINVAL, "no field '%.*s' in %s (selecting '%s')", (int)len,
-                         part, node == &schema->root ? "the schema" : node->path, path);
+      return xchg_errorf(err, XCHG_EINVAL, "no field '%.*s' in %s (selecting '%s')", (int)len, part,
+                         node == &schema->root ? "the schema" : node->path, path);
     if (apply) child->skip = 0;
     node = child;
     /* Only a struct can be decoded in part; anything else goes whole. */

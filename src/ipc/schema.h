@@ -17,37 +17,57 @@
 
 /* The Type union of Schema.fbs, by its wire value. */
 typedef enum ipc_type {
-  IPC_NULL = 1, IPC_INT = 2, IPC_FLOAT = 3, IPC_BINARY = 4, IPC_UTF8 = 5, IPC_BOOL = 6,
-  IPC_DECIMAL = 7, IPC_DATE = 8, IPC_TIME = 9, IPC_TIMESTAMP = 10, IPC_INTERVAL = 11,
-  IPC_LIST = 12, IPC_STRUCT = 13, IPC_UNION = 14, IPC_FIXED_SIZE_BINARY = 15,
-  IPC_FIXED_SIZE_LIST = 16, IPC_MAP = 17, IPC_DURATION = 18, IPC_LARGE_BINARY = 19,
-  IPC_LARGE_UTF8 = 20, IPC_LARGE_LIST = 21, IPC_RUN_END_ENCODED = 22, IPC_BINARY_VIEW = 23,
-  IPC_UTF8_VIEW = 24, IPC_LIST_VIEW = 25, IPC_LARGE_LIST_VIEW = 26
+  IPC_NULL = 1,
+  IPC_INT = 2,
+  IPC_FLOAT = 3,
+  IPC_BINARY = 4,
+  IPC_UTF8 = 5,
+  IPC_BOOL = 6,
+  IPC_DECIMAL = 7,
+  IPC_DATE = 8,
+  IPC_TIME = 9,
+  IPC_TIMESTAMP = 10,
+  IPC_INTERVAL = 11,
+  IPC_LIST = 12,
+  IPC_STRUCT = 13,
+  IPC_UNION = 14,
+  IPC_FIXED_SIZE_BINARY = 15,
+  IPC_FIXED_SIZE_LIST = 16,
+  IPC_MAP = 17,
+  IPC_DURATION = 18,
+  IPC_LARGE_BINARY = 19,
+  IPC_LARGE_UTF8 = 20,
+  IPC_LARGE_LIST = 21,
+  IPC_RUN_END_ENCODED = 22,
+  IPC_BINARY_VIEW = 23,
+  IPC_UTF8_VIEW = 24,
+  IPC_LIST_VIEW = 25,
+  IPC_LARGE_LIST_VIEW = 26
 } ipc_type;
 
 /* How a fixed-width value is byte-swapped when the data is big-endian. */
 typedef enum ipc_swap {
-  IPC_SWAP_NONE = 0,  /* bytes, bits, or nothing to swap */
-  IPC_SWAP_WHOLE,     /* the value is one integer of `width` bytes */
-  IPC_SWAP_INT32S,    /* a sequence of int32 (interval day-time) */
-  IPC_SWAP_MDN,       /* int32 months, int32 days, int64 nanoseconds */
-  IPC_SWAP_VIEW       /* binary views: int32 length, then (when not inline)
+  IPC_SWAP_NONE = 0, /* bytes, bits, or nothing to swap */
+  IPC_SWAP_WHOLE,    /* the value is one integer of `width` bytes */
+  IPC_SWAP_INT32S,   /* a sequence of int32 (interval day-time) */
+  IPC_SWAP_MDN,      /* int32 months, int32 days, int64 nanoseconds */
+  IPC_SWAP_VIEW      /* binary views: int32 length, then (when not inline)
                          int32 buffer index and int32 offset */
 } ipc_swap;
 
 typedef struct ipc_field {
   char *name;
-  char *path;            /* "a.b[0]" style, for error messages */
+  char *path; /* "a.b[0]" style, for error messages */
   int nullable;
   ipc_type type;
-  char *format;          /* C Data Interface format of the (value) type */
-  int width;             /* bytes per value for fixed-width types, else 0 */
+  char *format; /* C Data Interface format of the (value) type */
+  int width;    /* bytes per value for fixed-width types, else 0 */
   ipc_swap swap;
   int union_dense;
   int32_t *union_type_ids; /* one per child */
-  int32_t list_size;     /* fixed-size list */
-  int keys_sorted;       /* map */
-  char *metadata;        /* ArrowSchema.metadata encoding, or NULL */
+  int32_t list_size;       /* fixed-size list */
+  int keys_sorted;         /* map */
+  char *metadata;          /* ArrowSchema.metadata encoding, or NULL */
   size_t metadata_size;
   /* Dictionary encoding: the field's buffers hold indices of `index_width`
    * bytes into the dictionary `dict_id`, whose values have this type. */
@@ -58,11 +78,11 @@ typedef struct ipc_field {
   int index_signed;
   struct ipc_field *children;
   int64_t n_children;
-  int skip;              /* not selected: neither decoded nor exported */
+  int skip; /* not selected: neither decoded nor exported */
 } ipc_field;
 
 typedef struct ipc_schema {
-  ipc_field root;        /* a struct field whose children are the columns */
+  ipc_field root; /* a struct field whose children are the columns */
   int big_endian;
   char *metadata;
   size_t metadata_size;
@@ -109,7 +129,8 @@ typedef struct ipc_schema_node {
  * ->dictionary when it fills that in.  NULL when out of memory (*out is
  * then released). */
 ipc_schema_node *ipc_schema_node_make(struct ArrowSchema *out, const char *format, const char *name,
-                                      const char *metadata, size_t metadata_size, int64_t n_children);
+                                      const char *metadata, size_t metadata_size,
+                                      int64_t n_children);
 
 /* Whether a schema comparison counts the key/value metadata of the schema
  * and of its fields: each caller says which it needs (a file's footer and
@@ -126,8 +147,8 @@ typedef enum ipc_metadata_rule { IPC_METADATA_IGNORED, IPC_METADATA_COMPARED } i
  * what it is on each side: a_where and b_where say where each schema comes
  * from, as the message puts it ("column 2 \"c2\": type \"l\" in the footer,
  * \"u\" in the stream"; "3 columns in the first IPC stream, 2 here"). */
-int ipc_schema_equal(const ipc_schema *a, const char *a_where, const ipc_schema *b, const char *b_where,
-                     ipc_metadata_rule metadata, xchg_error *err);
+int ipc_schema_equal(const ipc_schema *a, const char *a_where, const ipc_schema *b,
+                     const char *b_where, ipc_metadata_rule metadata, xchg_error *err);
 
 /* ipc_schema_equal for two "+s" ArrowSchemas (dictionary ids, which an
  * ArrowSchema has not, numbered alike on both sides): XCHG_OK with *equal

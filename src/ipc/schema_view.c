@@ -106,10 +106,14 @@ static bool parse_temporal(const char *f, ipc_schema_view *v) {
       return set_temporal(v, IPC_KIND_DURATION, unit, 64);
     case 'i':
       v->kind = IPC_KIND_INTERVAL;
-      if (strcmp(f, "tiM") == 0) v->interval = IPC_INTERVAL_YEAR_MONTH;
-      else if (strcmp(f, "tiD") == 0) v->interval = IPC_INTERVAL_DAY_TIME;
-      else if (strcmp(f, "tin") == 0) v->interval = IPC_INTERVAL_MONTH_DAY_NANO;
-      else return false;
+      if (strcmp(f, "tiM") == 0)
+        v->interval = IPC_INTERVAL_YEAR_MONTH;
+      else if (strcmp(f, "tiD") == 0)
+        v->interval = IPC_INTERVAL_DAY_TIME;
+      else if (strcmp(f, "tin") == 0)
+        v->interval = IPC_INTERVAL_MONTH_DAY_NANO;
+      else
+        return false;
       return true;
   }
   return false;
@@ -127,13 +131,17 @@ static bool parse_nested(const char *f, ipc_schema_view *v) {
     return true;
   }
   if (strncmp(f, "+w:", 3) == 0) return parse_fixed_width(f + 3, IPC_KIND_FIXED_LIST, v);
-  if (strcmp(f, "+s") == 0) v->kind = IPC_KIND_STRUCT;
-  else if (strcmp(f, "+m") == 0) v->kind = IPC_KIND_MAP;
-  else if (strcmp(f, "+r") == 0) v->kind = IPC_KIND_RUN_END;
+  if (strcmp(f, "+s") == 0)
+    v->kind = IPC_KIND_STRUCT;
+  else if (strcmp(f, "+m") == 0)
+    v->kind = IPC_KIND_MAP;
+  else if (strcmp(f, "+r") == 0)
+    v->kind = IPC_KIND_RUN_END;
   else if (strncmp(f, "+ud:", 4) == 0 || strncmp(f, "+us:", 4) == 0) {
     v->dense = f[2] == 'd';
     return parse_union(f + 4, v);
-  } else return false;
+  } else
+    return false;
   return true;
 }
 
@@ -182,13 +190,16 @@ xchg_status ipc_schema_view_parse(const char *format, ipc_schema_view *out, xchg
   bool ok;
   switch (format[0]) {
     case 'd': ok = format[1] == ':' && parse_decimal(format + 2, out); break;
-    case 'w': ok = format[1] == ':' && parse_fixed_width(format + 2, IPC_KIND_FIXED_BINARY, out); break;
+    case 'w':
+      ok = format[1] == ':' && parse_fixed_width(format + 2, IPC_KIND_FIXED_BINARY, out);
+      break;
     case 't': ok = parse_temporal(format, out); break;
     case '+': ok = parse_nested(format, out); break;
     case 'v': ok = parse_binary_view(format, out); break;
     default: ok = parse_primitive(format, out); break;
   }
-  if (!ok) return xchg_errorf(err, XCHG_EINVAL, "unknown or malformed format string \"%.64s\"", format);
+  if (!ok)
+    return xchg_errorf(err, XCHG_EINVAL, "unknown or malformed format string \"%.64s\"", format);
   return XCHG_OK;
 }
 
@@ -226,11 +237,12 @@ static xchg_status check_children(const ipc_schema_view *v, const struct ArrowSc
     return xchg_errorf(err, XCHG_EINVAL, "type \"%.64s\": bad children (%lld, %s)", schema->format,
                        (long long)n, schema->children ? "given" : "NULL");
   if (want >= 0 && n != want)
-    return xchg_errorf(err, XCHG_EINVAL, "type \"%.64s\" has %lld children, needs %lld", schema->format,
-                       (long long)n, (long long)want);
+    return xchg_errorf(err, XCHG_EINVAL, "type \"%.64s\" has %lld children, needs %lld",
+                       schema->format, (long long)n, (long long)want);
   for (int64_t i = 0; i < n; i++)
     if (!schema->children[i])
-      return xchg_errorf(err, XCHG_EINVAL, "type \"%.64s\": child %lld is NULL", schema->format, (long long)i);
+      return xchg_errorf(err, XCHG_EINVAL, "type \"%.64s\": child %lld is NULL", schema->format,
+                         (long long)i);
   if (v->kind == IPC_KIND_MAP && !is_map_entries(schema->children[0]))
     return xchg_errorf(err, XCHG_EINVAL, "a map's child must be a struct of key and value");
   if (v->kind == IPC_KIND_RUN_END && !is_run_ends(schema->children[0]))
@@ -289,15 +301,23 @@ const char *ipc_schema_view_name(const ipc_schema_view *v, char *out, size_t siz
   switch (plain ? IPC_KIND_NULL : v->kind) {
     case IPC_KIND_INT: snprintf(out, size, "%sint%d", v->is_signed ? "" : "u", v->bit_width); break;
     case IPC_KIND_FLOAT: snprintf(out, size, "float%d", v->bit_width); break;
-    case IPC_KIND_DECIMAL: snprintf(out, size, "decimal%d(%d, %d)", v->bit_width, v->precision, v->scale); break;
-    case IPC_KIND_FIXED_BINARY: snprintf(out, size, "fixed_size_binary[%lld]", (long long)v->width); break;
+    case IPC_KIND_DECIMAL:
+      snprintf(out, size, "decimal%d(%d, %d)", v->bit_width, v->precision, v->scale);
+      break;
+    case IPC_KIND_FIXED_BINARY:
+      snprintf(out, size, "fixed_size_binary[%lld]", (long long)v->width);
+      break;
     case IPC_KIND_TIME: snprintf(out, size, "time%d[%s]", v->bit_width, unit); break;
     case IPC_KIND_TIMESTAMP:
-      if (v->tz[0] != '\0') snprintf(out, size, "timestamp[%s, tz=%s]", unit, v->tz);
-      else snprintf(out, size, "timestamp[%s]", unit);
+      if (v->tz[0] != '\0')
+        snprintf(out, size, "timestamp[%s, tz=%s]", unit, v->tz);
+      else
+        snprintf(out, size, "timestamp[%s]", unit);
       break;
     case IPC_KIND_DURATION: snprintf(out, size, "duration[%s]", unit); break;
-    case IPC_KIND_FIXED_LIST: snprintf(out, size, "fixed_size_list[%lld]", (long long)v->width); break;
+    case IPC_KIND_FIXED_LIST:
+      snprintf(out, size, "fixed_size_list[%lld]", (long long)v->width);
+      break;
     default: snprintf(out, size, "%s", plain); break;
   }
   return out;

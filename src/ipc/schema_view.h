@@ -26,28 +26,34 @@
  * kind sets are beside it (the rest stay 0). */
 typedef enum ipc_kind {
   IPC_KIND_NULL,
-  IPC_KIND_BOOL,          /* bit_width 1 */
-  IPC_KIND_INT,           /* bit_width 8, 16, 32, 64; is_signed */
-  IPC_KIND_FLOAT,         /* bit_width 16, 32, 64 */
-  IPC_KIND_DECIMAL,       /* precision, scale, bit_width 32, 64, 128, 256 */
-  IPC_KIND_FIXED_BINARY,  /* width bytes */
-  IPC_KIND_BINARY,        /* utf8, large (64-bit offsets); bit_width of the offsets */
-  IPC_KIND_BINARY_VIEW,   /* utf8 */
-  IPC_KIND_DATE,          /* unit IPC_UNIT_DAY (bit_width 32) or IPC_UNIT_MILLI (64) */
-  IPC_KIND_TIME,          /* unit, bit_width 32 (s, ms) or 64 (us, ns) */
-  IPC_KIND_TIMESTAMP,     /* unit, tz ("" when none), bit_width 64 */
-  IPC_KIND_DURATION,      /* unit, bit_width 64 */
-  IPC_KIND_INTERVAL,      /* interval */
-  IPC_KIND_LIST,          /* large */
-  IPC_KIND_LIST_VIEW,     /* large */
-  IPC_KIND_FIXED_LIST,    /* width elements */
+  IPC_KIND_BOOL,         /* bit_width 1 */
+  IPC_KIND_INT,          /* bit_width 8, 16, 32, 64; is_signed */
+  IPC_KIND_FLOAT,        /* bit_width 16, 32, 64 */
+  IPC_KIND_DECIMAL,      /* precision, scale, bit_width 32, 64, 128, 256 */
+  IPC_KIND_FIXED_BINARY, /* width bytes */
+  IPC_KIND_BINARY,       /* utf8, large (64-bit offsets); bit_width of the offsets */
+  IPC_KIND_BINARY_VIEW,  /* utf8 */
+  IPC_KIND_DATE,         /* unit IPC_UNIT_DAY (bit_width 32) or IPC_UNIT_MILLI (64) */
+  IPC_KIND_TIME,         /* unit, bit_width 32 (s, ms) or 64 (us, ns) */
+  IPC_KIND_TIMESTAMP,    /* unit, tz ("" when none), bit_width 64 */
+  IPC_KIND_DURATION,     /* unit, bit_width 64 */
+  IPC_KIND_INTERVAL,     /* interval */
+  IPC_KIND_LIST,         /* large */
+  IPC_KIND_LIST_VIEW,    /* large */
+  IPC_KIND_FIXED_LIST,   /* width elements */
   IPC_KIND_STRUCT,
-  IPC_KIND_MAP,           /* (keys sorted: a flag of the schema, not of the format) */
-  IPC_KIND_UNION,         /* dense, type_ids */
+  IPC_KIND_MAP,   /* (keys sorted: a flag of the schema, not of the format) */
+  IPC_KIND_UNION, /* dense, type_ids */
   IPC_KIND_RUN_END
 } ipc_kind;
 
-typedef enum ipc_unit { IPC_UNIT_SECOND, IPC_UNIT_MILLI, IPC_UNIT_MICRO, IPC_UNIT_NANO, IPC_UNIT_DAY } ipc_unit;
+typedef enum ipc_unit {
+  IPC_UNIT_SECOND,
+  IPC_UNIT_MILLI,
+  IPC_UNIT_MICRO,
+  IPC_UNIT_NANO,
+  IPC_UNIT_DAY
+} ipc_unit;
 
 typedef enum ipc_interval {
   IPC_INTERVAL_YEAR_MONTH,

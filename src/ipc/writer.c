@@ -87,7 +87,8 @@ static xchg_status mem_append(xchg_ipc_writer *w, const void *p, size_t n, xchg_
     size_t want = w->mem_cap ? w->mem_cap : 64 * 1024;
     while (want < w->mem_len + n) want *= 2;
     uint8_t *grown = realloc(w->mem, want);
-    if (!grown) return xchg_errorf(err, XCHG_ENOMEM, "out of memory growing the output to %zu bytes", want);
+    if (!grown)
+      return xchg_errorf(err, XCHG_ENOMEM, "out of memory growing the output to %zu bytes", want);
     w->mem = grown;
     w->mem_cap = want;
   }
@@ -158,8 +159,9 @@ static xchg_status fd_write(void *ctx, const void *data, size_t n, xchg_error *e
 /* Writes a message: framing, the Message flatbuffer (header already added
  * to b as header_ref), padding, then the body pieces.  Fills *block. */
 static xchg_status write_message(xchg_ipc_writer *w, fbb *b, int header_type, fb_ref header,
-                                 const char *metadata, const wr_body_piece *pieces, int64_t n_pieces,
-                                 int64_t body_length, file_block *block, xchg_error *err) {
+                                 const char *metadata, const wr_body_piece *pieces,
+                                 int64_t n_pieces, int64_t body_length, file_block *block,
+                                 xchg_error *err) {
   fb_ref meta = wr_metadata_build(b, metadata);
   fbb_table_start(b);
   fbb_add_scalar(b, MSG_VERSION, 2, IPC_METADATA_V5);
@@ -173,7 +175,8 @@ static xchg_status write_message(xchg_ipc_writer *w, fbb *b, int header_type, fb
   if (!flat) return xchg_errorf(err, XCHG_ENOMEM, "out of memory building message metadata");
   int64_t align = w->opts.alignment;
   int64_t padded = wr_align_up(8 + (int64_t)size, align) - 8;
-  if (padded > INT32_MAX) return xchg_errorf(err, XCHG_ELIMIT, "message metadata of %zu bytes", size);
+  if (padded > INT32_MAX)
+    return xchg_errorf(err, XCHG_ELIMIT, "message metadata of %zu bytes", size);
   uint8_t prefix[8];
   wr_put_le(prefix, IPC_CONTINUATION, 4);
   wr_put_le(prefix + 4, (uint64_t)padded, 4);
@@ -187,7 +190,8 @@ static xchg_status write_message(xchg_ipc_writer *w, fbb *b, int header_type, fb
     int64_t len = pieces[i].size + (pieces[i].prefix ? 8 : 0);
     if (len == 0) continue;
     if (pieces[i].prefix) st = out_write(w, pieces[i].prefix, 8, err);
-    if (st == XCHG_OK && pieces[i].size) st = out_write(w, pieces[i].data, (size_t)pieces[i].size, err);
+    if (st == XCHG_OK && pieces[i].size)
+      st = out_write(w, pieces[i].data, (size_t)pieces[i].size, err);
     if (st == XCHG_OK) st = out_zeros(w, (size_t)(wr_align_up(len, align) - len), err);
   }
   return st;
@@ -238,7 +242,8 @@ static xchg_status write_batch_message(xchg_ipc_writer *w, const ipc_field *fiel
     st = write_message(w, &b, type, header, dict_id >= 0 ? NULL : w->message_metadata, pieces,
                        l.n_buffers, body_length, &block, err);
     fbb_free(&b);
-    if (st == XCHG_OK) st = add_block(dict_id >= 0 ? &w->dict_blocks : &w->batch_blocks, &block, err);
+    if (st == XCHG_OK)
+      st = add_block(dict_id >= 0 ? &w->dict_blocks : &w->batch_blocks, &block, err);
     if (st == XCHG_OK) *(dict_id >= 0 ? &w->dictionaries : &w->batches) += 1;
   }
   free(pieces);
@@ -253,9 +258,10 @@ static xchg_status use_dict(used_dicts *u, const ipc_field *f, ipc_array *values
     if (u->items[i].id != f->dict_id) continue;
     if (u->items[i].values->length != values->length ||
         !wr_prefix_equal(f, 1, u->items[i].values, values, values->length))
-      return xchg_errorf(err, XCHG_EINVAL, "field '%s' shares dictionary id %lld with field '%s' "
-                         "but its dictionary differs", f->path, (long long)f->dict_id,
-                         u->items[i].field->path);
+      return xchg_errorf(err, XCHG_EINVAL,
+                         "field '%s' shares dictionary id %lld with field '%s' "
+                         "but its dictionary differs",
+                         f->path, (long long)f->dict_id, u->items[i].field->path);
     return XCHG_OK;
   }
   if (u->count == u->cap) {
@@ -357,7 +363,8 @@ static xchg_status write_dict(xchg_ipc_writer *w, const used_dict *u, xchg_error
     ipc_array_unref(tail);
   } else {
     if (change == DICT_REPLACE && w->opts.format == XCHG_IPC_FILE)
-      return xchg_errorf(err, XCHG_EINVAL, "field '%s': the file format cannot replace dictionary "
+      return xchg_errorf(err, XCHG_EINVAL,
+                         "field '%s': the file format cannot replace dictionary "
                          "%lld (a batch has a dictionary that does not extend the one written)",
                          u->field->path, (long long)u->id);
     const ipc_array *col = u->values;
@@ -407,7 +414,8 @@ static xchg_status flush_pending(xchg_ipc_writer *w, xchg_error *err) {
         continue;
       }
       ipc_array *merged = NULL;
-      if (st == XCHG_OK) st = ipc_array_concat(&w->schema.root, 0, w->pending[i], w->pending[i + 1], &merged, err);
+      if (st == XCHG_OK)
+        st = ipc_array_concat(&w->schema.root, 0, w->pending[i], w->pending[i + 1], &merged, err);
       ipc_array_unref(w->pending[i]);
       ipc_array_unref(w->pending[i + 1]);
       w->pending[k++] = merged;
@@ -449,7 +457,8 @@ static xchg_status coalesce(xchg_ipc_writer *w, const struct ArrowArray *batch, 
   if (st == XCHG_OK && w->n_pending == w->cap_pending) {
     int64_t cap = w->cap_pending ? 2 * w->cap_pending : 16;
     ipc_array **items = realloc(w->pending, (size_t)cap * sizeof *items);
-    if (!items) st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    if (!items)
+      st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
     else {
       w->pending = items;
       w->cap_pending = cap;
@@ -516,8 +525,10 @@ static xchg_status write_schema_message(xchg_ipc_writer *w, xchg_error *err) {
 
 static xchg_status open_writer(const struct ArrowSchema *schema, const xchg_ipc_write_options *opts,
                                xchg_ipc_writer *w, xchg_error *err) {
-  if (opts) w->opts = *opts;
-  else xchg_ipc_write_options_init(&w->opts);
+  if (opts)
+    w->opts = *opts;
+  else
+    xchg_ipc_write_options_init(&w->opts);
   if (w->opts.alignment != 8 && w->opts.alignment != 64)
     return xchg_errorf(err, XCHG_EINVAL, "alignment %d: must be 8 or 64", w->opts.alignment);
   if (w->opts.codec != XCHG_BLOCK_NONE && w->opts.codec != XCHG_BLOCK_LZ4_FRAME &&
@@ -531,7 +542,8 @@ static xchg_status open_writer(const struct ArrowSchema *schema, const xchg_ipc_
     return xchg_errorf(err, XCHG_EINVAL, "level %d is out of %s's range, %d to %d", w->opts.level,
                        xchg_block_codec_name(w->opts.codec), min_level, max_level);
   if (!(w->opts.min_space_saving >= 0.0 && w->opts.min_space_saving < 1.0))
-    return xchg_errorf(err, XCHG_EINVAL, "min_space_saving %g: must be in [0, 1)", w->opts.min_space_saving);
+    return xchg_errorf(err, XCHG_EINVAL, "min_space_saving %g: must be in [0, 1)",
+                       w->opts.min_space_saving);
   w->opts.dictionary_ids = NULL; /* used by import only; the caller's array need not outlive us */
   xchg_status st = ipc_schema_import(schema, opts ? opts->dictionary_ids : NULL,
                                      opts ? opts->n_dictionary_ids : 0, &w->schema, err);
@@ -565,9 +577,9 @@ static xchg_status open_common(const struct ArrowSchema *schema, const xchg_ipc_
   return XCHG_OK;
 }
 
-xchg_status xchg_ipc_writer_open(const struct ArrowSchema *schema, const xchg_ipc_write_options *opts,
-                                 xchg_write_fn write_fn, void *ctx, xchg_ipc_writer **out,
-                                 xchg_error *err) {
+xchg_status xchg_ipc_writer_open(const struct ArrowSchema *schema,
+                                 const xchg_ipc_write_options *opts, xchg_write_fn write_fn,
+                                 void *ctx, xchg_ipc_writer **out, xchg_error *err) {
   if (!write_fn) return xchg_errorf(err, XCHG_EINVAL, "no write function");
   return open_common(schema, opts, write_fn, ctx, 0, -1, out, err);
 }
@@ -630,7 +642,8 @@ static xchg_status write_footer(xchg_ipc_writer *w, xchg_error *err) {
   fb_ref footer = fbb_table_end(&b);
   size_t size;
   const uint8_t *flat = fbb_finish(&b, footer, &size);
-  xchg_status st = flat ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory building the footer");
+  xchg_status st =
+      flat ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory building the footer");
   uint8_t tail[10];
   wr_put_le(tail, (uint64_t)size, 4);
   memcpy(tail + 4, IPC_MAGIC, IPC_MAGIC_SIZE);
@@ -696,8 +709,8 @@ void xchg_ipc_writer_free(xchg_ipc_writer *w) {
 }
 
 xchg_status xchg_ipc_encode_stream(struct ArrowArrayStream *stream,
-                                            const xchg_ipc_write_options *opts, xchg_buf **out,
-                                            xchg_error *err) {
+                                   const xchg_ipc_write_options *opts, xchg_buf **out,
+                                   xchg_error *err) {
   *out = NULL;
   struct ArrowSchema schema;
   memset(&schema, 0, sizeof schema);

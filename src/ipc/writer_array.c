@@ -24,7 +24,8 @@ static xchg_status oom(norm *n) { return xchg_errorf(n->err, XCHG_ENOMEM, "out o
 static xchg_status take(norm *n, const uint8_t *base, int64_t at, int64_t size, ipc_buffer *out) {
   *out = (ipc_buffer){NULL, 0, NULL};
   if (size <= 0) return XCHG_OK;
-  if (!base) return xchg_errorf(n->err, XCHG_EINVAL, "a buffer of %lld bytes is missing", (long long)size);
+  if (!base)
+    return xchg_errorf(n->err, XCHG_EINVAL, "a buffer of %lld bytes is missing", (long long)size);
   const uint8_t *p = base + at;
   if (!n->copy) {
     *out = (ipc_buffer){p, (size_t)size, NULL}; /* the caller's batch outlives the write */
@@ -56,10 +57,12 @@ static xchg_buf *shift_bits(const uint8_t *src, int64_t off, int64_t len) {
   return b;
 }
 
-static xchg_status take_bits(norm *n, const uint8_t *src, int64_t off, int64_t len, ipc_buffer *out) {
+static xchg_status take_bits(norm *n, const uint8_t *src, int64_t off, int64_t len,
+                             ipc_buffer *out) {
   *out = (ipc_buffer){NULL, 0, NULL};
   if (len == 0) return XCHG_OK;
-  if (!src) return xchg_errorf(n->err, XCHG_EINVAL, "a bitmap of %lld bits is missing", (long long)len);
+  if (!src)
+    return xchg_errorf(n->err, XCHG_EINVAL, "a bitmap of %lld bits is missing", (long long)len);
   if ((off & 7) == 0 && !n->copy) return take(n, src, off / 8, (len + 7) / 8, out);
   xchg_buf *b = shift_bits(src, off, len);
   if (!b) return oom(n);
@@ -91,7 +94,6 @@ static xchg_status take_validity(norm *n, const struct ArrowArray *a, int64_t of
   return take_bits(n, bits, off, len, &r->buffers[0]);
 }
 
-
 /* Offsets of rows [off, off+len) rebased to 0 into r->buffers[1]; the range
  * of values they cover goes to *first, *count. */
 static xchg_status take_offsets(norm *n, const ipc_field *f, const struct ArrowArray *a,
@@ -113,12 +115,13 @@ static xchg_status take_offsets(norm *n, const ipc_field *f, const struct ArrowA
   xchg_buf *b = ipc_array_set_buf(r, 1, xchg_buf_alloc((size_t)((len + 1) * width)));
   if (!b) return oom(n);
   uint8_t *dst = xchg_buf_mutable_data(b);
-  for (int64_t i = 0; i <= len; i++) ipc_store_offset(dst, width, i, ipc_load_int(src, width, 1, off + i) - start);
+  for (int64_t i = 0; i <= len; i++)
+    ipc_store_offset(dst, width, i, ipc_load_int(src, width, 1, off + i) - start);
   return XCHG_OK;
 }
 
-static xchg_status norm_array(norm *n, const ipc_field *f, int as_value,
-                              const struct ArrowArray *a, int64_t off, int64_t len, ipc_array **out);
+static xchg_status norm_array(norm *n, const ipc_field *f, int as_value, const struct ArrowArray *a,
+                              int64_t off, int64_t len, ipc_array **out);
 
 static xchg_status norm_child(norm *n, const ipc_field *f, const struct ArrowArray *a, int64_t i,
                               int64_t start, int64_t len, ipc_array *r) {
@@ -195,11 +198,18 @@ static xchg_status norm_run_ends(norm *n, const ipc_field *f, const struct Arrow
 static int64_t buffers_for(const ipc_field *f, int as_value, const struct ArrowArray *a) {
   if (f->dict_encoded && !as_value) return 2;
   switch (f->type) {
-    case IPC_NULL: case IPC_RUN_END_ENCODED: return 0;
-    case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
-    case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW: return 3;
-    case IPC_BINARY_VIEW: case IPC_UTF8_VIEW: return a->n_buffers >= 3 ? a->n_buffers : 3;
-    case IPC_FIXED_SIZE_LIST: case IPC_STRUCT: return 1;
+    case IPC_NULL:
+    case IPC_RUN_END_ENCODED: return 0;
+    case IPC_BINARY:
+    case IPC_UTF8:
+    case IPC_LARGE_BINARY:
+    case IPC_LARGE_UTF8:
+    case IPC_LIST_VIEW:
+    case IPC_LARGE_LIST_VIEW: return 3;
+    case IPC_BINARY_VIEW:
+    case IPC_UTF8_VIEW: return a->n_buffers >= 3 ? a->n_buffers : 3;
+    case IPC_FIXED_SIZE_LIST:
+    case IPC_STRUCT: return 1;
     case IPC_UNION: return f->union_dense ? 2 : 1;
     default: return 2;
   }
@@ -213,24 +223,29 @@ static xchg_status norm_value(norm *n, const ipc_field *f, const struct ArrowArr
   int ow = wide ? 8 : 4;
   xchg_status st;
   switch (f->type) {
-    case IPC_NULL:
-      r->null_count = len;
-      return XCHG_OK;
+    case IPC_NULL: r->null_count = len; return XCHG_OK;
     case IPC_BOOL:
       st = take_validity(n, a, off, len, r);
       return st == XCHG_OK ? take_bits(n, buffer(a, 1), off, len, &r->buffers[1]) : st;
-    case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
+    case IPC_BINARY:
+    case IPC_UTF8:
+    case IPC_LARGE_BINARY:
+    case IPC_LARGE_UTF8:
       st = take_validity(n, a, off, len, r);
       if (st == XCHG_OK) st = take_offsets(n, f, a, off, len, ow, r, &first, &count);
       return st == XCHG_OK ? take(n, buffer(a, 2), first, count, &r->buffers[2]) : st;
-    case IPC_BINARY_VIEW: case IPC_UTF8_VIEW:
+    case IPC_BINARY_VIEW:
+    case IPC_UTF8_VIEW:
       st = take_validity(n, a, off, len, r);
       return st == XCHG_OK ? norm_views(n, a, off, len, r) : st;
-    case IPC_LIST: case IPC_LARGE_LIST: case IPC_MAP:
+    case IPC_LIST:
+    case IPC_LARGE_LIST:
+    case IPC_MAP:
       st = take_validity(n, a, off, len, r);
       if (st == XCHG_OK) st = take_offsets(n, f, a, off, len, ow, r, &first, &count);
       return st == XCHG_OK ? norm_child(n, f, a, 0, first, count, r) : st;
-    case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW:
+    case IPC_LIST_VIEW:
+    case IPC_LARGE_LIST_VIEW:
       st = take_validity(n, a, off, len, r);
       if (st == XCHG_OK) st = take(n, buffer(a, 1), off * ow, len * ow, &r->buffers[1]);
       if (st == XCHG_OK) st = take(n, buffer(a, 2), off * ow, len * ow, &r->buffers[2]);
@@ -240,19 +255,21 @@ static xchg_status norm_value(norm *n, const ipc_field *f, const struct ArrowArr
       return st == XCHG_OK ? norm_child(n, f, a, 0, off * f->list_size, len * f->list_size, r) : st;
     case IPC_STRUCT:
       st = take_validity(n, a, off, len, r);
-      for (int64_t i = 0; i < f->n_children && st == XCHG_OK; i++) st = norm_child(n, f, a, i, off, len, r);
+      for (int64_t i = 0; i < f->n_children && st == XCHG_OK; i++)
+        st = norm_child(n, f, a, i, off, len, r);
       return st;
     case IPC_UNION:
       st = take(n, buffer(a, 0), off, len, &r->buffers[0]);
-      if (st == XCHG_OK && f->union_dense) st = take(n, buffer(a, 1), off * 4, len * 4, &r->buffers[1]);
+      if (st == XCHG_OK && f->union_dense)
+        st = take(n, buffer(a, 1), off * 4, len * 4, &r->buffers[1]);
       for (int64_t i = 0; i < f->n_children && st == XCHG_OK; i++)
         st = f->union_dense ? norm_whole_child(n, f, a, i, r) : norm_child(n, f, a, i, off, len, r);
       return st;
-    case IPC_RUN_END_ENCODED:
-      return norm_run_ends(n, f, a, off, len, r);
+    case IPC_RUN_END_ENCODED: return norm_run_ends(n, f, a, off, len, r);
     default:
       st = take_validity(n, a, off, len, r);
-      return st == XCHG_OK ? take(n, buffer(a, 1), off * f->width, len * f->width, &r->buffers[1]) : st;
+      return st == XCHG_OK ? take(n, buffer(a, 1), off * f->width, len * f->width, &r->buffers[1])
+                           : st;
   }
 }
 
@@ -265,25 +282,32 @@ static xchg_status check_shape(norm *n, const ipc_field *f, int as_value,
   if (!a || (!a->buffers && a->n_buffers > 0) || (!a->children && a->n_children > 0))
     return xchg_errorf(n->err, XCHG_EINVAL, "field '%s': missing array", f->path);
   if (a->offset < 0 || a->length < 0 || off < 0 || len < 0 || off + len > a->offset + a->length)
-    return xchg_errorf(n->err, XCHG_EINVAL, "field '%s': rows [%lld, +%lld) lie outside the "
-                       "array's [%lld, +%lld)", f->path, (long long)off, (long long)len,
-                       (long long)a->offset, (long long)a->length);
+    return xchg_errorf(n->err, XCHG_EINVAL,
+                       "field '%s': rows [%lld, +%lld) lie outside the "
+                       "array's [%lld, +%lld)",
+                       f->path, (long long)off, (long long)len, (long long)a->offset,
+                       (long long)a->length);
   int64_t want_buffers = buffers_for(f, as_value, a);
   if (a->n_buffers != want_buffers || a->n_children != children_for(f, as_value))
-    return xchg_errorf(n->err, XCHG_EINVAL, "field '%s' (%s): the array has %lld buffers and "
-                       "%lld children, the type needs %lld and %lld", f->path, f->format,
-                       (long long)a->n_buffers, (long long)a->n_children,
+    return xchg_errorf(n->err, XCHG_EINVAL,
+                       "field '%s' (%s): the array has %lld buffers and "
+                       "%lld children, the type needs %lld and %lld",
+                       f->path, f->format, (long long)a->n_buffers, (long long)a->n_children,
                        (long long)want_buffers, (long long)children_for(f, as_value));
   for (int64_t i = 0; i < a->n_children; i++)
-    if (!a->children[i]) return xchg_errorf(n->err, XCHG_EINVAL, "field '%s': child %lld missing", f->path, (long long)i);
+    if (!a->children[i])
+      return xchg_errorf(n->err, XCHG_EINVAL, "field '%s': child %lld missing", f->path,
+                         (long long)i);
   if (f->dict_encoded && !as_value && !a->dictionary)
-    return xchg_errorf(n->err, XCHG_EINVAL, "field '%s': dictionary-encoded array without a "
-                       "dictionary", f->path);
+    return xchg_errorf(n->err, XCHG_EINVAL,
+                       "field '%s': dictionary-encoded array without a "
+                       "dictionary",
+                       f->path);
   return XCHG_OK;
 }
 
-static xchg_status norm_array(norm *n, const ipc_field *f, int as_value,
-                              const struct ArrowArray *a, int64_t off, int64_t len, ipc_array **out) {
+static xchg_status norm_array(norm *n, const ipc_field *f, int as_value, const struct ArrowArray *a,
+                              int64_t off, int64_t len, ipc_array **out) {
   *out = NULL;
   xchg_status st = check_shape(n, f, as_value, a, off, len);
   if (st != XCHG_OK) return st;
@@ -292,14 +316,15 @@ static xchg_status norm_array(norm *n, const ipc_field *f, int as_value,
   r->length = len;
   if (!(f->dict_encoded && !as_value)) return norm_value(n, f, a, off, len, r);
   st = take_validity(n, a, off, len, r);
-  if (st == XCHG_OK) st = take(n, buffer(a, 1), off * f->index_width, len * f->index_width, &r->buffers[1]);
+  if (st == XCHG_OK)
+    st = take(n, buffer(a, 1), off * f->index_width, len * f->index_width, &r->buffers[1]);
   const struct ArrowArray *d = a->dictionary;
   if (st == XCHG_OK) st = norm_array(n, f, 1, d, d->offset, d->length, &r->dictionary);
   return st;
 }
 
-xchg_status wr_normalize(const ipc_field *f, int as_value, const struct ArrowArray *a,
-                         int64_t off, int64_t len, int copy, ipc_array **out, xchg_error *err) {
+xchg_status wr_normalize(const ipc_field *f, int as_value, const struct ArrowArray *a, int64_t off,
+                         int64_t len, int copy, ipc_array **out, xchg_error *err) {
   norm n = {copy, err};
   xchg_status st = norm_array(&n, f, as_value, a, off, len, out);
   if (st != XCHG_OK) {

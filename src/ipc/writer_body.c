@@ -13,7 +13,7 @@ struct wr_out_buffer {
   const ipc_buffer *src; /* absent or empty: written empty */
   swap_rule swap;
   /* filled by prepare_buffer */
-  xchg_buf *owned;       /* swapped copy or compressed bytes */
+  xchg_buf *owned; /* swapped copy or compressed bytes */
   const uint8_t *data;
   int64_t size;
   uint8_t prefix[8];
@@ -65,7 +65,6 @@ void wr_layout_free(wr_batch_layout *l) {
   memset(l, 0, sizeof *l);
 }
 
-
 /* Lays out field f of a (a normalised array) in IPC order. */
 void wr_lay_out(wr_batch_layout *l, const ipc_field *f, int as_value, const ipc_array *a) {
   int wide = f->type == IPC_LARGE_BINARY || f->type == IPC_LARGE_UTF8 ||
@@ -83,29 +82,35 @@ void wr_lay_out(wr_batch_layout *l, const ipc_field *f, int as_value, const ipc_
       add_buffer(l, &a->buffers[0], NO_SWAP);
       add_buffer(l, &a->buffers[1], NO_SWAP);
       return;
-    case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
+    case IPC_BINARY:
+    case IPC_UTF8:
+    case IPC_LARGE_BINARY:
+    case IPC_LARGE_UTF8:
       add_buffer(l, &a->buffers[0], NO_SWAP);
       add_buffer(l, &a->buffers[1], INT_SWAP(ow));
       add_buffer(l, &a->buffers[2], NO_SWAP);
       return;
-    case IPC_BINARY_VIEW: case IPC_UTF8_VIEW:
+    case IPC_BINARY_VIEW:
+    case IPC_UTF8_VIEW:
       add_buffer(l, &a->buffers[0], NO_SWAP);
       add_buffer(l, &a->buffers[1], VIEW_SWAP);
       for (int64_t i = 2; i < a->n_buffers - 1; i++) add_buffer(l, &a->buffers[i], NO_SWAP);
       add_variadic(l, a->n_buffers - 3);
       return;
-    case IPC_LIST: case IPC_LARGE_LIST: case IPC_MAP:
+    case IPC_LIST:
+    case IPC_LARGE_LIST:
+    case IPC_MAP:
       add_buffer(l, &a->buffers[0], NO_SWAP);
       add_buffer(l, &a->buffers[1], INT_SWAP(ow));
       break;
-    case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW:
+    case IPC_LIST_VIEW:
+    case IPC_LARGE_LIST_VIEW:
       add_buffer(l, &a->buffers[0], NO_SWAP);
       add_buffer(l, &a->buffers[1], INT_SWAP(ow));
       add_buffer(l, &a->buffers[2], INT_SWAP(ow));
       break;
-    case IPC_FIXED_SIZE_LIST: case IPC_STRUCT:
-      add_buffer(l, &a->buffers[0], NO_SWAP);
-      break;
+    case IPC_FIXED_SIZE_LIST:
+    case IPC_STRUCT: add_buffer(l, &a->buffers[0], NO_SWAP); break;
     case IPC_UNION:
       add_buffer(l, &a->buffers[0], NO_SWAP);
       if (f->union_dense) add_buffer(l, &a->buffers[1], INT_SWAP(4));
@@ -137,7 +142,8 @@ static void prepare_buffer(const xchg_ipc_write_options *opts, wr_out_buffer *b)
   if (opts->codec == XCHG_BLOCK_NONE) return;
   b->has_prefix = 1;
   xchg_buf *packed;
-  b->status = xchg_block_compress(opts->codec, opts->level, b->data, (size_t)b->size, &packed, &b->error);
+  b->status =
+      xchg_block_compress(opts->codec, opts->level, b->data, (size_t)b->size, &packed, &b->error);
   if (b->status != XCHG_OK) return;
   double limit = (double)b->size * (1.0 - opts->min_space_saving);
   if ((double)xchg_buf_size(packed) < limit) {
@@ -167,7 +173,8 @@ static void prepare_group(void *ctx, int64_t g) {
 /* Swaps and compresses every buffer, on the pool when there is one and the
  * work is worth it: consecutive buffers are grouped into tasks of at least
  * parallel_min_bytes. */
-xchg_status wr_prepare_buffers(const xchg_ipc_write_options *opts, wr_batch_layout *l, xchg_error *err) {
+xchg_status wr_prepare_buffers(const xchg_ipc_write_options *opts, wr_batch_layout *l,
+                               xchg_error *err) {
   int parallel = opts->pool && xchg_pool_threads(opts->pool) > 1 &&
                  (opts->codec != XCHG_BLOCK_NONE || opts->big_endian);
   int64_t *starts = NULL, n_groups = 0;
@@ -198,8 +205,8 @@ xchg_status wr_prepare_buffers(const xchg_ipc_write_options *opts, wr_batch_layo
 
 /* Adds a RecordBatch table describing l (buffers prepared) to b; returns
  * the body pieces and length. */
-fb_ref wr_record_batch_build(const xchg_ipc_write_options *opts, fbb *b, int64_t length, wr_batch_layout *l,
-                                 wr_body_piece *pieces, int64_t *body_length) {
+fb_ref wr_record_batch_build(const xchg_ipc_write_options *opts, fbb *b, int64_t length,
+                             wr_batch_layout *l, wr_body_piece *pieces, int64_t *body_length) {
   uint8_t *specs = malloc((size_t)(l->n_buffers ? l->n_buffers : 1) * 16);
   if (!specs) {
     b->failed = 1;
@@ -209,7 +216,8 @@ fb_ref wr_record_batch_build(const xchg_ipc_write_options *opts, fbb *b, int64_t
   for (int64_t i = 0; i < l->n_buffers; i++) {
     wr_out_buffer *ob = &l->buffers[i];
     int64_t len = ob->size + (ob->has_prefix && ob->size > 0 ? 8 : 0);
-    pieces[i] = (wr_body_piece){ob->has_prefix && ob->size > 0 ? ob->prefix : NULL, ob->data, ob->size};
+    pieces[i] =
+        (wr_body_piece){ob->has_prefix && ob->size > 0 ? ob->prefix : NULL, ob->data, ob->size};
     wr_put_le(specs + 16 * i, (uint64_t)offset, 8);
     wr_put_le(specs + 16 * i + 8, (uint64_t)len, 8);
     offset += wr_align_up(len, opts->alignment);
@@ -225,7 +233,8 @@ fb_ref wr_record_batch_build(const xchg_ipc_write_options *opts, fbb *b, int64_t
       b->failed = 1;
       return 0;
     }
-    for (int64_t i = 0; i < l->n_variadic; i++) wr_put_le(counts + 8 * i, (uint64_t)l->variadic[i], 8);
+    for (int64_t i = 0; i < l->n_variadic; i++)
+      wr_put_le(counts + 8 * i, (uint64_t)l->variadic[i], 8);
     variadic = fbb_vector_bytes(b, counts, (size_t)l->n_variadic, 8, 8);
     free(counts);
   }

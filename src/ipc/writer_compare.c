@@ -102,7 +102,8 @@ static int list_views_equal(const ipc_field *f, const ipc_array *a, int64_t ia, 
   for (int64_t i = 0; i < n; i++) {
     int64_t size = ipc_load_int(sa, w, 1, ia + i);
     if (size != ipc_load_int(sb, w, 1, ib + i) ||
-        !child_rows_equal(f, 0, a, ipc_load_int(oa, w, 1, ia + i), b, ipc_load_int(ob, w, 1, ib + i), size))
+        !child_rows_equal(f, 0, a, ipc_load_int(oa, w, 1, ia + i), b,
+                          ipc_load_int(ob, w, 1, ib + i), size))
       return 0;
   }
   return 1;
@@ -142,7 +143,8 @@ static int runs_equal(const ipc_field *f, const ipc_array *a, int64_t ia, const 
   int64_t run_a = ipc_run_containing(ea, w, ra->length, ia);
   int64_t run_b = ipc_run_containing(eb, w, rb->length, ib);
   for (int64_t done = 0; done < n;) {
-    if (run_a >= ra->length || run_b >= rb->length || !child_rows_equal(f, 1, a, run_a, b, run_b, 1))
+    if (run_a >= ra->length || run_b >= rb->length ||
+        !child_rows_equal(f, 1, a, run_a, b, run_b, 1))
       return 0;
     int64_t end_a = ipc_load_int(ea, w, 1, run_a) - ia, end_b = ipc_load_int(eb, w, 1, run_b) - ib;
     int64_t end = end_a < end_b ? end_a : end_b;
@@ -161,8 +163,8 @@ static int indices_equal(const ipc_field *f, const ipc_array *a, int64_t ia, con
   const uint8_t *xa = buffer_of(a, 1, (ia + n) * w), *xb = buffer_of(b, 1, (ib + n) * w);
   if (!xa || !xb || !a->dictionary || !b->dictionary) return 0;
   for (int64_t i = 0; i < n; i++)
-    if (!rows_equal(f, 1, a->dictionary, ipc_load_int(xa, w, f->index_signed, ia + i), b->dictionary,
-                    ipc_load_int(xb, w, f->index_signed, ib + i), 1))
+    if (!rows_equal(f, 1, a->dictionary, ipc_load_int(xa, w, f->index_signed, ia + i),
+                    b->dictionary, ipc_load_int(xb, w, f->index_signed, ib + i), 1))
       return 0;
   return 1;
 }
@@ -175,17 +177,25 @@ static int values_equal(const ipc_field *f, int as_value, const ipc_array *a, in
   switch (f->type) {
     case IPC_NULL: return 1;
     case IPC_BOOL: {
-      const uint8_t *pa = buffer_of(a, 1, (ia + n + 7) / 8), *pb = buffer_of(b, 1, (ib + n + 7) / 8);
+      const uint8_t *pa = buffer_of(a, 1, (ia + n + 7) / 8),
+                    *pb = buffer_of(b, 1, (ib + n + 7) / 8);
       return pa && pb && bits_equal(pa, ia, pb, ib, n);
     }
-    case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
+    case IPC_BINARY:
+    case IPC_UTF8:
+    case IPC_LARGE_BINARY:
+    case IPC_LARGE_UTF8:
       return spans_match(a, ia, b, ib, n, offset_width(f), &from_a, &from_b, &count) &&
              bytes_equal(a, from_a, b, from_b, 2, count);
-    case IPC_BINARY_VIEW: case IPC_UTF8_VIEW: return views_equal(a, ia, b, ib, n);
-    case IPC_LIST: case IPC_LARGE_LIST: case IPC_MAP:
+    case IPC_BINARY_VIEW:
+    case IPC_UTF8_VIEW: return views_equal(a, ia, b, ib, n);
+    case IPC_LIST:
+    case IPC_LARGE_LIST:
+    case IPC_MAP:
       return spans_match(a, ia, b, ib, n, offset_width(f), &from_a, &from_b, &count) &&
              child_rows_equal(f, 0, a, from_a, b, from_b, count);
-    case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW: return list_views_equal(f, a, ia, b, ib, n);
+    case IPC_LIST_VIEW:
+    case IPC_LARGE_LIST_VIEW: return list_views_equal(f, a, ia, b, ib, n);
     case IPC_FIXED_SIZE_LIST:
       return child_rows_equal(f, 0, a, ia * f->list_size, b, ib * f->list_size, n * f->list_size);
     case IPC_STRUCT:

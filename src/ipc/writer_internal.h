@@ -26,8 +26,8 @@ fb_ref wr_metadata_build(fbb *b, const char *metadata);
  * buffers start at row 0.  With copy = 0, buffers that need no change point
  * into a's memory, which must outlive the result; with copy = 1 every byte
  * is copied.  Dictionaries are normalised whole and attached. */
-xchg_status wr_normalize(const ipc_field *f, int as_value, const struct ArrowArray *a,
-                         int64_t off, int64_t len, int copy, ipc_array **out, xchg_error *err);
+xchg_status wr_normalize(const ipc_field *f, int as_value, const struct ArrowArray *a, int64_t off,
+                         int64_t len, int copy, ipc_array **out, xchg_error *err);
 
 /* Non-zero when the first n rows of a and b (as field f; its dictionary
  * values when as_value) hold the same logical values: the same rows null,
@@ -67,7 +67,7 @@ typedef struct wr_out_buffer wr_out_buffer;
 
 /* The field nodes, buffers and variadic buffer counts of a batch. */
 typedef struct wr_batch_layout {
-  uint8_t *nodes;        /* 16 bytes per FieldNode */
+  uint8_t *nodes; /* 16 bytes per FieldNode */
   int64_t n_nodes, cap_nodes;
   wr_out_buffer *buffers;
   int64_t n_buffers, cap_buffers;
@@ -85,11 +85,12 @@ void wr_layout_free(wr_batch_layout *l);
 
 /* Swaps (for big-endian output) and compresses every buffer of l, on
  * opts->pool when there is one and the work is worth it. */
-xchg_status wr_prepare_buffers(const xchg_ipc_write_options *opts, wr_batch_layout *l, xchg_error *err);
+xchg_status wr_prepare_buffers(const xchg_ipc_write_options *opts, wr_batch_layout *l,
+                               xchg_error *err);
 
 /* Adds a RecordBatch table describing l (buffers prepared) to b; returns
  * the body pieces (l->n_buffers of them) and length. */
-fb_ref wr_record_batch_build(const xchg_ipc_write_options *opts, fbb *b, int64_t length, wr_batch_layout *l,
-                             wr_body_piece *pieces, int64_t *body_length);
+fb_ref wr_record_batch_build(const xchg_ipc_write_options *opts, fbb *b, int64_t length,
+                             wr_batch_layout *l, wr_body_piece *pieces, int64_t *body_length);
 
 #endif

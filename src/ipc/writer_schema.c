@@ -7,7 +7,6 @@
 #include "ipc/schema_view.h"
 #include "ipc/writer_internal.h"
 
-
 /* ---- metadata ------------------------------------------------------------ */
 
 static int32_t load_i32(const char *p) {
@@ -70,7 +69,8 @@ static ipc_type wire_type(const ipc_schema_view *v) {
     case IPC_KIND_DECIMAL: return IPC_DECIMAL;
     case IPC_KIND_FIXED_BINARY: return IPC_FIXED_SIZE_BINARY;
     case IPC_KIND_BINARY:
-      return v->utf8 ? (v->large ? IPC_LARGE_UTF8 : IPC_UTF8) : (v->large ? IPC_LARGE_BINARY : IPC_BINARY);
+      return v->utf8 ? (v->large ? IPC_LARGE_UTF8 : IPC_UTF8)
+                     : (v->large ? IPC_LARGE_BINARY : IPC_BINARY);
     case IPC_KIND_BINARY_VIEW: return v->utf8 ? IPC_UTF8_VIEW : IPC_BINARY_VIEW;
     case IPC_KIND_DATE: return IPC_DATE;
     case IPC_KIND_TIME: return IPC_TIME;
@@ -92,8 +92,13 @@ static ipc_type wire_type(const ipc_schema_view *v) {
 static int value_bytes(const ipc_schema_view *v) {
   static const int interval_bytes[] = {4, 8, 16};
   switch (v->kind) {
-    case IPC_KIND_INT: case IPC_KIND_FLOAT: case IPC_KIND_DECIMAL: case IPC_KIND_DATE:
-    case IPC_KIND_TIME: case IPC_KIND_TIMESTAMP: case IPC_KIND_DURATION: return v->bit_width / 8;
+    case IPC_KIND_INT:
+    case IPC_KIND_FLOAT:
+    case IPC_KIND_DECIMAL:
+    case IPC_KIND_DATE:
+    case IPC_KIND_TIME:
+    case IPC_KIND_TIMESTAMP:
+    case IPC_KIND_DURATION: return v->bit_width / 8;
     case IPC_KIND_INTERVAL: return interval_bytes[v->interval];
     case IPC_KIND_FIXED_BINARY: return (int)v->width;
     default: return 0;
@@ -113,7 +118,8 @@ static xchg_status set_type(ipc_field *f, const struct ArrowSchema *value, const
       return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
     for (int64_t i = 0; i < f->n_children; i++) f->union_type_ids[i] = v->type_ids[i];
   }
-  if (!(f->format = dup_string(value->format))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  if (!(f->format = dup_string(value->format)))
+    return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   f->keys_sorted = f->type == IPC_MAP && (value->flags & ARROW_FLAG_MAP_KEYS_SORTED);
   if (f->type == IPC_INTERVAL)
     f->swap = f->width == 4 ? IPC_SWAP_WHOLE : f->width == 8 ? IPC_SWAP_INT32S : IPC_SWAP_MDN;
@@ -145,8 +151,10 @@ static xchg_status import_dictionary(const struct ArrowSchema *s, ipc_field *f,
                                      const struct ArrowSchema **value, xchg_error *err) {
   ipc_schema_view index;
   if (ipc_schema_view_parse(s->format, &index, NULL) != XCHG_OK || index.kind != IPC_KIND_INT)
-    return xchg_errorf(err, XCHG_EINVAL, "field '%s': dictionary index format '%s' is not an "
-                       "integer", f->path, s->format);
+    return xchg_errorf(err, XCHG_EINVAL,
+                       "field '%s': dictionary index format '%s' is not an "
+                       "integer",
+                       f->path, s->format);
   if (s->dictionary->dictionary)
     return xchg_errorf(err, XCHG_EINVAL, "field '%s': a dictionary of dictionaries", f->path);
   f->dict_encoded = 1;
@@ -175,7 +183,8 @@ static xchg_status import_field(const struct ArrowSchema *s, const char *parent_
   f->nullable = (s->flags & ARROW_FLAG_NULLABLE) != 0;
   if (s->metadata) {
     f->metadata_size = ipc_metadata_size(s->metadata);
-    if (!(f->metadata = malloc(f->metadata_size))) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    if (!(f->metadata = malloc(f->metadata_size)))
+      return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
     memcpy(f->metadata, s->metadata, f->metadata_size);
   }
   const struct ArrowSchema *value = s;
@@ -248,7 +257,8 @@ static fb_ref build_type(fbb *b, const ipc_field *f) {
   if (f->type == IPC_UNION) {
     uint8_t bytes[4 * 128];
     for (int64_t i = 0; i < f->n_children; i++)
-      for (int k = 0; k < 4; k++) bytes[4 * i + k] = (uint8_t)((uint32_t)f->union_type_ids[i] >> (8 * k));
+      for (int k = 0; k < 4; k++)
+        bytes[4 * i + k] = (uint8_t)((uint32_t)f->union_type_ids[i] >> (8 * k));
     ids = fbb_vector_bytes(b, bytes, (size_t)f->n_children, 4, 4);
   }
   fbb_table_start(b);
@@ -257,7 +267,9 @@ static fb_ref build_type(fbb *b, const ipc_field *f) {
       fbb_add_scalar(b, 0, 4, (uint32_t)v.bit_width);
       fbb_add_scalar(b, 1, 1, (uint64_t)v.is_signed);
       break;
-    case IPC_FLOAT: fbb_add_scalar(b, 0, 2, v.bit_width == 16 ? 0 : v.bit_width == 32 ? 1 : 2); break;
+    case IPC_FLOAT:
+      fbb_add_scalar(b, 0, 2, v.bit_width == 16 ? 0 : v.bit_width == 32 ? 1 : 2);
+      break;
     case IPC_DECIMAL:
       fbb_add_scalar(b, 0, 4, (uint32_t)v.precision);
       fbb_add_scalar(b, 1, 4, (uint32_t)v.scale);

@@ -104,8 +104,9 @@ static xchg_status next_row_slow(xchg_row_reader *r, const uint8_t **row, size_t
   } else {
     if (n > r->scratch_cap) {
       uint8_t *p = realloc(r->scratch, n);
-      if (p == NULL) return xchg_errorf(err, XCHG_ENOMEM, "row %lld: no memory for %u bytes",
-                                        (long long)r->rows, n);
+      if (p == NULL)
+        return xchg_errorf(err, XCHG_ENOMEM, "row %lld: no memory for %u bytes", (long long)r->rows,
+                           n);
       r->scratch = p;
       r->scratch_cap = n;
     }
@@ -142,7 +143,8 @@ xchg_status xchg_row_reader_next(xchg_row_reader *r, const uint8_t **row, size_t
 xchg_status xchg_row_reader_next_batch(xchg_row_reader *r, int64_t max, const uint8_t **rows,
                                        size_t *lens, int64_t *count, xchg_error *err) {
   *count = 0;
-  if (max < 0) return xchg_errorf(err, XCHG_EINVAL, "row reader: batch of %lld rows", (long long)max);
+  if (max < 0)
+    return xchg_errorf(err, XCHG_EINVAL, "row reader: batch of %lld rows", (long long)max);
   int64_t k = 0;
   while (k < max) {
     if (take_in_window(r, &rows[k], &lens[k])) {

@@ -35,7 +35,8 @@ xchg_status coalesce_fail(coalescer *c, int64_t buffer, xchg_status st, const ch
 /* The output's 32-bit offsets cannot address what this batch would add. */
 xchg_status coalesce_overflow(coalescer *c, int64_t total) {
   c->overflow = 1;
-  return coalesce_fail(c, -1, XCHG_ELIMIT, "%lld values are more than 32-bit offsets address", (long long)total);
+  return coalesce_fail(c, -1, XCHG_ELIMIT, "%lld values are more than 32-bit offsets address",
+                       (long long)total);
 }
 
 /* ---- scratch ------------------------------------------------------------------ */
@@ -122,15 +123,19 @@ static xchg_status prefixed(coalescer *c, int64_t k, xchg_status st) {
 static xchg_status check_declared(coalescer *c, int64_t k, const uint8_t *frame, int64_t frame_size,
                                   int64_t size) {
   const xchg_ipc_read_options *opts = c->opts;
-  if (size < 0) return coalesce_fail(c, k, XCHG_EFORMAT, "negative uncompressed length %lld", (long long)size);
+  if (size < 0)
+    return coalesce_fail(c, k, XCHG_EFORMAT, "negative uncompressed length %lld", (long long)size);
   if (size > opts->max_buffer_bytes)
-    return coalesce_fail(c, k, XCHG_ELIMIT, "uncompressed length %lld exceeds max_buffer_bytes %lld",
-                         (long long)size, (long long)opts->max_buffer_bytes);
+    return coalesce_fail(c, k, XCHG_ELIMIT,
+                         "uncompressed length %lld exceeds max_buffer_bytes %lld", (long long)size,
+                         (long long)opts->max_buffer_bytes);
   if (size > opts->max_batch_bytes - c->decoded)
-    return coalesce_fail(c, k, XCHG_ELIMIT, "uncompressed length %lld after %lld bytes of the batch's "
-                         "other buffers exceeds max_batch_bytes %lld", (long long)size,
-                (long long)c->decoded, (long long)opts->max_batch_bytes);
-  xchg_status st = xchg_block_check_size(c->b->codec, frame, (size_t)frame_size, (size_t)size, c->err);
+    return coalesce_fail(c, k, XCHG_ELIMIT,
+                         "uncompressed length %lld after %lld bytes of the batch's "
+                         "other buffers exceeds max_batch_bytes %lld",
+                         (long long)size, (long long)c->decoded, (long long)opts->max_batch_bytes);
+  xchg_status st =
+      xchg_block_check_size(c->b->codec, frame, (size_t)frame_size, (size_t)size, c->err);
   if (st != XCHG_OK) return prefixed(c, k, st);
   c->decoded += size;
   return XCHG_OK;
@@ -147,7 +152,8 @@ static xchg_status stored(coalescer *c, int64_t k, const uint8_t **frame, int64_
   *declared = -1;
   if (c->b->codec == XCHG_BLOCK_NONE || len == 0) return XCHG_OK;
   if (len < 8)
-    return coalesce_fail(c, k, XCHG_EFORMAT, "compressed buffer of %lld bytes lacks its 8-byte length", (long long)len);
+    return coalesce_fail(c, k, XCHG_EFORMAT,
+                         "compressed buffer of %lld bytes lacks its 8-byte length", (long long)len);
   *declared = (int64_t)fb_load_u64(*frame);
   *frame += 8;
   *frame_size -= 8;
@@ -181,7 +187,8 @@ static xchg_status buffer_bytes(coalescer *c, int64_t k, const uint8_t **p, int6
   *n = frame_size;
   if (st != XCHG_OK || declared == -1) return st;
   uint8_t *dst = coalesce_scratch_alloc(&c->scratch, (size_t)declared);
-  if (!dst && declared > 0) return coalesce_fail(c, k, XCHG_ENOMEM, "out of memory for %lld bytes", (long long)declared);
+  if (!dst && declared > 0)
+    return coalesce_fail(c, k, XCHG_ENOMEM, "out of memory for %lld bytes", (long long)declared);
   if ((st = decompress(c, k, frame, frame_size, declared, dst)) != XCHG_OK) return st;
   *p = dst;
   *n = declared;
@@ -196,7 +203,8 @@ xchg_status coalesce_put_bytes(coalescer *c, int64_t k, int64_t from, int64_t n,
   int64_t frame_size, declared;
   xchg_status st = stored(c, k, &frame, &frame_size, &declared);
   if (st != XCHG_OK) return st;
-  if (declared != -1 && from == 0 && declared == n) return decompress(c, k, frame, frame_size, n, dst);
+  if (declared != -1 && from == 0 && declared == n)
+    return decompress(c, k, frame, frame_size, n, dst);
   const uint8_t *p;
   int64_t have;
   if (declared != -1 && (st = buffer_bytes(c, k, &p, &have)) != XCHG_OK) return st;
@@ -205,8 +213,8 @@ xchg_status coalesce_put_bytes(coalescer *c, int64_t k, int64_t from, int64_t n,
     have = frame_size;
   }
   if (from > have || n > have - from)
-    return coalesce_fail(c, k, XCHG_EFORMAT, "buffer has %lld bytes, [%lld, +%lld) needed", (long long)have,
-                (long long)from, (long long)n);
+    return coalesce_fail(c, k, XCHG_EFORMAT, "buffer has %lld bytes, [%lld, +%lld) needed",
+                         (long long)have, (long long)from, (long long)n);
   memcpy(dst, p + from, (size_t)n);
   return XCHG_OK;
 }
@@ -217,19 +225,19 @@ xchg_status coalesce_values_of(coalescer *c, int64_t k, int64_t need, const char
   int64_t have;
   xchg_status st = buffer_bytes(c, k, p, &have);
   if (st == XCHG_OK && have < need)
-    st = coalesce_fail(c, k, XCHG_EFORMAT, "%s buffer has %lld bytes, %lld needed", what, (long long)have,
-                       (long long)need);
+    st = coalesce_fail(c, k, XCHG_EFORMAT, "%s buffer has %lld bytes, %lld needed", what,
+                       (long long)have, (long long)need);
   return st;
 }
 
 /* n values of `width` bytes from value `from`, in bytes, without
  * overflowing. */
-xchg_status coalesce_span_bytes(coalescer *c, int64_t from, int64_t n, int64_t width, int64_t *start,
-                                int64_t *count) {
+xchg_status coalesce_span_bytes(coalescer *c, int64_t from, int64_t n, int64_t width,
+                                int64_t *start, int64_t *count) {
   *start = *count = 0;
   if (width > 0 && from + n > INT64_MAX / width)
-    return coalesce_fail(c, -1, XCHG_EFORMAT, "%lld values of %lld bytes overflow", (long long)(from + n),
-                         (long long)width);
+    return coalesce_fail(c, -1, XCHG_EFORMAT, "%lld values of %lld bytes overflow",
+                         (long long)(from + n), (long long)width);
   *start = from * width;
   *count = n * width;
   return XCHG_OK;
@@ -263,10 +271,12 @@ static xchg_status lay_out(coalescer *c, const wire_batch *b) {
     k += ipc_field_buffer_count(f, 0, b->version);
     if (is_view(f)) {
       if (v >= b->variadic.count)
-        return coalesce_fail(c, -1, XCHG_EFORMAT, "no variadicBufferCounts entry for this view field");
+        return coalesce_fail(c, -1, XCHG_EFORMAT,
+                             "no variadicBufferCounts entry for this view field");
       c->n_var[fi] = (int64_t)fb_load_u64(fb_vector_elem(&b->variadic, v++));
       if (c->n_var[fi] < 0 || c->n_var[fi] > (int64_t)b->buffers.count)
-        return coalesce_fail(c, -1, XCHG_EFORMAT, "variadic buffer count %lld", (long long)c->n_var[fi]);
+        return coalesce_fail(c, -1, XCHG_EFORMAT, "variadic buffer count %lld",
+                             (long long)c->n_var[fi]);
       k += c->n_var[fi];
     }
   }
@@ -279,16 +289,17 @@ static xchg_status lay_out(coalescer *c, const wire_batch *b) {
     coalesce_node_of(b, c->top[i], &length, &nulls);
     c->at = c->fields[c->top[i]].f;
     if (length != b->rows)
-      return coalesce_fail(c, -1, XCHG_EFORMAT, "column has %lld rows, the batch %lld", (long long)length,
-                           (long long)b->rows);
+      return coalesce_fail(c, -1, XCHG_EFORMAT, "column has %lld rows, the batch %lld",
+                           (long long)length, (long long)b->rows);
   }
   c->at = NULL;
   for (int64_t i = 0; i < k; i++) {
     int64_t offset, len;
     spec_of(b, i, &offset, &len);
     if (offset < 0 || len < 0 || offset > b->body_length || len > b->body_length - offset)
-      return coalesce_fail(c, i, XCHG_EFORMAT, "range [%lld, +%lld) lies outside the %lld-byte body",
-                  (long long)offset, (long long)len, (long long)b->body_length);
+      return coalesce_fail(c, i, XCHG_EFORMAT,
+                           "range [%lld, +%lld) lies outside the %lld-byte body", (long long)offset,
+                           (long long)len, (long long)b->body_length);
   }
   return XCHG_OK;
 }
@@ -305,7 +316,8 @@ xchg_status wire_batch_open(const fb_table *batch, int version, const uint8_t *b
   if (!rc_nodes) out->nodes.count = 0;
   if (!rc_buffers) out->buffers.count = 0;
   if (!rc_variadic) out->variadic.count = 0;
-  if (out->rows < 0) return xchg_errorf(err, XCHG_EFORMAT, "record batch length %lld", (long long)out->rows);
+  if (out->rows < 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "record batch length %lld", (long long)out->rows);
   return ipc_batch_compression(batch, &out->codec, err);
 }
 
@@ -317,7 +329,8 @@ int64_t wire_batch_bytes(const wire_batch *b) {
     spec_of(b, k, &offset, &len);
     int inside = offset >= 0 && len >= 8 && offset <= b->body_length - len;
     int64_t declared = inside ? (int64_t)fb_load_u64(b->body + offset) : len;
-    bytes += declared >= 0 && declared <= b->body_length * 1024 ? declared : len; /* checked when placed */
+    bytes += declared >= 0 && declared <= b->body_length * 1024 ? declared
+                                                                : len; /* checked when placed */
   }
   return bytes;
 }
@@ -326,7 +339,8 @@ int64_t wire_batch_bytes(const wire_batch *b) {
 
 static int64_t count_fields(const ipc_field *f) {
   int64_t n = 1;
-  for (int64_t i = 0; !f->dict_encoded && i < f->n_children; i++) n += count_fields(&f->children[i]);
+  for (int64_t i = 0; !f->dict_encoded && i < f->n_children; i++)
+    n += count_fields(&f->children[i]);
   return n;
 }
 
@@ -364,14 +378,16 @@ xchg_status coalescer_create(const ipc_schema *schema, const xchg_ipc_read_optio
   }
   if (!c || !c->fields || !c->kids || !c->top || !c->buf_at || !c->n_var || !c->out || !c->marks) {
     coalescer_free(c);
-    return xchg_errorf(err, XCHG_ENOMEM, "out of memory for a coalescer of %lld fields", (long long)n);
+    return xchg_errorf(err, XCHG_ENOMEM, "out of memory for a coalescer of %lld fields",
+                       (long long)n);
   }
   c->schema = schema;
   c->opts = opts;
   c->target_rows = target_rows;
   c->n_fields = n;
   int64_t next = 0, next_kid = 0;
-  for (int64_t i = 0; i < columns; i++) c->top[i] = flatten(c, &schema->root.children[i], &next, &next_kid);
+  for (int64_t i = 0; i < columns; i++)
+    c->top[i] = flatten(c, &schema->root.children[i], &next, &next_kid);
   *out = c;
   return XCHG_OK;
 }
@@ -379,7 +395,8 @@ xchg_status coalescer_create(const ipc_schema *schema, const xchg_ipc_read_optio
 static void mark(coalescer *c) {
   for (int64_t i = 0; i < c->n_fields; i++) {
     const out_node *o = &c->out[i];
-    c->marks[i] = (out_mark){o->length, o->null_count, o->validity, {o->b[0].size, o->b[1].size, o->b[2].size}};
+    c->marks[i] = (out_mark){
+        o->length, o->null_count, o->validity, {o->b[0].size, o->b[1].size, o->b[2].size}};
   }
 }
 
@@ -441,12 +458,19 @@ static void take(out_node *o, int j, ipc_array *a, int64_t i) {
 static int64_t array_buffers(const ipc_field *f) {
   if (f->dict_encoded) return 2;
   switch (f->type) {
-    case IPC_NULL: case IPC_RUN_END_ENCODED: return 0;
-    case IPC_STRUCT: case IPC_FIXED_SIZE_LIST: return 1;
+    case IPC_NULL:
+    case IPC_RUN_END_ENCODED: return 0;
+    case IPC_STRUCT:
+    case IPC_FIXED_SIZE_LIST: return 1;
     case IPC_UNION: return f->union_dense ? 2 : 1;
-    case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
-    case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW: return 3;
-    case IPC_BINARY_VIEW: case IPC_UTF8_VIEW: return 4; /* validity, views, data, sizes */
+    case IPC_BINARY:
+    case IPC_UTF8:
+    case IPC_LARGE_BINARY:
+    case IPC_LARGE_UTF8:
+    case IPC_LIST_VIEW:
+    case IPC_LARGE_LIST_VIEW: return 3;
+    case IPC_BINARY_VIEW:
+    case IPC_UTF8_VIEW: return 4; /* validity, views, data, sizes */
     default: return 2;
   }
 }
@@ -477,8 +501,10 @@ static xchg_status build(coalescer *c, int64_t fi, ipc_dict_lookup_fn lookup, vo
   if (f->dict_encoded) {
     ipc_array *dict = lookup(lookup_ctx, f->dict_id);
     if (!dict)
-      return xchg_errorf(err, XCHG_EFORMAT, "field '%s': dictionary %lld is used before it is "
-                         "defined", f->path, (long long)f->dict_id);
+      return xchg_errorf(err, XCHG_EFORMAT,
+                         "field '%s': dictionary %lld is used before it is "
+                         "defined",
+                         f->path, (long long)f->dict_id);
     a->dictionary = ipc_array_ref(dict);
   }
   xchg_status st = XCHG_OK;
@@ -507,7 +533,8 @@ xchg_status coalescer_finish(coalescer *c, ipc_dict_lookup_fn lookup, void *look
   xchg_status st = r ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   if (r) r->length = c->rows;
   for (int64_t i = 0, k = 0; i < root->n_children && st == XCHG_OK; i++)
-    if (!root->children[i].skip) st = build(c, c->top[i], lookup, lookup_ctx, &r->children[k++], err);
+    if (!root->children[i].skip)
+      st = build(c, c->top[i], lookup, lookup_ctx, &r->children[k++], err);
   clear_output(c);
   if (st == XCHG_OK) {
     ipc_decode_ctx ctx = {c->opts, 0, IPC_METADATA_V5, 0, lookup, lookup_ctx, NULL, NULL};

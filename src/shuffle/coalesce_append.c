@@ -13,8 +13,10 @@
 static int bit_at(const uint8_t *bits, int64_t i) { return (bits[i >> 3] >> (i & 7)) & 1; }
 
 static void set_bit(uint8_t *bits, int64_t i, int v) {
-  if (v) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
-  else bits[i >> 3] &= (uint8_t)~(1u << (i & 7));
+  if (v)
+    bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+  else
+    bits[i >> 3] &= (uint8_t) ~(1u << (i & 7));
 }
 
 /* Bits [s, s+n) of src to bits [d, d+n) of dst; the bits of dst's bytes
@@ -28,7 +30,8 @@ static void copy_bits(uint8_t *dst, int64_t d, const uint8_t *src, int64_t s, in
     memcpy(dst + (d >> 3), p, (size_t)bytes);
   } else {
     uint8_t *q = dst + (d >> 3);
-    for (int64_t i = 0; i < bytes; i++) q[i] = (uint8_t)((p[i] >> shift) | (p[i + 1] << (8 - shift)));
+    for (int64_t i = 0; i < bytes; i++)
+      q[i] = (uint8_t)((p[i] >> shift) | (p[i + 1] << (8 - shift)));
   }
   d += bytes * 8;
   s += bytes * 8;
@@ -53,12 +56,12 @@ static int64_t bitmap_bytes(int64_t bits) { return (bits + 7) / 8; }
 
 /* ---- appending a field's span ------------------------------------------------- */
 
-
 /* The validity of rows [off, off+n) from buffer k (read only when the
  * node has nulls); *bits (may be NULL) gets the source bitmap, NULL when
  * every row is valid. */
 static xchg_status append_validity(coalescer *c, out_node *o, int64_t k, int64_t node_length,
-                                   int64_t node_nulls, int64_t off, int64_t n, const uint8_t **bits) {
+                                   int64_t node_nulls, int64_t off, int64_t n,
+                                   const uint8_t **bits) {
   if (bits) *bits = NULL;
   out_buf *ob = &o->b[0];
   size_t bytes = (size_t)bitmap_bytes(o->length + n);
@@ -149,10 +152,13 @@ static xchg_status append_offsets(coalescer *c, out_buf *ob, int64_t k, int widt
   *first = ipc_load_int(src, width, 1, off);
   *last = ipc_load_int(src, width, 1, off + n);
   if (*first < 0 || *last < *first || *last > limit)
-    return coalesce_fail(c, k, XCHG_EFORMAT, "offsets of rows [%lld, %lld] are %lld and %lld, outside [0, "
-                         "%lld]", (long long)off, (long long)(off + n), (long long)*first, (long long)*last,
-                (long long)limit);
-  if (width == 4 && base + (*last - *first) > INT32_MAX) return coalesce_overflow(c, base + (*last - *first));
+    return coalesce_fail(c, k, XCHG_EFORMAT,
+                         "offsets of rows [%lld, %lld] are %lld and %lld, outside [0, "
+                         "%lld]",
+                         (long long)off, (long long)(off + n), (long long)*first, (long long)*last,
+                         (long long)limit);
+  if (width == 4 && base + (*last - *first) > INT32_MAX)
+    return coalesce_overflow(c, base + (*last - *first));
   size_t extra = (size_t)(n + (ob->size == 0)) * (size_t)width;
   uint8_t *dst = coalesce_reserve(c, ob, extra);
   if (!dst) return XCHG_ENOMEM;
@@ -167,7 +173,9 @@ static xchg_status append_offsets(coalescer *c, out_buf *ob, int64_t k, int widt
 
 static int offset_width(ipc_type t) {
   return (t == IPC_LARGE_BINARY || t == IPC_LARGE_UTF8 || t == IPC_LARGE_LIST ||
-          t == IPC_LARGE_LIST_VIEW) ? 8 : 4;
+          t == IPC_LARGE_LIST_VIEW)
+             ? 8
+             : 4;
 }
 
 static xchg_status append_binary(coalescer *c, out_node *o, int64_t k, int width, int64_t off,
@@ -175,11 +183,13 @@ static xchg_status append_binary(coalescer *c, out_node *o, int64_t k, int width
   int64_t data_size, first, last;
   xchg_status st = coalesce_decoded_size(c, k + 2, &data_size);
   if (st == XCHG_OK)
-    st = append_offsets(c, &o->b[1], k + 1, width, off, n, data_size, (int64_t)o->b[2].size, &first, &last);
+    st = append_offsets(c, &o->b[1], k + 1, width, off, n, data_size, (int64_t)o->b[2].size, &first,
+                        &last);
   if (st != XCHG_OK) return st;
   uint8_t *dst = coalesce_reserve(c, &o->b[2], (size_t)(last - first));
   if (!dst) return XCHG_ENOMEM;
-  if ((st = coalesce_put_bytes(c, k + 2, first, last - first, dst)) == XCHG_OK) o->b[2].size += (size_t)(last - first);
+  if ((st = coalesce_put_bytes(c, k + 2, first, last - first, dst)) == XCHG_OK)
+    o->b[2].size += (size_t)(last - first);
   return st;
 }
 
@@ -199,7 +209,8 @@ static xchg_status append_list_views(coalescer *c, int64_t fi, out_node *o, int6
   int64_t child = coalesce_kid(c, fi, 0), child_length, child_nulls, start, count;
   coalesce_node_of(c->b, child, &child_length, &child_nulls);
   int64_t base = c->out[child].length;
-  if (width == 4 && base + child_length > INT32_MAX) return coalesce_overflow(c, base + child_length);
+  if (width == 4 && base + child_length > INT32_MAX)
+    return coalesce_overflow(c, base + child_length);
   const uint8_t *offsets, *sizes;
   xchg_status st = coalesce_span_bytes(c, off, n, width, &start, &count);
   if (st == XCHG_OK) st = coalesce_values_of(c, k + 1, start + count, "offsets", &offsets);
@@ -209,12 +220,15 @@ static xchg_status append_list_views(coalescer *c, int64_t fi, out_node *o, int6
   uint8_t *dst_sizes = dst_offsets ? coalesce_reserve(c, &o->b[2], (size_t)count) : NULL;
   if (!dst_sizes) return XCHG_ENOMEM;
   for (int64_t i = 0; i < n; i++) {
-    int64_t at = ipc_load_int(offsets, width, 1, off + i), size = ipc_load_int(sizes, width, 1, off + i);
+    int64_t at = ipc_load_int(offsets, width, 1, off + i),
+            size = ipc_load_int(sizes, width, 1, off + i);
     if (!row_valid(bits, off + i)) at = size = 0;
     if (at < 0 || size < 0 || size > child_length - at)
-      return coalesce_fail(c, k + 1, XCHG_EFORMAT, "list view at row %lld (offset %lld, size %lld) exceeds "
-                           "the %lld child values", (long long)(off + i), (long long)at, (long long)size,
-                  (long long)child_length);
+      return coalesce_fail(c, k + 1, XCHG_EFORMAT,
+                           "list view at row %lld (offset %lld, size %lld) exceeds "
+                           "the %lld child values",
+                           (long long)(off + i), (long long)at, (long long)size,
+                           (long long)child_length);
     ipc_store_offset(dst_offsets, width, i, at + base);
     ipc_store_offset(dst_sizes, width, i, size);
   }
@@ -263,10 +277,12 @@ static xchg_status append_views(coalescer *c, int64_t fi, out_node *o, int64_t k
       continue;
     }
     if (len >= 0 && len <= 12) continue;
-    if (len < 0 || buf < 0 || buf >= n_data || at < 0 || (int64_t)at + len > bases[buf + 1] - bases[buf])
-      return coalesce_fail(c, k + 1, XCHG_EFORMAT, "view at row %lld (length %d, buffer %d, offset %d) "
-                           "points outside the %lld data buffers", (long long)(off + i), len, buf, at,
-                  (long long)n_data);
+    if (len < 0 || buf < 0 || buf >= n_data || at < 0 ||
+        (int64_t)at + len > bases[buf + 1] - bases[buf])
+      return coalesce_fail(c, k + 1, XCHG_EFORMAT,
+                           "view at row %lld (length %d, buffer %d, offset %d) "
+                           "points outside the %lld data buffers",
+                           (long long)(off + i), len, buf, at, (long long)n_data);
     int32_t moved = (int32_t)(bases[buf] + at), zero = 0;
     memcpy(view + 8, &zero, 4);
     memcpy(view + 12, &moved, 4);
@@ -296,16 +312,19 @@ static xchg_status append_dense_union(coalescer *c, int64_t fi, out_node *o, int
     int8_t id = (int8_t)ids[off + i];
     int child = id >= 0 ? ff->child_of[id] : -1;
     if (child < 0)
-      return coalesce_fail(c, k, XCHG_EFORMAT, "type id %d at row %lld is not one of the union's", id,
-                           (long long)(off + i));
+      return coalesce_fail(c, k, XCHG_EFORMAT, "type id %d at row %lld is not one of the union's",
+                           id, (long long)(off + i));
     int64_t at = ipc_load_int(offsets, 4, 1, off + i);
     if (at < 0 || at >= length[child])
-      return coalesce_fail(c, k + 1, XCHG_EFORMAT, "dense union offset %lld at row %lld is outside child "
-                           "%d's %lld rows", (long long)at, (long long)(off + i), child, (long long)length[child]);
+      return coalesce_fail(c, k + 1, XCHG_EFORMAT,
+                           "dense union offset %lld at row %lld is outside child "
+                           "%d's %lld rows",
+                           (long long)at, (long long)(off + i), child, (long long)length[child]);
     ipc_store_offset(dst, 4, i, at + base[child]);
   }
   o->b[1].size += (size_t)n * 4;
-  for (int64_t i = 0; i < ff->n_kids && st == XCHG_OK; i++) st = coalesce_append_field(c, coalesce_kid(c, fi, i), 0, length[i]);
+  for (int64_t i = 0; i < ff->n_kids && st == XCHG_OK; i++)
+    st = coalesce_append_field(c, coalesce_kid(c, fi, i), 0, length[i]);
   return st;
 }
 
@@ -324,7 +343,8 @@ static xchg_status append_union(coalescer *c, int64_t fi, out_node *o, int64_t k
   memcpy(dst, ids + off, (size_t)n);
   o->b[0].size += (size_t)n;
   if (f->union_dense) return append_dense_union(c, fi, o, k, ids, off, n);
-  for (int64_t i = 0; i < c->fields[fi].n_kids && st == XCHG_OK; i++) st = coalesce_append_field(c, coalesce_kid(c, fi, i), off, n);
+  for (int64_t i = 0; i < c->fields[fi].n_kids && st == XCHG_OK; i++)
+    st = coalesce_append_field(c, coalesce_kid(c, fi, i), off, n);
   return st;
 }
 
@@ -336,7 +356,8 @@ static xchg_status append_run_ends(coalescer *c, int64_t fi, out_node *o, int64_
   int width = c->fields[ends_field].f->width;
   int64_t max = width == 2 ? INT16_MAX : width == 4 ? INT32_MAX : INT64_MAX;
   if (n == 0) return XCHG_OK;
-  if (ends_nulls != 0) return coalesce_fail(c, -1, XCHG_EFORMAT, "run ends with %lld nulls", (long long)ends_nulls);
+  if (ends_nulls != 0)
+    return coalesce_fail(c, -1, XCHG_EFORMAT, "run ends with %lld nulls", (long long)ends_nulls);
   if (o->length > max - n) return coalesce_overflow(c, o->length + n);
   const uint8_t *ends;
   int64_t k = c->buf_at[ends_field] + 1, start, count;
@@ -374,14 +395,20 @@ static xchg_status append_value(coalescer *c, int64_t fi, out_node *o, int64_t k
   int width = offset_width(f->type);
   switch (f->type) {
     case IPC_BOOL: return append_bits(c, o, k + 1, off, n);
-    case IPC_BINARY: case IPC_UTF8: case IPC_LARGE_BINARY: case IPC_LARGE_UTF8:
-      return append_binary(c, o, k, width, off, n);
-    case IPC_LIST: case IPC_LARGE_LIST: case IPC_MAP: return append_list(c, fi, o, k, width, off, n);
-    case IPC_LIST_VIEW: case IPC_LARGE_LIST_VIEW:
-      return append_list_views(c, fi, o, k, width, bits, off, n);
-    case IPC_BINARY_VIEW: case IPC_UTF8_VIEW: return append_views(c, fi, o, k, bits, off, n);
+    case IPC_BINARY:
+    case IPC_UTF8:
+    case IPC_LARGE_BINARY:
+    case IPC_LARGE_UTF8: return append_binary(c, o, k, width, off, n);
+    case IPC_LIST:
+    case IPC_LARGE_LIST:
+    case IPC_MAP: return append_list(c, fi, o, k, width, off, n);
+    case IPC_LIST_VIEW:
+    case IPC_LARGE_LIST_VIEW: return append_list_views(c, fi, o, k, width, bits, off, n);
+    case IPC_BINARY_VIEW:
+    case IPC_UTF8_VIEW: return append_views(c, fi, o, k, bits, off, n);
     case IPC_STRUCT:
-      for (int64_t i = 0; i < c->fields[fi].n_kids && st == XCHG_OK; i++) st = coalesce_append_field(c, coalesce_kid(c, fi, i), off, n);
+      for (int64_t i = 0; i < c->fields[fi].n_kids && st == XCHG_OK; i++)
+        st = coalesce_append_field(c, coalesce_kid(c, fi, i), off, n);
       return st;
     case IPC_FIXED_SIZE_LIST: {
       int64_t start, count;
@@ -400,8 +427,8 @@ xchg_status coalesce_append_field(coalescer *c, int64_t fi, int64_t off, int64_t
   coalesce_node_of(c->b, fi, &length, &nulls);
   c->at = f;
   if (off > length || n > length - off)
-    return coalesce_fail(c, -1, XCHG_EFORMAT, "rows [%lld, +%lld) wanted of a field node of %lld", (long long)off,
-                (long long)n, (long long)length);
+    return coalesce_fail(c, -1, XCHG_EFORMAT, "rows [%lld, +%lld) wanted of a field node of %lld",
+                         (long long)off, (long long)n, (long long)length);
   xchg_status st;
   if (f->dict_encoded) {
     st = append_validity(c, o, k, length, nulls, off, n, NULL);

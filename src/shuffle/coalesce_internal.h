@@ -56,7 +56,7 @@ struct coalescer {
   flat_field *fields;
   int64_t n_fields;
   int64_t *kids;
-  int64_t *top; /* flat index of each top-level column */
+  int64_t *top;            /* flat index of each top-level column */
   int64_t *buf_at, *n_var; /* per field, for the batch being appended */
   out_node *out;
   out_mark *marks;
@@ -64,15 +64,16 @@ struct coalescer {
   scratch scratch;
   /* The batch being appended. */
   const wire_batch *b;
-  int64_t decoded;  /* bytes its compressed buffers declared so far */
-  int64_t hint;     /* first reservations: this many times what the batch needs */
-  int overflow;     /* an offset would pass what it addresses */
+  int64_t decoded;     /* bytes its compressed buffers declared so far */
+  int64_t hint;        /* first reservations: this many times what the batch needs */
+  int overflow;        /* an offset would pass what it addresses */
   const ipc_field *at; /* named in errors */
   xchg_error *err;
 };
 
 /* The length and null count of node i of wire batch b. */
-static inline void coalesce_node_of(const wire_batch *b, int64_t i, int64_t *length, int64_t *nulls) {
+static inline void coalesce_node_of(const wire_batch *b, int64_t i, int64_t *length,
+                                    int64_t *nulls) {
   const uint8_t *node = fb_vector_elem(&b->nodes, (uint32_t)i);
   *length = (int64_t)fb_load_u64(node);
   *nulls = (int64_t)fb_load_u64(node + 8);
@@ -110,8 +111,8 @@ xchg_status coalesce_values_of(coalescer *c, int64_t k, int64_t need, const char
 
 /* n values of `width` bytes from value `from`, in bytes, without
  * overflowing. */
-xchg_status coalesce_span_bytes(coalescer *c, int64_t from, int64_t n, int64_t width, int64_t *start,
-                                int64_t *count);
+xchg_status coalesce_span_bytes(coalescer *c, int64_t from, int64_t n, int64_t width,
+                                int64_t *start, int64_t *count);
 
 /* Appends rows [off, off+n) of field fi's node in the batch being
  * appended to its output node. */

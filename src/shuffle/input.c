@@ -91,9 +91,11 @@ static xchg_status fill_to(shuffle_input *in, filling *f, size_t size, xchg_erro
 static xchg_status check_block_size(const shuffle_input *in, uint64_t size, int64_t at,
                                     xchg_error *err) {
   if (size <= (uint64_t)in->opts->read.max_batch_bytes) return XCHG_OK;
-  return xchg_errorf(err, XCHG_ELIMIT, "the block at byte %lld states %llu bytes, more than "
+  return xchg_errorf(err, XCHG_ELIMIT,
+                     "the block at byte %lld states %llu bytes, more than "
                      "max_batch_bytes (%lld), the most of a block read into memory",
-                     (long long)at, (unsigned long long)size, (long long)in->opts->read.max_batch_bytes);
+                     (long long)at, (unsigned long long)size,
+                     (long long)in->opts->read.max_batch_bytes);
 }
 
 /* Whole Comet blocks, their headers telling where each ends. */
@@ -120,7 +122,8 @@ static xchg_status fill_ipc(shuffle_input *in, filling *f, int64_t base, xchg_er
     size_t prefix = ipc_prefix_size(f->data + at);
     if ((st = fill_to(in, f, at + prefix, err)) != XCHG_OK || f->end) break;
     int32_t length;
-    if (ipc_prefix_decode(f->data + at, 0, 0, in->opts->read.max_metadata_bytes, &length, NULL) != XCHG_OK) {
+    if (ipc_prefix_decode(f->data + at, 0, 0, in->opts->read.max_metadata_bytes, &length, NULL) !=
+        XCHG_OK) {
       f->end = 1;
       break;
     }
@@ -134,13 +137,15 @@ static xchg_status fill_ipc(shuffle_input *in, filling *f, int64_t base, xchg_er
     fb_table header;
     int type, version;
     int64_t body;
-    if (ipc_message_parse(f->data + at, (size_t)length, 0, 0, &header, &type, &version, &body, NULL) != XCHG_OK ||
+    if (ipc_message_parse(f->data + at, (size_t)length, 0, 0, &header, &type, &version, &body,
+                          NULL) != XCHG_OK ||
         body < 0) {
       f->end = 1;
       break;
     }
     at += (size_t)length;
-    if ((st = check_block_size(in, (uint64_t)body + (at - stream_at), base + (int64_t)stream_at, err)) == XCHG_OK)
+    if ((st = check_block_size(in, (uint64_t)body + (at - stream_at), base + (int64_t)stream_at,
+                               err)) == XCHG_OK)
       st = fill_to(in, f, at + (size_t)body, err);
     at += (size_t)body;
   }
@@ -155,7 +160,8 @@ static void drop_chunk(shuffle_input *in) {
 }
 
 static int comet_bytes(const shuffle_input *in, const uint8_t *p, size_t n) {
-  if (in->opts->framing != XCHG_SHUFFLE_FRAMING_AUTO) return in->opts->framing == XCHG_SHUFFLE_FRAMING_COMET;
+  if (in->opts->framing != XCHG_SHUFFLE_FRAMING_AUTO)
+    return in->opts->framing == XCHG_SHUFFLE_FRAMING_COMET;
   return xchg_stream_codec_detect(p, n) == XCHG_STREAM_COMET;
 }
 
@@ -235,7 +241,8 @@ static xchg_status next_chunk(shuffle_input *in, int *state, xchg_error *err) {
       continue;
     }
     *state = INPUT_READY;
-    return set_chunk(in, memory, index, 0, comet_bytes(in, xchg_buf_data(memory), xchg_buf_size(memory)));
+    return set_chunk(in, memory, index, 0,
+                     comet_bytes(in, xchg_buf_data(memory), xchg_buf_size(memory)));
   }
 }
 
@@ -250,8 +257,10 @@ unit *shuffle_input_unit(shuffle_input *in, int64_t k) {
 static xchg_status gather(unit *u, size_t block_at, const void *p, size_t n, xchg_error *err) {
   const xchg_ipc_read_options *o = &u->in->opts->read;
   if (u->arena_size - block_at + n > (size_t)o->max_batch_bytes)
-    return xchg_errorf(err, XCHG_ELIMIT, "its IPC stream decompresses to more than max_batch_bytes "
-                       "(%lld)", (long long)o->max_batch_bytes);
+    return xchg_errorf(err, XCHG_ELIMIT,
+                       "its IPC stream decompresses to more than max_batch_bytes "
+                       "(%lld)",
+                       (long long)o->max_batch_bytes);
   if (u->arena_size + n > u->arena_cap) {
     size_t cap = u->arena_cap ? u->arena_cap : 4 * (u->end - u->start) + 4096;
     while (cap < u->arena_size + n) cap *= 2;
@@ -296,8 +305,8 @@ static xchg_status decompress_block(unit *u, xchg_istream *s, int64_t i, xchg_er
 
 /* An istream over the chunk from byte `start`: a kept one, reset, or a new
  * one. */
-static xchg_status take_lane(shuffle_input *in, xchg_buf *chunk, size_t start,
-                             xchg_istream **out, xchg_error *err) {
+static xchg_status take_lane(shuffle_input *in, xchg_buf *chunk, size_t start, xchg_istream **out,
+                             xchg_error *err) {
   xchg_source *src;
   xchg_status st = xchg_source_from_buf(chunk, &src, err);
   if (st == XCHG_OK && (st = xchg_source_seek(src, start, err)) != XCHG_OK) xchg_source_free(src);
@@ -356,7 +365,9 @@ static void decompress_group(void *ctx, int64_t task) {
   }
   u->arena = NULL;
   for (int64_t k = 0; k < u->failed_at; k++)
-    if (!u->blocks[k].in_chunk) u->blocks[k].stream = u->arena_buf ? xchg_buf_data(u->arena_buf) + u->blocks[k].arena_at : NULL;
+    if (!u->blocks[k].in_chunk)
+      u->blocks[k].stream =
+          u->arena_buf ? xchg_buf_data(u->arena_buf) + u->blocks[k].arena_at : NULL;
   u->ns = now_ns() - t0;
 }
 
@@ -398,7 +409,12 @@ static xchg_status cut_group(shuffle_input *in, unit *u, int *stored, xchg_error
     *b = (group_block){.offset = pos, .wire = wire, .field_count = -1};
     if (*stored) {
       uint64_t fields = le64(in->data + pos + 8);
-      *b = (group_block){pos, wire, in->data + pos + COMET_HEADER, 0, wire - COMET_HEADER, 1,
+      *b = (group_block){pos,
+                         wire,
+                         in->data + pos + COMET_HEADER,
+                         0,
+                         wire - COMET_HEADER,
+                         1,
                          fields > INT64_MAX ? -1 : (int64_t)fields};
     }
     pos += wire;
@@ -417,11 +433,17 @@ static xchg_status fill_units(shuffle_input *in, int *state, xchg_error *err) {
   while (in->unit_count < in->units_limit &&
          (in->unit_count == 0 || in->unit_bytes < in->opts->read.readahead_bytes)) {
     xchg_status st = XCHG_OK;
-    if (in->pos >= in->size && ((st = next_chunk(in, state, err)) != XCHG_OK || *state != INPUT_READY))
+    if (in->pos >= in->size &&
+        ((st = next_chunk(in, state, err)) != XCHG_OK || *state != INPUT_READY))
       return st;
     unit *u = shuffle_input_unit(in, in->unit_count);
-    *u = (unit){.in = in, .chunk = xchg_buf_ref(in->chunk), .source = in->chunk_source,
-                .base = in->chunk_base, .comet = in->comet, .start = in->pos, .end = in->size};
+    *u = (unit){.in = in,
+                .chunk = xchg_buf_ref(in->chunk),
+                .source = in->chunk_source,
+                .base = in->chunk_base,
+                .comet = in->comet,
+                .start = in->pos,
+                .end = in->size};
     in->unit_count++;
     if (!in->comet) {
       in->pos = in->size;

@@ -27,10 +27,10 @@
 
 /* A Comet block of a group, once decompressed. */
 typedef struct group_block {
-  size_t offset;       /* in the chunk: where its header starts */
-  size_t wire;         /* its bytes in the chunk */
+  size_t offset;         /* in the chunk: where its header starts */
+  size_t wire;           /* its bytes in the chunk */
   const uint8_t *stream; /* its IPC stream: in the chunk (stored) or in the arena */
-  size_t arena_at;     /* where in the arena, when it is there */
+  size_t arena_at;       /* where in the arena, when it is there */
   size_t size;
   int in_chunk;
   int64_t field_count;
@@ -44,8 +44,8 @@ typedef struct unit {
   xchg_buf *chunk;
   int64_t source, base; /* the chunk's source and its offset there */
   int comet;
-  size_t start, end;    /* its bytes in the chunk (start moves on as its IPC blocks are read) */
-  int64_t bytes;        /* end - start, at first */
+  size_t start, end; /* its bytes in the chunk (start moves on as its IPC blocks are read) */
+  int64_t bytes;     /* end - start, at first */
   /* Comet */
   group_block *blocks;
   int64_t n_blocks, failed_at; /* failed_at: the block decompression failed in, or n_blocks */
@@ -68,12 +68,12 @@ struct shuffle_input {
   /* Sources, then chunks. */
   xchg_source **sources;
   int64_t n_sources, sources_cap, next_source;
-  int ended;               /* no source comes after those added */
-  xchg_source *reading;    /* a source not in memory, being read chunk by chunk */
+  int ended;            /* no source comes after those added */
+  xchg_source *reading; /* a source not in memory, being read chunk by chunk */
   int64_t reading_index;
-  int64_t reading_pos;     /* its bytes read so far */
+  int64_t reading_pos; /* its bytes read so far */
   int reading_comet;
-  xchg_buf *chunk;         /* the chunk being cut into units */
+  xchg_buf *chunk; /* the chunk being cut into units */
   const uint8_t *data;
   size_t size, pos;
   int64_t chunk_source, chunk_base;
@@ -81,7 +81,7 @@ struct shuffle_input {
   /* Units. */
   unit units[UNITS_AHEAD];
   int64_t unit_head, unit_count, units_limit;
-  int64_t unit_bytes;      /* input bytes of the units held */
+  int64_t unit_bytes; /* input bytes of the units held */
   /* Istreams that groups decompress with, kept with their codec contexts:
    * a group takes one (or opens one) and gives it back. */
   pthread_mutex_t lanes_lock;

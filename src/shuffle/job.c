@@ -14,7 +14,7 @@ static int64_t now_ns(void) {
 }
 
 xchg_status shuffle_block_error(int64_t index, int64_t source, int64_t offset, xchg_status st,
-                               xchg_error *err) {
+                                xchg_error *err) {
   if (st != XCHG_OK)
     xchg_error_prefix(err, "block %lld (source %lld, byte %lld): ", (long long)index,
                       (long long)source, (long long)offset);
@@ -87,10 +87,12 @@ static xchg_status read_alone(const job *j, const block_ref *ref, xchg_error *er
   xchg_source *src;
   const uint8_t *data = xchg_buf_data(ref->chunk);
   size_t size = xchg_buf_size(ref->chunk) - ref->at;
-  if (ref->comet && size >= 8 && fb_load_u64(data + ref->at) < size - 8) size = (size_t)fb_load_u64(data + ref->at) + 8;
+  if (ref->comet && size >= 8 && fb_load_u64(data + ref->at) < size - 8)
+    size = (size_t)fb_load_u64(data + ref->at) + 8;
   xchg_status st = xchg_source_from_memory(data + ref->at, size, NULL, NULL, &src, err);
   xchg_istream *s = NULL;
-  if (st == XCHG_OK && ref->comet && (st = xchg_istream_open(src, XCHG_STREAM_COMET, NULL, &s, err)) == XCHG_OK)
+  if (st == XCHG_OK && ref->comet &&
+      (st = xchg_istream_open(src, XCHG_STREAM_COMET, NULL, &s, err)) == XCHG_OK)
     st = xchg_source_from_istream(s, &src, err);
   xchg_ipc_read_options opts = j->opts->read;
   opts.pool = NULL;
@@ -131,7 +133,8 @@ static xchg_status finish_batch(job *j, xchg_error *err) {
 }
 
 /* An error of record batch p, named as the planner names its own. */
-static xchg_status placement_error(const job *j, const placement *p, xchg_status st, xchg_error *err) {
+static xchg_status placement_error(const job *j, const placement *p, xchg_status st,
+                                   xchg_error *err) {
   const block_ref *ref = &j->refs[p->ref];
   xchg_error_prefix(err, "message %lld at byte %zu: ", (long long)p->message, p->pos);
   return shuffle_block_error(ref->index, ref->source, ref->offset, st, err);
@@ -155,14 +158,17 @@ static xchg_status pass_batch(job *j, xchg_error *err) {
   const ipc_message_view *m = &j->pass_message;
   const block_ref *ref = &j->refs[0];
   const uint8_t *body = m->metadata + m->metadata_size; /* the body follows the metadata */
-  ipc_body in = {xchg_buf_slice(ref->chunk, (size_t)(body - xchg_buf_data(ref->chunk)), (size_t)m->body_length),
+  ipc_body in = {xchg_buf_slice(ref->chunk, (size_t)(body - xchg_buf_data(ref->chunk)),
+                                (size_t)m->body_length),
                  NULL, 0, m->body_length};
   if (!in.mem) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  ipc_decode_ctx ctx = {&j->opts->read, 0, m->version, j->items[0].message, ipc_dictionaries_lookup,
-                        (void *)&j->dicts, NULL, NULL};
+  ipc_decode_ctx ctx = {
+      &j->opts->read,    0,    m->version, j->items[0].message, ipc_dictionaries_lookup,
+      (void *)&j->dicts, NULL, NULL};
   const ipc_field *root = &j->schema->root;
   ipc_array *a = NULL;
-  xchg_status st = ipc_decode_batch(&ctx, &m->header, &in, root->children, root->n_children, 0, &a, err);
+  xchg_status st =
+      ipc_decode_batch(&ctx, &m->header, &in, root->children, root->n_children, 0, &a, err);
   xchg_buf_unref(in.mem);
   if (st != XCHG_OK) return placement_error(j, &j->items[0], st, err);
   j->decoded_bytes += m->body_length;
@@ -179,10 +185,10 @@ void job_run(void *ctx, int64_t task) {
     st = pass_batch(j, &j->error);
   } else {
     while (st == XCHG_OK && j->placed < j->n_items)
-      if ((st = job_place_next(j, &j->error)) != XCHG_OK) st = placement_error(j, &j->items[j->placed], st, &j->error);
+      if ((st = job_place_next(j, &j->error)) != XCHG_OK)
+        st = placement_error(j, &j->items[j->placed], st, &j->error);
     if (st == XCHG_OK && coalescer_rows(j->co) > 0) st = finish_batch(j, &j->error);
   }
   j->status = st;
   j->ns += now_ns() - t0;
 }
-

@@ -20,23 +20,23 @@ typedef struct block_ref {
   int64_t index, source, offset; /* offset: in its source */
   size_t at;                     /* in its chunk */
   int comet;
-  xchg_buf *chunk, *arena;       /* the memory the job reads (arena may be NULL) */
+  xchg_buf *chunk, *arena; /* the memory the job reads (arena may be NULL) */
 } block_ref;
 
 /* A record batch of a job and where it is, for its errors. */
 typedef struct placement {
   wire_batch w;
-  int64_t ref;      /* its block: index into the job's refs */
-  int64_t message;  /* index in the block's stream */
-  size_t pos;       /* byte there */
+  int64_t ref;     /* its block: index into the job's refs */
+  int64_t message; /* index in the block's stream */
+  size_t pos;      /* byte there */
 } placement;
 
 /* An output batch: planned, then placed (on the pool or inline). */
 typedef struct job {
   const xchg_shuffle_reader_options *opts; /* the reader's */
   const ipc_schema *schema;
-  coalescer *co;     /* the slot's, kept from job to job */
-  int pass;          /* one batch decoded without a copy */
+  coalescer *co; /* the slot's, kept from job to job */
+  int pass;      /* one batch decoded without a copy */
   ipc_message_view pass_message;
   placement *items;
   int64_t n_items, cap_items;
@@ -45,12 +45,12 @@ typedef struct job {
   ipc_dictionaries dicts; /* the dictionaries in use when it was closed */
   int64_t rows, bytes;    /* planned: rows, decoded bytes (about) */
   int compressed;
-  int inline_placed;      /* placed as planned, on the planner's thread */
+  int inline_placed; /* placed as planned, on the planner's thread */
   pool_loop loop;
   int started, finished;
-  ipc_array **out;        /* its batches (two or more when offsets overflow) */
+  ipc_array **out; /* its batches (two or more when offsets overflow) */
   int64_t n_out, cap_out, taken;
-  int64_t placed;         /* items appended so far */
+  int64_t placed; /* items appended so far */
   xchg_status status;
   xchg_error error;
   int64_t ns, decoded_bytes;

@@ -31,7 +31,7 @@
 #include "shuffle/job.h"
 #include "xchg/shuffle.h"
 
-#define JOBS_AHEAD 8 /* output batches being built at most */
+#define JOBS_AHEAD 8                 /* output batches being built at most */
 #define JOB_WORTH ((int64_t)1 << 20) /* bytes of a batch worth building on the pool */
 
 /* ---- state ----------------------------------------------------------------- */
@@ -43,11 +43,11 @@ typedef struct block {
   size_t at;                     /* in the chunk */
   const uint8_t *stream;
   size_t size, pos;
-  xchg_buf *memory;              /* the buffer the stream lies in (chunk or arena) */
-  int in_chunk;                  /* the stream is the chunk's own bytes, not decompressed */
-  int64_t message;               /* index of the next message */
-  int64_t field_count;           /* Comet: the header's, else -1 */
-  int64_t ref;                   /* its entry in the open job's refs, or -1 */
+  xchg_buf *memory;    /* the buffer the stream lies in (chunk or arena) */
+  int in_chunk;        /* the stream is the chunk's own bytes, not decompressed */
+  int64_t message;     /* index of the next message */
+  int64_t field_count; /* Comet: the header's, else -1 */
+  int64_t ref;         /* its entry in the open job's refs, or -1 */
 } block;
 
 /* What the reader has of a dictionary id: the bytes of the message that
@@ -64,25 +64,25 @@ struct xchg_shuffle_reader {
   int64_t *columns;
   int threads;
   shuffle_input in;
-  int64_t unit_block;      /* the next block of the first unit (Comet) */
+  int64_t unit_block; /* the next block of the first unit (Comet) */
   block blk;
   int64_t next_block;
   /* Schema and dictionaries. */
   int have_schema;
   ipc_schema schema;
-  uint8_t *schema_bytes;   /* the Message flatbuffer blocks' schemas are compared with */
+  uint8_t *schema_bytes; /* the Message flatbuffer blocks' schemas are compared with */
   size_t schema_size;
   ipc_dictionaries dicts;
-  dictionary_seen *seen;   /* per entry of dicts */
+  dictionary_seen *seen; /* per entry of dicts */
   /* Output. */
-  job jobs[JOBS_AHEAD];    /* the last one is open while not started */
+  job jobs[JOBS_AHEAD]; /* the last one is open while not started */
   int64_t job_head, job_count, jobs_limit;
-  int64_t held_bytes;      /* planned bytes of the jobs held */
-  int place_inline;        /* the next job is placed as planned, not on the pool */
-  int planned_end;         /* the input ended and every job is closed */
-  xchg_status stopped;     /* planning failed: reported after the jobs before it */
+  int64_t held_bytes;  /* planned bytes of the jobs held */
+  int place_inline;    /* the next job is placed as planned, not on the pool */
+  int planned_end;     /* the input ended and every job is closed */
+  xchg_status stopped; /* planning failed: reported after the jobs before it */
   xchg_error stop_error;
-  xchg_status failed;      /* sticky */
+  xchg_status failed; /* sticky */
   xchg_error failure;
   xchg_shuffle_reader_metrics m;
 };
@@ -104,13 +104,13 @@ void xchg_shuffle_reader_options_init(xchg_shuffle_reader_options *opts) {
 }
 
 static xchg_status check_options(const xchg_shuffle_reader_options *o, xchg_error *err) {
-  const char *bad = o->target_rows <= 0                               ? "target_rows is not positive"
-                    : o->target_bytes <= 0                            ? "target_bytes is not positive"
-                    : o->n_columns < 0                                ? "n_columns is negative"
+  const char *bad = o->target_rows <= 0    ? "target_rows is not positive"
+                    : o->target_bytes <= 0 ? "target_bytes is not positive"
+                    : o->n_columns < 0     ? "n_columns is negative"
                     : o->framing < 0 || o->framing > XCHG_SHUFFLE_FRAMING_IPC ? "framing is unknown"
                     : o->schema_message == NULL && o->schema_message_size ? "schema_message is NULL"
-                    : o->read.readahead_bytes <= 0                    ? "read.readahead_bytes is not positive"
-                                                                          : NULL;
+                    : o->read.readahead_bytes <= 0 ? "read.readahead_bytes is not positive"
+                                                   : NULL;
   return bad ? xchg_errorf(err, XCHG_EINVAL, "xchg_shuffle_reader_open: %s", bad) : XCHG_OK;
 }
 
@@ -128,9 +128,11 @@ static xchg_status set_schema(xchg_shuffle_reader *r, const fb_table *table, con
   r->have_schema = 1;
   if (r->schema.big_endian)
     return xchg_errorf(err, XCHG_ENOTSUP, "big-endian blocks are not read by the shuffle reader");
-  if (r->columns && (st = ipc_schema_select_indices(&r->schema, r->columns, r->opts.n_columns, err)) != XCHG_OK)
+  if (r->columns &&
+      (st = ipc_schema_select_indices(&r->schema, r->columns, r->opts.n_columns, err)) != XCHG_OK)
     return st;
-  if ((st = ipc_schema_visit_dictionaries(&r->schema, 0, declare_dictionary, &r->dicts, err)) != XCHG_OK ||
+  if ((st = ipc_schema_visit_dictionaries(&r->schema, 0, declare_dictionary, &r->dicts, err)) !=
+          XCHG_OK ||
       (st = ipc_dictionaries_mark_used(&r->dicts, &r->schema, err)) != XCHG_OK)
     return st;
   r->seen = calloc((size_t)r->dicts.count + 1, sizeof *r->seen);
@@ -176,8 +178,10 @@ static xchg_status take_schema(xchg_shuffle_reader *r, const ipc_message_view *m
     ipc_schema_free(&theirs);
   }
   if (st == XCHG_OK && r->blk.field_count >= 0 && r->blk.field_count != r->schema.root.n_children)
-    st = xchg_errorf(err, XCHG_EFORMAT, "its header's field count is %lld, the schema has %lld "
-                     "fields", (long long)r->blk.field_count, (long long)r->schema.root.n_children);
+    st = xchg_errorf(err, XCHG_EFORMAT,
+                     "its header's field count is %lld, the schema has %lld "
+                     "fields",
+                     (long long)r->blk.field_count, (long long)r->schema.root.n_children);
   for (int64_t i = 0; r->seen && i < r->dicts.count; i++) r->seen[i].defined = 0;
   return st;
 }
@@ -195,8 +199,13 @@ static xchg_status open_block(xchg_shuffle_reader *r, int *state, xchg_error *er
     r->unit_block = 0;
   }
   block *b = &r->blk;
-  *b = (block){.open = 1, .index = r->next_block++, .source = u->source, .field_count = -1,
-               .memory = u->chunk, .in_chunk = 1, .ref = -1};
+  *b = (block){.open = 1,
+               .index = r->next_block++,
+               .source = u->source,
+               .field_count = -1,
+               .memory = u->chunk,
+               .in_chunk = 1,
+               .ref = -1};
   r->m.blocks++;
   const uint8_t *chunk = xchg_buf_data(u->chunk);
   if (!u->comet) {
@@ -234,8 +243,12 @@ static xchg_status close_block(xchg_shuffle_reader *r, xchg_error *err) {
   }
   r->unit_block++;
   if (b->pos < b->size)
-    return in_block(r, xchg_errorf(err, XCHG_EFORMAT, "%zu bytes follow its IPC stream's "
-                                   "end-of-stream marker", b->size - b->pos), err);
+    return in_block(r,
+                    xchg_errorf(err, XCHG_EFORMAT,
+                                "%zu bytes follow its IPC stream's "
+                                "end-of-stream marker",
+                                b->size - b->pos),
+                    err);
   return XCHG_OK;
 }
 
@@ -279,8 +292,13 @@ static xchg_status add_ref(xchg_shuffle_reader *r, job *j, xchg_error *err) {
     j->cap_refs = cap;
   }
   unit *u = shuffle_input_unit(&r->in, 0);
-  j->refs[j->n_refs] = (block_ref){b->index, b->source, b->offset, b->at, u->comet,
-                                   xchg_buf_ref(u->chunk), b->in_chunk ? NULL : xchg_buf_ref(b->memory)};
+  j->refs[j->n_refs] = (block_ref){b->index,
+                                   b->source,
+                                   b->offset,
+                                   b->at,
+                                   u->comet,
+                                   xchg_buf_ref(u->chunk),
+                                   b->in_chunk ? NULL : xchg_buf_ref(b->memory)};
   b->ref = j->n_refs++;
   return XCHG_OK;
 }
@@ -298,7 +316,8 @@ static xchg_status close_job(xchg_shuffle_reader *r, xchg_error *err) {
    * costs less to copy into place than a wake-up of another thread on a
    * busy host: the next one is placed as it is planned (as without a
    * pool), its blocks still in the cache. */
-  int64_t worth = r->opts.read.readahead_bytes / 8 < JOB_WORTH ? r->opts.read.readahead_bytes / 8 : JOB_WORTH;
+  int64_t worth =
+      r->opts.read.readahead_bytes / 8 < JOB_WORTH ? r->opts.read.readahead_bytes / 8 : JOB_WORTH;
   r->place_inline = r->threads <= 1 || j->bytes < worth;
   return XCHG_OK;
 }
@@ -333,11 +352,12 @@ static xchg_buf *body_slice(const xchg_shuffle_reader *r, size_t offset, int64_t
 /* A dictionary message: the same bytes as the one in use change nothing;
  * other values first cut the batch (*consumed 0: the message is taken up
  * again once the batch is closed), then replace or extend the dictionary. */
-static xchg_status take_dictionary(xchg_shuffle_reader *r, const ipc_message_view *m,
-                                   int *consumed, xchg_error *err) {
+static xchg_status take_dictionary(xchg_shuffle_reader *r, const ipc_message_view *m, int *consumed,
+                                   xchg_error *err) {
   block *b = &r->blk;
   ipc_dictionary_batch d;
-  xchg_status st = ipc_dictionary_batch_read(&r->dicts, &m->header, b->message, (int64_t)b->pos, &d, err);
+  xchg_status st =
+      ipc_dictionary_batch_read(&r->dicts, &m->header, b->message, (int64_t)b->pos, &d, err);
   int64_t slot = st == XCHG_OK ? dictionary_slot(r, d.id) : -1;
   if (st != XCHG_OK || !ipc_dictionaries_used(&r->dicts, d.id)) return st;
   dictionary_seen *seen = &r->seen[slot];
@@ -352,9 +372,11 @@ static xchg_status take_dictionary(xchg_shuffle_reader *r, const ipc_message_vie
     r->m.dictionary_cuts++;
     return close_job(r, err);
   }
-  ipc_body body = {body_slice(r, b->pos + (size_t)m->body_offset, m->body_length), NULL, 0, m->body_length};
+  ipc_body body = {body_slice(r, b->pos + (size_t)m->body_offset, m->body_length), NULL, 0,
+                   m->body_length};
   if (!body.mem) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  ipc_decode_ctx ctx = {&r->opts.read, 0, m->version, b->message, ipc_dictionaries_lookup, &r->dicts, NULL, NULL};
+  ipc_decode_ctx ctx = {&r->opts.read,           0,         m->version, b->message,
+                        ipc_dictionaries_lookup, &r->dicts, NULL,       NULL};
   st = ipc_dictionary_batch_apply(&r->dicts, &d, &ctx, &body, r->opts.read.max_dictionary_bytes,
                                   b->message, (int64_t)b->pos, err);
   xchg_buf_unref(body.mem);
@@ -371,9 +393,10 @@ static xchg_status take_dictionary(xchg_shuffle_reader *r, const ipc_message_vie
 static xchg_status check_dictionaries_defined(const xchg_shuffle_reader *r, xchg_error *err) {
   for (int64_t i = 0; i < r->dicts.count; i++)
     if (r->dicts.items[i].used && !r->seen[i].defined)
-      return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %zu: dictionary %lld is used "
-                         "before the block defines it", (long long)r->blk.message, r->blk.pos,
-                         (long long)r->dicts.items[i].id);
+      return xchg_errorf(err, XCHG_EFORMAT,
+                         "message %lld at byte %zu: dictionary %lld is used "
+                         "before the block defines it",
+                         (long long)r->blk.message, r->blk.pos, (long long)r->dicts.items[i].id);
   return XCHG_OK;
 }
 
@@ -401,7 +424,8 @@ static xchg_status take_batch(xchg_shuffle_reader *r, const ipc_message_view *m,
   if (w.rows == 0) return XCHG_OK;
   int pass = passes_through(r, &w);
   job *j = open_job(r);
-  if (!j->co && (st = coalescer_create(&r->schema, &r->opts.read, r->opts.target_rows, &j->co, err)) != XCHG_OK)
+  if (!j->co && (st = coalescer_create(&r->schema, &r->opts.read, r->opts.target_rows, &j->co,
+                                       err)) != XCHG_OK)
     return st;
   if ((st = add_ref(r, j, err)) != XCHG_OK) return st;
   placement p = {w, b->ref, b->message, b->pos};
@@ -418,8 +442,10 @@ static xchg_status take_batch(xchg_shuffle_reader *r, const ipc_message_view *m,
   }
   /* Without a pool, the batch is placed now: its stream may be in a
    * window that the next block reuses. */
-  if (j->inline_placed && (st = job_place_next(j, err)) != XCHG_OK) return message_error(r, st, err);
-  return j->rows >= r->opts.target_rows || j->bytes >= r->opts.target_bytes ? close_job(r, err) : XCHG_OK;
+  if (j->inline_placed && (st = job_place_next(j, err)) != XCHG_OK)
+    return message_error(r, st, err);
+  return j->rows >= r->opts.target_rows || j->bytes >= r->opts.target_bytes ? close_job(r, err)
+                                                                            : XCHG_OK;
 }
 
 /* ---- the steps ------------------------------------------------------------------- */
@@ -428,10 +454,15 @@ static xchg_status take_batch(xchg_shuffle_reader *r, const ipc_message_view *m,
 static xchg_status stream_cut(xchg_shuffle_reader *r, xchg_error *err) {
   block *b = &r->blk;
   if (r->opts.read.allow_missing_eos) return close_block(r, err);
-  return in_block(r, xchg_errorf(err, XCHG_EIO, "its IPC stream ends at byte %zu, before message "
-                                 "%lld, without the end-of-stream marker (truncated%s?)", b->size,
-                                 (long long)b->message, shuffle_input_unit(&r->in, 0)->comet ? ", or the block's length "
-                                 "shorter than its stream" : ""), err);
+  return in_block(r,
+                  xchg_errorf(err, XCHG_EIO,
+                              "its IPC stream ends at byte %zu, before message "
+                              "%lld, without the end-of-stream marker (truncated%s?)",
+                              b->size, (long long)b->message,
+                              shuffle_input_unit(&r->in, 0)->comet ? ", or the block's length "
+                                                                     "shorter than its stream"
+                                                                   : ""),
+                  err);
 }
 
 /* Takes one message of the block, or closes a job before it. */
@@ -439,12 +470,14 @@ static xchg_status step(xchg_shuffle_reader *r, xchg_error *err) {
   block *b = &r->blk;
   if (b->pos == b->size) return stream_cut(r, err);
   ipc_message_view m;
-  xchg_status st = ipc_message_view_decode(b->stream + b->pos, b->size - b->pos, b->message,
-                                           (int64_t)b->pos, r->opts.read.max_metadata_bytes, &m, err);
+  xchg_status st =
+      ipc_message_view_decode(b->stream + b->pos, b->size - b->pos, b->message, (int64_t)b->pos,
+                              r->opts.read.max_metadata_bytes, &m, err);
   if (st != XCHG_OK) return in_block(r, st, err);
   if (m.eos) {
     if (b->message == 0)
-      return in_block(r, xchg_errorf(err, XCHG_EFORMAT, "its IPC stream has no schema message"), err);
+      return in_block(r, xchg_errorf(err, XCHG_EFORMAT, "its IPC stream has no schema message"),
+                      err);
     b->pos += (size_t)m.size;
     return close_block(r, err);
   }
@@ -498,8 +531,10 @@ static void finish_job(xchg_shuffle_reader *r, job *j) {
   pool_loop_finish(r->opts.read.pool, &j->loop);
   j->finished = 1;
   r->m.decoded_bytes += j->decoded_bytes;
-  if (j->compressed) r->m.decompress_ns += j->ns;
-  else r->m.copy_ns += j->ns;
+  if (j->compressed)
+    r->m.decompress_ns += j->ns;
+  else
+    r->m.copy_ns += j->ns;
 }
 
 static xchg_status fail(xchg_shuffle_reader *r, xchg_status st, const xchg_error *e) {
@@ -527,8 +562,10 @@ static xchg_status produce(xchg_shuffle_reader *r, ipc_array **out) {
     if (r->stopped == XCHG_OK && !r->planned_end && has_room(r)) {
       int state;
       xchg_status st = plan(r, &state, &r->stop_error);
-      if (st != XCHG_OK) r->stopped = st;
-      else if (state == INPUT_ENDED) r->planned_end = 1;
+      if (st != XCHG_OK)
+        r->stopped = st;
+      else if (state == INPUT_ENDED)
+        r->planned_end = 1;
       if (st != XCHG_OK || state != INPUT_NEEDED) continue;
       if (closed_jobs(r) == 0) return XCHG_EAGAIN; /* else hand out what is closed */
       j = job_at(r, 0);
@@ -565,8 +602,10 @@ xchg_status xchg_shuffle_reader_open(const xchg_shuffle_reader_options *opts,
   r->jobs_limit = 2 * r->threads < JOBS_AHEAD ? 2 * r->threads : JOBS_AHEAD - 1;
   if (opts->columns) {
     r->columns = malloc(((size_t)opts->n_columns + 1) * sizeof *r->columns);
-    if (r->columns) memcpy(r->columns, opts->columns, (size_t)opts->n_columns * sizeof *r->columns);
-    else st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    if (r->columns)
+      memcpy(r->columns, opts->columns, (size_t)opts->n_columns * sizeof *r->columns);
+    else
+      st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   }
   r->opts.columns = r->columns;
   if (st == XCHG_OK && opts->schema_message) {
@@ -587,7 +626,8 @@ xchg_status xchg_shuffle_reader_add_source(xchg_shuffle_reader *r, xchg_source *
   if (!r || !src || r->in.ended) {
     xchg_source_free(src);
     return xchg_errorf(err, XCHG_EINVAL, "xchg_shuffle_reader_add_source: %s",
-                       !r ? "the reader is NULL" : !src ? "the source is NULL"
+                       !r                    ? "the reader is NULL"
+                       : !src                ? "the source is NULL"
                        : r->opts.incremental ? "the input was ended (xchg_shuffle_reader_end_input)"
                                              : "sources are added before the first read (or set "
                                                "the incremental option)");
@@ -617,7 +657,8 @@ xchg_status xchg_shuffle_reader_schema(xchg_shuffle_reader *r, struct ArrowSchem
     if (st == XCHG_OK && state == INPUT_NEEDED)
       return xchg_errorf(err, XCHG_EAGAIN, "no schema yet: the input so far holds no block");
     if (st == XCHG_OK && state == INPUT_ENDED)
-      st = xchg_errorf(&r->failure, XCHG_EFORMAT, "no schema: the input holds no block and the "
+      st = xchg_errorf(&r->failure, XCHG_EFORMAT,
+                       "no schema: the input holds no block and the "
                        "options no schema message");
     if (st == XCHG_OK) st = step(r, &r->failure);
     if (st != XCHG_OK) fail(r, st, &r->failure);
@@ -640,7 +681,8 @@ xchg_status xchg_shuffle_reader_next(xchg_shuffle_reader *r, struct ArrowArray *
   ipc_array *a;
   xchg_status st = produce(r, &a);
   if (st == XCHG_EAGAIN)
-    return xchg_errorf(err, XCHG_EAGAIN, "the reader needs more input: add a source, or end the "
+    return xchg_errorf(err, XCHG_EAGAIN,
+                       "the reader needs more input: add a source, or end the "
                        "input");
   if (st == XCHG_OK && a) st = ipc_array_export(a, out, &r->failure);
   ipc_array_unref(a);
@@ -653,7 +695,8 @@ xchg_status xchg_shuffle_reader_next(xchg_shuffle_reader *r, struct ArrowArray *
   return XCHG_OK;
 }
 
-void xchg_shuffle_reader_get_metrics(const xchg_shuffle_reader *r, xchg_shuffle_reader_metrics *out) {
+void xchg_shuffle_reader_get_metrics(const xchg_shuffle_reader *r,
+                                     xchg_shuffle_reader_metrics *out) {
   *out = r->m;
   out->wait_ns += r->in.wait_ns;
   out->decompress_ns += r->in.decompress_ns;

@@ -39,12 +39,12 @@ static tu_bytes twice(tu_bytes p) {
   return t;
 }
 
-static xchg_status xchg_decode(tu_bytes in, xchg_stream_codec codec, tu_bytes *out, xchg_error *err) {
+static xchg_status xchg_decode(tu_bytes in, xchg_stream_codec codec, tu_bytes *out,
+                               xchg_error *err) {
   xchg_istream *s = NULL;
   out->data = NULL;
   out->size = 0;
-  xchg_status st =
-      xchg_istream_open(tu_memory_source(in.data, in.size), codec, NULL, &s, err);
+  xchg_status st = xchg_istream_open(tu_memory_source(in.data, in.size), codec, NULL, &s, err);
   if (st != XCHG_OK) return st;
   const void *p;
   size_t n;
@@ -57,7 +57,9 @@ static xchg_status xchg_decode(tu_bytes in, xchg_stream_codec codec, tu_bytes *o
   return st;
 }
 
-static int same(tu_bytes a, tu_bytes b) { return a.size == b.size && memcmp(a.data, b.data, a.size) == 0; }
+static int same(tu_bytes a, tu_bytes b) {
+  return a.size == b.size && memcmp(a.data, b.data, a.size) == 0;
+}
 
 /* One flow: javac once, then every payload both ways in every codec. */
 static void java_codecs(void) {
@@ -69,7 +71,8 @@ static void java_codecs(void) {
   snprintf(cmd, sizeof cmd, "'%s' -encoding UTF-8 -cp '%s' -d '%s' '%s'", javac, cp, dir, src);
   if (!TU_CHECK(run(cmd) == 0, "javac: %s", cmd)) return;
 
-  static const char *const payloads[] = {"generated_primitive.stream", "generated_decimal256.stream",
+  static const char *const payloads[] = {"generated_primitive.stream",
+                                         "generated_decimal256.stream",
                                          "generated_primitive_zerolength.stream"};
   static const struct {
     const char *name;
@@ -97,8 +100,8 @@ static void java_codecs(void) {
                "%s: Java's %s stream not detected", payloads[p], codecs[c].name);
       xchg_error err = {{0}};
       xchg_status st = xchg_decode(from_java, XCHG_STREAM_AUTO, &decoded, &err);
-      TU_CHECK(st == XCHG_OK && same(decoded, expect), "%s: xchg decoding Java's %s: %s", payloads[p],
-               codecs[c].name, st == XCHG_OK ? "bytes differ" : err.message);
+      TU_CHECK(st == XCHG_OK && same(decoded, expect), "%s: xchg decoding Java's %s: %s",
+               payloads[p], codecs[c].name, st == XCHG_OK ? "bytes differ" : err.message);
       free(decoded.data);
       free(from_java.data);
 

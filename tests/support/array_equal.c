@@ -33,9 +33,25 @@ static int64_t load_int(const void *p, int width, int64_t i, int is_signed) {
   const uint8_t *b = (const uint8_t *)p + (size_t)i * (size_t)width;
   switch (width) {
     case 1: return is_signed ? (int8_t)b[0] : b[0];
-    case 2: { int16_t v; uint16_t u; memcpy(&v, b, 2); memcpy(&u, b, 2); return is_signed ? v : u; }
-    case 4: { int32_t v; uint32_t u; memcpy(&v, b, 4); memcpy(&u, b, 4); return is_signed ? v : (int64_t)u; }
-    default: { int64_t v; memcpy(&v, b, 8); return v; }
+    case 2: {
+      int16_t v;
+      uint16_t u;
+      memcpy(&v, b, 2);
+      memcpy(&u, b, 2);
+      return is_signed ? v : u;
+    }
+    case 4: {
+      int32_t v;
+      uint32_t u;
+      memcpy(&v, b, 4);
+      memcpy(&u, b, 4);
+      return is_signed ? v : (int64_t)u;
+    }
+    default: {
+      int64_t v;
+      memcpy(&v, b, 8);
+      return v;
+    }
   }
 }
 
@@ -113,8 +129,10 @@ static int64_t run_index(const struct ArrowArray *a, const struct ArrowSchema *s
   int64_t lo = 0, hi = ends->length;
   while (lo < hi) {
     int64_t mid = lo + (hi - lo) / 2;
-    if (load_int(ends->buffers[1], w, ends->offset + mid, 1) > p) hi = mid;
-    else lo = mid + 1;
+    if (load_int(ends->buffers[1], w, ends->offset + mid, 1) > p)
+      hi = mid;
+    else
+      lo = mid + 1;
   }
   return lo;
 }
@@ -125,13 +143,15 @@ static int eq_value(cmp *c, const struct ArrowSchema *s, const char *path,
   const char *f = s->format;
   int w = fixed_width(f);
   if (w > 0) {
-    if (memcmp((const uint8_t *)a->buffers[1] + pa * w, (const uint8_t *)b->buffers[1] + pb * w, (size_t)w) != 0)
+    if (memcmp((const uint8_t *)a->buffers[1] + pa * w, (const uint8_t *)b->buffers[1] + pb * w,
+               (size_t)w) != 0)
       return differ(c, path, row, "%s values differ", f);
     return 0;
   }
   if (!strcmp(f, "b")) {
     if (bit(a->buffers[1], pa) != bit(b->buffers[1], pb))
-      return differ(c, path, row, "booleans differ (%d vs %d)", bit(a->buffers[1], pa), bit(b->buffers[1], pb));
+      return differ(c, path, row, "booleans differ (%d vs %d)", bit(a->buffers[1], pa),
+                    bit(b->buffers[1], pb));
     return 0;
   }
   if (!strcmp(f, "z") || !strcmp(f, "u") || !strcmp(f, "Z") || !strcmp(f, "U") ||
@@ -145,16 +165,21 @@ static int eq_value(cmp *c, const struct ArrowSchema *s, const char *path,
   }
   if (!strcmp(f, "+l") || !strcmp(f, "+L") || !strcmp(f, "+m")) {
     int ow = f[1] == 'L' ? 8 : 4;
-    int64_t sa = load_int(a->buffers[1], ow, pa, 1), na = load_int(a->buffers[1], ow, pa + 1, 1) - sa;
-    int64_t sb = load_int(b->buffers[1], ow, pb, 1), nb = load_int(b->buffers[1], ow, pb + 1, 1) - sb;
-    if (na != nb) return differ(c, path, row, "lists of %lld and %lld values", (long long)na, (long long)nb);
+    int64_t sa = load_int(a->buffers[1], ow, pa, 1),
+            na = load_int(a->buffers[1], ow, pa + 1, 1) - sa;
+    int64_t sb = load_int(b->buffers[1], ow, pb, 1),
+            nb = load_int(b->buffers[1], ow, pb + 1, 1) - sb;
+    if (na != nb)
+      return differ(c, path, row, "lists of %lld and %lld values", (long long)na, (long long)nb);
     return eq_children_run(c, s, path, 0, a, sa, b, sb, na, row);
   }
   if (!strcmp(f, "+vl") || !strcmp(f, "+vL")) {
     int ow = f[2] == 'L' ? 8 : 4;
     int64_t sa = load_int(a->buffers[1], ow, pa, 1), na = load_int(a->buffers[2], ow, pa, 1);
     int64_t sb = load_int(b->buffers[1], ow, pb, 1), nb = load_int(b->buffers[2], ow, pb, 1);
-    if (na != nb) return differ(c, path, row, "list views of %lld and %lld values", (long long)na, (long long)nb);
+    if (na != nb)
+      return differ(c, path, row, "list views of %lld and %lld values", (long long)na,
+                    (long long)nb);
     return eq_children_run(c, s, path, 0, a, sa, b, sb, na, row);
   }
   if (!strncmp(f, "+w:", 3)) {
@@ -202,21 +227,25 @@ static int eq(cmp *c, const struct ArrowSchema *s, const char *path, const struc
     int64_t ia = load_int(a->buffers[1], w, pa, sg), ib = load_int(b->buffers[1], w, pb, sg);
     const struct ArrowArray *da = a->dictionary, *db = b->dictionary;
     if (ia < 0 || ib < 0 || ia >= da->length || ib >= db->length)
-      return differ(c, path, row, "dictionary index %lld / %lld out of range", (long long)ia, (long long)ib);
+      return differ(c, path, row, "dictionary index %lld / %lld out of range", (long long)ia,
+                    (long long)ib);
     return eq(c, s->dictionary, path, da, da->offset + ia, db, db->offset + ib, row);
   }
   return eq_value(c, s, path, a, pa, b, pb, row);
 }
 
 int array_range_equal(const struct ArrowSchema *schema, const struct ArrowArray *a, int64_t a_row,
-                      const struct ArrowArray *b, int64_t b_row, int64_t n, char *msg, size_t msgsz) {
+                      const struct ArrowArray *b, int64_t b_row, int64_t n, char *msg,
+                      size_t msgsz) {
   cmp c = {msg, msgsz};
   if (a_row + n > a->length || b_row + n > b->length)
-    return differ(&c, schema->name ? schema->name : "", 0, "range of %lld rows past the end (%lld, %lld)",
-                  (long long)n, (long long)a->length, (long long)b->length);
+    return differ(&c, schema->name ? schema->name : "", 0,
+                  "range of %lld rows past the end (%lld, %lld)", (long long)n,
+                  (long long)a->length, (long long)b->length);
   const char *name = schema->name ? schema->name : "";
   for (int64_t i = 0; i < n; i++)
-    if (eq(&c, schema, name, a, a->offset + a_row + i, b, b->offset + b_row + i, a_row + i) != 0) return -1;
+    if (eq(&c, schema, name, a, a->offset + a_row + i, b, b->offset + b_row + i, a_row + i) != 0)
+      return -1;
   return 0;
 }
 

@@ -19,7 +19,8 @@
  * counted from each array's offset), both of type schema; otherwise -1 and
  * a message naming the first difference (field path and row). */
 int array_range_equal(const struct ArrowSchema *schema, const struct ArrowArray *a, int64_t a_row,
-                      const struct ArrowArray *b, int64_t b_row, int64_t n, char *msg, size_t msgsz);
+                      const struct ArrowArray *b, int64_t b_row, int64_t n, char *msg,
+                      size_t msgsz);
 
 /* The same for whole arrays, lengths included. */
 int array_equal(const struct ArrowSchema *schema, const struct ArrowArray *a,

@@ -31,11 +31,31 @@ static int64_t load_int(const void *buf, char format, int64_t i) {
   switch (format) {
     case 'c': return ((const int8_t *)p)[i];
     case 'C': return p[i];
-    case 's': { int16_t v; memcpy(&v, p + 2 * i, 2); return v; }
-    case 'S': { uint16_t v; memcpy(&v, p + 2 * i, 2); return v; }
-    case 'i': { int32_t v; memcpy(&v, p + 4 * i, 4); return v; }
-    case 'I': { uint32_t v; memcpy(&v, p + 4 * i, 4); return v; }
-    default: { int64_t v; memcpy(&v, p + 8 * i, 8); return v; }
+    case 's': {
+      int16_t v;
+      memcpy(&v, p + 2 * i, 2);
+      return v;
+    }
+    case 'S': {
+      uint16_t v;
+      memcpy(&v, p + 2 * i, 2);
+      return v;
+    }
+    case 'i': {
+      int32_t v;
+      memcpy(&v, p + 4 * i, 4);
+      return v;
+    }
+    case 'I': {
+      uint32_t v;
+      memcpy(&v, p + 4 * i, 4);
+      return v;
+    }
+    default: {
+      int64_t v;
+      memcpy(&v, p + 8 * i, 8);
+      return v;
+    }
   }
 }
 
@@ -47,13 +67,15 @@ static int valid_at(const struct ArrowArray *a, int64_t i) {
 static int check_validity(walk *w, const struct ArrowArray *a) {
   if (a->null_count == 0) return 0;
   if (a->n_buffers < 1 || !a->buffers[0]) {
-    if (a->null_count > 0) return bad(w, "null_count %lld without a validity bitmap", (long long)a->null_count);
+    if (a->null_count > 0)
+      return bad(w, "null_count %lld without a validity bitmap", (long long)a->null_count);
     return 0;
   }
   int64_t nulls = 0;
   for (int64_t i = a->offset; i < a->offset + a->length; i++) nulls += !valid_at(a, i);
   if (a->null_count > 0 && nulls != a->null_count)
-    return bad(w, "null_count %lld, the bitmap has %lld nulls", (long long)a->null_count, (long long)nulls);
+    return bad(w, "null_count %lld, the bitmap has %lld nulls", (long long)a->null_count,
+               (long long)nulls);
   return 0;
 }
 
@@ -65,10 +87,12 @@ static int check_offsets(walk *w, const struct ArrowArray *a, int width, int64_t
   if (prev < 0) return bad(w, "offset %lld at row 0", (long long)prev);
   for (int64_t i = 1; i <= a->length; i++) {
     int64_t off = load_int(a->buffers[1], f, a->offset + i);
-    if (off < prev) return bad(w, "offset %lld at row %lld below the one before", (long long)off, (long long)i);
+    if (off < prev)
+      return bad(w, "offset %lld at row %lld below the one before", (long long)off, (long long)i);
     prev = off;
   }
-  if (limit >= 0 && prev > limit) return bad(w, "last offset %lld past the child's %lld rows", (long long)prev, (long long)limit);
+  if (limit >= 0 && prev > limit)
+    return bad(w, "last offset %lld past the child's %lld rows", (long long)prev, (long long)limit);
   return 0;
 }
 
@@ -78,8 +102,8 @@ static int check_list_views(walk *w, const struct ArrowArray *a, int width) {
   for (int64_t i = a->offset; i < a->offset + a->length; i++) {
     int64_t off = load_int(a->buffers[1], f, i), size = load_int(a->buffers[2], f, i);
     if (valid_at(a, i) && (off < 0 || size < 0 || off > limit || size > limit - off))
-      return bad(w, "list view at row %lld (%lld, %lld) outside %lld child rows", (long long)(i - a->offset),
-                 (long long)off, (long long)size, (long long)limit);
+      return bad(w, "list view at row %lld (%lld, %lld) outside %lld child rows",
+                 (long long)(i - a->offset), (long long)off, (long long)size, (long long)limit);
   }
   return 0;
 }
@@ -96,8 +120,8 @@ static int check_views(walk *w, const struct ArrowArray *a) {
     memcpy(&off, v + 12, 4);
     if (!valid_at(a, i) || (len >= 0 && len <= 12)) continue;
     if (len < 0 || buf < 0 || buf >= n_data || off < 0 || (int64_t)off + len > sizes[buf])
-      return bad(w, "view at row %lld (length %d, buffer %d, offset %d) outside the data", (long long)(i - a->offset),
-                 len, buf, off);
+      return bad(w, "view at row %lld (length %d, buffer %d, offset %d) outside the data",
+                 (long long)(i - a->offset), len, buf, off);
   }
   return 0;
 }
@@ -114,10 +138,12 @@ static int check_union(walk *w, const struct ArrowSchema *s, const struct ArrowA
   int dense = s->format[2] == 'd';
   for (int64_t c = 0; !dense && c < a->n_children; c++)
     if (a->children[c]->length < a->offset + a->length)
-      return bad(w, "sparse child %lld has %lld rows", (long long)c, (long long)a->children[c]->length);
+      return bad(w, "sparse child %lld has %lld rows", (long long)c,
+                 (long long)a->children[c]->length);
   for (int64_t i = a->offset; i < a->offset + a->length; i++) {
     int id = ((const int8_t *)a->buffers[0])[i], c = union_child(s->format, id);
-    if (c < 0 || c >= a->n_children) return bad(w, "type id %d at row %lld", id, (long long)(i - a->offset));
+    if (c < 0 || c >= a->n_children)
+      return bad(w, "type id %d at row %lld", id, (long long)(i - a->offset));
     int64_t off = dense ? load_int(a->buffers[1], 'i', i) : 0;
     if (dense && (off < 0 || off >= a->children[c]->length))
       return bad(w, "dense offset %lld at row %lld", (long long)off, (long long)(i - a->offset));
@@ -129,16 +155,18 @@ static int check_run_ends(walk *w, const struct ArrowSchema *s, const struct Arr
   const struct ArrowArray *ends = a->children[0];
   char f = s->children[0]->format[0];
   if (ends->null_count != 0 || a->children[1]->length < ends->length)
-    return bad(w, "%lld run ends, %lld nulls, %lld values", (long long)ends->length, (long long)ends->null_count,
-               (long long)a->children[1]->length);
+    return bad(w, "%lld run ends, %lld nulls, %lld values", (long long)ends->length,
+               (long long)ends->null_count, (long long)a->children[1]->length);
   int64_t prev = 0;
   for (int64_t k = ends->offset; k < ends->offset + ends->length; k++) {
     int64_t end = load_int(ends->buffers[1], f, k);
-    if (end <= prev) return bad(w, "run end %lld at run %lld", (long long)end, (long long)(k - ends->offset));
+    if (end <= prev)
+      return bad(w, "run end %lld at run %lld", (long long)end, (long long)(k - ends->offset));
     prev = end;
   }
   if (a->length > 0 && prev < a->offset + a->length)
-    return bad(w, "run ends stop at %lld, before row %lld", (long long)prev, (long long)(a->offset + a->length));
+    return bad(w, "run ends stop at %lld, before row %lld", (long long)prev,
+               (long long)(a->offset + a->length));
   return 0;
 }
 
@@ -146,8 +174,8 @@ static int check_indices(walk *w, const struct ArrowSchema *s, const struct Arro
   for (int64_t i = a->offset; i < a->offset + a->length; i++) {
     int64_t idx = load_int(a->buffers[1], s->format[0], i);
     if (valid_at(a, i) && (idx < 0 || idx >= a->dictionary->length))
-      return bad(w, "index %lld at row %lld outside %lld values", (long long)idx, (long long)(i - a->offset),
-                 (long long)a->dictionary->length);
+      return bad(w, "index %lld at row %lld outside %lld values", (long long)idx,
+                 (long long)(i - a->offset), (long long)a->dictionary->length);
   }
   return 0;
 }
@@ -155,8 +183,8 @@ static int check_indices(walk *w, const struct ArrowSchema *s, const struct Arro
 static int check_children_length(walk *w, const struct ArrowArray *a, int64_t need) {
   for (int64_t c = 0; c < a->n_children; c++)
     if (a->children[c]->length < need)
-      return bad(w, "child %lld has %lld rows, %lld needed", (long long)c, (long long)a->children[c]->length,
-                 (long long)need);
+      return bad(w, "child %lld has %lld rows, %lld needed", (long long)c,
+                 (long long)a->children[c]->length, (long long)need);
   return 0;
 }
 
@@ -174,14 +202,15 @@ static int check_layout(walk *w, const struct ArrowSchema *s, const struct Arrow
   if (!strncmp(f, "+u", 2)) return check_union(w, s, a);
   if (!strcmp(f, "+r")) return check_run_ends(w, s, a);
   if (!strcmp(f, "+s")) return check_children_length(w, a, a->offset + a->length);
-  if (!strncmp(f, "+w:", 3)) return check_children_length(w, a, (a->offset + a->length) * atoi(f + 3));
+  if (!strncmp(f, "+w:", 3))
+    return check_children_length(w, a, (a->offset + a->length) * atoi(f + 3));
   return 0;
 }
 
 static int check_node(walk *w, const struct ArrowSchema *s, const struct ArrowArray *a) {
   if (a->length < 0 || a->offset < 0 || a->null_count < -1 || a->null_count > a->length)
-    return bad(w, "length %lld, offset %lld, null_count %lld", (long long)a->length, (long long)a->offset,
-               (long long)a->null_count);
+    return bad(w, "length %lld, offset %lld, null_count %lld", (long long)a->length,
+               (long long)a->offset, (long long)a->null_count);
   if (a->n_children != s->n_children || !s->dictionary != !a->dictionary)
     return bad(w, "%lld children (the schema %lld), dictionary %s", (long long)a->n_children,
                (long long)s->n_children, a->dictionary ? "present" : "absent");
@@ -197,7 +226,8 @@ static int check_node(walk *w, const struct ArrowSchema *s, const struct ArrowAr
   return s->dictionary ? check_node(w, s->dictionary, a->dictionary) : 0;
 }
 
-int array_valid(const struct ArrowSchema *schema, const struct ArrowArray *array, char *msg, size_t msgsz) {
+int array_valid(const struct ArrowSchema *schema, const struct ArrowArray *array, char *msg,
+                size_t msgsz) {
   walk w = {"", msg, msgsz};
   return check_node(&w, schema, array);
 }

@@ -22,6 +22,7 @@
 
 /* 0 when the array of type schema keeps every rule; else -1 and a message
  * naming the field path, the rule and the row. */
-int array_valid(const struct ArrowSchema *schema, const struct ArrowArray *array, char *msg, size_t msgsz);
+int array_valid(const struct ArrowSchema *schema, const struct ArrowArray *array, char *msg,
+                size_t msgsz);
 
 #endif

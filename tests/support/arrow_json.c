@@ -202,12 +202,12 @@ static int get_array(cmp *c, json_t *obj, const char *key, size_t n, json_t **ou
 
 typedef enum kind {
   K_NULL,
-  K_FIXED,       /* validity + one buffer of fixed-width values (or bits) */
-  K_BINARY,      /* binary, utf8 and their large variants */
-  K_VIEW,        /* binaryview, utf8view */
-  K_LIST,        /* list, largelist */
+  K_FIXED,  /* validity + one buffer of fixed-width values (or bits) */
+  K_BINARY, /* binary, utf8 and their large variants */
+  K_VIEW,   /* binaryview, utf8view */
+  K_LIST,   /* list, largelist */
   K_MAP,
-  K_LIST_VIEW,   /* listview, largelistview */
+  K_LIST_VIEW, /* listview, largelistview */
   K_FIXED_LIST,
   K_STRUCT,
   K_UNION,
@@ -247,11 +247,16 @@ typedef struct jtype {
 static int time_unit(cmp *c, json_t *type, const char *what, char *unit) {
   const char *u;
   if (get_string(c, type, "unit", what, &u) != 0) return -1;
-  if (strcmp(u, "SECOND") == 0) *unit = 's';
-  else if (strcmp(u, "MILLISECOND") == 0) *unit = 'm';
-  else if (strcmp(u, "MICROSECOND") == 0) *unit = 'u';
-  else if (strcmp(u, "NANOSECOND") == 0) *unit = 'n';
-  else return fail(c, -1, "%s: unknown unit \"%s\"", what, u);
+  if (strcmp(u, "SECOND") == 0)
+    *unit = 's';
+  else if (strcmp(u, "MILLISECOND") == 0)
+    *unit = 'm';
+  else if (strcmp(u, "MICROSECOND") == 0)
+    *unit = 'u';
+  else if (strcmp(u, "NANOSECOND") == 0)
+    *unit = 'n';
+  else
+    return fail(c, -1, "%s: unknown unit \"%s\"", what, u);
   return 0;
 }
 
@@ -309,9 +314,12 @@ static int parse_temporal_type(cmp *c, json_t *type, const char *name, jtype *t)
     if (check_keys(c, type, "date type", KEYS("name", "unit")) != 0 ||
         get_string(c, type, "unit", "date type", &u) != 0)
       return -1;
-    if (strcmp(u, "DAY") == 0) set_fixed(t, V_INT, 4, "tdD");
-    else if (strcmp(u, "MILLISECOND") == 0) set_fixed(t, V_INT, 8, "tdm");
-    else return fail(c, -1, "date type: unknown unit \"%s\"", u);
+    if (strcmp(u, "DAY") == 0)
+      set_fixed(t, V_INT, 4, "tdD");
+    else if (strcmp(u, "MILLISECOND") == 0)
+      set_fixed(t, V_INT, 8, "tdm");
+    else
+      return fail(c, -1, "date type: unknown unit \"%s\"", u);
   } else if (strcmp(name, "time") == 0) {
     int64_t bits;
     if (check_keys(c, type, "time type", KEYS("name", "unit", "bitWidth")) != 0 ||
@@ -345,10 +353,14 @@ static int parse_temporal_type(cmp *c, json_t *type, const char *name, jtype *t)
     if (check_keys(c, type, "interval type", KEYS("name", "unit")) != 0 ||
         get_string(c, type, "unit", "interval type", &u) != 0)
       return -1;
-    if (strcmp(u, "YEAR_MONTH") == 0) set_fixed(t, V_INT, 4, "tiM");
-    else if (strcmp(u, "DAY_TIME") == 0) set_fixed(t, V_DAY_TIME, 8, "tiD");
-    else if (strcmp(u, "MONTH_DAY_NANO") == 0) set_fixed(t, V_MONTH_DAY_NANO, 16, "tin");
-    else return fail(c, -1, "interval type: unknown unit \"%s\"", u);
+    if (strcmp(u, "YEAR_MONTH") == 0)
+      set_fixed(t, V_INT, 4, "tiM");
+    else if (strcmp(u, "DAY_TIME") == 0)
+      set_fixed(t, V_DAY_TIME, 8, "tiD");
+    else if (strcmp(u, "MONTH_DAY_NANO") == 0)
+      set_fixed(t, V_MONTH_DAY_NANO, 16, "tin");
+    else
+      return fail(c, -1, "interval type: unknown unit \"%s\"", u);
   }
   t->is_signed = 1;
   return 0;
@@ -360,9 +372,12 @@ static int parse_union_type(cmp *c, json_t *type, jtype *t) {
   if (check_keys(c, type, "union type", KEYS("name", "mode", "typeIds")) != 0 ||
       get_string(c, type, "mode", "union type", &mode) != 0)
     return -1;
-  if (strcmp(mode, "SPARSE") == 0) t->dense = 0;
-  else if (strcmp(mode, "DENSE") == 0) t->dense = 1;
-  else return fail(c, -1, "union type: unknown mode \"%s\"", mode);
+  if (strcmp(mode, "SPARSE") == 0)
+    t->dense = 0;
+  else if (strcmp(mode, "DENSE") == 0)
+    t->dense = 1;
+  else
+    return fail(c, -1, "union type: unknown mode \"%s\"", mode);
   if (!json_is_array(ids) || json_array_size(ids) > 128)
     return fail(c, -1, "union type: typeIds is missing or not an array of at most 128");
   t->kind = K_UNION;
@@ -374,7 +389,8 @@ static int parse_union_type(cmp *c, json_t *type, jtype *t) {
     if (json_as_i64(json_array_get(ids, i), &id) != 0 || id < 0 || id > 127)
       return fail(c, -1, "union type: typeIds[%zu] is not an integer in [0, 127]", i);
     t->type_ids[i] = (int)id;
-    len += (size_t)snprintf(t->format + len, sizeof(t->format) - len, "%s%d", i ? "," : "", (int)id);
+    len +=
+        (size_t)snprintf(t->format + len, sizeof(t->format) - len, "%s%d", i ? "," : "", (int)id);
   }
   return 0;
 }
@@ -437,10 +453,14 @@ static int parse_type(cmp *c, json_t *type, jtype *t) {
     if (check_keys(c, type, "floatingpoint type", KEYS("name", "precision")) != 0 ||
         get_string(c, type, "precision", "floatingpoint type", &p) != 0)
       return -1;
-    if (strcmp(p, "HALF") == 0) set_fixed(t, V_HALF, 2, "e");
-    else if (strcmp(p, "SINGLE") == 0) set_fixed(t, V_FLOAT, 4, "f");
-    else if (strcmp(p, "DOUBLE") == 0) set_fixed(t, V_DOUBLE, 8, "g");
-    else return fail(c, -1, "floatingpoint type: unknown precision \"%s\"", p);
+    if (strcmp(p, "HALF") == 0)
+      set_fixed(t, V_HALF, 2, "e");
+    else if (strcmp(p, "SINGLE") == 0)
+      set_fixed(t, V_FLOAT, 4, "f");
+    else if (strcmp(p, "DOUBLE") == 0)
+      set_fixed(t, V_DOUBLE, 8, "g");
+    else
+      return fail(c, -1, "floatingpoint type: unknown precision \"%s\"", p);
     return 0;
   }
   if (strcmp(name, "fixedsizebinary") == 0) {
@@ -602,12 +622,12 @@ static int compare_metadata(cmp *c, json_t *jmeta, const char *meta, const char 
     }
     if ((rc = check_keys(c, pair, "metadata pair", KEYS("key", "value"))) != 0) break;
     size_t k = 0;
-    while (k < expected && (used[k] || !meta_equals(pairs[k][0], key) ||
-                            !meta_equals(pairs[k][1], value)))
+    while (k < expected &&
+           (used[k] || !meta_equals(pairs[k][0], key) || !meta_equals(pairs[k][1], value)))
       k++;
     if (k == expected) {
-      rc = fail(c, -1, "%s metadata: pair \"%s\" = \"%s\" is missing", what,
-                json_string_value(key), json_string_value(value));
+      rc = fail(c, -1, "%s metadata: pair \"%s\" = \"%s\" is missing", what, json_string_value(key),
+                json_string_value(value));
       break;
     }
     used[k] = 1;
@@ -741,7 +761,8 @@ int arrow_json_compare_schema(const arrow_json *doc, const struct ArrowSchema *s
     return fail(&c, -1, "expected %zu fields, found %" PRId64, n, schema->n_children);
   if (schema->dictionary) return fail(&c, -1, "top-level schema has a dictionary");
   for (size_t i = 0; i < n; i++)
-    if (compare_field_schema(&c, json_array_get(doc->fields, i), schema->children[i], NULL, NULL) != 0)
+    if (compare_field_schema(&c, json_array_get(doc->fields, i), schema->children[i], NULL, NULL) !=
+        0)
       return -1;
   return 0;
 }
@@ -776,9 +797,12 @@ static int64_t hex_mismatch(const char *hex, size_t hexlen, const uint8_t *data,
 static double half_to_double(uint16_t h) {
   int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
   double v;
-  if (exponent == 0) v = ldexp(mantissa, -24);
-  else if (exponent == 31) v = mantissa ? NAN : INFINITY;
-  else v = ldexp(mantissa + 1024, exponent - 25);
+  if (exponent == 0)
+    v = ldexp(mantissa, -24);
+  else if (exponent == 31)
+    v = mantissa ? NAN : INFINITY;
+  else
+    v = ldexp(mantissa + 1024, exponent - 25);
   return (h & 0x8000) ? -v : v;
 }
 
@@ -788,7 +812,8 @@ static uint16_t double_to_half(double d) {
   d = fabs(d);
   if (isnan(d)) return 0x7e00;
   if (d >= 65520.0) return sign | 0x7c00; /* rounds to infinity */
-  if (d < 0x1p-14) return sign | (uint16_t)nearbyint(d * 0x1p24); /* subnormal (1024 = min normal) */
+  if (d < 0x1p-14)
+    return sign | (uint16_t)nearbyint(d * 0x1p24); /* subnormal (1024 = min normal) */
   int e;
   double m = nearbyint(frexp(d, &e) * 2048.0); /* 11 significant bits */
   if (m == 2048.0) {
@@ -902,8 +927,7 @@ static int compare_interval_value(cmp *c, int64_t slot, json_t *jv, const uint8_
 
 static int compare_fixed_value(cmp *c, int64_t slot, const jtype *t, json_t *jv, const uint8_t *p) {
   switch (t->enc) {
-    case V_INT:
-      return compare_int_value(c, slot, "DATA", jv, p, t->width, t->is_signed);
+    case V_INT: return compare_int_value(c, slot, "DATA", jv, p, t->width, t->is_signed);
     case V_HALF: {
       uint16_t h;
       memcpy(&h, p, 2);
@@ -957,8 +981,7 @@ static int compare_fixed_value(cmp *c, int64_t slot, const jtype *t, json_t *jv,
                     json_string_value(jv), hex_preview(p, (size_t)t->width, preview));
       return 0;
     }
-    case V_BOOL:
-      break;
+    case V_BOOL: break;
   }
   return fail(c, slot, "internal: unexpected value encoding");
 }
@@ -981,9 +1004,14 @@ static const struct {
   const char *name;
   unsigned bit;
 } column_keys[] = {
-    {"VALIDITY", KEY_VALIDITY}, {"DATA", KEY_DATA},   {"OFFSET", KEY_OFFSET},
-    {"TYPE_ID", KEY_TYPE_ID},   {"SIZE", KEY_SIZE},   {"VIEWS", KEY_VIEWS},
-    {"VARIADIC_DATA_BUFFERS", KEY_VARIADIC},          {"children", KEY_CHILDREN},
+    {"VALIDITY", KEY_VALIDITY},
+    {"DATA", KEY_DATA},
+    {"OFFSET", KEY_OFFSET},
+    {"TYPE_ID", KEY_TYPE_ID},
+    {"SIZE", KEY_SIZE},
+    {"VIEWS", KEY_VIEWS},
+    {"VARIADIC_DATA_BUFFERS", KEY_VARIADIC},
+    {"children", KEY_CHILDREN},
 };
 
 /* Every key of the JSON column must be one this type uses. */
@@ -1081,8 +1109,8 @@ static int compare_offsets(cmp *c, json_t *jcol, const struct ArrowArray *a, int
     if (count == 0 && json_as_i64(json_array_get(jo, 0), &only) == 0 && only == 0) return 0;
     return need_buffer(c, a, index, "offsets");
   }
-  return compare_int_entries(c, "OFFSET", jo, a->buffers[index], large ? 8 : 4,
-                             a->offset + start, count + 1);
+  return compare_int_entries(c, "OFFSET", jo, a->buffers[index], large ? 8 : 4, a->offset + start,
+                             count + 1);
 }
 
 static int64_t read_offset(const struct ArrowArray *a, int index, int large, int64_t i) {
@@ -1121,13 +1149,16 @@ static int compare_fixed_column(cmp *c, const jtype *t, json_t *jcol, const stru
     int64_t at = a->offset + start + i;
     if (t->enc == V_BOOL) {
       int want;
-      if (json_is_boolean(jv)) want = json_is_true(jv);
+      if (json_is_boolean(jv))
+        want = json_is_true(jv);
       else if (json_is_integer(jv) && (json_integer_value(jv) & ~1) == 0)
         want = (int)json_integer_value(jv);
-      else return fail(c, i, "DATA: JSON value is not a boolean");
+      else
+        return fail(c, i, "DATA: JSON value is not a boolean");
       int found = get_bit(a->buffers[1], at);
-      if (want != found) return fail(c, i, "DATA: expected %s, found %s",
-                                     want ? "true" : "false", found ? "true" : "false");
+      if (want != found)
+        return fail(c, i, "DATA: expected %s, found %s", want ? "true" : "false",
+                    found ? "true" : "false");
       continue;
     }
     if (compare_fixed_value(c, i, t, jv, (const uint8_t *)a->buffers[1] + at * t->width) != 0)
@@ -1219,7 +1250,8 @@ static int compare_view_column(cmp *c, const jtype *t, json_t *jcol, const struc
         return -1;
       continue;
     }
-    if (compare_bytes(c, i, "VIEWS.PREFIX_HEX", 0, json_object_get(jv, "PREFIX_HEX"), view + 4, 4) ||
+    if (compare_bytes(c, i, "VIEWS.PREFIX_HEX", 0, json_object_get(jv, "PREFIX_HEX"), view + 4,
+                      4) ||
         compare_int_value(c, i, "VIEWS.BUFFER_INDEX", json_object_get(jv, "BUFFER_INDEX"), view + 8,
                           4, 1) ||
         compare_int_value(c, i, "VIEWS.OFFSET", json_object_get(jv, "OFFSET"), view + 12, 4, 1))
@@ -1290,8 +1322,8 @@ static int compare_union_column(cmp *c, const jtype *t, const field_view *fv, js
       if (json_integer_value(json_array_get(jv, (size_t)i)) != 1)
         return fail(c, i, "VALIDITY: a null union slot (pre-1.0 layout) cannot be represented");
   }
-  if (a->null_count != 0) return fail(c, -1, "null_count of a union: expected 0, found %" PRId64,
-                                      a->null_count);
+  if (a->null_count != 0)
+    return fail(c, -1, "null_count of a union: expected 0, found %" PRId64, a->null_count);
   if (get_array(c, jcol, "TYPE_ID", (size_t)count, &jids) != 0) return -1;
   if (count > 0 && need_buffer(c, a, 0, "type ids") != 0) return -1;
   const int8_t *ids = a->buffers[0];
@@ -1375,7 +1407,8 @@ static int compare_dictionary_column(cmp *c, const field_view *fv, json_t *jcol,
     values.dictionary = NULL;
     json_t *dcol = json_array_get(columns, 0);
     if (json_as_i64(json_object_get(dcol, "count"), &ccount) != 0 || ccount != dcount) {
-      note_mismatch(c, -1, "dictionary batch count %" PRId64 " differs from its column's count", dcount);
+      note_mismatch(c, -1, "dictionary batch count %" PRId64 " differs from its column's count",
+                    dcount);
     } else {
       c->depth++;
       rc = compare_column(c, &values, dcol, a->dictionary, 0, 1, 0);
@@ -1393,7 +1426,8 @@ static int compare_column_of_type(cmp *c, const field_view *fv, json_t *jcol,
                                   int exact) {
   jtype t;
   if (parse_field_type(c, fv, &t) != 0) return -1;
-  if (a->dictionary) return fail(c, -1, "has a dictionary, but the JSON field is not dictionary-encoded");
+  if (a->dictionary)
+    return fail(c, -1, "has a dictionary, but the JSON field is not dictionary-encoded");
   switch (t.kind) {
     case K_NULL:
       if (check_column_keys(c, jcol, t.name, 0) != 0 || check_layout(c, a, 0, 0) != 0) return -1;
@@ -1425,9 +1459,9 @@ static int compare_column_of_type(cmp *c, const field_view *fv, json_t *jcol,
       return check_column_keys(c, jcol, t.name, KEY_VALIDITY | KEY_CHILDREN) ||
              compare_struct_column(c, fv, jcol, a, start, count, exact);
     case K_UNION:
-      return check_column_keys(c, jcol, t.name,
-                               KEY_VALIDITY | KEY_TYPE_ID | KEY_CHILDREN |
-                                   (t.dense ? KEY_OFFSET : 0)) ||
+      return check_column_keys(
+                 c, jcol, t.name,
+                 KEY_VALIDITY | KEY_TYPE_ID | KEY_CHILDREN | (t.dense ? KEY_OFFSET : 0)) ||
              compare_union_column(c, &t, fv, jcol, a, start, count, exact);
     case K_RUN_END:
       return check_column_keys(c, jcol, t.name, KEY_CHILDREN) ||

@@ -6,16 +6,24 @@
 static void release_schema(struct ArrowSchema *schema) { schema->release = NULL; }
 static void release_array(struct ArrowArray *array) { array->release = NULL; }
 
-void tu_fixture_schema(struct ArrowSchema *s, const char *format, const char *name, int64_t n_children,
-                       struct ArrowSchema **children) {
-  *s = (struct ArrowSchema){.format = format, .name = name, .flags = ARROW_FLAG_NULLABLE,
-                            .n_children = n_children, .children = children, .release = release_schema};
+void tu_fixture_schema(struct ArrowSchema *s, const char *format, const char *name,
+                       int64_t n_children, struct ArrowSchema **children) {
+  *s = (struct ArrowSchema){.format = format,
+                            .name = name,
+                            .flags = ARROW_FLAG_NULLABLE,
+                            .n_children = n_children,
+                            .children = children,
+                            .release = release_schema};
 }
 
 void tu_fixture_array(struct ArrowArray *a, int64_t length, int64_t n_buffers, const void **buffers,
                       int64_t n_children, struct ArrowArray **children) {
-  *a = (struct ArrowArray){.length = length, .n_buffers = n_buffers, .buffers = buffers,
-                           .n_children = n_children, .children = children, .release = release_array};
+  *a = (struct ArrowArray){.length = length,
+                           .n_buffers = n_buffers,
+                           .buffers = buffers,
+                           .n_children = n_children,
+                           .children = children,
+                           .release = release_array};
 }
 
 void tu_fixture_view(uint8_t view[16], const char *text, int32_t buffer, int32_t offset) {

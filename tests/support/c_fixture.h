@@ -15,8 +15,8 @@
 
 /* A nullable field (flags ARROW_FLAG_NULLABLE; change s->flags after) with
  * no dictionary and no metadata. */
-void tu_fixture_schema(struct ArrowSchema *s, const char *format, const char *name, int64_t n_children,
-                       struct ArrowSchema **children);
+void tu_fixture_schema(struct ArrowSchema *s, const char *format, const char *name,
+                       int64_t n_children, struct ArrowSchema **children);
 
 /* An array at offset 0 with null_count 0 (set a->null_count after when it
  * has nulls) and no dictionary. */

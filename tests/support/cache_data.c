@@ -104,8 +104,8 @@ int cd_make_stream(int64_t part, const int64_t *rows, int64_t n_batches, int zer
       {"u", "s", NULL, ARROW_FLAG_NULLABLE, 0, NULL, NULL, release_schema, NULL},
       {"i", "d", NULL, 0, 0, NULL, &dict_s, release_schema, NULL}};
   struct ArrowSchema *children[CD_COLUMNS] = {&cols[0], &cols[1], &cols[2]};
-  struct ArrowSchema root = {"+s", "", NULL, 0, zero_columns ? 0 : CD_COLUMNS, children, NULL,
-                             release_schema, NULL};
+  struct ArrowSchema root = {"+s",     "",   NULL,           0,   zero_columns ? 0 : CD_COLUMNS,
+                             children, NULL, release_schema, NULL};
   xchg_ipc_write_options opts;
   xchg_ipc_write_options_init(&opts);
   opts.codec = body;
@@ -227,8 +227,7 @@ static xchg_status hooked_open(void *ctx, int64_t part, xchg_source **out, xchg_
   uint64_t h = ((uint64_t)nth + 1) * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)s;
   int unlucky = (int)((h ^ (h >> 29)) % 1000) < atomic_load(&s->fail_permille);
   int left = atomic_load(&s->fail_opens);
-  while (left > 0 && !atomic_compare_exchange_weak(&s->fail_opens, &left, left - 1)) {
-  }
+  while (left > 0 && !atomic_compare_exchange_weak(&s->fail_opens, &left, left - 1)) {}
   o->failing = left > 0 || atomic_load(&s->fail_always) || unlucky;
   xchg_status st = xchg_source_from_callback(hooked_read, hooked_close, o, out, err);
   if (st != XCHG_OK) hooked_close(o);
@@ -239,12 +238,14 @@ xchg_buf *cd_encode(xchg_buf *ipc, xchg_stream_codec codec) {
   if (codec == XCHG_STREAM_NONE) return xchg_buf_ref(ipc);
   xchg_buf *out = NULL;
   xchg_error err;
-  if (xchg_stream_encode(codec, NULL, xchg_buf_data(ipc), xchg_buf_size(ipc), &out, &err) != XCHG_OK)
+  if (xchg_stream_encode(codec, NULL, xchg_buf_data(ipc), xchg_buf_size(ipc), &out, &err) !=
+      XCHG_OK)
     fprintf(stderr, "encode: %s\n", err.message);
   return out;
 }
 
-void cd_source_init(cd_source *s, xchg_buf *const *parts, int64_t n_parts, xchg_stream_codec codec) {
+void cd_source_init(cd_source *s, xchg_buf *const *parts, int64_t n_parts,
+                    xchg_stream_codec codec) {
   memset(s, 0, sizeof *s);
   for (int64_t i = 0; i < n_parts; i++) {
     s->parts[i] = xchg_buf_ref(parts[i]);
@@ -311,7 +312,8 @@ xchg_cache_metrics cd_metrics(xchg_cache *c) {
   return m;
 }
 
-xchg_status cd_build_sum(void *ctx, const xchg_cache_holder *h, void **value, int64_t *bytes, xchg_error *err) {
+xchg_status cd_build_sum(void *ctx, const xchg_cache_holder *h, void **value, int64_t *bytes,
+                         xchg_error *err) {
   (void)ctx;
   int64_t *sum = calloc(1, sizeof *sum);
   if (!sum) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");

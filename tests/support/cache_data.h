@@ -40,16 +40,16 @@ typedef struct cd_source {
   int64_t n_parts;
   xchg_broadcast_part descr[8];
   /* Hooks, set by the test. */
-  int gate_closed;           /* reads block while set (under lock) ... */
-  atomic_long gate_after;    /* ... once this many bytes were read */
-  atomic_int delay_us;       /* sleep before every read */
-  atomic_int fail_opens;     /* the next fail_opens opens fail their reads ... */
-  atomic_long fail_after;    /* ... once this many bytes were read */
-  atomic_int fail_always;    /* every open fails its reads at fail_after */
-  atomic_int fail_permille;  /* each open fails (at fail_after) with this chance */
+  int gate_closed;          /* reads block while set (under lock) ... */
+  atomic_long gate_after;   /* ... once this many bytes were read */
+  atomic_int delay_us;      /* sleep before every read */
+  atomic_int fail_opens;    /* the next fail_opens opens fail their reads ... */
+  atomic_long fail_after;   /* ... once this many bytes were read */
+  atomic_int fail_always;   /* every open fails its reads at fail_after */
+  atomic_int fail_permille; /* each open fails (at fail_after) with this chance */
   /* Observations. */
-  atomic_int opens;          /* sources opened (one per part per decode) */
-  atomic_int blocked;        /* reads waiting at the gate now */
+  atomic_int opens;   /* sources opened (one per part per decode) */
+  atomic_int blocked; /* reads waiting at the gate now */
   pthread_mutex_t lock;
   pthread_cond_t gate;
 } cd_source;
@@ -79,7 +79,8 @@ xchg_cache_metrics cd_metrics(xchg_cache *c);
 /* An xchg_derive_fn: the sum of column 0 (int64, no nulls) over every
  * batch of h, in a new malloc'd int64_t (free it) of 8 bytes; ctx unused.
  * The derived value the cache tests build. */
-xchg_status cd_build_sum(void *ctx, const xchg_cache_holder *h, void **value, int64_t *bytes, xchg_error *err);
+xchg_status cd_build_sum(void *ctx, const xchg_cache_holder *h, void **value, int64_t *bytes,
+                         xchg_error *err);
 
 /* Wraps IPC bytes in a stream codec (a new reference; NONE gives ipc). */
 xchg_buf *cd_encode(xchg_buf *ipc, xchg_stream_codec codec);

@@ -59,4 +59,3 @@ bool tu_cli_run(const char *cli, const char *args, tu_cli_result *r) {
   if (r->err == NULL) r->err = strdup("");
   return r->out != NULL && r->err != NULL;
 }
-

@@ -6,9 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int bit_of(const void *bits, int64_t i) { return (((const uint8_t *)bits)[i >> 3] >> (i & 7)) & 1; }
+static int bit_of(const void *bits, int64_t i) {
+  return (((const uint8_t *)bits)[i >> 3] >> (i & 7)) & 1;
+}
 
-int tu_column_sum(const struct ArrowSchema *s, const struct ArrowArray *a, uint64_t *sum, int64_t *nulls) {
+int tu_column_sum(const struct ArrowSchema *s, const struct ArrowArray *a, uint64_t *sum,
+                  int64_t *nulls) {
   const char *f = s->format;
   const uint8_t *values = a->n_buffers > 1 ? a->buffers[1] : NULL;
   for (int64_t i = 0; i < a->length; i++) {
@@ -92,19 +95,21 @@ int tu_sums_load(const char *path, tu_sums *out) {
 }
 
 /* Adds one batch's columns to out. */
-static int add_batch(const struct ArrowSchema *schema, const struct ArrowArray *batch, tu_sums *out, char *msg,
-                     size_t msgsz) {
+static int add_batch(const struct ArrowSchema *schema, const struct ArrowArray *batch, tu_sums *out,
+                     char *msg, size_t msgsz) {
   out->rows += batch->length;
   for (int i = 0; i < out->n; i++)
-    if (tu_column_sum(schema->children[i], batch->children[i], &out->cols[i].sum, &out->cols[i].nulls) != 0) {
-      snprintf(msg, msgsz, "column %s: unexpected type %s", schema->children[i]->name, schema->children[i]->format);
+    if (tu_column_sum(schema->children[i], batch->children[i], &out->cols[i].sum,
+                      &out->cols[i].nulls) != 0) {
+      snprintf(msg, msgsz, "column %s: unexpected type %s", schema->children[i]->name,
+               schema->children[i]->format);
       return -1;
     }
   return 0;
 }
 
-int tu_sums_of_reader(xchg_ipc_reader *r, tu_sums *out, tu_sums_batch_fn on_batch, void *ctx, char *msg,
-                      size_t msgsz) {
+int tu_sums_of_reader(xchg_ipc_reader *r, tu_sums *out, tu_sums_batch_fn on_batch, void *ctx,
+                      char *msg, size_t msgsz) {
   memset(out, 0, sizeof *out);
   xchg_error err;
   struct ArrowSchema schema;
@@ -114,7 +119,8 @@ int tu_sums_of_reader(xchg_ipc_reader *r, tu_sums *out, tu_sums_batch_fn on_batc
   }
   int rc = 0;
   if (schema.n_children > TU_SUMS_MAX_COLUMNS) {
-    snprintf(msg, msgsz, "%" PRId64 " columns, more than the %d summed", schema.n_children, TU_SUMS_MAX_COLUMNS);
+    snprintf(msg, msgsz, "%" PRId64 " columns, more than the %d summed", schema.n_children,
+             TU_SUMS_MAX_COLUMNS);
     rc = -1;
   }
   out->n = (int)schema.n_children;
@@ -145,8 +151,8 @@ int tu_sums_compare(const tu_sums *want, const tu_sums *got, char *msg, size_t m
   for (int i = 0; i < want->n; i++) {
     const tu_column_sums *w = &want->cols[i], *g = &got->cols[i];
     if (strcmp(w->name, g->name) != 0 || w->sum != g->sum || w->nulls != g->nulls) {
-      snprintf(msg, msgsz, "column %s: sum %" PRIu64 " nulls %lld, want %s: %" PRIu64 " nulls %lld", g->name, g->sum,
-               (long long)g->nulls, w->name, w->sum, (long long)w->nulls);
+      snprintf(msg, msgsz, "column %s: sum %" PRIu64 " nulls %lld, want %s: %" PRIu64 " nulls %lld",
+               g->name, g->sum, (long long)g->nulls, w->name, w->sum, (long long)w->nulls);
       return -1;
     }
   }

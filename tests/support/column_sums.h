@@ -34,7 +34,8 @@ typedef struct tu_sums {
  * patterns added modulo 2^64, string bytes added up (utf8, large utf8,
  * utf8 view), true booleans counted; nulls counted in *nulls.  Returns -1
  * for a type it does not know. */
-int tu_column_sum(const struct ArrowSchema *s, const struct ArrowArray *a, uint64_t *sum, int64_t *nulls);
+int tu_column_sum(const struct ArrowSchema *s, const struct ArrowArray *a, uint64_t *sum,
+                  int64_t *nulls);
 
 /* The sums in doc: {"rows": N, "columns": {"<name>": {"sum": "<decimal>",
  * "nulls": N}, ...}, "payload_byte_sum": "<decimal>"}.  0; or -1 when a
@@ -53,8 +54,8 @@ typedef int (*tu_sums_batch_fn)(void *ctx, const struct ArrowArray *batch, char 
  * batch; on_batch (NULL: none) sees each batch too.  r stays the caller's.
  * 0; or -1 with msg filled (read errors, an unknown column type, more than
  * TU_SUMS_MAX_COLUMNS columns). */
-int tu_sums_of_reader(xchg_ipc_reader *r, tu_sums *out, tu_sums_batch_fn on_batch, void *ctx, char *msg,
-                      size_t msgsz);
+int tu_sums_of_reader(xchg_ipc_reader *r, tu_sums *out, tu_sums_batch_fn on_batch, void *ctx,
+                      char *msg, size_t msgsz);
 
 /* 0 when got has want's rows and columns, each with want's name, sum and
  * nulls; -1 with the first difference in msg.  An empty want (no columns)

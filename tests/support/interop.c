@@ -28,7 +28,8 @@ int tu_interop_ready(const char *project, const char *package, char *msg, size_t
     return tu_errorf(msg, msgsz, "node is not on PATH (run scripts/setup.sh)");
   snprintf(path, sizeof path, "%s/node_modules/%s/package.json", dir, package);
   if (stat(path, &st) != 0)
-    return tu_errorf(msg, msgsz, "%s is not installed in %s (run scripts/setup.sh, or npm ci there)",
-                    package, dir);
+    return tu_errorf(msg, msgsz,
+                     "%s is not installed in %s (run scripts/setup.sh, or npm ci there)", package,
+                     dir);
   return 0;
 }

@@ -10,8 +10,8 @@ static void record_body(void *ctx, const xchg_message_info *info) {
   body_list *l = ctx;
   if (l->n == l->max) return;
   /* The framing: continuation marker, metadata length, then the metadata. */
-  l->items[l->n++] = (tu_body){info->kind, info->offset + 8 + info->metadata_bytes, info->body_bytes,
-                               info->offset + 8, info->metadata_bytes};
+  l->items[l->n++] = (tu_body){info->kind, info->offset + 8 + info->metadata_bytes,
+                               info->body_bytes, info->offset + 8, info->metadata_bytes};
 }
 
 int64_t tu_map_bodies(const uint8_t *data, size_t size, tu_body *out, int64_t max) {

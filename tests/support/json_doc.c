@@ -43,8 +43,12 @@ static bool fail(compare_ctx *c, const char *fmt, ...) {
  * single or half precision floats, which compare at that precision. */
 static bool same_value(json_t *g, json_t *o, int float_bits) {
   if (json_is_boolean(g) || json_is_boolean(o)) { /* the docs say 1/0, Arrow writes true/false */
-    int gv = json_is_boolean(g) ? json_is_true(g) : json_is_integer(g) ? (int)json_integer_value(g) : -1;
-    int ov = json_is_boolean(o) ? json_is_true(o) : json_is_integer(o) ? (int)json_integer_value(o) : -2;
+    int gv = json_is_boolean(g)   ? json_is_true(g)
+             : json_is_integer(g) ? (int)json_integer_value(g)
+                                  : -1;
+    int ov = json_is_boolean(o)   ? json_is_true(o)
+             : json_is_integer(o) ? (int)json_integer_value(o)
+                                  : -2;
     return gv == ov;
   }
   if (json_is_real(g) || json_is_real(o)) {
@@ -69,7 +73,8 @@ static bool same_value(json_t *g, json_t *o, int float_bits) {
     return true;
   }
   char gt[128], ot[128];
-  if (tu_json_integer_text(g, gt, sizeof gt) && tu_json_integer_text(o, ot, sizeof ot)) return strcmp(gt, ot) == 0;
+  if (tu_json_integer_text(g, gt, sizeof gt) && tu_json_integer_text(o, ot, sizeof ot))
+    return strcmp(gt, ot) == 0;
   return json_equal(g, o);
 }
 
@@ -89,7 +94,9 @@ static bool same_metadata(compare_ctx *c, json_t *g, json_t *o, const char *path
   for (size_t i = 0; i < gn; i++) {
     size_t k = 0;
     while (k < on && (used[k] || !json_equal(json_array_get(gm, i), json_array_get(om, k)))) k++;
-    if (k == on) return fail(c, "%s: metadata key \"%s\" missing or different", path, tu_json_str(json_array_get(gm, i), "key"));
+    if (k == on)
+      return fail(c, "%s: metadata key \"%s\" missing or different", path,
+                  tu_json_str(json_array_get(gm, i), "key"));
     used[k] = true;
   }
   return true;
@@ -113,8 +120,8 @@ static bool same_type(compare_ctx *c, json_t *g, json_t *o, const char *path) {
     json_t *a = side ? o : g, *b = side ? g : o;
     json_object_foreach(a, key, v) {
       json_t *w = json_object_get(b, key);
-      if (w == NULL && strcmp(key, "bitWidth") == 0 && strcmp(tu_json_str(g, "name"), "decimal") == 0 &&
-          json_integer_value(v) == 128)
+      if (w == NULL && strcmp(key, "bitWidth") == 0 &&
+          strcmp(tu_json_str(g, "name"), "decimal") == 0 && json_integer_value(v) == 128)
         continue;
       if (w == NULL || !json_equal(v, w)) {
         char *gs = json_dumps(g, JSON_COMPACT), *os = json_dumps(o, JSON_COMPACT);
@@ -130,8 +137,8 @@ static bool same_type(compare_ctx *c, json_t *g, json_t *o, const char *path) {
 
 /* o (a field or a column, what says which) exists and, unless names are
  * free here, has g's name. */
-static bool present_and_named(compare_ctx *c, json_t *g, json_t *o, int names_free, const char *what,
-                              const char *path) {
+static bool present_and_named(compare_ctx *c, json_t *g, json_t *o, int names_free,
+                              const char *what, const char *path) {
   if (!json_is_object(o)) return fail(c, "%s: %s missing", path, what);
   if (!names_free && strcmp(tu_json_str(g, "name"), tu_json_str(o, "name")) != 0)
     return fail(c, "%s: %s named \"%s\"", path, what, tu_json_str(o, "name"));
@@ -149,25 +156,30 @@ static bool same_field(compare_ctx *c, json_t *g, json_t *o, int names_free, con
   json_t *gd = json_object_get(g, "dictionary"), *od = json_object_get(o, "dictionary");
   if ((gd == NULL) != (od == NULL)) return fail(c, "%s: dictionary encoding differs", path);
   if (gd != NULL) {
-    if (!same_type(c, json_object_get(gd, "indexType"), json_object_get(od, "indexType"), path)) return false;
+    if (!same_type(c, json_object_get(gd, "indexType"), json_object_get(od, "indexType"), path))
+      return false;
     if (!json_equal(json_object_get(gd, "isOrdered"), json_object_get(od, "isOrdered")))
       return fail(c, "%s: isOrdered differs", path);
     json_int_t gold_id = json_integer_value(json_object_get(gd, "id"));
     json_int_t our_id = json_integer_value(json_object_get(od, "id"));
     if (!json_is_integer(json_object_get(od, "id")) || (!c->ids_renumbered && our_id != gold_id))
-      return fail(c, "%s: dictionary id %" JSON_INTEGER_FORMAT ", expected %" JSON_INTEGER_FORMAT, path, our_id,
-                  gold_id);
+      return fail(c, "%s: dictionary id %" JSON_INTEGER_FORMAT ", expected %" JSON_INTEGER_FORMAT,
+                  path, our_id, gold_id);
     for (int u = 0; u < c->n_uses; u++)
       if (c->uses[u].our_id == our_id && c->uses[u].gold_id != gold_id)
-        return fail(c, "%s: dictionary id %" JSON_INTEGER_FORMAT " stands for gold dictionaries %" JSON_INTEGER_FORMAT
-                    " and %" JSON_INTEGER_FORMAT, path, our_id, c->uses[u].gold_id, gold_id);
+        return fail(c,
+                    "%s: dictionary id %" JSON_INTEGER_FORMAT
+                    " stands for gold dictionaries %" JSON_INTEGER_FORMAT
+                    " and %" JSON_INTEGER_FORMAT,
+                    path, our_id, c->uses[u].gold_id, gold_id);
     if (c->n_uses == 256) return fail(c, "too many dictionaries");
     c->uses[c->n_uses++] = (dict_use){gold_id, our_id, g};
   }
   json_t *gc = json_object_get(g, "children"), *oc = json_object_get(o, "children");
   if (json_array_size(gc) != json_array_size(oc)) return fail(c, "%s: children differ", path);
   for (size_t i = 0; i < json_array_size(gc); i++)
-    if (!same_field(c, json_array_get(gc, i), json_array_get(oc, i), child_names_free(g, names_free), path))
+    if (!same_field(c, json_array_get(gc, i), json_array_get(oc, i),
+                    child_names_free(g, names_free), path))
       return false;
   return true;
 }
@@ -194,7 +206,8 @@ static bool same_buffer(compare_ctx *c, const char *key, json_t *g, json_t *o, j
                         int float_bits, const char *path) {
   if (!json_is_array(g) || !json_is_array(o)) return fail(c, "%s: %s missing", path, key);
   if (json_array_size(g) != json_array_size(o))
-    return fail(c, "%s: %s has %zu entries, expected %zu", path, key, json_array_size(o), json_array_size(g));
+    return fail(c, "%s: %s has %zu entries, expected %zu", path, key, json_array_size(o),
+                json_array_size(g));
   bool valid_only = strcmp(key, "DATA") == 0 || strcmp(key, "VIEWS") == 0;
   for (size_t i = 0; i < json_array_size(g); i++) {
     if (valid_only && validity && json_integer_value(json_array_get(validity, i)) == 0) continue;
@@ -223,17 +236,20 @@ static bool same_column(compare_ctx *c, json_t *field, json_t *g, json_t *o, boo
   if (!present_and_named(c, g, o, names_free, "column", path)) return false;
   if (!json_equal(json_object_get(g, "count"), json_object_get(o, "count")))
     return fail(c, "%s: count %" JSON_INTEGER_FORMAT ", expected %" JSON_INTEGER_FORMAT, path,
-                json_integer_value(json_object_get(o, "count")), json_integer_value(json_object_get(g, "count")));
+                json_integer_value(json_object_get(o, "count")),
+                json_integer_value(json_object_get(g, "count")));
   json_t *validity = json_object_get(g, "VALIDITY");
   const char *key;
   json_t *v;
   for (int side = 0; side < 2; side++) {
     json_object_foreach(side ? o : g, key, v) {
-      if (strcmp(key, "name") == 0 || strcmp(key, "count") == 0 || strcmp(key, "children") == 0) continue;
+      if (strcmp(key, "name") == 0 || strcmp(key, "count") == 0 || strcmp(key, "children") == 0)
+        continue;
       if (side == 1 && json_object_get(g, key) != NULL) continue; /* compared already */
       if (strcmp(key, "VALIDITY") == 0 && is_union(field)) continue;
       if (side == 1) return fail(c, "%s: unexpected %s", path, key);
-      if (!same_buffer(c, key, v, json_object_get(o, key), validity, float_bits_of(field, indices), path))
+      if (!same_buffer(c, key, v, json_object_get(o, key), validity, float_bits_of(field, indices),
+                       path))
         return false;
     }
   }
@@ -244,7 +260,8 @@ static bool same_column(compare_ctx *c, json_t *field, json_t *g, json_t *o, boo
     return true;
   }
   if (json_array_size(gc) != json_array_size(oc) || json_array_size(gc) != json_array_size(fc))
-    return fail(c, "%s: %zu children, expected %zu", path, json_array_size(oc), json_array_size(gc));
+    return fail(c, "%s: %zu children, expected %zu", path, json_array_size(oc),
+                json_array_size(gc));
   for (size_t i = 0; i < json_array_size(gc); i++) {
     json_t *child_field = json_array_get(fc, i);
     bool child_indices = json_object_get(child_field, "dictionary") != NULL;
@@ -268,8 +285,10 @@ static bool same_batches(compare_ctx *c, json_t *gold, json_t *ours) {
     if (!json_equal(json_object_get(g, "count"), json_object_get(o, "count")))
       return fail(c, "%s: count differs", path);
     json_t *gc = json_object_get(g, "columns"), *oc = json_object_get(o, "columns");
-    if (json_array_size(gc) != json_array_size(oc) || json_array_size(gc) != json_array_size(fields))
-      return fail(c, "%s: %zu columns, expected %zu", path, json_array_size(oc), json_array_size(gc));
+    if (json_array_size(gc) != json_array_size(oc) ||
+        json_array_size(gc) != json_array_size(fields))
+      return fail(c, "%s: %zu columns, expected %zu", path, json_array_size(oc),
+                  json_array_size(gc));
     for (size_t i = 0; i < json_array_size(gc); i++) {
       json_t *field = json_array_get(fields, i);
       bool indices = json_object_get(field, "dictionary") != NULL;
@@ -309,7 +328,8 @@ static bool dictionaries_distinct_and_used(compare_ctx *c, json_t *ours) {
 static bool same_dictionaries(compare_ctx *c, json_t *gold, json_t *ours) {
   if (!dictionaries_distinct_and_used(c, ours)) return false;
   for (int p = 0; p < c->n_uses; p++) {
-    json_t *g = find_dictionary(gold, c->uses[p].gold_id), *o = find_dictionary(ours, c->uses[p].our_id);
+    json_t *g = find_dictionary(gold, c->uses[p].gold_id),
+           *o = find_dictionary(ours, c->uses[p].our_id);
     char path[512];
     snprintf(path, sizeof path, "dictionary %" JSON_INTEGER_FORMAT, c->uses[p].our_id);
     if (g == NULL) continue; /* declared but never sent: nothing to compare */

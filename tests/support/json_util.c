@@ -8,7 +8,8 @@
 
 #include "support/testutil.h"
 
-static json_t *load_error(char *msg, size_t msgsz, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static json_t *load_error(char *msg, size_t msgsz, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static json_t *load_error(char *msg, size_t msgsz, const char *fmt, ...) {
   if (msg != NULL && msgsz > 0) {
     va_list ap;
@@ -38,7 +39,8 @@ static tu_bytes read_gz(const char *path) {
 
 json_t *tu_json_load(const char *path, char *msg, size_t msgsz) {
   tu_bytes text = read_gz(path);
-  if (text.data == NULL) return load_error(msg, msgsz, "%s: cannot read (or gunzip) the file", path);
+  if (text.data == NULL)
+    return load_error(msg, msgsz, "%s: cannot read (or gunzip) the file", path);
   json_error_t jerr;
   json_t *doc = json_loadb((const char *)text.data, text.size, JSON_ALLOW_NUL, &jerr);
   free(text.data);

@@ -34,15 +34,19 @@ static int walk(const char *dir, char ***paths, size_t *count, size_t *cap) {
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     if (stat(path, &st) != 0) continue;
     size_t n = strlen(e->d_name);
-    if (S_ISDIR(st.st_mode)) rc = walk(path, paths, count, cap);
-    else if (strncmp(e->d_name, "generated_", 10) == 0 && n > 8 && !strcmp(e->d_name + n - 8, ".json.gz"))
+    if (S_ISDIR(st.st_mode))
+      rc = walk(path, paths, count, cap);
+    else if (strncmp(e->d_name, "generated_", 10) == 0 && n > 8 &&
+             !strcmp(e->d_name + n - 8, ".json.gz"))
       rc = add_path(paths, count, cap, path);
   }
   closedir(d);
   return rc;
 }
 
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 int rt_find_gold(const char *dir, char ***paths, size_t *count) {
   size_t cap = 0;
@@ -56,7 +60,8 @@ int rt_find_gold(const char *dir, char ***paths, size_t *count) {
 int rt_find_all_gold(char ***paths, size_t *count) {
   char dir[4096];
   tu_testdata_path(dir, sizeof dir, "arrow-gold");
-  if (TU_CHECK(rt_find_gold(dir, paths, count) == 0 && *count > 0, "no gold files under %s", dir)) return 0;
+  if (TU_CHECK(rt_find_gold(dir, paths, count) == 0 && *count > 0, "no gold files under %s", dir))
+    return 0;
   rt_free_paths(*paths, *count);
   return -1;
 }
@@ -77,7 +82,8 @@ static void on_message(void *ctx, const xchg_message_info *info) {
   if (info->kind != XCHG_MESSAGE_RECORD_BATCH) return;
   d->record_batches++;
   /* Only batches with buffers can show their codec. */
-  if (d->check_codec && info->body_bytes > 0 && info->compression != d->expect_codec) d->codec_mismatch = 1;
+  if (d->check_codec && info->body_bytes > 0 && info->compression != d->expect_codec)
+    d->codec_mismatch = 1;
   d->last_metadata[0] = '\0';
   if (info->custom_metadata) {
     int32_t n, klen, vlen;
@@ -86,7 +92,8 @@ static void on_message(void *ctx, const xchg_message_info *info) {
       const char *p = info->custom_metadata + 4;
       memcpy(&klen, p, 4);
       memcpy(&vlen, p + 4 + klen, 4);
-      snprintf(d->last_metadata, sizeof d->last_metadata, "%.*s=%.*s", klen, p + 4, vlen, p + 8 + klen);
+      snprintf(d->last_metadata, sizeof d->last_metadata, "%.*s=%.*s", klen, p + 4, vlen,
+               p + 8 + klen);
     }
   }
 }
@@ -177,7 +184,8 @@ int rt_load_gold(const char *json_path, arrow_json **doc, rt_data *src, char *ms
     *doc = NULL;
     return -1;
   }
-  if (arrow_json_compare_schema(*doc, &src->schema, msg, msgsz) != 0) arrow_json_accept_canonical_map_names(*doc, 1);
+  if (arrow_json_compare_schema(*doc, &src->schema, msg, msgsz) != 0)
+    arrow_json_accept_canonical_map_names(*doc, 1);
   return 0;
 }
 
@@ -194,7 +202,8 @@ int rt_gold_check_begin(const char *json_path, rt_gold_check *g) {
 }
 
 void rt_gold_check_end(rt_gold_check *g) {
-  TU_CHECK(tu_failed_count() == g->failed_before, "%s: %d failed check(s)", g->name, tu_failed_count() - g->failed_before);
+  TU_CHECK(tu_failed_count() == g->failed_before, "%s: %d failed check(s)", g->name,
+           tu_failed_count() - g->failed_before);
   rt_data_free(&g->src);
   arrow_json_free(g->doc);
 }
@@ -349,7 +358,8 @@ void rt_sample(struct ArrowSchema **schema_out, struct ArrowArray **batch_out) {
   static const int32_t du_offsets[6] = {0, 0, 1, 1, 2, 3};
   static const int64_t du_longs[2] = {100, -200};
   static const int32_t du_str_offsets[5] = {0, 1, 2, 3, 4};
-  cols_s[c] = sch("+ud:3,7", "dense_union", 0, 2, sch("l", "l", N, 0, NULL, NULL), sch("u", "s", N, 0, NULL, NULL));
+  cols_s[c] = sch("+ud:3,7", "dense_union", 0, 2, sch("l", "l", N, 0, NULL, NULL),
+                  sch("u", "s", N, 0, NULL, NULL));
   cols_a[c++] = arr(6, 0, 2, du_types, du_offsets, NULL, NULL, 2,
                     arr(2, 0, 2, NULL, du_longs, NULL, NULL, 0, NULL, NULL),
                     arr(4, 0, 3, NULL, du_str_offsets, "pqrs", NULL, 0, NULL, NULL));
@@ -358,7 +368,8 @@ void rt_sample(struct ArrowSchema **schema_out, struct ArrowArray **batch_out) {
   static const int8_t su_types[6] = {0, 1, 0, 1, 1, 0};
   static const int32_t su_ints[6] = {1, 2, 3, 4, 5, 6};
   static const uint8_t su_bools[1] = {0x1a};
-  cols_s[c] = sch("+us:0,1", "sparse_union", 0, 2, sch("i", "i", N, 0, NULL, NULL), sch("b", "b", N, 0, NULL, NULL));
+  cols_s[c] = sch("+us:0,1", "sparse_union", 0, 2, sch("i", "i", N, 0, NULL, NULL),
+                  sch("b", "b", N, 0, NULL, NULL));
   cols_a[c++] = arr(6, 0, 1, su_types, NULL, NULL, NULL, 2,
                     arr(6, 0, 2, NULL, su_ints, NULL, NULL, 0, NULL, NULL),
                     arr(6, 0, 2, NULL, su_bools, NULL, NULL, 0, NULL, NULL));

@@ -29,7 +29,7 @@ typedef struct rt_data {
   /* what the reader saw: codecs of record batch messages, dictionary
    * batches and deltas, custom metadata of the last record batch */
   int64_t record_batches, dictionary_batches, delta_batches;
-  int codec_mismatch;           /* a record batch not compressed with `expect_codec` */
+  int codec_mismatch; /* a record batch not compressed with `expect_codec` */
   xchg_block_codec expect_codec;
   int check_codec;
   char last_metadata[256];

@@ -42,7 +42,8 @@ static int fail_line(const char *file, int line, const char *what) {
   char where[512] = "";
   if (file) snprintf(where, sizeof where, "%s:%d: ", base_name(file), line);
   /* One call, so that lines from several threads do not interleave. */
-  printf("FAIL %s%s%s%s\n", current_case ? current_case : "", current_case ? ": " : "", where, what);
+  printf("FAIL %s%s%s%s\n", current_case ? current_case : "", current_case ? ": " : "", where,
+         what);
   fflush(stdout);
   return 0;
 }
@@ -59,7 +60,8 @@ int tu_check_failed(const char *file, int line, const char *cond, const char *fm
   return fail_line(file, line, text[0] != '\0' ? text : cond);
 }
 
-int tu_check_status(xchg_status st, const char *file, int line, const char *call, const char *message) {
+int tu_check_status(xchg_status st, const char *file, int line, const char *call,
+                    const char *message) {
   if (st == XCHG_OK) return tu_check_passed();
   char msg[4096];
   snprintf(msg, sizeof msg, "%s: %s: %s", call, xchg_status_name(st), message);
@@ -85,9 +87,11 @@ static int summary(const char *suite) {
 }
 
 static void usage(FILE *to, const char *suite) {
-  fprintf(to, "usage: test_%s [--list] [CASE...]\n"
-              "  runs every case, or the cases named (shell patterns allowed);\n"
-              "  the test data comes from $XCHG_TESTDATA (ctest sets it)\n", suite);
+  fprintf(to,
+          "usage: test_%s [--list] [CASE...]\n"
+          "  runs every case, or the cases named (shell patterns allowed);\n"
+          "  the test data comes from $XCHG_TESTDATA (ctest sets it)\n",
+          suite);
 }
 
 /* Marks in selected[] the cases that pattern names: 0, or -1 if none. */
@@ -107,7 +111,8 @@ static void run_case(const tu_case *c) {
   current_case = c->name;
   c->run();
   int64_t live = xchg_buf_live_count(), bytes = tu_live_bytes();
-  TU_CHECK(live == live0 && bytes == bytes0, "%lld xchg buffers (%lld bytes) alive after the case, %lld (%lld) before",
+  TU_CHECK(live == live0 && bytes == bytes0,
+           "%lld xchg buffers (%lld bytes) alive after the case, %lld (%lld) before",
            (long long)live, (long long)bytes, (long long)live0, (long long)bytes0);
   current_case = NULL;
   int checks = atomic_load(&passed) - passed0, failures = atomic_load(&failed) - failed0;
@@ -182,9 +187,11 @@ const char *tu_testdata_dir(void) {
   }
   struct stat st;
   if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-    give_up("no test data folder at %s (%s): set XCHG_TESTDATA to the testdata/ folder of the shared "
-            "data (holding arrow-gold/ and arrow-fuzz/), or configure the build with "
-            "-DXCHG_SHARED_DIR=<shared folder>", dir, from);
+    give_up(
+        "no test data folder at %s (%s): set XCHG_TESTDATA to the testdata/ folder of the shared "
+        "data (holding arrow-gold/ and arrow-fuzz/), or configure the build with "
+        "-DXCHG_SHARED_DIR=<shared folder>",
+        dir, from);
   return dir;
 }
 
@@ -195,7 +202,8 @@ const char *tu_testdata_path(char *out, size_t size, const char *fmt, ...) {
   va_start(ap, fmt);
   int m = n < 0 || (size_t)n >= size ? -1 : vsnprintf(out + n, size - (size_t)n, fmt, ap);
   va_end(ap);
-  if (m < 0 || (size_t)(n + m) >= size) give_up("a test data path under %s does not fit in %zu bytes", dir, size);
+  if (m < 0 || (size_t)(n + m) >= size)
+    give_up("a test data path under %s does not fit in %zu bytes", dir, size);
   return out;
 }
 
@@ -207,8 +215,10 @@ const char *tu_cli_path(void) {
     from = "the xchg this build makes";
   }
   if (access(cli, X_OK) != 0)
-    give_up("no xchg executable at %s (%s): build the xchg target, or set XCHG_CLI to an xchg "
-            "executable", cli, from);
+    give_up(
+        "no xchg executable at %s (%s): build the xchg target, or set XCHG_CLI to an xchg "
+        "executable",
+        cli, from);
   return cli;
 }
 
@@ -272,8 +282,10 @@ void tu_walk(const char *dir, const char *suffix, tu_file_fn fn, void *ctx) {
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
     /* stat, not d_type: some file systems leave d_type DT_UNKNOWN. */
     if (stat(path, &st) != 0) continue;
-    if (S_ISDIR(st.st_mode)) tu_walk(path, suffix, fn, ctx);
-    else if (suffix == NULL || tu_has_suffix(e->d_name, suffix)) fn(path, ctx);
+    if (S_ISDIR(st.st_mode))
+      tu_walk(path, suffix, fn, ctx);
+    else if (suffix == NULL || tu_has_suffix(e->d_name, suffix))
+      fn(path, ctx);
   }
   closedir(d);
 }

@@ -61,7 +61,8 @@
 int tu_check_passed(void);
 int tu_check_failed(const char *file, int line, const char *cond, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-int tu_check_status(xchg_status st, const char *file, int line, const char *call, const char *message);
+int tu_check_status(xchg_status st, const char *file, int line, const char *call,
+                    const char *message);
 
 /* Writes the printf-style message into msg (size bytes) and returns -1,
  * counting nothing: for a helper that says what went wrong to a caller who
@@ -96,7 +97,8 @@ typedef struct tu_case {
 int tu_main(int argc, char **argv, const char *suite, const tu_case *cases, size_t n_cases);
 
 /* tu_main over a table declared as an array. */
-#define TU_MAIN(argc, argv, suite, cases) tu_main(argc, argv, suite, cases, sizeof(cases) / sizeof((cases)[0]))
+#define TU_MAIN(argc, argv, suite, cases) \
+  tu_main(argc, argv, suite, cases, sizeof(cases) / sizeof((cases)[0]))
 
 /* ---- test data ---------------------------------------------------------------- */
 
@@ -111,7 +113,8 @@ const char *tu_testdata_dir(void);
  * (size bytes) and returns out: tu_testdata_path(p, sizeof p,
  * "arrow-gold/1.0.0-littleendian/%s.stream", name).  A path that does not
  * fit fails the test as above. */
-const char *tu_testdata_path(char *out, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+const char *tu_testdata_path(char *out, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* The xchg executable the CLI tests run: $XCHG_CLI, else the one this
  * build made.  When it is not there, the test fails at once as above. */

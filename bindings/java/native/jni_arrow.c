@@ -68,12 +68,12 @@ JNIEXPORT jlong JNICALL Java_org_xchg_CDataStruct_nAllocate(JNIEnv *env, jclass 
 }
 
 JNIEXPORT void JNICALL Java_org_xchg_CDataStruct_nRelease(JNIEnv *env, jclass cls, jint kind,
-                                                         jlong address) {
+                                                          jlong address) {
   release_struct(kind, address);
 }
 
 JNIEXPORT void JNICALL Java_org_xchg_CDataStruct_nFree(JNIEnv *env, jclass cls, jint kind,
-                                                      jlong address) {
+                                                       jlong address) {
   release_struct(kind, address);
   free(XJ_PTR(void, address));
 }
@@ -86,7 +86,8 @@ static int address_ok(JNIEnv *env, jlong address) {
   return 0;
 }
 
-JNIEXPORT jlong JNICALL Java_org_xchg_TestHooks_arrayLength(JNIEnv *env, jclass cls, jlong address) {
+JNIEXPORT jlong JNICALL Java_org_xchg_TestHooks_arrayLength(JNIEnv *env, jclass cls,
+                                                            jlong address) {
   if (!address_ok(env, address)) return 0;
   const struct ArrowArray *a = XJ_PTR(struct ArrowArray, address);
   if (!a->release) {
@@ -97,7 +98,7 @@ JNIEXPORT jlong JNICALL Java_org_xchg_TestHooks_arrayLength(JNIEnv *env, jclass 
 }
 
 JNIEXPORT jboolean JNICALL Java_org_xchg_TestHooks_arrayReleased(JNIEnv *env, jclass cls,
-                                                                jlong address) {
+                                                                 jlong address) {
   return address_ok(env, address) && !XJ_PTR(struct ArrowArray, address)->release;
 }
 
@@ -119,13 +120,13 @@ static const struct ArrowSchema *schema_node(JNIEnv *env, jlong address, jint ch
 }
 
 JNIEXPORT jstring JNICALL Java_org_xchg_TestHooks_schemaFormat(JNIEnv *env, jclass cls,
-                                                              jlong address, jint child) {
+                                                               jlong address, jint child) {
   const struct ArrowSchema *s = schema_node(env, address, child);
   return s ? (*env)->NewStringUTF(env, s->format) : NULL;
 }
 
-JNIEXPORT jstring JNICALL Java_org_xchg_TestHooks_schemaName(JNIEnv *env, jclass cls,
-                                                            jlong address, jint child) {
+JNIEXPORT jstring JNICALL Java_org_xchg_TestHooks_schemaName(JNIEnv *env, jclass cls, jlong address,
+                                                             jint child) {
   const struct ArrowSchema *s = schema_node(env, address, child);
   return s && s->name ? (*env)->NewStringUTF(env, s->name) : NULL;
 }
@@ -279,7 +280,8 @@ static void buffer_sizes(const struct ArrowArray *a, const sum_kind *k, int64_t 
                               : (end + 1) * (k->width ? 8 : 4);
   sizes[2] = 0;
   if (k->kind == 's')
-    sizes[2] = k->width ? ((const int64_t *)a->buffers[1])[end] : ((const int32_t *)a->buffers[1])[end];
+    sizes[2] =
+        k->width ? ((const int64_t *)a->buffers[1])[end] : ((const int32_t *)a->buffers[1])[end];
 }
 
 xchg_status xj_column_buffers(JNIEnv *env, const struct ArrowSchema *schema,
@@ -293,7 +295,8 @@ xchg_status xj_column_buffers(JNIEnv *env, const struct ArrowSchema *schema,
   buffer_sizes(a, &k, sizes);
   for (jsize i = 0; i < 3; i++) {
     int present = i < a->n_buffers && a->buffers[i];
-    jobject view = present ? (*env)->NewDirectByteBuffer(env, (void *)a->buffers[i], sizes[i]) : NULL;
+    jobject view =
+        present ? (*env)->NewDirectByteBuffer(env, (void *)a->buffers[i], sizes[i]) : NULL;
     if (present && !view) return XCHG_ENOMEM; /* an exception is pending */
     (*env)->SetObjectArrayElement(env, views, i, view);
     if (view) (*env)->DeleteLocalRef(env, view);

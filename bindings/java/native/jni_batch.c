@@ -65,7 +65,8 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nOpen(JNIEnv *env, jclass
   return 0;
 }
 
-JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nClose(JNIEnv *env, jclass cls, jlong handle) {
+JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nClose(JNIEnv *env, jclass cls,
+                                                             jlong handle) {
   xj_decoder *d = XJ_PTR(xj_decoder, handle);
   d->schema.release(&d->schema);
   xchg_batch_decoder_free(d->dec);
@@ -240,7 +241,8 @@ static xchg_status direct_source(JNIEnv *env, jobject buffer, xchg_source **out,
   jint limit = (*env)->GetIntField(env, buffer, xj_buffer_limit);
   if (!base) return XCHG_OK;
   jobject ref = (*env)->NewGlobalRef(env, buffer);
-  if (!ref) return xchg_errorf(err, XCHG_ENOMEM, "XchgBatchDecoder: no global reference to a payload");
+  if (!ref)
+    return xchg_errorf(err, XCHG_ENOMEM, "XchgBatchDecoder: no global reference to a payload");
   xchg_status st = xchg_source_from_memory(base + position, (size_t)(limit - position),
                                            release_direct, ref, out, err);
   if (st != XCHG_OK) (*env)->DeleteGlobalRef(env, ref);
@@ -251,9 +253,11 @@ static xchg_status direct_source(JNIEnv *env, jobject buffer, xchg_source **out,
  * direct_source leaves to its caller. */
 static void source_failed(JNIEnv *env, xchg_status st, const xchg_error *err) {
   if ((*env)->ExceptionCheck(env)) return;
-  if (st != XCHG_OK) xj_throw_error(env, st, err, NULL);
-  else xj_throw_java(env, "java/lang/IllegalArgumentException",
-                     "XchgBatchDecoder: a payload is not a direct buffer the JVM gives access to");
+  if (st != XCHG_OK)
+    xj_throw_error(env, st, err, NULL);
+  else
+    xj_throw_java(env, "java/lang/IllegalArgumentException",
+                  "XchgBatchDecoder: a payload is not a direct buffer the JVM gives access to");
 }
 
 /* ---- the entry points ---------------------------------------------------- */
@@ -270,8 +274,9 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeHeap(JNIEnv *env, 
   xchg_status st = XCHG_OK;
   jlong rows = 0;
   if (c.one_to->release)
-    xj_throw_java(env, "java/lang/IllegalStateException",
-                  "XchgBatchDecoder: the ArrowArray still holds an array: release it before decoding into it");
+    xj_throw_java(
+        env, "java/lang/IllegalStateException",
+        "XchgBatchDecoder: the ArrowArray still holds an array: release it before decoding into it");
   else if ((st = heap_source(&c.one_heap, length, &c.one_src, &err)) != XCHG_OK)
     xj_throw_error(env, st, &err, NULL);
   else
@@ -290,8 +295,9 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeDirect(JNIEnv *env
   xchg_status st = XCHG_OK;
   jlong rows = 0;
   if (c.one_to->release)
-    xj_throw_java(env, "java/lang/IllegalStateException",
-                  "XchgBatchDecoder: the ArrowArray still holds an array: release it before decoding into it");
+    xj_throw_java(
+        env, "java/lang/IllegalStateException",
+        "XchgBatchDecoder: the ArrowArray still holds an array: release it before decoding into it");
   else if ((st = direct_source(env, payload, &c.one_src, &err)) != XCHG_OK || !c.one_src)
     source_failed(env, st, &err);
   else
@@ -317,9 +323,12 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeHeapMany(
     c.heap[i] = (heap_payload){.payloads = global, .index = i};
     ok = (st = heap_source(&c.heap[i], length, &c.srcs[i], &err)) == XCHG_OK;
   }
-  if (ok) decode_call(env, XJ_PTR(xj_decoder, handle), &c, first_batch);
-  else if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
-  else if (!(*env)->ExceptionCheck(env)) xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: payloads");
+  if (ok)
+    decode_call(env, XJ_PTR(xj_decoder, handle), &c, first_batch);
+  else if (st != XCHG_OK)
+    xj_throw_error(env, st, &err, NULL);
+  else if (!(*env)->ExceptionCheck(env))
+    xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: payloads");
   call_free(&c);
   if (global) (*env)->DeleteGlobalRef(env, global);
 }
@@ -338,8 +347,10 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeDirectMany(
     (*env)->DeleteLocalRef(env, b);
     ok = c.srcs[i] != NULL;
   }
-  if (ok) decode_call(env, XJ_PTR(xj_decoder, handle), &c, first_batch);
-  else source_failed(env, st, &err);
+  if (ok)
+    decode_call(env, XJ_PTR(xj_decoder, handle), &c, first_batch);
+  else
+    source_failed(env, st, &err);
   call_free(&c);
 }
 

@@ -22,16 +22,15 @@ typedef struct xj_holder {
 
 JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nCreate(JNIEnv *env, jclass cls, jboolean sharing,
                                                         jlong wait_check_ms, jlong retain_bytes,
-                                                        jlong retain_ms,
-                                                        jint validation,
-                                                        jstring host_dir,
-                                                        jlong host_retain_bytes,
+                                                        jlong retain_ms, jint validation,
+                                                        jstring host_dir, jlong host_retain_bytes,
                                                         jlong host_retain_ms) {
   if (wait_check_ms <= 0 || retain_bytes < 0 || retain_ms < 0 || host_retain_bytes < 0 ||
       host_retain_ms < 0) {
-    xj_throw_java(env, "java/lang/IllegalArgumentException",
-                  "XchgCache: the wait-check interval must be at least 1 ms, retainBytes, retainTime, "
-                  "hostRetainBytes and hostRetainTime not negative");
+    xj_throw_java(
+        env, "java/lang/IllegalArgumentException",
+        "XchgCache: the wait-check interval must be at least 1 ms, retainBytes, retainTime, "
+        "hostRetainBytes and hostRetainTime not negative");
     return 0;
   }
   xchg_cache_options opts;
@@ -156,10 +155,12 @@ static int64_t *read_columns(JNIEnv *env, jlongArray columns, int64_t *n) {
   return cols;
 }
 
-JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nAcquire(
-    JNIEnv *env, jclass cls, jlong cache, jstring key, jobjectArray direct, jobjectArray heap,
-    jintArray offsets, jintArray lengths, jintArray part_starts, jint codec, jlongArray columns,
-    jobject kill) {
+JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nAcquire(JNIEnv *env, jclass cls, jlong cache,
+                                                         jstring key, jobjectArray direct,
+                                                         jobjectArray heap, jintArray offsets,
+                                                         jintArray lengths, jintArray part_starts,
+                                                         jint codec, jlongArray columns,
+                                                         jobject kill) {
   if (!is_stream_codec(codec)) {
     xj_throw_java(env, "java/lang/IllegalArgumentException", "unknown stream codec");
     return 0;
@@ -207,8 +208,10 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nAcquire(
   req.cancel_ctx = &k;
   st = xchg_cache_acquire(XJ_PTR(xchg_cache, cache), ckey, &bytes, &req, &h->holder, &err);
   if (st != XCHG_OK) {
-    if (k.thrown && st == XCHG_ECANCELLED) (*env)->Throw(env, k.thrown);
-    else xj_throw_error(env, st, &err, k.thrown);
+    if (k.thrown && st == XCHG_ECANCELLED)
+      (*env)->Throw(env, k.thrown);
+    else
+      xj_throw_error(env, st, &err, k.thrown);
   }
 
 done:
@@ -228,9 +231,7 @@ done:
 
 /* ---- the holder --------------------------------------------------------- */
 
-xchg_cache_holder *xj_cache_holder(jlong handle) {
-  return XJ_PTR(xj_holder, handle)->holder;
-}
+xchg_cache_holder *xj_cache_holder(jlong handle) { return XJ_PTR(xj_holder, handle)->holder; }
 
 JNIEXPORT void JNICALL Java_org_xchg_XchgCacheHolder_nRelease(JNIEnv *env, jclass cls,
                                                               jlong handle) {
@@ -265,14 +266,13 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgCacheHolder_nExportBatch(JNIEnv *env, j
   int64_t n = xchg_cache_holder_num_batches(holder);
   if (index < 0 || index >= n) {
     char m[128];
-    snprintf(m, sizeof m, "batch %lld out of range: the holder has %lld",
-             (long long)index, (long long)n);
+    snprintf(m, sizeof m, "batch %lld out of range: the holder has %lld", (long long)index,
+             (long long)n);
     xj_throw_java(env, "java/lang/IndexOutOfBoundsException", m);
     return;
   }
   xchg_error err;
-  xchg_status st =
-      xchg_cache_holder_batch(holder, index, XJ_PTR(struct ArrowArray, address), &err);
+  xchg_status st = xchg_cache_holder_batch(holder, index, XJ_PTR(struct ArrowArray, address), &err);
   if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
 }
 

@@ -8,8 +8,10 @@
 #include "xchg_jni.h"
 
 /* The Java side's values of the C enums, by name (javac -h writes them). */
-_Static_assert(org_xchg_XchgException_XCHG_OK == XCHG_OK && org_xchg_XchgException_XCHG_EINVAL == XCHG_EINVAL &&
-                   org_xchg_XchgException_XCHG_ENOMEM == XCHG_ENOMEM && org_xchg_XchgException_XCHG_EIO == XCHG_EIO &&
+_Static_assert(org_xchg_XchgException_XCHG_OK == XCHG_OK &&
+                   org_xchg_XchgException_XCHG_EINVAL == XCHG_EINVAL &&
+                   org_xchg_XchgException_XCHG_ENOMEM == XCHG_ENOMEM &&
+                   org_xchg_XchgException_XCHG_EIO == XCHG_EIO &&
                    org_xchg_XchgException_XCHG_EFORMAT == XCHG_EFORMAT &&
                    org_xchg_XchgException_XCHG_ENOTSUP == XCHG_ENOTSUP &&
                    org_xchg_XchgException_XCHG_ECANCELLED == XCHG_ECANCELLED &&
@@ -52,9 +54,8 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
   if (!cls) return JNI_ERR;
   xchg_exception_class = (*env)->NewGlobalRef(env, cls);
   (*env)->DeleteLocalRef(env, cls);
-  xchg_exception_init =
-      (*env)->GetMethodID(env, xchg_exception_class, "<init>",
-                          "(ILjava/lang/String;Ljava/lang/Throwable;)V");
+  xchg_exception_init = (*env)->GetMethodID(env, xchg_exception_class, "<init>",
+                                            "(ILjava/lang/String;Ljava/lang/Throwable;)V");
   if (!xchg_exception_class || !xchg_exception_init) return JNI_ERR;
   if (!(xj_struct_address = field_of(env, "org/xchg/CDataStruct", "address", "J")) ||
       !(xj_buffer_address = field_of(env, "java/nio/Buffer", "address", "J")) ||
@@ -93,8 +94,8 @@ JNIEnv *xj_env(void) {
 void xj_throw(JNIEnv *env, xchg_status status, const char *message, jthrowable cause) {
   jstring msg = (*env)->NewStringUTF(env, message);
   if (!msg) return; /* OutOfMemoryError pending */
-  jobject ex = (*env)->NewObject(env, xchg_exception_class, xchg_exception_init, (jint)status, msg,
-                                 cause);
+  jobject ex =
+      (*env)->NewObject(env, xchg_exception_class, xchg_exception_init, (jint)status, msg, cause);
   if (ex) (*env)->Throw(env, (jthrowable)ex);
   (*env)->DeleteLocalRef(env, msg);
   if (ex) (*env)->DeleteLocalRef(env, ex);
@@ -206,8 +207,7 @@ typedef struct chunk_reader {
   size_t offset; /* bytes of it already read */
 } chunk_reader;
 
-static xchg_status chunk_reader_read(void *ctx, void *dst, size_t n, size_t *got,
-                                     xchg_error *err) {
+static xchg_status chunk_reader_read(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err) {
   chunk_reader *r = ctx;
   uint8_t *out = dst;
   size_t done = 0;
@@ -243,15 +243,16 @@ static xchg_status chunk_reader_read(void *ctx, void *dst, size_t n, size_t *got
   return XCHG_OK;
 }
 
-xchg_status xj_chunks_source(const xj_chunks *chunks, size_t first, size_t count,
-                             xchg_source **out, xchg_error *err) {
+xchg_status xj_chunks_source(const xj_chunks *chunks, size_t first, size_t count, xchg_source **out,
+                             xchg_error *err) {
   const xj_chunk *items = chunks->items + first;
   int all_direct = 1;
   for (size_t i = 0; i < count; i++) all_direct &= items[i].direct != NULL || items[i].size == 0;
   if (all_direct) {
     xchg_chunk *list = malloc(sizeof *list * (count + 1));
     *out = NULL;
-    if (!list) return xchg_errorf(err, XCHG_ENOMEM, "out of memory for a list of %zu chunks", count);
+    if (!list)
+      return xchg_errorf(err, XCHG_ENOMEM, "out of memory for a list of %zu chunks", count);
     for (size_t i = 0; i < count; i++) {
       list[i].data = items[i].direct;
       list[i].size = items[i].size;

@@ -34,10 +34,12 @@ static xchg_status java_input_read(void *ctx, void *dst, size_t n, size_t *got, 
     jint want = (jint)(n - done < XJ_COPY_STEP ? n - done : XJ_COPY_STEP);
     jint r = (*env)->CallIntMethod(env, in->in, in->read, in->scratch, 0, want);
     if ((*env)->ExceptionCheck(env)) {
-      if (!in->thrown) in->thrown = xj_take_exception(env);
-      else (*env)->ExceptionClear(env);
-      return xchg_errorf(err, XCHG_EIO, "InputStream.read threw at compressed byte %zu of this read",
-                         done);
+      if (!in->thrown)
+        in->thrown = xj_take_exception(env);
+      else
+        (*env)->ExceptionClear(env);
+      return xchg_errorf(err, XCHG_EIO,
+                         "InputStream.read threw at compressed byte %zu of this read", done);
     }
     if (r < 0) break;
     if (r == 0 || r > want)
@@ -195,8 +197,7 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgInputStream_nSkip(JNIEnv *env, jclass 
   return done;
 }
 
-JNIEXPORT jint JNICALL Java_org_xchg_XchgInputStream_nCodec(JNIEnv *env, jclass cls,
-                                                            jlong handle) {
+JNIEXPORT jint JNICALL Java_org_xchg_XchgInputStream_nCodec(JNIEnv *env, jclass cls, jlong handle) {
   return (jint)xchg_istream_codec(XJ_PTR(xj_stream, handle)->stream);
 }
 
@@ -205,7 +206,6 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgInputStream_nPosition(JNIEnv *env, jcl
   return (jlong)xchg_istream_position(XJ_PTR(xj_stream, handle)->stream);
 }
 
-JNIEXPORT void JNICALL Java_org_xchg_XchgInputStream_nClose(JNIEnv *env, jclass cls,
-                                                            jlong handle) {
+JNIEXPORT void JNICALL Java_org_xchg_XchgInputStream_nClose(JNIEnv *env, jclass cls, jlong handle) {
   stream_free(env, XJ_PTR(xj_stream, handle));
 }

@@ -87,8 +87,8 @@ void xj_chunks_free(JNIEnv *env, xj_chunks *chunks);
  * chunks when all are direct, else reading heap chunks through
  * GetByteArrayRegion on whichever thread reads.  XCHG_ENOMEM (*out NULL)
  * when out of memory. */
-xchg_status xj_chunks_source(const xj_chunks *chunks, size_t first, size_t count,
-                             xchg_source **out, xchg_error *err);
+xchg_status xj_chunks_source(const xj_chunks *chunks, size_t first, size_t count, xchg_source **out,
+                             xchg_error *err);
 
 /* The cache holder of an org.xchg.XchgCacheHolder handle (jni_cache.c). */
 xchg_cache_holder *xj_cache_holder(jlong handle);

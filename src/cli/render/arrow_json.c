@@ -30,16 +30,18 @@ static void type_primitive(xs *s, const ipc_schema_view *t) {
     case IPC_KIND_NULL: xs_puts(s, "{\"name\":\"null\"}"); return;
     case IPC_KIND_BOOL: xs_puts(s, "{\"name\":\"bool\"}"); return;
     case IPC_KIND_INT:
-      xs_printf(s, "{\"name\":\"int\",\"isSigned\":%s,\"bitWidth\":%d}", t->is_signed ? "true" : "false",
-                t->bit_width);
+      xs_printf(s, "{\"name\":\"int\",\"isSigned\":%s,\"bitWidth\":%d}",
+                t->is_signed ? "true" : "false", t->bit_width);
       return;
     case IPC_KIND_FLOAT:
       xs_printf(s, "{\"name\":\"floatingpoint\",\"precision\":\"%s\"}",
-                t->bit_width == 16 ? "HALF" : t->bit_width == 32 ? "SINGLE" : "DOUBLE");
+                t->bit_width == 16   ? "HALF"
+                : t->bit_width == 32 ? "SINGLE"
+                                     : "DOUBLE");
       return;
     case IPC_KIND_DECIMAL:
-      xs_printf(s, "{\"name\":\"decimal\",\"precision\":%d,\"scale\":%d,\"bitWidth\":%d}", t->precision,
-                t->scale, t->bit_width);
+      xs_printf(s, "{\"name\":\"decimal\",\"precision\":%d,\"scale\":%d,\"bitWidth\":%d}",
+                t->precision, t->scale, t->bit_width);
       return;
     case IPC_KIND_FIXED_BINARY:
       xs_printf(s, "{\"name\":\"fixedsizebinary\",\"byteWidth\":%lld}", (long long)t->width);
@@ -47,10 +49,15 @@ static void type_primitive(xs *s, const ipc_schema_view *t) {
     case IPC_KIND_BINARY:
       xs_printf(s, "{\"name\":\"%s%s\"}", t->large ? "large" : "", t->utf8 ? "utf8" : "binary");
       return;
-    case IPC_KIND_BINARY_VIEW: xs_printf(s, "{\"name\":\"%s\"}", t->utf8 ? "utf8view" : "binaryview"); return;
-    case IPC_KIND_DATE: xs_printf(s, "{\"name\":\"date\",\"unit\":\"%s\"}", unit_name(t->unit)); return;
+    case IPC_KIND_BINARY_VIEW:
+      xs_printf(s, "{\"name\":\"%s\"}", t->utf8 ? "utf8view" : "binaryview");
+      return;
+    case IPC_KIND_DATE:
+      xs_printf(s, "{\"name\":\"date\",\"unit\":\"%s\"}", unit_name(t->unit));
+      return;
     case IPC_KIND_TIME:
-      xs_printf(s, "{\"name\":\"time\",\"unit\":\"%s\",\"bitWidth\":%d}", unit_name(t->unit), t->bit_width);
+      xs_printf(s, "{\"name\":\"time\",\"unit\":\"%s\",\"bitWidth\":%d}", unit_name(t->unit),
+                t->bit_width);
       return;
     case IPC_KIND_TIMESTAMP:
       xs_printf(s, "{\"name\":\"timestamp\",\"unit\":\"%s\"", unit_name(t->unit));
@@ -60,7 +67,9 @@ static void type_primitive(xs *s, const ipc_schema_view *t) {
       }
       xs_putc(s, '}');
       return;
-    case IPC_KIND_DURATION: xs_printf(s, "{\"name\":\"duration\",\"unit\":\"%s\"}", unit_name(t->unit)); return;
+    case IPC_KIND_DURATION:
+      xs_printf(s, "{\"name\":\"duration\",\"unit\":\"%s\"}", unit_name(t->unit));
+      return;
     case IPC_KIND_INTERVAL:
       xs_printf(s, "{\"name\":\"interval\",\"unit\":\"%s\"}", interval_units[t->interval]);
       return;
@@ -72,8 +81,12 @@ static void type_json(xs *s, const xc_node *n) {
   const ipc_schema_view *t = &n->type;
   switch (t->kind) {
     case IPC_KIND_LIST: xs_printf(s, "{\"name\":\"%slist\"}", t->large ? "large" : ""); return;
-    case IPC_KIND_LIST_VIEW: xs_printf(s, "{\"name\":\"%slistview\"}", t->large ? "large" : ""); return;
-    case IPC_KIND_FIXED_LIST: xs_printf(s, "{\"name\":\"fixedsizelist\",\"listSize\":%lld}", (long long)t->width); return;
+    case IPC_KIND_LIST_VIEW:
+      xs_printf(s, "{\"name\":\"%slistview\"}", t->large ? "large" : "");
+      return;
+    case IPC_KIND_FIXED_LIST:
+      xs_printf(s, "{\"name\":\"fixedsizelist\",\"listSize\":%lld}", (long long)t->width);
+      return;
     case IPC_KIND_STRUCT: xs_puts(s, "{\"name\":\"struct\"}"); return;
     case IPC_KIND_MAP:
       xs_printf(s, "{\"name\":\"map\",\"keysSorted\":%s}",
@@ -81,7 +94,8 @@ static void type_json(xs *s, const xc_node *n) {
       return;
     case IPC_KIND_RUN_END: xs_puts(s, "{\"name\":\"runendencoded\"}"); return;
     case IPC_KIND_UNION:
-      xs_printf(s, "{\"name\":\"union\",\"mode\":\"%s\",\"typeIds\":[", t->dense ? "DENSE" : "SPARSE");
+      xs_printf(s, "{\"name\":\"union\",\"mode\":\"%s\",\"typeIds\":[",
+                t->dense ? "DENSE" : "SPARSE");
       for (int k = 0; k < t->n_type_ids; k++) xs_printf(s, k ? ",%d" : "%d", t->type_ids[k]);
       xs_puts(s, "]}");
       return;
@@ -119,7 +133,8 @@ static void field_json(xs *s, const xc_node *n) {
   const xc_node *values = n->dictionary ? n->dictionary : n;
   xs_puts(s, "{\"name\":");
   put_string(s, n->schema->name ? n->schema->name : "");
-  xs_printf(s, ",\"nullable\":%s,\"type\":", (n->schema->flags & ARROW_FLAG_NULLABLE) ? "true" : "false");
+  xs_printf(
+      s, ",\"nullable\":%s,\"type\":", (n->schema->flags & ARROW_FLAG_NULLABLE) ? "true" : "false");
   type_json(s, values);
   xs_puts(s, ",\"children\":[");
   for (int64_t c = 0; c < values->n_children; c++) {
@@ -130,7 +145,8 @@ static void field_json(xs *s, const xc_node *n) {
   if (n->dictionary != NULL) {
     xs_printf(s, ",\"dictionary\":{\"id\":%lld,\"indexType\":", (long long)n->dict_id);
     type_json(s, n);
-    xs_printf(s, ",\"isOrdered\":%s}", (n->schema->flags & ARROW_FLAG_DICTIONARY_ORDERED) ? "true" : "false");
+    xs_printf(s, ",\"isOrdered\":%s}",
+              (n->schema->flags & ARROW_FLAG_DICTIONARY_ORDERED) ? "true" : "false");
   }
   if (has_metadata(n->schema->metadata)) {
     xs_puts(s, ",\"metadata\":");
@@ -188,8 +204,9 @@ static void data_element(xs *s, const xc_node *n, int64_t i) {
 
 static void validity_json(xs *s, const xc_node *n, int64_t start, int64_t count) {
   xs_puts(s, ",\"VALIDITY\":[");
-  for (int64_t k = 0; k < count; k++) xs_puts(s, k == 0 ? (xc_is_valid(n, start) ? "1" : "0")
-                                                     : (xc_is_valid(n, start + k) ? ",1" : ",0"));
+  for (int64_t k = 0; k < count; k++)
+    xs_puts(s, k == 0 ? (xc_is_valid(n, start) ? "1" : "0")
+                      : (xc_is_valid(n, start + k) ? ",1" : ",0"));
   xs_putc(s, ']');
 }
 
@@ -205,11 +222,13 @@ static void data_json(xs *s, const xc_node *n, int64_t start, int64_t count) {
 
 /* OFFSET entries start..start+count (count+1 of them), or count of them
  * for list views, where each element has its own offset. */
-static void offsets_json(xs *s, const char *key, const xc_node *n, int b, int64_t start, int64_t count) {
+static void offsets_json(xs *s, const char *key, const xc_node *n, int b, int64_t start,
+                         int64_t count) {
   xs_printf(s, ",\"%s\":[", key);
   for (int64_t k = 0; k < count; k++) {
     if (k > 0) xs_putc(s, ',');
-    int64_t v = b == 1 ? xc_offset(n, start + k) : xc_read_int(n, b, start + k, n->type.large ? 64 : 32);
+    int64_t v =
+        b == 1 ? xc_offset(n, start + k) : xc_read_int(n, b, start + k, n->type.large ? 64 : 32);
     xs_printf(s, n->type.large ? "\"%lld\"" : "%lld", (long long)v);
   }
   xs_putc(s, ']');
@@ -217,7 +236,8 @@ static void offsets_json(xs *s, const char *key, const xc_node *n, int b, int64_
 
 static void type_ids_json(xs *s, const xc_node *n, int64_t start, int64_t count) {
   xs_puts(s, ",\"TYPE_ID\":[");
-  for (int64_t k = 0; k < count; k++) xs_printf(s, k ? ",%d" : "%d", (int)xc_read_int(n, 0, start + k, 8));
+  for (int64_t k = 0; k < count; k++)
+    xs_printf(s, k ? ",%d" : "%d", (int)xc_read_int(n, 0, start + k, 8));
   xs_putc(s, ']');
 }
 
@@ -374,7 +394,8 @@ static const xc_node *remember_dictionaries(xc_arrow_json *w, const xc_node *n) 
               (long long)values->array->length);
     column_json(fresh, values, name, 0, values->array->length);
     xs_puts(fresh, "]}}");
-    bool changed = !w->seen[slot] || d->len != fresh->len || memcmp(d->data, fresh->data, d->len) != 0;
+    bool changed =
+        !w->seen[slot] || d->len != fresh->len || memcmp(d->data, fresh->data, d->len) != 0;
     if (changed && w->seen[slot] && w->replaced) return n;
     xs keep = *d; /* the fresh rendering becomes the dictionary, the old one scratch */
     *d = *fresh;
@@ -395,8 +416,8 @@ void xc_arrow_json_note_replacement(xc_arrow_json *w) { w->replaced = true; }
 /* ---- the document -------------------------------------------------------------------- */
 
 xchg_status xc_arrow_json_begin(xc_arrow_json *w, xs *out, const struct ArrowSchema *root,
-                                const xc_node *const *fields, int n_fields,
-                                const int64_t *dict_ids, int64_t n_dict_ids, xchg_error *err) {
+                                const xc_node *const *fields, int n_fields, const int64_t *dict_ids,
+                                int64_t n_dict_ids, xchg_error *err) {
   memset(w, 0, sizeof *w);
   w->out = out;
   xs_init(&w->scratch, NULL);
@@ -438,10 +459,11 @@ xchg_status xc_arrow_json_batch(xc_arrow_json *w, const xc_node *const *columns,
     column_json(out, columns[c], NULL, start, count);
     const xc_node *fault = remember_dictionaries(w, columns[c]);
     if (fault != NULL)
-      return xchg_errorf(err, XCHG_ENOTSUP,
-                         "batch %lld replaces the dictionary of \"%s\": Arrow's integration JSON holds "
-                         "one dictionary per id (--format json shows every batch's values)",
-                         (long long)w->n_batches - 1, fault->schema->name ? fault->schema->name : "");
+      return xchg_errorf(
+          err, XCHG_ENOTSUP,
+          "batch %lld replaces the dictionary of \"%s\": Arrow's integration JSON holds "
+          "one dictionary per id (--format json shows every batch's values)",
+          (long long)w->n_batches - 1, fault->schema->name ? fault->schema->name : "");
   }
   w->replaced = false;
   xs_puts(out, "]}");

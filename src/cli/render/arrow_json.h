@@ -34,8 +34,8 @@ typedef struct xc_arrow_json {
  * list.  dict_ids are the ids of the trees' dictionary-encoded fields (an
  * id shared by several fields may repeat): one dictionary each. */
 xchg_status xc_arrow_json_begin(xc_arrow_json *w, xs *out, const struct ArrowSchema *root,
-                                const xc_node *const *fields, int n_fields,
-                                const int64_t *dict_ids, int64_t n_dict_ids, xchg_error *err);
+                                const xc_node *const *fields, int n_fields, const int64_t *dict_ids,
+                                int64_t n_dict_ids, xchg_error *err);
 
 /* Writes rows start..start+count of one batch: the columns are top-level
  * nodes of the batch's tree, numbered like the schema-only tree, and start

@@ -61,13 +61,17 @@ xchg_status xc_unique_keys(const char *const *names, int64_t n, char ***out, xch
   for (int64_t c = 0; c < n; c++) sorted[c] = (named){names[c] != NULL ? names[c] : "", c};
   qsort(sorted, (size_t)n, sizeof *sorted, by_name_then_index);
   bool repeats = false;
-  for (int64_t i = 1; i < n && !repeats; i++) repeats = strcmp(sorted[i - 1].name, sorted[i].name) == 0;
+  for (int64_t i = 1; i < n && !repeats; i++)
+    repeats = strcmp(sorted[i - 1].name, sorted[i].name) == 0;
   xchg_status st = XCHG_OK;
   if (repeats) {
     char **keys = calloc((size_t)n, sizeof *keys);
-    st = keys != NULL ? rename_repeats(sorted, n, keys, err) : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-    if (st == XCHG_OK) *out = keys;
-    else xc_keys_free(keys, n);
+    st = keys != NULL ? rename_repeats(sorted, n, keys, err)
+                      : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    if (st == XCHG_OK)
+      *out = keys;
+    else
+      xc_keys_free(keys, n);
   }
   free(sorted);
   return st;

@@ -50,8 +50,9 @@ static xchg_status check_child_lengths(const xc_node *n, xchg_error *err) {
       if (n->type.kind == IPC_KIND_UNION && n->type.dense) return XCHG_OK;
       for (int64_t c = 0; c < n->n_children; c++)
         if (n->children[c].array->length < end)
-          return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": child %lld is shorter than its parent",
-                             name, (long long)c);
+          return xchg_errorf(err, XCHG_EFORMAT,
+                             "field \"%s\": child %lld is shorter than its parent", name,
+                             (long long)c);
       return XCHG_OK;
     case IPC_KIND_FIXED_LIST:
       if (n->type.width > 0 && end > INT64_MAX / n->type.width)
@@ -61,21 +62,24 @@ static xchg_status check_child_lengths(const xc_node *n, xchg_error *err) {
     case IPC_KIND_LIST:
     case IPC_KIND_MAP:
       if (a->length == 0) return XCHG_OK;
-      if (xc_offset(n, 0) < 0) return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": negative offset", name);
+      if (xc_offset(n, 0) < 0)
+        return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": negative offset", name);
       need = xc_offset(n, a->length);
       break;
     default: return XCHG_OK;
   }
   if (n->children[0].array->length < need)
-    return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": child has %lld elements, parent needs %lld",
-                       name, (long long)n->children[0].array->length, (long long)need);
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "field \"%s\": child has %lld elements, parent needs %lld", name,
+                       (long long)n->children[0].array->length, (long long)need);
   return XCHG_OK;
 }
 
 static xchg_status check_array(const xc_node *n, xchg_error *err) {
   const struct ArrowArray *a = n->array;
   const char *name = n->schema->name ? n->schema->name : "";
-  if (a->release == NULL) return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": released array", name);
+  if (a->release == NULL)
+    return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": released array", name);
   if (a->length < 0 || a->offset < 0 || a->offset > INT64_MAX - a->length)
     return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": bad length %lld / offset %lld", name,
                        (long long)a->length, (long long)a->offset);
@@ -86,12 +90,14 @@ static xchg_status check_array(const xc_node *n, xchg_error *err) {
   if (a->length > 0)
     for (int64_t b = first_required_buffer(&n->type); b < want; b++)
       if (a->buffers[b] == NULL && !buffer_may_be_null(&n->type, b))
-        return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": array buffer %lld is missing", name, (long long)b);
+        return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": array buffer %lld is missing", name,
+                           (long long)b);
   if (a->n_children != n->schema->n_children || (a->n_children > 0 && a->children == NULL))
-    return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": array has %lld children, schema %lld", name,
-                       (long long)a->n_children, (long long)n->schema->n_children);
+    return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": array has %lld children, schema %lld",
+                       name, (long long)a->n_children, (long long)n->schema->n_children);
   if ((a->dictionary == NULL) != (n->schema->dictionary == NULL))
-    return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": dictionary missing in array or schema", name);
+    return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": dictionary missing in array or schema",
+                       name);
   return XCHG_OK;
 }
 
@@ -142,7 +148,8 @@ static xchg_status build_dictionary(xc_node *n, xc_dict_ids *dict_ids, xchg_erro
     return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": dictionary indices are not integers",
                        n->schema->name ? n->schema->name : "");
   if (dict_ids->next >= dict_ids->count)
-    return xchg_errorf(err, XCHG_EFORMAT, "field \"%s\": more dictionary-encoded fields than dictionary ids (%lld)",
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "field \"%s\": more dictionary-encoded fields than dictionary ids (%lld)",
                        n->schema->name ? n->schema->name : "", (long long)dict_ids->count);
   n->dict_id = dict_ids->ids[dict_ids->next++];
   n->dictionary = calloc(1, sizeof *n->dictionary);
@@ -152,8 +159,7 @@ static xchg_status build_dictionary(xc_node *n, xc_dict_ids *dict_ids, xchg_erro
 }
 
 xchg_status xc_node_build(xc_node *node, const struct ArrowSchema *schema,
-                          const struct ArrowArray *array, xc_dict_ids *dict_ids,
-                          xchg_error *err) {
+                          const struct ArrowArray *array, xc_dict_ids *dict_ids, xchg_error *err) {
   memset(node, 0, sizeof *node);
   node->schema = schema;
   node->array = array;
@@ -164,7 +170,8 @@ xchg_status xc_node_build(xc_node *node, const struct ArrowSchema *schema,
     goto fail;
   }
   if (array != NULL && (st = check_array(node, err)) != XCHG_OK) goto fail;
-  if (schema->dictionary != NULL && (st = build_dictionary(node, dict_ids, err)) != XCHG_OK) goto fail;
+  if (schema->dictionary != NULL && (st = build_dictionary(node, dict_ids, err)) != XCHG_OK)
+    goto fail;
   if ((st = build_children(node, dict_ids, err)) != XCHG_OK) goto fail;
   if (node->type.kind == IPC_KIND_UNION && (st = build_union_map(node, err)) != XCHG_OK) goto fail;
   if (array != NULL && (st = check_child_lengths(node, err)) != XCHG_OK) goto fail;
@@ -203,9 +210,21 @@ int64_t xc_read_int(const xc_node *n, int b, int64_t i, int bit_width) {
   int64_t p = n->array->offset + i;
   switch (bit_width) {
     case 8: return (int8_t)data[p];
-    case 16: { int16_t v; memcpy(&v, data + 2 * p, 2); return v; }
-    case 32: { int32_t v; memcpy(&v, data + 4 * p, 4); return v; }
-    default: { int64_t v; memcpy(&v, data + 8 * p, 8); return v; }
+    case 16: {
+      int16_t v;
+      memcpy(&v, data + 2 * p, 2);
+      return v;
+    }
+    case 32: {
+      int32_t v;
+      memcpy(&v, data + 4 * p, 4);
+      return v;
+    }
+    default: {
+      int64_t v;
+      memcpy(&v, data + 8 * p, 8);
+      return v;
+    }
   }
 }
 
@@ -214,9 +233,21 @@ uint64_t xc_read_uint(const xc_node *n, int b, int64_t i, int bit_width) {
   int64_t p = n->array->offset + i;
   switch (bit_width) {
     case 8: return data[p];
-    case 16: { uint16_t v; memcpy(&v, data + 2 * p, 2); return v; }
-    case 32: { uint32_t v; memcpy(&v, data + 4 * p, 4); return v; }
-    default: { uint64_t v; memcpy(&v, data + 8 * p, 8); return v; }
+    case 16: {
+      uint16_t v;
+      memcpy(&v, data + 2 * p, 2);
+      return v;
+    }
+    case 32: {
+      uint32_t v;
+      memcpy(&v, data + 4 * p, 4);
+      return v;
+    }
+    default: {
+      uint64_t v;
+      memcpy(&v, data + 8 * p, 8);
+      return v;
+    }
   }
 }
 

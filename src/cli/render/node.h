@@ -24,7 +24,7 @@
 typedef struct xc_node {
   const struct ArrowSchema *schema;
   const struct ArrowArray *array; /* NULL in a schema-only tree */
-  ipc_schema_view type;                   /* for a dictionary: the index type */
+  ipc_schema_view type;           /* for a dictionary: the index type */
   int64_t dict_id;                /* -1 unless dictionary-encoded */
   struct xc_node *dictionary;     /* the dictionary values, or NULL */
   int64_t n_children;
@@ -51,8 +51,7 @@ int64_t xc_count_dictionaries(const struct ArrowSchema *schema);
  * of its dictionary-encoded fields from dict_ids; running out of ids is an
  * XCHG_EFORMAT error. */
 xchg_status xc_node_build(xc_node *node, const struct ArrowSchema *schema,
-                          const struct ArrowArray *array, xc_dict_ids *dict_ids,
-                          xchg_error *err);
+                          const struct ArrowArray *array, xc_dict_ids *dict_ids, xchg_error *err);
 void xc_node_free(xc_node *node);
 
 /* Validity of element i (true when there is no validity bitmap). */

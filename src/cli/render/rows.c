@@ -36,7 +36,8 @@ static bool render_json(xs *s, const xc_node *n, int64_t i);
 
 static bool render_list_range(xs *s, const xc_node *items, int64_t start, int64_t count) {
   bool ok = true;
-  if (start < 0 || count < 0 || start > items->array->length - count) { /* the reader rejects these */
+  if (start < 0 || count < 0 ||
+      start > items->array->length - count) { /* the reader rejects these */
     xs_puts(s, "null");
     return false;
   }
@@ -54,8 +55,9 @@ static bool render_struct(xs *s, const xc_node *n, int64_t i) {
   int64_t child_index = n->array->offset + i; /* children share the parent's positions */
   xs_putc(s, '{');
   for (int64_t c = 0; c < n->n_children; c++) {
-    const char *name = n->json_keys          ? n->json_keys[c]
-                       : n->children[c].schema->name ? n->children[c].schema->name : "";
+    const char *name = n->json_keys                  ? n->json_keys[c]
+                       : n->children[c].schema->name ? n->children[c].schema->name
+                                                     : "";
     if (c > 0) xs_putc(s, ',');
     xv_json_string(s, (const uint8_t *)name, (int64_t)strlen(name));
     xs_putc(s, ':');
@@ -199,7 +201,8 @@ void xc_rows_header(xs *out, xc_row_format format, const xc_node *const *columns
   xs_putc(out, '\n');
 }
 
-static bool write_csv_row(xs *out, xs *scratch, const xc_node *const *columns, int n_columns, int64_t i) {
+static bool write_csv_row(xs *out, xs *scratch, const xc_node *const *columns, int n_columns,
+                          int64_t i) {
   bool ok = true;
   for (int c = 0; c < n_columns; c++) {
     if (c > 0) xs_putc(out, ',');
@@ -233,8 +236,8 @@ static bool make_json_keys(xs *keys, size_t *ends, const xc_node *const *columns
   return ok && !xs_failed(keys);
 }
 
-static bool write_json_row(xs *out, const xs *keys, const size_t *ends, const xc_node *const *columns,
-                           int n_columns, int64_t i) {
+static bool write_json_row(xs *out, const xs *keys, const size_t *ends,
+                           const xc_node *const *columns, int n_columns, int64_t i) {
   bool ok = true;
   if (n_columns == 0) xs_putc(out, '{');
   for (int c = 0; c < n_columns; c++) {
@@ -260,9 +263,11 @@ static int64_t write_rows(xs *out, xs *scratch, xc_row_format format, const xc_n
       return -1;
     }
   }
-  for (int64_t r = 0; r < count && bad < 0 && !xs_failed(out); r++) { /* a failed write stops at once */
-    bool ok = format == XC_ROWS_JSON ? write_json_row(out, scratch, ends, columns, n_columns, first + r)
-                                     : write_csv_row(out, scratch, columns, n_columns, first + r);
+  for (int64_t r = 0; r < count && bad < 0 && !xs_failed(out);
+       r++) { /* a failed write stops at once */
+    bool ok = format == XC_ROWS_JSON
+                  ? write_json_row(out, scratch, ends, columns, n_columns, first + r)
+                  : write_csv_row(out, scratch, columns, n_columns, first + r);
     if (!ok) bad = r;
     xs_maybe_flush(out);
   }
@@ -292,7 +297,8 @@ static void format_piece(void *ctx, int64_t k) {
   pieces_job *job = ctx;
   xc_rows_piece *p = &job->pieces[k];
   xs_clear(&p->text);
-  p->bad = write_rows(&p->text, &p->scratch, job->format, job->columns, job->n_columns, p->first, p->count);
+  p->bad = write_rows(&p->text, &p->scratch, job->format, job->columns, job->n_columns, p->first,
+                      p->count);
 }
 
 void xc_rows_writer_init(xc_rows_writer *w, xchg_pool *pool) {
@@ -321,8 +327,8 @@ void xc_rows_writer_free(xc_rows_writer *w) {
   memset(w, 0, sizeof *w);
 }
 
-int64_t xc_rows_write(xc_rows_writer *w, xs *out, xc_row_format format, const xc_node *const *columns,
-                      int n_columns, int64_t first, int64_t count) {
+int64_t xc_rows_write(xc_rows_writer *w, xs *out, xc_row_format format,
+                      const xc_node *const *columns, int n_columns, int64_t first, int64_t count) {
   if (w->pool == NULL || count < PIECE_MIN_ROWS)
     return write_rows(out, &w->scratch, format, columns, n_columns, first, count);
   int n = w->n_pieces;

@@ -25,7 +25,7 @@ void xc_rows_header(xs *out, xc_row_format format, const xc_node *const *columns
 typedef struct xc_rows_piece xc_rows_piece;
 typedef struct xc_rows_writer {
   xs scratch;
-  xchg_pool *pool;       /* NULL: every row on the calling thread */
+  xchg_pool *pool; /* NULL: every row on the calling thread */
   xc_rows_piece *pieces;
   int n_pieces;
 } xc_rows_writer;
@@ -41,7 +41,7 @@ void xc_rows_writer_free(xc_rows_writer *w);
  * type id or dictionary index the reader should have rejected) and returns
  * its number from first; -1 when all were fine.  Out of memory shows as
  * xs_failed(out). */
-int64_t xc_rows_write(xc_rows_writer *w, xs *out, xc_row_format format, const xc_node *const *columns,
-                      int n_columns, int64_t first, int64_t count);
+int64_t xc_rows_write(xc_rows_writer *w, xs *out, xc_row_format format,
+                      const xc_node *const *columns, int n_columns, int64_t first, int64_t count);
 
 #endif

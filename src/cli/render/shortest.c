@@ -151,7 +151,8 @@ static decimal schubfach(uint64_t c, int q, bool narrow_below) {
   int k = narrow_below ? floor_log10_three_quarters_pow2(q) : floor_log10_pow2(q);
   const pow10_entry *g = &pow10_table[-k - POW10_MIN];
   int h = q + g->floor_log2 + 2; /* 1..4: 4 c 2^h times g lands at 2^127 (4 v / 10^k) */
-  uint64_t vb = round_to_odd(g, cb << h), vbl = round_to_odd(g, cbl << h), vbr = round_to_odd(g, cbr << h);
+  uint64_t vb = round_to_odd(g, cb << h), vbl = round_to_odd(g, cbl << h),
+           vbr = round_to_odd(g, cbr << h);
   uint64_t open = c & 1; /* odd c: the interval's ends round away from v */
   uint64_t s = vb >> 2;
   uint64_t sp10 = s / 10 * 10, tp10 = sp10 + 10;
@@ -211,8 +212,8 @@ static void put_8_digits(char *out, uint32_t v) {
 
 /* The digits of v < 10^8, no leading zeros; returns how many. */
 static size_t put_small(char *out, uint32_t v) {
-  size_t n = 1 + (v >= 10) + (v >= 100) + (v >= 1000) + (v >= 10000) + (v >= 100000) + (v >= 1000000) +
-             (v >= 10000000);
+  size_t n = 1 + (v >= 10) + (v >= 100) + (v >= 1000) + (v >= 10000) + (v >= 100000) +
+             (v >= 1000000) + (v >= 10000000);
   size_t at = n;
   while (v >= 100) { /* two digits at a time, from the right */
     at -= 2;
@@ -293,7 +294,9 @@ size_t xv_shortest(char *out, double v, int bits) {
     return sign + 1;
   }
   pthread_once(&pow10_once, build_pow10_table);
-  binary b = bits == 16 ? decompose(raw, 11, -24) : bits == 32 ? decompose(raw, 24, -149) : decompose(raw, 53, -1074);
+  binary b = bits == 16   ? decompose(raw, 11, -24)
+             : bits == 32 ? decompose(raw, 24, -149)
+                          : decompose(raw, 53, -1074);
   decimal d = schubfach(b.c, b.q, b.narrow_below);
   while (d.digits % 10 == 0) {
     d.digits /= 10;

@@ -110,7 +110,8 @@ static void *writer_main(void *arg) {
     if (w->busy == NULL) break;
     bool failed_before = w->write_errno != 0;
     pthread_mutex_unlock(&w->lock);
-    int e = failed_before ? 0 : write_out(s->sink, w->busy, w->busy_len); /* nothing after a failure */
+    int e =
+        failed_before ? 0 : write_out(s->sink, w->busy, w->busy_len); /* nothing after a failure */
     pthread_mutex_lock(&w->lock);
     if (e != 0) w->write_errno = e;
     free(w->spare);
@@ -200,9 +201,13 @@ void xs_flush(xs *s) {
 }
 
 void xs_maybe_flush(xs *s) {
-  if (s->len < (s->writer ? XS_WRITE_BEHIND_CHUNK : XS_FLUSH_THRESHOLD) || s->sink == NULL || s->write_errno != 0) return;
-  if (s->writer != NULL) writer_hand_over(s);
-  else xs_flush(s);
+  if (s->len < (s->writer ? XS_WRITE_BEHIND_CHUNK : XS_FLUSH_THRESHOLD) || s->sink == NULL ||
+      s->write_errno != 0)
+    return;
+  if (s->writer != NULL)
+    writer_hand_over(s);
+  else
+    xs_flush(s);
 }
 
 bool xs_failed(const xs *s) { return s->failed; }

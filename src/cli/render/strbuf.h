@@ -26,9 +26,9 @@ typedef struct xs {
   char *data;
   size_t len;
   size_t cap;
-  FILE *sink;   /* flushed into when large; NULL keeps everything */
-  bool failed;  /* an allocation or a write failed */
-  int write_errno; /* the errno of the first failed write to the sink, else 0 */
+  FILE *sink;        /* flushed into when large; NULL keeps everything */
+  bool failed;       /* an allocation or a write failed */
+  int write_errno;   /* the errno of the first failed write to the sink, else 0 */
   xs_writer *writer; /* the write-behind thread, when one runs */
 } xs;
 

@@ -139,7 +139,7 @@ static int64_t floor_div(int64_t a, int64_t b) {
 static void civil_from_days(int64_t days, int64_t *year, int *month, int *day) {
   int64_t z = days + 719468;
   int64_t era = floor_div(z, 146097);
-  int64_t doe = z - era * 146097;                                     /* [0, 146096] */
+  int64_t doe = z - era * 146097;                                      /* [0, 146096] */
   int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* [0, 399] */
   int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* [0, 365] */
   int64_t mp = (5 * doy + 2) / 153;                                    /* March = 0 */
@@ -179,7 +179,8 @@ static int fraction_digits(ipc_unit unit) {
 static void put_clock(xs *s, int64_t second_of_day, int64_t fraction, ipc_unit unit) {
   xs_printf(s, "%02d:%02d:%02d", (int)(second_of_day / 3600), (int)(second_of_day / 60 % 60),
             (int)(second_of_day % 60));
-  if (fraction_digits(unit) > 0) xs_printf(s, ".%0*lld", fraction_digits(unit), (long long)fraction);
+  if (fraction_digits(unit) > 0)
+    xs_printf(s, ".%0*lld", fraction_digits(unit), (long long)fraction);
 }
 
 static void xv_date_days(xs *s, int64_t days) { put_date(s, days); }
@@ -260,10 +261,17 @@ static int utf8_sequence(const uint8_t *p, int64_t n) {
   int len;
   uint32_t min;
   if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) { len = 2; min = 0x80; }
-  else if (c >= 0xe0 && c <= 0xef) { len = 3; min = 0x800; }
-  else if (c >= 0xf0 && c <= 0xf4) { len = 4; min = 0x10000; }
-  else return 0;
+  if (c >= 0xc2 && c <= 0xdf) {
+    len = 2;
+    min = 0x80;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    len = 3;
+    min = 0x800;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    len = 4;
+    min = 0x10000;
+  } else
+    return 0;
   if (n < len) return 0;
   uint32_t cp = c & (0x3f >> (len - 1));
   for (int k = 1; k < len; k++) {
@@ -278,7 +286,9 @@ static int utf8_sequence(const uint8_t *p, int64_t n) {
  * but the quote and the backslash. */
 static int64_t plain_ascii_run(const uint8_t *bytes, int64_t i, int64_t n) {
   int64_t end = i;
-  while (end < n && bytes[end] >= 0x20 && bytes[end] < 0x80 && bytes[end] != '"' && bytes[end] != '\\') end++;
+  while (end < n && bytes[end] >= 0x20 && bytes[end] < 0x80 && bytes[end] != '"' &&
+         bytes[end] != '\\')
+    end++;
   return end - i;
 }
 
@@ -363,7 +373,9 @@ static void scalar_binary(xs *s, const xc_node *n, int64_t i, bool json) {
 static void scalar_textual(xs *s, const xc_node *n, int64_t i) {
   const ipc_schema_view *t = &n->type;
   switch (t->kind) {
-    case IPC_KIND_DECIMAL: xv_decimal(s, xc_fixed(n, 1, i, t->bit_width / 8), t->bit_width / 8, t->scale); return;
+    case IPC_KIND_DECIMAL:
+      xv_decimal(s, xc_fixed(n, 1, i, t->bit_width / 8), t->bit_width / 8, t->scale);
+      return;
     case IPC_KIND_DATE:
       if (t->unit == IPC_UNIT_DAY)
         xv_date_days(s, xc_read_int(n, 1, i, 32));
@@ -371,10 +383,15 @@ static void scalar_textual(xs *s, const xc_node *n, int64_t i) {
         xv_date_millis(s, xc_read_int(n, 1, i, 64));
       return;
     case IPC_KIND_TIME: xv_time_of_day(s, xc_read_int(n, 1, i, t->bit_width), t->unit); return;
-    case IPC_KIND_TIMESTAMP: xv_timestamp(s, xc_read_int(n, 1, i, 64), t->unit, t->tz[0] != '\0'); return;
+    case IPC_KIND_TIMESTAMP:
+      xv_timestamp(s, xc_read_int(n, 1, i, 64), t->unit, t->tz[0] != '\0');
+      return;
     case IPC_KIND_DURATION: xv_duration(s, xc_read_int(n, 1, i, 64), t->unit); return;
     case IPC_KIND_INTERVAL: {
-      const uint8_t *p = xc_fixed(n, 1, i, t->interval == IPC_INTERVAL_YEAR_MONTH ? 4 : t->interval == IPC_INTERVAL_DAY_TIME ? 8 : 16);
+      const uint8_t *p = xc_fixed(n, 1, i,
+                                  t->interval == IPC_INTERVAL_YEAR_MONTH ? 4
+                                  : t->interval == IPC_INTERVAL_DAY_TIME ? 8
+                                                                         : 16);
       int32_t a, b;
       int64_t c;
       memcpy(&a, p, 4);
