@@ -24,7 +24,7 @@ else
 fi
 
 build_pkgs="build-essential cmake pkg-config liblz4-dev libzstd-dev libsnappy-dev"
-test_pkgs="zlib1g-dev libjansson-dev clang libclang-rt-14-dev doxygen nodejs npm ca-certificates
+test_pkgs="zlib1g-dev libjansson-dev clang clang-format libclang-rt-14-dev doxygen nodejs npm ca-certificates
   openjdk-17-jdk-headless liblz4-java libsnappy-java libzstd-jni-java"
 pkgs=$build_pkgs
 [ "$mode" = all ] && pkgs="$build_pkgs $test_pkgs"
