@@ -88,8 +88,10 @@ static int summary(const char *suite) {
 
 static void usage(FILE *to, const char *suite) {
   fprintf(to,
-          "usage: test_%s [--list] [CASE...]\n"
+          "usage: test_%s [--list] [--shard K/N] [CASE...]\n"
           "  runs every case, or the cases named (shell patterns allowed);\n"
+          "  --shard K/N runs the K-th of every N of them, from 0 (ctest runs\n"
+          "  a long test's shards side by side)\n"
           "  the test data comes from $XCHG_TESTDATA (ctest sets it)\n",
           suite);
 }
@@ -103,6 +105,12 @@ static int select_cases(const char *pattern, const tu_case *cases, size_t n, cha
       found = 0;
     }
   return found;
+}
+
+/* "K/N" with 0 <= K < N: 0, or -1 if arg is not that. */
+static int parse_shard(const char *arg, int *k, int *n) {
+  char end;
+  return sscanf(arg, "%d/%d%c", k, n, &end) == 2 && *n > 0 && *k >= 0 && *k < *n ? 0 : -1;
 }
 
 static void run_case(const tu_case *c) {
@@ -132,8 +140,16 @@ int tu_main(int argc, char **argv, const char *suite, const tu_case *cases, size
   current_suite = suite;
   char *selected = calloc(n_cases ? n_cases : 1, 1);
   if (selected == NULL) return 1;
-  int any = 0, unknown = 0;
+  int any = 0, unknown = 0, shard = 0, shards = 1;
   for (int a = 1; a < argc; a++) {
+    if (strcmp(argv[a], "--shard") == 0) {
+      if (a + 1 == argc || parse_shard(argv[++a], &shard, &shards) != 0) {
+        fprintf(stderr, "test_%s: --shard takes K/N, 0 <= K < N\n", suite);
+        free(selected);
+        return 2;
+      }
+      continue;
+    }
     if (strcmp(argv[a], "--list") == 0) {
       for (size_t i = 0; i < n_cases; i++) printf("%s\n", cases[i].name);
       free(selected);
@@ -157,8 +173,8 @@ int tu_main(int argc, char **argv, const char *suite, const tu_case *cases, size
       unknown = 1;
     }
   }
-  for (size_t i = 0; i < n_cases && !unknown; i++)
-    if (!any || selected[i]) run_case(&cases[i]);
+  for (size_t i = 0, nth = 0; i < n_cases && !unknown; i++)
+    if ((!any || selected[i]) && nth++ % (size_t)shards == (size_t)shard) run_case(&cases[i]);
   free(selected);
   return summary(suite);
 }

@@ -30,7 +30,9 @@
  *   static const tu_case cases[] = {{"lazy_columns", test_lazy_columns}, ...};
  *   int main(int argc, char **argv) { return TU_MAIN(argc, argv, "cache", cases); }
  *
- * `test_cache lazy_columns` runs one case, `test_cache --list` lists them.
+ * `test_cache lazy_columns` runs one case, `test_cache --list` lists them,
+ * `test_cache --shard 1/2` every second case from the second (CMakeLists.txt
+ * registers a long test as shards that ctest runs side by side).
  *
  * Each test is one process, so the counts are plain globals (atomic:
  * checks may run on any thread). */
