@@ -702,6 +702,9 @@ static void check_truncated(void) {
                        (long long)rows);
       if (rc == 0 && out.st != XCHG_OK && !strstr(out.error, "block "))
         rc = tu_errorf(msg, MSG, "cut at byte %zu: the error names no block: %s", cut, out.error);
+      if (rc == 0 && out.st != XCHG_OK && strstr(out.error, "comet block"))
+        rc = tu_errorf(msg, MSG, "cut at byte %zu: the error names the block twice: %s", cut,
+                       out.error);
       errors += out.st != XCHG_OK;
       output_free(&out);
     }
@@ -766,6 +769,8 @@ static void check_comet_damage(void) {
       read_all(&in, &o, FROM_MEMORY, &out, msg);
       if (!strstr(out.error, where))
         rc = tu_errorf(msg, MSG, "the error does not say '%s': %s", where, out.error);
+      else if (strstr(out.error, "comet block"))
+        rc = tu_errorf(msg, MSG, "the error names the block twice: %s", out.error);
       output_free(&out);
     }
     TU_CHECK(rc == 0, "%s: %s", cases[i].what, msg);

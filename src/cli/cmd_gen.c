@@ -139,6 +139,8 @@ static xchg_status gen_ipc(const gen_args *a, xc_output *out, shape_sums *sums, 
     if (st == XCHG_OK) {
       xchg_stream_encode_options eo;
       xchg_stream_encode_options_init(&eo);
+      eo.comet_field_count =
+          schema.n_children; /* as Comet writes it (only a Comet block has one) */
       st = xchg_stream_encode(a->outer, &eo, xchg_buf_data(ipc), xchg_buf_size(ipc), &wrapped, err);
     }
     if (st == XCHG_OK)

@@ -1,6 +1,7 @@
 /* input.c — see input.h. */
 #include "shuffle/input.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -337,6 +338,25 @@ static void give_lane(shuffle_input *in, xchg_istream *s) {
   xchg_istream_free(s);
 }
 
+/* The Comet decoder names a block as it counts them, from the group's
+ * first ("comet block 0 at byte 1131: ...", "comet block 0 at byte 1131 is
+ * truncated: ..."); shuffle_block_error names it as the reader counts them,
+ * over every source: the decoder's name goes ("the block is truncated"). */
+static void drop_decoder_block_name(xchg_error *err) {
+  long long index;
+  unsigned long long byte;
+  int n = -1;
+  char *m = err->message;
+  if (sscanf(m, "comet block %lld at byte %llu%n", &index, &byte, &n) != 2 || n < 0) return;
+  if (strncmp(m + n, ": ", 2) == 0) {
+    memmove(m, m + n + 2, strlen(m + n + 2) + 1);
+  } else if (strncmp(m + n, " is ", 4) == 0) {
+    static const char subject[] = "the block";
+    memmove(m + sizeof subject - 1, m + n, strlen(m + n) + 1); /* n > the subject's length */
+    memcpy(m, subject, sizeof subject - 1);
+  }
+}
+
 /* The task of a group: its blocks decompressed, one istream for all. */
 static void decompress_group(void *ctx, int64_t task) {
   (void)task;
@@ -354,6 +374,7 @@ static void decompress_group(void *ctx, int64_t task) {
     if (st != XCHG_OK) break;
   }
   give_lane(u->in, s);
+  if (st != XCHG_OK) drop_decoder_block_name(&u->error);
   u->failed_at = st == XCHG_OK ? u->n_blocks : i;
   u->status = st;
   if (u->arena && !(u->arena_buf = xchg_buf_wrap(u->arena, u->arena_size, free_malloced, NULL))) {
