@@ -289,6 +289,12 @@ int64_t ipc_field_buffer_count(const ipc_field *f, int as_value, int metadata_ve
   }
 }
 
+int64_t ipc_field_c_buffer_count(const ipc_field *f, int as_value, int64_t n_data) {
+  int64_t n = ipc_field_buffer_count(f, as_value, IPC_METADATA_V5);
+  int views = f->type == IPC_BINARY_VIEW || f->type == IPC_UTF8_VIEW;
+  return views && (as_value || !f->dict_encoded) ? n + n_data + 1 : n;
+}
+
 /* Steps over an unselected field without reading any of its buffers. */
 static xchg_status skip_field(ipc_decoder *d, const ipc_field *f, int as_value) {
   int64_t length = 0, nulls = 0, offset, len,

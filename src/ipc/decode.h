@@ -108,6 +108,11 @@ xchg_status ipc_column_bytes(const ipc_decode_ctx *ctx, const fb_table *batch, c
  * a validity buffer too. */
 int64_t ipc_field_buffer_count(const ipc_field *f, int as_value, int metadata_version);
 
+/* Number of buffers of a field's C Data array (children excluded): IPC's,
+ * as metadata V5 lays them out, and for a view type its n_data variadic
+ * data buffers and the buffer of their sizes. */
+int64_t ipc_field_c_buffer_count(const ipc_field *f, int as_value, int64_t n_data);
+
 /* The body compression declared by a RecordBatch table. */
 xchg_status ipc_batch_compression(const fb_table *batch, xchg_block_codec *out, xchg_error *err);
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "codec/helpers.h"
+#include "ipc/decode.h"
 #include "ipc/dictionary.h"
 #include "ipc/writer_internal.h"
 
@@ -195,24 +196,9 @@ static xchg_status norm_run_ends(norm *n, const ipc_field *f, const struct Arrow
   return norm_child(n, f, a, 1, r0, count, r);
 }
 
+/* The C Data buffers of a field's array; a view array states its own count. */
 static int64_t buffers_for(const ipc_field *f, int as_value, const struct ArrowArray *a) {
-  if (f->dict_encoded && !as_value) return 2;
-  switch (f->type) {
-    case IPC_NULL:
-    case IPC_RUN_END_ENCODED: return 0;
-    case IPC_BINARY:
-    case IPC_UTF8:
-    case IPC_LARGE_BINARY:
-    case IPC_LARGE_UTF8:
-    case IPC_LIST_VIEW:
-    case IPC_LARGE_LIST_VIEW: return 3;
-    case IPC_BINARY_VIEW:
-    case IPC_UTF8_VIEW: return a->n_buffers >= 3 ? a->n_buffers : 3;
-    case IPC_FIXED_SIZE_LIST:
-    case IPC_STRUCT: return 1;
-    case IPC_UNION: return f->union_dense ? 2 : 1;
-    default: return 2;
-  }
+  return ipc_field_c_buffer_count(f, as_value, a->n_buffers > 3 ? a->n_buffers - 3 : 0);
 }
 
 static xchg_status norm_value(norm *n, const ipc_field *f, const struct ArrowArray *a, int64_t off,

@@ -455,32 +455,13 @@ static void take(out_node *o, int j, ipc_array *a, int64_t i) {
   *ob = (out_buf){.last = ob->last};
 }
 
-static int64_t array_buffers(const ipc_field *f) {
-  if (f->dict_encoded) return 2;
-  switch (f->type) {
-    case IPC_NULL:
-    case IPC_RUN_END_ENCODED: return 0;
-    case IPC_STRUCT:
-    case IPC_FIXED_SIZE_LIST: return 1;
-    case IPC_UNION: return f->union_dense ? 2 : 1;
-    case IPC_BINARY:
-    case IPC_UTF8:
-    case IPC_LARGE_BINARY:
-    case IPC_LARGE_UTF8:
-    case IPC_LIST_VIEW:
-    case IPC_LARGE_LIST_VIEW: return 3;
-    case IPC_BINARY_VIEW:
-    case IPC_UTF8_VIEW: return 4; /* validity, views, data, sizes */
-    default: return 2;
-  }
-}
-
 static xchg_status build(coalescer *c, int64_t fi, ipc_dict_lookup_fn lookup, void *lookup_ctx,
                          ipc_array **out, xchg_error *err) {
   const flat_field *ff = &c->fields[fi];
   const ipc_field *f = ff->f;
   out_node *o = &c->out[fi];
-  ipc_array *a = *out = ipc_array_new(array_buffers(f), ff->n_kids);
+  /* A view array has one data buffer: every block's are gathered into it. */
+  ipc_array *a = *out = ipc_array_new(ipc_field_c_buffer_count(f, 0, 1), ff->n_kids);
   if (!a) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   a->length = o->length;
   a->null_count = o->null_count;

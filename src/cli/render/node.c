@@ -205,29 +205,6 @@ bool xc_is_valid(const xc_node *n, int64_t i) {
   return bitmap_get(bits, n->array->offset + i);
 }
 
-int64_t xc_read_int(const xc_node *n, int b, int64_t i, int bit_width) {
-  const uint8_t *data = n->array->buffers[b];
-  int64_t p = n->array->offset + i;
-  switch (bit_width) {
-    case 8: return (int8_t)data[p];
-    case 16: {
-      int16_t v;
-      memcpy(&v, data + 2 * p, 2);
-      return v;
-    }
-    case 32: {
-      int32_t v;
-      memcpy(&v, data + 4 * p, 4);
-      return v;
-    }
-    default: {
-      int64_t v;
-      memcpy(&v, data + 8 * p, 8);
-      return v;
-    }
-  }
-}
-
 uint64_t xc_read_uint(const xc_node *n, int b, int64_t i, int bit_width) {
   const uint8_t *data = n->array->buffers[b];
   int64_t p = n->array->offset + i;
@@ -248,6 +225,18 @@ uint64_t xc_read_uint(const xc_node *n, int b, int64_t i, int bit_width) {
       memcpy(&v, data + 8 * p, 8);
       return v;
     }
+  }
+}
+
+/* The same bits, sign-extended (the conversions wrap, as C11 lets gcc and
+ * clang define). */
+int64_t xc_read_int(const xc_node *n, int b, int64_t i, int bit_width) {
+  uint64_t u = xc_read_uint(n, b, i, bit_width);
+  switch (bit_width) {
+    case 8: return (int8_t)u;
+    case 16: return (int16_t)u;
+    case 32: return (int32_t)u;
+    default: return (int64_t)u;
   }
 }
 
