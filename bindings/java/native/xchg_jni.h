@@ -29,6 +29,8 @@
 #include "org_xchg_XchgCacheMetrics.h"
 #include "org_xchg_XchgException.h"
 #include "org_xchg_XchgInputStream.h"
+#include "org_xchg_XchgShuffleReader.h"
+#include "org_xchg_XchgShuffleReaderMetrics.h"
 #include "org_xchg_XchgValidation.h"
 
 /* Heap chunks are copied out with GetByteArrayRegion at most this many
