@@ -317,6 +317,31 @@ public final class XchgShuffleReaderTest {
     }
   }
 
+  /**
+   * The same rows as plain IPC streams, one per block, with framing IPC
+   * and AUTO; and targetBytes 1, which makes every block a batch.
+   */
+  static void ipcFramingAndTargetBytes(List<Block> blocks) throws IOException {
+    ByteArrayOutputStream ipc = new ByteArrayOutputStream();
+    List<Long> perBlock = new ArrayList<>();
+    for (Block b : blocks) {
+      ipc.writeBytes(ipcStream(b.first(), b.rows()));
+      perBlock.add((long) b.rows());
+    }
+    for (XchgShuffleReader.Framing f : new XchgShuffleReader.Framing[] {
+        XchgShuffleReader.Framing.IPC, XchgShuffleReader.Framing.AUTO}) {
+      try (XchgShuffleReader r = XchgShuffleReader.open(
+          new XchgShuffleReader.Options().framing(f).targetRows(1_000_000).targetBytes(1))) {
+        Checker c = new Checker(r, ALL, "IPC framing " + f);
+        r.addInput(heap(ipc.toByteArray()));
+        r.endInput();
+        check(c.drain() == XchgShuffleReader.Result.END, c.what + ": END");
+        check(c.batchRows.equals(perBlock), c.what + ": a batch per block with targetBytes 1");
+        checkEq(blocks.size(), r.metrics().blocks(), c.what + ": blocks");
+      }
+    }
+  }
+
   /** Only c2 and c0 (given out of order): batches hold them in schema order. */
   static void projection(List<Block> blocks) throws IOException {
     try (XchgShuffleReader r = XchgShuffleReader.open(opts(500).columns(2, 0))) {
@@ -525,6 +550,7 @@ public final class XchgShuffleReaderTest {
         () -> incremental(big, 4, null, 8192, 3, "large, pool"));
     scenario("one block per input, target 1 (a batch per block)",
         () -> incremental(small.subList(0, 40), 40, Feed.STREAM, 1, 1, "target 1"));
+    scenario("plain IPC streams (framing IPC, AUTO), targetBytes", () -> ipcFramingAndTargetBytes(small.subList(0, 30)));
     scenario("projection", () -> projection(small));
     scenario("passthrough batch outlives the reader", XchgShuffleReaderTest::passthroughOutlivesReader);
     scenario("kill check", () -> killCheck(big));
