@@ -342,6 +342,91 @@ public final class XchgShuffleReaderTest {
     }
   }
 
+  /**
+   * No Java garbage per block: the same inputs (an InputStream, a heap and
+   * a direct buffer) added and drained many times on the calling thread
+   * (threads 1) allocate less than a byte per block, after a warm-up that
+   * lets the JIT settle and makes the reader's one chunk buffer.
+   */
+  static void noAllocation(List<Block> blocks) throws IOException {
+    final int inputs = 60;
+    byte[] bytes = concat(blocks, 0, blocks.size());
+    ByteArrayInputStream stream = new ByteArrayInputStream(bytes);
+    ByteBuffer heap = heap(bytes), direct = direct(bytes);
+    com.sun.management.ThreadMXBean mx =
+        (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+    try (XchgShuffleReader r = XchgShuffleReader.open(opts(4096).threads(1));
+        XchgArrowArray a = Xchg.allocateArrowArray()) {
+      String[] ways = {"InputStream", "heap ByteBuffer", "direct ByteBuffer"};
+      for (int way = 0; way < ways.length; way++) {
+        long added = 0, allocated = 0;
+        for (int round = 0; round < 2; round++) { // round 0 warms up
+          long before = mx.getCurrentThreadAllocatedBytes();
+          for (int k = 0; k < inputs; k++) {
+            switch (way) {
+              case 0 -> {
+                stream.reset();
+                r.addInput(stream);
+              }
+              case 1 -> r.addInput(heap);
+              default -> r.addInput(direct);
+            }
+            while (r.next(a) == XchgShuffleReader.Result.BATCH) a.release();
+          }
+          allocated = mx.getCurrentThreadAllocatedBytes() - before;
+          added = (long) inputs * blocks.size();
+        }
+        System.out.printf("     %s: %d bytes of Java heap for %d blocks%n", ways[way], allocated, added);
+        check(allocated < added, ways[way] + ": " + allocated + " bytes allocated for " + added + " blocks");
+      }
+    }
+  }
+
+  /**
+   * A NONE block whose c2 offsets decrease in the middle (in bounds):
+   * refused with FULL validation (naming the block), read with BOUNDS.
+   */
+  static void validation() throws IOException {
+    int rows = 10;
+    byte[] ipc = ipcStream(100, rows);
+    ByteBuffer want = ByteBuffer.allocate(4 * (rows + 1)).order(ByteOrder.LITTLE_ENDIAN);
+    int end = 0;
+    want.putInt(0);
+    for (int i = 0; i < rows; i++) {
+      String v = c2(100 + i);
+      end += v == null ? 0 : v.getBytes(StandardCharsets.UTF_8).length;
+      want.putInt(end);
+    }
+    int at = indexOf(ipc, want.array());
+    check(at > 0, "validation: the c2 offsets found in the stream");
+    ByteBuffer b = ByteBuffer.wrap(ipc).order(ByteOrder.LITTLE_ENDIAN);
+    b.putInt(at + 8, b.getInt(at + 12) + 1); // offsets[2] > offsets[3], both within the data
+    byte[] bytes = frame(NONE, 3, ipc);
+    for (XchgValidation v : XchgValidation.values()) {
+      try (XchgShuffleReader r = XchgShuffleReader.open(opts(1000).validation(v));
+          XchgArrowArray a = Xchg.allocateArrowArray()) {
+        r.addInput(heap(bytes));
+        r.endInput();
+        if (v == XchgValidation.FULL) {
+          XchgException e = expectThrows(XchgException.class, "validation FULL", () -> r.next(a));
+          if (e != null) check(e.getMessage().startsWith("block 0 (source 0, byte 0)"), "validation FULL: " + e.getMessage());
+        } else {
+          check(r.next(a) == XchgShuffleReader.Result.BATCH, "validation BOUNDS: read");
+          checkEq(rows, TestHooks.arrayLength(a.memoryAddress()), "validation BOUNDS: rows");
+        }
+      }
+    }
+  }
+
+  static int indexOf(byte[] hay, byte[] needle) {
+    outer:
+    for (int i = 0; i + needle.length <= hay.length; i++) {
+      for (int j = 0; j < needle.length; j++) if (hay[i + j] != needle[j]) continue outer;
+      return i;
+    }
+    return -1;
+  }
+
   /** Only c2 and c0 (given out of order): batches hold them in schema order. */
   static void projection(List<Block> blocks) throws IOException {
     try (XchgShuffleReader r = XchgShuffleReader.open(opts(500).columns(2, 0))) {
@@ -551,6 +636,8 @@ public final class XchgShuffleReaderTest {
     scenario("one block per input, target 1 (a batch per block)",
         () -> incremental(small.subList(0, 40), 40, Feed.STREAM, 1, 1, "target 1"));
     scenario("plain IPC streams (framing IPC, AUTO), targetBytes", () -> ipcFramingAndTargetBytes(small.subList(0, 30)));
+    scenario("no Java allocation per block", () -> noAllocation(small.subList(0, 30)));
+    scenario("validation FULL and BOUNDS", XchgShuffleReaderTest::validation);
     scenario("projection", () -> projection(small));
     scenario("passthrough batch outlives the reader", XchgShuffleReaderTest::passthroughOutlivesReader);
     scenario("kill check", () -> killCheck(big));
