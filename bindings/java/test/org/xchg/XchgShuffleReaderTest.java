@@ -613,6 +613,20 @@ public final class XchgShuffleReaderTest {
       expectThrows(IllegalStateException.class, "endInput after close", r::endInput);
       expectThrows(IllegalStateException.class, "metrics after close", r::metrics);
       expectThrows(IllegalArgumentException.class, "targetRows 0", () -> new XchgShuffleReader.Options().targetRows(0));
+      try (XchgShuffleReader bad = XchgShuffleReader.open(opts(100).columns(3))) {
+        bad.addInput(heap(bytes));
+        bad.endInput();
+        e = expectThrows(XchgException.class, "column 3 of 3", () -> bad.next(a));
+        if (e != null) check(e.status() == XchgException.Status.INVALID_ARGUMENT, "column 3 of 3: " + e.status());
+      }
+      try (XchgShuffleReader empty = XchgShuffleReader.open(opts(100));
+          XchgArrowSchema schema = Xchg.allocateArrowSchema()) {
+        empty.addInput(new ByteArrayInputStream(new byte[0]));
+        empty.endInput();
+        check(empty.next(a) == XchgShuffleReader.Result.END, "no block: END");
+        e = expectThrows(XchgException.class, "no block: no schema", () -> empty.exportSchema(schema));
+        if (e != null) check(e.status() == XchgException.Status.FORMAT, "no block: no schema: " + e.status());
+      }
       expectThrows(IllegalArgumentException.class, "a read-only heap buffer",
           () -> XchgShuffleReader.open().addInput(ByteBuffer.wrap(bytes).asReadOnlyBuffer()));
     }
