@@ -9,7 +9,7 @@
  * arrays point into it are gone); the bytes of an InputStream or of a heap
  * ByteBuffer copied once into one native buffer, appended a Java chunk at
  * a time (the Java side asks the kill check between chunks) and handed
- * over, freed with the last batch that points into it.
+ * over, freed once neither the reader nor a batch points into it.
  *
  * A reader is used by one thread at a time (the Java class serialises the
  * calls), so the buffer being appended to lives in the reader. */
