@@ -97,6 +97,21 @@ JNIEXPORT jlong JNICALL Java_org_xchg_TestHooks_arrayLength(JNIEnv *env, jclass 
   return a->length;
 }
 
+JNIEXPORT jlong JNICALL Java_org_xchg_TestHooks_childOffset(JNIEnv *env, jclass cls, jlong address,
+                                                            jint child) {
+  if (!address_ok(env, address)) return 0;
+  const struct ArrowArray *a = XJ_PTR(struct ArrowArray, address);
+  if (!a->release) {
+    xj_throw_java(env, "java/lang/IllegalStateException", "ArrowArray is released");
+    return 0;
+  }
+  if (child < 0 || child >= a->n_children) {
+    xj_throw_java(env, "java/lang/IndexOutOfBoundsException", "ArrowArray child out of range");
+    return 0;
+  }
+  return a->children[child]->offset;
+}
+
 JNIEXPORT jboolean JNICALL Java_org_xchg_TestHooks_arrayReleased(JNIEnv *env, jclass cls,
                                                                  jlong address) {
   return address_ok(env, address) && !XJ_PTR(struct ArrowArray, address)->release;

@@ -10,9 +10,10 @@
  * payload from a global reference to the payload array.  No critical
  * region is ever entered: a GC waits for one 64 KiB copy at most.
  *
- * A direct payload becomes a memory source: its uncompressed buffers are
- * exported in place, and a global reference keeps the ByteBuffer reachable
- * until the last array pointing into it is released.
+ * A direct payload becomes a memory source (xj_direct_source, jni_common.c):
+ * its uncompressed buffers are exported in place, and a global reference
+ * keeps the ByteBuffer reachable until the last array pointing into it is
+ * released.
  *
  * Nothing here allocates a Java object but on an error (the exception). */
 #include <stdatomic.h>
@@ -219,38 +220,8 @@ static xchg_status heap_source(heap_payload *h, jsize length, xchg_source **out,
   return xchg_source_from_read_at((uint64_t)length, heap_read_at, NULL, h, out, err);
 }
 
-/* A direct payload's memory is released with the last array using it, on
- * whichever thread releases that. */
-static void release_direct(void *ctx, const void *data, size_t size) {
-  (void)data;
-  (void)size;
-  JNIEnv *env = xj_env();
-  if (env) (*env)->DeleteGlobalRef(env, (jobject)ctx);
-}
-
-/* A source over a direct buffer's bytes from its position to its limit,
- * read from the Buffer's fields: the Java side has checked isDirect(), and
- * a Buffer keeps 0 <= position <= limit <= capacity (GetDirectBufferAddress
- * would check the class again, a tenth of a narrow read's cost).  *out
- * NULL and XCHG_OK when the buffer has no address (an
- * IllegalArgumentException for the caller to throw). */
-static xchg_status direct_source(JNIEnv *env, jobject buffer, xchg_source **out, xchg_error *err) {
-  *out = NULL;
-  uint8_t *base = XJ_PTR(uint8_t, (*env)->GetLongField(env, buffer, xj_buffer_address));
-  jint position = (*env)->GetIntField(env, buffer, xj_buffer_position);
-  jint limit = (*env)->GetIntField(env, buffer, xj_buffer_limit);
-  if (!base) return XCHG_OK;
-  jobject ref = (*env)->NewGlobalRef(env, buffer);
-  if (!ref)
-    return xchg_errorf(err, XCHG_ENOMEM, "XchgBatchDecoder: no global reference to a payload");
-  xchg_status st = xchg_source_from_memory(base + position, (size_t)(limit - position),
-                                           release_direct, ref, out, err);
-  if (st != XCHG_OK) (*env)->DeleteGlobalRef(env, ref);
-  return st;
-}
-
 /* Throws for a source that could not be made: st's error, or what
- * direct_source leaves to its caller. */
+ * xj_direct_source leaves to its caller. */
 static void source_failed(JNIEnv *env, xchg_status st, const xchg_error *err) {
   if ((*env)->ExceptionCheck(env)) return;
   if (st != XCHG_OK)
@@ -298,7 +269,7 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeDirect(JNIEnv *env
     xj_throw_java(
         env, "java/lang/IllegalStateException",
         "XchgBatchDecoder: the ArrowArray still holds an array: release it before decoding into it");
-  else if ((st = direct_source(env, payload, &c.one_src, &err)) != XCHG_OK || !c.one_src)
+  else if ((st = xj_direct_source(env, payload, &c.one_src, &err)) != XCHG_OK || !c.one_src)
     source_failed(env, st, &err);
   else
     rows = decode_call(env, XJ_PTR(xj_decoder, handle), &c, batch);
@@ -343,7 +314,7 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeDirectMany(
   int ok = call_init(env, &c, n, 0) && read_targets(env, &c, addresses, arrays);
   for (jsize i = 0; ok && i < n; i++) {
     jobject b = (*env)->GetObjectArrayElement(env, payloads, i);
-    st = direct_source(env, b, &c.srcs[i], &err);
+    st = xj_direct_source(env, b, &c.srcs[i], &err);
     (*env)->DeleteLocalRef(env, b);
     ok = c.srcs[i] != NULL;
   }

@@ -1,4 +1,5 @@
-/* jni_common.c — library load, exceptions, and sources over Java chunks. */
+/* jni_common.c — library load, exceptions, and sources over Java chunks and
+ * direct buffers. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,5 +269,30 @@ xchg_status xj_chunks_source(const xj_chunks *chunks, size_t first, size_t count
   r->count = count;
   xchg_status st = xchg_source_from_callback(chunk_reader_read, free, r, out, err);
   if (st != XCHG_OK) free(r);
+  return st;
+}
+
+/* ---- direct buffers ------------------------------------------------------ */
+
+/* A direct buffer's memory is released with the last array (or source)
+ * using it, on whichever thread releases that. */
+static void release_direct(void *ctx, const void *data, size_t size) {
+  (void)data;
+  (void)size;
+  JNIEnv *env = xj_env();
+  if (env) (*env)->DeleteGlobalRef(env, (jobject)ctx);
+}
+
+xchg_status xj_direct_source(JNIEnv *env, jobject buffer, xchg_source **out, xchg_error *err) {
+  *out = NULL;
+  uint8_t *base = XJ_PTR(uint8_t, (*env)->GetLongField(env, buffer, xj_buffer_address));
+  jint position = (*env)->GetIntField(env, buffer, xj_buffer_position);
+  jint limit = (*env)->GetIntField(env, buffer, xj_buffer_limit);
+  if (!base) return XCHG_OK;
+  jobject ref = (*env)->NewGlobalRef(env, buffer);
+  if (!ref) return xchg_errorf(err, XCHG_ENOMEM, "no global reference to a direct buffer");
+  xchg_status st = xchg_source_from_memory(base + position, (size_t)(limit - position),
+                                           release_direct, ref, out, err);
+  if (st != XCHG_OK) (*env)->DeleteGlobalRef(env, ref);
   return st;
 }

@@ -1,6 +1,6 @@
 /* xchg_jni.h — what the JNI files of the Java binding share: the cached
- * classes and methods, exceptions, and the chunk lists that Java
- * ByteBuffers become.
+ * classes and methods, exceptions, and the chunk lists and sources that
+ * Java ByteBuffers become.
  *
  * Handles passed to Java are pointers cast to jlong; the Java classes make
  * sure a handle is never used after it was freed, so these functions trust
@@ -29,6 +29,8 @@
 #include "org_xchg_XchgCacheMetrics.h"
 #include "org_xchg_XchgException.h"
 #include "org_xchg_XchgInputStream.h"
+#include "org_xchg_XchgShuffleReader.h"
+#include "org_xchg_XchgShuffleReaderMetrics.h"
 #include "org_xchg_XchgValidation.h"
 
 /* Heap chunks are copied out with GetByteArrayRegion at most this many
@@ -89,6 +91,16 @@ void xj_chunks_free(JNIEnv *env, xj_chunks *chunks);
  * when out of memory. */
 xchg_status xj_chunks_source(const xj_chunks *chunks, size_t first, size_t count, xchg_source **out,
                              xchg_error *err);
+
+/* A source over a direct ByteBuffer's bytes from its position to its
+ * limit, read in place, read from the Buffer's fields: the Java side has
+ * checked isDirect(), and a Buffer keeps 0 <= position <= limit <=
+ * capacity (GetDirectBufferAddress would check the class again, a tenth of
+ * a narrow read's cost).  A global reference keeps the buffer reachable
+ * until the source and the last array pointing into its memory are gone.
+ * *out NULL and XCHG_OK when the buffer has no address (an
+ * IllegalArgumentException for the caller to throw). */
+xchg_status xj_direct_source(JNIEnv *env, jobject buffer, xchg_source **out, xchg_error *err);
 
 /* The cache holder of an org.xchg.XchgCacheHolder handle (jni_cache.c). */
 xchg_cache_holder *xj_cache_holder(jlong handle);

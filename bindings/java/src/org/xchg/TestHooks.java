@@ -14,6 +14,9 @@ final class TestHooks {
   /** The {@code length} of the ArrowArray at address; IllegalStateException when it is released. */
   static native long arrayLength(long address);
 
+  /** The {@code offset} of child i of the ArrowArray at address; IllegalStateException when it is released. */
+  static native long childOffset(long address, int child);
+
   /** True when the ArrowArray at address holds nothing (its release callback is NULL). */
   static native boolean arrayReleased(long address);
 

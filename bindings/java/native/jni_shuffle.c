@@ -1,0 +1,278 @@
+/* jni_shuffle.c — org.xchg.XchgShuffleReader over xchg_shuffle_reader
+ * (xchg/shuffle.h), always in its incremental mode: a reduce task adds
+ * its fetched block streams as they arrive and ends the input after the
+ * last one.
+ *
+ * Each added input becomes one memory source, which the shuffle reader
+ * reads in place: a direct ByteBuffer as it is (xj_direct_source: a global
+ * reference keeps it reachable until the source and the last batch whose
+ * arrays point into it are gone); the bytes of an InputStream or of a heap
+ * ByteBuffer copied once into one native buffer, appended a Java chunk at
+ * a time (the Java side asks the kill check between chunks) and handed
+ * over, freed once neither the reader nor a batch points into it.
+ *
+ * A reader is used by one thread at a time (the Java class serialises the
+ * calls), so the buffer being appended to lives in the reader. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "xchg/shuffle.h"
+#include "xchg_jni.h"
+
+_Static_assert(org_xchg_XchgShuffleReader_FRAMING_AUTO == XCHG_SHUFFLE_FRAMING_AUTO &&
+                   org_xchg_XchgShuffleReader_FRAMING_COMET == XCHG_SHUFFLE_FRAMING_COMET &&
+                   org_xchg_XchgShuffleReader_FRAMING_IPC == XCHG_SHUFFLE_FRAMING_IPC,
+               "XchgShuffleReader's framing ids are xchg_shuffle_framing's values");
+
+typedef struct xj_shuffle {
+  xchg_shuffle_reader *reader;
+  xchg_pool *own_pool;       /* NULL with the default pool or none */
+  struct ArrowSchema schema; /* taken with the first batch, for checksums */
+  uint8_t *pending;          /* the input being appended, not yet added */
+  size_t pending_size, pending_capacity;
+} xj_shuffle;
+
+JNIEXPORT jlong JNICALL Java_org_xchg_XchgShuffleReader_nOpen(JNIEnv *env, jclass cls,
+                                                              jlongArray columns, jint framing,
+                                                              jlong target_rows, jlong target_bytes,
+                                                              jlong readahead_bytes, jint threads,
+                                                              jint validation) {
+  xj_shuffle *s = calloc(1, sizeof *s);
+  jsize n_cols = columns ? (*env)->GetArrayLength(env, columns) : 0;
+  int64_t *cols = malloc(sizeof *cols * ((size_t)n_cols + 1));
+  xchg_error err;
+  xchg_status st = XCHG_OK;
+  if (!s || !cols) st = xchg_errorf(&err, XCHG_ENOMEM, "XchgShuffleReader: out of memory");
+  if (st == XCHG_OK && threads > 1) st = xchg_pool_create(threads, &s->own_pool, &err);
+  if (st == XCHG_OK) {
+    if (columns) (*env)->GetLongArrayRegion(env, columns, 0, n_cols, (jlong *)cols);
+    xchg_shuffle_reader_options opts;
+    xchg_shuffle_reader_options_init(&opts);
+    opts.framing = (xchg_shuffle_framing)framing;
+    /* 0: xchg's default (the Java side refuses other values below 1). */
+    if (target_rows > 0) opts.target_rows = target_rows;
+    if (target_bytes > 0) opts.target_bytes = target_bytes;
+    if (readahead_bytes > 0) opts.read.readahead_bytes = readahead_bytes;
+    opts.columns = columns ? cols : NULL;
+    opts.n_columns = n_cols;
+    opts.read.pool = threads == 0 ? xchg_pool_default() : s->own_pool;
+    opts.read.validation = (xchg_validation)validation;
+    opts.incremental = 1;
+    st = xchg_shuffle_reader_open(&opts, &s->reader, &err);
+  }
+  free(cols);
+  if (st == XCHG_OK) return XJ_HANDLE(s);
+  xj_throw_error(env, st, &err, NULL);
+  if (s) xchg_pool_free(s->own_pool);
+  free(s);
+  return 0;
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nClose(JNIEnv *env, jclass cls,
+                                                              jlong handle) {
+  xj_shuffle *s = XJ_PTR(xj_shuffle, handle);
+  if (s->schema.release) s->schema.release(&s->schema);
+  xchg_shuffle_reader_free(s->reader);
+  xchg_pool_free(s->own_pool);
+  free(s->pending);
+  free(s);
+}
+
+/* ---- input --------------------------------------------------------------- */
+
+static void add_source(JNIEnv *env, xj_shuffle *s, xchg_source *src) {
+  xchg_error err;
+  xchg_status st = xchg_shuffle_reader_add_source(s->reader, src, &err);
+  if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
+}
+
+/* Room for n more pending bytes, growing by doubling; 0 with an
+ * OutOfMemoryError pending. */
+static int reserve_pending(JNIEnv *env, xj_shuffle *s, size_t n) {
+  if (n <= s->pending_capacity - s->pending_size) return 1;
+  size_t want = s->pending_capacity ? s->pending_capacity : (size_t)64 * 1024;
+  while (want - s->pending_size < n) {
+    if (want > SIZE_MAX / 2)
+      want = s->pending_size + n; /* no doubling left */
+    else
+      want *= 2;
+  }
+  uint8_t *grown = realloc(s->pending, want);
+  if (!grown) {
+    xj_throw_java(env, "java/lang/OutOfMemoryError", "XchgShuffleReader: input buffer");
+    return 0;
+  }
+  s->pending = grown;
+  s->pending_capacity = want;
+  return 1;
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nAppend(JNIEnv *env, jclass cls,
+                                                               jlong handle, jbyteArray chunk,
+                                                               jint offset, jint length) {
+  xj_shuffle *s = XJ_PTR(xj_shuffle, handle);
+  if (!reserve_pending(env, s, (size_t)length)) return;
+  /* In steps: the copy runs in the VM, and a GC waits for a whole one. */
+  for (jint done = 0; done < length;) {
+    jint take = length - done < (jint)XJ_COPY_STEP ? length - done : (jint)XJ_COPY_STEP;
+    (*env)->GetByteArrayRegion(env, chunk, offset + done, take,
+                               (jbyte *)(s->pending + s->pending_size));
+    if ((*env)->ExceptionCheck(env)) return;
+    s->pending_size += (size_t)take;
+    done += take;
+  }
+}
+
+static void release_pending(void *ctx, const void *data, size_t size) {
+  (void)data;
+  (void)size;
+  free(ctx);
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nCommit(JNIEnv *env, jclass cls,
+                                                               jlong handle) {
+  xj_shuffle *s = XJ_PTR(xj_shuffle, handle);
+  xchg_source *src;
+  xchg_error err;
+  xchg_status st =
+      xchg_source_from_memory(s->pending, s->pending_size, release_pending, s->pending, &src, &err);
+  if (st != XCHG_OK) {
+    xj_throw_error(env, st, &err, NULL);
+    return; /* the pending bytes stay, for nDiscard */
+  }
+  s->pending = NULL;
+  s->pending_size = s->pending_capacity = 0;
+  add_source(env, s, src);
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nDiscard(JNIEnv *env, jclass cls,
+                                                                jlong handle) {
+  xj_shuffle *s = XJ_PTR(xj_shuffle, handle);
+  free(s->pending);
+  s->pending = NULL;
+  s->pending_size = s->pending_capacity = 0;
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nAddDirect(JNIEnv *env, jclass cls,
+                                                                  jlong handle, jobject buffer) {
+  xchg_source *src;
+  xchg_error err;
+  xchg_status st = xj_direct_source(env, buffer, &src, &err);
+  if (st != XCHG_OK)
+    xj_throw_error(env, st, &err, NULL);
+  else if (!src)
+    xj_throw_java(env, "java/lang/IllegalArgumentException",
+                  "XchgShuffleReader: not a direct buffer the JVM gives access to");
+  else
+    add_source(env, XJ_PTR(xj_shuffle, handle), src);
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nEndInput(JNIEnv *env, jclass cls,
+                                                                 jlong handle) {
+  xchg_error err;
+  xchg_status st = xchg_shuffle_reader_end_input(XJ_PTR(xj_shuffle, handle)->reader, &err);
+  if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+JNIEXPORT jboolean JNICALL Java_org_xchg_XchgShuffleReader_nExportSchema(JNIEnv *env, jclass cls,
+                                                                         jlong handle,
+                                                                         jlong address) {
+  xchg_error err;
+  xchg_status st = xchg_shuffle_reader_schema(XJ_PTR(xj_shuffle, handle)->reader,
+                                              XJ_PTR(struct ArrowSchema, address), &err);
+  if (st == XCHG_EAGAIN) return JNI_FALSE;
+  if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
+  return st == XCHG_OK;
+}
+
+/* The next batch into the caller's struct, which must hold none (its
+ * release would be lost), as a NEXT_* id. */
+JNIEXPORT jint JNICALL Java_org_xchg_XchgShuffleReader_nNext(JNIEnv *env, jclass cls, jlong handle,
+                                                             jlong address) {
+  xj_shuffle *s = XJ_PTR(xj_shuffle, handle);
+  struct ArrowArray *out = XJ_PTR(struct ArrowArray, address);
+  if (out->release) {
+    xj_throw_java(env, "java/lang/IllegalStateException",
+                  "XchgShuffleReader: the ArrowArray still holds an array: release it before "
+                  "reading into it");
+    return org_xchg_XchgShuffleReader_NEXT_END;
+  }
+  xchg_error err;
+  xchg_status st = xchg_shuffle_reader_next(s->reader, out, &err);
+  if (st == XCHG_EAGAIN) return org_xchg_XchgShuffleReader_NEXT_NEED_INPUT;
+  if (st != XCHG_OK) {
+    xj_throw_error(env, st, &err, NULL);
+    return org_xchg_XchgShuffleReader_NEXT_END;
+  }
+  if (!out->release) return org_xchg_XchgShuffleReader_NEXT_END;
+  /* The schema once, for columnChecksum: known now that a batch is out. */
+  if (!s->schema.release &&
+      (st = xchg_shuffle_reader_schema(s->reader, &s->schema, &err)) != XCHG_OK) {
+    out->release(out);
+    xj_throw_error(env, st, &err, NULL);
+    return org_xchg_XchgShuffleReader_NEXT_END;
+  }
+  return org_xchg_XchgShuffleReader_NEXT_BATCH;
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nMetrics(JNIEnv *env, jclass cls,
+                                                                jlong handle, jlongArray out) {
+  xchg_shuffle_reader_metrics m;
+  xchg_shuffle_reader_get_metrics(XJ_PTR(xj_shuffle, handle)->reader, &m);
+  jlong v[org_xchg_XchgShuffleReaderMetrics_COUNT];
+  v[org_xchg_XchgShuffleReaderMetrics_BLOCKS] = m.blocks;
+  v[org_xchg_XchgShuffleReaderMetrics_ROWS] = m.rows;
+  v[org_xchg_XchgShuffleReaderMetrics_WIRE_BYTES] = m.wire_bytes;
+  v[org_xchg_XchgShuffleReaderMetrics_DECODED_BYTES] = m.decoded_bytes;
+  v[org_xchg_XchgShuffleReaderMetrics_BATCHES] = m.batches;
+  v[org_xchg_XchgShuffleReaderMetrics_PASSTHROUGH_BATCHES] = m.passthrough_batches;
+  v[org_xchg_XchgShuffleReaderMetrics_DICTIONARY_CUTS] = m.dictionary_cuts;
+  v[org_xchg_XchgShuffleReaderMetrics_DECOMPRESS_NS] = m.decompress_ns;
+  v[org_xchg_XchgShuffleReaderMetrics_COPY_NS] = m.copy_ns;
+  v[org_xchg_XchgShuffleReaderMetrics_WAIT_NS] = m.wait_ns;
+  (*env)->SetLongArrayRegion(env, out, 0, org_xchg_XchgShuffleReaderMetrics_COUNT, v);
+}
+
+/* ---- for tests ----------------------------------------------------------- */
+
+/* The schema columnChecksum reads batches with; NULL (and err set) for a
+ * released array, or before this reader handed out a batch. */
+static const struct ArrowSchema *checksum_schema(const xj_shuffle *s,
+                                                 const struct ArrowArray *batch, xchg_error *err) {
+  if (!batch->release || !s->schema.release) {
+    xchg_errorf(err, XCHG_EINVAL, "the ArrowArray is released, or no batch was read yet");
+    return NULL;
+  }
+  return &s->schema;
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nColumnChecksum(JNIEnv *env, jclass cls,
+                                                                       jlong handle, jlong address,
+                                                                       jint column,
+                                                                       jlongArray out) {
+  const struct ArrowArray *batch = XJ_PTR(struct ArrowArray, address);
+  xj_column_sum sum = {0};
+  xchg_error err;
+  const struct ArrowSchema *schema = checksum_schema(XJ_PTR(xj_shuffle, handle), batch, &err);
+  xchg_status st = schema ? xj_add_column_sum(schema, batch, column, &sum, &err) : XCHG_EINVAL;
+  if (st != XCHG_OK) {
+    xj_throw_error(env, st, &err, NULL);
+    return;
+  }
+  jlong v[3] = {(jlong)sum.sum, sum.nulls, sum.rows};
+  (*env)->SetLongArrayRegion(env, out, 0, 3, v);
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nColumnBuffers(JNIEnv *env, jclass cls,
+                                                                      jlong handle, jlong address,
+                                                                      jint column,
+                                                                      jobjectArray views) {
+  const struct ArrowArray *batch = XJ_PTR(struct ArrowArray, address);
+  xchg_error err;
+  const struct ArrowSchema *schema = checksum_schema(XJ_PTR(xj_shuffle, handle), batch, &err);
+  xchg_status st =
+      schema ? xj_column_buffers(env, schema, batch, column, views, &err) : XCHG_EINVAL;
+  if (st != XCHG_OK && !(*env)->ExceptionCheck(env)) xj_throw_error(env, st, &err, NULL);
+}

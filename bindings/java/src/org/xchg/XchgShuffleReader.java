@@ -1,0 +1,479 @@
+package org.xchg;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.annotation.Native;
+import java.nio.ByteBuffer;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The reduce side of a shuffle (xchg_shuffle_reader, xchg/shuffle.h): the
+ * block streams a reduce task fetches go in as they arrive, coalesced
+ * batches of about a target size come out as Arrow C Data Interface structs
+ * the caller owns (Arrow Java's {@code ArrowArray.allocateNew(allocator)},
+ * by its {@code memoryAddress()}, or xchg's {@link XchgArrowArray}).
+ *
+ * <pre>
+ *   try (XchgShuffleReader r = XchgShuffleReader.open(new XchgShuffleReader.Options()
+ *           .framing(XchgShuffleReader.Framing.COMET).killCheck(context::isInterrupted))) {
+ *     for (each fetched block stream in) {       // as Spark's fetcher hands them over
+ *       r.addInput(in);
+ *       while (r.next(array.memoryAddress()) == XchgShuffleReader.Result.BATCH) consume(array);
+ *     }
+ *     r.endInput();
+ *     while (r.next(array.memoryAddress()) == XchgShuffleReader.Result.BATCH) consume(array);
+ *   }
+ * </pre>
+ *
+ * <p>Input: each {@link #addInput} adds one source holding any number of
+ * whole blocks (Comet native shuffle blocks or Arrow IPC streams, see
+ * {@link Framing}); a block does not span two inputs.  An {@link
+ * InputStream} is read to its end on the calling thread, 64 KiB at a time
+ * through one chunk buffer the reader keeps, into one native buffer (the
+ * only copy); a heap {@link ByteBuffer} is copied once into native memory;
+ * a direct one is read in place, without a copy, and stays reachable until
+ * the reader is closed and every batch whose arrays point into it (an
+ * uncompressed block large enough to pass through) is released: its bytes
+ * must not change until then.  {@link #endInput} says no input follows.
+ *
+ * <p>Output: {@link #next} fills a struct with the next batch, a {@code
+ * "+s"} struct array of the selected columns with at least targetRows rows
+ * or targetBytes bytes (only the last is shorter, or one cut by a changed
+ * dictionary), or tells that the input so far holds no whole batch ({@link
+ * Result#NEED_INPUT}: add input or end it, and call again), or that the
+ * input has ended and every row was handed out ({@link Result#END}).
+ * Batches stay valid after {@link #close} and after any error.
+ *
+ * <p>Kill check: the task's kill check (a {@link BooleanSupplier}, see
+ * {@link Options#killCheck}) is asked before each call's work and between
+ * the 64 KiB chunks of an InputStream; once it says true the call throws an
+ * {@link XchgException} whose status is CANCELLED; what it throws itself
+ * (an engine's TaskKilledException) comes through as thrown.
+ *
+ * <p>Errors: bad input throws an {@link XchgException} with xchg's message,
+ * which names the block (its index over all inputs, the input, and its
+ * byte offset there), the message, field and buffer; after such an error
+ * every later {@link #next} throws it again.
+ *
+ * <p>Threads: calls are serialised (a reader is one task's); with more than
+ * one thread the blocks ahead decompress and the batches ahead are built
+ * on the reader's pool while the caller consumes the current one.  {@link
+ * #close} during a call throws IllegalStateException and leaves the reader
+ * open; a second close does nothing.
+ */
+public final class XchgShuffleReader implements AutoCloseable {
+  static {
+    Xchg.ensureLoaded();
+  }
+
+  /** The values of xchg_shuffle_framing (checked against the C enum when the library is built). */
+  @Native static final int FRAMING_AUTO = 0;
+
+  @Native static final int FRAMING_COMET = 1;
+  @Native static final int FRAMING_IPC = 2;
+
+  /** What {@link #next} returned, as the native code tells it. */
+  @Native static final int NEXT_BATCH = 0;
+
+  @Native static final int NEXT_END = 1;
+  @Native static final int NEXT_NEED_INPUT = 2;
+
+  /** How the blocks of an input are framed (xchg_shuffle_framing). */
+  public enum Framing {
+    /** Per input, from its first bytes: Comet blocks when bytes 16..19 are a Comet codec tag. */
+    AUTO(FRAMING_AUTO),
+    /**
+     * Comet native shuffle blocks: a u64le length of what follows, a u64le
+     * field count, a codec tag ("NONE", "LZ4_" for an LZ4 frame, "ZSTD",
+     * "SNAP" for snappy's framing format) and a whole Arrow IPC stream
+     * compressed with that codec.
+     */
+    COMET(FRAMING_COMET),
+    /** Arrow IPC streams one after another, body compression none, LZ4_FRAME or ZSTD. */
+    IPC(FRAMING_IPC);
+
+    final int id;
+
+    Framing(int id) {
+      this.id = id;
+    }
+  }
+
+  /** What {@link #next} did. */
+  public enum Result {
+    /** The struct holds the next batch. */
+    BATCH,
+    /** The input ended and every row was handed out: the struct is left empty. */
+    END,
+    /** The input so far holds no whole batch: add input or end it, then call again. */
+    NEED_INPUT
+  }
+
+  /** What to read and how (xchg_shuffle_reader_options). */
+  public static final class Options {
+    int[] columns = null;
+    Framing framing = Framing.AUTO;
+    long targetRows = 0; // 0: xchg's default
+    long targetBytes = 0;
+    long readaheadBytes = 0;
+    int threads = 0;
+    XchgValidation validation = XchgValidation.FULL;
+    BooleanSupplier killCheck = null;
+
+    /**
+     * The top-level column indices to read, in any order (batches hold
+     * them in schema order); null (the default) for all, none for row
+     * counts only.  An index out of range fails the first {@link #next}.
+     */
+    public Options columns(int... indices) {
+      columns = indices == null ? null : indices.clone();
+      return this;
+    }
+
+    /** How the inputs are framed (default {@link Framing#AUTO}). */
+    public Options framing(Framing f) {
+      framing = Objects.requireNonNull(f, "framing");
+      return this;
+    }
+
+    /** A batch goes out once it holds this many rows (default 8192), or targetBytes. */
+    public Options targetRows(long rows) {
+      targetRows = positive(rows, "targetRows");
+      return this;
+    }
+
+    /** A batch goes out once its buffers hold this many bytes (default 64 MiB), or targetRows. */
+    public Options targetBytes(long bytes) {
+      targetBytes = positive(bytes, "targetBytes");
+      return this;
+    }
+
+    /** With a pool: about how many bytes of batches are built ahead (default 8 MiB). */
+    public Options readaheadBytes(long bytes) {
+      readaheadBytes = positive(bytes, "readaheadBytes");
+      return this;
+    }
+
+    /**
+     * The threads batches are built on, the caller's included: 0 (the
+     * default) for xchg's process-wide pool, one per core; 1 for the
+     * calling thread only; more for a pool of the reader's own.
+     */
+    public Options threads(int n) {
+      if (n < 0) throw new IllegalArgumentException("threads must be >= 0");
+      threads = n;
+      return this;
+    }
+
+    /** How much of the values is checked (default {@link XchgValidation#FULL}). */
+    public Options validation(XchgValidation level) {
+      validation = Objects.requireNonNull(level, "level");
+      return this;
+    }
+
+    /** The task's kill check, asked as the class comment says; null (the default) for none. */
+    public Options killCheck(BooleanSupplier check) {
+      killCheck = check;
+      return this;
+    }
+
+    private static long positive(long v, String what) {
+      if (v <= 0) throw new IllegalArgumentException(what + " must be positive");
+      return v;
+    }
+  }
+
+  /** Bytes an InputStream is read by (and a heap ByteBuffer copied by) between kill checks. */
+  static final int CHUNK = 64 * 1024;
+
+  // 0 once closed; users counts the calls under way (see enter).
+  private volatile long handle;
+  private final AtomicInteger users = new AtomicInteger();
+  private final Object calls = new Object(); // serialises the calls: the C reader is single-threaded
+  private final BooleanSupplier killCheck;
+  private byte[] chunk; // the InputStream chunk buffer, made at the first addInput(InputStream)
+
+  private XchgShuffleReader(long handle, BooleanSupplier killCheck) {
+    this.handle = handle;
+    this.killCheck = killCheck;
+  }
+
+  /** A reader of every column with the default options. */
+  public static XchgShuffleReader open() {
+    return open(new Options());
+  }
+
+  /**
+   * A reader with options o, without input yet (xchg_shuffle_reader_open).
+   *
+   * @throws XchgException when the native reader cannot be made
+   */
+  public static XchgShuffleReader open(Options o) {
+    long[] cols = null;
+    if (o.columns != null) {
+      cols = new long[o.columns.length];
+      for (int i = 0; i < cols.length; i++) cols[i] = o.columns[i];
+    }
+    long h = nOpen(cols, o.framing.id, o.targetRows, o.targetBytes, o.readaheadBytes, o.threads,
+        o.validation.id);
+    return new XchgShuffleReader(h, o.killCheck);
+  }
+
+  /**
+   * Adds the bytes of {@code in}, read to its end now (it is not closed),
+   * as one input.  On an exception nothing of it is added.
+   *
+   * @throws IOException what reading {@code in} threw
+   * @throws XchgException CANCELLED when the kill check says so; INVALID_ARGUMENT after {@link #endInput}
+   */
+  public void addInput(InputStream in) throws IOException {
+    Objects.requireNonNull(in, "in");
+    long h = enter();
+    try {
+      synchronized (calls) {
+        if (chunk == null) chunk = new byte[CHUNK];
+        boolean added = false;
+        try {
+          for (boolean end = false; !end; ) {
+            askKillCheck();
+            int n = 0;
+            for (int got; n < CHUNK && !(end = (got = in.read(chunk, n, CHUNK - n)) < 0); )
+              n += got;
+            if (n > 0) nAppend(h, chunk, 0, n);
+          }
+          nCommit(h);
+          added = true;
+        } finally {
+          if (!added) nDiscard(h);
+        }
+      }
+    } finally {
+      leave();
+    }
+  }
+
+  /**
+   * Adds the buffer's bytes from its position to its limit as one input
+   * (its position is left as it is): a direct buffer read in place (see the
+   * class comment for how long its bytes must stay as they are), a heap
+   * one copied now.
+   *
+   * @throws XchgException CANCELLED when the kill check says so; INVALID_ARGUMENT after {@link #endInput}
+   */
+  public void addInput(ByteBuffer buffer) {
+    Objects.requireNonNull(buffer, "buffer");
+    if (!buffer.isDirect() && !buffer.hasArray())
+      throw new IllegalArgumentException("a heap ByteBuffer without an accessible array (read-only?)");
+    long h = enter();
+    try {
+      synchronized (calls) {
+        askKillCheck();
+        if (buffer.isDirect()) {
+          nAddDirect(h, buffer);
+          return;
+        }
+        boolean added = false;
+        try {
+          int at = buffer.arrayOffset() + buffer.position(), end = at + buffer.remaining();
+          for (int n; at < end; at += n) {
+            n = Math.min(CHUNK, end - at);
+            nAppend(h, buffer.array(), at, n);
+            if (at + n < end) askKillCheck();
+          }
+          nCommit(h);
+          added = true;
+        } finally {
+          if (!added) nDiscard(h);
+        }
+      }
+    } finally {
+      leave();
+    }
+  }
+
+  /** Says that no input follows: rows waiting for the target go out as the last batch.  Idempotent. */
+  public void endInput() {
+    long h = enter();
+    try {
+      synchronized (calls) {
+        nEndInput(h);
+      }
+    } finally {
+      leave();
+    }
+  }
+
+  /**
+   * Fills the ArrowSchema at schemaAddress with the schema of the batches
+   * (the selected columns, a fresh copy each call).
+   *
+   * @return false, and the struct untouched, while the input so far holds no block
+   * @throws XchgException when the input ended without any block, or its first schema is bad
+   */
+  public boolean exportSchema(long schemaAddress) {
+    checkAddress(schemaAddress);
+    long h = enter();
+    try {
+      synchronized (calls) {
+        return nExportSchema(h, schemaAddress);
+      }
+    } finally {
+      leave();
+    }
+  }
+
+  /** As {@link #exportSchema(long)}, into xchg's struct. */
+  public boolean exportSchema(XchgArrowSchema schema) {
+    return exportSchema(schema.memoryAddress());
+  }
+
+  /**
+   * The next coalesced batch into the ArrowArray at arrayAddress, which must
+   * be empty (released); see {@link Result}.
+   *
+   * @throws XchgException for bad input (naming the block) or when killed
+   * @throws IllegalStateException when the struct still holds an array
+   */
+  public Result next(long arrayAddress) {
+    checkAddress(arrayAddress);
+    long h = enter();
+    try {
+      synchronized (calls) {
+        askKillCheck();
+        int r = nNext(h, arrayAddress);
+        return r == NEXT_BATCH ? Result.BATCH : r == NEXT_END ? Result.END : Result.NEED_INPUT;
+      }
+    } finally {
+      leave();
+    }
+  }
+
+  /** As {@link #next(long)}, into xchg's struct. */
+  public Result next(XchgArrowArray array) {
+    return next(array.memoryAddress());
+  }
+
+  /** The reader's counters now. */
+  public XchgShuffleReaderMetrics metrics() {
+    long[] v = new long[XchgShuffleReaderMetrics.COUNT];
+    long h = enter();
+    try {
+      synchronized (calls) {
+        nMetrics(h, v);
+      }
+    } finally {
+      leave();
+    }
+    return XchgShuffleReaderMetrics.of(v);
+  }
+
+  /**
+   * Sum, null count and rows of column i of a batch this reader handed out,
+   * at arrayAddress (tests: touches every value).
+   */
+  ColumnChecksum columnChecksum(long arrayAddress, int column) {
+    long[] v = new long[3];
+    long h = enter();
+    try {
+      synchronized (calls) {
+        nColumnChecksum(h, checkAddress(arrayAddress), column, v);
+      }
+    } finally {
+      leave();
+    }
+    return new ColumnChecksum(v[0], v[1], v[2]);
+  }
+
+  /**
+   * Sets views[0..2] to direct ByteBuffers (big-endian, as JNI makes them)
+   * over the buffers of column {@code column} of a batch this reader handed
+   * out (validity, values or offsets, string data; null for an absent
+   * one), valid until the array is released (tests).
+   */
+  void columnBuffers(long arrayAddress, int column, ByteBuffer[] views) {
+    if (views.length < 3) throw new IllegalArgumentException("views needs 3 entries");
+    long h = enter();
+    try {
+      synchronized (calls) {
+        nColumnBuffers(h, checkAddress(arrayAddress), column, views);
+      }
+    } finally {
+      leave();
+    }
+  }
+
+  /**
+   * Frees the reader and its inputs once no call runs (a direct buffer
+   * stays reachable while a batch points into it).  Batches handed out
+   * stay valid.  A second close does nothing.
+   *
+   * @throws IllegalStateException while a call runs
+   */
+  @Override
+  public synchronized void close() {
+    long h = handle;
+    if (h == 0) return;
+    handle = 0; // before users is read: a call entering now sees it (see enter)
+    if (users.get() > 0) {
+      handle = h;
+      throw new IllegalStateException("XchgShuffleReader closed during a call");
+    }
+    nClose(h);
+  }
+
+  /**
+   * Counts a call in, then reads the handle: with close writing the handle
+   * before reading the count, either the call sees 0 or close sees the call.
+   */
+  private long enter() {
+    users.incrementAndGet();
+    long h = handle;
+    if (h == 0) {
+      users.decrementAndGet();
+      throw new IllegalStateException("XchgShuffleReader used after close");
+    }
+    return h;
+  }
+
+  private void leave() {
+    users.decrementAndGet();
+  }
+
+  private void askKillCheck() {
+    if (killCheck != null && killCheck.getAsBoolean())
+      throw new XchgException(XchgException.XCHG_ECANCELLED,
+          "XchgShuffleReader: the task's kill check says it is killed", null);
+  }
+
+  private static long checkAddress(long address) {
+    if (address == 0) throw new IllegalArgumentException("null struct address");
+    return address;
+  }
+
+  private static native long nOpen(long[] columns, int framing, long targetRows, long targetBytes,
+      long readaheadBytes, int threads, int validation);
+
+  private static native void nClose(long reader);
+
+  private static native void nAppend(long reader, byte[] chunk, int offset, int length);
+
+  private static native void nCommit(long reader);
+
+  private static native void nDiscard(long reader);
+
+  private static native void nAddDirect(long reader, ByteBuffer buffer);
+
+  private static native void nEndInput(long reader);
+
+  private static native boolean nExportSchema(long reader, long address);
+
+  private static native int nNext(long reader, long address);
+
+  private static native void nMetrics(long reader, long[] out);
+
+  private static native void nColumnChecksum(long reader, long address, int column, long[] out);
+
+  private static native void nColumnBuffers(long reader, long address, int column, ByteBuffer[] views);
+}

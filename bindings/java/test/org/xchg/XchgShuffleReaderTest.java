@@ -1,0 +1,662 @@
+package org.xchg;
+
+import static org.xchg.TestSupport.check;
+import static org.xchg.TestSupport.checkEq;
+import static org.xchg.TestSupport.expectThrows;
+import static org.xchg.TestSupport.scenario;
+
+import com.github.luben.zstd.ZstdOutputStream;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import net.jpountz.lz4.LZ4FrameOutputStream;
+
+/**
+ * XchgShuffleReader fed as a reduce task is: Comet native shuffle blocks
+ * written here in Java, as Comet's ShuffleBlockWriter frames them (u64le
+ * length of what follows, u64le field count, codec tag, a whole IPC stream
+ * compressed with the tag's codec), by an independent producer: the IPC
+ * streams by IpcStreamWriter (a writer of its own), compressed by Debian's
+ * lz4-java (LZ4FrameOutputStream, "LZ4_") and zstd-jni (ZstdOutputStream,
+ * "ZSTD"), or stored ("NONE").  The blocks go in as InputStreams, heap and
+ * direct ByteBuffers, several inputs, incrementally with NEED_INPUT in
+ * between; every value of every coalesced batch is checked against the
+ * values computed here, and every batch's row count against the greedy
+ * coalescing rule.  Projection, the kill check, bad blocks, the metrics,
+ * close.
+ */
+public final class XchgShuffleReaderTest {
+  private XchgShuffleReaderTest() {}
+
+  // ---- the data: row g of the whole input has these values ------------------
+
+  static Long c0(long g) {
+    return g % 7 == 3 ? null : g * 1_000_003L ^ (g << 40) ^ (g % 2 == 0 ? 0 : Long.MIN_VALUE);
+  }
+
+  static Integer c1(long g) {
+    return g % 11 == 5 ? null : (int) (g * 37 - 5000);
+  }
+
+  static String c2(long g) {
+    if (g % 5 == 2) return null;
+    if (g % 9 == 0) return "";
+    return "v" + Long.toString(g * 31, 36) + (g % 17 == 1 ? "é€" : "") + "x".repeat((int) (g % 13));
+  }
+
+  static final String[] NAMES = {"c0", "c1", "c2"};
+
+  /** One Comet block: its rows [first, first + rows) of the data, framed and compressed. */
+  record Block(long first, int rows, byte[] bytes) {}
+
+  static byte[] ipcStream(long first, int rows) {
+    Object[] a = new Object[rows], b = new Object[rows], c = new Object[rows];
+    for (int i = 0; i < rows; i++) {
+      a[i] = c0(first + i);
+      b[i] = c1(first + i);
+      c[i] = c2(first + i);
+    }
+    return IpcStreamWriter.stream(List.of(
+        new IpcStreamWriter.Column("c0", IpcStreamWriter.Type.INT64, a),
+        new IpcStreamWriter.Column("c1", IpcStreamWriter.Type.INT32, b),
+        new IpcStreamWriter.Column("c2", IpcStreamWriter.Type.UTF8, c)));
+  }
+
+  /** Codec tags, as Comet writes them. */
+  static final String NONE = "NONE", LZ4 = "LZ4_", ZSTD = "ZSTD";
+
+  static byte[] compress(String codec, byte[] ipc) throws IOException {
+    if (codec.equals(NONE)) return ipc;
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    // Comet's lz4_flex FrameEncoder writes 64 KiB blocks; zstd, one frame.
+    try (OutputStream z = codec.equals(LZ4)
+        ? new LZ4FrameOutputStream(out, LZ4FrameOutputStream.BLOCKSIZE.SIZE_64KB)
+        : new ZstdOutputStream(out, 1)) {
+      z.write(ipc);
+    }
+    return out.toByteArray();
+  }
+
+  /** u64le length of what follows, u64le field count, the tag, the compressed stream. */
+  static byte[] frame(String tag, long fieldCount, byte[] compressed) {
+    ByteBuffer b = ByteBuffer.allocate(20 + compressed.length).order(ByteOrder.LITTLE_ENDIAN);
+    b.putLong(12 + compressed.length).putLong(fieldCount);
+    b.put(tag.getBytes(StandardCharsets.US_ASCII)).put(compressed);
+    return b.array();
+  }
+
+  static Block block(long first, int rows, String codec) throws IOException {
+    return new Block(first, rows, frame(codec, 3, compress(codec, ipcStream(first, rows))));
+  }
+
+  /** Blocks of random sizes (1..maxRows rows) over rows [0, total), codecs taking turns. */
+  static List<Block> blocks(long total, int maxRows, String[] codecs, long seed) throws IOException {
+    Random rnd = new Random(seed);
+    List<Block> out = new ArrayList<>();
+    for (long g = 0; g < total; ) {
+      int rows = (int) Math.min(total - g, 1 + rnd.nextInt(maxRows));
+      out.add(block(g, rows, codecs[out.size() % codecs.length]));
+      g += rows;
+    }
+    return out;
+  }
+
+  static byte[] concat(List<Block> blocks, int from, int to) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    for (int i = from; i < to; i++) out.writeBytes(blocks.get(i).bytes());
+    return out.toByteArray();
+  }
+
+  // ---- how an input is handed over ----------------------------------------
+
+  enum Feed {
+    STREAM, // an InputStream that returns few bytes per read
+    HEAP, // a heap ByteBuffer, a slice with a position
+    DIRECT // a direct ByteBuffer with a position
+  }
+
+  /** An InputStream returning at most 7,000 bytes a read: the reader must loop. */
+  static InputStream trickle(byte[] bytes) {
+    return new ByteArrayInputStream(bytes) {
+      @Override
+      public synchronized int read(byte[] b, int off, int len) {
+        return super.read(b, off, Math.min(len, 7000));
+      }
+    };
+  }
+
+  static ByteBuffer heap(byte[] bytes) {
+    byte[] backing = new byte[bytes.length + 20];
+    System.arraycopy(bytes, 0, backing, 13, bytes.length);
+    ByteBuffer b = ByteBuffer.wrap(backing, 5, bytes.length + 10).slice(); // arrayOffset 5
+    b.position(8).limit(8 + bytes.length);
+    return b;
+  }
+
+  static ByteBuffer direct(byte[] bytes) {
+    ByteBuffer b = ByteBuffer.allocateDirect(bytes.length + 16);
+    b.position(16 - 5).put(bytes).flip();
+    b.position(16 - 5);
+    return b;
+  }
+
+  static void add(XchgShuffleReader r, byte[] bytes, Feed feed) throws IOException {
+    switch (feed) {
+      case STREAM -> r.addInput(trickle(bytes));
+      case HEAP -> r.addInput(heap(bytes));
+      default -> r.addInput(direct(bytes));
+    }
+  }
+
+  // ---- checking what comes out ------------------------------------------------
+
+  /** Reads batches and checks every value: rows handed out so far, batch row counts. */
+  static final class Checker {
+    final XchgShuffleReader r;
+    final int[] columns; // selected, in schema order
+    final XchgArrowArray array = Xchg.allocateArrowArray();
+    final List<Long> batchRows = new ArrayList<>();
+    long rows; // rows checked so far
+    int needInput;
+    final String what;
+
+    Checker(XchgShuffleReader r, int[] columns, String what) {
+      this.r = r;
+      this.columns = columns;
+      this.what = what;
+    }
+
+    /** Drains batches until NEED_INPUT or END; returns what stopped it. */
+    XchgShuffleReader.Result drain() {
+      for (;;) {
+        XchgShuffleReader.Result res = r.next(array);
+        if (res != XchgShuffleReader.Result.BATCH) {
+          check(TestHooks.arrayReleased(array.memoryAddress()), what + ": " + res + " leaves the struct empty");
+          if (res == XchgShuffleReader.Result.NEED_INPUT) needInput++;
+          return res;
+        }
+        long n = TestHooks.arrayLength(array.memoryAddress());
+        batchRows.add(n);
+        checkBatch(r, array.memoryAddress(), columns, rows, n, what + " batch " + batchRows.size());
+        rows += n;
+        array.release();
+      }
+    }
+  }
+
+  /** Every value of the batch at address, whose first row is row `first` of the data. */
+  static void checkBatch(XchgShuffleReader r, long address, int[] columns, long first, long n, String what) {
+    ByteBuffer[] v = new ByteBuffer[3];
+    for (int k = 0; k < columns.length; k++) {
+      int col = columns[k];
+      r.columnBuffers(address, k, v);
+      for (ByteBuffer b : v) if (b != null) b.order(ByteOrder.LITTLE_ENDIAN);
+      int off = (int) TestHooks.childOffset(address, k);
+      long sum = 0, nulls = 0;
+      int bad = 0;
+      for (int i = 0; i < n; i++) {
+        long g = first + i;
+        int j = off + i;
+        boolean valid = v[0] == null || ((v[0].get(j >> 3) >> (j & 7)) & 1) != 0;
+        Object want = col == 0 ? c0(g) : col == 1 ? c1(g) : c2(g);
+        Object got = null;
+        if (valid) {
+          got = switch (col) {
+            case 0 -> v[1].getLong(8 * j);
+            case 1 -> v[1].getInt(4 * j);
+            default -> {
+              int s = v[1].getInt(4 * j), e = v[1].getInt(4 * j + 4);
+              byte[] bytes = new byte[e - s];
+              v[2].get(s, bytes);
+              yield new String(bytes, StandardCharsets.UTF_8);
+            }
+          };
+        }
+        if (want == null) nulls++;
+        else sum += col == 2 ? byteSum((String) want) : col == 0 ? (Long) want : (long) (Integer) want;
+        if (!java.util.Objects.equals(want, got) && bad++ < 3)
+          check(false, what + ": " + NAMES[col] + " row " + g + ": want " + want + ", got " + got);
+      }
+      ColumnChecksum c = r.columnChecksum(address, k);
+      checkEq(sum, c.sum(), what + ": " + NAMES[col] + " checksum");
+      checkEq(nulls, c.nulls(), what + ": " + NAMES[col] + " nulls");
+      checkEq(n, c.rows(), what + ": " + NAMES[col] + " rows");
+    }
+  }
+
+  static long byteSum(String s) {
+    long sum = 0;
+    for (byte b : s.getBytes(StandardCharsets.UTF_8)) sum += b & 0xff;
+    return sum;
+  }
+
+  /**
+   * The row counts of the batches xchg/shuffle.h promises: whole blocks
+   * until at least target rows, the rest last.  An input's end does not
+   * cut a batch: rows short of the target wait for the next input.
+   */
+  static List<Long> greedy(List<Block> blocks, long target) {
+    List<Long> out = new ArrayList<>();
+    long pending = 0;
+    for (Block b : blocks) {
+      pending += b.rows();
+      if (pending >= target) {
+        out.add(pending);
+        pending = 0;
+      }
+    }
+    if (pending > 0) out.add(pending);
+    return out;
+  }
+
+  static XchgShuffleReader.Options opts(long targetRows) {
+    return new XchgShuffleReader.Options().framing(XchgShuffleReader.Framing.COMET).targetRows(targetRows);
+  }
+
+  static final int[] ALL = {0, 1, 2};
+
+  // ---- scenarios ----------------------------------------------------------------
+
+  /**
+   * Blocks in `inputs` inputs handed over one by one with feed (the feeds
+   * take turns when null), drained after each: NEED_INPUT in between,
+   * every value, batch sizes, metrics.
+   */
+  static void incremental(List<Block> blocks, int inputs, Feed feed, long target, int threads, String what)
+      throws IOException {
+    long rows = 0, wire = 0;
+    for (Block b : blocks) {
+      rows += b.rows();
+      wire += b.bytes().length;
+    }
+    try (XchgShuffleReader r = XchgShuffleReader.open(opts(target).threads(threads))) {
+      Checker c = new Checker(r, ALL, what);
+      try (XchgArrowSchema s = Xchg.allocateArrowSchema()) {
+        check(!r.exportSchema(s), what + ": no schema before any input");
+      }
+      int per = (blocks.size() + inputs - 1) / inputs;
+      for (int i = 0, in = 0; i < blocks.size(); i += per, in++) {
+        Feed f = feed != null ? feed : Feed.values()[in % 3];
+        add(r, concat(blocks, i, Math.min(blocks.size(), i + per)), f);
+        check(c.drain() == XchgShuffleReader.Result.NEED_INPUT, what + ": NEED_INPUT after input " + in);
+      }
+      r.endInput();
+      r.endInput(); // again: changes nothing
+      check(c.drain() == XchgShuffleReader.Result.END, what + ": END after endInput");
+      check(r.next(c.array) == XchgShuffleReader.Result.END, what + ": END again");
+      checkEq(rows, c.rows, what + ": rows");
+      check(c.needInput >= inputs, what + ": NEED_INPUT at least once per input (" + c.needInput + ")");
+      check(c.batchRows.equals(greedy(blocks, target)),
+          what + ": batch rows " + c.batchRows + ", want " + greedy(blocks, target));
+      try (XchgArrowSchema s = Xchg.allocateArrowSchema()) {
+        check(r.exportSchema(s), what + ": schema after input");
+        for (int k = 0; k < 3; k++)
+          check(NAMES[k].equals(TestHooks.schemaName(s.memoryAddress(), k)), what + ": schema child " + k);
+        check("+s".equals(TestHooks.schemaFormat(s.memoryAddress(), -1)), what + ": a struct");
+      }
+      XchgShuffleReaderMetrics m = r.metrics();
+      checkEq(blocks.size(), m.blocks(), what + ": metrics blocks");
+      checkEq(rows, m.rows(), what + ": metrics rows");
+      checkEq(wire, m.wireBytes(), what + ": metrics wire bytes");
+      checkEq(c.batchRows.size(), m.batches(), what + ": metrics batches");
+      check(m.decodedBytes() > 0, what + ": metrics decoded bytes " + m.decodedBytes());
+      check(m.decompressNanos() + m.copyNanos() > 0, what + ": metrics decode time");
+      c.array.close();
+    }
+  }
+
+  /**
+   * The same rows as plain IPC streams, one per block, with framing IPC
+   * and AUTO; and targetBytes 1, which makes every block a batch.
+   */
+  static void ipcFramingAndTargetBytes(List<Block> blocks) throws IOException {
+    ByteArrayOutputStream ipc = new ByteArrayOutputStream();
+    List<Long> perBlock = new ArrayList<>();
+    for (Block b : blocks) {
+      ipc.writeBytes(ipcStream(b.first(), b.rows()));
+      perBlock.add((long) b.rows());
+    }
+    for (XchgShuffleReader.Framing f : new XchgShuffleReader.Framing[] {
+        XchgShuffleReader.Framing.IPC, XchgShuffleReader.Framing.AUTO}) {
+      try (XchgShuffleReader r = XchgShuffleReader.open(
+          new XchgShuffleReader.Options().framing(f).targetRows(1_000_000).targetBytes(1))) {
+        Checker c = new Checker(r, ALL, "IPC framing " + f);
+        r.addInput(heap(ipc.toByteArray()));
+        r.endInput();
+        check(c.drain() == XchgShuffleReader.Result.END, c.what + ": END");
+        check(c.batchRows.equals(perBlock), c.what + ": a batch per block with targetBytes 1");
+        checkEq(blocks.size(), r.metrics().blocks(), c.what + ": blocks");
+      }
+    }
+  }
+
+  /**
+   * No Java garbage per block: the same inputs (an InputStream, a heap and
+   * a direct buffer) added and drained many times on the calling thread
+   * (threads 1) allocate less than a byte per block, after a warm-up that
+   * lets the JIT settle and makes the reader's one chunk buffer.
+   */
+  static void noAllocation(List<Block> blocks) throws IOException {
+    final int inputs = 60;
+    byte[] bytes = concat(blocks, 0, blocks.size());
+    ByteArrayInputStream stream = new ByteArrayInputStream(bytes);
+    ByteBuffer heap = heap(bytes), direct = direct(bytes);
+    com.sun.management.ThreadMXBean mx =
+        (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+    try (XchgShuffleReader r = XchgShuffleReader.open(opts(4096).threads(1));
+        XchgArrowArray a = Xchg.allocateArrowArray()) {
+      String[] ways = {"InputStream", "heap ByteBuffer", "direct ByteBuffer"};
+      for (int way = 0; way < ways.length; way++) {
+        long added = 0, allocated = 0;
+        for (int round = 0; round < 2; round++) { // round 0 warms up
+          long before = mx.getCurrentThreadAllocatedBytes();
+          for (int k = 0; k < inputs; k++) {
+            switch (way) {
+              case 0 -> {
+                stream.reset();
+                r.addInput(stream);
+              }
+              case 1 -> r.addInput(heap);
+              default -> r.addInput(direct);
+            }
+            while (r.next(a) == XchgShuffleReader.Result.BATCH) a.release();
+          }
+          allocated = mx.getCurrentThreadAllocatedBytes() - before;
+          added = (long) inputs * blocks.size();
+        }
+        System.out.printf("     %s: %d bytes of Java heap for %d blocks%n", ways[way], allocated, added);
+        check(allocated < added, ways[way] + ": " + allocated + " bytes allocated for " + added + " blocks");
+      }
+    }
+  }
+
+  /**
+   * A NONE block whose c2 offsets decrease in the middle (in bounds):
+   * refused with FULL validation (naming the block), read with BOUNDS.
+   */
+  static void validation() throws IOException {
+    int rows = 10;
+    byte[] ipc = ipcStream(100, rows);
+    ByteBuffer want = ByteBuffer.allocate(4 * (rows + 1)).order(ByteOrder.LITTLE_ENDIAN);
+    int end = 0;
+    want.putInt(0);
+    for (int i = 0; i < rows; i++) {
+      String v = c2(100 + i);
+      end += v == null ? 0 : v.getBytes(StandardCharsets.UTF_8).length;
+      want.putInt(end);
+    }
+    int at = indexOf(ipc, want.array());
+    check(at > 0, "validation: the c2 offsets found in the stream");
+    ByteBuffer b = ByteBuffer.wrap(ipc).order(ByteOrder.LITTLE_ENDIAN);
+    b.putInt(at + 8, b.getInt(at + 12) + 1); // offsets[2] > offsets[3], both within the data
+    byte[] bytes = frame(NONE, 3, ipc);
+    for (XchgValidation v : XchgValidation.values()) {
+      try (XchgShuffleReader r = XchgShuffleReader.open(opts(1000).validation(v));
+          XchgArrowArray a = Xchg.allocateArrowArray()) {
+        r.addInput(heap(bytes));
+        r.endInput();
+        if (v == XchgValidation.FULL) {
+          XchgException e = expectThrows(XchgException.class, "validation FULL", () -> r.next(a));
+          if (e != null) check(e.getMessage().startsWith("block 0 (source 0, byte 0)"), "validation FULL: " + e.getMessage());
+        } else {
+          check(r.next(a) == XchgShuffleReader.Result.BATCH, "validation BOUNDS: read");
+          checkEq(rows, TestHooks.arrayLength(a.memoryAddress()), "validation BOUNDS: rows");
+        }
+      }
+    }
+  }
+
+  static int indexOf(byte[] hay, byte[] needle) {
+    outer:
+    for (int i = 0; i + needle.length <= hay.length; i++) {
+      for (int j = 0; j < needle.length; j++) if (hay[i + j] != needle[j]) continue outer;
+      return i;
+    }
+    return -1;
+  }
+
+  /** Only c2 and c0 (given out of order): batches hold them in schema order. */
+  static void projection(List<Block> blocks) throws IOException {
+    try (XchgShuffleReader r = XchgShuffleReader.open(opts(500).columns(2, 0))) {
+      Checker c = new Checker(r, new int[] {0, 2}, "projection");
+      r.addInput(direct(concat(blocks, 0, blocks.size())));
+      r.endInput();
+      check(c.drain() == XchgShuffleReader.Result.END, "projection: END");
+      try (XchgArrowSchema s = Xchg.allocateArrowSchema()) {
+        r.exportSchema(s.memoryAddress());
+        check("c0".equals(TestHooks.schemaName(s.memoryAddress(), 0)), "projection: first column c0");
+        check("c2".equals(TestHooks.schemaName(s.memoryAddress(), 1)), "projection: second column c2");
+        expectThrows(IndexOutOfBoundsException.class, "projection: 2 columns",
+            () -> TestHooks.schemaName(s.memoryAddress(), 2));
+      }
+      c.array.close();
+    }
+  }
+
+  /**
+   * A NONE block of at least the target, in a direct buffer, passes
+   * through (its arrays point into the buffer): the batch stays valid
+   * after the reader is closed and its values are still right.
+   */
+  static void passthroughOutlivesReader() throws IOException {
+    List<Block> blocks = List.of(block(0, 3000, NONE), block(3000, 10, NONE));
+    XchgArrowArray a = Xchg.allocateArrowArray();
+    XchgShuffleReader r = XchgShuffleReader.open(opts(1000));
+    r.addInput(direct(concat(blocks, 0, 2)));
+    r.endInput();
+    check(r.next(a) == XchgShuffleReader.Result.BATCH, "passthrough: a batch");
+    checkEq(1, r.metrics().passthroughBatches(), "passthrough: passed through");
+    checkEq(3000, TestHooks.arrayLength(a.memoryAddress()), "passthrough: rows");
+    try (XchgShuffleReader checker = XchgShuffleReader.open(opts(1000))) {
+      // columnChecksum needs a reader that handed out a batch of this schema.
+      checker.addInput(new ByteArrayInputStream(blocks.get(1).bytes()));
+      checker.endInput();
+      try (XchgArrowArray b = Xchg.allocateArrowArray()) {
+        checker.next(b);
+      }
+      r.close();
+      System.gc(); // the buffer is reachable only through the batch now
+      checkBatch(checker, a.memoryAddress(), ALL, 0, 3000, "passthrough after close");
+    }
+    a.close();
+  }
+
+  /** The kill check: CANCELLED between InputStream chunks and at next; its own exception as is. */
+  static void killCheck(List<Block> blocks) throws IOException {
+    AtomicBoolean killed = new AtomicBoolean();
+    AtomicInteger asked = new AtomicInteger();
+    byte[] all = concat(blocks, 0, blocks.size());
+    check(all.length > 3 * XchgShuffleReader.CHUNK, "kill: the input spans chunks");
+    try (XchgShuffleReader r = XchgShuffleReader.open(opts(500).killCheck(() -> {
+          return asked.incrementAndGet() > 2 && killed.get();
+        }));
+        XchgArrowArray a = Xchg.allocateArrowArray()) {
+      killed.set(true);
+      XchgException e = expectThrows(XchgException.class, "kill: while reading an InputStream",
+          () -> r.addInput(new ByteArrayInputStream(all)));
+      if (e != null) check(e.isCancelled(), "kill: cancelled, got " + e.status());
+      checkEq(3, asked.get(), "kill: asked before each chunk until killed");
+      e = expectThrows(XchgException.class, "kill: at next", () -> r.next(a));
+      if (e != null) check(e.isCancelled(), "kill at next: cancelled");
+      killed.set(false);
+      // Nothing of the killed input is left: the next input is read alone.
+      Checker c = new Checker(r, ALL, "kill: after");
+      r.addInput(new ByteArrayInputStream(concat(blocks, 0, 2)));
+      r.endInput();
+      check(c.drain() == XchgShuffleReader.Result.END, "kill: END");
+      checkEq(blocks.get(0).rows() + blocks.get(1).rows(), c.rows, "kill: only the next input's rows");
+      checkEq(2, r.metrics().blocks(), "kill: only the next input's blocks");
+      c.array.close();
+    }
+    RuntimeException own = new IllegalStateException("TaskKilledException");
+    try (XchgShuffleReader r = XchgShuffleReader.open(opts(500).killCheck(() -> {
+          throw own;
+        }))) {
+      RuntimeException got = expectThrows(RuntimeException.class, "kill check that throws",
+          () -> r.addInput(heap(all)));
+      check(got == own, "kill check's own exception comes through as thrown: " + got);
+    }
+  }
+
+  /** Expects next to fail with status `status` and a message naming block `index`. */
+  static void badBlocks(List<Block> good) throws IOException {
+    byte[] ok = concat(good, 0, 3);
+    Block b = good.get(3);
+    String blockName = "block 3 (source 0, byte " + ok.length + ")";
+    // Truncated: the last block cut short by 5 bytes.
+    byte[] cut = new byte[ok.length + b.bytes().length - 5];
+    System.arraycopy(concat(good, 0, 4), 0, cut, 0, cut.length);
+    failsAt(cut, XchgException.Status.IO, blockName, "truncated");
+    // Wrong field count.
+    byte[] four = frame(ZSTD, 4, compress(ZSTD, ipcStream(b.first(), b.rows())));
+    failsAt(join(ok, four), XchgException.Status.FORMAT, blockName, "field count is 4");
+    // Unknown codec tag.
+    byte[] tag = b.bytes().clone();
+    tag[16] = 'Q';
+    failsAt(join(ok, tag), XchgException.Status.FORMAT, blockName, "codec tag");
+  }
+
+  static byte[] join(byte[] a, byte[] b) {
+    byte[] out = new byte[a.length + b.length];
+    System.arraycopy(a, 0, out, 0, a.length);
+    System.arraycopy(b, 0, out, a.length, b.length);
+    return out;
+  }
+
+  static void failsAt(byte[] input, XchgException.Status status, String block, String words) throws IOException {
+    String what = "bad input (" + words + ")";
+    try (XchgShuffleReader r = XchgShuffleReader.open(opts(1_000_000));
+        XchgArrowArray a = Xchg.allocateArrowArray()) {
+      r.addInput(heap(input));
+      r.endInput();
+      XchgException e = expectThrows(XchgException.class, what, () -> r.next(a));
+      if (e == null) return;
+      System.out.println("  " + what + ": " + e.getMessage());
+      check(e.status() == status, what + ": status " + e.status() + ", want " + status);
+      check(e.getMessage().contains(block), what + ": names " + block + ": " + e.getMessage());
+      check(e.getMessage().contains(words), what + ": says '" + words + "': " + e.getMessage());
+      XchgException again = expectThrows(XchgException.class, what + ", again", () -> r.next(a));
+      if (again != null) check(again.getMessage().equals(e.getMessage()), what + ": the same error again");
+      check(TestHooks.arrayReleased(a.memoryAddress()), what + ": struct left empty");
+    }
+  }
+
+  /** close twice, use after close, close during a call, misuse. */
+  static void closeAndMisuse(List<Block> blocks) throws Exception {
+    XchgShuffleReader r = XchgShuffleReader.open(opts(100));
+    try (XchgArrowArray a = Xchg.allocateArrowArray()) {
+      // A call under way: close refuses, the call finishes, then close works.
+      CountDownLatch inRead = new CountDownLatch(1), release = new CountDownLatch(1);
+      byte[] bytes = concat(blocks, 0, 4);
+      InputStream blocking = new InputStream() {
+        int at = 0;
+
+        @Override
+        public int read() {
+          byte[] one = new byte[1];
+          return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) {
+          if (at == 0) {
+            inRead.countDown();
+            try {
+              release.await(60, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+          if (at == bytes.length) return -1;
+          int n = Math.min(len, bytes.length - at);
+          System.arraycopy(bytes, at, b, off, n);
+          at += n;
+          return n;
+        }
+      };
+      Thread t = new Thread(() -> {
+        try {
+          r.addInput(blocking);
+        } catch (IOException e) {
+          throw new RuntimeException(e);
+        }
+      });
+      t.start();
+      check(inRead.await(60, TimeUnit.SECONDS), "close: the call started");
+      expectThrows(IllegalStateException.class, "close during a call", r::close);
+      release.countDown();
+      t.join(60_000);
+      r.endInput();
+      check(r.next(a) == XchgShuffleReader.Result.BATCH, "close: the reader still works after a refused close");
+      expectThrows(IllegalStateException.class, "next into a full struct", () -> r.next(a));
+      a.release();
+      expectThrows(IllegalArgumentException.class, "null address", () -> r.next(0L));
+      XchgException e = expectThrows(XchgException.class, "input after endInput",
+          () -> r.addInput(heap(bytes)));
+      if (e != null) check(e.status() == XchgException.Status.INVALID_ARGUMENT, "input after endInput: " + e.status());
+      r.close();
+      r.close(); // twice: nothing
+      expectThrows(IllegalStateException.class, "next after close", () -> r.next(a));
+      expectThrows(IllegalStateException.class, "addInput after close", () -> r.addInput(heap(bytes)));
+      expectThrows(IllegalStateException.class, "endInput after close", r::endInput);
+      expectThrows(IllegalStateException.class, "metrics after close", r::metrics);
+      expectThrows(IllegalArgumentException.class, "targetRows 0", () -> new XchgShuffleReader.Options().targetRows(0));
+      try (XchgShuffleReader bad = XchgShuffleReader.open(opts(100).columns(3))) {
+        bad.addInput(heap(bytes));
+        bad.endInput();
+        e = expectThrows(XchgException.class, "column 3 of 3", () -> bad.next(a));
+        if (e != null) check(e.status() == XchgException.Status.INVALID_ARGUMENT, "column 3 of 3: " + e.status());
+      }
+      try (XchgShuffleReader empty = XchgShuffleReader.open(opts(100));
+          XchgArrowSchema schema = Xchg.allocateArrowSchema()) {
+        empty.addInput(new ByteArrayInputStream(new byte[0]));
+        empty.endInput();
+        check(empty.next(a) == XchgShuffleReader.Result.END, "no block: END");
+        e = expectThrows(XchgException.class, "no block: no schema", () -> empty.exportSchema(schema));
+        if (e != null) check(e.status() == XchgException.Status.FORMAT, "no block: no schema: " + e.status());
+      }
+      expectThrows(IllegalArgumentException.class, "a read-only heap buffer",
+          () -> XchgShuffleReader.open().addInput(ByteBuffer.wrap(bytes).asReadOnlyBuffer()));
+    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    String[] mixed = {LZ4, ZSTD, NONE};
+    List<Block> small = blocks(20_000, 120, mixed, 1);
+    List<Block> big = blocks(60_000, 3000, mixed, 2);
+    for (Feed f : Feed.values()) {
+      scenario("mixed codecs, " + f + ", 5 inputs, target 1000",
+          () -> incremental(small, 5, f, 1000, 1, "mixed " + f));
+    }
+    for (String codec : mixed) {
+      List<Block> one = blocks(15_000, 200, new String[] {codec}, 3);
+      scenario(codec + " only, feeds taking turns, 7 inputs, target 2048",
+          () -> incremental(one, 7, null, 2048, 1, codec));
+    }
+    scenario("large blocks, pool of 3 threads, feeds taking turns",
+        () -> incremental(big, 4, null, 8192, 3, "large, pool"));
+    scenario("one block per input, target 1 (a batch per block)",
+        () -> incremental(small.subList(0, 40), 40, Feed.STREAM, 1, 1, "target 1"));
+    scenario("plain IPC streams (framing IPC, AUTO), targetBytes", () -> ipcFramingAndTargetBytes(small.subList(0, 30)));
+    scenario("no Java allocation per block", () -> noAllocation(small.subList(0, 30)));
+    scenario("validation FULL and BOUNDS", XchgShuffleReaderTest::validation);
+    scenario("projection", () -> projection(small));
+    scenario("passthrough batch outlives the reader", XchgShuffleReaderTest::passthroughOutlivesReader);
+    scenario("kill check", () -> killCheck(big));
+    scenario("bad blocks name the block", () -> badBlocks(small));
+    scenario("close and misuse", () -> closeAndMisuse(small));
+    TestSupport.exit();
+  }
+}
