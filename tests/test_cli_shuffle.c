@@ -309,10 +309,12 @@ static void cat_dictionary_blocks(const char *name) {
   free(ipc.data);
 }
 
-/* generated_shared_dict: two columns share one dictionary id, which
+/* generated_nested_dictionary: dictionaries inside dictionaries;
+ * generated_shared_dict: two columns share one dictionary id, which
  * arrow-json shows, once. */
 static void check_cat_dictionaries(void) {
   cat_dictionary_blocks("1.0.0-littleendian/generated_dictionary.stream");
+  cat_dictionary_blocks("1.0.0-littleendian/generated_nested_dictionary.stream");
   cat_dictionary_blocks("4.0.0-shareddict/generated_shared_dict.stream");
 }
 
