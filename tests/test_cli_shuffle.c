@@ -209,18 +209,22 @@ static void check_bad_blocks(void) {
 }
 
 /* `cat FILE opts` (the shuffle reader) prints what `cat - --input-codec
- * comet opts < FILE` (block by block) does, byte for byte. */
-static void expect_cat_same(const char *path, const char *opts) {
+ * comet opts < FILE` (block by block) does, byte for byte, and both exit
+ * with want_exit, saying needle on standard error when not NULL. */
+static void expect_cat(const char *path, const char *opts, int want_exit, const char *needle) {
   tu_cli_result a = run("cat '%s' %s", path, opts);
   tu_cli_result b = run("cat - --input-codec comet %s < '%s'", opts, path);
   bool empty = strstr(opts, "--format json --limit 0") != NULL; /* JSON Lines of no row */
-  TU_CHECK(a.exit_code == 0 && b.exit_code == 0 && (b.out_len == 0) == empty &&
-               a.out_len == b.out_len && memcmp(a.out, b.out, a.out_len) == 0,
+  TU_CHECK(a.exit_code == want_exit && b.exit_code == want_exit && (b.out_len == 0) == empty &&
+               a.out_len == b.out_len && memcmp(a.out, b.out, a.out_len) == 0 &&
+               (needle == NULL || (strstr(a.err, needle) && strstr(b.err, needle))),
            "cat %s %s: exit %d, %zu bytes; block by block: exit %d, %zu bytes: %s%s", path, opts,
            a.exit_code, a.out_len, b.exit_code, b.out_len, a.err, b.err);
   tu_cli_result_free(&a);
   tu_cli_result_free(&b);
 }
+
+static void expect_cat_same(const char *path, const char *opts) { expect_cat(path, opts, 0, NULL); }
 
 static const char *const cat_formats[] = {"csv", "json", "arrow-json"};
 
@@ -254,11 +258,21 @@ static void check_cat(void) {
   tu_cli_result_free(&b);
 }
 
-/* Comet blocks (codec NONE) that each hold an IPC stream with
- * dictionary-encoded columns, as Comet writes a dictionary column: every
- * block sends its dictionaries again.  csv and json go through the shuffle
- * reader, arrow-json (which shows dictionary ids) block by block. */
-static void cat_dictionary_blocks(const char *name) {
+/* Where the bytes of text first occur in p[0..n), or NULL. */
+static uint8_t *find_bytes(uint8_t *p, size_t n, const char *text) {
+  size_t len = strlen(text);
+  for (size_t at = 0; n >= len && at <= n - len; at++)
+    if (memcmp(p + at, text, len) == 0) return p + at;
+  return NULL;
+}
+
+/* Comet blocks (codec NONE) that each hold the IPC stream of the gold
+ * file name, dictionary-encoded columns, as Comet writes a dictionary
+ * column: every block sends its dictionaries again.  The shuffle reader's
+ * batches carry no dictionary ids, which arrow-json shows: it must show
+ * the stream's.  value: a dictionary value of the stream, changed in the
+ * last block (NULL: none). */
+static void cat_dictionary_blocks(const char *name, const char *value) {
   char gold[4096];
   tu_testdata_path(gold, sizeof gold, "arrow-gold/%s", name);
   tu_bytes ipc = tu_read_bytes(gold);
@@ -292,8 +306,21 @@ static void cat_dictionary_blocks(const char *name) {
       snprintf(opts, sizeof opts, "--format %s %s", cat_formats[f], options[o]);
       expect_cat_same(path, opts);
     }
-  /* The second block's codec tag damaged: nothing printed, the block named
-   * (arrow-json, read block by block, is checked first all the same). */
+  /* A dictionary value changed in the last block: csv and json show each
+   * block's own dictionary; arrow-json, which holds one dictionary per id,
+   * fails at that block as reading block by block does. */
+  size_t last = 2 * (sizeof header + ipc.size);
+  uint8_t *hit = value ? find_bytes(blocks.data + last, blocks.size - last, value) : NULL;
+  TU_CHECK(value == NULL || hit != NULL, "%s holds no \"%s\"", name, value);
+  if (hit != NULL) {
+    hit[0] ^= 0x20; /* its case */
+    TU_CHECK(tu_write_file(path, blocks.data, blocks.size) == 0, "cannot write %s", path);
+    expect_cat_same(path, "--format csv");
+    expect_cat_same(path, "--format json");
+    expect_cat(path, "--format arrow-json", 1, "batch 4 replaces the dictionary of");
+    hit[0] ^= 0x20;
+  }
+  /* The second block's codec tag damaged: nothing printed, the block named. */
   memcpy(blocks.data + sizeof header + ipc.size + 16, "XXXX", 4);
   TU_CHECK(tu_write_file(path, blocks.data, blocks.size) == 0, "cannot write %s", path);
   char want[64];
@@ -313,9 +340,9 @@ static void cat_dictionary_blocks(const char *name) {
  * generated_shared_dict: two columns share one dictionary id, which
  * arrow-json shows, once. */
 static void check_cat_dictionaries(void) {
-  cat_dictionary_blocks("1.0.0-littleendian/generated_dictionary.stream");
-  cat_dictionary_blocks("1.0.0-littleendian/generated_nested_dictionary.stream");
-  cat_dictionary_blocks("4.0.0-shareddict/generated_shared_dict.stream");
+  cat_dictionary_blocks("1.0.0-littleendian/generated_dictionary.stream", "be\xc2\xa3jdbi");
+  cat_dictionary_blocks("1.0.0-littleendian/generated_nested_dictionary.stream", NULL);
+  cat_dictionary_blocks("4.0.0-shareddict/generated_shared_dict.stream", NULL);
 }
 
 /* A damaged block: nothing printed, exit 1, the error naming the block and
