@@ -13,9 +13,16 @@
  *  - blocks whose header has no field count, and Comet blocks on standard
  *    input, are read block by block and coalesced by the writer;
  *  - a truncated last block, a bad codec tag, an empty input and a schema
- *    change between blocks are errors (naming the block) that leave no OUT. */
+ *    change between blocks are errors (naming the block) that leave no OUT;
+ *  - `cat` of a file of Comet blocks (every codec, dictionary-encoded
+ *    columns too) goes through the shuffle reader and prints, byte for
+ *    byte, what `cat` of the same blocks on standard input (read block by
+ *    block) does, in every format, with and without --columns and --limit;
+ *    a bad block prints nothing, exit 1, the error naming the block as only
+ *    the shuffle reader does. */
 #define _XOPEN_SOURCE 700
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +208,209 @@ static void check_bad_blocks(void) {
   expect_refused("an empty input", bad, "--input-codec comet", "holds no IPC stream");
 }
 
+/* `cat FILE opts` (the shuffle reader) prints what `cat - --input-codec
+ * comet opts < FILE` (block by block) does, byte for byte, and both exit
+ * with want_exit, saying needle on standard error when not NULL. */
+static void expect_cat(const char *path, const char *opts, int want_exit, const char *needle) {
+  tu_cli_result a = run("cat '%s' %s", path, opts);
+  tu_cli_result b = run("cat - --input-codec comet %s < '%s'", opts, path);
+  bool empty = strstr(opts, "--format json --limit 0") != NULL; /* JSON Lines of no row */
+  TU_CHECK(a.exit_code == want_exit && b.exit_code == want_exit && (b.out_len == 0) == empty &&
+               a.out_len == b.out_len && memcmp(a.out, b.out, a.out_len) == 0 &&
+               (needle == NULL || (strstr(a.err, needle) && strstr(b.err, needle))),
+           "cat %s %s: exit %d, %zu bytes; block by block: exit %d, %zu bytes: %s%s", path, opts,
+           a.exit_code, a.out_len, b.exit_code, b.out_len, a.err, b.err);
+  tu_cli_result_free(&a);
+  tu_cli_result_free(&b);
+}
+
+static void expect_cat_same(const char *path, const char *opts) { expect_cat(path, opts, 0, NULL); }
+
+static const char *const cat_formats[] = {"csv", "json", "arrow-json"};
+
+static void check_cat(void) {
+  static const char *const codecs[] = {"none", "lz4", "zstd", "snappy"};
+  /* --limit 100: inside the first 8192-row batch; 8200: just past it. */
+  static const char *const options[] = {"",
+                                        "--columns c3,c0",
+                                        "--limit 100",
+                                        "--limit 8200",
+                                        "--columns c4,c1,c4 --limit 777",
+                                        "--limit 0"};
+  TMP_PATH(in, "cat.comet");
+  for (int i = 0; i < 4; i++) {
+    gen_shuffle(in, "comet", codecs[i], 5);
+    for (int f = 0; f < 3; f++)
+      for (size_t o = 0; o < sizeof options / sizeof options[0]; o++) {
+        char opts[128];
+        snprintf(opts, sizeof opts, "--format %s %s", cat_formats[f], options[o]);
+        expect_cat_same(in, opts);
+      }
+  }
+  /* An unknown column: the same error either way. */
+  tu_cli_result a = run("cat '%s' --columns nope", in);
+  tu_cli_result b = run("cat - --input-codec comet --columns nope < '%s'", in);
+  TU_CHECK(a.exit_code == 1 && a.out_len == 0 && strstr(a.err, "no column named \"nope\"") &&
+               b.exit_code == 1 && strstr(b.err, "no column named \"nope\""),
+           "cat --columns nope: exit %d: %s; block by block: exit %d: %s", a.exit_code, a.err,
+           b.exit_code, b.err);
+  tu_cli_result_free(&a);
+  tu_cli_result_free(&b);
+}
+
+/* Where the bytes of text first occur in p[0..n), or NULL. */
+static uint8_t *find_bytes(uint8_t *p, size_t n, const char *text) {
+  size_t len = strlen(text);
+  for (size_t at = 0; n >= len && at <= n - len; at++)
+    if (memcmp(p + at, text, len) == 0) return p + at;
+  return NULL;
+}
+
+/* Comet blocks (codec NONE) that each hold the IPC stream of the gold
+ * file name, dictionary-encoded columns, as Comet writes a dictionary
+ * column: every block sends its dictionaries again.  The shuffle reader's
+ * batches carry no dictionary ids, which arrow-json shows: it must show
+ * the stream's.  value: a dictionary value of the stream, changed in the
+ * last block (NULL: none). */
+static void cat_dictionary_blocks(const char *name, const char *value) {
+  char gold[4096];
+  tu_testdata_path(gold, sizeof gold, "arrow-gold/%s", name);
+  tu_bytes ipc = tu_read_bytes(gold);
+  TU_CHECK(ipc.data != NULL, "cannot read %s", gold);
+  if (ipc.data == NULL) return;
+  tu_cli_result r = run("inspect '%s'", gold);
+  long long fields = 0; /* the schema's field count, for the block header */
+  const char *line = strstr(r.out, "\nschema: ");
+  TU_CHECK(
+      r.exit_code == 0 && line && sscanf(line, "\nschema: %lld field", &fields) == 1 && fields > 0,
+      "inspect of %s: exit %d: %s%s", gold, r.exit_code, r.out, r.err);
+  tu_cli_result_free(&r);
+  uint8_t header[20];
+  uint64_t length = 12 + (uint64_t)ipc.size;
+  for (int k = 0; k < 8; k++) {
+    header[k] = (uint8_t)(length >> (8 * k));
+    header[8 + k] = (uint8_t)((uint64_t)fields >> (8 * k));
+  }
+  memcpy(header + 16, "NONE", 4);
+  tu_bytes blocks = {0};
+  for (int n = 0; n < 3; n++) {
+    tu_bytes_append(&blocks, header, sizeof header);
+    tu_bytes_append(&blocks, ipc.data, ipc.size);
+  }
+  TMP_PATH(path, "dict.comet");
+  TU_CHECK(tu_write_file(path, blocks.data, blocks.size) == 0, "cannot write %s", path);
+  static const char *const options[] = {"", "--limit 3", "--columns '#1'"};
+  for (int f = 0; f < 3; f++)
+    for (size_t o = 0; o < sizeof options / sizeof options[0]; o++) {
+      char opts[128];
+      snprintf(opts, sizeof opts, "--format %s %s", cat_formats[f], options[o]);
+      expect_cat_same(path, opts);
+    }
+  /* A dictionary value changed in the last block: csv and json show each
+   * block's own dictionary; arrow-json, which holds one dictionary per id,
+   * fails at that block as reading block by block does. */
+  size_t last = 2 * (sizeof header + ipc.size);
+  uint8_t *hit = value ? find_bytes(blocks.data + last, blocks.size - last, value) : NULL;
+  TU_CHECK(value == NULL || hit != NULL, "%s holds no \"%s\"", name, value);
+  if (hit != NULL) {
+    hit[0] ^= 0x20; /* its case */
+    TU_CHECK(tu_write_file(path, blocks.data, blocks.size) == 0, "cannot write %s", path);
+    expect_cat_same(path, "--format csv");
+    expect_cat_same(path, "--format json");
+    expect_cat(path, "--format arrow-json", 1, "batch 4 replaces the dictionary of");
+    hit[0] ^= 0x20;
+  }
+  /* The second block's codec tag damaged: nothing printed, the block named. */
+  memcpy(blocks.data + sizeof header + ipc.size + 16, "XXXX", 4);
+  TU_CHECK(tu_write_file(path, blocks.data, blocks.size) == 0, "cannot write %s", path);
+  char want[64];
+  snprintf(want, sizeof want, "block 1 (source 0, byte %zu): ", sizeof header + ipc.size);
+  for (int f = 0; f < 3; f++) {
+    r = run("cat '%s' --format %s", path, cat_formats[f]);
+    TU_CHECK(r.exit_code == 1 && r.out_len == 0 && strstr(r.err, want) != NULL,
+             "cat --format %s of a bad dictionary block: exit %d, %zu bytes out, stderr %s",
+             cat_formats[f], r.exit_code, r.out_len, r.err);
+    tu_cli_result_free(&r);
+  }
+  free(blocks.data);
+  free(ipc.data);
+}
+
+/* generated_nested_dictionary: dictionaries inside dictionaries;
+ * generated_shared_dict: two columns share one dictionary id, which
+ * arrow-json shows, once. */
+static void check_cat_dictionaries(void) {
+  cat_dictionary_blocks("1.0.0-littleendian/generated_dictionary.stream", "be\xc2\xa3jdbi");
+  cat_dictionary_blocks("1.0.0-littleendian/generated_nested_dictionary.stream", NULL);
+  cat_dictionary_blocks("4.0.0-shareddict/generated_shared_dict.stream", NULL);
+}
+
+/* A damaged block: nothing printed, exit 1, the error naming the block and
+ * its byte offset as the shuffle reader does ("block N (source 0, byte
+ * B): ..."), which reading block by block does not. */
+static void check_cat_bad_block(void) {
+  TMP_PATH(in, "cat.comet");
+  TMP_PATH(bad, "cat-bad.comet");
+  gen_shuffle(in, "comet", "zstd", 5);
+  tu_bytes b = tu_read_bytes(in);
+  TU_CHECK(b.data != NULL && b.size > 40, "cannot read %s", in);
+  if (b.data == NULL || b.size <= 40) return;
+  uint64_t first = 0;
+  for (int k = 7; k >= 0; k--) first = first << 8 | b.data[k];
+  TU_CHECK(first + 8 + 20 < b.size, "the first block's length %llu", (unsigned long long)first);
+  if (first + 8 + 20 < b.size) memcpy(b.data + 8 + first + 16, "XXXX", 4); /* block 1's tag */
+  TU_CHECK(tu_write_file(bad, b.data, b.size) == 0, "cannot write %s", bad);
+  free(b.data);
+  char want[64];
+  snprintf(want, sizeof want, "block 1 (source 0, byte %llu): ", (unsigned long long)(first + 8));
+  for (int f = 0; f < 3; f++) {
+    tu_cli_result r = run("cat '%s' --format %s", bad, cat_formats[f]);
+    TU_CHECK(r.exit_code == 1 && r.out_len == 0 && strstr(r.err, want) != NULL,
+             "cat --format %s of a bad block: exit %d, %zu bytes out, stderr %s (want %s)",
+             cat_formats[f], r.exit_code, r.out_len, r.err, want);
+    tu_cli_result_free(&r);
+    r = run("cat --format %s --limit 10 --columns c2 '%s'", cat_formats[f], bad);
+    TU_CHECK(r.exit_code == 1 && r.out_len == 0 && strstr(r.err, want) != NULL,
+             "cat --limit 10 of a bad block 1: exit %d, %zu bytes out, stderr %s (want %s)",
+             r.exit_code, r.out_len, r.err, want);
+    tu_cli_result_free(&r);
+  }
+  /* The rows come from the shuffle reader too, not only the check before:
+   * a block whose framing is sound but whose body is not (the second half
+   * of block 1 of NONE blocks overwritten, offsets among it) passes the
+   * check, which decodes no column, and fails as the shuffle reader
+   * decodes it. */
+  gen_shuffle(in, "comet", "none", 5);
+  b = tu_read_bytes(in);
+  TU_CHECK(b.data != NULL && b.size > 40, "cannot read %s", in);
+  if (b.data == NULL || b.size <= 40) return;
+  first = 0;
+  for (int k = 7; k >= 0; k--) first = first << 8 | b.data[k];
+  uint64_t start = 8 + first, length = 0; /* block 1 */
+  for (int k = 7; k >= 0 && start + 8 < b.size; k--) length = length << 8 | b.data[start + k];
+  TU_CHECK(start + 8 + length < b.size && length > 64, "block 1: %llu bytes at %llu",
+           (unsigned long long)length, (unsigned long long)start);
+  if (start + 8 + length < b.size && length > 64)
+    memset(b.data + start + 8 + length / 2, 0xFF, length / 2 - 8); /* up to the end-of-stream */
+  TU_CHECK(tu_write_file(bad, b.data, b.size) == 0, "cannot write %s", bad);
+  free(b.data);
+  snprintf(want, sizeof want, "block 1 (source 0, byte %llu): ", (unsigned long long)start);
+  for (int f = 0; f < 3; f++) {
+    tu_cli_result r = run("cat '%s' --format %s", bad, cat_formats[f]);
+    TU_CHECK(r.exit_code == 1 && strstr(r.err, want) != NULL,
+             "cat --format %s of a bad body: exit %d, stderr %s (want %s)", cat_formats[f],
+             r.exit_code, r.err, want);
+    tu_cli_result_free(&r);
+  }
+  /* Block by block (standard input) the first block prints before the
+   * second fails, and the error does not take the shuffle reader's form. */
+  tu_cli_result r = run("cat - --input-codec comet < '%s'", bad);
+  TU_CHECK(r.exit_code == 1 && r.out_len > 0 && strstr(r.err, "(source 0, byte ") == NULL,
+           "cat of a bad block on standard input: exit %d, %zu bytes out, stderr %s", r.exit_code,
+           r.out_len, r.err);
+  tu_cli_result_free(&r);
+}
+
 static void check_inspect(void) {
   static const char *const codecs[] = {"none", "lz4", "zstd", "snappy"};
   TMP_PATH(in, "in.comet");
@@ -240,6 +450,9 @@ int main(int argc, char **argv) {
       {"batch_rows", check_batch_rows},
       {"inspect", check_inspect},
       {"bad_blocks", check_bad_blocks},
+      {"cat", check_cat},
+      {"cat_dictionaries", check_cat_dictionaries},
+      {"cat_bad_block", check_cat_bad_block},
   };
   int rc = TU_MAIN(argc, argv, "cli_shuffle", cases);
   tu_run("rm -rf '%s'", tmp);

@@ -14,7 +14,8 @@
  *  - `bench rows --help` behaves like the other --helps, every bench
  *    --help explains its columns, and a cost inside the noise is never
  *    printed as a (negative) number;
- *  - progress shows on a terminal (a pty) and nowhere else;
+ *  - progress shows on a terminal (a pty) and nowhere else (cat of Comet
+ *    blocks, through the shuffle reader, too);
  *  - an empty Comet input is zero batches; `inspect --rows` shows a
  *    length-prefixed row stream (count, size classes, rows in hex). */
 #define _XOPEN_SOURCE 700
@@ -558,22 +559,29 @@ static char *run_on_pty(char *const argv[], int *exit_code) {
 }
 
 static void check_progress(void) {
-  char in[4200], out[4200];
+  char in[4200], out[4200], blocks[4200];
   tmp_path(in, sizeof in, "big.stream");
   tmp_path(out, sizeof out, "big.arrow");
+  tmp_path(blocks, sizeof blocks, "big.comet");
   tu_cli_result g = run("gen cache '%s' --rows 200000", in);
   TU_CHECK(g.exit_code == 0 && g.err[0] == '\0',
            "gen without a terminal prints nothing on stderr: exit %d: %s", g.exit_code, g.err);
   tu_cli_result_free(&g);
+  g = run("gen shuffle '%s' --format comet --compression lz4 --rows 100000", blocks);
+  TU_CHECK(g.exit_code == 0, "gen shuffle: exit %d: %s", g.exit_code, g.err);
+  tu_cli_result_free(&g);
   char *convert[] = {(char *)cli, "convert", in, out, "--file", NULL};
   char *cat[] = {(char *)cli, "cat", in, "--limit", "1", NULL};
+  char *cat_blocks[] = {(char *)cli, "cat", blocks, "--limit", "1", NULL}; /* the shuffle reader */
   char *gen[] = {(char *)cli, "gen", "rows", out, "--rows", "100000", NULL};
   struct {
     const char *what, *label;
     char **argv;
-  } cases[] = {
-      {"convert", "\rconvert [", convert}, {"gen rows", "\rrows [", gen}, {"cat", "\rcat [", cat}};
-  for (int i = 0; i < 3; i++) {
+  } cases[] = {{"convert", "\rconvert [", convert},
+               {"gen rows", "\rrows [", gen},
+               {"cat", "\rcat [", cat},
+               {"cat of Comet blocks", "\rcat [", cat_blocks}};
+  for (int i = 0; i < 4; i++) {
     int rc = -1;
     char *seen = run_on_pty(cases[i].argv, &rc);
     TU_CHECK(
@@ -589,6 +597,7 @@ static void check_progress(void) {
   tu_cli_result_free(&r);
   unlink(in);
   unlink(out);
+  unlink(blocks);
 }
 
 /* ---- Comet and row streams --------------------------------------------------------- */

@@ -106,15 +106,28 @@ void xc_input_close(xc_input *in);
  * batches of about this many. */
 #define XC_BLOCK_BATCH_ROWS 8192
 
+/* How a command chooses the columns of the blocks it reads (cat's
+ * --columns): choose gets the blocks' whole schema (the first block's) and
+ * sets *columns to the top-level indices to decode (NULL: all), which must
+ * stay valid until xc_input_open_blocks returns (the reader copies them). */
+typedef struct xc_blocks_columns {
+  xchg_status (*choose)(void *ctx, const struct ArrowSchema *whole, const int64_t **columns,
+                        int64_t *n_columns, xchg_error *err);
+  void *ctx;
+} xc_blocks_columns;
+
 /* A file on disk of Comet shuffle blocks (codec XCHG_STREAM_COMET, or
  * XCHG_STREAM_AUTO and detected) whose first block states its field count:
  * *out is a shuffle reader over them, coalescing into batches of at least
  * target_rows rows, the file read through once first (no column decoded)
- * so that a bad block fails before any output.  Any other input (standard
- * input among them): *out is NULL, and xc_input_open reads it.  Errors of the blocks
- * name the block and its byte offset (xchg/shuffle.h). */
+ * so that a bad block fails before any output.  chooser (NULL: every
+ * column) picks the columns *out decodes, once the blocks are checked.
+ * Any other input (standard input among them): *out is NULL, and
+ * xc_input_open reads it.  Errors of the blocks name the block and its
+ * byte offset (xchg/shuffle.h). */
 xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int64_t target_rows,
-                                 xchg_shuffle_reader **out, xchg_error *err);
+                                 const xc_blocks_columns *chooser, xchg_shuffle_reader **out,
+                                 xchg_error *err);
 
 /* What `inspect` says of a file of Comet blocks, read through the shuffle
  * reader (no column decoded): blocks, rows, wire bytes, the batches of

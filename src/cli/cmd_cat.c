@@ -16,7 +16,11 @@ static const char cat_help[] =
     "                       [--input-codec C]\n\n"
     "Prints the rows of an Arrow IPC file or stream ('-' reads standard input).\n"
     "An input holding several IPC streams (see --input-codec) prints as one: they must\n"
-    "have the same schema.\n\n"
+    "have the same schema.  A file of Comet shuffle blocks (--input-codec comet, or\n"
+    "detected) that state their field count is read by the shuffle reader, through\n"
+    "once before anything is printed, so a bad block prints nothing (errors name\n"
+    "the block and its byte offset); blocks on standard input or without a field\n"
+    "count are read block by block.\n\n"
     "  --columns a,b   only these top-level columns, in this order; #N is the\n"
     "                    column at position N (from 0, as inspect lists them), for\n"
     "                    names that several columns share\n"
@@ -259,33 +263,40 @@ static xchg_status project(xchg_ipc_reader *reader, const selection *sel, xchg_e
 
 /* ---- dictionary ids ---------------------------------------------------------------- */
 
-/* The reader's dictionary ids for the (projected) schema, and where each
- * selected column's begin: the ids run in schema order, the selection may
- * not. */
+/* Where each selected column's dictionary ids begin among the n_ids ids
+ * of the (projected) schema: the ids run in schema order, the selection
+ * may not. */
+static xchg_status locate_dictionaries(const struct ArrowSchema *schema, selection *sel,
+                                       int64_t n_ids, xchg_error *err) {
+  int64_t *begins = malloc((size_t)(schema->n_children + 1) * sizeof *begins);
+  sel->first_dict = calloc((size_t)(sel->count > 0 ? sel->count : 1), sizeof *sel->first_dict);
+  xchg_status st = XCHG_OK;
+  if (begins == NULL || sel->first_dict == NULL) {
+    st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  } else {
+    begins[0] = 0;
+    for (int64_t k = 0; k < schema->n_children; k++)
+      begins[k + 1] = begins[k] + xc_count_dictionaries(schema->children[k]);
+    for (int c = 0; c < sel->count; c++) sel->first_dict[c] = begins[sel->index[c]];
+    if (begins[schema->n_children] != n_ids)
+      st = xchg_errorf(err, XCHG_EFORMAT,
+                       "the schema has %lld dictionary-encoded fields but the reader "
+                       "lists %lld dictionary ids",
+                       (long long)begins[schema->n_children], (long long)n_ids);
+  }
+  free(begins);
+  return st;
+}
+
+/* The reader's dictionary ids for the (projected) schema. */
 static xchg_status read_dictionary_ids(xchg_ipc_reader *reader, const struct ArrowSchema *schema,
                                        selection *sel, int64_t **ids, int64_t *n_ids,
                                        xchg_error *err) {
   *n_ids = xchg_ipc_reader_dictionary_ids(reader, NULL, 0);
   *ids = malloc((size_t)(*n_ids > 0 ? *n_ids : 1) * sizeof **ids);
-  int64_t *begins = malloc((size_t)(schema->n_children + 1) * sizeof *begins);
-  sel->first_dict = calloc((size_t)(sel->count > 0 ? sel->count : 1), sizeof *sel->first_dict);
-  xchg_status st = XCHG_OK;
-  if (*ids == NULL || begins == NULL || sel->first_dict == NULL) {
-    st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  } else {
-    xchg_ipc_reader_dictionary_ids(reader, *ids, *n_ids);
-    begins[0] = 0;
-    for (int64_t k = 0; k < schema->n_children; k++)
-      begins[k + 1] = begins[k] + xc_count_dictionaries(schema->children[k]);
-    for (int c = 0; c < sel->count; c++) sel->first_dict[c] = begins[sel->index[c]];
-    if (begins[schema->n_children] != *n_ids)
-      st = xchg_errorf(err, XCHG_EFORMAT,
-                       "the schema has %lld dictionary-encoded fields but the reader "
-                       "lists %lld dictionary ids",
-                       (long long)begins[schema->n_children], (long long)*n_ids);
-  }
-  free(begins);
-  return st;
+  if (*ids == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  xchg_ipc_reader_dictionary_ids(reader, *ids, *n_ids);
+  return locate_dictionaries(schema, sel, *n_ids, err);
 }
 
 /* ---- trees for the selected columns -------------------------------------------- */
@@ -401,14 +412,20 @@ static xchg_status begin_output(cat_state *st, xchg_error *err) {
   return s;
 }
 
+/* The selection (--columns) from the input's whole schema. */
+static xchg_status select_from(cat_state *st, const struct ArrowSchema *whole, xchg_error *err) {
+  if (strcmp(whole->format, "+s") != 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "schema is not a struct (format \"%s\")", whole->format);
+  xchg_status s = select_columns(whole, st->opt->columns, &st->sel, err);
+  if (s == XCHG_OK && st->opt->columns != NULL) s = choose_columns(&st->sel, err);
+  return s;
+}
+
 /* The first IPC stream sets the schema, the selection and the output's
  * header. */
 static xchg_status first_stream(cat_state *st, xchg_ipc_reader *reader, xchg_error *err) {
   xchg_status s = xchg_ipc_reader_schema(reader, &st->first, err);
-  if (s == XCHG_OK && strcmp(st->first.format, "+s") != 0)
-    s = xchg_errorf(err, XCHG_EFORMAT, "schema is not a struct (format \"%s\")", st->first.format);
-  if (s == XCHG_OK) s = select_columns(&st->first, st->opt->columns, &st->sel, err);
-  if (s == XCHG_OK && st->opt->columns != NULL) s = choose_columns(&st->sel, err);
+  if (s == XCHG_OK) s = select_from(st, &st->first, err);
   if (s == XCHG_OK) s = project(reader, &st->sel, err);
   if (s == XCHG_OK) s = xchg_ipc_reader_schema(reader, &st->schema, err);
   if (s == XCHG_OK)
@@ -477,6 +494,14 @@ static xchg_status copy_rows(cat_state *st, xchg_ipc_reader *reader, xchg_error 
   return s;
 }
 
+/* The end of the output after the rows (s: how copying them went). */
+static xchg_status end_output(cat_state *st, xchg_status s, xchg_error *err) {
+  if (s == XCHG_OK && st->opt->format == CAT_ARROW_JSON) xc_arrow_json_end(&st->json);
+  if (s == XCHG_OK && (xs_failed(&st->out) || xs_failed(&st->rows.scratch) || st->out_of_memory))
+    s = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  return s;
+}
+
 /* Every IPC stream of the input in turn, until the rows wanted are out. */
 static xchg_status copy_input(cat_state *st, xc_input *in, xchg_error *err) {
   xchg_ipc_read_options opts;
@@ -494,27 +519,135 @@ static xchg_status copy_input(cat_state *st, xc_input *in, xchg_error *err) {
     xc_input_end_stream(in, reader);
   }
   if (s != XCHG_OK) xc_input_locate_error(in, err);
-  if (s == XCHG_OK && st->opt->format == CAT_ARROW_JSON) xc_arrow_json_end(&st->json);
-  if (s == XCHG_OK && (xs_failed(&st->out) || xs_failed(&st->rows.scratch) || st->out_of_memory))
-    s = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  return end_output(st, s, err);
+}
+
+/* ---- Comet blocks through the shuffle reader ------------------------------------ */
+
+/* The columns the shuffle reader decodes: the selection's, chosen from
+ * the blocks' whole schema. */
+static xchg_status choose_block_columns(void *ctx, const struct ArrowSchema *whole,
+                                        const int64_t **columns, int64_t *n_columns,
+                                        xchg_error *err) {
+  cat_state *st = ctx;
+  xchg_status s = select_from(st, whole, err);
+  *columns = st->sel.chosen; /* NULL without --columns: all */
+  *n_columns = st->sel.n_chosen;
   return s;
+}
+
+/* The blocks' (projected) schema.  The shuffle reader's batches carry
+ * their dictionaries in the C Data arrays, without the IPC stream's
+ * dictionary ids: the trees get ids of their own, 0, 1, ... in the order
+ * the IPC reader would list them, which csv and json never show
+ * (arrow-json takes the first block's, first_block_ids). */
+static xchg_status blocks_schema(cat_state *st, xchg_shuffle_reader *reader, xchg_error *err) {
+  xchg_status s = xchg_shuffle_reader_schema(reader, &st->schema, err);
+  if (s != XCHG_OK) return s;
+  st->n_dict_ids = xc_count_dictionaries(&st->schema);
+  st->dict_ids = malloc((size_t)(st->n_dict_ids > 0 ? st->n_dict_ids : 1) * sizeof *st->dict_ids);
+  if (st->dict_ids == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  for (int64_t k = 0; k < st->n_dict_ids; k++) st->dict_ids[k] = k;
+  return locate_dictionaries(&st->schema, &st->sel, st->n_dict_ids, err);
+}
+
+static void selection_free(selection *sel) {
+  free(sel->index);
+  free(sel->chosen);
+  free(sel->first_dict);
+  memset(sel, 0, sizeof *sel);
+}
+
+/* arrow-json shows the IPC stream's dictionary ids, which the shuffle
+ * reader does not give: the first block's IPC reader gives them (every
+ * block has that block's schema, the shuffle reader checks). */
+static xchg_status first_block_ids(cat_state *st, xchg_error *err) {
+  xc_input in;
+  xchg_ipc_reader *reader = NULL;
+  xchg_status s = xc_input_open(&in, st->opt->path, XCHG_STREAM_COMET, false, err);
+  if (s == XCHG_OK) s = xc_input_next(&in, NULL, &reader, err);
+  if (s == XCHG_OK && reader == NULL) s = xchg_errorf(err, XCHG_EFORMAT, "holds no block");
+  if (s == XCHG_OK) s = project(reader, &st->sel, err);
+  if (s == XCHG_OK) {
+    free(st->dict_ids);
+    free(st->sel.first_dict);
+    s = read_dictionary_ids(reader, &st->schema, &st->sel, &st->dict_ids, &st->n_dict_ids, err);
+  }
+  xc_input_end_stream(&in, reader);
+  xc_input_close(&in);
+  return s;
+}
+
+/* A file of Comet blocks (xc_input_open_blocks): *reader is the shuffle
+ * reader of the selected columns, NULL for an input read block by block.
+ * arrow-json shows the batches as they come, so they stay as the blocks
+ * hold them (target 1 row: each goes out as it is read), as read block by
+ * block. */
+static xchg_status open_blocks(cat_state *st, xchg_shuffle_reader **reader, xchg_error *err) {
+  const cat_options *o = st->opt;
+  xc_blocks_columns chooser = {choose_block_columns, st};
+  int64_t target = o->format == CAT_ARROW_JSON ? 1 : XC_BLOCK_BATCH_ROWS;
+  xchg_status s = xc_input_open_blocks(o->path, o->codec, target, &chooser, reader, err);
+  if (s != XCHG_OK || *reader == NULL) return s;
+  if ((s = blocks_schema(st, *reader, err)) != XCHG_OK) return s;
+  if (o->format == CAT_ARROW_JSON && st->n_dict_ids > 0) s = first_block_ids(st, err);
+  return s;
+}
+
+/* The coalesced batches of the blocks, until the rows wanted are out;
+ * errors name the block (xchg/shuffle.h).  arrow-json: every block after
+ * the first sends its dictionaries again, not as deltas (it is a whole IPC
+ * stream), which replaces them, as on_message notes reading block by
+ * block: a batch whose dictionary changed is an error.  Every batch after
+ * the first is taken as such, so a delta dictionary inside a block (which
+ * Comet never writes: one record batch per block) would be an error here. */
+static xchg_status copy_blocks(cat_state *st, xchg_shuffle_reader *reader, xchg_error *err) {
+  xchg_status s = begin_output(st, err);
+  for (bool first = true; s == XCHG_OK && st->remaining != 0; first = false) {
+    struct ArrowArray batch;
+    if ((s = xchg_shuffle_reader_next(reader, &batch, err)) != XCHG_OK || batch.release == NULL)
+      break;
+    if (!first && st->opt->format == CAT_ARROW_JSON) xc_arrow_json_note_replacement(&st->json);
+    xchg_shuffle_reader_metrics m;
+    xchg_shuffle_reader_get_metrics(reader, &m);
+    xc_progress_update(&st->progress, m.wire_bytes);
+    s = write_batch(st, &batch, err);
+    batch.release(&batch);
+  }
+  return end_output(st, s, err);
+}
+
+static void cat_state_free(cat_state *st) {
+  xc_arrow_json_free(&st->json);
+  free(st->sent_ids);
+  free(st->dict_ids);
+  xs_free(&st->out);
+  xc_rows_writer_free(&st->rows);
+  selection_free(&st->sel);
+  if (st->first.release != NULL) st->first.release(&st->first);
+  if (st->schema.release != NULL) st->schema.release(&st->schema);
 }
 
 static int cat(const cat_options *opt) {
   xchg_error err = {{0}};
   int refused = xc_refuse_stdout_input(opt->path);
   if (refused >= 0) return refused;
-  xc_input in;
-  if (xc_input_open(&in, opt->path, opt->codec, true, &err) != XCHG_OK) {
+  xc_input in = {0};
+  cat_state st = {.opt = opt, .remaining = opt->limit, .in = &in};
+  xs_init(&st.out, stdout);
+  xc_rows_writer_init(&st.rows, xchg_pool_default()); /* rows formatted on every core */
+  xchg_shuffle_reader *blocks = NULL;
+  xchg_status s = open_blocks(&st, &blocks, &err);
+  if (s == XCHG_OK && blocks == NULL) s = xc_input_open(&in, opt->path, opt->codec, true, &err);
+  if (s != XCHG_OK) {
+    xchg_shuffle_reader_free(blocks);
     xc_input_close(&in);
+    cat_state_free(&st);
     return xc_runtime_error(opt->path, err.message);
   }
-  cat_state st = {.opt = opt, .remaining = opt->limit, .in = &in};
   xc_progress_init(&st.progress, "cat", "bytes", xc_path_size(opt->path), true);
-  xs_init(&st.out, stdout);
-  xs_write_behind(&st.out);                           /* writing overlaps formatting */
-  xc_rows_writer_init(&st.rows, xchg_pool_default()); /* rows formatted on every core */
-  xchg_status s = copy_input(&st, &in, &err);
+  xs_write_behind(&st.out); /* writing overlaps formatting */
+  s = blocks != NULL ? copy_blocks(&st, blocks, &err) : copy_input(&st, &in, &err);
   xc_progress_end(&st.progress);
   xs_flush(&st.out);
   int rc = XC_EXIT_OK;
@@ -522,17 +655,9 @@ static int cat(const cat_options *opt) {
     rc = xc_write_error("-", xs_write_error(&st.out));
   else if (s != XCHG_OK)
     rc = xc_runtime_error(opt->path, err.message);
-  xc_arrow_json_free(&st.json);
-  free(st.sent_ids);
-  free(st.dict_ids);
-  xs_free(&st.out);
-  xc_rows_writer_free(&st.rows);
-  free(st.sel.index);
-  free(st.sel.chosen);
-  free(st.sel.first_dict);
-  if (st.first.release != NULL) st.first.release(&st.first);
-  if (st.schema.release != NULL) st.schema.release(&st.schema);
+  xchg_shuffle_reader_free(blocks);
   xc_input_close(&in);
+  cat_state_free(&st);
   return rc;
 }
 

@@ -23,14 +23,18 @@ static bool is_comet_file(xchg_source *src, xchg_stream_codec codec) {
   return comet && field_count != 0;
 }
 
-static xchg_status open_reader(xchg_source *src, int64_t target_rows, bool no_columns,
-                               xchg_shuffle_reader **out, xchg_error *err) {
-  static const int64_t none[1] = {0};
+/* No column: a reader that counts rows only (n_columns 0). */
+static const int64_t no_columns[1] = {0};
+
+/* columns NULL: all of them. */
+static xchg_status open_reader(xchg_source *src, int64_t target_rows, const int64_t *columns,
+                               int64_t n_columns, xchg_shuffle_reader **out, xchg_error *err) {
   xchg_shuffle_reader_options opts;
   xchg_shuffle_reader_options_init(&opts);
   opts.framing = XCHG_SHUFFLE_FRAMING_COMET;
   opts.target_rows = target_rows;
-  if (no_columns) opts.columns = none; /* n_columns 0: row counts only */
+  opts.columns = columns;
+  opts.n_columns = n_columns;
   xchg_status st = xchg_shuffle_reader_open(&opts, out, err);
   if (st != XCHG_OK) {
     xchg_source_free(src);
@@ -50,7 +54,7 @@ static xchg_status check_blocks(xchg_buf *memory, xchg_error *err) {
   xchg_source *src;
   xchg_shuffle_reader *probe;
   xchg_status st = xchg_source_from_buf(memory, &src, err);
-  if (st == XCHG_OK) st = open_reader(src, XC_BLOCK_BATCH_ROWS, true, &probe, err);
+  if (st == XCHG_OK) st = open_reader(src, XC_BLOCK_BATCH_ROWS, no_columns, 0, &probe, err);
   if (st != XCHG_OK) return st;
   struct ArrowSchema schema;
   if ((st = xchg_shuffle_reader_schema(probe, &schema, err)) == XCHG_OK) schema.release(&schema);
@@ -63,8 +67,27 @@ static xchg_status check_blocks(xchg_buf *memory, xchg_error *err) {
   return st;
 }
 
+/* The columns to decode, as chooser says from the blocks' whole schema
+ * (the first block's, read by a reader of all columns that decodes none). */
+static xchg_status choose_columns(xchg_buf *memory, const xc_blocks_columns *chooser,
+                                  const int64_t **columns, int64_t *n_columns, xchg_error *err) {
+  xchg_source *src;
+  xchg_shuffle_reader *whole;
+  xchg_status st = xchg_source_from_buf(memory, &src, err);
+  if (st == XCHG_OK) st = open_reader(src, XC_BLOCK_BATCH_ROWS, NULL, 0, &whole, err);
+  if (st != XCHG_OK) return st;
+  struct ArrowSchema schema;
+  if ((st = xchg_shuffle_reader_schema(whole, &schema, err)) == XCHG_OK) {
+    st = chooser->choose(chooser->ctx, &schema, columns, n_columns, err);
+    schema.release(&schema);
+  }
+  xchg_shuffle_reader_free(whole);
+  return st;
+}
+
 xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int64_t target_rows,
-                                 xchg_shuffle_reader **out, xchg_error *err) {
+                                 const xc_blocks_columns *chooser, xchg_shuffle_reader **out,
+                                 xchg_error *err) {
   *out = NULL;
   if (codec != XCHG_STREAM_AUTO && codec != XCHG_STREAM_COMET) return XCHG_OK;
   xchg_source *src;
@@ -75,14 +98,18 @@ xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int6
     xchg_source_free(src);
     return XCHG_OK;
   }
-  xchg_buf *memory = xchg_source_memory(src);
-  st = memory != NULL ? check_blocks(memory, err) : XCHG_OK;
+  xchg_buf *memory = xchg_source_memory(src); /* not NULL: is_comet_file looked at it */
+  const int64_t *columns = NULL;
+  int64_t n_columns = 0;
+  st = check_blocks(memory, err);
+  if (st == XCHG_OK && chooser != NULL)
+    st = choose_columns(memory, chooser, &columns, &n_columns, err);
   xchg_buf_unref(memory);
   if (st != XCHG_OK) {
     xchg_source_free(src);
     return st;
   }
-  return open_reader(src, target_rows, false, out, err);
+  return open_reader(src, target_rows, columns, n_columns, out, err);
 }
 
 /* Counts each block's codec tag (bytes 16..19 of its header), walking the
@@ -106,7 +133,7 @@ xchg_status xc_blocks_summarize(const char *path, xc_blocks_summary *out, xchg_e
   if (st != XCHG_OK) return st;
   xchg_buf *memory = xchg_source_memory(src);
   xchg_shuffle_reader *reader;
-  if ((st = open_reader(src, XC_BLOCK_BATCH_ROWS, true, &reader, err)) != XCHG_OK) {
+  if ((st = open_reader(src, XC_BLOCK_BATCH_ROWS, no_columns, 0, &reader, err)) != XCHG_OK) {
     xchg_buf_unref(memory);
     return st;
   }
