@@ -422,7 +422,7 @@ static void check_inspect(void) {
     free(b.data);
     char want[256];
     snprintf(want, sizeof want, "\nblocks: 157 Comet blocks (%s), 10000 rows, ", codecs[i]);
-    char coalesced[] = " on the wire, coalesced into 2 batches of 8192 rows\n";
+    char coalesced[] = " on the wire, coalesced into 2 batches, target 8192 rows\n";
     tu_cli_result r = run("inspect '%s'", in);
     TU_CHECK(r.exit_code == 0 && strstr(r.out, want) && strstr(r.out, coalesced),
              "inspect of %s blocks: exit %d: %s%s", codecs[i], r.exit_code, r.out, r.err);

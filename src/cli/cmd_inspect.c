@@ -511,7 +511,8 @@ static void print_input_totals_json(xs *out, const xc_input *in, const stream_st
 static const char *const block_codecs[4] = {"none", "lz4", "zstd", "snappy"};
 
 /* "157 Comet blocks (lz4), 10000 rows, 101 KiB (103461 B) on the wire,
- * coalesced into 2 batches of 8192 rows". */
+ * coalesced into 2 batches, target 8192 rows" (a batch holds whole
+ * blocks up to at least the target; the last may be shorter). */
 static void print_blocks(xs *out, const xc_blocks_summary *b) {
   xs_puts(out, "blocks: ");
   count(out, b->blocks, "Comet block", "Comet blocks");
@@ -524,8 +525,8 @@ static void print_blocks(xs *out, const xc_blocks_summary *b) {
   }
   xs_printf(out, "%s, %lld rows, ", sep[0] == ',' ? ")" : "", (long long)b->rows);
   xc_human_size(out, b->wire_bytes);
-  xs_printf(out, " on the wire, coalesced into %lld batch%s of %d rows\n", (long long)b->batches,
-            b->batches == 1 ? "" : "es", XC_BLOCK_BATCH_ROWS);
+  xs_printf(out, " on the wire, coalesced into %lld batch%s, target %d rows\n",
+            (long long)b->batches, b->batches == 1 ? "" : "es", XC_BLOCK_BATCH_ROWS);
 }
 
 static void print_blocks_json(xs *out, const xc_blocks_summary *b) {
