@@ -69,7 +69,7 @@ static xchg_status append_validity(coalescer *c, out_node *o, int64_t k, int64_t
     if (!o->validity || n == 0) return XCHG_OK;
     uint8_t *dst = coalesce_reserve(c, ob, bytes - ob->size);
     if (!dst) return XCHG_ENOMEM;
-    set_bits(xchg_buf_mutable_data(ob->buf), o->length, n);
+    set_bits(ob->data, o->length, n);
     ob->size = bytes;
     return XCHG_OK;
   }
@@ -79,12 +79,12 @@ static xchg_status append_validity(coalescer *c, out_node *o, int64_t k, int64_t
   if (!o->validity) {
     ob->size = 0;
     if (!coalesce_reserve(c, ob, bytes)) return XCHG_ENOMEM;
-    set_bits(xchg_buf_mutable_data(ob->buf), 0, o->length);
+    set_bits(ob->data, 0, o->length);
     o->validity = 1;
   } else if (!coalesce_reserve(c, ob, bytes - ob->size)) {
     return XCHG_ENOMEM;
   }
-  copy_bits(xchg_buf_mutable_data(ob->buf), o->length, src, off, n);
+  copy_bits(ob->data, o->length, src, off, n);
   ob->size = bytes;
   o->null_count += off == 0 && n == node_length ? node_nulls : n - count_set(src, off, n);
   if (bits) *bits = src;
@@ -112,7 +112,7 @@ static xchg_status append_bits(coalescer *c, out_node *o, int64_t k, int64_t off
   if (st != XCHG_OK) return st;
   if (n == 0) return XCHG_OK;
   if (!coalesce_reserve(c, ob, bytes - ob->size)) return XCHG_ENOMEM;
-  copy_bits(xchg_buf_mutable_data(ob->buf), o->length, src, off, n);
+  copy_bits(ob->data, o->length, src, off, n);
   ob->size = bytes;
   return XCHG_OK;
 }
