@@ -234,9 +234,7 @@ xchg_status coalesce_span_overflow(coalescer *c, int64_t end, int64_t width) {
 
 /* ---- the batch's layout ------------------------------------------------------- */
 
-static int is_view(const ipc_field *f) {
-  return !f->dict_encoded && (f->type == IPC_BINARY_VIEW || f->type == IPC_UTF8_VIEW);
-}
+static int is_view(const flat_field *ff) { return ff->kind == APPEND_VIEW; }
 
 /* Where each field's buffers start in b: fixed by the schema and the
  * metadata version but for the variadic buffers of views, so laid out
@@ -249,7 +247,7 @@ static xchg_status place_buffers(coalescer *c, const wire_batch *b) {
     const ipc_field *f = c->fields[fi].f;
     c->buf_at[fi] = k;
     k += ipc_field_buffer_count(f, 0, b->version);
-    if (is_view(f)) {
+    if (is_view(&c->fields[fi])) {
       c->at = f;
       if (v >= b->variadic.count)
         return coalesce_fail(c, -1, XCHG_EFORMAT,
@@ -299,10 +297,13 @@ static xchg_status lay_out(coalescer *c, const wire_batch *b) {
                            (long long)length, (long long)b->rows);
     }
   }
-  for (int64_t i = 0; i < k; i++) {
-    int64_t offset, len;
-    coalesce_spec_of(b, i, &offset, &len);
-    if (offset < 0 || len < 0 || offset > b->body_length || len > b->body_length - offset)
+  /* In unsigned arithmetic (the body's length is not negative), a
+   * negative offset or length is past the body too. */
+  const uint8_t *spec = b->buffer_at;
+  uint64_t body = (uint64_t)b->body_length;
+  for (int64_t i = 0; i < k; i++, spec += 16) {
+    uint64_t offset = fb_load_u64(spec), len = fb_load_u64(spec + 8);
+    if (offset > body || len > body - offset)
       return coalesce_fail(c, i, XCHG_EFORMAT,
                            "range [%lld, +%lld) lies outside the %lld-byte body", (long long)offset,
                            (long long)len, (long long)b->body_length);
@@ -322,6 +323,8 @@ xchg_status wire_batch_open(const fb_table *batch, int version, const uint8_t *b
   if (!rc_nodes) out->nodes.count = 0;
   if (!rc_buffers) out->buffers.count = 0;
   if (!rc_variadic) out->variadic.count = 0;
+  out->node_at = out->nodes.count ? fb_vector_elem(&out->nodes, 0) : NULL;
+  out->buffer_at = out->buffers.count ? fb_vector_elem(&out->buffers, 0) : NULL;
   if (out->rows < 0)
     return xchg_errorf(err, XCHG_EFORMAT, "record batch length %lld", (long long)out->rows);
   return ipc_batch_compression(batch, &out->codec, err);
@@ -350,11 +353,42 @@ static int64_t count_fields(const ipc_field *f) {
   return n;
 }
 
+static append_kind kind_of(const ipc_field *f, int64_t *width) {
+  int large = f->type == IPC_LARGE_BINARY || f->type == IPC_LARGE_UTF8 ||
+              f->type == IPC_LARGE_LIST || f->type == IPC_LARGE_LIST_VIEW;
+  *width = large ? 8 : 4;
+  if (f->dict_encoded) {
+    *width = f->index_width;
+    return APPEND_FIXED;
+  }
+  switch (f->type) {
+    case IPC_NULL: return APPEND_NULL;
+    case IPC_UNION: return APPEND_UNION;
+    case IPC_RUN_END_ENCODED: return APPEND_RUN_ENDS;
+    case IPC_BOOL: return APPEND_BITS;
+    case IPC_BINARY:
+    case IPC_UTF8:
+    case IPC_LARGE_BINARY:
+    case IPC_LARGE_UTF8: return APPEND_BINARY;
+    case IPC_LIST:
+    case IPC_LARGE_LIST:
+    case IPC_MAP: return APPEND_LIST;
+    case IPC_LIST_VIEW:
+    case IPC_LARGE_LIST_VIEW: return APPEND_LIST_VIEW;
+    case IPC_BINARY_VIEW:
+    case IPC_UTF8_VIEW: return APPEND_VIEW;
+    case IPC_STRUCT: return APPEND_STRUCT;
+    case IPC_FIXED_SIZE_LIST: *width = f->list_size; return APPEND_FIXED_LIST;
+    default: *width = f->width; return APPEND_FIXED;
+  }
+}
+
 /* Numbers f and its subtree from *next, depth first; returns f's index. */
 static int64_t flatten(coalescer *c, const ipc_field *f, int64_t *next, int64_t *next_kid) {
   int64_t fi = (*next)++;
   flat_field *ff = &c->fields[fi];
   ff->f = f;
+  ff->kind = kind_of(f, &ff->width);
   ff->n_kids = f->dict_encoded ? 0 : f->n_children;
   ff->kids = *next_kid;
   *next_kid += ff->n_kids;
@@ -395,7 +429,7 @@ xchg_status coalescer_create(const ipc_schema *schema, const xchg_ipc_read_optio
   int64_t next = 0, next_kid = 0;
   for (int64_t i = 0; i < columns; i++)
     c->top[i] = flatten(c, &schema->root.children[i], &next, &next_kid);
-  for (int64_t fi = 0; fi < n; fi++) c->has_views |= is_view(c->fields[fi].f);
+  for (int64_t fi = 0; fi < n; fi++) c->has_views |= is_view(&c->fields[fi]);
   *out = c;
   return XCHG_OK;
 }
@@ -497,7 +531,7 @@ static xchg_status build(coalescer *c, int64_t fi, ipc_dict_lookup_fn lookup, vo
   if (has_validity && o->validity) take(o, 0, a, 0);
   if (!has_validity) take(o, 0, a, 0); /* union type ids */
   for (int64_t i = 1; i < a->n_buffers && i < OUT_BUFFERS; i++) take(o, (int)i, a, i);
-  if (is_view(f)) {
+  if (is_view(ff)) {
     int64_t size = (int64_t)a->buffers[2].size;
     xchg_buf *sizes = ipc_array_set_buf(a, 3, xchg_buf_alloc(8));
     if (!sizes) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");

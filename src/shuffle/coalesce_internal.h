@@ -32,8 +32,25 @@ typedef struct out_mark {
   size_t size[OUT_BUFFERS];
 } out_mark;
 
+/* How a field's span is appended, from its type, decided once. */
+typedef enum append_kind {
+  APPEND_FIXED, /* validity, fixed-width values (dictionary indices too) */
+  APPEND_BITS,  /* validity, boolean bits */
+  APPEND_BINARY,
+  APPEND_LIST, /* list, large list, map */
+  APPEND_LIST_VIEW,
+  APPEND_VIEW, /* binary and utf8 views */
+  APPEND_STRUCT,
+  APPEND_FIXED_LIST,
+  APPEND_NULL,
+  APPEND_UNION,
+  APPEND_RUN_ENDS
+} append_kind;
+
 typedef struct flat_field {
   const ipc_field *f;
+  append_kind kind;
+  int64_t width; /* bytes per value (fixed), per offset (binary, lists), values per list (fixed) */
   int64_t kids, n_kids; /* kids[kids .. kids + n_kids): flat indices of its children */
   int8_t child_of[128]; /* unions: the child of each type id, or -1 */
 } flat_field;
@@ -79,7 +96,7 @@ struct coalescer {
 /* The length and null count of node i of wire batch b. */
 static inline void coalesce_node_of(const wire_batch *b, int64_t i, int64_t *length,
                                     int64_t *nulls) {
-  const uint8_t *node = fb_vector_elem(&b->nodes, (uint32_t)i);
+  const uint8_t *node = b->node_at + 16 * i;
   *length = (int64_t)fb_load_u64(node);
   *nulls = (int64_t)fb_load_u64(node + 8);
 }
@@ -114,7 +131,7 @@ static inline uint8_t *coalesce_reserve(coalescer *c, out_buf *o, size_t extra) 
 
 /* Buffer k of the batch being appended: its range of the body. */
 static inline void coalesce_spec_of(const wire_batch *b, int64_t k, int64_t *offset, int64_t *len) {
-  const uint8_t *spec = fb_vector_elem(&b->buffers, (uint32_t)k);
+  const uint8_t *spec = b->buffer_at + 16 * k;
   *offset = (int64_t)fb_load_u64(spec);
   *len = (int64_t)fb_load_u64(spec + 8);
 }
