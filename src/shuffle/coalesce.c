@@ -265,6 +265,14 @@ static xchg_status place_buffers(coalescer *c, const wire_batch *b) {
   return XCHG_OK;
 }
 
+/* The field whose buffers include buffer k (for errors). */
+static const ipc_field *owner_of(const coalescer *c, int64_t k) {
+  for (int64_t fi = 0; fi < c->n_fields; fi++)
+    if (c->buf_at[fi] <= k && (fi + 1 == c->n_fields || c->buf_at[fi + 1] > k))
+      return c->fields[fi].f;
+  return NULL;
+}
+
 /* Every node and buffer range of b checked against the schema and the
  * body, and where each field's buffers start. */
 static xchg_status lay_out(coalescer *c, const wire_batch *b) {
@@ -303,10 +311,12 @@ static xchg_status lay_out(coalescer *c, const wire_batch *b) {
   uint64_t body = (uint64_t)b->body_length;
   for (int64_t i = 0; i < k; i++, spec += 16) {
     uint64_t offset = fb_load_u64(spec), len = fb_load_u64(spec + 8);
-    if (offset > body || len > body - offset)
+    if (offset > body || len > body - offset) {
+      c->at = owner_of(c, i);
       return coalesce_fail(c, i, XCHG_EFORMAT,
                            "range [%lld, +%lld) lies outside the %lld-byte body", (long long)offset,
                            (long long)len, (long long)b->body_length);
+    }
   }
   return XCHG_OK;
 }
