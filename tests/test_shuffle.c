@@ -29,6 +29,8 @@
 #include "support/roundtrip.h"
 #include "support/sources.h"
 #include "support/testutil.h"
+#include "ipc/flatbuf.h"
+#include "ipc/format.h"
 #include "xchg/shuffle.h"
 #include "xchg/testing.h"
 #include "xchg/xchg.h"
@@ -677,6 +679,77 @@ static int expect_error(const input *in, xchg_status want, const char *needle,
   return rc;
 }
 
+/* Sets Buffer k of the first record batch's message to [offset, +length). */
+static int set_buffer_range(xchg_buf *stream, uint32_t k, uint64_t offset, uint64_t length,
+                            char *msg) {
+  tu_body bodies[4];
+  int64_t n = tu_map_bodies(xchg_buf_data(stream), xchg_buf_size(stream), bodies, 4);
+  for (int64_t i = 0; i < n; i++) {
+    if (bodies[i].kind != XCHG_MESSAGE_RECORD_BATCH) continue;
+    uint8_t *meta = xchg_buf_mutable_data(stream) + bodies[i].metadata_offset;
+    fb_table m, batch;
+    fb_vector buffers;
+    if (fb_root(meta, (size_t)bodies[i].metadata_bytes, &m) <= 0 ||
+        fb_table_field(&m, MSG_HEADER, &batch) <= 0 ||
+        fb_vector_field(&batch, BATCH_BUFFERS, 16, &buffers) <= 0 || k >= buffers.count)
+      return tu_errorf(msg, MSG, "no Buffer %u in the record batch", k);
+    uint8_t *spec = meta + (fb_vector_elem(&buffers, k) - meta);
+    memcpy(spec, &offset, 8);
+    memcpy(spec + 8, &length, 8);
+    return 0;
+  }
+  return tu_errorf(msg, MSG, "no record batch");
+}
+
+/* A Buffer of the third block's record batch set outside its body: past
+ * its end, or at a negative offset or length (as unsigned, huge). */
+static void check_buffer_ranges(void) {
+  static const int32_t values[] = {1, 2, 3};
+  struct ArrowSchema col, *cols[1] = {&col}, root;
+  struct ArrowArray col_a, *col_as[1] = {&col_a}, root_a;
+  tu_fixture_schema(&col, "i", "c0", 0, NULL);
+  tu_fixture_schema(&root, "+s", "", 1, cols);
+  tu_fixture_array(&col_a, 3, 2, (const void *[]){NULL, values}, 0, NULL);
+  tu_fixture_array(&root_a, 3, 1, (const void *[]){NULL}, 1, col_as);
+  static const struct {
+    uint64_t offset, length;
+    const char *what;
+  } bad[] = {{64, 8, "past the body's end"},
+             {(uint64_t)-8, 8, "at a negative offset"},
+             {0, (uint64_t)-8, "of a negative length"},
+             {8, 16, "running past the body's end"}};
+  for (int comet = -1; comet < 2; comet += 2)
+    for (size_t t = 0; t < sizeof bad / sizeof bad[0]; t++) {
+      input in = {0};
+      in.bad = 1;
+      char msg[MSG] = "";
+      int rc = 0;
+      for (int b = 0; b < 4 && rc == 0; b++) {
+        xchg_buf *stream;
+        rc = rt_write(&root, &root_a, 1, NULL, &stream, msg, MSG);
+        if (rc == 0 && b == 2) rc = set_buffer_range(stream, 1, bad[t].offset, bad[t].length, msg);
+        if (rc == 0)
+          rc = add_block(&in, xchg_buf_data(stream), xchg_buf_size(stream), comet, 1, msg);
+        if (stream) xchg_buf_unref(stream);
+      }
+      if (rc == 0)
+        rc = expect_error(&in, XCHG_EFORMAT, "field 'c0', buffer 1: range [", NULL, NULL, msg);
+      if (rc == 0) {
+        xchg_shuffle_reader_options o;
+        xchg_shuffle_reader_options_init(&o);
+        output out;
+        rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
+        if (rc == 0 && (!strstr(out.error, "block 2 (source 0, byte ") ||
+                        !strstr(out.error, "lies outside the 16-byte body")))
+          rc = tu_errorf(msg, MSG, "the error does not name the block and the body: %s", out.error);
+        output_free(&out);
+      }
+      TU_CHECK(rc == 0, "%s blocks: a buffer %s: %s", comet < 0 ? "ipc" : "comet lz4", bad[t].what,
+               msg);
+      input_free(&in);
+    }
+}
+
 static void check_truncated(void) {
   input in;
   rt_data d = {0};
@@ -1201,6 +1274,7 @@ BOTH(pass_through)
 BOTH(dictionary_cut)
 BOTH(offsets_from_one)
 BOTH(truncated)
+BOTH(buffer_ranges)
 BOTH(comet_damage)
 BOTH(comet_framing)
 BOTH(decompressed_limit)
@@ -1218,6 +1292,7 @@ int main(int argc, char **argv) {
       {"dictionary_cut", dictionary_cut},
       {"offsets_from_one", offsets_from_one},
       {"truncated", truncated},
+      {"buffer_ranges", buffer_ranges},
       {"comet_damage", comet_damage},
       {"comet_framing", comet_framing},
       {"decompressed_limit", decompressed_limit},

@@ -80,12 +80,10 @@ static void scratch_free(scratch *s) {
 
 /* ---- output buffers ----------------------------------------------------------- */
 
-/* Room for `extra` more bytes at the end of o: where they go, or NULL
- * when memory runs out (reported). */
-uint8_t *coalesce_reserve(coalescer *c, out_buf *o, size_t extra) {
+uint8_t *coalesce_grow(coalescer *c, out_buf *o, size_t extra) {
   static uint8_t nowhere; /* the tail of no buffer, for nothing */
   size_t need = o->size + extra;
-  if (need <= o->cap) return o->buf ? xchg_buf_mutable_data(o->buf) + o->size : &nowhere;
+  if (need <= o->cap) return o->data ? o->data + o->size : &nowhere;
   size_t cap = o->cap ? o->cap * 2 : extra * (size_t)c->hint;
   if (!o->cap && cap < o->last + o->last / 4) cap = o->last + o->last / 4;
   if (cap < need) cap = need;
@@ -94,20 +92,15 @@ uint8_t *coalesce_reserve(coalescer *c, out_buf *o, size_t extra) {
     coalesce_fail(c, -1, XCHG_ENOMEM, "out of memory for %zu bytes", cap);
     return NULL;
   }
-  if (o->size) memcpy(xchg_buf_mutable_data(b), xchg_buf_data(o->buf), o->size);
+  if (o->size) memcpy(xchg_buf_mutable_data(b), o->data, o->size);
   xchg_buf_unref(o->buf);
   o->buf = b;
+  o->data = xchg_buf_mutable_data(b);
   o->cap = cap;
-  return xchg_buf_mutable_data(b) + o->size;
+  return o->data + o->size;
 }
 
 /* ---- the batch's buffers --------------------------------------------------------- */
-
-static void spec_of(const wire_batch *b, int64_t k, int64_t *offset, int64_t *len) {
-  const uint8_t *spec = fb_vector_elem(&b->buffers, (uint32_t)k);
-  *offset = (int64_t)fb_load_u64(spec);
-  *len = (int64_t)fb_load_u64(spec + 8);
-}
 
 /* Puts "field 'f', buffer k: " before the message a call below made. */
 static xchg_status prefixed(coalescer *c, int64_t k, xchg_status st) {
@@ -146,7 +139,7 @@ static xchg_status check_declared(coalescer *c, int64_t k, const uint8_t *frame,
 static xchg_status stored(coalescer *c, int64_t k, const uint8_t **frame, int64_t *frame_size,
                           int64_t *declared) {
   int64_t offset, len;
-  spec_of(c->b, k, &offset, &len);
+  coalesce_spec_of(c->b, k, &offset, &len);
   *frame = c->b->body + offset;
   *frame_size = len;
   *declared = -1;
@@ -160,8 +153,7 @@ static xchg_status stored(coalescer *c, int64_t k, const uint8_t **frame, int64_
   return XCHG_OK;
 }
 
-/* The size buffer k decodes to. */
-xchg_status coalesce_decoded_size(coalescer *c, int64_t k, int64_t *size) {
+xchg_status coalesce_compressed_size(coalescer *c, int64_t k, int64_t *size) {
   const uint8_t *frame;
   int64_t frame_size, declared;
   xchg_status st = stored(c, k, &frame, &frame_size, &declared);
@@ -195,10 +187,14 @@ static xchg_status buffer_bytes(coalescer *c, int64_t k, const uint8_t **p, int6
   return XCHG_OK;
 }
 
-/* Buffer k's decoded bytes [from, from + n) into dst: a compressed buffer
- * wanted whole is decompressed straight there. */
-xchg_status coalesce_put_bytes(coalescer *c, int64_t k, int64_t from, int64_t n, uint8_t *dst) {
-  if (n == 0) return XCHG_OK;
+xchg_status coalesce_short_buffer(coalescer *c, int64_t k, int64_t have, int64_t from, int64_t n) {
+  return coalesce_fail(c, k, XCHG_EFORMAT, "buffer has %lld bytes, [%lld, +%lld) needed",
+                       (long long)have, (long long)from, (long long)n);
+}
+
+/* A compressed buffer wanted whole is decompressed straight into dst. */
+xchg_status coalesce_put_compressed(coalescer *c, int64_t k, int64_t from, int64_t n,
+                                    uint8_t *dst) {
   const uint8_t *frame;
   int64_t frame_size, declared;
   xchg_status st = stored(c, k, &frame, &frame_size, &declared);
@@ -212,64 +208,47 @@ xchg_status coalesce_put_bytes(coalescer *c, int64_t k, int64_t from, int64_t n,
     p = frame;
     have = frame_size;
   }
-  if (from > have || n > have - from)
-    return coalesce_fail(c, k, XCHG_EFORMAT, "buffer has %lld bytes, [%lld, +%lld) needed",
-                         (long long)have, (long long)from, (long long)n);
+  if (from > have || n > have - from) return coalesce_short_buffer(c, k, have, from, n);
   memcpy(dst, p + from, (size_t)n);
   return XCHG_OK;
 }
 
-/* Buffer k to read values from: at least `need` bytes of them. */
-xchg_status coalesce_values_of(coalescer *c, int64_t k, int64_t need, const char *what,
-                               const uint8_t **p) {
+xchg_status coalesce_short_values(coalescer *c, int64_t k, const char *what, int64_t have,
+                                  int64_t need) {
+  return coalesce_fail(c, k, XCHG_EFORMAT, "%s buffer has %lld bytes, %lld needed", what,
+                       (long long)have, (long long)need);
+}
+
+xchg_status coalesce_compressed_values(coalescer *c, int64_t k, int64_t need, const char *what,
+                                       const uint8_t **p) {
   int64_t have;
   xchg_status st = buffer_bytes(c, k, p, &have);
-  if (st == XCHG_OK && have < need)
-    st = coalesce_fail(c, k, XCHG_EFORMAT, "%s buffer has %lld bytes, %lld needed", what,
-                       (long long)have, (long long)need);
+  if (st == XCHG_OK && have < need) st = coalesce_short_values(c, k, what, have, need);
   return st;
 }
 
-/* n values of `width` bytes from value `from`, in bytes, without
- * overflowing. */
-xchg_status coalesce_span_bytes(coalescer *c, int64_t from, int64_t n, int64_t width,
-                                int64_t *start, int64_t *count) {
-  *start = *count = 0;
-  if (width > 0 && from + n > INT64_MAX / width)
-    return coalesce_fail(c, -1, XCHG_EFORMAT, "%lld values of %lld bytes overflow",
-                         (long long)(from + n), (long long)width);
-  *start = from * width;
-  *count = n * width;
-  return XCHG_OK;
+xchg_status coalesce_span_overflow(coalescer *c, int64_t end, int64_t width) {
+  return coalesce_fail(c, -1, XCHG_EFORMAT, "%lld values of %lld bytes overflow", (long long)end,
+                       (long long)width);
 }
 
 /* ---- the batch's layout ------------------------------------------------------- */
 
-static int is_view(const ipc_field *f) {
-  return !f->dict_encoded && (f->type == IPC_BINARY_VIEW || f->type == IPC_UTF8_VIEW);
-}
+static int is_view(const flat_field *ff) { return ff->kind == APPEND_VIEW; }
 
-/* Where each field's buffers start in b, and every node and buffer range
- * checked against the schema and the body. */
-static xchg_status lay_out(coalescer *c, const wire_batch *b) {
-  c->at = NULL;
-  if (b->nodes.count != (uint32_t)c->n_fields)
-    return coalesce_fail(c, -1, XCHG_EFORMAT, "the schema has %lld field nodes, the message %u",
-                         (long long)c->n_fields, b->nodes.count);
+/* Where each field's buffers start in b: fixed by the schema and the
+ * metadata version but for the variadic buffers of views, so laid out
+ * again only for a batch with views or of another version than the last. */
+static xchg_status place_buffers(coalescer *c, const wire_batch *b) {
+  if (!c->has_views && b->version == c->layout_version) return XCHG_OK;
   int64_t k = 0;
   uint32_t v = 0;
   for (int64_t fi = 0; fi < c->n_fields; fi++) {
     const ipc_field *f = c->fields[fi].f;
-    int64_t length, nulls;
-    coalesce_node_of(b, fi, &length, &nulls);
-    c->at = f;
-    /* null_count >= 0 and null_count <= length also make length >= 0. */
-    if (nulls < 0 || nulls > length)
-      return coalesce_fail(c, -1, XCHG_EFORMAT, "field node has length %lld and null_count %lld",
-                           (long long)length, (long long)nulls);
     c->buf_at[fi] = k;
     k += ipc_field_buffer_count(f, 0, b->version);
-    if (is_view(f)) {
+    if (is_view(&c->fields[fi])) {
+      c->at = f;
       if (v >= b->variadic.count)
         return coalesce_fail(c, -1, XCHG_EFORMAT,
                              "no variadicBufferCounts entry for this view field");
@@ -281,25 +260,63 @@ static xchg_status lay_out(coalescer *c, const wire_batch *b) {
     }
   }
   c->at = NULL;
+  c->n_buffers = k;
+  c->layout_version = c->has_views ? -1 : b->version;
+  return XCHG_OK;
+}
+
+/* The field whose buffers include buffer k (for errors). */
+static const ipc_field *owner_of(const coalescer *c, int64_t k) {
+  for (int64_t fi = 0; fi < c->n_fields; fi++)
+    if (c->buf_at[fi] <= k && (fi + 1 == c->n_fields || c->buf_at[fi + 1] > k))
+      return c->fields[fi].f;
+  return NULL;
+}
+
+/* Every node and buffer range of b checked against the schema and the
+ * body, and where each field's buffers start. */
+static xchg_status lay_out(coalescer *c, const wire_batch *b) {
+  c->at = NULL;
+  if (b->nodes.count != (uint32_t)c->n_fields)
+    return coalesce_fail(c, -1, XCHG_EFORMAT, "the schema has %lld field nodes, the message %u",
+                         (long long)c->n_fields, b->nodes.count);
+  for (int64_t fi = 0; fi < c->n_fields; fi++) {
+    int64_t length, nulls;
+    coalesce_node_of(b, fi, &length, &nulls);
+    /* null_count >= 0 and null_count <= length also make length >= 0. */
+    if (nulls < 0 || nulls > length) {
+      c->at = c->fields[fi].f;
+      return coalesce_fail(c, -1, XCHG_EFORMAT, "field node has length %lld and null_count %lld",
+                           (long long)length, (long long)nulls);
+    }
+  }
+  xchg_status st = place_buffers(c, b);
+  if (st != XCHG_OK) return st;
+  int64_t k = c->n_buffers;
   if (k != (int64_t)b->buffers.count)
     return coalesce_fail(c, -1, XCHG_EFORMAT, "the schema uses %lld buffers, the message has %u",
                          (long long)k, b->buffers.count);
   for (int64_t i = 0; i < c->schema->root.n_children; i++) {
     int64_t length, nulls;
     coalesce_node_of(b, c->top[i], &length, &nulls);
-    c->at = c->fields[c->top[i]].f;
-    if (length != b->rows)
+    if (length != b->rows) {
+      c->at = c->fields[c->top[i]].f;
       return coalesce_fail(c, -1, XCHG_EFORMAT, "column has %lld rows, the batch %lld",
                            (long long)length, (long long)b->rows);
+    }
   }
-  c->at = NULL;
-  for (int64_t i = 0; i < k; i++) {
-    int64_t offset, len;
-    spec_of(b, i, &offset, &len);
-    if (offset < 0 || len < 0 || offset > b->body_length || len > b->body_length - offset)
+  /* In unsigned arithmetic (the body's length is not negative), a
+   * negative offset or length is past the body too. */
+  const uint8_t *spec = b->buffer_at;
+  uint64_t body = (uint64_t)b->body_length;
+  for (int64_t i = 0; i < k; i++, spec += 16) {
+    uint64_t offset = fb_load_u64(spec), len = fb_load_u64(spec + 8);
+    if (offset > body || len > body - offset) {
+      c->at = owner_of(c, i);
       return coalesce_fail(c, i, XCHG_EFORMAT,
                            "range [%lld, +%lld) lies outside the %lld-byte body", (long long)offset,
                            (long long)len, (long long)b->body_length);
+    }
   }
   return XCHG_OK;
 }
@@ -316,6 +333,8 @@ xchg_status wire_batch_open(const fb_table *batch, int version, const uint8_t *b
   if (!rc_nodes) out->nodes.count = 0;
   if (!rc_buffers) out->buffers.count = 0;
   if (!rc_variadic) out->variadic.count = 0;
+  out->node_at = out->nodes.count ? fb_vector_elem(&out->nodes, 0) : NULL;
+  out->buffer_at = out->buffers.count ? fb_vector_elem(&out->buffers, 0) : NULL;
   if (out->rows < 0)
     return xchg_errorf(err, XCHG_EFORMAT, "record batch length %lld", (long long)out->rows);
   return ipc_batch_compression(batch, &out->codec, err);
@@ -326,7 +345,7 @@ int64_t wire_batch_bytes(const wire_batch *b) {
   int64_t bytes = 0;
   for (uint32_t k = 0; k < b->buffers.count; k++) {
     int64_t offset, len;
-    spec_of(b, k, &offset, &len);
+    coalesce_spec_of(b, k, &offset, &len);
     int inside = offset >= 0 && len >= 8 && offset <= b->body_length - len;
     int64_t declared = inside ? (int64_t)fb_load_u64(b->body + offset) : len;
     bytes += declared >= 0 && declared <= b->body_length * 1024 ? declared
@@ -344,11 +363,42 @@ static int64_t count_fields(const ipc_field *f) {
   return n;
 }
 
+static append_kind kind_of(const ipc_field *f, int64_t *width) {
+  int large = f->type == IPC_LARGE_BINARY || f->type == IPC_LARGE_UTF8 ||
+              f->type == IPC_LARGE_LIST || f->type == IPC_LARGE_LIST_VIEW;
+  *width = large ? 8 : 4;
+  if (f->dict_encoded) {
+    *width = f->index_width;
+    return APPEND_FIXED;
+  }
+  switch (f->type) {
+    case IPC_NULL: return APPEND_NULL;
+    case IPC_UNION: return APPEND_UNION;
+    case IPC_RUN_END_ENCODED: return APPEND_RUN_ENDS;
+    case IPC_BOOL: return APPEND_BITS;
+    case IPC_BINARY:
+    case IPC_UTF8:
+    case IPC_LARGE_BINARY:
+    case IPC_LARGE_UTF8: return APPEND_BINARY;
+    case IPC_LIST:
+    case IPC_LARGE_LIST:
+    case IPC_MAP: return APPEND_LIST;
+    case IPC_LIST_VIEW:
+    case IPC_LARGE_LIST_VIEW: return APPEND_LIST_VIEW;
+    case IPC_BINARY_VIEW:
+    case IPC_UTF8_VIEW: return APPEND_VIEW;
+    case IPC_STRUCT: return APPEND_STRUCT;
+    case IPC_FIXED_SIZE_LIST: *width = f->list_size; return APPEND_FIXED_LIST;
+    default: *width = f->width; return APPEND_FIXED;
+  }
+}
+
 /* Numbers f and its subtree from *next, depth first; returns f's index. */
 static int64_t flatten(coalescer *c, const ipc_field *f, int64_t *next, int64_t *next_kid) {
   int64_t fi = (*next)++;
   flat_field *ff = &c->fields[fi];
   ff->f = f;
+  ff->kind = kind_of(f, &ff->width);
   ff->n_kids = f->dict_encoded ? 0 : f->n_children;
   ff->kids = *next_kid;
   *next_kid += ff->n_kids;
@@ -385,9 +435,11 @@ xchg_status coalescer_create(const ipc_schema *schema, const xchg_ipc_read_optio
   c->opts = opts;
   c->target_rows = target_rows;
   c->n_fields = n;
+  c->layout_version = -1;
   int64_t next = 0, next_kid = 0;
   for (int64_t i = 0; i < columns; i++)
     c->top[i] = flatten(c, &schema->root.children[i], &next, &next_kid);
+  for (int64_t fi = 0; fi < n; fi++) c->has_views |= is_view(&c->fields[fi]);
   *out = c;
   return XCHG_OK;
 }
@@ -470,7 +522,7 @@ static xchg_status build(coalescer *c, int64_t fi, ipc_dict_lookup_fn lookup, vo
   if (has_validity && o->validity) take(o, 0, a, 0);
   if (!has_validity) take(o, 0, a, 0); /* union type ids */
   for (int64_t i = 1; i < a->n_buffers && i < OUT_BUFFERS; i++) take(o, (int)i, a, i);
-  if (is_view(f)) {
+  if (is_view(ff)) {
     int64_t size = (int64_t)a->buffers[2].size;
     xchg_buf *sizes = ipc_array_set_buf(a, 3, xchg_buf_alloc(8));
     if (!sizes) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");

@@ -37,6 +37,7 @@ typedef struct wire_batch {
   int version; /* 0-based MetadataVersion */
   xchg_block_codec codec;
   fb_vector nodes, buffers, variadic;
+  const uint8_t *node_at, *buffer_at; /* the first FieldNode and Buffer (16 bytes each) */
   const uint8_t *body;
   int64_t body_length;
 } wire_batch;

@@ -56,20 +56,17 @@ static int64_t bitmap_bytes(int64_t bits) { return (bits + 7) / 8; }
 
 /* ---- appending a field's span ------------------------------------------------- */
 
-/* The validity of rows [off, off+n) from buffer k (read only when the
- * node has nulls); *bits (may be NULL) gets the source bitmap, NULL when
- * every row is valid. */
-static xchg_status append_validity(coalescer *c, out_node *o, int64_t k, int64_t node_length,
-                                   int64_t node_nulls, int64_t off, int64_t n,
-                                   const uint8_t **bits) {
-  if (bits) *bits = NULL;
+/* append_validity when there are bits to write: the node has nulls, or
+ * the output a bitmap already. */
+static xchg_status write_validity(coalescer *c, out_node *o, int64_t k, int64_t node_length,
+                                  int64_t node_nulls, int64_t off, int64_t n,
+                                  const uint8_t **bits) {
   out_buf *ob = &o->b[0];
   size_t bytes = (size_t)bitmap_bytes(o->length + n);
   if (node_nulls == 0) {
-    if (!o->validity || n == 0) return XCHG_OK;
     uint8_t *dst = coalesce_reserve(c, ob, bytes - ob->size);
     if (!dst) return XCHG_ENOMEM;
-    set_bits(xchg_buf_mutable_data(ob->buf), o->length, n);
+    set_bits(ob->data, o->length, n);
     ob->size = bytes;
     return XCHG_OK;
   }
@@ -79,16 +76,28 @@ static xchg_status append_validity(coalescer *c, out_node *o, int64_t k, int64_t
   if (!o->validity) {
     ob->size = 0;
     if (!coalesce_reserve(c, ob, bytes)) return XCHG_ENOMEM;
-    set_bits(xchg_buf_mutable_data(ob->buf), 0, o->length);
+    set_bits(ob->data, 0, o->length);
     o->validity = 1;
   } else if (!coalesce_reserve(c, ob, bytes - ob->size)) {
     return XCHG_ENOMEM;
   }
-  copy_bits(xchg_buf_mutable_data(ob->buf), o->length, src, off, n);
+  copy_bits(ob->data, o->length, src, off, n);
   ob->size = bytes;
   o->null_count += off == 0 && n == node_length ? node_nulls : n - count_set(src, off, n);
   if (bits) *bits = src;
   return XCHG_OK;
+}
+
+/* The validity of rows [off, off+n) from buffer k (read only when the
+ * node has nulls); *bits (may be NULL) gets the source bitmap, NULL when
+ * every row is valid.  Nothing to do, the common case, is decided here in
+ * line. */
+static inline xchg_status append_validity(coalescer *c, out_node *o, int64_t k, int64_t node_length,
+                                          int64_t node_nulls, int64_t off, int64_t n,
+                                          const uint8_t **bits) {
+  if (bits) *bits = NULL;
+  if (node_nulls == 0 && (!o->validity || n == 0)) return XCHG_OK;
+  return write_validity(c, o, k, node_length, node_nulls, off, n, bits);
 }
 
 static int row_valid(const uint8_t *bits, int64_t i) { return !bits || bit_at(bits, i); }
@@ -112,7 +121,7 @@ static xchg_status append_bits(coalescer *c, out_node *o, int64_t k, int64_t off
   if (st != XCHG_OK) return st;
   if (n == 0) return XCHG_OK;
   if (!coalesce_reserve(c, ob, bytes - ob->size)) return XCHG_ENOMEM;
-  copy_bits(xchg_buf_mutable_data(ob->buf), o->length, src, off, n);
+  copy_bits(ob->data, o->length, src, off, n);
   ob->size = bytes;
   return XCHG_OK;
 }
@@ -169,13 +178,6 @@ static xchg_status append_offsets(coalescer *c, out_buf *ob, int64_t k, int widt
   rebase(dst, src + (off + 1) * width, n, width, base - *first);
   ob->size += extra;
   return XCHG_OK;
-}
-
-static int offset_width(ipc_type t) {
-  return (t == IPC_LARGE_BINARY || t == IPC_LARGE_UTF8 || t == IPC_LARGE_LIST ||
-          t == IPC_LARGE_LIST_VIEW)
-             ? 8
-             : 4;
 }
 
 static xchg_status append_binary(coalescer *c, out_node *o, int64_t k, int width, int64_t off,
@@ -380,63 +382,57 @@ static xchg_status append_run_ends(coalescer *c, int64_t fi, out_node *o, int64_
   return coalesce_append_field(c, coalesce_kid(c, fi, 1), first, last - first + 1);
 }
 
-static xchg_status append_value(coalescer *c, int64_t fi, out_node *o, int64_t k, int64_t length,
-                                int64_t nulls, int64_t off, int64_t n) {
-  const ipc_field *f = c->fields[fi].f;
-  const uint8_t *bits = NULL;
+/* The values of rows [off, off+n) after their validity (bits: the
+ * source's, NULL when every row is valid). */
+static xchg_status append_values(coalescer *c, int64_t fi, out_node *o, int64_t k,
+                                 const uint8_t *bits, int64_t off, int64_t n) {
+  const flat_field *ff = &c->fields[fi];
+  int width = (int)ff->width;
   xchg_status st = XCHG_OK;
-  switch (f->type) {
-    case IPC_NULL: o->null_count += n; return XCHG_OK;
-    case IPC_UNION: return append_union(c, fi, o, k, nulls, off, n);
-    case IPC_RUN_END_ENCODED: return append_run_ends(c, fi, o, off, n);
-    default: st = append_validity(c, o, k, length, nulls, off, n, &bits); break;
-  }
-  if (st != XCHG_OK) return st;
-  int width = offset_width(f->type);
-  switch (f->type) {
-    case IPC_BOOL: return append_bits(c, o, k + 1, off, n);
-    case IPC_BINARY:
-    case IPC_UTF8:
-    case IPC_LARGE_BINARY:
-    case IPC_LARGE_UTF8: return append_binary(c, o, k, width, off, n);
-    case IPC_LIST:
-    case IPC_LARGE_LIST:
-    case IPC_MAP: return append_list(c, fi, o, k, width, off, n);
-    case IPC_LIST_VIEW:
-    case IPC_LARGE_LIST_VIEW: return append_list_views(c, fi, o, k, width, bits, off, n);
-    case IPC_BINARY_VIEW:
-    case IPC_UTF8_VIEW: return append_views(c, fi, o, k, bits, off, n);
-    case IPC_STRUCT:
-      for (int64_t i = 0; i < c->fields[fi].n_kids && st == XCHG_OK; i++)
+  switch (ff->kind) {
+    case APPEND_FIXED: return append_fixed(c, &o->b[1], k + 1, off, n, ff->width);
+    case APPEND_BITS: return append_bits(c, o, k + 1, off, n);
+    case APPEND_BINARY: return append_binary(c, o, k, width, off, n);
+    case APPEND_LIST: return append_list(c, fi, o, k, width, off, n);
+    case APPEND_LIST_VIEW: return append_list_views(c, fi, o, k, width, bits, off, n);
+    case APPEND_VIEW: return append_views(c, fi, o, k, bits, off, n);
+    case APPEND_STRUCT:
+      for (int64_t i = 0; i < ff->n_kids && st == XCHG_OK; i++)
         st = coalesce_append_field(c, coalesce_kid(c, fi, i), off, n);
       return st;
-    case IPC_FIXED_SIZE_LIST: {
+    default: { /* APPEND_FIXED_LIST */
       int64_t start, count;
-      st = coalesce_span_bytes(c, off, n, f->list_size, &start, &count);
+      st = coalesce_span_bytes(c, off, n, ff->width, &start, &count);
       return st == XCHG_OK ? coalesce_append_field(c, coalesce_kid(c, fi, 0), start, count) : st;
     }
-    default: return append_fixed(c, &o->b[1], k + 1, off, n, f->width);
   }
 }
 
 /* Appends rows [off, off+n) of field fi's node. */
 xchg_status coalesce_append_field(coalescer *c, int64_t fi, int64_t off, int64_t n) {
-  const ipc_field *f = c->fields[fi].f;
+  const flat_field *ff = &c->fields[fi];
   out_node *o = &c->out[fi];
   int64_t length, nulls, k = c->buf_at[fi];
   coalesce_node_of(c->b, fi, &length, &nulls);
-  c->at = f;
+  c->at = ff->f;
   if (off > length || n > length - off)
     return coalesce_fail(c, -1, XCHG_EFORMAT, "rows [%lld, +%lld) wanted of a field node of %lld",
                          (long long)off, (long long)n, (long long)length);
   xchg_status st;
-  if (f->dict_encoded) {
-    st = append_validity(c, o, k, length, nulls, off, n, NULL);
-    if (st == XCHG_OK) st = append_fixed(c, &o->b[1], k + 1, off, n, f->index_width);
-  } else {
-    st = append_value(c, fi, o, k, length, nulls, off, n);
+  const uint8_t *bits;
+  switch (ff->kind) {
+    case APPEND_NULL:
+      o->null_count += n;
+      st = XCHG_OK;
+      break;
+    case APPEND_UNION: st = append_union(c, fi, o, k, nulls, off, n); break;
+    case APPEND_RUN_ENDS: st = append_run_ends(c, fi, o, off, n); break;
+    default:
+      st = append_validity(c, o, k, length, nulls, off, n, &bits);
+      if (st == XCHG_OK) st = append_values(c, fi, o, k, bits, off, n);
+      break;
   }
-  c->at = f;
+  c->at = ff->f;
   if (st == XCHG_OK) o->length += n;
   return st;
 }

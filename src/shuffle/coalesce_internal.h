@@ -5,6 +5,7 @@
 #define XCHG_SHUFFLE_COALESCE_INTERNAL_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include "shuffle/coalesce.h"
 
@@ -12,6 +13,7 @@
 
 typedef struct out_buf {
   xchg_buf *buf;
+  uint8_t *data; /* buf's bytes, or NULL without buf */
   size_t size, cap;
   size_t last; /* size at the last finish: the first reservation of the next batch */
 } out_buf;
@@ -30,8 +32,25 @@ typedef struct out_mark {
   size_t size[OUT_BUFFERS];
 } out_mark;
 
+/* How a field's span is appended, from its type, decided once. */
+typedef enum append_kind {
+  APPEND_FIXED, /* validity, fixed-width values (dictionary indices too) */
+  APPEND_BITS,  /* validity, boolean bits */
+  APPEND_BINARY,
+  APPEND_LIST, /* list, large list, map */
+  APPEND_LIST_VIEW,
+  APPEND_VIEW, /* binary and utf8 views */
+  APPEND_STRUCT,
+  APPEND_FIXED_LIST,
+  APPEND_NULL,
+  APPEND_UNION,
+  APPEND_RUN_ENDS
+} append_kind;
+
 typedef struct flat_field {
   const ipc_field *f;
+  append_kind kind;
+  int64_t width; /* bytes per value (fixed), per offset (binary, lists), values per list (fixed) */
   int64_t kids, n_kids; /* kids[kids .. kids + n_kids): flat indices of its children */
   int8_t child_of[128]; /* unions: the child of each type id, or -1 */
 } flat_field;
@@ -58,6 +77,9 @@ struct coalescer {
   int64_t *kids;
   int64_t *top;            /* flat index of each top-level column */
   int64_t *buf_at, *n_var; /* per field, for the batch being appended */
+  int64_t n_buffers;       /* buffers of the batch being appended */
+  int has_views;           /* the layout varies from batch to batch */
+  int layout_version;      /* of the batch buf_at was laid out for, or -1 */
   out_node *out;
   out_mark *marks;
   int64_t rows;
@@ -74,7 +96,7 @@ struct coalescer {
 /* The length and null count of node i of wire batch b. */
 static inline void coalesce_node_of(const wire_batch *b, int64_t i, int64_t *length,
                                     int64_t *nulls) {
-  const uint8_t *node = fb_vector_elem(&b->nodes, (uint32_t)i);
+  const uint8_t *node = b->node_at + 16 * i;
   *length = (int64_t)fb_load_u64(node);
   *nulls = (int64_t)fb_load_u64(node + 8);
 }
@@ -95,24 +117,84 @@ xchg_status coalesce_overflow(coalescer *c, int64_t total);
  * runs out. */
 void *coalesce_scratch_alloc(scratch *s, size_t n);
 
-/* Room for `extra` more bytes at the end of o: where they go, or NULL
+/* coalesce_reserve when o has no room: o grown (reallocated), or NULL
  * when memory runs out (reported). */
-uint8_t *coalesce_reserve(coalescer *c, out_buf *o, size_t extra);
+uint8_t *coalesce_grow(coalescer *c, out_buf *o, size_t extra);
+
+/* Room for `extra` more bytes at the end of o: where they go, or NULL
+ * when memory runs out (reported).  Inline: every buffer of every field
+ * of every block asks, and nearly always there is room. */
+static inline uint8_t *coalesce_reserve(coalescer *c, out_buf *o, size_t extra) {
+  if (o->data && extra <= o->cap - o->size) return o->data + o->size;
+  return coalesce_grow(c, o, extra);
+}
+
+/* Buffer k of the batch being appended: its range of the body. */
+static inline void coalesce_spec_of(const wire_batch *b, int64_t k, int64_t *offset, int64_t *len) {
+  const uint8_t *spec = b->buffer_at + 16 * k;
+  *offset = (int64_t)fb_load_u64(spec);
+  *len = (int64_t)fb_load_u64(spec + 8);
+}
+
+/* The three reads of a buffer below, in line for an uncompressed body
+ * (every buffer of every field of every block reads so), out of line for
+ * a compressed one. */
+xchg_status coalesce_compressed_size(coalescer *c, int64_t k, int64_t *size);
+xchg_status coalesce_put_compressed(coalescer *c, int64_t k, int64_t from, int64_t n, uint8_t *dst);
+xchg_status coalesce_compressed_values(coalescer *c, int64_t k, int64_t need, const char *what,
+                                       const uint8_t **p);
+/* Report a buffer too short for what is read of it. */
+xchg_status coalesce_short_buffer(coalescer *c, int64_t k, int64_t have, int64_t from, int64_t n);
+xchg_status coalesce_short_values(coalescer *c, int64_t k, const char *what, int64_t have,
+                                  int64_t need);
 
 /* The size buffer k of the batch being appended decodes to. */
-xchg_status coalesce_decoded_size(coalescer *c, int64_t k, int64_t *size);
+static inline xchg_status coalesce_decoded_size(coalescer *c, int64_t k, int64_t *size) {
+  if (c->b->codec != XCHG_BLOCK_NONE) return coalesce_compressed_size(c, k, size);
+  int64_t offset;
+  coalesce_spec_of(c->b, k, &offset, size);
+  return XCHG_OK;
+}
 
 /* Buffer k's decoded bytes [from, from + n) into dst. */
-xchg_status coalesce_put_bytes(coalescer *c, int64_t k, int64_t from, int64_t n, uint8_t *dst);
+static inline xchg_status coalesce_put_bytes(coalescer *c, int64_t k, int64_t from, int64_t n,
+                                             uint8_t *dst) {
+  if (n == 0) return XCHG_OK;
+  if (c->b->codec != XCHG_BLOCK_NONE) return coalesce_put_compressed(c, k, from, n, dst);
+  int64_t offset, len;
+  coalesce_spec_of(c->b, k, &offset, &len);
+  if (from > len || n > len - from) return coalesce_short_buffer(c, k, len, from, n);
+  memcpy(dst, c->b->body + offset + from, (size_t)n);
+  return XCHG_OK;
+}
 
-/* Buffer k to read values from: at least `need` bytes of them. */
-xchg_status coalesce_values_of(coalescer *c, int64_t k, int64_t need, const char *what,
-                               const uint8_t **p);
+/* Buffer k to read values from: at least `need` bytes of them (NULL
+ * when it is empty). */
+static inline xchg_status coalesce_values_of(coalescer *c, int64_t k, int64_t need,
+                                             const char *what, const uint8_t **p) {
+  if (c->b->codec != XCHG_BLOCK_NONE) return coalesce_compressed_values(c, k, need, what, p);
+  int64_t offset, len;
+  coalesce_spec_of(c->b, k, &offset, &len);
+  *p = len ? c->b->body + offset : NULL;
+  return len < need ? coalesce_short_values(c, k, what, len, need) : XCHG_OK;
+}
 
-/* n values of `width` bytes from value `from`, in bytes, without
- * overflowing. */
-xchg_status coalesce_span_bytes(coalescer *c, int64_t from, int64_t n, int64_t width,
-                                int64_t *start, int64_t *count);
+/* Reports that values up to `end` of `width` bytes overflow a byte count. */
+xchg_status coalesce_span_overflow(coalescer *c, int64_t end, int64_t width);
+
+/* n values of `width` bytes from value `from` (from + n no more than a
+ * node's length), in bytes, without overflowing. */
+static inline xchg_status coalesce_span_bytes(coalescer *c, int64_t from, int64_t n, int64_t width,
+                                              int64_t *start, int64_t *count) {
+  int64_t end;
+  if (__builtin_mul_overflow(from + n, width, &end)) {
+    *start = *count = 0;
+    return coalesce_span_overflow(c, from + n, width);
+  }
+  *start = from * width;
+  *count = n * width;
+  return XCHG_OK;
+}
 
 /* Appends rows [off, off+n) of field fi's node in the batch being
  * appended to its output node. */

@@ -254,7 +254,9 @@ unit *shuffle_input_unit(shuffle_input *in, int64_t k) {
 }
 
 /* Gathers n decompressed bytes of the block that starts at block_at of
- * the group's arena into it. */
+ * the group's arena into it.  The arena is an xchg_buf: its memory is
+ * recycled from group to group (malloc'ed, a few hundred KiB at a time,
+ * it was mapped and faulted in afresh for every group). */
 static xchg_status gather(unit *u, size_t block_at, const void *p, size_t n, xchg_error *err) {
   const xchg_ipc_read_options *o = &u->in->opts->read;
   if (u->arena_size - block_at + n > (size_t)o->max_batch_bytes)
@@ -265,9 +267,12 @@ static xchg_status gather(unit *u, size_t block_at, const void *p, size_t n, xch
   if (u->arena_size + n > u->arena_cap) {
     size_t cap = u->arena_cap ? u->arena_cap : 4 * (u->end - u->start) + 4096;
     while (cap < u->arena_size + n) cap *= 2;
-    uint8_t *a = realloc(u->arena, cap);
+    xchg_buf *a = xchg_buf_alloc(cap);
     if (!a) return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %zu bytes", cap);
-    u->arena = a;
+    if (u->arena_size) memcpy(xchg_buf_mutable_data(a), u->arena, u->arena_size);
+    xchg_buf_unref(u->arena_buf);
+    u->arena_buf = a;
+    u->arena = xchg_buf_mutable_data(a);
     u->arena_cap = cap;
   }
   memcpy(u->arena + u->arena_size, p, n);
@@ -377,13 +382,6 @@ static void decompress_group(void *ctx, int64_t task) {
   if (st != XCHG_OK) drop_decoder_block_name(&u->error);
   u->failed_at = st == XCHG_OK ? u->n_blocks : i;
   u->status = st;
-  if (u->arena && !(u->arena_buf = xchg_buf_wrap(u->arena, u->arena_size, free_malloced, NULL))) {
-    free(u->arena);
-    if (st == XCHG_OK) {
-      u->status = xchg_errorf(&u->error, XCHG_ENOMEM, "out of memory");
-      u->failed_at = 0;
-    }
-  }
   u->arena = NULL;
   for (int64_t k = 0; k < u->failed_at; k++)
     if (!u->blocks[k].in_chunk)
@@ -485,7 +483,6 @@ static void unit_free(shuffle_input *in, unit *u) {
   if (u->started && !u->finished) pool_loop_cancel(in->opts->read.pool, &u->loop);
   xchg_buf_unref(u->chunk);
   xchg_buf_unref(u->arena_buf);
-  free(u->arena);
   free(u->blocks);
   memset(u, 0, sizeof *u);
 }

@@ -49,7 +49,7 @@ typedef struct unit {
   /* Comet */
   group_block *blocks;
   int64_t n_blocks, failed_at; /* failed_at: the block decompression failed in, or n_blocks */
-  uint8_t *arena;
+  uint8_t *arena;              /* arena_buf's bytes, while the group decompresses */
   size_t arena_size, arena_cap;
   xchg_buf *arena_buf;
   xchg_status status;
