@@ -338,16 +338,21 @@ static xchg_status column_checksum(const xchg_cache_holder *h, jint column, xj_c
   return st;
 }
 
+void xj_return_column_sum(JNIEnv *env, xchg_status st, xchg_error *err, const xj_column_sum *sum,
+                          jlongArray out) {
+  if (st != XCHG_OK) {
+    xj_throw_error(env, st, err, NULL);
+    return;
+  }
+  jlong v[3] = {(jlong)sum->sum, sum->nulls, sum->rows};
+  (*env)->SetLongArrayRegion(env, out, 0, 3, v);
+}
+
 JNIEXPORT void JNICALL Java_org_xchg_XchgCacheHolder_nColumnChecksum(JNIEnv *env, jclass cls,
                                                                      jlong handle, jint column,
                                                                      jlongArray out) {
   xj_column_sum sum = {0};
   xchg_error err;
   xchg_status st = column_checksum(xj_cache_holder(handle), column, &sum, &err);
-  if (st != XCHG_OK) {
-    xj_throw_error(env, st, &err, NULL);
-    return;
-  }
-  jlong v[3] = {(jlong)sum.sum, sum.nulls, sum.rows};
-  (*env)->SetLongArrayRegion(env, out, 0, 3, v);
+  xj_return_column_sum(env, st, &err, &sum, out);
 }

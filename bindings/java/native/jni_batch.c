@@ -336,12 +336,7 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nColumnChecksum(JNIEnv *en
   xchg_status st = batch->release ? xj_add_column_sum(&XJ_PTR(xj_decoder, handle)->schema, batch,
                                                       column, &sum, &err)
                                   : xchg_errorf(&err, XCHG_EINVAL, "the ArrowArray is released");
-  if (st != XCHG_OK) {
-    xj_throw_error(env, st, &err, NULL);
-    return;
-  }
-  jlong v[3] = {(jlong)sum.sum, sum.nulls, sum.rows};
-  (*env)->SetLongArrayRegion(env, out, 0, 3, v);
+  xj_return_column_sum(env, st, &err, &sum, out);
 }
 
 JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nColumnBuffers(JNIEnv *env, jclass cls,

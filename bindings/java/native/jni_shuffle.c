@@ -257,12 +257,7 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nColumnChecksum(JNIEnv *e
   xchg_error err;
   const struct ArrowSchema *schema = checksum_schema(XJ_PTR(xj_shuffle, handle), batch, &err);
   xchg_status st = schema ? xj_add_column_sum(schema, batch, column, &sum, &err) : XCHG_EINVAL;
-  if (st != XCHG_OK) {
-    xj_throw_error(env, st, &err, NULL);
-    return;
-  }
-  jlong v[3] = {(jlong)sum.sum, sum.nulls, sum.rows};
-  (*env)->SetLongArrayRegion(env, out, 0, 3, v);
+  xj_return_column_sum(env, st, &err, &sum, out);
 }
 
 JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nColumnBuffers(JNIEnv *env, jclass cls,

@@ -118,6 +118,11 @@ typedef struct xj_column_sum {
 xchg_status xj_add_column_sum(const struct ArrowSchema *schema, const struct ArrowArray *batch,
                               jint column, xj_column_sum *out, xchg_error *err);
 
+/* Hands a column sum back to Java as out[0..2] = sum, nulls, rows, or
+ * throws the error of st (jni_arrow.c): the end of every nColumnChecksum. */
+void xj_return_column_sum(JNIEnv *env, xchg_status st, xchg_error *err, const xj_column_sum *sum,
+                          jlongArray out);
+
 /* Sets views[0..2] (a ByteBuffer[] of at least 3) to direct ByteBuffers
  * over the buffers of column `column` of batch as xj_add_column_sum reads
  * them (null for an absent one: no validity bitmap, no data buffer), valid

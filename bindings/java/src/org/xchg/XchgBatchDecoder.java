@@ -2,7 +2,6 @@ package org.xchg;
 
 import java.nio.ByteBuffer;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Decodes the batches of a cached relation (xchg_batch_decoder): opened
@@ -78,12 +77,10 @@ public final class XchgBatchDecoder implements AutoCloseable {
     }
   }
 
-  // 0 once closed; users counts the calls under way (see enter).
-  private volatile long handle;
-  private final AtomicInteger users = new AtomicInteger();
+  private final NativeHandle handle;
 
   private XchgBatchDecoder(long handle) {
-    this.handle = handle;
+    this.handle = new NativeHandle("XchgBatchDecoder", handle);
   }
 
   /** A decoder of every column, with the default options. */
@@ -110,11 +107,11 @@ public final class XchgBatchDecoder implements AutoCloseable {
 
   /** Fills the ArrowSchema at address with the schema of the decoded batches. */
   public void exportSchema(long schemaAddress) {
-    long h = enter();
+    long h = handle.enter();
     try {
       nExportSchema(h, checkAddress(schemaAddress));
     } finally {
-      leave();
+      handle.leave();
     }
   }
 
@@ -133,11 +130,11 @@ public final class XchgBatchDecoder implements AutoCloseable {
   public long decode(byte[] payload, int offset, int length, long batch, long arrayAddress) {
     checkRange(payload, offset, length);
     checkAddress(arrayAddress);
-    long h = enter();
+    long h = handle.enter();
     try {
       return nDecodeHeap(h, payload, offset, length, batch, arrayAddress);
     } finally {
-      leave();
+      handle.leave();
     }
   }
 
@@ -150,11 +147,11 @@ public final class XchgBatchDecoder implements AutoCloseable {
   public long decode(ByteBuffer payload, long batch, long arrayAddress) {
     checkDirect(payload, 0);
     checkAddress(arrayAddress);
-    long h = enter();
+    long h = handle.enter();
     try {
       return nDecodeDirect(h, payload, batch, arrayAddress);
     } finally {
-      leave();
+      handle.leave();
     }
   }
 
@@ -172,11 +169,11 @@ public final class XchgBatchDecoder implements AutoCloseable {
   public void decodeMany(byte[][] payloads, long firstBatch, long[] arrayAddresses) {
     checkHeap(payloads);
     checkAddresses(payloads.length, arrayAddresses);
-    long h = enter();
+    long h = handle.enter();
     try {
       nDecodeHeapMany(h, payloads, firstBatch, arrayAddresses, null);
     } finally {
-      leave();
+      handle.leave();
     }
   }
 
@@ -184,11 +181,11 @@ public final class XchgBatchDecoder implements AutoCloseable {
   public void decodeMany(byte[][] payloads, long firstBatch, XchgArrowArray[] arrays) {
     checkHeap(payloads);
     checkArrays(payloads.length, arrays);
-    long h = enter();
+    long h = handle.enter();
     try {
       nDecodeHeapMany(h, payloads, firstBatch, null, arrays);
     } finally {
-      leave();
+      handle.leave();
     }
   }
 
@@ -196,11 +193,11 @@ public final class XchgBatchDecoder implements AutoCloseable {
   public void decodeMany(ByteBuffer[] payloads, long firstBatch, long[] arrayAddresses) {
     for (int i = 0; i < payloads.length; i++) checkDirect(payloads[i], i);
     checkAddresses(payloads.length, arrayAddresses);
-    long h = enter();
+    long h = handle.enter();
     try {
       nDecodeDirectMany(h, payloads, firstBatch, arrayAddresses, null);
     } finally {
-      leave();
+      handle.leave();
     }
   }
 
@@ -208,11 +205,11 @@ public final class XchgBatchDecoder implements AutoCloseable {
   public void decodeMany(ByteBuffer[] payloads, long firstBatch, XchgArrowArray[] arrays) {
     for (int i = 0; i < payloads.length; i++) checkDirect(payloads[i], i);
     checkArrays(payloads.length, arrays);
-    long h = enter();
+    long h = handle.enter();
     try {
       nDecodeDirectMany(h, payloads, firstBatch, null, arrays);
     } finally {
-      leave();
+      handle.leave();
     }
   }
 
@@ -221,21 +218,21 @@ public final class XchgBatchDecoder implements AutoCloseable {
    * (compressed or not), nothing else.
    */
   public long heapBytesCopied() {
-    long h = enter();
+    long h = handle.enter();
     try {
       return nCopied(h, false);
     } finally {
-      leave();
+      handle.leave();
     }
   }
 
   /** Framing and flatbuffer bytes copied out of heap arrays so far. */
   public long metadataBytesCopied() {
-    long h = enter();
+    long h = handle.enter();
     try {
       return nCopied(h, true);
     } finally {
-      leave();
+      handle.leave();
     }
   }
 
@@ -245,11 +242,11 @@ public final class XchgBatchDecoder implements AutoCloseable {
    */
   ColumnChecksum columnChecksum(long arrayAddress, int column) {
     long[] v = new long[3];
-    long h = enter();
+    long h = handle.enter();
     try {
       nColumnChecksum(h, checkAddress(arrayAddress), column, v);
     } finally {
-      leave();
+      handle.leave();
     }
     return new ColumnChecksum(v[0], v[1], v[2]);
   }
@@ -264,11 +261,11 @@ public final class XchgBatchDecoder implements AutoCloseable {
    */
   void columnBuffers(long arrayAddress, int column, ByteBuffer[] views) {
     if (views.length < 3) throw new IllegalArgumentException("views needs 3 entries");
-    long h = enter();
+    long h = handle.enter();
     try {
       nColumnBuffers(h, checkAddress(arrayAddress), column, views);
     } finally {
-      leave();
+      handle.leave();
     }
   }
 
@@ -279,33 +276,8 @@ public final class XchgBatchDecoder implements AutoCloseable {
    * @throws IllegalStateException while a call runs
    */
   @Override
-  public synchronized void close() {
-    long h = handle;
-    if (h == 0) return;
-    handle = 0; // before users is read: a call entering now sees it (see enter)
-    if (users.get() > 0) {
-      handle = h;
-      throw new IllegalStateException("XchgBatchDecoder closed while decoding");
-    }
-    nClose(h);
-  }
-
-  /**
-   * Counts a call in, then reads the handle: with close writing the handle
-   * before reading the count, either the call sees 0 or close sees the call.
-   */
-  private long enter() {
-    users.incrementAndGet();
-    long h = handle;
-    if (h == 0) {
-      users.decrementAndGet();
-      throw new IllegalStateException("XchgBatchDecoder used after close");
-    }
-    return h;
-  }
-
-  private void leave() {
-    users.decrementAndGet();
+  public void close() {
+    handle.close(XchgBatchDecoder::nClose);
   }
 
   private static void checkHeap(byte[][] payloads) {

@@ -5,7 +5,6 @@ import java.io.InputStream;
 import java.lang.annotation.Native;
 import java.nio.ByteBuffer;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -188,15 +187,13 @@ public final class XchgShuffleReader implements AutoCloseable {
   /** Bytes an InputStream is read by (and a heap ByteBuffer copied by) between kill checks. */
   static final int CHUNK = 64 * 1024;
 
-  // 0 once closed; users counts the calls under way (see enter).
-  private volatile long handle;
-  private final AtomicInteger users = new AtomicInteger();
+  private final NativeHandle handle;
   private final Object calls = new Object(); // serialises the calls: the C reader is single-threaded
   private final BooleanSupplier killCheck;
   private byte[] chunk; // the InputStream chunk buffer, made at the first addInput(InputStream)
 
   private XchgShuffleReader(long handle, BooleanSupplier killCheck) {
-    this.handle = handle;
+    this.handle = new NativeHandle("XchgShuffleReader", handle);
     this.killCheck = killCheck;
   }
 
@@ -230,7 +227,7 @@ public final class XchgShuffleReader implements AutoCloseable {
    */
   public void addInput(InputStream in) throws IOException {
     Objects.requireNonNull(in, "in");
-    long h = enter();
+    long h = handle.enter();
     try {
       synchronized (calls) {
         if (chunk == null) chunk = new byte[CHUNK];
@@ -250,7 +247,7 @@ public final class XchgShuffleReader implements AutoCloseable {
         }
       }
     } finally {
-      leave();
+      handle.leave();
     }
   }
 
@@ -266,7 +263,7 @@ public final class XchgShuffleReader implements AutoCloseable {
     Objects.requireNonNull(buffer, "buffer");
     if (!buffer.isDirect() && !buffer.hasArray())
       throw new IllegalArgumentException("a heap ByteBuffer without an accessible array (read-only?)");
-    long h = enter();
+    long h = handle.enter();
     try {
       synchronized (calls) {
         askKillCheck();
@@ -289,19 +286,19 @@ public final class XchgShuffleReader implements AutoCloseable {
         }
       }
     } finally {
-      leave();
+      handle.leave();
     }
   }
 
   /** Says that no input follows: rows waiting for the target go out as the last batch.  Idempotent. */
   public void endInput() {
-    long h = enter();
+    long h = handle.enter();
     try {
       synchronized (calls) {
         nEndInput(h);
       }
     } finally {
-      leave();
+      handle.leave();
     }
   }
 
@@ -314,13 +311,13 @@ public final class XchgShuffleReader implements AutoCloseable {
    */
   public boolean exportSchema(long schemaAddress) {
     checkAddress(schemaAddress);
-    long h = enter();
+    long h = handle.enter();
     try {
       synchronized (calls) {
         return nExportSchema(h, schemaAddress);
       }
     } finally {
-      leave();
+      handle.leave();
     }
   }
 
@@ -338,7 +335,7 @@ public final class XchgShuffleReader implements AutoCloseable {
    */
   public Result next(long arrayAddress) {
     checkAddress(arrayAddress);
-    long h = enter();
+    long h = handle.enter();
     try {
       synchronized (calls) {
         askKillCheck();
@@ -346,7 +343,7 @@ public final class XchgShuffleReader implements AutoCloseable {
         return r == NEXT_BATCH ? Result.BATCH : r == NEXT_END ? Result.END : Result.NEED_INPUT;
       }
     } finally {
-      leave();
+      handle.leave();
     }
   }
 
@@ -358,13 +355,13 @@ public final class XchgShuffleReader implements AutoCloseable {
   /** The reader's counters now. */
   public XchgShuffleReaderMetrics metrics() {
     long[] v = new long[XchgShuffleReaderMetrics.COUNT];
-    long h = enter();
+    long h = handle.enter();
     try {
       synchronized (calls) {
         nMetrics(h, v);
       }
     } finally {
-      leave();
+      handle.leave();
     }
     return XchgShuffleReaderMetrics.of(v);
   }
@@ -375,13 +372,13 @@ public final class XchgShuffleReader implements AutoCloseable {
    */
   ColumnChecksum columnChecksum(long arrayAddress, int column) {
     long[] v = new long[3];
-    long h = enter();
+    long h = handle.enter();
     try {
       synchronized (calls) {
         nColumnChecksum(h, checkAddress(arrayAddress), column, v);
       }
     } finally {
-      leave();
+      handle.leave();
     }
     return new ColumnChecksum(v[0], v[1], v[2]);
   }
@@ -394,13 +391,13 @@ public final class XchgShuffleReader implements AutoCloseable {
    */
   void columnBuffers(long arrayAddress, int column, ByteBuffer[] views) {
     if (views.length < 3) throw new IllegalArgumentException("views needs 3 entries");
-    long h = enter();
+    long h = handle.enter();
     try {
       synchronized (calls) {
         nColumnBuffers(h, checkAddress(arrayAddress), column, views);
       }
     } finally {
-      leave();
+      handle.leave();
     }
   }
 
@@ -412,33 +409,8 @@ public final class XchgShuffleReader implements AutoCloseable {
    * @throws IllegalStateException while a call runs
    */
   @Override
-  public synchronized void close() {
-    long h = handle;
-    if (h == 0) return;
-    handle = 0; // before users is read: a call entering now sees it (see enter)
-    if (users.get() > 0) {
-      handle = h;
-      throw new IllegalStateException("XchgShuffleReader closed during a call");
-    }
-    nClose(h);
-  }
-
-  /**
-   * Counts a call in, then reads the handle: with close writing the handle
-   * before reading the count, either the call sees 0 or close sees the call.
-   */
-  private long enter() {
-    users.incrementAndGet();
-    long h = handle;
-    if (h == 0) {
-      users.decrementAndGet();
-      throw new IllegalStateException("XchgShuffleReader used after close");
-    }
-    return h;
-  }
-
-  private void leave() {
-    users.decrementAndGet();
+  public void close() {
+    handle.close(XchgShuffleReader::nClose);
   }
 
   private void askKillCheck() {
