@@ -16,7 +16,8 @@ _Static_assert(org_xchg_XchgException_XCHG_OK == XCHG_OK &&
                    org_xchg_XchgException_XCHG_EFORMAT == XCHG_EFORMAT &&
                    org_xchg_XchgException_XCHG_ENOTSUP == XCHG_ENOTSUP &&
                    org_xchg_XchgException_XCHG_ECANCELLED == XCHG_ECANCELLED &&
-                   org_xchg_XchgException_XCHG_ELIMIT == XCHG_ELIMIT,
+                   org_xchg_XchgException_XCHG_ELIMIT == XCHG_ELIMIT &&
+                   org_xchg_XchgException_XCHG_EAGAIN == XCHG_EAGAIN,
                "XchgException's status ids are xchg_status's values");
 _Static_assert(org_xchg_XchgValidation_FULL_ID == XCHG_VALIDATE_FULL &&
                    org_xchg_XchgValidation_BOUNDS_ID == XCHG_VALIDATE_BOUNDS,

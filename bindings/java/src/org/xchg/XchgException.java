@@ -21,6 +21,7 @@ public class XchgException extends RuntimeException {
   @Native static final int XCHG_ENOTSUP = 5;
   @Native static final int XCHG_ECANCELLED = 6;
   @Native static final int XCHG_ELIMIT = 7;
+  @Native static final int XCHG_EAGAIN = 8;
 
   /** The statuses of xchg_status, each with its C value. */
   public enum Status {
@@ -31,7 +32,14 @@ public class XchgException extends RuntimeException {
     FORMAT(XCHG_EFORMAT),
     NOT_SUPPORTED(XCHG_ENOTSUP),
     CANCELLED(XCHG_ECANCELLED),
-    LIMIT(XCHG_ELIMIT);
+    LIMIT(XCHG_ELIMIT),
+    /**
+     * More input is needed before anything can be returned: not a failure,
+     * and never thrown by the readers here ({@code XchgShuffleReader.next}
+     * returns {@code NEED_INPUT}); listed so that every C status maps to
+     * its own value.
+     */
+    AGAIN(XCHG_EAGAIN);
 
     final int id;
 
