@@ -129,12 +129,6 @@ static int64_t remaining(const payload *p) { return xchg_source_size(p->src) - p
 
 static xchg_status read_word(payload *p, uint8_t word[4], int64_t at, xchg_error *err) {
   size_t got;
-  int64_t here = position(p);
-  if (p->memory && remaining(p) >= 4) { /* in memory: a load, no read */
-    memcpy(word, xchg_buf_data(p->memory) + here, 4);
-    p->metadata_bytes += 4;
-    return xchg_source_seek(p->src, here + 4, err);
-  }
   xchg_status st = xchg_source_read(p->src, word, 4, &got, err);
   if (st == XCHG_OK && got < 4)
     st = xchg_errorf(err, XCHG_EIO,
@@ -165,12 +159,37 @@ static xchg_status read_prefix(payload *p, int32_t *length, int *end, xchg_error
   return st;
 }
 
+/* The next message of a payload in memory, decoded where it lies
+ * (framing.h: the same checks as read_prefix and ipc_message_decode); its
+ * metadata is the payload's memory, so m->metadata stays NULL. */
+static xchg_status view_message(payload *p, ipc_message *m, int *end, xchg_error *err) {
+  *end = remaining(p) == 0 ? END_OF_DATA : NOT_END;
+  if (*end) return XCHG_OK;
+  ipc_message_view v;
+  xchg_status st =
+      ipc_message_view_decode(xchg_buf_data(p->memory) + m->offset, (size_t)remaining(p), m->index,
+                              m->offset, p->dec->opts.max_metadata_bytes, &v, err);
+  if (st != XCHG_OK) return st;
+  p->metadata_bytes += v.eos ? v.size : v.body_offset;
+  if (v.eos) {
+    *end = END_MARKER;
+    return xchg_source_seek(p->src, m->offset + v.size, err);
+  }
+  m->header = v.header;
+  m->header_type = v.header_type;
+  m->version = v.version;
+  m->body_offset = m->offset + v.body_offset;
+  m->body_length = v.body_length;
+  return XCHG_OK; /* plan_payload seeks past the body */
+}
+
 /* Reads the next message's prefix and metadata; its body is left unread. */
 static xchg_status read_message(payload *p, ipc_message *m, int *end, xchg_error *err) {
   int32_t length = 0;
   memset(m, 0, sizeof *m);
   m->index = p->message_index;
   m->offset = position(p);
+  if (p->memory) return view_message(p, m, end, err);
   xchg_status st = read_prefix(p, &length, end, err);
   if (st != XCHG_OK || *end) return st;
   if ((st = xchg_source_read_buf(p->src, (size_t)length, &m->metadata, err)) != XCHG_OK) {
@@ -409,8 +428,7 @@ static int64_t group_by_work(const payload *ps, int64_t n, int threads, int64_t 
 }
 
 static void payload_free(payload *p);
-static xchg_status start_payload(payload *p, const xchg_batch_decoder *dec, xchg_source *src,
-                                 int64_t batch);
+static xchg_status start_payload(payload *p, xchg_source *src);
 static xchg_status export_payload(payload *p, struct ArrowArray *out);
 
 /* Decodes a run of payloads on one thread, from reading to export; the
@@ -420,7 +438,7 @@ static void decode_group(void *ctx, int64_t t) {
   payload_groups *g = ctx;
   for (int64_t i = g->starts[t]; i < g->starts[t + 1]; i++) {
     payload *p = &g->ps[i];
-    p->status = start_payload(p, g->dec, g->srcs[i], p->batch);
+    p->status = start_payload(p, g->srcs[i]);
     if (p->status == XCHG_OK) p->status = finish_payload(p, NULL, &p->error);
     if (p->status == XCHG_OK) p->status = export_payload(p, &g->outs[i]);
     if (p->status != XCHG_OK) return;
@@ -449,9 +467,10 @@ static void payload_free(payload *p) {
   xchg_buf_unref(p->memory);
 }
 
-static xchg_status start_payload(payload *p, const xchg_batch_decoder *dec, xchg_source *src,
-                                 int64_t batch) {
-  payload_init(p, dec, src, batch);
+/* p was set up by payload_init (xchg_batch_decoder_decode_many does so for
+ * every payload before any starts): only its source is new. */
+static xchg_status start_payload(payload *p, xchg_source *src) {
+  p->src = src;
   if (!src || xchg_source_size(src) < 0)
     return xchg_errorf(&p->error, XCHG_EINVAL, "the payload's source is not seekable or is NULL");
   p->memory = xchg_source_memory(src);
@@ -475,7 +494,7 @@ static void decode_on_caller(payload *ps, int64_t n, const xchg_batch_decoder *d
   xchg_status st = XCHG_OK;
   int64_t total = 0, groups = 0;
   for (int64_t i = 0; i < n && st == XCHG_OK; i++) {
-    st = ps[i].status = start_payload(&ps[i], dec, srcs[i], ps[i].batch);
+    st = ps[i].status = start_payload(&ps[i], srcs[i]);
     total += payload_work(&ps[i]);
   }
   if (st != XCHG_OK) return;

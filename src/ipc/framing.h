@@ -19,7 +19,8 @@
  *   ipc_stream_extent where a whole stream in memory ends.
  * The stream and file reader (reader.c) and the batch decoder
  * (batch_decoder.c) read prefixes from their sources and decode them here;
- * the shuffle reader decodes whole messages in memory. */
+ * the shuffle reader, and the batch decoder for a payload in memory,
+ * decode whole messages in memory. */
 #ifndef XCHG_IPC_FRAMING_H
 #define XCHG_IPC_FRAMING_H
 
