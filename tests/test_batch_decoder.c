@@ -355,7 +355,7 @@ static int mentions(const char *message, const char *what) { return strstr(messa
 /* Every cut of a payload fails (a cut at a message boundary too: the
  * record batch is the last message) and names the batch, in memory (its
  * messages decoded where they lie) and read by copying (prefix, then
- * metadata). */
+ * metadata: a cut inside the prefix is said to be one). */
 static void test_truncation(xchg_block_codec codec) {
   split s;
   xchg_batch_decoder *dec = split_and_open(codec, &s);
@@ -373,6 +373,9 @@ static void test_truncation(xchg_block_codec codec) {
              copied ? "copied" : "memory");
     if (st != XCHG_OK)
       TU_CHECK(mentions(err.message, "batch 9: "), "cut at %zu: %s", part.size, err.message);
+    if (st != XCHG_OK && copied && part.size > 0 && part.size < 8) /* inside the prefix */
+      TU_CHECK(mentions(err.message, "ends inside its framing"), "cut at %zu (copied): %s",
+               part.size, err.message);
     if (a.release) a.release(&a);
     xchg_source_free(src);
     free(part.data);
