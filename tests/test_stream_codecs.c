@@ -120,6 +120,32 @@ static xchg_status decode_all(xchg_stream_codec codec, enum source_kind kind, tu
   return st;
 }
 
+/* decode_all with xchg_istream_next_into, cap bytes at a time, straight
+ * into one buffer of `most` bytes (more is a failure); *largest is the most
+ * one call gave. */
+static xchg_status decode_into(xchg_stream_codec codec, enum source_kind kind, tu_bytes input,
+                               size_t window, size_t cap, size_t most, tu_bytes *out,
+                               size_t *largest, xchg_error *err) {
+  xchg_istream_options o;
+  xchg_istream_options_init(&o);
+  o.window_size = window;
+  o.read_size = 1000;
+  xchg_istream *s = NULL;
+  *out = (tu_bytes){malloc(most + 1), 0};
+  *largest = 0;
+  xchg_status st = xchg_istream_open(make_source(kind, input), codec, &o, &s, err);
+  if (st != XCHG_OK) return st;
+  for (;;) {
+    size_t n = 0, room = most + 1 - out->size;
+    st = xchg_istream_next_into(s, out->data + out->size, room < cap ? room : cap, &n, err);
+    out->size += n;
+    if (n > *largest) *largest = n;
+    if (st != XCHG_OK || n == 0 || out->size > most) break;
+  }
+  xchg_istream_free(s);
+  return st;
+}
+
 static int same(tu_bytes a, tu_bytes b) {
   return a.size == b.size && (a.size == 0 || memcmp(a.data, b.data, a.size) == 0);
 }
@@ -424,6 +450,10 @@ static void test_flipped_bytes(void) {
       else if (!same(out, payload))
         undetected++;
       free(out.data);
+      size_t largest;
+      st = decode_into(codec, SRC_MEMORY, enc, 600, 1 << 16, payload.size, &out, &largest, &err);
+      if (st == XCHG_OK && !same(out, payload)) undetected++;
+      free(out.data);
       enc.data[i] ^= 0x5A;
     }
     TU_CHECK(!checksummed || undetected == 0, "%s: %d corrupted streams decoded to wrong bytes",
@@ -433,6 +463,62 @@ static void test_flipped_bytes(void) {
     free(enc.data);
   }
   free(payload.data);
+}
+
+static tu_bytes synthetic; /* make_payload(300001, 1) */
+
+/* xchg_istream_next_into gives the bytes xchg_istream_read does, whatever
+ * its room; with room for them, LZ4 frames and zstd decode straight into
+ * it, more than a window at once. */
+static void test_next_into(void) {
+  static const size_t caps[] = {7, 1000, 65536, (size_t)1 << 20};
+  static const xchg_stream_codec comet_inner[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ4_FRAME,
+                                                  XCHG_STREAM_ZSTD, XCHG_STREAM_SNAPPY_FRAMED};
+  const size_t window = 1000;
+  for (size_t c = 0; c < NCODECS; c++) {
+    xchg_stream_codec codec = all_codecs[c];
+    for (int inner = 0; inner < (codec == XCHG_STREAM_COMET ? 4 : 1); inner++) {
+      xchg_stream_encode_options eo;
+      xchg_stream_encode_options_init(&eo);
+      eo.comet_inner = comet_inner[inner];
+      xchg_stream_codec frames = codec == XCHG_STREAM_COMET ? comet_inner[inner] : codec;
+      /* (A snappy window is a whole chunk either way: nothing to see.) */
+      int direct = frames == XCHG_STREAM_LZ4_FRAME || frames == XCHG_STREAM_ZSTD;
+      tu_bytes enc = encode(codec, &eo, synthetic);
+      for (int k = 0; k < SRC_KINDS; k++) {
+        for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+          if (caps[i] == 7 && k != SRC_MEMORY) continue; /* too slow to matter */
+          tu_bytes out;
+          size_t largest;
+          xchg_error err = {{0}};
+          xchg_status st = decode_into(codec, (enum source_kind)k, enc, window, caps[i],
+                                       synthetic.size, &out, &largest, &err);
+          TU_CHECK(st == XCHG_OK && same(out, synthetic),
+                   "%s/%d from %s, next_into %zu at a time: %s (%zu of %zu bytes)",
+                   xchg_stream_codec_name(codec), inner, source_names[k], caps[i],
+                   st == XCHG_OK ? "output differs" : err.message, out.size, synthetic.size);
+          TU_CHECK(largest <= caps[i], "%s/%d: %zu bytes given for room of %zu",
+                   xchg_stream_codec_name(codec), inner, largest, caps[i]);
+          TU_CHECK(!direct || caps[i] < 65536 || largest > window,
+                   "%s/%d from %s: at most %zu bytes a call into room of %zu: not decoded in "
+                   "place",
+                   xchg_stream_codec_name(codec), inner, source_names[k], largest, caps[i]);
+          free(out.data);
+        }
+      }
+      free(enc.data);
+    }
+  }
+  xchg_istream *s = NULL;
+  xchg_error err;
+  uint8_t b[1];
+  size_t n = 99;
+  TU_OK(xchg_istream_open(tu_memory_source(synthetic.data, 10), XCHG_STREAM_NONE, NULL, &s, &err),
+        err);
+  TU_CHECK(xchg_istream_next_into(s, b, 0, &n, &err) == XCHG_EINVAL && n == 0 &&
+               strstr(err.message, "cap 0"),
+           "next_into with no room: %s", err.message);
+  xchg_istream_free(s);
 }
 
 /* Reads s to its end. */
@@ -493,8 +579,6 @@ static void test_reset(tu_bytes a, tu_bytes b) {
   }
 }
 
-static tu_bytes synthetic;
-
 static void synthetic_round_trips(void) { test_round_trips(synthetic, "synthetic"); }
 
 static void gold_round_trips(void) {
@@ -529,6 +613,7 @@ int main(int argc, char **argv) {
       {"checksums", test_checksums},
       {"cut_everywhere", test_cut_everywhere},
       {"flipped_bytes", test_flipped_bytes},
+      {"next_into", test_next_into},
   };
   int rc = TU_MAIN(argc, argv, "stream_codecs", cases);
   free(synthetic.data);

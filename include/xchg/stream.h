@@ -10,6 +10,7 @@
  *
  *   - xchg_istream_read copies into the caller's buffer;
  *   - xchg_istream_next hands out the decompressed window itself (zero copy);
+ *   - xchg_istream_next_into decodes into the caller's memory (no window);
  *   - xchg_source_from_istream turns the decompressed stream back into an
  *     xchg_source, so that the IPC reader reads a codec-wrapped IPC stream in
  *     one pass, without materialising the decompressed bytes.
@@ -152,6 +153,16 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_istream_read_call(xchg_istream *s, void
  * end of the stream.  The bytes stay valid until the next call on s. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_istream_next(xchg_istream *s, const void **ptr,
                                                       size_t *len, xchg_error *err);
+
+/** Like xchg_istream_next, but the bytes go to the caller's memory: up to
+ * cap bytes of the current window at dst, *n of them; *n = 0 means the end
+ * of the stream (or, with split_members, of the member).  When the window
+ * is empty the codec decodes straight into dst where it can (LZ4 frame,
+ * zstd, snappy chunks that fit), so that each byte is written once; what
+ * does not fit stays for the next call.  cap = 0 is XCHG_EINVAL.  The bytes
+ * at dst are not the stream's: xchg_istream_unread cannot give them back. */
+XCHG_API XCHG_NODISCARD xchg_status xchg_istream_next_into(xchg_istream *s, void *dst, size_t cap,
+                                                           size_t *n, xchg_error *err);
 
 /** Gives back the last `n` bytes handed out by xchg_istream_next (n at most
  * what that call returned, with no call in between): they are read again. */

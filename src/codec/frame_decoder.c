@@ -72,10 +72,12 @@ static xchg_status decode_some(xchg_istream *s, frame_state *st, uint8_t *dst, s
 
 xchg_status frame_decoder_refill(xchg_istream *s, void *state, xchg_error *err) {
   frame_state *st = state;
-  xchg_status status = stream_out_reserve(s, s->opts.window_size, err);
+  uint8_t *out;
+  size_t room;
+  xchg_status status = stream_out_take(s, 1, &out, &room, err);
   if (status != XCHG_OK) return status;
   size_t produced = 0;
-  while (produced < s->opts.window_size) {
+  while (produced < room) {
     if (stream_in_avail(s) == 0) {
       if (produced > 0) break; /* hand out what we have rather than block */
       status = stream_in_fill(s, 1, err);
@@ -86,14 +88,14 @@ xchg_status frame_decoder_refill(xchg_istream *s, void *state, xchg_error *err) 
       st->in_frame = 1;
       st->frame_start = stream_in_offset(s);
     }
-    size_t dst_n = s->opts.window_size - produced;
+    size_t dst_n = room - produced;
     int ended;
-    status = decode_some(s, st, s->out + produced, &dst_n, &ended, err);
+    status = decode_some(s, st, out + produced, &dst_n, &ended, err);
     if (status != XCHG_OK) return status;
     produced += dst_n;
     if (ended && produced > 0 && st->lib->window_ends_with_frame) break;
   }
-  stream_set_window(s, s->out, produced);
+  stream_set_window(s, out, produced);
   return XCHG_OK;
 }
 

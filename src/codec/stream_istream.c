@@ -133,6 +133,20 @@ xchg_status stream_out_reserve(xchg_istream *s, size_t n, xchg_error *err) {
   return XCHG_OK;
 }
 
+xchg_status stream_out_take(xchg_istream *s, size_t need, uint8_t **out, size_t *room,
+                            xchg_error *err) {
+  if (s->direct != NULL && need <= s->direct_cap) {
+    *out = s->direct;
+    *room = s->direct_cap;
+    return XCHG_OK;
+  }
+  size_t n = need > s->opts.window_size ? need : s->opts.window_size;
+  xchg_status st = stream_out_reserve(s, n, err);
+  *out = s->out;
+  *room = n;
+  return st;
+}
+
 /* ---- the stream -------------------------------------------------------- */
 
 /* Reads a source that lives in memory in place: no copy of the input. */
@@ -314,6 +328,37 @@ xchg_status xchg_istream_next(xchg_istream *s, const void **ptr, size_t *len, xc
   *ptr = s->win.pos;
   *len = (size_t)(s->win.end - s->win.pos);
   s->win.pos = s->win.end;
+  return XCHG_OK;
+}
+
+/* Copies what is left of the window, up to cap bytes, to dst. */
+static size_t take_window(xchg_istream *s, uint8_t *dst, size_t cap) {
+  size_t n = (size_t)(s->win.end - s->win.pos);
+  if (n > cap) n = cap;
+  if (n > 0) memcpy(dst, s->win.pos, n);
+  s->win.pos += n;
+  return n;
+}
+
+xchg_status xchg_istream_next_into(xchg_istream *s, void *dst, size_t cap, size_t *n,
+                                   xchg_error *err) {
+  *n = 0;
+  if (cap == 0) return xchg_errorf(err, XCHG_EINVAL, "xchg_istream_next_into: no room (cap 0)");
+  if (s->win.pos != s->win.end) {
+    *n = take_window(s, dst, cap);
+    return XCHG_OK;
+  }
+  s->direct = dst;
+  s->direct_cap = cap;
+  xchg_status st = refill(s, err);
+  s->direct = NULL;
+  if (st != XCHG_OK) return st;
+  if (s->win_start == dst) { /* decoded in place */
+    *n = (size_t)(s->win.end - s->win.pos);
+    s->win.pos = s->win.end;
+    return XCHG_OK;
+  }
+  *n = take_window(s, dst, cap);
   return XCHG_OK;
 }
 

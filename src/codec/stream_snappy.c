@@ -40,9 +40,9 @@ static void snappy_destroy(void *state) { free(state); }
 
 static void snappy_reset(void *state) { ((snappy_state *)state)->in_stream = 0; }
 
-/* Decompresses one raw snappy block into the window storage. */
+/* Decompresses one raw snappy block into *out (stream_out_take). */
 static xchg_status uncompress_block(xchg_istream *s, const char *what, int64_t chunk, uint64_t at,
-                                    const uint8_t *data, size_t len, size_t max_len,
+                                    const uint8_t *data, size_t len, size_t max_len, uint8_t **out,
                                     size_t *out_len, xchg_error *err) {
   size_t ulen = 0;
   if (snappy_uncompressed_length((const char *)data, len, &ulen) != SNAPPY_OK)
@@ -52,13 +52,14 @@ static xchg_status uncompress_block(xchg_istream *s, const char *what, int64_t c
     return xchg_errorf(err, max_len == s->opts.max_block_size ? XCHG_ELIMIT : XCHG_EFORMAT,
                        "%s chunk %lld at byte %llu: %zu decompressed bytes exceed the limit of %zu",
                        what, (long long)chunk, (unsigned long long)at, ulen, max_len);
-  xchg_status st = stream_out_reserve(s, ulen > 0 ? ulen : 1, err);
+  size_t room;
+  xchg_status st = stream_out_take(s, ulen > 0 ? ulen : 1, out, &room, err);
   if (st != XCHG_OK) return st;
   /* SNAPPY_OK also means exactly ulen bytes were written: libsnappy fails a
    * block whose data decode to any length but its header's (which
    * snappy_uncompressed_length read above), and sets got to that length. */
   size_t got = ulen;
-  if (snappy_uncompress((const char *)data, len, (char *)s->out, &got) != SNAPPY_OK)
+  if (snappy_uncompress((const char *)data, len, (char *)*out, &got) != SNAPPY_OK)
     return xchg_errorf(err, XCHG_EFORMAT, "%s chunk %lld at byte %llu: corrupt snappy data", what,
                        (long long)chunk, (unsigned long long)at);
   *out_len = ulen;
@@ -121,13 +122,14 @@ static xchg_status snappyjava_refill(xchg_istream *s, void *state, xchg_error *e
                          (long long)ss->chunk_index, (unsigned long long)at, len,
                          stream_in_avail(s) - 4);
     size_t ulen = 0;
+    uint8_t *out;
     st = uncompress_block(s, "snappy-java", ss->chunk_index, at, stream_in_ptr(s) + 4, len,
-                          s->opts.max_block_size, &ulen, err);
+                          s->opts.max_block_size, &out, &ulen, err);
     if (st != XCHG_OK) return st;
     stream_in_consume(s, 4 + (size_t)len);
     ss->chunk_index++;
     if (ulen == 0) continue;
-    stream_set_window(s, s->out, ulen);
+    stream_set_window(s, out, ulen);
     return XCHG_OK;
   }
 }
@@ -191,10 +193,11 @@ static xchg_status snappyframed_refill(xchg_istream *s, void *state, xchg_error 
                            chunk, (unsigned long long)at, len);
       uint32_t crc = stream_le32(p + 4);
       if (type == 0x00) {
+        uint8_t *out;
         st = uncompress_block(s, "snappy framed", ss->chunk_index, at, p + 8, len - 4,
-                              FRAMED_MAX_CHUNK, &ulen, err);
+                              FRAMED_MAX_CHUNK, &out, &ulen, err);
         if (st != XCHG_OK) return st;
-        window = s->out;
+        window = out;
       } else {
         ulen = len - 4;
         if (ulen > FRAMED_MAX_CHUNK)

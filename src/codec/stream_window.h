@@ -69,6 +69,10 @@ struct xchg_istream {
 
   uint8_t *out; /* the decompressed window's storage */
   size_t out_cap;
+  /* During xchg_istream_next_into, the caller's memory: a codec that
+   * decodes into it (stream_out_take) spares the copy out of the window. */
+  uint8_t *direct;
+  size_t direct_cap;
 
   int done;       /* the end of the stream (or of a member) was reached */
   int member_end; /* ... and it is the end of a member, not of the input */
@@ -99,6 +103,13 @@ static inline uint64_t stream_in_offset(const xchg_istream *s) { return s->in_ba
 
 /* Makes the window storage at least n bytes (XCHG_ENOMEM otherwise). */
 xchg_status stream_out_reserve(xchg_istream *s, size_t n, xchg_error *err);
+
+/* Where a codec decodes the next window of at least `need` bytes: the
+ * caller's memory of xchg_istream_next_into when `need` fits there, else
+ * the window storage, grown to the larger of `need` and the window size.
+ * *room is how many bytes *out takes. */
+xchg_status stream_out_take(xchg_istream *s, size_t need, uint8_t **out, size_t *room,
+                            xchg_error *err);
 
 /* Sets the window to [p, p + n); p may be NULL when n is 0 (NULL + 0 is
  * undefined behaviour in C, hence the test). */

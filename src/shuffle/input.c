@@ -10,7 +10,7 @@
 #include "ipc/framing.h"
 #include "ipc/message.h"
 
-#define COMET_WINDOW ((size_t)64 << 10) /* the decompressed pieces a group gathers */
+#define COMET_WINDOW ((size_t)64 << 10) /* the least room a block decompresses into */
 #define CHUNK_BYTES ((size_t)1 << 20)   /* read at a time from a source not in memory */
 /* A group is small, so that its arena is still in the cache when its
  * blocks are planned and placed: larger groups, fewer hand-offs to the
@@ -253,20 +253,23 @@ unit *shuffle_input_unit(shuffle_input *in, int64_t k) {
   return &in->units[(in->unit_head + k) % UNITS_AHEAD];
 }
 
-/* Gathers n decompressed bytes of the block that starts at block_at of
- * the group's arena into it.  The arena is an xchg_buf: its memory is
+/* Room at the end of the group's arena for the block that starts at
+ * block_at to decompress into: a window's worth at least, so that the
+ * codec decodes whole blocks of its frame there rather than through a side
+ * buffer, and one byte more than max_batch_bytes leaves the block, so
+ * that a block over it shows.  The arena is an xchg_buf: its memory is
  * recycled from group to group (malloc'ed, a few hundred KiB at a time,
  * it was mapped and faulted in afresh for every group). */
-static xchg_status gather(unit *u, size_t block_at, const void *p, size_t n, xchg_error *err) {
-  const xchg_ipc_read_options *o = &u->in->opts->read;
-  if (u->arena_size - block_at + n > (size_t)o->max_batch_bytes)
+static xchg_status arena_room(unit *u, size_t block_at, size_t *room, xchg_error *err) {
+  size_t limit = (size_t)u->in->opts->read.max_batch_bytes, used = u->arena_size - block_at;
+  if (used > limit)
     return xchg_errorf(err, XCHG_ELIMIT,
                        "its IPC stream decompresses to more than max_batch_bytes "
                        "(%lld)",
-                       (long long)o->max_batch_bytes);
-  if (u->arena_size + n > u->arena_cap) {
-    size_t cap = u->arena_cap ? u->arena_cap : 4 * (u->end - u->start) + 4096;
-    while (cap < u->arena_size + n) cap *= 2;
+                       (long long)limit);
+  if (u->arena_cap - u->arena_size < COMET_WINDOW) {
+    size_t cap = u->arena_cap ? 2 * u->arena_cap : 4 * (u->end - u->start) + COMET_WINDOW;
+    while (cap - u->arena_size < COMET_WINDOW) cap *= 2;
     xchg_buf *a = xchg_buf_alloc(cap);
     if (!a) return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %zu bytes", cap);
     if (u->arena_size) memcpy(xchg_buf_mutable_data(a), u->arena, u->arena_size);
@@ -275,37 +278,27 @@ static xchg_status gather(unit *u, size_t block_at, const void *p, size_t n, xch
     u->arena = xchg_buf_mutable_data(a);
     u->arena_cap = cap;
   }
-  memcpy(u->arena + u->arena_size, p, n);
-  u->arena_size += n;
+  *room = u->arena_cap - u->arena_size;
+  if (*room > limit - used + 1) *room = limit - used + 1;
   return XCHG_OK;
 }
 
-/* Block i of the group out of s: a stored block's one window in the
- * chunk stays there; anything else goes to the arena. */
+/* Block i of the group out of s, decompressed straight into the arena. */
 static xchg_status decompress_block(unit *u, xchg_istream *s, int64_t i, xchg_error *err) {
   group_block *b = &u->blocks[i];
-  const uint8_t *chunk = xchg_buf_data(u->chunk), *in_place = NULL;
-  size_t chunk_size = xchg_buf_size(u->chunk), in_place_size = 0;
   b->arena_at = u->arena_size;
   xchg_status st = XCHG_OK;
   for (int first = 1;; first = 0) {
-    const void *p;
-    size_t n;
-    if ((st = xchg_istream_next(s, &p, &n, err)) != XCHG_OK || n == 0) break;
+    size_t room = 0, n = 0;
+    if ((st = arena_room(u, b->arena_at, &room, err)) != XCHG_OK) break;
+    st = xchg_istream_next_into(s, u->arena + u->arena_size, room, &n, err);
+    if (st != XCHG_OK || n == 0) break;
     if (first) b->field_count = xchg_istream_comet_field_count(s);
-    const uint8_t *q = p;
-    if (first && q >= chunk && q + n <= chunk + chunk_size) {
-      in_place = q;
-      in_place_size = n;
-      continue;
-    }
-    if (in_place && (st = gather(u, b->arena_at, in_place, in_place_size, err)) != XCHG_OK) break;
-    in_place = NULL;
-    if ((st = gather(u, b->arena_at, p, n, err)) != XCHG_OK) break;
+    u->arena_size += n;
   }
-  b->in_chunk = in_place != NULL && st == XCHG_OK;
-  b->stream = b->in_chunk ? in_place : NULL;
-  b->size = b->in_chunk ? in_place_size : u->arena_size - b->arena_at;
+  b->in_chunk = 0;
+  b->stream = NULL;
+  b->size = u->arena_size - b->arena_at;
   return st;
 }
 
