@@ -247,6 +247,16 @@ static void check_cat(void) {
         expect_cat_same(in, opts);
       }
   }
+  /* Blocks that each decompress to megabytes (50 columns of 4096 rows):
+   * the shuffle reader's arena grows inside a block. */
+  static const char *const packed[] = {"lz4", "zstd", "snappy"};
+  for (int i = 0; i < 3; i++) {
+    must_run("gen shuffle of large blocks",
+             run("gen shuffle '%s' --format comet --compression %s --rows 10000 --block-rows 4096 "
+                 "--columns 50 -f",
+                 in, packed[i]));
+    expect_cat_same(in, "--format csv");
+  }
   /* An unknown column: the same error either way. */
   tu_cli_result a = run("cat '%s' --columns nope", in);
   tu_cli_result b = run("cat - --input-codec comet --columns nope < '%s'", in);
