@@ -335,7 +335,8 @@ xchg_status xchg_istream_next(xchg_istream *s, const void **ptr, size_t *len, xc
 static size_t take_window(xchg_istream *s, uint8_t *dst, size_t cap) {
   size_t n = (size_t)(s->win.end - s->win.pos);
   if (n > cap) n = cap;
-  if (n > 0) memcpy(dst, s->win.pos, n);
+  if (n == 0) return 0; /* the window may be NULL */
+  memcpy(dst, s->win.pos, n);
   s->win.pos += n;
   return n;
 }
