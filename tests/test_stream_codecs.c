@@ -177,6 +177,10 @@ static const xchg_stream_codec all_codecs[] = {
     XCHG_STREAM_SNAPPY_JAVA, XCHG_STREAM_SNAPPY_FRAMED, XCHG_STREAM_COMET};
 #define NCODECS (sizeof all_codecs / sizeof all_codecs[0])
 
+/* The codecs a Comet block may hold. */
+static const xchg_stream_codec comet_inner[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ4_FRAME,
+                                                XCHG_STREAM_ZSTD, XCHG_STREAM_SNAPPY_FRAMED};
+
 static void test_round_trips(tu_bytes payload, const char *what) {
   static const size_t windows[] = {1, 1000, 65536};
   for (size_t c = 0; c < NCODECS; c++) {
@@ -184,8 +188,6 @@ static void test_round_trips(tu_bytes payload, const char *what) {
     xchg_stream_encode_options eo;
     xchg_stream_encode_options_init(&eo);
     for (int inner = 0; inner < (codec == XCHG_STREAM_COMET ? 4 : 1); inner++) {
-      static const xchg_stream_codec comet_inner[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ4_FRAME,
-                                                      XCHG_STREAM_ZSTD, XCHG_STREAM_SNAPPY_FRAMED};
       eo.comet_inner = comet_inner[inner];
       tu_bytes enc = encode(codec, &eo, payload);
       /* Two streams back to back decode as the payload twice. */
@@ -472,8 +474,6 @@ static tu_bytes synthetic; /* make_payload(300001, 1) */
  * it, more than a window at once. */
 static void test_next_into(void) {
   static const size_t caps[] = {7, 1000, 65536, (size_t)1 << 20};
-  static const xchg_stream_codec comet_inner[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ4_FRAME,
-                                                  XCHG_STREAM_ZSTD, XCHG_STREAM_SNAPPY_FRAMED};
   const size_t window = 1000;
   for (size_t c = 0; c < NCODECS; c++) {
     xchg_stream_codec codec = all_codecs[c];
@@ -536,8 +536,6 @@ static xchg_status read_rest(xchg_istream *s, tu_bytes *out, xchg_error *err) {
 /* One istream, reset from stream to stream: after a cut stream (an error),
  * from a dribbling source, then from memory, each read as if opened anew. */
 static void test_reset(tu_bytes a, tu_bytes b) {
-  static const xchg_stream_codec comet_inner[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ4_FRAME,
-                                                  XCHG_STREAM_ZSTD, XCHG_STREAM_SNAPPY_FRAMED};
   for (size_t c = 0; c < NCODECS; c++) {
     xchg_stream_codec codec = all_codecs[c];
     for (int inner = 0; inner < (codec == XCHG_STREAM_COMET ? 4 : 1); inner++) {

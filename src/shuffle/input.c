@@ -283,7 +283,8 @@ static xchg_status arena_room(unit *u, size_t block_at, size_t *room, xchg_error
   return XCHG_OK;
 }
 
-/* Block i of the group out of s, decompressed straight into the arena. */
+/* Block i of the group out of s, decompressed straight into the arena
+ * (its stream pointer is set once the arena no longer moves). */
 static xchg_status decompress_block(unit *u, xchg_istream *s, int64_t i, xchg_error *err) {
   group_block *b = &u->blocks[i];
   b->arena_at = u->arena_size;
@@ -296,8 +297,6 @@ static xchg_status decompress_block(unit *u, xchg_istream *s, int64_t i, xchg_er
     if (first) b->field_count = xchg_istream_comet_field_count(s);
     u->arena_size += n;
   }
-  b->in_chunk = 0;
-  b->stream = NULL;
   b->size = u->arena_size - b->arena_at;
   return st;
 }
@@ -376,10 +375,8 @@ static void decompress_group(void *ctx, int64_t task) {
   u->failed_at = st == XCHG_OK ? u->n_blocks : i;
   u->status = st;
   u->arena = NULL;
-  for (int64_t k = 0; k < u->failed_at; k++)
-    if (!u->blocks[k].in_chunk)
-      u->blocks[k].stream =
-          u->arena_buf ? xchg_buf_data(u->arena_buf) + u->blocks[k].arena_at : NULL;
+  for (int64_t k = 0; k < u->failed_at; k++) /* a decompressed group: all in the arena */
+    u->blocks[k].stream = u->arena_buf ? xchg_buf_data(u->arena_buf) + u->blocks[k].arena_at : NULL;
   u->ns = now_ns() - t0;
 }
 
