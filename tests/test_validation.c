@@ -21,7 +21,10 @@
  * offsets: first >= 0; last <= data bytes / child
  *   rows; last >= first                           -> offsets_case (utf8, binary,         both
  * offsets never decrease                             large_utf8, large_binary, list,     full
- *                                                    large_list, map)
+ *                                                    large_list, map); at every row of
+ *                                                    100 -> offsets_every_row (utf8,
+ *                                                    large_utf8: the vector loops and
+ *                                                    their tails)
  * list views: offset >= 0, size >= 0, offset and
  *   offset + size within the child; null rows
  *   not checked                                   -> list_views_case (list_view,         full
@@ -194,6 +197,34 @@ static xchg_buf *extra_bytes(void) {
   static struct ArrowArray *cols_pa[5] = {&cols_a[0], &cols_a[1], &cols_a[2], &cols_a[3],
                                           &cols_a[4]};
   static struct ArrowArray root_a = ARRAY(4, 0, 1, root_bufs, 5, cols_pa, NULL);
+  return written(&root_s, &root_a);
+}
+
+/* Strings long enough for the offsets' vector loops (several steps and
+ * a tail): LONG_ROWS rows of utf8 and of large_utf8, row r being r % 3
+ * letters. */
+#define LONG_ROWS 100
+
+static xchg_buf *long_bytes(void) {
+  static int32_t offsets32[LONG_ROWS + 1];
+  static int64_t offsets64[LONG_ROWS + 1];
+  static char letters[3 * LONG_ROWS];
+  for (int64_t r = 0; r < LONG_ROWS; r++) {
+    offsets32[r + 1] = offsets32[r] + (int32_t)(r % 3);
+    offsets64[r + 1] = offsets32[r + 1];
+  }
+  memset(letters, 'a', sizeof letters);
+  static const void *bufs32[3] = {NULL, offsets32, letters},
+                    *bufs64[3] = {NULL, offsets64, letters};
+  static const void *root_bufs[1] = {NULL};
+  static struct ArrowSchema cols_s[2] = {SCHEMA("u", "utf8", 0, NULL, NULL),
+                                         SCHEMA("U", "large_utf8", 0, NULL, NULL)};
+  static struct ArrowSchema *cols_ps[2] = {&cols_s[0], &cols_s[1]};
+  static struct ArrowSchema root_s = SCHEMA("+s", "", 2, cols_ps, NULL);
+  static struct ArrowArray cols_a[2] = {ARRAY(LONG_ROWS, 0, 3, bufs32, 0, NULL, NULL),
+                                        ARRAY(LONG_ROWS, 0, 3, bufs64, 0, NULL, NULL)};
+  static struct ArrowArray *cols_pa[2] = {&cols_a[0], &cols_a[1]};
+  static struct ArrowArray root_a = ARRAY(LONG_ROWS, 0, 1, root_bufs, 2, cols_pa, NULL);
   return written(&root_s, &root_a);
 }
 
@@ -472,6 +503,7 @@ static const struct {
     {"lz4", "2.0.0-compression/generated_lz4"},
     {"sample", NULL},
     {"extra", NULL},
+    {"long", NULL},
 };
 #define N_INPUTS (sizeof input_list / sizeof input_list[0])
 
@@ -493,6 +525,8 @@ static int open_inputs(const char *testdata) {
       struct ArrowArray *batch;
       rt_sample(&schema, &batch);
       bytes = written(schema, batch);
+    } else if (strcmp(input_list[i].name, "long") == 0) {
+      bytes = long_bytes();
     } else {
       bytes = extra_bytes();
     }
@@ -554,6 +588,20 @@ static void offsets_all(void) {
                                      {"nested_large", "large_list_nullable"},
                                      {"map", "map_nullable"}};
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) offsets_case(fields[i]);
+}
+
+/* An offset below the one before at every row of a long column, so that
+ * each lane and step of the vectorised check, and its tail, must see one. */
+static void offsets_every_row(void) {
+  static const char *const paths[] = {"utf8", "large_utf8"};
+  for (int c = 0; c < 2; c++) {
+    target t;
+    if (find_ref(&t, (field_ref){"long", paths[c]}, LONG_ROWS) != 0) return;
+    int width = c == 0 ? 4 : 8;
+    for (int64_t r = 1; r < t.array->length; r++)
+      violate(&t, buffer_at(&t, 1) + width * r, width, value_of(&t, 1, width, r - 1) - 1,
+              (fault){"below the one before", 1, "row", r, 1, NULL});
+  }
 }
 
 /* ---- list views ------------------------------------------------------------------------ */
@@ -968,6 +1016,7 @@ int main(int argc, char **argv) {
   int ready = open_inputs(tu_testdata_dir()) == 0;
   static const tu_case cases[] = {
       {"offsets", offsets_all},
+      {"offsets_every_row", offsets_every_row},
       {"list_views", list_views_all},
       {"views", views_all},
       {"unions", unions_all},
