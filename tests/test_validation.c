@@ -22,7 +22,7 @@
  *   rows; last >= first                           -> offsets_case (utf8, binary,         both
  * offsets never decrease                             large_utf8, large_binary, list,     full
  *                                                    large_list, map); at every row of
- *                                                    100 -> offsets_every_row (utf8,
+ *                                                    300 -> offsets_every_row (utf8,
  *                                                    large_utf8: the vector loops and
  *                                                    their tails)
  * list views: offset >= 0, size >= 0, offset and
@@ -42,7 +42,9 @@
  *   not checked                                   -> indices_case (int8..int64,          full
  *                                                    uint8..uint64)
  * null_count == the bitmap's nulls                -> null_counts_under (every field with full
- *                                                    nulls of every input, dictionaries too)
+ *                                                    nulls of every input, dictionaries too);
+ *                                                    in every byte of 38 ->
+ *                                                    null_counts_every_byte
  * buffer sizes: validity, values (fixed width,
  *   bool), offsets, views, type ids, dense
  *   offsets, list-view offsets and sizes, indices -> short_buffer                        both
@@ -200,31 +202,37 @@ static xchg_buf *extra_bytes(void) {
   return written(&root_s, &root_a);
 }
 
-/* Strings long enough for the offsets' vector loops (several steps and
- * a tail): LONG_ROWS rows of utf8 and of large_utf8, row r being r % 3
- * letters. */
-#define LONG_ROWS 100
+/* Columns long enough for the vector loops over offsets and validity
+ * bitmaps (several steps and a tail): LONG_ROWS rows of utf8 and of
+ * large_utf8, row r being r % 3 letters, and of int32 with every fifth
+ * row null. */
+#define LONG_ROWS 300
 
 static xchg_buf *long_bytes(void) {
-  static int32_t offsets32[LONG_ROWS + 1];
+  static int32_t offsets32[LONG_ROWS + 1], values[LONG_ROWS];
   static int64_t offsets64[LONG_ROWS + 1];
   static char letters[3 * LONG_ROWS];
+  static uint8_t validity[(LONG_ROWS + 7) / 8];
   for (int64_t r = 0; r < LONG_ROWS; r++) {
     offsets32[r + 1] = offsets32[r] + (int32_t)(r % 3);
     offsets64[r + 1] = offsets32[r + 1];
+    values[r] = (int32_t)r;
+    if (r % 5 != 0) validity[r / 8] |= (uint8_t)(1 << (r % 8));
   }
   memset(letters, 'a', sizeof letters);
   static const void *bufs32[3] = {NULL, offsets32, letters},
                     *bufs64[3] = {NULL, offsets64, letters};
-  static const void *root_bufs[1] = {NULL};
-  static struct ArrowSchema cols_s[2] = {SCHEMA("u", "utf8", 0, NULL, NULL),
-                                         SCHEMA("U", "large_utf8", 0, NULL, NULL)};
-  static struct ArrowSchema *cols_ps[2] = {&cols_s[0], &cols_s[1]};
-  static struct ArrowSchema root_s = SCHEMA("+s", "", 2, cols_ps, NULL);
-  static struct ArrowArray cols_a[2] = {ARRAY(LONG_ROWS, 0, 3, bufs32, 0, NULL, NULL),
-                                        ARRAY(LONG_ROWS, 0, 3, bufs64, 0, NULL, NULL)};
-  static struct ArrowArray *cols_pa[2] = {&cols_a[0], &cols_a[1]};
-  static struct ArrowArray root_a = ARRAY(LONG_ROWS, 0, 1, root_bufs, 2, cols_pa, NULL);
+  static const void *int_bufs[2] = {validity, values}, *root_bufs[1] = {NULL};
+  static struct ArrowSchema cols_s[3] = {SCHEMA("u", "utf8", 0, NULL, NULL),
+                                         SCHEMA("U", "large_utf8", 0, NULL, NULL),
+                                         SCHEMA("i", "int32_nullable", 0, NULL, NULL)};
+  static struct ArrowSchema *cols_ps[3] = {&cols_s[0], &cols_s[1], &cols_s[2]};
+  static struct ArrowSchema root_s = SCHEMA("+s", "", 3, cols_ps, NULL);
+  static struct ArrowArray cols_a[3] = {
+      ARRAY(LONG_ROWS, 0, 3, bufs32, 0, NULL, NULL), ARRAY(LONG_ROWS, 0, 3, bufs64, 0, NULL, NULL),
+      ARRAY(LONG_ROWS, LONG_ROWS / 5, 2, int_bufs, 0, NULL, NULL)};
+  static struct ArrowArray *cols_pa[3] = {&cols_a[0], &cols_a[1], &cols_a[2]};
+  static struct ArrowArray root_a = ARRAY(LONG_ROWS, 0, 1, root_bufs, 3, cols_pa, NULL);
   return written(&root_s, &root_a);
 }
 
@@ -601,6 +609,19 @@ static void offsets_every_row(void) {
     for (int64_t r = 1; r < t.array->length; r++)
       violate(&t, buffer_at(&t, 1) + width * r, width, value_of(&t, 1, width, r - 1) - 1,
               (fault){"below the one before", 1, "row", r, 1, NULL});
+  }
+}
+
+/* One more null in every byte of a long validity bitmap, so that each
+ * word and step of the bit count, and its tail, must see it. */
+static void null_counts_every_byte(void) {
+  target t;
+  if (find_ref(&t, (field_ref){"long", "int32_nullable"}, LONG_ROWS) != 0) return;
+  for (int64_t b = 0; 8 * b < t.array->length; b++) {
+    int64_t r = row_where(t.array, 8 * b, 1); /* a valid row of the byte: every fifth is null */
+    int64_t at = buffer_at(&t, 0) + r / 8;
+    uint8_t byte = xchg_buf_data(t.in->bytes)[at];
+    violate(&t, at, 1, byte & ~(1 << (r % 8)), (fault){"null_count is", 0, NULL, 0, 1, NULL});
   }
 }
 
@@ -1023,6 +1044,7 @@ int main(int argc, char **argv) {
       {"run_ends", run_ends_all},
       {"indices", indices_all},
       {"null_counts", null_counts_all},
+      {"null_counts_every_byte", null_counts_every_byte},
       {"buffer_sizes", buffer_sizes_all},
       {"field_nodes", field_nodes_all},
       {"child_lengths", child_lengths_all},

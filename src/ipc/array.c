@@ -195,10 +195,24 @@ xchg_status ipc_array_export(ipc_array *a, struct ArrowArray *out, xchg_error *e
 }
 
 /* The builtin is the popcnt instruction in count_set_bits_popcnt, a
- * library call per word elsewhere on x86-64. */
+ * library call per word elsewhere on x86-64.  Four words a step, in four
+ * sums: a popcnt and an add per word, where a word at a time also spends
+ * the loop's own three instructions on each. */
 static inline __attribute__((always_inline)) int64_t count_set_bits(const uint8_t *bits,
                                                                     int64_t n_bytes) {
-  int64_t set = 0, i = 0;
+  int64_t set = 0, i = 0, s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  for (; i + 32 <= n_bytes; i += 32) {
+    uint64_t w0, w1, w2, w3;
+    memcpy(&w0, bits + i, 8);
+    memcpy(&w1, bits + i + 8, 8);
+    memcpy(&w2, bits + i + 16, 8);
+    memcpy(&w3, bits + i + 24, 8);
+    s0 += __builtin_popcountll(w0);
+    s1 += __builtin_popcountll(w1);
+    s2 += __builtin_popcountll(w2);
+    s3 += __builtin_popcountll(w3);
+  }
+  set = s0 + s1 + s2 + s3;
   for (; i + 8 <= n_bytes; i += 8) {
     uint64_t word;
     memcpy(&word, bits + i, 8);
