@@ -10,6 +10,12 @@
  *
  * A pool of size 1 has no worker threads at all: loops run inline.
  *
+ * A thread of the pool with nothing to do, or a caller waiting for the
+ * last indices of its loop, spins for up to 50 microseconds (yielding the
+ * core at each turn) before it sleeps: loops that follow each other
+ * closely, as a reader's read-ahead starts them, then cost no sleep and
+ * wake-up each.
+ *
  * Threads: every function may be called on any thread at the same time.
  */
 #ifndef XCHG_POOL_H
