@@ -24,6 +24,7 @@
  * poisoned until it is handed out again, so a use after release is still
  * caught. */
 #include "xchg/buf.h"
+#include "buf/small.h"
 #include "xchg/testing.h"
 
 #include <pthread.h>
@@ -98,10 +99,18 @@ static xchg_buf *init_header(xchg_buf *buf, buf_kind kind, const void *data, siz
  * such); the key's destructor frees a thread's when the thread ends. */
 #define HEADER_CACHE 32
 
+/* The same for the small blocks of buf_small_alloc (small.h): per size
+ * class (512 bytes to 4 KiB, doubling), up to SMALL_CACHE blocks. */
+#define SMALL_MIN_SHIFT 9
+#define SMALL_CLASSES 4
+#define SMALL_CACHE 8
+
 typedef struct header_cache {
   struct header_cache *prev, *next;
   int count;
   xchg_buf *items[HEADER_CACHE];
+  int n_small[SMALL_CLASSES];
+  void *small[SMALL_CLASSES][SMALL_CACHE];
 } header_cache;
 
 static _Thread_local header_cache *headers;
@@ -130,6 +139,8 @@ static void free_headers(void *cache) {
     UNPOISON(buf, sizeof *buf);
     free(buf);
   }
+  for (int c = 0; c < SMALL_CLASSES; c++)
+    while (h->n_small[c] > 0) free(h->small[c][--h->n_small[c]]);
   free(h);
 }
 
@@ -172,6 +183,35 @@ static void free_header(xchg_buf *buf) {
     h->items[h->count++] = buf;
   } else {
     free(buf);
+  }
+}
+
+/* The size class of a small block of `size` bytes, SMALL_CLASSES when it
+ * is larger than the largest. */
+static int small_class(size_t size) {
+  int c = 0;
+  while (c < SMALL_CLASSES && size > (size_t)1 << (SMALL_MIN_SHIFT + c)) c++;
+  return c;
+}
+
+void *buf_small_alloc(size_t size) {
+  int c = small_class(size);
+  if (c == SMALL_CLASSES) return malloc(size);
+  header_cache *h = thread_headers();
+  void *p = h && h->n_small[c] > 0 ? h->small[c][--h->n_small[c]]
+                                   : malloc((size_t)1 << (SMALL_MIN_SHIFT + c));
+  if (p) UNPOISON(p, size);
+  return p;
+}
+
+void buf_small_free(void *p, size_t size) {
+  int c = small_class(size);
+  header_cache *h = p && c < SMALL_CLASSES ? thread_headers() : NULL;
+  if (h && h->n_small[c] < SMALL_CACHE) {
+    POISON(p, (size_t)1 << (SMALL_MIN_SHIFT + c));
+    h->small[c][h->n_small[c]++] = p;
+  } else {
+    free(p);
   }
 }
 

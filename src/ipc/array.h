@@ -10,7 +10,8 @@
  * Small allocations are what a batch of a few thousand rows costs beyond
  * its bytes, so a batch's arrays come from one arena (ipc_arena: its nodes
  * share a few chunks, each freed with its last array) and an export is one
- * allocation for the whole ArrowArray tree (freed with its last node). */
+ * allocation for the whole ArrowArray tree (freed with its last node),
+ * both kept by the thread that frees them for its next batch (buf/small.h). */
 #ifndef XCHG_IPC_ARRAY_H
 #define XCHG_IPC_ARRAY_H
 
