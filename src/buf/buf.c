@@ -97,19 +97,24 @@ static xchg_buf *init_header(xchg_buf *buf, buf_kind kind, const void *data, siz
  * more per call).  The caches are linked from a global list, so that what
  * a live thread keeps stays reachable (a leak checker at exit sees it as
  * such); the key's destructor frees a thread's when the thread ends. */
-#define HEADER_CACHE 32
+#define HEADER_CACHE 64 /* a decodeMany group of 50 direct payloads: 50 wrapped */
 
 /* The same for the small blocks of buf_small_alloc (small.h): per size
- * class (512 bytes to 4 KiB, doubling), up to SMALL_CACHE blocks. */
-#define SMALL_MIN_SHIFT 9
-#define SMALL_CLASSES 4
-#define SMALL_CACHE 8
+ * class (64 bytes to 4 KiB, doubling), up to SMALL_CACHE blocks, and
+ * SMALL_CACHE_BYTES in all per thread: enough for the sources, arena
+ * chunks and exports of a decodeMany group of 50 payloads, which are all
+ * live at once. */
+#define SMALL_MIN_SHIFT 6
+#define SMALL_CLASSES 7
+#define SMALL_CACHE 64
+#define SMALL_CACHE_BYTES ((size_t)256 << 10)
 
 typedef struct header_cache {
   struct header_cache *prev, *next;
   int count;
   xchg_buf *items[HEADER_CACHE];
   int n_small[SMALL_CLASSES];
+  size_t small_bytes; /* kept, in all classes */
   void *small[SMALL_CLASSES][SMALL_CACHE];
 } header_cache;
 
@@ -194,22 +199,31 @@ static int small_class(size_t size) {
   return c;
 }
 
-void *buf_small_alloc(size_t size) {
+void *buf_small_alloc(size_t size, size_t *usable) {
   int c = small_class(size);
+  size_t class_bytes = c < SMALL_CLASSES ? (size_t)1 << (SMALL_MIN_SHIFT + c) : size;
+  if (usable) *usable = class_bytes;
   if (c == SMALL_CLASSES) return malloc(size);
   header_cache *h = thread_headers();
-  void *p = h && h->n_small[c] > 0 ? h->small[c][--h->n_small[c]]
-                                   : malloc((size_t)1 << (SMALL_MIN_SHIFT + c));
-  if (p) UNPOISON(p, size);
+  void *p = NULL;
+  if (h && h->n_small[c] > 0) {
+    p = h->small[c][--h->n_small[c]];
+    h->small_bytes -= class_bytes;
+    UNPOISON(p, class_bytes);
+  } else {
+    p = malloc(class_bytes);
+  }
   return p;
 }
 
 void buf_small_free(void *p, size_t size) {
   int c = small_class(size);
   header_cache *h = p && c < SMALL_CLASSES ? thread_headers() : NULL;
-  if (h && h->n_small[c] < SMALL_CACHE) {
-    POISON(p, (size_t)1 << (SMALL_MIN_SHIFT + c));
+  size_t class_bytes = (size_t)1 << (SMALL_MIN_SHIFT + c);
+  if (h && h->n_small[c] < SMALL_CACHE && h->small_bytes + class_bytes <= SMALL_CACHE_BYTES) {
+    POISON(p, class_bytes);
     h->small[c][h->n_small[c]++] = p;
+    h->small_bytes += class_bytes;
   } else {
     free(p);
   }

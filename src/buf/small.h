@@ -8,11 +8,12 @@
 
 #include <stddef.h>
 
-/* At least size bytes, aligned for any type (malloc's alignment); NULL when
- * out of memory. */
-void *buf_small_alloc(size_t size);
+/* At least size bytes, aligned for any type (malloc's alignment), NULL
+ * when out of memory; *usable (may be NULL) is how many the block has. */
+void *buf_small_alloc(size_t size, size_t *usable);
 
-/* Frees p (NULL: nothing), allocated with the same size, on any thread. */
+/* Frees p (NULL: nothing) on any thread; size is what was asked for, or
+ * anything up to what was usable. */
 void buf_small_free(void *p, size_t size);
 
 #endif

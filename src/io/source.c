@@ -36,7 +36,7 @@ xchg_status xchg_source_no_memory(xchg_error *err, const char *who) {
 xchg_status xchg_source_create(const xchg_source_vtable *vtable, void *impl, int64_t size,
                                xchg_buf *memory, const char *who, xchg_source **out,
                                xchg_error *err) {
-  xchg_source *src = buf_small_alloc(sizeof *src); /* one per payload of a cached relation */
+  xchg_source *src = buf_small_alloc(sizeof *src, NULL); /* one per payload of a cached relation */
   *out = src;
   if (src == NULL) return xchg_source_no_memory(err, who);
   src->vtable = vtable;

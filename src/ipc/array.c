@@ -56,13 +56,13 @@ ipc_array *ipc_arena_new_array(ipc_arena *arena, int64_t n_buffers, int64_t n_ch
   size_t size = (array_size(n_buffers, n_children) + 15) & ~(size_t)15;
   ipc_arena_chunk *c = arena->chunk;
   if (!c || c->size - c->used < size) {
-    size_t capacity = size > arena->chunk_size ? size : arena->chunk_size;
-    ipc_arena_chunk *fresh = buf_small_alloc(sizeof *fresh + capacity);
+    size_t capacity = size > arena->chunk_size ? size : arena->chunk_size, usable;
+    ipc_arena_chunk *fresh = buf_small_alloc(sizeof *fresh + capacity, &usable);
     if (!fresh) return NULL;
     atomic_init(&fresh->live, 1);
     fresh->keep = xchg_buf_ref(arena->keep);
     fresh->used = 0;
-    fresh->size = capacity;
+    fresh->size = usable - sizeof *fresh; /* all the block has */
     chunk_unref(c);
     arena->chunk = c = fresh;
   }
@@ -188,7 +188,7 @@ static void export_node(export_block *block, ipc_array *a, struct ArrowArray *ou
 xchg_status ipc_array_export(ipc_array *a, struct ArrowArray *out, xchg_error *err) {
   int64_t nodes = 0;
   size_t size = sizeof(export_block) + 16 + tree_size(a, &nodes);
-  export_block *block = buf_small_alloc(size);
+  export_block *block = buf_small_alloc(size, NULL);
   memset(out, 0, sizeof *out);
   if (!block) return xchg_errorf(err, XCHG_ENOMEM, "out of memory exporting an array");
   atomic_init(&block->live, nodes);
