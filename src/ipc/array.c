@@ -69,7 +69,10 @@ ipc_array *ipc_arena_new_array(ipc_arena *arena, int64_t n_buffers, int64_t n_ch
   void *memory = c->data + c->used;
   c->used += size;
   memset(memory, 0, size);
-  atomic_fetch_add_explicit(&c->live, 1, memory_order_relaxed);
+  /* No locked add: until ipc_arena_end only this thread holds the chunk's
+   * arrays (array.h), so the count is not changed concurrently. */
+  atomic_store_explicit(&c->live, atomic_load_explicit(&c->live, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
   return init_array(memory, n_buffers, n_children, c);
 }
 

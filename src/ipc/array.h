@@ -61,7 +61,8 @@ ipc_array *ipc_array_ref(ipc_array *a);
  * array that needs more), each chunk freed when the last array in it is;
  * ipc_arena_end lets go of the arena (the arrays live on).  Every chunk
  * holds a reference on `keep` (NULL: none), which the arrays' buffers may
- * then borrow. */
+ * then borrow.  An arena is used by one thread, and its arrays reach other
+ * threads only after ipc_arena_end. */
 typedef struct ipc_arena {
   struct ipc_arena_chunk *chunk;
   size_t chunk_size;
