@@ -66,7 +66,7 @@ struct xchg_buf {
 _Static_assert(sizeof(struct xchg_buf) <= OWNED_HEADER_SIZE, "header must fit before the data");
 
 static atomic_int_fast64_t live_bytes;
-static atomic_int_fast64_t live_count;
+static atomic_int_fast64_t live_count; /* of threads without a cache, and of ended ones */
 static atomic_int_fast64_t fail_countdown;
 
 void xchg_buf_fail_nth_alloc(int64_t n) { atomic_store(&fail_countdown, n > 0 ? n : 0); }
@@ -78,15 +78,6 @@ static bool injected_failure(void) {
     if (atomic_compare_exchange_weak(&fail_countdown, &left, left - 1)) return left == 1;
   }
   return false;
-}
-
-/* Fills in the header of a new buffer holding one reference; root and
- * release are for the caller to set where its kind has them. */
-static xchg_buf *init_header(xchg_buf *buf, buf_kind kind, const void *data, size_t size) {
-  *buf = (struct xchg_buf){.data = data, .size = size, .kind = kind};
-  atomic_init(&buf->refs, 1);
-  atomic_fetch_add_explicit(&live_count, 1, memory_order_relaxed);
-  return buf;
 }
 
 /* ---- headers of slices and wrapped buffers ----------------------------------- */
@@ -111,6 +102,7 @@ static xchg_buf *init_header(xchg_buf *buf, buf_kind kind, const void *data, siz
 
 typedef struct header_cache {
   struct header_cache *prev, *next;
+  atomic_int_fast64_t live; /* buffers made minus freed on this thread (count_live) */
   int count;
   xchg_buf *items[HEADER_CACHE];
   int n_small[SMALL_CLASSES];
@@ -133,6 +125,8 @@ static void free_headers(void *cache) {
   headers = NULL;
   headers_refused = true;
   pthread_mutex_lock(&caches_lock);
+  atomic_fetch_add_explicit(&live_count, atomic_load_explicit(&h->live, memory_order_relaxed),
+                            memory_order_relaxed);
   if (h->prev)
     h->prev->next = h->next;
   else
@@ -170,6 +164,27 @@ static header_cache *thread_headers(void) {
   caches = h;
   pthread_mutex_unlock(&caches_lock);
   return headers = h;
+}
+
+/* Counts buffers made (+1) and freed (-1): on the thread's cache when it
+ * has one (a plain store: no locked add on a line every thread shares),
+ * else on live_count; xchg_buf_live_count sums them. */
+static void count_live(int delta) {
+  header_cache *h = thread_headers();
+  if (h)
+    atomic_store_explicit(&h->live, atomic_load_explicit(&h->live, memory_order_relaxed) + delta,
+                          memory_order_relaxed);
+  else
+    atomic_fetch_add_explicit(&live_count, delta, memory_order_relaxed);
+}
+
+/* Fills in the header of a new buffer holding one reference; root and
+ * release are for the caller to set where its kind has them. */
+static xchg_buf *init_header(xchg_buf *buf, buf_kind kind, const void *data, size_t size) {
+  *buf = (struct xchg_buf){.data = data, .size = size, .kind = kind};
+  atomic_init(&buf->refs, 1);
+  count_live(1);
+  return buf;
 }
 
 static xchg_buf *new_header(buf_kind kind, const void *data, size_t size) {
@@ -400,7 +415,7 @@ void xchg_buf_unref(xchg_buf *buf) {
    * a buffer whose last reference goes on another thread than the one
    * before passed for a race). */
   if (atomic_fetch_sub_explicit(&buf->refs, 1, memory_order_acq_rel) != 1) return;
-  atomic_fetch_sub_explicit(&live_count, 1, memory_order_relaxed);
+  count_live(-1);
   switch (buf->kind) {
     case BUF_OWNED:
       atomic_fetch_sub_explicit(&live_bytes, (int_fast64_t)buf->size, memory_order_relaxed);
@@ -431,7 +446,12 @@ int64_t xchg_buf_allocated_bytes(void) {
 }
 
 int64_t xchg_buf_live_count(void) {
-  return (int64_t)atomic_load_explicit(&live_count, memory_order_relaxed);
+  pthread_mutex_lock(&caches_lock);
+  int64_t n = (int64_t)atomic_load_explicit(&live_count, memory_order_relaxed);
+  for (header_cache *h = caches; h; h = h->next)
+    n += (int64_t)atomic_load_explicit(&h->live, memory_order_relaxed);
+  pthread_mutex_unlock(&caches_lock);
+  return n;
 }
 
 void xchg_buf_get_metrics(xchg_buf_metrics *out) {
