@@ -138,8 +138,13 @@ static void free_headers(void *cache) {
     UNPOISON(buf, sizeof *buf);
     free(buf);
   }
-  for (int c = 0; c < SMALL_CLASSES; c++)
-    while (h->n_small[c] > 0) free(h->small[c][--h->n_small[c]]);
+  for (int c = 0; c < SMALL_CLASSES; c++) {
+    while (h->n_small[c] > 0) {
+      void *p = h->small[c][--h->n_small[c]];
+      UNPOISON(p, (size_t)1 << (SMALL_MIN_SHIFT + c));
+      free(p);
+    }
+  }
   free(h);
 }
 
