@@ -383,9 +383,11 @@ static int check_sums(const read_result *r, const shape_sums *want) {
 /* With --payloads, timed runs read the stream cut into its messages as a
  * cached relation stores them: the schema message once, then one payload
  * per record batch, decoded by xchg_batch_decoder_decode_many in groups
- * on the pool (what the JVM binding's XchgBatchReader does). */
+ * of --group (50) on the pool (what the JVM binding's
+ * XchgBatchDecoder.decodeMany does; --group 1 as its decode does). */
 static int payload_mode;
-#define PAYLOAD_GROUP 50
+#define PAYLOAD_GROUP_MAX 1000
+static int64_t payload_group = 50; /* --group: payloads per call (1: xchg_batch_decoder_decode) */
 
 typedef struct payload_split {
   size_t schema_size;
@@ -449,9 +451,11 @@ static void payload_split_free(payload_split *s) {
   free(s->size);
 }
 
-/* A timed run of --payloads: every payload decoded, from open to close. */
-static int read_payloads(const uint8_t *data, const payload_split *s, xchg_pool *pool,
-                         xchg_validation validation, read_result *r) {
+/* A timed run of --payloads: every payload decoded, from open to close.
+ * Not inlined, so that callgrind's --toggle-collect finds it by name. */
+__attribute__((noinline)) static int read_payloads(const uint8_t *data, const payload_split *s,
+                                                   xchg_pool *pool, xchg_validation validation,
+                                                   read_result *r) {
   xchg_ipc_read_options opts = read_options(pool, validation);
   xchg_batch_decoder *dec;
   xchg_error err;
@@ -460,10 +464,10 @@ static int read_payloads(const uint8_t *data, const payload_split *s, xchg_pool 
   xchg_status st =
       xchg_batch_decoder_open(data, s->schema_size, s->n_columns < 0 ? NULL : s->columns,
                               s->n_columns < 0 ? 0 : s->n_columns, &opts, &dec, &err);
-  for (int64_t first = 0; st == XCHG_OK && first < s->n; first += PAYLOAD_GROUP) {
-    int64_t n = s->n - first < PAYLOAD_GROUP ? s->n - first : PAYLOAD_GROUP;
-    xchg_source *srcs[PAYLOAD_GROUP];
-    struct ArrowArray outs[PAYLOAD_GROUP];
+  for (int64_t first = 0; st == XCHG_OK && first < s->n; first += payload_group) {
+    int64_t n = s->n - first < payload_group ? s->n - first : payload_group;
+    xchg_source *srcs[PAYLOAD_GROUP_MAX];
+    struct ArrowArray outs[PAYLOAD_GROUP_MAX];
     for (int64_t i = 0; i < n; i++)
       if (xchg_source_from_memory(data + s->start[first + i], s->size[first + i], NULL, NULL,
                                   &srcs[i], &err) != XCHG_OK)
@@ -699,14 +703,17 @@ static void usage(FILE *out) {
   fprintf(
       out,
       "usage: xchg bench decode [FILE] [--rows N] [--columns a,b] [--threads N] [--runs K] [--json]\n"
-      "                         [--payloads]\n"
+      "                         [--payloads [--group N]]\n"
       "  Without FILE: shape `cache` of SHAPES.md (5,000,000 rows; --rows to change), codecs\n"
       "  none/lz4/zstd, full and narrow (c4) reads, 1 thread and all cores, each beside the\n"
       "  bare codec's time over the same buffers (\"trusted\": validation of bounds only).  With FILE (loaded into memory first): that\n"
       "  file, all columns or --columns, on 1 thread and on --threads (default: all cores).\n"
       "  Each figure is the median of --runs K timed runs (default 5) after one warm-up.\n"
       "  --payloads: timed runs decode the stream cut into one payload per record batch with\n"
-      "  xchg_batch_decoder (schema given once; top-level --columns only; no dictionaries).\n"
+      "  xchg_batch_decoder (schema given once; top-level --columns only; no dictionaries), N\n"
+      "  payloads per call (default 50; 1: one xchg_batch_decoder_decode per payload, as a\n"
+      "  JVM task's decode: `valgrind --tool=callgrind --toggle-collect=read_payloads` over\n"
+      "  `--threads 1 --runs K` counts the instructions of K x payloads).\n"
       "columns:\n"
       "  codec       body compression of the input (none, lz4, zstd)\n"
       "  read        full: every column; narrow: c4 alone (the others are never\n"
@@ -753,8 +760,9 @@ static uint8_t *load_file(const char *path, size_t *size) {
 
 int xchg_bench_decode(int argc, char **argv) {
   static const struct option long_opts[] = {
-      {"rows", 1, 0, 'r'}, {"columns", 1, 0, 'c'}, {"threads", 1, 0, 't'},  {"runs", 1, 0, 'k'},
-      {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'},    {"payloads", 0, 0, 'p'}, {0, 0, 0, 0}};
+      {"rows", 1, 0, 'r'},     {"columns", 1, 0, 'c'}, {"threads", 1, 0, 't'},
+      {"runs", 1, 0, 'k'},     {"json", 0, 0, 'j'},    {"help", 0, 0, 'h'},
+      {"payloads", 0, 0, 'p'}, {"group", 1, 0, 'g'},   {0, 0, 0, 0}};
   int64_t rows = SHAPE_CACHE_ROWS, v = 0;
   int threads = bench_cores(), json = 0, opt, n_columns = 0;
   char *columns[64], *column_arg = NULL;
@@ -774,6 +782,9 @@ int xchg_bench_decode(int argc, char **argv) {
         break;
       case 'j': json = 1; break;
       case 'p': payload_mode = 1; break;
+      case 'g':
+        ok = bench_int_option("decode", "--group", optarg, 1, PAYLOAD_GROUP_MAX, &payload_group);
+        break;
       case 'h': usage(stdout); return 0;
       default: return bench_option_error("decode", argv, opt);
     }

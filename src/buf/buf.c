@@ -24,6 +24,7 @@
  * poisoned until it is handed out again, so a use after release is still
  * caught. */
 #include "xchg/buf.h"
+#include "buf/small.h"
 #include "xchg/testing.h"
 
 #include <pthread.h>
@@ -65,7 +66,7 @@ struct xchg_buf {
 _Static_assert(sizeof(struct xchg_buf) <= OWNED_HEADER_SIZE, "header must fit before the data");
 
 static atomic_int_fast64_t live_bytes;
-static atomic_int_fast64_t live_count;
+static atomic_int_fast64_t live_count; /* of threads without a cache, and of ended ones */
 static atomic_int_fast64_t fail_countdown;
 
 void xchg_buf_fail_nth_alloc(int64_t n) { atomic_store(&fail_countdown, n > 0 ? n : 0); }
@@ -79,15 +80,6 @@ static bool injected_failure(void) {
   return false;
 }
 
-/* Fills in the header of a new buffer holding one reference; root and
- * release are for the caller to set where its kind has them. */
-static xchg_buf *init_header(xchg_buf *buf, buf_kind kind, const void *data, size_t size) {
-  *buf = (struct xchg_buf){.data = data, .size = size, .kind = kind};
-  atomic_init(&buf->refs, 1);
-  atomic_fetch_add_explicit(&live_count, 1, memory_order_relaxed);
-  return buf;
-}
-
 /* ---- headers of slices and wrapped buffers ----------------------------------- */
 
 /* A decoded batch makes and drops several slice headers; each thread keeps
@@ -96,12 +88,26 @@ static xchg_buf *init_header(xchg_buf *buf, buf_kind kind, const void *data, siz
  * more per call).  The caches are linked from a global list, so that what
  * a live thread keeps stays reachable (a leak checker at exit sees it as
  * such); the key's destructor frees a thread's when the thread ends. */
-#define HEADER_CACHE 32
+#define HEADER_CACHE 64 /* a decodeMany group of 50 direct payloads: 50 wrapped */
+
+/* The same for the small blocks of buf_small_alloc (small.h): per size
+ * class (64 bytes to 4 KiB, doubling), up to SMALL_CACHE blocks, and
+ * SMALL_CACHE_BYTES in all per thread: enough for the sources, arena
+ * chunks and exports of a decodeMany group of 50 payloads, which are all
+ * live at once. */
+#define SMALL_MIN_SHIFT 6
+#define SMALL_CLASSES 7
+#define SMALL_CACHE 64
+#define SMALL_CACHE_BYTES ((size_t)256 << 10)
 
 typedef struct header_cache {
   struct header_cache *prev, *next;
+  atomic_int_fast64_t live; /* buffers made minus freed on this thread (count_live) */
   int count;
   xchg_buf *items[HEADER_CACHE];
+  int n_small[SMALL_CLASSES];
+  size_t small_bytes; /* kept, in all classes */
+  void *small[SMALL_CLASSES][SMALL_CACHE];
 } header_cache;
 
 static _Thread_local header_cache *headers;
@@ -119,6 +125,8 @@ static void free_headers(void *cache) {
   headers = NULL;
   headers_refused = true;
   pthread_mutex_lock(&caches_lock);
+  atomic_fetch_add_explicit(&live_count, atomic_load_explicit(&h->live, memory_order_relaxed),
+                            memory_order_relaxed);
   if (h->prev)
     h->prev->next = h->next;
   else
@@ -129,6 +137,13 @@ static void free_headers(void *cache) {
     xchg_buf *buf = h->items[--h->count];
     UNPOISON(buf, sizeof *buf);
     free(buf);
+  }
+  for (int c = 0; c < SMALL_CLASSES; c++) {
+    while (h->n_small[c] > 0) {
+      void *p = h->small[c][--h->n_small[c]];
+      UNPOISON(p, (size_t)1 << (SMALL_MIN_SHIFT + c));
+      free(p);
+    }
   }
   free(h);
 }
@@ -156,6 +171,27 @@ static header_cache *thread_headers(void) {
   return headers = h;
 }
 
+/* Counts buffers made (+1) and freed (-1): on the thread's cache when it
+ * has one (a plain store: no locked add on a line every thread shares),
+ * else on live_count; xchg_buf_live_count sums them. */
+static void count_live(int delta) {
+  header_cache *h = thread_headers();
+  if (h)
+    atomic_store_explicit(&h->live, atomic_load_explicit(&h->live, memory_order_relaxed) + delta,
+                          memory_order_relaxed);
+  else
+    atomic_fetch_add_explicit(&live_count, delta, memory_order_relaxed);
+}
+
+/* Fills in the header of a new buffer holding one reference; root and
+ * release are for the caller to set where its kind has them. */
+static xchg_buf *init_header(xchg_buf *buf, buf_kind kind, const void *data, size_t size) {
+  *buf = (struct xchg_buf){.data = data, .size = size, .kind = kind};
+  atomic_init(&buf->refs, 1);
+  count_live(1);
+  return buf;
+}
+
 static xchg_buf *new_header(buf_kind kind, const void *data, size_t size) {
   if (injected_failure()) return NULL;
   header_cache *h = thread_headers();
@@ -172,6 +208,44 @@ static void free_header(xchg_buf *buf) {
     h->items[h->count++] = buf;
   } else {
     free(buf);
+  }
+}
+
+/* The size class of a small block of `size` bytes, SMALL_CLASSES when it
+ * is larger than the largest. */
+static int small_class(size_t size) {
+  int c = 0;
+  while (c < SMALL_CLASSES && size > (size_t)1 << (SMALL_MIN_SHIFT + c)) c++;
+  return c;
+}
+
+void *buf_small_alloc(size_t size, size_t *usable) {
+  int c = small_class(size);
+  size_t class_bytes = c < SMALL_CLASSES ? (size_t)1 << (SMALL_MIN_SHIFT + c) : size;
+  if (usable) *usable = class_bytes;
+  if (c == SMALL_CLASSES) return malloc(size);
+  header_cache *h = thread_headers();
+  void *p = NULL;
+  if (h && h->n_small[c] > 0) {
+    p = h->small[c][--h->n_small[c]];
+    h->small_bytes -= class_bytes;
+    UNPOISON(p, class_bytes);
+  } else {
+    p = malloc(class_bytes);
+  }
+  return p;
+}
+
+void buf_small_free(void *p, size_t size) {
+  int c = small_class(size);
+  header_cache *h = p && c < SMALL_CLASSES ? thread_headers() : NULL;
+  size_t class_bytes = (size_t)1 << (SMALL_MIN_SHIFT + c);
+  if (h && h->n_small[c] < SMALL_CACHE && h->small_bytes + class_bytes <= SMALL_CACHE_BYTES) {
+    POISON(p, class_bytes);
+    h->small[c][h->n_small[c]++] = p;
+    h->small_bytes += class_bytes;
+  } else {
+    free(p);
   }
 }
 
@@ -346,7 +420,7 @@ void xchg_buf_unref(xchg_buf *buf) {
    * a buffer whose last reference goes on another thread than the one
    * before passed for a race). */
   if (atomic_fetch_sub_explicit(&buf->refs, 1, memory_order_acq_rel) != 1) return;
-  atomic_fetch_sub_explicit(&live_count, 1, memory_order_relaxed);
+  count_live(-1);
   switch (buf->kind) {
     case BUF_OWNED:
       atomic_fetch_sub_explicit(&live_bytes, (int_fast64_t)buf->size, memory_order_relaxed);
@@ -377,7 +451,12 @@ int64_t xchg_buf_allocated_bytes(void) {
 }
 
 int64_t xchg_buf_live_count(void) {
-  return (int64_t)atomic_load_explicit(&live_count, memory_order_relaxed);
+  pthread_mutex_lock(&caches_lock);
+  int64_t n = (int64_t)atomic_load_explicit(&live_count, memory_order_relaxed);
+  for (header_cache *h = caches; h; h = h->next)
+    n += (int64_t)atomic_load_explicit(&h->live, memory_order_relaxed);
+  pthread_mutex_unlock(&caches_lock);
+  return n;
 }
 
 void xchg_buf_get_metrics(xchg_buf_metrics *out) {

@@ -5,6 +5,8 @@
  * the operations of xchg_source_vtable (see source_impl.h). */
 #include "io/source_impl.h"
 
+#include "buf/small.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -34,7 +36,7 @@ xchg_status xchg_source_no_memory(xchg_error *err, const char *who) {
 xchg_status xchg_source_create(const xchg_source_vtable *vtable, void *impl, int64_t size,
                                xchg_buf *memory, const char *who, xchg_source **out,
                                xchg_error *err) {
-  xchg_source *src = malloc(sizeof *src);
+  xchg_source *src = buf_small_alloc(sizeof *src, NULL); /* one per payload of a cached relation */
   *out = src;
   if (src == NULL) return xchg_source_no_memory(err, who);
   src->vtable = vtable;
@@ -105,7 +107,7 @@ xchg_status xchg_source_from_memory(const void *data, size_t size, xchg_release_
   if (status != XCHG_OK) return status;
   src->memory = xchg_buf_wrap(data, size, release, release_ctx);
   if (src->memory == NULL) {
-    free(src);
+    buf_small_free(src, sizeof *src);
     return xchg_source_no_memory(err, who);
   }
   *out = src;
@@ -493,5 +495,5 @@ void xchg_source_free(xchg_source *src) {
   if (src == NULL) return;
   if (src->vtable->close != NULL) src->vtable->close(src);
   xchg_buf_unref(src->memory);
-  free(src);
+  buf_small_free(src, sizeof *src);
 }

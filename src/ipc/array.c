@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf/small.h"
 #include "ipc/array.h"
 #include "ipc/c_data.h"
 
@@ -42,7 +43,7 @@ typedef struct ipc_arena_chunk {
 static void chunk_unref(ipc_arena_chunk *c) {
   if (!c || atomic_fetch_sub_explicit(&c->live, 1, memory_order_acq_rel) != 1) return;
   xchg_buf_unref(c->keep);
-  free(c);
+  buf_small_free(c, sizeof *c + c->size);
 }
 
 void ipc_arena_init(ipc_arena *arena, size_t chunk_size, xchg_buf *keep) {
@@ -55,20 +56,23 @@ ipc_array *ipc_arena_new_array(ipc_arena *arena, int64_t n_buffers, int64_t n_ch
   size_t size = (array_size(n_buffers, n_children) + 15) & ~(size_t)15;
   ipc_arena_chunk *c = arena->chunk;
   if (!c || c->size - c->used < size) {
-    size_t capacity = size > arena->chunk_size ? size : arena->chunk_size;
-    ipc_arena_chunk *fresh = malloc(sizeof *fresh + capacity);
+    size_t capacity = size > arena->chunk_size ? size : arena->chunk_size, usable;
+    ipc_arena_chunk *fresh = buf_small_alloc(sizeof *fresh + capacity, &usable);
     if (!fresh) return NULL;
     atomic_init(&fresh->live, 1);
     fresh->keep = xchg_buf_ref(arena->keep);
     fresh->used = 0;
-    fresh->size = capacity;
+    fresh->size = usable - sizeof *fresh; /* all the block has */
     chunk_unref(c);
     arena->chunk = c = fresh;
   }
   void *memory = c->data + c->used;
   c->used += size;
   memset(memory, 0, size);
-  atomic_fetch_add_explicit(&c->live, 1, memory_order_relaxed);
+  /* No locked add: until ipc_arena_end only this thread holds the chunk's
+   * arrays (array.h), so the count is not changed concurrently. */
+  atomic_store_explicit(&c->live, atomic_load_explicit(&c->live, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
   return init_array(memory, n_buffers, n_children, c);
 }
 
@@ -122,6 +126,7 @@ void ipc_array_share_buffer(ipc_array *a, int64_t i, const ipc_buffer *from) {
  * a consumer moves out keeps only its own buffers alive. */
 typedef struct export_block {
   _Atomic int64_t live;
+  size_t size; /* of the allocation */
 } export_block;
 
 typedef struct exported_node {
@@ -155,7 +160,8 @@ static void release_node(struct ArrowArray *out) {
   ipc_array_unref(node->array);
   export_block *block = node->block;
   out->release = NULL;
-  if (atomic_fetch_sub_explicit(&block->live, 1, memory_order_acq_rel) == 1) free(block);
+  if (atomic_fetch_sub_explicit(&block->live, 1, memory_order_acq_rel) == 1)
+    buf_small_free(block, block->size);
 }
 
 /* Fills out for a from the records at *at onwards, moving *at past them. */
@@ -185,10 +191,11 @@ static void export_node(export_block *block, ipc_array *a, struct ArrowArray *ou
 xchg_status ipc_array_export(ipc_array *a, struct ArrowArray *out, xchg_error *err) {
   int64_t nodes = 0;
   size_t size = sizeof(export_block) + 16 + tree_size(a, &nodes);
-  export_block *block = malloc(size);
+  export_block *block = buf_small_alloc(size, NULL);
   memset(out, 0, sizeof *out);
   if (!block) return xchg_errorf(err, XCHG_ENOMEM, "out of memory exporting an array");
   atomic_init(&block->live, nodes);
+  block->size = size;
   unsigned char *at = (unsigned char *)block + ((sizeof(export_block) + 15) & ~(size_t)15);
   export_node(block, a, out, &at);
   return XCHG_OK;

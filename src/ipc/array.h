@@ -10,7 +10,8 @@
  * Small allocations are what a batch of a few thousand rows costs beyond
  * its bytes, so a batch's arrays come from one arena (ipc_arena: its nodes
  * share a few chunks, each freed with its last array) and an export is one
- * allocation for the whole ArrowArray tree (freed with its last node). */
+ * allocation for the whole ArrowArray tree (freed with its last node),
+ * both kept by the thread that frees them for its next batch (buf/small.h). */
 #ifndef XCHG_IPC_ARRAY_H
 #define XCHG_IPC_ARRAY_H
 
@@ -60,7 +61,8 @@ ipc_array *ipc_array_ref(ipc_array *a);
  * array that needs more), each chunk freed when the last array in it is;
  * ipc_arena_end lets go of the arena (the arrays live on).  Every chunk
  * holds a reference on `keep` (NULL: none), which the arrays' buffers may
- * then borrow. */
+ * then borrow.  An arena is used by one thread, and its arrays reach other
+ * threads only after ipc_arena_end. */
 typedef struct ipc_arena {
   struct ipc_arena_chunk *chunk;
   size_t chunk_size;

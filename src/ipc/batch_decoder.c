@@ -100,6 +100,7 @@ xchg_status xchg_batch_decoder_open(const void *schema_message, size_t size, con
     xchg_error_prefix(err, "schema message: ");
   if (st == XCHG_OK && columns)
     st = ipc_schema_select_indices(&dec->schema, columns, n_columns, err);
+  if (st == XCHG_OK) ipc_schema_count_spans(&dec->schema); /* once, not per payload */
   if (st == XCHG_OK)
     st =
         ipc_schema_visit_dictionaries(&dec->schema, 0, count_dictionary, &dec->n_dictionaries, err);
@@ -202,15 +203,15 @@ static xchg_status read_message(payload *p, ipc_message *m, int *end, xchg_error
   return ipc_message_decode(m, remaining(p), err);
 }
 
-/* The body, in memory or to be fetched buffer by buffer. */
-static xchg_status body_of(payload *p, const ipc_message *m, ipc_body *out, xchg_error *err) {
-  *out = (ipc_body){NULL, NULL, m->body_offset, m->body_length};
-  if (!p->memory) {
-    out->src = p->src;
-    return XCHG_OK;
-  }
-  out->mem = xchg_buf_slice(p->memory, (size_t)m->body_offset, (size_t)m->body_length);
-  return out->mem ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+/* The body, in memory (within the payload's, which the arrays then keep)
+ * or to be fetched buffer by buffer; borrowed from the payload. */
+static ipc_body body_of(const payload *p, const ipc_message *m) {
+  ipc_body body = {.mem = p->memory, .offset = m->body_offset, .length = m->body_length};
+  if (p->memory)
+    body.data = xchg_buf_data(p->memory) + m->body_offset;
+  else
+    body.src = p->src;
+  return body;
 }
 
 static ipc_decode_ctx decode_ctx(payload *p, const ipc_message *m) {
@@ -251,26 +252,20 @@ static xchg_status read_dictionary(payload *p, const ipc_message *m, xchg_error 
       ipc_dictionary_batch_read(&p->dicts, &m->header, p->message_index, m->offset, &d, err);
   if (st != XCHG_OK || !ipc_dictionaries_used(&p->dicts, d.id))
     return st; /* no selected column needs it */
-  ipc_body body;
-  if ((st = body_of(p, m, &body, err)) != XCHG_OK) return st;
+  ipc_body body = body_of(p, m);
   ipc_decode_ctx ctx = decode_ctx(p, m);
-  st = ipc_dictionary_batch_apply(&p->dicts, &d, &ctx, &body, p->dec->opts.max_dictionary_bytes,
-                                  p->message_index, m->offset, err);
-  xchg_buf_unref(body.mem);
-  return st;
+  return ipc_dictionary_batch_apply(&p->dicts, &d, &ctx, &body, p->dec->opts.max_dictionary_bytes,
+                                    p->message_index, m->offset, err);
 }
 
 static xchg_status plan_batch(payload *p, const ipc_message *m, xchg_error *err) {
   planned *b = p->first ? calloc(1, sizeof *b) : &p->one;
   if (!b) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   b->ctx = decode_ctx(p, m);
-  ipc_body body;
+  ipc_body body = body_of(p, m);
   const ipc_field *root = &p->dec->schema.root;
-  xchg_status st = body_of(p, m, &body, err);
-  if (st == XCHG_OK)
-    st = ipc_decode_plan(&b->ctx, &m->header, &body, root->children, root->n_children, 0, &p->jobs,
-                         &b->array, err);
-  xchg_buf_unref(body.mem);
+  xchg_status st = ipc_decode_plan(&b->ctx, &m->header, &body, root->children, root->n_children, 0,
+                                   &p->jobs, &b->array, err);
   if (st != XCHG_OK) {
     if (b != &p->one) free(b);
     return st;
@@ -361,12 +356,14 @@ static xchg_status finish_payload(payload *p, xchg_pool *pool, xchg_error *err) 
   for (planned *b = p->first; b && st == XCHG_OK; b = b->next)
     st = ipc_decode_validate(&b->ctx, root->children, root->n_children, 0, b->array, err);
   for (planned *b = p->first; b && st == XCHG_OK; b = b->next) {
-    ipc_array *joined = ipc_array_ref(b->array);
-    if (p->result) {
-      ipc_array_unref(joined);
-      st = concat_batches(root, p->result, b->array, &joined, err);
-      ipc_array_unref(p->result);
+    if (!p->result) { /* the first batch's array moves to the result */
+      p->result = b->array;
+      b->array = NULL;
+      continue;
     }
+    ipc_array *joined;
+    st = concat_batches(root, p->result, b->array, &joined, err);
+    ipc_array_unref(p->result);
     p->result = joined;
   }
   return st;

@@ -95,12 +95,17 @@ static xchg_status add_job(ipc_decoder *d, ipc_buffer src, xchg_buf *dst, swap_r
 
 /* ---- step 1: plan ------------------------------------------------------------ */
 
+/* The first byte of a body in memory. */
+static const uint8_t *body_bytes(const ipc_body *body) {
+  return body->data ? body->data : xchg_buf_data(body->mem);
+}
+
 /* Bytes [offset, offset+len) of the body, as a view. */
 static xchg_status fetch(ipc_decoder *d, int64_t index, int64_t offset, int64_t len,
                          ipc_buffer *out) {
   const ipc_body *body = d->body;
   if (body->mem) {
-    *out = (ipc_buffer){xchg_buf_data(body->mem) + offset, (size_t)len, xchg_buf_ref(body->mem)};
+    *out = (ipc_buffer){body_bytes(body) + offset, (size_t)len, xchg_buf_ref(body->mem)};
     return XCHG_OK;
   }
   xchg_buf *b;
@@ -221,7 +226,7 @@ static xchg_status take_buffer(ipc_decoder *d, swap_rule swap, ipc_array *a, int
   int64_t offset = 0, len = 0, index = d->next_buffer;
   xchg_status st = next_range(d, &offset, &len);
   if (st != XCHG_OK || len == 0) return st;
-  const uint8_t *at = d->body->mem ? xchg_buf_data(d->body->mem) + offset : NULL;
+  const uint8_t *at = d->body->mem ? body_bytes(d->body) + offset : NULL;
   if (borrows(d, i) && ((uintptr_t)at & 7) == 0 && !(d->ctx->big_endian && swap_needed(swap))) {
     *out = (ipc_buffer){at, (size_t)len, d->body->mem};
     a->borrowed |= (uint64_t)1 << i;
@@ -327,14 +332,45 @@ static int layout_span(const ipc_decoder *d, const ipc_field *f, int as_value, i
   return 1;
 }
 
+/* Counts f's span (ipc_field.span_nodes) and its descendants'; false when
+ * only the message can tell it (a view type below or at f). */
+static int count_span(ipc_field *f) {
+  int known = 1, encoded = f->dict_encoded != 0;
+  uint32_t nodes = 1, buffers = (uint32_t)ipc_field_buffer_count(f, 0, IPC_METADATA_V5),
+           unions = !encoded && f->type == IPC_UNION;
+  for (int64_t i = 0; i < f->n_children; i++) {
+    ipc_field *c = &f->children[i];
+    known &= count_span(c);
+    nodes += c->span_nodes;
+    buffers += c->span_buffers;
+    unions += c->span_unions;
+  }
+  if (!encoded && (f->type == IPC_BINARY_VIEW || f->type == IPC_UTF8_VIEW)) known = 0;
+  if (encoded) nodes = 1, buffers = 2, unions = 0, known = 1; /* the indices alone */
+  f->span_nodes = known ? nodes : 0;
+  f->span_buffers = known ? buffers : 0;
+  f->span_unions = known ? unions : 0;
+  return known;
+}
+
+void ipc_schema_count_spans(ipc_schema *schema) {
+  for (int64_t i = 0; i < schema->root.n_children; i++) count_span(&schema->root.children[i]);
+}
+
 /* Steps over an unselected field of a batch being planned: its nodes and
  * buffers are never read, so they are only counted (skip_field checks
- * each; views need it for their counts).  A message with fewer than that
- * fails at the next field's node or buffer, or at the end, where
- * ipc_decode_plan holds the counts used against the message's. */
+ * each; views need it for their counts), by its span when the schema's
+ * are counted.  A message with fewer than that fails at the next field's
+ * node or buffer, or at the end, where ipc_decode_plan holds the counts
+ * used against the message's. */
 static xchg_status skip_unread(ipc_decoder *d, const ipc_field *f, int as_value) {
   int64_t nodes = 0, buffers = 0;
-  if (!layout_span(d, f, as_value, &nodes, &buffers)) return skip_field(d, f, as_value);
+  if (f->span_nodes && !as_value) {
+    nodes = f->span_nodes;
+    buffers = f->span_buffers + (d->ctx->metadata_version < IPC_METADATA_V5 ? f->span_unions : 0);
+  } else if (!layout_span(d, f, as_value, &nodes, &buffers)) {
+    return skip_field(d, f, as_value);
+  }
   d->field = f;
   d->next_node += (uint32_t)nodes;
   d->next_buffer += (uint32_t)buffers;
@@ -503,7 +539,7 @@ static xchg_status open_batch(ipc_decoder *d, const fb_table *batch, int64_t *le
 static int64_t decoded_size(const ipc_decoder *d, int64_t offset, int64_t len) {
   if (d->codec == XCHG_BLOCK_NONE || len == 0) return len;
   if (d->body->mem == NULL || len < 8) return -1;
-  int64_t declared = (int64_t)fb_load_u64(xchg_buf_data(d->body->mem) + offset);
+  int64_t declared = (int64_t)fb_load_u64(body_bytes(d->body) + offset);
   return declared == -1 ? len - 8 : declared < 0 ? -1 : declared;
 }
 

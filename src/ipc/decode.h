@@ -26,12 +26,16 @@ typedef ipc_array *(*ipc_dict_lookup_fn)(void *ctx, int64_t id);
 
 /* Where a message body is: in memory, or (when mem is NULL) at `offset` in
  * a seekable source, fetched a buffer at a time so that unselected
- * buffers are never read. */
+ * buffers are never read.  In memory, the body is mem's bytes, or with
+ * `data` set the bytes from there of a larger mem (a whole payload: no
+ * slice of it made per batch); either way mem is what arrays that point
+ * into the body keep alive. */
 typedef struct ipc_body {
   xchg_buf *mem;
   xchg_source *src;
   int64_t offset;
   int64_t length;
+  const uint8_t *data; /* NULL: the body is all of mem */
 } ipc_body;
 
 typedef struct ipc_decode_ctx {
@@ -107,6 +111,10 @@ xchg_status ipc_column_bytes(const ipc_decode_ctx *ctx, const fb_table *batch, c
  * as_value; a union before metadata V5 (0-based metadata_version 4) has
  * a validity buffer too. */
 int64_t ipc_field_buffer_count(const ipc_field *f, int as_value, int metadata_version);
+
+/* Counts the spans of every field of the schema (ipc_field.span_nodes),
+ * for decoders that plan many batches of one schema. */
+void ipc_schema_count_spans(ipc_schema *schema);
 
 /* Number of buffers of a field's C Data array (children excluded): IPC's,
  * as metadata V5 lays them out, and for a view type its n_data variadic

@@ -209,7 +209,7 @@ static void add_column_bytes(xchg_ipc_reader *r, const ipc_message *m, const fb_
   if (r->column_bytes == NULL && n > 0)
     r->column_bytes = malloc(2 * (size_t)n * sizeof *r->column_bytes);
   if (r->column_bytes == NULL) return;
-  ipc_body body = {NULL, NULL, m->body_offset, m->body_length};
+  ipc_body body = {NULL, NULL, m->body_offset, m->body_length, NULL};
   if (r->memory)
     body.mem = xchg_buf_slice(r->memory, (size_t)m->body_offset, (size_t)m->body_length);
   ipc_decode_ctx ctx = decode_ctx(r, m);

@@ -79,6 +79,13 @@ typedef struct ipc_field {
   struct ipc_field *children;
   int64_t n_children;
   int skip; /* not selected: neither decoded nor exported */
+  /* The field nodes and buffers of the field and its descendants in a
+   * RecordBatch message (V5; a V4 message has span_unions more buffers),
+   * counted once by ipc_schema_count_spans so that planning a batch steps
+   * over an unselected column without deriving them again; span_nodes is
+   * 0 when they are not counted, or when only the message can tell (a
+   * view type's buffers). */
+  uint32_t span_nodes, span_buffers, span_unions;
 } ipc_field;
 
 typedef struct ipc_schema {

@@ -160,7 +160,7 @@ static xchg_status pass_batch(job *j, xchg_error *err) {
   const uint8_t *body = m->metadata + m->metadata_size; /* the body follows the metadata */
   ipc_body in = {xchg_buf_slice(ref->chunk, (size_t)(body - xchg_buf_data(ref->chunk)),
                                 (size_t)m->body_length),
-                 NULL, 0, m->body_length};
+                 NULL, 0, m->body_length, NULL};
   if (!in.mem) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   ipc_decode_ctx ctx = {
       &j->opts->read,    0,    m->version, j->items[0].message, ipc_dictionaries_lookup,

@@ -373,7 +373,7 @@ static xchg_status take_dictionary(xchg_shuffle_reader *r, const ipc_message_vie
     return close_job(r, err);
   }
   ipc_body body = {body_slice(r, b->pos + (size_t)m->body_offset, m->body_length), NULL, 0,
-                   m->body_length};
+                   m->body_length, NULL};
   if (!body.mem) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   ipc_decode_ctx ctx = {&r->opts.read,           0,         m->version, b->message,
                         ipc_dictionaries_lookup, &r->dicts, NULL,       NULL};
