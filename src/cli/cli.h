@@ -120,14 +120,20 @@ typedef struct xc_blocks_columns {
  * XCHG_STREAM_AUTO and detected) whose first block states its field count:
  * *out is a shuffle reader over them, coalescing into batches of at least
  * target_rows rows, the file read through once first (no column decoded)
- * so that a bad block fails before any output.  chooser (NULL: every
- * column) picks the columns *out decodes, once the blocks are checked.
- * Any other input (standard input among them): *out is NULL, and
- * xc_input_open reads it.  Errors of the blocks name the block and its
- * byte offset (xchg/shuffle.h). */
+ * so that a bad block fails before any output.  limit (-1: none) is the
+ * rows the command wants: the blocks after the first `limit` rows are
+ * neither checked nor read (the batches hold no more than about `limit`
+ * rows), as `head` expects of `cat --limit`.  chooser (NULL: every column)
+ * picks the columns *out decodes.  Any other input (standard input among
+ * them): *out is NULL, and xc_input_open reads it.  Errors of the blocks
+ * name the block and its byte offset (xchg/shuffle.h). */
 xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int64_t target_rows,
-                                 const xc_blocks_columns *chooser, xchg_shuffle_reader **out,
-                                 xchg_error *err);
+                                 int64_t limit, const xc_blocks_columns *chooser,
+                                 xchg_shuffle_reader **out, xchg_error *err);
+
+/* Reads reader's batches and drops them, until `limit` rows are read (-1:
+ * the end): a check that its blocks decode, errors naming the block. */
+xchg_status xc_blocks_read_through(xchg_shuffle_reader *reader, int64_t limit, xchg_error *err);
 
 /* What `inspect` says of a file of Comet blocks, read through the shuffle
  * reader (no column decoded): blocks, rows, wire bytes, the batches of

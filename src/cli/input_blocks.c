@@ -47,21 +47,40 @@ static xchg_status open_reader(xchg_source *src, int64_t target_rows, const int6
   return st;
 }
 
+xchg_status xc_blocks_read_through(xchg_shuffle_reader *reader, int64_t limit, xchg_error *err) {
+  xchg_status st = XCHG_OK;
+  for (int64_t rows = 0; st == XCHG_OK && (limit < 0 || rows < limit);) {
+    struct ArrowArray batch;
+    if ((st = xchg_shuffle_reader_next(reader, &batch, err)) != XCHG_OK || batch.release == NULL)
+      break;
+    rows += batch.length;
+    batch.release(&batch);
+  }
+  return st;
+}
+
+/* The target of a reader of the first `limit` rows (-1: all): no more
+ * than them, so that no block past them is read. */
+static int64_t limited_target(int64_t target_rows, int64_t limit) {
+  if (limit < 0 || limit >= target_rows) return target_rows;
+  return limit > 0 ? limit : 1;
+}
+
 /* Blocks in memory (a mapped file) are read through once, no column
  * decoded, before anything is written: a cut block, a bad codec tag or
- * another schema fails before any output, as for plain IPC (input.c). */
-static xchg_status check_blocks(xchg_buf *memory, xchg_error *err) {
+ * another schema fails before any output, as for plain IPC (input.c).
+ * Only the first `limit` rows' blocks (-1: all). */
+static xchg_status check_blocks(xchg_buf *memory, int64_t limit, xchg_error *err) {
   xchg_source *src;
   xchg_shuffle_reader *probe;
   xchg_status st = xchg_source_from_buf(memory, &src, err);
-  if (st == XCHG_OK) st = open_reader(src, XC_BLOCK_BATCH_ROWS, no_columns, 0, &probe, err);
+  if (st == XCHG_OK)
+    st = open_reader(src, limited_target(XC_BLOCK_BATCH_ROWS, limit), no_columns, 0, &probe, err);
   if (st != XCHG_OK) return st;
   struct ArrowSchema schema;
-  if ((st = xchg_shuffle_reader_schema(probe, &schema, err)) == XCHG_OK) schema.release(&schema);
-  for (struct ArrowArray batch; st == XCHG_OK;) {
-    if ((st = xchg_shuffle_reader_next(probe, &batch, err)) != XCHG_OK || batch.release == NULL)
-      break;
-    batch.release(&batch);
+  if ((st = xchg_shuffle_reader_schema(probe, &schema, err)) == XCHG_OK) {
+    schema.release(&schema);
+    st = xc_blocks_read_through(probe, limit, err);
   }
   xchg_shuffle_reader_free(probe);
   return st;
@@ -86,8 +105,8 @@ static xchg_status choose_columns(xchg_buf *memory, const xc_blocks_columns *cho
 }
 
 xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int64_t target_rows,
-                                 const xc_blocks_columns *chooser, xchg_shuffle_reader **out,
-                                 xchg_error *err) {
+                                 int64_t limit, const xc_blocks_columns *chooser,
+                                 xchg_shuffle_reader **out, xchg_error *err) {
   *out = NULL;
   if (codec != XCHG_STREAM_AUTO && codec != XCHG_STREAM_COMET) return XCHG_OK;
   xchg_source *src;
@@ -101,7 +120,7 @@ xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int6
   xchg_buf *memory = xchg_source_memory(src); /* not NULL: is_comet_file looked at it */
   const int64_t *columns = NULL;
   int64_t n_columns = 0;
-  st = check_blocks(memory, err);
+  st = check_blocks(memory, limit, err);
   if (st == XCHG_OK && chooser != NULL)
     st = choose_columns(memory, chooser, &columns, &n_columns, err);
   xchg_buf_unref(memory);
@@ -109,7 +128,7 @@ xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int6
     xchg_source_free(src);
     return st;
   }
-  return open_reader(src, target_rows, columns, n_columns, out, err);
+  return open_reader(src, limited_target(target_rows, limit), columns, n_columns, out, err);
 }
 
 /* Counts each block's codec tag (bytes 16..19 of its header), walking the
@@ -137,11 +156,7 @@ xchg_status xc_blocks_summarize(const char *path, xc_blocks_summary *out, xchg_e
     xchg_buf_unref(memory);
     return st;
   }
-  for (struct ArrowArray batch; st == XCHG_OK;) {
-    if ((st = xchg_shuffle_reader_next(reader, &batch, err)) != XCHG_OK || batch.release == NULL)
-      break;
-    batch.release(&batch);
-  }
+  st = xc_blocks_read_through(reader, -1, err);
   xchg_shuffle_reader_metrics m;
   xchg_shuffle_reader_get_metrics(reader, &m);
   xchg_shuffle_reader_free(reader);
