@@ -24,7 +24,10 @@
  *    dictionaries: `cat` prints what block by block reading does and what
  *    apache-arrow reads, value by value, in every format;
  *  - `cat --limit N` reads only the blocks of the first N rows: damaged
- *    blocks after them change nothing, a cut among them fails. */
+ *    blocks after them change nothing, a cut among them fails;
+ *  - `inspect` of plain IPC streams one after another gets the blocks
+ *    summary too, and shows the streams after the first only with
+ *    --streams; its batches are convert's, dictionary cuts included. */
 #define _XOPEN_SOURCE 700
 #include <stdarg.h>
 #include <stdbool.h>
@@ -433,7 +436,16 @@ static void check_cat_arrowjs_blocks(void) {
     }
     TMP_PATH(converted, "js.arrow");
     must_run("convert of the apache-arrow blocks", run("convert '%s' '%s'", path, converted));
-    expect_same_rows(path, converted, 11, -1);
+    /* inspect's batches are convert's: the dictionaries that change cut them */
+    tu_cli_result r = run("inspect '%s'", path);
+    const char *line = strstr(r.out, " on the wire, coalesced into ");
+    long long batches = -1;
+    TU_CHECK(r.exit_code == 0 && line &&
+                 sscanf(line, " on the wire, coalesced into %lld", &batches) == 1,
+             "inspect of the apache-arrow blocks: exit %d: %s%s", r.exit_code, r.out, r.err);
+    tu_cli_result_free(&r);
+    expect_same_rows(path, converted, 11, batches);
+    TU_CHECK(batches > 1, "the apache-arrow blocks coalesce into %lld batches", batches);
   }
 }
 
@@ -594,6 +606,84 @@ static void check_inspect(void) {
   }
 }
 
+/* How often text occurs in s. */
+static int occurrences(const char *s, const char *text) {
+  int n = 0;
+  for (const char *p = s; (p = strstr(p, text)) != NULL; p += strlen(text)) n++;
+  return n;
+}
+
+/* `inspect` of plain IPC streams one after another (a shuffle writer's
+ * file of IPC blocks) sums them up as the shuffle reader reads them, as it
+ * does Comet blocks: count, body compression, rows, wire bytes, batches;
+ * the streams after the first are shown only with --streams, in text and
+ * JSON.  Streams of two schemas are all shown, the blocks line saying
+ * why they are not one table. */
+static void check_inspect_ipc_streams(void) {
+  static const char *const codecs[] = {"none", "lz4", "zstd"};
+  TMP_PATH(in, "in.ipc");
+  for (int i = 0; i < 3; i++) {
+    gen_shuffle(in, "ipc", codecs[i], 5);
+    tu_bytes b = tu_read_bytes(in);
+    long long size = (long long)b.size;
+    free(b.data);
+    char want[256];
+    snprintf(want, sizeof want, "\nblocks: 157 IPC streams (%s), 10000 rows, ", codecs[i]);
+    tu_cli_result r = run("inspect '%s'", in);
+    TU_CHECK(r.exit_code == 0 && strstr(r.out, want) &&
+                 strstr(r.out, " on the wire, coalesced into 2 batches, target 8192 rows\n") &&
+                 occurrences(r.out, "\nschema: ") == 1 &&
+                 strstr(r.out, "\nIPC streams 2 to 157, of the first one's schema: not shown") &&
+                 !strstr(r.out, "IPC stream 2 at byte"),
+             "inspect of %s IPC streams: exit %d: %.2000s%s", codecs[i], r.exit_code, r.out, r.err);
+    tu_cli_result_free(&r);
+    r = run("inspect --streams '%s'", in);
+    TU_CHECK(r.exit_code == 0 && strstr(r.out, want) && occurrences(r.out, "\nschema: ") == 157 &&
+                 strstr(r.out, "\nIPC stream 2 at byte ") &&
+                 strstr(r.out, "\nIPC stream 157 at byte "),
+             "inspect --streams of %s IPC streams: exit %d, %d schemas: %s", codecs[i], r.exit_code,
+             occurrences(r.out, "\nschema: "), r.err);
+    tu_cli_result_free(&r);
+    snprintf(want, sizeof want,
+             "\"blocks\": {\"count\": 157, \"rows\": 10000, \"wire_bytes\": %lld, \"batches\": 2, "
+             "\"batch_rows\": 8192, \"codecs\": {\"%s\": 157}}\n}\n",
+             size, codecs[i]);
+    for (int all = 0; all < 2; all++) {
+      r = run("inspect --json %s '%s'", all ? "--streams" : "", in);
+      TU_CHECK(r.exit_code == 0 && strstr(r.out, want) &&
+                   occurrences(r.out, "\"format\": \"stream\"") == (all ? 157 : 1),
+               "inspect --json%s of %s IPC streams: exit %d, %d streams: %.3000s%s (want %s)",
+               all ? " --streams" : "", codecs[i], r.exit_code,
+               occurrences(r.out, "\"format\": \"stream\""), r.out, r.err, want);
+      tu_cli_result_free(&r);
+    }
+  }
+  /* Then streams of 3 columns: not one table. */
+  TMP_PATH(three, "three.ipc");
+  gen_shuffle(three, "ipc", "none", 3);
+  tu_bytes mixed = tu_read_bytes(in), tail = tu_read_bytes(three);
+  size_t at = mixed.size;
+  tu_bytes_append(&mixed, tail.data, tail.size);
+  TMP_PATH(bad, "mixed.ipc");
+  TU_CHECK(tu_write_file(bad, mixed.data, mixed.size) == 0, "cannot write %s", bad);
+  free(mixed.data);
+  free(tail.data);
+  char want[128];
+  snprintf(want, sizeof want,
+           "\nblocks: not read as shuffle blocks: block 157 (source 0, byte %zu): ", at);
+  tu_cli_result r = run("inspect '%s'", bad);
+  TU_CHECK(r.exit_code == 0 && strstr(r.out, want) && occurrences(r.out, "\nschema: ") == 314,
+           "inspect of IPC streams of two schemas: exit %d, %d schemas: %s (want %s)", r.exit_code,
+           occurrences(r.out, "\nschema: "), r.err, want);
+  tu_cli_result_free(&r);
+  r = run("inspect --json '%s'", bad);
+  TU_CHECK(r.exit_code == 0 &&
+               strstr(r.out, "\"blocks\": {\"error\": \"block 157 (source 0, byte ") &&
+               occurrences(r.out, "\"format\": \"stream\"") == 314,
+           "inspect --json of IPC streams of two schemas: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+}
+
 int main(int argc, char **argv) {
   cli = tu_cli_path();
   if (mkdtemp(tmp) == NULL) {
@@ -604,6 +694,7 @@ int main(int argc, char **argv) {
       {"codecs", check_codecs},
       {"batch_rows", check_batch_rows},
       {"inspect", check_inspect},
+      {"inspect_ipc_streams", check_inspect_ipc_streams},
       {"bad_blocks", check_bad_blocks},
       {"cat", check_cat},
       {"cat_dictionaries", check_cat_dictionaries},

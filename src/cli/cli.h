@@ -135,16 +135,21 @@ xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int6
  * the end): a check that its blocks decode, errors naming the block. */
 xchg_status xc_blocks_read_through(xchg_shuffle_reader *reader, int64_t limit, xchg_error *err);
 
-/* What `inspect` says of a file of Comet blocks, read through the shuffle
- * reader (no column decoded): blocks, rows, wire bytes, the batches of
- * XC_BLOCK_BATCH_ROWS rows they coalesce into, and the blocks per codec
- * tag (NONE, LZ4_, ZSTD, SNAP). */
+/* What `inspect` says of a file of blocks — Comet blocks (comet), or
+ * plain IPC streams one after another — read through the shuffle reader,
+ * every column decoded (a changed dictionary cuts a batch, as in
+ * `convert`): blocks, rows, wire bytes, the batches of XC_BLOCK_BATCH_ROWS
+ * rows they coalesce into, and the blocks per codec:
+ * Comet's tag (NONE, LZ4_, ZSTD, SNAP), counted here; for IPC streams the
+ * body compression of their record batches (none, lz4, zstd), which the
+ * caller counts as it reads them. */
 typedef struct xc_blocks_summary {
   int64_t blocks, rows, wire_bytes, batches;
   int64_t by_codec[4];
 } xc_blocks_summary;
 
-xchg_status xc_blocks_summarize(const char *path, xc_blocks_summary *out, xchg_error *err);
+xchg_status xc_blocks_summarize(const char *path, bool comet, xc_blocks_summary *out,
+                                xchg_error *err);
 
 /* Parses the value of --input-codec: -1 when it names a codec, else the
  * usage error's exit code (an ambiguous "lz4" or "snappy" says which to

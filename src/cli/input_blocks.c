@@ -1,6 +1,7 @@
 /* input_blocks.c — Comet shuffle blocks read through the shuffle reader
  * (xchg/shuffle.h): the schema once, every block's rows coalesced into
- * batches of a target size, instead of one IPC reader per block. */
+ * batches of a target size, instead of one IPC reader per block; and what
+ * inspect says of a file of blocks (Comet, or IPC streams). */
 #include <string.h>
 
 #include "cli/cli.h"
@@ -26,12 +27,14 @@ static bool is_comet_file(xchg_source *src, xchg_stream_codec codec) {
 /* No column: a reader that counts rows only (n_columns 0). */
 static const int64_t no_columns[1] = {0};
 
-/* columns NULL: all of them. */
-static xchg_status open_reader(xchg_source *src, int64_t target_rows, const int64_t *columns,
-                               int64_t n_columns, xchg_shuffle_reader **out, xchg_error *err) {
+/* Comet blocks, or IPC streams one after another; columns NULL: all of
+ * them. */
+static xchg_status open_framed(xchg_source *src, xchg_shuffle_framing framing, int64_t target_rows,
+                               const int64_t *columns, int64_t n_columns, xchg_shuffle_reader **out,
+                               xchg_error *err) {
   xchg_shuffle_reader_options opts;
   xchg_shuffle_reader_options_init(&opts);
-  opts.framing = XCHG_SHUFFLE_FRAMING_COMET;
+  opts.framing = framing;
   opts.target_rows = target_rows;
   opts.columns = columns;
   opts.n_columns = n_columns;
@@ -45,6 +48,11 @@ static xchg_status open_reader(xchg_source *src, int64_t target_rows, const int6
     *out = NULL;
   }
   return st;
+}
+
+static xchg_status open_reader(xchg_source *src, int64_t target_rows, const int64_t *columns,
+                               int64_t n_columns, xchg_shuffle_reader **out, xchg_error *err) {
+  return open_framed(src, XCHG_SHUFFLE_FRAMING_COMET, target_rows, columns, n_columns, out, err);
 }
 
 xchg_status xc_blocks_read_through(xchg_shuffle_reader *reader, int64_t limit, xchg_error *err) {
@@ -145,14 +153,16 @@ static void count_codecs(const uint8_t *p, size_t size, xc_blocks_summary *s) {
   }
 }
 
-xchg_status xc_blocks_summarize(const char *path, xc_blocks_summary *out, xchg_error *err) {
+xchg_status xc_blocks_summarize(const char *path, bool comet, xc_blocks_summary *out,
+                                xchg_error *err) {
   memset(out, 0, sizeof *out);
   xchg_source *src;
   xchg_status st = xchg_source_open_file(path, XCHG_FILE_MMAP, &src, err);
   if (st != XCHG_OK) return st;
   xchg_buf *memory = xchg_source_memory(src);
   xchg_shuffle_reader *reader;
-  if ((st = open_reader(src, XC_BLOCK_BATCH_ROWS, no_columns, 0, &reader, err)) != XCHG_OK) {
+  xchg_shuffle_framing framing = comet ? XCHG_SHUFFLE_FRAMING_COMET : XCHG_SHUFFLE_FRAMING_IPC;
+  if ((st = open_framed(src, framing, XC_BLOCK_BATCH_ROWS, NULL, 0, &reader, err)) != XCHG_OK) {
     xchg_buf_unref(memory);
     return st;
   }
@@ -164,7 +174,7 @@ xchg_status xc_blocks_summarize(const char *path, xc_blocks_summary *out, xchg_e
   out->rows = m.rows;
   out->wire_bytes = m.wire_bytes;
   out->batches = m.batches;
-  if (st == XCHG_OK && memory != NULL)
+  if (st == XCHG_OK && memory != NULL && comet)
     count_codecs(xchg_buf_data(memory), xchg_buf_size(memory), out);
   xchg_buf_unref(memory);
   return st;
