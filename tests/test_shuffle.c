@@ -1255,6 +1255,59 @@ static void check_far_damage(void) {
   rt_data_free(&d);
 }
 
+/* A cancel callback that says yes from its `after`-th question on. */
+typedef struct asked {
+  int n, after;
+} asked;
+
+static int cancel_after(void *ctx) {
+  asked *a = ctx;
+  return ++a->n >= a->after;
+}
+
+/* The cancel check is asked before each block (and once more, to find the
+ * input's end), inside one long next (all the blocks make one batch):
+ * once it says yes, next fails at once with
+ * XCHG_ECANCELLED, before the block after, and every later call does
+ * without asking again; before that, the output is whole. */
+static void check_cancel(void) {
+  input in;
+  rt_data d = {0};
+  char msg[MSG] = "";
+  int rc = primitive_input(&in, &d, XCHG_BLOCK_NONE, 1, msg);
+  xchg_shuffle_reader_options o;
+  xchg_shuffle_reader_options_init(&o);
+  o.target_rows = in.alone.rows; /* one batch of every block */
+  asked never = {0, INT32_MAX}, soon = {0, 5};
+  o.cancel = cancel_after;
+  o.cancel_ctx = &never;
+  output out = {0};
+  if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
+  if (rc == 0 && (out.st != XCHG_OK || out.n != 1 || never.n != in.blocks + 1))
+    rc = tu_errorf(msg, MSG, "never cancelled: %s, %lld batches, asked %d times for %lld blocks",
+                   xchg_status_name(out.st), (long long)out.n, never.n, (long long)in.blocks);
+  output_free(&out);
+  o.cancel_ctx = &soon;
+  xchg_shuffle_reader_options pooled = with_pool(&o);
+  xchg_shuffle_reader *r = NULL;
+  xchg_error err;
+  if (rc == 0 && (xchg_shuffle_reader_open(&pooled, &r, &err) != XCHG_OK ||
+                  add_sources(r, &in, FROM_MEMORY, msg) != 0))
+    rc = tu_errorf(msg, MSG, "open: %s", err.message);
+  struct ArrowArray a;
+  for (int call = 0; rc == 0 && call < 2; call++) {
+    xchg_status st = xchg_shuffle_reader_next(r, &a, &err);
+    if (st != XCHG_ECANCELLED || a.release || soon.n != 5 ||
+        !strstr(err.message, "cancelled before block 4"))
+      rc = tu_errorf(msg, MSG, "call %d: %s (%s), asked %d times", call, xchg_status_name(st),
+                     st == XCHG_OK ? "" : err.message, soon.n);
+  }
+  xchg_shuffle_reader_free(r);
+  TU_CHECK(rc == 0, "a cancelled reader: %s", msg);
+  input_free(&in);
+  rt_data_free(&d);
+}
+
 /* A Comet block whose IPC stream decompresses to more than max_batch_bytes:
  * XCHG_ELIMIT naming the block. */
 static void check_decompressed_limit(void) {
@@ -1328,6 +1381,7 @@ BOTH(comet_damage)
 BOTH(comet_framing)
 BOTH(decompressed_limit)
 BOTH(far_damage)
+BOTH(cancel)
 BOTH(other_schema)
 BOTH(incremental)
 BOTH(bounded_reading)
@@ -1347,6 +1401,7 @@ int main(int argc, char **argv) {
       {"comet_framing", comet_framing},
       {"decompressed_limit", decompressed_limit},
       {"far_damage", far_damage},
+      {"cancel", cancel},
       {"other_schema", other_schema},
       {"readahead_bound", check_readahead_bound},
       {"incremental", incremental},

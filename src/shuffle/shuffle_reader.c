@@ -188,8 +188,12 @@ static xchg_status take_schema(xchg_shuffle_reader *r, const ipc_message_view *m
 
 /* ---- blocks ---------------------------------------------------------------------- */
 
-/* Starts the next block; *state is INPUT_READY when there is one. */
+/* Starts the next block, unless the task is cancelled; *state is
+ * INPUT_READY when there is one. */
 static xchg_status open_block(xchg_shuffle_reader *r, int *state, xchg_error *err) {
+  if (r->opts.cancel && r->opts.cancel(r->opts.cancel_ctx))
+    return xchg_errorf(err, XCHG_ECANCELLED, "cancelled before block %lld",
+                       (long long)r->next_block);
   unit *u;
   xchg_status st;
   for (;;) {
