@@ -121,9 +121,11 @@ typedef struct xc_blocks_columns {
  * *out is a shuffle reader over them, coalescing into batches of at least
  * target_rows rows, the file read through once first (no column decoded)
  * so that a bad block fails before any output.  limit (-1: none) is the
- * rows the command wants: the blocks after the first `limit` rows are
- * neither checked nor read (the batches hold no more than about `limit`
- * rows), as `head` expects of `cat --limit`.  chooser (NULL: every column)
+ * rows the command wants: the blocks after the first `limit` rows are not
+ * checked, and *out's batches hold at least min(target_rows, limit) rows,
+ * so that for a limit up to target_rows no block after them is read (as
+ * `head` expects of `cat --limit`; past it, the last batch may read up to
+ * target_rows more rows' blocks).  chooser (NULL: every column)
  * picks the columns *out decodes.  Any other input (standard input among
  * them): *out is NULL, and xc_input_open reads it.  Errors of the blocks
  * name the block and its byte offset (xchg/shuffle.h). */

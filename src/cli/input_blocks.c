@@ -68,7 +68,7 @@ xchg_status xc_blocks_read_through(xchg_shuffle_reader *reader, int64_t limit, x
 }
 
 /* The target of a reader of the first `limit` rows (-1: all): no more
- * than them, so that no block past them is read. */
+ * than them, so that no block past them is read for the first batch. */
 static int64_t limited_target(int64_t target_rows, int64_t limit) {
   if (limit < 0 || limit >= target_rows) return target_rows;
   return limit > 0 ? limit : 1;
@@ -77,13 +77,15 @@ static int64_t limited_target(int64_t target_rows, int64_t limit) {
 /* Blocks in memory (a mapped file) are read through once, no column
  * decoded, before anything is written: a cut block, a bad codec tag or
  * another schema fails before any output, as for plain IPC (input.c).
- * Only the first `limit` rows' blocks (-1: all). */
+ * Only the blocks of the first `limit` rows (-1: all): one batch of them,
+ * which holds no column however many rows it has. */
 static xchg_status check_blocks(xchg_buf *memory, int64_t limit, xchg_error *err) {
   xchg_source *src;
   xchg_shuffle_reader *probe;
   xchg_status st = xchg_source_from_buf(memory, &src, err);
   if (st == XCHG_OK)
-    st = open_reader(src, limited_target(XC_BLOCK_BATCH_ROWS, limit), no_columns, 0, &probe, err);
+    st = open_reader(src, limited_target(limit < 0 ? XC_BLOCK_BATCH_ROWS : INT64_MAX, limit),
+                     no_columns, 0, &probe, err);
   if (st != XCHG_OK) return st;
   struct ArrowSchema schema;
   if ((st = xchg_shuffle_reader_schema(probe, &schema, err)) == XCHG_OK) {
