@@ -658,6 +658,10 @@ static void check_inspect_ipc_streams(void) {
       tu_cli_result_free(&r);
     }
   }
+  tu_cli_result usage = run("inspect --rows --streams '%s'", in);
+  TU_CHECK(usage.exit_code == 2 && strstr(usage.err, "--streams goes without --rows"),
+           "inspect --rows --streams: exit %d: %s", usage.exit_code, usage.err);
+  tu_cli_result_free(&usage);
   /* Then streams of 3 columns: not one table. */
   TMP_PATH(three, "three.ipc");
   gen_shuffle(three, "ipc", "none", 3);
