@@ -14,8 +14,8 @@
  * A reader is used by one thread at a time (the Java class serialises the
  * calls), so the buffer being appended to lives in the reader, and so does
  * the kill check of the call under way: the C reader asks it (its cancel
- * callback) before each block it reads, on the calling thread, inside a
- * long nNext too. */
+ * callback) on the calling thread, before a block once 64 KiB of blocks
+ * were read since the last question, inside a long nNext too. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,7 +215,7 @@ static jint next_batch(JNIEnv *env, xj_shuffle *s, struct ArrowArray *out) {
 
 /* The next batch into the caller's struct, which must hold none (its
  * release would be lost), as a NEXT_* id; the C reader asks the task's
- * kill check (kill, NULL for none) before each block it reads. */
+ * kill check (kill, NULL for none) as it reads the blocks. */
 JNIEXPORT jint JNICALL Java_org_xchg_XchgShuffleReader_nNext(JNIEnv *env, jclass cls, jlong handle,
                                                              jlong address, jobject kill) {
   xj_shuffle *s = XJ_PTR(xj_shuffle, handle);

@@ -47,9 +47,10 @@ import java.util.function.BooleanSupplier;
  *
  * <p>Kill check: the task's kill check (a {@link BooleanSupplier}, see
  * {@link Options#killCheck}) is asked before each call's work, between
- * the 64 KiB chunks of an InputStream, and inside {@link #next} before
- * each block it reads (on the calling thread), so that a next that reads
- * thousands of blocks stops soon after the task is killed; once it says
+ * the 64 KiB chunks of an InputStream, and inside {@link #next} (on the
+ * calling thread) before the first block and then before a block once 64
+ * KiB of blocks were read since it was last asked, so that a next that
+ * reads thousands of blocks stops soon after the task is killed; once it says
  * true the call throws an {@link XchgException} whose status is CANCELLED,
  * and every later {@link #next} throws CANCELLED too; what it throws
  * itself (an engine's TaskKilledException) comes through as thrown.

@@ -512,21 +512,25 @@ public final class XchgShuffleReaderTest {
 
   /**
    * The kill check inside one long next (every block makes one batch): asked
-   * before each block, the call throws CANCELLED as soon as it says true (no
-   * block read after it, the struct left empty), and so does every later
-   * next, even once the check says false again; what it throws mid-next
-   * comes through as thrown.  A direct buffer the killed reader read from
+   * before the first block and once 64 KiB of blocks were read since it was
+   * last asked, the call throws CANCELLED as soon as it says true (no block
+   * read after it, the struct left empty), and so does every later next,
+   * even once the check says false again; what it throws mid-next comes
+   * through as thrown.  A direct buffer the killed reader read from
    * becomes unreachable once the reader is closed: nothing of it is kept.
    */
   static void killMidNext(List<Block> blocks) throws Exception {
+    final long step = 64 << 10;
     byte[] all = concat(blocks, 0, blocks.size());
-    check(blocks.size() > 20, "kill mid-next: " + blocks.size() + " blocks");
+    long largest = 0;
+    for (Block b : blocks) largest = Math.max(largest, b.bytes().length);
+    check(all.length > 4 * step, "kill mid-next: " + all.length + " bytes of blocks");
     AtomicBoolean armed = new AtomicBoolean(), killed = new AtomicBoolean();
     AtomicInteger asked = new AtomicInteger();
     java.lang.ref.WeakReference<ByteBuffer> input;
     try (XchgShuffleReader r = XchgShuffleReader.open(opts(1_000_000).threads(1).killCheck(() -> {
-          // the first question is the Java side's, before the call; then one per block
-          if (armed.get() && asked.incrementAndGet() == 12) killed.set(true);
+          // the first question is the Java side's, before the call; then the reader's
+          if (armed.get() && asked.incrementAndGet() == 4) killed.set(true);
           return killed.get();
         }));
         XchgArrowArray a = Xchg.allocateArrowArray()) {
@@ -537,12 +541,14 @@ public final class XchgShuffleReaderTest {
       r.endInput();
       armed.set(true);
       XchgException e = expectThrows(XchgException.class, "kill mid-next", () -> r.next(a));
+      XchgShuffleReaderMetrics m = r.metrics();
       if (e != null) {
         check(e.isCancelled(), "kill mid-next: cancelled, got " + e.status() + ": " + e.getMessage());
-        check(e.getMessage().contains("cancelled before block 10"), "kill mid-next: " + e.getMessage());
+        check(e.getMessage().contains("cancelled before block " + m.blocks()), "kill mid-next: " + e.getMessage());
       }
-      checkEq(12, asked.get(), "kill mid-next: asked before each block, not once after it said so");
-      checkEq(10, r.metrics().blocks(), "kill mid-next: blocks read before the kill");
+      checkEq(4, asked.get(), "kill mid-next: asked until it said so, not once after");
+      check(m.wireBytes() >= 2 * step && m.wireBytes() <= 2 * (step + largest),
+          "kill mid-next: " + m.wireBytes() + " bytes of blocks read before the kill");
       check(TestHooks.arrayReleased(a.memoryAddress()), "kill mid-next: the struct is left empty");
       killed.set(false);
       e = expectThrows(XchgException.class, "kill mid-next, then next again", () -> r.next(a));
@@ -557,7 +563,7 @@ public final class XchgShuffleReaderTest {
     AtomicInteger calls = new AtomicInteger();
     AtomicBoolean armedToThrow = new AtomicBoolean();
     try (XchgShuffleReader r = XchgShuffleReader.open(opts(1_000_000).threads(1).killCheck(() -> {
-          if (armedToThrow.get() && calls.incrementAndGet() == 6) throw own;
+          if (armedToThrow.get() && calls.incrementAndGet() == 3) throw own;
           return false;
         }));
         XchgArrowArray a = Xchg.allocateArrowArray()) {
@@ -567,7 +573,8 @@ public final class XchgShuffleReaderTest {
       RuntimeException got = expectThrows(RuntimeException.class, "a kill check that throws mid-next",
           () -> r.next(a));
       check(got == own, "the kill check's own exception comes through mid-next: " + got);
-      checkEq(6, calls.get(), "a kill check that throws is not asked again");
+      checkEq(3, calls.get(), "a kill check that throws is not asked again");
+      check(r.metrics().wireBytes() < all.length, "a kill check that throws: not every block read");
     }
   }
 
