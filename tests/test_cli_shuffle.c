@@ -19,7 +19,15 @@
  *    byte, what `cat` of the same blocks on standard input (read block by
  *    block) does, in every format, with and without --columns and --limit;
  *    a bad block prints nothing, exit 1, the error naming the block as only
- *    the shuffle reader does. */
+ *    the shuffle reader does;
+ *  - blocks Apache Arrow JS wrote, with a record batch of no rows and delta
+ *    dictionaries: `cat` prints what block by block reading does and what
+ *    apache-arrow reads, value by value, in every format;
+ *  - `cat --limit N` reads only the blocks of the first N rows: damaged
+ *    blocks after them change nothing, a cut among them fails;
+ *  - `inspect` of plain IPC streams one after another gets the blocks
+ *    summary too, and shows the streams after the first only with
+ *    --streams; its batches are convert's, dictionary cuts included. */
 #define _XOPEN_SOURCE 700
 #include <stdarg.h>
 #include <stdbool.h>
@@ -30,7 +38,10 @@
 #include <unistd.h>
 
 #include "support/cli_run.h"
+#include "support/interop.h"
 #include "support/testutil.h"
+#include "xchg/stream.h"
+#include "xchg/testing.h"
 
 static const char *cli;
 static char tmp[] = "/tmp/test_cli_shuffle_XXXXXX";
@@ -355,6 +366,152 @@ static void check_cat_dictionaries(void) {
   cat_dictionary_blocks("4.0.0-shareddict/generated_shared_dict.stream", NULL);
 }
 
+/* Appends the IPC stream ipc as a Comet block of `fields` fields whose
+ * inner codec is inner (NONE, or LZ4 frame by the library's encoder). */
+static void add_comet_block(tu_bytes *blocks, const tu_bytes *ipc, int64_t fields,
+                            xchg_stream_codec inner) {
+  xchg_stream_encode_options o;
+  xchg_stream_encode_options_init(&o);
+  o.comet_inner = inner;
+  o.comet_field_count = fields;
+  xchg_buf *framed = NULL;
+  xchg_error err;
+  if (!TU_OK(xchg_stream_encode(XCHG_STREAM_COMET, &o, ipc->data, ipc->size, &framed, &err), err))
+    return;
+  tu_bytes_append(blocks, xchg_buf_data(framed), xchg_buf_size(framed));
+  xchg_buf_unref(framed);
+}
+
+/* Blocks that Apache Arrow JS wrote (tests/interop/arrowjs/blocks.mjs): a
+ * record batch of no rows, and dictionary batches that are deltas
+ * (isDelta), between two record batches of a block and after a whole
+ * dictionary.  `cat` of their file prints, in every format, byte for byte
+ * what reading them block by block does; the json and arrow-json say what
+ * apache-arrow reads from its streams, value by value (and arrow-json
+ * every batch, the empty one too); `convert` keeps every value. */
+static void check_cat_arrowjs_blocks(void) {
+  char msg[1024];
+  if (!TU_CHECK(tu_interop_ready("arrowjs", "apache-arrow", msg, sizeof msg) == 0,
+                "apache-arrow interop: %s", msg))
+    return;
+  const char *js = tu_interop_dir("arrowjs");
+  TMP_PATH(list, "js-blocks.txt");
+  TU_CHECK(tu_run("cd '%s' && node blocks.mjs '%s' > '%s'", js, tmp, list) == 0,
+           "node blocks.mjs %s", tmp);
+  char names[8][64];
+  int n = 0;
+  FILE *f = fopen(list, "r");
+  while (f && n < 8 && fscanf(f, "%63s", names[n]) == 1) n++;
+  if (f) fclose(f);
+  TU_CHECK(n == 4, "blocks.mjs wrote %d blocks, not 4", n);
+  static const xchg_stream_codec inner[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ4_FRAME};
+  for (int c = 0; c < 2; c++) {
+    tu_bytes blocks = {0};
+    for (int k = 0; k < n; k++) {
+      TMP_PATH(stream, names[k]);
+      strcat(stream, ".stream");
+      tu_bytes ipc = tu_read_bytes(stream);
+      TU_CHECK(ipc.data != NULL, "cannot read %s", stream);
+      if (ipc.data) add_comet_block(&blocks, &ipc, 2, inner[c]);
+      free(ipc.data);
+    }
+    TMP_PATH(path, "js.comet");
+    TU_CHECK(tu_write_file(path, blocks.data, blocks.size) == 0, "cannot write %s", path);
+    free(blocks.data);
+    static const char *const options[] = {"", "--limit 4", "--limit 6", "--columns n,colour",
+                                          "--limit 0"};
+    for (int g = 0; g < 3; g++)
+      for (size_t o = 0; o < sizeof options / sizeof options[0]; o++) {
+        char opts[128];
+        snprintf(opts, sizeof opts, "--format %s %s", cat_formats[g], options[o]);
+        expect_cat_same(path, opts);
+      }
+    static const char *const checked[] = {"json", "arrow-json"};
+    for (int g = 0; g < 2; g++) {
+      TMP_PATH(out, "js.out"); /* beside the streams: blocks.mjs reads them again */
+      TU_CHECK(tu_run("'%s' cat '%s' --format %s > '%s' && cd '%s' && node blocks.mjs --check-%s "
+                      "'%s'",
+                      cli, path, checked[g], out, js, checked[g], out) == 0,
+               "%s: cat --format %s is not what apache-arrow reads", path, checked[g]);
+    }
+    TMP_PATH(converted, "js.arrow");
+    must_run("convert of the apache-arrow blocks", run("convert '%s' '%s'", path, converted));
+    /* inspect's batches are convert's: the dictionaries that change cut them */
+    tu_cli_result r = run("inspect '%s'", path);
+    const char *line = strstr(r.out, " on the wire, coalesced into ");
+    long long batches = -1;
+    TU_CHECK(r.exit_code == 0 && line &&
+                 sscanf(line, " on the wire, coalesced into %lld", &batches) == 1,
+             "inspect of the apache-arrow blocks: exit %d: %s%s", r.exit_code, r.out, r.err);
+    tu_cli_result_free(&r);
+    expect_same_rows(path, converted, 11, batches);
+    TU_CHECK(batches > 1, "the apache-arrow blocks coalesce into %lld batches", batches);
+  }
+}
+
+/* `cat --limit N` of a file of Comet blocks reads the blocks of the first
+ * N rows only, as `head` expects: blocks after them damaged (a bad codec
+ * tag, then the file cut inside a block), the first N rows print all the
+ * same, exit 0, as of the whole file; a file cut inside the blocks of the
+ * first N rows fails, printing nothing, the block named. */
+static void check_cat_limit(void) {
+  TMP_PATH(in, "limit.comet");
+  TMP_PATH(bad, "limit-bad.comet");
+  gen_shuffle(in, "comet", "lz4", 5); /* blocks of 64 rows */
+  tu_bytes b = tu_read_bytes(in);
+  TU_CHECK(b.data != NULL && b.size > 40, "cannot read %s", in);
+  if (b.data == NULL || b.size <= 40) return;
+  size_t starts[158];
+  int n = 0;
+  for (size_t at = 0; at + 20 <= b.size && n < 158; n++) {
+    starts[n] = at;
+    uint64_t length = 0;
+    for (int k = 7; k >= 0; k--) length = length << 8 | b.data[at + (size_t)k];
+    at += 8 + (size_t)length;
+  }
+  TU_CHECK(n == 157, "%d blocks, not 157", n);
+  if (n != 157) {
+    free(b.data);
+    return;
+  }
+  memcpy(b.data + starts[3] + 16, "XXXX", 4); /* block 3, rows 192..255 */
+  TU_CHECK(tu_write_file(bad, b.data, starts[9] + 30) == 0, "cannot write %s", bad);
+  static const char *const limits[] = {"--limit 0", "--limit 1", "--limit 100", "--limit 192"};
+  for (int f = 0; f < 3; f++)
+    for (int l = 0; l < 4; l++) {
+      tu_cli_result whole = run("cat '%s' --format %s %s", in, cat_formats[f], limits[l]);
+      tu_cli_result cut = run("cat '%s' --format %s %s", bad, cat_formats[f], limits[l]);
+      TU_CHECK(whole.exit_code == 0 && cut.exit_code == 0 && cut.out_len == whole.out_len &&
+                   memcmp(cut.out, whole.out, cut.out_len) == 0,
+               "cat --format %s %s of blocks damaged after the limit: exit %d, %zu bytes (the "
+               "whole file: exit %d, %zu bytes): %s",
+               cat_formats[f], limits[l], cut.exit_code, cut.out_len, whole.exit_code,
+               whole.out_len, cut.err);
+      tu_cli_result_free(&whole);
+      tu_cli_result_free(&cut);
+    }
+  char want[64];
+  snprintf(want, sizeof want, "block 3 (source 0, byte %zu): ", starts[3]);
+  for (int f = 0; f < 3; f++) {
+    tu_cli_result r = run("cat '%s' --format %s --limit 193", bad, cat_formats[f]);
+    TU_CHECK(r.exit_code == 1 && r.out_len == 0 && strstr(r.err, want),
+             "cat --format %s --limit 193 of a bad block 3: exit %d, %zu bytes, %s (want %s)",
+             cat_formats[f], r.exit_code, r.out_len, r.err, want);
+    tu_cli_result_free(&r);
+  }
+  memcpy(b.data + starts[3] + 16, "LZ4_", 4);
+  TU_CHECK(tu_write_file(bad, b.data, starts[3] + 30) == 0, "cannot write %s", bad);
+  for (int f = 0; f < 3; f++) {
+    tu_cli_result r = run("cat '%s' --format %s --limit 1000", bad, cat_formats[f]);
+    TU_CHECK(
+        r.exit_code == 1 && r.out_len == 0 && strstr(r.err, want) && strstr(r.err, "truncated"),
+        "cat --format %s --limit 1000 of a file cut in block 3: exit %d, %zu bytes, %s",
+        cat_formats[f], r.exit_code, r.out_len, r.err);
+    tu_cli_result_free(&r);
+  }
+  free(b.data);
+}
+
 /* A damaged block: nothing printed, exit 1, the error naming the block and
  * its byte offset as the shuffle reader does ("block N (source 0, byte
  * B): ..."), which reading block by block does not. */
@@ -379,9 +536,9 @@ static void check_cat_bad_block(void) {
              "cat --format %s of a bad block: exit %d, %zu bytes out, stderr %s (want %s)",
              cat_formats[f], r.exit_code, r.out_len, r.err, want);
     tu_cli_result_free(&r);
-    r = run("cat --format %s --limit 10 --columns c2 '%s'", cat_formats[f], bad);
+    r = run("cat --format %s --limit 65 --columns c2 '%s'", cat_formats[f], bad);
     TU_CHECK(r.exit_code == 1 && r.out_len == 0 && strstr(r.err, want) != NULL,
-             "cat --limit 10 of a bad block 1: exit %d, %zu bytes out, stderr %s (want %s)",
+             "cat --limit 65 of a bad block 1: exit %d, %zu bytes out, stderr %s (want %s)",
              r.exit_code, r.out_len, r.err, want);
     tu_cli_result_free(&r);
   }
@@ -449,6 +606,88 @@ static void check_inspect(void) {
   }
 }
 
+/* How often text occurs in s. */
+static int occurrences(const char *s, const char *text) {
+  int n = 0;
+  for (const char *p = s; (p = strstr(p, text)) != NULL; p += strlen(text)) n++;
+  return n;
+}
+
+/* `inspect` of plain IPC streams one after another (a shuffle writer's
+ * file of IPC blocks) sums them up as the shuffle reader reads them, as it
+ * does Comet blocks: count, body compression, rows, wire bytes, batches;
+ * the streams after the first are shown only with --streams, in text and
+ * JSON.  Streams of two schemas are all shown, the blocks line saying
+ * why they are not one table. */
+static void check_inspect_ipc_streams(void) {
+  static const char *const codecs[] = {"none", "lz4", "zstd"};
+  TMP_PATH(in, "in.ipc");
+  for (int i = 0; i < 3; i++) {
+    gen_shuffle(in, "ipc", codecs[i], 5);
+    tu_bytes b = tu_read_bytes(in);
+    long long size = (long long)b.size;
+    free(b.data);
+    char want[256];
+    snprintf(want, sizeof want, "\nblocks: 157 IPC streams (%s), 10000 rows, ", codecs[i]);
+    tu_cli_result r = run("inspect '%s'", in);
+    TU_CHECK(r.exit_code == 0 && strstr(r.out, want) &&
+                 strstr(r.out, " on the wire, coalesced into 2 batches, target 8192 rows\n") &&
+                 occurrences(r.out, "\nschema: ") == 1 &&
+                 strstr(r.out, "\nIPC streams 2 to 157, of the first one's schema: not shown") &&
+                 !strstr(r.out, "IPC stream 2 at byte"),
+             "inspect of %s IPC streams: exit %d: %.2000s%s", codecs[i], r.exit_code, r.out, r.err);
+    tu_cli_result_free(&r);
+    r = run("inspect --streams '%s'", in);
+    TU_CHECK(r.exit_code == 0 && strstr(r.out, want) && occurrences(r.out, "\nschema: ") == 157 &&
+                 strstr(r.out, "\nIPC stream 2 at byte ") &&
+                 strstr(r.out, "\nIPC stream 157 at byte "),
+             "inspect --streams of %s IPC streams: exit %d, %d schemas: %s", codecs[i], r.exit_code,
+             occurrences(r.out, "\nschema: "), r.err);
+    tu_cli_result_free(&r);
+    snprintf(want, sizeof want,
+             "\"blocks\": {\"count\": 157, \"rows\": 10000, \"wire_bytes\": %lld, \"batches\": 2, "
+             "\"batch_rows\": 8192, \"codecs\": {\"%s\": 157}}\n}\n",
+             size, codecs[i]);
+    for (int all = 0; all < 2; all++) {
+      r = run("inspect --json %s '%s'", all ? "--streams" : "", in);
+      TU_CHECK(r.exit_code == 0 && strstr(r.out, want) &&
+                   occurrences(r.out, "\"format\": \"stream\"") == (all ? 157 : 1),
+               "inspect --json%s of %s IPC streams: exit %d, %d streams: %.3000s%s (want %s)",
+               all ? " --streams" : "", codecs[i], r.exit_code,
+               occurrences(r.out, "\"format\": \"stream\""), r.out, r.err, want);
+      tu_cli_result_free(&r);
+    }
+  }
+  tu_cli_result usage = run("inspect --rows --streams '%s'", in);
+  TU_CHECK(usage.exit_code == 2 && strstr(usage.err, "--streams goes without --rows"),
+           "inspect --rows --streams: exit %d: %s", usage.exit_code, usage.err);
+  tu_cli_result_free(&usage);
+  /* Then streams of 3 columns: not one table. */
+  TMP_PATH(three, "three.ipc");
+  gen_shuffle(three, "ipc", "none", 3);
+  tu_bytes mixed = tu_read_bytes(in), tail = tu_read_bytes(three);
+  size_t at = mixed.size;
+  tu_bytes_append(&mixed, tail.data, tail.size);
+  TMP_PATH(bad, "mixed.ipc");
+  TU_CHECK(tu_write_file(bad, mixed.data, mixed.size) == 0, "cannot write %s", bad);
+  free(mixed.data);
+  free(tail.data);
+  char want[128];
+  snprintf(want, sizeof want,
+           "\nblocks: not read as shuffle blocks: block 157 (source 0, byte %zu): ", at);
+  tu_cli_result r = run("inspect '%s'", bad);
+  TU_CHECK(r.exit_code == 0 && strstr(r.out, want) && occurrences(r.out, "\nschema: ") == 314,
+           "inspect of IPC streams of two schemas: exit %d, %d schemas: %s (want %s)", r.exit_code,
+           occurrences(r.out, "\nschema: "), r.err, want);
+  tu_cli_result_free(&r);
+  r = run("inspect --json '%s'", bad);
+  TU_CHECK(r.exit_code == 0 &&
+               strstr(r.out, "\"blocks\": {\"error\": \"block 157 (source 0, byte ") &&
+               occurrences(r.out, "\"format\": \"stream\"") == 314,
+           "inspect --json of IPC streams of two schemas: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+}
+
 int main(int argc, char **argv) {
   cli = tu_cli_path();
   if (mkdtemp(tmp) == NULL) {
@@ -459,10 +698,13 @@ int main(int argc, char **argv) {
       {"codecs", check_codecs},
       {"batch_rows", check_batch_rows},
       {"inspect", check_inspect},
+      {"inspect_ipc_streams", check_inspect_ipc_streams},
       {"bad_blocks", check_bad_blocks},
       {"cat", check_cat},
       {"cat_dictionaries", check_cat_dictionaries},
       {"cat_bad_block", check_cat_bad_block},
+      {"cat_arrowjs_blocks", check_cat_arrowjs_blocks},
+      {"cat_limit", check_cat_limit},
   };
   int rc = TU_MAIN(argc, argv, "cli_shuffle", cases);
   tu_run("rm -rf '%s'", tmp);

@@ -36,6 +36,7 @@
 #include "xchg/xchg.h"
 
 #define MSG 2048
+#define COMET_BLOCK_HEADER 20 /* a Comet block's header: length, field count, codec tag */
 
 /* ---- inputs ------------------------------------------------------------------- */
 
@@ -1206,6 +1207,125 @@ static void check_bounded_reading(void) {
   }
 }
 
+/* A damaged Comet LZ4 block past the first MiB of a source that is not in
+ * memory (read a chunk at a time, each chunk's bytes decompressed by
+ * istreams reset onto it): the error names the block by its byte in the
+ * source, and so do the codec's own words (where its frame starts), as
+ * read from memory, where the source is one chunk. */
+static void check_far_damage(void) {
+  input in;
+  rt_data d = {0};
+  char msg[MSG] = "";
+  int rc = primitive_input(&in, &d, XCHG_BLOCK_NONE, 0 /* inner codecs rotate from NONE */, msg);
+  size_t one = in.bytes.size;
+  uint8_t *copy = malloc(one);
+  if (!copy) abort();
+  memcpy(copy, in.bytes.data, one);
+  while (rc == 0 && in.bytes.size < ((size_t)3 << 20)) tu_bytes_append(&in.bytes, copy, one);
+  free(copy);
+  /* The first LZ4 block past 1.5 MiB, a byte in its middle flipped. */
+  size_t at = 0;
+  int64_t index = 0;
+  uint64_t len = 0;
+  for (; rc == 0 && at + COMET_BLOCK_HEADER <= in.bytes.size; at += 8 + len, index++) {
+    memcpy(&len, in.bytes.data + at, 8);
+    if (at > ((size_t)3 << 19) && memcmp(in.bytes.data + at + 16, "LZ4_", 4) == 0) break;
+  }
+  if (rc == 0 && at + COMET_BLOCK_HEADER > in.bytes.size) rc = tu_errorf(msg, MSG, "no LZ4 block");
+  if (rc == 0) in.bytes.data[at + 8 + len / 2 + 6] ^= 0x5a;
+  output mem = {0}, far = {0};
+  xchg_shuffle_reader_options o;
+  xchg_shuffle_reader_options_init(&o);
+  if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &mem, msg);
+  if (rc == 0) rc = read_all(&in, &o, FROM_CALLBACK, &far, msg);
+  char where[128], frame[64];
+  snprintf(where, sizeof where, "block %lld (source 0, byte %zu): lz4 frame 0 (starting at byte ",
+           (long long)index, at);
+  snprintf(frame, sizeof frame, "(starting at byte %zu)", at + COMET_BLOCK_HEADER);
+  if (rc == 0 && (mem.st == XCHG_OK || strncmp(mem.error, where, strlen(where)) != 0 ||
+                  !strstr(mem.error, frame)))
+    rc = tu_errorf(msg, MSG, "from memory: %s: %s (want %s...%s)", xchg_status_name(mem.st),
+                   mem.error, where, frame);
+  if (rc == 0 && (far.st != mem.st || strcmp(far.error, mem.error) != 0))
+    rc = tu_errorf(msg, MSG, "from a callback: %s; from memory: %s", far.error, mem.error);
+  output_free(&mem);
+  output_free(&far);
+  TU_CHECK(rc == 0, "a damaged comet lz4 block past the first MiB: %s", msg);
+  input_free(&in);
+  rt_data_free(&d);
+}
+
+/* A cancel callback that says yes from its `after`-th question on. */
+typedef struct asked {
+  int n, after;
+} asked;
+
+static int cancel_after(void *ctx) {
+  asked *a = ctx;
+  return ++a->n >= a->after;
+}
+
+/* The cancel check is asked before the first block and then once 64 KiB
+ * of blocks were read since the last question, inside one long next (a
+ * megabyte of blocks makes one batch): once it says yes, next fails at
+ * once with XCHG_ECANCELLED, before the block after, and every later call
+ * does without asking again; before that, the output is whole. */
+static void check_cancel(void) {
+  input in;
+  rt_data d = {0};
+  char msg[MSG] = "";
+  int rc = primitive_input(&in, &d, XCHG_BLOCK_NONE, 1, msg);
+  size_t one = in.bytes.size, largest = 0;
+  for (int64_t b = 0; b < in.blocks; b++)
+    if (in.ends[b] - (b ? in.ends[b - 1] : 0) > largest)
+      largest = in.ends[b] - (b ? in.ends[b - 1] : 0);
+  int64_t copies = 1;
+  uint8_t *copy = malloc(one);
+  if (!copy) abort();
+  memcpy(copy, in.bytes.data, one);
+  for (; rc == 0 && in.bytes.size < ((size_t)1 << 20); copies++)
+    tu_bytes_append(&in.bytes, copy, one);
+  free(copy);
+  const size_t step = (size_t)64 << 10, total = in.bytes.size;
+  xchg_shuffle_reader_options o;
+  xchg_shuffle_reader_options_init(&o);
+  o.target_rows = copies * in.alone.rows; /* one batch of every block */
+  asked never = {0, INT32_MAX}, soon = {0, 3};
+  o.cancel = cancel_after;
+  o.cancel_ctx = &never;
+  output out = {0};
+  if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
+  if (rc == 0 && (out.st != XCHG_OK || out.n != 1 || never.n < (int)(total / (step + largest)) ||
+                  never.n > (int)(total / step) + 2))
+    rc = tu_errorf(msg, MSG, "never cancelled: %s, %lld batches, asked %d times for %zu bytes",
+                   xchg_status_name(out.st), (long long)out.n, never.n, total);
+  output_free(&out);
+  o.cancel_ctx = &soon;
+  xchg_shuffle_reader_options pooled = with_pool(&o);
+  xchg_shuffle_reader *r = NULL;
+  xchg_error err;
+  if (rc == 0 && (xchg_shuffle_reader_open(&pooled, &r, &err) != XCHG_OK ||
+                  add_sources(r, &in, FROM_MEMORY, msg) != 0))
+    rc = tu_errorf(msg, MSG, "open: %s", err.message);
+  struct ArrowArray a;
+  xchg_shuffle_reader_metrics m = {0};
+  char where[64] = "";
+  for (int call = 0; rc == 0 && call < 2; call++) {
+    xchg_status st = xchg_shuffle_reader_next(r, &a, &err);
+    xchg_shuffle_reader_get_metrics(r, &m);
+    snprintf(where, sizeof where, "cancelled before block %lld", (long long)m.blocks);
+    if (st != XCHG_ECANCELLED || a.release || soon.n != 3 || !strstr(err.message, where) ||
+        m.wire_bytes < (int64_t)(2 * step) || m.wire_bytes > (int64_t)(2 * (step + largest)))
+      rc = tu_errorf(msg, MSG, "call %d: %s (%s), asked %d times, %lld bytes read", call,
+                     xchg_status_name(st), st == XCHG_OK ? "" : err.message, soon.n,
+                     (long long)m.wire_bytes);
+  }
+  xchg_shuffle_reader_free(r);
+  TU_CHECK(rc == 0, "a cancelled reader: %s", msg);
+  input_free(&in);
+  rt_data_free(&d);
+}
+
 /* A Comet block whose IPC stream decompresses to more than max_batch_bytes:
  * XCHG_ELIMIT naming the block. */
 static void check_decompressed_limit(void) {
@@ -1278,6 +1398,8 @@ BOTH(buffer_ranges)
 BOTH(comet_damage)
 BOTH(comet_framing)
 BOTH(decompressed_limit)
+BOTH(far_damage)
+BOTH(cancel)
 BOTH(other_schema)
 BOTH(incremental)
 BOTH(bounded_reading)
@@ -1296,6 +1418,8 @@ int main(int argc, char **argv) {
       {"comet_damage", comet_damage},
       {"comet_framing", comet_framing},
       {"decompressed_limit", decompressed_limit},
+      {"far_damage", far_damage},
+      {"cancel", cancel},
       {"other_schema", other_schema},
       {"readahead_bound", check_readahead_bound},
       {"incremental", incremental},

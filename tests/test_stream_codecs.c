@@ -533,6 +533,37 @@ static xchg_status read_rest(xchg_istream *s, tu_bytes *out, xchg_error *err) {
   }
 }
 
+/* The error of Comet stream `e` cut in half, read by s reset onto it at
+ * origin (NULL: none). */
+static void cut_error(xchg_istream *s, tu_bytes e, const xchg_istream_origin *origin, char *out) {
+  xchg_error err;
+  tu_bytes rest;
+  TU_OK(xchg_istream_reset(s, tu_memory_source(e.data, e.size / 2), origin, &err), err);
+  xchg_status st = read_rest(s, &rest, &err);
+  free(rest.data);
+  TU_CHECK(st != XCHG_OK, "a Comet stream cut in half read without error");
+  snprintf(out, XCHG_ERROR_MESSAGE_SIZE, "%s", st != XCHG_OK ? err.message : "");
+}
+
+/* A reset's origin: the block's byte offset counts from origin.byte, in
+ * the block's name and the inner codec's words alike, and
+ * caller_names_blocks leaves the name out, the rest of the message the
+ * same. */
+static void check_origin(xchg_istream *s, tu_bytes e, int inner) {
+  char plain[XCHG_ERROR_MESSAGE_SIZE], moved[XCHG_ERROR_MESSAGE_SIZE],
+      unnamed[XCHG_ERROR_MESSAGE_SIZE];
+  cut_error(s, e, NULL, plain);
+  cut_error(s, e, &(xchg_istream_origin){1000000, 0}, moved);
+  cut_error(s, e, &(xchg_istream_origin){1000000, 1}, unnamed);
+  static const char name[] = "comet block 0 at byte 1000000: ";
+  TU_CHECK(strncmp(plain, "comet block 0 at byte 0: ", 25) == 0, "comet/%d: %s", inner, plain);
+  TU_CHECK(
+      strncmp(moved, name, sizeof name - 1) == 0 && strcmp(moved + sizeof name - 1, unnamed) == 0,
+      "comet/%d at byte 1000000: %s; the caller naming the block: %s", inner, moved, unnamed);
+  TU_CHECK(strstr(unnamed, "comet block") == NULL && strcmp(unnamed, plain + 25) != 0,
+           "comet/%d: the caller naming the block at byte 1000000: %s", inner, unnamed);
+}
+
 /* One istream, reset from stream to stream: after a cut stream (an error),
  * from a dribbling source, then from memory, each read as if opened anew. */
 static void test_reset(tu_bytes a, tu_bytes b) {
@@ -552,13 +583,13 @@ static void test_reset(tu_bytes a, tu_bytes b) {
       TU_CHECK(codec == XCHG_STREAM_NONE || st != XCHG_OK,
                "%s/%d: a stream cut in half read without error", xchg_stream_codec_name(codec),
                inner);
-      TU_OK(xchg_istream_reset(s, make_source(SRC_DRIBBLE, ea), &err), err);
+      TU_OK(xchg_istream_reset(s, make_source(SRC_DRIBBLE, ea), NULL, &err), err);
       st = read_rest(s, &out, &err);
       TU_CHECK(st == XCHG_OK && same(out, a), "%s/%d after reset, from a dribbling source: %s",
                xchg_stream_codec_name(codec), inner,
                st == XCHG_OK ? "output differs" : err.message);
       free(out.data);
-      TU_OK(xchg_istream_reset(s, tu_memory_source(eb.data, eb.size), &err), err);
+      TU_OK(xchg_istream_reset(s, tu_memory_source(eb.data, eb.size), NULL, &err), err);
       st = read_rest(s, &out, &err);
       TU_CHECK(st == XCHG_OK && same(out, b), "%s/%d after reset, from memory: %s",
                xchg_stream_codec_name(codec), inner,
@@ -567,8 +598,9 @@ static void test_reset(tu_bytes a, tu_bytes b) {
                "%s/%d: position %llu after reset, not %zu", xchg_stream_codec_name(codec), inner,
                (unsigned long long)xchg_istream_position(s), b.size);
       free(out.data);
-      TU_CHECK(xchg_istream_reset(s, NULL, &err) == XCHG_EINVAL, "reset without a source");
-      TU_CHECK(xchg_istream_reset(NULL, tu_memory_source(eb.data, 1), &err) == XCHG_EINVAL,
+      if (codec == XCHG_STREAM_COMET) check_origin(s, ea, inner);
+      TU_CHECK(xchg_istream_reset(s, NULL, NULL, &err) == XCHG_EINVAL, "reset without a source");
+      TU_CHECK(xchg_istream_reset(NULL, tu_memory_source(eb.data, 1), NULL, &err) == XCHG_EINVAL,
                "reset of no stream"); /* the source is closed: ASan would see a leak */
       xchg_istream_free(s);
       free(ea.data);

@@ -159,6 +159,15 @@ typedef struct xchg_shuffle_reader_options {
    * xchg_shuffle_reader_end_input (see the top of this header).  Default
    * 0: the sources added before the first read are the input. */
   int incremental;
+  /** The task's cancellation check, asked with cancel_ctx on the calling
+   * thread before the first block is read and then before a block once
+   * 64 KiB of blocks were read since it was last asked, so inside a long
+   * xchg_shuffle_reader_next too: once it says non-zero, that call fails
+   * with XCHG_ECANCELLED, and so does every later one (batches planned
+   * before it, with a pool, are handed out first).  NULL (default): never
+   * cancelled. */
+  xchg_cancel_fn cancel;
+  void *cancel_ctx; /**< the argument of cancel */
 } xchg_shuffle_reader_options;
 
 /** Fills opts with the defaults above. */

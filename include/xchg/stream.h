@@ -122,13 +122,29 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_istream_open(xchg_source *src, xchg_str
                                                       const xchg_istream_options *opts,
                                                       xchg_istream **out, xchg_error *err);
 
+/** Where the source of a reset stream lies in its caller's input, so that
+ * the stream's error messages say where as they are made (see
+ * xchg_istream_reset). */
+typedef struct xchg_istream_origin {
+  /** Byte 0 of the source is this byte of the caller's input: every byte
+   * offset in the stream's messages counts from here. */
+  uint64_t byte;
+  /** XCHG_STREAM_COMET: non-zero when the caller names the block an error
+   * is in (it counts the members, with split_members): the message then
+   * leaves the name out ("truncated: it ends at byte ...", not "comet block
+   * 0 at byte 1131: truncated: ..."). */
+  int caller_names_blocks;
+} xchg_istream_origin;
+
 /** Starts s over on src, which it takes over (closing its source before;
  * src is closed at once on failure), as if just opened on it with the same
  * codec and options, but keeping its buffers and codec contexts: the way
  * to decode many short streams without setting a decoder up for each.
- * Forgets any error s had.  XCHG_EINVAL when s or src is NULL (src is then
- * closed). */
+ * origin says where src lies in the caller's input, for error messages
+ * (NULL: at byte 0, blocks named by the stream).  Forgets any error s had.
+ * XCHG_EINVAL when s or src is NULL (src is then closed). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_istream_reset(xchg_istream *s, xchg_source *src,
+                                                       const xchg_istream_origin *origin,
                                                        xchg_error *err);
 
 /** The codec in use (the detected one after XCHG_STREAM_AUTO). */

@@ -120,25 +120,38 @@ typedef struct xc_blocks_columns {
  * XCHG_STREAM_AUTO and detected) whose first block states its field count:
  * *out is a shuffle reader over them, coalescing into batches of at least
  * target_rows rows, the file read through once first (no column decoded)
- * so that a bad block fails before any output.  chooser (NULL: every
- * column) picks the columns *out decodes, once the blocks are checked.
- * Any other input (standard input among them): *out is NULL, and
- * xc_input_open reads it.  Errors of the blocks name the block and its
- * byte offset (xchg/shuffle.h). */
+ * so that a bad block fails before any output.  limit (-1: none) is the
+ * rows the command wants: the blocks after the first `limit` rows are not
+ * checked, and *out's batches hold at least min(target_rows, limit) rows,
+ * so that for a limit up to target_rows no block after them is read (as
+ * `head` expects of `cat --limit`; past it, the last batch may read up to
+ * target_rows more rows' blocks).  chooser (NULL: every column)
+ * picks the columns *out decodes.  Any other input (standard input among
+ * them): *out is NULL, and xc_input_open reads it.  Errors of the blocks
+ * name the block and its byte offset (xchg/shuffle.h). */
 xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int64_t target_rows,
-                                 const xc_blocks_columns *chooser, xchg_shuffle_reader **out,
-                                 xchg_error *err);
+                                 int64_t limit, const xc_blocks_columns *chooser,
+                                 xchg_shuffle_reader **out, xchg_error *err);
 
-/* What `inspect` says of a file of Comet blocks, read through the shuffle
- * reader (no column decoded): blocks, rows, wire bytes, the batches of
- * XC_BLOCK_BATCH_ROWS rows they coalesce into, and the blocks per codec
- * tag (NONE, LZ4_, ZSTD, SNAP). */
+/* Reads reader's batches and drops them, until `limit` rows are read (-1:
+ * the end): a check that its blocks decode, errors naming the block. */
+xchg_status xc_blocks_read_through(xchg_shuffle_reader *reader, int64_t limit, xchg_error *err);
+
+/* What `inspect` says of a file of blocks — Comet blocks (comet), or
+ * plain IPC streams one after another — read through the shuffle reader,
+ * every column decoded (a changed dictionary cuts a batch, as in
+ * `convert`): blocks, rows, wire bytes, the batches of XC_BLOCK_BATCH_ROWS
+ * rows they coalesce into, and the blocks per codec:
+ * Comet's tag (NONE, LZ4_, ZSTD, SNAP), counted here; for IPC streams the
+ * body compression of their record batches (none, lz4, zstd), which the
+ * caller counts as it reads them. */
 typedef struct xc_blocks_summary {
   int64_t blocks, rows, wire_bytes, batches;
   int64_t by_codec[4];
 } xc_blocks_summary;
 
-xchg_status xc_blocks_summarize(const char *path, xc_blocks_summary *out, xchg_error *err);
+xchg_status xc_blocks_summarize(const char *path, bool comet, xc_blocks_summary *out,
+                                xchg_error *err);
 
 /* Parses the value of --input-codec: -1 when it names a codec, else the
  * usage error's exit code (an ambiguous "lz4" or "snappy" says which to

@@ -18,9 +18,10 @@ static const char cat_help[] =
     "An input holding several IPC streams (see --input-codec) prints as one: they must\n"
     "have the same schema.  A file of Comet shuffle blocks (--input-codec comet, or\n"
     "detected) that state their field count is read by the shuffle reader, through\n"
-    "once before anything is printed, so a bad block prints nothing (errors name\n"
-    "the block and its byte offset); blocks on standard input or without a field\n"
-    "count are read block by block.\n\n"
+    "once before anything is printed (with --limit N, the blocks of the first N rows\n"
+    "only; no block after them is read for N up to 8192), so a bad block prints\n"
+    "nothing (errors name the block and its byte offset); blocks on standard input\n"
+    "or without a field count are read block by block.\n\n"
     "  --columns a,b   only these top-level columns, in this order; #N is the\n"
     "                    column at position N (from 0, as inspect lists them), for\n"
     "                    names that several columns share\n"
@@ -539,8 +540,7 @@ static xchg_status choose_block_columns(void *ctx, const struct ArrowSchema *who
 /* The blocks' (projected) schema.  The shuffle reader's batches carry
  * their dictionaries in the C Data arrays, without the IPC stream's
  * dictionary ids: the trees get ids of their own, 0, 1, ... in the order
- * the IPC reader would list them, which csv and json never show
- * (arrow-json takes the first block's, first_block_ids). */
+ * the IPC reader would list them, which csv and json never show. */
 static xchg_status blocks_schema(cat_state *st, xchg_shuffle_reader *reader, xchg_error *err) {
   xchg_status s = xchg_shuffle_reader_schema(reader, &st->schema, err);
   if (s != XCHG_OK) return s;
@@ -558,56 +558,35 @@ static void selection_free(selection *sel) {
   memset(sel, 0, sizeof *sel);
 }
 
-/* arrow-json shows the IPC stream's dictionary ids, which the shuffle
- * reader does not give: the first block's IPC reader gives them (every
- * block has that block's schema, the shuffle reader checks). */
-static xchg_status first_block_ids(cat_state *st, xchg_error *err) {
-  xc_input in;
-  xchg_ipc_reader *reader = NULL;
-  xchg_status s = xc_input_open(&in, st->opt->path, XCHG_STREAM_COMET, false, err);
-  if (s == XCHG_OK) s = xc_input_next(&in, NULL, &reader, err);
-  if (s == XCHG_OK && reader == NULL) s = xchg_errorf(err, XCHG_EFORMAT, "holds no block");
-  if (s == XCHG_OK) s = project(reader, &st->sel, err);
-  if (s == XCHG_OK) {
-    free(st->dict_ids);
-    free(st->sel.first_dict);
-    s = read_dictionary_ids(reader, &st->schema, &st->sel, &st->dict_ids, &st->n_dict_ids, err);
-  }
-  xc_input_end_stream(&in, reader);
-  xc_input_close(&in);
-  return s;
-}
-
 /* A file of Comet blocks (xc_input_open_blocks): *reader is the shuffle
  * reader of the selected columns, NULL for an input read block by block.
- * arrow-json shows the batches as they come, so they stay as the blocks
- * hold them (target 1 row: each goes out as it is read), as read block by
- * block. */
+ * arrow-json shows the batches and dictionary messages as the blocks hold
+ * them (a batch of no rows, a delta, the stream's dictionary ids), which
+ * coalesced batches do not: the blocks are read through the shuffle reader
+ * first, their columns decoded, so that a bad block prints nothing and is
+ * named, then block by block (*reader NULL), as on standard input. */
 static xchg_status open_blocks(cat_state *st, xchg_shuffle_reader **reader, xchg_error *err) {
   const cat_options *o = st->opt;
   xc_blocks_columns chooser = {choose_block_columns, st};
-  int64_t target = o->format == CAT_ARROW_JSON ? 1 : XC_BLOCK_BATCH_ROWS;
-  xchg_status s = xc_input_open_blocks(o->path, o->codec, target, &chooser, reader, err);
+  xchg_status s =
+      xc_input_open_blocks(o->path, o->codec, XC_BLOCK_BATCH_ROWS, o->limit, &chooser, reader, err);
   if (s != XCHG_OK || *reader == NULL) return s;
-  if ((s = blocks_schema(st, *reader, err)) != XCHG_OK) return s;
-  if (o->format == CAT_ARROW_JSON && st->n_dict_ids > 0) s = first_block_ids(st, err);
+  if (o->format != CAT_ARROW_JSON) return blocks_schema(st, *reader, err);
+  s = xc_blocks_read_through(*reader, o->limit, err);
+  xchg_shuffle_reader_free(*reader);
+  *reader = NULL;
+  selection_free(&st->sel); /* first_stream chooses the columns again */
   return s;
 }
 
 /* The coalesced batches of the blocks, until the rows wanted are out;
- * errors name the block (xchg/shuffle.h).  arrow-json: every block after
- * the first sends its dictionaries again, not as deltas (it is a whole IPC
- * stream), which replaces them, as on_message notes reading block by
- * block: a batch whose dictionary changed is an error.  Every batch after
- * the first is taken as such, so a delta dictionary inside a block (which
- * Comet never writes: one record batch per block) would be an error here. */
+ * errors name the block (xchg/shuffle.h). */
 static xchg_status copy_blocks(cat_state *st, xchg_shuffle_reader *reader, xchg_error *err) {
   xchg_status s = begin_output(st, err);
-  for (bool first = true; s == XCHG_OK && st->remaining != 0; first = false) {
+  while (s == XCHG_OK && st->remaining != 0) {
     struct ArrowArray batch;
     if ((s = xchg_shuffle_reader_next(reader, &batch, err)) != XCHG_OK || batch.release == NULL)
       break;
-    if (!first && st->opt->format == CAT_ARROW_JSON) xc_arrow_json_note_replacement(&st->json);
     xchg_shuffle_reader_metrics m;
     xchg_shuffle_reader_get_metrics(reader, &m);
     xc_progress_update(&st->progress, m.wire_bytes);

@@ -11,7 +11,7 @@
 #include "cli/render/values.h"
 
 static const char inspect_help[] =
-    "usage: xchg inspect FILE|- [--messages] [--json] [--input-codec C]\n"
+    "usage: xchg inspect FILE|- [--messages] [--streams] [--json] [--input-codec C]\n"
     "       xchg inspect --rows FILE|- [--head N] [--input-codec C]\n\n"
     "Shows what an Arrow IPC file or stream holds ('-' reads standard input):\n"
     "  - the stream codec around it, if any, and for each IPC stream inside:\n"
@@ -28,11 +28,17 @@ static const char inspect_help[] =
     "    its kind, index, byte offset (from the start of its IPC stream, in\n"
     "    decoded bytes), rows, metadata and body bytes, body compression,\n"
     "    metadata version, dictionary id and delta flag, custom metadata.\n"
-    "  - for a file of Comet shuffle blocks, a last line as the shuffle reader\n"
-    "    reads them: blocks, their codecs, rows, wire bytes and the batches of\n"
-    "    8192 rows they coalesce into (as `xchg convert` writes them).\n"
+    "  - for a file of blocks — Comet shuffle blocks, or several IPC streams one\n"
+    "    after another (as `xchg gen shuffle --format ipc` writes them) — a last\n"
+    "    line as the shuffle reader reads them: blocks, their codecs (Comet's, or\n"
+    "    the streams' body compression), rows, wire bytes and the batches of 8192\n"
+    "    rows they coalesce into (as `xchg convert` writes them); the IPC streams\n"
+    "    after the first, all of its schema, are then shown only with --streams.\n"
+    "    IPC streams that the shuffle reader cannot read as one table (another\n"
+    "    schema) are all shown, and the line says why.\n"
     "Sizes from 1 KiB up show as \"1.5 MiB (1572864 B)\".\n\n"
     "  --messages      list every message\n"
+    "  --streams       a file of blocks: show every IPC stream, not the first only\n"
     "  --json          one JSON document instead of text (sizes in bytes):\n"
     "                    {\"file\", \"codec\" (null for plain IPC), \"streams\": [{\n"
     "                    \"offset\", \"format\" (\"stream\"|\"file\"), \"schema\": {\"fields\":\n"
@@ -46,9 +52,11 @@ static const char inspect_help[] =
     "                    \"custom_metadata\"}]}], \"totals\": {\"streams\", \"record_batches\",\n"
     "                    \"rows\", \"dictionary_batches\", \"metadata_bytes\",\n"
     "                    \"body_bytes\"}, \"codec_bytes\": {\"compressed\", \"decoded\"}\n"
-    "                    (null for plain IPC), and for a file of Comet blocks \"blocks\":\n"
+    "                    (null for plain IPC), and for a file of blocks \"blocks\":\n"
     "                    {\"count\", \"rows\", \"wire_bytes\", \"batches\", \"batch_rows\",\n"
-    "                    \"codecs\": {codec: blocks}}}\n"
+    "                    \"codecs\": {codec: blocks}} (\"streams\" then lists the first\n"
+    "                    only, unless --streams), or {\"error\"} when IPC streams are\n"
+    "                    not one table}\n"
     "  --rows          the input is length-prefixed rows (a u32 little-endian\n"
     "                    length, then the row's bytes), as Gluten's sort shuffle\n"
     "                    writes them, usually in an --input-codec (lz4-frame, zstd):\n"
@@ -148,7 +156,7 @@ static void count(xs *out, int64_t n, const char *one, const char *many) {
 /* ---- gathering --------------------------------------------------------------- */
 
 typedef struct inspect_opts {
-  bool messages, json;
+  bool messages, json, streams;
 } inspect_opts;
 
 typedef struct stream_stats {
@@ -156,6 +164,7 @@ typedef struct stream_stats {
   int64_t n_columns;
   int64_t *column_wire, *column_decoded; /* decoded -1: unknown */
   bool columns_unknown;                  /* a batch came without its column bytes */
+  int codec; /* the body compression of its first record batch; -1: none yet */
 } stream_stats;
 
 typedef struct inspect_ctx {
@@ -259,6 +268,7 @@ static void on_message(void *ctx, const xchg_message_info *info) {
   t->metadata_bytes += info->metadata_bytes;
   t->dictionary_body_bytes += info->kind == XCHG_MESSAGE_DICTIONARY ? info->body_bytes : 0;
   if (info->kind == XCHG_MESSAGE_RECORD_BATCH) add_column_bytes(c, info);
+  if (info->kind == XCHG_MESSAGE_RECORD_BATCH && t->codec < 0) t->codec = (int)info->compression;
 }
 
 /* Reads every batch, so that every message is seen (and checked). */
@@ -441,12 +451,19 @@ static void add_totals(stream_stats *sum, const stream_stats *t) {
   sum->dictionary_body_bytes += t->dictionary_body_bytes;
 }
 
+/* What inspect learns of the input's IPC streams as it reads them. */
+typedef struct input_stats {
+  stream_stats sum;
+  int64_t by_codec[4]; /* IPC streams by the body compression of their first record batch */
+  bool any_file;       /* one of them is in the IPC file format */
+} input_stats;
+
 /* Reads the next IPC stream of the input, then shows it, summary first;
  * *at_end when there is none.  A stream that fails part way is shown as
  * far as it was read, before the error. */
-static xchg_status inspect_stream(xc_input *in, const inspect_opts *opt, xs *out, stream_stats *sum,
+static xchg_status inspect_stream(xc_input *in, const inspect_opts *opt, xs *out, input_stats *all,
                                   bool *at_end, xchg_error *err) {
-  inspect_ctx c = {.opt = opt};
+  inspect_ctx c = {.opt = opt, .stats = {.codec = -1}};
   xs_init(&c.held, NULL);
   xchg_ipc_read_options ropts;
   xchg_ipc_read_options_init(&ropts);
@@ -464,7 +481,9 @@ static xchg_status inspect_stream(xc_input *in, const inspect_opts *opt, xs *out
     else
       print_stream_text(out, in, reader, &schema, &c, read == XCHG_OK);
     schema.release(&schema);
-    add_totals(sum, &c.stats);
+    add_totals(&all->sum, &c.stats);
+    all->by_codec[c.stats.codec < 0 ? XCHG_BLOCK_NONE : c.stats.codec]++;
+    all->any_file |= xchg_ipc_reader_format(reader) == XCHG_IPC_FILE;
     st = read;
   }
   if ((xs_failed(&c.held) || c.out_of_memory) && st == XCHG_OK)
@@ -513,9 +532,10 @@ static const char *const block_codecs[4] = {"none", "lz4", "zstd", "snappy"};
 /* "157 Comet blocks (lz4), 10000 rows, 101 KiB (103461 B) on the wire,
  * coalesced into 2 batches, target 8192 rows" (a batch holds whole
  * blocks up to at least the target; the last may be shorter). */
-static void print_blocks(xs *out, const xc_blocks_summary *b) {
+static void print_blocks(xs *out, const xc_blocks_summary *b, bool comet) {
   xs_puts(out, "blocks: ");
-  count(out, b->blocks, "Comet block", "Comet blocks");
+  count(out, b->blocks, comet ? "Comet block" : "IPC stream",
+        comet ? "Comet blocks" : "IPC streams");
   const char *sep = " (";
   for (int c = 0; c < 4; c++) {
     if (b->by_codec[c] == 0) continue;
@@ -542,17 +562,65 @@ static void print_blocks_json(xs *out, const xc_blocks_summary *b) {
   xs_puts(out, "}}");
 }
 
-/* A file of Comet blocks: the blocks as the shuffle reader reads them. */
+/* A file of blocks — Comet blocks, or several plain IPC streams, as a
+ * shuffle writer writes them — is summed up as the shuffle reader reads
+ * it; standard input is not (it cannot be read twice). */
+static bool file_of_blocks(const char *path, const xc_input *in, const input_stats *all) {
+  if (strcmp(path, "-") == 0) return false;
+  if (in->codec == XCHG_STREAM_COMET) return in->streams > 0;
+  return in->codec == XCHG_STREAM_NONE && in->streams > 1 && !all->any_file;
+}
+
+/* The blocks as the shuffle reader reads them; *summed when it did.
+ * Comet blocks it cannot read are an error; plain IPC streams that are not
+ * one table (another schema, say), which inspect shows all the same, get
+ * a line saying why instead. */
 static xchg_status inspect_blocks(xs *out, const char *path, const xc_input *in,
-                                  const inspect_opts *opt, xchg_error *err) {
-  if (in->codec != XCHG_STREAM_COMET || in->streams == 0 || strcmp(path, "-") == 0) return XCHG_OK;
+                                  const input_stats *all, const inspect_opts *opt, bool *summed,
+                                  xchg_error *err) {
+  *summed = false;
+  if (!file_of_blocks(path, in, all)) return XCHG_OK;
+  bool comet = in->codec == XCHG_STREAM_COMET;
   xc_blocks_summary b;
-  xchg_status st = xc_blocks_summarize(path, &b, err);
-  if (st == XCHG_OK && opt->json)
+  xchg_error why;
+  xchg_status st = xc_blocks_summarize(path, comet, &b, comet ? err : &why);
+  if (st != XCHG_OK && comet) return st;
+  if (st != XCHG_OK) {
+    if (opt->json) {
+      xs_puts(out, ",\n  \"blocks\": {\"error\": ");
+      json_text(out, why.message);
+      xs_putc(out, '}');
+    } else {
+      xs_printf(out, "blocks: not read as shuffle blocks: %s\n", why.message);
+    }
+    return XCHG_OK;
+  }
+  if (!comet) memcpy(b.by_codec, all->by_codec, sizeof b.by_codec);
+  if (opt->json)
     print_blocks_json(out, &b);
-  else if (st == XCHG_OK)
-    print_blocks(out, &b);
-  return st;
+  else
+    print_blocks(out, &b, comet);
+  *summed = true;
+  return XCHG_OK;
+}
+
+/* The IPC streams after the first of a file of blocks (thousands of tiny
+ * ones, of one schema, as the shuffle reader checked) are shown only with
+ * --streams. */
+static void add_later_streams(xs *out, const xs *later, const xc_input *in, bool summed,
+                              const inspect_opts *opt) {
+  if (later->len == 0) {
+    return;
+  } else if (!summed || opt->streams) {
+    xs_append(out, later->data, later->len);
+  } else if (!opt->json && in->streams == 2) {
+    xs_puts(out, "IPC stream 2, of the first one's schema: not shown (--streams shows it)\n");
+  } else if (!opt->json) {
+    xs_printf(out,
+              "IPC streams 2 to %lld, of the first one's schema: not shown (--streams shows "
+              "each)\n",
+              (long long)in->streams);
+  }
 }
 
 static void print_header(xs *out, const char *path, const xc_input *in, const inspect_opts *opt) {
@@ -579,19 +647,32 @@ static int inspect(const char *path, xchg_stream_codec codec, const inspect_opts
     xc_input_close(&in);
     return xc_runtime_error(path, err.message);
   }
-  xs out; /* held until the whole input is read: a failure prints nothing but the error */
+  /* Held until the whole input is read: a failure prints nothing but the
+   * error.  The streams after the first apart, for add_later_streams. */
+  xs out, later, tail;
   xs_init(&out, NULL);
+  xs_init(&later, NULL);
+  xs_init(&tail, NULL);
   print_header(&out, path, &in, opt);
-  stream_stats sum = {0};
+  input_stats all = {0};
   bool at_end = false;
   xchg_status st = XCHG_OK;
-  while (st == XCHG_OK && !at_end) st = inspect_stream(&in, opt, &out, &sum, &at_end, &err);
+  while (st == XCHG_OK && !at_end)
+    st = inspect_stream(&in, opt, in.streams == 0 ? &out : &later, &all, &at_end, &err);
+  bool summed = false;
   if (st == XCHG_OK && opt->json)
-    print_input_totals_json(&out, &in, &sum);
+    print_input_totals_json(&tail, &in, &all.sum);
   else if (st == XCHG_OK)
-    print_input_totals(&out, &in, &sum);
-  if (st == XCHG_OK) st = inspect_blocks(&out, path, &in, opt, &err);
+    print_input_totals(&tail, &in, &all.sum);
+  if (st == XCHG_OK) st = inspect_blocks(&tail, path, &in, &all, opt, &summed, &err);
+  if (st == XCHG_OK) {
+    add_later_streams(&out, &later, &in, summed, opt);
+    if (tail.len > 0) xs_append(&out, tail.data, tail.len);
+    if (xs_failed(&later) || xs_failed(&tail)) out.failed = true;
+  }
   if (st == XCHG_OK && opt->json) xs_puts(&out, "\n}\n");
+  xs_free(&later);
+  xs_free(&tail);
   int rc = xc_print_report(&out, st, path, &err);
   xc_input_close(&in);
   return rc;
@@ -632,6 +713,8 @@ int xc_cmd_inspect(int argc, char **argv) {
     }
     if (strcmp(a, "--messages") == 0)
       opt.messages = true;
+    else if (strcmp(a, "--streams") == 0)
+      opt.streams = true;
     else if (strcmp(a, "--json") == 0)
       opt.json = true;
     else if (strcmp(a, "--rows") == 0)
@@ -649,6 +732,7 @@ int xc_cmd_inspect(int argc, char **argv) {
   if (rows && (opt.messages || opt.json))
     return xc_usage_error(
         "inspect", "--rows shows rows, not IPC messages: it takes neither --messages nor --json");
+  if (rows && opt.streams) return xc_usage_error("inspect", "--streams goes without --rows");
   if (!rows && head >= 0) return xc_usage_error("inspect", "--head goes with --rows");
   if (rows) return xc_inspect_rows(path, codec, head < 0 ? 5 : head);
   return inspect(path, codec, &opt);

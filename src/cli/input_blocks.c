@@ -1,6 +1,7 @@
 /* input_blocks.c — Comet shuffle blocks read through the shuffle reader
  * (xchg/shuffle.h): the schema once, every block's rows coalesced into
- * batches of a target size, instead of one IPC reader per block. */
+ * batches of a target size, instead of one IPC reader per block; and what
+ * inspect says of a file of blocks (Comet, or IPC streams). */
 #include <string.h>
 
 #include "cli/cli.h"
@@ -26,12 +27,14 @@ static bool is_comet_file(xchg_source *src, xchg_stream_codec codec) {
 /* No column: a reader that counts rows only (n_columns 0). */
 static const int64_t no_columns[1] = {0};
 
-/* columns NULL: all of them. */
-static xchg_status open_reader(xchg_source *src, int64_t target_rows, const int64_t *columns,
-                               int64_t n_columns, xchg_shuffle_reader **out, xchg_error *err) {
+/* Comet blocks, or IPC streams one after another; columns NULL: all of
+ * them. */
+static xchg_status open_framed(xchg_source *src, xchg_shuffle_framing framing, int64_t target_rows,
+                               const int64_t *columns, int64_t n_columns, xchg_shuffle_reader **out,
+                               xchg_error *err) {
   xchg_shuffle_reader_options opts;
   xchg_shuffle_reader_options_init(&opts);
-  opts.framing = XCHG_SHUFFLE_FRAMING_COMET;
+  opts.framing = framing;
   opts.target_rows = target_rows;
   opts.columns = columns;
   opts.n_columns = n_columns;
@@ -47,21 +50,47 @@ static xchg_status open_reader(xchg_source *src, int64_t target_rows, const int6
   return st;
 }
 
+static xchg_status open_reader(xchg_source *src, int64_t target_rows, const int64_t *columns,
+                               int64_t n_columns, xchg_shuffle_reader **out, xchg_error *err) {
+  return open_framed(src, XCHG_SHUFFLE_FRAMING_COMET, target_rows, columns, n_columns, out, err);
+}
+
+xchg_status xc_blocks_read_through(xchg_shuffle_reader *reader, int64_t limit, xchg_error *err) {
+  xchg_status st = XCHG_OK;
+  for (int64_t rows = 0; st == XCHG_OK && (limit < 0 || rows < limit);) {
+    struct ArrowArray batch;
+    if ((st = xchg_shuffle_reader_next(reader, &batch, err)) != XCHG_OK || batch.release == NULL)
+      break;
+    rows += batch.length;
+    batch.release(&batch);
+  }
+  return st;
+}
+
+/* The target of a reader of the first `limit` rows (-1: all): no more
+ * than them, so that no block past them is read for the first batch. */
+static int64_t limited_target(int64_t target_rows, int64_t limit) {
+  if (limit < 0 || limit >= target_rows) return target_rows;
+  return limit > 0 ? limit : 1;
+}
+
 /* Blocks in memory (a mapped file) are read through once, no column
  * decoded, before anything is written: a cut block, a bad codec tag or
- * another schema fails before any output, as for plain IPC (input.c). */
-static xchg_status check_blocks(xchg_buf *memory, xchg_error *err) {
+ * another schema fails before any output, as for plain IPC (input.c).
+ * Only the blocks of the first `limit` rows (-1: all): one batch of them,
+ * which holds no column however many rows it has. */
+static xchg_status check_blocks(xchg_buf *memory, int64_t limit, xchg_error *err) {
   xchg_source *src;
   xchg_shuffle_reader *probe;
   xchg_status st = xchg_source_from_buf(memory, &src, err);
-  if (st == XCHG_OK) st = open_reader(src, XC_BLOCK_BATCH_ROWS, no_columns, 0, &probe, err);
+  if (st == XCHG_OK)
+    st = open_reader(src, limited_target(limit < 0 ? XC_BLOCK_BATCH_ROWS : INT64_MAX, limit),
+                     no_columns, 0, &probe, err);
   if (st != XCHG_OK) return st;
   struct ArrowSchema schema;
-  if ((st = xchg_shuffle_reader_schema(probe, &schema, err)) == XCHG_OK) schema.release(&schema);
-  for (struct ArrowArray batch; st == XCHG_OK;) {
-    if ((st = xchg_shuffle_reader_next(probe, &batch, err)) != XCHG_OK || batch.release == NULL)
-      break;
-    batch.release(&batch);
+  if ((st = xchg_shuffle_reader_schema(probe, &schema, err)) == XCHG_OK) {
+    schema.release(&schema);
+    st = xc_blocks_read_through(probe, limit, err);
   }
   xchg_shuffle_reader_free(probe);
   return st;
@@ -86,8 +115,8 @@ static xchg_status choose_columns(xchg_buf *memory, const xc_blocks_columns *cho
 }
 
 xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int64_t target_rows,
-                                 const xc_blocks_columns *chooser, xchg_shuffle_reader **out,
-                                 xchg_error *err) {
+                                 int64_t limit, const xc_blocks_columns *chooser,
+                                 xchg_shuffle_reader **out, xchg_error *err) {
   *out = NULL;
   if (codec != XCHG_STREAM_AUTO && codec != XCHG_STREAM_COMET) return XCHG_OK;
   xchg_source *src;
@@ -101,7 +130,7 @@ xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int6
   xchg_buf *memory = xchg_source_memory(src); /* not NULL: is_comet_file looked at it */
   const int64_t *columns = NULL;
   int64_t n_columns = 0;
-  st = check_blocks(memory, err);
+  st = check_blocks(memory, limit, err);
   if (st == XCHG_OK && chooser != NULL)
     st = choose_columns(memory, chooser, &columns, &n_columns, err);
   xchg_buf_unref(memory);
@@ -109,7 +138,7 @@ xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int6
     xchg_source_free(src);
     return st;
   }
-  return open_reader(src, target_rows, columns, n_columns, out, err);
+  return open_reader(src, limited_target(target_rows, limit), columns, n_columns, out, err);
 }
 
 /* Counts each block's codec tag (bytes 16..19 of its header), walking the
@@ -126,22 +155,20 @@ static void count_codecs(const uint8_t *p, size_t size, xc_blocks_summary *s) {
   }
 }
 
-xchg_status xc_blocks_summarize(const char *path, xc_blocks_summary *out, xchg_error *err) {
+xchg_status xc_blocks_summarize(const char *path, bool comet, xc_blocks_summary *out,
+                                xchg_error *err) {
   memset(out, 0, sizeof *out);
   xchg_source *src;
   xchg_status st = xchg_source_open_file(path, XCHG_FILE_MMAP, &src, err);
   if (st != XCHG_OK) return st;
   xchg_buf *memory = xchg_source_memory(src);
   xchg_shuffle_reader *reader;
-  if ((st = open_reader(src, XC_BLOCK_BATCH_ROWS, no_columns, 0, &reader, err)) != XCHG_OK) {
+  xchg_shuffle_framing framing = comet ? XCHG_SHUFFLE_FRAMING_COMET : XCHG_SHUFFLE_FRAMING_IPC;
+  if ((st = open_framed(src, framing, XC_BLOCK_BATCH_ROWS, NULL, 0, &reader, err)) != XCHG_OK) {
     xchg_buf_unref(memory);
     return st;
   }
-  for (struct ArrowArray batch; st == XCHG_OK;) {
-    if ((st = xchg_shuffle_reader_next(reader, &batch, err)) != XCHG_OK || batch.release == NULL)
-      break;
-    batch.release(&batch);
-  }
+  st = xc_blocks_read_through(reader, -1, err);
   xchg_shuffle_reader_metrics m;
   xchg_shuffle_reader_get_metrics(reader, &m);
   xchg_shuffle_reader_free(reader);
@@ -149,7 +176,7 @@ xchg_status xc_blocks_summarize(const char *path, xc_blocks_summary *out, xchg_e
   out->rows = m.rows;
   out->wire_bytes = m.wire_bytes;
   out->batches = m.batches;
-  if (st == XCHG_OK && memory != NULL)
+  if (st == XCHG_OK && memory != NULL && comet)
     count_codecs(xchg_buf_data(memory), xchg_buf_size(memory), out);
   xchg_buf_unref(memory);
   return st;

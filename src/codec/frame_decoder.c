@@ -35,6 +35,7 @@ void frame_decoder_reset(void *state) {
   frame_state *st = state;
   st->lib->reset(st->ctx);
   st->in_frame = 0;
+  st->frame_index = 0; /* a new stream: its frames count from 0 in messages */
 }
 
 /* Runs the library over the input available, writing at most *dst_n bytes
@@ -46,12 +47,13 @@ static xchg_status decode_some(xchg_istream *s, frame_state *st, uint8_t *dst, s
   int more = st->lib->decode(st->ctx, dst, dst_n, stream_in_ptr(s), &src_n, &why);
   *ended = 0;
   if (more < 0) {
-    uint64_t at = stream_in_offset(s);
+    xchg_status bad =
+        xchg_errorf(err, XCHG_EFORMAT,
+                    "%s frame %lld (starting at byte %llu): %s, in the %zu bytes from byte %llu",
+                    st->lib->name, (long long)st->frame_index, (unsigned long long)st->frame_start,
+                    why, avail, (unsigned long long)stream_in_offset(s));
     frame_decoder_reset(st);
-    return xchg_errorf(err, XCHG_EFORMAT,
-                       "%s frame %lld (starting at byte %llu): %s, in the %zu bytes from byte %llu",
-                       st->lib->name, (long long)st->frame_index,
-                       (unsigned long long)st->frame_start, why, avail, (unsigned long long)at);
+    return bad;
   }
   stream_in_consume(s, src_n);
   if (more == 0) {

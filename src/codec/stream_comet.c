@@ -48,6 +48,16 @@ static const stream_decoder_ops *decoder_of_tag(const uint8_t *tag) {
   return NULL;
 }
 
+/* Names the block an error is in, unless the caller does
+ * (xchg_istream_origin). */
+static xchg_status in_block(const xchg_istream *s, const comet_state *cs, uint64_t at,
+                            xchg_status st, xchg_error *err) {
+  if (!s->caller_names_blocks)
+    xchg_error_prefix(err, "comet block %lld at byte %llu: ", (long long)cs->block_index,
+                      (unsigned long long)at);
+  return st;
+}
+
 /* Reads a block header and readies the inner decoder for its codec. */
 static xchg_status start_block(xchg_istream *s, comet_state *cs, xchg_error *err) {
   xchg_status st = stream_in_fill(s, BLOCK_HEADER_SIZE, err);
@@ -56,18 +66,18 @@ static xchg_status start_block(xchg_istream *s, comet_state *cs, xchg_error *err
   uint64_t at = stream_in_offset(s);
   if (avail == 0) return XCHG_OK;
   if (avail < BLOCK_HEADER_SIZE)
-    return xchg_errorf(err, XCHG_EIO, "comet block %lld at byte %llu: header is cut (%zu bytes)",
-                       (long long)cs->block_index, (unsigned long long)at, avail);
+    return in_block(s, cs, at, xchg_errorf(err, XCHG_EIO, "header is cut (%zu bytes)", avail), err);
   const uint8_t *h = stream_in_ptr(s);
   uint64_t len = stream_le64(h);
   const stream_decoder_ops *inner = decoder_of_tag(h + 16);
   if (inner == NULL)
-    return xchg_errorf(
-        err, XCHG_EFORMAT, "comet block %lld at byte %llu: unknown codec tag %02x %02x %02x %02x",
-        (long long)cs->block_index, (unsigned long long)at, h[16], h[17], h[18], h[19]);
+    return in_block(s, cs, at,
+                    xchg_errorf(err, XCHG_EFORMAT, "unknown codec tag %02x %02x %02x %02x", h[16],
+                                h[17], h[18], h[19]),
+                    err);
   if (len < BLOCK_HEADER_SIZE - 8 || len > INT64_MAX)
-    return xchg_errorf(err, XCHG_EFORMAT, "comet block %lld at byte %llu: bad length %llu",
-                       (long long)cs->block_index, (unsigned long long)at, (unsigned long long)len);
+    return in_block(
+        s, cs, at, xchg_errorf(err, XCHG_EFORMAT, "bad length %llu", (unsigned long long)len), err);
   if (inner != cs->inner) {
     if (cs->inner != NULL) cs->inner->destroy(cs->inner_state);
     cs->inner = NULL;
@@ -95,19 +105,14 @@ static xchg_status comet_refill(xchg_istream *s, void *state, xchg_error *err) {
     s->in_limit = cs->block_end;
     xchg_status st = cs->inner->refill(s, cs->inner_state, err);
     s->in_limit = UINT64_MAX;
-    if (st != XCHG_OK) {
-      xchg_error_prefix(err, "comet block %lld at byte %llu: ", (long long)cs->block_index,
-                        (unsigned long long)cs->block_start);
-      return st;
-    }
+    if (st != XCHG_OK) return in_block(s, cs, cs->block_start, st, err);
     if (s->win.end != s->win_start) return XCHG_OK;
     if (stream_in_offset(s) != cs->block_end)
-      return xchg_errorf(err, XCHG_EIO,
-                         "comet block %lld at byte %llu is truncated: it ends at byte %llu, the "
-                         "input at byte %llu",
-                         (long long)cs->block_index, (unsigned long long)cs->block_start,
-                         (unsigned long long)cs->block_end,
-                         (unsigned long long)stream_in_offset(s));
+      return in_block(
+          s, cs, cs->block_start,
+          xchg_errorf(err, XCHG_EIO, "truncated: it ends at byte %llu, the input at byte %llu",
+                      (unsigned long long)cs->block_end, (unsigned long long)stream_in_offset(s)),
+          err);
     cs->in_block = 0;
     cs->block_index++;
     if (s->opts.split_members) { /* end here: xchg_istream_next_member goes on */
@@ -125,10 +130,7 @@ static xchg_status comet_finish(xchg_istream *s, void *state, xchg_error *err) {
   s->in_limit = cs->block_end;
   xchg_status st = cs->inner->finish(s, cs->inner_state, err);
   s->in_limit = UINT64_MAX;
-  if (st != XCHG_OK)
-    xchg_error_prefix(err, "comet block %lld at byte %llu: ", (long long)cs->block_index,
-                      (unsigned long long)cs->block_start);
-  return st;
+  return st == XCHG_OK ? st : in_block(s, cs, cs->block_start, st, err);
 }
 
 const stream_decoder_ops stream_comet_decoder = {"comet",     comet_create, comet_destroy,

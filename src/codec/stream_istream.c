@@ -207,7 +207,8 @@ xchg_status xchg_istream_open(xchg_source *src, xchg_stream_codec codec,
   return XCHG_OK;
 }
 
-xchg_status xchg_istream_reset(xchg_istream *s, xchg_source *src, xchg_error *err) {
+xchg_status xchg_istream_reset(xchg_istream *s, xchg_source *src, const xchg_istream_origin *origin,
+                               xchg_error *err) {
   if (s == NULL || src == NULL) {
     xchg_source_free(src);
     return xchg_errorf(err, XCHG_EINVAL, "xchg_istream_reset: %s", s ? "no source" : "no stream");
@@ -216,7 +217,8 @@ xchg_status xchg_istream_reset(xchg_istream *s, xchg_source *src, xchg_error *er
   s->src = src;
   s->in = s->in_owned;
   s->in_pos = s->in_end = 0;
-  s->in_base = 0;
+  s->in_base = origin ? origin->byte : 0; /* in[0] is byte 0 of src */
+  s->caller_names_blocks = origin && origin->caller_names_blocks;
   s->in_limit = UINT64_MAX;
   s->src_eof = 0;
   s->win_base = 0;

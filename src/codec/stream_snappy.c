@@ -38,7 +38,7 @@ static xchg_status snappy_create(void **state, xchg_error *err) {
 
 static void snappy_destroy(void *state) { free(state); }
 
-static void snappy_reset(void *state) { ((snappy_state *)state)->in_stream = 0; }
+static void snappy_reset(void *state) { *(snappy_state *)state = (snappy_state){0}; }
 
 /* Decompresses one raw snappy block into *out (stream_out_take). */
 static xchg_status uncompress_block(xchg_istream *s, const char *what, int64_t chunk, uint64_t at,

@@ -62,7 +62,7 @@ struct xchg_istream {
   size_t in_pos, in_end;
   uint8_t *in_owned; /* the buffer `in` points to, unless read in place */
   size_t in_cap;
-  uint64_t in_base;
+  uint64_t in_base;  /* with an origin (xchg_istream_reset), an offset in the caller's input */
   uint64_t in_start; /* source offset the stream started at */
   uint64_t in_limit; /* absolute source offset the codec may not read past */
   int src_eof;
@@ -77,7 +77,8 @@ struct xchg_istream {
   int done;       /* the end of the stream (or of a member) was reached */
   int member_end; /* ... and it is the end of a member, not of the input */
   int64_t comet_field_count;
-  xchg_status failed; /* sticky error status, with its message: */
+  int caller_names_blocks; /* xchg_istream_origin: Comet messages leave the block's name out */
+  xchg_status failed;      /* sticky error status, with its message: */
   xchg_error failure;
 
   xchg_istream_metrics m;

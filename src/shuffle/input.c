@@ -1,7 +1,6 @@
 /* input.c — see input.h. */
 #include "shuffle/input.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -301,27 +300,39 @@ static xchg_status decompress_block(unit *u, xchg_istream *s, int64_t i, xchg_er
   return st;
 }
 
-/* An istream over the chunk from byte `start`: a kept one, reset, or a new
- * one. */
-static xchg_status take_lane(shuffle_input *in, xchg_buf *chunk, size_t start, xchg_istream **out,
-                             xchg_error *err) {
+/* An istream kept with its codec contexts, or a new one (over the chunk:
+ * take_lane resets it at once). */
+static xchg_status lane(shuffle_input *in, xchg_buf *chunk, xchg_istream **out, xchg_error *err) {
+  pthread_mutex_lock(&in->lanes_lock);
+  *out = in->n_lanes > 0 ? in->lanes[--in->n_lanes] : NULL;
+  pthread_mutex_unlock(&in->lanes_lock);
+  if (*out) return XCHG_OK;
   xchg_source *src;
   xchg_status st = xchg_source_from_buf(chunk, &src, err);
-  if (st == XCHG_OK && (st = xchg_source_seek(src, start, err)) != XCHG_OK) xchg_source_free(src);
   if (st != XCHG_OK) return st;
-  pthread_mutex_lock(&in->lanes_lock);
-  xchg_istream *s = in->n_lanes > 0 ? in->lanes[--in->n_lanes] : NULL;
-  pthread_mutex_unlock(&in->lanes_lock);
-  if (s) {
-    *out = s;
-    return xchg_istream_reset(s, src, err);
-  }
   xchg_istream_options so;
   xchg_istream_options_init(&so);
   so.split_members = 1;
   so.metrics = 0;
   so.window_size = COMET_WINDOW;
   return xchg_istream_open(src, XCHG_STREAM_COMET, &so, out, err);
+}
+
+/* An istream over the unit's chunk from its first block, which counts
+ * bytes as the source does (the chunk starts at u->base) and leaves the
+ * block's name to shuffle_block_error, which counts blocks over every
+ * source. */
+static xchg_status take_lane(unit *u, xchg_istream **out, xchg_error *err) {
+  xchg_source *src;
+  xchg_status st = lane(u->in, u->chunk, out, err);
+  if (st == XCHG_OK) st = xchg_source_from_buf(u->chunk, &src, err);
+  if (st != XCHG_OK) return st;
+  if ((st = xchg_source_seek(src, u->start, err)) != XCHG_OK) {
+    xchg_source_free(src);
+    return st;
+  }
+  xchg_istream_origin origin = {(uint64_t)u->base, 1};
+  return xchg_istream_reset(*out, src, &origin, err);
 }
 
 static void give_lane(shuffle_input *in, xchg_istream *s) {
@@ -335,32 +346,13 @@ static void give_lane(shuffle_input *in, xchg_istream *s) {
   xchg_istream_free(s);
 }
 
-/* The Comet decoder names a block as it counts them, from the group's
- * first ("comet block 0 at byte 1131: ...", "comet block 0 at byte 1131 is
- * truncated: ..."); shuffle_block_error names it as the reader counts them,
- * over every source: the decoder's name goes ("the block is truncated"). */
-static void drop_decoder_block_name(xchg_error *err) {
-  long long index;
-  unsigned long long byte;
-  int n = -1;
-  char *m = err->message;
-  if (sscanf(m, "comet block %lld at byte %llu%n", &index, &byte, &n) != 2 || n < 0) return;
-  if (strncmp(m + n, ": ", 2) == 0) {
-    memmove(m, m + n + 2, strlen(m + n + 2) + 1);
-  } else if (strncmp(m + n, " is ", 4) == 0) {
-    static const char subject[] = "the block";
-    memmove(m + sizeof subject - 1, m + n, strlen(m + n) + 1); /* n > the subject's length */
-    memcpy(m, subject, sizeof subject - 1);
-  }
-}
-
 /* The task of a group: its blocks decompressed, one istream for all. */
 static void decompress_group(void *ctx, int64_t task) {
   (void)task;
   unit *u = ctx;
   int64_t t0 = now_ns();
   xchg_istream *s = NULL;
-  xchg_status st = take_lane(u->in, u->chunk, u->start, &s, &u->error);
+  xchg_status st = take_lane(u, &s, &u->error);
   int64_t i = 0;
   for (; st == XCHG_OK && i < u->n_blocks; i++) {
     int more = 1;
@@ -371,7 +363,6 @@ static void decompress_group(void *ctx, int64_t task) {
     if (st != XCHG_OK) break;
   }
   give_lane(u->in, s);
-  if (st != XCHG_OK) drop_decoder_block_name(&u->error);
   u->failed_at = st == XCHG_OK ? u->n_blocks : i;
   u->status = st;
   u->arena = NULL;

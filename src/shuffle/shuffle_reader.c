@@ -33,6 +33,11 @@
 
 #define JOBS_AHEAD 8                 /* output batches being built at most */
 #define JOB_WORTH ((int64_t)1 << 20) /* bytes of a batch worth building on the pool */
+/* Bytes of blocks read between two questions to the cancel callback: a
+ * question per block would cost more than a tiny block (a call into the
+ * JVM, for the Java binding), and 64 KiB are read in well under a
+ * millisecond. */
+#define CANCEL_BYTES ((int64_t)64 << 10)
 
 /* ---- state ----------------------------------------------------------------- */
 
@@ -85,6 +90,7 @@ struct xchg_shuffle_reader {
   xchg_status failed; /* sticky */
   xchg_error failure;
   xchg_shuffle_reader_metrics m;
+  int64_t asked_at; /* m.wire_bytes when cancel was last asked, -1 before it was */
 };
 
 /* ---- errors ------------------------------------------------------------------- */
@@ -188,8 +194,21 @@ static xchg_status take_schema(xchg_shuffle_reader *r, const ipc_message_view *m
 
 /* ---- blocks ---------------------------------------------------------------------- */
 
-/* Starts the next block; *state is INPUT_READY when there is one. */
+/* Whether the task is cancelled, asked before the first block and then
+ * once CANCEL_BYTES of blocks were read since the last question. */
+static int cancelled(xchg_shuffle_reader *r) {
+  if (!r->opts.cancel || (r->asked_at >= 0 && r->m.wire_bytes - r->asked_at < CANCEL_BYTES))
+    return 0;
+  r->asked_at = r->m.wire_bytes;
+  return r->opts.cancel(r->opts.cancel_ctx) != 0;
+}
+
+/* Starts the next block, unless the task is cancelled; *state is
+ * INPUT_READY when there is one. */
 static xchg_status open_block(xchg_shuffle_reader *r, int *state, xchg_error *err) {
+  if (cancelled(r))
+    return xchg_errorf(err, XCHG_ECANCELLED, "cancelled before block %lld",
+                       (long long)r->next_block);
   unit *u;
   xchg_status st;
   for (;;) {
@@ -595,6 +614,7 @@ xchg_status xchg_shuffle_reader_open(const xchg_shuffle_reader_options *opts,
   if (!r) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   r->opts = *opts;
   r->opts.schema_message = NULL;
+  r->asked_at = -1;
 
   r->threads = xchg_pool_threads(opts->read.pool);
   shuffle_input_init(&r->in, &r->opts, r->threads);

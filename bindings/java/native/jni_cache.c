@@ -88,27 +88,6 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgCache_nMetrics(JNIEnv *env, jclass cls,
 
 /* ---- acquiring ---------------------------------------------------------- */
 
-typedef struct kill_check {
-  jobject supplier;  /* global reference, or NULL for none */
-  jmethodID get;     /* BooleanSupplier.getAsBoolean */
-  jthrowable thrown; /* what the supplier threw (global reference) */
-} kill_check;
-
-/* The cache's cancel callback; runs on the acquiring thread (waiting or
- * decoding), and holds no JNI critical region, so calling Java is allowed. */
-static int kill_check_ask(void *ctx) {
-  kill_check *k = ctx;
-  if (k->thrown) return 1;
-  JNIEnv *env = xj_env();
-  if (!env) return 0;
-  jboolean killed = (*env)->CallBooleanMethod(env, k->supplier, k->get);
-  if ((*env)->ExceptionCheck(env)) {
-    k->thrown = xj_take_exception(env);
-    return 1;
-  }
-  return killed ? 1 : 0;
-}
-
 typedef struct part_opener {
   const xj_chunks *chunks;
   const jint *starts; /* part p is chunks [starts[p], starts[p+1]) */
@@ -166,7 +145,7 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nAcquire(JNIEnv *env, jclass cls
     return 0;
   }
   xj_holder *h = calloc(1, sizeof *h);
-  kill_check k = {0};
+  xj_kill_check k = {0};
   jint *starts = NULL;
   int64_t *cols = NULL, n_cols = 0;
   xchg_broadcast_part *parts = NULL;
@@ -189,12 +168,7 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nAcquire(JNIEnv *env, jclass cls
     goto done;
   }
   for (jsize p = 0; p < n_parts; p++) parts[p].codec = (xchg_stream_codec)codec;
-  if (kill) {
-    jclass supplier = (*env)->GetObjectClass(env, kill);
-    k.get = (*env)->GetMethodID(env, supplier, "getAsBoolean", "()Z");
-    (*env)->DeleteLocalRef(env, supplier);
-    if (!k.get || !(k.supplier = (*env)->NewGlobalRef(env, kill))) goto done;
-  }
+  if (!xj_kill_check_begin(env, &k, kill)) goto done;
 
   /* Every part is opened through the chunk sources, which read direct
    * chunks in place and heap chunks through GetByteArrayRegion. */
@@ -204,20 +178,14 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nAcquire(JNIEnv *env, jclass cls
   xchg_cache_request_init(&req);
   req.columns = cols;
   req.n_columns = columns ? n_cols : 0;
-  req.cancel = kill ? kill_check_ask : NULL;
+  req.cancel = kill ? xj_kill_check_ask : NULL;
   req.cancel_ctx = &k;
   st = xchg_cache_acquire(XJ_PTR(xchg_cache, cache), ckey, &bytes, &req, &h->holder, &err);
-  if (st != XCHG_OK) {
-    if (k.thrown && st == XCHG_ECANCELLED)
-      (*env)->Throw(env, k.thrown);
-    else
-      xj_throw_error(env, st, &err, k.thrown);
-  }
+  if (st != XCHG_OK) xj_kill_check_throw(env, &k, st, &err);
 
 done:
   if (ckey) (*env)->ReleaseStringUTFChars(env, key, ckey);
-  if (k.supplier) (*env)->DeleteGlobalRef(env, k.supplier);
-  if (k.thrown) (*env)->DeleteGlobalRef(env, k.thrown);
+  xj_kill_check_end(env, &k);
   free(parts);
   free(cols);
   free(starts);

@@ -122,6 +122,45 @@ jthrowable xj_take_exception(JNIEnv *env) {
   return global;
 }
 
+/* ---- kill checks ---------------------------------------------------------- */
+
+int xj_kill_check_begin(JNIEnv *env, xj_kill_check *k, jobject supplier) {
+  *k = (xj_kill_check){0};
+  if (!supplier) return 1;
+  jclass cls = (*env)->GetObjectClass(env, supplier);
+  k->get = (*env)->GetMethodID(env, cls, "getAsBoolean", "()Z");
+  (*env)->DeleteLocalRef(env, cls);
+  return k->get && (k->supplier = (*env)->NewGlobalRef(env, supplier)) != NULL;
+}
+
+int xj_kill_check_ask(void *ctx) {
+  xj_kill_check *k = ctx;
+  if (k->thrown) return 1;
+  if (!k->supplier) return 0;
+  JNIEnv *env = xj_env();
+  if (!env) return 0;
+  jboolean killed = (*env)->CallBooleanMethod(env, k->supplier, k->get);
+  if ((*env)->ExceptionCheck(env)) {
+    k->thrown = xj_take_exception(env);
+    return 1;
+  }
+  return killed ? 1 : 0;
+}
+
+void xj_kill_check_throw(JNIEnv *env, const xj_kill_check *k, xchg_status status,
+                         const xchg_error *err) {
+  if (k->thrown && status == XCHG_ECANCELLED)
+    (*env)->Throw(env, k->thrown);
+  else
+    xj_throw_error(env, status, err, k->thrown);
+}
+
+void xj_kill_check_end(JNIEnv *env, xj_kill_check *k) {
+  if (k->supplier) (*env)->DeleteGlobalRef(env, k->supplier);
+  if (k->thrown) (*env)->DeleteGlobalRef(env, k->thrown);
+  *k = (xj_kill_check){0};
+}
+
 /* ---- chunks ------------------------------------------------------------- */
 
 static int chunk_from_java(JNIEnv *env, xj_chunk *c, jobject direct, jobject heap, jint offset,

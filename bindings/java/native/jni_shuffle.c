@@ -12,7 +12,10 @@
  * over, freed once neither the reader nor a batch points into it.
  *
  * A reader is used by one thread at a time (the Java class serialises the
- * calls), so the buffer being appended to lives in the reader. */
+ * calls), so the buffer being appended to lives in the reader, and so does
+ * the kill check of the call under way: the C reader asks it (its cancel
+ * callback) on the calling thread, before a block once 64 KiB of blocks
+ * were read since the last question, inside a long nNext too. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,13 +33,14 @@ typedef struct xj_shuffle {
   struct ArrowSchema schema; /* taken with the first batch, for checksums */
   uint8_t *pending;          /* the input being appended, not yet added */
   size_t pending_size, pending_capacity;
+  xj_kill_check kill; /* during nNext: the task's; else none */
 } xj_shuffle;
 
 JNIEXPORT jlong JNICALL Java_org_xchg_XchgShuffleReader_nOpen(JNIEnv *env, jclass cls,
                                                               jlongArray columns, jint framing,
                                                               jlong target_rows, jlong target_bytes,
                                                               jlong readahead_bytes, jint threads,
-                                                              jint validation) {
+                                                              jint validation, jboolean killable) {
   xj_shuffle *s = calloc(1, sizeof *s);
   jsize n_cols = columns ? (*env)->GetArrayLength(env, columns) : 0;
   int64_t *cols = malloc(sizeof *cols * ((size_t)n_cols + 1));
@@ -58,6 +62,8 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgShuffleReader_nOpen(JNIEnv *env, jclas
     opts.read.pool = threads == 0 ? xchg_pool_default() : s->own_pool;
     opts.read.validation = (xchg_validation)validation;
     opts.incremental = 1;
+    opts.cancel = killable ? xj_kill_check_ask : NULL;
+    opts.cancel_ctx = &s->kill;
     st = xchg_shuffle_reader_open(&opts, &s->reader, &err);
   }
   free(cols);
@@ -187,23 +193,13 @@ JNIEXPORT jboolean JNICALL Java_org_xchg_XchgShuffleReader_nExportSchema(JNIEnv 
   return st == XCHG_OK;
 }
 
-/* The next batch into the caller's struct, which must hold none (its
- * release would be lost), as a NEXT_* id. */
-JNIEXPORT jint JNICALL Java_org_xchg_XchgShuffleReader_nNext(JNIEnv *env, jclass cls, jlong handle,
-                                                             jlong address) {
-  xj_shuffle *s = XJ_PTR(xj_shuffle, handle);
-  struct ArrowArray *out = XJ_PTR(struct ArrowArray, address);
-  if (out->release) {
-    xj_throw_java(env, "java/lang/IllegalStateException",
-                  "XchgShuffleReader: the ArrowArray still holds an array: release it before "
-                  "reading into it");
-    return org_xchg_XchgShuffleReader_NEXT_END;
-  }
+/* The next batch into out, as a NEXT_* id. */
+static jint next_batch(JNIEnv *env, xj_shuffle *s, struct ArrowArray *out) {
   xchg_error err;
   xchg_status st = xchg_shuffle_reader_next(s->reader, out, &err);
   if (st == XCHG_EAGAIN) return org_xchg_XchgShuffleReader_NEXT_NEED_INPUT;
   if (st != XCHG_OK) {
-    xj_throw_error(env, st, &err, NULL);
+    xj_kill_check_throw(env, &s->kill, st, &err);
     return org_xchg_XchgShuffleReader_NEXT_END;
   }
   if (!out->release) return org_xchg_XchgShuffleReader_NEXT_END;
@@ -215,6 +211,25 @@ JNIEXPORT jint JNICALL Java_org_xchg_XchgShuffleReader_nNext(JNIEnv *env, jclass
     return org_xchg_XchgShuffleReader_NEXT_END;
   }
   return org_xchg_XchgShuffleReader_NEXT_BATCH;
+}
+
+/* The next batch into the caller's struct, which must hold none (its
+ * release would be lost), as a NEXT_* id; the C reader asks the task's
+ * kill check (kill, NULL for none) as it reads the blocks. */
+JNIEXPORT jint JNICALL Java_org_xchg_XchgShuffleReader_nNext(JNIEnv *env, jclass cls, jlong handle,
+                                                             jlong address, jobject kill) {
+  xj_shuffle *s = XJ_PTR(xj_shuffle, handle);
+  struct ArrowArray *out = XJ_PTR(struct ArrowArray, address);
+  if (out->release) {
+    xj_throw_java(env, "java/lang/IllegalStateException",
+                  "XchgShuffleReader: the ArrowArray still holds an array: release it before "
+                  "reading into it");
+    return org_xchg_XchgShuffleReader_NEXT_END;
+  }
+  if (!xj_kill_check_begin(env, &s->kill, kill)) return org_xchg_XchgShuffleReader_NEXT_END;
+  jint got = next_batch(env, s, out);
+  xj_kill_check_end(env, &s->kill);
+  return got;
 }
 
 JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nMetrics(JNIEnv *env, jclass cls,

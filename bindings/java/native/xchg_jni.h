@@ -64,6 +64,32 @@ void xj_throw_java(JNIEnv *env, const char *class_name, const char *message);
  * and clears it (so that native code may go on calling JNI). */
 jthrowable xj_take_exception(JNIEnv *env);
 
+/* ---- kill checks ---------------------------------------------------------- */
+
+/* A task's kill check (a java.util.function.BooleanSupplier) as an
+ * xchg_cancel_fn: xj_kill_check_ask, with the struct as its ctx. */
+typedef struct xj_kill_check {
+  jobject supplier;  /* global reference, or NULL for none (never killed) */
+  jmethodID get;     /* BooleanSupplier.getAsBoolean */
+  jthrowable thrown; /* what the supplier threw (global reference) */
+} xj_kill_check;
+
+/* Takes supplier (NULL: none) for the native call about to run; 0 with a
+ * Java exception pending if that fails. */
+int xj_kill_check_begin(JNIEnv *env, xj_kill_check *k, jobject supplier);
+
+/* Asks the supplier, on the calling thread (which may call Java: no JNI
+ * critical region is held).  Non-zero once it says true or throws. */
+int xj_kill_check_ask(void *ctx);
+
+/* Throws for a failed call: what the supplier threw when the call was
+ * cancelled by it, else XchgException(status) with it as the cause. */
+void xj_kill_check_throw(JNIEnv *env, const xj_kill_check *k, xchg_status status,
+                         const xchg_error *err);
+
+/* Drops the references begin and ask took; k is none again. */
+void xj_kill_check_end(JNIEnv *env, xj_kill_check *k);
+
 /* ---- chunks ------------------------------------------------------------- */
 
 typedef struct xj_chunk {

@@ -46,10 +46,14 @@ import java.util.function.BooleanSupplier;
  * Batches stay valid after {@link #close} and after any error.
  *
  * <p>Kill check: the task's kill check (a {@link BooleanSupplier}, see
- * {@link Options#killCheck}) is asked before each call's work and between
- * the 64 KiB chunks of an InputStream; once it says true the call throws an
- * {@link XchgException} whose status is CANCELLED; what it throws itself
- * (an engine's TaskKilledException) comes through as thrown.
+ * {@link Options#killCheck}) is asked before each call's work, between
+ * the 64 KiB chunks of an InputStream, and inside {@link #next} (on the
+ * calling thread) before the first block and then before a block once 64
+ * KiB of blocks were read since it was last asked, so that a next that
+ * reads thousands of blocks stops soon after the task is killed; once it says
+ * true the call throws an {@link XchgException} whose status is CANCELLED,
+ * and every later {@link #next} throws CANCELLED too; what it throws
+ * itself (an engine's TaskKilledException) comes through as thrown.
  *
  * <p>Errors: bad input throws an {@link XchgException} with xchg's message,
  * which names the block (its index over all inputs, the input, and its
@@ -214,7 +218,7 @@ public final class XchgShuffleReader implements AutoCloseable {
       for (int i = 0; i < cols.length; i++) cols[i] = o.columns[i];
     }
     long h = nOpen(cols, o.framing.id, o.targetRows, o.targetBytes, o.readaheadBytes, o.threads,
-        o.validation.id);
+        o.validation.id, o.killCheck != null);
     return new XchgShuffleReader(h, o.killCheck);
   }
 
@@ -339,7 +343,7 @@ public final class XchgShuffleReader implements AutoCloseable {
     try {
       synchronized (calls) {
         askKillCheck();
-        int r = nNext(h, arrayAddress);
+        int r = nNext(h, arrayAddress, killCheck);
         return r == NEXT_BATCH ? Result.BATCH : r == NEXT_END ? Result.END : Result.NEED_INPUT;
       }
     } finally {
@@ -425,7 +429,7 @@ public final class XchgShuffleReader implements AutoCloseable {
   }
 
   private static native long nOpen(long[] columns, int framing, long targetRows, long targetBytes,
-      long readaheadBytes, int threads, int validation);
+      long readaheadBytes, int threads, int validation, boolean killable);
 
   private static native void nClose(long reader);
 
@@ -441,7 +445,7 @@ public final class XchgShuffleReader implements AutoCloseable {
 
   private static native boolean nExportSchema(long reader, long address);
 
-  private static native int nNext(long reader, long address);
+  private static native int nNext(long reader, long address, BooleanSupplier killCheck);
 
   private static native void nMetrics(long reader, long[] out);
 

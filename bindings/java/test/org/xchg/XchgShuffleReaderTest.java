@@ -34,8 +34,8 @@ import net.jpountz.lz4.LZ4FrameOutputStream;
  * direct ByteBuffers, several inputs, incrementally with NEED_INPUT in
  * between; every value of every coalesced batch is checked against the
  * values computed here, and every batch's row count against the greedy
- * coalescing rule.  Projection, the kill check, bad blocks, the metrics,
- * close.
+ * coalescing rule.  Projection, the kill check (between calls and inside a
+ * long next), readaheadBytes, bad blocks, the metrics, close.
  */
 public final class XchgShuffleReaderTest {
   private XchgShuffleReaderTest() {}
@@ -510,6 +510,115 @@ public final class XchgShuffleReaderTest {
     }
   }
 
+  /**
+   * The kill check inside one long next (every block makes one batch): asked
+   * before the first block and once 64 KiB of blocks were read since it was
+   * last asked, the call throws CANCELLED as soon as it says true (no block
+   * read after it, the struct left empty), and so does every later next,
+   * even once the check says false again; what it throws mid-next comes
+   * through as thrown.  A direct buffer the killed reader read from
+   * becomes unreachable once the reader is closed: nothing of it is kept.
+   */
+  static void killMidNext(List<Block> blocks) throws Exception {
+    final long step = 64 << 10;
+    byte[] all = concat(blocks, 0, blocks.size());
+    long largest = 0;
+    for (Block b : blocks) largest = Math.max(largest, b.bytes().length);
+    check(all.length > 4 * step, "kill mid-next: " + all.length + " bytes of blocks");
+    AtomicBoolean armed = new AtomicBoolean(), killed = new AtomicBoolean();
+    AtomicInteger asked = new AtomicInteger();
+    java.lang.ref.WeakReference<ByteBuffer> input;
+    try (XchgShuffleReader r = XchgShuffleReader.open(opts(1_000_000).threads(1).killCheck(() -> {
+          // the first question is the Java side's, before the call; then the reader's
+          if (armed.get() && asked.incrementAndGet() == 4) killed.set(true);
+          return killed.get();
+        }));
+        XchgArrowArray a = Xchg.allocateArrowArray()) {
+      ByteBuffer d = direct(all);
+      input = new java.lang.ref.WeakReference<>(d);
+      r.addInput(d);
+      d = null;
+      r.endInput();
+      armed.set(true);
+      XchgException e = expectThrows(XchgException.class, "kill mid-next", () -> r.next(a));
+      XchgShuffleReaderMetrics m = r.metrics();
+      if (e != null) {
+        check(e.isCancelled(), "kill mid-next: cancelled, got " + e.status() + ": " + e.getMessage());
+        check(e.getMessage().contains("cancelled before block " + m.blocks()), "kill mid-next: " + e.getMessage());
+      }
+      checkEq(4, asked.get(), "kill mid-next: asked until it said so, not once after");
+      check(m.wireBytes() >= 2 * step && m.wireBytes() <= 2 * (step + largest),
+          "kill mid-next: " + m.wireBytes() + " bytes of blocks read before the kill");
+      check(TestHooks.arrayReleased(a.memoryAddress()), "kill mid-next: the struct is left empty");
+      killed.set(false);
+      e = expectThrows(XchgException.class, "kill mid-next, then next again", () -> r.next(a));
+      if (e != null) check(e.isCancelled(), "after the kill: cancelled again, got " + e.status());
+    }
+    for (int k = 0; k < 50 && input.get() != null; k++) {
+      System.gc();
+      Thread.sleep(10);
+    }
+    check(input.get() == null, "kill mid-next: the closed reader keeps its direct input reachable");
+    RuntimeException own = new IllegalStateException("TaskKilledException");
+    AtomicInteger calls = new AtomicInteger();
+    AtomicBoolean armedToThrow = new AtomicBoolean();
+    try (XchgShuffleReader r = XchgShuffleReader.open(opts(1_000_000).threads(1).killCheck(() -> {
+          if (armedToThrow.get() && calls.incrementAndGet() == 3) throw own;
+          return false;
+        }));
+        XchgArrowArray a = Xchg.allocateArrowArray()) {
+      r.addInput(heap(all));
+      r.endInput();
+      armedToThrow.set(true);
+      RuntimeException got = expectThrows(RuntimeException.class, "a kill check that throws mid-next",
+          () -> r.next(a));
+      check(got == own, "the kill check's own exception comes through mid-next: " + got);
+      checkEq(3, calls.get(), "a kill check that throws is not asked again");
+      check(r.metrics().wireBytes() < all.length, "a kill check that throws: not every block read");
+    }
+  }
+
+  /**
+   * readaheadBytes: positive only; with a pool it bounds how far the reader
+   * plans ahead of the batch handed out: 1 byte plans only that batch's
+   * blocks, 400 KiB several batches of about 80 KiB more (batches under an
+   * eighth of it would be placed on the calling thread, one at a time); the
+   * same batches either way.
+   */
+  static void readahead(List<Block> blocks) throws IOException {
+    for (long bad : new long[] {0, -1, Long.MIN_VALUE})
+      expectThrows(IllegalArgumentException.class, "readaheadBytes(" + bad + ")",
+          () -> new XchgShuffleReader.Options().readaheadBytes(bad));
+    byte[] all = concat(blocks, 0, blocks.size());
+    final long target = 3000;
+    List<Long> want = greedy(blocks, target);
+    long[] readAtFirst = new long[2];
+    long[] sizes = {1, 400 << 10};
+    for (int k = 0; k < 2; k++) {
+      try (XchgShuffleReader r = XchgShuffleReader.open(opts(target).threads(3).readaheadBytes(sizes[k]))) {
+        Checker c = new Checker(r, ALL, "readahead " + sizes[k]);
+        r.addInput(heap(all));
+        r.endInput();
+        check(r.next(c.array) == XchgShuffleReader.Result.BATCH, "readahead: a first batch");
+        readAtFirst[k] = r.metrics().blocks();
+        long n = TestHooks.arrayLength(c.array.memoryAddress());
+        checkBatch(r, c.array.memoryAddress(), ALL, 0, n, "readahead " + sizes[k] + " batch 1");
+        c.rows = n;
+        c.batchRows.add(n);
+        c.array.release();
+        check(c.drain() == XchgShuffleReader.Result.END, "readahead " + sizes[k] + ": END");
+        check(c.batchRows.equals(want), "readahead " + sizes[k] + ": batch rows " + c.batchRows);
+        c.array.close();
+      }
+    }
+    long first = 0;
+    for (long rows = 0; rows < target; first++) rows += blocks.get((int) first).rows();
+    System.out.printf("     blocks read for the first batch: %d with readaheadBytes 1, %d with 400 KiB (%d in it)%n",
+        readAtFirst[0], readAtFirst[1], first);
+    checkEq(first, readAtFirst[0], "readaheadBytes 1: only the first batch's blocks are read");
+    check(readAtFirst[1] > 2 * first, "readaheadBytes 400 KiB: " + readAtFirst[1] + " blocks read ahead");
+  }
+
   /** Expects next to fail with status `status` and a message naming block `index`. */
   static void badBlocks(List<Block> good) throws IOException {
     byte[] ok = concat(good, 0, 3);
@@ -655,6 +764,8 @@ public final class XchgShuffleReaderTest {
     scenario("projection", () -> projection(small));
     scenario("passthrough batch outlives the reader", XchgShuffleReaderTest::passthroughOutlivesReader);
     scenario("kill check", () -> killCheck(big));
+    scenario("kill check inside a long next", () -> killMidNext(small));
+    scenario("readaheadBytes", () -> readahead(small));
     scenario("bad blocks name the block", () -> badBlocks(small));
     scenario("close and misuse", () -> closeAndMisuse(small));
     TestSupport.exit();
