@@ -160,7 +160,7 @@ CRC_SSE42 static uint32_t crc32c_sse42(uint32_t c, const uint8_t *p, size_t n) {
 
 /* The way in use: NULL until the first CRC, which picks the best.  The
  * release/acquire pair makes the tables built before it visible with it. */
-static _Atomic(crc32c_fn) crc_impl = NULL;
+static _Atomic(crc32c_fn) crc_impl; /* static: starts NULL */
 
 const char *xchg_crc32c_select(int portable) {
   pthread_once(&crc_once, crc_build);
