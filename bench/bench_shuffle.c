@@ -21,7 +21,9 @@
  *   codec_limit            the bare decompressor (one reused context) over
  *                          the same compressed bytes into such destinations:
  *                          every compressed buffer of the ipc framing, the
- *                          whole block of the comet framing;
+ *                          whole block of the comet framing, verifying the
+ *                          checksums the format carries (the snappy
+ *                          framing's CRC-32C, with xchg's own);
  *   coalesced              xchg_shuffle_reader (xchg/shuffle.h): every
  *                          block decoded straight into its place in
  *                          target-size batches.
@@ -42,6 +44,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "codec/stream_hash.h"
 #include "gen/shape_shuffle.h"
 #include "stats.h"
 #include "touch.h"
@@ -51,7 +54,8 @@
 #define MAX_RUNS 1000
 #define MAX_THREADS 256
 #define COMET_HEADER 20
-#define SEED 42 /* of the generated shape */
+#define LZ4_BLOCK_ROOM ((size_t)64 << 10) /* the largest block of the generated LZ4 frames */
+#define SEED 42                           /* of the generated shape */
 
 /* ---- the input ----------------------------------------------------------------- */
 
@@ -576,6 +580,10 @@ static uint64_t load_le64(const uint8_t *p) {
   return v;
 }
 
+static uint32_t load_le32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 static int comet_tag(const uint8_t *tag, shape_shuffle_codec *codec) {
   static const char tags[4][5] = {"NONE", "LZ4_", "ZSTD", "SNAP"};
   for (int i = 0; i < 4; i++)
@@ -673,6 +681,7 @@ typedef struct limits {
   int64_t n_copies, copies_capacity;
   int64_t *copy_start;
   size_t memcpy_dst, codec_dst;
+  size_t dst_size; /* of each dst: the larger of the two, and room for an LZ4 block more */
   int has_codec;
   LZ4F_dctx *lz4[MAX_THREADS];
   ZSTD_DCtx *zstd[MAX_THREADS];
@@ -734,9 +743,9 @@ static int prepare_limits(input *in, limits *l, int threads) {
   }
   l->copy_start[in->n_groups] = l->n_copies;
   l->has_codec = in->n_pieces > 0;
-  size_t dst = l->memcpy_dst > l->codec_dst ? l->memcpy_dst : l->codec_dst;
+  l->dst_size = (l->memcpy_dst > l->codec_dst ? l->memcpy_dst : l->codec_dst) + LZ4_BLOCK_ROOM;
   for (int t = 0; t < threads; t++)
-    if (!(l->dst[t] = alloc_buffer(dst))) return fail("the limits", "out of memory");
+    if (!(l->dst[t] = alloc_buffer(l->dst_size))) return fail("the limits", "out of memory");
   return 0;
 }
 
@@ -751,9 +760,11 @@ static void free_limits(limits *l, int threads) {
 }
 
 /* The snappy framing format's chunks: the stream identifier, compressed
- * and uncompressed chunks (behind a 4-byte CRC, not checked by a bare
- * codec), skippable ones.  Returns the bytes written, 0 on failure; with
- * dst NULL only counts. */
+ * and uncompressed chunks, skippable ones.  Every data chunk's masked
+ * CRC-32C of its bytes is verified: the format carries it in every chunk,
+ * so a reader must check it, as the bare LZ4 and zstd decoders check the
+ * checksums their frames carry (the generated ones carry none).  Returns
+ * the bytes written, 0 on failure; with dst NULL only counts. */
 static size_t snappy_framed(const uint8_t *p, size_t n, uint8_t *dst, size_t capacity) {
   size_t out = 0;
   while (n >= 4) {
@@ -772,6 +783,9 @@ static size_t snappy_framed(const uint8_t *p, size_t n, uint8_t *dst, size_t cap
         snappy_uncompress((const char *)body, body_len, (char *)dst + out, &produced) != SNAPPY_OK)
       return 0;
     if (dst && type == 0x01) memcpy(dst + out, body, body_len);
+    if (dst && type <= 0x01 &&
+        stream_snappy_mask_crc(xchg_crc32c(dst + out, produced)) != load_le32(p + 4))
+      return 0;
     out += type <= 0x01 ? produced : 0;
     p += 4 + len;
     n -= 4 + len;
@@ -846,7 +860,11 @@ static void run_limit_share(limit_job *j) {
         for (int64_t i = in->kept_pieces[k].first;
              i < in->kept_pieces[k].first + in->kept_pieces[k].n; i++) {
           const piece *p = &in->pieces[i];
-          if (bare_decompress(in, l, j->t, p, dst + at, p->dst_size) != p->dst_size) j->failed = 1;
+          /* All the room behind: LZ4F decodes a block in place only with
+           * a whole block's room, else through its own buffer and a copy
+           * (the reader's arena gives it that room). */
+          if (bare_decompress(in, l, j->t, p, dst + at, l->dst_size - at) != p->dst_size)
+            j->failed = 1;
           at += p->dst_size;
         }
     }
@@ -1131,7 +1149,8 @@ static void usage(FILE *out) {
       "  memcpy_limit           each block's decoded buffers copied once into target-size\n"
       "                           destinations: the floor of one write per byte\n"
       "  codec_limit            the bare decompressor (contexts reused) over the same\n"
-      "                           compressed bytes into such destinations (compressed input only)\n"
+      "                           compressed bytes into such destinations, checksums the format\n"
+      "                           carries verified (compressed input only)\n"
       "columns:\n"
       "  threads     1, or T: the readers get a pool of T threads, the limits share their\n"
       "                destinations among T threads\n"

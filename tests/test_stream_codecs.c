@@ -16,6 +16,7 @@
 /* Private functions under test: the hashes. */
 uint32_t xchg_xxh32(const void *data, size_t n, uint32_t seed);
 uint32_t xchg_crc32c(const void *data, size_t n);
+const char *xchg_crc32c_select(int portable);
 
 /* Mixed-compressibility bytes from a fixed seed: runs, text, noise. */
 static tu_bytes make_payload(size_t n, uint32_t seed) {
@@ -168,8 +169,57 @@ static void test_hashes(void) {
     free(f);
   }
   free(p.data);
-  TU_CHECK(xchg_crc32c("123456789", 9) == 0xE3069283u, "crc32c = %08x",
+}
+
+/* CRC-32C a bit at a time, straight from its definition: the reference the
+ * two fast ways are held to. */
+static uint32_t crc32c_bitwise(const uint8_t *p, size_t n) {
+  uint32_t c = 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; i++) {
+    c ^= p[i];
+    for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1)));
+  }
+  return ~c;
+}
+
+/* One way of computing CRC-32C: the published vectors (RFC 3720 B.4, and
+ * the "123456789" check value), then every length up to past the
+ * three-stream steps, at every alignment, against the bitwise reference. */
+static void check_crc32c_way(const char *way) {
+  uint8_t v[32];
+  memset(v, 0, sizeof v);
+  TU_CHECK(xchg_crc32c(v, 32) == 0x8A9136AAu, "%s: crc32c(32 zeros) = %08x", way,
+           xchg_crc32c(v, 32));
+  memset(v, 0xFF, sizeof v);
+  TU_CHECK(xchg_crc32c(v, 32) == 0x62A8AB43u, "%s: crc32c(32 x ff) = %08x", way,
+           xchg_crc32c(v, 32));
+  for (int i = 0; i < 32; i++) v[i] = (uint8_t)i;
+  TU_CHECK(xchg_crc32c(v, 32) == 0x46DD794Eu, "%s: crc32c(0..31) = %08x", way, xchg_crc32c(v, 32));
+  for (int i = 0; i < 32; i++) v[i] = (uint8_t)(31 - i);
+  TU_CHECK(xchg_crc32c(v, 32) == 0x113FDB5Cu, "%s: crc32c(31..0) = %08x", way, xchg_crc32c(v, 32));
+  TU_CHECK(xchg_crc32c("123456789", 9) == 0xE3069283u, "%s: crc32c('123456789') = %08x", way,
            xchg_crc32c("123456789", 9));
+  TU_CHECK(xchg_crc32c("", 0) == 0, "%s: crc32c('') = %08x", way, xchg_crc32c("", 0));
+  tu_bytes p = make_payload(70000, 5);
+  int bad = 0;
+  for (size_t n = 0; n < 70000 - 8 && bad < 3; n = n < 800 ? n + 1 : n * 5 / 4 + 3)
+    for (size_t at = 0; at < 8 && bad < 3; at++) {
+      uint32_t want = crc32c_bitwise(p.data + at, n), got = xchg_crc32c(p.data + at, n);
+      bad += !TU_CHECK(got == want, "%s: crc32c of %zu bytes at %zu = %08x, expected %08x", way, n,
+                       at, got, want);
+    }
+  free(p.data);
+}
+
+static void test_crc32c(void) {
+  check_crc32c_way(xchg_crc32c_select(1));
+#if defined(__x86_64__)
+  /* Every x86-64 host this runs on has SSE4.2: the instruction way must be
+   * the one picked, or it would go untested. */
+  TU_CHECK(strcmp(xchg_crc32c_select(0), "sse4.2") == 0, "crc32c: picked %s, not sse4.2",
+           xchg_crc32c_select(0));
+#endif
+  check_crc32c_way(xchg_crc32c_select(0));
 }
 
 static const xchg_stream_codec all_codecs[] = {
@@ -633,6 +683,7 @@ int main(int argc, char **argv) {
   synthetic = make_payload(300001, 1);
   static const tu_case cases[] = {
       {"hashes", test_hashes},
+      {"crc32c", test_crc32c},
       {"names", test_names},
       {"comet_field_count", test_comet_field_count},
       {"synthetic_round_trips", synthetic_round_trips},

@@ -5,10 +5,13 @@
 //   write CODEC COUNT IN OUT : OUT = COUNT streams of CODEC, each holding IN
 //   read  CODEC IN OUT       : OUT = IN decoded (concatenated streams read on)
 //
-// CODEC is lz4-java, snappy-java or zstd.  The settings are Spark's
-// (CompressionCodec.scala): lz4 with 32 KiB blocks, lz4-java's fastest
-// compressor and an XXH32 checksum seeded 0x9747b28c; snappy with 32 KiB
-// blocks; zstd level 1 behind a 32 KiB buffer.
+// CODEC is lz4-java, snappy-java, zstd or snappy-framed.  The settings are
+// Spark's (CompressionCodec.scala): lz4 with 32 KiB blocks, lz4-java's
+// fastest compressor and an XXH32 checksum seeded 0x9747b28c; snappy with
+// 32 KiB blocks; zstd level 1 behind a 32 KiB buffer.  snappy-framed is the
+// snappy framing format (Comet's SNAP blocks), snappy-java's own framed
+// streams with their defaults: 64 KiB chunks, each with its CRC-32C,
+// verified when read.
 import java.io.*;
 import java.nio.file.*;
 
@@ -18,6 +21,8 @@ import net.jpountz.lz4.LZ4BlockInputStream;
 import net.jpountz.lz4.LZ4BlockOutputStream;
 import net.jpountz.lz4.LZ4Factory;
 import net.jpountz.xxhash.XXHashFactory;
+import org.xerial.snappy.SnappyFramedInputStream;
+import org.xerial.snappy.SnappyFramedOutputStream;
 import org.xerial.snappy.SnappyInputStream;
 import org.xerial.snappy.SnappyOutputStream;
 
@@ -32,6 +37,8 @@ public class XchgJavaCodecs {
             XXHashFactory.fastestInstance().newStreamingHash32(SPARK_LZ4_SEED).asChecksum(), false);
       case "snappy-java":
         return new SnappyOutputStream(out, BLOCK_SIZE);
+      case "snappy-framed":
+        return new SnappyFramedOutputStream(out);
       case "zstd":
         return new BufferedOutputStream(new ZstdOutputStream(out, 1), BLOCK_SIZE);
       default:
@@ -47,6 +54,8 @@ public class XchgJavaCodecs {
             XXHashFactory.fastestInstance().newStreamingHash32(SPARK_LZ4_SEED).asChecksum(), false);
       case "snappy-java":
         return new SnappyInputStream(in);
+      case "snappy-framed":
+        return new SnappyFramedInputStream(in);
       case "zstd":
         return new BufferedInputStream(new ZstdInputStream(in), BLOCK_SIZE);
       default:
