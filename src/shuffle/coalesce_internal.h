@@ -52,6 +52,7 @@ typedef struct flat_field {
   append_kind kind;
   int64_t width; /* bytes per value (fixed), per offset (binary, lists), values per list (fixed) */
   int64_t kids, n_kids; /* kids[kids .. kids + n_kids): flat indices of its children */
+  int top;              /* a top-level column */
   int8_t child_of[128]; /* unions: the child of each type id, or -1 */
 } flat_field;
 
@@ -75,11 +76,11 @@ struct coalescer {
   flat_field *fields;
   int64_t n_fields;
   int64_t *kids;
-  int64_t *top;            /* flat index of each top-level column */
-  int64_t *buf_at, *n_var; /* per field, for the batch being appended */
-  int64_t n_buffers;       /* buffers of the batch being appended */
-  int has_views;           /* the layout varies from batch to batch */
-  int layout_version;      /* of the batch buf_at was laid out for, or -1 */
+  int64_t *selected, n_selected; /* flat indices of the selected columns */
+  int64_t *buf_at, *n_var;       /* per field, for the batch being appended */
+  int64_t n_buffers;             /* buffers of the batch being appended */
+  int has_views;                 /* the layout varies from batch to batch */
+  int layout_version;            /* of the batch buf_at was laid out for, or -1 */
   out_node *out;
   out_mark *marks;
   int64_t rows;
@@ -199,5 +200,8 @@ static inline xchg_status coalesce_span_bytes(coalescer *c, int64_t from, int64_
 /* Appends rows [off, off+n) of field fi's node in the batch being
  * appended to its output node. */
 xchg_status coalesce_append_field(coalescer *c, int64_t fi, int64_t off, int64_t n);
+
+/* Appends all n rows of top-level column fi (a node of n rows). */
+xchg_status coalesce_append_column(coalescer *c, int64_t fi, int64_t n);
 
 #endif
