@@ -289,9 +289,13 @@ static xchg_status close_block(xchg_shuffle_reader *r, xchg_error *err) {
 
 /* ---- jobs ------------------------------------------------------------------------ */
 
-static job *job_at(xchg_shuffle_reader *r, int64_t k) {
-  return &r->jobs[(r->job_head + k) % JOBS_AHEAD];
+/* The ring's slot k after its head (unsigned: a mask, JOBS_AHEAD being a
+ * power of two, asked several times a message). */
+static size_t slot_of(const xchg_shuffle_reader *r, int64_t k) {
+  return (size_t)(r->job_head + k) % JOBS_AHEAD;
 }
+
+static job *job_at(xchg_shuffle_reader *r, int64_t k) { return &r->jobs[slot_of(r, k)]; }
 
 /* The job being planned, opened when there is none. */
 static job *open_job(xchg_shuffle_reader *r) {
@@ -311,7 +315,7 @@ static job *open_job(xchg_shuffle_reader *r) {
 
 static int64_t open_rows(const xchg_shuffle_reader *r) {
   if (r->job_count == 0) return 0;
-  const job *j = &r->jobs[(r->job_head + r->job_count - 1) % JOBS_AHEAD];
+  const job *j = &r->jobs[slot_of(r, r->job_count - 1)];
   return j->started ? 0 : j->rows;
 }
 
@@ -359,7 +363,7 @@ static xchg_status close_job(xchg_shuffle_reader *r, xchg_error *err) {
 
 /* Jobs closed and not yet handed out. */
 static int64_t closed_jobs(const xchg_shuffle_reader *r) {
-  int open = r->job_count > 0 && !r->jobs[(r->job_head + r->job_count - 1) % JOBS_AHEAD].started;
+  int open = r->job_count > 0 && !r->jobs[slot_of(r, r->job_count - 1)].started;
   return r->job_count - open;
 }
 
@@ -500,6 +504,20 @@ static xchg_status stream_cut(xchg_shuffle_reader *r, xchg_error *err) {
                   err);
 }
 
+/* The block's next message: the 8-byte end-of-stream marker that ends
+ * every block told at once, others decoded. */
+static xchg_status next_message(const xchg_shuffle_reader *r, ipc_message_view *m,
+                                xchg_error *err) {
+  const block *b = &r->blk;
+  const uint8_t *p = b->stream + b->pos;
+  if (b->size - b->pos >= 8 && fb_load_u64(p) == IPC_CONTINUATION) {
+    *m = (ipc_message_view){.eos = 1, .size = 8};
+    return XCHG_OK;
+  }
+  return ipc_message_view_decode(p, b->size - b->pos, b->message, (int64_t)b->pos,
+                                 r->opts.read.max_metadata_bytes, m, err);
+}
+
 /* Takes one message of the block, or closes a job before it. */
 static xchg_status step(xchg_shuffle_reader *r, xchg_error *err) {
   block *b = &r->blk;
@@ -513,9 +531,7 @@ static xchg_status step(xchg_shuffle_reader *r, xchg_error *err) {
     return XCHG_OK;
   }
   ipc_message_view m;
-  xchg_status st =
-      ipc_message_view_decode(b->stream + b->pos, b->size - b->pos, b->message, (int64_t)b->pos,
-                              r->opts.read.max_metadata_bytes, &m, err);
+  xchg_status st = next_message(r, &m, err);
   if (st != XCHG_OK) return in_block(r, st, err);
   if (m.eos) {
     if (b->message == 0)
@@ -565,7 +581,7 @@ static void pop_job(xchg_shuffle_reader *r) {
   job *j = job_at(r, 0);
   r->held_bytes -= j->bytes;
   job_clear(j, r->opts.read.pool);
-  r->job_head = (r->job_head + 1) % JOBS_AHEAD;
+  r->job_head = (int64_t)slot_of(r, 1);
   r->job_count--;
 }
 
