@@ -276,22 +276,46 @@ static const ipc_field *owner_of(const coalescer *c, int64_t k) {
   return NULL;
 }
 
-/* Every node of b checked (a column's length is the batch's), and the
- * output's state taken to undo the append with: one pass over the fields,
- * before anything is appended. */
-static xchg_status check_nodes(coalescer *c, const wire_batch *b) {
+/* The first node of b that is bad (a null count below 0 or above its
+ * length; a column's length not the batch's), reported. */
+static xchg_status bad_node(coalescer *c, const wire_batch *b) {
   for (int64_t fi = 0; fi < c->n_fields; fi++) {
     int64_t length, nulls;
     coalesce_node_of(b, fi, &length, &nulls);
     /* null_count >= 0 and null_count <= length also make length >= 0. */
-    if (nulls < 0 || nulls > length || (c->fields[fi].top && length != b->rows)) {
+    if (nulls < 0 || nulls > length) {
       c->at = c->fields[fi].f;
-      if (nulls < 0 || nulls > length)
-        return coalesce_fail(c, -1, XCHG_EFORMAT, "field node has length %lld and null_count %lld",
-                             (long long)length, (long long)nulls);
+      return coalesce_fail(c, -1, XCHG_EFORMAT, "field node has length %lld and null_count %lld",
+                           (long long)length, (long long)nulls);
+    }
+  }
+  for (int64_t i = 0; i < c->schema->root.n_children; i++) {
+    int64_t length, nulls;
+    coalesce_node_of(b, c->top[i], &length, &nulls);
+    if (length != b->rows) {
+      c->at = c->fields[c->top[i]].f;
       return coalesce_fail(c, -1, XCHG_EFORMAT, "column has %lld rows, the batch %lld",
                            (long long)length, (long long)b->rows);
     }
+  }
+  return XCHG_OK;
+}
+
+/* Every node of b checked, looked for without a branch per node (in
+ * unsigned arithmetic, with length and null count not negative, length -
+ * nulls is negative exactly when nulls > length); then, before anything
+ * is appended, the output's state taken to undo the append with. */
+static xchg_status check_nodes(coalescer *c, const wire_batch *b) {
+  uint64_t sign = 0, other = 0;
+  for (int64_t fi = 0; fi < c->n_fields; fi++) {
+    uint64_t length = fb_load_u64(b->node_at + 16 * fi),
+             nulls = fb_load_u64(b->node_at + 16 * fi + 8);
+    sign |= length | nulls | (length - nulls);
+  }
+  for (int64_t i = 0; i < c->schema->root.n_children; i++)
+    other |= fb_load_u64(b->node_at + 16 * c->top[i]) ^ (uint64_t)b->rows;
+  if ((sign >> 63) || other) return bad_node(c, b);
+  for (int64_t fi = 0; fi < c->n_fields; fi++) {
     const out_node *o = &c->out[fi];
     c->marks[fi] = (out_mark){
         o->length, o->null_count, o->validity, {o->b[0].size, o->b[1].size, o->b[2].size}};
@@ -315,16 +339,17 @@ static xchg_status lay_out(coalescer *c, const wire_batch *b) {
                          (long long)k, b->buffers.count);
   /* In unsigned arithmetic (the body's length is not negative), a
    * negative offset or length is past the body too.  Looked for first
-   * without a branch per buffer (offsets and lengths below 2^62 cannot
-   * overflow their sum), then found. */
+   * without a branch per buffer: with offsets and lengths below 2^62,
+   * body - offset - len is negative exactly when the range runs past the
+   * body; then found. */
   const uint8_t *spec = b->buffer_at;
-  uint64_t body = (uint64_t)b->body_length, huge = 0, end = 0;
+  uint64_t body = (uint64_t)b->body_length, huge = 0, past = 0;
   for (int64_t i = 0; i < k; i++) {
     uint64_t offset = fb_load_u64(spec + 16 * i), len = fb_load_u64(spec + 16 * i + 8);
     huge |= offset | len;
-    end = offset + len > end ? offset + len : end;
+    past |= body - offset - len;
   }
-  int outside = (huge >> 62) != 0 || end > body;
+  int outside = (huge >> 62) != 0 || (past >> 63) != 0;
   for (int64_t i = 0; outside && i < k; i++) {
     uint64_t offset = fb_load_u64(spec + 16 * i), len = fb_load_u64(spec + 16 * i + 8);
     if (offset > body || len > body - offset) {
@@ -436,14 +461,15 @@ xchg_status coalescer_create(const ipc_schema *schema, const xchg_ipc_read_optio
   if (c) {
     c->fields = calloc((size_t)n + 1, sizeof *c->fields);
     c->kids = calloc((size_t)n + 1, sizeof *c->kids);
+    c->top = calloc((size_t)columns + 1, sizeof *c->top);
     c->selected = calloc((size_t)columns + 1, sizeof *c->selected);
     c->buf_at = calloc((size_t)n + 1, sizeof *c->buf_at);
     c->n_var = calloc((size_t)n + 1, sizeof *c->n_var);
     c->out = calloc((size_t)n + 1, sizeof *c->out);
     c->marks = calloc((size_t)n + 1, sizeof *c->marks);
   }
-  if (!c || !c->fields || !c->kids || !c->selected || !c->buf_at || !c->n_var || !c->out ||
-      !c->marks) {
+  if (!c || !c->fields || !c->kids || !c->top || !c->selected || !c->buf_at || !c->n_var ||
+      !c->out || !c->marks) {
     coalescer_free(c);
     return xchg_errorf(err, XCHG_ENOMEM, "out of memory for a coalescer of %lld fields",
                        (long long)n);
@@ -455,9 +481,8 @@ xchg_status coalescer_create(const ipc_schema *schema, const xchg_ipc_read_optio
   c->layout_version = -1;
   int64_t next = 0, next_kid = 0;
   for (int64_t i = 0; i < columns; i++) {
-    int64_t fi = flatten(c, &schema->root.children[i], &next, &next_kid);
-    c->fields[fi].top = 1;
-    if (!schema->root.children[i].skip) c->selected[c->n_selected++] = fi;
+    c->top[i] = flatten(c, &schema->root.children[i], &next, &next_kid);
+    if (!schema->root.children[i].skip) c->selected[c->n_selected++] = c->top[i];
   }
   for (int64_t fi = 0; fi < n; fi++) c->has_views |= is_view(&c->fields[fi]);
   *out = c;
@@ -595,6 +620,7 @@ void coalescer_free(coalescer *c) {
   scratch_free(&c->scratch);
   free(c->fields);
   free(c->kids);
+  free(c->top);
   free(c->selected);
   free(c->buf_at);
   free(c->n_var);

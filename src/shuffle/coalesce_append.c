@@ -437,23 +437,13 @@ xchg_status coalesce_append_field(coalescer *c, int64_t fi, int64_t off, int64_t
   return st;
 }
 
-/* count bytes of fixed-width values at `offset` of the body, after the
- * output's. */
-static xchg_status copy_values(coalescer *c, out_node *o, int64_t offset, int64_t count) {
-  uint8_t *dst = coalesce_reserve(c, &o->b[1], (size_t)count);
-  if (!dst) return XCHG_ENOMEM;
-  memcpy(dst, c->b->body + offset, (size_t)count);
-  o->b[1].size += (size_t)count;
-  return XCHG_OK;
-}
-
 /* A top-level column of values of fixed width or binary in an
  * uncompressed body (the common case of a shuffle block): its validity
  * and values appended without the general walk's steps (its node's
  * length is the batch's, checked by lay_out).  Other columns, and fixed
  * values their buffer does not hold, take coalesce_append_field (which
  * reports those). */
-xchg_status coalesce_append_column(coalescer *c, int64_t fi, int64_t n) {
+xchg_status coalesce_append_column_walk(coalescer *c, int64_t fi, int64_t n) {
   const flat_field *ff = &c->fields[fi];
   out_node *o = &c->out[fi];
   int64_t k = c->buf_at[fi], count = 0, offset = 0, len;
@@ -468,7 +458,7 @@ xchg_status coalesce_append_column(coalescer *c, int64_t fi, int64_t n) {
   xchg_status st =
       append_validity(c, o, k, n, (int64_t)fb_load_u64(c->b->node_at + 16 * fi + 8), 0, n, NULL);
   if (st == XCHG_OK)
-    st = ff->kind == APPEND_FIXED ? copy_values(c, o, offset, count)
+    st = ff->kind == APPEND_FIXED ? coalesce_copy_values(c, o, offset, count)
                                   : append_binary(c, o, k, (int)ff->width, 0, n);
   if (st == XCHG_OK) o->length += n;
   return st;
