@@ -29,6 +29,30 @@ int fb_root(const uint8_t *base, size_t size, fb_table *out) {
   return table_at(base, size, fb_load_u32(base), out);
 }
 
+/* Offset of a field inside the table, 0 when absent, -1 when the field
+ * would run past the end of the table. */
+static int64_t field_offset(const fb_table *t, int slot, size_t width) {
+  size_t entry = 4 + 2 * (size_t)slot;
+  if (entry + 2 > t->vtable_size) return 0;
+  uint16_t off = fb_load_u16(t->base + t->vtable + entry);
+  if (off == 0) return 0;
+  if ((size_t)off + width > t->table_size) return -1;
+  return off;
+}
+
+#define FB_SCALAR(name, type, width, load)                      \
+  int name(const fb_table *t, int slot, type dflt, type *out) { \
+    int64_t off = field_offset(t, slot, width);                 \
+    if (off < 0) return -1;                                     \
+    *out = off ? (type)load(t->base + t->pos + off) : dflt;     \
+    return off ? 1 : 0;                                         \
+  }
+static uint8_t load_u8(const uint8_t *p) { return *p; }
+FB_SCALAR(fb_u8, uint8_t, 1, load_u8)
+FB_SCALAR(fb_i16, int16_t, 2, fb_load_u16)
+FB_SCALAR(fb_i32, int32_t, 4, fb_load_u32)
+FB_SCALAR(fb_i64, int64_t, 8, fb_load_u64)
+
 /* Follows the uoffset stored at absolute position pos. */
 static int follow(const uint8_t *base, size_t size, size_t pos, size_t *target) {
   if (!in_bounds(size, pos, 4)) return -1;
@@ -39,7 +63,7 @@ static int follow(const uint8_t *base, size_t size, size_t pos, size_t *target) 
 }
 
 static int field_target(const fb_table *t, int slot, size_t *target) {
-  int64_t off = fb_field_offset(t, slot, 4);
+  int64_t off = field_offset(t, slot, 4);
   if (off <= 0) return (int)off;
   return follow(t->base, t->size, t->pos + (size_t)off, target);
 }

@@ -40,32 +40,11 @@ static inline uint64_t fb_load_u64(const uint8_t *p) {
 /* The root table of a flatbuffer of size bytes. */
 int fb_root(const uint8_t *base, size_t size, fb_table *out);
 
-/* Offset of a field inside the table, 0 when absent, -1 when the field
- * would run past the end of the table. */
-static inline int64_t fb_field_offset(const fb_table *t, int slot, size_t width) {
-  size_t entry = 4 + 2 * (size_t)slot;
-  if (entry + 2 > t->vtable_size) return 0;
-  uint16_t off = fb_load_u16(t->base + t->vtable + entry);
-  if (off == 0) return 0;
-  if ((size_t)off + width > t->table_size) return -1;
-  return off;
-}
-
-/* Scalar fields by vtable slot; absent fields give the default.  In line:
- * every message of a stream reads several. */
-#define FB_SCALAR(name, type, width, load)                                    \
-  static inline int name(const fb_table *t, int slot, type dflt, type *out) { \
-    int64_t off = fb_field_offset(t, slot, width);                            \
-    if (off < 0) return -1;                                                   \
-    *out = off ? (type)load(t->base + t->pos + off) : dflt;                   \
-    return off ? 1 : 0;                                                       \
-  }
-static inline uint8_t fb_load_u8(const uint8_t *p) { return *p; }
-FB_SCALAR(fb_u8, uint8_t, 1, fb_load_u8)
-FB_SCALAR(fb_i16, int16_t, 2, fb_load_u16)
-FB_SCALAR(fb_i32, int32_t, 4, fb_load_u32)
-FB_SCALAR(fb_i64, int64_t, 8, fb_load_u64)
-#undef FB_SCALAR
+/* Scalar fields by vtable slot; absent fields give the default. */
+int fb_u8(const fb_table *t, int slot, uint8_t dflt, uint8_t *out);
+int fb_i16(const fb_table *t, int slot, int16_t dflt, int16_t *out);
+int fb_i32(const fb_table *t, int slot, int32_t dflt, int32_t *out);
+int fb_i64(const fb_table *t, int slot, int64_t dflt, int64_t *out);
 
 /* A sub-table, a string (not NUL-terminated in general; len excludes the
  * terminator) and a vector whose elements are elem_size bytes (4 for
