@@ -680,9 +680,10 @@ static int expect_error(const input *in, xchg_status want, const char *needle,
   return rc;
 }
 
-/* Sets Buffer k of the first record batch's message to [offset, +length). */
-static int set_buffer_range(xchg_buf *stream, uint32_t k, uint64_t offset, uint64_t length,
-                            char *msg) {
+/* Sets entry k of the first record batch's Buffer (slot BATCH_BUFFERS:
+ * offset, length) or FieldNode (BATCH_NODES: length, null count) vector. */
+static int set_batch_entry(xchg_buf *stream, int slot, uint32_t k, uint64_t first, uint64_t second,
+                           char *msg) {
   tu_body bodies[4];
   int64_t n = tu_map_bodies(xchg_buf_data(stream), xchg_buf_size(stream), bodies, 4);
   for (int64_t i = 0; i < n; i++) {
@@ -692,18 +693,21 @@ static int set_buffer_range(xchg_buf *stream, uint32_t k, uint64_t offset, uint6
     fb_vector buffers;
     if (fb_root(meta, (size_t)bodies[i].metadata_bytes, &m) <= 0 ||
         fb_table_field(&m, MSG_HEADER, &batch) <= 0 ||
-        fb_vector_field(&batch, BATCH_BUFFERS, 16, &buffers) <= 0 || k >= buffers.count)
-      return tu_errorf(msg, MSG, "no Buffer %u in the record batch", k);
+        fb_vector_field(&batch, slot, 16, &buffers) <= 0 || k >= buffers.count)
+      return tu_errorf(msg, MSG, "no entry %u in the record batch's vector %d", k, slot);
     uint8_t *spec = meta + (fb_vector_elem(&buffers, k) - meta);
-    memcpy(spec, &offset, 8);
-    memcpy(spec + 8, &length, 8);
+    memcpy(spec, &first, 8);
+    memcpy(spec + 8, &second, 8);
     return 0;
   }
   return tu_errorf(msg, MSG, "no record batch");
 }
 
 /* A Buffer of the third block's record batch set outside its body: past
- * its end, or at a negative offset or length (as unsigned, huge). */
+ * its end, or at a negative offset or length (as unsigned, huge); or
+ * inside it, but shorter than the column's values.  Or its FieldNode
+ * made bad: a null count above the length or negative, a negative length,
+ * a column's length not the batch's. */
 static void check_buffer_ranges(void) {
   static const int32_t values[] = {1, 2, 3};
   struct ArrowSchema col, *cols[1] = {&col}, root;
@@ -713,14 +717,31 @@ static void check_buffer_ranges(void) {
   tu_fixture_array(&col_a, 3, 2, (const void *[]){NULL, values}, 0, NULL);
   tu_fixture_array(&root_a, 3, 1, (const void *[]){NULL}, 1, col_as);
   static const struct {
-    uint64_t offset, length;
-    const char *what;
-  } bad[] = {{64, 8, "past the body's end"},
-             {(uint64_t)-8, 8, "at a negative offset"},
-             {0, (uint64_t)-8, "of a negative length"},
-             {8, 16, "running past the body's end"}};
+    int slot;
+    uint32_t k;
+    uint64_t first, second;
+    const char *what, *needle;
+    int plain; /* only of an uncompressed body */
+  } bad[] = {
+      {BATCH_BUFFERS, 1, 64, 8, "buffer past the body's end", "lies outside the 16-byte body", 0},
+      {BATCH_BUFFERS, 1, (uint64_t)-8, 8, "buffer at a negative offset",
+       "lies outside the 16-byte body", 0},
+      {BATCH_BUFFERS, 1, 0, (uint64_t)-8, "buffer of a negative length",
+       "lies outside the 16-byte body", 0},
+      {BATCH_BUFFERS, 1, 8, 16, "buffer running past the body's end",
+       "lies outside the 16-byte body", 0},
+      {BATCH_BUFFERS, 1, 0, 8, "buffer shorter than its 3 values",
+       "buffer 1: buffer has 8 bytes, [0, +12) needed", 1},
+      {BATCH_NODES, 0, 3, 4, "node of more nulls than rows",
+       "field node has length 3 and null_count 4", 0},
+      {BATCH_NODES, 0, 3, (uint64_t)-1, "node of a negative null count",
+       "field node has length 3 and null_count -1", 0},
+      {BATCH_NODES, 0, (uint64_t)-1, 0, "node of a negative length",
+       "field node has length -1 and null_count 0", 0},
+      {BATCH_NODES, 0, 2, 0, "column shorter than the batch", "column has 2 rows, the batch 3", 0}};
   for (int comet = -1; comet < 2; comet += 2)
     for (size_t t = 0; t < sizeof bad / sizeof bad[0]; t++) {
+      if (bad[t].plain && comet > 0) continue;
       input in = {0};
       in.bad = 1;
       char msg[MSG] = "";
@@ -728,25 +749,25 @@ static void check_buffer_ranges(void) {
       for (int b = 0; b < 4 && rc == 0; b++) {
         xchg_buf *stream;
         rc = rt_write(&root, &root_a, 1, NULL, &stream, msg, MSG);
-        if (rc == 0 && b == 2) rc = set_buffer_range(stream, 1, bad[t].offset, bad[t].length, msg);
+        if (rc == 0 && b == 2)
+          rc = set_batch_entry(stream, bad[t].slot, bad[t].k, bad[t].first, bad[t].second, msg);
         if (rc == 0)
           rc = add_block(&in, xchg_buf_data(stream), xchg_buf_size(stream), comet, 1, msg);
         if (stream) xchg_buf_unref(stream);
       }
-      if (rc == 0)
-        rc = expect_error(&in, XCHG_EFORMAT, "field 'c0', buffer 1: range [", NULL, NULL, msg);
+      if (rc == 0) rc = expect_error(&in, XCHG_EFORMAT, "field 'c0'", NULL, NULL, msg);
       if (rc == 0) {
         xchg_shuffle_reader_options o;
         xchg_shuffle_reader_options_init(&o);
         output out;
         rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
-        if (rc == 0 && (!strstr(out.error, "block 2 (source 0, byte ") ||
-                        !strstr(out.error, "lies outside the 16-byte body")))
-          rc = tu_errorf(msg, MSG, "the error does not name the block and the body: %s", out.error);
+        if (rc == 0 &&
+            (!strstr(out.error, "block 2 (source 0, byte ") || !strstr(out.error, bad[t].needle)))
+          rc =
+              tu_errorf(msg, MSG, "the error does not name the block and the fault: %s", out.error);
         output_free(&out);
       }
-      TU_CHECK(rc == 0, "%s blocks: a buffer %s: %s", comet < 0 ? "ipc" : "comet lz4", bad[t].what,
-               msg);
+      TU_CHECK(rc == 0, "%s blocks: a %s: %s", comet < 0 ? "ipc" : "comet lz4", bad[t].what, msg);
       input_free(&in);
     }
 }

@@ -84,7 +84,10 @@ uint8_t *coalesce_grow(coalescer *c, out_buf *o, size_t extra) {
   static uint8_t nowhere; /* the tail of no buffer, for nothing */
   size_t need = o->size + extra;
   if (need <= o->cap) return o->data ? o->data + o->size : &nowhere;
-  size_t cap = o->cap ? o->cap * 2 : extra * (size_t)c->hint;
+  /* A first reservation takes a quarter more than `hint` blocks like
+   * this one need: blocks vary, and growing copies what is there. */
+  size_t first = extra * (size_t)c->hint;
+  size_t cap = o->cap ? o->cap * 2 : first + first / 4;
   if (!o->cap && cap < o->last + o->last / 4) cap = o->last + o->last / 4;
   if (cap < need) cap = need;
   xchg_buf *b = xchg_buf_alloc(cap);
@@ -273,13 +276,9 @@ static const ipc_field *owner_of(const coalescer *c, int64_t k) {
   return NULL;
 }
 
-/* Every node and buffer range of b checked against the schema and the
- * body, and where each field's buffers start. */
-static xchg_status lay_out(coalescer *c, const wire_batch *b) {
-  c->at = NULL;
-  if (b->nodes.count != (uint32_t)c->n_fields)
-    return coalesce_fail(c, -1, XCHG_EFORMAT, "the schema has %lld field nodes, the message %u",
-                         (long long)c->n_fields, b->nodes.count);
+/* The first node of b that is bad (a null count below 0 or above its
+ * length; a column's length not the batch's), reported. */
+static xchg_status bad_node(coalescer *c, const wire_batch *b) {
   for (int64_t fi = 0; fi < c->n_fields; fi++) {
     int64_t length, nulls;
     coalesce_node_of(b, fi, &length, &nulls);
@@ -290,12 +289,6 @@ static xchg_status lay_out(coalescer *c, const wire_batch *b) {
                            (long long)length, (long long)nulls);
     }
   }
-  xchg_status st = place_buffers(c, b);
-  if (st != XCHG_OK) return st;
-  int64_t k = c->n_buffers;
-  if (k != (int64_t)b->buffers.count)
-    return coalesce_fail(c, -1, XCHG_EFORMAT, "the schema uses %lld buffers, the message has %u",
-                         (long long)k, b->buffers.count);
   for (int64_t i = 0; i < c->schema->root.n_children; i++) {
     int64_t length, nulls;
     coalesce_node_of(b, c->top[i], &length, &nulls);
@@ -305,12 +298,60 @@ static xchg_status lay_out(coalescer *c, const wire_batch *b) {
                            (long long)length, (long long)b->rows);
     }
   }
+  return XCHG_OK;
+}
+
+/* Every node of b checked, looked for without a branch per node (in
+ * unsigned arithmetic, with length and null count not negative, length -
+ * nulls is negative exactly when nulls > length); then, before anything
+ * is appended, the output's state taken to undo the append with. */
+static xchg_status check_nodes(coalescer *c, const wire_batch *b) {
+  uint64_t sign = 0, other = 0;
+  for (int64_t fi = 0; fi < c->n_fields; fi++) {
+    uint64_t length = fb_load_u64(b->node_at + 16 * fi),
+             nulls = fb_load_u64(b->node_at + 16 * fi + 8);
+    sign |= length | nulls | (length - nulls);
+  }
+  for (int64_t i = 0; i < c->schema->root.n_children; i++)
+    other |= fb_load_u64(b->node_at + 16 * c->top[i]) ^ (uint64_t)b->rows;
+  if ((sign >> 63) || other) return bad_node(c, b);
+  for (int64_t fi = 0; fi < c->n_fields; fi++) {
+    const out_node *o = &c->out[fi];
+    c->marks[fi] = (out_mark){
+        o->length, o->null_count, o->validity, {o->b[0].size, o->b[1].size, o->b[2].size}};
+  }
+  return XCHG_OK;
+}
+
+/* Every node and buffer range of b checked against the schema and the
+ * body, where each field's buffers start, and the output marked. */
+static xchg_status lay_out(coalescer *c, const wire_batch *b) {
+  c->at = NULL;
+  if (b->nodes.count != (uint32_t)c->n_fields)
+    return coalesce_fail(c, -1, XCHG_EFORMAT, "the schema has %lld field nodes, the message %u",
+                         (long long)c->n_fields, b->nodes.count);
+  xchg_status st = check_nodes(c, b);
+  if (st == XCHG_OK) st = place_buffers(c, b);
+  if (st != XCHG_OK) return st;
+  int64_t k = c->n_buffers;
+  if (k != (int64_t)b->buffers.count)
+    return coalesce_fail(c, -1, XCHG_EFORMAT, "the schema uses %lld buffers, the message has %u",
+                         (long long)k, b->buffers.count);
   /* In unsigned arithmetic (the body's length is not negative), a
-   * negative offset or length is past the body too. */
+   * negative offset or length is past the body too.  Looked for first
+   * without a branch per buffer: with offsets and lengths below 2^62,
+   * body - offset - len is negative exactly when the range runs past the
+   * body; then found. */
   const uint8_t *spec = b->buffer_at;
-  uint64_t body = (uint64_t)b->body_length;
-  for (int64_t i = 0; i < k; i++, spec += 16) {
-    uint64_t offset = fb_load_u64(spec), len = fb_load_u64(spec + 8);
+  uint64_t body = (uint64_t)b->body_length, huge = 0, past = 0;
+  for (int64_t i = 0; i < k; i++) {
+    uint64_t offset = fb_load_u64(spec + 16 * i), len = fb_load_u64(spec + 16 * i + 8);
+    huge |= offset | len;
+    past |= body - offset - len;
+  }
+  int outside = (huge >> 62) != 0 || (past >> 63) != 0;
+  for (int64_t i = 0; outside && i < k; i++) {
+    uint64_t offset = fb_load_u64(spec + 16 * i), len = fb_load_u64(spec + 16 * i + 8);
     if (offset > body || len > body - offset) {
       c->at = owner_of(c, i);
       return coalesce_fail(c, i, XCHG_EFORMAT,
@@ -421,12 +462,14 @@ xchg_status coalescer_create(const ipc_schema *schema, const xchg_ipc_read_optio
     c->fields = calloc((size_t)n + 1, sizeof *c->fields);
     c->kids = calloc((size_t)n + 1, sizeof *c->kids);
     c->top = calloc((size_t)columns + 1, sizeof *c->top);
+    c->selected = calloc((size_t)columns + 1, sizeof *c->selected);
     c->buf_at = calloc((size_t)n + 1, sizeof *c->buf_at);
     c->n_var = calloc((size_t)n + 1, sizeof *c->n_var);
     c->out = calloc((size_t)n + 1, sizeof *c->out);
     c->marks = calloc((size_t)n + 1, sizeof *c->marks);
   }
-  if (!c || !c->fields || !c->kids || !c->top || !c->buf_at || !c->n_var || !c->out || !c->marks) {
+  if (!c || !c->fields || !c->kids || !c->top || !c->selected || !c->buf_at || !c->n_var ||
+      !c->out || !c->marks) {
     coalescer_free(c);
     return xchg_errorf(err, XCHG_ENOMEM, "out of memory for a coalescer of %lld fields",
                        (long long)n);
@@ -437,19 +480,13 @@ xchg_status coalescer_create(const ipc_schema *schema, const xchg_ipc_read_optio
   c->n_fields = n;
   c->layout_version = -1;
   int64_t next = 0, next_kid = 0;
-  for (int64_t i = 0; i < columns; i++)
+  for (int64_t i = 0; i < columns; i++) {
     c->top[i] = flatten(c, &schema->root.children[i], &next, &next_kid);
+    if (!schema->root.children[i].skip) c->selected[c->n_selected++] = c->top[i];
+  }
   for (int64_t fi = 0; fi < n; fi++) c->has_views |= is_view(&c->fields[fi]);
   *out = c;
   return XCHG_OK;
-}
-
-static void mark(coalescer *c) {
-  for (int64_t i = 0; i < c->n_fields; i++) {
-    const out_node *o = &c->out[i];
-    c->marks[i] = (out_mark){
-        o->length, o->null_count, o->validity, {o->b[0].size, o->b[1].size, o->b[2].size}};
-  }
 }
 
 static void undo(coalescer *c) {
@@ -474,9 +511,8 @@ xchg_status coalescer_append(coalescer *c, const wire_batch *b, int *fits, xchg_
   if (st != XCHG_OK || b->rows == 0) return st;
   int64_t left = c->target_rows - c->rows;
   c->hint = left > b->rows ? (left + b->rows - 1) / b->rows : 1;
-  mark(c);
-  for (int64_t i = 0; i < c->schema->root.n_children && st == XCHG_OK; i++)
-    if (!c->schema->root.children[i].skip) st = coalesce_append_field(c, c->top[i], 0, b->rows);
+  for (int64_t i = 0; i < c->n_selected && st == XCHG_OK; i++)
+    st = coalesce_append_column(c, c->selected[i], b->rows);
   if (st != XCHG_OK) {
     undo(c);
     if (c->overflow && c->rows > 0) {
@@ -560,14 +596,11 @@ static void clear_output(coalescer *c) {
 xchg_status coalescer_finish(coalescer *c, ipc_dict_lookup_fn lookup, void *lookup_ctx,
                              ipc_array **out, xchg_error *err) {
   const ipc_field *root = &c->schema->root;
-  int64_t selected = 0;
-  for (int64_t i = 0; i < root->n_children; i++) selected += !root->children[i].skip;
-  ipc_array *r = *out = ipc_array_new(1, selected);
+  ipc_array *r = *out = ipc_array_new(1, c->n_selected);
   xchg_status st = r ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   if (r) r->length = c->rows;
-  for (int64_t i = 0, k = 0; i < root->n_children && st == XCHG_OK; i++)
-    if (!root->children[i].skip)
-      st = build(c, c->top[i], lookup, lookup_ctx, &r->children[k++], err);
+  for (int64_t i = 0; i < c->n_selected && st == XCHG_OK; i++)
+    st = build(c, c->selected[i], lookup, lookup_ctx, &r->children[i], err);
   clear_output(c);
   if (st == XCHG_OK) {
     ipc_decode_ctx ctx = {c->opts, 0, IPC_METADATA_V5, 0, lookup, lookup_ctx, NULL, NULL};
@@ -588,6 +621,7 @@ void coalescer_free(coalescer *c) {
   free(c->fields);
   free(c->kids);
   free(c->top);
+  free(c->selected);
   free(c->buf_at);
   free(c->n_var);
   free(c->out);

@@ -436,3 +436,30 @@ xchg_status coalesce_append_field(coalescer *c, int64_t fi, int64_t off, int64_t
   if (st == XCHG_OK) o->length += n;
   return st;
 }
+
+/* A top-level column of values of fixed width or binary in an
+ * uncompressed body (the common case of a shuffle block): its validity
+ * and values appended without the general walk's steps (its node's
+ * length is the batch's, checked by lay_out).  Other columns, and fixed
+ * values their buffer does not hold, take coalesce_append_field (which
+ * reports those). */
+xchg_status coalesce_append_column_walk(coalescer *c, int64_t fi, int64_t n) {
+  const flat_field *ff = &c->fields[fi];
+  out_node *o = &c->out[fi];
+  int64_t k = c->buf_at[fi], count = 0, offset = 0, len;
+  if (c->b->codec != XCHG_BLOCK_NONE || (ff->kind != APPEND_FIXED && ff->kind != APPEND_BINARY))
+    return coalesce_append_field(c, fi, 0, n);
+  if (ff->kind == APPEND_FIXED) {
+    coalesce_spec_of(c->b, k + 1, &offset, &len);
+    if (__builtin_mul_overflow(n, ff->width, &count) || len < count)
+      return coalesce_append_field(c, fi, 0, n);
+  }
+  c->at = ff->f;
+  xchg_status st =
+      append_validity(c, o, k, n, (int64_t)fb_load_u64(c->b->node_at + 16 * fi + 8), 0, n, NULL);
+  if (st == XCHG_OK)
+    st = ff->kind == APPEND_FIXED ? coalesce_copy_values(c, o, offset, count)
+                                  : append_binary(c, o, k, (int)ff->width, 0, n);
+  if (st == XCHG_OK) o->length += n;
+  return st;
+}

@@ -75,11 +75,12 @@ struct coalescer {
   flat_field *fields;
   int64_t n_fields;
   int64_t *kids;
-  int64_t *top;            /* flat index of each top-level column */
-  int64_t *buf_at, *n_var; /* per field, for the batch being appended */
-  int64_t n_buffers;       /* buffers of the batch being appended */
-  int has_views;           /* the layout varies from batch to batch */
-  int layout_version;      /* of the batch buf_at was laid out for, or -1 */
+  int64_t *top;                  /* flat index of each top-level column */
+  int64_t *selected, n_selected; /* of the selected ones */
+  int64_t *buf_at, *n_var;       /* per field, for the batch being appended */
+  int64_t n_buffers;             /* buffers of the batch being appended */
+  int has_views;                 /* the layout varies from batch to batch */
+  int layout_version;            /* of the batch buf_at was laid out for, or -1 */
   out_node *out;
   out_mark *marks;
   int64_t rows;
@@ -199,5 +200,37 @@ static inline xchg_status coalesce_span_bytes(coalescer *c, int64_t from, int64_
 /* Appends rows [off, off+n) of field fi's node in the batch being
  * appended to its output node. */
 xchg_status coalesce_append_field(coalescer *c, int64_t fi, int64_t off, int64_t n);
+
+/* count bytes of fixed-width values at `offset` of the (uncompressed)
+ * body, after the output's. */
+static inline xchg_status coalesce_copy_values(coalescer *c, out_node *o, int64_t offset,
+                                               int64_t count) {
+  uint8_t *dst = coalesce_reserve(c, &o->b[1], (size_t)count);
+  if (!dst) return XCHG_ENOMEM;
+  memcpy(dst, c->b->body + offset, (size_t)count);
+  o->b[1].size += (size_t)count;
+  return XCHG_OK;
+}
+
+/* coalesce_append_column but for its commonest case. */
+xchg_status coalesce_append_column_walk(coalescer *c, int64_t fi, int64_t n);
+
+/* Appends all n rows of top-level column fi (a node of n rows).  In line
+ * for fixed-width values without nulls in an uncompressed body, which
+ * most columns of most blocks are. */
+static inline xchg_status coalesce_append_column(coalescer *c, int64_t fi, int64_t n) {
+  const flat_field *ff = &c->fields[fi];
+  out_node *o = &c->out[fi];
+  int64_t count, offset, len;
+  if (ff->kind != APPEND_FIXED || c->b->codec != XCHG_BLOCK_NONE || o->validity ||
+      fb_load_u64(c->b->node_at + 16 * fi + 8) != 0 || __builtin_mul_overflow(n, ff->width, &count))
+    return coalesce_append_column_walk(c, fi, n);
+  coalesce_spec_of(c->b, c->buf_at[fi] + 1, &offset, &len);
+  if (len < count) return coalesce_append_column_walk(c, fi, n);
+  c->at = ff->f;
+  xchg_status st = coalesce_copy_values(c, o, offset, count);
+  if (st == XCHG_OK) o->length += n;
+  return st;
+}
 
 #endif

@@ -25,6 +25,7 @@
 #include "ipc/dictionary.h"
 #include "ipc/format.h"
 #include "ipc/framing.h"
+#include "ipc/message.h"
 #include "ipc/schema.h"
 #include "shuffle/coalesce.h"
 #include "shuffle/input.h"
@@ -77,6 +78,11 @@ struct xchg_shuffle_reader {
   ipc_schema schema;
   uint8_t *schema_bytes; /* the Message flatbuffer blocks' schemas are compared with */
   size_t schema_size;
+  /* Those bytes parse as a stream's schema message (with this body)
+   * within max_metadata_bytes: a block's message of the same bytes is
+   * taken without being decoded again. */
+  int schema_known;
+  int64_t schema_body_length;
   ipc_dictionaries dicts;
   dictionary_seen *seen; /* per entry of dicts */
   /* Output. */
@@ -146,6 +152,12 @@ static xchg_status set_schema(xchg_shuffle_reader *r, const fb_table *table, con
   if (!r->seen || !r->schema_bytes) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   memcpy(r->schema_bytes, bytes, size);
   r->schema_size = size;
+  fb_table header;
+  int type, version;
+  r->schema_known = (int64_t)size <= r->opts.read.max_metadata_bytes &&
+                    ipc_message_parse(bytes, size, 0, 0, &header, &type, &version,
+                                      &r->schema_body_length, NULL) == XCHG_OK &&
+                    type == HEADER_SCHEMA && r->schema_body_length >= 0;
   return XCHG_OK;
 }
 
@@ -162,6 +174,18 @@ static xchg_status given_schema(xchg_shuffle_reader *r, xchg_error *err) {
   if (st == XCHG_OK) st = set_schema(r, &table, p, size, err);
   if (st != XCHG_OK) xchg_error_prefix(err, "the options' schema message: ");
   return st;
+}
+
+/* A block's schema message taken: its header's field count checked
+ * (Comet), its dictionaries not yet defined. */
+static xchg_status schema_taken(xchg_shuffle_reader *r, xchg_error *err) {
+  for (int64_t i = 0; r->seen && i < r->dicts.count; i++) r->seen[i].defined = 0;
+  if (r->blk.field_count >= 0 && r->blk.field_count != r->schema.root.n_children)
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "its header's field count is %lld, the schema has %lld "
+                       "fields",
+                       (long long)r->blk.field_count, (long long)r->schema.root.n_children);
+  return XCHG_OK;
 }
 
 /* A block's schema message: the first makes the schema; the others must
@@ -183,13 +207,24 @@ static xchg_status take_schema(xchg_shuffle_reader *r, const ipc_message_view *m
     if (st != XCHG_OK) xchg_error_prefix(err, "its schema is not the first block's: ");
     ipc_schema_free(&theirs);
   }
-  if (st == XCHG_OK && r->blk.field_count >= 0 && r->blk.field_count != r->schema.root.n_children)
-    st = xchg_errorf(err, XCHG_EFORMAT,
-                     "its header's field count is %lld, the schema has %lld "
-                     "fields",
-                     (long long)r->blk.field_count, (long long)r->schema.root.n_children);
-  for (int64_t i = 0; r->seen && i < r->dicts.count; i++) r->seen[i].defined = 0;
-  return st;
+  return st == XCHG_OK ? schema_taken(r, err) : st;
+}
+
+/* The block's first message when it is the schema message of the same
+ * bytes as the first (the common case): *size its bytes, body included,
+ * when they lie in the block. */
+static int same_schema_message(const xchg_shuffle_reader *r, size_t *size) {
+  const block *b = &r->blk;
+  size_t avail = b->size - b->pos;
+  const uint8_t *p = b->stream + b->pos;
+  if (!r->schema_known || b->message != 0 || avail < 8) return 0;
+  size_t prefix = ipc_prefix_size(p), whole = prefix + r->schema_size;
+  if (fb_load_u32(p + prefix - 4) != r->schema_size || whole > avail ||
+      (uint64_t)r->schema_body_length > avail - whole ||
+      memcmp(p + prefix, r->schema_bytes, r->schema_size) != 0)
+    return 0;
+  *size = whole + (size_t)r->schema_body_length;
+  return 1;
 }
 
 /* ---- blocks ---------------------------------------------------------------------- */
@@ -273,9 +308,13 @@ static xchg_status close_block(xchg_shuffle_reader *r, xchg_error *err) {
 
 /* ---- jobs ------------------------------------------------------------------------ */
 
-static job *job_at(xchg_shuffle_reader *r, int64_t k) {
-  return &r->jobs[(r->job_head + k) % JOBS_AHEAD];
+/* The ring's slot k after its head (unsigned: a mask, JOBS_AHEAD being a
+ * power of two, asked several times a message). */
+static size_t slot_of(const xchg_shuffle_reader *r, int64_t k) {
+  return (size_t)(r->job_head + k) % JOBS_AHEAD;
 }
+
+static job *job_at(xchg_shuffle_reader *r, int64_t k) { return &r->jobs[slot_of(r, k)]; }
 
 /* The job being planned, opened when there is none. */
 static job *open_job(xchg_shuffle_reader *r) {
@@ -295,7 +334,7 @@ static job *open_job(xchg_shuffle_reader *r) {
 
 static int64_t open_rows(const xchg_shuffle_reader *r) {
   if (r->job_count == 0) return 0;
-  const job *j = &r->jobs[(r->job_head + r->job_count - 1) % JOBS_AHEAD];
+  const job *j = &r->jobs[slot_of(r, r->job_count - 1)];
   return j->started ? 0 : j->rows;
 }
 
@@ -343,7 +382,7 @@ static xchg_status close_job(xchg_shuffle_reader *r, xchg_error *err) {
 
 /* Jobs closed and not yet handed out. */
 static int64_t closed_jobs(const xchg_shuffle_reader *r) {
-  int open = r->job_count > 0 && !r->jobs[(r->job_head + r->job_count - 1) % JOBS_AHEAD].started;
+  int open = r->job_count > 0 && !r->jobs[slot_of(r, r->job_count - 1)].started;
   return r->job_count - open;
 }
 
@@ -484,14 +523,34 @@ static xchg_status stream_cut(xchg_shuffle_reader *r, xchg_error *err) {
                   err);
 }
 
+/* The block's next message: the 8-byte end-of-stream marker that ends
+ * every block told at once, others decoded. */
+static xchg_status next_message(const xchg_shuffle_reader *r, ipc_message_view *m,
+                                xchg_error *err) {
+  const block *b = &r->blk;
+  const uint8_t *p = b->stream + b->pos;
+  if (b->size - b->pos >= 8 && fb_load_u64(p) == IPC_CONTINUATION) {
+    *m = (ipc_message_view){.eos = 1, .size = 8};
+    return XCHG_OK;
+  }
+  return ipc_message_view_decode(p, b->size - b->pos, b->message, (int64_t)b->pos,
+                                 r->opts.read.max_metadata_bytes, m, err);
+}
+
 /* Takes one message of the block, or closes a job before it. */
 static xchg_status step(xchg_shuffle_reader *r, xchg_error *err) {
   block *b = &r->blk;
   if (b->pos == b->size) return stream_cut(r, err);
+  size_t size;
+  if (same_schema_message(r, &size)) {
+    xchg_status st = schema_taken(r, err);
+    if (st != XCHG_OK) return in_block(r, st, err);
+    b->pos += size;
+    b->message++;
+    return XCHG_OK;
+  }
   ipc_message_view m;
-  xchg_status st =
-      ipc_message_view_decode(b->stream + b->pos, b->size - b->pos, b->message, (int64_t)b->pos,
-                              r->opts.read.max_metadata_bytes, &m, err);
+  xchg_status st = next_message(r, &m, err);
   if (st != XCHG_OK) return in_block(r, st, err);
   if (m.eos) {
     if (b->message == 0)
@@ -541,7 +600,7 @@ static void pop_job(xchg_shuffle_reader *r) {
   job *j = job_at(r, 0);
   r->held_bytes -= j->bytes;
   job_clear(j, r->opts.read.pool);
-  r->job_head = (r->job_head + 1) % JOBS_AHEAD;
+  r->job_head = (int64_t)slot_of(r, 1);
   r->job_count--;
 }
 
