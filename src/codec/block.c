@@ -1,9 +1,9 @@
 /* block.c — LZ4 frame and zstd block codecs with one context per thread.
  *
- * Creating a zstd or LZ4F context costs more than decompressing a small
- * buffer, and Arrow bodies are made of many small buffers; so each thread
- * keeps its contexts for its lifetime (freed by a pthread key destructor
- * when the thread exits).
+ * Creating a zstd context costs more than decompressing a small buffer,
+ * and Arrow bodies are made of many small buffers; so each thread keeps its
+ * contexts for its lifetime (freed by a pthread key destructor when the
+ * thread exits).  LZ4 frames need none: lz4_frames.c decodes them.
  *
  * A declared decompressed size is a claim from the wire: before a reader
  * allocates that much, xchg_block_check_size holds it against what the
@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <zstd.h>
 
+#include "codec/lz4_frames.h"
 #include "codec/lz4f_words.h"
 #include "xchg/codec.h"
 #include "xchg/testing.h"
 
 typedef struct codec_contexts {
-  LZ4F_dctx *lz4_d;
   ZSTD_DCtx *zstd_d;
   ZSTD_CCtx *zstd_c;
 } codec_contexts;
@@ -32,7 +32,6 @@ static _Atomic int64_t decompressed_bytes;
 
 static void free_contexts(void *p) {
   codec_contexts *c = p;
-  if (c->lz4_d) LZ4F_freeDecompressionContext(c->lz4_d);
   ZSTD_freeDCtx(c->zstd_d);
   ZSTD_freeCCtx(c->zstd_c);
   free(c);
@@ -62,38 +61,6 @@ const char *xchg_block_codec_name(xchg_block_codec codec) {
   return "unknown";
 }
 
-static xchg_status lz4_decompress(codec_contexts *c, const uint8_t *src, size_t src_size,
-                                  uint8_t *dst, size_t dst_size, xchg_error *err) {
-  if (!c->lz4_d && LZ4F_isError(LZ4F_createDecompressionContext(&c->lz4_d, LZ4F_VERSION)))
-    return xchg_errorf(err, XCHG_ENOMEM, "cannot create an LZ4F decompression context");
-  size_t in_pos = 0, out_pos = 0, hint = 1;
-  while (in_pos < src_size) {
-    size_t in_n = src_size - in_pos, out_n = dst_size - out_pos;
-    hint = LZ4F_decompress(c->lz4_d, dst + out_pos, &out_n, src + in_pos, &in_n, NULL);
-    if (LZ4F_isError(hint)) {
-      LZ4F_resetDecompressionContext(c->lz4_d);
-      return xchg_errorf(err, XCHG_EFORMAT, "corrupt LZ4 frame at compressed byte %zu: %s", in_pos,
-                         codec_lz4f_error_words(hint));
-    }
-    in_pos += in_n;
-    out_pos += out_n;
-    if (in_n == 0 && out_n == 0) break; /* no progress: output is full */
-  }
-  if (hint != 0) {
-    LZ4F_resetDecompressionContext(c->lz4_d);
-    if (out_pos == dst_size && in_pos < src_size)
-      return xchg_errorf(err, XCHG_EFORMAT,
-                         "LZ4 data decompresses to more than the declared %zu bytes", dst_size);
-    return xchg_errorf(err, XCHG_EFORMAT, "LZ4 frame truncated after %zu of %zu compressed bytes",
-                       in_pos, src_size);
-  }
-  if (out_pos != dst_size || in_pos != src_size)
-    return xchg_errorf(err, XCHG_EFORMAT,
-                       "LZ4 frame decompressed to %zu bytes, declared %zu (%zu trailing bytes)",
-                       out_pos, dst_size, src_size - in_pos);
-  return XCHG_OK;
-}
-
 static xchg_status zstd_decompress(codec_contexts *c, const void *src, size_t src_size, void *dst,
                                    size_t dst_size, xchg_error *err) {
   if (!c->zstd_d && !(c->zstd_d = ZSTD_createDCtx()))
@@ -115,7 +82,9 @@ xchg_status xchg_block_decompress(xchg_block_codec codec, const void *src, size_
   atomic_fetch_add_explicit(&decompress_calls, 1, memory_order_relaxed);
   xchg_status st;
   switch (codec) {
-    case XCHG_BLOCK_LZ4_FRAME: st = lz4_decompress(c, src, src_size, dst, dst_size, err); break;
+    case XCHG_BLOCK_LZ4_FRAME:
+      st = codec_lz4_frames_decode(src, src_size, dst, dst_size, err);
+      break;
     case XCHG_BLOCK_ZSTD: st = zstd_decompress(c, src, src_size, dst, dst_size, err); break;
     default: return xchg_errorf(err, XCHG_EINVAL, "no block codec %d", (int)codec);
   }
