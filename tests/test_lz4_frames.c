@@ -12,8 +12,11 @@
  *    bits, dictionary ID, block size ID, header checksum, a block over the
  *    maximum (stored, or decoding to more), block checksum, content
  *    checksum, content size, a damaged block, output longer or shorter
- *    than declared, no bytes at all, and the frame cut at every byte. */
+ *    than declared, no bytes at all, and the frame cut at every byte;
+ *  - the decompression counters (xchg/testing.h) summing every thread's,
+ *    also of threads that have exited. */
 #include <lz4frame.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -340,6 +343,37 @@ static void truncated_everywhere(void) {
   }
 }
 
+/* ---- counters ---------------------------------------------------------------------- */
+
+static void *decode_in_a_thread(void *arg) {
+  tu_bytes *f = arg;
+  xchg_error err;
+  for (int i = 0; i < 3; i++)
+    if (decode(f, 1000, NULL, &err) != XCHG_OK) return f;
+  return NULL;
+}
+
+static void counters(void) {
+  tu_bytes f = full_frame(1000);
+  int64_t calls = xchg_block_decompress_calls(), bytes = xchg_block_decompressed_bytes();
+  xchg_error err;
+  TU_CHECK(decode(&f, 1000, NULL, &err) == XCHG_OK, "decode: %s", err.message);
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, decode_in_a_thread, &f);
+  for (int i = 0; i < 2; i++) {
+    void *failed;
+    pthread_join(t[i], &failed);
+    TU_CHECK(failed == NULL, "thread %d failed to decode", i);
+  }
+  expect_error("a failed call", &f, 999, "more than the declared");
+  TU_CHECK(xchg_block_decompress_calls() - calls == 8,
+           "%lld calls counted, 8 made (2 threads of 3, exited, 2 here)",
+           (long long)(xchg_block_decompress_calls() - calls));
+  TU_CHECK(xchg_block_decompressed_bytes() - bytes == 7000, "%lld bytes counted, 7000 produced",
+           (long long)(xchg_block_decompressed_bytes() - bytes));
+  free(f.data);
+}
+
 int main(int argc, char **argv) {
   static const tu_case cases[] = {{"every_option", every_option},
                                   {"raw_blocks_present", raw_blocks_present},
@@ -348,6 +382,7 @@ int main(int argc, char **argv) {
                                   {"checksums", checksums},
                                   {"block_sizes", block_sizes},
                                   {"declared_lengths", declared_lengths},
-                                  {"truncated_everywhere", truncated_everywhere}};
+                                  {"truncated_everywhere", truncated_everywhere},
+                                  {"counters", counters}};
   return TU_MAIN(argc, argv, "lz4_frames", cases);
 }
