@@ -64,8 +64,9 @@ static void make_key(void) { pthread_key_create(&contexts_key, free_contexts); }
 
 static codec_contexts *new_contexts(void) {
   size_t size = (sizeof(codec_contexts) + CONTEXTS_ALIGN - 1) / CONTEXTS_ALIGN * CONTEXTS_ALIGN;
-  codec_contexts *c = aligned_alloc(CONTEXTS_ALIGN, size);
-  if (!c) return NULL;
+  void *p;
+  if (posix_memalign(&p, CONTEXTS_ALIGN, size) != 0) return NULL;
+  codec_contexts *c = p;
   memset(c, 0, sizeof *c);
   if (pthread_setspecific(contexts_key, c) != 0) {
     free(c);
