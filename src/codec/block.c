@@ -1,9 +1,9 @@
 /* block.c — LZ4 frame and zstd block codecs with one context per thread.
  *
- * Creating a zstd or LZ4F context costs more than decompressing a small
- * buffer, and Arrow bodies are made of many small buffers; so each thread
- * keeps its contexts for its lifetime (freed by a pthread key destructor
- * when the thread exits).
+ * Creating a zstd context costs more than decompressing a small buffer,
+ * and Arrow bodies are made of many small buffers; so each thread keeps its
+ * contexts for its lifetime (freed by a pthread key destructor when the
+ * thread exits).  LZ4 frames need none: lz4_frames.c decodes them.
  *
  * A declared decompressed size is a claim from the wire: before a reader
  * allocates that much, xchg_block_check_size holds it against what the
@@ -13,26 +13,48 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <zstd.h>
 
+#include "base/lock.h"
+#include "codec/lz4_frames.h"
 #include "codec/lz4f_words.h"
 #include "xchg/codec.h"
 #include "xchg/testing.h"
 
+/* A cache line: each thread's counters on their own, so that threads
+ * decompressing side by side do not contend for one. */
+#define CONTEXTS_ALIGN 64
+
 typedef struct codec_contexts {
-  LZ4F_dctx *lz4_d;
   ZSTD_DCtx *zstd_d;
   ZSTD_CCtx *zstd_c;
+  /* This thread's decompressions, for xchg_block_decompress_calls and
+   * _bytes: written by this thread alone (a load and a store, no locked
+   * add), read by those who sum them. */
+  _Atomic int64_t calls, bytes;
+  struct codec_contexts *prev, *next; /* in live_contexts */
 } codec_contexts;
 
 static pthread_key_t contexts_key;
 static pthread_once_t contexts_once = PTHREAD_ONCE_INIT;
-static _Atomic int64_t decompress_calls;
-static _Atomic int64_t decompressed_bytes;
+static xchg_mutex counts_lock = {PTHREAD_MUTEX_INITIALIZER};
+/* The contexts of the threads alive, and the counts of those that exited. */
+static codec_contexts *live_contexts XCHG_GUARDED_BY(counts_lock);
+static int64_t exited_calls XCHG_GUARDED_BY(counts_lock);
+static int64_t exited_bytes XCHG_GUARDED_BY(counts_lock);
 
 static void free_contexts(void *p) {
   codec_contexts *c = p;
-  if (c->lz4_d) LZ4F_freeDecompressionContext(c->lz4_d);
+  xchg_mutex_lock(&counts_lock);
+  exited_calls += atomic_load(&c->calls);
+  exited_bytes += atomic_load(&c->bytes);
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    live_contexts = c->next;
+  if (c->next) c->next->prev = c->prev;
+  xchg_mutex_unlock(&counts_lock);
   ZSTD_freeDCtx(c->zstd_d);
   ZSTD_freeCCtx(c->zstd_c);
   free(c);
@@ -40,17 +62,34 @@ static void free_contexts(void *p) {
 
 static void make_key(void) { pthread_key_create(&contexts_key, free_contexts); }
 
+static codec_contexts *new_contexts(void) {
+  size_t size = (sizeof(codec_contexts) + CONTEXTS_ALIGN - 1) / CONTEXTS_ALIGN * CONTEXTS_ALIGN;
+  void *p;
+  if (posix_memalign(&p, CONTEXTS_ALIGN, size) != 0) return NULL;
+  codec_contexts *c = p;
+  memset(c, 0, sizeof *c);
+  if (pthread_setspecific(contexts_key, c) != 0) {
+    free(c);
+    return NULL;
+  }
+  xchg_mutex_lock(&counts_lock);
+  c->next = live_contexts;
+  if (live_contexts) live_contexts->prev = c;
+  live_contexts = c;
+  xchg_mutex_unlock(&counts_lock);
+  return c;
+}
+
 static codec_contexts *thread_contexts(void) {
   pthread_once(&contexts_once, make_key);
   codec_contexts *c = pthread_getspecific(contexts_key);
-  if (!c) {
-    c = calloc(1, sizeof(*c));
-    if (c && pthread_setspecific(contexts_key, c) != 0) {
-      free(c);
-      c = NULL;
-    }
-  }
-  return c;
+  return c ? c : new_contexts();
+}
+
+/* Adds n to a counter that only this thread writes. */
+static void count(_Atomic int64_t *counter, int64_t n) {
+  atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
+                        memory_order_relaxed);
 }
 
 const char *xchg_block_codec_name(xchg_block_codec codec) {
@@ -60,38 +99,6 @@ const char *xchg_block_codec_name(xchg_block_codec codec) {
     case XCHG_BLOCK_ZSTD: return "zstd";
   }
   return "unknown";
-}
-
-static xchg_status lz4_decompress(codec_contexts *c, const uint8_t *src, size_t src_size,
-                                  uint8_t *dst, size_t dst_size, xchg_error *err) {
-  if (!c->lz4_d && LZ4F_isError(LZ4F_createDecompressionContext(&c->lz4_d, LZ4F_VERSION)))
-    return xchg_errorf(err, XCHG_ENOMEM, "cannot create an LZ4F decompression context");
-  size_t in_pos = 0, out_pos = 0, hint = 1;
-  while (in_pos < src_size) {
-    size_t in_n = src_size - in_pos, out_n = dst_size - out_pos;
-    hint = LZ4F_decompress(c->lz4_d, dst + out_pos, &out_n, src + in_pos, &in_n, NULL);
-    if (LZ4F_isError(hint)) {
-      LZ4F_resetDecompressionContext(c->lz4_d);
-      return xchg_errorf(err, XCHG_EFORMAT, "corrupt LZ4 frame at compressed byte %zu: %s", in_pos,
-                         codec_lz4f_error_words(hint));
-    }
-    in_pos += in_n;
-    out_pos += out_n;
-    if (in_n == 0 && out_n == 0) break; /* no progress: output is full */
-  }
-  if (hint != 0) {
-    LZ4F_resetDecompressionContext(c->lz4_d);
-    if (out_pos == dst_size && in_pos < src_size)
-      return xchg_errorf(err, XCHG_EFORMAT,
-                         "LZ4 data decompresses to more than the declared %zu bytes", dst_size);
-    return xchg_errorf(err, XCHG_EFORMAT, "LZ4 frame truncated after %zu of %zu compressed bytes",
-                       in_pos, src_size);
-  }
-  if (out_pos != dst_size || in_pos != src_size)
-    return xchg_errorf(err, XCHG_EFORMAT,
-                       "LZ4 frame decompressed to %zu bytes, declared %zu (%zu trailing bytes)",
-                       out_pos, dst_size, src_size - in_pos);
-  return XCHG_OK;
 }
 
 static xchg_status zstd_decompress(codec_contexts *c, const void *src, size_t src_size, void *dst,
@@ -112,15 +119,16 @@ xchg_status xchg_block_decompress(xchg_block_codec codec, const void *src, size_
                                   void *dst, size_t dst_size, xchg_error *err) {
   codec_contexts *c = thread_contexts();
   if (!c) return xchg_errorf(err, XCHG_ENOMEM, "cannot allocate codec contexts");
-  atomic_fetch_add_explicit(&decompress_calls, 1, memory_order_relaxed);
+  count(&c->calls, 1);
   xchg_status st;
   switch (codec) {
-    case XCHG_BLOCK_LZ4_FRAME: st = lz4_decompress(c, src, src_size, dst, dst_size, err); break;
+    case XCHG_BLOCK_LZ4_FRAME:
+      st = codec_lz4_frames_decode(src, src_size, dst, dst_size, err);
+      break;
     case XCHG_BLOCK_ZSTD: st = zstd_decompress(c, src, src_size, dst, dst_size, err); break;
     default: return xchg_errorf(err, XCHG_EINVAL, "no block codec %d", (int)codec);
   }
-  if (st == XCHG_OK)
-    atomic_fetch_add_explicit(&decompressed_bytes, (int64_t)dst_size, memory_order_relaxed);
+  if (st == XCHG_OK) count(&c->bytes, (int64_t)dst_size);
   return st;
 }
 
@@ -243,5 +251,16 @@ xchg_status xchg_block_compress(xchg_block_codec codec, int level, const void *s
   }
 }
 
-int64_t xchg_block_decompress_calls(void) { return atomic_load(&decompress_calls); }
-int64_t xchg_block_decompressed_bytes(void) { return atomic_load(&decompressed_bytes); }
+/* The counts of the threads that exited and of those alive (each of which
+ * may be counting as it is read: a count of the moment). */
+static int64_t count_all(int bytes) {
+  xchg_mutex_lock(&counts_lock);
+  int64_t n = bytes ? exited_bytes : exited_calls;
+  for (const codec_contexts *c = live_contexts; c; c = c->next)
+    n += atomic_load_explicit(bytes ? &c->bytes : &c->calls, memory_order_relaxed);
+  xchg_mutex_unlock(&counts_lock);
+  return n;
+}
+
+int64_t xchg_block_decompress_calls(void) { return count_all(0); }
+int64_t xchg_block_decompressed_bytes(void) { return count_all(1); }

@@ -4,6 +4,12 @@
 //
 //   write CODEC COUNT IN OUT : OUT = COUNT streams of CODEC, each holding IN
 //   read  CODEC IN OUT       : OUT = IN decoded (concatenated streams read on)
+//   lz4frames IN DIR         : DIR/SIZE-FLAGS.lz4 = IN as one LZ4 frame by
+//                              LZ4FrameOutputStream, for every maximum block
+//                              size (64K, 256K, 1M, 4M) and every set of the
+//                              flags b (block checksums), c (content checksum),
+//                              s (content size); its blocks are independent
+//                              (lz4-java writes no other)
 //
 // CODEC is lz4-java, snappy-java, zstd or snappy-framed.  The settings are
 // Spark's (CompressionCodec.scala): lz4 with 32 KiB blocks, lz4-java's
@@ -20,6 +26,7 @@ import com.github.luben.zstd.ZstdOutputStream;
 import net.jpountz.lz4.LZ4BlockInputStream;
 import net.jpountz.lz4.LZ4BlockOutputStream;
 import net.jpountz.lz4.LZ4Factory;
+import net.jpountz.lz4.LZ4FrameOutputStream;
 import net.jpountz.xxhash.XXHashFactory;
 import org.xerial.snappy.SnappyFramedInputStream;
 import org.xerial.snappy.SnappyFramedOutputStream;
@@ -63,7 +70,35 @@ public class XchgJavaCodecs {
     }
   }
 
+  static void lz4Frames(byte[] payload, String dir) throws IOException {
+    String[] sizes = {"64K", "256K", "1M", "4M"};
+    LZ4FrameOutputStream.BLOCKSIZE[] blockSizes = {LZ4FrameOutputStream.BLOCKSIZE.SIZE_64KB,
+        LZ4FrameOutputStream.BLOCKSIZE.SIZE_256KB, LZ4FrameOutputStream.BLOCKSIZE.SIZE_1MB,
+        LZ4FrameOutputStream.BLOCKSIZE.SIZE_4MB};
+    for (int s = 0; s < sizes.length; s++) {
+      for (int f = 0; f < 8; f++) {
+        java.util.List<LZ4FrameOutputStream.FLG.Bits> bits = new java.util.ArrayList<>();
+        bits.add(LZ4FrameOutputStream.FLG.Bits.BLOCK_INDEPENDENCE);
+        String flags = "";
+        if ((f & 1) != 0) { bits.add(LZ4FrameOutputStream.FLG.Bits.BLOCK_CHECKSUM); flags += "b"; }
+        if ((f & 2) != 0) { bits.add(LZ4FrameOutputStream.FLG.Bits.CONTENT_CHECKSUM); flags += "c"; }
+        if ((f & 4) != 0) { bits.add(LZ4FrameOutputStream.FLG.Bits.CONTENT_SIZE); flags += "s"; }
+        Path out = Paths.get(dir, sizes[s] + "-" + flags + ".lz4");
+        try (OutputStream c = new LZ4FrameOutputStream(Files.newOutputStream(out), blockSizes[s],
+                 (f & 4) != 0 ? payload.length : -1L, LZ4Factory.fastestInstance().fastCompressor(),
+                 XXHashFactory.fastestInstance().hash32(),
+                 bits.toArray(new LZ4FrameOutputStream.FLG.Bits[0]))) {
+          c.write(payload);
+        }
+      }
+    }
+  }
+
   public static void main(String[] args) throws IOException {
+    if (args.length >= 3 && args[0].equals("lz4frames")) {
+      lz4Frames(Files.readAllBytes(Paths.get(args[1])), args[2]);
+      return;
+    }
     if (args.length >= 5 && args[0].equals("write")) {
       byte[] payload = Files.readAllBytes(Paths.get(args[3]));
       int count = Integer.parseInt(args[2]);

@@ -5,7 +5,10 @@
  *      configured as Spark does, and snappy-java's snappy framing, Comet's
  *      SNAP) and xchg decodes them, bit for bit, its CRC-32C computed
  *      either way (the CPU's instruction, the portable tables);
- *   2. xchg encodes two concatenated streams and Java reads them back.
+ *   2. xchg encodes two concatenated streams and Java reads them back;
+ *   3. lz4-java's LZ4FrameOutputStream writes a payload as one LZ4 frame with
+ *      every block size and flag set it offers, and xchg's block codec (the
+ *      Arrow IPC body codec LZ4_FRAME) decodes each to the payload.
  * Registered by the Java block at the end of CMakeLists.txt, which sets
  * XCHG_JAVA, XCHG_JAVAC, XCHG_JAVA_CP (the three jars), XCHG_JAVA_SRC. */
 #include <errno.h>
@@ -13,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "xchg/codec.h"
 #include "xchg/stream.h"
 #include "xchg/testing.h"
 #include "support/sources.h"
@@ -64,6 +68,58 @@ static xchg_status xchg_decode(tu_bytes in, xchg_stream_codec codec, tu_bytes *o
 
 static int same(tu_bytes a, tu_bytes b) {
   return a.size == b.size && memcmp(a.data, b.data, a.size) == 0;
+}
+
+/* 300 000 bytes over several 64 KiB blocks: runs of a few values (LZ4
+ * compresses them) between stretches of noise (stored raw by lz4-java when
+ * a whole block is noise: the last 70 000 bytes). */
+#define FRAME_PAYLOAD 300000
+
+static tu_bytes frame_payload(void) {
+  tu_bytes p = {malloc(FRAME_PAYLOAD), FRAME_PAYLOAD};
+  uint32_t x = 12345;
+  for (size_t i = 0; i < p.size; i++) {
+    x = x * 1103515245u + 12345u;
+    int noise = i >= p.size - 70000 || (i / 3000) % 4 == 3;
+    p.data[i] = noise ? (uint8_t)(x >> 24) : (uint8_t)("arrow"[i % 5] + (i / 997) % 7);
+  }
+  return p;
+}
+
+/* Step 3 (see the top), in dir, with XchgJavaCodecs compiled there. */
+static void java_lz4_frames(const char *java, const char *cp, const char *dir) {
+  char cmd[20480], path[4096];
+  tu_bytes payload = frame_payload();
+  snprintf(path, sizeof path, "%s/frame-payload", dir);
+  TU_CHECK(tu_write_file(path, payload.data, payload.size) == 0, "write %s", path);
+  snprintf(cmd, sizeof cmd, "'%s' -cp '%s:%s' XchgJavaCodecs lz4frames '%s' '%s'", java, dir, cp,
+           path, dir);
+  if (!TU_CHECK(run(cmd) == 0, "Java writing LZ4 frames: %s", cmd)) {
+    free(payload.data);
+    return;
+  }
+  static const char *const sizes[] = {"64K", "256K", "1M", "4M"};
+  static const char *const flags[] = {"", "b", "c", "bc", "s", "bs", "cs", "bcs"};
+  uint8_t *out = malloc(payload.size);
+  int decoded = 0;
+  for (size_t s = 0; s < 4; s++) {
+    for (size_t f = 0; f < 8; f++) {
+      snprintf(path, sizeof path, "%s/%s-%s.lz4", dir, sizes[s], flags[f]);
+      tu_bytes frame = tu_read_bytes(path);
+      xchg_error err = {{0}};
+      memset(out, 0, payload.size);
+      xchg_status st = xchg_block_decompress(XCHG_BLOCK_LZ4_FRAME, frame.data, frame.size, out,
+                                             payload.size, &err);
+      TU_CHECK(st == XCHG_OK && memcmp(out, payload.data, payload.size) == 0,
+               "lz4-java frame %s-%s (%zu bytes): %s", sizes[s], flags[f], frame.size,
+               st == XCHG_OK ? "bytes differ" : err.message);
+      decoded += st == XCHG_OK;
+      free(frame.data);
+    }
+  }
+  TU_CHECK(decoded == 32, "%d of 32 lz4-java frames decoded", decoded);
+  free(out);
+  free(payload.data);
 }
 
 /* One flow: javac once, then every payload both ways in every codec. */
@@ -144,6 +200,7 @@ static void java_codecs(void) {
     free(payload.data);
     free(expect.data);
   }
+  java_lz4_frames(java, cp, dir);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   run(cmd);
 }

@@ -2,7 +2,7 @@
 """tests/mutants/validation.py — proves that the tests guard every
 validation rule: of the reader (src/ipc/decode.c, src/ipc/decode_validate.c
 and the message framing of src/ipc/framing.c, group "reader", guarded by tests/test_validation.c) and of the stream codecs (src/codec/, group
-"codecs", guarded by tests/test_stream_codecs.c, test_codec_trailer.c,
+"codecs", guarded by tests/test_lz4_frames.c, test_stream_codecs.c, test_codec_trailer.c,
 test_limits.c and test_codec_rules.c).  Each mutant below removes one check
 (one condition made false, or one size check skipped), the group's tests
 are rebuilt and run, and one of them must fail.  The source is restored
@@ -89,12 +89,38 @@ VALIDATE = [
 # (rule, text, replacement) per file of src/codec/
 CODECS = {
     "src/codec/block.c": [
-        ("LZ4 block: decodes to the declared length", "if (out_pos != dst_size || in_pos != src_size)", "if (0)"),
-        ("LZ4 block: frame complete", "  if (hint != 0) {\n    LZ4F_resetDecompressionContext(c->lz4_d);", "  if (0) {\n    LZ4F_resetDecompressionContext(c->lz4_d);"),
         ("zstd block: decodes to the declared length", "if (n != dst_size)", "if (0)"),
         ("declared length plausible", "if ((uint64_t)dst_size > most)", "if (0)"),
         ("zstd declared length as the frame states", "zstd_stated_size(src, src_size, &stated) && stated != dst_size",
          "zstd_stated_size(src, src_size, &stated) && 0"),  # the helper stays used (-Werror)
+    ],
+    "src/codec/lz4_frames.c": [
+        ("LZ4 block: decodes to the declared length", "if (c.out != dst_size)", "if (0)"),
+        ("LZ4 block: some bytes", "if (src_size == 0) return need", "if (0) return need"),
+        ("LZ4 block: the frame magic", "} else if (magic == LZ4_FRAME_MAGIC) {", "} else if (1) {"),
+        ("LZ4 block: magic present", 'xchg_status st = need(&c, 4, "a frame\'s magic number");\n    if (st != XCHG_OK) return st;',
+         'xchg_status st = XCHG_OK;'),
+        ("LZ4 block: skippable length present", 'if ((st = need(&c, 4, "a skippable frame\'s length")) != XCHG_OK) return st;', ""),
+        ("LZ4 block: skippable frame complete", 'if ((st = need(&c, skip, "a skippable frame")) != XCHG_OK) return st;', ""),
+        ("LZ4 block: descriptor present", 'xchg_status st = need(c, 3, "the frame descriptor");\n  if (st != XCHG_OK) return st;',
+         "xchg_status st = XCHG_OK;"),
+        ("LZ4 block: whole descriptor present", 'if ((st = need(c, descriptor + 1, "the frame descriptor")) != XCHG_OK) return st;', ""),
+        ("LZ4 block: version 1", "if (f->flg >> FLG_VERSION_SHIFT != 1)", "if (0)"),
+        ("LZ4 block: FLG reserved bit", "if ((f->flg & FLG_RESERVED) || (d[1] & BD_RESERVED))", "if ((d[1] & BD_RESERVED))"),
+        ("LZ4 block: BD reserved bits", "if ((f->flg & FLG_RESERVED) || (d[1] & BD_RESERVED))", "if ((f->flg & FLG_RESERVED))"),
+        ("LZ4 block: no dictionary", "if (f->flg & FLG_DICT_ID)", "if (0)"),
+        ("LZ4 block: block size ID", "if (size_id < 4)", "if (0)"),
+        ("LZ4 block: header checksum", "if (((xchg_xxh32(d, descriptor, 0) >> 8) & 0xFFu) != d[descriptor])", "if (0)"),
+        ("LZ4 block: block size present", 'xchg_status st = need(c, 4, "a block size");\n    if (st != XCHG_OK) return st;',
+         "xchg_status st = XCHG_OK;"),
+        ("LZ4 block: block within the maximum", "if (size > f->block_max)", "if (0)"),
+        ("LZ4 block: block complete", 'if ((st = need(c, size + checksum, "a block")) != XCHG_OK) return st;', ""),
+        ("LZ4 block: block checksum", "if (checksum && xchg_xxh32(block, size, 0) != stream_le32(block + size))", "if (0)"),
+        ("LZ4 block: stored block fits", "if (size > c->dst_size - c->out) return too_long", "if (0) return too_long"),
+        ("LZ4 block: longer output told from damage", "if (cap < f->block_max) {", "if (0) {"),
+        ("LZ4 block: content size", "if ((f.flg & FLG_CONTENT_SIZE) && f.content_size != produced)", "if (0)"),
+        ("LZ4 block: content checksum present", 'if ((st = need(c, 4, "the content checksum")) != XCHG_OK) return st;', ""),
+        ("LZ4 block: content checksum", "if (xchg_xxh32(c->dst + f.out_start, produced, 0) != stream_le32(c->src + c->pos))", "if (0)"),
     ],
     "src/codec/stream_lz4java.c": [
         ("lz4-java magic", 'if (memcmp(h, "LZ4Block", 8) != 0)', "if (0)"),
@@ -156,7 +182,7 @@ GROUPS = {
     "reader": ({"src/ipc/decode.c": READER, "src/ipc/decode_validate.c": VALIDATE,
                 "src/ipc/framing.c": FRAMING, "src/ipc/message.c": MESSAGE},
                ["test_validation"]),
-    "codecs": (CODECS, ["test_stream_codecs", "test_codec_trailer", "test_limits", "test_codec_rules"]),
+    "codecs": (CODECS, ["test_lz4_frames", "test_stream_codecs", "test_codec_trailer", "test_limits", "test_codec_rules"]),
 }
 
 
