@@ -308,6 +308,25 @@ static void declared_lengths(void) {
                  "at compressed byte 0: the frame holds 150000 bytes, its header declares");
     f.data[AT_CONTENT_SIZE] = (uint8_t)(f.data[AT_CONTENT_SIZE] - d);
   }
+  /* A content size field of 0 is "unknown" (liblz4 reads it so): the
+   * frame decodes, and liblz4 agrees. */
+  memset(f.data + AT_CONTENT_SIZE, 0, 8);
+  fix_header_checksum(&f);
+  uint8_t *out = NULL;
+  xchg_error err = {{0}};
+  TU_CHECK(decode(&f, 150000, &out, &err) == XCHG_OK && memcmp(out, text(), 150000) == 0,
+           "content size field 0: %s", err.message);
+  free(out);
+  LZ4F_dctx *dctx;
+  TU_CHECK(!LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)), "LZ4F context");
+  uint8_t *ref = malloc(150000);
+  size_t ref_n = 150000, in_n = f.size;
+  size_t hint = LZ4F_decompress(dctx, ref, &ref_n, f.data, &in_n, NULL);
+  TU_CHECK(hint == 0 && ref_n == 150000 && memcmp(ref, text(), 150000) == 0,
+           "liblz4 reads a content size field of 0 as unknown too (hint %zu, %zu bytes)", hint,
+           ref_n);
+  LZ4F_freeDecompressionContext(dctx);
+  free(ref);
   /* Without a content size: the declared length alone. */
   tu_bytes g = lz4_frame(text(), 150000, LZ4F_max64KB, LZ4F_blockLinked, 0, 0, 0);
   expect_error("no content size, one more", &g, 150001, "decompressed to 150000 bytes, declared");

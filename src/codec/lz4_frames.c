@@ -178,7 +178,9 @@ static xchg_status decode_frame(lz4_cursor *c) {
   if (st == XCHG_OK) st = decode_blocks(c, &f);
   if (st != XCHG_OK) return st;
   size_t produced = c->out - f.out_start;
-  if ((f.flg & FLG_CONTENT_SIZE) && f.content_size != produced)
+  /* A stated 0 means "unknown", as liblz4 (the reference decoder) reads
+   * it: a writer that sets the flag before it knows the size writes 0. */
+  if ((f.flg & FLG_CONTENT_SIZE) && f.content_size != 0 && f.content_size != produced)
     return xchg_errorf(c->err, XCHG_EFORMAT,
                        "corrupt LZ4 frame at compressed byte %zu: the frame holds %zu bytes, its "
                        "header declares %llu",
