@@ -131,6 +131,7 @@ typedef struct limit_share {
   const uint8_t *data;
   int64_t copy_bytes;
   uint8_t *dst;
+  size_t room; /* bytes at dst */
   int part, parts;
   pthread_barrier_t *go;
 } limit_share;
@@ -144,7 +145,10 @@ static void bare_decompress(const limit_share *s) {
     if (b->codec == XCHG_BLOCK_ZSTD) {
       ZSTD_decompressDCtx(zstd, s->dst, b->dst_size, b->src, b->src_size);
     } else {
-      size_t out = b->dst_size, in = b->src_size;
+      /* All the room: LZ4F decodes a block in place only with a maximum
+       * block's room left, else through its own buffer and a copy, which
+       * the reader (lz4_frames.c) does not pay. */
+      size_t out = s->room, in = b->src_size;
       LZ4F_decompress(lz4, s->dst, &out, b->src, &in, NULL);
     }
   }
@@ -179,7 +183,8 @@ static int64_t codec_limit_once(const buffer_list *l, const uint8_t *data, int64
   pthread_barrier_t go;
   pthread_barrier_init(&go, NULL, (unsigned)parts);
   for (int t = 0; t < parts; t++) {
-    shares[t] = (limit_share){l, data, copy_bytes, dst + (size_t)t * dst_size, t, parts, &go};
+    shares[t] =
+        (limit_share){l, data, copy_bytes, dst + (size_t)t * dst_size, dst_size, t, parts, &go};
     if (t > 0) pthread_create(&threads[t], NULL, limit_thread, &shares[t]);
   }
   pthread_barrier_wait(&go);
@@ -195,6 +200,9 @@ static size_t largest_output(const buffer_list *l, int64_t copy_bytes) {
   size_t max = (size_t)copy_bytes;
   for (int64_t i = 0; i < l->count; i++)
     if (l->items[i].dst_size > max) max = l->items[i].dst_size;
+  /* Room behind the largest for LZ4F to decode its last block in place
+   * (LZ4 frames' largest block size, 4 MiB). */
+  if (l->count) max += (size_t)4 << 20;
   return max ? max : 1;
 }
 
