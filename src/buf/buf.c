@@ -24,6 +24,7 @@
  * poisoned until it is handed out again, so a use after release is still
  * caught. */
 #include "xchg/buf.h"
+#include "base/tally.h"
 #include "buf/small.h"
 #include "xchg/testing.h"
 
@@ -66,7 +67,8 @@ struct xchg_buf {
 _Static_assert(sizeof(struct xchg_buf) <= OWNED_HEADER_SIZE, "header must fit before the data");
 
 static atomic_int_fast64_t live_bytes;
-static atomic_int_fast64_t live_count; /* of threads without a cache, and of ended ones */
+/* Buffers made minus freed (counter 0), per thread's cache: xchg_buf_live_count. */
+static tally live_count = TALLY_INIT;
 static atomic_int_fast64_t fail_countdown;
 
 void xchg_buf_fail_nth_alloc(int64_t n) { atomic_store(&fail_countdown, n > 0 ? n : 0); }
@@ -85,9 +87,10 @@ static bool injected_failure(void) {
 /* A decoded batch makes and drops several slice headers; each thread keeps
  * up to HEADER_CACHE of the headers it freed, last in, first out, for its
  * next ones (malloc's per-thread cache holds fewer of a size, and costs
- * more per call).  The caches are linked from a global list, so that what
- * a live thread keeps stays reachable (a leak checker at exit sees it as
- * such); the key's destructor frees a thread's when the thread ends. */
+ * more per call).  The caches are linked from a global list (live_count's
+ * slots), so that what a live thread keeps stays reachable (a leak checker
+ * at exit sees it as such); the key's destructor frees a thread's when the
+ * thread ends. */
 #define HEADER_CACHE 64 /* a decodeMany group of 50 direct payloads: 50 wrapped */
 
 /* The same for the small blocks of buf_small_alloc (small.h): per size
@@ -101,8 +104,9 @@ static bool injected_failure(void) {
 #define SMALL_CACHE_BYTES ((size_t)256 << 10)
 
 typedef struct header_cache {
-  struct header_cache *prev, *next;
-  atomic_int_fast64_t live; /* buffers made minus freed on this thread (count_live) */
+  /* Buffers made minus freed on this thread (count_live); first, so that
+   * the tally's list points at the cache itself. */
+  tally_slot live;
   int count;
   xchg_buf *items[HEADER_CACHE];
   int n_small[SMALL_CLASSES];
@@ -112,8 +116,6 @@ typedef struct header_cache {
 
 static _Thread_local header_cache *headers;
 static _Thread_local bool headers_refused; /* no cache for this thread: malloc it is */
-static pthread_mutex_t caches_lock = PTHREAD_MUTEX_INITIALIZER;
-static header_cache *caches;
 static pthread_key_t headers_key;
 static pthread_once_t headers_once = PTHREAD_ONCE_INIT;
 static bool headers_key_ok;
@@ -124,15 +126,7 @@ static void free_headers(void *cache) {
   header_cache *h = cache;
   headers = NULL;
   headers_refused = true;
-  pthread_mutex_lock(&caches_lock);
-  atomic_fetch_add_explicit(&live_count, atomic_load_explicit(&h->live, memory_order_relaxed),
-                            memory_order_relaxed);
-  if (h->prev)
-    h->prev->next = h->next;
-  else
-    caches = h->next;
-  if (h->next) h->next->prev = h->prev;
-  pthread_mutex_unlock(&caches_lock);
+  tally_leave(&live_count, &h->live);
   while (h->count > 0) {
     xchg_buf *buf = h->items[--h->count];
     UNPOISON(buf, sizeof *buf);
@@ -163,11 +157,7 @@ static header_cache *thread_headers(void) {
     headers_refused = true;
     return NULL;
   }
-  pthread_mutex_lock(&caches_lock);
-  h->next = caches;
-  if (caches) caches->prev = h;
-  caches = h;
-  pthread_mutex_unlock(&caches_lock);
+  tally_join(&live_count, &h->live);
   return headers = h;
 }
 
@@ -177,10 +167,9 @@ static header_cache *thread_headers(void) {
 static void count_live(int delta) {
   header_cache *h = thread_headers();
   if (h)
-    atomic_store_explicit(&h->live, atomic_load_explicit(&h->live, memory_order_relaxed) + delta,
-                          memory_order_relaxed);
+    tally_add(&h->live, 0, delta);
   else
-    atomic_fetch_add_explicit(&live_count, delta, memory_order_relaxed);
+    tally_add_shared(&live_count, 0, delta);
 }
 
 /* Fills in the header of a new buffer holding one reference; root and
@@ -450,14 +439,7 @@ int64_t xchg_buf_allocated_bytes(void) {
          (int64_t)atomic_load_explicit(&recycled_bytes, memory_order_relaxed);
 }
 
-int64_t xchg_buf_live_count(void) {
-  pthread_mutex_lock(&caches_lock);
-  int64_t n = (int64_t)atomic_load_explicit(&live_count, memory_order_relaxed);
-  for (header_cache *h = caches; h; h = h->next)
-    n += (int64_t)atomic_load_explicit(&h->live, memory_order_relaxed);
-  pthread_mutex_unlock(&caches_lock);
-  return n;
-}
+int64_t xchg_buf_live_count(void) { return tally_sum(&live_count, 0); }
 
 void xchg_buf_get_metrics(xchg_buf_metrics *out) {
   out->live_bytes = (int64_t)atomic_load_explicit(&live_bytes, memory_order_relaxed);

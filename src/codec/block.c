@@ -16,7 +16,7 @@
 #include <string.h>
 #include <zstd.h>
 
-#include "base/lock.h"
+#include "base/tally.h"
 #include "codec/lz4_frames.h"
 #include "codec/lz4f_words.h"
 #include "xchg/codec.h"
@@ -29,32 +29,20 @@
 typedef struct codec_contexts {
   ZSTD_DCtx *zstd_d;
   ZSTD_CCtx *zstd_c;
-  /* This thread's decompressions, for xchg_block_decompress_calls and
-   * _bytes: written by this thread alone (a load and a store, no locked
-   * add), read by those who sum them. */
-  _Atomic int64_t calls, bytes;
-  struct codec_contexts *prev, *next; /* in live_contexts */
+  /* This thread's decompressions (DECOMPRESS_CALLS, DECOMPRESSED_BYTES),
+   * for xchg_block_decompress_calls and _bytes. */
+  tally_slot counts;
 } codec_contexts;
+
+enum { DECOMPRESS_CALLS, DECOMPRESSED_BYTES };
 
 static pthread_key_t contexts_key;
 static pthread_once_t contexts_once = PTHREAD_ONCE_INIT;
-static xchg_mutex counts_lock = {PTHREAD_MUTEX_INITIALIZER};
-/* The contexts of the threads alive, and the counts of those that exited. */
-static codec_contexts *live_contexts XCHG_GUARDED_BY(counts_lock);
-static int64_t exited_calls XCHG_GUARDED_BY(counts_lock);
-static int64_t exited_bytes XCHG_GUARDED_BY(counts_lock);
+static tally counts = TALLY_INIT;
 
 static void free_contexts(void *p) {
   codec_contexts *c = p;
-  xchg_mutex_lock(&counts_lock);
-  exited_calls += atomic_load(&c->calls);
-  exited_bytes += atomic_load(&c->bytes);
-  if (c->prev)
-    c->prev->next = c->next;
-  else
-    live_contexts = c->next;
-  if (c->next) c->next->prev = c->prev;
-  xchg_mutex_unlock(&counts_lock);
+  tally_leave(&counts, &c->counts);
   ZSTD_freeDCtx(c->zstd_d);
   ZSTD_freeCCtx(c->zstd_c);
   free(c);
@@ -72,11 +60,7 @@ static codec_contexts *new_contexts(void) {
     free(c);
     return NULL;
   }
-  xchg_mutex_lock(&counts_lock);
-  c->next = live_contexts;
-  if (live_contexts) live_contexts->prev = c;
-  live_contexts = c;
-  xchg_mutex_unlock(&counts_lock);
+  tally_join(&counts, &c->counts);
   return c;
 }
 
@@ -84,12 +68,6 @@ static codec_contexts *thread_contexts(void) {
   pthread_once(&contexts_once, make_key);
   codec_contexts *c = pthread_getspecific(contexts_key);
   return c ? c : new_contexts();
-}
-
-/* Adds n to a counter that only this thread writes. */
-static void count(_Atomic int64_t *counter, int64_t n) {
-  atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
-                        memory_order_relaxed);
 }
 
 const char *xchg_block_codec_name(xchg_block_codec codec) {
@@ -119,7 +97,7 @@ xchg_status xchg_block_decompress(xchg_block_codec codec, const void *src, size_
                                   void *dst, size_t dst_size, xchg_error *err) {
   codec_contexts *c = thread_contexts();
   if (!c) return xchg_errorf(err, XCHG_ENOMEM, "cannot allocate codec contexts");
-  count(&c->calls, 1);
+  tally_add(&c->counts, DECOMPRESS_CALLS, 1);
   xchg_status st;
   switch (codec) {
     case XCHG_BLOCK_LZ4_FRAME:
@@ -128,7 +106,7 @@ xchg_status xchg_block_decompress(xchg_block_codec codec, const void *src, size_
     case XCHG_BLOCK_ZSTD: st = zstd_decompress(c, src, src_size, dst, dst_size, err); break;
     default: return xchg_errorf(err, XCHG_EINVAL, "no block codec %d", (int)codec);
   }
-  if (st == XCHG_OK) count(&c->bytes, (int64_t)dst_size);
+  if (st == XCHG_OK) tally_add(&c->counts, DECOMPRESSED_BYTES, (int64_t)dst_size);
   return st;
 }
 
@@ -251,16 +229,6 @@ xchg_status xchg_block_compress(xchg_block_codec codec, int level, const void *s
   }
 }
 
-/* The counts of the threads that exited and of those alive (each of which
- * may be counting as it is read: a count of the moment). */
-static int64_t count_all(int bytes) {
-  xchg_mutex_lock(&counts_lock);
-  int64_t n = bytes ? exited_bytes : exited_calls;
-  for (const codec_contexts *c = live_contexts; c; c = c->next)
-    n += atomic_load_explicit(bytes ? &c->bytes : &c->calls, memory_order_relaxed);
-  xchg_mutex_unlock(&counts_lock);
-  return n;
-}
-
-int64_t xchg_block_decompress_calls(void) { return count_all(0); }
-int64_t xchg_block_decompressed_bytes(void) { return count_all(1); }
+/* Counts of the moment: threads alive may be counting as they are read. */
+int64_t xchg_block_decompress_calls(void) { return tally_sum(&counts, DECOMPRESS_CALLS); }
+int64_t xchg_block_decompressed_bytes(void) { return tally_sum(&counts, DECOMPRESSED_BYTES); }
