@@ -133,7 +133,8 @@ static int make_input(cat_bench *b, long long rows) {
   b->input_is_temporary = true;
   char count[32];
   snprintf(count, sizeof count, "%lld", rows);
-  char *argv[] = {b->exe, "gen", "cache", b->input, "--rows", count, "--compression", "none", NULL};
+  char *argv[] = {b->exe,   "gen", "cache",         b->input, "-f",
+                  "--rows", count, "--compression", "none",   NULL};
   return run_timed(argv, "/dev/null") < 0 ? -1 : 0;
 }
 

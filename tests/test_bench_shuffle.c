@@ -164,7 +164,7 @@ static void from_file(const char *cli) {
   TU_CHECK(fd >= 0, "mkstemp");
   if (fd < 0) return;
   snprintf(cmd, sizeof cmd,
-           "'%s' gen shuffle %s --format comet --compression lz4 --rows 5000 --block-rows 77 "
+           "'%s' gen shuffle %s -f --format comet --compression lz4 --rows 5000 --block-rows 77 "
            "--columns 7 --seed 9 --sums",
            cli, path);
   json_t *sums = run_json(cmd);

@@ -79,7 +79,7 @@ static const char *in_gold(const char *name) {
 }
 
 static void gen(const char *args) {
-  tu_cli_result r = run("gen %s", args);
+  tu_cli_result r = run("gen %s -f", args);
   TU_CHECK(r.exit_code == 0, "gen %s: exit %d: %s", args, r.exit_code, r.err);
   tu_cli_result_free(&r);
 }
@@ -172,7 +172,7 @@ static void check_convert_streams(void) {
   TMP_PATH(out, "ab.out");
   for (int piped = 0; piped < 2; piped++) {
     tu_cli_result r =
-        piped ? run("convert - '%s' < '%s'", out, ab) : run("convert '%s' '%s'", ab, out);
+        piped ? run("convert - '%s' -f < '%s'", out, ab) : run("convert '%s' '%s' -f", ab, out);
     TU_CHECK(r.exit_code == 0 && r.err[0] == '\0', "convert of two IPC streams%s: exit %d: %s",
              piped ? " on stdin" : "", r.exit_code, r.err);
     batch_list got = read_batches(out);
@@ -213,7 +213,7 @@ static void check_convert_streams(void) {
   free(blocks.data);
   /* --batch-rows 1: every block is a batch of its own (by default they are
    * coalesced into batches of 8192 rows: test_cli_shuffle). */
-  tu_cli_result r = run("convert '%s' '%s' --batch-rows 1", shuffle, out);
+  tu_cli_result r = run("convert '%s' '%s' -f --batch-rows 1", shuffle, out);
   TU_CHECK(r.exit_code == 0 && r.err[0] == '\0', "convert of 64 Comet blocks: exit %d: %s",
            r.exit_code, r.err);
   tu_cli_result_free(&r);
@@ -234,7 +234,7 @@ static void check_convert_streams(void) {
            mixed, first);
   TMP_PATH(none, "none.arrow");
   unlink(none);
-  r = run("convert '%s' '%s'", mixed, none);
+  r = run("convert '%s' '%s' -f", mixed, none);
   TU_CHECK(r.exit_code == 1 && strcmp(r.err, want) == 0 && access(none, F_OK) != 0,
            "convert of two schemas: exit %d, OUT %s, stderr:\n%s want:\n%s", r.exit_code,
            access(none, F_OK) == 0 ? "written" : "absent", r.err, want);
@@ -316,8 +316,8 @@ static void check_concatenated_files(void) {
              c.err);
     tu_cli_result_free(&c);
     TMP_PATH(out, "f.out");
-    c = piped ? run("convert - '%s' --file < '%s'", out, f)
-              : run("convert '%s' '%s' --file", f, out);
+    c = piped ? run("convert - '%s' -f --file < '%s'", out, f)
+              : run("convert '%s' '%s' -f --file", f, out);
     TU_CHECK(c.exit_code == 0, "convert of two files%s: exit %d: %s", how, c.exit_code, c.err);
     tu_cli_result_free(&c);
     batch_list got = read_batches(out);
@@ -465,8 +465,8 @@ static void check_option_names(void) {
   char args[9000];
   snprintf(args, sizeof args, "broadcast '%s' --rows 3000", wrapped);
   gen(args);
-  static const char *const named[] = {"convert '%s' '%s' --input-codec lz4-java",
-                                      "convert '%s' '%s' --input-codec auto"};
+  static const char *const named[] = {"convert '%s' '%s' -f --input-codec lz4-java",
+                                      "convert '%s' '%s' -f --input-codec auto"};
   for (int i = 0; i < 2; i++) {
     snprintf(args, sizeof args, named[i], wrapped, out);
     r = run("%s", args);
@@ -476,11 +476,11 @@ static void check_option_names(void) {
     batch_list_free(&got);
     tu_cli_result_free(&r);
   }
-  r = run("convert '%s' '%s' --input-codec snappy-java", wrapped, out);
+  r = run("convert '%s' '%s' -f --input-codec snappy-java", wrapped, out);
   TU_CHECK(r.exit_code == 1, "convert --input-codec of the wrong codec: exit %d: %s", r.exit_code,
            r.err);
   tu_cli_result_free(&r);
-  r = run("convert '%s' '%s' --input-codec lz4", wrapped, out);
+  r = run("convert '%s' '%s' -f --input-codec lz4", wrapped, out);
   TU_CHECK(r.exit_code == 2 && strstr(r.err, "lz4-java"),
            "convert --input-codec lz4 is ambiguous: exit %d: %s", r.exit_code, r.err);
   tu_cli_result_free(&r);
@@ -497,7 +497,7 @@ static void check_option_names(void) {
   TMP_PATH(zstd, "z.stream");
   static const char *const spellings[] = {"--compression", "--codec"};
   for (int s = 0; s < 2; s++) {
-    r = run("convert '%s' '%s' %s zstd --level 3", out, zstd, spellings[s]);
+    r = run("convert '%s' '%s' -f %s zstd --level 3", out, zstd, spellings[s]);
     char want_warning[200];
     snprintf(want_warning, sizeof want_warning,
              "xchg convert: warning: --codec is deprecated, use --compression");
@@ -508,7 +508,7 @@ static void check_option_names(void) {
     TU_CHECK(r.exit_code == 0 && strstr(r.out, "compression zstd"),
              "convert %s zstd compresses: %s", spellings[s], r.out);
     tu_cli_result_free(&r);
-    r = run("gen cache '%s' --rows 100 %s lz4", zstd, spellings[s]);
+    r = run("gen cache '%s' -f --rows 100 %s lz4", zstd, spellings[s]);
     TU_CHECK(r.exit_code == 0 && (s == 0 ? r.err[0] == '\0'
                                          : strstr(r.err,
                                                   "xchg gen: warning: --codec is deprecated, "

@@ -4,12 +4,15 @@
  *  - convert IN IN, convert IN LINK (a symbolic link to IN), and convert IN -
  *    with standard output appended to IN are refused; IN is byte-identical
  *    afterwards;
- *  - convert through a link to another regular file replaces that file (the
- *    link stays a link); a link to nothing is refused and creates nothing;
- *  - a convert that fails after it began writing (a cut input) leaves the
- *    old OUT byte-identical, its mode kept, and no temporary file; one that
- *    succeeds keeps an existing OUT's mode and gives a new one 0666 less the
- *    umask; a missing directory and a directory as OUT are clear errors;
+ *  - an existing OUT, and a link to an existing file, are refused without
+ *    -f (the file byte-identical, nothing else created); convert -f through
+ *    a link to another regular file replaces that file (the link stays a
+ *    link); a link to nothing is refused and creates nothing;
+ *  - a forced convert that fails after it began writing (a cut input) leaves
+ *    the old OUT byte-identical, its mode kept, and no temporary file; one
+ *    that succeeds keeps an existing OUT's mode and gives a new one 0666
+ *    less the umask; a missing directory and a directory as OUT are clear
+ *    errors;
  *  - convert, gen, cat and inspect writing to a full device (a node of
  *    /dev/full's numbers made here when mknod is allowed, else /dev/full)
  *    exit 1 with exactly "xchg: write to ... failed: No space left on
@@ -228,7 +231,20 @@ static void check_links_and_modes(void) {
   copy_file(gold_stream, target);
   chmod(target, 0640);
   TU_CHECK(symlink("target", link) == 0, "symlink: %s", strerror(errno));
-  r = run_cli(ARGS("convert", in, link, "--compression", "zstd"), -1);
+  tu_bytes old_target = tu_read_bytes(target);
+  const char *const *unforced[] = {ARGS("convert", in, target), ARGS("convert", in, link),
+                                   ARGS("gen", "cache", link, "--rows", "10")};
+  for (int i = 0; i < 3; i++) {
+    r = run_cli(unforced[i], -1);
+    TU_CHECK(r.exit_code == 1 && stderr_has(&r, "already exists: not replaced (use -f/--force"),
+             "%s %s onto an existing file without -f: exit %d: %s", unforced[i][0], unforced[i][2],
+             r.exit_code, r.err.data);
+    TU_CHECK(same_bytes(&old_target, target), "%s without -f changed the existing file",
+             unforced[i][0]);
+    free(r.err.data);
+  }
+  free(old_target.data);
+  r = run_cli(ARGS("convert", in, link, "-f", "--compression", "zstd"), -1);
   struct stat st;
   TU_CHECK(r.exit_code == 0, "convert through a link: exit %d: %s", r.exit_code, r.err.data);
   TU_CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode), "the link OUT is no longer a link");
@@ -274,7 +290,7 @@ static void check_failure_keeps_old_output(void) {
   copy_file(gold_stream, out);
   chmod(out, 0604);
   tu_bytes before = tu_read_bytes(out);
-  r = run_cli(ARGS("convert", cut, out), -1);
+  r = run_cli(ARGS("convert", cut, out, "--force"), -1);
   TU_CHECK(r.exit_code == 1 && stderr_has(&r, "cut.stream"), "convert of a cut input: exit %d: %s",
            r.exit_code, r.err.data);
   TU_CHECK(same_bytes(&before, out), "a failed convert changed the old OUT");

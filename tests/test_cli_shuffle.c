@@ -122,10 +122,10 @@ static void check_codecs(void) {
   TMP_PATH(out, "out.arrow");
   for (int i = 0; i < 4; i++) {
     gen_shuffle(in, "comet", codecs[i], 5);
-    must_run("convert", run("convert '%s' '%s'", in, out));
+    must_run("convert", run("convert '%s' '%s' -f", in, out));
     expect_same_rows(in, out, 10000, 2); /* 128 blocks make 8192 rows, then the rest */
     must_run("convert --input-codec comet",
-             run("convert --input-codec comet - '%s' < '%s'", out, in));
+             run("convert --input-codec comet - '%s' -f < '%s'", out, in));
     expect_same_rows(in, out, 10000, 2);
   }
   /* `gen --outer comet` writes the schema's field count in the header, as
@@ -145,12 +145,12 @@ static void check_codecs(void) {
   memset(block + 8, 0, 8); /* the field count */
   TU_CHECK(tu_write_file(bc, block, size) == 0, "cannot write %s", bc);
   free(block);
-  must_run("convert of blocks without a field count", run("convert '%s' '%s'", bc, out));
+  must_run("convert of blocks without a field count", run("convert '%s' '%s' -f", bc, out));
   expect_same_rows(bc, out, 20000, -1);
   static const char *const body[] = {"none", "lz4", "zstd"};
   for (int i = 0; i < 3; i++) {
     gen_shuffle(in, "ipc", body[i], 5);
-    must_run("convert of IPC streams", run("convert '%s' '%s' --batch-rows 8192", in, out));
+    must_run("convert of IPC streams", run("convert '%s' '%s' -f --batch-rows 8192", in, out));
     expect_same_rows(in, out, 10000, -1);
   }
 }
@@ -164,7 +164,7 @@ static void check_batch_rows(void) {
   } cases[] = {{1, 157}, {7, 157}, {65, 79}, {127, 79}, {128, 79}, {129, 53}, {20000, 1}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     must_run("convert --batch-rows",
-             run("convert '%s' '%s' --batch-rows %lld", in, out, cases[i].rows));
+             run("convert '%s' '%s' -f --batch-rows %lld", in, out, cases[i].rows));
     expect_same_rows(in, out, 10000, cases[i].batches);
   }
 }
@@ -435,7 +435,7 @@ static void check_cat_arrowjs_blocks(void) {
                "%s: cat --format %s is not what apache-arrow reads", path, checked[g]);
     }
     TMP_PATH(converted, "js.arrow");
-    must_run("convert of the apache-arrow blocks", run("convert '%s' '%s'", path, converted));
+    must_run("convert of the apache-arrow blocks", run("convert '%s' '%s' -f", path, converted));
     /* inspect's batches are convert's: the dictionaries that change cut them */
     tu_cli_result r = run("inspect '%s'", path);
     const char *line = strstr(r.out, " on the wire, coalesced into ");

@@ -316,7 +316,7 @@ static void check_column_bytes(void) {
     gold_path(path, sizeof path, name);
     json_t *got = inspect_json("inspect --json '%s'", path);
     tmp_path(plain, sizeof plain, "uncompressed.stream");
-    tu_cli_result c = run("convert '%s' '%s' --compression none", path, plain);
+    tu_cli_result c = run("convert '%s' '%s' -f --compression none", path, plain);
     TU_CHECK(c.exit_code == 0, "convert --compression none: %s", c.err);
     tu_cli_result_free(&c);
     json_t *uncompressed = inspect_json("inspect --json '%s'", plain);
@@ -585,10 +585,10 @@ static void check_progress(void) {
   g = run("gen shuffle '%s' --format comet --compression lz4 --rows 100000", blocks);
   TU_CHECK(g.exit_code == 0, "gen shuffle: exit %d: %s", g.exit_code, g.err);
   tu_cli_result_free(&g);
-  char *convert[] = {(char *)cli, "convert", in, out, "--file", NULL};
+  char *convert[] = {(char *)cli, "convert", in, out, "-f", "--file", NULL};
   char *cat[] = {(char *)cli, "cat", in, "--limit", "1", NULL};
   char *cat_blocks[] = {(char *)cli, "cat", blocks, "--limit", "1", NULL}; /* the shuffle reader */
-  char *gen[] = {(char *)cli, "gen", "rows", out, "--rows", "100000", NULL};
+  char *gen[] = {(char *)cli, "gen", "rows", out, "-f", "--rows", "100000", NULL};
   struct {
     const char *what, *label;
     char **argv;
@@ -606,7 +606,7 @@ static void check_progress(void) {
         cases[i].what, rc, cases[i].label + 1, seen ? seen : "(no pty)");
     free(seen);
   }
-  tu_cli_result r = run("convert '%s' '%s'", in, out);
+  tu_cli_result r = run("convert '%s' '%s' -f", in, out);
   TU_CHECK(r.exit_code == 0 && r.err[0] == '\0',
            "convert without a terminal prints nothing on stderr: %s", r.err);
   tu_cli_result_free(&r);

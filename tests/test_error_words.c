@@ -336,7 +336,7 @@ static void check_levels(void) {
   static const char *const fine[][2] = {
       {"lz4", "12"}, {"lz4", "0"}, {"zstd", "22"}, {"zstd", "-5"}};
   for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++) {
-    tu_cli_result r = run("convert '%s' '%s' --compression %s --level %s", gold_stream, out,
+    tu_cli_result r = run("convert '%s' '%s' -f --compression %s --level %s", gold_stream, out,
                           fine[i][0], fine[i][1]);
     TU_CHECK(r.exit_code == 0, "convert --compression %s --level %s: exit %d: %s", fine[i][0],
              fine[i][1], r.exit_code, r.err);

@@ -36,8 +36,8 @@ static const char convert_help[] =
     "  --file          write the IPC file format\n"
     "  --stream        write the IPC stream format (default)\n"
     "  --align N       buffer alignment, 8 (default) or 64\n"
-    "  -f, --force     write to a terminal too (refused otherwise: the output is\n"
-    "                    binary)\n" XC_CODEC_HELP
+    "  -f, --force     replace an existing OUT, write to a terminal (both\n"
+    "                    refused otherwise)\n" XC_CODEC_HELP
     "  --codec C       the old name of --compression (deprecated)\n"
     "Progress is shown on standard error when it is a terminal.\n";
 

@@ -58,8 +58,8 @@ static const char gen_help[] =
     "  --seed S   random seed (default 1); the same seed gives the same bytes\n"
     "  --file     IPC file format instead of stream (cache, broadcast)\n"
     "  --sums     print the sums a reader must find, as JSON\n"
-    "  -f, --force  write to a terminal too (refused otherwise: the output is\n"
-    "             binary)\n"
+    "  -f, --force  replace an existing OUT, write to a terminal (both refused\n"
+    "             otherwise)\n"
     "  --codec C  the old name of --compression (deprecated)\n"
     "Progress is shown on standard error when it is a terminal.\n";
 

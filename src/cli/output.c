@@ -213,7 +213,14 @@ xchg_status xc_output_open(xc_output *o, const char *path, const char *input, bo
   }
   struct stat st, link;
   if (stat(path, &st) == 0) {
-    if (S_ISREG(st.st_mode)) return open_regular(o, &st, err);
+    if (S_ISREG(st.st_mode)) {
+      /* a file the command did not create is the user's: replaced only when
+       * asked (-f), as zstd and gzip do */
+      if (!force)
+        return xchg_errorf(err, XCHG_EINVAL,
+                           "already exists: not replaced (use -f/--force to replace it)");
+      return open_regular(o, &st, err);
+    }
     if (S_ISDIR(st.st_mode)) return xchg_errorf(err, XCHG_EINVAL, "is a directory");
     /* a device, a pipe: written in place, never created or truncated */
     if ((o->fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC)) < 0)

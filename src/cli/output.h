@@ -1,7 +1,10 @@
 /* output.h — the file a command writes (`xchg convert`, `xchg gen`), made so
  * that a failure never destroys anything the command did not create.
  *
- *  - A regular file OUT, new or existing, is written to a temporary file
+ *  - An existing regular file OUT (or one a symbolic link points to) is
+ *    the user's, not the command's: it is refused unless forced
+ *    (-f/--force), as zstd and gzip refuse it.
+ *  - A regular file OUT, new or forced, is written to a temporary file
  *    beside it (".OUT.xchg-XXXXXX", created with O_EXCL) and renamed over
  *    OUT only once everything is written and fsync'ed: on any failure, and
  *    on SIGINT, SIGTERM or SIGHUP, the temporary file is removed and the
@@ -42,7 +45,8 @@ typedef struct xc_output {
 
 /* Opens path for writing ("-": standard output).  input is the file being
  * read (NULL or "-" when there is none to protect): OUT may not be it.
- * force: a terminal is written too (-f/--force). */
+ * force (-f/--force): an existing regular OUT is replaced, a terminal
+ * written. */
 xchg_status xc_output_open(xc_output *o, const char *path, const char *input, bool force,
                            xchg_error *err);
 

@@ -30,7 +30,7 @@ final class CacheShape {
     Path out = Files.createTempFile("xchg-cache", ".arrows");
     try {
       Process p =
-          new ProcessBuilder(cli, "gen", "cache", out.toString(), "--compression", codec, "--rows",
+          new ProcessBuilder(cli, "gen", "cache", out.toString(), "-f", "--compression", codec, "--rows",
                   Long.toString(rows), "--sums")
               .redirectError(ProcessBuilder.Redirect.INHERIT)
               .start();

@@ -91,7 +91,7 @@ public final class XchgBroadcastBench {
     // TestSupport reads XCHG_CLI from the environment; run the same command here.
     Path out = Files.createTempFile("xchg-bench", ".arrows");
     try {
-      Process p = new ProcessBuilder(cli, "gen", "broadcast", out.toString(), "--outer", "none",
+      Process p = new ProcessBuilder(cli, "gen", "broadcast", out.toString(), "-f", "--outer", "none",
               "--rows", Long.toString(rows), "--sums")
           .redirectError(ProcessBuilder.Redirect.INHERIT).start();
       String json = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);

@@ -88,7 +88,7 @@ final class TestSupport {
     Path out = Files.createTempFile("xchg-broadcast", ".arrows");
     try {
       Process p =
-          new ProcessBuilder(cli, "gen", "broadcast", out.toString(), "--outer", "none", "--rows",
+          new ProcessBuilder(cli, "gen", "broadcast", out.toString(), "-f", "--outer", "none", "--rows",
                   Long.toString(rows), "--seed", Long.toString(seed), "--sums")
               .redirectError(ProcessBuilder.Redirect.INHERIT)
               .start();
