@@ -8,7 +8,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -24,13 +23,15 @@ import net.jpountz.lz4.LZ4SafeDecompressor;
  * read full and narrow (c4), every selected value summed and checked
  * against the generator's sums on both sides.
  *
- * <p>Two modes.  {@code batch}: xchg decodes groups of payloads (--group,
- * default 50) with XchgBatchDecoder.decodeMany on 1 thread and on all
- * cores, then sums them; the JVM splits
- * the payloads over as many threads.  {@code tasks}, as Spark runs a cached
- * scan: T task threads each read their own share of the payloads one at a
- * time (xchg: decode, sum, release; parallelism across tasks, not inside a
- * read), on both sides.  JVM baseline, done as well as the JVM can, as
+ * <p>Two modes, the same work on both sides.  {@code batch}: groups of
+ * payloads (--group, default 50) read whole, then summed: xchg with
+ * XchgBatchDecoder.decodeMany on 1 thread and on all cores, the JVM with a
+ * reader per slot of the group (its buffers kept across groups) on as many
+ * threads; both then sum the group's held batches split over those
+ * threads.  {@code tasks}, as Spark runs a cached scan: T task threads each
+ * read their own share of the payloads one at a time (decode, sum,
+ * release; parallelism across tasks, not inside a read).  Every timed run
+ * starts with the caches evicted (evictCaches).  JVM baseline, done as well as the JVM can, as
  * Spark's Arrow cache serializer does: parse the RecordBatch flatbuffer
  * (IpcMessages), copy the selected buffers' ranges into one reused direct
  * buffer (from the heap; from a direct payload, slices), decompress each
@@ -62,6 +63,7 @@ public final class XchgCachedBench {
   static final int[] FULL = {0, 1, 2, 3, 4, 5};
   static final int[] NARROW = {4};
   static int group = 50; // payloads per decodeMany in batch mode (--group)
+  static final int EVICT_BYTES = 64 << 20; // twice the host's 32 MiB L3
 
   /** One measured case. */
   record Case(String codec, String read, String source, String mode, String side, int threads) {
@@ -117,6 +119,7 @@ public final class XchgCachedBench {
           long[] copied = new long[cases.size()];
           for (int run = -1; run < runs; run++) {
             for (int c = 0; c < cases.size(); c++) {
+              b.evictCaches();
               long t0 = System.nanoTime();
               copied[c] = b.run(cases.get(c), cols, touch);
               double t = (System.nanoTime() - t0) / 1e6;
@@ -235,6 +238,8 @@ public final class XchgCachedBench {
     final ExecutorService pool;
     final int cores;
     final XchgValidation validation;
+    final JvmReader[][] jvmSlots = new JvmReader[2][]; // batch mode's held reads: [full, narrow][group]
+    final byte[] evict = new byte[EVICT_BYTES];
 
     Bench(CacheShape.Data data, int cores, XchgValidation validation) {
       this.data = data;
@@ -258,6 +263,18 @@ public final class XchgCachedBench {
       pool = Executors.newFixedThreadPool(cores);
     }
 
+    /**
+     * Writes every cache line of twice the last-level cache, so that
+     * each timed run starts with none of the payloads (nor their page-table
+     * entries) cached, as a scan over a cached relation larger than the
+     * cache does: else a case would run warm or cold by where it falls in
+     * the order (a side's one-thread run right after the heap cases, the
+     * other's right after a run over the same payloads).
+     */
+    void evictCaches() {
+      for (int i = 0; i < evict.length; i += 64) evict[i]++;
+    }
+
     long selectedBytes(int[] cols) {
       long n = 0;
       for (byte[] p : heap)
@@ -270,7 +287,8 @@ public final class XchgCachedBench {
     long run(Case k, int[] cols, boolean touch) throws Exception {
       long[][] acc = new long[3][CacheShape.COLUMNS];
       long copied;
-      if (k.side().equals("jvm")) copied = runJvm(k, cols, touch, acc);
+      if (k.side().equals("jvm"))
+        copied = k.mode().equals("tasks") ? runJvm(k, cols, touch, acc) : runJvmBatch(k, cols, touch, acc);
       else if (k.mode().equals("tasks")) copied = runXchgTasks(k, cols, touch, acc);
       else copied = runXchgBatch(k, cols, touch, acc);
       for (int c : touch ? cols : new int[0])
@@ -368,46 +386,90 @@ public final class XchgCachedBench {
      */
     void sumXchg(XchgBatchDecoder r, XchgArrowArray[] at, int[] cols, int threads, long[][] acc)
         throws Exception {
-      List<Future<Checksum>> parts = new ArrayList<>();
-      for (int t = 0; t < threads; t++) {
-        int from = at.length * t / threads, to = at.length * (t + 1) / threads;
-        Callable<Checksum> part = () -> {
-          Checksum s = new Checksum(bufferCounts, cols);
-          ByteBuffer[] views = new ByteBuffer[3];
-          for (int i = from; i < to; i++) {
-            long address = at[i].memoryAddress();
-            sumBatch(r, s, address, (int) TestHooks.arrayLength(address), cols, views);
-          }
-          return s;
-        };
-        parts.add(threads == 1 ? CompletableFuture.completedFuture(part.call()) : pool.submit(part));
-      }
-      for (Future<Checksum> f : parts) f.get().addTo(acc);
+      for (Checksum s : inParts(threads, at.length, (from, to) -> {
+             Checksum part = new Checksum(bufferCounts, cols);
+             ByteBuffer[] views = new ByteBuffer[3];
+             for (int i = from; i < to; i++) {
+               long address = at[i].memoryAddress();
+               sumBatch(r, part, address, (int) TestHooks.arrayLength(address), cols, views);
+             }
+             return part;
+           }))
+        s.addTo(acc);
     }
 
-    /** The JVM baseline: each of T threads reads its share one payload at a time (both modes). */
+    /** The JVM baseline of tasks mode: each of T threads reads its share one payload at a time. */
     long runJvm(Case k, int[] cols, boolean touch, long[][] acc) throws Exception {
-      int threads = k.threads();
-      List<Future<JvmReader>> parts = new ArrayList<>();
-      for (int t = 0; t < threads; t++) {
-        int from = heap.length * t / threads, to = heap.length * (t + 1) / threads;
-        Callable<JvmReader> part = () -> {
-          JvmReader j = new JvmReader(bufferCounts, cols, touch);
-          for (int i = from; i < to; i++) {
-            if (k.source().equals("heap")) j.readHeap(heap[i]);
-            else j.readDirect(direct[i]);
-          }
-          return j;
-        };
-        parts.add(threads == 1 ? CompletableFuture.completedFuture(part.call()) : pool.submit(part));
-      }
       long copied = 0;
-      for (Future<JvmReader> f : parts) {
-        JvmReader j = f.get();
+      for (JvmReader j : inParts(k.threads(), heap.length, (from, to) -> {
+             JvmReader part = new JvmReader(bufferCounts, cols, touch);
+             for (int i = from; i < to; i++) {
+               if (k.source().equals("heap")) part.readHeap(heap[i]);
+               else part.readDirect(direct[i]);
+             }
+             return part;
+           })) {
         j.sums.addTo(acc);
         copied += j.copied;
       }
       return copied;
+    }
+
+    /**
+     * The JVM baseline of batch mode, done as decodeMany and the sums are:
+     * each group of payloads read whole (split over T threads) into a
+     * reader per slot, each with its own buffers kept across groups and
+     * runs (as xchg's released buffers serve its next ones), then the
+     * group's batches summed (split over T threads), so that both sides
+     * hold a group's decoded batches at once before they read them.
+     */
+    long runJvmBatch(Case k, int[] cols, boolean touch, long[][] acc) throws Exception {
+      int threads = k.threads();
+      JvmReader[] slots = jvmSlots[cols == FULL ? 0 : 1];
+      if (slots == null) {
+        slots = jvmSlots[cols == FULL ? 0 : 1] = new JvmReader[group];
+        for (int i = 0; i < group; i++) slots[i] = new JvmReader(bufferCounts, cols, false);
+      }
+      long copied = 0;
+      for (JvmReader j : slots) j.copied = 0;
+      for (int g = 0; g < heapGroups.length; g++) {
+        int n = heapGroups[g].length, first = g * group;
+        JvmReader[] at = slots;
+        inParts(threads, n, (from, to) -> {
+          for (int i = from; i < to; i++) {
+            if (k.source().equals("heap")) at[i].loadHeap(heap[first + i]);
+            else at[i].loadDirect(direct[first + i]);
+          }
+          return null;
+        });
+        if (!touch) continue;
+        for (Checksum s : inParts(threads, n, (from, to) -> {
+               Checksum part = new Checksum(bufferCounts, cols);
+               for (int i = from; i < to; i++) at[i].sumLoaded(part);
+               return part;
+             }))
+          s.addTo(acc);
+      }
+      for (JvmReader j : slots) copied += j.copied;
+      return copied;
+    }
+
+    /** A part of [0, n). */
+    interface Part<T> {
+      T run(int from, int to) throws Exception;
+    }
+
+    /** [0, n) cut into `threads` parts, run on the pool (one thread: on the caller); their results. */
+    <T> List<T> inParts(int threads, int n, Part<T> part) throws Exception {
+      List<Future<T>> parts = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int from = n * t / threads, to = n * (t + 1) / threads;
+        parts.add(threads == 1 ? CompletableFuture.completedFuture(part.run(from, to))
+                               : pool.submit(() -> part.run(from, to)));
+      }
+      List<T> results = new ArrayList<>();
+      for (Future<T> f : parts) results.add(f.get());
+      return results;
     }
 
     @Override
@@ -494,7 +556,25 @@ public final class XchgCachedBench {
       sums = new Checksum(bufferCounts, cols);
     }
 
+    IpcMessages.Layout layout; // the payload loaded last, and its selected buffers decoded
+    ByteBuffer[] views;
+
     void readHeap(byte[] payload) {
+      loadHeap(payload);
+      if (touch) sumLoaded(sums);
+    }
+
+    void readDirect(ByteBuffer payload) {
+      loadDirect(payload);
+      if (touch) sumLoaded(sums);
+    }
+
+    /** Sums the payload loaded last into s. */
+    void sumLoaded(Checksum s) {
+      s.addBatch((int) layout.rows(), views);
+    }
+
+    void loadHeap(byte[] payload) {
       ByteBuffer wrapped = ByteBuffer.wrap(payload).order(ByteOrder.LITTLE_ENDIAN);
       IpcMessages.Layout l = IpcMessages.layout(wrapped, 0, bufferCounts, cols);
       long total = l.selectedBytes();
@@ -510,10 +590,10 @@ public final class XchgCachedBench {
         at += len;
       }
       copied += total;
-      sum(l, views);
+      decompressAll(l, views);
     }
 
-    void readDirect(ByteBuffer payload) {
+    void loadDirect(ByteBuffer payload) {
       ByteBuffer b = payload.duplicate().order(ByteOrder.LITTLE_ENDIAN);
       IpcMessages.Layout l = IpcMessages.layout(b, 0, bufferCounts, cols);
       ByteBuffer[] views = new ByteBuffer[l.offsets().length];
@@ -521,14 +601,15 @@ public final class XchgCachedBench {
         if (l.lengths()[i] > 0)
           views[i] = b.slice((int) (l.bodyStart() + l.offsets()[i]), (int) l.lengths()[i])
               .order(ByteOrder.LITTLE_ENDIAN);
-      sum(l, views);
+      decompressAll(l, views);
     }
 
-    /** Decompresses the views as needed, then sums each selected column's values. */
-    void sum(IpcMessages.Layout l, ByteBuffer[] views) {
+    /** Decompresses the views as needed; they become the loaded payload's. */
+    void decompressAll(IpcMessages.Layout l, ByteBuffer[] views) {
       for (int i = 0; i < views.length; i++)
         if (views[i] != null) views[i] = decompress(l.codec(), views[i], i);
-      if (touch) sums.addBatch((int) l.rows(), views);
+      layout = l;
+      this.views = views;
     }
 
     /** The buffer's bytes decompressed (a reused direct buffer per slot), or as they are. */
