@@ -41,6 +41,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "support/encoded.h"
 #include "support/cli_run.h"
 #include "support/interop.h"
 #include "support/testutil.h"
@@ -50,15 +51,13 @@
 static const char *cli;
 static char tmp[] = "/tmp/test_cli_shuffle_XXXXXX";
 
-static tu_cli_result run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static tu_cli_result run(const char *fmt, ...) {
+/* `xchg args`, or with input (not NULL) through a pipe: `cat input |
+ * xchg args`; a run that fails to start is a failed check. */
+static tu_cli_result run_args(const char *input, const char *fmt, va_list ap) {
   char args[8192];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
   tu_cli_result r;
-  if (!tu_cli_run(cli, args, &r)) {
+  if (!(input != NULL ? tu_cli_run_piped(cli, input, args, &r) : tu_cli_run(cli, args, &r))) {
     TU_CHECK(0, "run: %s", args);
     r.out = strdup("");
     r.err = strdup("");
@@ -68,23 +67,22 @@ static tu_cli_result run(const char *fmt, ...) {
   return r;
 }
 
-/* `cat input | xchg args`: input through a pipe. */
+static tu_cli_result run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static tu_cli_result run(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  tu_cli_result r = run_args(NULL, fmt, ap);
+  va_end(ap);
+  return r;
+}
+
 static tu_cli_result piped(const char *input, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static tu_cli_result piped(const char *input, const char *fmt, ...) {
-  char args[8192];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
+  tu_cli_result r = run_args(input, fmt, ap);
   va_end(ap);
-  tu_cli_result r;
-  if (!tu_cli_run_piped(cli, input, args, &r)) {
-    TU_CHECK(0, "run through a pipe: %s", args);
-    r.out = strdup("");
-    r.err = strdup("");
-    r.out_len = 0;
-    r.exit_code = -2;
-  }
   return r;
 }
 
@@ -449,22 +447,6 @@ static void check_cat_dictionaries(void) {
   cat_dictionary_blocks("4.0.0-shareddict/generated_shared_dict.stream", NULL);
 }
 
-/* Appends the IPC stream ipc as a Comet block of `fields` fields whose
- * inner codec is inner (NONE, or LZ4 frame by the library's encoder). */
-static void add_comet_block(tu_bytes *blocks, const tu_bytes *ipc, int64_t fields,
-                            xchg_stream_codec inner) {
-  xchg_stream_encode_options o;
-  xchg_stream_encode_options_init(&o);
-  o.comet_inner = inner;
-  o.comet_field_count = fields;
-  xchg_buf *framed = NULL;
-  xchg_error err;
-  if (!TU_OK(xchg_stream_encode(XCHG_STREAM_COMET, &o, ipc->data, ipc->size, &framed, &err), err))
-    return;
-  tu_bytes_append(blocks, xchg_buf_data(framed), xchg_buf_size(framed));
-  xchg_buf_unref(framed);
-}
-
 /* Blocks that Apache Arrow JS wrote (tests/interop/arrowjs/blocks.mjs): a
  * record batch of no rows, and dictionary batches that are deltas
  * (isDelta), between two record batches of a block and after a whole
@@ -495,7 +477,7 @@ static void check_cat_arrowjs_blocks(void) {
       strcat(stream, ".stream");
       tu_bytes ipc = tu_read_bytes(stream);
       TU_CHECK(ipc.data != NULL, "cannot read %s", stream);
-      if (ipc.data) add_comet_block(&blocks, &ipc, 2, inner[c]);
+      if (ipc.data) tu_append_comet_block(&blocks, ipc.data, ipc.size, inner[c], 2);
       free(ipc.data);
     }
     TMP_PATH(path, "js.comet");

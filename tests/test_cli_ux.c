@@ -681,16 +681,12 @@ static void check_rows_view(void) {
   char plain[4200], framed[4200];
   tmp_path(plain, sizeof plain, "rows.bin");
   tmp_path(framed, sizeof framed, "rows.lz4");
-  xchg_stream_encode_options eo;
-  xchg_stream_encode_options_init(&eo);
-  xchg_buf *lz4 = NULL;
-  xchg_error err;
+  tu_bytes lz4 = {0};
   TU_CHECK(tu_write_file(plain, rows.data, rows.size) == 0 &&
-               xchg_stream_encode(XCHG_STREAM_LZ4_FRAME, &eo, rows.data, rows.size, &lz4, &err) ==
-                   XCHG_OK &&
-               tu_write_file(framed, xchg_buf_data(lz4), xchg_buf_size(lz4)) == 0,
+               tu_append_encoded(&lz4, XCHG_STREAM_LZ4_FRAME, NULL, rows.data, rows.size) &&
+               tu_write_file(framed, lz4.data, lz4.size) == 0,
            "cannot write the row streams");
-  xchg_buf_unref(lz4);
+  free(lz4.data);
   const char *want[] = {"\nrows: 4\n",
                         "min 0, max 300, mean 76.5\n",
                         "\n  0 B: 1\n",
