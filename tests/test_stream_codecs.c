@@ -627,6 +627,27 @@ static void check_origin(xchg_istream *s, tu_bytes e, int inner) {
            "comet/%d: the caller naming the block at byte 1000000: %s", inner, unnamed);
 }
 
+/* After a reset the blocks of lz4-java count from 0 again in messages, as
+ * LZ4 and zstd frames and snappy chunks do: e, its first block's magic
+ * damaged, fails at block 0 of the new input, however many blocks s read
+ * before. */
+static void check_numbering_restarts(xchg_istream *s, tu_bytes e) {
+  tu_bytes bad = {0};
+  tu_bytes_append(&bad, e.data, e.size);
+  bad.data[0] ^= 0xFF; /* "LZ4Block" no more */
+  xchg_error err;
+  tu_bytes rest;
+  TU_OK(xchg_istream_reset(s, tu_memory_source(bad.data, bad.size), NULL, &err), err);
+  xchg_status st = read_rest(s, &rest, &err);
+  free(rest.data);
+  static const char want[] = "lz4-java block 0 at byte 0: no \"LZ4Block\" magic";
+  TU_CHECK(st == XCHG_EFORMAT && strcmp(err.message, want) == 0,
+           "lz4-java after a reset onto a bad first block: %s (want %s)",
+           st != XCHG_OK ? err.message : "no error", want);
+  TU_OK(xchg_istream_reset(s, tu_memory_source(e.data, e.size), NULL, &err), err);
+  free(bad.data); /* s reads it no more */
+}
+
 /* One istream, reset from stream to stream: after a cut stream (an error),
  * from a dribbling source, then from memory, each read as if opened anew. */
 static void test_reset(tu_bytes a, tu_bytes b) {
@@ -657,6 +678,7 @@ static void test_reset(tu_bytes a, tu_bytes b) {
              (unsigned long long)xchg_istream_position(s), b.size);
     free(out.data);
     if (codec == XCHG_STREAM_COMET) check_origin(s, ea, inner);
+    if (codec == XCHG_STREAM_LZ4_JAVA) check_numbering_restarts(s, eb);
     TU_CHECK(xchg_istream_reset(s, NULL, NULL, &err) == XCHG_EINVAL, "reset without a source");
     TU_CHECK(xchg_istream_reset(NULL, tu_memory_source(eb.data, 1), NULL, &err) == XCHG_EINVAL,
              "reset of no stream"); /* the source is closed: ASan would see a leak */
