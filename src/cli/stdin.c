@@ -8,6 +8,7 @@
  * see a file.  Standard input is one per process, and so is what is held
  * of it. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@ typedef struct stdin_ahead {
   uint8_t *held;   /* its first bytes, read ahead */
   size_t len;      /* bytes held */
   size_t given;    /* of which the source handed out */
+  bool ended;      /* the input ended within them */
 } stdin_ahead;
 
 /* What was read ahead and not yet handed to a source, else NULL. */
@@ -39,14 +41,19 @@ xchg_status xc_stdin_peek(size_t want, const uint8_t **bytes, size_t *len, xchg_
       return st;
     }
   }
-  if (want > ahead->len) {
-    uint8_t *held = realloc(ahead->held, want);
+  /* Grown as bytes come, doubling: a length read from a bad header costs
+   * no more than twice the memory of what the input holds. */
+  while (ahead->len < want && !ahead->ended) {
+    size_t step = ahead->len > 64 * 1024 ? ahead->len : 64 * 1024;
+    if (step > want - ahead->len) step = want - ahead->len;
+    uint8_t *held = realloc(ahead->held, ahead->len + step);
     if (held == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
     ahead->held = held;
     size_t got = 0; /* fewer than asked only at the end of the input */
-    st = xchg_source_read(ahead->fd, held + ahead->len, want - ahead->len, &got, err);
+    st = xchg_source_read(ahead->fd, held + ahead->len, step, &got, err);
     ahead->len += got;
     if (st != XCHG_OK) return st;
+    ahead->ended = got < step;
   }
   *bytes = ahead->held;
   *len = ahead->len;
