@@ -668,7 +668,8 @@ static size_t block_start(const tu_bytes *b, int index) {
  * 140, rows 8960..9023) fail with the file's error, word for word, naming
  * the block and its byte offset; `cat -`, which cannot read a pipe through
  * first, prints the first batch of 8192 rows before it, as the good file
- * begins; `inspect -` says what `inspect FILE` does, good or bad. */
+ * begins; `inspect -` says what `inspect FILE` does, good or bad, of IPC
+ * streams too, and `cat -` of IPC streams prints what `cat FILE` does. */
 static void check_pipe(void) {
   TMP_PATH(in, "pipe.comet");
   TMP_PATH(bad, "pipe-bad.comet");
@@ -697,6 +698,12 @@ static void check_pipe(void) {
   static const char *const inputs[] = {"pipe.comet", "pipe-bad.comet", "in.ipc"};
   TMP_PATH(ipc, "in.ipc");
   gen_shuffle(ipc, "ipc", "zstd", 5);
+  /* IPC streams one after another: an IPC reader per stream either way. */
+  tu_cli_result streams = run("cat '%s' --format json", ipc);
+  TU_CHECK(streams.exit_code == 0 && streams.out_len > 0, "cat of IPC streams: exit %d: %s",
+           streams.exit_code, streams.err);
+  expect_piped_like(ipc, "--format json", &streams);
+  tu_cli_result_free(&streams);
   for (int i = 0; i < 3; i++)
     for (int json = 0; json < 2; json++) {
       TMP_PATH(path, inputs[i]);
