@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/encoded.h"
 #include "support/array_equal.h"
 #include "support/sources.h"
 #include "support/array_valid.h"
@@ -300,17 +301,13 @@ static void sweep_codec(const uint8_t *ipc, size_t ipc_size, xchg_stream_codec c
   xchg_stream_encode_options_init(&eo);
   eo.block_size = 512; /* many blocks: cuts between blocks are tried too */
   eo.comet_inner = XCHG_STREAM_ZSTD;
-  xchg_buf *enc = NULL;
-  xchg_error err;
   const char *name = xchg_stream_codec_name(codec);
-  if (xchg_stream_encode(codec, &eo, ipc, ipc_size, &enc, &err) != XCHG_OK) {
-    TU_CHECK(0, "encode %s: failed", name);
-    return;
-  }
-  size_t size = xchg_buf_size(enc);
-  uint8_t *data = malloc(size);
-  memcpy(data, xchg_buf_data(enc), size);
-  xchg_buf_unref(enc);
+  tu_bytes enc = {0};
+  if (!tu_append_encoded(&enc, codec, &eo, ipc, ipc_size)) return;
+  size_t size = enc.size;
+  uint8_t *data = malloc(size); /* exactly size bytes: ASan sees any overread */
+  memcpy(data, enc.data, size);
+  free(enc.data);
   /* Checksums (LZ4 frame and zstd content checksums, lz4-java's per
    * block, the snappy framing's CRC-32C, the zstd frames in these Comet
    * blocks) catch a flipped bit in the data; snappy-java has none. */
@@ -360,6 +357,7 @@ static void sweep_codec(const uint8_t *ipc, size_t ipc_size, xchg_stream_codec c
     /* Bytes a codec without a checksum let through may still be read as
      * IPC: what the reader accepts must be valid. */
     xchg_ipc_reader *r;
+    xchg_error err;
     if (ok && read_wrapped(copy, size, codec).ok &&
         open_wrapped(copy, size, codec, &r, &err) == XCHG_OK) {
       codec_flips_accepted++;

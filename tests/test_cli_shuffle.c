@@ -10,14 +10,18 @@
  *    input), a block never split;
  *  - `inspect` of Comet blocks says how many, of which codec, their rows,
  *    wire bytes and the batches they coalesce into, in text and JSON;
- *  - blocks whose header has no field count, and Comet blocks on standard
- *    input, are read block by block and coalesced by the writer;
+ *  - blocks whose header has no field count are read block by block and
+ *    coalesced by the writer;
+ *  - Comet blocks through a pipe (`cat FILE | xchg cat -`, `inspect -`,
+ *    `convert - OUT`) go through the same reader as the file given by
+ *    name: the same output, the same error text;
  *  - a truncated last block, a bad codec tag, an empty input and a schema
  *    change between blocks are errors (naming the block) that leave no OUT;
  *  - `cat` of a file of Comet blocks (every codec, dictionary-encoded
  *    columns too) goes through the shuffle reader and prints, byte for
- *    byte, what `cat` of the same blocks on standard input (read block by
- *    block) does, in every format, with and without --columns and --limit;
+ *    byte, what `cat` of the same blocks with their field counts zeroed
+ *    (read block by block) does, in every format, with and without
+ *    --columns and --limit, and so does `cat -` of them through a pipe;
  *    a bad block prints nothing, exit 1, the error naming the block as only
  *    the shuffle reader does;
  *  - blocks Apache Arrow JS wrote, with a record batch of no rows and delta
@@ -37,6 +41,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "support/encoded.h"
 #include "support/cli_run.h"
 #include "support/interop.h"
 #include "support/testutil.h"
@@ -46,21 +51,38 @@
 static const char *cli;
 static char tmp[] = "/tmp/test_cli_shuffle_XXXXXX";
 
-static tu_cli_result run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static tu_cli_result run(const char *fmt, ...) {
+/* `xchg args`, or with input (not NULL) through a pipe: `cat input |
+ * xchg args`; a run that fails to start is a failed check. */
+static tu_cli_result run_args(const char *input, const char *fmt, va_list ap) {
   char args[8192];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
   tu_cli_result r;
-  if (!tu_cli_run(cli, args, &r)) {
+  if (!(input != NULL ? tu_cli_run_piped(cli, input, args, &r) : tu_cli_run(cli, args, &r))) {
     TU_CHECK(0, "run: %s", args);
     r.out = strdup("");
     r.err = strdup("");
     r.out_len = 0;
     r.exit_code = -2;
   }
+  return r;
+}
+
+static tu_cli_result run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static tu_cli_result run(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  tu_cli_result r = run_args(NULL, fmt, ap);
+  va_end(ap);
+  return r;
+}
+
+static tu_cli_result piped(const char *input, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static tu_cli_result piped(const char *input, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  tu_cli_result r = run_args(input, fmt, ap);
+  va_end(ap);
   return r;
 }
 
@@ -170,6 +192,15 @@ static void check_batch_rows(void) {
 }
 
 /* convert of in fails, its error saying needle, and leaves no OUT. */
+/* Whether two runs' "xchg: <input>: message" errors say the same after
+ * the input's name (a path, or <stdin>). */
+static bool same_error(const char *a, const char *b) {
+  const char *x = strstr(a, ": "), *y = strstr(b, ": ");
+  x = x != NULL ? strstr(x + 2, ": ") : NULL;
+  y = y != NULL ? strstr(y + 2, ": ") : NULL;
+  return x != NULL && y != NULL && strcmp(x, y) == 0;
+}
+
 static void expect_refused(const char *what, const char *in, const char *extra,
                            const char *needle) {
   TMP_PATH(out, "refused.arrow");
@@ -178,6 +209,11 @@ static void expect_refused(const char *what, const char *in, const char *extra,
   TU_CHECK(r.exit_code == 1 && strstr(r.err, needle) != NULL && access(out, F_OK) != 0,
            "%s: exit %d, OUT %s, stderr %s (want %s)", what, r.exit_code,
            access(out, F_OK) == 0 ? "written" : "absent", r.err, needle);
+  tu_cli_result through = piped(in, "convert - '%s' %s", out, extra);
+  TU_CHECK(through.exit_code == 1 && same_error(r.err, through.err) && access(out, F_OK) != 0,
+           "%s through a pipe: exit %d, OUT %s, stderr %s (the file: %s)", what, through.exit_code,
+           access(out, F_OK) == 0 ? "written" : "absent", through.err, r.err);
+  tu_cli_result_free(&through);
   tu_cli_result_free(&r);
   r = run("convert '%s' - %s", in, extra);
   TU_CHECK(r.exit_code == 1 && r.out_len == 0, "%s to standard output: exit %d, %zu bytes written",
@@ -219,20 +255,62 @@ static void check_bad_blocks(void) {
   expect_refused("an empty input", bad, "--input-codec comet", "holds no IPC stream");
 }
 
-/* `cat FILE opts` (the shuffle reader) prints what `cat - --input-codec
- * comet opts < FILE` (block by block) does, byte for byte, and both exit
- * with want_exit, saying needle on standard error when not NULL. */
+/* path's blocks with the field count of their headers zeroed, which
+ * `cat` reads block by block (an IPC reader per block), at zeroed. */
+static void zero_field_counts(const char *path, const char *zeroed) {
+  tu_bytes b = tu_read_bytes(path);
+  TU_CHECK(b.data != NULL, "cannot read %s", path);
+  for (size_t at = 0; b.data != NULL && b.size - at >= 20;) {
+    uint64_t length = 0;
+    for (int k = 7; k >= 0; k--) length = length << 8 | b.data[at + (size_t)k];
+    memset(b.data + at + 8, 0, 8);
+    if (length > b.size - at - 8) break;
+    at += 8 + (size_t)length;
+  }
+  TU_CHECK(tu_write_file(zeroed, b.data, b.size) == 0, "cannot write %s", zeroed);
+  free(b.data);
+}
+
+/* `cat - opts` of path through a pipe prints what `cat path opts` did
+ * (named), byte for byte, and exits alike, with the same error. */
+static void expect_piped_like(const char *path, const char *opts, const tu_cli_result *named) {
+  tu_cli_result c = piped(path, "cat - %s", opts);
+  TU_CHECK(c.exit_code == named->exit_code && c.out_len == named->out_len &&
+               memcmp(named->out, c.out, named->out_len) == 0 &&
+               (named->exit_code == 0 || same_error(named->err, c.err)),
+           "cat - %s of %s through a pipe: exit %d, %zu bytes (the file: exit %d, %zu bytes): %s",
+           opts, path, c.exit_code, c.out_len, named->exit_code, named->out_len, c.err);
+  tu_cli_result_free(&c);
+}
+
+/* `cat FILE opts` (the shuffle reader) prints what `cat opts` of its
+ * blocks with their field counts zeroed (block by block) does, byte for
+ * byte, and so does `cat - opts` of FILE through a pipe; all exit with
+ * want_exit, saying needle on standard error when not NULL. */
 static void expect_cat(const char *path, const char *opts, int want_exit, const char *needle) {
+  TMP_PATH(zeroed, "zeroed.comet");
+  zero_field_counts(path, zeroed);
   tu_cli_result a = run("cat '%s' %s", path, opts);
-  tu_cli_result b = run("cat - --input-codec comet %s < '%s'", opts, path);
+  tu_cli_result b = run("cat '%s' %s", zeroed, opts);
   bool empty = strstr(opts, "--format json --limit 0") != NULL; /* JSON Lines of no row */
   TU_CHECK(a.exit_code == want_exit && b.exit_code == want_exit && (b.out_len == 0) == empty &&
                a.out_len == b.out_len && memcmp(a.out, b.out, a.out_len) == 0 &&
                (needle == NULL || (strstr(a.err, needle) && strstr(b.err, needle))),
            "cat %s %s: exit %d, %zu bytes; block by block: exit %d, %zu bytes: %s%s", path, opts,
            a.exit_code, a.out_len, b.exit_code, b.out_len, a.err, b.err);
+  expect_piped_like(path, opts, &a);
   tu_cli_result_free(&a);
   tu_cli_result_free(&b);
+}
+
+/* `cat FILE opts` fails, saying needle, and `cat - opts` of FILE through
+ * a pipe the same way (the shuffle reader's error either way). */
+static void expect_cat_fails_alike(const char *path, const char *opts, const char *needle) {
+  tu_cli_result a = run("cat '%s' %s", path, opts);
+  TU_CHECK(a.exit_code == 1 && strstr(a.err, needle), "cat %s %s: exit %d: %s (want %s)", path,
+           opts, a.exit_code, a.err, needle);
+  expect_piped_like(path, opts, &a);
+  tu_cli_result_free(&a);
 }
 
 static void expect_cat_same(const char *path, const char *opts) { expect_cat(path, opts, 0, NULL); }
@@ -269,12 +347,15 @@ static void check_cat(void) {
     expect_cat_same(in, "--format csv");
   }
   /* An unknown column: the same error either way. */
+  TMP_PATH(zeroed, "zeroed.comet");
+  zero_field_counts(in, zeroed);
   tu_cli_result a = run("cat '%s' --columns nope", in);
-  tu_cli_result b = run("cat - --input-codec comet --columns nope < '%s'", in);
+  tu_cli_result b = run("cat '%s' --columns nope", zeroed);
   TU_CHECK(a.exit_code == 1 && a.out_len == 0 && strstr(a.err, "no column named \"nope\"") &&
                b.exit_code == 1 && strstr(b.err, "no column named \"nope\""),
            "cat --columns nope: exit %d: %s; block by block: exit %d: %s", a.exit_code, a.err,
            b.exit_code, b.err);
+  expect_cat_fails_alike(in, "--columns nope", "no column named \"nope\"");
   tu_cli_result_free(&a);
   tu_cli_result_free(&b);
 }
@@ -366,22 +447,6 @@ static void check_cat_dictionaries(void) {
   cat_dictionary_blocks("4.0.0-shareddict/generated_shared_dict.stream", NULL);
 }
 
-/* Appends the IPC stream ipc as a Comet block of `fields` fields whose
- * inner codec is inner (NONE, or LZ4 frame by the library's encoder). */
-static void add_comet_block(tu_bytes *blocks, const tu_bytes *ipc, int64_t fields,
-                            xchg_stream_codec inner) {
-  xchg_stream_encode_options o;
-  xchg_stream_encode_options_init(&o);
-  o.comet_inner = inner;
-  o.comet_field_count = fields;
-  xchg_buf *framed = NULL;
-  xchg_error err;
-  if (!TU_OK(xchg_stream_encode(XCHG_STREAM_COMET, &o, ipc->data, ipc->size, &framed, &err), err))
-    return;
-  tu_bytes_append(blocks, xchg_buf_data(framed), xchg_buf_size(framed));
-  xchg_buf_unref(framed);
-}
-
 /* Blocks that Apache Arrow JS wrote (tests/interop/arrowjs/blocks.mjs): a
  * record batch of no rows, and dictionary batches that are deltas
  * (isDelta), between two record batches of a block and after a whole
@@ -412,7 +477,7 @@ static void check_cat_arrowjs_blocks(void) {
       strcat(stream, ".stream");
       tu_bytes ipc = tu_read_bytes(stream);
       TU_CHECK(ipc.data != NULL, "cannot read %s", stream);
-      if (ipc.data) add_comet_block(&blocks, &ipc, 2, inner[c]);
+      if (ipc.data) tu_append_comet_block(&blocks, ipc.data, ipc.size, inner[c], 2);
       free(ipc.data);
     }
     TMP_PATH(path, "js.comet");
@@ -542,6 +607,10 @@ static void check_cat_bad_block(void) {
              r.exit_code, r.out_len, r.err, want);
     tu_cli_result_free(&r);
   }
+  /* Through a pipe, nothing checked first, the same: the output begins
+   * with the first batch, which holds the bad block. */
+  for (int f = 0; f < 2; f++)
+    expect_cat_fails_alike(bad, f ? "--format json" : "--format csv", want);
   /* The rows come from the shuffle reader too, not only the check before:
    * a block whose framing is sound but whose body is not (the second half
    * of block 1 of NONE blocks overwritten, offsets among it) passes the
@@ -569,12 +638,102 @@ static void check_cat_bad_block(void) {
              r.exit_code, r.err, want);
     tu_cli_result_free(&r);
   }
-  /* Block by block (standard input) the first block prints before the
+  /* Through a pipe, the same: the bad block is in the first batch. */
+  for (int f = 0; f < 2; f++)
+    expect_cat_fails_alike(bad, f ? "--format json" : "--format csv", want);
+  /* Block by block (field counts zeroed) the first block prints before the
    * second fails, and the error does not take the shuffle reader's form. */
-  tu_cli_result r = run("cat - --input-codec comet < '%s'", bad);
+  TMP_PATH(zeroed, "cat-bad-zeroed.comet");
+  zero_field_counts(bad, zeroed);
+  tu_cli_result r = run("cat '%s'", zeroed);
   TU_CHECK(r.exit_code == 1 && r.out_len > 0 && strstr(r.err, "(source 0, byte ") == NULL,
-           "cat of a bad block on standard input: exit %d, %zu bytes out, stderr %s", r.exit_code,
+           "cat of a bad block read block by block: exit %d, %zu bytes out, stderr %s", r.exit_code,
            r.out_len, r.err);
+  tu_cli_result_free(&r);
+}
+
+/* Where block `index` of the Comet blocks b begins. */
+static size_t block_start(const tu_bytes *b, int index) {
+  size_t at = 0;
+  for (int n = 0; n < index && b->size - at >= 8; n++) {
+    uint64_t length = 0;
+    for (int k = 7; k >= 0; k--) length = length << 8 | b->data[at + (size_t)k];
+    at += 8 + (size_t)(length < b->size - at - 8 ? length : b->size - at - 8);
+  }
+  return at;
+}
+
+/* Comet blocks through a pipe go through the shuffle reader as the file
+ * does: `cat -` and `convert -` of a bad block past the first batch (block
+ * 140, rows 8960..9023) fail with the file's error, word for word, naming
+ * the block and its byte offset; `cat -`, which cannot read a pipe through
+ * first, prints the first batch of 8192 rows before it, as the good file
+ * begins; `inspect -` says what `inspect FILE` does, good or bad, of IPC
+ * streams too, and `cat -` of IPC streams prints what `cat FILE` does. */
+static void check_pipe(void) {
+  TMP_PATH(in, "pipe.comet");
+  TMP_PATH(bad, "pipe-bad.comet");
+  gen_shuffle(in, "comet", "lz4", 5);
+  tu_bytes b = tu_read_bytes(in);
+  size_t at = block_start(&b, 140);
+  TU_CHECK(b.data != NULL && at + 20 < b.size, "cannot read %s", in);
+  if (b.data == NULL || at + 20 >= b.size) return;
+  memcpy(b.data + at + 16, "XXXX", 4);
+  TU_CHECK(tu_write_file(bad, b.data, b.size) == 0, "cannot write %s", bad);
+  free(b.data);
+  char want[64];
+  snprintf(want, sizeof want, "block 140 (source 0, byte %zu): unknown codec tag", at);
+  tu_cli_result named = run("cat '%s'", bad), through = piped(bad, "cat -");
+  tu_cli_result good = run("cat '%s' --limit 8192", in);
+  TU_CHECK(named.exit_code == 1 && named.out_len == 0 && strstr(named.err, want) &&
+               through.exit_code == 1 && same_error(named.err, through.err) &&
+               through.out_len == good.out_len && memcmp(through.out, good.out, good.out_len) == 0,
+           "cat of a bad block 140: exit %d, %s; through a pipe: exit %d, %zu bytes (want %zu), %s",
+           named.exit_code, named.err, through.exit_code, through.out_len, good.out_len,
+           through.err);
+  tu_cli_result_free(&named);
+  tu_cli_result_free(&through);
+  tu_cli_result_free(&good);
+  expect_refused("a bad block 140", bad, "", want);
+  static const char *const inputs[] = {"pipe.comet", "pipe-bad.comet", "in.ipc"};
+  TMP_PATH(ipc, "in.ipc");
+  gen_shuffle(ipc, "ipc", "zstd", 5);
+  /* IPC streams one after another: an IPC reader per stream either way. */
+  tu_cli_result streams = run("cat '%s' --format json", ipc);
+  TU_CHECK(streams.exit_code == 0 && streams.out_len > 0, "cat of IPC streams: exit %d: %s",
+           streams.exit_code, streams.err);
+  expect_piped_like(ipc, "--format json", &streams);
+  tu_cli_result_free(&streams);
+  for (int i = 0; i < 3; i++)
+    for (int json = 0; json < 2; json++) {
+      TMP_PATH(path, inputs[i]);
+      tu_cli_result a = run("inspect %s '%s'", json ? "--json" : "", path);
+      tu_cli_result c = piped(path, "inspect %s -", json ? "--json" : "");
+      /* The same but the file's name. */
+      const char *x = strstr(a.out, "\n  \"codec\""), *y = strstr(c.out, "\n  \"codec\"");
+      if (!json) x = strchr(a.out, '\n'), y = strchr(c.out, '\n');
+      TU_CHECK(
+          a.exit_code == (i == 1) && c.exit_code == a.exit_code &&
+              (i == 1 ? same_error(a.err, c.err) && strstr(a.err, "comet block 140")
+                      : x != NULL && y != NULL && strcmp(x, y) == 0 &&
+                            strstr(x, json ? "\"blocks\": {\"count\": 157" : "\nblocks: 157 ")),
+          "inspect%s - of %s through a pipe: exit %d (the file: exit %d): %.3000s%s",
+          json ? " --json" : "", inputs[i], c.exit_code, a.exit_code, c.out, c.err);
+      tu_cli_result_free(&a);
+      tu_cli_result_free(&c);
+    }
+  /* inspect reads an IPC stream per block (the decoder's view of each):
+   * the read that fails is placed in the decoded bytes, where block 140's
+   * IPC stream begins, not at 0 of a view made for it. */
+  tu_cli_result r = run("inspect '%s'", bad);
+  const char *at_stream = strstr(r.err, "IPC stream 141 at decoded byte ");
+  unsigned long long begins = 0, read_at = 1;
+  TU_CHECK(at_stream &&
+               sscanf(at_stream,
+                      "IPC stream 141 at decoded byte %llu: reading at decoded byte %llu:", &begins,
+                      &read_at) == 2 &&
+               begins > 0 && read_at == begins,
+           "inspect of a bad block 140: %s", r.err);
   tu_cli_result_free(&r);
 }
 
@@ -705,6 +864,7 @@ int main(int argc, char **argv) {
       {"cat_bad_block", check_cat_bad_block},
       {"cat_arrowjs_blocks", check_cat_arrowjs_blocks},
       {"cat_limit", check_cat_limit},
+      {"pipe", check_pipe},
   };
   int rc = TU_MAIN(argc, argv, "cli_shuffle", cases);
   tu_run("rm -rf '%s'", tmp);

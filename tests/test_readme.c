@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "support/encoded.h"
 #include "support/cli_run.h"
 #include "support/testutil.h"
 #include "xchg/stream.h"
@@ -89,16 +90,12 @@ static bool make_examples_dir(const char *gold) {
   char path[4200];
   snprintf(path, sizeof path, "%s/generated_dictionary.stream", gold);
   tu_bytes ipc = tu_read_bytes(path);
-  xchg_stream_encode_options eo;
-  xchg_stream_encode_options_init(&eo); /* Spark's 32 KiB blocks */
-  xchg_buf *lz4 = NULL;
-  xchg_error err;
-  bool ok = ipc.data && xchg_stream_encode(XCHG_STREAM_LZ4_JAVA, &eo, ipc.data, ipc.size, &lz4,
-                                           &err) == XCHG_OK;
+  tu_bytes lz4 = {0}; /* the default options: Spark's 32 KiB blocks */
+  bool ok = ipc.data && tu_append_encoded(&lz4, XCHG_STREAM_LZ4_JAVA, NULL, ipc.data, ipc.size);
   TU_CHECK(ok, "cannot wrap %s in lz4-java", path);
   snprintf(path, sizeof path, "%s/broadcast.lz4", dir);
-  ok = ok && tu_write_file(path, xchg_buf_data(lz4), xchg_buf_size(lz4)) == 0;
-  xchg_buf_unref(lz4);
+  ok = ok && tu_write_file(path, lz4.data, lz4.size) == 0;
+  free(lz4.data);
   free(ipc.data);
   return ok;
 }

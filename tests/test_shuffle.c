@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/encoded.h"
 #include "support/array_equal.h"
 #include "support/array_valid.h"
 #include "support/c_fixture.h"
@@ -152,16 +153,8 @@ static int add_block(input *in, const uint8_t *stream, size_t size, int comet, i
     end_block(in);
     return 0;
   }
-  xchg_stream_encode_options o;
-  xchg_stream_encode_options_init(&o);
-  o.comet_inner = comet_inner[comet];
-  o.comet_field_count = (uint64_t)columns;
-  xchg_buf *framed;
-  xchg_error err;
-  if (xchg_stream_encode(XCHG_STREAM_COMET, &o, stream, size, &framed, &err) != XCHG_OK)
-    return tu_errorf(msg, MSG, "comet encode: %s", err.message);
-  tu_bytes_append(&in->bytes, xchg_buf_data(framed), xchg_buf_size(framed));
-  xchg_buf_unref(framed);
+  if (!tu_append_comet_block(&in->bytes, stream, size, comet_inner[comet], columns))
+    return tu_errorf(msg, MSG, "comet encode of block %lld failed", (long long)in->blocks - 1);
   end_block(in);
   return 0;
 }

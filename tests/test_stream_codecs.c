@@ -10,6 +10,7 @@
 
 #include "xchg/stream.h"
 #include "xchg/testing.h"
+#include "support/encoded.h"
 #include "support/sources.h"
 #include "support/testutil.h"
 
@@ -32,15 +33,9 @@ static tu_bytes make_payload(size_t n, uint32_t seed) {
 
 static tu_bytes encode(xchg_stream_codec codec, const xchg_stream_encode_options *o,
                        tu_bytes payload) {
-  xchg_buf *buf = NULL;
-  xchg_error err;
   tu_bytes out = {0};
-  xchg_status st = xchg_stream_encode(codec, o, payload.data, payload.size, &buf, &err);
-  TU_CHECK(st == XCHG_OK, "encode %s: %s", xchg_stream_codec_name(codec), err.message);
-  if (st == XCHG_OK) {
-    tu_bytes_append(&out, xchg_buf_data(buf), xchg_buf_size(buf));
-    xchg_buf_unref(buf);
-  }
+  TU_CHECK(tu_append_encoded(&out, codec, o, payload.data, payload.size), "encode %s",
+           xchg_stream_codec_name(codec));
   return out;
 }
 
@@ -231,49 +226,71 @@ static const xchg_stream_codec all_codecs[] = {
 static const xchg_stream_codec comet_inner[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ4_FRAME,
                                                 XCHG_STREAM_ZSTD, XCHG_STREAM_SNAPPY_FRAMED};
 
+/* The cases of the tests that run every codec, Comet once per inner
+ * codec: for (codec_case cc = {0}; next_codec_case(&cc);) ... */
+typedef struct codec_case {
+  xchg_stream_codec codec;
+  int inner;                     /* Comet's inner codec, comet_inner[inner]; 0 for the others */
+  xchg_stream_encode_options eo; /* the defaults, with that inner codec */
+  size_t done;                   /* cases stepped through */
+} codec_case;
+
+/* Steps to the next case; false after the last. */
+static bool next_codec_case(codec_case *cc) {
+  size_t k = cc->done++;
+  for (size_t c = 0; c < NCODECS; c++) {
+    size_t inners = all_codecs[c] == XCHG_STREAM_COMET ? 4 : 1;
+    if (k < inners) {
+      cc->codec = all_codecs[c];
+      cc->inner = (int)k;
+      xchg_stream_encode_options_init(&cc->eo);
+      cc->eo.comet_inner = comet_inner[k];
+      return true;
+    }
+    k -= inners;
+  }
+  return false;
+}
+
 static void test_round_trips(tu_bytes payload, const char *what) {
   static const size_t windows[] = {1, 1000, 65536};
-  for (size_t c = 0; c < NCODECS; c++) {
-    xchg_stream_codec codec = all_codecs[c];
-    xchg_stream_encode_options eo;
-    xchg_stream_encode_options_init(&eo);
-    for (int inner = 0; inner < (codec == XCHG_STREAM_COMET ? 4 : 1); inner++) {
-      eo.comet_inner = comet_inner[inner];
-      tu_bytes enc = encode(codec, &eo, payload);
-      /* Two streams back to back decode as the payload twice. */
-      tu_bytes twice = {0}, expect2 = {0};
-      tu_bytes_append(&twice, enc.data, enc.size);
-      tu_bytes_append(&twice, enc.data, enc.size);
-      tu_bytes_append(&expect2, payload.data, payload.size);
-      tu_bytes_append(&expect2, payload.data, payload.size);
-      if (codec != XCHG_STREAM_NONE) {
-        xchg_stream_codec seen = xchg_stream_codec_detect(enc.data, enc.size < 20 ? enc.size : 20);
-        TU_CHECK(seen == codec, "%s: detected as %s", xchg_stream_codec_name(codec),
-                 xchg_stream_codec_name(seen));
-      }
-      for (int k = 0; k < SRC_KINDS; k++) {
-        for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++) {
-          if (windows[w] == 1 && payload.size > 200000) continue; /* too slow to matter */
-          tu_bytes out;
-          xchg_error err = {{0}};
-          xchg_status st = decode_all(codec, (enum source_kind)k, enc, windows[w], &out, &err);
-          TU_CHECK(st == XCHG_OK && same(out, payload),
-                   "%s %s/%d from %s, window %zu: %s (%zu of %zu bytes)", what,
-                   xchg_stream_codec_name(codec), inner, source_names[k], windows[w],
-                   st == XCHG_OK ? "output differs" : err.message, out.size, payload.size);
-          free(out.data);
-          st = decode_all(k == SRC_MEMORY ? XCHG_STREAM_AUTO : codec, (enum source_kind)k, twice,
-                          windows[w], &out, &err);
-          TU_CHECK(st == XCHG_OK && same(out, expect2), "%s %s/%d concatenated from %s: %s", what,
-                   xchg_stream_codec_name(codec), inner, source_names[k],
-                   st == XCHG_OK ? "output differs" : err.message);
-          free(out.data);
-        }
-      }
-      free(enc.data);
-      free(twice.data);
-      free(expect2.data);
+  for (codec_case cc = {0}; next_codec_case(&cc);) {
+    xchg_stream_codec codec = cc.codec;
+    int inner = cc.inner;
+    tu_bytes enc = encode(codec, &cc.eo, payload);
+    /* Two streams back to back decode as the payload twice. */
+    tu_bytes twice = {0}, expect2 = {0};
+    tu_bytes_append(&twice, enc.data, enc.size);
+    tu_bytes_append(&twice, enc.data, enc.size);
+    tu_bytes_append(&expect2, payload.data, payload.size);
+    tu_bytes_append(&expect2, payload.data, payload.size);
+    if (codec != XCHG_STREAM_NONE) {
+      xchg_stream_codec seen = xchg_stream_codec_detect(enc.data, enc.size < 20 ? enc.size : 20);
+      TU_CHECK(seen == codec, "%s: detected as %s", xchg_stream_codec_name(codec),
+               xchg_stream_codec_name(seen));
     }
+    for (int k = 0; k < SRC_KINDS; k++) {
+      for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++) {
+        if (windows[w] == 1 && payload.size > 200000) continue; /* too slow to matter */
+        tu_bytes out;
+        xchg_error err = {{0}};
+        xchg_status st = decode_all(codec, (enum source_kind)k, enc, windows[w], &out, &err);
+        TU_CHECK(st == XCHG_OK && same(out, payload),
+                 "%s %s/%d from %s, window %zu: %s (%zu of %zu bytes)", what,
+                 xchg_stream_codec_name(codec), inner, source_names[k], windows[w],
+                 st == XCHG_OK ? "output differs" : err.message, out.size, payload.size);
+        free(out.data);
+        st = decode_all(k == SRC_MEMORY ? XCHG_STREAM_AUTO : codec, (enum source_kind)k, twice,
+                        windows[w], &out, &err);
+        TU_CHECK(st == XCHG_OK && same(out, expect2), "%s %s/%d concatenated from %s: %s", what,
+                 xchg_stream_codec_name(codec), inner, source_names[k],
+                 st == XCHG_OK ? "output differs" : err.message);
+        free(out.data);
+      }
+    }
+    free(enc.data);
+    free(twice.data);
+    free(expect2.data);
   }
 }
 
@@ -525,39 +542,35 @@ static tu_bytes synthetic; /* make_payload(300001, 1) */
 static void test_next_into(void) {
   static const size_t caps[] = {7, 1000, 65536, (size_t)1 << 20};
   const size_t window = 1000;
-  for (size_t c = 0; c < NCODECS; c++) {
-    xchg_stream_codec codec = all_codecs[c];
-    for (int inner = 0; inner < (codec == XCHG_STREAM_COMET ? 4 : 1); inner++) {
-      xchg_stream_encode_options eo;
-      xchg_stream_encode_options_init(&eo);
-      eo.comet_inner = comet_inner[inner];
-      xchg_stream_codec frames = codec == XCHG_STREAM_COMET ? comet_inner[inner] : codec;
-      /* (A snappy window is a whole chunk either way: nothing to see.) */
-      int direct = frames == XCHG_STREAM_LZ4_FRAME || frames == XCHG_STREAM_ZSTD;
-      tu_bytes enc = encode(codec, &eo, synthetic);
-      for (int k = 0; k < SRC_KINDS; k++) {
-        for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
-          if (caps[i] == 7 && k != SRC_MEMORY) continue; /* too slow to matter */
-          tu_bytes out;
-          size_t largest;
-          xchg_error err = {{0}};
-          xchg_status st = decode_into(codec, (enum source_kind)k, enc, window, caps[i],
-                                       synthetic.size, &out, &largest, &err);
-          TU_CHECK(st == XCHG_OK && same(out, synthetic),
-                   "%s/%d from %s, next_into %zu at a time: %s (%zu of %zu bytes)",
-                   xchg_stream_codec_name(codec), inner, source_names[k], caps[i],
-                   st == XCHG_OK ? "output differs" : err.message, out.size, synthetic.size);
-          TU_CHECK(largest <= caps[i], "%s/%d: %zu bytes given for room of %zu",
-                   xchg_stream_codec_name(codec), inner, largest, caps[i]);
-          TU_CHECK(!direct || caps[i] < 65536 || largest > window,
-                   "%s/%d from %s: at most %zu bytes a call into room of %zu: not decoded in "
-                   "place",
-                   xchg_stream_codec_name(codec), inner, source_names[k], largest, caps[i]);
-          free(out.data);
-        }
+  for (codec_case cc = {0}; next_codec_case(&cc);) {
+    xchg_stream_codec codec = cc.codec;
+    int inner = cc.inner;
+    xchg_stream_codec frames = codec == XCHG_STREAM_COMET ? comet_inner[inner] : codec;
+    /* (A snappy window is a whole chunk either way: nothing to see.) */
+    int direct = frames == XCHG_STREAM_LZ4_FRAME || frames == XCHG_STREAM_ZSTD;
+    tu_bytes enc = encode(codec, &cc.eo, synthetic);
+    for (int k = 0; k < SRC_KINDS; k++) {
+      for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+        if (caps[i] == 7 && k != SRC_MEMORY) continue; /* too slow to matter */
+        tu_bytes out;
+        size_t largest;
+        xchg_error err = {{0}};
+        xchg_status st = decode_into(codec, (enum source_kind)k, enc, window, caps[i],
+                                     synthetic.size, &out, &largest, &err);
+        TU_CHECK(st == XCHG_OK && same(out, synthetic),
+                 "%s/%d from %s, next_into %zu at a time: %s (%zu of %zu bytes)",
+                 xchg_stream_codec_name(codec), inner, source_names[k], caps[i],
+                 st == XCHG_OK ? "output differs" : err.message, out.size, synthetic.size);
+        TU_CHECK(largest <= caps[i], "%s/%d: %zu bytes given for room of %zu",
+                 xchg_stream_codec_name(codec), inner, largest, caps[i]);
+        TU_CHECK(!direct || caps[i] < 65536 || largest > window,
+                 "%s/%d from %s: at most %zu bytes a call into room of %zu: not decoded in "
+                 "place",
+                 xchg_stream_codec_name(codec), inner, source_names[k], largest, caps[i]);
+        free(out.data);
       }
-      free(enc.data);
     }
+    free(enc.data);
   }
   xchg_istream *s = NULL;
   xchg_error err;
@@ -614,48 +627,64 @@ static void check_origin(xchg_istream *s, tu_bytes e, int inner) {
            "comet/%d: the caller naming the block at byte 1000000: %s", inner, unnamed);
 }
 
+/* After a reset the blocks of lz4-java count from 0 again in messages, as
+ * LZ4 and zstd frames and snappy chunks do: e, its first block's magic
+ * damaged, fails at block 0 of the new input, however many blocks s read
+ * before. */
+static void check_numbering_restarts(xchg_istream *s, tu_bytes e) {
+  tu_bytes bad = {0};
+  tu_bytes_append(&bad, e.data, e.size);
+  bad.data[0] ^= 0xFF; /* "LZ4Block" no more */
+  xchg_error err;
+  tu_bytes rest;
+  TU_OK(xchg_istream_reset(s, tu_memory_source(bad.data, bad.size), NULL, &err), err);
+  xchg_status st = read_rest(s, &rest, &err);
+  free(rest.data);
+  static const char want[] = "lz4-java block 0 at byte 0: no \"LZ4Block\" magic";
+  TU_CHECK(st == XCHG_EFORMAT && strcmp(err.message, want) == 0,
+           "lz4-java after a reset onto a bad first block: %s (want %s)",
+           st != XCHG_OK ? err.message : "no error", want);
+  TU_OK(xchg_istream_reset(s, tu_memory_source(e.data, e.size), NULL, &err), err);
+  free(bad.data); /* s reads it no more */
+}
+
 /* One istream, reset from stream to stream: after a cut stream (an error),
  * from a dribbling source, then from memory, each read as if opened anew. */
 static void test_reset(tu_bytes a, tu_bytes b) {
-  for (size_t c = 0; c < NCODECS; c++) {
-    xchg_stream_codec codec = all_codecs[c];
-    for (int inner = 0; inner < (codec == XCHG_STREAM_COMET ? 4 : 1); inner++) {
-      xchg_stream_encode_options eo;
-      xchg_stream_encode_options_init(&eo);
-      eo.comet_inner = comet_inner[inner];
-      tu_bytes ea = encode(codec, &eo, a), eb = encode(codec, &eo, b);
-      xchg_istream *s = NULL;
-      xchg_error err;
-      tu_bytes out;
-      TU_OK(xchg_istream_open(tu_memory_source(ea.data, ea.size / 2), codec, NULL, &s, &err), err);
-      xchg_status st = read_rest(s, &out, &err);
-      free(out.data);
-      TU_CHECK(codec == XCHG_STREAM_NONE || st != XCHG_OK,
-               "%s/%d: a stream cut in half read without error", xchg_stream_codec_name(codec),
-               inner);
-      TU_OK(xchg_istream_reset(s, make_source(SRC_DRIBBLE, ea), NULL, &err), err);
-      st = read_rest(s, &out, &err);
-      TU_CHECK(st == XCHG_OK && same(out, a), "%s/%d after reset, from a dribbling source: %s",
-               xchg_stream_codec_name(codec), inner,
-               st == XCHG_OK ? "output differs" : err.message);
-      free(out.data);
-      TU_OK(xchg_istream_reset(s, tu_memory_source(eb.data, eb.size), NULL, &err), err);
-      st = read_rest(s, &out, &err);
-      TU_CHECK(st == XCHG_OK && same(out, b), "%s/%d after reset, from memory: %s",
-               xchg_stream_codec_name(codec), inner,
-               st == XCHG_OK ? "output differs" : err.message);
-      TU_CHECK(xchg_istream_position(s) == (int64_t)b.size,
-               "%s/%d: position %llu after reset, not %zu", xchg_stream_codec_name(codec), inner,
-               (unsigned long long)xchg_istream_position(s), b.size);
-      free(out.data);
-      if (codec == XCHG_STREAM_COMET) check_origin(s, ea, inner);
-      TU_CHECK(xchg_istream_reset(s, NULL, NULL, &err) == XCHG_EINVAL, "reset without a source");
-      TU_CHECK(xchg_istream_reset(NULL, tu_memory_source(eb.data, 1), NULL, &err) == XCHG_EINVAL,
-               "reset of no stream"); /* the source is closed: ASan would see a leak */
-      xchg_istream_free(s);
-      free(ea.data);
-      free(eb.data);
-    }
+  for (codec_case cc = {0}; next_codec_case(&cc);) {
+    xchg_stream_codec codec = cc.codec;
+    int inner = cc.inner;
+    tu_bytes ea = encode(codec, &cc.eo, a), eb = encode(codec, &cc.eo, b);
+    xchg_istream *s = NULL;
+    xchg_error err;
+    tu_bytes out;
+    TU_OK(xchg_istream_open(tu_memory_source(ea.data, ea.size / 2), codec, NULL, &s, &err), err);
+    xchg_status st = read_rest(s, &out, &err);
+    free(out.data);
+    TU_CHECK(codec == XCHG_STREAM_NONE || st != XCHG_OK,
+             "%s/%d: a stream cut in half read without error", xchg_stream_codec_name(codec),
+             inner);
+    TU_OK(xchg_istream_reset(s, make_source(SRC_DRIBBLE, ea), NULL, &err), err);
+    st = read_rest(s, &out, &err);
+    TU_CHECK(st == XCHG_OK && same(out, a), "%s/%d after reset, from a dribbling source: %s",
+             xchg_stream_codec_name(codec), inner, st == XCHG_OK ? "output differs" : err.message);
+    free(out.data);
+    TU_OK(xchg_istream_reset(s, tu_memory_source(eb.data, eb.size), NULL, &err), err);
+    st = read_rest(s, &out, &err);
+    TU_CHECK(st == XCHG_OK && same(out, b), "%s/%d after reset, from memory: %s",
+             xchg_stream_codec_name(codec), inner, st == XCHG_OK ? "output differs" : err.message);
+    TU_CHECK(xchg_istream_position(s) == (int64_t)b.size,
+             "%s/%d: position %llu after reset, not %zu", xchg_stream_codec_name(codec), inner,
+             (unsigned long long)xchg_istream_position(s), b.size);
+    free(out.data);
+    if (codec == XCHG_STREAM_COMET) check_origin(s, ea, inner);
+    if (codec == XCHG_STREAM_LZ4_JAVA) check_numbering_restarts(s, eb);
+    TU_CHECK(xchg_istream_reset(s, NULL, NULL, &err) == XCHG_EINVAL, "reset without a source");
+    TU_CHECK(xchg_istream_reset(NULL, tu_memory_source(eb.data, 1), NULL, &err) == XCHG_EINVAL,
+             "reset of no stream"); /* the source is closed: ASan would see a leak */
+    xchg_istream_free(s);
+    free(ea.data);
+    free(eb.data);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/encoded.h"
 #include "support/arrow_json.h"
 #include "support/sources.h"
 #include "support/testutil.h"
@@ -13,26 +14,13 @@
 #include "xchg/stream.h"
 #include "xchg/testing.h"
 
-static void append_encoded_with(tu_bytes *out, xchg_stream_codec codec, const uint8_t *p, size_t n,
-                                xchg_stream_codec comet_inner, int64_t comet_field_count) {
-  xchg_stream_encode_options o;
-  xchg_stream_encode_options_init(&o);
-  o.comet_inner = comet_inner;
-  o.comet_field_count = comet_field_count;
-  xchg_buf *b = NULL;
-  xchg_error err;
-  if (xchg_stream_encode(codec, &o, p, n, &b, &err) != XCHG_OK) {
-    TU_CHECK(0, "encode: %s", err.message);
-    return;
-  }
-  out->data = realloc(out->data, out->size + xchg_buf_size(b));
-  memcpy(out->data + out->size, xchg_buf_data(b), xchg_buf_size(b));
-  out->size += xchg_buf_size(b);
-  xchg_buf_unref(b);
-}
-
+/* codec's stream of p[0..n): for Comet, a block of 1 field, its IPC
+ * stream in an LZ4 frame. */
 static void append_encoded(tu_bytes *out, xchg_stream_codec codec, const uint8_t *p, size_t n) {
-  append_encoded_with(out, codec, p, n, XCHG_STREAM_LZ4_FRAME, 1);
+  if (codec == XCHG_STREAM_COMET)
+    tu_append_comet_block(out, p, n, XCHG_STREAM_LZ4_FRAME, 1);
+  else
+    tu_append_encoded(out, codec, NULL, p, n);
 }
 
 /* Reads every batch from an open reader and compares it with the JSON. */
@@ -92,7 +80,7 @@ static void test_comet_members(void) {
   for (int i = 0; i < 3; i++) {
     tu_testdata_path(path, sizeof path, "arrow-gold/1.0.0-littleendian/%s.stream", names[i]);
     tu_bytes ipc = tu_read_bytes(path);
-    append_encoded_with(&blocks, XCHG_STREAM_COMET, ipc.data, ipc.size, inner[i], 1000 + i);
+    tu_append_comet_block(&blocks, ipc.data, ipc.size, inner[i], 1000 + i);
     free(ipc.data);
     tu_testdata_path(path, sizeof path, "arrow-gold/1.0.0-littleendian/%s.json.gz", names[i]);
     TU_CHECK(arrow_json_load(path, &docs[i], msg, sizeof msg) == 0, "%s: %s", path, msg);

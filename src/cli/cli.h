@@ -3,7 +3,7 @@
  * Files of src/cli: a command's file is cmd_<command>.c (cmd_inspect_rows.c:
  * `inspect --rows`), its entry point declared below; cmd_writer.h holds
  * what the commands that write IPC share.  Plumbing that all commands use
- * has a plain name (input.c, input_blocks.c, output.c, progress.c), and
+ * has a plain name (input.c, input_blocks.c, output.c, progress.c, stdin.c), and
  * dispatch.c finds the command (command.h).  render/ is the rendering
  * library (xchg_cli_render: values, nested columns, types, CSV/JSON rows,
  * Arrow JSON, sizes), which includes nothing of src/cli outside render/.
@@ -31,6 +31,22 @@ int xc_cmd_gen(int argc, char **argv);
  * path, decoded by codec (auto-detected, passed through when plain): the
  * row count, the distribution of row sizes and the first `head` rows. */
 int xc_inspect_rows(const char *path, xchg_stream_codec codec, int64_t head);
+
+/* The source of path: the file, memory-mapped, or for "-" standard input
+ * from its first byte, the bytes xc_stdin_peek read ahead handed out
+ * again first (stdin.c). */
+xchg_status xc_open_source(const char *path, xchg_source **out, xchg_error *err);
+
+/* Reads standard input ahead until its first `want` bytes are held (fewer
+ * at its end) without handing them to anyone: *bytes and *len are all
+ * that is held so far, valid until the next call or xc_open_source("-").
+ * A pipe cannot seek back: this is how its framing is told. */
+xchg_status xc_stdin_peek(size_t want, const uint8_t **bytes, size_t *len, xchg_error *err);
+
+/* Copies what is left of standard input (the bytes read ahead included) to
+ * a temporary file, mapped, that xc_open_source("-") then reads each time
+ * it is called, in place: for a command that reads its input twice. */
+xchg_status xc_stdin_spool(xchg_error *err);
 
 /* Opens path ("-": standard input) as a decoded byte stream. */
 xchg_status xc_open_istream(const char *path, xchg_stream_codec codec, xchg_istream **out,
@@ -116,19 +132,23 @@ typedef struct xc_blocks_columns {
   void *ctx;
 } xc_blocks_columns;
 
-/* A file on disk of Comet shuffle blocks (codec XCHG_STREAM_COMET, or
+/* A file of Comet shuffle blocks (codec XCHG_STREAM_COMET, or
  * XCHG_STREAM_AUTO and detected) whose first block states its field count:
  * *out is a shuffle reader over them, coalescing into batches of at least
- * target_rows rows, the file read through once first (no column decoded)
- * so that a bad block fails before any output.  limit (-1: none) is the
+ * target_rows rows.  A file on disk is read through once first (no column
+ * decoded) so that a bad block fails before any output; standard input
+ * ("-", told from its first bytes, xc_stdin_peek) cannot be read twice and
+ * is read as it comes, a bad block failing after the batches before it.
+ * limit (-1: none) is the
  * rows the command wants: the blocks after the first `limit` rows are not
  * checked, and *out's batches hold at least min(target_rows, limit) rows,
  * so that for a limit up to target_rows no block after them is read (as
  * `head` expects of `cat --limit`; past it, the last batch may read up to
  * target_rows more rows' blocks).  chooser (NULL: every column)
- * picks the columns *out decodes.  Any other input (standard input among
- * them): *out is NULL, and xc_input_open reads it.  Errors of the blocks
- * name the block and its byte offset (xchg/shuffle.h). */
+ * picks the columns *out decodes, from the first block's schema.  Any
+ * other input: *out is NULL, and xc_input_open reads it (from its first
+ * byte, standard input too).  Errors of the blocks name the block and its
+ * byte offset (xchg/shuffle.h), alike for a file and standard input. */
 xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int64_t target_rows,
                                  int64_t limit, const xc_blocks_columns *chooser,
                                  xchg_shuffle_reader **out, xchg_error *err);

@@ -20,8 +20,11 @@ static const char cat_help[] =
     "detected) that state their field count is read by the shuffle reader, through\n"
     "once before anything is printed (with --limit N, the blocks of the first N rows\n"
     "only; no block after them is read for N up to 8192), so a bad block prints\n"
-    "nothing (errors name the block and its byte offset); blocks on standard input\n"
-    "or without a field count are read block by block.\n\n"
+    "nothing (errors name the block and its byte offset).  Blocks on standard input\n"
+    "go through the shuffle reader too, with the same errors, read as they come: a\n"
+    "bad block fails after the batches of 8192 rows before it are printed.  Blocks\n"
+    "without a field count, and blocks on standard input with --format arrow-json,\n"
+    "are read block by block.\n\n"
     "  --columns a,b   only these top-level columns, in this order; #N is the\n"
     "                    column at position N (from 0, as inspect lists them), for\n"
     "                    names that several columns share\n"
@@ -564,10 +567,13 @@ static void selection_free(selection *sel) {
  * them (a batch of no rows, a delta, the stream's dictionary ids), which
  * coalesced batches do not: the blocks are read through the shuffle reader
  * first, their columns decoded, so that a bad block prints nothing and is
- * named, then block by block (*reader NULL), as on standard input. */
+ * named, then block by block (*reader NULL); standard input, which cannot
+ * be read twice, block by block only. */
 static xchg_status open_blocks(cat_state *st, xchg_shuffle_reader **reader, xchg_error *err) {
   const cat_options *o = st->opt;
   xc_blocks_columns chooser = {choose_block_columns, st};
+  if (o->format == CAT_ARROW_JSON && strcmp(o->path, "-") == 0)
+    return XCHG_OK; /* read once only: block by block */
   xchg_status s =
       xc_input_open_blocks(o->path, o->codec, XC_BLOCK_BATCH_ROWS, o->limit, &chooser, reader, err);
   if (s != XCHG_OK || *reader == NULL) return s;
@@ -580,19 +586,28 @@ static xchg_status open_blocks(cat_state *st, xchg_shuffle_reader **reader, xchg
 }
 
 /* The coalesced batches of the blocks, until the rows wanted are out;
- * errors name the block (xchg/shuffle.h). */
+ * errors name the block (xchg/shuffle.h).  The output begins with the
+ * first batch: blocks read as they come (standard input) that fail in
+ * it print nothing, as a file checked first does. */
 static xchg_status copy_blocks(cat_state *st, xchg_shuffle_reader *reader, xchg_error *err) {
-  xchg_status s = begin_output(st, err);
+  xchg_status s = XCHG_OK;
+  bool begun = false;
   while (s == XCHG_OK && st->remaining != 0) {
     struct ArrowArray batch;
     if ((s = xchg_shuffle_reader_next(reader, &batch, err)) != XCHG_OK || batch.release == NULL)
       break;
+    if (!begun && (s = begin_output(st, err)) != XCHG_OK) {
+      batch.release(&batch);
+      break;
+    }
+    begun = true;
     xchg_shuffle_reader_metrics m;
     xchg_shuffle_reader_get_metrics(reader, &m);
     xc_progress_update(&st->progress, m.wire_bytes);
     s = write_batch(st, &batch, err);
     batch.release(&batch);
   }
+  if (s == XCHG_OK && !begun) s = begin_output(st, err);
   return end_output(st, s, err);
 }
 

@@ -21,11 +21,12 @@ static const char convert_help[] =
     "compression, in a stream codec or not) and writes it again to OUT ('-' for\n"
     "standard output).  An input holding several IPC streams one after another\n"
     "is written as one: they must have the same schema.  Comet shuffle blocks\n"
-    "(--input-codec comet, or detected in a file) are written as one IPC\n"
-    "stream, their rows coalesced into batches of at least --batch-rows rows\n"
-    "(default 8192; a block is never split): a file of blocks that state\n"
-    "their field count is read by the shuffle reader, through once before\n"
-    "anything is written; others block by block.\n\n"
+    "(--input-codec comet, or detected) are written as one IPC stream, their\n"
+    "rows coalesced into batches of at least --batch-rows rows (default 8192;\n"
+    "a block is never split): blocks that state their field count are read\n"
+    "by the shuffle reader (a file through once before anything is written,\n"
+    "standard input as it comes; OUT is left alone after an error either\n"
+    "way); others block by block.\n\n"
     "  --compression C the output's body compression: none (default), lz4\n"
     "                    (LZ4 frame) or zstd\n"
     "  --level N       compression level (default: the codec's)\n"
@@ -248,7 +249,7 @@ int xc_cmd_convert(int argc, char **argv) {
   xchg_ipc_reader *r = NULL;
   struct ArrowSchema schema = {0};
   xchg_status st = xc_input_open(&in, a.in, a.input_codec, true, &err);
-  /* Comet blocks read one by one (standard input): coalesced by the writer. */
+  /* Comet blocks read one by one (no field count): coalesced by the writer. */
   if (in.codec == XCHG_STREAM_COMET && a.write.coalesce_rows == 0)
     a.write.coalesce_rows = XC_BLOCK_BATCH_ROWS;
   if (st == XCHG_OK) st = xc_input_next(&in, &read_opts, &r, &err);

@@ -23,7 +23,9 @@ static const char inspect_help[] =
     "  - per top-level column, the record batches' body bytes as on the wire\n"
     "    (buffer lengths, padding excluded), what they decode to and the ratio\n"
     "    of the two (decoded / wire; '?' when the body is compressed and the\n"
-    "    input is not a file on disk: a pipe's lengths come with the body);\n"
+    "    IPC is read in order, inside a stream codec: its lengths come with the\n"
+    "    body; plain IPC or Comet blocks on standard input are copied to a\n"
+    "    temporary file first, and shown as the file would be);\n"
     "  - with --messages, every message, the schema message (#0) included:\n"
     "    its kind, index, byte offset (from the start of its IPC stream, in\n"
     "    decoded bytes), rows, metadata and body bytes, body compression,\n"
@@ -564,9 +566,8 @@ static void print_blocks_json(xs *out, const xc_blocks_summary *b) {
 
 /* A file of blocks — Comet blocks, or several plain IPC streams, as a
  * shuffle writer writes them — is summed up as the shuffle reader reads
- * it; standard input is not (it cannot be read twice). */
-static bool file_of_blocks(const char *path, const xc_input *in, const input_stats *all) {
-  if (strcmp(path, "-") == 0) return false;
+ * it (standard input too: see spool_blocks). */
+static bool file_of_blocks(const xc_input *in, const input_stats *all) {
   if (in->codec == XCHG_STREAM_COMET) return in->streams > 0;
   return in->codec == XCHG_STREAM_NONE && in->streams > 1 && !all->any_file;
 }
@@ -579,7 +580,7 @@ static xchg_status inspect_blocks(xs *out, const char *path, const xc_input *in,
                                   const input_stats *all, const inspect_opts *opt, bool *summed,
                                   xchg_error *err) {
   *summed = false;
-  if (!file_of_blocks(path, in, all)) return XCHG_OK;
+  if (!file_of_blocks(in, all)) return XCHG_OK;
   bool comet = in->codec == XCHG_STREAM_COMET;
   xc_blocks_summary b;
   xchg_error why;
@@ -640,10 +641,27 @@ static void print_header(xs *out, const char *path, const xc_input *in, const in
   xs_puts(out, ",\n  \"streams\": [");
 }
 
+/* Standard input that may be a file of blocks (Comet blocks or plain IPC,
+ * told from its first bytes) is read twice, as such a file is: once per
+ * IPC stream, once by the shuffle reader.  A pipe cannot be, so it is
+ * copied to a temporary file first, and inspect shows and says of it what
+ * it would of the file. */
+static xchg_status spool_blocks(const char *path, xchg_stream_codec codec, xchg_error *err) {
+  if (strcmp(path, "-") != 0) return XCHG_OK;
+  const uint8_t *p;
+  size_t n;
+  xchg_status st = xc_stdin_peek(20, &p, &n, err); /* what codec detection looks at */
+  if (st != XCHG_OK) return st;
+  xchg_stream_codec seen = codec == XCHG_STREAM_AUTO ? xchg_stream_codec_detect(p, n) : codec;
+  if (seen != XCHG_STREAM_NONE && seen != XCHG_STREAM_COMET) return XCHG_OK;
+  return xc_stdin_spool(err);
+}
+
 static int inspect(const char *path, xchg_stream_codec codec, const inspect_opts *opt) {
   xchg_error err = {{0}};
-  xc_input in;
-  if (xc_input_open(&in, path, codec, false, &err) != XCHG_OK) {
+  xc_input in = {0};
+  if (spool_blocks(path, codec, &err) != XCHG_OK ||
+      xc_input_open(&in, path, codec, false, &err) != XCHG_OK) {
     xc_input_close(&in);
     return xc_runtime_error(path, err.message);
   }

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/progress.h"
@@ -50,15 +49,10 @@ void xc_deprecated_option(const char *command, const char *old, const char *now)
           command, old, now, old);
 }
 
-static xchg_status open_source(const char *path, xchg_source **out, xchg_error *err) {
-  if (strcmp(path, "-") != 0) return xchg_source_open_file(path, XCHG_FILE_MMAP, out, err);
-  return xchg_source_from_fd(STDIN_FILENO, 0, out, err);
-}
-
 xchg_status xc_open_istream(const char *path, xchg_stream_codec codec, xchg_istream **out,
                             xchg_error *err) {
   xchg_source *src;
-  xchg_status st = open_source(path, &src, err);
+  xchg_status st = xc_open_source(path, &src, err);
   if (st != XCHG_OK) return st;
   xchg_istream_options opts;
   xchg_istream_options_init(&opts);
@@ -74,7 +68,7 @@ xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec code
   in->path = path;
   in->one_schema = one_schema;
   xchg_source *src;
-  xchg_status st = open_source(path, &src, err);
+  xchg_status st = xc_open_source(path, &src, err);
   if (st != XCHG_OK) return st;
   if (codec == XCHG_STREAM_AUTO) {
     /* A mapped file is looked at before choosing, so that plain IPC goes to

@@ -6,22 +6,29 @@
 
 #include "cli/cli.h"
 
-/* A file on disk of Comet blocks (named so, or detected) whose first block
- * states its field count, as Comet writes it.  Standard input cannot be
- * looked at twice, and a field count of 0 (xchg_stream_encode writes no
- * count) would fail the shuffle reader's check: those go block by block
- * (xc_input_open), coalesced by the writer. */
+/* A Comet block's header: u64le length, u64le field count, codec tag. */
+#define COMET_HEADER_BYTES 20
+
+/* Whether p[0..size) begins Comet blocks (named so, or detected) whose
+ * first block states its field count, as Comet writes it.  A field count
+ * of 0 (xchg_stream_encode writes no count) would fail the shuffle
+ * reader's check: those go block by block (xc_input_open), coalesced by
+ * the writer. */
+static bool begins_comet(const uint8_t *p, size_t size, xchg_stream_codec codec) {
+  bool comet =
+      size >= COMET_HEADER_BYTES &&
+      (codec == XCHG_STREAM_COMET || xchg_stream_codec_detect(p, size) == XCHG_STREAM_COMET);
+  uint64_t field_count = 0;
+  for (int k = 15; comet && k >= 8; k--) field_count = field_count << 8 | p[k];
+  return comet && field_count != 0;
+}
+
 static bool is_comet_file(xchg_source *src, xchg_stream_codec codec) {
   xchg_buf *memory = xchg_source_memory(src);
   if (memory == NULL) return false;
-  const uint8_t *p = xchg_buf_data(memory);
-  size_t size = xchg_buf_size(memory);
-  bool comet = size >= 20 && (codec == XCHG_STREAM_COMET ||
-                              xchg_stream_codec_detect(p, size) == XCHG_STREAM_COMET);
-  uint64_t field_count = 0;
-  for (int k = 15; comet && k >= 8; k--) field_count = field_count << 8 | p[k];
+  bool comet = begins_comet(xchg_buf_data(memory), xchg_buf_size(memory), codec);
   xchg_buf_unref(memory);
-  return comet && field_count != 0;
+  return comet;
 }
 
 /* No column: a reader that counts rows only (n_columns 0). */
@@ -114,14 +121,46 @@ static xchg_status choose_columns(xchg_buf *memory, const xc_blocks_columns *cho
   return st;
 }
 
+/* Comet blocks on standard input, read as they come: nothing can be
+ * checked before the first batch (a bad block fails after the batches
+ * before it), and the columns are chosen from the first block, read ahead
+ * whole (unless it is larger than a reader holds: the reader then says
+ * so) and handed out again. */
+static xchg_status open_stdin_blocks(xchg_stream_codec codec, int64_t target_rows, int64_t limit,
+                                     const xc_blocks_columns *chooser, xchg_shuffle_reader **out,
+                                     xchg_error *err) {
+  const uint8_t *p;
+  size_t n;
+  xchg_status st = xc_stdin_peek(COMET_HEADER_BYTES, &p, &n, err);
+  if (st != XCHG_OK || !begins_comet(p, n, codec)) return st;
+  uint64_t length = 0;
+  for (int k = 7; k >= 0; k--) length = length << 8 | p[k];
+  xchg_ipc_read_options caps;
+  xchg_ipc_read_options_init(&caps);
+  const int64_t *columns = NULL;
+  int64_t n_columns = 0;
+  if (chooser != NULL && length <= (uint64_t)caps.max_batch_bytes) {
+    if ((st = xc_stdin_peek(8 + (size_t)length, &p, &n, err)) != XCHG_OK) return st;
+    xchg_buf *first = xchg_buf_wrap(p, n, NULL, NULL);
+    if (first == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    st = choose_columns(first, chooser, &columns, &n_columns, err);
+    xchg_buf_unref(first);
+    if (st != XCHG_OK) return st;
+  }
+  xchg_source *src;
+  if ((st = xc_open_source("-", &src, err)) != XCHG_OK) return st;
+  return open_reader(src, limited_target(target_rows, limit), columns, n_columns, out, err);
+}
+
 xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int64_t target_rows,
                                  int64_t limit, const xc_blocks_columns *chooser,
                                  xchg_shuffle_reader **out, xchg_error *err) {
   *out = NULL;
   if (codec != XCHG_STREAM_AUTO && codec != XCHG_STREAM_COMET) return XCHG_OK;
+  if (strcmp(path, "-") == 0)
+    return open_stdin_blocks(codec, target_rows, limit, chooser, out, err);
   xchg_source *src;
-  if (strcmp(path, "-") == 0) return XCHG_OK;
-  xchg_status st = xchg_source_open_file(path, XCHG_FILE_MMAP, &src, err);
+  xchg_status st = xc_open_source(path, &src, err);
   if (st != XCHG_OK) return st;
   if (!is_comet_file(src, codec)) {
     xchg_source_free(src);
@@ -159,7 +198,7 @@ xchg_status xc_blocks_summarize(const char *path, bool comet, xc_blocks_summary 
                                 xchg_error *err) {
   memset(out, 0, sizeof *out);
   xchg_source *src;
-  xchg_status st = xchg_source_open_file(path, XCHG_FILE_MMAP, &src, err);
+  xchg_status st = xc_open_source(path, &src, err);
   if (st != XCHG_OK) return st;
   xchg_buf *memory = xchg_source_memory(src);
   xchg_shuffle_reader *reader;

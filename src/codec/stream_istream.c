@@ -410,11 +410,14 @@ void xchg_istream_free(xchg_istream *s) {
 
 /* ---- the decompressed bytes as an xchg_source ---------------------------- */
 
+/* Errors say where in the decoded stream the read began: a borrowed
+ * source's own position starts at 0 wherever it was made (one per IPC
+ * stream of a Comet input, say) and would name nothing. */
 static xchg_status source_read(xchg_source *src, void *dst, size_t n, size_t *got,
                                xchg_error *err) {
+  int64_t at = xchg_istream_position(src->impl);
   xchg_status st = xchg_istream_read(src->impl, dst, n, got, err);
-  if (st != XCHG_OK)
-    xchg_error_prefix(err, "reading at byte %llu: ", (unsigned long long)src->position);
+  if (st != XCHG_OK) xchg_error_prefix(err, "reading at decoded byte %lld: ", (long long)at);
   return st;
 }
 

@@ -23,7 +23,7 @@
 
 typedef struct lz4java_state {
   int in_stream;       /* a stream has started and its end block is not yet seen */
-  int64_t block_index; /* blocks so far, over all streams */
+  int64_t block_index; /* blocks so far, over all streams since the input (re)started */
 } lz4java_state;
 
 static xchg_status lz4java_create(void **state, xchg_error *err) {
@@ -34,7 +34,9 @@ static xchg_status lz4java_create(void **state, xchg_error *err) {
 
 static void lz4java_destroy(void *state) { free(state); }
 
-static void lz4java_reset(void *state) { ((lz4java_state *)state)->in_stream = 0; }
+/* A new input: its blocks count from 0 in messages, as LZ4 and zstd
+ * frames and snappy chunks do. */
+static void lz4java_reset(void *state) { *(lz4java_state *)state = (lz4java_state){0}; }
 
 /* Checks a header's fields against each other and the options. */
 static xchg_status check_header(const xchg_istream *s, const lz4java_state *st, const uint8_t *h,

@@ -34,14 +34,15 @@ static char *read_stream(FILE *f, size_t *len) {
   return buf;
 }
 
-bool tu_cli_run(const char *cli, const char *args, tu_cli_result *r) {
+/* Runs the shell command `feed 'cli' args`, standard error kept. */
+static bool run_command(const char *feed, const char *cli, const char *args, tu_cli_result *r) {
   memset(r, 0, sizeof *r);
   char err_path[] = "/tmp/test_cli_stderr_XXXXXX";
   int fd = mkstemp(err_path);
   if (fd < 0) return false;
   close(fd);
   char cmd[8192];
-  snprintf(cmd, sizeof cmd, "'%s' %s 2>'%s'", cli, args, err_path);
+  snprintf(cmd, sizeof cmd, "%s'%s' %s 2>'%s'", feed, cli, args, err_path);
   FILE *p = popen(cmd, "r");
   if (p == NULL) {
     unlink(err_path);
@@ -58,4 +59,14 @@ bool tu_cli_run(const char *cli, const char *args, tu_cli_result *r) {
   unlink(err_path);
   if (r->err == NULL) r->err = strdup("");
   return r->out != NULL && r->err != NULL;
+}
+
+bool tu_cli_run(const char *cli, const char *args, tu_cli_result *r) {
+  return run_command("", cli, args, r);
+}
+
+bool tu_cli_run_piped(const char *cli, const char *input, const char *args, tu_cli_result *r) {
+  char feed[4200];
+  snprintf(feed, sizeof feed, "cat '%s' | ", input);
+  return run_command(feed, cli, args, r);
 }

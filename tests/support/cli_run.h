@@ -18,6 +18,10 @@ typedef struct tu_cli_result {
  * read. */
 bool tu_cli_run(const char *cli, const char *args, tu_cli_result *r);
 
+/* The same with the file input fed through a pipe (`cat 'input' | 'cli'
+ * args`): standard input that cannot seek nor be mapped. */
+bool tu_cli_run_piped(const char *cli, const char *input, const char *args, tu_cli_result *r);
+
 void tu_cli_result_free(tu_cli_result *r);
 
 #endif

@@ -1,0 +1,130 @@
+/* stdin.c — standard input, looked at before it is read.
+ *
+ * A pipe cannot seek back, yet the framing of its bytes (Comet blocks,
+ * plain IPC, a codec stream) must be told from its first bytes before the
+ * reader that fits is chosen.  The bytes read ahead to tell are held here
+ * and handed out again, first, by the source xc_open_source gives for "-":
+ * whatever reads it sees standard input from its first byte, as it would
+ * see a file.  Standard input is one per process, and so is what is held
+ * of it. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+typedef struct stdin_ahead {
+  xchg_source *fd; /* standard input, past the bytes held */
+  uint8_t *held;   /* its first bytes, read ahead */
+  size_t len;      /* bytes held */
+  size_t given;    /* of which the source handed out */
+  bool ended;      /* the input ended within them */
+} stdin_ahead;
+
+/* What was read ahead and not yet handed to a source, else NULL. */
+static stdin_ahead *ahead;
+
+/* All of standard input, once xc_stdin_spool copied it to a file. */
+static xchg_buf *spooled;
+
+xchg_status xc_stdin_peek(size_t want, const uint8_t **bytes, size_t *len, xchg_error *err) {
+  xchg_status st;
+  if (ahead == NULL) {
+    if ((ahead = calloc(1, sizeof *ahead)) == NULL)
+      return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    if ((st = xchg_source_from_fd(STDIN_FILENO, 0, &ahead->fd, err)) != XCHG_OK) {
+      free(ahead);
+      ahead = NULL;
+      return st;
+    }
+  }
+  /* Grown as bytes come, doubling: a length read from a bad header costs
+   * no more than twice the memory of what the input holds. */
+  while (ahead->len < want && !ahead->ended) {
+    size_t step = ahead->len > 64 * 1024 ? ahead->len : 64 * 1024;
+    if (step > want - ahead->len) step = want - ahead->len;
+    uint8_t *held = realloc(ahead->held, ahead->len + step);
+    if (held == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    ahead->held = held;
+    size_t got = 0; /* fewer than asked only at the end of the input */
+    st = xchg_source_read(ahead->fd, held + ahead->len, step, &got, err);
+    ahead->len += got;
+    if (st != XCHG_OK) return st;
+    ahead->ended = got < step;
+  }
+  *bytes = ahead->held;
+  *len = ahead->len;
+  return XCHG_OK;
+}
+
+static xchg_status read_ahead_first(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err) {
+  stdin_ahead *a = ctx;
+  if (a->given == a->len) return xchg_source_read(a->fd, dst, n, got, err);
+  *got = n < a->len - a->given ? n : a->len - a->given;
+  memcpy(dst, a->held + a->given, *got);
+  a->given += *got;
+  return XCHG_OK;
+}
+
+static void free_ahead(void *ctx) {
+  stdin_ahead *a = ctx;
+  xchg_source_free(a->fd);
+  free(a->held);
+  free(a);
+}
+
+/* Standard input from its first byte: the bytes read ahead, then the rest. */
+static xchg_status open_stdin(xchg_source **out, xchg_error *err) {
+  if (spooled != NULL) return xchg_source_from_buf(spooled, out, err);
+  if (ahead == NULL) return xchg_source_from_fd(STDIN_FILENO, 0, out, err);
+  xchg_status st = xchg_source_from_callback(read_ahead_first, free_ahead, ahead, out, err);
+  if (st != XCHG_OK) return st; /* ahead stays held */
+  ahead = NULL;                 /* the source's now */
+  return XCHG_OK;
+}
+
+xchg_status xc_open_source(const char *path, xchg_source **out, xchg_error *err) {
+  if (strcmp(path, "-") == 0) return open_stdin(out, err);
+  return xchg_source_open_file(path, XCHG_FILE_MMAP, out, err);
+}
+
+/* Copies src to fd, to its end. */
+static xchg_status copy_to(xchg_source *src, int fd, const char *path, xchg_error *err) {
+  static uint8_t chunk[1 << 16];
+  for (;;) {
+    size_t got = 0;
+    xchg_status st = xchg_source_read(src, chunk, sizeof chunk, &got, err);
+    if (st != XCHG_OK || got == 0) return st;
+    for (size_t done = 0; done < got;) {
+      ssize_t n = write(fd, chunk + done, got - done);
+      if (n < 0) return xchg_errorf(err, XCHG_EIO, "cannot write %s: %s", path, strerror(errno));
+      done += (size_t)n;
+    }
+  }
+}
+
+xchg_status xc_stdin_spool(xchg_error *err) {
+  if (spooled != NULL) return XCHG_OK;
+  const char *dir = getenv("TMPDIR");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/xchg-stdin-XXXXXX", dir != NULL && *dir ? dir : "/tmp");
+  int fd = mkstemp(path);
+  if (fd < 0) return xchg_errorf(err, XCHG_EIO, "cannot create %s: %s", path, strerror(errno));
+  xchg_source *in = NULL, *file = NULL;
+  xchg_status st = open_stdin(&in, err);
+  if (st == XCHG_OK) st = copy_to(in, fd, path, err);
+  xchg_source_free(in);
+  if (close(fd) != 0 && st == XCHG_OK)
+    st = xchg_errorf(err, XCHG_EIO, "cannot write %s: %s", path, strerror(errno));
+  if (st == XCHG_OK) st = xchg_source_open_file(path, XCHG_FILE_MMAP, &file, err);
+  unlink(path); /* the mapping keeps its bytes */
+  if (st == XCHG_OK) spooled = xchg_source_memory(file);
+  xchg_source_free(file);
+  if (st == XCHG_OK && spooled == NULL) /* an empty file is mapped as no memory */
+    spooled = xchg_buf_alloc(0);
+  if (st == XCHG_OK && spooled == NULL) st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  return st;
+}
