@@ -24,7 +24,8 @@
  *    fail (counted, not timed);
  *  - inspect of a cut input (2000 messages, then the cut) prints nothing to
  *    standard output;
- *  - gen killed by SIGTERM while writing removes its temporary file.
+ *  - gen killed by SIGTERM while writing removes its temporary file;
+ *    inspect - killed while it copies standard input leaves no file.
  * Runs as root in CI: permissions cannot make a directory unwritable, so
  * write failures come from /dev/full and cut inputs. */
 #include <dirent.h>
@@ -447,6 +448,43 @@ static void check_killed_while_writing(void) {
   check_dir_holds("gen killed by SIGTERM", "");
 }
 
+/* inspect - copies a pipe of blocks to a file of its own (it reads them
+ * twice); killed while it copies, it leaves nothing in TMPDIR. */
+static void check_killed_while_spooling(void) {
+  clear_dir();
+  char *blocks = path_in_dir("blocks.comet");
+  cli_run r = run_cli(ARGS("gen", "shuffle", blocks, "--format", "comet", "--rows", "20000"), -1);
+  TU_CHECK(r.exit_code == 0, "gen shuffle: exit %d: %s", r.exit_code, r.err.data);
+  free(r.err.data);
+  tu_bytes comet = tu_read_bytes(blocks);
+  int in_pipe[2];
+  TU_CHECK(comet.data != NULL && pipe(in_pipe) == 0, "blocks or pipe: %s", strerror(errno));
+  if (comet.data == NULL) return;
+  setenv("TMPDIR", dir, 1); /* the child's */
+  pid_t pid = start_cli(ARGS("inspect", "-"), in_pipe[0], -1, false);
+  unsetenv("TMPDIR");
+  close(in_pipe[0]);
+  /* the first half of the blocks, the write end kept open: inspect copies
+   * them and waits for the rest */
+  TU_CHECK(write(in_pipe[1], comet.data, comet.size / 2) == (ssize_t)(comet.size / 2),
+           "write to inspect: %s", strerror(errno));
+  /* time to copy them (a guard, not a measure): a file of the copy's
+   * would show up by then */
+  char names[4096] = "";
+  for (int i = 0; i < 100 && strstr(names, "xchg-stdin") == NULL; i++) {
+    nanosleep(&(struct timespec){0, 20000000}, NULL);
+    list_dir(names, sizeof names);
+  }
+  kill(pid, SIGTERM);
+  r = finish_cli(pid);
+  close(in_pipe[1]);
+  TU_CHECK(r.signal == SIGTERM, "inspect - killed by SIGTERM: exit %d, signal %d: %s", r.exit_code,
+           r.signal, r.err.data);
+  free(r.err.data);
+  free(comet.data);
+  check_dir_holds("inspect - killed while copying standard input", "blocks.comet");
+}
+
 int main(int argc, char **argv) {
   cli = tu_cli_path();
   tu_testdata_path(gold_stream, sizeof gold_stream,
@@ -465,6 +503,7 @@ int main(int argc, char **argv) {
       {"broken_pipe", check_broken_pipe},
       {"inspect_failure_prints_nothing", check_inspect_failure_prints_nothing},
       {"killed_while_writing", check_killed_while_writing},
+      {"killed_while_spooling", check_killed_while_spooling},
   };
   int rc = TU_MAIN(argc, argv, "cli_output", cases);
   clear_dir();

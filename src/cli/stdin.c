@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -106,6 +108,28 @@ static xchg_status copy_to(xchg_source *src, int fd, const char *path, xchg_erro
   }
 }
 
+static void unmap(void *ctx, const void *data, size_t size) {
+  (void)ctx;
+  munmap((void *)data, size);
+}
+
+/* The file fd holds, mapped (an empty one as no bytes: mmap refuses 0). */
+static xchg_status map_whole(int fd, const char *path, xchg_error *err) {
+  struct stat st;
+  if (fstat(fd, &st) != 0)
+    return xchg_errorf(err, XCHG_EIO, "cannot read %s: %s", path, strerror(errno));
+  size_t size = (size_t)st.st_size;
+  void *addr = size > 0 ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+  if (addr == MAP_FAILED)
+    return xchg_errorf(err, XCHG_EIO, "cannot map %s: %s", path, strerror(errno));
+  spooled = size > 0 ? xchg_buf_wrap(addr, size, unmap, NULL) : xchg_buf_alloc(0);
+  if (spooled == NULL) {
+    if (size > 0) munmap(addr, size);
+    return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  }
+  return XCHG_OK;
+}
+
 xchg_status xc_stdin_spool(xchg_error *err) {
   if (spooled != NULL) return XCHG_OK;
   const char *dir = getenv("TMPDIR");
@@ -113,18 +137,14 @@ xchg_status xc_stdin_spool(xchg_error *err) {
   snprintf(path, sizeof path, "%s/xchg-stdin-XXXXXX", dir != NULL && *dir ? dir : "/tmp");
   int fd = mkstemp(path);
   if (fd < 0) return xchg_errorf(err, XCHG_EIO, "cannot create %s: %s", path, strerror(errno));
-  xchg_source *in = NULL, *file = NULL;
+  /* nameless from the start: nothing is left behind, whatever stops the
+   * command (a signal, a full disk) */
+  unlink(path);
+  xchg_source *in = NULL;
   xchg_status st = open_stdin(&in, err);
   if (st == XCHG_OK) st = copy_to(in, fd, path, err);
   xchg_source_free(in);
-  if (close(fd) != 0 && st == XCHG_OK)
-    st = xchg_errorf(err, XCHG_EIO, "cannot write %s: %s", path, strerror(errno));
-  if (st == XCHG_OK) st = xchg_source_open_file(path, XCHG_FILE_MMAP, &file, err);
-  unlink(path); /* the mapping keeps its bytes */
-  if (st == XCHG_OK) spooled = xchg_source_memory(file);
-  xchg_source_free(file);
-  if (st == XCHG_OK && spooled == NULL) /* an empty file is mapped as no memory */
-    spooled = xchg_buf_alloc(0);
-  if (st == XCHG_OK && spooled == NULL) st = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  if (st == XCHG_OK) st = map_whole(fd, path, err);
+  close(fd); /* the mapping keeps its bytes */
   return st;
 }
