@@ -32,8 +32,9 @@ READER = [
     ("variadic count >= 0", "if (*n < 0 || *n > (int64_t)d->buffers.count)", "if (*n > (int64_t)d->buffers.count)"),
     ("variadic count <= buffers", "if (*n < 0 || *n > (int64_t)d->buffers.count)", "if (*n < 0)"),
     ("compressed length present", "if (raw->size < 8)", "if (0)"),
-    ("compressed length >= 0", "if (size < 0) return fail", "if (0) return fail"),
-    ("record batch length >= 0", 'if (*length < 0) return ipc_decode_fail(d, -1, XCHG_EFORMAT, "record batch length', 'if (0) return ipc_decode_fail(d, -1, XCHG_EFORMAT, "record batch length'),
+    ("compressed length >= 0", "  if (size < 0)\n    return fail_message_buffer", "  if (0)\n    return fail_message_buffer"),
+    ("record batch length >= 0", 'if (*length < 0)\n    return ipc_decode_fail(d, -1, XCHG_EFORMAT, "record batch length',
+     'if (0)\n    return ipc_decode_fail(d, -1, XCHG_EFORMAT, "record batch length'),
     ("column rows == batch length", "root->children[k]->length != length && !dictionary_values", "0"),
     ("all nodes and buffers used", "(d.next_node != d.nodes.count || d.next_buffer != d.buffers.count)", "(d.next_node != d.nodes.count)"),
     ("union null_count 0", "if (nulls != 0 && !legacy)", "if (0)"),
@@ -191,19 +192,26 @@ def run(cmd, **kw):
 
 
 def try_mutant(build, tests, testdata, path, original, rule, text, replacement):
-    """Returns True when some test fails with the mutant in place."""
-    if original.count(text) != 1:
+    """Returns True when some test fails with the mutant in place (path
+    None: no mutant)."""
+    if path is None:  # no mutant: the tests as they are
+        pass
+    elif original.count(text) != 1:
         print(f"MISSING {rule}: the text is in {path} {original.count(text)} times")
         return None
-    with open(path, "w") as f:
-        f.write(original.replace(text, replacement))
+    else:
+        with open(path, "w") as f:
+            f.write(original.replace(text, replacement))
     built = run(["nice", "cmake", "--build", build, "-j2", "--target"] + tests)
     if built.returncode != 0:
         print(f"BUILD FAILED {rule}")
         return None
+    env = dict(os.environ, XCHG_TESTDATA=testdata)
     for t in tests:
         try:
-            if run([os.path.join(build, t), testdata], timeout=180).returncode != 0:
+            # The test data through the environment: a test's arguments
+            # are the names of its cases (tests/support/testutil.h).
+            if run([os.path.join(build, t)], timeout=180, env=env).returncode != 0:
                 return True
         except subprocess.TimeoutExpired:  # a check whose removal makes a decoder spin
             print(f"  ({t} did not end in 180 s)")
@@ -223,6 +231,10 @@ def main():
     only = sys.argv[4:]  # rule names: run just those
     files, tests = GROUPS[group]
     tests = [t for t in tests if os.path.exists(os.path.join(ROOT, "tests", t + ".c"))]
+    # Unchanged, every test must pass: else each mutant would look caught.
+    if try_mutant(build, tests, testdata, None, None, "none", None, None) is not False:
+        print("the tests fail (or do not build) without a mutant: nothing to learn")
+        return 1
     bad = tried = 0
     for name, mutants in files.items():
         path = os.path.join(ROOT, name)
