@@ -711,7 +711,7 @@ static void usage(FILE *out) {
   fprintf(
       out,
       "usage: xchg bench decode [FILE] [--rows N] [--columns a,b] [--threads N] [--runs K] [--json]\n"
-      "                         [--payloads [--group N]]\n"
+      "                         [--payloads [--group N]] [--validation full|bounds]\n"
       "  Without FILE: shape `cache` of SHAPES.md (5,000,000 rows; --rows to change), codecs\n"
       "  none/lz4/zstd, full and narrow (c4) reads, 1 thread and all cores, each beside the\n"
       "  bare codec's time over the same buffers (\"trusted\": validation of bounds only).  With FILE (loaded into memory first): that\n"
@@ -722,6 +722,8 @@ static void usage(FILE *out) {
       "  payloads per call (default 50; 1: one xchg_batch_decoder_decode per payload, as a\n"
       "  JVM task's decode: `valgrind --tool=callgrind --toggle-collect=read_payloads` over\n"
       "  `--threads 1 --runs K` counts the instructions of K x payloads).\n"
+      "  --validation: how FILE is validated (default full, XCHG_VALIDATE_FULL; bounds:\n"
+      "  XCHG_VALIDATE_BOUNDS), so that the two can be timed or counted apart.\n"
       "columns:\n"
       "  codec       body compression of the input (none, lz4, zstd)\n"
       "  read        full: every column; narrow: c4 alone (the others are never\n"
@@ -767,12 +769,14 @@ static uint8_t *load_file(const char *path, size_t *size) {
 }
 
 int xchg_bench_decode(int argc, char **argv) {
-  static const struct option long_opts[] = {
-      {"rows", 1, 0, 'r'},     {"columns", 1, 0, 'c'}, {"threads", 1, 0, 't'},
-      {"runs", 1, 0, 'k'},     {"json", 0, 0, 'j'},    {"help", 0, 0, 'h'},
-      {"payloads", 0, 0, 'p'}, {"group", 1, 0, 'g'},   {0, 0, 0, 0}};
+  static const struct option long_opts[] = {{"rows", 1, 0, 'r'},       {"columns", 1, 0, 'c'},
+                                            {"threads", 1, 0, 't'},    {"runs", 1, 0, 'k'},
+                                            {"json", 0, 0, 'j'},       {"help", 0, 0, 'h'},
+                                            {"payloads", 0, 0, 'p'},   {"group", 1, 0, 'g'},
+                                            {"validation", 1, 0, 'v'}, {0, 0, 0, 0}};
   int64_t rows = SHAPE_CACHE_ROWS, v = 0;
   int threads = bench_cores(), json = 0, opt, n_columns = 0;
+  xchg_validation validation = XCHG_VALIDATE_FULL;
   char *columns[64], *column_arg = NULL;
   bool ok = true;
   bench_options_begin();
@@ -792,6 +796,12 @@ int xchg_bench_decode(int argc, char **argv) {
       case 'p': payload_mode = 1; break;
       case 'g':
         ok = bench_int_option("decode", "--group", optarg, 1, PAYLOAD_GROUP_MAX, &payload_group);
+        break;
+      case 'v':
+        if (strcmp(optarg, "full") != 0 && strcmp(optarg, "bounds") != 0)
+          return bench_usage_error("decode", "--validation must be full or bounds, not '%s'",
+                                   optarg);
+        validation = strcmp(optarg, "full") == 0 ? XCHG_VALIDATE_FULL : XCHG_VALIDATE_BOUNDS;
         break;
       case 'h': usage(stdout); return 0;
       default: return bench_option_error("decode", argv, opt);
@@ -813,8 +823,8 @@ int xchg_bench_decode(int argc, char **argv) {
     }
     const char *read = column_arg ? "selected" : "full";
     int counts[2] = {1, threads}, n_counts = threads > 1 ? 2 : 1;
-    rc = measure(data, size, "file", read, columns, n_columns, counts, n_counts, XCHG_VALIDATE_FULL,
-                 NULL, ms);
+    rc = measure(data, size, "file", read, columns, n_columns, counts, n_counts, validation, NULL,
+                 ms);
     n = n_counts;
     if (rc == 0 && json) print_json(ms, n, argv[optind]);
     if (rc == 0 && !json) {

@@ -22,9 +22,9 @@
  *   rows; last >= first                           -> offsets_case (utf8, binary,         both
  * offsets never decrease                             large_utf8, large_binary, list,     full
  *                                                    large_list, map); at every row of
- *                                                    300 -> offsets_every_row (utf8,
+ *                                                    1600 -> offsets_every_row (utf8,
  *                                                    large_utf8: the vector loops and
- *                                                    their tails)
+ *                                                    their tails, each way of scan.c)
  * list views: offset >= 0, size >= 0, offset and
  *   offset + size within the child; null rows
  *   not checked                                   -> list_views_case (list_view,         full
@@ -43,8 +43,8 @@
  *                                                    uint8..uint64)
  * null_count == the bitmap's nulls                -> null_counts_under (every field with full
  *                                                    nulls of every input, dictionaries too);
- *                                                    in every byte of 38 ->
- *                                                    null_counts_every_byte
+ *                                                    in every byte of 200 ->
+ *                                                    null_counts_every_byte (each way)
  * buffer sizes: validity, values (fixed width,
  *   bool), offsets, views, type ids, dense
  *   offsets, list-view offsets and sizes, indices -> short_buffer                        both
@@ -83,6 +83,7 @@
 #include <string.h>
 
 #include "ipc/flatbuf.h"
+#include "ipc/scan.h"
 #include "support/ipc_bodies.h"
 #include "support/roundtrip.h"
 #include "support/testutil.h"
@@ -203,10 +204,11 @@ static xchg_buf *extra_bytes(void) {
 }
 
 /* Columns long enough for the vector loops over offsets and validity
- * bitmaps (several steps and a tail): LONG_ROWS rows of utf8 and of
+ * bitmaps (src/ipc/scan.c: several steps, single vectors and a tail, in
+ * each way; 200 bytes of bitmap): LONG_ROWS rows of utf8 and of
  * large_utf8, row r being r % 3 letters, and of int32 with every fifth
  * row null. */
-#define LONG_ROWS 300
+#define LONG_ROWS 1600
 
 static xchg_buf *long_bytes(void) {
   static int32_t offsets32[LONG_ROWS + 1], values[LONG_ROWS];
@@ -625,6 +627,18 @@ static void null_counts_every_byte(void) {
   }
 }
 
+/* Both of the above in each way of src/ipc/scan.c this CPU has
+ * (tests/test_scan.c checks the ways themselves, and the pick). */
+static void every_row_every_way(void) {
+  static const char *const ways[] = {"portable", "avx2", "avx512"};
+  for (size_t w = 0; w < sizeof ways / sizeof ways[0]; w++) {
+    if (strcmp(ipc_scan_select(ways[w]), ways[w]) != 0) continue; /* not on this CPU */
+    offsets_every_row();
+    null_counts_every_byte();
+  }
+  ipc_scan_select(NULL);
+}
+
 /* ---- list views ------------------------------------------------------------------------ */
 
 static void list_views_case(field_ref ref) {
@@ -1037,14 +1051,13 @@ int main(int argc, char **argv) {
   int ready = open_inputs(tu_testdata_dir()) == 0;
   static const tu_case cases[] = {
       {"offsets", offsets_all},
-      {"offsets_every_row", offsets_every_row},
+      {"every_row_every_way", every_row_every_way},
       {"list_views", list_views_all},
       {"views", views_all},
       {"unions", unions_all},
       {"run_ends", run_ends_all},
       {"indices", indices_all},
       {"null_counts", null_counts_all},
-      {"null_counts_every_byte", null_counts_every_byte},
       {"buffer_sizes", buffer_sizes_all},
       {"field_nodes", field_nodes_all},
       {"child_lengths", child_lengths_all},

@@ -86,23 +86,6 @@ xchg_buf *ipc_array_set_buf(ipc_array *a, int64_t i, xchg_buf *b);
 /* Sets buffer i to a copy of another array's buffer (another reference). */
 void ipc_array_share_buffer(ipc_array *a, int64_t i, const ipc_buffer *from);
 
-/* Set bits in n_bytes bytes of a bitmap, eight bytes at a time. */
-int64_t ipc_count_set_bits(const uint8_t *bits, int64_t n_bytes);
-
-/* x86-64's baseline has neither a popcount instruction nor 256-bit
- * vectors: the loops that validation runs over every value are compiled
- * once more for CPUs that have them (target attributes, GCC and Clang) and
- * the copy to run is picked per call from the CPU's features — not with
- * target_clones, whose ifunc resolver runs before ThreadSanitizer is set
- * up.  IPC_CPU_HAS(feature) is 0 where there is no such copy. */
-#if defined(__x86_64__) && defined(__GNUC__)
-#define IPC_TARGET(feature) __attribute__((target(feature)))
-#define IPC_CPU_HAS(feature) __builtin_cpu_supports(feature)
-#else
-#define IPC_TARGET(feature)
-#define IPC_CPU_HAS(feature) 0
-#endif
-
 /* Integer i of a buffer of `width`-byte integers (1, 2, 4 or 8; offsets,
  * run ends, dictionary indices).  An unsigned 64-bit value above
  * INT64_MAX comes back as -1. */

@@ -1,11 +1,9 @@
 /* decode_validate.c — step 3 of decoding (see decode.h): validating the
  * arrays of a planned batch so that no consumer can be led out of bounds. */
 #include <string.h>
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#endif
 
 #include "ipc/decode_internal.h"
+#include "ipc/scan.h"
 #include "codec/helpers.h"
 
 static int full(const ipc_decoder *d) { return d->ctx->opts->validation == XCHG_VALIDATE_FULL; }
@@ -57,71 +55,6 @@ static xchg_status zero_offsets(ipc_decoder *d, ipc_array *a, int64_t i) {
   return XCHG_OK;
 }
 
-/* Whether n offsets of `width` bytes (4 or 8) never decrease.  One pass
- * with no early exit: the row at fault is searched for only when there is
- * one. */
-static inline __attribute__((always_inline)) int offsets_never_decrease(const uint8_t *p, int width,
-                                                                        int64_t n) {
-  int decreases = 0;
-  if (width == 4) {
-    for (int64_t k = 1; k < n; k++) {
-      int32_t before, after;
-      memcpy(&before, p + 4 * (k - 1), 4);
-      memcpy(&after, p + 4 * k, 4);
-      decreases |= after < before;
-    }
-  } else {
-    for (int64_t k = 1; k < n; k++) {
-      int64_t before, after;
-      memcpy(&before, p + 8 * (k - 1), 8);
-      memcpy(&after, p + 8 * k, 8);
-      decreases |= after < before;
-    }
-  }
-  return !decreases;
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-/* Lanes of `before` above the same lanes of `after`: all ones where the
- * offsets decrease. */
-IPC_TARGET("avx2") static inline __m256i lanes_above(__m256i before, __m256i after, int width) {
-  return width == 4 ? _mm256_cmpgt_epi32(before, after) : _mm256_cmpgt_epi64(before, after);
-}
-
-/* The same with AVX2, four 32-byte vectors of offsets a step, each compared
- * with the vector one offset before it (a compare and an OR per eight int32
- * offsets, where the compiler's own vectorisation of the loop above spends
- * seven instructions); the offsets left over go through the loop above. */
-IPC_TARGET("avx2")
-static inline int never_decreasing_avx2_of(const uint8_t *p, int width, int64_t n) {
-  const int64_t per_step = 4 * 32 / width;
-  __m256i decreases = _mm256_setzero_si256();
-  int64_t k = 1; /* offset k is compared with offset k - 1 */
-  for (; k + per_step <= n; k += per_step) {
-    const uint8_t *after = p + width * k, *before = after - width;
-    for (int v = 0; v < 4; v++)
-      decreases = _mm256_or_si256(
-          decreases, lanes_above(_mm256_loadu_si256((const __m256i *)(before + 32 * v)),
-                                 _mm256_loadu_si256((const __m256i *)(after + 32 * v)), width));
-  }
-  return _mm256_testz_si256(decreases, decreases) &&
-         offsets_never_decrease(p + width * (k - 1), width, n - (k - 1));
-}
-
-IPC_TARGET("avx2") static int never_decreasing_avx2(const uint8_t *p, int width, int64_t n) {
-  return width == 4 ? never_decreasing_avx2_of(p, 4, n) : never_decreasing_avx2_of(p, 8, n);
-}
-
-static int never_decreasing(const uint8_t *p, int width, int64_t n) {
-  return IPC_CPU_HAS("avx2") ? never_decreasing_avx2(p, width, n)
-                             : offsets_never_decrease(p, width, n);
-}
-#else
-static int never_decreasing(const uint8_t *p, int width, int64_t n) {
-  return offsets_never_decrease(p, width, n);
-}
-#endif
-
 /* Offsets at buffer i: length+1 entries, within [0, limit], monotonic. */
 static xchg_status check_offsets(ipc_decoder *d, ipc_array *a, int64_t i, int width, int64_t limit,
                                  const char *limit_name) {
@@ -139,7 +72,7 @@ static xchg_status check_offsets(ipc_decoder *d, ipc_array *a, int64_t i, int wi
                            "(the first offset, %s)",
                            (long long)last, (long long)a->length, (long long)first,
                            (long long)limit, limit_name);
-  if (!full(d) || never_decreasing(p, width, a->length + 1)) return XCHG_OK;
+  if (!full(d) || ipc_never_decreasing(p, width, a->length + 1)) return XCHG_OK;
   for (int64_t k = 0; k < a->length; k++)
     if (ipc_load_int(p, width, 1, k + 1) < ipc_load_int(p, width, 1, k))
       return ipc_decode_fail(d, i, XCHG_EFORMAT, "offset %lld at row %lld is below the one before",

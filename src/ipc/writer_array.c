@@ -12,6 +12,7 @@
 #include "codec/helpers.h"
 #include "ipc/decode.h"
 #include "ipc/dictionary.h"
+#include "ipc/scan.h"
 #include "ipc/writer_internal.h"
 
 typedef struct norm {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ipc/dictionary.h"
+#include "ipc/scan.h"
 #include "ipc/format.h"
 #include "shuffle/coalesce_internal.h"
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tests/mutants/validation.py — proves that the tests guard every
-validation rule: of the reader (src/ipc/decode.c, src/ipc/decode_validate.c
-and the message framing of src/ipc/framing.c, group "reader", guarded by tests/test_validation.c) and of the stream codecs (src/codec/, group
+validation rule: of the reader (src/ipc/decode.c, src/ipc/decode_validate.c,
+its loops over every value in src/ipc/scan.c, and the message framing of src/ipc/framing.c,
+group "reader", guarded by tests/test_validation.c and test_scan.c) and of the stream codecs (src/codec/, group
 "codecs", guarded by tests/test_lz4_frames.c, test_stream_codecs.c, test_codec_trailer.c,
 test_limits.c and test_codec_rules.c).  Each mutant below removes one check
 (one condition made false, or one size check skipped), the group's tests
@@ -32,8 +33,9 @@ READER = [
     ("variadic count >= 0", "if (*n < 0 || *n > (int64_t)d->buffers.count)", "if (*n > (int64_t)d->buffers.count)"),
     ("variadic count <= buffers", "if (*n < 0 || *n > (int64_t)d->buffers.count)", "if (*n < 0)"),
     ("compressed length present", "if (raw->size < 8)", "if (0)"),
-    ("compressed length >= 0", "if (size < 0) return fail", "if (0) return fail"),
-    ("record batch length >= 0", 'if (*length < 0) return ipc_decode_fail(d, -1, XCHG_EFORMAT, "record batch length', 'if (0) return ipc_decode_fail(d, -1, XCHG_EFORMAT, "record batch length'),
+    ("compressed length >= 0", "  if (size < 0)\n    return fail_message_buffer", "  if (0)\n    return fail_message_buffer"),
+    ("record batch length >= 0", 'if (*length < 0)\n    return ipc_decode_fail(d, -1, XCHG_EFORMAT, "record batch length',
+     'if (0)\n    return ipc_decode_fail(d, -1, XCHG_EFORMAT, "record batch length'),
     ("column rows == batch length", "root->children[k]->length != length && !dictionary_values", "0"),
     ("all nodes and buffers used", "(d.next_node != d.nodes.count || d.next_buffer != d.buffers.count)", "(d.next_node != d.nodes.count)"),
     ("union null_count 0", "if (nulls != 0 && !legacy)", "if (0)"),
@@ -49,8 +51,7 @@ VALIDATE = [
     ("last offset >= first", "if (last < first || last > limit)", "if (last > limit)"),
     ("last offset <= limit", "if (last < first || last > limit)", "if (last < first)"),
     ("offsets never decrease (search)", "if (ipc_load_int(p, width, 1, k + 1) < ipc_load_int(p, width, 1, k))", "if (0)"),
-    ("offsets never decrease (32-bit pass)", "      decreases |= after < before;\n    }\n  } else {", "    }\n  } else {"),
-    ("offsets never decrease (64-bit pass)", "      decreases |= after < before;\n    }\n  }\n  return", "    }\n  }\n  return"),
+    ("offsets never decrease (the pass)", "ipc_never_decreasing(p, width, a->length + 1)", "1"),
     ("list view offsets size", 'need_size(d, a, 1, a->length, width, "offsets")', "XCHG_OK"),
     ("list view sizes size", 'need_size(d, a, 2, a->length, width, "sizes")', "XCHG_OK"),
     ("list view offset >= 0", "(off < 0 || size < 0 || size > limit - off)", "(size < 0 || size > limit - off)"),
@@ -84,6 +85,43 @@ VALIDATE = [
     ("bool values size", 'need_size(d, a, 1, bitmap_bytes(a->length), 1, "values")', "XCHG_OK"),
     ("fixed-width values size", 'need_size(d, a, 1, a->length, f->width, "values")', "XCHG_OK"),
     ("struct / fixed-size list children long enough", "if (a->children[i]->length < need)", "if (0)"),
+]
+
+# (rule, text in src/ipc/scan.c, replacement): the loops behind "offsets
+# never decrease" and "null_count == bitmap nulls", in each way (a way the
+# CPU lacks cannot be tested: its mutants survive there)
+SCAN = [
+    ("order, portable 32-bit", "      decreases |= after < before;\n    }\n  } else {", "    }\n  } else {"),
+    ("order, portable 64-bit", "      decreases |= after < before;\n    }\n  }\n  return", "    }\n  }\n  return"),
+    ("order, avx2 32-bit compare", "_mm256_cmpgt_epi32(before, after)", "_mm256_setzero_si256()"),
+    ("order, avx2 64-bit compare", "_mm256_cmpgt_epi64(before, after)", "_mm256_setzero_si256()"),
+    ("order, avx2 every vector of a step", "for (int v = 0; v < 8; v++)", "for (int v = 0; v < 7; v++)"),
+    ("order, avx2 single vectors", "    decreases =\n        _mm256_or_si256(decreases,", "    (void)decreases;\n    (void)_mm256_or_si256(decreases,"),
+    ("order, avx2 the sum tested", "return _mm256_testz_si256(decreases, decreases) &&", "return"),
+    ("order, avx2 the tail", "return _mm256_testz_si256(decreases, decreases) &&\n         never_decreasing(p + width * (k - 1), width, n - (k - 1));",
+     "return _mm256_testz_si256(decreases, decreases);"),
+    ("order, avx512 32-bit compare", "_mm512_mask_cmple_epi32_mask(ok, before, after)", "ok"),
+    ("order, avx512 equal neighbours in order", "_mm512_mask_cmple_epi32_mask(ok, before, after)", "_mm512_mask_cmplt_epi32_mask(ok, before, after)"),
+    ("order, avx512 64-bit compare", "_mm512_kand(ok, (__mmask16)_mm512_cmple_epi64_mask(before, after))", "ok"),
+    ("order, avx512 32-bit one before", "_mm512_alignr_epi32(cur, prev, 15)", "_mm512_alignr_epi32(cur, prev, 14)"),
+    ("order, avx512 64-bit one before", "_mm512_alignr_epi64(cur, prev, 7)", "_mm512_alignr_epi64(cur, prev, 6)"),
+    ("order, avx512 steps joined", "    prev = c3;\n", "    prev = c0;\n"),
+    ("order, avx512 every mask of a step", "(ok0 & ok1 & ok2 & ok3) == all", "(ok0 & ok1 & ok2) == all"),
+    ("order, avx512 single vectors", "    ok0 = lanes_in_order(ok0, one_before(c, prev, width), c, width);", "    (void)ok0;"),
+    ("order, avx512 short ones", "  if (n < lanes) return never_decreasing(p, width, n);", "  if (n < lanes) return 1;"),
+    ("order, avx512 the tail", "(ok0 & ok1 & ok2 & ok3) == all &&\n         never_decreasing(p + width * (k - 1), width, n - (k - 1));",
+     "(ok0 & ok1 & ok2 & ok3) == all;"),
+    ("bits, portable step", "    s3 += __builtin_popcountll(w3);\n", ""),
+    ("bits, portable words", "    set += __builtin_popcountll(word);\n", ""),
+    ("bits, portable bytes", "for (; i < n_bytes; i++) set += __builtin_popcount(bits[i]);", ""),
+    ("bits, avx2 high half bytes", "_mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low))", "_mm256_setzero_si256()"),
+    ("bits, avx2 second vector of a pair", "s1 = _mm256_add_epi8(s1, bits_per_byte(", "s1 = _mm256_add_epi8(s0, bits_per_byte("),
+    ("bits, avx2 per-byte sums folded in time", "int64_t chunk = pairs < 15 ? pairs : 15;", "int64_t chunk = pairs < 40 ? pairs : 40;"),
+    ("bits, avx2 the tail", "lanes[3] + count_set_bits(p, n_bytes - (p - bits));", "lanes[3];"),
+    ("bits, avx512 second vector of a step", "s1 = _mm512_add_epi64(s1, _mm512_popcnt_epi64(", "s1 = _mm512_add_epi64(s0, _mm512_popcnt_epi64("),
+    ("bits, avx512 single vector", "    i += 64;\n  }", "  }"),
+    ("bits, avx512 the tail", "_mm512_add_epi64(s0, s1)) + count_set_bits(bits + i, n_bytes - i);", "_mm512_add_epi64(s0, s1));"),
+    ("the fastest way picked", 'return __builtin_cpu_supports("avx512f") &&', 'return 0 && __builtin_cpu_supports("avx512f") &&'),
 ]
 
 # (rule, text, replacement) per file of src/codec/
@@ -180,8 +218,8 @@ MESSAGE = [
 
 GROUPS = {
     "reader": ({"src/ipc/decode.c": READER, "src/ipc/decode_validate.c": VALIDATE,
-                "src/ipc/framing.c": FRAMING, "src/ipc/message.c": MESSAGE},
-               ["test_validation"]),
+                "src/ipc/scan.c": SCAN, "src/ipc/framing.c": FRAMING, "src/ipc/message.c": MESSAGE},
+               ["test_validation", "test_scan"]),
     "codecs": (CODECS, ["test_lz4_frames", "test_stream_codecs", "test_codec_trailer", "test_limits", "test_codec_rules"]),
 }
 
@@ -191,19 +229,26 @@ def run(cmd, **kw):
 
 
 def try_mutant(build, tests, testdata, path, original, rule, text, replacement):
-    """Returns True when some test fails with the mutant in place."""
-    if original.count(text) != 1:
+    """Returns True when some test fails with the mutant in place (path
+    None: no mutant)."""
+    if path is None:  # no mutant: the tests as they are
+        pass
+    elif original.count(text) != 1:
         print(f"MISSING {rule}: the text is in {path} {original.count(text)} times")
         return None
-    with open(path, "w") as f:
-        f.write(original.replace(text, replacement))
+    else:
+        with open(path, "w") as f:
+            f.write(original.replace(text, replacement))
     built = run(["nice", "cmake", "--build", build, "-j2", "--target"] + tests)
     if built.returncode != 0:
         print(f"BUILD FAILED {rule}")
         return None
+    env = dict(os.environ, XCHG_TESTDATA=testdata)
     for t in tests:
         try:
-            if run([os.path.join(build, t), testdata], timeout=180).returncode != 0:
+            # The test data through the environment: a test's arguments
+            # are the names of its cases (tests/support/testutil.h).
+            if run([os.path.join(build, t)], timeout=180, env=env).returncode != 0:
                 return True
         except subprocess.TimeoutExpired:  # a check whose removal makes a decoder spin
             print(f"  ({t} did not end in 180 s)")
@@ -223,6 +268,10 @@ def main():
     only = sys.argv[4:]  # rule names: run just those
     files, tests = GROUPS[group]
     tests = [t for t in tests if os.path.exists(os.path.join(ROOT, "tests", t + ".c"))]
+    # Unchanged, every test must pass: else each mutant would look caught.
+    if try_mutant(build, tests, testdata, None, None, "none", None, None) is not False:
+        print("the tests fail (or do not build) without a mutant: nothing to learn")
+        return 1
     bad = tried = 0
     for name, mutants in files.items():
         path = os.path.join(ROOT, name)
