@@ -821,7 +821,10 @@ int xchg_bench_decode(int argc, char **argv) {
       fprintf(stderr, "xchg bench decode: cannot read %s\n", argv[optind]);
       return 1;
     }
-    const char *read = column_arg ? "selected" : "full";
+    /* a read with bounds checks only says so, as the shape's "trusted" row */
+    const char *read = validation == XCHG_VALIDATE_BOUNDS ? "trusted"
+                       : column_arg                       ? "selected"
+                                                          : "full";
     int counts[2] = {1, threads}, n_counts = threads > 1 ? 2 : 1;
     rc = measure(data, size, "file", read, columns, n_columns, counts, n_counts, validation, NULL,
                  ms);
@@ -837,11 +840,10 @@ int xchg_bench_decode(int argc, char **argv) {
   static char c4[] = "c4";
   char *narrow[] = {c4};
   const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME, XCHG_BLOCK_ZSTD};
-  if (!json)
-    if (!json) {
-      printf("shape cache: %lld rows in batches of %d\n", (long long)rows, SHAPE_CACHE_BATCH_ROWS);
-      print_header();
-    }
+  if (!json) {
+    printf("shape cache: %lld rows in batches of %d\n", (long long)rows, SHAPE_CACHE_BATCH_ROWS);
+    print_header();
+  }
   for (int c = 0; c < 3 && rc == 0; c++) {
     shape_sums sums;
     xchg_buf *data = generate_cache(rows, codecs[c], &sums);

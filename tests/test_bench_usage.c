@@ -65,6 +65,8 @@ static const usage_case usage_cases[] = {
     {"decode", "--rows 0",
      "xchg bench decode: --rows must be an integer from 1 to 1000000000, not '0'"},
     {"decode", "--runs 0", "xchg bench decode: --runs must be an integer from 1 to 1000, not '0'"},
+    {"decode", "--validation some",
+     "xchg bench decode: --validation must be full or bounds, not 'some'"},
     {"decode", "--threads 0",
      "xchg bench decode: --threads must be an integer from 1 to 256, not '0'"},
     {"decode", "--rows 12x",
