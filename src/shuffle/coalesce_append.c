@@ -126,27 +126,6 @@ static xchg_status append_bits(coalescer *c, out_node *o, int64_t k, int64_t off
   return XCHG_OK;
 }
 
-/* Offsets dst[i] = src[i] + delta for n offsets of `width` bytes, in
- * unsigned arithmetic: offsets between the first and the last are not
- * checked before validation, and may be anything. */
-static void rebase(uint8_t *dst, const uint8_t *src, int64_t n, int width, int64_t delta) {
-  if (width == 4) {
-    for (int64_t i = 0; i < n; i++) {
-      uint32_t v;
-      memcpy(&v, src + 4 * i, 4);
-      v += (uint32_t)delta;
-      memcpy(dst + 4 * i, &v, 4);
-    }
-  } else {
-    for (int64_t i = 0; i < n; i++) {
-      uint64_t v;
-      memcpy(&v, src + 8 * i, 8);
-      v += (uint64_t)delta;
-      memcpy(dst + 8 * i, &v, 8);
-    }
-  }
-}
-
 /* Offsets of rows [off, off+n) from buffer k, into the values of which
  * `limit` are there, rebased onto the `base` values the output has:
  * *first and *last are the source range they use. */
@@ -175,7 +154,7 @@ static xchg_status append_offsets(coalescer *c, out_buf *ob, int64_t k, int widt
     ipc_store_offset(dst, width, 0, 0);
     dst += width;
   }
-  rebase(dst, src + (off + 1) * width, n, width, base - *first);
+  coalesce_rebase(dst, src + (off + 1) * width, n, width, base - *first);
   ob->size += extra;
   return XCHG_OK;
 }

@@ -180,6 +180,19 @@ static inline xchg_status coalesce_values_of(coalescer *c, int64_t k, int64_t ne
   return len < need ? coalesce_short_values(c, k, what, len, need) : XCHG_OK;
 }
 
+/* Offsets dst[i] = src[i] + delta for n offsets of `width` bytes (4 or
+ * 8), in unsigned arithmetic: offsets between the first and the last are
+ * not checked before validation, and may be anything.  dst and src do not
+ * overlap.  coalesce_rebase picks the copy for this CPU
+ * (coalesce_rebase.c); tests call each. */
+void coalesce_rebase(uint8_t *dst, const uint8_t *src, int64_t n, int width, int64_t delta);
+void coalesce_rebase_portable(uint8_t *dst, const uint8_t *src, int64_t n, int width,
+                              int64_t delta);
+#if defined(__x86_64__) && defined(__GNUC__)
+#define COALESCE_REBASE_AVX2 1
+void coalesce_rebase_avx2(uint8_t *dst, const uint8_t *src, int64_t n, int width, int64_t delta);
+#endif
+
 /* Reports that values up to `end` of `width` bytes overflow a byte count. */
 xchg_status coalesce_span_overflow(coalescer *c, int64_t end, int64_t width);
 
