@@ -1,6 +1,7 @@
 /* coalesce_internal.h — what the files of the coalescer share:
- * coalesce.c (the coalescer, reading a wire batch's buffers and layout)
- * and coalesce_append.c (appending a field's span, type by type). */
+ * coalesce.c (the coalescer, reading a wire batch's buffers and layout),
+ * coalesce_append.c (appending a field's span, type by type) and
+ * coalesce_rebase.c (offsets moved onto the values before them). */
 #ifndef XCHG_SHUFFLE_COALESCE_INTERNAL_H
 #define XCHG_SHUFFLE_COALESCE_INTERNAL_H
 
