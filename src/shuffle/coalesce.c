@@ -80,10 +80,11 @@ static void scratch_free(scratch *s) {
 
 /* ---- output buffers ----------------------------------------------------------- */
 
-uint8_t *coalesce_grow(coalescer *c, out_buf *o, size_t extra) {
+uint8_t *coalesce_grow(coalescer *c, out_node *node, int j, size_t extra) {
   static uint8_t nowhere; /* the tail of no buffer, for nothing */
-  size_t need = o->size + extra;
-  if (need <= o->cap) return o->data ? o->data + o->size : &nowhere;
+  out_buf *o = &node->b[j];
+  size_t size = node->size[j], need = size + extra;
+  if (need <= o->cap) return o->data ? o->data + size : &nowhere;
   /* A first reservation takes a quarter more than `hint` blocks like
    * this one need: blocks vary, and growing copies what is there. */
   size_t first = extra * (size_t)c->hint;
@@ -95,12 +96,12 @@ uint8_t *coalesce_grow(coalescer *c, out_buf *o, size_t extra) {
     coalesce_fail(c, -1, XCHG_ENOMEM, "out of memory for %zu bytes", cap);
     return NULL;
   }
-  if (o->size) memcpy(xchg_buf_mutable_data(b), o->data, o->size);
+  if (size) memcpy(xchg_buf_mutable_data(b), o->data, size);
   xchg_buf_unref(o->buf);
   o->buf = b;
   o->data = xchg_buf_mutable_data(b);
   o->cap = cap;
-  return o->data + o->size;
+  return o->data + size;
 }
 
 /* ---- the batch's buffers --------------------------------------------------------- */
@@ -315,11 +316,7 @@ static xchg_status check_nodes(coalescer *c, const wire_batch *b) {
   for (int64_t i = 0; i < c->schema->root.n_children; i++)
     other |= fb_load_u64(b->node_at + 16 * c->top[i]) ^ (uint64_t)b->rows;
   if ((sign >> 63) || other) return bad_node(c, b);
-  for (int64_t fi = 0; fi < c->n_fields; fi++) {
-    const out_node *o = &c->out[fi];
-    c->marks[fi] = (out_mark){
-        o->length, o->null_count, o->validity, {o->b[0].size, o->b[1].size, o->b[2].size}};
-  }
+  memcpy(c->marks, c->out, (size_t)c->n_fields * sizeof *c->out);
   return XCHG_OK;
 }
 
@@ -467,9 +464,10 @@ xchg_status coalescer_create(const ipc_schema *schema, const xchg_ipc_read_optio
     c->n_var = calloc((size_t)n + 1, sizeof *c->n_var);
     c->out = calloc((size_t)n + 1, sizeof *c->out);
     c->marks = calloc((size_t)n + 1, sizeof *c->marks);
+    c->mem = calloc(((size_t)n + 1) * OUT_BUFFERS, sizeof *c->mem);
   }
   if (!c || !c->fields || !c->kids || !c->top || !c->selected || !c->buf_at || !c->n_var ||
-      !c->out || !c->marks) {
+      !c->out || !c->marks || !c->mem) {
     coalescer_free(c);
     return xchg_errorf(err, XCHG_ENOMEM, "out of memory for a coalescer of %lld fields",
                        (long long)n);
@@ -479,6 +477,7 @@ xchg_status coalescer_create(const ipc_schema *schema, const xchg_ipc_read_optio
   c->target_rows = target_rows;
   c->n_fields = n;
   c->layout_version = -1;
+  for (int64_t fi = 0; fi < n; fi++) c->out[fi].b = c->mem + OUT_BUFFERS * fi;
   int64_t next = 0, next_kid = 0;
   for (int64_t i = 0; i < columns; i++) {
     c->top[i] = flatten(c, &schema->root.children[i], &next, &next_kid);
@@ -487,17 +486,6 @@ xchg_status coalescer_create(const ipc_schema *schema, const xchg_ipc_read_optio
   for (int64_t fi = 0; fi < n; fi++) c->has_views |= is_view(&c->fields[fi]);
   *out = c;
   return XCHG_OK;
-}
-
-static void undo(coalescer *c) {
-  for (int64_t i = 0; i < c->n_fields; i++) {
-    out_node *o = &c->out[i];
-    const out_mark *m = &c->marks[i];
-    o->length = m->length;
-    o->null_count = m->null_count;
-    o->validity = m->validity;
-    for (int j = 0; j < OUT_BUFFERS; j++) o->b[j].size = m->size[j];
-  }
 }
 
 xchg_status coalescer_append(coalescer *c, const wire_batch *b, int *fits, xchg_error *err) {
@@ -514,7 +502,7 @@ xchg_status coalescer_append(coalescer *c, const wire_batch *b, int *fits, xchg_
   for (int64_t i = 0; i < c->n_selected && st == XCHG_OK; i++)
     st = coalesce_append_column(c, c->selected[i], b->rows);
   if (st != XCHG_OK) {
-    undo(c);
+    memcpy(c->out, c->marks, (size_t)c->n_fields * sizeof *c->out);
     if (c->overflow && c->rows > 0) {
       *fits = 0;
       return XCHG_OK;
@@ -530,17 +518,18 @@ int64_t coalescer_rows(const coalescer *c) { return c->rows; }
 int64_t coalescer_bytes(const coalescer *c) {
   int64_t bytes = 0;
   for (int64_t i = 0; i < c->n_fields; i++)
-    for (int j = 0; j < OUT_BUFFERS; j++) bytes += (int64_t)c->out[i].b[j].size;
+    for (int j = 0; j < OUT_BUFFERS; j++) bytes += (int64_t)c->out[i].size[j];
   return bytes;
 }
 
 /* Moves output buffer j of o into buffer i of a (absent when empty). */
 static void take(out_node *o, int j, ipc_array *a, int64_t i) {
   out_buf *ob = &o->b[j];
-  ob->last = ob->size;
-  if (ob->size == 0) return;
-  a->buffers[i] = (ipc_buffer){xchg_buf_data(ob->buf), ob->size, ob->buf};
+  ob->last = o->size[j];
+  if (o->size[j] == 0) return;
+  a->buffers[i] = (ipc_buffer){xchg_buf_data(ob->buf), o->size[j], ob->buf};
   *ob = (out_buf){.last = ob->last};
+  o->size[j] = 0;
 }
 
 static xchg_status build(coalescer *c, int64_t fi, ipc_dict_lookup_fn lookup, void *lookup_ctx,
@@ -566,7 +555,7 @@ static xchg_status build(coalescer *c, int64_t fi, ipc_dict_lookup_fn lookup, vo
   }
   o->length = o->null_count = 0;
   o->validity = 0;
-  o->b[0].size = 0; /* an unused validity buffer stays for the next batch */
+  o->size[0] = 0; /* an unused validity buffer stays for the next batch */
   if (f->dict_encoded) {
     ipc_array *dict = lookup(lookup_ctx, f->dict_id);
     if (!dict)
@@ -588,7 +577,7 @@ static void clear_output(coalescer *c) {
     out_node *o = &c->out[i];
     o->length = o->null_count = 0;
     o->validity = 0;
-    for (int j = 0; j < OUT_BUFFERS; j++) o->b[j].size = 0;
+    for (int j = 0; j < OUT_BUFFERS; j++) o->size[j] = 0;
   }
   c->rows = 0;
 }
@@ -615,8 +604,7 @@ xchg_status coalescer_finish(coalescer *c, ipc_dict_lookup_fn lookup, void *look
 
 void coalescer_free(coalescer *c) {
   if (!c) return;
-  for (int64_t i = 0; c->out && i < c->n_fields; i++)
-    for (int j = 0; j < OUT_BUFFERS; j++) xchg_buf_unref(c->out[i].b[j].buf);
+  for (int64_t i = 0; c->mem && i < c->n_fields * OUT_BUFFERS; i++) xchg_buf_unref(c->mem[i].buf);
   scratch_free(&c->scratch);
   free(c->fields);
   free(c->kids);
@@ -626,5 +614,6 @@ void coalescer_free(coalescer *c) {
   free(c->n_var);
   free(c->out);
   free(c->marks);
+  free(c->mem);
   free(c);
 }

@@ -62,28 +62,27 @@ static int64_t bitmap_bytes(int64_t bits) { return (bits + 7) / 8; }
 static xchg_status write_validity(coalescer *c, out_node *o, int64_t k, int64_t node_length,
                                   int64_t node_nulls, int64_t off, int64_t n,
                                   const uint8_t **bits) {
-  out_buf *ob = &o->b[0];
   size_t bytes = (size_t)bitmap_bytes(o->length + n);
   if (node_nulls == 0) {
-    uint8_t *dst = coalesce_reserve(c, ob, bytes - ob->size);
+    uint8_t *dst = coalesce_reserve(c, o, 0, bytes - o->size[0]);
     if (!dst) return XCHG_ENOMEM;
-    set_bits(ob->data, o->length, n);
-    ob->size = bytes;
+    set_bits(o->b[0].data, o->length, n);
+    o->size[0] = bytes;
     return XCHG_OK;
   }
   const uint8_t *src;
   xchg_status st = coalesce_values_of(c, k, bitmap_bytes(off + n), "validity", &src);
   if (st != XCHG_OK) return st;
   if (!o->validity) {
-    ob->size = 0;
-    if (!coalesce_reserve(c, ob, bytes)) return XCHG_ENOMEM;
-    set_bits(ob->data, 0, o->length);
+    o->size[0] = 0;
+    if (!coalesce_reserve(c, o, 0, bytes)) return XCHG_ENOMEM;
+    set_bits(o->b[0].data, 0, o->length);
     o->validity = 1;
-  } else if (!coalesce_reserve(c, ob, bytes - ob->size)) {
+  } else if (!coalesce_reserve(c, o, 0, bytes - o->size[0])) {
     return XCHG_ENOMEM;
   }
-  copy_bits(ob->data, o->length, src, off, n);
-  ob->size = bytes;
+  copy_bits(o->b[0].data, o->length, src, off, n);
+  o->size[0] = bytes;
   o->null_count += off == 0 && n == node_length ? node_nulls : n - count_set(src, off, n);
   if (bits) *bits = src;
   return XCHG_OK;
@@ -103,55 +102,33 @@ static inline xchg_status append_validity(coalescer *c, out_node *o, int64_t k, 
 
 static int row_valid(const uint8_t *bits, int64_t i) { return !bits || bit_at(bits, i); }
 
-static xchg_status append_fixed(coalescer *c, out_buf *ob, int64_t k, int64_t off, int64_t n,
+static xchg_status append_fixed(coalescer *c, out_node *o, int64_t k, int64_t off, int64_t n,
                                 int64_t width) {
   int64_t start, count;
   xchg_status st = coalesce_span_bytes(c, off, n, width, &start, &count);
   if (st != XCHG_OK) return st;
-  uint8_t *dst = coalesce_reserve(c, ob, (size_t)count);
+  uint8_t *dst = coalesce_reserve(c, o, 1, (size_t)count);
   if (!dst) return XCHG_ENOMEM;
-  if ((st = coalesce_put_bytes(c, k, start, count, dst)) == XCHG_OK) ob->size += (size_t)count;
+  if ((st = coalesce_put_bytes(c, k, start, count, dst)) == XCHG_OK) o->size[1] += (size_t)count;
   return st;
 }
 
 static xchg_status append_bits(coalescer *c, out_node *o, int64_t k, int64_t off, int64_t n) {
   const uint8_t *src;
   xchg_status st = coalesce_values_of(c, k, bitmap_bytes(off + n), "values", &src);
-  out_buf *ob = &o->b[1];
   size_t bytes = (size_t)bitmap_bytes(o->length + n);
   if (st != XCHG_OK) return st;
   if (n == 0) return XCHG_OK;
-  if (!coalesce_reserve(c, ob, bytes - ob->size)) return XCHG_ENOMEM;
-  copy_bits(ob->data, o->length, src, off, n);
-  ob->size = bytes;
+  if (!coalesce_reserve(c, o, 1, bytes - o->size[1])) return XCHG_ENOMEM;
+  copy_bits(o->b[1].data, o->length, src, off, n);
+  o->size[1] = bytes;
   return XCHG_OK;
-}
-
-/* Offsets dst[i] = src[i] + delta for n offsets of `width` bytes, in
- * unsigned arithmetic: offsets between the first and the last are not
- * checked before validation, and may be anything. */
-static void rebase(uint8_t *dst, const uint8_t *src, int64_t n, int width, int64_t delta) {
-  if (width == 4) {
-    for (int64_t i = 0; i < n; i++) {
-      uint32_t v;
-      memcpy(&v, src + 4 * i, 4);
-      v += (uint32_t)delta;
-      memcpy(dst + 4 * i, &v, 4);
-    }
-  } else {
-    for (int64_t i = 0; i < n; i++) {
-      uint64_t v;
-      memcpy(&v, src + 8 * i, 8);
-      v += (uint64_t)delta;
-      memcpy(dst + 8 * i, &v, 8);
-    }
-  }
 }
 
 /* Offsets of rows [off, off+n) from buffer k, into the values of which
  * `limit` are there, rebased onto the `base` values the output has:
  * *first and *last are the source range they use. */
-static xchg_status append_offsets(coalescer *c, out_buf *ob, int64_t k, int width, int64_t off,
+static xchg_status append_offsets(coalescer *c, out_node *o, int64_t k, int width, int64_t off,
                                   int64_t n, int64_t limit, int64_t base, int64_t *first,
                                   int64_t *last) {
   int64_t start, count;
@@ -169,15 +146,15 @@ static xchg_status append_offsets(coalescer *c, out_buf *ob, int64_t k, int widt
                          (long long)limit);
   if (width == 4 && base + (*last - *first) > INT32_MAX)
     return coalesce_overflow(c, base + (*last - *first));
-  size_t extra = (size_t)(n + (ob->size == 0)) * (size_t)width;
-  uint8_t *dst = coalesce_reserve(c, ob, extra);
+  size_t extra = (size_t)(n + (o->size[1] == 0)) * (size_t)width;
+  uint8_t *dst = coalesce_reserve(c, o, 1, extra);
   if (!dst) return XCHG_ENOMEM;
-  if (ob->size == 0) {
+  if (o->size[1] == 0) {
     ipc_store_offset(dst, width, 0, 0);
     dst += width;
   }
-  rebase(dst, src + (off + 1) * width, n, width, base - *first);
-  ob->size += extra;
+  coalesce_rebase(dst, src + (off + 1) * width, n, width, base - *first);
+  o->size[1] += extra;
   return XCHG_OK;
 }
 
@@ -186,13 +163,12 @@ static xchg_status append_binary(coalescer *c, out_node *o, int64_t k, int width
   int64_t data_size, first, last;
   xchg_status st = coalesce_decoded_size(c, k + 2, &data_size);
   if (st == XCHG_OK)
-    st = append_offsets(c, &o->b[1], k + 1, width, off, n, data_size, (int64_t)o->b[2].size, &first,
-                        &last);
+    st = append_offsets(c, o, k + 1, width, off, n, data_size, (int64_t)o->size[2], &first, &last);
   if (st != XCHG_OK) return st;
-  uint8_t *dst = coalesce_reserve(c, &o->b[2], (size_t)(last - first));
+  uint8_t *dst = coalesce_reserve(c, o, 2, (size_t)(last - first));
   if (!dst) return XCHG_ENOMEM;
   if ((st = coalesce_put_bytes(c, k + 2, first, last - first, dst)) == XCHG_OK)
-    o->b[2].size += (size_t)(last - first);
+    o->size[2] += (size_t)(last - first);
   return st;
 }
 
@@ -200,8 +176,8 @@ static xchg_status append_list(coalescer *c, int64_t fi, out_node *o, int64_t k,
                                int64_t off, int64_t n) {
   int64_t child = coalesce_kid(c, fi, 0), child_length, child_nulls, first, last;
   coalesce_node_of(c->b, child, &child_length, &child_nulls);
-  xchg_status st = append_offsets(c, &o->b[1], k + 1, width, off, n, child_length,
-                                  c->out[child].length, &first, &last);
+  xchg_status st =
+      append_offsets(c, o, k + 1, width, off, n, child_length, c->out[child].length, &first, &last);
   return st == XCHG_OK ? coalesce_append_field(c, child, first, last - first) : st;
 }
 
@@ -219,8 +195,8 @@ static xchg_status append_list_views(coalescer *c, int64_t fi, out_node *o, int6
   if (st == XCHG_OK) st = coalesce_values_of(c, k + 1, start + count, "offsets", &offsets);
   if (st == XCHG_OK) st = coalesce_values_of(c, k + 2, start + count, "sizes", &sizes);
   if (st != XCHG_OK) return st;
-  uint8_t *dst_offsets = coalesce_reserve(c, &o->b[1], (size_t)count);
-  uint8_t *dst_sizes = dst_offsets ? coalesce_reserve(c, &o->b[2], (size_t)count) : NULL;
+  uint8_t *dst_offsets = coalesce_reserve(c, o, 1, (size_t)count);
+  uint8_t *dst_sizes = dst_offsets ? coalesce_reserve(c, o, 2, (size_t)count) : NULL;
   if (!dst_sizes) return XCHG_ENOMEM;
   for (int64_t i = 0; i < n; i++) {
     int64_t at = ipc_load_int(offsets, width, 1, off + i),
@@ -235,8 +211,8 @@ static xchg_status append_list_views(coalescer *c, int64_t fi, out_node *o, int6
     ipc_store_offset(dst_offsets, width, i, at + base);
     ipc_store_offset(dst_sizes, width, i, size);
   }
-  o->b[1].size += (size_t)count;
-  o->b[2].size += (size_t)count;
+  o->size[1] += (size_t)count;
+  o->size[2] += (size_t)count;
   return coalesce_append_field(c, child, 0, child_length);
 }
 
@@ -250,20 +226,20 @@ static xchg_status append_views(coalescer *c, int64_t fi, out_node *o, int64_t k
   if (!bases) return coalesce_fail(c, -1, XCHG_ENOMEM, "out of memory");
   xchg_status st = XCHG_OK;
   for (int64_t j = 0; j < n_data && st == XCHG_OK; j++) {
-    bases[j] = (int64_t)o->b[2].size + total;
+    bases[j] = (int64_t)o->size[2] + total;
     int64_t size;
     st = coalesce_decoded_size(c, k + 2 + j, &size);
     total += size;
   }
-  bases[n_data] = (int64_t)o->b[2].size + total;
+  bases[n_data] = (int64_t)o->size[2] + total;
   if (st != XCHG_OK) return st;
   if (bases[n_data] > INT32_MAX) return coalesce_overflow(c, bases[n_data]);
   const uint8_t *views;
   if ((st = coalesce_span_bytes(c, off, n, 16, &start, &count)) != XCHG_OK ||
       (st = coalesce_values_of(c, k + 1, start + count, "views", &views)) != XCHG_OK)
     return st;
-  uint8_t *data = coalesce_reserve(c, &o->b[2], (size_t)total);
-  uint8_t *dst = data ? coalesce_reserve(c, &o->b[1], (size_t)count) : NULL;
+  uint8_t *data = coalesce_reserve(c, o, 2, (size_t)total);
+  uint8_t *dst = data ? coalesce_reserve(c, o, 1, (size_t)count) : NULL;
   if (!dst) return XCHG_ENOMEM;
   for (int64_t j = 0; j < n_data && st == XCHG_OK; j++)
     st = coalesce_put_bytes(c, k + 2 + j, 0, bases[j + 1] - bases[j], data + (bases[j] - bases[0]));
@@ -290,8 +266,8 @@ static xchg_status append_views(coalescer *c, int64_t fi, out_node *o, int64_t k
     memcpy(view + 8, &zero, 4);
     memcpy(view + 12, &moved, 4);
   }
-  o->b[1].size += (size_t)count;
-  o->b[2].size += (size_t)total;
+  o->size[1] += (size_t)count;
+  o->size[2] += (size_t)total;
   return XCHG_OK;
 }
 
@@ -309,7 +285,7 @@ static xchg_status append_dense_union(coalescer *c, int64_t fi, out_node *o, int
   const uint8_t *offsets;
   xchg_status st = coalesce_values_of(c, k + 1, (off + n) * 4, "offsets", &offsets);
   if (st != XCHG_OK) return st;
-  uint8_t *dst = coalesce_reserve(c, &o->b[1], (size_t)n * 4);
+  uint8_t *dst = coalesce_reserve(c, o, 1, (size_t)n * 4);
   if (!dst) return XCHG_ENOMEM;
   for (int64_t i = 0; i < n; i++) {
     int8_t id = (int8_t)ids[off + i];
@@ -325,7 +301,7 @@ static xchg_status append_dense_union(coalescer *c, int64_t fi, out_node *o, int
                            (long long)at, (long long)(off + i), child, (long long)length[child]);
     ipc_store_offset(dst, 4, i, at + base[child]);
   }
-  o->b[1].size += (size_t)n * 4;
+  o->size[1] += (size_t)n * 4;
   for (int64_t i = 0; i < ff->n_kids && st == XCHG_OK; i++)
     st = coalesce_append_field(c, coalesce_kid(c, fi, i), 0, length[i]);
   return st;
@@ -341,10 +317,10 @@ static xchg_status append_union(coalescer *c, int64_t fi, out_node *o, int64_t k
   k += legacy;
   const uint8_t *ids;
   xchg_status st = coalesce_values_of(c, k, off + n, "type ids", &ids);
-  uint8_t *dst = st == XCHG_OK ? coalesce_reserve(c, &o->b[0], (size_t)n) : NULL;
+  uint8_t *dst = st == XCHG_OK ? coalesce_reserve(c, o, 0, (size_t)n) : NULL;
   if (st != XCHG_OK || !dst) return st != XCHG_OK ? st : XCHG_ENOMEM;
   memcpy(dst, ids + off, (size_t)n);
-  o->b[0].size += (size_t)n;
+  o->size[0] += (size_t)n;
   if (f->union_dense) return append_dense_union(c, fi, o, k, ids, off, n);
   for (int64_t i = 0; i < c->fields[fi].n_kids && st == XCHG_OK; i++)
     st = coalesce_append_field(c, coalesce_kid(c, fi, i), off, n);
@@ -372,13 +348,13 @@ static xchg_status append_run_ends(coalescer *c, int64_t fi, out_node *o, int64_
   if (last >= runs || last < first)
     return coalesce_fail(c, k, XCHG_EFORMAT, "run ends stop before row %lld", (long long)(off + n));
   out_node *oe = &c->out[ends_field];
-  uint8_t *dst = coalesce_reserve(c, &oe->b[1], (size_t)((last - first + 1) * width));
+  uint8_t *dst = coalesce_reserve(c, oe, 1, (size_t)((last - first + 1) * width));
   if (!dst) return XCHG_ENOMEM;
   for (int64_t r = first; r <= last; r++) {
     int64_t end = ipc_load_int(ends, width, 1, r);
     ipc_store_int(dst, width, r - first, (end < off + n ? end : off + n) - off + o->length);
   }
-  oe->b[1].size += (size_t)((last - first + 1) * width);
+  oe->size[1] += (size_t)((last - first + 1) * width);
   oe->length += last - first + 1;
   return coalesce_append_field(c, coalesce_kid(c, fi, 1), first, last - first + 1);
 }
@@ -391,7 +367,7 @@ static xchg_status append_values(coalescer *c, int64_t fi, out_node *o, int64_t 
   int width = (int)ff->width;
   xchg_status st = XCHG_OK;
   switch (ff->kind) {
-    case APPEND_FIXED: return append_fixed(c, &o->b[1], k + 1, off, n, ff->width);
+    case APPEND_FIXED: return append_fixed(c, o, k + 1, off, n, ff->width);
     case APPEND_BITS: return append_bits(c, o, k + 1, off, n);
     case APPEND_BINARY: return append_binary(c, o, k, width, off, n);
     case APPEND_LIST: return append_list(c, fi, o, k, width, off, n);

@@ -1,6 +1,7 @@
 /* coalesce_internal.h — what the files of the coalescer share:
- * coalesce.c (the coalescer, reading a wire batch's buffers and layout)
- * and coalesce_append.c (appending a field's span, type by type). */
+ * coalesce.c (the coalescer, reading a wire batch's buffers and layout),
+ * coalesce_append.c (appending a field's span, type by type) and
+ * coalesce_rebase.c (offsets moved onto the values before them). */
 #ifndef XCHG_SHUFFLE_COALESCE_INTERNAL_H
 #define XCHG_SHUFFLE_COALESCE_INTERNAL_H
 
@@ -11,26 +12,24 @@
 
 #define OUT_BUFFERS 3
 
+/* The memory of one output buffer. */
 typedef struct out_buf {
   xchg_buf *buf;
   uint8_t *data; /* buf's bytes, or NULL without buf */
-  size_t size, cap;
+  size_t cap;
   size_t last; /* size at the last finish: the first reservation of the next batch */
 } out_buf;
 
-/* One field of the output batch. */
+/* One field of the output batch: all that an append changes.  The fields
+ * are one array of these, so that the mark taken before each append, and
+ * an undo, are one copy of it; b (its buffers' memory, which an undo keeps)
+ * is set once, and copying it back changes nothing. */
 typedef struct out_node {
   int64_t length, null_count;
-  int validity; /* b[0] holds a validity bitmap (made at the first null) */
-  out_buf b[OUT_BUFFERS];
+  int64_t validity;         /* b[0] holds a validity bitmap (made at the first null) */
+  size_t size[OUT_BUFFERS]; /* the bytes of each buffer in use */
+  out_buf *b;
 } out_node;
-
-/* What an append changes, to undo it. */
-typedef struct out_mark {
-  int64_t length, null_count;
-  int validity;
-  size_t size[OUT_BUFFERS];
-} out_mark;
 
 /* How a field's span is appended, from its type, decided once. */
 typedef enum append_kind {
@@ -81,8 +80,8 @@ struct coalescer {
   int64_t n_buffers;             /* buffers of the batch being appended */
   int has_views;                 /* the layout varies from batch to batch */
   int layout_version;            /* of the batch buf_at was laid out for, or -1 */
-  out_node *out;
-  out_mark *marks;
+  out_node *out, *marks;         /* the output, and as it was before this append */
+  out_buf *mem;                  /* OUT_BUFFERS a field: the out nodes' b */
   int64_t rows;
   scratch scratch;
   /* The batch being appended. */
@@ -118,16 +117,17 @@ xchg_status coalesce_overflow(coalescer *c, int64_t total);
  * runs out. */
 void *coalesce_scratch_alloc(scratch *s, size_t n);
 
-/* coalesce_reserve when o has no room: o grown (reallocated), or NULL
- * when memory runs out (reported). */
-uint8_t *coalesce_grow(coalescer *c, out_buf *o, size_t extra);
+/* coalesce_reserve when buffer j of o has no room: grown (reallocated),
+ * or NULL when memory runs out (reported). */
+uint8_t *coalesce_grow(coalescer *c, out_node *o, int j, size_t extra);
 
-/* Room for `extra` more bytes at the end of o: where they go, or NULL
- * when memory runs out (reported).  Inline: every buffer of every field
- * of every block asks, and nearly always there is room. */
-static inline uint8_t *coalesce_reserve(coalescer *c, out_buf *o, size_t extra) {
-  if (o->data && extra <= o->cap - o->size) return o->data + o->size;
-  return coalesce_grow(c, o, extra);
+/* Room for `extra` more bytes at the end of buffer j of o: where they go,
+ * or NULL when memory runs out (reported).  Inline: every buffer of every
+ * field of every block asks, and nearly always there is room. */
+static inline uint8_t *coalesce_reserve(coalescer *c, out_node *o, int j, size_t extra) {
+  out_buf *m = &o->b[j];
+  if (m->data && extra <= m->cap - o->size[j]) return m->data + o->size[j];
+  return coalesce_grow(c, o, j, extra);
 }
 
 /* Buffer k of the batch being appended: its range of the body. */
@@ -180,6 +180,19 @@ static inline xchg_status coalesce_values_of(coalescer *c, int64_t k, int64_t ne
   return len < need ? coalesce_short_values(c, k, what, len, need) : XCHG_OK;
 }
 
+/* Offsets dst[i] = src[i] + delta for n offsets of `width` bytes (4 or
+ * 8), in unsigned arithmetic: offsets between the first and the last are
+ * not checked before validation, and may be anything.  dst and src do not
+ * overlap.  coalesce_rebase picks the copy for this CPU
+ * (coalesce_rebase.c); tests call each. */
+void coalesce_rebase(uint8_t *dst, const uint8_t *src, int64_t n, int width, int64_t delta);
+void coalesce_rebase_portable(uint8_t *dst, const uint8_t *src, int64_t n, int width,
+                              int64_t delta);
+#if defined(__x86_64__) && defined(__GNUC__)
+#define COALESCE_REBASE_AVX2 1
+void coalesce_rebase_avx2(uint8_t *dst, const uint8_t *src, int64_t n, int width, int64_t delta);
+#endif
+
 /* Reports that values up to `end` of `width` bytes overflow a byte count. */
 xchg_status coalesce_span_overflow(coalescer *c, int64_t end, int64_t width);
 
@@ -205,10 +218,10 @@ xchg_status coalesce_append_field(coalescer *c, int64_t fi, int64_t off, int64_t
  * body, after the output's. */
 static inline xchg_status coalesce_copy_values(coalescer *c, out_node *o, int64_t offset,
                                                int64_t count) {
-  uint8_t *dst = coalesce_reserve(c, &o->b[1], (size_t)count);
+  uint8_t *dst = coalesce_reserve(c, o, 1, (size_t)count);
   if (!dst) return XCHG_ENOMEM;
   memcpy(dst, c->b->body + offset, (size_t)count);
-  o->b[1].size += (size_t)count;
+  o->size[1] += (size_t)count;
   return XCHG_OK;
 }
 
