@@ -94,8 +94,8 @@
  * read.readahead_bytes (1 MiB at most) made of few record batches, where
  * a hand-off to another thread would cost more than it saves, are built
  * on the calling thread, their blocks copied into place as they are read
- * — as everything is without a pool; so are small batches for a while
- * after the pool kept the caller waiting over a millisecond for one (its
+ * — as everything is without a pool; so are small batches for 100 ms
+ * after the pool kept a reader waiting over a millisecond for one (its
  * thread did not run: a host with more threads than cores).
  *
  * Threads: a reader is used by one thread at a time (its pool's threads

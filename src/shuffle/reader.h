@@ -62,7 +62,6 @@ struct xchg_shuffle_reader {
   int64_t job_head, job_count, jobs_limit;
   int64_t held_bytes;  /* planned bytes of the jobs held */
   int place_inline;    /* the next job is placed as planned, not on the pool */
-  int64_t stalled;     /* small jobs still to place here since the pool stalled */
   int planned_end;     /* the input ended and every job is closed */
   xchg_status stopped; /* planning failed: reported after the jobs before it */
   xchg_error stop_error;

@@ -19,6 +19,7 @@
  * batch is placed as soon as it is planned (its stream may lie in a
  * window the next block reuses).  The state is in reader.h; schemas and
  * dictionaries are taken in reader_meta.c. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,10 +41,22 @@
 #define BATCH_COST ((int64_t)8 << 10)
 /* A wait for a small batch on the pool longer than a scheduler's time
  * slice: its thread did not run (a host with more threads than cores),
- * as such a batch is built in well under it.  The next STALL_JOBS small
- * batches are then built here, before the pool is tried again. */
+ * as such a batch is built in well under it.  For STALL_HOLD_NS after
+ * one, small batches are built on the calling thread, by every reader
+ * (the host is what is busy, and a reader of a few milliseconds would
+ * meet one stall of its own before it learnt), then the pool is tried
+ * again. */
 #define STALL_NS ((int64_t)1000000)
-#define STALL_JOBS 32
+#define STALL_HOLD_NS ((int64_t)100000000)
+
+/* When a reader last waited so (monotonic_ns), 0 before any did. */
+static _Atomic int64_t pool_stalled_at;
+
+/* Whether a reader waited so within STALL_HOLD_NS. */
+static int pool_stalled_lately(void) {
+  int64_t at = atomic_load_explicit(&pool_stalled_at, memory_order_relaxed);
+  return at != 0 && monotonic_ns() - at < STALL_HOLD_NS;
+}
 /* Bytes of blocks read between two questions to the cancel callback: a
  * question per block would cost more than a tiny block (a call into the
  * JVM, for the Java binding), and 64 KiB are read in well under a
@@ -255,10 +268,9 @@ xchg_status shuffle_close_job(xchg_shuffle_reader *r, xchg_error *err) {
    * batches are worth the hand-off, their bytes few or not, unless the
    * pool stalled lately. */
   int64_t worth = job_worth(r);
-  if (r->stalled > 0) r->stalled--;
   r->place_inline =
       r->threads <= 1 ||
-      (j->bytes < worth && (r->stalled > 0 || j->bytes + j->n_items * BATCH_COST < worth));
+      (j->bytes < worth && (j->bytes + j->n_items * BATCH_COST < worth || pool_stalled_lately()));
   return XCHG_OK;
 }
 
@@ -441,7 +453,7 @@ static void finish_job(xchg_shuffle_reader *r, job *j) {
   int64_t t0 = monotonic_ns();
   pool_loop_finish(r->opts.read.pool, &j->loop);
   if (!j->inline_placed && j->bytes < job_worth(r) && monotonic_ns() - t0 > STALL_NS)
-    r->stalled = STALL_JOBS;
+    atomic_store_explicit(&pool_stalled_at, monotonic_ns(), memory_order_relaxed);
   j->finished = 1;
   r->m.decoded_bytes += j->decoded_bytes;
   if (j->compressed)
