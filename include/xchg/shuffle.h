@@ -91,10 +91,12 @@
  * blocks of a batch are chosen by their row counts and stated sizes).
  * The calling thread reads the blocks' messages, checks schemas and
  * decodes dictionaries.  Batches smaller than an eighth of
- * read.readahead_bytes (1 MiB at most), where a hand-off to another
- * thread would cost more than it saves, are built on the calling thread,
- * their blocks copied into place as they are read — as everything is
- * without a pool.
+ * read.readahead_bytes (1 MiB at most) made of few record batches, where
+ * a hand-off to another thread would cost more than it saves, are built
+ * on the calling thread, their blocks copied into place as they are read
+ * — as everything is without a pool; so are small batches for 100 ms
+ * after the pool kept a reader waiting over a millisecond for one (its
+ * thread did not run: a host with more threads than cores).
  *
  * Threads: a reader is used by one thread at a time (its pool's threads
  * work for it inside and between the calls).  The ArrowArrays it hands out

@@ -3,8 +3,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "codec/helpers.h"
 #include "ipc/flatbuf.h"
 #include "ipc/framing.h"
 #include "ipc/message.h"
@@ -17,12 +17,6 @@
  * at 256 KiB, 0.9x at 32 KiB). */
 #define GROUP_BLOCKS 16
 #define GROUP_BYTES ((size_t)32 << 10)
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static uint64_t le64(const uint8_t *p) { return fb_load_u64(p); }
 
@@ -179,7 +173,7 @@ static xchg_status set_chunk(shuffle_input *in, xchg_buf *chunk, int64_t source,
 
 /* The next chunk of the source being read; none at its end. */
 static xchg_status read_chunk(shuffle_input *in, int *got, xchg_error *err) {
-  int64_t t0 = now_ns(), base = in->reading_pos;
+  int64_t t0 = monotonic_ns(), base = in->reading_pos;
   filling f = {0};
   xchg_status st = XCHG_OK;
   if (base == 0) { /* its first bytes tell its framing */
@@ -188,7 +182,7 @@ static xchg_status read_chunk(shuffle_input *in, int *got, xchg_error *err) {
   }
   if (st == XCHG_OK && !f.end)
     st = in->reading_comet ? fill_comet(in, &f, base, err) : fill_ipc(in, &f, base, err);
-  in->wait_ns += now_ns() - t0;
+  in->wait_ns += monotonic_ns() - t0;
   *got = 0;
   xchg_buf *chunk = NULL;
   if (st == XCHG_OK && f.size > 0 && !(chunk = xchg_buf_wrap(f.data, f.size, free_malloced, NULL)))
@@ -350,7 +344,7 @@ static void give_lane(shuffle_input *in, xchg_istream *s) {
 static void decompress_group(void *ctx, int64_t task) {
   (void)task;
   unit *u = ctx;
-  int64_t t0 = now_ns();
+  int64_t t0 = monotonic_ns();
   xchg_istream *s = NULL;
   xchg_status st = take_lane(u, &s, &u->error);
   int64_t i = 0;
@@ -368,7 +362,7 @@ static void decompress_group(void *ctx, int64_t task) {
   u->arena = NULL;
   for (int64_t k = 0; k < u->failed_at; k++) /* a decompressed group: all in the arena */
     u->blocks[k].stream = u->arena_buf ? xchg_buf_data(u->arena_buf) + u->blocks[k].arena_at : NULL;
-  u->ns = now_ns() - t0;
+  u->ns = monotonic_ns() - t0;
 }
 
 /* A stored Comet block (tag NONE) whose bytes are all there: its IPC

@@ -3,15 +3,9 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "codec/helpers.h"
 #include "xchg/stream.h"
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 xchg_status shuffle_block_error(int64_t index, int64_t source, int64_t offset, xchg_status st,
                                 xchg_error *err) {
@@ -179,7 +173,7 @@ static xchg_status pass_batch(job *j, xchg_error *err) {
 void job_run(void *ctx, int64_t task) {
   (void)task;
   job *j = ctx;
-  int64_t t0 = now_ns();
+  int64_t t0 = monotonic_ns();
   xchg_status st = XCHG_OK;
   if (j->pass) {
     st = pass_batch(j, &j->error);
@@ -190,5 +184,5 @@ void job_run(void *ctx, int64_t task) {
     if (st == XCHG_OK && coalescer_rows(j->co) > 0) st = finish_batch(j, &j->error);
   }
   j->status = st;
-  j->ns += now_ns() - t0;
+  j->ns += monotonic_ns() - t0;
 }

@@ -17,10 +17,13 @@
  * within readahead_bytes.  Without one (or with one thread) nothing runs
  * ahead: a group decompresses when the planner gets to it, and a record
  * batch is placed as soon as it is planned (its stream may lie in a
- * window the next block reuses). */
+ * window the next block reuses).  The state is in reader.h; schemas and
+ * dictionaries are taken in reader_meta.c. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/helpers.h"
 #include "ipc/decode.h"
 #include "ipc/dictionary.h"
 #include "ipc/format.h"
@@ -28,76 +31,37 @@
 #include "ipc/message.h"
 #include "ipc/schema.h"
 #include "shuffle/coalesce.h"
-#include "shuffle/input.h"
-#include "shuffle/job.h"
-#include "xchg/shuffle.h"
+#include "shuffle/reader.h"
 
-#define JOBS_AHEAD 8                 /* output batches being built at most */
 #define JOB_WORTH ((int64_t)1 << 20) /* bytes of a batch worth building on the pool */
+/* What placing a record batch costs besides copying its bytes (its field
+ * nodes and buffers walked, a copy per buffer), as bytes copied in the
+ * same time: a 5-column record batch of 64 rows (3.5 KB) takes about as
+ * long as 12 KB copied. */
+#define BATCH_COST ((int64_t)8 << 10)
+/* A wait for a small batch on the pool longer than a scheduler's time
+ * slice: its thread did not run (a host with more threads than cores),
+ * as such a batch is built in well under it.  For STALL_HOLD_NS after
+ * one, small batches are built on the calling thread, by every reader
+ * (the host is what is busy, and a reader of a few milliseconds would
+ * meet one stall of its own before it learnt), then the pool is tried
+ * again. */
+#define STALL_NS ((int64_t)1000000)
+#define STALL_HOLD_NS ((int64_t)100000000)
+
+/* When a reader last waited so (monotonic_ns), 0 before any did. */
+static _Atomic int64_t pool_stalled_at;
+
+/* Whether a reader waited so within STALL_HOLD_NS. */
+static int pool_stalled_lately(void) {
+  int64_t at = atomic_load_explicit(&pool_stalled_at, memory_order_relaxed);
+  return at != 0 && monotonic_ns() - at < STALL_HOLD_NS;
+}
 /* Bytes of blocks read between two questions to the cancel callback: a
  * question per block would cost more than a tiny block (a call into the
  * JVM, for the Java binding), and 64 KiB are read in well under a
  * millisecond. */
 #define CANCEL_BYTES ((int64_t)64 << 10)
-
-/* ---- state ----------------------------------------------------------------- */
-
-/* The block being planned: its IPC stream and where the next message is. */
-typedef struct block {
-  int open;
-  int64_t index, source, offset; /* block index, source, byte offset in the source */
-  size_t at;                     /* in the chunk */
-  const uint8_t *stream;
-  size_t size, pos;
-  xchg_buf *memory;    /* the buffer the stream lies in (chunk or arena) */
-  int in_chunk;        /* the stream is the chunk's own bytes, not decompressed */
-  int64_t message;     /* index of the next message */
-  int64_t field_count; /* Comet: the header's, else -1 */
-  int64_t ref;         /* its entry in the open job's refs, or -1 */
-} block;
-
-/* What the reader has of a dictionary id: the bytes of the message that
- * set its values (a message with the same bytes changes nothing), and
- * whether the current block's stream has defined it. */
-typedef struct dictionary_seen {
-  uint8_t *bytes;
-  size_t size;
-  int defined;
-} dictionary_seen;
-
-struct xchg_shuffle_reader {
-  xchg_shuffle_reader_options opts;
-  int64_t *columns;
-  int threads;
-  shuffle_input in;
-  int64_t unit_block; /* the next block of the first unit (Comet) */
-  block blk;
-  int64_t next_block;
-  /* Schema and dictionaries. */
-  int have_schema;
-  ipc_schema schema;
-  uint8_t *schema_bytes; /* the Message flatbuffer blocks' schemas are compared with */
-  size_t schema_size;
-  /* Those bytes parse as a stream's schema message (with this body)
-   * within max_metadata_bytes: a block's message of the same bytes is
-   * taken without being decoded again. */
-  int schema_known;
-  int64_t schema_body_length;
-  ipc_dictionaries dicts;
-  dictionary_seen *seen; /* per entry of dicts */
-  /* Output. */
-  job jobs[JOBS_AHEAD]; /* the last one is open while not started */
-  int64_t job_head, job_count, jobs_limit;
-  int64_t held_bytes;  /* planned bytes of the jobs held */
-  int place_inline;    /* the next job is placed as planned, not on the pool */
-  int planned_end;     /* the input ended and every job is closed */
-  xchg_status stopped; /* planning failed: reported after the jobs before it */
-  xchg_error stop_error;
-  xchg_status failed; /* sticky */
-  xchg_error failure;
-  xchg_shuffle_reader_metrics m;
-  int64_t asked_at; /* m.wire_bytes when cancel was last asked, -1 before it was */
-};
 
 /* ---- errors ------------------------------------------------------------------- */
 
@@ -126,59 +90,9 @@ static xchg_status check_options(const xchg_shuffle_reader_options *o, xchg_erro
   return bad ? xchg_errorf(err, XCHG_EINVAL, "xchg_shuffle_reader_open: %s", bad) : XCHG_OK;
 }
 
-/* ---- the schema ------------------------------------------------------------- */
+/* ---- schemas ------------------------------------------------------------- */
 
-static xchg_status declare_dictionary(void *ctx, const ipc_field *field, xchg_error *err) {
-  return ipc_dictionaries_declare(ctx, field, err);
-}
-
-/* Makes the Schema table r's schema, its columns selected. */
-static xchg_status set_schema(xchg_shuffle_reader *r, const fb_table *table, const uint8_t *bytes,
-                              size_t size, xchg_error *err) {
-  xchg_status st = ipc_schema_parse(table, &r->opts.read, &r->schema, err);
-  if (st != XCHG_OK) return st;
-  r->have_schema = 1;
-  if (r->schema.big_endian)
-    return xchg_errorf(err, XCHG_ENOTSUP, "big-endian blocks are not read by the shuffle reader");
-  if (r->columns &&
-      (st = ipc_schema_select_indices(&r->schema, r->columns, r->opts.n_columns, err)) != XCHG_OK)
-    return st;
-  if ((st = ipc_schema_visit_dictionaries(&r->schema, 0, declare_dictionary, &r->dicts, err)) !=
-          XCHG_OK ||
-      (st = ipc_dictionaries_mark_used(&r->dicts, &r->schema, err)) != XCHG_OK)
-    return st;
-  r->seen = calloc((size_t)r->dicts.count + 1, sizeof *r->seen);
-  r->schema_bytes = malloc(size + 1);
-  if (!r->seen || !r->schema_bytes) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  memcpy(r->schema_bytes, bytes, size);
-  r->schema_size = size;
-  fb_table header;
-  int type, version;
-  r->schema_known = (int64_t)size <= r->opts.read.max_metadata_bytes &&
-                    ipc_message_parse(bytes, size, 0, 0, &header, &type, &version,
-                                      &r->schema_body_length, NULL) == XCHG_OK &&
-                    type == HEADER_SCHEMA && r->schema_body_length >= 0;
-  return XCHG_OK;
-}
-
-/* The schema message given in the options, framed or not. */
-static xchg_status given_schema(xchg_shuffle_reader *r, xchg_error *err) {
-  const uint8_t *p = r->opts.schema_message;
-  size_t size = r->opts.schema_message_size;
-  fb_table table;
-  xchg_status st = ipc_schema_message_table(p, size, &table, err);
-  if (st == XCHG_OK && size >= 8 && ipc_prefix_size(p) == 8) {
-    p += 8;
-    size = fb_load_u32(p - 4);
-  }
-  if (st == XCHG_OK) st = set_schema(r, &table, p, size, err);
-  if (st != XCHG_OK) xchg_error_prefix(err, "the options' schema message: ");
-  return st;
-}
-
-/* A block's schema message taken: its header's field count checked
- * (Comet), its dictionaries not yet defined. */
-static xchg_status schema_taken(xchg_shuffle_reader *r, xchg_error *err) {
+xchg_status shuffle_schema_taken(xchg_shuffle_reader *r, xchg_error *err) {
   for (int64_t i = 0; r->seen && i < r->dicts.count; i++) r->seen[i].defined = 0;
   if (r->blk.field_count >= 0 && r->blk.field_count != r->schema.root.n_children)
     return xchg_errorf(err, XCHG_EFORMAT,
@@ -186,28 +100,6 @@ static xchg_status schema_taken(xchg_shuffle_reader *r, xchg_error *err) {
                        "fields",
                        (long long)r->blk.field_count, (long long)r->schema.root.n_children);
   return XCHG_OK;
-}
-
-/* A block's schema message: the first makes the schema; the others must
- * be byte for byte the same, or describe the same columns. */
-static xchg_status take_schema(xchg_shuffle_reader *r, const ipc_message_view *m, xchg_error *err) {
-  xchg_status st = XCHG_OK;
-  if (r->blk.message != 0)
-    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %zu: a second schema message",
-                       (long long)r->blk.message, r->blk.pos);
-  if (!r->have_schema) {
-    st = set_schema(r, &m->header, m->metadata, (size_t)m->metadata_size, err);
-  } else if ((size_t)m->metadata_size != r->schema_size ||
-             memcmp(m->metadata, r->schema_bytes, r->schema_size) != 0) {
-    ipc_schema theirs;
-    st = ipc_schema_parse(&m->header, &r->opts.read, &theirs, err);
-    if (st == XCHG_OK && !ipc_schema_equal(&theirs, "this block", &r->schema, "the first block",
-                                           IPC_METADATA_COMPARED, err))
-      st = XCHG_EFORMAT;
-    if (st != XCHG_OK) xchg_error_prefix(err, "its schema is not the first block's: ");
-    ipc_schema_free(&theirs);
-  }
-  return st == XCHG_OK ? schema_taken(r, err) : st;
 }
 
 /* The block's first message when it is the schema message of the same
@@ -332,12 +224,6 @@ static job *open_job(xchg_shuffle_reader *r) {
   return j;
 }
 
-static int64_t open_rows(const xchg_shuffle_reader *r) {
-  if (r->job_count == 0) return 0;
-  const job *j = &r->jobs[slot_of(r, r->job_count - 1)];
-  return j->started ? 0 : j->rows;
-}
-
 /* The block being planned, as one of the open job's. */
 static xchg_status add_ref(xchg_shuffle_reader *r, job *j, xchg_error *err) {
   block *b = &r->blk;
@@ -361,8 +247,13 @@ static xchg_status add_ref(xchg_shuffle_reader *r, job *j, xchg_error *err) {
   return XCHG_OK;
 }
 
-/* Closes the open job: it runs on the pool, or here without one. */
-static xchg_status close_job(xchg_shuffle_reader *r, xchg_error *err) {
+/* The bytes of a batch worth building on the pool. */
+static int64_t job_worth(const xchg_shuffle_reader *r) {
+  return r->opts.read.readahead_bytes / 8 < JOB_WORTH ? r->opts.read.readahead_bytes / 8
+                                                      : JOB_WORTH;
+}
+
+xchg_status shuffle_close_job(xchg_shuffle_reader *r, xchg_error *err) {
   job *j = job_at(r, r->job_count - 1);
   xchg_status st = job_keep_dictionaries(j, &r->dicts, err);
   if (st != XCHG_OK) return st;
@@ -371,12 +262,15 @@ static xchg_status close_job(xchg_shuffle_reader *r, xchg_error *err) {
   r->blk.ref = -1;
   pool_loop_start(j->inline_placed ? NULL : r->opts.read.pool, &j->loop, 1, job_run, j);
   /* A batch of less than JOB_WORTH bytes (or an eighth of readahead_bytes)
-   * costs less to copy into place than a wake-up of another thread on a
-   * busy host: the next one is placed as it is planned (as without a
-   * pool), its blocks still in the cache. */
-  int64_t worth =
-      r->opts.read.readahead_bytes / 8 < JOB_WORTH ? r->opts.read.readahead_bytes / 8 : JOB_WORTH;
-  r->place_inline = r->threads <= 1 || j->bytes < worth;
+   * in few record batches costs less to copy into place than a wake-up of
+   * another thread on a busy host: the next one is placed as it is planned
+   * (as without a pool), its blocks still in the cache.  Many small record
+   * batches are worth the hand-off, their bytes few or not, unless the
+   * pool stalled lately. */
+  int64_t worth = job_worth(r);
+  r->place_inline =
+      r->threads <= 1 ||
+      (j->bytes < worth && (j->bytes + j->n_items * BATCH_COST < worth || pool_stalled_lately()));
   return XCHG_OK;
 }
 
@@ -393,58 +287,6 @@ static int has_room(const xchg_shuffle_reader *r) {
 }
 
 /* ---- dictionaries ----------------------------------------------------------------- */
-
-static int64_t dictionary_slot(const xchg_shuffle_reader *r, int64_t id) {
-  for (int64_t i = 0; i < r->dicts.count; i++)
-    if (r->dicts.items[i].id == id) return i;
-  return -1;
-}
-
-/* The body of a message at `offset` of the block's stream, as a slice of
- * the memory the stream lies in. */
-static xchg_buf *body_slice(const xchg_shuffle_reader *r, size_t offset, int64_t length) {
-  const uint8_t *p = r->blk.stream + offset;
-  return xchg_buf_slice(r->blk.memory, (size_t)(p - xchg_buf_data(r->blk.memory)), (size_t)length);
-}
-
-/* A dictionary message: the same bytes as the one in use change nothing;
- * other values first cut the batch (*consumed 0: the message is taken up
- * again once the batch is closed), then replace or extend the dictionary. */
-static xchg_status take_dictionary(xchg_shuffle_reader *r, const ipc_message_view *m, int *consumed,
-                                   xchg_error *err) {
-  block *b = &r->blk;
-  ipc_dictionary_batch d;
-  xchg_status st =
-      ipc_dictionary_batch_read(&r->dicts, &m->header, b->message, (int64_t)b->pos, &d, err);
-  int64_t slot = st == XCHG_OK ? dictionary_slot(r, d.id) : -1;
-  if (st != XCHG_OK || !ipc_dictionaries_used(&r->dicts, d.id)) return st;
-  dictionary_seen *seen = &r->seen[slot];
-  const uint8_t *bytes = b->stream + b->pos;
-  size_t size = (size_t)m->size;
-  if (!d.delta && seen->bytes && seen->size == size && memcmp(seen->bytes, bytes, size) == 0) {
-    seen->defined = 1;
-    return XCHG_OK;
-  }
-  if (open_rows(r) > 0) {
-    *consumed = 0;
-    r->m.dictionary_cuts++;
-    return close_job(r, err);
-  }
-  ipc_body body = {body_slice(r, b->pos + (size_t)m->body_offset, m->body_length), NULL, 0,
-                   m->body_length, NULL};
-  if (!body.mem) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  ipc_decode_ctx ctx = {&r->opts.read,           0,         m->version, b->message,
-                        ipc_dictionaries_lookup, &r->dicts, NULL,       NULL};
-  st = ipc_dictionary_batch_apply(&r->dicts, &d, &ctx, &body, r->opts.read.max_dictionary_bytes,
-                                  b->message, (int64_t)b->pos, err);
-  xchg_buf_unref(body.mem);
-  if (st != XCHG_OK) return st;
-  uint8_t *keep = realloc(seen->bytes, size + 1);
-  if (!keep) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  memcpy(keep, bytes, size);
-  *seen = (dictionary_seen){keep, size, 1};
-  return XCHG_OK;
-}
 
 /* Every dictionary the selected columns use is defined by this block's
  * stream, as a stream read alone requires. */
@@ -463,7 +305,7 @@ static xchg_status check_dictionaries_defined(const xchg_shuffle_reader *r, xchg
 /* A batch at least as large as the target, in memory uncompressed, with
  * nothing pending before it: decoded alone, pointing into the source. */
 static int passes_through(const xchg_shuffle_reader *r, const wire_batch *w) {
-  return r->blk.in_chunk && w->codec == XCHG_BLOCK_NONE && open_rows(r) == 0 &&
+  return r->blk.in_chunk && w->codec == XCHG_BLOCK_NONE && shuffle_open_rows(r) == 0 &&
          (w->rows >= r->opts.target_rows || w->body_length >= r->opts.target_bytes);
 }
 
@@ -496,14 +338,15 @@ static xchg_status take_batch(xchg_shuffle_reader *r, const ipc_message_view *m,
     j->pass = 1;
     j->pass_message = *m;
     r->m.passthrough_batches++;
-    return close_job(r, err);
+    return shuffle_close_job(r, err);
   }
   /* Without a pool, the batch is placed now: its stream may be in a
    * window that the next block reuses. */
   if (j->inline_placed && (st = job_place_next(j, err)) != XCHG_OK)
     return message_error(r, st, err);
-  return j->rows >= r->opts.target_rows || j->bytes >= r->opts.target_bytes ? close_job(r, err)
-                                                                            : XCHG_OK;
+  return j->rows >= r->opts.target_rows || j->bytes >= r->opts.target_bytes
+             ? shuffle_close_job(r, err)
+             : XCHG_OK;
 }
 
 /* ---- the steps ------------------------------------------------------------------- */
@@ -543,7 +386,7 @@ static xchg_status step(xchg_shuffle_reader *r, xchg_error *err) {
   if (b->pos == b->size) return stream_cut(r, err);
   size_t size;
   if (same_schema_message(r, &size)) {
-    xchg_status st = schema_taken(r, err);
+    xchg_status st = shuffle_schema_taken(r, err);
     if (st != XCHG_OK) return in_block(r, st, err);
     b->pos += size;
     b->message++;
@@ -566,8 +409,8 @@ static xchg_status step(xchg_shuffle_reader *r, xchg_error *err) {
     return close_block(r, err); /* a stream without its marker, then the next block */
   int consumed = 1;
   switch (m.header_type) {
-    case HEADER_SCHEMA: st = take_schema(r, &m, err); break;
-    case HEADER_DICTIONARY: st = take_dictionary(r, &m, &consumed, err); break;
+    case HEADER_SCHEMA: st = shuffle_take_schema(r, &m, err); break;
+    case HEADER_DICTIONARY: st = shuffle_take_dictionary(r, &m, &consumed, err); break;
     default: st = take_batch(r, &m, err); break;
   }
   if (st != XCHG_OK) return in_block(r, st, err);
@@ -586,7 +429,8 @@ static xchg_status plan(xchg_shuffle_reader *r, int *state, xchg_error *err) {
   while (closed_jobs(r) == closed) {
     xchg_status st = XCHG_OK;
     if (!r->blk.open && ((st = open_block(r, state, err)) != XCHG_OK || *state != INPUT_READY)) {
-      if (st == XCHG_OK && *state == INPUT_ENDED && open_rows(r) > 0) st = close_job(r, err);
+      if (st == XCHG_OK && *state == INPUT_ENDED && shuffle_open_rows(r) > 0)
+        st = shuffle_close_job(r, err);
       return st;
     }
     if ((st = step(r, err)) != XCHG_OK) return st;
@@ -606,7 +450,10 @@ static void pop_job(xchg_shuffle_reader *r) {
 
 static void finish_job(xchg_shuffle_reader *r, job *j) {
   if (j->finished) return;
+  int64_t t0 = monotonic_ns();
   pool_loop_finish(r->opts.read.pool, &j->loop);
+  if (!j->inline_placed && j->bytes < job_worth(r) && monotonic_ns() - t0 > STALL_NS)
+    atomic_store_explicit(&pool_stalled_at, monotonic_ns(), memory_order_relaxed);
   j->finished = 1;
   r->m.decoded_bytes += j->decoded_bytes;
   if (j->compressed)
@@ -689,7 +536,7 @@ xchg_status xchg_shuffle_reader_open(const xchg_shuffle_reader_options *opts,
   r->opts.columns = r->columns;
   if (st == XCHG_OK && opts->schema_message) {
     r->opts.schema_message = opts->schema_message;
-    st = given_schema(r, err);
+    st = shuffle_given_schema(r, err);
     r->opts.schema_message = NULL;
   }
   if (st != XCHG_OK) {
