@@ -73,8 +73,8 @@ static void check_copy(const char *name, rebase_fn *fn) {
 static void rebase_portable(void) { check_copy("portable", coalesce_rebase_portable); }
 
 static void rebase_avx2(void) {
-#ifdef COALESCE_REBASE_AVX2
-  if (IPC_CPU_HAS("avx2")) {
+#ifdef CPU_X86
+  if (CPU_HAS("avx2")) {
     check_copy("avx2", coalesce_rebase_avx2);
     return;
   }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/cpu.h"
 #include "codec/stream_hash.h"
 #include "codec/stream_window.h"
 
@@ -126,11 +127,8 @@ static uint32_t crc32c_table(uint32_t c, const uint8_t *p, size_t n) {
 
 typedef uint32_t (*crc32c_fn)(uint32_t c, const uint8_t *p, size_t n);
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <nmmintrin.h>
-#define CRC_HAVE_SSE42 1
-
-#define CRC_SSE42 __attribute__((target("sse4.2")))
+#ifdef CPU_X86
+#define CRC_SSE42 CPU_TARGET("sse4.2")
 
 /* Three streams of `len` bytes each at p, p + len, p + 2 len, joined. */
 CRC_SSE42 static inline uint64_t crc32c_sse42_three(uint64_t c0, const uint8_t *p, size_t len,
@@ -166,8 +164,8 @@ const char *xchg_crc32c_select(int portable) {
   pthread_once(&crc_once, crc_build);
   crc32c_fn f = crc32c_table;
   const char *name = "table";
-#ifdef CRC_HAVE_SSE42
-  if (!portable && __builtin_cpu_supports("sse4.2")) {
+#ifdef CPU_X86
+  if (!portable && CPU_HAS("sse4.2")) {
     f = crc32c_sse42;
     name = "sse4.2";
   }

@@ -1,20 +1,11 @@
-/* scan.c — see scan.h.
- *
- * x86-64's baseline has neither a popcount instruction nor 256-bit
- * vectors: the AVX2 and AVX-512 ways are compiled with target attributes
- * (GCC and Clang) and picked from the CPU's features at the first scan —
- * not with target_clones, whose ifunc resolver runs before
- * ThreadSanitizer is set up.  Elsewhere there is the portable way only. */
+/* scan.c — see scan.h.  The AVX2 and AVX-512 ways are compiled and picked
+ * as base/cpu.h says, at the first scan; elsewhere there is the portable
+ * way only. */
 #include <stdatomic.h>
 #include <string.h>
 
+#include "base/cpu.h"
 #include "ipc/scan.h"
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define SCAN_X86 1
-#define SCAN_TARGET(features) __attribute__((target(features)))
-#endif
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
@@ -76,7 +67,7 @@ static int never_decreasing_portable(const uint8_t *p, int width, int64_t n) {
   return never_decreasing(p, width, n);
 }
 
-#ifdef SCAN_X86
+#ifdef CPU_X86
 /* ---- AVX2 ------------------------------------------------------------------------ */
 
 /* The bits of each half byte looked up in a 16-entry table (vpshufb) and
@@ -84,7 +75,7 @@ static int never_decreasing_portable(const uint8_t *p, int width, int64_t n) {
  * bytes (vpsadbw): two vectors a step, eight instructions each where
  * popcnt spends twelve (a popcnt, an add and the zeroing that breaks
  * popcnt's false dependency, per word); the last bytes a word at a time. */
-SCAN_TARGET("avx2") ALWAYS_INLINE __m256i bits_per_byte(__m256i v) {
+CPU_TARGET("avx2") ALWAYS_INLINE __m256i bits_per_byte(__m256i v) {
   const __m256i table = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2,
                                          1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
   const __m256i low = _mm256_set1_epi8(0x0F);
@@ -93,7 +84,7 @@ SCAN_TARGET("avx2") ALWAYS_INLINE __m256i bits_per_byte(__m256i v) {
       _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low)));
 }
 
-SCAN_TARGET("avx2,popcnt")
+CPU_TARGET("avx2,popcnt")
 static int64_t count_set_bits_avx2(const uint8_t *bits, int64_t n_bytes) {
   const __m256i zero = _mm256_setzero_si256();
   __m256i sums = zero;
@@ -117,7 +108,7 @@ static int64_t count_set_bits_avx2(const uint8_t *bits, int64_t n_bytes) {
 
 /* Lanes of `before` above the same lanes of `after`: all ones where the
  * integers decrease. */
-SCAN_TARGET("avx2") ALWAYS_INLINE __m256i lanes_above(__m256i before, __m256i after, int width) {
+CPU_TARGET("avx2") ALWAYS_INLINE __m256i lanes_above(__m256i before, __m256i after, int width) {
   return width == 4 ? _mm256_cmpgt_epi32(before, after) : _mm256_cmpgt_epi64(before, after);
 }
 
@@ -126,7 +117,7 @@ SCAN_TARGET("avx2") ALWAYS_INLINE __m256i lanes_above(__m256i before, __m256i af
  * a compare and an OR per vector (eight int32), and the loop's three
  * instructions per eight vectors; then a vector at a time, then the
  * portable loop for the last few. */
-SCAN_TARGET("avx2")
+CPU_TARGET("avx2")
 ALWAYS_INLINE int never_decreasing_avx2_of(const uint8_t *p, int width, int64_t n) {
   const int64_t lanes = 32 / width;
   __m256i decreases = _mm256_setzero_si256();
@@ -148,7 +139,7 @@ ALWAYS_INLINE int never_decreasing_avx2_of(const uint8_t *p, int width, int64_t 
          never_decreasing(p + width * (k - 1), width, n - (k - 1));
 }
 
-SCAN_TARGET("avx2") static int never_decreasing_avx2(const uint8_t *p, int width, int64_t n) {
+CPU_TARGET("avx2") static int never_decreasing_avx2(const uint8_t *p, int width, int64_t n) {
   return width == 4 ? never_decreasing_avx2_of(p, 4, n) : never_decreasing_avx2_of(p, 8, n);
 }
 
@@ -158,7 +149,7 @@ SCAN_TARGET("avx2") static int never_decreasing_avx2(const uint8_t *p, int width
 
 /* A 64-byte vector's bit count per instruction, two sums; the last bytes
  * a word at a time. */
-SCAN_TARGET(AVX512) static int64_t count_set_bits_avx512(const uint8_t *bits, int64_t n_bytes) {
+CPU_TARGET(AVX512) static int64_t count_set_bits_avx512(const uint8_t *bits, int64_t n_bytes) {
   __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
   int64_t i = 0;
   for (; i + 128 <= n_bytes; i += 128) {
@@ -176,14 +167,14 @@ SCAN_TARGET(AVX512) static int64_t count_set_bits_avx512(const uint8_t *bits, in
  * but the last of `cur` (valignd), so that each integer is loaded once,
  * where a second load one integer back would cross a cache line in three
  * vectors of four. */
-SCAN_TARGET(AVX512) ALWAYS_INLINE __m512i one_before(__m512i cur, __m512i prev, int width) {
+CPU_TARGET(AVX512) ALWAYS_INLINE __m512i one_before(__m512i cur, __m512i prev, int width) {
   return width == 4 ? _mm512_alignr_epi32(cur, prev, 15) : _mm512_alignr_epi64(cur, prev, 7);
 }
 
 /* Lanes where `before` <= `after`, among those of `ok`.  (The 64-bit
  * compare's own mask is eight bits: a compare under a 16-bit mask would
  * move it through a general register each time.) */
-SCAN_TARGET(AVX512)
+CPU_TARGET(AVX512)
 ALWAYS_INLINE __mmask16 lanes_in_order(__mmask16 ok, __m512i before, __m512i after, int width) {
   return width == 4 ? _mm512_mask_cmple_epi32_mask(ok, before, after)
                     : _mm512_kand(ok, (__mmask16)_mm512_cmple_epi64_mask(before, after));
@@ -195,7 +186,7 @@ ALWAYS_INLINE __mmask16 lanes_in_order(__mmask16 ok, __m512i before, __m512i aft
  * Four masks, four vectors a step, so that no compare waits for the one
  * before; then a vector at a time, then the portable loop from the last
  * integer a vector held. */
-SCAN_TARGET(AVX512)
+CPU_TARGET(AVX512)
 ALWAYS_INLINE int never_decreasing_avx512_of(const uint8_t *p, int width, int64_t n) {
   const int64_t lanes = 64 / width;
   const __mmask16 all = width == 4 ? 0xFFFF : 0xFF;
@@ -225,7 +216,7 @@ ALWAYS_INLINE int never_decreasing_avx512_of(const uint8_t *p, int width, int64_
          never_decreasing(p + width * (k - 1), width, n - (k - 1));
 }
 
-SCAN_TARGET(AVX512) static int never_decreasing_avx512(const uint8_t *p, int width, int64_t n) {
+CPU_TARGET(AVX512) static int never_decreasing_avx512(const uint8_t *p, int width, int64_t n) {
   return width == 4 ? never_decreasing_avx512_of(p, 4, n) : never_decreasing_avx512_of(p, 8, n);
 }
 #endif
@@ -241,20 +232,17 @@ typedef struct scan_way {
 
 static int always(void) { return 1; }
 
-#ifdef SCAN_X86
-static int has_avx2(void) {
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
-}
+#ifdef CPU_X86
+static int has_avx2(void) { return CPU_HAS("avx2") && CPU_HAS("popcnt"); }
 static int has_avx512(void) {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vpopcntdq") &&
-         __builtin_cpu_supports("popcnt");
+  return CPU_HAS("avx512f") && CPU_HAS("avx512vpopcntdq") && CPU_HAS("popcnt");
 }
 #endif
 
 /* Slowest first. */
 static const scan_way ways[] = {
     {"portable", always, count_set_bits_portable, never_decreasing_portable},
-#ifdef SCAN_X86
+#ifdef CPU_X86
     {"avx2", has_avx2, count_set_bits_avx2, never_decreasing_avx2},
     {"avx512", has_avx512, count_set_bits_avx512, never_decreasing_avx512},
 #endif

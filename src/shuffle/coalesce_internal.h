@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "base/cpu.h"
 #include "shuffle/coalesce.h"
 
 #define OUT_BUFFERS 3
@@ -188,8 +189,7 @@ static inline xchg_status coalesce_values_of(coalescer *c, int64_t k, int64_t ne
 void coalesce_rebase(uint8_t *dst, const uint8_t *src, int64_t n, int width, int64_t delta);
 void coalesce_rebase_portable(uint8_t *dst, const uint8_t *src, int64_t n, int width,
                               int64_t delta);
-#if defined(__x86_64__) && defined(__GNUC__)
-#define COALESCE_REBASE_AVX2 1
+#ifdef CPU_X86
 void coalesce_rebase_avx2(uint8_t *dst, const uint8_t *src, int64_t n, int width, int64_t delta);
 #endif
 

@@ -8,13 +8,10 @@
  * is one more vector that ends at the last offset (the offsets before it
  * in that vector are written twice, the same value each time: dst and src
  * do not overlap); fewer offsets than one vector go one by one.  The copy
- * to run is picked per call from the CPU's features (ipc/array.h). */
+ * to run is picked per call from the CPU's features (base/cpu.h). */
 #include <string.h>
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#endif
 
-#include "ipc/array.h"
+#include "base/cpu.h"
 #include "shuffle/coalesce_internal.h"
 
 void coalesce_rebase_portable(uint8_t *dst, const uint8_t *src, int64_t n, int width,
@@ -36,20 +33,20 @@ void coalesce_rebase_portable(uint8_t *dst, const uint8_t *src, int64_t n, int w
   }
 }
 
-#ifdef COALESCE_REBASE_AVX2
-IPC_TARGET("avx2") static inline __m256i add_lanes(__m256i v, __m256i d, int width) {
+#ifdef CPU_X86
+CPU_TARGET("avx2") static inline __m256i add_lanes(__m256i v, __m256i d, int width) {
   return width == 4 ? _mm256_add_epi32(v, d) : _mm256_add_epi64(v, d);
 }
 
 /* One vector of offsets at byte `at` of src, rebased to the same byte of dst. */
-IPC_TARGET("avx2")
+CPU_TARGET("avx2")
 static inline void rebase_vector(uint8_t *dst, const uint8_t *src, int64_t at, __m256i d,
                                  int width) {
   __m256i v = _mm256_loadu_si256((const __m256i *)(src + at));
   _mm256_storeu_si256((__m256i *)(dst + at), add_lanes(v, d, width));
 }
 
-IPC_TARGET("avx2")
+CPU_TARGET("avx2")
 static inline void rebase_avx2_of(uint8_t *dst, const uint8_t *src, int64_t n, int width,
                                   int64_t delta) {
   int64_t bytes = n * width, at = 0;
@@ -64,7 +61,7 @@ static inline void rebase_avx2_of(uint8_t *dst, const uint8_t *src, int64_t n, i
   if (at < bytes) rebase_vector(dst, src, bytes - 32, d, width);
 }
 
-IPC_TARGET("avx2")
+CPU_TARGET("avx2")
 void coalesce_rebase_avx2(uint8_t *dst, const uint8_t *src, int64_t n, int width, int64_t delta) {
   if (width == 4)
     rebase_avx2_of(dst, src, n, 4, delta);
@@ -74,8 +71,8 @@ void coalesce_rebase_avx2(uint8_t *dst, const uint8_t *src, int64_t n, int width
 #endif
 
 void coalesce_rebase(uint8_t *dst, const uint8_t *src, int64_t n, int width, int64_t delta) {
-#ifdef COALESCE_REBASE_AVX2
-  if (IPC_CPU_HAS("avx2")) {
+#ifdef CPU_X86
+  if (CPU_HAS("avx2")) {
     coalesce_rebase_avx2(dst, src, n, width, delta);
     return;
   }

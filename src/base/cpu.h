@@ -1,0 +1,24 @@
+/* cpu.h — code compiled for CPU features beyond the build's baseline.
+ *
+ * x86-64's baseline has no popcount, no CRC-32C instruction and no 256-bit
+ * vectors, yet the loops that run over every value (validation's scans,
+ * the coalescer's offset rebase, CRC-32C) are several times faster with
+ * them.  Such a loop is compiled once more with CPU_TARGET (GCC and Clang
+ * target attributes) and the copy to run is picked from the CPU's features
+ * at run time with CPU_HAS, never with target_clones, whose ifunc resolver
+ * runs before ThreadSanitizer is set up.  CPU_X86 is defined where such
+ * copies exist; elsewhere CPU_HAS is 0 and only the portable code runs. */
+#ifndef XCHG_BASE_CPU_H
+#define XCHG_BASE_CPU_H
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define CPU_X86 1
+#define CPU_TARGET(features) __attribute__((target(features)))
+#define CPU_HAS(feature) __builtin_cpu_supports(feature)
+#else
+#define CPU_TARGET(features)
+#define CPU_HAS(feature) 0
+#endif
+
+#endif
