@@ -71,6 +71,10 @@ xchg_status reader_take_schema_message(xchg_ipc_reader *r, ipc_message *m, ipc_s
  * file when the schema is only in the footer), the schema of its body, and
  * its end when it is read in order. */
 xchg_status reader_open_file_format(xchg_ipc_reader *r, xchg_error *err);
+/* reader_detect.c: inputs that the first bytes show are not Arrow IPC
+ * refused, naming what they are; a stream's schema message read. */
+xchg_status reader_check_arrow_start(const xchg_ipc_reader *r, xchg_error *err);
+xchg_status reader_open_stream_format(xchg_ipc_reader *r, xchg_error *err);
 xchg_status reader_check_body_schema(xchg_ipc_reader *r, xchg_error *err);
 xchg_status reader_check_file_end(xchg_ipc_reader *r, xchg_error *err);
 
