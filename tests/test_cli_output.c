@@ -12,7 +12,8 @@
  *    the old OUT byte-identical, its mode kept, and no temporary file; one
  *    that succeeds keeps an existing OUT's mode and gives a new one 0666
  *    less the umask; a missing directory and a directory as OUT are clear
- *    errors;
+ *    errors; an OUT another process creates while convert writes is left
+ *    as it is, and convert fails;
  *  - convert, gen, cat and inspect writing to a full device (a node of
  *    /dev/full's numbers made here when mknod is allowed, else /dev/full)
  *    exit 1 with exactly "xchg: write to ... failed: No space left on
@@ -448,6 +449,47 @@ static void check_killed_while_writing(void) {
   check_dir_holds("gen killed by SIGTERM", "");
 }
 
+/* Two writers of one OUT: convert - OUT is given half its input, another
+ * process creates OUT meanwhile, then convert gets the rest and finishes.
+ * It must fail and leave the other's file as it is (no -f). */
+static void check_created_meanwhile(void) {
+  clear_dir();
+  char *out = path_in_dir("out"), *input = path_in_dir("in.stream");
+  /* big enough that convert writes (and so has its temporary file) before
+   * it has read half of it */
+  cli_run g = run_cli(ARGS("gen", "cache", input, "--rows", "100000"), -1);
+  TU_CHECK(g.exit_code == 0, "gen cache: exit %d: %s", g.exit_code, g.err.data);
+  free(g.err.data);
+  tu_bytes in = tu_read_bytes(input);
+  int in_pipe[2];
+  TU_CHECK(in.data != NULL && pipe(in_pipe) == 0 && fcntl(in_pipe[1], F_SETFD, FD_CLOEXEC) == 0,
+           "input or pipe: %s", strerror(errno)); /* convert must see the end of its input */
+  if (in.data == NULL) return;
+  pid_t pid = start_cli(ARGS("convert", "-", out), in_pipe[0], -1, false);
+  close(in_pipe[0]);
+  size_t half = in.size / 2;
+  TU_CHECK(write(in_pipe[1], in.data, half) == (ssize_t)half, "write: %s", strerror(errno));
+  /* waits for convert's temporary file, a few seconds at most (a guard, not a measure) */
+  for (int i = 0; i < 3000 && !temp_file_exists(); i++)
+    nanosleep(&(struct timespec){0, 10000000}, NULL);
+  TU_CHECK(temp_file_exists(), "convert did not create its temporary file beside OUT");
+  static const char theirs[] = "another process's file\n";
+  TU_CHECK(tu_write_file(out, theirs, sizeof theirs - 1) == 0, "cannot write %s", out);
+  TU_CHECK(write(in_pipe[1], in.data + half, in.size - half) == (ssize_t)(in.size - half),
+           "write: %s", strerror(errno));
+  close(in_pipe[1]);
+  cli_run r = finish_cli(pid);
+  TU_CHECK(r.exit_code == 1 && stderr_has(&r, "was created by someone else while it was written"),
+           "convert onto an OUT made meanwhile: exit %d: %s", r.exit_code, r.err.data);
+  tu_bytes now = tu_read_bytes(out);
+  TU_CHECK(now.size == sizeof theirs - 1 && memcmp(now.data, theirs, now.size) == 0,
+           "convert replaced the OUT another process made while it wrote");
+  free(now.data);
+  free(r.err.data);
+  free(in.data);
+  check_dir_holds("convert onto an OUT made meanwhile", "in.stream out");
+}
+
 /* inspect - copies a pipe of blocks to a file of its own (it reads them
  * twice); killed while it copies, it leaves nothing in TMPDIR. */
 static void check_killed_while_spooling(void) {
@@ -504,6 +546,7 @@ int main(int argc, char **argv) {
       {"inspect_failure_prints_nothing", check_inspect_failure_prints_nothing},
       {"killed_while_writing", check_killed_while_writing},
       {"killed_while_spooling", check_killed_while_spooling},
+      {"created_meanwhile", check_created_meanwhile},
   };
   int rc = TU_MAIN(argc, argv, "cli_output", cases);
   clear_dir();

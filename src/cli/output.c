@@ -204,6 +204,7 @@ xchg_status xc_output_open(xc_output *o, const char *path, const char *input, bo
                            xchg_error *err) {
   memset(o, 0, sizeof *o);
   o->path = path;
+  o->replace = force;
   o->fd = -1;
   xchg_status s = refuse_input(path, input, err);
   if (s != XCHG_OK) return s;
@@ -255,13 +256,36 @@ static int close_output(xc_output *o) {
   return fd >= 0 && fd != STDOUT_FILENO ? close(fd) : 0;
 }
 
+/* The temporary file renamed over OUT (forced). */
+static xchg_status put_over(xc_output *o, xchg_error *err) {
+  return rename(o->temp, o->target) == 0 ? XCHG_OK : write_failed(o, errno, err);
+}
+
+/* The temporary file given OUT's name only if nothing has it yet: another
+ * command (a second xchg writing the same OUT) may have created it while
+ * this one wrote, and that file is not this command's to replace.  A hard
+ * link fails where the name exists, atomically; a file system without
+ * hard links gets the rename. */
+static xchg_status put_new(xc_output *o, xchg_error *err) {
+  if (link(o->temp, o->target) == 0) {
+    unlink(o->temp);
+    return XCHG_OK;
+  }
+  if (errno == EEXIST)
+    return xchg_errorf(err, XCHG_EINVAL,
+                       "was created by someone else while it was written: not replaced "
+                       "(use -f/--force to replace it)");
+  return put_over(o, err);
+}
+
 xchg_status xc_output_commit(xc_output *o, xchg_error *err) {
   /* the data reaches the disk before the name does, so that a crash
    * leaves the old file or the new one, never an empty one */
   if (o->temp != NULL && fsync(o->fd) != 0) return write_failed(o, errno, err);
   if (close_output(o) != 0) return write_failed(o, errno, err);
   if (o->temp != NULL) {
-    if (rename(o->temp, o->target) != 0) return write_failed(o, errno, err);
+    xchg_status st = o->replace ? put_over(o, err) : put_new(o, err);
+    if (st != XCHG_OK) return st;
     unguard_temp();
     free(o->temp);
     o->temp = NULL;

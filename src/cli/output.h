@@ -12,7 +12,11 @@
  *    (0666 less the umask); an existing one keeps its permission bits (not
  *    its owner, and other hard links to it keep the old contents, as with
  *    every tool that replaces a file by renaming).  The directory must be
- *    writable, even when OUT itself is.
+ *    writable, even when OUT itself is.  Unforced, the temporary file
+ *    takes OUT's name only if nothing has it by then (a hard link, which
+ *    fails atomically where the name exists): a file another process made
+ *    under that name while this one wrote (two commands writing the same
+ *    OUT) is left as it is, and the command fails.
  *  - OUT that is a symbolic link to a regular file: the file it points to
  *    is replaced (the link stays a link); a link to nothing is refused,
  *    rather than creating a file wherever it points.
@@ -41,6 +45,7 @@ typedef struct xc_output {
   char *target;     /* a regular file: the path the temporary file is renamed to */
   char *temp;       /* the temporary file, while it exists */
   int write_errno;  /* the errno of the first failed write, fsync, close or rename; 0 if none */
+  bool replace;     /* forced: the temporary file may replace a file of OUT's name */
 } xc_output;
 
 /* Opens path for writing ("-": standard output).  input is the file being
