@@ -121,7 +121,7 @@ SCAN = [
     ("bits, avx512 second vector of a step", "s1 = _mm512_add_epi64(s1, _mm512_popcnt_epi64(", "s1 = _mm512_add_epi64(s0, _mm512_popcnt_epi64("),
     ("bits, avx512 single vector", "    i += 64;\n  }", "  }"),
     ("bits, avx512 the tail", "_mm512_add_epi64(s0, s1)) + count_set_bits(bits + i, n_bytes - i);", "_mm512_add_epi64(s0, s1));"),
-    ("the fastest way picked", 'return __builtin_cpu_supports("avx512f") &&', 'return 0 && __builtin_cpu_supports("avx512f") &&'),
+    ("the fastest way picked", 'return CPU_HAS("avx512f") &&', 'return 0 && CPU_HAS("avx512f") &&'),
 ]
 
 # (rule, text, replacement) per file of src/codec/
@@ -156,7 +156,7 @@ CODECS = {
         ("LZ4 block: block checksum", "if (checksum && xchg_xxh32(block, size, 0) != stream_le32(block + size))", "if (0)"),
         ("LZ4 block: stored block fits", "if (size > c->dst_size - c->out) return too_long", "if (0) return too_long"),
         ("LZ4 block: longer output told from damage", "if (cap < f->block_max) {", "if (0) {"),
-        ("LZ4 block: content size", "if ((f.flg & FLG_CONTENT_SIZE) && f.content_size != produced)", "if (0)"),
+        ("LZ4 block: content size", "if ((f.flg & FLG_CONTENT_SIZE) && f.content_size != 0 && f.content_size != produced)", "if (0)"),
         ("LZ4 block: content checksum present", 'if ((st = need(c, 4, "the content checksum")) != XCHG_OK) return st;', ""),
         ("LZ4 block: content checksum", "if (xchg_xxh32(c->dst + f.out_start, produced, 0) != stream_le32(c->src + c->pos))", "if (0)"),
     ],
@@ -175,7 +175,7 @@ CODECS = {
     "src/codec/stream_snappy.c": [
         ("snappy block header", "if (snappy_uncompressed_length((const char *)data, len, &ulen) != SNAPPY_OK)", "if (0)"),
         ("snappy block length cap", "if (ulen > max_len)", "if (0)"),
-        ("snappy data", "(char *)s->out, &got) != SNAPPY_OK)", "(char *)s->out, &got) != SNAPPY_OK && 0)"),
+        ("snappy data", "(char *)*out, &got) != SNAPPY_OK)", "(char *)*out, &got) != SNAPPY_OK && 0)"),
         ("snappy-java header complete", "if (stream_in_avail(s) < JAVA_HEADER_SIZE)", "if (0)"),
         ("snappy-java magic", "if (memcmp(h, java_magic, sizeof java_magic) != 0)", "if (0)"),
         ("snappy-java version", "if (compatible != 1)", "if (0)"),
