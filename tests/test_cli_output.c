@@ -449,6 +449,24 @@ static void check_killed_while_writing(void) {
   check_dir_holds("gen killed by SIGTERM", "");
 }
 
+/* Starts $XCHG_CLI args... reading a pipe, and writes the first half of in
+ * into it; *feed is the write end, kept open (only this process has it:
+ * the command sees the end of its input when it is closed), -1 on failure. */
+static pid_t start_cli_half_fed(const char *const *args, const tu_bytes *in, int *feed) {
+  int in_pipe[2];
+  *feed = -1;
+  if (in->data == NULL || pipe(in_pipe) != 0 || fcntl(in_pipe[1], F_SETFD, FD_CLOEXEC) != 0) {
+    TU_CHECK(0, "input or pipe: %s", strerror(errno));
+    return -1;
+  }
+  pid_t pid = start_cli(args, in_pipe[0], -1, false);
+  close(in_pipe[0]);
+  size_t half = in->size / 2;
+  TU_CHECK(write(in_pipe[1], in->data, half) == (ssize_t)half, "write: %s", strerror(errno));
+  *feed = in_pipe[1];
+  return pid;
+}
+
 /* Two writers of one OUT: convert - OUT is given half its input, another
  * process creates OUT meanwhile, then convert gets the rest and finishes.
  * It must fail and leave the other's file as it is (no -f). */
@@ -461,23 +479,22 @@ static void check_created_meanwhile(void) {
   TU_CHECK(g.exit_code == 0, "gen cache: exit %d: %s", g.exit_code, g.err.data);
   free(g.err.data);
   tu_bytes in = tu_read_bytes(input);
-  int in_pipe[2];
-  TU_CHECK(in.data != NULL && pipe(in_pipe) == 0 && fcntl(in_pipe[1], F_SETFD, FD_CLOEXEC) == 0,
-           "input or pipe: %s", strerror(errno)); /* convert must see the end of its input */
-  if (in.data == NULL) return;
-  pid_t pid = start_cli(ARGS("convert", "-", out), in_pipe[0], -1, false);
-  close(in_pipe[0]);
+  int feed;
+  pid_t pid = start_cli_half_fed(ARGS("convert", "-", out), &in, &feed);
+  if (feed < 0) {
+    free(in.data);
+    return;
+  }
   size_t half = in.size / 2;
-  TU_CHECK(write(in_pipe[1], in.data, half) == (ssize_t)half, "write: %s", strerror(errno));
   /* waits for convert's temporary file, a few seconds at most (a guard, not a measure) */
   for (int i = 0; i < 3000 && !temp_file_exists(); i++)
     nanosleep(&(struct timespec){0, 10000000}, NULL);
   TU_CHECK(temp_file_exists(), "convert did not create its temporary file beside OUT");
   static const char theirs[] = "another process's file\n";
   TU_CHECK(tu_write_file(out, theirs, sizeof theirs - 1) == 0, "cannot write %s", out);
-  TU_CHECK(write(in_pipe[1], in.data + half, in.size - half) == (ssize_t)(in.size - half),
-           "write: %s", strerror(errno));
-  close(in_pipe[1]);
+  TU_CHECK(write(feed, in.data + half, in.size - half) == (ssize_t)(in.size - half), "write: %s",
+           strerror(errno));
+  close(feed);
   cli_run r = finish_cli(pid);
   TU_CHECK(r.exit_code == 1 && stderr_has(&r, "was created by someone else while it was written"),
            "convert onto an OUT made meanwhile: exit %d: %s", r.exit_code, r.err.data);
@@ -499,17 +516,16 @@ static void check_killed_while_spooling(void) {
   TU_CHECK(r.exit_code == 0, "gen shuffle: exit %d: %s", r.exit_code, r.err.data);
   free(r.err.data);
   tu_bytes comet = tu_read_bytes(blocks);
-  int in_pipe[2];
-  TU_CHECK(comet.data != NULL && pipe(in_pipe) == 0, "blocks or pipe: %s", strerror(errno));
-  if (comet.data == NULL) return;
+  int feed;
   setenv("TMPDIR", dir, 1); /* the child's */
-  pid_t pid = start_cli(ARGS("inspect", "-"), in_pipe[0], -1, false);
-  unsetenv("TMPDIR");
-  close(in_pipe[0]);
   /* the first half of the blocks, the write end kept open: inspect copies
    * them and waits for the rest */
-  TU_CHECK(write(in_pipe[1], comet.data, comet.size / 2) == (ssize_t)(comet.size / 2),
-           "write to inspect: %s", strerror(errno));
+  pid_t pid = start_cli_half_fed(ARGS("inspect", "-"), &comet, &feed);
+  unsetenv("TMPDIR");
+  if (feed < 0) {
+    free(comet.data);
+    return;
+  }
   /* time to copy them (a guard, not a measure): a file of the copy's
    * would show up by then */
   char names[4096] = "";
@@ -519,7 +535,7 @@ static void check_killed_while_spooling(void) {
   }
   kill(pid, SIGTERM);
   r = finish_cli(pid);
-  close(in_pipe[1]);
+  close(feed);
   TU_CHECK(r.signal == SIGTERM, "inspect - killed by SIGTERM: exit %d, signal %d: %s", r.exit_code,
            r.signal, r.err.data);
   free(r.err.data);
