@@ -715,6 +715,48 @@ static void check_rows_view(void) {
   free(rows.data);
 }
 
+/* ---- a cut body: the same error from a file and from a pipe ---------------------- */
+
+/* The error after "xchg: NAME: ", or "" when there is none. */
+static const char *after_name(const char *err) {
+  const char *colon = strstr(err, ": ");
+  colon = colon ? strstr(colon + 2, ": ") : NULL;
+  return colon ? colon + 2 : "";
+}
+
+/* generated_primitive.stream cut at byte 4000, inside the body of message
+ * 1 (bytes 3536 to 10544): a mapped file knows the size up front, a pipe
+ * runs out while reading, and both name where the body starts, how much
+ * it needs and how much there is, in the same words. */
+static void check_cut_body(void) {
+  char path[4200], cut[4200];
+  gold_path(path, sizeof path, "1.0.0-littleendian/generated_primitive.stream");
+  snprintf(cut, sizeof cut, "%s/cut.arrows", tmp);
+  tu_bytes b = tu_read_bytes(path);
+  TU_CHECK(b.data != NULL && b.size > 4000, "cannot read %s", path);
+  if (b.data == NULL || b.size <= 4000) return;
+  TU_CHECK(tu_write_file(cut, b.data, 4000) == 0, "cannot write %s", cut);
+  free(b.data);
+  static const char *const commands[] = {"cat", "inspect", "convert"};
+  for (int c = 0; c < 3; c++) {
+    const char *out = c == 2 ? " - " : "";
+    tu_cli_result file = run("%s '%s'%s", commands[c], cut, out);
+    char args[64];
+    snprintf(args, sizeof args, "%s -%s", commands[c], out);
+    tu_cli_result pipe;
+    TU_CHECK(tu_cli_run_piped(cli, cut, args, &pipe), "cannot run %s", args);
+    const char *want =
+        "message 1 at byte 1936: body: unexpected end of data at byte 3536: "
+        "needed 7008 bytes, only 464 available (6544 missing)\n";
+    TU_CHECK(file.exit_code == 1 && !strcmp(after_name(file.err), want), "%s FILE: exit %d: %s",
+             commands[c], file.exit_code, file.err);
+    TU_CHECK(pipe.exit_code == 1 && !strcmp(after_name(pipe.err), want), "%s -: exit %d: %s",
+             commands[c], pipe.exit_code, pipe.err);
+    tu_cli_result_free(&file);
+    tu_cli_result_free(&pipe);
+  }
+}
+
 int main(int argc, char **argv) {
   cli = tu_cli_path();
   tu_testdata_path(gold, sizeof gold, "arrow-gold");
@@ -736,6 +778,7 @@ int main(int argc, char **argv) {
       {"progress", check_progress},
       {"empty_comet", check_empty_comet},
       {"rows_view", check_rows_view},
+      {"cut_body", check_cut_body},
   };
   int rc = TU_MAIN(argc, argv, "cli_ux", cases);
   tu_run("rm -rf '%s'", tmp);

@@ -1043,7 +1043,7 @@ static void framing_all(void) {
   framing_case(&t, slot_at(&t, &message, 1), 1, 6, XCHG_EFORMAT, "header type 6");
   framing_case(&t, slot_at(&t, &message, 3), 8, -1, XCHG_EFORMAT, "body of -1 bytes is negative");
   framing_case(&t, slot_at(&t, &message, 3), 8, (int64_t)xchg_buf_size(t.in->bytes), XCHG_EIO,
-               "runs past the end of the input");
+               "body: unexpected end of data at byte");
 }
 
 int main(int argc, char **argv) {

@@ -34,13 +34,17 @@ xchg_status ipc_metadata_check(int32_t length, int64_t avail, int64_t index, int
 }
 
 xchg_status ipc_body_check(int64_t body_length, int64_t avail, int64_t index, int64_t offset,
-                           xchg_error *err) {
-  if (body_length < 0 || (avail >= 0 && body_length > avail))
-    return xchg_errorf(
-        err, body_length < 0 ? XCHG_EFORMAT : XCHG_EIO,
-        "message %lld at byte %lld: body of %lld bytes %s", (long long)index, (long long)offset,
-        (long long)body_length,
-        body_length < 0 ? "is negative" : "runs past the end of the input (truncated?)");
+                           int64_t body_at, xchg_error *err) {
+  if (body_length < 0)
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "message %lld at byte %lld: body of %lld bytes is negative",
+                       (long long)index, (long long)offset, (long long)body_length);
+  if (avail >= 0 && body_length > avail)
+    return xchg_errorf(err, XCHG_EIO,
+                       "message %lld at byte %lld: body: unexpected end of data at byte %lld: "
+                       "needed %lld bytes, only %lld available (%lld missing)",
+                       (long long)index, (long long)offset, (long long)body_at,
+                       (long long)body_length, (long long)avail, (long long)(body_length - avail));
   return XCHG_OK;
 }
 
@@ -48,7 +52,9 @@ xchg_status ipc_message_decode(ipc_message *m, int64_t avail, xchg_error *err) {
   xchg_status st =
       ipc_message_parse(xchg_buf_data(m->metadata), xchg_buf_size(m->metadata), m->index, m->offset,
                         &m->header, &m->header_type, &m->version, &m->body_length, err);
-  return st == XCHG_OK ? ipc_body_check(m->body_length, avail, m->index, m->offset, err) : st;
+  return st == XCHG_OK
+             ? ipc_body_check(m->body_length, avail, m->index, m->offset, m->body_offset, err)
+             : st;
 }
 
 xchg_status ipc_message_view_decode(const uint8_t *p, size_t avail, int64_t index, int64_t offset,
@@ -77,7 +83,8 @@ xchg_status ipc_message_view_decode(const uint8_t *p, size_t avail, int64_t inde
   st = ipc_message_parse(out->metadata, (size_t)length, index, offset, &out->header,
                          &out->header_type, &out->version, &out->body_length, err);
   if (st == XCHG_OK)
-    st = ipc_body_check(out->body_length, (int64_t)avail - out->body_offset, index, offset, err);
+    st = ipc_body_check(out->body_length, (int64_t)avail - out->body_offset, index, offset,
+                        offset + out->body_offset, err);
   if (st != XCHG_OK) return st;
   out->size = out->body_offset + out->body_length;
   return XCHG_OK;

@@ -50,9 +50,11 @@ xchg_status ipc_metadata_check(int32_t length, int64_t avail, int64_t index, int
                                xchg_error *err);
 
 /* A body length that a message states, with `avail` bytes after its
- * metadata (-1: not known): negative is XCHG_EFORMAT, past avail XCHG_EIO. */
+ * metadata, which end at byte `body_at` (avail -1: not known): negative is
+ * XCHG_EFORMAT, past avail XCHG_EIO, worded as a source that runs out says
+ * it, so that a cut body reads the same in a file as through a pipe. */
 xchg_status ipc_body_check(int64_t body_length, int64_t avail, int64_t index, int64_t offset,
-                           xchg_error *err);
+                           int64_t body_at, xchg_error *err);
 
 /* A message read from a source: its metadata in a buffer of its own, where
  * its body is, and the body once a reader attaches it. */
