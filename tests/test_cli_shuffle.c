@@ -790,12 +790,19 @@ static void check_inspect_ipc_streams(void) {
     snprintf(want, sizeof want, "\nblocks: 157 IPC streams (%s), 10000 rows, ", codecs[i]);
     tu_cli_result r = run("inspect '%s'", in);
     TU_CHECK(r.exit_code == 0 && strstr(r.out, want) &&
-                 strstr(r.out, " on the wire, coalesced into 2 batches, target 8192 rows\n") &&
+                 strstr(r.out,
+                        " on the wire, which a shuffle reader coalesces into 2 batches, "
+                        "target 8192 rows (convert keeps their batches unless "
+                        "--batch-rows is given)\n") &&
                  occurrences(r.out, "\nschema: ") == 1 &&
                  strstr(r.out, "\nIPC streams 2 to 157, of the first one's schema: not shown") &&
                  !strstr(r.out, "IPC stream 2 at byte"),
              "inspect of %s IPC streams: exit %d: %.2000s%s", codecs[i], r.exit_code, r.out, r.err);
     tu_cli_result_free(&r);
+    /* and convert does what the line says: the 157 streams' batches kept */
+    TMP_PATH(kept, "kept.arrows");
+    must_run("convert of IPC streams", run("convert '%s' '%s' -f", in, kept));
+    expect_same_rows(in, kept, 10000, 157);
     r = run("inspect --streams '%s'", in);
     TU_CHECK(r.exit_code == 0 && strstr(r.out, want) && occurrences(r.out, "\nschema: ") == 157 &&
                  strstr(r.out, "\nIPC stream 2 at byte ") &&

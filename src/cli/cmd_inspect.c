@@ -34,7 +34,8 @@ static const char inspect_help[] =
     "    after another (as `xchg gen shuffle --format ipc` writes them) — a last\n"
     "    line as the shuffle reader reads them: blocks, their codecs (Comet's, or\n"
     "    the streams' body compression), rows, wire bytes and the batches of 8192\n"
-    "    rows they coalesce into (as `xchg convert` writes them); the IPC streams\n"
+    "    rows they coalesce into (as `xchg convert` writes Comet blocks; it keeps\n"
+    "    plain IPC streams' batches unless --batch-rows is given); the IPC streams\n"
     "    after the first, all of its schema, are then shown only with --streams.\n"
     "    IPC streams that the shuffle reader cannot read as one table (another\n"
     "    schema) are all shown, and the line says why.\n"
@@ -547,8 +548,12 @@ static void print_blocks(xs *out, const xc_blocks_summary *b, bool comet) {
   }
   xs_printf(out, "%s, %lld rows, ", sep[0] == ',' ? ")" : "", (long long)b->rows);
   xc_human_size(out, b->wire_bytes);
-  xs_printf(out, " on the wire, coalesced into %lld batch%s, target %d rows\n",
-            (long long)b->batches, b->batches == 1 ? "" : "es", XC_BLOCK_BATCH_ROWS);
+  /* convert coalesces Comet blocks so, but keeps plain IPC streams'
+   * batches as they are: the line must not promise what it then does not do */
+  xs_printf(out, " on the wire, %s %lld batch%s, target %d rows%s\n",
+            comet ? "coalesced into" : "which a shuffle reader coalesces into",
+            (long long)b->batches, b->batches == 1 ? "" : "es", XC_BLOCK_BATCH_ROWS,
+            comet ? "" : " (convert keeps their batches unless --batch-rows is given)");
 }
 
 static void print_blocks_json(xs *out, const xc_blocks_summary *b) {
