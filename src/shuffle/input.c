@@ -242,8 +242,10 @@ static xchg_status next_chunk(shuffle_input *in, int *state, xchg_error *err) {
 
 /* ---- chunks into units -------------------------------------------------------------- */
 
+/* Unsigned: a mask, UNITS_AHEAD being a power of two (asked several
+ * times a block; head + k is never negative). */
 unit *shuffle_input_unit(shuffle_input *in, int64_t k) {
-  return &in->units[(in->unit_head + k) % UNITS_AHEAD];
+  return &in->units[(size_t)(in->unit_head + k) % UNITS_AHEAD];
 }
 
 /* Room at the end of the group's arena for the block that starts at

@@ -15,7 +15,7 @@ xchg_status shuffle_block_error(int64_t index, int64_t source, int64_t offset, x
   return st;
 }
 
-xchg_status job_add_placement(job *j, const placement *p, xchg_error *err) {
+xchg_status job_new_placement(job *j, placement **out, xchg_error *err) {
   if (j->n_items == j->cap_items) {
     int64_t cap = j->cap_items ? 2 * j->cap_items : 64;
     placement *items = realloc(j->items, (size_t)cap * sizeof *items);
@@ -23,7 +23,7 @@ xchg_status job_add_placement(job *j, const placement *p, xchg_error *err) {
     j->items = items;
     j->cap_items = cap;
   }
-  j->items[j->n_items++] = *p;
+  *out = &j->items[j->n_items++];
   return XCHG_OK;
 }
 

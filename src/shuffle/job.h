@@ -60,7 +60,9 @@ typedef struct job {
 xchg_status shuffle_block_error(int64_t index, int64_t source, int64_t offset, xchg_status st,
                                 xchg_error *err);
 
-xchg_status job_add_placement(job *j, const placement *p, xchg_error *err);
+/* A new record batch of the job, *out to fill in (a placement is written
+ * once, where it stays: copying one costs a tiny block's planning). */
+xchg_status job_new_placement(job *j, placement **out, xchg_error *err);
 
 /* Takes references on the values of the dictionaries d holds. */
 xchg_status job_keep_dictionaries(job *j, const ipc_dictionaries *d, xchg_error *err);

@@ -328,8 +328,9 @@ static xchg_status take_batch(xchg_shuffle_reader *r, const ipc_message_view *m,
                                        err)) != XCHG_OK)
     return st;
   if ((st = add_ref(r, j, err)) != XCHG_OK) return st;
-  placement p = {w, b->ref, b->message, b->pos};
-  if ((st = job_add_placement(j, &p, err)) != XCHG_OK) return st;
+  placement *p;
+  if ((st = job_new_placement(j, &p, err)) != XCHG_OK) return st;
+  *p = (placement){w, b->ref, b->message, b->pos};
   j->rows += w.rows;
   j->bytes += wire_batch_bytes(&w);
   j->compressed |= w.codec != XCHG_BLOCK_NONE || !b->in_chunk;
