@@ -755,7 +755,7 @@ static void check_inspect(void) {
     tu_cli_result_free(&r);
     snprintf(want, sizeof want,
              "\"blocks\": {\"count\": 157, \"rows\": 10000, \"wire_bytes\": %lld, \"batches\": 2, "
-             "\"batch_rows\": 8192, \"codecs\": {\"%s\": 157}}\n}\n",
+             "\"batch_rows\": 8192, \"convert_batches\": 2, \"codecs\": {\"%s\": 157}}\n}\n",
              size, codecs[i]);
     r = run("inspect --json '%s'", in);
     TU_CHECK(r.exit_code == 0 && strstr(r.out, want),
@@ -812,7 +812,7 @@ static void check_inspect_ipc_streams(void) {
     tu_cli_result_free(&r);
     snprintf(want, sizeof want,
              "\"blocks\": {\"count\": 157, \"rows\": 10000, \"wire_bytes\": %lld, \"batches\": 2, "
-             "\"batch_rows\": 8192, \"codecs\": {\"%s\": 157}}\n}\n",
+             "\"batch_rows\": 8192, \"convert_batches\": 157, \"codecs\": {\"%s\": 157}}\n}\n",
              size, codecs[i]);
     for (int all = 0; all < 2; all++) {
       r = run("inspect --json %s '%s'", all ? "--streams" : "", in);

@@ -57,7 +57,8 @@ static const char inspect_help[] =
     "                    \"body_bytes\"}, \"codec_bytes\": {\"compressed\", \"decoded\"}\n"
     "                    (null for plain IPC), and for a file of blocks \"blocks\":\n"
     "                    {\"count\", \"rows\", \"wire_bytes\", \"batches\", \"batch_rows\",\n"
-    "                    \"codecs\": {codec: blocks}} (\"streams\" then lists the first\n"
+    "                    \"convert_batches\" (what convert writes without\n"
+    "                    --batch-rows), \"codecs\": {codec: blocks}} (\"streams\" then lists the first\n"
     "                    only, unless --streams), or {\"error\"} when IPC streams are\n"
     "                    not one table}\n"
     "  --rows          the input is length-prefixed rows (a u32 little-endian\n"
@@ -556,13 +557,15 @@ static void print_blocks(xs *out, const xc_blocks_summary *b, bool comet) {
             comet ? "" : " (convert keeps their batches unless --batch-rows is given)");
 }
 
-static void print_blocks_json(xs *out, const xc_blocks_summary *b) {
-  xs_printf(
-      out,
-      ",\n  \"blocks\": {\"count\": %lld, \"rows\": %lld, \"wire_bytes\": %lld, \"batches\": %lld, "
-      "\"batch_rows\": %d, \"codecs\": {",
-      (long long)b->blocks, (long long)b->rows, (long long)b->wire_bytes, (long long)b->batches,
-      XC_BLOCK_BATCH_ROWS);
+/* convert_batches: what `convert` writes without --batch-rows (the
+ * coalesced batches of Comet blocks, the record batches of plain IPC
+ * streams as they are), beside what a shuffle reader makes of them. */
+static void print_blocks_json(xs *out, const xc_blocks_summary *b, int64_t convert_batches) {
+  xs_printf(out,
+            ",\n  \"blocks\": {\"count\": %lld, \"rows\": %lld, \"wire_bytes\": %lld, "
+            "\"batches\": %lld, \"batch_rows\": %d, \"convert_batches\": %lld, \"codecs\": {",
+            (long long)b->blocks, (long long)b->rows, (long long)b->wire_bytes,
+            (long long)b->batches, XC_BLOCK_BATCH_ROWS, (long long)convert_batches);
   for (int c = 0, n = 0; c < 4; c++)
     if (b->by_codec[c] > 0)
       xs_printf(out, "%s\"%s\": %lld", n++ ? ", " : "", block_codecs[c], (long long)b->by_codec[c]);
@@ -603,7 +606,7 @@ static xchg_status inspect_blocks(xs *out, const char *path, const xc_input *in,
   }
   if (!comet) memcpy(b.by_codec, all->by_codec, sizeof b.by_codec);
   if (opt->json)
-    print_blocks_json(out, &b);
+    print_blocks_json(out, &b, comet ? b.batches : all->sum.batches);
   else
     print_blocks(out, &b, comet);
   *summed = true;
