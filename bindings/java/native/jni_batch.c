@@ -231,6 +231,17 @@ static void source_failed(JNIEnv *env, xchg_status st, const xchg_error *err) {
                   "XchgBatchDecoder: a payload is not a direct buffer the JVM gives access to");
 }
 
+/* A direct payload's source over [position, limit); 0 with an exception
+ * pending when it could not be made. */
+static int direct_payload(JNIEnv *env, jobject buffer, jint position, jint limit,
+                          xchg_source **out) {
+  xchg_error err;
+  xchg_status st = xj_direct_range_source(env, buffer, position, limit, out, &err);
+  if (st == XCHG_OK && *out) return 1;
+  source_failed(env, st, &err);
+  return 0;
+}
+
 /* ---- the entry points ---------------------------------------------------- */
 
 JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeHeap(JNIEnv *env, jclass cls,
@@ -258,20 +269,17 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeHeap(JNIEnv *env, 
 
 JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeDirect(JNIEnv *env, jclass cls,
                                                                      jlong handle, jobject payload,
+                                                                     jint position, jint limit,
                                                                      jlong batch, jlong address) {
   call c;
   call_init(env, &c, 1, 0);
   c.one_to = XJ_PTR(struct ArrowArray, address);
-  xchg_error err;
-  xchg_status st = XCHG_OK;
   jlong rows = 0;
   if (c.one_to->release)
     xj_throw_java(
         env, "java/lang/IllegalStateException",
         "XchgBatchDecoder: the ArrowArray still holds an array: release it before decoding into it");
-  else if ((st = xj_direct_source(env, payload, &c.one_src, &err)) != XCHG_OK || !c.one_src)
-    source_failed(env, st, &err);
-  else
+  else if (direct_payload(env, payload, position, limit, &c.one_src))
     rows = decode_call(env, XJ_PTR(xj_decoder, handle), &c, batch);
   call_free(&c);
   return rows;

@@ -324,10 +324,19 @@ static void release_direct(void *ctx, const void *data, size_t size) {
 }
 
 xchg_status xj_direct_source(JNIEnv *env, jobject buffer, xchg_source **out, xchg_error *err) {
-  *out = NULL;
-  uint8_t *base = XJ_PTR(uint8_t, (*env)->GetLongField(env, buffer, xj_buffer_address));
   jint position = (*env)->GetIntField(env, buffer, xj_buffer_position);
   jint limit = (*env)->GetIntField(env, buffer, xj_buffer_limit);
+  return xj_direct_range_source(env, buffer, position, limit, out, err);
+}
+
+xchg_status xj_direct_range_source(JNIEnv *env, jobject buffer, jint position, jint limit,
+                                   xchg_source **out, xchg_error *err) {
+  *out = NULL;
+  if (position < 0 || position > limit)
+    return xchg_errorf(err, XCHG_EINVAL,
+                       "direct buffer: position %d outside [0, limit %d] (moved during the call?)",
+                       (int)position, (int)limit);
+  uint8_t *base = XJ_PTR(uint8_t, (*env)->GetLongField(env, buffer, xj_buffer_address));
   if (!base) return XCHG_OK;
   jobject ref = (*env)->NewGlobalRef(env, buffer);
   if (!ref) return xchg_errorf(err, XCHG_ENOMEM, "no global reference to a direct buffer");

@@ -128,6 +128,13 @@ xchg_status xj_chunks_source(const xj_chunks *chunks, size_t first, size_t count
  * IllegalArgumentException for the caller to throw). */
 xchg_status xj_direct_source(JNIEnv *env, jobject buffer, xchg_source **out, xchg_error *err);
 
+/* As xj_direct_source over [position, limit), which the Java caller read
+ * from the buffer (two JNI calls fewer per payload): XCHG_EINVAL for a
+ * position outside [0, limit], which a thread moving them during the call
+ * could make; limit <= capacity is the Buffer's to keep. */
+xchg_status xj_direct_range_source(JNIEnv *env, jobject buffer, jint position, jint limit,
+                                   xchg_source **out, xchg_error *err);
+
 /* The cache holder of an org.xchg.XchgCacheHolder handle (jni_cache.c). */
 xchg_cache_holder *xj_cache_holder(jlong handle);
 

@@ -149,7 +149,7 @@ public final class XchgBatchDecoder implements AutoCloseable {
     checkAddress(arrayAddress);
     long h = handle.enter();
     try {
-      return nDecodeDirect(h, payload, batch, arrayAddress);
+      return nDecodeDirect(h, payload, payload.position(), payload.limit(), batch, arrayAddress);
     } finally {
       handle.leave();
     }
@@ -323,7 +323,13 @@ public final class XchgBatchDecoder implements AutoCloseable {
   private static native long nDecodeHeap(
       long decoder, byte[] payload, int offset, int length, long batch, long address);
 
-  private static native long nDecodeDirect(long decoder, ByteBuffer payload, long batch, long address);
+  /**
+   * position and limit are the payload's, read here: two JNI field reads
+   * fewer per payload (the native side refuses a position past the limit,
+   * as a race with a thread moving them could make).
+   */
+  private static native long nDecodeDirect(
+      long decoder, ByteBuffer payload, int position, int limit, long batch, long address);
 
   /** Exactly one of addresses and arrays is non-null. */
   private static native void nDecodeHeapMany(

@@ -585,11 +585,42 @@ public final class XchgBatchDecoderTest {
       expectThrows(NullPointerException.class, "a null payload",
           () -> r.decodeMany(new byte[][] {null}, 0, new XchgArrowArray[] {a}));
     }
+    try (XchgBatchDecoder r = XchgBatchDecoder.open(zstd.schema()); XchgArrowArray a = Xchg.allocateArrowArray()) {
+      XchgException bad = expectThrows(XchgException.class, "a position past the limit",
+          () -> decodeDirectRange(r, direct(p), 20, 10, a));
+      if (bad != null)
+        check(bad.status() == XchgException.Status.INVALID_ARGUMENT && bad.getMessage().contains("position 20"),
+            "position past the limit: " + bad.getMessage());
+      check(TestHooks.arrayReleased(a.memoryAddress()), "nothing exported for a position past the limit");
+    }
     XchgBatchDecoder closed = XchgBatchDecoder.open(zstd.schema(), opts(null, 1));
     closed.close();
     closed.close();
     expectThrows(IllegalStateException.class, "closed", () -> closed.decode(p, 0, 10, 0, 1L));
     expectThrows(IllegalStateException.class, "counter after close", closed::heapBytesCopied);
+  }
+
+  /**
+   * nDecodeDirect with the position and limit given (decode passes the
+   * buffer's own, which a thread moving them during the call could make a
+   * pair of which this is): reached by reflection.
+   */
+  static long decodeDirectRange(XchgBatchDecoder r, ByteBuffer b, int position, int limit, XchgArrowArray a)
+      throws Exception {
+    java.lang.reflect.Field f = XchgBatchDecoder.class.getDeclaredField("handle");
+    f.setAccessible(true);
+    NativeHandle handle = (NativeHandle) f.get(r);
+    java.lang.reflect.Method m = XchgBatchDecoder.class.getDeclaredMethod(
+        "nDecodeDirect", long.class, ByteBuffer.class, int.class, int.class, long.class, long.class);
+    m.setAccessible(true);
+    long h = handle.enter();
+    try {
+      return (long) m.invoke(null, h, b, position, limit, 0L, a.memoryAddress());
+    } catch (java.lang.reflect.InvocationTargetException e) {
+      throw e.getCause() instanceof Exception x ? x : e;
+    } finally {
+      handle.leave();
+    }
   }
 
   public static void main(String[] args) throws Exception {
