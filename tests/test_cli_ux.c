@@ -17,7 +17,10 @@
  *  - progress shows on a terminal (a pty) and nowhere else (cat of Comet
  *    blocks, through the shuffle reader, too);
  *  - an empty Comet input is zero batches; `inspect --rows` shows a
- *    length-prefixed row stream (count, size classes, rows in hex). */
+ *    length-prefixed row stream (count, size classes, rows in hex);
+ *  - a message cut inside its body, metadata or framing fails in the same
+ *    words from a file and from a pipe, through the IPC reader and through
+ *    the shuffle reader (Comet blocks) alike. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <stdarg.h>
@@ -715,7 +718,7 @@ static void check_rows_view(void) {
   free(rows.data);
 }
 
-/* ---- a cut body: the same error from a file and from a pipe ---------------------- */
+/* ---- a cut message: the same error from a file and from a pipe ------------------- */
 
 /* The error after "xchg: NAME: ", or "" when there is none. */
 static const char *after_name(const char *err) {
@@ -724,37 +727,133 @@ static const char *after_name(const char *err) {
   return colon ? colon + 2 : "";
 }
 
+/* cat, inspect and convert of the file `cut`, and of the same bytes
+ * through a pipe, each fail with exit 1 and the error "xchg: NAME: "
+ * then where[c] (what names the IPC stream for command c) then `want`. */
+static void expect_cut_error(const char *cut, const char *const where[3], const char *want) {
+  static const char *const commands[] = {"cat", "inspect", "convert"};
+  for (int c = 0; c < 3; c++) {
+    const char *out = c == 2 ? " - " : "";
+    tu_cli_result file = run("%s '%s'%s", commands[c], cut, out);
+    char args[64], expected[1024];
+    snprintf(args, sizeof args, "%s -%s", commands[c], out);
+    snprintf(expected, sizeof expected, "%s%s\n", where[c], want);
+    tu_cli_result pipe;
+    TU_CHECK(tu_cli_run_piped(cli, cut, args, &pipe), "cannot run %s", args);
+    TU_CHECK(file.exit_code == 1 && !strcmp(after_name(file.err), expected),
+             "%s FILE: exit %d: %s, expected %s", commands[c], file.exit_code, file.err, expected);
+    TU_CHECK(pipe.exit_code == 1 && !strcmp(after_name(pipe.err), expected),
+             "%s -: exit %d: %s, expected %s", commands[c], pipe.exit_code, pipe.err, expected);
+    tu_cli_result_free(&file);
+    tu_cli_result_free(&pipe);
+  }
+}
+
+/* generated_primitive.stream cut at byte `size`, written as `name`. */
+static void cut_primitive(size_t size, const char *name, char *cut, size_t cut_size) {
+  char path[4200];
+  gold_path(path, sizeof path, "1.0.0-littleendian/generated_primitive.stream");
+  tmp_path(cut, cut_size, name);
+  tu_bytes b = tu_read_bytes(path);
+  TU_CHECK(b.data != NULL && b.size > size, "cannot read %s", path);
+  if (b.data && b.size > size)
+    TU_CHECK(tu_write_file(cut, b.data, size) == 0, "cannot write %s", cut);
+  free(b.data);
+}
+
 /* generated_primitive.stream cut at byte 4000, inside the body of message
  * 1 (bytes 3536 to 10544): a mapped file knows the size up front, a pipe
  * runs out while reading, and both name where the body starts, how much
  * it needs and how much there is, in the same words. */
 static void check_cut_body(void) {
-  char path[4200], cut[4200];
-  gold_path(path, sizeof path, "1.0.0-littleendian/generated_primitive.stream");
-  snprintf(cut, sizeof cut, "%s/cut.arrows", tmp);
-  tu_bytes b = tu_read_bytes(path);
-  TU_CHECK(b.data != NULL && b.size > 4000, "cannot read %s", path);
-  if (b.data == NULL || b.size <= 4000) return;
-  TU_CHECK(tu_write_file(cut, b.data, 4000) == 0, "cannot write %s", cut);
-  free(b.data);
-  static const char *const commands[] = {"cat", "inspect", "convert"};
-  for (int c = 0; c < 3; c++) {
-    const char *out = c == 2 ? " - " : "";
-    tu_cli_result file = run("%s '%s'%s", commands[c], cut, out);
-    char args[64];
-    snprintf(args, sizeof args, "%s -%s", commands[c], out);
-    tu_cli_result pipe;
-    TU_CHECK(tu_cli_run_piped(cli, cut, args, &pipe), "cannot run %s", args);
-    const char *want =
-        "message 1 at byte 1936: body: unexpected end of data at byte 3536: "
-        "needed 7008 bytes, only 464 available (6544 missing)\n";
-    TU_CHECK(file.exit_code == 1 && !strcmp(after_name(file.err), want), "%s FILE: exit %d: %s",
-             commands[c], file.exit_code, file.err);
-    TU_CHECK(pipe.exit_code == 1 && !strcmp(after_name(pipe.err), want), "%s -: exit %d: %s",
-             commands[c], pipe.exit_code, pipe.err);
-    tu_cli_result_free(&file);
-    tu_cli_result_free(&pipe);
+  char cut[4200];
+  cut_primitive(4000, "cut.arrows", cut, sizeof cut);
+  static const char *const plain[3] = {"", "", ""};
+  expect_cut_error(cut, plain,
+                   "message 1 at byte 1936: body: unexpected end of data at byte 3536: "
+                   "needed 7008 bytes, only 464 available (6544 missing)");
+}
+
+static uint64_t load_le(const uint8_t *p, int bytes) {
+  uint64_t v = 0;
+  for (int k = 0; k < bytes; k++) v |= (uint64_t)p[k] << (8 * k);
+  return v;
+}
+
+/* Two Comet blocks (codec NONE) of one gen shuffle block: the first
+ * whole, the second with its IPC stream cut to `keep` bytes of message 1
+ * (its framing and metadata: the schema message's size is in *schema_end,
+ * message 1's metadata length in *metadata); written as `name`.  The
+ * bytes that are left stay a valid block, so that the IPC reader inside
+ * meets the cut. */
+static bool comet_cut_in_message_1(const char *name, int64_t keep, char *path, size_t path_size,
+                                   int64_t *block_bytes, int64_t *schema_end, int64_t *metadata) {
+  char whole[4200];
+  tmp_path(whole, sizeof whole, "one_block.comet");
+  tmp_path(path, path_size, name);
+  tu_cli_result g = run("gen shuffle '%s' --format comet --compression none --rows 64 -f", whole);
+  TU_CHECK(g.exit_code == 0, "gen shuffle: exit %d: %s", g.exit_code, g.err);
+  tu_cli_result_free(&g);
+  tu_bytes b = tu_read_bytes(whole);
+  enum { HEADER = 20 }; /* length (8), field count (8), codec (4) */
+  bool ok = b.data && b.size > HEADER + 16 && load_le(b.data, 8) + 8 == b.size;
+  TU_CHECK(ok, "%s: not one Comet block", whole);
+  if (ok) {
+    const uint8_t *ipc = b.data + HEADER;
+    *block_bytes = (int64_t)b.size;
+    *schema_end = 8 + (int64_t)load_le(ipc + 4, 4);
+    *metadata = (int64_t)load_le(ipc + *schema_end + 4, 4);
+    int64_t ipc_bytes = *schema_end + keep;
+    uint8_t length[8];
+    for (int k = 0; k < 8; k++)
+      length[k] = (uint8_t)((uint64_t)(HEADER - 8 + ipc_bytes) >> (8 * k));
+    tu_bytes out = {0};
+    tu_bytes_append(&out, b.data, b.size);
+    tu_bytes_append(&out, length, 8);
+    tu_bytes_append(&out, b.data + 8, HEADER - 8 + (size_t)ipc_bytes);
+    ok = tu_write_file(path, out.data, out.size) == 0;
+    TU_CHECK(ok, "cannot write %s", path);
+    free(out.data);
   }
+  free(b.data);
+  return ok;
+}
+
+/* A cut inside the metadata reads the same from a file as from a pipe,
+ * and in the words of a cut body: of a plain IPC stream
+ * (generated_primitive.stream cut at 3000, inside message 1's metadata,
+ * bytes 1944 to 3536), and of Comet blocks, whose IPC is decoded in
+ * memory by the shuffle reader (cat, convert) and read from a source by
+ * inspect: all three say the same after naming the block or the stream,
+ * for a cut in the metadata and a cut in the framing. */
+static void check_cut_metadata(void) {
+  char cut[4200];
+  cut_primitive(3000, "cut_metadata.arrows", cut, sizeof cut);
+  static const char *const plain[3] = {"", "", ""};
+  expect_cut_error(cut, plain,
+                   "message 1 at byte 1936: metadata: unexpected end of data at byte 1944: "
+                   "needed 1592 bytes, only 1056 available (536 missing)");
+  int64_t block, schema_end, metadata;
+  if (!comet_cut_in_message_1("cut_metadata.comet", 8 + 100, cut, sizeof cut, &block, &schema_end,
+                              &metadata))
+    return;
+  char in_block[128], in_stream[128], want[512];
+  snprintf(in_block, sizeof in_block, "block 1 (source 0, byte %lld): ", (long long)block);
+  snprintf(in_stream, sizeof in_stream,
+           "IPC stream 2 at decoded byte %lld: ", (long long)(block - 20));
+  const char *const comet[3] = {in_block, in_stream, in_block};
+  snprintf(want, sizeof want,
+           "message 1 at byte %lld: metadata: unexpected end of data at byte %lld: needed %lld "
+           "bytes, only 100 available (%lld missing)",
+           (long long)schema_end, (long long)(schema_end + 8), (long long)metadata,
+           (long long)(metadata - 100));
+  expect_cut_error(cut, comet, want);
+  if (!comet_cut_in_message_1("cut_framing.comet", 4, cut, sizeof cut, &block, &schema_end,
+                              &metadata))
+    return;
+  snprintf(want, sizeof want, "input ends inside the framing of message 1 at byte %lld",
+           (long long)schema_end);
+  expect_cut_error(cut, comet, want);
 }
 
 int main(int argc, char **argv) {
@@ -779,6 +878,7 @@ int main(int argc, char **argv) {
       {"empty_comet", check_empty_comet},
       {"rows_view", check_rows_view},
       {"cut_body", check_cut_body},
+      {"cut_metadata", check_cut_metadata},
   };
   int rc = TU_MAIN(argc, argv, "cli_ux", cases);
   tu_run("rm -rf '%s'", tmp);

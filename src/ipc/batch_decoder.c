@@ -132,10 +132,8 @@ static xchg_status read_word(payload *p, uint8_t word[4], int64_t at, xchg_error
   size_t got;
   xchg_status st = xchg_source_read(p->src, word, 4, &got, err);
   if (st == XCHG_OK && got < 4)
-    st = xchg_errorf(err, XCHG_EIO,
-                     "message %lld: the payload ends inside its framing at byte %lld "
-                     "(truncated?)",
-                     (long long)p->message_index, (long long)at);
+    st = xchg_errorf(err, XCHG_EIO, "input ends inside the framing of message %lld at byte %lld",
+                     (long long)p->message_index, (long long)at); /* as framing.c words it */
   p->metadata_bytes += (int64_t)got;
   return st;
 }
@@ -155,7 +153,8 @@ static xchg_status read_prefix(payload *p, int32_t *length, int *end, xchg_error
   if (st == XCHG_OK)
     st = ipc_prefix_decode(prefix, p->message_index, at, p->dec->opts.max_metadata_bytes, length,
                            err);
-  if (st == XCHG_OK) st = ipc_metadata_check(*length, remaining(p), p->message_index, at, err);
+  if (st == XCHG_OK)
+    st = ipc_metadata_check(*length, remaining(p), p->message_index, at, position(p), err);
   if (st == XCHG_OK && *length == 0) *end = END_MARKER;
   return st;
 }

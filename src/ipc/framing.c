@@ -24,13 +24,22 @@ xchg_status ipc_prefix_decode(const uint8_t *p, int64_t index, int64_t offset,
   return XCHG_OK;
 }
 
-xchg_status ipc_metadata_check(int32_t length, int64_t avail, int64_t index, int64_t offset,
-                               xchg_error *err) {
-  if (length <= avail) return XCHG_OK;
+/* A range of `needed` bytes of a message at byte `at` with `avail` there,
+ * worded as a source that runs out words it (src/io/source.c), so that a
+ * cut message reads the same in memory as read from a file or a pipe. */
+static xchg_status cut_short(int64_t index, int64_t offset, const char *part, int64_t at,
+                             int64_t needed, int64_t avail, xchg_error *err) {
   return xchg_errorf(err, XCHG_EIO,
-                     "message %lld at byte %lld: metadata of %d bytes runs past the "
-                     "end of the input (%lld bytes left)",
-                     (long long)index, (long long)offset, length, (long long)avail);
+                     "message %lld at byte %lld: %s: unexpected end of data at byte %lld: "
+                     "needed %lld bytes, only %lld available (%lld missing)",
+                     (long long)index, (long long)offset, part, (long long)at, (long long)needed,
+                     (long long)avail, (long long)(needed - avail));
+}
+
+xchg_status ipc_metadata_check(int32_t length, int64_t avail, int64_t index, int64_t offset,
+                               int64_t metadata_at, xchg_error *err) {
+  return length <= avail ? XCHG_OK
+                         : cut_short(index, offset, "metadata", metadata_at, length, avail, err);
 }
 
 xchg_status ipc_body_check(int64_t body_length, int64_t avail, int64_t index, int64_t offset,
@@ -40,11 +49,7 @@ xchg_status ipc_body_check(int64_t body_length, int64_t avail, int64_t index, in
                        "message %lld at byte %lld: body of %lld bytes is negative",
                        (long long)index, (long long)offset, (long long)body_length);
   if (avail >= 0 && body_length > avail)
-    return xchg_errorf(err, XCHG_EIO,
-                       "message %lld at byte %lld: body: unexpected end of data at byte %lld: "
-                       "needed %lld bytes, only %lld available (%lld missing)",
-                       (long long)index, (long long)offset, (long long)body_at,
-                       (long long)body_length, (long long)avail, (long long)(body_length - avail));
+    return cut_short(index, offset, "body", body_at, body_length, avail, err);
   return XCHG_OK;
 }
 
@@ -63,9 +68,7 @@ xchg_status ipc_message_view_decode(const uint8_t *p, size_t avail, int64_t inde
   *out = (ipc_message_view){0};
   size_t prefix = avail >= 4 ? ipc_prefix_size(p) : 4;
   if (avail < prefix)
-    return xchg_errorf(err, XCHG_EIO,
-                       "the input ends inside the framing of message %lld at byte "
-                       "%lld",
+    return xchg_errorf(err, XCHG_EIO, "input ends inside the framing of message %lld at byte %lld",
                        (long long)index, (long long)offset);
   int32_t length;
   xchg_status st = ipc_prefix_decode(p, index, offset, max_metadata_bytes, &length, err);
@@ -75,7 +78,8 @@ xchg_status ipc_message_view_decode(const uint8_t *p, size_t avail, int64_t inde
     out->size = (int64_t)prefix;
     return XCHG_OK;
   }
-  if ((st = ipc_metadata_check(length, (int64_t)(avail - prefix), index, offset, err)) != XCHG_OK)
+  if ((st = ipc_metadata_check(length, (int64_t)(avail - prefix), index, offset,
+                               offset + (int64_t)prefix, err)) != XCHG_OK)
     return st;
   out->metadata = p + prefix;
   out->metadata_size = length;

@@ -44,10 +44,11 @@ xchg_status ipc_prefix_decode(const uint8_t *p, int64_t index, int64_t offset,
                               int64_t max_metadata_bytes, int32_t *metadata_length,
                               xchg_error *err);
 
-/* Metadata of `length` bytes said to start at the byte after the prefix,
- * with `avail` bytes there: XCHG_EIO when they run past them. */
+/* Metadata of `length` bytes said to start at byte `metadata_at`, just
+ * after the prefix, with `avail` bytes there: XCHG_EIO when they run past
+ * them, worded as a source that runs out words it (as ipc_body_check). */
 xchg_status ipc_metadata_check(int32_t length, int64_t avail, int64_t index, int64_t offset,
-                               xchg_error *err);
+                               int64_t metadata_at, xchg_error *err);
 
 /* A body length that a message states, with `avail` bytes after its
  * metadata, which end at byte `body_at` (avail -1: not known): negative is
