@@ -899,6 +899,25 @@ static void check_other_schema(void) {
   rt_data_free(&other);
 }
 
+/* An IPC file handed to the shuffle reader: the error says so, rather
+ * than reading its magic as a metadata length. */
+static void check_ipc_file(void) {
+  input in = {0};
+  char msg[MSG] = "", path[4096];
+  snprintf(path, sizeof path, "%s/arrow-gold/1.0.0-littleendian/generated_primitive.arrow_file",
+           tu_testdata_dir());
+  size_t size;
+  uint8_t *file = tu_read_file(path, &size);
+  int rc = file ? 0 : tu_errorf(msg, MSG, "cannot read %s", path);
+  if (rc == 0) tu_bytes_append(&in.bytes, file, size);
+  if (rc == 0)
+    rc = expect_error(&in, XCHG_EFORMAT, "block 0 (source 0, byte 0): it is an Arrow IPC file",
+                      NULL, NULL, msg);
+  TU_CHECK(rc == 0, "an IPC file: %s", msg);
+  free(file);
+  input_free(&in);
+}
+
 /* A Comet block whose IPC stream has bytes after its end-of-stream
  * marker, and a stored block whose header claims more bytes than the
  * input has, its stream whole: errors naming the block. */
@@ -1415,6 +1434,7 @@ BOTH(decompressed_limit)
 BOTH(far_damage)
 BOTH(cancel)
 BOTH(other_schema)
+BOTH(ipc_file)
 BOTH(incremental)
 BOTH(bounded_reading)
 
@@ -1435,6 +1455,7 @@ int main(int argc, char **argv) {
       {"far_damage", far_damage},
       {"cancel", cancel},
       {"other_schema", other_schema},
+      {"ipc_file", ipc_file},
       {"readahead_bound", check_readahead_bound},
       {"incremental", incremental},
       {"bounded_reading", bounded_reading},
