@@ -421,14 +421,17 @@ static void check_data(const char *name, const rt_data *d, const uint8_t *stream
   free(thrice.items);
 }
 
-static void check_gold(void) {
+/* Every second gold file from the first or the second: the gold files are
+ * most of the suite's time, in two cases that ctest runs side by side (see
+ * CMakeLists.txt). */
+static void check_gold_half(size_t half) {
   char **paths;
   size_t count;
-  if (rt_find_all_gold(&paths, &count) != 0) {
+  if (rt_find_all_gold(&paths, &count) != 0 || count <= half) {
     TU_CHECK(0, "gold files: none found");
     return;
   }
-  for (size_t i = 0; i < count; i++) {
+  for (size_t i = half; i < count; i += 2) {
     char stream_path[4096], msg[MSG];
     rt_gold_stream_path(paths[i], stream_path, sizeof stream_path);
     rt_data d = {0};
@@ -445,6 +448,9 @@ static void check_gold(void) {
   }
   rt_free_paths(paths, count);
 }
+
+static void check_gold_even(void) { check_gold_half(0); }
+static void check_gold_odd(void) { check_gold_half(1); }
 
 static void check_sample(void) {
   struct ArrowSchema *schema;
@@ -1421,7 +1427,8 @@ static void on_both(void (*check)(void)) {
 
 #define BOTH(name) \
   static void name(void) { on_both(check_##name); }
-BOTH(gold)
+BOTH(gold_even)
+BOTH(gold_odd)
 BOTH(sample)
 BOTH(pass_through)
 BOTH(dictionary_cut)
@@ -1442,7 +1449,8 @@ int main(int argc, char **argv) {
   xchg_error err;
   if (!TU_OK(xchg_pool_create(3, &pool, &err), err)) return 1;
   static const tu_case cases[] = {
-      {"gold", gold},
+      {"gold_even", gold_even},
+      {"gold_odd", gold_odd},
       {"sample", sample},
       {"pass_through", pass_through},
       {"dictionary_cut", dictionary_cut},
