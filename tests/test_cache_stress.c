@@ -144,19 +144,20 @@ static void *run_worker(void *arg) {
   worker *w = arg;
   pthread_barrier_wait(&start_together);
   for (int it = 0; it < ITERATIONS; it++) {
+    int together = it == 0; /* key 0, shared cache, every column, no cancel */
     /* Mostly a few hot keys, so that tasks overlap; now and then any. */
     uint64_t pick = next_random(&w->rng);
-    key_data *k = &keys[it == 0 ? 0 : pick % 4 ? pick % 16 : pick % N_KEYS];
-    xchg_cache *c = caches[it == 0 ? 0 : next_random(&w->rng) % 3];
+    key_data *k = &keys[together ? 0 : pick % 4 ? pick % 16 : pick % N_KEYS];
+    xchg_cache *c = caches[together ? 0 : next_random(&w->rng) % 3];
     int64_t cols[CD_COLUMNS], n_cols = 0;
-    int all = it == 0 || next_random(&w->rng) % 3 == 0;
+    int all = together || next_random(&w->rng) % 3 == 0;
     if (!all) {
       uint64_t mask = next_random(&w->rng);
       for (int64_t j = 0; j < CD_COLUMNS; j++)
         if (mask >> j & 1) cols[n_cols++] = j;
     }
-    cancel_state cs = {it > 0 && next_random(&w->rng) % 8 == 0 ? (int64_t)(next_random(&w->rng) % 4)
-                                                               : -1};
+    cancel_state cs = {
+        !together && next_random(&w->rng) % 8 == 0 ? (int64_t)(next_random(&w->rng) % 4) : -1};
     xchg_broadcast b = cd_broadcast(&k->src);
     xchg_cache_holder *h;
     xchg_error err;
