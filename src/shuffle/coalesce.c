@@ -460,14 +460,15 @@ xchg_status coalescer_create(const ipc_schema *schema, const xchg_ipc_read_optio
     c->kids = calloc((size_t)n + 1, sizeof *c->kids);
     c->top = calloc((size_t)columns + 1, sizeof *c->top);
     c->selected = calloc((size_t)columns + 1, sizeof *c->selected);
+    c->runs = calloc(2 * ((size_t)columns + 1), sizeof *c->runs);
     c->buf_at = calloc((size_t)n + 1, sizeof *c->buf_at);
     c->n_var = calloc((size_t)n + 1, sizeof *c->n_var);
     c->out = calloc((size_t)n + 1, sizeof *c->out);
     c->marks = calloc((size_t)n + 1, sizeof *c->marks);
     c->mem = calloc(((size_t)n + 1) * OUT_BUFFERS, sizeof *c->mem);
   }
-  if (!c || !c->fields || !c->kids || !c->top || !c->selected || !c->buf_at || !c->n_var ||
-      !c->out || !c->marks || !c->mem) {
+  if (!c || !c->fields || !c->kids || !c->top || !c->selected || !c->runs || !c->buf_at ||
+      !c->n_var || !c->out || !c->marks || !c->mem) {
     coalescer_free(c);
     return xchg_errorf(err, XCHG_ENOMEM, "out of memory for a coalescer of %lld fields",
                        (long long)n);
@@ -481,11 +482,50 @@ xchg_status coalescer_create(const ipc_schema *schema, const xchg_ipc_read_optio
   int64_t next = 0, next_kid = 0;
   for (int64_t i = 0; i < columns; i++) {
     c->top[i] = flatten(c, &schema->root.children[i], &next, &next_kid);
-    if (!schema->root.children[i].skip) c->selected[c->n_selected++] = c->top[i];
+    if (schema->root.children[i].skip) continue;
+    c->selected[c->n_selected++] = c->top[i];
+    if (c->n_runs == 0 || c->runs[2 * c->n_runs - 1] != c->top[i])
+      c->runs[2 * c->n_runs++] = c->top[i];
+    c->runs[2 * c->n_runs - 1] = next;
   }
   for (int64_t fi = 0; fi < n; fi++) c->has_views |= is_view(&c->fields[fi]);
   *out = c;
   return XCHG_OK;
+}
+
+/* Asks memory at once for the selected columns' buffers of b's body (at
+ * most PREFETCH_BYTES of them), before the first is read.  Columns are
+ * appended one after another, a few hundred bytes each in a small block:
+ * left to the hardware, whose prefetcher sees no stream that short, their
+ * cache misses come one column at a time; asked at once, they overlap.
+ * Measured (bench shuffle, ipc none, 1 thread, coalesced / memcpy_limit,
+ * three interleaved runs each): 50 x 64 1.89-2.01x without, 1.33-1.49x
+ * with; 5 x 64 2.41-2.72x, 2.04-2.11x; 5 x 512 2.33-2.49x, 1.75-1.84x;
+ * 50 x 512 even.  One prefetch a line: four a loop turn measured slower.
+ * The bound keeps a large block's first lines in the cache (a 256 KiB
+ * share of a 512 KiB L2) until they are read; past it, its columns are
+ * long streams the hardware follows by itself. */
+#define PREFETCH_BYTES ((int64_t)256 << 10)
+
+static void prefetch_selected(const coalescer *c, const wire_batch *b) {
+  int64_t left = PREFETCH_BYTES;
+  for (int64_t i = 0; i < c->n_runs && left > 0; i++) {
+    int64_t first = c->buf_at[c->runs[2 * i]], end = c->runs[2 * i + 1];
+    int64_t last = end < c->n_fields ? c->buf_at[end] : c->n_buffers;
+    if (first == last) continue;
+    int64_t from, to, len; /* within the body: lay_out checked every range */
+    coalesce_spec_of(b, first, &from, &len);
+    coalesce_spec_of(b, last - 1, &to, &len);
+    to = to + len - from > left ? from + left : to + len;
+    if (to <= from) continue; /* buffers out of order: nothing asked */
+    left -= to - from;
+    uintptr_t line = (uintptr_t)(b->body + from) & ~(uintptr_t)63;
+    for (; line < (uintptr_t)(b->body + to); line += 64)
+      __builtin_prefetch((const void *)line, 0, 3);
+  }
+  /* An effect the compiler must keep: a function that only prefetches it
+   * deems free of effects, and drops its calls (gcc 12, -O2). */
+  __asm__ volatile("");
 }
 
 xchg_status coalescer_append(coalescer *c, const wire_batch *b, int *fits, xchg_error *err) {
@@ -497,6 +537,7 @@ xchg_status coalescer_append(coalescer *c, const wire_batch *b, int *fits, xchg_
   scratch_reset(&c->scratch);
   xchg_status st = lay_out(c, b);
   if (st != XCHG_OK || b->rows == 0) return st;
+  prefetch_selected(c, b);
   int64_t left = c->target_rows - c->rows;
   c->hint = left > b->rows ? (left + b->rows - 1) / b->rows : 1;
   for (int64_t i = 0; i < c->n_selected && st == XCHG_OK; i++)
@@ -610,6 +651,7 @@ void coalescer_free(coalescer *c) {
   free(c->kids);
   free(c->top);
   free(c->selected);
+  free(c->runs);
   free(c->buf_at);
   free(c->n_var);
   free(c->out);
