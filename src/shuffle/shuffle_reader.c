@@ -39,9 +39,11 @@
  * same time: a 5-column record batch of 64 rows (3.5 KB) takes about as
  * long as 12 KB copied. */
 #define BATCH_COST ((int64_t)8 << 10)
-/* A wait for a small batch on the pool longer than a scheduler's time
- * slice: its thread did not run (a host with more threads than cores),
- * as such a batch is built in well under it.  For STALL_HOLD_NS after
+/* A wait for a small batch on the pool longer, by a scheduler's time
+ * slice, than the batch took to build: its thread did not run (a host
+ * with more threads than cores).  Its building time is taken out: a
+ * batch small in bytes may take milliseconds (a hundred tiny zstd
+ * frames), and a wait for that is no stall.  For STALL_HOLD_NS after
  * one, small batches are built on the calling thread, by every reader
  * (the host is what is busy, and a reader of a few milliseconds would
  * meet one stall of its own before it learnt), then the pool is tried
@@ -460,7 +462,7 @@ static void finish_job(xchg_shuffle_reader *r, job *j) {
   if (j->finished) return;
   int64_t t0 = monotonic_ns();
   pool_loop_finish(r->opts.read.pool, &j->loop);
-  if (!j->inline_placed && j->bytes < job_worth(r) && monotonic_ns() - t0 > STALL_NS)
+  if (!j->inline_placed && j->bytes < job_worth(r) && monotonic_ns() - t0 - j->ns > STALL_NS)
     atomic_store_explicit(&pool_stalled_at, monotonic_ns(), memory_order_relaxed);
   j->finished = 1;
   r->m.decoded_bytes += j->decoded_bytes;
