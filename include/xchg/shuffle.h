@@ -95,8 +95,9 @@
  * a hand-off to another thread would cost more than it saves, are built
  * on the calling thread, their blocks copied into place as they are read
  * — as everything is without a pool; so are small batches for 100 ms
- * after the pool kept a reader waiting over a millisecond for one (its
- * thread did not run: a host with more threads than cores).
+ * after the pool kept a reader waiting for one over a millisecond longer
+ * than it took to build (its thread did not run: a host with more threads
+ * than cores).
  *
  * Threads: a reader is used by one thread at a time (its pool's threads
  * work for it inside and between the calls).  The ArrowArrays it hands out

@@ -77,7 +77,7 @@ struct coalescer {
   int64_t *kids;
   int64_t *top;                  /* flat index of each top-level column */
   int64_t *selected, n_selected; /* of the selected ones */
-  int64_t *runs, n_runs;         /* selected columns side by side: [runs[2i], runs[2i+1]) */
+  int64_t *runs, n_runs;         /* adjacent selected columns: fields [runs[2i], runs[2i+1]) */
   int64_t *buf_at, *n_var;       /* per field, for the batch being appended */
   int64_t n_buffers;             /* buffers of the batch being appended */
   int has_views;                 /* the layout varies from batch to batch */
