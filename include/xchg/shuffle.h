@@ -97,7 +97,10 @@
  * — as everything is without a pool; so are small batches for 100 ms
  * after the pool kept a reader waiting for one over a millisecond longer
  * than it took to build (its thread did not run: a host with more threads
- * than cores).
+ * than cores).  With a pool of two threads, batches of Comet blocks with
+ * a codec are built on the calling thread too, while the other thread
+ * decompresses the groups ahead: each block is copied into place while
+ * still in the cache of the thread that read it.
  *
  * Threads: a reader is used by one thread at a time (its pool's threads
  * work for it inside and between the calls).  The ArrowArrays it hands out

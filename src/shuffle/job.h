@@ -45,6 +45,7 @@ typedef struct job {
   ipc_dictionaries dicts; /* the dictionaries in use when it was closed */
   int64_t rows, bytes;    /* planned: rows, decoded bytes (about) */
   int compressed;
+  int in_arenas;     /* some record batches lie in groups the pool decompressed */
   int inline_placed; /* placed as planned, on the planner's thread */
   pool_loop loop;
   int started, finished;

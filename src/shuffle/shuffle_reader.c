@@ -14,7 +14,9 @@
  *            validates the result (job.h).
  * With a pool, the groups of the next units decompress and the jobs place
  * on it while the caller plans the next ones and reads the earlier ones,
- * within readahead_bytes.  Without one (or with one thread) nothing runs
+ * within readahead_bytes (small batches, and with two threads the batches
+ * of decompressed Comet blocks, are placed as planned: shuffle_close_job
+ * says why).  Without one (or with one thread) nothing runs
  * ahead: a group decompresses when the planner gets to it, and a record
  * batch is placed as soon as it is planned (its stream may lie in a
  * window the next block reuses).  The state is in reader.h; schemas and
@@ -219,7 +221,7 @@ static job *open_job(xchg_shuffle_reader *r) {
   j->pass = 0;
   j->n_items = j->n_refs = j->n_out = j->taken = j->placed = 0;
   j->rows = j->bytes = j->ns = j->decoded_bytes = 0;
-  j->compressed = j->started = j->finished = 0;
+  j->compressed = j->in_arenas = j->started = j->finished = 0;
   j->inline_placed = r->place_inline;
   j->status = XCHG_OK;
   r->blk.ref = -1;
@@ -268,10 +270,19 @@ xchg_status shuffle_close_job(xchg_shuffle_reader *r, xchg_error *err) {
    * another thread on a busy host: the next one is placed as it is planned
    * (as without a pool), its blocks still in the cache.  Many small record
    * batches are worth the hand-off, their bytes few or not, unless the
-   * pool stalled lately. */
+   * pool stalled lately.  With two threads, a batch of Comet blocks that
+   * the pool decompressed is placed as planned too, whatever its size: the
+   * other thread decompresses the next groups meanwhile, and the caller
+   * places each group just after planning it, its arena still in the
+   * cache.  Placed on the pool, the arenas of batches planned ahead were
+   * read cold, from the other core, and decompressing into their recycled
+   * memory slowed as much (bench shuffle, comet lz4 50 x 64, two threads:
+   * 35-49 ms so, 25-32 ms placed as planned; one thread 32 ms).  With more
+   * threads, the caller alone placing would cap what the others can
+   * decompress ahead, so they place on the pool as before. */
   int64_t worth = job_worth(r);
   r->place_inline =
-      r->threads <= 1 ||
+      r->threads <= 1 || (r->threads == 2 && j->in_arenas) ||
       (j->bytes < worth && (j->bytes + j->n_items * BATCH_COST < worth || pool_stalled_lately()));
   return XCHG_OK;
 }
@@ -336,6 +347,7 @@ static xchg_status take_batch(xchg_shuffle_reader *r, const ipc_message_view *m,
   j->rows += w.rows;
   j->bytes += wire_batch_bytes(&w);
   j->compressed |= w.codec != XCHG_BLOCK_NONE || !b->in_chunk;
+  j->in_arenas |= !b->in_chunk;
   r->m.rows += w.rows;
   if (pass) {
     j->pass = 1;
