@@ -44,6 +44,7 @@ typedef struct job {
   int64_t n_refs, cap_refs;
   ipc_dictionaries dicts; /* the dictionaries in use when it was closed */
   int64_t rows, bytes;    /* planned: rows, decoded bytes (about) */
+  int64_t cost;           /* of placing it, as bytes copied in the same time (about) */
   int compressed;
   int in_arenas;     /* some record batches lie in groups the pool decompressed */
   int inline_placed; /* placed as planned, on the planner's thread */

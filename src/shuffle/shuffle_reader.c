@@ -41,6 +41,10 @@
  * same time: a 5-column record batch of 64 rows (3.5 KB) takes about as
  * long as 12 KB copied. */
 #define BATCH_COST ((int64_t)8 << 10)
+/* A byte decompressed into place costs as much as this many copied: LZ4
+ * decodes about a sixth as fast as memcpy copies, zstd slower still
+ * (bench shuffle's limits). */
+#define DECOMPRESS_COST 4
 /* A wait for a small batch on the pool longer, by a scheduler's time
  * slice, than the batch took to build: its thread did not run (a host
  * with more threads than cores).  Its building time is taken out: a
@@ -220,7 +224,7 @@ static job *open_job(xchg_shuffle_reader *r) {
   j->schema = &r->schema;
   j->pass = 0;
   j->n_items = j->n_refs = j->n_out = j->taken = j->placed = 0;
-  j->rows = j->bytes = j->ns = j->decoded_bytes = 0;
+  j->rows = j->bytes = j->cost = j->ns = j->decoded_bytes = 0;
   j->compressed = j->in_arenas = j->started = j->finished = 0;
   j->inline_placed = r->place_inline;
   j->status = XCHG_OK;
@@ -265,12 +269,12 @@ xchg_status shuffle_close_job(xchg_shuffle_reader *r, xchg_error *err) {
   r->held_bytes += j->bytes;
   r->blk.ref = -1;
   pool_loop_start(j->inline_placed ? NULL : r->opts.read.pool, &j->loop, 1, job_run, j);
-  /* A batch of less than JOB_WORTH bytes (or an eighth of readahead_bytes)
-   * in few record batches costs less to copy into place than a wake-up of
-   * another thread on a busy host: the next one is placed as it is planned
-   * (as without a pool), its blocks still in the cache.  Many small record
-   * batches are worth the hand-off, their bytes few or not, unless the
-   * pool stalled lately.  With two threads, a batch of Comet blocks that
+  /* A batch that costs less to place than JOB_WORTH bytes copied (or an
+   * eighth of readahead_bytes) costs less than a wake-up of another thread
+   * on a busy host: the next one is placed as it is planned (as without a
+   * pool), its blocks still in the cache.  Many small record batches, or
+   * bytes to decompress, are worth the hand-off, their bytes few or not,
+   * unless the pool stalled lately.  With two threads, a batch of Comet blocks that
    * the pool decompressed is placed as planned too, whatever its size: the
    * other thread decompresses the next groups meanwhile, and the caller
    * places each group just after planning it, its arena still in the
@@ -281,9 +285,8 @@ xchg_status shuffle_close_job(xchg_shuffle_reader *r, xchg_error *err) {
    * threads, the caller alone placing would cap what the others can
    * decompress ahead, so they place on the pool as before. */
   int64_t worth = job_worth(r);
-  r->place_inline =
-      r->threads <= 1 || (r->threads == 2 && j->in_arenas) ||
-      (j->bytes < worth && (j->bytes + j->n_items * BATCH_COST < worth || pool_stalled_lately()));
+  r->place_inline = r->threads <= 1 || (r->threads == 2 && j->in_arenas) ||
+                    (j->bytes < worth && (j->cost < worth || pool_stalled_lately()));
   return XCHG_OK;
 }
 
@@ -345,7 +348,9 @@ static xchg_status take_batch(xchg_shuffle_reader *r, const ipc_message_view *m,
   if ((st = job_new_placement(j, &p, err)) != XCHG_OK) return st;
   *p = (placement){w, b->ref, b->message, b->pos};
   j->rows += w.rows;
-  j->bytes += wire_batch_bytes(&w);
+  int64_t bytes = wire_batch_bytes(&w);
+  j->bytes += bytes;
+  j->cost += (w.codec == XCHG_BLOCK_NONE ? bytes : DECOMPRESS_COST * bytes) + BATCH_COST;
   j->compressed |= w.codec != XCHG_BLOCK_NONE || !b->in_chunk;
   j->in_arenas |= !b->in_chunk;
   r->m.rows += w.rows;
