@@ -44,8 +44,8 @@ xchg_status job_keep_dictionaries(job *j, const ipc_dictionaries *d, xchg_error 
 
 static void forget_refs(job *j) {
   for (int64_t i = 0; i < j->n_refs; i++) {
-    xchg_buf_unref(j->refs[i].chunk);
-    xchg_buf_unref(j->refs[i].arena);
+    if (j->refs[i].holds_chunk) xchg_buf_unref(j->refs[i].chunk);
+    if (j->refs[i].holds_arena) xchg_buf_unref(j->refs[i].arena);
   }
   j->n_refs = 0;
 }

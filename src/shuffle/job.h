@@ -21,6 +21,10 @@ typedef struct block_ref {
   size_t at;                     /* in its chunk */
   int comet;
   xchg_buf *chunk, *arena; /* the memory the job reads (arena may be NULL) */
+  /* Whether this block holds the job's reference on its chunk, on its
+   * arena: the first of a run of blocks in the same memory does, the
+   * others share it (an atomic count per block cost a tiny block 3 %). */
+  int holds_chunk, holds_arena;
 } block_ref;
 
 /* A record batch of a job and where it is, for its errors. */
