@@ -281,16 +281,17 @@ xchg_status shuffle_close_job(xchg_shuffle_reader *r, xchg_error *err) {
    * on a busy host: the next one is placed as it is planned (as without a
    * pool), its blocks still in the cache.  Many small record batches, or
    * bytes to decompress, are worth the hand-off, their bytes few or not,
-   * unless the pool stalled lately.  With two threads, a batch of Comet blocks that
-   * the pool decompressed is placed as planned too, whatever its size: the
-   * other thread decompresses the next groups meanwhile, and the caller
-   * places each group just after planning it, its arena still in the
-   * cache.  Placed on the pool, the arenas of batches planned ahead were
-   * read cold, from the other core, and decompressing into their recycled
-   * memory slowed as much (bench shuffle, comet lz4 50 x 64, two threads:
-   * 35-49 ms so, 25-32 ms placed as planned; one thread 32 ms).  With more
-   * threads, the caller alone placing would cap what the others can
-   * decompress ahead, so they place on the pool as before. */
+   * unless the pool stalled lately.
+   * With two threads, a batch of Comet blocks that the pool decompressed
+   * is placed as planned too, whatever its size: the other thread
+   * decompresses the next groups meanwhile, and the caller places each
+   * group just after planning it, its arena still in the cache.  Placed on
+   * the pool, the arenas of batches planned ahead were read cold, from the
+   * other core, and decompressing into their recycled memory slowed as
+   * much (bench shuffle, comet lz4 50 x 64, two threads: 35-49 ms so,
+   * 25-32 ms placed as planned; one thread 32 ms).  With more threads, the
+   * caller alone placing would cap what the others can decompress ahead,
+   * so those batches are placed on the pool. */
   int64_t worth = job_worth(r);
   r->place_inline = r->threads <= 1 || (r->threads == 2 && j->in_arenas) ||
                     (j->bytes < worth && (j->cost < worth || pool_stalled_lately()));
