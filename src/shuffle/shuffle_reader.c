@@ -16,11 +16,10 @@
  * on it while the caller plans the next ones and reads the earlier ones,
  * within readahead_bytes (small batches, and with two threads the batches
  * of decompressed Comet blocks, are placed as planned: shuffle_close_job
- * says why).  Without one (or with one thread) nothing runs
- * ahead: a group decompresses when the planner gets to it, and a record
- * batch is placed as soon as it is planned (its stream may lie in a
- * window the next block reuses).  The state is in reader.h; schemas and
- * dictionaries are taken in reader_meta.c. */
+ * says why).  Without one (or with one thread) nothing runs ahead: a group
+ * decompresses when the planner gets to it, and a record batch is placed
+ * as soon as it is planned, its bytes still in the cache.  The state is in
+ * reader.h; schemas and dictionaries are taken in reader_meta.c. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -368,8 +367,8 @@ static xchg_status take_batch(xchg_shuffle_reader *r, const ipc_message_view *m,
     r->m.passthrough_batches++;
     return shuffle_close_job(r, err);
   }
-  /* Without a pool, the batch is placed now: its stream may be in a
-   * window that the next block reuses. */
+  /* Placed as planned, the batch's bytes are still in the cache (placing
+   * a job's record batches only once all are planned measured slower). */
   if (j->inline_placed && (st = job_place_next(j, err)) != XCHG_OK)
     return message_error(r, st, err);
   return j->rows >= r->opts.target_rows || j->bytes >= r->opts.target_bytes
