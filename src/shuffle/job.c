@@ -44,8 +44,9 @@ xchg_status job_keep_dictionaries(job *j, const ipc_dictionaries *d, xchg_error 
 
 static void forget_refs(job *j) {
   for (int64_t i = 0; i < j->n_refs; i++) {
-    if (j->refs[i].holds_chunk) xchg_buf_unref(j->refs[i].chunk);
-    if (j->refs[i].holds_arena) xchg_buf_unref(j->refs[i].arena);
+    const block_ref *ref = &j->refs[i], *prev = i > 0 ? ref - 1 : NULL;
+    if (!prev || prev->chunk != ref->chunk) xchg_buf_unref(ref->chunk);
+    if (!prev || prev->arena != ref->arena) xchg_buf_unref(ref->arena);
   }
   j->n_refs = 0;
 }

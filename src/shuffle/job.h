@@ -20,11 +20,10 @@ typedef struct block_ref {
   int64_t index, source, offset; /* offset: in its source */
   size_t at;                     /* in its chunk */
   int comet;
-  xchg_buf *chunk, *arena; /* the memory the job reads (arena may be NULL) */
-  /* Whether this block holds the job's reference on its chunk, on its
-   * arena: the first of a run of blocks in the same memory does, the
-   * others share it (an atomic count per block cost a tiny block 3 %). */
-  int holds_chunk, holds_arena;
+  /* The memory the job reads (arena may be NULL).  The job holds one
+   * reference per run of blocks in the same chunk or arena, taken by the
+   * run's first block (an atomic count per block cost a tiny block 3 %). */
+  xchg_buf *chunk, *arena;
 } block_ref;
 
 /* A record batch of a job and where it is, for its errors. */

@@ -246,17 +246,14 @@ static xchg_status add_ref(xchg_shuffle_reader *r, job *j, xchg_error *err) {
   xchg_buf *arena = b->in_chunk ? NULL : b->memory;
   /* the previous block's memory is held by the job: its address is not reused */
   const block_ref *prev = j->n_refs > 0 ? &j->refs[j->n_refs - 1] : NULL;
-  int new_chunk = !prev || prev->chunk != u->chunk;
-  int new_arena = arena && (!prev || prev->arena != arena);
-  j->refs[j->n_refs] = (block_ref){b->index,
-                                   b->source,
-                                   b->offset,
-                                   b->at,
-                                   u->comet,
-                                   new_chunk ? xchg_buf_ref(u->chunk) : u->chunk,
-                                   new_arena ? xchg_buf_ref(arena) : arena,
-                                   new_chunk,
-                                   new_arena};
+  j->refs[j->n_refs] =
+      (block_ref){b->index,
+                  b->source,
+                  b->offset,
+                  b->at,
+                  u->comet,
+                  !prev || prev->chunk != u->chunk ? xchg_buf_ref(u->chunk) : u->chunk,
+                  !prev || prev->arena != arena ? xchg_buf_ref(arena) : arena};
   b->ref = j->n_refs++;
   return XCHG_OK;
 }
