@@ -29,13 +29,43 @@ static int valid(const struct ArrowArray *a, int64_t i) {
   return !bits || (bits[(a->offset + i) >> 3] >> ((a->offset + i) & 7)) & 1;
 }
 
+/* The sum of n values of `width` bytes at p, each as its unsigned bits
+ * (signed when `sign`); one loop per width, which the compiler vectorizes:
+ * a memcpy of a run-time width per value cost 2 ns a value, which made the
+ * shuffle benchmark's checksum of one column an eighth of a read's time. */
+static uint64_t sum_fixed(const uint8_t *p, int64_t n, int width, int sign) {
+  uint64_t sum = 0;
+  for (int64_t i = 0; width == 1 && i < n; i++) sum += p[i];
+  for (int64_t i = 0; width == 2 && i < n; i++) {
+    uint16_t v;
+    memcpy(&v, p + 2 * i, 2);
+    sum += v;
+  }
+  for (int64_t i = 0; width == 4 && sign && i < n; i++) {
+    int32_t v;
+    memcpy(&v, p + 4 * i, 4);
+    sum += (uint64_t)(int64_t)v;
+  }
+  for (int64_t i = 0; width == 4 && !sign && i < n; i++) {
+    uint32_t v;
+    memcpy(&v, p + 4 * i, 4);
+    sum += v;
+  }
+  for (int64_t i = 0; width == 8 && i < n; i++) {
+    uint64_t v;
+    memcpy(&v, p + 8 * i, 8);
+    sum += v;
+  }
+  return sum;
+}
+
 static void touch_fixed(const struct ArrowArray *a, int width, int is_float, touched *t) {
-  const uint8_t *p = a->buffers[1];
-  for (int64_t i = 0; i < a->length; i++) {
-    uint64_t v = 0;
-    memcpy(&v, p + (a->offset + i) * width, (size_t)width);
-    if (width == 4 && !is_float) v = (uint64_t)(int64_t)(int32_t)v;
-    if (!is_float || valid(a, i)) t->sum += v;
+  const uint8_t *p = (const uint8_t *)a->buffers[1] + a->offset * width;
+  if (is_float && a->buffers[0]) {
+    for (int64_t i = 0; i < a->length; i++)
+      if (valid(a, i)) t->sum += sum_fixed(p + i * width, 1, width, 0);
+  } else {
+    t->sum += sum_fixed(p, a->length, width, width == 4 && !is_float);
   }
   t->bytes += a->length * width;
 }
