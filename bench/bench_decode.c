@@ -321,9 +321,42 @@ static int floor_batch(const floor_plan *fp, const uint8_t *meta, size_t batch, 
   return 0;
 }
 
-/* One timing of the floor over the whole stream; -1 when it does not
- * apply (compression, dictionaries, not the stream format). */
-static int64_t floor_once(const uint8_t *data, size_t size, const floor_plan *fp,
+/* Every byte of n at p read once, 8 at a time in four independent lanes:
+ * as fast as the core streams memory, whatever is done with the bytes. */
+static uint64_t read_bytes(const uint8_t *p, int64_t n) {
+  uint64_t lane[4] = {0, 0, 0, 0}, word;
+  int64_t k = 0;
+  for (; k + 32 <= n; k += 32)
+    for (int i = 0; i < 4; i++) {
+      memcpy(&word, p + k + 8 * i, 8);
+      lane[i] ^= word;
+    }
+  for (; k < n; k++) lane[0] ^= p[k];
+  return lane[0] ^ lane[1] ^ lane[2] ^ lane[3];
+}
+
+/* What a full validation cannot leave unread of a batch the floor built:
+ * every offset (each is compared to the one before) and the validity
+ * bitmap of every column with nulls (its zero bits are counted against
+ * null_count), each read once as fast as memory is read.  Returns a value
+ * of what was read, so that the reads cannot be left out. */
+static uint64_t validation_reads(const struct ArrowArray *batch) {
+  uint64_t seen = 0;
+  for (int64_t j = 0; j < batch->n_children; j++) {
+    const struct ArrowArray *a = batch->children[j];
+    if (a->n_buffers == 3) seen ^= read_bytes(a->buffers[1], 4 * (a->length + 1));
+    if (a->buffers[0]) seen ^= read_bytes(a->buffers[0], (a->length + 7) / 8);
+  }
+  return seen;
+}
+
+/* Where validation_reads' values go. */
+static volatile uint64_t validation_sink;
+
+/* One timing of the floor over the whole stream, with validation_reads of
+ * every batch when `validation` (the validation floor); -1 when it does
+ * not apply (compression, dictionaries, not the stream format). */
+static int64_t floor_once(const uint8_t *data, size_t size, const floor_plan *fp, int validation,
                           int64_t *batches) {
   int64_t start = bench_now_ns();
   *batches = 0;
@@ -342,6 +375,7 @@ static int64_t floor_once(const uint8_t *data, size_t size, const floor_plan *fp
       if (floor_batch(fp, meta, fb_follow(meta, fb_field(meta, message, 2)), meta + len, &batch) !=
           0)
         return -1;
+      if (validation) validation_sink ^= validation_reads(&batch);
       batch.release(&batch);
       ++*batches;
     }
@@ -360,7 +394,8 @@ typedef struct measurement {
   double gbps;
   int64_t decoded_bytes, compressed_bytes /* on the wire */, batches;
   int decompressed; /* the limit is the bare codec's, not memcpy's */
-  int has_floor;
+  int has_floor, has_validation_floor;
+  bench_timing validation_floor;
 } measurement;
 
 static int64_t decoded_bytes(const read_result *r) {
@@ -503,8 +538,8 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
   xchg_pool *pools[2] = {NULL, NULL};
   buffer_list list = {0};
   read_result r, timed;
-  int64_t ns[2][BENCH_MAX_RUNS], limit_ns[2][BENCH_MAX_RUNS],
-      floor_ns[BENCH_MAX_RUNS]; /* per thread count */
+  int64_t ns[2][BENCH_MAX_RUNS], limit_ns[2][BENCH_MAX_RUNS], floor_ns[BENCH_MAX_RUNS],
+      validation_floor_ns[BENCH_MAX_RUNS]; /* per thread count */
   int rc = read_once(data, size, columns, n_columns, NULL, validation, &list,
                      &r); /* warm-up, and the buffers */
   if (rc == 0 && want) rc = check_sums(&r, want);
@@ -520,7 +555,8 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
   int64_t floor_batches = 0;
   int has_floor = !payload_mode && list.count == 0 &&
                   floor_prepare(data, size, columns, n_columns, &fp) == 0 &&
-                  floor_once(data, size, &fp, &floor_batches) >= 0 && floor_batches == r.batches;
+                  floor_once(data, size, &fp, 0, &floor_batches) >= 0 && floor_batches == r.batches;
+  int has_validation_floor = has_floor && validation == XCHG_VALIDATE_FULL;
   int64_t copy_bytes = list.count ? 0 : decoded_bytes(&r);
   size_t dst_size = largest_output(&list, copy_bytes);
   uint8_t *limit_dst = malloc(dst_size * (size_t)threads[n_threads - 1]);
@@ -537,7 +573,7 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
        * after it finds the metadata in cache; run before one read alone,
        * it made reads on more threads look slower than on one. */
       if (has_floor) {
-        int64_t floor_run_ns = floor_once(data, size, &fp, &floor_batches);
+        int64_t floor_run_ns = floor_once(data, size, &fp, 0, &floor_batches);
         if (t == 0) floor_ns[run] = floor_run_ns;
       }
       rc = payload_mode
@@ -550,25 +586,34 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
       }
       ns[t][run] = timed.decode_ns;
     }
+    /* The validation floor finds the input as the read did: the limit has
+     * streamed the decoded bytes (the offsets and bitmaps are out of the
+     * cache), the floor has walked the metadata into it. */
+    if (has_validation_floor && rc == 0) {
+      codec_limit_once(&list, data, copy_bytes, limit_dst, dst_size, threads[0]);
+      floor_once(data, size, &fp, 0, &floor_batches);
+      validation_floor_ns[run] = floor_once(data, size, &fp, 1, &floor_batches);
+    }
   }
   if (rc == 0) {
     /* Buffers stored raw never reach the codec: their bytes on the wire
      * are their decoded bytes. */
     int64_t wire = list.src_bytes + decoded_bytes(&r) - list.dst_bytes;
     for (int t = 0; t < n_threads; t++) {
-      m[t] = (measurement){codec,
-                           read,
-                           threads[t],
-                           bench_summarize(ns[t], timed_runs),
-                           bench_summarize(limit_ns[t], timed_runs),
-                           {0, 0, 0},
-                           0,
-                           decoded_bytes(&r),
-                           wire,
-                           r.batches,
-                           list.count > 0,
-                           has_floor};
+      m[t] = (measurement){.codec = codec,
+                           .read = read,
+                           .threads = threads[t],
+                           .time = bench_summarize(ns[t], timed_runs),
+                           .limit = bench_summarize(limit_ns[t], timed_runs),
+                           .decoded_bytes = decoded_bytes(&r),
+                           .compressed_bytes = wire,
+                           .batches = r.batches,
+                           .decompressed = list.count > 0,
+                           .has_floor = has_floor,
+                           .has_validation_floor = has_validation_floor};
       if (has_floor) m[t].floor = bench_summarize(floor_ns, timed_runs);
+      if (has_validation_floor)
+        m[t].validation_floor = bench_summarize(validation_floor_ns, timed_runs);
       m[t].gbps = (double)m[t].decoded_bytes / (m[t].time.median_ms * 1e6);
     }
   }
@@ -610,6 +655,8 @@ static void print_json(const measurement *ms, int n, const char *source) {
         m->time.max_ms, m->gbps, m->limit.median_ms, (long long)m->decoded_bytes,
         (long long)m->compressed_bytes, (long long)m->batches);
     if (m->has_floor) printf(",\"floor_ms\":%.3f", m->floor.median_ms);
+    if (m->has_validation_floor)
+      printf(",\"validation_floor_ms\":%.3f", m->validation_floor.median_ms);
     printf("}");
   }
   printf("]}\n");
@@ -665,6 +712,13 @@ static void print_targets(const measurement *ms, int n, int cores) {
           1000 * trusted->floor.median_ms / (double)trusted->batches,
           trusted->time.median_ms / trusted->floor.median_ms,
           none->time.median_ms / none->floor.median_ms);
+    if (none->has_validation_floor)
+      printf(
+          "  none: the validation floor %.2f us per batch (%.2fx the zero-copy floor); validated "
+          "%.2fx it\n",
+          1000 * none->validation_floor.median_ms / (double)none->batches,
+          none->validation_floor.median_ms / none->floor.median_ms,
+          none->time.median_ms / none->validation_floor.median_ms);
   }
   for (int c = 0; c < 2; c++) {
     const measurement *one = find(ms, n, codecs[c], "narrow", 1),
@@ -743,6 +797,11 @@ static void usage(FILE *out) {
       "                ArrowArrays built, pointing into the input, by code of the benchmark's\n"
       "                own, with no validation and no reference counts (flat columns only)\n"
       "  vs floor    median_ms / floor_ms: what validation and bookkeeping cost\n"
+      "The validation floor (uncompressed input read with full validation; in the targets\n"
+      "and the JSON): the zero-copy floor plus one read, as fast as memory reads, of every\n"
+      "byte a full validation cannot leave unread (every offset, every validity bitmap of a\n"
+      "column with nulls), measured as the read finds them: after the limit has streamed\n"
+      "the decoded bytes out of the cache and the floor has walked the metadata into it.\n"
       "Then the targets of SHAPES.md, each beside the measured figure.\n");
 }
 

@@ -16,7 +16,10 @@
  *    says why; P=2 still prints the goals;
  *  - `bench broadcast` with tasks on 1 thread (which never overlap): sharing
  *    on decodes once per task, the row is marked and a note under the
- *    table says why. */
+ *    table says why;
+ *  - `bench decode` measures the validation floor beside every uncompressed
+ *    read validated in full (not beside trusted or compressed ones), above
+ *    the zero-copy floor, and prints the validated read against it. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -219,6 +222,38 @@ static void check_broadcast_note(void) {
   tu_cli_result_free(&r);
 }
 
+static void check_decode_validation_floor(void) {
+  const char *cmd = "bench decode --rows 30000 --runs 1 --threads 1 --json";
+  tu_cli_result r = run(cli, "%s", cmd);
+  TU_CHECK(r.exit_code == 0, "%s: exit %d: %.300s", cmd, r.exit_code, r.err);
+  json_error_t jerr;
+  json_t *doc = json_loads(r.out, 0, &jerr), *res;
+  size_t i, with = 0;
+  json_array_foreach(json_object_get(doc, "results"), i, res) {
+    const char *codec = json_string_value(json_object_get(res, "codec")),
+               *read = json_string_value(json_object_get(res, "columns"));
+    json_t *vfloor = json_object_get(res, "validation_floor_ms");
+    int wanted = codec && read && !strcmp(codec, "none") && strcmp(read, "trusted") != 0;
+    TU_CHECK(!vfloor == !wanted, "%s: %s %s: validation_floor_ms %s", cmd, codec, read,
+             vfloor ? "given" : "missing");
+    double floor_ms = json_real_value(json_object_get(res, "floor_ms"));
+    TU_CHECK(!vfloor || (json_real_value(vfloor) > 0 && json_real_value(vfloor) >= floor_ms / 4),
+             "%s: %s %s: validation floor %.4f ms, zero-copy floor %.4f ms", cmd, codec, read,
+             json_real_value(vfloor), floor_ms);
+    with += vfloor != NULL;
+  }
+  TU_CHECK(with == 2,
+           "%s: %zu results with a validation floor, expected none full and narrow: %.500s", cmd,
+           with, r.out);
+  json_decref(doc);
+  tu_cli_result_free(&r);
+  r = run(cli, "bench decode --rows 30000 --runs 1 --threads 1");
+  TU_CHECK(line_starting(r.out, "  none: the validation floor ") &&
+               strstr(line_starting(r.out, "  none: the validation floor "), "; validated "),
+           "bench decode prints no validated read against the validation floor: %.3000s", r.out);
+  tu_cli_result_free(&r);
+}
+
 static void cat_finds_polars(void) {
   char dir[] = "/tmp/xchg-bench-usage-XXXXXX";
   if (!TU_CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno))) return;
@@ -233,6 +268,7 @@ int main(int argc, char **argv) {
       {"cat_finds_polars", cat_finds_polars},
       {"host_one_process", check_host_one_process},
       {"broadcast_note", check_broadcast_note},
+      {"decode_validation_floor", check_decode_validation_floor},
   };
   return TU_MAIN(argc, argv, "bench_usage", cases);
 }
