@@ -18,8 +18,8 @@
  *    on decodes once per task, the row is marked and a note under the
  *    table says why;
  *  - `bench decode` measures the validation floor beside every uncompressed
- *    read validated in full (not beside trusted or compressed ones), above
- *    the zero-copy floor, and prints the validated read against it. */
+ *    read validated in full (not beside trusted or compressed ones), of the
+ *    shape or of a FILE, and prints the validated read against it. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -252,6 +252,24 @@ static void check_decode_validation_floor(void) {
                strstr(line_starting(r.out, "  none: the validation floor "), "; validated "),
            "bench decode prints no validated read against the validation floor: %.3000s", r.out);
   tu_cli_result_free(&r);
+  char file[] = "/tmp/xchg-bench-vfloor-XXXXXX";
+  int fd = mkstemp(file);
+  if (!TU_CHECK(fd >= 0, "mkstemp: %s", strerror(errno))) return;
+  close(fd);
+  r = run(cli, "gen cache %s --rows 30000 -f", file);
+  TU_CHECK(r.exit_code == 0, "gen cache: exit %d: %.300s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+  r = run(cli, "bench decode %s --runs 1 --threads 1", file);
+  TU_CHECK(r.exit_code == 0 && line_starting(r.out, "1 thread: the validation floor "),
+           "bench decode FILE (exit %d) prints no validation floor under its table: %.2000s",
+           r.exit_code, r.out);
+  tu_cli_result_free(&r);
+  r = run(cli, "bench decode %s --runs 1 --threads 1 --validation bounds", file);
+  TU_CHECK(r.exit_code == 0 && !strstr(r.out, "validation floor"),
+           "bench decode FILE --validation bounds (exit %d) prints a validation floor: %.2000s",
+           r.exit_code, r.out);
+  tu_cli_result_free(&r);
+  unlink(file);
 }
 
 static void cat_finds_polars(void) {
