@@ -10,7 +10,8 @@
  * reading mode, the checksum of its column as the generator sums it here.
  * Then a file written by `xchg gen shuffle` is benchmarked as a FILE: its
  * framing and codec are told from its bytes, and the checksum is the one
- * `xchg gen --sums` printed. */
+ * `xchg gen --sums` printed.  Comet blocks with a codec, and they only, are
+ * held against codec_limit + memcpy_limit too. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,12 +214,37 @@ static void usage_errors(void) {
   TU_CHECK(tu_run("%s", cmd) == 2, "%s: --level is not the shuffle shape's", cmd);
 }
 
+/* Comet blocks with a codec, and they only, are also held against their
+ * floor, both limits one after the other, on every thread count. */
+static void window_floor(void) {
+  static const struct {
+    const char *options;
+    int lines;
+  } cases[] = {{"--format comet --codec lz4", 2},
+               {"--format comet --codec none", 0},
+               {"--format ipc --codec lz4", 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "'%s' bench shuffle %s --columns 5 --block-rows 64 --threads 2 --quick | "
+             "grep -cE '^  [12] threads?: coalesced [0-9.]+x codec_limit \\+ memcpy_limit '",
+             cli, cases[i].options);
+    FILE *p = popen(cmd, "r");
+    int lines = -1;
+    if (p && fscanf(p, "%d", &lines) != 1) lines = -1;
+    if (p) pclose(p);
+    TU_CHECK(lines == cases[i].lines, "%s: %d lines against the window floor, expected %d", cmd,
+             lines, cases[i].lines);
+  }
+}
+
 int main(int argc, char **argv) {
   cli = tu_cli_path();
   static const tu_case cases[] = {
       {"sweep", run_sweep},
       {"from_file", run_from_file},
       {"usage_errors", usage_errors},
+      {"window_floor", window_floor},
   };
   return TU_MAIN(argc, argv, "bench_shuffle", cases);
 }
