@@ -11,7 +11,8 @@
  * Then a file written by `xchg gen shuffle` is benchmarked as a FILE: its
  * framing and codec are told from its bytes, and the checksum is the one
  * `xchg gen --sums` printed.  Comet blocks with a codec, and they only, are
- * held against codec_limit + memcpy_limit too. */
+ * held against codec_limit + memcpy_limit too, and wherever something is
+ * compressed the codec's share of per_block_then_concat is printed. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,27 +215,43 @@ static void usage_errors(void) {
   TU_CHECK(tu_run("%s", cmd) == 2, "%s: --level is not the shuffle shape's", cmd);
 }
 
+/* Lines of `bench shuffle OPTIONS` (5 columns, 64-row blocks, 2 threads,
+ * --quick) that match the extended regular expression `pattern`. */
+static int count_lines(const char *options, const char *pattern) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd,
+           "'%s' bench shuffle %s --columns 5 --block-rows 64 --threads 2 --quick | grep -cE '%s'",
+           cli, options, pattern);
+  FILE *p = popen(cmd, "r");
+  int lines = -1;
+  if (p && fscanf(p, "%d", &lines) != 1) lines = -1;
+  if (p) pclose(p);
+  return lines;
+}
+
 /* Comet blocks with a codec, and they only, are also held against their
- * floor, both limits one after the other, on every thread count. */
-static void window_floor(void) {
+ * floor, both limits one after the other; wherever something is
+ * compressed, the bare codec's share of per_block_then_concat is given
+ * beside coalesced's; on every thread count. */
+static void floors(void) {
+  static const char window[] = "^  [12] threads?: coalesced [0-9.]+x codec_limit \\+ memcpy_limit ";
+  static const char codec_share[] =
+      "^  [12] threads?: coalesced [0-9.]+x per_block_then_concat \\(codec_limit alone [0-9.]+x";
   static const struct {
     const char *options;
-    int lines;
-  } cases[] = {{"--format comet --codec lz4", 2},
-               {"--format comet --codec none", 0},
-               {"--format ipc --codec lz4", 0}};
+    int window, codec_share;
+  } cases[] = {{"--format comet --codec lz4", 2, 2},
+               {"--format comet --codec none", 0, 0},
+               {"--format ipc --codec zstd", 0, 2},
+               {"--format ipc --codec none", 0, 0}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    char cmd[4096];
-    snprintf(cmd, sizeof cmd,
-             "'%s' bench shuffle %s --columns 5 --block-rows 64 --threads 2 --quick | "
-             "grep -cE '^  [12] threads?: coalesced [0-9.]+x codec_limit \\+ memcpy_limit '",
-             cli, cases[i].options);
-    FILE *p = popen(cmd, "r");
-    int lines = -1;
-    if (p && fscanf(p, "%d", &lines) != 1) lines = -1;
-    if (p) pclose(p);
-    TU_CHECK(lines == cases[i].lines, "%s: %d lines against the window floor, expected %d", cmd,
-             lines, cases[i].lines);
+    int w = count_lines(cases[i].options, window), c = count_lines(cases[i].options, codec_share);
+    TU_CHECK(w == cases[i].window,
+             "bench shuffle %s: %d lines against the window floor, expected %d", cases[i].options,
+             w, cases[i].window);
+    TU_CHECK(c == cases[i].codec_share,
+             "bench shuffle %s: %d lines with the codec's share, expected %d", cases[i].options, c,
+             cases[i].codec_share);
   }
 }
 
@@ -244,7 +261,7 @@ int main(int argc, char **argv) {
       {"sweep", run_sweep},
       {"from_file", run_from_file},
       {"usage_errors", usage_errors},
-      {"window_floor", window_floor},
+      {"floors", floors},
   };
   return TU_MAIN(argc, argv, "bench_shuffle", cases);
 }
