@@ -60,6 +60,7 @@ static uint64_t sum_fixed(const uint8_t *p, int64_t n, int width, int sign) {
 }
 
 static void touch_fixed(const struct ArrowArray *a, int width, int is_float, touched *t) {
+  if (a->length == 0) return; /* its buffers may be NULL */
   const uint8_t *p = (const uint8_t *)a->buffers[1] + a->offset * width;
   if (is_float && a->buffers[0]) {
     for (int64_t i = 0; i < a->length; i++)

@@ -5,8 +5,10 @@
  *
  *  1. write.mjs writes each case (several types with nulls, a dictionary,
  *     lists and structs over several batches, one batch, no batch, one empty
- *     batch) as an IPC file, as an IPC stream and as Arrow's integration
- *     JSON (RecordBatchJSONWriter), all three by apache-arrow;
+ *     batch, a batch between two empty ones whose buffers, offsets included,
+ *     apache-arrow leaves out) as an IPC file, as an IPC stream and as
+ *     Arrow's integration JSON (RecordBatchJSONWriter), all three by
+ *     apache-arrow;
  *  2. xchg reads each file seekable (mmap, read(2), memory) and in order (a
  *     callback source that cannot seek, the same inside an LZ4 frame), and
  *     its batches must equal the JSON (strict comparison,
@@ -20,7 +22,9 @@
  *     The file followed by the stream is read, both, from a file on disk;
  *     through a pipe it is an error (the file is held whole to be read, and
  *     what follows it with it);
- *  4. the reverse: `xchg convert` writes each JS file again in the file
+ *  4. `xchg bench decode` of each stream succeeds, the empty batch (its
+ *     offsets left out) held against the floors too;
+ *  5. the reverse: `xchg convert` writes each JS file again in the file
  *     format, and apache-arrow reads it and finds the same table.
  *
  * Node and the npm package are required: without them the test FAILS,
@@ -41,7 +45,7 @@
 
 #define MSG_SIZE 4096
 #define MAX_BATCHES 16
-#define CASES 5
+#define CASES 6
 
 static char dir[] = "/tmp/xchg-arrowjs-XXXXXX";
 
@@ -305,6 +309,17 @@ static void check_cli_concatenated(const char *cli, const char *name) {
   TU_CHECK(tu_run("%s", cmd) == 0, "%s: the file and the stream concatenated: %s", name, cmd);
 }
 
+/* `xchg bench decode` of the stream: every case is read, timed and held
+ * against its floors, the empty batch's (whose offsets apache-arrow leaves
+ * out) too. */
+static void check_cli_bench(const char *cli, const char *name) {
+  char cmd[16384];
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && '%s' bench decode %s.stream --runs 1 --threads 1 > %s.bench", dir, cli, name,
+           name);
+  TU_CHECK(tu_run("%s", cmd) == 0, "%s: %s", name, cmd);
+}
+
 /* xchg writes the JS file again; apache-arrow finds the same table in it. */
 static void check_reverse(const char *cli, const char *js, const char *name) {
   char cmd[16384];
@@ -343,6 +358,7 @@ static void check_case(const char *cli, const char *js, const js_case *c) {
   free(data);
   check_cli_pipe(cli, c->name);
   check_cli_concatenated(cli, c->name);
+  check_cli_bench(cli, c->name);
   check_reverse(cli, js, c->name);
 }
 

@@ -20,8 +20,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import {
-  Bool, Dictionary, Float64, Int32, Int64, List, RecordBatchJSONWriter, Struct, Table, Utf8,
-  Field, tableFromArrays, tableFromIPC, tableToIPC, vectorFromArray,
+  Bool, Dictionary, Float64, Int32, Int64, List, RecordBatch, RecordBatchJSONWriter, Struct, Table,
+  Utf8, Field, makeData, tableFromArrays, tableFromIPC, tableToIPC, vectorFromArray,
 } from "apache-arrow";
 
 // Rows [from, from + n) of each column.  The batches of a case are made
@@ -73,15 +73,29 @@ function inBatches(columns, rows, per) {
   return new Table(batches);
 }
 
+// An empty batch as apache-arrow makes one from bare Data (makeData of
+// length 0): its body is empty, every buffer left out, offsets included.
+function bareEmpty(schema) {
+  const children = schema.fields.map((f) => makeData({ type: f.type, length: 0 }));
+  return new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: 0, nullCount: 0, children }));
+}
+
+function betweenBareEmpties() {
+  const full = tableFromArrays(primitives(0, 40));
+  return new Table([bareEmpty(full.schema), ...full.batches, bareEmpty(full.schema)]);
+}
+
 // Each case, and whether its integration JSON is written: apache-arrow's
 // JSON writer fails on a record batch of zero rows (data.clone is not a
-// function), so empty_batch is compared with its stream only.
+// function), so empty_batch and bare_empty_batches are compared with
+// their stream only.
 const cases = {
   primitives: [() => inBatches(primitives, 1000, 300), true],
   dictionaries: [() => inBatches(nested, 500, 128), true],
   one_batch: [() => tableFromArrays(primitives(0, 64)), true],
   zero_batches: [() => new Table(tableFromArrays(primitives(0, 0)).schema), true],
   empty_batch: [() => tableFromArrays(primitives(0, 0)), false],
+  bare_empty_batches: [betweenBareEmpties, false],
 };
 
 // apache-arrow's JSON writer departs from the integration format
