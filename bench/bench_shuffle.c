@@ -1079,32 +1079,29 @@ static void print_table(const input *in, const settings *set, const result *rs, 
       printf("  (no %s: %s)\n", mode_names[m],
              m == CODEC_LIMIT ? "nothing is compressed"
                               : "a column type it does not join (nested or dictionary)");
-  /* Where the codec takes most of both reads' time, the bare codec's share
-   * of per_block_then_concat bounds what coalescing can save. */
+  /* Per thread count, coalesced against the engines' path, and the floors
+   * under it: where the codec takes most of both reads' time, the bare
+   * codec's share of per_block_then_concat bounds what coalescing can save;
+   * a Comet block's whole stream is compressed, so it is decompressed into
+   * a window and its buffers are then copied into place (the issue's way:
+   * their places are known only once the stream is read), and its floor is
+   * both limits, one after the other. */
   for (int t = 1; t <= set->threads; t += set->threads > 1 ? set->threads - 1 : 1) {
     const result *c = find(rs, n, COALESCED, t), *b = find(rs, n, PER_BLOCK_THEN_CONCAT, t),
-                 *codec = find(rs, n, CODEC_LIMIT, t);
+                 *mem = find(rs, n, MEMCPY_LIMIT, t), *codec = find(rs, n, CODEC_LIMIT, t);
+    const char *plural = t > 1 ? "s" : "";
     char bound[64] = "";
     if (b && codec)
       snprintf(bound, sizeof bound, " (codec_limit alone %.2fx it)",
                codec->time.median_ms / b->time.median_ms);
     if (c && b)
-      printf("  %d thread%s: coalesced %.2fx per_block_then_concat%s\n", t, t > 1 ? "s" : "",
+      printf("  %d thread%s: coalesced %.2fx per_block_then_concat%s\n", t, plural,
              c->time.median_ms / b->time.median_ms, bound);
-  }
-  /* A Comet block's whole stream is compressed: it is decompressed into a
-   * window, then its buffers are copied into place (the issue's way: the
-   * buffers' places are known only once the stream is read).  Its floor is
-   * both limits, one after the other. */
-  for (int t = 1; t <= set->threads && in->framing == SHAPE_SHUFFLE_COMET;
-       t += set->threads > 1 ? set->threads - 1 : 1) {
-    const result *c = find(rs, n, COALESCED, t), *mem = find(rs, n, MEMCPY_LIMIT, t),
-                 *codec = find(rs, n, CODEC_LIMIT, t);
-    if (c && mem && codec)
+    if (c && mem && codec && in->framing == SHAPE_SHUFFLE_COMET)
       printf(
           "  %d thread%s: coalesced %.2fx codec_limit + memcpy_limit (decompressed into a "
           "window, then copied into place)\n",
-          t, t > 1 ? "s" : "", c->time.median_ms / (codec->time.median_ms + mem->time.median_ms));
+          t, plural, c->time.median_ms / (codec->time.median_ms + mem->time.median_ms));
   }
   for (int m = 0; m < N_MODES && set->threads > 1; m++) {
     const result *one = find(rs, n, m, 1), *all = find(rs, n, m, set->threads);
