@@ -772,6 +772,103 @@ static void check_buffer_ranges(void) {
     }
 }
 
+/* A fault in the second column of a block's batch (its values' buffer
+ * shorter than its values): read on the pool, the error is the one the
+ * calling thread reports alone, word for word, after the same batches. */
+static void check_pooled_error(void) {
+  static const int32_t values[] = {1, 2, 3};
+  struct ArrowSchema c0, c1, *cols[2] = {&c0, &c1}, root;
+  struct ArrowArray a0, a1, *col_as[2] = {&a0, &a1}, root_a;
+  tu_fixture_schema(&c0, "i", "c0", 0, NULL);
+  tu_fixture_schema(&c1, "i", "c1", 0, NULL);
+  tu_fixture_schema(&root, "+s", "", 2, cols);
+  tu_fixture_array(&a0, 3, 2, (const void *[]){NULL, values}, 0, NULL);
+  tu_fixture_array(&a1, 3, 2, (const void *[]){NULL, values}, 0, NULL);
+  tu_fixture_array(&root_a, 3, 1, (const void *[]){NULL}, 2, col_as);
+  input in = {0};
+  in.bad = 1;
+  char msg[MSG] = "";
+  int rc = 0;
+  for (int b = 0; b < 6 && rc == 0; b++) {
+    xchg_buf *stream;
+    rc = rt_write(&root, &root_a, 1, NULL, &stream, msg, MSG);
+    /* c1's values: buffer 3, at byte 16 of the 32-byte body, 8 bytes of 12 */
+    if (rc == 0 && b == 4) rc = set_batch_entry(stream, BATCH_BUFFERS, 3, 16, 8, msg);
+    if (rc == 0) rc = add_block(&in, xchg_buf_data(stream), xchg_buf_size(stream), -1, 2, msg);
+    if (stream) xchg_buf_unref(stream);
+  }
+  xchg_shuffle_reader_options o;
+  xchg_shuffle_reader_options_init(&o);
+  o.target_rows = 6;
+  output alone = {0}, pooled = {0};
+  xchg_pool *with = pool;
+  pool = NULL;
+  if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &alone, msg);
+  pool = with;
+  if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &pooled, msg);
+  if (rc == 0 &&
+      (alone.st != XCHG_EFORMAT || !strstr(alone.error, "block 4 (source 0, byte ") ||
+       !strstr(alone.error, "field 'c1', buffer 3: buffer has 8 bytes, [0, +12) needed")))
+    rc = tu_errorf(msg, MSG, "alone: %s: %s", xchg_status_name(alone.st), alone.error);
+  if (rc == 0 && (pooled.st != alone.st || strcmp(pooled.error, alone.error) != 0 ||
+                  pooled.n != alone.n || alone.n != 2))
+    rc = tu_errorf(msg, MSG, "on the pool: %s after %lld batches; alone: %s after %lld",
+                   pooled.error, (long long)pooled.n, alone.error, (long long)alone.n);
+  output_free(&alone);
+  output_free(&pooled);
+  TU_CHECK(rc == 0, "a fault in the second column, alone and on the pool: %s", msg);
+  input_free(&in);
+}
+
+/* Two blocks of a list<null> column (its values free to hold, however
+ * many) of 2^30 values each beside an int32 column: coalesced, the list's
+ * 32-bit offsets would reach 2^31, so the batch is cut between them, each
+ * block's row in a batch of its own, whole: the int32 column appended
+ * before the list met the overflow is undone. */
+static void check_offsets_overflow(void) {
+  static const int32_t offsets[2] = {0, 1 << 30}, keys[2][1] = {{7}, {8}};
+  struct ArrowSchema key, item, list, *items[1] = {&item}, *cols[2] = {&key, &list}, root;
+  tu_fixture_schema(&key, "i", "k", 0, NULL);
+  tu_fixture_schema(&item, "n", "item", 0, NULL);
+  tu_fixture_schema(&list, "+l", "l", 1, items);
+  tu_fixture_schema(&root, "+s", "", 2, cols);
+  input in = {0};
+  char msg[MSG] = "";
+  int rc = 0;
+  for (int b = 0; b < 2 && rc == 0; b++) {
+    struct ArrowArray nulls, k, l, *l_kids[1] = {&nulls}, *kids[2] = {&k, &l}, batch;
+    tu_fixture_array(&nulls, 1 << 30, 0, (const void *[]){NULL}, 0, NULL);
+    nulls.null_count = 1 << 30;
+    tu_fixture_array(&k, 1, 2, (const void *[]){NULL, keys[b]}, 0, NULL);
+    tu_fixture_array(&l, 1, 2, (const void *[]){NULL, offsets}, 1, l_kids);
+    tu_fixture_array(&batch, 1, 1, (const void *[]){NULL}, 2, kids);
+    xchg_buf *stream;
+    rc = rt_write(&root, &batch, 1, NULL, &stream, msg, MSG);
+    if (rc == 0) rc = add_block(&in, xchg_buf_data(stream), xchg_buf_size(stream), -1, 2, msg);
+    if (stream) xchg_buf_unref(stream);
+  }
+  xchg_shuffle_reader_options o;
+  xchg_shuffle_reader_options_init(&o);
+  output out = {0};
+  if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
+  if (rc == 0 && (out.st != XCHG_OK || out.n != 2))
+    rc = tu_errorf(msg, MSG, "%s: %lld batches, not 2 (%s)", xchg_status_name(out.st),
+                   (long long)out.n, out.error);
+  for (int64_t b = 0; rc == 0 && b < out.n; b++) {
+    const struct ArrowArray *a = &out.batches[b];
+    char why[MSG];
+    if (array_valid(&root, a, why, sizeof why) != 0)
+      rc = tu_errorf(msg, MSG, "batch %lld breaks a rule of the format: %s", (long long)b, why);
+    else if (a->length != 1 || a->children[0]->length != 1 ||
+             ((const int32_t *)a->children[0]->buffers[1])[a->children[0]->offset] != keys[b][0] ||
+             a->children[1]->children[0]->length != 1 << 30)
+      rc = tu_errorf(msg, MSG, "batch %lld is not block %lld's row", (long long)b, (long long)b);
+  }
+  output_free(&out);
+  TU_CHECK(rc == 0, "list offsets reaching 2^31 cut the batch: %s", msg);
+  input_free(&in);
+}
+
 static void check_truncated(void) {
   input in;
   rt_data d = {0};
@@ -1388,6 +1485,51 @@ static void check_decompressed_limit(void) {
   rt_data_free(&d);
 }
 
+/* Blocks of two int64 columns, LZ4_FRAME bodies, whose batch decodes to
+ * 1,024 bytes, 512 a column: with max_batch_bytes 768 each column fits,
+ * the two do not: XCHG_ELIMIT naming the second, the bound being on the
+ * batch's sum. */
+static void check_batch_limit_sum(void) {
+  int64_t values[64];
+  for (int i = 0; i < 64; i++) values[i] = i * 7919;
+  struct ArrowSchema c0, c1, *cols[2] = {&c0, &c1}, root;
+  struct ArrowArray a0, a1, *col_as[2] = {&a0, &a1}, root_a;
+  tu_fixture_schema(&c0, "l", "c0", 0, NULL);
+  tu_fixture_schema(&c1, "l", "c1", 0, NULL);
+  tu_fixture_schema(&root, "+s", "", 2, cols);
+  tu_fixture_array(&a0, 64, 2, (const void *[]){NULL, values}, 0, NULL);
+  tu_fixture_array(&a1, 64, 2, (const void *[]){NULL, values}, 0, NULL);
+  tu_fixture_array(&root_a, 64, 1, (const void *[]){NULL}, 2, col_as);
+  xchg_ipc_write_options wo;
+  xchg_ipc_write_options_init(&wo);
+  wo.codec = XCHG_BLOCK_LZ4_FRAME;
+  input in = {0};
+  in.bad = 1;
+  char msg[MSG] = "";
+  int rc = 0;
+  for (int b = 0; b < 4 && rc == 0; b++) {
+    xchg_buf *stream;
+    rc = rt_write(&root, &root_a, 1, &wo, &stream, msg, MSG);
+    if (rc == 0) rc = add_block(&in, xchg_buf_data(stream), xchg_buf_size(stream), -1, 2, msg);
+    if (stream) xchg_buf_unref(stream);
+  }
+  xchg_shuffle_reader_options o;
+  xchg_shuffle_reader_options_init(&o);
+  o.read.max_batch_bytes = 768;
+  output out = {0};
+  if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
+  if (rc == 0 && (out.st != XCHG_ELIMIT || out.n != 0 ||
+                  !strstr(out.error, "block 0 (source 0, byte 0): message 1 at byte ") ||
+                  !strstr(out.error,
+                          "field 'c1', buffer 3: uncompressed length 512 after 512 "
+                          "bytes of the batch's other buffers exceeds max_batch_bytes")))
+    rc = tu_errorf(msg, MSG, "%s after %lld batches: %s", xchg_status_name(out.st),
+                   (long long)out.n, out.error);
+  output_free(&out);
+  TU_CHECK(rc == 0, "two columns decoding past max_batch_bytes together: %s", msg);
+  input_free(&in);
+}
+
 /* Misuse: XCHG_EINVAL. */
 static void check_options(void) {
   xchg_shuffle_reader_options o;
@@ -1440,6 +1582,8 @@ BOTH(comet_damage)
 BOTH(comet_framing)
 BOTH(decompressed_limit)
 BOTH(far_damage)
+BOTH(offsets_overflow)
+BOTH(batch_limit_sum)
 BOTH(cancel)
 BOTH(other_schema)
 BOTH(ipc_file)
@@ -1462,6 +1606,9 @@ int main(int argc, char **argv) {
       {"comet_framing", comet_framing},
       {"decompressed_limit", decompressed_limit},
       {"far_damage", far_damage},
+      {"pooled_error", check_pooled_error},
+      {"offsets_overflow", offsets_overflow},
+      {"batch_limit_sum", batch_limit_sum},
       {"cancel", cancel},
       {"other_schema", other_schema},
       {"ipc_file", ipc_file},
