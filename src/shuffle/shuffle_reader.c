@@ -268,6 +268,17 @@ static int64_t job_worth(const xchg_shuffle_reader *r) {
                                                       : JOB_WORTH;
 }
 
+/* A batch that costs less to build than JOB_WORTH bytes copied (or an
+ * eighth of readahead_bytes) costs less than a wake-up of another thread
+ * on a busy host.  Many small record batches, or bytes to decompress, are
+ * worth the hand-off, their bytes few or not; a batch passed through
+ * copies nothing, and costs its buffers' checks.  Any batch is small
+ * while the pool stalled lately. */
+static int small_job(const xchg_shuffle_reader *r, const job *j) {
+  int64_t worth = job_worth(r);
+  return (j->pass || j->bytes < worth) && (j->cost < worth || pool_stalled_lately());
+}
+
 xchg_status shuffle_close_job(xchg_shuffle_reader *r, xchg_error *err) {
   job *j = job_at(r, r->job_count - 1);
   xchg_status st = job_keep_dictionaries(j, &r->dicts, err);
@@ -275,19 +286,15 @@ xchg_status shuffle_close_job(xchg_shuffle_reader *r, xchg_error *err) {
   j->started = 1;
   r->held_bytes += j->bytes;
   r->blk.ref = -1;
-  /* A batch passed through is decoded without a copy: what it costs is
-   * its buffers' checks, a few microseconds for a few columns, less than
-   * its hand-off, and it runs here then (bench shuffle, ipc none 5 x 8192,
-   * two threads: 1.20-1.31x one thread's speed so, 0.91-0.95x on the
-   * pool); fifty columns take 30 us, worth the pool. */
-  if (j->pass) j->inline_placed = j->cost < job_worth(r) || pool_stalled_lately();
+  /* A job that was not placed as planned and turns out small is built
+   * here all the same, when it is handed out, rather than another thread
+   * woken for it: the first of a reader (nothing was known when it
+   * began), or a small batch passed through (bench shuffle, two threads:
+   * 8,192-row blocks of 5 columns read 1.4x as fast so). */
+  if (!j->inline_placed && small_job(r, j)) j->inline_placed = 1;
   pool_loop_start(j->inline_placed ? NULL : r->opts.read.pool, &j->loop, 1, job_run, j);
-  /* A batch that costs less to place than JOB_WORTH bytes copied (or an
-   * eighth of readahead_bytes) costs less than a wake-up of another thread
-   * on a busy host: the next one is placed as it is planned (as without a
-   * pool), its blocks still in the cache.  Many small record batches, or
-   * bytes to decompress, are worth the hand-off, their bytes few or not,
-   * unless the pool stalled lately.
+  /* The next batch is placed as it is planned (as without a pool), its
+   * blocks still in the cache, when this one was small.
    * With two threads, a batch of Comet blocks that the pool decompressed
    * is placed as planned too, whatever its size: the other thread
    * decompresses the next groups meanwhile, and the caller places each
@@ -298,9 +305,8 @@ xchg_status shuffle_close_job(xchg_shuffle_reader *r, xchg_error *err) {
    * 25-32 ms placed as planned; one thread 32 ms).  With more threads, the
    * caller alone placing would cap what the others can decompress ahead,
    * so those batches are placed on the pool. */
-  int64_t worth = job_worth(r);
-  r->place_inline = r->threads <= 1 || (r->threads == 2 && j->in_arenas) ||
-                    (j->bytes < worth && (j->cost < worth || pool_stalled_lately()));
+  r->place_inline =
+      r->threads <= 1 || (r->threads == 2 && j->in_arenas) || (!j->pass && small_job(r, j));
   return XCHG_OK;
 }
 
