@@ -91,7 +91,8 @@
  * blocks of a batch are chosen by their row counts and stated sizes).
  * The calling thread reads the blocks' messages, checks schemas and
  * decodes dictionaries.  Batches smaller than an eighth of
- * read.readahead_bytes (1 MiB at most) made of few record batches, where
+ * read.readahead_bytes (1 MiB at most) made of few record batches (with a
+ * pool of two threads, of any number that need no decompressing), where
  * a hand-off to another thread would cost more than it saves, are built
  * on the calling thread, their blocks copied into place as they are read
  * — as everything is without a pool; so are small batches for 100 ms
