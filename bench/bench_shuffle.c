@@ -918,6 +918,9 @@ typedef struct result {
   bench_timing time;
   int64_t batches_out;
   uint64_t checksum; /* of the reading modes' timed runs */
+  /* On T threads: the speed-up over one thread of each run over its own
+   * one-thread run, and for coalesced that against its limit's. */
+  bench_spread speedup, vs_limit;
 } result;
 
 /* One run of a mode; 0 or -1.  check: the warm-up's run, which touches and
@@ -950,6 +953,27 @@ static int run_mode(input *in, limits *l, const settings *set, int mode, int thr
   return rc;
 }
 
+/* Each mode's speed-up on T threads, run by run: a run on one thread and
+ * the same mode's run on T follow each other, so that on a shared host
+ * the two meet about the same load, where the medians of all runs may
+ * not; and coalesced's over its limit's (codec_limit, or memcpy_limit
+ * uncompressed), run by run too.  Before ns is sorted. */
+static void paired_speedups(int64_t ns[][2][MAX_RUNS], const int *applies, int runs,
+                            bench_spread *speedup, bench_spread *vs_limit) {
+  static double r[MAX_RUNS];
+  for (int m = 0; m < N_MODES; m++) {
+    if (!applies[m]) continue;
+    for (int i = 0; i < runs; i++) r[i] = (double)ns[m][0][i] / (double)ns[m][1][i];
+    speedup[m] = bench_spread_of(r, runs);
+  }
+  int limit = applies[CODEC_LIMIT] ? CODEC_LIMIT : MEMCPY_LIMIT;
+  if (!applies[limit]) return;
+  for (int i = 0; i < runs; i++)
+    r[i] = ((double)ns[COALESCED][0][i] / (double)ns[COALESCED][1][i]) /
+           ((double)ns[limit][0][i] / (double)ns[limit][1][i]);
+  *vs_limit = bench_spread_of(r, runs);
+}
+
 /* Every mode that applies, on 1 and set->threads threads, runs taking
  * turns; fills results, returns how many or -1. */
 static int measure(input *in, const settings *set, xchg_pool *pool, result *results) {
@@ -967,19 +991,30 @@ static int measure(input *in, const settings *set, xchg_pool *pool, result *resu
     for (int t = 0; t < n_counts && rc == 0 && applies[m]; t++)
       rc = run_mode(in, &l, set, m, counts[t], t ? pool : NULL, 1, &ns[m][t][0], &batches[m][t],
                     &checksum[m][t]);
+  /* Each mode's thread counts run in turn, in the other order every other
+   * run: the run right after another of the same mode finds its input
+   * warm in the cache. */
   for (int run = 0; run < set->runs && rc == 0; run++)
     for (int m = 0; m < N_MODES && rc == 0; m++)
-      for (int t = 0; t < n_counts && rc == 0 && applies[m]; t++) {
+      for (int k = 0; k < n_counts && rc == 0 && applies[m]; k++) {
+        int t = run % 2 ? n_counts - 1 - k : k;
         int64_t got;
         rc = run_mode(in, &l, set, m, counts[t], t ? pool : NULL, 0, &ns[m][t][run], &got,
                       &checksum[m][t]);
         if (rc == 0 && got != batches[m][t])
           rc = fail(mode_names[m], "a timed run handed out another number of batches");
       }
+  bench_spread speedup[N_MODES] = {{0}}, vs_limit = {0};
+  if (rc == 0 && n_counts == 2) paired_speedups(ns, applies, set->runs, speedup, &vs_limit);
   for (int m = 0; m < N_MODES && rc == 0; m++)
     for (int t = 0; t < n_counts && applies[m]; t++)
-      results[n++] = (result){m, counts[t], bench_summarize(ns[m][t], set->runs), batches[m][t],
-                              checksum[m][t]};
+      results[n++] = (result){m,
+                              counts[t],
+                              bench_summarize(ns[m][t], set->runs),
+                              batches[m][t],
+                              checksum[m][t],
+                              t ? speedup[m] : (bench_spread){0},
+                              t && m == COALESCED ? vs_limit : (bench_spread){0}};
   free_limits(&l, set->threads);
   return rc == 0 ? n : -1;
 }
@@ -1104,18 +1139,17 @@ static void print_table(const input *in, const settings *set, const result *rs, 
           t, plural, c->time.median_ms / (codec->time.median_ms + mem->time.median_ms));
   }
   for (int m = 0; m < N_MODES && set->threads > 1; m++) {
-    const result *one = find(rs, n, m, 1), *all = find(rs, n, m, set->threads);
-    if (one && all)
-      printf("  %-22s speed-up on %d threads: %.2fx\n", mode_names[m], set->threads,
-             one->time.median_ms / all->time.median_ms);
+    const result *all = find(rs, n, m, set->threads);
+    if (all)
+      printf("  %-22s speed-up on %d threads: %.2fx (runs %.2f-%.2f)\n", mode_names[m],
+             set->threads, all->speedup.median, all->speedup.min, all->speedup.max);
   }
   /* The yardstick: the coalesced read's speed-up against its limit's. */
   const int limit = find(rs, n, CODEC_LIMIT, 1) ? CODEC_LIMIT : MEMCPY_LIMIT;
-  const result *c1 = find(rs, n, COALESCED, 1), *cn = find(rs, n, COALESCED, set->threads);
-  const result *l1 = find(rs, n, limit, 1), *ln = find(rs, n, limit, set->threads);
-  if (set->threads > 1 && c1 && cn && l1 && ln)
-    printf("  coalesced speed-up / %s speed-up: %.2f\n", mode_names[limit],
-           (c1->time.median_ms / cn->time.median_ms) / (l1->time.median_ms / ln->time.median_ms));
+  const result *cn = find(rs, n, COALESCED, set->threads);
+  if (set->threads > 1 && cn && find(rs, n, limit, 1))
+    printf("  coalesced speed-up / %s speed-up: %.2f (runs %.2f-%.2f)\n", mode_names[limit],
+           cn->vs_limit.median, cn->vs_limit.min, cn->vs_limit.max);
 }
 
 static void print_json_results(const input *in, const result *rs, int n, int *first) {
@@ -1182,7 +1216,9 @@ static void usage(FILE *out) {
       "blocks with a codec, coalesced against codec_limit + memcpy_limit (their stream\n"
       "decompressed into a window, then its buffers copied into place: their floor); each mode's\n"
       "speed-up on T threads, and coalesced's speed-up over its limit's (codec_limit, or\n"
-      "memcpy_limit uncompressed).\n"
+      "memcpy_limit uncompressed): the median over the runs of each run's own, a run on one\n"
+      "thread and the same mode's on T following each other (on a shared host the two meet\n"
+      "about the same load), with the min-max.\n"
       "--json: {\"benchmark\",\"machine\",\"cores\",\"target_rows\",\"seed\",\"results\":[{\"format\",\"codec\",\n"
       "  \"columns\",\"block_rows\",\"blocks\",\"rows\",\"threads\",\"mode\",\"median_ms\",\"min_ms\",\"max_ms\",\n"
       "  \"us_per_block\",\"batches_out\"}]}; the reading modes add \"checksum_column\" and \"checksum\": the\n"

@@ -255,13 +255,47 @@ static void floors(void) {
   }
 }
 
+/* Every speed-up on 2 threads, and coalesced's over its limit's, is the
+ * median of the runs' own with their min-max around it: a line for each
+ * mode that applies (ipc lz4: all five), and the yardstick. */
+static void paired_speedups(void) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd,
+           "'%s' bench shuffle --format ipc --codec lz4 --columns 5 --block-rows 64 --threads 2 "
+           "--quick --runs 3",
+           cli);
+  FILE *p = popen(cmd, "r");
+  char line[512];
+  int modes_seen = 0, yardsticks = 0, bad = 0;
+  while (p && fgets(line, sizeof line, p)) {
+    double median, lo, hi;
+    char mode[64];
+    int threads;
+    if (sscanf(line, " %63s speed-up on %d threads: %lfx (runs %lf-%lf)", mode, &threads, &median,
+               &lo, &hi) == 5)
+      modes_seen++;
+    else if (sscanf(line, " coalesced speed-up / %63s speed-up: %lf (runs %lf-%lf)", mode, &median,
+                    &lo, &hi) == 4)
+      yardsticks++;
+    else
+      continue;
+    if (!(lo > 0 && lo <= median && median <= hi)) {
+      bad++;
+      fprintf(stderr, "not a median within its min-max: %s", line);
+    }
+  }
+  if (p) pclose(p);
+  TU_CHECK(modes_seen == 5 && yardsticks == 1 && bad == 0,
+           "bench shuffle ipc lz4: %d speed-up lines of the 5 modes, %d of coalesced against its "
+           "limit, %d out of their min-max",
+           modes_seen, yardsticks, bad);
+}
+
 int main(int argc, char **argv) {
   cli = tu_cli_path();
   static const tu_case cases[] = {
-      {"sweep", run_sweep},
-      {"from_file", run_from_file},
-      {"usage_errors", usage_errors},
-      {"floors", floors},
+      {"sweep", run_sweep}, {"from_file", run_from_file},         {"usage_errors", usage_errors},
+      {"floors", floors},   {"paired_speedups", paired_speedups},
   };
   return TU_MAIN(argc, argv, "bench_shuffle", cases);
 }
