@@ -703,6 +703,35 @@ static int set_batch_entry(xchg_buf *stream, int slot, uint32_t k, uint64_t firs
   return tu_errorf(msg, MSG, "no record batch");
 }
 
+/* A fault made in a block: entry k of its record batch's vector `slot`
+ * set (set_batch_entry); block -1 makes none. */
+typedef struct fault {
+  int block, slot;
+  uint32_t k;
+  uint64_t first, second;
+} fault;
+
+/* n blocks of one batch of `columns` columns, each an IPC stream written
+ * with wo (NULL: the defaults), framed as add_block frames them, the
+ * fault f made; the input is marked bad (blocks are not read alone). */
+static int add_blocks(input *in, const struct ArrowSchema *schema, const struct ArrowArray *batch,
+                      int n, const xchg_ipc_write_options *wo, int comet, const fault *f,
+                      char *msg) {
+  in->bad = 1;
+  int rc = 0;
+  for (int b = 0; b < n && rc == 0; b++) {
+    xchg_buf *stream;
+    rc = rt_write(schema, batch, 1, wo, &stream, msg, MSG);
+    if (rc == 0 && b == f->block)
+      rc = set_batch_entry(stream, f->slot, f->k, f->first, f->second, msg);
+    if (rc == 0)
+      rc = add_block(in, xchg_buf_data(stream), xchg_buf_size(stream), comet, batch->n_children,
+                     msg);
+    if (stream) xchg_buf_unref(stream);
+  }
+  return rc;
+}
+
 /* A Buffer of the third block's record batch set outside its body: past
  * its end, or at a negative offset or length (as unsigned, huge); or
  * inside it, but shorter than the column's values.  Or its FieldNode
@@ -743,18 +772,9 @@ static void check_buffer_ranges(void) {
     for (size_t t = 0; t < sizeof bad / sizeof bad[0]; t++) {
       if (bad[t].plain && comet > 0) continue;
       input in = {0};
-      in.bad = 1;
       char msg[MSG] = "";
-      int rc = 0;
-      for (int b = 0; b < 4 && rc == 0; b++) {
-        xchg_buf *stream;
-        rc = rt_write(&root, &root_a, 1, NULL, &stream, msg, MSG);
-        if (rc == 0 && b == 2)
-          rc = set_batch_entry(stream, bad[t].slot, bad[t].k, bad[t].first, bad[t].second, msg);
-        if (rc == 0)
-          rc = add_block(&in, xchg_buf_data(stream), xchg_buf_size(stream), comet, 1, msg);
-        if (stream) xchg_buf_unref(stream);
-      }
+      fault f = {2, bad[t].slot, bad[t].k, bad[t].first, bad[t].second};
+      int rc = add_blocks(&in, &root, &root_a, 4, NULL, comet, &f, msg);
       if (rc == 0) rc = expect_error(&in, XCHG_EFORMAT, "field 'c0'", NULL, NULL, msg);
       if (rc == 0) {
         xchg_shuffle_reader_options o;
@@ -772,31 +792,42 @@ static void check_buffer_ranges(void) {
     }
 }
 
+/* A batch of `rows` rows of two columns, c0 and c1, of format `format`,
+ * both holding `values`: fixtures that borrow them (and point into the
+ * struct, which stays where it is). */
+typedef struct two_columns {
+  struct ArrowSchema c0, c1, *cols[2], root;
+  struct ArrowArray a0, a1, *kids[2], batch;
+  const void *buffers[2];
+} two_columns;
+
+static void two_columns_init(two_columns *t, const char *format, const void *values, int64_t rows) {
+  t->cols[0] = &t->c0;
+  t->cols[1] = &t->c1;
+  t->kids[0] = &t->a0;
+  t->kids[1] = &t->a1;
+  t->buffers[0] = NULL;
+  t->buffers[1] = values;
+  tu_fixture_schema(&t->c0, format, "c0", 0, NULL);
+  tu_fixture_schema(&t->c1, format, "c1", 0, NULL);
+  tu_fixture_schema(&t->root, "+s", "", 2, t->cols);
+  tu_fixture_array(&t->a0, rows, 2, t->buffers, 0, NULL);
+  tu_fixture_array(&t->a1, rows, 2, t->buffers, 0, NULL);
+  tu_fixture_array(&t->batch, rows, 1, t->buffers, 2, t->kids);
+}
+
 /* A fault in the second column of a block's batch (its values' buffer
  * shorter than its values): read on the pool, the error is the one the
  * calling thread reports alone, word for word, after the same batches. */
 static void check_pooled_error(void) {
   static const int32_t values[] = {1, 2, 3};
-  struct ArrowSchema c0, c1, *cols[2] = {&c0, &c1}, root;
-  struct ArrowArray a0, a1, *col_as[2] = {&a0, &a1}, root_a;
-  tu_fixture_schema(&c0, "i", "c0", 0, NULL);
-  tu_fixture_schema(&c1, "i", "c1", 0, NULL);
-  tu_fixture_schema(&root, "+s", "", 2, cols);
-  tu_fixture_array(&a0, 3, 2, (const void *[]){NULL, values}, 0, NULL);
-  tu_fixture_array(&a1, 3, 2, (const void *[]){NULL, values}, 0, NULL);
-  tu_fixture_array(&root_a, 3, 1, (const void *[]){NULL}, 2, col_as);
+  two_columns t;
+  two_columns_init(&t, "i", values, 3);
   input in = {0};
-  in.bad = 1;
   char msg[MSG] = "";
-  int rc = 0;
-  for (int b = 0; b < 6 && rc == 0; b++) {
-    xchg_buf *stream;
-    rc = rt_write(&root, &root_a, 1, NULL, &stream, msg, MSG);
-    /* c1's values: buffer 3, at byte 16 of the 32-byte body, 8 bytes of 12 */
-    if (rc == 0 && b == 4) rc = set_batch_entry(stream, BATCH_BUFFERS, 3, 16, 8, msg);
-    if (rc == 0) rc = add_block(&in, xchg_buf_data(stream), xchg_buf_size(stream), -1, 2, msg);
-    if (stream) xchg_buf_unref(stream);
-  }
+  /* c1's values: buffer 3, at byte 16 of the 32-byte body, 8 bytes of 12 */
+  fault f = {4, BATCH_BUFFERS, 3, 16, 8};
+  int rc = add_blocks(&in, &t.root, &t.batch, 6, NULL, -1, &f, msg);
   xchg_shuffle_reader_options o;
   xchg_shuffle_reader_options_init(&o);
   o.target_rows = 6;
@@ -1492,27 +1523,15 @@ static void check_decompressed_limit(void) {
 static void check_batch_limit_sum(void) {
   int64_t values[64];
   for (int i = 0; i < 64; i++) values[i] = i * 7919;
-  struct ArrowSchema c0, c1, *cols[2] = {&c0, &c1}, root;
-  struct ArrowArray a0, a1, *col_as[2] = {&a0, &a1}, root_a;
-  tu_fixture_schema(&c0, "l", "c0", 0, NULL);
-  tu_fixture_schema(&c1, "l", "c1", 0, NULL);
-  tu_fixture_schema(&root, "+s", "", 2, cols);
-  tu_fixture_array(&a0, 64, 2, (const void *[]){NULL, values}, 0, NULL);
-  tu_fixture_array(&a1, 64, 2, (const void *[]){NULL, values}, 0, NULL);
-  tu_fixture_array(&root_a, 64, 1, (const void *[]){NULL}, 2, col_as);
+  two_columns t;
+  two_columns_init(&t, "l", values, 64);
   xchg_ipc_write_options wo;
   xchg_ipc_write_options_init(&wo);
   wo.codec = XCHG_BLOCK_LZ4_FRAME;
   input in = {0};
-  in.bad = 1;
   char msg[MSG] = "";
-  int rc = 0;
-  for (int b = 0; b < 4 && rc == 0; b++) {
-    xchg_buf *stream;
-    rc = rt_write(&root, &root_a, 1, &wo, &stream, msg, MSG);
-    if (rc == 0) rc = add_block(&in, xchg_buf_data(stream), xchg_buf_size(stream), -1, 2, msg);
-    if (stream) xchg_buf_unref(stream);
-  }
+  fault none = {-1, 0, 0, 0, 0};
+  int rc = add_blocks(&in, &t.root, &t.batch, 4, &wo, -1, &none, msg);
   xchg_shuffle_reader_options o;
   xchg_shuffle_reader_options_init(&o);
   o.read.max_batch_bytes = 768;
