@@ -236,10 +236,11 @@ static void check_decode_validation_floor(void) {
     int wanted = codec && read && !strcmp(codec, "none") && strcmp(read, "trusted") != 0;
     TU_CHECK(!vfloor == !wanted, "%s: %s %s: validation_floor_ms %s", cmd, codec, read,
              vfloor ? "given" : "missing");
-    double floor_ms = json_real_value(json_object_get(res, "floor_ms"));
-    TU_CHECK(!vfloor || (json_real_value(vfloor) > 0 && json_real_value(vfloor) >= floor_ms / 4),
-             "%s: %s %s: validation floor %.4f ms, zero-copy floor %.4f ms", cmd, codec, read,
-             json_real_value(vfloor), floor_ms);
+    /* A time, not compared with the zero-copy floor's: one run each, on a
+     * loaded host either may take the longer (a CI run saw 0.002 ms
+     * against 0.012). */
+    TU_CHECK(!vfloor || json_real_value(vfloor) > 0, "%s: %s %s: validation floor %.4f ms", cmd,
+             codec, read, json_real_value(vfloor));
     with += vfloor != NULL;
   }
   TU_CHECK(with == 2,
