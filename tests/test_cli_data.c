@@ -302,6 +302,14 @@ static void check_concatenated_files(void) {
             strstr(c.out, "\"totals\": {\"streams\": 2, \"record_batches\": 2, \"rows\": 15050,"),
         "inspect of two files%s: exit %d: %s%s", how, c.exit_code, c.out, c.err);
     tu_cli_result_free(&c);
+    /* Each said to be an IPC file, not a stream, in the text too. */
+    c = piped ? run("inspect - < '%s'", f) : run("inspect '%s'", f);
+    char second[64];
+    snprintf(second, sizeof second, "\nIPC file 2 at byte %zu\n", first);
+    TU_CHECK(c.exit_code == 0 && strstr(c.out, second) &&
+                 strstr(c.out, "\ninput: 2 IPC files, 2 record batches, 15050 rows, "),
+             "inspect of two files%s, text: exit %d: %s%s", how, c.exit_code, c.out, c.err);
+    tu_cli_result_free(&c);
     c = piped ? run("cat - < '%s'", f) : run("cat '%s'", f);
     TU_CHECK(c.exit_code == 0 && count_lines(c.out) == 1 + 15050,
              "cat of two files%s: exit %d, %d lines: %s", how, c.exit_code, count_lines(c.out),

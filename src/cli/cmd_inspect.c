@@ -352,8 +352,9 @@ static void print_columns(xs *out, const stream_stats *t, const struct ArrowSche
 static void print_stream_text(xs *out, const xc_input *in, xchg_ipc_reader *reader,
                               const struct ArrowSchema *schema, inspect_ctx *c, bool complete) {
   if (in->codec != XCHG_STREAM_NONE || in->streams > 1) {
-    xs_printf(out, "IPC stream %lld at %sbyte %llu", (long long)in->streams,
-              in->codec != XCHG_STREAM_NONE ? "decoded " : "",
+    xs_printf(out, "IPC %s %lld at %sbyte %llu",
+              xchg_ipc_reader_format(reader) == XCHG_IPC_FILE ? "file" : "stream",
+              (long long)in->streams, in->codec != XCHG_STREAM_NONE ? "decoded " : "",
               (unsigned long long)in->stream_start);
     if (in->codec == XCHG_STREAM_COMET)
       xs_printf(out, " (Comet block, field count %lld)", (long long)xc_input_comet_field_count(in));
@@ -459,7 +460,7 @@ static void add_totals(stream_stats *sum, const stream_stats *t) {
 typedef struct input_stats {
   stream_stats sum;
   int64_t by_codec[4]; /* IPC streams by the body compression of their first record batch */
-  bool any_file;       /* one of them is in the IPC file format */
+  int64_t files;       /* those of them in the IPC file format */
 } input_stats;
 
 /* Reads the next IPC stream of the input, then shows it, summary first;
@@ -487,7 +488,7 @@ static xchg_status inspect_stream(xc_input *in, const inspect_opts *opt, xs *out
     schema.release(&schema);
     add_totals(&all->sum, &c.stats);
     all->by_codec[c.stats.codec < 0 ? XCHG_BLOCK_NONE : c.stats.codec]++;
-    all->any_file |= xchg_ipc_reader_format(reader) == XCHG_IPC_FILE;
+    all->files += xchg_ipc_reader_format(reader) == XCHG_IPC_FILE;
     st = read;
   }
   if ((xs_failed(&c.held) || c.out_of_memory) && st == XCHG_OK)
@@ -500,16 +501,20 @@ static xchg_status inspect_stream(xc_input *in, const inspect_opts *opt, xs *out
   return st;
 }
 
-/* The sum over several IPC streams, and what the codec took in and gave out. */
-static void print_input_totals(xs *out, const xc_input *in, const stream_stats *sum) {
+/* The sum over several IPC streams (and files), and what the codec took
+ * in and gave out. */
+static void print_input_totals(xs *out, const xc_input *in, const input_stats *all) {
   if (in->streams != 1) {
+    int64_t streams = in->streams - all->files;
     xs_puts(out, "input: ");
-    count(out, in->streams, "IPC stream", "IPC streams");
+    if (streams > 0 || all->files == 0) count(out, streams, "IPC stream", "IPC streams");
+    if (streams > 0 && all->files > 0) xs_puts(out, " and ");
+    if (all->files > 0) count(out, all->files, "IPC file", "IPC files");
     xs_puts(out, in->streams == 0 && in->codec == XCHG_STREAM_COMET
                      ? " (an empty Comet input: no batches)"
                      : "");
     xs_puts(out, ", ");
-    print_counts(out, sum);
+    print_counts(out, &all->sum);
   }
   if (in->stream != NULL && in->codec != XCHG_STREAM_NONE) xc_print_codec_bytes(out, in->stream);
 }
@@ -577,7 +582,7 @@ static void print_blocks_json(xs *out, const xc_blocks_summary *b, int64_t conve
  * it (standard input too: see spool_blocks). */
 static bool file_of_blocks(const xc_input *in, const input_stats *all) {
   if (in->codec == XCHG_STREAM_COMET) return in->streams > 0;
-  return in->codec == XCHG_STREAM_NONE && in->streams > 1 && !all->any_file;
+  return in->codec == XCHG_STREAM_NONE && in->streams > 1 && all->files == 0;
 }
 
 /* The blocks as the shuffle reader reads them; *summed when it did.
@@ -689,7 +694,7 @@ static int inspect(const char *path, xchg_stream_codec codec, const inspect_opts
   if (st == XCHG_OK && opt->json)
     print_input_totals_json(&tail, &in, &all.sum);
   else if (st == XCHG_OK)
-    print_input_totals(&tail, &in, &all.sum);
+    print_input_totals(&tail, &in, &all);
   if (st == XCHG_OK) st = inspect_blocks(&tail, path, &in, &all, opt, &summed, &err);
   if (st == XCHG_OK) {
     add_later_streams(&out, &later, &in, summed, opt);
