@@ -298,7 +298,8 @@ xchg_status shuffle_close_job(xchg_shuffle_reader *r, xchg_error *err) {
    * woken for it: the first of a reader (nothing was known when it
    * began), or a small batch passed through (bench shuffle, two threads:
    * 8,192-row blocks of 5 columns read 1.4x as fast so). */
-  if (!j->inline_placed && small_job(r, j)) j->inline_placed = 1;
+  int small = small_job(r, j);
+  j->inline_placed |= small;
   pool_loop_start(j->inline_placed ? NULL : r->opts.read.pool, &j->loop, 1, job_run, j);
   /* The next batch is placed as it is planned (as without a pool), its
    * blocks still in the cache, when this one was small.
@@ -312,8 +313,7 @@ xchg_status shuffle_close_job(xchg_shuffle_reader *r, xchg_error *err) {
    * 25-32 ms placed as planned; one thread 32 ms).  With more threads, the
    * caller alone placing would cap what the others can decompress ahead,
    * so those batches are placed on the pool. */
-  r->place_inline =
-      r->threads <= 1 || (r->threads == 2 && j->in_arenas) || (!j->pass && small_job(r, j));
+  r->place_inline = r->threads <= 1 || (r->threads == 2 && j->in_arenas) || (!j->pass && small);
   return XCHG_OK;
 }
 
