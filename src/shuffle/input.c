@@ -17,6 +17,12 @@
  * at 256 KiB, 0.9x at 32 KiB). */
 #define GROUP_BLOCKS 16
 #define GROUP_BYTES ((size_t)32 << 10)
+/* How far ahead of the block being framed its chunk is asked of memory
+ * (shuffle_prefetch_ahead): two blocks of 5 columns x 64 rows.  Thread CPU
+ * of one-thread reads, paired against none: 0.75-0.77x for 5 x 64
+ * uncompressed (IPC and Comet), 0.89-0.93x for 50 x 64 and for LZ4, ZSTD
+ * and Snappy Comet blocks, 0.98-0.99x for 512-row blocks. */
+#define PREFETCH_AHEAD ((size_t)8 << 10)
 
 static uint64_t le64(const uint8_t *p) { return fb_load_u64(p); }
 
@@ -150,7 +156,7 @@ static void drop_chunk(shuffle_input *in) {
   xchg_buf_unref(in->chunk);
   in->chunk = NULL;
   in->data = NULL;
-  in->size = in->pos = 0;
+  in->size = in->pos = in->prefetched = 0;
 }
 
 static int comet_bytes(const shuffle_input *in, const uint8_t *p, size_t n) {
@@ -164,7 +170,7 @@ static xchg_status set_chunk(shuffle_input *in, xchg_buf *chunk, int64_t source,
   in->chunk = chunk;
   in->data = xchg_buf_data(chunk);
   in->size = xchg_buf_size(chunk);
-  in->pos = 0;
+  in->pos = in->prefetched = 0;
   in->chunk_source = source;
   in->chunk_base = base;
   in->comet = comet;
@@ -375,6 +381,12 @@ static int stored_in_place(const uint8_t *h, size_t left) {
   return len >= COMET_HEADER - 8 && len <= left - 8;
 }
 
+void shuffle_prefetch_ahead(const uint8_t *data, size_t size, size_t *prefetched, size_t pos) {
+  size_t to = size - pos > PREFETCH_AHEAD ? pos + PREFETCH_AHEAD : size;
+  if (*prefetched < pos) *prefetched = pos & ~(size_t)63;
+  for (; *prefetched < to; *prefetched += 64) __builtin_prefetch(data + *prefetched);
+}
+
 /* Cuts the next group of Comet blocks off the chunk: stored blocks read in
  * place, or blocks to decompress, up to a count and a size (a quarter of
  * readahead_bytes at most, so that several groups run ahead).  A
@@ -397,6 +409,7 @@ static xchg_status cut_group(shuffle_input *in, unit *u, int *stored, xchg_error
       if (!more) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
       u->blocks = more;
     }
+    shuffle_prefetch_ahead(in->data, in->size, &in->prefetched, pos);
     size_t left = in->size - pos;
     uint64_t len = left >= 8 ? le64(in->data + pos) : UINT64_MAX;
     int whole = len < left - 8 + (left >= 8) && len >= COMET_HEADER - 8;

@@ -45,6 +45,7 @@ typedef struct unit {
   int64_t source, base; /* the chunk's source and its offset there */
   int comet;
   size_t start, end; /* its bytes in the chunk (start moves on as its IPC blocks are read) */
+  size_t prefetched; /* plain IPC: its bytes asked of memory ahead (shuffle_prefetch_ahead) */
   int64_t bytes;     /* end - start, at first */
   /* Comet */
   group_block *blocks;
@@ -76,6 +77,7 @@ struct shuffle_input {
   xchg_buf *chunk; /* the chunk being cut into units */
   const uint8_t *data;
   size_t size, pos;
+  size_t prefetched; /* the chunk's bytes asked of memory ahead of pos */
   int64_t chunk_source, chunk_base;
   int comet;
   /* Units. */
@@ -102,6 +104,15 @@ xchg_status shuffle_input_add(shuffle_input *in, xchg_source *src, xchg_error *e
  * with *state INPUT_NEEDED (the sources added so far are all read) or
  * INPUT_ENDED (and ended is set).  A failure to read a source names it. */
 xchg_status shuffle_input_first_unit(shuffle_input *in, unit **out, int *state, xchg_error *err);
+
+/* Asks memory for data's bytes from *prefetched (at least pos) up to a
+ * few KiB past pos, and moves *prefetched there.  Each Comet header, and
+ * each IPC message's metadata, says where the next one is, so that
+ * reading blocks one after another is a chain of dependent loads, a cold
+ * line or more a block: asked ahead, the lines arrive together (the
+ * blocks' bodies with them, for the reading that follows) rather than one
+ * after another. */
+void shuffle_prefetch_ahead(const uint8_t *data, size_t size, size_t *prefetched, size_t pos);
 
 /* Unit k of those held (0: the first). */
 unit *shuffle_input_unit(shuffle_input *in, int64_t k);

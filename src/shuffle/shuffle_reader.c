@@ -170,6 +170,7 @@ static xchg_status open_block(xchg_shuffle_reader *r, int *state, xchg_error *er
     b->stream = chunk + u->start;
     b->size = u->end - u->start;
     b->offset = u->base + (int64_t)b->at;
+    shuffle_prefetch_ahead(chunk, u->end, &u->prefetched, u->start);
     return XCHG_OK;
   }
   const group_block *g = &u->blocks[r->unit_block];
