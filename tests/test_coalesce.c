@@ -191,7 +191,7 @@ static void undo_failed_append(void) {
   coalescer *c;
   int fits;
   ipc_array *r = NULL;
-  if (TU_OK(coalescer_create(&schema, &opts, 8192, &c, &err), err)) {
+  if (TU_OK(coalescer_create(&schema, &opts, 8192, (int64_t)64 << 20, &c, &err), err)) {
     TU_OK(coalescer_append(c, &good_w, &fits, &err), err);
     xchg_status st = coalescer_append(c, &bad_w, &fits, &err);
     TU_CHECK(st == XCHG_EFORMAT && strstr(err.message, "field 's', buffer 3: offsets of rows"),

@@ -1160,6 +1160,51 @@ static void check_readahead_bound(void) {
   rt_data_free(&d);
 }
 
+/* A batch's first buffers are sized for the target it will reach, rows or
+ * bytes, whichever its blocks reach first, and never past max_batch_bytes.
+ * With target_rows far past the input and target_bytes small, the bytes
+ * bound them: sized by the rows alone, 1-row blocks with a target of 10^7
+ * rows reserved hundreds of MB for 37 rows, and a target of 2^63 - 1 rows
+ * failed for want of memory; with both targets that large, max_batch_bytes
+ * bounds each buffer. */
+static void check_reservation_bound(void) {
+  static const struct {
+    int64_t rows, bytes, max_batch, most_held;
+  } cases[] = {
+      {10000000, 256 << 10, (int64_t)1 << 32, 1 << 20},
+      {INT64_MAX, 256 << 10, (int64_t)1 << 32, 1 << 20},
+      {INT64_MAX, INT64_MAX, 64 << 10, 64 << 20},
+  };
+  for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
+    input in;
+    rt_data d = {0};
+    char msg[MSG] = "";
+    int rc = primitive_input(&in, &d, XCHG_BLOCK_NONE, -1, msg);
+    xchg_shuffle_reader_options o;
+    xchg_shuffle_reader_options_init(&o);
+    o.target_rows = cases[t].rows;
+    o.target_bytes = cases[t].bytes;
+    o.read.max_batch_bytes = cases[t].max_batch;
+    xchg_buf_metrics before, held;
+    xchg_buf_get_metrics(&before);
+    output out = {0};
+    if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
+    xchg_buf_get_metrics(&held);
+    int64_t grown = held.live_bytes - before.live_bytes;
+    if (rc == 0 && (out.st != XCHG_OK || out.n != 1))
+      rc = tu_errorf(msg, MSG, "%lld batches, not 1 (%s)", (long long)out.n, out.error);
+    if (rc == 0 && grown > cases[t].most_held)
+      rc = tu_errorf(msg, MSG, "%lld bytes held for one batch of %lld rows", (long long)grown,
+                     (long long)out.batches[0].length);
+    output_free(&out);
+    TU_CHECK(rc == 0, "target_rows %lld, target_bytes %lld, max_batch_bytes %lld: %s",
+             (long long)cases[t].rows, (long long)cases[t].bytes, (long long)cases[t].max_batch,
+             msg);
+    input_free(&in);
+    rt_data_free(&d);
+  }
+}
+
 /* ---- input over time ------------------------------------------------------------- */
 
 /* Reads `in` with the incremental option, per_source blocks to a source,
@@ -1632,6 +1677,7 @@ int main(int argc, char **argv) {
       {"other_schema", other_schema},
       {"ipc_file", ipc_file},
       {"readahead_bound", check_readahead_bound},
+      {"reservation_bound", check_reservation_bound},
       {"incremental", incremental},
       {"bounded_reading", bounded_reading},
       {"options", check_options},

@@ -86,8 +86,10 @@ uint8_t *coalesce_grow(coalescer *c, out_node *node, int j, size_t extra) {
   size_t size = node->size[j], need = size + extra;
   if (need <= o->cap) return o->data ? o->data + size : &nowhere;
   /* A first reservation takes a quarter more than `hint` blocks like
-   * this one need: blocks vary, and growing copies what is there. */
-  size_t first = extra * (size_t)c->hint;
+   * this one need: blocks vary, and growing copies what is there.  Never
+   * more than a batch may decode to, however large the targets. */
+  size_t most = (size_t)c->opts->max_batch_bytes;
+  size_t first = extra && (size_t)c->hint > most / extra ? most : extra * (size_t)c->hint;
   size_t cap = o->cap ? o->cap * 2 : first + first / 4;
   if (!o->cap && cap < o->last + o->last / 4) cap = o->last + o->last / 4;
   if (cap < need) cap = need;
@@ -359,6 +361,22 @@ static xchg_status lay_out(coalescer *c, const wire_batch *b) {
   return XCHG_OK;
 }
 
+/* What b's buffers decode to, about (all its columns): its body, or for a
+ * compressed body the lengths its buffers declare. */
+static int64_t decoded_bytes(const wire_batch *b) {
+  if (b->codec == XCHG_BLOCK_NONE) return b->body_length;
+  int64_t bytes = 0;
+  for (uint32_t k = 0; k < b->buffers.count; k++) {
+    int64_t offset, len;
+    coalesce_spec_of(b, k, &offset, &len);
+    int inside = offset >= 0 && len >= 8 && offset <= b->body_length - len;
+    int64_t declared = inside ? (int64_t)fb_load_u64(b->body + offset) : len;
+    bytes += declared >= 0 && declared <= b->body_length * 1024 ? declared
+                                                                : len; /* checked when placed */
+  }
+  return bytes;
+}
+
 xchg_status wire_batch_open(const fb_table *batch, int version, const uint8_t *body,
                             int64_t body_length, wire_batch *out, xchg_error *err) {
   int rc_nodes, rc_buffers, rc_variadic;
@@ -375,21 +393,9 @@ xchg_status wire_batch_open(const fb_table *batch, int version, const uint8_t *b
   out->buffer_at = out->buffers.count ? fb_vector_elem(&out->buffers, 0) : NULL;
   if (out->rows < 0)
     return xchg_errorf(err, XCHG_EFORMAT, "record batch length %lld", (long long)out->rows);
-  return ipc_batch_compression(batch, &out->codec, err);
-}
-
-int64_t wire_batch_bytes(const wire_batch *b) {
-  if (b->codec == XCHG_BLOCK_NONE) return b->body_length;
-  int64_t bytes = 0;
-  for (uint32_t k = 0; k < b->buffers.count; k++) {
-    int64_t offset, len;
-    coalesce_spec_of(b, k, &offset, &len);
-    int inside = offset >= 0 && len >= 8 && offset <= b->body_length - len;
-    int64_t declared = inside ? (int64_t)fb_load_u64(b->body + offset) : len;
-    bytes += declared >= 0 && declared <= b->body_length * 1024 ? declared
-                                                                : len; /* checked when placed */
-  }
-  return bytes;
+  xchg_status st = ipc_batch_compression(batch, &out->codec, err);
+  if (st == XCHG_OK) out->bytes = decoded_bytes(out);
+  return st;
 }
 
 /* ---- the coalescer ----------------------------------------------------------- */
@@ -450,7 +456,8 @@ static int64_t flatten(coalescer *c, const ipc_field *f, int64_t *next, int64_t 
 }
 
 xchg_status coalescer_create(const ipc_schema *schema, const xchg_ipc_read_options *opts,
-                             int64_t target_rows, coalescer **out, xchg_error *err) {
+                             int64_t target_rows, int64_t target_bytes, coalescer **out,
+                             xchg_error *err) {
   *out = NULL;
   coalescer *c = calloc(1, sizeof *c);
   int64_t n = 0, columns = schema->root.n_children;
@@ -476,6 +483,7 @@ xchg_status coalescer_create(const ipc_schema *schema, const xchg_ipc_read_optio
   c->schema = schema;
   c->opts = opts;
   c->target_rows = target_rows;
+  c->target_bytes = target_bytes;
   c->n_fields = n;
   c->layout_version = -1;
   for (int64_t fi = 0; fi < n; fi++) c->out[fi].b = c->mem + OUT_BUFFERS * fi;
@@ -528,6 +536,14 @@ static void prefetch_selected(const coalescer *c, const wire_batch *b) {
   __asm__ volatile("");
 }
 
+/* How many blocks of `each` fill `left`: at least 1, and unbounded for
+ * blocks of nothing. */
+static int64_t blocks_to(int64_t left, int64_t each) {
+  if (each <= 0) return INT64_MAX;
+  if (left <= each) return 1;
+  return left / each + (left % each != 0);
+}
+
 xchg_status coalescer_append(coalescer *c, const wire_batch *b, int *fits, xchg_error *err) {
   *fits = 1;
   c->b = b;
@@ -538,8 +554,9 @@ xchg_status coalescer_append(coalescer *c, const wire_batch *b, int *fits, xchg_
   xchg_status st = lay_out(c, b);
   if (st != XCHG_OK || b->rows == 0) return st;
   prefetch_selected(c, b);
-  int64_t left = c->target_rows - c->rows;
-  c->hint = left > b->rows ? (left + b->rows - 1) / b->rows : 1;
+  int64_t by_rows = blocks_to(c->target_rows - c->rows, b->rows);
+  int64_t by_bytes = blocks_to(c->target_bytes - c->bytes, b->bytes);
+  c->hint = by_rows < by_bytes ? by_rows : by_bytes;
   for (int64_t i = 0; i < c->n_selected && st == XCHG_OK; i++)
     st = coalesce_append_column(c, c->selected[i], b->rows);
   if (st != XCHG_OK) {
@@ -551,6 +568,7 @@ xchg_status coalescer_append(coalescer *c, const wire_batch *b, int *fits, xchg_
     return st;
   }
   c->rows += b->rows;
+  c->bytes += b->bytes;
   return XCHG_OK;
 }
 
@@ -620,7 +638,7 @@ static void clear_output(coalescer *c) {
     o->validity = 0;
     for (int j = 0; j < OUT_BUFFERS; j++) o->size[j] = 0;
   }
-  c->rows = 0;
+  c->rows = c->bytes = 0;
 }
 
 xchg_status coalescer_finish(coalescer *c, ipc_dict_lookup_fn lookup, void *lookup_ctx,

@@ -40,6 +40,8 @@ typedef struct wire_batch {
   const uint8_t *node_at, *buffer_at; /* the first FieldNode and Buffer (16 bytes each) */
   const uint8_t *body;
   int64_t body_length;
+  int64_t bytes; /* what its buffers decode to, about (all its columns): its body, or for a
+                    compressed body the lengths its buffers declare */
 } wire_batch;
 
 /* Reads the RecordBatch table `batch` of a message of metadata version
@@ -47,17 +49,15 @@ typedef struct wire_batch {
 xchg_status wire_batch_open(const fb_table *batch, int version, const uint8_t *body,
                             int64_t body_length, wire_batch *out, xchg_error *err);
 
-/* The bytes b's buffers decode to, about (all its columns): its body, or
- * for a compressed body the lengths its buffers declare. */
-int64_t wire_batch_bytes(const wire_batch *b);
-
 typedef struct coalescer coalescer;
 
 /* A coalescer of the selected columns of schema (which must outlive it),
  * checking what it reads with opts (which too), its first buffers sized
- * for about target_rows rows. */
+ * for about target_rows rows or target_bytes (as wire_batch.bytes counts
+ * them), whichever the blocks reach first. */
 xchg_status coalescer_create(const ipc_schema *schema, const xchg_ipc_read_options *opts,
-                             int64_t target_rows, coalescer **out, xchg_error *err);
+                             int64_t target_rows, int64_t target_bytes, coalescer **out,
+                             xchg_error *err);
 
 /* Appends the rows of b.  When the output cannot take them (its 32-bit
  * offsets would pass what they address) nothing is appended and *fits is

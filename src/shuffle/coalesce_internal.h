@@ -71,7 +71,7 @@ typedef struct scratch {
 struct coalescer {
   const ipc_schema *schema;
   const xchg_ipc_read_options *opts;
-  int64_t target_rows;
+  int64_t target_rows, target_bytes;
   flat_field *fields;
   int64_t n_fields;
   int64_t *kids;
@@ -84,7 +84,7 @@ struct coalescer {
   int layout_version;            /* of the batch buf_at was laid out for, or -1 */
   out_node *out, *marks;         /* the output, and as it was before this append */
   out_buf *mem;                  /* OUT_BUFFERS a field: the out nodes' b */
-  int64_t rows;
+  int64_t rows, bytes;           /* of the output so far; bytes as wire_batch.bytes counts them */
   scratch scratch;
   /* The batch being appended. */
   const wire_batch *b;

@@ -372,15 +372,15 @@ static xchg_status take_batch(xchg_shuffle_reader *r, const ipc_message_view *m,
   if (w.rows == 0) return XCHG_OK;
   int pass = passes_through(r, &w);
   job *j = open_job(r);
-  if (!j->co && (st = coalescer_create(&r->schema, &r->opts.read, r->opts.target_rows, &j->co,
-                                       err)) != XCHG_OK)
+  if (!j->co && (st = coalescer_create(&r->schema, &r->opts.read, r->opts.target_rows,
+                                       r->opts.target_bytes, &j->co, err)) != XCHG_OK)
     return st;
   if ((st = add_ref(r, j, err)) != XCHG_OK) return st;
   placement *p;
   if ((st = job_new_placement(j, &p, err)) != XCHG_OK) return st;
   *p = (placement){w, b->ref, b->message, b->pos};
   j->rows += w.rows;
-  int64_t bytes = wire_batch_bytes(&w);
+  int64_t bytes = w.bytes;
   j->bytes += bytes;
   j->cost += pass ? PASS_BUFFER_COST * (int64_t)w.buffers.count
                   : (w.codec == XCHG_BLOCK_NONE ? bytes : DECOMPRESS_COST * bytes) + BATCH_COST;
