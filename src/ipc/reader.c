@@ -101,6 +101,10 @@ static xchg_status move_to(xchg_ipc_reader *r, int64_t offset, xchg_error *err) 
   return xchg_source_skip(r->src, (uint64_t)(offset - here), err);
 }
 
+/* What prefetch_next_message asks for: the framing and metadata of a
+ * batch of a few columns. */
+#define NEXT_MESSAGE_BYTES 256
+
 /* ---- messages ------------------------------------------------------------- */
 
 void reader_message_clear(ipc_message *m) {
@@ -140,6 +144,22 @@ static xchg_status parse_message(xchg_ipc_reader *r, ipc_message *m, xchg_error 
   return ipc_message_decode(m, size >= 0 ? size - m->body_offset : -1, err);
 }
 
+/* Asks memory for the next message's framing and the start of its
+ * metadata while this one is decoded.  Where it starts only this one's
+ * metadata says, so that reading small batches one after another is a
+ * chain of cold loads, each waited for in turn. */
+static void prefetch_next_message(const xchg_ipc_reader *r, const ipc_message *m) {
+  if (!r->memory) return;
+  const uint8_t *data = xchg_buf_data(r->memory);
+  size_t size = xchg_buf_size(r->memory);
+  if (m->body_offset < 0 || m->body_length < 0 || (uint64_t)m->body_offset > size ||
+      (uint64_t)m->body_length > size - (size_t)m->body_offset)
+    return;
+  size_t at = (size_t)(m->body_offset + m->body_length);
+  size_t to = size - at > NEXT_MESSAGE_BYTES ? at + NEXT_MESSAGE_BYTES : size;
+  for (; at < to; at += 64) __builtin_prefetch(data + at);
+}
+
 /* Reads the framing and metadata of the message at the current position;
  * the body is left where it is. */
 xchg_status reader_read_message(xchg_ipc_reader *r, ipc_message *m, int *eos, xchg_error *err) {
@@ -157,7 +177,10 @@ xchg_status reader_read_message(xchg_ipc_reader *r, ipc_message *m, int *eos, xc
   }
   m->body_offset = reader_position(r);
   st = parse_message(r, m, err);
-  if (st != XCHG_OK) reader_message_clear(m);
+  if (st != XCHG_OK)
+    reader_message_clear(m);
+  else
+    prefetch_next_message(r, m);
   return st;
 }
 
