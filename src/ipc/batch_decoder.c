@@ -39,6 +39,10 @@ typedef struct planned {
   struct planned *next;
 } planned;
 
+/* What prefetch_payload asks for: the framing and metadata of a batch of
+ * a few columns. */
+#define PAYLOAD_HEAD_BYTES 256
+
 /* A payload being decoded.  Everything before `error` is zeroed when it
  * starts (error is written only on failure: a kilobyte not to clear per
  * payload). */
@@ -427,6 +431,16 @@ static void payload_free(payload *p);
 static xchg_status start_payload(payload *p, xchg_source *src);
 static xchg_status export_payload(payload *p, struct ArrowArray *out);
 
+/* Asks memory for the framing and metadata of payload p, in memory, while
+ * the one before it is decoded: the payloads of a relation lie apart, and
+ * the first line of each is a cold miss, waited for when it is read. */
+static void prefetch_payload(payload *p, xchg_source *src) {
+  if (!src || p->memory || !(p->memory = xchg_source_memory(src))) return;
+  const uint8_t *data = xchg_buf_data(p->memory);
+  size_t size = xchg_buf_size(p->memory);
+  for (size_t at = 0; at < size && at < PAYLOAD_HEAD_BYTES; at += 64) __builtin_prefetch(data + at);
+}
+
 /* Decodes a run of payloads on one thread, from reading to export; the
  * first failure ends the run (a later payload's error would not be the
  * one reported). */
@@ -434,6 +448,7 @@ static void decode_group(void *ctx, int64_t t) {
   payload_groups *g = ctx;
   for (int64_t i = g->starts[t]; i < g->starts[t + 1]; i++) {
     payload *p = &g->ps[i];
+    if (i + 1 < g->starts[t + 1]) prefetch_payload(&g->ps[i + 1], g->srcs[i + 1]);
     p->status = start_payload(p, g->srcs[i]);
     if (p->status == XCHG_OK) p->status = finish_payload(p, NULL, &p->error);
     if (p->status == XCHG_OK) p->status = export_payload(p, &g->outs[i]);
@@ -469,7 +484,7 @@ static xchg_status start_payload(payload *p, xchg_source *src) {
   p->src = src;
   if (!src || xchg_source_size(src) < 0)
     return xchg_errorf(&p->error, XCHG_EINVAL, "the payload's source is not seekable or is NULL");
-  p->memory = xchg_source_memory(src);
+  if (!p->memory) p->memory = xchg_source_memory(src);
   xchg_status st = xchg_source_seek(src, 0, &p->error);
   return st == XCHG_OK ? plan_payload(p, &p->error) : st;
 }
@@ -490,6 +505,7 @@ static void decode_on_caller(payload *ps, int64_t n, const xchg_batch_decoder *d
   xchg_status st = XCHG_OK;
   int64_t total = 0, groups = 0;
   for (int64_t i = 0; i < n && st == XCHG_OK; i++) {
+    if (i + 1 < n) prefetch_payload(&ps[i + 1], srcs[i + 1]);
     st = ps[i].status = start_payload(&ps[i], srcs[i]);
     total += payload_work(&ps[i]);
   }
