@@ -51,9 +51,11 @@ import java.util.function.BooleanSupplier;
  * calling thread) before the first block and then before a block once 64
  * KiB of blocks were read since it was last asked, so that a next that
  * reads thousands of blocks stops soon after the task is killed; once it says
- * true the call throws an {@link XchgException} whose status is CANCELLED,
- * and every later {@link #next} throws CANCELLED too; what it throws
- * itself (an engine's TaskKilledException) comes through as thrown.
+ * true the call throws an {@link XchgException} whose status is CANCELLED
+ * (nothing of an input being added is kept), and every later {@link #next}
+ * and {@link #addInput} throws CANCELLED too, without asking it again; what
+ * it throws itself (an engine's TaskKilledException) comes through as
+ * thrown, and the reader is cancelled the same way.
  *
  * <p>Errors: bad input throws an {@link XchgException} with xchg's message,
  * which names the block (its index over all inputs, the input, and its
@@ -194,11 +196,14 @@ public final class XchgShuffleReader implements AutoCloseable {
   private final NativeHandle handle;
   private final Object calls = new Object(); // serialises the calls: the C reader is single-threaded
   private final BooleanSupplier killCheck;
+  private final BooleanSupplier nativeKillCheck; // killCheck as next's C reader asks it: killed()
+  private String cancelled; // once the kill check said true or threw: what every later call throws
   private byte[] chunk; // the InputStream chunk buffer, made at the first addInput(InputStream)
 
   private XchgShuffleReader(long handle, BooleanSupplier killCheck) {
     this.handle = new NativeHandle("XchgShuffleReader", handle);
     this.killCheck = killCheck;
+    this.nativeKillCheck = killCheck == null ? null : this::killed;
   }
 
   /** A reader of every column with the default options. */
@@ -234,6 +239,7 @@ public final class XchgShuffleReader implements AutoCloseable {
     long h = handle.enter();
     try {
       synchronized (calls) {
+        checkNotCancelled();
         if (chunk == null) chunk = new byte[CHUNK];
         boolean added = false;
         try {
@@ -270,6 +276,7 @@ public final class XchgShuffleReader implements AutoCloseable {
     long h = handle.enter();
     try {
       synchronized (calls) {
+        checkNotCancelled();
         askKillCheck();
         if (buffer.isDirect()) {
           nAddDirect(h, buffer);
@@ -342,8 +349,16 @@ public final class XchgShuffleReader implements AutoCloseable {
     long h = handle.enter();
     try {
       synchronized (calls) {
+        checkNotCancelled();
         askKillCheck();
-        int r = nNext(h, arrayAddress, killCheck);
+        int r;
+        try {
+          r = nNext(h, arrayAddress, nativeKillCheck);
+        } catch (XchgException e) {
+          // The C reader's own CANCELLED ("cancelled before block N"): said again by every later call.
+          if (e.isCancelled()) cancelled = e.getMessage();
+          throw e;
+        }
         return r == NEXT_BATCH ? Result.BATCH : r == NEXT_END ? Result.END : Result.NEED_INPUT;
       }
     } finally {
@@ -417,10 +432,30 @@ public final class XchgShuffleReader implements AutoCloseable {
     handle.close(XchgShuffleReader::nClose);
   }
 
+  /**
+   * Asks the kill check (under {@code calls}, also for the C reader inside
+   * nNext): once it says true or throws, the reader is cancelled for good.
+   */
+  private boolean killed() {
+    if (killCheck == null) return false;
+    boolean killed;
+    try {
+      killed = killCheck.getAsBoolean();
+    } catch (Throwable t) {
+      cancelled = "XchgShuffleReader: the task's kill check threw " + t;
+      throw t;
+    }
+    if (killed) cancelled = "XchgShuffleReader: the task's kill check says it is killed";
+    return killed;
+  }
+
   private void askKillCheck() {
-    if (killCheck != null && killCheck.getAsBoolean())
-      throw new XchgException(XchgException.XCHG_ECANCELLED,
-          "XchgShuffleReader: the task's kill check says it is killed", null);
+    if (killed()) checkNotCancelled();
+  }
+
+  /** Throws CANCELLED, with the first cancellation's message, once the reader was cancelled. */
+  private void checkNotCancelled() {
+    if (cancelled != null) throw new XchgException(XchgException.XCHG_ECANCELLED, cancelled, null);
   }
 
   private static long checkAddress(long address) {

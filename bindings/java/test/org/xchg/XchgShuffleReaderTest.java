@@ -473,7 +473,12 @@ public final class XchgShuffleReaderTest {
     a.close();
   }
 
-  /** The kill check: CANCELLED between InputStream chunks and at next; its own exception as is. */
+  /**
+   * The kill check: CANCELLED between InputStream chunks and at next, and
+   * from then on at every next and addInput, even once it says false again
+   * (it is not asked again); its own exception as is, then CANCELLED.  An
+   * InputStream that throws leaves nothing of it behind.
+   */
   static void killCheck(List<Block> blocks) throws IOException {
     AtomicBoolean killed = new AtomicBoolean();
     AtomicInteger asked = new AtomicInteger();
@@ -488,35 +493,84 @@ public final class XchgShuffleReaderTest {
           () -> r.addInput(new ByteArrayInputStream(all)));
       if (e != null) check(e.isCancelled(), "kill: cancelled, got " + e.status());
       checkEq(3, asked.get(), "kill: asked before each chunk until killed");
+      String said = e == null ? null : e.getMessage();
       e = expectThrows(XchgException.class, "kill: at next", () -> r.next(a));
-      if (e != null) check(e.isCancelled(), "kill at next: cancelled");
+      if (e != null) check(e.isCancelled() && e.getMessage().equals(said), "kill at next: cancelled: " + e.getMessage());
       killed.set(false);
-      // Nothing of the killed input is left: the next input is read alone.
-      Checker c = new Checker(r, ALL, "kill: after");
-      r.addInput(new ByteArrayInputStream(concat(blocks, 0, 2)));
+      stillCancelled(r, a, said, "kill: once the check says false again");
+      checkEq(3, asked.get(), "kill: not asked once the reader is cancelled");
+      checkEq(0, r.metrics().blocks(), "kill: no block read");
+    }
+    // Killed at next's own question, before its work: the same.
+    try (XchgShuffleReader r = XchgShuffleReader.open(opts(500).killCheck(killed::get));
+        XchgArrowArray a = Xchg.allocateArrowArray()) {
+      r.addInput(heap(concat(blocks, 0, 2)));
       r.endInput();
-      check(c.drain() == XchgShuffleReader.Result.END, "kill: END");
-      checkEq(blocks.get(0).rows() + blocks.get(1).rows(), c.rows, "kill: only the next input's rows");
-      checkEq(2, r.metrics().blocks(), "kill: only the next input's blocks");
-      c.array.close();
+      killed.set(true);
+      XchgException e = expectThrows(XchgException.class, "kill: before next's work", () -> r.next(a));
+      if (e != null) check(e.isCancelled(), "kill before next's work: cancelled, got " + e.status());
+      killed.set(false);
+      stillCancelled(r, a, e == null ? null : e.getMessage(), "kill before next's work, then false");
+      check(TestHooks.arrayReleased(a.memoryAddress()), "kill before next's work: the struct is left empty");
     }
     RuntimeException own = new IllegalStateException("TaskKilledException");
     try (XchgShuffleReader r = XchgShuffleReader.open(opts(500).killCheck(() -> {
           throw own;
-        }))) {
+        }));
+        XchgArrowArray a = Xchg.allocateArrowArray()) {
       RuntimeException got = expectThrows(RuntimeException.class, "kill check that throws",
           () -> r.addInput(heap(all)));
       check(got == own, "kill check's own exception comes through as thrown: " + got);
+      stillCancelled(r, a, null, "after the kill check threw");
     }
+    // An InputStream that throws: its exception, and nothing of it is left (the next input is read alone).
+    try (XchgShuffleReader r = XchgShuffleReader.open(opts(500))) {
+      IOException boom = new IOException("network gone");
+      IOException got = expectThrows(IOException.class, "an InputStream that throws",
+          () -> r.addInput(new java.io.SequenceInputStream(new ByteArrayInputStream(all), new InputStream() {
+            @Override
+            public int read() throws IOException {
+              throw boom;
+            }
+          })));
+      check(got == boom, "an InputStream's exception comes through as thrown: " + got);
+      readsAlone(r, blocks, "after an InputStream threw");
+    }
+  }
+
+  /** next and addInput throw CANCELLED (with the message `said` when not null), the struct left empty. */
+  static void stillCancelled(XchgShuffleReader r, XchgArrowArray a, String said, String what) {
+    for (int k = 0; k < 2; k++) {
+      XchgException e = expectThrows(XchgException.class, what + ": next", () -> r.next(a));
+      if (e != null) check(e.isCancelled() && (said == null || e.getMessage().equals(said)),
+          what + ": next: cancelled as before, got " + e.status() + ": " + e.getMessage());
+    }
+    check(TestHooks.arrayReleased(a.memoryAddress()), what + ": the struct is left empty");
+    for (Feed f : Feed.values()) {
+      XchgException e = expectThrows(XchgException.class, what + ": addInput " + f, () -> add(r, new byte[0], f));
+      if (e != null) check(e.isCancelled() && (said == null || e.getMessage().equals(said)),
+          what + ": addInput " + f + ": cancelled as before, got " + e.status() + ": " + e.getMessage());
+    }
+  }
+
+  /** The first two blocks as one input, then the end: read alone (nothing of an input that failed is left). */
+  static void readsAlone(XchgShuffleReader r, List<Block> blocks, String what) throws IOException {
+    Checker c = new Checker(r, ALL, what);
+    r.addInput(new ByteArrayInputStream(concat(blocks, 0, 2)));
+    r.endInput();
+    check(c.drain() == XchgShuffleReader.Result.END, what + ": END");
+    checkEq(blocks.get(0).rows() + blocks.get(1).rows(), c.rows, what + ": only the next input's rows");
+    checkEq(2, r.metrics().blocks(), what + ": only the next input's blocks");
+    c.array.close();
   }
 
   /**
    * The kill check inside one long next (every block makes one batch): asked
    * before the first block and once 64 KiB of blocks were read since it was
    * last asked, the call throws CANCELLED as soon as it says true (no block
-   * read after it, the struct left empty), and so does every later next,
-   * even once the check says false again; what it throws mid-next comes
-   * through as thrown.  A direct buffer the killed reader read from
+   * read after it, the struct left empty), and so does every later next
+   * and addInput, even once the check says false again; what it throws
+   * mid-next comes through as thrown, then CANCELLED.  A direct buffer the killed reader read from
    * becomes unreachable once the reader is closed: nothing of it is kept.
    */
   static void killMidNext(List<Block> blocks) throws Exception {
@@ -551,8 +605,7 @@ public final class XchgShuffleReaderTest {
           "kill mid-next: " + m.wireBytes() + " bytes of blocks read before the kill");
       check(TestHooks.arrayReleased(a.memoryAddress()), "kill mid-next: the struct is left empty");
       killed.set(false);
-      e = expectThrows(XchgException.class, "kill mid-next, then next again", () -> r.next(a));
-      if (e != null) check(e.isCancelled(), "after the kill: cancelled again, got " + e.status());
+      stillCancelled(r, a, e == null ? null : e.getMessage(), "kill mid-next, then next again");
     }
     for (int k = 0; k < 50 && input.get() != null; k++) {
       System.gc();
@@ -575,6 +628,8 @@ public final class XchgShuffleReaderTest {
       check(got == own, "the kill check's own exception comes through mid-next: " + got);
       checkEq(3, calls.get(), "a kill check that throws is not asked again");
       check(r.metrics().wireBytes() < all.length, "a kill check that throws: not every block read");
+      stillCancelled(r, a, null, "a kill check that threw mid-next");
+      checkEq(3, calls.get(), "a kill check that threw is not asked again by later calls");
     }
   }
 
