@@ -231,7 +231,8 @@ public final class XchgShuffleReader implements AutoCloseable {
    * Adds the bytes of {@code in}, read to its end now (it is not closed),
    * as one input.  On an exception nothing of it is added.
    *
-   * @throws IOException what reading {@code in} threw
+   * @throws IOException what reading {@code in} threw, or when its read
+   *     returned 0 (or more bytes than asked for), which it must not
    * @throws XchgException CANCELLED when the kill check says so; INVALID_ARGUMENT after {@link #endInput}
    */
   public void addInput(InputStream in) throws IOException {
@@ -246,8 +247,11 @@ public final class XchgShuffleReader implements AutoCloseable {
           for (boolean end = false; !end; ) {
             askKillCheck();
             int n = 0;
-            for (int got; n < CHUNK && !(end = (got = in.read(chunk, n, CHUNK - n)) < 0); )
-              n += got;
+            for (int got; n < CHUNK && !(end = (got = in.read(chunk, n, CHUNK - n)) < 0); n += got) {
+              // 0 (or more than asked for) breaks read's contract: looping on it would spin forever.
+              if (got == 0 || got > CHUNK - n)
+                throw new IOException("InputStream.read returned " + got + " for " + (CHUNK - n) + " bytes");
+            }
             if (n > 0) nAppend(h, chunk, 0, n);
           }
           nCommit(h);

@@ -477,7 +477,8 @@ public final class XchgShuffleReaderTest {
    * The kill check: CANCELLED between InputStream chunks and at next, and
    * from then on at every next and addInput, even once it says false again
    * (it is not asked again); its own exception as is, then CANCELLED.  An
-   * InputStream that throws leaves nothing of it behind.
+   * InputStream that throws, or whose read returns 0, leaves nothing of it
+   * behind.
    */
   static void killCheck(List<Block> blocks) throws IOException {
     AtomicBoolean killed = new AtomicBoolean();
@@ -535,6 +536,28 @@ public final class XchgShuffleReaderTest {
           })));
       check(got == boom, "an InputStream's exception comes through as thrown: " + got);
       readsAlone(r, blocks, "after an InputStream threw");
+    }
+    // An InputStream whose read returns 0 (or more than asked for) once its bytes are out breaks
+    // read's contract: an IOException saying so, nothing of it left (not a loop asking again).
+    for (int extra : new int[] {-1, 1}) {
+      String what = extra < 0 ? "an InputStream read returning 0" : "an InputStream read returning too much";
+      try (XchgShuffleReader r = XchgShuffleReader.open(opts(500))) {
+        AtomicInteger calls = new AtomicInteger();
+        InputStream broken = new ByteArrayInputStream(all) {
+          @Override
+          public synchronized int read(byte[] b, int off, int len) {
+            if (available() > 0) return super.read(b, off, len);
+            if (calls.incrementAndGet() > 100) return -1; // the reader looped: end it
+            return extra < 0 ? 0 : len + extra;
+          }
+        };
+        IOException got = expectThrows(IOException.class, what, () -> r.addInput(broken));
+        int ask = XchgShuffleReader.CHUNK - all.length % XchgShuffleReader.CHUNK;
+        String want = "InputStream.read returned " + (extra < 0 ? 0 : ask + extra) + " for " + ask + " bytes";
+        if (got != null) check(want.equals(got.getMessage()), what + ": " + got.getMessage() + ", want " + want);
+        checkEq(1, calls.get(), what + ": read once after its bytes");
+        readsAlone(r, blocks, "after " + what);
+      }
     }
   }
 
