@@ -269,14 +269,13 @@ public final class XchgShuffleReader implements AutoCloseable {
    * Adds the buffer's bytes from its position to its limit as one input
    * (its position is left as it is): a direct buffer read in place (see the
    * class comment for how long its bytes must stay as they are), a heap
-   * one copied now.
+   * one copied now (a read-only one, whose array is hidden, 64 KiB at a
+   * time through the reader's chunk buffer).
    *
    * @throws XchgException CANCELLED when the kill check says so; INVALID_ARGUMENT after {@link #endInput}
    */
   public void addInput(ByteBuffer buffer) {
     Objects.requireNonNull(buffer, "buffer");
-    if (!buffer.isDirect() && !buffer.hasArray())
-      throw new IllegalArgumentException("a heap ByteBuffer without an accessible array (read-only?)");
     long h = handle.enter();
     try {
       synchronized (calls) {
@@ -288,10 +287,19 @@ public final class XchgShuffleReader implements AutoCloseable {
         }
         boolean added = false;
         try {
-          int at = buffer.arrayOffset() + buffer.position(), end = at + buffer.remaining();
+          // A read-only heap buffer hides its array: its bytes go through the chunk array.
+          ByteBuffer hidden = buffer.hasArray() ? null : buffer.duplicate();
+          int at = hidden != null ? 0 : buffer.arrayOffset() + buffer.position();
+          int end = at + buffer.remaining();
+          if (hidden != null && chunk == null) chunk = new byte[CHUNK];
           for (int n; at < end; at += n) {
             n = Math.min(CHUNK, end - at);
-            nAppend(h, buffer.array(), at, n);
+            if (hidden == null) {
+              nAppend(h, buffer.array(), at, n);
+            } else {
+              hidden.get(chunk, 0, n);
+              nAppend(h, chunk, 0, n);
+            }
             if (at + n < end) askKillCheck();
           }
           nCommit(h);
