@@ -17,6 +17,7 @@
  *
  * Nothing here allocates a Java object but on an error (the exception). */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,9 +169,58 @@ static void call_free(call *c) {
   free(c->heap);
 }
 
+/* A target's address and its index in the call, for sorting. */
+typedef struct target {
+  uintptr_t address;
+  jsize index;
+} target;
+
+static int target_order(const void *a, const void *b) {
+  const target *x = a, *y = b;
+  if (x->address != y->address) return x->address < y->address ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Whether two of the call's targets are one struct (the second export
+ * would overwrite the first, whose release is lost): *first < *second
+ * name the pair whose second index is the lowest.  Pairwise for a few
+ * targets, by sorting beyond; -1 (an OutOfMemoryError pending) when the
+ * sort's room cannot be had. */
+static int find_duplicate_target(JNIEnv *env, const call *c, jsize *first, jsize *second) {
+  if (c->n <= 64) {
+    for (jsize j = 1; j < c->n; j++)
+      for (jsize i = 0; i < j; i++)
+        if (c->to[i] == c->to[j]) {
+          *first = i;
+          *second = j;
+          return 1;
+        }
+    return 0;
+  }
+  target *t = malloc(sizeof *t * (size_t)c->n);
+  if (!t) {
+    xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: payload list");
+    return -1;
+  }
+  for (jsize i = 0; i < c->n; i++) t[i] = (target){(uintptr_t)c->to[i], i};
+  qsort(t, (size_t)c->n, sizeof *t, target_order);
+  int found = 0;
+  for (jsize k = 1; k < c->n; k++)
+    if (t[k].address == t[k - 1].address && (!found || t[k].index < *second) &&
+        (k < 2 || t[k - 2].address != t[k].address)) {
+      /* the first two of a run of equal addresses: its lowest indices */
+      *first = t[k - 1].index;
+      *second = t[k].index;
+      found = 1;
+    }
+  free(t);
+  return found;
+}
+
 /* Where the structs are: addresses[i], or arrays[i]'s address (one of the
  * two is NULL).  Refuses a struct that still holds an array, whose release
- * would be lost.  0 with an exception pending. */
+ * would be lost, and one struct given twice.  0 with an exception
+ * pending. */
 static int read_targets(JNIEnv *env, call *c, jlongArray addresses, jobjectArray arrays) {
   for (jsize i = 0; i < c->n; i++) {
     jlong a;
@@ -191,7 +241,17 @@ static int read_targets(JNIEnv *env, call *c, jlongArray addresses, jobjectArray
       return 0;
     }
   }
-  return 1;
+  jsize first = 0, second = 0;
+  int dup = find_duplicate_target(env, c, &first, &second);
+  if (dup > 0) {
+    char m[160];
+    snprintf(
+        m, sizeof m,
+        "XchgBatchDecoder: arrays %d and %d are the same ArrowArray: each payload needs its own",
+        (int)first, (int)second);
+    xj_throw_java(env, "java/lang/IllegalArgumentException", m);
+  }
+  return dup == 0;
 }
 
 /* Decodes the call's sources into scratch structs, then moves them to the

@@ -165,6 +165,10 @@ public final class XchgBatchDecoder implements AutoCloseable {
    * arrayAddresses[i], in parallel on the decoder's threads (the copies out
    * of the heap included).  Errors name batch firstBatch + i; on an error
    * nothing is exported.
+   *
+   * @throws IllegalArgumentException when two of the addresses are one
+   *     struct (naming both indices), before anything is decoded
+   * @throws IllegalStateException when a struct still holds an array
    */
   public void decodeMany(byte[][] payloads, long firstBatch, long[] arrayAddresses) {
     checkHeap(payloads);

@@ -351,6 +351,56 @@ public final class XchgBatchDecoderTest {
     }
   }
 
+  /**
+   * decodeMany with one struct given twice (a typed handle, an address; a
+   * few targets, and many, past the pairwise check) is refused before
+   * anything is decoded, naming the two indices: nothing exported, no
+   * native memory left behind (the second decode into the struct lost the
+   * first's release).
+   */
+  static void duplicateTargets(CacheShape.Data c) {
+    byte[] p = c.payloads().get(0);
+    long bytes0 = TestSupport.liveBytes(), buffers0 = Xchg.liveBuffers();
+    XchgArrowArray[] many = new XchgArrowArray[100];
+    for (int i = 0; i < many.length; i++) many[i] = Xchg.allocateArrowArray();
+    try (XchgBatchDecoder r = XchgBatchDecoder.open(c.schema(), opts(ALL, 2))) {
+      XchgArrowArray x = many[0], y = many[1];
+      IllegalArgumentException e = expectThrows(IllegalArgumentException.class, "one typed struct twice",
+          () -> r.decodeMany(new byte[][] {p, p, p}, 0, new XchgArrowArray[] {x, y, x}));
+      if (e != null) check(e.getMessage().contains("arrays 0 and 2"), "one typed struct twice: " + e.getMessage());
+      nothingExported(many, "one typed struct twice");
+      e = expectThrows(IllegalArgumentException.class, "one address twice",
+          () -> r.decodeMany(new ByteBuffer[] {direct(p), direct(p)}, 0, new long[] {y.memoryAddress(), y.memoryAddress()}));
+      if (e != null) check(e.getMessage().contains("arrays 0 and 1"), "one address twice: " + e.getMessage());
+      nothingExported(many, "one address twice");
+      byte[][] payloads = new byte[many.length][];
+      java.util.Arrays.fill(payloads, p);
+      XchgArrowArray[] targets = many.clone();
+      targets[70] = targets[40];
+      targets[90] = targets[5];
+      e = expectThrows(IllegalArgumentException.class, "one struct twice among 100",
+          () -> r.decodeMany(payloads, 0, targets));
+      if (e != null) check(e.getMessage().contains("arrays 40 and 70"), "one struct twice among 100: " + e.getMessage());
+      nothingExported(many, "one struct twice among 100");
+      r.decodeMany(payloads, 0, many); // each its own: decoded
+      checkEq(BATCH_ROWS, TestHooks.arrayLength(many[99].memoryAddress()), "100 distinct structs");
+    }
+    for (XchgArrowArray a : many) a.close();
+    checkEq(bytes0, TestSupport.liveBytes(), "one struct twice: native bytes back to the start");
+    checkEq(buffers0, Xchg.liveBuffers(), "one struct twice: live buffers back to the start");
+  }
+
+  /** Every struct is empty (then released anyway, so that a failure here does not cascade). */
+  static void nothingExported(XchgArrowArray[] arrays, String what) {
+    for (int i = 0; i < arrays.length; i++) {
+      if (!TestHooks.arrayReleased(arrays[i].memoryAddress())) {
+        check(false, what + ": exported into array " + i);
+        break;
+      }
+    }
+    for (XchgArrowArray a : arrays) a.release();
+  }
+
   static int countChildren(long schema) {
     for (int n = 0; ; n++) {
       try {
@@ -641,6 +691,7 @@ public final class XchgBatchDecoderTest {
     scenario("direct: zero-copy, kept reachable", () -> zeroCopy(none));
     scenario("no Java allocation per batch", () -> noAllocation(lz4));
     scenario("typed C Data handles", () -> typedHandles(lz4));
+    scenario("one struct twice in decodeMany", () -> duplicateTargets(lz4));
     scenario("recycled blocks: counted, reused, trimmed", () -> recycler(lz4));
     scenario("a GC runs during a heap decodeMany", () -> gcDuringDecode(none));
     scenario("a decoder's pool workers detached when it closes", () -> poolThreadsDetached(zstd));
