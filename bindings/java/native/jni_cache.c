@@ -239,15 +239,29 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgCacheHolder_nExportBatch(JNIEnv *env, j
     xj_throw_java(env, "java/lang/IndexOutOfBoundsException", m);
     return;
   }
+  struct ArrowArray *out = XJ_PTR(struct ArrowArray, address);
+  if (out->release) {
+    /* Overwritten, its release would be lost: and with it the broadcast it holds. */
+    xj_throw_java(env, "java/lang/IllegalStateException",
+                  "XchgCacheHolder: the ArrowArray still holds an array: release it before "
+                  "exporting into it");
+    return;
+  }
   xchg_error err;
-  xchg_status st = xchg_cache_holder_batch(holder, index, XJ_PTR(struct ArrowArray, address), &err);
+  xchg_status st = xchg_cache_holder_batch(holder, index, out, &err);
   if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
 }
 
 JNIEXPORT void JNICALL Java_org_xchg_XchgCacheHolder_nExportStream(JNIEnv *env, jclass cls,
                                                                    jlong handle, jlong address) {
+  struct ArrowArrayStream *out = XJ_PTR(struct ArrowArrayStream, address);
+  if (out->release) {
+    xj_throw_java(env, "java/lang/IllegalStateException",
+                  "XchgCacheHolder: the ArrowArrayStream still holds a stream: release it before "
+                  "exporting into it");
+    return;
+  }
   xchg_error err;
-  xchg_status st = xchg_cache_holder_stream(xj_cache_holder(handle),
-                                            XJ_PTR(struct ArrowArrayStream, address), &err);
+  xchg_status st = xchg_cache_holder_stream(xj_cache_holder(handle), out, &err);
   if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
 }

@@ -50,7 +50,12 @@ public final class XchgCacheHolder implements AutoCloseable {
     exportSchema(schema.memoryAddress());
   }
 
-  /** Fills the ArrowArray at address with batch i, a "+s" of the holder's columns. */
+  /**
+   * Fills the ArrowArray at address, which must be empty (released), with
+   * batch i, a "+s" of the holder's columns.
+   *
+   * @throws IllegalStateException when the struct still holds an array
+   */
   public synchronized void exportBatch(long index, long arrayAddress) {
     nExportBatch(live(), index, checkAddress(arrayAddress));
   }
@@ -60,7 +65,12 @@ public final class XchgCacheHolder implements AutoCloseable {
     exportBatch(index, array.memoryAddress());
   }
 
-  /** Fills the ArrowArrayStream at address with every batch in order. */
+  /**
+   * Fills the ArrowArrayStream at address, which must be empty (released),
+   * with every batch in order.
+   *
+   * @throws IllegalStateException when the struct still holds a stream
+   */
   public synchronized void exportStream(long streamAddress) {
     nExportStream(live(), checkAddress(streamAddress));
   }

@@ -45,6 +45,7 @@ public final class XchgCacheTest {
     scenario("bad bytes alone: format and truncation errors, nothing cached", XchgCacheTest::badBytes);
     scenario("columns subset and several parts", XchgCacheTest::columnsAndParts);
     scenario("exports outlive holder and cache", XchgCacheTest::exportsOutlive);
+    scenario("exports into a struct still holding one refused", XchgCacheTest::fullStructs);
     scenario("misuse throws, never crashes", XchgCacheTest::misuse);
     TestSupport.exit();
   }
@@ -340,6 +341,43 @@ public final class XchgCacheTest {
     checkEq(data.rows(), rows, "rows of the exported batches after close");
     for (XchgArrowArray a : arrays) a.close();
     checkMemoryBack(bytes0, buffers0, "after the exported arrays were released");
+  }
+
+  /**
+   * exportBatch and exportStream into a struct that still holds an array or
+   * a stream are refused (overwritten, its release would be lost, and the
+   * decoded broadcast with it), the struct left as it was; native memory
+   * back once everything is released.
+   */
+  private static void fullStructs() throws Exception {
+    long bytes0 = TestSupport.liveBytes(), buffers0 = Xchg.liveBuffers();
+    XchgCache cache = XchgCache.create();
+    try (XchgCacheHolder h = cache.acquire("b", sparkChunks(TestSupport.Kind.HEAP), StreamCodec.LZ4_JAVA, null);
+        XchgArrowArray a = Xchg.allocateArrowArray();
+        XchgArrowArrayStream s = Xchg.allocateArrowArrayStream()) {
+      check(h.numBatches() >= 2, "two batches at least");
+      h.exportBatch(0, a);
+      long rows = TestHooks.arrayLength(a.memoryAddress());
+      for (boolean typed : new boolean[] {true, false}) {
+        String what = typed ? "exportBatch into a full typed struct" : "exportBatch into a full struct by address";
+        IllegalStateException e = expectThrows(IllegalStateException.class, what, () -> {
+          if (typed) h.exportBatch(1, a);
+          else h.exportBatch(1, a.memoryAddress());
+        });
+        if (e != null) check(e.getMessage().contains("still holds an array: release it"), what + ": " + e.getMessage());
+        checkEq(rows, TestHooks.arrayLength(a.memoryAddress()), what + ": left as it was");
+      }
+      h.exportStream(s);
+      IllegalStateException e = expectThrows(IllegalStateException.class, "exportStream into a full struct",
+          () -> h.exportStream(s.memoryAddress()));
+      if (e != null) check(e.getMessage().contains("still holds a stream: release it"), "exportStream: " + e.getMessage());
+      a.release();
+      h.exportBatch(1, a); // once released: reused
+      s.release();
+      h.exportStream(s);
+    }
+    cache.close();
+    checkMemoryBack(bytes0, buffers0, "after exports into full structs were refused");
   }
 
   private static void misuse() throws Exception {
