@@ -78,9 +78,15 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nClose(JNIEnv *env, jclass
 
 JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nExportSchema(JNIEnv *env, jclass cls,
                                                                     jlong handle, jlong address) {
+  struct ArrowSchema *out = XJ_PTR(struct ArrowSchema, address);
+  if (out->release) {
+    xj_throw_java(env, "java/lang/IllegalStateException",
+                  "XchgBatchDecoder: the ArrowSchema still holds a schema: release it before "
+                  "exporting into it");
+    return;
+  }
   xchg_error err;
-  xchg_status st = xchg_batch_decoder_schema(XJ_PTR(xj_decoder, handle)->dec,
-                                             XJ_PTR(struct ArrowSchema, address), &err);
+  xchg_status st = xchg_batch_decoder_schema(XJ_PTR(xj_decoder, handle)->dec, out, &err);
   if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
 }
 

@@ -221,9 +221,15 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgCacheHolder_nNumRows(JNIEnv *env, jcla
 
 JNIEXPORT void JNICALL Java_org_xchg_XchgCacheHolder_nExportSchema(JNIEnv *env, jclass cls,
                                                                    jlong handle, jlong address) {
+  struct ArrowSchema *out = XJ_PTR(struct ArrowSchema, address);
+  if (out->release) {
+    xj_throw_java(env, "java/lang/IllegalStateException",
+                  "XchgCacheHolder: the ArrowSchema still holds a schema: release it before "
+                  "exporting into it");
+    return;
+  }
   xchg_error err;
-  xchg_status st =
-      xchg_cache_holder_schema(xj_cache_holder(handle), XJ_PTR(struct ArrowSchema, address), &err);
+  xchg_status st = xchg_cache_holder_schema(xj_cache_holder(handle), out, &err);
   if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
 }
 

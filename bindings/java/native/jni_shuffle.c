@@ -185,9 +185,15 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nEndInput(JNIEnv *env, jc
 JNIEXPORT jboolean JNICALL Java_org_xchg_XchgShuffleReader_nExportSchema(JNIEnv *env, jclass cls,
                                                                          jlong handle,
                                                                          jlong address) {
+  struct ArrowSchema *out = XJ_PTR(struct ArrowSchema, address);
+  if (out->release) {
+    xj_throw_java(env, "java/lang/IllegalStateException",
+                  "XchgShuffleReader: the ArrowSchema still holds a schema: release it before "
+                  "exporting into it");
+    return JNI_FALSE;
+  }
   xchg_error err;
-  xchg_status st = xchg_shuffle_reader_schema(XJ_PTR(xj_shuffle, handle)->reader,
-                                              XJ_PTR(struct ArrowSchema, address), &err);
+  xchg_status st = xchg_shuffle_reader_schema(XJ_PTR(xj_shuffle, handle)->reader, out, &err);
   if (st == XCHG_EAGAIN) return JNI_FALSE;
   if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
   return st == XCHG_OK;

@@ -105,7 +105,12 @@ public final class XchgBatchDecoder implements AutoCloseable {
     return new XchgBatchDecoder(nOpen(schemaMessage, cols, options.threads, options.validation.id));
   }
 
-  /** Fills the ArrowSchema at address with the schema of the decoded batches. */
+  /**
+   * Fills the ArrowSchema at address, which must be empty (released), with
+   * the schema of the decoded batches.
+   *
+   * @throws IllegalStateException when the struct still holds a schema
+   */
   public void exportSchema(long schemaAddress) {
     long h = handle.enter();
     try {

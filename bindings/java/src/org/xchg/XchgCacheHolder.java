@@ -40,7 +40,12 @@ public final class XchgCacheHolder implements AutoCloseable {
     return nNumRows(live());
   }
 
-  /** Fills the ArrowSchema at address with the holder's schema, a "+s" of its columns. */
+  /**
+   * Fills the ArrowSchema at address, which must be empty (released), with
+   * the holder's schema, a "+s" of its columns.
+   *
+   * @throws IllegalStateException when the struct still holds a schema
+   */
   public synchronized void exportSchema(long schemaAddress) {
     nExportSchema(live(), checkAddress(schemaAddress));
   }

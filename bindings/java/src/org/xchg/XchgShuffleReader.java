@@ -326,11 +326,13 @@ public final class XchgShuffleReader implements AutoCloseable {
   }
 
   /**
-   * Fills the ArrowSchema at schemaAddress with the schema of the batches
-   * (the selected columns, a fresh copy each call).
+   * Fills the ArrowSchema at schemaAddress, which must be empty (released),
+   * with the schema of the batches (the selected columns, a fresh copy each
+   * call).
    *
    * @return false, and the struct untouched, while the input so far holds no block
    * @throws XchgException when the input ended without any block, or its first schema is bad
+   * @throws IllegalStateException when the struct still holds a schema
    */
   public boolean exportSchema(long schemaAddress) {
     checkAddress(schemaAddress);

@@ -340,6 +340,12 @@ public final class XchgBatchDecoderTest {
         r.exportSchema(s);
         checkEq(COLUMNS, countChildren(s.memoryAddress()), "schema columns");
         check("c4".equals(TestHooks.schemaName(s.memoryAddress(), 4)), "c4 named");
+        IllegalStateException held = expectThrows(IllegalStateException.class, "a schema struct still holding one",
+            () -> r.exportSchema(s));
+        if (held != null) check(held.getMessage().contains("still holds a schema: release it"), "schema: " + held.getMessage());
+        expectThrows(IllegalStateException.class, "a schema struct still holding one, by address",
+            () -> r.exportSchema(s.memoryAddress()));
+        check("c4".equals(TestHooks.schemaName(s.memoryAddress(), 4)), "the refused export left the schema as it was");
         s.release();
         expectThrows(IllegalStateException.class, "a released schema", () -> TestHooks.schemaName(s.memoryAddress(), 0));
         r.exportSchema(s.memoryAddress());

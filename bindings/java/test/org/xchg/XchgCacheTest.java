@@ -344,17 +344,18 @@ public final class XchgCacheTest {
   }
 
   /**
-   * exportBatch and exportStream into a struct that still holds an array or
-   * a stream are refused (overwritten, its release would be lost, and the
-   * decoded broadcast with it), the struct left as it was; native memory
-   * back once everything is released.
+   * exportBatch, exportStream and exportSchema into a struct that still
+   * holds an array, a stream or a schema are refused (overwritten, its
+   * release would be lost, and the decoded broadcast with it), the struct
+   * left as it was; native memory back once everything is released.
    */
   private static void fullStructs() throws Exception {
     long bytes0 = TestSupport.liveBytes(), buffers0 = Xchg.liveBuffers();
     XchgCache cache = XchgCache.create();
     try (XchgCacheHolder h = cache.acquire("b", sparkChunks(TestSupport.Kind.HEAP), StreamCodec.LZ4_JAVA, null);
         XchgArrowArray a = Xchg.allocateArrowArray();
-        XchgArrowArrayStream s = Xchg.allocateArrowArrayStream()) {
+        XchgArrowArrayStream s = Xchg.allocateArrowArrayStream();
+        XchgArrowSchema schema = Xchg.allocateArrowSchema()) {
       check(h.numBatches() >= 2, "two batches at least");
       h.exportBatch(0, a);
       long rows = TestHooks.arrayLength(a.memoryAddress());
@@ -371,6 +372,11 @@ public final class XchgCacheTest {
       IllegalStateException e = expectThrows(IllegalStateException.class, "exportStream into a full struct",
           () -> h.exportStream(s.memoryAddress()));
       if (e != null) check(e.getMessage().contains("still holds a stream: release it"), "exportStream: " + e.getMessage());
+      h.exportSchema(schema);
+      String name = TestHooks.schemaName(schema.memoryAddress(), 0);
+      e = expectThrows(IllegalStateException.class, "exportSchema into a full struct", () -> h.exportSchema(schema));
+      if (e != null) check(e.getMessage().contains("still holds a schema: release it"), "exportSchema: " + e.getMessage());
+      check(name.equals(TestHooks.schemaName(schema.memoryAddress(), 0)), "exportSchema: left as it was");
       a.release();
       h.exportBatch(1, a); // once released: reused
       s.release();

@@ -444,6 +444,10 @@ public final class XchgShuffleReaderTest {
         r.exportSchema(s.memoryAddress());
         check("c0".equals(TestHooks.schemaName(s.memoryAddress(), 0)), "projection: first column c0");
         check("c2".equals(TestHooks.schemaName(s.memoryAddress(), 1)), "projection: second column c2");
+        IllegalStateException full = expectThrows(IllegalStateException.class,
+            "projection: a schema struct still holding one", () -> r.exportSchema(s));
+        if (full != null) check(full.getMessage().contains("still holds a schema: release it"), "schema: " + full.getMessage());
+        check("c2".equals(TestHooks.schemaName(s.memoryAddress(), 1)), "projection: the refused export left it as it was");
         expectThrows(IndexOutOfBoundsException.class, "projection: 2 columns",
             () -> TestHooks.schemaName(s.memoryAddress(), 2));
       }
