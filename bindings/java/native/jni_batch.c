@@ -79,12 +79,8 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nClose(JNIEnv *env, jclass
 JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nExportSchema(JNIEnv *env, jclass cls,
                                                                     jlong handle, jlong address) {
   struct ArrowSchema *out = XJ_PTR(struct ArrowSchema, address);
-  if (out->release) {
-    xj_throw_java(env, "java/lang/IllegalStateException",
-                  "XchgBatchDecoder: the ArrowSchema still holds a schema: release it before "
-                  "exporting into it");
+  if (!xj_empty_struct(env, out->release != NULL, "XchgBatchDecoder", "ArrowSchema", "exporting"))
     return;
-  }
   xchg_error err;
   xchg_status st = xchg_batch_decoder_schema(XJ_PTR(xj_decoder, handle)->dec, out, &err);
   if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
@@ -321,10 +317,9 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeHeap(JNIEnv *env, 
   xchg_error err;
   xchg_status st = XCHG_OK;
   jlong rows = 0;
-  if (c.one_to->release)
-    xj_throw_java(
-        env, "java/lang/IllegalStateException",
-        "XchgBatchDecoder: the ArrowArray still holds an array: release it before decoding into it");
+  if (!xj_empty_struct(env, c.one_to->release != NULL, "XchgBatchDecoder", "ArrowArray",
+                       "decoding"))
+    ; /* thrown */
   else if ((st = heap_source(&c.one_heap, length, &c.one_src, &err)) != XCHG_OK)
     xj_throw_error(env, st, &err, NULL);
   else
@@ -341,11 +336,9 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeDirect(JNIEnv *env
   call_init(env, &c, 1, 0);
   c.one_to = XJ_PTR(struct ArrowArray, address);
   jlong rows = 0;
-  if (c.one_to->release)
-    xj_throw_java(
-        env, "java/lang/IllegalStateException",
-        "XchgBatchDecoder: the ArrowArray still holds an array: release it before decoding into it");
-  else if (direct_payload(env, payload, position, limit, &c.one_src))
+  if (xj_empty_struct(env, c.one_to->release != NULL, "XchgBatchDecoder", "ArrowArray",
+                      "decoding") &&
+      direct_payload(env, payload, position, limit, &c.one_src))
     rows = decode_call(env, XJ_PTR(xj_decoder, handle), &c, batch);
   call_free(&c);
   return rows;

@@ -222,12 +222,8 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgCacheHolder_nNumRows(JNIEnv *env, jcla
 JNIEXPORT void JNICALL Java_org_xchg_XchgCacheHolder_nExportSchema(JNIEnv *env, jclass cls,
                                                                    jlong handle, jlong address) {
   struct ArrowSchema *out = XJ_PTR(struct ArrowSchema, address);
-  if (out->release) {
-    xj_throw_java(env, "java/lang/IllegalStateException",
-                  "XchgCacheHolder: the ArrowSchema still holds a schema: release it before "
-                  "exporting into it");
+  if (!xj_empty_struct(env, out->release != NULL, "XchgCacheHolder", "ArrowSchema", "exporting"))
     return;
-  }
   xchg_error err;
   xchg_status st = xchg_cache_holder_schema(xj_cache_holder(handle), out, &err);
   if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
@@ -246,13 +242,8 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgCacheHolder_nExportBatch(JNIEnv *env, j
     return;
   }
   struct ArrowArray *out = XJ_PTR(struct ArrowArray, address);
-  if (out->release) {
-    /* Overwritten, its release would be lost: and with it the broadcast it holds. */
-    xj_throw_java(env, "java/lang/IllegalStateException",
-                  "XchgCacheHolder: the ArrowArray still holds an array: release it before "
-                  "exporting into it");
+  if (!xj_empty_struct(env, out->release != NULL, "XchgCacheHolder", "ArrowArray", "exporting"))
     return;
-  }
   xchg_error err;
   xchg_status st = xchg_cache_holder_batch(holder, index, out, &err);
   if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
@@ -261,12 +252,9 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgCacheHolder_nExportBatch(JNIEnv *env, j
 JNIEXPORT void JNICALL Java_org_xchg_XchgCacheHolder_nExportStream(JNIEnv *env, jclass cls,
                                                                    jlong handle, jlong address) {
   struct ArrowArrayStream *out = XJ_PTR(struct ArrowArrayStream, address);
-  if (out->release) {
-    xj_throw_java(env, "java/lang/IllegalStateException",
-                  "XchgCacheHolder: the ArrowArrayStream still holds a stream: release it before "
-                  "exporting into it");
+  if (!xj_empty_struct(env, out->release != NULL, "XchgCacheHolder", "ArrowArrayStream",
+                       "exporting"))
     return;
-  }
   xchg_error err;
   xchg_status st = xchg_cache_holder_stream(xj_cache_holder(handle), out, &err);
   if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);

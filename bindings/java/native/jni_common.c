@@ -113,6 +113,18 @@ void xj_throw_java(JNIEnv *env, const char *class_name, const char *message) {
   if (cls) (*env)->ThrowNew(env, cls, message);
 }
 
+int xj_empty_struct(JNIEnv *env, int full, const char *who, const char *what, const char *doing) {
+  if (!full) return 1;
+  const char *holds = strcmp(what, "ArrowSchema") == 0  ? "a schema"
+                      : strcmp(what, "ArrowArray") == 0 ? "an array"
+                                                        : "a stream";
+  char m[200];
+  snprintf(m, sizeof m, "%s: the %s still holds %s: release it before %s into it", who, what, holds,
+           doing);
+  xj_throw_java(env, "java/lang/IllegalStateException", m);
+  return 0;
+}
+
 jthrowable xj_take_exception(JNIEnv *env) {
   jthrowable t = (*env)->ExceptionOccurred(env);
   if (!t) return NULL;

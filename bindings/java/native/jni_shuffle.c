@@ -186,12 +186,8 @@ JNIEXPORT jboolean JNICALL Java_org_xchg_XchgShuffleReader_nExportSchema(JNIEnv 
                                                                          jlong handle,
                                                                          jlong address) {
   struct ArrowSchema *out = XJ_PTR(struct ArrowSchema, address);
-  if (out->release) {
-    xj_throw_java(env, "java/lang/IllegalStateException",
-                  "XchgShuffleReader: the ArrowSchema still holds a schema: release it before "
-                  "exporting into it");
+  if (!xj_empty_struct(env, out->release != NULL, "XchgShuffleReader", "ArrowSchema", "exporting"))
     return JNI_FALSE;
-  }
   xchg_error err;
   xchg_status st = xchg_shuffle_reader_schema(XJ_PTR(xj_shuffle, handle)->reader, out, &err);
   if (st == XCHG_EAGAIN) return JNI_FALSE;
@@ -226,12 +222,8 @@ JNIEXPORT jint JNICALL Java_org_xchg_XchgShuffleReader_nNext(JNIEnv *env, jclass
                                                              jlong address, jobject kill) {
   xj_shuffle *s = XJ_PTR(xj_shuffle, handle);
   struct ArrowArray *out = XJ_PTR(struct ArrowArray, address);
-  if (out->release) {
-    xj_throw_java(env, "java/lang/IllegalStateException",
-                  "XchgShuffleReader: the ArrowArray still holds an array: release it before "
-                  "reading into it");
+  if (!xj_empty_struct(env, out->release != NULL, "XchgShuffleReader", "ArrowArray", "reading"))
     return org_xchg_XchgShuffleReader_NEXT_END;
-  }
   if (!xj_kill_check_begin(env, &s->kill, kill)) return org_xchg_XchgShuffleReader_NEXT_END;
   jint got = next_batch(env, s, out);
   xj_kill_check_end(env, &s->kill);

@@ -60,6 +60,13 @@ void xj_throw_error(JNIEnv *env, xchg_status status, const xchg_error *err, jthr
 /* Throws an exception of a java.lang class such as "java/lang/IllegalStateException". */
 void xj_throw_java(JNIEnv *env, const char *class_name, const char *message);
 
+/* Whether a C Data struct (an "ArrowSchema", "ArrowArray" or
+ * "ArrowArrayStream": `what`) is empty (`full` 0) and may be written into
+ * by `who` ("exporting", "decoding", "reading"); else an
+ * IllegalStateException says so: written over, its release would be lost,
+ * and what it holds with it. */
+int xj_empty_struct(JNIEnv *env, int full, const char *who, const char *what, const char *doing);
+
 /* Takes the exception pending in env, if any, as a new global reference
  * and clears it (so that native code may go on calling JNI). */
 jthrowable xj_take_exception(JNIEnv *env);
