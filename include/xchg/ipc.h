@@ -35,6 +35,20 @@
  * follows it, which would be lost: bytes after it are then an XCHG_EFORMAT
  * error.
  *
+ * The footer's blocks must list the file's dictionary and record batch
+ * messages, each once, in file order, at their offsets and with their
+ * lengths (a file is a stream between its magics, its messages back to
+ * back); a footer that does not is XCHG_EFORMAT naming the footer block and
+ * the bytes that differ, however the file is read, so that the footer and
+ * the stream never give different batches.  From a seekable input the
+ * blocks are checked against one another when the reader is opened (each
+ * list in file order, together covering the bytes from the schema message
+ * to the end-of-stream marker), and each block's lengths against its
+ * message when that message is read: random access reads only the footer
+ * and the messages asked for.  Read in order, the messages read are
+ * compared with the footer's blocks once the footer is reached, after the
+ * last batch: the error then comes in place of the end.
+ *
  * Batches come out through the Arrow C Data Interface.  Buffers that were
  * not compressed and whose source is in memory (a buffer, an mmap) are not
  * copied: the arrays point into the input and keep it alive.  Compressed
@@ -290,7 +304,8 @@ XCHG_API int64_t xchg_ipc_reader_num_batches(const xchg_ipc_reader *reader);
 /** File format only: random access to batch i of num_batches, as
  * xchg_ipc_reader_next gives it (dictionaries are read as the file
  * format's rules require).  XCHG_ENOTSUP where num_batches is -1,
- * XCHG_EINVAL for i out of range. */
+ * XCHG_EINVAL for i out of range, XCHG_EFORMAT when the message at footer
+ * block i is not a record batch with the block's lengths. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *reader, int64_t i,
                                                                struct ArrowArray *out,
                                                                xchg_error *err);

@@ -311,26 +311,31 @@ static xchg_status read_dictionary(xchg_ipc_reader *r, ipc_message *m, xchg_erro
 
 /* ---- the sequence of messages ------------------------------------------ */
 
-static xchg_status read_block(xchg_ipc_reader *r, const file_block *b, int kind, ipc_message *m,
-                              xchg_error *err) {
+/* Reads the message of footer block i (of the dictionaries or the record
+ * batches: kind), which must be one of that kind whose lengths are the
+ * block's. */
+static xchg_status read_block(xchg_ipc_reader *r, const file_block *b, int64_t i, int kind,
+                              ipc_message *m, xchg_error *err) {
   int eos;
   xchg_status st = reader_seek(r, b->offset, err);
   if (st == XCHG_OK) st = reader_read_message(r, m, &eos, err);
   if (st != XCHG_OK) return st;
   if (eos || m->header_type != kind) {
     if (!eos) reader_message_clear(m);
-    return xchg_errorf(
-        err, XCHG_EFORMAT, "footer block at byte %lld does not point to a %s message",
-        (long long)b->offset, kind == HEADER_DICTIONARY ? "dictionary" : "record batch");
+    return xchg_errorf(err, XCHG_EFORMAT, "footer: %s block %lld at byte %lld is not a %s message",
+                       kind == HEADER_DICTIONARY ? "dictionary" : "record batch", (long long)i,
+                       (long long)b->offset,
+                       kind == HEADER_DICTIONARY ? "dictionary" : "record batch");
   }
-  return XCHG_OK;
+  if ((st = reader_check_block(b, i, m, err)) != XCHG_OK) reader_message_clear(m);
+  return st;
 }
 
 static xchg_status load_file_dictionaries(xchg_ipc_reader *r, xchg_error *err) {
   for (int64_t i = 0; i < r->n_dict_blocks && !r->dicts_loaded; i++) {
     ipc_message m;
     r->message_index = r->first_block_index + i;
-    xchg_status st = read_block(r, &r->dict_blocks[i], HEADER_DICTIONARY, &m, err);
+    xchg_status st = read_block(r, &r->dict_blocks[i], i, HEADER_DICTIONARY, &m, err);
     if (st == XCHG_OK) {
       report_message(r, &m);
       st = read_dictionary(r, &m, err);
@@ -393,8 +398,8 @@ static xchg_status hold_next_batch(xchg_ipc_reader *r, int *eos, xchg_error *err
       return XCHG_OK;
     }
     r->message_index = r->first_block_index + r->n_dict_blocks + r->next_batch;
-    if ((st = read_block(r, &r->batch_blocks[r->next_batch], HEADER_RECORD_BATCH, m, err)) !=
-        XCHG_OK)
+    if ((st = read_block(r, &r->batch_blocks[r->next_batch], r->next_batch, HEADER_RECORD_BATCH, m,
+                         err)) != XCHG_OK)
       return st;
     r->next_batch++;
     report_message(r, m);
@@ -407,6 +412,10 @@ static xchg_status hold_next_batch(xchg_ipc_reader *r, int *eos, xchg_error *err
     if (*eos) {
       r->finished = 1;
       return finish_source(r, err);
+    }
+    if (r->format == XCHG_IPC_FILE && (st = reader_note_message(r, m, err)) != XCHG_OK) {
+      reader_message_clear(m);
+      return st;
     }
     report_message(r, m);
     if (m->header_type == HEADER_RECORD_BATCH) {
@@ -619,7 +628,8 @@ xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *r, int64_t i, struct Arr
   if (st != XCHG_OK) return st;
   ipc_message m;
   r->message_index = r->first_block_index + r->n_dict_blocks + i;
-  if ((st = read_block(r, &r->batch_blocks[i], HEADER_RECORD_BATCH, &m, err)) != XCHG_OK) return st;
+  if ((st = read_block(r, &r->batch_blocks[i], i, HEADER_RECORD_BATCH, &m, err)) != XCHG_OK)
+    return st;
   report_message(r, &m);
   ipc_decode_ctx ctx = decode_ctx(r, &m);
   ipc_array *root = NULL;
@@ -732,6 +742,8 @@ void xchg_ipc_reader_free(xchg_ipc_reader *r) {
   ipc_dictionaries_free(&r->dicts);
   free(r->batch_blocks);
   free(r->dict_blocks);
+  free(r->seen[0]);
+  free(r->seen[1]);
   free(r);
 }
 

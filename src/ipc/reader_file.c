@@ -3,6 +3,7 @@
  * read in order up to its closing magic, and files whose schema is only in
  * the footer (Arrow JS), which are read from the footer or held whole. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,8 +169,9 @@ static xchg_status footer_use(xchg_ipc_reader *r, file_footer *f, int64_t end, x
  * is followed by the end-of-stream marker and then the footer itself, as
  * every writer lays a file out (see "the end of a file read in order"
  * below).  It does not when files were concatenated: the last one's footer
- * gives offsets from its own start, which lie in the first file. */
-static int footer_fits(xchg_ipc_reader *r, const file_footer *f) {
+ * gives offsets from its own start, which lie in the first file.  Returns
+ * where that marker begins, or -1. */
+static int64_t footer_fits(xchg_ipc_reader *r, const file_footer *f) {
   int64_t last_end = IPC_FILE_HEAD;
   const file_block *lists[2] = {f->dict_blocks, f->batch_blocks};
   const int64_t counts[2] = {f->n_dict_blocks, f->n_batches};
@@ -183,17 +185,17 @@ static int footer_fits(xchg_ipc_reader *r, const file_footer *f) {
   int eos = 0;
   if (reader_seek(r, last_end, &ignored) != XCHG_OK ||
       reader_read_message(r, &m, &eos, &ignored) != XCHG_OK)
-    return 0;
+    return -1;
   if (!eos && last_end == IPC_FILE_HEAD &&
       m.header_type == HEADER_SCHEMA) { /* no blocks: past the schema */
-    int64_t next = m.body_offset + m.body_length;
+    last_end = m.body_offset + m.body_length;
     reader_message_clear(&m);
-    if (reader_seek(r, next, &ignored) != XCHG_OK ||
+    if (reader_seek(r, last_end, &ignored) != XCHG_OK ||
         reader_read_message(r, &m, &eos, &ignored) != XCHG_OK)
-      return 0;
+      return -1;
   }
   if (!eos) reader_message_clear(&m);
-  return eos && reader_position(r) == f->start;
+  return eos && reader_position(r) == f->start ? last_end : -1;
 }
 
 static xchg_status read_file_end(xchg_ipc_reader *r, const ipc_schema *stream, int64_t start,
@@ -208,17 +210,21 @@ static size_t file_end_limit(const xchg_ipc_reader *r) {
 }
 
 /* Reads the file in order from the magic, message by message, bodies
- * skipped, up to its end-of-stream marker and the footer after it: *end is
- * where that footer's closing magic ends, or -1 when the input ends first
- * (or the messages cannot be read: the footer at the end is then all
- * there is to go by).  The footer found is checked against the schema
- * message when it is used (reader_check_body_schema). */
-static xchg_status find_end_in_order(xchg_ipc_reader *r, int64_t *end, xchg_error *err) {
-  *end = -1;
+ * skipped, up to its end-of-stream marker (at *eos_at) and the footer after
+ * it: *end is where that footer's closing magic ends, or both are -1 when
+ * the input ends first (or the messages cannot be read: the footer at the
+ * end is then all there is to go by).  The footer found is checked against
+ * the schema message and the messages when it is used
+ * (reader_open_file_format). */
+static xchg_status find_end_in_order(xchg_ipc_reader *r, int64_t *end, int64_t *eos_at,
+                                     xchg_error *err) {
+  *end = *eos_at = -1;
   xchg_error ignored;
+  int64_t marker = IPC_FILE_HEAD;
   if (reader_seek(r, IPC_FILE_HEAD, &ignored) != XCHG_OK) return XCHG_OK;
   for (int eos = 0; !eos;) {
     ipc_message m;
+    marker = reader_position(r);
     if (reader_read_message(r, &m, &eos, &ignored) != XCHG_OK) return XCHG_OK;
     if (eos) break;
     int64_t next = m.body_offset + m.body_length;
@@ -231,7 +237,10 @@ static xchg_status find_end_in_order(xchg_ipc_reader *r, int64_t *end, xchg_erro
   int found = 0;
   xchg_status st = read_file_end(r, NULL, start, file_end_limit(r), &rest, &size, &found, err);
   free(rest);
-  if (st == XCHG_OK && found) *end = start + (int64_t)size;
+  if (st == XCHG_OK && found) {
+    *end = start + (int64_t)size;
+    *eos_at = marker;
+  }
   return st == XCHG_ENOMEM || st == XCHG_ECANCELLED ? st : XCHG_OK;
 }
 
@@ -242,14 +251,18 @@ static xchg_status find_end_in_order(xchg_ipc_reader *r, int64_t *end, xchg_erro
  * the closing magic of its own footer, found by reading it in order; the
  * bytes after it are not the reader's (xchg_ipc_reader_stream_end).  Only
  * when no such end comes before the input's end does the last footer's
- * verdict stand: its error, or the footer itself. */
-static xchg_status read_footer(xchg_ipc_reader *r, int64_t size, xchg_error *err) {
+ * verdict stand: its error, or the footer itself (which then does not
+ * describe the messages when their end was found: check_blocks says how).
+ * *eos_at is where the file's end-of-stream marker begins, or -1 when it
+ * is not known. */
+static xchg_status read_footer(xchg_ipc_reader *r, int64_t size, int64_t *eos_at, xchg_error *err) {
   file_footer last; /* cleared by footer_read when it fails */
   xchg_status st = footer_read(r, size, &last, err);
-  if (st == XCHG_OK && footer_fits(r, &last)) return footer_use(r, &last, size, err);
+  if (st == XCHG_OK && (*eos_at = footer_fits(r, &last)) >= 0)
+    return footer_use(r, &last, size, err);
   if (st == XCHG_ENOMEM || st == XCHG_ECANCELLED) return st;
   int64_t end;
-  xchg_status found = find_end_in_order(r, &end, err);
+  xchg_status found = find_end_in_order(r, &end, eos_at, err);
   if (found != XCHG_OK || (end >= 0 && end < size)) footer_free(&last);
   if (found != XCHG_OK) return found;
   if (end >= 0 && end < size) {
@@ -259,20 +272,157 @@ static xchg_status read_footer(xchg_ipc_reader *r, int64_t size, xchg_error *err
   return st == XCHG_OK ? footer_use(r, &last, size, err) : st;
 }
 
+/* ---- the footer's blocks against the messages ------------------------------
+ *
+ * The footer lists where each dictionary and record batch message begins
+ * (Block: offset, metadata length, body length), and a reader with random
+ * access trusts it: batch i is the message at record batch block i.  A file
+ * is a stream between its magics, its messages back to back, so a footer
+ * that agrees with the messages lists each of them once, in file order, at
+ * its offset, with its lengths.  One that does not would give other rows
+ * read by footer than read in order; it is an error both ways.
+ *
+ * Read by footer, the blocks alone are checked when the file is opened
+ * (each list in file order, both together covering the bytes from the
+ * schema message to the end-of-stream marker, with no gap or overlap), and
+ * each block's lengths against its message when the message is read
+ * (reader_check_block): no message is read to check the others, so random
+ * access stays a footer and the messages asked for.  Read in order, the
+ * messages read are compared with the footer's blocks at the end. */
+
+static const char *const kind_names[2][2] = {{"dictionary", "dictionaries"},
+                                             {"record batch", "record batches"}};
+
+static int64_t block_end(const file_block *b) {
+  return b->offset + b->metadata_length + b->body_length;
+}
+
+/* Each list of blocks in file order, a message listed once. */
+static xchg_status check_block_order(const file_block *b, int64_t n, int kind, xchg_error *err) {
+  for (int64_t i = 1; i < n; i++)
+    if (b[i].offset <= b[i - 1].offset)
+      return xchg_errorf(err, XCHG_EFORMAT,
+                         "footer: %s block %lld at byte %lld is not after %s block %lld at byte "
+                         "%lld (the footer lists the %s in file order, each once)",
+                         kind_names[kind][0], (long long)i, (long long)b[i].offset,
+                         kind_names[kind][0], (long long)(i - 1), (long long)b[i - 1].offset,
+                         kind_names[kind][1]);
+  return XCHG_OK;
+}
+
+/* The blocks of both lists, in file order, cover [first, eos_at) back to
+ * back (eos_at -1: up to wherever they end). */
+static xchg_status check_blocks(const xchg_ipc_reader *r, int64_t first, int64_t eos_at,
+                                xchg_error *err) {
+  const file_block *lists[2] = {r->dict_blocks, r->batch_blocks};
+  const int64_t counts[2] = {r->n_dict_blocks, r->n_batches};
+  xchg_status st = XCHG_OK;
+  for (int k = 0; k < 2 && st == XCHG_OK; k++) st = check_block_order(lists[k], counts[k], k, err);
+  int64_t at = first, next[2] = {0, 0};
+  int last = -1; /* the kind of the block that ends at `at`, if any */
+  while (st == XCHG_OK && (next[0] < counts[0] || next[1] < counts[1])) {
+    int k = next[0] == counts[0] ||
+            (next[1] < counts[1] && lists[1][next[1]].offset < lists[0][next[0]].offset);
+    const file_block *b = &lists[k][next[k]];
+    if (b->offset != at)
+      return xchg_errorf(
+          err, XCHG_EFORMAT,
+          "footer: %s block %lld is at byte %lld, but the message before it "
+          "ends at byte %lld (%s)",
+          kind_names[k][0], (long long)next[k], (long long)b->offset, (long long)at,
+          b->offset > at ? "a message the footer does not list?" : "two blocks overlap");
+    at = block_end(b);
+    last = k;
+    next[k]++;
+  }
+  if (st != XCHG_OK || eos_at < 0 || at == eos_at) return st;
+  char what[64] = "the schema message";
+  if (last >= 0)
+    snprintf(what, sizeof what, "%s block %lld", kind_names[last][0], (long long)next[last] - 1);
+  return xchg_errorf(
+      err, XCHG_EFORMAT,
+      "footer: %s ends at byte %lld, but the end-of-stream marker is at byte "
+      "%lld (%s)",
+      what, (long long)at, (long long)eos_at,
+      at < eos_at ? "the messages from there on are not listed" : "it runs past the marker");
+}
+
+/* The message read at block b (block i of its kind) has the block's lengths. */
+xchg_status reader_check_block(const file_block *b, int64_t i, const ipc_message *m,
+                               xchg_error *err) {
+  int64_t metadata = m->body_offset - m->offset;
+  if (metadata == b->metadata_length && m->body_length == b->body_length) return XCHG_OK;
+  return xchg_errorf(err, XCHG_EFORMAT,
+                     "footer: %s block %lld at byte %lld gives metadata %d and body %lld bytes, "
+                     "but the message there has metadata %lld and body %lld bytes",
+                     kind_names[m->header_type == HEADER_RECORD_BATCH][0], (long long)i,
+                     (long long)b->offset, b->metadata_length, (long long)b->body_length,
+                     (long long)metadata, (long long)m->body_length);
+}
+
+/* Read in order: notes a dictionary or record batch message of the file,
+ * which the footer must list (check_blocks_read). */
+xchg_status reader_note_message(xchg_ipc_reader *r, const ipc_message *m, xchg_error *err) {
+  if (m->header_type != HEADER_DICTIONARY && m->header_type != HEADER_RECORD_BATCH) return XCHG_OK;
+  int k = m->header_type == HEADER_RECORD_BATCH;
+  if (r->n_seen[k] == r->cap_seen[k]) {
+    int64_t cap = r->cap_seen[k] ? 2 * r->cap_seen[k] : 16;
+    file_block *grown = realloc(r->seen[k], (size_t)cap * sizeof *grown);
+    if (!grown) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    r->seen[k] = grown;
+    r->cap_seen[k] = cap;
+  }
+  file_block b = {m->offset, (int32_t)(m->body_offset - m->offset), m->body_length};
+  r->seen[k][r->n_seen[k]++] = b;
+  return XCHG_OK;
+}
+
+/* The footer's list of blocks of one kind is the messages of that kind read. */
+static xchg_status check_blocks_read(const file_block *listed, int64_t n_listed,
+                                     const file_block *read, int64_t n_read, int kind,
+                                     xchg_error *err) {
+  const char *one = kind_names[kind][0], *many = kind_names[kind][1];
+  for (int64_t i = 0; i < n_listed && i < n_read; i++) {
+    const file_block *b = &listed[i], *m = &read[i];
+    if (b->offset != m->offset || b->metadata_length != m->metadata_length ||
+        b->body_length != m->body_length)
+      return xchg_errorf(err, XCHG_EFORMAT,
+                         "footer: %s block %lld gives byte %lld (metadata %d, body %lld bytes), "
+                         "but the file's %s %lld is at byte %lld (metadata %d, body %lld bytes)",
+                         one, (long long)i, (long long)b->offset, b->metadata_length,
+                         (long long)b->body_length, one, (long long)i, (long long)m->offset,
+                         m->metadata_length, (long long)m->body_length);
+  }
+  if (n_listed < n_read)
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "footer: it lists %lld %s, but the file has %lld: %s %lld at byte %lld "
+                       "is not listed",
+                       (long long)n_listed, n_listed == 1 ? one : many, (long long)n_read, one,
+                       (long long)n_listed, (long long)read[n_listed].offset);
+  if (n_listed > n_read)
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "footer: %s block %lld (byte %lld) is past the file's %lld %s", one,
+                       (long long)n_read, (long long)listed[n_read].offset, (long long)n_read,
+                       n_read == 1 ? one : many);
+  return XCHG_OK;
+}
+
 /* Most writers repeat the footer's schema as a message after the magic,
  * and it must then agree with the footer's.  Arrow JS's file writer leaves
  * it out: the footer alone gives the schema, and the first message is a
  * dictionary, a record batch or the end-of-stream marker. */
-xchg_status reader_check_body_schema(xchg_ipc_reader *r, xchg_error *err) {
+xchg_status reader_check_body_schema(xchg_ipc_reader *r, int64_t *first, xchg_error *err) {
   ipc_message m;
   int eos;
-  xchg_status st = reader_seek(r, 8, err);
+  *first = IPC_FILE_HEAD; /* where the first message after the schema begins */
+  xchg_status st = reader_seek(r, IPC_FILE_HEAD, err);
   if (st == XCHG_OK) st = reader_read_message(r, &m, &eos, err);
   if (st != XCHG_OK) return st;
   if (eos || m.header_type != HEADER_SCHEMA) {
     reader_message_clear(&m);
     return XCHG_OK;
   }
+  *first = m.body_offset + m.body_length;
   ipc_schema stream_schema;
   if ((st = reader_take_schema_message(r, &m, &stream_schema, err)) != XCHG_OK) return st;
   st = check_same_schema(&r->schema, &stream_schema, err);
@@ -307,8 +457,10 @@ xchg_status reader_open_file_format(xchg_ipc_reader *r, xchg_error *err) {
                        "the file is %lld bytes long: too short for the IPC file format (its "
                        "magic, a footer and the magic again need at least 18)",
                        (long long)size);
-  xchg_status st = read_footer(r, size, err);
-  if (st == XCHG_OK) st = reader_check_body_schema(r, err);
+  int64_t eos_at = -1, first;
+  xchg_status st = read_footer(r, size, &eos_at, err);
+  if (st == XCHG_OK) st = reader_check_body_schema(r, &first, err);
+  if (st == XCHG_OK) st = check_blocks(r, first, eos_at, err);
   r->first_block_index = r->message_index;
   return st;
 }
@@ -447,6 +599,23 @@ static xchg_status check_file_tail(xchg_ipc_reader *r, const uint8_t *rest, size
                      end, (long long)start);
 }
 
+/* The blocks of the footer (at byte `at`, checked) of a file read in order
+ * are the messages read (see "the footer's blocks against the messages"). */
+static xchg_status check_footer_blocks(xchg_ipc_reader *r, const uint8_t *bytes, size_t size,
+                                       int64_t at, int64_t file_size, xchg_error *err) {
+  fb_table root, schema;
+  xchg_status st = parse_footer(bytes, size, at, &root, &schema, err);
+  static const int block_lists[] = {FOOTER_DICTIONARIES, FOOTER_BATCHES};
+  for (int k = 0; k < 2 && st == XCHG_OK; k++) {
+    file_block *blocks = NULL;
+    int64_t n;
+    st = read_blocks(&root, block_lists[k], &blocks, &n, file_size, err);
+    if (st == XCHG_OK) st = check_blocks_read(blocks, n, r->seen[k], r->n_seen[k], k, err);
+    free(blocks);
+  }
+  return st;
+}
+
 /* Reads and checks everything after the end-of-stream marker of a file
  * read in order, up to the file's end (see above), bounded by
  * max_metadata_bytes for the footer. */
@@ -470,6 +639,8 @@ xchg_status reader_check_file_end(xchg_ipc_reader *r, xchg_error *err) {
                      limit, (long long)start, (long long)r->opts.max_metadata_bytes);
   else if (!found)
     st = check_file_tail(r, rest, size, start, err);
+  else
+    st = check_footer_blocks(r, rest, size - IPC_FILE_TAIL, start, start + (int64_t)size, err);
   if (st == XCHG_OK) r->file_end = start + (int64_t)size;
   free(rest);
   return st;

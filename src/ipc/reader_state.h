@@ -45,6 +45,10 @@ struct xchg_ipc_reader {
   int64_t
       first_block_index; /* message index of the first block: 1 after a schema message, else 0 */
   int64_t file_end;      /* where the file's closing magic ends, once known; else -1 */
+  /* A file read in order: its dictionary [0] and record batch [1] messages
+   * as read, which its footer, read last, must list (reader_check_file_end). */
+  file_block *seen[2];
+  int64_t n_seen[2], cap_seen[2];
   int dicts_loaded;
   xchg_message_fn on_message;
   void *on_message_ctx;
@@ -75,7 +79,10 @@ xchg_status reader_open_file_format(xchg_ipc_reader *r, xchg_error *err);
  * refused, naming what they are; a stream's schema message read. */
 xchg_status reader_check_arrow_start(const xchg_ipc_reader *r, xchg_error *err);
 xchg_status reader_open_stream_format(xchg_ipc_reader *r, xchg_error *err);
-xchg_status reader_check_body_schema(xchg_ipc_reader *r, xchg_error *err);
+xchg_status reader_check_body_schema(xchg_ipc_reader *r, int64_t *first, xchg_error *err);
 xchg_status reader_check_file_end(xchg_ipc_reader *r, xchg_error *err);
+xchg_status reader_note_message(xchg_ipc_reader *r, const ipc_message *m, xchg_error *err);
+xchg_status reader_check_block(const file_block *b, int64_t i, const ipc_message *m,
+                               xchg_error *err);
 
 #endif
