@@ -358,6 +358,20 @@ static void check_concatenated_files(void) {
            "cat of a file and garbage: exit %d, %zu bytes out, stderr:\n%swant:\n%s", c.exit_code,
            c.out_len, c.err, want);
   tu_cli_result_free(&c);
+  /* Fewer than four bytes after it: those shown, none made up. */
+  for (size_t n = 1; n <= 2; n++) {
+    concatenate(f, "AB", n, f1, NULL);
+    snprintf(want, sizeof want,
+             "xchg: %s: the IPC file ends at byte %zu, after its closing ARROW1 magic, and %s not "
+             "an Arrow IPC stream or file (%s)\n",
+             f, first, n == 1 ? "1 byte follows that is" : "2 bytes follow that are",
+             n == 1 ? "it is 41" : "they are 41 42");
+    c = run("cat '%s'", f);
+    TU_CHECK(c.exit_code == 1 && strcmp(c.err, want) == 0,
+             "cat of a file and %zu bytes: exit %d, stderr:\n%swant:\n%s", n, c.exit_code, c.err,
+             want);
+    tu_cli_result_free(&c);
+  }
 
   /* What is not IPC from its first byte is named as such. */
   static const char parquet[] = "PAR1 and then some bytes of a Parquet file PAR1";

@@ -109,13 +109,18 @@ static xchg_status not_a_stream(const xc_input *in, const uint8_t *p, size_t n, 
   if (count >= 0)
     snprintf(follow, sizeof follow, "%lld byte%s that %s", (long long)count,
              count == 1 ? " follows" : "s follow", count == 1 ? "is" : "are");
+  /* The first four bytes, or as many as there are: no byte is made up. */
+  char start[16] = ""; /* "xx xx xx xx" */
+  for (size_t i = 0, len = 0; i < n && i < 4; i++)
+    len += (size_t)snprintf(start + len, sizeof start - len, "%s%02x", i ? " " : "", p[i]);
+  const char *shown = count >= 0 && count <= 4 ? count == 1 ? "it is" : "they are" : "they begin";
   return xchg_errorf(
       err, XCHG_EFORMAT,
       "the IPC %s ends at %sbyte %llu%s and %s not an Arrow IPC "
-      "stream or file (they begin %02x %02x %02x %02x)",
+      "stream or file (%s %s)",
       in->ended_file ? "file" : "stream", in->codec != XCHG_STREAM_NONE ? "decoded " : "",
       (unsigned long long)in->stream_end, in->ended_file ? ", after its closing ARROW1 magic," : "",
-      follow, p[0], n > 1 ? p[1] : 0, n > 2 ? p[2] : 0, n > 3 ? p[3] : 0);
+      follow, shown, start);
 }
 
 /* Whether decoded bytes follow the IPC stream just read, in the same
