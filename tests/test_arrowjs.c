@@ -19,9 +19,11 @@
  *     prints what `xchg cat` of the stream does;
  *  3. read in order, such a file is held whole in memory: one byte over
  *     max_batch_bytes is an XCHG_ELIMIT error naming the cap;
- *     The file followed by the stream is read, both, from a file on disk;
- *     through a pipe it is an error (the file is held whole to be read, and
- *     what follows it with it);
+ *     the file followed by the stream is read, both, from a file on disk,
+ *     from a redirected standard input and through a pipe, by cat, convert
+ *     and inspect alike; read in order by the library, or after another
+ *     stream through a pipe, it is an error (the file is held whole to be
+ *     read, and what follows it with it);
  *  4. `xchg bench decode` of each stream succeeds, the empty batch (its
  *     offsets left out) held against the floors too;
  *  5. the reverse: `xchg convert` writes each JS file again in the file
@@ -293,20 +295,65 @@ static void check_cli_pipe(const char *cli, const char *name) {
            "%s: xchg cat - of the file differs from xchg cat of the stream: %s", name, cmd);
 }
 
-/* The file followed by the stream, on disk: `xchg cat` prints what it
- * prints for the stream twice.  Through a pipe, the file (no schema
- * message) is held whole to be read, with what follows it, which would be
- * lost: an error saying so. */
+/* The file followed by the stream: `xchg cat` prints what it prints for
+ * the stream twice, and so do `xchg cat -` from a redirected standard input
+ * (a file: read as one) and through a pipe (copied to a file first, as
+ * inspect copies it, since read in order the file is held whole with what
+ * follows it); `xchg convert` writes the same and `xchg inspect` says the
+ * same, every way.  The stream before the file, through a pipe: the file,
+ * not the first IPC stream, is read by the reader in order and what follows
+ * it would be lost: an error saying so (as the library's, below). */
 static void check_cli_concatenated(const char *cli, const char *name) {
   char cmd[16384];
-  snprintf(
-      cmd, sizeof cmd,
-      "cd '%s' && cat %s.arrow %s.stream > %s.fs && cat %s.stream %s.stream > %s.ss && "
-      "'%s' cat %s.fs > %s.cat_fs && '%s' cat %s.ss > %s.cat_ss && cmp %s.cat_fs %s.cat_ss && "
-      "! '%s' cat - < %s.fs > /dev/null 2> %s.err_fs && grep -q 'can be read only from a seekable input' %s.err_fs",
-      dir, name, name, name, name, name, name, cli, name, name, cli, name, name, name, name, cli,
-      name, name, name);
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && cat %s.arrow %s.stream > %s.fs && cat %s.stream %s.stream > %s.ss && "
+           "'%s' cat %s.fs > %s.cat_fs && '%s' cat %s.ss > %s.cat_ss && cmp %s.cat_fs %s.cat_ss",
+           dir, name, name, name, name, name, name, cli, name, name, cli, name, name, name, name);
   TU_CHECK(tu_run("%s", cmd) == 0, "%s: the file and the stream concatenated: %s", name, cmd);
+  static const char *const ways[][2] = {{"", "< %s.fs"}, {"cat %s.fs | ", ""}};
+  for (int w = 0; w < 2; w++) {
+    char before[256], after[256];
+    snprintf(before, sizeof before, ways[w][0], name);
+    snprintf(after, sizeof after, ways[w][1], name);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && %s'%s' cat - %s > %s.cat_fs_%d && cmp %s.cat_fs_%d %s.cat_ss && "
+             "'%s' convert %s.fs %s.conv_fs -f && %s'%s' convert - %s.conv_fs_%d -f %s && "
+             "cmp %s.conv_fs %s.conv_fs_%d && '%s' inspect --json %s.fs > %s.insp_fs && "
+             "%s'%s' inspect --json - %s > %s.insp_fs_%d && "
+             "grep -v '\"file\": ' %s.insp_fs > %s.insp_fs.x && "
+             "grep -v '\"file\": ' %s.insp_fs_%d > %s.insp_fs_%d.x && "
+             "cmp %s.insp_fs.x %s.insp_fs_%d.x",
+             dir, before, cli, after, name, w, name, w, name, cli, name, name, before, cli, name, w,
+             after, name, name, w, cli, name, name, before, cli, after, name, w, name, name, name,
+             w, name, w, name, name, w);
+    TU_CHECK(tu_run("%s", cmd) == 0, "%s: the file and the stream, %s: %s", name,
+             w ? "piped" : "standard input redirected", cmd);
+  }
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && cat %s.stream %s.fs | '%s' cat - > /dev/null 2> %s.err_sfs; test $? = 1 && "
+           "grep -q 'can be read only from a seekable input' %s.err_sfs",
+           dir, name, name, cli, name, name);
+  TU_CHECK(tu_run("%s", cmd) == 0, "%s: the stream, the file and the stream, piped: %s", name, cmd);
+}
+
+/* Read in order by the library, the file followed by more bytes is held
+ * whole with them, which would be lost: XCHG_EFORMAT saying where the file
+ * ends and how many bytes follow. */
+static void check_file_then_more(const char *name) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/%s.fs", dir, name);
+  size_t size;
+  uint8_t *data = tu_read_file(path, &size);
+  if (!TU_CHECK(data != NULL, "cannot read %s", path)) return;
+  xchg_ipc_reader *r = NULL;
+  xchg_error err;
+  xchg_status st = xchg_ipc_reader_open(tu_unseekable_source(data, size, 3), NULL, &r, &err);
+  TU_CHECK(st == XCHG_EFORMAT && strstr(err.message, "bytes follow its end at byte") &&
+               strstr(err.message, "can be read only from a seekable input"),
+           "%s in order: %s: %s", path, xchg_status_name(st),
+           st == XCHG_OK ? "opened" : err.message);
+  xchg_ipc_reader_free(r);
+  free(data);
 }
 
 /* `xchg bench decode` of the stream: every case is read, timed and held
@@ -358,6 +405,7 @@ static void check_case(const char *cli, const char *js, const js_case *c) {
   free(data);
   check_cli_pipe(cli, c->name);
   check_cli_concatenated(cli, c->name);
+  check_file_then_more(c->name);
   check_cli_bench(cli, c->name);
   check_reverse(cli, js, c->name);
 }

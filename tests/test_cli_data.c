@@ -340,13 +340,21 @@ static void check_concatenated_files(void) {
            "cat of two files and garbage: exit %d, %zu bytes out, stderr:\n%swant:\n%s",
            c.exit_code, c.out_len, c.err, want);
   tu_cli_result_free(&c);
+  /* Standard input redirected from the file is the file, said the same. */
   c = run("cat - < '%s'", f);
+  TU_CHECK(c.exit_code == 1 && c.out_len == 0 && strncmp(c.err, "xchg: <stdin>: ", 15) == 0 &&
+               strcmp(c.err + 15, want + strlen(f) + 8) == 0,
+           "cat - < two files and garbage: exit %d, %zu bytes out, stderr:\n%swant (<stdin>):\n%s",
+           c.exit_code, c.out_len, c.err, want);
+  tu_cli_result_free(&c);
+  /* Through a pipe, how many bytes follow is not known. */
+  if (!TU_CHECK(tu_cli_run_piped(cli, f, "cat -", &c), "xchg cat - did not run")) return;
   TU_CHECK(
       c.exit_code == 1 && strstr(c.err, "the IPC file ends at byte ") &&
           strstr(
               c.err,
               " and bytes follow that are not an Arrow IPC stream or file (they begin 67 61 72 62)"),
-      "cat - of two files and garbage: exit %d: %s", c.exit_code, c.err);
+      "cat - of two files and garbage, piped: exit %d: %s", c.exit_code, c.err);
   tu_cli_result_free(&c);
   concatenate(f, garbage, 8, f1, NULL);
   snprintf(want, sizeof want,

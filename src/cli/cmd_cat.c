@@ -14,7 +14,10 @@
 static const char cat_help[] =
     "usage: xchg cat FILE|- [--columns a,b,...] [--limit N] [--format csv|json|arrow-json]\n"
     "                       [--input-codec C]\n\n"
-    "Prints the rows of an Arrow IPC file or stream ('-' reads standard input).\n"
+    "Prints the rows of an Arrow IPC file or stream ('-' reads standard input:\n"
+    "redirected from a file, it is read as that file; piped, an IPC file whose\n"
+    "schema is in its footer only, as Arrow JS writes it, is copied to a temporary\n"
+    "file first, so that what follows it is read too).\n"
     "An input holding several IPC streams (see --input-codec) prints as one: they must\n"
     "have the same schema.  A file of Comet shuffle blocks (--input-codec comet, or\n"
     "detected) that state their field count is read by the shuffle reader, through\n"

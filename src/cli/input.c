@@ -7,6 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
+#include "ipc/flatbuf.h"
 #include "ipc/format.h"
 #include "ipc/schema.h"
 
@@ -62,13 +63,54 @@ xchg_status xc_open_istream(const char *path, xchg_stream_codec codec, xchg_istr
 
 static xchg_status check_in_memory(const xc_input *in, xchg_error *err);
 
+/* Metadata lengths looked at to tell a schema message from another: any
+ * schema a tool makes fits. */
+#define PEEKED_METADATA_MAX ((size_t)16 << 20)
+
+/* Whether piped standard input begins with an IPC file whose first message
+ * is not a schema (Arrow JS's file writer puts the schema in the footer
+ * only). */
+static xchg_status stdin_schemaless_file(bool *yes, xchg_error *err) {
+  const uint8_t *p;
+  size_t n;
+  *yes = false;
+  xchg_status st = xc_stdin_peek(IPC_FILE_HEAD + 8, &p, &n, err);
+  if (st != XCHG_OK || n < IPC_FILE_HEAD + 8 || memcmp(p, IPC_MAGIC, IPC_MAGIC_SIZE) != 0)
+    return st;
+  size_t prefix = fb_load_u32(p + IPC_FILE_HEAD) == IPC_CONTINUATION ? 8 : 4; /* 4 before 0.15 */
+  size_t length = fb_load_u32(p + IPC_FILE_HEAD + prefix - 4);
+  *yes = length == 0; /* the end-of-stream marker: no schema message either */
+  if (length == 0 || length > PEEKED_METADATA_MAX) return XCHG_OK; /* larger: the reader tells */
+  size_t want = IPC_FILE_HEAD + prefix + length;
+  if ((st = xc_stdin_peek(want, &p, &n, err)) != XCHG_OK || n < want) return st;
+  fb_table message;
+  uint8_t type = 0;
+  *yes = fb_root(p + IPC_FILE_HEAD + prefix, length, &message) > 0 &&
+         fb_u8(&message, MSG_HEADER_TYPE, 0, &type) >= 0 && type != HEADER_SCHEMA;
+  return XCHG_OK;
+}
+
+/* Read from a pipe, such a file is held whole by the reader, with what
+ * follows it, which would then be lost: standard input is copied to a file
+ * first (as inspect copies it), so that it is read as a file and what
+ * follows it after it, the same as from the file. */
+static xchg_status spool_schemaless_file(const char *path, xchg_stream_codec codec,
+                                         xchg_error *err) {
+  bool yes = false;
+  if (strcmp(path, "-") != 0 || (codec != XCHG_STREAM_AUTO && codec != XCHG_STREAM_NONE))
+    return XCHG_OK;
+  xchg_status st = stdin_schemaless_file(&yes, err);
+  return st == XCHG_OK && yes ? xc_stdin_spool(err) : st;
+}
+
 xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec codec, bool one_schema,
                           xchg_error *err) {
   memset(in, 0, sizeof *in);
   in->path = path;
   in->one_schema = one_schema;
   xchg_source *src;
-  xchg_status st = xc_open_source(path, &src, err);
+  xchg_status st = spool_schemaless_file(path, codec, err);
+  if (st == XCHG_OK) st = xc_open_source(path, &src, err);
   if (st != XCHG_OK) return st;
   if (codec == XCHG_STREAM_AUTO) {
     /* A mapped file is looked at before choosing, so that plain IPC goes to

@@ -32,8 +32,37 @@ static stdin_ahead *ahead;
 /* All of standard input, once xc_stdin_spool copied it to a file. */
 static xchg_buf *spooled;
 
+static xchg_status map_whole(int fd, const char *path, xchg_error *err);
+
+/* Standard input redirected from a regular file (`xchg cat - < f.arrow`)
+ * is that file: mapped from its offset, as its path would be, it is read
+ * as a file is, footer first, what follows a file included (read in order,
+ * a file without a schema message is held whole, and what follows it lost).
+ * Before anything is read of it; a pipe is left alone. */
+static xchg_status map_if_regular(xchg_error *err) {
+  struct stat st;
+  if (spooled != NULL || ahead != NULL || fstat(STDIN_FILENO, &st) != 0 || !S_ISREG(st.st_mode))
+    return XCHG_OK;
+  off_t at = lseek(STDIN_FILENO, 0, SEEK_CUR);
+  if (at < 0) return XCHG_OK; /* read as a pipe */
+  xchg_status status = map_whole(STDIN_FILENO, "<stdin>", err);
+  size_t size = status == XCHG_OK ? xchg_buf_size(spooled) : 0;
+  if (status != XCHG_OK || at == 0) return status;
+  xchg_buf *rest = xchg_buf_slice(spooled, (size_t)at < size ? (size_t)at : size,
+                                  (size_t)at < size ? size - (size_t)at : 0);
+  xchg_buf_unref(spooled);
+  spooled = rest;
+  return rest != NULL ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+}
+
 xchg_status xc_stdin_peek(size_t want, const uint8_t **bytes, size_t *len, xchg_error *err) {
-  xchg_status st;
+  xchg_status st = map_if_regular(err);
+  if (st != XCHG_OK) return st;
+  if (spooled != NULL) {
+    *bytes = xchg_buf_data(spooled);
+    *len = xchg_buf_size(spooled);
+    return XCHG_OK;
+  }
   if (ahead == NULL) {
     if ((ahead = calloc(1, sizeof *ahead)) == NULL)
       return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
@@ -80,9 +109,11 @@ static void free_ahead(void *ctx) {
 
 /* Standard input from its first byte: the bytes read ahead, then the rest. */
 static xchg_status open_stdin(xchg_source **out, xchg_error *err) {
+  xchg_status st = map_if_regular(err);
+  if (st != XCHG_OK) return st;
   if (spooled != NULL) return xchg_source_from_buf(spooled, out, err);
   if (ahead == NULL) return xchg_source_from_fd(STDIN_FILENO, 0, out, err);
-  xchg_status st = xchg_source_from_callback(read_ahead_first, free_ahead, ahead, out, err);
+  st = xchg_source_from_callback(read_ahead_first, free_ahead, ahead, out, err);
   if (st != XCHG_OK) return st; /* ahead stays held */
   ahead = NULL;                 /* the source's now */
   return XCHG_OK;
@@ -131,7 +162,8 @@ static xchg_status map_whole(int fd, const char *path, xchg_error *err) {
 }
 
 xchg_status xc_stdin_spool(xchg_error *err) {
-  if (spooled != NULL) return XCHG_OK;
+  xchg_status regular = map_if_regular(err);
+  if (regular != XCHG_OK || spooled != NULL) return regular;
   const char *dir = getenv("TMPDIR");
   char path[4096];
   snprintf(path, sizeof path, "%s/xchg-stdin-XXXXXX", dir != NULL && *dir ? dir : "/tmp");
