@@ -279,6 +279,8 @@ static void test_many(int64_t task_bytes, int all_memory) {
     xchg_error err;
     TU_OK(xchg_batch_decoder_decode_many(dec, srcs, counts[k], 0, outs, NULL, &err), err);
     for (int i = 0; i < counts[k]; i++) {
+      TU_CHECK(outs[i].release != NULL, "many: payload %d of %lld not exported", i,
+               (long long)counts[k]);
       if (!outs[i].release) continue;
       check_batch(&outs[i], ALL, CD_COLUMNS, i % N_BATCHES, "many");
       outs[i].release(&outs[i]);
@@ -357,6 +359,45 @@ static void test_reads_on_pool(void) {
 /* ---- bad input ------------------------------------------------------------------ */
 
 static int mentions(const char *message, const char *what) { return strstr(message, what) != NULL; }
+
+/* A truncated payload among many in memory on a pool, first or later:
+ * the call fails naming it, and nothing is exported.  With a task size of
+ * one byte, the first payload is planned on the caller and the others are
+ * decoded in runs on the pool meanwhile. */
+static void test_many_failing(void) {
+  split s;
+  split_stream(XCHG_BLOCK_LZ4_FRAME, &s);
+  xchg_pool *pool = NULL;
+  TU_CHECK(xchg_pool_create(2, &pool, NULL) == XCHG_OK, "cannot create a pool");
+  xchg_batch_decoder *dec = open_with(&s, NULL, 0, pool, 1);
+  enum { N = 12 };
+  tu_bytes p[N];
+  for (int i = 0; i < N; i++) p[i] = batch_payload(&s, i % N_BATCHES);
+  static const int bad[] = {0, 7, N - 1};
+  for (int k = 0; dec && k < 3; k++) {
+    xchg_source *srcs[N];
+    struct ArrowArray outs[N];
+    for (int i = 0; i < N; i++)
+      srcs[i] = tu_memory_source(p[i].data, p[i].size - (i == bad[k] ? 16 : 0));
+    xchg_error err;
+    xchg_status st = xchg_batch_decoder_decode_many(dec, srcs, N, 100, outs, NULL, &err);
+    char want[32];
+    snprintf(want, sizeof want, "batch %d: ", 100 + bad[k]);
+    TU_CHECK(st != XCHG_OK && mentions(err.message, want), "payload %d truncated: %s (%s)", bad[k],
+             xchg_status_name(st), st != XCHG_OK ? err.message : "");
+    int exported = 0;
+    for (int i = 0; i < N; i++) {
+      exported += outs[i].release != NULL;
+      if (outs[i].release) outs[i].release(&outs[i]);
+      xchg_source_free(srcs[i]);
+    }
+    TU_CHECK(exported == 0, "payload %d truncated: %d payloads exported", bad[k], exported);
+  }
+  for (int i = 0; i < N; i++) free(p[i].data);
+  xchg_batch_decoder_free(dec);
+  xchg_pool_free(pool);
+  xchg_buf_unref(s.stream);
+}
 
 /* The error of decoding `part` as batch 9, in memory or by copying. */
 static xchg_status decode_cut(xchg_batch_decoder *dec, tu_bytes *part, int copied,
@@ -679,6 +720,7 @@ int main(int argc, char **argv) {
       {"damaged_bytes", damaged_bytes},
       {"copy_discipline", test_copy_discipline},
       {"many", many},
+      {"many_failing", test_many_failing},
       {"reads_on_pool", test_reads_on_pool},
       {"corrupt_body", test_corrupt_body},
       {"failing_read", test_failing_read},
