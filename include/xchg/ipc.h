@@ -391,8 +391,11 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_batch_decoder_decode(const xchg_batch_d
  * read by one thread at a time, its reads in order, but not necessarily on
  * the calling thread, so a read callback must work on any thread (JNI's
  * attaches the thread to the VM).  That spreads copies over every thread.
- * Otherwise every source is read on the calling thread (a payload in
- * memory costs no copy) and the decompression and validation are spread
+ * Sources all in memory (a payload in memory costs no copy) are planned
+ * on the calling thread, the first alone when its work says that the
+ * call's is worth a run a thread or more: the others are then decoded
+ * whole in runs on the pool (their metadata, read cold, too) while the
+ * caller finishes it; else the decompression and validation are spread
  * over the pool by their work.  Without a pool, one payload after another
  * is decoded whole.  On an error, nothing is exported (every
  * outs[i].release is NULL) and err names the first payload that failed, as
