@@ -103,7 +103,7 @@ static xchg_status move_to(xchg_ipc_reader *r, int64_t offset, xchg_error *err) 
 
 /* What prefetch_next_message asks for: the framing and metadata of a
  * batch of a few columns. */
-#define NEXT_MESSAGE_BYTES 256
+#define NEXT_MESSAGE_BYTES 512
 
 /* ---- messages ------------------------------------------------------------- */
 
