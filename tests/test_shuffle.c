@@ -1164,8 +1164,8 @@ static void check_readahead_bound(void) {
  * bytes, whichever its blocks reach first, and never past max_batch_bytes.
  * With target_rows far past the input and target_bytes small, the bytes
  * bound them: sized by the rows alone, 1-row blocks with a target of 10^7
- * rows reserved hundreds of MB for 37 rows, and a target of 2^63 - 1 rows
- * failed for want of memory; with both targets that large, max_batch_bytes
+ * rows reserved 5.4 GB for 37 rows, and a target of 2^63 - 1 rows failed
+ * for want of memory; with both targets that large, max_batch_bytes
  * bounds each buffer. */
 static void check_reservation_bound(void) {
   static const struct {
