@@ -9,6 +9,7 @@
 #include "cli/progress.h"
 #include "ipc/flatbuf.h"
 #include "ipc/format.h"
+#include "ipc/framing.h"
 #include "ipc/schema.h"
 
 const char *xc_input_label(const char *path) { return strcmp(path, "-") == 0 ? "<stdin>" : path; }
@@ -77,15 +78,19 @@ static xchg_status stdin_schemaless_file(bool *yes, xchg_error *err) {
   xchg_status st = xc_stdin_peek(IPC_FILE_HEAD + 8, &p, &n, err);
   if (st != XCHG_OK || n < IPC_FILE_HEAD + 8 || memcmp(p, IPC_MAGIC, IPC_MAGIC_SIZE) != 0)
     return st;
-  size_t prefix = fb_load_u32(p + IPC_FILE_HEAD) == IPC_CONTINUATION ? 8 : 4; /* 4 before 0.15 */
-  size_t length = fb_load_u32(p + IPC_FILE_HEAD + prefix - 4);
+  size_t prefix = ipc_prefix_size(p + IPC_FILE_HEAD);
+  int32_t length;
+  xchg_error ignored;
+  if (ipc_prefix_decode(p + IPC_FILE_HEAD, 0, IPC_FILE_HEAD, (int64_t)PEEKED_METADATA_MAX, &length,
+                        &ignored) != XCHG_OK)
+    return XCHG_OK;   /* negative or larger: the reader tells */
   *yes = length == 0; /* the end-of-stream marker: no schema message either */
-  if (length == 0 || length > PEEKED_METADATA_MAX) return XCHG_OK; /* larger: the reader tells */
-  size_t want = IPC_FILE_HEAD + prefix + length;
+  if (length == 0) return XCHG_OK;
+  size_t want = IPC_FILE_HEAD + prefix + (size_t)length;
   if ((st = xc_stdin_peek(want, &p, &n, err)) != XCHG_OK || n < want) return st;
   fb_table message;
   uint8_t type = 0;
-  *yes = fb_root(p + IPC_FILE_HEAD + prefix, length, &message) > 0 &&
+  *yes = fb_root(p + IPC_FILE_HEAD + prefix, (size_t)length, &message) > 0 &&
          fb_u8(&message, MSG_HEADER_TYPE, 0, &type) >= 0 && type != HEADER_SCHEMA;
   return XCHG_OK;
 }

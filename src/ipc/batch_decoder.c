@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cpu.h"
 #include "base/pool_internal.h"
 #include "ipc/decode.h"
 #include "ipc/dictionary.h"
@@ -462,9 +463,8 @@ static xchg_status export_payload(payload *p, struct ArrowArray *out);
  * the first line of each is a cold miss, waited for when it is read. */
 static void prefetch_payload(payload *p, xchg_source *src) {
   if (!src || p->memory || !(p->memory = xchg_source_memory(src))) return;
-  const uint8_t *data = xchg_buf_data(p->memory);
   size_t size = xchg_buf_size(p->memory);
-  for (size_t at = 0; at < size && at < PAYLOAD_HEAD_BYTES; at += 64) __builtin_prefetch(data + at);
+  cpu_prefetch(xchg_buf_data(p->memory), size < PAYLOAD_HEAD_BYTES ? size : PAYLOAD_HEAD_BYTES);
 }
 
 /* Asks memory for the first lines of the selected columns' buffers of
@@ -488,7 +488,7 @@ static void prefetch_selected(payload *p, xchg_source *src) {
     return;
   for (int k = 0; k < p->dec->n_ahead && p->dec->ahead[k] < buffers.count; k++) {
     uint64_t offset = fb_load_u64(fb_vector_elem(&buffers, p->dec->ahead[k]));
-    if (offset < (uint64_t)v.body_length) __builtin_prefetch(data + v.body_offset + offset);
+    if (offset < (uint64_t)v.body_length) cpu_prefetch(data + v.body_offset + offset, 1);
   }
 }
 

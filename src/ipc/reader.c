@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cpu.h"
 #include "ipc/array_stream.h"
 #include "ipc/decode.h"
 #include "ipc/dictionary.h"
@@ -156,8 +157,7 @@ static void prefetch_next_message(const xchg_ipc_reader *r, const ipc_message *m
       (uint64_t)m->body_length > size - (size_t)m->body_offset)
     return;
   size_t at = (size_t)(m->body_offset + m->body_length);
-  size_t to = size - at > NEXT_MESSAGE_BYTES ? at + NEXT_MESSAGE_BYTES : size;
-  for (; at < to; at += 64) __builtin_prefetch(data + at);
+  cpu_prefetch(data + at, size - at < NEXT_MESSAGE_BYTES ? size - at : NEXT_MESSAGE_BYTES);
 }
 
 /* Reads the framing and metadata of the message at the current position;
@@ -322,10 +322,9 @@ static xchg_status read_block(xchg_ipc_reader *r, const file_block *b, int64_t i
   if (st != XCHG_OK) return st;
   if (eos || m->header_type != kind) {
     if (!eos) reader_message_clear(m);
+    const char *name = kind == HEADER_DICTIONARY ? "dictionary" : "record batch";
     return xchg_errorf(err, XCHG_EFORMAT, "footer: %s block %lld at byte %lld is not a %s message",
-                       kind == HEADER_DICTIONARY ? "dictionary" : "record batch", (long long)i,
-                       (long long)b->offset,
-                       kind == HEADER_DICTIONARY ? "dictionary" : "record batch");
+                       name, (long long)i, (long long)b->offset, name);
   }
   if ((st = reader_check_block(b, i, m, err)) != XCHG_OK) reader_message_clear(m);
   return st;

@@ -527,13 +527,8 @@ static void prefetch_selected(const coalescer *c, const wire_batch *b) {
     to = to + len - from > left ? from + left : to + len;
     if (to <= from) continue; /* buffers out of order: nothing asked */
     left -= to - from;
-    uintptr_t line = (uintptr_t)(b->body + from) & ~(uintptr_t)63;
-    for (; line < (uintptr_t)(b->body + to); line += 64)
-      __builtin_prefetch((const void *)line, 0, 3);
+    cpu_prefetch(b->body + from, (size_t)(to - from));
   }
-  /* An effect the compiler must keep: a function that only prefetches it
-   * deems free of effects, and drops its calls (gcc 12, -O2). */
-  __asm__ volatile("");
 }
 
 /* How many blocks of `each` fill `left`: at least 1, and unbounded for

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cpu.h"
 #include "codec/helpers.h"
 #include "ipc/flatbuf.h"
 #include "ipc/framing.h"
@@ -383,8 +384,12 @@ static int stored_in_place(const uint8_t *h, size_t left) {
 
 void shuffle_prefetch_ahead(const uint8_t *data, size_t size, size_t *prefetched, size_t pos) {
   size_t to = size - pos > PREFETCH_AHEAD ? pos + PREFETCH_AHEAD : size;
-  if (*prefetched < pos) *prefetched = pos & ~(size_t)63;
-  for (; *prefetched < to; *prefetched += 64) __builtin_prefetch(data + *prefetched);
+  if (*prefetched < pos) *prefetched = pos;
+  if (*prefetched >= to) return;
+  cpu_prefetch(data + *prefetched, to - *prefetched);
+  /* up to the end of the last line asked, so that the next call asks none twice */
+  uintptr_t end = ((uintptr_t)(data + to) + CPU_LINE - 1) & ~(uintptr_t)(CPU_LINE - 1);
+  *prefetched = (size_t)(end - (uintptr_t)data);
 }
 
 /* Cuts the next group of Comet blocks off the chunk: stored blocks read in
