@@ -92,6 +92,9 @@ uint8_t *coalesce_grow(coalescer *c, out_node *node, int j, size_t extra) {
   size_t first = extra && (size_t)c->hint > most / extra ? most : extra * (size_t)c->hint;
   size_t cap = o->cap ? o->cap * 2 : first + first / 4;
   if (!o->cap && cap < o->last + o->last / 4) cap = o->last + o->last / 4;
+  /* The quarter more (and doubling) stops there too: a batch needing no
+   * more than that gets no more. */
+  if (cap > most && need <= most) cap = most;
   if (cap < need) cap = need;
   xchg_buf *b = xchg_buf_alloc(cap);
   if (!b) {
