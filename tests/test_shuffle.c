@@ -1028,6 +1028,23 @@ static void check_other_schema(void) {
     output_free(&out);
   }
   TU_CHECK(rc == 0, "a block of another schema: %s", msg);
+  /* with the options' schema message, block 0 is compared with it: the
+   * error names the options' schema, not block 0 as "the first block" */
+  if (rc == 0) {
+    xchg_shuffle_reader_options o;
+    xchg_shuffle_reader_options_init(&o);
+    o.schema_message = stream; /* its schema message, framing included */
+    uint32_t len;
+    memcpy(&len, stream + 4, 4);
+    o.schema_message_size = 8 + (size_t)len;
+    output out;
+    read_all(&in, &o, FROM_MEMORY, &out, msg);
+    if (!strstr(out.error, "block 0 (source 0, byte 0): its schema is not the options' schema's") ||
+        strstr(out.error, "first block"))
+      rc = tu_errorf(msg, MSG, "the error does not name the options' schema: %s", out.error);
+    output_free(&out);
+    TU_CHECK(rc == 0, "a block of another schema than the options': %s", msg);
+  }
   free(stream);
   input_free(&in);
   rt_data_free(&d);

@@ -47,6 +47,7 @@ struct xchg_shuffle_reader {
   int64_t next_block;
   /* Schema and dictionaries. */
   int have_schema;
+  int schema_given; /* the schema is the options' schema message's, not block 0's */
   ipc_schema schema;
   uint8_t *schema_bytes; /* the Message flatbuffer blocks' schemas are compared with */
   size_t schema_size;

@@ -68,12 +68,15 @@ xchg_status shuffle_take_schema(xchg_shuffle_reader *r, const ipc_message_view *
     st = set_schema(r, &m->header, m->metadata, (size_t)m->metadata_size, err);
   } else if ((size_t)m->metadata_size != r->schema_size ||
              memcmp(m->metadata, r->schema_bytes, r->schema_size) != 0) {
+    /* The schema compared with is the options' when they gave one: block
+     * 0 is then compared too, and is not "the first block" of the two. */
+    const char *ours = r->schema_given ? "the options' schema" : "the first block";
     ipc_schema theirs;
     st = ipc_schema_parse(&m->header, &r->opts.read, &theirs, err);
-    if (st == XCHG_OK && !ipc_schema_equal(&theirs, "this block", &r->schema, "the first block",
-                                           IPC_METADATA_COMPARED, err))
+    if (st == XCHG_OK &&
+        !ipc_schema_equal(&theirs, "this block", &r->schema, ours, IPC_METADATA_COMPARED, err))
       st = XCHG_EFORMAT;
-    if (st != XCHG_OK) xchg_error_prefix(err, "its schema is not the first block's: ");
+    if (st != XCHG_OK) xchg_error_prefix(err, "its schema is not %s's: ", ours);
     ipc_schema_free(&theirs);
   }
   return st == XCHG_OK ? shuffle_schema_taken(r, err) : st;

@@ -596,6 +596,7 @@ xchg_status xchg_shuffle_reader_open(const xchg_shuffle_reader_options *opts,
   r->opts.columns = r->columns;
   if (st == XCHG_OK && opts->schema_message) {
     r->opts.schema_message = opts->schema_message;
+    r->schema_given = 1;
     st = shuffle_given_schema(r, err);
     r->opts.schema_message = NULL;
   }
