@@ -168,13 +168,14 @@ static xchg_status copy_input(xc_input *in, xchg_ipc_reader *reader, xchg_ipc_wr
                               const xchg_ipc_read_options *opts, bool *failed_input,
                               xchg_error *err) {
   xchg_status st = XCHG_OK;
+  bool output_failed = false;
   while (st == XCHG_OK && reader != NULL) {
     struct ArrowArray batch;
     if ((st = xchg_ipc_reader_next(reader, &batch, err)) != XCHG_OK) break;
     if (batch.release != NULL) {
       st = xchg_ipc_writer_write(w, &batch, err);
       batch.release(&batch);
-      if (st != XCHG_OK) return st; /* the output's failure */
+      output_failed = st != XCHG_OK; /* the reader is freed below all the same */
       continue;
     }
     xc_input_end_stream(in, reader);
@@ -182,7 +183,7 @@ static xchg_status copy_input(xc_input *in, xchg_ipc_reader *reader, xchg_ipc_wr
     st = xc_input_next(in, opts, &reader, err);
   }
   xc_input_end_stream(in, reader);
-  if (st != XCHG_OK) {
+  if (st != XCHG_OK && !output_failed) {
     *failed_input = true;
     xc_input_locate_error(in, err);
   }
