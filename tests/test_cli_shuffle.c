@@ -11,7 +11,7 @@
  *  - `inspect` of Comet blocks says how many, of which codec, their rows,
  *    wire bytes and the batches they coalesce into, in text and JSON;
  *  - blocks whose header has no field count are read block by block and
- *    coalesced by the writer;
+ *    coalesced by the writer, and inspect shows them (exit 0);
  *  - Comet blocks through a pipe (`cat FILE | xchg cat -`, `inspect -`,
  *    `convert - OUT`) go through the same reader as the file given by
  *    name: the same output, the same error text;
@@ -171,6 +171,17 @@ static void check_codecs(void) {
   free(block);
   must_run("convert of blocks without a field count", run("convert '%s' '%s' -f", bc, out));
   expect_same_rows(bc, out, 20000, -1);
+  /* inspect shows them too, from a file and through a pipe, its blocks
+   * line saying why the shuffle reader did not read them (it failed). */
+  for (int p = 0; p < 2; p++) {
+    r = p ? piped(bc, "inspect -") : run("inspect '%s'", bc);
+    TU_CHECK(r.exit_code == 0 && strstr(r.out, "(Comet block, field count 0)") &&
+                 strstr(r.out, "blocks: not read as shuffle blocks: ") &&
+                 strstr(r.out, "states no field count"),
+             "inspect%s of blocks without a field count: exit %d: %s%s", p ? " -" : "", r.exit_code,
+             r.out, r.err);
+    tu_cli_result_free(&r);
+  }
   static const char *const body[] = {"none", "lz4", "zstd"};
   for (int i = 0; i < 3; i++) {
     gen_shuffle(in, "ipc", body[i], 5);

@@ -168,6 +168,7 @@ xchg_status xc_blocks_read_through(xchg_shuffle_reader *reader, int64_t limit, x
 typedef struct xc_blocks_summary {
   int64_t blocks, rows, wire_bytes, batches;
   int64_t by_codec[4];
+  bool no_field_count; /* Comet blocks that state none: not read, an error saying so */
 } xc_blocks_summary;
 
 xchg_status xc_blocks_summarize(const char *path, bool comet, xc_blocks_summary *out,

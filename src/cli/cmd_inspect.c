@@ -587,8 +587,8 @@ static bool file_of_blocks(const xc_input *in, const input_stats *all) {
 
 /* The blocks as the shuffle reader reads them; *summed when it did.
  * Comet blocks it cannot read are an error; plain IPC streams that are not
- * one table (another schema, say), which inspect shows all the same, get
- * a line saying why instead. */
+ * one table (another schema, say), and Comet blocks that state no field
+ * count, which inspect shows all the same, get a line saying why instead. */
 static xchg_status inspect_blocks(xs *out, const char *path, const xc_input *in,
                                   const input_stats *all, const inspect_opts *opt, bool *summed,
                                   xchg_error *err) {
@@ -597,8 +597,11 @@ static xchg_status inspect_blocks(xs *out, const char *path, const xc_input *in,
   bool comet = in->codec == XCHG_STREAM_COMET;
   xc_blocks_summary b;
   xchg_error why;
-  xchg_status st = xc_blocks_summarize(path, comet, &b, comet ? err : &why);
-  if (st != XCHG_OK && comet) return st;
+  xchg_status st = xc_blocks_summarize(path, comet, &b, &why);
+  if (st != XCHG_OK && comet && !b.no_field_count) {
+    *err = why;
+    return st;
+  }
   if (st != XCHG_OK) {
     if (opt->json) {
       xs_puts(out, ",\n  \"blocks\": {\"error\": ");

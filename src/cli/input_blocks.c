@@ -31,6 +31,17 @@ static bool is_comet_file(xchg_source *src, xchg_stream_codec codec) {
   return comet;
 }
 
+/* Whether src, in memory, begins with a whole Comet block header whose
+ * field count is 0 (as xchg_stream_encode writes it). */
+static bool states_no_field_count(xchg_source *src) {
+  xchg_buf *memory = xchg_source_memory(src);
+  if (memory == NULL) return false;
+  bool none = xchg_buf_size(memory) >= COMET_HEADER_BYTES &&
+              !begins_comet(xchg_buf_data(memory), xchg_buf_size(memory), XCHG_STREAM_COMET);
+  xchg_buf_unref(memory);
+  return none;
+}
+
 /* No column: a reader that counts rows only (n_columns 0). */
 static const int64_t no_columns[1] = {0};
 
@@ -200,6 +211,15 @@ xchg_status xc_blocks_summarize(const char *path, bool comet, xc_blocks_summary 
   xchg_source *src;
   xchg_status st = xc_open_source(path, &src, err);
   if (st != XCHG_OK) return st;
+  /* Blocks without a field count fail the shuffle reader's check, yet cat
+   * and convert read them block by block: not the input's fault. */
+  if (comet && states_no_field_count(src)) {
+    xchg_source_free(src);
+    out->no_field_count = true;
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "its first block's header states no field count (0): read block by "
+                       "block, as cat and convert read it");
+  }
   xchg_buf *memory = xchg_source_memory(src);
   xchg_shuffle_reader *reader;
   xchg_shuffle_framing framing = comet ? XCHG_SHUFFLE_FRAMING_COMET : XCHG_SHUFFLE_FRAMING_IPC;
