@@ -77,6 +77,7 @@ typedef struct input {
   shape_shuffle_framing framing;
   shape_shuffle_codec codec;
   int generated;
+  int cuts; /* a FILE with dictionary columns: a changed dictionary cuts a batch short */
   shape_shuffle_sums want; /* generated only */
   int64_t block_rows;      /* generated: the shape's R; a file: its first block's rows */
   struct ArrowSchema schema;
@@ -658,7 +659,7 @@ static int check_sums(const input *in, const consumer *c, const consumer *refere
                    "xchg bench shuffle: %s: batch %lld is not what the per-block read gave\n", mode,
                    (long long)c->batches),
            -1;
-  if (c->short_batches && in->generated && strcmp(mode, "per_block") != 0)
+  if (c->short_batches && in->generated && !in->cuts && strcmp(mode, "per_block") != 0)
     return fprintf(stderr,
                    "xchg bench shuffle: %s: %lld batches short of the target before the last\n",
                    mode, (long long)c->short_batches),
@@ -1021,6 +1022,14 @@ static int measure(input *in, const settings *set, xchg_pool *pool, result *resu
 
 /* ---- preparing an input -------------------------------------------------------------------- */
 
+/* Whether s or a child of it, at any depth, is dictionary-encoded. */
+static int has_dictionary(const struct ArrowSchema *s) {
+  if (s->dictionary != NULL) return 1;
+  for (int64_t k = 0; k < s->n_children; k++)
+    if (has_dictionary(s->children[k])) return 1;
+  return 0;
+}
+
 /* The first block's schema: every mode's consumer reads the batches with it. */
 static int read_schema(input *in) {
   xchg_error err;
@@ -1044,6 +1053,7 @@ static int read_schema(input *in) {
   xchg_istream_free(s);
   if (st != XCHG_OK) return fail("the first block", err.message);
   in->columns = (int)in->schema.n_children;
+  in->cuts = has_dictionary(&in->schema);
   if (in->schema.n_children > SHAPE_SHUFFLE_MAX_COLUMNS)
     return fail("the input", "more than 256 columns");
   return 0;
