@@ -114,7 +114,18 @@ static int read_once(const uint8_t *data, size_t size, char **columns, int n_col
     batch.release(&batch);
   }
   schema.release(&schema);
+  /* The warm-up checks that the reader read all of data: IPC streams
+   * concatenated after the first would go unread, and the figures be the
+   * first one's alone. */
+  int64_t end = list ? xchg_ipc_reader_stream_end(reader) : -1;
   xchg_ipc_reader_free(reader);
+  if (end >= 0 && (uint64_t)end < size) {
+    fprintf(stderr,
+            "xchg bench decode: %llu bytes follow the end of the IPC stream or file at byte %lld: "
+            "one is measured (`xchg convert` writes several as one)\n",
+            (unsigned long long)(size - (uint64_t)end), (long long)end);
+    return -1;
+  }
   r->decode_ns = bench_now_ns() - start;
   return 0;
 }

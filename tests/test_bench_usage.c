@@ -19,7 +19,9 @@
  *    table says why;
  *  - `bench decode` measures the validation floor beside every uncompressed
  *    read validated in full (not beside trusted or compressed ones), of the
- *    shape or of a FILE, and prints the validated read against it. */
+ *    shape or of a FILE, and prints the validated read against it;
+ *  - `bench decode FILE` of IPC streams one after another fails, naming
+ *    where the bytes it would not read begin. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -273,6 +275,33 @@ static void check_decode_validation_floor(void) {
   unlink(file);
 }
 
+/* `bench decode FILE` of two IPC streams one after another: one is
+ * measured, so the bytes of the second are an error naming where they
+ * begin, not figures of the first stream alone (exit 0 once). */
+static void check_decode_concatenated(void) {
+  char file[] = "/tmp/xchg-bench-concat-XXXXXX";
+  int fd = mkstemp(file);
+  if (!TU_CHECK(fd >= 0, "mkstemp: %s", strerror(errno))) return;
+  close(fd);
+  tu_cli_result r = run(cli, "gen cache %s --rows 3000 -f", file);
+  TU_CHECK(r.exit_code == 0, "gen cache: exit %d: %.300s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+  long long size = 0;
+  FILE *f = fopen(file, "rb");
+  if (f != NULL && fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+  if (f != NULL) fclose(f);
+  TU_CHECK(tu_run("cat '%s' '%s' > '%s.2'", file, file, file) == 0, "cannot concatenate %s", file);
+  char want[128];
+  snprintf(want, sizeof want, "%lld bytes follow the end of the IPC stream or file at byte %lld",
+           size, size);
+  r = run(cli, "bench decode %s.2 --runs 1 --threads 1", file);
+  TU_CHECK(size > 0 && r.exit_code == 1 && strstr(r.err, want) && !strstr(r.out, "median_ms"),
+           "bench decode of two IPC streams: exit %d, stdout %.500s, stderr %.500s (want %s)",
+           r.exit_code, r.out, r.err, want);
+  tu_cli_result_free(&r);
+  tu_run("rm -f '%s' '%s.2'", file, file);
+}
+
 static void cat_finds_polars(void) {
   char dir[] = "/tmp/xchg-bench-usage-XXXXXX";
   if (!TU_CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno))) return;
@@ -288,6 +317,7 @@ int main(int argc, char **argv) {
       {"host_one_process", check_host_one_process},
       {"broadcast_note", check_broadcast_note},
       {"decode_validation_floor", check_decode_validation_floor},
+      {"decode_concatenated", check_decode_concatenated},
   };
   return TU_MAIN(argc, argv, "bench_usage", cases);
 }
