@@ -531,6 +531,10 @@ static int flush_pending(concatenator *cc) {
 
 static int add_pending(void *ctx, struct ArrowArray *batch) {
   concatenator *cc = ctx;
+  if (batch->length == 0) { /* nothing to join, and its buffers may be NULL (an empty block) */
+    batch->release(batch);
+    return 0;
+  }
   cc->pending = grow(cc->pending, &cc->capacity, cc->n + 1, sizeof *cc->pending);
   cc->pending[cc->n++] = *batch;
   cc->rows += batch->length;

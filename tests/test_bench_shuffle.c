@@ -14,7 +14,7 @@
  * held against codec_limit + memcpy_limit too, and wherever something is
  * compressed the codec's share of per_block_then_concat is printed.  A
  * FILE whose dictionaries change between blocks (which cuts batches) is
- * benchmarked too. */
+ * benchmarked too, and one with a block of no rows. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +23,7 @@
 
 #include "gen/shape_shuffle.h"
 #include "support/testutil.h"
+#include "xchg/xchg.h"
 
 #define ROWS 16384 /* --quick */
 #define TARGET 8192
@@ -240,9 +241,74 @@ static void dictionary_file(const char *cli) {
   remove(path);
 }
 
+/* An IPC stream of one record batch of no rows, of the schema of the
+ * first IPC stream of ipc (the reader gives its empty buffers as NULL). */
+static tu_bytes empty_block(const uint8_t *ipc, size_t size) {
+  tu_bytes out = {0};
+  xchg_ipc_reader *r = NULL;
+  xchg_ipc_writer *w = NULL;
+  struct ArrowSchema schema = {0};
+  struct ArrowArray batch = {0};
+  xchg_error err;
+  xchg_status st = xchg_ipc_reader_open_memory(ipc, size, NULL, NULL, NULL, &r, &err);
+  if (st == XCHG_OK) st = xchg_ipc_reader_schema(r, &schema, &err);
+  if (st == XCHG_OK) st = xchg_ipc_reader_next(r, &batch, &err);
+  if (st == XCHG_OK) st = xchg_ipc_writer_open_memory(&schema, NULL, &w, &err);
+  struct ArrowArray none = batch;
+  none.length = 0; /* a slice of no rows */
+  if (st == XCHG_OK) st = xchg_ipc_writer_write(w, &none, &err);
+  if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
+  xchg_buf *bytes = st == XCHG_OK ? xchg_ipc_writer_take_memory(w) : NULL;
+  TU_CHECK(bytes != NULL, "an IPC stream of no rows: %s", st == XCHG_OK ? "no bytes" : err.message);
+  if (bytes != NULL) tu_bytes_append(&out, xchg_buf_data(bytes), xchg_buf_size(bytes));
+  xchg_buf_unref(bytes);
+  xchg_ipc_writer_free(w);
+  if (batch.release) batch.release(&batch);
+  if (schema.release) schema.release(&schema);
+  xchg_ipc_reader_free(r);
+  return out;
+}
+
+/* A FILE of IPC streams, the last of no rows (as polars writes an empty
+ * partition): per_block_then_concat joins it without copying from its
+ * NULL buffers (UndefinedBehaviorSanitizer: null pointer passed to
+ * memcpy, exit 1, once). */
+static void empty_block_file(const char *cli) {
+  char path[] = "/tmp/xchg_bench_shuffle_empty_XXXXXX", cmd[4200];
+  int fd = mkstemp(path);
+  TU_CHECK(fd >= 0, "mkstemp");
+  if (fd < 0) return;
+  close(fd);
+  snprintf(cmd, sizeof cmd,
+           "'%s' gen shuffle %s -f --format ipc --rows 300 --block-rows 100 --columns 5", cli,
+           path);
+  TU_CHECK(tu_run("%s", cmd) == 0, "%s failed", cmd);
+  size_t size = 0;
+  uint8_t *ipc = tu_read_file(path, &size);
+  TU_CHECK(ipc != NULL, "cannot read %s", path);
+  if (ipc == NULL) return;
+  tu_bytes blocks = {0};
+  tu_bytes_append(&blocks, ipc, size);
+  tu_bytes empty = empty_block(ipc, size);
+  tu_bytes_append(&blocks, empty.data, empty.size);
+  TU_CHECK(empty.size > 0 && tu_write_file(path, blocks.data, blocks.size) == 0, "cannot write %s",
+           path);
+  snprintf(cmd, sizeof cmd, "'%s' bench shuffle %s --runs 1 --threads 1 --json", cli, path);
+  json_t *doc = run_json(cmd);
+  json_t *first = json_array_get(json_object_get(doc, "results"), 0);
+  TU_CHECK(first && integer(first, "blocks") == 4 && integer(first, "rows") == 300,
+           "bench shuffle of blocks with an empty one: not their 4 blocks of 300 rows");
+  json_decref(doc);
+  free(empty.data);
+  free(blocks.data);
+  free(ipc);
+  remove(path);
+}
+
 static const char *cli;
 
 static void run_sweep(void) { sweep(cli); }
+static void run_empty_block_file(void) { empty_block_file(cli); }
 static void run_dictionary_file(void) { dictionary_file(cli); }
 static void run_from_file(void) { from_file(cli); }
 
@@ -346,6 +412,7 @@ int main(int argc, char **argv) {
       {"floors", floors},
       {"paired_speedups", paired_speedups},
       {"dictionary_file", run_dictionary_file},
+      {"empty_block_file", run_empty_block_file},
   };
   return TU_MAIN(argc, argv, "bench_shuffle", cases);
 }
