@@ -164,8 +164,10 @@ static int same_rows(const struct ArrowSchema *s, const struct ArrowArray *a, in
     if (ow) {
       int64_t a0 = load_offset(a, ow, i + r), a1 = load_offset(a, ow, i + r + 1);
       int64_t b0 = load_offset(b, ow, j + r), b1 = load_offset(b, ow, j + r + 1);
-      if (a1 - a0 != b1 - b0 || memcmp((const uint8_t *)a->buffers[2] + a0,
-                                       (const uint8_t *)b->buffers[2] + b0, (size_t)(a1 - a0)))
+      /* no value bytes (all null or empty): the data buffers may be NULL */
+      if (a1 - a0 != b1 - b0 ||
+          (a1 > a0 && memcmp((const uint8_t *)a->buffers[2] + a0,
+                             (const uint8_t *)b->buffers[2] + b0, (size_t)(a1 - a0))))
         return 0;
     }
   }
@@ -482,7 +484,8 @@ static int concat_column(const struct ArrowSchema *s, const struct ArrowArray *p
     }
     if (ow) {
       int64_t first = load_offset(a, ow, 0), bytes = load_offset(a, ow, a->length) - first;
-      memcpy(data + data_at, (const uint8_t *)a->buffers[2] + first, (size_t)bytes);
+      if (bytes > 0) /* no value bytes (all null or empty): the data buffer may be NULL */
+        memcpy(data + data_at, (const uint8_t *)a->buffers[2] + first, (size_t)bytes);
       data_at += bytes;
     }
     at += a->length;
