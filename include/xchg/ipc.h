@@ -229,7 +229,8 @@ XCHG_API void xchg_ipc_reader_on_message(xchg_ipc_reader *reader, xchg_message_f
  * path names a top-level column ("c4") or, through structs, a nested field
  * ("s.f1" gives the struct s with only its child f1); a path into a list,
  * map or union selects that whole column.  The schema and the batches
- * read from then on hold the selected columns only, in schema order.
+ * read from then on hold the selected columns only, each once (however
+ * often it is named), in schema order.
  * An unknown name is an XCHG_EINVAL error and leaves the selection as it
  * was.  Select before the first xchg_ipc_reader_next, or between batches
  * on a reader without a pool: batches a pool has read ahead were decoded
@@ -361,8 +362,9 @@ XCHG_API void xchg_ipc_reader_free(xchg_ipc_reader *reader);
 /** A decoder of payloads of one schema (see above). */
 typedef struct xchg_batch_decoder xchg_batch_decoder;
 
-/** columns: top-level column indices to decode (nested children follow
- * their parent), or NULL for all; n_columns 0 with columns non-NULL
+/** columns: top-level column indices to decode, in any order (nested
+ * children follow their parent; batches hold each selected column once,
+ * in schema order), or NULL for all; n_columns 0 with columns non-NULL
  * decodes none.  An index out of range is an XCHG_EINVAL error.  opts may
  * be NULL (the defaults); its pool, if any, decodes xchg_batch_decoder_
  * decode_many's payloads in parallel. */

@@ -150,8 +150,9 @@ typedef struct xchg_shuffle_reader_options {
    * by xchg_shuffle_reader_open. */
   const void *schema_message;
   size_t schema_message_size; /**< bytes at schema_message */
-  /** Top-level column indices to decode, in any order (batches hold them
-   * in schema order), or NULL (default) for all; n_columns 0 with columns
+  /** Top-level column indices to decode, in any order (batches hold each
+   * selected column once, in schema order, however often it is named), or
+   * NULL (default) for all; n_columns 0 with columns
    * non-NULL decodes none (batches then carry row counts only).  Copied by
    * xchg_shuffle_reader_open.  An index out of range is XCHG_EINVAL, from
    * open when the schema is given, else once the first block is read. */
