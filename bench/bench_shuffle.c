@@ -18,6 +18,14 @@
  *   memcpy_limit           each block's decoded buffers copied once, in
  *                          order, into target-size destinations: one write
  *                          per byte, the floor of any coalesced batch;
+ *   handover_limit         the same copies into batch buffers the threads
+ *                          recycle, each batch handed in order to the
+ *                          calling thread, which reads its checksum column
+ *                          and gives it back: the floor of a reader whose
+ *                          batches one thread consumes (on T threads the
+ *                          batches cross cores, and memcpy_limit's threads
+ *                          each fill a destination of their own that
+ *                          nobody reads);
  *   codec_limit            the bare decompressor (one reused context) over
  *                          the same compressed bytes into such destinations:
  *                          every compressed buffer of the ipc framing, the
@@ -38,6 +46,8 @@
 #include <getopt.h>
 #include <lz4frame.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <snappy-c.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -679,6 +689,7 @@ static int check_sums(const input *in, const consumer *c, const consumer *refere
 typedef struct copy {
   const uint8_t *src;
   size_t size;
+  int summed; /* of the checksum column: handover_limit's consumer reads it */
 } copy;
 
 /* What memcpy_limit copies: every buffer of every kept batch, in order
@@ -694,27 +705,40 @@ typedef struct limits {
   LZ4F_dctx *lz4[MAX_THREADS];
   ZSTD_DCtx *zstd[MAX_THREADS];
   uint8_t *dst[MAX_THREADS];
+  /* handover_limit: batch buffers (of memcpy_dst bytes) free for filling,
+   * last in first out as the library recycles them, and per group the one
+   * filled, until its consumer takes it. */
+  pthread_mutex_t free_lock;
+  uint8_t **free_bufs;
+  int n_free, n_bufs;
+  uint8_t *_Atomic *filled;
+  _Atomic int64_t next_fill, consumed;
+  int64_t ahead; /* groups filled at most beyond the one consumed */
 } limits;
 
-static void add_copy(limits *l, const void *src, size_t size) {
+static void add_copy(limits *l, const void *src, size_t size, int summed) {
   if (!src || !size) return;
   l->copies = grow(l->copies, &l->copies_capacity, l->n_copies + 1, sizeof *l->copies);
-  l->copies[l->n_copies++] = (copy){src, size};
+  l->copies[l->n_copies++] = (copy){src, size, summed};
 }
 
-static void add_column_copies(limits *l, const struct ArrowSchema *s, const struct ArrowArray *a) {
+static void add_column_copies(limits *l, const struct ArrowSchema *s, const struct ArrowArray *a,
+                              int summed) {
   int64_t bits = (a->offset + a->length + 7) / 8 - a->offset / 8;
-  if (a->null_count) add_copy(l, (const uint8_t *)a->buffers[0] + a->offset / 8, (size_t)bits);
+  if (a->null_count)
+    add_copy(l, (const uint8_t *)a->buffers[0] + a->offset / 8, (size_t)bits, summed);
   int width = bench_fixed_width(s->format), ow = offset_width(s->format);
   if (!strcmp(s->format, "b")) {
-    add_copy(l, (const uint8_t *)a->buffers[1] + a->offset / 8, (size_t)bits);
+    add_copy(l, (const uint8_t *)a->buffers[1] + a->offset / 8, (size_t)bits, summed);
   } else if (ow) {
     int64_t first = load_offset(a, ow, 0);
-    add_copy(l, (const uint8_t *)a->buffers[1] + a->offset * ow, (size_t)((a->length + 1) * ow));
+    add_copy(l, (const uint8_t *)a->buffers[1] + a->offset * ow, (size_t)((a->length + 1) * ow),
+             summed);
     add_copy(l, (const uint8_t *)a->buffers[2] + first,
-             (size_t)(load_offset(a, ow, a->length) - first));
+             (size_t)(load_offset(a, ow, a->length) - first), summed);
   } else {
-    add_copy(l, (const uint8_t *)a->buffers[1] + a->offset * width, (size_t)(a->length * width));
+    add_copy(l, (const uint8_t *)a->buffers[1] + a->offset * width, (size_t)(a->length * width),
+             summed);
   }
 }
 
@@ -733,7 +757,8 @@ static int prepare_limits(input *in, limits *l, int threads) {
     size_t codec_bytes = 0;
     for (int64_t j = in->group[g]; j < in->group[g + 1]; j++) {
       for (int64_t k = 0; k < in->schema.n_children; k++)
-        add_column_copies(l, in->schema.children[k], in->kept[j].children[k]);
+        add_column_copies(l, in->schema.children[k], in->kept[j].children[k],
+                          k == checksum_column(&in->schema));
       const kept_pieces *kp = &in->kept_pieces[j];
       for (int64_t i = kp->first; i < kp->first + kp->n; i++) {
         piece *p = &in->pieces[i];
@@ -754,6 +779,17 @@ static int prepare_limits(input *in, limits *l, int threads) {
   l->dst_size = (l->memcpy_dst > l->codec_dst ? l->memcpy_dst : l->codec_dst) + LZ4_BLOCK_ROOM;
   for (int t = 0; t < threads; t++)
     if (!(l->dst[t] = alloc_buffer(l->dst_size))) return fail("the limits", "out of memory");
+  /* handover_limit fills as many groups ahead as the reader has batches
+   * being built (two a thread), each in a buffer of its own */
+  pthread_mutex_init(&l->free_lock, NULL);
+  l->ahead = 2 * threads;
+  l->n_bufs = (int)l->ahead + threads;
+  l->free_bufs = calloc((size_t)l->n_bufs, sizeof *l->free_bufs);
+  l->filled = calloc((size_t)in->n_groups, sizeof *l->filled);
+  if (!l->free_bufs || !l->filled) return fail("the limits", "out of memory");
+  for (; l->n_free < l->n_bufs; l->n_free++)
+    if (!(l->free_bufs[l->n_free] = alloc_buffer(l->memcpy_dst + 1)))
+      return fail("the limits", "out of memory");
   return 0;
 }
 
@@ -763,6 +799,10 @@ static void free_limits(limits *l, int threads) {
     ZSTD_freeDCtx(l->zstd[t]);
     free(l->dst[t]);
   }
+  for (int i = 0; l->free_bufs && i < l->n_free; i++) free(l->free_bufs[i]);
+  free(l->free_bufs);
+  free((void *)l->filled);
+  pthread_mutex_destroy(&l->free_lock);
   free(l->copies);
   free(l->copy_start);
 }
@@ -908,11 +948,122 @@ static int64_t limit_once(const input *in, limits *l, int codec, int threads, in
   return ns;
 }
 
+/* ---- handover_limit --------------------------------------------------------------------------- */
+
+/* Group g's copies into dst, in order. */
+static void fill_group(const limits *l, int64_t g, uint8_t *dst) {
+  size_t at = 0;
+  for (int64_t i = l->copy_start[g]; i < l->copy_start[g + 1]; i++) {
+    memcpy(dst + at, l->copies[i].src, l->copies[i].size);
+    at += l->copies[i].size;
+  }
+}
+
+/* What the consumer reads of group g: the checksum column's bytes, summed
+ * as 64-bit words (the reading modes' consumer sums its values). */
+static uint64_t read_group(const limits *l, int64_t g, const uint8_t *dst) {
+  uint64_t sum = 0;
+  size_t at = 0;
+  for (int64_t i = l->copy_start[g]; i < l->copy_start[g + 1]; i++) {
+    if (l->copies[i].summed)
+      for (size_t k = 0; k + 8 <= l->copies[i].size; k += 8) {
+        uint64_t word;
+        memcpy(&word, dst + at + k, 8);
+        sum += word;
+      }
+    at += l->copies[i].size;
+  }
+  return sum;
+}
+
+static uint8_t *take_buffer(limits *l) {
+  pthread_mutex_lock(&l->free_lock);
+  uint8_t *b = l->n_free > 0 ? l->free_bufs[--l->n_free] : NULL;
+  pthread_mutex_unlock(&l->free_lock);
+  return b;
+}
+
+static void give_buffer(limits *l, uint8_t *b) {
+  pthread_mutex_lock(&l->free_lock);
+  l->free_bufs[l->n_free++] = b;
+  pthread_mutex_unlock(&l->free_lock);
+}
+
+/* Claims and fills the next group, if it is within `ahead` of the one
+ * consumed; 0 when there is none to fill now, -1 when all are claimed. */
+static int fill_next(limits *l, int64_t n_groups) {
+  int64_t g = atomic_load(&l->next_fill);
+  if (g >= n_groups) return -1;
+  if (g >= atomic_load(&l->consumed) + l->ahead ||
+      !atomic_compare_exchange_weak(&l->next_fill, &g, g + 1))
+    return 0;
+  uint8_t *b = take_buffer(l); /* never NULL: at most ahead + threads are out */
+  fill_group(l, g, b);
+  atomic_store_explicit(&l->filled[g], b, memory_order_release);
+  return 1;
+}
+
+typedef struct handover_job {
+  limits *l;
+  int64_t n_groups;
+  pthread_barrier_t *go;
+} handover_job;
+
+static void *handover_thread(void *arg) {
+  handover_job *j = arg;
+  pthread_barrier_wait(j->go);
+  for (int got; (got = fill_next(j->l, j->n_groups)) >= 0;)
+    if (got == 0) sched_yield();
+  return NULL;
+}
+
+static volatile uint64_t handover_sink;
+
+/* One timing of handover_limit on `threads` threads: the other threads
+ * fill groups ahead; the caller takes the groups in order, filling the
+ * next itself while the one it wants is not there (as a pool's caller
+ * helps), reads each and gives its buffer back. */
+static int64_t handover_once(const input *in, limits *l, int threads) {
+  pthread_t ids[MAX_THREADS];
+  pthread_barrier_t go;
+  handover_job job = {l, in->n_groups, &go};
+  atomic_store(&l->next_fill, 0);
+  atomic_store(&l->consumed, 0);
+  pthread_barrier_init(&go, NULL, (unsigned)threads);
+  for (int t = 1; t < threads; t++) pthread_create(&ids[t], NULL, handover_thread, &job);
+  pthread_barrier_wait(&go);
+  int64_t start = bench_now_ns();
+  uint64_t sum = 0;
+  for (int64_t g = 0; g < in->n_groups; g++) {
+    uint8_t *b;
+    while (!(b = atomic_load_explicit(&l->filled[g], memory_order_acquire)))
+      if (fill_next(l, in->n_groups) <= 0) sched_yield();
+    sum += read_group(l, g, b);
+    atomic_store(&l->filled[g], NULL);
+    give_buffer(l, b);
+    atomic_store(&l->consumed, g + 1);
+  }
+  for (int t = 1; t < threads; t++) pthread_join(ids[t], NULL);
+  int64_t ns = bench_now_ns() - start;
+  pthread_barrier_destroy(&go);
+  handover_sink = sum;
+  return ns;
+}
+
 /* ---- measuring ------------------------------------------------------------------------------ */
 
-enum { COALESCED, PER_BLOCK, PER_BLOCK_THEN_CONCAT, MEMCPY_LIMIT, CODEC_LIMIT, N_MODES };
-static const char *const mode_names[N_MODES] = {"coalesced", "per_block", "per_block_then_concat",
-                                                "memcpy_limit", "codec_limit"};
+enum {
+  COALESCED,
+  PER_BLOCK,
+  PER_BLOCK_THEN_CONCAT,
+  MEMCPY_LIMIT,
+  HANDOVER_LIMIT,
+  CODEC_LIMIT,
+  N_MODES
+};
+static const char *const mode_names[N_MODES] = {
+    "coalesced",    "per_block",      "per_block_then_concat",
+    "memcpy_limit", "handover_limit", "codec_limit"};
 
 typedef struct settings {
   int64_t target_rows;
@@ -928,7 +1079,7 @@ typedef struct result {
   uint64_t checksum; /* of the reading modes' timed runs */
   /* On T threads: the speed-up over one thread of each run over its own
    * one-thread run, and for coalesced that against its limit's. */
-  bench_spread speedup, vs_limit;
+  bench_spread speedup, vs_limit, vs_handover;
 } result;
 
 /* One run of a mode; 0 or -1.  check: the warm-up's run, which touches and
@@ -944,6 +1095,11 @@ static int run_mode(input *in, limits *l, const settings *set, int mode, int thr
     *ns = limit_once(in, l, mode == CODEC_LIMIT, threads, &failed);
     *batches = in->n_groups;
     return failed ? fail(mode_names[mode], "the bare codec failed") : 0;
+  }
+  if (mode == HANDOVER_LIMIT) {
+    *ns = handover_once(in, l, threads);
+    *batches = in->n_groups;
+    return 0;
   }
   int64_t start = bench_now_ns();
   if (mode == COALESCED)
@@ -961,13 +1117,24 @@ static int run_mode(input *in, limits *l, const settings *set, int mode, int thr
   return rc;
 }
 
+/* Coalesced's speed-up on T threads over mode `limit`'s, run by run. */
+static bench_spread speedup_over(int64_t ns[][2][MAX_RUNS], int limit, int runs) {
+  static double r[MAX_RUNS];
+  for (int i = 0; i < runs; i++)
+    r[i] = ((double)ns[COALESCED][0][i] / (double)ns[COALESCED][1][i]) /
+           ((double)ns[limit][0][i] / (double)ns[limit][1][i]);
+  return bench_spread_of(r, runs);
+}
+
 /* Each mode's speed-up on T threads, run by run: a run on one thread and
  * the same mode's run on T follow each other, so that on a shared host
  * the two meet about the same load, where the medians of all runs may
  * not; and coalesced's over its limit's (codec_limit, or memcpy_limit
- * uncompressed), run by run too.  Before ns is sorted. */
+ * uncompressed, and then also handover_limit's), run by run too.  Before
+ * ns is sorted. */
 static void paired_speedups(int64_t ns[][2][MAX_RUNS], const int *applies, int runs,
-                            bench_spread *speedup, bench_spread *vs_limit) {
+                            bench_spread *speedup, bench_spread *vs_limit,
+                            bench_spread *vs_handover) {
   static double r[MAX_RUNS];
   for (int m = 0; m < N_MODES; m++) {
     if (!applies[m]) continue;
@@ -975,11 +1142,9 @@ static void paired_speedups(int64_t ns[][2][MAX_RUNS], const int *applies, int r
     speedup[m] = bench_spread_of(r, runs);
   }
   int limit = applies[CODEC_LIMIT] ? CODEC_LIMIT : MEMCPY_LIMIT;
-  if (!applies[limit]) return;
-  for (int i = 0; i < runs; i++)
-    r[i] = ((double)ns[COALESCED][0][i] / (double)ns[COALESCED][1][i]) /
-           ((double)ns[limit][0][i] / (double)ns[limit][1][i]);
-  *vs_limit = bench_spread_of(r, runs);
+  if (applies[limit]) *vs_limit = speedup_over(ns, limit, runs);
+  if (limit == MEMCPY_LIMIT && applies[HANDOVER_LIMIT])
+    *vs_handover = speedup_over(ns, HANDOVER_LIMIT, runs);
 }
 
 /* Every mode that applies, on 1 and set->threads threads, runs taking
@@ -991,7 +1156,8 @@ static int measure(input *in, const settings *set, xchg_pool *pool, result *resu
     free_limits(&l, set->threads);
     return -1;
   }
-  int applies[N_MODES] = {1, 1, flat_schema(&in->schema), flat_schema(&in->schema), l.has_codec};
+  int flat = flat_schema(&in->schema);
+  int applies[N_MODES] = {1, 1, flat, flat, flat, l.has_codec};
   static int64_t ns[N_MODES][2][MAX_RUNS];
   int64_t batches[N_MODES][2];
   uint64_t checksum[N_MODES][2] = {{0}};
@@ -1012,8 +1178,9 @@ static int measure(input *in, const settings *set, xchg_pool *pool, result *resu
         if (rc == 0 && got != batches[m][t])
           rc = fail(mode_names[m], "a timed run handed out another number of batches");
       }
-  bench_spread speedup[N_MODES] = {{0}}, vs_limit = {0};
-  if (rc == 0 && n_counts == 2) paired_speedups(ns, applies, set->runs, speedup, &vs_limit);
+  bench_spread speedup[N_MODES] = {{0}}, vs_limit = {0}, vs_handover = {0};
+  if (rc == 0 && n_counts == 2)
+    paired_speedups(ns, applies, set->runs, speedup, &vs_limit, &vs_handover);
   for (int m = 0; m < N_MODES && rc == 0; m++)
     for (int t = 0; t < n_counts && applies[m]; t++)
       results[n++] = (result){m,
@@ -1022,7 +1189,8 @@ static int measure(input *in, const settings *set, xchg_pool *pool, result *resu
                               batches[m][t],
                               checksum[m][t],
                               t ? speedup[m] : (bench_spread){0},
-                              t && m == COALESCED ? vs_limit : (bench_spread){0}};
+                              t && m == COALESCED ? vs_limit : (bench_spread){0},
+                              t && m == COALESCED ? vs_handover : (bench_spread){0}};
   free_limits(&l, set->threads);
   return rc == 0 ? n : -1;
 }
@@ -1167,6 +1335,11 @@ static void print_table(const input *in, const settings *set, const result *rs, 
   if (set->threads > 1 && cn && find(rs, n, limit, 1))
     printf("  coalesced speed-up / %s speed-up: %.2f (runs %.2f-%.2f)\n", mode_names[limit],
            cn->vs_limit.median, cn->vs_limit.min, cn->vs_limit.max);
+  /* Against a floor whose batches are handed over, as a reader's are. */
+  if (set->threads > 1 && cn && limit == MEMCPY_LIMIT && find(rs, n, HANDOVER_LIMIT, 1))
+    printf("  coalesced speed-up / %s speed-up: %.2f (runs %.2f-%.2f)\n",
+           mode_names[HANDOVER_LIMIT], cn->vs_handover.median, cn->vs_handover.min,
+           cn->vs_handover.max);
 }
 
 static void print_json_results(const input *in, const result *rs, int n, int *first) {
@@ -1181,7 +1354,7 @@ static void print_json_results(const input *in, const result *rs, int n, int *fi
         (long long)in->n_blocks, (long long)in->rows, r->threads, mode_names[r->mode],
         r->time.median_ms, r->time.min_ms, r->time.max_ms, us_per_block(in, r),
         (long long)r->batches_out);
-    if (r->mode != MEMCPY_LIMIT && r->mode != CODEC_LIMIT)
+    if (r->mode < MEMCPY_LIMIT)
       printf(",\"checksum_column\":\"%s\",\"checksum\":\"%llu\"",
              in->schema.children[checksum_column(&in->schema)]->name,
              (unsigned long long)r->checksum);
@@ -1217,6 +1390,10 @@ static void usage(FILE *out) {
       "                           column sized once, every value copied once): the engines' path\n"
       "  memcpy_limit           each block's decoded buffers copied once into target-size\n"
       "                           destinations: the floor of one write per byte\n"
+      "  handover_limit         the same copies into batch buffers recycled among the threads,\n"
+      "                           each batch handed in order to the calling thread, which reads\n"
+      "                           its checksum column and gives it back: the floor of a reader\n"
+      "                           whose batches one thread consumes\n"
       "  codec_limit            the bare decompressor (contexts reused) over the same\n"
       "                           compressed bytes into such destinations, checksums the format\n"
       "                           carries verified (compressed input only)\n"
@@ -1233,9 +1410,10 @@ static void usage(FILE *out) {
       "blocks with a codec, coalesced against codec_limit + memcpy_limit (their stream\n"
       "decompressed into a window, then its buffers copied into place: their floor); each mode's\n"
       "speed-up on T threads, and coalesced's speed-up over its limit's (codec_limit, or\n"
-      "memcpy_limit uncompressed): the median over the runs of each run's own, a run on one\n"
-      "thread and the same mode's on T following each other, in the other order every other\n"
-      "run (on a shared host the two meet about the same load), with the min-max.\n"
+      "memcpy_limit and handover_limit uncompressed): the median over the runs of each run's\n"
+      "own, a run on one thread and the same mode's on T following each other, in the other\n"
+      "order every other run (on a shared host the two meet about the same load), with the\n"
+      "min-max.\n"
       "--json: {\"benchmark\",\"machine\",\"cores\",\"target_rows\",\"seed\",\"results\":[{\"format\",\"codec\",\n"
       "  \"columns\",\"block_rows\",\"blocks\",\"rows\",\"threads\",\"mode\",\"median_ms\",\"min_ms\",\"max_ms\",\n"
       "  \"us_per_block\",\"batches_out\"}]}; the reading modes add \"checksum_column\" and \"checksum\": the\n"

@@ -4,8 +4,8 @@
  * checked every value against the generator, and every coalesced batch row
  * by row against the per-block read), prints the documented fields for
  * every mode (coalesced, per_block, per_block_then_concat, memcpy_limit,
- * codec_limit where something is compressed) on 1 and 2 threads, and what
- * it reports is what the data
+ * handover_limit, codec_limit where something is compressed) on 1 and 2
+ * threads, and what it reports is what the data
  * must give: the blocks and batches the row counts make, and, for every
  * reading mode, the checksum of its column as the generator sums it here.
  * Then a file written by `xchg gen shuffle` is benchmarked as a FILE: its
@@ -14,7 +14,8 @@
  * held against codec_limit + memcpy_limit too, and wherever something is
  * compressed the codec's share of per_block_then_concat is printed.  A
  * FILE whose dictionaries change between blocks (which cuts batches) is
- * benchmarked too, and one with a block of no rows. */
+ * benchmarked too, and one with a block of no rows, and one whose strings
+ * have no value bytes. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,9 +81,9 @@ static double number(json_t *r, const char *name) {
   return json_number_value(v);
 }
 
-enum { COALESCED, PER_BLOCK, CONCAT, MEMCPY, CODEC, MODES };
-static const char *const modes[MODES] = {"coalesced", "per_block", "per_block_then_concat",
-                                         "memcpy_limit", "codec_limit"};
+enum { COALESCED, PER_BLOCK, CONCAT, MEMCPY, HANDOVER, CODEC, MODES };
+static const char *const modes[MODES] = {"coalesced",    "per_block",      "per_block_then_concat",
+                                         "memcpy_limit", "handover_limit", "codec_limit"};
 
 /* Checks one result; marks seen[config][mode][threads - 1]. */
 static void check_result(json_t *r, size_t i, uint64_t c1, int seen[14][MODES][2]) {
@@ -242,32 +243,79 @@ static void dictionary_file(const char *cli) {
   remove(path);
 }
 
+/* An IPC stream of one record batch, written by xchg's writer. */
+static tu_bytes stream_of(const struct ArrowSchema *schema, const struct ArrowArray *batch,
+                          const char *what) {
+  tu_bytes out = {0};
+  xchg_ipc_writer *w = NULL;
+  xchg_error err;
+  xchg_status st = xchg_ipc_writer_open_memory(schema, NULL, &w, &err);
+  if (st == XCHG_OK) st = xchg_ipc_writer_write(w, batch, &err);
+  if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
+  xchg_buf *bytes = st == XCHG_OK ? xchg_ipc_writer_take_memory(w) : NULL;
+  TU_CHECK(bytes != NULL, "an IPC stream of %s: %s", what,
+           st == XCHG_OK ? "no bytes" : err.message);
+  if (bytes != NULL) tu_bytes_append(&out, xchg_buf_data(bytes), xchg_buf_size(bytes));
+  xchg_buf_unref(bytes);
+  xchg_ipc_writer_free(w);
+  return out;
+}
+
 /* An IPC stream of one record batch of no rows, of the schema of the
  * first IPC stream of ipc (the reader gives its empty buffers as NULL). */
 static tu_bytes empty_block(const uint8_t *ipc, size_t size) {
   tu_bytes out = {0};
   xchg_ipc_reader *r = NULL;
-  xchg_ipc_writer *w = NULL;
   struct ArrowSchema schema = {0};
   struct ArrowArray batch = {0};
   xchg_error err;
   xchg_status st = xchg_ipc_reader_open_memory(ipc, size, NULL, NULL, NULL, &r, &err);
   if (st == XCHG_OK) st = xchg_ipc_reader_schema(r, &schema, &err);
   if (st == XCHG_OK) st = xchg_ipc_reader_next(r, &batch, &err);
-  if (st == XCHG_OK) st = xchg_ipc_writer_open_memory(&schema, NULL, &w, &err);
+  TU_CHECK(st == XCHG_OK, "the first batch of a generated stream: %s", err.message);
   struct ArrowArray none = batch;
   none.length = 0; /* a slice of no rows */
-  if (st == XCHG_OK) st = xchg_ipc_writer_write(w, &none, &err);
-  if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
-  xchg_buf *bytes = st == XCHG_OK ? xchg_ipc_writer_take_memory(w) : NULL;
-  TU_CHECK(bytes != NULL, "an IPC stream of no rows: %s", st == XCHG_OK ? "no bytes" : err.message);
-  if (bytes != NULL) tu_bytes_append(&out, xchg_buf_data(bytes), xchg_buf_size(bytes));
-  xchg_buf_unref(bytes);
-  xchg_ipc_writer_free(w);
+  if (st == XCHG_OK) out = stream_of(&schema, &none, "no rows");
   if (batch.release) batch.release(&batch);
   if (schema.release) schema.release(&schema);
   xchg_ipc_reader_free(r);
   return out;
+}
+
+/* An IPC stream of one utf8 column "s" of three empty strings: no value
+ * bytes, so no data buffer at all (NULL), as a writer of all-null or
+ * empty strings may leave it. */
+static tu_bytes empty_strings_stream(void) {
+  static const int32_t offsets[4] = {0, 0, 0, 0};
+  const void *buffers[3] = {NULL, offsets, NULL}, *none[1] = {NULL};
+  struct ArrowSchema s, top, *children[1] = {&s};
+  struct ArrowArray a, batch, *arrays[1] = {&a};
+  tu_fixture_schema(&s, "u", "s", 0, NULL);
+  tu_fixture_schema(&top, "+s", "", 1, children);
+  tu_fixture_array(&a, 3, 3, buffers, 0, NULL);
+  tu_fixture_array(&batch, 3, 1, none, 1, arrays);
+  return stream_of(&top, &batch, "empty strings");
+}
+
+/* `bench shuffle` of a FILE of `blocks` (one thread, one run) runs every
+ * mode and counts want_blocks blocks of want_rows rows in all. */
+static void bench_blocks(const char *cli, const tu_bytes *blocks, int64_t want_blocks,
+                         int64_t want_rows, const char *what) {
+  char path[] = "/tmp/xchg_bench_shuffle_blocks_XXXXXX", cmd[4200];
+  int fd = mkstemp(path);
+  TU_CHECK(fd >= 0, "mkstemp");
+  if (fd < 0) return;
+  close(fd);
+  TU_CHECK(blocks->size > 0 && tu_write_file(path, blocks->data, blocks->size) == 0,
+           "cannot write %s", path);
+  snprintf(cmd, sizeof cmd, "'%s' bench shuffle %s --runs 1 --threads 1 --json", cli, path);
+  json_t *doc = run_json(cmd);
+  json_t *first = json_array_get(json_object_get(doc, "results"), 0);
+  TU_CHECK(first && integer(first, "blocks") == want_blocks && integer(first, "rows") == want_rows,
+           "bench shuffle of %s: not their %lld blocks of %lld rows", what, (long long)want_blocks,
+           (long long)want_rows);
+  json_decref(doc);
+  remove(path);
 }
 
 /* A FILE of IPC streams, the last of no rows (as polars writes an empty
@@ -286,76 +334,29 @@ static void empty_block_file(const char *cli) {
   TU_CHECK(tu_run("%s", cmd) == 0, "%s failed", cmd);
   size_t size = 0;
   uint8_t *ipc = tu_read_file(path, &size);
+  remove(path);
   TU_CHECK(ipc != NULL, "cannot read %s", path);
   if (ipc == NULL) return;
-  tu_bytes blocks = {0};
+  tu_bytes blocks = {0}, empty = empty_block(ipc, size);
   tu_bytes_append(&blocks, ipc, size);
-  tu_bytes empty = empty_block(ipc, size);
   tu_bytes_append(&blocks, empty.data, empty.size);
-  TU_CHECK(empty.size > 0 && tu_write_file(path, blocks.data, blocks.size) == 0, "cannot write %s",
-           path);
-  snprintf(cmd, sizeof cmd, "'%s' bench shuffle %s --runs 1 --threads 1 --json", cli, path);
-  json_t *doc = run_json(cmd);
-  json_t *first = json_array_get(json_object_get(doc, "results"), 0);
-  TU_CHECK(first && integer(first, "blocks") == 4 && integer(first, "rows") == 300,
-           "bench shuffle of blocks with an empty one: not their 4 blocks of 300 rows");
-  json_decref(doc);
+  TU_CHECK(empty.size > 0, "no block of no rows");
+  bench_blocks(cli, &blocks, 4, 300, "blocks with an empty one");
   free(empty.data);
   free(blocks.data);
   free(ipc);
-  remove(path);
 }
 
-/* An IPC stream of one utf8 column "s" of three empty strings: no value
- * bytes, so no data buffer at all (NULL), as a writer of all-null or
- * empty strings may leave it. */
-static tu_bytes empty_strings_stream(void) {
-  static const int32_t offsets[4] = {0, 0, 0, 0};
-  const void *buffers[3] = {NULL, offsets, NULL};
-  struct ArrowSchema s, top, *children[1] = {&s};
-  struct ArrowArray a, batch, *arrays[1] = {&a};
-  tu_fixture_schema(&s, "u", "s", 0, NULL);
-  tu_fixture_schema(&top, "+s", "", 1, children);
-  tu_fixture_array(&a, 3, 3, buffers, 0, NULL);
-  const void *none[1] = {NULL};
-  tu_fixture_array(&batch, 3, 1, none, 1, arrays);
-  tu_bytes out = {0};
-  xchg_ipc_writer *w = NULL;
-  xchg_error err;
-  xchg_status st = xchg_ipc_writer_open_memory(&top, NULL, &w, &err);
-  if (st == XCHG_OK) st = xchg_ipc_writer_write(w, &batch, &err);
-  if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
-  xchg_buf *bytes = st == XCHG_OK ? xchg_ipc_writer_take_memory(w) : NULL;
-  TU_CHECK(bytes != NULL, "an IPC stream of empty strings: %s",
-           st == XCHG_OK ? "no bytes" : err.message);
-  if (bytes != NULL) tu_bytes_append(&out, xchg_buf_data(bytes), xchg_buf_size(bytes));
-  xchg_buf_unref(bytes);
-  xchg_ipc_writer_free(w);
-  return out;
-}
-
-/* A FILE of blocks whose utf8 column has no value bytes: per_block_then_concat
- * joins them without copying from their NULL data buffers (UndefinedBehavior-
- * Sanitizer: null pointer passed to memcpy, exit 1, once). */
+/* A FILE of blocks whose utf8 column has no value bytes: they are checked
+ * and joined without reading their NULL data buffers (UndefinedBehavior-
+ * Sanitizer: null pointer passed to memcmp in the warm-up's comparison,
+ * and to memcpy in per_block_then_concat, exit 1, once). */
 static void empty_strings_file(const char *cli) {
-  char path[] = "/tmp/xchg_bench_shuffle_strings_XXXXXX", cmd[4200];
-  int fd = mkstemp(path);
-  TU_CHECK(fd >= 0, "mkstemp");
-  if (fd < 0) return;
-  close(fd);
   tu_bytes block = empty_strings_stream(), blocks = {0};
   for (int i = 0; i < 3; i++) tu_bytes_append(&blocks, block.data, block.size);
-  TU_CHECK(block.size > 0 && tu_write_file(path, blocks.data, blocks.size) == 0, "cannot write %s",
-           path);
-  snprintf(cmd, sizeof cmd, "'%s' bench shuffle %s --runs 1 --threads 1 --json", cli, path);
-  json_t *doc = run_json(cmd);
-  json_t *first = json_array_get(json_object_get(doc, "results"), 0);
-  TU_CHECK(first && integer(first, "blocks") == 3 && integer(first, "rows") == 9,
-           "bench shuffle of blocks of empty strings: not their 3 blocks of 9 rows");
-  json_decref(doc);
+  bench_blocks(cli, &blocks, 3, 9, "blocks of empty strings");
   free(block.data);
   free(blocks.data);
-  remove(path);
 }
 
 static const char *cli;
@@ -423,13 +424,14 @@ static void floors(void) {
 
 /* Every speed-up on 2 threads, and coalesced's over its limit's, is the
  * median of the runs' own with their min-max around it: a line for each
- * mode that applies (ipc lz4: all five), and the yardstick. */
-static void paired_speedups(void) {
+ * mode that applies (ipc lz4: all six; ipc none: all but codec_limit), and
+ * the yardsticks (ipc lz4: codec_limit; ipc none: memcpy_limit and
+ * handover_limit). */
+static void speedup_lines(const char *options, int want_modes, int want_yardsticks) {
   char cmd[4096];
   snprintf(cmd, sizeof cmd,
-           "'%s' bench shuffle --format ipc --codec lz4 --columns 5 --block-rows 64 --threads 2 "
-           "--quick --runs 3",
-           cli);
+           "'%s' bench shuffle %s --columns 5 --block-rows 64 --threads 2 --quick --runs 3", cli,
+           options);
   FILE *p = popen(cmd, "r");
   char line[512];
   int modes_seen = 0, yardsticks = 0, bad = 0;
@@ -451,10 +453,15 @@ static void paired_speedups(void) {
     }
   }
   if (p) pclose(p);
-  TU_CHECK(modes_seen == 5 && yardsticks == 1 && bad == 0,
-           "bench shuffle ipc lz4: %d speed-up lines of the 5 modes, %d of coalesced against its "
-           "limit, %d out of their min-max",
-           modes_seen, yardsticks, bad);
+  TU_CHECK(modes_seen == want_modes && yardsticks == want_yardsticks && bad == 0,
+           "bench shuffle %s: %d speed-up lines of modes (want %d), %d of coalesced against a "
+           "limit (want %d), %d out of their min-max",
+           options, modes_seen, want_modes, yardsticks, want_yardsticks, bad);
+}
+
+static void paired_speedups(void) {
+  speedup_lines("--format ipc --codec lz4", 6, 1);
+  speedup_lines("--format ipc --codec none", 5, 2);
 }
 
 int main(int argc, char **argv) {
