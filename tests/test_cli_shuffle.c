@@ -162,6 +162,12 @@ static void check_codecs(void) {
   TU_CHECK(strstr(r.out, "(Comet block, field count 3)") && strstr(r.out, "blocks: 1 Comet block"),
            "inspect of gen --outer comet: %s", r.out);
   tu_cli_result_free(&r);
+  TMP_PATH(one, "one.comet"); /* one block of one row: counted in the singular */
+  must_run("gen shuffle --rows 1", run("gen shuffle '%s' --format comet --rows 1 -f", one));
+  r = run("inspect '%s'", one);
+  TU_CHECK(strstr(r.out, "\nblocks: 1 Comet block (none), 1 row, ") != NULL,
+           "inspect of one block of one row: %s", r.out);
+  tu_cli_result_free(&r);
   size_t size;
   uint8_t *block = tu_read_file(bc, &size);
   TU_CHECK(block != NULL && size > 20, "cannot read %s", bc);

@@ -552,7 +552,9 @@ static void print_blocks(xs *out, const xc_blocks_summary *b, bool comet) {
     if (b->by_codec[c] != b->blocks) xs_printf(out, " %lld", (long long)b->by_codec[c]);
     sep = ", ";
   }
-  xs_printf(out, "%s, %lld rows, ", sep[0] == ',' ? ")" : "", (long long)b->rows);
+  xs_printf(out, "%s, ", sep[0] == ',' ? ")" : "");
+  count(out, b->rows, "row", "rows");
+  xs_puts(out, ", ");
   xc_human_size(out, b->wire_bytes);
   /* convert coalesces Comet blocks so, but keeps plain IPC streams'
    * batches as they are: the line must not promise what it then does not do */
