@@ -48,23 +48,8 @@ static const char *cli;
 static char gold[4096];
 static char tmp[] = "/tmp/test_cli_data_XXXXXX";
 
-static tu_cli_result run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static tu_cli_result run(const char *fmt, ...) {
-  char args[8192];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
-  tu_cli_result r;
-  if (!tu_cli_run(cli, args, &r)) {
-    TU_CHECK(0, "run: %s", args);
-    r.out = strdup("");
-    r.err = strdup("");
-    r.out_len = 0;
-    r.exit_code = -2;
-  }
-  return r;
-}
+/* `xchg args` (tu_cli_runf); the result must be freed. */
+#define run(...) tu_cli_runf(cli, __VA_ARGS__)
 
 /* char var[] = tmp/name */
 #define TMP_PATH(var, name) \

@@ -35,7 +35,6 @@
  *  - `convert --file` of IPC streams whose dictionaries differ fails
  *    cleanly (the file format cannot replace one), leaking nothing. */
 #define _XOPEN_SOURCE 700
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -53,40 +52,10 @@
 static const char *cli;
 static char tmp[] = "/tmp/test_cli_shuffle_XXXXXX";
 
-/* `xchg args`, or with input (not NULL) through a pipe: `cat input |
- * xchg args`; a run that fails to start is a failed check. */
-static tu_cli_result run_args(const char *input, const char *fmt, va_list ap) {
-  char args[8192];
-  vsnprintf(args, sizeof args, fmt, ap);
-  tu_cli_result r;
-  if (!(input != NULL ? tu_cli_run_piped(cli, input, args, &r) : tu_cli_run(cli, args, &r))) {
-    TU_CHECK(0, "run: %s", args);
-    r.out = strdup("");
-    r.err = strdup("");
-    r.out_len = 0;
-    r.exit_code = -2;
-  }
-  return r;
-}
-
-static tu_cli_result run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static tu_cli_result run(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  tu_cli_result r = run_args(NULL, fmt, ap);
-  va_end(ap);
-  return r;
-}
-
-static tu_cli_result piped(const char *input, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static tu_cli_result piped(const char *input, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  tu_cli_result r = run_args(input, fmt, ap);
-  va_end(ap);
-  return r;
-}
+/* `xchg args`, or with input through a pipe: `cat input | xchg args`
+ * (tu_cli_runf, tu_cli_piped_runf); the result must be freed. */
+#define run(...) tu_cli_runf(cli, __VA_ARGS__)
+#define piped(input, ...) tu_cli_piped_runf(cli, input, __VA_ARGS__)
 
 /* char var[] = tmp/name */
 #define TMP_PATH(var, name) \

@@ -23,7 +23,6 @@
  *    the shuffle reader (Comet blocks) alike. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdbool.h>
@@ -48,23 +47,8 @@ static const char *cli;
 static char gold[4096];
 static char tmp[] = "/tmp/test_cli_ux_XXXXXX";
 
-/* Runs `xchg args`; the result must be freed. */
-static tu_cli_result run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static tu_cli_result run(const char *fmt, ...) {
-  char args[8192];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
-  tu_cli_result r;
-  if (!tu_cli_run(cli, args, &r)) {
-    TU_CHECK(0, "run: %s", args);
-    r.out = strdup("");
-    r.err = strdup("");
-    r.exit_code = -2;
-  }
-  return r;
-}
+/* `xchg args` (tu_cli_runf); the result must be freed. */
+#define run(...) tu_cli_runf(cli, __VA_ARGS__)
 
 static void gold_path(char *out, size_t size, const char *name) {
   TU_CHECK((size_t)snprintf(out, size, "%s/%s", gold, name) < size, "gold_path: %s", name);

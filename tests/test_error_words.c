@@ -47,22 +47,8 @@ static const char *cli;
 static char dir[] = "/tmp/xchg-error-words-XXXXXX";
 static char gold_file[4200], gold_stream[4200];
 
-static tu_cli_result run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static tu_cli_result run(const char *fmt, ...) {
-  char args[8192];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
-  tu_cli_result r;
-  if (!tu_cli_run(cli, args, &r)) {
-    TU_CHECK(false, "cannot run xchg %s", args);
-    r.out = strdup("");
-    r.err = strdup("");
-    r.exit_code = -2;
-  }
-  return r;
-}
+/* `xchg args` (tu_cli_runf); the result must be freed. */
+#define run(...) tu_cli_runf(cli, __VA_ARGS__)
 
 static char *path_of(const char *name) {
   static char paths[8][4200];

@@ -1,11 +1,15 @@
 /* tests/support/cli_run.c — see cli_run.h. */
 #include "support/cli_run.h"
 
+#include <stdarg.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "support/testutil.h"
 
 void tu_cli_result_free(tu_cli_result *r) {
   free(r->out);
@@ -69,4 +73,32 @@ bool tu_cli_run_piped(const char *cli, const char *input, const char *args, tu_c
   char feed[4200];
   snprintf(feed, sizeof feed, "cat '%s' | ", input);
   return run_command(feed, cli, args, r);
+}
+
+static tu_cli_result run_formatted(const char *cli, const char *input, const char *fmt,
+                                   va_list ap) {
+  char args[8192];
+  vsnprintf(args, sizeof args, fmt, ap);
+  tu_cli_result r;
+  if (!(input != NULL ? tu_cli_run_piped(cli, input, args, &r) : tu_cli_run(cli, args, &r))) {
+    TU_CHECK(false, "cannot run xchg %s", args);
+    r = (tu_cli_result){strdup(""), 0, strdup(""), -2};
+  }
+  return r;
+}
+
+tu_cli_result tu_cli_runf(const char *cli, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  tu_cli_result r = run_formatted(cli, NULL, fmt, ap);
+  va_end(ap);
+  return r;
+}
+
+tu_cli_result tu_cli_piped_runf(const char *cli, const char *input, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  tu_cli_result r = run_formatted(cli, input, fmt, ap);
+  va_end(ap);
+  return r;
 }

@@ -3,6 +3,7 @@
 #ifndef XCHG_TESTS_CLI_RUN_H
 #define XCHG_TESTS_CLI_RUN_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -21,6 +22,15 @@ bool tu_cli_run(const char *cli, const char *args, tu_cli_result *r);
 /* The same with the file input fed through a pipe (`cat 'input' | 'cli'
  * args`): standard input that cannot seek nor be mapped. */
 bool tu_cli_run_piped(const char *cli, const char *input, const char *args, tu_cli_result *r);
+
+/* The same with args formatted as printf does, through a pipe fed from
+ * `input` when it is not NULL; a run that cannot be made is a failed check
+ * (TU_CHECK) and gives empty output and exit_code -2.  Free the result
+ * with tu_cli_result_free. */
+tu_cli_result tu_cli_runf(const char *cli, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+tu_cli_result tu_cli_piped_runf(const char *cli, const char *input, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 void tu_cli_result_free(tu_cli_result *r);
 
