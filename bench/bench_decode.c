@@ -25,6 +25,7 @@
 #include "stats.h"
 #include "touch.h"
 #include "xchg/writer.h"
+#include "xchg/stream.h"
 #include "xchg/xchg.h"
 
 /* ---- one read ------------------------------------------------------------------ */
@@ -895,6 +896,17 @@ int xchg_bench_decode(int argc, char **argv) {
     uint8_t *data = load_file(argv[optind], &size);
     if (!data) {
       fprintf(stderr, "xchg bench decode: cannot read %s\n", argv[optind]);
+      return 1;
+    }
+    /* Comet blocks or a compressed stream are not IPC: say what reads them
+     * (the IPC reader's error would only say what the bytes are not) */
+    xchg_stream_codec outer = xchg_stream_codec_detect(data, size);
+    if (outer != XCHG_STREAM_NONE) {
+      fprintf(stderr,
+              "xchg bench decode: %s is a %s stream, not Arrow IPC: `xchg bench shuffle FILE` "
+              "reads Comet blocks, and `xchg convert FILE OUT` writes it as one IPC stream\n",
+              argv[optind], xchg_stream_codec_name(outer));
+      free(data);
       return 1;
     }
     /* a read with bounds checks only says so, as the shape's "trusted" row */

@@ -299,6 +299,15 @@ static void check_decode_concatenated(void) {
            "bench decode of two IPC streams: exit %d, stdout %.500s, stderr %.500s (want %s)",
            r.exit_code, r.out, r.err, want);
   tu_cli_result_free(&r);
+  /* Comet blocks are no IPC stream: the error says what reads them */
+  r = run(cli, "gen shuffle %s --format comet --compression lz4 --rows 300 -f", file);
+  TU_CHECK(r.exit_code == 0, "gen shuffle: exit %d: %.300s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+  r = run(cli, "bench decode %s --runs 1 --threads 1", file);
+  TU_CHECK(
+      r.exit_code == 1 && strstr(r.err, "is a comet stream, not Arrow IPC: `xchg bench shuffle"),
+      "bench decode of Comet blocks: exit %d, stderr %.500s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
   tu_run("rm -f '%s' '%s.2'", file, file);
 }
 
