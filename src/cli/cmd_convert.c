@@ -183,10 +183,10 @@ static xchg_status copy_input(xc_input *in, xchg_ipc_reader *reader, xchg_ipc_wr
     st = xc_input_next(in, opts, &reader, err);
   }
   xc_input_end_stream(in, reader);
-  if (st != XCHG_OK && !output_failed) {
-    *failed_input = true;
-    xc_input_locate_error(in, err);
-  }
+  if (st != XCHG_OK && !output_failed) *failed_input = true;
+  /* an output that refuses what the input holds (not one that cannot be
+   * written) says where in the input that is, as the input's errors do */
+  if (st != XCHG_OK && (!output_failed || st != XCHG_EIO)) xc_input_locate_error(in, err);
   return st;
 }
 
