@@ -716,29 +716,29 @@ typedef struct limits {
   int64_t ahead; /* groups filled at most beyond the one consumed */
 } limits;
 
-static void add_copy(limits *l, const void *src, size_t size, int summed) {
-  if (!src || !size) return;
+/* Bytes [offset, offset + size) of a buffer: an absent one (NULL: the
+ * reader gives a batch of no rows, or strings without value bytes, no
+ * buffer) copies nothing, and no address is made from it. */
+static void add_copy(limits *l, const void *buffer, int64_t offset, int64_t size, int summed) {
+  if (!buffer || size <= 0) return;
   l->copies = grow(l->copies, &l->copies_capacity, l->n_copies + 1, sizeof *l->copies);
-  l->copies[l->n_copies++] = (copy){src, size, summed};
+  l->copies[l->n_copies++] = (copy){(const uint8_t *)buffer + offset, (size_t)size, summed};
 }
 
 static void add_column_copies(limits *l, const struct ArrowSchema *s, const struct ArrowArray *a,
                               int summed) {
+  if (a->length == 0) return; /* its offsets may be absent too */
   int64_t bits = (a->offset + a->length + 7) / 8 - a->offset / 8;
-  if (a->null_count)
-    add_copy(l, (const uint8_t *)a->buffers[0] + a->offset / 8, (size_t)bits, summed);
+  if (a->null_count) add_copy(l, a->buffers[0], a->offset / 8, bits, summed);
   int width = bench_fixed_width(s->format), ow = offset_width(s->format);
   if (!strcmp(s->format, "b")) {
-    add_copy(l, (const uint8_t *)a->buffers[1] + a->offset / 8, (size_t)bits, summed);
+    add_copy(l, a->buffers[1], a->offset / 8, bits, summed);
   } else if (ow) {
     int64_t first = load_offset(a, ow, 0);
-    add_copy(l, (const uint8_t *)a->buffers[1] + a->offset * ow, (size_t)((a->length + 1) * ow),
-             summed);
-    add_copy(l, (const uint8_t *)a->buffers[2] + first,
-             (size_t)(load_offset(a, ow, a->length) - first), summed);
+    add_copy(l, a->buffers[1], a->offset * ow, (a->length + 1) * ow, summed);
+    add_copy(l, a->buffers[2], first, load_offset(a, ow, a->length) - first, summed);
   } else {
-    add_copy(l, (const uint8_t *)a->buffers[1] + a->offset * width, (size_t)(a->length * width),
-             summed);
+    add_copy(l, a->buffers[1], a->offset * width, a->length * width, summed);
   }
 }
 
