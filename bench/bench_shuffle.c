@@ -892,6 +892,15 @@ typedef struct limit_job {
   int failed;
 } limit_job;
 
+/* Group g's copies into dst, in order. */
+static void fill_group(const limits *l, int64_t g, uint8_t *dst) {
+  size_t at = 0;
+  for (int64_t i = l->copy_start[g]; i < l->copy_start[g + 1]; i++) {
+    memcpy(dst + at, l->copies[i].src, l->copies[i].size);
+    at += l->copies[i].size;
+  }
+}
+
 static void run_limit_share(limit_job *j) {
   const input *in = j->in;
   limits *l = j->l;
@@ -899,10 +908,7 @@ static void run_limit_share(limit_job *j) {
   for (int64_t g = j->t; g < in->n_groups; g += j->threads) {
     size_t at = 0;
     if (!j->codec) {
-      for (int64_t i = l->copy_start[g]; i < l->copy_start[g + 1]; i++) {
-        memcpy(dst + at, l->copies[i].src, l->copies[i].size);
-        at += l->copies[i].size;
-      }
+      fill_group(l, g, dst);
     } else {
       for (int64_t k = in->group[g]; k < in->group[g + 1]; k++)
         for (int64_t i = in->kept_pieces[k].first;
@@ -949,15 +955,6 @@ static int64_t limit_once(const input *in, limits *l, int codec, int threads, in
 }
 
 /* ---- handover_limit --------------------------------------------------------------------------- */
-
-/* Group g's copies into dst, in order. */
-static void fill_group(const limits *l, int64_t g, uint8_t *dst) {
-  size_t at = 0;
-  for (int64_t i = l->copy_start[g]; i < l->copy_start[g + 1]; i++) {
-    memcpy(dst + at, l->copies[i].src, l->copies[i].size);
-    at += l->copies[i].size;
-  }
-}
 
 /* What the consumer reads of group g: the checksum column's bytes, summed
  * as 64-bit words (the reading modes' consumer sums its values). */

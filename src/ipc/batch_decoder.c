@@ -484,22 +484,21 @@ static void prefetch_selected(payload *p, xchg_source *src) {
   if (!p->memory) prefetch_payload(p, src);
   if (!p->memory || p->dec->n_ahead == 0) return;
   const uint8_t *data = xchg_buf_data(p->memory);
-  ipc_message_view v;
+  const ipc_message_view *v = &p->first_view;
   xchg_error ignored;
   xchg_block_codec codec;
   fb_vector buffers;
-  if (ipc_message_view_decode(data, xchg_buf_size(p->memory), 0, 0, p->dec->opts.max_metadata_bytes,
-                              &v, &ignored) != XCHG_OK)
-    return;
-  p->first_view = v;
-  p->ahead = 1;
-  if (v.eos || v.header_type != HEADER_RECORD_BATCH || v.version < IPC_METADATA_V5 ||
-      ipc_batch_compression(&v.header, &codec, &ignored) != XCHG_OK || codec == XCHG_BLOCK_NONE ||
-      fb_vector_field(&v.header, BATCH_BUFFERS, 16, &buffers) <= 0)
+  p->ahead =
+      ipc_message_view_decode(data, xchg_buf_size(p->memory), 0, 0, p->dec->opts.max_metadata_bytes,
+                              &p->first_view, &ignored) == XCHG_OK;
+  if (!p->ahead || v->eos || v->header_type != HEADER_RECORD_BATCH ||
+      v->version < IPC_METADATA_V5 ||
+      ipc_batch_compression(&v->header, &codec, &ignored) != XCHG_OK || codec == XCHG_BLOCK_NONE ||
+      fb_vector_field(&v->header, BATCH_BUFFERS, 16, &buffers) <= 0)
     return;
   for (int k = 0; k < p->dec->n_ahead && p->dec->ahead[k] < buffers.count; k++) {
     uint64_t offset = fb_load_u64(fb_vector_elem(&buffers, p->dec->ahead[k]));
-    if (offset < (uint64_t)v.body_length) cpu_prefetch(data + v.body_offset + offset, 1);
+    if (offset < (uint64_t)v->body_length) cpu_prefetch(data + v->body_offset + offset, 1);
   }
 }
 
