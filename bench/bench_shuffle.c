@@ -26,6 +26,17 @@
  *                          batches cross cores, and memcpy_limit's threads
  *                          each fill a destination of their own that
  *                          nobody reads);
+ *   split_limit            the input cut at block boundaries into T parts of
+ *                          about equal bytes, each read by an
+ *                          xchg_shuffle_reader of its own (no pool) on a
+ *                          thread of its own, which consumes its batches:
+ *                          what a reader's T threads gain when they share
+ *                          nothing, not a block, not a buffer, not the
+ *                          consumer (on one thread: one such reader over
+ *                          the whole input) — the host's own ceiling for
+ *                          a speed-up, below the limits' (their copies and
+ *                          codec calls share nothing either, and hand no
+ *                          batch out);
  *   codec_limit            the bare decompressor (one reused context) over
  *                          the same compressed bytes into such destinations:
  *                          every compressed buffer of the ipc framing, the
@@ -93,6 +104,8 @@ typedef struct input {
   struct ArrowSchema schema;
   int columns;
   int64_t n_blocks, rows;
+  size_t *block_at; /* where each block starts (split_limit cuts there) */
+  int64_t block_at_capacity;
   /* The per-block read's batches, in order (memcpy_limit copies their
    * buffers, the other modes' warm-ups compare theirs with them), and the
    * pieces decompressed for each. */
@@ -289,13 +302,21 @@ static void log_piece(void *ctx, xchg_block_codec codec, const void *src, size_t
   in->pieces[in->n_pieces++] = (piece){src, src_size, dst_size};
 }
 
-/* Before block b (the comet framing's were counted from their headers,
- * the ipc framing's are counted as they are read). */
-static int start_block(warm_up *w, int64_t b) {
+/* Block b of the input starts at byte at. */
+static void block_starts(input *in, int64_t b, size_t at) {
+  in->block_at = grow(in->block_at, &in->block_at_capacity, b + 1, sizeof *in->block_at);
+  in->block_at[b] = at;
+}
+
+/* Before block b, at byte `at` of the ipc framing (the comet framing's
+ * were counted and placed from their headers, the ipc framing's are as
+ * they are read). */
+static int start_block(warm_up *w, int64_t b, size_t at) {
   input *in = w->in;
-  if (in->framing == SHAPE_SHUFFLE_IPC)
+  if (in->framing == SHAPE_SHUFFLE_IPC) {
     in->n_blocks = b + 1;
-  else if (b >= in->n_blocks)
+    block_starts(in, b, at);
+  } else if (b >= in->n_blocks)
     return fail("per_block", "the comet stream has more blocks than their headers say");
   w->block = b;
   w->block_fresh = 1;
@@ -327,7 +348,7 @@ static int per_block_ipc(reading *rd) {
   size_t at = 0;
   for (int64_t b = 0; at < in->size; b++) {
     xchg_ipc_reader *r;
-    if (rd->warm && start_block(rd->warm, b) != 0) return -1;
+    if (rd->warm && start_block(rd->warm, b, at) != 0) return -1;
     if (xchg_ipc_reader_open_memory(in->data + at, in->size - at, NULL, NULL, &rd->opts, &r,
                                     &err) != XCHG_OK) {
       fprintf(stderr, "xchg bench shuffle: block %lld at byte %zu: %s\n", (long long)b, at,
@@ -364,7 +385,7 @@ static int per_block_comet(reading *rd) {
   for (int64_t b = 0; more && rc == 0; b++) {
     xchg_source *member;
     xchg_ipc_reader *r;
-    if (rd->warm && start_block(rd->warm, b) != 0) {
+    if (rd->warm && start_block(rd->warm, b, 0) != 0) {
       rc = -2;
       break;
     }
@@ -565,7 +586,10 @@ static int per_block_then_concat(input *in, xchg_pool *pool, consumer *c) {
 
 /* ---- coalesced: xchg_shuffle_reader ----------------------------------------------------- */
 
-static int coalesced(input *in, xchg_pool *pool, int64_t target_rows, consumer *c) {
+/* The blocks in bytes [from, to) of the input read by one
+ * xchg_shuffle_reader, its batches handed to c. */
+static int coalesced_range(const input *in, size_t from, size_t to, xchg_pool *pool,
+                           int64_t target_rows, consumer *c) {
   xchg_shuffle_reader_options o;
   xchg_shuffle_reader_options_init(&o);
   o.framing =
@@ -577,7 +601,7 @@ static int coalesced(input *in, xchg_pool *pool, int64_t target_rows, consumer *
   xchg_error err;
   if (xchg_shuffle_reader_open(&o, &r, &err) != XCHG_OK) return fail("coalesced", err.message);
   int rc = 0;
-  if (xchg_source_from_memory(in->data, in->size, NULL, NULL, &src, &err) != XCHG_OK ||
+  if (xchg_source_from_memory(in->data + from, to - from, NULL, NULL, &src, &err) != XCHG_OK ||
       xchg_shuffle_reader_add_source(r, src, &err) != XCHG_OK)
     rc = fail("coalesced", err.message);
   while (rc == 0) {
@@ -588,6 +612,10 @@ static int coalesced(input *in, xchg_pool *pool, int64_t target_rows, consumer *
   }
   xchg_shuffle_reader_free(r);
   return rc;
+}
+
+static int coalesced(const input *in, xchg_pool *pool, int64_t target_rows, consumer *c) {
+  return coalesced_range(in, 0, in->size, pool, target_rows, c);
 }
 
 /* ---- knowing the input ---------------------------------------------------------------- */
@@ -624,6 +652,7 @@ static int index_comet(input *in) {
     }
     if (in->n_blocks == 0) in->codec = codec;
     if (codec != in->codec) return fail("the input", "its Comet blocks use several codecs");
+    block_starts(in, in->n_blocks, at);
     if (codec != SHAPE_SHUFFLE_NONE) {
       in->pieces = grow(in->pieces, &in->pieces_capacity, in->n_pieces + 1, sizeof *in->pieces);
       in->pieces[in->n_pieces++] =
@@ -1047,20 +1076,105 @@ static int64_t handover_once(const input *in, limits *l, int threads) {
   return ns;
 }
 
+/* ---- split_limit ------------------------------------------------------------------------------ */
+
+/* A part of the input, the reader that reads it and its consumer. */
+typedef struct split_part {
+  const input *in;
+  size_t from, to;
+  int64_t target_rows;
+  consumer c;
+  pthread_barrier_t *go;
+  int rc;
+} split_part;
+
+static void *split_thread(void *arg) {
+  split_part *p = arg;
+  pthread_barrier_wait(p->go);
+  p->rc = coalesced_range(p->in, p->from, p->to, NULL, p->target_rows, &p->c);
+  return NULL;
+}
+
+/* The first block that starts at byte `at` or after it (n_blocks if none). */
+static int64_t block_from(const input *in, size_t at) {
+  int64_t lo = 0, hi = in->n_blocks;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (in->block_at[mid] < at)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* Cuts the input into at most `threads` parts of about equal bytes, each
+ * starting where a block does; returns how many. */
+static int cut_parts(const input *in, int threads, const consumer *c, split_part *parts) {
+  int n = 0;
+  for (int t = 0; t < threads; t++) {
+    int64_t b = block_from(in, (size_t)((uint64_t)in->size * (uint64_t)t / (uint64_t)threads));
+    size_t from = b < in->n_blocks ? in->block_at[b] : in->size;
+    if (n > 0 && from <= parts[n - 1].from) continue; /* blocks larger than a part */
+    parts[n++] = (split_part){in, from, in->size, c->target_rows, *c, NULL, 0};
+  }
+  for (int k = 0; k + 1 < n; k++) parts[k].to = parts[k + 1].from;
+  return n;
+}
+
+/* Adds what part consumer q saw to c. */
+static void merge_consumer(consumer *c, const consumer *q) {
+  c->rows += q->rows;
+  c->batches += q->batches;
+  c->short_batches += q->short_batches;
+  c->checksum += q->checksum;
+  c->mismatch |= q->mismatch;
+  for (int64_t k = 0; k < c->in->schema.n_children; k++) {
+    c->columns[k].sum += q->columns[k].sum;
+    c->columns[k].nulls += q->columns[k].nulls;
+    c->columns[k].bytes += q->columns[k].bytes;
+  }
+}
+
+/* One timing of split_limit on `threads` threads, the parts' consumers
+ * merged into c; the caller reads the first part. */
+static int64_t split_once(const input *in, int threads, consumer *c, int *failed) {
+  split_part parts[MAX_THREADS];
+  pthread_t ids[MAX_THREADS];
+  pthread_barrier_t go;
+  int n = cut_parts(in, threads, c, parts);
+  pthread_barrier_init(&go, NULL, (unsigned)n);
+  for (int k = 0; k < n; k++) parts[k].go = &go;
+  for (int k = 1; k < n; k++) pthread_create(&ids[k], NULL, split_thread, &parts[k]);
+  pthread_barrier_wait(&go);
+  int64_t start = bench_now_ns();
+  parts[0].rc = coalesced_range(in, parts[0].from, parts[0].to, NULL, c->target_rows, &parts[0].c);
+  for (int k = 1; k < n; k++) pthread_join(ids[k], NULL);
+  int64_t ns = bench_now_ns() - start;
+  pthread_barrier_destroy(&go);
+  for (int k = 0; k < n; k++) {
+    merge_consumer(c, &parts[k].c);
+    *failed |= parts[k].rc != 0;
+  }
+  return ns;
+}
+
 /* ---- measuring ------------------------------------------------------------------------------ */
 
+/* The reading modes first: they report a checksum. */
 enum {
   COALESCED,
   PER_BLOCK,
   PER_BLOCK_THEN_CONCAT,
+  SPLIT_LIMIT,
   MEMCPY_LIMIT,
   HANDOVER_LIMIT,
   CODEC_LIMIT,
   N_MODES
 };
 static const char *const mode_names[N_MODES] = {
-    "coalesced",    "per_block",      "per_block_then_concat",
-    "memcpy_limit", "handover_limit", "codec_limit"};
+    "coalesced",      "per_block",  "per_block_then_concat", "split_limit", "memcpy_limit",
+    "handover_limit", "codec_limit"};
 
 typedef struct settings {
   int64_t target_rows;
@@ -1076,17 +1190,18 @@ typedef struct result {
   uint64_t checksum; /* of the reading modes' timed runs */
   /* On T threads: the speed-up over one thread of each run over its own
    * one-thread run, and for coalesced that against its limit's. */
-  bench_spread speedup, vs_limit, vs_handover;
+  bench_spread speedup, vs_limit, vs_handover, vs_split;
 } result;
 
 /* One run of a mode; 0 or -1.  check: the warm-up's run, which touches and
  * checks every value.  *batches gets the batches handed out. */
 static int run_mode(input *in, limits *l, const settings *set, int mode, int threads,
                     xchg_pool *pool, int check, int64_t *ns, int64_t *batches, uint64_t *checksum) {
-  consumer c = {.in = in,
-                .check = check,
-                .compare = check && mode != PER_BLOCK && flat_schema(&in->schema),
-                .target_rows = set->target_rows};
+  consumer c = {
+      .in = in,
+      .check = check, /* split_limit's parts do not start at the first batch */
+      .compare = check && mode != PER_BLOCK && mode != SPLIT_LIMIT && flat_schema(&in->schema),
+      .target_rows = set->target_rows};
   int failed = 0, rc = 0;
   if (mode == MEMCPY_LIMIT || mode == CODEC_LIMIT) {
     *ns = limit_once(in, l, mode == CODEC_LIMIT, threads, &failed);
@@ -1103,9 +1218,13 @@ static int run_mode(input *in, limits *l, const settings *set, int mode, int thr
     rc = coalesced(in, pool, set->target_rows, &c);
   else if (mode == PER_BLOCK)
     rc = per_block(in, pool, consume, &c, NULL);
-  else
+  else if (mode == PER_BLOCK_THEN_CONCAT)
     rc = per_block_then_concat(in, pool, &c);
   *ns = bench_now_ns() - start;
+  if (mode == SPLIT_LIMIT) { /* timed from when its threads are there */
+    *ns = split_once(in, threads, &c, &failed);
+    rc = failed ? -1 : 0;
+  }
   *batches = c.batches;
   *checksum = c.checksum;
   if (rc == 0 && check) rc = check_sums(in, &c, NULL, mode_names[mode]);
@@ -1131,7 +1250,7 @@ static bench_spread speedup_over(int64_t ns[][2][MAX_RUNS], int limit, int runs)
  * ns is sorted. */
 static void paired_speedups(int64_t ns[][2][MAX_RUNS], const int *applies, int runs,
                             bench_spread *speedup, bench_spread *vs_limit,
-                            bench_spread *vs_handover) {
+                            bench_spread *vs_handover, bench_spread *vs_split) {
   static double r[MAX_RUNS];
   for (int m = 0; m < N_MODES; m++) {
     if (!applies[m]) continue;
@@ -1142,6 +1261,7 @@ static void paired_speedups(int64_t ns[][2][MAX_RUNS], const int *applies, int r
   if (applies[limit]) *vs_limit = speedup_over(ns, limit, runs);
   if (limit == MEMCPY_LIMIT && applies[HANDOVER_LIMIT])
     *vs_handover = speedup_over(ns, HANDOVER_LIMIT, runs);
+  *vs_split = speedup_over(ns, SPLIT_LIMIT, runs);
 }
 
 /* Every mode that applies, on 1 and set->threads threads, runs taking
@@ -1154,7 +1274,7 @@ static int measure(input *in, const settings *set, xchg_pool *pool, result *resu
     return -1;
   }
   int flat = flat_schema(&in->schema);
-  int applies[N_MODES] = {1, 1, flat, flat, flat, l.has_codec};
+  int applies[N_MODES] = {1, 1, flat, 1, flat, flat, l.has_codec};
   static int64_t ns[N_MODES][2][MAX_RUNS];
   int64_t batches[N_MODES][2];
   uint64_t checksum[N_MODES][2] = {{0}};
@@ -1175,9 +1295,9 @@ static int measure(input *in, const settings *set, xchg_pool *pool, result *resu
         if (rc == 0 && got != batches[m][t])
           rc = fail(mode_names[m], "a timed run handed out another number of batches");
       }
-  bench_spread speedup[N_MODES] = {{0}}, vs_limit = {0}, vs_handover = {0};
+  bench_spread speedup[N_MODES] = {{0}}, vs_limit = {0}, vs_handover = {0}, vs_split = {0};
   if (rc == 0 && n_counts == 2)
-    paired_speedups(ns, applies, set->runs, speedup, &vs_limit, &vs_handover);
+    paired_speedups(ns, applies, set->runs, speedup, &vs_limit, &vs_handover, &vs_split);
   for (int m = 0; m < N_MODES && rc == 0; m++)
     for (int t = 0; t < n_counts && applies[m]; t++)
       results[n++] = (result){m,
@@ -1187,7 +1307,8 @@ static int measure(input *in, const settings *set, xchg_pool *pool, result *resu
                               checksum[m][t],
                               t ? speedup[m] : (bench_spread){0},
                               t && m == COALESCED ? vs_limit : (bench_spread){0},
-                              t && m == COALESCED ? vs_handover : (bench_spread){0}};
+                              t && m == COALESCED ? vs_handover : (bench_spread){0},
+                              t && m == COALESCED ? vs_split : (bench_spread){0}};
   free_limits(&l, set->threads);
   return rc == 0 ? n : -1;
 }
@@ -1258,6 +1379,7 @@ static void free_input(input *in) {
   free(in->kept_pieces);
   free(in->pieces);
   free(in->group);
+  free(in->block_at);
 }
 
 /* ---- output ----------------------------------------------------------------------------------- */
@@ -1337,6 +1459,10 @@ static void print_table(const input *in, const settings *set, const result *rs, 
     printf("  coalesced speed-up / %s speed-up: %.2f (runs %.2f-%.2f)\n",
            mode_names[HANDOVER_LIMIT], cn->vs_handover.median, cn->vs_handover.min,
            cn->vs_handover.max);
+  /* Against readers that share nothing: the host's own ceiling. */
+  if (set->threads > 1 && cn)
+    printf("  coalesced speed-up / %s speed-up: %.2f (runs %.2f-%.2f)\n", mode_names[SPLIT_LIMIT],
+           cn->vs_split.median, cn->vs_split.min, cn->vs_split.max);
 }
 
 static void print_json_results(const input *in, const result *rs, int n, int *first) {
@@ -1391,6 +1517,10 @@ static void usage(FILE *out) {
       "                           each batch handed in order to the calling thread, which reads\n"
       "                           its checksum column and gives it back: the floor of a reader\n"
       "                           whose batches one thread consumes\n"
+      "  split_limit            the input cut at block boundaries into T parts of about equal\n"
+      "                           bytes, each read by an xchg_shuffle_reader of its own (no pool)\n"
+      "                           on a thread of its own that consumes its batches: what T\n"
+      "                           threads gain when they share nothing (one thread: one reader)\n"
       "  codec_limit            the bare decompressor (contexts reused) over the same\n"
       "                           compressed bytes into such destinations, checksums the format\n"
       "                           carries verified (compressed input only)\n"
@@ -1407,7 +1537,8 @@ static void usage(FILE *out) {
       "blocks with a codec, coalesced against codec_limit + memcpy_limit (their stream\n"
       "decompressed into a window, then its buffers copied into place: their floor); each mode's\n"
       "speed-up on T threads, and coalesced's speed-up over its limit's (codec_limit, or\n"
-      "memcpy_limit and handover_limit uncompressed): the median over the runs of each run's\n"
+      "memcpy_limit and handover_limit uncompressed) and over split_limit's: the median over\n"
+      "the runs of each run's\n"
       "own, a run on one thread and the same mode's on T following each other, in the other\n"
       "order every other run (on a shared host the two meet about the same load), with the\n"
       "min-max.\n"
