@@ -18,7 +18,8 @@
  *    /dev/full's numbers made here when mknod is allowed, else /dev/full)
  *    exit 1 with exactly "xchg: write to ... failed: No space left on
  *    device" and the device is still a character device; gen --sums to a
- *    full standard output fails and leaves no OUT;
+ *    full standard output fails and leaves no OUT, and so do --help,
+ *    --version and a benchmark's report;
  *  - cat reading a pipe and writing into a pipe whose reader is gone, with
  *    SIGPIPE ignored, stops at once with "Broken pipe": the test feeding it
  *    manages to write only a small part of the input before its own writes
@@ -350,6 +351,17 @@ static void check_full_device(void) {
   TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_stdout),
            "gen --sums > full device: exit %d: %s", r.exit_code, r.err.data);
   free(r.err.data);
+  /* what goes through stdio, unchecked as it is written: help texts (the
+   * inspect one longer than stdio's buffer), --version, a benchmark's report */
+  const char *const *printed[] = {ARGS("--help"), ARGS("--version"), ARGS("inspect", "--help"),
+                                  ARGS("bench", "rows", "--help"),
+                                  ARGS("bench", "rows", "--rows", "1000")};
+  for (size_t i = 0; i < sizeof printed / sizeof printed[0]; i++) {
+    r = run_cli(printed[i], full);
+    TU_CHECK(r.exit_code == 1 && stderr_is(&r, enospc_stdout), "%s %s > full device: exit %d: %s",
+             printed[i][0], printed[i][1] ? printed[i][1] : "", r.exit_code, r.err.data);
+    free(r.err.data);
+  }
   close(full);
   check_dir_holds("writing to /dev/full", "in.stream");
 }

@@ -1,10 +1,12 @@
 /* dispatch.c — `xchg <command> [args]`: finds the command and runs it
  * (command.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/command.h"
+#include "cli/output.h"
 
 static const xc_command commands[] = {
     {"inspect",
@@ -38,14 +40,21 @@ static void print_usage(FILE *out, const command_table *t) {
   fprintf(out, "\nRun 'xchg <command> --help' for the options of a command.\n");
 }
 
-int xc_main(int argc, char **argv, const xc_command *extra, size_t n_extra) {
-  const command_table table = {extra, n_extra};
-  if (argc < 2) {
-    print_usage(stderr, &table);
-    return XC_EXIT_USAGE;
-  }
+/* What the commands print through stdio (--help texts, --version, the
+ * benchmarks' reports) is not checked as it is written: a write that failed
+ * there (a full disk, a closed pipe) must still fail the command, so what
+ * is buffered is flushed here and a failure reported, once, for a command
+ * that otherwise succeeded (one that failed has said why already).  errno
+ * is the failed write's, whether it was this flush or an earlier one. */
+static int finish_stdout(int rc) {
+  if (fflush(stdout) == 0 && !ferror(stdout)) return rc;
+  if (rc != XC_EXIT_OK) return rc;
+  return xc_write_error("-", errno != 0 ? errno : EIO);
+}
+
+static int run(int argc, char **argv, const command_table *table) {
   if (xc_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
-    print_usage(stdout, &table);
+    print_usage(stdout, table);
     return XC_EXIT_OK;
   }
   if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
@@ -58,11 +67,20 @@ int xc_main(int argc, char **argv, const xc_command *extra, size_t n_extra) {
     fprintf(stderr, "xchg: %s\n", err.message);
     return XC_EXIT_USAGE;
   }
-  for (size_t i = 0; i < N_COMMANDS + n_extra; i++) {
-    const xc_command *c = command_at(&table, i);
+  for (size_t i = 0; i < N_COMMANDS + table->n_extra; i++) {
+    const xc_command *c = command_at(table, i);
     if (strcmp(argv[1], c->name) == 0) return c->run(argc - 1, argv + 1);
   }
   fprintf(stderr, "xchg: unknown command '%s'\n\n", argv[1]);
-  print_usage(stderr, &table);
+  print_usage(stderr, table);
   return XC_EXIT_USAGE;
+}
+
+int xc_main(int argc, char **argv, const xc_command *extra, size_t n_extra) {
+  const command_table table = {extra, n_extra};
+  if (argc < 2) {
+    print_usage(stderr, &table);
+    return XC_EXIT_USAGE;
+  }
+  return finish_stdout(run(argc, argv, &table));
 }
