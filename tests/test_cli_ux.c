@@ -1,6 +1,7 @@
 /* tests/test_cli_ux.c — what a data engineer expects of the `xchg` command
  * ($XCHG_CLI), on Apache Arrow's gold files and on inputs built here:
- *  - `cat --columns`: an unknown name lists the columns; a name two fields
+ *  - `cat --columns`: an unknown name lists the columns (too many to list:
+ *    whole names, then how many more); a name two fields
  *    share is an error naming both positions, and #N picks by position;
  *    `--input-codec lz4` / `snappy` say which of the two formats to choose;
  *  - two IPC streams concatenated in one file (or on standard input) are
@@ -100,6 +101,25 @@ static void check_columns(void) {
              r.err);
   }
   json_decref(doc);
+  tu_cli_result_free(&r);
+
+  /* 256 columns c0..c255 name more than an error message holds: the list
+   * ends in whole names and how many more there are, not in half a name. */
+  char wide[4200];
+  tmp_path(wide, sizeof wide, "wide.ipc");
+  r = run("gen shuffle '%s' --columns 256 --rows 64 -f", wide);
+  TU_CHECK(r.exit_code == 0, "gen shuffle --columns 256: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+  r = run("cat '%s' --columns no_such_column", wide);
+  const char *list = strstr(r.err, "(the columns are: c0, ");
+  const char *tail = list ? strstr(list, ", ... and ") : NULL;
+  const char *end = tail ? strstr(tail, " more)\n") : NULL; /* the error's end */
+  int listed = 1, more = -1;
+  for (const char *p = list; tail != NULL && (p = strstr(p + 1, ", c")) != NULL && p < tail;)
+    listed++;
+  TU_CHECK(r.exit_code == 1 && tail != NULL && sscanf(tail, ", ... and %d more)", &more) == 1 &&
+               end != NULL && end[7] == '\0' && listed + more == 256,
+           "the unknown-column error of 256 columns: %d listed, %d more: %s", listed, more, r.err);
   tu_cli_result_free(&r);
 
   /* generated_union has two columns named "dense" (1 and 3) and two "sparse". */

@@ -148,11 +148,24 @@ static bool field_named(const struct ArrowSchema *schema, int64_t c, const char 
   return strlen(field) == len && memcmp(field, name, len) == 0;
 }
 
-/* "a, b, c": the names --columns can choose from. */
-static void list_columns(const struct ArrowSchema *schema, xs *out) {
-  for (int64_t c = 0; c < schema->n_children; c++)
-    xs_printf(out, "%s%s", c > 0 ? ", " : "",
-              schema->children[c]->name ? schema->children[c]->name : "");
+/* "a, b, c": the names --columns can choose from, as many as fit in room
+ * bytes, then how many more there are: an error message holds
+ * XCHG_ERROR_MESSAGE_SIZE bytes, and a list cut off there would end in half
+ * a name, a column that is not. */
+static void list_columns(const struct ArrowSchema *schema, size_t room, xs *out) {
+  static const char more[] = ", ... and 9223372036854775807 more";
+  size_t used = 0;
+  for (int64_t c = 0; c < schema->n_children; c++) {
+    const char *name = schema->children[c]->name ? schema->children[c]->name : "";
+    size_t need = (c > 0 ? 2 : 0) + strlen(name);
+    bool last = c == schema->n_children - 1;
+    if (used + need + (last ? 0 : sizeof more) > room) {
+      xs_printf(out, "%s... and %lld more", c > 0 ? ", " : "", (long long)(schema->n_children - c));
+      return;
+    }
+    xs_printf(out, "%s%s", c > 0 ? ", " : "", name);
+    used += need;
+  }
 }
 
 /* Whether name[0..len) is "#N", a position as inspect numbers columns. */
@@ -205,11 +218,13 @@ static xchg_status find_column(const struct ArrowSchema *schema, const char *nam
   }
   if (*out >= 0) return XCHG_OK;
   if (is_position(name, len)) return column_position(schema, name, len, out, err);
+  static const char format[] = "no column named \"%.*s\" (the columns are: %s)";
+  size_t fixed = sizeof format + len, room = sizeof err->message;
   xs names;
   xs_init(&names, NULL);
-  list_columns(schema, &names);
-  xchg_status st = xchg_errorf(err, XCHG_EINVAL, "no column named \"%.*s\" (the columns are: %s)",
-                               (int)len, name, xs_failed(&names) ? "?" : xs_cstr(&names));
+  list_columns(schema, fixed < room ? room - fixed : 0, &names);
+  xchg_status st = xchg_errorf(err, XCHG_EINVAL, format, (int)len, name,
+                               xs_failed(&names) ? "?" : xs_cstr(&names));
   xs_free(&names);
   return st;
 }
