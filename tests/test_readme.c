@@ -13,7 +13,7 @@
  *    options it shows are exactly those of the usage lines of
  *    `xchg COMMAND --help`, and the benchmarks it lists are exactly those
  *    `xchg bench --help` lists, each with --json; `xchg --help` and
- *    `--version` work;
+ *    `--version` work, and `xchg --help` names every shape of `xchg gen`;
  *  - every `xchg ...` the prose names exists: `xchg WORDS --help` exits 0;
  *  - every --option the section names is an option of some command or
  *    benchmark (in its --help). */
@@ -291,6 +291,36 @@ static void check_bench_line(const char *line) {
   }
 }
 
+/* Whether text[0..text_len) holds the word w[0..len), not inside a longer
+ * one. */
+static bool holds_word(const char *text, size_t text_len, const char *w, size_t len) {
+  for (size_t i = 0; i + len <= text_len; i++)
+    if (memcmp(text + i, w, len) == 0 && (i == 0 || !isalnum((unsigned char)text[i - 1])) &&
+        (i + len == text_len || !isalnum((unsigned char)text[i + len])))
+      return true;
+  return false;
+}
+
+/* Every shape the synopsis gives `xchg gen` ("xchg gen cache|broadcast|rows
+ * OUT", "xchg gen shuffle OUT") is named on gen's line of `xchg --help`. */
+static void check_gen_shapes(char **lines, int n, const char *help) {
+  const char *gen = strstr(help, "\n  gen ");
+  TU_CHECK(gen != NULL, "`xchg --help` has no line for gen");
+  if (gen == NULL) return;
+  gen++;
+  size_t gen_len = strcspn(gen, "\n");
+  for (int i = 0; i < n; i++) {
+    if (strncmp(lines[i], "xchg gen ", 9) != 0) continue;
+    for (const char *w = lines[i] + 9; *w != ' ' && *w != '\0';) {
+      size_t len = strcspn(w, "| ");
+      TU_CHECK(holds_word(gen, gen_len, w, len),
+               "`xchg --help` does not name gen's shape %.*s: %.*s", (int)len, w, (int)gen_len,
+               gen);
+      w += len + (w[len] == '|');
+    }
+  }
+}
+
 /* The synopsis: "xchg COMMAND ..." lines (several may share a command). */
 static void check_synopsis(char **lines, int n) {
   static const char *const commands[] = {"inspect", "cat", "convert", "gen"};
@@ -315,6 +345,7 @@ static void check_synopsis(char **lines, int n) {
       tu_cli_result a = run_in_dir("--help"), b = run_in_dir("--version");
       TU_CHECK(a.exit_code == 0 && b.exit_code == 0 && strncmp(b.out, "xchg ", 5) == 0,
                "xchg --help: exit %d; --version: exit %d", a.exit_code, b.exit_code);
+      check_gen_shapes(lines, n, a.out);
       tu_cli_result_free(&a);
       tu_cli_result_free(&b);
       seen_help = true;

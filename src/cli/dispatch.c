@@ -14,7 +14,7 @@ static const xc_command commands[] = {
      xc_cmd_inspect},
     {"cat", "print the rows of an Arrow IPC file or stream as CSV, JSON or Arrow JSON", xc_cmd_cat},
     {"convert", "re-encode an Arrow IPC input (format, codec, batch size)", xc_cmd_convert},
-    {"gen", "write a benchmark shape of SHAPES.md (cache, broadcast, rows)", xc_cmd_gen},
+    {"gen", "write a benchmark shape of SHAPES.md (cache, broadcast, rows, shuffle)", xc_cmd_gen},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0] };
 
