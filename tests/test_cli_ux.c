@@ -254,7 +254,7 @@ static void check_concatenated(void) {
   tmp_path(path, sizeof path, "tail.stream");
   write_concatenation(path, "1.0.0-littleendian/generated_primitive.stream",
                       "1.0.0-littleendian/generated_primitive.stream", garbage, 8, &first);
-  char want_err[128];
+  char want_err[200];
   snprintf(want_err, sizeof want_err,
            "IPC stream 2 at byte %zu: the IPC stream ends at byte %zu and 8 bytes "
            "follow that are not an Arrow IPC stream",
@@ -266,6 +266,22 @@ static void check_concatenated(void) {
   r = run("cat - < '%s'", path);
   TU_CHECK(r.exit_code == 1 && strstr(r.err, "bytes follow that are not an Arrow IPC stream"),
            "bytes after the last stream on stdin: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+
+  /* Fewer bytes than a continuation marker after the last stream, through a
+   * pipe: named as bytes that follow, as from a file, not as an IPC stream
+   * that has no marker. */
+  tmp_path(path, sizeof path, "short_tail.stream");
+  write_concatenation(path, "1.0.0-littleendian/generated_primitive.stream",
+                      "1.0.0-littleendian/generated_primitive.stream", "XX", 2, &first);
+  snprintf(want_err, sizeof want_err,
+           "the IPC stream ends at byte %zu and bytes follow that are not an Arrow IPC stream or "
+           "file (they begin 58 58)",
+           2 * first);
+  r = tu_cli_piped_runf(cli, path, "cat -");
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, want_err),
+           "2 bytes after the last stream through a pipe: exit %d, want \"%s\": %s", r.exit_code,
+           want_err, r.err);
   tu_cli_result_free(&r);
 }
 

@@ -149,6 +149,17 @@ static bool begins_ipc(const uint8_t *p, size_t n) {
          (n >= IPC_MAGIC_SIZE && memcmp(p, IPC_MAGIC, IPC_MAGIC_SIZE) == 0);
 }
 
+/* Whether the n bytes at p, the first of what follows an IPC stream as far
+ * as it has arrived (a pipe or a codec hands it out in pieces), may begin
+ * another one: fewer bytes than a marker or the magic are judged by what
+ * there is of them, so that a short tail that is not IPC is named as such,
+ * and a marker or magic cut by a piece's end is not. */
+static bool may_begin_ipc(const uint8_t *p, size_t n) {
+  static const uint8_t continuation[4] = {0xFF, 0xFF, 0xFF, 0xFF}; /* IPC_CONTINUATION */
+  return memcmp(p, continuation, n < 4 ? n : 4) == 0 ||
+         memcmp(p, IPC_MAGIC, n < IPC_MAGIC_SIZE ? n : IPC_MAGIC_SIZE) == 0;
+}
+
 /* count: how many bytes follow, -1 when unknown (a pipe or a codec). */
 static xchg_status not_a_stream(const xc_input *in, const uint8_t *p, size_t n, int64_t count,
                                 xchg_error *err) {
@@ -180,8 +191,7 @@ static xchg_status bytes_follow(xc_input *in, bool *more, xchg_error *err) {
   if (!*more) return st;
   xchg_istream_unread(in->stream, len);
   in->stream_end = xchg_istream_position(in->stream);
-  if (in->streams > 0 && len >= 4 && !begins_ipc(ptr, len))
-    return not_a_stream(in, ptr, len, -1, err);
+  if (in->streams > 0 && !may_begin_ipc(ptr, len)) return not_a_stream(in, ptr, len, -1, err);
   return XCHG_OK;
 }
 
