@@ -16,8 +16,11 @@
  *    `--version` work, and `xchg --help` names every shape of `xchg gen`;
  *  - every `xchg ...` the prose names exists: `xchg WORDS --help` exits 0;
  *  - every --option the section names is an option of some command or
- *    benchmark (in its --help). */
+ *    benchmark (in its --help);
+ *  - every `build-test/test_NAME CASE` of the README selects a case of
+ *    test_NAME (a name or a shell pattern that --list shows it has). */
 #include <ctype.h>
+#include <fnmatch.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -430,8 +433,69 @@ static void examples_and_prose(void) {
   tu_run("rm -rf '%s'", dir);
 }
 
+/* ---- the test binaries it runs -------------------------------------------------------- */
+
+/* What `build-test/TEST --list` prints (TEST beside this test's binary),
+ * NUL-terminated, or NULL. */
+static char *case_list(const char *test) {
+  char self[4096], cmd[4400];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  char *slash = n > 0 ? (self[n] = '\0', strrchr(self, '/')) : NULL;
+  if (slash == NULL) return NULL;
+  *slash = '\0';
+  snprintf(cmd, sizeof cmd, "'%s/%s' --list", self, test);
+  FILE *p = popen(cmd, "r");
+  tu_bytes out = {0};
+  char chunk[4096];
+  for (size_t got; p != NULL && (got = fread(chunk, 1, sizeof chunk, p)) > 0;)
+    tu_bytes_append(&out, chunk, got);
+  bool ok = p != NULL && pclose(p) == 0;
+  tu_bytes_append(&out, "", 1);
+  if (!ok) free(out.data);
+  return ok ? (char *)out.data : NULL;
+}
+
+/* Whether a line of list matches the shell pattern. */
+static bool selects_a_case(const char *list, const char *pattern) {
+  char *names = strdup(list), *save = NULL;
+  bool found = false;
+  for (char *name = strtok_r(names, "\n", &save); name != NULL && !found;
+       name = strtok_r(NULL, "\n", &save))
+    found = fnmatch(pattern, name, 0) == 0;
+  free(names);
+  return found;
+}
+
+/* Every `build-test/test_NAME CASE...` the README shows selects a case of
+ * test_NAME: a name it has, or a shell pattern that matches one. */
+static void test_commands(void) {
+  char *readme = read_readme();
+  int spans = 0;
+  for (const char *p = readme; p != NULL && (p = strstr(p, "`build-test/test_")) != NULL; p++) {
+    const char *end = strchr(p + 1, '`');
+    if (end == NULL) break;
+    char span[512];
+    snprintf(span, sizeof span, "%.*s", (int)(end - p - 12), p + 12); /* after `build-test/ */
+    char *save = NULL, *test = strtok_r(span, " ", &save);
+    char *list = case_list(test);
+    TU_CHECK(list != NULL, "README runs build-test/%s, which does not list its cases", test);
+    for (char *arg; list != NULL && (arg = strtok_r(NULL, " ", &save)) != NULL;) {
+      if (arg[0] == '-') continue;
+      size_t len = strlen(arg);
+      if (len >= 2 && arg[0] == '\'' && arg[len - 1] == '\'') arg[len - 1] = '\0', arg++;
+      TU_CHECK(selects_a_case(list, arg), "README runs build-test/%s %s, which selects no case",
+               test, arg);
+    }
+    free(list);
+    spans++;
+  }
+  TU_CHECK(spans >= 2, "README shows %d `build-test/test_...` commands", spans);
+  free(readme);
+}
+
 int main(int argc, char **argv) {
   cli = tu_cli_path();
-  static const tu_case cases[] = {{"examples_and_prose", examples_and_prose}};
+  static const tu_case cases[] = {{"examples_and_prose", examples_and_prose},
+                                  {"test_commands", test_commands}};
   return TU_MAIN(argc, argv, "readme", cases);
 }
