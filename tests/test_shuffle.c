@@ -1142,6 +1142,55 @@ static void check_comet_framing(void) {
   }
 }
 
+/* A block before the last whose header states more bytes than the input
+ * holds: 100,000 more (cut short, or a wrong length), or 2^40 (more than
+ * max_batch_bytes: refused unread).  Read from memory and through a
+ * callback source, the error names that block, not the next one's bytes
+ * read as its stream, and is word for word the same both ways; the blocks
+ * before it come out first. */
+static void check_comet_overrun(void) {
+  static const uint64_t stated[] = {100000, (uint64_t)1 << 40};
+  static const xchg_status want[] = {XCHG_EIO, XCHG_ELIMIT};
+  static const char *const words[] = {"truncated", "more than max_batch_bytes"};
+  for (int inner = 0; inner < 2; inner++)
+    for (int k = 0; k < 2; k++) {
+      input in, comet = {0};
+      rt_data d = {0};
+      char msg[MSG] = "", where[64];
+      int rc = primitive_input(&in, &d, XCHG_BLOCK_NONE, -1, msg);
+      comet.bad = 1;
+      for (int64_t b = 0; rc == 0 && b < in.blocks; b++) {
+        size_t from = b ? in.ends[b - 1] : 0;
+        rc = add_block(&comet, in.bytes.data + from, in.ends[b] - from, inner ? 1 : 0,
+                       d.schema.n_children, msg);
+      }
+      if (rc == 0 && comet.blocks < 3) rc = tu_errorf(msg, MSG, "fewer than 3 blocks");
+      if (rc == 0) memcpy(comet.bytes.data + comet.ends[0], &stated[k], 8); /* block 1's */
+      snprintf(where, sizeof where, "block 1 (source 0, byte %zu): its header states %llu bytes",
+               comet.ends[0], (unsigned long long)stated[k]);
+      xchg_shuffle_reader_options o;
+      xchg_shuffle_reader_options_init(&o);
+      o.target_rows = 1; /* block 0's batch is out before the error */
+      output mem = {0}, cb = {0};
+      if (rc == 0) rc = read_all(&comet, &o, FROM_MEMORY, &mem, msg);
+      if (rc == 0) rc = read_all(&comet, &o, FROM_CALLBACK, &cb, msg);
+      if (rc == 0 && (mem.st != want[k] || !strstr(mem.error, where) ||
+                      !strstr(mem.error, words[k]) || mem.n < 1))
+        rc = tu_errorf(msg, MSG, "from memory: %s after %lld batches: %s", xchg_status_name(mem.st),
+                       (long long)mem.n, mem.error);
+      if (rc == 0 && (cb.st != mem.st || strcmp(cb.error, mem.error) != 0 || cb.n != mem.n))
+        rc = tu_errorf(msg, MSG, "through a callback: %s after %lld batches: %s",
+                       xchg_status_name(cb.st), (long long)cb.n, cb.error);
+      output_free(&mem);
+      output_free(&cb);
+      TU_CHECK(rc == 0, "a %s comet block's header stating %llu bytes: %s",
+               inner ? "lz4" : "stored", (unsigned long long)stated[k], msg);
+      input_free(&comet);
+      input_free(&in);
+      rt_data_free(&d);
+    }
+}
+
 /* With a pool, the reader plans batches ahead within readahead_bytes: with
  * it at 1 byte, the first batch out leaves at most one planned after it. */
 static void check_readahead_bound(void) {
@@ -1676,6 +1725,7 @@ BOTH(truncated)
 BOTH(buffer_ranges)
 BOTH(comet_damage)
 BOTH(comet_framing)
+BOTH(comet_overrun)
 BOTH(decompressed_limit)
 BOTH(far_damage)
 BOTH(offsets_overflow)
@@ -1700,6 +1750,7 @@ int main(int argc, char **argv) {
       {"buffer_ranges", buffer_ranges},
       {"comet_damage", comet_damage},
       {"comet_framing", comet_framing},
+      {"comet_overrun", comet_overrun},
       {"decompressed_limit", decompressed_limit},
       {"far_damage", far_damage},
       {"pooled_error", check_pooled_error},

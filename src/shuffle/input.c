@@ -99,14 +99,18 @@ static xchg_status check_block_size(const shuffle_input *in, uint64_t size, int6
                      (long long)in->opts->read.max_batch_bytes);
 }
 
-/* Whole Comet blocks, their headers telling where each ends. */
-static xchg_status fill_comet(shuffle_input *in, filling *f, int64_t base, xchg_error *err) {
+/* Whole Comet blocks, their headers telling where each ends; a block
+ * larger than max_batch_bytes ends the source there. */
+static xchg_status fill_comet(shuffle_input *in, filling *f, xchg_error *err) {
   xchg_status st = XCHG_OK;
   for (size_t at = 0; st == XCHG_OK && !f->end && at < CHUNK_BYTES;) {
     if ((st = fill_to(in, f, at + COMET_HEADER, err)) != XCHG_OK || f->end) break;
     uint64_t len = le64(f->data + at); /* a bad one: the group reading it says so */
-    if ((st = check_block_size(in, len, base + (int64_t)at, err)) == XCHG_OK)
-      st = fill_to(in, f, at + 8 + (size_t)len, err);
+    if (len > (uint64_t)in->opts->read.max_batch_bytes) {
+      f->end = 1; /* not read, nor the rest of the source: its group names it (cut_group) */
+      break;
+    }
+    st = fill_to(in, f, at + 8 + (size_t)len, err);
     at += 8 + (size_t)len;
   }
   return st;
@@ -188,7 +192,7 @@ static xchg_status read_chunk(shuffle_input *in, int *got, xchg_error *err) {
     in->reading_comet = comet_bytes(in, f.data, f.size);
   }
   if (st == XCHG_OK && !f.end)
-    st = in->reading_comet ? fill_comet(in, &f, base, err) : fill_ipc(in, &f, base, err);
+    st = in->reading_comet ? fill_comet(in, &f, err) : fill_ipc(in, &f, base, err);
   in->wait_ns += monotonic_ns() - t0;
   *got = 0;
   xchg_buf *chunk = NULL;
@@ -357,7 +361,7 @@ static void decompress_group(void *ctx, int64_t task) {
   xchg_istream *s = NULL;
   xchg_status st = take_lane(u, &s, &u->error);
   int64_t i = 0;
-  for (; st == XCHG_OK && i < u->n_blocks; i++) {
+  for (; st == XCHG_OK && i < u->failed_at; i++) { /* failed_at: a header that overruns */
     int more = 1;
     if (i > 0) st = xchg_istream_next_member(s, &more, &u->error);
     if (st == XCHG_OK && !more)
@@ -366,8 +370,10 @@ static void decompress_group(void *ctx, int64_t task) {
     if (st != XCHG_OK) break;
   }
   give_lane(u->in, s);
-  u->failed_at = st == XCHG_OK ? u->n_blocks : i;
-  u->status = st;
+  if (st != XCHG_OK) {
+    u->failed_at = i;
+    u->status = st;
+  }
   u->arena = NULL;
   for (int64_t k = 0; k < u->failed_at; k++) /* a decompressed group: all in the arena */
     u->blocks[k].stream = u->arena_buf ? xchg_buf_data(u->arena_buf) + u->blocks[k].arena_at : NULL;
@@ -392,6 +398,23 @@ void shuffle_prefetch_ahead(const uint8_t *data, size_t size, size_t *prefetched
   *prefetched = (size_t)(end - (uintptr_t)data);
 }
 
+/* A block whose header states `len` bytes where only `follow` follow its
+ * length field: the source is cut short (or the length is wrong); one that
+ * states more than max_batch_bytes was not read (fill_comet), and says so
+ * whatever followed. */
+static xchg_status overrun_error(const shuffle_input *in, uint64_t len, size_t follow,
+                                 xchg_error *err) {
+  if (len > (uint64_t)in->opts->read.max_batch_bytes)
+    return xchg_errorf(err, XCHG_ELIMIT,
+                       "its header states %llu bytes, more than max_batch_bytes (%lld), the "
+                       "most of a block read into memory",
+                       (unsigned long long)len, (long long)in->opts->read.max_batch_bytes);
+  return xchg_errorf(err, XCHG_EIO,
+                     "its header states %llu bytes, but the input ends %zu bytes after its "
+                     "length (truncated, or a wrong length)",
+                     (unsigned long long)len, follow);
+}
+
 /* Cuts the next group of Comet blocks off the chunk: stored blocks read in
  * place, or blocks to decompress, up to a count and a size (a quarter of
  * readahead_bytes at most, so that several groups run ahead).  A
@@ -404,6 +427,7 @@ static xchg_status cut_group(shuffle_input *in, unit *u, int *stored, xchg_error
   u->blocks = malloc((size_t)cap * sizeof *u->blocks);
   if (!u->blocks) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   *stored = stored_in_place(in->data + pos, in->size - pos);
+  uint64_t overrun = 0; /* a header's length that passes the input's end */
   size_t most_bytes = GROUP_BYTES;
   if ((int64_t)most_bytes > in->opts->read.readahead_bytes / 4)
     most_bytes = (size_t)(in->opts->read.readahead_bytes / 4) + 1; /* a block at least */
@@ -418,6 +442,7 @@ static xchg_status cut_group(shuffle_input *in, unit *u, int *stored, xchg_error
     size_t left = in->size - pos;
     uint64_t len = left >= 8 ? le64(in->data + pos) : UINT64_MAX;
     int whole = len < left - 8 + (left >= 8) && len >= COMET_HEADER - 8;
+    if (left >= COMET_HEADER && len >= COMET_HEADER - 8 && len > left - 8) overrun = len;
     size_t wire = whole ? (size_t)len + 8 : left;
     group_block *b = &u->blocks[u->n_blocks++];
     *b = (group_block){.offset = pos, .wire = wire, .field_count = -1};
@@ -437,6 +462,10 @@ static xchg_status cut_group(shuffle_input *in, unit *u, int *stored, xchg_error
   u->end = pos;
   in->pos = pos;
   u->failed_at = u->n_blocks;
+  if (overrun) { /* the group's last block: failed before anything reads it */
+    u->failed_at = u->n_blocks - 1;
+    u->status = overrun_error(in, overrun, pos - u->blocks[u->failed_at].offset - 8, &u->error);
+  }
   return XCHG_OK;
 }
 
