@@ -1675,6 +1675,30 @@ static void check_batch_limit_sum(void) {
   input_free(&in);
 }
 
+/* A Buffer of an LZ4_FRAME body whose length a damaged byte made huge
+ * (2^62): XCHG_EFORMAT naming it.  The batch's estimated bytes, counted
+ * before the buffer is placed, must not take that length as it is: four
+ * times it (the decompression cost) overflowed, which UBSan stops at. */
+static void check_huge_compressed_length(void) {
+  int64_t values[64];
+  for (int i = 0; i < 64; i++) values[i] = i * 7919;
+  two_columns t;
+  two_columns_init(&t, "l", values, 64);
+  xchg_ipc_write_options wo;
+  xchg_ipc_write_options_init(&wo);
+  wo.codec = XCHG_BLOCK_LZ4_FRAME;
+  input in = {0};
+  char msg[MSG] = "";
+  fault f = {2, BATCH_BUFFERS, 1, 0, (uint64_t)1 << 62};
+  int rc = add_blocks(&in, &t.root, &t.batch, 4, &wo, -1, &f, msg);
+  if (rc == 0)
+    rc = expect_error(&in, XCHG_EFORMAT,
+                      "field 'c0', buffer 1: range [0, +4611686018427387904) lies outside", NULL,
+                      NULL, msg);
+  TU_CHECK(rc == 0, "an LZ4_FRAME buffer of length 2^62: %s", msg);
+  input_free(&in);
+}
+
 /* Misuse: XCHG_EINVAL. */
 static void check_options(void) {
   xchg_shuffle_reader_options o;
@@ -1730,6 +1754,7 @@ BOTH(decompressed_limit)
 BOTH(far_damage)
 BOTH(offsets_overflow)
 BOTH(batch_limit_sum)
+BOTH(huge_compressed_length)
 BOTH(cancel)
 BOTH(other_schema)
 BOTH(ipc_file)
@@ -1756,6 +1781,7 @@ int main(int argc, char **argv) {
       {"pooled_error", check_pooled_error},
       {"offsets_overflow", offsets_overflow},
       {"batch_limit_sum", batch_limit_sum},
+      {"huge_compressed_length", huge_compressed_length},
       {"cancel", cancel},
       {"other_schema", other_schema},
       {"ipc_file", ipc_file},

@@ -374,8 +374,10 @@ static int64_t decoded_bytes(const wire_batch *b) {
     coalesce_spec_of(b, k, &offset, &len);
     int inside = offset >= 0 && len >= 8 && offset <= b->body_length - len;
     int64_t declared = inside ? (int64_t)fb_load_u64(b->body + offset) : len;
-    bytes += declared >= 0 && declared <= b->body_length * 1024 ? declared
-                                                                : len; /* checked when placed */
+    /* Checked when placed; until then a range outside the body counts as
+     * nothing: its length, as damaged as it may be (2^62), would overflow
+     * the sums and costs made of these bytes. */
+    bytes += declared >= 0 && declared <= b->body_length * 1024 ? declared : inside ? len : 0;
   }
   return bytes;
 }
