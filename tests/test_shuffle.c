@@ -703,8 +703,32 @@ static int set_batch_entry(xchg_buf *stream, int slot, uint32_t k, uint64_t firs
   return tu_errorf(msg, MSG, "no record batch");
 }
 
+/* With slot DECLARED_LENGTH: the 8-byte uncompressed length that buffer k
+ * of the first record batch's compressed body starts with, set to first. */
+enum { DECLARED_LENGTH = -1 };
+
+static int set_declared_length(xchg_buf *stream, uint32_t k, uint64_t first, char *msg) {
+  tu_body bodies[4];
+  int64_t n = tu_map_bodies(xchg_buf_data(stream), xchg_buf_size(stream), bodies, 4);
+  for (int64_t i = 0; i < n; i++) {
+    if (bodies[i].kind != XCHG_MESSAGE_RECORD_BATCH) continue;
+    const uint8_t *meta = xchg_buf_data(stream) + bodies[i].metadata_offset;
+    fb_table m, batch;
+    fb_vector buffers;
+    if (fb_root(meta, (size_t)bodies[i].metadata_bytes, &m) <= 0 ||
+        fb_table_field(&m, MSG_HEADER, &batch) <= 0 ||
+        fb_vector_field(&batch, BATCH_BUFFERS, 16, &buffers) <= 0 || k >= buffers.count)
+      return tu_errorf(msg, MSG, "no buffer %u in the record batch", k);
+    uint64_t offset = fb_load_u64(fb_vector_elem(&buffers, k));
+    memcpy(xchg_buf_mutable_data(stream) + bodies[i].offset + offset, &first, 8);
+    return 0;
+  }
+  return tu_errorf(msg, MSG, "no record batch");
+}
+
 /* A fault made in a block: entry k of its record batch's vector `slot`
- * set (set_batch_entry); block -1 makes none. */
+ * set (set_batch_entry), or buffer k's declared length (DECLARED_LENGTH);
+ * block -1 makes none. */
 typedef struct fault {
   int block, slot;
   uint32_t k;
@@ -723,7 +747,9 @@ static int add_blocks(input *in, const struct ArrowSchema *schema, const struct 
     xchg_buf *stream;
     rc = rt_write(schema, batch, 1, wo, &stream, msg, MSG);
     if (rc == 0 && b == f->block)
-      rc = set_batch_entry(stream, f->slot, f->k, f->first, f->second, msg);
+      rc = f->slot == DECLARED_LENGTH
+               ? set_declared_length(stream, f->k, f->first, msg)
+               : set_batch_entry(stream, f->slot, f->k, f->first, f->second, msg);
     if (rc == 0)
       rc = add_block(in, xchg_buf_data(stream), xchg_buf_size(stream), comet, batch->n_children,
                      msg);
@@ -1699,6 +1725,39 @@ static void check_huge_compressed_length(void) {
   input_free(&in);
 }
 
+/* A compressed buffer whose declared uncompressed length is negative or
+ * past max_buffer_bytes: XCHG_EFORMAT or XCHG_ELIMIT naming it, checked
+ * before any memory of that size is asked for (it was taken first, so
+ * the error was "out of memory for 1099511627776 bytes"). */
+static void check_declared_lengths(void) {
+  int64_t values[64];
+  for (int i = 0; i < 64; i++) values[i] = i * 7919;
+  two_columns t;
+  two_columns_init(&t, "l", values, 64);
+  xchg_ipc_write_options wo;
+  xchg_ipc_write_options_init(&wo);
+  wo.codec = XCHG_BLOCK_LZ4_FRAME;
+  static const struct {
+    int64_t declared;
+    xchg_status st;
+    const char *needle;
+  } bad[] = {
+      {-2, XCHG_EFORMAT, "field 'c0', buffer 1: negative uncompressed length -2"},
+      {(int64_t)1 << 40, XCHG_ELIMIT,
+       "field 'c0', buffer 1: uncompressed length 1099511627776 exceeds max_buffer_bytes"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    input in = {0};
+    char msg[MSG] = "";
+    fault f = {2, DECLARED_LENGTH, 1, (uint64_t)bad[i].declared, 0};
+    int rc = add_blocks(&in, &t.root, &t.batch, 4, &wo, -1, &f, msg);
+    if (rc == 0) rc = expect_error(&in, bad[i].st, bad[i].needle, NULL, NULL, msg);
+    TU_CHECK(rc == 0, "an LZ4_FRAME buffer declaring %lld bytes: %s", (long long)bad[i].declared,
+             msg);
+    input_free(&in);
+  }
+}
+
 /* Misuse: XCHG_EINVAL. */
 static void check_options(void) {
   xchg_shuffle_reader_options o;
@@ -1755,6 +1814,7 @@ BOTH(far_damage)
 BOTH(offsets_overflow)
 BOTH(batch_limit_sum)
 BOTH(huge_compressed_length)
+BOTH(declared_lengths)
 BOTH(cancel)
 BOTH(other_schema)
 BOTH(ipc_file)
@@ -1782,6 +1842,7 @@ int main(int argc, char **argv) {
       {"offsets_overflow", offsets_overflow},
       {"batch_limit_sum", batch_limit_sum},
       {"huge_compressed_length", huge_compressed_length},
+      {"declared_lengths", declared_lengths},
       {"cancel", cancel},
       {"other_schema", other_schema},
       {"ipc_file", ipc_file},

@@ -170,12 +170,18 @@ xchg_status coalesce_compressed_size(coalescer *c, int64_t k, int64_t *size) {
   return st;
 }
 
+/* Decompresses a buffer whose size check_declared has passed. */
+static xchg_status decompress_checked(coalescer *c, int64_t k, const uint8_t *frame,
+                                      int64_t frame_size, int64_t size, uint8_t *dst) {
+  xchg_status st =
+      xchg_block_decompress(c->b->codec, frame, (size_t)frame_size, dst, (size_t)size, c->err);
+  return st == XCHG_OK ? XCHG_OK : prefixed(c, k, st);
+}
+
 static xchg_status decompress(coalescer *c, int64_t k, const uint8_t *frame, int64_t frame_size,
                               int64_t size, uint8_t *dst) {
   xchg_status st = check_declared(c, k, frame, frame_size, size);
-  if (st != XCHG_OK) return st;
-  st = xchg_block_decompress(c->b->codec, frame, (size_t)frame_size, dst, (size_t)size, c->err);
-  return st == XCHG_OK ? XCHG_OK : prefixed(c, k, st);
+  return st == XCHG_OK ? decompress_checked(c, k, frame, frame_size, size, dst) : st;
 }
 
 /* The decoded bytes of buffer k, to read: in place, or decompressed into
@@ -187,10 +193,13 @@ static xchg_status buffer_bytes(coalescer *c, int64_t k, const uint8_t **p, int6
   *p = frame_size ? frame : NULL;
   *n = frame_size;
   if (st != XCHG_OK || declared == -1) return st;
+  /* Checked before the scratch is taken: a damaged length is refused as
+   * such, not asked of the allocator (which gave "out of memory"). */
+  if ((st = check_declared(c, k, frame, frame_size, declared)) != XCHG_OK) return st;
   uint8_t *dst = coalesce_scratch_alloc(&c->scratch, (size_t)declared);
   if (!dst && declared > 0)
     return coalesce_fail(c, k, XCHG_ENOMEM, "out of memory for %lld bytes", (long long)declared);
-  if ((st = decompress(c, k, frame, frame_size, declared, dst)) != XCHG_OK) return st;
+  if ((st = decompress_checked(c, k, frame, frame_size, declared, dst)) != XCHG_OK) return st;
   *p = dst;
   *n = declared;
   return XCHG_OK;
