@@ -51,19 +51,21 @@ public final class XchgCache implements AutoCloseable {
 
     /** How often a waiting acquirer asks its kill check (default 100 ms; at least 1 ms). */
     public Options waitCheck(Duration interval) {
-      waitCheck = Objects.requireNonNull(interval, "interval");
+      if (Objects.requireNonNull(interval, "interval").compareTo(Duration.ofMillis(1)) < 0)
+        throw new IllegalArgumentException("waitCheck must be at least 1 ms, not " + interval);
+      waitCheck = interval;
       return this;
     }
 
     /** Keep unreferenced entries up to this many bytes (default 0: none). */
     public Options retainBytes(long bytes) {
-      retainBytes = bytes;
+      retainBytes = notNegative(bytes, "retainBytes");
       return this;
     }
 
     /** Free a retained entry this long after its last release (default zero: no limit). */
     public Options retainTime(Duration time) {
-      retainTime = Objects.requireNonNull(time, "time");
+      retainTime = notNegative(time, "retainTime");
       return this;
     }
 
@@ -91,14 +93,26 @@ public final class XchgCache implements AutoCloseable {
 
     /** Host-wide budget on the segments' bytes, all processes (default 0). */
     public Options hostRetainBytes(long bytes) {
-      hostRetainBytes = bytes;
+      hostRetainBytes = notNegative(bytes, "hostRetainBytes");
       return this;
     }
 
     /** Remove an unheld segment this long after its last release (default zero: no limit). */
     public Options hostRetainTime(Duration time) {
-      hostRetainTime = Objects.requireNonNull(time, "time");
+      hostRetainTime = notNegative(time, "hostRetainTime");
       return this;
+    }
+
+    // Checked here, where the caller sees which option was wrong (create's check names none).
+    private static long notNegative(long v, String what) {
+      if (v < 0) throw new IllegalArgumentException(what + " must not be negative, not " + v);
+      return v;
+    }
+
+    private static Duration notNegative(Duration d, String what) {
+      if (Objects.requireNonNull(d, "time").isNegative())
+        throw new IllegalArgumentException(what + " must not be negative, not " + d);
+      return d;
     }
   }
 

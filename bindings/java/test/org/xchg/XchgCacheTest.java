@@ -413,6 +413,21 @@ public final class XchgCacheTest {
     expectThrows(IllegalStateException.class, "metrics after close", cache::metrics);
     expectThrows(IllegalArgumentException.class, "bad options", () ->
         XchgCache.create(new XchgCache.Options().waitCheck(Duration.ZERO)));
+    // A bad option is refused by its setter, the error naming it and its value.
+    String[][] named = {{"waitCheck", "PT0.0000005S"}, {"retainBytes", "-1"}, {"retainTime", "PT-5S"},
+        {"hostRetainBytes", "-1"}, {"hostRetainTime", "PT-5S"}};
+    TestSupport.Body[] setters = {
+        () -> new XchgCache.Options().waitCheck(Duration.ofNanos(500)),
+        () -> new XchgCache.Options().retainBytes(-1),
+        () -> new XchgCache.Options().retainTime(Duration.ofSeconds(-5)),
+        () -> new XchgCache.Options().hostRetainBytes(-1),
+        () -> new XchgCache.Options().hostRetainTime(Duration.ofSeconds(-5))};
+    for (int i = 0; i < setters.length; i++) {
+      IllegalArgumentException bad = expectThrows(IllegalArgumentException.class, named[i][0], setters[i]);
+      if (bad != null)
+        check(bad.getMessage().startsWith(named[i][0] + " must") && bad.getMessage().endsWith(named[i][1]),
+            named[i][0] + ": the error names the option and its value: " + bad.getMessage());
+    }
     try (XchgCache other = XchgCache.create()) {
       expectThrows(NullPointerException.class, "null chunk", () ->
           other.acquire("b", new ByteBuffer[] {null}, StreamCodec.NONE, null));
