@@ -150,7 +150,7 @@ public final class XchgBatchDecoder implements AutoCloseable {
 
   /** Decodes the direct buffer's bytes from its position to its limit; returns the rows. */
   public long decode(ByteBuffer payload, long batch, long arrayAddress) {
-    checkDirect(payload, 0);
+    checkDirect(payload, batch, -1);
     checkAddress(arrayAddress);
     long h = handle.enter();
     try {
@@ -200,7 +200,7 @@ public final class XchgBatchDecoder implements AutoCloseable {
 
   /** As {@link #decodeMany(byte[][], long, long[])}, from direct buffers (position to limit). */
   public void decodeMany(ByteBuffer[] payloads, long firstBatch, long[] arrayAddresses) {
-    for (int i = 0; i < payloads.length; i++) checkDirect(payloads[i], i);
+    for (int i = 0; i < payloads.length; i++) checkDirect(payloads[i], firstBatch + i, i);
     checkAddresses(payloads.length, arrayAddresses);
     long h = handle.enter();
     try {
@@ -212,7 +212,7 @@ public final class XchgBatchDecoder implements AutoCloseable {
 
   /** As {@link #decodeMany(ByteBuffer[], long, long[])}, into xchg's structs. */
   public void decodeMany(ByteBuffer[] payloads, long firstBatch, XchgArrowArray[] arrays) {
-    for (int i = 0; i < payloads.length; i++) checkDirect(payloads[i], i);
+    for (int i = 0; i < payloads.length; i++) checkDirect(payloads[i], firstBatch + i, i);
     checkArrays(payloads.length, arrays);
     long h = handle.enter();
     try {
@@ -294,9 +294,11 @@ public final class XchgBatchDecoder implements AutoCloseable {
       Objects.requireNonNull(payloads[i], "a payload");
   }
 
-  private static void checkDirect(ByteBuffer payload, int i) {
+  /** Named as decoding errors name a payload: by its batch number (and index i of many; -1: one). */
+  private static void checkDirect(ByteBuffer payload, long batch, int i) {
     if (!payload.isDirect())
-      throw new IllegalArgumentException("payload " + i + " is not a direct ByteBuffer");
+      throw new IllegalArgumentException("batch " + batch + (i < 0 ? "" : " (payload " + i + ")")
+          + ": a heap ByteBuffer, not a direct one: decode its array (byte[], offset, length)");
   }
 
   private static void checkAddresses(int payloads, long[] addresses) {

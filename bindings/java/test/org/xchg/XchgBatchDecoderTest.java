@@ -632,9 +632,16 @@ public final class XchgBatchDecoderTest {
     byte[] p = zstd.payloads().get(0);
     try (XchgBatchDecoder r = XchgBatchDecoder.open(zstd.schema()); XchgArrowArray a = Xchg.allocateArrowArray()) {
       expectThrows(IndexOutOfBoundsException.class, "range", () -> r.decode(p, 4, p.length, 0, a));
-      expectThrows(IllegalArgumentException.class, "heap ByteBuffer", () -> r.decode(ByteBuffer.wrap(p), 0, a));
-      expectThrows(IllegalArgumentException.class, "a heap ByteBuffer among many",
-          () -> r.decodeMany(new ByteBuffer[] {direct(p), ByteBuffer.wrap(p)}, 0, new long[] {1, 2}));
+      // Named as decoding errors name a payload: by the batch number given to the call.
+      IllegalArgumentException heap = expectThrows(IllegalArgumentException.class, "heap ByteBuffer",
+          () -> r.decode(ByteBuffer.wrap(p), 5, a));
+      if (heap != null)
+        check(heap.getMessage().startsWith("batch 5: a heap ByteBuffer"), "heap ByteBuffer: " + heap.getMessage());
+      heap = expectThrows(IllegalArgumentException.class, "a heap ByteBuffer among many",
+          () -> r.decodeMany(new ByteBuffer[] {direct(p), ByteBuffer.wrap(p)}, 10, new long[] {1, 2}));
+      if (heap != null)
+        check(heap.getMessage().startsWith("batch 11 (payload 1): a heap ByteBuffer"),
+            "a heap ByteBuffer among many: " + heap.getMessage());
       expectThrows(IllegalArgumentException.class, "null address", () -> r.decode(p, 0, p.length, 0, 0L));
       expectThrows(IllegalArgumentException.class, "too few addresses",
           () -> r.decodeMany(new byte[][] {p, p}, 0, new long[] {a.memoryAddress()}));
