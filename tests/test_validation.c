@@ -444,7 +444,7 @@ typedef struct fault {
   const char *unit; /* "row" or "run", followed by `row`; NULL: none */
   int64_t row;
   int full_only;     /* a check of full validation: bounds-only mode accepts */
-  const char *field; /* the field it names; NULL: the target's */
+  const char *field; /* the field it names; NULL: the target's; "": none */
 } fault;
 
 /* A copy of the target's input with the `width` bytes at `at` set to
@@ -465,7 +465,11 @@ static void violate(const target *t, int64_t at, int width, int64_t value, fault
   char what[512], field[300], buffer[32] = "", row[48] = "";
   snprintf(what, sizeof what, "%s %s: %" PRId64 " at byte %" PRId64 " (%s)", t->in->name, t->path,
            value, at, f.rule);
-  snprintf(field, sizeof field, "field '%s'", f.field ? f.field : t->path);
+  /* An empty f.field: a fault of the message itself, which names no field. */
+  if (!f.field || *f.field)
+    snprintf(field, sizeof field, "field '%s'", f.field ? f.field : t->path);
+  else
+    field[0] = '\0';
   if (f.buffer >= 0) snprintf(buffer, sizeof buffer, "array buffer %d (", f.buffer);
   if (f.unit) snprintf(row, sizeof row, "%s %" PRId64, f.unit, f.row);
   const char *says[] = {f.rule, field, buffer, row, NULL};

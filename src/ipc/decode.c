@@ -41,8 +41,12 @@ static xchg_status report(const ipc_decoder *d, const char *where, xchg_status s
                           va_list ap) {
   char what[640];
   vsnprintf(what, sizeof what, fmt, ap);
+  /* Before the first field (the RecordBatch table itself), no field is named. */
+  if (!d->field)
+    return xchg_errorf(d->err, st, "message %lld%s: %s", (long long)d->ctx->message_index, where,
+                       what);
   return xchg_errorf(d->err, st, "message %lld, field '%s'%s: %s", (long long)d->ctx->message_index,
-                     d->field ? d->field->path : "", where, what);
+                     d->field->path, where, what);
 }
 
 static xchg_status fail_message_buffer(const ipc_decoder *d, int64_t index, xchg_status st,
