@@ -1758,6 +1758,48 @@ static void check_declared_lengths(void) {
   }
 }
 
+/* Every byte of a block's IPC stream damaged in turn (three ways): an
+ * error names the block, and a field only when it is about one: errors of
+ * the batch as a whole or of the schema's list of fields named an empty
+ * one ("field '': the schema uses 4 buffers, the message has ...",
+ * "field '': invalid child 0"). */
+static void check_damaged_bytes(void) {
+  int64_t values[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  two_columns t;
+  two_columns_init(&t, "l", values, 8);
+  xchg_buf *stream;
+  char msg[MSG] = "";
+  int rc = rt_write(&t.root, &t.batch, 1, NULL, &stream, msg, MSG);
+  static const uint8_t flips[] = {0x01, 0x80, 0xff};
+  int failed = 0, unnamed = 0, blank = 0;
+  for (size_t at = 0; rc == 0 && at < xchg_buf_size(stream); at++) {
+    for (int f = 0; f < 3 && rc == 0; f++) {
+      input in = {.bad = 1};
+      xchg_buf_mutable_data(stream)[at] ^= flips[f];
+      rc = add_block(&in, xchg_buf_data(stream), xchg_buf_size(stream), -1, 2, msg);
+      xchg_buf_mutable_data(stream)[at] ^= flips[f];
+      xchg_shuffle_reader_options o;
+      xchg_shuffle_reader_options_init(&o);
+      o.framing = XCHG_SHUFFLE_FRAMING_IPC;
+      output out;
+      if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
+      if (rc == 0 && out.st != XCHG_OK) {
+        failed++;
+        if (strncmp(out.error, "block ", 6) != 0 && unnamed++ == 0)
+          TU_CHECK(0, "damaged byte %zu: the block not named: %s", at, out.error);
+        if (strstr(out.error, "field ''") && blank++ == 0)
+          TU_CHECK(0, "damaged byte %zu: an empty field named: %s", at, out.error);
+      }
+      if (rc == 0) output_free(&out);
+      input_free(&in);
+    }
+  }
+  if (stream) xchg_buf_unref(stream);
+  TU_CHECK(rc == 0 && failed > 0 && unnamed == 0 && blank == 0,
+           "%d damaged blocks failed, %d without the block named, %d naming field '': %s", failed,
+           unnamed, blank, msg);
+}
+
 /* Misuse: XCHG_EINVAL. */
 static void check_options(void) {
   xchg_shuffle_reader_options o;
@@ -1815,6 +1857,7 @@ BOTH(offsets_overflow)
 BOTH(batch_limit_sum)
 BOTH(huge_compressed_length)
 BOTH(declared_lengths)
+BOTH(damaged_bytes)
 BOTH(cancel)
 BOTH(other_schema)
 BOTH(ipc_file)
@@ -1843,6 +1886,7 @@ int main(int argc, char **argv) {
       {"batch_limit_sum", batch_limit_sum},
       {"huge_compressed_length", huge_compressed_length},
       {"declared_lengths", declared_lengths},
+      {"damaged_bytes", damaged_bytes},
       {"cancel", cancel},
       {"other_schema", other_schema},
       {"ipc_file", ipc_file},

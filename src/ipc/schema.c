@@ -360,7 +360,8 @@ static xchg_status parse_children(const fb_vector *kids, const char *path, int d
   for (uint32_t i = 0; i < kids->count; i++) {
     fb_table kid;
     if (fb_vector_table(kids, i, &kid) < 0)
-      return xchg_errorf(err, XCHG_EFORMAT, "field '%s': invalid child %u", path, i);
+      return *path ? xchg_errorf(err, XCHG_EFORMAT, "field '%s': invalid child %u", path, i)
+                   : xchg_errorf(err, XCHG_EFORMAT, "invalid field %u", i); /* of the schema */
     xchg_status st = parse_field(&kid, path, i, depth + 1, ctx, &f->children[i], err);
     if (st != XCHG_OK) return st;
   }
@@ -382,8 +383,10 @@ static xchg_status parse_field(const fb_table *t, const char *parent_path, int64
     return xchg_errorf(err, XCHG_ELIMIT, "field '%s' nests deeper than %lld levels (max_depth)",
                        parent_path, (long long)ctx->opts->max_depth);
   if (fb_string(t, FIELD_NAME, &name, &name_len) < 0)
-    return xchg_errorf(err, XCHG_EFORMAT, "field %lld of '%s': invalid name", (long long)index,
-                       parent_path);
+    return *parent_path
+               ? xchg_errorf(err, XCHG_EFORMAT, "field %lld of '%s': invalid name",
+                             (long long)index, parent_path)
+               : xchg_errorf(err, XCHG_EFORMAT, "field %lld: invalid name", (long long)index);
   f->name = copy_string(name, name_len);
   f->path = *parent_path ? format_string("%s.%.*s", parent_path, (int)name_len, name)
                          : copy_string(name, name_len);

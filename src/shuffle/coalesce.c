@@ -29,7 +29,11 @@ xchg_status coalesce_fail(coalescer *c, int64_t buffer, xchg_status st, const ch
   va_end(ap);
   char where[64] = "";
   if (buffer >= 0) snprintf(where, sizeof where, ", buffer %lld", (long long)buffer);
-  return xchg_errorf(c->err, st, "field '%s'%s: %s", c->at ? c->at->path : "", where, what);
+  /* Of the batch as a whole (c->at NULL), no field is named. */
+  if (!c->at)
+    return buffer >= 0 ? xchg_errorf(c->err, st, "buffer %lld: %s", (long long)buffer, what)
+                       : xchg_errorf(c->err, st, "%s", what);
+  return xchg_errorf(c->err, st, "field '%s'%s: %s", c->at->path, where, what);
 }
 
 /* The output's 32-bit offsets cannot address what this batch would add. */
