@@ -1668,11 +1668,9 @@ static void check_decompressed_limit(void) {
   rt_data_free(&d);
 }
 
-/* Blocks of two int64 columns, LZ4_FRAME bodies, whose batch decodes to
- * 1,024 bytes, 512 a column: with max_batch_bytes 768 each column fits,
- * the two do not: XCHG_ELIMIT naming the second, the bound being on the
- * batch's sum. */
-static void check_batch_limit_sum(void) {
+/* Four blocks of two int64 columns of 64 values, their bodies LZ4_FRAME,
+ * fault f done to them. */
+static int two_lz4_blocks(input *in, const fault *f, char *msg) {
   int64_t values[64];
   for (int i = 0; i < 64; i++) values[i] = i * 7919;
   two_columns t;
@@ -1680,10 +1678,18 @@ static void check_batch_limit_sum(void) {
   xchg_ipc_write_options wo;
   xchg_ipc_write_options_init(&wo);
   wo.codec = XCHG_BLOCK_LZ4_FRAME;
+  return add_blocks(in, &t.root, &t.batch, 4, &wo, -1, f, msg);
+}
+
+/* Blocks of two int64 columns, LZ4_FRAME bodies, whose batch decodes to
+ * 1,024 bytes, 512 a column: with max_batch_bytes 768 each column fits,
+ * the two do not: XCHG_ELIMIT naming the second, the bound being on the
+ * batch's sum. */
+static void check_batch_limit_sum(void) {
   input in = {0};
   char msg[MSG] = "";
   fault none = {-1, 0, 0, 0, 0};
-  int rc = add_blocks(&in, &t.root, &t.batch, 4, &wo, -1, &none, msg);
+  int rc = two_lz4_blocks(&in, &none, msg);
   xchg_shuffle_reader_options o;
   xchg_shuffle_reader_options_init(&o);
   o.read.max_batch_bytes = 768;
@@ -1706,17 +1712,10 @@ static void check_batch_limit_sum(void) {
  * before the buffer is placed, must not take that length as it is: four
  * times it (the decompression cost) overflowed, which UBSan stops at. */
 static void check_huge_compressed_length(void) {
-  int64_t values[64];
-  for (int i = 0; i < 64; i++) values[i] = i * 7919;
-  two_columns t;
-  two_columns_init(&t, "l", values, 64);
-  xchg_ipc_write_options wo;
-  xchg_ipc_write_options_init(&wo);
-  wo.codec = XCHG_BLOCK_LZ4_FRAME;
   input in = {0};
   char msg[MSG] = "";
   fault f = {2, BATCH_BUFFERS, 1, 0, (uint64_t)1 << 62};
-  int rc = add_blocks(&in, &t.root, &t.batch, 4, &wo, -1, &f, msg);
+  int rc = two_lz4_blocks(&in, &f, msg);
   if (rc == 0)
     rc = expect_error(&in, XCHG_EFORMAT,
                       "field 'c0', buffer 1: range [0, +4611686018427387904) lies outside", NULL,
@@ -1730,13 +1729,6 @@ static void check_huge_compressed_length(void) {
  * before any memory of that size is asked for (it was taken first, so
  * the error was "out of memory for 1099511627776 bytes"). */
 static void check_declared_lengths(void) {
-  int64_t values[64];
-  for (int i = 0; i < 64; i++) values[i] = i * 7919;
-  two_columns t;
-  two_columns_init(&t, "l", values, 64);
-  xchg_ipc_write_options wo;
-  xchg_ipc_write_options_init(&wo);
-  wo.codec = XCHG_BLOCK_LZ4_FRAME;
   static const struct {
     int64_t declared;
     xchg_status st;
@@ -1750,7 +1742,7 @@ static void check_declared_lengths(void) {
     input in = {0};
     char msg[MSG] = "";
     fault f = {2, DECLARED_LENGTH, 1, (uint64_t)bad[i].declared, 0};
-    int rc = add_blocks(&in, &t.root, &t.batch, 4, &wo, -1, &f, msg);
+    int rc = two_lz4_blocks(&in, &f, msg);
     if (rc == 0) rc = expect_error(&in, bad[i].st, bad[i].needle, NULL, NULL, msg);
     TU_CHECK(rc == 0, "an LZ4_FRAME buffer declaring %lld bytes: %s", (long long)bad[i].declared,
              msg);
