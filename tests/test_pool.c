@@ -115,6 +115,18 @@ static void one_thread(void) {
   xchg_pool_free(one);
 }
 
+/* More threads than XCHG_POOL_MAX_THREADS: XCHG_EINVAL naming the bound,
+ * before a thread is started (INT_MAX started tens of thousands first). */
+static void too_many_threads(void) {
+  xchg_pool *p = NULL;
+  xchg_error err;
+  xchg_status st = xchg_pool_create(XCHG_POOL_MAX_THREADS + 1, &p, &err);
+  TU_CHECK(st == XCHG_EINVAL && p == NULL && strstr(err.message, "more than XCHG_POOL_MAX_THREADS"),
+           "a pool of %d threads: %s: %s", XCHG_POOL_MAX_THREADS + 1, xchg_status_name(st),
+           st == XCHG_OK ? "" : err.message);
+  if (st == XCHG_OK) xchg_pool_free(p);
+}
+
 typedef struct awaited {
   pthread_t caller;
   _Atomic int worker_ran;
@@ -183,8 +195,11 @@ static void default_pool(void) {
 
 int main(int argc, char **argv) {
   static const tu_case cases[] = {
-      {"one_thread", one_thread},           {"four_threads", four_threads},
-      {"callers_at_once", callers_at_once}, {"background_loops", background_loops},
+      {"one_thread", one_thread},
+      {"too_many_threads", too_many_threads},
+      {"four_threads", four_threads},
+      {"callers_at_once", callers_at_once},
+      {"background_loops", background_loops},
       {"default_pool", default_pool},
   };
   return TU_MAIN(argc, argv, "pool", cases);

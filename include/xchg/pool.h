@@ -34,8 +34,12 @@ extern "C" {
 /** A pool of worker threads that run parallel loops with their caller. */
 typedef struct xchg_pool xchg_pool;
 
+/** The most threads a pool may have (xchg_pool_create, XCHG_THREADS). */
+#define XCHG_POOL_MAX_THREADS 4096
+
 /** A pool of `threads` threads in all, the caller counted: threads - 1
  * workers are started.  threads <= 0 means the number of online cores.
+ * XCHG_EINVAL for more than XCHG_POOL_MAX_THREADS, before any is started;
  * XCHG_ENOMEM when memory or threads cannot be had (the message says
  * which); *out is then NULL. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_pool_create(int threads, xchg_pool **out, xchg_error *err);
@@ -43,9 +47,6 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_pool_create(int threads, xchg_pool **ou
 /** Waits for running loops to finish, then stops the workers and frees the
  * pool (NULL is a no-op; never the one xchg_pool_default returns). */
 XCHG_API void xchg_pool_free(xchg_pool *pool);
-
-/** The most threads XCHG_THREADS may ask for. */
-#define XCHG_POOL_MAX_THREADS 4096
 
 /** The thread count the environment variable XCHG_THREADS asks for in
  * *threads, an integer from 0 to XCHG_POOL_MAX_THREADS; 0 (also when it is

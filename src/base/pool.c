@@ -123,6 +123,10 @@ static int online_cores(void) {
 
 xchg_status xchg_pool_create(int threads, xchg_pool **out, xchg_error *err) {
   *out = NULL;
+  if (threads > XCHG_POOL_MAX_THREADS) /* tens of thousands were started before one failed */
+    return xchg_errorf(err, XCHG_EINVAL,
+                       "xchg_pool_create: %d threads, more than XCHG_POOL_MAX_THREADS (%d)",
+                       threads, XCHG_POOL_MAX_THREADS);
   xchg_pool *p = calloc(1, sizeof *p);
   if (!p) return xchg_errorf(err, XCHG_ENOMEM, "out of memory creating a pool");
   p->threads = threads > 0 ? threads : online_cores();

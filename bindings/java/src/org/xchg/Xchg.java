@@ -12,6 +12,9 @@ package org.xchg;
 public final class Xchg {
   private Xchg() {}
 
+  /** The most threads a reader's or decoder's pool may have (XCHG_POOL_MAX_THREADS). */
+  public static final int MAX_THREADS = 4096;
+
   static {
     String path = System.getProperty("xchg.jni.library");
     if (path != null && !path.isEmpty()) {

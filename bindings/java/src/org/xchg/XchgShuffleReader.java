@@ -164,10 +164,12 @@ public final class XchgShuffleReader implements AutoCloseable {
     /**
      * The threads batches are built on, the caller's included: 0 (the
      * default) for xchg's process-wide pool, one per core; 1 for the
-     * calling thread only; more for a pool of the reader's own.
+     * calling thread only; more for a pool of the reader's own, at most
+     * {@link Xchg#MAX_THREADS}.
      */
     public Options threads(int n) {
-      if (n < 0) throw new IllegalArgumentException("threads must be >= 0");
+      if (n < 0 || n > Xchg.MAX_THREADS)
+        throw new IllegalArgumentException("threads must be from 0 to " + Xchg.MAX_THREADS + ", not " + n);
       threads = n;
       return this;
     }

@@ -629,6 +629,10 @@ public final class XchgBatchDecoderTest {
           "column 6: " + e.getMessage());
     expectThrows(XchgException.class, "no schema", () -> XchgBatchDecoder.open(zstd.payloads().get(0)));
     expectThrows(IllegalArgumentException.class, "negative threads", () -> new XchgBatchDecoder.Options().threads(-1));
+    IllegalArgumentException many = expectThrows(IllegalArgumentException.class, "too many threads",
+        () -> new XchgBatchDecoder.Options().threads(Xchg.MAX_THREADS + 1));
+    if (many != null)
+      check(many.getMessage().equals("threads must be from 0 to 4096, not 4097"), "too many threads: " + many.getMessage());
     byte[] p = zstd.payloads().get(0);
     try (XchgBatchDecoder r = XchgBatchDecoder.open(zstd.schema()); XchgArrowArray a = Xchg.allocateArrowArray()) {
       expectThrows(IndexOutOfBoundsException.class, "range", () -> r.decode(p, 4, p.length, 0, a));

@@ -810,6 +810,8 @@ public final class XchgShuffleReaderTest {
       expectThrows(IllegalStateException.class, "endInput after close", r::endInput);
       expectThrows(IllegalStateException.class, "metrics after close", r::metrics);
       expectThrows(IllegalArgumentException.class, "targetRows 0", () -> new XchgShuffleReader.Options().targetRows(0));
+      expectThrows(IllegalArgumentException.class, "threads " + Integer.MAX_VALUE,
+          () -> new XchgShuffleReader.Options().threads(Integer.MAX_VALUE));
       try (XchgShuffleReader bad = XchgShuffleReader.open(opts(100).columns(3))) {
         bad.addInput(heap(bytes));
         bad.endInput();
