@@ -53,7 +53,7 @@ public final class XchgCache implements AutoCloseable {
     public Options waitCheck(Duration interval) {
       if (Objects.requireNonNull(interval, "interval").compareTo(Duration.ofMillis(1)) < 0)
         throw new IllegalArgumentException("waitCheck must be at least 1 ms, not " + interval);
-      waitCheck = interval;
+      waitCheck = fitsMillis(interval, "waitCheck");
       return this;
     }
 
@@ -112,6 +112,13 @@ public final class XchgCache implements AutoCloseable {
     private static Duration notNegative(Duration d, String what) {
       if (Objects.requireNonNull(d, "time").isNegative())
         throw new IllegalArgumentException(what + " must not be negative, not " + d);
+      return fitsMillis(d, what);
+    }
+
+    /** The native options count time in milliseconds, in a long. */
+    private static Duration fitsMillis(Duration d, String what) {
+      if (d.compareTo(Duration.ofMillis(Long.MAX_VALUE)) > 0)
+        throw new IllegalArgumentException(what + " must be at most Long.MAX_VALUE ms, not " + d);
       return d;
     }
   }

@@ -414,14 +414,20 @@ public final class XchgCacheTest {
     expectThrows(IllegalArgumentException.class, "bad options", () ->
         XchgCache.create(new XchgCache.Options().waitCheck(Duration.ZERO)));
     // A bad option is refused by its setter, the error naming it and its value.
+    // A billion years does not fit the native options' milliseconds (it threw ArithmeticException in create).
+    Duration eons = Duration.ofDays(365L * 1_000_000_000);
     String[][] named = {{"waitCheck", "PT0.0000005S"}, {"retainBytes", "-1"}, {"retainTime", "PT-5S"},
-        {"hostRetainBytes", "-1"}, {"hostRetainTime", "PT-5S"}};
+        {"hostRetainBytes", "-1"}, {"hostRetainTime", "PT-5S"}, {"waitCheck", eons.toString()},
+        {"retainTime", eons.toString()}, {"hostRetainTime", eons.toString()}};
     TestSupport.Body[] setters = {
         () -> new XchgCache.Options().waitCheck(Duration.ofNanos(500)),
         () -> new XchgCache.Options().retainBytes(-1),
         () -> new XchgCache.Options().retainTime(Duration.ofSeconds(-5)),
         () -> new XchgCache.Options().hostRetainBytes(-1),
-        () -> new XchgCache.Options().hostRetainTime(Duration.ofSeconds(-5))};
+        () -> new XchgCache.Options().hostRetainTime(Duration.ofSeconds(-5)),
+        () -> new XchgCache.Options().waitCheck(eons),
+        () -> new XchgCache.Options().retainTime(eons),
+        () -> new XchgCache.Options().hostRetainTime(eons)};
     for (int i = 0; i < setters.length; i++) {
       IllegalArgumentException bad = expectThrows(IllegalArgumentException.class, named[i][0], setters[i]);
       if (bad != null)
