@@ -5,7 +5,10 @@ import java.lang.annotation.Native;
 /**
  * What the typed C Data Interface handles share: a struct in native memory
  * (zeroed when allocated), its address, its release and its freeing.
- * Thread-safe; using a closed struct throws IllegalStateException.
+ * Thread-safe, but for one race the caller must rule out: {@link #close}
+ * frees the struct's memory, so it must not run while another thread's
+ * call fills or reads the struct (a decode into it, an import of it); a
+ * struct closed before such a call starts throws IllegalStateException.
  */
 abstract class CDataStruct implements AutoCloseable {
   static {
