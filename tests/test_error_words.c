@@ -222,6 +222,11 @@ static void check_other_formats(void) {
       {"\x28\xb5\x2f\xfd\x20\x00", 6, "28 b5 2f fd magic at byte 0 (a zstd frame"},
       {"\x04\x22\x4d\x18\x64\x40", 6, "04 22 4d 18 magic at byte 0 (an LZ4 frame"},
       {"PAR1\x15\x00\x15", 7, "PAR1 magic at byte 0 (a Parquet file)"},
+      {"LZ4Block\x26", 9, "LZ4Block magic at byte 0 (an lz4-java stream, Spark's LZ4 codec"},
+      {"\x82SNAPPY\0\0\0\0\1", 12,
+       "82 53 4e 41 50 50 59 00 magic at byte 0 (a snappy-java stream, Spark's Snappy codec"},
+      {"\xff\x06\x00\x00sNaPpY", 10,
+       "ff 06 00 00 73 4e 61 50 magic at byte 0 (a framed Snappy stream"},
   };
   for (size_t i = 0; i < sizeof magics / sizeof magics[0]; i++) {
     uint8_t bytes[64] = {0};
@@ -229,6 +234,26 @@ static void check_other_formats(void) {
     expect_not_ipc(bytes, sizeof bytes, magics[i].want, magics[i].want);
   }
   free(ipc.data);
+}
+
+/* --input-codec none on a codec's stream: the option is what is wrong, and
+ * the message says which codec would read it, from a file and from a pipe. */
+static void check_stated_codec_none(void) {
+  static const char *const outers[] = {"lz4-java", "snappy-java"};
+  for (size_t i = 0; i < sizeof outers / sizeof outers[0]; i++) {
+    char *path = path_of(outers[i]), phrase[256];
+    tu_cli_result g = run("gen broadcast '%s' --rows 100 --outer %s -f", path, outers[i]);
+    TU_CHECK(g.exit_code == 0, "gen --outer %s: %s", outers[i], g.err);
+    tu_cli_result_free(&g);
+    snprintf(phrase, sizeof phrase,
+             "its first bytes are %s's framing (leave --input-codec out to detect it, or give "
+             "--input-codec %s)",
+             outers[i], outers[i]);
+    const char *const want[] = {phrase, NULL};
+    expect_cli(1, want, NULL, "cat '%s' --input-codec none", path);
+    expect_cli(1, want, NULL, "inspect - --input-codec none < '%s'", path);
+    expect_cli(0, NULL, NULL, "inspect '%s'", path); /* detected: the same bytes read */
+  }
 }
 
 /* ---- options ----------------------------------------------------------------------- */
@@ -473,6 +498,7 @@ int main(int argc, char **argv) {
       {"files", check_files},
       {"lz4_words", check_lz4_words},
       {"other_formats", check_other_formats},
+      {"stated_codec_none", check_stated_codec_none},
       {"column_position", column_position},
       {"threads_env", check_threads_env},
       {"levels", check_levels},

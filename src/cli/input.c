@@ -108,6 +108,22 @@ static xchg_status spool_schemaless_file(const char *path, xchg_stream_codec cod
   return st == XCHG_OK && yes ? xc_stdin_spool(err) : st;
 }
 
+/* Bytes in memory that begin as a stream codec's reach the plain reader
+ * only when --input-codec none says so (auto would have chosen the codec):
+ * if they are then refused, the fix is the option, which the reader's own
+ * message cannot name. */
+static xchg_status name_stated_codec(const xc_input *in, xchg_status st, xchg_error *err) {
+  xchg_stream_codec seen =
+      xchg_stream_codec_detect(xchg_buf_data(in->memory), xchg_buf_size(in->memory));
+  if (st != XCHG_EFORMAT || seen == XCHG_STREAM_NONE) return st;
+  const char *name = xchg_stream_codec_name(seen);
+  return xchg_errorf(err, st,
+                     "not an Arrow IPC stream or file, as --input-codec none reads it: its first "
+                     "bytes are %s's framing (leave --input-codec out to detect it, or give "
+                     "--input-codec %s)",
+                     name, name);
+}
+
 xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec codec, bool one_schema,
                           xchg_error *err) {
   memset(in, 0, sizeof *in);
@@ -130,7 +146,7 @@ xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec code
   if (codec == XCHG_STREAM_NONE) {
     in->plain = src;
     in->memory = xchg_source_memory(src); /* where IPC streams after the first are looked for */
-    return in->memory != NULL ? check_in_memory(in, err) : XCHG_OK;
+    return in->memory != NULL ? name_stated_codec(in, check_in_memory(in, err), err) : XCHG_OK;
   }
   xchg_istream_options opts;
   xchg_istream_options_init(&opts);

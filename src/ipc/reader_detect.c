@@ -39,6 +39,16 @@ static const struct {
      "a zstd frame: read it through its stream codec (xchg/stream.h)", 4},
     {"\x04\x22\x4d\x18", "04 22 4d 18",
      "an LZ4 frame: read it through its stream codec (xchg/stream.h)", 4},
+    /* Spark's own stream codecs, what a shuffle or broadcast file holds */
+    {"LZ4Block", "LZ4Block",
+     "an lz4-java stream, Spark's LZ4 codec: read it through its stream codec (xchg/stream.h)", 8},
+    {"\x82SNAPPY\0", "82 53 4e 41 50 50 59 00",
+     "a snappy-java stream, Spark's Snappy codec: read it through its stream codec "
+     "(xchg/stream.h)",
+     8},
+    /* the stream identifier chunk, whose 10 bytes are longer than the peek */
+    {"\xff\x06\x00\x00sNaP", "ff 06 00 00 73 4e 61 50",
+     "a framed Snappy stream: read it through its stream codec (xchg/stream.h)", 8},
 };
 
 /* Refuses the inputs that the first bytes show are not Arrow IPC. */
