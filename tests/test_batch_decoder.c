@@ -236,6 +236,20 @@ static void test_stream_payload(xchg_block_codec codec) {
   }
   TU_CHECK(whole.length == at, "stream payload has %lld rows, %lld written",
            (long long)whole.length, (long long)at);
+  /* The stream's messages without its schema and end marker: the per-batch
+   * form holding every batch, which comes out concatenated as well. */
+  const uint8_t *data = xchg_buf_data(s.stream);
+  xchg_source *messages =
+      tu_memory_source(data + s.starts[1], (size_t)(s.starts[s.n] - s.starts[1]));
+  struct ArrowArray joined;
+  TU_OK(xchg_batch_decoder_decode(dec, messages, 0, &joined, &err), err);
+  char msg[512];
+  TU_CHECK(!joined.release || !whole.release ||
+               (joined.length == at &&
+                array_range_equal(&schema, &whole, 0, &joined, 0, at, msg, sizeof msg) == 0),
+           "the batches' messages as one payload: %lld rows, %s", (long long)joined.length, msg);
+  if (joined.release) joined.release(&joined);
+  xchg_source_free(messages);
   if (whole.release) whole.release(&whole);
   /* Projected: the payload's schema (all columns) is still the decoder's. */
   static const int64_t narrow[] = {1};

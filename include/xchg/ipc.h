@@ -343,8 +343,10 @@ XCHG_API void xchg_ipc_reader_free(xchg_ipc_reader *reader);
  *     end-of-stream marker after it is allowed, not needed);
  *   - a whole IPC stream (its schema message, which must describe the
  *     decoder's schema, dictionaries, one or more batches, the
- *     end-of-stream marker): several batches come out concatenated, which
- *     copies them.
+ *     end-of-stream marker).
+ * A payload of several batches (a stream's, or RecordBatch messages one
+ * after another, dictionaries between them) comes out as one array, the
+ * batches concatenated, which copies them.
  * Decoding is the reader's (plan, decompress into the final buffers,
  * validate): uncompressed buffers of a payload in memory are not copied;
  * from a source that is not in memory (xchg_source_from_read_at), each
