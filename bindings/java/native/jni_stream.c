@@ -154,11 +154,12 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgInputStream_nOpenInput(JNIEnv *env, jc
   return stream_open(env, s, st, src, &err, codec);
 }
 
-JNIEXPORT jint JNICALL Java_org_xchg_XchgInputStream_nRead(JNIEnv *env, jclass cls, jlong handle,
-                                                           jbyteArray dst, jint off, jint len) {
-  xj_stream *s = XJ_PTR(xj_stream, handle);
-  jint done = 0;
-  while (done < len) {
+/* Takes up to `want` decoded bytes from s, copied to dst at off unless dst
+ * is NULL (a skip); returns how many (fewer only at the stream's end), or
+ * -1 with an exception thrown. */
+static jlong stream_take(JNIEnv *env, xj_stream *s, jbyteArray dst, jint off, jlong want) {
+  jlong done = 0;
+  while (done < want) {
     const void *window;
     size_t have;
     xchg_error err;
@@ -168,33 +169,24 @@ JNIEXPORT jint JNICALL Java_org_xchg_XchgInputStream_nRead(JNIEnv *env, jclass c
       return -1;
     }
     if (have == 0) break;
-    size_t take = have < (size_t)(len - done) ? have : (size_t)(len - done);
-    (*env)->SetByteArrayRegion(env, dst, off + done, (jsize)take, window);
-    xchg_istream_unread(s->stream, have - take);
-    done += (jint)take;
-  }
-  return done == 0 ? -1 : done;
-}
-
-JNIEXPORT jlong JNICALL Java_org_xchg_XchgInputStream_nSkip(JNIEnv *env, jclass cls, jlong handle,
-                                                            jlong n) {
-  xj_stream *s = XJ_PTR(xj_stream, handle);
-  jlong done = 0;
-  while (done < n) {
-    const void *window;
-    size_t have;
-    xchg_error err;
-    xchg_status st = xchg_istream_next(s->stream, &window, &have, &err);
-    if (st != XCHG_OK) {
-      throw_stream_error(env, s, st, &err);
-      return 0;
-    }
-    if (have == 0) break;
-    size_t take = have < (uint64_t)(n - done) ? have : (size_t)(n - done);
+    size_t take = have < (uint64_t)(want - done) ? have : (size_t)(want - done);
+    if (dst != NULL) (*env)->SetByteArrayRegion(env, dst, off + (jint)done, (jsize)take, window);
     xchg_istream_unread(s->stream, have - take);
     done += (jlong)take;
   }
   return done;
+}
+
+JNIEXPORT jint JNICALL Java_org_xchg_XchgInputStream_nRead(JNIEnv *env, jclass cls, jlong handle,
+                                                           jbyteArray dst, jint off, jint len) {
+  jlong done = stream_take(env, XJ_PTR(xj_stream, handle), dst, off, len);
+  return done <= 0 ? -1 : (jint)done; /* -1 at the end, as InputStream.read */
+}
+
+JNIEXPORT jlong JNICALL Java_org_xchg_XchgInputStream_nSkip(JNIEnv *env, jclass cls, jlong handle,
+                                                            jlong n) {
+  jlong done = stream_take(env, XJ_PTR(xj_stream, handle), NULL, 0, n);
+  return done < 0 ? 0 : done;
 }
 
 JNIEXPORT jint JNICALL Java_org_xchg_XchgInputStream_nCodec(JNIEnv *env, jclass cls, jlong handle) {

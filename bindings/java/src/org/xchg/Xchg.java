@@ -15,6 +15,13 @@ public final class Xchg {
   /** The most threads a reader's or decoder's pool may have (XCHG_POOL_MAX_THREADS). */
   public static final int MAX_THREADS = 4096;
 
+  /** n as the threads option of a reader or decoder: 0 to {@link #MAX_THREADS}. */
+  static int checkThreads(int n) {
+    if (n < 0 || n > MAX_THREADS)
+      throw new IllegalArgumentException("threads must be from 0 to " + MAX_THREADS + ", not " + n);
+    return n;
+  }
+
   static {
     String path = System.getProperty("xchg.jni.library");
     if (path != null && !path.isEmpty()) {

@@ -168,9 +168,7 @@ public final class XchgShuffleReader implements AutoCloseable {
      * {@link Xchg#MAX_THREADS}.
      */
     public Options threads(int n) {
-      if (n < 0 || n > Xchg.MAX_THREADS)
-        throw new IllegalArgumentException("threads must be from 0 to " + Xchg.MAX_THREADS + ", not " + n);
-      threads = n;
+      threads = Xchg.checkThreads(n);
       return this;
     }
 
