@@ -36,22 +36,26 @@ typedef struct xj_shuffle {
   xj_kill_check kill; /* during nNext: the task's; else none */
 } xj_shuffle;
 
-JNIEXPORT jlong JNICALL Java_org_xchg_XchgShuffleReader_nOpen(JNIEnv *env, jclass cls,
-                                                              jlongArray columns, jint framing,
-                                                              jlong target_rows, jlong target_bytes,
-                                                              jlong readahead_bytes, jint threads,
-                                                              jint validation, jboolean killable) {
+JNIEXPORT jlong JNICALL Java_org_xchg_XchgShuffleReader_nOpen(
+    JNIEnv *env, jclass cls, jbyteArray schema, jlongArray columns, jint framing, jlong target_rows,
+    jlong target_bytes, jlong readahead_bytes, jint threads, jint validation, jboolean killable) {
   xj_shuffle *s = calloc(1, sizeof *s);
   jsize n_cols = columns ? (*env)->GetArrayLength(env, columns) : 0;
+  jsize schema_size = schema ? (*env)->GetArrayLength(env, schema) : 0;
   int64_t *cols = malloc(sizeof *cols * ((size_t)n_cols + 1));
+  uint8_t *schema_bytes = malloc((size_t)schema_size + 1); /* open copies it */
   xchg_error err;
   xchg_status st = XCHG_OK;
-  if (!s || !cols) st = xchg_errorf(&err, XCHG_ENOMEM, "XchgShuffleReader: out of memory");
+  if (!s || !cols || !schema_bytes)
+    st = xchg_errorf(&err, XCHG_ENOMEM, "XchgShuffleReader: out of memory");
   if (st == XCHG_OK && threads > 1) st = xchg_pool_create(threads, &s->own_pool, &err);
   if (st == XCHG_OK) {
     if (columns) (*env)->GetLongArrayRegion(env, columns, 0, n_cols, (jlong *)cols);
+    if (schema) (*env)->GetByteArrayRegion(env, schema, 0, schema_size, (jbyte *)schema_bytes);
     xchg_shuffle_reader_options opts;
     xchg_shuffle_reader_options_init(&opts);
+    opts.schema_message = schema ? schema_bytes : NULL;
+    opts.schema_message_size = (size_t)schema_size;
     opts.framing = (xchg_shuffle_framing)framing;
     /* 0: xchg's default (the Java side refuses other values below 1). */
     if (target_rows > 0) opts.target_rows = target_rows;
@@ -67,6 +71,7 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgShuffleReader_nOpen(JNIEnv *env, jclas
     st = xchg_shuffle_reader_open(&opts, &s->reader, &err);
   }
   free(cols);
+  free(schema_bytes);
   if (st == XCHG_OK) return XJ_HANDLE(s);
   xj_throw_error(env, st, &err, NULL);
   if (s) xchg_pool_free(s->own_pool);

@@ -118,6 +118,7 @@ public final class XchgShuffleReader implements AutoCloseable {
 
   /** What to read and how (xchg_shuffle_reader_options). */
   public static final class Options {
+    byte[] schema = null;
     int[] columns = null;
     Framing framing = Framing.AUTO;
     long targetRows = 0; // 0: xchg's default
@@ -128,9 +129,25 @@ public final class XchgShuffleReader implements AutoCloseable {
     BooleanSupplier killCheck = null;
 
     /**
+     * The schema of the blocks, as the bytes of an IPC schema message
+     * (its framing included or not: a stream's first message, or what
+     * Arrow Java's {@code MessageSerializer.serialize} writes), copied
+     * here; null (the default) to take it from the first block.  Given,
+     * {@link #open} parses it (a bad one, or a column out of range, fails
+     * there), {@link #exportSchema} has it before any block (a reduce
+     * partition without blocks still has a schema), and every block's
+     * schema must be this one.
+     */
+    public Options schema(byte[] message) {
+      schema = message == null ? null : message.clone();
+      return this;
+    }
+
+    /**
      * The top-level column indices to read, in any order (batches hold
      * them in schema order); null (the default) for all, none for row
-     * counts only.  An index out of range fails the first {@link #next}.
+     * counts only.  An index out of range fails the first {@link #next}
+     * (or {@link #open}, with a {@link #schema}).
      */
     public Options columns(int... indices) {
       columns = indices == null ? null : indices.clone();
@@ -222,7 +239,7 @@ public final class XchgShuffleReader implements AutoCloseable {
       cols = new long[o.columns.length];
       for (int i = 0; i < cols.length; i++) cols[i] = o.columns[i];
     }
-    long h = nOpen(cols, o.framing.id, o.targetRows, o.targetBytes, o.readaheadBytes, o.threads,
+    long h = nOpen(o.schema, cols, o.framing.id, o.targetRows, o.targetBytes, o.readaheadBytes, o.threads,
         o.validation.id, o.killCheck != null);
     return new XchgShuffleReader(h, o.killCheck);
   }
@@ -330,8 +347,10 @@ public final class XchgShuffleReader implements AutoCloseable {
    * with the schema of the batches (the selected columns, a fresh copy each
    * call).
    *
-   * @return false, and the struct untouched, while the input so far holds no block
-   * @throws XchgException when the input ended without any block, or its first schema is bad
+   * @return false, and the struct untouched, while the input so far holds no block (and
+   *     the options gave no {@link Options#schema})
+   * @throws XchgException when the input ended without any block and no schema was given, or
+   *     the first block's schema is bad
    * @throws IllegalStateException when the struct still holds a schema
    */
   public boolean exportSchema(long schemaAddress) {
@@ -477,7 +496,7 @@ public final class XchgShuffleReader implements AutoCloseable {
     return address;
   }
 
-  private static native long nOpen(long[] columns, int framing, long targetRows, long targetBytes,
+  private static native long nOpen(byte[] schema, long[] columns, int framing, long targetRows, long targetBytes,
       long readaheadBytes, int threads, int validation, boolean killable);
 
   private static native void nClose(long reader);

@@ -323,6 +323,74 @@ public final class XchgShuffleReaderTest {
     }
   }
 
+  /** The first message of an IPC stream, its framing (marker and length) included or not. */
+  static byte[] firstMessage(byte[] stream, boolean framed) {
+    int length = ByteBuffer.wrap(stream, 4, 4).order(ByteOrder.LITTLE_ENDIAN).getInt();
+    int from = framed ? 0 : 8;
+    return java.util.Arrays.copyOfRange(stream, from, 8 + length);
+  }
+
+  static void checkSchemaNames(XchgShuffleReader r, int[] columns, String what) {
+    try (XchgArrowSchema s = Xchg.allocateArrowSchema()) {
+      check(r.exportSchema(s), what + ": exportSchema");
+      for (int k = 0; k < columns.length; k++)
+        check(NAMES[columns[k]].equals(TestHooks.schemaName(s.memoryAddress(), k)), what + ": schema child " + k);
+    }
+  }
+
+  /**
+   * Options.schema: the schema before any block and for a partition without
+   * blocks; the blocks read against it, framed or not; a block of another
+   * schema refused naming it; a bad schema message or a column out of range
+   * refused by open.
+   */
+  static void givenSchema(List<Block> blocks) throws IOException {
+    byte[] stream = ipcStream(0, 1);
+    for (boolean framed : new boolean[] {true, false}) {
+      String what = "schema given, " + (framed ? "framed" : "bare");
+      XchgShuffleReader.Options o = opts(500).schema(firstMessage(stream, framed)).columns(2, 0);
+      try (XchgShuffleReader r = XchgShuffleReader.open(o)) {
+        checkSchemaNames(r, new int[] {0, 2}, what + ", before any block");
+        add(r, concat(blocks, 0, blocks.size()), Feed.HEAP);
+        r.endInput();
+        Checker c = new Checker(r, new int[] {0, 2}, what);
+        check(c.drain() == XchgShuffleReader.Result.END, what + ": END");
+        check(c.batchRows.equals(greedy(blocks, 500)), what + ": batch rows " + c.batchRows);
+        c.array.close();
+      }
+      try (XchgShuffleReader empty = XchgShuffleReader.open(o)) {
+        empty.addInput(new ByteArrayInputStream(new byte[0]));
+        empty.endInput();
+        checkSchemaNames(empty, new int[] {0, 2}, what + ", no block");
+        try (XchgArrowArray a = Xchg.allocateArrowArray()) {
+          check(empty.next(a) == XchgShuffleReader.Result.END, what + ", no block: END");
+        }
+      }
+    }
+    // Another schema: c1 as int64.  The first block is refused, named.
+    byte[] other = IpcStreamWriter.stream(List.of(
+        new IpcStreamWriter.Column("c0", IpcStreamWriter.Type.INT64, new Object[] {1L}),
+        new IpcStreamWriter.Column("c1", IpcStreamWriter.Type.INT64, new Object[] {1L}),
+        new IpcStreamWriter.Column("c2", IpcStreamWriter.Type.UTF8, new Object[] {"x"})));
+    try (XchgShuffleReader r = XchgShuffleReader.open(opts(500).schema(firstMessage(other, true)));
+        XchgArrowArray a = Xchg.allocateArrowArray()) {
+      add(r, concat(blocks, 0, 3), Feed.DIRECT);
+      r.endInput();
+      XchgException e = expectThrows(XchgException.class, "a block of another schema", () -> r.next(a));
+      if (e != null) {
+        check(e.status() == XchgException.Status.FORMAT, "another schema: " + e.status());
+        check(e.getMessage().contains("block 0"), "another schema names the block: " + e.getMessage());
+      }
+    }
+    byte[] cut = java.util.Arrays.copyOf(firstMessage(stream, true), 20);
+    XchgException e = expectThrows(XchgException.class, "a cut schema message",
+        () -> XchgShuffleReader.open(opts(500).schema(cut)).close());
+    if (e != null) check(e.status() == XchgException.Status.FORMAT, "a cut schema message: " + e.status());
+    e = expectThrows(XchgException.class, "column 3 of a given schema",
+        () -> XchgShuffleReader.open(opts(500).schema(firstMessage(stream, true)).columns(3)).close());
+    if (e != null) check(e.status() == XchgException.Status.INVALID_ARGUMENT, "column 3: " + e.status());
+  }
+
   /**
    * The same rows as plain IPC streams, one per block, with framing IPC
    * and AUTO; and targetBytes 1, which makes every block a batch.
@@ -850,6 +918,7 @@ public final class XchgShuffleReaderTest {
     scenario("no Java allocation per block", () -> noAllocation(small.subList(0, 30)));
     scenario("validation FULL and BOUNDS", XchgShuffleReaderTest::validation);
     scenario("projection", () -> projection(small));
+    scenario("a schema given in the options", () -> givenSchema(small.subList(0, 50)));
     scenario("passthrough batch outlives the reader", XchgShuffleReaderTest::passthroughOutlivesReader);
     scenario("kill check", () -> killCheck(big));
     scenario("kill check inside a long next", () -> killMidNext(small));
