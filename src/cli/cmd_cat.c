@@ -540,6 +540,12 @@ static xchg_status copy_input(cat_state *st, xc_input *in, xchg_error *err) {
     if (s == XCHG_OK) s = copy_rows(st, reader, err);
     xc_input_end_stream(in, reader);
   }
+  /* An input of no IPC stream (an empty Comet partition) has no schema,
+   * which Arrow's integration JSON cannot do without; csv and json show
+   * its rows, none. */
+  if (s == XCHG_OK && !begun && st->opt->format == CAT_ARROW_JSON)
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "holds no IPC stream, so no schema for Arrow's integration JSON");
   if (s != XCHG_OK) xc_input_locate_error(in, err);
   return end_output(st, s, err);
 }
