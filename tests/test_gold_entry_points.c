@@ -83,6 +83,18 @@ static void check_stream_reader(gold *g) {
   for (int64_t i = 0; rc == 0 && i < d->n; i++)
     rc = arrow_json_compare_batch(g->check.doc, i, &d->schema, &d->batches[i], msg, sizeof msg);
   TU_CHECK(rc == 0, "%s: stream reader: %s", g->stream_path, msg);
+  /* A stream has no random access: the error says what would have it. */
+  xchg_ipc_reader *r = NULL;
+  xchg_error err;
+  struct ArrowArray a = {0};
+  xchg_status st = xchg_ipc_reader_open_file(g->stream_path, NULL, &r, &err);
+  if (st == XCHG_OK) st = xchg_ipc_reader_read_batch(r, 0, &a, &err);
+  TU_CHECK(st == XCHG_ENOTSUP && !a.release &&
+               !strcmp(err.message, "random access needs the file format from a seekable input"),
+           "%s: read_batch of a stream: %s: %s", g->stream_path, xchg_status_name(st),
+           st == XCHG_OK ? "read" : err.message);
+  release_array(&a);
+  xchg_ipc_reader_free(r);
 }
 
 /* ---- the file reader ------------------------------------------------------- */

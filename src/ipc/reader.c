@@ -619,7 +619,7 @@ xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *r, int64_t i, struct Arr
   memset(out, 0, sizeof *out);
   if (r->n_batches < 0)
     return xchg_errorf(err, XCHG_ENOTSUP,
-                       "random access needs the file format from a reader_seekable input");
+                       "random access needs the file format from a seekable input");
   if (i < 0 || i >= r->n_batches)
     return xchg_errorf(err, XCHG_EINVAL, "batch %lld of %lld", (long long)i,
                        (long long)r->n_batches);

@@ -720,13 +720,12 @@ static xchg_status open_file_in_memory(xchg_ipc_reader *r, ipc_message *first, x
   if (!data) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   xchg_status st = read_rest(r, limit, &data, &len, err);
   if (st == XCHG_OK && len > limit)
-    st = xchg_errorf(
-        err, XCHG_ELIMIT,
-        "this IPC file has no schema message (its schema is in the "
-        "footer only), so read in order it is held whole in memory, and it is larger "
-        "than max_batch_bytes (%zu bytes): read it from a reader_seekable input, or raise "
-        "max_batch_bytes",
-        limit);
+    st = xchg_errorf(err, XCHG_ELIMIT,
+                     "this IPC file has no schema message (its schema is in the "
+                     "footer only), so read in order it is held whole in memory, and it is larger "
+                     "than max_batch_bytes (%zu bytes): read it from a seekable input, or raise "
+                     "max_batch_bytes",
+                     limit);
   if (st == XCHG_OK) st = xchg_source_finish(r->src, err);
   xchg_source *whole = NULL;
   if (st == XCHG_OK) st = xchg_source_from_memory(data, len, free_whole_file, data, &whole, err);
