@@ -1820,6 +1820,44 @@ static void check_options(void) {
   TU_CHECK(rc == 0, "sources come before the first read without the incremental option: %s", msg);
 }
 
+/* A NULL reader or out is XCHG_EINVAL naming it, not a crash, and not the
+ * reader's failure: its next call with real arguments reads as usual. */
+static void null_arguments(void) {
+  xchg_shuffle_reader *r = NULL;
+  xchg_error err;
+  char msg[MSG] = "";
+  int rc = 0;
+  struct ArrowArray a;
+  struct ArrowSchema s;
+  xchg_shuffle_reader_metrics m;
+  if (xchg_shuffle_reader_open(NULL, NULL, &err) != XCHG_EINVAL ||
+      !strstr(err.message, "out is NULL"))
+    rc = tu_errorf(msg, MSG, "open(NULL out): %s", err.message);
+  if (rc == 0 && (xchg_shuffle_reader_next(NULL, &a, &err) != XCHG_EINVAL || a.release ||
+                  strcmp(err.message, "xchg_shuffle_reader_next: the reader is NULL") != 0))
+    rc = tu_errorf(msg, MSG, "next(NULL reader): %s", err.message);
+  if (rc == 0 && (xchg_shuffle_reader_schema(NULL, &s, &err) != XCHG_EINVAL || s.release ||
+                  strcmp(err.message, "xchg_shuffle_reader_schema: the reader is NULL") != 0))
+    rc = tu_errorf(msg, MSG, "schema(NULL reader): %s", err.message);
+  memset(&m, 0xff, sizeof m);
+  xchg_shuffle_reader_get_metrics(NULL, &m);
+  if (rc == 0 && (m.blocks != 0 || m.batches != 0 || m.wait_ns != 0))
+    rc = tu_errorf(msg, MSG, "metrics of a NULL reader are not 0");
+  if (rc == 0 && xchg_shuffle_reader_open(NULL, &r, &err) != XCHG_OK)
+    rc = tu_errorf(msg, MSG, "open: %s", err.message);
+  xchg_shuffle_reader_get_metrics(r, NULL);
+  if (rc == 0 && (xchg_shuffle_reader_next(r, NULL, &err) != XCHG_EINVAL ||
+                  strcmp(err.message, "xchg_shuffle_reader_next: out is NULL") != 0))
+    rc = tu_errorf(msg, MSG, "next(NULL out): %s", err.message);
+  if (rc == 0 && (xchg_shuffle_reader_schema(r, NULL, &err) != XCHG_EINVAL ||
+                  strcmp(err.message, "xchg_shuffle_reader_schema: out is NULL") != 0))
+    rc = tu_errorf(msg, MSG, "schema(NULL out): %s", err.message);
+  if (rc == 0 && (xchg_shuffle_reader_next(r, &a, &err) != XCHG_OK || a.release))
+    rc = tu_errorf(msg, MSG, "next after next(NULL out), of an empty input: %s", err.message);
+  xchg_shuffle_reader_free(r);
+  TU_CHECK(rc == 0, "NULL arguments: %s", msg);
+}
+
 /* Each case runs twice: decoded on the calling thread, then read ahead on a
  * pool of 3 threads (the output must be the same). */
 static void on_both(void (*check)(void)) {
@@ -1887,6 +1925,7 @@ int main(int argc, char **argv) {
       {"incremental", incremental},
       {"bounded_reading", bounded_reading},
       {"options", check_options},
+      {"null_arguments", null_arguments},
   };
   int rc = TU_MAIN(argc, argv, "shuffle", cases);
   xchg_pool_free(pool);

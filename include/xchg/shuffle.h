@@ -207,7 +207,7 @@ typedef struct xchg_shuffle_reader xchg_shuffle_reader;
 /** Creates a reader with opts (NULL for the defaults), without input yet:
  * add its sources with xchg_shuffle_reader_add_source.  With a schema
  * message in opts, the schema is parsed (and columns checked) here; a bad
- * one is XCHG_EFORMAT, bad options XCHG_EINVAL. */
+ * one is XCHG_EFORMAT, bad options (or a NULL out) XCHG_EINVAL. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_shuffle_reader_open(
     const xchg_shuffle_reader_options *opts, xchg_shuffle_reader **out, xchg_error *err);
 
@@ -231,7 +231,8 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_shuffle_reader_end_input(xchg_shuffle_r
  * each call).  When the options gave no schema message, the first block's
  * schema is read first (without the incremental option, no source may be
  * added afterwards); with no block in the whole input that is
- * XCHG_EFORMAT, and XCHG_EAGAIN while incremental input holds none yet. */
+ * XCHG_EFORMAT, and XCHG_EAGAIN while incremental input holds none yet.
+ * A NULL reader or out is XCHG_EINVAL (and not repeated by later calls). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_shuffle_reader_schema(xchg_shuffle_reader *reader,
                                                                struct ArrowSchema *out,
                                                                xchg_error *err);
@@ -242,12 +243,14 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_shuffle_reader_schema(xchg_shuffle_read
  * option, XCHG_EAGAIN (out released-state) when the input so far holds no
  * whole batch and it has not been ended.  On an error out is
  * released-state (release NULL), err names the block, and the same error
- * comes back from every later call. */
+ * comes back from every later call.  A NULL reader or out is XCHG_EINVAL
+ * (out, when given, released-state), which later calls do not repeat. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_shuffle_reader_next(xchg_shuffle_reader *reader,
                                                              struct ArrowArray *out,
                                                              xchg_error *err);
 
-/** Copies the counters so far into *out. */
+/** Copies the counters so far into *out (all 0 for a NULL reader; a NULL
+ * out is a no-op). */
 XCHG_API void xchg_shuffle_reader_get_metrics(const xchg_shuffle_reader *reader,
                                               xchg_shuffle_reader_metrics *out);
 

@@ -568,6 +568,7 @@ static xchg_status produce(xchg_shuffle_reader *r, ipc_array **out) {
 
 xchg_status xchg_shuffle_reader_open(const xchg_shuffle_reader_options *opts,
                                      xchg_shuffle_reader **out, xchg_error *err) {
+  if (!out) return xchg_errorf(err, XCHG_EINVAL, "xchg_shuffle_reader_open: out is NULL");
   *out = NULL;
   xchg_shuffle_reader_options defaults;
   if (!opts) {
@@ -634,9 +635,16 @@ static void start_reading(xchg_shuffle_reader *r) {
   if (!r->opts.incremental) r->in.ended = 1;
 }
 
+/* A NULL reader or out is the caller's mistake, not a failure of the
+ * reader: XCHG_EINVAL, which later calls do not repeat. */
+static xchg_status null_argument(const char *who, const xchg_shuffle_reader *r, xchg_error *err) {
+  return xchg_errorf(err, XCHG_EINVAL, "%s: %s is NULL", who, r ? "out" : "the reader");
+}
+
 xchg_status xchg_shuffle_reader_schema(xchg_shuffle_reader *r, struct ArrowSchema *out,
                                        xchg_error *err) {
-  memset(out, 0, sizeof *out);
+  if (out) memset(out, 0, sizeof *out);
+  if (!r || !out) return null_argument("xchg_shuffle_reader_schema", r, err);
   start_reading(r);
   while (!r->have_schema && r->failed == XCHG_OK) {
     int state = INPUT_READY;
@@ -659,7 +667,8 @@ xchg_status xchg_shuffle_reader_schema(xchg_shuffle_reader *r, struct ArrowSchem
 
 xchg_status xchg_shuffle_reader_next(xchg_shuffle_reader *r, struct ArrowArray *out,
                                      xchg_error *err) {
-  memset(out, 0, sizeof *out);
+  if (out) memset(out, 0, sizeof *out);
+  if (!r || !out) return null_argument("xchg_shuffle_reader_next", r, err);
   start_reading(r);
   if (r->failed != XCHG_OK) {
     if (err) *err = r->failure;
@@ -684,6 +693,11 @@ xchg_status xchg_shuffle_reader_next(xchg_shuffle_reader *r, struct ArrowArray *
 
 void xchg_shuffle_reader_get_metrics(const xchg_shuffle_reader *r,
                                      xchg_shuffle_reader_metrics *out) {
+  if (!out) return;
+  if (!r) { /* no reader: nothing read */
+    memset(out, 0, sizeof *out);
+    return;
+  }
   *out = r->m;
   out->wait_ns += r->in.wait_ns;
   out->decompress_ns += r->in.decompress_ns;
