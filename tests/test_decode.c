@@ -517,7 +517,93 @@ static void gold_files(void) {
   xchg_pool_free(pool);
 }
 
+/* One call with a NULL or invalid argument: XCHG_EINVAL with exactly the
+ * message `want`, else an error in msg. */
+static int expect_einval(const char *call, xchg_status st, const xchg_error *err, const char *want,
+                         char *msg) {
+  if (st == XCHG_EINVAL && strcmp(err->message, want) == 0) return 0;
+  return tu_errorf(msg, MSG_SIZE, "%s: %s: %s (wanted XCHG_EINVAL: %s)", call, xchg_status_name(st),
+                   st == XCHG_OK ? "" : err->message, want);
+}
+
+/* A NULL reader, source or out, and a selection that is none (n < 0, a
+ * NULL list or path), are XCHG_EINVAL naming them, not a crash and not the
+ * reader's failure: the reader then reads every batch as usual. */
+static void null_arguments(void) {
+  char path[1024], msg[MSG_SIZE] = "";
+  tu_testdata_path(path, sizeof path, "arrow-gold/1.0.0-littleendian/generated_primitive.stream");
+  xchg_ipc_reader *r = NULL;
+  xchg_error err;
+  struct ArrowArray a;
+  struct ArrowSchema s;
+  xchg_batch_header h;
+  int at_end, rc = 0;
+  const char *no_path[] = {"bool_nullable", NULL};
+  int64_t index = 0;
+  rc = expect_einval("open(NULL source)", xchg_ipc_reader_open(NULL, NULL, &r, &err), &err,
+                     "xchg_ipc_reader_open: the source is NULL", msg);
+  if (rc == 0)
+    rc = expect_einval("open_file(NULL out)", xchg_ipc_reader_open_file(path, NULL, NULL, &err),
+                       &err, "xchg_ipc_reader_open_file: out is NULL", msg);
+  if (rc == 0)
+    rc = expect_einval("next(NULL)", xchg_ipc_reader_next(NULL, &a, &err), &err,
+                       "xchg_ipc_reader_next: the reader is NULL", msg);
+  if (rc == 0)
+    rc = expect_einval("schema(NULL)", xchg_ipc_reader_schema(NULL, &s, &err), &err,
+                       "xchg_ipc_reader_schema: the reader is NULL", msg);
+  if (rc == 0)
+    rc = expect_einval("peek(NULL)", xchg_ipc_reader_peek(NULL, &h, &at_end, &err), &err,
+                       "xchg_ipc_reader_peek: the reader is NULL", msg);
+  if (rc == 0)
+    rc = expect_einval("skip(NULL)", xchg_ipc_reader_skip(NULL, &err), &err,
+                       "xchg_ipc_reader_skip: the reader is NULL", msg);
+  if (rc == 0)
+    rc = expect_einval("read_batch(NULL)", xchg_ipc_reader_read_batch(NULL, 0, &a, &err), &err,
+                       "xchg_ipc_reader_read_batch: the reader is NULL", msg);
+  if (rc == 0)
+    rc = expect_einval("select(NULL)", xchg_ipc_reader_select(NULL, no_path, 1, &err), &err,
+                       "xchg_ipc_reader_select: the reader is NULL", msg);
+  if (rc == 0 && xchg_ipc_reader_open_file(path, NULL, &r, &err) != XCHG_OK)
+    rc = tu_errorf(msg, MSG_SIZE, "open: %s", err.message);
+  if (rc == 0)
+    rc = expect_einval("next(NULL out)", xchg_ipc_reader_next(r, NULL, &err), &err,
+                       "xchg_ipc_reader_next: out is NULL", msg);
+  if (rc == 0)
+    rc = expect_einval("schema(NULL out)", xchg_ipc_reader_schema(r, NULL, &err), &err,
+                       "xchg_ipc_reader_schema: out is NULL", msg);
+  if (rc == 0)
+    rc = expect_einval("peek(NULL at_end)", xchg_ipc_reader_peek(r, &h, NULL, &err), &err,
+                       "xchg_ipc_reader_peek: at_end is NULL", msg);
+  if (rc == 0)
+    rc = expect_einval("select(n -1)", xchg_ipc_reader_select(r, no_path, -1, &err), &err,
+                       "xchg_ipc_reader_select: n is negative (-1)", msg);
+  if (rc == 0)
+    rc = expect_einval("select(NULL path)", xchg_ipc_reader_select(r, no_path, 2, &err), &err,
+                       "xchg_ipc_reader_select: path 1 is NULL", msg);
+  if (rc == 0)
+    rc = expect_einval("select_indices(NULL, 1)", xchg_ipc_reader_select_indices(r, NULL, 1, &err),
+                       &err, "xchg_ipc_reader_select_indices: 1 columns at NULL", msg);
+  if (rc == 0)
+    rc = expect_einval("select_indices(n -1)", xchg_ipc_reader_select_indices(r, &index, -1, &err),
+                       &err, "xchg_ipc_reader_select_indices: n is negative (-1)", msg);
+  /* None of these changed the selection nor failed the reader. */
+  int64_t batches = 0, columns = -1;
+  for (; rc == 0; batches++) {
+    if (xchg_ipc_reader_next(r, &a, &err) != XCHG_OK)
+      rc = tu_errorf(msg, MSG_SIZE, "next after the invalid calls: %s", err.message);
+    if (rc != 0 || !a.release) break;
+    columns = a.n_children;
+    a.release(&a);
+  }
+  if (rc == 0 && (batches == 0 || columns <= 1))
+    rc = tu_errorf(msg, MSG_SIZE,
+                   "after the invalid calls: %" PRId64 " batches of %" PRId64 " columns", batches,
+                   columns);
+  xchg_ipc_reader_free(r);
+  TU_CHECK(rc == 0, "NULL arguments: %s", msg);
+}
+
 int main(int argc, char **argv) {
-  static const tu_case cases[] = {{"gold_files", gold_files}};
+  static const tu_case cases[] = {{"gold_files", gold_files}, {"null_arguments", null_arguments}};
   return TU_MAIN(argc, argv, "decode", cases);
 }

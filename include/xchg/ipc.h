@@ -59,6 +59,10 @@
  * XCHG_EFORMAT and a message naming the message index, byte offset, field
  * path and buffer index at fault.
  *
+ * Arguments: a call on a reader that returns a status takes a NULL
+ * reader, source or out argument as XCHG_EINVAL naming it (out, when
+ * given, released-state); the reader's later calls are not affected.
+ *
  * Threads: a reader is used by one thread at a time (its pool's threads
  * work for it inside the calls).  The ArrowArrays it hands out belong to
  * the caller: they may be released on any thread, in any order, before or
@@ -231,15 +235,16 @@ XCHG_API void xchg_ipc_reader_on_message(xchg_ipc_reader *reader, xchg_message_f
  * map or union selects that whole column.  The schema and the batches
  * read from then on hold the selected columns only, each once (however
  * often it is named), in schema order.
- * An unknown name is an XCHG_EINVAL error and leaves the selection as it
- * was.  Select before the first xchg_ipc_reader_next, or between batches
+ * An unknown name, a negative n, paths NULL with n > 0 or a NULL path is
+ * an XCHG_EINVAL error and leaves the selection as it was.  Select before the first xchg_ipc_reader_next, or between batches
  * on a reader without a pool: batches a pool has read ahead were decoded
  * with the old selection, so select then fails with XCHG_EINVAL rather
  * than drop them or hand them out with other columns. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_select(xchg_ipc_reader *reader,
                                                            const char *const *paths, int64_t n,
                                                            xchg_error *err);
-/** The same, by top-level column index. */
+/** The same, by top-level column index (one out of range, a negative n or
+ * indices NULL with n > 0: XCHG_EINVAL). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_select_indices(xchg_ipc_reader *reader,
                                                                    const int64_t *indices,
                                                                    int64_t n, xchg_error *err);
