@@ -706,6 +706,46 @@ static void test_wrong_payloads(void) {
   xchg_buf_unref(other.stream);
 }
 
+/* A NULL decoder or out is XCHG_EINVAL naming it, with every out
+ * released-state, not a crash. */
+static void test_null_arguments(void) {
+  split s;
+  split_stream(XCHG_BLOCK_NONE, &s);
+  const uint8_t *data = xchg_buf_data(s.stream);
+  xchg_source *src = tu_memory_source(data, xchg_buf_size(s.stream));
+  xchg_error err;
+  struct ArrowArray a, outs[1];
+  struct ArrowSchema schema;
+  memset(&a, 0xff, sizeof a);
+  xchg_status st = xchg_batch_decoder_decode(NULL, src, 1, &a, &err);
+  TU_CHECK(st == XCHG_EINVAL && !a.release &&
+               !strcmp(err.message, "xchg_batch_decoder_decode: the decoder is NULL"),
+           "decode(NULL decoder): %d %s", (int)st, err.message);
+  memset(outs, 0xff, sizeof outs);
+  st = xchg_batch_decoder_decode_many(NULL, &src, 1, 0, outs, NULL, &err);
+  TU_CHECK(st == XCHG_EINVAL && !outs[0].release &&
+               !strcmp(err.message, "xchg_batch_decoder_decode_many: the decoder is NULL"),
+           "decode_many(NULL decoder): %d %s", (int)st, err.message);
+  memset(&schema, 0xff, sizeof schema);
+  st = xchg_batch_decoder_schema(NULL, &schema, &err);
+  TU_CHECK(st == XCHG_EINVAL && !schema.release &&
+               !strcmp(err.message, "xchg_batch_decoder_schema: the decoder is NULL"),
+           "schema(NULL decoder): %d %s", (int)st, err.message);
+  st = xchg_batch_decoder_open(data, (size_t)s.starts[1], NULL, 0, NULL, NULL, &err);
+  TU_CHECK(st == XCHG_EINVAL && !strcmp(err.message, "xchg_batch_decoder_open: out is NULL"),
+           "open(NULL out): %d %s", (int)st, err.message);
+  xchg_batch_decoder *dec = open_decoder(&s, NULL, 0, NULL);
+  st = dec ? xchg_batch_decoder_decode(dec, src, 1, NULL, &err) : XCHG_OK;
+  TU_CHECK(st == XCHG_EINVAL && !strcmp(err.message, "xchg_batch_decoder_decode: out is NULL"),
+           "decode(NULL out): %d %s", (int)st, err.message);
+  st = dec ? xchg_batch_decoder_schema(dec, NULL, &err) : XCHG_OK;
+  TU_CHECK(st == XCHG_EINVAL && !strcmp(err.message, "xchg_batch_decoder_schema: out is NULL"),
+           "schema(NULL out): %d %s", (int)st, err.message);
+  xchg_batch_decoder_free(dec);
+  xchg_source_free(src);
+  xchg_buf_unref(s.stream);
+}
+
 static const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME, XCHG_BLOCK_ZSTD};
 
 static void batches(void) {
@@ -745,6 +785,7 @@ int main(int argc, char **argv) {
       {"wrong_payloads", test_wrong_payloads},
       {"short_vectors_past_a_skipped_column", test_short_vectors_past_a_skipped_column},
       {"columns_alone", test_columns_alone},
+      {"null_arguments", test_null_arguments},
   };
   return TU_MAIN(argc, argv, "batch_decoder", cases);
 }

@@ -364,7 +364,8 @@ XCHG_API void xchg_ipc_reader_free(xchg_ipc_reader *reader);
  * message, and the field and buffer at fault, e.g. "batch 7: message 0,
  * field 'c4', buffer 2: range [0, +80000) lies outside the 4096-byte
  * body".  A payload whose schema message differs from the decoder's is an
- * XCHG_EFORMAT error saying how. */
+ * XCHG_EFORMAT error saying how.  A NULL decoder or out is XCHG_EINVAL
+ * naming it (every out, when given, released-state). */
 
 /** A decoder of payloads of one schema (see above). */
 typedef struct xchg_batch_decoder xchg_batch_decoder;

@@ -114,6 +114,7 @@ static xchg_status count_dictionary(void *ctx, const ipc_field *field, xchg_erro
 xchg_status xchg_batch_decoder_open(const void *schema_message, size_t size, const int64_t *columns,
                                     int64_t n_columns, const xchg_ipc_read_options *opts,
                                     xchg_batch_decoder **out, xchg_error *err) {
+  if (!out) return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_open: out is NULL");
   *out = NULL;
   if (!schema_message || n_columns < 0)
     return xchg_errorf(err, XCHG_EINVAL,
@@ -147,6 +148,11 @@ xchg_status xchg_batch_decoder_open(const void *schema_message, size_t size, con
 
 xchg_status xchg_batch_decoder_schema(const xchg_batch_decoder *dec, struct ArrowSchema *out,
                                       xchg_error *err) {
+  if (!dec || !out) {
+    if (out) memset(out, 0, sizeof *out);
+    return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_schema: %s is NULL",
+                       !dec ? "the decoder" : "out");
+  }
   return ipc_schema_export(&dec->schema, out, err);
 }
 
@@ -631,6 +637,10 @@ xchg_status xchg_batch_decoder_decode_many(const xchg_batch_decoder *dec, xchg_s
                                            int64_t n, int64_t first_batch, struct ArrowArray *outs,
                                            int64_t *metadata_bytes, xchg_error *err) {
   if (metadata_bytes) *metadata_bytes = 0;
+  if (!dec) { /* every out released-state, as on any error */
+    for (int64_t i = 0; outs && i < n; i++) memset(&outs[i], 0, sizeof outs[i]);
+    return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_decode_many: the decoder is NULL");
+  }
   if (n < 0 || (n > 0 && (!srcs || !outs)))
     return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_decode_many: bad arguments");
   for (int64_t i = 0; i < n; i++) memset(&outs[i], 0, sizeof outs[i]);
@@ -675,5 +685,10 @@ xchg_status xchg_batch_decoder_decode_many(const xchg_batch_decoder *dec, xchg_s
 
 xchg_status xchg_batch_decoder_decode(const xchg_batch_decoder *dec, xchg_source *src,
                                       int64_t batch, struct ArrowArray *out, xchg_error *err) {
+  if (!dec || !out) {
+    if (out) memset(out, 0, sizeof *out);
+    return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_decode: %s is NULL",
+                       !dec ? "the decoder" : "out");
+  }
   return xchg_batch_decoder_decode_many(dec, &src, 1, batch, out, NULL, err);
 }
