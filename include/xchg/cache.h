@@ -225,7 +225,7 @@ typedef struct xchg_cache_options {
 XCHG_API void xchg_cache_options_init(xchg_cache_options *opts);
 
 /** A new cache (opts NULL for the defaults); XCHG_ENOMEM (and *out NULL)
- * when out of memory.  A host store that cannot be opened is no error:
+ * when out of memory, XCHG_EINVAL when out is NULL.  A host store that cannot be opened is no error:
  * the cache decodes privately (xchg_cache_host_error says why). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_cache_create(const xchg_cache_options *opts,
                                                       xchg_cache **out, xchg_error *err);
@@ -286,7 +286,8 @@ XCHG_API void xchg_cache_request_init(xchg_cache_request *req);
  * Errors: the decode's own (XCHG_EFORMAT, XCHG_EIO, ...) for the acquirer
  * that decoded; XCHG_ECANCELLED when cancelled; XCHG_EINVAL for a column
  * index out of range, or for bytes whose schema or batches disagree with
- * what the key was decoded from before. */
+ * what the key was decoded from before, and for a NULL cache, key, bytes
+ * or out. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_cache_acquire(xchg_cache *cache, const char *key,
                                                        const xchg_broadcast *bytes,
                                                        const xchg_cache_request *req,
@@ -297,7 +298,9 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_cache_acquire(xchg_cache *cache, const 
 XCHG_API void xchg_cache_holder_release(xchg_cache_holder *holder);
 
 /** The holder's schema: a "+s" whose children are its columns, in the order
- * asked for (a fresh copy each call). */
+ * asked for (a fresh copy each call).  Here and in xchg_cache_holder_batch
+ * and xchg_cache_holder_stream, a NULL holder or out is XCHG_EINVAL (out,
+ * when given, released-state). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_schema(const xchg_cache_holder *holder,
                                                              struct ArrowSchema *out,
                                                              xchg_error *err);

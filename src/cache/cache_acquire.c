@@ -230,6 +230,7 @@ static xchg_status acquire_steps_locked(xchg_cache *c, acquisition *a, xchg_erro
 xchg_status xchg_cache_acquire(xchg_cache *c, const char *key, const xchg_broadcast *b,
                                const xchg_cache_request *req, xchg_cache_holder **out,
                                xchg_error *err) {
+  if (!out) return xchg_errorf(err, XCHG_EINVAL, "acquire: out is NULL");
   *out = NULL;
   xchg_cache_request defaults;
   if (!req) xchg_cache_request_init(&defaults);
@@ -288,8 +289,17 @@ void xchg_cache_holder_release(xchg_cache_holder *h) {
 
 /* ---- holders ---------------------------------------------------------------- */
 
+/* A NULL holder or out is the caller's mistake: XCHG_EINVAL naming it,
+ * with out (when given) released-state. */
+static xchg_status holder_null(const char *who, const xchg_cache_holder *h, void *out,
+                               size_t out_size, xchg_error *err) {
+  if (out) memset(out, 0, out_size);
+  return xchg_errorf(err, XCHG_EINVAL, "%s: %s is NULL", who, !h ? "the holder" : "out");
+}
+
 xchg_status xchg_cache_holder_schema(const xchg_cache_holder *h, struct ArrowSchema *out,
                                      xchg_error *err) {
+  if (!h || !out) return holder_null("xchg_cache_holder_schema", h, out, sizeof *out, err);
   return cache_schema_select(&h->entry->schema, h->columns, h->n_columns, out, err);
 }
 
@@ -298,10 +308,12 @@ int64_t xchg_cache_holder_num_rows(const xchg_cache_holder *h) { return h->entry
 
 xchg_status xchg_cache_holder_batch(const xchg_cache_holder *h, int64_t i, struct ArrowArray *out,
                                     xchg_error *err) {
+  if (!h || !out) return holder_null("xchg_cache_holder_batch", h, out, sizeof *out, err);
   return cache_export_batch(h->entry, h->columns, h->n_columns, i, out, err);
 }
 
 xchg_status xchg_cache_holder_stream(const xchg_cache_holder *h, struct ArrowArrayStream *out,
                                      xchg_error *err) {
+  if (!h || !out) return holder_null("xchg_cache_holder_stream", h, out, sizeof *out, err);
   return cache_export_stream(h->entry, h->columns, h->n_columns, out, err);
 }

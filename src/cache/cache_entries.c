@@ -17,6 +17,7 @@ void xchg_cache_options_init(xchg_cache_options *opts) {
 }
 
 xchg_status xchg_cache_create(const xchg_cache_options *opts, xchg_cache **out, xchg_error *err) {
+  if (!out) return xchg_errorf(err, XCHG_EINVAL, "xchg_cache_create: out is NULL");
   *out = NULL;
   xchg_cache *c = calloc(1, sizeof *c);
   if (!c) return xchg_errorf(err, XCHG_ENOMEM, "out of memory creating a cache");
