@@ -493,6 +493,49 @@ static void test_names(void) {
   TU_CHECK(xchg_stream_codec_detect(ipc, 8) == XCHG_STREAM_NONE, "plain IPC detects as none");
 }
 
+/* A NULL out, stream or result pointer is XCHG_EINVAL naming it, not a
+ * crash; open takes the source over all the same (ASan sees a leak else),
+ * and a stream given NULL pointers reads on as usual. */
+static void test_null_arguments(void) {
+  static const char bytes[] = "plain bytes";
+  xchg_error err;
+  xchg_source *src = tu_memory_source(bytes, sizeof bytes);
+  xchg_status st = xchg_istream_open(src, XCHG_STREAM_NONE, NULL, NULL, &err);
+  TU_CHECK(st == XCHG_EINVAL && !strcmp(err.message, "stream: out is NULL"),
+           "open(NULL out): %d %s", (int)st, err.message);
+  const void *p;
+  size_t len, n;
+  int more;
+  char dst[4];
+  st = xchg_istream_next(NULL, &p, &len, &err);
+  TU_CHECK(st == XCHG_EINVAL && !strcmp(err.message, "xchg_istream_next: the stream is NULL"),
+           "next(NULL): %d %s", (int)st, err.message);
+  st = xchg_istream_next_into(NULL, dst, sizeof dst, &n, &err);
+  TU_CHECK(st == XCHG_EINVAL && !strcmp(err.message, "xchg_istream_next_into: the stream is NULL"),
+           "next_into(NULL): %d %s", (int)st, err.message);
+  st = xchg_istream_next_member(NULL, &more, &err);
+  TU_CHECK(
+      st == XCHG_EINVAL && !strcmp(err.message, "xchg_istream_next_member: the stream is NULL"),
+      "next_member(NULL): %d %s", (int)st, err.message);
+  xchg_istream *s = NULL;
+  TU_OK(xchg_istream_open(tu_memory_source(bytes, sizeof bytes), XCHG_STREAM_NONE, NULL, &s, &err),
+        err);
+  if (!s) return;
+  st = xchg_istream_next(s, NULL, &len, &err);
+  TU_CHECK(st == XCHG_EINVAL && !strcmp(err.message, "xchg_istream_next: ptr is NULL"),
+           "next(NULL ptr): %d %s", (int)st, err.message);
+  st = xchg_istream_next_into(s, dst, sizeof dst, NULL, &err);
+  TU_CHECK(st == XCHG_EINVAL && !strcmp(err.message, "xchg_istream_next_into: n is NULL"),
+           "next_into(NULL n): %d %s", (int)st, err.message);
+  st = xchg_istream_next_member(s, NULL, &err);
+  TU_CHECK(st == XCHG_EINVAL && !strcmp(err.message, "xchg_istream_next_member: more is NULL"),
+           "next_member(NULL more): %d %s", (int)st, err.message);
+  TU_OK(xchg_istream_next(s, &p, &len, &err), err);
+  TU_CHECK(len == sizeof bytes && memcmp(p, bytes, len) == 0,
+           "read after the NULL calls: %zu bytes", len);
+  xchg_istream_free(s);
+}
+
 /* Corrupt bytes, not just cut ones: flip each byte of a small stream.
  * Formats that checksum all their data must either fail or still decode
  * the payload exactly (a flip in a field that does not matter, such as
@@ -724,6 +767,7 @@ int main(int argc, char **argv) {
       {"cut_everywhere", test_cut_everywhere},
       {"flipped_bytes", test_flipped_bytes},
       {"next_into", test_next_into},
+      {"null_arguments", test_null_arguments},
   };
   int rc = TU_MAIN(argc, argv, "stream_codecs", cases);
   free(synthetic.data);

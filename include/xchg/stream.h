@@ -117,7 +117,8 @@ typedef struct xchg_istream xchg_istream;
 
 /** Opens a decompressing stream over src, which it takes over (closed with
  * the stream, or at once if opening fails).  codec XCHG_STREAM_AUTO detects
- * the codec from the first bytes.  opts may be NULL for the defaults. */
+ * the codec from the first bytes.  opts may be NULL for the defaults.  A
+ * NULL src or out is XCHG_EINVAL. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_istream_open(xchg_source *src, xchg_stream_codec codec,
                                                       const xchg_istream_options *opts,
                                                       xchg_istream **out, xchg_error *err);
@@ -166,7 +167,9 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_istream_read_call(xchg_istream *s, void
 
 /** Zero copy: hands out the rest of the current decompressed window
  * (refilling first when it is empty) and consumes it.  *len = 0 means the
- * end of the stream.  The bytes stay valid until the next call on s. */
+ * end of the stream.  The bytes stay valid until the next call on s.
+ * Here and in xchg_istream_next_into and xchg_istream_next_member, a NULL
+ * stream or pointer argument is XCHG_EINVAL naming it. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_istream_next(xchg_istream *s, const void **ptr,
                                                       size_t *len, xchg_error *err);
 

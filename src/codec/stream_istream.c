@@ -161,6 +161,10 @@ static void use_memory_input(xchg_istream *s, xchg_buf *memory) {
 xchg_status xchg_istream_open(xchg_source *src, xchg_stream_codec codec,
                               const xchg_istream_options *opts, xchg_istream **out,
                               xchg_error *err) {
+  if (out == NULL) {
+    xchg_source_free(src); /* taken over, as on any failure */
+    return xchg_errorf(err, XCHG_EINVAL, "stream: out is NULL");
+  }
   *out = NULL;
   if (src == NULL) return xchg_errorf(err, XCHG_EINVAL, "stream: no source");
   xchg_istream *s = calloc(1, sizeof *s);
@@ -318,7 +322,15 @@ xchg_status xchg_istream_read_call(xchg_istream *s, void *dst, size_t n, size_t 
   return XCHG_OK;
 }
 
+/* A NULL stream or result pointer is the caller's mistake: XCHG_EINVAL
+ * naming the call and the argument, the stream (if any) unchanged. */
+static xchg_status null_argument(const char *who, const char *what, xchg_error *err) {
+  return xchg_errorf(err, XCHG_EINVAL, "%s: %s is NULL", who, what);
+}
+
 xchg_status xchg_istream_next(xchg_istream *s, const void **ptr, size_t *len, xchg_error *err) {
+  if (s == NULL || ptr == NULL || len == NULL)
+    return null_argument("xchg_istream_next", !s ? "the stream" : !ptr ? "ptr" : "len", err);
   if (s->win.pos == s->win.end) {
     xchg_status st = refill(s, err);
     if (st != XCHG_OK) {
@@ -345,6 +357,8 @@ static size_t take_window(xchg_istream *s, uint8_t *dst, size_t cap) {
 
 xchg_status xchg_istream_next_into(xchg_istream *s, void *dst, size_t cap, size_t *n,
                                    xchg_error *err) {
+  if (s == NULL || dst == NULL || n == NULL)
+    return null_argument("xchg_istream_next_into", !s ? "the stream" : !dst ? "dst" : "n", err);
   *n = 0;
   if (cap == 0) return xchg_errorf(err, XCHG_EINVAL, "xchg_istream_next_into: no room (cap 0)");
   if (s->win.pos != s->win.end) {
@@ -371,6 +385,8 @@ void xchg_istream_unread(xchg_istream *s, size_t n) {
 }
 
 xchg_status xchg_istream_next_member(xchg_istream *s, int *more, xchg_error *err) {
+  if (s == NULL || more == NULL)
+    return null_argument("xchg_istream_next_member", !s ? "the stream" : "more", err);
   *more = 0;
   if (s->failed != XCHG_OK) {
     if (err != NULL) *err = s->failure;
