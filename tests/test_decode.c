@@ -17,6 +17,7 @@
  *     JSON; it also leaves every body 4 bytes off its 8-byte alignment,
  *     which the reader must repair by copying.
  * Prints "N passed, M failed"; exits 1 on any failure. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -603,7 +604,48 @@ static void null_arguments(void) {
   TU_CHECK(rc == 0, "NULL arguments: %s", msg);
 }
 
+/* The ArrowArrayStream of a reader: a NULL out, and any call once it is
+ * released, is EINVAL with get_last_error saying why, not a crash or a
+ * use after free; the stream reads on after a NULL out. */
+static void stream_misuse(void) {
+  char path[1024], msg[MSG_SIZE] = "";
+  tu_testdata_path(path, sizeof path, "arrow-gold/1.0.0-littleendian/generated_primitive.stream");
+  xchg_ipc_reader *r = NULL;
+  xchg_error err;
+  struct ArrowArrayStream s = {0};
+  struct ArrowArray a;
+  int rc = xchg_ipc_reader_open_file(path, NULL, &r, &err) == XCHG_OK &&
+                   xchg_ipc_reader_to_stream(r, &s, &err) == XCHG_OK
+               ? 0
+               : tu_errorf(msg, MSG_SIZE, "open: %s", err.message);
+  const char *last;
+  if (rc == 0 && (s.get_next(&s, NULL) != EINVAL || !(last = s.get_last_error(&s)) ||
+                  strcmp(last, "get_next: out is NULL") != 0))
+    rc = tu_errorf(msg, MSG_SIZE, "get_next(NULL)");
+  if (rc == 0 && (s.get_schema(&s, NULL) != EINVAL || !(last = s.get_last_error(&s)) ||
+                  strcmp(last, "get_schema: out is NULL") != 0))
+    rc = tu_errorf(msg, MSG_SIZE, "get_schema(NULL)");
+  int64_t batches = 0;
+  while (rc == 0) {
+    if (s.get_next(&s, &a) != 0)
+      rc = tu_errorf(msg, MSG_SIZE, "get_next: %s", s.get_last_error(&s));
+    if (rc != 0 || !a.release) break;
+    batches++;
+    a.release(&a);
+  }
+  if (rc == 0 && batches == 0) rc = tu_errorf(msg, MSG_SIZE, "no batch after get_next(NULL)");
+  void (*release)(struct ArrowArrayStream *) = s.release;
+  if (release) release(&s);
+  if (rc == 0 && (s.release || s.get_next(&s, &a) != EINVAL || !(last = s.get_last_error(&s)) ||
+                  strcmp(last, "the ArrowArrayStream was released") != 0))
+    rc = tu_errorf(msg, MSG_SIZE, "get_next after release");
+  if (release) release(&s); /* a second release does nothing */
+  TU_CHECK(rc == 0, "stream misuse: %s", msg);
+}
+
 int main(int argc, char **argv) {
-  static const tu_case cases[] = {{"gold_files", gold_files}, {"null_arguments", null_arguments}};
+  static const tu_case cases[] = {{"gold_files", gold_files},
+                                  {"null_arguments", null_arguments},
+                                  {"stream_misuse", stream_misuse}};
   return TU_MAIN(argc, argv, "decode", cases);
 }

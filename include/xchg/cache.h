@@ -317,7 +317,9 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_batch(const xchg_cache_hol
                                                             xchg_error *err);
 
 /** Every batch, in order, as an ArrowArrayStream of the caller's own (it may
- * be read after xchg_cache_holder_release, and dropped part way). */
+ * be read after xchg_cache_holder_release, and dropped part way).  Its
+ * get_schema and get_next return EINVAL for a NULL out and once it is
+ * released (see xchg_ipc_reader_to_stream). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_stream(const xchg_cache_holder *holder,
                                                              struct ArrowArrayStream *out,
                                                              xchg_error *err);

@@ -23,25 +23,42 @@ static int errno_of(xchg_status st) {
   }
 }
 
+/* A call on a released stream (its adaptor gone: private_data NULL) or
+ * with a NULL out is the consumer's mistake: EINVAL, which
+ * get_last_error explains, never a crash or a use after free. */
+static const char released_message[] = "the ArrowArrayStream was released";
+
+static int misused(adaptor *a, const char *call, const void *out) {
+  if (!a) return EINVAL;
+  if (out) return 0;
+  xchg_errorf(&a->last_error, XCHG_EINVAL, "%s: out is NULL", call);
+  return EINVAL;
+}
+
 static int get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
   adaptor *a = s->private_data;
-  return errno_of(a->ops->get_schema(a->producer, out, &a->last_error));
+  int rc = misused(a, "get_schema", out);
+  return rc ? rc : errno_of(a->ops->get_schema(a->producer, out, &a->last_error));
 }
 
 static int get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
   adaptor *a = s->private_data;
-  return errno_of(a->ops->get_next(a->producer, out, &a->last_error));
+  int rc = misused(a, "get_next", out);
+  return rc ? rc : errno_of(a->ops->get_next(a->producer, out, &a->last_error));
 }
 
 static const char *get_last_error(struct ArrowArrayStream *s) {
   adaptor *a = s->private_data;
+  if (!a) return released_message;
   return a->last_error.message[0] ? a->last_error.message : NULL;
 }
 
 static void release(struct ArrowArrayStream *s) {
   adaptor *a = s->private_data;
+  if (!a) return; /* released already */
   a->ops->release(a->producer);
   free(a);
+  s->private_data = NULL;
   s->release = NULL;
 }
 
