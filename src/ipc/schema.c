@@ -379,9 +379,15 @@ static xchg_status parse_field(const fb_table *t, const char *parent_path, int64
   if (++ctx->n_fields > ctx->opts->max_fields)
     return xchg_errorf(err, XCHG_ELIMIT, "schema has more than %lld fields (max_fields)",
                        (long long)ctx->opts->max_fields);
+  /* Named by its parent's path, or (a top-level field, its parent the
+   * schema) by its index, as the name is not parsed yet. */
   if (depth > ctx->opts->max_depth)
-    return xchg_errorf(err, XCHG_ELIMIT, "field '%s' nests deeper than %lld levels (max_depth)",
-                       parent_path, (long long)ctx->opts->max_depth);
+    return *parent_path ? xchg_errorf(err, XCHG_ELIMIT,
+                                      "field '%s' nests deeper than %lld levels (max_depth)",
+                                      parent_path, (long long)ctx->opts->max_depth)
+                        : xchg_errorf(err, XCHG_ELIMIT,
+                                      "field %lld nests deeper than %lld levels (max_depth)",
+                                      (long long)index, (long long)ctx->opts->max_depth);
   if (fb_string(t, FIELD_NAME, &name, &name_len) < 0)
     return *parent_path
                ? xchg_errorf(err, XCHG_EFORMAT, "field %lld of '%s': invalid name",
