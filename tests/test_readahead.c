@@ -79,9 +79,12 @@ static outcome read_stream(const xchg_buf *data, xchg_pool *pool, const config *
   return o;
 }
 
+/* readahead_bytes -1: no read-ahead at all, one batch at a time (before,
+ * a window of 0 or less planned nothing and the stream ended at once). */
 static const config configs[] = {
-    {2, 0, 0}, {2, 1, 1},       {2, 64 << 10, 1},  {2, 64 << 10, 16 << 10},
-    {3, 0, 1}, {3, 1 << 20, 0}, {4, 256 << 10, 1}, {1, 0, 0},
+    {2, 0, 0},  {2, 1, 1},       {2, 64 << 10, 1},  {2, 64 << 10, 16 << 10},
+    {3, 0, 1},  {3, 1 << 20, 0}, {4, 256 << 10, 1}, {1, 0, 0},
+    {2, -1, 0}, {3, -1, 1},
 };
 #define N_CONFIGS (sizeof configs / sizeof configs[0])
 

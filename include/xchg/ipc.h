@@ -162,7 +162,8 @@ typedef struct xchg_ipc_read_options {
    * decompressed data (default 8 MiB), the caller reads and plans the ones
    * after them, and takes each batch as soon as it is ready, so that no
    * thread waits at batch boundaries and small batches still keep every
-   * thread busy. */
+   * thread busy.  A readahead_bytes of 0 or less makes the reader hold
+   * one batch at a time (the shuffle reader refuses it, xchg/shuffle.h). */
   xchg_pool *pool;
   int64_t readahead_bytes; /**< see pool */
   /** The least work, in bytes decompressed (a value validated counts about

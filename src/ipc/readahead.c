@@ -32,7 +32,12 @@ static ipc_unit *open_unit(ipc_readahead *ra) {
 
 int ipc_readahead_has_room(const ipc_readahead *ra) {
   if (ra->threads <= 1) return ra->batch_count == 0;
-  if (ra->batch_count >= READAHEAD_BATCHES || ra->bytes >= ra->opts->readahead_bytes) return 0;
+  /* Nothing held: room for one batch, whatever readahead_bytes says (at 0
+   * or below, none would ever be planned, and the stream would end at
+   * once, without an error). */
+  if (ra->batch_count >= READAHEAD_BATCHES ||
+      (ra->batch_count > 0 && ra->bytes >= ra->opts->readahead_bytes))
+    return 0;
   if (ra->unit_count < READAHEAD_UNITS) return 1;
   return !ra->units[(ra->unit_head + READAHEAD_UNITS - 1) % READAHEAD_UNITS]
               .started; /* the last one */
