@@ -6,7 +6,8 @@
  *  1. write.mjs writes each case (several types with nulls, a dictionary,
  *     lists and structs over several batches, one batch, no batch, one empty
  *     batch, a batch between two empty ones whose buffers, offsets included,
- *     apache-arrow leaves out) as an IPC file, as an IPC stream and as
+ *     apache-arrow leaves out, an empty batch whose dictionary-encoded
+ *     column has no dictionary batch) as an IPC file, as an IPC stream and as
  *     Arrow's integration JSON (RecordBatchJSONWriter), all three by
  *     apache-arrow;
  *  2. xchg reads each file seekable (mmap, read(2), memory) and in order (a
@@ -47,7 +48,7 @@
 
 #define MSG_SIZE 4096
 #define MAX_BATCHES 16
-#define CASES 6
+#define CASES 7
 
 static char dir[] = "/tmp/xchg-arrowjs-XXXXXX";
 

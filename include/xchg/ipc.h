@@ -49,6 +49,11 @@
  * compared with the footer's blocks once the footer is reached, after the
  * last batch: the error then comes in place of the end.
  *
+ * A dictionary need only come before a record batch that uses one of its
+ * values: a dictionary-encoded column of no row, or of nulls only, may
+ * come first (Apache Arrow JS writes an empty table so), and then has an
+ * empty dictionary.
+ *
  * Batches come out through the Arrow C Data Interface.  Buffers that were
  * not compressed and whose source is in memory (a buffer, an mmap) are not
  * copied: the arrays point into the input and keep it alive.  Compressed

@@ -486,6 +486,21 @@ static xchg_status plan_value(ipc_decoder *d, const ipc_field *f, int64_t length
   return st == XCHG_OK ? plan_children(d, f, *out) : st;
 }
 
+/* An array of no rows of f's type (its value type when as_value), every
+ * buffer absent and every child empty (all of them: a dictionary holds its
+ * whole value type); NULL when out of memory. */
+static ipc_array *empty_array(const ipc_field *f, int as_value) {
+  int own = !f->dict_encoded || as_value; /* else the indices of a dictionary */
+  ipc_array *a = ipc_array_new(ipc_field_c_buffer_count(f, as_value, 0), own ? f->n_children : 0);
+  int ok = a != NULL;
+  for (int64_t i = 0; ok && own && i < f->n_children; i++)
+    ok = (a->children[i] = empty_array(&f->children[i], 0)) != NULL;
+  if (ok && !own) ok = (a->dictionary = empty_array(f, 1)) != NULL;
+  if (ok) return a;
+  ipc_array_unref(a);
+  return NULL;
+}
+
 static xchg_status plan_field(ipc_decoder *d, const ipc_field *f, int as_value, ipc_array **out) {
   int64_t length = 0, nulls = 0;
   d->field = f;
@@ -498,11 +513,14 @@ static xchg_status plan_field(ipc_decoder *d, const ipc_field *f, int as_value, 
       (st = take_buffer(d, INT_SWAP(f->index_width), *out, 1)) != XCHG_OK)
     return st;
   ipc_array *dict = d->ctx->lookup(d->ctx->lookup_ctx, f->dict_id);
-  if (!dict)
+  /* A dictionary need only be defined before a batch uses one of its
+   * values (Columnar.rst): a column of no row, or of nulls only, may come
+   * first (Arrow JS writes an empty table's so); it gets an empty one. */
+  if (!dict && length > nulls)
     return ipc_decode_fail(d, -1, XCHG_EFORMAT, "dictionary %lld is used before it is defined",
                            (long long)f->dict_id);
-  (*out)->dictionary = ipc_array_ref(dict);
-  return XCHG_OK;
+  (*out)->dictionary = dict ? ipc_array_ref(dict) : empty_array(f, 1);
+  return (*out)->dictionary ? XCHG_OK : ipc_decode_fail(d, -1, XCHG_ENOMEM, "out of memory");
 }
 
 xchg_status ipc_batch_compression(const fb_table *batch, xchg_block_codec *out, xchg_error *err) {

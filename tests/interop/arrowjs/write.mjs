@@ -85,10 +85,20 @@ function betweenBareEmpties() {
   return new Table([bareEmpty(full.schema), ...full.batches, bareEmpty(full.schema)]);
 }
 
+// An empty table with a dictionary-encoded column: apache-arrow writes its
+// empty record batch and no dictionary batch, which Columnar.rst allows (a
+// dictionary need only come before a batch that uses one of its values).
+function emptyDictionary() {
+  return tableFromArrays({
+    colour: vectorFromArray([], new Dictionary(new Utf8(), new Int32())),
+    ...primitives(0, 0),
+  });
+}
+
 // Each case, and whether its integration JSON is written: apache-arrow's
 // JSON writer fails on a record batch of zero rows (data.clone is not a
-// function), so empty_batch and bare_empty_batches are compared with
-// their stream only.
+// function), so empty_batch, bare_empty_batches and empty_dictionary are
+// compared with their stream only.
 const cases = {
   primitives: [() => inBatches(primitives, 1000, 300), true],
   dictionaries: [() => inBatches(nested, 500, 128), true],
@@ -96,6 +106,7 @@ const cases = {
   zero_batches: [() => new Table(tableFromArrays(primitives(0, 0)).schema), true],
   empty_batch: [() => tableFromArrays(primitives(0, 0)), false],
   bare_empty_batches: [betweenBareEmpties, false],
+  empty_dictionary: [emptyDictionary, false],
 };
 
 // apache-arrow's JSON writer departs from the integration format
