@@ -536,6 +536,67 @@ static void check_dictionary_cut(void) {
   input_free(&in);
 }
 
+/* The sample written alone (rows [0, rows) of it) as an IPC stream, less
+ * its dictionary messages; NULL on failure, with msg. */
+static xchg_buf *without_dictionaries(int64_t rows, char *msg) {
+  struct ArrowSchema *schema;
+  struct ArrowArray *batch;
+  rt_sample(&schema, &batch);
+  struct ArrowArray part = slice(batch, 0, rows);
+  xchg_buf *stream;
+  if (rt_write(schema, &part, 1, NULL, &stream, msg, MSG) != 0) return NULL;
+  tu_body bodies[16];
+  int64_t n = tu_map_bodies(xchg_buf_data(stream), xchg_buf_size(stream), bodies, 16);
+  xchg_buf *out = xchg_buf_alloc(xchg_buf_size(stream));
+  size_t size = 0, from = 0;
+  for (int64_t i = 0; out && i < n; i++) {
+    if (bodies[i].kind != XCHG_MESSAGE_DICTIONARY) continue;
+    size_t start = (size_t)bodies[i].metadata_offset - 8; /* its framing */
+    memcpy(xchg_buf_mutable_data(out) + size, xchg_buf_data(stream) + from, start - from);
+    size += start - from;
+    from = (size_t)(bodies[i].offset + bodies[i].length);
+  }
+  if (out) {
+    memcpy(xchg_buf_mutable_data(out) + size, xchg_buf_data(stream) + from,
+           xchg_buf_size(stream) - from);
+    size += xchg_buf_size(stream) - from;
+  }
+  xchg_buf *cut = out ? xchg_buf_slice(out, 0, size) : NULL;
+  xchg_buf_unref(out);
+  xchg_buf_unref(stream);
+  if (!cut) tu_errorf(msg, MSG, "out of memory");
+  return cut;
+}
+
+/* A block whose batch uses a dictionary its stream does not define: the
+ * error names the block and the message, once each. */
+static void check_dictionary_missing(void) {
+  struct ArrowSchema *schema;
+  struct ArrowArray *batch;
+  rt_sample(&schema, &batch);
+  char msg[MSG] = "";
+  input in = {0};
+  xchg_buf *whole = NULL, *bare = without_dictionaries(RT_SAMPLE_ROWS, msg);
+  int rc = bare && rt_write(schema, batch, 1, NULL, &whole, msg, MSG) == 0 ? 0 : -1;
+  in.bad = 1; /* the second block is not readable alone */
+  if (rc == 0) rc = add_block(&in, xchg_buf_data(whole), xchg_buf_size(whole), -1, 0, msg);
+  if (rc == 0) rc = add_block(&in, xchg_buf_data(bare), xchg_buf_size(bare), -1, 0, msg);
+  xchg_shuffle_reader_options o;
+  xchg_shuffle_reader_options_init(&o);
+  output out = {0};
+  if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
+  const char *at = strstr(out.error, "message ");
+  if (rc == 0 && (out.st != XCHG_EFORMAT || !strstr(out.error, "block 1 (source 0, byte ") ||
+                  !strstr(out.error, "is used before the block defines it") || !at ||
+                  strstr(at + 1, "message ")))
+    rc = tu_errorf(msg, MSG, "%s: %s", xchg_status_name(out.st), out.error);
+  TU_CHECK(rc == 0, "a block without its dictionary: %s", msg);
+  output_free(&out);
+  input_free(&in);
+  xchg_buf_unref(whole);
+  xchg_buf_unref(bare);
+}
+
 /* Offsets need not start at 0: blocks whose utf8 or list column starts
  * its offsets at 1 (so that a list's child values are used from row 1,
  * their validity bits from bit 1), between blocks whose offsets start at
@@ -1957,6 +2018,7 @@ int main(int argc, char **argv) {
       {"sample", sample},
       {"pass_through", pass_through},
       {"dictionary_cut", dictionary_cut},
+      {"dictionary_missing", check_dictionary_missing},
       {"offsets_from_one", offsets_from_one},
       {"truncated", truncated},
       {"buffer_ranges", buffer_ranges},

@@ -333,14 +333,13 @@ static int has_room(const xchg_shuffle_reader *r) {
 /* ---- dictionaries ----------------------------------------------------------------- */
 
 /* Every dictionary the selected columns use is defined by this block's
- * stream, as a stream read alone requires. */
+ * stream, as a stream read alone requires.  The caller names the message
+ * (message_error). */
 static xchg_status check_dictionaries_defined(const xchg_shuffle_reader *r, xchg_error *err) {
   for (int64_t i = 0; i < r->dicts.count; i++)
     if (r->dicts.items[i].used && !r->seen[i].defined)
-      return xchg_errorf(err, XCHG_EFORMAT,
-                         "message %lld at byte %zu: dictionary %lld is used "
-                         "before the block defines it",
-                         (long long)r->blk.message, r->blk.pos, (long long)r->dicts.items[i].id);
+      return xchg_errorf(err, XCHG_EFORMAT, "dictionary %lld is used before the block defines it",
+                         (long long)r->dicts.items[i].id);
   return XCHG_OK;
 }
 
