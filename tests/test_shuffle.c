@@ -593,6 +593,23 @@ static void check_dictionary_missing(void) {
   TU_CHECK(rc == 0, "a block without its dictionary: %s", msg);
   output_free(&out);
   input_free(&in);
+  /* A block of no row needs no dictionary: it adds nothing. */
+  xchg_buf *empty = without_dictionaries(0, msg);
+  memset(&in, 0, sizeof in);
+  in.bad = 1;
+  rc = empty ? 0 : -1;
+  if (rc == 0) rc = add_block(&in, xchg_buf_data(whole), xchg_buf_size(whole), -1, 0, msg);
+  if (rc == 0) rc = add_block(&in, xchg_buf_data(empty), xchg_buf_size(empty), -1, 0, msg);
+  if (rc == 0) rc = add_block(&in, xchg_buf_data(whole), xchg_buf_size(whole), -1, 0, msg);
+  if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
+  int64_t rows = 0;
+  for (int64_t b = 0; rc == 0 && b < out.n; b++) rows += out.batches[b].length;
+  if (rc == 0 && (out.st != XCHG_OK || rows != 2 * RT_SAMPLE_ROWS))
+    rc = tu_errorf(msg, MSG, "%lld rows: %s", (long long)rows, out.error);
+  TU_CHECK(rc == 0, "a block of no row without its dictionary: %s", msg);
+  output_free(&out);
+  input_free(&in);
+  xchg_buf_unref(empty);
   xchg_buf_unref(whole);
   xchg_buf_unref(bare);
 }

@@ -46,7 +46,9 @@
  * different dictionary cuts the batch there: the pending rows go out as
  * a batch (shorter than the target when they must), and the new
  * dictionary starts the next one.  Indices are never remapped, so a value
- * is never read through the wrong dictionary.
+ * is never read through the wrong dictionary.  A block's stream must define
+ * the dictionaries its batches use, but for a batch of no row (which adds
+ * nothing).
  *
  * Checks: the first block's schema (or the schema message given in the
  * options) is parsed once; every later block's schema message must have the

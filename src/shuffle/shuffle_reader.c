@@ -362,13 +362,16 @@ static xchg_status take_batch(xchg_shuffle_reader *r, const ipc_message_view *m,
   block *b = &r->blk;
   xchg_status st = wire_batch_open(&m->header, m->version, b->stream + b->pos + m->body_offset,
                                    m->body_length, &w, err);
+  /* A batch of no row adds nothing and uses no dictionary value, so its
+   * dictionaries need not be defined (Columnar.rst; apache-arrow writes
+   * an empty table's dictionary column so). */
+  if (st == XCHG_OK && w.rows == 0) return XCHG_OK;
   if (st == XCHG_OK) st = check_dictionaries_defined(r, err);
   if (st == XCHG_OK && w.rows > INT64_MAX - r->m.rows) /* hostile lengths: the sums would wrap */
     st = xchg_errorf(err, XCHG_EFORMAT,
                      "record batch length %lld after %lld rows passes 2^63 rows in all",
                      (long long)w.rows, (long long)r->m.rows);
   if (st != XCHG_OK) return message_error(r, st, err);
-  if (w.rows == 0) return XCHG_OK;
   int pass = passes_through(r, &w);
   job *j = open_job(r);
   if (!j->co && (st = coalescer_create(&r->schema, &r->opts.read, r->opts.target_rows,
