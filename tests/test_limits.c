@@ -444,6 +444,61 @@ static void cache_caps(const char *gold_dir) {
   free(data);
 }
 
+/* ---- options no reader can follow ---------------------------------------------- */
+
+/* A validation level that is neither of the two, refused by every open
+ * that takes read options; and the cache's negative budgets and ages and
+ * its wait-check interval of 0, each named (they were taken as given, and
+ * the interval set to 100 ms). */
+static void bad_options(const char *gold_dir) {
+  size_t size;
+  uint8_t *data = load_gold(gold_dir, "1.0.0-littleendian/generated_primitive.stream", &size);
+  if (data == NULL) return;
+  static const char *const validation[] = {"validation 5 is neither", NULL};
+  xchg_ipc_read_options read;
+  xchg_ipc_read_options_init(&read);
+  read.validation = (xchg_validation)5;
+  xchg_error err;
+  xchg_ipc_reader *r = NULL;
+  expect_error("IPC reader", xchg_ipc_reader_open_memory(data, size, NULL, NULL, &read, &r, &err),
+               &err, XCHG_EINVAL, validation);
+  xchg_ipc_reader_free(r);
+  xchg_batch_decoder *dec = NULL;
+  expect_error("batch decoder", xchg_batch_decoder_open(data, size, NULL, 0, &read, &dec, &err),
+               &err, XCHG_EINVAL, validation);
+  xchg_batch_decoder_free(dec);
+  xchg_shuffle_reader_options so;
+  xchg_shuffle_reader_options_init(&so);
+  so.read = read;
+  xchg_shuffle_reader *sr = NULL;
+  expect_error("shuffle reader", xchg_shuffle_reader_open(&so, &sr, &err), &err, XCHG_EINVAL,
+               validation);
+  xchg_shuffle_reader_free(sr);
+  xchg_cache_options co;
+  xchg_cache_options_init(&co);
+  co.read = read;
+  xchg_cache *cache = NULL;
+  expect_error("cache", xchg_cache_create(&co, &cache, &err), &err, XCHG_EINVAL, validation);
+  xchg_cache_free(cache);
+  static const char *const fields[] = {"wait_check_ms is not positive", "retain_bytes is negative",
+                                       "retain_ms is negative", "host_retain_bytes is negative",
+                                       "host_retain_ms is negative"};
+  for (int f = 0; f < 5; f++) {
+    xchg_cache_options_init(&co);
+    int64_t *field[] = {&co.wait_check_ms, &co.retain_bytes, &co.retain_ms, &co.host_retain_bytes,
+                        &co.host_retain_ms};
+    *field[f] = f == 0 ? 0 : -1;
+    const char *const names[] = {fields[f], NULL};
+    cache = NULL;
+    expect_error(fields[f], xchg_cache_create(&co, &cache, &err), &err, XCHG_EINVAL, names);
+    xchg_cache_free(cache);
+  }
+  TU_CHECK(xchg_cache_create(NULL, &cache, &err) == XCHG_OK, "cache of the defaults: %s",
+           err.message);
+  xchg_cache_free(cache);
+  free(data);
+}
+
 /* ---- max_dictionary_bytes ------------------------------------------------------ */
 
 enum { DICT_FIRST = 4096, DICT_DELTA = 1024, DICT_ROWS = 8 };
@@ -735,6 +790,7 @@ static void run_huge_buffer(void) { huge_buffer(gold_dir); }
 static void run_caps_at_need(void) { caps_at_need(gold_dir); }
 static void run_implausible_claims(void) { implausible_claims(gold_dir); }
 static void run_cache_caps(void) { cache_caps(gold_dir); }
+static void run_bad_options(void) { bad_options(gold_dir); }
 
 int main(int argc, char **argv) {
   tu_testdata_path(gold_dir, sizeof gold_dir, "arrow-gold");
@@ -746,6 +802,7 @@ int main(int argc, char **argv) {
       {"implausible_claims", run_implausible_claims},
       {"bounds_hold", bounds_hold},
       {"cache_caps", run_cache_caps},
+      {"bad_options", run_bad_options},
       {"dictionary_caps", dictionary_caps},
       {"delta_offsets_wrap", delta_offsets_wrap},
       {"block_caps", block_caps},

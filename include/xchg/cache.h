@@ -174,7 +174,8 @@ typedef struct xchg_cache_options {
   /** Non-zero (default 1): acquirers of one key share one decoded copy.
    * 0: every acquirer decodes its own. */
   int sharing;
-  /** How often a waiting acquirer asks its cancel callback; default 100. */
+  /** How often a waiting acquirer asks its cancel callback, in
+   * milliseconds (positive); default 100. */
   int64_t wait_check_ms;
   /** Retention: keep entries nobody references, so that tasks that do not
    * overlap in time share too.  retain_bytes is a budget on the bytes of all
@@ -225,7 +226,9 @@ typedef struct xchg_cache_options {
 XCHG_API void xchg_cache_options_init(xchg_cache_options *opts);
 
 /** A new cache (opts NULL for the defaults); XCHG_ENOMEM (and *out NULL)
- * when out of memory, XCHG_EINVAL when out is NULL.  A host store that cannot be opened is no error:
+ * when out of memory, XCHG_EINVAL when out is NULL or an option is out of
+ * range (wait_check_ms not positive, a negative retain or host_retain
+ * budget or age, an unknown read.validation), naming it.  A host store that cannot be opened is no error:
  * the cache decodes privately (xchg_cache_host_error says why). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_cache_create(const xchg_cache_options *opts,
                                                       xchg_cache **out, xchg_error *err);

@@ -148,9 +148,11 @@ typedef void (*xchg_message_fn)(void *ctx, const xchg_message_info *info);
  * can produce (see xchg_block_check_size), else XCHG_EFORMAT: with that, a
  * claim of n bytes costs the input at least n / 32768 bytes. */
 typedef struct xchg_ipc_read_options {
-  xchg_validation validation; /**< what is checked; default XCHG_VALIDATE_FULL */
-  int64_t max_depth;          /**< nesting depth of fields; default 64 */
-  int64_t max_fields;         /**< fields in a schema, all levels; default 1<<16 */
+  /** What is checked; default XCHG_VALIDATE_FULL.  Another value is
+   * XCHG_EINVAL from every open that takes these options. */
+  xchg_validation validation;
+  int64_t max_depth;  /**< nesting depth of fields; default 64 */
+  int64_t max_fields; /**< fields in a schema, all levels; default 1<<16 */
   /** Decompressed size of one buffer; default 1<<31 (2 GiB), the most a
    * column with 32-bit offsets can address.  Only large types, or a
    * single batch of over 268M 8-byte values, need more. */

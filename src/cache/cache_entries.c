@@ -8,6 +8,7 @@
 
 #include "cache/cache_internal.h"
 #include "codec/helpers.h"
+#include "ipc/decode.h"
 
 void xchg_cache_options_init(xchg_cache_options *opts) {
   memset(opts, 0, sizeof *opts);
@@ -16,16 +17,28 @@ void xchg_cache_options_init(xchg_cache_options *opts) {
   xchg_ipc_read_options_init(&opts->read);
 }
 
+/* Refuses options no cache can follow, naming the first such one. */
+static xchg_status check_options(const xchg_cache_options *o, xchg_error *err) {
+  const char *bad = o->wait_check_ms <= 0      ? "wait_check_ms is not positive"
+                    : o->retain_bytes < 0      ? "retain_bytes is negative"
+                    : o->retain_ms < 0         ? "retain_ms is negative"
+                    : o->host_retain_bytes < 0 ? "host_retain_bytes is negative"
+                    : o->host_retain_ms < 0    ? "host_retain_ms is negative"
+                                               : NULL;
+  if (bad) return xchg_errorf(err, XCHG_EINVAL, "xchg_cache_create: %s", bad);
+  return ipc_read_options_check(&o->read, "xchg_cache_create", err);
+}
+
 xchg_status xchg_cache_create(const xchg_cache_options *opts, xchg_cache **out, xchg_error *err) {
   if (!out) return xchg_errorf(err, XCHG_EINVAL, "xchg_cache_create: out is NULL");
   *out = NULL;
+  xchg_cache_options defaults;
+  xchg_cache_options_init(&defaults);
+  xchg_status st = check_options(opts ? opts : &defaults, err);
+  if (st != XCHG_OK) return st;
   xchg_cache *c = calloc(1, sizeof *c);
   if (!c) return xchg_errorf(err, XCHG_ENOMEM, "out of memory creating a cache");
-  if (opts)
-    c->opts = *opts;
-  else
-    xchg_cache_options_init(&c->opts);
-  if (c->opts.wait_check_ms <= 0) c->opts.wait_check_ms = 100;
+  c->opts = opts ? *opts : defaults;
   if (xchg_mutex_init(&c->lock) != 0) {
     free(c);
     return xchg_errorf(err, XCHG_ENOMEM, "cannot create the cache's lock");

@@ -124,4 +124,10 @@ int64_t ipc_field_c_buffer_count(const ipc_field *f, int as_value, int64_t n_dat
 /* The body compression declared by a RecordBatch table. */
 xchg_status ipc_batch_compression(const fb_table *batch, xchg_block_codec *out, xchg_error *err);
 
+/* Refuses read options that no reader can follow, XCHG_EINVAL naming
+ * `who` (the call given them): a validation level that is neither of
+ * xchg_validation's, which would otherwise pass for one of them. */
+xchg_status ipc_read_options_check(const xchg_ipc_read_options *o, const char *who,
+                                   xchg_error *err);
+
 #endif

@@ -42,6 +42,16 @@ void xchg_ipc_read_options_init(xchg_ipc_read_options *opts) {
   opts->task_bytes = (int64_t)256 << 10;
 }
 
+xchg_status ipc_read_options_check(const xchg_ipc_read_options *o, const char *who,
+                                   xchg_error *err) {
+  if (o->validation != XCHG_VALIDATE_FULL && o->validation != XCHG_VALIDATE_BOUNDS)
+    return xchg_errorf(err, XCHG_EINVAL,
+                       "%s: validation %d is neither XCHG_VALIDATE_FULL nor "
+                       "XCHG_VALIDATE_BOUNDS",
+                       who, (int)o->validation);
+  return XCHG_OK;
+}
+
 /* ---- reading bytes -------------------------------------------------------- */
 
 int64_t reader_position(const xchg_ipc_reader *r) {
@@ -521,23 +531,23 @@ xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_ipc_read_options *
     return null_argument("xchg_ipc_reader_open", !src ? "the source" : "out", err);
   }
   *out = NULL;
-  xchg_ipc_reader *r = calloc(1, sizeof *r);
+  xchg_ipc_read_options defaults;
+  if (!opts) xchg_ipc_read_options_init(&defaults);
+  xchg_status st = ipc_read_options_check(opts ? opts : &defaults, "xchg_ipc_reader_open", err);
+  xchg_ipc_reader *r = st == XCHG_OK ? calloc(1, sizeof *r) : NULL;
   if (!r) {
     xchg_source_free(src);
-    return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+    return st != XCHG_OK ? st : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   }
   r->src = src;
   r->memory = xchg_source_memory(src);
   r->file_end = -1;
-  if (opts)
-    r->opts = *opts;
-  else
-    xchg_ipc_read_options_init(&r->opts);
+  r->opts = opts ? *opts : defaults;
   ipc_readahead_init(&r->ahead, &r->opts, &r->schema.root);
   r->on_message = r->opts.on_message;
   r->on_message_ctx = r->opts.on_message_ctx;
   size_t got;
-  xchg_status st = xchg_source_read(src, r->peek, 8, &got, err);
+  st = xchg_source_read(src, r->peek, 8, &got, err);
   r->peek_len = got;
   if (st == XCHG_OK) st = reader_check_arrow_start(r, err);
   if (st == XCHG_OK) {

@@ -98,7 +98,8 @@ static xchg_status check_options(const xchg_shuffle_reader_options *o, xchg_erro
                     : o->schema_message == NULL && o->schema_message_size ? "schema_message is NULL"
                     : o->read.readahead_bytes <= 0 ? "read.readahead_bytes is not positive"
                                                    : NULL;
-  return bad ? xchg_errorf(err, XCHG_EINVAL, "xchg_shuffle_reader_open: %s", bad) : XCHG_OK;
+  if (bad) return xchg_errorf(err, XCHG_EINVAL, "xchg_shuffle_reader_open: %s", bad);
+  return ipc_read_options_check(&o->read, "xchg_shuffle_reader_open", err);
 }
 
 /* ---- schemas ------------------------------------------------------------- */

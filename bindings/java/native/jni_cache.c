@@ -25,14 +25,7 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nCreate(JNIEnv *env, jclass cls,
                                                         jlong retain_ms, jint validation,
                                                         jstring host_dir, jlong host_retain_bytes,
                                                         jlong host_retain_ms) {
-  if (wait_check_ms <= 0 || retain_bytes < 0 || retain_ms < 0 || host_retain_bytes < 0 ||
-      host_retain_ms < 0) {
-    xj_throw_java(
-        env, "java/lang/IllegalArgumentException",
-        "XchgCache: the wait-check interval must be at least 1 ms, retainBytes, retainTime, "
-        "hostRetainBytes and hostRetainTime not negative");
-    return 0;
-  }
+  /* Options' setters refused bad values; xchg_cache_create checks them again. */
   xchg_cache_options opts;
   xchg_cache_options_init(&opts);
   opts.sharing = sharing ? 1 : 0;
