@@ -1988,6 +1988,15 @@ static void null_arguments(void) {
     rc = tu_errorf(msg, MSG, "next after next(NULL out), of an empty input: %s", err.message);
   xchg_shuffle_reader_free(r);
   TU_CHECK(rc == 0, "NULL arguments: %s", msg);
+  /* An input of no block has no schema, but is whole: next ends it
+   * without error after schema said so, as it does alone. */
+  TU_CHECK(xchg_shuffle_reader_open(NULL, &r, &err) == XCHG_OK, "open: %s", err.message);
+  xchg_status st = r ? xchg_shuffle_reader_schema(r, &s, &err) : XCHG_EINVAL;
+  TU_CHECK(st == XCHG_EFORMAT && strstr(err.message, "no schema: the input holds no block"),
+           "schema of no block: %s", err.message);
+  st = r ? xchg_shuffle_reader_next(r, &a, &err) : XCHG_EINVAL;
+  TU_CHECK(st == XCHG_OK && !a.release, "next after schema of no block: %s", err.message);
+  xchg_shuffle_reader_free(r);
 }
 
 /* Each case runs twice: decoded on the calling thread, then read ahead on a

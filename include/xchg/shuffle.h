@@ -233,7 +233,9 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_shuffle_reader_end_input(xchg_shuffle_r
  * each call).  When the options gave no schema message, the first block's
  * schema is read first (without the incremental option, no source may be
  * added afterwards); with no block in the whole input that is
- * XCHG_EFORMAT, and XCHG_EAGAIN while incremental input holds none yet.
+ * XCHG_EFORMAT (xchg_shuffle_reader_next still ends the input without
+ * error: a partition of no block is whole), and XCHG_EAGAIN while
+ * incremental input holds none yet.
  * A NULL reader or out is XCHG_EINVAL (and not repeated by later calls). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_shuffle_reader_schema(xchg_shuffle_reader *reader,
                                                                struct ArrowSchema *out,

@@ -672,10 +672,11 @@ xchg_status xchg_shuffle_reader_schema(xchg_shuffle_reader *r, struct ArrowSchem
     xchg_status st = r->blk.open ? XCHG_OK : open_block(r, &state, &r->failure);
     if (st == XCHG_OK && state == INPUT_NEEDED)
       return xchg_errorf(err, XCHG_EAGAIN, "no schema yet: the input so far holds no block");
+    /* Not the reader's failure: its input, read to the end, is whole. */
     if (st == XCHG_OK && state == INPUT_ENDED)
-      st = xchg_errorf(&r->failure, XCHG_EFORMAT,
-                       "no schema: the input holds no block and the "
-                       "options no schema message");
+      return xchg_errorf(err, XCHG_EFORMAT,
+                         "no schema: the input holds no block and the "
+                         "options no schema message");
     if (st == XCHG_OK) st = step(r, &r->failure);
     if (st != XCHG_OK) fail(r, st, &r->failure);
   }
