@@ -54,6 +54,7 @@
  * every value and checks the sums against the generator's (a file's against
  * the per-block read's); timed runs sum one column (c1, the second, if
  * there is one: random int64 in the shape) into the checksum they report. */
+#include <errno.h>
 #include <getopt.h>
 #include <lz4frame.h>
 #include <pthread.h>
@@ -67,6 +68,7 @@
 
 #include "codec/stream_hash.h"
 #include "gen/shape_shuffle.h"
+#include "options.h"
 #include "stats.h"
 #include "touch.h"
 #include "xchg/stream.h"
@@ -1604,19 +1606,22 @@ typedef struct list {
   int64_t v[8];
 } list;
 
-static int parse_list(const char *arg, const char *option, int (*parse)(const char *, int64_t *),
-                      list *out) {
+/* arg as a list into out; false after the usage error, which names what
+ * each value may be ("--codec takes up to 8 comma-separated values, each
+ * none, lz4, zstd or snappy, not 'lz5'"), as the other benchmarks' do. */
+static bool parse_list(const char *arg, const char *option, const char *each,
+                       int (*parse)(const char *, int64_t *), list *out) {
   char buf[256];
   snprintf(buf, sizeof buf, "%s", arg);
   out->n = 0;
-  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    if (out->n == 8 || parse(tok, &out->v[out->n]) != 0) {
-      fprintf(stderr, "xchg bench shuffle: bad value '%s' for %s\n", tok, option);
-      return -1;
-    }
-    out->n++;
-  }
-  return out->n ? 0 : -1;
+  bool ok = strlen(arg) < sizeof buf;
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); ok && tok;
+       tok = strtok_r(NULL, ",", &save))
+    ok = out->n < 8 && parse(tok, &out->v[out->n++]) == 0;
+  if (ok && out->n > 0) return true;
+  bench_usage_error("shuffle", "%s takes up to 8 comma-separated values, each %s, not '%s'", option,
+                    each, arg);
+  return false;
 }
 
 static int parse_framing(const char *s, int64_t *out) {
@@ -1629,16 +1634,17 @@ static int parse_codec(const char *s, int64_t *out) {
   return shape_shuffle_parse_codec(s, &c) == 0 ? (*out = c, 0) : -1;
 }
 
-static int parse_count(const char *s, int64_t *out) {
+static int parse_in_range(const char *s, int64_t max, int64_t *out) {
   char *end;
+  errno = 0;
   long long v = strtoll(s, &end, 10);
-  return end != s && !*end && v > 0 && v <= INT32_MAX ? (*out = v, 0) : -1;
+  return end != s && !*end && errno == 0 && v > 0 && v <= max ? (*out = v, 0) : -1;
 }
 
-static int bad_usage(const char *message) {
-  if (message) fprintf(stderr, "xchg bench shuffle: %s\n", message);
-  usage(stderr);
-  return 2;
+static int parse_count(const char *s, int64_t *out) { return parse_in_range(s, INT32_MAX, out); }
+
+static int parse_columns(const char *s, int64_t *out) {
+  return parse_in_range(s, SHAPE_SHUFFLE_MAX_COLUMNS, out);
 }
 
 int xchg_bench_shuffle(int argc, char **argv) {
@@ -1650,64 +1656,66 @@ int xchg_bench_shuffle(int argc, char **argv) {
   list framings = {2, {SHAPE_SHUFFLE_IPC, SHAPE_SHUFFLE_COMET}};
   list codecs = {4,
                  {SHAPE_SHUFFLE_NONE, SHAPE_SHUFFLE_LZ4, SHAPE_SHUFFLE_ZSTD, SHAPE_SHUFFLE_SNAPPY}};
-  list columns = {2, {5, 50}}, block_rows = {3, {64, 512, 8192}}, one;
+  list columns = {2, {5, 50}}, block_rows = {3, {64, 512, 8192}};
   settings set = {8192, bench_cores(), -1, 0};
   int64_t rows = -1, v;
   int opt, quick = 0, given_format = 0, given_shape = 0;
-  optind = 1;
-  while ((opt = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
-    int rc = 0;
+  bool ok = true;
+  bench_options_begin();
+  while (ok && (opt = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
     switch (opt) {
       case 'f':
-        rc = parse_list(optarg, "--format", parse_framing, &framings), given_format = 1;
+        ok = parse_list(optarg, "--format", "comet or ipc", parse_framing, &framings);
+        given_format = 1;
         break;
-      case 'c': rc = parse_list(optarg, "--codec", parse_codec, &codecs); break;
-      case 'C': rc = parse_list(optarg, "--columns", parse_count, &columns), given_shape = 1; break;
+      case 'c':
+        ok = parse_list(optarg, "--codec", "none, lz4, zstd or snappy", parse_codec, &codecs);
+        break;
+      case 'C':
+        ok = parse_list(optarg, "--columns", "an integer from 1 to 256", parse_columns, &columns);
+        given_shape = 1;
+        break;
       case 'R':
-        rc = parse_list(optarg, "--block-rows", parse_count, &block_rows), given_shape = 1;
+        ok = parse_list(optarg, "--block-rows", "an integer from 1 to 2147483647", parse_count,
+                        &block_rows);
+        given_shape = 1;
         break;
       case 'r':
+        ok = bench_int_option("shuffle", "--rows", optarg, 1, INT32_MAX, &rows), given_shape = 1;
+        break;
       case 'T':
+        ok = bench_int_option("shuffle", "--target-rows", optarg, 1, INT32_MAX, &set.target_rows);
+        break;
       case 't':
+        ok = bench_int_option("shuffle", "--threads", optarg, 1, MAX_THREADS, &v);
+        set.threads = (int)v;
+        break;
       case 'k':
-        rc = parse_list(optarg,
-                        long_opts[opt == 'r'   ? 4
-                                  : opt == 'T' ? 5
-                                  : opt == 't' ? 6
-                                               : 7]
-                            .name,
-                        parse_count, &one);
-        v = one.v[0];
-        if (rc == 0 && one.n != 1) rc = -1;
-        if (opt == 'r') rows = v, given_shape = 1;
-        if (opt == 'T') set.target_rows = v;
-        if (opt == 't') set.threads = (int)v;
-        if (opt == 'k') set.runs = (int)v;
+        ok = bench_int_option("shuffle", "--runs", optarg, 1, MAX_RUNS, &v), set.runs = (int)v;
         break;
       case 'q': quick = 1; break;
       case 'j': set.json = 1; break;
       case 'h': usage(stdout); return 0;
-      default: return bad_usage(NULL);
+      default: return bench_option_error("shuffle", argv, opt);
     }
-    if (rc != 0) return bad_usage(NULL);
   }
+  if (!ok) return 2;
   if (set.runs < 0) set.runs = quick ? 2 : BENCH_RUNS;
   if (rows < 0) rows = quick ? 16384 : SHAPE_SHUFFLE_ROWS;
-  if (set.threads > MAX_THREADS || set.runs > MAX_RUNS)
-    return bad_usage("--threads is at most 256, --runs 1000");
-  for (int i = 0; i < columns.n; i++)
-    if (columns.v[i] > SHAPE_SHUFFLE_MAX_COLUMNS) return bad_usage("--columns is at most 256");
   const char *file = optind < argc ? argv[optind] : NULL;
-  if (optind + 1 < argc) return bad_usage("one FILE at most");
+  if (optind + 1 < argc)
+    return bench_usage_error("shuffle", "one FILE at most, not '%s' too", argv[optind + 1]);
   if (file && (given_shape || (framings.n > 1 && given_format)))
-    return bad_usage(
+    return bench_usage_error(
+        "shuffle",
         "with FILE, --columns, --block-rows and --rows do not apply, and --format takes one value");
   int configurations = 0;
   for (int f = 0; f < framings.n; f++)
     for (int c = 0; c < codecs.n; c++)
       configurations += framings.v[f] == SHAPE_SHUFFLE_COMET || codecs.v[c] != SHAPE_SHUFFLE_SNAPPY;
   if (!file && configurations == 0)
-    return bad_usage("snappy is for --format comet: IPC body compression has no snappy");
+    return bench_usage_error("shuffle",
+                             "snappy is for --format comet: IPC body compression has no snappy");
   xchg_pool *pool = NULL;
   if (set.threads > 1 && xchg_pool_create(set.threads, &pool, NULL) != XCHG_OK)
     return fprintf(stderr, "xchg bench shuffle: cannot create a pool of %d threads\n", set.threads),

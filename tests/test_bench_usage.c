@@ -2,7 +2,8 @@
  * before any figure:
  *
  *  - a value out of range (--rows 0, --runs 0, --tasks 0, --processes 0,
- *    --threads 0 of every benchmark that takes them), a value that is not
+ *    --threads 0 of every benchmark that takes them, shuffle's --columns
+ *    257 and --codec brotli), a value that is not
  *    a number, a missing value, an unknown option or a stray argument: exit
  *    2, nothing on standard output (no help), and on standard error
  *    exactly two lines, the first naming the option and the valid range,
@@ -106,6 +107,21 @@ static const usage_case usage_cases[] = {
     {"rows", "--rows", "xchg bench rows: option '--rows' needs a value"},
     {"broadcast", "--quick --tasks", "xchg bench broadcast: option '--tasks' needs a value"},
     {"cat", "a b", "xchg bench cat: one FILE at most, not 'b' too"},
+    {"shuffle", "--rows 0",
+     "xchg bench shuffle: --rows must be an integer from 1 to 2147483647, not '0'"},
+    {"shuffle", "--threads 0",
+     "xchg bench shuffle: --threads must be an integer from 1 to 256, not '0'"},
+    {"shuffle", "--runs 1001",
+     "xchg bench shuffle: --runs must be an integer from 1 to 1000, not '1001'"},
+    {"shuffle", "--columns 5,257",
+     "xchg bench shuffle: --columns takes up to 8 comma-separated values, each an integer from 1 "
+     "to 256, not '5,257'"},
+    {"shuffle", "--codec lz4,brotli",
+     "xchg bench shuffle: --codec takes up to 8 comma-separated values, each none, lz4, zstd or "
+     "snappy, not 'lz4,brotli'"},
+    {"shuffle", "--bogus", "xchg bench shuffle: unknown option '--bogus'"},
+    {"shuffle", "--rows", "xchg bench shuffle: option '--rows' needs a value"},
+    {"shuffle", "a b", "xchg bench shuffle: one FILE at most, not 'b' too"},
 };
 
 static void check_usage_errors(void) {
