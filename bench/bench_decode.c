@@ -484,6 +484,15 @@ static int split_payloads(const uint8_t *data, size_t size, char **columns, int 
   struct ArrowSchema schema;
   xchg_status st = xchg_ipc_reader_open_memory(data, size, NULL, NULL, &opts, &reader, &err);
   if (st != XCHG_OK) return fprintf(stderr, "xchg bench decode: %s\n", err.message), -1;
+  /* The payloads are cut from the stream format; a file's schema is after
+   * its magic, or in its footer alone (Arrow JS), where none is cut. */
+  if (xchg_ipc_reader_format(reader) == XCHG_IPC_FILE) {
+    xchg_ipc_reader_free(reader);
+    fprintf(stderr,
+            "xchg bench decode: --payloads: the input is an IPC file, and payloads are cut "
+            "from an IPC stream (`xchg convert FILE OUT` writes it as one)\n");
+    return -1;
+  }
   while ((st = xchg_ipc_reader_next(reader, &a, &err)) == XCHG_OK && a.release) a.release(&a);
   if (st == XCHG_OK) st = xchg_ipc_reader_schema(reader, &schema, &err);
   xchg_ipc_reader_free(reader);

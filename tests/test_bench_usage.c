@@ -22,7 +22,8 @@
  *    read validated in full (not beside trusted or compressed ones), of the
  *    shape or of a FILE, and prints the validated read against it;
  *  - `bench decode FILE` of IPC streams one after another fails, naming
- *    where the bytes it would not read begin. */
+ *    where the bytes it would not read begin; `--payloads` of an IPC file
+ *    fails saying that payloads are cut from an IPC stream. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -327,6 +328,28 @@ static void check_decode_concatenated(void) {
   tu_run("rm -f '%s' '%s.2'", file, file);
 }
 
+/* --payloads cuts an IPC stream into payloads: of an IPC file (gen --file)
+ * it says so, rather than reading the file's magic as the schema message. */
+static void check_decode_payloads_of_file(void) {
+  char file[] = "/tmp/xchg-bench-payloads-XXXXXX";
+  int fd = mkstemp(file);
+  if (!TU_CHECK(fd >= 0, "mkstemp: %s", strerror(errno))) return;
+  close(fd);
+  tu_cli_result r = run(cli, "gen cache %s --rows 3000 --file -f", file);
+  TU_CHECK(r.exit_code == 0, "gen cache --file: exit %d: %.300s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+  r = run(cli, "bench decode %s --payloads --runs 1 --threads 1", file);
+  TU_CHECK(r.exit_code == 1 &&
+               strstr(r.err,
+                      "--payloads: the input is an IPC file, and payloads are cut from an "
+                      "IPC stream") &&
+               !strstr(r.out, "median_ms"),
+           "bench decode --payloads of an IPC file: exit %d, stdout %.500s, stderr %.500s",
+           r.exit_code, r.out, r.err);
+  tu_cli_result_free(&r);
+  tu_run("rm -f '%s'", file);
+}
+
 static void cat_finds_polars(void) {
   char dir[] = "/tmp/xchg-bench-usage-XXXXXX";
   if (!TU_CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno))) return;
@@ -343,6 +366,7 @@ int main(int argc, char **argv) {
       {"broadcast_note", check_broadcast_note},
       {"decode_validation_floor", check_decode_validation_floor},
       {"decode_concatenated", check_decode_concatenated},
+      {"decode_payloads_of_file", check_decode_payloads_of_file},
   };
   return TU_MAIN(argc, argv, "bench_usage", cases);
 }
