@@ -8,7 +8,8 @@
  *    generated_dictionary.stream in lz4-java blocks of 32 KiB, as Spark
  *    writes them): it must exit 0 and print exactly the lines shown, a
  *    line "..." standing for any number of lines; a file an example names
- *    that is neither is a failure;
+ *    that is neither is a failure, and so is a README that names
+ *    broadcast.lz4 without saying that this test writes it;
  *  - the synopsis (the code block of "xchg ..." lines): per command, the
  *    options it shows are exactly those of the usage lines of
  *    `xchg COMMAND --help`, and the benchmarks it lists are exactly those
@@ -396,6 +397,18 @@ static void check_prose(const char *section) {
   printf("readme: %d named commands, %d options checked\n", spans, named.n);
 }
 
+/* broadcast.lz4 is no gold file: the README must say where it comes from
+ * where it names it, or a reader running the example finds no such file. */
+static void check_made_files_explained(const char *section) {
+  const char *named = strstr(section, "`broadcast.lz4`");
+  const char *said = named ? strstr(named, "`ctest -R readme`") : NULL;
+  const char *verb = said ? said + strlen("`ctest -R readme`") : NULL;
+  while (verb && isspace((unsigned char)*verb)) verb++; /* the line may break there */
+  TU_CHECK(said != NULL && said - named < 300 && strncmp(verb, "writes it", 9) == 0,
+           "the README names broadcast.lz4 without saying that it is no gold file and that "
+           "`ctest -R readme` writes it");
+}
+
 /* The README's command line section: every example session run, its
  * synopsis against the --help texts, the options its prose names. */
 static void examples_and_prose(void) {
@@ -427,6 +440,7 @@ static void examples_and_prose(void) {
            sessions, synopses);
   printf("readme: %d example sessions run\n", sessions);
   check_prose(text);
+  check_made_files_explained(text);
   free(text);
   free(readme);
   free(all_help.data);
