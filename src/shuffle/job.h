@@ -58,7 +58,8 @@ typedef struct job {
   int64_t placed; /* items appended so far */
   xchg_status status;
   xchg_error error;
-  int64_t ns, decoded_bytes;
+  int64_t ns, decoded_bytes; /* ns: job_run's, on the pool or the caller */
+  int64_t inline_ns;         /* placing as planned, on the planner's thread only */
 } job;
 
 /* Prefixes err with "block B (source S, byte O): " when st fails. */

@@ -63,6 +63,7 @@ struct xchg_shuffle_reader {
   int64_t job_head, job_count, jobs_limit;
   int64_t held_bytes;  /* planned bytes of the jobs held */
   int place_inline;    /* the next job is placed as planned, not on the pool */
+  job *placed_inline;  /* the job a call of plan placed into, if any */
   int planned_end;     /* the input ended and every job is closed */
   xchg_status stopped; /* planning failed: reported after the jobs before it */
   xchg_error stop_error;

@@ -229,7 +229,7 @@ static job *open_job(xchg_shuffle_reader *r) {
   j->schema = &r->schema;
   j->pass = 0;
   j->n_items = j->n_refs = j->n_out = j->taken = j->placed = 0;
-  j->rows = j->bytes = j->cost = j->ns = j->decoded_bytes = 0;
+  j->rows = j->bytes = j->cost = j->ns = j->inline_ns = j->decoded_bytes = 0;
   j->compressed = j->in_arenas = j->started = j->finished = 0;
   j->inline_placed = r->place_inline;
   j->status = XCHG_OK;
@@ -398,8 +398,10 @@ static xchg_status take_batch(xchg_shuffle_reader *r, const ipc_message_view *m,
   }
   /* Placed as planned, the batch's bytes are still in the cache (placing
    * a job's record batches only once all are planned measured slower). */
-  if (j->inline_placed && (st = job_place_next(j, err)) != XCHG_OK)
-    return message_error(r, st, err);
+  if (j->inline_placed) {
+    if ((st = job_place_next(j, err)) != XCHG_OK) return message_error(r, st, err);
+    r->placed_inline = j;
+  }
   return j->rows >= r->opts.target_rows || j->bytes >= r->opts.target_bytes
              ? shuffle_close_job(r, err)
              : XCHG_OK;
@@ -505,17 +507,16 @@ static xchg_status plan_job(xchg_shuffle_reader *r, int *state, xchg_error *err)
  * decompressing and copying here, not in job_run, so that time is counted
  * in the job's (decompress_ns or copy_ns) per call, not per block.  A call
  * plans one job; what it waited for input, or spent decompressing Comet
- * blocks, is counted by the input and left out. */
+ * blocks, is counted by the input and left out.  The time goes to the
+ * job's inline_ns, which only this thread writes: once closed, the job may
+ * be finishing on the pool, which writes its ns and placed. */
 static xchg_status plan(xchg_shuffle_reader *r, int *state, xchg_error *err) {
   int64_t t0 = monotonic_ns(), input0 = r->in.wait_ns + r->in.decompress_ns;
-  job *open = r->job_count > 0 && !job_at(r, r->job_count - 1)->started
-                  ? job_at(r, r->job_count - 1)
-                  : NULL;
-  int64_t placed0 = open ? open->placed : 0;
+  r->placed_inline = NULL;
   xchg_status st = plan_job(r, state, err);
-  job *j = r->job_count > 0 ? job_at(r, r->job_count - 1) : NULL;
-  if (j && j->placed > (j == open ? placed0 : 0))
-    j->ns += monotonic_ns() - t0 - (r->in.wait_ns + r->in.decompress_ns - input0);
+  if (r->placed_inline)
+    r->placed_inline->inline_ns +=
+        monotonic_ns() - t0 - (r->in.wait_ns + r->in.decompress_ns - input0);
   return st;
 }
 
@@ -538,9 +539,9 @@ static void finish_job(xchg_shuffle_reader *r, job *j) {
   j->finished = 1;
   r->m.decoded_bytes += j->decoded_bytes;
   if (j->compressed)
-    r->m.decompress_ns += j->ns;
+    r->m.decompress_ns += j->ns + j->inline_ns;
   else
-    r->m.copy_ns += j->ns;
+    r->m.copy_ns += j->ns + j->inline_ns;
 }
 
 static xchg_status fail(xchg_shuffle_reader *r, xchg_status st, const xchg_error *e) {
