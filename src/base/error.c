@@ -53,3 +53,7 @@ void xchg_error_prefix(xchg_error *err, const char *fmt, ...) {
   memcpy(err->message, prefix, plen);
   err->message[plen + mlen] = '\0';
 }
+
+xchg_status base_null_argument(const char *who, const char *what, xchg_error *err) {
+  return xchg_errorf(err, XCHG_EINVAL, "%s: %s is NULL", who, what);
+}

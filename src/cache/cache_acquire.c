@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/args.h"
 #include "cache/cache_internal.h"
 #include "codec/helpers.h"
 
@@ -294,7 +295,7 @@ void xchg_cache_holder_release(xchg_cache_holder *h) {
 static xchg_status holder_null(const char *who, const xchg_cache_holder *h, void *out,
                                size_t out_size, xchg_error *err) {
   if (out) memset(out, 0, out_size);
-  return xchg_errorf(err, XCHG_EINVAL, "%s: %s is NULL", who, !h ? "the holder" : "out");
+  return base_null_argument(who, !h ? "the holder" : "out", err);
 }
 
 xchg_status xchg_cache_holder_schema(const xchg_cache_holder *h, struct ArrowSchema *out,

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/args.h"
 #include "codec/helpers.h"
 #include "codec/stream_registry.h"
 #include "io/source_impl.h"
@@ -322,15 +323,9 @@ xchg_status xchg_istream_read_call(xchg_istream *s, void *dst, size_t n, size_t 
   return XCHG_OK;
 }
 
-/* A NULL stream or result pointer is the caller's mistake: XCHG_EINVAL
- * naming the call and the argument, the stream (if any) unchanged. */
-static xchg_status null_argument(const char *who, const char *what, xchg_error *err) {
-  return xchg_errorf(err, XCHG_EINVAL, "%s: %s is NULL", who, what);
-}
-
 xchg_status xchg_istream_next(xchg_istream *s, const void **ptr, size_t *len, xchg_error *err) {
   if (s == NULL || ptr == NULL || len == NULL)
-    return null_argument("xchg_istream_next", !s ? "the stream" : !ptr ? "ptr" : "len", err);
+    return base_null_argument("xchg_istream_next", !s ? "the stream" : !ptr ? "ptr" : "len", err);
   if (s->win.pos == s->win.end) {
     xchg_status st = refill(s, err);
     if (st != XCHG_OK) {
@@ -358,7 +353,11 @@ static size_t take_window(xchg_istream *s, uint8_t *dst, size_t cap) {
 xchg_status xchg_istream_next_into(xchg_istream *s, void *dst, size_t cap, size_t *n,
                                    xchg_error *err) {
   if (s == NULL || dst == NULL || n == NULL)
-    return null_argument("xchg_istream_next_into", !s ? "the stream" : !dst ? "dst" : "n", err);
+    return base_null_argument("xchg_istream_next_into",
+                              !s     ? "the stream"
+                              : !dst ? "dst"
+                                     : "n",
+                              err);
   *n = 0;
   if (cap == 0) return xchg_errorf(err, XCHG_EINVAL, "xchg_istream_next_into: no room (cap 0)");
   if (s->win.pos != s->win.end) {
@@ -386,7 +385,7 @@ void xchg_istream_unread(xchg_istream *s, size_t n) {
 
 xchg_status xchg_istream_next_member(xchg_istream *s, int *more, xchg_error *err) {
   if (s == NULL || more == NULL)
-    return null_argument("xchg_istream_next_member", !s ? "the stream" : "more", err);
+    return base_null_argument("xchg_istream_next_member", !s ? "the stream" : "more", err);
   *more = 0;
   if (s->failed != XCHG_OK) {
     if (err != NULL) *err = s->failure;
@@ -449,9 +448,9 @@ static const xchg_source_vtable borrowing_source = {source_read, NULL, NULL, sou
 /* A source over s, which stays the caller's on failure. */
 static xchg_status stream_source(const xchg_source_vtable *vtable, const char *who, xchg_istream *s,
                                  xchg_source **out, xchg_error *err) {
-  if (out == NULL) return xchg_source_null_arg(err, who, "out");
+  if (out == NULL) return base_null_argument(who, "out", err);
   *out = NULL;
-  if (s == NULL) return xchg_source_null_arg(err, who, "s");
+  if (s == NULL) return base_null_argument(who, "s", err);
   return xchg_source_create(vtable, s, -1, NULL, who, out, err);
 }
 

@@ -56,11 +56,11 @@ static xchg_status wrap(const char *who, const char *check_arg, xchg_source *inn
                         xchg_error *err) {
   xchg_status status = XCHG_OK;
   if (out == NULL)
-    status = xchg_source_null_arg(err, who, "out");
+    status = base_null_argument(who, "out", err);
   else
     *out = NULL;
-  if (status == XCHG_OK && inner == NULL) status = xchg_source_null_arg(err, who, "inner");
-  if (status == XCHG_OK && is_cancelled == NULL) status = xchg_source_null_arg(err, who, check_arg);
+  if (status == XCHG_OK && inner == NULL) status = base_null_argument(who, "inner", err);
+  if (status == XCHG_OK && is_cancelled == NULL) status = base_null_argument(who, check_arg, err);
   cancel_state *st = status == XCHG_OK ? malloc(sizeof *st) : NULL;
   if (status == XCHG_OK && st == NULL) status = xchg_source_no_memory(err, who);
   if (status == XCHG_OK)

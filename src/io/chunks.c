@@ -89,7 +89,7 @@ xchg_status xchg_source_from_chunks(const xchg_chunk *chunks, int64_t n_chunks,
                                     xchg_close_fn release, void *release_ctx, xchg_source **out,
                                     xchg_error *err) {
   static const char who[] = "xchg_source_from_chunks";
-  if (out == NULL) return xchg_source_null_arg(err, who, "out");
+  if (out == NULL) return base_null_argument(who, "out", err);
   *out = NULL;
   if (n_chunks < 0)
     return xchg_errorf(err, XCHG_EINVAL, "%s: negative chunk count %lld", who, (long long)n_chunks);

@@ -44,9 +44,9 @@ static const xchg_source_vtable read_at_vtable = {read_at_read, read_at_seek, re
 xchg_status xchg_source_from_read_at(int64_t size, xchg_read_at_fn read_at, xchg_close_fn close_fn,
                                      void *ctx, xchg_source **out, xchg_error *err) {
   static const char who[] = "xchg_source_from_read_at";
-  if (!out) return xchg_source_null_arg(err, who, "out");
+  if (!out) return base_null_argument(who, "out", err);
   *out = NULL;
-  if (!read_at) return xchg_source_null_arg(err, who, "read_at");
+  if (!read_at) return base_null_argument(who, "read_at", err);
   if (size < 0) return xchg_errorf(err, XCHG_EINVAL, "%s: negative size %" PRId64, who, size);
   read_at_state *st = malloc(sizeof *st);
   if (!st) return xchg_source_no_memory(err, who);

@@ -25,10 +25,6 @@
 /* Scratch space for skipping on sources that cannot seek. */
 #define SKIP_CHUNK 16384
 
-xchg_status xchg_source_null_arg(xchg_error *err, const char *who, const char *arg) {
-  return xchg_errorf(err, XCHG_EINVAL, "%s: %s is NULL", who, arg);
-}
-
 xchg_status xchg_source_no_memory(xchg_error *err, const char *who) {
   return xchg_errorf(err, XCHG_ENOMEM, "%s: out of memory creating the source", who);
 }
@@ -82,9 +78,9 @@ static const xchg_source_vtable memory_vtable = {memory_read, memory_seek, NULL,
 
 xchg_status xchg_source_from_buf(xchg_buf *buf, xchg_source **out, xchg_error *err) {
   static const char who[] = "xchg_source_from_buf";
-  if (out == NULL) return xchg_source_null_arg(err, who, "out");
+  if (out == NULL) return base_null_argument(who, "out", err);
   *out = NULL;
-  if (buf == NULL) return xchg_source_null_arg(err, who, "buf");
+  if (buf == NULL) return base_null_argument(who, "buf", err);
   xchg_status status = xchg_source_create(&memory_vtable, NULL, (int64_t)xchg_buf_size(buf),
                                           xchg_buf_ref(buf), who, out, err);
   if (status != XCHG_OK) xchg_buf_unref(buf); /* the reference just taken */
@@ -94,7 +90,7 @@ xchg_status xchg_source_from_buf(xchg_buf *buf, xchg_source **out, xchg_error *e
 xchg_status xchg_source_from_memory(const void *data, size_t size, xchg_release_fn release,
                                     void *release_ctx, xchg_source **out, xchg_error *err) {
   static const char who[] = "xchg_source_from_memory";
-  if (out == NULL) return xchg_source_null_arg(err, who, "out");
+  if (out == NULL) return base_null_argument(who, "out", err);
   *out = NULL;
   if (data == NULL && size > 0)
     return xchg_errorf(err, XCHG_EINVAL, "%s: data is NULL with a size of %zu bytes", who, size);
@@ -269,7 +265,7 @@ static const xchg_source_vtable fd_stream_vtable = {fd_read, NULL, fd_close, NUL
 
 xchg_status xchg_source_from_fd(int fd, int own_fd, xchg_source **out, xchg_error *err) {
   static const char who[] = "xchg_source_from_fd";
-  if (out == NULL) return xchg_source_null_arg(err, who, "out");
+  if (out == NULL) return base_null_argument(who, "out", err);
   *out = NULL;
   if (fd < 0) return xchg_errorf(err, XCHG_EINVAL, "%s: fd %d is negative", who, fd);
   fd_state *st = malloc(sizeof *st);
@@ -325,9 +321,9 @@ static const xchg_source_vtable callback_vtable = {callback_read, NULL, callback
 xchg_status xchg_source_from_callback(xchg_read_fn read_fn, xchg_close_fn close_fn, void *ctx,
                                       xchg_source **out, xchg_error *err) {
   static const char who[] = "xchg_source_from_callback";
-  if (out == NULL) return xchg_source_null_arg(err, who, "out");
+  if (out == NULL) return base_null_argument(who, "out", err);
   *out = NULL;
-  if (read_fn == NULL) return xchg_source_null_arg(err, who, "read_fn");
+  if (read_fn == NULL) return base_null_argument(who, "read_fn", err);
   callback_state *st = malloc(sizeof *st);
   if (st == NULL) return xchg_source_no_memory(err, who);
   st->read_fn = read_fn;

@@ -8,6 +8,7 @@
 #ifndef XCHG_SOURCE_IMPL_H
 #define XCHG_SOURCE_IMPL_H
 
+#include "base/args.h"
 #include "xchg/io.h"
 
 typedef struct xchg_source_vtable {
@@ -44,9 +45,8 @@ XCHG_NODISCARD xchg_status xchg_source_create(const xchg_source_vtable *vtable, 
                                               int64_t size, xchg_buf *memory, const char *who,
                                               xchg_source **out, xchg_error *err);
 
-/* The errors every constructor gives alike: `who`'s argument `arg` is NULL
- * (XCHG_EINVAL), and no memory for the source (XCHG_ENOMEM). */
-xchg_status xchg_source_null_arg(xchg_error *err, const char *who, const char *arg);
+/* The error every constructor gives alike when no memory is left for the
+ * source (XCHG_ENOMEM); a NULL argument is base_null_argument's. */
 xchg_status xchg_source_no_memory(xchg_error *err, const char *who);
 
 #endif

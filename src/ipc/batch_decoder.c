@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/args.h"
 #include "base/cpu.h"
 #include "base/pool_internal.h"
 #include "ipc/decode.h"
@@ -151,8 +152,7 @@ xchg_status xchg_batch_decoder_schema(const xchg_batch_decoder *dec, struct Arro
                                       xchg_error *err) {
   if (!dec || !out) {
     if (out) memset(out, 0, sizeof *out);
-    return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_schema: %s is NULL",
-                       !dec ? "the decoder" : "out");
+    return base_null_argument("xchg_batch_decoder_schema", !dec ? "the decoder" : "out", err);
   }
   return ipc_schema_export(&dec->schema, out, err);
 }
@@ -640,7 +640,7 @@ xchg_status xchg_batch_decoder_decode_many(const xchg_batch_decoder *dec, xchg_s
   if (metadata_bytes) *metadata_bytes = 0;
   if (!dec) { /* every out released-state, as on any error */
     for (int64_t i = 0; outs && i < n; i++) memset(&outs[i], 0, sizeof outs[i]);
-    return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_decode_many: the decoder is NULL");
+    return base_null_argument("xchg_batch_decoder_decode_many", "the decoder", err);
   }
   if (n < 0 || (n > 0 && (!srcs || !outs)))
     return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_decode_many: bad arguments");
@@ -688,8 +688,7 @@ xchg_status xchg_batch_decoder_decode(const xchg_batch_decoder *dec, xchg_source
                                       int64_t batch, struct ArrowArray *out, xchg_error *err) {
   if (!dec || !out) {
     if (out) memset(out, 0, sizeof *out);
-    return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_decode: %s is NULL",
-                       !dec ? "the decoder" : "out");
+    return base_null_argument("xchg_batch_decoder_decode", !dec ? "the decoder" : "out", err);
   }
   return xchg_batch_decoder_decode_many(dec, &src, 1, batch, out, NULL, err);
 }

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/args.h"
 #include "base/cpu.h"
 #include "ipc/array_stream.h"
 #include "ipc/decode.h"
@@ -517,18 +518,11 @@ xchg_status reader_take_schema_message(xchg_ipc_reader *r, ipc_message *m, ipc_s
 
 /* ---- public API ------------------------------------------------------------ */
 
-/* A NULL reader, out or source is the caller's mistake, not a failure of
- * the reader: XCHG_EINVAL naming the argument, which later calls do not
- * repeat. */
-static xchg_status null_argument(const char *who, const char *what, xchg_error *err) {
-  return xchg_errorf(err, XCHG_EINVAL, "%s: %s is NULL", who, what);
-}
-
 xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_ipc_read_options *opts,
                                  xchg_ipc_reader **out, xchg_error *err) {
   if (!src || !out) {
     xchg_source_free(src); /* taken over, as on any failure */
-    return null_argument("xchg_ipc_reader_open", !src ? "the source" : "out", err);
+    return base_null_argument("xchg_ipc_reader_open", !src ? "the source" : "out", err);
   }
   *out = NULL;
   xchg_ipc_read_options defaults;
@@ -572,7 +566,7 @@ xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_ipc_read_options *
 xchg_status xchg_ipc_reader_open_file(const char *path, const xchg_ipc_read_options *opts,
                                       xchg_ipc_reader **out, xchg_error *err) {
   xchg_source *src;
-  if (!out) return null_argument("xchg_ipc_reader_open_file", "out", err);
+  if (!out) return base_null_argument("xchg_ipc_reader_open_file", "out", err);
   *out = NULL;
   xchg_status st = xchg_source_open_file(path, XCHG_FILE_MMAP, &src, err);
   return st == XCHG_OK ? xchg_ipc_reader_open(src, opts, out, err) : st;
@@ -582,7 +576,7 @@ xchg_status xchg_ipc_reader_open_memory(const void *data, size_t size, xchg_rele
                                         void *release_ctx, const xchg_ipc_read_options *opts,
                                         xchg_ipc_reader **out, xchg_error *err) {
   xchg_source *src;
-  if (!out) return null_argument("xchg_ipc_reader_open_memory", "out", err);
+  if (!out) return base_null_argument("xchg_ipc_reader_open_memory", "out", err);
   *out = NULL;
   xchg_status st = xchg_source_from_memory(data, size, release, release_ctx, &src, err);
   return st == XCHG_OK ? xchg_ipc_reader_open(src, opts, out, err) : st;
@@ -623,7 +617,7 @@ static xchg_status check_nothing_read_ahead(const xchg_ipc_reader *r, xchg_error
  * no column at all). */
 static xchg_status check_selection(const char *who, const xchg_ipc_reader *r, const void *list,
                                    int64_t n, xchg_error *err) {
-  if (!r) return null_argument(who, "the reader", err);
+  if (!r) return base_null_argument(who, "the reader", err);
   if (n < 0) return xchg_errorf(err, XCHG_EINVAL, "%s: n is negative (%lld)", who, (long long)n);
   if (n > 0 && !list)
     return xchg_errorf(err, XCHG_EINVAL, "%s: %lld columns at NULL", who, (long long)n);
@@ -653,7 +647,7 @@ xchg_status xchg_ipc_reader_schema(const xchg_ipc_reader *r, struct ArrowSchema 
                                    xchg_error *err) {
   if (!r || !out) {
     if (out) memset(out, 0, sizeof *out);
-    return null_argument("xchg_ipc_reader_schema", !r ? "the reader" : "out", err);
+    return base_null_argument("xchg_ipc_reader_schema", !r ? "the reader" : "out", err);
   }
   return ipc_schema_export(&r->schema, out, err);
 }
@@ -662,7 +656,7 @@ xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *r, int64_t i, struct Arr
                                        xchg_error *err) {
   if (out) memset(out, 0, sizeof *out);
   if (!r || !out)
-    return null_argument("xchg_ipc_reader_read_batch", !r ? "the reader" : "out", err);
+    return base_null_argument("xchg_ipc_reader_read_batch", !r ? "the reader" : "out", err);
   if (r->n_batches < 0)
     return xchg_errorf(err, XCHG_ENOTSUP,
                        "random access needs the file format from a seekable input");
@@ -702,7 +696,7 @@ xchg_status ipc_reader_next_array(xchg_ipc_reader *r, ipc_array **out, xchg_erro
 xchg_status xchg_ipc_reader_next(xchg_ipc_reader *r, struct ArrowArray *out, xchg_error *err) {
   ipc_array *a;
   if (out) memset(out, 0, sizeof *out);
-  if (!r || !out) return null_argument("xchg_ipc_reader_next", !r ? "the reader" : "out", err);
+  if (!r || !out) return base_null_argument("xchg_ipc_reader_next", !r ? "the reader" : "out", err);
   xchg_status st = ipc_reader_next_array(r, &a, err);
   if (st != XCHG_OK || !a) return st;
   st = ipc_array_export(a, out, &r->deferred_error);
@@ -740,7 +734,11 @@ xchg_status xchg_ipc_reader_peek(xchg_ipc_reader *r, xchg_batch_header *out, int
   if (out) memset(out, 0, sizeof *out);
   if (at_end) *at_end = 0;
   if (!r || !out || !at_end)
-    return null_argument("xchg_ipc_reader_peek", !r ? "the reader" : !out ? "out" : "at_end", err);
+    return base_null_argument("xchg_ipc_reader_peek",
+                              !r     ? "the reader"
+                              : !out ? "out"
+                                     : "at_end",
+                              err);
   if (ipc_readahead_count(&r->ahead) > 0)
     return xchg_errorf(err, XCHG_EINVAL,
                        "peek after batches were read ahead (use peek without a pool)");
@@ -765,7 +763,7 @@ xchg_status xchg_ipc_reader_peek(xchg_ipc_reader *r, xchg_batch_header *out, int
 }
 
 xchg_status xchg_ipc_reader_skip(xchg_ipc_reader *r, xchg_error *err) {
-  if (!r) return null_argument("xchg_ipc_reader_skip", "the reader", err);
+  if (!r) return base_null_argument("xchg_ipc_reader_skip", "the reader", err);
   if (!r->has_held) return xchg_errorf(err, XCHG_EINVAL, "skip without a peeked batch");
   xchg_status st = pass_body(r, &r->held, err);
   drop_held(r);

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/args.h"
 #include "codec/helpers.h"
 #include "ipc/decode.h"
 #include "ipc/dictionary.h"
@@ -660,7 +661,7 @@ static void start_reading(xchg_shuffle_reader *r) {
 /* A NULL reader or out is the caller's mistake, not a failure of the
  * reader: XCHG_EINVAL, which later calls do not repeat. */
 static xchg_status null_argument(const char *who, const xchg_shuffle_reader *r, xchg_error *err) {
-  return xchg_errorf(err, XCHG_EINVAL, "%s: %s is NULL", who, r ? "out" : "the reader");
+  return base_null_argument(who, r ? "out" : "the reader", err);
 }
 
 xchg_status xchg_shuffle_reader_schema(xchg_shuffle_reader *r, struct ArrowSchema *out,
