@@ -11,6 +11,12 @@
 
 #include "cli/command.h"
 
+/* The ranges the benchmarks accept (what fits their tables and memory). */
+#define BENCH_MAX_ROWS 1000000000
+#define BENCH_MAX_RUNS 1000
+#define BENCH_MAX_THREADS 256
+#define BENCH_MAX_TASKS 100000
+
 /* `xchg bench`: runs the benchmark named argv[1] (argv[0] is "bench");
  * with no name or an unknown one, lists the benchmarks. */
 extern const xc_command xchg_bench_command;

@@ -25,7 +25,8 @@
 
 #include "broadcast_data.h"
 #include "gen/shapes.h"
-#include "options.h"
+#include "bench.h"
+#include "cli/options.h"
 #include "stats.h"
 #include "xchg/cache.h"
 #include "xchg/stream.h"
@@ -339,19 +340,20 @@ int xchg_bench_broadcast(int argc, char **argv) {
   int threads[8] = {1, bench_cores(), 8}, n_threads = 3;
   int json = 0, opt;
   bool ok = true;
-  bench_options_begin();
-  while (ok && (opt = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
+  xc_options_begin();
+  while (ok && (opt = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
     switch (opt) {
       case 'r':
-        ok = bench_int_option("broadcast", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows);
+        ok = xc_int_option("bench broadcast", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows);
         break;
       case 'n':
-        n_tasks = bench_list_option("broadcast", "--tasks", optarg, 1, BENCH_MAX_TASKS, tasks, 8);
+        n_tasks =
+            xc_list_option("bench broadcast", "--tasks", optarg, 1, BENCH_MAX_TASKS, tasks, 8);
         ok = n_tasks > 0;
         break;
       case 't':
-        n_threads =
-            bench_list_option("broadcast", "--threads", optarg, 1, BENCH_MAX_THREADS, threads, 8);
+        n_threads = xc_list_option("bench broadcast", "--threads", optarg, 1, BENCH_MAX_THREADS,
+                                   threads, 8);
         ok = n_threads > 0;
         break;
       case 'q':
@@ -361,12 +363,12 @@ int xchg_bench_broadcast(int argc, char **argv) {
         break;
       case 'j': json = 1; break;
       case 'h': usage(stdout); return 0;
-      default: return bench_option_error("broadcast", argv, opt);
+      default: return xc_option_error("bench broadcast", argv, long_opts, opt);
     }
   }
   if (!ok) return 2;
   if (optind < argc)
-    return bench_usage_error("broadcast", "unexpected argument '%s'", argv[optind]);
+    return xc_usage_error("bench broadcast", "unexpected argument '%s'", argv[optind]);
   /* Dedupe thread counts (nproc may be 1 or 8). */
   int m = 0;
   for (int i = 0; i < n_threads; i++) {

@@ -28,7 +28,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "options.h"
+#include "bench.h"
+#include "cli/options.h"
 #include "stats.h"
 
 extern char **environ;
@@ -219,23 +220,23 @@ int xchg_bench_cat(int argc, char **argv) {
   static const struct option longs[] = {
       {"rows", 1, 0, 'r'},   {"runs", 1, 0, 'k'}, {"json", 0, 0, 'j'}, {"to-file", 0, 0, 'f'},
       {"polars", 1, 0, 'p'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-  bench_options_begin();
-  while (ok && (opt = getopt_long(argc, argv, ":", longs, NULL)) != -1) {
+  xc_options_begin();
+  while (ok && (opt = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
     switch (opt) {
-      case 'r': ok = bench_int_option("cat", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows); break;
+      case 'r': ok = xc_int_option("bench cat", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows); break;
       case 'k':
-        ok = bench_int_option("cat", "--runs", optarg, 1, BENCH_MAX_RUNS, &v), runs = (int)v;
+        ok = xc_int_option("bench cat", "--runs", optarg, 1, BENCH_MAX_RUNS, &v), runs = (int)v;
         break;
       case 'j': json = true; break;
       case 'f': to_file = true; break;
       case 'p': polars_dir = optarg; break;
       case 'h': return usage();
-      default: return bench_option_error("cat", argv, opt);
+      default: return xc_option_error("bench cat", argv, longs, opt);
     }
   }
   if (!ok) return 2;
   if (optind + 1 < argc)
-    return bench_usage_error("cat", "one FILE at most, not '%s' too", argv[optind + 1]);
+    return xc_usage_error("bench cat", "one FILE at most, not '%s' too", argv[optind + 1]);
   cat_bench b;
   memset(&b, 0, sizeof b);
   ssize_t len = readlink("/proc/self/exe", b.exe, sizeof b.exe - 1);

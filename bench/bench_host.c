@@ -51,7 +51,8 @@
 #include <unistd.h>
 
 #include "broadcast_data.h"
-#include "options.h"
+#include "bench.h"
+#include "cli/options.h"
 #include "stats.h"
 #include "xchg/stream.h"
 #include "xchg/testing.h"
@@ -537,24 +538,24 @@ int xchg_bench_host(int argc, char **argv) {
   const char *parent_dir = stat("/dev/shm", &st) == 0 ? "/dev/shm" : "/tmp";
   int validation = XCHG_VALIDATE_FULL;
   bool ok = true;
-  bench_options_begin();
-  while (ok && (opt = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
+  xc_options_begin();
+  while (ok && (opt = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
     switch (opt) {
       case 'p':
         n_processes =
-            bench_list_option("host", "--processes", optarg, 1, MAX_PROCESSES, processes, 8);
+            xc_list_option("bench host", "--processes", optarg, 1, MAX_PROCESSES, processes, 8);
         ok = n_processes > 0;
         break;
       case 'n':
-        ok = bench_int_option("host", "--tasks", optarg, 1, BENCH_MAX_TASKS, &v), tasks = (int)v;
+        ok = xc_int_option("bench host", "--tasks", optarg, 1, BENCH_MAX_TASKS, &v), tasks = (int)v;
         break;
       case 't':
-        ok = bench_int_option("host", "--threads", optarg, 1, BENCH_MAX_THREADS, &v),
+        ok = xc_int_option("bench host", "--threads", optarg, 1, BENCH_MAX_THREADS, &v),
         threads = (int)v;
         break;
-      case 'r': ok = bench_int_option("host", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows); break;
+      case 'r': ok = xc_int_option("bench host", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows); break;
       case 'k':
-        ok = bench_int_option("host", "--runs", optarg, 1, MAX_RUNS, &v), runs = (int)v;
+        ok = xc_int_option("bench host", "--runs", optarg, 1, MAX_RUNS, &v), runs = (int)v;
         break;
       case 'j': json = 1; break;
       case 'd': parent_dir = optarg; break;
@@ -564,15 +565,15 @@ int xchg_bench_host(int argc, char **argv) {
                      : strcmp(optarg, "both") == 0   ? VALIDATION_BOTH
                                                      : -1;
         if (validation < 0)
-          return bench_usage_error("host", "--validation must be full, bounds or both, not '%s'",
-                                   optarg);
+          return xc_usage_error("bench host", "--validation must be full, bounds or both, not '%s'",
+                                optarg);
         break;
       case 'h': usage(stdout); return 0;
-      default: return bench_option_error("host", argv, opt);
+      default: return xc_option_error("bench host", argv, long_opts, opt);
     }
   }
   if (!ok) return 2;
-  if (optind < argc) return bench_usage_error("host", "unexpected argument '%s'", argv[optind]);
+  if (optind < argc) return xc_usage_error("bench host", "unexpected argument '%s'", argv[optind]);
   config cfg;
   memset(&cfg, 0, sizeof cfg);
   xchg_buf *input = make_input(rows, &cfg.want);

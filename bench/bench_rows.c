@@ -22,13 +22,15 @@
  * seed; every timed loop checksums the rows it read, and the sum is checked
  * against the one computed from the generator's rows. */
 #include <lz4frame.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
 
 #include "gen/shape_rows.h"
-#include "options.h"
+#include "bench.h"
+#include "cli/options.h"
 #include "stats.h"
 #include "xchg/rows.h"
 #include "xchg/stream.h"
@@ -391,21 +393,24 @@ static const char rows_help[] =
     "  --json     one JSON object (the same figures, no noise judgement)\n";
 
 int xchg_bench_rows(int argc, char **argv) {
+  static const struct option longs[] = {{"rows", required_argument, NULL, 'r'},
+                                        {"json", no_argument, NULL, 'j'},
+                                        {"help", no_argument, NULL, 'h'},
+                                        {NULL, 0, NULL, 0}};
   int64_t nrows = 10000000;
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      fputs(rows_help, stdout);
-      return 0;
-    } else if (strcmp(argv[i], "--rows") == 0) {
-      if (i + 1 == argc) return bench_usage_error("rows", "option '--rows' needs a value");
-      if (!bench_int_option("rows", "--rows", argv[++i], 1, BENCH_MAX_ROWS, &nrows)) return 2;
-    } else if (strcmp(argv[i], "--json") == 0) {
-      json = 1;
-    } else {
-      return bench_usage_error("rows", "unknown option '%s'", argv[i]);
+  int json = 0, opt;
+  xc_options_begin();
+  while ((opt = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+    switch (opt) {
+      case 'r':
+        if (!xc_int_option("bench rows", "--rows", optarg, 1, BENCH_MAX_ROWS, &nrows)) return 2;
+        break;
+      case 'j': json = 1; break;
+      case 'h': fputs(rows_help, stdout); return 0;
+      default: return xc_option_error("bench rows", argv, longs, opt);
     }
   }
+  if (optind < argc) return xc_usage_error("bench rows", "unexpected argument '%s'", argv[optind]);
 
   static const xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_FRAME, XCHG_STREAM_ZSTD};
   figure figs[2][LOOP_KINDS];

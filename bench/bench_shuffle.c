@@ -68,7 +68,7 @@
 
 #include "codec/stream_hash.h"
 #include "gen/shape_shuffle.h"
-#include "options.h"
+#include "cli/options.h"
 #include "stats.h"
 #include "touch.h"
 #include "xchg/stream.h"
@@ -1619,8 +1619,8 @@ static bool parse_list(const char *arg, const char *option, const char *each,
        tok = strtok_r(NULL, ",", &save))
     ok = out->n < 8 && parse(tok, &out->v[out->n++]) == 0;
   if (ok && out->n > 0) return true;
-  bench_usage_error("shuffle", "%s takes up to 8 comma-separated values, each %s, not '%s'", option,
-                    each, arg);
+  xc_usage_error("bench shuffle", "%s takes up to 8 comma-separated values, each %s, not '%s'",
+                 option, each, arg);
   return false;
 }
 
@@ -1661,8 +1661,8 @@ int xchg_bench_shuffle(int argc, char **argv) {
   int64_t rows = -1, v;
   int opt, quick = 0, given_format = 0, given_shape = 0;
   bool ok = true;
-  bench_options_begin();
-  while (ok && (opt = getopt_long(argc, argv, ":", long_opts, NULL)) != -1) {
+  xc_options_begin();
+  while (ok && (opt = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
     switch (opt) {
       case 'f':
         ok = parse_list(optarg, "--format", "comet or ipc", parse_framing, &framings);
@@ -1681,22 +1681,23 @@ int xchg_bench_shuffle(int argc, char **argv) {
         given_shape = 1;
         break;
       case 'r':
-        ok = bench_int_option("shuffle", "--rows", optarg, 1, INT32_MAX, &rows), given_shape = 1;
+        ok = xc_int_option("bench shuffle", "--rows", optarg, 1, INT32_MAX, &rows), given_shape = 1;
         break;
       case 'T':
-        ok = bench_int_option("shuffle", "--target-rows", optarg, 1, INT32_MAX, &set.target_rows);
+        ok =
+            xc_int_option("bench shuffle", "--target-rows", optarg, 1, INT32_MAX, &set.target_rows);
         break;
       case 't':
-        ok = bench_int_option("shuffle", "--threads", optarg, 1, MAX_THREADS, &v);
+        ok = xc_int_option("bench shuffle", "--threads", optarg, 1, MAX_THREADS, &v);
         set.threads = (int)v;
         break;
       case 'k':
-        ok = bench_int_option("shuffle", "--runs", optarg, 1, MAX_RUNS, &v), set.runs = (int)v;
+        ok = xc_int_option("bench shuffle", "--runs", optarg, 1, MAX_RUNS, &v), set.runs = (int)v;
         break;
       case 'q': quick = 1; break;
       case 'j': set.json = 1; break;
       case 'h': usage(stdout); return 0;
-      default: return bench_option_error("shuffle", argv, opt);
+      default: return xc_option_error("bench shuffle", argv, long_opts, opt);
     }
   }
   if (!ok) return 2;
@@ -1704,18 +1705,18 @@ int xchg_bench_shuffle(int argc, char **argv) {
   if (rows < 0) rows = quick ? 16384 : SHAPE_SHUFFLE_ROWS;
   const char *file = optind < argc ? argv[optind] : NULL;
   if (optind + 1 < argc)
-    return bench_usage_error("shuffle", "one FILE at most, not '%s' too", argv[optind + 1]);
+    return xc_usage_error("bench shuffle", "one FILE at most, not '%s' too", argv[optind + 1]);
   if (file && (given_shape || (framings.n > 1 && given_format)))
-    return bench_usage_error(
-        "shuffle",
+    return xc_usage_error(
+        "bench shuffle",
         "with FILE, --columns, --block-rows and --rows do not apply, and --format takes one value");
   int configurations = 0;
   for (int f = 0; f < framings.n; f++)
     for (int c = 0; c < codecs.n; c++)
       configurations += framings.v[f] == SHAPE_SHUFFLE_COMET || codecs.v[c] != SHAPE_SHUFFLE_SNAPPY;
   if (!file && configurations == 0)
-    return bench_usage_error("shuffle",
-                             "snappy is for --format comet: IPC body compression has no snappy");
+    return xc_usage_error("bench shuffle",
+                          "snappy is for --format comet: IPC body compression has no snappy");
   xchg_pool *pool = NULL;
   if (set.threads > 1 && xchg_pool_create(set.threads, &pool, NULL) != XCHG_OK)
     return fprintf(stderr, "xchg bench shuffle: cannot create a pool of %d threads\n", set.threads),

@@ -17,7 +17,8 @@
 #include <string.h>
 
 #include "gen/shapes.h"
-#include "options.h"
+#include "bench.h"
+#include "cli/options.h"
 #include "stats.h"
 #include "xchg/writer.h"
 #include "xchg/xchg.h"
@@ -167,12 +168,14 @@ int xchg_bench_write(int argc, char **argv) {
                                         {"json", 0, 0, 'j'},
                                         {"help", 0, 0, 'h'},
                                         {0, 0, 0, 0}};
-  bench_options_begin();
-  while (ok && (opt = getopt_long(argc, argv, ":", longs, NULL)) != -1) {
+  xc_options_begin();
+  while (ok && (opt = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
     switch (opt) {
-      case 'r': ok = bench_int_option("write", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows); break;
+      case 'r':
+        ok = xc_int_option("bench write", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows);
+        break;
       case 'k':
-        ok = bench_int_option("write", "--runs", optarg, 1, BENCH_MAX_RUNS, &v), runs = (int)v;
+        ok = xc_int_option("bench write", "--runs", optarg, 1, BENCH_MAX_RUNS, &v), runs = (int)v;
         break;
       case 'j': json = 1; break;
       case 'h':
@@ -195,11 +198,11 @@ int xchg_bench_write(int argc, char **argv) {
             "  ratio        MB/s / fresh MB/s\n"
             "  output MB    the size of the IPC stream written\n");
         return 0;
-      default: return bench_option_error("write", argv, opt);
+      default: return xc_option_error("bench write", argv, longs, opt);
     }
   }
   if (!ok) return 2;
-  if (optind < argc) return bench_usage_error("write", "unexpected argument '%s'", argv[optind]);
+  if (optind < argc) return xc_usage_error("bench write", "unexpected argument '%s'", argv[optind]);
   input in = {0};
   shape_cache_schema(&in.schema);
   in.n = shape_cache_batches(rows);

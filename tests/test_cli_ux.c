@@ -12,6 +12,8 @@
  *    and the columnar format imply; the message list only with
  *    --messages; --json parses and agrees with the gold JSON;
  *  - conflicting or meaningless flags of convert and gen are usage errors;
+ *    every command takes "--name=value", "--" and unique prefixes, and
+ *    names the options an ambiguous prefix may be;
  *  - `bench rows --help` behaves like the other --helps, every bench
  *    --help explains its columns, and a cost inside the noise is never
  *    printed as a (negative) number;
@@ -526,6 +528,70 @@ static void check_flag_conflicts(void) {
   unlink(out);
 }
 
+/* Every command reads its line the same way (getopt_long): "--name=value"
+ * as "--name value", "--" ending the options so that an input named
+ * "-x.arrows" can be read, a unique prefix of a long name, "-h"; an
+ * ambiguous prefix names the options it may be, and a flag given a value
+ * says it takes none.  Run in tmp, where the dash-named files are. */
+static void check_option_forms(void) {
+  char in[4200], dash[4200], cwd[4096];
+  gold_path(in, sizeof in, "1.0.0-littleendian/generated_primitive.stream");
+  tmp_path(dash, sizeof dash, "-dash.arrows");
+  tu_run("cp '%s' '%s'", in, dash);
+  TU_CHECK(getcwd(cwd, sizeof cwd) != NULL && chdir(tmp) == 0, "chdir %s", tmp);
+  tu_cli_result want = run("cat '%s' --limit 3", in);
+  static const char *const same_rows[] = {"cat --limit=3 -- -dash.arrows",
+                                          "cat --lim 3 -- -dash.arrows",
+                                          "cat --format=csv ./-dash.arrows --limit=3"};
+  for (int i = 0; i < 3; i++) {
+    tu_cli_result r = run("%s", same_rows[i]);
+    TU_CHECK(r.exit_code == 0 && want.exit_code == 0 && strcmp(r.out, want.out) == 0,
+             "%s: exit %d, not the rows of cat FILE --limit 3: %.300s", same_rows[i], r.exit_code,
+             r.err);
+    tu_cli_result_free(&r);
+  }
+  tu_cli_result_free(&want);
+  static const char *const fine[] = {
+      "inspect --json -- -dash.arrows",
+      "convert --batch-rows=2 --compression=zstd --level=3 --align=64 -- -dash.arrows -out.arrows",
+      "gen rows --rows=10 --seed=7 -- -gen.rows"};
+  for (int i = 0; i < 3; i++) {
+    tu_cli_result r = run("%s", fine[i]);
+    TU_CHECK(r.exit_code == 0, "%s: exit %d: %.300s", fine[i], r.exit_code, r.err);
+    tu_cli_result_free(&r);
+  }
+  tu_cli_result a = run("cat -- -dash.arrows"), b = run("cat -- -out.arrows");
+  TU_CHECK(a.exit_code == 0 && b.exit_code == 0 && strcmp(a.out, b.out) == 0,
+           "convert --batch-rows=2 -- -dash.arrows -out.arrows changed the rows: %.300s", b.err);
+  tu_cli_result_free(&a);
+  tu_cli_result_free(&b);
+  static const struct {
+    const char *args, *says;
+  } refused[] = {{"cat --co x -- -dash.arrows", "'--co' is ambiguous: --columns or --codec"},
+                 {"inspect --json=yes -- -dash.arrows", "'--json=yes' takes no value"},
+                 {"convert -- -dash.arrows", "needs IN and OUT"},
+                 {"gen rows --rows=-1 x.rows", "--rows must be an integer from 0 to"},
+                 {"gen rows --seed=-1 x.rows", "--seed must be an integer from 0 to"},
+                 {"bench rows --rows=0", "--rows must be an integer from 1 to"},
+                 {"inspect -dash.arrows", "unknown option '-d'"}};
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+    tu_cli_result r = run("%s", refused[i].args);
+    TU_CHECK(r.exit_code == 2 && strstr(r.err, refused[i].says) != NULL,
+             "%s: exit %d (want 2, saying \"%s\"): %s", refused[i].args, r.exit_code,
+             refused[i].says, r.err);
+    tu_cli_result_free(&r);
+  }
+  static const char *const helps[] = {"cat", "inspect",    "convert",
+                                      "gen", "bench rows", "bench decode"};
+  for (int i = 0; i < 6; i++) {
+    tu_cli_result r = run("%s -h", helps[i]);
+    TU_CHECK(r.exit_code == 0 && strstr(r.out, "usage: xchg "), "%s -h: exit %d: %s", helps[i],
+             r.exit_code, r.err);
+    tu_cli_result_free(&r);
+  }
+  TU_CHECK(chdir(cwd) == 0, "chdir %s", cwd);
+}
+
 /* ---- bench ------------------------------------------------------------------------- */
 
 static void check_bench_help(void) {
@@ -891,6 +957,7 @@ int main(int argc, char **argv) {
       {"inspect_text", check_inspect_text},
       {"inspect_json_messages", check_inspect_json_messages},
       {"flag_conflicts", check_flag_conflicts},
+      {"option_forms", check_option_forms},
       {"bench_help", check_bench_help},
       {"noise", check_noise},
       {"speed_text", check_speed_text},

@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 
+#include "cli/options.h"
 #include "xchg/shuffle.h"
 #include "xchg/stream.h"
 #include "xchg/xchg.h"
@@ -198,13 +199,6 @@ const char *xc_input_label(const char *path);
 /* Prints "xchg: <file>: <message>" (the file once: a message that begins
  * with "<file>: " is printed as it is) and returns XC_EXIT_ERROR. */
 int xc_runtime_error(const char *path, const char *message);
-
-/* Prints "xchg <command>: <message>" and a hint, returns XC_EXIT_USAGE. */
-int xc_usage_error(const char *command, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
 
 /* True when arg is "-h" or "--help". */
 int xc_is_help(const char *arg);

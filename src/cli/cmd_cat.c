@@ -1,5 +1,6 @@
 /* cmd_cat.c — `xchg cat FILE|- [--columns a,b] [--limit N] [--format F]`. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,15 +75,6 @@ typedef struct selection {
 
 /* ---- options ------------------------------------------------------------------ */
 
-static int parse_limit(const char *text, int64_t *out) {
-  char *end;
-  errno = 0;
-  long long v = strtoll(text, &end, 10);
-  if (errno != 0 || end == text || *end != '\0' || v < 0) return 0;
-  *out = v;
-  return 1;
-}
-
 static int parse_format(const char *text, cat_format *out) {
   if (strcmp(text, "csv") == 0)
     *out = CAT_CSV;
@@ -95,49 +87,43 @@ static int parse_format(const char *text, cat_format *out) {
   return 1;
 }
 
-/* "--name value" or "--name=value"; returns the value or NULL. */
-static const char *option_value(int argc, char **argv, int *i, const char *name) {
-  size_t len = strlen(name);
-  if (strncmp(argv[*i], name, len) != 0) return NULL;
-  if (argv[*i][len] == '=') return argv[*i] + len + 1;
-  if (argv[*i][len] != '\0' || *i + 1 >= argc) return NULL;
-  return argv[++*i];
-}
-
 /* Returns -1 when the options are fine, else the exit code. */
 static int parse_options(int argc, char **argv, cat_options *o) {
+  static const struct option longs[] = {{"columns", required_argument, NULL, 'c'},
+                                        {"limit", required_argument, NULL, 'l'},
+                                        {"format", required_argument, NULL, 'F'},
+                                        {"input-codec", required_argument, NULL, 'i'},
+                                        {"codec", required_argument, NULL, 'C'},
+                                        {"help", no_argument, NULL, 'h'},
+                                        {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
   o->limit = -1;
   o->codec = XCHG_STREAM_AUTO;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v;
-    if (xc_is_help(a)) {
-      fputs(cat_help, stdout);
-      return XC_EXIT_OK;
-    }
-    if ((v = option_value(argc, argv, &i, "--columns")) != NULL) {
-      o->columns = v;
-    } else if ((v = option_value(argc, argv, &i, "--limit")) != NULL) {
-      if (!parse_limit(v, &o->limit))
-        return xc_usage_error("cat", "--limit must be an integer from 0 to %lld, not '%s'",
-                              (long long)INT64_MAX, v);
-    } else if ((v = option_value(argc, argv, &i, "--format")) != NULL) {
-      if (!parse_format(v, &o->format))
-        return xc_usage_error("cat", "unknown format '%s' (csv, json or arrow-json)", v);
-    } else if ((v = option_value(argc, argv, &i, "--input-codec")) != NULL ||
-               (v = option_value(argc, argv, &i, "--codec")) != NULL) {
-      if (strncmp(a, "--codec", 7) == 0) xc_deprecated_option("cat", "--codec", "--input-codec");
-      int rc = xc_stream_codec_option("cat", v, &o->codec);
-      if (rc >= 0) return rc;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      return xc_usage_error("cat", "unknown option or missing value: '%s'", a);
-    } else if (o->path != NULL) {
-      return xc_usage_error("cat", "one input at a time ('%s' and '%s')", o->path, a);
-    } else {
-      o->path = a;
+  int opt, rc;
+  xc_options_begin();
+  while ((opt = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+    switch (opt) {
+      case 'c': o->columns = optarg; break;
+      case 'l':
+        if (!xc_int_option("cat", "--limit", optarg, 0, INT64_MAX, &o->limit)) return XC_EXIT_USAGE;
+        break;
+      case 'F':
+        if (!parse_format(optarg, &o->format))
+          return xc_usage_error("cat", "unknown format '%s' (csv, json or arrow-json)", optarg);
+        break;
+      case 'C': xc_deprecated_option("cat", "--codec", "--input-codec"); /* fall through */
+      case 'i':
+        if ((rc = xc_stream_codec_option("cat", optarg, &o->codec)) >= 0) return rc;
+        break;
+      case 'h': fputs(cat_help, stdout); return XC_EXIT_OK;
+      default: return xc_option_error("cat", argv, longs, opt);
     }
   }
-  if (o->path == NULL) return xc_usage_error("cat", "missing FILE (or '-' for standard input)");
+  if (optind == argc) return xc_usage_error("cat", "missing FILE (or '-' for standard input)");
+  if (optind + 1 < argc)
+    return xc_usage_error("cat", "one input at a time ('%s' and '%s')", argv[optind],
+                          argv[optind + 1]);
+  o->path = argv[optind];
   return -1;
 }
 

@@ -1,7 +1,7 @@
 /* cmd_convert.c — `xchg convert IN OUT`: re-encodes any readable Arrow IPC
  * input (stream or file, any body compression, '-' for standard input) as
  * Arrow IPC with the chosen format, codec and batch size. */
-#include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -69,15 +69,6 @@ int xc_check_level(const char *command, xchg_block_codec codec, bool given, long
                         level, xchg_block_codec_name(codec), min, max);
 }
 
-static int parse_int(const char *s, long long lo, long long hi, long long *out) {
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (errno || end == s || *end || v < lo || v > hi) return -1;
-  *out = v;
-  return 0;
-}
-
 typedef struct convert_args {
   const char *in, *out;
   xchg_ipc_write_options write;
@@ -95,67 +86,73 @@ static void show_progress(void *ctx, const xchg_message_info *info) {
   xc_progress_update(&p->line, xc_input_done(p->in, xc_message_end(info)));
 }
 
+/* --file and --stream: the one chosen, or a usage error when both are. */
+static int output_format(convert_args *a, const char **flag, const char *given) {
+  if (*flag != NULL && strcmp(*flag, given) != 0)
+    return xc_usage_error("convert", "%s and %s contradict each other: choose one", *flag, given);
+  *flag = given;
+  a->write.format = !strcmp(given, "--file") ? XCHG_IPC_FILE : XCHG_IPC_STREAM;
+  return -1;
+}
+
 /* Returns -1 when the arguments are fine, else the exit code. */
 static int parse_args(int argc, char **argv, convert_args *a) {
+  static const struct option longs[] = {{"file", no_argument, NULL, 'F'},
+                                        {"stream", no_argument, NULL, 'S'},
+                                        {"force", no_argument, NULL, 'f'},
+                                        {"compression", required_argument, NULL, 'c'},
+                                        {"codec", required_argument, NULL, 'C'},
+                                        {"level", required_argument, NULL, 'l'},
+                                        {"batch-rows", required_argument, NULL, 'b'},
+                                        {"align", required_argument, NULL, 'a'},
+                                        {"input-codec", required_argument, NULL, 'i'},
+                                        {"help", no_argument, NULL, 'h'},
+                                        {NULL, 0, NULL, 0}};
   memset(a, 0, sizeof *a);
   xchg_ipc_write_options_init(&a->write);
   a->input_codec = XCHG_STREAM_AUTO;
   const char *format_flag = NULL; /* --file or --stream, when given */
   bool level_given = false;
-  long long level = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i];
-    long long v;
-    if (xc_is_help(arg)) {
-      fputs(convert_help, stdout);
-      return XC_EXIT_OK;
-    } else if (!strcmp(arg, "--file") || !strcmp(arg, "--stream")) {
-      if (format_flag != NULL && strcmp(format_flag, arg) != 0)
-        return xc_usage_error("convert", "%s and %s contradict each other: choose one", format_flag,
-                              arg);
-      format_flag = arg;
-      a->write.format = !strcmp(arg, "--file") ? XCHG_IPC_FILE : XCHG_IPC_STREAM;
-    } else if (!strcmp(arg, "-f") || !strcmp(arg, "--force")) {
-      a->force = true;
-    } else if (!strcmp(arg, "--compression") || !strcmp(arg, "--codec") ||
-               !strcmp(arg, "--level") || !strcmp(arg, "--batch-rows") || !strcmp(arg, "--align") ||
-               !strcmp(arg, "--input-codec")) {
-      if (i + 1 >= argc) return xc_usage_error("convert", "%s needs a value", arg);
-      const char *val = argv[++i];
-      if (!strcmp(arg, "--codec")) xc_deprecated_option("convert", "--codec", "--compression");
-      if (!strcmp(arg, "--compression") || !strcmp(arg, "--codec")) {
-        if (xc_parse_codec(val, &a->write.codec) != 0)
-          return xc_usage_error("convert", "unknown compression '%s' (none, lz4, zstd)", val);
-      } else if (!strcmp(arg, "--input-codec")) {
-        int rc = xc_stream_codec_option("convert", val, &a->input_codec);
-        if (rc >= 0) return rc;
-      } else if (!strcmp(arg, "--level")) {
-        if (parse_int(val, INT_MIN, INT_MAX, &v) != 0)
-          return xc_usage_error("convert", "--level must be an integer, not '%s'", val);
-        level = v;
+  int64_t level = 0;
+  int opt, rc = -1;
+  xc_options_begin();
+  while (rc < 0 && (opt = getopt_long(argc, argv, ":hf", longs, NULL)) != -1) {
+    switch (opt) {
+      case 'F': rc = output_format(a, &format_flag, "--file"); break;
+      case 'S': rc = output_format(a, &format_flag, "--stream"); break;
+      case 'f': a->force = true; break;
+      case 'C': xc_deprecated_option("convert", "--codec", "--compression"); /* fall through */
+      case 'c':
+        if (xc_parse_codec(optarg, &a->write.codec) != 0)
+          rc = xc_usage_error("convert", "unknown compression '%s' (none, lz4, zstd)", optarg);
+        break;
+      case 'i': rc = xc_stream_codec_option("convert", optarg, &a->input_codec); break;
+      case 'l':
+        if (!xc_int_option("convert", "--level", optarg, INT_MIN, INT_MAX, &level))
+          return XC_EXIT_USAGE;
         level_given = true;
-      } else if (!strcmp(arg, "--batch-rows")) {
-        if (parse_int(val, 1, INT64_MAX, &v) != 0)
-          return xc_usage_error("convert",
-                                "--batch-rows must be an integer from 1 to %lld, not '%s'",
-                                (long long)INT64_MAX, val);
-        a->write.coalesce_rows = v;
-      } else {
-        if (parse_int(val, 8, 64, &v) != 0 || (v != 8 && v != 64))
-          return xc_usage_error("convert", "--align must be 8 or 64, not '%s'", val);
-        a->write.alignment = (int)v;
-      }
-    } else if (arg[0] == '-' && arg[1] != '\0') {
-      return xc_usage_error("convert", "unknown option '%s'", arg);
-    } else if (!a->in) {
-      a->in = arg;
-    } else if (!a->out) {
-      a->out = arg;
-    } else {
-      return xc_usage_error("convert", "too many arguments");
+        break;
+      case 'b':
+        if (!xc_int_option("convert", "--batch-rows", optarg, 1, INT64_MAX,
+                           &a->write.coalesce_rows))
+          return XC_EXIT_USAGE;
+        break;
+      case 'a':
+        if (strcmp(optarg, "8") != 0 && strcmp(optarg, "64") != 0)
+          return xc_usage_error("convert", "--align must be 8 or 64, not '%s'", optarg);
+        a->write.alignment = atoi(optarg);
+        break;
+      case 'h': fputs(convert_help, stdout); return XC_EXIT_OK;
+      default: return xc_option_error("convert", argv, longs, opt);
     }
   }
-  if (!a->in || !a->out) return xc_usage_error("convert", "needs IN and OUT");
+  if (rc >= 0) return rc;
+  if (argc - optind < 2) return xc_usage_error("convert", "needs IN and OUT");
+  if (argc - optind > 2)
+    return xc_usage_error("convert", "too many arguments: IN and OUT only, not '%s' too",
+                          argv[optind + 2]);
+  a->in = argv[optind];
+  a->out = argv[optind + 1];
   int usage = xc_check_level("convert", a->write.codec, level_given, level);
   if (usage >= 0) return usage;
   a->write.level = (int)level;

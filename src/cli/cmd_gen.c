@@ -16,6 +16,7 @@
  * (standard error when OUT is '-'); 64-bit sums are decimal strings, as
  * JSON numbers lose precision beyond 2^53 in many readers. */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -243,76 +244,81 @@ static int flush_errno(FILE *f) {
   return errno != 0 ? errno : EIO;
 }
 
+/* --seed: a decimal integer from 0 to 2^64-1 (strtoull alone would take
+ * "-1" as 2^64-1). */
+static bool parse_seed(const char *text, uint64_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 10);
+  if (text[0] < '0' || text[0] > '9' || errno != 0 || *end != '\0') return false;
+  *out = v;
+  return true;
+}
+
+/* 0 when the arguments are fine, -1 after printing the help, else the
+ * usage error's exit code. */
 static int parse_args(int argc, char **argv, gen_args *a) {
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    if (!strcmp(s, "--file")) {
-      a->file_format = 1;
-    } else if (!strcmp(s, "--sums")) {
-      a->sums = 1;
-    } else if (!strcmp(s, "-f") || !strcmp(s, "--force")) {
-      a->force = true;
-    } else if (!strcmp(s, "--compression") || !strcmp(s, "--codec") || !strcmp(s, "--level") ||
-               !strcmp(s, "--rows") || !strcmp(s, "--seed") || !strcmp(s, "--outer") ||
-               !strcmp(s, "--format") || !strcmp(s, "--columns") || !strcmp(s, "--block-rows")) {
-      if (i + 1 >= argc) return xc_usage_error("gen", "%s needs a value", s);
-      const char *v = argv[++i];
-      char *end;
-      errno = 0;
-      if (!strcmp(s, "--codec")) xc_deprecated_option("gen", "--codec", "--compression");
-      if (!strcmp(s, "--compression") || !strcmp(s, "--codec")) {
-        a->codec_name = v;
+  static const struct option longs[] = {
+      {"file", no_argument, NULL, 'F'},          {"sums", no_argument, NULL, 's'},
+      {"force", no_argument, NULL, 'f'},         {"compression", required_argument, NULL, 'c'},
+      {"codec", required_argument, NULL, 'C'},   {"level", required_argument, NULL, 'l'},
+      {"rows", required_argument, NULL, 'r'},    {"seed", required_argument, NULL, 'S'},
+      {"outer", required_argument, NULL, 'o'},   {"format", required_argument, NULL, 'm'},
+      {"columns", required_argument, NULL, 'k'}, {"block-rows", required_argument, NULL, 'b'},
+      {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+  int opt;
+  int64_t v;
+  xchg_error err;
+  xc_options_begin();
+  while ((opt = getopt_long(argc, argv, ":hf", longs, NULL)) != -1) {
+    switch (opt) {
+      case 'F': a->file_format = 1; break;
+      case 's': a->sums = 1; break;
+      case 'f': a->force = true; break;
+      case 'C': xc_deprecated_option("gen", "--codec", "--compression"); /* fall through */
+      case 'c':
+        a->codec_name = optarg;
         a->codec_given = 1;
-      } else if (!strcmp(s, "--outer")) {
-        xchg_error err;
-        if (xchg_stream_codec_from_name(v, &a->outer, &err) != XCHG_OK ||
-            a->outer == XCHG_STREAM_AUTO)
-          return xc_usage_error("gen", "unknown stream codec '%s'", v);
-        a->outer_given = 1;
-      } else if (!strcmp(s, "--format")) {
-        a->format_name = v;
-      } else if (!strcmp(s, "--columns") || !strcmp(s, "--block-rows")) {
-        long long n = strtoll(v, &end, 10);
-        int columns = s[2] == 'c';
-        if (errno || end == v || *end || n < 1 ||
-            n > (columns ? SHAPE_SHUFFLE_MAX_COLUMNS : INT32_MAX))
-          return xc_usage_error("gen", "bad value '%s' for %s (1 to %d)", v, s,
-                                columns ? SHAPE_SHUFFLE_MAX_COLUMNS : INT32_MAX);
-        *(columns ? &a->columns : &a->block_rows) = n;
-      } else if (!strcmp(s, "--seed")) {
-        a->seed = strtoull(v, &end, 10);
-        if (errno || end == v || *end)
+        break;
+      case 'l':
+        if (!xc_int_option("gen", "--level", optarg, INT_MIN, INT_MAX, &v)) return XC_EXIT_USAGE;
+        a->level = (int)v;
+        a->level_given = 1;
+        break;
+      case 'r':
+        if (!xc_int_option("gen", "--rows", optarg, 0, (int64_t)1 << 40, &a->rows))
+          return XC_EXIT_USAGE;
+        break;
+      case 'S':
+        if (!parse_seed(optarg, &a->seed))
           return xc_usage_error("gen", "--seed must be an integer from 0 to %llu, not '%s'",
-                                (unsigned long long)UINT64_MAX, v);
-      } else {
-        long long n = strtoll(v, &end, 10);
-        bool is_level = s[2] == 'l';
-        long long min = is_level ? INT_MIN : 0, max = is_level ? INT_MAX : (long long)1 << 40;
-        if (errno || end == v || *end || n < min || n > max)
-          return is_level
-                     ? xc_usage_error("gen", "--level must be an integer, not '%s'", v)
-                     : xc_usage_error("gen", "--rows must be an integer from 0 to %lld, not '%s'",
-                                      max, v);
-        if (is_level) {
-          a->level = (int)n;
-          a->level_given = 1;
-        } else {
-          a->rows = n;
-        }
-      }
-    } else if (xc_is_help(s)) {
-      fputs(gen_help, stdout);
-      return -1;
-    } else if (s[0] == '-' && s[1]) {
-      return xc_usage_error("gen", "unknown option '%s'", s);
-    } else if (!a->shape) {
-      a->shape = s;
-    } else if (!a->out) {
-      a->out = s;
-    } else {
-      return xc_usage_error("gen", "too many arguments");
+                                (unsigned long long)UINT64_MAX, optarg);
+        break;
+      case 'o':
+        if (xchg_stream_codec_from_name(optarg, &a->outer, &err) != XCHG_OK ||
+            a->outer == XCHG_STREAM_AUTO)
+          return xc_usage_error("gen", "unknown stream codec '%s'", optarg);
+        a->outer_given = 1;
+        break;
+      case 'm': a->format_name = optarg; break;
+      case 'k':
+        if (!xc_int_option("gen", "--columns", optarg, 1, SHAPE_SHUFFLE_MAX_COLUMNS, &a->columns))
+          return XC_EXIT_USAGE;
+        break;
+      case 'b':
+        if (!xc_int_option("gen", "--block-rows", optarg, 1, INT32_MAX, &a->block_rows))
+          return XC_EXIT_USAGE;
+        break;
+      case 'h': fputs(gen_help, stdout); return -1;
+      default: return xc_option_error("gen", argv, longs, opt);
     }
   }
+  if (argc - optind < 2) return xc_usage_error("gen", "needs SHAPE and OUT");
+  if (argc - optind > 2)
+    return xc_usage_error("gen", "too many arguments: SHAPE and OUT only, not '%s' too",
+                          argv[optind + 2]);
+  a->shape = argv[optind];
+  a->out = argv[optind + 1];
   return 0;
 }
 
@@ -364,7 +370,6 @@ int xc_cmd_gen(int argc, char **argv) {
   int rc = parse_args(argc, argv, &a);
   if (rc == -1) return XC_EXIT_OK;
   if (rc != 0) return rc;
-  if (!a.shape || !a.out) return xc_usage_error("gen", "needs SHAPE and OUT");
   int is_rows = !strcmp(a.shape, "rows");
   int is_shuffle = !strcmp(a.shape, "shuffle");
   if (!is_rows && !is_shuffle && strcmp(a.shape, "cache") != 0 && strcmp(a.shape, "broadcast") != 0)

@@ -1,4 +1,5 @@
 /* cmd_inspect.c — `xchg inspect FILE|-`: what is in an Arrow IPC input. */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -715,54 +716,43 @@ static int inspect(const char *path, xchg_stream_codec codec, const inspect_opts
 }
 
 int xc_cmd_inspect(int argc, char **argv) {
-  const char *path = NULL;
+  static const struct option longs[] = {{"input-codec", required_argument, NULL, 'i'},
+                                        {"codec", required_argument, NULL, 'C'},
+                                        {"head", required_argument, NULL, 'H'},
+                                        {"messages", no_argument, NULL, 'm'},
+                                        {"streams", no_argument, NULL, 's'},
+                                        {"json", no_argument, NULL, 'j'},
+                                        {"rows", no_argument, NULL, 'r'},
+                                        {"help", no_argument, NULL, 'h'},
+                                        {NULL, 0, NULL, 0}};
   xchg_stream_codec codec = XCHG_STREAM_AUTO;
   inspect_opts opt = {0};
   bool rows = false;
   int64_t head = -1;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (xc_is_help(a)) {
-      fputs(inspect_help, stdout);
-      return XC_EXIT_OK;
+  int o, rc;
+  xc_options_begin();
+  while ((o = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+    switch (o) {
+      case 'C': xc_deprecated_option("inspect", "--codec", "--input-codec"); /* fall through */
+      case 'i':
+        if ((rc = xc_stream_codec_option("inspect", optarg, &codec)) >= 0) return rc;
+        break;
+      case 'H':
+        if (!xc_int_option("inspect", "--head", optarg, 0, INT64_MAX, &head)) return XC_EXIT_USAGE;
+        break;
+      case 'm': opt.messages = true; break;
+      case 's': opt.streams = true; break;
+      case 'j': opt.json = true; break;
+      case 'r': rows = true; break;
+      case 'h': fputs(inspect_help, stdout); return XC_EXIT_OK;
+      default: return xc_option_error("inspect", argv, longs, o);
     }
-    size_t opt_len = strncmp(a, "--input-codec", 13) == 0 ? 13
-                     : strncmp(a, "--codec", 7) == 0      ? 7
-                                                          : 0;
-    if (opt_len > 0 && (a[opt_len] == '=' || a[opt_len] == '\0')) {
-      if (opt_len == 7) xc_deprecated_option("inspect", "--codec", "--input-codec");
-      const char *name = a[opt_len] == '=' ? a + opt_len + 1 : (i + 1 < argc ? argv[++i] : NULL);
-      if (name == NULL)
-        return xc_usage_error("inspect", "%.*s wants a codec name", (int)opt_len, a);
-      int rc = xc_stream_codec_option("inspect", name, &codec);
-      if (rc >= 0) return rc;
-      continue;
-    }
-    if (strcmp(a, "--head") == 0) {
-      char *end;
-      if (i + 1 == argc) return xc_usage_error("inspect", "--head needs a value");
-      head = strtoll(argv[++i], &end, 10);
-      if (head < 0 || end == argv[i] || *end != '\0')
-        return xc_usage_error("inspect", "--head must be an integer from 0 to %lld, not '%s'",
-                              (long long)INT64_MAX, argv[i]);
-      continue;
-    }
-    if (strcmp(a, "--messages") == 0)
-      opt.messages = true;
-    else if (strcmp(a, "--streams") == 0)
-      opt.streams = true;
-    else if (strcmp(a, "--json") == 0)
-      opt.json = true;
-    else if (strcmp(a, "--rows") == 0)
-      rows = true;
-    else if (a[0] == '-' && a[1] != '\0')
-      return xc_usage_error("inspect", "unknown option '%s'", a);
-    else if (path != NULL)
-      return xc_usage_error("inspect", "one input at a time ('%s' and '%s')", path, a);
-    else
-      path = a;
   }
-  if (path == NULL) return xc_usage_error("inspect", "missing FILE (or '-' for standard input)");
+  if (optind == argc) return xc_usage_error("inspect", "missing FILE (or '-' for standard input)");
+  if (optind + 1 < argc)
+    return xc_usage_error("inspect", "one input at a time ('%s' and '%s')", argv[optind],
+                          argv[optind + 1]);
+  const char *path = argv[optind];
   int refused = xc_refuse_stdout_input(path);
   if (refused >= 0) return refused;
   if (rows && (opt.messages || opt.json))

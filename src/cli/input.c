@@ -1,6 +1,5 @@
 /* input.c — opening inputs (plain or codec-wrapped IPC) and reporting errors
  * the same way everywhere. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -358,16 +357,6 @@ int xc_runtime_error(const char *path, const char *message) {
   else
     fprintf(stderr, "xchg: %s: %s\n", label, message);
   return XC_EXIT_ERROR;
-}
-
-int xc_usage_error(const char *command, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "xchg %s: ", command);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fprintf(stderr, "\nTry 'xchg %s --help'.\n", command);
-  return XC_EXIT_USAGE;
 }
 
 int xc_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }

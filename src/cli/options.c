@@ -1,0 +1,92 @@
+/* options.c — see options.h. */
+#include "cli/options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/render/strbuf.h"
+
+int xc_usage_error(const char *command, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "xchg %s: ", command);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\nTry 'xchg %s --help'.\n", command);
+  return XC_EXIT_USAGE;
+}
+
+static bool parse_integer(const char *text, int64_t min, int64_t max, char **end, int64_t *out) {
+  errno = 0;
+  long long v = strtoll(text, end, 10);
+  if (*end == text || errno != 0 || v < min || v > max) return false;
+  *out = v;
+  return true;
+}
+
+bool xc_int_option(const char *command, const char *option, const char *text, int64_t min,
+                   int64_t max, int64_t *out) {
+  char *end;
+  if (parse_integer(text, min, max, &end, out) && *end == '\0') return true;
+  xc_usage_error(command, "%s must be an integer from %lld to %lld, not '%s'", option,
+                 (long long)min, (long long)max, text);
+  return false;
+}
+
+int xc_list_option(const char *command, const char *option, const char *text, int min, int max,
+                   int *out, int capacity) {
+  int n = 0;
+  const char *s = text;
+  for (;;) {
+    char *end;
+    int64_t v;
+    if (n == capacity || !parse_integer(s, min, max, &end, &v) || (*end != ',' && *end != '\0'))
+      break;
+    out[n++] = (int)v;
+    if (*end == '\0') return n;
+    s = end + 1;
+  }
+  xc_usage_error(command, "%s takes up to %d comma-separated integers from %d to %d, not '%s'",
+                 option, capacity, min, max, text);
+  return -1;
+}
+
+/* The long options that "--NAME" (up to a '=') is a prefix of: written to
+ * out as "--a or --b", and how many there are. */
+static int options_named(const struct option *longs, const char *arg, xs *out) {
+  size_t len = strcspn(arg + 2, "=");
+  int n = 0;
+  for (const struct option *o = longs; o->name != NULL; o++)
+    if (strncmp(o->name, arg + 2, len) == 0)
+      xs_printf(out, "%s--%s", n++ > 0 ? " or " : "", o->name);
+  return n;
+}
+
+int xc_option_error(const char *command, char **argv, const struct option *longs, int opt) {
+  const char *arg = argv[optind - 1];
+  if (opt == ':') return xc_usage_error(command, "option '%s' needs a value", arg);
+  if (strncmp(arg, "--", 2) == 0) {
+    xs names;
+    xs_init(&names, NULL);
+    int n = options_named(longs, arg, &names);
+    int rc = n > 1    ? xc_usage_error(command, "option '%s' is ambiguous: %s", arg,
+                                    names.failed ? "more than one" : names.data)
+             : n == 1 ? xc_usage_error(command, "option '%s' takes no value", arg)
+                      : xc_usage_error(command, "unknown option '%s'", arg);
+    xs_free(&names);
+    return rc;
+  }
+  return xc_usage_error(command, "unknown option '-%c'", optopt);
+}
+
+/* optind 0, not 1: glibc's getopt then forgets the argument vector it
+ * scanned last (its permutation), as a new command line needs. */
+void xc_options_begin(void) {
+  optind = 0;
+  opterr = 0;
+}

@@ -1,0 +1,48 @@
+/* options.h — one way to read a command line, for every command of the CLI
+ * and every benchmark: getopt_long, so that each takes "--name value",
+ * "--name=value", an unambiguous prefix of a long name, options before
+ * and after its operands, and "--" to end the options (an input named
+ * "-x.arrow"); numbers checked against the range they may take; usage
+ * errors as one line naming the option and that range, then a hint to
+ * --help, never the whole help. */
+#ifndef XCHG_CLI_OPTIONS_H
+#define XCHG_CLI_OPTIONS_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Prints "xchg <command>: <message>" and "Try 'xchg <command> --help'."
+ * on standard error; returns 2 (XC_EXIT_USAGE), the exit code of a usage
+ * error. */
+int xc_usage_error(const char *command, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Starts getopt_long over a command's arguments (argv[0] its name), with
+ * getopt's own messages off: errors are left to xc_option_error.  Every
+ * command calls it first, since one process may parse several command lines
+ * (the tests, fuzz_cli). */
+void xc_options_begin(void);
+
+/* The usage error for what getopt_long (optstring beginning with ':',
+ * long options longs) returned as '?' (an unknown option, a prefix of
+ * several, or a value given to a flag) or ':' (a value missing), for `xchg
+ * COMMAND` ("cat", "bench decode"): returns 2. */
+int xc_option_error(const char *command, char **argv, const struct option *longs, int opt);
+
+/* text as an integer in [min, max] into *out; false after printing the
+ * usage error ("--rows must be an integer from 1 to 1000000000, not '0'"). */
+bool xc_int_option(const char *command, const char *option, const char *text, int64_t min,
+                   int64_t max, int64_t *out);
+
+/* text as a comma-separated list of integers in [min, max], at most
+ * capacity of them, into out: how many, or -1 after printing the error
+ * ("--tasks takes up to 8 comma-separated integers from 1 to 100000, not
+ * '0'"). */
+int xc_list_option(const char *command, const char *option, const char *text, int min, int max,
+                   int *out, int capacity);
+
+#endif
