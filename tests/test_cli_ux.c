@@ -7,6 +7,8 @@
  *  - two IPC streams concatenated in one file (or on standard input) are
  *    both read; bytes after a stream that are not one are an error saying
  *    how many follow and where the stream ended;
+ *  - names that would read ambiguously (a newline, a comma, a quote, an
+ *    empty name) are JSON strings in inspect's lines and cat's lists;
  *  - `inspect`: a summary first with plurals and human sizes; body bytes
  *    per column and what they decode to, against the sizes the gold JSON
  *    and the columnar format imply; the message list only with
@@ -402,18 +404,23 @@ static void check_column_bytes(void) {
   }
 }
 
-/* A stream of one int64 column "x" holding one row (7). */
-static void write_one_row(const char *path) {
+/* A stream of n int64 columns named names[], one row (7 in each). */
+static void write_named_columns(const char *path, const char *const *names, int n) {
   static int64_t value = 7;
   static const void *child_buffers[2] = {NULL, &value};
   static const void *root_buffers[1] = {NULL};
-  struct ArrowSchema x, schema, *fields[1] = {&x};
-  tu_fixture_schema(&x, "l", "x", 0, NULL);
-  tu_fixture_schema(&schema, "+s", "", 1, fields);
+  struct ArrowSchema x[8], schema, *fields[8];
+  struct ArrowArray child[8], batch, *children[8];
+  TU_CHECK(n <= 8, "write_named_columns: %d columns", n);
+  for (int i = 0; i < n && i < 8; i++) {
+    tu_fixture_schema(&x[i], "l", names[i], 0, NULL);
+    tu_fixture_array(&child[i], 1, 2, child_buffers, 0, NULL);
+    fields[i] = &x[i];
+    children[i] = &child[i];
+  }
+  tu_fixture_schema(&schema, "+s", "", n, fields);
   schema.flags = 0;
-  struct ArrowArray child, batch, *children[1] = {&child};
-  tu_fixture_array(&child, 1, 2, child_buffers, 0, NULL);
-  tu_fixture_array(&batch, 1, 1, root_buffers, 1, children);
+  tu_fixture_array(&batch, 1, 1, root_buffers, n, children);
   xchg_ipc_write_options opts;
   xchg_ipc_write_options_init(&opts);
   xchg_ipc_writer *w;
@@ -428,6 +435,37 @@ static void write_one_row(const char *path) {
   TU_CHECK(out != NULL && tu_write_file(path, xchg_buf_data(out), xchg_buf_size(out)) == 0,
            "cannot write %s: %s", path, err.message);
   xchg_buf_unref(out);
+}
+
+/* A stream of one int64 column "x" holding one row (7). */
+static void write_one_row(const char *path) {
+  static const char *const x[1] = {"x"};
+  write_named_columns(path, x, 1);
+}
+
+/* Names that would read ambiguously in inspect's lines ("[0] NAME: type")
+ * and in cat's list of columns (", " between names) are shown as JSON
+ * strings; plain names as they are. */
+static void check_odd_names(void) {
+  static const char *const names[] = {"a\nb", "c,d", "e\"f", "", " g", "h:i", "plain"};
+  char path[4200];
+  tmp_path(path, sizeof path, "odd_names.stream");
+  write_named_columns(path, names, 7);
+  tu_cli_result r = run("inspect '%s'", path);
+  static const char *const lines[] = {"\n  [0] \"a\\nb\": int64",  "\n  [1] c,d: int64",
+                                      "\n  [2] \"e\\\"f\": int64", "\n  [3] \"\": int64",
+                                      "\n  [4] \" g\": int64",     "\n  [5] \"h:i\": int64",
+                                      "\n  [6] plain: int64",      "\n  [0] \"a\\nb\": body "};
+  for (int i = 0; i < 8; i++)
+    TU_CHECK(r.exit_code == 0 && strstr(r.out, lines[i]) != NULL,
+             "inspect of odd names: no line \"%s\": exit %d: %s", lines[i] + 1, r.exit_code, r.out);
+  tu_cli_result_free(&r);
+  r = run("cat '%s' --columns nope", path);
+  TU_CHECK(r.exit_code == 1 && strstr(r.err,
+                                      "(the columns are: \"a\\nb\", \"c,d\", \"e\\\"f\", "
+                                      "\"\", \" g\", h:i, plain)"),
+           "cat --columns nope of odd names: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
 }
 
 static void check_inspect_text(void) {
@@ -955,6 +993,7 @@ int main(int argc, char **argv) {
       {"concatenated", check_concatenated},
       {"column_bytes", check_column_bytes},
       {"inspect_text", check_inspect_text},
+      {"odd_names", check_odd_names},
       {"inspect_json_messages", check_inspect_json_messages},
       {"flag_conflicts", check_flag_conflicts},
       {"option_forms", check_option_forms},

@@ -11,6 +11,7 @@
 #include "cli/output.h"
 #include "cli/progress.h"
 #include "cli/render/rows.h"
+#include "cli/render/values.h"
 
 static const char cat_help[] =
     "usage: xchg cat FILE|- [--columns a,b,...] [--limit N] [--format csv|json|arrow-json]\n"
@@ -134,24 +135,29 @@ static bool field_named(const struct ArrowSchema *schema, int64_t c, const char 
   return strlen(field) == len && memcmp(field, name, len) == 0;
 }
 
-/* "a, b, c": the names --columns can choose from, as many as fit in room
+/* "a, b, c": the names --columns can choose from (quoted where a name
+ * would read ambiguously: "c,d", "", "a\nb"), as many as fit in room
  * bytes, then how many more there are: an error message holds
  * XCHG_ERROR_MESSAGE_SIZE bytes, and a list cut off there would end in half
  * a name, a column that is not. */
 static void list_columns(const struct ArrowSchema *schema, size_t room, xs *out) {
   static const char more[] = ", ... and 9223372036854775807 more";
+  xs name;
+  xs_init(&name, NULL);
   size_t used = 0;
   for (int64_t c = 0; c < schema->n_children; c++) {
-    const char *name = schema->children[c]->name ? schema->children[c]->name : "";
-    size_t need = (c > 0 ? 2 : 0) + strlen(name);
+    xs_clear(&name);
+    xv_name(&name, schema->children[c]->name, ",");
+    size_t need = (c > 0 ? 2 : 0) + name.len;
     bool last = c == schema->n_children - 1;
     if (used + need + (last ? 0 : sizeof more) > room) {
       xs_printf(out, "%s... and %lld more", c > 0 ? ", " : "", (long long)(schema->n_children - c));
-      return;
+      break;
     }
-    xs_printf(out, "%s%s", c > 0 ? ", " : "", name);
+    xs_printf(out, "%s%.*s", c > 0 ? ", " : "", (int)name.len, name.data ? name.data : "");
     used += need;
   }
+  xs_free(&name);
 }
 
 /* Whether name[0..len) is "#N", a position as inspect numbers columns. */

@@ -20,7 +20,9 @@ static const char inspect_help[] =
     "  - a summary: record batches, rows, dictionary batches, metadata and\n"
     "    body bytes;\n"
     "  - the schema: every field with its type, nullability, metadata and\n"
-    "    extension type, and the schema's own metadata;\n"
+    "    extension type, and the schema's own metadata (a name that would read\n"
+    "    ambiguously - empty, with a newline, a quote or a colon - as a JSON\n"
+    "    string);\n"
     "  - per top-level column, the record batches' body bytes as on the wire\n"
     "    (buffer lengths, padding excluded), what they decode to and the ratio\n"
     "    of the two (decoded / wire; '?' when the body is compressed and the\n"
@@ -104,7 +106,8 @@ static void print_nested_details(xs *out, const struct ArrowSchema *field, xs *p
   for (int64_t c = 0; c < values->n_children; c++) {
     const struct ArrowSchema *child = values->children[c];
     path->len = path_len;
-    xs_printf(path, ".%s", child->name ? child->name : "");
+    xs_putc(path, '.');
+    xv_name(path, child->name, ".:");
     if (has_metadata(child->metadata)) {
       xs_printf(out, "      %s metadata:\n", xs_cstr(path));
       print_metadata(out, child->metadata, "        ");
@@ -126,7 +129,9 @@ static void print_schema(xs *out, const struct ArrowSchema *schema) {
   }
   for (int64_t i = 0; i < schema->n_children; i++) {
     const struct ArrowSchema *field = schema->children[i];
-    xs_printf(out, "  [%lld] %s: ", (long long)i, field->name ? field->name : "");
+    xs_printf(out, "  [%lld] ", (long long)i);
+    xv_name(out, field->name, ":");
+    xs_puts(out, ": ");
     xc_type_name(out, field);
     xs_puts(out, (field->flags & ARROW_FLAG_NULLABLE) ? ", nullable\n" : ", not null\n");
     print_extension(out, field, "      ");
@@ -136,7 +141,7 @@ static void print_schema(xs *out, const struct ArrowSchema *schema) {
     }
     xs path;
     xs_init(&path, NULL);
-    xs_puts(&path, field->name ? field->name : "");
+    xv_name(&path, field->name, ".:");
     print_nested_details(out, field, &path);
     xs_free(&path);
   }
@@ -338,8 +343,9 @@ static void print_columns(xs *out, const stream_stats *t, const struct ArrowSche
   }
   xs_puts(out, "columns (record batch buffers, padding excluded):\n");
   for (int64_t i = 0; i < t->n_columns; i++) {
-    xs_printf(out, "  [%lld] %s: body ", (long long)i,
-              schema->children[i]->name ? schema->children[i]->name : "");
+    xs_printf(out, "  [%lld] ", (long long)i);
+    xv_name(out, schema->children[i]->name, ":");
+    xs_puts(out, ": body ");
     xc_human_size(out, t->column_wire[i]);
     print_ratio(out, t->column_wire[i], t->column_decoded[i]);
   }

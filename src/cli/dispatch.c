@@ -37,7 +37,11 @@ static void print_usage(FILE *out, const command_table *t) {
           "commands:\n");
   for (size_t i = 0; i < N_COMMANDS + t->n_extra; i++)
     fprintf(out, "  %-8s %s\n", command_at(t, i)->name, command_at(t, i)->summary);
-  fprintf(out, "\nRun 'xchg <command> --help' for the options of a command.\n");
+  fprintf(out,
+          "\nRun 'xchg <command> --help' for the options of a command.  Every command\n"
+          "takes '--option value' or '--option=value' anywhere among its operands, a\n"
+          "unique prefix of an option, and '--' to end the options (an input named\n"
+          "'-x.arrows': xchg cat -- -x.arrows).\n");
 }
 
 /* What the commands print through stdio (--help texts, --version, the

@@ -1,6 +1,8 @@
 /* types.c — rendering Arrow types, and reading ArrowSchema metadata. */
 #include "cli/render/types.h"
 
+#include "cli/render/values.h"
+
 #include <string.h>
 
 /* ---- readable type names ---------------------------------------------- */
@@ -8,7 +10,7 @@
 static void name_children(xs *out, const struct ArrowSchema *schema, const ipc_schema_view *t);
 
 static void name_field(xs *out, const struct ArrowSchema *child) {
-  xs_puts(out, child->name ? child->name : "");
+  xv_name(out, child->name, ":,<>");
   xs_puts(out, ": ");
   xc_type_name(out, child);
   if (!(child->flags & ARROW_FLAG_NULLABLE)) xs_puts(out, " not null");

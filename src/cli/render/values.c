@@ -292,6 +292,25 @@ static int64_t plain_ascii_run(const uint8_t *bytes, int64_t i, int64_t n) {
   return end - i;
 }
 
+static bool name_needs_quotes(const char *name, size_t len, const char *separators) {
+  if (len == 0 || name[0] == ' ' || name[len - 1] == ' ') return true;
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)name[i];
+    if (c < 0x20 || c == 0x7f || c == '"' || c == '\\' || strchr(separators, c) != NULL)
+      return true;
+  }
+  return false;
+}
+
+void xv_name(xs *s, const char *name, const char *separators) {
+  if (name == NULL) name = "";
+  size_t len = strlen(name);
+  if (name_needs_quotes(name, len, separators))
+    xv_json_string(s, (const uint8_t *)name, (int64_t)len);
+  else
+    xs_append(s, name, len);
+}
+
 void xv_json_string(xs *s, const uint8_t *bytes, int64_t n) {
   xs_putc(s, '"');
   int64_t i = 0;

@@ -36,6 +36,13 @@ void xv_hex(xs *s, const uint8_t *bytes, int64_t n);
 /* A JSON string literal of UTF-8 text; invalid sequences become U+FFFD. */
 void xv_json_string(xs *s, const uint8_t *bytes, int64_t n);
 
+/* A field name as it is, or as a JSON string literal where it would read
+ * ambiguously in a line of text: when it is empty, begins or ends with a
+ * space, or holds a control character (a newline), a double quote, a
+ * backslash or one of the characters of separators (", " in a list of
+ * names, ":" before a type).  name may be NULL (an unnamed field). */
+void xv_name(xs *s, const char *name, const char *separators);
+
 /* Appends the readable text of the non-null scalar element i of n (any
  * non-nested, non-dictionary type).  json: string-like values are written
  * as JSON string literals; otherwise raw text (for CSV cells). */
