@@ -1609,16 +1609,21 @@ typedef struct list {
 /* arg as a list into out; false after the usage error, which names what
  * each value may be ("--codec takes up to 8 comma-separated values, each
  * none, lz4, zstd or snappy, not 'lz5'"), as the other benchmarks' do. */
+/* Up to 8 comma-separated values, none empty ("5,,50" and "5," are
+ * errors, as in every other list option). */
 static bool parse_list(const char *arg, const char *option, const char *each,
                        int (*parse)(const char *, int64_t *), list *out) {
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s", arg);
   out->n = 0;
-  bool ok = strlen(arg) < sizeof buf;
-  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); ok && tok;
-       tok = strtok_r(NULL, ",", &save))
-    ok = out->n < 8 && parse(tok, &out->v[out->n++]) == 0;
-  if (ok && out->n > 0) return true;
+  for (const char *s = arg;;) {
+    char item[64];
+    size_t len = strcspn(s, ",");
+    if (len == 0 || len >= sizeof item || out->n == 8) break;
+    memcpy(item, s, len);
+    item[len] = '\0';
+    if (parse(item, &out->v[out->n++]) != 0) break;
+    if (s[len] == '\0') return true;
+    s += len + 1;
+  }
   xc_usage_error("bench shuffle", "%s takes up to 8 comma-separated values, each %s, not '%s'",
                  option, each, arg);
   return false;

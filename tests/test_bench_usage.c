@@ -120,6 +120,12 @@ static const usage_case usage_cases[] = {
     {"shuffle", "--codec lz4,brotli",
      "xchg bench shuffle: --codec takes up to 8 comma-separated values, each none, lz4, zstd or "
      "snappy, not 'lz4,brotli'"},
+    {"shuffle", "--columns 5,,50",
+     "xchg bench shuffle: --columns takes up to 8 comma-separated values, each an integer from 1 "
+     "to 256, not '5,,50'"},
+    {"shuffle", "--codec lz4,",
+     "xchg bench shuffle: --codec takes up to 8 comma-separated values, each none, lz4, zstd or "
+     "snappy, not 'lz4,'"},
     {"shuffle", "--bogus", "xchg bench shuffle: unknown option '--bogus'"},
     {"shuffle", "--rows", "xchg bench shuffle: option '--rows' needs a value"},
     {"shuffle", "a b", "xchg bench shuffle: one FILE at most, not 'b' too"},
