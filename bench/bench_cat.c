@@ -49,7 +49,15 @@ typedef struct cat_bench {
 
 /* Runs argv with standard output into out_path; returns the wall time in
  * ns, or -1 when it could not run or failed. */
-static int64_t run_timed(char *const *argv, const char *out_path) {
+/* How a contender run ended, when it failed. */
+typedef struct run_failure {
+  char why[128];
+} run_failure;
+
+/* The run's wall time in ns, or -1 with why it failed: could not start,
+ * the exit status (127 from env: the program is not on PATH), or the
+ * signal that killed it.  Its standard error is the terminal's. */
+static int64_t run_timed(char *const *argv, const char *out_path, run_failure *f) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path, O_WRONLY | O_CREAT | O_TRUNC,
@@ -58,38 +66,54 @@ static int64_t run_timed(char *const *argv, const char *out_path) {
   int64_t t0 = bench_now_ns();
   int rc = posix_spawn(&pid, argv[0], &actions, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return -1;
+  if (rc != 0) {
+    snprintf(f->why, sizeof f->why, "could not start %s: %s", argv[0], strerror(rc));
+    return -1;
+  }
   int status;
   while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
+    if (errno != EINTR) {
+      snprintf(f->why, sizeof f->why, "waitpid: %s", strerror(errno));
+      return -1;
+    }
   int64_t t1 = bench_now_ns();
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? t1 - t0 : -1;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return t1 - t0;
+  if (WIFSIGNALED(status))
+    snprintf(f->why, sizeof f->why, "killed by signal %d", WTERMSIG(status));
+  else if (WEXITSTATUS(status) == 127 && strcmp(argv[0], "/usr/bin/env") == 0)
+    snprintf(f->why, sizeof f->why, "%s is not on PATH", argv[1]);
+  else
+    snprintf(f->why, sizeof f->why, "exit status %d", WEXITSTATUS(status));
+  return -1;
 }
 
-static int64_t run_cat(const cat_bench *b, int contender) {
+static int64_t run_cat(const cat_bench *b, int contender, run_failure *f) {
   char *argv[] = {(char *)b->exe,
                   "cat",
                   (char *)b->input,
                   "--format",
                   contender == CAT_CSV ? "csv" : "json",
                   NULL};
-  return run_timed(argv, b->outputs[contender]);
+  return run_timed(argv, b->outputs[contender], f);
 }
 
 /* polars' own time, as the script prints it (its output goes to the
  * target named on its command line; what it prints, to a report file). */
-static int64_t run_polars(const cat_bench *b, const char *report) {
+static int64_t run_polars(const cat_bench *b, const char *report, run_failure *f) {
   char *argv[] = {"/usr/bin/env",
                   "node",
                   (char *)b->script,
                   (char *)b->input,
                   (char *)b->outputs[POLARS],
                   NULL};
-  if (run_timed(argv, report) < 0) return -1;
-  FILE *f = fopen(report, "r");
+  if (run_timed(argv, report, f) < 0) return -1;
+  FILE *r = fopen(report, "r");
   long long ns = -1;
-  if (f == NULL || fscanf(f, "%lld", &ns) != 1) ns = -1;
-  if (f) fclose(f);
+  if (r == NULL || fscanf(r, "%lld", &ns) != 1) {
+    ns = -1;
+    snprintf(f->why, sizeof f->why, "its script printed no time");
+  }
+  if (r) fclose(r);
   return ns;
 }
 
@@ -136,7 +160,10 @@ static int make_input(cat_bench *b, long long rows) {
   snprintf(count, sizeof count, "%lld", rows);
   char *argv[] = {b->exe,   "gen", "cache",         b->input, "-f",
                   "--rows", count, "--compression", "none",   NULL};
-  return run_timed(argv, "/dev/null") < 0 ? -1 : 0;
+  run_failure f;
+  if (run_timed(argv, "/dev/null", &f) >= 0) return 0;
+  fprintf(stderr, "xchg bench cat: xchg gen cache failed: %s\n", f.why);
+  return -1;
 }
 
 static void print_results(const cat_bench *b, const bench_timing *t, int runs, long long rows,
@@ -179,10 +206,10 @@ static int measure(const cat_bench *b, int runs, bench_timing *t) {
   int rc = 0;
   for (int r = -1; r < runs && rc == 0; r++) {
     for (int c = 0; c < N_CONTENDERS && rc == 0; c++) {
-      int64_t took = c == POLARS ? run_polars(b, report) : run_cat(b, c);
+      run_failure f;
+      int64_t took = c == POLARS ? run_polars(b, report, &f) : run_cat(b, c, &f);
       if (took < 0) {
-        fprintf(stderr, "xchg bench cat: %s failed%s\n", contender_names[c],
-                c == POLARS ? " (is node on PATH?)" : "");
+        fprintf(stderr, "xchg bench cat: %s failed: %s\n", contender_names[c], f.why);
         rc = -1;
       } else if (r >= 0) {
         ns[c * runs + r] = took;

@@ -194,6 +194,20 @@ static void check_cat_finds_polars(const char *dir) {
            "XCHG_POLARS_DIR without nodejs-polars: exit %d, stdout %.100s, stderr %.400s",
            r.exit_code, r.out, r.err);
   tu_cli_result_free(&r);
+
+  /* A baseline that runs and fails: its exit status, not a guess at PATH. */
+  char fake[4300];
+  snprintf(fake, sizeof fake, "%s/failing-polars", dir);
+  TU_CHECK(tu_run("mkdir -p '%s/node_modules/nodejs-polars' && echo '{}' > "
+                  "'%s/node_modules/nodejs-polars/package.json' && echo 'process.exit(3)' > "
+                  "'%s/write_csv.mjs'",
+                  fake, fake, fake) == 0,
+           "cannot make %s", fake);
+  r = run(exe, "bench cat --rows 2000 --runs 1 --polars '%s'", fake);
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, "polars readIPC+writeCSV failed: exit status 3") &&
+               !strstr(r.err, "PATH"),
+           "bench cat with a baseline that exits 3: exit %d, stderr %.400s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
 }
 
 /* ---- bench host and broadcast explain themselves ------------------------------------- */
