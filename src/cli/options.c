@@ -75,8 +75,8 @@ int xc_option_error(const char *command, char **argv, const struct option *longs
     xs_init(&names, NULL);
     int n = options_named(longs, arg, &names);
     int rc = n > 1    ? xc_usage_error(command, "option '%s' is ambiguous: %s", arg,
-                                    names.failed ? "more than one" : names.data)
-             : n == 1 ? xc_usage_error(command, "option '%s' takes no value", arg)
+                                    names.failed ? "more than one" : xs_cstr(&names))
+                : n == 1 ? xc_usage_error(command, "option '%s' takes no value", arg)
                       : xc_usage_error(command, "unknown option '%s'", arg);
     xs_free(&names);
     return rc;
