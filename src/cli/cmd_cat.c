@@ -120,12 +120,7 @@ static int parse_options(int argc, char **argv, cat_options *o) {
       default: return xc_option_error("cat", argv, longs, opt);
     }
   }
-  if (optind == argc) return xc_usage_error("cat", "missing FILE (or '-' for standard input)");
-  if (optind + 1 < argc)
-    return xc_usage_error("cat", "one input at a time ('%s' and '%s')", argv[optind],
-                          argv[optind + 1]);
-  o->path = argv[optind];
-  return -1;
+  return xc_one_input("cat", argc, argv, &o->path);
 }
 
 /* ---- column selection --------------------------------------------------------- */

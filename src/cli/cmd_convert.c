@@ -147,12 +147,7 @@ static int parse_args(int argc, char **argv, convert_args *a) {
     }
   }
   if (rc >= 0) return rc;
-  if (argc - optind < 2) return xc_usage_error("convert", "needs IN and OUT");
-  if (argc - optind > 2)
-    return xc_usage_error("convert", "too many arguments: IN and OUT only, not '%s' too",
-                          argv[optind + 2]);
-  a->in = argv[optind];
-  a->out = argv[optind + 1];
+  if ((rc = xc_two_operands("convert", "IN and OUT", argc, argv, &a->in, &a->out)) >= 0) return rc;
   int usage = xc_check_level("convert", a->write.codec, level_given, level);
   if (usage >= 0) return usage;
   a->write.level = (int)level;

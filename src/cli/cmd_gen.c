@@ -313,13 +313,8 @@ static int parse_args(int argc, char **argv, gen_args *a) {
       default: return xc_option_error("gen", argv, longs, opt);
     }
   }
-  if (argc - optind < 2) return xc_usage_error("gen", "needs SHAPE and OUT");
-  if (argc - optind > 2)
-    return xc_usage_error("gen", "too many arguments: SHAPE and OUT only, not '%s' too",
-                          argv[optind + 2]);
-  a->shape = argv[optind];
-  a->out = argv[optind + 1];
-  return 0;
+  int rc = xc_two_operands("gen", "SHAPE and OUT", argc, argv, &a->shape, &a->out);
+  return rc >= 0 ? rc : 0;
 }
 
 /* --codec and --format: the shuffle shape's names, or a body codec. */

@@ -754,11 +754,8 @@ int xc_cmd_inspect(int argc, char **argv) {
       default: return xc_option_error("inspect", argv, longs, o);
     }
   }
-  if (optind == argc) return xc_usage_error("inspect", "missing FILE (or '-' for standard input)");
-  if (optind + 1 < argc)
-    return xc_usage_error("inspect", "one input at a time ('%s' and '%s')", argv[optind],
-                          argv[optind + 1]);
-  const char *path = argv[optind];
+  const char *path;
+  if ((rc = xc_one_input("inspect", argc, argv, &path)) >= 0) return rc;
   int refused = xc_refuse_stdout_input(path);
   if (refused >= 0) return refused;
   if (rows && (opt.messages || opt.json))

@@ -84,6 +84,26 @@ int xc_option_error(const char *command, char **argv, const struct option *longs
   return xc_usage_error(command, "unknown option '-%c'", optopt);
 }
 
+int xc_one_input(const char *command, int argc, char **argv, const char **path) {
+  if (optind == argc) return xc_usage_error(command, "missing FILE (or '-' for standard input)");
+  if (optind + 1 < argc)
+    return xc_usage_error(command, "one input at a time ('%s' and '%s')", argv[optind],
+                          argv[optind + 1]);
+  *path = argv[optind];
+  return -1;
+}
+
+int xc_two_operands(const char *command, const char *what, int argc, char **argv,
+                    const char **first, const char **second) {
+  if (argc - optind < 2) return xc_usage_error(command, "needs %s", what);
+  if (argc - optind > 2)
+    return xc_usage_error(command, "too many arguments: %s only, not '%s' too", what,
+                          argv[optind + 2]);
+  *first = argv[optind];
+  *second = argv[optind + 1];
+  return -1;
+}
+
 /* optind 0, not 1: glibc's getopt then forgets the argument vector it
  * scanned last (its permutation), as a new command line needs. */
 void xc_options_begin(void) {

@@ -33,6 +33,16 @@ void xc_options_begin(void);
  * COMMAND` ("cat", "bench decode"): returns 2. */
 int xc_option_error(const char *command, char **argv, const struct option *longs, int opt);
 
+/* The one input operand that follows the options (FILE or '-'): -1 with
+ * *path set, or the usage error's exit code when there is none or more. */
+int xc_one_input(const char *command, int argc, char **argv, const char **path);
+
+/* The two operands that follow the options, named by what ("IN and OUT"):
+ * -1 with *first and *second set, or the usage error's exit code when there
+ * are fewer or more. */
+int xc_two_operands(const char *command, const char *what, int argc, char **argv,
+                    const char **first, const char **second);
+
 /* text as an integer in [min, max] into *out; false after printing the
  * usage error ("--rows must be an integer from 1 to 1000000000, not '0'"). */
 bool xc_int_option(const char *command, const char *option, const char *text, int64_t min,
