@@ -608,6 +608,8 @@ static void check_option_forms(void) {
   } refused[] = {{"cat --co x -- -dash.arrows", "'--co' is ambiguous: --columns or --codec"},
                  {"inspect --json=yes -- -dash.arrows", "'--json=yes' takes no value"},
                  {"convert -- -dash.arrows", "needs IN and OUT"},
+                 {"gen rows a b", "too many arguments: SHAPE and OUT only, not 'b' too"},
+                 {"inspect -- -dash.arrows b", "one input at a time ('-dash.arrows' and 'b')"},
                  {"gen rows --rows=-1 x.rows", "--rows must be an integer from 0 to"},
                  {"gen rows --seed=-1 x.rows", "--seed must be an integer from 0 to"},
                  {"bench rows --rows=0", "--rows must be an integer from 1 to"},
