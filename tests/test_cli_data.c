@@ -14,7 +14,9 @@
  *     where it ends (xchg_ipc_reader_stream_end), with its own footer;
  *     bytes after the files that are not IPC are an error as plain as after
  *     a stream, before any output for a file on disk; a footer that is
- *     another file's names the column and what differs;
+ *     another file's names the column and what differs; `cat` of IPC
+ *     streams whose dictionary ids differ in a selected column names the
+ *     column and both ids, before any output for a file on disk;
  *  3. `cat IN >> IN`, `cat - < IN >> IN` and `inspect IN >> IN` are
  *     refused and IN is left as it was;
  *  4. `--input-codec` names the input's stream codec in every command and
@@ -421,6 +423,77 @@ static void check_concatenated_files(void) {
   batch_list_free(&parts[1]);
 }
 
+/* ---- 2b. IPC streams whose dictionary ids differ ----------------------------------- */
+
+/* path = the gold dictionary stream written again with ids (dict0, dict1,
+ * dict2) = ids. */
+static void write_with_ids(const char *path, const int64_t ids[3]) {
+  xchg_ipc_reader *r = NULL;
+  struct ArrowArrayStream stream;
+  xchg_ipc_write_options o;
+  xchg_ipc_write_options_init(&o);
+  o.dictionary_ids = ids;
+  o.n_dictionary_ids = 3;
+  xchg_buf *bytes = NULL;
+  xchg_error err;
+  bool ok = xchg_ipc_reader_open_file(in_gold("1.0.0-littleendian/generated_dictionary.stream"),
+                                      NULL, &r, &err) == XCHG_OK &&
+            xchg_ipc_reader_to_stream(r, &stream, &err) == XCHG_OK &&
+            xchg_ipc_encode_stream(&stream, &o, &bytes, &err) == XCHG_OK;
+  TU_CHECK(ok && tu_write_file(path, xchg_buf_data(bytes), xchg_buf_size(bytes)) == 0,
+           "writing %s: %s", path, ok ? "cannot write" : err.message);
+  xchg_buf_unref(bytes);
+}
+
+/* cat prints several IPC streams as one with the first one's dictionary
+ * ids: another id in a selected column is an error naming the column and
+ * both ids, which for a file on disk (read through first) comes before
+ * any row is printed, as a schema that differs does; columns whose ids
+ * agree still print. */
+static void check_dictionary_ids(void) {
+  TMP_PATH(a, "ids_a.stream");
+  TMP_PATH(b, "ids_b.stream");
+  TMP_PATH(ab, "ids_ab.stream");
+  static const int64_t same[3] = {0, 1, 2}, other[3] = {0, 1, 9};
+  write_with_ids(a, same);
+  write_with_ids(b, other);
+  size_t first = concatenate(ab, NULL, 0, a, NULL);
+  concatenate(ab, NULL, 0, a, b, NULL);
+  char want[4600];
+  static const char *formats[] = {"csv", "json", "arrow-json"};
+  for (int f = 0; f < 3; f++) {
+    for (int redirected = 0; redirected < 2; redirected++) {
+      const char *label = redirected ? "<stdin>" : ab;
+      snprintf(want, sizeof want,
+               "xchg: %s: IPC stream 2 at byte %zu: its dictionary ids differ from the first IPC "
+               "stream's: column 2 \"dict2\": dictionary id 9 here, 2 in the first IPC stream\n",
+               label, first);
+      tu_cli_result c = redirected ? run("cat --format %s - < '%s'", formats[f], ab)
+                                   : run("cat --format %s '%s'", formats[f], ab);
+      TU_CHECK(c.exit_code == 1 && c.out_len == 0 && strcmp(c.err, want) == 0,
+               "cat --format %s of streams with other dictionary ids%s: exit %d, %zu bytes out, "
+               "stderr:\n%swant:\n%s",
+               formats[f], redirected ? " (redirected)" : "", c.exit_code, c.out_len, c.err, want);
+      tu_cli_result_free(&c);
+    }
+  }
+  /* Through a pipe the error comes when the second stream is reached. */
+  snprintf(want, sizeof want,
+           "xchg: <stdin>: IPC stream 2 at byte %zu: its dictionary ids differ from the first IPC "
+           "stream's: column 2 \"dict2\": dictionary id 9 here, 2 in the first IPC stream\n",
+           first);
+  tu_cli_result c = tu_cli_piped_runf(cli, ab, "cat -");
+  TU_CHECK(c.exit_code == 1 && strcmp(c.err, want) == 0, "cat - of them piped: exit %d: %s",
+           c.exit_code, c.err);
+  tu_cli_result_free(&c);
+  /* The columns whose ids agree print, both streams' rows. */
+  c = run("cat --format json --columns dict1,dict0 '%s'", ab);
+  TU_CHECK(c.exit_code == 0 && count_lines(c.out) == 2 * 17,
+           "cat --columns dict1,dict0 of them: exit %d, %d lines: %s", c.exit_code,
+           count_lines(c.out), c.err);
+  tu_cli_result_free(&c);
+}
+
 /* ---- 3. standard output is the input ------------------------------------------- */
 
 static void check_stdout_is_input(void) {
@@ -656,6 +729,7 @@ int main(int argc, char **argv) {
       {"convert_streams", check_convert_streams}, {"concatenated_files", check_concatenated_files},
       {"stdout_is_input", check_stdout_is_input}, {"option_names", check_option_names},
       {"rows_report", check_rows_report},         {"terminal", check_terminal},
+      {"dictionary_ids", check_dictionary_ids},
   };
   int rc = TU_MAIN(argc, argv, "cli_data", cases);
   tu_run("rm -rf '%s'", tmp);

@@ -72,6 +72,15 @@ static inline int64_t xc_message_end(const xchg_message_info *info) {
  * (framing and schemas only), so that what would fail part way fails
  * before a command shows anything.  Bytes after a stream's end that do not
  * begin another IPC stream are an error, not silently dropped. */
+/* A command's own check of every IPC stream of an input, made once the
+ * stream's schema is checked (one_schema); stream counts from 1.  An error
+ * fails the input there: for a file on disk, which is read through first,
+ * before the command shows anything. */
+typedef struct xc_stream_check {
+  xchg_status (*fn)(void *ctx, const xchg_ipc_reader *reader, int64_t stream, xchg_error *err);
+  void *ctx;
+} xc_stream_check;
+
 typedef struct xc_input {
   const char *path;
   xchg_stream_codec codec;  /* in use (after auto detection); NONE: plain IPC */
@@ -84,14 +93,15 @@ typedef struct xc_input {
   bool ended_file;          /* the last one was in the IPC file format (it ended at its magic) */
   bool one_schema;          /* every IPC stream must have the first one's schema */
   struct ArrowSchema first; /* with one_schema: the first IPC stream's schema, once opened */
+  const xc_stream_check *check; /* NULL, or asked of every IPC stream */
 } xc_input;
 
 /* Opens path with codec (XCHG_STREAM_AUTO: detected from the magic bytes,
  * plain IPC when none matches).  one_schema: the input is one table (cat,
  * convert), so an IPC stream whose schema is not the first one's is an
- * error saying what differs. */
+ * error saying what differs.  check (NULL: none) must outlive in. */
 xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec codec, bool one_schema,
-                          xchg_error *err);
+                          const xc_stream_check *check, xchg_error *err);
 
 /* Opens a reader on the next IPC stream of the input, once the previous
  * one is closed by xc_input_end_stream; *out is NULL at the end of the

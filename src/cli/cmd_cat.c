@@ -308,6 +308,85 @@ static xchg_status read_dictionary_ids(xchg_ipc_reader *reader, const struct Arr
   return locate_dictionaries(schema, sel, *n_ids, err);
 }
 
+/* ---- the same dictionary ids in every IPC stream ------------------------------- */
+
+/* Rows of several IPC streams print as one table with the first stream's
+ * dictionary ids (arrow-json holds one dictionary per id), so a later
+ * stream must use the same ids in the selected columns.  The input asks
+ * this of every IPC stream (xc_stream_check), from a file on disk while
+ * reading it through before any output, so that such a file prints
+ * nothing rather than its first stream's rows and then an error. */
+typedef struct ids_check {
+  const char *columns;      /* --columns */
+  struct ArrowSchema first; /* the first IPC stream's whole schema */
+  int64_t *ids;             /* its dictionary ids, whole schema */
+  int64_t n_ids;
+  selection sel; /* the selected columns, indices of the whole schema */
+} ids_check;
+
+static void selection_free(selection *sel);
+
+static void ids_check_free(ids_check *c) {
+  if (c->first.release != NULL) c->first.release(&c->first);
+  free(c->ids);
+  selection_free(&c->sel);
+  c->ids = NULL;
+  c->n_ids = 0;
+}
+
+/* The reader's dictionary ids for its whole schema; NULL when out of memory. */
+static int64_t *whole_ids(const xchg_ipc_reader *reader, int64_t *n) {
+  *n = xchg_ipc_reader_dictionary_ids(reader, NULL, 0);
+  int64_t *ids = malloc((size_t)(*n > 0 ? *n : 1) * sizeof *ids);
+  if (ids != NULL) xchg_ipc_reader_dictionary_ids(reader, ids, *n);
+  return ids;
+}
+
+/* The first differing id of a selected column, named with the column. */
+static xchg_status compare_ids(const ids_check *c, const int64_t *ids, int64_t n, xchg_error *err) {
+  if (n != c->n_ids)
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "its dictionary ids differ from the first IPC stream's: %lld here, %lld "
+                       "in the first IPC stream",
+                       (long long)n, (long long)c->n_ids);
+  for (int k = 0; k < c->sel.count; k++) {
+    int64_t col = c->sel.index[k], begin = 0;
+    for (int64_t j = 0; j < col; j++) begin += xc_count_dictionaries(c->first.children[j]);
+    int64_t end = begin + xc_count_dictionaries(c->first.children[col]);
+    for (int64_t i = begin; i < end; i++)
+      if (ids[i] != c->ids[i])
+        return xchg_errorf(err, XCHG_EFORMAT,
+                           "its dictionary ids differ from the first IPC stream's: column %lld "
+                           "\"%s\": dictionary id %lld here, %lld in the first IPC stream",
+                           (long long)col,
+                           c->first.children[col]->name ? c->first.children[col]->name : "",
+                           (long long)ids[i], (long long)c->ids[i]);
+  }
+  return XCHG_OK;
+}
+
+/* xc_stream_check: the first IPC stream sets the ids (again when the
+ * input is read a second time), the others must have them. */
+static xchg_status check_ids(void *ctx, const xchg_ipc_reader *reader, int64_t stream,
+                             xchg_error *err) {
+  ids_check *c = ctx;
+  int64_t n;
+  int64_t *ids = whole_ids(reader, &n);
+  if (ids == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  if (stream > 1) {
+    xchg_status s = compare_ids(c, ids, n, err);
+    free(ids);
+    return s;
+  }
+  ids_check_free(c);
+  c->ids = ids;
+  c->n_ids = n;
+  xchg_status s = xchg_ipc_reader_schema(reader, &c->first, err);
+  if (s == XCHG_OK && c->first.n_children > 0)
+    s = select_columns(&c->first, c->columns, &c->sel, err);
+  return s;
+}
+
 /* ---- trees for the selected columns -------------------------------------------- */
 
 typedef struct column_set {
@@ -443,20 +522,11 @@ static xchg_status first_stream(cat_state *st, xchg_ipc_reader *reader, xchg_err
   return s;
 }
 
-/* A later IPC stream must match the first: the same schema (the input
- * checks it), the same dictionary ids, or its rows could not join the same
+/* A later IPC stream matches the first: the same schema and dictionary
+ * ids (the input checks both, check_ids), so that its rows join the same
  * output. */
 static xchg_status next_stream(cat_state *st, xchg_ipc_reader *reader, xchg_error *err) {
-  xchg_status s = project(reader, &st->sel, err);
-  if (s != XCHG_OK) return s;
-  int64_t n = xchg_ipc_reader_dictionary_ids(reader, NULL, 0);
-  int64_t *ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
-  if (ids == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  xchg_ipc_reader_dictionary_ids(reader, ids, n);
-  if (n != st->n_dict_ids || (n > 0 && memcmp(ids, st->dict_ids, (size_t)n * sizeof *ids) != 0))
-    s = xchg_errorf(err, XCHG_EFORMAT, "its dictionary ids differ from the first IPC stream's");
-  free(ids);
-  return s;
+  return project(reader, &st->sel, err);
 }
 
 /* A failed write to standard output (or out of memory) ends the copy at
@@ -642,11 +712,15 @@ static int cat(const cat_options *opt) {
   xs_init(&st.out, stdout);
   xc_rows_writer_init(&st.rows, xchg_pool_default()); /* rows formatted on every core */
   xchg_shuffle_reader *blocks = NULL;
+  ids_check ids = {.columns = opt->columns};
+  xc_stream_check same_ids = {check_ids, &ids};
   xchg_status s = open_blocks(&st, &blocks, &err);
-  if (s == XCHG_OK && blocks == NULL) s = xc_input_open(&in, opt->path, opt->codec, true, &err);
+  if (s == XCHG_OK && blocks == NULL)
+    s = xc_input_open(&in, opt->path, opt->codec, true, &same_ids, &err);
   if (s != XCHG_OK) {
     xchg_shuffle_reader_free(blocks);
     xc_input_close(&in);
+    ids_check_free(&ids);
     cat_state_free(&st);
     return xc_runtime_error(opt->path, err.message);
   }
@@ -662,6 +736,7 @@ static int cat(const cat_options *opt) {
     rc = xc_runtime_error(opt->path, err.message);
   xchg_shuffle_reader_free(blocks);
   xc_input_close(&in);
+  ids_check_free(&ids);
   cat_state_free(&st);
   return rc;
 }

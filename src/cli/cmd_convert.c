@@ -242,7 +242,7 @@ int xc_cmd_convert(int argc, char **argv) {
   read_opts.on_message_ctx = &progress;
   xchg_ipc_reader *r = NULL;
   struct ArrowSchema schema = {0};
-  xchg_status st = xc_input_open(&in, a.in, a.input_codec, true, &err);
+  xchg_status st = xc_input_open(&in, a.in, a.input_codec, true, NULL, &err);
   /* Comet blocks read one by one (no field count): coalesced by the writer. */
   if (in.codec == XCHG_STREAM_COMET && a.write.coalesce_rows == 0)
     a.write.coalesce_rows = XC_BLOCK_BATCH_ROWS;

@@ -686,7 +686,7 @@ static int inspect(const char *path, xchg_stream_codec codec, const inspect_opts
   xchg_error err = {{0}};
   xc_input in = {0};
   if (spool_blocks(path, codec, &err) != XCHG_OK ||
-      xc_input_open(&in, path, codec, false, &err) != XCHG_OK) {
+      xc_input_open(&in, path, codec, false, NULL, &err) != XCHG_OK) {
     xc_input_close(&in);
     return xc_runtime_error(path, err.message);
   }

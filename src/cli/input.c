@@ -124,10 +124,11 @@ static xchg_status name_stated_codec(const xc_input *in, xchg_status st, xchg_er
 }
 
 xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec codec, bool one_schema,
-                          xchg_error *err) {
+                          const xc_stream_check *check, xchg_error *err) {
   memset(in, 0, sizeof *in);
   in->path = path;
   in->one_schema = one_schema;
+  in->check = check;
   xchg_source *src;
   xchg_status st = spool_schemaless_file(path, codec, err);
   if (st == XCHG_OK) st = xc_open_source(path, &src, err);
@@ -284,6 +285,8 @@ xchg_status xc_input_next(xc_input *in, const xchg_ipc_read_options *opts, xchg_
   in->streams++;
   st = xchg_ipc_reader_open(src, opts, out, err); /* takes src, even on failure */
   if (st == XCHG_OK && in->one_schema) st = check_schema(in, *out, err);
+  if (st == XCHG_OK && in->check != NULL)
+    st = in->check->fn(in->check->ctx, *out, in->streams, err);
   if (st != XCHG_OK) {
     xchg_ipc_reader_free(*out);
     *out = NULL;
@@ -312,13 +315,15 @@ void xc_input_locate_error(const xc_input *in, xchg_error *err) {
 /* A plain input in memory is read through once before anything is shown:
  * every IPC stream's framing and schema (bodies left alone), so that an
  * input that a command would reject part way (bytes after the last IPC
- * stream that are not one, another schema, a cut message) is rejected
- * before any output, with the same error. */
+ * stream that are not one, another schema, what the command's check
+ * refuses, a cut message) is rejected before any output, with the same
+ * error. */
 static xchg_status check_in_memory(const xc_input *in, xchg_error *err) {
   xc_input probe = {.path = in->path,
                     .memory = xchg_buf_ref(in->memory),
                     .stream_end = 0,
-                    .one_schema = in->one_schema};
+                    .one_schema = in->one_schema,
+                    .check = in->check};
   xchg_status st = XCHG_OK;
   for (;;) {
     xchg_ipc_reader *reader;
