@@ -8,7 +8,8 @@
  *  - bytes that could be a pre-0.15 stream's first length but are not
  *    followed by a schema message say both;
  *  - the file magic alone is a cut file (XCHG_EIO), even with
- *    allow_missing_eos;
+ *    allow_missing_eos, and so is the magic cut in its padding (6 or 7
+ *    bytes, "ARROW1"), which said there was no ARROW1 magic at byte 0;
  *  - damaged real IPC keeps its own errors: a continuation marker and a
  *    huge length is the max_metadata_bytes limit, as before;
  *  - an Arrow gold stream and file whose schema message is patched to the
@@ -106,6 +107,15 @@ static void test_magic_alone(void) {
     TU_CHECK(st == XCHG_EIO, "the file magic alone (%s): %s: %s", way == 0 ? "memory" : "in order",
              xchg_status_name(st), st == XCHG_OK ? "opened" : err.message);
     xchg_ipc_reader_free(r);
+  }
+  /* Cut in the padding after the magic: a cut file too, not an input
+   * without the magic that it begins with. */
+  for (size_t size = 6; size < 8; size++) {
+    char want[128];
+    snprintf(want, sizeof want,
+             "the input ends at byte %zu, inside the padding after the ARROW1 magic (truncated?)",
+             size);
+    expect_error(magic, size, XCHG_EIO, want, 1, "the file magic without its padding");
   }
 }
 

@@ -545,7 +545,15 @@ xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_ipc_read_options *
   r->peek_len = got;
   if (st == XCHG_OK) st = reader_check_arrow_start(r, err);
   if (st == XCHG_OK) {
-    if (got == IPC_FILE_HEAD && memcmp(r->peek, IPC_MAGIC, IPC_MAGIC_SIZE) == 0) {
+    if (got >= IPC_MAGIC_SIZE && got < IPC_FILE_HEAD &&
+        memcmp(r->peek, IPC_MAGIC, IPC_MAGIC_SIZE) == 0) {
+      /* The file magic, cut in its padding: a cut file, as the magic alone
+       * is, not bytes without a magic. */
+      st = xchg_errorf(err, XCHG_EIO,
+                       "the input ends at byte %zu, inside the padding after the ARROW1 magic "
+                       "(truncated?)",
+                       got);
+    } else if (got == IPC_FILE_HEAD && memcmp(r->peek, IPC_MAGIC, IPC_MAGIC_SIZE) == 0) {
       r->peek_pos = 8;
       r->format = XCHG_IPC_FILE;
       st = reader_open_file_format(r, err);
