@@ -619,16 +619,31 @@ static void expect_mapped(const char *dir, cd_source *s, const char *what) {
   xchg_cache_free(c);
 }
 
+/* A directory refused when the cache is created: xchg_cache_host_error
+ * says why at once (cache.h: create), before any acquire falls back. */
+static void expect_refused_at_create(const char *dir, const char *reason, const char *what) {
+  xchg_cache *c = host_cache(dir, INT64_MAX, 0);
+  xchg_error why;
+  xchg_status st = xchg_cache_host_error(c, &why);
+  TU_CHECK(st == XCHG_EINVAL && strstr(why.message, reason),
+           "%s: after create, the reason given is %s '%s'", what, xchg_status_name(st),
+           why.message);
+  TU_CHECK(cd_metrics(c).host_fallbacks == 0, "%s: a fallback counted before any acquire", what);
+  xchg_cache_free(c);
+}
+
 static void test_refused(void) {
   cd_source s;
   std_source(&s);
   char dir[256], seg[512];
   make_dir(dir, sizeof dir);
   TU_CHECK(chmod(dir, 0777) == 0);
+  expect_refused_at_create(dir, "writable", "world-writable directory");
   expect_fallback(dir, &s, XCHG_EINVAL, "writable", "world-writable directory");
   TU_CHECK(chmod(dir, 0770) == 0);
   expect_fallback(dir, &s, XCHG_EINVAL, "writable", "group-writable directory");
   TU_CHECK(chmod(dir, 0700) == 0 && chown(dir, 65534, 65534) == 0);
+  expect_refused_at_create(dir, "owned by uid 65534", "foreign-owned directory");
   expect_fallback(dir, &s, XCHG_EINVAL, "owned by uid 65534", "foreign-owned directory");
   TU_CHECK(count_files(dir, ".seg", NULL) == 0);
   TU_CHECK(chown(dir, geteuid(), getegid()) == 0);

@@ -29,6 +29,18 @@ static xchg_status check_options(const xchg_cache_options *o, xchg_error *err) {
   return ipc_read_options_check(&o->read, "xchg_cache_create", err);
 }
 
+/* A host store that could not be opened: every entry falls back, with this
+ * reason, which xchg_cache_host_error gives from now on, so that a caller
+ * checking it after create learns of a misconfigured host_dir before the
+ * first acquire. */
+static void report_host_unopened(xchg_cache *c) {
+  c->host = NULL;
+  xchg_mutex_lock(&c->lock);
+  c->host_status = c->host_open_status;
+  c->host_error = c->host_open_error;
+  xchg_mutex_unlock(&c->lock);
+}
+
 xchg_status xchg_cache_create(const xchg_cache_options *opts, xchg_cache **out, xchg_error *err) {
   if (!out) return xchg_errorf(err, XCHG_EINVAL, "xchg_cache_create: out is NULL");
   *out = NULL;
@@ -47,8 +59,8 @@ xchg_status xchg_cache_create(const xchg_cache_options *opts, xchg_cache **out, 
   if (c->host_wanted)
     c->host_open_status = host_store_open(c->opts.host_dir, c->opts.host_retain_bytes,
                                           c->opts.host_retain_ms, &c->host, &c->host_open_error);
-  if (c->host_open_status != XCHG_OK) c->host = NULL; /* every entry falls back, with this reason */
-  c->opts.host_dir = NULL;                            /* not the cache's to keep */
+  if (c->host_open_status != XCHG_OK) report_host_unopened(c);
+  c->opts.host_dir = NULL; /* not the cache's to keep */
   *out = c;
   return XCHG_OK;
 }
