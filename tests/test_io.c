@@ -251,6 +251,18 @@ static void test_open_errors(void) {
   TU_CHECK(xchg_source_open_file(NULL, XCHG_FILE_READ, &src, &err) == XCHG_EINVAL);
   TU_CHECK(xchg_source_open_file(missing, XCHG_FILE_READ, NULL, NULL) == XCHG_EINVAL);
 
+  /* A directory opens for reading, but its reads fail: refused at once,
+   * named (io.h: errors begin with the path), in either mode. */
+  for (int mode = XCHG_FILE_MMAP; mode <= XCHG_FILE_READ; mode++) {
+    src = (xchg_source *)&err;
+    err.message[0] = 0;
+    xchg_status st = xchg_source_open_file("/", (xchg_file_mode)mode, &src, &err);
+    TU_CHECK(
+        st == XCHG_EIO && src == NULL && strcmp(err.message, "/: cannot open: Is a directory") == 0,
+        "a directory opened in mode %d: %s '%s'", mode, xchg_status_name(st), err.message);
+    if (src != NULL && src != (xchg_source *)&err) xchg_source_free(src);
+  }
+
   /* A character device is read as a stream, whatever the mode. */
   TU_OK(xchg_source_open_file("/dev/null", XCHG_FILE_MMAP, &src, &err), err);
   if (src != NULL) {

@@ -202,6 +202,13 @@ xchg_status xchg_source_open_file(const char *path, xchg_file_mode mode, xchg_so
     return status;
   }
 
+  /* open(2) takes a directory for reading, and its first read fails with
+   * EISDIR, in a message that does not name it: refuse it here, by name. */
+  if (S_ISDIR(info.st_mode)) {
+    close(fd);
+    return xchg_errorf(err, XCHG_EIO, "%s: cannot open: %s", path, strerror(EISDIR));
+  }
+
   /* Pipes, FIFOs, /dev/stdin and devices can be neither mapped nor sized:
    * read them as a stream whatever the mode. */
   xchg_status status;
