@@ -706,6 +706,44 @@ static void test_wrong_payloads(void) {
   xchg_buf_unref(other.stream);
 }
 
+/* The schema message in each framing a stream may have: the continuation
+ * marker and length, the pre-0.15 length alone (which the reader and
+ * the payloads take too: Arrow Java's legacy IPC option writes it), and
+ * the Message flatbuffer alone; each opens a decoder that decodes batch 0. */
+static void test_schema_framings(void) {
+  split s;
+  split_stream(XCHG_BLOCK_NONE, &s);
+  const uint8_t *data = xchg_buf_data(s.stream);
+  uint32_t length;
+  memcpy(&length, data + 4, 4);
+  tu_bytes framings[3] = {{0}};
+  tu_bytes_append(&framings[0], data, 8 + (size_t)length);
+  tu_bytes_append(&framings[1], data + 4, 4 + (size_t)length);
+  tu_bytes_append(&framings[2], data + 8, length);
+  static const char *const names[] = {"continuation marker", "pre-0.15 length", "flatbuffer alone"};
+  tu_bytes p = batch_payload(&s, 0);
+  for (int f = 0; f < 3; f++) {
+    xchg_batch_decoder *dec = NULL;
+    xchg_error err;
+    xchg_status st =
+        xchg_batch_decoder_open(framings[f].data, framings[f].size, NULL, 0, NULL, &dec, &err);
+    TU_CHECK(st == XCHG_OK, "schema message with its %s: %d %s", names[f], (int)st, err.message);
+    xchg_source *src = tu_memory_source(p.data, p.size);
+    struct ArrowArray a;
+    if (dec && xchg_batch_decoder_decode(dec, src, 0, &a, &err) == XCHG_OK) {
+      check_batch(&a, ALL, CD_COLUMNS, 0, names[f]);
+      a.release(&a);
+    } else if (dec) {
+      TU_CHECK(0, "%s: decode: %s", names[f], err.message);
+    }
+    xchg_source_free(src);
+    xchg_batch_decoder_free(dec);
+    free(framings[f].data);
+  }
+  free(p.data);
+  xchg_buf_unref(s.stream);
+}
+
 /* A NULL decoder or out is XCHG_EINVAL naming it, with every out
  * released-state, not a crash. */
 static void test_null_arguments(void) {
@@ -786,6 +824,7 @@ int main(int argc, char **argv) {
       {"short_vectors_past_a_skipped_column", test_short_vectors_past_a_skipped_column},
       {"columns_alone", test_columns_alone},
       {"null_arguments", test_null_arguments},
+      {"schema_framings", test_schema_framings},
   };
   return TU_MAIN(argc, argv, "batch_decoder", cases);
 }

@@ -1156,6 +1156,37 @@ static void check_other_schema(void) {
   rt_data_free(&other);
 }
 
+/* The options' schema message in each framing a stream may have (the
+ * continuation marker and length, the pre-0.15 length alone, the
+ * flatbuffer alone): the blocks read against it, as many rows as without. */
+static void check_given_schema_framings(void) {
+  input in;
+  rt_data d = {0};
+  char msg[MSG] = "";
+  int rc = primitive_input(&in, &d, XCHG_BLOCK_NONE, -1, msg);
+  uint32_t length = 0;
+  if (rc == 0) memcpy(&length, in.bytes.data + 4, 4);
+  static const char *const names[] = {"continuation marker", "pre-0.15 length", "flatbuffer alone"};
+  const size_t skip[] = {0, 4, 8}; /* the length alone follows the marker */
+  for (int f = 0; rc == 0 && f < 3; f++) {
+    xchg_shuffle_reader_options o;
+    xchg_shuffle_reader_options_init(&o);
+    o.schema_message = in.bytes.data + skip[f];
+    o.schema_message_size = 8 + (size_t)length - skip[f];
+    output out;
+    rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
+    int64_t rows = 0;
+    for (int64_t b = 0; b < out.n; b++) rows += out.batches[b].length;
+    if (rc == 0 && (out.st != XCHG_OK || rows != out.m.rows || out.m.blocks != in.blocks))
+      rc = tu_errorf(msg, MSG, "%s: %s (%lld rows, %lld of %lld blocks)", names[f], out.error,
+                     (long long)rows, (long long)out.m.blocks, (long long)in.blocks);
+    output_free(&out);
+  }
+  TU_CHECK(rc == 0, "the options' schema message in each framing: %s", msg);
+  input_free(&in);
+  rt_data_free(&d);
+}
+
 /* An IPC file handed to the shuffle reader: the error says so, rather
  * than reading its magic as a metadata length. */
 static void check_ipc_file(void) {
@@ -2031,6 +2062,7 @@ BOTH(declared_lengths)
 BOTH(damaged_bytes)
 BOTH(cancel)
 BOTH(other_schema)
+BOTH(given_schema_framings)
 BOTH(ipc_file)
 BOTH(incremental)
 BOTH(bounded_reading)
@@ -2061,6 +2093,7 @@ int main(int argc, char **argv) {
       {"damaged_bytes", damaged_bytes},
       {"cancel", cancel},
       {"other_schema", other_schema},
+      {"given_schema_framings", given_schema_framings},
       {"ipc_file", ipc_file},
       {"readahead_bound", check_readahead_bound},
       {"reservation_bound", check_reservation_bound},

@@ -128,7 +128,7 @@ xchg_status xchg_batch_decoder_open(const void *schema_message, size_t size, con
     xchg_ipc_read_options_init(&dec->opts);
   fb_table table;
   xchg_status st = ipc_read_options_check(&dec->opts, "xchg_batch_decoder_open", err);
-  if (st == XCHG_OK) st = ipc_schema_message_table(schema_message, size, &table, err);
+  if (st == XCHG_OK) st = ipc_schema_message_table(schema_message, size, &table, NULL, NULL, err);
   if (st == XCHG_OK && (st = ipc_schema_parse(&table, &dec->opts, &dec->schema, err)) != XCHG_OK)
     xchg_error_prefix(err, "schema message: ");
   if (st == XCHG_OK && columns)

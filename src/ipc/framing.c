@@ -106,7 +106,17 @@ int64_t ipc_stream_extent(const uint8_t *p, size_t avail, int64_t max_metadata_b
   return 0;
 }
 
+/* The Schema table of the Message flatbuffer of `size` bytes at p; 0 when
+ * they are no message, or no schema message (*type says which). */
+static int schema_table(const uint8_t *p, size_t size, fb_table *out, uint8_t *type) {
+  fb_table msg;
+  *type = 0;
+  return fb_root(p, size, &msg) > 0 && fb_u8(&msg, MSG_HEADER_TYPE, 0, type) >= 0 &&
+         fb_table_field(&msg, MSG_HEADER, out) > 0;
+}
+
 xchg_status ipc_schema_message_table(const uint8_t *p, size_t size, fb_table *out,
+                                     const uint8_t **flatbuffer, size_t *flatbuffer_size,
                                      xchg_error *err) {
   if (size >= 8 && fb_load_u32(p) == IPC_CONTINUATION) {
     uint32_t length = fb_load_u32(p + 4);
@@ -118,12 +128,21 @@ xchg_status ipc_schema_message_table(const uint8_t *p, size_t size, fb_table *ou
     p += 8;
     size = length;
   }
-  fb_table msg;
-  uint8_t type = 0;
-  if (fb_root(p, size, &msg) <= 0 || fb_u8(&msg, MSG_HEADER_TYPE, 0, &type) < 0 ||
-      fb_table_field(&msg, MSG_HEADER, out) <= 0)
-    return xchg_errorf(err, XCHG_EFORMAT, "schema message: invalid Message flatbuffer");
+  uint8_t type;
+  int found = schema_table(p, size, out, &type);
+  /* Not a flatbuffer alone: a pre-0.15 prefix (the length alone), as the
+   * reader and the payloads take it, is tried second, so that a valid
+   * flatbuffer is never taken for one. */
+  uint32_t legacy = size >= 4 ? fb_load_u32(p) : 0;
+  if (!found && legacy > 0 && legacy <= size - 4 && schema_table(p + 4, legacy, out, &type)) {
+    found = 1;
+    p += 4;
+    size = legacy;
+  }
+  if (!found) return xchg_errorf(err, XCHG_EFORMAT, "schema message: invalid Message flatbuffer");
   if (type != HEADER_SCHEMA)
     return xchg_errorf(err, XCHG_EFORMAT, "schema message: header type %d is not a Schema", type);
+  if (flatbuffer) *flatbuffer = p;
+  if (flatbuffer_size) *flatbuffer_size = size;
   return XCHG_OK;
 }

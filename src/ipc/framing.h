@@ -102,8 +102,12 @@ xchg_status ipc_message_view_decode(const uint8_t *p, size_t avail, int64_t inde
  * framing is bad (decoding the stream says how). */
 int64_t ipc_stream_extent(const uint8_t *p, size_t avail, int64_t max_metadata_bytes);
 
-/* The Schema table of the bytes of a schema message, with its prefix or
- * without (the flatbuffer alone). */
-xchg_status ipc_schema_message_table(const uint8_t *p, size_t size, fb_table *out, xchg_error *err);
+/* The Schema table of the bytes of a schema message, with its prefix (the
+ * continuation marker and length, or the pre-0.15 length alone) or without
+ * (the flatbuffer alone); *flatbuffer and *flatbuffer_size (each may be
+ * NULL) get where its Message flatbuffer lies. */
+xchg_status ipc_schema_message_table(const uint8_t *p, size_t size, fb_table *out,
+                                     const uint8_t **flatbuffer, size_t *flatbuffer_size,
+                                     xchg_error *err);
 
 #endif

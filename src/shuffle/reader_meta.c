@@ -48,11 +48,7 @@ xchg_status shuffle_given_schema(xchg_shuffle_reader *r, xchg_error *err) {
   const uint8_t *p = r->opts.schema_message;
   size_t size = r->opts.schema_message_size;
   fb_table table;
-  xchg_status st = ipc_schema_message_table(p, size, &table, err);
-  if (st == XCHG_OK && size >= 8 && ipc_prefix_size(p) == 8) {
-    p += 8;
-    size = fb_load_u32(p - 4);
-  }
+  xchg_status st = ipc_schema_message_table(p, size, &table, &p, &size, err);
   if (st == XCHG_OK) st = set_schema(r, &table, p, size, err);
   if (st != XCHG_OK) xchg_error_prefix(err, "the options' schema message: ");
   return st;
