@@ -23,7 +23,8 @@ typedef struct xj_holder {
 JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nCreate(JNIEnv *env, jclass cls, jboolean sharing,
                                                         jlong wait_check_ms, jlong retain_bytes,
                                                         jlong retain_ms, jint validation,
-                                                        jstring host_dir, jlong host_retain_bytes,
+                                                        jbyteArray host_dir,
+                                                        jlong host_retain_bytes,
                                                         jlong host_retain_ms) {
   /* Options' setters refused bad values; xchg_cache_create checks them again. */
   xchg_cache_options opts;
@@ -33,15 +34,25 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nCreate(JNIEnv *env, jclass cls,
   opts.retain_bytes = retain_bytes;
   opts.retain_ms = retain_ms;
   opts.read.validation = (xchg_validation)validation;
-  const char *dir = host_dir ? (*env)->GetStringUTFChars(env, host_dir, NULL) : NULL;
-  if (host_dir && !dir) return 0; /* OutOfMemoryError pending */
+  /* The path's bytes as Java names it to the system (XchgCache.pathBytes),
+   * NUL-terminated; a Java path holds no NUL. */
+  char *dir = NULL;
+  if (host_dir) {
+    jsize n = (*env)->GetArrayLength(env, host_dir);
+    if (!(dir = malloc((size_t)n + 1))) {
+      xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: host directory");
+      return 0;
+    }
+    (*env)->GetByteArrayRegion(env, host_dir, 0, n, (jbyte *)dir);
+    dir[n] = '\0';
+  }
   opts.host_dir = dir;
   opts.host_retain_bytes = host_retain_bytes;
   opts.host_retain_ms = host_retain_ms;
   xchg_cache *cache;
   xchg_error err;
   xchg_status st = xchg_cache_create(&opts, &cache, &err); /* reads host_dir, keeps nothing of it */
-  if (dir) (*env)->ReleaseStringUTFChars(env, host_dir, dir);
+  free(dir);
   if (st != XCHG_OK) xj_throw(env, st, err.message, NULL);
   return XJ_HANDLE(cache);
 }

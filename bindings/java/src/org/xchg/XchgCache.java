@@ -1,6 +1,7 @@
 package org.xchg;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.Charset;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
@@ -144,9 +145,25 @@ public final class XchgCache implements AutoCloseable {
    */
   public static XchgCache create(Options o) {
     long h = nCreate(o.sharing, o.waitCheck.toMillis(), o.retainBytes, o.retainTime.toMillis(),
-        o.validation.id, o.hostDir == null ? null : o.hostDir.toString(), o.hostRetainBytes,
+        o.validation.id, o.hostDir == null ? null : pathBytes(o.hostDir), o.hostRetainBytes,
         o.hostRetainTime.toMillis());
     return new XchgCache(h);
+  }
+
+  /**
+   * The bytes of path as the JDK's file APIs name it to the system (in
+   * sun.jnu.encoding), not JNI's modified UTF-8, which names a character
+   * outside the BMP (an emoji, say) by its two surrogates: the directory
+   * would be made under another name than the Path's.
+   */
+  private static byte[] pathBytes(Path path) {
+    Charset cs;
+    try {
+      cs = Charset.forName(System.getProperty("sun.jnu.encoding", "UTF-8"));
+    } catch (IllegalArgumentException e) {
+      cs = Charset.defaultCharset();
+    }
+    return path.toString().getBytes(cs);
   }
 
   /**
@@ -239,7 +256,7 @@ public final class XchgCache implements AutoCloseable {
   }
 
   private static native long nCreate(boolean sharing, long waitCheckMs, long retainBytes,
-      long retainMs, int validation, String hostDir, long hostRetainBytes, long hostRetainMs);
+      long retainMs, int validation, byte[] hostDir, long hostRetainBytes, long hostRetainMs);
 
   private static native void nDestroy(long cache);
 

@@ -27,6 +27,7 @@ public final class XchgHostCacheTest {
     scenario("two caches on one host directory: one decode", () -> shared(true));
     scenario("a world-writable host directory: refused, private decodes", () -> shared(false));
     scenario("no host retention: the released segment is evicted", XchgHostCacheTest::evicted);
+    scenario("a host directory named beyond the BMP: made under that name", XchgHostCacheTest::named);
     TestSupport.exit();
   }
 
@@ -88,6 +89,41 @@ public final class XchgHostCacheTest {
       a.close();
       b.close();
       removeDir(dir);
+    }
+  }
+
+  /**
+   * A directory whose name holds a character outside the BMP is made, and
+   * its segment written, under the Path's own name (the system's bytes of
+   * it, not JNI's modified UTF-8, which names such a character by its two
+   * surrogates).  Skipped where the JDK cannot name such a path (an ASCII
+   * sun.jnu.encoding).
+   */
+  private static void named() throws Exception {
+    Path parent = newDir();
+    Path dir;
+    try {
+      dir = parent.resolve("host-\uD83D\uDE00-\u00e9");
+    } catch (java.nio.file.InvalidPathException e) {
+      System.out.println("  skipped: " + e.getMessage());
+      removeDir(parent);
+      return;
+    }
+    XchgCache c = XchgCache.create(new XchgCache.Options().hostDir(dir));
+    try {
+      ByteBuffer[] chunks = TestSupport.chunks(spark, 1 << 20, TestSupport.Kind.HEAP);
+      try (XchgCacheHolder h = c.acquire("bc", chunks, StreamCodec.LZ4_JAVA, () -> false)) {
+        checkValues(h, "the cache");
+        check(Files.isDirectory(dir), "the directory made under the Path's name");
+        checkEq(1, Files.isDirectory(dir) ? segments(dir) : 0, "segments in it while held");
+        checkEq(1, c.metrics().hostDecodes(), "host decodes");
+      }
+    } finally {
+      c.close();
+      try (Stream<Path> s = Files.list(parent)) {
+        for (Path p : (Iterable<Path>) s::iterator) removeDir(p);
+      }
+      removeDir(parent);
     }
   }
 
