@@ -139,9 +139,11 @@ public final class XchgCache implements AutoCloseable {
   /**
    * A cache with options o (xchg_cache_create).
    *
-   * @throws IllegalArgumentException for a negative size or time, or a
-   *     wait-check interval under 1 ms
-   * @throws XchgException when the host store's directory is refused
+   * A {@link Options#hostDir} that cannot be used (refused for its owner or
+   * rights, not made) is no error: the cache decodes in this process, and
+   * counts each such acquisition in {@link XchgCacheMetrics#hostFallbacks}.
+   *
+   * @throws XchgException when the native cache cannot be made (out of memory)
    */
   public static XchgCache create(Options o) {
     long h = nCreate(o.sharing, o.waitCheck.toMillis(), o.retainBytes, o.retainTime.toMillis(),
