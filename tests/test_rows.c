@@ -119,6 +119,10 @@ static void test_batches(void) {
   TU_CHECK(xchg_row_reader_next_batch(r, -1, rows, lens, &count, &err) == XCHG_EINVAL &&
                count == 0 && strstr(err.message, "batch of -1 rows"),
            "a batch of -1 rows: %s", err.message);
+  /* 0 rows would be *count 0, the end, before the first row. */
+  TU_CHECK(xchg_row_reader_next_batch(r, 0, rows, lens, &count, &err) == XCHG_EINVAL &&
+               count == 0 && strstr(err.message, "batch of 0 rows"),
+           "a batch of 0 rows: %s", err.message);
   while (xchg_row_reader_next_batch(r, 100, rows, lens, &count, &err) == XCHG_OK && count > 0) {
     /* Check the whole batch only now: every pointer must still be valid. */
     for (int64_t k = 0; k < count; k++, i++)

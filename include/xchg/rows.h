@@ -55,7 +55,8 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_row_reader_next(xchg_row_reader *r, con
 /** Up to max rows at once into rows[] and lens[]; *count = 0 at the end.
  * All the pointers stay valid until the next call on the reader.  A batch
  * ends early where taking one more row would need a new window while the
- * batch still points into the current one.  max < 0 is XCHG_EINVAL. */
+ * batch still points into the current one.  max < 1 is XCHG_EINVAL (a
+ * count of 0 would read as the end). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_row_reader_next_batch(xchg_row_reader *r, int64_t max,
                                                                const uint8_t **rows, size_t *lens,
                                                                int64_t *count, xchg_error *err);

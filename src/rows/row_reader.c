@@ -143,8 +143,10 @@ xchg_status xchg_row_reader_next(xchg_row_reader *r, const uint8_t **row, size_t
 xchg_status xchg_row_reader_next_batch(xchg_row_reader *r, int64_t max, const uint8_t **rows,
                                        size_t *lens, int64_t *count, xchg_error *err) {
   *count = 0;
-  if (max < 0)
-    return xchg_errorf(err, XCHG_EINVAL, "row reader: batch of %lld rows", (long long)max);
+  /* max 0 would return *count 0, which means the end of the stream. */
+  if (max < 1)
+    return xchg_errorf(err, XCHG_EINVAL, "row reader: batch of %lld rows (at least 1)",
+                       (long long)max);
   int64_t k = 0;
   while (k < max) {
     if (take_in_window(r, &rows[k], &lens[k])) {
