@@ -1,9 +1,11 @@
 /* tests/test_pool.c — the thread pool: every index runs exactly once, loops
  * from many caller threads at once, pools of one thread run inline,
- * background loops (pool_internal.h) finish and cancel cleanly, and
- * destroy waits for the workers.  Meant to run under ThreadSanitizer too
+ * background loops (pool_internal.h) finish and cancel cleanly, workers
+ * leave asynchronous signals to the application's threads, and destroy
+ * waits for the workers.  Meant to run under ThreadSanitizer too
  * (`ctest -L tsan` in a -DXCHG_TSAN=ON build). */
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,6 +163,46 @@ static void four_threads(void) {
   xchg_pool_free(pool);
 }
 
+/* A worker's mask, once a worker runs an index: asynchronous signals
+ * blocked (a SIGTERM sent to the process goes to an application thread),
+ * faults and SIGPROF not. */
+typedef struct masks {
+  awaited wait;
+  _Atomic int checked, wrong;
+} masks;
+
+static void check_worker_mask(void *ctx, int64_t i) {
+  masks *m = ctx;
+  if (pthread_equal(pthread_self(), m->wait.caller)) {
+    await_worker(&m->wait, i);
+    return;
+  }
+  sigset_t now;
+  pthread_sigmask(SIG_BLOCK, NULL, &now);
+  static const int blocked[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGPIPE, SIGCHLD};
+  static const int open[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGPROF};
+  int wrong = 0;
+  for (size_t k = 0; k < sizeof blocked / sizeof blocked[0]; k++)
+    wrong += sigismember(&now, blocked[k]) != 1;
+  for (size_t k = 0; k < sizeof open / sizeof open[0]; k++)
+    wrong += sigismember(&now, open[k]) != 0;
+  atomic_fetch_add(&m->wrong, wrong);
+  atomic_fetch_add(&m->checked, 1);
+  atomic_store(&m->wait.worker_ran, 1);
+}
+
+static void worker_signals(void) {
+  xchg_pool *pool = NULL;
+  TU_CHECK(xchg_pool_create(3, &pool, NULL) == XCHG_OK, "cannot create a pool");
+  masks m = {{pthread_self(), 0, 10000}, 0, 0};
+  xchg_pool_run(pool, 64, check_worker_mask, &m);
+  TU_CHECK(atomic_load(&m.checked) > 0 && atomic_load(&m.wrong) == 0,
+           "%d signals of %d workers' indices not as they should be (SIGINT, SIGTERM, ... "
+           "blocked; SIGSEGV, SIGPROF, ... not)",
+           atomic_load(&m.wrong), atomic_load(&m.checked));
+  xchg_pool_free(pool);
+}
+
 static void callers_at_once(void) {
   xchg_pool *pool = NULL;
   TU_CHECK(xchg_pool_create(4, &pool, NULL) == XCHG_OK, "cannot create a pool");
@@ -195,11 +237,9 @@ static void default_pool(void) {
 
 int main(int argc, char **argv) {
   static const tu_case cases[] = {
-      {"one_thread", one_thread},
-      {"too_many_threads", too_many_threads},
-      {"four_threads", four_threads},
-      {"callers_at_once", callers_at_once},
-      {"background_loops", background_loops},
+      {"one_thread", one_thread},         {"too_many_threads", too_many_threads},
+      {"four_threads", four_threads},     {"callers_at_once", callers_at_once},
+      {"worker_signals", worker_signals}, {"background_loops", background_loops},
       {"default_pool", default_pool},
   };
   return TU_MAIN(argc, argv, "pool", cases);

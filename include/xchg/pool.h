@@ -16,6 +16,11 @@
  * closely, as a reader's read-ahead starts them, then cost no sleep and
  * wake-up each.
  *
+ * Signals: the workers start with every asynchronous signal blocked
+ * (SIGINT, SIGTERM, SIGHUP, SIGCHLD, SIGUSR1, ...; not the faults nor
+ * SIGPROF), so a signal sent to the process is handled by one of the
+ * application's threads, under its own handlers and masks.
+ *
  * Threads: every function may be called on any thread at the same time.
  */
 #ifndef XCHG_POOL_H

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "base/pool_internal.h"
+#include "base/thread.h"
 
 typedef pool_loop job;
 
@@ -139,7 +140,7 @@ xchg_status xchg_pool_create(int threads, xchg_pool **out, xchg_error *err) {
     return xchg_errorf(err, XCHG_ENOMEM, "out of memory creating a pool of %d threads", threads);
   }
   for (int i = 0; i < p->threads - 1; i++) {
-    int e = pthread_create(&p->workers[i], NULL, worker_main, p);
+    int e = base_thread_create(&p->workers[i], worker_main, p);
     if (e != 0) {
       int wanted = p->threads;
       p->threads = i + 1; /* keep the workers that started, to join them */

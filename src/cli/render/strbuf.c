@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/thread.h"
+
 /* Output is handed to stdio in chunks of about this size. */
 #define XS_FLUSH_THRESHOLD (1u << 16)
 /* ... and to the write-behind thread in chunks of this size: fewer hand-overs,
@@ -131,7 +133,7 @@ void xs_write_behind(xs *s) {
   pthread_mutex_init(&w->lock, NULL);
   pthread_cond_init(&w->changed, NULL);
   s->writer = w;
-  if (pthread_create(&w->thread, NULL, writer_main, s) != 0) {
+  if (base_thread_create(&w->thread, writer_main, s) != 0) {
     pthread_cond_destroy(&w->changed);
     pthread_mutex_destroy(&w->lock);
     free(w);
