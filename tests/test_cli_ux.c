@@ -609,6 +609,8 @@ static void check_option_forms(void) {
                  {"inspect --json=yes -- -dash.arrows", "'--json=yes' takes no value"},
                  {"convert -- -dash.arrows", "needs IN and OUT"},
                  {"gen rows a b", "too many arguments: SHAPE and OUT only, not 'b' too"},
+                 {"gen cache x.arrows --outer lz4", "codec 'lz4' is ambiguous: choose lz4-java"},
+                 {"gen cache x.arrows --outer auto", "--outer auto names no codec to write"},
                  {"inspect -- -dash.arrows b", "one input at a time ('-dash.arrows' and 'b')"},
                  {"gen rows --rows=-1 x.rows", "--rows must be an integer from 0 to"},
                  {"gen rows --seed=-1 x.rows", "--seed must be an integer from 0 to"},

@@ -266,9 +266,8 @@ static int parse_args(int argc, char **argv, gen_args *a) {
       {"outer", required_argument, NULL, 'o'},   {"format", required_argument, NULL, 'm'},
       {"columns", required_argument, NULL, 'k'}, {"block-rows", required_argument, NULL, 'b'},
       {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
-  int opt;
+  int opt, rc;
   int64_t v;
-  xchg_error err;
   xc_options_begin();
   while ((opt = getopt_long(argc, argv, ":hf", longs, NULL)) != -1) {
     switch (opt) {
@@ -295,9 +294,13 @@ static int parse_args(int argc, char **argv, gen_args *a) {
                                 (unsigned long long)UINT64_MAX, optarg);
         break;
       case 'o':
-        if (xchg_stream_codec_from_name(optarg, &a->outer, &err) != XCHG_OK ||
-            a->outer == XCHG_STREAM_AUTO)
-          return xc_usage_error("gen", "unknown stream codec '%s'", optarg);
+        /* The names and the errors of --input-codec ("lz4" is ambiguous);
+         * auto detects a codec when reading, and names none to write. */
+        if ((rc = xc_stream_codec_option("gen", optarg, &a->outer)) >= 0) return rc;
+        if (a->outer == XCHG_STREAM_AUTO)
+          return xc_usage_error("gen",
+                                "--outer auto names no codec to write: give one (lz4-java, "
+                                "snappy-java, zstd, lz4-frame, snappy-framed, comet or none)");
         a->outer_given = 1;
         break;
       case 'm': a->format_name = optarg; break;
@@ -313,7 +316,7 @@ static int parse_args(int argc, char **argv, gen_args *a) {
       default: return xc_option_error("gen", argv, longs, opt);
     }
   }
-  int rc = xc_two_operands("gen", "SHAPE and OUT", argc, argv, &a->shape, &a->out);
+  rc = xc_two_operands("gen", "SHAPE and OUT", argc, argv, &a->shape, &a->out);
   return rc >= 0 ? rc : 0;
 }
 
