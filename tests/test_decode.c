@@ -23,8 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ipc/format.h"
+#include "ipc/message.h"
 #include "support/arrow_json.h"
+#include "support/c_fixture.h"
 #include "support/testutil.h"
+#include "xchg/writer.h"
 #include "xchg/xchg.h"
 #include "xchg/testing.h"
 
@@ -643,9 +647,91 @@ static void stream_misuse(void) {
   TU_CHECK(rc == 0, "stream misuse: %s", msg);
 }
 
+/* ---- an unknown body compression codec ------------------------------------------- */
+
+/* A stream of one int64 column, one row, its body compressed with ZSTD. */
+static xchg_buf *zstd_stream(void) {
+  static int64_t value = 7;
+  static const void *child_buffers[2] = {NULL, &value};
+  static const void *root_buffers[1] = {NULL};
+  struct ArrowSchema x, schema, *fields[1] = {&x};
+  struct ArrowArray child, batch, *children[1] = {&child};
+  tu_fixture_schema(&x, "l", "x", 0, NULL);
+  tu_fixture_schema(&schema, "+s", "", 1, fields);
+  tu_fixture_array(&child, 1, 2, child_buffers, 0, NULL);
+  tu_fixture_array(&batch, 1, 1, root_buffers, 1, children);
+  xchg_ipc_write_options opts;
+  xchg_ipc_write_options_init(&opts);
+  opts.codec = XCHG_BLOCK_ZSTD;
+  xchg_ipc_writer *w;
+  xchg_error err;
+  xchg_buf *out = NULL;
+  if (xchg_ipc_writer_open_memory(&schema, &opts, &w, &err) == XCHG_OK) {
+    if (xchg_ipc_writer_write(w, &batch, &err) == XCHG_OK &&
+        xchg_ipc_writer_finish(w, &err) == XCHG_OK)
+      out = xchg_ipc_writer_take_memory(w);
+    xchg_ipc_writer_free(w);
+  }
+  TU_CHECK(out != NULL, "cannot write a ZSTD stream: %s", err.message);
+  return out;
+}
+
+/* Where the record batch's BodyCompression codec byte is in the stream
+ * (its second message), or -1. */
+static int64_t codec_byte(const uint8_t *stream, size_t size) {
+  uint32_t schema_len = fb_load_u32(stream + 4);
+  size_t at = 8 + schema_len; /* the schema message has no body */
+  if (at + 8 > size) return -1;
+  uint32_t len = fb_load_u32(stream + at + 4);
+  const uint8_t *meta = stream + at + 8;
+  fb_table header, comp;
+  int type, version;
+  int64_t body;
+  xchg_error err;
+  if (at + 8 + len > size ||
+      ipc_message_parse(meta, len, 1, (int64_t)at, &header, &type, &version, &body, &err) !=
+          XCHG_OK ||
+      fb_table_field(&header, BATCH_COMPRESSION, &comp) <= 0)
+    return -1;
+  int64_t off = fb_field_offset(&comp, 0, 1);
+  return off > 0 ? (int64_t)(comp.base + comp.pos + (size_t)off - stream) : -1;
+}
+
+/* A codec the format does not define (2: LZ4_FRAME is 0, ZSTD 1) is
+ * XCHG_ENOTSUP saying it is unknown and which two are read; the byte is
+ * checked to be ZSTD's first, so that the patch is the right one. */
+static void unknown_compression(void) {
+  xchg_buf *b = zstd_stream();
+  if (b == NULL) return;
+  size_t size = xchg_buf_size(b);
+  uint8_t *bytes = malloc(size);
+  TU_CHECK(bytes != NULL, "out of memory");
+  if (bytes == NULL) return;
+  memcpy(bytes, xchg_buf_data(b), size);
+  xchg_buf_unref(b);
+  int64_t at = codec_byte(bytes, size);
+  TU_CHECK(at >= 0 && bytes[at] == 1, "no ZSTD codec byte found in the record batch");
+  if (at >= 0) {
+    bytes[at] = 2;
+    char msg[MSG_SIZE];
+    xchg_ipc_reader *r = open_mem(bytes, size, NULL, msg);
+    TU_CHECK(r != NULL, "%s", msg);
+    struct ArrowArray a;
+    xchg_error err;
+    xchg_status st = r ? xchg_ipc_reader_next(r, &a, &err) : XCHG_EINVAL;
+    TU_CHECK(st == XCHG_ENOTSUP && strstr(err.message, "unknown body compression codec 2") &&
+                 strstr(err.message, "LZ4_FRAME") && strstr(err.message, "ZSTD"),
+             "a record batch of body compression codec 2: status %d: %s", (int)st, err.message);
+    if (st == XCHG_OK) release_array(&a);
+    xchg_ipc_reader_free(r);
+  }
+  free(bytes);
+}
+
 int main(int argc, char **argv) {
   static const tu_case cases[] = {{"gold_files", gold_files},
                                   {"null_arguments", null_arguments},
-                                  {"stream_misuse", stream_misuse}};
+                                  {"stream_misuse", stream_misuse},
+                                  {"unknown_compression", unknown_compression}};
   return TU_MAIN(argc, argv, "decode", cases);
 }

@@ -531,8 +531,13 @@ xchg_status ipc_batch_compression(const fb_table *batch, xchg_block_codec *out, 
   if (rc < 0 || (rc > 0 && (fb_u8(&comp, 0, 0, &codec) < 0 || fb_u8(&comp, 1, 0, &method) < 0)))
     return xchg_errorf(err, XCHG_EFORMAT, "invalid BodyCompression table");
   if (rc == 0) return XCHG_OK;
-  if (method != 0) return xchg_errorf(err, XCHG_ENOTSUP, "body compression method %d", method);
-  if (codec > 1) return xchg_errorf(err, XCHG_ENOTSUP, "body compression codec %d", codec);
+  if (method != 0)
+    return xchg_errorf(err, XCHG_ENOTSUP, "unknown body compression method %d (BUFFER, 0, is read)",
+                       method);
+  if (codec > 1)
+    return xchg_errorf(err, XCHG_ENOTSUP,
+                       "unknown body compression codec %d (LZ4_FRAME, 0, and ZSTD, 1, are read)",
+                       codec);
   *out = codec == 0 ? XCHG_BLOCK_LZ4_FRAME : XCHG_BLOCK_ZSTD;
   return XCHG_OK;
 }
