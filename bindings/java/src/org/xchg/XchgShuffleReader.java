@@ -215,6 +215,7 @@ public final class XchgShuffleReader implements AutoCloseable {
   private final BooleanSupplier killCheck;
   private final BooleanSupplier nativeKillCheck; // killCheck as next's C reader asks it: killed()
   private String cancelled; // once the kill check said true or threw: what every later call throws
+  private boolean ended; // endInput was called: addInput is refused before it reads anything
   private byte[] chunk; // the InputStream chunk buffer, made at the first addInput(InputStream)
 
   private XchgShuffleReader(long handle, BooleanSupplier killCheck) {
@@ -251,13 +252,14 @@ public final class XchgShuffleReader implements AutoCloseable {
    * @throws IOException what reading {@code in} threw, or when its read
    *     returned 0 (or more bytes than asked for), which it must not
    * @throws XchgException CANCELLED when the kill check says so; INVALID_ARGUMENT after {@link #endInput}
+   *     (before a byte of {@code in} is read)
    */
   public void addInput(InputStream in) throws IOException {
     Objects.requireNonNull(in, "in");
     long h = handle.enter();
     try {
       synchronized (calls) {
-        checkNotCancelled();
+        checkInputOpen();
         if (chunk == null) chunk = new byte[CHUNK];
         boolean added = false;
         try {
@@ -296,7 +298,7 @@ public final class XchgShuffleReader implements AutoCloseable {
     long h = handle.enter();
     try {
       synchronized (calls) {
-        checkNotCancelled();
+        checkInputOpen();
         askKillCheck();
         if (buffer.isDirect()) {
           nAddDirect(h, buffer);
@@ -336,6 +338,7 @@ public final class XchgShuffleReader implements AutoCloseable {
     try {
       synchronized (calls) {
         nEndInput(h);
+        ended = true;
       }
     } finally {
       handle.leave();
@@ -489,6 +492,13 @@ public final class XchgShuffleReader implements AutoCloseable {
   /** Throws CANCELLED, with the first cancellation's message, once the reader was cancelled. */
   private void checkNotCancelled() {
     if (cancelled != null) throw new XchgException(XchgException.XCHG_ECANCELLED, cancelled, null);
+  }
+
+  /** addInput may still add: not cancelled, and endInput not called (then nothing of its input is read). */
+  private void checkInputOpen() {
+    checkNotCancelled();
+    if (ended)
+      throw new XchgException(XchgException.XCHG_EINVAL, "addInput after endInput: the input has ended", null);
   }
 
   private static long checkAddress(long address) {

@@ -871,6 +871,11 @@ public final class XchgShuffleReaderTest {
       XchgException e = expectThrows(XchgException.class, "input after endInput",
           () -> r.addInput(heap(bytes)));
       if (e != null) check(e.status() == XchgException.Status.INVALID_ARGUMENT, "input after endInput: " + e.status());
+      if (e != null) check(e.getMessage().equals("addInput after endInput: the input has ended"), "input after endInput: " + e.getMessage());
+      // An InputStream after endInput is refused before a byte of it is read.
+      java.io.ByteArrayInputStream unread = new java.io.ByteArrayInputStream(bytes);
+      expectThrows(XchgException.class, "an InputStream after endInput", () -> r.addInput(unread));
+      checkEq(bytes.length, unread.available(), "bytes left unread of an InputStream after endInput");
       r.close();
       r.close(); // twice: nothing
       expectThrows(IllegalStateException.class, "next after close", () -> r.next(a));
