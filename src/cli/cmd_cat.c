@@ -310,9 +310,12 @@ static xchg_status read_dictionary_ids(xchg_ipc_reader *reader, const struct Arr
 
 /* ---- the same dictionary ids in every IPC stream ------------------------------- */
 
-/* Rows of several IPC streams print as one table with the first stream's
- * dictionary ids (arrow-json holds one dictionary per id), so a later
- * stream must use the same ids in the selected columns.  The input asks
+/* Rows of several IPC streams print in arrow-json as one table with the
+ * first stream's dictionary ids (it holds one dictionary per id), so a
+ * later stream must use the same ids in the selected columns (csv and
+ * json show values, whatever their ids: Arrow JS numbers dictionaries
+ * across all the tables of a process, so two of its streams concatenated
+ * differ there).  The input asks
  * this of every IPC stream (xc_stream_check), from a file on disk while
  * reading it through before any output, so that such a file prints
  * nothing rather than its first stream's rows and then an error. */
@@ -522,9 +525,9 @@ static xchg_status first_stream(cat_state *st, xchg_ipc_reader *reader, xchg_err
   return s;
 }
 
-/* A later IPC stream matches the first: the same schema and dictionary
- * ids (the input checks both, check_ids), so that its rows join the same
- * output. */
+/* A later IPC stream matches the first: the same schema and, for
+ * arrow-json, dictionary ids (the input checks both, check_ids), so that
+ * its rows join the same output. */
 static xchg_status next_stream(cat_state *st, xchg_ipc_reader *reader, xchg_error *err) {
   return project(reader, &st->sel, err);
 }
@@ -716,7 +719,8 @@ static int cat(const cat_options *opt) {
   xc_stream_check same_ids = {check_ids, &ids};
   xchg_status s = open_blocks(&st, &blocks, &err);
   if (s == XCHG_OK && blocks == NULL)
-    s = xc_input_open(&in, opt->path, opt->codec, true, &same_ids, &err);
+    s = xc_input_open(&in, opt->path, opt->codec, true,
+                      opt->format == CAT_ARROW_JSON ? &same_ids : NULL, &err);
   if (s != XCHG_OK) {
     xchg_shuffle_reader_free(blocks);
     xc_input_close(&in);
