@@ -8,7 +8,8 @@
  *    both read; bytes after a stream that are not one are an error saying
  *    how many follow and where the stream ended;
  *  - names that would read ambiguously (a newline, a comma, a quote, an
- *    empty name) are JSON strings in inspect's lines and cat's lists;
+ *    empty name) are JSON strings in inspect's lines and cat's lists, and
+ *    an error quoting one has its control characters escaped;
  *  - `inspect`: a summary first with plurals and human sizes; body bytes
  *    per column and what they decode to, against the sizes the gold JSON
  *    and the columnar format imply; the message list only with
@@ -465,6 +466,28 @@ static void check_odd_names(void) {
                                       "(the columns are: \"a\\nb\", \"c,d\", \"e\\\"f\", "
                                       "\"\", \" g\", h:i, plain)"),
            "cat --columns nope of odd names: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+  /* An error quoting a name (a second stream naming the column otherwise)
+   * escapes its control characters: one line, no escape sequence. */
+  static const char *const escape[1] = {"a\x1b[31mb\nc"}, *const plain[1] = {"plain"};
+  char first[4200], second[4200], both[4200];
+  tmp_path(first, sizeof first, "escape_a.stream");
+  tmp_path(second, sizeof second, "escape_b.stream");
+  tmp_path(both, sizeof both, "escape_ab.stream");
+  write_named_columns(first, escape, 1);
+  write_named_columns(second, plain, 1);
+  tu_bytes x = tu_read_bytes(first), y = tu_read_bytes(second), all = {0};
+  tu_bytes_append(&all, x.data, x.size);
+  tu_bytes_append(&all, y.data, y.size);
+  TU_CHECK(tu_write_file(both, all.data, all.size) == 0, "cannot write %s", both);
+  free(x.data);
+  free(y.data);
+  free(all.data);
+  r = run("cat '%s'", both);
+  const char *nl = strchr(r.err, '\n');
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, "column 0 \"a\\x1B[31mb\\nc\"") &&
+               !strchr(r.err, '\x1b') && nl != NULL && nl[1] == '\0',
+           "an error quoting a name with ESC and a newline: exit %d: %s", r.exit_code, r.err);
   tu_cli_result_free(&r);
 }
 

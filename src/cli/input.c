@@ -350,6 +350,25 @@ void xc_input_close(xc_input *in) {
   memset(in, 0, sizeof *in);
 }
 
+/* text on standard error, its control characters escaped (\n, \t, \r,
+ * \xNN): an error may quote what the input holds (a field name, a
+ * metadata value), and an untrusted file must neither split the line nor
+ * send the terminal escape sequences. */
+static void put_escaped(const char *text) {
+  for (const unsigned char *p = (const unsigned char *)text; *p != '\0'; p++) {
+    if (*p >= 0x20 && *p != 0x7f)
+      fputc(*p, stderr);
+    else if (*p == '\n')
+      fputs("\\n", stderr);
+    else if (*p == '\t')
+      fputs("\\t", stderr);
+    else if (*p == '\r')
+      fputs("\\r", stderr);
+    else
+      fprintf(stderr, "\\x%02X", *p);
+  }
+}
+
 int xc_runtime_error(const char *path, const char *message) {
   xc_progress_erase();
   fflush(stdout); /* keep what was printed before the error ahead of it */
@@ -357,10 +376,13 @@ int xc_runtime_error(const char *path, const char *message) {
   const char *label = xc_input_label(path);
   size_t n = strlen(label);
   bool named = strncmp(message, label, n) == 0 && strncmp(message + n, ": ", 2) == 0;
-  if (named)
-    fprintf(stderr, "xchg: %s\n", message);
-  else
-    fprintf(stderr, "xchg: %s: %s\n", label, message);
+  fputs("xchg: ", stderr);
+  if (!named) {
+    put_escaped(label);
+    fputs(": ", stderr);
+  }
+  put_escaped(message);
+  fputc('\n', stderr);
   return XC_EXIT_ERROR;
 }
 
