@@ -25,7 +25,10 @@
  *     delta of the new ones (provided the dictionaries nested in them extend
  *     theirs too); anything else, fewer values included, writes a
  *     replacement in the stream format.  The file format cannot replace a
- *     dictionary: that is an XCHG_EINVAL error naming the field.
+ *     dictionary: a batch whose values are the first ones of those written
+ *     (fewer, the same) writes nothing, its indices meaning the same values
+ *     in the written dictionary; any other is an XCHG_EINVAL error naming
+ *     the field.
  *   - Coalescing (coalesce_rows / coalesce_bytes): small batches are held
  *     and concatenated into larger ones without changing their content.
  *     Dictionary-encoded input is NOT unified: batches are merged only while

@@ -362,11 +362,19 @@ static xchg_status write_dict(xchg_ipc_writer *w, const used_dict *u, xchg_error
     st = write_batch_message(w, u->field, 1, 1, &col, tail->length, u->id, 1, err);
     ipc_array_unref(tail);
   } else {
-    if (change == DICT_REPLACE && w->opts.format == XCHG_IPC_FILE)
+    if (change == DICT_REPLACE && w->opts.format == XCHG_IPC_FILE) {
+      /* A prefix of the dictionary written: the batch's indices are below
+       * its length and mean the same values in the written one, which
+       * stays (the file format cannot replace it). */
+      if (u->values->length < old->values->length &&
+          wr_prefix_equal(u->field, 1, old->values, u->values, u->values->length))
+        return XCHG_OK;
       return xchg_errorf(err, XCHG_EINVAL,
                          "field '%s': the file format cannot replace dictionary "
-                         "%lld (a batch has a dictionary that does not extend the one written)",
+                         "%lld (a batch has a dictionary that neither extends the one written nor "
+                         "is a part of it)",
                          u->field->path, (long long)u->id);
+    }
     const ipc_array *col = u->values;
     st = write_batch_message(w, u->field, 1, 1, &col, u->values->length, u->id, 0, err);
   }
