@@ -50,9 +50,12 @@ public final class XchgBatchDecoder implements AutoCloseable {
     XchgValidation validation = XchgValidation.FULL;
 
     /**
-     * The top-level column indices to decode, in the order the batches
-     * have them (nested children follow their parent); null (the default)
-     * for all, none for the row count only.
+     * The top-level column indices to decode, given in any order: the
+     * batches hold them in schema order, each once ({@code columns(3, 1)}
+     * gives c1, c3; {@code columns(5, 5)} one column), nested children
+     * following their parent, as {@link XchgShuffleReader.Options#columns}
+     * does (an {@link XchgCache} holder keeps the order given, repeats
+     * included); null (the default) for all, none for the row count only.
      */
     public Options columns(int... indices) {
       columns = indices == null ? null : indices.clone();

@@ -188,7 +188,10 @@ public final class XchgCache implements AutoCloseable {
   /**
    * Acquires broadcast {@code key} made of several IPC streams ("parts", one
    * chunk array each, equal schemas) and reads only {@code columns} (top-level
-   * indices, in the order the holder sees them; null for all).
+   * indices; the holder's batches hold them in the order given, repeats
+   * included: {@code {2, 0, 2}} gives columns 2, 0 and 2 again, where
+   * {@link XchgBatchDecoder} and {@link XchgShuffleReader} keep schema
+   * order; null for all).
    */
   public XchgCacheHolder acquire(
       String key, ByteBuffer[][] parts, StreamCodec codec, int[] columns, BooleanSupplier killCheck) {
