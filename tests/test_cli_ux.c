@@ -43,6 +43,7 @@
 #include "support/cli_run.h"
 #include "support/encoded.h"
 #include "support/json_util.h"
+#include "support/roundtrip.h"
 #include "support/testutil.h"
 #include "xchg/stream.h"
 #include "xchg/writer.h"
@@ -424,17 +425,11 @@ static void write_named_columns(const char *path, const char *const *names, int 
   tu_fixture_array(&batch, 1, 1, root_buffers, n, children);
   xchg_ipc_write_options opts;
   xchg_ipc_write_options_init(&opts);
-  xchg_ipc_writer *w;
-  xchg_error err;
   xchg_buf *out = NULL;
-  if (xchg_ipc_writer_open_memory(&schema, &opts, &w, &err) == XCHG_OK) {
-    if (xchg_ipc_writer_write(w, &batch, &err) == XCHG_OK &&
-        xchg_ipc_writer_finish(w, &err) == XCHG_OK)
-      out = xchg_ipc_writer_take_memory(w);
-    xchg_ipc_writer_free(w);
-  }
-  TU_CHECK(out != NULL && tu_write_file(path, xchg_buf_data(out), xchg_buf_size(out)) == 0,
-           "cannot write %s: %s", path, err.message);
+  char msg[512] = "cannot write the file";
+  TU_CHECK(rt_write(&schema, &batch, 1, &opts, &out, msg, sizeof msg) == 0 &&
+               tu_write_file(path, xchg_buf_data(out), xchg_buf_size(out)) == 0,
+           "cannot write %s: %s", path, msg);
   xchg_buf_unref(out);
 }
 

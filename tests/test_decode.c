@@ -27,6 +27,7 @@
 #include "ipc/message.h"
 #include "support/arrow_json.h"
 #include "support/c_fixture.h"
+#include "support/roundtrip.h"
 #include "support/testutil.h"
 #include "xchg/writer.h"
 #include "xchg/xchg.h"
@@ -663,16 +664,10 @@ static xchg_buf *zstd_stream(void) {
   xchg_ipc_write_options opts;
   xchg_ipc_write_options_init(&opts);
   opts.codec = XCHG_BLOCK_ZSTD;
-  xchg_ipc_writer *w;
-  xchg_error err;
-  xchg_buf *out = NULL;
-  if (xchg_ipc_writer_open_memory(&schema, &opts, &w, &err) == XCHG_OK) {
-    if (xchg_ipc_writer_write(w, &batch, &err) == XCHG_OK &&
-        xchg_ipc_writer_finish(w, &err) == XCHG_OK)
-      out = xchg_ipc_writer_take_memory(w);
-    xchg_ipc_writer_free(w);
-  }
-  TU_CHECK(out != NULL, "cannot write a ZSTD stream: %s", err.message);
+  xchg_buf *out;
+  char msg[MSG_SIZE];
+  TU_CHECK(rt_write(&schema, &batch, 1, &opts, &out, msg, sizeof msg) == 0,
+           "cannot write a ZSTD stream: %s", msg);
   return out;
 }
 
