@@ -185,10 +185,12 @@ typedef struct xc_blocks_summary {
 xchg_status xc_blocks_summarize(const char *path, bool comet, xc_blocks_summary *out,
                                 xchg_error *err);
 
-/* Parses the value of --input-codec: -1 when it names a codec, else the
- * usage error's exit code (an ambiguous "lz4" or "snappy" says which to
- * choose). */
-int xc_stream_codec_option(const char *command, const char *name, xchg_stream_codec *out);
+/* Parses the name of a stream codec (--input-codec; gen's --outer, which
+ * is `writing`: auto, which detects a codec when reading, names none to
+ * write): -1 when it names one, else the usage error's exit code (an
+ * ambiguous "lz4" or "snappy" says which to choose). */
+int xc_stream_codec_option(const char *command, const char *name, bool writing,
+                           xchg_stream_codec *out);
 
 /* Warns on standard error that option old is now called now (it goes on
  * working for this release). */

@@ -114,7 +114,7 @@ static int parse_options(int argc, char **argv, cat_options *o) {
         break;
       case 'C': xc_deprecated_option("cat", "--codec", "--input-codec"); /* fall through */
       case 'i':
-        if ((rc = xc_stream_codec_option("cat", optarg, &o->codec)) >= 0) return rc;
+        if ((rc = xc_stream_codec_option("cat", optarg, false, &o->codec)) >= 0) return rc;
         break;
       case 'h': fputs(cat_help, stdout); return XC_EXIT_OK;
       default: return xc_option_error("cat", argv, longs, opt);

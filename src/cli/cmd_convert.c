@@ -126,7 +126,7 @@ static int parse_args(int argc, char **argv, convert_args *a) {
         if (xc_parse_codec(optarg, &a->write.codec) != 0)
           rc = xc_usage_error("convert", "unknown compression '%s' (none, lz4, zstd)", optarg);
         break;
-      case 'i': rc = xc_stream_codec_option("convert", optarg, &a->input_codec); break;
+      case 'i': rc = xc_stream_codec_option("convert", optarg, false, &a->input_codec); break;
       case 'l':
         if (!xc_int_option("convert", "--level", optarg, INT_MIN, INT_MAX, &level))
           return XC_EXIT_USAGE;

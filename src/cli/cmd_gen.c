@@ -294,13 +294,7 @@ static int parse_args(int argc, char **argv, gen_args *a) {
                                 (unsigned long long)UINT64_MAX, optarg);
         break;
       case 'o':
-        /* The names and the errors of --input-codec ("lz4" is ambiguous);
-         * auto detects a codec when reading, and names none to write. */
-        if ((rc = xc_stream_codec_option("gen", optarg, &a->outer)) >= 0) return rc;
-        if (a->outer == XCHG_STREAM_AUTO)
-          return xc_usage_error("gen",
-                                "--outer auto names no codec to write: give one (lz4-java, "
-                                "snappy-java, zstd, lz4-frame, snappy-framed, comet or none)");
+        if ((rc = xc_stream_codec_option("gen", optarg, true, &a->outer)) >= 0) return rc;
         a->outer_given = 1;
         break;
       case 'm': a->format_name = optarg; break;

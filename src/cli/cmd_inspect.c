@@ -743,7 +743,7 @@ int xc_cmd_inspect(int argc, char **argv) {
     switch (o) {
       case 'C': xc_deprecated_option("inspect", "--codec", "--input-codec"); /* fall through */
       case 'i':
-        if ((rc = xc_stream_codec_option("inspect", optarg, &codec)) >= 0) return rc;
+        if ((rc = xc_stream_codec_option("inspect", optarg, false, &codec)) >= 0) return rc;
         break;
       case 'H':
         if (!xc_int_option("inspect", "--head", optarg, 0, INT64_MAX, &head)) return XC_EXIT_USAGE;

@@ -26,9 +26,15 @@ int64_t xc_input_done(const xc_input *in, int64_t message_end) {
   return m.compressed_bytes;
 }
 
-int xc_stream_codec_option(const char *command, const char *name, xchg_stream_codec *out) {
+int xc_stream_codec_option(const char *command, const char *name, bool writing,
+                           xchg_stream_codec *out) {
+  static const char codecs[] = "lz4-java, snappy-java, zstd, lz4-frame, snappy-framed, comet";
   xchg_error err = {{0}};
-  if (xchg_stream_codec_from_name(name, out, &err) == XCHG_OK) return -1;
+  if (xchg_stream_codec_from_name(name, out, &err) == XCHG_OK) {
+    if (!writing || *out != XCHG_STREAM_AUTO) return -1;
+    return xc_usage_error(command, "codec 'auto' names no codec to write: give one (%s or none)",
+                          codecs);
+  }
   /* Spark's "lz4" and "snappy" are not the formats Comet names so. */
   if (strcmp(name, "lz4") == 0)
     return xc_usage_error(command,
@@ -38,10 +44,8 @@ int xc_stream_codec_option(const char *command, const char *name, xchg_stream_co
     return xc_usage_error(command,
                           "codec 'snappy' is ambiguous: choose snappy-java (Spark's snappy "
                           "codec) or snappy-framed (Snappy's framing format)");
-  return xc_usage_error(command,
-                        "unknown codec '%s' (lz4-java, snappy-java, zstd, lz4-frame, "
-                        "snappy-framed, comet, none or auto)",
-                        name);
+  return xc_usage_error(command, "unknown codec '%s' (%s%s)", name, codecs,
+                        writing ? " or none" : ", none or auto");
 }
 
 void xc_deprecated_option(const char *command, const char *old, const char *now) {
