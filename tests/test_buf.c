@@ -221,6 +221,28 @@ static void test_error_messages(void) {
   xchg_errorf(&err, XCHG_EINVAL, "tail");
   xchg_error_prefix(&err, "%s", big);
   TU_CHECK(strlen(err.message) == XCHG_ERROR_MESSAGE_SIZE - 1);
+  /* A context that fills the message is cut in its middle, not the reason. */
+  size_t len = strlen(err.message);
+  TU_CHECK(len >= 4 && strcmp(err.message + len - 4, "tail") == 0, "lost: ...%s",
+           err.message + len - 20);
+  TU_CHECK(strstr(err.message, "x...x") != NULL);
+  /* A long reason keeps half the message against a long context. */
+  char reason[800], context[900];
+  memset(reason, 'r', sizeof reason - 1);
+  reason[sizeof reason - 1] = '\0';
+  memset(context, 'c', sizeof context - 1);
+  memcpy(context + sizeof context - 10, "block 7: ", 9);
+  context[sizeof context - 1] = '\0';
+  xchg_errorf(&err, XCHG_EFORMAT, "%s", reason);
+  xchg_error_prefix(&err, "%s", context);
+  len = strlen(err.message);
+  TU_CHECK(len == XCHG_ERROR_MESSAGE_SIZE - 1, "%zu bytes", len);
+  TU_CHECK(len >= XCHG_ERROR_MESSAGE_SIZE / 2 &&
+               strspn(err.message + len - XCHG_ERROR_MESSAGE_SIZE / 2, "r") ==
+                   XCHG_ERROR_MESSAGE_SIZE / 2,
+           "the reason kept less than half the message: %s", err.message);
+  TU_CHECK(strstr(err.message, "c...c") && strstr(err.message, "block 7: r"), "%.80s",
+           err.message + len - XCHG_ERROR_MESSAGE_SIZE / 2 - 40);
 
   TU_CHECK(strcmp(xchg_status_name(XCHG_OK), "ok") == 0);
   const xchg_status all[] = {XCHG_EINVAL,  XCHG_ENOMEM,     XCHG_EIO,   XCHG_EFORMAT,

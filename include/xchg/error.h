@@ -50,7 +50,11 @@ XCHG_API xchg_status xchg_errorf(xchg_error *err, xchg_status status, const char
 #endif
     ;
 
-/** Prepends context ("message 3: ") to a message already in err. */
+/** Prepends context ("message 3: ") to a message already in err.  When the
+ * two do not fit in it, the message keeps at least its first
+ * XCHG_ERROR_MESSAGE_SIZE / 2 bytes and the context is cut in its middle
+ * ("..."), so that a long context (a deep path) never hides what went
+ * wrong. */
 XCHG_API void xchg_error_prefix(xchg_error *err, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

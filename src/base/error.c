@@ -31,6 +31,26 @@ xchg_status xchg_errorf(xchg_error *err, xchg_status status, const char *fmt, ..
   return status;
 }
 
+/* The bytes of a message that a prefix never takes from it, when the two
+ * do not fit: the reason is what the message says, the prefix only where. */
+#define KEPT_REASON (XCHG_ERROR_MESSAGE_SIZE / 2)
+
+static const char elided[] = "...";
+
+/* Writes prefix[0, plen) into room bytes at dst: whole when it fits, else
+ * its head and its tail around "..." (a path's start and the block or
+ * message nearest the fault). */
+static void put_prefix(char *dst, size_t room, const char *prefix, size_t plen) {
+  if (plen <= room) {
+    memcpy(dst, prefix, plen);
+    return;
+  }
+  size_t head = (room - (sizeof elided - 1)) / 2, tail = room - (sizeof elided - 1) - head;
+  memcpy(dst, prefix, head);
+  memcpy(dst + head, elided, sizeof elided - 1);
+  memcpy(dst + room - tail, prefix + plen - tail, tail);
+}
+
 void xchg_error_prefix(xchg_error *err, const char *fmt, ...) {
   if (err == NULL) return;
   char prefix[XCHG_ERROR_MESSAGE_SIZE];
@@ -40,18 +60,17 @@ void xchg_error_prefix(xchg_error *err, const char *fmt, ...) {
   va_end(ap);
   if (n <= 0) return;
   size_t plen = strlen(prefix); /* n may exceed what was kept */
-  size_t cap = sizeof err->message;
-  if (plen >= cap - 1) {
-    memcpy(err->message, prefix, cap - 1);
-    err->message[cap - 1] = '\0';
-    return;
-  }
-  /* Keep as much of the old message as fits after the prefix. */
-  size_t mlen = strnlen(err->message, cap - 1);
-  if (mlen > cap - 1 - plen) mlen = cap - 1 - plen;
-  memmove(err->message + plen, err->message, mlen);
-  memcpy(err->message, prefix, plen);
-  err->message[plen + mlen] = '\0';
+  size_t cap = sizeof err->message - 1;
+  size_t mlen = strnlen(err->message, cap);
+  /* Room for the message: all of it beside the prefix when both fit, else
+   * what the prefix leaves, never less than KEPT_REASON bytes of it. */
+  size_t keep = plen + mlen <= cap ? mlen : cap - plen;
+  if (plen + mlen > cap && (plen >= cap || keep < KEPT_REASON))
+    keep = mlen < KEPT_REASON ? mlen : KEPT_REASON;
+  size_t room = cap - keep < plen ? cap - keep : plen;
+  memmove(err->message + room, err->message, keep);
+  put_prefix(err->message, room, prefix, plen);
+  err->message[room + keep] = '\0';
 }
 
 xchg_status base_null_argument(const char *who, const char *what, xchg_error *err) {
