@@ -65,12 +65,12 @@ XCHG_API xchg_buf *xchg_buf_ref(xchg_buf *buf);
 /** Drops a reference; the memory goes with the last one.  NULL is a no-op. */
 XCHG_API void xchg_buf_unref(xchg_buf *buf);
 
-/** The buffer's first byte (for a slice, the slice's). */
+/** The buffer's first byte (for a slice, the slice's); NULL for NULL. */
 XCHG_API const uint8_t *xchg_buf_data(const xchg_buf *buf);
 /** Writable pointer: only for a buffer the caller has just allocated and not
- * yet shared. */
+ * yet shared; NULL for NULL. */
 XCHG_API uint8_t *xchg_buf_mutable_data(xchg_buf *buf);
-/** The buffer's length in bytes. */
+/** The buffer's length in bytes (0 for NULL). */
 XCHG_API size_t xchg_buf_size(const xchg_buf *buf);
 
 /** Bytes xchg holds for buffers it allocated, process-wide: the data of
@@ -100,7 +100,7 @@ typedef struct xchg_buf_metrics {
   int64_t reused_blocks;       /**< allocations served by a kept block, since the start */
 } xchg_buf_metrics;
 
-/** Fills *out with the figures now. */
+/** Fills *out with the figures now (out NULL: a no-op). */
 XCHG_API void xchg_buf_get_metrics(xchg_buf_metrics *out);
 
 /** Gives the kept blocks back to the system until at most keep_bytes of

@@ -308,9 +308,10 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_schema(const xchg_cache_ho
                                                              struct ArrowSchema *out,
                                                              xchg_error *err);
 
-/** The number of batches of the broadcast, over all its parts. */
+/** The number of batches of the broadcast, over all its parts (0 for NULL). */
 XCHG_API int64_t xchg_cache_holder_num_batches(const xchg_cache_holder *holder);
-/** The number of rows of the broadcast: the sum of its batches' lengths. */
+/** The number of rows of the broadcast: the sum of its batches' lengths (0
+ * for NULL). */
 XCHG_API int64_t xchg_cache_holder_num_rows(const xchg_cache_holder *holder);
 
 /** Batch i as a "+s" ArrowArray of the holder's columns: the caller's own
@@ -370,7 +371,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_derive(xchg_cache_holder *
 /* ---- Retention and metrics ------------------------------------------------ */
 
 /** Frees retained entries past retain_ms now, and removes the host
- * segments that host retention lets go. */
+ * segments that host retention lets go (NULL: a no-op). */
 XCHG_API void xchg_cache_trim(xchg_cache *cache);
 
 /** A cache's counters, since it was created (entries, retained and
@@ -399,7 +400,8 @@ typedef struct xchg_cache_metrics {
   int64_t bytes_shared;   /**< of bytes_held, those in host segments' mappings */
 } xchg_cache_metrics;
 
-/** Copies the cache's counters so far into *out. */
+/** Copies the cache's counters so far into *out (all 0 for a NULL cache;
+ * out NULL: a no-op). */
 XCHG_API void xchg_cache_get_metrics(const xchg_cache *cache, xchg_cache_metrics *out);
 
 /** The host store's last failure (the reason of the last host_fallbacks

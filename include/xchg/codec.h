@@ -62,7 +62,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_block_check_size(xchg_block_codec codec
  * default) among them: LZ4 frames 0 to 12 (1 and 2 the fast compressor, 3
  * to 12 the high-compression one), zstd libzstd's ZSTD_minCLevel() to
  * ZSTD_maxCLevel() (-131072 to 22 in libzstd 1.5; negative levels are the
- * fast ones), NONE 0 alone. */
+ * fast ones), NONE 0 alone.  A NULL min or max is not written. */
 XCHG_API void xchg_block_codec_levels(xchg_block_codec codec, int *min, int *max);
 
 /** Compresses src at level (0 = the codec's default; outside

@@ -228,11 +228,12 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_open_memory(
     const void *data, size_t size, xchg_release_fn release, void *release_ctx,
     const xchg_ipc_read_options *opts, xchg_ipc_reader **out, xchg_error *err);
 
-/** The format of the input, detected from its first bytes. */
+/** The format of the input, detected from its first bytes (XCHG_IPC_STREAM
+ * for NULL). */
 XCHG_API xchg_ipc_format xchg_ipc_reader_format(const xchg_ipc_reader *reader);
 
 /** Calls fn for every message read from now on (NULL to stop); see also
- * xchg_ipc_read_options.on_message. */
+ * xchg_ipc_read_options.on_message.  A NULL reader: a no-op. */
 XCHG_API void xchg_ipc_reader_on_message(xchg_ipc_reader *reader, xchg_message_fn fn, void *ctx);
 
 /** Selects the columns to decode; the others are never decompressed, never
@@ -288,7 +289,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_skip(xchg_ipc_reader *reader
 typedef void (*xchg_decompress_fn)(void *ctx, xchg_block_codec codec, const void *src,
                                    size_t src_size, size_t dst_size);
 /** Calls fn(ctx, ...) before every buffer decompression from now on (NULL
- * to stop). */
+ * to stop).  A NULL reader: a no-op. */
 XCHG_API void xchg_ipc_reader_on_decompress(xchg_ipc_reader *reader, xchg_decompress_fn fn,
                                             void *ctx);
 
@@ -296,7 +297,7 @@ XCHG_API void xchg_ipc_reader_on_decompress(xchg_ipc_reader *reader, xchg_decomp
  * order their ArrowSchemas appear in a depth-first walk of the exported
  * schema (a field, then its dictionary's value type, then its children).
  * Fields sharing a dictionary share an id.  Writes up to capacity ids and
- * returns how many there are. */
+ * returns how many there are (0 for a NULL reader). */
 XCHG_API int64_t xchg_ipc_reader_dictionary_ids(const xchg_ipc_reader *reader, int64_t *ids,
                                                 int64_t capacity);
 
@@ -312,8 +313,8 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_schema(const xchg_ipc_reader
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_next(xchg_ipc_reader *reader,
                                                          struct ArrowArray *out, xchg_error *err);
 
-/** File format only: the number of record batches.  For a stream, and a
- * file read in order that has a schema message, -1. */
+/** File format only: the number of record batches.  For a stream, a file
+ * read in order that has a schema message, and a NULL reader, -1. */
 XCHG_API int64_t xchg_ipc_reader_num_batches(const xchg_ipc_reader *reader);
 /** File format only: random access to batch i of num_batches, as
  * xchg_ipc_reader_next gives it (dictionaries are read as the file
@@ -326,7 +327,8 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_read_batch(xchg_ipc_reader *
 
 /** The byte offset just past the end-of-stream marker of a stream (the
  * input's size, for a stream that ends without one), or past the closing
- * magic of a file, once xchg_ipc_reader_next has reported the end; else -1.
+ * magic of a file, once xchg_ipc_reader_next has reported the end; else (and
+ * for a NULL reader) -1.
  * Bytes from there on are not the stream's: another IPC stream or file may
  * follow (a tool can open a reader there). */
 XCHG_API int64_t xchg_ipc_reader_stream_end(const xchg_ipc_reader *reader);

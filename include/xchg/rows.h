@@ -61,13 +61,14 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_row_reader_next_batch(xchg_row_reader *
                                                                const uint8_t **rows, size_t *lens,
                                                                int64_t *count, xchg_error *err);
 
-/** Rows returned so far. */
+/** Rows returned so far (0 for NULL). */
 XCHG_API int64_t xchg_row_reader_rows(const xchg_row_reader *r);
 /** Of the rows returned so far, those that had to be copied (they spanned
- * windows). */
+ * windows; 0 for NULL). */
 XCHG_API int64_t xchg_row_reader_copied_rows(const xchg_row_reader *r);
 
-/** The underlying stream, e.g. for xchg_istream_get_metrics. */
+/** The underlying stream, e.g. for xchg_istream_get_metrics (NULL for
+ * NULL). */
 XCHG_API const xchg_istream *xchg_row_reader_stream(const xchg_row_reader *r);
 
 /** Closes the reader and its stream (NULL is a no-op). */

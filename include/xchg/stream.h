@@ -148,7 +148,8 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_istream_reset(xchg_istream *s, xchg_sou
                                                        const xchg_istream_origin *origin,
                                                        xchg_error *err);
 
-/** The codec in use (the detected one after XCHG_STREAM_AUTO). */
+/** The codec in use (the detected one after XCHG_STREAM_AUTO; AUTO for a
+ * NULL stream). */
 XCHG_API xchg_stream_codec xchg_istream_codec(const xchg_istream *s);
 
 /** Copies up to n decompressed bytes into dst; *got < n only at the end of
@@ -184,7 +185,8 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_istream_next_into(xchg_istream *s, void
                                                            size_t *n, xchg_error *err);
 
 /** Gives back the last `n` bytes handed out by xchg_istream_next (n at most
- * what that call returned, with no call in between): they are read again. */
+ * what that call returned, with no call in between): they are read again.
+ * NULL: a no-op. */
 XCHG_API void xchg_istream_unread(xchg_istream *s, size_t n);
 
 /** With split_members: moves on to the next member (Comet block), skipping
@@ -195,13 +197,15 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_istream_next_member(xchg_istream *s, in
                                                              xchg_error *err);
 
 /** XCHG_STREAM_COMET: the field count written in the header of the current
- * (or last) block; -1 before the first block and for other codecs. */
+ * (or last) block; -1 before the first block, for other codecs and for a
+ * NULL stream. */
 XCHG_API int64_t xchg_istream_comet_field_count(const xchg_istream *s);
 
-/** Decompressed bytes handed out so far. */
+/** Decompressed bytes handed out so far (0 for NULL). */
 XCHG_API int64_t xchg_istream_position(const xchg_istream *s);
 
-/** Copies the metrics so far into *out. */
+/** Copies the metrics so far into *out (all 0 for a NULL stream; out NULL:
+ * a no-op). */
 XCHG_API void xchg_istream_get_metrics(const xchg_istream *s, xchg_istream_metrics *out);
 
 /** Closes the stream and its source, and frees it (NULL is a no-op). */

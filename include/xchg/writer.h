@@ -150,7 +150,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_write_stream(xchg_ipc_writer
  * the file format the footer).  No batch may be written afterwards. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_writer_finish(xchg_ipc_writer *w, xchg_error *err);
 
-/** Bytes written so far. */
+/** Bytes written so far (0 for NULL, as the two counts below). */
 XCHG_API int64_t xchg_ipc_writer_bytes_written(const xchg_ipc_writer *w);
 /** Record batch messages written so far. */
 XCHG_API int64_t xchg_ipc_writer_batches_written(const xchg_ipc_writer *w);
@@ -158,7 +158,8 @@ XCHG_API int64_t xchg_ipc_writer_batches_written(const xchg_ipc_writer *w);
 XCHG_API int64_t xchg_ipc_writer_dictionaries_written(const xchg_ipc_writer *w);
 
 /** Memory writers: hands over what was written (a new reference; the
- * writer keeps nothing).  NULL for other writers or when out of memory. */
+ * writer keeps nothing).  NULL for other writers, a NULL writer, or when out
+ * of memory. */
 XCHG_API xchg_buf *xchg_ipc_writer_take_memory(xchg_ipc_writer *w);
 
 /** Frees the writer (without finishing it). NULL is a no-op. */

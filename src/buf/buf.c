@@ -428,11 +428,11 @@ void xchg_buf_unref(xchg_buf *buf) {
   }
 }
 
-const uint8_t *xchg_buf_data(const xchg_buf *buf) { return buf->data; }
+const uint8_t *xchg_buf_data(const xchg_buf *buf) { return buf ? buf->data : NULL; }
 
-uint8_t *xchg_buf_mutable_data(xchg_buf *buf) { return (uint8_t *)buf->data; }
+uint8_t *xchg_buf_mutable_data(xchg_buf *buf) { return buf ? (uint8_t *)buf->data : NULL; }
 
-size_t xchg_buf_size(const xchg_buf *buf) { return buf->size; }
+size_t xchg_buf_size(const xchg_buf *buf) { return buf ? buf->size : 0; }
 
 int64_t xchg_buf_allocated_bytes(void) {
   return (int64_t)atomic_load_explicit(&live_bytes, memory_order_relaxed) +
@@ -442,6 +442,7 @@ int64_t xchg_buf_allocated_bytes(void) {
 int64_t xchg_buf_live_count(void) { return tally_sum(&live_count, 0); }
 
 void xchg_buf_get_metrics(xchg_buf_metrics *out) {
+  if (!out) return;
   out->live_bytes = (int64_t)atomic_load_explicit(&live_bytes, memory_order_relaxed);
   out->live_buffers = xchg_buf_live_count();
   out->recycled_bytes = (int64_t)atomic_load_explicit(&recycled_bytes, memory_order_relaxed);

@@ -304,8 +304,12 @@ xchg_status xchg_cache_holder_schema(const xchg_cache_holder *h, struct ArrowSch
   return cache_schema_select(&h->entry->schema, h->columns, h->n_columns, out, err);
 }
 
-int64_t xchg_cache_holder_num_batches(const xchg_cache_holder *h) { return h->entry->n_batches; }
-int64_t xchg_cache_holder_num_rows(const xchg_cache_holder *h) { return h->entry->total_rows; }
+int64_t xchg_cache_holder_num_batches(const xchg_cache_holder *h) {
+  return h ? h->entry->n_batches : 0;
+}
+int64_t xchg_cache_holder_num_rows(const xchg_cache_holder *h) {
+  return h ? h->entry->total_rows : 0;
+}
 
 xchg_status xchg_cache_holder_batch(const xchg_cache_holder *h, int64_t i, struct ArrowArray *out,
                                     xchg_error *err) {

@@ -263,6 +263,7 @@ void xchg_cache_free(xchg_cache *c) {
 }
 
 void xchg_cache_trim(xchg_cache *c) {
+  if (!c) return;
   cache_entry *freed = NULL;
   xchg_mutex_lock(&c->lock);
   cache_evict_locked(c, monotonic_ns(), &freed);
@@ -284,6 +285,11 @@ xchg_status xchg_cache_host_error(const xchg_cache *cache, xchg_error *out) {
 }
 
 void xchg_cache_get_metrics(const xchg_cache *cache, xchg_cache_metrics *out) {
+  if (!out) return;
+  if (!cache) { /* no cache: nothing cached */
+    memset(out, 0, sizeof *out);
+    return;
+  }
   xchg_cache *c = lockable(cache);
   xchg_mutex_lock(&c->lock);
   *out = c->metrics;

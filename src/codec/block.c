@@ -207,10 +207,11 @@ static xchg_status zstd_compress(codec_contexts *c, int level, const void *src, 
 #define LZ4_LEVEL_MAX 12
 
 void xchg_block_codec_levels(xchg_block_codec codec, int *min, int *max) {
-  *min = codec == XCHG_BLOCK_ZSTD ? ZSTD_minCLevel() : 0;
-  *max = codec == XCHG_BLOCK_ZSTD        ? ZSTD_maxCLevel()
-         : codec == XCHG_BLOCK_LZ4_FRAME ? LZ4_LEVEL_MAX
-                                         : 0;
+  if (min) *min = codec == XCHG_BLOCK_ZSTD ? ZSTD_minCLevel() : 0;
+  if (max)
+    *max = codec == XCHG_BLOCK_ZSTD        ? ZSTD_maxCLevel()
+           : codec == XCHG_BLOCK_LZ4_FRAME ? LZ4_LEVEL_MAX
+                                           : 0;
 }
 
 xchg_status xchg_block_compress(xchg_block_codec codec, int level, const void *src, size_t src_size,

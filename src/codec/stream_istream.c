@@ -242,7 +242,9 @@ xchg_status xchg_istream_reset(xchg_istream *s, xchg_source *src, const xchg_ist
   return XCHG_OK;
 }
 
-xchg_stream_codec xchg_istream_codec(const xchg_istream *s) { return s->codec; }
+xchg_stream_codec xchg_istream_codec(const xchg_istream *s) {
+  return s ? s->codec : XCHG_STREAM_AUTO;
+}
 
 typedef xchg_status (*decoder_step)(xchg_istream *s, void *state, xchg_error *err);
 
@@ -379,6 +381,7 @@ xchg_status xchg_istream_next_into(xchg_istream *s, void *dst, size_t cap, size_
 }
 
 void xchg_istream_unread(xchg_istream *s, size_t n) {
+  if (!s) return;
   size_t back = (size_t)(s->win.pos - s->win_start);
   s->win.pos -= n <= back ? n : back;
 }
@@ -406,13 +409,18 @@ xchg_status xchg_istream_next_member(xchg_istream *s, int *more, xchg_error *err
   return XCHG_OK;
 }
 
-int64_t xchg_istream_comet_field_count(const xchg_istream *s) { return s->comet_field_count; }
+int64_t xchg_istream_comet_field_count(const xchg_istream *s) {
+  return s ? s->comet_field_count : -1;
+}
 
 int64_t xchg_istream_position(const xchg_istream *s) {
+  if (!s) return 0;
   return (int64_t)(s->win_base + (uint64_t)(s->win.pos - s->win_start));
 }
 
-void xchg_istream_get_metrics(const xchg_istream *s, xchg_istream_metrics *out) { *out = s->m; }
+void xchg_istream_get_metrics(const xchg_istream *s, xchg_istream_metrics *out) {
+  if (out) *out = s ? s->m : (xchg_istream_metrics){0};
+}
 
 void xchg_istream_free(xchg_istream *s) {
   if (s == NULL) return;

@@ -590,14 +590,18 @@ xchg_status xchg_ipc_reader_open_memory(const void *data, size_t size, xchg_rele
   return st == XCHG_OK ? xchg_ipc_reader_open(src, opts, out, err) : st;
 }
 
-xchg_ipc_format xchg_ipc_reader_format(const xchg_ipc_reader *r) { return r->format; }
+xchg_ipc_format xchg_ipc_reader_format(const xchg_ipc_reader *r) {
+  return r ? r->format : XCHG_IPC_STREAM;
+}
 
 void xchg_ipc_reader_on_message(xchg_ipc_reader *r, xchg_message_fn fn, void *ctx) {
+  if (!r) return;
   r->on_message = fn;
   r->on_message_ctx = ctx;
 }
 
 void xchg_ipc_reader_on_decompress(xchg_ipc_reader *r, xchg_decompress_fn fn, void *ctx) {
+  if (!r) return;
   r->on_decompress = fn;
   r->on_decompress_ctx = ctx;
 }
@@ -731,6 +735,7 @@ static void collect_ids(const ipc_field *f, int64_t *ids, int64_t capacity, int6
 
 int64_t xchg_ipc_reader_dictionary_ids(const xchg_ipc_reader *r, int64_t *ids, int64_t capacity) {
   int64_t n = 0;
+  if (!r) return 0;
   for (int64_t i = 0; i < r->schema.root.n_children; i++)
     if (!r->schema.root.children[i].skip)
       collect_ids(&r->schema.root.children[i], ids, capacity, &n);
@@ -778,10 +783,10 @@ xchg_status xchg_ipc_reader_skip(xchg_ipc_reader *r, xchg_error *err) {
   return st;
 }
 
-int64_t xchg_ipc_reader_num_batches(const xchg_ipc_reader *r) { return r->n_batches; }
+int64_t xchg_ipc_reader_num_batches(const xchg_ipc_reader *r) { return r ? r->n_batches : -1; }
 
 int64_t xchg_ipc_reader_stream_end(const xchg_ipc_reader *r) {
-  if (!r->finished) return -1;
+  if (!r || !r->finished) return -1;
   return r->format == XCHG_IPC_STREAM ? reader_position(r) : r->file_end;
 }
 

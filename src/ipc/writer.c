@@ -673,9 +673,11 @@ xchg_status xchg_ipc_writer_finish(xchg_ipc_writer *w, xchg_error *err) {
   return st;
 }
 
-int64_t xchg_ipc_writer_bytes_written(const xchg_ipc_writer *w) { return w->position; }
-int64_t xchg_ipc_writer_batches_written(const xchg_ipc_writer *w) { return w->batches; }
-int64_t xchg_ipc_writer_dictionaries_written(const xchg_ipc_writer *w) { return w->dictionaries; }
+int64_t xchg_ipc_writer_bytes_written(const xchg_ipc_writer *w) { return w ? w->position : 0; }
+int64_t xchg_ipc_writer_batches_written(const xchg_ipc_writer *w) { return w ? w->batches : 0; }
+int64_t xchg_ipc_writer_dictionaries_written(const xchg_ipc_writer *w) {
+  return w ? w->dictionaries : 0;
+}
 
 static void free_memory(void *ctx, const void *data, size_t size) {
   (void)ctx;
@@ -684,7 +686,7 @@ static void free_memory(void *ctx, const void *data, size_t size) {
 }
 
 xchg_buf *xchg_ipc_writer_take_memory(xchg_ipc_writer *w) {
-  if (!w->to_memory) return NULL;
+  if (!w || !w->to_memory) return NULL;
   /* Trim the slack: realloc shrinks in place. */
   uint8_t *data = w->mem_len ? realloc(w->mem, w->mem_len) : NULL;
   if (!data) data = w->mem_len ? w->mem : malloc(1);

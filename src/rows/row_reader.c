@@ -165,9 +165,11 @@ xchg_status xchg_row_reader_next_batch(xchg_row_reader *r, int64_t max, const ui
   return XCHG_OK;
 }
 
-int64_t xchg_row_reader_rows(const xchg_row_reader *r) { return r->rows; }
-int64_t xchg_row_reader_copied_rows(const xchg_row_reader *r) { return r->copied; }
-const xchg_istream *xchg_row_reader_stream(const xchg_row_reader *r) { return r->stream; }
+int64_t xchg_row_reader_rows(const xchg_row_reader *r) { return r ? r->rows : 0; }
+int64_t xchg_row_reader_copied_rows(const xchg_row_reader *r) { return r ? r->copied : 0; }
+const xchg_istream *xchg_row_reader_stream(const xchg_row_reader *r) {
+  return r ? r->stream : NULL;
+}
 
 void xchg_row_reader_free(xchg_row_reader *r) {
   if (r == NULL) return;

@@ -1,0 +1,87 @@
+/* tests/test_null_args.c — the API takes NULL where its reference says so:
+ * every destructor (`_free`, `_release`, `_unref`) as a no-op, every getter
+ * of a handle with the value its declaration gives for NULL, and setters
+ * and actions as no-ops.  One that dereferenced NULL would crash here. */
+#include <string.h>
+
+#include "support/testutil.h"
+#include "xchg/xchg.h"
+
+static void null_destructors(void) {
+  int64_t bytes0 = xchg_buf_allocated_bytes(), live0 = xchg_buf_live_count();
+  xchg_buf_unref(NULL);
+  xchg_source_free(NULL);
+  xchg_pool_free(NULL);
+  xchg_istream_free(NULL);
+  xchg_row_reader_free(NULL);
+  xchg_ipc_reader_free(NULL);
+  xchg_batch_decoder_free(NULL);
+  xchg_ipc_writer_free(NULL);
+  xchg_cache_holder_release(NULL);
+  xchg_cache_free(NULL);
+  TU_CHECK(xchg_buf_allocated_bytes() == bytes0 && xchg_buf_live_count() == live0,
+           "NULL destructors changed the buffer counts");
+}
+
+/* Metrics structs filled with a pattern, to see that NULL zeroes them. */
+#define FILLED(type, name) \
+  type name;               \
+  memset(&name, 0x5a, sizeof name)
+
+static int all_zero(const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++)
+    if (b[i]) return 0;
+  return 1;
+}
+
+static void null_handles(void) {
+  TU_CHECK(xchg_buf_data(NULL) == NULL && xchg_buf_mutable_data(NULL) == NULL);
+  TU_CHECK(xchg_buf_size(NULL) == 0);
+  TU_CHECK(xchg_cache_holder_num_batches(NULL) == 0 && xchg_cache_holder_num_rows(NULL) == 0);
+  TU_CHECK(xchg_source_position(NULL) == 0 && xchg_source_size(NULL) == -1);
+  TU_CHECK(xchg_source_memory(NULL) == NULL);
+  TU_CHECK(xchg_ipc_reader_format(NULL) == XCHG_IPC_STREAM);
+  int64_t ids[2] = {7, 7};
+  TU_CHECK(xchg_ipc_reader_dictionary_ids(NULL, ids, 2) == 0 && ids[0] == 7);
+  TU_CHECK(xchg_ipc_reader_num_batches(NULL) == -1 && xchg_ipc_reader_stream_end(NULL) == -1);
+  TU_CHECK(xchg_pool_threads(NULL) == 1);
+  TU_CHECK(xchg_row_reader_rows(NULL) == 0 && xchg_row_reader_copied_rows(NULL) == 0);
+  TU_CHECK(xchg_row_reader_stream(NULL) == NULL);
+  TU_CHECK(xchg_istream_codec(NULL) == XCHG_STREAM_AUTO);
+  TU_CHECK(xchg_istream_comet_field_count(NULL) == -1 && xchg_istream_position(NULL) == 0);
+  TU_CHECK(xchg_ipc_writer_bytes_written(NULL) == 0 && xchg_ipc_writer_batches_written(NULL) == 0 &&
+           xchg_ipc_writer_dictionaries_written(NULL) == 0);
+  TU_CHECK(xchg_ipc_writer_take_memory(NULL) == NULL);
+
+  FILLED(xchg_istream_metrics, stream);
+  xchg_istream_get_metrics(NULL, &stream);
+  TU_CHECK(all_zero(&stream, sizeof stream), "xchg_istream_get_metrics(NULL) left values");
+  FILLED(xchg_cache_metrics, cache);
+  xchg_cache_get_metrics(NULL, &cache);
+  TU_CHECK(all_zero(&cache, sizeof cache), "xchg_cache_get_metrics(NULL) left values");
+  FILLED(xchg_shuffle_reader_metrics, shuffle);
+  xchg_shuffle_reader_get_metrics(NULL, &shuffle);
+  TU_CHECK(all_zero(&shuffle, sizeof shuffle), "xchg_shuffle_reader_get_metrics(NULL) left values");
+  xchg_istream_get_metrics(NULL, NULL);
+  xchg_cache_get_metrics(NULL, NULL);
+  xchg_shuffle_reader_get_metrics(NULL, NULL);
+  xchg_buf_get_metrics(NULL);
+
+  int min = 5, max = 5;
+  xchg_block_codec_levels(XCHG_BLOCK_ZSTD, NULL, &max);
+  xchg_block_codec_levels(XCHG_BLOCK_ZSTD, &min, NULL);
+  TU_CHECK(min < 0 && max == 22, "zstd levels %d to %d", min, max);
+
+  /* setters and actions on a NULL handle: no-ops */
+  xchg_ipc_reader_on_message(NULL, NULL, NULL);
+  xchg_ipc_reader_on_decompress(NULL, NULL, NULL);
+  xchg_istream_unread(NULL, 3);
+  xchg_cache_trim(NULL);
+}
+
+int main(int argc, char **argv) {
+  static const tu_case cases[] = {{"null_destructors", null_destructors},
+                                  {"null_handles", null_handles}};
+  return TU_MAIN(argc, argv, "null_args", cases);
+}
