@@ -304,6 +304,25 @@ static int direct_payload(JNIEnv *env, jobject buffer, jint position, jint limit
   return 0;
 }
 
+/* Whether payload i of a decodeMany call, read again from the caller's
+ * array, is still a direct buffer, as the Java side checked: a thread of
+ * the caller's may have put null or a heap buffer there since, whose
+ * address field is an offset into its array, not memory.  0 with an
+ * IllegalArgumentException pending otherwise.  One field read a payload
+ * (GetDirectBufferAddress's class check would cost more). */
+static int still_direct(JNIEnv *env, jobject b, jsize i) {
+  jobject array = b ? (*env)->GetObjectField(env, b, xj_buffer_heap_array) : NULL;
+  if (b && !array) return 1;
+  (*env)->DeleteLocalRef(env, array);
+  char m[160];
+  snprintf(m, sizeof m,
+           "XchgBatchDecoder: payload %d became %s during the call: the caller changed the "
+           "payload array",
+           (int)i, b ? "a heap ByteBuffer" : "null");
+  xj_throw_java(env, "java/lang/IllegalArgumentException", m);
+  return 0;
+}
+
 /* ---- the entry points ---------------------------------------------------- */
 
 JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeHeap(JNIEnv *env, jclass cls,
@@ -381,9 +400,9 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeDirectMany(
   int ok = call_init(env, &c, n, 0) && read_targets(env, &c, addresses, arrays);
   for (jsize i = 0; ok && i < n; i++) {
     jobject b = (*env)->GetObjectArrayElement(env, payloads, i);
-    st = xj_direct_source(env, b, &c.srcs[i], &err);
+    ok = still_direct(env, b, i) && (st = xj_direct_source(env, b, &c.srcs[i], &err)) == XCHG_OK &&
+         c.srcs[i] != NULL;
     (*env)->DeleteLocalRef(env, b);
-    ok = c.srcs[i] != NULL;
   }
   if (ok)
     decode_call(env, XJ_PTR(xj_decoder, handle), &c, first_batch);

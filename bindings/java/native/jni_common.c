@@ -37,6 +37,7 @@ jfieldID xj_struct_address;
 jfieldID xj_buffer_address;
 jfieldID xj_buffer_position;
 jfieldID xj_buffer_limit;
+jfieldID xj_buffer_heap_array;
 static jclass xchg_exception_class;
 static jmethodID xchg_exception_init;
 
@@ -62,7 +63,8 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
   if (!(xj_struct_address = field_of(env, "org/xchg/CDataStruct", "address", "J")) ||
       !(xj_buffer_address = field_of(env, "java/nio/Buffer", "address", "J")) ||
       !(xj_buffer_position = field_of(env, "java/nio/Buffer", "position", "I")) ||
-      !(xj_buffer_limit = field_of(env, "java/nio/Buffer", "limit", "I")))
+      !(xj_buffer_limit = field_of(env, "java/nio/Buffer", "limit", "I")) ||
+      !(xj_buffer_heap_array = field_of(env, "java/nio/ByteBuffer", "hb", "[B")))
     return JNI_ERR;
   return JNI_VERSION_1_8;
 }

@@ -48,11 +48,13 @@ JNIEnv *xj_env(void);
 
 /* Field IDs cached by JNI_OnLoad: the address of an org.xchg.CDataStruct
  * (XchgArrowArray and the others); a java.nio.Buffer's address (a direct
- * buffer's memory), position and limit. */
+ * buffer's memory), position and limit; a java.nio.ByteBuffer's array
+ * (non-null only for a heap buffer). */
 extern jfieldID xj_struct_address;
 extern jfieldID xj_buffer_address;
 extern jfieldID xj_buffer_position;
 extern jfieldID xj_buffer_limit;
+extern jfieldID xj_buffer_heap_array;
 
 /* Throws org.xchg.XchgException(status, message, cause); cause may be NULL. */
 void xj_throw(JNIEnv *env, xchg_status status, const char *message, jthrowable cause);

@@ -659,6 +659,21 @@ public final class XchgBatchDecoderTest {
         check(bad.status() == XchgException.Status.INVALID_ARGUMENT && bad.getMessage().contains("position 20"),
             "position past the limit: " + bad.getMessage());
       check(TestHooks.arrayReleased(a.memoryAddress()), "nothing exported for a position past the limit");
+      // decodeMany reads the payload array again natively: a caller's thread may have put a heap
+      // buffer or null there after the Java side checked it (here, passed straight to the native
+      // method).  Read as a direct buffer, a heap one's address would crash the JVM.
+      try (XchgArrowArray b = Xchg.allocateArrowArray()) {
+        for (ByteBuffer swapped : new ByteBuffer[] {ByteBuffer.wrap(p), null}) {
+          String what = swapped == null ? "null" : "a heap ByteBuffer";
+          IllegalArgumentException changed = expectThrows(IllegalArgumentException.class, "payload became " + what,
+              () -> decodeDirectManyUnchecked(r, new ByteBuffer[] {direct(p), swapped}, new XchgArrowArray[] {a, b}));
+          if (changed != null)
+            check(changed.getMessage().contains("payload 1 became " + what + " during the call"),
+                "payload became " + what + ": " + changed.getMessage());
+          check(TestHooks.arrayReleased(a.memoryAddress()) && TestHooks.arrayReleased(b.memoryAddress()),
+              "nothing exported when a payload became " + what);
+        }
+      }
     }
     XchgBatchDecoder closed = XchgBatchDecoder.open(zstd.schema(), opts(null, 1));
     closed.close();
@@ -683,6 +698,25 @@ public final class XchgBatchDecoderTest {
     long h = handle.enter();
     try {
       return (long) m.invoke(null, h, b, position, limit, 0L, a.memoryAddress());
+    } catch (java.lang.reflect.InvocationTargetException e) {
+      throw e.getCause() instanceof Exception x ? x : e;
+    } finally {
+      handle.leave();
+    }
+  }
+
+  /** nDecodeDirectMany without decodeMany's checks of the payloads, reached by reflection. */
+  static void decodeDirectManyUnchecked(XchgBatchDecoder r, ByteBuffer[] payloads, XchgArrowArray[] arrays)
+      throws Exception {
+    java.lang.reflect.Field f = XchgBatchDecoder.class.getDeclaredField("handle");
+    f.setAccessible(true);
+    NativeHandle handle = (NativeHandle) f.get(r);
+    java.lang.reflect.Method m = XchgBatchDecoder.class.getDeclaredMethod("nDecodeDirectMany", long.class,
+        ByteBuffer[].class, long.class, long[].class, XchgArrowArray[].class);
+    m.setAccessible(true);
+    long h = handle.enter();
+    try {
+      m.invoke(null, h, payloads, 0L, null, arrays);
     } catch (java.lang.reflect.InvocationTargetException e) {
       throw e.getCause() instanceof Exception x ? x : e;
     } finally {
