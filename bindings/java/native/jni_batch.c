@@ -304,23 +304,28 @@ static int direct_payload(JNIEnv *env, jobject buffer, jint position, jint limit
   return 0;
 }
 
-/* Whether payload i of a decodeMany call, read again from the caller's
- * array, is still a direct buffer, as the Java side checked: a thread of
- * the caller's may have put null or a heap buffer there since, whose
- * address field is an offset into its array, not memory.  0 with an
- * IllegalArgumentException pending otherwise.  One field read a payload
- * (GetDirectBufferAddress's class check would cost more). */
-static int still_direct(JNIEnv *env, jobject b, jsize i) {
-  jobject array = b ? (*env)->GetObjectField(env, b, xj_buffer_heap_array) : NULL;
-  if (b && !array) return 1;
-  (*env)->DeleteLocalRef(env, array);
+/* Refuses payload i of a decodeMany call, read again from the caller's
+ * array, as `what` there now: the Java side checked every payload, but a
+ * thread of the caller's may have changed the array since.  0, with an
+ * IllegalArgumentException pending. */
+static int changed_payload(JNIEnv *env, jsize i, const char *what) {
   char m[160];
   snprintf(m, sizeof m,
            "XchgBatchDecoder: payload %d became %s during the call: the caller changed the "
            "payload array",
-           (int)i, b ? "a heap ByteBuffer" : "null");
+           (int)i, what);
   xj_throw_java(env, "java/lang/IllegalArgumentException", m);
   return 0;
+}
+
+/* Whether direct payload b is still one: not null, nor a heap buffer,
+ * whose address field is an offset into its array, not memory.  One field
+ * read a payload (GetDirectBufferAddress's class check would cost more). */
+static int still_direct(JNIEnv *env, jobject b, jsize i) {
+  jobject array = b ? (*env)->GetObjectField(env, b, xj_buffer_heap_array) : NULL;
+  if (b && !array) return 1;
+  (*env)->DeleteLocalRef(env, array);
+  return changed_payload(env, i, b ? "a heap ByteBuffer" : "null");
 }
 
 /* ---- the entry points ---------------------------------------------------- */
@@ -375,10 +380,11 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeHeapMany(
            (global = (*env)->NewGlobalRef(env, payloads)) != NULL;
   for (jsize i = 0; ok && i < n; i++) {
     jobject p = (*env)->GetObjectArrayElement(env, payloads, i);
-    jsize length = (*env)->GetArrayLength(env, p);
+    jsize length = p ? (*env)->GetArrayLength(env, p) : 0;
     (*env)->DeleteLocalRef(env, p);
     c.heap[i] = (heap_payload){.payloads = global, .index = i};
-    ok = (st = heap_source(&c.heap[i], length, &c.srcs[i], &err)) == XCHG_OK;
+    ok = p ? (st = heap_source(&c.heap[i], length, &c.srcs[i], &err)) == XCHG_OK
+           : changed_payload(env, i, "null");
   }
   if (ok)
     decode_call(env, XJ_PTR(xj_decoder, handle), &c, first_batch);

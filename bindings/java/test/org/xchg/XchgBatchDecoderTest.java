@@ -663,15 +663,18 @@ public final class XchgBatchDecoderTest {
       // buffer or null there after the Java side checked it (here, passed straight to the native
       // method).  Read as a direct buffer, a heap one's address would crash the JVM.
       try (XchgArrowArray b = Xchg.allocateArrowArray()) {
-        for (ByteBuffer swapped : new ByteBuffer[] {ByteBuffer.wrap(p), null}) {
-          String what = swapped == null ? "null" : "a heap ByteBuffer";
-          IllegalArgumentException changed = expectThrows(IllegalArgumentException.class, "payload became " + what,
-              () -> decodeDirectManyUnchecked(r, new ByteBuffer[] {direct(p), swapped}, new XchgArrowArray[] {a, b}));
+        Object[][] swaps = {{"nDecodeDirectMany", new ByteBuffer[] {direct(p), ByteBuffer.wrap(p)}, "a heap ByteBuffer"},
+            {"nDecodeDirectMany", new ByteBuffer[] {direct(p), null}, "null"},
+            {"nDecodeHeapMany", new byte[][] {p, null}, "null"}};
+        for (Object[] swap : swaps) {
+          String what = swap[0] + ": payload 1 became " + swap[2];
+          IllegalArgumentException changed = expectThrows(IllegalArgumentException.class, what,
+              () -> decodeManyUnchecked(r, (String) swap[0], (Object[]) swap[1], new XchgArrowArray[] {a, b}));
           if (changed != null)
-            check(changed.getMessage().contains("payload 1 became " + what + " during the call"),
-                "payload became " + what + ": " + changed.getMessage());
+            check(changed.getMessage().contains("payload 1 became " + swap[2] + " during the call"),
+                what + ": " + changed.getMessage());
           check(TestHooks.arrayReleased(a.memoryAddress()) && TestHooks.arrayReleased(b.memoryAddress()),
-              "nothing exported when a payload became " + what);
+              "nothing exported when " + what);
         }
       }
     }
@@ -685,38 +688,36 @@ public final class XchgBatchDecoderTest {
   /**
    * nDecodeDirect with the position and limit given (decode passes the
    * buffer's own, which a thread moving them during the call could make a
-   * pair of which this is): reached by reflection.
+   * pair of which this is).
    */
   static long decodeDirectRange(XchgBatchDecoder r, ByteBuffer b, int position, int limit, XchgArrowArray a)
       throws Exception {
-    java.lang.reflect.Field f = XchgBatchDecoder.class.getDeclaredField("handle");
-    f.setAccessible(true);
-    NativeHandle handle = (NativeHandle) f.get(r);
-    java.lang.reflect.Method m = XchgBatchDecoder.class.getDeclaredMethod(
-        "nDecodeDirect", long.class, ByteBuffer.class, int.class, int.class, long.class, long.class);
-    m.setAccessible(true);
-    long h = handle.enter();
-    try {
-      return (long) m.invoke(null, h, b, position, limit, 0L, a.memoryAddress());
-    } catch (java.lang.reflect.InvocationTargetException e) {
-      throw e.getCause() instanceof Exception x ? x : e;
-    } finally {
-      handle.leave();
-    }
+    return (long) callNative(r, "nDecodeDirect", new Class<?>[] {ByteBuffer.class, int.class, int.class,
+        long.class, long.class}, b, position, limit, 0L, a.memoryAddress());
   }
 
-  /** nDecodeDirectMany without decodeMany's checks of the payloads, reached by reflection. */
-  static void decodeDirectManyUnchecked(XchgBatchDecoder r, ByteBuffer[] payloads, XchgArrowArray[] arrays)
+  /** nDecodeDirectMany or nDecodeHeapMany (`many`) without decodeMany's checks of the payloads. */
+  static void decodeManyUnchecked(XchgBatchDecoder r, String many, Object[] payloads, XchgArrowArray[] arrays)
       throws Exception {
+    callNative(r, many, new Class<?>[] {payloads.getClass(), long.class, long[].class, XchgArrowArray[].class},
+        payloads, 0L, null, arrays);
+  }
+
+  /** Native method `name` of the decoder, reached by reflection, given its handle and args. */
+  static Object callNative(XchgBatchDecoder r, String name, Class<?>[] types, Object... args) throws Exception {
     java.lang.reflect.Field f = XchgBatchDecoder.class.getDeclaredField("handle");
     f.setAccessible(true);
     NativeHandle handle = (NativeHandle) f.get(r);
-    java.lang.reflect.Method m = XchgBatchDecoder.class.getDeclaredMethod("nDecodeDirectMany", long.class,
-        ByteBuffer[].class, long.class, long[].class, XchgArrowArray[].class);
+    Class<?>[] all = new Class<?>[types.length + 1];
+    all[0] = long.class;
+    System.arraycopy(types, 0, all, 1, types.length);
+    java.lang.reflect.Method m = XchgBatchDecoder.class.getDeclaredMethod(name, all);
     m.setAccessible(true);
-    long h = handle.enter();
+    Object[] values = new Object[args.length + 1];
+    System.arraycopy(args, 0, values, 1, args.length);
+    values[0] = handle.enter();
     try {
-      m.invoke(null, h, payloads, 0L, null, arrays);
+      return m.invoke(null, values);
     } catch (java.lang.reflect.InvocationTargetException e) {
       throw e.getCause() instanceof Exception x ? x : e;
     } finally {
