@@ -20,6 +20,22 @@ typedef struct xj_holder {
 
 /* ---- the cache ---------------------------------------------------------- */
 
+/* The bytes of a Java byte[] that holds no NUL (a path's, XchgCache.
+ * pathBytes; a key's UTF-8, XchgCache.keyBytes), NUL-terminated; NULL with
+ * an OutOfMemoryError pending.  Not JNI's modified UTF-8 of a String, which
+ * names a character outside the BMP by its two surrogates. */
+static char *c_string(JNIEnv *env, jbyteArray bytes, const char *what) {
+  jsize n = (*env)->GetArrayLength(env, bytes);
+  char *s = malloc((size_t)n + 1);
+  if (!s) {
+    xj_throw_java(env, "java/lang/OutOfMemoryError", what);
+    return NULL;
+  }
+  (*env)->GetByteArrayRegion(env, bytes, 0, n, (jbyte *)s);
+  s[n] = '\0';
+  return s;
+}
+
 JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nCreate(JNIEnv *env, jclass cls, jboolean sharing,
                                                         jlong wait_check_ms, jlong retain_bytes,
                                                         jlong retain_ms, jint validation,
@@ -34,18 +50,8 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nCreate(JNIEnv *env, jclass cls,
   opts.retain_bytes = retain_bytes;
   opts.retain_ms = retain_ms;
   opts.read.validation = (xchg_validation)validation;
-  /* The path's bytes as Java names it to the system (XchgCache.pathBytes),
-   * NUL-terminated; a Java path holds no NUL. */
   char *dir = NULL;
-  if (host_dir) {
-    jsize n = (*env)->GetArrayLength(env, host_dir);
-    if (!(dir = malloc((size_t)n + 1))) {
-      xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: host directory");
-      return 0;
-    }
-    (*env)->GetByteArrayRegion(env, host_dir, 0, n, (jbyte *)dir);
-    dir[n] = '\0';
-  }
+  if (host_dir && !(dir = c_string(env, host_dir, "xchg: host directory"))) return 0;
   opts.host_dir = dir;
   opts.host_retain_bytes = host_retain_bytes;
   opts.host_retain_ms = host_retain_ms;
@@ -139,7 +145,7 @@ static int64_t *read_columns(JNIEnv *env, jlongArray columns, int64_t *n) {
 }
 
 JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nAcquire(JNIEnv *env, jclass cls, jlong cache,
-                                                         jstring key, jobjectArray direct,
+                                                         jbyteArray key, jobjectArray direct,
                                                          jobjectArray heap, jintArray offsets,
                                                          jintArray lengths, jintArray part_starts,
                                                          jint codec, jlongArray columns,
@@ -153,7 +159,7 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nAcquire(JNIEnv *env, jclass cls
   jint *starts = NULL;
   int64_t *cols = NULL, n_cols = 0;
   xchg_broadcast_part *parts = NULL;
-  const char *ckey = NULL;
+  char *ckey = NULL;
   xchg_error err = {{0}};
   xchg_status st = XCHG_OK;
   jsize n_parts = 0;
@@ -165,7 +171,7 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nAcquire(JNIEnv *env, jclass cls
   if (!(h->chunks = xj_chunks_new(env, direct, heap, offsets, lengths))) goto done;
   if (!(starts = read_part_starts(env, part_starts, h->chunks->count, &n_parts))) goto done;
   if (columns && !(cols = read_columns(env, columns, &n_cols))) goto done;
-  if (!(ckey = (*env)->GetStringUTFChars(env, key, NULL))) goto done;
+  if (!(ckey = c_string(env, key, "xchg: cache key"))) goto done;
   parts = calloc((size_t)n_parts + 1, sizeof *parts);
   if (!parts) {
     xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: part list");
@@ -188,7 +194,7 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nAcquire(JNIEnv *env, jclass cls
   if (st != XCHG_OK) xj_kill_check_throw(env, &k, st, &err);
 
 done:
-  if (ckey) (*env)->ReleaseStringUTFChars(env, key, ckey);
+  free(ckey);
   xj_kill_check_end(env, &k);
   free(parts);
   free(cols);

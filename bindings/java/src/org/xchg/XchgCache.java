@@ -1,7 +1,11 @@
 package org.xchg;
 
 import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.Charset;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
@@ -169,6 +173,30 @@ public final class XchgCache implements AutoCloseable {
   }
 
   /**
+   * A key's UTF-8 bytes, the names C callers give a broadcast in the host
+   * store (JNI's modified UTF-8 would name a character outside the BMP by
+   * its two surrogates, so that a C process looking the key up would miss
+   * it).  A NUL, which a C key cannot hold, and a lone surrogate, which
+   * UTF-8 cannot encode, are refused rather than the key changed into
+   * another's.
+   */
+  private static byte[] keyBytes(String key) {
+    if (key.indexOf('\0') >= 0)
+      throw new IllegalArgumentException("cache key holds a NUL character, which a key cannot");
+    try {
+      ByteBuffer b = StandardCharsets.UTF_8.newEncoder()
+          .onMalformedInput(CodingErrorAction.REPORT)
+          .onUnmappableCharacter(CodingErrorAction.REPORT)
+          .encode(CharBuffer.wrap(key));
+      byte[] bytes = new byte[b.remaining()];
+      b.get(bytes);
+      return bytes;
+    } catch (CharacterCodingException e) {
+      throw new IllegalArgumentException("cache key is not valid Unicode (a lone surrogate)", e);
+    }
+  }
+
+  /**
    * Acquires broadcast {@code key} made of one IPC stream, whose bytes are
    * the concatenation of {@code chunks} (heap or direct; from each buffer's
    * position to its limit) wrapped in {@code codec}.  Decodes it unless
@@ -178,6 +206,8 @@ public final class XchgCache implements AutoCloseable {
    * released.
    *
    * @throws XchgException with xchg's message; status CANCELLED when killed
+   * @throws IllegalArgumentException for a key holding a NUL or a lone
+   *     surrogate (the host store names a key by its UTF-8 bytes, as C does)
    * @throws RuntimeException whatever killCheck threw, as thrown
    */
   public XchgCacheHolder acquire(
@@ -197,6 +227,7 @@ public final class XchgCache implements AutoCloseable {
       String key, ByteBuffer[][] parts, StreamCodec codec, int[] columns, BooleanSupplier killCheck) {
     Objects.requireNonNull(key, "key");
     Objects.requireNonNull(codec, "codec");
+    byte[] keyBytes = keyBytes(key);
     Chunks c = Chunks.of(parts);
     long[] cols = null;
     if (columns != null) {
@@ -206,7 +237,7 @@ public final class XchgCache implements AutoCloseable {
     long cache = enter();
     long h = 0;
     try {
-      h = nAcquire(cache, key, c.direct, c.heap, c.offsets, c.lengths, c.partStarts, codec.id,
+      h = nAcquire(cache, keyBytes, c.direct, c.heap, c.offsets, c.lengths, c.partStarts, codec.id,
           cols, killCheck);
       return new XchgCacheHolder(this, h, c);
     } finally {
@@ -269,7 +300,7 @@ public final class XchgCache implements AutoCloseable {
 
   private static native void nTrim(long cache);
 
-  private static native long nAcquire(long cache, String key, ByteBuffer[] direct, byte[][] heap,
+  private static native long nAcquire(long cache, byte[] key, ByteBuffer[] direct, byte[][] heap,
       int[] offsets, int[] lengths, int[] partStarts, int codec, long[] columns,
       BooleanSupplier killCheck);
 }

@@ -28,6 +28,8 @@ public final class XchgHostCacheTest {
     scenario("a world-writable host directory: refused, private decodes", () -> shared(false));
     scenario("no host retention: the released segment is evicted", XchgHostCacheTest::evicted);
     scenario("a host directory named beyond the BMP: made under that name", XchgHostCacheTest::named);
+    scenario("a key beyond the BMP: its UTF-8 in the segment; NUL and lone surrogates refused",
+        XchgHostCacheTest::keys);
     TestSupport.exit();
   }
 
@@ -124,6 +126,49 @@ public final class XchgHostCacheTest {
         for (Path p : (Iterable<Path>) s::iterator) removeDir(p);
       }
       removeDir(parent);
+    }
+  }
+
+  /** Where `needle` first occurs in `hay`, or -1. */
+  private static int indexOf(byte[] hay, byte[] needle) {
+    for (int i = 0; i + needle.length <= hay.length; i++)
+      if (java.util.Arrays.equals(hay, i, i + needle.length, needle, 0, needle.length)) return i;
+    return -1;
+  }
+
+  /**
+   * The host store names a broadcast by its key's UTF-8 bytes, as a C
+   * process names it (not JNI's modified UTF-8, where the emoji is two
+   * surrogates of three bytes each): the segment holds them.  A key with a
+   * NUL (which a C key cannot hold) or a lone surrogate (which UTF-8 cannot
+   * encode) is refused, not turned into another key.
+   */
+  private static void keys() throws Exception {
+    Path dir = newDir();
+    XchgCache c = XchgCache.create(new XchgCache.Options().hostDir(dir));
+    try {
+      ByteBuffer[] chunks = TestSupport.chunks(spark, 1 << 20, TestSupport.Kind.HEAP);
+      String key = "bc-\uD83D\uDE00-\u00e9";
+      try (XchgCacheHolder h = c.acquire(key, chunks, StreamCodec.LZ4_JAVA, () -> false)) {
+        checkValues(h, "the cache");
+        byte[] segment;
+        try (Stream<Path> s = Files.list(dir)) {
+          Path seg = s.filter(p -> p.toString().endsWith(".seg")).findFirst().orElseThrow();
+          segment = Files.readAllBytes(seg);
+        }
+        byte[] utf8 = key.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        check(indexOf(segment, utf8) >= 0, "the key's UTF-8 bytes in the segment");
+      }
+      for (String bad : new String[] {"bc\u0000x", "bc-\uD83D"}) {
+        IllegalArgumentException e = TestSupport.expectThrows(IllegalArgumentException.class,
+            "key " + bad.length() + " chars", () -> c.acquire(bad, chunks, StreamCodec.LZ4_JAVA, () -> false));
+        if (e != null)
+          check(e.getMessage().startsWith("cache key "), "refused key: " + e.getMessage());
+      }
+      checkEq(1, c.metrics().decodes(), "decodes: the good key's only");
+    } finally {
+      c.close();
+      removeDir(dir);
     }
   }
 
