@@ -58,7 +58,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
   xchg_exception_class = (*env)->NewGlobalRef(env, cls);
   (*env)->DeleteLocalRef(env, cls);
   xchg_exception_init = (*env)->GetMethodID(env, xchg_exception_class, "<init>",
-                                            "(ILjava/lang/String;Ljava/lang/Throwable;)V");
+                                            "(I[BLjava/lang/Throwable;)V");
   if (!xchg_exception_class || !xchg_exception_init) return JNI_ERR;
   if (!(xj_struct_address = field_of(env, "org/xchg/CDataStruct", "address", "J")) ||
       !(xj_buffer_address = field_of(env, "java/nio/Buffer", "address", "J")) ||
@@ -95,9 +95,14 @@ JNIEnv *xj_env(void) {
   return env;
 }
 
+/* The message's bytes go to Java as a byte[], decoded there as UTF-8
+ * (XchgException): NewStringUTF takes modified UTF-8, and a message quoting
+ * a field name beyond the BMP, or bytes that are not UTF-8, was garbled. */
 void xj_throw(JNIEnv *env, xchg_status status, const char *message, jthrowable cause) {
-  jstring msg = (*env)->NewStringUTF(env, message);
+  jsize n = (jsize)strlen(message);
+  jbyteArray msg = (*env)->NewByteArray(env, n);
   if (!msg) return; /* OutOfMemoryError pending */
+  (*env)->SetByteArrayRegion(env, msg, 0, n, (const jbyte *)message);
   jobject ex =
       (*env)->NewObject(env, xchg_exception_class, xchg_exception_init, (jint)status, msg, cause);
   if (ex) (*env)->Throw(env, (jthrowable)ex);

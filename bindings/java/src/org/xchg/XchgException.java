@@ -1,6 +1,7 @@
 package org.xchg;
 
 import java.lang.annotation.Native;
+import java.nio.charset.StandardCharsets;
 
 /**
  * An xchg failure: the status of the native call and xchg's own message,
@@ -56,10 +57,19 @@ public class XchgException extends RuntimeException {
 
   private final Status status;
 
-  /** Called from native code with an xchg_status value. */
   XchgException(int status, String message, Throwable cause) {
     super(message, cause);
     this.status = Status.of(status);
+  }
+
+  /**
+   * Called from native code with an xchg_status value and the message's
+   * UTF-8 bytes: a message may quote a field name of the input, which JNI's
+   * modified UTF-8 would garble (a character outside the BMP) or misread (bytes
+   * that are not UTF-8, shown here as U+FFFD).
+   */
+  XchgException(int status, byte[] message, Throwable cause) {
+    this(status, new String(message, StandardCharsets.UTF_8), cause);
   }
 
   public Status status() {

@@ -177,4 +177,12 @@ final class TestSupport {
     System.out.println(n == 0 ? "all passed" : n + " failure(s)");
     System.exit(n == 0 ? 0 : 1);
   }
+
+  /** Where `needle` first occurs in `hay`, or -1. */
+  static int indexOf(byte[] hay, byte[] needle) {
+    for (int i = 0; i + needle.length <= hay.length; i++)
+      if (java.util.Arrays.equals(hay, i, i + needle.length, needle, 0, needle.length)) return i;
+    return -1;
+  }
+
 }

@@ -129,13 +129,6 @@ public final class XchgHostCacheTest {
     }
   }
 
-  /** Where `needle` first occurs in `hay`, or -1. */
-  private static int indexOf(byte[] hay, byte[] needle) {
-    for (int i = 0; i + needle.length <= hay.length; i++)
-      if (java.util.Arrays.equals(hay, i, i + needle.length, needle, 0, needle.length)) return i;
-    return -1;
-  }
-
   /**
    * The host store names a broadcast by its key's UTF-8 bytes, as a C
    * process names it (not JNI's modified UTF-8, where the emoji is two
@@ -157,7 +150,7 @@ public final class XchgHostCacheTest {
           segment = Files.readAllBytes(seg);
         }
         byte[] utf8 = key.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        check(indexOf(segment, utf8) >= 0, "the key's UTF-8 bytes in the segment");
+        check(TestSupport.indexOf(segment, utf8) >= 0, "the key's UTF-8 bytes in the segment");
       }
       for (String bad : new String[] {"bc\u0000x", "bc-\uD83D"}) {
         IllegalArgumentException e = TestSupport.expectThrows(IllegalArgumentException.class,

@@ -471,7 +471,7 @@ public final class XchgShuffleReaderTest {
       end += v == null ? 0 : v.getBytes(StandardCharsets.UTF_8).length;
       want.putInt(end);
     }
-    int at = indexOf(ipc, want.array());
+    int at = TestSupport.indexOf(ipc, want.array());
     check(at > 0, "validation: the c2 offsets found in the stream");
     ByteBuffer b = ByteBuffer.wrap(ipc).order(ByteOrder.LITTLE_ENDIAN);
     b.putInt(at + 8, b.getInt(at + 12) + 1); // offsets[2] > offsets[3], both within the data
@@ -490,15 +490,6 @@ public final class XchgShuffleReaderTest {
         }
       }
     }
-  }
-
-  static int indexOf(byte[] hay, byte[] needle) {
-    outer:
-    for (int i = 0; i + needle.length <= hay.length; i++) {
-      for (int j = 0; j < needle.length; j++) if (hay[i + j] != needle[j]) continue outer;
-      return i;
-    }
-    return -1;
   }
 
   /** Only c2 and c0 (given out of order): batches hold them in schema order. */
@@ -791,6 +782,16 @@ public final class XchgShuffleReaderTest {
     byte[] tag = b.bytes().clone();
     tag[16] = 'Q';
     failsAt(join(ok, tag), XchgException.Status.FORMAT, blockName, "codec tag");
+    // An error quoting a field named beyond the BMP: its offsets past its values.
+    String name = "s\uD83D\uDE00";
+    byte[] named = IpcStreamWriter.stream(List.of(
+        new IpcStreamWriter.Column(name, IpcStreamWriter.Type.UTF8, new Object[] {"zz", "yy"})));
+    byte[] offsets = {0, 0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0};
+    int at = TestSupport.indexOf(named, offsets);
+    check(at > 0, "the offsets of the stream written");
+    named[at + 8] = 0x7f;
+    failsAt(named, XchgShuffleReader.Framing.IPC, XchgException.Status.FORMAT, "block 0",
+        "field '" + name + "'");
   }
 
   static byte[] join(byte[] a, byte[] b) {
@@ -801,8 +802,13 @@ public final class XchgShuffleReaderTest {
   }
 
   static void failsAt(byte[] input, XchgException.Status status, String block, String words) throws IOException {
+    failsAt(input, XchgShuffleReader.Framing.COMET, status, block, words);
+  }
+
+  static void failsAt(byte[] input, XchgShuffleReader.Framing framing, XchgException.Status status, String block,
+      String words) throws IOException {
     String what = "bad input (" + words + ")";
-    try (XchgShuffleReader r = XchgShuffleReader.open(opts(1_000_000));
+    try (XchgShuffleReader r = XchgShuffleReader.open(opts(1_000_000).framing(framing));
         XchgArrowArray a = Xchg.allocateArrowArray()) {
       r.addInput(heap(input));
       r.endInput();
