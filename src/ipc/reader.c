@@ -73,23 +73,33 @@ xchg_status reader_read_exact(xchg_ipc_reader *r, void *dst, size_t n, size_t *g
   return st;
 }
 
-/* The next n bytes as a buffer (zero-copy when the source is in memory). */
+/* The next n bytes as a buffer (zero-copy when the source is in memory).
+ * Bytes left over from detecting the format come first; the rest is read
+ * with xchg_source_read_buf before the n bytes are allocated, so that a
+ * length on the wire is held to what the input has (known size, memory
+ * included) or grows its buffer as the bytes arrive (unknown size), as
+ * any other read: a message in the pre-0.15 framing, whose metadata
+ * starts inside those bytes, cannot make the reader allocate the 256 MiB
+ * it claims from a few bytes of input. */
 xchg_status reader_read_buffer(xchg_ipc_reader *r, size_t n, xchg_buf **out, xchg_error *err) {
   if (r->peek_pos == r->peek_len) return xchg_source_read_buf(r->src, n, out, err);
-  int64_t start = reader_position(r);
-  xchg_buf *b = xchg_buf_alloc(n);
-  if (!b) return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %zu bytes", n);
-  size_t got;
-  xchg_status st = reader_read_exact(r, xchg_buf_mutable_data(b), n, &got, err);
-  if (st == XCHG_OK && got < n)
-    st = xchg_errorf(err, XCHG_EIO,
-                     "input ends at byte %lld, %zu bytes short of a %zu-byte read "
-                     "at byte %lld",
-                     (long long)(start + (int64_t)got), n - got, n, (long long)start);
-  if (st != XCHG_OK) {
-    xchg_buf_unref(b);
-    return st;
+  const uint8_t *peeked = r->peek + r->peek_pos;
+  size_t from_peek = r->peek_len - r->peek_pos;
+  if (from_peek > n) from_peek = n;
+  r->peek_pos += from_peek;
+  xchg_buf *rest = NULL;
+  if (from_peek < n) {
+    xchg_status st = xchg_source_read_buf(r->src, n - from_peek, &rest, err);
+    if (st != XCHG_OK) return st;
   }
+  xchg_buf *b = xchg_buf_alloc(n);
+  if (!b) {
+    xchg_buf_unref(rest);
+    return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %zu bytes", n);
+  }
+  memcpy(xchg_buf_mutable_data(b), peeked, from_peek);
+  if (rest) memcpy(xchg_buf_mutable_data(b) + from_peek, xchg_buf_data(rest), n - from_peek);
+  xchg_buf_unref(rest);
   *out = b;
   return XCHG_OK;
 }
