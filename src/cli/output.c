@@ -60,7 +60,16 @@ static xchg_status write_failed(xc_output *o, int errnum, xchg_error *err) {
 /* ---- removing the temporary file when the process is killed ------------------ */
 
 /* The handler may only read what is complete: the name is written, then
- * (after a fence) the flag set. */
+ * (after a fence) the flag set.
+ *
+ * The handler stays installed until it has removed the file (no
+ * SA_RESETHAND): with the default action put back as the signal is taken,
+ * a second signal sent right after the first (`timeout` sends one to the
+ * command and one to its process group) could find the default action
+ * before the handler's mask is in place, and the kernel kills at once,
+ * leaving the temporary file behind.  The handler puts the default action
+ * back itself, once the file is gone, while its mask holds every cleanup
+ * signal: what is pending then kills when it returns. */
 static char guarded_temp[4096];
 static volatile sig_atomic_t temp_guarded;
 static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
@@ -69,7 +78,11 @@ static struct sigaction saved_actions[N_CLEANUP_SIGNALS];
 
 static void remove_temp_and_die(int sig) {
   if (temp_guarded) unlink(guarded_temp);
-  raise(sig); /* SA_RESETHAND put back the default action: it kills once the handler returns */
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigaction(sig, &dfl, NULL);
+  raise(sig); /* blocked until the handler returns, then the default action kills */
 }
 
 static void cleanup_signal_set(sigset_t *set) {
@@ -95,7 +108,6 @@ static void guard_temp(const char *temp) {
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = remove_temp_and_die;
   cleanup_signal_set(&sa.sa_mask); /* one handler at a time */
-  sa.sa_flags = SA_RESETHAND;
   for (size_t i = 0; i < N_CLEANUP_SIGNALS; i++) {
     sigaction(cleanup_signals[i], NULL, &saved_actions[i]);
     if (saved_actions[i].sa_handler != SIG_IGN)
