@@ -24,6 +24,8 @@
  *    SIGPIPE ignored, stops at once with "Broken pipe": the test feeding it
  *    manages to write only a small part of the input before its own writes
  *    fail (counted, not timed);
+ *  - gen --sums into a pipe whose reader is gone (SIGPIPE not ignored) is
+ *    killed by SIGPIPE and leaves neither OUT nor its temporary file;
  *  - inspect of a cut input (2000 messages, then the cut) prints nothing to
  *    standard output;
  *  - gen killed by SIGTERM while writing removes its temporary file, and
@@ -412,6 +414,25 @@ static void check_broken_pipe(void) {
   free(input.data);
 }
 
+/* gen OUT --sums | (reader gone), SIGPIPE not ignored: the sums are printed
+ * before OUT is put in place, and the SIGPIPE that kills gen there must
+ * not leave its temporary file (nor OUT) behind. */
+static void check_sums_into_closed_pipe(void) {
+  clear_dir();
+  int out_pipe[2];
+  if (!TU_CHECK(pipe(out_pipe) == 0, "pipe: %s", strerror(errno))) return;
+  close(out_pipe[0]); /* no reader: gen's first write to standard output fails */
+  pid_t pid = start_cli(ARGS("gen", "cache", path_in_dir("out"), "--rows", "1000", "--sums"), -1,
+                        out_pipe[1], false);
+  close(out_pipe[1]);
+  cli_run r = finish_cli(pid);
+  TU_CHECK(r.signal == SIGPIPE && r.err.size == 0,
+           "gen --sums into a closed pipe: exit %d, signal %d: %s", r.exit_code, r.signal,
+           r.err.data);
+  free(r.err.data);
+  check_dir_holds("gen --sums into a closed pipe", "");
+}
+
 /* ---- inspect prints nothing when it fails ------------------------------------------ */
 
 /* 2000 batches of one row: far more lines than inspect holds before it
@@ -603,6 +624,7 @@ int main(int argc, char **argv) {
       {"failure_keeps_old_output", check_failure_keeps_old_output},
       {"full_device", check_full_device},
       {"broken_pipe", check_broken_pipe},
+      {"sums_into_closed_pipe", check_sums_into_closed_pipe},
       {"inspect_failure_prints_nothing", check_inspect_failure_prints_nothing},
       {"killed_while_writing", check_killed_while_writing},
       {"killed_by_a_burst", check_killed_by_a_burst},

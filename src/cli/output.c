@@ -72,7 +72,9 @@ static xchg_status write_failed(xc_output *o, int errnum, xchg_error *err) {
  * signal: what is pending then kills when it returns. */
 static char guarded_temp[4096];
 static volatile sig_atomic_t temp_guarded;
-static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+/* SIGPIPE too: gen --sums prints to standard output before OUT is put in
+ * place, and a reader gone from that pipe kills the command there. */
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 #define N_CLEANUP_SIGNALS (sizeof cleanup_signals / sizeof cleanup_signals[0])
 static struct sigaction saved_actions[N_CLEANUP_SIGNALS];
 

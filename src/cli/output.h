@@ -7,7 +7,8 @@
  *  - A regular file OUT, new or forced, is written to a temporary file
  *    beside it (".OUT.xchg-XXXXXX", created with O_EXCL) and renamed over
  *    OUT only once everything is written and fsync'ed: on any failure, and
- *    on SIGINT, SIGTERM or SIGHUP, the temporary file is removed and the
+ *    on SIGINT, SIGTERM, SIGHUP or SIGPIPE (not ignored: a standard output
+ *    whose reader is gone), the temporary file is removed and the
  *    old OUT is left as it was.  A new file gets the mode any new file gets
  *    (0666 less the umask); an existing one keeps its permission bits (not
  *    its owner, and other hard links to it keep the old contents, as with
