@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -23,7 +24,26 @@ static const char *output_name(const char *path) {
   return strcmp(path, "-") == 0 ? "standard output" : path;
 }
 
+/* A reader gone from the pipe ends the command as it ends any tool whose
+ * write fails so (cat, zstd -dc): killed by SIGPIPE, without a word, unless
+ * SIGPIPE is ignored (then the failure is said, and the exit is 1).  A
+ * write of a thread of ours (cat's write-behind, which blocks SIGPIPE, see
+ * base/thread.h) got EPIPE where the same write on the main thread would
+ * have killed it: the signal is raised again here, where it is not
+ * blocked.  Callers have put their outputs away first (no temporary file
+ * is left). */
+static void die_of_sigpipe(int errnum) {
+  struct sigaction now;
+  if (errnum != EPIPE || sigaction(SIGPIPE, NULL, &now) != 0 || now.sa_handler != SIG_DFL) return;
+  sigset_t pipe_only;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_UNBLOCK, &pipe_only, NULL);
+  raise(SIGPIPE);
+}
+
 int xc_write_error(const char *path, int errnum) {
+  die_of_sigpipe(errnum);
   fflush(stdout);
   fprintf(stderr, "xchg: write to %s%s%s failed: %s\n", quote(path), output_name(path), quote(path),
           strerror(errnum));

@@ -81,7 +81,10 @@ xchg_status xc_output_commit(xc_output *o, xchg_error *err);
 void xc_output_discard(xc_output *o);
 
 /* Prints "xchg: write to standard output failed: <strerror(errnum)>" (or
- * "write to 'PATH' ...") and returns XC_EXIT_ERROR. */
+ * "write to 'PATH' ...") and returns XC_EXIT_ERROR; but for EPIPE, unless
+ * SIGPIPE is ignored, the process dies of SIGPIPE, silently, as it would
+ * had the write been the main thread's.  Call it once the output is
+ * put away. */
 int xc_write_error(const char *path, int errnum);
 
 /* Reports a failure about o: the failed write when there was one, else
