@@ -38,13 +38,16 @@
  * without costing more time than no store. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -185,6 +188,21 @@ static void wait_flag(atomic_int *flag, int value) {
   while (atomic_load(flag) < value) usleep(500);
 }
 
+/* A child dies with the bench (SIGKILL when its parent goes, whatever
+ * killed it): left alone it would wait for ever for the parent's next
+ * step, spinning and holding its segment in the host directory.  The
+ * parent's cleanup signals take their default action again in it: the
+ * parent alone cleans up. */
+static void child_follows_parent(pid_t parent) {
+  static const int reset[] = {SIGINT, SIGTERM, SIGHUP};
+  for (size_t i = 0; i < sizeof reset / sizeof reset[0]; i++) {
+    struct sigaction sa;
+    if (sigaction(reset[i], NULL, &sa) == 0 && sa.sa_handler != SIG_IGN) signal(reset[i], SIG_DFL);
+  }
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(1); /* gone before the line above */
+}
+
 /* One executor: its own copy of the bytes, its cache, its tasks; it keeps
  * the broadcast (retained) until the parent has measured. */
 static int run_child(const config *cfg, const char *dir, run_shared *sh, int index) {
@@ -240,6 +258,84 @@ static int run_child(const config *cfg, const char *dir, run_shared *sh, int ind
 
 /* ---- the parent ----------------------------------------------------------------------- */
 
+/* SIGINT, SIGTERM or SIGHUP received by the bench (0: none): its run stops,
+ * kills its children and removes its host directory (segments of tens of
+ * MB in /dev/shm, which is memory), then the bench dies of the signal. */
+static volatile sig_atomic_t stop_signal;
+static const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define N_STOP_SIGNALS (sizeof stop_signals / sizeof stop_signals[0])
+
+static void note_stop(int sig) {
+  if (stop_signal == 0) stop_signal = sig;
+}
+
+/* Catches the stop signals that are not ignored (nohup stays). */
+static void catch_stop_signals(void) {
+  for (size_t i = 0; i < N_STOP_SIGNALS; i++) {
+    struct sigaction sa;
+    if (sigaction(stop_signals[i], NULL, &sa) != 0 || sa.sa_handler == SIG_IGN) continue;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = note_stop;
+    sigaction(stop_signals[i], &sa, NULL);
+  }
+}
+
+/* Once everything is cleaned up: dies of the stop signal received, if any. */
+static void die_of_stop_signal(void) {
+  if (stop_signal == 0) return;
+  signal(stop_signal, SIG_DFL);
+  raise(stop_signal);
+}
+
+/* The children of a run, as the parent watches them. */
+typedef struct children {
+  pid_t pids[MAX_PROCESSES];
+  int n; /* forked */
+  int reaped[MAX_PROCESSES];
+  int status[MAX_PROCESSES];
+} children;
+
+/* Whether the run must stop: a stop signal came, or a child ended before
+ * the run was done with it (killed, crashed, failed early): its siblings
+ * would wait for it for ever.  Says why, once. */
+static int run_broken(children *c) {
+  if (stop_signal != 0) return 1;
+  for (int i = 0; i < c->n; i++) {
+    if (c->reaped[i] || waitpid(c->pids[i], &c->status[i], WNOHANG) != c->pids[i]) continue;
+    c->reaped[i] = 1;
+    int st = c->status[i];
+    if (WIFSIGNALED(st))
+      fprintf(stderr, "xchg bench host: process %d (pid %d) was killed by signal %d (%s)\n", i,
+              (int)c->pids[i], WTERMSIG(st), strsignal(WTERMSIG(st)));
+    else
+      fprintf(stderr, "xchg bench host: process %d (pid %d) ended early, exit status %d\n", i,
+              (int)c->pids[i], WEXITSTATUS(st));
+    return 1;
+  }
+  return 0;
+}
+
+/* wait_flag for the parent: 0 once flag reaches value, -1 when the run
+ * broke first (run_broken). */
+static int watch_flag(children *c, atomic_int *flag, int value) {
+  while (atomic_load(flag) < value) {
+    if (run_broken(c)) return -1;
+    usleep(500);
+  }
+  return 0;
+}
+
+/* Ends a broken run's children: killed, then reaped. */
+static void kill_children(children *c) {
+  for (int i = 0; i < c->n; i++)
+    if (!c->reaped[i]) kill(c->pids[i], SIGKILL);
+  for (int i = 0; i < c->n; i++)
+    if (!c->reaped[i]) {
+      while (waitpid(c->pids[i], &c->status[i], 0) < 0 && errno == EINTR) {}
+      c->reaped[i] = 1;
+    }
+}
+
 static int64_t pss_bytes(pid_t pid) {
   char path[64], line[256];
   snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
@@ -281,29 +377,45 @@ static int run(config *cfg, result *out) {
       mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (sh == MAP_FAILED) return -1;
   memset(sh, 0, sizeof *sh);
-  pid_t pids[MAX_PROCESSES];
+  children kids;
+  memset(&kids, 0, sizeof kids);
+  pid_t *pids = kids.pids, parent = getpid();
   fflush(NULL);
-  for (int i = 0; i < cfg->processes; i++)
-    if ((pids[i] = fork()) == 0) _exit(run_child(cfg, dir, sh, i));
-  wait_flag(&sh->ready, cfg->processes);
-  int64_t peak = summed_pss(pids, cfg->processes), t0 = bench_now_ns();
+  for (int i = 0; i < cfg->processes && stop_signal == 0; i++, kids.n++)
+    if ((pids[i] = fork()) == 0) {
+      child_follows_parent(parent);
+      _exit(run_child(cfg, dir, sh, i));
+    } else if (pids[i] < 0) {
+      perror("xchg bench host: fork");
+      break;
+    }
+  int broken = kids.n < cfg->processes || watch_flag(&kids, &sh->ready, cfg->processes) != 0;
+  int64_t peak = broken ? 0 : summed_pss(pids, cfg->processes), t0 = bench_now_ns();
   atomic_store(&sh->go, 1);
-  while (atomic_load(&sh->read_once) < cfg->processes) {
+  while (!broken && atomic_load(&sh->read_once) < cfg->processes) {
     int64_t now = summed_pss(pids, cfg->processes);
     if (now > peak) peak = now;
+    broken = run_broken(&kids);
     usleep(5000);
   }
   double wall_ms = (double)(bench_now_ns() - t0) / 1e6;
-  int64_t holding = summed_pss(pids, cfg->processes); /* every process holds it now */
+  int64_t holding = broken ? 0 : summed_pss(pids, cfg->processes); /* every process holds it now */
   if (holding > peak) peak = holding;
-  wait_flag(&sh->done, cfg->processes);
+  broken = broken || watch_flag(&kids, &sh->done, cfg->processes) != 0;
+  if (broken) {
+    kill_children(&kids);
+    munmap(sh, sizeof *sh);
+    if (cfg->host_sharing) remove_host_dir(dir);
+    return -1;
+  }
   atomic_store(&sh->finish, 1);
   int failed = 0, n[N_KINDS] = {0, 0};
   memset(out, 0, sizeof *out);
   out->wall_ms = wall_ms;
   for (int i = 0; i < cfg->processes; i++) {
-    int status;
-    failed |= waitpid(pids[i], &status, 0) != pids[i] || !WIFEXITED(status) || WEXITSTATUS(status);
+    int status = kids.status[i];
+    if (!kids.reaped[i] && waitpid(pids[i], &status, 0) != pids[i]) failed = 1;
+    failed |= !WIFEXITED(status) || WEXITSTATUS(status);
     const child_report *c = &sh->child[i];
     int kind =
         !cfg->host_sharing || c->host_decodes > 0 || c->host_fallbacks > 0 ? DECODING : MAPPING;
@@ -599,6 +711,7 @@ int xchg_bench_host(int argc, char **argv) {
   }
   int rc = 0, first = 1;
   int n_modes = validation == VALIDATION_BOTH ? N_MODES : MODE_ON_BOUNDS;
+  catch_stop_signals();
   result *rs = calloc((size_t)runs * N_MODES, sizeof *rs);
   for (int pi = 0; pi < n_processes && rc == 0 && rs; pi++) {
     cfg.processes = processes[pi];
@@ -624,9 +737,10 @@ int xchg_bench_host(int argc, char **argv) {
     if (!json && n_modes == N_MODES) print_check_cost(&sum[MODE_ON], &sum[MODE_ON_BOUNDS]);
     fflush(stdout);
   }
-  if (json) printf("]}\n");
-  if (rc != 0) fprintf(stderr, "xchg bench host: a run failed\n");
   free(rs);
   xchg_buf_unref(input);
+  die_of_stop_signal();
+  if (json) printf("]}\n");
+  if (rc != 0) fprintf(stderr, "xchg bench host: a run failed\n");
   return rc == 0 && rs ? 0 : 1;
 }
