@@ -57,8 +57,8 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
   if (!cls) return JNI_ERR;
   xchg_exception_class = (*env)->NewGlobalRef(env, cls);
   (*env)->DeleteLocalRef(env, cls);
-  xchg_exception_init = (*env)->GetMethodID(env, xchg_exception_class, "<init>",
-                                            "(I[BLjava/lang/Throwable;)V");
+  xchg_exception_init =
+      (*env)->GetMethodID(env, xchg_exception_class, "<init>", "(I[BLjava/lang/Throwable;)V");
   if (!xchg_exception_class || !xchg_exception_init) return JNI_ERR;
   if (!(xj_struct_address = field_of(env, "org/xchg/CDataStruct", "address", "J")) ||
       !(xj_buffer_address = field_of(env, "java/nio/Buffer", "address", "J")) ||
