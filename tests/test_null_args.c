@@ -80,8 +80,27 @@ static void null_handles(void) {
   xchg_cache_trim(NULL);
 }
 
+/* A constructor that fails leaves *out NULL, whichever argument it
+ * refused (an out left as it was reads as a handle to free). */
+static void failed_constructors(void) {
+  xchg_error err;
+  xchg_ipc_reader *r = (xchg_ipc_reader *)&err;
+  TU_CHECK(xchg_ipc_reader_open(NULL, NULL, &r, &err) == XCHG_EINVAL && r == NULL,
+           "xchg_ipc_reader_open of a NULL source: %s", err.message);
+  xchg_ipc_writer *w = (xchg_ipc_writer *)&err;
+  TU_CHECK(xchg_ipc_writer_open(NULL, NULL, NULL, NULL, &w, &err) == XCHG_EINVAL && w == NULL,
+           "xchg_ipc_writer_open without a write function: %s", err.message);
+  w = (xchg_ipc_writer *)&err;
+  TU_CHECK(xchg_ipc_writer_open_fd(NULL, NULL, -1, &w, &err) == XCHG_EINVAL && w == NULL,
+           "xchg_ipc_writer_open_fd of fd -1: %s", err.message);
+  TU_CHECK(xchg_ipc_writer_open_memory(NULL, NULL, NULL, &err) == XCHG_EINVAL &&
+               strstr(err.message, "out is NULL"),
+           "xchg_ipc_writer_open_memory with a NULL out: %s", err.message);
+}
+
 int main(int argc, char **argv) {
   static const tu_case cases[] = {{"null_destructors", null_destructors},
-                                  {"null_handles", null_handles}};
+                                  {"null_handles", null_handles},
+                                  {"failed_constructors", failed_constructors}};
   return TU_MAIN(argc, argv, "null_args", cases);
 }

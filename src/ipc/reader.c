@@ -530,11 +530,11 @@ xchg_status reader_take_schema_message(xchg_ipc_reader *r, ipc_message *m, ipc_s
 
 xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_ipc_read_options *opts,
                                  xchg_ipc_reader **out, xchg_error *err) {
+  if (out) *out = NULL;
   if (!src || !out) {
     xchg_source_free(src); /* taken over, as on any failure */
     return base_null_argument("xchg_ipc_reader_open", !src ? "the source" : "out", err);
   }
-  *out = NULL;
   xchg_ipc_read_options defaults;
   if (!opts) xchg_ipc_read_options_init(&defaults);
   xchg_status st = ipc_read_options_check(opts ? opts : &defaults, "xchg_ipc_reader_open", err);

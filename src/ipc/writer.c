@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/args.h"
 #include "ipc/dictionary.h"
 #include "ipc/format.h"
 #include "ipc/writer_internal.h"
@@ -568,6 +569,7 @@ static xchg_status open_writer(const struct ArrowSchema *schema, const xchg_ipc_
 static xchg_status open_common(const struct ArrowSchema *schema, const xchg_ipc_write_options *opts,
                                xchg_write_fn fn, void *ctx, int to_memory, int fd,
                                xchg_ipc_writer **out, xchg_error *err) {
+  if (!out) return base_null_argument("xchg_ipc_writer_open", "out", err);
   *out = NULL;
   xchg_ipc_writer *w = calloc(1, sizeof *w);
   if (!w) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
@@ -588,6 +590,7 @@ static xchg_status open_common(const struct ArrowSchema *schema, const xchg_ipc_
 xchg_status xchg_ipc_writer_open(const struct ArrowSchema *schema,
                                  const xchg_ipc_write_options *opts, xchg_write_fn write_fn,
                                  void *ctx, xchg_ipc_writer **out, xchg_error *err) {
+  if (out) *out = NULL;
   if (!write_fn) return xchg_errorf(err, XCHG_EINVAL, "no write function");
   return open_common(schema, opts, write_fn, ctx, 0, -1, out, err);
 }
@@ -595,6 +598,7 @@ xchg_status xchg_ipc_writer_open(const struct ArrowSchema *schema,
 xchg_status xchg_ipc_writer_open_fd(const struct ArrowSchema *schema,
                                     const xchg_ipc_write_options *opts, int fd,
                                     xchg_ipc_writer **out, xchg_error *err) {
+  if (out) *out = NULL;
   if (fd < 0) return xchg_errorf(err, XCHG_EINVAL, "bad file descriptor %d", fd);
   return open_common(schema, opts, fd_write, NULL, 0, fd, out, err);
 }
