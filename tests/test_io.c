@@ -12,6 +12,7 @@
 
 #include "support/testutil.h"
 #include "xchg/io.h"
+#include "xchg/ipc.h"
 #include "xchg/testing.h"
 
 /* Deterministic, non-repeating bytes, so that a read from the wrong offset
@@ -175,6 +176,45 @@ static void test_memory_source_release(void) {
   xchg_buf_unref(slice);
   TU_CHECK(rc.calls == 1);
   free(data);
+}
+
+/* xchg_ipc_reader_open_memory: the memory stays the caller's when the open
+ * fails (release does not run, as for xchg_source_from_memory), and release
+ * runs once, after the last array, when it succeeds. */
+static void test_reader_open_memory_release(void) {
+  xchg_error err = {{0}};
+  char path[4096];
+  size_t n = 0;
+  uint8_t *stream =
+      tu_read_file(tu_testdata_path(path, sizeof path,
+                                    "arrow-gold/1.0.0-littleendian/generated_primitive.stream"),
+                   &n);
+  if (!TU_CHECK(stream != NULL, "cannot read %s", path)) return;
+  static const uint8_t text[] = "not arrow at all";
+  xchg_ipc_read_options bad;
+  xchg_ipc_read_options_init(&bad);
+  bad.validation = (xchg_validation)7;
+  release_count rc = {0};
+  xchg_ipc_reader *r = NULL;
+  TU_CHECK(xchg_ipc_reader_open_memory(text, sizeof text, count_release, &rc, NULL, &r, &err) ==
+                   XCHG_EFORMAT &&
+               r == NULL,
+           "%s", err.message);
+  TU_CHECK(rc.calls == 0, "a failed open (not IPC) ran release");
+  TU_CHECK(
+      xchg_ipc_reader_open_memory(stream, n, count_release, &rc, &bad, &r, &err) == XCHG_EINVAL &&
+          r == NULL,
+      "%s", err.message);
+  TU_CHECK(rc.calls == 0, "a failed open (bad options) ran release");
+  struct ArrowArray batch = {0};
+  if (!TU_OK(xchg_ipc_reader_open_memory(stream, n, count_release, &rc, NULL, &r, &err), err))
+    return;
+  TU_OK(xchg_ipc_reader_next(r, &batch, &err), err);
+  xchg_ipc_reader_free(r);
+  TU_CHECK(rc.calls == 0 && batch.release != NULL, "release ran before the last array");
+  if (batch.release) batch.release(&batch);
+  TU_CHECK(rc.calls == 1, "release ran %d times", rc.calls);
+  free(stream);
 }
 
 static void test_mmap_file(void) {
@@ -626,6 +666,7 @@ int main(int argc, char **argv) {
   static const tu_case cases[] = {
       {"buf_source", test_buf_source},
       {"memory_source_release", test_memory_source_release},
+      {"reader_open_memory_release", test_reader_open_memory_release},
       {"mmap_file", test_mmap_file},
       {"read_file", test_read_file},
       {"empty_file", test_empty_file},

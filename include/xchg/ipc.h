@@ -223,7 +223,8 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_open_file(const char *path,
                                                               xchg_ipc_reader **out,
                                                               xchg_error *err);
 /** The same over memory the caller owns (xchg_source_from_memory): release
- * runs when the last array pointing into it is released. */
+ * runs when the last array pointing into it is released.  On failure it
+ * does not run: the memory stays the caller's. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_open_memory(
     const void *data, size_t size, xchg_release_fn release, void *release_ctx,
     const xchg_ipc_read_options *opts, xchg_ipc_reader **out, xchg_error *err);

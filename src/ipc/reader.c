@@ -590,14 +590,40 @@ xchg_status xchg_ipc_reader_open_file(const char *path, const xchg_ipc_read_opti
   return st == XCHG_OK ? xchg_ipc_reader_open(src, opts, out, err) : st;
 }
 
+/* The caller's release of xchg_ipc_reader_open_memory, run only once the
+ * reader opened: a failed open closes its source, and the memory then stays
+ * the caller's, as after any failed constructor. */
+typedef struct memory_owner {
+  xchg_release_fn release;
+  void *ctx;
+  int opened;
+} memory_owner;
+
+static void release_owned_memory(void *ctx, const void *data, size_t size) {
+  memory_owner *owner = ctx;
+  if (owner->opened) owner->release(owner->ctx, data, size);
+  free(owner);
+}
+
 xchg_status xchg_ipc_reader_open_memory(const void *data, size_t size, xchg_release_fn release,
                                         void *release_ctx, const xchg_ipc_read_options *opts,
                                         xchg_ipc_reader **out, xchg_error *err) {
   xchg_source *src;
   if (!out) return base_null_argument("xchg_ipc_reader_open_memory", "out", err);
   *out = NULL;
-  xchg_status st = xchg_source_from_memory(data, size, release, release_ctx, &src, err);
-  return st == XCHG_OK ? xchg_ipc_reader_open(src, opts, out, err) : st;
+  memory_owner *owner = release ? malloc(sizeof *owner) : NULL;
+  if (release && !owner) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  if (owner) *owner = (memory_owner){release, release_ctx, 0};
+  xchg_status st =
+      xchg_source_from_memory(data, size, owner ? release_owned_memory : NULL, owner, &src, err);
+  if (st != XCHG_OK) {
+    free(owner);
+    return st;
+  }
+  /* On failure the source is gone, and owner with it. */
+  st = xchg_ipc_reader_open(src, opts, out, err);
+  if (st == XCHG_OK && owner) owner->opened = 1;
+  return st;
 }
 
 xchg_ipc_format xchg_ipc_reader_format(const xchg_ipc_reader *r) {
