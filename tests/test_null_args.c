@@ -53,6 +53,11 @@ static void null_handles(void) {
   TU_CHECK(xchg_ipc_writer_bytes_written(NULL) == 0 && xchg_ipc_writer_batches_written(NULL) == 0 &&
            xchg_ipc_writer_dictionaries_written(NULL) == 0);
   TU_CHECK(xchg_ipc_writer_take_memory(NULL) == NULL);
+  xchg_error host;
+  memset(&host, 0x5a, sizeof host);
+  TU_CHECK(xchg_cache_host_error(NULL, &host) == XCHG_OK && host.message[0] == '\0',
+           "xchg_cache_host_error(NULL) is no failure");
+  TU_CHECK(xchg_cache_host_error(NULL, NULL) == XCHG_OK);
 
   FILLED(xchg_istream_metrics, stream);
   xchg_istream_get_metrics(NULL, &stream);

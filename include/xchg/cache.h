@@ -407,8 +407,9 @@ XCHG_API void xchg_cache_get_metrics(const xchg_cache *cache, xchg_cache_metrics
 /** The host store's last failure (the reason of the last host_fallbacks
  * count, or, from xchg_cache_create on, why the host store could not be
  * opened): returns its status, with its message in *out (out may be NULL);
- * XCHG_OK, with an empty message, when there was none.  Such a failure was
- * never the acquire's: the cache decoded privately instead. */
+ * XCHG_OK, with an empty message, when there was none (and for a NULL
+ * cache).  Such a failure was never the acquire's: the cache decoded
+ * privately instead. */
 XCHG_API xchg_status xchg_cache_host_error(const xchg_cache *cache, xchg_error *out);
 
 #ifdef __cplusplus

@@ -276,6 +276,10 @@ void xchg_cache_trim(xchg_cache *c) {
 static xchg_cache *lockable(const xchg_cache *c) { return (xchg_cache *)c; }
 
 xchg_status xchg_cache_host_error(const xchg_cache *cache, xchg_error *out) {
+  if (!cache) { /* no cache: no host store, no failure */
+    if (out) out->message[0] = '\0';
+    return XCHG_OK;
+  }
   xchg_cache *c = lockable(cache);
   xchg_mutex_lock(&c->lock);
   xchg_status st = c->host_status;
