@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "support/testutil.h"
+#include "xchg/testing.h"
 #include "xchg/xchg.h"
 
 static void null_destructors(void) {
@@ -103,9 +104,63 @@ static void failed_constructors(void) {
            "xchg_ipc_writer_open_memory with a NULL out: %s", err.message);
 }
 
+static void rows_closed(void *ctx) { ++*(int *)ctx; }
+
+static xchg_status no_rows(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err) {
+  (void)ctx, (void)dst, (void)n, (void)err;
+  *got = 0;
+  return XCHG_OK;
+}
+
+/* Calls that return a status and fill an out argument take a NULL out as
+ * XCHG_EINVAL naming it, as the sources and readers do; a handle given
+ * over is closed, as on any failure. */
+static void null_outs(void) {
+  xchg_error err;
+  TU_CHECK(xchg_pool_create(2, NULL, &err) == XCHG_EINVAL && strstr(err.message, "out is NULL"),
+           "xchg_pool_create: %s", err.message);
+  TU_CHECK(xchg_pool_parse_env(NULL, &err) == XCHG_EINVAL && strstr(err.message, "threads is NULL"),
+           "xchg_pool_parse_env: %s", err.message);
+  xchg_buf *buf = (xchg_buf *)&err;
+  TU_CHECK(xchg_block_compress(XCHG_BLOCK_ZSTD, 0, "a", 1, NULL, &err) == XCHG_EINVAL &&
+               strstr(err.message, "out is NULL"),
+           "xchg_block_compress: %s", err.message);
+  TU_CHECK(
+      xchg_block_compress(XCHG_BLOCK_ZSTD, 99, "a", 1, &buf, &err) == XCHG_EINVAL && buf == NULL,
+      "xchg_block_compress at level 99 left *out");
+  TU_CHECK(xchg_stream_encode(XCHG_STREAM_ZSTD, NULL, "a", 1, NULL, &err) == XCHG_EINVAL &&
+               strstr(err.message, "out is NULL"),
+           "xchg_stream_encode: %s", err.message);
+  xchg_stream_codec codec;
+  TU_CHECK(xchg_stream_codec_from_name("zstd", NULL, &err) == XCHG_EINVAL &&
+               strstr(err.message, "out is NULL"),
+           "xchg_stream_codec_from_name: %s", err.message);
+  TU_CHECK(xchg_stream_codec_from_name(NULL, &codec, &err) == XCHG_EINVAL &&
+               strstr(err.message, "name is NULL"),
+           "xchg_stream_codec_from_name: %s", err.message);
+  TU_CHECK(xchg_ipc_encode_stream(NULL, NULL, &buf, &err) == XCHG_EINVAL &&
+               strstr(err.message, "stream is NULL"),
+           "xchg_ipc_encode_stream: %s", err.message);
+
+  int closed = 0;
+  xchg_source *src = NULL;
+  xchg_istream *s = NULL;
+  if (!TU_OK(xchg_source_from_callback(no_rows, rows_closed, &closed, &src, &err), err) ||
+      !TU_OK(xchg_istream_open(src, XCHG_STREAM_NONE, NULL, &s, &err), err))
+    return;
+  TU_CHECK(xchg_row_reader_open(s, NULL, NULL, &err) == XCHG_EINVAL &&
+               strstr(err.message, "out is NULL"),
+           "xchg_row_reader_open: %s", err.message);
+  TU_CHECK(closed == 1, "xchg_row_reader_open with a NULL out did not close its stream");
+  xchg_row_reader *r = (xchg_row_reader *)&err;
+  TU_CHECK(xchg_row_reader_open(NULL, NULL, &r, &err) == XCHG_EINVAL && r == NULL,
+           "xchg_row_reader_open of a NULL stream: %s", err.message);
+}
+
 int main(int argc, char **argv) {
   static const tu_case cases[] = {{"null_destructors", null_destructors},
                                   {"null_handles", null_handles},
-                                  {"failed_constructors", failed_constructors}};
+                                  {"failed_constructors", failed_constructors},
+                                  {"null_outs", null_outs}};
   return TU_MAIN(argc, argv, "null_args", cases);
 }

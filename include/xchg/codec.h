@@ -66,7 +66,8 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_block_check_size(xchg_block_codec codec
 XCHG_API void xchg_block_codec_levels(xchg_block_codec codec, int *min, int *max);
 
 /** Compresses src at level (0 = the codec's default; outside
- * xchg_block_codec_levels an XCHG_EINVAL error) into a new buffer. */
+ * xchg_block_codec_levels an XCHG_EINVAL error) into a new buffer in *out
+ * (NULL on failure; a NULL out is XCHG_EINVAL). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_block_compress(xchg_block_codec codec, int level,
                                                         const void *src, size_t src_size,
                                                         xchg_buf **out, xchg_error *err);

@@ -44,9 +44,9 @@ typedef struct xchg_pool xchg_pool;
 
 /** A pool of `threads` threads in all, the caller counted: threads - 1
  * workers are started.  threads <= 0 means the number of online cores.
- * XCHG_EINVAL for more than XCHG_POOL_MAX_THREADS, before any is started;
- * XCHG_ENOMEM when memory or threads cannot be had (the message says
- * which); *out is then NULL. */
+ * XCHG_EINVAL for more than XCHG_POOL_MAX_THREADS, before any is started,
+ * or a NULL out; XCHG_ENOMEM when memory or threads cannot be had (the
+ * message says which); *out is then NULL. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_pool_create(int threads, xchg_pool **out, xchg_error *err);
 
 /** Waits for running loops to finish, then stops the workers and frees the
@@ -57,7 +57,8 @@ XCHG_API void xchg_pool_free(xchg_pool *pool);
  * *threads, an integer from 0 to XCHG_POOL_MAX_THREADS; 0 (also when it is
  * unset or empty) means one thread per core, as for xchg_pool_create.
  * Anything else ("abc", "-1", "4x") is XCHG_EINVAL, *threads 0, with a
- * message that quotes the value and says the range. */
+ * message that quotes the value and says the range.  A NULL threads is
+ * XCHG_EINVAL. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_pool_parse_env(int *threads, xchg_error *err);
 
 /** The process-wide pool, created on first use with the threads

@@ -40,7 +40,8 @@ typedef struct xchg_row_reader_options {
 XCHG_API void xchg_row_reader_options_init(xchg_row_reader_options *opts);
 
 /** Opens a row reader on s, which it takes over (closed with the reader, or
- * at once if opening fails).  opts may be NULL for the defaults. */
+ * at once if opening fails).  opts may be NULL for the defaults.  A NULL s
+ * or out is XCHG_EINVAL. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_row_reader_open(xchg_istream *s,
                                                          const xchg_row_reader_options *opts,
                                                          xchg_row_reader **out, xchg_error *err);

@@ -52,7 +52,8 @@ XCHG_API void xchg_stream_encode_options_init(xchg_stream_encode_options *opts);
 
 /** Encodes src as one complete stream of codec (one Comet block for
  * XCHG_STREAM_COMET) into a new buffer; appending several outputs gives a
- * concatenated stream every decoder here accepts.  opts may be NULL. */
+ * concatenated stream every decoder here accepts.  opts may be NULL; a NULL
+ * out is XCHG_EINVAL. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_stream_encode(xchg_stream_codec codec,
                                                        const xchg_stream_encode_options *opts,
                                                        const void *src, size_t size, xchg_buf **out,

@@ -166,7 +166,8 @@ XCHG_API xchg_buf *xchg_ipc_writer_take_memory(xchg_ipc_writer *w);
 XCHG_API void xchg_ipc_writer_free(xchg_ipc_writer *w);
 
 /** One call: writes schema and every batch of stream to memory (the stream
- * is released).  The result is a new buffer in *out. */
+ * is released, on failure too).  The result is a new buffer in *out.  A
+ * NULL stream or out is XCHG_EINVAL. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_encode_stream(struct ArrowArrayStream *stream,
                                                            const xchg_ipc_write_options *opts,
                                                            xchg_buf **out, xchg_error *err);

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/args.h"
 #include "base/pool_internal.h"
 #include "base/thread.h"
 
@@ -123,6 +124,7 @@ static int online_cores(void) {
 }
 
 xchg_status xchg_pool_create(int threads, xchg_pool **out, xchg_error *err) {
+  if (!out) return base_null_argument("xchg_pool_create", "out", err);
   *out = NULL;
   if (threads > XCHG_POOL_MAX_THREADS) /* tens of thousands were started before one failed */
     return xchg_errorf(err, XCHG_EINVAL,
@@ -172,6 +174,7 @@ static xchg_pool *default_pool;
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 
 xchg_status xchg_pool_parse_env(int *threads, xchg_error *err) {
+  if (!threads) return base_null_argument("xchg_pool_parse_env", "threads", err);
   *threads = 0;
   const char *env = getenv("XCHG_THREADS");
   if (env == NULL || *env == '\0') return XCHG_OK;

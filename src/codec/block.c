@@ -16,6 +16,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "base/args.h"
 #include "base/tally.h"
 #include "codec/lz4_frames.h"
 #include "codec/lz4f_words.h"
@@ -216,6 +217,8 @@ void xchg_block_codec_levels(xchg_block_codec codec, int *min, int *max) {
 
 xchg_status xchg_block_compress(xchg_block_codec codec, int level, const void *src, size_t src_size,
                                 xchg_buf **out, xchg_error *err) {
+  if (!out) return base_null_argument("xchg_block_compress", "out", err);
+  *out = NULL;
   int min, max;
   xchg_block_codec_levels(codec, &min, &max);
   if (level < min || level > max)

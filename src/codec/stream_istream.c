@@ -21,7 +21,8 @@ const char *xchg_stream_codec_name(xchg_stream_codec codec) {
 }
 
 xchg_status xchg_stream_codec_from_name(const char *name, xchg_stream_codec *out, xchg_error *err) {
-  if (name == NULL || out == NULL) return xchg_errorf(err, XCHG_EINVAL, "stream codec: no name");
+  if (name == NULL || out == NULL)
+    return base_null_argument("xchg_stream_codec_from_name", !name ? "name" : "out", err);
   for (unsigned i = 0; i < sizeof codec_names / sizeof codec_names[0]; i++) {
     if (strcmp(name, codec_names[i]) == 0) {
       *out = (xchg_stream_codec)i;
@@ -540,6 +541,7 @@ void stream_sink_free(stream_sink *sink) {
 
 xchg_status xchg_stream_encode(xchg_stream_codec codec, const xchg_stream_encode_options *opts,
                                const void *src, size_t size, xchg_buf **out, xchg_error *err) {
+  if (!out) return base_null_argument("xchg_stream_encode", "out", err);
   *out = NULL;
   xchg_stream_encode_options defaults;
   if (opts == NULL) {

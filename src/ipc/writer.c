@@ -725,6 +725,10 @@ void xchg_ipc_writer_free(xchg_ipc_writer *w) {
 xchg_status xchg_ipc_encode_stream(struct ArrowArrayStream *stream,
                                    const xchg_ipc_write_options *opts, xchg_buf **out,
                                    xchg_error *err) {
+  if (!stream || !out) {
+    if (stream && stream->release) stream->release(stream); /* released, as on any failure */
+    return base_null_argument("xchg_ipc_encode_stream", !stream ? "stream" : "out", err);
+  }
   *out = NULL;
   struct ArrowSchema schema;
   memset(&schema, 0, sizeof schema);

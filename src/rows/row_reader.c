@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/args.h"
 #include "xchg/rows.h"
 
 #define LENGTH_SIZE 4
@@ -29,8 +30,11 @@ void xchg_row_reader_options_init(xchg_row_reader_options *opts) {
 
 xchg_status xchg_row_reader_open(xchg_istream *s, const xchg_row_reader_options *opts,
                                  xchg_row_reader **out, xchg_error *err) {
-  *out = NULL;
-  if (s == NULL) return xchg_errorf(err, XCHG_EINVAL, "row reader: no stream");
+  if (out) *out = NULL;
+  if (!s || !out) {
+    xchg_istream_free(s); /* taken over, as on any failure */
+    return base_null_argument("xchg_row_reader_open", !s ? "the stream" : "out", err);
+  }
   xchg_row_reader *r = calloc(1, sizeof *r);
   if (r == NULL) {
     xchg_istream_free(s);
