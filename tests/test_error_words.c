@@ -15,9 +15,9 @@
  *    by their magic, as Parquet is;
  *  - `cat --columns '#9'` on three columns: the position is out of range,
  *    and the positions there are;
- *  - XCHG_THREADS that is no thread count (abc, -1, 4x, 99999) is refused
- *    with its range, by xchg_pool_parse_env and by every command; 0 and a
- *    count work;
+ *  - XCHG_THREADS that is no thread count (abc, -1, 4x, 99999, and a
+ *    count with a blank or a sign before it) is refused with its range, by
+ *    xchg_pool_parse_env and by every command; 0 and a count work;
  *  - --level out of the codec's range is refused with that range by convert
  *    and gen, for lz4 as for zstd, and by the writer and
  *    xchg_block_compress; the ends of each range work;
@@ -273,7 +273,7 @@ static void check_column_position(const char *gold_root) {
 }
 
 static void check_threads_env(void) {
-  static const char *const bad[] = {"abc", "-1", "4x", "99999", " 2x"};
+  static const char *const bad[] = {"abc", "-1", "4x", "99999", " 2x", " 2", "+2", "-0"};
   char want[160];
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv("XCHG_THREADS", bad[i], 1);

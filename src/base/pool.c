@@ -13,6 +13,7 @@
  * Yielding rather than pausing lets the thread it waits for run when the
  * two share a core (a host with more threads than cores); pausing there
  * made two-thread reads slower, not faster. */
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -181,7 +182,8 @@ xchg_status xchg_pool_parse_env(int *threads, xchg_error *err) {
   char *end;
   errno = 0;
   long v = strtol(env, &end, 10);
-  if (end == env || *end != '\0' || errno != 0 || v < 0 || v > XCHG_POOL_MAX_THREADS)
+  /* Digits alone: strtol would also take leading blanks and a sign. */
+  if (!isdigit((unsigned char)*env) || *end != '\0' || errno != 0 || v > XCHG_POOL_MAX_THREADS)
     return xchg_errorf(err, XCHG_EINVAL,
                        "XCHG_THREADS must be an integer from 0 (one thread per core, as when "
                        "unset) to %d, not '%.64s'",
