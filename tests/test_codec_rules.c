@@ -7,6 +7,7 @@
  * Rule                                              -> case
  * LZ4 / zstd block: exactly the declared bytes      -> block_sizes
  * LZ4 block: the frame complete                     -> block_sizes
+ * NONE block: a copy, of exactly the declared bytes  -> block_none
  * lz4-java: the "LZ4Block" magic                    -> lz4java_header
  * lz4-java: lengths within the level's block size   -> lz4java_header
  * lz4-java: LZ4 data decodes to the stated length   -> lz4java_header
@@ -89,6 +90,31 @@ static void block_sizes(void) {
   free(whole);
   free(lz4);
   free(zstd);
+}
+
+/* XCHG_BLOCK_NONE is a codec of the block API like the others (its level 0
+ * is in xchg_block_codec_levels): compressing copies, decompressing copies
+ * exactly the declared bytes. */
+static void block_none(void) {
+  size_t n = PAYLOAD_SIZE;
+  int min = 1, max = 1;
+  xchg_block_codec_levels(XCHG_BLOCK_NONE, &min, &max);
+  TU_CHECK(min == 0 && max == 0, "none levels %d to %d", min, max);
+  xchg_buf *packed = NULL;
+  xchg_error err;
+  if (!TU_OK(xchg_block_compress(XCHG_BLOCK_NONE, 0, payload(), n, &packed, &err), err)) return;
+  TU_CHECK(xchg_buf_size(packed) == n && memcmp(xchg_buf_data(packed), payload(), n) == 0,
+           "compressed with none: %zu bytes, not the payload", xchg_buf_size(packed));
+  uint8_t *whole = malloc(n);
+  check_status("none as made", xchg_block_decompress(XCHG_BLOCK_NONE, payload(), n, whole, n, &err),
+               &err, XCHG_OK, NULL);
+  TU_CHECK(memcmp(whole, payload(), n) == 0, "none decodes to other bytes");
+  block_case("none, one byte more declared", XCHG_BLOCK_NONE, payload(), n, n + 1,
+             "uncompressed data of 5000 bytes, declared 5001");
+  block_case("none, one byte less declared", XCHG_BLOCK_NONE, payload(), n, n - 1,
+             "uncompressed data of 5000 bytes, declared 4999");
+  free(whole);
+  xchg_buf_unref(packed);
 }
 
 /* ---- stream codecs ------------------------------------------------------------------- */
@@ -235,6 +261,7 @@ static void comet_header(void) {
 int main(int argc, char **argv) {
   static const tu_case cases[] = {
       {"block_sizes", block_sizes},
+      {"block_none", block_none},
       {"lz4java_header", lz4java_header},
       {"snappyjava_header", snappyjava_header},
       {"snappyframed_chunks", snappyframed_chunks},

@@ -36,7 +36,9 @@ XCHG_API const char *xchg_block_codec_name(xchg_block_codec codec);
 
 /** Decompresses src (exactly one codec stream, possibly several concatenated
  * frames) into dst, which must receive exactly dst_size bytes: producing
- * fewer or more is an XCHG_EFORMAT error, as is any corrupt input. */
+ * fewer or more is an XCHG_EFORMAT error, as is any corrupt input.  For
+ * XCHG_BLOCK_NONE, src is copied (its size must be dst_size); a codec
+ * outside the enum is XCHG_EINVAL. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_block_decompress(xchg_block_codec codec, const void *src,
                                                           size_t src_size, void *dst,
                                                           size_t dst_size, xchg_error *err);

@@ -105,6 +105,13 @@ xchg_status xchg_block_decompress(xchg_block_codec codec, const void *src, size_
       st = codec_lz4_frames_decode(src, src_size, dst, dst_size, err);
       break;
     case XCHG_BLOCK_ZSTD: st = zstd_decompress(c, src, src_size, dst, dst_size, err); break;
+    case XCHG_BLOCK_NONE:
+      st = src_size == dst_size
+               ? XCHG_OK
+               : xchg_errorf(err, XCHG_EFORMAT, "uncompressed data of %zu bytes, declared %zu",
+                             src_size, dst_size);
+      if (st == XCHG_OK && dst_size > 0) memcpy(dst, src, dst_size);
+      break;
     default: return xchg_errorf(err, XCHG_EINVAL, "no block codec %d", (int)codec);
   }
   if (st == XCHG_OK) tally_add(&c->counts, DECOMPRESSED_BYTES, (int64_t)dst_size);
@@ -160,6 +167,15 @@ xchg_status xchg_block_check_size(xchg_block_codec codec, const void *src, size_
                        "declared uncompressed length %zu disagrees with the %llu bytes that the "
                        "zstd frame headers of its %zu compressed bytes state",
                        dst_size, (unsigned long long)stated, src_size);
+  return XCHG_OK;
+}
+
+/* XCHG_BLOCK_NONE: the bytes as they are, in a buffer of their own. */
+static xchg_status copy_block(const void *src, size_t src_size, xchg_buf **out, xchg_error *err) {
+  xchg_buf *b = xchg_buf_alloc(src_size);
+  if (!b) return xchg_errorf(err, XCHG_ENOMEM, "cannot allocate %zu bytes", src_size);
+  if (src_size > 0) memcpy(xchg_buf_mutable_data(b), src, src_size);
+  *out = b;
   return XCHG_OK;
 }
 
@@ -229,6 +245,7 @@ xchg_status xchg_block_compress(xchg_block_codec codec, int level, const void *s
   switch (codec) {
     case XCHG_BLOCK_LZ4_FRAME: return lz4_compress(level, src, src_size, out, err);
     case XCHG_BLOCK_ZSTD: return zstd_compress(c, level, src, src_size, out, err);
+    case XCHG_BLOCK_NONE: return copy_block(src, src_size, out, err);
     default: return xchg_errorf(err, XCHG_EINVAL, "no block codec %d", (int)codec);
   }
 }
