@@ -4,6 +4,7 @@
  * and actions as no-ops.  One that dereferenced NULL would crash here. */
 #include <string.h>
 
+#include "support/c_fixture.h"
 #include "support/testutil.h"
 #include "xchg/testing.h"
 #include "xchg/xchg.h"
@@ -157,10 +158,45 @@ static void null_outs(void) {
            "xchg_row_reader_open of a NULL stream: %s", err.message);
 }
 
+/* A writer's status calls take a NULL writer, batch or stream as
+ * XCHG_EINVAL, with or without coalescing; the writer goes on. */
+static void writer_arguments(void) {
+  xchg_error err;
+  TU_CHECK(xchg_ipc_writer_write(NULL, NULL, &err) == XCHG_EINVAL &&
+               strstr(err.message, "the writer is NULL"),
+           "xchg_ipc_writer_write: %s", err.message);
+  TU_CHECK(xchg_ipc_writer_write_stream(NULL, NULL, &err) == XCHG_EINVAL &&
+               strstr(err.message, "the writer is NULL"),
+           "xchg_ipc_writer_write_stream: %s", err.message);
+  TU_CHECK(xchg_ipc_writer_finish(NULL, &err) == XCHG_EINVAL &&
+               strstr(err.message, "the writer is NULL"),
+           "xchg_ipc_writer_finish: %s", err.message);
+  TU_CHECK(xchg_ipc_writer_set_message_metadata(NULL, NULL, &err) == XCHG_EINVAL &&
+               strstr(err.message, "the writer is NULL"),
+           "xchg_ipc_writer_set_message_metadata: %s", err.message);
+  struct ArrowSchema root;
+  tu_fixture_schema(&root, "+s", "", 0, NULL);
+  for (int coalesce = 0; coalesce < 2; coalesce++) {
+    xchg_ipc_write_options o;
+    xchg_ipc_write_options_init(&o);
+    o.coalesce_rows = coalesce ? 100 : 0;
+    xchg_ipc_writer *w = NULL;
+    if (!TU_OK(xchg_ipc_writer_open_memory(&root, &o, &w, &err), err)) return;
+    TU_CHECK(xchg_ipc_writer_write(w, NULL, &err) == XCHG_EINVAL, "write of a NULL batch");
+    TU_CHECK(xchg_ipc_writer_write_stream(w, NULL, &err) == XCHG_EINVAL &&
+                 strstr(err.message, "stream is NULL"),
+             "xchg_ipc_writer_write_stream of a NULL stream: %s", err.message);
+    TU_OK(xchg_ipc_writer_finish(w, &err), err);
+    xchg_ipc_writer_free(w);
+  }
+  root.release(&root);
+}
+
 int main(int argc, char **argv) {
   static const tu_case cases[] = {{"null_destructors", null_destructors},
                                   {"null_handles", null_handles},
                                   {"failed_constructors", failed_constructors},
-                                  {"null_outs", null_outs}};
+                                  {"null_outs", null_outs},
+                                  {"writer_arguments", writer_arguments}};
   return TU_MAIN(argc, argv, "null_args", cases);
 }

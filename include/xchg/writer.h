@@ -42,6 +42,9 @@
  * Output goes to memory (an xchg_buf at the end), a file descriptor or a
  * callback.
  *
+ * Arguments: a call on a writer that returns a status takes a NULL writer,
+ * batch or stream as XCHG_EINVAL naming it.
+ *
  * Threads: a writer is used by one thread at a time (its pool's threads
  * compress for it inside the calls); the arrays given to it are only read.
  */

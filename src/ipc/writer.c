@@ -394,7 +394,8 @@ static xchg_status write_normalized(xchg_ipc_writer *w, ipc_array *root, xchg_er
                              (const ipc_array *const *)root->children, root->length, -1, 0, err);
 }
 
-static xchg_status check_writable(const xchg_ipc_writer *w, xchg_error *err) {
+static xchg_status check_writable(const xchg_ipc_writer *w, const char *who, xchg_error *err) {
+  if (!w) return base_null_argument(who, "the writer", err);
   if (w->finished) return xchg_errorf(err, XCHG_EINVAL, "the writer is finished");
   if (w->failed != XCHG_OK) return xchg_errorf(err, w->failed, "the writer failed earlier");
   return XCHG_OK;
@@ -488,7 +489,7 @@ static xchg_status coalesce(xchg_ipc_writer *w, const struct ArrowArray *batch, 
 
 xchg_status xchg_ipc_writer_write(xchg_ipc_writer *w, const struct ArrowArray *batch,
                                   xchg_error *err) {
-  xchg_status st = check_writable(w, err);
+  xchg_status st = check_writable(w, "xchg_ipc_writer_write", err);
   if (st != XCHG_OK) return st;
   if (w->opts.coalesce_rows > 0 || w->opts.coalesce_bytes > 0) return coalesce(w, batch, err);
   ipc_array *root;
@@ -501,6 +502,8 @@ xchg_status xchg_ipc_writer_write(xchg_ipc_writer *w, const struct ArrowArray *b
 
 xchg_status xchg_ipc_writer_write_stream(xchg_ipc_writer *w, struct ArrowArrayStream *stream,
                                          xchg_error *err) {
+  if (!w || !stream)
+    return base_null_argument("xchg_ipc_writer_write_stream", !w ? "the writer" : "stream", err);
   for (int64_t i = 0;; i++) {
     struct ArrowArray batch;
     memset(&batch, 0, sizeof batch);
@@ -611,6 +614,7 @@ xchg_status xchg_ipc_writer_open_memory(const struct ArrowSchema *schema,
 
 xchg_status xchg_ipc_writer_set_message_metadata(xchg_ipc_writer *w, const char *metadata,
                                                  xchg_error *err) {
+  if (!w) return base_null_argument("xchg_ipc_writer_set_message_metadata", "the writer", err);
   char *copy = NULL;
   if (metadata) {
     size_t n = ipc_metadata_size(metadata);
@@ -666,7 +670,7 @@ static xchg_status write_footer(xchg_ipc_writer *w, xchg_error *err) {
 }
 
 xchg_status xchg_ipc_writer_finish(xchg_ipc_writer *w, xchg_error *err) {
-  xchg_status st = check_writable(w, err);
+  xchg_status st = check_writable(w, "xchg_ipc_writer_finish", err);
   if (st == XCHG_OK && w->n_pending > 0) st = flush_pending(w, err);
   if (st != XCHG_OK) return st;
   static const uint8_t eos[8] = {0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0};
