@@ -4,7 +4,9 @@
  * their JSON by tests/support/arrow_json.c):
  *   - projection: reading one column gives exactly that column of a full
  *     read (the projected column is put back into the full batch, which
- *     must still equal the JSON), with a schema of just that column;
+ *     must still equal the JSON), with a schema of just that column; it is
+ *     selected by name, or by index where columns share its name (which
+ *     select then refuses);
  *   - unselected buffers are never decompressed (a decompression hook
  *     counts them) and dictionaries no selected column uses are never
  *     decoded (a corrupt dictionary does not disturb the other columns);
@@ -100,16 +102,24 @@ static int check_projection(const gold *g, int64_t c, char *msg) {
   xchg_error err;
   if (!full || xchg_ipc_reader_schema(full, &fs, &err) != XCHG_OK) goto done;
   if (!(one = open_mem(g->data, g->size, NULL, msg))) goto done;
+  /* By name, unless other columns have it: then the name is refused, and
+   * the column is selected by its index. */
   const char *name = fs.children[c]->name;
-  if (xchg_ipc_reader_select(one, &name, 1, &err) != XCHG_OK) {
-    tu_errorf(msg, MSG_SIZE, "select '%s': %s", name, err.message);
+  int shared = 0;
+  for (int64_t i = 0; i < fs.n_children; i++)
+    shared |= i != c && strcmp(fs.children[i]->name, name) == 0;
+  xchg_status st = xchg_ipc_reader_select(one, &name, 1, &err);
+  if (shared && st != XCHG_EINVAL) {
+    tu_errorf(msg, MSG_SIZE, "select '%s', a name columns share: %s", name, xchg_status_name(st));
+    goto done;
+  }
+  if (shared) st = xchg_ipc_reader_select_indices(one, &c, 1, &err);
+  if (st != XCHG_OK) {
+    tu_errorf(msg, MSG_SIZE, "select '%s' (column %" PRId64 "): %s", name, c, err.message);
     goto done;
   }
   if (xchg_ipc_reader_schema(one, &ps, &err) != XCHG_OK) goto done;
-  /* Duplicate names select the first column of that name. */
-  int64_t first = 0;
-  while (strcmp(fs.children[first]->name, name) != 0) first++;
-  if (ps.n_children != 1 || strcmp(ps.children[0]->format, fs.children[first]->format) != 0) {
+  if (ps.n_children != 1 || strcmp(ps.children[0]->format, fs.children[c]->format) != 0) {
     tu_errorf(msg, MSG_SIZE, "projected schema has %" PRId64 " columns (format %s)", ps.n_children,
               ps.n_children ? ps.children[0]->format : "-");
     goto done;
@@ -131,7 +141,7 @@ static int check_projection(const gold *g, int64_t c, char *msg) {
       break;
     }
     memcpy(kids, fb[i].children, (size_t)fb[i].n_children * sizeof *kids);
-    kids[first] = pb[i].children[0];
+    kids[c] = pb[i].children[0];
     merged.children = kids;
     merged.release = noop_release;
     if (arrow_json_compare_batch(g->doc, i, &fs, &merged, msg, MSG_SIZE) != 0) rc = -1;
@@ -723,8 +733,46 @@ static void unknown_compression(void) {
   free(bytes);
 }
 
+/* A name two columns share (Arrow's gold duplicate_fieldnames: "ints" is an
+ * int8 and an int32 column) selects neither: a silent first match could
+ * give the wrong column.  The selection stays as it was; an index picks
+ * either. */
+static void ambiguous_name(void) {
+  char path[4096], msg[MSG_SIZE] = "";
+  size_t size = 0;
+  uint8_t *data = tu_read_file(
+      tu_testdata_path(path, sizeof path,
+                       "arrow-gold/1.0.0-littleendian/generated_duplicate_fieldnames.stream"),
+      &size);
+  xchg_ipc_reader *r = data ? open_mem(data, size, NULL, msg) : NULL;
+  if (!TU_CHECK(r != NULL, "%s: %s", path, data ? msg : "cannot read")) {
+    free(data);
+    return;
+  }
+  const char *ints = "ints";
+  int64_t second = 1;
+  xchg_error err;
+  xchg_status st = xchg_ipc_reader_select(r, &ints, 1, &err);
+  TU_CHECK(st == XCHG_EINVAL && strstr(err.message,
+                                       "field name 'ints' is ambiguous in the "
+                                       "schema: fields 0 and 1 both have it"),
+           "selecting 'ints': %s: %s", xchg_status_name(st), st ? err.message : "selected");
+  struct ArrowSchema schema = {0};
+  TU_OK(xchg_ipc_reader_schema(r, &schema, &err), err);
+  TU_CHECK(schema.n_children == 3, "the failed select left %" PRId64 " columns", schema.n_children);
+  if (schema.release) schema.release(&schema);
+  TU_OK(xchg_ipc_reader_select_indices(r, &second, 1, &err), err);
+  TU_OK(xchg_ipc_reader_schema(r, &schema, &err), err);
+  TU_CHECK(schema.n_children == 1 && strcmp(schema.children[0]->format, "i") == 0,
+           "column 1 selected by index is not the int32 'ints'");
+  if (schema.release) schema.release(&schema);
+  xchg_ipc_reader_free(r);
+  free(data);
+}
+
 int main(int argc, char **argv) {
   static const tu_case cases[] = {{"gold_files", gold_files},
+                                  {"ambiguous_name", ambiguous_name},
                                   {"null_arguments", null_arguments},
                                   {"stream_misuse", stream_misuse},
                                   {"unknown_compression", unknown_compression}};

@@ -245,8 +245,9 @@ XCHG_API void xchg_ipc_reader_on_message(xchg_ipc_reader *reader, xchg_message_f
  * map or union selects that whole column.  The schema and the batches
  * read from then on hold the selected columns only, each once (however
  * often it is named), in schema order.
- * An unknown name, a negative n, paths NULL with n > 0 or a NULL path is
- * an XCHG_EINVAL error and leaves the selection as it was.  Select before the first xchg_ipc_reader_next, or between batches
+ * An unknown name, a name that two fields share (at its level: select
+ * such columns by index), a negative n, paths NULL with n > 0 or a NULL
+ * path is an XCHG_EINVAL error and leaves the selection as it was.  Select before the first xchg_ipc_reader_next, or between batches
  * on a reader without a pool: batches a pool has read ahead were decoded
  * with the old selection, so select then fails with XCHG_EINVAL rather
  * than drop them or hand them out with other columns. */

@@ -738,11 +738,19 @@ static void skip_all_columns(ipc_schema *schema) {
   for (int64_t i = 0; i < schema->root.n_children; i++) set_skip(&schema->root.children[i], 1);
 }
 
-static ipc_field *child_named(ipc_field *f, const char *name, size_t len) {
-  for (int64_t i = 0; i < f->n_children; i++)
-    if (strlen(f->children[i].name) == len && memcmp(f->children[i].name, name, len) == 0)
-      return &f->children[i];
-  return NULL;
+/* The child of f named name[0..len), or NULL; *other is a second child of
+ * that name, when there is one. */
+static ipc_field *child_named(ipc_field *f, const char *name, size_t len, ipc_field **other) {
+  ipc_field *found = NULL;
+  *other = NULL;
+  for (int64_t i = 0; i < f->n_children && !*other; i++)
+    if (strlen(f->children[i].name) == len && memcmp(f->children[i].name, name, len) == 0) {
+      if (found)
+        *other = &f->children[i];
+      else
+        found = &f->children[i];
+    }
+  return found;
 }
 
 /* Follows a dotted path; with apply set, selects what it names. */
@@ -752,10 +760,19 @@ static xchg_status select_path(ipc_schema *schema, const char *path, int apply, 
   for (;;) {
     const char *dot = strchr(part, '.');
     size_t len = dot ? (size_t)(dot - part) : strlen(part);
-    ipc_field *child = child_named(node, part, len);
+    ipc_field *other;
+    ipc_field *child = child_named(node, part, len, &other);
+    const char *where = node == &schema->root ? "the schema" : node->path;
     if (!child)
       return xchg_errorf(err, XCHG_EINVAL, "no field '%.*s' in %s (selecting '%s')", (int)len, part,
-                         node == &schema->root ? "the schema" : node->path, path);
+                         where, path);
+    /* A silent first match could give the wrong column. */
+    if (other)
+      return xchg_errorf(err, XCHG_EINVAL,
+                         "field name '%.*s' is ambiguous in %s: fields %lld and %lld both have it "
+                         "(selecting '%s'; select columns by index instead)",
+                         (int)len, part, where, (long long)(child - node->children),
+                         (long long)(other - node->children), path);
     if (apply) child->skip = 0;
     node = child;
     /* Only a struct can be decoded in part; anything else goes whole. */
