@@ -5,7 +5,8 @@
  * libxchg.so only when its declaration carries XCHG_API, so that the
  * library can share a process with other native code (a JVM with Arrow,
  * Netty, zstd-jni...) without its internal names colliding with theirs.
- * Every public function is declared with it, and nothing else is.
+ * The installed libxchg.a likewise defines no other global name.  Every
+ * public function is declared with it, and nothing else is.
  *
  * XCHG_NODISCARD marks the functions that return an xchg_status: ignoring
  * one is a compiler warning, because a status is the only way a failure is

@@ -2,8 +2,9 @@
 # Installs a build tree into a temporary prefix, then builds and runs
 # hello.c against the installed copy — with the shared library (found at
 # run time through LD_LIBRARY_PATH, and through an rpath as README.md says),
-# and with the static one — finding everything through pkg-config alone; and
-# builds the C examples of README.md against it.
+# and with the static one, which must define the API alone — finding
+# everything through pkg-config alone; and builds the C examples of
+# README.md against it.
 #
 # Usage: run.sh BUILD_DIR CMAKE CC [CFLAGS...]
 #   CFLAGS are added to every compile and link (the sanitizer flags of a
@@ -81,6 +82,31 @@ done
 ! needs_libxchg "$work/hello_static" || fail "hello_static still needs libxchg.so"
 "$work/hello_static" >"$work/out_static" || fail "hello_static failed"
 grep -q "hello from xchg $version" "$work/out_static" || fail "hello_static printed: $(cat "$work/out_static")"
+
+# The archive defines the API alone, as the .so exports it: the library's
+# internal names are local, so that a program with a job_run or a
+# reader_seek of its own links statically with the shuffle reader (whose
+# job.c has a job_run) and runs.
+toolchain='^(__odr_asan|__asan|__ubsan|__sanitizer|__tsan|___asan|\.)'
+others=$(nm -g --defined-only "$libdir/libxchg.a" | awk 'NF == 3 {print $3}' |
+         grep -Ev "$toolchain" | grep -v '^xchg_' || true)
+[[ -z "$others" ]] || fail "libxchg.a defines names outside the API: $(echo $others | head -c 300)"
+cat >"$work/clash.c" <<'C'
+#include <stdio.h>
+#include <xchg/xchg.h>
+int job_run(void) { return 0; }
+int reader_seek(void) { return 0; }
+int main(void) {
+  xchg_shuffle_reader *r;
+  if (xchg_shuffle_reader_open(NULL, &r, NULL) != XCHG_OK) return 1;
+  xchg_shuffle_reader_free(r);
+  puts("no clash");
+  return job_run() + reader_seek();
+}
+C
+"$cc" "${extra[@]}" "${cflags[@]}" "$work/clash.c" -o "$work/clash" "${static_libs[@]}" ||
+  fail "a program with its own job_run does not link with libxchg.a"
+[[ "$("$work/clash")" == "no clash" ]] || fail "the clash program failed"
 
 # The README's C examples build against the installed library as written:
 # a program with main links and runs on a missing input (it must fail
