@@ -239,6 +239,12 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_istream_borrowed(xchg_istre
 #include <string.h>
 #define xchg_istream_copy_ memcpy
 #endif
+/* A C++ program may build with -Wold-style-cast -Werror: it gets C++ casts. */
+#ifdef __cplusplus
+#define xchg_istream_cast_(T, v) static_cast<T>(v)
+#else
+#define xchg_istream_cast_(T, v) ((T)(v))
+#endif
 typedef struct xchg_istream_window_ {
   const uint8_t *pos;
   const uint8_t *end;
@@ -246,10 +252,11 @@ typedef struct xchg_istream_window_ {
 
 static inline xchg_status xchg_istream_read(xchg_istream *s, void *dst, size_t n, size_t *got,
                                             xchg_error *err) {
-  xchg_istream_window_ *w = (xchg_istream_window_ *)(void *)s;
+  void *start = s;
+  xchg_istream_window_ *w = xchg_istream_cast_(xchg_istream_window_ *, start);
   /** n - 1 < have is n <= have for n > 0; n = 0 takes the call, which
    * copies nothing. */
-  if (n - 1 < (size_t)(w->end - w->pos)) {
+  if (n - 1 < xchg_istream_cast_(size_t, w->end - w->pos)) {
     xchg_istream_copy_(dst, w->pos, n);
     w->pos += n;
     *got = n;

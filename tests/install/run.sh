@@ -56,6 +56,19 @@ for h in "$includedir"/xchg/*.h; do
   ! echo "$deps" | tr ' ' '\n' | grep -q '/string\.h$' || fail "$name includes <string.h>"
 done
 
+# And as C++, under the warnings a strict C++ code base builds with (an
+# engine embedding the library in C++ includes these headers, and
+# -Werror must not stop it at them): g++ and clang++, which warn apart.
+for cxx in g++ clang++; do
+  command -v "$cxx" >/dev/null || fail "$cxx is not installed (scripts/setup.sh installs it)"
+  for h in "$includedir"/xchg/*.h; do
+    name=xchg/$(basename "$h")
+    echo "#include <$name>" | "$cxx" -std=c++11 -Wall -Wextra -Wpedantic -Wold-style-cast \
+      -Wcast-qual -Wzero-as-null-pointer-constant -Werror -I"$includedir" -x c++ -fsyntax-only - ||
+      fail "$name does not compile as C++ with $cxx"
+  done
+done
+
 needs_libxchg() { readelf -d "$1" | grep -q 'NEEDED.*libxchg\.so'; }
 
 # Shared: the plain pkg-config line.
