@@ -369,6 +369,41 @@ static void check_errors(void) {
   xchg_ipc_write_options_init(&o);
   expect_error("bad fd", xchg_ipc_writer_open_fd(schema, &o, -1, &w, &err), XCHG_EINVAL, &err,
                NULL);
+  /* Options out of range; dictionary ids that do not match the sample's
+   * one dictionary-encoded field (more would be meant for another schema). */
+  static const int64_t ids[2] = {5, 6};
+  const struct {
+    const char *what, *says;
+    int64_t coalesce_rows, coalesce_bytes, parallel_min_bytes, n_ids;
+    const int64_t *ids;
+  } bad_options[] = {
+      {"negative coalesce_rows", "coalesce_rows is negative", -1, 0, 0, 0, NULL},
+      {"negative coalesce_bytes", "coalesce_bytes is negative", 0, -1, 0, 0, NULL},
+      {"negative parallel_min_bytes", "parallel_min_bytes is negative", 0, 0, -1, 0, NULL},
+      {"negative n_dictionary_ids", "n_dictionary_ids is negative", 0, 0, 0, -1, ids},
+      {"ids NULL, n_dictionary_ids 2", "dictionary_ids is NULL", 0, 0, 0, 2, NULL},
+      {"no id for the dictionary field", "only 0 dictionary ids given", 0, 0, 0, 0, ids},
+      {"two ids for one dictionary field", "2 dictionary ids given, the schema has 1", 0, 0, 0, 2,
+       ids},
+  };
+  for (size_t i = 0; i < sizeof bad_options / sizeof *bad_options; i++) {
+    xchg_ipc_write_options_init(&o);
+    o.coalesce_rows = bad_options[i].coalesce_rows;
+    o.coalesce_bytes = bad_options[i].coalesce_bytes;
+    o.parallel_min_bytes = bad_options[i].parallel_min_bytes;
+    o.dictionary_ids = bad_options[i].ids;
+    o.n_dictionary_ids = bad_options[i].n_ids;
+    expect_error(bad_options[i].what, xchg_ipc_writer_open_memory(schema, &o, &w, &err),
+                 XCHG_EINVAL, &err, bad_options[i].says);
+  }
+  xchg_ipc_write_options_init(&o);
+  o.dictionary_ids = ids;
+  o.n_dictionary_ids = 1;
+  expect_error("one id for the dictionary field", xchg_ipc_writer_open_memory(schema, &o, &w, &err),
+               XCHG_OK, &err, NULL);
+  xchg_ipc_writer_free(w);
+  w = NULL;
+  xchg_ipc_write_options_init(&o);
   /* bad arrays */
   if (xchg_ipc_writer_open_memory(schema, &o, &w, &err) != XCHG_OK) {
     TU_CHECK(0, "open: %s", err.message);

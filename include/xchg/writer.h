@@ -94,12 +94,16 @@ typedef struct xchg_ipc_write_options {
    * fields inside its dictionary's value type) come before the field
    * itself.  Fields given the same id share one dictionary: their
    * dictionaries must be equal in every batch.  NULL (default) numbers
-   * them 0, 1, 2, ... in that order. */
+   * them 0, 1, 2, ... in that order.  Given, it holds exactly one id per
+   * such field: fewer or more is XCHG_EINVAL (more were meant for another
+   * schema or order). */
   const int64_t *dictionary_ids;
   int64_t n_dictionary_ids; /**< entries of dictionary_ids */
 } xchg_ipc_write_options;
 
-/** Fills opts with the defaults above. */
+/** Fills opts with the defaults above.  The writer's open refuses options
+ * out of their range with XCHG_EINVAL naming the option (a negative count
+ * or size among them). */
 XCHG_API void xchg_ipc_write_options_init(xchg_ipc_write_options *opts);
 
 /** Where bytes go: write_fn must take all n bytes or return an error. */

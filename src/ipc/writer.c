@@ -556,6 +556,15 @@ static xchg_status open_writer(const struct ArrowSchema *schema, const xchg_ipc_
   if (!(w->opts.min_space_saving >= 0.0 && w->opts.min_space_saving < 1.0))
     return xchg_errorf(err, XCHG_EINVAL, "min_space_saving %g: must be in [0, 1)",
                        w->opts.min_space_saving);
+  const char *negative = w->opts.coalesce_rows < 0        ? "coalesce_rows"
+                         : w->opts.coalesce_bytes < 0     ? "coalesce_bytes"
+                         : w->opts.parallel_min_bytes < 0 ? "parallel_min_bytes"
+                         : w->opts.n_dictionary_ids < 0   ? "n_dictionary_ids"
+                                                          : NULL;
+  if (negative) return xchg_errorf(err, XCHG_EINVAL, "%s is negative", negative);
+  if (!w->opts.dictionary_ids && w->opts.n_dictionary_ids > 0)
+    return xchg_errorf(err, XCHG_EINVAL, "dictionary_ids is NULL, n_dictionary_ids %lld",
+                       (long long)w->opts.n_dictionary_ids);
   w->opts.dictionary_ids = NULL; /* used by import only; the caller's array need not outlive us */
   xchg_status st = ipc_schema_import(schema, opts ? opts->dictionary_ids : NULL,
                                      opts ? opts->n_dictionary_ids : 0, &w->schema, err);

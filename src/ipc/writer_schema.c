@@ -240,6 +240,12 @@ xchg_status ipc_schema_import(const struct ArrowSchema *schema, const int64_t *i
   }
   id_state ids_state = {ids, n_ids, 0};
   if (st == XCHG_OK) st = number_dictionaries(root, &ids_state, err);
+  /* More ids than fields: they were meant for another order or schema, so
+   * the ones taken may be the wrong ones. */
+  if (st == XCHG_OK && ids && ids_state.next < n_ids)
+    st = xchg_errorf(err, XCHG_EINVAL,
+                     "%lld dictionary ids given, the schema has %lld dictionary-encoded fields",
+                     (long long)n_ids, (long long)ids_state.next);
   if (st != XCHG_OK) ipc_schema_free(out);
   return st;
 }
