@@ -953,6 +953,9 @@ static void test_derived(void) {
   none = &none;
   TU_CHECK(xchg_cache_holder_derive(t[0].h, "sum", NULL, &none, &err) == XCHG_EINVAL && !none,
            "derive without a request");
+  TU_CHECK(xchg_cache_holder_derive(t[0].h, "sum", &no_build, NULL, &err) == XCHG_EINVAL &&
+               strstr(err.message, "value is NULL"),
+           "derive without a place for the value: %s", err.message);
   /* First build fails: the builder gets the error, a waiter builds again. */
   atomic_store(&dctx.fail_next, 1);
   cd_source_close_gate(&s);

@@ -362,7 +362,7 @@ XCHG_API void xchg_cache_derive_request_init(xchg_cache_derive_request *req);
  * wait (asking req->cancel); a failed build is not kept and the first
  * waiter builds again.  req->destroy(value) runs when the entry is freed.
  * *value stays valid while the holder is held.  XCHG_EINVAL when holder,
- * name, req or req->build is NULL. */
+ * name, req, req->build or value is NULL. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_cache_holder_derive(xchg_cache_holder *holder,
                                                              const char *name,
                                                              const xchg_cache_derive_request *req,

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/args.h"
 #include "cache/cache_internal.h"
 
 /* ---- derived values --------------------------------------------------------- */
@@ -27,6 +28,7 @@ void xchg_cache_derive_request_init(xchg_cache_derive_request *req) { memset(req
 xchg_status xchg_cache_holder_derive(xchg_cache_holder *h, const char *name,
                                      const xchg_cache_derive_request *req, void **value,
                                      xchg_error *err) {
+  if (!value) return base_null_argument("xchg_cache_holder_derive", "value", err);
   *value = NULL;
   if (!h || !name || !req || !req->build)
     return xchg_errorf(err, XCHG_EINVAL, "derive: no holder, name, request or build function");
