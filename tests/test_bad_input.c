@@ -4,6 +4,7 @@
  *   - Every input under $XCHG_TESTDATA/arrow-fuzz (inputs that once crashed
  *     or misled Arrow C++'s reader) is read to the end: it decodes or gives
  *     an error with a message; under ASan + UBSan any memory error aborts.
+ *     An error that names a message names the byte it starts at too.
  *   - Every gold .stream and .arrow_file cut at every byte offset gives an
  *     error: a truncated input is never taken for a whole one.  Inputs up
  *     to 32 KiB are decoded in full at every cut.  In larger ones the
@@ -124,6 +125,17 @@ static outcome read_until(const uint8_t *data, size_t size, int64_t skip_before)
 
 static outcome read_all(const uint8_t *data, size_t size) { return read_until(data, size, -1); }
 
+/* Whether an error names a message but no byte: "message 2, field 'f1':
+ * ..." where "message 2 at byte 408, field 'f1': ..." says where it is. */
+static int message_without_byte(const char *m) {
+  for (const char *p = strstr(m, "message "); p; p = strstr(p + 1, "message ")) {
+    char next = p[strlen("message ")];
+    if (next >= '0' && next <= '9') /* not "message buffer 3", "message has" */
+      return strstr(m, "byte ") == NULL;
+  }
+  return 0;
+}
+
 /* ---- the fuzz corpus ---------------------------------------------------------- */
 
 static int64_t fuzz_inputs, fuzz_errors;
@@ -137,6 +149,8 @@ static void fuzz_file(const char *path, void *unused) {
   fuzz_inputs++;
   fuzz_errors += !o.ok;
   TU_CHECK(o.ok || o.message[0] != '\0', "%s: an error without a message", path);
+  TU_CHECK(!message_without_byte(o.message), "%s: the error does not say where: %s", path,
+           o.message);
   TU_CHECK(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked", path,
            xchg_buf_live_count() - live);
   free(data);
@@ -179,6 +193,8 @@ static void truncate_file(const char *path, void *unused) {
     TU_CHECK(!o.ok, "%s cut at byte %" PRId64 " decodes as a whole input", path, (int64_t)cut);
     TU_CHECK(o.ok || o.message[0] != '\0', "%s cut at byte %" PRId64 ": error without a message",
              path, (int64_t)cut);
+    TU_CHECK(!message_without_byte(o.message), "%s cut at byte %" PRId64 ": no byte in: %s", path,
+             (int64_t)cut, o.message);
   }
   TU_CHECK(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked while cutting", path,
            xchg_buf_live_count() - live);
@@ -226,6 +242,8 @@ static void flip_file(const char *path, void *unused) {
     outcome o = read_all(copy, size);
     flips++;
     flip_errors += !o.ok;
+    TU_CHECK(!message_without_byte(o.message), "%s with bit %" PRIu64 " flipped: no byte in: %s",
+             path, bit, o.message);
     xchg_ipc_reader *r;
     xchg_error err;
     if (o.ok) {

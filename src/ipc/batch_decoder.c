@@ -258,13 +258,8 @@ static ipc_body body_of(const payload *p, const ipc_message *m) {
 }
 
 static ipc_decode_ctx decode_ctx(payload *p, const ipc_message *m) {
-  ipc_decode_ctx ctx = {&p->dec->opts,
-                        p->dec->schema.big_endian,
-                        m->version,
-                        p->message_index,
-                        ipc_dictionaries_lookup,
-                        &p->dicts,
-                        NULL,
+  ipc_decode_ctx ctx = {&p->dec->opts, p->dec->schema.big_endian, m->version, p->message_index,
+                        m->offset,     ipc_dictionaries_lookup,   &p->dicts,  NULL,
                         NULL};
   return ctx;
 }

@@ -37,16 +37,28 @@ static const char *array_buffer_role(const ipc_field *f, int64_t i) {
   }
 }
 
+const char *ipc_message_name(int64_t index, int64_t offset, char out[IPC_MESSAGE_NAME]) {
+  if (offset >= 0)
+    snprintf(out, IPC_MESSAGE_NAME, "message %lld at byte %lld", (long long)index,
+             (long long)offset);
+  else
+    snprintf(out, IPC_MESSAGE_NAME, "message %lld", (long long)index);
+  return out;
+}
+
+/* "message M at byte B" of the batch being decoded. */
+static const char *this_message(const ipc_decoder *d, char out[IPC_MESSAGE_NAME]) {
+  return ipc_message_name(d->ctx->message_index, d->ctx->message_offset, out);
+}
+
 static xchg_status report(const ipc_decoder *d, const char *where, xchg_status st, const char *fmt,
                           va_list ap) {
-  char what[640];
+  char what[640], message[IPC_MESSAGE_NAME];
   vsnprintf(what, sizeof what, fmt, ap);
   /* Before the first field (the RecordBatch table itself), no field is named. */
-  if (!d->field)
-    return xchg_errorf(d->err, st, "message %lld%s: %s", (long long)d->ctx->message_index, where,
-                       what);
-  return xchg_errorf(d->err, st, "message %lld, field '%s'%s: %s", (long long)d->ctx->message_index,
-                     d->field->path, where, what);
+  if (!d->field) return xchg_errorf(d->err, st, "%s%s: %s", this_message(d, message), where, what);
+  return xchg_errorf(d->err, st, "%s, field '%s'%s: %s", this_message(d, message), d->field->path,
+                     where, what);
 }
 
 static xchg_status fail_message_buffer(const ipc_decoder *d, int64_t index, xchg_status st,
@@ -90,9 +102,16 @@ static xchg_status add_job(ipc_decoder *d, ipc_buffer src, xchg_buf *dst, swap_r
     jobs->items = items;
     jobs->capacity = cap;
   }
-  jobs->items[jobs->count++] = (ipc_job){
-      src,    dst, d->codec, swap, d->ctx, d->field, d->next_buffer - 1, d->ctx->message_index,
-      XCHG_OK};
+  jobs->items[jobs->count++] = (ipc_job){src,
+                                         dst,
+                                         d->codec,
+                                         swap,
+                                         d->ctx,
+                                         d->field,
+                                         d->next_buffer - 1,
+                                         d->ctx->message_index,
+                                         d->ctx->message_offset,
+                                         XCHG_OK};
   jobs->bytes += (int64_t)xchg_buf_size(dst);
   return XCHG_OK;
 }
@@ -116,9 +135,9 @@ static xchg_status fetch(ipc_decoder *d, int64_t index, int64_t offset, int64_t 
   xchg_status st = xchg_source_seek(body->src, (uint64_t)(body->offset + offset), d->err);
   if (st == XCHG_OK) st = xchg_source_read_buf(body->src, (size_t)len, &b, d->err);
   if (st != XCHG_OK) {
-    xchg_error_prefix(
-        d->err, "message %lld, field '%s', message buffer %lld: ", (long long)d->ctx->message_index,
-        d->field ? d->field->path : "", (long long)index);
+    char message[IPC_MESSAGE_NAME];
+    xchg_error_prefix(d->err, "%s, field '%s', message buffer %lld: ", this_message(d, message),
+                      d->field ? d->field->path : "", (long long)index);
     return st;
   }
   *out = (ipc_buffer){xchg_buf_data(b), xchg_buf_size(b), b};
@@ -152,9 +171,10 @@ static xchg_status check_declared(ipc_decoder *d, int64_t index, int64_t at,
                                (long long)size, (long long)opts->max_buffer_bytes);
   xchg_status st = xchg_block_check_size(d->codec, frame->data, frame->size, (size_t)size, d->err);
   if (st != XCHG_OK) {
-    xchg_error_prefix(d->err, "message %lld, field '%s', message buffer %lld: at byte %lld: ",
-                      (long long)d->ctx->message_index, d->field ? d->field->path : "",
-                      (long long)index, (long long)at);
+    char message[IPC_MESSAGE_NAME];
+    xchg_error_prefix(
+        d->err, "%s, field '%s', message buffer %lld: at byte %lld: ", this_message(d, message),
+        d->field ? d->field->path : "", (long long)index, (long long)at);
     return st;
   }
   if (size > opts->max_batch_bytes - d->planned_bytes)
@@ -555,7 +575,8 @@ static xchg_status open_batch(ipc_decoder *d, const fb_table *batch, int64_t *le
   if (*length < 0)
     return ipc_decode_fail(d, -1, XCHG_EFORMAT, "record batch length %lld", (long long)*length);
   xchg_status st = ipc_batch_compression(batch, &d->codec, d->err);
-  if (st != XCHG_OK) xchg_error_prefix(d->err, "message %lld: ", (long long)d->ctx->message_index);
+  char message[IPC_MESSAGE_NAME];
+  if (st != XCHG_OK) xchg_error_prefix(d->err, "%s: ", this_message(d, message));
   return st;
 }
 

@@ -41,8 +41,9 @@ typedef struct ipc_body {
 typedef struct ipc_decode_ctx {
   const xchg_ipc_read_options *opts;
   int big_endian;
-  int metadata_version;  /* 0-based MetadataVersion: V4 = 3, V5 = 4 */
-  int64_t message_index; /* for error messages */
+  int metadata_version;   /* 0-based MetadataVersion: V4 = 3, V5 = 4 */
+  int64_t message_index;  /* for error messages */
+  int64_t message_offset; /* its prefix's byte, for error messages; -1: told by the caller */
   ipc_dict_lookup_fn lookup;
   void *lookup_ctx;
   xchg_decompress_fn on_decompress;

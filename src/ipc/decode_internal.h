@@ -15,7 +15,7 @@ struct ipc_job {
   const ipc_decode_ctx *ctx;
   const ipc_field *field;
   int64_t buffer;
-  int64_t message_index;
+  int64_t message_index, message_offset; /* the ctx's, which may be gone when it fails */
   xchg_status status;
 };
 
@@ -40,8 +40,13 @@ static inline int ipc_offset_width(ipc_type t) {
              : 4;
 }
 
-/* Reports "message M, field 'f', array buffer K (role): <what>"; no buffer
- * when array_buffer is -1. */
+/* How a decode error names a message: "message M at byte B", or
+ * "message M" when offset is -1 (the caller names where it is). */
+#define IPC_MESSAGE_NAME 64
+const char *ipc_message_name(int64_t index, int64_t offset, char out[IPC_MESSAGE_NAME]);
+
+/* Reports "message M at byte B, field 'f', array buffer K (role): <what>";
+ * no buffer when array_buffer is -1. */
 xchg_status ipc_decode_fail(const ipc_decoder *d, int64_t array_buffer, xchg_status st,
                             const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 

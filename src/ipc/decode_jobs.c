@@ -59,8 +59,10 @@ xchg_status ipc_jobs_finish(ipc_jobs *jobs, int64_t *failed_message, xchg_error 
     st = run_job(j, err);
     if (st == XCHG_OK) continue;
     if (failed_message) *failed_message = j->message_index;
-    xchg_error_prefix(err, "message %lld, field '%s', message buffer %lld: ",
-                      (long long)j->message_index, j->field->path, (long long)j->buffer);
+    char message[IPC_MESSAGE_NAME];
+    xchg_error_prefix(err, "%s, field '%s', message buffer %lld: ",
+                      ipc_message_name(j->message_index, j->message_offset, message),
+                      j->field->path, (long long)j->buffer);
   }
   ipc_jobs_free(jobs);
   return st;

@@ -306,9 +306,15 @@ static void report_message(xchg_ipc_reader *r, const ipc_message *m) {
 }
 
 static ipc_decode_ctx decode_ctx(xchg_ipc_reader *r, const ipc_message *m) {
-  ipc_decode_ctx ctx = {&r->opts,         r->schema.big_endian,    m->version,
-                        m->index,         ipc_dictionaries_lookup, &r->dicts,
-                        r->on_decompress, r->on_decompress_ctx};
+  ipc_decode_ctx ctx = {&r->opts,
+                        r->schema.big_endian,
+                        m->version,
+                        m->index,
+                        m->offset,
+                        ipc_dictionaries_lookup,
+                        &r->dicts,
+                        r->on_decompress,
+                        r->on_decompress_ctx};
   return ctx;
 }
 

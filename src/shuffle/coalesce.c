@@ -664,7 +664,7 @@ xchg_status coalescer_finish(coalescer *c, ipc_dict_lookup_fn lookup, void *look
     st = build(c, c->selected[i], lookup, lookup_ctx, &r->children[i], err);
   clear_output(c);
   if (st == XCHG_OK) {
-    ipc_decode_ctx ctx = {c->opts, 0, IPC_METADATA_V5, 0, lookup, lookup_ctx, NULL, NULL};
+    ipc_decode_ctx ctx = {c->opts, 0, IPC_METADATA_V5, 0, -1, lookup, lookup_ctx, NULL, NULL};
     st = ipc_decode_validate(&ctx, root->children, root->n_children, 0, r, err);
   }
   if (st != XCHG_OK) {

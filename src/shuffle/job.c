@@ -157,9 +157,10 @@ static xchg_status pass_batch(job *j, xchg_error *err) {
                                 (size_t)m->body_length),
                  NULL, 0, m->body_length, NULL};
   if (!in.mem) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  ipc_decode_ctx ctx = {
-      &j->opts->read,    0,    m->version, j->items[0].message, ipc_dictionaries_lookup,
-      (void *)&j->dicts, NULL, NULL};
+  /* placement_error names the message and its byte */
+  ipc_decode_ctx ctx = {&j->opts->read,      0,    m->version,
+                        j->items[0].message, -1,   ipc_dictionaries_lookup,
+                        (void *)&j->dicts,   NULL, NULL};
   const ipc_field *root = &j->schema->root;
   ipc_array *a = NULL;
   xchg_status st =

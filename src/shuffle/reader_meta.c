@@ -116,7 +116,7 @@ xchg_status shuffle_take_dictionary(xchg_shuffle_reader *r, const ipc_message_vi
   ipc_body body = {body_slice(r, b->pos + (size_t)m->body_offset, m->body_length), NULL, 0,
                    m->body_length, NULL};
   if (!body.mem) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  ipc_decode_ctx ctx = {&r->opts.read,           0,         m->version, b->message,
+  ipc_decode_ctx ctx = {&r->opts.read,           0,         m->version, b->message, -1,
                         ipc_dictionaries_lookup, &r->dicts, NULL,       NULL};
   st = ipc_dictionary_batch_apply(&r->dicts, &d, &ctx, &body, r->opts.read.max_dictionary_bytes,
                                   b->message, (int64_t)b->pos, err);
