@@ -68,7 +68,10 @@ public final class XchgCache implements AutoCloseable {
       return this;
     }
 
-    /** Free a retained entry this long after its last release (default zero: no limit). */
+    /**
+     * Free a retained entry this long after its last release (default zero:
+     * no limit; a time under 1 ms counts as 1 ms).
+     */
     public Options retainTime(Duration time) {
       retainTime = notNegative(time, "retainTime");
       return this;
@@ -102,7 +105,10 @@ public final class XchgCache implements AutoCloseable {
       return this;
     }
 
-    /** Remove an unheld segment this long after its last release (default zero: no limit). */
+    /**
+     * Remove an unheld segment this long after its last release (default
+     * zero: no limit; a time under 1 ms counts as 1 ms).
+     */
     public Options hostRetainTime(Duration time) {
       hostRetainTime = notNegative(time, "hostRetainTime");
       return this;
@@ -150,10 +156,19 @@ public final class XchgCache implements AutoCloseable {
    * @throws XchgException when the native cache cannot be made (out of memory)
    */
   public static XchgCache create(Options o) {
-    long h = nCreate(o.sharing, o.waitCheck.toMillis(), o.retainBytes, o.retainTime.toMillis(),
+    long h = nCreate(o.sharing, o.waitCheck.toMillis(), o.retainBytes, millisUp(o.retainTime),
         o.validation.id, o.hostDir == null ? null : pathBytes(o.hostDir), o.hostRetainBytes,
-        o.hostRetainTime.toMillis());
+        millisUp(o.hostRetainTime));
     return new XchgCache(h);
+  }
+
+  /**
+   * A retain time in the native options' milliseconds, a part of one
+   * rounded up: 0 there is no limit, which a time under 1 ms is not.
+   */
+  private static long millisUp(Duration d) {
+    long ms = d.toMillis();
+    return d.equals(Duration.ofMillis(ms)) ? ms : ms + 1;
   }
 
   /**

@@ -46,6 +46,7 @@ public final class XchgCacheTest {
     scenario("columns subset and several parts", XchgCacheTest::columnsAndParts);
     scenario("exports outlive holder and cache", XchgCacheTest::exportsOutlive);
     scenario("exports into a struct still holding one refused", XchgCacheTest::fullStructs);
+    scenario("a retain time under 1 ms: the entry freed once it passed", XchgCacheTest::retainUnderMillisecond);
     scenario("misuse throws, never crashes", XchgCacheTest::misuse);
     TestSupport.exit();
   }
@@ -384,6 +385,19 @@ public final class XchgCacheTest {
     }
     cache.close();
     checkMemoryBack(bytes0, buffers0, "after exports into full structs were refused");
+  }
+
+  /** A retain time under 1 ms is a limit (it was 0 ms in the native options: no limit). */
+  private static void retainUnderMillisecond() throws Exception {
+    try (XchgCache cache = XchgCache.create(
+             new XchgCache.Options().retainBytes(1L << 40).retainTime(Duration.ofNanos(1000)))) {
+      cache.acquire("b", sparkChunks(TestSupport.Kind.HEAP), StreamCodec.LZ4_JAVA, null).close();
+      checkEq(1, cache.metrics().retained(), "retained once released");
+      Thread.sleep(20);
+      cache.trim();
+      checkEq(0, cache.metrics().retained(), "retained once its time passed");
+      checkEq(1, cache.metrics().evictions(), "evictions");
+    }
   }
 
   private static void misuse() throws Exception {

@@ -9,6 +9,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.stream.Stream;
 
 /**
@@ -27,6 +28,8 @@ public final class XchgHostCacheTest {
     scenario("two caches on one host directory: one decode", () -> shared(true));
     scenario("a world-writable host directory: refused, private decodes", () -> shared(false));
     scenario("no host retention: the released segment is evicted", XchgHostCacheTest::evicted);
+    scenario("a host retain time under 1 ms: the segment removed once it passed",
+        XchgHostCacheTest::retainUnderMillisecond);
     scenario("a host directory named beyond the BMP: made under that name", XchgHostCacheTest::named);
     scenario("a key beyond the BMP: its UTF-8 in the segment; NUL and lone surrogates refused",
         XchgHostCacheTest::keys);
@@ -166,6 +169,25 @@ public final class XchgHostCacheTest {
   }
 
   /** With a host budget of 0 bytes, dropping the only mapping removes the segment. */
+  /** A host retain time under 1 ms is a limit (it was 0 ms in the native options: no limit). */
+  private static void retainUnderMillisecond() throws Exception {
+    Path dir = newDir();
+    XchgCache c = XchgCache.create(new XchgCache.Options().hostDir(dir).hostRetainBytes(1L << 40)
+        .hostRetainTime(Duration.ofNanos(1000)));
+    try {
+      ByteBuffer[] chunks = TestSupport.chunks(spark, 1 << 20, TestSupport.Kind.HEAP);
+      c.acquire("bc", chunks, StreamCodec.LZ4_JAVA, () -> false).close();
+      checkEq(1, segments(dir), "segments once released");
+      Thread.sleep(20);
+      c.trim();
+      checkEq(0, segments(dir), "segments once the time passed");
+      checkEq(1, c.metrics().hostEvictions(), "host evictions");
+    } finally {
+      c.close();
+      removeDir(dir);
+    }
+  }
+
   private static void evicted() throws Exception {
     Path dir = newDir();
     XchgCache c = XchgCache.create(new XchgCache.Options().hostDir(dir));
