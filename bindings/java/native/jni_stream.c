@@ -155,8 +155,12 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgInputStream_nOpenInput(JNIEnv *env, jc
 }
 
 /* Takes up to `want` decoded bytes from s, copied to dst at off unless dst
- * is NULL (a skip); returns how many (fewer only at the stream's end), or
- * -1 with an exception thrown. */
+ * is NULL (a skip); returns how many (fewer only at the stream's end or
+ * before an error), or -1 with an exception thrown.  An error after some
+ * bytes is left for the next call (the stream keeps returning it), as
+ * InputStream.read throws only when it cannot read the first byte: the
+ * bytes before a corrupt block, and position() counting them, are not
+ * lost. */
 static jlong stream_take(JNIEnv *env, xj_stream *s, jbyteArray dst, jint off, jlong want) {
   jlong done = 0;
   while (done < want) {
@@ -164,6 +168,7 @@ static jlong stream_take(JNIEnv *env, xj_stream *s, jbyteArray dst, jint off, jl
     size_t have;
     xchg_error err;
     xchg_status st = xchg_istream_next(s->stream, &window, &have, &err);
+    if (st != XCHG_OK && done > 0) break;
     if (st != XCHG_OK) {
       throw_stream_error(env, s, st, &err);
       return -1;

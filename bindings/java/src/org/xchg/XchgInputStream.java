@@ -17,7 +17,9 @@ import java.util.Objects;
  *
  * <p>Corrupt or truncated input throws an IOException whose cause is an
  * {@link XchgException} carrying xchg's message (compressed byte offset,
- * block or frame).  Not meant for concurrent use, but safe under it.
+ * block or frame); a read that meets the error after some bytes returns
+ * them, and the next read throws.  Not meant for concurrent use, but safe
+ * under it.
  */
 public final class XchgInputStream extends InputStream {
   static {

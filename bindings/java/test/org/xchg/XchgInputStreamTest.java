@@ -153,6 +153,22 @@ public final class XchgInputStreamTest {
           "truncated: XchgException IO cause: " + e.getCause());
       System.out.println("     truncated said: " + e.getMessage());
     }
+    // A read that meets the cut after some bytes returns them (InputStream.read throws only when
+    // it cannot read the first byte); the next read throws.
+    try (XchgInputStream in = new XchgInputStream(
+        TestSupport.chunks(cut, 5000, TestSupport.Kind.HEAP), StreamCodec.LZ4_JAVA)) {
+      byte[] all = new byte[raw.length];
+      int n = -1;
+      try {
+        n = in.read(all, 0, all.length);
+      } catch (IOException first) {
+        check(false, "truncated, one read of all: the bytes before the cut, not " + first);
+      }
+      check(n > 0 && n < raw.length, "truncated, one read of all: a part, " + n + " bytes");
+      if (n > 0) check(Arrays.equals(raw, 0, n, all, 0, n), "truncated: the part read is the rows' start");
+      checkEq(Math.max(n, 0), in.position(), "truncated: position() counts the bytes read");
+      expectThrows(IOException.class, "truncated: the next read", () -> in.read(all, 0, all.length));
+    }
     IOException boom = new IOException("network gone");
     e = expectThrows(IOException.class, "throwing source", () -> {
       InputStream failing = new Dribble(spark, 4096) {
