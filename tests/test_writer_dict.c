@@ -507,6 +507,46 @@ typedef struct expect {
   int64_t dictionaries, deltas, batches;
 } expect;
 
+/* The dictionary ids of a schema: one per dictionary, nested ones too. */
+static int64_t dictionary_ids(const struct ArrowSchema *s) {
+  int64_t n = s->dictionary ? 1 + dictionary_ids(s->dictionary) : 0;
+  for (int64_t i = 0; i < s->n_children; i++) n += dictionary_ids(s->children[i]);
+  return n;
+}
+
+/* A written stream as one xchg_batch_decoder payload: its batches come out
+ * as one array holding the rows given, or the decode fails with
+ * XCHG_ENOTSUP when a dictionary was replaced between them (one array has
+ * one dictionary); never with other values (before, a replacement no
+ * shorter than the dictionary it replaced gave the first batches' rows
+ * its values).  Without a replacement it must succeed. */
+static void check_one_payload(const char *what, const col *batches, int n, xchg_buf *buf,
+                              int replaced) {
+  char msg[MSG] = "";
+  tu_body schema;
+  xchg_batch_decoder *dec = NULL;
+  xchg_source *src = NULL;
+  struct ArrowArray one = {0};
+  xchg_error err;
+  TU_CHECK(tu_map_bodies(xchg_buf_data(buf), xchg_buf_size(buf), &schema, 1) == 1, "%s: schema",
+           what);
+  TU_OK(xchg_batch_decoder_open(xchg_buf_data(buf), (size_t)(schema.offset + schema.length), NULL,
+                                0, NULL, &dec, &err),
+        err);
+  TU_OK(xchg_source_from_buf(buf, &src, &err), err);
+  xchg_status st = dec && src ? xchg_batch_decoder_decode(dec, src, 0, &one, &err) : XCHG_EINVAL;
+  rt_data d = {.batches = &one, .n = 1};
+  if (st == XCHG_OK)
+    TU_CHECK(check_rows(batches, n, &d, msg) == 0, "%s, one payload: %s", what, msg);
+  else
+    TU_CHECK(replaced && st == XCHG_ENOTSUP && strstr(err.message, "replaced"),
+             "%s, one payload: status %d '%s'%s", what, (int)st, err.message,
+             replaced ? "" : " without a replaced dictionary");
+  if (one.release) one.release(&one);
+  xchg_source_free(src);
+  xchg_batch_decoder_free(dec);
+}
+
 /* Writes the batches in mode, reads them back and checks rows and message
  * counts; or, when refused is set, checks that the writer fails with
  * XCHG_EINVAL naming `field`. */
@@ -535,6 +575,9 @@ static void check_written(const char *what, const col *batches, int n, const wri
   rt_data d = {0};
   TU_CHECK(rt_read_buf(buf, &d, msg, MSG) == 0 && check_rows(batches, n, &d, msg) == 0,
            "%s (%s): %s", what, mode->name, msg);
+  if (mode->format == XCHG_IPC_STREAM && d.record_batches > 1)
+    check_one_payload(what, batches, n, buf,
+                      d.dictionary_batches - d.delta_batches > dictionary_ids(&d.schema));
   TU_CHECK(d.dictionary_batches == want.dictionaries && d.delta_batches == want.deltas,
            "%s (%s): %lld dictionary messages (%lld deltas), expected %lld (%lld)", what,
            mode->name, (long long)d.dictionary_batches, (long long)d.delta_batches,

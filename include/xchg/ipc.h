@@ -366,7 +366,9 @@ XCHG_API void xchg_ipc_reader_free(xchg_ipc_reader *reader);
  *     end-of-stream marker).
  * A payload of several batches (a stream's, or RecordBatch messages one
  * after another, dictionaries between them) comes out as one array, the
- * batches concatenated, which copies them.
+ * batches concatenated, which copies them; a dictionary replaced between
+ * them (not extended by a delta) is XCHG_ENOTSUP, one array holding one
+ * dictionary.
  * Decoding is the reader's (plan, decompress into the final buffers,
  * validate): uncompressed buffers of a payload in memory are not copied;
  * from a source that is not in memory (xchg_source_from_read_at), each

@@ -9,6 +9,7 @@
 
 #include "codec/helpers.h"
 #include "ipc/dictionary.h"
+#include "ipc/writer_internal.h" /* wr_prefix_equal */
 
 typedef struct span {
   const ipc_array *array;
@@ -333,13 +334,16 @@ static xchg_status concat_span(const ipc_field *f, int as_value, span a, span b,
       return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   }
   if (!indices) return concat_value(f, a, b, r, err);
-  if (a.array->dictionary != b.array->dictionary &&
-      a.array->dictionary->length > b.array->dictionary->length)
+  /* The result holds b's dictionary: a's indices must pick the same values
+   * in it, as after a delta.  A replacement (the same length or longer
+   * included) would give a's rows other values. */
+  ipc_array *da = a.array->dictionary, *db = b.array->dictionary;
+  if (da != db && (da->length > db->length || !wr_prefix_equal(f, 1, da, db, da->length)))
     return xchg_errorf(err, XCHG_ENOTSUP,
-                       "field '%s': appending values that use two different "
-                       "nested dictionaries",
+                       "field '%s': appending values whose dictionary was replaced, not "
+                       "extended, in between: one array holds one dictionary",
                        f->path);
-  r->dictionary = ipc_array_ref(b.array->dictionary);
+  r->dictionary = ipc_array_ref(db);
   return ipc_array_set_buf(r, 1, concat_fixed(a, b, 1, f->index_width))
              ? XCHG_OK
              : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
