@@ -7,9 +7,11 @@
  * reads in place: a direct ByteBuffer as it is (xj_direct_source: a global
  * reference keeps it reachable until the source and the last batch whose
  * arrays point into it are gone); the bytes of an InputStream or of a heap
- * ByteBuffer copied once into one native buffer, appended a Java chunk at
- * a time (the Java side asks the kill check between chunks) and handed
- * over, freed once neither the reader nor a batch points into it.
+ * ByteBuffer copied into one xchg buffer (counted in
+ * xchg_buf_allocated_bytes, Xchg.allocatedBytes: the engine sees what the
+ * reader holds), appended a Java chunk at a time (the Java side asks the
+ * kill check between chunks) and handed over, freed once neither the
+ * reader nor a batch points into it.
  *
  * A reader is used by one thread at a time (the Java class serialises the
  * calls), so the buffer being appended to lives in the reader, and so does
@@ -31,8 +33,8 @@ typedef struct xj_shuffle {
   xchg_shuffle_reader *reader;
   xchg_pool *own_pool;       /* NULL with the default pool or none */
   struct ArrowSchema schema; /* taken with the first batch, for checksums */
-  uint8_t *pending;          /* the input being appended, not yet added */
-  size_t pending_size, pending_capacity;
+  xchg_buf *pending;         /* the input being appended (its first pending_size bytes) */
+  size_t pending_size;
   xj_kill_check kill; /* during nNext: the task's; else none */
 } xj_shuffle;
 
@@ -85,7 +87,7 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nClose(JNIEnv *env, jclas
   if (s->schema.release) s->schema.release(&s->schema);
   xchg_shuffle_reader_free(s->reader);
   xchg_pool_free(s->own_pool);
-  free(s->pending);
+  xchg_buf_unref(s->pending);
   free(s);
 }
 
@@ -97,71 +99,79 @@ static void add_source(JNIEnv *env, xj_shuffle *s, xchg_source *src) {
   if (st != XCHG_OK) xj_throw_error(env, st, &err, NULL);
 }
 
-/* Room for n more pending bytes, growing by doubling; 0 with an
- * OutOfMemoryError pending. */
-static int reserve_pending(JNIEnv *env, xj_shuffle *s, size_t n) {
-  if (n <= s->pending_capacity - s->pending_size) return 1;
-  size_t want = s->pending_capacity ? s->pending_capacity : (size_t)64 * 1024;
+/* Room for n more pending bytes, exactly that (for an input whose size is
+ * known) or growing by doubling, the bytes so far copied into the larger
+ * buffer; 0 with an OutOfMemoryError pending. */
+static int reserve_pending(JNIEnv *env, xj_shuffle *s, size_t n, int exact) {
+  size_t capacity = xchg_buf_size(s->pending);
+  if (n <= capacity - s->pending_size) return 1;
+  size_t want = exact ? s->pending_size + n : capacity ? capacity : (size_t)64 * 1024;
   while (want - s->pending_size < n) {
     if (want > SIZE_MAX / 2)
       want = s->pending_size + n; /* no doubling left */
     else
       want *= 2;
   }
-  uint8_t *grown = realloc(s->pending, want);
+  xchg_buf *grown = xchg_buf_alloc(want);
   if (!grown) {
     xj_throw_java(env, "java/lang/OutOfMemoryError", "XchgShuffleReader: input buffer");
     return 0;
   }
+  if (s->pending_size > 0)
+    memcpy(xchg_buf_mutable_data(grown), xchg_buf_data(s->pending), s->pending_size);
+  xchg_buf_unref(s->pending);
   s->pending = grown;
-  s->pending_capacity = want;
   return 1;
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nReserve(JNIEnv *env, jclass cls,
+                                                                jlong handle, jint length) {
+  reserve_pending(env, XJ_PTR(xj_shuffle, handle), (size_t)length, 1);
 }
 
 JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nAppend(JNIEnv *env, jclass cls,
                                                                jlong handle, jbyteArray chunk,
                                                                jint offset, jint length) {
   xj_shuffle *s = XJ_PTR(xj_shuffle, handle);
-  if (!reserve_pending(env, s, (size_t)length)) return;
+  if (!reserve_pending(env, s, (size_t)length, 0)) return;
   /* In steps: the copy runs in the VM, and a GC waits for a whole one. */
   for (jint done = 0; done < length;) {
     jint take = length - done < (jint)XJ_COPY_STEP ? length - done : (jint)XJ_COPY_STEP;
     (*env)->GetByteArrayRegion(env, chunk, offset + done, take,
-                               (jbyte *)(s->pending + s->pending_size));
+                               (jbyte *)(xchg_buf_mutable_data(s->pending) + s->pending_size));
     if ((*env)->ExceptionCheck(env)) return;
     s->pending_size += (size_t)take;
     done += take;
   }
 }
 
-static void release_pending(void *ctx, const void *data, size_t size) {
-  (void)data;
-  (void)size;
-  free(ctx);
-}
-
 JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nCommit(JNIEnv *env, jclass cls,
                                                                jlong handle) {
   xj_shuffle *s = XJ_PTR(xj_shuffle, handle);
-  xchg_source *src;
+  xchg_source *src = NULL;
   xchg_error err;
-  xchg_status st =
-      xchg_source_from_memory(s->pending, s->pending_size, release_pending, s->pending, &src, &err);
+  /* The bytes appended, a slice of the buffer (what is left of it unused
+   * goes with it). */
+  xchg_buf *bytes = s->pending ? xchg_buf_slice(s->pending, 0, s->pending_size) : xchg_buf_alloc(0);
+  xchg_status st = bytes ? xchg_source_from_buf(bytes, &src, &err)
+                         : xchg_errorf(&err, XCHG_ENOMEM, "XchgShuffleReader: input buffer");
+  xchg_buf_unref(bytes); /* the source holds its own reference */
   if (st != XCHG_OK) {
     xj_throw_error(env, st, &err, NULL);
     return; /* the pending bytes stay, for nDiscard */
   }
+  xchg_buf_unref(s->pending);
   s->pending = NULL;
-  s->pending_size = s->pending_capacity = 0;
+  s->pending_size = 0;
   add_source(env, s, src);
 }
 
 JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nDiscard(JNIEnv *env, jclass cls,
                                                                 jlong handle) {
   xj_shuffle *s = XJ_PTR(xj_shuffle, handle);
-  free(s->pending);
+  xchg_buf_unref(s->pending);
   s->pending = NULL;
-  s->pending_size = s->pending_capacity = 0;
+  s->pending_size = 0;
 }
 
 JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nAddDirect(JNIEnv *env, jclass cls,

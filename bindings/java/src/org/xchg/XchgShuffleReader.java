@@ -310,6 +310,7 @@ public final class XchgShuffleReader implements AutoCloseable {
           ByteBuffer hidden = buffer.hasArray() ? null : buffer.duplicate();
           int at = hidden != null ? 0 : buffer.arrayOffset() + buffer.position();
           int end = at + buffer.remaining();
+          nReserve(h, end - at); // one buffer of its size: no regrowth
           if (hidden != null && chunk == null) chunk = new byte[CHUNK];
           for (int n; at < end; at += n) {
             n = Math.min(CHUNK, end - at);
@@ -510,6 +511,9 @@ public final class XchgShuffleReader implements AutoCloseable {
       long readaheadBytes, int threads, int validation, boolean killable);
 
   private static native void nClose(long reader);
+
+  /** Room for length more bytes of the input being appended. */
+  private static native void nReserve(long reader, int length);
 
   private static native void nAppend(long reader, byte[] chunk, int offset, int length);
 

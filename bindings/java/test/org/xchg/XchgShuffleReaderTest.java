@@ -457,6 +457,28 @@ public final class XchgShuffleReaderTest {
   }
 
   /**
+   * What the reader holds of an input it copied (an InputStream's bytes, a
+   * heap buffer's) is xchg's native memory, counted in its live bytes and
+   * so in Xchg.allocatedBytes, as the engine watching it needs (it was
+   * malloc'd apart, unseen); until the reader and the batches are gone.
+   */
+  static void inputsCounted(List<Block> blocks) throws IOException {
+    byte[] bytes = concat(blocks, 0, blocks.size());
+    long live0 = TestSupport.liveBytes();
+    for (Feed feed : new Feed[] {Feed.STREAM, Feed.HEAP, Feed.READ_ONLY}) {
+      try (XchgShuffleReader r = XchgShuffleReader.open(opts(100))) {
+        long before = TestSupport.liveBytes(); // allocatedBytes less the blocks kept for reuse
+        add(r, bytes, feed);
+        long held = TestSupport.liveBytes() - before;
+        check(held >= bytes.length && held <= 2L * bytes.length,
+            feed + ": " + held + " bytes counted for an input of " + bytes.length);
+        new Checker(r, ALL, "counted " + feed).drain();
+      }
+      checkEq(live0, TestSupport.liveBytes(), feed + ": live bytes back once closed");
+    }
+  }
+
+  /**
    * A NONE block whose c2 offsets decrease in the middle (in bounds):
    * refused with FULL validation (naming the block), read with BOUNDS.
    */
@@ -927,6 +949,7 @@ public final class XchgShuffleReaderTest {
         () -> incremental(small.subList(0, 40), 40, Feed.STREAM, 1, 1, "target 1"));
     scenario("plain IPC streams (framing IPC, AUTO), targetBytes", () -> ipcFramingAndTargetBytes(small.subList(0, 30)));
     scenario("no Java allocation per block", () -> noAllocation(small.subList(0, 30)));
+    scenario("copied inputs counted in allocatedBytes", () -> inputsCounted(small.subList(0, 200)));
     scenario("validation FULL and BOUNDS", XchgShuffleReaderTest::validation);
     scenario("projection", () -> projection(small));
     scenario("a schema given in the options", () -> givenSchema(small.subList(0, 50)));
