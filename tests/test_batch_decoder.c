@@ -692,6 +692,22 @@ static void test_wrong_payloads(void) {
   TU_CHECK(st == XCHG_EIO && mentions(err.message, "end-of-stream"), "no marker: %d %s", (int)st,
            err.message);
   xchg_source_free(src);
+  /* An IPC file's beginning (its magic, padding, then the stream's
+   * messages), in memory and read positionally: named as a file, not its
+   * magic taken for a metadata length ('metadata length 1330795073 exceeds
+   * max_metadata_bytes'). */
+  tu_bytes file = {0};
+  tu_bytes_append(&file, "ARROW1\0\0", 8);
+  tu_bytes_append(&file, data, xchg_buf_size(s.stream));
+  counted c;
+  for (int positional = 0; positional < 2; positional++) {
+    src = positional ? counted_source(&c, &file) : tu_memory_source(file.data, file.size);
+    st = dec ? xchg_batch_decoder_decode(dec, src, 7, &a, &err) : XCHG_OK;
+    TU_CHECK(st == XCHG_EFORMAT && mentions(err.message, "batch 7: it is an Arrow IPC file"),
+             "a file (%s): %d %s", positional ? "read_at" : "memory", (int)st, err.message);
+    xchg_source_free(src);
+  }
+  free(file.data);
   /* Out-of-range columns. */
   static const int64_t bad[] = {1, CD_COLUMNS};
   xchg_batch_decoder *none = NULL;
