@@ -387,16 +387,18 @@ static void test_many_failing(void) {
   enum { N = 12 };
   tu_bytes p[N];
   for (int i = 0; i < N; i++) p[i] = batch_payload(&s, i % N_BATCHES);
-  static const int bad[] = {0, 7, N - 1};
-  for (int k = 0; dec && k < 3; k++) {
+  /* The last run's numbers pass INT64_MAX: they wrap (the sum overflowed). */
+  static const int bad[] = {0, 7, N - 1, 7};
+  static const int64_t first[] = {100, 100, 100, INT64_MAX - 1};
+  for (int k = 0; dec && k < 4; k++) {
     xchg_source *srcs[N];
     struct ArrowArray outs[N];
     for (int i = 0; i < N; i++)
       srcs[i] = tu_memory_source(p[i].data, p[i].size - (i == bad[k] ? 16 : 0));
     xchg_error err;
-    xchg_status st = xchg_batch_decoder_decode_many(dec, srcs, N, 100, outs, NULL, &err);
-    char want[32];
-    snprintf(want, sizeof want, "batch %d: ", 100 + bad[k]);
+    xchg_status st = xchg_batch_decoder_decode_many(dec, srcs, N, first[k], outs, NULL, &err);
+    char want[40];
+    snprintf(want, sizeof want, "batch %lld: ", (long long)(int64_t)((uint64_t)first[k] + bad[k]));
     TU_CHECK(st != XCHG_OK && mentions(err.message, want), "payload %d truncated: %s (%s)", bad[k],
              xchg_status_name(st), st != XCHG_OK ? err.message : "");
     int exported = 0;

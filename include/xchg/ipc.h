@@ -377,10 +377,10 @@ XCHG_API void xchg_ipc_reader_free(xchg_ipc_reader *reader);
  * unselected buffers are never read.  With no column selected, the row
  * count comes out without a byte of the body being read.
  *
- * Errors name the batch (`first_batch` + the payload's position), the
- * message, and the field and buffer at fault, e.g. "batch 7: message 0,
- * field 'c4', buffer 2: range [0, +80000) lies outside the 4096-byte
- * body".  A payload whose schema message differs from the decoder's is an
+ * Errors name the batch (`first_batch` + the payload's position, wrapping
+ * past INT64_MAX), the message, and the field and buffer at fault, e.g.
+ * "batch 7: message 0, field 'c4', buffer 2: range [0, +80000) lies
+ * outside the 4096-byte body".  A payload whose schema message differs from the decoder's is an
  * XCHG_EFORMAT error saying how.  A NULL decoder or out is XCHG_EINVAL
  * naming it (every out, when given, released-state). */
 

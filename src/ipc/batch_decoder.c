@@ -666,8 +666,10 @@ xchg_status xchg_batch_decoder_decode_many(const xchg_batch_decoder *dec, xchg_s
     free(starts);
     return xchg_errorf(err, XCHG_ENOMEM, "out of memory for %lld payloads", (long long)n);
   }
-  /* Until a payload is tried, it is not a failure. */
-  for (int64_t i = 0; i < n; i++) payload_init(&ps[i], dec, NULL, first_batch + i);
+  /* Until a payload is tried, it is not a failure.  Its number wraps past
+   * INT64_MAX (it only names the payload; the sum overflowed, undefined). */
+  for (int64_t i = 0; i < n; i++)
+    payload_init(&ps[i], dec, NULL, (int64_t)((uint64_t)first_batch + (uint64_t)i));
   if (threads <= 1) { /* one payload after another, each from reading to export */
     int64_t all[2] = {0, n};
     payload_groups g = {dec, ps, all, srcs, outs};
