@@ -863,6 +863,22 @@ static void test_retention(void) {
   TU_CHECK(m.entries == 0 && m.evictions == 1, "aged entry kept: entries %lld",
            (long long)m.entries);
   xchg_cache_free(c);
+  /* Ages past INT64_MAX nanoseconds are no limit: 18446744073710 ms (584
+   * years) was 448,384 ns once multiplied (overflowed), INT64_MAX ms
+   * undefined; the wait check's interval likewise. */
+  static const int64_t eons[] = {18446744073710, INT64_MAX};
+  for (int i = 0; i < 2; i++) {
+    o.retain_ms = o.wait_check_ms = eons[i];
+    TU_CHECK(xchg_cache_create(&o, &c, NULL) == XCHG_OK, "cannot create a cache");
+    TU_CHECK(xchg_cache_acquire(c, "a", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+    xchg_cache_holder_release(h);
+    sleep_ms(5);
+    xchg_cache_trim(c);
+    m = cd_metrics(c);
+    TU_CHECK(m.retained == 1 && m.evictions == 0, "retain_ms %lld: retained %lld, evictions %lld",
+             (long long)eons[i], (long long)m.retained, (long long)m.evictions);
+    xchg_cache_free(c);
+  }
   TU_CHECK(atomic_load(&accounted) == 0, "accounting does not balance: %ld",
            atomic_load(&accounted));
   cd_source_free(&s);

@@ -175,7 +175,8 @@ typedef struct xchg_cache_options {
    * 0: every acquirer decodes its own. */
   int sharing;
   /** How often a waiting acquirer asks its cancel callback, in
-   * milliseconds (positive); default 100. */
+   * milliseconds (positive); default 100.  Here and in retain_ms and
+   * host_retain_ms, a time over 146 years counts as 146 years. */
   int64_t wait_check_ms;
   /** Retention: keep entries nobody references, so that tasks that do not
    * overlap in time share too.  retain_bytes is a budget on the bytes of all

@@ -29,6 +29,15 @@ static xchg_status check_options(const xchg_cache_options *o, xchg_error *err) {
   return ipc_read_options_check(&o->read, "xchg_cache_create", err);
 }
 
+/* Times past this many milliseconds (146 years) count as this long, the
+ * same as no limit (or no question asked): their nanoseconds are added to
+ * clocks, which a longer time would overflow. */
+#define CACHE_MAX_MS (INT64_MAX / 1000000 / 2)
+
+static void clamp_ms(int64_t *ms) {
+  if (*ms > CACHE_MAX_MS) *ms = CACHE_MAX_MS;
+}
+
 /* A host store that could not be opened: every entry falls back, with this
  * reason, which xchg_cache_host_error gives from now on, so that a caller
  * checking it after create learns of a misconfigured host_dir before the
@@ -51,6 +60,9 @@ xchg_status xchg_cache_create(const xchg_cache_options *opts, xchg_cache **out, 
   xchg_cache *c = calloc(1, sizeof *c);
   if (!c) return xchg_errorf(err, XCHG_ENOMEM, "out of memory creating a cache");
   c->opts = opts ? *opts : defaults;
+  clamp_ms(&c->opts.wait_check_ms);
+  clamp_ms(&c->opts.retain_ms);
+  clamp_ms(&c->opts.host_retain_ms);
   if (xchg_mutex_init(&c->lock) != 0) {
     free(c);
     return xchg_errorf(err, XCHG_ENOMEM, "cannot create the cache's lock");
