@@ -49,7 +49,11 @@ xchg_status shuffle_given_schema(xchg_shuffle_reader *r, xchg_error *err) {
   size_t size = r->opts.schema_message_size;
   fb_table table;
   xchg_status st = ipc_schema_message_table(p, size, &table, &p, &size, err);
-  if (st == XCHG_OK) st = set_schema(r, &table, p, size, err);
+  if (st != XCHG_OK) { /* its errors begin "schema message: " */
+    xchg_error_prefix(err, "the options' ");
+    return st;
+  }
+  st = set_schema(r, &table, p, size, err);
   if (st != XCHG_OK) xchg_error_prefix(err, "the options' schema message: ");
   return st;
 }

@@ -385,7 +385,13 @@ public final class XchgShuffleReaderTest {
     byte[] cut = java.util.Arrays.copyOf(firstMessage(stream, true), 20);
     XchgException e = expectThrows(XchgException.class, "a cut schema message",
         () -> XchgShuffleReader.open(opts(500).schema(cut)).close());
-    if (e != null) check(e.status() == XchgException.Status.FORMAT, "a cut schema message: " + e.status());
+    if (e != null) {
+      check(e.status() == XchgException.Status.FORMAT, "a cut schema message: " + e.status());
+      // named once ('the options' schema message: schema message: ...' before)
+      check(e.getMessage().startsWith("the options' schema message: ")
+              && e.getMessage().indexOf("schema message: ") == e.getMessage().lastIndexOf("schema message: "),
+          "a cut schema message, named once: " + e.getMessage());
+    }
     e = expectThrows(XchgException.class, "column 3 of a given schema",
         () -> XchgShuffleReader.open(opts(500).schema(firstMessage(stream, true)).columns(3)).close());
     if (e != null) check(e.status() == XchgException.Status.INVALID_ARGUMENT, "column 3: " + e.status());
