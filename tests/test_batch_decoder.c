@@ -698,6 +698,7 @@ static void test_wrong_payloads(void) {
    * messages), in memory and read positionally: named as a file, not its
    * magic taken for a metadata length ('metadata length 1330795073 exceeds
    * max_metadata_bytes'). */
+  xchg_batch_decoder *none = NULL;
   tu_bytes file = {0};
   tu_bytes_append(&file, "ARROW1\0\0", 8);
   tu_bytes_append(&file, data, xchg_buf_size(s.stream));
@@ -709,10 +710,13 @@ static void test_wrong_payloads(void) {
              "a file (%s): %d %s", positional ? "read_at" : "memory", (int)st, err.message);
     xchg_source_free(src);
   }
+  /* ... and as the schema. */
+  st = xchg_batch_decoder_open(file.data, file.size, NULL, 0, NULL, &none, &err);
+  TU_CHECK(st == XCHG_EFORMAT && !none && mentions(err.message, "it is an Arrow IPC file"),
+           "a file as the schema: %d %s", (int)st, err.message);
   free(file.data);
   /* Out-of-range columns. */
   static const int64_t bad[] = {1, CD_COLUMNS};
-  xchg_batch_decoder *none = NULL;
   st = xchg_batch_decoder_open(data, (size_t)s.starts[1], bad, 2, NULL, &none, &err);
   TU_CHECK(st == XCHG_EINVAL && !none && mentions(err.message, "column index 3"),
            "bad column: %d %s", (int)st, err.message);

@@ -1,6 +1,8 @@
 /* framing.c — see framing.h. */
 #include "ipc/framing.h"
 
+#include <string.h>
+
 #include "ipc/format.h"
 #include "ipc/message.h"
 
@@ -139,6 +141,10 @@ xchg_status ipc_schema_message_table(const uint8_t *p, size_t size, fb_table *ou
     p += 4;
     size = legacy;
   }
+  if (!found && size >= IPC_MAGIC_SIZE && memcmp(p, IPC_MAGIC, IPC_MAGIC_SIZE) == 0)
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "schema message: it is an Arrow IPC file (ARROW1 magic at byte 0), whose "
+                       "schema message begins at byte 8");
   if (!found) return xchg_errorf(err, XCHG_EFORMAT, "schema message: invalid Message flatbuffer");
   if (type != HEADER_SCHEMA)
     return xchg_errorf(err, XCHG_EFORMAT, "schema message: header type %d is not a Schema", type);
