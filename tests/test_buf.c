@@ -1,6 +1,7 @@
 /* test_buf.c — reference-counted buffers: alignment, slices, wrap release,
  * process-wide counters, allocation-failure injection and the recycling of
  * large blocks. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,6 +341,72 @@ static void test_recycler_bound_and_trim(void) {
   TU_CHECK(xchg_buf_allocated_bytes() == m.live_bytes);
 }
 
+/* ---- blocks go back to the thread that allocated them ----------------- */
+
+typedef struct shelf_steps {
+  pthread_barrier_t step;
+  const uint8_t *first, *again, *last; /* the worker's blocks' data */
+  xchg_buf *handed;                    /* allocated by the worker, freed by main */
+} shelf_steps;
+
+static void *shelf_worker(void *arg) {
+  shelf_steps *s = arg;
+  s->handed = xchg_buf_alloc(70000);
+  s->first = xchg_buf_data(s->handed);
+  pthread_barrier_wait(&s->step); /* main frees it and allocates */
+  pthread_barrier_wait(&s->step);
+  xchg_buf *again = xchg_buf_alloc(70000);
+  s->again = xchg_buf_data(again);
+  xchg_buf_unref(again);
+  pthread_barrier_wait(&s->step); /* main trims */
+  pthread_barrier_wait(&s->step);
+  xchg_buf *last = xchg_buf_alloc(70000);
+  s->last = xchg_buf_data(last);
+  xchg_buf_unref(last); /* kept on the shelf this thread leaves */
+  return NULL;
+}
+
+static void *alloc_once(void *data) {
+  xchg_buf *b = xchg_buf_alloc(70000);
+  *(const uint8_t **)data = xchg_buf_data(b);
+  xchg_buf_unref(b);
+  return NULL;
+}
+
+/* A block freed by another thread goes back to the thread that allocated
+ * it (a pool thread building batches that the caller consumes gets its own
+ * warm blocks back), not to the thread that freed it; xchg_buf_trim
+ * reaches every thread's blocks; a thread that ends leaves its blocks to
+ * the next thread that starts, not stranded. */
+static void test_blocks_go_back_to_their_thread(void) {
+  xchg_buf_trim(0);
+  shelf_steps s = {0};
+  pthread_t worker;
+  if (!TU_CHECK(pthread_barrier_init(&s.step, NULL, 2) == 0 &&
+                pthread_create(&worker, NULL, shelf_worker, &s) == 0))
+    return;
+  pthread_barrier_wait(&s.step);
+  xchg_buf_unref(s.handed); /* back to the worker's shelf */
+  xchg_buf *mine = xchg_buf_alloc(70000);
+  TU_CHECK(mine && xchg_buf_data(mine) != s.first, "the freeing thread got the block");
+  pthread_barrier_wait(&s.step);
+  pthread_barrier_wait(&s.step);
+  TU_CHECK(s.again == s.first, "the allocating thread did not get its block back");
+  xchg_buf_unref(mine);
+  TU_CHECK(xchg_buf_trim(0) > 0 && metrics().recycled_bytes == 0,
+           "trim left blocks on a thread's shelf: %lld bytes", (long long)metrics().recycled_bytes);
+  pthread_barrier_wait(&s.step);
+  pthread_join(worker, NULL);
+  TU_CHECK(metrics().recycled_bytes > 0, "the ended thread's block was not kept");
+  const uint8_t *next = NULL;
+  pthread_t starter;
+  if (TU_CHECK(pthread_create(&starter, NULL, alloc_once, (void *)&next) == 0))
+    pthread_join(starter, NULL);
+  TU_CHECK(next == s.last, "a new thread did not get the ended thread's block");
+  pthread_barrier_destroy(&s.step);
+  xchg_buf_trim(0);
+}
+
 int main(int argc, char **argv) {
   static const tu_case cases[] = {
       {"alloc_alignment_and_sizes", test_alloc_alignment_and_sizes},
@@ -353,6 +420,7 @@ int main(int argc, char **argv) {
       {"large_blocks_recycled", test_large_blocks_recycled},
       {"recycling_is_lifo", test_recycling_is_lifo},
       {"recycler_bound_and_trim", test_recycler_bound_and_trim},
+      {"blocks_go_back_to_their_thread", test_blocks_go_back_to_their_thread},
   };
   return TU_MAIN(argc, argv, "buf", cases);
 }

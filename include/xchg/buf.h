@@ -93,7 +93,10 @@ typedef struct xchg_buf_metrics {
   /** Blocks of released buffers of 16 KiB to 4 MiB that xchg keeps, at most
    * recycle_limit_bytes of them, for the next buffers of about their size:
    * last in, first out per size class, so that a reader releasing each
-   * batch before decoding the next reuses memory still in the CPU's cache. */
+   * batch before decoding the next reuses memory still in the CPU's cache.
+   * A block is kept for the thread that allocated it, whichever thread
+   * releases it (a pool thread gets back the blocks of the batches it
+   * built); a thread that ends leaves its blocks to the next one. */
   int64_t recycled_bytes;
   int64_t recycled_blocks;     /**< how many blocks recycled_bytes is */
   int64_t recycle_limit_bytes; /**< the bound on recycled_bytes (64 MiB) */
