@@ -327,7 +327,7 @@ static xchg_status read_one(payload *p, const ipc_message *m, xchg_error *err) {
 /* The error of a payload whose first message failed, st, unless the
  * payload is an Arrow IPC file, whose magic read as a metadata length is a
  * huge one: then the error says what it is (read again only then). */
-static xchg_status file_given(payload *p, xchg_status st, xchg_error *err) {
+static xchg_status error_or_file(payload *p, xchg_status st, xchg_error *err) {
   uint8_t magic[IPC_MAGIC_SIZE];
   size_t got = 0;
   xchg_error ignored;
@@ -335,10 +335,11 @@ static xchg_status file_given(payload *p, xchg_status st, xchg_error *err) {
       xchg_source_read(p->src, magic, sizeof magic, &got, &ignored) != XCHG_OK)
     return st;
   p->metadata_bytes += (int64_t)got;
-  if (got < sizeof magic || memcmp(magic, IPC_MAGIC, sizeof magic) != 0) return st;
-  return xchg_errorf(err, XCHG_EFORMAT,
-                     "it is an Arrow IPC file (ARROW1 magic at byte 0), not a payload: a payload "
-                     "is an IPC stream or a batch's messages (xchg convert a file to a stream)");
+  if (!ipc_is_file_start(magic, got)) return st;
+  return ipc_file_given(
+      "not a payload: a payload is an IPC stream or a batch's messages (xchg "
+      "convert a file to a stream)",
+      err);
 }
 
 /* Reads every message of the payload, planning its record batches. */
@@ -359,7 +360,7 @@ static xchg_status plan_payload(payload *p, xchg_error *err) {
     if (st != XCHG_OK || end) break;
     p->message_index++;
   }
-  if (st != XCHG_OK) return file_given(p, st, err);
+  if (st != XCHG_OK) return error_or_file(p, st, err);
   /* A stream's end is its marker, without which a cut at a message
    * boundary would pass for a shorter stream. */
   if (p->is_stream && end == END_OF_DATA && !p->dec->opts.allow_missing_eos)

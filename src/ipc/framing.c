@@ -108,6 +108,15 @@ int64_t ipc_stream_extent(const uint8_t *p, size_t avail, int64_t max_metadata_b
   return 0;
 }
 
+int ipc_is_file_start(const uint8_t *p, size_t avail) {
+  return avail >= IPC_MAGIC_SIZE && memcmp(p, IPC_MAGIC, IPC_MAGIC_SIZE) == 0;
+}
+
+xchg_status ipc_file_given(const char *instead, xchg_error *err) {
+  return xchg_errorf(err, XCHG_EFORMAT, "it is an Arrow IPC file (ARROW1 magic at byte 0), %s",
+                     instead);
+}
+
 /* The Schema table of the Message flatbuffer of `size` bytes at p; 0 when
  * they are no message, or no schema message (*type says which). */
 static int schema_table(const uint8_t *p, size_t size, fb_table *out, uint8_t *type) {
@@ -141,10 +150,11 @@ xchg_status ipc_schema_message_table(const uint8_t *p, size_t size, fb_table *ou
     p += 4;
     size = legacy;
   }
-  if (!found && size >= IPC_MAGIC_SIZE && memcmp(p, IPC_MAGIC, IPC_MAGIC_SIZE) == 0)
-    return xchg_errorf(err, XCHG_EFORMAT,
-                       "schema message: it is an Arrow IPC file (ARROW1 magic at byte 0), whose "
-                       "schema message begins at byte 8");
+  if (!found && ipc_is_file_start(p, size)) {
+    xchg_status st = ipc_file_given("whose schema message begins at byte 8", err);
+    xchg_error_prefix(err, "schema message: ");
+    return st;
+  }
   if (!found) return xchg_errorf(err, XCHG_EFORMAT, "schema message: invalid Message flatbuffer");
   if (type != HEADER_SCHEMA)
     return xchg_errorf(err, XCHG_EFORMAT, "schema message: header type %d is not a Schema", type);

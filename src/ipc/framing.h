@@ -102,6 +102,15 @@ xchg_status ipc_message_view_decode(const uint8_t *p, size_t avail, int64_t inde
  * framing is bad (decoding the stream says how). */
 int64_t ipc_stream_extent(const uint8_t *p, size_t avail, int64_t max_metadata_bytes);
 
+/* Whether the avail bytes at p begin with an IPC file's ARROW1 magic: an
+ * IPC file given where a stream or a message is read, whose magic read as
+ * a metadata length would be a huge one. */
+int ipc_is_file_start(const uint8_t *p, size_t avail);
+
+/* XCHG_EFORMAT saying so: "it is an Arrow IPC file (ARROW1 magic at byte
+ * 0), <instead>", instead telling what is read there and how. */
+xchg_status ipc_file_given(const char *instead, xchg_error *err);
+
 /* The Schema table of the bytes of a schema message, with its prefix (the
  * continuation marker and length, or the pre-0.15 length alone) or without
  * (the flatbuffer alone); *flatbuffer and *flatbuffer_size (each may be

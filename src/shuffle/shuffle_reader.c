@@ -433,11 +433,12 @@ static xchg_status next_message(const xchg_shuffle_reader *r, ipc_message_view *
   const uint8_t *p = b->stream + b->pos;
   /* An IPC file's magic read as a metadata length would be a huge one: the
    * error says what the input is instead */
-  if (b->message == 0 && b->size - b->pos >= 6 && memcmp(p, IPC_MAGIC, 6) == 0)
-    return xchg_errorf(err, XCHG_EFORMAT,
-                       "it is an Arrow IPC file (ARROW1 magic at byte 0), not an IPC stream: "
-                       "a shuffle reader reads IPC streams and Comet blocks (read a file with "
-                       "xchg_ipc_reader, or xchg convert it to a stream first)");
+  if (b->message == 0 && ipc_is_file_start(p, b->size - b->pos))
+    return ipc_file_given(
+        "not an IPC stream: a shuffle reader reads IPC streams and Comet blocks "
+        "(read a file with xchg_ipc_reader, or xchg convert it to a stream "
+        "first)",
+        err);
   if (b->size - b->pos >= 8 && fb_load_u64(p) == IPC_CONTINUATION) {
     *m = (ipc_message_view){.eos = 1, .size = 8};
     return XCHG_OK;
