@@ -6,7 +6,11 @@
  *     an error with a message; under ASan + UBSan any memory error aborts.
  *     An error that names a message names the byte it starts at too.
  *   - Every gold .stream and .arrow_file cut at every byte offset gives an
- *     error: a truncated input is never taken for a whole one.  Inputs up
+ *     error: a truncated input is never taken for a whole one.  Past its
+ *     first 8 bytes the error is XCHG_EIO, a file's as a stream's, as when
+ *     they are read in order (a file cut short has no footer at its end,
+ *     which was XCHG_EFORMAT "cut short, or its end is damaged"), and the
+ *     same from a file descriptor as from memory (a few cuts).  Inputs up
  *     to 32 KiB are decoded in full at every cut.  In larger ones the
  *     batches wholly before the cut are skipped unread
  *     (xchg_ipc_reader_skip), and inside message bodies — where every cut
@@ -37,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "support/encoded.h"
 #include "support/array_equal.h"
@@ -62,7 +67,8 @@
 #endif
 
 typedef struct outcome {
-  int ok; /* decoded to the end */
+  int ok;             /* decoded to the end */
+  xchg_status status; /* the error's, or XCHG_OK */
   int64_t batches;
   char message[XCHG_ERROR_MESSAGE_SIZE];
 } outcome;
@@ -71,14 +77,14 @@ typedef struct outcome {
  * can.  With skip_before >= 0, record batches that end before that offset
  * are skipped rather than decoded. */
 static outcome read_batches(xchg_ipc_reader *r, int64_t skip_before) {
-  outcome o = {0, 0, ""};
+  outcome o = {0, XCHG_OK, 0, ""};
   xchg_error err;
   for (;;) {
     struct ArrowArray a;
     xchg_batch_header h;
     int at_end = 0;
     if (skip_before >= 0) {
-      if (xchg_ipc_reader_peek(r, &h, &at_end, &err) != XCHG_OK) {
+      if ((o.status = xchg_ipc_reader_peek(r, &h, &at_end, &err)) != XCHG_OK) {
         snprintf(o.message, sizeof o.message, "%s", err.message);
         break;
       }
@@ -86,7 +92,7 @@ static outcome read_batches(xchg_ipc_reader *r, int64_t skip_before) {
        * long; one that ends well before the cut was decoded whole by the
        * first read. */
       if (!at_end && h.offset + 8 + h.body_bytes + 65536 < skip_before) {
-        if (xchg_ipc_reader_skip(r, &err) != XCHG_OK) {
+        if ((o.status = xchg_ipc_reader_skip(r, &err)) != XCHG_OK) {
           snprintf(o.message, sizeof o.message, "%s", err.message);
           break;
         }
@@ -94,7 +100,7 @@ static outcome read_batches(xchg_ipc_reader *r, int64_t skip_before) {
         continue;
       }
     }
-    if (xchg_ipc_reader_next(r, &a, &err) != XCHG_OK) {
+    if ((o.status = xchg_ipc_reader_next(r, &a, &err)) != XCHG_OK) {
       snprintf(o.message, sizeof o.message, "%s", err.message);
       break;
     }
@@ -111,10 +117,10 @@ static outcome read_batches(xchg_ipc_reader *r, int64_t skip_before) {
 
 /* Reads everything from memory, skipping as read_batches does. */
 static outcome read_until(const uint8_t *data, size_t size, int64_t skip_before) {
-  outcome o = {0, 0, ""};
+  outcome o = {0, XCHG_OK, 0, ""};
   xchg_ipc_reader *r;
   xchg_error err;
-  if (xchg_ipc_reader_open_memory(data, size, NULL, NULL, NULL, &r, &err) != XCHG_OK) {
+  if ((o.status = xchg_ipc_reader_open_memory(data, size, NULL, NULL, NULL, &r, &err)) != XCHG_OK) {
     snprintf(o.message, sizeof o.message, "%s", err.message);
     return o;
   }
@@ -160,6 +166,10 @@ static void fuzz_file(const char *path, void *unused) {
 
 static int64_t cuts, cut_errors;
 
+/* A file's magic and padding, a stream's first framing: an input cut
+ * inside them may not be told from another format. */
+#define IPC_HEAD 8
+
 /* Where the message bodies of an input are, from the reader's own report. */
 typedef struct body_map {
   tu_body items[4096];
@@ -195,9 +205,44 @@ static void truncate_file(const char *path, void *unused) {
              path, (int64_t)cut);
     TU_CHECK(!message_without_byte(o.message), "%s cut at byte %" PRId64 ": no byte in: %s", path,
              (int64_t)cut, o.message);
+    TU_CHECK(cut < IPC_HEAD || o.status == XCHG_EIO, "%s cut at byte %" PRId64 ": %s, not %s: %s",
+             path, (int64_t)cut, xchg_status_name(o.status), xchg_status_name(XCHG_EIO), o.message);
   }
   TU_CHECK(xchg_buf_live_count() == live, "%s: %" PRId64 " buffers leaked while cutting", path,
            xchg_buf_live_count() - live);
+  free(data);
+}
+
+/* The same cut read from a file descriptor (seekable, not in memory) is
+ * the same error as from memory: a few cuts of each kind, from the end of
+ * a file's footer to its first message's metadata. */
+static void truncate_through_fd(const char *path) {
+  size_t size;
+  uint8_t *data = tu_read_file(path, &size);
+  const size_t cuts_at[] = {size - 1, size - 12, size / 2, size / 3, 20};
+  for (size_t i = 0; i < sizeof cuts_at / sizeof cuts_at[0]; i++) {
+    char name[] = "/tmp/xchg-bad-input-XXXXXX";
+    int fd = mkstemp(name);
+    size_t cut = cuts_at[i];
+    if (!TU_CHECK(fd >= 0 && write(fd, data, cut) == (ssize_t)cut, "cannot write %s", name)) break;
+    unlink(name);
+    outcome want = read_all(data, cut), got = {0, XCHG_EIO, 0, "cannot open"};
+    xchg_source *src = NULL;
+    xchg_ipc_reader *r = NULL;
+    xchg_error err;
+    if (lseek(fd, 0, SEEK_SET) == 0 && xchg_source_from_fd(fd, 1, &src, &err) == XCHG_OK)
+      got.status = xchg_ipc_reader_open(src, NULL, &r, &err);
+    else
+      close(fd);
+    if (r)
+      got = read_batches(r, -1);
+    else if (src)
+      snprintf(got.message, sizeof got.message, "%s", err.message);
+    TU_CHECK(
+        got.status == XCHG_EIO && want.status == XCHG_EIO && strcmp(got.message, want.message) == 0,
+        "%s cut at byte %zu: from an fd %s: %s; from memory %s: %s", path, cut,
+        xchg_status_name(got.status), got.message, xchg_status_name(want.status), want.message);
+  }
   free(data);
 }
 
@@ -278,10 +323,10 @@ static xchg_status open_wrapped(const uint8_t *data, size_t size, xchg_stream_co
 
 /* Reads an IPC stream wrapped in codec from data[0, size). */
 static outcome read_wrapped(const uint8_t *data, size_t size, xchg_stream_codec codec) {
-  outcome o = {0, 0, ""};
+  outcome o = {0, XCHG_OK, 0, ""};
   xchg_error err;
   xchg_ipc_reader *r;
-  if (open_wrapped(data, size, codec, &r, &err) != XCHG_OK) {
+  if ((o.status = open_wrapped(data, size, codec, &r, &err)) != XCHG_OK) {
     snprintf(o.message, sizeof o.message, "%s", err.message);
     return o;
   }
@@ -427,6 +472,15 @@ static void truncate_gold(const char *kind) {
 static void truncation_streams(void) { truncate_gold(".stream"); }
 static void truncation_files(void) { truncate_gold(".arrow_file"); }
 
+static void truncation_fd(void) {
+  static const char *const kinds[] = {".arrow_file", ".stream"};
+  for (int i = 0; i < 2; i++) {
+    char path[1100];
+    snprintf(path, sizeof path, "%s/1.0.0-littleendian/generated_primitive%s", gold_dir, kinds[i]);
+    truncate_through_fd(path);
+  }
+}
+
 static void bit_flips(void) {
   tu_walk(gold_dir, ".stream", flip_file, NULL);
   tu_walk(gold_dir, ".arrow_file", flip_file, NULL);
@@ -455,7 +509,7 @@ int main(int argc, char **argv) {
   static const tu_case cases[] = {
       {"fuzz_corpus", fuzz_corpus},           {"truncation_streams", truncation_streams},
       {"truncation_files", truncation_files}, {"bit_flips", bit_flips},
-      {"stream_codecs", stream_codecs},
+      {"stream_codecs", stream_codecs},       {"truncation_fd", truncation_fd},
   };
   return TU_MAIN(argc, argv, "bad_input", cases);
 }

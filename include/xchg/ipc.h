@@ -212,7 +212,10 @@ typedef struct xchg_ipc_reader xchg_ipc_reader;
 
 /** Opens a reader on src, which it takes over (closed with the reader, or at
  * once if opening fails).  Reads the schema (and, for the file format, the
- * footer). opts may be NULL for the defaults. */
+ * footer). opts may be NULL for the defaults.  An input that ends early is
+ * an XCHG_EIO error, as in xchg_ipc_reader_next: a file cut short, which
+ * has no footer at its end, says where its input ends (inside which
+ * message, or inside the footer), from memory as from a pipe. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_open(xchg_source *src,
                                                          const xchg_ipc_read_options *opts,
                                                          xchg_ipc_reader **out, xchg_error *err);

@@ -209,39 +209,70 @@ static size_t file_end_limit(const xchg_ipc_reader *r) {
   return (size_t)(max > INT32_MAX ? INT32_MAX : max < 0 ? 0 : max) + IPC_FILE_TAIL;
 }
 
+static xchg_status check_file_tail(xchg_ipc_reader *r, const ipc_schema *stream,
+                                   const uint8_t *rest, size_t size, int64_t start,
+                                   xchg_error *err);
+
+/* Reads the messages of the file in order from the magic, bodies skipped,
+ * up to its end-of-stream marker, where *marker is left; the status of the
+ * read that failed, if one did (XCHG_EIO when the input ends inside a
+ * message or before the marker).  The messages are counted as they are
+ * read, so that an error names the right one; the count is put back. */
+static xchg_status skip_to_marker(xchg_ipc_reader *r, int64_t *marker, xchg_error *err) {
+  int64_t first = r->message_index;
+  xchg_status st = reader_seek(r, IPC_FILE_HEAD, err);
+  for (int eos = 0; st == XCHG_OK && !eos;) {
+    ipc_message m;
+    *marker = reader_position(r);
+    st = reader_read_message(r, &m, &eos, err);
+    if (st != XCHG_OK || eos) break;
+    int64_t next = m.body_offset + m.body_length;
+    reader_message_clear(&m);
+    r->message_index++;
+    st = reader_seek(r, next, err);
+  }
+  r->message_index = first;
+  return st;
+}
+
 /* Reads the file in order from the magic, message by message, bodies
  * skipped, up to its end-of-stream marker (at *eos_at) and the footer after
  * it: *end is where that footer's closing magic ends, or both are -1 when
  * the input ends first (or the messages cannot be read: the footer at the
- * end is then all there is to go by).  The footer found is checked against
- * the schema message and the messages when it is used
- * (reader_open_file_format). */
+ * end is then all there is to go by).  *in_order is what the reading found
+ * wrong (XCHG_EIO: the input ends inside a message, before the marker or
+ * inside the footer after it), its error in *why; XCHG_OK when nothing.
+ * The footer found is checked against the schema message and the messages
+ * when it is used (reader_open_file_format). */
 static xchg_status find_end_in_order(xchg_ipc_reader *r, int64_t *end, int64_t *eos_at,
-                                     xchg_error *err) {
+                                     xchg_status *in_order, xchg_error *why, xchg_error *err) {
   *end = *eos_at = -1;
-  xchg_error ignored;
   int64_t marker = IPC_FILE_HEAD;
-  if (reader_seek(r, IPC_FILE_HEAD, &ignored) != XCHG_OK) return XCHG_OK;
-  for (int eos = 0; !eos;) {
-    ipc_message m;
-    marker = reader_position(r);
-    if (reader_read_message(r, &m, &eos, &ignored) != XCHG_OK) return XCHG_OK;
-    if (eos) break;
-    int64_t next = m.body_offset + m.body_length;
-    reader_message_clear(&m);
-    if (reader_seek(r, next, &ignored) != XCHG_OK) return XCHG_OK;
-  }
+  if ((*in_order = skip_to_marker(r, &marker, why)) != XCHG_OK) return XCHG_OK;
   int64_t start = reader_position(r);
   uint8_t *rest = NULL;
-  size_t size = 0;
+  size_t size = 0, limit = file_end_limit(r);
   int found = 0;
-  xchg_status st = read_file_end(r, NULL, start, file_end_limit(r), &rest, &size, &found, err);
-  free(rest);
+  xchg_status st = read_file_end(r, NULL, start, limit, &rest, &size, &found, err);
   if (st == XCHG_OK && found) {
     *end = start + (int64_t)size;
     *eos_at = marker;
+  } else if (st == XCHG_OK && size <= limit) { /* the input ended after the marker */
+    *in_order = check_file_tail(r, NULL, rest, size, start, why);
   }
+  free(rest);
   return st == XCHG_ENOMEM || st == XCHG_ECANCELLED ? st : XCHG_OK;
+}
+
+/* The input ends before the file that begins at byte 0 does (*why says
+ * where, as the stream reader says it): the file is cut short, whatever its
+ * last bytes hold in place of a footer, and that is an XCHG_EIO error as
+ * when the same bytes are read in order. */
+static xchg_status file_cut_short(int64_t size, const xchg_error *why, xchg_error *err) {
+  if (err == NULL) return XCHG_EIO;
+  *err = *why;
+  xchg_error_prefix(err, "the file (%lld bytes) is cut short: ", (long long)size);
+  return XCHG_EIO;
 }
 
 /* Seekable: the footer is found from the end of the input, as Arrow's
@@ -262,13 +293,16 @@ static xchg_status read_footer(xchg_ipc_reader *r, int64_t size, int64_t *eos_at
     return footer_use(r, &last, size, err);
   if (st == XCHG_ENOMEM || st == XCHG_ECANCELLED) return st;
   int64_t end;
-  xchg_status found = find_end_in_order(r, &end, eos_at, err);
+  xchg_status in_order = XCHG_OK;
+  xchg_error why;
+  xchg_status found = find_end_in_order(r, &end, eos_at, &in_order, &why, err);
   if (found != XCHG_OK || (end >= 0 && end < size)) footer_free(&last);
   if (found != XCHG_OK) return found;
   if (end >= 0 && end < size) {
     if ((st = footer_read(r, end, &last, err)) != XCHG_OK) return st;
     return footer_use(r, &last, end, err);
   }
+  if (st != XCHG_OK && in_order == XCHG_EIO) return file_cut_short(size, &why, err);
   return st == XCHG_OK ? footer_use(r, &last, size, err) : st;
 }
 
@@ -571,13 +605,15 @@ static xchg_status check_footer(xchg_ipc_reader *r, const ipc_schema *stream, co
  * fits a footer that checks, a damaged magic; a footer that fails to check
  * is its own error.  Anything else is a cut (a cut footer fails to parse:
  * flatbuffers are built from the end, so their last bytes are the strings
- * and tables that the first ones point to). */
-static xchg_status check_file_tail(xchg_ipc_reader *r, const uint8_t *rest, size_t size,
-                                   int64_t start, xchg_error *err) {
+ * and tables that the first ones point to).  The footer's schema is
+ * compared with stream, the schema message's, when there is one to compare
+ * (NULL: not read). */
+static xchg_status check_file_tail(xchg_ipc_reader *r, const ipc_schema *stream,
+                                   const uint8_t *rest, size_t size, int64_t start,
+                                   xchg_error *err) {
   long long end = (long long)start + (long long)size;
   size_t footer_size = size >= IPC_FILE_TAIL ? size - IPC_FILE_TAIL : 0;
-  if (file_ends_at(rest, size))
-    return check_footer(r, &r->schema, rest, footer_size, start, end, err);
+  if (file_ends_at(rest, size)) return check_footer(r, stream, rest, footer_size, start, end, err);
   int32_t length = size >= IPC_FILE_TAIL ? (int32_t)fb_load_u32(rest + footer_size) : 0;
   if (size >= IPC_FILE_TAIL && memcmp(rest + size - IPC_MAGIC_SIZE, IPC_MAGIC, IPC_MAGIC_SIZE) == 0)
     return xchg_errorf(err, XCHG_EFORMAT,
@@ -587,7 +623,7 @@ static xchg_status check_file_tail(xchg_ipc_reader *r, const uint8_t *rest, size
                        length, end - IPC_FILE_TAIL, (long long)start, footer_size);
   xchg_error ignored;
   if (size > IPC_FILE_TAIL && (int64_t)length == (int64_t)footer_size &&
-      check_footer(r, &r->schema, rest, footer_size, start, end, &ignored) == XCHG_OK)
+      check_footer(r, stream, rest, footer_size, start, end, &ignored) == XCHG_OK)
     return xchg_errorf(err, XCHG_EFORMAT,
                        "the file ends at byte %lld without the ARROW1 magic "
                        "(bytes %lld to %lld are damaged)",
@@ -638,7 +674,7 @@ xchg_status reader_check_file_end(xchg_ipc_reader *r, xchg_error *err) {
                      "max_metadata_bytes (%lld)",
                      limit, (long long)start, (long long)r->opts.max_metadata_bytes);
   else if (!found)
-    st = check_file_tail(r, rest, size, start, err);
+    st = check_file_tail(r, &r->schema, rest, size, start, err);
   else
     st = check_footer_blocks(r, rest, size - IPC_FILE_TAIL, start, start + (int64_t)size, err);
   if (st == XCHG_OK) r->file_end = start + (int64_t)size;
