@@ -1,7 +1,8 @@
 /* tests/test_null_args.c — the API takes NULL where its reference says so:
  * every destructor (`_free`, `_release`, `_unref`) as a no-op, every getter
  * of a handle with the value its declaration gives for NULL, and setters
- * and actions as no-ops.  One that dereferenced NULL would crash here. */
+ * and actions as no-ops; calls that return a status take a NULL argument
+ * as XCHG_EINVAL naming it.  One that dereferenced NULL would crash here. */
 #include <string.h>
 
 #include "support/c_fixture.h"
@@ -158,6 +159,39 @@ static void null_outs(void) {
            "xchg_row_reader_open of a NULL stream: %s", err.message);
 }
 
+/* The block codecs take bytes as a pointer and a size: NULL with a size
+ * above 0 is XCHG_EINVAL naming the pointer, for every codec (zstd and
+ * LZ4 would read or write through it); NULL with 0 is an empty buffer. */
+static void null_spans(void) {
+  static const xchg_block_codec codecs[] = {XCHG_BLOCK_NONE, XCHG_BLOCK_LZ4_FRAME, XCHG_BLOCK_ZSTD};
+  for (int i = 0; i < 3; i++) {
+    const char *name = xchg_block_codec_name(codecs[i]);
+    xchg_error err;
+    char dst[5];
+    xchg_buf *buf = (xchg_buf *)&err;
+    TU_CHECK(xchg_block_decompress(codecs[i], NULL, 5, dst, 5, &err) == XCHG_EINVAL &&
+                 !strcmp(err.message, "xchg_block_decompress: src is NULL with a size of 5 bytes"),
+             "%s: decompress of a NULL src: %s", name, err.message);
+    TU_CHECK(xchg_block_decompress(codecs[i], "abcde", 5, NULL, 5, &err) == XCHG_EINVAL &&
+                 !strcmp(err.message, "xchg_block_decompress: dst is NULL with a size of 5 bytes"),
+             "%s: decompress into a NULL dst: %s", name, err.message);
+    TU_CHECK(xchg_block_check_size(codecs[i], NULL, 20, 5, &err) == XCHG_EINVAL &&
+                 !strcmp(err.message, "xchg_block_check_size: src is NULL with a size of 20 bytes"),
+             "%s: check_size of a NULL src: %s", name, err.message);
+    TU_CHECK(xchg_block_compress(codecs[i], 0, NULL, 5, &buf, &err) == XCHG_EINVAL && buf == NULL &&
+                 !strcmp(err.message, "xchg_block_compress: src is NULL with a size of 5 bytes"),
+             "%s: compress of a NULL src: %s", name, err.message);
+    TU_OK(xchg_block_check_size(codecs[i], NULL, 0, 0, &err), err);
+    if (TU_OK(xchg_block_compress(codecs[i], 0, NULL, 0, &buf, &err), err)) {
+      TU_OK(xchg_block_decompress(codecs[i], xchg_buf_data(buf), xchg_buf_size(buf), NULL, 0, &err),
+            err);
+      xchg_buf_unref(buf);
+    }
+  }
+  xchg_error err;
+  TU_OK(xchg_block_decompress(XCHG_BLOCK_NONE, NULL, 0, NULL, 0, &err), err);
+}
+
 /* A writer's status calls take a NULL writer, batch or stream as
  * XCHG_EINVAL, with or without coalescing; the writer goes on. */
 static void writer_arguments(void) {
@@ -197,6 +231,7 @@ int main(int argc, char **argv) {
                                   {"null_handles", null_handles},
                                   {"failed_constructors", failed_constructors},
                                   {"null_outs", null_outs},
+                                  {"null_spans", null_spans},
                                   {"writer_arguments", writer_arguments}};
   return TU_MAIN(argc, argv, "null_args", cases);
 }

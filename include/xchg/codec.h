@@ -38,7 +38,8 @@ XCHG_API const char *xchg_block_codec_name(xchg_block_codec codec);
  * frames) into dst, which must receive exactly dst_size bytes: producing
  * fewer or more is an XCHG_EFORMAT error, as is any corrupt input.  For
  * XCHG_BLOCK_NONE, src is copied (its size must be dst_size); a codec
- * outside the enum is XCHG_EINVAL. */
+ * outside the enum is XCHG_EINVAL, and so is a NULL src or dst with a size
+ * above 0, naming it (NULL with size 0 is an empty buffer). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_block_decompress(xchg_block_codec codec, const void *src,
                                                           size_t src_size, void *dst,
                                                           size_t dst_size, xchg_error *err);
@@ -55,7 +56,8 @@ XCHG_API size_t xchg_block_max_decompressed_size(xchg_block_codec codec, size_t 
  * xchg_block_max_decompressed_size, or (zstd) other than the content size
  * its frame headers state when every frame states one, is an XCHG_EFORMAT
  * error naming both sizes.  Passing does not make src valid:
- * xchg_block_decompress still checks every byte. */
+ * xchg_block_decompress still checks every byte.  A NULL src with a
+ * src_size above 0 is XCHG_EINVAL. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_block_check_size(xchg_block_codec codec, const void *src,
                                                           size_t src_size, size_t dst_size,
                                                           xchg_error *err);
@@ -69,7 +71,8 @@ XCHG_API void xchg_block_codec_levels(xchg_block_codec codec, int *min, int *max
 
 /** Compresses src at level (0 = the codec's default; outside
  * xchg_block_codec_levels an XCHG_EINVAL error) into a new buffer in *out
- * (NULL on failure; a NULL out is XCHG_EINVAL). */
+ * (NULL on failure; a NULL out, or a NULL src with a src_size above 0, is
+ * XCHG_EINVAL naming it). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_block_compress(xchg_block_codec codec, int level,
                                                         const void *src, size_t src_size,
                                                         xchg_buf **out, xchg_error *err);

@@ -72,7 +72,7 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_stream_codec_from_name(const char *name
  * for every format; fewer may still decide).  Skippable LZ4/zstd frames at
  * the start are looked past when their bytes are given.  Returns
  * XCHG_STREAM_NONE when no codec magic matches, which includes plain Arrow
- * IPC (stream or file format). */
+ * IPC (stream or file format), and for NULL bytes. */
 XCHG_API xchg_stream_codec xchg_stream_codec_detect(const void *bytes, size_t size);
 
 /* ---- Decoding ---------------------------------------------------------- */
@@ -154,7 +154,9 @@ XCHG_API xchg_stream_codec xchg_istream_codec(const xchg_istream *s);
 
 /** Copies up to n decompressed bytes into dst; *got < n only at the end of
  * the stream, after which every read returns *got = 0 and XCHG_OK.  n = 0
- * is a valid no-op.  After an error the stream keeps returning it.
+ * is a valid no-op.  After an error the stream keeps returning it.  A NULL
+ * stream or got, or a NULL dst with n > 0, is XCHG_EINVAL naming it, and
+ * leaves the stream as it was.
  *
  * Inline, so that a read served from the current window compiles to a
  * bounds check and a memcpy (a constant-size one becomes a plain load).
@@ -255,8 +257,11 @@ static inline xchg_status xchg_istream_read(xchg_istream *s, void *dst, size_t n
   void *start = s;
   xchg_istream_window_ *w = xchg_istream_cast_(xchg_istream_window_ *, start);
   /** n - 1 < have is n <= have for n > 0; n = 0 takes the call, which
-   * copies nothing. */
-  if (n - 1 < xchg_istream_cast_(size_t, w->end - w->pos)) {
+   * copies nothing.  NULL arguments take it too, which refuses them (where
+   * they are locals' addresses, the compiler drops their tests; tested as
+   * truth values, as a C++ build with -Wzero-as-null-pointer-constant
+   * refuses NULL). */
+  if (s && dst && got && n - 1 < xchg_istream_cast_(size_t, w->end - w->pos)) {
     xchg_istream_copy_(dst, w->pos, n);
     w->pos += n;
     *got = n;

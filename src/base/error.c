@@ -1,5 +1,6 @@
 /* error.c — status names and message formatting for xchg_error. */
 #include "xchg/error.h"
+#include "base/args.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -75,4 +76,8 @@ void xchg_error_prefix(xchg_error *err, const char *fmt, ...) {
 
 xchg_status base_null_argument(const char *who, const char *what, xchg_error *err) {
   return xchg_errorf(err, XCHG_EINVAL, "%s: %s is NULL", who, what);
+}
+
+xchg_status base_null_span(const char *who, const char *what, size_t size, xchg_error *err) {
+  return xchg_errorf(err, XCHG_EINVAL, "%s: %s is NULL with a size of %zu bytes", who, what, size);
 }

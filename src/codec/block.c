@@ -96,6 +96,9 @@ static xchg_status zstd_decompress(codec_contexts *c, const void *src, size_t sr
 
 xchg_status xchg_block_decompress(xchg_block_codec codec, const void *src, size_t src_size,
                                   void *dst, size_t dst_size, xchg_error *err) {
+  static const char who[] = "xchg_block_decompress";
+  if (src == NULL && src_size > 0) return base_null_span(who, "src", src_size, err);
+  if (dst == NULL && dst_size > 0) return base_null_span(who, "dst", dst_size, err);
   codec_contexts *c = thread_contexts();
   if (!c) return xchg_errorf(err, XCHG_ENOMEM, "cannot allocate codec contexts");
   tally_add(&c->counts, DECOMPRESS_CALLS, 1);
@@ -155,6 +158,8 @@ static int zstd_stated_size(const uint8_t *src, size_t src_size, uint64_t *total
 
 xchg_status xchg_block_check_size(xchg_block_codec codec, const void *src, size_t src_size,
                                   size_t dst_size, xchg_error *err) {
+  if (src == NULL && src_size > 0)
+    return base_null_span("xchg_block_check_size", "src", src_size, err);
   uint64_t most = xchg_block_max_decompressed_size(codec, src_size);
   if ((uint64_t)dst_size > most)
     return xchg_errorf(err, XCHG_EFORMAT,
@@ -233,8 +238,10 @@ void xchg_block_codec_levels(xchg_block_codec codec, int *min, int *max) {
 
 xchg_status xchg_block_compress(xchg_block_codec codec, int level, const void *src, size_t src_size,
                                 xchg_buf **out, xchg_error *err) {
-  if (!out) return base_null_argument("xchg_block_compress", "out", err);
+  static const char who[] = "xchg_block_compress";
+  if (!out) return base_null_argument(who, "out", err);
   *out = NULL;
+  if (src == NULL && src_size > 0) return base_null_span(who, "src", src_size, err);
   int min, max;
   xchg_block_codec_levels(codec, &min, &max);
   if (level < min || level > max)

@@ -43,6 +43,7 @@ static int is_comet_tag(const uint8_t *p) {
 }
 
 xchg_stream_codec xchg_stream_codec_detect(const void *bytes, size_t size) {
+  if (bytes == NULL) return XCHG_STREAM_NONE; /* no bytes, whatever size says */
   const uint8_t *p = bytes;
   /* Skippable frames are shared by LZ4 and zstd: look past them. */
   while (size >= 8 && is_skippable_magic(stream_le32(p))) {
@@ -163,12 +164,13 @@ static void use_memory_input(xchg_istream *s, xchg_buf *memory) {
 xchg_status xchg_istream_open(xchg_source *src, xchg_stream_codec codec,
                               const xchg_istream_options *opts, xchg_istream **out,
                               xchg_error *err) {
+  static const char who[] = "xchg_istream_open";
   if (out == NULL) {
     xchg_source_free(src); /* taken over, as on any failure */
-    return xchg_errorf(err, XCHG_EINVAL, "stream: out is NULL");
+    return base_null_argument(who, "out", err);
   }
   *out = NULL;
-  if (src == NULL) return xchg_errorf(err, XCHG_EINVAL, "stream: no source");
+  if (src == NULL) return base_null_argument(who, "src", err);
   xchg_istream *s = calloc(1, sizeof *s);
   if (s == NULL) {
     xchg_source_free(src);
@@ -217,7 +219,7 @@ xchg_status xchg_istream_reset(xchg_istream *s, xchg_source *src, const xchg_ist
                                xchg_error *err) {
   if (s == NULL || src == NULL) {
     xchg_source_free(src);
-    return xchg_errorf(err, XCHG_EINVAL, "xchg_istream_reset: %s", s ? "no source" : "no stream");
+    return base_null_argument("xchg_istream_reset", s ? "src" : "the stream", err);
   }
   xchg_source_free(s->src);
   s->src = src;
@@ -300,8 +302,18 @@ static xchg_status finish_frame(xchg_istream *s, xchg_error *err) {
   return run_decoder(s, s->ops->finish, err);
 }
 
+/* The caller's mistake, which leaves the stream as it was (no sticky error). */
+static xchg_status bad_read_arguments(const xchg_istream *s, const void *dst, size_t n,
+                                      const size_t *got, xchg_error *err) {
+  static const char who[] = "xchg_istream_read";
+  if (s == NULL || got == NULL) return base_null_argument(who, !s ? "the stream" : "got", err);
+  return dst == NULL && n > 0 ? base_null_span(who, "dst", n, err) : XCHG_OK;
+}
+
 xchg_status xchg_istream_read_call(xchg_istream *s, void *dst, size_t n, size_t *got,
                                    xchg_error *err) {
+  xchg_status bad = bad_read_arguments(s, dst, n, got, err);
+  if (bad != XCHG_OK) return bad;
   size_t have = (size_t)(s->win.end - s->win.pos);
   uint8_t *d = dst;
   size_t done = 0;

@@ -92,8 +92,7 @@ xchg_status xchg_source_from_memory(const void *data, size_t size, xchg_release_
   static const char who[] = "xchg_source_from_memory";
   if (out == NULL) return base_null_argument(who, "out", err);
   *out = NULL;
-  if (data == NULL && size > 0)
-    return xchg_errorf(err, XCHG_EINVAL, "%s: data is NULL with a size of %zu bytes", who, size);
+  if (data == NULL && size > 0) return base_null_span(who, "data", size, err);
   /* The source comes first: once the memory is wrapped, dropping the wrap
    * would run the caller's release, and a failure must leave the memory
    * with the caller. */
