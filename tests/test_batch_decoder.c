@@ -728,10 +728,29 @@ static void test_wrong_payloads(void) {
   xchg_buf_unref(other.stream);
 }
 
+/* Opening a decoder on schema followed by 16 bytes fails, naming them. */
+static void check_trailing_bytes(const tu_bytes *schema, const char *name) {
+  tu_bytes trailed = {0};
+  tu_bytes_append(&trailed, schema->data, schema->size);
+  tu_bytes_append(&trailed, "garbage!garbage!", 16);
+  char want[96];
+  snprintf(want, sizeof want, "schema message: 16 trailing bytes, from byte %zu", schema->size);
+  xchg_batch_decoder *dec = NULL;
+  xchg_error err;
+  xchg_status st = xchg_batch_decoder_open(trailed.data, trailed.size, NULL, 0, NULL, &dec, &err);
+  TU_CHECK(st == XCHG_EFORMAT && !dec && mentions(err.message, want),
+           "schema message with its %s and 16 bytes after it: %d %s", name, (int)st, err.message);
+  xchg_batch_decoder_free(dec);
+  free(trailed.data);
+}
+
 /* The schema message in each framing a stream may have: the continuation
  * marker and length, the pre-0.15 length alone (which the reader and
  * the payloads take too: Arrow Java's legacy IPC option writes it), and
- * the Message flatbuffer alone; each opens a decoder that decodes batch 0. */
+ * the Message flatbuffer alone; each opens a decoder that decodes batch 0.
+ * Bytes after a framed one (the next messages of its stream, garbage) are
+ * an error naming them, not dropped unseen; after a flatbuffer alone they
+ * cannot be told from it. */
 static void test_schema_framings(void) {
   split s;
   split_stream(XCHG_BLOCK_NONE, &s);
@@ -750,6 +769,7 @@ static void test_schema_framings(void) {
     xchg_status st =
         xchg_batch_decoder_open(framings[f].data, framings[f].size, NULL, 0, NULL, &dec, &err);
     TU_CHECK(st == XCHG_OK, "schema message with its %s: %d %s", names[f], (int)st, err.message);
+    if (f < 2) check_trailing_bytes(&framings[f], names[f]);
     xchg_source *src = tu_memory_source(p.data, p.size);
     struct ArrowArray a;
     if (dec && xchg_batch_decoder_decode(dec, src, 0, &a, &err) == XCHG_OK) {

@@ -357,7 +357,9 @@ XCHG_API void xchg_ipc_reader_free(xchg_ipc_reader *reader);
  * For a cached relation: an engine stores each batch as its own payload
  * and reads them back in any order, often a few columns only.  A decoder
  * is created once with the relation's schema (the bytes of an IPC schema
- * message, framing included or not), the columns to decode and the read
+ * message, framing included or not, and nothing after it: with its
+ * framing, bytes after the metadata length it gives are an XCHG_EFORMAT
+ * error naming them), the columns to decode and the read
  * options, and then decodes any number of payloads, from any number of
  * threads one at a time per call (it keeps no state between calls).  A
  * payload is one of:

@@ -148,8 +148,9 @@ typedef struct xchg_shuffle_reader_options {
   int64_t target_rows;
   int64_t target_bytes; /**< see target_rows */
   /** The schema, as the bytes of an IPC schema message (framing included
-   * or not), or NULL (default) to take it from the first block.  Copied
-   * by xchg_shuffle_reader_open. */
+   * or not, and nothing after it, as xchg_batch_decoder_open takes it), or
+   * NULL (default) to take it from the first block.  Copied by
+   * xchg_shuffle_reader_open. */
   const void *schema_message;
   size_t schema_message_size; /**< bytes at schema_message */
   /** Top-level column indices to decode, in any order (batches hold each

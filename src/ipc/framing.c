@@ -126,6 +126,16 @@ static int schema_table(const uint8_t *p, size_t size, fb_table *out, uint8_t *t
          fb_table_field(&msg, MSG_HEADER, out) > 0;
 }
 
+/* A schema message whose framing says it ends at byte `end` of the `size`
+ * bytes given: what follows is not its (a stream's next messages, say),
+ * and would be dropped unseen. */
+static xchg_status trailing_bytes(size_t end, size_t size, xchg_error *err) {
+  return xchg_errorf(err, XCHG_EFORMAT,
+                     "schema message: %zu trailing byte%s, from byte %zu (where its framing "
+                     "ends it) to %zu: a schema message is given alone",
+                     size - end, size - end == 1 ? "" : "s", end, size);
+}
+
 xchg_status ipc_schema_message_table(const uint8_t *p, size_t size, fb_table *out,
                                      const uint8_t **flatbuffer, size_t *flatbuffer_size,
                                      xchg_error *err) {
@@ -136,6 +146,7 @@ xchg_status ipc_schema_message_table(const uint8_t *p, size_t size, fb_table *ou
                          "schema message: metadata length %u exceeds its %zu "
                          "bytes",
                          length, size - 8);
+    if (length < size - 8) return trailing_bytes(8 + (size_t)length, size, err);
     p += 8;
     size = length;
   }
@@ -146,6 +157,7 @@ xchg_status ipc_schema_message_table(const uint8_t *p, size_t size, fb_table *ou
    * flatbuffer is never taken for one. */
   uint32_t legacy = size >= 4 ? fb_load_u32(p) : 0;
   if (!found && legacy > 0 && legacy <= size - 4 && schema_table(p + 4, legacy, out, &type)) {
+    if (legacy < size - 4) return trailing_bytes(4 + (size_t)legacy, size, err);
     found = 1;
     p += 4;
     size = legacy;

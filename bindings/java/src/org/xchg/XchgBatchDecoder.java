@@ -93,10 +93,12 @@ public final class XchgBatchDecoder implements AutoCloseable {
 
   /**
    * A decoder of the relation whose schema message is {@code schemaMessage}
-   * (with or without its IPC framing), xchg_batch_decoder_open.
+   * (with or without its IPC framing, and nothing after it),
+   * xchg_batch_decoder_open.
    *
-   * @throws XchgException when the schema message is invalid or a column is
-   *     out of range
+   * @throws XchgException when the schema message is invalid, is followed by
+   *     bytes its framing does not count ("schema message: 16 trailing
+   *     bytes, from byte 1936 ..."), or a column is out of range
    */
   public static XchgBatchDecoder open(byte[] schemaMessage, Options options) {
     Objects.requireNonNull(schemaMessage, "schemaMessage");

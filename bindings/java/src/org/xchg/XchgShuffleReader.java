@@ -131,7 +131,8 @@ public final class XchgShuffleReader implements AutoCloseable {
     /**
      * The schema of the blocks, as the bytes of an IPC schema message
      * (its framing included or not: a stream's first message, or what
-     * Arrow Java's {@code MessageSerializer.serialize} writes), copied
+     * Arrow Java's {@code MessageSerializer.serialize} writes; nothing
+     * after it, as {@link XchgBatchDecoder#open} takes it), copied
      * here; null (the default) to take it from the first block.  Given,
      * {@link #open} parses it (a bad one, or a column out of range, fails
      * there), {@link #exportSchema} has it before any block (a reduce

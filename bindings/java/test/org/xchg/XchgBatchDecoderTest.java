@@ -10,6 +10,7 @@ import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -380,7 +381,7 @@ public final class XchgBatchDecoderTest {
       if (e != null) check(e.getMessage().contains("arrays 0 and 1"), "one address twice: " + e.getMessage());
       nothingExported(many, "one address twice");
       byte[][] payloads = new byte[many.length][];
-      java.util.Arrays.fill(payloads, p);
+      Arrays.fill(payloads, p);
       XchgArrowArray[] targets = many.clone();
       targets[70] = targets[40];
       targets[90] = targets[5];
@@ -628,6 +629,15 @@ public final class XchgBatchDecoderTest {
       check(e.status() == XchgException.Status.INVALID_ARGUMENT && e.getMessage().contains("column index 6"),
           "column 6: " + e.getMessage());
     expectThrows(XchgException.class, "no schema", () -> XchgBatchDecoder.open(zstd.payloads().get(0)));
+    // Bytes after the schema message (the stream's next ones, garbage) would be dropped unseen.
+    byte[] schema = zstd.schema(), trailed = Arrays.copyOf(schema, schema.length + 16);
+    Arrays.fill(trailed, schema.length, trailed.length, (byte) 0xAB);
+    XchgException trailing = expectThrows(XchgException.class, "schema with trailing bytes",
+        () -> XchgBatchDecoder.open(trailed));
+    if (trailing != null)
+      check(trailing.status() == XchgException.Status.FORMAT
+              && trailing.getMessage().contains("16 trailing bytes, from byte " + schema.length),
+          "schema with trailing bytes: " + trailing.getMessage());
     expectThrows(IllegalArgumentException.class, "negative threads", () -> new XchgBatchDecoder.Options().threads(-1));
     IllegalArgumentException many = expectThrows(IllegalArgumentException.class, "too many threads",
         () -> new XchgBatchDecoder.Options().threads(Xchg.MAX_THREADS + 1));
