@@ -76,7 +76,13 @@ XCHG_API size_t xchg_buf_size(const xchg_buf *buf);
 /** Bytes xchg holds for buffers it allocated, process-wide: the data of
  * live buffers made by xchg_buf_alloc/calloc, plus the blocks of released
  * ones kept for reuse (see xchg_buf_trim).  Engines watch this to see
- * xchg's native memory; xchg_buf_get_metrics splits it. */
+ * xchg's native memory, the part that grows with the data (decoded
+ * batches, copied inputs); xchg_buf_get_metrics splits it.  Not counted:
+ * the working memory of open objects, bounded by their options and freed
+ * with them (an xchg_istream's window and input buffer, the codec contexts
+ * allocated inside libzstd and liblz4), and each thread's cache of small
+ * blocks and buffer headers (at most 256 KiB and 64 headers a thread, as
+ * malloc keeps its own thread caches). */
 XCHG_API int64_t xchg_buf_allocated_bytes(void);
 
 /** The number of live xchg_buf objects of every kind, process-wide.  Tests

@@ -38,6 +38,14 @@ public final class Xchg {
    * Bytes of native memory xchg holds for its buffers, process-wide
    * (xchg_buf_allocated_bytes): live buffers plus the blocks of released
    * ones it keeps for reuse (see {@link #bufferMetrics}, {@link #trimBuffers}).
+   * Buffers are what grows with the data: decoded batches, copied inputs.
+   * Not counted is the working memory of objects while they are open, which
+   * their options bound and their close frees: an {@link XchgInputStream}'s
+   * decompression window and input buffer (64 KiB each; for a block format
+   * such as LZ4_JAVA, as large as its largest block), the codecs' own
+   * contexts (allocated inside libzstd and liblz4, out of xchg's sight),
+   * and each thread's cache of small blocks and buffer headers (at most
+   * 256 KiB and 64 headers a thread, kept as malloc keeps its own).
    */
   public static native long allocatedBytes();
 
