@@ -31,7 +31,8 @@
  *    standard output;
  *  - gen killed by SIGTERM while writing removes its temporary file, and
  *    so does gen sent SIGTERM in a burst (40 tries);
- *    inspect - killed while it copies standard input leaves no file.
+ *    inspect - killed while it copies standard input leaves no file;
+ *  - inspect - with a TMPDIR that does not exist names that directory.
  * Runs as root in CI: permissions cannot make a directory unwritable, so
  * write failures come from /dev/full and cut inputs. */
 #include <dirent.h>
@@ -621,6 +622,41 @@ static void check_killed_while_spooling(void) {
   check_dir_holds("inspect - killed while copying standard input", "blocks.comet");
 }
 
+/* inspect - of blocks copies the pipe to a file in TMPDIR; a TMPDIR that
+ * does not exist is an error naming that directory and the variable, not
+ * the name of a file mkstemp tried and nobody made. */
+static void check_spool_dir_missing(void) {
+  clear_dir();
+  char *blocks = path_in_dir("blocks.comet");
+  cli_run r =
+      run_cli(ARGS("gen", "shuffle", blocks, "--format", "comet", "--rows", "64", "-f"), -1);
+  TU_CHECK(r.exit_code == 0, "gen shuffle: exit %d: %s", r.exit_code, r.err.data);
+  free(r.err.data);
+  tu_bytes comet = tu_read_bytes(blocks);
+  char *missing = path_in_dir("missing");
+  int feed;
+  setenv("TMPDIR", missing, 1); /* the child's */
+  pid_t pid = start_cli_half_fed(ARGS("inspect", "-"), &comet, &feed);
+  unsetenv("TMPDIR");
+  if (feed >= 0) {
+    size_t half = comet.size / 2;
+    TU_CHECK(write(feed, comet.data + half, comet.size - half) == (ssize_t)(comet.size - half),
+             "write: %s", strerror(errno));
+    close(feed);
+  }
+  r = finish_cli(pid);
+  char want[4400];
+  snprintf(want, sizeof want,
+           "xchg: <stdin>: cannot create a temporary file in '%s' (TMPDIR) to hold standard "
+           "input: No such file or directory\n",
+           missing);
+  TU_CHECK(r.exit_code == 1 && stderr_is(&r, want), "inspect - with TMPDIR missing: exit %d: %s",
+           r.exit_code, r.err.data);
+  free(r.err.data);
+  free(comet.data);
+  check_dir_holds("inspect - with TMPDIR missing", "blocks.comet");
+}
+
 int main(int argc, char **argv) {
   cli = tu_cli_path();
   tu_testdata_path(gold_stream, sizeof gold_stream,
@@ -644,6 +680,7 @@ int main(int argc, char **argv) {
       {"killed_by_a_burst", check_killed_by_a_burst},
       {"killed_while_spooling", check_killed_while_spooling},
       {"created_meanwhile", check_created_meanwhile},
+      {"spool_dir_missing", check_spool_dir_missing},
   };
   int rc = TU_MAIN(argc, argv, "cli_output", cases);
   clear_dir();

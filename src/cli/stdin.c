@@ -164,11 +164,18 @@ static xchg_status map_whole(int fd, const char *path, xchg_error *err) {
 xchg_status xc_stdin_spool(xchg_error *err) {
   xchg_status regular = map_if_regular(err);
   if (regular != XCHG_OK || spooled != NULL) return regular;
-  const char *dir = getenv("TMPDIR");
+  const char *tmpdir = getenv("TMPDIR");
+  bool from_env = tmpdir != NULL && *tmpdir;
+  const char *dir = from_env ? tmpdir : "/tmp";
   char path[4096];
-  snprintf(path, sizeof path, "%s/xchg-stdin-XXXXXX", dir != NULL && *dir ? dir : "/tmp");
-  int fd = mkstemp(path);
-  if (fd < 0) return xchg_errorf(err, XCHG_EIO, "cannot create %s: %s", path, strerror(errno));
+  int len = snprintf(path, sizeof path, "%s/xchg-stdin-XXXXXX", dir);
+  /* mkstemp leaves a failed try's name in path, a file that does not
+   * exist: the error names the directory, and where it came from */
+  int fd = len > 0 && (size_t)len < sizeof path ? mkstemp(path) : (errno = ENAMETOOLONG, -1);
+  if (fd < 0)
+    return xchg_errorf(err, XCHG_EIO,
+                       "cannot create a temporary file in '%.200s'%s to hold standard input: %s",
+                       dir, from_env ? " (TMPDIR)" : "", strerror(errno));
   /* nameless from the start: nothing is left behind, whatever stops the
    * command (a signal, a full disk) */
   unlink(path);
