@@ -33,7 +33,9 @@
  *    summary too, and shows the streams after the first only with
  *    --streams; its batches are convert's, dictionary cuts included;
  *  - `convert --file` of IPC streams whose dictionaries differ fails
- *    cleanly (the file format cannot replace one), leaking nothing. */
+ *    cleanly (the file format cannot replace one), leaking nothing;
+ *  - `inspect` of blocks given as a named FIFO (/dev/stdin on a pipe) says
+ *    what `inspect` of the file does. */
 #define _XOPEN_SOURCE 700
 #include <stdbool.h>
 #include <stdint.h>
@@ -887,6 +889,36 @@ static void check_inspect_ipc_streams(void) {
   tu_cli_result_free(&r);
 }
 
+/* inspect of a named FIFO (/dev/stdin on a pipe here; a shell's <(...),
+ * mkfifo's) reads it twice as it reads a file of blocks, once per IPC
+ * stream and once by the shuffle reader: it is copied first, as `inspect -`
+ * copies a pipe, and says what inspect of the file does, not "0 Comet
+ * blocks, 0 rows" (the second read finding the pipe drained) nor waiting
+ * for a second writer (a FIFO opened again). */
+static void check_named_fifo(void) {
+  static const char *const inputs[] = {"fifo.comet", "fifo.ipc"};
+  TMP_PATH(comet, "fifo.comet");
+  TMP_PATH(ipc, "fifo.ipc");
+  gen_shuffle(comet, "comet", "lz4", 3);
+  gen_shuffle(ipc, "ipc", "zstd", 3);
+  for (int i = 0; i < 2; i++)
+    for (int json = 0; json < 2; json++) {
+      TMP_PATH(path, inputs[i]);
+      tu_cli_result a = run("inspect %s '%s'", json ? "--json" : "", path);
+      tu_cli_result c = piped(path, "inspect %s /dev/stdin", json ? "--json" : "");
+      /* The same but the file's name. */
+      const char *x = strstr(a.out, "\n  \"codec\""), *y = strstr(c.out, "\n  \"codec\"");
+      if (!json) x = strchr(a.out, '\n'), y = strchr(c.out, '\n');
+      TU_CHECK(a.exit_code == 0 && c.exit_code == 0 && x != NULL && y != NULL &&
+                   strcmp(x, y) == 0 &&
+                   strstr(x, json ? "\"blocks\": {\"count\": 157" : "\nblocks: 157 "),
+               "inspect%s /dev/stdin of %s through a pipe: exit %d: %.3000s%s",
+               json ? " --json" : "", inputs[i], c.exit_code, c.out, c.err);
+      tu_cli_result_free(&a);
+      tu_cli_result_free(&c);
+    }
+}
+
 int main(int argc, char **argv) {
   cli = tu_cli_path();
   if (mkdtemp(tmp) == NULL) {
@@ -906,6 +938,7 @@ int main(int argc, char **argv) {
       {"cat_arrowjs_blocks", check_cat_arrowjs_blocks},
       {"cat_limit", check_cat_limit},
       {"pipe", check_pipe},
+      {"named_fifo", check_named_fifo},
   };
   int rc = TU_MAIN(argc, argv, "cli_shuffle", cases);
   tu_run("rm -rf '%s'", tmp);

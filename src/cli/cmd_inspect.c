@@ -28,7 +28,8 @@ static const char inspect_help[] =
     "    of the two (decoded / wire; '?' when the body is compressed and the\n"
     "    IPC is read in order, inside a stream codec: its lengths come with the\n"
     "    body; plain IPC or Comet blocks on standard input are copied to a\n"
-    "    temporary file first, and shown as the file would be);\n"
+    "    temporary file first, and so is a named FIFO, such as <(...), and\n"
+    "    shown as the file would be);\n"
     "  - with --messages, every message, the schema message (#0) included:\n"
     "    its kind, index, byte offset (from the start of its IPC stream, in\n"
     "    decoded bytes), rows, metadata and body bytes, body compression,\n"
@@ -672,9 +673,10 @@ static void print_header(xs *out, const char *path, const xc_input *in, const in
  * told from its first bytes) is read twice, as such a file is: once per
  * IPC stream, once by the shuffle reader.  A pipe cannot be, so it is
  * copied to a temporary file first, and inspect shows and says of it what
- * it would of the file. */
+ * it would of the file; so is a named FIFO (<(...), /dev/stdin). */
 static xchg_status spool_blocks(const char *path, xchg_stream_codec codec, xchg_error *err) {
-  if (strcmp(path, "-") != 0) return XCHG_OK;
+  /* a named FIFO is copied whole: it cannot be looked at first */
+  if (strcmp(path, "-") != 0) return xc_spool_named(path, err);
   const uint8_t *p;
   size_t n;
   xchg_status st = xc_stdin_peek(20, &p, &n, err); /* what codec detection looks at */

@@ -32,7 +32,12 @@ static stdin_ahead *ahead;
 /* All of standard input, once xc_stdin_spool copied it to a file. */
 static xchg_buf *spooled;
 
-static xchg_status map_whole(int fd, const char *path, xchg_error *err);
+/* A named FIFO (a shell's <(...), /dev/stdin on a pipe), once
+ * xc_spool_named copied it to a file: its path, and all of it. */
+static char *named_path;
+static xchg_buf *named;
+
+static xchg_status map_whole(int fd, const char *path, xchg_buf **out, xchg_error *err);
 
 /* Standard input redirected from a regular file (`xchg cat - < f.arrow`)
  * is that file: mapped from its offset, as its path would be, it is read
@@ -45,7 +50,7 @@ static xchg_status map_if_regular(xchg_error *err) {
     return XCHG_OK;
   off_t at = lseek(STDIN_FILENO, 0, SEEK_CUR);
   if (at < 0) return XCHG_OK; /* read as a pipe */
-  xchg_status status = map_whole(STDIN_FILENO, "<stdin>", err);
+  xchg_status status = map_whole(STDIN_FILENO, "<stdin>", &spooled, err);
   size_t size = status == XCHG_OK ? xchg_buf_size(spooled) : 0;
   if (status != XCHG_OK || at == 0) return status;
   xchg_buf *rest = xchg_buf_slice(spooled, (size_t)at < size ? (size_t)at : size,
@@ -121,6 +126,7 @@ static xchg_status open_stdin(xchg_source **out, xchg_error *err) {
 
 xchg_status xc_open_source(const char *path, xchg_source **out, xchg_error *err) {
   if (strcmp(path, "-") == 0) return open_stdin(out, err);
+  if (named != NULL && strcmp(path, named_path) == 0) return xchg_source_from_buf(named, out, err);
   return xchg_source_open_file(path, XCHG_FILE_MMAP, out, err);
 }
 
@@ -144,8 +150,9 @@ static void unmap(void *ctx, const void *data, size_t size) {
   munmap((void *)data, size);
 }
 
-/* The file fd holds, mapped (an empty one as no bytes: mmap refuses 0). */
-static xchg_status map_whole(int fd, const char *path, xchg_error *err) {
+/* The file fd holds, mapped into *out (an empty one as no bytes: mmap
+ * refuses 0). */
+static xchg_status map_whole(int fd, const char *path, xchg_buf **out, xchg_error *err) {
   struct stat st;
   if (fstat(fd, &st) != 0)
     return xchg_errorf(err, XCHG_EIO, "cannot read %s: %s", path, strerror(errno));
@@ -153,37 +160,73 @@ static xchg_status map_whole(int fd, const char *path, xchg_error *err) {
   void *addr = size > 0 ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
   if (addr == MAP_FAILED)
     return xchg_errorf(err, XCHG_EIO, "cannot map %s: %s", path, strerror(errno));
-  spooled = size > 0 ? xchg_buf_wrap(addr, size, unmap, NULL) : xchg_buf_alloc(0);
-  if (spooled == NULL) {
+  *out = size > 0 ? xchg_buf_wrap(addr, size, unmap, NULL) : xchg_buf_alloc(0);
+  if (*out == NULL) {
     if (size > 0) munmap(addr, size);
     return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   }
   return XCHG_OK;
 }
 
-xchg_status xc_stdin_spool(xchg_error *err) {
-  xchg_status regular = map_if_regular(err);
-  if (regular != XCHG_OK || spooled != NULL) return regular;
+/* A file of its own in TMPDIR for a copy of what to hold, already
+ * unlinked: nothing is left behind, whatever stops the command (a signal,
+ * a full disk).  *path is its name, for messages; what names the input
+ * it will hold. */
+static xchg_status create_spool_file(char *path, size_t size, const char *what, int *fd,
+                                     xchg_error *err) {
   const char *tmpdir = getenv("TMPDIR");
   bool from_env = tmpdir != NULL && *tmpdir;
   const char *dir = from_env ? tmpdir : "/tmp";
-  char path[4096];
-  int len = snprintf(path, sizeof path, "%s/xchg-stdin-XXXXXX", dir);
+  int len = snprintf(path, size, "%s/xchg-stdin-XXXXXX", dir);
   /* mkstemp leaves a failed try's name in path, a file that does not
    * exist: the error names the directory, and where it came from */
-  int fd = len > 0 && (size_t)len < sizeof path ? mkstemp(path) : (errno = ENAMETOOLONG, -1);
-  if (fd < 0)
-    return xchg_errorf(err, XCHG_EIO,
-                       "cannot create a temporary file in '%.200s'%s to hold standard input: %s",
-                       dir, from_env ? " (TMPDIR)" : "", strerror(errno));
-  /* nameless from the start: nothing is left behind, whatever stops the
-   * command (a signal, a full disk) */
+  *fd = len > 0 && (size_t)len < size ? mkstemp(path) : (errno = ENAMETOOLONG, -1);
+  if (*fd < 0)
+    return xchg_errorf(err, XCHG_EIO, "cannot create a temporary file in '%.200s'%s to hold %s: %s",
+                       dir, from_env ? " (TMPDIR)" : "", what, strerror(errno));
   unlink(path);
-  xchg_source *in = NULL;
-  xchg_status st = open_stdin(&in, err);
-  if (st == XCHG_OK) st = copy_to(in, fd, path, err);
-  xchg_source_free(in);
-  if (st == XCHG_OK) st = map_whole(fd, path, err);
+  return XCHG_OK;
+}
+
+/* All of in (what, for messages) copied to a file of its own, mapped into
+ * *out. */
+static xchg_status spool(xchg_source *in, const char *what, xchg_buf **out, xchg_error *err) {
+  char path[4096];
+  int fd;
+  xchg_status st = create_spool_file(path, sizeof path, what, &fd, err);
+  if (st != XCHG_OK) return st;
+  st = copy_to(in, fd, path, err);
+  if (st == XCHG_OK) st = map_whole(fd, path, out, err);
   close(fd); /* the mapping keeps its bytes */
   return st;
+}
+
+xchg_status xc_stdin_spool(xchg_error *err) {
+  xchg_status regular = map_if_regular(err);
+  if (regular != XCHG_OK || spooled != NULL) return regular;
+  xchg_source *in = NULL;
+  xchg_status st = open_stdin(&in, err);
+  if (st == XCHG_OK) st = spool(in, "standard input", &spooled, err);
+  xchg_source_free(in);
+  return st;
+}
+
+xchg_status xc_spool_named(const char *path, xchg_error *err) {
+  struct stat st;
+  /* a FIFO alone: a regular file is mapped as it is, a device (/dev/zero)
+   * may never end, and what cannot be opened is left to xc_open_source to
+   * say */
+  if (strcmp(path, "-") == 0 || named != NULL || stat(path, &st) != 0 || !S_ISFIFO(st.st_mode))
+    return XCHG_OK;
+  xchg_source *in;
+  xchg_status status = xchg_source_open_file(path, XCHG_FILE_READ, &in, err);
+  if (status != XCHG_OK) return status;
+  status = spool(in, "its bytes", &named, err);
+  xchg_source_free(in);
+  if (status == XCHG_OK && (named_path = strdup(path)) == NULL) {
+    xchg_buf_unref(named);
+    named = NULL;
+    status = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  }
+  return status;
 }
