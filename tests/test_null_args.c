@@ -1,14 +1,30 @@
 /* tests/test_null_args.c — the API takes NULL where its reference says so:
- * every destructor (`_free`, `_release`, `_unref`) as a no-op, every getter
- * of a handle with the value its declaration gives for NULL, and setters
- * and actions as no-ops; calls that return a status take a NULL argument
- * as XCHG_EINVAL naming it.  One that dereferenced NULL would crash here. */
+ * every destructor (`_free`, `_release`, `_unref`) and options initialiser
+ * as a no-op, every getter of a handle with the value its declaration
+ * gives for NULL, and setters and actions as no-ops; calls that return a
+ * status take a NULL argument as XCHG_EINVAL naming it.  One that dereferenced NULL would crash here. */
 #include <string.h>
 
 #include "support/c_fixture.h"
 #include "support/testutil.h"
 #include "xchg/testing.h"
 #include "xchg/xchg.h"
+
+/* Options initialisers, which return nothing, take NULL as a no-op: a
+ * caller that has no options struct passes NULL to the open calls. */
+static void null_options(void) {
+  xchg_ipc_read_options_init(NULL);
+  xchg_ipc_write_options_init(NULL);
+  xchg_istream_options_init(NULL);
+  xchg_stream_encode_options_init(NULL);
+  xchg_row_reader_options_init(NULL);
+  xchg_shuffle_reader_options_init(NULL);
+  xchg_cache_options_init(NULL);
+  xchg_shuffle_reader_options o;
+  memset(&o, 0, sizeof o);
+  xchg_shuffle_reader_options_init(&o);
+  TU_CHECK(o.target_rows == 8192, "an options struct is still filled");
+}
 
 static void null_destructors(void) {
   int64_t bytes0 = xchg_buf_allocated_bytes(), live0 = xchg_buf_live_count();
@@ -228,6 +244,7 @@ static void writer_arguments(void) {
 
 int main(int argc, char **argv) {
   static const tu_case cases[] = {{"null_destructors", null_destructors},
+                                  {"null_options", null_options},
                                   {"null_handles", null_handles},
                                   {"failed_constructors", failed_constructors},
                                   {"null_outs", null_outs},

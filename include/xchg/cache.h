@@ -223,7 +223,7 @@ typedef struct xchg_cache_options {
   xchg_account_fn on_shared_bytes;
 } xchg_cache_options;
 
-/** Fills opts with the defaults above. */
+/** Fills opts with the defaults above (NULL: a no-op, as destructors are). */
 XCHG_API void xchg_cache_options_init(xchg_cache_options *opts);
 
 /** A new cache (opts NULL for the defaults); XCHG_ENOMEM (and *out NULL)

@@ -198,7 +198,7 @@ typedef struct xchg_ipc_read_options {
   int64_t max_dictionary_bytes;
 } xchg_ipc_read_options;
 
-/** Fills opts with the defaults above. */
+/** Fills opts with the defaults above (NULL: a no-op, as destructors are). */
 XCHG_API void xchg_ipc_read_options_init(xchg_ipc_read_options *opts);
 
 /** The two Arrow IPC formats. */

@@ -36,7 +36,7 @@ typedef struct xchg_row_reader_options {
   size_t max_row_size;
 } xchg_row_reader_options;
 
-/** Fills opts with the defaults above. */
+/** Fills opts with the defaults above (NULL: a no-op, as destructors are). */
 XCHG_API void xchg_row_reader_options_init(xchg_row_reader_options *opts);
 
 /** Opens a row reader on s, which it takes over (closed with the reader, or

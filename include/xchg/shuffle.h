@@ -181,7 +181,7 @@ typedef struct xchg_shuffle_reader_options {
   void *cancel_ctx; /**< the argument of cancel */
 } xchg_shuffle_reader_options;
 
-/** Fills opts with the defaults above. */
+/** Fills opts with the defaults above (NULL: a no-op, as destructors are). */
 XCHG_API void xchg_shuffle_reader_options_init(xchg_shuffle_reader_options *opts);
 
 /** Counters of a shuffle reader, kept at no per-block cost: the clock is

@@ -99,7 +99,7 @@ typedef struct xchg_istream_options {
   int split_members;
 } xchg_istream_options;
 
-/** Fills opts with the defaults above. */
+/** Fills opts with the defaults above (NULL: a no-op, as destructors are). */
 XCHG_API void xchg_istream_options_init(xchg_istream_options *opts);
 
 /** A stream's counters, since it was opened. */

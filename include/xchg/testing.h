@@ -47,7 +47,7 @@ typedef struct xchg_stream_encode_options {
   int64_t comet_field_count; /**< written as the header's u64; negative is XCHG_EINVAL */
 } xchg_stream_encode_options;
 
-/** Fills opts with the defaults above. */
+/** Fills opts with the defaults above (NULL: a no-op, as destructors are). */
 XCHG_API void xchg_stream_encode_options_init(xchg_stream_encode_options *opts);
 
 /** Encodes src as one complete stream of codec (one Comet block for

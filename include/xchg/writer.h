@@ -101,7 +101,7 @@ typedef struct xchg_ipc_write_options {
   int64_t n_dictionary_ids; /**< entries of dictionary_ids */
 } xchg_ipc_write_options;
 
-/** Fills opts with the defaults above.  The writer's open refuses options
+/** Fills opts with the defaults above (NULL: a no-op, as destructors are).  The writer's open refuses options
  * out of their range with XCHG_EINVAL naming the option (a negative count
  * or size among them). */
 XCHG_API void xchg_ipc_write_options_init(xchg_ipc_write_options *opts);

@@ -11,6 +11,7 @@
 #include "ipc/decode.h"
 
 void xchg_cache_options_init(xchg_cache_options *opts) {
+  if (!opts) return; /* nothing to fill */
   memset(opts, 0, sizeof *opts);
   opts->sharing = 1;
   opts->wait_check_ms = 100;

@@ -62,6 +62,7 @@ xchg_stream_codec xchg_stream_codec_detect(const void *bytes, size_t size) {
 }
 
 void xchg_istream_options_init(xchg_istream_options *opts) {
+  if (!opts) return; /* nothing to fill */
   memset(opts, 0, sizeof *opts);
   opts->window_size = 64 * KIB;
   opts->read_size = 64 * KIB;
@@ -70,6 +71,7 @@ void xchg_istream_options_init(xchg_istream_options *opts) {
 }
 
 void xchg_stream_encode_options_init(xchg_stream_encode_options *opts) {
+  if (!opts) return; /* nothing to fill */
   memset(opts, 0, sizeof *opts);
   opts->block_size = 32 * KIB;
   opts->checksum = 1;

@@ -31,6 +31,7 @@
 #include "xchg/ipc.h"
 
 void xchg_ipc_read_options_init(xchg_ipc_read_options *opts) {
+  if (!opts) return; /* nothing to fill */
   memset(opts, 0, sizeof *opts);
   opts->validation = XCHG_VALIDATE_FULL;
   opts->max_depth = 64;

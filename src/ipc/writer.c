@@ -72,6 +72,7 @@ struct xchg_ipc_writer {
 };
 
 void xchg_ipc_write_options_init(xchg_ipc_write_options *opts) {
+  if (!opts) return; /* nothing to fill */
   memset(opts, 0, sizeof *opts);
   opts->format = XCHG_IPC_STREAM;
   opts->codec = XCHG_BLOCK_NONE;

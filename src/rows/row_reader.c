@@ -24,6 +24,7 @@ static inline uint32_t load_le32(const uint8_t *p) {
 }
 
 void xchg_row_reader_options_init(xchg_row_reader_options *opts) {
+  if (!opts) return; /* nothing to fill */
   memset(opts, 0, sizeof *opts);
   opts->max_row_size = DEFAULT_MAX_ROW;
 }

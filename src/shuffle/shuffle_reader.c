@@ -90,6 +90,7 @@ static xchg_status in_block(const xchg_shuffle_reader *r, xchg_status st, xchg_e
 /* ---- options ------------------------------------------------------------------ */
 
 void xchg_shuffle_reader_options_init(xchg_shuffle_reader_options *opts) {
+  if (!opts) return; /* nothing to fill */
   memset(opts, 0, sizeof *opts);
   opts->framing = XCHG_SHUFFLE_FRAMING_AUTO;
   opts->target_rows = 8192;
