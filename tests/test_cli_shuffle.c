@@ -181,6 +181,12 @@ static void check_batch_rows(void) {
   }
 }
 
+/* inspect's output after the line or key that names its input: NULL
+ * when it has none. */
+static const char *after_name(const char *out, int json) {
+  return json ? strstr(out, "\n  \"codec\"") : strchr(out, '\n');
+}
+
 /* convert of in fails, its error saying needle, and leaves no OUT. */
 /* Whether two runs' "xchg: <input>: message" errors say the same after
  * the input's name (a path, or <stdin>). */
@@ -745,8 +751,7 @@ static void check_pipe(void) {
       tu_cli_result a = run("inspect %s '%s'", json ? "--json" : "", path);
       tu_cli_result c = piped(path, "inspect %s -", json ? "--json" : "");
       /* The same but the file's name. */
-      const char *x = strstr(a.out, "\n  \"codec\""), *y = strstr(c.out, "\n  \"codec\"");
-      if (!json) x = strchr(a.out, '\n'), y = strchr(c.out, '\n');
+      const char *x = after_name(a.out, json), *y = after_name(c.out, json);
       TU_CHECK(
           a.exit_code == (i == 1) && c.exit_code == a.exit_code &&
               (i == 1 ? same_error(a.err, c.err) && strstr(a.err, "comet block 140")
@@ -907,8 +912,7 @@ static void check_named_fifo(void) {
       tu_cli_result a = run("inspect %s '%s'", json ? "--json" : "", path);
       tu_cli_result c = piped(path, "inspect %s /dev/stdin", json ? "--json" : "");
       /* The same but the file's name. */
-      const char *x = strstr(a.out, "\n  \"codec\""), *y = strstr(c.out, "\n  \"codec\"");
-      if (!json) x = strchr(a.out, '\n'), y = strchr(c.out, '\n');
+      const char *x = after_name(a.out, json), *y = after_name(c.out, json);
       TU_CHECK(a.exit_code == 0 && c.exit_code == 0 && x != NULL && y != NULL &&
                    strcmp(x, y) == 0 &&
                    strstr(x, json ? "\"blocks\": {\"count\": 157" : "\nblocks: 157 "),
