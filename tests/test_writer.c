@@ -6,11 +6,13 @@
  *  - the layout on the wire, parsed here with the flatbuffer reader: every
  *    message's metadata and every buffer aligned as asked, empty buffers
  *    written with length 0, compressed buffers prefixed with their length or
- *    with -1 when stored raw (always, with min_space_saving 0.99);
+ *    with -1 when stored raw (always, with min_space_saving 0.99; never,
+ *    with -INFINITY);
  *  - coalescing by bytes;
  *  - errors: bad schemas and arrays, writing after finish, a failing sink
  *    (sticky), bad options; and allocation failures at every step of a
  *    write give XCHG_ENOMEM without crashing or leaking (ASan checks). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,9 +231,10 @@ static int check_layout(xchg_buf *buf, int align, int compressed_body, int64_t c
 
 static void check_wire(const char *name, const rt_data *src, int has_empty) {
   char msg[MSG], what[256];
-  static const double savings[2] = {0.0, 0.99};
+  /* Any shrinking kept; none kept; every buffer kept, as Arrow C++ writes. */
+  static const double savings[3] = {0.0, 0.99, -INFINITY};
   for (int a = 0; a < 2; a++) {
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < 3; s++) {
       xchg_ipc_write_options o;
       xchg_ipc_write_options_init(&o);
       o.alignment = a ? 64 : 8;
@@ -251,6 +254,9 @@ static void check_wire(const char *name, const rt_data *src, int has_empty) {
         TU_CHECK(0, "%s: a buffer was kept compressed despite min_space_saving 0.99", what);
       else if (s == 0 && counts[1] == 0 && src->n > 0)
         TU_CHECK(0, "%s: no buffer was compressed", what);
+      else if (s == 2 && counts[0] != 0)
+        TU_CHECK(0, "%s: %lld buffers stored raw despite min_space_saving -inf", what,
+                 (long long)counts[0]);
       else
         TU_CHECK(!has_empty || counts[2] != 0,
                  "%s: no empty buffer (columns without nulls have one)", what);
@@ -386,6 +392,14 @@ static void check_errors(void) {
       {"two ids for one dictionary field", "2 dictionary ids given, the schema has 1", 0, 0, 0, 2,
        ids},
   };
+  static const double bad_savings[2] = {1.0, NAN};
+  for (int i = 0; i < 2; i++) {
+    xchg_ipc_write_options_init(&o);
+    o.codec = XCHG_BLOCK_LZ4_FRAME;
+    o.min_space_saving = bad_savings[i];
+    expect_error("min_space_saving 1 or NaN", xchg_ipc_writer_open_memory(schema, &o, &w, &err),
+                 XCHG_EINVAL, &err, "must be below 1");
+  }
   for (size_t i = 0; i < sizeof bad_options / sizeof *bad_options; i++) {
     xchg_ipc_write_options_init(&o);
     o.coalesce_rows = bad_options[i].coalesce_rows;

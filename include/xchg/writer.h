@@ -75,7 +75,10 @@ typedef struct xchg_ipc_write_options {
   int level;              /**< codec level, 0 = the codec's default */
   /** A compressed buffer is kept only when it is smaller than
    * (1 - min_space_saving) x its raw size; otherwise the raw bytes are
-   * stored behind the -1 prefix.  0 (default) keeps any shrinking. */
+   * stored behind the -1 prefix.  0 (default) keeps any shrinking; a
+   * negative value keeps buffers that grew by up to its size (-0.01: by
+   * 1%), and -INFINITY keeps every buffer compressed, as Arrow C++ writes
+   * when its min_space_savings is unset.  Must be below 1. */
   double min_space_saving;
   int alignment;  /**< 8 (default) or 64 */
   int big_endian; /**< non-zero: write big-endian data */

@@ -554,8 +554,8 @@ static xchg_status open_writer(const struct ArrowSchema *schema, const xchg_ipc_
   if (w->opts.codec != XCHG_BLOCK_NONE && (w->opts.level < min_level || w->opts.level > max_level))
     return xchg_errorf(err, XCHG_EINVAL, "level %d is out of %s's range, %d to %d", w->opts.level,
                        xchg_block_codec_name(w->opts.codec), min_level, max_level);
-  if (!(w->opts.min_space_saving >= 0.0 && w->opts.min_space_saving < 1.0))
-    return xchg_errorf(err, XCHG_EINVAL, "min_space_saving %g: must be in [0, 1)",
+  if (!(w->opts.min_space_saving < 1.0)) /* NaN too */
+    return xchg_errorf(err, XCHG_EINVAL, "min_space_saving %g: must be below 1",
                        w->opts.min_space_saving);
   const char *negative = w->opts.coalesce_rows < 0        ? "coalesce_rows"
                          : w->opts.coalesce_bytes < 0     ? "coalesce_bytes"
