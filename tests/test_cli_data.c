@@ -17,7 +17,10 @@
  *     another file's names the column and what differs; `cat --format
  *     arrow-json` of IPC streams whose dictionary ids differ in a selected
  *     column names the column and both ids, before any output for a file
- *     on disk, while csv and json print the rows of both;
+ *     on disk, while csv and json print the rows of both; an IPC file
+ *     with no schema message (as Arrow JS writes it) followed by a stream,
+ *     given as a named FIFO (/dev/stdin on a pipe), is read by `cat` and
+ *     `convert` as `-` through a pipe is, and as the file is;
  *  3. `cat IN >> IN`, `cat - < IN >> IN` and `inspect IN >> IN` are
  *     refused and IN is left as it was;
  *  4. `--input-codec` names the input's stream codec in every command and
@@ -446,6 +449,83 @@ static void write_with_ids(const char *path, const int64_t ids[3]) {
   xchg_buf_unref(bytes);
 }
 
+/* out = file (an IPC file of one record batch, no dictionary) as Apache
+ * Arrow JS writes it, its schema in the footer only: without its schema
+ * message, the footer's one block offset moved back as many bytes. */
+static void drop_schema_message(const char *file, const char *out) {
+  tu_bytes b = tu_read_bytes(file);
+  uint32_t metadata = 0, footer = 0; /* little-endian host, as xchg writes */
+  if (b.size > 40) {
+    memcpy(&metadata, b.data + 12, 4);
+    memcpy(&footer, b.data + b.size - 10, 4);
+  }
+  size_t schema = 8 + (size_t)metadata, footer_at = b.size - 10 - footer;
+  uint64_t was = 8 + schema, now = 8; /* the record batch's offset */
+  int found = 0;
+  for (size_t at = footer_at; b.size > 40 && at + 8 <= b.size - 10; at++)
+    if (memcmp(b.data + at, &was, 8) == 0) {
+      memcpy(b.data + at, &now, 8);
+      found++;
+    }
+  TU_CHECK(found == 1 && schema < footer_at, "%s: the batch's offset %llu found %d times", file,
+           (unsigned long long)was, found);
+  tu_bytes o = {0};
+  tu_bytes_append(&o, b.data, 8); /* the magic and its padding */
+  tu_bytes_append(&o, b.data + 8 + schema, b.size - 8 - schema);
+  TU_CHECK(tu_write_file(out, o.data, o.size) == 0, "cannot write %s", out);
+  free(o.data);
+  free(b.data);
+}
+
+/* An IPC file with no schema message followed by a stream, given as a
+ * named FIFO (/dev/stdin on a pipe; a shell's <(...) alike): `cat` and
+ * `convert` read it as they read `-` through a pipe (copied to a file
+ * first, since read in order the file is held whole with what follows it)
+ * and print and write what they do for the file on disk, where it was an
+ * error ("what follows such a file can be read only from a seekable
+ * input"). */
+static void check_schemaless_fifo(void) {
+  TMP_PATH(full, "full.arrow");
+  TMP_PATH(bare, "bare.arrow");
+  TMP_PATH(stream, "more.stream");
+  TMP_PATH(both, "bare_more.arrow");
+  TMP_PATH(want, "want.arrow");
+  TMP_PATH(got, "got.arrow");
+  char args[9000];
+  snprintf(args, sizeof args, "cache '%s' --rows 40 --seed 5 --file", full);
+  gen(args);
+  snprintf(args, sizeof args, "cache '%s' --rows 30 --seed 6", stream);
+  gen(args);
+  drop_schema_message(full, bare);
+  concatenate(both, NULL, 0, bare, stream, NULL);
+  tu_cli_result file = run("cat '%s'", both);
+  TU_CHECK(file.exit_code == 0 && file.out_len > 0, "cat of the file: exit %d: %s", file.exit_code,
+           file.err);
+  static const char *const names[] = {"-", "/dev/stdin"};
+  for (int n = 0; n < 2; n++) {
+    tu_cli_result c = tu_cli_piped_runf(cli, both, "cat %s", names[n]);
+    TU_CHECK(
+        c.exit_code == 0 && c.out_len == file.out_len && memcmp(c.out, file.out, file.out_len) == 0,
+        "cat %s of a file with no schema message and a stream, piped: exit %d, %zu bytes "
+        "(the file: %zu): %s",
+        names[n], c.exit_code, c.out_len, file.out_len, c.err);
+    tu_cli_result_free(&c);
+  }
+  tu_cli_result_free(&file);
+  tu_cli_result c = run("convert '%s' '%s' -f", both, want);
+  tu_cli_result_free(&c);
+  c = tu_cli_piped_runf(cli, both, "convert /dev/stdin '%s' -f", got);
+  tu_bytes a = tu_read_bytes(want), b = tu_read_bytes(got);
+  TU_CHECK(c.exit_code == 0 && a.data != NULL && b.data != NULL && a.size == b.size &&
+               memcmp(a.data, b.data, a.size) == 0,
+           "convert /dev/stdin of a file with no schema message and a stream, piped: exit %d, "
+           "%zu bytes written (the file: %zu): %s",
+           c.exit_code, b.size, a.size, c.err);
+  free(a.data);
+  free(b.data);
+  tu_cli_result_free(&c);
+}
+
 /* cat --format arrow-json prints several IPC streams as one with the first
  * one's dictionary ids: another id in a selected column is an error naming
  * the column and both ids, which for a file on disk (read through first)
@@ -749,7 +829,7 @@ int main(int argc, char **argv) {
       {"convert_streams", check_convert_streams}, {"concatenated_files", check_concatenated_files},
       {"stdout_is_input", check_stdout_is_input}, {"option_names", check_option_names},
       {"rows_report", check_rows_report},         {"terminal", check_terminal},
-      {"dictionary_ids", check_dictionary_ids},
+      {"dictionary_ids", check_dictionary_ids},   {"schemaless_fifo", check_schemaless_fifo},
   };
   int rc = TU_MAIN(argc, argv, "cli_data", cases);
   tu_run("rm -rf '%s'", tmp);

@@ -57,6 +57,21 @@ xchg_status xc_stdin_spool(xchg_error *err);
  * file, a device) is left alone.  One per process. */
 xchg_status xc_spool_named(const char *path, xchg_error *err);
 
+/* A named FIFO (mkfifo's, a shell's <(...), /dev/stdin on a pipe) read in
+ * place of standard input, as a command that reads its input once reads
+ * "-": opened once, its first bytes looked at before its reader is chosen,
+ * copied to a temporary file only where "-" would be (an IPC file with no
+ * schema message), so that it reads as "-" reads a pipe, what follows an
+ * IPC file included.  From then on xc_is_piped(path), not "-", names the
+ * pipe that xc_open_source, xc_stdin_peek and xc_stdin_spool read.  Any
+ * other path (a regular file, a device such as /dev/zero) is left alone;
+ * path must outlive the process's reading.  Before anything is read. */
+xchg_status xc_pipe_named(const char *path, xchg_error *err);
+
+/* Whether path names the pipe read as standard input: "-", or the named
+ * FIFO xc_pipe_named took in its place. */
+bool xc_is_piped(const char *path);
+
 /* Opens path ("-": standard input) as a decoded byte stream. */
 xchg_status xc_open_istream(const char *path, xchg_stream_codec codec, xchg_istream **out,
                             xchg_error *err);

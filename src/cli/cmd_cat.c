@@ -656,7 +656,7 @@ static void selection_free(selection *sel) {
 static xchg_status open_blocks(cat_state *st, xchg_shuffle_reader **reader, xchg_error *err) {
   const cat_options *o = st->opt;
   xc_blocks_columns chooser = {choose_block_columns, st};
-  if (o->format == CAT_ARROW_JSON && strcmp(o->path, "-") == 0)
+  if (o->format == CAT_ARROW_JSON && xc_is_piped(o->path))
     return XCHG_OK; /* read once only: block by block */
   xchg_status s =
       xc_input_open_blocks(o->path, o->codec, XC_BLOCK_BATCH_ROWS, o->limit, &chooser, reader, err);
@@ -717,7 +717,9 @@ static int cat(const cat_options *opt) {
   xchg_shuffle_reader *blocks = NULL;
   ids_check ids = {.columns = opt->columns};
   xc_stream_check same_ids = {check_ids, &ids};
-  xchg_status s = open_blocks(&st, &blocks, &err);
+  /* a named FIFO is read as "-" reads a pipe, what follows a file too */
+  xchg_status s = xc_pipe_named(opt->path, &err);
+  if (s == XCHG_OK) s = open_blocks(&st, &blocks, &err);
   if (s == XCHG_OK && blocks == NULL)
     s = xc_input_open(&in, opt->path, opt->codec, true,
                       opt->format == CAT_ARROW_JSON ? &same_ids : NULL, &err);

@@ -230,7 +230,8 @@ int xc_cmd_convert(int argc, char **argv) {
   xchg_error err;
   xchg_shuffle_reader *blocks;
   int64_t target = a.write.coalesce_rows > 0 ? a.write.coalesce_rows : XC_BLOCK_BATCH_ROWS;
-  if (xc_input_open_blocks(a.in, a.input_codec, target, -1, NULL, &blocks, &err) != XCHG_OK)
+  if (xc_pipe_named(a.in, &err) != XCHG_OK || /* read as "-" reads a pipe */
+      xc_input_open_blocks(a.in, a.input_codec, target, -1, NULL, &blocks, &err) != XCHG_OK)
     return xc_runtime_error(a.in, err.message);
   if (blocks != NULL) return convert_blocks(&a, blocks);
   xc_input in;

@@ -105,7 +105,7 @@ static xchg_status stdin_schemaless_file(bool *yes, xchg_error *err) {
 static xchg_status spool_schemaless_file(const char *path, xchg_stream_codec codec,
                                          xchg_error *err) {
   bool yes = false;
-  if (strcmp(path, "-") != 0 || (codec != XCHG_STREAM_AUTO && codec != XCHG_STREAM_NONE))
+  if (!xc_is_piped(path) || (codec != XCHG_STREAM_AUTO && codec != XCHG_STREAM_NONE))
     return XCHG_OK;
   xchg_status st = stdin_schemaless_file(&yes, err);
   return st == XCHG_OK && yes ? xc_stdin_spool(err) : st;

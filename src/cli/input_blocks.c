@@ -132,14 +132,15 @@ static xchg_status choose_columns(xchg_buf *memory, const xc_blocks_columns *cho
   return st;
 }
 
-/* Comet blocks on standard input, read as they come: nothing can be
+/* Comet blocks on standard input (path: "-", or the named FIFO read in
+ * its place), read as they come: nothing can be
  * checked before the first batch (a bad block fails after the batches
  * before it), and the columns are chosen from the first block, read ahead
  * whole (unless it is larger than a reader holds: the reader then says
  * so) and handed out again. */
-static xchg_status open_stdin_blocks(xchg_stream_codec codec, int64_t target_rows, int64_t limit,
-                                     const xc_blocks_columns *chooser, xchg_shuffle_reader **out,
-                                     xchg_error *err) {
+static xchg_status open_stdin_blocks(const char *path, xchg_stream_codec codec, int64_t target_rows,
+                                     int64_t limit, const xc_blocks_columns *chooser,
+                                     xchg_shuffle_reader **out, xchg_error *err) {
   const uint8_t *p;
   size_t n;
   xchg_status st = xc_stdin_peek(COMET_HEADER_BYTES, &p, &n, err);
@@ -159,7 +160,7 @@ static xchg_status open_stdin_blocks(xchg_stream_codec codec, int64_t target_row
     if (st != XCHG_OK) return st;
   }
   xchg_source *src;
-  if ((st = xc_open_source("-", &src, err)) != XCHG_OK) return st;
+  if ((st = xc_open_source(path, &src, err)) != XCHG_OK) return st;
   return open_reader(src, limited_target(target_rows, limit), columns, n_columns, out, err);
 }
 
@@ -168,8 +169,8 @@ xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int6
                                  xchg_shuffle_reader **out, xchg_error *err) {
   *out = NULL;
   if (codec != XCHG_STREAM_AUTO && codec != XCHG_STREAM_COMET) return XCHG_OK;
-  if (strcmp(path, "-") == 0)
-    return open_stdin_blocks(codec, target_rows, limit, chooser, out, err);
+  if (xc_is_piped(path))
+    return open_stdin_blocks(path, codec, target_rows, limit, chooser, out, err);
   xchg_source *src;
   xchg_status st = xc_open_source(path, &src, err);
   if (st != XCHG_OK) return st;

@@ -6,8 +6,10 @@
  * and handed out again, first, by the source xc_open_source gives for "-":
  * whatever reads it sees standard input from its first byte, as it would
  * see a file.  Standard input is one per process, and so is what is held
- * of it. */
+ * of it.  A named FIFO can stand in its place (xc_pipe_named), read the
+ * same way under its own name. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,11 @@ typedef struct stdin_ahead {
   size_t given;    /* of which the source handed out */
   bool ended;      /* the input ended within them */
 } stdin_ahead;
+
+/* The pipe read here: standard input ("-"), or the named FIFO that
+ * xc_pipe_named opened in its place, and the name that stands for it. */
+static int piped_fd = STDIN_FILENO;
+static const char *piped_name = "-";
 
 /* What was read ahead and not yet handed to a source, else NULL. */
 static stdin_ahead *ahead;
@@ -46,11 +53,11 @@ static xchg_status map_whole(int fd, const char *path, xchg_buf **out, xchg_erro
  * Before anything is read of it; a pipe is left alone. */
 static xchg_status map_if_regular(xchg_error *err) {
   struct stat st;
-  if (spooled != NULL || ahead != NULL || fstat(STDIN_FILENO, &st) != 0 || !S_ISREG(st.st_mode))
+  if (spooled != NULL || ahead != NULL || fstat(piped_fd, &st) != 0 || !S_ISREG(st.st_mode))
     return XCHG_OK;
-  off_t at = lseek(STDIN_FILENO, 0, SEEK_CUR);
+  off_t at = lseek(piped_fd, 0, SEEK_CUR);
   if (at < 0) return XCHG_OK; /* read as a pipe */
-  xchg_status status = map_whole(STDIN_FILENO, "<stdin>", &spooled, err);
+  xchg_status status = map_whole(piped_fd, "<stdin>", &spooled, err);
   size_t size = status == XCHG_OK ? xchg_buf_size(spooled) : 0;
   if (status != XCHG_OK || at == 0) return status;
   xchg_buf *rest = xchg_buf_slice(spooled, (size_t)at < size ? (size_t)at : size,
@@ -71,7 +78,7 @@ xchg_status xc_stdin_peek(size_t want, const uint8_t **bytes, size_t *len, xchg_
   if (ahead == NULL) {
     if ((ahead = calloc(1, sizeof *ahead)) == NULL)
       return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-    if ((st = xchg_source_from_fd(STDIN_FILENO, 0, &ahead->fd, err)) != XCHG_OK) {
+    if ((st = xchg_source_from_fd(piped_fd, 0, &ahead->fd, err)) != XCHG_OK) {
       free(ahead);
       ahead = NULL;
       return st;
@@ -117,7 +124,7 @@ static xchg_status open_stdin(xchg_source **out, xchg_error *err) {
   xchg_status st = map_if_regular(err);
   if (st != XCHG_OK) return st;
   if (spooled != NULL) return xchg_source_from_buf(spooled, out, err);
-  if (ahead == NULL) return xchg_source_from_fd(STDIN_FILENO, 0, out, err);
+  if (ahead == NULL) return xchg_source_from_fd(piped_fd, 0, out, err);
   st = xchg_source_from_callback(read_ahead_first, free_ahead, ahead, out, err);
   if (st != XCHG_OK) return st; /* ahead stays held */
   ahead = NULL;                 /* the source's now */
@@ -125,7 +132,7 @@ static xchg_status open_stdin(xchg_source **out, xchg_error *err) {
 }
 
 xchg_status xc_open_source(const char *path, xchg_source **out, xchg_error *err) {
-  if (strcmp(path, "-") == 0) return open_stdin(out, err);
+  if (xc_is_piped(path)) return open_stdin(out, err);
   if (named != NULL && strcmp(path, named_path) == 0) return xchg_source_from_buf(named, out, err);
   return xchg_source_open_file(path, XCHG_FILE_MMAP, out, err);
 }
@@ -206,7 +213,8 @@ xchg_status xc_stdin_spool(xchg_error *err) {
   if (regular != XCHG_OK || spooled != NULL) return regular;
   xchg_source *in = NULL;
   xchg_status st = open_stdin(&in, err);
-  if (st == XCHG_OK) st = spool(in, "standard input", &spooled, err);
+  const char *what = piped_fd == STDIN_FILENO ? "standard input" : "its bytes";
+  if (st == XCHG_OK) st = spool(in, what, &spooled, err);
   xchg_source_free(in);
   return st;
 }
@@ -229,4 +237,20 @@ xchg_status xc_spool_named(const char *path, xchg_error *err) {
     status = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   }
   return status;
+}
+
+bool xc_is_piped(const char *path) { return strcmp(path, piped_name) == 0; }
+
+xchg_status xc_pipe_named(const char *path, xchg_error *err) {
+  struct stat st;
+  /* a FIFO alone, as xc_spool_named takes; once, before anything is read */
+  if (strcmp(path, "-") == 0 || piped_fd != STDIN_FILENO || ahead != NULL || spooled != NULL ||
+      stat(path, &st) != 0 || !S_ISFIFO(st.st_mode))
+    return XCHG_OK;
+  int fd;
+  do { fd = open(path, O_RDONLY | O_CLOEXEC); } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return xchg_errorf(err, XCHG_EIO, "%s: cannot open: %s", path, strerror(errno));
+  piped_fd = fd; /* open to the end of the process, as standard input is */
+  piped_name = path;
+  return XCHG_OK;
 }
