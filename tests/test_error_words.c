@@ -6,7 +6,10 @@
  *  - an 8-byte file of the IPC file format: its size, no "a 8-byte";
  *  - bytes appended after an IPC file: how many follow the closing magic
  *    and where it is; a file cut short: cut short, no bytes "follow";
- *    never "(truncated?)" for either;
+ *    never "(truncated?)" for either; every cut inside the footer of
+ *    each gold .arrow_file is XCHG_EIO "the file (N bytes) is cut short:"
+ *    read by footer, "the file is cut short:" read in order (`xchg cat`
+ *    of one, and `cat -` of it through a pipe, alike), never "(truncated?)";
  *  - LZ4 frame errors in words, never LZ4F's identifiers (ERROR_...):
  *    bytes after the last frame of an lz4-frame input, a damaged block of
  *    an LZ4-compressed IPC body, a damaged frame header;
@@ -36,6 +39,7 @@
 #include "support/encoded.h"
 #include "support/c_fixture.h"
 #include "support/cli_run.h"
+#include "support/sources.h"
 #include "support/testutil.h"
 #include "xchg/codec.h"
 #include "xchg/stream.h"
@@ -129,6 +133,86 @@ static void check_files(void) {
                    "the file (5000 bytes) is cut short: message 1 at byte 1944: body: ", NULL},
                (const char *const[]){"truncated?", "follow", NULL}, "cat '%s'", cut);
   free(plus.data);
+  free(file.data);
+}
+
+/* ---- a file cut inside its footer -------------------------------------------------- */
+
+/* Reads every batch of src (taken), the footer checked at the end when
+ * read in order: the status, its message in err. */
+static xchg_status read_through(xchg_source *src, xchg_error *err) {
+  xchg_ipc_reader *r = NULL;
+  xchg_status st = xchg_ipc_reader_open(src, NULL, &r, err);
+  for (struct ArrowArray a; st == XCHG_OK;) {
+    if ((st = xchg_ipc_reader_next(r, &a, err)) != XCHG_OK || a.release == NULL) break;
+    a.release(&a);
+  }
+  xchg_ipc_reader_free(r);
+  return st;
+}
+
+/* data cut to size, a cut inside the footer, read by footer (in memory)
+ * and in order (a source that cannot seek): XCHG_EIO saying the file is
+ * cut short, as a cut body is, and never "(truncated?)"; false when not. */
+static bool expect_footer_cut(const char *path, const uint8_t *data, size_t size) {
+  char want[64];
+  snprintf(want, sizeof want, "the file (%zu bytes) is cut short: ", size);
+  const char *const wants[2] = {want, "the file is cut short: "};
+  for (int in_order = 0; in_order < 2; in_order++) {
+    xchg_error err;
+    xchg_source *src =
+        in_order ? tu_unseekable_source(data, size, size) : tu_memory_source(data, size);
+    xchg_status st = read_through(src, &err);
+    if (!TU_CHECK(st == XCHG_EIO &&
+                      strncmp(err.message, wants[in_order], strlen(wants[in_order])) == 0 &&
+                      strstr(err.message, "truncated?") == NULL,
+                  "%s cut to %zu bytes, inside its footer, read %s: %s: %s (want \"%s...\")", path,
+                  size, in_order ? "in order" : "by footer", xchg_status_name(st),
+                  st == XCHG_OK ? "read" : err.message, wants[in_order]))
+      return false;
+  }
+  return true;
+}
+
+/* Every cut of a gold file inside its footer, from the footer's first
+ * byte to the closing magic's last: the first failure alone is reported. */
+static void check_footer_cuts_of(const char *path, void *ctx) {
+  int *files = ctx;
+  tu_bytes file = tu_read_bytes(path);
+  uint32_t footer = 0; /* little-endian, as the gold files */
+  if (file.data != NULL && file.size >= 18) memcpy(&footer, file.data + file.size - 10, 4);
+  if (!TU_CHECK(file.data != NULL && footer > 0 && footer <= file.size - 18, "%s: footer length %u",
+                path, footer)) {
+    free(file.data);
+    return;
+  }
+  for (size_t cut = file.size - 10 - footer; cut < file.size; cut++)
+    if (!expect_footer_cut(path, file.data, cut)) break;
+  free(file.data);
+  ++*files;
+}
+
+static void check_footer_cuts(const char *root) {
+  int files = 0;
+  tu_walk(root, ".arrow_file", check_footer_cuts_of, &files);
+  TU_CHECK(files >= 20, "%d gold .arrow_file files under %s", files, root);
+  /* What `xchg cat` says of one, from the file and through a pipe. */
+  tu_bytes file = tu_read_bytes(gold_file);
+  char *cut = path_of("footer_cut.arrow"), want[96];
+  if (file.data == NULL || file.size < 40 || !write_bytes(cut, file.data, file.size - 20)) {
+    TU_CHECK(false, "cannot cut %s", gold_file);
+    free(file.data);
+    return;
+  }
+  snprintf(want, sizeof want, "the file (%zu bytes) is cut short: the input ends at byte ",
+           file.size - 20);
+  expect_cli(1, (const char *const[]){want, "inside the file footer", NULL},
+             (const char *const[]){"truncated?", NULL}, "cat '%s'", cut);
+  tu_cli_result r = tu_cli_piped_runf(cli, cut, "cat -");
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, ": the file is cut short: the input ends at byte ") &&
+               strstr(r.err, "truncated?") == NULL,
+           "cat - of a file cut inside its footer, piped: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
   free(file.data);
 }
 
@@ -481,6 +565,7 @@ static void check_buffer_numbering(void) {
 static char gold_root[4096];
 
 static void column_position(void) { check_column_position(gold_root); }
+static void footer_cuts(void) { check_footer_cuts(gold_root); }
 
 int main(int argc, char **argv) {
   cli = tu_cli_path();
@@ -496,6 +581,7 @@ int main(int argc, char **argv) {
   }
   static const tu_case cases[] = {
       {"files", check_files},
+      {"footer_cuts", footer_cuts},
       {"lz4_words", check_lz4_words},
       {"other_formats", check_other_formats},
       {"stated_codec_none", check_stated_codec_none},

@@ -628,10 +628,12 @@ static xchg_status check_file_tail(xchg_ipc_reader *r, const ipc_schema *stream,
                        "the file ends at byte %lld without the ARROW1 magic "
                        "(bytes %lld to %lld are damaged)",
                        end, end - 6, end - 1);
+  /* A known fact, not a guess: both readers say the file is cut short
+   * before it (file_cut_short, reader_check_file_end). */
   return xchg_errorf(err, XCHG_EIO,
                      "the input ends at byte %lld inside the file footer (from "
-                     "byte %lld, after the end-of-stream marker): the footer length and the "
-                     "closing ARROW1 magic are missing (truncated?)",
+                     "byte %lld, after the end-of-stream marker), before the footer's length and "
+                     "the closing ARROW1 magic",
                      end, (long long)start);
 }
 
@@ -673,10 +675,14 @@ xchg_status reader_check_file_end(xchg_ipc_reader *r, xchg_error *err) {
                      "byte %lld, without the end of a file: the file footer would exceed "
                      "max_metadata_bytes (%lld)",
                      limit, (long long)start, (long long)r->opts.max_metadata_bytes);
-  else if (!found)
+  else if (!found) {
     st = check_file_tail(r, &r->schema, rest, size, start, err);
-  else
+    /* A cut, said as the seekable reader says it (file_cut_short), but
+     * for the size, which a reader in order does not know. */
+    if (st == XCHG_EIO) xchg_error_prefix(err, "the file is cut short: ");
+  } else {
     st = check_footer_blocks(r, rest, size - IPC_FILE_TAIL, start, start + (int64_t)size, err);
+  }
   if (st == XCHG_OK) r->file_end = start + (int64_t)size;
   free(rest);
   return st;
