@@ -54,6 +54,7 @@
  * every value and checks the sums against the generator's (a file's against
  * the per-block read's); timed runs sum one column (c1, the second, if
  * there is one: random int64 in the shape) into the checksum they report. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <lz4frame.h>
@@ -1639,7 +1640,10 @@ static int parse_codec(const char *s, int64_t *out) {
   return shape_shuffle_parse_codec(s, &c) == 0 ? (*out = c, 0) : -1;
 }
 
+/* Digits alone, as every count option takes them (xc_int_option): no
+ * blank nor sign, which strtoll would skip. */
 static int parse_in_range(const char *s, int64_t max, int64_t *out) {
+  if (!isdigit((unsigned char)*s)) return -1;
   char *end;
   errno = 0;
   long long v = strtoll(s, &end, 10);

@@ -21,6 +21,9 @@
  *  - XCHG_THREADS that is no thread count (abc, -1, 4x, 99999, and a
  *    count with a blank or a sign before it) is refused with its range, by
  *    xchg_pool_parse_env and by every command; 0 and a count work;
+ *  - an option's count with a blank around it or a sign (" 5", "5 ",
+ *    "+5", "-0") is refused naming the option and the value, as
+ *    XCHG_THREADS is, by every command and bench list; --level takes '-';
  *  - --level out of the codec's range is refused with that range by convert
  *    and gen, for lz4 as for zstd, and by the writer and
  *    xchg_block_compress; the ends of each range work;
@@ -356,6 +359,48 @@ static void check_column_position(const char *gold_root) {
   tu_cli_result_free(&r);
 }
 
+/* A count given to an option is digits alone, as XCHG_THREADS is: a blank
+ * before or after it, or a sign ("+5", and "-0" where no count is
+ * negative), is refused naming the option and the value, by every command;
+ * --level, which may be negative, takes a '-' alone; the bench lists too.
+ * Each bench line ends with an unknown option, so that nothing runs if
+ * the value were taken. */
+static void check_count_options(void) {
+  static const char *const bad[] = {" 5", "5 ", "\t5", "+5", "-0", " +5"};
+  static const struct {
+    const char *args, *option; /* args: %s the value, %%s the output */
+  } takes[] = {{"cat '%%s' --limit '%s'", "--limit"},
+               {"inspect --rows '%%s' --head '%s'", "--head"},
+               {"convert '%%s' '%%s' -f --batch-rows '%s'", "--batch-rows"},
+               {"gen rows '%%s' -f --rows '%s'", "--rows"},
+               {"gen shuffle '%%s' -f --rows 64 --columns '%s'", "--columns"},
+               {"gen cache '%%s' -f --rows 8 --compression zstd --level '%s'", "--level"}};
+  char *out = path_of("count.out");
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    for (size_t k = 0; k < sizeof takes / sizeof takes[0]; k++) {
+      if (strcmp(takes[k].option, "--level") == 0 && strcmp(bad[i], "-0") == 0) continue;
+      char fmt[256], args[8400], want[160];
+      snprintf(fmt, sizeof fmt, takes[k].args, bad[i]);
+      if (k == 1)
+        snprintf(args, sizeof args, fmt, gold_stream);
+      else if (k == 2)
+        snprintf(args, sizeof args, fmt, gold_stream, out);
+      else
+        snprintf(args, sizeof args, fmt, k == 0 ? gold_stream : out);
+      snprintf(want, sizeof want, "%s must be an integer from ", takes[k].option);
+      char value[16];
+      snprintf(value, sizeof value, ", not '%s'\n", bad[i]);
+      expect_cli(2, (const char *const[]){want, value, NULL}, NULL, "%s", args);
+    }
+  static const char *const lists[][2] = {
+      {"bench shuffle --columns ' 3' --bogus", "--columns takes up to 8"},
+      {"bench shuffle --block-rows '64,+8' --bogus", "--block-rows takes up to 8"},
+      {"bench broadcast --tasks '1, 2' --bogus", "--tasks takes up to 8"}};
+  for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
+    expect_cli(2, (const char *const[]){lists[i][1], NULL}, (const char *const[]){"--bogus", NULL},
+               "%s", lists[i][0]);
+}
+
 static void check_threads_env(void) {
   static const char *const bad[] = {"abc", "-1", "4x", "99999", " 2x", " 2", "+2", "-0"};
   char want[160];
@@ -587,6 +632,7 @@ int main(int argc, char **argv) {
       {"stated_codec_none", check_stated_codec_none},
       {"column_position", column_position},
       {"threads_env", check_threads_env},
+      {"count_options", check_count_options},
       {"levels", check_levels},
       {"buffer_numbering", check_buffer_numbering},
   };

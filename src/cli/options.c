@@ -1,6 +1,7 @@
 /* options.c — see options.h. */
 #include "cli/options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -21,7 +22,13 @@ int xc_usage_error(const char *command, const char *fmt, ...) {
   return XC_EXIT_USAGE;
 }
 
+/* Digits alone, after a '-' only where min is below 0: strtoll would also
+ * take leading blanks and a '+', and "-0" for a count, which XCHG_THREADS
+ * refuses (xchg_pool_parse_env) and so does every option. */
 static bool parse_integer(const char *text, int64_t min, int64_t max, char **end, int64_t *out) {
+  const char *digits = text + (min < 0 && *text == '-');
+  *end = (char *)text;
+  if (!isdigit((unsigned char)*digits)) return false;
   errno = 0;
   long long v = strtoll(text, end, 10);
   if (*end == text || errno != 0 || v < min || v > max) return false;
