@@ -248,7 +248,7 @@ int xchg_bench_cat(int argc, char **argv) {
       {"rows", 1, 0, 'r'},   {"runs", 1, 0, 'k'}, {"json", 0, 0, 'j'}, {"to-file", 0, 0, 'f'},
       {"polars", 1, 0, 'p'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
   xc_options_begin();
-  while (ok && (opt = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+  while (ok && (opt = xc_getopt(argc, argv, ":h", longs)) != -1) {
     switch (opt) {
       case 'r': ok = xc_int_option("bench cat", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows); break;
       case 'k':

@@ -875,7 +875,7 @@ int xchg_bench_decode(int argc, char **argv) {
   char *columns[64], *column_arg = NULL;
   bool ok = true;
   xc_options_begin();
-  while (ok && (opt = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+  while (ok && (opt = xc_getopt(argc, argv, ":h", long_opts)) != -1) {
     switch (opt) {
       case 'r':
         ok = xc_int_option("bench decode", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows);

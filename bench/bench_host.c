@@ -651,7 +651,7 @@ int xchg_bench_host(int argc, char **argv) {
   int validation = XCHG_VALIDATE_FULL;
   bool ok = true;
   xc_options_begin();
-  while (ok && (opt = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+  while (ok && (opt = xc_getopt(argc, argv, ":h", long_opts)) != -1) {
     switch (opt) {
       case 'p':
         n_processes =

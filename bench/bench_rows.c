@@ -400,7 +400,7 @@ int xchg_bench_rows(int argc, char **argv) {
   int64_t nrows = 10000000;
   int json = 0, opt;
   xc_options_begin();
-  while ((opt = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+  while ((opt = xc_getopt(argc, argv, ":h", longs)) != -1) {
     switch (opt) {
       case 'r':
         if (!xc_int_option("bench rows", "--rows", optarg, 1, BENCH_MAX_ROWS, &nrows)) return 2;

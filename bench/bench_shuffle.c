@@ -1671,7 +1671,7 @@ int xchg_bench_shuffle(int argc, char **argv) {
   int opt, quick = 0, given_format = 0, given_shape = 0;
   bool ok = true;
   xc_options_begin();
-  while (ok && (opt = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+  while (ok && (opt = xc_getopt(argc, argv, ":h", long_opts)) != -1) {
     switch (opt) {
       case 'f':
         ok = parse_list(optarg, "--format", "comet or ipc", parse_framing, &framings);

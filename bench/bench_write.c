@@ -169,7 +169,7 @@ int xchg_bench_write(int argc, char **argv) {
                                         {"help", 0, 0, 'h'},
                                         {0, 0, 0, 0}};
   xc_options_begin();
-  while (ok && (opt = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+  while (ok && (opt = xc_getopt(argc, argv, ":h", longs)) != -1) {
     switch (opt) {
       case 'r':
         ok = xc_int_option("bench write", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows);

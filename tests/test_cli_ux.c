@@ -16,7 +16,8 @@
  *    --messages; --json parses and agrees with the gold JSON;
  *  - conflicting or meaningless flags of convert and gen are usage errors;
  *    every command takes "--name=value", "--" and unique prefixes, and
- *    names the options an ambiguous prefix may be;
+ *    names the options an ambiguous prefix may be; options after the
+ *    operands are read, POSIXLY_CORRECT set or not;
  *  - `bench rows --help` behaves like the other --helps, every bench
  *    --help explains its columns, and a cost inside the noise is never
  *    printed as a (negative) number;
@@ -598,22 +599,41 @@ static void check_option_forms(void) {
   tu_cli_result want = run("cat '%s' --limit 3", in);
   static const char *const same_rows[] = {"cat --limit=3 -- -dash.arrows",
                                           "cat --lim 3 -- -dash.arrows",
-                                          "cat --format=csv ./-dash.arrows --limit=3"};
-  for (int i = 0; i < 3; i++) {
-    tu_cli_result r = run("%s", same_rows[i]);
-    TU_CHECK(r.exit_code == 0 && want.exit_code == 0 && strcmp(r.out, want.out) == 0,
-             "%s: exit %d, not the rows of cat FILE --limit 3: %.300s", same_rows[i], r.exit_code,
-             r.err);
-    tu_cli_result_free(&r);
-  }
+                                          "cat --format=csv ./-dash.arrows --limit=3",
+                                          "cat ./-dash.arrows --limit 3",
+                                          "cat ./-dash.arrows --format csv -- --limit=3",
+                                          "cat - --limit 3 < -dash.arrows"};
+  /* The same with POSIXLY_CORRECT set, under which glibc's getopt stops at
+   * the first operand ("one input at a time ('./-dash.arrows' and
+   * '--limit')"): the options after it are read all the same. */
+  for (int posix = 0; posix < 2; posix++)
+    for (int i = 0; i < 6; i++) {
+      if (posix) setenv("POSIXLY_CORRECT", "1", 1);
+      tu_cli_result r = run("%s", same_rows[i]);
+      unsetenv("POSIXLY_CORRECT");
+      bool fails = i == 4; /* "--limit=3" after "--" is a second input */
+      TU_CHECK(fails ? r.exit_code == 2 && strstr(r.err,
+                                                  "one input at a time ('./-dash.arrows' "
+                                                  "and '--limit=3')")
+                     : r.exit_code == 0 && want.exit_code == 0 && strcmp(r.out, want.out) == 0,
+               "%s%s: exit %d, not %s: %.300s", posix ? "POSIXLY_CORRECT=1 " : "", same_rows[i],
+               r.exit_code, fails ? "a usage error" : "the rows of cat FILE --limit 3", r.err);
+      tu_cli_result_free(&r);
+    }
   tu_cli_result_free(&want);
   static const char *const fine[] = {
       "inspect --json -- -dash.arrows",
       "convert --batch-rows=2 --compression=zstd --level=3 --align=64 -- -dash.arrows -out.arrows",
-      "gen rows --rows=10 --seed=7 -- -gen.rows"};
-  for (int i = 0; i < 3; i++) {
+      "gen rows --rows=10 --seed=7 -- -gen.rows",
+      "convert ./-dash.arrows ./-posix.arrows --batch-rows=2 -f",
+      "gen rows ./-gen.rows --rows 10 -f",
+      "inspect ./-dash.arrows --json"};
+  for (int i = 0; i < 6; i++) {
+    if (i >= 3) setenv("POSIXLY_CORRECT", "1", 1); /* options after operands, as above */
     tu_cli_result r = run("%s", fine[i]);
-    TU_CHECK(r.exit_code == 0, "%s: exit %d: %.300s", fine[i], r.exit_code, r.err);
+    unsetenv("POSIXLY_CORRECT");
+    TU_CHECK(r.exit_code == 0, "%s%s: exit %d: %.300s", i >= 3 ? "POSIXLY_CORRECT=1 " : "", fine[i],
+             r.exit_code, r.err);
     tu_cli_result_free(&r);
   }
   tu_cli_result a = run("cat -- -dash.arrows"), b = run("cat -- -out.arrows");

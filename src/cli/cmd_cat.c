@@ -102,7 +102,7 @@ static int parse_options(int argc, char **argv, cat_options *o) {
   o->codec = XCHG_STREAM_AUTO;
   int opt, rc;
   xc_options_begin();
-  while ((opt = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+  while ((opt = xc_getopt(argc, argv, ":h", longs)) != -1) {
     switch (opt) {
       case 'c': o->columns = optarg; break;
       case 'l':

@@ -116,7 +116,7 @@ static int parse_args(int argc, char **argv, convert_args *a) {
   int64_t level = 0;
   int opt, rc = -1;
   xc_options_begin();
-  while (rc < 0 && (opt = getopt_long(argc, argv, ":hf", longs, NULL)) != -1) {
+  while (rc < 0 && (opt = xc_getopt(argc, argv, ":hf", longs)) != -1) {
     switch (opt) {
       case 'F': rc = output_format(a, &format_flag, "--file"); break;
       case 'S': rc = output_format(a, &format_flag, "--stream"); break;

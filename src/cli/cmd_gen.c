@@ -269,7 +269,7 @@ static int parse_args(int argc, char **argv, gen_args *a) {
   int opt, rc;
   int64_t v;
   xc_options_begin();
-  while ((opt = getopt_long(argc, argv, ":hf", longs, NULL)) != -1) {
+  while ((opt = xc_getopt(argc, argv, ":hf", longs)) != -1) {
     switch (opt) {
       case 'F': a->file_format = 1; break;
       case 's': a->sums = 1; break;

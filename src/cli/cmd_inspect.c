@@ -741,7 +741,7 @@ int xc_cmd_inspect(int argc, char **argv) {
   int64_t head = -1;
   int o, rc;
   xc_options_begin();
-  while ((o = getopt_long(argc, argv, ":h", longs, NULL)) != -1) {
+  while ((o = xc_getopt(argc, argv, ":h", longs)) != -1) {
     switch (o) {
       case 'C': xc_deprecated_option("inspect", "--codec", "--input-codec"); /* fall through */
       case 'i':

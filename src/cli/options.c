@@ -111,9 +111,33 @@ int xc_two_operands(const char *command, const char *what, int argc, char **argv
   return -1;
 }
 
+/* The operands xc_getopt has met so far, moved to argv[1..] in order. */
+static int operands_met;
+
 /* optind 0, not 1: glibc's getopt then forgets the argument vector it
  * scanned last (its permutation), as a new command line needs. */
 void xc_options_begin(void) {
   optind = 0;
   opterr = 0;
+  operands_met = 0;
+}
+
+/* glibc permutes (options after operands) unless POSIXLY_CORRECT is set,
+ * when it stops at the first operand: with "-" before optstring it hands
+ * each operand back in place (as 1) whatever the environment, and the
+ * operands are permuted here instead, as glibc would: gathered at the
+ * front of argv as they come (over slots already read), then put just
+ * before optind, ahead of what follows "--". */
+int xc_getopt(int argc, char **argv, const char *optstring, const struct option *longs) {
+  char in_order[64];
+  snprintf(in_order, sizeof in_order, "-%s", optstring);
+  int opt;
+  while ((opt = getopt_long(argc, argv, in_order, longs, NULL)) == 1)
+    argv[1 + operands_met++] = optarg;
+  if (opt == -1 && operands_met > 0) {
+    memmove(argv + optind - operands_met, argv + 1, (size_t)operands_met * sizeof *argv);
+    optind -= operands_met;
+    operands_met = 0; /* once: a second call finds them in place */
+  }
+  return opt;
 }

@@ -27,6 +27,13 @@ int xc_usage_error(const char *command, const char *fmt, ...)
  * (the tests, fuzz_cli). */
 void xc_options_begin(void);
 
+/* getopt_long(argc, argv, optstring, longs, NULL) for a command line that
+ * xc_options_begin started, permuting as documented (options before and
+ * after the operands) even under POSIXLY_CORRECT, where glibc's would stop
+ * at the first operand: at its end (-1), argv[optind..argc) are the
+ * operands, in order, then what follows "--". */
+int xc_getopt(int argc, char **argv, const char *optstring, const struct option *longs);
+
 /* The usage error for what getopt_long (optstring beginning with ':',
  * long options longs) returned as '?' (an unknown option, a prefix of
  * several, or a value given to a flag) or ':' (a value missing), for `xchg
