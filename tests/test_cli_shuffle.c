@@ -187,7 +187,6 @@ static const char *after_name(const char *out, int json) {
   return json ? strstr(out, "\n  \"codec\"") : strchr(out, '\n');
 }
 
-/* convert of in fails, its error saying needle, and leaves no OUT. */
 /* Whether two runs' "xchg: <input>: message" errors say the same after
  * the input's name (a path, or <stdin>). */
 static bool same_error(const char *a, const char *b) {
@@ -197,6 +196,10 @@ static bool same_error(const char *a, const char *b) {
   return x != NULL && y != NULL && strcmp(x, y) == 0;
 }
 
+/* convert of in (with the options extra) fails, its error saying needle,
+ * and leaves no OUT; so does convert - of in through a pipe, with the same
+ * error after the input's name, and convert of in to standard output
+ * writes nothing. */
 static void expect_refused(const char *what, const char *in, const char *extra,
                            const char *needle) {
   TMP_PATH(out, "refused.arrow");
