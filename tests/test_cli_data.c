@@ -7,7 +7,9 @@
  *     of every stream, equal (array_equal) to the inputs' own batches in
  *     order; a schema change is an error naming the IPC stream, its byte
  *     offset and the column that differs, and leaves no OUT (nor anything on
- *     a standard output that is written to);
+ *     a standard output that is written to); `convert --batch-rows N` never
+ *     ends its output with a batch of 0 rows (empty input batches after the
+ *     last flush are dropped), and keeps the one of an input of no rows;
  *  2. two IPC files concatenated (`cat f1 f2 > f`, the same schema):
  *     `inspect`, `cat` and `convert` see both files' rows, from the file
  *     and through a pipe; the library reads the first file alone and says
@@ -243,6 +245,38 @@ static void check_convert_streams(void) {
   tu_cli_result_free(&r);
   batch_list_free(&parts[0]);
   batch_list_free(&parts[1]);
+}
+
+/* --batch-rows never ends the output with a batch of 0 rows: 37 rows in
+ * batches of 17 and 20, then Arrow's three empty batches (the same schema,
+ * another IPC stream), whether the last flush came at a multiple of N (1,
+ * 20, 37) or not (5); an input of empty batches alone keeps one. */
+static void check_convert_no_empty_tail(void) {
+  TMP_PATH(in, "rows_then_empty.stream");
+  TMP_PATH(out, "no_empty_tail.out");
+  concatenate(in, NULL, 0, in_gold("1.0.0-littleendian/generated_primitive.stream"),
+              in_gold("1.0.0-littleendian/generated_primitive_zerolength.stream"), NULL);
+  static const int sizes[] = {1, 5, 20, 37, 1000};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    tu_cli_result r = run("convert '%s' '%s' -f --batch-rows %d", in, out, sizes[i]);
+    TU_CHECK(r.exit_code == 0, "convert --batch-rows %d: exit %d: %s", sizes[i], r.exit_code,
+             r.err);
+    tu_cli_result_free(&r);
+    batch_list got = read_batches(out);
+    bool tail_empty = got.n > 0 && got.batches[got.n - 1].length == 0;
+    TU_CHECK(got.rows == 37 && got.n > 0 && !tail_empty,
+             "convert --batch-rows %d: %zu batches, %lld rows, the last %s", sizes[i], got.n,
+             (long long)got.rows, tail_empty ? "empty" : "not empty");
+    batch_list_free(&got);
+  }
+  tu_cli_result r = run("convert '%s' '%s' -f --batch-rows 5",
+                        in_gold("1.0.0-littleendian/generated_primitive_zerolength.stream"), out);
+  TU_CHECK(r.exit_code == 0, "convert of empty batches: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+  batch_list got = read_batches(out);
+  TU_CHECK(got.n == 1 && got.rows == 0, "convert of empty batches: %zu batches, %lld rows", got.n,
+           (long long)got.rows);
+  batch_list_free(&got);
 }
 
 /* ---- 2. concatenated IPC files ------------------------------------------------- */
@@ -826,10 +860,15 @@ int main(int argc, char **argv) {
     return 1;
   }
   static const tu_case cases[] = {
-      {"convert_streams", check_convert_streams}, {"concatenated_files", check_concatenated_files},
-      {"stdout_is_input", check_stdout_is_input}, {"option_names", check_option_names},
-      {"rows_report", check_rows_report},         {"terminal", check_terminal},
-      {"dictionary_ids", check_dictionary_ids},   {"schemaless_fifo", check_schemaless_fifo},
+      {"convert_streams", check_convert_streams},
+      {"concatenated_files", check_concatenated_files},
+      {"stdout_is_input", check_stdout_is_input},
+      {"option_names", check_option_names},
+      {"rows_report", check_rows_report},
+      {"terminal", check_terminal},
+      {"dictionary_ids", check_dictionary_ids},
+      {"schemaless_fifo", check_schemaless_fifo},
+      {"convert_no_empty_tail", check_convert_no_empty_tail},
   };
   int rc = TU_MAIN(argc, argv, "cli_data", cases);
   tu_run("rm -rf '%s'", tmp);

@@ -412,8 +412,20 @@ static xchg_status normalize_batch(xchg_ipc_writer *w, const struct ArrowArray *
   return wr_normalize(&w->schema.root, 0, batch, batch->offset, batch->length, copy, out, err);
 }
 
+static void drop_pending(xchg_ipc_writer *w) {
+  for (int64_t i = 0; i < w->n_pending; i++) ipc_array_unref(w->pending[i]);
+  w->n_pending = w->pending_rows = w->pending_bytes = 0;
+}
+
 /* Merges the pending batches (in order) into one and writes it. */
 static xchg_status flush_pending(xchg_ipc_writer *w, xchg_error *err) {
+  /* Empty batches left after a written one hold nothing: written, they
+   * would end the output with a batch of 0 rows.  Before any batch they
+   * are written, so that an input of no rows keeps its one empty batch. */
+  if (w->pending_rows == 0 && w->batches > 0) {
+    drop_pending(w);
+    return XCHG_OK;
+  }
   xchg_status st = XCHG_OK;
   int64_t n = w->n_pending;
   /* Pairwise rounds: each byte is copied O(log n) times, not O(n). */
@@ -434,8 +446,8 @@ static xchg_status flush_pending(xchg_ipc_writer *w, xchg_error *err) {
     n = k;
   }
   if (st == XCHG_OK && n == 1) st = write_normalized(w, w->pending[0], err);
-  for (int64_t i = 0; i < n; i++) ipc_array_unref(w->pending[i]);
-  w->n_pending = w->pending_rows = w->pending_bytes = 0;
+  w->n_pending = n;
+  drop_pending(w);
   return st;
 }
 
