@@ -35,7 +35,9 @@
  *  - `convert --file` of IPC streams whose dictionaries differ fails
  *    cleanly (the file format cannot replace one), leaking nothing;
  *  - `inspect` of blocks given as a named FIFO (/dev/stdin on a pipe) says
- *    what `inspect` of the file does. */
+ *    what `inspect` of the file does;
+ *  - `gen shuffle --rows 0` writes one block of no rows (ipc and comet),
+ *    which `cat`, `inspect` and `convert` read without --input-codec. */
 #define _XOPEN_SOURCE 700
 #include <stdbool.h>
 #include <stdint.h>
@@ -263,6 +265,34 @@ static void check_bad_blocks(void) {
              "cat of an empty input as %s: exit %d, %zu bytes out, stderr %s", formats[f],
              r.exit_code, r.out_len, r.err);
     tu_cli_result_free(&r);
+  }
+}
+
+/* gen shuffle --rows 0 writes one block of no rows, in either framing, so
+ * that cat, inspect and convert read it without --input-codec comet, as
+ * they read gen cache --rows 0 (it wrote an empty file, which they took
+ * for no IPC stream at all). */
+static void check_gen_no_rows(void) {
+  static const char *const formats[] = {"ipc", "comet"};
+  TMP_PATH(in, "no_rows.blocks");
+  TMP_PATH(out, "no_rows.arrow");
+  for (int i = 0; i < 2; i++) {
+    must_run("gen shuffle --rows 0", run("gen shuffle '%s' --format %s --compression lz4 "
+                                         "--rows 0 -f",
+                                         in, formats[i]));
+    tu_cli_result r = run("cat '%s'", in);
+    TU_CHECK(r.exit_code == 0 && strcmp(r.out, "c0,c1,c2,c3,c4\n") == 0,
+             "cat of gen shuffle --format %s --rows 0: exit %d: %s%s", formats[i], r.exit_code,
+             r.out, r.err);
+    tu_cli_result_free(&r);
+    r = piped(in, "cat -");
+    TU_CHECK(r.exit_code == 0 && strcmp(r.out, "c0,c1,c2,c3,c4\n") == 0,
+             "cat - of gen shuffle --format %s --rows 0: exit %d: %s%s", formats[i], r.exit_code,
+             r.out, r.err);
+    tu_cli_result_free(&r);
+    batches_of(in, 0);
+    must_run("convert of gen shuffle --rows 0", run("convert '%s' '%s' -f", in, out));
+    batches_of(out, 0);
   }
 }
 
@@ -946,6 +976,7 @@ int main(int argc, char **argv) {
       {"cat_limit", check_cat_limit},
       {"pipe", check_pipe},
       {"named_fifo", check_named_fifo},
+      {"gen_no_rows", check_gen_no_rows},
   };
   int rc = TU_MAIN(argc, argv, "cli_shuffle", cases);
   tu_run("rm -rf '%s'", tmp);

@@ -26,6 +26,10 @@ int shape_shuffle_parse_codec(const char *name, shape_shuffle_codec *out) {
 }
 
 int64_t shape_shuffle_blocks(const shape_shuffle_config *c) {
+  /* No rows is one block of none, not an empty file: every reader takes a
+   * block of 0 rows, and an empty file is no IPC stream to one that is not
+   * told it holds Comet blocks. */
+  if (c->rows == 0) return 1;
   return (c->rows + c->block_rows - 1) / c->block_rows;
 }
 
