@@ -13,7 +13,8 @@
  *    the messages from the schema message (#0) on and counts as many record
  *    batches as the gold JSON has;
  *  - `cat --format csv --limit 3` on generated_primitive.stream: a header and
- *    3 records whose integer and string cells equal the gold values;
+ *    3 records whose integer and string cells equal the gold values; of one
+ *    column, a null is `""`, never an empty line (which CSV readers skip);
  *  - an unknown column is an error (exit 1) that names it; usage errors
  *    exit 2; `--version` prints the version;
  *  - `cat --format arrow-json --columns ... --limit N` equals the gold JSON
@@ -513,6 +514,53 @@ static void check_csv(const char *gold_root) {
   TU_CHECK(ok, "%s: %s", what, msg);
   run_result_free(&r);
   json_decref(gold);
+}
+
+/* The lines of text, split in place at each '\n' (at most max). */
+static int split_lines(char *text, char **lines, int max) {
+  int n = 0;
+  for (char *p = text; *p && n < max; n++) {
+    lines[n] = p;
+    char *end = strchr(p, '\n');
+    if (end == NULL) return n + 1;
+    *end = '\0';
+    p = end + 1;
+  }
+  return n;
+}
+
+/* One column (text and integers): a null is "", never an empty line,
+ * which CSV readers skip; a value is as it is in two columns' output, and
+ * every row has its line (the json output's rows, one to one). */
+static void check_csv_one_column(const char *gold_root) {
+  static const char *const columns[] = {"utf8_nullable", "int8_nullable"};
+  char ipc[8192], args[8400];
+  snprintf(ipc, sizeof ipc, "%s/1.0.0-littleendian/generated_primitive.stream", gold_root);
+  for (int c = 0; c < 2; c++) {
+    run_result csv, json;
+    snprintf(args, sizeof args, "cat --columns %s '%s'", columns[c], ipc);
+    if (!TU_CHECK(run_cli(args, &csv), "cat --columns %s: cannot run", columns[c])) continue;
+    snprintf(args, sizeof args, "cat --columns %s --format json '%s'", columns[c], ipc);
+    if (!TU_CHECK(run_cli(args, &json), "cat --columns %s --format json: cannot run", columns[c])) {
+      run_result_free(&csv);
+      continue;
+    }
+    char *csv_lines[64], *json_lines[64];
+    int n_csv = split_lines(csv.out, csv_lines, 64), n_json = split_lines(json.out, json_lines, 64);
+    int nulls = 0, bad = -1;
+    for (int i = 0; i < n_json && i + 1 < n_csv && bad < 0; i++) {
+      bool null = strstr(json_lines[i], ":null}") != NULL;
+      nulls += null;
+      if (null ? strcmp(csv_lines[i + 1], "\"\"") != 0 : csv_lines[i + 1][0] == '\0') bad = i;
+    }
+    TU_CHECK(csv.exit_code == 0 && n_json == 37 && n_csv == 38 && nulls > 0 && bad < 0,
+             "cat --columns %s: exit %d, %d csv lines for %d rows (%d null), row %d: \"%s\" "
+             "for %s",
+             columns[c], csv.exit_code, n_csv, n_json, nulls, bad,
+             bad >= 0 ? csv_lines[bad + 1] : "", bad >= 0 ? json_lines[bad] : "");
+    run_result_free(&csv);
+    run_result_free(&json);
+  }
 }
 
 /* ---- errors ------------------------------------------------------------------------ */
@@ -1312,6 +1360,7 @@ static void gold_files(void) {
 
 static void subsets(void) { check_subsets(gold_root); }
 static void csv(void) { check_csv(gold_root); }
+static void csv_one_column(void) { check_csv_one_column(gold_root); }
 static void errors(void) { check_errors(gold_root); }
 static void fuzz(void) { check_fuzz(fuzz_root); }
 static void codecs(void) { check_codecs(gold_root); }
@@ -1326,7 +1375,7 @@ int main(int argc, char **argv) {
       {"subsets", subsets},        {"csv", csv},
       {"errors", errors},          {"fuzz", fuzz},
       {"typed", check_typed},      {"dictionary_changes", check_dictionary_changes},
-      {"codecs", codecs},
+      {"codecs", codecs},          {"csv_one_column", csv_one_column},
   };
   return TU_MAIN(argc, argv, "cli", cases);
 }

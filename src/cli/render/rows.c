@@ -204,10 +204,16 @@ void xc_rows_header(xs *out, xc_row_format format, const xc_node *const *columns
 static bool write_csv_row(xs *out, xs *scratch, const xc_node *const *columns, int n_columns,
                           int64_t i) {
   bool ok = true;
+  size_t start = out->len;
   for (int c = 0; c < n_columns; c++) {
     if (c > 0) xs_putc(out, ',');
     ok &= write_csv_cell(out, scratch, columns[c], i);
   }
+  /* A row of one null would be an empty line, which CSV readers skip
+   * (Python's csv, polars): it is "", as Python's csv module writes a row
+   * of one empty field, so the row is kept, though it reads back as an
+   * empty string (one field has no other way to be there and empty). */
+  if (out->len == start) xs_puts(out, "\"\"");
   xs_putc(out, '\n');
   return ok;
 }
