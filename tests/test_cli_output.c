@@ -32,7 +32,9 @@
  *  - gen killed by SIGTERM while writing removes its temporary file, and
  *    so does gen sent SIGTERM in a burst (40 tries);
  *    inspect - killed while it copies standard input leaves no file;
- *  - inspect - with a TMPDIR that does not exist names that directory.
+ *  - inspect - with a TMPDIR that does not exist names that directory, and
+ *    so does a failed write of its copy of standard input (a file size
+ *    limit standing for a full disk), with what the copy holds.
  * Runs as root in CI: permissions cannot make a directory unwritable, so
  * write failures come from /dev/full and cut inputs. */
 #include <dirent.h>
@@ -43,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -657,6 +660,58 @@ static void check_spool_dir_missing(void) {
   check_dir_holds("inspect - with TMPDIR missing", "blocks.comet");
 }
 
+/* $XCHG_CLI args... reading in from a pipe, its files limited to limit
+ * bytes (RLIMIT_FSIZE, SIGXFSZ ignored: a write past it fails with EFBIG,
+ * as on a full disk), which the test's own writes are not. */
+static cli_run run_cli_fsize_limited(const char *const *args, const tu_bytes *in, rlim_t limit) {
+  int in_pipe[2];
+  /* whole in the pipe before the command starts: nothing waits on it */
+  if (in->data == NULL || in->size > 60000 || pipe(in_pipe) != 0) {
+    TU_CHECK(0, "input (%zu bytes) or pipe: %s", in->size, strerror(errno));
+    return (cli_run){-1, 0, {0}};
+  }
+  TU_CHECK(write(in_pipe[1], in->data, in->size) == (ssize_t)in->size, "write: %s",
+           strerror(errno));
+  close(in_pipe[1]);
+  struct rlimit old, limited;
+  getrlimit(RLIMIT_FSIZE, &old);
+  limited = (struct rlimit){limit, old.rlim_max};
+  void (*old_xfsz)(int) = signal(SIGXFSZ, SIG_IGN); /* the child keeps SIG_IGN through exec */
+  TU_CHECK(setrlimit(RLIMIT_FSIZE, &limited) == 0, "setrlimit: %s", strerror(errno));
+  pid_t pid = start_cli(args, in_pipe[0], -1, false);
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, old_xfsz);
+  close(in_pipe[0]);
+  return finish_cli(pid);
+}
+
+/* inspect - of blocks copies the pipe to a file in TMPDIR; a write to it
+ * that fails (a full disk) names the directory and what the file holds,
+ * not the name of the file, removed as soon as it was made. */
+static void check_spool_write_fails(void) {
+  clear_dir();
+  char *blocks = path_in_dir("blocks.comet");
+  cli_run r =
+      run_cli(ARGS("gen", "shuffle", blocks, "--format", "comet", "--rows", "640", "-f"), -1);
+  TU_CHECK(r.exit_code == 0, "gen shuffle: exit %d: %s", r.exit_code, r.err.data);
+  free(r.err.data);
+  tu_bytes comet = tu_read_bytes(blocks);
+  setenv("TMPDIR", dir, 1); /* the child's */
+  r = run_cli_fsize_limited(ARGS("inspect", "-"), &comet, 4096);
+  unsetenv("TMPDIR");
+  char want[4400];
+  snprintf(want, sizeof want,
+           "xchg: <stdin>: cannot write the temporary file in '%s' (TMPDIR) that holds standard "
+           "input: File too large\n",
+           dir);
+  TU_CHECK(r.exit_code == 1 && stderr_is(&r, want),
+           "inspect - with the copy's writes failing: exit %d: %s", r.exit_code,
+           r.err.data != NULL ? (char *)r.err.data : "");
+  free(r.err.data);
+  free(comet.data);
+  check_dir_holds("inspect - with the copy's writes failing", "blocks.comet");
+}
+
 int main(int argc, char **argv) {
   cli = tu_cli_path();
   tu_testdata_path(gold_stream, sizeof gold_stream,
@@ -681,6 +736,7 @@ int main(int argc, char **argv) {
       {"killed_while_spooling", check_killed_while_spooling},
       {"created_meanwhile", check_created_meanwhile},
       {"spool_dir_missing", check_spool_dir_missing},
+      {"spool_write_fails", check_spool_write_fails},
   };
   int rc = TU_MAIN(argc, argv, "cli_output", cases);
   clear_dir();

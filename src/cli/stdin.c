@@ -137,8 +137,8 @@ xchg_status xc_open_source(const char *path, xchg_source **out, xchg_error *err)
   return xchg_source_open_file(path, XCHG_FILE_MMAP, out, err);
 }
 
-/* Copies src to fd, to its end. */
-static xchg_status copy_to(xchg_source *src, int fd, const char *path, xchg_error *err) {
+/* Copies src to fd (about: what it is, for messages), to its end. */
+static xchg_status copy_to(xchg_source *src, int fd, const char *about, xchg_error *err) {
   static uint8_t chunk[1 << 16];
   for (;;) {
     size_t got = 0;
@@ -146,7 +146,7 @@ static xchg_status copy_to(xchg_source *src, int fd, const char *path, xchg_erro
     if (st != XCHG_OK || got == 0) return st;
     for (size_t done = 0; done < got;) {
       ssize_t n = write(fd, chunk + done, got - done);
-      if (n < 0) return xchg_errorf(err, XCHG_EIO, "cannot write %s: %s", path, strerror(errno));
+      if (n < 0) return xchg_errorf(err, XCHG_EIO, "cannot write %s: %s", about, strerror(errno));
       done += (size_t)n;
     }
   }
@@ -177,33 +177,37 @@ static xchg_status map_whole(int fd, const char *path, xchg_buf **out, xchg_erro
 
 /* A file of its own in TMPDIR for a copy of what to hold, already
  * unlinked: nothing is left behind, whatever stops the command (a signal,
- * a full disk).  *path is its name, for messages; what names the input
- * it will hold. */
-static xchg_status create_spool_file(char *path, size_t size, const char *what, int *fd,
+ * a full disk).  Its name is gone with it, so *about, for the messages of
+ * what follows, names what the user can act on: the directory, where it
+ * came from, and what the copy holds. */
+static xchg_status create_spool_file(const char *what, char *about, size_t about_size, int *fd,
                                      xchg_error *err) {
   const char *tmpdir = getenv("TMPDIR");
   bool from_env = tmpdir != NULL && *tmpdir;
   const char *dir = from_env ? tmpdir : "/tmp";
-  int len = snprintf(path, size, "%s/xchg-stdin-XXXXXX", dir);
+  const char *source = from_env ? " (TMPDIR)" : "";
+  char path[4096];
+  int len = snprintf(path, sizeof path, "%s/xchg-stdin-XXXXXX", dir);
   /* mkstemp leaves a failed try's name in path, a file that does not
    * exist: the error names the directory, and where it came from */
-  *fd = len > 0 && (size_t)len < size ? mkstemp(path) : (errno = ENAMETOOLONG, -1);
+  *fd = len > 0 && (size_t)len < sizeof path ? mkstemp(path) : (errno = ENAMETOOLONG, -1);
   if (*fd < 0)
     return xchg_errorf(err, XCHG_EIO, "cannot create a temporary file in '%.200s'%s to hold %s: %s",
-                       dir, from_env ? " (TMPDIR)" : "", what, strerror(errno));
+                       dir, source, what, strerror(errno));
   unlink(path);
+  snprintf(about, about_size, "the temporary file in '%.200s'%s that holds %s", dir, source, what);
   return XCHG_OK;
 }
 
 /* All of in (what, for messages) copied to a file of its own, mapped into
  * *out. */
 static xchg_status spool(xchg_source *in, const char *what, xchg_buf **out, xchg_error *err) {
-  char path[4096];
+  char about[512];
   int fd;
-  xchg_status st = create_spool_file(path, sizeof path, what, &fd, err);
+  xchg_status st = create_spool_file(what, about, sizeof about, &fd, err);
   if (st != XCHG_OK) return st;
-  st = copy_to(in, fd, path, err);
-  if (st == XCHG_OK) st = map_whole(fd, path, out, err);
+  st = copy_to(in, fd, about, err);
+  if (st == XCHG_OK) st = map_whole(fd, about, out, err);
   close(fd); /* the mapping keeps its bytes */
   return st;
 }
