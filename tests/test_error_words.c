@@ -15,7 +15,8 @@
  *    an LZ4-compressed IPC body, a damaged frame header;
  *  - gzip (real zlib output, from a file and from standard input), bzip2,
  *    xz, zstd and LZ4 frames and Parquet handed to the IPC reader are named
- *    by their magic, as Parquet is;
+ *    by their magic, as Parquet is; so is an LZ4 legacy frame (lz4 -l),
+ *    which xchg does not read, by `cat` and by --input-codec lz4-frame;
  *  - `cat --columns '#9'` on three columns: the position is out of range,
  *    and the positions there are;
  *  - XCHG_THREADS that is no thread count (abc, -1, 4x, 99999, and a
@@ -280,6 +281,23 @@ static void expect_not_ipc(const void *data, size_t size, const char *want, cons
   xchg_ipc_reader_free(r);
 }
 
+/* What `lz4 -l` writes ("hello" in one legacy block), which no stream
+ * codec reads: named by cat of it, from a file and a pipe, and by the
+ * lz4-frame codec that refuses it, never as some unknown magic. */
+static void check_lz4_legacy(void) {
+  static const uint8_t legacy[] = {0x02, 0x21, 0x4c, 0x18, 6,   0,   0,
+                                   0,    0x50, 'h',  'e',  'l', 'l', 'o'};
+  char *path = path_of("hello.lz4");
+  if (!write_bytes(path, legacy, sizeof legacy)) return;
+  static const char *const words[] = {
+      "an LZ4 legacy frame (lz4 -l), which xchg does not read: decompress it first, lz4 -d", NULL};
+  static const char *const not_unknown[] = {"no continuation marker", "magic number is unknown",
+                                            NULL};
+  expect_cli(1, words, not_unknown, "cat '%s'", path);
+  expect_cli(1, words, not_unknown, "inspect - < '%s'", path);
+  expect_cli(1, words, not_unknown, "cat '%s' --input-codec lz4-frame", path);
+}
+
 static void check_other_formats(void) {
   tu_bytes ipc = tu_read_bytes(gold_stream);
   if (ipc.data == NULL) return;
@@ -308,6 +326,8 @@ static void check_other_formats(void) {
        8, "fd 37 7a 58 5a 00 magic at byte 0 (an xz file"},
       {"\x28\xb5\x2f\xfd\x20\x00", 6, "28 b5 2f fd magic at byte 0 (a zstd frame"},
       {"\x04\x22\x4d\x18\x64\x40", 6, "04 22 4d 18 magic at byte 0 (an LZ4 frame"},
+      {"\x02\x21\x4c\x18\x06\x00", 6,
+       "02 21 4c 18 magic at byte 0 (an LZ4 legacy frame (lz4 -l), which xchg does not read"},
       {"PAR1\x15\x00\x15", 7, "PAR1 magic at byte 0 (a Parquet file)"},
       {"LZ4Block\x26", 9, "LZ4Block magic at byte 0 (an lz4-java stream, Spark's LZ4 codec"},
       {"\x82SNAPPY\0\0\0\0\1", 12,
@@ -321,6 +341,7 @@ static void check_other_formats(void) {
     expect_not_ipc(bytes, sizeof bytes, magics[i].want, magics[i].want);
   }
   free(ipc.data);
+  check_lz4_legacy();
 }
 
 /* --input-codec none on a codec's stream: the option is what is wrong, and

@@ -2,6 +2,7 @@
  * skippable frames skipped, block and content checksums verified (liblz4
  * does all three); plus the encoder. */
 #include <lz4frame.h>
+#include <string.h>
 
 #include "codec/frame_decoder.h"
 #include "codec/lz4f_words.h"
@@ -16,13 +17,24 @@ static void lz4frame_free(void *dctx) { LZ4F_freeDecompressionContext(dctx); }
 
 static void lz4frame_forget(void *dctx) { LZ4F_resetDecompressionContext(dctx); }
 
+/* What liblz4 says of src's frame, which it refused (error), in words.
+ * What `lz4 -l` writes is an unknown frame type to liblz4: it is named,
+ * as the user can undo it, when the frame begins in src. */
+static const char *refusal_words(size_t error, const uint8_t *src, size_t size) {
+  if (size >= 4 && memcmp(src, "\x02\x21\x4c\x18", 4) == 0 &&
+      strcmp(LZ4F_getErrorName(error), "ERROR_frameType_unknown") == 0)
+    return "an LZ4 legacy frame (lz4 -l), which xchg does not read: decompress it first, lz4 -d";
+  return codec_lz4f_error_words(error);
+}
+
 /* LZ4F_decompress returns 0 at a frame's end, else a hint of the input it
  * wants next. */
 static int lz4frame_decode(void *dctx, uint8_t *dst, size_t *dst_n, const uint8_t *src,
                            size_t *src_n, const char **why) {
+  size_t given = *src_n;
   size_t hint = LZ4F_decompress(dctx, dst, dst_n, src, src_n, NULL);
   if (LZ4F_isError(hint)) {
-    *why = codec_lz4f_error_words(hint);
+    *why = refusal_words(hint, src, given);
     return -1;
   }
   return hint != 0;

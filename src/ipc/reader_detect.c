@@ -39,6 +39,9 @@ static const struct {
      "a zstd frame: read it through its stream codec (xchg/stream.h)", 4},
     {"\x04\x22\x4d\x18", "04 22 4d 18",
      "an LZ4 frame: read it through its stream codec (xchg/stream.h)", 4},
+    /* what `lz4 -l` writes: no stream codec reads it, so say how to undo it */
+    {"\x02\x21\x4c\x18", "02 21 4c 18",
+     "an LZ4 legacy frame (lz4 -l), which xchg does not read: decompress it first, lz4 -d", 4},
     /* Spark's own stream codecs, what a shuffle or broadcast file holds */
     {"LZ4Block", "LZ4Block",
      "an lz4-java stream, Spark's LZ4 codec: read it through its stream codec (xchg/stream.h)", 8},
