@@ -589,15 +589,22 @@ static void check_created_meanwhile(void) {
   check_dir_holds("convert onto an OUT made meanwhile", "in.stream out");
 }
 
+/* Empties the test directory, then writes `rows` rows of Comet blocks to
+ * blocks.comet in it and returns their bytes (tu_read_bytes's). */
+static tu_bytes fresh_comet_blocks(const char *rows) {
+  clear_dir();
+  char *blocks = path_in_dir("blocks.comet");
+  cli_run r =
+      run_cli(ARGS("gen", "shuffle", blocks, "--format", "comet", "--rows", rows, "-f"), -1);
+  TU_CHECK(r.exit_code == 0, "gen shuffle: exit %d: %s", r.exit_code, r.err.data);
+  free(r.err.data);
+  return tu_read_bytes(blocks);
+}
+
 /* inspect - copies a pipe of blocks to a file of its own (it reads them
  * twice); killed while it copies, it leaves nothing in TMPDIR. */
 static void check_killed_while_spooling(void) {
-  clear_dir();
-  char *blocks = path_in_dir("blocks.comet");
-  cli_run r = run_cli(ARGS("gen", "shuffle", blocks, "--format", "comet", "--rows", "20000"), -1);
-  TU_CHECK(r.exit_code == 0, "gen shuffle: exit %d: %s", r.exit_code, r.err.data);
-  free(r.err.data);
-  tu_bytes comet = tu_read_bytes(blocks);
+  tu_bytes comet = fresh_comet_blocks("20000");
   int feed;
   setenv("TMPDIR", dir, 1); /* the child's */
   /* the first half of the blocks, the write end kept open: inspect copies
@@ -616,7 +623,7 @@ static void check_killed_while_spooling(void) {
     list_dir(names, sizeof names);
   }
   kill(pid, SIGTERM);
-  r = finish_cli(pid);
+  cli_run r = finish_cli(pid);
   close(feed);
   TU_CHECK(r.signal == SIGTERM, "inspect - killed by SIGTERM: exit %d, signal %d: %s", r.exit_code,
            r.signal, r.err.data);
@@ -629,13 +636,7 @@ static void check_killed_while_spooling(void) {
  * does not exist is an error naming that directory and the variable, not
  * the name of a file mkstemp tried and nobody made. */
 static void check_spool_dir_missing(void) {
-  clear_dir();
-  char *blocks = path_in_dir("blocks.comet");
-  cli_run r =
-      run_cli(ARGS("gen", "shuffle", blocks, "--format", "comet", "--rows", "64", "-f"), -1);
-  TU_CHECK(r.exit_code == 0, "gen shuffle: exit %d: %s", r.exit_code, r.err.data);
-  free(r.err.data);
-  tu_bytes comet = tu_read_bytes(blocks);
+  tu_bytes comet = fresh_comet_blocks("64");
   char *missing = path_in_dir("missing");
   int feed;
   setenv("TMPDIR", missing, 1); /* the child's */
@@ -647,7 +648,7 @@ static void check_spool_dir_missing(void) {
              "write: %s", strerror(errno));
     close(feed);
   }
-  r = finish_cli(pid);
+  cli_run r = finish_cli(pid);
   char want[4400];
   snprintf(want, sizeof want,
            "xchg: <stdin>: cannot create a temporary file in '%s' (TMPDIR) to hold standard "
@@ -689,15 +690,9 @@ static cli_run run_cli_fsize_limited(const char *const *args, const tu_bytes *in
  * that fails (a full disk) names the directory and what the file holds,
  * not the name of the file, removed as soon as it was made. */
 static void check_spool_write_fails(void) {
-  clear_dir();
-  char *blocks = path_in_dir("blocks.comet");
-  cli_run r =
-      run_cli(ARGS("gen", "shuffle", blocks, "--format", "comet", "--rows", "640", "-f"), -1);
-  TU_CHECK(r.exit_code == 0, "gen shuffle: exit %d: %s", r.exit_code, r.err.data);
-  free(r.err.data);
-  tu_bytes comet = tu_read_bytes(blocks);
+  tu_bytes comet = fresh_comet_blocks("640");
   setenv("TMPDIR", dir, 1); /* the child's */
-  r = run_cli_fsize_limited(ARGS("inspect", "-"), &comet, 4096);
+  cli_run r = run_cli_fsize_limited(ARGS("inspect", "-"), &comet, 4096);
   unsetenv("TMPDIR");
   char want[4400];
   snprintf(want, sizeof want,
