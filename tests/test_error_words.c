@@ -10,6 +10,8 @@
  *    each gold .arrow_file is XCHG_EIO "the file (N bytes) is cut short:"
  *    read by footer, "the file is cut short:" read in order (`xchg cat`
  *    of one, and `cat -` of it through a pipe, alike), never "(truncated?)";
+ *  - a file that ends right after its ARROW1 magic and padding, read in
+ *    order with allow_missing_eos: XCHG_EIO, the file is cut short there;
  *  - LZ4 frame errors in words, never LZ4F's identifiers (ERROR_...):
  *    bytes after the last frame of an lz4-frame input, a damaged block of
  *    an LZ4-compressed IPC body, a damaged frame header;
@@ -217,6 +219,33 @@ static void check_footer_cuts(const char *root) {
                strstr(r.err, "truncated?") == NULL,
            "cat - of a file cut inside its footer, piped: exit %d: %s", r.exit_code, r.err);
   tu_cli_result_free(&r);
+  free(file.data);
+}
+
+/* ---- a file cut right after its magic ---------------------------------------------- */
+
+/* The first 8 bytes of a gold file (ARROW1 and its padding), read in order
+ * with allow_missing_eos, which takes the end for a marker: the file is cut
+ * short there, XCHG_EIO, said without a guess. */
+static void check_magic_cut(void) {
+  tu_bytes file = tu_read_bytes(gold_file);
+  if (!TU_CHECK(file.data != NULL && file.size > 8, "cannot read %s", gold_file)) {
+    free(file.data);
+    return;
+  }
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
+  opts.allow_missing_eos = 1;
+  xchg_ipc_reader *r = NULL;
+  xchg_error err;
+  xchg_status st = xchg_ipc_reader_open(tu_unseekable_source(file.data, 8, 1), &opts, &r, &err);
+  static const char want[] =
+      "the file is cut short: the input ends at byte 8, right after the ARROW1 magic and its "
+      "padding, before the file's first message";
+  TU_CHECK(st == XCHG_EIO && strcmp(err.message, want) == 0,
+           "%s cut to its magic, read in order with allow_missing_eos: %s: %s (want \"%s\")",
+           gold_file, xchg_status_name(st), st == XCHG_OK ? "opened" : err.message, want);
+  xchg_ipc_reader_free(r);
   free(file.data);
 }
 
@@ -648,6 +677,7 @@ int main(int argc, char **argv) {
   static const tu_case cases[] = {
       {"files", check_files},
       {"footer_cuts", footer_cuts},
+      {"magic_cut", check_magic_cut},
       {"lz4_words", check_lz4_words},
       {"other_formats", check_other_formats},
       {"stated_codec_none", check_stated_codec_none},
