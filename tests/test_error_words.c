@@ -12,6 +12,13 @@
  *    of one, and `cat -` of it through a pipe, alike), never "(truncated?)";
  *  - a file that ends right after its ARROW1 magic and padding, read in
  *    order with allow_missing_eos: XCHG_EIO, the file is cut short there;
+ *  - each gold .stream cut after its schema (every 61st byte and each of
+ *    the last 8), from memory and in order: XCHG_EIO, never
+ *    "(truncated?)"; cut where a message or the end-of-stream marker
+ *    begins, "the stream is cut short: the input ends at byte N, before
+ *    message K", and a file "the file (N bytes) is cut short: ..." by
+ *    footer, "the file is cut short: ..." in order; `xchg cat` of a stream
+ *    without its marker, from the file and through a pipe, alike;
  *  - LZ4 frame errors in words, never LZ4F's identifiers (ERROR_...):
  *    bytes after the last frame of an lz4-frame input, a damaged block of
  *    an LZ4-compressed IPC body, a damaged frame header;
@@ -247,6 +254,105 @@ static void check_magic_cut(void) {
            gold_file, xchg_status_name(st), st == XCHG_OK ? "opened" : err.message, want);
   xchg_ipc_reader_free(r);
   free(file.data);
+}
+
+/* ---- a stream cut after its schema ----------------------------------------------- */
+
+/* data cut to size, after the schema message, read from memory and in
+ * order: XCHG_EIO, never "(truncated?)"; at a message boundary (eos_cut),
+ * the input ends without the end-of-stream marker and the message begins
+ * with `boundary` ("the stream is cut short: the input ends at byte N,
+ * before message "), in order too.  False when not. */
+static bool expect_cut(const char *path, const uint8_t *data, size_t size, const char *boundary,
+                       const char *in_order_boundary) {
+  for (int in_order = 0; in_order < 2; in_order++) {
+    xchg_error err;
+    xchg_source *src =
+        in_order ? tu_unseekable_source(data, size, size) : tu_memory_source(data, size);
+    xchg_status st = read_through(src, &err);
+    const char *want = in_order ? in_order_boundary : boundary;
+    if (!TU_CHECK(st == XCHG_EIO && strstr(err.message, "truncated?") == NULL &&
+                      (want == NULL || strncmp(err.message, want, strlen(want)) == 0),
+                  "%s cut to %zu bytes, read %s: %s: %s (want XCHG_EIO%s%s)", path, size,
+                  in_order ? "in order" : "from memory", xchg_status_name(st),
+                  st == XCHG_OK ? "read" : err.message, want ? ", " : "", want ? want : ""))
+      return false;
+  }
+  return true;
+}
+
+/* Cuts of a gold stream after its schema message: every 61st byte, the
+ * schema's end, and each of the last 8 bytes (the end-of-stream marker,
+ * its absence at the first of them). */
+static void check_stream_cuts_of(const char *path, void *ctx) {
+  int *files = ctx;
+  tu_bytes file = tu_read_bytes(path);
+  uint32_t length = 0; /* after the continuation marker, little-endian */
+  if (file.data != NULL && file.size >= 16) memcpy(&length, file.data + 4, 4);
+  size_t schema_end = 8 + (size_t)length;
+  if (!TU_CHECK(file.data != NULL && schema_end + 8 <= file.size &&
+                    memcmp(file.data + file.size - 8, "\xff\xff\xff\xff\0\0\0\0", 8) == 0,
+                "%s: schema of %u bytes, %zu in all, no end-of-stream marker at its end", path,
+                length, file.size)) {
+    free(file.data);
+    return;
+  }
+  char boundary[96];
+  for (size_t cut = schema_end; cut < file.size; cut++) {
+    bool last8 = cut >= file.size - 8;
+    if (!last8 && cut != schema_end && (cut - schema_end) % 61 != 0) continue;
+    bool at_boundary = cut == schema_end || cut == file.size - 8;
+    snprintf(boundary, sizeof boundary,
+             "the stream is cut short: the input ends at byte %zu, before message ", cut);
+    if (!expect_cut(path, file.data, cut, at_boundary ? boundary : NULL,
+                    at_boundary ? boundary : NULL))
+      break;
+  }
+  free(file.data);
+  ++*files;
+}
+
+static void check_stream_cuts(const char *root) {
+  int files = 0;
+  tu_walk(root, ".stream", check_stream_cuts_of, &files);
+  TU_CHECK(files >= 20, "%d gold .stream files under %s", files, root);
+  /* A file cut where its end-of-stream marker begins: before message K. */
+  tu_bytes file = tu_read_bytes(gold_file);
+  uint32_t footer = 0;
+  if (file.data != NULL && file.size > 40) memcpy(&footer, file.data + file.size - 10, 4);
+  if (TU_CHECK(file.data != NULL && footer > 0 && footer < file.size - 40, "%s: footer %u",
+               gold_file, footer)) {
+    size_t cut = file.size - 10 - footer - 8;
+    char by_footer[128], in_order[128];
+    snprintf(by_footer, sizeof by_footer,
+             "the file (%zu bytes) is cut short: the input ends at byte %zu, before message ", cut,
+             cut);
+    snprintf(in_order, sizeof in_order,
+             "the file is cut short: the input ends at byte %zu, before message ", cut);
+    expect_cut(gold_file, file.data, cut, by_footer, in_order);
+  }
+  free(file.data);
+  /* What `xchg cat` says of a stream without its marker, from the file
+   * and through a pipe. */
+  tu_bytes stream = tu_read_bytes(gold_stream);
+  char *cut = path_of("no_marker.stream"), want[160];
+  if (stream.data == NULL || stream.size < 40 || !write_bytes(cut, stream.data, stream.size - 8)) {
+    TU_CHECK(false, "cannot cut %s", gold_stream);
+    free(stream.data);
+    return;
+  }
+  snprintf(want, sizeof want,
+           "the stream is cut short: the input ends at byte %zu, before message 3, without the "
+           "end-of-stream marker\n",
+           stream.size - 8);
+  expect_cli(1, (const char *const[]){want, NULL}, (const char *const[]){"truncated?", NULL},
+             "cat '%s'", cut);
+  tu_cli_result r = tu_cli_piped_runf(cli, cut, "cat -");
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, want) && strstr(r.err, "truncated?") == NULL,
+           "cat - of a stream without its end-of-stream marker, piped: exit %d: %s", r.exit_code,
+           r.err);
+  tu_cli_result_free(&r);
+  free(stream.data);
 }
 
 /* ---- LZ4 frames -------------------------------------------------------------------- */
@@ -661,6 +767,7 @@ static char gold_root[4096];
 
 static void column_position(void) { check_column_position(gold_root); }
 static void footer_cuts(void) { check_footer_cuts(gold_root); }
+static void stream_cuts(void) { check_stream_cuts(gold_root); }
 
 int main(int argc, char **argv) {
   cli = tu_cli_path();
@@ -678,6 +785,7 @@ int main(int argc, char **argv) {
       {"files", check_files},
       {"footer_cuts", footer_cuts},
       {"magic_cut", check_magic_cut},
+      {"stream_cuts", stream_cuts},
       {"lz4_words", check_lz4_words},
       {"other_formats", check_other_formats},
       {"stated_codec_none", check_stated_codec_none},

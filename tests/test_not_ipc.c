@@ -113,7 +113,8 @@ static void test_magic_alone(void) {
   for (size_t size = 6; size < 8; size++) {
     char want[128];
     snprintf(want, sizeof want,
-             "the input ends at byte %zu, inside the padding after the ARROW1 magic (truncated?)",
+             "the file is cut short: the input ends at byte %zu, inside the padding after the "
+             "ARROW1 magic",
              size);
     expect_error(magic, size, XCHG_EIO, want, 1, "the file magic without its padding");
   }

@@ -136,6 +136,23 @@ void reader_message_clear(ipc_message *m) {
   memset(m, 0, sizeof *m);
 }
 
+/* The input ends at byte `at`, where message r->message_index or the
+ * end-of-stream marker would begin.  A known fact, not a guess: a stream
+ * is whole only with its marker (allow_missing_eos), so it is cut short
+ * there, and so is a file read in order, whose footer follows the marker;
+ * a file read by its footer says it is cut short itself, with its size
+ * (file_cut_short in reader_file.c). */
+static xchg_status ends_before_message(const xchg_ipc_reader *r, int64_t at, xchg_error *err) {
+  xchg_errorf(err, XCHG_EIO,
+              "the input ends at byte %lld, before message %lld, without the end-of-stream marker",
+              (long long)at, (long long)r->message_index);
+  if (r->format != XCHG_IPC_FILE)
+    xchg_error_prefix(err, "the stream is cut short: ");
+  else if (!reader_seekable(r))
+    xchg_error_prefix(err, "the file is cut short: ");
+  return XCHG_EIO;
+}
+
 /* Reads the prefix (framing.h): sets *length, or *eos at an end-of-stream
  * marker or at a clean end of the input. */
 static xchg_status read_prefix(xchg_ipc_reader *r, int32_t *length, int *eos, xchg_error *err) {
@@ -145,11 +162,7 @@ static xchg_status read_prefix(xchg_ipc_reader *r, int32_t *length, int *eos, xc
   xchg_status st = reader_read_exact(r, prefix, 4, &got, err);
   if (st != XCHG_OK) return st;
   *eos = got == 0;
-  if (got == 0 && !r->opts.allow_missing_eos)
-    return xchg_errorf(err, XCHG_EIO,
-                       "input ends at byte %lld, before message %lld, without the "
-                       "end-of-stream marker (truncated?)",
-                       (long long)at, (long long)r->message_index);
+  if (got == 0 && !r->opts.allow_missing_eos) return ends_before_message(r, at, err);
   if (got == 0) return XCHG_OK;
   if (got == 4 && ipc_prefix_size(prefix) == 8 &&
       (st = reader_read_exact(r, prefix + 4, 4, &got, err)) != XCHG_OK)
@@ -567,8 +580,8 @@ xchg_status xchg_ipc_reader_open(xchg_source *src, const xchg_ipc_read_options *
       /* The file magic, cut in its padding: a cut file, as the magic alone
        * is, not bytes without a magic. */
       st = xchg_errorf(err, XCHG_EIO,
-                       "the input ends at byte %zu, inside the padding after the ARROW1 magic "
-                       "(truncated?)",
+                       "the file is cut short: the input ends at byte %zu, inside the padding "
+                       "after the ARROW1 magic",
                        got);
     } else if (got == IPC_FILE_HEAD && memcmp(r->peek, IPC_MAGIC, IPC_MAGIC_SIZE) == 0) {
       r->peek_pos = 8;
