@@ -19,6 +19,9 @@
  *    message K", and a file "the file (N bytes) is cut short: ..." by
  *    footer, "the file is cut short: ..." in order; `xchg cat` of a stream
  *    without its marker, from the file and through a pipe, alike;
+ *  - a batch decoder's stream payload cut before its end-of-stream marker
+ *    (or inside it): XCHG_EIO, "the stream is cut short: ...", as the
+ *    reader says it, never "(truncated?)";
  *  - LZ4 frame errors in words, never LZ4F's identifiers (ERROR_...):
  *    bytes after the last frame of an lz4-frame input, a damaged block of
  *    an LZ4-compressed IPC body, a damaged frame header;
@@ -352,6 +355,50 @@ static void check_stream_cuts(const char *root) {
            "cat - of a stream without its end-of-stream marker, piped: exit %d: %s", r.exit_code,
            r.err);
   tu_cli_result_free(&r);
+  free(stream.data);
+}
+
+/* ---- a payload stream without its marker ------------------------------------------- */
+
+/* The gold stream given to a batch decoder (its schema message the
+ * decoder's) cut where a message or the marker begins, and in the marker:
+ * XCHG_EIO, never "(truncated?)", the first said as the reader says it. */
+static void check_payload_cuts(void) {
+  tu_bytes stream = tu_read_bytes(gold_stream);
+  uint32_t length = 0;
+  if (stream.data != NULL && stream.size > 16) memcpy(&length, stream.data + 4, 4);
+  size_t schema_end = 8 + (size_t)length;
+  xchg_batch_decoder *dec = NULL;
+  xchg_error err;
+  if (!TU_CHECK(stream.data != NULL && schema_end + 8 < stream.size &&
+                    xchg_batch_decoder_open(stream.data, schema_end, NULL, 0, NULL, &dec, &err) ==
+                        XCHG_OK,
+                "a decoder of %s's schema: %s", gold_stream,
+                stream.data ? err.message : "cannot read")) {
+    free(stream.data);
+    return;
+  }
+  const size_t cuts[] = {schema_end, stream.size - 8, stream.size - 7, stream.size - 4,
+                         stream.size - 1};
+  for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+    char want[160] = "";
+    if (i < 2)
+      snprintf(want, sizeof want,
+               "the stream is cut short: the input ends at byte %zu, before message %d, without "
+               "the end-of-stream marker",
+               cuts[i], i == 0 ? 1 : 3);
+    xchg_source *src = tu_memory_source(stream.data, cuts[i]);
+    struct ArrowArray a = {0};
+    xchg_status st = xchg_batch_decoder_decode(dec, src, 0, &a, &err);
+    TU_CHECK(st == XCHG_EIO && strstr(err.message, "truncated?") == NULL &&
+                 strstr(err.message, want) != NULL,
+             "%s cut to %zu bytes, a decoder's payload: %s: %s (want XCHG_EIO, \"%s\")",
+             gold_stream, cuts[i], xchg_status_name(st), st == XCHG_OK ? "decoded" : err.message,
+             want);
+    if (a.release) a.release(&a);
+    xchg_source_free(src);
+  }
+  xchg_batch_decoder_free(dec);
   free(stream.data);
 }
 
@@ -786,6 +833,7 @@ int main(int argc, char **argv) {
       {"footer_cuts", footer_cuts},
       {"magic_cut", check_magic_cut},
       {"stream_cuts", stream_cuts},
+      {"payload_cuts", check_payload_cuts},
       {"lz4_words", check_lz4_words},
       {"other_formats", check_other_formats},
       {"stated_codec_none", check_stated_codec_none},

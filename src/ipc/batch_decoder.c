@@ -362,12 +362,13 @@ static xchg_status plan_payload(payload *p, xchg_error *err) {
   }
   if (st != XCHG_OK) return error_or_file(p, st, err);
   /* A stream's end is its marker, without which a cut at a message
-   * boundary would pass for a shorter stream. */
+   * boundary would pass for a shorter stream: a known cut, worded as the
+   * reader words it (reader.c, ends_before_message). */
   if (p->is_stream && end == END_OF_DATA && !p->dec->opts.allow_missing_eos)
     return xchg_errorf(err, XCHG_EIO,
-                       "the stream ends at byte %lld without its end-of-stream "
-                       "marker (truncated?)",
-                       (long long)position(p));
+                       "the stream is cut short: the input ends at byte %lld, before message "
+                       "%lld, without the end-of-stream marker",
+                       (long long)position(p), (long long)p->message_index);
   if (end == END_MARKER && remaining(p) > 0)
     return xchg_errorf(err, XCHG_EFORMAT,
                        "%lld bytes follow the end-of-stream marker, from byte "
