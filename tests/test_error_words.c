@@ -29,6 +29,9 @@
  *    xz, zstd and LZ4 frames and Parquet handed to the IPC reader are named
  *    by their magic, as Parquet is; so is an LZ4 legacy frame (lz4 -l),
  *    which xchg does not read, by `cat` and by --input-codec lz4-frame;
+ *  - an input of skippable frames alone (one, and two) is said to hold
+ *    them, never "empty", by cat and inspect of the file and cat - of it
+ *    through a pipe; an empty input is still "the input is empty";
  *  - `cat --columns '#9'` on three columns: the position is out of range,
  *    and the positions there are;
  *  - XCHG_THREADS that is no thread count (abc, -1, 4x, 99999, and a
@@ -546,6 +549,47 @@ static void check_stated_codec_none(void) {
   }
 }
 
+/* ---- skippable frames alone ------------------------------------------------------- */
+
+/* An input of skippable frames (LZ4's and zstd's, no data) and nothing
+ * else is not said to be empty, but to hold them: cat and inspect of the
+ * file, cat - of it through a pipe; an empty input still is empty. */
+static void check_skippable_only(void) {
+  static const struct {
+    const uint8_t *bytes;
+    size_t size;
+    const char *want;
+  } inputs[] = {
+      {(const uint8_t *)"\x50\x2a\x4d\x18\0\0\0\0", 8,
+       "not an Arrow IPC stream or file: the input holds a skippable frame (8 bytes, LZ4's and "
+       "zstd's frames that carry no data) and nothing else\n"},
+      {(const uint8_t *)"\x50\x2a\x4d\x18\0\0\0\0\x5f\x2a\x4d\x18\3\0\0\0abc", 19,
+       "not an Arrow IPC stream or file: the input holds 2 skippable frames (19 bytes, LZ4's and "
+       "zstd's frames that carry no data) and nothing else\n"},
+  };
+  static const char *const not_empty[] = {"empty", NULL};
+  char *path = path_of("skippable.lz4");
+  for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
+    if (!write_bytes(path, inputs[i].bytes, inputs[i].size)) return;
+    const char *const want[] = {inputs[i].want, NULL};
+    expect_cli(1, want, not_empty, "cat '%s'", path);
+    expect_cli(1, want, not_empty, "inspect '%s'", path);
+    tu_cli_result r = tu_cli_piped_runf(cli, path, "cat -");
+    TU_CHECK(r.exit_code == 1 && strstr(r.err, inputs[i].want) && !strstr(r.err, "empty"),
+             "cat - of %zu bytes of skippable frames, piped: exit %d: %s", inputs[i].size,
+             r.exit_code, r.err);
+    tu_cli_result_free(&r);
+  }
+  path = path_of("nothing");
+  if (write_bytes(path, "", 0)) {
+    tu_cli_result r = tu_cli_piped_runf(cli, path, "cat -");
+    TU_CHECK(
+        r.exit_code == 1 && strstr(r.err, "not an Arrow IPC stream or file: the input is empty"),
+        "cat - of nothing, piped: exit %d: %s", r.exit_code, r.err);
+    tu_cli_result_free(&r);
+  }
+}
+
 /* ---- options ----------------------------------------------------------------------- */
 
 static void check_column_position(const char *gold_root) {
@@ -837,6 +881,7 @@ int main(int argc, char **argv) {
       {"lz4_words", check_lz4_words},
       {"other_formats", check_other_formats},
       {"stated_codec_none", check_stated_codec_none},
+      {"skippable_only", check_skippable_only},
       {"column_position", column_position},
       {"threads_env", check_threads_env},
       {"count_options", check_count_options},

@@ -117,6 +117,8 @@ typedef struct xc_input {
   bool one_schema;          /* every IPC stream must have the first one's schema */
   struct ArrowSchema first; /* with one_schema: the first IPC stream's schema, once opened */
   const xc_stream_check *check; /* NULL, or asked of every IPC stream */
+  int64_t skippable_frames;     /* > 0: the input is that many skippable frames alone */
+  uint64_t skippable_bytes;     /* their size */
 } xc_input;
 
 /* Opens path with codec (XCHG_STREAM_AUTO: detected from the magic bytes,

@@ -127,6 +127,51 @@ static xchg_status name_stated_codec(const xc_input *in, xchg_status st, xchg_er
                      name, name);
 }
 
+/* Skippable frames (LZ4's and zstd's: magic 0x184D2A50 to 0x184D2A5F, a
+ * 4-byte length, that many bytes) carry no data, and an input of them
+ * alone decodes to nothing: how many make up the n bytes at p exactly, 0
+ * when anything else is there too. */
+static int64_t skippable_frames_only(const uint8_t *p, size_t n) {
+  int64_t frames = 0;
+  while (n >= 8 && (fb_load_u32(p) & 0xFFFFFFF0u) == 0x184D2A50u) {
+    uint64_t size = 8 + (uint64_t)fb_load_u32(p + 4);
+    if (size > n) return 0;
+    p += size;
+    n -= (size_t)size;
+    frames++;
+  }
+  return n == 0 ? frames : 0;
+}
+
+/* Bytes of standard input looked at for skippable frames alone. */
+#define SKIPPABLE_PEEK 4096
+
+/* in->skippable_frames and _bytes, from the whole input when it can be
+ * seen: a mapped file (src), or piped standard input that is short (src
+ * NULL: looked at before it is opened, which hands the bytes out). */
+static xchg_status find_skippable_frames(xc_input *in, const char *path, xchg_source *src,
+                                         xchg_error *err) {
+  const uint8_t *p = NULL;
+  size_t n = 0;
+  xchg_buf *memory = src != NULL ? xchg_source_memory(src) : NULL;
+  if (memory != NULL) {
+    p = xchg_buf_data(memory);
+    n = xchg_buf_size(memory);
+  } else if (src == NULL && xc_is_piped(path)) {
+    /* Read ahead further only after a skippable frame's magic, so that a
+     * slow pipe of IPC is not waited for. */
+    xchg_status st = xc_stdin_peek(8, &p, &n, err);
+    if (st == XCHG_OK && n >= 4 && (fb_load_u32(p) & 0xFFFFFFF0u) == 0x184D2A50u)
+      st = xc_stdin_peek(SKIPPABLE_PEEK, &p, &n, err);
+    if (st != XCHG_OK) return st;
+    if (n >= SKIPPABLE_PEEK) n = 0; /* more may follow: not seen whole */
+  }
+  if (p != NULL && (in->skippable_frames = skippable_frames_only(p, n)) > 0)
+    in->skippable_bytes = n;
+  xchg_buf_unref(memory);
+  return XCHG_OK;
+}
+
 xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec codec, bool one_schema,
                           const xc_stream_check *check, xchg_error *err) {
   memset(in, 0, sizeof *in);
@@ -135,7 +180,9 @@ xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec code
   in->check = check;
   xchg_source *src;
   xchg_status st = spool_schemaless_file(path, codec, err);
+  if (st == XCHG_OK) st = find_skippable_frames(in, path, NULL, err);
   if (st == XCHG_OK) st = xc_open_source(path, &src, err);
+  if (st == XCHG_OK) st = find_skippable_frames(in, path, src, err); /* mapped: never fails */
   if (st != XCHG_OK) return st;
   if (codec == XCHG_STREAM_AUTO) {
     /* A mapped file is looked at before choosing, so that plain IPC goes to
@@ -288,6 +335,18 @@ xchg_status xc_input_next(xc_input *in, const xchg_ipc_read_options *opts, xchg_
   in->stream_end = UINT64_MAX;
   in->streams++;
   st = xchg_ipc_reader_open(src, opts, out, err); /* takes src, even on failure */
+  /* Decoded, they are no bytes at all, which the reader calls an empty
+   * input: what the input holds is said instead. */
+  if (st == XCHG_EFORMAT && in->streams == 1 && in->skippable_frames > 0 && in->stream != NULL &&
+      xchg_istream_position(in->stream) == 0) {
+    char frames[48] = "a skippable frame";
+    if (in->skippable_frames > 1)
+      snprintf(frames, sizeof frames, "%lld skippable frames", (long long)in->skippable_frames);
+    st = xchg_errorf(err, XCHG_EFORMAT,
+                     "not an Arrow IPC stream or file: the input holds %s (%llu bytes, LZ4's and "
+                     "zstd's frames that carry no data) and nothing else",
+                     frames, (unsigned long long)in->skippable_bytes);
+  }
   if (st == XCHG_OK && in->one_schema) st = check_schema(in, *out, err);
   if (st == XCHG_OK && in->check != NULL)
     st = in->check->fn(in->check->ctx, *out, in->streams, err);
