@@ -615,6 +615,11 @@ static xchg_status check_file_tail(xchg_ipc_reader *r, const ipc_schema *stream,
   size_t footer_size = size >= IPC_FILE_TAIL ? size - IPC_FILE_TAIL : 0;
   if (file_ends_at(rest, size)) return check_footer(r, stream, rest, footer_size, start, end, err);
   int32_t length = size >= IPC_FILE_TAIL ? (int32_t)fb_load_u32(rest + footer_size) : 0;
+  /* Both causes are possible here, and the bytes cannot tell them apart:
+   * the closing magic is in place, but the length before it does not count
+   * the bytes from the marker to it, so either the length is damaged or
+   * bytes of the footer are missing before it (lost from the middle, or a
+   * cut where the bytes happen to read ARROW1).  Hence the question. */
   if (size >= IPC_FILE_TAIL && memcmp(rest + size - IPC_MAGIC_SIZE, IPC_MAGIC, IPC_MAGIC_SIZE) == 0)
     return xchg_errorf(err, XCHG_EFORMAT,
                        "footer length %d at byte %lld does not fit: the footer "
