@@ -563,6 +563,48 @@ static void check_csv_one_column(const char *gold_root) {
   }
 }
 
+/* No column: the header is an empty line, and so is each row (a row of no
+ * fields, as Python's csv module writes one), never "", which is a row of
+ * one empty field: a column that is not there.  The stream is Arrow JS's
+ * tableToIPC of a table of no columns and 5 rows. */
+static void check_csv_no_columns(void) {
+  static const unsigned char stream[] = {
+      0xff, 0xff, 0xff, 0xff, 0x38, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0a,
+      0x00, 0x10, 0x00, 0x0e, 0x00, 0x07, 0x00, 0x08, 0x00, 0x0a, 0x00, 0x00, 0x00, 0x00, 0x00,
+      0x00, 0x01, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x08, 0x00, 0x08, 0x00, 0x00,
+      0x00, 0x04, 0x00, 0x08, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+      0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x50, 0x00, 0x00, 0x00, 0x14, 0x00, 0x00,
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x0a, 0x00, 0x0e, 0x00, 0x0c, 0x00, 0x07, 0x00,
+      0x08, 0x00, 0x0a, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x10, 0x00, 0x00, 0x00, 0x04,
+      0x00, 0x0a, 0x00, 0x18, 0x00, 0x0c, 0x00, 0x08, 0x00, 0x04, 0x00, 0x0a, 0x00, 0x00, 0x00,
+      0x14, 0x00, 0x00, 0x00, 0x18, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+      0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00};
+  char tmp[] = "/tmp/test_cli_nocols_XXXXXX", args[256];
+  int fd = mkstemp(tmp);
+  if (!TU_CHECK(fd >= 0, "no columns: cannot create a temporary file")) return;
+  close(fd);
+  run_result csv, json;
+  snprintf(args, sizeof args, "cat --format json '%s'", tmp);
+  if (TU_CHECK(tu_write_file(tmp, stream, sizeof stream) == 0, "no columns: cannot write %s",
+               tmp) &&
+      TU_CHECK(run_cli(args, &json), "cat --format json: cannot run")) {
+    TU_CHECK(json.exit_code == 0 && strcmp(json.out, "{}\n{}\n{}\n{}\n{}\n") == 0,
+             "cat --format json of 5 rows of no columns: 5 lines {}, got exit %d: \"%.200s\"",
+             json.exit_code, json.out);
+    run_result_free(&json);
+    snprintf(args, sizeof args, "cat '%s'", tmp);
+    if (TU_CHECK(run_cli(args, &csv), "cat: cannot run")) {
+      TU_CHECK(csv.exit_code == 0 && strcmp(csv.out, "\n\n\n\n\n\n") == 0,
+               "cat (csv) of 5 rows of no columns: an empty header and 5 empty lines, got exit "
+               "%d: \"%.200s\"",
+               csv.exit_code, csv.out);
+      run_result_free(&csv);
+    }
+  }
+  unlink(tmp);
+}
+
 /* ---- errors ------------------------------------------------------------------------ */
 
 static void check_errors(const char *gold_root) {
@@ -1361,6 +1403,7 @@ static void gold_files(void) {
 static void subsets(void) { check_subsets(gold_root); }
 static void csv(void) { check_csv(gold_root); }
 static void csv_one_column(void) { check_csv_one_column(gold_root); }
+static void csv_no_columns(void) { check_csv_no_columns(); }
 static void errors(void) { check_errors(gold_root); }
 static void fuzz(void) { check_fuzz(fuzz_root); }
 static void codecs(void) { check_codecs(gold_root); }
@@ -1371,11 +1414,17 @@ int main(int argc, char **argv) {
   tu_testdata_path(gold_root, sizeof gold_root, "arrow-gold");
   tu_testdata_path(fuzz_root, sizeof fuzz_root, "arrow-fuzz");
   static const tu_case cases[] = {
-      {"self_check", self_checks}, {"gold_files", gold_files},
-      {"subsets", subsets},        {"csv", csv},
-      {"errors", errors},          {"fuzz", fuzz},
-      {"typed", check_typed},      {"dictionary_changes", check_dictionary_changes},
-      {"codecs", codecs},          {"csv_one_column", csv_one_column},
+      {"self_check", self_checks},
+      {"gold_files", gold_files},
+      {"subsets", subsets},
+      {"csv", csv},
+      {"errors", errors},
+      {"fuzz", fuzz},
+      {"typed", check_typed},
+      {"dictionary_changes", check_dictionary_changes},
+      {"codecs", codecs},
+      {"csv_one_column", csv_one_column},
+      {"csv_no_columns", csv_no_columns},
   };
   return TU_MAIN(argc, argv, "cli", cases);
 }

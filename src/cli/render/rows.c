@@ -212,8 +212,10 @@ static bool write_csv_row(xs *out, xs *scratch, const xc_node *const *columns, i
   /* A row of one null would be an empty line, which CSV readers skip
    * (Python's csv, polars): it is "", as Python's csv module writes a row
    * of one empty field, so the row is kept, though it reads back as an
-   * empty string (one field has no other way to be there and empty). */
-  if (out->len == start) xs_puts(out, "\"\"");
+   * empty string (one field has no other way to be there and empty).
+   * A row of no columns stays an empty line, like the header: "" would be
+   * a field, a column that is not there. */
+  if (n_columns > 0 && out->len == start) xs_puts(out, "\"\"");
   xs_putc(out, '\n');
   return ok;
 }
