@@ -337,7 +337,8 @@ static void print_ratio(xs *out, int64_t wire, int64_t decoded) {
 }
 
 static void print_columns(xs *out, const stream_stats *t, const struct ArrowSchema *schema) {
-  if (t->batches == 0) return;
+  /* No columns, no buffers: nothing to tell apart, nothing to list. */
+  if (t->batches == 0 || schema->n_children == 0) return;
   if (t->columns_unknown || t->n_columns != schema->n_children) {
     xs_puts(
         out,
