@@ -69,6 +69,7 @@
 
 #include "codec/stream_hash.h"
 #include "gen/shape_shuffle.h"
+#include "cli/cli.h"
 #include "cli/options.h"
 #include "stats.h"
 #include "touch.h"
@@ -1495,7 +1496,7 @@ static void print_json_results(const input *in, const result *rs, int n, int *fi
 static void usage(FILE *out) {
   fprintf(
       out,
-      "usage: xchg bench shuffle [FILE] [--format comet|ipc] [--codec none|lz4|zstd|snappy]\n"
+      "usage: xchg bench shuffle [FILE] [--format comet|ipc] [--compression none|lz4|zstd|snappy]\n"
       "                          [--columns C] [--block-rows R] [--rows N] [--target-rows N]\n"
       "                          [--threads T] [--runs K] [--quick] [--json]\n"
       "  Shape `shuffle` of SHAPES.md: 262,144 rows (--rows to change) in blocks of R rows,\n"
@@ -1507,7 +1508,8 @@ static void usage(FILE *out) {
       "  concatenated blocks, written by anything (--format if it cannot be told).\n"
       "  Each figure is the median of --runs K timed runs (default 5) after one warm-up, which\n"
       "  checks every value against the generator's sums (a FILE's: against the per_block\n"
-      "  read).  --quick: 16,384 rows and 2 runs unless given, for tests.\n"
+      "  read).  --quick: 16,384 rows and 2 runs unless given, for tests.  --codec is the old\n"
+      "  name of --compression (deprecated), as in xchg gen.\n"
       "modes:\n"
       "  coalesced              xchg_shuffle_reader: the schema once, every block decoded straight\n"
       "                           into its place in target-size batches\n"
@@ -1657,11 +1659,19 @@ static int parse_columns(const char *s, int64_t *out) {
 }
 
 int xchg_bench_shuffle(int argc, char **argv) {
-  static const struct option long_opts[] = {
-      {"format", 1, 0, 'f'},     {"codec", 1, 0, 'c'}, {"columns", 1, 0, 'C'},
-      {"block-rows", 1, 0, 'R'}, {"rows", 1, 0, 'r'},  {"target-rows", 1, 0, 'T'},
-      {"threads", 1, 0, 't'},    {"runs", 1, 0, 'k'},  {"quick", 0, 0, 'q'},
-      {"json", 0, 0, 'j'},       {"help", 0, 0, 'h'},  {0, 0, 0, 0}};
+  static const struct option long_opts[] = {{"format", 1, 0, 'f'},
+                                            {"compression", 1, 0, 'c'},
+                                            {"codec", 1, 0, 'o'},
+                                            {"columns", 1, 0, 'C'},
+                                            {"block-rows", 1, 0, 'R'},
+                                            {"rows", 1, 0, 'r'},
+                                            {"target-rows", 1, 0, 'T'},
+                                            {"threads", 1, 0, 't'},
+                                            {"runs", 1, 0, 'k'},
+                                            {"quick", 0, 0, 'q'},
+                                            {"json", 0, 0, 'j'},
+                                            {"help", 0, 0, 'h'},
+                                            {0, 0, 0, 0}};
   list framings = {2, {SHAPE_SHUFFLE_IPC, SHAPE_SHUFFLE_COMET}};
   list codecs = {4,
                  {SHAPE_SHUFFLE_NONE, SHAPE_SHUFFLE_LZ4, SHAPE_SHUFFLE_ZSTD, SHAPE_SHUFFLE_SNAPPY}};
@@ -1677,8 +1687,10 @@ int xchg_bench_shuffle(int argc, char **argv) {
         ok = parse_list(optarg, "--format", "comet or ipc", parse_framing, &framings);
         given_format = 1;
         break;
+      case 'o':
+        xc_deprecated_option("bench shuffle", "--codec", "--compression"); /* fall through */
       case 'c':
-        ok = parse_list(optarg, "--codec", "none, lz4, zstd or snappy", parse_codec, &codecs);
+        ok = parse_list(optarg, "--compression", "none, lz4, zstd or snappy", parse_codec, &codecs);
         break;
       case 'C':
         ok = parse_list(optarg, "--columns", "an integer from 1 to 256", parse_columns, &columns);

@@ -377,7 +377,7 @@ static void run_from_file(void) { from_file(cli); }
 static void usage_errors(void) {
   char cmd[4096];
   snprintf(cmd, sizeof cmd,
-           "'%s' bench shuffle --format ipc --codec snappy --quick >/dev/null 2>&1", cli);
+           "'%s' bench shuffle --format ipc --compression snappy --quick >/dev/null 2>&1", cli);
   TU_CHECK(tu_run("%s", cmd) == 2, "%s: no configuration is a usage error", cmd);
   /* The shuffle shape's options are its own; the other shapes refuse them
    * and are generated as before without them. */

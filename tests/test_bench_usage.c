@@ -117,15 +117,20 @@ static const usage_case usage_cases[] = {
     {"shuffle", "--columns 5,257",
      "xchg bench shuffle: --columns takes up to 8 comma-separated values, each an integer from 1 "
      "to 256, not '5,257'"},
-    {"shuffle", "--codec lz4,brotli",
-     "xchg bench shuffle: --codec takes up to 8 comma-separated values, each none, lz4, zstd or "
+    {"shuffle", "--compression lz4,brotli",
+     "xchg bench shuffle: --compression takes up to 8 comma-separated values, each none, lz4, zstd or "
      "snappy, not 'lz4,brotli'"},
     {"shuffle", "--columns 5,,50",
      "xchg bench shuffle: --columns takes up to 8 comma-separated values, each an integer from 1 "
      "to 256, not '5,,50'"},
+    {"shuffle", "--compression lz4,",
+     "xchg bench shuffle: --compression takes up to 8 comma-separated values, each none, lz4, "
+     "zstd or snappy, not 'lz4,'"},
+    /* --codec, the name gen and convert had for --compression too: still read, with a warning */
     {"shuffle", "--codec lz4,",
-     "xchg bench shuffle: --codec takes up to 8 comma-separated values, each none, lz4, zstd or "
-     "snappy, not 'lz4,'"},
+     "xchg bench shuffle: warning: --codec is deprecated, use --compression (--codec will be "
+     "removed in the next release)\nxchg bench shuffle: --compression takes up to 8 "
+     "comma-separated values, each none, lz4, zstd or snappy, not 'lz4,'"},
     {"shuffle", "--bogus", "xchg bench shuffle: unknown option '--bogus'"},
     {"shuffle", "--rows", "xchg bench shuffle: option '--rows' needs a value"},
     {"shuffle", "a b", "xchg bench shuffle: one FILE at most, not 'b' too"},
