@@ -49,14 +49,6 @@ xchg_status xc_stdin_peek(size_t want, const uint8_t **bytes, size_t *len, xchg_
  * it is called, in place: for a command that reads its input twice. */
 xchg_status xc_stdin_spool(xchg_error *err);
 
-/* A named FIFO (mkfifo's, a shell's <(...), /dev/stdin on a pipe) copied
- * whole to a temporary file, mapped, that xc_open_source(path) then reads
- * each time it is called: a FIFO cannot be opened twice and read again
- * (the second open waits for another writer, or finds the bytes gone), as
- * a command that reads its input twice needs.  Any other path (a regular
- * file, a device) is left alone.  One per process. */
-xchg_status xc_spool_named(const char *path, xchg_error *err);
-
 /* A named FIFO (mkfifo's, a shell's <(...), /dev/stdin on a pipe) read in
  * place of standard input, as a command that reads its input once reads
  * "-": opened once, its first bytes looked at before its reader is chosen,

@@ -676,11 +676,11 @@ static void print_header(xs *out, const char *path, const xc_input *in, const in
  * copied to a temporary file first, and inspect shows and says of it what
  * it would of the file; so is a named FIFO (<(...), /dev/stdin). */
 static xchg_status spool_blocks(const char *path, xchg_stream_codec codec, xchg_error *err) {
-  /* a named FIFO is copied whole: it cannot be looked at first */
-  if (strcmp(path, "-") != 0) return xc_spool_named(path, err);
+  xchg_status st = xc_pipe_named(path, err); /* a named FIFO is read as "-" is */
+  if (st != XCHG_OK || !xc_is_piped(path)) return st;
   const uint8_t *p;
   size_t n;
-  xchg_status st = xc_stdin_peek(20, &p, &n, err); /* what codec detection looks at */
+  st = xc_stdin_peek(20, &p, &n, err); /* what codec detection looks at */
   if (st != XCHG_OK) return st;
   xchg_stream_codec seen = codec == XCHG_STREAM_AUTO ? xchg_stream_codec_detect(p, n) : codec;
   if (seen != XCHG_STREAM_NONE && seen != XCHG_STREAM_COMET) return XCHG_OK;

@@ -39,11 +39,6 @@ static stdin_ahead *ahead;
 /* All of standard input, once xc_stdin_spool copied it to a file. */
 static xchg_buf *spooled;
 
-/* A named FIFO (a shell's <(...), /dev/stdin on a pipe), once
- * xc_spool_named copied it to a file: its path, and all of it. */
-static char *named_path;
-static xchg_buf *named;
-
 static xchg_status map_whole(int fd, const char *path, xchg_buf **out, xchg_error *err);
 
 /* Standard input redirected from a regular file (`xchg cat - < f.arrow`)
@@ -133,7 +128,6 @@ static xchg_status open_stdin(xchg_source **out, xchg_error *err) {
 
 xchg_status xc_open_source(const char *path, xchg_source **out, xchg_error *err) {
   if (xc_is_piped(path)) return open_stdin(out, err);
-  if (named != NULL && strcmp(path, named_path) == 0) return xchg_source_from_buf(named, out, err);
   return xchg_source_open_file(path, XCHG_FILE_MMAP, out, err);
 }
 
@@ -223,31 +217,13 @@ xchg_status xc_stdin_spool(xchg_error *err) {
   return st;
 }
 
-xchg_status xc_spool_named(const char *path, xchg_error *err) {
-  struct stat st;
-  /* a FIFO alone: a regular file is mapped as it is, a device (/dev/zero)
-   * may never end, and what cannot be opened is left to xc_open_source to
-   * say */
-  if (strcmp(path, "-") == 0 || named != NULL || stat(path, &st) != 0 || !S_ISFIFO(st.st_mode))
-    return XCHG_OK;
-  xchg_source *in;
-  xchg_status status = xchg_source_open_file(path, XCHG_FILE_READ, &in, err);
-  if (status != XCHG_OK) return status;
-  status = spool(in, "its bytes", &named, err);
-  xchg_source_free(in);
-  if (status == XCHG_OK && (named_path = strdup(path)) == NULL) {
-    xchg_buf_unref(named);
-    named = NULL;
-    status = xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-  }
-  return status;
-}
-
 bool xc_is_piped(const char *path) { return strcmp(path, piped_name) == 0; }
 
 xchg_status xc_pipe_named(const char *path, xchg_error *err) {
   struct stat st;
-  /* a FIFO alone, as xc_spool_named takes; once, before anything is read */
+  /* a FIFO alone: a regular file is mapped as it is, a device (/dev/zero)
+   * may never end, and what cannot be opened is left to xc_open_source to
+   * say; once, before anything is read */
   if (strcmp(path, "-") == 0 || piped_fd != STDIN_FILENO || ahead != NULL || spooled != NULL ||
       stat(path, &st) != 0 || !S_ISFIFO(st.st_mode))
     return XCHG_OK;
