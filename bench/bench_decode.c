@@ -147,7 +147,6 @@ typedef struct limit_share {
   uint8_t *dst;
   size_t room; /* bytes at dst */
   int part, parts;
-  pthread_barrier_t *go;
 } limit_share;
 
 static void bare_decompress(const limit_share *s) {
@@ -170,7 +169,8 @@ static void bare_decompress(const limit_share *s) {
   ZSTD_freeDCtx(zstd);
 }
 
-static void limit_work(const limit_share *s) {
+static void limit_work(void *arg) {
+  const limit_share *s = arg;
   if (s->list->count) {
     bare_decompress(s);
     return;
@@ -180,34 +180,15 @@ static void limit_work(const limit_share *s) {
   __asm__ volatile("" : : "r"(s->dst) : "memory");
 }
 
-static void *limit_thread(void *arg) {
-  limit_share *s = arg;
-  pthread_barrier_wait(s->go);
-  limit_work(s);
-  return NULL;
-}
-
 /* One timing of the codec limit on `parts` threads: the bare codec over the
  * buffers (memcpy of copy_bytes when there are none), each thread into its
  * own part of dst (parts * dst_size bytes). */
 static int64_t codec_limit_once(const buffer_list *l, const uint8_t *data, int64_t copy_bytes,
                                 uint8_t *dst, size_t dst_size, int parts) {
-  pthread_t threads[BENCH_MAX_THREADS];
   limit_share shares[BENCH_MAX_THREADS];
-  pthread_barrier_t go;
-  pthread_barrier_init(&go, NULL, (unsigned)parts);
-  for (int t = 0; t < parts; t++) {
-    shares[t] =
-        (limit_share){l, data, copy_bytes, dst + (size_t)t * dst_size, dst_size, t, parts, &go};
-    if (t > 0) pthread_create(&threads[t], NULL, limit_thread, &shares[t]);
-  }
-  pthread_barrier_wait(&go);
-  int64_t start = bench_now_ns();
-  limit_work(&shares[0]);
-  for (int t = 1; t < parts; t++) pthread_join(threads[t], NULL);
-  int64_t ns = bench_now_ns() - start;
-  pthread_barrier_destroy(&go);
-  return ns;
+  for (int t = 0; t < parts; t++)
+    shares[t] = (limit_share){l, data, copy_bytes, dst + (size_t)t * dst_size, dst_size, t, parts};
+  return bench_time_parts(parts, limit_work, shares, sizeof shares[0]);
 }
 
 static size_t largest_output(const buffer_list *l, int64_t copy_bytes) {

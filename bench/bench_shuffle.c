@@ -921,7 +921,6 @@ typedef struct limit_job {
   limits *l;
   int codec; /* codec_limit, else memcpy_limit */
   int t, threads;
-  pthread_barrier_t *go;
   int failed;
 } limit_job;
 
@@ -934,7 +933,8 @@ static void fill_group(const limits *l, int64_t g, uint8_t *dst) {
   }
 }
 
-static void run_limit_share(limit_job *j) {
+static void run_limit_share(void *arg) {
+  limit_job *j = arg;
   const input *in = j->in;
   limits *l = j->l;
   uint8_t *dst = l->dst[j->t];
@@ -959,30 +959,12 @@ static void run_limit_share(limit_job *j) {
   }
 }
 
-static void *limit_thread(void *arg) {
-  limit_job *j = arg;
-  pthread_barrier_wait(j->go);
-  run_limit_share(j);
-  return NULL;
-}
-
 /* One timing of a limit on `threads` threads (the caller's among them),
  * from the moment all have started. */
 static int64_t limit_once(const input *in, limits *l, int codec, int threads, int *failed) {
-  pthread_t ids[MAX_THREADS];
   limit_job jobs[MAX_THREADS];
-  pthread_barrier_t go;
-  pthread_barrier_init(&go, NULL, (unsigned)threads);
-  for (int t = 0; t < threads; t++) {
-    jobs[t] = (limit_job){in, l, codec, t, threads, &go, 0};
-    if (t > 0) pthread_create(&ids[t], NULL, limit_thread, &jobs[t]);
-  }
-  pthread_barrier_wait(&go);
-  int64_t start = bench_now_ns();
-  run_limit_share(&jobs[0]);
-  for (int t = 1; t < threads; t++) pthread_join(ids[t], NULL);
-  int64_t ns = bench_now_ns() - start;
-  pthread_barrier_destroy(&go);
+  for (int t = 0; t < threads; t++) jobs[t] = (limit_job){in, l, codec, t, threads, 0};
+  int64_t ns = bench_time_parts(threads, run_limit_share, jobs, sizeof jobs[0]);
   for (int t = 0; t < threads; t++) *failed |= jobs[t].failed;
   return ns;
 }
@@ -1088,15 +1070,12 @@ typedef struct split_part {
   size_t from, to;
   int64_t target_rows;
   consumer c;
-  pthread_barrier_t *go;
   int rc;
 } split_part;
 
-static void *split_thread(void *arg) {
+static void read_part(void *arg) {
   split_part *p = arg;
-  pthread_barrier_wait(p->go);
   p->rc = coalesced_range(p->in, p->from, p->to, NULL, p->target_rows, &p->c);
-  return NULL;
 }
 
 /* The first block that starts at byte `at` or after it (n_blocks if none). */
@@ -1120,7 +1099,7 @@ static int cut_parts(const input *in, int threads, const consumer *c, split_part
     int64_t b = block_from(in, (size_t)((uint64_t)in->size * (uint64_t)t / (uint64_t)threads));
     size_t from = b < in->n_blocks ? in->block_at[b] : in->size;
     if (n > 0 && from <= parts[n - 1].from) continue; /* blocks larger than a part */
-    parts[n++] = (split_part){in, from, in->size, c->target_rows, *c, NULL, 0};
+    parts[n++] = (split_part){in, from, in->size, c->target_rows, *c, 0};
   }
   for (int k = 0; k + 1 < n; k++) parts[k].to = parts[k + 1].from;
   return n;
@@ -1144,18 +1123,8 @@ static void merge_consumer(consumer *c, const consumer *q) {
  * merged into c; the caller reads the first part. */
 static int64_t split_once(const input *in, int threads, consumer *c, int *failed) {
   split_part parts[MAX_THREADS];
-  pthread_t ids[MAX_THREADS];
-  pthread_barrier_t go;
   int n = cut_parts(in, threads, c, parts);
-  pthread_barrier_init(&go, NULL, (unsigned)n);
-  for (int k = 0; k < n; k++) parts[k].go = &go;
-  for (int k = 1; k < n; k++) pthread_create(&ids[k], NULL, split_thread, &parts[k]);
-  pthread_barrier_wait(&go);
-  int64_t start = bench_now_ns();
-  parts[0].rc = coalesced_range(in, parts[0].from, parts[0].to, NULL, c->target_rows, &parts[0].c);
-  for (int k = 1; k < n; k++) pthread_join(ids[k], NULL);
-  int64_t ns = bench_now_ns() - start;
-  pthread_barrier_destroy(&go);
+  int64_t ns = bench_time_parts(n, read_part, parts, sizeof parts[0]);
   for (int k = 0; k < n; k++) {
     merge_consumer(c, &parts[k].c);
     *failed |= parts[k].rc != 0;

@@ -1,4 +1,5 @@
 /* stats.c — see stats.h. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,48 @@ int64_t bench_cpu_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+typedef struct timed_part {
+  void (*fn)(void *part);
+  void *part;
+  pthread_barrier_t *go;
+} timed_part;
+
+static void *run_timed_part(void *arg) {
+  timed_part *t = arg;
+  pthread_barrier_wait(t->go);
+  t->fn(t->part);
+  return NULL;
+}
+
+int64_t bench_time_parts(int n, void (*fn)(void *part), void *parts, size_t part_size) {
+  pthread_t *ids = malloc((size_t)n * sizeof *ids);
+  timed_part *runs = malloc((size_t)n * sizeof *runs);
+  if (!ids || !runs) {
+    fprintf(stderr, "xchg bench: out of memory for %d threads\n", n);
+    exit(1);
+  }
+  pthread_barrier_t go;
+  pthread_barrier_init(&go, NULL, (unsigned)n);
+  for (int k = 0; k < n; k++) {
+    runs[k] = (timed_part){fn, (char *)parts + (size_t)k * part_size, &go};
+    /* The others already wait at the barrier, which n - k arrivals short
+     * would never open: nothing is left to do but to stop. */
+    if (k > 0 && pthread_create(&ids[k], NULL, run_timed_part, &runs[k]) != 0) {
+      fprintf(stderr, "xchg bench: could not start thread %d of %d\n", k + 1, n);
+      exit(1);
+    }
+  }
+  pthread_barrier_wait(&go);
+  int64_t start = bench_now_ns();
+  fn(runs[0].part);
+  for (int k = 1; k < n; k++) pthread_join(ids[k], NULL);
+  int64_t ns = bench_now_ns() - start;
+  pthread_barrier_destroy(&go);
+  free(ids);
+  free(runs);
+  return ns;
 }
 
 static int compare_double(const void *a, const void *b) {

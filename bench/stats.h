@@ -17,6 +17,13 @@ int64_t bench_now_ns(void);
 /* CPU time of the calling process, in nanoseconds. */
 int64_t bench_cpu_ns(void);
 
+/* Runs fn on n parts at once, one thread each (the caller's runs part 0),
+ * part k being the part_size bytes at parts + k * part_size, and returns
+ * the time from the moment all n have started to the end of the slowest:
+ * what a limit on n threads takes, thread start-up left out.  A thread
+ * that cannot be started ends the process, saying so. */
+int64_t bench_time_parts(int n, void (*fn)(void *part), void *parts, size_t part_size);
+
 typedef struct bench_timing {
   double median_ms, min_ms, max_ms;
 } bench_timing;
