@@ -565,10 +565,14 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
   int64_t copy_bytes = list.count ? 0 : decoded_bytes(&r);
   size_t dst_size = largest_output(&list, copy_bytes);
   uint8_t *limit_dst = malloc(dst_size * (size_t)threads[n_threads - 1]);
-  for (int t = 0; t < n_threads; t++) {
-    pools[t] = NULL;
-    if (threads[t] > 1 && xchg_pool_create(threads[t], &pools[t], NULL) != XCHG_OK) rc = -1;
-    codec_limit_once(&list, data, copy_bytes, limit_dst, dst_size, threads[t]); /* its warm-up */
+  for (int t = 0; t < n_threads && rc == 0; t++) {
+    xchg_error err;
+    if (threads[t] > 1 && xchg_pool_create(threads[t], &pools[t], &err) != XCHG_OK) {
+      fprintf(stderr, "xchg bench decode: %s\n", err.message);
+      rc = -1;
+    } else {
+      codec_limit_once(&list, data, copy_bytes, limit_dst, dst_size, threads[t]); /* its warm-up */
+    }
   }
   for (int run = 0; run < timed_runs && rc == 0; run++) {
     for (int t = 0; t < n_threads && rc == 0; t++) {

@@ -28,10 +28,11 @@
  *  - a message cut inside its body, metadata or framing fails in the same
  *    words from a file and from a pipe, through the IPC reader and through
  *    the shuffle reader (Comet blocks) alike. */
-#define _XOPEN_SOURCE 700
+#define _GNU_SOURCE /* pthread_setattr_default_np */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -715,6 +716,42 @@ static void check_noise(void) {
            bench_noise(1, 3, 10, 14));
 }
 
+static void count_run(void *part) { (*(int *)part)++; }
+
+/* bench_time_parts runs every part once; a thread it cannot start (here:
+ * every new thread is given a stack larger than any address space) ends
+ * the process saying which, rather than leaving the threads already
+ * started at a barrier that never opens. */
+static void check_time_parts(void) {
+  int parts[3] = {0, 0, 0};
+  TU_CHECK(bench_time_parts(3, count_run, parts, sizeof parts[0]) >= 0 && parts[0] == 1 &&
+               parts[1] == 1 && parts[2] == 1,
+           "parts run %d, %d, %d times", parts[0], parts[1], parts[2]);
+  int err_pipe[2];
+  if (!TU_CHECK(pipe(err_pipe) == 0, "pipe: %s", strerror(errno))) return;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(err_pipe[1], 2);
+    pthread_attr_t huge;
+    pthread_attr_init(&huge);
+    pthread_attr_setstacksize(&huge, (size_t)1 << 50);
+    pthread_setattr_default_np(&huge);
+    alarm(60); /* a hang at the barrier is a failure, not a stuck suite */
+    bench_time_parts(2, count_run, parts, sizeof parts[0]);
+    _exit(0);
+  }
+  close(err_pipe[1]);
+  char said[512] = "";
+  ssize_t got = read(err_pipe[0], said, sizeof said - 1);
+  said[got > 0 ? got : 0] = '\0';
+  close(err_pipe[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  TU_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 1 &&
+               strstr(said, "xchg bench: could not start thread 2 of 2"),
+           "a thread that cannot start: status %d, stderr \"%s\"", status, said);
+}
+
 /* A speed-up and a slow-down against a baseline are each said as a ratio
  * above 1 with the word that fits (bench decode's threads target). */
 static void check_speed_text(void) {
@@ -1044,6 +1081,7 @@ int main(int argc, char **argv) {
       {"bench_help", check_bench_help},
       {"noise", check_noise},
       {"speed_text", check_speed_text},
+      {"time_parts", check_time_parts},
       {"progress", check_progress},
       {"empty_comet", check_empty_comet},
       {"rows_view", check_rows_view},
