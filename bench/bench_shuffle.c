@@ -1042,7 +1042,8 @@ static int64_t handover_once(const input *in, limits *l, int threads) {
   atomic_store(&l->next_fill, 0);
   atomic_store(&l->consumed, 0);
   pthread_barrier_init(&go, NULL, (unsigned)threads);
-  for (int t = 1; t < threads; t++) pthread_create(&ids[t], NULL, handover_thread, &job);
+  for (int t = 1; t < threads; t++)
+    bench_start_thread(&ids[t], handover_thread, &job, t + 1, threads);
   pthread_barrier_wait(&go);
   int64_t start = bench_now_ns();
   uint64_t sum = 0;

@@ -1,5 +1,4 @@
 /* stats.c — see stats.h. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,12 @@ int64_t bench_cpu_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void bench_start_thread(pthread_t *id, void *(*fn)(void *), void *arg, int k, int n) {
+  if (pthread_create(id, NULL, fn, arg) == 0) return;
+  fprintf(stderr, "xchg bench: could not start thread %d of %d\n", k, n);
+  exit(1);
 }
 
 typedef struct timed_part {
@@ -42,12 +47,7 @@ int64_t bench_time_parts(int n, void (*fn)(void *part), void *parts, size_t part
   pthread_barrier_init(&go, NULL, (unsigned)n);
   for (int k = 0; k < n; k++) {
     runs[k] = (timed_part){fn, (char *)parts + (size_t)k * part_size, &go};
-    /* The others already wait at the barrier, which n - k arrivals short
-     * would never open: nothing is left to do but to stop. */
-    if (k > 0 && pthread_create(&ids[k], NULL, run_timed_part, &runs[k]) != 0) {
-      fprintf(stderr, "xchg bench: could not start thread %d of %d\n", k + 1, n);
-      exit(1);
-    }
+    if (k > 0) bench_start_thread(&ids[k], run_timed_part, &runs[k], k + 1, n);
   }
   pthread_barrier_wait(&go);
   int64_t start = bench_now_ns();

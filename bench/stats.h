@@ -7,6 +7,7 @@
 #ifndef XCHG_BENCH_STATS_H
 #define XCHG_BENCH_STATS_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,11 +18,15 @@ int64_t bench_now_ns(void);
 /* CPU time of the calling process, in nanoseconds. */
 int64_t bench_cpu_ns(void);
 
+/* pthread_create of fn(arg) as thread k (1-based) of n; a thread that
+ * cannot be started ends the process, saying so: the benchmarks' threads
+ * meet at a barrier, which one thread short would never open. */
+void bench_start_thread(pthread_t *id, void *(*fn)(void *), void *arg, int k, int n);
+
 /* Runs fn on n parts at once, one thread each (the caller's runs part 0),
  * part k being the part_size bytes at parts + k * part_size, and returns
  * the time from the moment all n have started to the end of the slowest:
- * what a limit on n threads takes, thread start-up left out.  A thread
- * that cannot be started ends the process, saying so. */
+ * what a limit on n threads takes, thread start-up left out. */
 int64_t bench_time_parts(int n, void (*fn)(void *part), void *parts, size_t part_size);
 
 typedef struct bench_timing {
