@@ -39,15 +39,7 @@
 #include "xchg/rows.h"
 #include "xchg/shuffle.h"
 #include "xchg/stream.h"
+#include "xchg/version.h"
 #include "xchg/writer.h"
-
-/** The version of these headers: major (API changes after 1.0), ... */
-#define XCHG_VERSION_MAJOR 0
-/** ... minor (additions), ... */
-#define XCHG_VERSION_MINOR 1
-/** ... and patch (fixes). */
-#define XCHG_VERSION_PATCH 0
-/** The version as "major.minor.patch". */
-#define XCHG_VERSION_STRING "0.1.0"
 
 #endif

@@ -62,7 +62,7 @@ static int run(int argc, char **argv, const command_table *table) {
     return XC_EXIT_OK;
   }
   if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
-    printf("xchg %s\n", XCHG_VERSION_STRING);
+    printf("xchg %s\n", xchg_version_string());
     return XC_EXIT_OK;
   }
   int threads;

@@ -16,6 +16,13 @@ int main(void) {
     fprintf(stderr, "hello: unexpected library state\n");
     return 1;
   }
-  printf("hello from xchg %s: %s\n", XCHG_VERSION_STRING, xchg_status_name(XCHG_EFORMAT));
+  /* The library it runs with is the one its headers describe. */
+  if (xchg_version_number() != XCHG_VERSION_NUMBER ||
+      strcmp(xchg_version_string(), XCHG_VERSION_STRING) != 0) {
+    fprintf(stderr, "hello: built with xchg %s, runs with %s\n", XCHG_VERSION_STRING,
+            xchg_version_string());
+    return 1;
+  }
+  printf("hello from xchg %s: %s\n", xchg_version_string(), xchg_status_name(XCHG_EFORMAT));
   return 0;
 }
