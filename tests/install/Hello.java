@@ -25,6 +25,7 @@ public final class Hello {
       System.out.println("refused: " + e.getMessage());
     }
     System.out.println("native bytes held: " + Xchg.allocatedBytes());
+    System.out.println("native library: " + Xchg.version());
   }
 
   private static ByteBuffer[] chunks(byte[] bytes) {

@@ -38,5 +38,20 @@ mkdir "$work/classes"
 grep -qx "hello from xchg $version" "$work/out" || fail "Hello printed: $(cat "$work/out")"
 grep -q "^refused: .*byte 0" "$work/out" || fail "a bad stream's error: $(cat "$work/out")"
 grep -q "^native bytes held: 0$" "$work/out" || fail "native memory after close: $(cat "$work/out")"
+grep -qx "native library: $version" "$work/out" || fail "Xchg.version(): $(cat "$work/out")"
+
+# A jar of another version than the library it finds is refused at load,
+# naming both, rather than calling into a library of other calls.
+mkdir "$work/other"
+cp "$jar" "$work/other/xchg.jar"
+printf 'Implementation-Version: 9.9.9\n' >"$work/other/manifest"
+"$(dirname "$(readlink -f "$javac")")/jar" ufm "$work/other/xchg.jar" "$work/other/manifest" 2>"$work/jar.log" ||
+  fail "cannot make a jar of another version: $(cat "$work/jar.log")"
+if "$java" -cp "$work/other/xchg.jar:$work/classes" -Djava.library.path="$(dirname "$jni")" Hello \
+  >"$work/out" 2>&1; then
+  fail "a 9.9.9 jar ran with the $version library: $(cat "$work/out")"
+fi
+grep -q "xchg.jar 9.9.9 loaded libxchg_jni of xchg $version" "$work/out" ||
+  fail "a jar of another version: $(cat "$work/out")"
 
 echo "java install test: ok ($jar, $jni)"

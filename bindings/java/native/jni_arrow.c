@@ -7,7 +7,12 @@
 #include "ipc/schema_view.h"
 #include "xchg/buf.h"
 #include "xchg/cache.h"
+#include "xchg/version.h"
 #include "xchg_jni.h"
+
+JNIEXPORT jstring JNICALL Java_org_xchg_Xchg_version(JNIEnv *env, jclass cls) {
+  return (*env)->NewStringUTF(env, xchg_version_string());
+}
 
 JNIEXPORT jlong JNICALL Java_org_xchg_Xchg_allocatedBytes(JNIEnv *env, jclass cls) {
   return xchg_buf_allocated_bytes();

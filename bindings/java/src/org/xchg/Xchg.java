@@ -29,7 +29,23 @@ public final class Xchg {
     } else {
       System.loadLibrary("xchg_jni");
     }
+    checkVersion(Xchg.class.getPackage().getImplementationVersion(), version());
   }
+
+  /**
+   * Refuses a native library of another xchg than the jar (an older
+   * libxchg_jni left on java.library.path): its calls would not be this
+   * jar's. Classes run from a directory, with no jar version, are not checked.
+   */
+  static void checkVersion(String jar, String library) {
+    if (jar != null && !jar.equals(library))
+      throw new UnsatisfiedLinkError(
+          "xchg.jar " + jar + " loaded libxchg_jni of xchg " + library
+              + ": install the two from the same build");
+  }
+
+  /** The version of the native library loaded ("major.minor.patch", xchg_version_string). */
+  public static native String version();
 
   /** Makes sure the native library is loaded (the static initialiser above). */
   static void ensureLoaded() {}
