@@ -16,6 +16,8 @@
 #include <pthread.h>
 #include <lz4frame.h>
 #include <math.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +44,23 @@ typedef struct buffer_list {
   compressed_buffer *items;
   int64_t count, capacity;
   int64_t src_bytes, dst_bytes;
+  int64_t *batch_end; /* per batch: the items up to its end */
+  int64_t batches, batch_capacity;
 } buffer_list;
+
+/* Marks the end of a batch's buffers (read without a pool, in order). */
+static void end_batch(buffer_list *l) {
+  if (l->batches == l->batch_capacity) {
+    l->batch_capacity = l->batch_capacity ? 2 * l->batch_capacity : 1024;
+    l->batch_end = realloc(l->batch_end, (size_t)l->batch_capacity * sizeof *l->batch_end);
+  }
+  l->batch_end[l->batches++] = l->count;
+}
+
+static void buffer_list_free(buffer_list *l) {
+  free(l->items);
+  free(l->batch_end);
+}
 
 static void collect(void *ctx, xchg_block_codec codec, const void *src, size_t src_size,
                     size_t dst_size) {
@@ -113,6 +131,7 @@ static int read_once(const uint8_t *data, size_t size, char **columns, int n_col
     if (!batch.release) break;
     for (int64_t c = 0; list && c < r->n_columns; c++)
       bench_touch_column(schema.children[c], batch.children[c], &r->columns[c]);
+    if (list) end_batch(list);
     r->batches++;
     batch.release(&batch);
   }
@@ -149,22 +168,26 @@ typedef struct limit_share {
   int part, parts;
 } limit_share;
 
+/* One buffer into dst (room bytes there), with the thread's contexts. */
+static void decompress_one(const compressed_buffer *b, uint8_t *dst, size_t room, LZ4F_dctx *lz4,
+                           ZSTD_DCtx *zstd) {
+  if (b->codec == XCHG_BLOCK_ZSTD) {
+    ZSTD_decompressDCtx(zstd, dst, b->dst_size, b->src, b->src_size);
+  } else {
+    /* All the room: LZ4F decodes a block in place only with a maximum
+     * block's room left, else through its own buffer and a copy, which
+     * the reader (lz4_frames.c) does not pay. */
+    size_t out = room, in = b->src_size;
+    LZ4F_decompress(lz4, dst, &out, b->src, &in, NULL);
+  }
+}
+
 static void bare_decompress(const limit_share *s) {
   LZ4F_dctx *lz4;
   LZ4F_createDecompressionContext(&lz4, LZ4F_VERSION);
   ZSTD_DCtx *zstd = ZSTD_createDCtx();
-  for (int64_t i = s->part; i < s->list->count; i += s->parts) {
-    const compressed_buffer *b = &s->list->items[i];
-    if (b->codec == XCHG_BLOCK_ZSTD) {
-      ZSTD_decompressDCtx(zstd, s->dst, b->dst_size, b->src, b->src_size);
-    } else {
-      /* All the room: LZ4F decodes a block in place only with a maximum
-       * block's room left, else through its own buffer and a copy, which
-       * the reader (lz4_frames.c) does not pay. */
-      size_t out = s->room, in = b->src_size;
-      LZ4F_decompress(lz4, s->dst, &out, b->src, &in, NULL);
-    }
-  }
+  for (int64_t i = s->part; i < s->list->count; i += s->parts)
+    decompress_one(&s->list->items[i], s->dst, s->room, lz4, zstd);
   LZ4F_freeDecompressionContext(lz4);
   ZSTD_freeDCtx(zstd);
 }
@@ -199,6 +222,148 @@ static size_t largest_output(const buffer_list *l, int64_t copy_bytes) {
    * (LZ4 frames' largest block size, 4 MiB). */
   if (l->count) max += (size_t)4 << 20;
   return max ? max : 1;
+}
+
+/* ---- the in-order limit ------------------------------------------------------------- */
+
+/* The codec limit's threads each decompress into one buffer of their own,
+ * for ever.  A reader cannot: it hands its batches out in order to one
+ * caller, and every batch it decodes ahead needs a destination of its own
+ * until the caller gives it back.  The in-order limit is the bare codec
+ * doing what such a reader must and nothing more: the other threads
+ * decompress whole batches, at most HANDOVER_AHEAD beyond the one taken,
+ * into destinations from a shared free list; the caller takes the batches
+ * in order, decompressing the next itself while the one it wants is not
+ * there (as a pool's caller helps), and gives each destination back. */
+#define HANDOVER_AHEAD 8
+
+typedef struct handover {
+  const buffer_list *list;
+  size_t room; /* bytes at each destination */
+  uint8_t *slab, **free_dst;
+  int n_free;
+  pthread_mutex_t lock;
+  uint8_t *_Atomic *filled; /* per batch, its destination once filled */
+  _Atomic int64_t next, taken;
+  pthread_barrier_t go;
+} handover;
+
+/* Destinations for `threads`: HANDOVER_AHEAD + threads + 1 of room bytes,
+ * cut from one allocation at strides that are not a multiple of a page,
+ * so that they do not share the cache's sets as page-aligned blocks of
+ * megabytes would. */
+static int handover_init(handover *h, const buffer_list *list, size_t room, int threads) {
+  memset(h, 0, sizeof *h);
+  h->list = list;
+  h->room = room;
+  int n = HANDOVER_AHEAD + threads + 1;
+  size_t stride = ((room + 4095) & ~(size_t)4095) + 17 * 64;
+  h->slab = malloc(stride * (size_t)n);
+  h->free_dst = calloc((size_t)n, sizeof *h->free_dst);
+  h->filled = calloc((size_t)(list->batches ? list->batches : 1), sizeof *h->filled);
+  if (!h->slab || !h->free_dst || !h->filled) return -1;
+  for (int i = 0; i < n; i++) h->free_dst[h->n_free++] = h->slab + stride * (size_t)i;
+  memset(h->slab, 1, stride * (size_t)n);
+  pthread_mutex_init(&h->lock, NULL);
+  return 0;
+}
+
+/* The decoded bytes of the largest batch, with the room LZ4F wants behind
+ * them (see largest_output). */
+static size_t largest_batch(const buffer_list *l) {
+  size_t max = 0;
+  for (int64_t g = 0; g < l->batches; g++) {
+    size_t bytes = 0;
+    for (int64_t i = g ? l->batch_end[g - 1] : 0; i < l->batch_end[g]; i++)
+      bytes += l->items[i].dst_size;
+    if (bytes > max) max = bytes;
+  }
+  return max + ((size_t)4 << 20);
+}
+
+static void handover_free(handover *h) {
+  if (h->free_dst) pthread_mutex_destroy(&h->lock);
+  free(h->slab);
+  free(h->free_dst);
+  free((void *)h->filled);
+}
+
+typedef struct handover_thread_ctx {
+  handover *h;
+  LZ4F_dctx *lz4;
+  ZSTD_DCtx *zstd;
+} handover_thread_ctx;
+
+/* Claims and fills the next batch when it is within HANDOVER_AHEAD of the
+ * one taken: 1 when it did, 0 when none may be filled now, -1 when every
+ * batch is claimed. */
+static int fill_next(handover_thread_ctx *t) {
+  handover *h = t->h;
+  int64_t g = atomic_load(&h->next);
+  if (g >= h->list->batches) return -1;
+  if (g >= atomic_load(&h->taken) + HANDOVER_AHEAD ||
+      !atomic_compare_exchange_weak(&h->next, &g, g + 1))
+    return 0;
+  pthread_mutex_lock(&h->lock);
+  uint8_t *dst = h->free_dst[--h->n_free]; /* never short: at most ahead + threads are out */
+  pthread_mutex_unlock(&h->lock);
+  size_t at = 0;
+  for (int64_t i = g ? h->list->batch_end[g - 1] : 0; i < h->list->batch_end[g]; i++) {
+    decompress_one(&h->list->items[i], dst + at, h->room - at, t->lz4, t->zstd);
+    at += h->list->items[i].dst_size;
+  }
+  atomic_store_explicit(&h->filled[g], dst, memory_order_release);
+  return 1;
+}
+
+static void handover_contexts(handover_thread_ctx *t, handover *h) {
+  t->h = h;
+  LZ4F_createDecompressionContext(&t->lz4, LZ4F_VERSION);
+  t->zstd = ZSTD_createDCtx();
+}
+
+static void handover_contexts_free(handover_thread_ctx *t) {
+  LZ4F_freeDecompressionContext(t->lz4);
+  ZSTD_freeDCtx(t->zstd);
+}
+
+static void *handover_thread(void *arg) {
+  handover_thread_ctx t;
+  handover_contexts(&t, arg);
+  pthread_barrier_wait(&t.h->go);
+  for (int got; (got = fill_next(&t)) >= 0;)
+    if (got == 0) sched_yield();
+  handover_contexts_free(&t);
+  return NULL;
+}
+
+/* One timing of the in-order limit on `threads` threads (the caller's
+ * among them). */
+static int64_t handover_once(handover *h, int threads) {
+  pthread_t ids[BENCH_MAX_THREADS];
+  handover_thread_ctx caller;
+  handover_contexts(&caller, h);
+  atomic_store(&h->next, 0);
+  atomic_store(&h->taken, 0);
+  pthread_barrier_init(&h->go, NULL, (unsigned)threads);
+  for (int t = 1; t < threads; t++) bench_start_thread(&ids[t], handover_thread, h, t + 1, threads);
+  pthread_barrier_wait(&h->go);
+  int64_t start = bench_now_ns();
+  for (int64_t g = 0; g < h->list->batches; g++) {
+    uint8_t *dst;
+    while (!(dst = atomic_load_explicit(&h->filled[g], memory_order_acquire)))
+      if (fill_next(&caller) <= 0) sched_yield();
+    atomic_store(&h->filled[g], NULL);
+    pthread_mutex_lock(&h->lock);
+    h->free_dst[h->n_free++] = dst;
+    pthread_mutex_unlock(&h->lock);
+    atomic_store(&h->taken, g + 1);
+  }
+  for (int t = 1; t < threads; t++) pthread_join(ids[t], NULL);
+  int64_t ns = bench_now_ns() - start;
+  pthread_barrier_destroy(&h->go);
+  handover_contexts_free(&caller);
+  return ns;
 }
 
 /* ---- the zero-copy floor ----------------------------------------------------------- */
@@ -387,6 +552,8 @@ typedef struct measurement {
   const char *read; /* "full", "narrow" or the --columns list */
   int threads;
   bench_timing time, limit, floor;
+  bench_timing handover; /* the in-order limit (has_handover) */
+  int has_handover;
   double gbps;
   int64_t decoded_bytes, compressed_bytes /* on the wire */, batches;
   int decompressed; /* the limit is the bare codec's, not memcpy's */
@@ -544,12 +711,12 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
   buffer_list list = {0};
   read_result r, timed;
   int64_t ns[2][BENCH_MAX_RUNS], limit_ns[2][BENCH_MAX_RUNS], floor_ns[BENCH_MAX_RUNS],
-      validation_floor_ns[BENCH_MAX_RUNS]; /* per thread count */
+      validation_floor_ns[BENCH_MAX_RUNS], handover_ns[2][BENCH_MAX_RUNS]; /* per thread count */
   int rc = read_once(data, size, columns, n_columns, NULL, validation, &list,
                      &r); /* warm-up, and the buffers */
   if (rc == 0 && want) rc = check_sums(&r, want);
   if (rc != 0) {
-    free(list.items);
+    buffer_list_free(&list);
     return rc;
   }
   payload_split split = {0};
@@ -565,18 +732,28 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
   int64_t copy_bytes = list.count ? 0 : decoded_bytes(&r);
   size_t dst_size = largest_output(&list, copy_bytes);
   uint8_t *limit_dst = malloc(dst_size * (size_t)threads[n_threads - 1]);
+  /* The in-order limit, for decompressing reads on more than one thread. */
+  handover ho[2];
+  int has_handover[2] = {0, 0};
   for (int t = 0; t < n_threads && rc == 0; t++) {
     xchg_error err;
     if (threads[t] > 1 && xchg_pool_create(threads[t], &pools[t], &err) != XCHG_OK) {
       fprintf(stderr, "xchg bench decode: %s\n", err.message);
       rc = -1;
-    } else {
-      codec_limit_once(&list, data, copy_bytes, limit_dst, dst_size, threads[t]); /* its warm-up */
+      continue;
     }
+    codec_limit_once(&list, data, copy_bytes, limit_dst, dst_size, threads[t]); /* its warm-up */
+    has_handover[t] = threads[t] > 1 && list.count > 0 && !payload_mode;
+    if (has_handover[t] && handover_init(&ho[t], &list, largest_batch(&list), threads[t]) != 0) {
+      fprintf(stderr, "xchg bench decode: out of memory for the in-order limit\n");
+      rc = -1;
+    }
+    if (has_handover[t] && rc == 0) handover_once(&ho[t], threads[t]); /* its warm-up */
   }
   for (int run = 0; run < timed_runs && rc == 0; run++) {
     for (int t = 0; t < n_threads && rc == 0; t++) {
       limit_ns[t][run] = codec_limit_once(&list, data, copy_bytes, limit_dst, dst_size, threads[t]);
+      if (has_handover[t]) handover_ns[t][run] = handover_once(&ho[t], threads[t]);
       /* The floor runs before the read on every thread count, though it is
        * kept for one thread only: it walks every message, so the read
        * after it finds the metadata in cache; run before one read alone,
@@ -621,13 +798,17 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
                            .has_floor = has_floor,
                            .has_validation_floor = has_validation_floor};
       if (has_floor) m[t].floor = bench_summarize(floor_ns, timed_runs);
+      m[t].has_handover = has_handover[t];
+      if (has_handover[t]) m[t].handover = bench_summarize(handover_ns[t], timed_runs);
       if (has_validation_floor)
         m[t].validation_floor = bench_summarize(validation_floor_ns, timed_runs);
       m[t].gbps = (double)m[t].decoded_bytes / (m[t].time.median_ms * 1e6);
     }
   }
   free(limit_dst);
-  free(list.items);
+  for (int t = 0; t < n_threads; t++)
+    if (has_handover[t]) handover_free(&ho[t]);
+  buffer_list_free(&list);
   payload_split_free(&split);
   for (int t = 0; t < n_threads; t++) xchg_pool_free(pools[t]);
   return rc;
@@ -666,6 +847,7 @@ static void print_json(const measurement *ms, int n, const char *source) {
         m->time.max_ms, m->gbps, m->limit.median_ms, (long long)m->decoded_bytes,
         (long long)m->compressed_bytes, (long long)m->batches);
     if (m->has_floor) printf(",\"floor_ms\":%.6f", m->floor.median_ms);
+    if (m->has_handover) printf(",\"in_order_limit_ms\":%.6f", m->handover.median_ms);
     if (m->has_validation_floor)
       printf(",\"validation_floor_ms\":%.6f", m->validation_floor.median_ms);
     printf("}");
@@ -742,6 +924,11 @@ static void print_targets(const measurement *ms, int n, int cores) {
       printf("  %-4s narrow: %.2fx the codec limit on 1 thread, %.2fx on %d (target <= 1.15)\n",
              codecs[c], one->time.median_ms / one->limit.median_ms,
              all ? all->time.median_ms / all->limit.median_ms : 0, cores);
+    if (all && all->has_handover)
+      printf(
+          "  %-4s narrow, %d threads: %.2fx the in-order limit, which is %.2fx the codec limit\n",
+          codecs[c], cores, all->time.median_ms / all->handover.median_ms,
+          all->handover.median_ms / all->limit.median_ms);
   }
 }
 
@@ -823,6 +1010,11 @@ static void usage(FILE *out) {
       "every validity bitmap of a column with nulls), measured as the read finds them: after\n"
       "the limit has streamed the decoded bytes out of the cache and the floor has walked\n"
       "the metadata into it.\n"
+      "The in-order limit (reads that decompress, on more than one thread; in the targets\n"
+      "and the JSON): the bare codec on as many threads decompressing whole batches, at\n"
+      "most 8 ahead, into destinations the calling thread gives back, each handed to it in\n"
+      "order, as a reader's batches are; the codec limit's threads each write one buffer\n"
+      "of their own for ever, which no reader that hands out batches can.\n"
       "Then the targets of SHAPES.md, each beside the measured figure.\n");
 }
 

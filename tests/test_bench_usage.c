@@ -317,6 +317,43 @@ static void check_decode_validation_floor(void) {
   unlink(file);
 }
 
+/* On two threads, every read that decompresses is held against the
+ * in-order limit too (the bare codec handing its batches to the caller in
+ * order): in the JSON of those reads alone, and in the narrow targets. */
+static void check_decode_in_order_limit(void) {
+  const char *cmd = "bench decode --rows 30000 --runs 1 --threads 2 --json";
+  tu_cli_result r = run(cli, "%s", cmd);
+  TU_CHECK(r.exit_code == 0, "%s: exit %d: %.300s", cmd, r.exit_code, r.err);
+  json_error_t jerr;
+  json_t *doc = json_loads(r.out, 0, &jerr), *res;
+  size_t i, with = 0;
+  json_array_foreach(json_object_get(doc, "results"), i, res) {
+    const char *codec = json_string_value(json_object_get(res, "codec"));
+    json_int_t threads = json_integer_value(json_object_get(res, "threads"));
+    json_t *limit = json_object_get(res, "in_order_limit_ms");
+    int wanted = codec && strcmp(codec, "none") != 0 && threads == 2;
+    TU_CHECK(!limit == !wanted, "%s: %s on %lld threads: in_order_limit_ms %s", cmd, codec,
+             (long long)threads, limit ? "given" : "missing");
+    TU_CHECK(!limit || json_real_value(limit) > 0, "%s: in-order limit %.4f ms", cmd,
+             json_real_value(limit));
+    with += limit != NULL;
+  }
+  TU_CHECK(with == 4,
+           "%s: %zu results with an in-order limit, expected lz4 and zstd, full and "
+           "narrow: %.500s",
+           cmd, with, r.out);
+  json_decref(doc);
+  tu_cli_result_free(&r);
+  r = run(cli, "bench decode --rows 30000 --runs 1 --threads 2");
+  const char *line = line_starting(r.out, "  lz4  narrow, 2 threads: ");
+  TU_CHECK(r.exit_code == 0 && line && strstr(line, "x the in-order limit, which is ") &&
+               line_starting(r.out, "  zstd narrow, 2 threads: "),
+           "bench decode --threads 2 (exit %d) holds no narrow read against the in-order limit: "
+           "%.3000s",
+           r.exit_code, r.out);
+  tu_cli_result_free(&r);
+}
+
 /* `bench decode FILE` of two IPC streams one after another: one is
  * measured, so the bytes of the second are an error naming where they
  * begin, not figures of the first stream alone (exit 0 once). */
@@ -414,6 +451,7 @@ int main(int argc, char **argv) {
       {"host_one_process", check_host_one_process},
       {"broadcast_note", check_broadcast_note},
       {"decode_validation_floor", check_decode_validation_floor},
+      {"decode_in_order_limit", check_decode_in_order_limit},
       {"decode_concatenated", check_decode_concatenated},
       {"decode_payloads_of_file", check_decode_payloads_of_file},
       {"pool_fails", check_pool_fails},
