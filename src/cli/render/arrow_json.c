@@ -175,6 +175,13 @@ static void data_element(xs *s, const xc_node *n, int64_t i) {
       if (quoted) xs_putc(s, '"');
       return;
     }
+    case IPC_KIND_FLOAT:
+      if (t->bit_width == 16) { /* the bits as an integer, as Arrow's readers take half floats */
+        xv_u64(s, xc_read_uint(n, 1, i, 16));
+        return;
+      }
+      xv_scalar(s, n, i, true);
+      return;
     case IPC_KIND_DECIMAL:
       xs_putc(s, '"');
       xv_decimal(s, xc_fixed(n, 1, i, t->bit_width / 8), t->bit_width / 8, 0);

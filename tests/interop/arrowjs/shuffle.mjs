@@ -22,6 +22,7 @@
 // the last at least MIN_ROWS rows.  Prints each difference; exits 1 if there is any.
 import fs from "node:fs";
 import path from "node:path";
+import url from "node:url";
 import * as A from "apache-arrow";
 import { BufferRegion } from "apache-arrow/ipc/metadata/message";
 import { lz4FrameEncode, lz4FrameDecode, zstdEncode, zstdDecode } from "./codecs.mjs";
@@ -342,6 +343,10 @@ function check(list) {
   return bad === 0 && checked > 0;
 }
 
-const [mode, arg] = process.argv.slice(2);
-if (mode === "--check") process.exit(check(arg) ? 0 : 1);
-write(mode);
+// json.mjs reads the same cases and their rows: run as a script only.
+export { canon, fieldsOf, write };
+if (import.meta.url === url.pathToFileURL(process.argv[1]).href) {
+  const [mode, arg] = process.argv.slice(2);
+  if (mode === "--check") process.exit(check(arg) ? 0 : 1);
+  write(mode);
+}
