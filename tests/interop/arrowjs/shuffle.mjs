@@ -344,7 +344,7 @@ function check(list) {
 }
 
 // json.mjs reads the same cases and their rows: run as a script only.
-export { canon, fieldsOf, write };
+export { canon, fieldsOf, rowsOf };
 if (import.meta.url === url.pathToFileURL(process.argv[1]).href) {
   const [mode, arg] = process.argv.slice(2);
   if (mode === "--check") process.exit(check(arg) ? 0 : 1);
