@@ -12,6 +12,9 @@
  *    of one, and `cat -` of it through a pipe, alike), never "(truncated?)";
  *  - a file that ends right after its ARROW1 magic and padding, read in
  *    order with allow_missing_eos: XCHG_EIO, the file is cut short there;
+ *  - a file cut where its end-of-stream marker begins, with
+ *    allow_missing_eos: cut short before that message, from memory and in
+ *    order, as without the option, nothing "after the end-of-stream marker";
  *  - each gold .stream cut after its schema (every 61st byte and each of
  *    the last 8), from memory and in order: XCHG_EIO, never
  *    "(truncated?)"; cut where a message or the end-of-stream marker
@@ -259,6 +262,55 @@ static void check_magic_cut(void) {
            "%s cut to its magic, read in order with allow_missing_eos: %s: %s (want \"%s\")",
            gold_file, xchg_status_name(st), st == XCHG_OK ? "opened" : err.message, want);
   xchg_ipc_reader_free(r);
+  free(file.data);
+}
+
+/* ---- a file cut where its marker begins, allow_missing_eos ------------------------- */
+
+/* The gold file cut where its end-of-stream marker begins, read from
+ * memory and in order with allow_missing_eos: a file is not whole without
+ * its footer, so the option changes nothing, and the end is not taken for
+ * a marker that the footer would follow ("after the end-of-stream
+ * marker", as it said). */
+static void check_eos_cut_allowed(void) {
+  tu_bytes file = tu_read_bytes(gold_file);
+  uint32_t footer = 0;
+  if (file.data != NULL && file.size > 40) memcpy(&footer, file.data + file.size - 10, 4);
+  if (!TU_CHECK(file.data != NULL && footer > 0 && footer < file.size - 40, "%s: footer %u",
+                gold_file, footer)) {
+    free(file.data);
+    return;
+  }
+  size_t cut = file.size - 10 - footer - 8;
+  char want[2][160];
+  snprintf(want[0], sizeof want[0],
+           "the file (%zu bytes) is cut short: the input ends at byte %zu, before message 3, "
+           "without the end-of-stream marker",
+           cut, cut);
+  snprintf(want[1], sizeof want[1],
+           "the file is cut short: the input ends at byte %zu, before message 3, without the "
+           "end-of-stream marker",
+           cut);
+  xchg_ipc_read_options opts;
+  xchg_ipc_read_options_init(&opts);
+  opts.allow_missing_eos = 1;
+  for (int in_order = 0; in_order < 2; in_order++) {
+    xchg_source *src =
+        in_order ? tu_unseekable_source(file.data, cut, cut) : tu_memory_source(file.data, cut);
+    xchg_ipc_reader *r = NULL;
+    xchg_error err;
+    xchg_status st = xchg_ipc_reader_open(src, &opts, &r, &err);
+    for (struct ArrowArray a; st == XCHG_OK;) {
+      if ((st = xchg_ipc_reader_next(r, &a, &err)) != XCHG_OK || a.release == NULL) break;
+      a.release(&a);
+    }
+    TU_CHECK(st == XCHG_EIO && strcmp(err.message, want[in_order]) == 0,
+             "%s cut to %zu bytes, where its marker begins, read %s with allow_missing_eos: %s: "
+             "%s (want \"%s\")",
+             gold_file, cut, in_order ? "in order" : "from memory", xchg_status_name(st),
+             st == XCHG_OK ? "read" : err.message, want[in_order]);
+    xchg_ipc_reader_free(r);
+  }
   free(file.data);
 }
 
@@ -876,6 +928,7 @@ int main(int argc, char **argv) {
       {"files", check_files},
       {"footer_cuts", footer_cuts},
       {"magic_cut", check_magic_cut},
+      {"eos_cut_allowed", check_eos_cut_allowed},
       {"stream_cuts", stream_cuts},
       {"payload_cuts", check_payload_cuts},
       {"lz4_words", check_lz4_words},

@@ -161,7 +161,9 @@ typedef struct xchg_ipc_read_options {
   /** A stream must end with its end-of-stream marker, which every Arrow
    * writer writes when it closes: without it, a stream cut at a message
    * boundary would pass for a shorter whole one.  Set this to accept
-   * streams whose writer stopped without the marker. */
+   * streams whose writer stopped without the marker.  A file is never
+   * whole without its footer after the marker: one that ends where a
+   * message or the marker would begin is cut short, set or not. */
   int allow_missing_eos;
   /** Decompress and validate on this pool (see xchg/pool.h); NULL decodes
    * in the calling thread.  With a pool, xchg_ipc_reader_next reads ahead:

@@ -143,9 +143,16 @@ void reader_message_clear(ipc_message *m) {
  * a file read by its footer says it is cut short itself, with its size
  * (file_cut_short in reader_file.c). */
 static xchg_status ends_before_message(const xchg_ipc_reader *r, int64_t at, xchg_error *err) {
-  xchg_errorf(err, XCHG_EIO,
-              "the input ends at byte %lld, before message %lld, without the end-of-stream marker",
-              (long long)at, (long long)r->message_index);
+  if (r->format == XCHG_IPC_FILE && at == IPC_FILE_HEAD) /* "message 0" would mean nothing */
+    xchg_errorf(err, XCHG_EIO,
+                "the input ends at byte %lld, right after the ARROW1 magic and its padding, "
+                "before the file's first message",
+                (long long)at);
+  else
+    xchg_errorf(err, XCHG_EIO,
+                "the input ends at byte %lld, before message %lld, without the end-of-stream "
+                "marker",
+                (long long)at, (long long)r->message_index);
   if (r->format != XCHG_IPC_FILE)
     xchg_error_prefix(err, "the stream is cut short: ");
   else if (!reader_seekable(r))
@@ -162,7 +169,11 @@ static xchg_status read_prefix(xchg_ipc_reader *r, int32_t *length, int *eos, xc
   xchg_status st = reader_read_exact(r, prefix, 4, &got, err);
   if (st != XCHG_OK) return st;
   *eos = got == 0;
-  if (got == 0 && !r->opts.allow_missing_eos) return ends_before_message(r, at, err);
+  /* A file's footer follows its marker, so a file that ends here is cut
+   * short whatever allow_missing_eos says: taken for a marker, the end
+   * would be blamed on the footer "after the end-of-stream marker". */
+  if (got == 0 && (!r->opts.allow_missing_eos || r->format == XCHG_IPC_FILE))
+    return ends_before_message(r, at, err);
   if (got == 0) return XCHG_OK;
   if (got == 4 && ipc_prefix_size(prefix) == 8 &&
       (st = reader_read_exact(r, prefix + 4, 4, &got, err)) != XCHG_OK)

@@ -475,11 +475,6 @@ static xchg_status open_file_in_order(xchg_ipc_reader *r, xchg_error *err) {
   xchg_status st = reader_read_message(r, &m, &eos, err);
   if (st != XCHG_OK) return st;
   if (!eos && m.header_type == HEADER_SCHEMA) return reader_take_schema_message(r, &m, NULL, err);
-  if (eos && reader_position(r) == m.offset) /* allow_missing_eos took the end for a marker */
-    return xchg_errorf(err, XCHG_EIO,
-                       "the file is cut short: the input ends at byte %lld, right after the "
-                       "ARROW1 magic and its padding, before the file's first message",
-                       (long long)m.offset);
   return open_file_in_memory(r, &m, err);
 }
 
