@@ -29,6 +29,8 @@
  *    words from a file and from a pipe, through the IPC reader and through
  *    the shuffle reader (Comet blocks) alike. */
 #define _GNU_SOURCE /* pthread_setattr_default_np */
+ *    the shuffle reader (Comet blocks) alike: the stream is cut short. */
+#define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -975,7 +977,8 @@ static void check_cut_body(void) {
   cut_primitive(4000, "cut.arrows", cut, sizeof cut);
   static const char *const plain[3] = {"", "", ""};
   expect_cut_error(cut, plain,
-                   "message 1 at byte 1936: body: unexpected end of data at byte 3536: "
+                   "the stream is cut short: message 1 at byte 1936: body: unexpected end of "
+                   "data at byte 3536: "
                    "needed 7008 bytes, only 464 available (6544 missing)");
 }
 
@@ -1036,7 +1039,8 @@ static void check_cut_metadata(void) {
   cut_primitive(3000, "cut_metadata.arrows", cut, sizeof cut);
   static const char *const plain[3] = {"", "", ""};
   expect_cut_error(cut, plain,
-                   "message 1 at byte 1936: metadata: unexpected end of data at byte 1944: "
+                   "the stream is cut short: message 1 at byte 1936: metadata: unexpected end "
+                   "of data at byte 1944: "
                    "needed 1592 bytes, only 1056 available (536 missing)");
   int64_t block, schema_end, metadata;
   if (!comet_cut_in_message_1("cut_metadata.comet", 8 + 100, cut, sizeof cut, &block, &schema_end,
@@ -1048,7 +1052,8 @@ static void check_cut_metadata(void) {
            "IPC stream 2 at decoded byte %lld: ", (long long)(block - 20));
   const char *const comet[3] = {in_block, in_stream, in_block};
   snprintf(want, sizeof want,
-           "message 1 at byte %lld: metadata: unexpected end of data at byte %lld: needed %lld "
+           "the stream is cut short: message 1 at byte %lld: metadata: unexpected end of data at "
+           "byte %lld: needed %lld "
            "bytes, only 100 available (%lld missing)",
            (long long)schema_end, (long long)(schema_end + 8), (long long)metadata,
            (long long)(metadata - 100));
@@ -1056,7 +1061,8 @@ static void check_cut_metadata(void) {
   if (!comet_cut_in_message_1("cut_framing.comet", 4, cut, sizeof cut, &block, &schema_end,
                               &metadata))
     return;
-  snprintf(want, sizeof want, "input ends inside the framing of message 1 at byte %lld",
+  snprintf(want, sizeof want,
+           "the stream is cut short: input ends inside the framing of message 1 at byte %lld",
            (long long)schema_end);
   expect_cut_error(cut, comet, want);
 }

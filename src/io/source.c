@@ -40,11 +40,15 @@ xchg_status xchg_source_create(const xchg_source_vtable *vtable, void *impl, int
   src->position = 0;
   src->size = size;
   src->memory = memory;
+  src->ran_out = 0;
   return XCHG_OK;
 }
 
-static xchg_status truncated(xchg_error *err, uint64_t offset, uint64_t wanted,
+int xchg_source_ran_out(const xchg_source *src) { return src->ran_out; }
+
+static xchg_status truncated(xchg_source *src, xchg_error *err, uint64_t offset, uint64_t wanted,
                              uint64_t available) {
+  src->ran_out = 1;
   return xchg_errorf(err, XCHG_EIO,
                      "unexpected end of data at byte %" PRIu64 ": needed %" PRIu64
                      " bytes, only %" PRIu64 " available (%" PRIu64 " missing)",
@@ -379,7 +383,7 @@ static xchg_status read_buf_growing(xchg_source *src, size_t n, xchg_buf **out, 
     filled += got;
     if (status != XCHG_OK || filled < capacity) {
       xchg_buf_unref(buf);
-      return status != XCHG_OK ? status : truncated(err, start, n, filled);
+      return status != XCHG_OK ? status : truncated(src, err, start, n, filled);
     }
     if (filled == n) break;
     capacity = capacity <= n / 2 ? capacity * 2 : n;
@@ -398,7 +402,7 @@ xchg_status xchg_source_read_buf(xchg_source *src, size_t n, xchg_buf **out, xch
     return xchg_errorf(err, XCHG_EINVAL, "xchg_source_read_buf: NULL argument");
   uint64_t start = src->position;
   if (src->size >= 0 && n > bytes_remaining(src))
-    return truncated(err, start, n, bytes_remaining(src));
+    return truncated(src, err, start, n, bytes_remaining(src));
 
   if (src->memory != NULL) {
     *out = xchg_buf_slice(src->memory, (size_t)start, n);
@@ -415,7 +419,7 @@ xchg_status xchg_source_read_buf(xchg_source *src, size_t n, xchg_buf **out, xch
     return xchg_errorf(err, XCHG_ENOMEM, "cannot allocate %zu bytes at byte %" PRIu64, n, start);
   size_t got = 0;
   xchg_status status = xchg_source_read(src, xchg_buf_mutable_data(buf), n, &got, err);
-  if (status == XCHG_OK && got < n) status = truncated(err, start, n, got);
+  if (status == XCHG_OK && got < n) status = truncated(src, err, start, n, got);
   if (status != XCHG_OK) {
     xchg_buf_unref(buf);
     return status;
@@ -434,7 +438,7 @@ static xchg_status skip_by_reading(xchg_source *src, uint64_t n, xchg_error *err
     size_t got = 0;
     xchg_status status = xchg_source_read(src, scratch, want, &got, err);
     if (status != XCHG_OK) return status;
-    if (got < want) return truncated(err, start, n, n - left + got);
+    if (got < want) return truncated(src, err, start, n, n - left + got);
     left -= got;
   }
   return XCHG_OK;
@@ -447,7 +451,7 @@ xchg_status xchg_source_skip(xchg_source *src, int64_t count, xchg_error *err) {
   uint64_t n = (uint64_t)count;
   if (n == 0) return XCHG_OK;
   if (src->size >= 0 && n > bytes_remaining(src))
-    return truncated(err, src->position, n, bytes_remaining(src));
+    return truncated(src, err, src->position, n, bytes_remaining(src));
   if (src->vtable->seek != NULL && n <= UINT64_MAX - src->position) {
     uint64_t target = src->position + n;
     xchg_status status = src->vtable->seek(src, target, err);

@@ -34,6 +34,7 @@ struct xchg_source {
   uint64_t position; /* offset of the next read, from the start of the source */
   int64_t size;      /* total bytes, or -1 when unknown */
   xchg_buf *memory;  /* the whole content when it is in memory, else NULL */
+  int ran_out;       /* a read or skip failed because the data ended */
 };
 
 /* Creates a source of the given kind for the public constructor `who`
@@ -44,6 +45,11 @@ struct xchg_source {
 XCHG_NODISCARD xchg_status xchg_source_create(const xchg_source_vtable *vtable, void *impl,
                                               int64_t size, xchg_buf *memory, const char *who,
                                               xchg_source **out, xchg_error *err);
+
+/* Whether a read or skip of src failed because its data ended before the
+ * bytes asked for, not because reading failed: a reader above then knows
+ * its input is cut short, and says so. */
+int xchg_source_ran_out(const xchg_source *src);
 
 /* The error every constructor gives alike when no memory is left for the
  * source (XCHG_ENOMEM); a NULL argument is base_null_argument's. */

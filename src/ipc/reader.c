@@ -20,6 +20,7 @@
 
 #include "base/args.h"
 #include "base/cpu.h"
+#include "io/source_impl.h"
 #include "ipc/array_stream.h"
 #include "ipc/decode.h"
 #include "ipc/dictionary.h"
@@ -136,12 +137,28 @@ void reader_message_clear(ipc_message *m) {
   memset(m, 0, sizeof *m);
 }
 
-/* The input ends at byte `at`, where message r->message_index or the
- * end-of-stream marker would begin.  A known fact, not a guess: a stream
- * is whole only with its marker (allow_missing_eos), so it is cut short
- * there, and so is a file read in order, whose footer follows the marker;
- * a file read by its footer says it is cut short itself, with its size
+/* The input ended before a message did, or where one would begin (err
+ * says where): a known fact, not a guess, so the stream is cut short, and
+ * so is a file read in order, whose footer follows its messages; a file
+ * read by its footer says it is cut short itself, with its size
  * (file_cut_short in reader_file.c). */
+static xchg_status input_cut_short(const xchg_ipc_reader *r, xchg_error *err) {
+  if (r->format != XCHG_IPC_FILE)
+    xchg_error_prefix(err, "the stream is cut short: ");
+  else if (!reader_seekable(r))
+    xchg_error_prefix(err, "the file is cut short: ");
+  return XCHG_EIO;
+}
+
+/* st of a read of the input: XCHG_EIO because the input ended is a cut
+ * (input_cut_short); a read that failed is not. */
+static xchg_status read_cut_short(const xchg_ipc_reader *r, xchg_status st, xchg_error *err) {
+  return st == XCHG_EIO && xchg_source_ran_out(r->src) ? input_cut_short(r, err) : st;
+}
+
+/* The input ends at byte `at`, where message r->message_index or the
+ * end-of-stream marker would begin: a stream is whole only with its marker
+ * (allow_missing_eos), so it is cut short there. */
 static xchg_status ends_before_message(const xchg_ipc_reader *r, int64_t at, xchg_error *err) {
   if (r->format == XCHG_IPC_FILE && at == IPC_FILE_HEAD) /* "message 0" would mean nothing */
     xchg_errorf(err, XCHG_EIO,
@@ -153,11 +170,7 @@ static xchg_status ends_before_message(const xchg_ipc_reader *r, int64_t at, xch
                 "the input ends at byte %lld, before message %lld, without the end-of-stream "
                 "marker",
                 (long long)at, (long long)r->message_index);
-  if (r->format != XCHG_IPC_FILE)
-    xchg_error_prefix(err, "the stream is cut short: ");
-  else if (!reader_seekable(r))
-    xchg_error_prefix(err, "the file is cut short: ");
-  return XCHG_EIO;
+  return input_cut_short(r, err);
 }
 
 /* Reads the prefix (framing.h): sets *length, or *eos at an end-of-stream
@@ -178,17 +191,21 @@ static xchg_status read_prefix(xchg_ipc_reader *r, int32_t *length, int *eos, xc
   if (got == 4 && ipc_prefix_size(prefix) == 8 &&
       (st = reader_read_exact(r, prefix + 4, 4, &got, err)) != XCHG_OK)
     return st;
-  if (got < 4)
-    return xchg_errorf(err, XCHG_EIO, "input ends inside the framing of message %lld at byte %lld",
-                       (long long)r->message_index, (long long)at);
+  if (got < 4) {
+    xchg_errorf(err, XCHG_EIO, "input ends inside the framing of message %lld at byte %lld",
+                (long long)r->message_index, (long long)at);
+    return input_cut_short(r, err);
+  }
   st = ipc_prefix_decode(prefix, r->message_index, at, r->opts.max_metadata_bytes, length, err);
   *eos = st == XCHG_OK && *length == 0;
   return st;
 }
 
+/* Its XCHG_EIO is a message longer than the input of known size. */
 static xchg_status parse_message(xchg_ipc_reader *r, ipc_message *m, xchg_error *err) {
   int64_t size = xchg_source_size(r->src);
-  return ipc_message_decode(m, size >= 0 ? size - m->body_offset : -1, err);
+  xchg_status st = ipc_message_decode(m, size >= 0 ? size - m->body_offset : -1, err);
+  return st == XCHG_EIO ? input_cut_short(r, err) : st;
 }
 
 /* Asks memory for the next message's framing and the start of its
@@ -219,7 +236,7 @@ xchg_status reader_read_message(xchg_ipc_reader *r, ipc_message *m, int *eos, xc
   if (st != XCHG_OK) {
     xchg_error_prefix(err, "message %lld at byte %lld: metadata: ", (long long)m->index,
                       (long long)m->offset);
-    return st;
+    return read_cut_short(r, st, err);
   }
   m->body_offset = reader_position(r);
   st = parse_message(r, m, err);
@@ -245,9 +262,11 @@ static xchg_status attach_body(xchg_ipc_reader *r, ipc_message *m, int whole, xc
   }
   xchg_status st = move_to(r, m->body_offset, err);
   if (st == XCHG_OK) st = reader_read_buffer(r, (size_t)m->body_length, &b->mem, err);
-  if (st != XCHG_OK)
+  if (st != XCHG_OK) {
     xchg_error_prefix(err, "message %lld at byte %lld: body: ", (long long)m->index,
                       (long long)m->offset);
+    st = read_cut_short(r, st, err);
+  }
   return st;
 }
 

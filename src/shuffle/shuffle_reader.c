@@ -468,6 +468,9 @@ static xchg_status step(xchg_shuffle_reader *r, xchg_error *err) {
   }
   ipc_message_view m;
   xchg_status st = next_message(r, &m, err);
+  /* Its XCHG_EIO is a message longer than the block: said as the IPC
+   * reader says a stream cut inside a message. */
+  if (st == XCHG_EIO) xchg_error_prefix(err, "the stream is cut short: ");
   if (st != XCHG_OK) return in_block(r, st, err);
   if (m.eos) {
     if (b->message == 0)
