@@ -279,14 +279,14 @@ static void check_concatenated(void) {
   tu_cli_result_free(&r);
 
   /* Fewer bytes than a continuation marker after the last stream, through a
-   * pipe: named as bytes that follow, as from a file, not as an IPC stream
-   * that has no marker. */
+   * pipe: named as bytes that follow, as from a file, how many too, not as
+   * an IPC stream that has no marker. */
   tmp_path(path, sizeof path, "short_tail.stream");
   write_concatenation(path, "1.0.0-littleendian/generated_primitive.stream",
                       "1.0.0-littleendian/generated_primitive.stream", "XX", 2, &first);
   snprintf(want_err, sizeof want_err,
-           "the IPC stream ends at byte %zu and bytes follow that are not an Arrow IPC stream or "
-           "file (they begin 58 58)",
+           "the IPC stream ends at byte %zu and 2 bytes follow that are not an Arrow IPC stream "
+           "or file (they are 58 58)",
            2 * first);
   r = tu_cli_piped_runf(cli, path, "cat -");
   TU_CHECK(r.exit_code == 1 && strstr(r.err, want_err),

@@ -3,9 +3,11 @@
  * ($XCHG_CLI):
  *
  *  - a missing file: "xchg: F: cannot open: <reason>", the name once;
- *  - an 8-byte file of the IPC file format: its size, no "a 8-byte";
+ *  - an 8-byte file of the IPC file format, the magic and padding alone:
+ *    cut short right after them, alike from the file and a pipe;
  *  - bytes appended after an IPC file: how many follow the closing magic
- *    and where it is; a file cut short: cut short, no bytes "follow";
+ *    and where it is, from the file and through a pipe; a file cut short:
+ *    cut short, no bytes "follow";
  *    never "(truncated?)" for either; every cut inside the footer of
  *    each gold .arrow_file is XCHG_EIO "the file (N bytes) is cut short:"
  *    read by footer, "the file is cut short:" read in order (`xchg cat`
@@ -35,8 +37,11 @@
  *    by their magic, as Parquet is; so is an LZ4 legacy frame (lz4 -l),
  *    which xchg does not read, by `cat` and by --input-codec lz4-frame;
  *  - an input of skippable frames alone (one, and two) is said to hold
- *    them, never "empty", by cat and inspect of the file and cat - of it
- *    through a pipe; an empty input is still "the input is empty";
+ *    them, never "empty", by cat and inspect of the file (and cat of it
+ *    with --input-codec none, no codec advised) and cat - of it through a
+ *    pipe; an empty input is still "the input is empty";
+ *  - Comet blocks of 3 columns after one of 30: "3 columns in this block,
+ *    30 in the first block", from the file and through a pipe;
  *  - `cat --columns '#9'` on three columns: the position is out of range,
  *    and the positions there are;
  *  - XCHG_THREADS that is no thread count (abc, -1, 4x, 99999, and a
@@ -125,12 +130,22 @@ static void check_files(void) {
            r.err);
   tu_cli_result_free(&r);
 
+  /* The magic and its padding alone: cut short right there, in the same
+   * words from the file as through a pipe (it was "the file is 8 bytes
+   * long: too short for the IPC file format" from the file). */
   char *eight = path_of("eight.arrow");
-  if (write_bytes(eight, "ARROW1\0\0", 8))
-    expect_cli(
-        1,
-        (const char *const[]){"the file is 8 bytes long: too short for the IPC file format", NULL},
-        (const char *const[]){"a 8-byte", NULL}, "inspect '%s'", eight);
+  static const char eight_cut[] =
+      ": the file is cut short: the input ends at byte 8, right after the ARROW1 magic and its "
+      "padding, before the file's first message\n";
+  if (write_bytes(eight, "ARROW1\0\0", 8)) {
+    expect_cli(1, (const char *const[]){eight_cut, NULL}, (const char *const[]){"a 8-byte", NULL},
+               "inspect '%s'", eight);
+    expect_cli(1, (const char *const[]){eight_cut, NULL}, NULL, "cat '%s'", eight);
+    tu_cli_result piped = tu_cli_piped_runf(cli, eight, "cat -");
+    TU_CHECK(piped.exit_code == 1 && strstr(piped.err, eight_cut),
+             "cat - of ARROW1 and padding: %s", piped.err);
+    tu_cli_result_free(&piped);
+  }
 
   tu_bytes file = tu_read_bytes(gold_file);
   TU_CHECK(file.data != NULL && file.size > 5000, "cannot read %s", gold_file);
@@ -150,6 +165,12 @@ static void check_files(void) {
                (const char *const[]){phrase,
                                      "bytes follow that are not an Arrow IPC stream or file", NULL},
                (const char *const[]){"truncated?", NULL}, "cat - < '%s'", appended);
+    /* Through a pipe too, how many: they are counted by reading them. */
+    tu_cli_result piped = tu_cli_piped_runf(cli, appended, "cat -");
+    TU_CHECK(piped.exit_code == 1 && strstr(piped.err, phrase) &&
+                 strstr(piped.err, "16 bytes follow that are not an Arrow IPC stream or file"),
+             "cat - of a file and 16 bytes more, piped: exit %d: %s", piped.exit_code, piped.err);
+    tu_cli_result_free(&piped);
   }
   if (write_bytes(cut, file.data, 5000))
     expect_cli(1,
@@ -633,6 +654,9 @@ static void check_skippable_only(void) {
     const char *const want[] = {inputs[i].want, NULL};
     expect_cli(1, want, not_empty, "cat '%s'", path);
     expect_cli(1, want, not_empty, "inspect '%s'", path);
+    /* Stated plain, they were said to be lz4-frame's, which reads nothing. */
+    expect_cli(1, want, (const char *const[]){"empty", "lz4-frame", NULL},
+               "cat '%s' --input-codec none", path);
     tu_cli_result r = tu_cli_piped_runf(cli, path, "cat -");
     TU_CHECK(r.exit_code == 1 && strstr(r.err, inputs[i].want) && !strstr(r.err, "empty"),
              "cat - of %zu bytes of skippable frames, piped: exit %d: %s", inputs[i].size,
@@ -647,6 +671,35 @@ static void check_skippable_only(void) {
         "cat - of nothing, piped: exit %d: %s", r.exit_code, r.err);
     tu_cli_result_free(&r);
   }
+}
+
+/* ---- Comet blocks of other schemas ------------------------------------------------- */
+
+/* A block of 3 columns after one of 30 (two gen shuffle outputs, one after
+ * the other): a sentence saying where each count is, by cat of the file
+ * and through a pipe; it read "3 columns this block, 30 the first block". */
+static void check_block_columns(void) {
+  char *wide = path_of("wide.comet"), *narrow = path_of("narrow.comet"), *both = path_of("both");
+  for (int i = 0; i < 2; i++) {
+    tu_cli_result g = run("gen shuffle '%s' --format comet --columns %d --rows 64 -f",
+                          i ? narrow : wide, i ? 3 : 30);
+    TU_CHECK(g.exit_code == 0, "gen shuffle: exit %d: %s", g.exit_code, g.err);
+    tu_cli_result_free(&g);
+  }
+  tu_bytes first = tu_read_bytes(wide), second = tu_read_bytes(narrow);
+  if (TU_CHECK(first.data && second.data, "cannot read the blocks")) {
+    tu_bytes_append(&first, second.data, second.size);
+    static const char want[] =
+        "its schema is not the first block's: 3 columns in this block, 30 in the first block\n";
+    if (write_bytes(both, first.data, first.size))
+      expect_cli(1, (const char *const[]){want, NULL}, NULL, "cat '%s'", both);
+    tu_cli_result r = tu_cli_piped_runf(cli, both, "cat -");
+    TU_CHECK(r.exit_code == 1 && strstr(r.err, want), "cat - of blocks of 30, then 3 columns: %s",
+             r.err);
+    tu_cli_result_free(&r);
+  }
+  free(first.data);
+  free(second.data);
 }
 
 /* ---- options ----------------------------------------------------------------------- */
@@ -942,6 +995,7 @@ int main(int argc, char **argv) {
       {"other_formats", check_other_formats},
       {"stated_codec_none", check_stated_codec_none},
       {"skippable_only", check_skippable_only},
+      {"block_columns", check_block_columns},
       {"column_position", column_position},
       {"threads_env", check_threads_env},
       {"count_options", check_count_options},

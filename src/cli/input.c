@@ -111,14 +111,28 @@ static xchg_status spool_schemaless_file(const char *path, xchg_stream_codec cod
   return st == XCHG_OK && yes ? xc_stdin_spool(err) : st;
 }
 
+/* An input of skippable frames alone (find_skippable_frames), which no
+ * codec decodes to anything: said so, not "empty" nor any codec's. */
+static xchg_status skippable_only(const xc_input *in, xchg_error *err) {
+  char frames[48] = "a skippable frame";
+  if (in->skippable_frames > 1)
+    snprintf(frames, sizeof frames, "%lld skippable frames", (long long)in->skippable_frames);
+  return xchg_errorf(err, XCHG_EFORMAT,
+                     "not an Arrow IPC stream or file: the input holds %s (%llu bytes, LZ4's and "
+                     "zstd's frames that carry no data) and nothing else",
+                     frames, (unsigned long long)in->skippable_bytes);
+}
+
 /* Bytes in memory that begin as a stream codec's reach the plain reader
  * only when --input-codec none says so (auto would have chosen the codec):
  * if they are then refused, the fix is the option, which the reader's own
- * message cannot name. */
+ * message cannot name, unless they are skippable frames alone, which
+ * another codec would not read either. */
 static xchg_status name_stated_codec(const xc_input *in, xchg_status st, xchg_error *err) {
   xchg_stream_codec seen =
       xchg_stream_codec_detect(xchg_buf_data(in->memory), xchg_buf_size(in->memory));
   if (st != XCHG_EFORMAT || seen == XCHG_STREAM_NONE) return st;
+  if (in->skippable_frames > 0) return skippable_only(in, err);
   const char *name = xchg_stream_codec_name(seen);
   return xchg_errorf(err, st,
                      "not an Arrow IPC stream or file, as --input-codec none reads it: its first "
@@ -227,7 +241,7 @@ static bool may_begin_ipc(const uint8_t *p, size_t n) {
          memcmp(p, IPC_MAGIC, n < IPC_MAGIC_SIZE ? n : IPC_MAGIC_SIZE) == 0;
 }
 
-/* count: how many bytes follow, -1 when unknown (a pipe or a codec). */
+/* count: how many bytes follow, -1 when unknown (too many to count). */
 static xchg_status not_a_stream(const xc_input *in, const uint8_t *p, size_t n, int64_t count,
                                 xchg_error *err) {
   char follow[64] = "bytes follow that are";
@@ -248,6 +262,26 @@ static xchg_status not_a_stream(const xc_input *in, const uint8_t *p, size_t n, 
       follow, shown, start);
 }
 
+/* The most bytes after an IPC stream counted from a pipe or a codec, to
+ * say how many follow as a file in memory says it (not_a_stream): an
+ * input that never ends is not waited for. */
+#define FOLLOW_COUNT_MAX ((int64_t)64 << 20)
+
+/* How many bytes are left in the member, read to count them: -1 when
+ * more than FOLLOW_COUNT_MAX, or when reading them fails (the error at
+ * hand is what follows the stream, not that). */
+static int64_t count_rest(xc_input *in) {
+  int64_t count = 0;
+  xchg_error ignored;
+  for (;;) {
+    const void *ptr;
+    size_t len = 0;
+    if (xchg_istream_next(in->stream, &ptr, &len, &ignored) != XCHG_OK) return -1;
+    if (len == 0) return count;
+    if ((count += (int64_t)len) > FOLLOW_COUNT_MAX) return -1;
+  }
+}
+
 /* Whether decoded bytes follow the IPC stream just read, in the same
  * member; they must begin another IPC stream. */
 static xchg_status bytes_follow(xc_input *in, bool *more, xchg_error *err) {
@@ -258,8 +292,11 @@ static xchg_status bytes_follow(xc_input *in, bool *more, xchg_error *err) {
   if (!*more) return st;
   xchg_istream_unread(in->stream, len);
   in->stream_end = xchg_istream_position(in->stream);
-  if (in->streams > 0 && !may_begin_ipc(ptr, len)) return not_a_stream(in, ptr, len, -1, err);
-  return XCHG_OK;
+  if (in->streams == 0 || may_begin_ipc(ptr, len)) return XCHG_OK;
+  uint8_t start[4]; /* what not_a_stream shows, kept before the bytes are read on */
+  size_t shown = len < sizeof start ? len : sizeof start;
+  memcpy(start, ptr, shown);
+  return not_a_stream(in, start, shown, count_rest(in), err);
 }
 
 /* Plain IPC in memory: where the next IPC stream begins, if one does. */
@@ -338,15 +375,8 @@ xchg_status xc_input_next(xc_input *in, const xchg_ipc_read_options *opts, xchg_
   /* Decoded, they are no bytes at all, which the reader calls an empty
    * input: what the input holds is said instead. */
   if (st == XCHG_EFORMAT && in->streams == 1 && in->skippable_frames > 0 && in->stream != NULL &&
-      xchg_istream_position(in->stream) == 0) {
-    char frames[48] = "a skippable frame";
-    if (in->skippable_frames > 1)
-      snprintf(frames, sizeof frames, "%lld skippable frames", (long long)in->skippable_frames);
-    st = xchg_errorf(err, XCHG_EFORMAT,
-                     "not an Arrow IPC stream or file: the input holds %s (%llu bytes, LZ4's and "
-                     "zstd's frames that carry no data) and nothing else",
-                     frames, (unsigned long long)in->skippable_bytes);
-  }
+      xchg_istream_position(in->stream) == 0)
+    st = skippable_only(in, err);
   if (st == XCHG_OK && in->one_schema) st = check_schema(in, *out, err);
   if (st == XCHG_OK && in->check != NULL)
     st = in->check->fn(in->check->ctx, *out, in->streams, err);

@@ -478,14 +478,27 @@ static xchg_status open_file_in_order(xchg_ipc_reader *r, xchg_error *err) {
   return open_file_in_memory(r, &m, err);
 }
 
+/* A file of fewer bytes than its magic, a footer and the magic again: a
+ * cut inside the messages is said as when the bytes are read in order
+ * (from a pipe), as is a cut in the magic's padding (reader_detect.c). */
+static xchg_status file_too_short(xchg_ipc_reader *r, int64_t size, xchg_error *err) {
+  int64_t marker;
+  xchg_error why;
+  if (skip_to_marker(r, &marker, &why) == XCHG_EIO) {
+    *err = why;
+    xchg_error_prefix(err, "the file is cut short: ");
+    return XCHG_EIO;
+  }
+  return xchg_errorf(err, XCHG_EIO,
+                     "the file is %lld bytes long: too short for the IPC file format (its "
+                     "magic, a footer and the magic again need at least 18)",
+                     (long long)size);
+}
+
 xchg_status reader_open_file_format(xchg_ipc_reader *r, xchg_error *err) {
   int64_t size = xchg_source_size(r->src);
   if (size < 0) return open_file_in_order(r, err);
-  if (size < 18)
-    return xchg_errorf(err, XCHG_EIO,
-                       "the file is %lld bytes long: too short for the IPC file format (its "
-                       "magic, a footer and the magic again need at least 18)",
-                       (long long)size);
+  if (size < 18) return file_too_short(r, size, err);
   int64_t eos_at = -1, first;
   xchg_status st = read_footer(r, size, &eos_at, err);
   if (st == XCHG_OK) st = reader_check_body_schema(r, &first, err);

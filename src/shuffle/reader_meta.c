@@ -1,6 +1,7 @@
 /* reader_meta.c — the shuffle reader's schema and dictionaries (see
  * reader.h): the first schema made the reader's, every block's compared
  * with it, dictionary messages kept, replaced or extended. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,10 +72,12 @@ xchg_status shuffle_take_schema(xchg_shuffle_reader *r, const ipc_message_view *
     /* The schema compared with is the options' when they gave one: block
      * 0 is then compared too, and is not "the first block" of the two. */
     const char *ours = r->schema_given ? "the options' schema" : "the first block";
+    char in_ours[32]; /* "3 columns in this block, 30 in the first block" */
+    snprintf(in_ours, sizeof in_ours, "in %s", ours);
     ipc_schema theirs;
     st = ipc_schema_parse(&m->header, &r->opts.read, &theirs, err);
-    if (st == XCHG_OK &&
-        !ipc_schema_equal(&theirs, "this block", &r->schema, ours, IPC_METADATA_COMPARED, err))
+    if (st == XCHG_OK && !ipc_schema_equal(&theirs, "in this block", &r->schema, in_ours,
+                                           IPC_METADATA_COMPARED, err))
       st = XCHG_EFORMAT;
     if (st != XCHG_OK) xchg_error_prefix(err, "its schema is not %s's: ", ours);
     ipc_schema_free(&theirs);
