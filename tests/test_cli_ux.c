@@ -27,10 +27,8 @@
  *    length-prefixed row stream (count, size classes, rows in hex);
  *  - a message cut inside its body, metadata or framing fails in the same
  *    words from a file and from a pipe, through the IPC reader and through
- *    the shuffle reader (Comet blocks) alike. */
-#define _GNU_SOURCE /* pthread_setattr_default_np */
  *    the shuffle reader (Comet blocks) alike: the stream is cut short. */
-#define _XOPEN_SOURCE 700
+#define _GNU_SOURCE /* pthread_setattr_default_np */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
