@@ -366,13 +366,29 @@ static void remove_host_dir(const char *dir) {
   rmdir(dir);
 }
 
+/* Makes a run's host directory in parent (dir: its name); says why not,
+ * naming parent, on standard error. */
+static int make_host_dir(const char *parent, char *dir, size_t size) {
+  int n = snprintf(dir, size, "%s/xchg-bench-host-XXXXXX", parent);
+  if (n >= 0 && (size_t)n < size && mkdtemp(dir)) return 0;
+  fprintf(stderr, "xchg bench host: --dir '%s': cannot create a host directory there: %s\n", parent,
+          n >= 0 && (size_t)n < size ? strerror(errno) : "name too long");
+  return -1;
+}
+
+/* Whether the runs can make their host directories in parent: checked
+ * before anything is printed, so that a mistyped --dir fails at once with
+ * its name rather than after the table's header. */
+static int host_dir_usable(const char *parent) {
+  char dir[4096];
+  if (make_host_dir(parent, dir, sizeof dir) != 0) return 0;
+  rmdir(dir);
+  return 1;
+}
+
 static int run(config *cfg, result *out) {
   char dir[4096];
-  snprintf(dir, sizeof dir, "%s/xchg-bench-host-XXXXXX", cfg->parent_dir);
-  if (cfg->host_sharing && !mkdtemp(dir)) {
-    perror("xchg bench host: mkdtemp");
-    return -1;
-  }
+  if (cfg->host_sharing && make_host_dir(cfg->parent_dir, dir, sizeof dir) != 0) return -1;
   run_shared *sh =
       mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (sh == MAP_FAILED) return -1;
@@ -686,6 +702,7 @@ int xchg_bench_host(int argc, char **argv) {
   }
   if (!ok) return 2;
   if (optind < argc) return xc_usage_error("bench host", "unexpected argument '%s'", argv[optind]);
+  if (!host_dir_usable(parent_dir)) return 1;
   config cfg;
   memset(&cfg, 0, sizeof cfg);
   xchg_buf *input = make_input(rows, &cfg.want);

@@ -256,6 +256,36 @@ static void interrupted(void) {
   prctl(PR_SET_CHILD_SUBREAPER, 0);
 }
 
+/* A --dir where no host directory can be made (mistyped, or not a
+ * directory): exit 1 at once, nothing on standard output, the directory
+ * named on standard error (not mkdtemp's bare errno after the table's
+ * header). */
+static void unusable_dir(void) {
+  const char *cli = tu_cli_path();
+  char out[4200], err[4200];
+  snprintf(out, sizeof out, "%s.out", store_dir);
+  snprintf(err, sizeof err, "%s.err", store_dir);
+  const char *dirs[] = {"/nonexistent-xchg-dir", "/dev/null"};
+  for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+    int status = tu_run(
+        "'%s' bench host --dir %s --processes 1 --rows 1000 --tasks 1 "
+        "--threads 1 --runs 1 >'%s' 2>'%s'",
+        cli, dirs[i], out, err);
+    size_t n_out = 0, n_err = 0;
+    uint8_t *o = tu_read_file(out, &n_out), *e = tu_read_file(err, &n_err);
+    TU_CHECK(status == 1, "--dir %s: exit status %d, want 1", dirs[i], status);
+    TU_CHECK(o && n_out == 0, "--dir %s: %zu bytes on standard output", dirs[i], n_out);
+    /* not NUL-terminated: tu_read_file's buffer ends at the file's end */
+    TU_CHECK(e && memmem(e, n_err, dirs[i], strlen(dirs[i])) != NULL,
+             "--dir %s: standard error does not name it: %.*s", dirs[i], (int)n_err,
+             e ? (const char *)e : "");
+    free(o);
+    free(e);
+  }
+  unlink(out);
+  unlink(err);
+}
+
 int main(int argc, char **argv) {
   if (mkdtemp(store_dir) == NULL) {
     perror("test_bench_host: mkdtemp");
@@ -263,6 +293,7 @@ int main(int argc, char **argv) {
   }
   snprintf(stderr_path, sizeof stderr_path, "%s.stderr", store_dir);
   static const tu_case cases[] = {{"quick_json", quick_json},
+                                  {"unusable_dir", unusable_dir},
                                   {"child_killed", child_killed},
                                   {"parent_killed", parent_killed},
                                   {"interrupted", interrupted}};
