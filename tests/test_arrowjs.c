@@ -32,6 +32,7 @@
  *
  * Node and the npm package are required: without them the test FAILS,
  * saying to run scripts/setup.sh. */
+#define _GNU_SOURCE /* memmem */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -452,7 +453,79 @@ static void apache_arrow_files(void) {
   tu_run("%s", cmd);
 }
 
+/* ---- dictionary ids kept by convert ---------------------------------------- */
+
+/* What dict_ids.mjs prints of path into out (size bytes); 0, or -1 when
+ * node failed. */
+static char ids_dir[] = "/tmp/xchg-arrowjs-ids-XXXXXX";
+
+static int js_dictionary_ids(const char *js, const char *path, char *out, size_t size) {
+  char cmd[8800];
+  snprintf(cmd, sizeof cmd, "cd '%s' && node dict_ids.mjs '%s'", js, path);
+  FILE *p = popen(cmd, "r");
+  out[0] = '\0';
+  if (p == NULL) return -1;
+  size_t n = fread(out, 1, size - 1, p);
+  out[n] = '\0';
+  return pclose(p) == 0 ? 0 : -1;
+}
+
+/* `xchg convert` of Arrow's gold files with dictionaries, as a stream and
+ * as a file: apache-arrow finds every dictionary-encoded field with the id
+ * the input gave it, so fields that share a dictionary
+ * (generated_shared_dict) still share one, written once, and nested
+ * dictionaries keep theirs (the reader lists a field's id before those
+ * inside it, the writer takes them after).  An input whose later IPC
+ * stream gives such fields different dictionaries is an error naming
+ * them, and leaves no OUT. */
+static void gold_dictionary_ids(void) {
+  const char *cli = tu_cli_path();
+  char msg[MSG_SIZE], in[4096], out[4400], want[4096], got[4096];
+  if (!TU_CHECK(tu_interop_ready("arrowjs", "apache-arrow", msg, sizeof msg) == 0,
+                "apache-arrow interop: %s", msg))
+    return;
+  if (!TU_CHECK(mkdtemp(ids_dir) != NULL, "mkdtemp: %s", ids_dir)) return;
+  const char *js = tu_interop_dir("arrowjs");
+  static const char *const gold[] = {
+      "1.0.0-littleendian/generated_dictionary", "1.0.0-littleendian/generated_nested_dictionary",
+      "1.0.0-littleendian/generated_dictionary_unsigned", "4.0.0-shareddict/generated_shared_dict"};
+  static const char *const formats[] = {"--stream", "--file"};
+  for (size_t g = 0; g < sizeof gold / sizeof gold[0]; g++)
+    for (size_t f = 0; f < 2; f++) {
+      tu_testdata_path(in, sizeof in, "arrow-gold/%s.stream", gold[g]);
+      snprintf(out, sizeof out, "%s/%zu_%zu.arrow", ids_dir, g, f);
+      int rc = tu_run("'%s' convert '%s' '%s' %s", cli, in, out, formats[f]);
+      TU_CHECK(rc == 0, "convert %s %s: exit status %d", gold[g], formats[f], rc);
+      TU_CHECK(js_dictionary_ids(js, in, want, sizeof want) == 0 && want[0] != '\n',
+               "%s: apache-arrow found no dictionary ids", gold[g]);
+      TU_CHECK(js_dictionary_ids(js, out, got, sizeof got) == 0 && strcmp(want, got) == 0,
+               "convert %s %s: dictionary ids %s, the input's %s", gold[g], formats[f], got, want);
+    }
+  /* The shared dictionary, then a stream of the same schema whose two
+   * fields have dictionaries of their own. */
+  char mixed[4400], err[4400];
+  snprintf(mixed, sizeof mixed, "%s/mixed.stream", ids_dir);
+  snprintf(out, sizeof out, "%s/mixed.arrow", ids_dir);
+  snprintf(err, sizeof err, "%s/mixed.err", ids_dir);
+  tu_testdata_path(in, sizeof in, "arrow-gold/4.0.0-shareddict/generated_shared_dict.stream");
+  int made = tu_run("cd '%s' && node dict_ids.mjs --unshared > '%s.2' && cat '%s' '%s.2' > '%s'",
+                    js, mixed, in, mixed, mixed);
+  if (TU_CHECK(made == 0, "cannot make %s", mixed)) {
+    int rc = tu_run("'%s' convert '%s' '%s' 2>'%s'", cli, mixed, out, err);
+    size_t n = 0;
+    uint8_t *e = tu_read_file(err, &n);
+    const char *words = "field 'col2' shares dictionary id 0 with field 'col1'";
+    TU_CHECK(rc == 1 && e && memmem(e, n, words, strlen(words)) != NULL,
+             "convert of a stream sharing a dictionary, then one not: exit status %d, %.*s", rc,
+             (int)n, e ? (const char *)e : "");
+    TU_CHECK(tu_run("test -e '%s'", out) != 0, "a failed convert left %s", out);
+    free(e);
+  }
+  tu_run("rm -rf '%s'", ids_dir);
+}
+
 int main(int argc, char **argv) {
-  static const tu_case cases[] = {{"apache_arrow_files", apache_arrow_files}};
+  static const tu_case cases[] = {{"apache_arrow_files", apache_arrow_files},
+                                  {"gold_dictionary_ids", gold_dictionary_ids}};
   return TU_MAIN(argc, argv, "arrowjs", cases);
 }

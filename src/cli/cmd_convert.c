@@ -12,6 +12,7 @@
 #include "cli/cmd_writer.h"
 #include "cli/output.h"
 #include "cli/progress.h"
+#include "cli/render/node.h"
 #include "xchg/writer.h"
 
 static const char convert_help[] =
@@ -20,7 +21,9 @@ static const char convert_help[] =
     "Reads Arrow IPC (IN, '-' for standard input: a file or stream, any body\n"
     "compression, in a stream codec or not) and writes it again to OUT ('-' for\n"
     "standard output).  An input holding several IPC streams one after another\n"
-    "is written as one: they must have the same schema.  Comet shuffle blocks\n"
+    "is written as one: they must have the same schema (the first one's\n"
+    "dictionary ids are kept: fields that share a dictionary there must have\n"
+    "the same one in every IPC stream).  Comet shuffle blocks\n"
     "(--input-codec comet, or detected) are written as one IPC stream, their\n"
     "rows coalesced into batches of at least --batch-rows rows (default 8192;\n"
     "a block is never split): blocks that state their field count are read\n"
@@ -154,6 +157,48 @@ static int parse_args(int argc, char **argv, convert_args *a) {
   return -1;
 }
 
+/* The reader lists dictionary ids with a field before the fields inside
+ * it, the writer takes them with those fields first (see xchg/ipc.h and
+ * xchg/writer.h): pre[*next...] in the one order, out[*n...] in the other,
+ * for node s and what it holds. */
+static void reorder_ids(const struct ArrowSchema *s, const int64_t *pre, int64_t *next,
+                        int64_t *out, int64_t *n) {
+  int64_t own = s->dictionary != NULL ? pre[(*next)++] : -1;
+  const struct ArrowSchema *value = s->dictionary != NULL ? s->dictionary : s;
+  for (int64_t c = 0; c < value->n_children; c++)
+    reorder_ids(value->children[c], pre, next, out, n);
+  if (s->dictionary != NULL) out[(*n)++] = own;
+}
+
+/* The first IPC stream's dictionary ids, in the writer's order, into
+ * a->write: fields that share a dictionary in the input (Arrow's
+ * generated_shared_dict) still share one, written once, and every id stays
+ * what it was (without them the writer numbers 0, 1, 2... and writes a
+ * shared dictionary once per field).  The writer checks that fields of
+ * one id get equal dictionaries in every batch, later IPC streams' too.
+ * *ids is the caller's to free once the writer is open. */
+static xchg_status keep_dictionary_ids(const xchg_ipc_reader *r, const struct ArrowSchema *schema,
+                                       convert_args *a, int64_t **ids, xchg_error *err) {
+  int64_t n = xchg_ipc_reader_dictionary_ids(r, NULL, 0);
+  *ids = NULL;
+  if (n == 0 || n != xc_count_dictionaries(schema)) return XCHG_OK; /* default numbering */
+  int64_t *pre = malloc((size_t)n * sizeof *pre);
+  *ids = malloc((size_t)n * sizeof **ids);
+  if (pre == NULL || *ids == NULL) {
+    free(pre);
+    free(*ids);
+    *ids = NULL;
+    return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
+  }
+  xchg_ipc_reader_dictionary_ids(r, pre, n);
+  int64_t next = 0, written = 0;
+  reorder_ids(schema, pre, &next, *ids, &written);
+  free(pre);
+  a->write.dictionary_ids = *ids;
+  a->write.n_dictionary_ids = written;
+  return XCHG_OK;
+}
+
 /* Every batch of every IPC stream of the input into w; *failed_input says
  * whether a failure was the input's. */
 static xchg_status copy_input(xc_input *in, xchg_ipc_reader *reader, xchg_ipc_writer *w,
@@ -251,6 +296,8 @@ int xc_cmd_convert(int argc, char **argv) {
   if (st == XCHG_OK && r == NULL)
     st = xchg_errorf(&err, XCHG_EFORMAT, "holds no IPC stream to convert");
   if (st == XCHG_OK) st = xchg_ipc_reader_schema(r, &schema, &err);
+  int64_t *dict_ids = NULL;
+  if (st == XCHG_OK) st = keep_dictionary_ids(r, &schema, &a, &dict_ids, &err);
   if (st != XCHG_OK) {
     xc_input_locate_error(&in, &err);
     xchg_ipc_reader_free(r);
@@ -259,6 +306,7 @@ int xc_cmd_convert(int argc, char **argv) {
   }
   xc_output o;
   if (xc_output_open(&o, a.out, a.in, a.force, &err) != XCHG_OK) {
+    free(dict_ids);
     schema.release(&schema);
     xchg_ipc_reader_free(r);
     xc_input_close(&in);
@@ -267,6 +315,7 @@ int xc_cmd_convert(int argc, char **argv) {
   }
   xchg_ipc_writer *w;
   st = xchg_ipc_writer_open(&schema, &a.write, xc_output_write, &o, &w, &err);
+  free(dict_ids); /* the writer keeps its own copy */
   schema.release(&schema);
   bool failed_input = false;
   if (st == XCHG_OK)
