@@ -660,6 +660,43 @@ static void test_refused(void) {
   cd_source_free(&s);
 }
 
+/* A file under the name of a key's lock or temporary that the store could
+ * not have made (mode 644: the user's own, say) is left alone, as
+ * cache.h promises of every file: the acquire falls back, saying why,
+ * instead of taking the lock file over and unlinking it, or unlinking the
+ * temporary as a dead writer's.  Both are found as they were, and nothing
+ * is published. */
+static void expect_left_alone(const char *dir, cd_source *s, const char *path, const char *what) {
+  static const char mine[] = "not the store's\n";
+  TU_CHECK(tu_write_file(path, mine, sizeof mine - 1) == 0 && chmod(path, 0644) == 0);
+  expect_fallback(dir, s, XCHG_EIO, "not a file the store made", what);
+  size_t n = 0;
+  uint8_t *kept = tu_read_file(path, &n);
+  TU_CHECK(kept && n == sizeof mine - 1 && memcmp(kept, mine, n) == 0, "%s: removed or changed",
+           what);
+  TU_CHECK(count_files(dir, ".seg", NULL) == 0, "%s: a segment was published", what);
+  free(kept);
+  unlink(path);
+  char seg[512]; /* what a store that took the name over published */
+  find_file(dir, ".seg", seg, sizeof seg);
+  if (seg[0] != '\0') unlink(seg);
+}
+
+static void test_foreign_files(void) {
+  cd_source s;
+  char dir[256], seg[512], path[512];
+  published_segment(&s, XCHG_VALIDATE_FULL, dir, seg); /* to learn the key's file names */
+  TU_CHECK(unlink(seg) == 0);
+  size_t base = strlen(seg) - strlen(".seg");
+  snprintf(path, sizeof path, "%.*s.lock", (int)base, seg);
+  expect_left_alone(dir, &s, path, "a foreign file under the lock's name");
+  snprintf(path, sizeof path, "%.*s.tmp", (int)base, seg);
+  expect_left_alone(dir, &s, path, "a foreign file under the temporary's name");
+  publish(dir, &s, seg, sizeof seg); /* the names free again: written as before */
+  remove_dir(dir);
+  cd_source_free(&s);
+}
+
 /* ---- no room to write ------------------------------------------------------------- */
 
 /* A file size limit stands in for a full /dev/shm: writing the segment
@@ -1410,6 +1447,7 @@ int main(int argc, char **argv) {
       {"last_releases_at_once", test_last_releases_at_once},
       {"release_scans_nothing", test_release_scans_nothing},
       {"refused", test_refused},
+      {"foreign_files", test_foreign_files},
       {"corrupted", test_corrupted},
       {"mapped_structure_checked", test_mapped_structure_checked},
       {"no_room", test_no_room},

@@ -111,7 +111,8 @@
  *     mapped segment behind the store's back can fault its readers.
  *     Segments are in the host's byte order and never leave it.  Only
  *     files the store could have made (this user's, mode 0600) are ever
- *     removed.
+ *     removed or written: another file under a key's lock or temporary
+ *     name is left alone, and that key falls back.
  *   - Never worse than without.  Any failure of the host store (no space,
  *     permissions, a refused or corrupt segment) makes the process decode
  *     privately, as without a host store: it is counted in host_fallbacks

@@ -292,14 +292,46 @@ static xchg_status cancelled_waiting(const host_request *req, xchg_error *err) {
                      req->key);
 }
 
+/* Only files the store could have made are ever removed (or written). */
+static int is_own_file(const struct stat *st) {
+  return S_ISREG(st->st_mode) && st->st_uid == geteuid() && (st->st_mode & 0777) == 0600;
+}
+
+/* Opens the lock file `name`, made 0600 when missing (whatever the umask,
+ * as segments are); one that is there already must be one the store could
+ * have made, since its holder unlinks it: else -1 with errno EPERM, and
+ * the file is left alone. */
+static int open_lock_file(int dirfd, const char *name) {
+  for (;;) {
+    int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      if (fchmod(fd, 0600) == 0) return fd;
+      int e = errno;
+      unlinkat(dirfd, name, 0); /* made just now, and not locked yet */
+      close(fd);
+      errno = e;
+      return -1;
+    }
+    if (errno != EEXIST) return -1;
+    if ((fd = openat(dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+      if (errno == ENOENT) continue; /* unlinked by its holder meanwhile */
+      return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) == 0 && is_own_file(&st)) return fd;
+    close(fd);
+    errno = EPERM;
+    return -1;
+  }
+}
+
 /* Takes LOCK_EX without blocking on the lock file `name`, through *fd
  * (opened when -1, and kept open while another holds the lock, so that a
  * waiter polls with one flock per try).  Returns 1 when taken, 0 when
  * another holds it, -1 on failure (errno set; *fd closed). */
 static int try_lock_fd(int dirfd, const char *name, int *fd) {
   for (;;) {
-    if (*fd < 0 && (*fd = openat(dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
-      return -1;
+    if (*fd < 0 && (*fd = open_lock_file(dirfd, name)) < 0) return -1;
     if (flock(*fd, LOCK_EX | LOCK_NB) != 0) {
       if (errno == EWOULDBLOCK) return 0;
       int e = errno;
@@ -406,6 +438,13 @@ static xchg_status lock_key(host_store *s, const host_request *req, const char *
   *fd_out = -1;
   for (;;) {
     int taken = try_lock_fd(s->dirfd, name, &fd);
+    if (taken < 0 && errno == EPERM) {
+      xchg_errorf(why, XCHG_EIO,
+                  "host store: %s is not a file the store made (not a regular file of "
+                  "this user, mode 600): left alone",
+                  name);
+      return XCHG_OK;
+    }
     if (taken < 0) {
       xchg_errorf(why, XCHG_EIO, "host store: cannot lock %s: %s", name, strerror(errno));
       return XCHG_OK;
@@ -543,6 +582,23 @@ static uint64_t room_needed(int fd) {
   return (used > (uint64_t)st.st_size ? used : (uint64_t)st.st_size) + (uint64_t)st.st_blksize;
 }
 
+/* Removes what a dead writer left under the temporary name tmp (the key's
+ * lock is held: no live writer has it); returns 0, why saying so, when a
+ * file is there that the store could not have made, which is left alone. */
+static int remove_dead_temporary(host_store *s, const char *tmp, xchg_error *why) {
+  struct stat st;
+  if (fstatat(s->dirfd, tmp, &st, AT_SYMLINK_NOFOLLOW) != 0) return 1;
+  if (!is_own_file(&st)) {
+    xchg_errorf(why, XCHG_EIO,
+                "host store: %s is not a file the store made (not a regular file of this "
+                "user, mode 600): left alone",
+                tmp);
+    return 0;
+  }
+  unlinkat(s->dirfd, tmp, 0);
+  return 1;
+}
+
 /* Writes the key's segment under its temporary name and publishes it by
  * link (the lock held; never over an existing file): nobody ever opens a
  * partial segment.  What is left of a dead writer's temporary is replaced.
@@ -559,7 +615,10 @@ static xchg_status write_segment(host_store *s, const host_request *req, xchg_st
   key_file(req->key, ".tmp", tmp);
   key_file(req->key, ".seg", seg);
   hook(HOST_HOOK_WRITE, seg);
-  unlinkat(s->dirfd, tmp, 0); /* a dead writer's: the lock is ours */
+  if (!remove_dead_temporary(s, tmp, why)) {
+    *write_failed = XCHG_EIO;
+    return XCHG_OK;
+  }
   segment_writer w = {
       -1, tmp, 0, 0, NULL, segment_header_size(strlen(req->key), (uint64_t)req->bytes->n_parts),
       0,  NULL};
@@ -582,7 +641,7 @@ static xchg_status write_segment(host_store *s, const host_request *req, xchg_st
   }
   if (st == XCHG_OK && !*write_failed) hook(HOST_HOOK_PUBLISHED, seg);
   if (w.fd >= 0 && *write_failed) *needed = w.projected ? w.projected : room_needed(w.fd);
-  unlinkat(s->dirfd, tmp, 0); /* published under its own name, or failed */
+  if (w.fd >= 0) unlinkat(s->dirfd, tmp, 0); /* ours: published under its own name, or failed */
   if (w.fd >= 0 && (st != XCHG_OK || *write_failed))
     close(w.fd);
   else
@@ -691,11 +750,6 @@ static void remove_left_over(host_store *s, const char *name) {
   if (has_suffix(name, ".tmp")) unlinkat(s->dirfd, name, 0);
   if (recorded_need(lock_fd) == 0) unlinkat(s->dirfd, lock_name, 0);
   close(lock_fd);
-}
-
-/* Only files the store could have made are ever removed. */
-static int is_own_file(const struct stat *st) {
-  return S_ISREG(st->st_mode) && st->st_uid == geteuid() && (st->st_mode & 0777) == 0600;
 }
 
 /* The published segments, oldest release first, and their total size;
