@@ -3,6 +3,7 @@
  * Arrow IPC with the chosen format, codec and batch size. */
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,7 +33,8 @@ static const char convert_help[] =
     "way); others block by block.  Standard input is read as `xchg cat -`\n"
     "reads it (see xchg cat --help).\n\n"
     "  --compression C the output's body compression: none (default), lz4\n"
-    "                    (LZ4 frame) or zstd\n"
+    "                    (LZ4 frame) or zstd; every buffer is compressed, as\n"
+    "                    Arrow C++ writes them\n"
     "  --level N       compression level (default: the codec's)\n"
     "  --batch-rows N  coalesce small batches into batches of about N rows\n"
     "                  (default: batches as in the input; Comet blocks: 8192)\n"
@@ -113,6 +115,11 @@ static int parse_args(int argc, char **argv, convert_args *a) {
                                         {NULL, 0, NULL, 0}};
   memset(a, 0, sizeof *a);
   xchg_ipc_write_options_init(&a->write);
+  /* Every buffer compressed, incompressible ones too, as Arrow C++ writes
+   * them: a buffer stored raw lies 8 bytes into its slot, behind its -1
+   * prefix, which polars reads in place and cannot cast to 128-bit values
+   * (it panics on a decimal column of random values). */
+  a->write.min_space_saving = -INFINITY;
   a->input_codec = XCHG_STREAM_AUTO;
   const char *format_flag = NULL; /* --file or --stream, when given */
   bool level_given = false;

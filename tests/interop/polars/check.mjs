@@ -17,8 +17,9 @@
 //
 // Compares, value by value, every column of each FILE (an Arrow gold file
 // converted by xchg) that polars can hand to JS exactly (int32, utf8,
-// utf8 dictionaries, lists, fixed-size lists and structs of those; a null
-// struct row is not compared, as polars shows it as an object) with
+// utf8 dictionaries, 128-bit decimals as text, lists, fixed-size lists and
+// structs of those; a null struct row is not compared, as polars shows it
+// as an object) with
 // Arrow's own JSON description of the data; prints one line per FILE and
 // exits 1 on the first difference.
 import fs from "node:fs";
@@ -63,6 +64,19 @@ function columnSums(series) {
 
 // ---- --gold: values against Arrow's integration JSON ----------------------------
 
+// A decimal's unscaled integer (a string in the JSON) as polars prints it
+// cast to a string: the point `scale` digits from the right.
+function decimalText(unscaled, scale) {
+  const neg = unscaled.startsWith("-");
+  const digits = (neg ? unscaled.slice(1) : unscaled).padStart(scale + 1, "0");
+  const text = scale > 0 ? digits.slice(0, -scale) + "." + digits.slice(-scale) : digits;
+  return (neg ? "-" : "") + text;
+}
+
+function isDecimal128(field) {
+  return field.type.name === "decimal" && (field.type.bitWidth ?? 128) === 128;
+}
+
 function goldValues(field, col, dicts) {
   const valid = (i) => !col.VALIDITY || col.VALIDITY[i] === 1;
   const out = [];
@@ -79,6 +93,7 @@ function goldValues(field, col, dicts) {
     if (!valid(i)) { out.push(null); continue; }
     if (t === "int" && field.type.bitWidth === 32) out.push(col.DATA[i]);
     else if (t === "utf8") out.push(col.DATA[i]);
+    else if (isDecimal128(field)) out.push(decimalText(col.DATA[i], field.type.scale));
     else if (t === "list") { const c = child(0); out.push(c.slice(col.OFFSET[i], col.OFFSET[i + 1])); }
     else if (t === "fixedsizelist") { const n = field.type.listSize, c = child(0); out.push(c.slice(i * n, i * n + n)); }
     else if (t === "struct") {
@@ -103,7 +118,9 @@ function checkGold(goldPath, files) {
       fields.forEach((field, k) => {
         const want = goldValues(field, batch.columns[k], dicts);
         if (want === undefined) return;
-        const got = df.getColumn(field.name).slice(row, batch.count).toArray();
+        // polars hands decimals to JS only as text
+        const column = isDecimal128(field) ? df.getColumn(field.name).cast(pl.Utf8) : df.getColumn(field.name);
+        const got = column.slice(row, batch.count).toArray();
         // polars hands a null struct row to JS as an object of its fields'
         // values: such rows are left out on both sides.
         if (field.type.name === "struct")
