@@ -266,12 +266,19 @@ static void check_broadcast_note(void) {
   tu_cli_result_free(&r);
 }
 
+/* The JSON document `xchg cmd` prints (NULL when it failed or printed
+ * none), its run checked to exit 0; *out keeps what it printed. */
+static json_t *run_json(const char *cmd, tu_cli_result *out) {
+  *out = run(cli, "%s", cmd);
+  TU_CHECK(out->exit_code == 0, "%s: exit %d: %.300s", cmd, out->exit_code, out->err);
+  json_error_t jerr;
+  return json_loads(out->out, 0, &jerr);
+}
+
 static void check_decode_validation_floor(void) {
   const char *cmd = "bench decode --rows 30000 --runs 1 --threads 1 --json";
-  tu_cli_result r = run(cli, "%s", cmd);
-  TU_CHECK(r.exit_code == 0, "%s: exit %d: %.300s", cmd, r.exit_code, r.err);
-  json_error_t jerr;
-  json_t *doc = json_loads(r.out, 0, &jerr), *res;
+  tu_cli_result r;
+  json_t *doc = run_json(cmd, &r), *res;
   size_t i, with = 0;
   json_array_foreach(json_object_get(doc, "results"), i, res) {
     const char *codec = json_string_value(json_object_get(res, "codec")),
@@ -322,10 +329,8 @@ static void check_decode_validation_floor(void) {
  * order): in the JSON of those reads alone, and in the narrow targets. */
 static void check_decode_in_order_limit(void) {
   const char *cmd = "bench decode --rows 30000 --runs 1 --threads 2 --json";
-  tu_cli_result r = run(cli, "%s", cmd);
-  TU_CHECK(r.exit_code == 0, "%s: exit %d: %.300s", cmd, r.exit_code, r.err);
-  json_error_t jerr;
-  json_t *doc = json_loads(r.out, 0, &jerr), *res;
+  tu_cli_result r;
+  json_t *doc = run_json(cmd, &r), *res;
   size_t i, with = 0;
   json_array_foreach(json_object_get(doc, "results"), i, res) {
     const char *codec = json_string_value(json_object_get(res, "codec"));
