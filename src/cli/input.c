@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
+#include "codec/helpers.h"
 #include "ipc/flatbuf.h"
 #include "ipc/format.h"
 #include "ipc/framing.h"
@@ -141,13 +142,12 @@ static xchg_status name_stated_codec(const xc_input *in, xchg_status st, xchg_er
                      name, name);
 }
 
-/* Skippable frames (LZ4's and zstd's: magic 0x184D2A50 to 0x184D2A5F, a
- * 4-byte length, that many bytes) carry no data, and an input of them
- * alone decodes to nothing: how many make up the n bytes at p exactly, 0
- * when anything else is there too. */
+/* Skippable frames (is_skippable_frame_magic, a 4-byte length, that many
+ * bytes) carry no data, and an input of them alone decodes to nothing: how
+ * many make up the n bytes at p exactly, 0 when anything else is there too. */
 static int64_t skippable_frames_only(const uint8_t *p, size_t n) {
   int64_t frames = 0;
-  while (n >= 8 && (fb_load_u32(p) & 0xFFFFFFF0u) == 0x184D2A50u) {
+  while (n >= 8 && is_skippable_frame_magic(fb_load_u32(p))) {
     uint64_t size = 8 + (uint64_t)fb_load_u32(p + 4);
     if (size > n) return 0;
     p += size;
@@ -175,7 +175,7 @@ static xchg_status find_skippable_frames(xc_input *in, const char *path, xchg_so
     /* Read ahead further only after a skippable frame's magic, so that a
      * slow pipe of IPC is not waited for. */
     xchg_status st = xc_stdin_peek(8, &p, &n, err);
-    if (st == XCHG_OK && n >= 4 && (fb_load_u32(p) & 0xFFFFFFF0u) == 0x184D2A50u)
+    if (st == XCHG_OK && n >= 4 && is_skippable_frame_magic(fb_load_u32(p)))
       st = xc_stdin_peek(SKIPPABLE_PEEK, &p, &n, err);
     if (st != XCHG_OK) return st;
     if (n >= SKIPPABLE_PEEK) n = 0; /* more may follow: not seen whole */

@@ -1,5 +1,6 @@
 /* helpers.h — the small helpers that more than one layer needs: a
- * monotonic clock, one bit of a bitmap, the FNV-1a hash.
+ * monotonic clock, one bit of a bitmap, the FNV-1a hash, the magic of a
+ * skippable frame.
  *
  * One copy of each instead of one per file.  The header sits in codec/,
  * the lowest layer that uses one of them (the stream metrics time their
@@ -31,6 +32,13 @@ static inline uint64_t fnv1a(const void *data, size_t n, uint64_t h) {
   const unsigned char *p = data;
   for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
   return h;
+}
+
+/* Whether magic (the first 4 bytes, little-endian) begins a skippable
+ * frame, LZ4's and zstd's alike: 0x184D2A50 to 0x184D2A5F, then a 4-byte
+ * length of bytes that carry no data. */
+static inline int is_skippable_frame_magic(uint32_t magic) {
+  return (magic & 0xFFFFFFF0u) == 0x184D2A50u;
 }
 
 #endif

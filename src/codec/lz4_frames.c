@@ -15,13 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/helpers.h"
 #include "codec/stream_hash.h"
 #include "codec/stream_window.h"
 
 #define LZ4_FRAME_MAGIC 0x184D2204u
-/* Skippable frames: 0x184D2A50 to 0x184D2A5F, then a 4-byte length. */
-#define LZ4_SKIPPABLE_MAGIC 0x184D2A50u
-#define LZ4_SKIPPABLE_MASK 0xFFFFFFF0u
 /* A linked block refers back at most this far into the frame's output. */
 #define LZ4_WINDOW 65536u
 /* The high bit of a block size: the block is stored uncompressed. */
@@ -204,7 +202,7 @@ xchg_status codec_lz4_frames_decode(const uint8_t *src, size_t src_size, uint8_t
     xchg_status st = need(&c, 4, "a frame's magic number");
     if (st != XCHG_OK) return st;
     uint32_t magic = stream_le32(src + c.pos);
-    if ((magic & LZ4_SKIPPABLE_MASK) == LZ4_SKIPPABLE_MAGIC) {
+    if (is_skippable_frame_magic(magic)) {
       c.pos += 4;
       if ((st = need(&c, 4, "a skippable frame's length")) != XCHG_OK) return st;
       uint32_t skip = stream_le32(src + c.pos);

@@ -35,8 +35,6 @@ xchg_status xchg_stream_codec_from_name(const char *name, xchg_stream_codec *out
                      name);
 }
 
-static int is_skippable_magic(uint32_t magic) { return (magic & 0xFFFFFFF0u) == 0x184D2A50u; }
-
 static int is_comet_tag(const uint8_t *p) {
   return memcmp(p, "SNAP", 4) == 0 || memcmp(p, "LZ4_", 4) == 0 || memcmp(p, "ZSTD", 4) == 0 ||
          memcmp(p, "NONE", 4) == 0;
@@ -46,7 +44,7 @@ xchg_stream_codec xchg_stream_codec_detect(const void *bytes, size_t size) {
   if (bytes == NULL) return XCHG_STREAM_NONE; /* no bytes, whatever size says */
   const uint8_t *p = bytes;
   /* Skippable frames are shared by LZ4 and zstd: look past them. */
-  while (size >= 8 && is_skippable_magic(stream_le32(p))) {
+  while (size >= 8 && is_skippable_frame_magic(stream_le32(p))) {
     uint64_t skip = 8 + (uint64_t)stream_le32(p + 4);
     if (skip >= size) return XCHG_STREAM_LZ4_FRAME; /* cannot tell; both skip it */
     p += skip;
