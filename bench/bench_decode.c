@@ -13,11 +13,8 @@
  * would undercount.  The warm-up run touches every selected value and
  * checks them against the generator's sums. */
 #include <getopt.h>
-#include <pthread.h>
 #include <lz4frame.h>
 #include <math.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +23,7 @@
 #include "gen/shapes.h"
 #include "bench.h"
 #include "cli/options.h"
+#include "handover.h"
 #include "stats.h"
 #include "touch.h"
 #include "xchg/writer.h"
@@ -227,46 +225,21 @@ static size_t largest_output(const buffer_list *l, int64_t copy_bytes) {
 /* ---- the in-order limit ------------------------------------------------------------- */
 
 /* The codec limit's threads each decompress into one buffer of their own,
- * for ever.  A reader cannot: it hands its batches out in order to one
- * caller, and every batch it decodes ahead needs a destination of its own
- * until the caller gives it back.  The in-order limit is the bare codec
- * doing what such a reader must and nothing more: the other threads
- * decompress whole batches, at most HANDOVER_AHEAD beyond the one taken,
- * into destinations from a shared free list; the caller takes the batches
- * in order, decompressing the next itself while the one it wants is not
- * there (as a pool's caller helps), and gives each destination back. */
+ * for ever, which no reader that hands out batches can.  The in-order
+ * limit is the bare codec doing what such a reader must and nothing more
+ * (handover.h): whole batches decompressed at most HANDOVER_AHEAD beyond
+ * the one taken, each handed in order to the caller, which gives it back. */
 #define HANDOVER_AHEAD 8
 
-typedef struct handover {
+/* The bare codec's side of the in-order limit: each thread's contexts. */
+typedef struct in_order {
   const buffer_list *list;
   size_t room; /* bytes at each destination */
-  uint8_t *slab, **free_dst;
-  int n_free;
-  pthread_mutex_t lock;
-  uint8_t *_Atomic *filled; /* per batch, its destination once filled */
-  _Atomic int64_t next, taken;
-  pthread_barrier_t go;
-} handover;
-
-/* Destinations for `threads`: HANDOVER_AHEAD + threads + 1 of room bytes,
- * cut from one allocation at strides that are not a multiple of a page,
- * so that they do not share the cache's sets as page-aligned blocks of
- * megabytes would. */
-static int handover_init(handover *h, const buffer_list *list, size_t room, int threads) {
-  memset(h, 0, sizeof *h);
-  h->list = list;
-  h->room = room;
-  int n = HANDOVER_AHEAD + threads + 1;
-  size_t stride = ((room + 4095) & ~(size_t)4095) + 17 * 64;
-  h->slab = malloc(stride * (size_t)n);
-  h->free_dst = calloc((size_t)n, sizeof *h->free_dst);
-  h->filled = calloc((size_t)(list->batches ? list->batches : 1), sizeof *h->filled);
-  if (!h->slab || !h->free_dst || !h->filled) return -1;
-  for (int i = 0; i < n; i++) h->free_dst[h->n_free++] = h->slab + stride * (size_t)i;
-  memset(h->slab, 1, stride * (size_t)n);
-  pthread_mutex_init(&h->lock, NULL);
-  return 0;
-}
+  int threads;
+  LZ4F_dctx *lz4[BENCH_MAX_THREADS];
+  ZSTD_DCtx *zstd[BENCH_MAX_THREADS];
+  bench_handover *h;
+} in_order;
 
 /* The decoded bytes of the largest batch, with the room LZ4F wants behind
  * them (see largest_output). */
@@ -281,89 +254,37 @@ static size_t largest_batch(const buffer_list *l) {
   return max + ((size_t)4 << 20);
 }
 
-static void handover_free(handover *h) {
-  if (h->free_dst) pthread_mutex_destroy(&h->lock);
-  free(h->slab);
-  free(h->free_dst);
-  free((void *)h->filled);
-}
-
-typedef struct handover_thread_ctx {
-  handover *h;
-  LZ4F_dctx *lz4;
-  ZSTD_DCtx *zstd;
-} handover_thread_ctx;
-
-/* Claims and fills the next batch when it is within HANDOVER_AHEAD of the
- * one taken: 1 when it did, 0 when none may be filled now, -1 when every
- * batch is claimed. */
-static int fill_next(handover_thread_ctx *t) {
-  handover *h = t->h;
-  int64_t g = atomic_load(&h->next);
-  if (g >= h->list->batches) return -1;
-  if (g >= atomic_load(&h->taken) + HANDOVER_AHEAD ||
-      !atomic_compare_exchange_weak(&h->next, &g, g + 1))
-    return 0;
-  pthread_mutex_lock(&h->lock);
-  uint8_t *dst = h->free_dst[--h->n_free]; /* never short: at most ahead + threads are out */
-  pthread_mutex_unlock(&h->lock);
+/* Batch g's buffers, one after the other, into dst with thread k's contexts. */
+static void decompress_batch(void *ctx, int k, int64_t g, uint8_t *dst) {
+  const in_order *o = ctx;
   size_t at = 0;
-  for (int64_t i = g ? h->list->batch_end[g - 1] : 0; i < h->list->batch_end[g]; i++) {
-    decompress_one(&h->list->items[i], dst + at, h->room - at, t->lz4, t->zstd);
-    at += h->list->items[i].dst_size;
+  for (int64_t i = g ? o->list->batch_end[g - 1] : 0; i < o->list->batch_end[g]; i++) {
+    decompress_one(&o->list->items[i], dst + at, o->room - at, o->lz4[k], o->zstd[k]);
+    at += o->list->items[i].dst_size;
   }
-  atomic_store_explicit(&h->filled[g], dst, memory_order_release);
-  return 1;
 }
 
-static void handover_contexts(handover_thread_ctx *t, handover *h) {
-  t->h = h;
-  LZ4F_createDecompressionContext(&t->lz4, LZ4F_VERSION);
-  t->zstd = ZSTD_createDCtx();
-}
-
-static void handover_contexts_free(handover_thread_ctx *t) {
-  LZ4F_freeDecompressionContext(t->lz4);
-  ZSTD_freeDCtx(t->zstd);
-}
-
-static void *handover_thread(void *arg) {
-  handover_thread_ctx t;
-  handover_contexts(&t, arg);
-  pthread_barrier_wait(&t.h->go);
-  for (int got; (got = fill_next(&t)) >= 0;)
-    if (got == 0) sched_yield();
-  handover_contexts_free(&t);
-  return NULL;
-}
-
-/* One timing of the in-order limit on `threads` threads (the caller's
- * among them). */
-static int64_t handover_once(handover *h, int threads) {
-  pthread_t ids[BENCH_MAX_THREADS];
-  handover_thread_ctx caller;
-  handover_contexts(&caller, h);
-  atomic_store(&h->next, 0);
-  atomic_store(&h->taken, 0);
-  pthread_barrier_init(&h->go, NULL, (unsigned)threads);
-  for (int t = 1; t < threads; t++) bench_start_thread(&ids[t], handover_thread, h, t + 1, threads);
-  pthread_barrier_wait(&h->go);
-  int64_t start = bench_now_ns();
-  for (int64_t g = 0; g < h->list->batches; g++) {
-    uint8_t *dst;
-    while (!(dst = atomic_load_explicit(&h->filled[g], memory_order_acquire)))
-      if (fill_next(&caller) <= 0) sched_yield();
-    atomic_store(&h->filled[g], NULL);
-    pthread_mutex_lock(&h->lock);
-    h->free_dst[h->n_free++] = dst;
-    pthread_mutex_unlock(&h->lock);
-    atomic_store(&h->taken, g + 1);
+/* The in-order limit of list's batches on `threads` threads; -1 when out
+ * of memory (in_order_free frees what was made). */
+static int in_order_init(in_order *o, const buffer_list *list, int threads) {
+  o->list = list;
+  o->room = largest_batch(list);
+  o->threads = threads;
+  for (int k = 0; k < threads; k++) {
+    LZ4F_createDecompressionContext(&o->lz4[k], LZ4F_VERSION);
+    o->zstd[k] = ZSTD_createDCtx();
   }
-  for (int t = 1; t < threads; t++) pthread_join(ids[t], NULL);
-  int64_t ns = bench_now_ns() - start;
-  pthread_barrier_destroy(&h->go);
-  handover_contexts_free(&caller);
-  return ns;
+  o->h = bench_handover_new(list->batches, o->room, HANDOVER_AHEAD,
+                            (bench_handover_work){decompress_batch, NULL, o});
+  return o->h ? 0 : -1;
+}
+
+static void in_order_free(in_order *o) {
+  bench_handover_free(o->h);
+  for (int k = 0; k < o->threads; k++) {
+    LZ4F_freeDecompressionContext(o->lz4[k]);
+    ZSTD_freeDCtx(o->zstd[k]);
+  }
 }
 
 /* ---- the zero-copy floor ----------------------------------------------------------- */
@@ -733,7 +654,7 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
   size_t dst_size = largest_output(&list, copy_bytes);
   uint8_t *limit_dst = malloc(dst_size * (size_t)threads[n_threads - 1]);
   /* The in-order limit, for decompressing reads on more than one thread. */
-  handover ho[2];
+  in_order ho[2];
   int has_handover[2] = {0, 0};
   for (int t = 0; t < n_threads && rc == 0; t++) {
     xchg_error err;
@@ -744,16 +665,16 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
     }
     codec_limit_once(&list, data, copy_bytes, limit_dst, dst_size, threads[t]); /* its warm-up */
     has_handover[t] = threads[t] > 1 && list.count > 0 && !payload_mode;
-    if (has_handover[t] && handover_init(&ho[t], &list, largest_batch(&list), threads[t]) != 0) {
+    if (has_handover[t] && in_order_init(&ho[t], &list, threads[t]) != 0) {
       fprintf(stderr, "xchg bench decode: out of memory for the in-order limit\n");
       rc = -1;
     }
-    if (has_handover[t] && rc == 0) handover_once(&ho[t], threads[t]); /* its warm-up */
+    if (has_handover[t] && rc == 0) bench_handover_once(ho[t].h, threads[t]); /* its warm-up */
   }
   for (int run = 0; run < timed_runs && rc == 0; run++) {
     for (int t = 0; t < n_threads && rc == 0; t++) {
       limit_ns[t][run] = codec_limit_once(&list, data, copy_bytes, limit_dst, dst_size, threads[t]);
-      if (has_handover[t]) handover_ns[t][run] = handover_once(&ho[t], threads[t]);
+      if (has_handover[t]) handover_ns[t][run] = bench_handover_once(ho[t].h, threads[t]);
       /* The floor runs before the read on every thread count, though it is
        * kept for one thread only: it walks every message, so the read
        * after it finds the metadata in cache; run before one read alone,
@@ -807,7 +728,7 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
   }
   free(limit_dst);
   for (int t = 0; t < n_threads; t++)
-    if (has_handover[t]) handover_free(&ho[t]);
+    if (has_handover[t]) in_order_free(&ho[t]);
   buffer_list_free(&list);
   payload_split_free(&split);
   for (int t = 0; t < n_threads; t++) xchg_pool_free(pools[t]);

@@ -58,9 +58,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <lz4frame.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <snappy-c.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +68,7 @@
 #include "gen/shape_shuffle.h"
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "handover.h"
 #include "stats.h"
 #include "touch.h"
 #include "xchg/stream.h"
@@ -738,15 +736,7 @@ typedef struct limits {
   LZ4F_dctx *lz4[MAX_THREADS];
   ZSTD_DCtx *zstd[MAX_THREADS];
   uint8_t *dst[MAX_THREADS];
-  /* handover_limit: batch buffers (of memcpy_dst bytes) free for filling,
-   * last in first out as the library recycles them, and per group the one
-   * filled, until its consumer takes it. */
-  pthread_mutex_t free_lock;
-  uint8_t **free_bufs;
-  int n_free, n_bufs;
-  uint8_t *_Atomic *filled;
-  _Atomic int64_t next_fill, consumed;
-  int64_t ahead; /* groups filled at most beyond the one consumed */
+  bench_handover *handover; /* handover_limit's groups, in batch buffers of memcpy_dst bytes */
 } limits;
 
 /* Bytes [offset, offset + size) of a buffer: an absent one (NULL: the
@@ -776,6 +766,8 @@ static void add_column_copies(limits *l, const struct ArrowSchema *s, const stru
 }
 
 static size_t bare_size(const input *in, limits *l, const piece *p);
+static void fill_handed_group(void *l, int k, int64_t g, uint8_t *dst);
+static void read_group(void *ctx, int64_t g, const uint8_t *dst);
 
 static int prepare_limits(input *in, limits *l, int threads) {
   memset(l, 0, sizeof *l);
@@ -814,16 +806,9 @@ static int prepare_limits(input *in, limits *l, int threads) {
     if (!(l->dst[t] = alloc_buffer(l->dst_size))) return fail("the limits", "out of memory");
   /* handover_limit fills as many groups ahead as the reader has batches
    * being built (two a thread), each in a buffer of its own */
-  pthread_mutex_init(&l->free_lock, NULL);
-  l->ahead = 2 * threads;
-  l->n_bufs = (int)l->ahead + threads;
-  l->free_bufs = calloc((size_t)l->n_bufs, sizeof *l->free_bufs);
-  l->filled = calloc((size_t)in->n_groups, sizeof *l->filled);
-  if (!l->free_bufs || !l->filled) return fail("the limits", "out of memory");
-  for (; l->n_free < l->n_bufs; l->n_free++)
-    if (!(l->free_bufs[l->n_free] = alloc_buffer(l->memcpy_dst + 1)))
-      return fail("the limits", "out of memory");
-  return 0;
+  l->handover = bench_handover_new(in->n_groups, l->memcpy_dst, 2 * threads,
+                                   (bench_handover_work){fill_handed_group, read_group, l});
+  return l->handover ? 0 : fail("the limits", "out of memory");
 }
 
 static void free_limits(limits *l, int threads) {
@@ -832,10 +817,7 @@ static void free_limits(limits *l, int threads) {
     ZSTD_freeDCtx(l->zstd[t]);
     free(l->dst[t]);
   }
-  for (int i = 0; l->free_bufs && i < l->n_free; i++) free(l->free_bufs[i]);
-  free(l->free_bufs);
-  free((void *)l->filled);
-  pthread_mutex_destroy(&l->free_lock);
+  bench_handover_free(l->handover);
   free(l->copies);
   free(l->copy_start);
 }
@@ -971,9 +953,18 @@ static int64_t limit_once(const input *in, limits *l, int codec, int threads, in
 
 /* ---- handover_limit --------------------------------------------------------------------------- */
 
-/* What the consumer reads of group g: the checksum column's bytes, summed
- * as 64-bit words (the reading modes' consumer sums its values). */
-static uint64_t read_group(const limits *l, int64_t g, const uint8_t *dst) {
+/* Group g's copies into dst, on any thread (the copies need no context). */
+static void fill_handed_group(void *l, int k, int64_t g, uint8_t *dst) {
+  (void)k;
+  fill_group(l, g, dst);
+}
+
+static volatile uint64_t handover_sink;
+
+/* The consumer's read of group g: the checksum column's bytes, summed as
+ * 64-bit words (the reading modes' consumer sums its values). */
+static void read_group(void *ctx, int64_t g, const uint8_t *dst) {
+  const limits *l = ctx;
   uint64_t sum = 0;
   size_t at = 0;
   for (int64_t i = l->copy_start[g]; i < l->copy_start[g + 1]; i++) {
@@ -985,82 +976,7 @@ static uint64_t read_group(const limits *l, int64_t g, const uint8_t *dst) {
       }
     at += l->copies[i].size;
   }
-  return sum;
-}
-
-static uint8_t *take_buffer(limits *l) {
-  pthread_mutex_lock(&l->free_lock);
-  uint8_t *b = l->n_free > 0 ? l->free_bufs[--l->n_free] : NULL;
-  pthread_mutex_unlock(&l->free_lock);
-  return b;
-}
-
-static void give_buffer(limits *l, uint8_t *b) {
-  pthread_mutex_lock(&l->free_lock);
-  l->free_bufs[l->n_free++] = b;
-  pthread_mutex_unlock(&l->free_lock);
-}
-
-/* Claims and fills the next group, if it is within `ahead` of the one
- * consumed; 0 when there is none to fill now, -1 when all are claimed. */
-static int fill_next(limits *l, int64_t n_groups) {
-  int64_t g = atomic_load(&l->next_fill);
-  if (g >= n_groups) return -1;
-  if (g >= atomic_load(&l->consumed) + l->ahead ||
-      !atomic_compare_exchange_weak(&l->next_fill, &g, g + 1))
-    return 0;
-  uint8_t *b = take_buffer(l); /* never NULL: at most ahead + threads are out */
-  fill_group(l, g, b);
-  atomic_store_explicit(&l->filled[g], b, memory_order_release);
-  return 1;
-}
-
-typedef struct handover_job {
-  limits *l;
-  int64_t n_groups;
-  pthread_barrier_t *go;
-} handover_job;
-
-static void *handover_thread(void *arg) {
-  handover_job *j = arg;
-  pthread_barrier_wait(j->go);
-  for (int got; (got = fill_next(j->l, j->n_groups)) >= 0;)
-    if (got == 0) sched_yield();
-  return NULL;
-}
-
-static volatile uint64_t handover_sink;
-
-/* One timing of handover_limit on `threads` threads: the other threads
- * fill groups ahead; the caller takes the groups in order, filling the
- * next itself while the one it wants is not there (as a pool's caller
- * helps), reads each and gives its buffer back. */
-static int64_t handover_once(const input *in, limits *l, int threads) {
-  pthread_t ids[MAX_THREADS];
-  pthread_barrier_t go;
-  handover_job job = {l, in->n_groups, &go};
-  atomic_store(&l->next_fill, 0);
-  atomic_store(&l->consumed, 0);
-  pthread_barrier_init(&go, NULL, (unsigned)threads);
-  for (int t = 1; t < threads; t++)
-    bench_start_thread(&ids[t], handover_thread, &job, t + 1, threads);
-  pthread_barrier_wait(&go);
-  int64_t start = bench_now_ns();
-  uint64_t sum = 0;
-  for (int64_t g = 0; g < in->n_groups; g++) {
-    uint8_t *b;
-    while (!(b = atomic_load_explicit(&l->filled[g], memory_order_acquire)))
-      if (fill_next(l, in->n_groups) <= 0) sched_yield();
-    sum += read_group(l, g, b);
-    atomic_store(&l->filled[g], NULL);
-    give_buffer(l, b);
-    atomic_store(&l->consumed, g + 1);
-  }
-  for (int t = 1; t < threads; t++) pthread_join(ids[t], NULL);
-  int64_t ns = bench_now_ns() - start;
-  pthread_barrier_destroy(&go);
-  handover_sink = sum;
-  return ns;
+  handover_sink += sum;
 }
 
 /* ---- split_limit ------------------------------------------------------------------------------ */
@@ -1183,7 +1099,7 @@ static int run_mode(input *in, limits *l, const settings *set, int mode, int thr
     return failed ? fail(mode_names[mode], "the bare codec failed") : 0;
   }
   if (mode == HANDOVER_LIMIT) {
-    *ns = handover_once(in, l, threads);
+    *ns = bench_handover_once(l->handover, threads);
     *batches = in->n_groups;
     return 0;
   }
