@@ -170,7 +170,7 @@ static int run(const encoded *enc, const shape_sums *want, int tasks, int thread
   out->base_rss = status_kb("VmRSS:") * 1024;
   int reset = reset_peak_rss();
   int64_t t0 = bench_now_ns();
-  for (int i = 0; i < threads; i++) pthread_create(&th[i], NULL, worker, &rs);
+  for (int i = 0; i < threads; i++) bench_start_thread(&th[i], worker, &rs, i + 1, threads);
   for (int i = 0; i < threads; i++) pthread_join(th[i], NULL);
   out->wall_ms = (double)(bench_now_ns() - t0) / 1e6;
   out->peak_rss = reset == 0 ? peak_rss_bytes() : -1;

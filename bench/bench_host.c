@@ -178,7 +178,7 @@ static int64_t run_round(child_state *cs, int threads, int64_t *acquire_ns) {
   atomic_store(&cs->next_task, 0);
   cs->cpu_ns = &cpu_ns;
   cs->acquire_ns = &in_acquire;
-  for (int i = 0; i < threads; i++) pthread_create(&th[i], NULL, task_thread, cs);
+  for (int i = 0; i < threads; i++) bench_start_thread(&th[i], task_thread, cs, i + 1, threads);
   for (int i = 0; i < threads; i++) pthread_join(th[i], NULL);
   *acquire_ns = atomic_load(&in_acquire);
   return atomic_load(&cpu_ns);

@@ -19,8 +19,9 @@ int64_t bench_now_ns(void);
 int64_t bench_cpu_ns(void);
 
 /* pthread_create of fn(arg) as thread k (1-based) of n; a thread that
- * cannot be started ends the process, saying so: the benchmarks' threads
- * meet at a barrier, which one thread short would never open. */
+ * cannot be started ends the process, saying so: a run one thread short
+ * would never open the barrier its threads meet at, or would time fewer
+ * threads than it says, and joining a thread never made is undefined. */
 void bench_start_thread(pthread_t *id, void *(*fn)(void *), void *arg, int k, int n);
 
 /* Runs fn on n parts at once, one thread each (the caller's runs part 0),

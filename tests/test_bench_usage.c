@@ -23,7 +23,9 @@
  *    shape or of a FILE, and prints the validated read against it;
  *  - `bench decode FILE` of IPC streams one after another fails, naming
  *    where the bytes it would not read begin; `--payloads` of an IPC file
- *    fails saying that payloads are cut from an IPC stream. */
+ *    fails saying that payloads are cut from an IPC stream;
+ *  - a thread that cannot start (bench decode's pool, bench broadcast's
+ *    and bench host's threads) ends the run with a line naming it, exit 1. */
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
@@ -441,6 +443,26 @@ static void check_pool_fails(void) {
   tu_run("rm -f '%s'", file);
 }
 
+/* Threads of bench broadcast and bench host that cannot start (the same
+ * stack size limit) end the run saying which, exit 1: unchecked, broadcast
+ * printed figures of tasks that never ran (0 decodes) and exited 0, and
+ * host's process crashed joining a thread that was never made. */
+static void check_threads_fail(void) {
+  static const char *const benches[] = {
+      "broadcast --rows 1000 --tasks 2 --threads 2",
+      "host --processes 1 --rows 1000 --tasks 2 --threads 2 --runs 1"};
+  for (int i = 0; i < 2; i++) {
+    tu_cli_result r =
+        run("/bin/sh", "-c 'ulimit -s 4000000000 && exec \"$0\" \"$@\"' '%s' bench %s", cli,
+            benches[i]);
+    TU_CHECK(r.exit_code == 1 && strstr(r.err, "xchg bench: could not start thread 1 of 2") &&
+                 !strstr(r.err, "signal"),
+             "bench %s whose threads cannot start: exit %d, stderr %.500s", benches[i], r.exit_code,
+             r.err);
+    tu_cli_result_free(&r);
+  }
+}
+
 static void cat_finds_polars(void) {
   char dir[] = "/tmp/xchg-bench-usage-XXXXXX";
   if (!TU_CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno))) return;
@@ -460,6 +482,7 @@ int main(int argc, char **argv) {
       {"decode_concatenated", check_decode_concatenated},
       {"decode_payloads_of_file", check_decode_payloads_of_file},
       {"pool_fails", check_pool_fails},
+      {"threads_fail", check_threads_fail},
   };
   return TU_MAIN(argc, argv, "bench_usage", cases);
 }
