@@ -118,17 +118,12 @@ static xchg_status add_job(ipc_decoder *d, ipc_buffer src, xchg_buf *dst, swap_r
 
 /* ---- step 1: plan ------------------------------------------------------------ */
 
-/* The first byte of a body in memory. */
-static const uint8_t *body_bytes(const ipc_body *body) {
-  return body->data ? body->data : xchg_buf_data(body->mem);
-}
-
 /* Bytes [offset, offset+len) of the body, as a view. */
 static xchg_status fetch(ipc_decoder *d, int64_t index, int64_t offset, int64_t len,
                          ipc_buffer *out) {
   const ipc_body *body = d->body;
   if (body->mem) {
-    *out = (ipc_buffer){body_bytes(body) + offset, (size_t)len, xchg_buf_ref(body->mem)};
+    *out = (ipc_buffer){d->base + offset, (size_t)len, xchg_buf_ref(body->mem)};
     return XCHG_OK;
   }
   xchg_buf *b;
@@ -235,12 +230,6 @@ static xchg_status next_range(ipc_decoder *d, int64_t *offset, int64_t *len) {
   return XCHG_OK;
 }
 
-/* Whether buffer i of an array may borrow the body: uncompressed, in
- * memory and kept by the batch's arena. */
-static int borrows(const ipc_decoder *d, int64_t i) {
-  return i < 64 && d->codec == XCHG_BLOCK_NONE && d->body->mem && d->arena.keep == d->body->mem;
-}
-
 /* Takes the next buffer of the message into buffer i of a: a zero-copy
  * view when it is stored as is (copied only when misaligned or
  * big-endian), or a buffer to be filled by a decompression job.  An empty
@@ -250,8 +239,9 @@ static xchg_status take_buffer(ipc_decoder *d, swap_rule swap, ipc_array *a, int
   int64_t offset = 0, len = 0, index = d->next_buffer;
   xchg_status st = next_range(d, &offset, &len);
   if (st != XCHG_OK || len == 0) return st;
-  const uint8_t *at = d->body->mem ? body_bytes(d->body) + offset : NULL;
-  if (borrows(d, i) && ((uintptr_t)at & 7) == 0 && !(d->ctx->big_endian && swap_needed(swap))) {
+  const uint8_t *at = d->base ? d->base + offset : NULL;
+  if (d->borrow && i < 64 && ((uintptr_t)at & 7) == 0 &&
+      !(d->ctx->big_endian && swap_needed(swap))) {
     *out = (ipc_buffer){at, (size_t)len, d->body->mem};
     a->borrowed |= (uint64_t)1 << i;
     return XCHG_OK;
@@ -577,6 +567,11 @@ static xchg_status open_batch(ipc_decoder *d, const fb_table *batch, int64_t *le
   xchg_status st = ipc_batch_compression(batch, &d->codec, d->err);
   char message[IPC_MESSAGE_NAME];
   if (st != XCHG_OK) xchg_error_prefix(d->err, "%s: ", this_message(d, message));
+  const ipc_body *body = d->body;
+  d->base = !body->mem ? NULL : body->data ? body->data : xchg_buf_data(body->mem);
+  /* An uncompressed body in memory, which the batch's arena keeps
+   * (ipc_decode_plan): its buffers are views, not copies. */
+  d->borrow = d->codec == XCHG_BLOCK_NONE && d->base;
   return st;
 }
 
@@ -587,7 +582,7 @@ static xchg_status open_batch(ipc_decoder *d, const fb_table *batch, int64_t *le
 static int64_t decoded_size(const ipc_decoder *d, int64_t offset, int64_t len) {
   if (d->codec == XCHG_BLOCK_NONE || len == 0) return len;
   if (d->body->mem == NULL || len < 8) return -1;
-  int64_t declared = (int64_t)fb_load_u64(body_bytes(d->body) + offset);
+  int64_t declared = (int64_t)fb_load_u64(d->base + offset);
   return declared == -1 ? len - 8 : declared < 0 ? -1 : declared;
 }
 

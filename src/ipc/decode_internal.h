@@ -23,6 +23,8 @@ typedef struct ipc_decoder {
   const ipc_decode_ctx *ctx;
   xchg_error *err;
   const ipc_body *body;
+  const uint8_t *base; /* the body's first byte when it is in memory, else NULL */
+  int borrow;          /* buffers may borrow the body (take_buffer) */
   xchg_block_codec codec;
   fb_vector nodes, buffers, variadic;
   uint32_t next_node, next_buffer, next_variadic;
