@@ -27,6 +27,9 @@
  *  - blocks Apache Arrow JS wrote, with a record batch of no rows and delta
  *    dictionaries: `cat` prints what block by block reading does and what
  *    apache-arrow reads, value by value, in every format;
+ *  - `convert` never writes a batch of 0 rows beside rows, where an empty
+ *    batch's dictionary differs from the next batch's too (apache-arrow
+ *    reads the batches back);
  *  - `cat --limit N` reads only the blocks of the first N rows: damaged
  *    blocks after them change nothing, a cut among them fails;
  *  - `inspect` of plain IPC streams one after another gets the blocks
@@ -588,6 +591,74 @@ static void check_cat_arrowjs_blocks(void) {
   }
 }
 
+/* The IPC streams (or Comet blocks of field count `fields`, 0: read block
+ * by block; -1: plain IPC) of the apache-arrow streams names[0..n) one
+ * after another, converted with `opts`: apache-arrow finds in OUT the
+ * batches `want` lists (blocks.mjs --batches). */
+static void expect_converted_batches(const char *const *names, int n, int64_t fields,
+                                     const char *opts, const char *want) {
+  tu_bytes in = {0};
+  for (int k = 0; k < n; k++) {
+    TMP_PATH(stream, names[k]);
+    strcat(stream, ".stream");
+    tu_bytes ipc = tu_read_bytes(stream);
+    TU_CHECK(ipc.data != NULL, "cannot read %s", stream);
+    if (ipc.data != NULL && fields < 0) tu_bytes_append(&in, ipc.data, ipc.size);
+    if (ipc.data != NULL && fields >= 0)
+      tu_append_comet_block(&in, ipc.data, ipc.size, XCHG_STREAM_NONE, fields);
+    free(ipc.data);
+  }
+  TMP_PATH(path, "empty-other.in");
+  TMP_PATH(out, "empty-other.arrow");
+  TMP_PATH(list, "empty-other.txt");
+  TU_CHECK(tu_write_file(path, in.data, in.size) == 0, "cannot write %s", path);
+  free(in.data);
+  must_run("convert", run("convert '%s' '%s' -f %s", path, out, opts));
+  int rc = tu_run("cd '%s' && node blocks.mjs --batches '%s' > '%s'", tu_interop_dir("arrowjs"),
+                  out, list);
+  size_t size = 0;
+  char *got = (char *)tu_read_file(list, &size);
+  TU_CHECK(rc == 0 && got != NULL && size == strlen(want) && memcmp(got, want, size) == 0,
+           "convert %s of %s%s (field count %lld): apache-arrow reads the batches\n%.*s, not\n%s",
+           opts, names[0], n > 1 ? " and more" : "", (long long)fields, (int)size, got ? got : "",
+           want);
+  free(got);
+}
+
+/* A record batch of no rows whose dictionary the next batch's neither
+ * equals nor extends (apache-arrow's blocks "empty" and "other"), written
+ * by convert's coalescing (--batch-rows, or Comet blocks read block by
+ * block): the rows come out alone, without a batch of 0 rows before them
+ * (which the dictionary change flushed once) or after them; an input of no
+ * rows keeps one empty batch (writer.h; apache-arrow reads an IPC stream
+ * of no batch as one empty batch too, so this says only that there are
+ * not two). */
+static void check_convert_no_empty_batch(void) {
+  char msg[1024];
+  if (!TU_CHECK(tu_interop_ready("arrowjs", "apache-arrow", msg, sizeof msg) == 0,
+                "apache-arrow interop: %s", msg))
+    return;
+  const char *js = tu_interop_dir("arrowjs");
+  TU_CHECK(tu_run("cd '%s' && node blocks.mjs '%s' >/dev/null && node blocks.mjs --other '%s'", js,
+                  tmp, tmp) == 0,
+           "node blocks.mjs %s", tmp);
+  static const char *const empty_other[] = {"empty", "other"}, *const other_empty[] = {"other",
+                                                                                       "empty"};
+  static const char *const empty_empty[] = {"empty", "empty"};
+  static const char *const rows = "blue/1 amber/2 blue/3\n";
+  static const char *const batch_rows[] = {"--batch-rows 1", "--batch-rows 3", "--batch-rows 100"};
+  for (size_t b = 0; b < sizeof batch_rows / sizeof batch_rows[0]; b++) {
+    expect_converted_batches(empty_other, 2, -1, batch_rows[b], rows);
+    expect_converted_batches(other_empty, 2, -1, batch_rows[b], rows);
+    expect_converted_batches(empty_other, 2, 0, batch_rows[b], rows);
+    expect_converted_batches(empty_other, 2, 2, batch_rows[b], rows);
+    expect_converted_batches(empty_empty, 2, -1, batch_rows[b], "\n");
+  }
+  expect_converted_batches(empty_other, 2, 0, "", rows);
+  expect_converted_batches(other_empty, 2, 0, "", rows);
+  expect_converted_batches(empty_empty, 2, 0, "", "\n");
+}
+
 /* `cat --limit N` of a file of Comet blocks reads the blocks of the first
  * N rows only, as `head` expects: blocks after them damaged (a bad codec
  * tag, then the file cut inside a block), the first N rows print all the
@@ -973,6 +1044,7 @@ int main(int argc, char **argv) {
       {"convert_file_dictionaries", check_convert_file_dictionaries},
       {"cat_bad_block", check_cat_bad_block},
       {"cat_arrowjs_blocks", check_cat_arrowjs_blocks},
+      {"convert_no_empty_batch", check_convert_no_empty_batch},
       {"cat_limit", check_cat_limit},
       {"pipe", check_pipe},
       {"named_fifo", check_named_fifo},

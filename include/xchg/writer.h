@@ -89,9 +89,10 @@ typedef struct xchg_ipc_write_options {
   int64_t parallel_min_bytes; /**< see pool */
   /** Coalescing: 0 = off (default).  Pending batches are written once they
    * hold at least coalesce_rows rows or coalesce_bytes buffer bytes, and
-   * at the end.  Pending batches of 0 rows in all are dropped once a batch
-   * has been written (the output never ends with an empty batch); before,
-   * they are written as one, so an input of no rows has an empty batch. */
+   * at the end.  Pending batches of 0 rows in all are never written beside
+   * rows: they are dropped when rows follow them (with a dictionary that
+   * cuts the batch there too) or a batch was written before them; only an
+   * input of no rows has an empty batch, one. */
   int64_t coalesce_rows;
   int64_t coalesce_bytes; /**< see coalesce_rows */
   /** Dictionary ids, one per dictionary-encoded field in the order of a

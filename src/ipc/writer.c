@@ -417,12 +417,15 @@ static void drop_pending(xchg_ipc_writer *w) {
   w->n_pending = w->pending_rows = w->pending_bytes = 0;
 }
 
-/* Merges the pending batches (in order) into one and writes it. */
-static xchg_status flush_pending(xchg_ipc_writer *w, xchg_error *err) {
-  /* Empty batches left after a written one hold nothing: written, they
-   * would end the output with a batch of 0 rows.  Before any batch they
-   * are written, so that an input of no rows keeps its one empty batch. */
-  if (w->pending_rows == 0 && w->batches > 0) {
+/* Merges the pending batches (in order) into one and writes it; at_end:
+ * the last flush, from finish. */
+static xchg_status flush_pending(xchg_ipc_writer *w, int at_end, xchg_error *err) {
+  /* Empty batches hold nothing: written, they would put a batch of 0 rows
+   * before or after the rows (one whose dictionary the next batch's cannot
+   * extend flushes them early).  Only at the end of an output with no
+   * batch are they written, so that an input of no rows keeps its one
+   * empty batch. */
+  if (w->pending_rows == 0 && (w->batches > 0 || !at_end)) {
     drop_pending(w);
     return XCHG_OK;
   }
@@ -476,7 +479,7 @@ static xchg_status coalesce(xchg_ipc_writer *w, const struct ArrowArray *batch, 
   xchg_status st = normalize_batch(w, batch, 1, &a, err);
   if (st != XCHG_OK) return st;
   if (w->n_pending > 0 && !dictionaries_compatible(w, w->pending[w->n_pending - 1], a, err))
-    st = flush_pending(w, err);
+    st = flush_pending(w, 0, err);
   if (st == XCHG_OK && w->n_pending == w->cap_pending) {
     int64_t cap = w->cap_pending ? 2 * w->cap_pending : 16;
     ipc_array **items = realloc(w->pending, (size_t)cap * sizeof *items);
@@ -494,9 +497,11 @@ static xchg_status coalesce(xchg_ipc_writer *w, const struct ArrowArray *batch, 
   w->pending[w->n_pending++] = a;
   w->pending_rows += a->length;
   w->pending_bytes += wr_array_bytes(a);
-  if ((w->opts.coalesce_rows > 0 && w->pending_rows >= w->opts.coalesce_rows) ||
-      (w->opts.coalesce_bytes > 0 && w->pending_bytes >= w->opts.coalesce_bytes))
-    st = flush_pending(w, err);
+  /* empty batches wait for rows (or the end), whatever their bytes */
+  if (w->pending_rows > 0 &&
+      ((w->opts.coalesce_rows > 0 && w->pending_rows >= w->opts.coalesce_rows) ||
+       (w->opts.coalesce_bytes > 0 && w->pending_bytes >= w->opts.coalesce_bytes)))
+    st = flush_pending(w, 0, err);
   return st;
 }
 
@@ -693,7 +698,7 @@ static xchg_status write_footer(xchg_ipc_writer *w, xchg_error *err) {
 
 xchg_status xchg_ipc_writer_finish(xchg_ipc_writer *w, xchg_error *err) {
   xchg_status st = check_writable(w, "xchg_ipc_writer_finish", err);
-  if (st == XCHG_OK && w->n_pending > 0) st = flush_pending(w, err);
+  if (st == XCHG_OK && w->n_pending > 0) st = flush_pending(w, 1, err);
   if (st != XCHG_OK) return st;
   static const uint8_t eos[8] = {0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0};
   st = out_write(w, eos, 8, err);

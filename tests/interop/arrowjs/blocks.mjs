@@ -14,6 +14,18 @@
 //          (apache-arrow writes a dictionary of two chunks so), 3 rows.
 // Every block's field "n" counts the rows from 1 over all blocks.
 //
+//   node blocks.mjs --other OUTDIR
+//
+// Writes OUTDIR/other.stream: 3 rows on a dictionary ["blue", "amber"],
+// which neither equals nor extends the blocks' ["red", "green"]: after
+// "empty", a writer that coalesces must write its rows apart (n 1 to 3).
+//
+//   node blocks.mjs --batches FILE
+//
+// Prints, one line per record batch of FILE (an IPC stream or file) as
+// apache-arrow reads it, its rows as "colour/n", space-separated (an empty
+// batch: an empty line).
+//
 //   node blocks.mjs --check-json FILE
 //   node blocks.mjs --check-arrow-json FILE
 //
@@ -98,8 +110,18 @@ function checkArrowJson(file, dir) {
   });
 }
 
+function printBatches(file) {
+  for (const b of tableFromIPC(fs.readFileSync(file)).batches)
+    console.log(Array.from({ length: b.numRows }, (_, i) => `${b.get(i).colour}/${b.get(i).n}`).join(" "));
+}
+
 const [mode, file] = process.argv.slice(2);
-if (mode === "--check-json") {
+if (mode === "--other") {
+  const other = vectorFromArray(["blue", "amber"], new Utf8());
+  fs.writeFileSync(path.join(file, "other.stream"), tableToIPC(new Table([batch(other, [0, 1, 0], 1)]), "stream"));
+} else if (mode === "--batches") {
+  printBatches(file);
+} else if (mode === "--check-json") {
   checkJson(file, path.dirname(file));
 } else if (mode === "--check-arrow-json") {
   checkArrowJson(file, path.dirname(file));
