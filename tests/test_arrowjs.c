@@ -40,6 +40,7 @@
 
 #include "support/array_equal.h"
 #include "support/arrow_json.h"
+#include "support/encoded.h"
 #include "support/interop.h"
 #include "support/sources.h"
 #include "support/testutil.h"
@@ -470,37 +471,66 @@ static int js_dictionary_ids(const char *js, const char *path, char *out, size_t
   return pclose(p) == 0 ? 0 : -1;
 }
 
+/* The gold stream in, as two Comet blocks (codec NONE) of field count
+ * fields (0: read block by block), into path. */
+static void write_comet_blocks(const char *in, int64_t fields, const char *path) {
+  tu_bytes ipc = tu_read_bytes(in), blocks = {0};
+  TU_CHECK(ipc.data != NULL, "cannot read %s", in);
+  for (int k = 0; k < 2 && ipc.data != NULL; k++)
+    tu_append_comet_block(&blocks, ipc.data, ipc.size, XCHG_STREAM_NONE, fields);
+  TU_CHECK(tu_write_file(path, blocks.data, blocks.size) == 0, "cannot write %s", path);
+  free(blocks.data);
+  free(ipc.data);
+}
+
 /* `xchg convert` of Arrow's gold files with dictionaries, as a stream and
- * as a file: apache-arrow finds every dictionary-encoded field with the id
- * the input gave it, so fields that share a dictionary
- * (generated_shared_dict) still share one, written once, and nested
- * dictionaries keep theirs (the reader lists a field's id before those
- * inside it, the writer takes them after).  An input whose later IPC
- * stream gives such fields different dictionaries is an error naming
- * them, and leaves no OUT. */
+ * as a file, and of Comet blocks that hold them (through the shuffle
+ * reader, from a file and a pipe, and block by block): apache-arrow finds
+ * every dictionary-encoded field with the id the input gave it, so fields
+ * that share a dictionary (generated_shared_dict) still share one, written
+ * once, and nested dictionaries keep theirs (the reader lists a field's id
+ * before those inside it, the writer takes them after).  An input whose
+ * later IPC stream gives such fields different dictionaries is an error
+ * naming them, and leaves no OUT. */
 static void gold_dictionary_ids(void) {
   const char *cli = tu_cli_path();
-  char msg[MSG_SIZE], in[4096], out[4400], want[4096], got[4096];
+  char msg[MSG_SIZE], in[4096], out[4400], want[4096], got[4096], blocks[4400];
   if (!TU_CHECK(tu_interop_ready("arrowjs", "apache-arrow", msg, sizeof msg) == 0,
                 "apache-arrow interop: %s", msg))
     return;
   if (!TU_CHECK(mkdtemp(ids_dir) != NULL, "mkdtemp: %s", ids_dir)) return;
   const char *js = tu_interop_dir("arrowjs");
-  static const char *const gold[] = {
-      "1.0.0-littleendian/generated_dictionary", "1.0.0-littleendian/generated_nested_dictionary",
-      "1.0.0-littleendian/generated_dictionary_unsigned", "4.0.0-shareddict/generated_shared_dict"};
+  static const struct {
+    const char *name;
+    int64_t fields;
+  } gold[] = {{"1.0.0-littleendian/generated_dictionary", 3},
+              {"1.0.0-littleendian/generated_nested_dictionary", 2},
+              {"1.0.0-littleendian/generated_dictionary_unsigned", 3},
+              {"4.0.0-shareddict/generated_shared_dict", 2}};
+  /* convert's input: the stream, or Comet blocks given by name or piped */
+  static const char *const inputs[] = {"'%s'", "'%s.comet'", "- < '%s.comet'", "'%s.comet0'"};
   static const char *const formats[] = {"--stream", "--file"};
-  for (size_t g = 0; g < sizeof gold / sizeof gold[0]; g++)
-    for (size_t f = 0; f < 2; f++) {
-      tu_testdata_path(in, sizeof in, "arrow-gold/%s.stream", gold[g]);
-      snprintf(out, sizeof out, "%s/%zu_%zu.arrow", ids_dir, g, f);
-      int rc = tu_run("'%s' convert '%s' '%s' %s", cli, in, out, formats[f]);
-      TU_CHECK(rc == 0, "convert %s %s: exit status %d", gold[g], formats[f], rc);
-      TU_CHECK(js_dictionary_ids(js, in, want, sizeof want) == 0 && want[0] != '\n',
-               "%s: apache-arrow found no dictionary ids", gold[g]);
-      TU_CHECK(js_dictionary_ids(js, out, got, sizeof got) == 0 && strcmp(want, got) == 0,
-               "convert %s %s: dictionary ids %s, the input's %s", gold[g], formats[f], got, want);
-    }
+  for (size_t g = 0; g < sizeof gold / sizeof gold[0]; g++) {
+    tu_testdata_path(in, sizeof in, "arrow-gold/%s.stream", gold[g].name);
+    snprintf(blocks, sizeof blocks, "%s/%zu", ids_dir, g);
+    char comet[4500];
+    snprintf(comet, sizeof comet, "%s.comet", blocks);
+    write_comet_blocks(in, gold[g].fields, comet);
+    strcat(comet, "0");
+    write_comet_blocks(in, 0, comet);
+    TU_CHECK(js_dictionary_ids(js, in, want, sizeof want) == 0 && want[0] != '\n',
+             "%s: apache-arrow found no dictionary ids", gold[g].name);
+    for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++)
+      for (size_t f = 0; f < 2; f++) {
+        char input[4600];
+        snprintf(input, sizeof input, inputs[i], i == 0 ? in : blocks);
+        snprintf(out, sizeof out, "%s/%zu_%zu_%zu.arrow", ids_dir, g, i, f);
+        int rc = tu_run("'%s' convert %s '%s' %s", cli, input, out, formats[f]);
+        TU_CHECK(rc == 0, "convert %s %s: exit status %d", input, formats[f], rc);
+        TU_CHECK(js_dictionary_ids(js, out, got, sizeof got) == 0 && strcmp(want, got) == 0,
+                 "convert %s %s: dictionary ids %s, the input's %s", input, formats[f], got, want);
+      }
+  }
   /* The shared dictionary, then a stream of the same schema whose two
    * fields have dictionaries of their own. */
   char mixed[4400], err[4400];

@@ -15,7 +15,8 @@
  * rules (tests/support/array_valid.c) and hold at least the target rows.
  *
  * Then: sources that are not in memory, passing large blocks through,
- * dictionaries that change, the metrics, and bad input — cut anywhere,
+ * dictionaries that change (and the ids the reader lists), the metrics, and
+ * bad input — cut anywhere,
  * damaged Comet headers, corrupt compressed bytes, another schema — each
  * an error naming the block, with the batches before it intact. */
 #include <stdio.h>
@@ -1206,6 +1207,56 @@ static void check_ipc_file(void) {
   input_free(&in);
 }
 
+/* The ids an IPC reader of p[0..size) lists, with top-level column
+ * `column` alone (-1: all), into ids; how many (-1: it failed). */
+static int64_t ipc_ids(const uint8_t *p, size_t size, int64_t column, int64_t *ids, int64_t cap) {
+  xchg_error err;
+  xchg_ipc_reader *r = NULL;
+  int64_t n = -1;
+  if (xchg_ipc_reader_open_memory(p, size, NULL, NULL, NULL, &r, &err) == XCHG_OK &&
+      (column < 0 || xchg_ipc_reader_select_indices(r, &column, 1, &err) == XCHG_OK))
+    n = xchg_ipc_reader_dictionary_ids(r, ids, cap);
+  xchg_ipc_reader_free(r);
+  return n;
+}
+
+/* xchg_shuffle_reader_dictionary_ids: none before the schema is read,
+ * then the blocks' ids as an IPC reader of one block lists them, the
+ * selected columns' only (gold files whose ids the writer's default
+ * numbering would not give: shared, nested). */
+static void check_dictionary_ids(void) {
+  static const char *const gold[] = {"4.0.0-shareddict/generated_shared_dict.stream",
+                                     "1.0.0-littleendian/generated_nested_dictionary.stream"};
+  for (size_t g = 0; g < sizeof gold / sizeof gold[0]; g++)
+    for (int64_t column = -1; column < 2; column++) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s/arrow-gold/%s", tu_testdata_dir(), gold[g]);
+      tu_bytes b = tu_read_bytes(path);
+      int64_t want[8], got[8];
+      int64_t n = b.data ? ipc_ids(b.data, b.size, column, want, 8) : -1;
+      xchg_shuffle_reader_options o;
+      xchg_shuffle_reader_options_init(&o);
+      o.columns = column < 0 ? NULL : &column;
+      o.n_columns = column < 0 ? 0 : 1;
+      xchg_shuffle_reader *r = NULL;
+      xchg_source *src = NULL;
+      xchg_error err;
+      struct ArrowSchema schema = {0};
+      int ok = n > 0 && n <= 8 && xchg_shuffle_reader_open(&o, &r, &err) == XCHG_OK &&
+               xchg_source_from_memory(b.data, b.size, NULL, NULL, &src, &err) == XCHG_OK &&
+               xchg_shuffle_reader_add_source(r, src, &err) == XCHG_OK &&
+               xchg_shuffle_reader_dictionary_ids(r, got, 8) == 0 &&
+               xchg_shuffle_reader_schema(r, &schema, &err) == XCHG_OK &&
+               xchg_shuffle_reader_dictionary_ids(r, got, 8) == n &&
+               memcmp(got, want, (size_t)n * sizeof *got) == 0;
+      TU_CHECK(ok, "%s, column %lld: the shuffle reader's dictionary ids are not the IPC reader's",
+               gold[g], (long long)column);
+      if (schema.release) schema.release(&schema);
+      xchg_shuffle_reader_free(r);
+      free(b.data);
+    }
+}
+
 /* A Comet block whose IPC stream has bytes after its end-of-stream
  * marker, and a stored block whose header claims more bytes than the
  * input has, its stream whole: errors naming the block. */
@@ -2095,6 +2146,7 @@ int main(int argc, char **argv) {
       {"other_schema", other_schema},
       {"given_schema_framings", given_schema_framings},
       {"ipc_file", ipc_file},
+      {"dictionary_ids", check_dictionary_ids},
       {"readahead_bound", check_readahead_bound},
       {"reservation_bound", check_reservation_bound},
       {"incremental", incremental},

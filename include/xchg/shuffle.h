@@ -242,6 +242,18 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_shuffle_reader_schema(xchg_shuffle_read
                                                                struct ArrowSchema *out,
                                                                xchg_error *err);
 
+/** The dictionary ids of the selected dictionary-encoded fields, as
+ * xchg_ipc_reader_dictionary_ids lists them (xchg/ipc.h): those of the
+ * schema the reader reads every block with (the first block's, or the
+ * options' schema message's), which the batches' C Data arrays do not
+ * carry.  A writer given them (xchg_ipc_write_options.dictionary_ids, in
+ * its order) keeps the blocks' ids and their shared dictionaries.  Writes
+ * up to capacity ids and returns how many there are: 0 before the schema
+ * is read (xchg_shuffle_reader_schema, xchg_shuffle_reader_next) and for
+ * a NULL reader. */
+XCHG_API int64_t xchg_shuffle_reader_dictionary_ids(const xchg_shuffle_reader *reader, int64_t *ids,
+                                                    int64_t capacity);
+
 /** The next coalesced batch, a "+s" struct array of the selected columns.
  * At the end of the input, out->release is NULL and XCHG_OK is returned
  * (an input without any row gives no batch at all).  With the incremental

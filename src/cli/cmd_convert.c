@@ -26,12 +26,12 @@ static const char convert_help[] =
     "dictionary ids are kept: fields that share a dictionary there must have\n"
     "the same one in every IPC stream).  Comet shuffle blocks\n"
     "(--input-codec comet, or detected) are written as one IPC stream, their\n"
-    "rows coalesced into batches of at least --batch-rows rows (default 8192;\n"
-    "a block is never split): blocks that state their field count are read\n"
-    "by the shuffle reader (a file through once before anything is written,\n"
-    "standard input as it comes; OUT is left alone after an error either\n"
-    "way); others block by block.  Standard input is read as `xchg cat -`\n"
-    "reads it (see xchg cat --help).\n\n"
+    "dictionary ids kept, their rows coalesced into batches of at least\n"
+    "--batch-rows rows (default 8192; a block is never split): blocks that\n"
+    "state their field count are read by the shuffle reader (a file through\n"
+    "once before anything is written, standard input as it comes; OUT is\n"
+    "left alone after an error either way); others block by block.  Standard\n"
+    "input is read as `xchg cat -` reads it (see xchg cat --help).\n\n"
     "  --compression C the output's body compression: none (default), lz4\n"
     "                    (LZ4 frame) or zstd; every buffer is compressed, as\n"
     "                    Arrow C++ writes them\n"
@@ -177,16 +177,27 @@ static void reorder_ids(const struct ArrowSchema *s, const int64_t *pre, int64_t
   if (s->dictionary != NULL) out[(*n)++] = own;
 }
 
-/* The first IPC stream's dictionary ids, in the writer's order, into
- * a->write: fields that share a dictionary in the input (Arrow's
- * generated_shared_dict) still share one, written once, and every id stays
- * what it was (without them the writer numbers 0, 1, 2... and writes a
- * shared dictionary once per field).  The writer checks that fields of
- * one id get equal dictionaries in every batch, later IPC streams' too.
- * *ids is the caller's to free once the writer is open. */
-static xchg_status keep_dictionary_ids(const xchg_ipc_reader *r, const struct ArrowSchema *schema,
+/* The reader of the input: one of IPC, one of Comet blocks. */
+typedef struct id_reader {
+  const xchg_ipc_reader *ipc;
+  const xchg_shuffle_reader *blocks;
+} id_reader;
+
+static int64_t list_ids(id_reader r, int64_t *ids, int64_t capacity) {
+  return r.ipc != NULL ? xchg_ipc_reader_dictionary_ids(r.ipc, ids, capacity)
+                       : xchg_shuffle_reader_dictionary_ids(r.blocks, ids, capacity);
+}
+
+/* The input's dictionary ids (the first IPC stream's, or the blocks'), in
+ * the writer's order, into a->write: fields that share a dictionary in
+ * the input (Arrow's generated_shared_dict) still share one, written once,
+ * and every id stays what it was (without them the writer numbers 0, 1,
+ * 2... and writes a shared dictionary once per field).  The writer checks
+ * that fields of one id get equal dictionaries in every batch, later IPC
+ * streams' too.  *ids is the caller's to free once the writer is open. */
+static xchg_status keep_dictionary_ids(id_reader r, const struct ArrowSchema *schema,
                                        convert_args *a, int64_t **ids, xchg_error *err) {
-  int64_t n = xchg_ipc_reader_dictionary_ids(r, NULL, 0);
+  int64_t n = list_ids(r, NULL, 0);
   *ids = NULL;
   if (n == 0 || n != xc_count_dictionaries(schema)) return XCHG_OK; /* default numbering */
   int64_t *pre = malloc((size_t)n * sizeof *pre);
@@ -197,7 +208,7 @@ static xchg_status keep_dictionary_ids(const xchg_ipc_reader *r, const struct Ar
     *ids = NULL;
     return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   }
-  xchg_ipc_reader_dictionary_ids(r, pre, n);
+  list_ids(r, pre, n);
   int64_t next = 0, written = 0;
   reorder_ids(schema, pre, &next, *ids, &written);
   free(pre);
@@ -236,16 +247,21 @@ static xchg_status copy_input(xc_input *in, xchg_ipc_reader *reader, xchg_ipc_wr
 
 /* Comet blocks through the shuffle reader: their rows coalesced, one IPC
  * stream (or file) out; nothing is left at OUT after a failure. */
-static int convert_blocks(const convert_args *a, xchg_shuffle_reader *reader) {
+static int convert_blocks(convert_args *a, xchg_shuffle_reader *reader) {
   xchg_error err;
-  struct ArrowSchema schema;
+  struct ArrowSchema schema = {0};
+  int64_t *dict_ids = NULL;
   xchg_status st = xchg_shuffle_reader_schema(reader, &schema, &err);
+  if (st == XCHG_OK)
+    st = keep_dictionary_ids((id_reader){.blocks = reader}, &schema, a, &dict_ids, &err);
   if (st != XCHG_OK) {
+    if (schema.release != NULL) schema.release(&schema);
     xchg_shuffle_reader_free(reader);
     return xc_runtime_error(a->in, err.message);
   }
   xc_output o;
   if (xc_output_open(&o, a->out, a->in, a->force, &err) != XCHG_OK) {
+    free(dict_ids);
     schema.release(&schema);
     xchg_shuffle_reader_free(reader);
     xc_output_discard(&o);
@@ -253,6 +269,7 @@ static int convert_blocks(const convert_args *a, xchg_shuffle_reader *reader) {
   }
   xchg_ipc_writer *w;
   st = xchg_ipc_writer_open(&schema, &a->write, xc_output_write, &o, &w, &err);
+  free(dict_ids); /* the writer keeps its own copy */
   schema.release(&schema);
   bool failed_input = false;
   while (st == XCHG_OK) {
@@ -304,7 +321,7 @@ int xc_cmd_convert(int argc, char **argv) {
     st = xchg_errorf(&err, XCHG_EFORMAT, "holds no IPC stream to convert");
   if (st == XCHG_OK) st = xchg_ipc_reader_schema(r, &schema, &err);
   int64_t *dict_ids = NULL;
-  if (st == XCHG_OK) st = keep_dictionary_ids(r, &schema, &a, &dict_ids, &err);
+  if (st == XCHG_OK) st = keep_dictionary_ids((id_reader){.ipc = r}, &schema, &a, &dict_ids, &err);
   if (st != XCHG_OK) {
     xc_input_locate_error(&in, &err);
     xchg_ipc_reader_free(r);

@@ -810,22 +810,8 @@ xchg_status xchg_ipc_reader_next(xchg_ipc_reader *r, struct ArrowArray *out, xch
 
 const ipc_schema *ipc_reader_schema(const xchg_ipc_reader *r) { return &r->schema; }
 
-static void collect_ids(const ipc_field *f, int64_t *ids, int64_t capacity, int64_t *n) {
-  if (f->dict_encoded) {
-    if (*n < capacity) ids[*n] = f->dict_id;
-    ++*n;
-  }
-  for (int64_t i = 0; i < f->n_children; i++)
-    if (!f->children[i].skip) collect_ids(&f->children[i], ids, capacity, n);
-}
-
 int64_t xchg_ipc_reader_dictionary_ids(const xchg_ipc_reader *r, int64_t *ids, int64_t capacity) {
-  int64_t n = 0;
-  if (!r) return 0;
-  for (int64_t i = 0; i < r->schema.root.n_children; i++)
-    if (!r->schema.root.children[i].skip)
-      collect_ids(&r->schema.root.children[i], ids, capacity, &n);
-  return n;
+  return r ? ipc_schema_dictionary_ids(&r->schema, ids, capacity) : 0;
 }
 
 xchg_status xchg_ipc_reader_peek(xchg_ipc_reader *r, xchg_batch_header *out, int *at_end,

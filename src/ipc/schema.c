@@ -727,6 +727,22 @@ xchg_status ipc_schema_visit_dictionaries(const ipc_schema *schema, int selected
   return visit(&schema->root, selected_only, fn, ctx, err);
 }
 
+static void collect_ids(const ipc_field *f, int64_t *ids, int64_t capacity, int64_t *n) {
+  if (f->dict_encoded) {
+    if (*n < capacity) ids[*n] = f->dict_id;
+    ++*n;
+  }
+  for (int64_t i = 0; i < f->n_children; i++)
+    if (!f->children[i].skip) collect_ids(&f->children[i], ids, capacity, n);
+}
+
+int64_t ipc_schema_dictionary_ids(const ipc_schema *schema, int64_t *ids, int64_t capacity) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < schema->root.n_children; i++)
+    if (!schema->root.children[i].skip) collect_ids(&schema->root.children[i], ids, capacity, &n);
+  return n;
+}
+
 /* ---- selection ---------------------------------------------------------- */
 
 static void set_skip(ipc_field *f, int skip) {

@@ -180,6 +180,12 @@ typedef xchg_status (*ipc_field_visit_fn)(void *ctx, const ipc_field *field, xch
 xchg_status ipc_schema_visit_dictionaries(const ipc_schema *schema, int selected_only,
                                           ipc_field_visit_fn fn, void *ctx, xchg_error *err);
 
+/* The dictionary ids of the selected dictionary-encoded fields, a field's
+ * before those inside it (xchg_ipc_reader_dictionary_ids and
+ * xchg_shuffle_reader_dictionary_ids): up to capacity into ids; returns
+ * how many there are. */
+int64_t ipc_schema_dictionary_ids(const ipc_schema *schema, int64_t *ids, int64_t capacity);
+
 /* Selects the columns to decode, replacing any earlier selection.  A path
  * names a top-level column ("c4") or, through structs, a nested field
  * ("s.f1": the struct s with only its child f1).  A path that goes into a

@@ -700,6 +700,11 @@ xchg_status xchg_shuffle_reader_schema(xchg_shuffle_reader *r, struct ArrowSchem
   return ipc_schema_export(&r->schema, out, err);
 }
 
+int64_t xchg_shuffle_reader_dictionary_ids(const xchg_shuffle_reader *r, int64_t *ids,
+                                           int64_t capacity) {
+  return r && r->have_schema ? ipc_schema_dictionary_ids(&r->schema, ids, capacity) : 0;
+}
+
 xchg_status xchg_shuffle_reader_next(xchg_shuffle_reader *r, struct ArrowArray *out,
                                      xchg_error *err) {
   if (out) memset(out, 0, sizeof *out);
