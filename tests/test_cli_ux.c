@@ -21,8 +21,8 @@
  *  - `bench rows --help` behaves like the other --helps, every bench
  *    --help explains its columns, and a cost inside the noise is never
  *    printed as a (negative) number;
- *  - progress shows on a terminal (a pty) and nowhere else (cat of Comet
- *    blocks, through the shuffle reader, too);
+ *  - progress shows on a terminal (a pty) and nowhere else (cat and
+ *    convert of Comet blocks, through the shuffle reader, too);
  *  - an empty Comet input is zero batches; `inspect --rows` shows a
  *    length-prefixed row stream (count, size classes, rows in hex);
  *  - a message cut inside its body, metadata or framing fails in the same
@@ -818,6 +818,7 @@ static void check_progress(void) {
   char *convert[] = {(char *)cli, "convert", in, out, "-f", "--file", NULL};
   char *cat[] = {(char *)cli, "cat", in, "--limit", "1", NULL};
   char *cat_blocks[] = {(char *)cli, "cat", blocks, "--limit", "1", NULL}; /* the shuffle reader */
+  char *convert_blocks[] = {(char *)cli, "convert", blocks, out, "-f", NULL};
   char *gen[] = {(char *)cli, "gen", "rows", out, "-f", "--rows", "100000", NULL};
   struct {
     const char *what, *label;
@@ -825,8 +826,9 @@ static void check_progress(void) {
   } cases[] = {{"convert", "\rconvert [", convert},
                {"gen rows", "\rrows [", gen},
                {"cat", "\rcat [", cat},
-               {"cat of Comet blocks", "\rcat [", cat_blocks}};
-  for (int i = 0; i < 4; i++) {
+               {"cat of Comet blocks", "\rcat [", cat_blocks},
+               {"convert of Comet blocks", "\rconvert [", convert_blocks}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     int rc = -1;
     char *seen = run_on_pty(cases[i].argv, &rc);
     TU_CHECK(

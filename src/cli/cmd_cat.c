@@ -687,9 +687,7 @@ static xchg_status copy_blocks(cat_state *st, xchg_shuffle_reader *reader, xchg_
       break;
     }
     begun = true;
-    xchg_shuffle_reader_metrics m;
-    xchg_shuffle_reader_get_metrics(reader, &m);
-    xc_progress_update(&st->progress, m.wire_bytes);
+    xc_progress_blocks(&st->progress, reader);
     s = write_batch(st, &batch, err);
     batch.release(&batch);
   }

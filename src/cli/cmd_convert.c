@@ -245,6 +245,22 @@ static xchg_status copy_input(xc_input *in, xchg_ipc_reader *reader, xchg_ipc_wr
   return st;
 }
 
+/* Every coalesced batch of the blocks into w, the progress line moved on
+ * by their bytes; *failed_input says whether a failure was the input's. */
+static xchg_status copy_blocks(xchg_shuffle_reader *reader, xchg_ipc_writer *w,
+                               xc_progress *progress, bool *failed_input, xchg_error *err) {
+  for (;;) {
+    struct ArrowArray batch;
+    xchg_status st = xchg_shuffle_reader_next(reader, &batch, err);
+    if (st != XCHG_OK) *failed_input = true;
+    if (st != XCHG_OK || batch.release == NULL) return st;
+    xc_progress_blocks(progress, reader);
+    st = xchg_ipc_writer_write(w, &batch, err);
+    batch.release(&batch);
+    if (st != XCHG_OK) return st;
+  }
+}
+
 /* Comet blocks through the shuffle reader: their rows coalesced, one IPC
  * stream (or file) out; nothing is left at OUT after a failure. */
 static int convert_blocks(convert_args *a, xchg_shuffle_reader *reader) {
@@ -271,20 +287,14 @@ static int convert_blocks(convert_args *a, xchg_shuffle_reader *reader) {
   st = xchg_ipc_writer_open(&schema, &a->write, xc_output_write, &o, &w, &err);
   free(dict_ids); /* the writer keeps its own copy */
   schema.release(&schema);
+  xc_progress progress;
+  xc_progress_init(&progress, "convert", "bytes", xc_path_size(a->in), !strcmp(a->out, "-"));
   bool failed_input = false;
-  while (st == XCHG_OK) {
-    struct ArrowArray batch;
-    if ((st = xchg_shuffle_reader_next(reader, &batch, &err)) != XCHG_OK) {
-      failed_input = true;
-      break;
-    }
-    if (batch.release == NULL) break;
-    st = xchg_ipc_writer_write(w, &batch, &err);
-    batch.release(&batch);
-  }
+  if (st == XCHG_OK) st = copy_blocks(reader, w, &progress, &failed_input, &err);
   if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
   xchg_ipc_writer_free(w);
   xchg_shuffle_reader_free(reader);
+  xc_progress_end(&progress);
   if (st == XCHG_OK) st = xc_output_commit(&o, &err);
   xc_output_discard(&o);
   if (st != XCHG_OK)

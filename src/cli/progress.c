@@ -69,6 +69,12 @@ void xc_progress_update(xc_progress *p, int64_t done) {
   draw(p, done);
 }
 
+void xc_progress_blocks(xc_progress *p, const xchg_shuffle_reader *reader) {
+  xchg_shuffle_reader_metrics m;
+  xchg_shuffle_reader_get_metrics(reader, &m);
+  xc_progress_update(p, m.wire_bytes);
+}
+
 void xc_progress_end(xc_progress *p) {
   if (!p->drawn) return;
   fputs("\r\033[K", stderr);

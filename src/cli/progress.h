@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "xchg/shuffle.h"
+
 typedef struct xc_progress {
   bool on;    /* standard error is a terminal */
   bool drawn; /* a line is on the screen */
@@ -31,6 +33,10 @@ void xc_progress_init(xc_progress *p, const char *label, const char *unit, int64
 
 /* Work done so far: redraws the line when it has moved on enough. */
 void xc_progress_update(xc_progress *p, int64_t done);
+
+/* The wire bytes a shuffle reader has read so far (cat and convert of
+ * Comet blocks): its input's bytes, as a file's size counts them. */
+void xc_progress_blocks(xc_progress *p, const xchg_shuffle_reader *reader);
 
 /* Erases the line. */
 void xc_progress_end(xc_progress *p);
