@@ -36,7 +36,8 @@
  *    summary too, and shows the streams after the first only with
  *    --streams; its batches are convert's, dictionary cuts included;
  *  - `convert --file` of IPC streams whose dictionaries differ fails
- *    cleanly (the file format cannot replace one), leaking nothing;
+ *    cleanly (the file format cannot replace one), leaking nothing, and
+ *    names the record batch message that needs the replacement;
  *  - `inspect` of blocks given as a named FIFO (/dev/stdin on a pipe) says
  *    what `inspect` of the file does;
  *  - `gen shuffle --rows 0` writes one block of no rows (ipc and comet),
@@ -491,6 +492,33 @@ static void check_cat_dictionaries(void) {
   cat_dictionary_blocks("4.0.0-shareddict/generated_shared_dict.stream", NULL);
 }
 
+/* The IPC streams of `two` (whose dictionaries differ) written as one
+ * stream, which replaces the dictionary: `convert --file` of it names the
+ * record batch message that uses the other dictionary, and its byte
+ * offset, as `inspect --messages` lists it. */
+static void expect_replacement_named(const char *two) {
+  TMP_PATH(one, "replaced.arrows");
+  TMP_PATH(out, "replaced.arrow");
+  must_run("convert of two streams into one", run("convert '%s' '%s' -f", two, one));
+  tu_cli_result r = run("convert '%s' '%s' --file -f", one, out);
+  long long index = -1, offset = -1;
+  const char *at = strstr(r.err, ": message ");
+  TU_CHECK(r.exit_code == 1 && at &&
+               sscanf(at, ": message %lld at byte %lld", &index, &offset) == 2 &&
+               strstr(r.err, "cannot replace dictionary") != NULL,
+           "convert --file of a stream that replaces a dictionary: exit %d, stderr %s", r.exit_code,
+           r.err);
+  tu_cli_result_free(&r);
+  r = run("inspect '%s' --messages", one);
+  char line[96];
+  snprintf(line, sizeof line, "  #%lld record batch  offset %lld ", index, offset);
+  TU_CHECK(r.exit_code == 0 && index > 0 && strstr(r.out, line) != NULL,
+           "convert --file named message %lld at byte %lld, which inspect does not list as a "
+           "record batch: %s",
+           index, offset, r.out);
+  tu_cli_result_free(&r);
+}
+
 /* Two IPC streams one after another whose dictionaries differ: the file
  * format cannot replace a dictionary, so `convert --file` fails on the
  * output's side, and must free the input's reader all the same (a leak
@@ -513,13 +541,14 @@ static void check_convert_file_dictionaries(void) {
   unlink(out);
   tu_cli_result r = run("convert '%s' '%s' --file", in, out);
   char where[64]; /* the error says where in the input the other dictionary is */
-  snprintf(where, sizeof where, "IPC stream 2 at byte %zu: field ", ipc.size);
+  snprintf(where, sizeof where, "IPC stream 2 at byte %zu: message ", ipc.size);
   TU_CHECK(r.exit_code == 1 && strstr(r.err, "cannot replace dictionary") != NULL &&
                strstr(r.err, where) != NULL && strstr(r.err, "Sanitizer") == NULL &&
                access(out, F_OK) != 0,
            "convert --file of streams with other dictionaries: exit %d, OUT %s, stderr %s",
            r.exit_code, access(out, F_OK) == 0 ? "written" : "absent", r.err);
   tu_cli_result_free(&r);
+  expect_replacement_named(in);
   free(two.data);
   free(ipc.data);
 }

@@ -84,10 +84,19 @@ typedef struct convert_args {
 typedef struct convert_progress {
   xc_progress line;
   const xc_input *in;
+  /* The last record batch message read (index, byte offset in its IPC
+   * stream): where in the input a batch the output refuses is, when
+   * batches are written as they are read (not coalesced). */
+  bool batches_kept;
+  int64_t batch_index, batch_offset;
 } convert_progress;
 
 static void show_progress(void *ctx, const xchg_message_info *info) {
   convert_progress *p = ctx;
+  if (info->kind == XCHG_MESSAGE_RECORD_BATCH) {
+    p->batch_index = info->index;
+    p->batch_offset = info->offset;
+  }
   xc_progress_update(&p->line, xc_input_done(p->in, xc_message_end(info)));
 }
 
@@ -218,7 +227,8 @@ static xchg_status keep_dictionary_ids(id_reader r, const struct ArrowSchema *sc
 }
 
 /* Every batch of every IPC stream of the input into w; *failed_input says
- * whether a failure was the input's. */
+ * whether a failure was the input's.  opts->on_message_ctx is the
+ * convert_progress that show_progress keeps. */
 static xchg_status copy_input(xc_input *in, xchg_ipc_reader *reader, xchg_ipc_writer *w,
                               const xchg_ipc_read_options *opts, bool *failed_input,
                               xchg_error *err) {
@@ -240,7 +250,12 @@ static xchg_status copy_input(xc_input *in, xchg_ipc_reader *reader, xchg_ipc_wr
   xc_input_end_stream(in, reader);
   if (st != XCHG_OK && !output_failed) *failed_input = true;
   /* an output that refuses what the input holds (not one that cannot be
-   * written) says where in the input that is, as the input's errors do */
+   * written) says where in the input that is, as the input's errors do:
+   * the batch's message, in its IPC stream */
+  const convert_progress *seen = opts->on_message_ctx;
+  if (st != XCHG_OK && output_failed && st != XCHG_EIO && seen->batches_kept)
+    xchg_error_prefix(err, "message %lld at byte %lld: ", (long long)seen->batch_index,
+                      (long long)seen->batch_offset);
   if (st != XCHG_OK && (!output_failed || st != XCHG_EIO)) xc_input_locate_error(in, err);
   return st;
 }
@@ -326,6 +341,7 @@ int xc_cmd_convert(int argc, char **argv) {
   /* Comet blocks read one by one (no field count): coalesced by the writer. */
   if (in.codec == XCHG_STREAM_COMET && a.write.coalesce_rows == 0)
     a.write.coalesce_rows = XC_BLOCK_BATCH_ROWS;
+  progress.batches_kept = a.write.coalesce_rows == 0;
   if (st == XCHG_OK) st = xc_input_next(&in, &read_opts, &r, &err);
   if (st == XCHG_OK && r == NULL)
     st = xchg_errorf(&err, XCHG_EFORMAT, "holds no IPC stream to convert");
