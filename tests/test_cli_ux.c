@@ -584,6 +584,13 @@ static void check_flag_conflicts(void) {
   TU_CHECK(r.exit_code == 0, "gen with a codec and a level: exit %d: %s", r.exit_code, r.err);
   tu_cli_result_free(&r);
   unlink(out);
+  /* broadcast's output is compressed by --outer (lz4-java by default),
+   * which --level does not set: the error says what is not compressed */
+  r = run("gen broadcast '%s' --rows 10 --level 3", out);
+  TU_CHECK(r.exit_code == 2 && strstr(r.err, "--compression is none") != NULL &&
+               strstr(r.err, "output is not compressed") == NULL,
+           "gen broadcast --level without --compression: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
 }
 
 /* Every command reads its line the same way (getopt_long): "--name=value"

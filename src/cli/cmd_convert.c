@@ -62,10 +62,12 @@ int xc_parse_codec(const char *name, xchg_block_codec *out) {
 
 int xc_check_level(const char *command, xchg_block_codec codec, bool given, long long level) {
   if (!given) return -1;
+  /* not "the output is not compressed": gen broadcast's is, by --outer,
+   * whose level is its codec's own */
   if (codec == XCHG_BLOCK_NONE)
     return xc_usage_error(command,
-                          "--level needs --compression lz4 or zstd: the output is not "
-                          "compressed");
+                          "--level needs --compression lz4 or zstd, whose level it is: "
+                          "--compression is none");
   int min, max;
   xchg_block_codec_levels(codec, &min, &max);
   if (level >= min && level <= max) return -1;
