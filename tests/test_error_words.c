@@ -629,6 +629,34 @@ static void check_stated_codec_none(void) {
   }
 }
 
+/* --input-codec naming another codec than the input's (or plain IPC):
+ * the codec's error is kept, and the message says what the first bytes
+ * are and that detection would read them, from a file and from a pipe. */
+static void check_stated_codec_other(void) {
+  static const struct {
+    const char *outer, *stated, *seen;
+  } cases[] = {{"lz4-java", "snappy-java", "lz4-java's framing"},
+               {"zstd", "lz4-frame", "zstd's framing"},
+               {"none", "zstd", "Arrow IPC"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *path = path_of(cases[i].outer), phrase[256];
+    tu_cli_result g = run("gen broadcast '%s' --rows 100 --outer %s -f", path, cases[i].outer);
+    TU_CHECK(g.exit_code == 0, "gen --outer %s: %s", cases[i].outer, g.err);
+    tu_cli_result_free(&g);
+    snprintf(phrase, sizeof phrase,
+             "(its first bytes are %s, not --input-codec %s: leave --input-codec out to detect it)",
+             cases[i].seen, cases[i].stated);
+    const char *const want[] = {phrase, NULL};
+    expect_cli(1, want, NULL, "cat '%s' --input-codec %s", path, cases[i].stated);
+    expect_cli(1, want, NULL, "convert - /dev/null --input-codec %s < '%s'", cases[i].stated, path);
+    tu_cli_result r = tu_cli_piped_runf(cli, path, "inspect - --input-codec %s", cases[i].stated);
+    TU_CHECK(r.exit_code == 1 && strstr(r.err, phrase) != NULL,
+             "inspect - --input-codec %s of %s through a pipe: exit %d: %.500s", cases[i].stated,
+             cases[i].outer, r.exit_code, r.err);
+    tu_cli_result_free(&r);
+  }
+}
+
 /* ---- skippable frames alone ------------------------------------------------------- */
 
 /* An input of skippable frames (LZ4's and zstd's, no data) and nothing
@@ -994,6 +1022,7 @@ int main(int argc, char **argv) {
       {"lz4_words", check_lz4_words},
       {"other_formats", check_other_formats},
       {"stated_codec_none", check_stated_codec_none},
+      {"stated_codec_other", check_stated_codec_other},
       {"skippable_only", check_skippable_only},
       {"block_columns", check_block_columns},
       {"column_position", column_position},

@@ -111,6 +111,10 @@ typedef struct xc_input {
   const xc_stream_check *check; /* NULL, or asked of every IPC stream */
   int64_t skippable_frames;     /* > 0: the input is that many skippable frames alone */
   uint64_t skippable_bytes;     /* their size */
+  /* A codec stated by --input-codec for an input whose first bytes are
+   * another codec's framing (its name) or Arrow IPC ("Arrow IPC"), named
+   * if the codec fails at once; else NULL. */
+  const char *first_bytes;
 } xc_input;
 
 /* Opens path with codec (XCHG_STREAM_AUTO: detected from the magic bytes,

@@ -112,6 +112,60 @@ static xchg_status spool_schemaless_file(const char *path, xchg_stream_codec cod
   return st == XCHG_OK && yes ? xc_stdin_spool(err) : st;
 }
 
+/* Whether bytes begin an IPC stream or file (the input's first ones, or
+ * those after an IPC stream's end): the continuation marker of a message,
+ * or the IPC file format's magic. */
+static bool begins_ipc(const uint8_t *p, size_t n) {
+  static const uint8_t continuation[4] = {0xFF, 0xFF, 0xFF, 0xFF}; /* IPC_CONTINUATION */
+  return (n >= 4 && memcmp(p, continuation, 4) == 0) ||
+         (n >= IPC_MAGIC_SIZE && memcmp(p, IPC_MAGIC, IPC_MAGIC_SIZE) == 0);
+}
+
+/* Bytes of piped standard input looked at for what they begin with: a
+ * codec's magic or IPC's marker, all within them. */
+#define FIRST_BYTES_PEEK 16
+
+/* in->first_bytes, for a stated codec (not auto, not none): what the
+ * input's first bytes are when not that codec's framing, from a mapped
+ * file (src) or piped standard input (src NULL: looked at before it is
+ * opened, as find_skippable_frames does), so that a file and the same
+ * bytes through a pipe fail in the same words. */
+static xchg_status find_first_bytes(xc_input *in, const char *path, xchg_source *src,
+                                    xchg_stream_codec stated, xchg_error *err) {
+  if (stated == XCHG_STREAM_AUTO || stated == XCHG_STREAM_NONE) return XCHG_OK;
+  const uint8_t *p = NULL;
+  size_t n = 0;
+  xchg_buf *memory = src != NULL ? xchg_source_memory(src) : NULL;
+  if (memory != NULL) {
+    p = xchg_buf_data(memory);
+    n = xchg_buf_size(memory);
+  } else if (src == NULL && xc_is_piped(path)) {
+    xchg_status st = xc_stdin_peek(FIRST_BYTES_PEEK, &p, &n, err);
+    if (st != XCHG_OK) return st;
+  }
+  xchg_stream_codec seen = p != NULL ? xchg_stream_codec_detect(p, n) : stated;
+  if (seen != XCHG_STREAM_NONE && seen != stated)
+    in->first_bytes = xchg_stream_codec_name(seen);
+  else if (seen == XCHG_STREAM_NONE && begins_ipc(p, n))
+    in->first_bytes = "Arrow IPC";
+  xchg_buf_unref(memory);
+  return XCHG_OK;
+}
+
+/* The stated codec failed on the first bytes, which find_first_bytes
+ * recognised as something else: the fix is the option, which the codec's
+ * own message cannot name. */
+static xchg_status name_first_bytes(const xc_input *in, xchg_status st, xchg_error *err) {
+  char codec_error[sizeof err->message];
+  snprintf(codec_error, sizeof codec_error, "%s", err->message);
+  return xchg_errorf(err, st,
+                     "%s (its first bytes are %s%s, not --input-codec %s: leave --input-codec out "
+                     "to detect it)",
+                     codec_error, in->first_bytes,
+                     strcmp(in->first_bytes, "Arrow IPC") != 0 ? "'s framing" : "",
+                     xchg_stream_codec_name(in->codec));
+}
+
 /* An input of skippable frames alone (find_skippable_frames), which no
  * codec decodes to anything: said so, not "empty" nor any codec's. */
 static xchg_status skippable_only(const xc_input *in, xchg_error *err) {
@@ -195,8 +249,10 @@ xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec code
   xchg_source *src;
   xchg_status st = spool_schemaless_file(path, codec, err);
   if (st == XCHG_OK) st = find_skippable_frames(in, path, NULL, err);
+  if (st == XCHG_OK) st = find_first_bytes(in, path, NULL, codec, err);
   if (st == XCHG_OK) st = xc_open_source(path, &src, err);
   if (st == XCHG_OK) st = find_skippable_frames(in, path, src, err); /* mapped: never fails */
+  if (st == XCHG_OK) st = find_first_bytes(in, path, src, codec, err);
   if (st != XCHG_OK) return st;
   if (codec == XCHG_STREAM_AUTO) {
     /* A mapped file is looked at before choosing, so that plain IPC goes to
@@ -220,14 +276,6 @@ xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec code
   if ((st = xchg_istream_open(src, codec, &opts, &in->stream, err)) != XCHG_OK) return st;
   in->codec = xchg_istream_codec(in->stream);
   return XCHG_OK;
-}
-
-/* Whether bytes after an IPC stream's end begin another one: the
- * continuation marker of a message, or the IPC file format's magic. */
-static bool begins_ipc(const uint8_t *p, size_t n) {
-  static const uint8_t continuation[4] = {0xFF, 0xFF, 0xFF, 0xFF}; /* IPC_CONTINUATION */
-  return (n >= 4 && memcmp(p, continuation, 4) == 0) ||
-         (n >= IPC_MAGIC_SIZE && memcmp(p, IPC_MAGIC, IPC_MAGIC_SIZE) == 0);
 }
 
 /* Whether the n bytes at p, the first of what follows an IPC stream as far
@@ -374,9 +422,9 @@ xchg_status xc_input_next(xc_input *in, const xchg_ipc_read_options *opts, xchg_
   st = xchg_ipc_reader_open(src, opts, out, err); /* takes src, even on failure */
   /* Decoded, they are no bytes at all, which the reader calls an empty
    * input: what the input holds is said instead. */
-  if (st == XCHG_EFORMAT && in->streams == 1 && in->skippable_frames > 0 && in->stream != NULL &&
-      xchg_istream_position(in->stream) == 0)
-    st = skippable_only(in, err);
+  bool at_start = in->streams == 1 && in->stream != NULL && xchg_istream_position(in->stream) == 0;
+  if (st == XCHG_EFORMAT && at_start && in->skippable_frames > 0) st = skippable_only(in, err);
+  if (st != XCHG_OK && at_start && in->first_bytes != NULL) st = name_first_bytes(in, st, err);
   if (st == XCHG_OK && in->one_schema) st = check_schema(in, *out, err);
   if (st == XCHG_OK && in->check != NULL)
     st = in->check->fn(in->check->ctx, *out, in->streams, err);
