@@ -29,6 +29,11 @@
  *  - a batch decoder's stream payload cut before its end-of-stream marker
  *    (or inside it): XCHG_EIO, "the stream is cut short: ...", as the
  *    reader says it, never "(truncated?)";
+ *  - each stream codec (lz4-java, snappy-java, snappy framed, zstd, LZ4
+ *    frames) cut inside its header, inside its data and (lz4-java) before
+ *    its end block: its frame, block, chunk or header and where it starts
+ *    "is cut short: the input ends at byte N", as the IPC reader says a
+ *    cut, with what else the codec knows, never "truncated";
  *  - LZ4 frame errors in words, never LZ4F's identifiers (ERROR_...):
  *    bytes after the last frame of an lz4-frame input, a damaged block of
  *    an LZ4-compressed IPC body, a damaged frame header;
@@ -483,6 +488,53 @@ static void check_payload_cuts(void) {
   }
   xchg_batch_decoder_free(dec);
   free(stream.data);
+}
+
+/* ---- stream codecs cut short ------------------------------------------------------- */
+
+/* `xchg cat` of the gold stream in `codec`, cut to `cut` bytes: the
+ * codec's piece `what` "is cut short: the input ends at byte <cut>" (then
+ * `more`, when not NULL), in the IPC reader's words, never "truncated". */
+static void expect_codec_cut(xchg_stream_codec codec, const tu_bytes *enc, size_t cut,
+                             const char *what, const char *more) {
+  char *path = path_of("cut.codec"), want[256];
+  if (!write_bytes(path, enc->data, cut)) return;
+  snprintf(want, sizeof want, "%s is cut short: the input ends at byte %zu", what, cut);
+  expect_cli(1, (const char *const[]){want, more, NULL}, (const char *const[]){"truncated", NULL},
+             "cat --input-codec %s '%s'", xchg_stream_codec_name(codec), path);
+}
+
+/* Each stream codec cut inside its header (3 bytes in), inside its data
+ * (half-way) and, for lz4-java, right before its end block. */
+static void check_codec_cuts(void) {
+  static const struct {
+    xchg_stream_codec codec;
+    const char *header, *data, *data_more;
+  } codecs[] = {
+      {XCHG_STREAM_LZ4_JAVA, "lz4-java block 0 at byte 0", "lz4-java block 0 at byte 0",
+       " compressed bytes its header announces"},
+      {XCHG_STREAM_SNAPPY_JAVA, "snappy-java stream header at byte 0",
+       "snappy-java chunk 0 at byte 16", " bytes its length announces"},
+      {XCHG_STREAM_SNAPPY_FRAMED, "snappy framed chunk 0 at byte 0",
+       "snappy framed chunk 1 at byte 10", " bytes its header announces"},
+      {XCHG_STREAM_ZSTD, "zstd frame 0 (starting at byte 0)", "zstd frame 0 (starting at byte 0)",
+       NULL},
+      {XCHG_STREAM_LZ4_FRAME, "lz4 frame 0 (starting at byte 0)",
+       "lz4 frame 0 (starting at byte 0)", NULL},
+  };
+  tu_bytes ipc = tu_read_bytes(gold_stream);
+  for (size_t i = 0; ipc.data != NULL && i < sizeof codecs / sizeof codecs[0]; i++) {
+    tu_bytes enc = {0};
+    if (!tu_append_encoded(&enc, codecs[i].codec, NULL, ipc.data, ipc.size)) continue;
+    expect_codec_cut(codecs[i].codec, &enc, 3, codecs[i].header, NULL);
+    expect_codec_cut(codecs[i].codec, &enc, enc.size / 2, codecs[i].data, codecs[i].data_more);
+    if (codecs[i].codec == XCHG_STREAM_LZ4_JAVA) /* 21 bytes: the end block's header alone */
+      expect_codec_cut(codecs[i].codec, &enc, enc.size - 21, "the lz4-java stream",
+                       "or the end block would begin: no end block");
+    free(enc.data);
+  }
+  TU_CHECK(ipc.data != NULL, "cannot read %s", gold_stream);
+  free(ipc.data);
 }
 
 /* ---- LZ4 frames -------------------------------------------------------------------- */
@@ -1019,6 +1071,7 @@ int main(int argc, char **argv) {
       {"eos_cut_allowed", check_eos_cut_allowed},
       {"stream_cuts", stream_cuts},
       {"payload_cuts", check_payload_cuts},
+      {"codec_cuts", check_codec_cuts},
       {"lz4_words", check_lz4_words},
       {"other_formats", check_other_formats},
       {"stated_codec_none", check_stated_codec_none},

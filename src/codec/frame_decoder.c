@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "codec/helpers.h"
+
 typedef struct frame_state {
   const frame_library *lib;
   void *ctx;
@@ -62,9 +64,7 @@ static xchg_status decode_some(xchg_istream *s, frame_state *st, uint8_t *dst, s
     *ended = 1;
   } else if (src_n == 0 && *dst_n == 0) {
     /* No input left and nothing more to flush: the frame was cut. */
-    return xchg_errorf(err, XCHG_EIO,
-                       "%s frame %lld (starting at byte %llu) is truncated: the input ends at "
-                       "byte %llu",
+    return xchg_errorf(err, XCHG_EIO, "%s frame %lld (starting at byte %llu)" CUT_SHORT_AT,
                        st->lib->name, (long long)st->frame_index,
                        (unsigned long long)st->frame_start,
                        (unsigned long long)stream_in_offset(s));

@@ -1,6 +1,6 @@
 /* helpers.h — the small helpers that more than one layer needs: a
  * monotonic clock, one bit of a bitmap, the FNV-1a hash, the magic of a
- * skippable frame.
+ * skippable frame, the words of an input cut short.
  *
  * One copy of each instead of one per file.  The header sits in codec/,
  * the lowest layer that uses one of them (the stream metrics time their
@@ -40,5 +40,12 @@ static inline uint64_t fnv1a(const void *data, size_t n, uint64_t h) {
 static inline int is_skippable_frame_magic(uint32_t magic) {
   return (magic & 0xFFFFFFF0u) == 0x184D2A50u;
 }
+
+/* The words of an input that ends inside a piece of it, as the IPC reader
+ * says them (src/ipc/reader.c): a format fragment that follows what was
+ * being read and where it starts ("lz4-java block 3 at byte 40"), takes
+ * the byte the input ends at (an unsigned long long), and leaves room for
+ * what each reader knows more (", 30 of its 80 bytes"). */
+#define CUT_SHORT_AT " is cut short: the input ends at byte %llu"
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/helpers.h"
 #include "codec/stream_hash.h"
 #include "codec/stream_registry.h"
 
@@ -73,6 +74,21 @@ static xchg_status check_header(const xchg_istream *s, const lz4java_state *st, 
   return XCHG_OK;
 }
 
+/* The input ends `avail` bytes (fewer than a header) into the next block,
+ * which a stream that is not cut short would have. */
+static xchg_status header_cut_short(const xchg_istream *s, const lz4java_state *st, size_t avail,
+                                    xchg_error *err) {
+  unsigned long long at = (unsigned long long)stream_in_offset(s);
+  if (avail == 0)
+    return xchg_errorf(err, XCHG_EIO,
+                       "the lz4-java stream" CUT_SHORT_AT
+                       ", where block %lld or the end block would begin: no end block",
+                       at, (long long)st->block_index);
+  return xchg_errorf(err, XCHG_EIO,
+                     "lz4-java block %lld at byte %llu" CUT_SHORT_AT ", inside its header",
+                     (long long)st->block_index, at, at + avail);
+}
+
 /* Reads the next block: a data block becomes the window; an end block is
  * consumed and leaves the window empty, as does a clean end of the input
  * (which reads nothing). */
@@ -87,10 +103,7 @@ static xchg_status read_block(xchg_istream *s, lz4java_state *st, xchg_error *er
    * ends where a header should start (even inside one) for the end.  Spark
    * writes the end block when it closes a stream, so strict costs nothing
    * and catches a stream cut at a block boundary. */
-  if (avail < HEADER_SIZE)
-    return xchg_errorf(err, XCHG_EIO, "lz4-java stream truncated: %s at byte %llu (block %lld)",
-                       avail == 0 ? "no end block" : "a block header is cut",
-                       (unsigned long long)stream_in_offset(s), (long long)st->block_index);
+  if (avail < HEADER_SIZE) return header_cut_short(s, st, avail, err);
   status = check_header(s, st, stream_in_ptr(s), err);
   if (status != XCHG_OK) return status;
   const uint8_t *h = stream_in_ptr(s);
@@ -107,10 +120,11 @@ static xchg_status read_block(xchg_istream *s, lz4java_state *st, xchg_error *er
   if (status != XCHG_OK) return status;
   if (stream_in_avail(s) < HEADER_SIZE + (size_t)clen)
     return xchg_errorf(err, XCHG_EIO,
-                       "lz4-java block %lld at byte %llu is truncated: %u compressed bytes "
-                       "announced, %zu present",
-                       (long long)st->block_index, (unsigned long long)block_at, clen,
-                       stream_in_avail(s) - HEADER_SIZE);
+                       "lz4-java block %lld at byte %llu" CUT_SHORT_AT
+                       ", %zu of the %u compressed bytes its header announces",
+                       (long long)st->block_index, (unsigned long long)block_at,
+                       (unsigned long long)(block_at + stream_in_avail(s)),
+                       stream_in_avail(s) - HEADER_SIZE, clen);
   const uint8_t *data = stream_in_ptr(s) + HEADER_SIZE;
   const uint8_t *window = data; /* a stored block is handed out in place */
   if (method == METHOD_LZ4) {

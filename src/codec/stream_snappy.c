@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/helpers.h"
 #include "codec/stream_hash.h"
 #include "codec/stream_registry.h"
 
@@ -73,7 +74,8 @@ static xchg_status read_java_header(xchg_istream *s, xchg_error *err) {
   if (st != XCHG_OK) return st;
   unsigned long long at = (unsigned long long)stream_in_offset(s);
   if (stream_in_avail(s) < JAVA_HEADER_SIZE)
-    return xchg_errorf(err, XCHG_EIO, "snappy-java stream header at byte %llu is truncated", at);
+    return xchg_errorf(err, XCHG_EIO, "snappy-java stream header at byte %llu" CUT_SHORT_AT, at,
+                       at + stream_in_avail(s));
   const uint8_t *h = stream_in_ptr(s);
   if (memcmp(h, java_magic, sizeof java_magic) != 0)
     return xchg_errorf(err, XCHG_EFORMAT, "snappy-java: no stream header at byte %llu", at);
@@ -101,8 +103,9 @@ static xchg_status snappyjava_refill(xchg_istream *s, void *state, xchg_error *e
     }
     uint64_t at = stream_in_offset(s);
     if (avail < 4)
-      return xchg_errorf(err, XCHG_EIO, "snappy-java chunk %lld at byte %llu: length is cut",
-                         (long long)ss->chunk_index, (unsigned long long)at);
+      return xchg_errorf(
+          err, XCHG_EIO, "snappy-java chunk %lld at byte %llu" CUT_SHORT_AT ", inside its length",
+          (long long)ss->chunk_index, (unsigned long long)at, (unsigned long long)(at + avail));
     uint32_t len = stream_be32(stream_in_ptr(s));
     if (len == 0 || len > INT32_MAX)
       return xchg_errorf(err, XCHG_EFORMAT, "snappy-java chunk %lld at byte %llu: bad length %u",
@@ -117,10 +120,11 @@ static xchg_status snappyjava_refill(xchg_istream *s, void *state, xchg_error *e
     if (st != XCHG_OK) return st;
     if (stream_in_avail(s) < 4 + (size_t)len)
       return xchg_errorf(err, XCHG_EIO,
-                         "snappy-java chunk %lld at byte %llu is truncated: %u bytes announced, "
-                         "%zu present",
-                         (long long)ss->chunk_index, (unsigned long long)at, len,
-                         stream_in_avail(s) - 4);
+                         "snappy-java chunk %lld at byte %llu" CUT_SHORT_AT
+                         ", %zu of the %u bytes its length announces",
+                         (long long)ss->chunk_index, (unsigned long long)at,
+                         (unsigned long long)(at + stream_in_avail(s)), stream_in_avail(s) - 4,
+                         len);
     size_t ulen = 0;
     uint8_t *out;
     st = uncompress_block(s, "snappy-java", ss->chunk_index, at, stream_in_ptr(s) + 4, len,
@@ -161,8 +165,9 @@ static xchg_status snappyframed_refill(xchg_istream *s, void *state, xchg_error 
     uint64_t at = stream_in_offset(s);
     long long chunk = (long long)ss->chunk_index;
     if (avail < 4)
-      return xchg_errorf(err, XCHG_EIO, "snappy framed chunk %lld at byte %llu: header is cut",
-                         chunk, (unsigned long long)at);
+      return xchg_errorf(err, XCHG_EIO,
+                         "snappy framed chunk %lld at byte %llu" CUT_SHORT_AT ", inside its header",
+                         chunk, (unsigned long long)at, (unsigned long long)(at + avail));
     const uint8_t *p = stream_in_ptr(s);
     unsigned type = p[0];
     size_t len = (size_t)p[1] | (size_t)p[2] << 8 | (size_t)p[3] << 16;
@@ -170,9 +175,11 @@ static xchg_status snappyframed_refill(xchg_istream *s, void *state, xchg_error 
     if (st != XCHG_OK) return st;
     if (stream_in_avail(s) < 4 + len)
       return xchg_errorf(err, XCHG_EIO,
-                         "snappy framed chunk %lld at byte %llu is truncated: %zu bytes announced, "
-                         "%zu present",
-                         chunk, (unsigned long long)at, len, stream_in_avail(s) - 4);
+                         "snappy framed chunk %lld at byte %llu" CUT_SHORT_AT
+                         ", %zu of the %zu bytes its header announces",
+                         chunk, (unsigned long long)at,
+                         (unsigned long long)(at + stream_in_avail(s)), stream_in_avail(s) - 4,
+                         len);
     p = stream_in_ptr(s);
     if (!ss->in_stream && type != 0xff)
       return xchg_errorf(err, XCHG_EFORMAT,
