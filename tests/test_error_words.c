@@ -47,6 +47,11 @@
  *    pipe; an empty input is still "the input is empty";
  *  - Comet blocks of 3 columns after one of 30: "3 columns in this block,
  *    30 in the first block", from the file and through a pipe;
+ *  - Comet blocks cut short, in the shuffle reader (in a block's header,
+ *    in its data) and block by block (at a frame's end, before the
+ *    block's): "its header is cut short: ..." or "the block is cut short:
+ *    the input ends at byte N, ..." with the hint "(or the block's length
+ *    is wrong)", never "truncated";
  *  - `cat --columns '#9'` on three columns: the position is out of range,
  *    and the positions there are;
  *  - XCHG_THREADS that is no thread count (abc, -1, 4x, 99999, and a
@@ -782,6 +787,50 @@ static void check_block_columns(void) {
   free(second.data);
 }
 
+/* `xchg cat` of Comet blocks `blocks` cut to `cut` bytes: XCHG_EIO in
+ * the words of a cut, `want`, never "truncated". */
+static void expect_blocks_cut(const tu_bytes *blocks, size_t cut, const char *want) {
+  char *path = path_of("cut.comet");
+  if (write_bytes(path, blocks->data, cut))
+    expect_cli(1, (const char *const[]){want, NULL}, (const char *const[]){"truncated", NULL},
+               "cat '%s'", path);
+}
+
+/* Comet blocks cut short: two blocks that state their field count (read
+ * by the shuffle reader) cut inside the second one's header and inside
+ * its data; one that states none (read block by block) whose length
+ * passes the input's end by 5 bytes, where its frame ends. */
+static void check_comet_cuts(void) {
+  tu_bytes ipc = tu_read_bytes(gold_stream), two = {0}, one = {0};
+  if (!TU_CHECK(ipc.data != NULL, "cannot read %s", gold_stream) ||
+      !tu_append_comet_block(&two, ipc.data, ipc.size, XCHG_STREAM_LZ4_FRAME, 30) ||
+      !tu_append_comet_block(&two, ipc.data, ipc.size, XCHG_STREAM_LZ4_FRAME, 30) ||
+      !tu_append_comet_block(&one, ipc.data, ipc.size, XCHG_STREAM_LZ4_FRAME, 0)) {
+    free(ipc.data);
+    free(two.data);
+    return;
+  }
+  size_t second = two.size / 2, len = one.size - 8;
+  char want[256];
+  snprintf(want, sizeof want,
+           "its header is cut short: the input ends at byte %zu, 10 of its 20 bytes", second + 10);
+  expect_blocks_cut(&two, second + 10, want);
+  snprintf(want, sizeof want,
+           "the block is cut short: the input ends at byte %zu, 92 bytes after its length, which "
+           "states %zu (or the block's length is wrong)",
+           second + 100, len);
+  expect_blocks_cut(&two, second + 100, want);
+  for (int k = 0; k < 8; k++) one.data[k] = (uint8_t)((len + 5) >> (8 * k));
+  snprintf(want, sizeof want,
+           "comet block 0 at byte 0: the block is cut short: the input ends at byte %zu, before "
+           "its end at byte %zu (or the block's length is wrong)",
+           one.size, one.size + 5);
+  expect_blocks_cut(&one, one.size, want);
+  free(ipc.data);
+  free(two.data);
+  free(one.data);
+}
+
 /* ---- options ----------------------------------------------------------------------- */
 
 static void check_column_position(const char *gold_root) {
@@ -1078,6 +1127,7 @@ int main(int argc, char **argv) {
       {"stated_codec_other", check_stated_codec_other},
       {"skippable_only", check_skippable_only},
       {"block_columns", check_block_columns},
+      {"comet_cuts", check_comet_cuts},
       {"column_position", column_position},
       {"threads_env", check_threads_env},
       {"count_options", check_count_options},

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/helpers.h"
 #include "codec/stream_registry.h"
 
 #define BLOCK_HEADER_SIZE 20
@@ -66,7 +67,10 @@ static xchg_status start_block(xchg_istream *s, comet_state *cs, xchg_error *err
   uint64_t at = stream_in_offset(s);
   if (avail == 0) return XCHG_OK;
   if (avail < BLOCK_HEADER_SIZE)
-    return in_block(s, cs, at, xchg_errorf(err, XCHG_EIO, "header is cut (%zu bytes)", avail), err);
+    return in_block(s, cs, at,
+                    xchg_errorf(err, XCHG_EIO, "its header" CUT_SHORT_AT ", %zu of its %d bytes",
+                                (unsigned long long)(at + avail), avail, BLOCK_HEADER_SIZE),
+                    err);
   const uint8_t *h = stream_in_ptr(s);
   uint64_t len = stream_le64(h);
   const stream_decoder_ops *inner = decoder_of_tag(h + 16);
@@ -110,8 +114,10 @@ static xchg_status comet_refill(xchg_istream *s, void *state, xchg_error *err) {
     if (stream_in_offset(s) != cs->block_end)
       return in_block(
           s, cs, cs->block_start,
-          xchg_errorf(err, XCHG_EIO, "truncated: it ends at byte %llu, the input at byte %llu",
-                      (unsigned long long)cs->block_end, (unsigned long long)stream_in_offset(s)),
+          xchg_errorf(err, XCHG_EIO,
+                      "the block" CUT_SHORT_AT
+                      ", before its end at byte %llu (or the block's length is wrong)",
+                      (unsigned long long)stream_in_offset(s), (unsigned long long)cs->block_end),
           err);
     cs->in_block = 0;
     cs->block_index++;

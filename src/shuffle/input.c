@@ -399,10 +399,11 @@ void shuffle_prefetch_ahead(const uint8_t *data, size_t size, size_t *prefetched
 }
 
 /* A block whose header states `len` bytes where only `follow` follow its
- * length field: the source is cut short (or the length is wrong); one that
- * states more than max_batch_bytes was not read (fill_comet), and says so
- * whatever followed. */
-static xchg_status overrun_error(const shuffle_input *in, uint64_t len, size_t follow,
+ * length field, the input ending at chunk byte `end`: the source is cut
+ * short (or the length is wrong); one that states more than
+ * max_batch_bytes was not read (fill_comet), and says so whatever
+ * followed. */
+static xchg_status overrun_error(const shuffle_input *in, uint64_t len, size_t follow, size_t end,
                                  xchg_error *err) {
   if (len > (uint64_t)in->opts->read.max_batch_bytes)
     return xchg_errorf(err, XCHG_ELIMIT,
@@ -410,9 +411,10 @@ static xchg_status overrun_error(const shuffle_input *in, uint64_t len, size_t f
                        "most of a block read into memory",
                        (unsigned long long)len, (long long)in->opts->read.max_batch_bytes);
   return xchg_errorf(err, XCHG_EIO,
-                     "its header states %llu bytes, but the input ends %zu bytes after its "
-                     "length (truncated, or a wrong length)",
-                     (unsigned long long)len, follow);
+                     "the block" CUT_SHORT_AT
+                     ", %zu bytes after its length, which states %llu (or the block's length "
+                     "is wrong)",
+                     (unsigned long long)in->chunk_base + end, follow, (unsigned long long)len);
 }
 
 /* Cuts the next group of Comet blocks off the chunk: stored blocks read in
@@ -464,7 +466,8 @@ static xchg_status cut_group(shuffle_input *in, unit *u, int *stored, xchg_error
   u->failed_at = u->n_blocks;
   if (overrun) { /* the group's last block: failed before anything reads it */
     u->failed_at = u->n_blocks - 1;
-    u->status = overrun_error(in, overrun, pos - u->blocks[u->failed_at].offset - 8, &u->error);
+    u->status =
+        overrun_error(in, overrun, pos - u->blocks[u->failed_at].offset - 8, pos, &u->error);
   }
   return XCHG_OK;
 }

@@ -799,10 +799,10 @@ public final class XchgShuffleReaderTest {
     byte[] ok = concat(good, 0, 3);
     Block b = good.get(3);
     String blockName = "block 3 (source 0, byte " + ok.length + ")";
-    // Truncated: the last block cut short by 5 bytes.
+    // The last block cut short by 5 bytes.
     byte[] cut = new byte[ok.length + b.bytes().length - 5];
     System.arraycopy(concat(good, 0, 4), 0, cut, 0, cut.length);
-    failsAt(cut, XchgException.Status.IO, blockName, "truncated");
+    failsAt(cut, XchgException.Status.IO, blockName, "the block is cut short: the input ends at byte ");
     // Wrong field count.
     byte[] four = frame(ZSTD, 4, compress(ZSTD, ipcStream(b.first(), b.rows())));
     failsAt(join(ok, four), XchgException.Status.FORMAT, blockName, "field count is 4");
