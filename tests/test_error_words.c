@@ -52,6 +52,11 @@
  *    block's): "its header is cut short: ..." or "the block is cut short:
  *    the input ends at byte N, ..." with the hint "(or the block's length
  *    is wrong)", never "truncated";
+ *  - a shuffle reader's IPC stream without its end-of-stream marker (the
+ *    second of two plain ones, one in a Comet block): "the stream is cut
+ *    short: the input ends at byte N, before message K, without the
+ *    end-of-stream marker", the Comet block's with "(or the block's length
+ *    is shorter than its stream)", never "(truncated?)";
  *  - `cat --columns '#9'` on three columns: the position is out of range,
  *    and the positions there are;
  *  - XCHG_THREADS that is no thread count (abc, -1, 4x, 99999, and a
@@ -81,6 +86,7 @@
 #include "support/sources.h"
 #include "support/testutil.h"
 #include "xchg/codec.h"
+#include "xchg/shuffle.h"
 #include "xchg/stream.h"
 #include "xchg/testing.h"
 #include "xchg/writer.h"
@@ -831,6 +837,57 @@ static void check_comet_cuts(void) {
   free(one.data);
 }
 
+/* The error of a shuffle reader over `data` (plain IPC streams or Comet
+ * blocks) read to its end, into err; its status. */
+static xchg_status shuffle_read_error(const tu_bytes *data, xchg_error *err) {
+  xchg_shuffle_reader *r = NULL;
+  xchg_status st = xchg_shuffle_reader_open(NULL, &r, err);
+  if (st == XCHG_OK)
+    st = xchg_shuffle_reader_add_source(r, tu_memory_source(data->data, data->size), err);
+  if (st == XCHG_OK) st = xchg_shuffle_reader_end_input(r, err);
+  for (struct ArrowArray a = {.release = NULL}; st == XCHG_OK;) {
+    st = xchg_shuffle_reader_next(r, &a, err);
+    if (a.release == NULL) break;
+    a.release(&a);
+  }
+  xchg_shuffle_reader_free(r);
+  return st;
+}
+
+/* A shuffle reader's IPC stream without its end-of-stream marker, the
+ * second of two plain ones and in a Comet block: XCHG_EIO, "the stream is
+ * cut short: the input ends at byte N, before message K, without the
+ * end-of-stream marker" as the IPC reader says it, the Comet block's with
+ * the hint that its length may be wrong instead; never "(truncated?)". */
+static void check_shuffle_cuts(void) {
+  tu_bytes ipc = tu_read_bytes(gold_stream), plain = {0}, comet = {0};
+  if (!TU_CHECK(ipc.data != NULL, "cannot read %s", gold_stream) ||
+      !tu_append_comet_block(&comet, ipc.data, ipc.size - 8, XCHG_STREAM_LZ4_FRAME, 30)) {
+    free(ipc.data);
+    return;
+  }
+  tu_bytes_append(&plain, ipc.data, ipc.size);
+  tu_bytes_append(&plain, ipc.data, ipc.size - 8);
+  char want[256];
+  int n = snprintf(want, sizeof want,
+                   "the stream is cut short: the input ends at byte %zu, before message 3, "
+                   "without the end-of-stream marker",
+                   ipc.size - 8);
+  for (int k = 0; k < 2; k++) {
+    if (k == 1)
+      snprintf(want + n, sizeof want - (size_t)n, "%s",
+               " (or the block's length is shorter than its stream)");
+    xchg_error err = {{0}};
+    xchg_status st = shuffle_read_error(k ? &comet : &plain, &err);
+    TU_CHECK(st == XCHG_EIO && strstr(err.message, want) && !strstr(err.message, "truncated"),
+             "a shuffle reader's %s without its end-of-stream marker: %s: %s (want \"%s\")",
+             k ? "Comet block" : "second IPC stream", xchg_status_name(st), err.message, want);
+  }
+  free(ipc.data);
+  free(plain.data);
+  free(comet.data);
+}
+
 /* ---- options ----------------------------------------------------------------------- */
 
 static void check_column_position(const char *gold_root) {
@@ -1128,6 +1185,7 @@ int main(int argc, char **argv) {
       {"skippable_only", check_skippable_only},
       {"block_columns", check_block_columns},
       {"comet_cuts", check_comet_cuts},
+      {"shuffle_cuts", check_shuffle_cuts},
       {"column_position", column_position},
       {"threads_env", check_threads_env},
       {"count_options", check_count_options},

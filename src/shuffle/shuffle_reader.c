@@ -417,18 +417,21 @@ static xchg_status take_batch(xchg_shuffle_reader *r, const ipc_message_view *m,
 
 /* ---- the steps ------------------------------------------------------------------- */
 
-/* The end of the block's bytes before its end-of-stream marker. */
+/* The end of the block's bytes before its end-of-stream marker: a cut, in
+ * the words of the IPC reader (reader.c, ends_before_message), bytes
+ * counted in the block's IPC stream.  A Comet block's length may be what
+ * is wrong instead, and the hint says so. */
 static xchg_status stream_cut(xchg_shuffle_reader *r, xchg_error *err) {
   block *b = &r->blk;
   if (r->opts.read.allow_missing_eos) return close_block(r, err);
   return in_block(r,
                   xchg_errorf(err, XCHG_EIO,
-                              "its IPC stream ends at byte %zu, before message "
-                              "%lld, without the end-of-stream marker (truncated%s?)",
+                              "the stream is cut short: the input ends at byte %zu, before "
+                              "message %lld, without the end-of-stream marker%s",
                               b->size, (long long)b->message,
-                              shuffle_input_unit(&r->in, 0)->comet ? ", or the block's length "
-                                                                     "shorter than its stream"
-                                                                   : ""),
+                              shuffle_input_unit(&r->in, 0)->comet
+                                  ? " (or the block's length is shorter than its stream)"
+                                  : ""),
                   err);
 }
 
