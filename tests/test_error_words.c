@@ -27,8 +27,9 @@
  *    footer, "the file is cut short: ..." in order; `xchg cat` of a stream
  *    without its marker, from the file and through a pipe, alike;
  *  - a batch decoder's stream payload cut before its end-of-stream marker
- *    (or inside it): XCHG_EIO, "the stream is cut short: ...", as the
- *    reader says it, never "(truncated?)";
+ *    (or inside it), or inside a message's framing, metadata or body, in
+ *    memory and in two chunks: XCHG_EIO, "the stream is cut short: ...",
+ *    as the reader says it, never "(truncated?)";
  *  - each stream codec (lz4-java, snappy-java, snappy framed, zstd, LZ4
  *    frames) cut inside its header, inside its data and (lz4-java) before
  *    its end block: its frame, block, chunk or header and where it starts
@@ -477,25 +478,37 @@ static void check_payload_cuts(void) {
     free(stream.data);
     return;
   }
-  const size_t cuts[] = {schema_end, stream.size - 8, stream.size - 7, stream.size - 4,
-                         stream.size - 1};
+  const size_t cuts[] = {schema_end,      stream.size - 8, stream.size - 7, stream.size - 4,
+                         stream.size - 1, schema_end + 4,  schema_end + 20, stream.size - 9};
   for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
-    char want[160] = "";
+    char want[160] = "the stream is cut short: ";
     if (i < 2)
       snprintf(want, sizeof want,
                "the stream is cut short: the input ends at byte %zu, before message %d, without "
                "the end-of-stream marker",
                cuts[i], i == 0 ? 1 : 3);
-    xchg_source *src = tu_memory_source(stream.data, cuts[i]);
-    struct ArrowArray a = {0};
-    xchg_status st = xchg_batch_decoder_decode(dec, src, 0, &a, &err);
-    TU_CHECK(st == XCHG_EIO && strstr(err.message, "truncated?") == NULL &&
-                 strstr(err.message, want) != NULL,
-             "%s cut to %zu bytes, a decoder's payload: %s: %s (want XCHG_EIO, \"%s\")",
-             gold_stream, cuts[i], xchg_status_name(st), st == XCHG_OK ? "decoded" : err.message,
-             want);
-    if (a.release) a.release(&a);
-    xchg_source_free(src);
+    else if (i > 4) /* inside message 1's framing, its metadata, message 2's body */
+      snprintf(want, sizeof want, "the stream is cut short: %smessage %d at byte ",
+               i == 5 ? "input ends inside the framing of " : "", i == 7 ? 2 : 1);
+    /* in memory, and in two chunks, which are read */
+    const xchg_chunk halves[] = {{stream.data, cuts[i] / 2},
+                                 {stream.data + cuts[i] / 2, cuts[i] - cuts[i] / 2}};
+    for (int chunks = 0; chunks < 2; chunks++) {
+      xchg_source *src = NULL;
+      if (!chunks)
+        src = tu_memory_source(stream.data, cuts[i]);
+      else if (xchg_source_from_chunks(halves, 2, NULL, NULL, &src, &err) != XCHG_OK)
+        TU_CHECK(false, "two chunks: %s", err.message);
+      struct ArrowArray a = {0};
+      xchg_status st = xchg_batch_decoder_decode(dec, src, 0, &a, &err);
+      TU_CHECK(st == XCHG_EIO && strstr(err.message, "truncated?") == NULL &&
+                   strstr(err.message, want) != NULL,
+               "%s cut to %zu bytes, a decoder's payload%s: %s: %s (want XCHG_EIO, \"%s\")",
+               gold_stream, cuts[i], chunks ? " in two chunks" : "", xchg_status_name(st),
+               st == XCHG_OK ? "decoded" : err.message, want);
+      if (a.release) a.release(&a);
+      xchg_source_free(src);
+    }
   }
   xchg_batch_decoder_free(dec);
   free(stream.data);

@@ -168,12 +168,26 @@ void xchg_batch_decoder_free(xchg_batch_decoder *dec) {
 static int64_t position(const payload *p) { return (int64_t)xchg_source_position(p->src); }
 static int64_t remaining(const payload *p) { return xchg_source_size(p->src) - position(p); }
 
+/* st of a check that the payload holds a message's framing, metadata or
+ * body (framing.h), which fails with XCHG_EIO only when the payload ends
+ * first: a cut, said as the IPC reader says it (reader.c,
+ * input_cut_short), which a source that fails to read is not. */
+static xchg_status cut_short(const payload *p, xchg_status st, xchg_error *err) {
+  if (st == XCHG_EIO)
+    xchg_error_prefix(err,
+                      p->is_stream ? "the stream is cut short: " : "the payload is cut short: ");
+  return st;
+}
+
 static xchg_status read_word(payload *p, uint8_t word[4], int64_t at, xchg_error *err) {
   size_t got;
   xchg_status st = xchg_source_read(p->src, word, 4, &got, err);
   if (st == XCHG_OK && got < 4)
-    st = xchg_errorf(err, XCHG_EIO, "input ends inside the framing of message %lld at byte %lld",
-                     (long long)p->message_index, (long long)at); /* as framing.c words it */
+    st = cut_short(
+        p,
+        xchg_errorf(err, XCHG_EIO, "input ends inside the framing of message %lld at byte %lld",
+                    (long long)p->message_index, (long long)at), /* as framing.c */
+        err);
   p->metadata_bytes += (int64_t)got;
   return st;
 }
@@ -194,7 +208,8 @@ static xchg_status read_prefix(payload *p, int32_t *length, int *end, xchg_error
     st = ipc_prefix_decode(prefix, p->message_index, at, p->dec->opts.max_metadata_bytes, length,
                            err);
   if (st == XCHG_OK)
-    st = ipc_metadata_check(*length, remaining(p), p->message_index, at, position(p), err);
+    st = cut_short(
+        p, ipc_metadata_check(*length, remaining(p), p->message_index, at, position(p), err), err);
   if (st == XCHG_OK && *length == 0) *end = END_MARKER;
   return st;
 }
@@ -209,9 +224,11 @@ static xchg_status view_message(payload *p, ipc_message *m, int *end, xchg_error
   if (p->ahead && m->offset == 0) { /* decoded when its lines were asked for */
     v = p->first_view;
   } else {
-    xchg_status st =
+    xchg_status st = cut_short(
+        p,
         ipc_message_view_decode(xchg_buf_data(p->memory) + m->offset, (size_t)remaining(p),
-                                m->index, m->offset, p->dec->opts.max_metadata_bytes, &v, err);
+                                m->index, m->offset, p->dec->opts.max_metadata_bytes, &v, err),
+        err);
     if (st != XCHG_OK) return st;
   }
   p->metadata_bytes += v.eos ? v.size : v.body_offset;
@@ -243,7 +260,7 @@ static xchg_status read_message(payload *p, ipc_message *m, int *end, xchg_error
   }
   p->metadata_bytes += length;
   m->body_offset = position(p);
-  return ipc_message_decode(m, remaining(p), err);
+  return cut_short(p, ipc_message_decode(m, remaining(p), err), err);
 }
 
 /* The body, in memory (within the payload's, which the arrays then keep)
@@ -365,10 +382,12 @@ static xchg_status plan_payload(payload *p, xchg_error *err) {
    * boundary would pass for a shorter stream: a known cut, worded as the
    * reader words it (reader.c, ends_before_message). */
   if (p->is_stream && end == END_OF_DATA && !p->dec->opts.allow_missing_eos)
-    return xchg_errorf(err, XCHG_EIO,
-                       "the stream is cut short: the input ends at byte %lld, before message "
-                       "%lld, without the end-of-stream marker",
-                       (long long)position(p), (long long)p->message_index);
+    return cut_short(p,
+                     xchg_errorf(err, XCHG_EIO,
+                                 "the input ends at byte %lld, before message %lld, without the "
+                                 "end-of-stream marker",
+                                 (long long)position(p), (long long)p->message_index),
+                     err);
   if (end == END_MARKER && remaining(p) > 0)
     return xchg_errorf(err, XCHG_EFORMAT,
                        "%lld bytes follow the end-of-stream marker, from byte "
