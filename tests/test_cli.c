@@ -275,6 +275,9 @@ static void check_inspect(const char *ipc, json_t *gold) {
   } else if (ok && strstr(r.out, batches) == NULL) {
     ok = false;
     snprintf(msg, sizeof msg, "no \"%s\" in the summary", batches + 1);
+  } else if (ok && strstr(r.out, "\nIPC ") != NULL) { /* one stream, no codec: not numbered */
+    ok = false;
+    snprintf(msg, sizeof msg, "a header line for its only IPC stream: %.300s", r.out);
   }
   TU_CHECK(ok, "%s: %s", what, msg);
   run_result_free(&r);

@@ -949,8 +949,9 @@ static int occurrences(const char *s, const char *text) {
  * file of IPC blocks) sums them up as the shuffle reader reads them, as it
  * does Comet blocks: count, body compression, rows, wire bytes, batches;
  * the streams after the first are shown only with --streams, in text and
- * JSON.  Streams of two schemas are all shown, the blocks line saying
- * why they are not one table. */
+ * JSON; the first one's header line is there either way ("IPC stream 1
+ * at byte 0"), as the others' are.  Streams of two schemas are all shown,
+ * the blocks line saying why they are not one table. */
 static void check_inspect_ipc_streams(void) {
   static const char *const codecs[] = {"none", "lz4", "zstd"};
   TMP_PATH(in, "in.ipc");
@@ -968,6 +969,7 @@ static void check_inspect_ipc_streams(void) {
                         "target 8192 rows (convert keeps their batches unless "
                         "--batch-rows is given)\n") &&
                  occurrences(r.out, "\nschema: ") == 1 &&
+                 strstr(r.out, "\nIPC stream 1 at byte 0\nformat: Arrow IPC stream\n") &&
                  strstr(r.out, "\nIPC streams 2 to 157, of the first one's schema: not shown") &&
                  !strstr(r.out, "IPC stream 2 at byte"),
              "inspect of %s IPC streams: exit %d: %.2000s%s", codecs[i], r.exit_code, r.out, r.err);
@@ -978,6 +980,7 @@ static void check_inspect_ipc_streams(void) {
     expect_same_rows(in, kept, 10000, 157);
     r = run("inspect --streams '%s'", in);
     TU_CHECK(r.exit_code == 0 && strstr(r.out, want) && occurrences(r.out, "\nschema: ") == 157 &&
+                 strstr(r.out, "\nIPC stream 1 at byte 0\nformat: Arrow IPC stream\n") &&
                  strstr(r.out, "\nIPC stream 2 at byte ") &&
                  strstr(r.out, "\nIPC stream 157 at byte "),
              "inspect --streams of %s IPC streams: exit %d, %d schemas: %s", codecs[i], r.exit_code,

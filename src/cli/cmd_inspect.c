@@ -16,6 +16,9 @@ static const char inspect_help[] =
     "       xchg inspect --rows FILE|- [--head N] [--input-codec C]\n\n"
     "Shows what an Arrow IPC file or stream holds ('-' reads standard input):\n"
     "  - the stream codec around it, if any, and for each IPC stream inside:\n"
+    "  - where it begins, when there is a codec or more than one IPC stream\n"
+    "    (\"IPC stream 2 at byte 4096\", the first one too; \"at decoded\n"
+    "    byte\" inside a codec);\n"
     "  - the format (IPC file or stream, detected from the first bytes);\n"
     "  - a summary: record batches, rows, dictionary batches, metadata and\n"
     "    body bytes;\n"
@@ -360,17 +363,17 @@ static void print_columns(xs *out, const stream_stats *t, const struct ArrowSche
   }
 }
 
-static void print_stream_text(xs *out, const xc_input *in, xchg_ipc_reader *reader,
+/* The stream's header line goes to head ("IPC stream 2 at byte 4096"),
+ * the rest to out (see add_first_stream). */
+static void print_stream_text(xs *head, xs *out, const xc_input *in, xchg_ipc_reader *reader,
                               const struct ArrowSchema *schema, inspect_ctx *c, bool complete) {
-  if (in->codec != XCHG_STREAM_NONE || in->streams > 1) {
-    xs_printf(out, "IPC %s %lld at %sbyte %llu",
-              xchg_ipc_reader_format(reader) == XCHG_IPC_FILE ? "file" : "stream",
-              (long long)in->streams, in->codec != XCHG_STREAM_NONE ? "decoded " : "",
-              (unsigned long long)in->stream_start);
-    if (in->codec == XCHG_STREAM_COMET)
-      xs_printf(out, " (Comet block, field count %lld)", (long long)xc_input_comet_field_count(in));
-    xs_putc(out, '\n');
-  }
+  xs_printf(head, "IPC %s %lld at %sbyte %llu",
+            xchg_ipc_reader_format(reader) == XCHG_IPC_FILE ? "file" : "stream",
+            (long long)in->streams, in->codec != XCHG_STREAM_NONE ? "decoded " : "",
+            (unsigned long long)in->stream_start);
+  if (in->codec == XCHG_STREAM_COMET)
+    xs_printf(head, " (Comet block, field count %lld)", (long long)xc_input_comet_field_count(in));
+  xs_putc(head, '\n');
   print_format(out, reader);
   xs_puts(out, complete ? "summary: " : "summary (up to the error): ");
   print_counts(out, &c->stats);
@@ -474,11 +477,12 @@ typedef struct input_stats {
   int64_t files;       /* those of them in the IPC file format */
 } input_stats;
 
-/* Reads the next IPC stream of the input, then shows it, summary first;
- * *at_end when there is none.  A stream that fails part way is shown as
- * far as it was read, before the error. */
-static xchg_status inspect_stream(xc_input *in, const inspect_opts *opt, xs *out, input_stats *all,
-                                  bool *at_end, xchg_error *err) {
+/* Reads the next IPC stream of the input, then shows it, summary first
+ * (its header line in head, in text); *at_end when there is none.  A
+ * stream that fails part way is shown as far as it was read, before the
+ * error. */
+static xchg_status inspect_stream(xc_input *in, const inspect_opts *opt, xs *head, xs *out,
+                                  input_stats *all, bool *at_end, xchg_error *err) {
   inspect_ctx c = {.opt = opt, .stats = {.codec = -1}};
   xs_init(&c.held, NULL);
   xchg_ipc_read_options ropts;
@@ -495,7 +499,7 @@ static xchg_status inspect_stream(xc_input *in, const inspect_opts *opt, xs *out
     if (opt->json)
       print_stream_json(out, in, reader, &schema, &c);
     else
-      print_stream_text(out, in, reader, &schema, &c, read == XCHG_OK);
+      print_stream_text(head, out, in, reader, &schema, &c, read == XCHG_OK);
     schema.release(&schema);
     add_totals(&all->sum, &c.stats);
     all->by_codec[c.stats.codec < 0 ? XCHG_BLOCK_NONE : c.stats.codec]++;
@@ -634,6 +638,16 @@ static xchg_status inspect_blocks(xs *out, const char *path, const xc_input *in,
   return XCHG_OK;
 }
 
+/* The first IPC stream, after its header line, which only the input's
+ * end tells to show, as the input is read stream by stream: a plain IPC
+ * stream alone needs none; one of several is numbered as the others are. */
+static void add_first_stream(xs *out, const xs *head, const xs *first, const xc_input *in) {
+  if (head->len > 0 && (in->codec != XCHG_STREAM_NONE || in->streams > 1))
+    xs_append(out, head->data, head->len);
+  if (first->len > 0) xs_append(out, first->data, first->len);
+  if (xs_failed(head) || xs_failed(first)) out->failed = true;
+}
+
 /* The IPC streams after the first of a file of blocks (thousands of tiny
  * ones, of one schema, as the shuffle reader checked) are shown only with
  * --streams. */
@@ -696,17 +710,23 @@ static int inspect(const char *path, xchg_stream_codec codec, const inspect_opts
     return xc_runtime_error(path, err.message);
   }
   /* Held until the whole input is read: a failure prints nothing but the
-   * error.  The streams after the first apart, for add_later_streams. */
-  xs out, later, tail;
+   * error.  The first stream and its header line apart, for
+   * add_first_stream; the streams after it, for add_later_streams. */
+  xs out, head, first, later, tail;
   xs_init(&out, NULL);
+  xs_init(&head, NULL);
+  xs_init(&first, NULL);
   xs_init(&later, NULL);
   xs_init(&tail, NULL);
   print_header(&out, path, &in, opt);
   input_stats all = {0};
   bool at_end = false;
   xchg_status st = XCHG_OK;
-  while (st == XCHG_OK && !at_end)
-    st = inspect_stream(&in, opt, in.streams == 0 ? &out : &later, &all, &at_end, &err);
+  while (st == XCHG_OK && !at_end) {
+    bool first_one = in.streams == 0;
+    st = inspect_stream(&in, opt, first_one ? &head : &later, first_one ? &first : &later, &all,
+                        &at_end, &err);
+  }
   bool summed = false;
   if (st == XCHG_OK && opt->json)
     print_input_totals_json(&tail, &in, &all.sum);
@@ -714,11 +734,14 @@ static int inspect(const char *path, xchg_stream_codec codec, const inspect_opts
     print_input_totals(&tail, &in, &all);
   if (st == XCHG_OK) st = inspect_blocks(&tail, path, &in, &all, opt, &summed, &err);
   if (st == XCHG_OK) {
+    add_first_stream(&out, &head, &first, &in);
     add_later_streams(&out, &later, &in, summed, opt);
     if (tail.len > 0) xs_append(&out, tail.data, tail.len);
     if (xs_failed(&later) || xs_failed(&tail)) out.failed = true;
   }
   if (st == XCHG_OK && opt->json) xs_puts(&out, "\n}\n");
+  xs_free(&head);
+  xs_free(&first);
   xs_free(&later);
   xs_free(&tail);
   int rc = xc_print_report(&out, st, path, &err);
