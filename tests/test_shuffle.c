@@ -1959,6 +1959,13 @@ static void check_damaged_bytes(void) {
 static void check_options(void) {
   xchg_shuffle_reader_options o;
   xchg_shuffle_reader_options_init(&o);
+  /* the defaults shuffle.h states: a read-ahead of a few coalesced batches
+   * of 50 columns, not the IPC reader's 8 MiB */
+  TU_CHECK(o.framing == XCHG_SHUFFLE_FRAMING_AUTO && o.target_rows == 8192 &&
+               o.target_bytes == (int64_t)64 << 20 && o.read.readahead_bytes == (int64_t)32 << 20,
+           "defaults: framing %d, target_rows %lld, target_bytes %lld, readahead_bytes %lld",
+           (int)o.framing, (long long)o.target_rows, (long long)o.target_bytes,
+           (long long)o.read.readahead_bytes);
   xchg_shuffle_reader *r;
   xchg_error err;
   char msg[MSG] = "";

@@ -163,7 +163,8 @@ typedef struct xchg_shuffle_reader_options {
   int64_t n_columns; /**< how many indices columns holds */
   /** Validation level, caps and allow_missing_eos as for xchg_ipc_reader
    * (xchg/ipc.h), initialised by xchg_ipc_read_options_init.  read.pool and
-   * read.readahead_bytes: see the top of this header; read.on_message and
+   * read.readahead_bytes (default 32 MiB here, room for a few coalesced
+   * batches ahead): see the top of this header; read.on_message and
    * read.task_bytes are not used here. */
   xchg_ipc_read_options read;
   /** Non-zero: sources may be added while reading, until

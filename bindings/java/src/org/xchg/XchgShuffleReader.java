@@ -173,7 +173,7 @@ public final class XchgShuffleReader implements AutoCloseable {
       return this;
     }
 
-    /** With a pool: about how many bytes of batches are built ahead (default 8 MiB). */
+    /** With a pool: about how many bytes of batches are built ahead (default 32 MiB). */
     public Options readaheadBytes(long bytes) {
       readaheadBytes = positive(bytes, "readaheadBytes");
       return this;
