@@ -713,7 +713,8 @@ static void check_stated_codec_other(void) {
     const char *outer, *stated, *seen;
   } cases[] = {{"lz4-java", "snappy-java", "lz4-java's framing"},
                {"zstd", "lz4-frame", "zstd's framing"},
-               {"none", "zstd", "Arrow IPC"}};
+               {"none", "zstd", "Arrow IPC"},
+               {"none", "comet", "Arrow IPC"}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *path = path_of(cases[i].outer), phrase[256];
     tu_cli_result g = run("gen broadcast '%s' --rows 100 --outer %s -f", path, cases[i].outer);

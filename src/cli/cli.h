@@ -117,6 +117,11 @@ typedef struct xc_input {
   const char *first_bytes;
 } xc_input;
 
+/* Whether bytes begin an IPC stream or file (the input's first ones, or
+ * those after an IPC stream's end): the continuation marker of a message,
+ * or the IPC file format's magic. */
+bool xc_begins_ipc(const uint8_t *p, size_t n);
+
 /* Opens path with codec (XCHG_STREAM_AUTO: detected from the magic bytes,
  * plain IPC when none matches).  one_schema: the input is one table (cat,
  * convert), so an IPC stream whose schema is not the first one's is an

@@ -112,10 +112,7 @@ static xchg_status spool_schemaless_file(const char *path, xchg_stream_codec cod
   return st == XCHG_OK && yes ? xc_stdin_spool(err) : st;
 }
 
-/* Whether bytes begin an IPC stream or file (the input's first ones, or
- * those after an IPC stream's end): the continuation marker of a message,
- * or the IPC file format's magic. */
-static bool begins_ipc(const uint8_t *p, size_t n) {
+bool xc_begins_ipc(const uint8_t *p, size_t n) {
   static const uint8_t continuation[4] = {0xFF, 0xFF, 0xFF, 0xFF}; /* IPC_CONTINUATION */
   return (n >= 4 && memcmp(p, continuation, 4) == 0) ||
          (n >= IPC_MAGIC_SIZE && memcmp(p, IPC_MAGIC, IPC_MAGIC_SIZE) == 0);
@@ -146,7 +143,7 @@ static xchg_status find_first_bytes(xc_input *in, const char *path, xchg_source 
   xchg_stream_codec seen = p != NULL ? xchg_stream_codec_detect(p, n) : stated;
   if (seen != XCHG_STREAM_NONE && seen != stated)
     in->first_bytes = xchg_stream_codec_name(seen);
-  else if (seen == XCHG_STREAM_NONE && begins_ipc(p, n))
+  else if (seen == XCHG_STREAM_NONE && xc_begins_ipc(p, n))
     in->first_bytes = "Arrow IPC";
   xchg_buf_unref(memory);
   return XCHG_OK;
@@ -354,7 +351,7 @@ static xchg_status next_in_memory(xc_input *in, xchg_source **src, xchg_error *e
   if (in->stream_end == UINT64_MAX || in->stream_end >= size) return XCHG_OK;
   const uint8_t *p = xchg_buf_data(in->memory) + in->stream_end;
   size_t n = size - (size_t)in->stream_end;
-  if (in->streams > 0 && !begins_ipc(p, n)) return not_a_stream(in, p, n, (int64_t)n, err);
+  if (in->streams > 0 && !xc_begins_ipc(p, n)) return not_a_stream(in, p, n, (int64_t)n, err);
   xchg_buf *rest = xchg_buf_slice(in->memory, (size_t)in->stream_end, n);
   xchg_status st = rest != NULL ? xchg_source_from_buf(rest, src, err)
                                 : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
@@ -414,6 +411,9 @@ xchg_status xc_input_next(xc_input *in, const xchg_ipc_read_options *opts, xchg_
   *out = NULL;
   xchg_source *src;
   xchg_status st = next_source(in, &src, err);
+  /* A Comet header is read before any stream: its failure is at the start */
+  if (st != XCHG_OK && in->streams == 0 && in->first_bytes != NULL)
+    return name_first_bytes(in, st, err);
   if (st != XCHG_OK || src == NULL) return st;
   in->stream_start =
       in->stream != NULL ? (uint64_t)xchg_istream_position(in->stream) : in->stream_end;

@@ -13,10 +13,12 @@
  * first block states its field count, as Comet writes it.  A field count
  * of 0 (xchg_stream_encode writes no count) would fail the shuffle
  * reader's check: those go block by block (xc_input_open), coalesced by
- * the writer. */
+ * the writer; and so does Arrow IPC named Comet, whose first bytes as a
+ * block's length would state gigabytes: read so, the error says what the
+ * bytes are (xc_input_next). */
 static bool begins_comet(const uint8_t *p, size_t size, xchg_stream_codec codec) {
   bool comet =
-      size >= COMET_HEADER_BYTES &&
+      size >= COMET_HEADER_BYTES && !xc_begins_ipc(p, size) &&
       (codec == XCHG_STREAM_COMET || xchg_stream_codec_detect(p, size) == XCHG_STREAM_COMET);
   uint64_t field_count = 0;
   for (int k = 15; comet && k >= 8; k--) field_count = field_count << 8 | p[k];
