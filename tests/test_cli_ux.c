@@ -441,6 +441,25 @@ static void write_one_row(const char *path) {
   write_named_columns(path, x, 1);
 }
 
+/* --columns: a column named "#0" is taken by its name, not as position 0;
+ * a name with a comma is reached by its position (--help says both). */
+static void check_position_names(void) {
+  static const char *const names[] = {"x", "a,b", "#0"};
+  char path[4200];
+  tmp_path(path, sizeof path, "position_names.stream");
+  write_named_columns(path, names, 3);
+  static const struct {
+    const char *columns, *want;
+  } cases[] = {{"#0", "{\"#0\":7}\n"}, {"#1", "{\"a,b\":7}\n"}};
+  for (int i = 0; i < 2; i++) {
+    tu_cli_result r = run("cat '%s' --columns '%s' --format json", path, cases[i].columns);
+    TU_CHECK(r.exit_code == 0 && strcmp(r.out, cases[i].want) == 0,
+             "--columns '%s' of x, \"a,b\", \"#0\": exit %d: %s%s", cases[i].columns, r.exit_code,
+             r.out, r.err);
+    tu_cli_result_free(&r);
+  }
+}
+
 /* Names that would read ambiguously in inspect's lines ("[0] NAME: type")
  * and in cat's list of columns (", " between names) are shown as JSON
  * strings; plain names as they are. */
@@ -1088,6 +1107,7 @@ int main(int argc, char **argv) {
       {"column_bytes", check_column_bytes},
       {"inspect_text", check_inspect_text},
       {"odd_names", check_odd_names},
+      {"position_names", check_position_names},
       {"inspect_json_messages", check_inspect_json_messages},
       {"flag_conflicts", check_flag_conflicts},
       {"option_forms", check_option_forms},
