@@ -68,14 +68,13 @@
 #include "gen/shape_shuffle.h"
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "bench.h"
 #include "handover.h"
 #include "stats.h"
 #include "touch.h"
 #include "xchg/stream.h"
 #include "xchg/xchg.h"
 
-#define MAX_RUNS 1000
-#define MAX_THREADS 256
 #define COMET_HEADER 20
 #define LZ4_BLOCK_ROOM ((size_t)64 << 10) /* the largest block of the generated LZ4 frames */
 #define SEED 42                           /* of the generated shape */
@@ -733,9 +732,9 @@ typedef struct limits {
   size_t memcpy_dst, codec_dst;
   size_t dst_size; /* of each dst: the larger of the two, and room for an LZ4 block more */
   int has_codec;
-  LZ4F_dctx *lz4[MAX_THREADS];
-  ZSTD_DCtx *zstd[MAX_THREADS];
-  uint8_t *dst[MAX_THREADS];
+  LZ4F_dctx *lz4[BENCH_MAX_THREADS];
+  ZSTD_DCtx *zstd[BENCH_MAX_THREADS];
+  uint8_t *dst[BENCH_MAX_THREADS];
   bench_handover *handover; /* handover_limit's groups, in batch buffers of memcpy_dst bytes */
 } limits;
 
@@ -944,7 +943,7 @@ static void run_limit_share(void *arg) {
 /* One timing of a limit on `threads` threads (the caller's among them),
  * from the moment all have started. */
 static int64_t limit_once(const input *in, limits *l, int codec, int threads, int *failed) {
-  limit_job jobs[MAX_THREADS];
+  limit_job jobs[BENCH_MAX_THREADS];
   for (int t = 0; t < threads; t++) jobs[t] = (limit_job){in, l, codec, t, threads, 0};
   int64_t ns = bench_time_parts(threads, run_limit_share, jobs, sizeof jobs[0]);
   for (int t = 0; t < threads; t++) *failed |= jobs[t].failed;
@@ -1039,7 +1038,7 @@ static void merge_consumer(consumer *c, const consumer *q) {
 /* One timing of split_limit on `threads` threads, the parts' consumers
  * merged into c; the caller reads the first part. */
 static int64_t split_once(const input *in, int threads, consumer *c, int *failed) {
-  split_part parts[MAX_THREADS];
+  split_part parts[BENCH_MAX_THREADS];
   int n = cut_parts(in, threads, c, parts);
   int64_t ns = bench_time_parts(n, read_part, parts, sizeof parts[0]);
   for (int k = 0; k < n; k++) {
@@ -1125,8 +1124,8 @@ static int run_mode(input *in, limits *l, const settings *set, int mode, int thr
 }
 
 /* Coalesced's speed-up on T threads over mode `limit`'s, run by run. */
-static bench_spread speedup_over(int64_t ns[][2][MAX_RUNS], int limit, int runs) {
-  static double r[MAX_RUNS];
+static bench_spread speedup_over(int64_t ns[][2][BENCH_MAX_RUNS], int limit, int runs) {
+  static double r[BENCH_MAX_RUNS];
   for (int i = 0; i < runs; i++)
     r[i] = ((double)ns[COALESCED][0][i] / (double)ns[COALESCED][1][i]) /
            ((double)ns[limit][0][i] / (double)ns[limit][1][i]);
@@ -1139,10 +1138,10 @@ static bench_spread speedup_over(int64_t ns[][2][MAX_RUNS], int limit, int runs)
  * not; and coalesced's over its limit's (codec_limit, or memcpy_limit
  * uncompressed, and then also handover_limit's), run by run too.  Before
  * ns is sorted. */
-static void paired_speedups(int64_t ns[][2][MAX_RUNS], const int *applies, int runs,
+static void paired_speedups(int64_t ns[][2][BENCH_MAX_RUNS], const int *applies, int runs,
                             bench_spread *speedup, bench_spread *vs_limit,
                             bench_spread *vs_handover, bench_spread *vs_split) {
-  static double r[MAX_RUNS];
+  static double r[BENCH_MAX_RUNS];
   for (int m = 0; m < N_MODES; m++) {
     if (!applies[m]) continue;
     for (int i = 0; i < runs; i++) r[i] = (double)ns[m][0][i] / (double)ns[m][1][i];
@@ -1166,7 +1165,7 @@ static int measure(input *in, const settings *set, xchg_pool *pool, result *resu
   }
   int flat = flat_schema(&in->schema);
   int applies[N_MODES] = {1, 1, flat, 1, flat, flat, l.has_codec};
-  static int64_t ns[N_MODES][2][MAX_RUNS];
+  static int64_t ns[N_MODES][2][BENCH_MAX_RUNS];
   int64_t batches[N_MODES][2];
   uint64_t checksum[N_MODES][2] = {{0}};
   for (int m = 0; m < N_MODES && rc == 0; m++) /* the warm-ups */
@@ -1595,11 +1594,12 @@ int xchg_bench_shuffle(int argc, char **argv) {
             xc_int_option("bench shuffle", "--target-rows", optarg, 1, INT32_MAX, &set.target_rows);
         break;
       case 't':
-        ok = xc_int_option("bench shuffle", "--threads", optarg, 1, MAX_THREADS, &v);
+        ok = xc_int_option("bench shuffle", "--threads", optarg, 1, BENCH_MAX_THREADS, &v);
         set.threads = (int)v;
         break;
       case 'k':
-        ok = xc_int_option("bench shuffle", "--runs", optarg, 1, MAX_RUNS, &v), set.runs = (int)v;
+        ok = xc_int_option("bench shuffle", "--runs", optarg, 1, BENCH_MAX_RUNS, &v),
+        set.runs = (int)v;
         break;
       case 'q': quick = 1; break;
       case 'j': set.json = 1; break;
