@@ -553,6 +553,23 @@ static void check_convert_file_dictionaries(void) {
   free(ipc.data);
 }
 
+/* Appends the apache-arrow streams names[0..n) (blocks.mjs writes each as
+ * NAME.stream in tmp) to out: as Comet blocks of field count `fields`
+ * compressed with inner, or as they are for fields -1. */
+static void append_streams(tu_bytes *out, const char *const *names, int n, xchg_stream_codec inner,
+                           int64_t fields) {
+  for (int k = 0; k < n; k++) {
+    TMP_PATH(stream, names[k]);
+    strcat(stream, ".stream");
+    tu_bytes ipc = tu_read_bytes(stream);
+    TU_CHECK(ipc.data != NULL, "cannot read %s", stream);
+    if (ipc.data != NULL && fields < 0) tu_bytes_append(out, ipc.data, ipc.size);
+    if (ipc.data != NULL && fields >= 0)
+      tu_append_comet_block(out, ipc.data, ipc.size, inner, fields);
+    free(ipc.data);
+  }
+}
+
 /* Blocks that Apache Arrow JS wrote (tests/interop/arrowjs/blocks.mjs): a
  * record batch of no rows, and dictionary batches that are deltas
  * (isDelta), between two record batches of a block and after a whole
@@ -570,22 +587,16 @@ static void check_cat_arrowjs_blocks(void) {
   TU_CHECK(tu_run("cd '%s' && node blocks.mjs '%s' > '%s'", js, tmp, list) == 0,
            "node blocks.mjs %s", tmp);
   char names[8][64];
+  const char *name_of[8];
   int n = 0;
   FILE *f = fopen(list, "r");
-  while (f && n < 8 && fscanf(f, "%63s", names[n]) == 1) n++;
+  for (; f && n < 8 && fscanf(f, "%63s", names[n]) == 1; n++) name_of[n] = names[n];
   if (f) fclose(f);
   TU_CHECK(n == 4, "blocks.mjs wrote %d blocks, not 4", n);
   static const xchg_stream_codec inner[] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ4_FRAME};
   for (int c = 0; c < 2; c++) {
     tu_bytes blocks = {0};
-    for (int k = 0; k < n; k++) {
-      TMP_PATH(stream, names[k]);
-      strcat(stream, ".stream");
-      tu_bytes ipc = tu_read_bytes(stream);
-      TU_CHECK(ipc.data != NULL, "cannot read %s", stream);
-      if (ipc.data) tu_append_comet_block(&blocks, ipc.data, ipc.size, inner[c], 2);
-      free(ipc.data);
-    }
+    append_streams(&blocks, name_of, n, inner[c], 2);
     TMP_PATH(path, "js.comet");
     TU_CHECK(tu_write_file(path, blocks.data, blocks.size) == 0, "cannot write %s", path);
     free(blocks.data);
@@ -627,16 +638,7 @@ static void check_cat_arrowjs_blocks(void) {
 static void expect_converted_batches(const char *const *names, int n, int64_t fields,
                                      const char *opts, const char *want) {
   tu_bytes in = {0};
-  for (int k = 0; k < n; k++) {
-    TMP_PATH(stream, names[k]);
-    strcat(stream, ".stream");
-    tu_bytes ipc = tu_read_bytes(stream);
-    TU_CHECK(ipc.data != NULL, "cannot read %s", stream);
-    if (ipc.data != NULL && fields < 0) tu_bytes_append(&in, ipc.data, ipc.size);
-    if (ipc.data != NULL && fields >= 0)
-      tu_append_comet_block(&in, ipc.data, ipc.size, XCHG_STREAM_NONE, fields);
-    free(ipc.data);
-  }
+  append_streams(&in, names, n, XCHG_STREAM_NONE, fields);
   TMP_PATH(path, "empty-other.in");
   TMP_PATH(out, "empty-other.arrow");
   TMP_PATH(list, "empty-other.txt");

@@ -118,6 +118,23 @@ bool xc_begins_ipc(const uint8_t *p, size_t n) {
          (n >= IPC_MAGIC_SIZE && memcmp(p, IPC_MAGIC, IPC_MAGIC_SIZE) == 0);
 }
 
+/* The input's bytes as far as they can be seen before it is read: all of
+ * a mapped file's (src; *memory holds them, to be let go), or the first
+ * `peek` of piped standard input (src NULL: looked at before it is
+ * opened, which hands them out again); none (*p NULL) otherwise. */
+static xchg_status seen_bytes(const char *path, xchg_source *src, size_t peek, const uint8_t **p,
+                              size_t *n, xchg_buf **memory, xchg_error *err) {
+  *p = NULL;
+  *n = 0;
+  *memory = src != NULL ? xchg_source_memory(src) : NULL;
+  if (*memory != NULL) {
+    *p = xchg_buf_data(*memory);
+    *n = xchg_buf_size(*memory);
+    return XCHG_OK;
+  }
+  return src == NULL && xc_is_piped(path) ? xc_stdin_peek(peek, p, n, err) : XCHG_OK;
+}
+
 /* Bytes of piped standard input looked at for what they begin with: a
  * codec's magic or IPC's marker, all within them. */
 #define FIRST_BYTES_PEEK 16
@@ -130,16 +147,11 @@ bool xc_begins_ipc(const uint8_t *p, size_t n) {
 static xchg_status find_first_bytes(xc_input *in, const char *path, xchg_source *src,
                                     xchg_stream_codec stated, xchg_error *err) {
   if (stated == XCHG_STREAM_AUTO || stated == XCHG_STREAM_NONE) return XCHG_OK;
-  const uint8_t *p = NULL;
-  size_t n = 0;
-  xchg_buf *memory = src != NULL ? xchg_source_memory(src) : NULL;
-  if (memory != NULL) {
-    p = xchg_buf_data(memory);
-    n = xchg_buf_size(memory);
-  } else if (src == NULL && xc_is_piped(path)) {
-    xchg_status st = xc_stdin_peek(FIRST_BYTES_PEEK, &p, &n, err);
-    if (st != XCHG_OK) return st;
-  }
+  const uint8_t *p;
+  size_t n;
+  xchg_buf *memory;
+  xchg_status st = seen_bytes(path, src, FIRST_BYTES_PEEK, &p, &n, &memory, err);
+  if (st != XCHG_OK) return st;
   xchg_stream_codec seen = p != NULL ? xchg_stream_codec_detect(p, n) : stated;
   if (seen != XCHG_STREAM_NONE && seen != stated)
     in->first_bytes = xchg_stream_codec_name(seen);
@@ -216,21 +228,17 @@ static int64_t skippable_frames_only(const uint8_t *p, size_t n) {
  * NULL: looked at before it is opened, which hands the bytes out). */
 static xchg_status find_skippable_frames(xc_input *in, const char *path, xchg_source *src,
                                          xchg_error *err) {
-  const uint8_t *p = NULL;
-  size_t n = 0;
-  xchg_buf *memory = src != NULL ? xchg_source_memory(src) : NULL;
-  if (memory != NULL) {
-    p = xchg_buf_data(memory);
-    n = xchg_buf_size(memory);
-  } else if (src == NULL && xc_is_piped(path)) {
-    /* Read ahead further only after a skippable frame's magic, so that a
-     * slow pipe of IPC is not waited for. */
-    xchg_status st = xc_stdin_peek(8, &p, &n, err);
-    if (st == XCHG_OK && n >= 4 && is_skippable_frame_magic(fb_load_u32(p)))
-      st = xc_stdin_peek(SKIPPABLE_PEEK, &p, &n, err);
-    if (st != XCHG_OK) return st;
-    if (n >= SKIPPABLE_PEEK) n = 0; /* more may follow: not seen whole */
-  }
+  const uint8_t *p;
+  size_t n;
+  xchg_buf *memory;
+  xchg_status st = seen_bytes(path, src, 8, &p, &n, &memory, err);
+  bool piped = st == XCHG_OK && memory == NULL && p != NULL;
+  /* Piped, read ahead further only after a skippable frame's magic, so
+   * that a slow pipe of IPC is not waited for. */
+  if (piped && n >= 4 && is_skippable_frame_magic(fb_load_u32(p)))
+    st = xc_stdin_peek(SKIPPABLE_PEEK, &p, &n, err);
+  if (st != XCHG_OK) return st;
+  if (piped && n >= SKIPPABLE_PEEK) n = 0; /* more may follow: not seen whole */
   if (p != NULL && (in->skippable_frames = skippable_frames_only(p, n)) > 0)
     in->skippable_bytes = n;
   xchg_buf_unref(memory);
