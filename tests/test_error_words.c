@@ -685,6 +685,27 @@ static void check_other_formats(void) {
   check_lz4_legacy();
 }
 
+/* inspect --rows of Arrow IPC (a stream, a file, IPC inside a stream codec,
+ * through a pipe) says what its first bytes are and that --rows is the
+ * fix; of length-prefixed rows cut inside a row, it does not. */
+static void check_rows_of_ipc(void) {
+  static const char *const words[] = {
+      "row 0: length", "(its first bytes are Arrow IPC: leave --rows out to inspect it)", NULL};
+  expect_cli(1, words, NULL, "inspect --rows '%s'", gold_stream);
+  expect_cli(1, words, NULL, "inspect --rows '%s'", gold_file);
+  expect_cli(1, words, NULL, "inspect --rows - < '%s'", gold_stream);
+  char *wrapped = path_of("broadcast.lz4-frame");
+  tu_cli_result g = run("gen broadcast '%s' --rows 100 --outer lz4-frame -f", wrapped);
+  TU_CHECK(g.exit_code == 0, "gen --outer lz4-frame: %s", g.err);
+  tu_cli_result_free(&g);
+  expect_cli(1, words, NULL, "inspect --rows '%s'", wrapped);
+  static const uint8_t cut_row[] = {5, 0, 0, 0, 'a', 'b'};
+  char *rows = path_of("cut.rows");
+  static const char *const not_ipc[] = {"Arrow IPC", NULL};
+  if (write_bytes(rows, cut_row, sizeof cut_row))
+    expect_cli(1, NULL, not_ipc, "inspect --rows '%s'", rows);
+}
+
 /* --input-codec none on a codec's stream: the option is what is wrong, and
  * the message says which codec would read it, from a file and from a pipe. */
 static void check_stated_codec_none(void) {
@@ -1194,6 +1215,7 @@ int main(int argc, char **argv) {
       {"codec_cuts", check_codec_cuts},
       {"lz4_words", check_lz4_words},
       {"other_formats", check_other_formats},
+      {"rows_of_ipc", check_rows_of_ipc},
       {"stated_codec_none", check_stated_codec_none},
       {"stated_codec_other", check_stated_codec_other},
       {"skippable_only", check_skippable_only},

@@ -1,6 +1,7 @@
 /* cmd_inspect_rows.c — `xchg inspect --rows`: a stream of length-prefixed rows
  * (a u32 little-endian length, then that many bytes), as Gluten's sort
  * shuffle writes them, read with xchg_row_reader. */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "cli/cli.h"
@@ -73,11 +74,33 @@ static xchg_status read_rows(xchg_row_reader *r, xs *out, int64_t head, row_size
   }
 }
 
+/* Whether the stream's first (decoded) bytes are Arrow IPC's, looked at
+ * and given back: read as rows, they fail at row 0 with a length no row
+ * has (the continuation marker's 4294967295), which says nothing of the
+ * fix. */
+static xchg_status begins_ipc(xchg_istream *s, bool *yes, xchg_error *err) {
+  const void *p;
+  size_t n;
+  xchg_status st = xchg_istream_next(s, &p, &n, err);
+  if (st != XCHG_OK) return st;
+  *yes = xc_begins_ipc(p, n);
+  xchg_istream_unread(s, n);
+  return XCHG_OK;
+}
+
+static xchg_status not_rows(xchg_status st, xchg_error *err) {
+  char rows_error[sizeof err->message];
+  snprintf(rows_error, sizeof rows_error, "%s", err->message);
+  return xchg_errorf(err, st, "%s (its first bytes are Arrow IPC: leave --rows out to inspect it)",
+                     rows_error);
+}
+
 int xc_inspect_rows(const char *path, xchg_stream_codec codec, int64_t head) {
   xchg_error err = {{0}};
   xchg_istream *s;
   xchg_row_reader *r;
-  if (xc_open_istream(path, codec, &s, &err) != XCHG_OK ||
+  bool ipc = false;
+  if (xc_open_istream(path, codec, &s, &err) != XCHG_OK || begins_ipc(s, &ipc, &err) != XCHG_OK ||
       xchg_row_reader_open(s, NULL, &r, &err) != XCHG_OK)
     return xc_runtime_error(path, err.message);
   xs out; /* held until the whole input is read: a failure prints nothing but the error */
@@ -88,6 +111,7 @@ int xc_inspect_rows(const char *path, xchg_stream_codec codec, int64_t head) {
   xs_puts(&out, "format: length-prefixed rows (u32 little-endian length, then the row)\n");
   row_sizes z = {0};
   xchg_status st = read_rows(r, &out, head, &z, &err);
+  if (st != XCHG_OK && ipc) st = not_rows(st, &err);
   if (st == XCHG_OK) print_sizes(&out, &z);
   if (st == XCHG_OK && used != XCHG_STREAM_NONE) xc_print_codec_bytes(&out, s);
   int rc = xc_print_report(&out, st, path, &err);
