@@ -1,6 +1,8 @@
 package org.xchg;
 
 import com.github.luben.zstd.Zstd;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -175,12 +177,14 @@ public final class XchgCachedBench {
   /**
    * The longest pause seen by a thread that allocates all along (a short
    * array a time, kept for a while in a ring so that young collections have
-   * work), over about a second: with no reads running, then during full
+   * work), over about a second: with no reads running, with a thread as
+   * busy as a reader that calls no native code and allocates nothing
+   * (busyPass: what any work on the other core adds), then during full
    * heap reads of uncompressed payloads by each side on one thread (xchg:
    * decodeMany on the caller; JVM: its copies), repeated.
    */
   static void stalls(Bench b, boolean json, List<String> lines) throws Exception {
-    String[] what = {"none", "xchg", "jvm"};
+    String[] what = {"none", "busy", "xchg", "jvm"};
     double[][] worst = new double[what.length][3];
     for (int round = 0; round < 3; round++) {
       for (int w = 0; w < what.length; w++) {
@@ -189,8 +193,11 @@ public final class XchgCachedBench {
         Thread reader = new Thread(() -> {
           try {
             while (reading.get()) {
-              if (!k.side().equals("none")) b.run(k, FULL, false);
-              else Thread.sleep(1);
+              switch (k.side()) {
+                case "none" -> Thread.sleep(1);
+                case "busy" -> b.busyPass();
+                default -> b.run(k, FULL, false);
+              }
             }
           } catch (Exception e) {
             throw new RuntimeException(e);
@@ -453,6 +460,24 @@ public final class XchgCachedBench {
       for (JvmReader j : slots) copied += j.copied;
       return copied;
     }
+
+    /**
+     * Reads every payload's bytes in Java, allocating nothing and calling
+     * no native code: the stall measurement's control, a thread as busy
+     * as a reading one, so that what a read adds to the pauses of an
+     * allocating thread is told from what any busy thread on the other
+     * core adds (GC threads share the cores with it).
+     */
+    void busyPass() {
+      long sum = 0;
+      for (byte[] p : heap)
+        for (int i = 0; i + 8 <= p.length; i += 8) sum += (long) LONGS.get(p, i);
+      busySink = sum;
+    }
+
+    static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+
+    volatile long busySink; // keeps busyPass's reads from being optimised away
 
     /** A part of [0, n). */
     interface Part<T> {
