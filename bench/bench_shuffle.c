@@ -1286,10 +1286,11 @@ static double us_per_block(const input *in, const result *r) {
 
 static void print_table(const input *in, const settings *set, const result *rs, int n) {
   printf(
-      "\n%s %s: %d columns, %lld blocks of %lld rows (%lld rows, %.1f MB), into batches of %lld rows\n",
+      "\n%s %s: %d columns, %lld block%s of %lld rows (%lld rows, %.1f MB), into batches of %lld "
+      "rows\n",
       shape_shuffle_framing_name(in->framing), shape_shuffle_codec_name(in->codec), in->columns,
-      (long long)in->n_blocks, (long long)in->block_rows, (long long)in->rows,
-      (double)in->size / 1e6, (long long)set->target_rows);
+      (long long)in->n_blocks, in->n_blocks == 1 ? "" : "s", (long long)in->block_rows,
+      (long long)in->rows, (double)in->size / 1e6, (long long)set->target_rows);
   printf("  %-22s %7s %9s %-19s %9s %8s %10s %9s\n", "mode", "threads", "median_ms", "  min-max ms",
          "us/block", "batches", "vs memcpy", "vs codec");
   for (int i = 0; i < n; i++) {
