@@ -190,6 +190,9 @@ static int chunk_from_java(JNIEnv *env, xj_chunk *c, jobject direct, jobject hea
   }
   c->size = (size_t)length;
   c->offset = offset;
+  /* No byte to read, and an empty file's mapped buffer has no address
+   * (FileChannel.map of 0 bytes): a chunk of nothing, as a heap one is. */
+  if (direct && length == 0) return 1;
   if (direct) {
     uint8_t *base = (*env)->GetDirectBufferAddress(env, direct);
     jlong capacity = (*env)->GetDirectBufferCapacity(env, direct);
@@ -356,6 +359,9 @@ xchg_status xj_direct_range_source(JNIEnv *env, jobject buffer, jint position, j
                        "direct buffer: position %d outside [0, limit %d] (moved during the call?)",
                        (int)position, (int)limit);
   uint8_t *base = XJ_PTR(uint8_t, (*env)->GetLongField(env, buffer, xj_buffer_address));
+  /* An empty file's mapped buffer has no address (FileChannel.map of 0
+   * bytes): empty input, with no memory to keep reachable. */
+  if (!base && position == limit) return xchg_source_from_memory(NULL, 0, NULL, NULL, out, err);
   if (!base) return XCHG_OK;
   jobject ref = (*env)->NewGlobalRef(env, buffer);
   if (!ref) return xchg_errorf(err, XCHG_ENOMEM, "no global reference to a direct buffer");

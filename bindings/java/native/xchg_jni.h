@@ -133,8 +133,9 @@ xchg_status xj_chunks_source(const xj_chunks *chunks, size_t first, size_t count
  * capacity (GetDirectBufferAddress would check the class again, a tenth of
  * a narrow read's cost).  A global reference keeps the buffer reachable
  * until the source and the last array pointing into its memory are gone.
- * *out NULL and XCHG_OK when the buffer has no address (an
- * IllegalArgumentException for the caller to throw). */
+ * An empty buffer without an address (an empty file's, mapped) is an
+ * empty source; *out NULL and XCHG_OK when a buffer with bytes has no
+ * address (an IllegalArgumentException for the caller to throw). */
 xchg_status xj_direct_source(JNIEnv *env, jobject buffer, xchg_source **out, xchg_error *err);
 
 /* As xj_direct_source over [position, limit), which the Java caller read

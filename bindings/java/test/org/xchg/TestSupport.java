@@ -4,6 +4,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -69,6 +70,20 @@ final class TestSupport {
       list.add(b);
     }
     return list.toArray(new ByteBuffer[0]);
+  }
+
+  /**
+   * What FileChannel.map gives for an empty file, as an engine mapping an
+   * empty block file gets it: a direct buffer without an address (the JDK
+   * maps nothing).
+   */
+  static ByteBuffer emptyMappedBuffer() throws IOException {
+    Path empty = Files.createTempFile("xchg-empty", ".bin");
+    try (FileChannel ch = FileChannel.open(empty)) {
+      return ch.map(FileChannel.MapMode.READ_ONLY, 0, 0);
+    } finally {
+      Files.delete(empty);
+    }
   }
 
   /** The broadcast shape's IPC stream and the sums its generator printed. */

@@ -656,6 +656,12 @@ public final class XchgBatchDecoderTest {
       if (heap != null)
         check(heap.getMessage().startsWith("batch 11 (payload 1): a heap ByteBuffer"),
             "a heap ByteBuffer among many: " + heap.getMessage());
+      // An empty file's mapped buffer (no address) is an empty payload, not a buffer refused.
+      XchgException empty = expectThrows(XchgException.class, "an empty mapped payload",
+          () -> r.decode(TestSupport.emptyMappedBuffer(), 6, a));
+      if (empty != null)
+        check(empty.getMessage().equals("batch 6: the payload of 0 bytes holds no record batch"),
+            "an empty mapped payload: " + empty.getMessage());
       expectThrows(IllegalArgumentException.class, "null address", () -> r.decode(p, 0, p.length, 0, 0L));
       expectThrows(IllegalArgumentException.class, "too few addresses",
           () -> r.decodeMany(new byte[][] {p, p}, 0, new long[] {a.memoryAddress()}));

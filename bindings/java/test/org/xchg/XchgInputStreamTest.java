@@ -50,10 +50,33 @@ public final class XchgInputStreamTest {
         readRows(in, javaDecoded);
       }
     });
+    for (TestSupport.Kind kind : new TestSupport.Kind[] {TestSupport.Kind.DIRECT, TestSupport.Kind.MIXED}) {
+      scenario("empty mapped chunks among " + kind + " chunks", () -> emptyMappedChunks(kind, javaDecoded));
+    }
     scenario("mixed reads: bulk, single bytes, skip", XchgInputStreamTest::mixedReads);
     scenario("errors: corrupt, truncated, a throwing source, use after close",
         XchgInputStreamTest::errors);
     TestSupport.exit();
+  }
+
+  /**
+   * An empty file's mapped buffer (direct, without an address) is a chunk of
+   * nothing, as an empty heap or direct buffer is: first, in the middle
+   * and last, the stream reads as without them.
+   */
+  static void emptyMappedChunks(TestSupport.Kind kind, byte[] want) throws IOException {
+    ByteBuffer[] chunks = TestSupport.chunks(spark, 7777, kind);
+    ByteBuffer empty = TestSupport.emptyMappedBuffer();
+    ByteBuffer[] with = new ByteBuffer[chunks.length + 3];
+    int half = chunks.length / 2;
+    with[0] = empty;
+    System.arraycopy(chunks, 0, with, 1, half);
+    with[half + 1] = empty;
+    System.arraycopy(chunks, half, with, half + 2, chunks.length - half);
+    with[with.length - 1] = empty;
+    try (XchgInputStream in = new XchgInputStream(with, StreamCodec.LZ4_JAVA)) {
+      check(Arrays.equals(want, in.readAllBytes()), kind + " chunks with empty mapped ones: the bytes");
+    }
   }
 
   /** ROWS rows of (int32 LE length = 100, 100 lowercase letters), seeded. */

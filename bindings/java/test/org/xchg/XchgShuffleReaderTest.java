@@ -685,6 +685,18 @@ public final class XchgShuffleReaderTest {
   }
 
   /**
+   * An empty file's mapped buffer (direct, without an address) is an empty
+   * input, as an empty heap or direct buffer is: the next input's blocks
+   * read as without it.
+   */
+  static void emptyMappedInput(List<Block> blocks) throws IOException {
+    try (XchgShuffleReader r = XchgShuffleReader.open(opts(100))) {
+      r.addInput(TestSupport.emptyMappedBuffer());
+      readsAlone(r, blocks, "after an empty mapped input");
+    }
+  }
+
+  /**
    * The kill check inside one long next (every block makes one batch): asked
    * before the first block and once 64 KiB of blocks were read since it was
    * last asked, the call throws CANCELLED as soon as it says true (no block
@@ -964,6 +976,7 @@ public final class XchgShuffleReaderTest {
     scenario("kill check inside a long next", () -> killMidNext(small));
     scenario("readaheadBytes", () -> readahead(small));
     scenario("bad blocks name the block", () -> badBlocks(small));
+    scenario("an empty mapped input", () -> emptyMappedInput(small));
     scenario("close and misuse", () -> closeAndMisuse(small));
     TestSupport.exit();
   }
