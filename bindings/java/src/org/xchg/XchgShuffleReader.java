@@ -46,7 +46,9 @@ import java.util.function.BooleanSupplier;
  * Batches stay valid after {@link #close} and after any error.
  *
  * <p>Kill check: the task's kill check (a {@link BooleanSupplier}, see
- * {@link Options#killCheck}) is asked before each call's work, between
+ * {@link Options#killCheck}) is asked before the work of each {@link
+ * #addInput} and {@link #next} (not by the calls that read no input:
+ * {@link #endInput}, {@link #exportSchema}, {@link #metrics}), between
  * the 64 KiB chunks of an InputStream, and inside {@link #next} (on the
  * calling thread) before the first block and then before a block once 64
  * KiB of blocks were read since it was last asked, so that a next that

@@ -599,6 +599,18 @@ public final class XchgShuffleReaderTest {
       checkEq(3, asked.get(), "kill: not asked once the reader is cancelled");
       checkEq(0, r.metrics().blocks(), "kill: no block read");
     }
+    // The calls that read no input do not ask it.
+    try (XchgShuffleReader r = XchgShuffleReader.open(opts(500).schema(firstMessage(ipcStream(0, 1), true)).killCheck(() -> {
+          asked.incrementAndGet();
+          return false;
+        }));
+        XchgArrowSchema s = Xchg.allocateArrowSchema()) {
+      asked.set(0);
+      r.exportSchema(s);
+      r.metrics();
+      r.endInput();
+      checkEq(0, asked.get(), "kill: asked by exportSchema, metrics or endInput");
+    }
     // Killed at next's own question, before its work: the same.
     try (XchgShuffleReader r = XchgShuffleReader.open(opts(500).killCheck(killed::get));
         XchgArrowArray a = Xchg.allocateArrowArray()) {
