@@ -22,8 +22,9 @@ import java.util.function.BooleanSupplier;
  *   try (XchgCacheHolder h = cache.acquire("broadcast_7", chunks, StreamCodec.LZ4_JAVA,
  *                                          () -&gt; context.isInterrupted())) {
  *     for (long i = 0; i &lt; h.numBatches(); i++) {
- *       ArrowArray array = ArrowArray.allocateNew(allocator);
- *       h.exportBatch(i, array.memoryAddress());  // then Data.importVectorSchemaRoot(...)
+ *       try (ArrowArray array = ArrowArray.allocateNew(allocator)) {  // the caller's to close
+ *         h.exportBatch(i, array.memoryAddress());  // then Data.importVectorSchemaRoot(...)
+ *       }
  *     }
  *   }
  * </pre>
