@@ -136,6 +136,10 @@ public final class XchgBatchDecoder implements AutoCloseable {
    * the payload.
    *
    * @return the batch's rows
+   * @throws XchgException for a bad payload (truncated, corrupt, of another
+   *     schema, without a record batch), naming the batch
+   * @throws IndexOutOfBoundsException when the range is not inside payload
+   * @throws IllegalStateException when the struct still holds an array
    */
   public long decode(byte[] payload, int offset, int length, long batch, long arrayAddress) {
     checkRange(payload, offset, length);
@@ -153,7 +157,13 @@ public final class XchgBatchDecoder implements AutoCloseable {
     return decode(payload, offset, length, batch, array.memoryAddress());
   }
 
-  /** Decodes the direct buffer's bytes from its position to its limit; returns the rows. */
+  /**
+   * Decodes the direct buffer's bytes from its position to its limit, as
+   * {@link #decode(byte[], int, int, long, long)} does a heap payload.
+   *
+   * @return the batch's rows
+   * @throws IllegalArgumentException for a heap buffer (decode its array)
+   */
   public long decode(ByteBuffer payload, long batch, long arrayAddress) {
     checkDirect(payload, batch, -1);
     checkAddress(arrayAddress);

@@ -59,6 +59,7 @@ public final class XchgCacheHolder implements AutoCloseable {
    * Fills the ArrowArray at address, which must be empty (released), with
    * batch i, a "+s" of the holder's columns.
    *
+   * @throws IndexOutOfBoundsException when i is not in [0, {@link #numBatches})
    * @throws IllegalStateException when the struct still holds an array
    */
   public synchronized void exportBatch(long index, long arrayAddress) {
