@@ -117,20 +117,24 @@ public final class XchgCachedBench {
             for (String source : new String[] {"heap", "direct"})
               for (String side : new String[] {"xchg", "jvm"})
                 for (int threads : new int[] {1, cores}) cases.add(new Case(codec, read, source, mode, side, threads));
-          double[][] ms = new double[cases.size()][runs];
+          double[][] ms = new double[cases.size()][runs], decodeMs = new double[cases.size()][runs];
           long[] copied = new long[cases.size()];
           for (int run = -1; run < runs; run++) {
             for (int c = 0; c < cases.size(); c++) {
               b.evictCaches();
+              b.decodeNanos = 0;
               long t0 = System.nanoTime();
               copied[c] = b.run(cases.get(c), cols, touch);
               double t = (System.nanoTime() - t0) / 1e6;
-              if (run >= 0) ms[c][run] = t;
+              if (run >= 0) {
+                ms[c][run] = t;
+                decodeMs[c][run] = b.decodeNanos / 1e6;
+              }
             }
           }
           double[] alloc = new double[cases.size()];
           for (int c = 0; c < cases.size(); c++) alloc[c] = b.allocationPerBatch(cases.get(c), cols);
-          report(cases, ms, copied, alloc, b.selectedBytes(cols), validation, json, lines);
+          report(cases, ms, decodeMs, copied, alloc, b.selectedBytes(cols), validation, json, lines);
         }
       }
     }
@@ -148,29 +152,31 @@ public final class XchgCachedBench {
     return t[t.length / 2];
   }
 
-  static void report(List<Case> cases, double[][] ms, long[] copied, double[] alloc, long selected,
-      XchgValidation validation, boolean json, List<String> lines) {
+  static void report(List<Case> cases, double[][] ms, double[][] decodeMs, long[] copied, double[] alloc,
+      long selected, XchgValidation validation, boolean json, List<String> lines) {
     for (int c = 0; c < cases.size(); c++) {
       Case k = cases.get(c);
       double[] t = ms[c].clone();
       Arrays.sort(t);
       double median = t[t.length / 2], min = t[0], max = t[t.length - 1];
+      // batch mode only: there the decoding and the sums are phases of their own
+      String decode = k.mode().equals("batch") ? String.format(Locale.ROOT, "%.2f", median(decodeMs[c])) : "null";
       if (json) {
         lines.add(String.format(Locale.ROOT, "{\"codec\":\"%s\",\"read\":\"%s\",\"source\":\"%s\","
                 + "\"mode\":\"%s\",\"side\":\"%s\",\"threads\":%d,\"validation\":\"%s\",\"median_ms\":%.2f,"
-                + "\"min_ms\":%.2f,\"max_ms\":%.2f,\"heap_bytes_copied\":%d,\"selected_bytes\":%d,"
-                + "\"jvm_alloc_bytes_per_batch\":%.1f}",
+                + "\"min_ms\":%.2f,\"max_ms\":%.2f,\"decode_median_ms\":%s,\"heap_bytes_copied\":%d,"
+                + "\"selected_bytes\":%d,\"jvm_alloc_bytes_per_batch\":%.1f}",
             k.codec(), k.read(), k.source(), k.mode(), k.side(), k.threads(),
-            validation.name().toLowerCase(Locale.ROOT), median, min, max, copied[c], selected, alloc[c]));
+            validation.name().toLowerCase(Locale.ROOT), median, min, max, decode, copied[c], selected, alloc[c]));
         continue;
       }
       String ratio = "";
       if (k.side().equals("xchg"))
         ratio = String.format(Locale.ROOT, "  xchg/jvm %.3f", median / median(ms[cases.indexOf(k.jvmTwin())]));
-      System.out.printf(Locale.ROOT, "%-5s %-6s %-6s %-5s %-4s %2d thr: %8.2f ms (%.2f-%.2f)  alloc %6.1f  "
+      System.out.printf(Locale.ROOT, "%-5s %-6s %-6s %-5s %-4s %2d thr: %8.2f ms (%.2f-%.2f)%s  alloc %6.1f  "
               + "heap copied %,d (%.3fx selected)%s%n", k.codec(), k.read(), k.source(), k.mode(), k.side(),
-          k.threads(), median, min, max, alloc[c], copied[c], selected == 0 ? 0.0 : (double) copied[c] / selected,
-          ratio);
+          k.threads(), median, min, max, decode.equals("null") ? "" : "  decoding " + decode + " ms", alloc[c],
+          copied[c], selected == 0 ? 0.0 : (double) copied[c] / selected, ratio);
     }
   }
 
@@ -247,6 +253,7 @@ public final class XchgCachedBench {
     final XchgValidation validation;
     final JvmReader[][] jvmSlots = new JvmReader[2][]; // batch mode's held reads: [full, narrow][group]
     final byte[] evict = new byte[EVICT_BYTES];
+    long decodeNanos; // batch mode: the run's time in decodeMany (xchg) or the loads (JVM), not the sums
 
     Bench(CacheShape.Data data, int cores, XchgValidation validation) {
       this.data = data;
@@ -337,8 +344,10 @@ public final class XchgCachedBench {
         XchgArrowArray[] last = Arrays.copyOf(arrays, heapGroups[heapGroups.length - 1].length);
         for (int g = 0; g < heapGroups.length; g++) {
           XchgArrowArray[] at = g == heapGroups.length - 1 ? last : arrays;
+          long t0 = System.nanoTime();
           if (k.source().equals("heap")) r.decodeMany(heapGroups[g], (long) g * group, at);
           else r.decodeMany(directGroups[g], (long) g * group, at);
+          decodeNanos += System.nanoTime() - t0;
           if (touch) sumXchg(r, at, cols, k.threads(), acc);
           for (XchgArrowArray a : at) a.release();
         }
@@ -442,6 +451,7 @@ public final class XchgCachedBench {
       for (int g = 0; g < heapGroups.length; g++) {
         int n = heapGroups[g].length, first = g * group;
         JvmReader[] at = slots;
+        long t0 = System.nanoTime();
         inParts(threads, n, (from, to) -> {
           for (int i = from; i < to; i++) {
             if (k.source().equals("heap")) at[i].loadHeap(heap[first + i]);
@@ -449,6 +459,7 @@ public final class XchgCachedBench {
           }
           return null;
         });
+        decodeNanos += System.nanoTime() - t0;
         if (!touch) continue;
         for (Checksum s : inParts(threads, n, (from, to) -> {
                Checksum part = new Checksum(bufferCounts, cols);
