@@ -14,7 +14,8 @@
  *    per column and what they decode to, against the sizes the gold JSON
  *    and the columnar format imply; the message list only with
  *    --messages; --json parses and agrees with the gold JSON;
- *  - conflicting or meaningless flags of convert and gen are usage errors;
+ *  - conflicting or meaningless flags of convert, gen and inspect --rows
+ *    are usage errors;
  *    every command takes "--name=value", "--" and unique prefixes, and
  *    names the options an ambiguous prefix may be; options after the
  *    operands are read, POSIXLY_CORRECT set or not;
@@ -27,7 +28,11 @@
  *    length-prefixed row stream (count, size classes, rows in hex);
  *  - a message cut inside its body, metadata or framing fails in the same
  *    words from a file and from a pipe, through the IPC reader and through
- *    the shuffle reader (Comet blocks) alike: the stream is cut short. */
+ *    the shuffle reader (Comet blocks) alike: the stream is cut short;
+ *  - a stream that ends without its end-of-stream marker is cut short,
+ *    the error naming --allow-missing-eos, with which cat, inspect and
+ *    convert read it, and two such streams one after another as two; a
+ *    cut inside a message is still an error with it. */
 #define _GNU_SOURCE /* pthread_setattr_default_np */
 #include <errno.h>
 #include <fcntl.h>
@@ -610,6 +615,11 @@ static void check_flag_conflicts(void) {
                strstr(r.err, "output is not compressed") == NULL,
            "gen broadcast --level without --compression: exit %d: %s", r.exit_code, r.err);
   tu_cli_result_free(&r);
+  /* rows have no end-of-stream marker to do without */
+  r = run("inspect --rows --allow-missing-eos '%s'", in);
+  TU_CHECK(r.exit_code == 2 && strstr(r.err, "--allow-missing-eos goes without --rows") != NULL,
+           "inspect --rows --allow-missing-eos: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
 }
 
 /* Every command reads its line the same way (getopt_long): "--name=value"
@@ -960,16 +970,18 @@ static const char *after_name(const char *err) {
   return colon ? colon + 2 : "";
 }
 
-/* cat, inspect and convert of the file `cut`, and of the same bytes
- * through a pipe, each fail with exit 1 and the error "xchg: NAME: "
- * then where[c] (what names the IPC stream for command c) then `want`. */
-static void expect_cut_error(const char *cut, const char *const where[3], const char *want) {
+/* cat, inspect and convert of the file `cut` (given flags, "" or
+ * " --flag ..."), and of the same bytes through a pipe, each fail with
+ * exit 1 and the error "xchg: NAME: " then where[c] (what names the IPC
+ * stream for command c) then `want`. */
+static void expect_cut_error_with(const char *flags, const char *cut, const char *const where[3],
+                                  const char *want) {
   static const char *const commands[] = {"cat", "inspect", "convert"};
   for (int c = 0; c < 3; c++) {
     const char *out = c == 2 ? " - " : "";
-    tu_cli_result file = run("%s '%s'%s", commands[c], cut, out);
-    char args[64], expected[1024];
-    snprintf(args, sizeof args, "%s -%s", commands[c], out);
+    tu_cli_result file = run("%s%s '%s'%s", commands[c], flags, cut, out);
+    char args[128], expected[1024];
+    snprintf(args, sizeof args, "%s%s -%s", commands[c], flags, out);
     snprintf(expected, sizeof expected, "%s%s\n", where[c], want);
     tu_cli_result pipe;
     TU_CHECK(tu_cli_run_piped(cli, cut, args, &pipe), "cannot run %s", args);
@@ -980,6 +992,10 @@ static void expect_cut_error(const char *cut, const char *const where[3], const 
     tu_cli_result_free(&file);
     tu_cli_result_free(&pipe);
   }
+}
+
+static void expect_cut_error(const char *cut, const char *const where[3], const char *want) {
+  expect_cut_error_with("", cut, where, want);
 }
 
 /* generated_primitive.stream cut at byte `size`, written as `name`. */
@@ -1093,6 +1109,144 @@ static void check_cut_metadata(void) {
   expect_cut_error(cut, comet, want);
 }
 
+/* ---- a stream without its end-of-stream marker ---------------------------------- */
+
+/* generated_primitive.stream without its last 8 bytes, the marker, `copies`
+ * times one after another, written as `name`: *each is one copy's size. */
+static void write_without_marker(const char *name, int copies, char *path, size_t path_size,
+                                 size_t *each) {
+  char whole[4200];
+  gold_path(whole, sizeof whole, "1.0.0-littleendian/generated_primitive.stream");
+  tmp_path(path, path_size, name);
+  tu_bytes b = tu_read_bytes(whole), all = {0};
+  static const uint8_t marker[8] = {0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0};
+  TU_CHECK(b.size > 8 && !memcmp(b.data + b.size - 8, marker, 8), "%s: no marker at its end",
+           whole);
+  *each = b.size > 8 ? b.size - 8 : 0;
+  for (int k = 0; k < copies; k++) tu_bytes_append(&all, b.data, *each);
+  TU_CHECK(tu_write_file(path, all.data, all.size) == 0, "cannot write %s", path);
+  free(b.data);
+  free(all.data);
+}
+
+/* cat of path, from the file and through a pipe, with flags: exit 0 and
+ * `want` lines. */
+static void expect_cat_lines(const char *path, const char *flags, int want, const char *what) {
+  tu_cli_result file = run("cat%s '%s'", flags, path);
+  tu_cli_result pipe = tu_cli_piped_runf(cli, path, "cat%s -", flags);
+  TU_CHECK(file.exit_code == 0 && count_lines(file.out) == want,
+           "cat%s of %s: exit %d, %d lines, want %d: %s", flags, what, file.exit_code,
+           count_lines(file.out), want, file.err);
+  TU_CHECK(pipe.exit_code == 0 && count_lines(pipe.out) == want,
+           "cat%s - of %s: exit %d, %d lines, want %d: %s", flags, what, pipe.exit_code,
+           count_lines(pipe.out), want, pipe.err);
+  tu_cli_result_free(&file);
+  tu_cli_result_free(&pipe);
+}
+
+/* Without --allow-missing-eos, a stream that ends where its marker would
+ * begin is cut short, and the error names the flag, for cat, inspect and
+ * convert, from a file and through a pipe. */
+static void check_missing_eos_hint(void) {
+  char path[4200], want[512];
+  size_t each;
+  write_without_marker("no_marker.stream", 1, path, sizeof path, &each);
+  snprintf(want, sizeof want,
+           "the stream is cut short: the input ends at byte %zu, before message 3, without the "
+           "end-of-stream marker (--allow-missing-eos reads a stream whose writer left the "
+           "optional marker out)",
+           each);
+  static const char *const plain[3] = {"", "", ""};
+  expect_cut_error(path, plain, want);
+}
+
+/* With --allow-missing-eos such a stream is read to its end, alone and
+ * as two IPC streams one after another (the second's schema message ends
+ * the first, as the shuffle reader sees it), by cat (a file and a pipe),
+ * convert and inspect; a stream cut inside a message is still cut short,
+ * in the same words. */
+static void check_missing_eos_read(void) {
+  json_t *doc = load_gold_json("1.0.0-littleendian/generated_primitive.json.gz");
+  int rows = (int)gold_rows(doc);
+  json_decref(doc);
+  char one[4200], two[4200], out[4200];
+  size_t each;
+  write_without_marker("no_marker_one.stream", 1, one, sizeof one, &each);
+  write_without_marker("no_marker_two.stream", 2, two, sizeof two, &each);
+  expect_cat_lines(one, " --allow-missing-eos", 1 + rows, "a stream without its marker");
+  expect_cat_lines(two, " --allow-missing-eos", 1 + 2 * rows, "two streams without markers");
+
+  tmp_path(out, sizeof out, "no_marker_two.converted");
+  tu_cli_result r = run("convert --allow-missing-eos '%s' '%s' -f", two, out);
+  TU_CHECK(r.exit_code == 0, "convert --allow-missing-eos: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+  expect_cat_lines(out, "", 1 + 2 * rows, "what convert --allow-missing-eos wrote");
+
+  r = run("inspect --json --streams --allow-missing-eos '%s'", two);
+  json_error_t jerr;
+  json_t *got = json_loads(r.out, 0, &jerr);
+  json_t *streams = json_object_get(got, "streams");
+  json_t *blocks = json_object_get(got, "blocks");
+  json_int_t second = json_integer_value(json_object_get(json_array_get(streams, 1), "offset"));
+  TU_CHECK(r.exit_code == 0 && json_array_size(streams) == 2 && second == (json_int_t)each &&
+               json_integer_value(json_object_get(blocks, "count")) == 2,
+           "inspect --allow-missing-eos of two streams without markers: exit %d, %zu streams, "
+           "the second at %lld (want %zu), %lld blocks: %s",
+           r.exit_code, json_array_size(streams), (long long)second, each,
+           (long long)json_integer_value(json_object_get(blocks, "count")), r.err);
+  json_decref(got);
+  tu_cli_result_free(&r);
+
+  char cut[4200];
+  cut_primitive(4000, "cut_no_marker.arrows", cut, sizeof cut);
+  static const char *const plain[3] = {"", "", ""};
+  expect_cut_error_with(" --allow-missing-eos", cut, plain,
+                        "the stream is cut short: message 1 at byte 1936: body: unexpected end "
+                        "of data at byte 3536: needed 7008 bytes, only 464 available (6544 "
+                        "missing)");
+}
+
+/* Comet blocks (codec NONE) whose IPC streams end without their marker
+ * go through the shuffle reader (cat, convert) and block by block
+ * (inspect): two blocks of gen shuffle's, each 8 bytes shorter. */
+static void check_missing_eos_comet(void) {
+  char whole[4200], path[4200];
+  tmp_path(whole, sizeof whole, "marker_block.comet");
+  tmp_path(path, sizeof path, "no_marker_blocks.comet");
+  tu_cli_result r = run("gen shuffle '%s' --format comet --compression none --rows 64 -f", whole);
+  TU_CHECK(r.exit_code == 0, "gen shuffle: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+  tu_bytes b = tu_read_bytes(whole), two = {0};
+  bool one_block = b.size > 28 && load_le(b.data, 8) + 8 == b.size;
+  TU_CHECK(one_block, "%s: not one Comet block", whole);
+  if (!one_block) {
+    free(b.data);
+    return;
+  }
+  uint8_t length[8];
+  for (int k = 0; k < 8; k++) length[k] = (uint8_t)((b.size - 16) >> (8 * k));
+  for (int copy = 0; copy < 2; copy++) {
+    tu_bytes_append(&two, length, 8);
+    tu_bytes_append(&two, b.data + 8, b.size - 16); /* all but the length and the marker */
+  }
+  TU_CHECK(tu_write_file(path, two.data, two.size) == 0, "cannot write %s", path);
+  free(b.data);
+  free(two.data);
+  expect_cat_lines(path, " --allow-missing-eos", 1 + 128, "Comet blocks without markers");
+  r = run("inspect --allow-missing-eos '%s'", path);
+  TU_CHECK(r.exit_code == 0 && strstr(r.out, "blocks: 2 Comet blocks (none), 128 rows"),
+           "inspect --allow-missing-eos of Comet blocks without markers: exit %d: %s%s",
+           r.exit_code, r.out, r.err);
+  tu_cli_result_free(&r);
+  r = run("cat '%s'", path);
+  TU_CHECK(r.exit_code == 1 && strstr(r.err,
+                                      "without the end-of-stream marker (or the block's "
+                                      "length is shorter than its stream) "
+                                      "(--allow-missing-eos reads a stream"),
+           "cat of Comet blocks without markers: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+}
+
 int main(int argc, char **argv) {
   cli = tu_cli_path();
   tu_testdata_path(gold, sizeof gold, "arrow-gold");
@@ -1120,6 +1274,9 @@ int main(int argc, char **argv) {
       {"rows_view", check_rows_view},
       {"cut_body", check_cut_body},
       {"cut_metadata", check_cut_metadata},
+      {"missing_eos_hint", check_missing_eos_hint},
+      {"missing_eos_read", check_missing_eos_read},
+      {"missing_eos_comet", check_missing_eos_comet},
   };
   int rc = TU_MAIN(argc, argv, "cli_ux", cases);
   tu_run("rm -rf '%s'", tmp);

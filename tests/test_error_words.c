@@ -25,7 +25,8 @@
  *    begins, "the stream is cut short: the input ends at byte N, before
  *    message K", and a file "the file (N bytes) is cut short: ..." by
  *    footer, "the file is cut short: ..." in order; `xchg cat` of a stream
- *    without its marker, from the file and through a pipe, alike;
+ *    without its marker, from the file and through a pipe, alike, naming
+ *    the option that reads it (--allow-missing-eos);
  *  - a batch decoder's stream payload cut before its end-of-stream marker
  *    (or inside it), or inside a message's framing, metadata or body, in
  *    memory and in two chunks: XCHG_EIO, "the stream is cut short: ...",
@@ -438,7 +439,7 @@ static void check_stream_cuts(const char *root) {
   /* What `xchg cat` says of a stream without its marker, from the file
    * and through a pipe. */
   tu_bytes stream = tu_read_bytes(gold_stream);
-  char *cut = path_of("no_marker.stream"), want[160];
+  char *cut = path_of("no_marker.stream"), want[256];
   if (stream.data == NULL || stream.size < 40 || !write_bytes(cut, stream.data, stream.size - 8)) {
     TU_CHECK(false, "cannot cut %s", gold_stream);
     free(stream.data);
@@ -446,7 +447,8 @@ static void check_stream_cuts(const char *root) {
   }
   snprintf(want, sizeof want,
            "the stream is cut short: the input ends at byte %zu, before message 3, without the "
-           "end-of-stream marker\n",
+           "end-of-stream marker (--allow-missing-eos reads a stream whose writer left the "
+           "optional marker out)\n",
            stream.size - 8);
   expect_cli(1, (const char *const[]){want, NULL}, (const char *const[]){"truncated?", NULL},
              "cat '%s'", cut);

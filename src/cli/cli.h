@@ -109,6 +109,7 @@ typedef struct xc_input {
   bool one_schema;          /* every IPC stream must have the first one's schema */
   struct ArrowSchema first; /* with one_schema: the first IPC stream's schema, once opened */
   const xc_stream_check *check; /* NULL, or asked of every IPC stream */
+  bool allow_missing_eos;       /* --allow-missing-eos: every reader's allow_missing_eos */
   int64_t skippable_frames;     /* > 0: the input is that many skippable frames alone */
   uint64_t skippable_bytes;     /* their size */
   /* A codec stated by --input-codec for an input whose first bytes are
@@ -125,14 +126,21 @@ bool xc_begins_ipc(const uint8_t *p, size_t n);
 /* Opens path with codec (XCHG_STREAM_AUTO: detected from the magic bytes,
  * plain IPC when none matches).  one_schema: the input is one table (cat,
  * convert), so an IPC stream whose schema is not the first one's is an
- * error saying what differs.  check (NULL: none) must outlive in. */
+ * error saying what differs.  check (NULL: none) must outlive in.
+ * allow_missing_eos (--allow-missing-eos): an IPC stream may end without
+ * its end-of-stream marker, where the input or a Comet block ends, or
+ * where the next IPC stream's schema message begins (plain IPC, which is
+ * read from memory then: piped standard input is copied to a temporary
+ * file first). */
 xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec codec, bool one_schema,
-                          const xc_stream_check *check, xchg_error *err);
+                          const xc_stream_check *check, bool allow_missing_eos, xchg_error *err);
 
 /* Opens a reader on the next IPC stream of the input, once the previous
  * one is closed by xc_input_end_stream; *out is NULL at the end of the
- * input.  An empty Comet input holds no IPC stream (a partition without
- * rows), any other empty input is an error. */
+ * input.  opts (NULL: the defaults) are the reader's but for
+ * allow_missing_eos, which is the input's.  An empty Comet input holds no
+ * IPC stream (a partition without rows), any other empty input is an
+ * error. */
 xchg_status xc_input_next(xc_input *in, const xchg_ipc_read_options *opts, xchg_ipc_reader **out,
                           xchg_error *err);
 
@@ -182,13 +190,15 @@ typedef struct xc_blocks_columns {
  * so that for a limit up to target_rows no block after them is read (as
  * `head` expects of `cat --limit`; past it, the last batch may read up to
  * target_rows more rows' blocks).  chooser (NULL: every column)
- * picks the columns *out decodes, from the first block's schema.  Any
- * other input: *out is NULL, and xc_input_open reads it (from its first
+ * picks the columns *out decodes, from the first block's schema.
+ * allow_missing_eos: a block's IPC stream may end without its marker
+ * (xc_input_open).  Any other input: *out is NULL, and xc_input_open reads it (from its first
  * byte, standard input too).  Errors of the blocks name the block and its
  * byte offset (xchg/shuffle.h), alike for a file and standard input. */
-xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int64_t target_rows,
-                                 int64_t limit, const xc_blocks_columns *chooser,
-                                 xchg_shuffle_reader **out, xchg_error *err);
+xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, bool allow_missing_eos,
+                                 int64_t target_rows, int64_t limit,
+                                 const xc_blocks_columns *chooser, xchg_shuffle_reader **out,
+                                 xchg_error *err);
 
 /* Reads reader's batches and drops them, until `limit` rows are read (-1:
  * the end): a check that its blocks decode, errors naming the block. */
@@ -201,15 +211,16 @@ xchg_status xc_blocks_read_through(xchg_shuffle_reader *reader, int64_t limit, x
  * rows they coalesce into, and the blocks per codec:
  * Comet's tag (NONE, LZ4_, ZSTD, SNAP), counted here; for IPC streams the
  * body compression of their record batches (none, lz4, zstd), which the
- * caller counts as it reads them. */
+ * caller counts as it reads them.  allow_missing_eos as for
+ * xc_input_open_blocks. */
 typedef struct xc_blocks_summary {
   int64_t blocks, rows, wire_bytes, batches;
   int64_t by_codec[4];
   bool no_field_count; /* Comet blocks that state none: not read, an error saying so */
 } xc_blocks_summary;
 
-xchg_status xc_blocks_summarize(const char *path, bool comet, xc_blocks_summary *out,
-                                xchg_error *err);
+xchg_status xc_blocks_summarize(const char *path, bool comet, bool allow_missing_eos,
+                                xc_blocks_summary *out, xchg_error *err);
 
 /* Parses the name of a stream codec (--input-codec; gen's --outer, which
  * is `writing`: auto, which detects a codec when reading, names none to
@@ -230,6 +241,18 @@ void xc_deprecated_option(const char *command, const char *old, const char *now)
   "                    the first bytes, plain IPC when no codec's magic matches).\n" \
   "                    A codec stream may hold several IPC streams one after\n"      \
   "                    another: all of them are read.\n"
+
+/* What --help says about --allow-missing-eos. */
+#define XC_MISSING_EOS_HELP                                                           \
+  "  --allow-missing-eos  read an IPC stream that ends without its end-of-stream\n"   \
+  "                    marker, as Arrow's format allows (by default such a stream\n"  \
+  "                    is taken for one cut short, which it cannot be told from):\n"  \
+  "                    it ends where the input or its Comet block ends, or, in\n"     \
+  "                    plain IPC, where the next IPC stream's schema message\n"       \
+  "                    begins (from a pipe, plain IPC is copied to a temporary\n"     \
+  "                    file first, to look for it).  A stream cut inside a message\n" \
+  "                    is still an error, and so is an IPC file cut short: a file\n"  \
+  "                    ends with its footer, whatever this option says.\n"
 
 /* How errors name an input: the path, or "<stdin>" for "-". */
 const char *xc_input_label(const char *path);

@@ -15,7 +15,7 @@
 
 static const char cat_help[] =
     "usage: xchg cat FILE|- [--columns a,b,...] [--limit N] [--format csv|json|arrow-json]\n"
-    "                       [--input-codec C]\n\n"
+    "                       [--input-codec C] [--allow-missing-eos]\n\n"
     "Prints the rows of an Arrow IPC file or stream ('-' reads standard input:\n"
     "redirected from a file, it is read as that file; piped, an IPC file whose\n"
     "schema is in its footer only, as Arrow JS writes it, is copied to a temporary\n"
@@ -45,7 +45,7 @@ static const char cat_help[] =
     "                  arrow-json: Arrow's integration-test JSON format (schema,\n"
     "                    batches and dictionaries, buffer by buffer); it holds one\n"
     "                    dictionary per id, so a stream that replaces a dictionary\n"
-    "                    is an error there (deltas are fine)\n" XC_CODEC_HELP
+    "                    is an error there (deltas are fine)\n" XC_CODEC_HELP XC_MISSING_EOS_HELP
     "  --codec C       the old name of --input-codec (deprecated)\n\n"
     "Values in csv and json: integers in full (64-bit too), decimals as exact\n"
     "decimal text with their scale (JSON strings), floats with the fewest digits\n"
@@ -66,6 +66,7 @@ typedef struct cat_options {
   int64_t limit;       /* -1: no limit */
   cat_format format;
   xchg_stream_codec codec;
+  bool allow_missing_eos;
 } cat_options;
 
 /* The selected top-level columns: indices into the batch struct. */
@@ -93,13 +94,11 @@ static int parse_format(const char *text, cat_format *out) {
 
 /* Returns -1 when the options are fine, else the exit code. */
 static int parse_options(int argc, char **argv, cat_options *o) {
-  static const struct option longs[] = {{"columns", required_argument, NULL, 'c'},
-                                        {"limit", required_argument, NULL, 'l'},
-                                        {"format", required_argument, NULL, 'F'},
-                                        {"input-codec", required_argument, NULL, 'i'},
-                                        {"codec", required_argument, NULL, 'C'},
-                                        {"help", no_argument, NULL, 'h'},
-                                        {NULL, 0, NULL, 0}};
+  static const struct option longs[] = {
+      {"columns", required_argument, NULL, 'c'}, {"limit", required_argument, NULL, 'l'},
+      {"format", required_argument, NULL, 'F'},  {"input-codec", required_argument, NULL, 'i'},
+      {"codec", required_argument, NULL, 'C'},   {"allow-missing-eos", no_argument, NULL, 'E'},
+      {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
   memset(o, 0, sizeof *o);
   o->limit = -1;
   o->codec = XCHG_STREAM_AUTO;
@@ -119,6 +118,7 @@ static int parse_options(int argc, char **argv, cat_options *o) {
       case 'i':
         if ((rc = xc_stream_codec_option("cat", optarg, false, &o->codec)) >= 0) return rc;
         break;
+      case 'E': o->allow_missing_eos = true; break;
       case 'h': fputs(cat_help, stdout); return XC_EXIT_OK;
       default: return xc_option_error("cat", argv, longs, opt);
     }
@@ -661,8 +661,8 @@ static xchg_status open_blocks(cat_state *st, xchg_shuffle_reader **reader, xchg
   xc_blocks_columns chooser = {choose_block_columns, st};
   if (o->format == CAT_ARROW_JSON && xc_is_piped(o->path))
     return XCHG_OK; /* read once only: block by block */
-  xchg_status s =
-      xc_input_open_blocks(o->path, o->codec, XC_BLOCK_BATCH_ROWS, o->limit, &chooser, reader, err);
+  xchg_status s = xc_input_open_blocks(o->path, o->codec, o->allow_missing_eos, XC_BLOCK_BATCH_ROWS,
+                                       o->limit, &chooser, reader, err);
   if (s != XCHG_OK || *reader == NULL) return s;
   if (o->format != CAT_ARROW_JSON) return blocks_schema(st, *reader, err);
   s = xc_blocks_read_through(*reader, o->limit, err);
@@ -723,7 +723,8 @@ static int cat(const cat_options *opt) {
   if (s == XCHG_OK) s = open_blocks(&st, &blocks, &err);
   if (s == XCHG_OK && blocks == NULL)
     s = xc_input_open(&in, opt->path, opt->codec, true,
-                      opt->format == CAT_ARROW_JSON ? &same_ids : NULL, &err);
+                      opt->format == CAT_ARROW_JSON ? &same_ids : NULL, opt->allow_missing_eos,
+                      &err);
   if (s != XCHG_OK) {
     xchg_shuffle_reader_free(blocks);
     xc_input_close(&in);

@@ -18,7 +18,8 @@
 
 static const char convert_help[] =
     "usage: xchg convert IN OUT [--compression none|lz4|zstd] [--level N] [--batch-rows N]\n"
-    "                           [--file|--stream] [--align 8|64] [--input-codec C] [-f]\n\n"
+    "                           [--file|--stream] [--align 8|64] [--input-codec C] [-f]\n"
+    "                           [--allow-missing-eos]\n\n"
     "Reads Arrow IPC (IN, '-' for standard input: a file or stream, any body\n"
     "compression, in a stream codec or not) and writes it again to OUT ('-' for\n"
     "standard output).  An input holding several IPC streams one after another\n"
@@ -44,7 +45,7 @@ static const char convert_help[] =
     "  --stream        write the IPC stream format (default)\n"
     "  --align N       buffer alignment, 8 (default) or 64\n"
     "  -f, --force     replace an existing OUT, write to a terminal (both\n"
-    "                    refused otherwise)\n" XC_CODEC_HELP
+    "                    refused otherwise)\n" XC_CODEC_HELP XC_MISSING_EOS_HELP
     "  --codec C       the old name of --compression (deprecated)\n"
     "Progress is shown on standard error when it is a terminal.\n";
 
@@ -81,6 +82,7 @@ typedef struct convert_args {
   xchg_ipc_write_options write;
   xchg_stream_codec input_codec;
   bool force;
+  bool allow_missing_eos;
 } convert_args;
 
 typedef struct convert_progress {
@@ -122,6 +124,7 @@ static int parse_args(int argc, char **argv, convert_args *a) {
                                         {"batch-rows", required_argument, NULL, 'b'},
                                         {"align", required_argument, NULL, 'a'},
                                         {"input-codec", required_argument, NULL, 'i'},
+                                        {"allow-missing-eos", no_argument, NULL, 'E'},
                                         {"help", no_argument, NULL, 'h'},
                                         {NULL, 0, NULL, 0}};
   memset(a, 0, sizeof *a);
@@ -142,6 +145,7 @@ static int parse_args(int argc, char **argv, convert_args *a) {
       case 'F': rc = output_format(a, &format_flag, "--file"); break;
       case 'S': rc = output_format(a, &format_flag, "--stream"); break;
       case 'f': a->force = true; break;
+      case 'E': a->allow_missing_eos = true; break;
       case 'C': xc_deprecated_option("convert", "--codec", "--compression"); /* fall through */
       case 'c':
         if (xc_parse_codec(optarg, &a->write.codec) != 0)
@@ -327,7 +331,8 @@ int xc_cmd_convert(int argc, char **argv) {
   xchg_shuffle_reader *blocks;
   int64_t target = a.write.coalesce_rows > 0 ? a.write.coalesce_rows : XC_BLOCK_BATCH_ROWS;
   if (xc_pipe_named(a.in, &err) != XCHG_OK || /* read as "-" reads a pipe */
-      xc_input_open_blocks(a.in, a.input_codec, target, -1, NULL, &blocks, &err) != XCHG_OK)
+      xc_input_open_blocks(a.in, a.input_codec, a.allow_missing_eos, target, -1, NULL, &blocks,
+                           &err) != XCHG_OK)
     return xc_runtime_error(a.in, err.message);
   if (blocks != NULL) return convert_blocks(&a, blocks);
   xc_input in;
@@ -339,7 +344,7 @@ int xc_cmd_convert(int argc, char **argv) {
   read_opts.on_message_ctx = &progress;
   xchg_ipc_reader *r = NULL;
   struct ArrowSchema schema = {0};
-  xchg_status st = xc_input_open(&in, a.in, a.input_codec, true, NULL, &err);
+  xchg_status st = xc_input_open(&in, a.in, a.input_codec, true, NULL, a.allow_missing_eos, &err);
   /* Comet blocks read one by one (no field count): coalesced by the writer. */
   if (in.codec == XCHG_STREAM_COMET && a.write.coalesce_rows == 0)
     a.write.coalesce_rows = XC_BLOCK_BATCH_ROWS;

@@ -13,6 +13,7 @@
 
 static const char inspect_help[] =
     "usage: xchg inspect FILE|- [--messages] [--streams] [--json] [--input-codec C]\n"
+    "                           [--allow-missing-eos]\n"
     "       xchg inspect --rows FILE|- [--head N] [--input-codec C]\n\n"
     "Shows what an Arrow IPC file or stream holds ('-' reads standard input):\n"
     "  - the stream codec around it, if any, and for each IPC stream inside:\n"
@@ -76,7 +77,7 @@ static const char inspect_help[] =
     "                    shows the row count, the distribution of row sizes\n"
     "                    and the first rows in hex\n"
     "  --head N        with --rows: how many rows to show (default 5)\n" XC_CODEC_HELP
-    "  --codec C       the old name of --input-codec (deprecated)\n";
+        XC_MISSING_EOS_HELP "  --codec C       the old name of --input-codec (deprecated)\n";
 
 static void print_metadata(xs *out, const char *metadata, const char *indent) {
   xc_meta_iter it;
@@ -173,6 +174,7 @@ static void count(xs *out, int64_t n, const char *one, const char *many) {
 
 typedef struct inspect_opts {
   bool messages, json, streams;
+  bool allow_missing_eos; /* --allow-missing-eos: xc_input_open's */
 } inspect_opts;
 
 typedef struct stream_stats {
@@ -614,7 +616,7 @@ static xchg_status inspect_blocks(xs *out, const char *path, const xc_input *in,
   bool comet = in->codec == XCHG_STREAM_COMET;
   xc_blocks_summary b;
   xchg_error why;
-  xchg_status st = xc_blocks_summarize(path, comet, &b, &why);
+  xchg_status st = xc_blocks_summarize(path, comet, in->allow_missing_eos, &b, &why);
   if (st != XCHG_OK && comet && !b.no_field_count) {
     *err = why;
     return st;
@@ -705,7 +707,7 @@ static int inspect(const char *path, xchg_stream_codec codec, const inspect_opts
   xchg_error err = {{0}};
   xc_input in = {0};
   if (spool_blocks(path, codec, &err) != XCHG_OK ||
-      xc_input_open(&in, path, codec, false, NULL, &err) != XCHG_OK) {
+      xc_input_open(&in, path, codec, false, NULL, opt->allow_missing_eos, &err) != XCHG_OK) {
     xc_input_close(&in);
     return xc_runtime_error(path, err.message);
   }
@@ -757,6 +759,7 @@ int xc_cmd_inspect(int argc, char **argv) {
                                         {"streams", no_argument, NULL, 's'},
                                         {"json", no_argument, NULL, 'j'},
                                         {"rows", no_argument, NULL, 'r'},
+                                        {"allow-missing-eos", no_argument, NULL, 'E'},
                                         {"help", no_argument, NULL, 'h'},
                                         {NULL, 0, NULL, 0}};
   xchg_stream_codec codec = XCHG_STREAM_AUTO;
@@ -778,6 +781,7 @@ int xc_cmd_inspect(int argc, char **argv) {
       case 's': opt.streams = true; break;
       case 'j': opt.json = true; break;
       case 'r': rows = true; break;
+      case 'E': opt.allow_missing_eos = true; break;
       case 'h': fputs(inspect_help, stdout); return XC_EXIT_OK;
       default: return xc_option_error("inspect", argv, longs, o);
     }
@@ -790,6 +794,9 @@ int xc_cmd_inspect(int argc, char **argv) {
     return xc_usage_error(
         "inspect", "--rows shows rows, not IPC messages: it takes neither --messages nor --json");
   if (rows && opt.streams) return xc_usage_error("inspect", "--streams goes without --rows");
+  if (rows && opt.allow_missing_eos)
+    return xc_usage_error(
+        "inspect", "--allow-missing-eos goes without --rows: rows have no end-of-stream marker");
   if (!rows && head >= 0) return xc_usage_error("inspect", "--head goes with --rows");
   if (rows) return xc_inspect_rows(path, codec, head < 0 ? 5 : head);
   return inspect(path, codec, &opt);

@@ -99,16 +99,29 @@ static xchg_status stdin_schemaless_file(bool *yes, xchg_error *err) {
   return XCHG_OK;
 }
 
+/* Whether piped standard input begins as IPC does (xc_begins_ipc). */
+static xchg_status stdin_begins_ipc(bool *yes, xchg_error *err) {
+  const uint8_t *p;
+  size_t n;
+  xchg_status st = xc_stdin_peek(IPC_MAGIC_SIZE, &p, &n, err);
+  *yes = st == XCHG_OK && xc_begins_ipc(p, n);
+  return st;
+}
+
 /* Read from a pipe, such a file is held whole by the reader, with what
  * follows it, which would then be lost: standard input is copied to a file
  * first (as inspect copies it), so that it is read as a file and what
- * follows it after it, the same as from the file. */
-static xchg_status spool_schemaless_file(const char *path, xchg_stream_codec codec,
-                                         xchg_error *err) {
+ * follows it after it, the same as from the file.  So is plain IPC read
+ * with allow_missing_eos: where a stream without its marker ends, before
+ * the next one's schema message, only bytes in memory tell
+ * (next_in_memory): the reader would take that message in. */
+static xchg_status spool_plain_ipc(const char *path, xchg_stream_codec codec,
+                                   bool allow_missing_eos, xchg_error *err) {
   bool yes = false;
   if (!xc_is_piped(path) || (codec != XCHG_STREAM_AUTO && codec != XCHG_STREAM_NONE))
     return XCHG_OK;
   xchg_status st = stdin_schemaless_file(&yes, err);
+  if (st == XCHG_OK && !yes && allow_missing_eos) st = stdin_begins_ipc(&yes, err);
   return st == XCHG_OK && yes ? xc_stdin_spool(err) : st;
 }
 
@@ -246,13 +259,14 @@ static xchg_status find_skippable_frames(xc_input *in, const char *path, xchg_so
 }
 
 xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec codec, bool one_schema,
-                          const xc_stream_check *check, xchg_error *err) {
+                          const xc_stream_check *check, bool allow_missing_eos, xchg_error *err) {
   memset(in, 0, sizeof *in);
   in->path = path;
   in->one_schema = one_schema;
   in->check = check;
+  in->allow_missing_eos = allow_missing_eos;
   xchg_source *src;
-  xchg_status st = spool_schemaless_file(path, codec, err);
+  xchg_status st = spool_plain_ipc(path, codec, allow_missing_eos, err);
   if (st == XCHG_OK) st = find_skippable_frames(in, path, NULL, err);
   if (st == XCHG_OK) st = find_first_bytes(in, path, NULL, codec, err);
   if (st == XCHG_OK) st = xc_open_source(path, &src, err);
@@ -352,14 +366,36 @@ static xchg_status bytes_follow(xc_input *in, bool *more, xchg_error *err) {
   return not_a_stream(in, start, shown, count_rest(in), err);
 }
 
+/* The n bytes at p, an IPC stream read with allow_missing_eos, up to the
+ * next stream's schema message, where a stream that ends without its
+ * marker stops (as the shuffle reader sees it): the reader, which takes
+ * one stream, then ends there.  All n when there is no such message, at
+ * the marker, and where the framing is bad or cut, for the reader to say
+ * so. */
+static size_t up_to_next_schema(const uint8_t *p, size_t n, int64_t max_metadata_bytes) {
+  if (ipc_is_file_start(p, n)) return n; /* a file ends at its footer */
+  for (size_t at = 0; at < n;) {
+    ipc_message_view m;
+    if (ipc_message_view_decode(p + at, n - at, 0, (int64_t)at, max_metadata_bytes, &m, NULL) !=
+            XCHG_OK ||
+        m.eos)
+      return n;
+    if (at > 0 && m.header_type == HEADER_SCHEMA) return at;
+    at += (size_t)m.size;
+  }
+  return n;
+}
+
 /* Plain IPC in memory: where the next IPC stream begins, if one does. */
-static xchg_status next_in_memory(xc_input *in, xchg_source **src, xchg_error *err) {
+static xchg_status next_in_memory(xc_input *in, const xchg_ipc_read_options *opts,
+                                  xchg_source **src, xchg_error *err) {
   *src = NULL;
   size_t size = xchg_buf_size(in->memory);
   if (in->stream_end == UINT64_MAX || in->stream_end >= size) return XCHG_OK;
   const uint8_t *p = xchg_buf_data(in->memory) + in->stream_end;
   size_t n = size - (size_t)in->stream_end;
   if (in->streams > 0 && !xc_begins_ipc(p, n)) return not_a_stream(in, p, n, (int64_t)n, err);
+  if (opts->allow_missing_eos) n = up_to_next_schema(p, n, opts->max_metadata_bytes);
   xchg_buf *rest = xchg_buf_slice(in->memory, (size_t)in->stream_end, n);
   xchg_status st = rest != NULL ? xchg_source_from_buf(rest, src, err)
                                 : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
@@ -381,11 +417,16 @@ static xchg_status advance(xc_input *in, bool *more, xchg_error *err) {
 }
 
 /* The source of the next IPC stream, NULL at the end of the input. */
-static xchg_status next_source(xc_input *in, xchg_source **src, xchg_error *err) {
+static xchg_status next_source(xc_input *in, const xchg_ipc_read_options *opts, xchg_source **src,
+                               xchg_error *err) {
+  if (in->memory != NULL && opts->allow_missing_eos) {
+    xchg_source_free(in->plain); /* the same bytes, to be cut at the next stream */
+    in->plain = NULL;
+  }
   *src = in->plain;
   in->plain = NULL;
   if (*src != NULL) return XCHG_OK;
-  if (in->memory != NULL) return next_in_memory(in, src, err);
+  if (in->memory != NULL) return next_in_memory(in, opts, src, err);
   bool more = in->streams == 0;
   xchg_status st = in->streams == 0 ? XCHG_OK : advance(in, &more, err);
   /* A Comet partition with no rows is an empty file: zero IPC streams, as
@@ -417,8 +458,14 @@ static xchg_status check_schema(xc_input *in, xchg_ipc_reader *reader, xchg_erro
 xchg_status xc_input_next(xc_input *in, const xchg_ipc_read_options *opts, xchg_ipc_reader **out,
                           xchg_error *err) {
   *out = NULL;
+  xchg_ipc_read_options read;
+  if (opts != NULL)
+    read = *opts;
+  else
+    xchg_ipc_read_options_init(&read);
+  read.allow_missing_eos = in->allow_missing_eos;
   xchg_source *src;
-  xchg_status st = next_source(in, &src, err);
+  xchg_status st = next_source(in, &read, &src, err);
   /* A Comet header is read before any stream: its failure is at the start */
   if (st != XCHG_OK && in->streams == 0 && in->first_bytes != NULL)
     return name_first_bytes(in, st, err);
@@ -427,7 +474,7 @@ xchg_status xc_input_next(xc_input *in, const xchg_ipc_read_options *opts, xchg_
       in->stream != NULL ? (uint64_t)xchg_istream_position(in->stream) : in->stream_end;
   in->stream_end = UINT64_MAX;
   in->streams++;
-  st = xchg_ipc_reader_open(src, opts, out, err); /* takes src, even on failure */
+  st = xchg_ipc_reader_open(src, &read, out, err); /* takes src, even on failure */
   /* Decoded, they are no bytes at all, which the reader calls an empty
    * input: what the input holds is said instead. */
   bool at_start = in->streams == 1 && in->stream != NULL && xchg_istream_position(in->stream) == 0;
@@ -472,7 +519,8 @@ static xchg_status check_in_memory(const xc_input *in, xchg_error *err) {
                     .memory = xchg_buf_ref(in->memory),
                     .stream_end = 0,
                     .one_schema = in->one_schema,
-                    .check = in->check};
+                    .check = in->check,
+                    .allow_missing_eos = in->allow_missing_eos};
   xchg_status st = XCHG_OK;
   for (;;) {
     xchg_ipc_reader *reader;
@@ -518,6 +566,16 @@ static void put_escaped(const char *text) {
   }
 }
 
+/* Whether message says that an IPC stream ends where a message would
+ * begin, without its end-of-stream marker: the IPC reader's words
+ * (reader.c, ends_before_message) and the shuffle reader's for a block
+ * (shuffle_reader.c, stream_cut).  A file that ends so is cut short
+ * ("the file is cut short"), with --allow-missing-eos too. */
+static bool ends_without_marker(const char *message) {
+  const char *cut = strstr(message, "the stream is cut short: the input ends at byte ");
+  return cut != NULL && strstr(cut, ", without the end-of-stream marker") != NULL;
+}
+
 int xc_runtime_error(const char *path, const char *message) {
   xc_progress_erase();
   fflush(stdout); /* keep what was printed before the error ahead of it */
@@ -531,6 +589,11 @@ int xc_runtime_error(const char *path, const char *message) {
     fputs(": ", stderr);
   }
   put_escaped(message);
+  /* The marker is optional in Arrow's format: a stream whose writer left
+   * it out reads as one cut at a message boundary, unless asked for. */
+  if (ends_without_marker(message))
+    fputs(" (--allow-missing-eos reads a stream whose writer left the optional marker out)",
+          stderr);
   fputc('\n', stderr);
   return XC_EXIT_ERROR;
 }

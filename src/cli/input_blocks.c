@@ -48,13 +48,15 @@ static bool states_no_field_count(xchg_source *src) {
 static const int64_t no_columns[1] = {0};
 
 /* Comet blocks, or IPC streams one after another; columns NULL: all of
- * them. */
-static xchg_status open_framed(xchg_source *src, xchg_shuffle_framing framing, int64_t target_rows,
-                               const int64_t *columns, int64_t n_columns, xchg_shuffle_reader **out,
-                               xchg_error *err) {
+ * them.  allow_missing_eos: --allow-missing-eos, a block's IPC stream may
+ * end without its marker. */
+static xchg_status open_framed(xchg_source *src, xchg_shuffle_framing framing,
+                               bool allow_missing_eos, int64_t target_rows, const int64_t *columns,
+                               int64_t n_columns, xchg_shuffle_reader **out, xchg_error *err) {
   xchg_shuffle_reader_options opts;
   xchg_shuffle_reader_options_init(&opts);
   opts.framing = framing;
+  opts.read.allow_missing_eos = allow_missing_eos;
   opts.target_rows = target_rows;
   opts.columns = columns;
   opts.n_columns = n_columns;
@@ -70,9 +72,11 @@ static xchg_status open_framed(xchg_source *src, xchg_shuffle_framing framing, i
   return st;
 }
 
-static xchg_status open_reader(xchg_source *src, int64_t target_rows, const int64_t *columns,
-                               int64_t n_columns, xchg_shuffle_reader **out, xchg_error *err) {
-  return open_framed(src, XCHG_SHUFFLE_FRAMING_COMET, target_rows, columns, n_columns, out, err);
+static xchg_status open_reader(xchg_source *src, bool allow_missing_eos, int64_t target_rows,
+                               const int64_t *columns, int64_t n_columns, xchg_shuffle_reader **out,
+                               xchg_error *err) {
+  return open_framed(src, XCHG_SHUFFLE_FRAMING_COMET, allow_missing_eos, target_rows, columns,
+                     n_columns, out, err);
 }
 
 xchg_status xc_blocks_read_through(xchg_shuffle_reader *reader, int64_t limit, xchg_error *err) {
@@ -99,13 +103,15 @@ static int64_t limited_target(int64_t target_rows, int64_t limit) {
  * another schema fails before any output, as for plain IPC (input.c).
  * Only the blocks of the first `limit` rows (-1: all): one batch of them,
  * which holds no column however many rows it has. */
-static xchg_status check_blocks(xchg_buf *memory, int64_t limit, xchg_error *err) {
+static xchg_status check_blocks(xchg_buf *memory, bool allow_missing_eos, int64_t limit,
+                                xchg_error *err) {
   xchg_source *src;
   xchg_shuffle_reader *probe;
   xchg_status st = xchg_source_from_buf(memory, &src, err);
   if (st == XCHG_OK)
-    st = open_reader(src, limited_target(limit < 0 ? XC_BLOCK_BATCH_ROWS : INT64_MAX, limit),
-                     no_columns, 0, &probe, err);
+    st = open_reader(src, allow_missing_eos,
+                     limited_target(limit < 0 ? XC_BLOCK_BATCH_ROWS : INT64_MAX, limit), no_columns,
+                     0, &probe, err);
   if (st != XCHG_OK) return st;
   struct ArrowSchema schema;
   if ((st = xchg_shuffle_reader_schema(probe, &schema, err)) == XCHG_OK) {
@@ -118,12 +124,14 @@ static xchg_status check_blocks(xchg_buf *memory, int64_t limit, xchg_error *err
 
 /* The columns to decode, as chooser says from the blocks' whole schema
  * (the first block's, read by a reader of all columns that decodes none). */
-static xchg_status choose_columns(xchg_buf *memory, const xc_blocks_columns *chooser,
-                                  const int64_t **columns, int64_t *n_columns, xchg_error *err) {
+static xchg_status choose_columns(xchg_buf *memory, bool allow_missing_eos,
+                                  const xc_blocks_columns *chooser, const int64_t **columns,
+                                  int64_t *n_columns, xchg_error *err) {
   xchg_source *src;
   xchg_shuffle_reader *whole;
   xchg_status st = xchg_source_from_buf(memory, &src, err);
-  if (st == XCHG_OK) st = open_reader(src, XC_BLOCK_BATCH_ROWS, NULL, 0, &whole, err);
+  if (st == XCHG_OK)
+    st = open_reader(src, allow_missing_eos, XC_BLOCK_BATCH_ROWS, NULL, 0, &whole, err);
   if (st != XCHG_OK) return st;
   struct ArrowSchema schema;
   if ((st = xchg_shuffle_reader_schema(whole, &schema, err)) == XCHG_OK) {
@@ -140,9 +148,10 @@ static xchg_status choose_columns(xchg_buf *memory, const xc_blocks_columns *cho
  * before it), and the columns are chosen from the first block, read ahead
  * whole (unless it is larger than a reader holds: the reader then says
  * so) and handed out again. */
-static xchg_status open_stdin_blocks(const char *path, xchg_stream_codec codec, int64_t target_rows,
-                                     int64_t limit, const xc_blocks_columns *chooser,
-                                     xchg_shuffle_reader **out, xchg_error *err) {
+static xchg_status open_stdin_blocks(const char *path, xchg_stream_codec codec,
+                                     bool allow_missing_eos, int64_t target_rows, int64_t limit,
+                                     const xc_blocks_columns *chooser, xchg_shuffle_reader **out,
+                                     xchg_error *err) {
   const uint8_t *p;
   size_t n;
   xchg_status st = xc_stdin_peek(COMET_HEADER_BYTES, &p, &n, err);
@@ -157,22 +166,24 @@ static xchg_status open_stdin_blocks(const char *path, xchg_stream_codec codec, 
     if ((st = xc_stdin_peek(8 + (size_t)length, &p, &n, err)) != XCHG_OK) return st;
     xchg_buf *first = xchg_buf_wrap(p, n, NULL, NULL);
     if (first == NULL) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
-    st = choose_columns(first, chooser, &columns, &n_columns, err);
+    st = choose_columns(first, allow_missing_eos, chooser, &columns, &n_columns, err);
     xchg_buf_unref(first);
     if (st != XCHG_OK) return st;
   }
   xchg_source *src;
   if ((st = xc_open_source(path, &src, err)) != XCHG_OK) return st;
-  return open_reader(src, limited_target(target_rows, limit), columns, n_columns, out, err);
+  return open_reader(src, allow_missing_eos, limited_target(target_rows, limit), columns, n_columns,
+                     out, err);
 }
 
-xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int64_t target_rows,
-                                 int64_t limit, const xc_blocks_columns *chooser,
-                                 xchg_shuffle_reader **out, xchg_error *err) {
+xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, bool allow_missing_eos,
+                                 int64_t target_rows, int64_t limit,
+                                 const xc_blocks_columns *chooser, xchg_shuffle_reader **out,
+                                 xchg_error *err) {
   *out = NULL;
   if (codec != XCHG_STREAM_AUTO && codec != XCHG_STREAM_COMET) return XCHG_OK;
   if (xc_is_piped(path))
-    return open_stdin_blocks(path, codec, target_rows, limit, chooser, out, err);
+    return open_stdin_blocks(path, codec, allow_missing_eos, target_rows, limit, chooser, out, err);
   xchg_source *src;
   xchg_status st = xc_open_source(path, &src, err);
   if (st != XCHG_OK) return st;
@@ -183,15 +194,16 @@ xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, int6
   xchg_buf *memory = xchg_source_memory(src); /* not NULL: is_comet_file looked at it */
   const int64_t *columns = NULL;
   int64_t n_columns = 0;
-  st = check_blocks(memory, limit, err);
+  st = check_blocks(memory, allow_missing_eos, limit, err);
   if (st == XCHG_OK && chooser != NULL)
-    st = choose_columns(memory, chooser, &columns, &n_columns, err);
+    st = choose_columns(memory, allow_missing_eos, chooser, &columns, &n_columns, err);
   xchg_buf_unref(memory);
   if (st != XCHG_OK) {
     xchg_source_free(src);
     return st;
   }
-  return open_reader(src, limited_target(target_rows, limit), columns, n_columns, out, err);
+  return open_reader(src, allow_missing_eos, limited_target(target_rows, limit), columns, n_columns,
+                     out, err);
 }
 
 /* Counts each block's codec tag (bytes 16..19 of its header), walking the
@@ -208,8 +220,8 @@ static void count_codecs(const uint8_t *p, size_t size, xc_blocks_summary *s) {
   }
 }
 
-xchg_status xc_blocks_summarize(const char *path, bool comet, xc_blocks_summary *out,
-                                xchg_error *err) {
+xchg_status xc_blocks_summarize(const char *path, bool comet, bool allow_missing_eos,
+                                xc_blocks_summary *out, xchg_error *err) {
   memset(out, 0, sizeof *out);
   xchg_source *src;
   xchg_status st = xc_open_source(path, &src, err);
@@ -226,7 +238,8 @@ xchg_status xc_blocks_summarize(const char *path, bool comet, xc_blocks_summary 
   xchg_buf *memory = xchg_source_memory(src);
   xchg_shuffle_reader *reader;
   xchg_shuffle_framing framing = comet ? XCHG_SHUFFLE_FRAMING_COMET : XCHG_SHUFFLE_FRAMING_IPC;
-  if ((st = open_framed(src, framing, XC_BLOCK_BATCH_ROWS, NULL, 0, &reader, err)) != XCHG_OK) {
+  if ((st = open_framed(src, framing, allow_missing_eos, XC_BLOCK_BATCH_ROWS, NULL, 0, &reader,
+                        err)) != XCHG_OK) {
     xchg_buf_unref(memory);
     return st;
   }
