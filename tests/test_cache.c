@@ -459,6 +459,44 @@ static void test_outlive_cache(void) {
   check_memory("outlive cache");
 }
 
+/* Each argument of an acquire that is wrong is XCHG_EINVAL naming that
+ * argument, and no holder comes out. */
+static void check_acquire_arguments(xchg_cache *c, const xchg_broadcast *good) {
+  const int64_t columns[] = {0};
+  xchg_broadcast negative = {good->parts, -1, NULL, NULL}, no_parts = {NULL, 2, NULL, NULL};
+  xchg_cache_request negative_columns, no_columns;
+  xchg_cache_request_init(&negative_columns);
+  negative_columns.columns = columns;
+  negative_columns.n_columns = -1;
+  xchg_cache_request_init(&no_columns);
+  no_columns.n_columns = 3;
+  const struct {
+    xchg_cache *cache;
+    const char *key;
+    const xchg_broadcast *bytes;
+    const xchg_cache_request *req;
+    const char *message;
+  } cases[] = {
+      {NULL, "k", good, NULL, "acquire: the cache is NULL"},
+      {c, NULL, good, NULL, "acquire: key is NULL"},
+      {c, "k", NULL, NULL, "acquire: bytes is NULL"},
+      {c, "k", &negative, NULL, "acquire: bytes->n_parts is negative (-1)"},
+      {c, "k", &no_parts, NULL, "acquire: bytes->parts is NULL with 2 parts"},
+      {c, "k", good, &negative_columns, "acquire: req->n_columns is negative (-1)"},
+      {c, "k", good, &no_columns, "acquire: req->columns is NULL with 3 columns"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    static int not_a_holder;
+    xchg_cache_holder *h = (xchg_cache_holder *)&not_a_holder; /* must come back NULL */
+    xchg_error err = {""};
+    xchg_status st =
+        xchg_cache_acquire(cases[i].cache, cases[i].key, cases[i].bytes, cases[i].req, &h, &err);
+    TU_CHECK(st == XCHG_EINVAL && !h && !strcmp(err.message, cases[i].message),
+             "acquire case %zu: %d, %s, where %s was expected", i, (int)st, err.message,
+             cases[i].message);
+  }
+}
+
 /* A NULL cache, out or holder is XCHG_EINVAL naming it, out (when given)
  * released-state, not a crash; the holder reads on as usual. */
 static void test_null_arguments(void) {
@@ -478,6 +516,7 @@ static void test_null_arguments(void) {
   st = xchg_cache_acquire(c, "k", &b, NULL, NULL, &err);
   TU_CHECK(st == XCHG_EINVAL && !strcmp(err.message, "acquire: out is NULL"),
            "acquire(NULL out): %d %s", (int)st, err.message);
+  check_acquire_arguments(c, &b);
   memset(&a, 0xff, sizeof a);
   st = xchg_cache_holder_batch(NULL, 0, &a, &err);
   TU_CHECK(st == XCHG_EINVAL && !a.release &&

@@ -292,7 +292,8 @@ XCHG_API void xchg_cache_request_init(xchg_cache_request *req);
  * that decoded; XCHG_ECANCELLED when cancelled; XCHG_EINVAL for a column
  * index out of range, or for bytes whose schema or batches disagree with
  * what the key was decoded from before, and for a NULL cache, key, bytes
- * or out. */
+ * or out, bytes->parts NULL with parts, or a column list that is not one
+ * (negative n_columns, columns NULL with n_columns > 0), naming it. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_cache_acquire(xchg_cache *cache, const char *key,
                                                        const xchg_broadcast *bytes,
                                                        const xchg_cache_request *req,

@@ -41,11 +41,25 @@ static void unclaim_locked(cache_entry *e, const int64_t *claimed, int64_t n_cla
   if (layout_claimed && e->layout_state == SLOT_MAKING) e->layout_state = SLOT_ABSENT;
 }
 
-static xchg_status check_broadcast(const xchg_broadcast *b, const int64_t *columns,
-                                   int64_t n_columns, xchg_error *err) {
-  if (!b || b->n_parts < 0 || (b->n_parts > 0 && !b->parts) || n_columns < 0 ||
-      (n_columns > 0 && !columns))
-    return xchg_errorf(err, XCHG_EINVAL, "acquire: invalid broadcast description or column list");
+/* The arguments of an acquire, each checked on its own so that the error
+ * names the one at fault. */
+static xchg_status check_arguments(const xchg_cache *c, const char *key, const xchg_broadcast *b,
+                                   const xchg_cache_request *req, xchg_error *err) {
+  if (!c) return xchg_errorf(err, XCHG_EINVAL, "acquire: the cache is NULL");
+  if (!key) return xchg_errorf(err, XCHG_EINVAL, "acquire: key is NULL");
+  if (!b) return xchg_errorf(err, XCHG_EINVAL, "acquire: bytes is NULL");
+  if (b->n_parts < 0)
+    return xchg_errorf(err, XCHG_EINVAL, "acquire: bytes->n_parts is negative (%lld)",
+                       (long long)b->n_parts);
+  if (b->n_parts > 0 && !b->parts)
+    return xchg_errorf(err, XCHG_EINVAL, "acquire: bytes->parts is NULL with %lld parts",
+                       (long long)b->n_parts);
+  if (req->n_columns < 0)
+    return xchg_errorf(err, XCHG_EINVAL, "acquire: req->n_columns is negative (%lld)",
+                       (long long)req->n_columns);
+  if (req->n_columns > 0 && !req->columns)
+    return xchg_errorf(err, XCHG_EINVAL, "acquire: req->columns is NULL with %lld columns",
+                       (long long)req->n_columns);
   return XCHG_OK;
 }
 
@@ -236,8 +250,7 @@ xchg_status xchg_cache_acquire(xchg_cache *c, const char *key, const xchg_broadc
   xchg_cache_request defaults;
   if (!req) xchg_cache_request_init(&defaults);
   if (!req) req = &defaults;
-  xchg_status st = check_broadcast(b, req->columns, req->n_columns, err);
-  if (!c || !key) st = xchg_errorf(err, XCHG_EINVAL, "acquire: no cache or no key");
+  xchg_status st = check_arguments(c, key, b, req, err);
   if (st != XCHG_OK) return st;
   acquisition a = {NULL,        calloc(1, sizeof *a.holder),
                    b,           req->columns,
