@@ -344,8 +344,11 @@ XCHG_API int64_t xchg_ipc_reader_stream_end(const xchg_ipc_reader *reader);
  * (the reader must not be used or freed by the caller afterwards).  A NULL
  * reader or out is XCHG_EINVAL (and nothing is moved).  The stream's
  * get_schema and get_next return EINVAL for a NULL out, and once the
- * stream is released (get_last_error says which; release again does
- * nothing), as do the streams of xchg_cache_holder_stream. */
+ * stream is released (get_last_error says which), as do the streams of
+ * xchg_cache_holder_stream.  release sets out->release to NULL, as the C
+ * Stream Interface requires, so a released stream is not released through
+ * it again; a copy of the callback taken before, called again, does
+ * nothing. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_to_stream(xchg_ipc_reader *reader,
                                                               struct ArrowArrayStream *out,
                                                               xchg_error *err);
