@@ -957,6 +957,50 @@ static void check_pooled_error(void) {
   input_free(&in);
 }
 
+/* Blocks of 3 rows of an int32 column with a null and a boolean column,
+ * coalesced into batches of 9 rows: in both bitmaps (the int32's
+ * validity, the booleans' values) the 7 bits past the 9th row are 0, as
+ * the IPC format wants a buffer's padding, not what the memory held
+ * before (a writer copies whole bytes into its output). */
+static void check_bitmap_padding(void) {
+  static const uint8_t validity[] = {0x5}, booleans[] = {0x3};
+  static const int32_t ints[] = {1, 0, 3};
+  const void *int_buffers[] = {validity, ints}, *bool_buffers[] = {NULL, booleans},
+             *root_buffers[] = {NULL};
+  struct ArrowSchema c0, c1, *cols[] = {&c0, &c1}, root;
+  struct ArrowArray a0, a1, *kids[] = {&a0, &a1}, batch;
+  tu_fixture_schema(&c0, "i", "ints", 0, NULL);
+  tu_fixture_schema(&c1, "b", "flags", 0, NULL);
+  tu_fixture_schema(&root, "+s", "", 2, cols);
+  tu_fixture_array(&a0, 3, 2, int_buffers, 0, NULL);
+  a0.null_count = 1;
+  tu_fixture_array(&a1, 3, 2, bool_buffers, 0, NULL);
+  tu_fixture_array(&batch, 3, 1, root_buffers, 2, kids);
+  input in = {0};
+  char msg[MSG] = "";
+  fault none = {-1, 0, 0, 0, 0};
+  int rc = add_blocks(&in, &root, &batch, 6, NULL, -1, &none, msg);
+  xchg_shuffle_reader_options o;
+  xchg_shuffle_reader_options_init(&o);
+  o.target_rows = 9;
+  output out = {0};
+  if (rc == 0) rc = read_all(&in, &o, FROM_MEMORY, &out, msg);
+  if (rc == 0 && (out.st != XCHG_OK || out.n != 2))
+    rc = tu_errorf(msg, MSG, "%lld batches: %s", (long long)out.n, out.error);
+  for (int64_t b = 0; rc == 0 && b < out.n; b++) {
+    const struct ArrowArray *got = &out.batches[b];
+    const uint8_t *bits[] = {got->children[0]->buffers[0], got->children[1]->buffers[1]};
+    for (int i = 0; i < 2 && rc == 0; i++)
+      if (got->length != 9 || !bits[i] || bits[i][1] >> 1 != 0)
+        rc = tu_errorf(msg, MSG, "batch %lld of %lld rows: %s bitmap's second byte is 0x%02x",
+                       (long long)b, (long long)got->length, i ? "the values" : "the validity",
+                       bits[i] ? bits[i][1] : 0);
+  }
+  output_free(&out);
+  TU_CHECK(rc == 0, "bits past the last row: %s", msg);
+  input_free(&in);
+}
+
 /* Two blocks of a list<null> column (its values free to hold, however
  * many) of 2^30 values each beside an int32 column: coalesced, the list's
  * 32-bit offsets would reach 2^31, so the batch is cut between them, each
@@ -2126,6 +2170,7 @@ BOTH(given_schema_framings)
 BOTH(ipc_file)
 BOTH(incremental)
 BOTH(bounded_reading)
+BOTH(bitmap_padding)
 
 int main(int argc, char **argv) {
   xchg_error err;
@@ -2146,6 +2191,7 @@ int main(int argc, char **argv) {
       {"decompressed_limit", decompressed_limit},
       {"far_damage", far_damage},
       {"pooled_error", check_pooled_error},
+      {"bitmap_padding", bitmap_padding},
       {"offsets_overflow", offsets_overflow},
       {"batch_limit_sum", batch_limit_sum},
       {"huge_compressed_length", huge_compressed_length},

@@ -55,6 +55,17 @@ static int64_t count_set(const uint8_t *bits, int64_t s, int64_t n) {
 
 static int64_t bitmap_bytes(int64_t bits) { return (bits + 7) / 8; }
 
+/* Room in buffer j of o, a bitmap, for `bits` bits: its new bytes come
+ * zeroed, so that the bits past the last row are 0 (as the IPC format
+ * wants a buffer's padding), not what the memory held before, which a
+ * writer would otherwise copy into its output. */
+static uint8_t *reserve_bitmap(coalescer *c, out_node *o, int j, int64_t bits) {
+  size_t extra = (size_t)bitmap_bytes(bits) - o->size[j];
+  uint8_t *dst = coalesce_reserve(c, o, j, extra);
+  if (dst) memset(dst, 0, extra);
+  return dst;
+}
+
 /* ---- appending a field's span ------------------------------------------------- */
 
 /* append_validity when there are bits to write: the node has nulls, or
@@ -64,8 +75,7 @@ static xchg_status write_validity(coalescer *c, out_node *o, int64_t k, int64_t 
                                   const uint8_t **bits) {
   size_t bytes = (size_t)bitmap_bytes(o->length + n);
   if (node_nulls == 0) {
-    uint8_t *dst = coalesce_reserve(c, o, 0, bytes - o->size[0]);
-    if (!dst) return XCHG_ENOMEM;
+    if (!reserve_bitmap(c, o, 0, o->length + n)) return XCHG_ENOMEM;
     set_bits(o->b[0].data, o->length, n);
     o->size[0] = bytes;
     return XCHG_OK;
@@ -75,10 +85,10 @@ static xchg_status write_validity(coalescer *c, out_node *o, int64_t k, int64_t 
   if (st != XCHG_OK) return st;
   if (!o->validity) {
     o->size[0] = 0;
-    if (!coalesce_reserve(c, o, 0, bytes)) return XCHG_ENOMEM;
+    if (!reserve_bitmap(c, o, 0, o->length + n)) return XCHG_ENOMEM;
     set_bits(o->b[0].data, 0, o->length);
     o->validity = 1;
-  } else if (!coalesce_reserve(c, o, 0, bytes - o->size[0])) {
+  } else if (!reserve_bitmap(c, o, 0, o->length + n)) {
     return XCHG_ENOMEM;
   }
   copy_bits(o->b[0].data, o->length, src, off, n);
@@ -119,7 +129,7 @@ static xchg_status append_bits(coalescer *c, out_node *o, int64_t k, int64_t off
   size_t bytes = (size_t)bitmap_bytes(o->length + n);
   if (st != XCHG_OK) return st;
   if (n == 0) return XCHG_OK;
-  if (!coalesce_reserve(c, o, 1, bytes - o->size[1])) return XCHG_ENOMEM;
+  if (!reserve_bitmap(c, o, 1, o->length + n)) return XCHG_ENOMEM;
   copy_bits(o->b[1].data, o->length, src, off, n);
   o->size[1] = bytes;
   return XCHG_OK;
