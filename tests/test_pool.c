@@ -229,10 +229,16 @@ static void background_loops(void) {
   check_background_loops(NULL, "no pool");
 }
 
+/* The process-wide pool lives as long as the process: freeing it is a
+ * no-op (an embedder that frees whatever pool its options hold must not
+ * pull it from under the others), and it runs loops after that. */
 static void default_pool(void) {
-  TU_CHECK(
-      xchg_pool_default() == xchg_pool_default() && xchg_pool_threads(xchg_pool_default()) >= 1,
-      "the default pool");
+  xchg_pool *pool = xchg_pool_default();
+  TU_CHECK(pool == xchg_pool_default() && xchg_pool_threads(pool) >= 1, "the default pool");
+  xchg_pool_free(pool);
+  int off_caller;
+  TU_CHECK(run_loop(xchg_pool_default(), 1000, &off_caller),
+           "the default pool after xchg_pool_free of it");
 }
 
 int main(int argc, char **argv) {

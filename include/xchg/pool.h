@@ -50,7 +50,8 @@ typedef struct xchg_pool xchg_pool;
 XCHG_API XCHG_NODISCARD xchg_status xchg_pool_create(int threads, xchg_pool **out, xchg_error *err);
 
 /** Waits for running loops to finish, then stops the workers and frees the
- * pool (NULL is a no-op; never the one xchg_pool_default returns). */
+ * pool.  NULL and the pool xchg_pool_default returns are a no-op: that one
+ * lives as long as the process. */
 XCHG_API void xchg_pool_free(xchg_pool *pool);
 
 /** The thread count the environment variable XCHG_THREADS asks for in

@@ -156,8 +156,13 @@ xchg_status xchg_pool_create(int threads, xchg_pool **out, xchg_error *err) {
   return XCHG_OK;
 }
 
+static xchg_pool *default_pool;
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+
 void xchg_pool_free(xchg_pool *p) {
-  if (!p) return;
+  /* The process-wide pool lives as long as the process: every user of
+   * xchg_pool_default shares it. */
+  if (!p || p == default_pool) return;
   pthread_mutex_lock(&p->lock);
   p->shutdown = 1;
   atomic_fetch_add(&p->started, 1); /* wakes spinning workers too */
@@ -170,9 +175,6 @@ void xchg_pool_free(xchg_pool *p) {
   free(p->workers);
   free(p);
 }
-
-static xchg_pool *default_pool;
-static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 
 xchg_status xchg_pool_parse_env(int *threads, xchg_error *err) {
   if (!threads) return base_null_argument("xchg_pool_parse_env", "threads", err);
