@@ -814,6 +814,16 @@ static void test_null_arguments(void) {
   st = xchg_batch_decoder_open(data, (size_t)s.starts[1], NULL, 0, NULL, NULL, &err);
   TU_CHECK(st == XCHG_EINVAL && !strcmp(err.message, "xchg_batch_decoder_open: out is NULL"),
            "open(NULL out): %d %s", (int)st, err.message);
+  xchg_batch_decoder *none = NULL;
+  st = xchg_batch_decoder_open(NULL, 0, NULL, 0, NULL, &none, &err);
+  TU_CHECK(st == XCHG_EINVAL && !none &&
+               !strcmp(err.message, "xchg_batch_decoder_open: schema_message is NULL"),
+           "open(NULL schema message): %d %s", (int)st, err.message);
+  const int64_t first[] = {0};
+  st = xchg_batch_decoder_open(data, (size_t)s.starts[1], first, -1, NULL, &none, &err);
+  TU_CHECK(st == XCHG_EINVAL && !none &&
+               !strcmp(err.message, "xchg_batch_decoder_open: n_columns is negative (-1)"),
+           "open(n_columns -1): %d %s", (int)st, err.message);
   xchg_batch_decoder *dec = open_decoder(&s, NULL, 0, NULL);
   st = dec ? xchg_batch_decoder_decode(dec, src, 1, NULL, &err) : XCHG_OK;
   TU_CHECK(st == XCHG_EINVAL && !strcmp(err.message, "xchg_batch_decoder_decode: out is NULL"),

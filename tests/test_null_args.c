@@ -123,6 +123,32 @@ static void failed_constructors(void) {
            "xchg_ipc_writer_open_memory with a NULL out: %s", err.message);
 }
 
+/* A writer's schema that is not one says what it is instead. */
+static void writer_schemas(void) {
+  struct ArrowSchema column, released;
+  tu_fixture_schema(&column, "i", "c0", 0, NULL);
+  tu_fixture_schema(&released, "+s", "", 0, NULL);
+  released.release(&released);
+  const struct {
+    const struct ArrowSchema *schema;
+    const char *message;
+  } cases[] = {
+      {NULL, "the schema is NULL"},
+      {&released, "the schema is released"},
+      {&column, "the schema's format is \"i\": it must be a struct (\"+s\") of the columns"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    xchg_error err = {""};
+    xchg_ipc_writer *w = NULL;
+    xchg_status st = xchg_ipc_writer_open_memory(cases[i].schema, NULL, &w, &err);
+    TU_CHECK(st == XCHG_EINVAL && !w && !strcmp(err.message, cases[i].message),
+             "writer schema case %zu: %d, %s, where %s was expected", i, (int)st, err.message,
+             cases[i].message);
+    xchg_ipc_writer_free(w);
+  }
+  column.release(&column);
+}
+
 static void rows_closed(void *ctx) { ++*(int *)ctx; }
 
 static xchg_status no_rows(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err) {
@@ -250,6 +276,7 @@ int main(int argc, char **argv) {
                                   {"failed_constructors", failed_constructors},
                                   {"null_outs", null_outs},
                                   {"null_spans", null_spans},
-                                  {"writer_arguments", writer_arguments}};
+                                  {"writer_arguments", writer_arguments},
+                                  {"writer_schemas", writer_schemas}};
   return TU_MAIN(argc, argv, "null_args", cases);
 }

@@ -117,9 +117,11 @@ xchg_status xchg_batch_decoder_open(const void *schema_message, size_t size, con
                                     xchg_batch_decoder **out, xchg_error *err) {
   if (!out) return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_open: out is NULL");
   *out = NULL;
-  if (!schema_message || n_columns < 0)
-    return xchg_errorf(err, XCHG_EINVAL,
-                       "xchg_batch_decoder_open: no schema message or n_columns < 0");
+  if (!schema_message)
+    return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_open: schema_message is NULL");
+  if (n_columns < 0)
+    return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_open: n_columns is negative (%lld)",
+                       (long long)n_columns);
   xchg_batch_decoder *dec = calloc(1, sizeof *dec);
   if (!dec) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
   if (opts)

@@ -217,11 +217,24 @@ static xchg_status number_dictionaries(ipc_field *f, id_state *s, xchg_error *er
   return XCHG_OK;
 }
 
+/* The schema of a batch: a live struct whose children are the columns;
+ * what is wrong with it is said as it is. */
+static xchg_status check_root(const struct ArrowSchema *schema, xchg_error *err) {
+  if (!schema) return xchg_errorf(err, XCHG_EINVAL, "the schema is NULL");
+  if (!schema->release) return xchg_errorf(err, XCHG_EINVAL, "the schema is released");
+  if (!schema->format || strcmp(schema->format, "+s") != 0)
+    return xchg_errorf(err, XCHG_EINVAL,
+                       "the schema's format is \"%.64s\": it must be a struct (\"+s\") of the "
+                       "columns",
+                       schema->format ? schema->format : "(NULL)");
+  return XCHG_OK;
+}
+
 xchg_status ipc_schema_import(const struct ArrowSchema *schema, const int64_t *ids, int64_t n_ids,
                               ipc_schema *out, xchg_error *err) {
   memset(out, 0, sizeof *out);
-  if (!schema || !schema->release || !schema->format || strcmp(schema->format, "+s") != 0)
-    return xchg_errorf(err, XCHG_EINVAL, "the schema must be a struct (\"+s\") of the columns");
+  xchg_status checked = check_root(schema, err);
+  if (checked != XCHG_OK) return checked;
   ipc_field *root = &out->root;
   root->type = IPC_STRUCT;
   xchg_status st = XCHG_OK;
