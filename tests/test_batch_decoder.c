@@ -825,6 +825,15 @@ static void test_null_arguments(void) {
                !strcmp(err.message, "xchg_batch_decoder_open: n_columns is negative (-1)"),
            "open(n_columns -1): %d %s", (int)st, err.message);
   xchg_batch_decoder *dec = open_decoder(&s, NULL, 0, NULL);
+  st = dec ? xchg_batch_decoder_decode(dec, NULL, 3, &a, &err) : XCHG_OK;
+  TU_CHECK(st == XCHG_EINVAL && !strcmp(err.message, "batch 3: the payload's source is NULL"),
+           "decode(NULL source): %d %s", (int)st, err.message);
+  xchg_source *pipe_like = tu_unseekable_source(data, xchg_buf_size(s.stream), 64);
+  st = dec ? xchg_batch_decoder_decode(dec, pipe_like, 4, &a, &err) : XCHG_OK;
+  TU_CHECK(
+      st == XCHG_EINVAL && strstr(err.message, "batch 4: the payload's source is not seekable"),
+      "decode(a source that is not seekable): %d %s", (int)st, err.message);
+  xchg_source_free(pipe_like);
   st = dec ? xchg_batch_decoder_decode(dec, src, 1, NULL, &err) : XCHG_OK;
   TU_CHECK(st == XCHG_EINVAL && !strcmp(err.message, "xchg_batch_decoder_decode: out is NULL"),
            "decode(NULL out): %d %s", (int)st, err.message);

@@ -1002,12 +1002,20 @@ static void test_derived(void) {
   void *none = &none;
   xchg_cache_derive_request no_build;
   xchg_cache_derive_request_init(&no_build);
-  TU_CHECK(xchg_cache_holder_derive(t[0].h, "sum", &no_build, &none, &err) == XCHG_EINVAL &&
-               !none && strstr(err.message, "build function"),
-           "derive without build: %s", err.message);
+  TU_CHECK(
+      xchg_cache_holder_derive(t[0].h, "sum", &no_build, &none, &err) == XCHG_EINVAL && !none &&
+          !strcmp(err.message, "xchg_cache_holder_derive: req->build (the build function) is NULL"),
+      "derive without build: %s", err.message);
   none = &none;
-  TU_CHECK(xchg_cache_holder_derive(t[0].h, "sum", NULL, &none, &err) == XCHG_EINVAL && !none,
-           "derive without a request");
+  TU_CHECK(xchg_cache_holder_derive(t[0].h, "sum", NULL, &none, &err) == XCHG_EINVAL && !none &&
+               !strcmp(err.message, "xchg_cache_holder_derive: req is NULL"),
+           "derive without a request: %s", err.message);
+  TU_CHECK(xchg_cache_holder_derive(t[0].h, NULL, &no_build, &none, &err) == XCHG_EINVAL &&
+               !strcmp(err.message, "xchg_cache_holder_derive: name is NULL"),
+           "derive without a name: %s", err.message);
+  TU_CHECK(xchg_cache_holder_derive(NULL, "sum", &no_build, &none, &err) == XCHG_EINVAL &&
+               !strcmp(err.message, "xchg_cache_holder_derive: the holder is NULL"),
+           "derive without a holder: %s", err.message);
   TU_CHECK(xchg_cache_holder_derive(t[0].h, "sum", &no_build, NULL, &err) == XCHG_EINVAL &&
                strstr(err.message, "value is NULL"),
            "derive without a place for the value: %s", err.message);

@@ -30,8 +30,12 @@ xchg_status xchg_cache_holder_derive(xchg_cache_holder *h, const char *name,
                                      xchg_error *err) {
   if (!value) return base_null_argument("xchg_cache_holder_derive", "value", err);
   *value = NULL;
-  if (!h || !name || !req || !req->build)
-    return xchg_errorf(err, XCHG_EINVAL, "derive: no holder, name, request or build function");
+  const char *missing = !h            ? "the holder"
+                        : !name       ? "name"
+                        : !req        ? "req"
+                        : !req->build ? "req->build (the build function)"
+                                      : NULL;
+  if (missing) return base_null_argument("xchg_cache_holder_derive", missing, err);
   xchg_derive_fn build = req->build;
   void *build_ctx = req->build_ctx;
   xchg_destroy_fn destroy = req->destroy;

@@ -586,8 +586,11 @@ static void payload_free(payload *p) {
  * every payload before any starts): only its source is new. */
 static xchg_status start_payload(payload *p, xchg_source *src) {
   p->src = src;
-  if (!src || xchg_source_size(src) < 0)
-    return xchg_errorf(&p->error, XCHG_EINVAL, "the payload's source is not seekable or is NULL");
+  if (!src) return xchg_errorf(&p->error, XCHG_EINVAL, "the payload's source is NULL");
+  if (xchg_source_size(src) < 0)
+    return xchg_errorf(&p->error, XCHG_EINVAL,
+                       "the payload's source is not seekable (a pipe, a socket, a callback): "
+                       "a payload is read where its buffers are");
   if (!p->memory) p->memory = xchg_source_memory(src);
   xchg_status st = xchg_source_seek(src, 0, &p->error);
   return st == XCHG_OK ? plan_payload(p, &p->error) : st;
