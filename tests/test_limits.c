@@ -513,6 +513,40 @@ static void cache_caps(const char *gold_dir) {
 
 /* ---- options no reader can follow ---------------------------------------------- */
 
+/* A negative cap (or task_bytes), refused by every open that takes read
+ * options, naming it and its value; 0 stays a cap (no_depth above). */
+static void negative_caps(const uint8_t *data, size_t size) {
+  static const char *const names[] = {
+      "max_depth",       "max_fields",           "max_buffer_bytes", "max_metadata_bytes",
+      "max_batch_bytes", "max_dictionary_bytes", "task_bytes"};
+  for (int f = 0; f < 7; f++) {
+    xchg_ipc_read_options read;
+    xchg_ipc_read_options_init(&read);
+    int64_t *field[] = {&read.max_depth,          &read.max_fields,      &read.max_buffer_bytes,
+                        &read.max_metadata_bytes, &read.max_batch_bytes, &read.max_dictionary_bytes,
+                        &read.task_bytes};
+    *field[f] = -1;
+    char phrase[64];
+    snprintf(phrase, sizeof phrase, "%s is negative (-1)", names[f]);
+    const char *const want[] = {phrase, NULL};
+    xchg_error err;
+    xchg_ipc_reader *r = NULL;
+    expect_error(names[f], xchg_ipc_reader_open_memory(data, size, NULL, NULL, &read, &r, &err),
+                 &err, XCHG_EINVAL, want);
+    xchg_ipc_reader_free(r);
+    xchg_batch_decoder *dec = NULL;
+    expect_error(names[f], xchg_batch_decoder_open(data, size, NULL, 0, &read, &dec, &err), &err,
+                 XCHG_EINVAL, want);
+    xchg_batch_decoder_free(dec);
+    xchg_shuffle_reader_options so;
+    xchg_shuffle_reader_options_init(&so);
+    so.read = read;
+    xchg_shuffle_reader *sr = NULL;
+    expect_error(names[f], xchg_shuffle_reader_open(&so, &sr, &err), &err, XCHG_EINVAL, want);
+    xchg_shuffle_reader_free(sr);
+  }
+}
+
 /* A validation level that is neither of the two, refused by every open
  * that takes read options; and the cache's negative budgets and ages and
  * its wait-check interval of 0, each named (they were taken as given, and
@@ -563,6 +597,7 @@ static void bad_options(const char *gold_dir) {
   TU_CHECK(xchg_cache_create(NULL, &cache, &err) == XCHG_OK, "cache of the defaults: %s",
            err.message);
   xchg_cache_free(cache);
+  negative_caps(data, size);
   free(data);
 }
 

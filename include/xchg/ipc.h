@@ -149,7 +149,8 @@ typedef void (*xchg_message_fn)(void *ctx, const xchg_message_info *info);
  * claim of n bytes costs the input at least n / 32768 bytes. */
 typedef struct xchg_ipc_read_options {
   /** What is checked; default XCHG_VALIDATE_FULL.  Another value is
-   * XCHG_EINVAL from every open that takes these options. */
+   * XCHG_EINVAL from every open that takes these options, and so is a
+   * negative max_* cap or task_bytes. */
   xchg_validation validation;
   int64_t max_depth;  /**< nesting depth of fields; default 64 */
   int64_t max_fields; /**< fields in a schema, all levels; default 1<<16 */

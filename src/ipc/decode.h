@@ -127,7 +127,8 @@ xchg_status ipc_batch_compression(const fb_table *batch, xchg_block_codec *out, 
 
 /* Refuses read options that no reader can follow, XCHG_EINVAL naming
  * `who` (the call given them): a validation level that is neither of
- * xchg_validation's, which would otherwise pass for one of them. */
+ * xchg_validation's, which would otherwise pass for one of them, and a
+ * negative cap or task_bytes, named. */
 xchg_status ipc_read_options_check(const xchg_ipc_read_options *o, const char *who,
                                    xchg_error *err);
 

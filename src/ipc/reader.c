@@ -52,6 +52,22 @@ xchg_status ipc_read_options_check(const xchg_ipc_read_options *o, const char *w
                        "%s: validation %d is neither XCHG_VALIDATE_FULL nor "
                        "XCHG_VALIDATE_BOUNDS",
                        who, (int)o->validation);
+  /* A negative cap would pass every comparison the wrong way round and
+   * surface as an odd error much later ("nests deeper than -1 levels"). */
+  const struct {
+    const char *name;
+    int64_t value;
+  } caps[] = {{"max_depth", o->max_depth},
+              {"max_fields", o->max_fields},
+              {"max_buffer_bytes", o->max_buffer_bytes},
+              {"max_metadata_bytes", o->max_metadata_bytes},
+              {"max_batch_bytes", o->max_batch_bytes},
+              {"max_dictionary_bytes", o->max_dictionary_bytes},
+              {"task_bytes", o->task_bytes}};
+  for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
+    if (caps[i].value < 0)
+      return xchg_errorf(err, XCHG_EINVAL, "%s: %s is negative (%lld)", who, caps[i].name,
+                         (long long)caps[i].value);
   return XCHG_OK;
 }
 
