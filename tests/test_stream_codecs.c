@@ -44,12 +44,13 @@ static tu_bytes encode(xchg_stream_codec codec, const xchg_stream_encode_options
 typedef struct dribble {
   tu_bytes b;
   size_t pos, step;
+  int fails; /* its bytes end in an error ("link down"), not in the end */
 } dribble;
 
 static xchg_status dribble_read(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err) {
-  (void)err; /* never fails */
   dribble *d = ctx;
   size_t k = d->b.size - d->pos;
+  if (k == 0 && d->fails) return xchg_errorf(err, XCHG_EIO, "link down");
   if (k > n) k = n;
   if (k > d->step) k = d->step;
   memcpy(dst, d->b.data + d->pos, k);
@@ -60,7 +61,9 @@ static xchg_status dribble_read(void *ctx, void *dst, size_t n, size_t *got, xch
 
 static void dribble_close(void *ctx) { free(ctx); }
 
-enum source_kind { SRC_MEMORY, SRC_DRIBBLE, SRC_CHUNKS, SRC_KINDS };
+/* SRC_FAILING, a dribble that fails after its bytes, is not among the
+ * SRC_KINDS every round trip is read from. */
+enum source_kind { SRC_MEMORY, SRC_DRIBBLE, SRC_CHUNKS, SRC_KINDS, SRC_FAILING = SRC_KINDS };
 static const char *const source_names[] = {"memory", "dribble", "chunks"};
 
 static xchg_chunk chunk_list[64];
@@ -69,10 +72,11 @@ static xchg_source *make_source(enum source_kind kind, tu_bytes input) {
   if (kind == SRC_MEMORY) return tu_memory_source(input.data, input.size);
   xchg_source *src;
   xchg_error err;
-  if (kind == SRC_DRIBBLE) {
+  if (kind == SRC_DRIBBLE || kind == SRC_FAILING) {
     dribble *d = calloc(1, sizeof *d);
     d->b = input;
     d->step = 333;
+    d->fails = kind == SRC_FAILING;
     TU_OK(xchg_source_from_callback(dribble_read, dribble_close, d, &src, &err), err);
     return src;
   }
@@ -321,16 +325,21 @@ static void test_skippable_frames(tu_bytes payload) {
   }
 }
 
+/* payload encoded in 1 KiB blocks: many of them, for cuts to fall among. */
+static tu_bytes encode_small_blocks(xchg_stream_codec codec, tu_bytes payload) {
+  xchg_stream_encode_options eo;
+  xchg_stream_encode_options_init(&eo);
+  eo.block_size = 1024;
+  return encode(codec, &eo, payload);
+}
+
 /* A stream cut at every byte offset: an error, or for formats without an
  * end marker a clean prefix at a chunk boundary; never a crash (ASan). */
 static void test_cut_everywhere(void) {
   tu_bytes payload = make_payload(3000, 5);
   for (size_t c = 1; c < NCODECS; c++) {
     xchg_stream_codec codec = all_codecs[c];
-    xchg_stream_encode_options eo;
-    xchg_stream_encode_options_init(&eo);
-    eo.block_size = 1024;
-    tu_bytes enc = encode(codec, &eo, payload);
+    tu_bytes enc = encode_small_blocks(codec, payload);
     int has_end_marker = codec != XCHG_STREAM_SNAPPY_JAVA && codec != XCHG_STREAM_SNAPPY_FRAMED;
     int bad = 0;
     for (size_t cut = 1; cut < enc.size; cut++) {
@@ -349,6 +358,37 @@ static void test_cut_everywhere(void) {
       free(out.data);
     }
     TU_CHECK(bad == 0, "%s: %d cuts misbehaved", xchg_stream_codec_name(codec), bad);
+    free(enc.data);
+  }
+  free(payload.data);
+}
+
+/* A source that fails after some bytes, in the same read as bytes before
+ * the error (a short read from the callback, then the error): the stream
+ * hands out what those bytes decode to, as much as input ending there
+ * gives, then the source's error, never an end. */
+static void test_source_fails_after_bytes(void) {
+  tu_bytes payload = make_payload(30000, 9);
+  for (size_t c = 0; c < NCODECS; c++) {
+    xchg_stream_codec codec = all_codecs[c];
+    tu_bytes enc = encode_small_blocks(codec, payload);
+    for (size_t cut = 1; cut < enc.size; cut += 997) {
+      tu_bytes part = {enc.data, cut}, ends, fails;
+      xchg_error err;
+      (void)decode_all(codec, SRC_MEMORY, part, 700, &ends, &err);
+      xchg_status st = decode_all(codec, SRC_FAILING, part, 700, &fails, &err);
+      const char *name = xchg_stream_codec_name(codec);
+      TU_CHECK(st == XCHG_EIO && strstr(err.message, "link down") != NULL,
+               "%s failing at byte %zu: status %s (%s), wanted the source's error", name, cut,
+               xchg_status_name(st), st == XCHG_OK ? "no error" : err.message);
+      TU_CHECK(
+          fails.size == ends.size &&
+              (ends.size == 0 || memcmp(fails.data, ends.data, ends.size) == 0),
+          "%s failing at byte %zu: %zu bytes out before the error, %zu from input ending there",
+          name, cut, fails.size, ends.size);
+      free(ends.data);
+      free(fails.data);
+    }
     free(enc.data);
   }
   free(payload.data);
@@ -791,6 +831,7 @@ int main(int argc, char **argv) {
       {"empty", test_empty},
       {"checksums", test_checksums},
       {"cut_everywhere", test_cut_everywhere},
+      {"source_fails_after_bytes", test_source_fails_after_bytes},
       {"flipped_bytes", test_flipped_bytes},
       {"next_into", test_next_into},
       {"null_arguments", test_null_arguments},

@@ -75,7 +75,10 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_fd(int fd, int own_fd, xchg
                                                         xchg_error *err);
 
 /** Fills dst with up to n bytes of the caller's data: sets *got (0 = the
- * end of the data) and returns XCHG_OK, or an error. */
+ * end of the data) and returns XCHG_OK, or an error.  Fewer than n bytes
+ * is fine: the rest is asked for by the next call.  The bytes of a call
+ * that returns an error are not used, so a callback that fails after some
+ * bytes returns them first and the error from its next call. */
 typedef xchg_status (*xchg_read_fn)(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err);
 
 /** Runs when a source over the caller's data is closed: the data's owner
@@ -89,7 +92,8 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_callback(xchg_read_fn read_
                                                               xchg_close_fn close_fn, void *ctx,
                                                               xchg_source **out, xchg_error *err);
 
-/** Reads up to n bytes into dst; *got < n only at the end of the data. */
+/** Reads up to n bytes into dst; *got < n only at the end of the data.  On
+ * an error, *got is how many bytes were read into dst before it. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_source_read(xchg_source *src, void *dst, size_t n,
                                                      size_t *got, xchg_error *err);
 

@@ -154,7 +154,9 @@ XCHG_API xchg_stream_codec xchg_istream_codec(const xchg_istream *s);
 
 /** Copies up to n decompressed bytes into dst; *got < n only at the end of
  * the stream, after which every read returns *got = 0 and XCHG_OK.  n = 0
- * is a valid no-op.  After an error the stream keeps returning it.  A NULL
+ * is a valid no-op.  After an error the stream keeps returning it.  An
+ * error of the source comes after what the bytes it read before the error
+ * decode to, even when it failed in the read that gave them.  A NULL
  * stream or got, or a NULL dst with n > 0, is XCHG_EINVAL naming it, and
  * leaves the stream as it was.
  *

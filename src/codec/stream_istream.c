@@ -88,12 +88,34 @@ static xchg_status grow_input(xchg_istream *s, size_t cap, xchg_error *err) {
   return XCHG_OK;
 }
 
+/* The source's held-back error (see src_failed), reported. */
+static xchg_status source_failure(const xchg_istream *s, xchg_error *err) {
+  if (err != NULL) *err = s->src_failure;
+  return s->src_failed;
+}
+
+/* Reads the source into the room behind in_end.  The bytes read before an
+ * error are kept and the error held (src_failed): it is reported now only
+ * if they are fewer than `want`, else at the codec's next fill, once it
+ * has decoded them. */
+static xchg_status read_source(xchg_istream *s, size_t want, size_t *got, xchg_error *err) {
+  int64_t t0 = s->opts.metrics ? monotonic_ns() : 0;
+  xchg_status st = xchg_source_read(s->src, s->in_owned + s->in_end, s->in_cap - s->in_end, got,
+                                    &s->src_failure);
+  if (s->opts.metrics) s->m.blocking_ns += monotonic_ns() - t0;
+  s->in_end += *got;
+  if (st == XCHG_OK) return XCHG_OK;
+  s->src_failed = st;
+  return s->in_end < want ? source_failure(s, err) : XCHG_OK;
+}
+
 xchg_status stream_in_fill(xchg_istream *s, size_t want, xchg_error *err) {
   size_t have = s->in_end - s->in_pos;
   if (have >= want || s->src_eof) return XCHG_OK;
   uint64_t to_limit = s->in_limit - (s->in_base + s->in_pos);
   if (to_limit <= have) return XCHG_OK;
   if (to_limit < want) want = (size_t)to_limit;
+  if (s->src_failed != XCHG_OK) return source_failure(s, err);
   /* Move what is left to the front, then read behind it. */
   if (s->in_pos > 0) {
     memmove(s->in_owned, s->in_owned + s->in_pos, have);
@@ -112,16 +134,13 @@ xchg_status stream_in_fill(xchg_istream *s, size_t want, xchg_error *err) {
       if (st != XCHG_OK) return st;
     }
     size_t got = 0;
-    int64_t t0 = s->opts.metrics ? monotonic_ns() : 0;
-    xchg_status st =
-        xchg_source_read(s->src, s->in_owned + s->in_end, s->in_cap - s->in_end, &got, err);
-    if (s->opts.metrics) s->m.blocking_ns += monotonic_ns() - t0;
+    xchg_status st = read_source(s, want, &got, err);
     if (st != XCHG_OK) return st;
+    if (s->src_failed != XCHG_OK) break; /* its error waits for the codec's next fill */
     if (got == 0) {
       s->src_eof = 1;
       break;
     }
-    s->in_end += got;
   }
   return XCHG_OK;
 }
@@ -229,6 +248,7 @@ xchg_status xchg_istream_reset(xchg_istream *s, xchg_source *src, const xchg_ist
   s->caller_names_blocks = origin && origin->caller_names_blocks;
   s->in_limit = UINT64_MAX;
   s->src_eof = 0;
+  s->src_failed = XCHG_OK;
   s->win_base = 0;
   stream_set_window(s, NULL, 0);
   s->done = s->member_end = 0;

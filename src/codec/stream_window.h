@@ -66,6 +66,11 @@ struct xchg_istream {
   uint64_t in_start; /* source offset the stream started at */
   uint64_t in_limit; /* absolute source offset the codec may not read past */
   int src_eof;
+  /* The source's error after some bytes, held back until the codec has
+   * used those bytes and asks for more (stream_in_fill): what a source
+   * delivered before failing is decoded, not dropped with the error. */
+  xchg_status src_failed;
+  xchg_error src_failure;
 
   uint8_t *out; /* the decompressed window's storage */
   size_t out_cap;
@@ -85,7 +90,8 @@ struct xchg_istream {
 };
 
 /* Makes at least `want` input bytes contiguous at in_ptr(s), unless the
- * input (or the limit) ends first; check in_avail() afterwards. */
+ * input (or the limit) ends first; check in_avail() afterwards.  A source
+ * error is returned once the bytes it came after are fewer than `want`. */
 xchg_status stream_in_fill(xchg_istream *s, size_t want, xchg_error *err);
 
 static inline size_t stream_in_avail(const xchg_istream *s) {

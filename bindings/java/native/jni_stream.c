@@ -16,6 +16,7 @@ typedef struct java_input {
   jbyteArray scratch; /* global reference, XJ_COPY_STEP bytes */
   jmethodID read;     /* InputStream.read(byte[], int, int) */
   jthrowable thrown;  /* what read threw (global reference), kept for the caller */
+  int threw_after;    /* read threw after bytes of the same call: said by the next call */
 } java_input;
 
 typedef struct xj_stream {
@@ -24,22 +25,40 @@ typedef struct xj_stream {
   java_input *input; /* when reading an InputStream */
 } xj_stream;
 
+static xchg_status input_threw(xchg_error *err) {
+  return xchg_errorf(err, XCHG_EIO, "InputStream.read threw");
+}
+
+/* Keeps what read threw for the caller (the first exception, should the
+ * stream be read again), clearing it so that JNI may be called on. */
+static void keep_thrown(JNIEnv *env, java_input *in) {
+  if (!in->thrown)
+    in->thrown = xj_take_exception(env);
+  else
+    (*env)->ExceptionClear(env);
+}
+
+/* Reads up to n bytes, XJ_COPY_STEP at a time.  When read throws after
+ * some of them, they go out as a short read and the error waits for the
+ * next call: the source drops the bytes of a call that fails (xchg/io.h). */
 static xchg_status java_input_read(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err) {
   java_input *in = ctx;
   JNIEnv *env = xj_env();
   size_t done = 0;
   *got = 0;
   if (!env) return xchg_errorf(err, XCHG_EIO, "InputStream: no JNIEnv on this thread");
+  if (in->threw_after) {
+    in->threw_after = 0;
+    return input_threw(err);
+  }
   while (done < n) {
     jint want = (jint)(n - done < XJ_COPY_STEP ? n - done : XJ_COPY_STEP);
     jint r = (*env)->CallIntMethod(env, in->in, in->read, in->scratch, 0, want);
     if ((*env)->ExceptionCheck(env)) {
-      if (!in->thrown)
-        in->thrown = xj_take_exception(env);
-      else
-        (*env)->ExceptionClear(env);
-      return xchg_errorf(err, XCHG_EIO,
-                         "InputStream.read threw at compressed byte %zu of this read", done);
+      keep_thrown(env, in);
+      if (done == 0) return input_threw(err);
+      in->threw_after = 1;
+      break;
     }
     if (r < 0) break;
     if (r == 0 || r > want)

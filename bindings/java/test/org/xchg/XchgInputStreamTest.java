@@ -56,6 +56,7 @@ public final class XchgInputStreamTest {
     scenario("mixed reads: bulk, single bytes, skip", XchgInputStreamTest::mixedReads);
     scenario("errors: corrupt, truncated, a throwing source, use after close",
         XchgInputStreamTest::errors);
+    scenario("a source that throws after some bytes of a 64 KiB read", XchgInputStreamTest::throwsMidRead);
     TestSupport.exit();
   }
 
@@ -216,6 +217,55 @@ public final class XchgInputStreamTest {
     expectThrows(IOException.class, "read after close", closed::read);
     checkEq(bytes0, TestSupport.liveBytes(), "native bytes back after errors");
     checkEq(buffers0, Xchg.liveBuffers(), "live buffers back after errors");
+  }
+
+  /**
+   * A source that hands out bytes, then throws inside the same 64 KiB read
+   * of the native side: one read of it all returns every byte before the
+   * throw (uncompressed: the source's own bytes; lz4-java: what the same
+   * bytes cut there decode to), position() counts them, and the next read
+   * throws, the source's exception the cause of its XchgException.
+   */
+  private static void throwsMidRead() throws IOException {
+    int cut = 100_000; // inside the second 64 KiB read
+    check(cut % 65536 != 0, "the throw is not at the start of a 64 KiB read");
+    readsUpToThrow(StreamCodec.NONE, raw, cut, Arrays.copyOf(raw, cut));
+    byte[] before; // what the lz4-java bytes cut there decode to, read before the truncation's error
+    try (XchgInputStream in = new XchgInputStream(
+        TestSupport.chunks(Arrays.copyOf(spark, cut), 5000, TestSupport.Kind.HEAP), StreamCodec.LZ4_JAVA)) {
+      byte[] all = new byte[raw.length];
+      before = Arrays.copyOf(all, Math.max(in.read(all, 0, all.length), 0));
+    }
+    check(before.length > 65536, "lz4-java cut at " + cut + ": decodes to more than a read's worth");
+    readsUpToThrow(StreamCodec.LZ4_JAVA, spark, cut, before);
+  }
+
+  /** Reads `source` through codec from a Dribble that throws once `cut` bytes are out; want is what comes first. */
+  private static void readsUpToThrow(StreamCodec codec, byte[] source, int cut, byte[] want) throws IOException {
+    IOException boom = new IOException("network gone");
+    InputStream failing = new Dribble(source, 1000) {
+      @Override
+      public int read(byte[] b, int off, int len) throws IOException {
+        if (given >= cut) throw boom;
+        return super.read(b, off, Math.min(len, cut - given));
+      }
+    };
+    try (XchgInputStream in = new XchgInputStream(failing, codec)) {
+      byte[] all = new byte[raw.length];
+      int n = -1;
+      try {
+        n = in.read(all, 0, all.length);
+      } catch (IOException first) {
+        check(false, codec + " throwing at " + cut + ": one read of it all returns the bytes first, not " + first);
+      }
+      checkEq(want.length, n, codec + " throwing at " + cut + ": the bytes before the throw");
+      if (n == want.length) check(Arrays.equals(want, 0, n, all, 0, n), codec + ": the bytes read are the data's");
+      checkEq(Math.max(n, 0), in.position(), codec + ": position() counts the bytes read");
+      IOException e = expectThrows(IOException.class, codec + ": the next read", () -> in.read(all, 0, all.length));
+      if (e != null)
+        check(e.getCause() instanceof XchgException x && x.getCause() == boom,
+            codec + ": the source's exception is the cause's cause: " + e.getCause());
+    }
   }
 
   /** An InputStream that hands out at most `step` bytes per read. */

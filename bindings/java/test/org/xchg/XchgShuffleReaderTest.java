@@ -633,7 +633,9 @@ public final class XchgShuffleReaderTest {
       check(got == own, "kill check's own exception comes through as thrown: " + got);
       stillCancelled(r, a, null, "after the kill check threw");
     }
-    // An InputStream that throws: its exception, and nothing of it is left (the next input is read alone).
+    // An InputStream that throws inside a 64 KiB chunk, after bytes of it: its exception, and nothing
+    // of it is left, no block cut short by the throw (the next input is read alone).
+    check(all.length % XchgShuffleReader.CHUNK != 0, "the InputStream throws inside a chunk");
     try (XchgShuffleReader r = XchgShuffleReader.open(opts(500))) {
       IOException boom = new IOException("network gone");
       IOException got = expectThrows(IOException.class, "an InputStream that throws",
