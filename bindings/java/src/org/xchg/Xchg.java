@@ -81,7 +81,7 @@ public final class Xchg {
    * (xchg_buf_trim).  Buffers in use are not affected.
    */
   public static long trimBuffers(long keepBytes) {
-    if (keepBytes < 0) throw new IllegalArgumentException("keepBytes must be >= 0");
+    if (keepBytes < 0) throw new IllegalArgumentException("keepBytes must not be negative, not " + keepBytes);
     return nTrimBuffers(keepBytes);
   }
 

@@ -205,7 +205,7 @@ public final class XchgShuffleReader implements AutoCloseable {
     }
 
     private static long positive(long v, String what) {
-      if (v <= 0) throw new IllegalArgumentException(what + " must be positive");
+      if (v <= 0) throw new IllegalArgumentException(what + " must be positive, not " + v);
       return v;
     }
   }

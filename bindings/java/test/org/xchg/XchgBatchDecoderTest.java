@@ -446,7 +446,10 @@ public final class XchgBatchDecoderTest {
       checkEq(0, m.recycledBytes(), "nothing kept after trim");
       checkEq(m.liveBytes(), Xchg.allocatedBytes(), "allocatedBytes is the live bytes after trim");
       checkEq(0, Xchg.trimBuffers(0), "a second trim has nothing to give back");
-      expectThrows(IllegalArgumentException.class, "negative keep", () -> Xchg.trimBuffers(-1));
+      IllegalArgumentException refused =
+          expectThrows(IllegalArgumentException.class, "negative keep", () -> Xchg.trimBuffers(-1));
+      String want = "keepBytes must not be negative, not -1";
+      if (refused != null) check(want.equals(refused.getMessage()), "negative keep: " + refused.getMessage() + ", want " + want);
     }
   }
 

@@ -672,6 +672,13 @@ public final class XchgShuffleReaderTest {
     }
   }
 
+  /** An option setter refuses `bad`, its message naming the option and the value given. */
+  static void refusedNaming(String option, long bad, TestSupport.Body set) {
+    IllegalArgumentException e = expectThrows(IllegalArgumentException.class, option + "(" + bad + ")", set);
+    String want = option + " must be positive, not " + bad;
+    if (e != null) check(want.equals(e.getMessage()), option + "(" + bad + "): " + e.getMessage() + ", want " + want);
+  }
+
   /** next and addInput throw CANCELLED (with the message `said` when not null), the struct left empty. */
   static void stillCancelled(XchgShuffleReader r, XchgArrowArray a, String said, String what) {
     for (int k = 0; k < 2; k++) {
@@ -788,8 +795,7 @@ public final class XchgShuffleReaderTest {
    */
   static void readahead(List<Block> blocks) throws IOException {
     for (long bad : new long[] {0, -1, Long.MIN_VALUE})
-      expectThrows(IllegalArgumentException.class, "readaheadBytes(" + bad + ")",
-          () -> new XchgShuffleReader.Options().readaheadBytes(bad));
+      refusedNaming("readaheadBytes", bad, () -> new XchgShuffleReader.Options().readaheadBytes(bad));
     byte[] all = concat(blocks, 0, blocks.size());
     final long target = 3000;
     List<Long> want = greedy(blocks, target);
@@ -942,7 +948,8 @@ public final class XchgShuffleReaderTest {
       expectThrows(IllegalStateException.class, "addInput after close", () -> r.addInput(heap(bytes)));
       expectThrows(IllegalStateException.class, "endInput after close", r::endInput);
       expectThrows(IllegalStateException.class, "metrics after close", r::metrics);
-      expectThrows(IllegalArgumentException.class, "targetRows 0", () -> new XchgShuffleReader.Options().targetRows(0));
+      refusedNaming("targetRows", 0, () -> new XchgShuffleReader.Options().targetRows(0));
+      refusedNaming("targetBytes", -5, () -> new XchgShuffleReader.Options().targetBytes(-5));
       expectThrows(IllegalArgumentException.class, "threads " + Integer.MAX_VALUE,
           () -> new XchgShuffleReader.Options().threads(Integer.MAX_VALUE));
       try (XchgShuffleReader bad = XchgShuffleReader.open(opts(100).columns(3))) {
