@@ -33,4 +33,5 @@ if grep -q '^XCHG_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
   exit 1
 fi
 cp="$build/java/classes:$build/java/test-classes:/usr/share/java/lz4-java.jar:/usr/share/java/zstd-jni.jar"
-exec java -Xmx4g -Dxchg.jni.library="$build/libxchg_jni.so" -cp "$cp" "$class" --cli "$build/xchg" "$@"
+# --add-opens: the cached benchmark reads the export as Arrow Java does (bench/org/xchg/ExportViews.java)
+exec java -Xmx4g --add-opens java.base/java.nio=ALL-UNNAMED -Dxchg.jni.library="$build/libxchg_jni.so" -cp "$cp" "$class" --cli "$build/xchg" "$@"
