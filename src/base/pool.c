@@ -156,13 +156,15 @@ xchg_status xchg_pool_create(int threads, xchg_pool **out, xchg_error *err) {
   return XCHG_OK;
 }
 
-static xchg_pool *default_pool;
+/* Atomic: xchg_pool_free compares with it from any thread, which may run
+ * while another one creates it (xchg_pool_default). */
+static _Atomic(xchg_pool *) default_pool;
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 
 void xchg_pool_free(xchg_pool *p) {
   /* The process-wide pool lives as long as the process: every user of
    * xchg_pool_default shares it. */
-  if (!p || p == default_pool) return;
+  if (!p || p == atomic_load_explicit(&default_pool, memory_order_acquire)) return;
   pthread_mutex_lock(&p->lock);
   p->shutdown = 1;
   atomic_fetch_add(&p->started, 1); /* wakes spinning workers too */
@@ -198,12 +200,14 @@ static void create_default(void) {
   int threads;
   xchg_error ignored;
   if (xchg_pool_parse_env(&threads, &ignored) != XCHG_OK) threads = 0; /* one per core */
-  if (xchg_pool_create(threads, &default_pool, NULL) != XCHG_OK) default_pool = NULL;
+  xchg_pool *p = NULL;
+  if (xchg_pool_create(threads, &p, NULL) != XCHG_OK) p = NULL;
+  atomic_store_explicit(&default_pool, p, memory_order_release);
 }
 
 xchg_pool *xchg_pool_default(void) {
   pthread_once(&default_once, create_default);
-  return default_pool;
+  return atomic_load_explicit(&default_pool, memory_order_acquire);
 }
 
 int xchg_pool_threads(const xchg_pool *p) { return p ? p->threads : 1; }
