@@ -936,7 +936,7 @@ static void check_rows_view(void) {
   const char *want[] = {"\nrows: 4\n",
                         "min 0, max 300, mean 76.5\n",
                         "\n  0 B: 1\n",
-                        "\n  1-1 B: 1\n",
+                        "\n  1 B: 1\n",
                         "\n  4-7 B: 1\n",
                         "\n  256-511 B: 1\n",
                         "\n  #0  5 B  ABABABABAB\n",

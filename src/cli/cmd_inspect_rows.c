@@ -53,8 +53,8 @@ static void print_sizes(xs *out, const row_sizes *z) {
   xs_puts(out, "row sizes:\n");
   for (int k = 0; k < SIZE_CLASSES; k++) {
     if (z->per_class[k] == 0) continue;
-    if (k == 0)
-      xs_puts(out, "  0 B");
+    if (k <= 1) /* the classes of one size: 0 B and 1 B */
+      xs_printf(out, "  %d B", k);
     else
       xs_printf(out, "  %llu-%llu B", 1ull << (k - 1), (1ull << k) - 1);
     xs_printf(out, ": %llu\n", (unsigned long long)z->per_class[k]);
