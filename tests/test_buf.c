@@ -408,6 +408,61 @@ static void test_blocks_go_back_to_their_thread(void) {
   xchg_buf_trim(0);
 }
 
+/* A thread that takes a shelf (its first large allocation does) and keeps
+ * it, empty, until main has passed the barrier twice more. */
+static void *hold_a_shelf(void *arg) {
+  pthread_barrier_t *step = arg;
+  xchg_buf_unref(xchg_buf_alloc(70000));
+  xchg_buf_trim(0);
+  pthread_barrier_wait(step); /* it has a shelf */
+  pthread_barrier_wait(step); /* held until main says so */
+  return NULL;
+}
+
+/* A thread whose own shelf lacks a size takes a block of it from a shelf
+ * an ended thread left (and no thread has), before it asks malloc: the
+ * next thread to start takes the first shelf left, whatever it holds,
+ * and a block on another one would wait there, counted against the
+ * limit, while fresh pages were mapped. */
+static void test_left_blocks_taken(void) {
+  xchg_buf_trim(0);
+  /* Two shelves left, the first and the second a starting thread takes:
+   * two threads that hold shelves at once, then end. */
+  pthread_barrier_t both;
+  pthread_t a, b;
+  if (!TU_CHECK(pthread_barrier_init(&both, NULL, 3) == 0 &&
+                pthread_create(&a, NULL, hold_a_shelf, &both) == 0 &&
+                pthread_create(&b, NULL, hold_a_shelf, &both) == 0))
+    return;
+  pthread_barrier_wait(&both);
+  pthread_barrier_wait(&both);
+  pthread_join(a, NULL);
+  pthread_join(b, NULL);
+  pthread_barrier_destroy(&both);
+  /* The holder takes the first of them and keeps it empty; a thread that
+   * ends meanwhile leaves a block on the second. */
+  pthread_barrier_t step;
+  pthread_t holder, ender, starter;
+  if (!TU_CHECK(pthread_barrier_init(&step, NULL, 2) == 0 &&
+                pthread_create(&holder, NULL, hold_a_shelf, &step) == 0))
+    return;
+  pthread_barrier_wait(&step);
+  const uint8_t *left = NULL, *next = NULL;
+  if (TU_CHECK(pthread_create(&ender, NULL, alloc_once, (void *)&left) == 0))
+    pthread_join(ender, NULL);
+  pthread_barrier_wait(&step);
+  pthread_join(holder, NULL);
+  pthread_barrier_destroy(&step);
+  /* The next thread takes the holder's empty shelf, and the block left. */
+  int64_t reused = metrics().reused_blocks;
+  if (TU_CHECK(pthread_create(&starter, NULL, alloc_once, (void *)&next) == 0))
+    pthread_join(starter, NULL);
+  TU_CHECK(next == left && metrics().reused_blocks == reused + 1,
+           "a new thread asked malloc for a block an ended thread had left (reused %lld of 1)",
+           (long long)(metrics().reused_blocks - reused));
+  xchg_buf_trim(0);
+}
+
 /* What xchg_buf_allocated_bytes leaves out, as buf.h says: an open
  * stream's working memory (here a 1 MiB lz4-java block in its window,
  * read from memory), which its options bound and its free gives back.
@@ -454,6 +509,7 @@ int main(int argc, char **argv) {
       {"recycling_is_lifo", test_recycling_is_lifo},
       {"recycler_bound_and_trim", test_recycler_bound_and_trim},
       {"blocks_go_back_to_their_thread", test_blocks_go_back_to_their_thread},
+      {"left_blocks_taken", test_left_blocks_taken},
       {"stream_window_not_counted", test_stream_window_not_counted},
   };
   return TU_MAIN(argc, argv, "buf", cases);

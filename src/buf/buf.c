@@ -353,6 +353,24 @@ static void *take_recycled(shelf *sh, int c) {
   return b;
 }
 
+/* A block of class c from a shelf no thread has, when the calling thread's
+ * own (own) has none: the threads that start take the shelves ended ones
+ * left in list order, not by what they hold, so a new pool thread could
+ * get one of other sizes while the blocks it needs waited on another,
+ * counted against RECYCLE_LIMIT all the while (bench.sh cached,
+ * uncompressed full heap decodeMany on a new two-thread pool each read:
+ * 126 of its 3,000 large buffers a read were fresh pages).  Taken under
+ * shelves_lock, so that no thread takes the shelf meanwhile; it nests
+ * outside a shelf's lock, as nowhere else takes them the other way. */
+static void *take_left_behind(const shelf *own, int c) {
+  void *block = NULL;
+  xchg_mutex_lock(&shelves_lock);
+  for (shelf *sh = shelves; sh && !block; sh = sh->next)
+    if (sh != own && !sh->in_use) block = take_recycled(sh, c);
+  xchg_mutex_unlock(&shelves_lock);
+  return block;
+}
+
 /* Keeps the block of class c on sh for reuse; false when the shelves hold
  * their limit already. */
 static bool recycle(shelf *sh, void *block, int c) {
@@ -421,6 +439,7 @@ static xchg_buf *alloc_owned(size_t size, bool zero) {
   header_cache *h = c >= 0 ? thread_headers() : NULL;
   shelf *sh = h ? h->shelf : NULL;
   void *block = sh ? take_recycled(sh, c) : NULL;
+  if (!block && sh) block = take_left_behind(sh, c);
   if (!block && posix_memalign(&block, XCHG_ALIGNMENT,
                                OWNED_HEADER_SIZE + (c >= 0 ? class_size(c) : padded)) != 0)
     return NULL;
