@@ -41,26 +41,31 @@ static void unclaim_locked(cache_entry *e, const int64_t *claimed, int64_t n_cla
   if (layout_claimed && e->layout_state == SLOT_MAKING) e->layout_state = SLOT_ABSENT;
 }
 
+/* A list given as a count and an array: a negative count, or NULL items
+ * with a count above 0, named ("acquire: req->columns is NULL with 3
+ * columns"). */
+static xchg_status check_list(const char *count_name, int64_t count, const void *items,
+                              const char *items_name, const char *unit, xchg_error *err) {
+  if (count < 0)
+    return xchg_errorf(err, XCHG_EINVAL, "acquire: %s is negative (%lld)", count_name,
+                       (long long)count);
+  if (count > 0 && !items)
+    return xchg_errorf(err, XCHG_EINVAL, "acquire: %s is NULL with %lld %s", items_name,
+                       (long long)count, unit);
+  return XCHG_OK;
+}
+
 /* The arguments of an acquire, each checked on its own so that the error
  * names the one at fault. */
 static xchg_status check_arguments(const xchg_cache *c, const char *key, const xchg_broadcast *b,
                                    const xchg_cache_request *req, xchg_error *err) {
-  if (!c) return xchg_errorf(err, XCHG_EINVAL, "acquire: the cache is NULL");
-  if (!key) return xchg_errorf(err, XCHG_EINVAL, "acquire: key is NULL");
-  if (!b) return xchg_errorf(err, XCHG_EINVAL, "acquire: bytes is NULL");
-  if (b->n_parts < 0)
-    return xchg_errorf(err, XCHG_EINVAL, "acquire: bytes->n_parts is negative (%lld)",
-                       (long long)b->n_parts);
-  if (b->n_parts > 0 && !b->parts)
-    return xchg_errorf(err, XCHG_EINVAL, "acquire: bytes->parts is NULL with %lld parts",
-                       (long long)b->n_parts);
-  if (req->n_columns < 0)
-    return xchg_errorf(err, XCHG_EINVAL, "acquire: req->n_columns is negative (%lld)",
-                       (long long)req->n_columns);
-  if (req->n_columns > 0 && !req->columns)
-    return xchg_errorf(err, XCHG_EINVAL, "acquire: req->columns is NULL with %lld columns",
-                       (long long)req->n_columns);
-  return XCHG_OK;
+  if (!c) return base_null_argument("acquire", "the cache", err);
+  if (!key) return base_null_argument("acquire", "key", err);
+  if (!b) return base_null_argument("acquire", "bytes", err);
+  xchg_status st = check_list("bytes->n_parts", b->n_parts, b->parts, "bytes->parts", "parts", err);
+  return st == XCHG_OK ? check_list("req->n_columns", req->n_columns, req->columns, "req->columns",
+                                    "columns", err)
+                       : st;
 }
 
 /* Sets the holder's column list once the schema is known. */

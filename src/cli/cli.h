@@ -123,6 +123,11 @@ typedef struct xc_input {
  * or the IPC file format's magic. */
 bool xc_begins_ipc(const uint8_t *p, size_t n);
 
+/* st, with " (HINT)" after err's message, HINT formatted from fmt: the
+ * fix an error's own words cannot name (an option of the command). */
+xchg_status xc_error_hint(xchg_error *err, xchg_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Opens path with codec (XCHG_STREAM_AUTO: detected from the magic bytes,
  * plain IPC when none matches).  one_schema: the input is one table (cat,
  * convert), so an IPC stream whose schema is not the first one's is an

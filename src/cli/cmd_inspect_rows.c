@@ -88,13 +88,6 @@ static xchg_status begins_ipc(xchg_istream *s, bool *yes, xchg_error *err) {
   return XCHG_OK;
 }
 
-static xchg_status not_rows(xchg_status st, xchg_error *err) {
-  char rows_error[sizeof err->message];
-  snprintf(rows_error, sizeof rows_error, "%s", err->message);
-  return xchg_errorf(err, st, "%s (its first bytes are Arrow IPC: leave --rows out to inspect it)",
-                     rows_error);
-}
-
 int xc_inspect_rows(const char *path, xchg_stream_codec codec, int64_t head) {
   xchg_error err = {{0}};
   xchg_istream *s;
@@ -111,7 +104,8 @@ int xc_inspect_rows(const char *path, xchg_stream_codec codec, int64_t head) {
   xs_puts(&out, "format: length-prefixed rows (u32 little-endian length, then the row)\n");
   row_sizes z = {0};
   xchg_status st = read_rows(r, &out, head, &z, &err);
-  if (st != XCHG_OK && ipc) st = not_rows(st, &err);
+  if (st != XCHG_OK && ipc)
+    st = xc_error_hint(&err, st, "its first bytes are Arrow IPC: leave --rows out to inspect it");
   if (st == XCHG_OK) print_sizes(&out, &z);
   if (st == XCHG_OK && used != XCHG_STREAM_NONE) xc_print_codec_bytes(&out, s);
   int rc = xc_print_report(&out, st, path, &err);

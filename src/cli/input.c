@@ -1,5 +1,6 @@
 /* input.c — opening inputs (plain or codec-wrapped IPC) and reporting errors
  * the same way everywhere. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -126,9 +127,7 @@ static xchg_status spool_plain_ipc(const char *path, xchg_stream_codec codec,
 }
 
 bool xc_begins_ipc(const uint8_t *p, size_t n) {
-  static const uint8_t continuation[4] = {0xFF, 0xFF, 0xFF, 0xFF}; /* IPC_CONTINUATION */
-  return (n >= 4 && memcmp(p, continuation, 4) == 0) ||
-         (n >= IPC_MAGIC_SIZE && memcmp(p, IPC_MAGIC, IPC_MAGIC_SIZE) == 0);
+  return (n >= 4 && fb_load_u32(p) == IPC_CONTINUATION) || ipc_is_file_start(p, n);
 }
 
 /* The input's bytes as far as they can be seen before it is read: all of
@@ -174,18 +173,25 @@ static xchg_status find_first_bytes(xc_input *in, const char *path, xchg_source 
   return XCHG_OK;
 }
 
+xchg_status xc_error_hint(xchg_error *err, xchg_status st, const char *fmt, ...) {
+  char hint[sizeof err->message], message[sizeof err->message];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(hint, sizeof hint, fmt, ap);
+  va_end(ap);
+  snprintf(message, sizeof message, "%s", err->message);
+  return xchg_errorf(err, st, "%s (%s)", message, hint);
+}
+
 /* The stated codec failed on the first bytes, which find_first_bytes
  * recognised as something else: the fix is the option, which the codec's
  * own message cannot name. */
 static xchg_status name_first_bytes(const xc_input *in, xchg_status st, xchg_error *err) {
-  char codec_error[sizeof err->message];
-  snprintf(codec_error, sizeof codec_error, "%s", err->message);
-  return xchg_errorf(err, st,
-                     "%s (its first bytes are %s%s, not --input-codec %s: leave --input-codec out "
-                     "to detect it)",
-                     codec_error, in->first_bytes,
-                     strcmp(in->first_bytes, "Arrow IPC") != 0 ? "'s framing" : "",
-                     xchg_stream_codec_name(in->codec));
+  return xc_error_hint(
+      err, st,
+      "its first bytes are %s%s, not --input-codec %s: leave --input-codec out to detect it",
+      in->first_bytes, strcmp(in->first_bytes, "Arrow IPC") != 0 ? "'s framing" : "",
+      xchg_stream_codec_name(in->codec));
 }
 
 /* An input of skippable frames alone (find_skippable_frames), which no
@@ -567,13 +573,12 @@ static void put_escaped(const char *text) {
 }
 
 /* Whether message says that an IPC stream ends where a message would
- * begin, without its end-of-stream marker: the IPC reader's words
- * (reader.c, ends_before_message) and the shuffle reader's for a block
- * (shuffle_reader.c, stream_cut).  A file that ends so is cut short
- * ("the file is cut short"), with --allow-missing-eos too. */
+ * begin, without its end-of-stream marker (IPC_ENDS_WITHOUT_MARKER, which
+ * the readers say of a stream "cut short").  A file that ends so is cut
+ * short ("the file is cut short"), with --allow-missing-eos too. */
 static bool ends_without_marker(const char *message) {
   const char *cut = strstr(message, "the stream is cut short: the input ends at byte ");
-  return cut != NULL && strstr(cut, ", without the end-of-stream marker") != NULL;
+  return cut != NULL && strstr(cut, IPC_WITHOUT_MARKER) != NULL;
 }
 
 int xc_runtime_error(const char *path, const char *message) {

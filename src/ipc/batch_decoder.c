@@ -385,10 +385,8 @@ static xchg_status plan_payload(payload *p, xchg_error *err) {
    * reader words it (reader.c, ends_before_message). */
   if (p->is_stream && end == END_OF_DATA && !p->dec->opts.allow_missing_eos)
     return cut_short(p,
-                     xchg_errorf(err, XCHG_EIO,
-                                 "the input ends at byte %lld, before message %lld, without the "
-                                 "end-of-stream marker",
-                                 (long long)position(p), (long long)p->message_index),
+                     xchg_errorf(err, XCHG_EIO, IPC_ENDS_WITHOUT_MARKER, (long long)position(p),
+                                 (long long)p->message_index),
                      err);
   if (end == END_MARKER && remaining(p) > 0)
     return xchg_errorf(err, XCHG_EFORMAT,

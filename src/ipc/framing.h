@@ -102,6 +102,15 @@ xchg_status ipc_message_view_decode(const uint8_t *p, size_t avail, int64_t inde
  * framing is bad (decoding the stream says how). */
 int64_t ipc_stream_extent(const uint8_t *p, size_t avail, int64_t max_metadata_bytes);
 
+/* How a stream that ends where a message would begin, without its
+ * end-of-stream marker, is said, given the byte the input ends at and the
+ * index of the message that would have begun there (long long each): the
+ * IPC reader, the batch decoder and the shuffle reader say it alike, and
+ * the CLI finds IPC_WITHOUT_MARKER in it to name --allow-missing-eos. */
+#define IPC_WITHOUT_MARKER ", without the end-of-stream marker"
+#define IPC_ENDS_WITHOUT_MARKER \
+  "the input ends at byte %lld, before message %lld" IPC_WITHOUT_MARKER
+
 /* Whether the avail bytes at p begin with an IPC file's ARROW1 magic: an
  * IPC file given where a stream or a message is read, whose magic read as
  * a metadata length would be a huge one. */

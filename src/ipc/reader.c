@@ -25,6 +25,7 @@
 #include "ipc/decode.h"
 #include "ipc/dictionary.h"
 #include "ipc/format.h"
+#include "ipc/framing.h"
 #include "ipc/readahead.h"
 #include "ipc/reader_internal.h"
 #include "ipc/reader_state.h"
@@ -182,10 +183,7 @@ static xchg_status ends_before_message(const xchg_ipc_reader *r, int64_t at, xch
                 "before the file's first message",
                 (long long)at);
   else
-    xchg_errorf(err, XCHG_EIO,
-                "the input ends at byte %lld, before message %lld, without the end-of-stream "
-                "marker",
-                (long long)at, (long long)r->message_index);
+    xchg_errorf(err, XCHG_EIO, IPC_ENDS_WITHOUT_MARKER, (long long)at, (long long)r->message_index);
   return input_cut_short(r, err);
 }
 

@@ -435,15 +435,14 @@ static xchg_status take_batch(xchg_shuffle_reader *r, const ipc_message_view *m,
 static xchg_status stream_cut(xchg_shuffle_reader *r, xchg_error *err) {
   block *b = &r->blk;
   if (r->opts.read.allow_missing_eos) return close_block(r, err);
-  return in_block(r,
-                  xchg_errorf(err, XCHG_EIO,
-                              "the stream is cut short: the input ends at byte %zu, before "
-                              "message %lld, without the end-of-stream marker%s",
-                              b->size, (long long)b->message,
-                              shuffle_input_unit(&r->in, 0)->comet
-                                  ? " (or the block's length is shorter than its stream)"
-                                  : ""),
-                  err);
+  return in_block(
+      r,
+      xchg_errorf(err, XCHG_EIO, "the stream is cut short: " IPC_ENDS_WITHOUT_MARKER "%s",
+                  (long long)b->size, (long long)b->message,
+                  shuffle_input_unit(&r->in, 0)->comet
+                      ? " (or the block's length is shorter than its stream)"
+                      : ""),
+      err);
 }
 
 /* The block's next message: the 8-byte end-of-stream marker that ends
