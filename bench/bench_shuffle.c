@@ -101,7 +101,11 @@ typedef struct input {
   int generated;
   int cuts; /* a FILE with dictionary columns: a changed dictionary cuts a batch short */
   shape_shuffle_sums want; /* generated only */
-  int64_t block_rows;      /* generated: the shape's R; a file: its first block's rows */
+  /* Rows of the blocks: block_rows is the shape's R (a file's: its most,
+   * when every block but the last has them and the last no more, else its
+   * blocks' mean), the others what the per-block read found. */
+  int64_t block_rows, block_rows_min, block_rows_max;
+  int uniform_blocks;
   struct ArrowSchema schema;
   int columns;
   int64_t n_blocks, rows;
@@ -254,7 +258,10 @@ typedef struct warm_up {
   int64_t block;        /* being read */
   int block_fresh;      /* no batch of it kept yet */
   int64_t pieces_taken; /* ipc framing: pieces logged before the batch being read */
-  int64_t first_block_rows;
+  /* Rows of the block being read (in_block), and of those read: the last
+   * one's apart, since a writer's last block may be shorter. */
+  int in_block;
+  int64_t rows_now, blocks_done, min_before_last, last_rows, max_rows;
 } warm_up;
 
 static void *grow(void *p, int64_t *capacity, int64_t need, size_t elem) {
@@ -285,7 +292,7 @@ static int keep_batch(void *ctx, struct ArrowArray *batch) {
     kp = (kept_pieces){w->block, w->block_fresh && in->codec != SHAPE_SHUFFLE_NONE};
   w->pieces_taken = in->n_pieces;
   w->block_fresh = 0;
-  if (w->block == 0) w->first_block_rows += batch->length;
+  w->rows_now += batch->length;
   in->kept = grow(in->kept, &in->kept_capacity, in->n_kept + 1, sizeof *in->kept);
   in->kept_pieces =
       grow(in->kept_pieces, &in->pieces_of_kept_capacity, in->n_kept + 1, sizeof *in->kept_pieces);
@@ -312,8 +319,30 @@ static void block_starts(input *in, int64_t b, size_t at) {
 /* Before block b, at byte `at` of the ipc framing (the comet framing's
  * were counted and placed from their headers, the ipc framing's are as
  * they are read). */
+/* Counts the rows of the block just read. */
+static void end_block(warm_up *w) {
+  if (w->blocks_done == 1 || (w->blocks_done > 1 && w->last_rows < w->min_before_last))
+    w->min_before_last = w->last_rows;
+  w->last_rows = w->rows_now;
+  if (w->rows_now > w->max_rows) w->max_rows = w->rows_now;
+  w->blocks_done++;
+  w->rows_now = 0;
+  w->in_block = 0;
+}
+
+/* What the blocks' rows were, once all are read. */
+static void note_block_rows(input *in, const warm_up *w) {
+  int64_t n = w->blocks_done;
+  in->block_rows_max = w->max_rows;
+  in->block_rows_min =
+      n > 1 && w->min_before_last < w->last_rows ? w->min_before_last : w->last_rows;
+  in->uniform_blocks = n <= 1 || (w->min_before_last == w->max_rows && w->last_rows <= w->max_rows);
+}
+
 static int start_block(warm_up *w, int64_t b, size_t at) {
   input *in = w->in;
+  if (w->in_block) end_block(w);
+  w->in_block = 1;
   if (in->framing == SHAPE_SHUFFLE_IPC) {
     in->n_blocks = b + 1;
     block_starts(in, b, at);
@@ -1249,15 +1278,19 @@ static int prepare_input(input *in, int64_t target_rows) {
   if (read_schema(in) != 0 || (in->framing == SHAPE_SHUFFLE_COMET && index_comet(in) != 0))
     return -1;
   consumer check = {.in = in, .check = 1, .target_rows = target_rows};
-  warm_up w = {in, &check, 0, 0, 0, 0};
+  warm_up w = {.in = in, .check = &check};
   if (per_block(in, NULL, keep_batch, &w, &w) != 0) return -1;
+  if (w.in_block) end_block(&w);
+  note_block_rows(in, &w);
   in->rows = check.rows;
   if (in->generated && check_sums(in, &check, NULL, "per_block") != 0) return -1;
   if (!in->generated) { /* the per-block read is what the other modes must find */
     for (int64_t k = 0; k < in->schema.n_children; k++) in->want.value[k] = check.columns[k].sum;
     for (int64_t k = 0; k < in->schema.n_children; k++) in->want.nulls[k] = check.columns[k].nulls;
     in->generated = 1; /* from here on, checked like generated data */
-    in->block_rows = w.first_block_rows;
+    in->block_rows = in->uniform_blocks || in->n_blocks == 0
+                         ? in->block_rows_max
+                         : (in->rows + in->n_blocks / 2) / in->n_blocks;
   }
   return make_groups(in, target_rows);
 }
@@ -1285,12 +1318,18 @@ static double us_per_block(const input *in, const result *r) {
 }
 
 static void print_table(const input *in, const settings *set, const result *rs, int n) {
+  char sizes[96];
+  if (in->uniform_blocks)
+    snprintf(sizes, sizeof sizes, "%lld rows", (long long)in->block_rows);
+  else /* a file's blocks, written by anything */
+    snprintf(sizes, sizeof sizes, "%lld to %lld rows (mean %lld)", (long long)in->block_rows_min,
+             (long long)in->block_rows_max, (long long)in->block_rows);
   printf(
-      "\n%s %s: %d columns, %lld block%s of %lld rows (%lld rows, %.1f MB), into batches of %lld "
+      "\n%s %s: %d columns, %lld block%s of %s (%lld rows, %.1f MB), into batches of %lld "
       "rows\n",
       shape_shuffle_framing_name(in->framing), shape_shuffle_codec_name(in->codec), in->columns,
-      (long long)in->n_blocks, in->n_blocks == 1 ? "" : "s", (long long)in->block_rows,
-      (long long)in->rows, (double)in->size / 1e6, (long long)set->target_rows);
+      (long long)in->n_blocks, in->n_blocks == 1 ? "" : "s", sizes, (long long)in->rows,
+      (double)in->size / 1e6, (long long)set->target_rows);
   printf("  %-22s %7s %9s %-19s %9s %8s %10s %9s\n", "mode", "threads", "median_ms", "  min-max ms",
          "us/block", "batches", "vs memcpy", "vs codec");
   for (int i = 0; i < n; i++) {
@@ -1360,14 +1399,15 @@ static void print_json_results(const input *in, const result *rs, int n, int *fi
   for (int i = 0; i < n; i++) {
     const result *r = &rs[i];
     printf(
-        "%s{\"format\":\"%s\",\"codec\":\"%s\",\"columns\":%d,\"block_rows\":%lld,\"blocks\":%lld,\"rows\":%lld,"
+        "%s{\"format\":\"%s\",\"codec\":\"%s\",\"columns\":%d,\"block_rows\":%lld,"
+        "\"block_rows_min\":%lld,\"block_rows_max\":%lld,\"blocks\":%lld,\"rows\":%lld,"
         "\"threads\":%d,\"mode\":\"%s\",\"median_ms\":%.6f,\"min_ms\":%.6f,\"max_ms\":%.6f,\"us_per_block\":%.6f,"
         "\"batches_out\":%lld",
         *first ? "" : ",", shape_shuffle_framing_name(in->framing),
         shape_shuffle_codec_name(in->codec), in->columns, (long long)in->block_rows,
-        (long long)in->n_blocks, (long long)in->rows, r->threads, mode_names[r->mode],
-        r->time.median_ms, r->time.min_ms, r->time.max_ms, us_per_block(in, r),
-        (long long)r->batches_out);
+        (long long)in->block_rows_min, (long long)in->block_rows_max, (long long)in->n_blocks,
+        (long long)in->rows, r->threads, mode_names[r->mode], r->time.median_ms, r->time.min_ms,
+        r->time.max_ms, us_per_block(in, r), (long long)r->batches_out);
     if (r->mode < MEMCPY_LIMIT)
       printf(",\"checksum_column\":\"%s\",\"checksum\":\"%llu\"",
              in->schema.children[checksum_column(&in->schema)]->name,
@@ -1435,8 +1475,9 @@ static void usage(FILE *out) {
       "order every other run (on a shared host the two meet about the same load), with the\n"
       "min-max.\n"
       "--json: {\"benchmark\",\"machine\",\"cores\",\"target_rows\",\"seed\",\"results\":[{\"format\",\"codec\",\n"
-      "  \"columns\",\"block_rows\",\"blocks\",\"rows\",\"threads\",\"mode\",\"median_ms\",\"min_ms\",\"max_ms\",\n"
-      "  \"us_per_block\",\"batches_out\"}]}; the reading modes add \"checksum_column\" and \"checksum\": the\n"
+      "  \"columns\",\"block_rows\",\"block_rows_min\",\"block_rows_max\",\"blocks\",\"rows\",\"threads\",\"mode\",\n"
+      "  \"median_ms\",\"min_ms\",\"max_ms\",\"us_per_block\",\"batches_out\"}]}: block_rows is R, or for a FILE\n"
+      "  whose blocks differ (but for a shorter last one) their mean; the reading modes add \"checksum_column\" and \"checksum\": the\n"
       "  sum of that column (c1) over their last timed run, a decimal string, as `xchg gen --sums` gives it\n");
 }
 

@@ -15,8 +15,9 @@
  * held against codec_limit + memcpy_limit too, and wherever something is
  * compressed the codec's share of per_block_then_concat is printed.  A
  * FILE whose dictionaries change between blocks (which cuts batches) is
- * benchmarked too, and one with a block of no rows, and one whose strings
- * have no value bytes. */
+ * benchmarked too, and one with a block of no rows, one whose strings
+ * have no value bytes, and one of blocks of two sizes (the header and the
+ * JSON give both, not the first block's as every block's). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,7 +196,8 @@ static void from_file(const char *cli) {
     n++;
     TU_CHECK(!strcmp(str(r, "format"), "comet") && !strcmp(str(r, "codec"), "lz4") &&
                  integer(r, "columns") == 7 && integer(r, "blocks") == 65 &&
-                 integer(r, "block_rows") == 77 && integer(r, "rows") == 5000,
+                 integer(r, "block_rows") == 77 && integer(r, "block_rows_min") == 72 &&
+                 integer(r, "block_rows_max") == 77 && integer(r, "rows") == 5000,
              "FILE result %zu: what the file holds", i);
     json_t *sum = json_object_get(r, "checksum");
     if (sum)
@@ -304,10 +306,16 @@ static tu_bytes empty_strings_stream(void) {
   return stream_of(&top, &batch, "empty strings");
 }
 
+/* What a FILE's blocks hold: how many, their rows in all, and the rows
+ * of each (block_rows: R, or the mean where they differ). */
+typedef struct block_counts {
+  int64_t blocks, rows, block_rows, min, max;
+} block_counts;
+
 /* `bench shuffle` of a FILE of `blocks` (one thread, one run) runs every
- * mode and counts want_blocks blocks of want_rows rows in all. */
-static void bench_blocks(const char *cli, const tu_bytes *blocks, int64_t want_blocks,
-                         int64_t want_rows, const char *what) {
+ * mode and counts what `want` says. */
+static void bench_blocks(const char *cli, const tu_bytes *blocks, block_counts want,
+                         const char *what) {
   char path[] = "/tmp/xchg_bench_shuffle_blocks_XXXXXX", cmd[4200];
   int fd = mkstemp(path);
   TU_CHECK(fd >= 0, "mkstemp");
@@ -318,9 +326,14 @@ static void bench_blocks(const char *cli, const tu_bytes *blocks, int64_t want_b
   snprintf(cmd, sizeof cmd, "'%s' bench shuffle %s --runs 1 --threads 1 --json", cli, path);
   json_t *doc = run_json(cmd);
   json_t *first = json_array_get(json_object_get(doc, "results"), 0);
-  TU_CHECK(first && integer(first, "blocks") == want_blocks && integer(first, "rows") == want_rows,
-           "bench shuffle of %s: not their %lld blocks of %lld rows", what, (long long)want_blocks,
-           (long long)want_rows);
+  TU_CHECK(first && integer(first, "blocks") == want.blocks &&
+               integer(first, "rows") == want.rows &&
+               integer(first, "block_rows") == want.block_rows &&
+               integer(first, "block_rows_min") == want.min &&
+               integer(first, "block_rows_max") == want.max,
+           "bench shuffle of %s: not their %lld blocks of %lld rows (block_rows %lld, %lld-%lld)",
+           what, (long long)want.blocks, (long long)want.rows, (long long)want.block_rows,
+           (long long)want.min, (long long)want.max);
   json_decref(doc);
   remove(path);
 }
@@ -348,7 +361,7 @@ static void empty_block_file(const char *cli) {
   tu_bytes_append(&blocks, ipc, size);
   tu_bytes_append(&blocks, empty.data, empty.size);
   TU_CHECK(empty.size > 0, "no block of no rows");
-  bench_blocks(cli, &blocks, 4, 300, "blocks with an empty one");
+  bench_blocks(cli, &blocks, (block_counts){4, 300, 100, 0, 100}, "blocks with an empty one");
   free(empty.data);
   free(blocks.data);
   free(ipc);
@@ -361,8 +374,45 @@ static void empty_block_file(const char *cli) {
 static void empty_strings_file(const char *cli) {
   tu_bytes block = empty_strings_stream(), blocks = {0};
   for (int i = 0; i < 3; i++) tu_bytes_append(&blocks, block.data, block.size);
-  bench_blocks(cli, &blocks, 3, 9, "blocks of empty strings");
+  bench_blocks(cli, &blocks, (block_counts){3, 9, 3, 3, 3}, "blocks of empty strings");
   free(block.data);
+  free(blocks.data);
+}
+
+/* A FILE of blocks of two sizes, 3 of 100 rows then 10 of 7 (two
+ * generated files, one after the other): the header and the JSON say so,
+ * where they once gave the first block's 100 rows as every block's. */
+static void varying_blocks_file(const char *cli) {
+  char path[] = "/tmp/xchg_bench_shuffle_sizes_XXXXXX", cmd[4200];
+  int fd = mkstemp(path);
+  TU_CHECK(fd >= 0, "mkstemp");
+  if (fd < 0) return;
+  close(fd);
+  tu_bytes blocks = {0};
+  static const int sizes[2][2] = {{300, 100}, {70, 7}}; /* rows, block rows */
+  for (int k = 0; k < 2; k++) {
+    snprintf(cmd, sizeof cmd,
+             "'%s' gen shuffle %s -f --format ipc --rows %d --block-rows %d --columns 5", cli, path,
+             sizes[k][0], sizes[k][1]);
+    TU_CHECK(tu_run("%s", cmd) == 0, "%s failed", cmd);
+    size_t size = 0;
+    uint8_t *part = tu_read_file(path, &size);
+    TU_CHECK(part != NULL, "cannot read %s", path);
+    if (part) tu_bytes_append(&blocks, part, size);
+    free(part);
+  }
+  remove(path);
+  bench_blocks(cli, &blocks, (block_counts){13, 370, 28, 7, 100}, "blocks of 100 and of 7 rows");
+  char file[] = "/tmp/xchg_bench_shuffle_sizes_XXXXXX";
+  fd = mkstemp(file);
+  TU_CHECK(fd >= 0 && tu_write_file(file, blocks.data, blocks.size) == 0, "cannot write %s", file);
+  if (fd >= 0) close(fd);
+  snprintf(cmd, sizeof cmd,
+           "'%s' bench shuffle %s --runs 1 --threads 1 | grep -c '13 blocks of 7 to 100 rows "
+           "(mean 28) (370 rows'",
+           cli, file);
+  TU_CHECK(tu_run("%s >/dev/null", cmd) == 0, "%s: the header gives another block size", cmd);
+  remove(file);
   free(blocks.data);
 }
 
@@ -371,6 +421,7 @@ static const char *cli;
 static void run_sweep(void) { sweep(cli); }
 static void run_empty_block_file(void) { empty_block_file(cli); }
 static void run_empty_strings_file(void) { empty_strings_file(cli); }
+static void run_varying_blocks_file(void) { varying_blocks_file(cli); }
 static void run_dictionary_file(void) { dictionary_file(cli); }
 static void run_from_file(void) { from_file(cli); }
 
@@ -482,6 +533,7 @@ int main(int argc, char **argv) {
       {"dictionary_file", run_dictionary_file},
       {"empty_block_file", run_empty_block_file},
       {"empty_strings_file", run_empty_strings_file},
+      {"varying_blocks_file", run_varying_blocks_file},
   };
   return TU_MAIN(argc, argv, "bench_shuffle", cases);
 }
