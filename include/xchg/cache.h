@@ -1,6 +1,6 @@
 /** \file
  * xchg/cache.h — a shared decoded cache: a broadcast is decoded once per
- * process, whatever its tasks do.
+ * process (once per machine with a host store), whatever its tasks do.
  *
  * Engines ship a join's build side ("broadcast") to every executor once, and
  * every task of the executor then reads it.  Decoding it per task repeats the
