@@ -711,6 +711,29 @@ static void check_option_forms(void) {
   TU_CHECK(chdir(cwd) == 0, "chdir %s", cwd);
 }
 
+/* `xchg help COMMAND [SUBCOMMAND]` prints what `xchg COMMAND [SUBCOMMAND]
+ * --help` prints (it printed the list of commands, whatever COMMAND was);
+ * options after it are left out; an unknown command is a usage error. */
+static void check_help_command(void) {
+  static const char *const commands[] = {"cat", "inspect", "convert", "gen", "bench decode"};
+  for (int i = 0; i < 5; i++) {
+    tu_cli_result help = run("help %s", commands[i]), own = run("%s --help", commands[i]);
+    TU_CHECK(help.exit_code == 0 && own.exit_code == 0 && strcmp(help.out, own.out) == 0,
+             "help %s: exit %d, not what '%s --help' prints: %.200s", commands[i], help.exit_code,
+             commands[i], help.out);
+    tu_cli_result_free(&help);
+    tu_cli_result_free(&own);
+  }
+  tu_cli_result r = run("help cat --columns");
+  TU_CHECK(r.exit_code == 0 && strncmp(r.out, "usage: xchg cat ", 16) == 0,
+           "help cat --columns: exit %d: %.200s", r.exit_code, r.out);
+  tu_cli_result_free(&r);
+  r = run("help nosuch");
+  TU_CHECK(r.exit_code == 2 && strstr(r.err, "no help for 'nosuch': there is no such command"),
+           "help nosuch: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+}
+
 /* ---- bench ------------------------------------------------------------------------- */
 
 static void check_bench_help(void) {
@@ -1265,6 +1288,7 @@ int main(int argc, char **argv) {
       {"inspect_json_messages", check_inspect_json_messages},
       {"flag_conflicts", check_flag_conflicts},
       {"option_forms", check_option_forms},
+      {"help_command", check_help_command},
       {"bench_help", check_bench_help},
       {"noise", check_noise},
       {"speed_text", check_speed_text},

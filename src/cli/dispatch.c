@@ -31,17 +31,17 @@ static const xc_command *command_at(const command_table *t, size_t i) {
 static void print_usage(FILE *out, const command_table *t) {
   fprintf(out,
           "usage: xchg <command> [args]\n"
-          "       xchg --help | --version\n\n"
+          "       xchg help [<command>] | --version\n\n"
           "Reads Arrow IPC data (the stream and file formats, with LZ4/ZSTD body\n"
           "compression) from a file, or from standard input when FILE is '-'.\n\n"
           "commands:\n");
   for (size_t i = 0; i < N_COMMANDS + t->n_extra; i++)
     fprintf(out, "  %-8s %s\n", command_at(t, i)->name, command_at(t, i)->summary);
   fprintf(out,
-          "\nRun 'xchg <command> --help' for the options of a command.  Every command\n"
-          "takes '--option value' or '--option=value' anywhere among its operands, a\n"
-          "unique prefix of an option, and '--' to end the options (an input named\n"
-          "'-x.arrows': xchg cat -- -x.arrows).\n");
+          "\nRun 'xchg help <command>' (or 'xchg <command> --help') for the options of\n"
+          "a command.  Every command takes '--option value' or '--option=value'\n"
+          "anywhere among its operands, a unique prefix of an option, and '--' to\n"
+          "end the options (an input named '-x.arrows': xchg cat -- -x.arrows).\n");
 }
 
 /* What the commands print through stdio (--help texts, --version, the
@@ -56,8 +56,29 @@ static int finish_stdout(int rc) {
   return xc_write_error("-", errno != 0 ? errno : EIO);
 }
 
+/* `xchg help COMMAND [WORDS]` (or `xchg --help ...`): the command's own
+ * help, as `xchg COMMAND [WORDS] --help` prints it (`xchg help bench
+ * decode`: that benchmark's); options among the words are left out. */
+static int help_for(int argc, char **argv, const command_table *table) {
+  for (size_t i = 0; i < N_COMMANDS + table->n_extra; i++) {
+    const xc_command *c = command_at(table, i);
+    if (strcmp(argv[2], c->name) != 0) continue;
+    char *words[8] = {argv[2]};
+    int n = 1;
+    for (int k = 3; k < argc && n < 6; k++) /* the subcommands, not options */
+      if (argv[k][0] != '-') words[n++] = argv[k];
+    words[n++] = "--help";
+    words[n] = NULL;
+    return c->run(n, words);
+  }
+  fprintf(stderr, "xchg: no help for '%s': there is no such command\n\n", argv[2]);
+  print_usage(stderr, table);
+  return XC_EXIT_USAGE;
+}
+
 static int run(int argc, char **argv, const command_table *table) {
   if (xc_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
+    if (argc > 2) return help_for(argc, argv, table);
     print_usage(stdout, table);
     return XC_EXIT_OK;
   }
