@@ -6,9 +6,10 @@
  * the selected buffers, each straight into its final (or
  * decompression-source) buffer.  decodeMany's sources are read on the
  * decoder's pool (xchg_batch_decoder_decode_many), so the reads work on any
- * thread: each takes its thread's JNIEnv (attaching a pool worker) and the
- * payload from a global reference to the payload array.  No critical
- * region is ever entered: a GC waits for one 64 KiB copy at most.
+ * thread: each takes its thread's JNIEnv (attaching a pool worker) and its
+ * payload's byte[] from a global reference made once per payload (fetching
+ * the array's element at every read cost two JNI calls a buffer).  No
+ * critical region is ever entered: a GC waits for one 64 KiB copy at most.
  *
  * A direct payload becomes a memory source (xj_direct_source, jni_common.c):
  * its uncompressed buffers are exported in place, and a global reference
@@ -94,13 +95,10 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nCopied(JNIEnv *env, jcla
 
 /* ---- one call's payloads ---------------------------------------------------- */
 
-/* A heap payload: the byte[] itself (a local reference: read on the
- * calling thread only), or element `index` of a byte[][] held by a global
- * reference (read on any thread). */
+/* A heap payload: its byte[], a local reference (decode: read on the
+ * calling thread only) or a global one (decodeMany: read on any thread). */
 typedef struct heap_payload {
-  jobject array;
-  jobject payloads;
-  jsize index;
+  jbyteArray array;
   jint offset;
   int64_t copied; /* bytes its reads copied; one thread reads a payload at a time */
 } heap_payload;
@@ -109,23 +107,19 @@ static xchg_status heap_read_at(void *ctx, int64_t offset, void *dst, size_t n, 
   heap_payload *h = ctx;
   JNIEnv *env = xj_env();
   if (!env) return xchg_errorf(err, XCHG_EIO, "payload: no JNIEnv on this thread");
-  jobject array = h->array ? h->array : (*env)->GetObjectArrayElement(env, h->payloads, h->index);
-  xchg_status st = XCHG_OK;
-  for (size_t done = 0; array && done < n;) {
+  for (size_t done = 0; done < n;) {
     size_t take = n - done < XJ_COPY_STEP ? n - done : XJ_COPY_STEP;
-    (*env)->GetByteArrayRegion(env, array, h->offset + (jsize)(offset + done), (jsize)take,
+    (*env)->GetByteArrayRegion(env, h->array, h->offset + (jsize)(offset + done), (jsize)take,
                                (jbyte *)dst + done);
-    if ((*env)->ExceptionCheck(env)) break;
+    if ((*env)->ExceptionCheck(env)) {
+      (*env)->ExceptionClear(env);
+      return xchg_errorf(err, XCHG_EIO, "copying %zu bytes at payload byte %llu failed", n,
+                         (unsigned long long)offset);
+    }
     done += take;
   }
-  if ((*env)->ExceptionCheck(env) || !array) {
-    (*env)->ExceptionClear(env);
-    st = xchg_errorf(err, XCHG_EIO, "copying %zu bytes at payload byte %llu failed", n,
-                     (unsigned long long)offset);
-  }
-  if (array && !h->array) (*env)->DeleteLocalRef(env, array);
-  if (st == XCHG_OK) h->copied += (int64_t)n;
-  return st;
+  h->copied += (int64_t)n;
+  return XCHG_OK;
 }
 
 /* What a call decodes: n sources and the caller's structs they go to.
@@ -373,18 +367,18 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeHeapMany(
     jlongArray addresses, jobjectArray arrays) {
   call c;
   jsize n = (*env)->GetArrayLength(env, payloads);
-  jobject global = NULL;
   xchg_error err;
   xchg_status st = XCHG_OK;
-  int ok = call_init(env, &c, n, 1) && read_targets(env, &c, addresses, arrays) &&
-           (global = (*env)->NewGlobalRef(env, payloads)) != NULL;
+  int ok = call_init(env, &c, n, 1) && read_targets(env, &c, addresses, arrays);
   for (jsize i = 0; ok && i < n; i++) {
     jobject p = (*env)->GetObjectArrayElement(env, payloads, i);
     jsize length = p ? (*env)->GetArrayLength(env, p) : 0;
+    jobject global = p ? (*env)->NewGlobalRef(env, p) : NULL;
     (*env)->DeleteLocalRef(env, p);
-    c.heap[i] = (heap_payload){.payloads = global, .index = i};
-    ok = p ? (st = heap_source(&c.heap[i], length, &c.srcs[i], &err)) == XCHG_OK
-           : changed_payload(env, i, "null");
+    c.heap[i] = (heap_payload){.array = global};
+    ok = !p       ? changed_payload(env, i, "null")
+         : global ? (st = heap_source(&c.heap[i], length, &c.srcs[i], &err)) == XCHG_OK
+                  : 0; /* OutOfMemoryError pending */
   }
   if (ok)
     decode_call(env, XJ_PTR(xj_decoder, handle), &c, first_batch);
@@ -392,8 +386,9 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeHeapMany(
     xj_throw_error(env, st, &err, NULL);
   else if (!(*env)->ExceptionCheck(env))
     xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: payloads");
+  for (jsize i = 0; c.heap && i < n; i++)
+    if (c.heap[i].array) (*env)->DeleteGlobalRef(env, c.heap[i].array);
   call_free(&c);
-  if (global) (*env)->DeleteGlobalRef(env, global);
 }
 
 JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeDirectMany(
