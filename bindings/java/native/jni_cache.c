@@ -145,7 +145,7 @@ static int64_t *read_columns(JNIEnv *env, jlongArray columns, int64_t *n) {
 }
 
 JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nAcquire(JNIEnv *env, jclass cls, jlong cache,
-                                                         jbyteArray key, jobjectArray direct,
+                                                         jbyteArray key, jobjectArray buffers,
                                                          jobjectArray heap, jintArray offsets,
                                                          jintArray lengths, jintArray part_starts,
                                                          jint codec, jlongArray columns,
@@ -168,7 +168,7 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgCache_nAcquire(JNIEnv *env, jclass cls
     xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: holder");
     goto done;
   }
-  if (!(h->chunks = xj_chunks_new(env, direct, heap, offsets, lengths))) goto done;
+  if (!(h->chunks = xj_chunks_new(env, buffers, heap, offsets, lengths))) goto done;
   if (!(starts = read_part_starts(env, part_starts, h->chunks->count, &n_parts))) goto done;
   if (columns && !(cols = read_columns(env, columns, &n_cols))) goto done;
   if (!(ckey = c_string(env, key, "xchg: cache key"))) goto done;

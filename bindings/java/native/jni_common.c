@@ -38,6 +38,7 @@ jfieldID xj_buffer_address;
 jfieldID xj_buffer_position;
 jfieldID xj_buffer_limit;
 jfieldID xj_buffer_heap_array;
+jfieldID xj_buffer_array_offset;
 static jclass xchg_exception_class;
 static jmethodID xchg_exception_init;
 
@@ -64,7 +65,8 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
       !(xj_buffer_address = field_of(env, "java/nio/Buffer", "address", "J")) ||
       !(xj_buffer_position = field_of(env, "java/nio/Buffer", "position", "I")) ||
       !(xj_buffer_limit = field_of(env, "java/nio/Buffer", "limit", "I")) ||
-      !(xj_buffer_heap_array = field_of(env, "java/nio/ByteBuffer", "hb", "[B")))
+      !(xj_buffer_heap_array = field_of(env, "java/nio/ByteBuffer", "hb", "[B")) ||
+      !(xj_buffer_array_offset = field_of(env, "java/nio/ByteBuffer", "offset", "I")))
     return JNI_ERR;
   return JNI_VERSION_1_8;
 }
@@ -182,7 +184,7 @@ void xj_kill_check_end(JNIEnv *env, xj_kill_check *k) {
 
 /* ---- chunks ------------------------------------------------------------- */
 
-static int chunk_from_java(JNIEnv *env, xj_chunk *c, jobject direct, jobject heap, jint offset,
+static int chunk_from_java(JNIEnv *env, xj_chunk *c, jobject buffer, jobject heap, jint offset,
                            jint length) {
   if (offset < 0 || length < 0) {
     xj_throw_java(env, "java/lang/IllegalArgumentException", "negative chunk offset or length");
@@ -192,7 +194,25 @@ static int chunk_from_java(JNIEnv *env, xj_chunk *c, jobject direct, jobject hea
   c->offset = offset;
   /* No byte to read, and an empty file's mapped buffer has no address
    * (FileChannel.map of 0 bytes): a chunk of nothing, as a heap one is. */
-  if (direct && length == 0) return 1;
+  if (buffer && length == 0) return 1;
+  /* A read-only heap buffer: its array, which Java hides, read in place as
+   * any heap chunk's (the position given, the buffer's array offset added
+   * here), so that nothing is copied before a decode needs the bytes. */
+  jobject hidden = buffer ? (*env)->GetObjectField(env, buffer, xj_buffer_heap_array) : NULL;
+  if (hidden) {
+    jint base = (*env)->GetIntField(env, buffer, xj_buffer_array_offset);
+    int ok = base >= 0 && base <= INT32_MAX - offset;
+    if (ok) {
+      c->offset = offset + base;
+      ok = chunk_from_java(env, c, NULL, hidden, c->offset, length);
+    } else {
+      xj_throw_java(env, "java/lang/IllegalArgumentException",
+                    "read-only heap chunk: array offset + position beyond an int");
+    }
+    (*env)->DeleteLocalRef(env, hidden);
+    return ok;
+  }
+  jobject direct = buffer;
   if (direct) {
     uint8_t *base = (*env)->GetDirectBufferAddress(env, direct);
     jlong capacity = (*env)->GetDirectBufferCapacity(env, direct);
@@ -213,9 +233,9 @@ static int chunk_from_java(JNIEnv *env, xj_chunk *c, jobject direct, jobject hea
   return c->heap != NULL;
 }
 
-xj_chunks *xj_chunks_new(JNIEnv *env, jobjectArray direct, jobjectArray heap, jintArray offsets,
+xj_chunks *xj_chunks_new(JNIEnv *env, jobjectArray buffers, jobjectArray heap, jintArray offsets,
                          jintArray lengths) {
-  jsize n = (*env)->GetArrayLength(env, direct);
+  jsize n = (*env)->GetArrayLength(env, buffers);
   if ((*env)->GetArrayLength(env, heap) != n || (*env)->GetArrayLength(env, offsets) != n ||
       (*env)->GetArrayLength(env, lengths) != n) {
     xj_throw_java(env, "java/lang/IllegalArgumentException", "chunk arrays of unequal lengths");
@@ -236,7 +256,7 @@ xj_chunks *xj_chunks_new(JNIEnv *env, jobjectArray direct, jobjectArray heap, ji
   (*env)->GetIntArrayRegion(env, lengths, 0, n, len);
   int ok = 1;
   for (jsize i = 0; ok && i < n; i++) {
-    jobject d = (*env)->GetObjectArrayElement(env, direct, i);
+    jobject d = (*env)->GetObjectArrayElement(env, buffers, i);
     jobject h = (*env)->GetObjectArrayElement(env, heap, i);
     ok = chunk_from_java(env, &c->items[i], d, h, off[i], len[i]);
     c->count = (size_t)i + 1;

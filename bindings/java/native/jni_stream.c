@@ -125,7 +125,7 @@ static int codec_ok(JNIEnv *env, jint codec) {
 }
 
 JNIEXPORT jlong JNICALL Java_org_xchg_XchgInputStream_nOpenChunks(JNIEnv *env, jclass cls,
-                                                                  jobjectArray direct,
+                                                                  jobjectArray buffers,
                                                                   jobjectArray heap,
                                                                   jintArray offsets,
                                                                   jintArray lengths, jint codec) {
@@ -135,7 +135,7 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgInputStream_nOpenChunks(JNIEnv *env, j
     xj_throw_java(env, "java/lang/OutOfMemoryError", "xchg: stream");
     return 0;
   }
-  if (!(s->chunks = xj_chunks_new(env, direct, heap, offsets, lengths))) {
+  if (!(s->chunks = xj_chunks_new(env, buffers, heap, offsets, lengths))) {
     free(s);
     return 0;
   }

@@ -49,12 +49,14 @@ JNIEnv *xj_env(void);
 /* Field IDs cached by JNI_OnLoad: the address of an org.xchg.CDataStruct
  * (XchgArrowArray and the others); a java.nio.Buffer's address (a direct
  * buffer's memory), position and limit; a java.nio.ByteBuffer's array
- * (non-null only for a heap buffer). */
+ * (non-null only for a heap buffer, a read-only one too, whose array()
+ * Java refuses) and where its bytes start in that array (arrayOffset()). */
 extern jfieldID xj_struct_address;
 extern jfieldID xj_buffer_address;
 extern jfieldID xj_buffer_position;
 extern jfieldID xj_buffer_limit;
 extern jfieldID xj_buffer_heap_array;
+extern jfieldID xj_buffer_array_offset;
 
 /* Throws org.xchg.XchgException(status, message, cause); cause may be NULL. */
 void xj_throw(JNIEnv *env, xchg_status status, const char *message, jthrowable cause);
@@ -114,9 +116,10 @@ typedef struct xj_chunks {
 } xj_chunks;
 
 /* The chunks org.xchg.Chunks describes (arrays of equal length; entry i is
- * direct[i] or heap[i]).  Checks every offset and length against its
- * buffer.  Returns NULL with an exception pending on failure. */
-xj_chunks *xj_chunks_new(JNIEnv *env, jobjectArray direct, jobjectArray heap, jintArray offsets,
+ * buffers[i], a direct buffer or a read-only heap buffer whose array is
+ * read as heap[i]'s, or heap[i]).  Checks every offset and length against
+ * its buffer.  Returns NULL with an exception pending on failure. */
+xj_chunks *xj_chunks_new(JNIEnv *env, jobjectArray buffers, jobjectArray heap, jintArray offsets,
                          jintArray lengths);
 void xj_chunks_free(JNIEnv *env, xj_chunks *chunks);
 

@@ -4,13 +4,17 @@ import java.nio.ByteBuffer;
 import java.util.Objects;
 
 /**
- * ByteBuffers as the native side takes them: for chunk i either a direct
- * buffer (read in place) or a heap array (copied out 64 KiB at a time, see
- * the README), with the offset and length of the bytes between the
- * buffer's position and its limit.  The buffers' positions are not moved.
+ * ByteBuffers as the native side takes them: for chunk i either a buffer
+ * (a direct one, read in place; or a read-only heap one, whose array the
+ * native side takes from the buffer's fields, as Java cannot) or a heap
+ * array (copied out 64 KiB at a time, see the README), with the offset and
+ * length of the bytes between the buffer's position and its limit (for a
+ * read-only heap buffer, the position: the native side adds the array
+ * offset).  Nothing is copied here, and the buffers' positions are not
+ * moved.
  */
 final class Chunks {
-  final ByteBuffer[] direct;
+  final ByteBuffer[] buffers;
   final byte[][] heap;
   final int[] offsets;
   final int[] lengths;
@@ -18,7 +22,7 @@ final class Chunks {
   final int[] partStarts;
 
   private Chunks(int n, int parts) {
-    direct = new ByteBuffer[n];
+    buffers = new ByteBuffer[n];
     heap = new byte[n][];
     offsets = new int[n];
     lengths = new int[n];
@@ -49,18 +53,15 @@ final class Chunks {
 
   private void set(int i, ByteBuffer b) {
     lengths[i] = b.remaining();
-    if (b.isDirect()) {
-      direct[i] = b;
-      offsets[i] = b.position();
-    } else if (b.hasArray()) {
+    if (b.hasArray()) {
       heap[i] = b.array();
       offsets[i] = b.arrayOffset() + b.position();
     } else {
-      // A read-only heap buffer hides its array: copy its bytes once.
-      byte[] copy = new byte[b.remaining()];
-      b.duplicate().get(copy);
-      heap[i] = copy;
-      offsets[i] = 0;
+      // Direct, or a read-only heap buffer, whose array only native code can
+      // reach: it is read in place, never copied whole onto the Java heap (as
+      // it was on every acquire, a cache hit's too, and kept by the holder).
+      buffers[i] = b;
+      offsets[i] = b.position();
     }
   }
 }

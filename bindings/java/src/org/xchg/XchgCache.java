@@ -221,6 +221,11 @@ public final class XchgCache implements AutoCloseable {
    * while decoding too.  The chunks must not change until the holder is
    * released.
    *
+   * <p>The chunks are read only by a decode, in place (heap ones 64 KiB at
+   * a time, read-only heap ones too): an acquire that finds what it asks
+   * for decoded reads none of them, and no chunk is ever copied whole onto
+   * the Java heap.
+   *
    * @throws XchgException with xchg's message; status CANCELLED when killed
    * @throws IllegalArgumentException for a key holding a NUL or a lone
    *     surrogate (the host store names a key by its UTF-8 bytes, as C does)
@@ -253,7 +258,7 @@ public final class XchgCache implements AutoCloseable {
     long cache = enter();
     long h = 0;
     try {
-      h = nAcquire(cache, keyBytes, c.direct, c.heap, c.offsets, c.lengths, c.partStarts, codec.id,
+      h = nAcquire(cache, keyBytes, c.buffers, c.heap, c.offsets, c.lengths, c.partStarts, codec.id,
           cols, killCheck);
       return new XchgCacheHolder(this, h, c);
     } finally {
@@ -316,7 +321,7 @@ public final class XchgCache implements AutoCloseable {
 
   private static native void nTrim(long cache);
 
-  private static native long nAcquire(long cache, byte[] key, ByteBuffer[] direct, byte[][] heap,
+  private static native long nAcquire(long cache, byte[] key, ByteBuffer[] buffers, byte[][] heap,
       int[] offsets, int[] lengths, int[] partStarts, int codec, long[] columns,
       BooleanSupplier killCheck);
 }

@@ -36,7 +36,7 @@ public final class XchgInputStream extends InputStream {
     Objects.requireNonNull(codec, "codec");
     Chunks c = Chunks.of(chunks);
     source = c;
-    handle = open(() -> nOpenChunks(c.direct, c.heap, c.offsets, c.lengths, codec.id));
+    handle = open(() -> nOpenChunks(c.buffers, c.heap, c.offsets, c.lengths, codec.id));
   }
 
   /** Decompresses what {@code compressed} yields; closing this stream closes it. */
@@ -120,7 +120,7 @@ public final class XchgInputStream extends InputStream {
   }
 
   private static native long nOpenChunks(
-      ByteBuffer[] direct, byte[][] heap, int[] offsets, int[] lengths, int codec);
+      ByteBuffer[] buffers, byte[][] heap, int[] offsets, int[] lengths, int codec);
 
   private static native long nOpenInput(InputStream in, int codec);
 

@@ -5,6 +5,7 @@ import static org.xchg.TestSupport.checkEq;
 import static org.xchg.TestSupport.expectThrows;
 import static org.xchg.TestSupport.scenario;
 
+import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -40,6 +41,7 @@ public final class XchgCacheTest {
         () -> manyThreads(true, TestSupport.Kind.DIRECT));
     scenario("8 threads, sharing off (mixed chunks)",
         () -> manyThreads(false, TestSupport.Kind.MIXED));
+    scenario("read-only heap chunks: read in place, a hit reads nothing", XchgCacheTest::readOnlyChunks);
     scenario("killed waiters: cancelled, or the kill check's own exception", XchgCacheTest::killedWaiter);
     scenario("failing source: its error to the decoder, one retries for all", XchgCacheTest::failingSource);
     scenario("bad bytes alone: format and truncation errors, nothing cached", XchgCacheTest::badBytes);
@@ -123,6 +125,61 @@ public final class XchgCacheTest {
     checkEq(0, m.entries(), "entries alive after every release");
     cache.close();
     checkMemoryBack(bytes0, buffers0, "after all released");
+  }
+
+  /** The Java heap bytes the calling thread has allocated so far. */
+  private static long allocatedHere() {
+    com.sun.management.ThreadMXBean mx =
+        (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+    return mx.getThreadAllocatedBytes(Thread.currentThread().getId());
+  }
+
+  private static ByteBuffer[] readOnly(ByteBuffer[] chunks) {
+    ByteBuffer[] out = new ByteBuffer[chunks.length];
+    for (int i = 0; i < chunks.length; i++) out[i] = chunks[i].asReadOnlyBuffer();
+    return out;
+  }
+
+  /**
+   * Read-only heap chunks (their array hidden from Java, at an array offset
+   * and a position): the decode reads them in place, and an acquire that
+   * finds the broadcast decoded reads nothing, so that it copies nothing
+   * either.  Counted by the Java heap the acquiring thread allocates: every
+   * acquire copied every read-only chunk whole first, a hit's too (the
+   * broadcast's size each time), and its holder kept the copy.
+   */
+  private static void readOnlyChunks() throws Exception {
+    long bytes0 = TestSupport.liveBytes(), buffers0 = Xchg.liveBuffers();
+    ByteBuffer[] chunks = readOnly(sparkChunks(TestSupport.Kind.HEAP));
+    check(chunks[0].isReadOnly() && !chunks[0].hasArray(), "the chunks hide their array");
+    try (XchgCache cache = XchgCache.create()) {
+      cache.acquire("warm-up", chunks, StreamCodec.LZ4_JAVA, null).close(); // classes loaded, code run
+      long before = allocatedHere();
+      XchgCacheHolder decoded = cache.acquire("ro", chunks, StreamCodec.LZ4_JAVA, () -> false);
+      long decodeAlloc = allocatedHere() - before;
+      checkValues(decoded, "read-only chunks");
+      before = allocatedHere();
+      XchgCacheHolder hit = cache.acquire("ro", chunks, StreamCodec.LZ4_JAVA, () -> false);
+      long hitAlloc = allocatedHere() - before;
+      checkValues(hit, "read-only chunks, hit");
+      // Not read at all: bytes that are no stream do for a decoded key.
+      ByteBuffer[] zeros = {ByteBuffer.allocate(spark.length).asReadOnlyBuffer()};
+      before = allocatedHere();
+      XchgCacheHolder other = cache.acquire("ro", zeros, StreamCodec.LZ4_JAVA, null);
+      long otherAlloc = allocatedHere() - before;
+      checkValues(other, "a hit over other bytes");
+      System.out.printf("  Java heap allocated: decode %d B, hit %d B, hit over zeros %d B (%d B of chunks)%n",
+          decodeAlloc, hitAlloc, otherAlloc, spark.length);
+      check(decodeAlloc < spark.length / 16, "a decode of read-only chunks copies none on the Java heap: "
+          + decodeAlloc + " bytes allocated for " + spark.length + " bytes of chunks");
+      check(hitAlloc < 16 * 1024, "a hit copies nothing: " + hitAlloc + " bytes allocated");
+      check(otherAlloc < 16 * 1024, "a hit over zeros copies nothing: " + otherAlloc + " bytes allocated");
+      checkEq(2, cache.metrics().decodes(), "decodes (the warm-up's and one)");
+      other.close();
+      hit.close();
+      decoded.close();
+    }
+    checkMemoryBack(bytes0, buffers0, "read-only chunks");
   }
 
   /**

@@ -44,6 +44,14 @@ public final class XchgInputStreamTest {
         }
       });
     }
+    scenario("rows, read-only MIXED chunks (heap ones read in place)", () -> {
+      ByteBuffer[] chunks = TestSupport.chunks(spark, 7777, TestSupport.Kind.MIXED);
+      for (int i = 0; i < chunks.length; i++) chunks[i] = chunks[i].asReadOnlyBuffer();
+      check(!chunks[0].isDirect() && !chunks[0].hasArray(), "the heap chunks hide their array");
+      try (XchgInputStream in = new XchgInputStream(chunks, StreamCodec.LZ4_JAVA)) {
+        readRows(in, javaDecoded);
+      }
+    });
     scenario("rows from an InputStream that returns short reads", () -> {
       try (XchgInputStream in = new XchgInputStream(new Dribble(spark, 999), StreamCodec.AUTO)) {
         check(in.codec() == StreamCodec.LZ4_JAVA, "AUTO detects lz4-java: " + in.codec());
