@@ -51,6 +51,12 @@ final class Chunks {
     return c;
   }
 
+  /** Whether the chunks hold no byte at all (no part, no chunk, or only empty ones). */
+  boolean holdNoBytes() {
+    for (int n : lengths) if (n > 0) return false;
+    return true;
+  }
+
   private void set(int i, ByteBuffer b) {
     lengths[i] = b.remaining();
     if (b.hasArray()) {

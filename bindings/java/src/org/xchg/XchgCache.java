@@ -226,6 +226,11 @@ public final class XchgCache implements AutoCloseable {
    * for decoded reads none of them, and no chunk is ever copied whole onto
    * the Java heap.
    *
+   * <p>Chunks that hold no byte at all (none, or only empty ones) are an
+   * empty broadcast, as no parts are (see {@link #acquire(String,
+   * ByteBuffer[][], StreamCodec, int[], BooleanSupplier)}): no batches, no
+   * rows, no columns.
+   *
    * @throws XchgException with xchg's message; status CANCELLED when killed
    * @throws IllegalArgumentException for a key holding a NUL or a lone
    *     surrogate (the host store names a key by its UTF-8 bytes, as C does)
@@ -243,6 +248,15 @@ public final class XchgCache implements AutoCloseable {
    * included: {@code {2, 0, 2}} gives columns 2, 0 and 2 again, where
    * {@link XchgBatchDecoder} and {@link XchgShuffleReader} keep schema
    * order; null for all).
+   *
+   * <p>A broadcast of no bytes, however it comes (no parts; parts without
+   * chunks; chunks that are all empty, as an empty file's mapped buffer
+   * is), is one and the same empty broadcast: no batches, no rows, and a
+   * schema of no columns (so that asking for a column is an {@link
+   * XchgException} with status INVALID_ARGUMENT, "column 0 of 0"), as an
+   * engine that broadcasts an empty relation as no buffers expects.  A
+   * part without bytes among parts with bytes is not an IPC stream: a
+   * FORMAT error naming the part, as for any other part that is not one.
    */
   public XchgCacheHolder acquire(
       String key, ByteBuffer[][] parts, StreamCodec codec, int[] columns, BooleanSupplier killCheck) {
@@ -250,6 +264,9 @@ public final class XchgCache implements AutoCloseable {
     Objects.requireNonNull(codec, "codec");
     byte[] keyBytes = keyBytes(key);
     Chunks c = Chunks.of(parts);
+    // No bytes is no parts (xchg's empty broadcast), not parts that are
+    // empty IPC streams, which one part with no bytes would be.
+    if (c.holdNoBytes()) c = Chunks.of(new ByteBuffer[0][]);
     long[] cols = null;
     if (columns != null) {
       cols = new long[columns.length];

@@ -45,6 +45,7 @@ public final class XchgCacheTest {
     scenario("killed waiters: cancelled, or the kill check's own exception", XchgCacheTest::killedWaiter);
     scenario("failing source: its error to the decoder, one retries for all", XchgCacheTest::failingSource);
     scenario("bad bytes alone: format and truncation errors, nothing cached", XchgCacheTest::badBytes);
+    scenario("no bytes, however given: one empty broadcast", XchgCacheTest::noBytes);
     scenario("columns subset and several parts", XchgCacheTest::columnsAndParts);
     scenario("exports outlive holder and cache", XchgCacheTest::exportsOutlive);
     scenario("exports into a struct still holding one refused", XchgCacheTest::fullStructs);
@@ -180,6 +181,55 @@ public final class XchgCacheTest {
       decoded.close();
     }
     checkMemoryBack(bytes0, buffers0, "read-only chunks");
+  }
+
+  /**
+   * A broadcast of no bytes: no parts, one part of no chunks, one of empty
+   * chunks (heap, direct, an empty file's mapped buffer), several such
+   * parts, with any codec: each the same empty broadcast (no batches, no
+   * rows, no columns).  One part of no bytes among parts of bytes is a
+   * FORMAT error naming it.
+   */
+  private static void noBytes() throws Exception {
+    long bytes0 = TestSupport.liveBytes(), buffers0 = Xchg.liveBuffers();
+    ByteBuffer[] empties = {ByteBuffer.allocate(0), ByteBuffer.allocateDirect(0),
+        TestSupport.emptyMappedBuffer(), ByteBuffer.wrap(new byte[4], 2, 0).slice().asReadOnlyBuffer()};
+    ByteBuffer[][][] forms = {new ByteBuffer[0][], {{}}, {empties}, {{}, empties, {}}};
+    String[] names = {"no parts", "a part of no chunks", "a part of empty chunks", "three parts of none"};
+    try (XchgCache cache = XchgCache.create()) {
+      for (int f = 0; f < forms.length; f++) {
+        for (StreamCodec codec : new StreamCodec[] {StreamCodec.NONE, StreamCodec.LZ4_JAVA, StreamCodec.AUTO}) {
+          String what = names[f] + ", " + codec;
+          String key = "empty " + f + " " + codec;
+          try (XchgCacheHolder h = cache.acquire(key, forms[f], codec, null, null)) {
+            checkEq(0, h.numBatches(), what + ": batches");
+            checkEq(0, h.numRows(), what + ": rows");
+          }
+          if (forms[f].length == 1) { // the one-part overload, as a task calls it
+            try (XchgCacheHolder h = cache.acquire(key + " one", forms[f][0], codec, null)) {
+              checkEq(0, h.numBatches(), what + " (chunks overload): batches");
+            }
+          }
+          int ff = f;
+          XchgException e = expectThrows(XchgException.class, what + ", column 0",
+              () -> cache.acquire(key + " col", forms[ff], codec, new int[] {0}, null));
+          if (e != null) {
+            check(e.status() == XchgException.Status.INVALID_ARGUMENT, what + ", column 0: " + e.status());
+            check(e.getMessage().contains("column 0 of 0"), what + ", column 0: " + e.getMessage());
+          }
+        }
+      }
+      checkEq(0, cache.metrics().failedDecodes(), "failed decodes");
+      ByteBuffer[] stream = TestSupport.chunks(spark, CHUNK, TestSupport.Kind.HEAP);
+      XchgException e = expectThrows(XchgException.class, "a part of no bytes among others",
+          () -> cache.acquire("one empty part", new ByteBuffer[][] {stream, empties}, StreamCodec.LZ4_JAVA,
+              null, null));
+      if (e != null) {
+        check(e.status() == XchgException.Status.FORMAT, "a part of no bytes among others: " + e.status());
+        check(e.getMessage().startsWith("part 1: "), "names part 1: " + e.getMessage());
+      }
+    }
+    checkMemoryBack(bytes0, buffers0, "no bytes");
   }
 
   /**
