@@ -220,6 +220,7 @@ public final class XchgShuffleReader implements AutoCloseable {
   private String cancelled; // once the kill check said true or threw: what every later call throws
   private boolean ended; // endInput was called: addInput is refused before it reads anything
   private byte[] chunk; // the InputStream chunk buffer, made at the first addInput(InputStream)
+  private long inputs; // inputs added so far: the C reader's source index of the next one
 
   private XchgShuffleReader(long handle, BooleanSupplier killCheck) {
     this.handle = new NativeHandle("XchgShuffleReader", handle);
@@ -250,10 +251,23 @@ public final class XchgShuffleReader implements AutoCloseable {
 
   /**
    * Adds the bytes of {@code in}, read to its end now (it is not closed),
-   * as one input.  On an exception nothing of it is added.
+   * as one input.  On an exception nothing of it is added: an input is
+   * added whole or not at all, so that the reader goes on with the inputs
+   * before it and takes more (the stream again, whole, say), and no block
+   * is cut short.  So, unlike an {@link XchgInputStream}, which hands out
+   * the bytes before its source's exception and then throws, the blocks
+   * read whole before the stream threw are not handed out: what the
+   * stream threw comes out as thrown (an engine's own exception stays
+   * itself), with an {@link XchgException} (status IO) added to it as
+   * suppressed, saying what was lost, e.g. "XchgShuffleReader.addInput:
+   * the InputStream of source 2 threw after 70000 bytes: nothing of it was
+   * added (its 70000 bytes read and the rest of it are lost; the reader
+   * holds its first 2 inputs and takes more: add the stream again, whole,
+   * to read it)".
    *
    * @throws IOException what reading {@code in} threw, or when its read
-   *     returned 0 (or more bytes than asked for), which it must not
+   *     returned 0 (or more bytes than asked for), which it must not (either
+   *     with the suppressed XchgException above)
    * @throws XchgException CANCELLED when the kill check says so; INVALID_ARGUMENT after {@link #endInput}
    *     (before a byte of {@code in} is read)
    */
@@ -266,17 +280,25 @@ public final class XchgShuffleReader implements AutoCloseable {
         if (chunk == null) chunk = new byte[CHUNK];
         boolean added = false;
         try {
+          long read = 0; // bytes of in appended
           for (boolean end = false; !end; ) {
             askKillCheck();
             int n = 0;
-            for (int got; n < CHUNK && !(end = (got = in.read(chunk, n, CHUNK - n)) < 0); n += got) {
-              // 0 (or more than asked for) breaks read's contract: looping on it would spin forever.
-              if (got == 0 || got > CHUNK - n)
-                throw new IOException("InputStream.read returned " + got + " for " + (CHUNK - n) + " bytes");
+            try {
+              for (int got; n < CHUNK && !(end = (got = in.read(chunk, n, CHUNK - n)) < 0); n += got) {
+                // 0 (or more than asked for) breaks read's contract: looping on it would spin forever.
+                if (got == 0 || got > CHUNK - n)
+                  throw new IOException("InputStream.read returned " + got + " for " + (CHUNK - n) + " bytes");
+              }
+            } catch (Exception e) { // the stream's own (an engine's, checked or not), rethrown as is
+              e.addSuppressed(lostInput(read + n));
+              throw e;
             }
             if (n > 0) nAppend(h, chunk, 0, n);
+            read += n;
           }
           nCommit(h);
+          inputs++;
           added = true;
         } finally {
           if (!added) nDiscard(h);
@@ -305,6 +327,7 @@ public final class XchgShuffleReader implements AutoCloseable {
         askKillCheck();
         if (buffer.isDirect()) {
           nAddDirect(h, buffer);
+          inputs++;
           return;
         }
         boolean added = false;
@@ -326,6 +349,7 @@ public final class XchgShuffleReader implements AutoCloseable {
             if (at + n < end) askKillCheck();
           }
           nCommit(h);
+          inputs++;
           added = true;
         } finally {
           if (!added) nDiscard(h);
@@ -334,6 +358,14 @@ public final class XchgShuffleReader implements AutoCloseable {
     } finally {
       handle.leave();
     }
+  }
+
+  /** What an InputStream that threw after {@code read} bytes lost: all of it (see addInput). */
+  private XchgException lostInput(long read) {
+    return new XchgException(XchgException.XCHG_EIO, "XchgShuffleReader.addInput: the InputStream of source "
+        + inputs + " threw after " + read + " bytes: nothing of it was added (its " + read
+        + " bytes read and the rest of it are lost; the reader holds its first " + inputs
+        + " inputs and takes more: add the stream again, whole, to read it)", null);
   }
 
   /** Says that no input follows: rows waiting for the target go out as the last batch.  Idempotent. */

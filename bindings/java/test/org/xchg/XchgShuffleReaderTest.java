@@ -646,6 +646,7 @@ public final class XchgShuffleReaderTest {
             }
           })));
       check(got == boom, "an InputStream's exception comes through as thrown: " + got);
+      checkLost(got, 0, all.length, "an InputStream that throws");
       readsAlone(r, blocks, "after an InputStream threw");
     }
     // An InputStream whose read returns 0 (or more than asked for) once its bytes are out breaks
@@ -666,9 +667,81 @@ public final class XchgShuffleReaderTest {
         int ask = XchgShuffleReader.CHUNK - all.length % XchgShuffleReader.CHUNK;
         String want = "InputStream.read returned " + (extra < 0 ? 0 : ask + extra) + " for " + ask + " bytes";
         if (got != null) check(want.equals(got.getMessage()), what + ": " + got.getMessage() + ", want " + want);
+        checkLost(got, 0, all.length, what);
         checkEq(1, calls.get(), what + ": read once after its bytes");
         readsAlone(r, blocks, "after " + what);
       }
+    }
+  }
+
+  /**
+   * e, what an InputStream threw, carries one suppressed XchgException (IO)
+   * saying what was lost: the input (source index), the bytes read of it.
+   */
+  static void checkLost(Throwable e, long source, long bytes, String what) {
+    if (e == null) return;
+    Throwable[] s = e.getSuppressed();
+    checkEq(1, s.length, what + ": a suppressed exception saying what was lost");
+    if (s.length != 1) return;
+    check(s[0] instanceof XchgException && ((XchgException) s[0]).status() == XchgException.Status.IO,
+        what + ": the suppressed one is an XchgException IO: " + s[0]);
+    String want = "XchgShuffleReader.addInput: the InputStream of source " + source + " threw after " + bytes
+        + " bytes: nothing of it was added (its " + bytes + " bytes read and the rest of it are lost; the reader holds"
+        + " its first " + source + " inputs and takes more: add the stream again, whole, to read it)";
+    check(want.equals(s[0].getMessage()), what + ": said " + s[0].getMessage() + ", want " + want);
+  }
+
+  /**
+   * An InputStream that throws after `bytes` bytes, in the middle of a
+   * block and of a 64 KiB read, as the second input: nothing of it is
+   * handed out (an input is added whole or not at all), the error says so,
+   * naming source 1 and the bytes read; added again whole, every block of
+   * both inputs reads in order.
+   */
+  static void throwsMidBlock(List<Block> blocks) throws IOException {
+    byte[] first = concat(blocks, 0, 2);
+    byte[] rest = concat(blocks, 2, blocks.size());
+    int bytes = XchgShuffleReader.CHUNK + 4464;
+    long whole = 0;
+    int cut = 2; // the first block the throw cuts
+    for (int at = 0; at + blocks.get(cut).bytes().length <= bytes; cut++) at += blocks.get(cut).bytes().length;
+    for (int i = 2; i < cut; i++) whole += blocks.get(i).rows();
+    check(cut > 3 && cut < blocks.size(), "the throw is after whole blocks, inside block " + cut);
+    try (XchgShuffleReader r = XchgShuffleReader.open(opts(100))) {
+      Checker c = new Checker(r, ALL, "throws mid-block");
+      r.addInput(new ByteArrayInputStream(first));
+      c.drain();
+      long before = c.rows;
+      IOException boom = new IOException("connection reset");
+      InputStream failing = new InputStream() {
+        int at;
+
+        @Override
+        public int read() {
+          throw new AssertionError("read byte by byte");
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+          if (at == bytes) throw boom;
+          int n = Math.min(Math.min(len, 1000), bytes - at); // short reads: the throw inside a 64 KiB read
+          System.arraycopy(rest, at, b, off, n);
+          at += n;
+          return n;
+        }
+      };
+      IOException got = expectThrows(IOException.class, "throws mid-block", () -> r.addInput(failing));
+      check(got == boom, "throws mid-block: as thrown: " + got);
+      checkLost(got, 1, bytes, "throws mid-block");
+      check(c.drain() == XchgShuffleReader.Result.NEED_INPUT, "throws mid-block: nothing of it to hand out");
+      checkEq(before, c.rows, "throws mid-block: none of its " + whole + " rows of whole blocks handed out");
+      r.addInput(new ByteArrayInputStream(rest));
+      r.endInput();
+      check(c.drain() == XchgShuffleReader.Result.END, "throws mid-block, added again: END");
+      long all = 0;
+      for (Block b : blocks) all += b.rows();
+      checkEq(all, c.rows, "throws mid-block, added again: every row, in order");
+      c.array.close();
     }
   }
 
@@ -995,6 +1068,7 @@ public final class XchgShuffleReaderTest {
     scenario("passthrough batch outlives the reader", XchgShuffleReaderTest::passthroughOutlivesReader);
     scenario("kill check", () -> killCheck(big));
     scenario("kill check inside a long next", () -> killMidNext(small));
+    scenario("an InputStream that throws mid-block: what was lost", () -> throwsMidBlock(small));
     scenario("readaheadBytes", () -> readahead(small));
     scenario("bad blocks name the block", () -> badBlocks(small));
     scenario("an empty mapped input", () -> emptyMappedInput(small));
