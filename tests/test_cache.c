@@ -726,6 +726,73 @@ static void test_shapes(void) {
   check_memory("shapes");
 }
 
+/* Two copies of the IPC stream `one`, back to back. */
+static xchg_buf *twice(const xchg_buf *one) {
+  size_t n = xchg_buf_size(one);
+  xchg_buf *two = xchg_buf_alloc(2 * n);
+  if (!two) {
+    fprintf(stderr, "out of memory\n");
+    exit(1);
+  }
+  memcpy(xchg_buf_mutable_data(two), xchg_buf_data(one), n);
+  memcpy(xchg_buf_mutable_data(two) + n, xchg_buf_data(one), n);
+  return two;
+}
+
+/* A part is one IPC stream: a second one concatenated into it, plain or
+ * inside the part's lz4-java stream, would be lost unseen (the reader
+ * stops at the end-of-stream marker), so bytes after the marker are
+ * XCHG_EFORMAT naming the part and where they begin, for the acquirer that
+ * reads every column and one that reads one; nothing is cached.  The
+ * same two streams as two parts are one broadcast of both. */
+static void test_concatenated_part(void) {
+  mark_memory();
+  const int64_t rows[2] = {10, 20}, one_col = 1;
+  xchg_buf *one = NULL;
+  cd_make_stream(0, rows, 2, 0, XCHG_BLOCK_NONE, &one);
+  xchg_buf *two = twice(one);
+  xchg_cache *c = new_cache(1, 0, 0);
+  xchg_cache_request req;
+  xchg_cache_holder *h = NULL;
+  xchg_error err;
+  char want[160];
+  snprintf(want, sizeof want,
+           "part 1: bytes follow its IPC stream's end-of-stream marker, from byte %zu (a second "
+           "stream?)",
+           xchg_buf_size(one));
+  xchg_stream_codec codecs[2] = {XCHG_STREAM_NONE, XCHG_STREAM_LZ4_JAVA};
+  for (int k = 0; k < 2; k++) {
+    xchg_buf *parts[2] = {cd_encode(one, codecs[k]), cd_encode(two, codecs[k])};
+    cd_source s;
+    cd_source_init(&s, parts, 2, codecs[k]);
+    xchg_broadcast b = cd_broadcast(&s);
+    for (int narrow = 0; narrow < 2; narrow++) {
+      xchg_status st = xchg_cache_acquire(
+          c, "two in one", &b, narrow ? cd_request(&req, &one_col, 1, NULL, NULL) : NULL, &h, &err);
+      TU_CHECK(st == XCHG_EFORMAT && strstr(err.message, want),
+               "codec %d, narrow %d: %d: %s, want %s", (int)codecs[k], narrow, (int)st, err.message,
+               want);
+      if (st == XCHG_OK) xchg_cache_holder_release(h);
+    }
+    TU_CHECK(cd_metrics(c).entries == 0, "entries left: %lld", (long long)cd_metrics(c).entries);
+    cd_source_free(&s);
+    for (int i = 0; i < 2; i++) xchg_buf_unref(parts[i]);
+  }
+  xchg_buf *parts[2] = {one, one};
+  cd_source s;
+  cd_source_init(&s, parts, 2, XCHG_STREAM_NONE);
+  xchg_broadcast b = cd_broadcast(&s);
+  TU_CHECK(xchg_cache_acquire(c, "two parts", &b, NULL, &h, &err) == XCHG_OK, "%s", err.message);
+  TU_CHECK(xchg_cache_holder_num_batches(h) == 4 && xchg_cache_holder_num_rows(h) == 60,
+           "two parts: %lld batches", (long long)xchg_cache_holder_num_batches(h));
+  xchg_cache_holder_release(h);
+  cd_source_free(&s);
+  xchg_cache_free(c);
+  xchg_buf_unref(two);
+  xchg_buf_unref(one);
+  check_memory("concatenated_part");
+}
+
 /* Per-column lazy decode: a narrow reader pays for its columns only, a
  * wider one adds what is missing, a column in flight is waited for. */
 static void test_lazy_columns(void) {
@@ -1128,6 +1195,7 @@ int main(int argc, char **argv) {
       {"sharing_off", test_sharing_off},
       {"dictionary_shared", test_dictionary_shared},
       {"shapes", test_shapes},
+      {"concatenated_part", test_concatenated_part},
       {"lazy_columns", test_lazy_columns},
       {"retention", test_retention},
       {"derived", test_derived},

@@ -1412,6 +1412,43 @@ static void test_bad_bytes(void) {
   remove_dir(dir);
 }
 
+/* Two IPC streams concatenated into one part: the host store's write
+ * stops at the first stream's end-of-stream marker as a decode does, so
+ * the bytes after it are the acquirer's XCHG_EFORMAT there too (not a
+ * segment of the first stream alone), and no segment is left. */
+static void test_concatenated_part(void) {
+  char dir[256];
+  make_dir(dir, sizeof dir);
+  xchg_buf *one = std_stream();
+  size_t n = xchg_buf_size(one);
+  xchg_buf *two = xchg_buf_alloc(2 * n);
+  TU_CHECK(two != NULL);
+  memcpy(xchg_buf_mutable_data(two), xchg_buf_data(one), n);
+  memcpy(xchg_buf_mutable_data(two) + n, xchg_buf_data(one), n);
+  cd_source s;
+  cd_source_init(&s, &two, 1, XCHG_STREAM_NONE);
+  xchg_broadcast b = cd_broadcast(&s);
+  xchg_cache *c = host_cache(dir, INT64_MAX, 0);
+  xchg_cache_holder *h = NULL;
+  xchg_error err;
+  xchg_status st = xchg_cache_acquire(c, "two in one", &b, NULL, &h, &err);
+  char want[128];
+  snprintf(want, sizeof want,
+           "part 0: bytes follow its IPC stream's end-of-stream marker, from byte %zu", n);
+  TU_CHECK(st == XCHG_EFORMAT && strstr(err.message, want), "status %d: %s", (int)st, err.message);
+  if (st == XCHG_OK) xchg_cache_holder_release(h);
+  TU_CHECK(cd_metrics(c).host_decodes == 0 && cd_metrics(c).host_fallbacks == 0,
+           "%lld host decodes, %lld fallbacks", (long long)cd_metrics(c).host_decodes,
+           (long long)cd_metrics(c).host_fallbacks);
+  TU_CHECK(count_files(dir, "", NULL) == 2, "%d files left by the failed write",
+           count_files(dir, "", NULL) - 2);
+  xchg_cache_free(c);
+  cd_source_free(&s);
+  xchg_buf_unref(two);
+  xchg_buf_unref(one);
+  remove_dir(dir);
+}
+
 /* ---- no host directory: unchanged ---------------------------------------------------- */
 
 static void test_without_host_dir(void) {
@@ -1453,6 +1490,7 @@ int main(int argc, char **argv) {
       {"no_room", test_no_room},
       {"store_too_small", test_store_too_small},
       {"bad_bytes", test_bad_bytes},
+      {"concatenated_part", test_concatenated_part},
   };
   return TU_MAIN(argc, argv, "host_store", cases);
 }

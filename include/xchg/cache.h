@@ -243,7 +243,11 @@ XCHG_API void xchg_cache_free(xchg_cache *cache);
 
 /** One IPC stream of a broadcast: its encoded bytes, as memory chunks (a
  * JVM's heap chunks need not be joined), wrapped in a stream codec
- * (XCHG_STREAM_NONE for plain Arrow IPC; XCHG_STREAM_AUTO to detect). */
+ * (XCHG_STREAM_NONE for plain Arrow IPC; XCHG_STREAM_AUTO to detect).
+ * One stream: bytes after its end-of-stream marker (a second stream
+ * concatenated into the part, whose batches the reader would not see) are
+ * XCHG_EFORMAT naming the part and the byte where they begin; give each
+ * stream a part of its own. */
 typedef struct xchg_broadcast_part {
   const xchg_chunk *chunks; /**< the part's bytes, in order */
   int64_t n_chunks;         /**< entries of chunks */

@@ -2,6 +2,8 @@
  * cache's decodes and for the host store's writes alike. */
 #include "cache/broadcast_part.h"
 
+#include "ipc/reader_internal.h"
+
 /* Opens the IPC reader of part i: its encoded bytes, under the decoder's
  * cancel check, through its stream codec.  Parts are validated as the
  * read options say (the cache's), a mapped segment's too: a consumer could
@@ -30,4 +32,20 @@ xchg_status broadcast_open_part(const xchg_broadcast *b, int64_t i,
   }
   xchg_error_prefix(err, "part %lld: ", (long long)i);
   return st;
+}
+
+xchg_status broadcast_part_check_end(xchg_ipc_reader *r, xchg_error *err) {
+  if (xchg_ipc_reader_format(r) != XCHG_IPC_STREAM) return XCHG_OK;
+  int64_t end = xchg_ipc_reader_stream_end(r); /* before a byte after it is read */
+  int more = 0;
+  xchg_status st = ipc_reader_more_after_end(r, &more, err);
+  if (st != XCHG_OK) {
+    xchg_error_prefix(err, "after its IPC stream's end at byte %lld: ", (long long)end);
+    return st;
+  }
+  if (!more) return XCHG_OK;
+  return xchg_errorf(err, XCHG_EFORMAT,
+                     "bytes follow its IPC stream's end-of-stream marker, from byte %lld (a "
+                     "second stream?): a part is one IPC stream, each stream a part of its own",
+                     (long long)end);
 }

@@ -16,4 +16,12 @@ xchg_status broadcast_open_part(const xchg_broadcast *b, int64_t i,
                                 void *cancel_ctx, xchg_ipc_reader **out, xchg_source **raw,
                                 xchg_error *err);
 
+/* After r, part i's reader, reported the end of its IPC stream: whether
+ * bytes follow the end-of-stream marker (a second stream concatenated
+ * into the part, say, whose batches would be lost unseen: the reader
+ * stops at the marker).  They are XCHG_EFORMAT saying where they begin; a
+ * part is one stream.  Nothing is checked after an IPC file, whose end
+ * the reader checks itself.  Errors are not prefixed with the part. */
+xchg_status broadcast_part_check_end(xchg_ipc_reader *r, xchg_error *err);
+
 #endif

@@ -103,6 +103,7 @@ static xchg_status decode_part(xchg_ipc_reader *r, int64_t part, const int64_t *
       st = append_batch(d, root, err);
     ipc_array_unref(root);
   }
+  if (st == XCHG_OK) st = broadcast_part_check_end(r, err);
   if (st != XCHG_OK) xchg_error_prefix(err, "part %lld: ", (long long)part);
   return st;
 }

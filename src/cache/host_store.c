@@ -528,6 +528,8 @@ static xchg_status write_part(segment_writer *w, const host_request *req, int64_
       *write_failed = XCHG_EIO;
     batch.release(&batch);
   }
+  if (st == XCHG_OK && !*write_failed && (st = broadcast_part_check_end(r, err)) != XCHG_OK)
+    xchg_error_prefix(err, "part %lld: ", (long long)i);
   if (st == XCHG_OK && !*write_failed) *write_failed = xchg_ipc_writer_finish(wr, why);
   if (wr && *write_failed) xchg_error_prefix(why, "host segment %s: ", w->name);
   if (st == XCHG_OK && !*write_failed) {

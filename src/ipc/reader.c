@@ -876,6 +876,14 @@ int64_t xchg_ipc_reader_stream_end(const xchg_ipc_reader *r) {
   return r->format == XCHG_IPC_STREAM ? reader_position(r) : r->file_end;
 }
 
+xchg_status ipc_reader_more_after_end(xchg_ipc_reader *r, int *more, xchg_error *err) {
+  uint8_t byte;
+  size_t got = r->peek_len - r->peek_pos; /* read to detect the format, not yet the stream's */
+  xchg_status st = got ? XCHG_OK : xchg_source_read(r->src, &byte, 1, &got, err);
+  *more = got > 0;
+  return st;
+}
+
 void xchg_ipc_reader_free(xchg_ipc_reader *r) {
   if (!r) return;
   forget_read_ahead(r);

@@ -8,6 +8,11 @@
 #include "ipc/schema.h"
 #include "xchg/ipc.h"
 
+/* Once the reader reported the end of a stream: whether any byte follows
+ * its end-of-stream marker in the input (one byte of it is read, the
+ * input being the caller's to drop then), in *more. */
+xchg_status ipc_reader_more_after_end(xchg_ipc_reader *r, int *more, xchg_error *err);
+
 /* As xchg_ipc_reader_next, but hands over the decoded "+s" array (a new
  * reference; NULL at the end). */
 xchg_status ipc_reader_next_array(xchg_ipc_reader *reader, ipc_array **out, xchg_error *err);

@@ -219,7 +219,9 @@ public final class XchgCache implements AutoCloseable {
    * another acquirer has or is doing so, in which case it waits, asking
    * {@code killCheck} (may be null) every waitCheck interval; killCheck is asked
    * while decoding too.  The chunks must not change until the holder is
-   * released.
+   * released.  One stream: bytes after its end-of-stream marker (a second
+   * stream concatenated) are an XchgException (FORMAT) naming the part and
+   * the byte; give each stream a part of its own (the overload below).
    *
    * <p>The chunks are read only by a decode, in place (heap ones 64 KiB at
    * a time, read-only heap ones too): an acquire that finds what it asks

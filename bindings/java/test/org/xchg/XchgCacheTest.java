@@ -46,6 +46,7 @@ public final class XchgCacheTest {
     scenario("failing source: its error to the decoder, one retries for all", XchgCacheTest::failingSource);
     scenario("bad bytes alone: format and truncation errors, nothing cached", XchgCacheTest::badBytes);
     scenario("no bytes, however given: one empty broadcast", XchgCacheTest::noBytes);
+    scenario("two streams in one part refused, as two parts read", XchgCacheTest::twoStreamsInOnePart);
     scenario("columns subset and several parts", XchgCacheTest::columnsAndParts);
     scenario("exports outlive holder and cache", XchgCacheTest::exportsOutlive);
     scenario("exports into a struct still holding one refused", XchgCacheTest::fullStructs);
@@ -230,6 +231,37 @@ public final class XchgCacheTest {
       }
     }
     checkMemoryBack(bytes0, buffers0, "no bytes");
+  }
+
+  /**
+   * Two IPC streams concatenated into one part (plain, and inside one
+   * lz4-java stream as Spark would compress them): FORMAT naming the part
+   * and the byte where the second begins, where the first stream's batches
+   * alone came out (half the rows, unsaid); the same as two parts: both.
+   */
+  private static void twoStreamsInOnePart() throws Exception {
+    long bytes0 = TestSupport.liveBytes(), buffers0 = Xchg.liveBuffers();
+    byte[] ipc = data.ipc();
+    byte[] two = java.util.Arrays.copyOf(ipc, 2 * ipc.length);
+    System.arraycopy(ipc, 0, two, ipc.length, ipc.length);
+    try (XchgCache cache = XchgCache.create()) {
+      String want = "part 0: bytes follow its IPC stream's end-of-stream marker, from byte " + ipc.length;
+      for (boolean lz4 : new boolean[] {false, true}) {
+        byte[] bytes = lz4 ? TestSupport.sparkLz4(two) : two;
+        StreamCodec codec = lz4 ? StreamCodec.LZ4_JAVA : StreamCodec.NONE;
+        XchgException e = expectThrows(XchgException.class, "two streams in one part, " + codec,
+            () -> cache.acquire("two", TestSupport.chunks(bytes, CHUNK, TestSupport.Kind.MIXED), codec, null).close());
+        if (e != null) {
+          check(e.status() == XchgException.Status.FORMAT, "two streams in one part: " + e.status());
+          check(e.getMessage().startsWith(want), "two streams in one part: " + e.getMessage() + ", want " + want);
+        }
+      }
+      ByteBuffer[] one = TestSupport.chunks(ipc, CHUNK, TestSupport.Kind.HEAP);
+      try (XchgCacheHolder h = cache.acquire("two parts", new ByteBuffer[][] {one, one}, StreamCodec.NONE, null, null)) {
+        checkEq(2 * data.rows(), h.numRows(), "two parts: rows");
+      }
+    }
+    checkMemoryBack(bytes0, buffers0, "two streams in one part");
   }
 
   /**
