@@ -1229,6 +1229,62 @@ static void check_missing_eos_read(void) {
                         "missing)");
 }
 
+/* The codecs an IPC stream is wrapped in whole (Comet's blocks aside). */
+static const xchg_stream_codec wrapping[] = {XCHG_STREAM_LZ4_JAVA, XCHG_STREAM_SNAPPY_JAVA,
+                                             XCHG_STREAM_ZSTD, XCHG_STREAM_LZ4_FRAME,
+                                             XCHG_STREAM_SNAPPY_FRAMED};
+
+/* The bytes of plain (a file) encoded by codec, written as `name`. */
+static bool write_encoded(const char *plain, xchg_stream_codec codec, const char *name, char *path,
+                          size_t path_size) {
+  tmp_path(path, path_size, name);
+  tu_bytes b = tu_read_bytes(plain), out = {0};
+  bool ok = tu_append_encoded(&out, codec, NULL, b.data, b.size) &&
+            tu_write_file(path, out.data, out.size) == 0;
+  TU_CHECK(ok, "cannot write %s", path);
+  free(b.data);
+  free(out.data);
+  return ok;
+}
+
+/* Two streams without their markers, decoded from a codec, read as plain
+ * ones are with --allow-missing-eos: the second's schema message ends the
+ * first, detected or named by --input-codec, from a file and a pipe, by
+ * cat, convert and inspect (which places the second where it begins in
+ * the decoded bytes). */
+static void check_missing_eos_codecs(void) {
+  json_t *doc = load_gold_json("1.0.0-littleendian/generated_primitive.json.gz");
+  int rows = (int)gold_rows(doc);
+  json_decref(doc);
+  char two[4200], path[4200], out[4200], name[64], flags[96];
+  size_t each;
+  write_without_marker("no_marker_two.stream", 2, two, sizeof two, &each);
+  tmp_path(out, sizeof out, "no_marker_codec.converted");
+  for (size_t c = 0; c < sizeof wrapping / sizeof wrapping[0]; c++) {
+    const char *codec = xchg_stream_codec_name(wrapping[c]);
+    snprintf(name, sizeof name, "no_marker_two.%s", codec);
+    if (!write_encoded(two, wrapping[c], name, path, sizeof path)) continue;
+    expect_cat_lines(path, " --allow-missing-eos", 1 + 2 * rows, name);
+    snprintf(flags, sizeof flags, " --allow-missing-eos --input-codec %s", codec);
+    expect_cat_lines(path, flags, 1 + 2 * rows, name);
+    tu_cli_result r = run("convert --allow-missing-eos '%s' '%s' -f", path, out);
+    TU_CHECK(r.exit_code == 0, "convert --allow-missing-eos of %s: exit %d: %s", name, r.exit_code,
+             r.err);
+    tu_cli_result_free(&r);
+    expect_cat_lines(out, "", 1 + 2 * rows, "what convert --allow-missing-eos wrote");
+    r = run("inspect --json --streams --allow-missing-eos '%s'", path);
+    json_t *got = json_loads(r.out, 0, NULL);
+    json_t *streams = json_object_get(got, "streams");
+    json_int_t second = json_integer_value(json_object_get(json_array_get(streams, 1), "offset"));
+    TU_CHECK(r.exit_code == 0 && json_array_size(streams) == 2 && second == (json_int_t)each,
+             "inspect --allow-missing-eos of %s: exit %d, %zu streams, the second at %lld (want "
+             "%zu): %s",
+             name, r.exit_code, json_array_size(streams), (long long)second, each, r.err);
+    json_decref(got);
+    tu_cli_result_free(&r);
+  }
+}
+
 /* Comet blocks (codec NONE) whose IPC streams end without their marker
  * go through the shuffle reader (cat, convert) and block by block
  * (inspect): two blocks of gen shuffle's, each 8 bytes shorter. */
@@ -1301,6 +1357,7 @@ int main(int argc, char **argv) {
       {"missing_eos_hint", check_missing_eos_hint},
       {"missing_eos_read", check_missing_eos_read},
       {"missing_eos_comet", check_missing_eos_comet},
+      {"missing_eos_codecs", check_missing_eos_codecs},
   };
   int rc = TU_MAIN(argc, argv, "cli_ux", cases);
   tu_run("rm -rf '%s'", tmp);

@@ -96,11 +96,16 @@ typedef struct xc_stream_check {
   void *ctx;
 } xc_stream_check;
 
+/* IPC streams without their markers one after another in a codec's
+ * decoded bytes (input_split.c). */
+typedef struct xc_split xc_split;
+
 typedef struct xc_input {
   const char *path;
   xchg_stream_codec codec;  /* in use (after auto detection); NONE: plain IPC */
   xchg_source *plain;       /* plain IPC not yet handed to a reader */
   xchg_istream *stream;     /* the decoder, when there is a codec */
+  xc_split *split;          /* allow_missing_eos, a codec but Comet: where IPC streams end */
   xchg_buf *memory;         /* plain IPC in memory (a mapped file), else NULL */
   int64_t streams;          /* IPC streams opened so far */
   uint64_t stream_start;    /* decoded byte offset where the last one began */
@@ -118,6 +123,17 @@ typedef struct xc_input {
   const char *first_bytes;
 } xc_input;
 
+/* A walker of the IPC messages decoded by stream (which must outlive it),
+ * for allow_missing_eos: xc_split_source is the source of the next IPC
+ * stream, which ends at its marker, or where the next one's schema message
+ * begins (held for the next source: xc_split_held bytes of it, read from
+ * stream, are not yet handed out), or where the input ends. */
+xchg_status xc_split_new(xchg_istream *stream, xc_split **out, xchg_error *err);
+xchg_status xc_split_source(xc_split *s, int64_t max_metadata_bytes, xchg_source **out,
+                            xchg_error *err);
+size_t xc_split_held(const xc_split *s);
+void xc_split_free(xc_split *s);
+
 /* Whether bytes begin an IPC stream or file (the input's first ones, or
  * those after an IPC stream's end): the continuation marker of a message,
  * or the IPC file format's magic. */
@@ -134,9 +150,10 @@ xchg_status xc_error_hint(xchg_error *err, xchg_status st, const char *fmt, ...)
  * error saying what differs.  check (NULL: none) must outlive in.
  * allow_missing_eos (--allow-missing-eos): an IPC stream may end without
  * its end-of-stream marker, where the input or a Comet block ends, or
- * where the next IPC stream's schema message begins (plain IPC, which is
- * read from memory then: piped standard input is copied to a temporary
- * file first). */
+ * where the next IPC stream's schema message begins (plain IPC is read
+ * from memory then: piped standard input is copied to a temporary file
+ * first; a codec's decoded bytes are walked message by message,
+ * input_split.c). */
 xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec codec, bool one_schema,
                           const xc_stream_check *check, bool allow_missing_eos, xchg_error *err);
 
@@ -248,16 +265,17 @@ void xc_deprecated_option(const char *command, const char *old, const char *now)
   "                    another: all of them are read.\n"
 
 /* What --help says about --allow-missing-eos. */
-#define XC_MISSING_EOS_HELP                                                           \
-  "  --allow-missing-eos  read an IPC stream that ends without its end-of-stream\n"   \
-  "                    marker, as Arrow's format allows (by default such a stream\n"  \
-  "                    is taken for one cut short, which it cannot be told from):\n"  \
-  "                    it ends where the input or its Comet block ends, or, in\n"     \
-  "                    plain IPC, where the next IPC stream's schema message\n"       \
-  "                    begins (from a pipe, plain IPC is copied to a temporary\n"     \
-  "                    file first, to look for it).  A stream cut inside a message\n" \
-  "                    is still an error, and so is an IPC file cut short: a file\n"  \
-  "                    ends with its footer, whatever this option says.\n"
+#define XC_MISSING_EOS_HELP                                                          \
+  "  --allow-missing-eos  read an IPC stream that ends without its end-of-stream\n"  \
+  "                    marker, as Arrow's format allows (by default such a stream\n" \
+  "                    is taken for one cut short, which it cannot be told from):\n" \
+  "                    it ends where the input or its Comet block ends, or where\n"  \
+  "                    the next IPC stream's schema message begins, in plain IPC\n"  \
+  "                    or in a codec's decoded bytes (from a pipe, plain IPC is\n"   \
+  "                    copied to a temporary file first, to look for it).  A\n"      \
+  "                    stream cut inside a message is still an error, and so is\n"   \
+  "                    an IPC file cut short: a file ends with its footer,\n"        \
+  "                    whatever this option says.\n"
 
 /* How errors name an input: the path, or "<stdin>" for "-". */
 const char *xc_input_label(const char *path);

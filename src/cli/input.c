@@ -300,7 +300,15 @@ xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec code
   opts.split_members = 1; /* Comet: one IPC stream per block */
   if ((st = xchg_istream_open(src, codec, &opts, &in->stream, err)) != XCHG_OK) return st;
   in->codec = xchg_istream_codec(in->stream);
-  return XCHG_OK;
+  /* A Comet block holds one IPC stream, which ends where the block does. */
+  if (allow_missing_eos && in->codec != XCHG_STREAM_COMET)
+    st = xc_split_new(in->stream, &in->split, err);
+  return st;
+}
+
+/* Where the decoded bytes not yet handed to a reader begin. */
+static uint64_t decoded_position(const xc_input *in) {
+  return (uint64_t)xchg_istream_position(in->stream) - xc_split_held(in->split);
 }
 
 /* Whether the n bytes at p, the first of what follows an IPC stream as far
@@ -414,6 +422,11 @@ static xchg_status next_in_memory(xc_input *in, const xchg_ipc_read_options *opt
 static xchg_status advance(xc_input *in, bool *more, xchg_error *err) {
   *more = false;
   if (in->stream == NULL) return XCHG_OK;
+  if (xc_split_held(in->split) > 0) { /* the next IPC stream's schema message ended this one */
+    in->stream_end = decoded_position(in);
+    *more = true;
+    return XCHG_OK;
+  }
   xchg_status st = bytes_follow(in, more, err);
   if (st != XCHG_OK || *more) return st;
   int next_member = 0;
@@ -440,6 +453,7 @@ static xchg_status next_source(xc_input *in, const xchg_ipc_read_options *opts, 
   if (st == XCHG_OK && more && in->streams == 0 && in->codec == XCHG_STREAM_COMET)
     st = bytes_follow(in, &more, err);
   if (st != XCHG_OK || !more) return st;
+  if (in->split != NULL) return xc_split_source(in->split, opts->max_metadata_bytes, src, err);
   return xchg_source_from_istream_borrowed(in->stream, src, err);
 }
 
@@ -476,14 +490,13 @@ xchg_status xc_input_next(xc_input *in, const xchg_ipc_read_options *opts, xchg_
   if (st != XCHG_OK && in->streams == 0 && in->first_bytes != NULL)
     return name_first_bytes(in, st, err);
   if (st != XCHG_OK || src == NULL) return st;
-  in->stream_start =
-      in->stream != NULL ? (uint64_t)xchg_istream_position(in->stream) : in->stream_end;
+  in->stream_start = in->stream != NULL ? decoded_position(in) : in->stream_end;
   in->stream_end = UINT64_MAX;
   in->streams++;
   st = xchg_ipc_reader_open(src, &read, out, err); /* takes src, even on failure */
   /* Decoded, they are no bytes at all, which the reader calls an empty
    * input: what the input holds is said instead. */
-  bool at_start = in->streams == 1 && in->stream != NULL && xchg_istream_position(in->stream) == 0;
+  bool at_start = in->streams == 1 && in->stream != NULL && decoded_position(in) == 0;
   if (st == XCHG_EFORMAT && at_start && in->skippable_frames > 0) st = skippable_only(in, err);
   if (st != XCHG_OK && at_start && in->first_bytes != NULL) st = name_first_bytes(in, st, err);
   if (st == XCHG_OK && in->one_schema) st = check_schema(in, *out, err);
@@ -548,6 +561,7 @@ static xchg_status check_in_memory(const xc_input *in, xchg_error *err) {
 void xc_input_close(xc_input *in) {
   if (in->first.release != NULL) in->first.release(&in->first);
   xchg_source_free(in->plain);
+  xc_split_free(in->split);
   xchg_istream_free(in->stream);
   xchg_buf_unref(in->memory);
   memset(in, 0, sizeof *in);
