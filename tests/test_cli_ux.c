@@ -1285,6 +1285,45 @@ static void check_missing_eos_codecs(void) {
   }
 }
 
+/* Offsets that the IPC reader names in a codec's decoded bytes say so
+ * ("at decoded byte N"), for cat, inspect and convert, from a file and
+ * through a pipe; plain input's stay "at byte N". */
+static void check_decoded_offsets(void) {
+  static const char *const plain[3] = {"", "", ""};
+  char text[4200], path[4200], cut[4200];
+  tmp_path(text, sizeof text, "not_ipc.txt");
+  static const char words[] = "hello, these bytes are not Arrow IPC\n";
+  TU_CHECK(tu_write_file(text, words, sizeof words - 1) == 0, "cannot write %s", text);
+  expect_cut_error(text, plain,
+                   "not an Arrow IPC stream or file: no continuation marker or ARROW1 magic at "
+                   "byte 0");
+  if (write_encoded(text, XCHG_STREAM_ZSTD, "not_ipc.zst", path, sizeof path))
+    expect_cut_error(path, plain,
+                     "not an Arrow IPC stream or file: no continuation marker or ARROW1 magic at "
+                     "decoded byte 0");
+  /* A stream without its marker: the hint is found in the decoded words. */
+  char one[4200], want[512];
+  size_t each;
+  write_without_marker("no_marker_decoded.stream", 1, one, sizeof one, &each);
+  snprintf(want, sizeof want,
+           "the stream is cut short: the input ends at decoded byte %zu, before message 3, "
+           "without the end-of-stream marker (--allow-missing-eos reads a stream whose writer "
+           "left the optional marker out)",
+           each);
+  if (write_encoded(one, XCHG_STREAM_LZ4_JAVA, "no_marker_decoded.lz4-java", path, sizeof path))
+    expect_cut_error(path, plain, want);
+  cut_primitive(4000, "cut_decoded.arrows", cut, sizeof cut);
+  for (size_t c = 0; c < sizeof wrapping / sizeof wrapping[0]; c++) {
+    char name[64];
+    snprintf(name, sizeof name, "cut_decoded.%s", xchg_stream_codec_name(wrapping[c]));
+    if (write_encoded(cut, wrapping[c], name, path, sizeof path))
+      expect_cut_error(path, plain,
+                       "the stream is cut short: message 1 at decoded byte 1936: body: unexpected "
+                       "end of data at decoded byte 3536: needed 7008 bytes, only 464 available "
+                       "(6544 missing)");
+  }
+}
+
 /* Comet blocks (codec NONE) whose IPC streams end without their marker
  * go through the shuffle reader (cat, convert) and block by block
  * (inspect): two blocks of gen shuffle's, each 8 bytes shorter. */
@@ -1358,6 +1397,7 @@ int main(int argc, char **argv) {
       {"missing_eos_read", check_missing_eos_read},
       {"missing_eos_comet", check_missing_eos_comet},
       {"missing_eos_codecs", check_missing_eos_codecs},
+      {"decoded_offsets", check_decoded_offsets},
   };
   int rc = TU_MAIN(argc, argv, "cli_ux", cases);
   tu_run("rm -rf '%s'", tmp);

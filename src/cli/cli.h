@@ -121,7 +121,14 @@ typedef struct xc_input {
    * another codec's framing (its name) or Arrow IPC ("Arrow IPC"), named
    * if the codec fails at once; else NULL. */
   const char *first_bytes;
+  /* The last error was the decoder's, or the bytes' after an IPC stream,
+   * read between IPC streams: not the reader's, whose offsets
+   * xc_input_locate_error says are decoded. */
+  bool decoder_failed;
 } xc_input;
+
+/* How an offset in a codec's decoded bytes is said: "at decoded byte N". */
+#define XC_DECODED_BYTE "decoded byte "
 
 /* A walker of the IPC messages decoded by stream (which must outlive it),
  * for allow_missing_eos: xc_split_source is the source of the next IPC
@@ -179,7 +186,10 @@ int64_t xc_input_done(const xc_input *in, int64_t message_end);
 int64_t xc_input_comet_field_count(const xc_input *in);
 
 /* Prefixes err with the IPC stream at fault when the input held several
- * ("IPC stream 2 at decoded byte 4096: ..."). */
+ * ("IPC stream 2 at decoded byte 4096: ...").  Over a codec (Comet's
+ * blocks aside, whose offsets the shuffle reader names alike), the
+ * reader's offsets say they are decoded bytes too ("message 1 at decoded
+ * byte 472"), the codec's own words left as they are. */
 void xc_input_locate_error(const xc_input *in, xchg_error *err);
 
 void xc_input_close(xc_input *in);

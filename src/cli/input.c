@@ -448,6 +448,7 @@ static xchg_status next_source(xc_input *in, const xchg_ipc_read_options *opts, 
   if (in->memory != NULL) return next_in_memory(in, opts, src, err);
   bool more = in->streams == 0;
   xchg_status st = in->streams == 0 ? XCHG_OK : advance(in, &more, err);
+  in->decoder_failed = st != XCHG_OK;
   /* A Comet partition with no rows is an empty file: zero IPC streams, as
    * Comet's own reader sees it. */
   if (st == XCHG_OK && more && in->streams == 0 && in->codec == XCHG_STREAM_COMET)
@@ -520,7 +521,44 @@ int64_t xc_input_comet_field_count(const xc_input *in) {
   return in->stream != NULL ? xchg_istream_comet_field_count(in->stream) : -1;
 }
 
+/* Where the codec's own words begin in an error of the IPC reader over
+ * a codec, which name the compressed input's bytes: after the words of a
+ * failed read, "reading at decoded byte N: " (stream_istream.c), or of a
+ * frame's end checked after the stream's, "after the end of the IPC
+ * stream at byte N: " (reader.c); NULL when they have no part in it. */
+static const char *codec_words(const char *message) {
+  const char *read = strstr(message, "reading at " XC_DECODED_BYTE);
+  const char *finished = strstr(message, "after the end of the IPC ");
+  if (finished != NULL) finished = strstr(finished, ": ");
+  if (read == NULL || (finished != NULL && finished < read)) return finished;
+  return read;
+}
+
+/* The IPC reader over a codec reads decoded bytes, and names them as it
+ * names a file's, "at byte N": said to be decoded, so that they are not
+ * looked for in the file.  The codec's words are left as they are. */
+static void say_decoded(xchg_error *err) {
+  static const char at[] = "at byte ";
+  /* Each offset adds 8 bytes, and takes 9 or more: twice the room is enough. */
+  char said[2 * sizeof err->message];
+  const char *p = err->message, *codec = codec_words(p);
+  size_t n = 0;
+  for (const char *hit; (hit = strstr(p, at)) != NULL && (codec == NULL || hit < codec);
+       p = hit + sizeof at - 1) {
+    bool offset = hit[sizeof at - 1] >= '0' && hit[sizeof at - 1] <= '9';
+    n += (size_t)snprintf(said + n, sizeof said - n, "%.*s%s", (int)(hit - p), p,
+                          offset ? "at " XC_DECODED_BYTE : at);
+  }
+  if (p == err->message) return;
+  snprintf(said + n, sizeof said - n, "%s", p);
+  size_t kept = strlen(said) < sizeof err->message ? strlen(said) : sizeof err->message - 1;
+  memcpy(err->message, said, kept); /* cut as xchg_errorf cuts a long message */
+  err->message[kept] = '\0';
+}
+
 void xc_input_locate_error(const xc_input *in, xchg_error *err) {
+  if (in->codec != XCHG_STREAM_NONE && in->codec != XCHG_STREAM_COMET && !in->decoder_failed)
+    say_decoded(err);
   if (in->streams > 1)
     xchg_error_prefix(err, "IPC stream %lld at %sbyte %llu: ", (long long)in->streams,
                       in->codec != XCHG_STREAM_NONE ? "decoded " : "",
@@ -588,10 +626,11 @@ static void put_escaped(const char *text) {
 
 /* Whether message says that an IPC stream ends where a message would
  * begin, without its end-of-stream marker (IPC_ENDS_WITHOUT_MARKER, which
- * the readers say of a stream "cut short").  A file that ends so is cut
+ * the readers say of a stream "cut short", at a byte or, over a codec, a
+ * decoded byte).  A file that ends so is cut
  * short ("the file is cut short"), with --allow-missing-eos too. */
 static bool ends_without_marker(const char *message) {
-  const char *cut = strstr(message, "the stream is cut short: the input ends at byte ");
+  const char *cut = strstr(message, "the stream is cut short: the input ends at ");
   return cut != NULL && strstr(cut, IPC_WITHOUT_MARKER) != NULL;
 }
 
