@@ -1285,6 +1285,28 @@ static void check_missing_eos_codecs(void) {
   }
 }
 
+/* Without --allow-missing-eos, two streams without their markers fail at
+ * the second one's schema message, and the error names the flag, for cat,
+ * inspect and convert, plain and decoded from each codec, from a file and
+ * through a pipe. */
+static void check_missing_eos_second_schema(void) {
+  char two[4200], path[4200], name[64], want[512];
+  size_t each;
+  write_without_marker("no_marker_two.stream", 2, two, sizeof two, &each);
+  static const char *const plain[3] = {"", "", ""};
+  static const char hint[] =
+      "a second schema message (--allow-missing-eos reads a stream whose writer left the "
+      "optional marker out)";
+  snprintf(want, sizeof want, "message 3 at byte %zu: %s", each, hint);
+  expect_cut_error(two, plain, want);
+  snprintf(want, sizeof want, "message 3 at decoded byte %zu: %s", each, hint);
+  for (size_t c = 0; c < sizeof wrapping / sizeof wrapping[0]; c++) {
+    snprintf(name, sizeof name, "no_marker_two_hint.%s", xchg_stream_codec_name(wrapping[c]));
+    if (write_encoded(two, wrapping[c], name, path, sizeof path))
+      expect_cut_error(path, plain, want);
+  }
+}
+
 /* Offsets that the IPC reader names in a codec's decoded bytes say so
  * ("at decoded byte N"), for cat, inspect and convert, from a file and
  * through a pipe; plain input's stay "at byte N". */
@@ -1397,6 +1419,7 @@ int main(int argc, char **argv) {
       {"missing_eos_read", check_missing_eos_read},
       {"missing_eos_comet", check_missing_eos_comet},
       {"missing_eos_codecs", check_missing_eos_codecs},
+      {"missing_eos_second_schema", check_missing_eos_second_schema},
       {"decoded_offsets", check_decoded_offsets},
   };
   int rc = TU_MAIN(argc, argv, "cli_ux", cases);

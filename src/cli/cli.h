@@ -130,6 +130,11 @@ typedef struct xc_input {
 /* How an offset in a codec's decoded bytes is said: "at decoded byte N". */
 #define XC_DECODED_BYTE "decoded byte "
 
+/* The hint of an error that an IPC stream without its end-of-stream
+ * marker causes. */
+#define XC_MISSING_EOS_HINT \
+  "--allow-missing-eos reads a stream whose writer left the optional marker out"
+
 /* A walker of the IPC messages decoded by stream (which must outlive it),
  * for allow_missing_eos: xc_split_source is the source of the next IPC
  * stream, which ends at its marker, or where the next one's schema message

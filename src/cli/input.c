@@ -556,9 +556,21 @@ static void say_decoded(xchg_error *err) {
   err->message[kept] = '\0';
 }
 
+/* Whether err, which is not about a Comet input, says what a stream that
+ * ends without its marker, followed by another stream, reads as, and does
+ * not yet say the fix (an error found when a file is opened is located
+ * again by a command that does not know it was). */
+static bool another_stream_follows(const xc_input *in, const xchg_error *err) {
+  return !in->allow_missing_eos && in->codec != XCHG_STREAM_COMET &&
+         strstr(err->message, IPC_SECOND_SCHEMA) != NULL &&
+         strstr(err->message, XC_MISSING_EOS_HINT) == NULL;
+}
+
 void xc_input_locate_error(const xc_input *in, xchg_error *err) {
   if (in->codec != XCHG_STREAM_NONE && in->codec != XCHG_STREAM_COMET && !in->decoder_failed)
     say_decoded(err);
+  if (another_stream_follows(in, err))
+    (void)xc_error_hint(err, XCHG_EFORMAT, "%s", XC_MISSING_EOS_HINT);
   if (in->streams > 1)
     xchg_error_prefix(err, "IPC stream %lld at %sbyte %llu: ", (long long)in->streams,
                       in->codec != XCHG_STREAM_NONE ? "decoded " : "",
@@ -649,9 +661,7 @@ int xc_runtime_error(const char *path, const char *message) {
   put_escaped(message);
   /* The marker is optional in Arrow's format: a stream whose writer left
    * it out reads as one cut at a message boundary, unless asked for. */
-  if (ends_without_marker(message))
-    fputs(" (--allow-missing-eos reads a stream whose writer left the optional marker out)",
-          stderr);
+  if (ends_without_marker(message)) fputs(" (" XC_MISSING_EOS_HINT ")", stderr);
   fputc('\n', stderr);
   return XC_EXIT_ERROR;
 }

@@ -111,6 +111,12 @@ int64_t ipc_stream_extent(const uint8_t *p, size_t avail, int64_t max_metadata_b
 #define IPC_ENDS_WITHOUT_MARKER \
   "the input ends at byte %lld, before message %lld" IPC_WITHOUT_MARKER
 
+/* How the IPC reader says that a stream holds a schema message after its
+ * first message: as often as not the next stream's, after a stream whose
+ * writer left its marker out, so the CLI finds it to name
+ * --allow-missing-eos too. */
+#define IPC_SECOND_SCHEMA "a second schema message"
+
 /* Whether the avail bytes at p begin with an IPC file's ARROW1 magic: an
  * IPC file given where a stream or a message is read, whose magic read as
  * a metadata length would be a huge one. */

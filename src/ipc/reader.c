@@ -440,7 +440,7 @@ static xchg_status next_stream_message(xchg_ipc_reader *r, ipc_message *m, int *
   if (m->header_type == HEADER_SCHEMA) {
     int64_t at = m->offset;
     reader_message_clear(m);
-    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: a second schema message",
+    return xchg_errorf(err, XCHG_EFORMAT, "message %lld at byte %lld: " IPC_SECOND_SCHEMA,
                        (long long)r->message_index - 1, (long long)at);
   }
   return XCHG_OK;
