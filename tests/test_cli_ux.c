@@ -927,6 +927,31 @@ static void check_empty_comet(void) {
                json_object_get(json_object_get(doc, "totals"), "record_batches") != NULL,
            "inspect of an empty Comet input: no streams, 0 batches");
   json_decref(doc);
+  /* What needs a schema refuses it in the same words, convert as cat
+   * --format arrow-json, from a file and a pipe, OUT left alone. */
+  char out[4200], args[4400];
+  tmp_path(out, sizeof out, "empty_comet.arrows");
+  static const char *const refused[][2] = {
+      {"convert --input-codec comet %s '%s'", "the Arrow IPC output"},
+      {"cat --input-codec comet --format arrow-json %s", "Arrow's integration JSON"}};
+  for (int k = 0; k < 2; k++) {
+    for (int piped = 0; piped < 2; piped++) {
+      unlink(out);
+      snprintf(args, sizeof args, refused[k][0], piped ? "- </dev/null" : path, out);
+      r = run("%s", args);
+      char want[256];
+      snprintf(want, sizeof want,
+               ": holds no IPC stream, so no schema for %s (an empty Comet input: a partition "
+               "without rows)\n",
+               refused[k][1]);
+      size_t n = strlen(r.err), w = strlen(want);
+      TU_CHECK(r.exit_code == 1 && r.out_len == 0 && n > w && !strcmp(r.err + n - w, want) &&
+                   access(out, F_OK) != 0,
+               "%s: exit %d, %zu bytes out, OUT %s: %s (want ...%s)", args, r.exit_code, r.out_len,
+               access(out, F_OK) == 0 ? "written" : "absent", r.err, want);
+      tu_cli_result_free(&r);
+    }
+  }
   r = run("cat '%s'",
           path); /* without --input-codec, nothing says it is Comet: empty IPC is an error */
   TU_CHECK(r.exit_code == 1 && strstr(r.err, "empty"), "cat of an empty plain input: exit %d: %s",

@@ -187,6 +187,13 @@ void xc_input_end_stream(xc_input *in, xchg_ipc_reader *reader);
  * ends (plain input); codec input counts its compressed bytes. */
 int64_t xc_input_done(const xc_input *in, int64_t message_end);
 
+/* The error of an input of no IPC stream (an empty Comet input, which
+ * xc_input_next reads as none) for an output that needs a schema, output
+ * naming it: valid input, whose rows (none) csv and json show, but no
+ * schema for what output must begin with.  Said alike by cat
+ * --format arrow-json and convert. */
+xchg_status xc_input_no_schema(const xc_input *in, const char *output, xchg_error *err);
+
 /* Comet input: the field count in the header of the current block, else -1. */
 int64_t xc_input_comet_field_count(const xc_input *in);
 

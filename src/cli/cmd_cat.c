@@ -607,8 +607,7 @@ static xchg_status copy_input(cat_state *st, xc_input *in, xchg_error *err) {
    * which Arrow's integration JSON cannot do without; csv and json show
    * its rows, none. */
   if (s == XCHG_OK && !begun && st->opt->format == CAT_ARROW_JSON)
-    return xchg_errorf(err, XCHG_EFORMAT,
-                       "holds no IPC stream, so no schema for Arrow's integration JSON");
+    return xc_input_no_schema(in, "Arrow's integration JSON", err);
   if (s != XCHG_OK) xc_input_locate_error(in, err);
   return end_output(st, s, err);
 }

@@ -350,8 +350,9 @@ int xc_cmd_convert(int argc, char **argv) {
     a.write.coalesce_rows = XC_BLOCK_BATCH_ROWS;
   progress.batches_kept = a.write.coalesce_rows == 0;
   if (st == XCHG_OK) st = xc_input_next(&in, &read_opts, &r, &err);
-  if (st == XCHG_OK && r == NULL)
-    st = xchg_errorf(&err, XCHG_EFORMAT, "holds no IPC stream to convert");
+  /* An empty Comet input is no rows, as cat shows it, but the IPC written
+   * begins with a schema, which it has none of. */
+  if (st == XCHG_OK && r == NULL) st = xc_input_no_schema(&in, "the Arrow IPC output", &err);
   if (st == XCHG_OK) st = xchg_ipc_reader_schema(r, &schema, &err);
   int64_t *dict_ids = NULL;
   if (st == XCHG_OK) st = keep_dictionary_ids((id_reader){.ipc = r}, &schema, &a, &dict_ids, &err);

@@ -517,6 +517,12 @@ void xc_input_end_stream(xc_input *in, xchg_ipc_reader *reader) {
   xchg_ipc_reader_free(reader);
 }
 
+xchg_status xc_input_no_schema(const xc_input *in, const char *output, xchg_error *err) {
+  return xchg_errorf(
+      err, XCHG_EFORMAT, "holds no IPC stream, so no schema for %s%s", output,
+      in->codec == XCHG_STREAM_COMET ? " (an empty Comet input: a partition without rows)" : "");
+}
+
 int64_t xc_input_comet_field_count(const xc_input *in) {
   return in->stream != NULL ? xchg_istream_comet_field_count(in->stream) : -1;
 }
