@@ -520,9 +520,11 @@ static void expect_replacement_named(const char *two) {
 }
 
 /* Two IPC streams one after another whose dictionaries differ: the file
- * format cannot replace a dictionary, so `convert --file` fails on the
- * output's side, and must free the input's reader all the same (a leak
- * once, reported by LeakSanitizer after the clean error). */
+ * format cannot replace a dictionary, so `convert --file` fails, naming
+ * the input, where the other dictionary is (it named OUT, with the input's
+ * offsets), as IPC streams and as Comet blocks, and must free the input's
+ * reader all the same (a leak once, reported by LeakSanitizer after the
+ * clean error). */
 static void check_convert_file_dictionaries(void) {
   char gold[4096];
   tu_testdata_path(gold, sizeof gold, "arrow-gold/1.0.0-littleendian/generated_dictionary.stream");
@@ -540,15 +542,29 @@ static void check_convert_file_dictionaries(void) {
   TU_CHECK(tu_write_file(in, two.data, two.size) == 0, "cannot write %s", in);
   unlink(out);
   tu_cli_result r = run("convert '%s' '%s' --file", in, out);
-  char where[64]; /* the error says where in the input the other dictionary is */
-  snprintf(where, sizeof where, "IPC stream 2 at byte %zu: message ", ipc.size);
+  char where[4400]; /* the error says where in the input the other dictionary is: named so */
+  snprintf(where, sizeof where, "xchg: %s: IPC stream 2 at byte %zu: message ", in, ipc.size);
   TU_CHECK(r.exit_code == 1 && strstr(r.err, "cannot replace dictionary") != NULL &&
-               strstr(r.err, where) != NULL && strstr(r.err, "Sanitizer") == NULL &&
+               strncmp(r.err, where, strlen(where)) == 0 && strstr(r.err, "Sanitizer") == NULL &&
                access(out, F_OK) != 0,
            "convert --file of streams with other dictionaries: exit %d, OUT %s, stderr %s",
            r.exit_code, access(out, F_OK) == 0 ? "written" : "absent", r.err);
   tu_cli_result_free(&r);
   expect_replacement_named(in);
+  /* The same as Comet blocks, read by the shuffle reader: the input named. */
+  tu_bytes blocks = {0};
+  bool built = tu_append_comet_block(&blocks, two.data, ipc.size, XCHG_STREAM_NONE, 3) &&
+               tu_append_comet_block(&blocks, two.data + ipc.size, ipc.size, XCHG_STREAM_NONE, 3);
+  TMP_PATH(comet, "two_dictionaries.comet");
+  TU_CHECK(built && tu_write_file(comet, blocks.data, blocks.size) == 0, "cannot write %s", comet);
+  free(blocks.data);
+  r = run("convert '%s' '%s' --file", comet, out);
+  snprintf(where, sizeof where, "xchg: %s: ", comet);
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, "cannot replace dictionary") != NULL &&
+               strncmp(r.err, where, strlen(where)) == 0 && access(out, F_OK) != 0,
+           "convert --file of Comet blocks with other dictionaries: exit %d, OUT %s, stderr %s",
+           r.exit_code, access(out, F_OK) == 0 ? "written" : "absent", r.err);
+  tu_cli_result_free(&r);
   free(two.data);
   free(ipc.data);
 }

@@ -232,8 +232,14 @@ static xchg_status keep_dictionary_ids(id_reader r, const struct ArrowSchema *sc
   return XCHG_OK;
 }
 
+/* Whether a failure of the writer (st) concerns the input: one that
+ * cannot be written (XCHG_EIO) is the output's; the writer refusing what
+ * the input holds (a dictionary the file format cannot replace) is said
+ * of the input, where what is refused is, and where the error places it. */
+static bool refused_input(xchg_status st) { return st != XCHG_OK && st != XCHG_EIO; }
+
 /* Every batch of every IPC stream of the input into w; *failed_input says
- * whether a failure was the input's.  opts->on_message_ctx is the
+ * whether a failure was the input's (refused_input too).  opts->on_message_ctx is the
  * convert_progress that show_progress keeps. */
 static xchg_status copy_input(xc_input *in, xchg_ipc_reader *reader, xchg_ipc_writer *w,
                               const xchg_ipc_read_options *opts, bool *failed_input,
@@ -254,7 +260,7 @@ static xchg_status copy_input(xc_input *in, xchg_ipc_reader *reader, xchg_ipc_wr
     st = xc_input_next(in, opts, &reader, err);
   }
   xc_input_end_stream(in, reader);
-  if (st != XCHG_OK && !output_failed) *failed_input = true;
+  if (st != XCHG_OK && (!output_failed || refused_input(st))) *failed_input = true;
   /* an output that refuses what the input holds (not one that cannot be
    * written) says where in the input that is, as the input's errors do:
    * the batch's message, in its IPC stream */
@@ -267,7 +273,8 @@ static xchg_status copy_input(xc_input *in, xchg_ipc_reader *reader, xchg_ipc_wr
 }
 
 /* Every coalesced batch of the blocks into w, the progress line moved on
- * by their bytes; *failed_input says whether a failure was the input's. */
+ * by their bytes; *failed_input says whether a failure was the input's
+ * (refused_input too). */
 static xchg_status copy_blocks(xchg_shuffle_reader *reader, xchg_ipc_writer *w,
                                xc_progress *progress, bool *failed_input, xchg_error *err) {
   for (;;) {
@@ -278,7 +285,10 @@ static xchg_status copy_blocks(xchg_shuffle_reader *reader, xchg_ipc_writer *w,
     xc_progress_blocks(progress, reader);
     st = xchg_ipc_writer_write(w, &batch, err);
     batch.release(&batch);
-    if (st != XCHG_OK) return st;
+    if (st != XCHG_OK) {
+      *failed_input = refused_input(st);
+      return st;
+    }
   }
 }
 
