@@ -51,6 +51,7 @@ size_t xc_split_held(const xc_split *s) { return s != NULL ? s->held_size - s->h
 /* Reads n more bytes of the input after what is held; *all is false when
  * fewer are there (the reader then finds the cut, or the end, itself). */
 static xchg_status hold_more(xc_split *s, size_t n, bool *all, xchg_error *err) {
+  *all = false;
   if (s->held_size + n > s->held_cap) {
     size_t cap = s->held_size + n < 64 ? 64 : s->held_size + n;
     uint8_t *grown = realloc(s->held, cap);
