@@ -96,6 +96,50 @@ static void split_close(split *s, xchg_batch_decoder *dec) {
   xchg_buf_unref(s->stream);
 }
 
+/* ---- batches of no rows ------------------------------------------------------ */
+
+/* A batch of zero rows decodes to an array of zero rows, its columns all
+ * there, alone, with the marker after it, and as a whole stream. */
+static void test_empty_batches(void) {
+  static const int64_t rows[] = {0, 5, 0};
+  split s;
+  memset(&s, 0, sizeof s);
+  TU_CHECK(cd_make_stream(0, rows, 3, 0, XCHG_BLOCK_LZ4_FRAME, &s.stream) == 0);
+  split_messages(&s);
+  xchg_batch_decoder *dec = open_decoder(&s, NULL, 0, NULL);
+  for (int64_t b = 0; b < 3 && dec; b++) {
+    tu_bytes p = batch_payload(&s, b);
+    tu_bytes stream = {0};
+    tu_bytes_append(&stream, xchg_buf_data(s.stream), (size_t)s.starts[1]);
+    tu_bytes_append(&stream, p.data, p.size);
+    tu_bytes_append(&p, "\xff\xff\xff\xff\0\0\0\0", 8);
+    tu_bytes_append(&stream, "\xff\xff\xff\xff\0\0\0\0", 8);
+    const tu_bytes *forms[] = {&p, &stream};
+    for (int f = 0; f < 3; f++) {
+      const tu_bytes *form = forms[f == 2];
+      size_t size = f == 0 ? form->size - 8 : form->size;
+      xchg_source *src = tu_memory_source(form->data, size);
+      struct ArrowArray a;
+      xchg_error err;
+      xchg_status st = xchg_batch_decoder_decode(dec, src, b, &a, &err);
+      TU_CHECK(st == XCHG_OK, "batch %lld (form %d): %s", (long long)b, f, err.message);
+      if (st == XCHG_OK) {
+        TU_CHECK(a.length == rows[b] && a.n_children == CD_COLUMNS,
+                 "batch %lld (form %d): %lld rows, %lld columns", (long long)b, f,
+                 (long long)a.length, (long long)a.n_children);
+        char msg[256];
+        TU_CHECK(cd_check_batch(&a, ALL, CD_COLUMNS, 0, b, rows[b], msg, sizeof msg) == 0,
+                 "batch %lld (form %d): %s", (long long)b, f, msg);
+        a.release(&a);
+      }
+      xchg_source_free(src);
+    }
+    free(p.data);
+    free(stream.data);
+  }
+  split_close(&s, dec);
+}
+
 /* ---- positional reads that count ------------------------------------------ */
 
 typedef struct counted {
@@ -685,9 +729,38 @@ static void test_wrong_payloads(void) {
   const uint8_t *data = xchg_buf_data(s.stream);
   src = tu_memory_source(data + s.starts[1], (size_t)(s.starts[2] - s.starts[1]));
   st = dec ? xchg_batch_decoder_decode(dec, src, 5, &a, &err) : XCHG_OK;
-  TU_CHECK(st == XCHG_EFORMAT && mentions(err.message, "no record batch"), "no batch: %d %s",
-           (int)st, err.message);
+  char want[256];
+  snprintf(want, sizeof want,
+           "batch 5: the payload of %lld bytes holds no record batch: 1 dictionary message from "
+           "byte 0, then its end at byte %lld",
+           (long long)(s.starts[2] - s.starts[1]), (long long)(s.starts[2] - s.starts[1]));
+  TU_CHECK(st == XCHG_EFORMAT && !strcmp(err.message, want), "no batch: %d %s", (int)st,
+           err.message);
   xchg_source_free(src);
+  /* A stream of no batch (its schema, its dictionary, its marker), and the
+   * marker alone: what the payload held instead, and where. */
+  tu_bytes none_read = {0};
+  tu_bytes_append(&none_read, data, (size_t)s.starts[2]);
+  tu_bytes_append(&none_read, "\xff\xff\xff\xff\0\0\0\0", 8);
+  for (int k = 0; k < 2; k++) {
+    size_t from = k ? (size_t)s.starts[2] : 0;
+    src = tu_memory_source(none_read.data + from, none_read.size - from);
+    st = dec ? xchg_batch_decoder_decode(dec, src, 5, &a, &err) : XCHG_OK;
+    if (k)
+      snprintf(want, sizeof want,
+               "batch 5: the payload of 8 bytes holds no record batch: the end-of-stream marker "
+               "at byte 0");
+    else
+      snprintf(want, sizeof want,
+               "batch 5: the payload of %zu bytes holds no record batch: a schema message at byte "
+               "0, then 1 dictionary message from byte %lld, then the end-of-stream marker at "
+               "byte %lld",
+               none_read.size, (long long)s.starts[1], (long long)s.starts[2]);
+    TU_CHECK(st == XCHG_EFORMAT && !strcmp(err.message, want), "no batch (%d): %d %s", k, (int)st,
+             err.message);
+    xchg_source_free(src);
+  }
+  free(none_read.data);
   /* A stream cut at a message boundary: the marker is missing. */
   src = tu_memory_source(data, (size_t)s.starts[s.n]);
   st = dec ? xchg_batch_decoder_decode(dec, src, 6, &a, &err) : XCHG_OK;
@@ -886,6 +959,7 @@ int main(int argc, char **argv) {
       {"columns_alone", test_columns_alone},
       {"null_arguments", test_null_arguments},
       {"schema_framings", test_schema_framings},
+      {"empty_batches", test_empty_batches},
   };
   return TU_MAIN(argc, argv, "batch_decoder", cases);
 }

@@ -391,8 +391,13 @@ XCHG_API void xchg_ipc_reader_free(xchg_ipc_reader *reader);
  * Errors name the batch (`first_batch` + the payload's position, wrapping
  * past INT64_MAX), the message, and the field and buffer at fault, e.g.
  * "batch 7: message 0, field 'c4', buffer 2: range [0, +80000) lies
- * outside the 4096-byte body".  A payload whose schema message differs from the decoder's is an
- * XCHG_EFORMAT error saying how.  A NULL decoder or out is XCHG_EINVAL
+ * outside the 4096-byte body".  A payload whose schema message differs
+ * from the decoder's is an XCHG_EFORMAT error saying how.  A batch of zero
+ * rows decodes to an array of zero rows; a payload of no record batch (a
+ * stream of none, dictionaries alone, a marker alone) is an XCHG_EFORMAT
+ * error saying what it held and at which bytes, e.g. "the payload of 320
+ * bytes holds no record batch: a schema message at byte 0, then the
+ * end-of-stream marker at byte 312".  A NULL decoder or out is XCHG_EINVAL
  * naming it (every out, when given, released-state). */
 
 /** A decoder of payloads of one schema (see above). */

@@ -16,6 +16,7 @@
  *     payload's jobs spread over it, or all on the caller when the work is
  *     not worth a hand-off. */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,7 +79,9 @@ typedef struct payload {
   int64_t batch;    /* the number errors give it */
   int64_t message_index;
   int64_t metadata_bytes;
-  int is_stream; /* it began with a schema message */
+  int is_stream;               /* it began with a schema message */
+  int64_t dictionaries_read;   /* dictionary messages read, ... */
+  int64_t first_dictionary_at; /* ... the first one from this byte */
   ipc_dictionaries dicts;
   planned *first, *last;
   planned one; /* the first batch's room: most payloads hold one */
@@ -304,6 +307,7 @@ static xchg_status check_schema(payload *p, const ipc_message *m, xchg_error *er
 }
 
 static xchg_status read_dictionary(payload *p, const ipc_message *m, xchg_error *err) {
+  if (p->dictionaries_read++ == 0) p->first_dictionary_at = m->offset;
   ipc_dictionary_batch d;
   xchg_status st =
       ipc_dictionary_batch_read(&p->dicts, &m->header, p->message_index, m->offset, &d, err);
@@ -361,6 +365,28 @@ static xchg_status error_or_file(payload *p, xchg_status st, xchg_error *err) {
       err);
 }
 
+/* The error of a payload that ended (at byte end_at, at its marker or
+ * not) before any record batch: what it held instead, and where, e.g. "the
+ * payload of 320 bytes holds no record batch: a schema message at byte 0,
+ * then the end-of-stream marker at byte 312" (a stream of zero batches). */
+static xchg_status no_batch(const payload *p, int marker, int64_t end_at, xchg_error *err) {
+  int64_t size = xchg_source_size(p->src);
+  if (size == 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "the payload of 0 bytes holds no record batch");
+  char held[160] = "";
+  size_t n = 0;
+  if (p->is_stream) n += (size_t)snprintf(held, sizeof held, "a schema message at byte 0, then ");
+  if (p->dictionaries_read > 0)
+    n += (size_t)snprintf(held + n, sizeof held - n,
+                          "%lld dictionary message%s from byte %lld, then ",
+                          (long long)p->dictionaries_read, p->dictionaries_read == 1 ? "" : "s",
+                          (long long)p->first_dictionary_at);
+  return xchg_errorf(err, XCHG_EFORMAT,
+                     "the payload of %lld bytes holds no record batch: %s%s %lld", (long long)size,
+                     held, marker ? "the end-of-stream marker at byte" : "its end at byte",
+                     (long long)end_at);
+}
+
 /* Reads every message of the payload, planning its record batches. */
 static xchg_status plan_payload(payload *p, xchg_error *err) {
   xchg_status st = XCHG_OK;
@@ -369,9 +395,11 @@ static xchg_status plan_payload(payload *p, xchg_error *err) {
     if (st == XCHG_OK) st = ipc_dictionaries_mark_used(&p->dicts, &p->dec->schema, err);
   }
   int end = 0;
+  int64_t end_at = 0;
   while (st == XCHG_OK) {
     ipc_message m;
     st = read_message(p, &m, &end, err);
+    end_at = m.offset;
     if (st == XCHG_OK && !end) st = read_one(p, &m, err);
     if (st == XCHG_OK && !end)
       st = xchg_source_seek(p->src, (uint64_t)(m.body_offset + m.body_length), err);
@@ -393,9 +421,7 @@ static xchg_status plan_payload(payload *p, xchg_error *err) {
                        "%lld bytes follow the end-of-stream marker, from byte "
                        "%lld",
                        (long long)remaining(p), (long long)position(p));
-  if (!p->first)
-    return xchg_errorf(err, XCHG_EFORMAT, "the payload of %lld bytes holds no record batch",
-                       (long long)xchg_source_size(p->src));
+  if (!p->first) return no_batch(p, end == END_MARKER, end_at, err);
   return XCHG_OK;
 }
 
