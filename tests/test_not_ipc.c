@@ -120,6 +120,20 @@ static void test_magic_alone(void) {
   }
 }
 
+/* An end-of-stream marker where the schema message belongs (a marker
+ * alone, a stream's marker written twice and read on as the next stream)
+ * says so, not that the input ends before its schema message, which it
+ * does not; the end of the input there, with allow_missing_eos, does. */
+static void test_marker_for_schema(void) {
+  static const uint8_t marker[] = {0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0};
+  static const char want[] = "message 0 at byte 0 is an end-of-stream marker, not a schema";
+  expect_error(marker, sizeof marker, XCHG_EFORMAT, want, 1, "a marker alone");
+  uint8_t twice[16];
+  memcpy(twice, marker, 8);
+  memcpy(twice + 8, marker, 8);
+  expect_error(twice, sizeof twice, XCHG_EFORMAT, want, 1, "two markers");
+}
+
 /* With the continuation marker, the input is damaged IPC, and says so. */
 static void test_damaged_ipc_keeps_its_error(void) {
   static const uint8_t data[] = {0xFF, 0xFF, 0xFF, 0xFF, 0xF0, 0xFF, 0xFF, 0x7F, 1, 2, 3, 4};
@@ -189,6 +203,7 @@ int main(int argc, char **argv) {
       {"plausible_legacy_length", test_plausible_legacy_length},
       {"damaged_ipc_keeps_its_error", test_damaged_ipc_keeps_its_error},
       {"magic_alone", test_magic_alone},
+      {"marker_for_schema", test_marker_for_schema},
       {"unsupported_versions", test_unsupported_versions},
   };
   return TU_MAIN(argc, argv, "not_ipc", cases);

@@ -12,7 +12,15 @@ static xchg_status read_schema_message(xchg_ipc_reader *r, xchg_error *err) {
   int eos;
   xchg_status st = reader_read_message(r, &m, &eos, err);
   if (st != XCHG_OK) return st;
-  if (eos) return xchg_errorf(err, XCHG_EIO, "the input ends before its schema message");
+  /* The end of the input (allow_missing_eos), or a marker where the schema
+   * belongs: an input that is a marker alone, or a stream's marker written
+   * twice (the CLI reads on past the first as another IPC stream). */
+  if (eos && reader_position(r) == m.offset)
+    return xchg_errorf(err, XCHG_EIO, "the input ends before its schema message");
+  if (eos)
+    return xchg_errorf(err, XCHG_EFORMAT,
+                       "message 0 at byte %lld is an end-of-stream marker, not a schema",
+                       (long long)m.offset);
   if (m.header_type != HEADER_SCHEMA) {
     int64_t at = m.offset;
     reader_message_clear(&m);
