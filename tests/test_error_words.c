@@ -47,6 +47,10 @@
  *    them, never "empty", by cat and inspect of the file (and cat of it
  *    with --input-codec none, no codec advised) and cat - of it through a
  *    pipe; an empty input is still "the input is empty";
+ *  - a codec's stream of no content (LZ4 and zstd frames, lz4-java,
+ *    snappy-java, snappy framed) is said to be that codec's stream that
+ *    decodes to no bytes, never "empty", by cat and inspect of the file
+ *    and cat - of it through a pipe;
  *  - Comet blocks of 3 columns after one of 30: "3 columns in this block,
  *    30 in the first block", from the file and through a pipe;
  *  - Comet blocks cut short, in the shuffle reader (in a block's header,
@@ -801,6 +805,40 @@ static void check_skippable_only(void) {
   }
 }
 
+/* A codec's stream of no content (what xchg_stream_encode writes of no
+ * bytes: an LZ4 frame or zstd frame of none, lz4-java's end block alone,
+ * snappy-java's header alone, snappy's stream identifier alone) is not
+ * said to be an empty input, which the file is not, but what it is: cat
+ * and inspect of the file, cat - of it through a pipe. */
+static void check_codec_of_nothing(void) {
+  static const xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_FRAME, XCHG_STREAM_ZSTD,
+                                             XCHG_STREAM_LZ4_JAVA, XCHG_STREAM_SNAPPY_JAVA,
+                                             XCHG_STREAM_SNAPPY_FRAMED};
+  static const char *const not_empty[] = {"empty", NULL};
+  char *path = path_of("nothing.codec");
+  for (size_t i = 0; i < sizeof codecs / sizeof codecs[0]; i++) {
+    xchg_buf *encoded = NULL;
+    xchg_error err;
+    TU_OK(xchg_stream_encode(codecs[i], NULL, "", 0, &encoded, &err), err);
+    if (encoded == NULL || !write_bytes(path, xchg_buf_data(encoded), xchg_buf_size(encoded))) {
+      xchg_buf_unref(encoded);
+      continue;
+    }
+    char want[160];
+    snprintf(want, sizeof want,
+             "not an Arrow IPC stream or file: the input's %s stream decodes to no bytes at all\n",
+             xchg_stream_codec_name(codecs[i]));
+    expect_cli(1, (const char *const[]){want, NULL}, not_empty, "cat '%s'", path);
+    expect_cli(1, (const char *const[]){want, NULL}, not_empty, "inspect '%s'", path);
+    tu_cli_result r = tu_cli_piped_runf(cli, path, "cat -");
+    TU_CHECK(r.exit_code == 1 && strstr(r.err, want) && !strstr(r.err, "empty"),
+             "cat - of %s of no bytes, piped: exit %d: %s", xchg_stream_codec_name(codecs[i]),
+             r.exit_code, r.err);
+    tu_cli_result_free(&r);
+    xchg_buf_unref(encoded);
+  }
+}
+
 /* ---- Comet blocks of other schemas ------------------------------------------------- */
 
 /* A block of 3 columns after one of 30 (two gen shuffle outputs, one after
@@ -1221,6 +1259,7 @@ int main(int argc, char **argv) {
       {"stated_codec_none", check_stated_codec_none},
       {"stated_codec_other", check_stated_codec_other},
       {"skippable_only", check_skippable_only},
+      {"codec_of_nothing", check_codec_of_nothing},
       {"block_columns", check_block_columns},
       {"comet_cuts", check_comet_cuts},
       {"shuffle_cuts", check_shuffle_cuts},
