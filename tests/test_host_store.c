@@ -1,5 +1,6 @@
 /* test_host_store.c — the cache's host store (xchg/cache.h, "Host store"):
  * fork()ed processes sharing one decode, a decoder killed mid-write, a
+ * process killed at each point of the protocol while two others acquire, a
  * holder killed, budget and age eviction, refused directories and
  * segments, segments corrupted after publish, no room for a segment, bad bytes, and
  * cancelling while another process decodes.  Races between processes are
@@ -398,6 +399,58 @@ static void test_decoder_killed(void) {
            count_files(dir, "", NULL) - 2); /* "." and ".." */
   munmap(sh, sizeof *sh);
   remove_dir(dir);
+}
+
+/* ---- a process killed at each point of the protocol ----------------------------------- */
+
+/* Acquires "bc" three times, each checked; a hang is a failure (SIGALRM).
+ * The others (i > 0) retain the segment, so that once it is published they
+ * never write it again (which would remove a dead writer's temporary). */
+static void acquiring_child(const char *dir, shared *sh, int i) {
+  alarm(60);
+  cd_source s;
+  std_source(&s);
+  atomic_store(&s.delay_us, 50);
+  xchg_cache *c = host_cache(dir, i > 0 ? INT64_MAX : 0, 0);
+  xchg_error err;
+  for (int k = 0; k < 3; k++)
+    if (i > 0)
+      TU_OK(acquire_checked(c, &s, NULL, NULL, NULL, &err), err);
+    else
+      (void)acquire_checked(c, &s, NULL, NULL, NULL, &err); /* the victim, killed */
+  child_done(sh, i, c, &s);
+}
+
+/* A process killed (SIGKILL) while stopped at each point of the store's
+ * protocol that a process acquiring alone at retention 0 reaches (its
+ * scan, writing the segment, just published, mapping it, removing it at
+ * its last release), and at a random time, while two others acquire the
+ * same key: they get the right values, never hang, and no temporary is
+ * left. */
+static void test_killed_at_each_point(void) {
+  static const int points[] = {
+      -1, HOST_HOOK_SCAN, HOST_HOOK_WRITE, HOST_HOOK_PUBLISHED, HOST_HOOK_MAP, HOST_HOOK_REMOVING};
+  for (size_t i = 0; i < sizeof points / sizeof points[0]; i++) {
+    int point = points[i];
+    char dir[256];
+    make_dir(dir, sizeof dir);
+    shared *sh = new_shared();
+    child_stop_at = point;
+    pid_t victim = spawn(acquiring_child, dir, sh, 0);
+    child_stop_at = -1;
+    if (point >= 0)
+      TU_CHECK(wait_stopped(sh) == 0, "point %d was not reached", point);
+    else
+      sleep_ms(rand() % 20);
+    pid_t others[2] = {spawn(acquiring_child, dir, sh, 1), spawn(acquiring_child, dir, sh, 2)};
+    sleep_ms(20);
+    kill_child(victim);
+    for (int k = 0; k < 2; k++)
+      TU_CHECK(exited_ok(others[k]), "killed at point %d: process %d failed", point, k + 1);
+    TU_CHECK(count_files(dir, ".tmp", NULL) == 0, "killed at point %d: a temporary is left", point);
+    munmap(sh, sizeof *sh);
+    remove_dir(dir);
+  }
 }
 
 /* ---- cancel while another process decodes -------------------------------------------- */
@@ -1474,6 +1527,7 @@ int main(int argc, char **argv) {
       {"decoder_killed", test_decoder_killed},
       {"cancel_while_another_decodes", test_cancel_while_another_decodes},
       {"holder_killed", test_holder_killed},
+      {"killed_at_each_point", test_killed_at_each_point},
       {"budget_and_age", test_budget_and_age},
       {"evictions_at_once", test_evictions_at_once},
       {"removal_waited_for", test_removal_waited_for},

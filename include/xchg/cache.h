@@ -61,9 +61,11 @@
  *     decodes writes the broadcast once as a segment: uncompressed Arrow
  *     IPC, 64-byte aligned, one IPC stream per part (so parts with
  *     different dictionaries keep their own), every column whatever the
- *     acquirer asked for, under a temporary name, published by link
- *     (which never replaces a file): no process ever sees a partial
- *     segment.  Every process (the decoder too) maps it read-only and
+ *     acquirer asked for, under a temporary name, published by a rename
+ *     that never replaces a file (renameat2's RENAME_NOREPLACE; by link,
+ *     then unlinking the temporary, where the file system has no such
+ *     rename): no process ever sees a partial segment, and a writer killed
+ *     as it publishes leaves no temporary.  Every process (the decoder too) maps it read-only and
  *     hands out ArrowArrays pointing into the
  *     mapping, zero-copy; per-column lazy reads then cost no decode.
  *     A key must name the same broadcast in every process of the user on

@@ -601,8 +601,27 @@ static int remove_dead_temporary(host_store *s, const char *tmp, xchg_error *why
   return 1;
 }
 
-/* Writes the key's segment under its temporary name and publishes it by
- * link (the lock held; never over an existing file): nobody ever opens a
+/* Publishes the temporary tmp as seg, never over an existing file: by a
+ * rename that cannot replace (*moved set), so that no name of the
+ * temporary is left behind even if the process dies right after, where
+ * the file system has one; else by a link, the caller unlinking tmp.  A
+ * temporary left linked to a published segment kept its bytes (/dev/shm's
+ * memory) after the segment's removal, until a directory scan or the
+ * key's next write, which retention 0 may never bring. */
+static int publish(int dirfd, const char *tmp, const char *seg, int *moved) {
+  *moved = 0;
+#ifdef RENAME_NOREPLACE
+  if (renameat2(dirfd, tmp, dirfd, seg, RENAME_NOREPLACE) == 0) {
+    *moved = 1;
+    return 0;
+  }
+  if (errno != EINVAL && errno != ENOSYS) return -1; /* EEXIST... */
+#endif
+  return linkat(dirfd, tmp, dirfd, seg, 0) == 0 ? 0 : -1;
+}
+
+/* Writes the key's segment under its temporary name and publishes it
+ * (the lock held; never over an existing file): nobody ever opens a
  * partial segment.  What is left of a dead writer's temporary is replaced.
  * The temporary holds LOCK_SH from its creation, so that the published
  * segment is leased before anyone can see it: on success *leased_fd is
@@ -631,19 +650,20 @@ static xchg_status write_segment(host_store *s, const host_request *req, xchg_st
     *write_failed =
         xchg_errorf(why, XCHG_EIO, "host segment %s: cannot create: %s", tmp, strerror(errno));
   xchg_status st = XCHG_OK;
+  int moved = 0;
   for (int64_t i = 0; i < req->bytes->n_parts && st == XCHG_OK && !*write_failed; i++)
     st = write_part(&w, req, i, write_failed, why, err);
   if (st == XCHG_OK && !*write_failed) {
     finish_header(&w, req, w.end);
     if (ftruncate(w.fd, (off_t)w.end) != 0 ||
         write_all_at(w.fd, w.header, w.header_bytes, 0) != 0 ||
-        linkat(s->dirfd, tmp, s->dirfd, seg, 0) != 0)
+        publish(s->dirfd, tmp, seg, &moved) != 0)
       *write_failed = xchg_errorf(why, XCHG_EIO, "host segment %s: cannot write or publish: %s",
                                   tmp, strerror(errno));
   }
   if (st == XCHG_OK && !*write_failed) hook(HOST_HOOK_PUBLISHED, seg);
   if (w.fd >= 0 && *write_failed) *needed = w.projected ? w.projected : room_needed(w.fd);
-  if (w.fd >= 0) unlinkat(s->dirfd, tmp, 0); /* ours: published under its own name, or failed */
+  if (w.fd >= 0 && !moved) unlinkat(s->dirfd, tmp, 0); /* ours: linked as seg, or failed */
   if (w.fd >= 0 && (st != XCHG_OK || *write_failed))
     close(w.fd);
   else

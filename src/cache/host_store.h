@@ -5,8 +5,9 @@
  * A segment is one file per key: a header naming the key and where each
  * part's IPC stream lies, then the parts as uncompressed, 64-byte aligned
  * Arrow IPC streams.  Files of a key (its name is a hash of the key):
- *   <hash>.seg   the published segment (complete: it appears by link, and
- *                never replaces another)
+ *   <hash>.seg   the published segment (complete: it appears by a rename
+ *                that never replaces another, or a link where the file
+ *                system has no such rename)
  *   <hash>.tmp   the segment being written, by the holder of the lock
  *   <hash>.lock  the key's lock: flock(LOCK_EX) while deciding to write
  *                and writing the segment.  Its holder unlinks it before
