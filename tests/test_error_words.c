@@ -76,7 +76,8 @@
  *    xchg_block_compress; the ends of each range work;
  *  - "buffer K" says which numbering it is: "message buffer K" where the
  *    bytes are (a range outside the body), "array buffer K (role)" for a
- *    value (offsets going down, a validity bitmap with the wrong nulls). */
+ *    value (offsets going down, a validity bitmap with the wrong nulls),
+ *    a dictionary's values by their own type, not as indices. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -86,6 +87,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "support/cache_data.h"
 #include "support/encoded.h"
 #include "support/c_fixture.h"
 #include "support/cli_run.h"
@@ -1167,6 +1169,35 @@ static uint8_t *find_bytes(uint8_t *data, size_t size, const void *pattern, size
   return NULL;
 }
 
+/* A dictionary's values are named as what they are, not as the indices
+ * of the field that uses them: the offsets of a dictionary of strings
+ * going down are "array buffer 1 (offsets)" of field 'd'. */
+static void check_dictionary_buffer_role(void) {
+  static const int64_t rows[1] = {8};
+  xchg_buf *stream = NULL;
+  TU_CHECK(cd_make_stream(0, rows, 1, 0, XCHG_BLOCK_NONE, &stream) == 0, "cannot make the stream");
+  if (stream == NULL) return;
+  size_t size = xchg_buf_size(stream);
+  uint8_t *copy = malloc(size);
+  memcpy(copy, xchg_buf_data(stream), size);
+  int32_t offsets[5] = {0};
+  for (int i = 0; i < 4; i++) offsets[i + 1] = offsets[i] + (int32_t)strlen(cd_word(i));
+  uint8_t *at = find_bytes(copy, size, offsets, sizeof offsets);
+  TU_CHECK(at != NULL, "the dictionary's offsets are not in the stream");
+  if (at != NULL) {
+    int32_t zero = 0;
+    memcpy(at + 8, &zero, 4);
+    char msg[1024];
+    read_error(copy, size, msg, sizeof msg);
+    TU_CHECK(
+        strstr(msg,
+               "field 'd', array buffer 1 (offsets): offset 0 at row 2 is below the one before"),
+        "%s", msg[0] ? msg : "a decreasing offset was read");
+  }
+  free(copy);
+  xchg_buf_unref(stream);
+}
+
 static void check_buffer_numbering(void) {
   xchg_buf *stream = utf8_stream();
   if (stream == NULL) return;
@@ -1225,6 +1256,7 @@ static void check_buffer_numbering(void) {
   }
   free(copy);
   xchg_buf_unref(stream);
+  check_dictionary_buffer_role();
 }
 
 static char gold_root[4096];

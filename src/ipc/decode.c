@@ -16,10 +16,11 @@
  * K-th buffer of the field's array as the C Data Interface numbers them
  * (what the values are, once decoded). */
 
-/* What buffer i of an array of field f holds. */
-static const char *array_buffer_role(const ipc_field *f, int64_t i) {
+/* What buffer i of an array of field f holds (of its dictionary's values
+ * when as_value). */
+static const char *array_buffer_role(const ipc_field *f, int as_value, int64_t i) {
   if (f == NULL) return "?";
-  if (f->dict_encoded) return i == 0 ? "validity" : "indices";
+  if (f->dict_encoded && !as_value) return i == 0 ? "validity" : "indices";
   switch (f->type) {
     case IPC_UNION: return i == 0 ? "type ids" : "offsets";
     case IPC_BINARY:
@@ -71,7 +72,7 @@ xchg_status ipc_decode_fail(const ipc_decoder *d, int64_t array_buffer, xchg_sta
   char where[64] = "";
   if (array_buffer >= 0)
     snprintf(where, sizeof where, ", array buffer %lld (%s)", (long long)array_buffer,
-             array_buffer_role(d->field, array_buffer));
+             array_buffer_role(d->field, d->as_value, array_buffer));
   va_list ap;
   va_start(ap, fmt);
   st = report(d, where, st, fmt, ap);
@@ -319,6 +320,7 @@ static xchg_status skip_field(ipc_decoder *d, const ipc_field *f, int as_value) 
   int64_t length = 0, nulls = 0, offset, len,
           n = ipc_field_buffer_count(f, as_value, d->ctx->metadata_version);
   d->field = f;
+  d->as_value = as_value;
   xchg_status st = take_node(d, &length, &nulls);
   if (st == XCHG_OK && (f->type == IPC_BINARY_VIEW || f->type == IPC_UTF8_VIEW) &&
       !(f->dict_encoded && !as_value)) {
@@ -386,6 +388,7 @@ static xchg_status skip_unread(ipc_decoder *d, const ipc_field *f, int as_value)
     return skip_field(d, f, as_value);
   }
   d->field = f;
+  d->as_value = as_value;
   d->next_node += (uint32_t)nodes;
   d->next_buffer += (uint32_t)buffers;
   return XCHG_OK;
@@ -403,12 +406,14 @@ static int64_t selected_children(const ipc_field *f) {
  * array behind. */
 static xchg_status plan_children(ipc_decoder *d, const ipc_field *f, ipc_array *a) {
   int64_t k = 0;
+  int as_value = d->as_value; /* f's, set by plan_field */
   for (int64_t i = 0; i < f->n_children; i++) {
     const ipc_field *c = &f->children[i];
     xchg_status st = c->skip ? skip_unread(d, c, 0) : plan_field(d, c, 0, &a->children[k++]);
     if (st != XCHG_OK) return st;
   }
   d->field = f;
+  d->as_value = as_value;
   return XCHG_OK;
 }
 
@@ -514,6 +519,7 @@ static ipc_array *empty_array(const ipc_field *f, int as_value) {
 static xchg_status plan_field(ipc_decoder *d, const ipc_field *f, int as_value, ipc_array **out) {
   int64_t length = 0, nulls = 0;
   d->field = f;
+  d->as_value = as_value;
   *out = NULL;
   xchg_status st = take_node(d, &length, &nulls);
   if (st != XCHG_OK) return st;

@@ -30,7 +30,8 @@ typedef struct ipc_decoder {
   uint32_t next_node, next_buffer, next_variadic;
   ipc_jobs *jobs;
   int64_t planned_bytes;  /* decompressed bytes of the batch's buffers so far */
-  const ipc_field *field; /* the field being decoded, named in errors */
+  const ipc_field *field; /* the field being decoded, named in errors, ... */
+  int as_value;           /* ... its dictionary's values, not its indices, when set */
   ipc_arena arena;        /* the batch's arrays */
 } ipc_decoder;
 

@@ -166,7 +166,9 @@ static xchg_status check_run_ends(ipc_decoder *d, const ipc_field *f, const ipc_
   if (ends->length == 0)
     return ipc_decode_fail(d, -1, XCHG_EFORMAT, "no run ends for the array's %lld rows",
                            (long long)a->length);
+  int as_value = d->as_value; /* f's */
   d->field = &f->children[0];
+  d->as_value = 0;
   int64_t last = ipc_load_int(p, width, 1, ends->length - 1);
   if (last < a->length)
     return ipc_decode_fail(d, 1, XCHG_EFORMAT,
@@ -181,6 +183,7 @@ static xchg_status check_run_ends(ipc_decoder *d, const ipc_field *f, const ipc_
     prev = end;
   }
   d->field = f;
+  d->as_value = as_value;
   return XCHG_OK;
 }
 
@@ -214,12 +217,14 @@ static xchg_status check_children_length(ipc_decoder *d, const ipc_array *a, int
 static xchg_status validate_field(ipc_decoder *d, const ipc_field *f, int as_value, ipc_array *a);
 
 static xchg_status validate_children(ipc_decoder *d, const ipc_field *f, ipc_array *a) {
+  int as_value = d->as_value; /* f's, set by validate_field */
   for (int64_t i = 0, k = 0; i < f->n_children; i++) {
     if (f->children[i].skip) continue;
     xchg_status st = validate_field(d, &f->children[i], 0, a->children[k++]);
     if (st != XCHG_OK) return st;
   }
   d->field = f;
+  d->as_value = as_value;
   return XCHG_OK;
 }
 
@@ -260,6 +265,7 @@ static xchg_status validate_value(ipc_decoder *d, const ipc_field *f, ipc_array 
 
 static xchg_status validate_field(ipc_decoder *d, const ipc_field *f, int as_value, ipc_array *a) {
   d->field = f;
+  d->as_value = as_value;
   if (f->dict_encoded && !as_value) return check_indices(d, f, a);
   return validate_value(d, f, a);
 }
