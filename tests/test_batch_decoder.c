@@ -16,6 +16,7 @@
 #include "support/cache_data.h"
 #include "support/sources.h"
 #include "support/array_equal.h"
+#include "support/array_valid.h"
 #include "support/ipc_bodies.h"
 #include "support/roundtrip.h"
 #include "support/testutil.h"
@@ -98,8 +99,75 @@ static void split_close(split *s, xchg_batch_decoder *dec) {
 
 /* ---- batches of no rows ------------------------------------------------------ */
 
+/* Streams of no batch: the schema and the marker, with the dictionary
+ * between them or not, decoded by decoders of every column, of the
+ * dictionary-encoded one alone and of none, one at a time and many at once
+ * on a pool (the stream among payloads of rows). */
+static void test_streams_of_no_batch(void) {
+  static const int64_t rows[1] = {5};
+  split s;
+  memset(&s, 0, sizeof s);
+  TU_CHECK(cd_make_stream(0, rows, 1, 0, XCHG_BLOCK_ZSTD, &s.stream) == 0);
+  split_messages(&s);
+  const uint8_t *data = xchg_buf_data(s.stream);
+  tu_bytes streams[2] = {{0}, {0}};
+  for (int k = 0; k < 2; k++) {
+    tu_bytes_append(&streams[k], data, (size_t)s.starts[k ? 2 : 1]);
+    tu_bytes_append(&streams[k], "\xff\xff\xff\xff\0\0\0\0", 8);
+  }
+  xchg_pool *pool = NULL;
+  TU_CHECK(xchg_pool_create(2, &pool, NULL) == XCHG_OK, "cannot create a pool");
+  static const int64_t dict_only[1] = {2};
+  for (int sel = 0; sel < 3; sel++) {
+    int64_t n_cols = sel == 0 ? CD_COLUMNS : sel == 1 ? 1 : 0;
+    xchg_batch_decoder *dec =
+        open_with(&s, sel == 0 ? NULL : dict_only, sel == 0 ? 0 : n_cols, pool, 1);
+    tu_bytes one = batch_payload(&s, 0);
+    for (int k = 0; k < 2 && dec; k++) {
+      xchg_source *srcs[3] = {tu_memory_source(one.data, one.size),
+                              tu_memory_source(streams[k].data, streams[k].size),
+                              tu_memory_source(one.data, one.size)};
+      struct ArrowArray outs[3];
+      xchg_error err;
+      xchg_status st = xchg_batch_decoder_decode(dec, srcs[1], 4, &outs[1], &err);
+      TU_CHECK(st == XCHG_OK, "a stream of no batch (%d, columns %d): %s", k, sel, err.message);
+      if (st == XCHG_OK) {
+        struct ArrowSchema schema;
+        char msg[256] = "";
+        TU_OK(xchg_batch_decoder_schema(dec, &schema, &err), err);
+        TU_CHECK(array_valid(&schema, &outs[1], msg, sizeof msg) == 0,
+                 "a stream of no batch (%d, columns %d): %s", k, sel, msg);
+        schema.release(&schema);
+        TU_CHECK(outs[1].length == 0 && outs[1].n_children == n_cols &&
+                     (n_cols == 0 || (outs[1].children[0]->length == 0 &&
+                                      (sel == 0 || outs[1].children[0]->dictionary != NULL))),
+                 "a stream of no batch (%d, columns %d): %lld rows, %lld columns", k, sel,
+                 (long long)outs[1].length, (long long)outs[1].n_children);
+        outs[1].release(&outs[1]);
+      }
+      st = xchg_batch_decoder_decode_many(dec, srcs, 3, 0, outs, NULL, &err);
+      TU_CHECK(st == XCHG_OK, "many, a stream of no batch (%d, columns %d): %s", k, sel,
+               err.message);
+      for (int i = 0; i < 3 && st == XCHG_OK; i++) {
+        TU_CHECK(outs[i].length == (i == 1 ? 0 : 5) && outs[i].n_children == n_cols,
+                 "many, payload %d (%d, columns %d): %lld rows", i, k, sel,
+                 (long long)outs[i].length);
+        outs[i].release(&outs[i]);
+      }
+      for (int i = 0; i < 3; i++) xchg_source_free(srcs[i]);
+    }
+    free(one.data);
+    xchg_batch_decoder_free(dec);
+  }
+  xchg_pool_free(pool);
+  for (int k = 0; k < 2; k++) free(streams[k].data);
+  xchg_buf_unref(s.stream);
+}
+
 /* A batch of zero rows decodes to an array of zero rows, its columns all
- * there, alone, with the marker after it, and as a whole stream. */
+ * there, alone, with the marker after it, and as a whole stream; so does a
+ * whole stream of no batch (an empty part of a relation), its dictionary
+ * or not, all columns, one or none, one payload or many on a pool. */
 static void test_empty_batches(void) {
   static const int64_t rows[] = {0, 5, 0};
   split s;
@@ -138,6 +206,7 @@ static void test_empty_batches(void) {
     free(stream.data);
   }
   split_close(&s, dec);
+  test_streams_of_no_batch();
 }
 
 /* ---- positional reads that count ------------------------------------------ */
@@ -737,13 +806,13 @@ static void test_wrong_payloads(void) {
   TU_CHECK(st == XCHG_EFORMAT && !strcmp(err.message, want), "no batch: %d %s", (int)st,
            err.message);
   xchg_source_free(src);
-  /* A stream of no batch (its schema, its dictionary, its marker), and the
-   * marker alone: what the payload held instead, and where. */
+  /* The marker alone, or after the dictionary: what the payload held
+   * instead, and where. */
   tu_bytes none_read = {0};
-  tu_bytes_append(&none_read, data, (size_t)s.starts[2]);
+  tu_bytes_append(&none_read, data + s.starts[1], (size_t)(s.starts[2] - s.starts[1]));
   tu_bytes_append(&none_read, "\xff\xff\xff\xff\0\0\0\0", 8);
   for (int k = 0; k < 2; k++) {
-    size_t from = k ? (size_t)s.starts[2] : 0;
+    size_t from = k ? none_read.size - 8 : 0;
     src = tu_memory_source(none_read.data + from, none_read.size - from);
     st = dec ? xchg_batch_decoder_decode(dec, src, 5, &a, &err) : XCHG_OK;
     if (k)
@@ -752,10 +821,9 @@ static void test_wrong_payloads(void) {
                "at byte 0");
     else
       snprintf(want, sizeof want,
-               "batch 5: the payload of %zu bytes holds no record batch: a schema message at byte "
-               "0, then 1 dictionary message from byte %lld, then the end-of-stream marker at "
-               "byte %lld",
-               none_read.size, (long long)s.starts[1], (long long)s.starts[2]);
+               "batch 5: the payload of %zu bytes holds no record batch: 1 dictionary message "
+               "from byte 0, then the end-of-stream marker at byte %zu",
+               none_read.size, none_read.size - 8);
     TU_CHECK(st == XCHG_EFORMAT && !strcmp(err.message, want), "no batch (%d): %d %s", k, (int)st,
              err.message);
     xchg_source_free(src);

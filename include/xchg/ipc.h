@@ -373,8 +373,9 @@ XCHG_API void xchg_ipc_reader_free(xchg_ipc_reader *reader);
  *     needs, if any, then one encapsulated RecordBatch message (an
  *     end-of-stream marker after it is allowed, not needed);
  *   - a whole IPC stream (its schema message, which must describe the
- *     decoder's schema, dictionaries, one or more batches, the
- *     end-of-stream marker).
+ *     decoder's schema, dictionaries, any number of batches, the
+ *     end-of-stream marker): one of no batch, as a writer leaves an empty
+ *     part, decodes to no rows.
  * A payload of several batches (a stream's, or RecordBatch messages one
  * after another, dictionaries between them) comes out as one array, the
  * batches concatenated, which copies them; a dictionary replaced between
@@ -393,11 +394,12 @@ XCHG_API void xchg_ipc_reader_free(xchg_ipc_reader *reader);
  * "batch 7: message 0, field 'c4', buffer 2: range [0, +80000) lies
  * outside the 4096-byte body".  A payload whose schema message differs
  * from the decoder's is an XCHG_EFORMAT error saying how.  A batch of zero
- * rows decodes to an array of zero rows; a payload of no record batch (a
- * stream of none, dictionaries alone, a marker alone) is an XCHG_EFORMAT
- * error saying what it held and at which bytes, e.g. "the payload of 320
- * bytes holds no record batch: a schema message at byte 0, then the
- * end-of-stream marker at byte 312".  A NULL decoder or out is XCHG_EINVAL
+ * rows decodes to an array of zero rows; a payload of no record batch and
+ * no schema message (dictionaries alone, a marker alone) is an
+ * XCHG_EFORMAT error saying what it held and at which bytes, e.g. "the
+ * payload of 232 bytes holds no record batch: 1 dictionary message from
+ * byte 0, then the end-of-stream marker at byte 224".  A NULL decoder or
+ * out is XCHG_EINVAL
  * naming it (every out, when given, released-state). */
 
 /** A decoder of payloads of one schema (see above). */

@@ -366,21 +366,19 @@ static xchg_status error_or_file(payload *p, xchg_status st, xchg_error *err) {
 }
 
 /* The error of a payload that ended (at byte end_at, at its marker or
- * not) before any record batch: what it held instead, and where, e.g. "the
- * payload of 320 bytes holds no record batch: a schema message at byte 0,
- * then the end-of-stream marker at byte 312" (a stream of zero batches). */
+ * not) before any record batch, with no schema message (a stream of no
+ * batch is no rows): what it held instead, and where, e.g. "the payload
+ * of 232 bytes holds no record batch: 1 dictionary message from byte 0,
+ * then the end-of-stream marker at byte 224". */
 static xchg_status no_batch(const payload *p, int marker, int64_t end_at, xchg_error *err) {
   int64_t size = xchg_source_size(p->src);
   if (size == 0)
     return xchg_errorf(err, XCHG_EFORMAT, "the payload of 0 bytes holds no record batch");
-  char held[160] = "";
-  size_t n = 0;
-  if (p->is_stream) n += (size_t)snprintf(held, sizeof held, "a schema message at byte 0, then ");
+  char held[96] = "";
   if (p->dictionaries_read > 0)
-    n += (size_t)snprintf(held + n, sizeof held - n,
-                          "%lld dictionary message%s from byte %lld, then ",
-                          (long long)p->dictionaries_read, p->dictionaries_read == 1 ? "" : "s",
-                          (long long)p->first_dictionary_at);
+    snprintf(held, sizeof held, "%lld dictionary message%s from byte %lld, then ",
+             (long long)p->dictionaries_read, p->dictionaries_read == 1 ? "" : "s",
+             (long long)p->first_dictionary_at);
   return xchg_errorf(err, XCHG_EFORMAT,
                      "the payload of %lld bytes holds no record batch: %s%s %lld", (long long)size,
                      held, marker ? "the end-of-stream marker at byte" : "its end at byte",
@@ -421,8 +419,24 @@ static xchg_status plan_payload(payload *p, xchg_error *err) {
                        "%lld bytes follow the end-of-stream marker, from byte "
                        "%lld",
                        (long long)remaining(p), (long long)position(p));
-  if (!p->first) return no_batch(p, end == END_MARKER, end_at, err);
+  /* A whole stream of no batch is a relation's empty part: no rows
+   * (finish_payload); anything else of no batch is not a payload. */
+  if (!p->first && !p->is_stream) return no_batch(p, end == END_MARKER, end_at, err);
   return XCHG_OK;
+}
+
+/* The result of a stream of no batch: no rows of the selected columns. */
+static xchg_status no_rows(payload *p, xchg_error *err) {
+  const ipc_field *root = &p->dec->schema.root;
+  int64_t n = 0;
+  for (int64_t i = 0; i < root->n_children; i++) n += !root->children[i].skip;
+  ipc_array *r = p->result = ipc_array_new(1, n);
+  for (int64_t i = 0, k = 0; r && i < root->n_children; i++)
+    if (!root->children[i].skip && !(r->children[k++] = ipc_empty_array(&root->children[i], 0))) {
+      ipc_array_unref(r);
+      r = p->result = NULL;
+    }
+  return r ? XCHG_OK : xchg_errorf(err, XCHG_ENOMEM, "out of memory");
 }
 
 /* ---- decompressing, validating, exporting ------------------------------------ */
@@ -452,6 +466,7 @@ static xchg_status concat_batches(const ipc_field *root, ipc_array *a, ipc_array
  * joins them into p->result. */
 static xchg_status finish_payload(payload *p, xchg_pool *pool, xchg_error *err) {
   const ipc_field *root = &p->dec->schema.root;
+  if (!p->first) return no_rows(p, err);
   xchg_status st = p->jobs.count > 0
                        ? ipc_jobs_run(&p->jobs, pool, p->dec->opts.task_bytes, NULL, err)
                        : XCHG_OK; /* nothing compressed was selected */

@@ -501,16 +501,20 @@ static xchg_status plan_value(ipc_decoder *d, const ipc_field *f, int64_t length
   return st == XCHG_OK ? plan_children(d, f, *out) : st;
 }
 
-/* An array of no rows of f's type (its value type when as_value), every
- * buffer absent and every child empty (all of them: a dictionary holds its
- * whole value type); NULL when out of memory. */
-static ipc_array *empty_array(const ipc_field *f, int as_value) {
+ipc_array *ipc_empty_array(const ipc_field *f, int as_value) {
+  static const uint64_t zero_offset = 0;  /* the one offset of no rows */
   int own = !f->dict_encoded || as_value; /* else the indices of a dictionary */
   ipc_array *a = ipc_array_new(ipc_field_c_buffer_count(f, as_value, 0), own ? f->n_children : 0);
   int ok = a != NULL;
+  int offsets = f->type == IPC_BINARY || f->type == IPC_UTF8 || f->type == IPC_LARGE_BINARY ||
+                f->type == IPC_LARGE_UTF8 || f->type == IPC_LIST || f->type == IPC_LARGE_LIST ||
+                f->type == IPC_MAP;
+  if (ok && own && offsets)
+    a->buffers[1] =
+        (ipc_buffer){(const uint8_t *)&zero_offset, (size_t)ipc_offset_width(f->type), NULL};
   for (int64_t i = 0; ok && own && i < f->n_children; i++)
-    ok = (a->children[i] = empty_array(&f->children[i], 0)) != NULL;
-  if (ok && !own) ok = (a->dictionary = empty_array(f, 1)) != NULL;
+    ok = (a->children[i] = ipc_empty_array(&f->children[i], 0)) != NULL;
+  if (ok && !own) ok = (a->dictionary = ipc_empty_array(f, 1)) != NULL;
   if (ok) return a;
   ipc_array_unref(a);
   return NULL;
@@ -535,7 +539,7 @@ static xchg_status plan_field(ipc_decoder *d, const ipc_field *f, int as_value, 
   if (!dict && length > nulls)
     return ipc_decode_fail(d, -1, XCHG_EFORMAT, "dictionary %lld is used before it is defined",
                            (long long)f->dict_id);
-  (*out)->dictionary = dict ? ipc_array_ref(dict) : empty_array(f, 1);
+  (*out)->dictionary = dict ? ipc_array_ref(dict) : ipc_empty_array(f, 1);
   return (*out)->dictionary ? XCHG_OK : ipc_decode_fail(d, -1, XCHG_ENOMEM, "out of memory");
 }
 

@@ -60,6 +60,13 @@ typedef struct ipc_jobs {
   int64_t *starts; /* after ipc_jobs_split: task t runs jobs [starts[t], starts[t+1]) */
 } ipc_jobs;
 
+/* An array of no rows of f's type (its value type when as_value): every
+ * buffer absent but the one offset of a type with offsets (static zeros),
+ * every child empty (all of them: a dictionary holds its whole value type;
+ * a dictionary-encoded field gets an empty dictionary); NULL when out of
+ * memory. */
+ipc_array *ipc_empty_array(const ipc_field *f, int as_value);
+
 /* Step 1: plans the RecordBatch table `batch` into a struct array with one
  * child per selected column, adding its decompression jobs to jobs.  With
  * dictionary_values set, the columns are decoded as the value types of
