@@ -49,8 +49,9 @@
  *    pipe; an empty input is still "the input is empty";
  *  - a codec's stream of no content (LZ4 and zstd frames, lz4-java,
  *    snappy-java, snappy framed) is said to be that codec's stream that
- *    decodes to no bytes, never "empty", by cat and inspect of the file
- *    and cat - of it through a pipe;
+ *    decodes to no bytes, never "empty", and one of CSV text to decode to
+ *    bytes that are not IPC, by cat and inspect of the file and cat - of
+ *    it through a pipe;
  *  - Comet blocks of 3 columns after one of 30: "3 columns in this block,
  *    30 in the first block", from the file and through a pipe;
  *  - Comet blocks cut short, in the shuffle reader (in a block's header,
@@ -807,12 +808,8 @@ static void check_skippable_only(void) {
   }
 }
 
-/* A codec's stream of no content (what xchg_stream_encode writes of no
- * bytes: an LZ4 frame or zstd frame of none, lz4-java's end block alone,
- * snappy-java's header alone, snappy's stream identifier alone) is not
- * said to be an empty input, which the file is not, but what it is: cat
- * and inspect of the file, cat - of it through a pipe. */
-static void check_codec_of_nothing(void) {
+/* content in each stream codec, through cat, inspect and cat - (below). */
+static void check_codec_holding(const char *content, size_t size) {
   static const xchg_stream_codec codecs[] = {XCHG_STREAM_LZ4_FRAME, XCHG_STREAM_ZSTD,
                                              XCHG_STREAM_LZ4_JAVA, XCHG_STREAM_SNAPPY_JAVA,
                                              XCHG_STREAM_SNAPPY_FRAMED};
@@ -821,24 +818,44 @@ static void check_codec_of_nothing(void) {
   for (size_t i = 0; i < sizeof codecs / sizeof codecs[0]; i++) {
     xchg_buf *encoded = NULL;
     xchg_error err;
-    TU_OK(xchg_stream_encode(codecs[i], NULL, "", 0, &encoded, &err), err);
+    TU_OK(xchg_stream_encode(codecs[i], NULL, content, size, &encoded, &err), err);
     if (encoded == NULL || !write_bytes(path, xchg_buf_data(encoded), xchg_buf_size(encoded))) {
       xchg_buf_unref(encoded);
       continue;
     }
-    char want[160];
-    snprintf(want, sizeof want,
-             "not an Arrow IPC stream or file: the input's %s stream decodes to no bytes at all\n",
-             xchg_stream_codec_name(codecs[i]));
+    char want[200];
+    if (size == 0)
+      snprintf(want, sizeof want,
+               "not an Arrow IPC stream or file: the input's %s stream decodes to no bytes at "
+               "all\n",
+               xchg_stream_codec_name(codecs[i]));
+    else
+      snprintf(want, sizeof want,
+               ": the input's %s stream decodes to bytes that are not an Arrow IPC stream or "
+               "file: no continuation marker or ARROW1 magic at byte 0\n",
+               xchg_stream_codec_name(codecs[i]));
     expect_cli(1, (const char *const[]){want, NULL}, not_empty, "cat '%s'", path);
     expect_cli(1, (const char *const[]){want, NULL}, not_empty, "inspect '%s'", path);
     tu_cli_result r = tu_cli_piped_runf(cli, path, "cat -");
     TU_CHECK(r.exit_code == 1 && strstr(r.err, want) && !strstr(r.err, "empty"),
-             "cat - of %s of no bytes, piped: exit %d: %s", xchg_stream_codec_name(codecs[i]),
-             r.exit_code, r.err);
+             "cat - of %s of %zu bytes, piped: exit %d: %s", xchg_stream_codec_name(codecs[i]),
+             size, r.exit_code, r.err);
     tu_cli_result_free(&r);
     xchg_buf_unref(encoded);
   }
+}
+
+/* A codec's stream of no content (what xchg_stream_encode writes of no
+ * bytes: an LZ4 frame or zstd frame of none, lz4-java's end block alone,
+ * snappy-java's header alone, snappy's stream identifier alone) is not
+ * said to be an empty input, which the file is not, but what it is; a
+ * codec's stream of CSV text is said to decode to bytes that are not IPC,
+ * the codec named, so that "at byte 0" is read as of the decoded bytes:
+ * cat and inspect of the file, cat - of it through a pipe. */
+static void check_codec_of_nothing(void) {
+  static const char text[] = "id,name\n1,alice\n";
+  for (int with_text = 0; with_text < 2; with_text++)
+    check_codec_holding(with_text ? text : "", with_text ? sizeof text - 1 : 0);
 }
 
 /* ---- Comet blocks of other schemas ------------------------------------------------- */

@@ -206,21 +206,28 @@ static xchg_status skippable_only(const xc_input *in, xchg_error *err) {
                      frames, (unsigned long long)in->skippable_bytes);
 }
 
-/* A codec's stream that decodes to no bytes at all (an LZ4 frame or a
- * zstd frame of no content, an lz4-java stream of its end block alone...),
- * which the reader, handed nothing, calls an empty input: said as what the
- * input is, not "empty", which the file is not.  Only the reader's own
- * words are replaced: a codec that fails on its first bytes keeps its
- * error. */
-static xchg_status decodes_to_nothing(const xc_input *in, xchg_status st, xchg_error *err) {
+/* What a codec's first stream decodes to, refused by the reader as not
+ * Arrow IPC: said of the decoded bytes, whose offsets the reader's words
+ * give, naming the codec that was read (detected, most often); and not
+ * "empty" when they are no bytes at all (an LZ4 or zstd frame of no
+ * content, an lz4-java stream of its end block alone...), which the file
+ * is not.  Only the reader's own words are rewritten: a codec that fails
+ * keeps its error. */
+static xchg_status name_decoded(const xc_input *in, xchg_status st, xchg_error *err) {
+  static const char not_arrow[] = "not an Arrow IPC stream or file: ";
   xchg_stream_codec codec = xchg_istream_codec(in->stream);
   if (st != XCHG_EFORMAT || codec == XCHG_STREAM_NONE || codec == XCHG_STREAM_AUTO ||
-      codec == XCHG_STREAM_COMET || strstr(err->message, "the input is empty") == NULL)
+      codec == XCHG_STREAM_COMET || strncmp(err->message, not_arrow, sizeof not_arrow - 1) != 0)
     return st;
+  char rest[sizeof err->message];
+  snprintf(rest, sizeof rest, "%s", err->message + sizeof not_arrow - 1);
+  if (strcmp(rest, "the input is empty") == 0)
+    return xchg_errorf(err, XCHG_EFORMAT, "%sthe input's %s stream decodes to no bytes at all",
+                       not_arrow, xchg_stream_codec_name(codec));
   return xchg_errorf(err, XCHG_EFORMAT,
-                     "not an Arrow IPC stream or file: the input's %s stream decodes to no "
-                     "bytes at all",
-                     xchg_stream_codec_name(codec));
+                     "the input's %s stream decodes to bytes that are not an Arrow IPC stream or "
+                     "file: %s",
+                     xchg_stream_codec_name(codec), rest);
 }
 
 /* Bytes in memory that begin as a stream codec's reach the plain reader
@@ -516,7 +523,9 @@ xchg_status xc_input_next(xc_input *in, const xchg_ipc_read_options *opts, xchg_
    * input: what the input holds is said instead. */
   bool at_start = in->streams == 1 && in->stream != NULL && decoded_position(in) == 0;
   if (st == XCHG_EFORMAT && at_start && in->skippable_frames > 0) st = skippable_only(in, err);
-  if (st != XCHG_OK && at_start && in->first_bytes == NULL) st = decodes_to_nothing(in, st, err);
+  if (st != XCHG_OK && in->streams == 1 && in->stream != NULL && in->first_bytes == NULL &&
+      in->skippable_frames == 0)
+    st = name_decoded(in, st, err);
   if (st != XCHG_OK && at_start && in->first_bytes != NULL) st = name_first_bytes(in, st, err);
   if (st == XCHG_OK && in->one_schema) st = check_schema(in, *out, err);
   if (st == XCHG_OK && in->check != NULL)
