@@ -1346,8 +1346,8 @@ static void check_decoded_offsets(void) {
                    "byte 0");
   if (write_encoded(text, XCHG_STREAM_ZSTD, "not_ipc.zst", path, sizeof path))
     expect_cut_error(path, plain,
-                     "not an Arrow IPC stream or file: no continuation marker or ARROW1 magic at "
-                     "decoded byte 0");
+                     "the input's zstd stream decodes to bytes that are not an Arrow IPC stream "
+                     "or file: no continuation marker or ARROW1 magic at decoded byte 0");
   /* A stream without its marker: the hint is found in the decoded words. */
   char one[4200], want[512];
   size_t each;

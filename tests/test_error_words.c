@@ -832,7 +832,7 @@ static void check_codec_holding(const char *content, size_t size) {
     else
       snprintf(want, sizeof want,
                ": the input's %s stream decodes to bytes that are not an Arrow IPC stream or "
-               "file: no continuation marker or ARROW1 magic at byte 0\n",
+               "file: no continuation marker or ARROW1 magic at decoded byte 0\n",
                xchg_stream_codec_name(codecs[i]));
     expect_cli(1, (const char *const[]){want, NULL}, not_empty, "cat '%s'", path);
     expect_cli(1, (const char *const[]){want, NULL}, not_empty, "inspect '%s'", path);
