@@ -350,6 +350,7 @@ static void check_synopsis(char **lines, int n) {
       TU_CHECK(a.exit_code == 0 && b.exit_code == 0 && strncmp(b.out, "xchg ", 5) == 0,
                "xchg --help: exit %d; --version: exit %d", a.exit_code, b.exit_code);
       check_gen_shapes(lines, n, a.out);
+      tu_bytes_append(&all_help, a.out, strlen(a.out)); /* --version is the top level's */
       tu_cli_result_free(&a);
       tu_cli_result_free(&b);
       seen_help = true;

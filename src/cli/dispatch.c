@@ -31,7 +31,7 @@ static const xc_command *command_at(const command_table *t, size_t i) {
 static void print_usage(FILE *out, const command_table *t) {
   fprintf(out,
           "usage: xchg <command> [args]\n"
-          "       xchg help [<command>] | --version\n\n"
+          "       xchg --help | --version | help [<command>]\n\n"
           "Reads Arrow IPC data (the stream and file formats, with LZ4/ZSTD body\n"
           "compression) from a file, or from standard input when FILE is '-'.\n\n"
           "commands:\n");
