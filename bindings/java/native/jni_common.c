@@ -184,6 +184,12 @@ void xj_kill_check_end(JNIEnv *env, xj_kill_check *k) {
 
 /* ---- chunks ------------------------------------------------------------- */
 
+jbyteArray xj_hidden_array(JNIEnv *env, jobject buffer, jint *base) {
+  jbyteArray array = buffer ? (*env)->GetObjectField(env, buffer, xj_buffer_heap_array) : NULL;
+  *base = array ? (*env)->GetIntField(env, buffer, xj_buffer_array_offset) : 0;
+  return array;
+}
+
 static int chunk_from_java(JNIEnv *env, xj_chunk *c, jobject buffer, jobject heap, jint offset,
                            jint length) {
   if (offset < 0 || length < 0) {
@@ -198,12 +204,12 @@ static int chunk_from_java(JNIEnv *env, xj_chunk *c, jobject buffer, jobject hea
   /* A read-only heap buffer: its array, which Java hides, read in place as
    * any heap chunk's (the position given, the buffer's array offset added
    * here), so that nothing is copied before a decode needs the bytes. */
-  jobject hidden = buffer ? (*env)->GetObjectField(env, buffer, xj_buffer_heap_array) : NULL;
+  jint array_offset = 0;
+  jbyteArray hidden = xj_hidden_array(env, buffer, &array_offset);
   if (hidden) {
-    jint base = (*env)->GetIntField(env, buffer, xj_buffer_array_offset);
-    int ok = base >= 0 && base <= INT32_MAX - offset;
+    int ok = array_offset >= 0 && array_offset <= INT32_MAX - offset;
     if (ok) {
-      c->offset = offset + base;
+      c->offset = offset + array_offset;
       ok = chunk_from_java(env, c, NULL, hidden, c->offset, length);
     } else {
       xj_throw_java(env, "java/lang/IllegalArgumentException",

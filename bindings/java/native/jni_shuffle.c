@@ -7,7 +7,8 @@
  * reads in place: a direct ByteBuffer as it is (xj_direct_source: a global
  * reference keeps it reachable until the source and the last batch whose
  * arrays point into it are gone); the bytes of an InputStream or of a heap
- * ByteBuffer copied into one xchg buffer (counted in
+ * ByteBuffer (a read-only one's straight from its hidden array, as a
+ * writable one's from its array) copied into one xchg buffer (counted in
  * xchg_buf_allocated_bytes, Xchg.allocatedBytes: the engine sees what the
  * reader holds), appended a Java chunk at a time (the Java side asks the
  * kill check between chunks) and handed over, freed once neither the
@@ -129,10 +130,9 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nReserve(JNIEnv *env, jcl
   reserve_pending(env, XJ_PTR(xj_shuffle, handle), (size_t)length, 1);
 }
 
-JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nAppend(JNIEnv *env, jclass cls,
-                                                               jlong handle, jbyteArray chunk,
-                                                               jint offset, jint length) {
-  xj_shuffle *s = XJ_PTR(xj_shuffle, handle);
+/* Appends array[offset, offset + length) to the pending input, straight
+ * from the array into native memory. */
+static void append_region(JNIEnv *env, xj_shuffle *s, jbyteArray chunk, jint offset, jint length) {
   if (!reserve_pending(env, s, (size_t)length, 0)) return;
   /* In steps: the copy runs in the VM, and a GC waits for a whole one. */
   for (jint done = 0; done < length;) {
@@ -143,6 +143,30 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nAppend(JNIEnv *env, jcla
     s->pending_size += (size_t)take;
     done += take;
   }
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nAppend(JNIEnv *env, jclass cls,
+                                                               jlong handle, jbyteArray chunk,
+                                                               jint offset, jint length) {
+  append_region(env, XJ_PTR(xj_shuffle, handle), chunk, offset, length);
+}
+
+/* A read-only heap buffer's bytes [position, position + length), read in
+ * place from its array, which Java hides (xj_hidden_array adds the
+ * buffer's array offset): one copy, into native memory, as a heap buffer
+ * whose array Java gives is copied by nAppend. */
+JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nAppendHidden(JNIEnv *env, jclass cls,
+                                                                     jlong handle, jobject buffer,
+                                                                     jint position, jint length) {
+  jint base = 0;
+  jbyteArray array = xj_hidden_array(env, buffer, &base);
+  if (!array || base < 0 || position < 0 || length < 0 ||
+      (jlong)base + position + length > (*env)->GetArrayLength(env, array))
+    xj_throw_java(env, "java/lang/IllegalArgumentException",
+                  "XchgShuffleReader: not a heap buffer, or its bytes beyond its array");
+  else
+    append_region(env, XJ_PTR(xj_shuffle, handle), array, base + position, length);
+  if (array) (*env)->DeleteLocalRef(env, array);
 }
 
 JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nCommit(JNIEnv *env, jclass cls,

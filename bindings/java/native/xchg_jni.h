@@ -103,6 +103,12 @@ void xj_kill_check_end(JNIEnv *env, xj_kill_check *k);
 
 /* ---- chunks ------------------------------------------------------------- */
 
+/* A heap ByteBuffer's array, read-only ones' too (whose array() Java
+ * refuses), as a local reference the caller deletes, with where the
+ * buffer's bytes start in it (arrayOffset(), to which a position is added)
+ * in *base; NULL (*base 0) for a direct buffer or a null one. */
+jbyteArray xj_hidden_array(JNIEnv *env, jobject buffer, jint *base);
+
 typedef struct xj_chunk {
   const uint8_t *direct; /* a direct buffer's bytes (offset applied), or NULL */
   jbyteArray heap;       /* else a global reference to a heap chunk's array */

@@ -31,7 +31,8 @@ import java.util.function.BooleanSupplier;
  * {@link Framing}); a block does not span two inputs.  An {@link
  * InputStream} is read to its end on the calling thread, 64 KiB at a time
  * through one chunk buffer the reader keeps, into one native buffer (the
- * only copy); a heap {@link ByteBuffer} is copied once into native memory;
+ * only copy); a heap {@link ByteBuffer}, a read-only one too, is copied
+ * once into native memory, straight from its array;
  * a direct one is read in place, without a copy, and stays reachable until
  * the reader is closed and every batch whose arrays point into it (an
  * uncompressed block large enough to pass through) is released: its bytes
@@ -210,7 +211,7 @@ public final class XchgShuffleReader implements AutoCloseable {
     }
   }
 
-  /** Bytes an InputStream is read by (and a heap ByteBuffer copied by) between kill checks. */
+  /** Bytes an InputStream is read by (and a heap ByteBuffer, read-only or not, copied by) between kill checks. */
   static final int CHUNK = 64 * 1024;
 
   private final NativeHandle handle;
@@ -313,8 +314,12 @@ public final class XchgShuffleReader implements AutoCloseable {
    * Adds the buffer's bytes from its position to its limit as one input
    * (its position is left as it is): a direct buffer read in place (see the
    * class comment for how long its bytes must stay as they are), a heap
-   * one copied now (a read-only one, whose array is hidden, 64 KiB at a
-   * time through the reader's chunk buffer).
+   * one copied now into native memory, 64 KiB at a time straight from its
+   * array (the kill check asked in between), read-only ones too (Spark's
+   * {@code ManagedBuffer.nioByteBuffer()} may be one): the native code
+   * reads the array Java hides in place, as {@link XchgCache#acquire} and
+   * {@link XchgInputStream} do, so that no byte goes through the Java heap
+   * and nothing is allocated there.
    *
    * @throws XchgException CANCELLED when the kill check says so; INVALID_ARGUMENT after {@link #endInput}
    */
@@ -332,19 +337,19 @@ public final class XchgShuffleReader implements AutoCloseable {
         }
         boolean added = false;
         try {
-          // A read-only heap buffer hides its array: its bytes go through the chunk array.
-          ByteBuffer hidden = buffer.hasArray() ? null : buffer.duplicate();
-          int at = hidden != null ? 0 : buffer.arrayOffset() + buffer.position();
+          // A read-only heap buffer hides its array from Java, not from the native
+          // side: it reads the array in place (the buffer's array offset added
+          // there), one copy as a writable buffer's, not through a Java chunk.
+          boolean hidden = !buffer.hasArray();
+          int at = hidden ? buffer.position() : buffer.arrayOffset() + buffer.position();
           int end = at + buffer.remaining();
           nReserve(h, end - at); // one buffer of its size: no regrowth
-          if (hidden != null && chunk == null) chunk = new byte[CHUNK];
           for (int n; at < end; at += n) {
             n = Math.min(CHUNK, end - at);
-            if (hidden == null) {
-              nAppend(h, buffer.array(), at, n);
+            if (hidden) {
+              nAppendHidden(h, buffer, at, n);
             } else {
-              hidden.get(chunk, 0, n);
-              nAppend(h, chunk, 0, n);
+              nAppend(h, buffer.array(), at, n);
             }
             if (at + n < end) askKillCheck();
           }
@@ -551,6 +556,9 @@ public final class XchgShuffleReader implements AutoCloseable {
   private static native void nReserve(long reader, int length);
 
   private static native void nAppend(long reader, byte[] chunk, int offset, int length);
+
+  /** Appends a read-only heap buffer's bytes [position, position + length), read from its hidden array. */
+  private static native void nAppendHidden(long reader, ByteBuffer buffer, int position, int length);
 
   private static native void nCommit(long reader);
 

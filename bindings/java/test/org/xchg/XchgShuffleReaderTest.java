@@ -463,6 +463,99 @@ public final class XchgShuffleReaderTest {
   }
 
   /**
+   * A read-only heap buffer (its array hidden from Java) is copied once, by
+   * the native code straight from its array, as the cache reads such
+   * chunks: addInput allocates no Java heap, in a fresh reader (a 64 KiB
+   * chunk array was made there to copy it through) nor per input (a
+   * duplicate of the buffer each).  The bytes read are the buffer's, its
+   * array offset and position added, among other bytes (0xA5) that a
+   * wrong offset would read; a slice of a read-only buffer at another
+   * offset too.  The native entry refuses what the Java side never gives
+   * it (a direct buffer, bytes beyond the array) without harm.
+   */
+  static void readOnlyInPlace(List<Block> blocks) throws Exception {
+    byte[] bytes = concat(blocks, 0, blocks.size());
+    check(bytes.length > 2 * XchgShuffleReader.CHUNK, "read-only: the input spans chunks (" + bytes.length + ")");
+    byte[] backing = new byte[bytes.length + 40];
+    java.util.Arrays.fill(backing, (byte) 0xA5);
+    System.arraycopy(bytes, 0, backing, 13, bytes.length);
+    ByteBuffer atOffset = ByteBuffer.wrap(backing, 5, bytes.length + 30).slice().asReadOnlyBuffer();
+    atOffset.position(8).limit(8 + bytes.length); // array offset 5, position 8: bytes 13..
+    ByteBuffer sliced = ByteBuffer.wrap(backing, 3, bytes.length + 30).asReadOnlyBuffer().slice();
+    sliced.position(10).limit(10 + bytes.length); // a slice of a read-only buffer: offset 3, position 10
+    com.sun.management.ThreadMXBean mx =
+        (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+    for (int warm = 0; warm < 3; warm++) { // classes loaded, code run
+      try (XchgShuffleReader r = XchgShuffleReader.open(opts(4096).threads(1))) {
+        r.addInput(atOffset);
+      }
+    }
+    for (ByteBuffer b : new ByteBuffer[] {atOffset, sliced}) {
+      String what = "read-only at array offset " + (b == atOffset ? "5, position 8" : "3 (a slice), position 10");
+      check(b.isReadOnly() && !b.hasArray() && !b.isDirect(), what + ": hides its array");
+      int position = b.position();
+      try (XchgShuffleReader r = XchgShuffleReader.open(opts(4096).threads(1))) {
+        long before = mx.getCurrentThreadAllocatedBytes();
+        r.addInput(b);
+        long first = mx.getCurrentThreadAllocatedBytes() - before;
+        checkEq(position, b.position(), what + ": position left as it was");
+        r.endInput();
+        Checker c = new Checker(r, ALL, what);
+        check(c.drain() == XchgShuffleReader.Result.END, what + ": END");
+        long rows = 0;
+        for (Block k : blocks) rows += k.rows();
+        checkEq(rows, c.rows, what + ": every row, every value checked");
+        checkEq((long) bytes.length, r.metrics().wireBytes(), what + ": wire bytes");
+        c.array.close();
+        System.out.printf("     %s: %d bytes of Java heap for a fresh reader's addInput%n", what, first);
+        check(first < 1024, what + ": a fresh reader's addInput allocates " + first
+            + " bytes of Java heap (a 64 KiB chunk array copied the bytes before)");
+      }
+    }
+    final int inputs = 200;
+    try (XchgShuffleReader r = XchgShuffleReader.open(opts(4096).threads(1));
+        XchgArrowArray a = Xchg.allocateArrowArray()) {
+      long allocated = 0;
+      for (int k = 0; k < inputs; k++) {
+        long before = mx.getCurrentThreadAllocatedBytes();
+        r.addInput(atOffset);
+        allocated += mx.getCurrentThreadAllocatedBytes() - before;
+        while (r.next(a) == XchgShuffleReader.Result.BATCH) a.release();
+      }
+      System.out.printf("     read-only: %d bytes of Java heap for %d addInput calls%n", allocated, inputs);
+      check(allocated < 1024, "read-only: " + inputs + " addInput calls allocate " + allocated
+          + " bytes of Java heap (a duplicate of the buffer each before)");
+    }
+    // The native entry's own checks, reached past the Java side.
+    java.lang.reflect.Method append = XchgShuffleReader.class.getDeclaredMethod(
+        "nAppendHidden", long.class, ByteBuffer.class, int.class, int.class);
+    append.setAccessible(true);
+    java.lang.reflect.Field field = XchgShuffleReader.class.getDeclaredField("handle");
+    field.setAccessible(true);
+    try (XchgShuffleReader r = XchgShuffleReader.open(opts(4096))) {
+      NativeHandle handle = (NativeHandle) field.get(r);
+      long h = handle.enter();
+      try {
+        Object[][] bad = {{ByteBuffer.allocateDirect(16), 0, 16}, {atOffset, 0, bytes.length + 36},
+            {atOffset, -1, 4}, {atOffset, 4, -1}};
+        for (Object[] args : bad) {
+          Throwable t = null;
+          try {
+            append.invoke(null, h, args[0], args[1], args[2]);
+          } catch (java.lang.reflect.InvocationTargetException e) {
+            t = e.getCause();
+          }
+          check(t instanceof IllegalArgumentException, "nAppendHidden(" + args[0] + ", " + args[1] + ", "
+              + args[2] + ") refused: " + t);
+        }
+        append.invoke(null, h, atOffset, 0, bytes.length + 35); // to the array's last byte: taken
+      } finally {
+        handle.leave();
+      }
+    }
+  }
+
+  /**
    * What the reader holds of an input it copied (an InputStream's bytes, a
    * heap buffer's) is xchg's native memory, counted in its live bytes and
    * so in Xchg.allocatedBytes, as the engine watching it needs (it was
@@ -1061,6 +1154,7 @@ public final class XchgShuffleReaderTest {
         () -> incremental(small.subList(0, 40), 40, Feed.STREAM, 1, 1, "target 1"));
     scenario("plain IPC streams (framing IPC, AUTO), targetBytes", () -> ipcFramingAndTargetBytes(small.subList(0, 30)));
     scenario("no Java allocation per block", () -> noAllocation(small.subList(0, 30)));
+    scenario("read-only heap buffer: read in place, no Java heap", () -> readOnlyInPlace(small.subList(0, 200)));
     scenario("copied inputs counted in allocatedBytes", () -> inputsCounted(small.subList(0, 200)));
     scenario("validation FULL and BOUNDS", XchgShuffleReaderTest::validation);
     scenario("projection", () -> projection(small));
