@@ -11,6 +11,9 @@
  * the array's element at every read cost two JNI calls a buffer).  No
  * critical region is ever entered: a GC waits for one 64 KiB copy at most.
  *
+ * A read-only heap ByteBuffer (decode only) is a heap payload over the
+ * array Java hides, taken from the buffer's fields (xj_hidden_array).
+ *
  * A direct payload becomes a memory source (xj_direct_source, jni_common.c):
  * its uncompressed buffers are exported in place, and a global reference
  * keeps the ByteBuffer reachable until the last array pointing into it is
@@ -324,10 +327,10 @@ static int still_direct(JNIEnv *env, jobject b, jsize i) {
 
 /* ---- the entry points ---------------------------------------------------- */
 
-JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeHeap(JNIEnv *env, jclass cls,
-                                                                   jlong handle, jbyteArray payload,
-                                                                   jint offset, jint length,
-                                                                   jlong batch, jlong address) {
+/* Decodes payload[offset, offset + length) on the calling thread (payload
+ * may be a local reference). */
+static jlong decode_heap(JNIEnv *env, jlong handle, jbyteArray payload, jint offset, jint length,
+                         jlong batch, jlong address) {
   call c;
   call_init(env, &c, 1, 1);
   c.one_heap = (heap_payload){.array = payload, .offset = offset};
@@ -343,6 +346,34 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeHeap(JNIEnv *env, 
   else
     rows = decode_call(env, XJ_PTR(xj_decoder, handle), &c, batch);
   call_free(&c);
+  return rows;
+}
+
+JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeHeap(JNIEnv *env, jclass cls,
+                                                                   jlong handle, jbyteArray payload,
+                                                                   jint offset, jint length,
+                                                                   jlong batch, jlong address) {
+  return decode_heap(env, handle, payload, offset, length, batch, address);
+}
+
+/* A read-only heap buffer's bytes [position, position + length), read in
+ * place from the array Java hides (xj_hidden_array adds the buffer's array
+ * offset), exactly as a byte[] payload's: nothing is copied onto the Java
+ * heap. */
+JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeHidden(JNIEnv *env, jclass cls,
+                                                                     jlong handle, jobject payload,
+                                                                     jint position, jint length,
+                                                                     jlong batch, jlong address) {
+  jint base = 0;
+  jbyteArray array = xj_hidden_array(env, payload, &base);
+  jlong rows = 0;
+  if (!array || base < 0 || position < 0 || length < 0 ||
+      (jlong)base + position + length > (*env)->GetArrayLength(env, array))
+    xj_throw_java(env, "java/lang/IllegalArgumentException",
+                  "XchgBatchDecoder: not a heap buffer, or its bytes beyond its array");
+  else
+    rows = decode_heap(env, handle, array, base + position, length, batch, address);
+  if (array) (*env)->DeleteLocalRef(env, array);
   return rows;
 }
 

@@ -12,7 +12,8 @@ import java.util.Objects;
  * Java's {@code ArrowArray.allocateNew(allocator)}, by its {@code
  * memoryAddress()}, or xchg's {@link XchgArrowArray}.
  *
- * <p>Copy discipline: from a heap {@code byte[]}, the framing and metadata
+ * <p>Copy discipline: from a heap {@code byte[]} (or a heap {@code
+ * ByteBuffer}'s array, a read-only one's too), the framing and metadata
  * are read first (small; {@link #metadataBytesCopied}), then exactly the
  * selected buffers' byte ranges are copied out with {@code
  * GetByteArrayRegion}, at most 64 KiB per call ({@link #heapBytesCopied}):
@@ -158,18 +159,30 @@ public final class XchgBatchDecoder implements AutoCloseable {
   }
 
   /**
-   * Decodes the direct buffer's bytes from its position to its limit, as
-   * {@link #decode(byte[], int, int, long, long)} does a heap payload.
+   * Decodes the buffer's bytes from its position to its limit (its position
+   * is left as it is), as {@link #decode(byte[], int, int, long, long)}
+   * does a heap payload.  A direct buffer is read in place (see the class
+   * comment); a heap one, a read-only one too (Spark's {@code
+   * ManagedBuffer.nioByteBuffer()} may be one), is read in place from its
+   * array as a {@code byte[]} payload is, exactly the ranges a heap payload
+   * has copied ({@link #heapBytesCopied}): the native code takes the array
+   * a read-only buffer hides from Java, so nothing is copied onto the Java
+   * heap, as {@link XchgCache#acquire} and {@link
+   * XchgShuffleReader#addInput(ByteBuffer)} read such buffers.
    *
    * @return the batch's rows
-   * @throws IllegalArgumentException for a heap buffer (decode its array)
    */
   public long decode(ByteBuffer payload, long batch, long arrayAddress) {
-    checkDirect(payload, batch, -1);
+    Objects.requireNonNull(payload, "payload");
     checkAddress(arrayAddress);
+    if (payload.hasArray())
+      return decode(payload.array(), payload.arrayOffset() + payload.position(), payload.remaining(), batch,
+          arrayAddress);
     long h = handle.enter();
     try {
-      return nDecodeDirect(h, payload, payload.position(), payload.limit(), batch, arrayAddress);
+      return payload.isDirect()
+          ? nDecodeDirect(h, payload, payload.position(), payload.limit(), batch, arrayAddress)
+          : nDecodeHidden(h, payload, payload.position(), payload.remaining(), batch, arrayAddress);
     } finally {
       handle.leave();
     }
@@ -213,7 +226,15 @@ public final class XchgBatchDecoder implements AutoCloseable {
     }
   }
 
-  /** As {@link #decodeMany(byte[][], long, long[])}, from direct buffers (position to limit). */
+  /**
+   * As {@link #decodeMany(byte[][], long, long[])}, from direct buffers
+   * (position to limit).
+   *
+   * @throws IllegalArgumentException for a heap buffer, read-only or not,
+   *     naming it by its batch and index, before anything is decoded: heap
+   *     payloads go one at a time to {@link #decode(ByteBuffer, long, long)},
+   *     or as {@code byte[]} ones to {@link #decodeMany(byte[][], long, long[])}
+   */
   public void decodeMany(ByteBuffer[] payloads, long firstBatch, long[] arrayAddresses) {
     for (int i = 0; i < payloads.length; i++) checkDirect(payloads[i], firstBatch + i, i);
     checkAddresses(payloads.length, arrayAddresses);
@@ -309,11 +330,13 @@ public final class XchgBatchDecoder implements AutoCloseable {
       Objects.requireNonNull(payloads[i], "a payload");
   }
 
-  /** Named as decoding errors name a payload: by its batch number (and index i of many; -1: one). */
+  /** Named as decoding errors name a payload: by its batch number and its index i of many. */
   private static void checkDirect(ByteBuffer payload, long batch, int i) {
     if (!payload.isDirect())
-      throw new IllegalArgumentException("batch " + batch + (i < 0 ? "" : " (payload " + i + ")")
-          + ": a heap ByteBuffer, not a direct one: decode its array (byte[], offset, length)");
+      throw new IllegalArgumentException("batch " + batch + " (payload " + i + "): a heap ByteBuffer"
+          + (payload.hasArray() ? "" : " (read-only, its array hidden)")
+          + ", not a direct one: decodeMany(ByteBuffer[], ...) takes direct ones only; decode(ByteBuffer, ...)"
+          + " reads a heap one in place");
   }
 
   private static void checkAddresses(int payloads, long[] addresses) {
@@ -354,6 +377,10 @@ public final class XchgBatchDecoder implements AutoCloseable {
    * fewer per payload (the native side refuses a position past the limit,
    * as a race with a thread moving them could make).
    */
+  /** A read-only heap buffer's bytes [position, position + length), read from its hidden array. */
+  private static native long nDecodeHidden(
+      long decoder, ByteBuffer payload, int position, int length, long batch, long address);
+
   private static native long nDecodeDirect(
       long decoder, ByteBuffer payload, int position, int limit, long batch, long address);
 

@@ -79,6 +79,7 @@ public final class XchgBatchDecoderTest {
     try (XchgBatchDecoder r = XchgBatchDecoder.open(c.schema(), opts(columns, 0).validation(v));
         XchgArrowArray a = Xchg.allocateArrowArray()) {
       long[][] heap = new long[3][COLUMNS], dir = new long[3][COLUMNS];
+      long[][] wrapped = new long[3][COLUMNS], readOnly = new long[3][COLUMNS];
       for (int i = 0; i < c.payloads().size(); i++) {
         byte[] p = c.payloads().get(i);
         byte[] padded = new byte[p.length + 9];
@@ -87,6 +88,13 @@ public final class XchgBatchDecoderTest {
         checkEq(i < 3 ? BATCH_ROWS : 123, rows, what + " heap rows of batch " + i);
         add(r, a, columns, heap);
         a.release();
+        for (boolean ro : new boolean[] {false, true}) {
+          ByteBuffer b = heapBuffer(p, ro);
+          checkEq(rows, r.decode(b, i, a), what + (ro ? " read-only" : "") + " heap ByteBuffer rows of batch " + i);
+          checkEq(8, b.position(), what + ": the position left as it was");
+          add(r, a, columns, ro ? readOnly : wrapped);
+          a.release();
+        }
         try (XchgArrowArray fresh = Xchg.allocateArrowArray()) {
           checkEq(rows, r.decode(direct(p), i, fresh.memoryAddress()), what + " direct rows of batch " + i);
           add(r, fresh, columns, dir);
@@ -94,7 +102,25 @@ public final class XchgBatchDecoderTest {
       }
       checkSums(c, columns, heap, what + " heap");
       checkSums(c, columns, dir, what + " direct");
+      checkSums(c, columns, wrapped, what + " heap ByteBuffer");
+      checkSums(c, columns, readOnly, what + " read-only heap ByteBuffer");
     }
+  }
+
+  /**
+   * A heap ByteBuffer of payload p at array offset 5 and position 8 (its
+   * bytes from 13 of an array whose other bytes are 0xA5, which a wrong
+   * offset would read), read-only (its array hidden from Java) or not.
+   */
+  static ByteBuffer heapBuffer(byte[] p, boolean readOnly) {
+    byte[] backing = new byte[p.length + 30];
+    java.util.Arrays.fill(backing, (byte) 0xA5);
+    System.arraycopy(p, 0, backing, 13, p.length);
+    ByteBuffer b = ByteBuffer.wrap(backing, 5, p.length + 20).slice();
+    if (readOnly) b = b.asReadOnlyBuffer();
+    b.position(8).limit(8 + p.length);
+    check(b.hasArray() != readOnly && !b.isDirect(), "a heap buffer, its array hidden when read-only");
+    return b;
   }
 
   /** Every payload in one call, on a pool of 4 threads, by address and typed. */
@@ -190,6 +216,13 @@ public final class XchgBatchDecoderTest {
       checkEq(selected, r.heapBytesCopied(), what + ": heap bytes copied");
       checkEq(metadata, r.metadataBytesCopied(), what + ": metadata bytes copied");
       if (columns.length == 0) checkEq(0, r.heapBytesCopied(), what + ": no body read");
+      // Read-only heap buffers: read in place as byte[] payloads are, the same ranges.
+      for (int i = 0; i < c.payloads().size(); i++) {
+        r.decode(heapBuffer(c.payloads().get(i), true), i, a);
+        a.release();
+      }
+      checkEq(2 * selected, r.heapBytesCopied(), what + ": heap bytes copied, read-only buffers too");
+      checkEq(2 * metadata, r.metadataBytesCopied(), what + ": metadata bytes copied, read-only buffers too");
     }
     byte[][] heap = c.payloads().toArray(new byte[0][]);
     XchgArrowArray[] arrays = new XchgArrowArray[heap.length];
@@ -259,16 +292,20 @@ public final class XchgBatchDecoderTest {
     byte[][] heap = c.payloads().toArray(new byte[0][]);
     ByteBuffer[] dir = new ByteBuffer[n];
     for (int i = 0; i < n; i++) dir[i] = direct(heap[i]);
+    ByteBuffer[] readOnly = new ByteBuffer[n];
+    for (int i = 0; i < n; i++) readOnly[i] = heapBuffer(heap[i], true);
     XchgArrowArray[] arrays = new XchgArrowArray[n];
     long[] addresses = new long[n];
     for (int i = 0; i < n; i++) addresses[i] = (arrays[i] = Xchg.allocateArrowArray()).memoryAddress();
     com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
     try (XchgBatchDecoder r = XchgBatchDecoder.open(c.schema(), opts(NARROW, 2))) {
-      String[] ways = {"decode heap", "decode direct", "decodeMany heap", "decodeMany direct typed"};
+      String[] ways = {"decode heap", "decode direct", "decodeMany heap", "decodeMany direct typed",
+          "decode read-only heap ByteBuffer"};
       for (int way = 0; way < ways.length; way++) {
         long batches = 0, bytes = 0;
         for (int round = 0; round < 2; round++) { // round 0 warms up
-          long before = way < 2 ? mx.getCurrentThreadAllocatedBytes() : allocatedByAllThreads();
+          boolean here = way < 2 || way == 4; // calls decoding on the calling thread only
+          long before = here ? mx.getCurrentThreadAllocatedBytes() : allocatedByAllThreads();
           long decoded = 0;
           for (int k = 0; k < 1000; k++) {
             switch (way) {
@@ -288,6 +325,12 @@ public final class XchgBatchDecoderTest {
                 r.decodeMany(heap, 0, addresses);
                 for (XchgArrowArray a : arrays) a.release();
               }
+              case 4 -> {
+                for (int i = 0; i < n; i++) {
+                  r.decode(readOnly[i], i, arrays[i]);
+                  arrays[i].release();
+                }
+              }
               default -> {
                 r.decodeMany(dir, 0, arrays);
                 for (XchgArrowArray a : arrays) a.release();
@@ -295,7 +338,7 @@ public final class XchgBatchDecoderTest {
             }
             decoded += n;
           }
-          long after = way < 2 ? mx.getCurrentThreadAllocatedBytes() : allocatedByAllThreads();
+          long after = here ? mx.getCurrentThreadAllocatedBytes() : allocatedByAllThreads();
           batches = decoded;
           bytes = after - before;
         }
@@ -650,15 +693,30 @@ public final class XchgBatchDecoderTest {
     try (XchgBatchDecoder r = XchgBatchDecoder.open(zstd.schema()); XchgArrowArray a = Xchg.allocateArrowArray()) {
       expectThrows(IndexOutOfBoundsException.class, "range", () -> r.decode(p, 4, p.length, 0, a));
       // Named as decoding errors name a payload: by the batch number given to the call.
-      IllegalArgumentException heap = expectThrows(IllegalArgumentException.class, "heap ByteBuffer",
-          () -> r.decode(ByteBuffer.wrap(p), 5, a));
-      if (heap != null)
-        check(heap.getMessage().startsWith("batch 5: a heap ByteBuffer"), "heap ByteBuffer: " + heap.getMessage());
-      heap = expectThrows(IllegalArgumentException.class, "a heap ByteBuffer among many",
+      IllegalArgumentException heap = expectThrows(IllegalArgumentException.class, "a heap ByteBuffer among many",
           () -> r.decodeMany(new ByteBuffer[] {direct(p), ByteBuffer.wrap(p)}, 10, new long[] {1, 2}));
       if (heap != null)
-        check(heap.getMessage().startsWith("batch 11 (payload 1): a heap ByteBuffer"),
+        check(heap.getMessage().equals("batch 11 (payload 1): a heap ByteBuffer, not a direct one: decodeMany("
+                + "ByteBuffer[], ...) takes direct ones only; decode(ByteBuffer, ...) reads a heap one in place"),
             "a heap ByteBuffer among many: " + heap.getMessage());
+      heap = expectThrows(IllegalArgumentException.class, "a read-only heap ByteBuffer among many",
+          () -> r.decodeMany(new ByteBuffer[] {direct(p), heapBuffer(p, true)}, 10, new XchgArrowArray[] {a, a}));
+      if (heap != null)
+        check(heap.getMessage().startsWith("batch 11 (payload 1): a heap ByteBuffer (read-only, its array hidden),"
+                + " not a direct one: "), "a read-only heap ByteBuffer among many: " + heap.getMessage());
+      check(TestHooks.arrayReleased(a.memoryAddress()), "nothing decoded when a payload is refused");
+      // nDecodeHidden's own checks, reached past decode's: what the Java side never passes it.
+      Object[][] hidden = {{direct(p), 0, p.length}, {heapBuffer(p, true), 8, p.length + 20},
+          {heapBuffer(p, true), -1, 4}, {heapBuffer(p, true), 8, -1}};
+      for (Object[] args : hidden) {
+        String what = "nDecodeHidden(" + args[0] + ", " + args[1] + ", " + args[2] + ")";
+        IllegalArgumentException bad = expectThrows(IllegalArgumentException.class, what,
+            () -> callNative(r, "nDecodeHidden", new Class<?>[] {ByteBuffer.class, int.class, int.class,
+                long.class, long.class}, args[0], args[1], args[2], 0L, a.memoryAddress()));
+        if (bad != null)
+          check(bad.getMessage().startsWith("XchgBatchDecoder: not a heap buffer"), what + ": " + bad.getMessage());
+        check(TestHooks.arrayReleased(a.memoryAddress()), what + ": nothing exported");
+      }
       // An empty file's mapped buffer (no address) is an empty payload, not a buffer refused.
       XchgException empty = expectThrows(XchgException.class, "an empty mapped payload",
           () -> r.decode(TestSupport.emptyMappedBuffer(), 6, a));
