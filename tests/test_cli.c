@@ -1177,8 +1177,9 @@ static void check_codecs_on(const char *gold_root, const char *file, const char 
   json_decref(gold);
 }
 
-/* inspect on a wrapped input names the codec and shows every IPC stream,
- * each from its schema message (#0) on. */
+/* inspect on a wrapped input names the codec and, with --streams (IPC
+ * streams of one schema are a file of blocks, in a codec as in plain IPC),
+ * shows every IPC stream, each from its schema message (#0) on. */
 static void check_codec_inspect(const tu_bytes *ipc, json_t *gold, const char *tmp) {
   char msg[MSG_SIZE] = "", args[4300], want[256];
   run_result r;
@@ -1186,7 +1187,7 @@ static void check_codec_inspect(const tu_bytes *ipc, json_t *gold, const char *t
     TU_CHECK(false, "inspect on lz4-java: %s", msg);
     return;
   }
-  snprintf(args, sizeof args, "inspect --messages '%s'", tmp);
+  snprintf(args, sizeof args, "inspect --messages --streams '%s'", tmp);
   if (!run_cli(args, &r)) return;
   size_t batches = json_array_size(json_object_get(gold, "batches"));
   snprintf(want, sizeof want, "\ninput: 2 IPC streams, %zu record batches, ", 2 * batches);

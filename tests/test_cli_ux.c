@@ -337,6 +337,77 @@ static json_t *inspect_json(const char *args_fmt, const char *path) {
   return doc;
 }
 
+/* inspect's text report with what only a codec adds left out: its lines
+ * ("file: ", whose name differs, "codec: ", "codec zstd: ...") and the
+ * word "decoded " of its offsets.  Freed by the caller. */
+static char *without_codec(const char *report) {
+  tu_bytes kept = {0};
+  for (const char *line = report; *line != '\0';) {
+    const char *end = strchr(line, '\n');
+    size_t n = end != NULL ? (size_t)(end - line) + 1 : strlen(line);
+    if (strncmp(line, "file: ", 6) != 0 && strncmp(line, "codec", 5) != 0)
+      for (size_t i = 0; i < n; i++) {
+        if (strncmp(line + i, "decoded byte", 12) == 0) i += 8; /* "decoded " */
+        tu_bytes_append(&kept, line + i, 1);
+      }
+    line += n;
+  }
+  tu_bytes_append(&kept, "", 1);
+  return (char *)kept.data;
+}
+
+/* The same IPC streams one after another, plain or in a stream codec
+ * (zstd), make the same report: a file of blocks, the first stream shown,
+ * the blocks line; the codec adds its own lines only.  The codec input
+ * showed every stream and no blocks line. */
+static void check_concatenated_codec(void) {
+  char plain[4200], zst[4200];
+  size_t first = 0;
+  tmp_path(plain, sizeof plain, "codec_two.stream");
+  tmp_path(zst, sizeof zst, "codec_two.stream.zst");
+  write_concatenation(plain, "1.0.0-littleendian/generated_primitive.stream",
+                      "1.0.0-littleendian/generated_primitive.stream", NULL, 0, &first);
+  tu_bytes two = tu_read_bytes(plain), coded = {0};
+  TU_CHECK(tu_append_encoded(&coded, XCHG_STREAM_ZSTD, NULL, two.data, two.size) &&
+               tu_write_file(zst, coded.data, coded.size) == 0,
+           "cannot write %s", zst);
+  free(two.data);
+  free(coded.data);
+  tu_cli_result p = run("inspect '%s'", plain), z = run("inspect '%s'", zst);
+  tu_cli_result piped = tu_cli_piped_runf(cli, zst, "inspect -");
+  char *pw = without_codec(p.out), *zw = without_codec(z.out), *sw = without_codec(piped.out);
+  TU_CHECK(p.exit_code == 0 && z.exit_code == 0 && strstr(p.out, "\nblocks: 2 IPC streams") &&
+               strcmp(pw, zw) == 0,
+           "inspect of two streams, plain and in zstd: exit %d and %d, reports differ but for "
+           "the codec:\n%s\n----\n%s%s%s",
+           p.exit_code, z.exit_code, p.out, z.out, p.err, z.err);
+  TU_CHECK(piped.exit_code == 0 && strcmp(pw, sw) == 0 && strstr(z.out, "codec: zstd\n") &&
+               strstr(z.out, "\ncodec zstd: "),
+           "inspect - of two streams in zstd through a pipe: exit %d:\n%s%s", piped.exit_code,
+           piped.out, piped.err);
+  free(pw);
+  free(zw);
+  free(sw);
+  tu_cli_result_free(&p);
+  tu_cli_result_free(&z);
+  tu_cli_result_free(&piped);
+  json_t *doc = inspect_json("inspect --json '%s'", zst),
+         *streams = json_object_get(doc, "streams");
+  json_t *blocks = json_object_get(doc, "blocks");
+  TU_CHECK(
+      json_array_size(streams) == 1 && json_integer_value(json_object_get(blocks, "count")) == 2 &&
+          json_integer_value(json_object_get(blocks, "rows")) ==
+              json_integer_value(json_object_get(json_object_get(doc, "totals"), "rows")),
+      "inspect --json of two streams in zstd: %zu streams shown, %lld blocks",
+      json_array_size(streams), (long long)json_integer_value(json_object_get(blocks, "count")));
+  json_decref(doc);
+  doc = inspect_json("inspect --json --streams '%s'", zst);
+  TU_CHECK(json_array_size(json_object_get(doc, "streams")) == 2,
+           "inspect --json --streams of two streams in zstd: %zu streams shown",
+           json_array_size(json_object_get(doc, "streams")));
+  json_decref(doc);
+}
+
 static json_t *json_column(json_t *doc, int index) {
   return json_array_get(
       json_object_get(json_array_get(json_object_get(doc, "streams"), 0), "columns"),
@@ -1423,6 +1494,7 @@ int main(int argc, char **argv) {
       {"columns", check_columns},
       {"codec_names", check_codec_names},
       {"concatenated", check_concatenated},
+      {"concatenated_codec", check_concatenated_codec},
       {"column_bytes", check_column_bytes},
       {"inspect_text", check_inspect_text},
       {"odd_names", check_odd_names},

@@ -248,8 +248,10 @@ xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, bool
  * the end): a check that its blocks decode, errors naming the block. */
 xchg_status xc_blocks_read_through(xchg_shuffle_reader *reader, int64_t limit, xchg_error *err);
 
-/* What `inspect` says of a file of blocks — Comet blocks (comet), or
- * plain IPC streams one after another — read through the shuffle reader,
+/* What `inspect` says of a file of blocks — Comet blocks (codec
+ * XCHG_STREAM_COMET), or IPC streams one after another, plain (NONE) or
+ * in the stream codec `codec` (read from its decoded bytes, a second pass
+ * over the input) — read through the shuffle reader,
  * every column decoded (a changed dictionary cuts a batch, as in
  * `convert`): blocks, rows, wire bytes, the batches of XC_BLOCK_BATCH_ROWS
  * rows they coalesce into, and the blocks per codec:
@@ -263,7 +265,7 @@ typedef struct xc_blocks_summary {
   bool no_field_count; /* Comet blocks that state none: not read, an error saying so */
 } xc_blocks_summary;
 
-xchg_status xc_blocks_summarize(const char *path, bool comet, bool allow_missing_eos,
+xchg_status xc_blocks_summarize(const char *path, xchg_stream_codec codec, bool allow_missing_eos,
                                 xc_blocks_summary *out, xchg_error *err);
 
 /* Parses the name of a stream codec (--input-codec; gen's --outer, which

@@ -31,9 +31,8 @@ static const char inspect_help[] =
     "    (buffer lengths, padding excluded), what they decode to and the ratio\n"
     "    of the two (decoded / wire; '?' when the body is compressed and the\n"
     "    IPC is read in order, inside a stream codec: its lengths come with the\n"
-    "    body; plain IPC or Comet blocks on standard input are copied to a\n"
-    "    temporary file first, and so is a named FIFO, such as <(...), and\n"
-    "    shown as the file would be);\n"
+    "    body; standard input is copied to a temporary file first, and so is\n"
+    "    a named FIFO, such as <(...), and shown as the file would be);\n"
     "  - with --messages, every message, the schema message (#0) included:\n"
     "    its kind, index, byte offset (from the start of its IPC stream, in\n"
     "    decoded bytes), rows, metadata and body bytes, body compression,\n"
@@ -41,7 +40,8 @@ static const char inspect_help[] =
     "    in the order they are read: a file's (through its footer) as the\n"
     "    footer lists them, dictionaries first.\n"
     "  - for a file of blocks — Comet shuffle blocks, or several IPC streams one\n"
-    "    after another (as `xchg gen shuffle --format ipc` writes them) — a last\n"
+    "    after another (as `xchg gen shuffle --format ipc` writes them), plain or\n"
+    "    in a stream codec, which then makes the same report — a last\n"
     "    line as the shuffle reader reads them: blocks, their codecs (Comet's, or\n"
     "    the streams' body compression), rows, wire bytes and the batches of 8192\n"
     "    rows they coalesce into (as `xchg convert` writes Comet blocks; it keeps\n"
@@ -596,12 +596,14 @@ static void print_blocks_json(xs *out, const xc_blocks_summary *b, int64_t conve
   xs_puts(out, "}}");
 }
 
-/* A file of blocks — Comet blocks, or several plain IPC streams, as a
- * shuffle writer writes them — is summed up as the shuffle reader reads
- * it (standard input too: see spool_blocks). */
+/* A file of blocks — Comet blocks, or several IPC streams, as a shuffle
+ * writer writes them — is summed up as the shuffle reader reads it
+ * (standard input too: see spool_blocks).  IPC streams in a stream codec
+ * are so too: the same streams, compressed or not, make the same report
+ * but for the codec's lines. */
 static bool file_of_blocks(const xc_input *in, const input_stats *all) {
   if (in->codec == XCHG_STREAM_COMET) return in->streams > 0;
-  return in->codec == XCHG_STREAM_NONE && in->streams > 1 && all->files == 0;
+  return in->streams > 1 && all->files == 0;
 }
 
 /* The blocks as the shuffle reader reads them; *summed when it did.
@@ -616,7 +618,7 @@ static xchg_status inspect_blocks(xs *out, const char *path, const xc_input *in,
   bool comet = in->codec == XCHG_STREAM_COMET;
   xc_blocks_summary b;
   xchg_error why;
-  xchg_status st = xc_blocks_summarize(path, comet, in->allow_missing_eos, &b, &why);
+  xchg_status st = xc_blocks_summarize(path, in->codec, in->allow_missing_eos, &b, &why);
   if (st != XCHG_OK && comet && !b.no_field_count) {
     *err = why;
     return st;
@@ -686,27 +688,22 @@ static void print_header(xs *out, const char *path, const xc_input *in, const in
   xs_puts(out, ",\n  \"streams\": [");
 }
 
-/* Standard input that may be a file of blocks (Comet blocks or plain IPC,
- * told from its first bytes) is read twice, as such a file is: once per
- * IPC stream, once by the shuffle reader.  A pipe cannot be, so it is
- * copied to a temporary file first, and inspect shows and says of it what
- * it would of the file; so is a named FIFO (<(...), /dev/stdin). */
-static xchg_status spool_blocks(const char *path, xchg_stream_codec codec, xchg_error *err) {
+/* Standard input that may be a file of blocks (Comet blocks, or IPC
+ * streams, plain or in a stream codec: any input) is read twice, as such
+ * a file is: once per IPC stream, once by the shuffle reader.  A pipe
+ * cannot be, so it is copied to a temporary file first, and inspect shows
+ * and says of it what it would of the file; so is a named FIFO (<(...),
+ * /dev/stdin). */
+static xchg_status spool_blocks(const char *path, xchg_error *err) {
   xchg_status st = xc_pipe_named(path, err); /* a named FIFO is read as "-" is */
   if (st != XCHG_OK || !xc_is_piped(path)) return st;
-  const uint8_t *p;
-  size_t n;
-  st = xc_stdin_peek(20, &p, &n, err); /* what codec detection looks at */
-  if (st != XCHG_OK) return st;
-  xchg_stream_codec seen = codec == XCHG_STREAM_AUTO ? xchg_stream_codec_detect(p, n) : codec;
-  if (seen != XCHG_STREAM_NONE && seen != XCHG_STREAM_COMET) return XCHG_OK;
   return xc_stdin_spool(err);
 }
 
 static int inspect(const char *path, xchg_stream_codec codec, const inspect_opts *opt) {
   xchg_error err = {{0}};
   xc_input in = {0};
-  if (spool_blocks(path, codec, &err) != XCHG_OK ||
+  if (spool_blocks(path, &err) != XCHG_OK ||
       xc_input_open(&in, path, codec, false, NULL, opt->allow_missing_eos, &err) != XCHG_OK) {
     xc_input_close(&in);
     return xc_runtime_error(path, err.message);

@@ -220,11 +220,24 @@ static void count_codecs(const uint8_t *p, size_t size, xc_blocks_summary *s) {
   }
 }
 
-xchg_status xc_blocks_summarize(const char *path, bool comet, bool allow_missing_eos,
+/* The bytes the shuffle reader reads: the file's, or what its stream
+ * codec (not Comet, whose blocks the reader decodes itself) decodes it to,
+ * so that IPC streams in a codec are summed up as plain ones are. */
+static xchg_status open_blocks_source(const char *path, xchg_stream_codec codec, xchg_source **src,
+                                      xchg_error *err) {
+  if (codec == XCHG_STREAM_NONE || codec == XCHG_STREAM_COMET)
+    return xc_open_source(path, src, err);
+  xchg_istream *stream;
+  xchg_status st = xc_open_istream(path, codec, &stream, err);
+  return st == XCHG_OK ? xchg_source_from_istream(stream, src, err) : st; /* takes stream */
+}
+
+xchg_status xc_blocks_summarize(const char *path, xchg_stream_codec codec, bool allow_missing_eos,
                                 xc_blocks_summary *out, xchg_error *err) {
   memset(out, 0, sizeof *out);
+  bool comet = codec == XCHG_STREAM_COMET;
   xchg_source *src;
-  xchg_status st = xc_open_source(path, &src, err);
+  xchg_status st = open_blocks_source(path, codec, &src, err);
   if (st != XCHG_OK) return st;
   /* Blocks without a field count fail the shuffle reader's check, yet cat
    * and convert read them block by block: not the input's fault. */
