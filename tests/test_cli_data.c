@@ -287,6 +287,29 @@ static int count_lines(const char *text) {
   return n;
 }
 
+/* cat of path, IPC streams or files of two schemas, and of them in zstd
+ * (written to zst) through a pipe: the error names the second as `second`
+ * and the first as `first` ("the first IPC file's") and `in_first`. */
+static void check_other_schema(const char *path, const char *zst, const char *second,
+                               const char *first, const char *in_first) {
+  tu_bytes plain = tu_read_bytes(path), coded = {0};
+  TU_CHECK(tu_append_encoded(&coded, XCHG_STREAM_ZSTD, NULL, plain.data, plain.size) &&
+               tu_write_file(zst, coded.data, coded.size) == 0,
+           "cannot write %s", zst);
+  free(plain.data);
+  free(coded.data);
+  for (int zstd = 0; zstd < 2; zstd++) {
+    tu_cli_result c = zstd ? tu_cli_piped_runf(cli, zst, "cat -") : run("cat '%s'", path);
+    char head[64];
+    snprintf(head, sizeof head, ": %s at %sbyte ", second, zstd ? "decoded " : "");
+    TU_CHECK(c.exit_code == 1 && strstr(c.err, head) && strstr(c.err, first) &&
+                 strstr(c.err, in_first) && strstr(c.err, "schema differs"),
+             "cat of two schemas%s: exit %d, want '%s', '%s', '%s': %s",
+             zstd ? " in zstd, piped" : "", c.exit_code, head, first, in_first, c.err);
+    tu_cli_result_free(&c);
+  }
+}
+
 static void check_concatenated_files(void) {
   TMP_PATH(f1, "f1.arrow");
   TMP_PATH(f2, "f2.arrow");
@@ -351,13 +374,14 @@ static void check_concatenated_files(void) {
   }
 
   /* Bytes after them that are not IPC: as plain an error as after a
-   * stream, and from a file before anything is printed. */
+   * stream, and from a file before anything is printed; the second file
+   * called an IPC file, not a stream. */
   static const char garbage[] = "garbage!";
   concatenate(f, garbage, 8, f1, f2, NULL);
   char want[4600];
   snprintf(
       want, sizeof want,
-      "xchg: %s: IPC stream 2 at byte %zu: the IPC file ends at byte %zu, after its closing "
+      "xchg: %s: IPC file 2 at byte %zu: the IPC file ends at byte %zu, after its closing "
       "ARROW1 magic, and 8 bytes follow that are not an Arrow IPC stream or file (they begin 67 61 72 62)\n",
       f, first, size);
   tu_cli_result c = run("cat '%s'", f);
@@ -374,7 +398,8 @@ static void check_concatenated_files(void) {
   tu_cli_result_free(&c);
   /* Through a pipe, how many bytes follow is counted by reading them. */
   if (!TU_CHECK(tu_cli_run_piped(cli, f, "cat -", &c), "xchg cat - did not run")) return;
-  TU_CHECK(c.exit_code == 1 && strstr(c.err, "the IPC file ends at byte ") &&
+  TU_CHECK(c.exit_code == 1 && strstr(c.err, "IPC file 2 at byte ") &&
+               strstr(c.err, "the IPC file ends at byte ") &&
                strstr(c.err,
                       " and 8 bytes follow that are not an Arrow IPC stream or file (they "
                       "begin 67 61 72 62)"),
@@ -431,6 +456,20 @@ static void check_concatenated_files(void) {
     tu_cli_result_free(&c);
     tu_cli_result_free(&d);
   }
+
+  /* Files, and a file after a stream, of another schema than the first:
+   * each called by what it is, the first one too, plain and in a codec
+   * (zstd, through a pipe: read in order).  They were all IPC streams. */
+  concatenate(f, NULL, 0, in_gold("1.0.0-littleendian/generated_primitive.arrow_file"),
+              in_gold("1.0.0-littleendian/generated_nested.arrow_file"), NULL);
+  TMP_PATH(fz, "f.arrow.zst");
+  check_other_schema(f, fz, "IPC file 2", "the first IPC file's", "in the first IPC file, ");
+  concatenate(f, NULL, 0, in_gold("1.0.0-littleendian/generated_primitive.stream"),
+              in_gold("1.0.0-littleendian/generated_nested.arrow_file"), NULL);
+  check_other_schema(f, fz, "IPC file 2", "the first IPC stream's", "in the first IPC stream, ");
+  concatenate(f, NULL, 0, in_gold("1.0.0-littleendian/generated_primitive.arrow_file"),
+              in_gold("1.0.0-littleendian/generated_nested.stream"), NULL);
+  check_other_schema(f, fz, "IPC stream 2", "the first IPC file's", "in the first IPC file, ");
 
   /* Read in order, a file whose footer is another's: the message names the
    * column and what differs. */

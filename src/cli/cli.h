@@ -102,17 +102,22 @@ typedef struct xc_split xc_split;
 
 typedef struct xc_input {
   const char *path;
-  xchg_stream_codec codec;  /* in use (after auto detection); NONE: plain IPC */
-  xchg_source *plain;       /* plain IPC not yet handed to a reader */
-  xchg_istream *stream;     /* the decoder, when there is a codec */
-  xc_split *split;          /* allow_missing_eos, a codec but Comet: where IPC streams end */
-  xchg_buf *memory;         /* plain IPC in memory (a mapped file), else NULL */
-  int64_t streams;          /* IPC streams opened so far */
-  uint64_t stream_start;    /* decoded byte offset where the last one began */
-  uint64_t stream_end;      /* where it ended (UINT64_MAX: unknown, or nothing can follow) */
-  bool ended_file;          /* the last one was in the IPC file format (it ended at its magic) */
-  bool one_schema;          /* every IPC stream must have the first one's schema */
-  struct ArrowSchema first; /* with one_schema: the first IPC stream's schema, once opened */
+  xchg_stream_codec codec; /* in use (after auto detection); NONE: plain IPC */
+  xchg_source *plain;      /* plain IPC not yet handed to a reader */
+  xchg_istream *stream;    /* the decoder, when there is a codec */
+  xc_split *split;         /* allow_missing_eos, a codec but Comet: where IPC streams end */
+  xchg_buf *memory;        /* plain IPC in memory (a mapped file), else NULL */
+  int64_t streams;         /* IPC streams opened so far */
+  uint64_t stream_start;   /* decoded byte offset where the last one began */
+  uint64_t stream_end;     /* where it ended (UINT64_MAX: unknown, or nothing can follow) */
+  bool ended_file;         /* the last one was in the IPC file format (it ended at its magic) */
+  /* The current one is in the IPC file format, as its reader says, or,
+   * when none could be opened, its first bytes (false when not seen);
+   * first_file: the first one was.  Errors call each by what it is
+   * ("IPC file 2 at byte ..."). */
+  bool is_file, first_file;
+  bool one_schema;              /* every IPC stream must have the first one's schema */
+  struct ArrowSchema first;     /* with one_schema: the first IPC stream's schema, once opened */
   const xc_stream_check *check; /* NULL, or asked of every IPC stream */
   bool allow_missing_eos;       /* --allow-missing-eos: every reader's allow_missing_eos */
   int64_t skippable_frames;     /* > 0: the input is that many skippable frames alone */
@@ -197,8 +202,14 @@ xchg_status xc_input_no_schema(const xc_input *in, const char *output, xchg_erro
 /* Comet input: the field count in the header of the current block, else -1. */
 int64_t xc_input_comet_field_count(const xc_input *in);
 
+/* "file" or "stream": how an IPC stream in the file format (file) or
+ * not is called in words that name it ("IPC file 2", "the first IPC
+ * stream's"). */
+const char *xc_ipc_kind(bool file);
+
 /* Prefixes err with the IPC stream at fault when the input held several
- * ("IPC stream 2 at decoded byte 4096: ...").  Over a codec (Comet's
+ * ("IPC stream 2 at decoded byte 4096: ...", "IPC file 2 at byte 22298:
+ * ..." for one in the file format).  Over a codec (Comet's
  * blocks aside, whose offsets the shuffle reader names alike), the
  * reader's offsets say they are decoded bytes too ("message 1 at decoded
  * byte 472"), the codec's own words left as they are. */

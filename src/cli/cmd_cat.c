@@ -325,6 +325,7 @@ static xchg_status read_dictionary_ids(xchg_ipc_reader *reader, const struct Arr
 typedef struct ids_check {
   const char *columns;      /* --columns */
   struct ArrowSchema first; /* the first IPC stream's whole schema */
+  bool first_file;          /* the first one is in the IPC file format: named so */
   int64_t *ids;             /* its dictionary ids, whole schema */
   int64_t n_ids;
   selection sel; /* the selected columns, indices of the whole schema */
@@ -350,11 +351,12 @@ static int64_t *whole_ids(const xchg_ipc_reader *reader, int64_t *n) {
 
 /* The first differing id of a selected column, named with the column. */
 static xchg_status compare_ids(const ids_check *c, const int64_t *ids, int64_t n, xchg_error *err) {
+  const char *first = xc_ipc_kind(c->first_file);
   if (n != c->n_ids)
     return xchg_errorf(err, XCHG_EFORMAT,
-                       "its dictionary ids differ from the first IPC stream's: %lld here, %lld "
-                       "in the first IPC stream",
-                       (long long)n, (long long)c->n_ids);
+                       "its dictionary ids differ from the first IPC %s's: %lld here, %lld "
+                       "in the first IPC %s",
+                       first, (long long)n, (long long)c->n_ids, first);
   for (int k = 0; k < c->sel.count; k++) {
     int64_t col = c->sel.index[k], begin = 0;
     for (int64_t j = 0; j < col; j++) begin += xc_count_dictionaries(c->first.children[j]);
@@ -362,11 +364,11 @@ static xchg_status compare_ids(const ids_check *c, const int64_t *ids, int64_t n
     for (int64_t i = begin; i < end; i++)
       if (ids[i] != c->ids[i])
         return xchg_errorf(err, XCHG_EFORMAT,
-                           "its dictionary ids differ from the first IPC stream's: column %lld "
-                           "\"%s\": dictionary id %lld here, %lld in the first IPC stream",
-                           (long long)col,
+                           "its dictionary ids differ from the first IPC %s's: column %lld "
+                           "\"%s\": dictionary id %lld here, %lld in the first IPC %s",
+                           first, (long long)col,
                            c->first.children[col]->name ? c->first.children[col]->name : "",
-                           (long long)ids[i], (long long)c->ids[i]);
+                           (long long)ids[i], (long long)c->ids[i], first);
   }
   return XCHG_OK;
 }
@@ -387,6 +389,7 @@ static xchg_status check_ids(void *ctx, const xchg_ipc_reader *reader, int64_t s
   ids_check_free(c);
   c->ids = ids;
   c->n_ids = n;
+  c->first_file = xchg_ipc_reader_format(reader) == XCHG_IPC_FILE;
   xchg_status s = xchg_ipc_reader_schema(reader, &c->first, err);
   if (s == XCHG_OK && c->first.n_children > 0)
     s = select_columns(&c->first, c->columns, &c->sel, err);

@@ -13,6 +13,8 @@
 #include "ipc/framing.h"
 #include "ipc/schema.h"
 
+const char *xc_ipc_kind(bool file) { return file ? "file" : "stream"; }
+
 const char *xc_input_label(const char *path) { return strcmp(path, "-") == 0 ? "<stdin>" : path; }
 
 int64_t xc_path_size(const char *path) {
@@ -397,7 +399,10 @@ static xchg_status bytes_follow(xc_input *in, bool *more, xchg_error *err) {
   if (!*more) return st;
   xchg_istream_unread(in->stream, len);
   in->stream_end = xchg_istream_position(in->stream);
-  if (in->streams == 0 || may_begin_ipc(ptr, len)) return XCHG_OK;
+  if (in->streams == 0 || may_begin_ipc(ptr, len)) {
+    in->is_file = ipc_is_file_start(ptr, len); /* the next one's, its reader may fail */
+    return XCHG_OK;
+  }
   uint8_t start[4]; /* what not_a_stream shows, kept before the bytes are read on */
   size_t shown = len < sizeof start ? len : sizeof start;
   memcpy(start, ptr, shown);
@@ -433,6 +438,7 @@ static xchg_status next_in_memory(xc_input *in, const xchg_ipc_read_options *opt
   const uint8_t *p = xchg_buf_data(in->memory) + in->stream_end;
   size_t n = size - (size_t)in->stream_end;
   if (in->streams > 0 && !xc_begins_ipc(p, n)) return not_a_stream(in, p, n, (int64_t)n, err);
+  in->is_file = ipc_is_file_start(p, n);
   if (opts->allow_missing_eos) n = up_to_next_schema(p, n, opts->max_metadata_bytes);
   xchg_buf *rest = xchg_buf_slice(in->memory, (size_t)in->stream_end, n);
   xchg_status st = rest != NULL ? xchg_source_from_buf(rest, src, err)
@@ -448,6 +454,7 @@ static xchg_status advance(xc_input *in, bool *more, xchg_error *err) {
   if (in->stream == NULL) return XCHG_OK;
   if (xc_split_held(in->split) > 0) { /* the next IPC stream's schema message ended this one */
     in->stream_end = decoded_position(in);
+    in->is_file = false;
     *more = true;
     return XCHG_OK;
   }
@@ -456,6 +463,7 @@ static xchg_status advance(xc_input *in, bool *more, xchg_error *err) {
   int next_member = 0;
   st = xchg_istream_next_member(in->stream, &next_member, err);
   *more = st == XCHG_OK && next_member;
+  if (*more) in->is_file = false; /* a member's first bytes are seen by its reader only */
   return st;
 }
 
@@ -490,10 +498,12 @@ static xchg_status check_schema(xc_input *in, xchg_ipc_reader *reader, xchg_erro
       xchg_ipc_reader_schema(reader, in->first.release == NULL ? &in->first : &here, err);
   if (st != XCHG_OK || in->streams == 1) return st;
   int same = 0;
-  st = ipc_arrow_schema_equal(&in->first, "in the first IPC stream", &here, "here",
-                              IPC_METADATA_COMPARED, &same, err);
+  const char *first = xc_ipc_kind(in->first_file);
+  char where[32];
+  snprintf(where, sizeof where, "in the first IPC %s", first);
+  st = ipc_arrow_schema_equal(&in->first, where, &here, "here", IPC_METADATA_COMPARED, &same, err);
   if (st == XCHG_OK && !same) {
-    xchg_error_prefix(err, "its schema differs from the first IPC stream's: ");
+    xchg_error_prefix(err, "its schema differs from the first IPC %s's: ", first);
     st = XCHG_EFORMAT;
   }
   here.release(&here);
@@ -519,6 +529,8 @@ xchg_status xc_input_next(xc_input *in, const xchg_ipc_read_options *opts, xchg_
   in->stream_end = UINT64_MAX;
   in->streams++;
   st = xchg_ipc_reader_open(src, &read, out, err); /* takes src, even on failure */
+  if (st == XCHG_OK) in->is_file = xchg_ipc_reader_format(*out) == XCHG_IPC_FILE;
+  if (in->streams == 1) in->first_file = in->is_file;
   /* Decoded, they are no bytes at all, which the reader calls an empty
    * input: what the input holds is said instead. */
   bool at_start = in->streams == 1 && in->stream != NULL && decoded_position(in) == 0;
@@ -605,8 +617,8 @@ void xc_input_locate_error(const xc_input *in, xchg_error *err) {
   if (another_stream_follows(in, err))
     (void)xc_error_hint(err, XCHG_EFORMAT, "%s", XC_MISSING_EOS_HINT);
   if (in->streams > 1)
-    xchg_error_prefix(err, "IPC stream %lld at %sbyte %llu: ", (long long)in->streams,
-                      in->codec != XCHG_STREAM_NONE ? "decoded " : "",
+    xchg_error_prefix(err, "IPC %s %lld at %sbyte %llu: ", xc_ipc_kind(in->is_file),
+                      (long long)in->streams, in->codec != XCHG_STREAM_NONE ? "decoded " : "",
                       (unsigned long long)in->stream_start);
 }
 
