@@ -1381,6 +1381,70 @@ static void check_missing_eos_codecs(void) {
   }
 }
 
+/* `copies` streams without their markers (write_without_marker), then
+ * tail[0..n), written as `name`. */
+static void write_without_marker_then(const char *name, int copies, const void *tail, size_t n,
+                                      char *path, size_t path_size, size_t *each) {
+  write_without_marker(name, copies, path, path_size, each);
+  tu_bytes b = tu_read_bytes(path);
+  tu_bytes_append(&b, tail, n);
+  TU_CHECK(tu_write_file(path, b.data, b.size) == 0, "cannot write %s", path);
+  free(b.data);
+}
+
+/* With --allow-missing-eos, bytes after the last stream without its
+ * marker that are no message (a text line) are said to follow it, where
+ * it ends, as after a stream with its marker: plain and in each codec, one
+ * stream or two, from a file and through a pipe.  They were read as a
+ * message ("metadata length 1701670771 exceeds max_metadata_bytes").  A
+ * message with the marker but a bad length keeps its error; an IPC file
+ * after such a stream is read, as after one with its marker. */
+static void check_missing_eos_tail(void) {
+  static const char text[] = "some text line\n"; /* 15 bytes */
+  static const char *const none[3] = {"", "", ""};
+  char path[4200], coded[4200], name[64], want[512], where[96];
+  size_t each;
+  for (int copies = 1; copies <= 2; copies++) {
+    snprintf(name, sizeof name, "no_marker_text%d.stream", copies);
+    write_without_marker_then(name, copies, text, sizeof text - 1, path, sizeof path, &each);
+    for (int c = -1; c < (int)(sizeof wrapping / sizeof wrapping[0]); c++) {
+      const char *decoded = c < 0 ? "" : "decoded ";
+      snprintf(name, sizeof name, "no_marker_text%d.%s", copies,
+               c < 0 ? "plain" : xchg_stream_codec_name(wrapping[c]));
+      if (c >= 0 && !write_encoded(path, wrapping[c], name, coded, sizeof coded)) continue;
+      where[0] = '\0'; /* the stream at fault is named when there are two */
+      if (copies == 2) snprintf(where, sizeof where, "IPC stream 2 at %sbyte %zu: ", decoded, each);
+      const char *const two[3] = {where, where, where};
+      snprintf(want, sizeof want,
+               "the IPC stream ends at %sbyte %zu and 15 bytes follow that are not an Arrow IPC "
+               "stream or file (they begin 73 6f 6d 65)",
+               decoded, copies * each);
+      expect_cut_error_with(" --allow-missing-eos", c < 0 ? path : coded, two, want);
+    }
+  }
+  /* The marker, then a length no message has: a bad message, as before. */
+  static const uint8_t bad[8] = {0xFF, 0xFF, 0xFF, 0xFF, 's', 'o', 'm', 'e'};
+  write_without_marker_then("no_marker_bad.stream", 1, bad, 8, path, sizeof path, &each);
+  snprintf(want, sizeof want,
+           "message 3 at byte %zu: metadata length 1701670771 exceeds "
+           "max_metadata_bytes",
+           each);
+  expect_cut_error_with(" --allow-missing-eos", path, none, want);
+  /* An IPC file after it. */
+  char file[4200];
+  gold_path(file, sizeof file, "1.0.0-littleendian/generated_primitive.arrow_file");
+  tu_bytes f = tu_read_bytes(file);
+  write_without_marker_then("no_marker_file.stream", 1, f.data, f.size, path, sizeof path, &each);
+  free(f.data);
+  json_t *doc = load_gold_json("1.0.0-littleendian/generated_primitive.json.gz");
+  int rows = (int)gold_rows(doc);
+  json_decref(doc);
+  expect_cat_lines(path, " --allow-missing-eos", 1 + 2 * rows, "a stream without marker, a file");
+  if (write_encoded(path, XCHG_STREAM_ZSTD, "no_marker_file.zst", coded, sizeof coded))
+    expect_cat_lines(coded, " --allow-missing-eos", 1 + 2 * rows,
+                     "a stream without marker, a file, in zstd");
+}
+
 /* Without --allow-missing-eos, two streams without their markers fail at
  * the second one's schema message, and the error names the flag, for cat,
  * inspect and convert, plain and decoded from each codec, from a file and
@@ -1516,6 +1580,7 @@ int main(int argc, char **argv) {
       {"missing_eos_read", check_missing_eos_read},
       {"missing_eos_comet", check_missing_eos_comet},
       {"missing_eos_codecs", check_missing_eos_codecs},
+      {"missing_eos_tail", check_missing_eos_tail},
       {"missing_eos_second_schema", check_missing_eos_second_schema},
       {"decoded_offsets", check_decoded_offsets},
   };

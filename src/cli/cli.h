@@ -149,12 +149,21 @@ xchg_status xc_split_new(xchg_istream *stream, xc_split **out, xchg_error *err);
 xchg_status xc_split_source(xc_split *s, int64_t max_metadata_bytes, xchg_source **out,
                             xchg_error *err);
 size_t xc_split_held(const xc_split *s);
+/* Where the xc_split_held bytes are: what a stream without its marker
+ * ended at (a schema message, or bytes that are no message, said so). */
+const uint8_t *xc_split_held_bytes(const xc_split *s);
 void xc_split_free(xc_split *s);
 
 /* Whether bytes begin an IPC stream or file (the input's first ones, or
  * those after an IPC stream's end): the continuation marker of a message,
  * or the IPC file format's magic. */
 bool xc_begins_ipc(const uint8_t *p, size_t n);
+
+/* Whether the n bytes at p begin with a message's continuation marker, as
+ * far as there are bytes (fewer than 4 may be a marker cut short): bytes
+ * after a message of a stream whose messages have it that do not are no
+ * message of it, with allow_missing_eos what follows the stream. */
+bool xc_begins_marker(const uint8_t *p, size_t n);
 
 /* st, with " (HINT)" after err's message, HINT formatted from fmt: the
  * fix an error's own words cannot name (an option of the command). */

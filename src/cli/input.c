@@ -128,6 +128,11 @@ static xchg_status spool_plain_ipc(const char *path, xchg_stream_codec codec,
   return st == XCHG_OK && yes ? xc_stdin_spool(err) : st;
 }
 
+bool xc_begins_marker(const uint8_t *p, size_t n) {
+  static const uint8_t continuation[4] = {0xFF, 0xFF, 0xFF, 0xFF}; /* IPC_CONTINUATION */
+  return n > 0 && memcmp(p, continuation, n < 4 ? n : 4) == 0;
+}
+
 bool xc_begins_ipc(const uint8_t *p, size_t n) {
   return (n >= 4 && fb_load_u32(p) == IPC_CONTINUATION) || ipc_is_file_start(p, n);
 }
@@ -343,8 +348,7 @@ static uint64_t decoded_position(const xc_input *in) {
  * there is of them, so that a short tail that is not IPC is named as such,
  * and a marker or magic cut by a piece's end is not. */
 static bool may_begin_ipc(const uint8_t *p, size_t n) {
-  static const uint8_t continuation[4] = {0xFF, 0xFF, 0xFF, 0xFF}; /* IPC_CONTINUATION */
-  return memcmp(p, continuation, n < 4 ? n : 4) == 0 ||
+  return xc_begins_marker(p, n) ||
          memcmp(p, IPC_MAGIC, n < IPC_MAGIC_SIZE ? n : IPC_MAGIC_SIZE) == 0;
 }
 
@@ -412,12 +416,17 @@ static xchg_status bytes_follow(xc_input *in, bool *more, xchg_error *err) {
 /* The n bytes at p, an IPC stream read with allow_missing_eos, up to the
  * next stream's schema message, where a stream that ends without its
  * marker stops (as the shuffle reader sees it): the reader, which takes
- * one stream, then ends there.  All n when there is no such message, at
- * the marker, and where the framing is bad or cut, for the reader to say
- * so. */
+ * one stream, then ends there; or up to bytes that are no message at all.
+ * All n when there is neither, at the marker, and where the framing is
+ * bad or cut, for the reader to say so. */
 static size_t up_to_next_schema(const uint8_t *p, size_t n, int64_t max_metadata_bytes) {
   if (ipc_is_file_start(p, n)) return n; /* a file ends at its footer */
+  bool marked = xc_begins_marker(p, n);
   for (size_t at = 0; at < n;) {
+    /* A stream whose messages have the marker ends before bytes that do
+     * not begin with it: what follows it (not IPC, or an IPC file), which
+     * next_in_memory then names, not a message of this stream. */
+    if (at > 0 && marked && !xc_begins_marker(p + at, n - at)) return at;
     ipc_message_view m;
     if (ipc_message_view_decode(p + at, n - at, 0, (int64_t)at, max_metadata_bytes, &m, NULL) !=
             XCHG_OK ||
@@ -452,11 +461,18 @@ static xchg_status next_in_memory(xc_input *in, const xchg_ipc_read_options *opt
 static xchg_status advance(xc_input *in, bool *more, xchg_error *err) {
   *more = false;
   if (in->stream == NULL) return XCHG_OK;
-  if (xc_split_held(in->split) > 0) { /* the next IPC stream's schema message ended this one */
+  size_t held = xc_split_held(in->split);
+  if (held > 0) { /* the next IPC stream's schema message ended this one, or what is no message */
+    const uint8_t *p = xc_split_held_bytes(in->split);
     in->stream_end = decoded_position(in);
-    in->is_file = false;
+    in->is_file = ipc_is_file_start(p, held);
     *more = true;
-    return XCHG_OK;
+    if (may_begin_ipc(p, held)) return XCHG_OK;
+    uint8_t start[4]; /* what not_a_stream shows, kept before the bytes are read on */
+    size_t shown = held < sizeof start ? held : sizeof start;
+    memcpy(start, p, shown);
+    int64_t rest = count_rest(in);
+    return not_a_stream(in, start, shown, rest < 0 ? -1 : (int64_t)held + rest, err);
   }
   xchg_status st = bytes_follow(in, more, err);
   if (st != XCHG_OK || *more) return st;

@@ -23,9 +23,12 @@ struct xc_split {
   size_t held_size, held_at, held_cap; /* handed out up to held_at */
   int64_t body_left;                   /* of the current message, after what is held */
   int64_t messages;                    /* whose framing the current IPC stream has seen */
+  bool marked;  /* its messages begin with the continuation marker (not pre-0.15 IPC) */
   bool through; /* no framing to walk (an IPC file, bad or cut framing, after the marker):
                    the reader reads on and says what it finds */
-  bool ended;   /* the next IPC stream's schema message is held: this one ends */
+  bool ended;   /* the next IPC stream's schema message, or bytes that are no message (not
+                   IPC, an IPC file), are held: this one ends */
+  bool other;   /* ended at bytes that are no message: the next source reads them through */
 };
 
 xchg_status xc_split_new(xchg_istream *stream, xc_split **out, xchg_error *err) {
@@ -48,6 +51,8 @@ void xc_split_free(xc_split *s) {
 
 size_t xc_split_held(const xc_split *s) { return s != NULL ? s->held_size - s->held_at : 0; }
 
+const uint8_t *xc_split_held_bytes(const xc_split *s) { return s->held + s->held_at; }
+
 /* Reads n more bytes of the input after what is held; *all is false when
  * fewer are there (the reader then finds the cut, or the end, itself). */
 static xchg_status hold_more(xc_split *s, size_t n, bool *all, xchg_error *err) {
@@ -68,13 +73,21 @@ static xchg_status hold_more(xc_split *s, size_t n, bool *all, xchg_error *err) 
 
 /* The next message's prefix and metadata, held: the stream ends there
  * when it is a schema message after the first message (s->ended), else
- * its body is passed after them.  Framing that is not a message's (an IPC
- * file's magic, the marker, a bad length or flatbuffer, the input's end)
- * is passed through, for the reader to say what it is. */
+ * its body is passed after them.  After a message of a stream whose
+ * messages have the marker, bytes without it are no message: the stream
+ * ends there too, as up_to_next_schema ends it in memory, for the input
+ * to say what follows (advance).  Other framing that is not a message's
+ * (an IPC file's magic, the marker, a bad length or flatbuffer, the
+ * input's end) is passed through, for the reader to say what it is. */
 static xchg_status hold_message(xc_split *s, xchg_error *err) {
   s->held_size = s->held_at = 0;
   bool all;
   xchg_status st = hold_more(s, 4, &all, err);
+  if (st == XCHG_OK && s->messages > 0 && s->marked && s->held_size > 0 &&
+      !xc_begins_marker(s->held, s->held_size)) {
+    s->ended = s->other = true;
+    return XCHG_OK;
+  }
   if (st != XCHG_OK || !all || ipc_is_file_start(s->held, s->held_size)) {
     s->through = true; /* a file is read in order to its footer */
     return st;
@@ -100,6 +113,7 @@ static xchg_status hold_message(xc_split *s, xchg_error *err) {
     return XCHG_OK;
   }
   s->ended = type == HEADER_SCHEMA && s->messages > 0;
+  if (s->messages == 0 || s->ended) s->marked = prefix > 4; /* the first of its stream */
   s->messages++;
   s->body_left = body;
   return XCHG_OK;
@@ -138,9 +152,9 @@ static const xchg_source_vtable split_source = {split_read, NULL, NULL, split_fi
 xchg_status xc_split_source(xc_split *s, int64_t max_metadata_bytes, xchg_source **out,
                             xchg_error *err) {
   /* A held schema message begins this stream: its body follows. */
-  s->messages = s->ended ? 1 : 0;
-  s->ended = false;
-  s->through = false;
+  s->messages = s->ended && !s->other ? 1 : 0;
+  s->through = s->other; /* an IPC file's magic, say: its reader reads it in order */
+  s->ended = s->other = false;
   s->max_metadata_bytes = max_metadata_bytes;
   return xchg_source_create(&split_source, s, -1, NULL, "xc_split_source", out, err);
 }
