@@ -406,6 +406,25 @@ static void check_concatenated_codec(void) {
            "inspect --json --streams of two streams in zstd: %zu streams shown",
            json_array_size(json_object_get(doc, "streams")));
   json_decref(doc);
+  /* Streams of two schemas, which the shuffle reader refuses: all shown,
+   * and the blocks line says why, its offset said to be decoded. */
+  write_concatenation(plain, "1.0.0-littleendian/generated_primitive.stream",
+                      "1.0.0-littleendian/generated_nested.stream", NULL, 0, &first);
+  two = tu_read_bytes(plain);
+  coded = (tu_bytes){0};
+  TU_CHECK(tu_append_encoded(&coded, XCHG_STREAM_ZSTD, NULL, two.data, two.size) &&
+               tu_write_file(zst, coded.data, coded.size) == 0,
+           "cannot write %s", zst);
+  free(two.data);
+  free(coded.data);
+  char want[128];
+  snprintf(want, sizeof want,
+           "\nblocks: not read as shuffle blocks: block 1 (source 0, decoded byte %zu): ", first);
+  p = run("inspect '%s'", zst);
+  TU_CHECK(p.exit_code == 0 && strstr(p.out, want) && strstr(p.out, "\nIPC stream 2 at decoded "),
+           "inspect of two schemas in zstd: exit %d, want \"%s\": %s%s", p.exit_code, want, p.out,
+           p.err);
+  tu_cli_result_free(&p);
 }
 
 static json_t *json_column(json_t *doc, int index) {

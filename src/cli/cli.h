@@ -224,6 +224,11 @@ const char *xc_ipc_kind(bool file);
  * byte 472"), the codec's own words left as they are. */
 void xc_input_locate_error(const xc_input *in, xchg_error *err);
 
+/* Rewrites err's offsets "at byte N" as "at decoded byte N", up to where
+ * a codec's own words begin: the error of a reader of a codec's decoded
+ * bytes, which names them as a file's. */
+void xc_say_decoded(xchg_error *err);
+
 void xc_input_close(xc_input *in);
 
 /* The rows a Comet input's blocks are coalesced into when no --batch-rows

@@ -598,7 +598,7 @@ static const char *codec_words(const char *message) {
 /* The IPC reader over a codec reads decoded bytes, and names them as it
  * names a file's, "at byte N": said to be decoded, so that they are not
  * looked for in the file.  The codec's words are left as they are. */
-static void say_decoded(xchg_error *err) {
+void xc_say_decoded(xchg_error *err) {
   static const char at[] = "at byte ";
   /* Each offset adds 8 bytes, and takes 9 or more: twice the room is enough. */
   char said[2 * sizeof err->message];
@@ -629,7 +629,7 @@ static bool another_stream_follows(const xc_input *in, const xchg_error *err) {
 
 void xc_input_locate_error(const xc_input *in, xchg_error *err) {
   if (in->codec != XCHG_STREAM_NONE && in->codec != XCHG_STREAM_COMET && !in->decoder_failed)
-    say_decoded(err);
+    xc_say_decoded(err);
   if (another_stream_follows(in, err))
     (void)xc_error_hint(err, XCHG_EFORMAT, "%s", XC_MISSING_EOS_HINT);
   if (in->streams > 1)

@@ -2,6 +2,7 @@
  * (xchg/shuffle.h): the schema once, every block's rows coalesced into
  * batches of a target size, instead of one IPC reader per block; and what
  * inspect says of a file of blocks (Comet, or IPC streams). */
+#include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -232,6 +233,23 @@ static xchg_status open_blocks_source(const char *path, xchg_stream_codec codec,
   return st == XCHG_OK ? xchg_source_from_istream(stream, src, err) : st; /* takes stream */
 }
 
+/* The shuffle reader names a block's offset in its source "(source 0,
+ * byte N)", and the IPC reader's words inside "at byte N": of a codec's
+ * decoded bytes, both are said to be decoded, so that they are not looked
+ * for in the file (xc_input_locate_error says the IPC streams' so). */
+static void say_blocks_decoded(xchg_error *err) {
+  static const char at[] = ", byte ";
+  const char *source = strstr(err->message, "(source ");
+  const char *hit = source != NULL ? strstr(source, at) : NULL;
+  if (hit != NULL) {
+    char said[sizeof err->message];
+    snprintf(said, sizeof said, "%.*s, " XC_DECODED_BYTE "%s", (int)(hit - err->message),
+             err->message, hit + sizeof at - 1);
+    snprintf(err->message, sizeof err->message, "%s", said);
+  }
+  xc_say_decoded(err);
+}
+
 xchg_status xc_blocks_summarize(const char *path, xchg_stream_codec codec, bool allow_missing_eos,
                                 xc_blocks_summary *out, xchg_error *err) {
   memset(out, 0, sizeof *out);
@@ -257,6 +275,7 @@ xchg_status xc_blocks_summarize(const char *path, xchg_stream_codec codec, bool 
     return st;
   }
   st = xc_blocks_read_through(reader, -1, err);
+  if (st != XCHG_OK && codec != XCHG_STREAM_NONE && !comet) say_blocks_decoded(err);
   xchg_shuffle_reader_metrics m;
   xchg_shuffle_reader_get_metrics(reader, &m);
   xchg_shuffle_reader_free(reader);
