@@ -465,9 +465,11 @@ static xchg_status advance(xc_input *in, bool *more, xchg_error *err) {
   if (held > 0) { /* the next IPC stream's schema message ended this one, or what is no message */
     const uint8_t *p = xc_split_held_bytes(in->split);
     in->stream_end = decoded_position(in);
-    in->is_file = ipc_is_file_start(p, held);
     *more = true;
-    if (may_begin_ipc(p, held)) return XCHG_OK;
+    if (may_begin_ipc(p, held)) {
+      in->is_file = ipc_is_file_start(p, held); /* the next one's, as bytes_follow says */
+      return XCHG_OK;
+    }
     uint8_t start[4]; /* what not_a_stream shows, kept before the bytes are read on */
     size_t shown = held < sizeof start ? held : sizeof start;
     memcpy(start, p, shown);
