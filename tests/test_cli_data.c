@@ -292,12 +292,7 @@ static int count_lines(const char *text) {
  * and the first as `first` ("the first IPC file's") and `in_first`. */
 static void check_other_schema(const char *path, const char *zst, const char *second,
                                const char *first, const char *in_first) {
-  tu_bytes plain = tu_read_bytes(path), coded = {0};
-  TU_CHECK(tu_append_encoded(&coded, XCHG_STREAM_ZSTD, NULL, plain.data, plain.size) &&
-               tu_write_file(zst, coded.data, coded.size) == 0,
-           "cannot write %s", zst);
-  free(plain.data);
-  free(coded.data);
+  tu_encode_file(path, XCHG_STREAM_ZSTD, zst);
   for (int zstd = 0; zstd < 2; zstd++) {
     tu_cli_result c = zstd ? tu_cli_piped_runf(cli, zst, "cat -") : run("cat '%s'", path);
     char head[64];

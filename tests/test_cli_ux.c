@@ -367,12 +367,7 @@ static void check_concatenated_codec(void) {
   tmp_path(zst, sizeof zst, "codec_two.stream.zst");
   write_concatenation(plain, "1.0.0-littleendian/generated_primitive.stream",
                       "1.0.0-littleendian/generated_primitive.stream", NULL, 0, &first);
-  tu_bytes two = tu_read_bytes(plain), coded = {0};
-  TU_CHECK(tu_append_encoded(&coded, XCHG_STREAM_ZSTD, NULL, two.data, two.size) &&
-               tu_write_file(zst, coded.data, coded.size) == 0,
-           "cannot write %s", zst);
-  free(two.data);
-  free(coded.data);
+  tu_encode_file(plain, XCHG_STREAM_ZSTD, zst);
   tu_cli_result p = run("inspect '%s'", plain), z = run("inspect '%s'", zst);
   tu_cli_result piped = tu_cli_piped_runf(cli, zst, "inspect -");
   char *pw = without_codec(p.out), *zw = without_codec(z.out), *sw = without_codec(piped.out);
@@ -410,13 +405,7 @@ static void check_concatenated_codec(void) {
    * and the blocks line says why, its offset said to be decoded. */
   write_concatenation(plain, "1.0.0-littleendian/generated_primitive.stream",
                       "1.0.0-littleendian/generated_nested.stream", NULL, 0, &first);
-  two = tu_read_bytes(plain);
-  coded = (tu_bytes){0};
-  TU_CHECK(tu_append_encoded(&coded, XCHG_STREAM_ZSTD, NULL, two.data, two.size) &&
-               tu_write_file(zst, coded.data, coded.size) == 0,
-           "cannot write %s", zst);
-  free(two.data);
-  free(coded.data);
+  tu_encode_file(plain, XCHG_STREAM_ZSTD, zst);
   char want[128];
   snprintf(want, sizeof want,
            "\nblocks: not read as shuffle blocks: block 1 (source 0, decoded byte %zu): ", first);
@@ -1353,13 +1342,7 @@ static const xchg_stream_codec wrapping[] = {XCHG_STREAM_LZ4_JAVA, XCHG_STREAM_S
 static bool write_encoded(const char *plain, xchg_stream_codec codec, const char *name, char *path,
                           size_t path_size) {
   tmp_path(path, path_size, name);
-  tu_bytes b = tu_read_bytes(plain), out = {0};
-  bool ok = tu_append_encoded(&out, codec, NULL, b.data, b.size) &&
-            tu_write_file(path, out.data, out.size) == 0;
-  TU_CHECK(ok, "cannot write %s", path);
-  free(b.data);
-  free(out.data);
-  return ok;
+  return tu_encode_file(plain, codec, path);
 }
 
 /* Two streams without their markers, decoded from a codec, read as plain

@@ -18,6 +18,10 @@
 bool tu_append_encoded(tu_bytes *out, xchg_stream_codec codec,
                        const xchg_stream_encode_options *opts, const void *data, size_t n);
 
+/* Writes the file `from` encoded by codec (the defaults) to the file
+ * `to`.  A failure is a failed check naming `to`: false. */
+bool tu_encode_file(const char *from, xchg_stream_codec codec, const char *to);
+
 /* Appends the IPC stream ipc[0..n) as one Comet block whose inner codec
  * is inner and whose header states `fields` fields (0: none, as
  * xchg_stream_encode writes by default; Comet writes the schema's). */
