@@ -1,14 +1,15 @@
 /* fuzz/fuzz_cli.c — the `xchg` tool's reading commands over a hostile file.
  *
  * The bytes are a file (a memfd, named by its /proc path) given to `xchg
- * cat` in each output format and to `xchg inspect`, as a user gives one:
- * the tool's own layers — the codec and framing detection, several IPC
- * streams one after another, Comet blocks through the shuffle reader, the
- * rendering of every value of every type — run on top of the library's,
- * which the other targets fuzz alone.  A command must fail with its exit
- * code, never crash; what it prints to standard output is dropped (its
- * errors go to standard error: run with -close_fd_mask=2 to drop them
- * too). */
+ * cat` in each output format and to `xchg inspect`, as a user gives one,
+ * and to both with --allow-missing-eos: the tool's own layers — the codec
+ * and framing detection, several IPC streams one after another (split
+ * where they lack their markers, plain or in a codec's decoded bytes),
+ * Comet blocks through the shuffle reader, the rendering of every value of
+ * every type — run on top of the library's, which the other targets fuzz
+ * alone.  A command must fail with its exit code, never crash; what it
+ * prints to standard output is dropped (its errors go to standard error:
+ * run with -close_fd_mask=2 to drop them too). */
 #define _GNU_SOURCE /* memfd_create */
 #include <fcntl.h>
 #include <stdio.h>
@@ -38,6 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     run((const char *const[]){"cat", path, "--format", "json", NULL});
     run((const char *const[]){"cat", path, "--format", "arrow-json", "--columns", "#0", NULL});
     run((const char *const[]){"inspect", path, NULL});
+    run((const char *const[]){"cat", path, "--allow-missing-eos", NULL});
+    run((const char *const[]){"inspect", path, "--allow-missing-eos", NULL});
     fflush(stdout);
     dup2(out, 1);
     fuzz_check_no_leak(live, "xchg cat and inspect");
