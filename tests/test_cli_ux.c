@@ -1271,6 +1271,17 @@ static void expect_cat_lines(const char *path, const char *flags, int want, cons
   tu_cli_result_free(&pipe);
 }
 
+/* The error of a stream without its marker, cut short where it ends at
+ * `at` ("byte N", or "decoded byte N" in a codec's bytes) before message
+ * 3, naming the flag that reads it. */
+static void cut_short_hint(char *want, size_t size, const char *at, size_t each) {
+  snprintf(want, size,
+           "the stream is cut short: the input ends at %s %zu, before message 3, without the "
+           "end-of-stream marker (--allow-missing-eos reads a stream whose writer left the "
+           "optional marker out)",
+           at, each);
+}
+
 /* Without --allow-missing-eos, a stream that ends where its marker would
  * begin is cut short, and the error names the flag, for cat, inspect and
  * convert, from a file and through a pipe. */
@@ -1278,11 +1289,7 @@ static void check_missing_eos_hint(void) {
   char path[4200], want[512];
   size_t each;
   write_without_marker("no_marker.stream", 1, path, sizeof path, &each);
-  snprintf(want, sizeof want,
-           "the stream is cut short: the input ends at byte %zu, before message 3, without the "
-           "end-of-stream marker (--allow-missing-eos reads a stream whose writer left the "
-           "optional marker out)",
-           each);
+  cut_short_hint(want, sizeof want, "byte", each);
   static const char *const plain[3] = {"", "", ""};
   expect_cut_error(path, plain, want);
 }
@@ -1489,11 +1496,7 @@ static void check_decoded_offsets(void) {
   char one[4200], want[512];
   size_t each;
   write_without_marker("no_marker_decoded.stream", 1, one, sizeof one, &each);
-  snprintf(want, sizeof want,
-           "the stream is cut short: the input ends at decoded byte %zu, before message 3, "
-           "without the end-of-stream marker (--allow-missing-eos reads a stream whose writer "
-           "left the optional marker out)",
-           each);
+  cut_short_hint(want, sizeof want, "decoded byte", each);
   if (write_encoded(one, XCHG_STREAM_LZ4_JAVA, "no_marker_decoded.lz4-java", path, sizeof path))
     expect_cut_error(path, plain, want);
   cut_primitive(4000, "cut_decoded.arrows", cut, sizeof cut);
