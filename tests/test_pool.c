@@ -5,6 +5,7 @@
  * waits for the workers.  Meant to run under ThreadSanitizer too
  * (`ctest -L tsan` in a -DXCHG_TSAN=ON build). */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -229,6 +230,58 @@ static void background_loops(void) {
   check_background_loops(NULL, "no pool");
 }
 
+/* A loop started from inside another loop's index, while that loop's
+ * starter waits for it asleep: the starter runs it.  The only worker of a
+ * pool of two is inside the outer index, which waits for the inner loop to
+ * run, so that nothing else can (the shuffle reader's relays start each
+ * other so).  A starter that noticed only loops finishing slept on: the
+ * outer index gave up after its deadline. */
+typedef struct nested {
+  xchg_pool *pool;
+  pool_loop inner;
+  _Atomic int outer_running, inner_ran, gave_up;
+} nested;
+
+static void inner_index(void *ctx, int64_t i) {
+  (void)i;
+  atomic_store(&((nested *)ctx)->inner_ran, 1);
+}
+
+static int64_t now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void outer_index(void *ctx, int64_t i) {
+  (void)i;
+  nested *n = ctx;
+  atomic_store(&n->outer_running, 1);
+  struct timespec ts = {0, 50 * 1000 * 1000}; /* the starter is asleep by now */
+  nanosleep(&ts, NULL);
+  pool_loop_start(n->pool, &n->inner, 1, inner_index, n);
+  for (int64_t deadline = now_ms() + 5000; !atomic_load(&n->inner_ran);) {
+    if (now_ms() > deadline) {
+      atomic_store(&n->gave_up, 1);
+      break;
+    }
+    sched_yield();
+  }
+  pool_loop_finish(n->pool, &n->inner);
+}
+
+static void starter_helps_new_loops(void) {
+  static nested n;
+  TU_CHECK(xchg_pool_create(2, &n.pool, NULL) == XCHG_OK, "cannot create a pool");
+  pool_loop outer;
+  pool_loop_start(n.pool, &outer, 1, outer_index, &n);
+  while (!atomic_load(&n.outer_running)) sched_yield(); /* the worker has it */
+  pool_loop_finish(n.pool, &outer);
+  TU_CHECK(atomic_load(&n.inner_ran) && !atomic_load(&n.gave_up),
+           "a loop started while its starter waits asleep: run by the starter");
+  xchg_pool_free(n.pool);
+}
+
 /* The process-wide pool lives as long as the process: freeing it is a
  * no-op (an embedder that frees whatever pool its options hold must not
  * pull it from under the others), and it runs loops after that. */
@@ -246,7 +299,7 @@ int main(int argc, char **argv) {
       {"one_thread", one_thread},         {"too_many_threads", too_many_threads},
       {"four_threads", four_threads},     {"callers_at_once", callers_at_once},
       {"worker_signals", worker_signals}, {"background_loops", background_loops},
-      {"default_pool", default_pool},
+      {"default_pool", default_pool},     {"starter_helps_new_loops", starter_helps_new_loops},
   };
   return TU_MAIN(argc, argv, "pool", cases);
 }

@@ -19,6 +19,8 @@
  * bad input — cut anywhere,
  * damaged Comet headers, corrupt compressed bytes, another schema — each
  * an error naming the block, with the batches before it intact. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +216,39 @@ static void output_free(output *o) {
   memset(o, 0, sizeof *o);
 }
 
+/* A source behind a callback that notes a read on any thread but the one
+ * reading: with a pool, only the calling thread reads a source that is not
+ * in memory (a JVM's InputStream may be read there only). */
+typedef struct caller_bytes {
+  xchg_source *bytes; /* tu_unseekable_source's: reads of odd sizes */
+  pthread_t caller;
+} caller_bytes;
+
+static _Atomic int read_elsewhere;
+
+static xchg_status caller_read(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err) {
+  caller_bytes *c = ctx;
+  if (!pthread_equal(pthread_self(), c->caller)) atomic_store(&read_elsewhere, 1);
+  return xchg_source_read(c->bytes, dst, n, got, err);
+}
+
+static void caller_close(void *ctx) {
+  caller_bytes *c = ctx;
+  xchg_source_free(c->bytes);
+  free(c);
+}
+
+static xchg_source *caller_source(const uint8_t *data, size_t size, uint64_t seed) {
+  caller_bytes *c = malloc(sizeof *c);
+  xchg_source *src = NULL;
+  xchg_error err;
+  if (!c) return NULL;
+  *c = (caller_bytes){tu_unseekable_source(data, size, seed), pthread_self()};
+  if (!c->bytes || xchg_source_from_callback(caller_read, caller_close, c, &src, &err) != XCHG_OK)
+    caller_close(c);
+  return src;
+}
+
 /* How the input reaches the reader. */
 enum { FROM_MEMORY, FROM_CHUNKS, FROM_CALLBACK, FROM_SPLIT };
 
@@ -231,7 +266,7 @@ static int add_sources(xchg_shuffle_reader *r, const input *in, int how, char *m
         {p, size / 3}, {p + size / 3, size / 3}, {p + 2 * (size / 3), size - 2 * (size / 3)}};
     st = xchg_source_from_chunks(chunks, 3, NULL, NULL, &src, &err);
   } else if (how == FROM_CALLBACK) {
-    src = tu_unseekable_source(p, size, size);
+    src = caller_source(p, size, size);
   } else {
     /* An empty source, then the input split where a block starts. */
     if ((st = xchg_source_from_memory(p, 0, NULL, NULL, &src, &err)) == XCHG_OK)
@@ -285,6 +320,8 @@ static int read_all(const input *in, const xchg_shuffle_reader_options *given, i
   }
   xchg_shuffle_reader_get_metrics(r, &out->m);
   xchg_shuffle_reader_free(r); /* the batches outlive it */
+  if (atomic_exchange(&read_elsewhere, 0))
+    return tu_errorf(msg, MSG, "a source behind a callback was read off the calling thread");
   return 0;
 }
 
@@ -1553,7 +1590,7 @@ static int read_incremental(const input *in, int64_t target, int64_t per_source,
       int64_t last = b + per_source < in->blocks ? b + per_source : in->blocks;
       size_t from = b ? in->ends[b - 1] : 0, to = in->ends[last - 1];
       xchg_source *src = (b / per_source) % 2
-                             ? tu_unseekable_source(in->bytes.data + from, to - from, b)
+                             ? caller_source(in->bytes.data + from, to - from, (uint64_t)b)
                              : tu_memory_source(in->bytes.data + from, to - from);
       if (xchg_shuffle_reader_add_source(r, src, &err) != XCHG_OK)
         rc = tu_errorf(msg, MSG, "add_source: %s", err.message);
@@ -1591,6 +1628,8 @@ static int read_incremental(const input *in, int64_t target, int64_t per_source,
   if (rc == 0 &&
       xchg_shuffle_reader_add_source(r, tu_memory_source(in->bytes.data, 1), &err) != XCHG_EINVAL)
     rc = tu_errorf(msg, MSG, "a source added after end_input was taken");
+  if (rc == 0 && atomic_exchange(&read_elsewhere, 0))
+    rc = tu_errorf(msg, MSG, "a source behind a callback was read off the calling thread");
   xchg_shuffle_reader_get_metrics(r, &out->m);
   xchg_shuffle_reader_free(r);
   return rc;
@@ -1641,11 +1680,13 @@ static void check_incremental(void) {
 typedef struct counted {
   const uint8_t *data;
   size_t size, pos;
+  pthread_t caller;
 } counted;
 
 static xchg_status counted_read(void *ctx, void *dst, size_t n, size_t *got, xchg_error *err) {
   (void)err;
   counted *c = ctx;
+  if (!pthread_equal(pthread_self(), c->caller)) atomic_store(&read_elsewhere, 1);
   *got = n < c->size - c->pos ? n : c->size - c->pos;
   if (*got) memcpy(dst, c->data + c->pos, *got);
   c->pos += *got;
@@ -1672,7 +1713,7 @@ static void check_bounded_reading(void) {
     memcpy(copy, in.bytes.data, one);
     while (rc == 0 && in.bytes.size < ((size_t)5 << 20)) tu_bytes_append(&in.bytes, copy, one);
     free(copy);
-    counted c = {in.bytes.data, in.bytes.size, 0};
+    counted c = {in.bytes.data, in.bytes.size, 0, pthread_self()};
     xchg_shuffle_reader_options given;
     xchg_shuffle_reader_options_init(&given);
     given.target_rows = 1;
@@ -1702,6 +1743,8 @@ static void check_bounded_reading(void) {
     if (rc == 0 && rows != copies * in.alone.rows)
       rc = tu_errorf(msg, MSG, "%lld rows, not %lld", (long long)rows,
                      (long long)(copies * in.alone.rows));
+    if (rc == 0 && atomic_exchange(&read_elsewhere, 0))
+      rc = tu_errorf(msg, MSG, "the source was read off the calling thread");
     xchg_shuffle_reader_free(r);
     TU_CHECK(rc == 0, "%s: %s",
              comet < 0 ? "a callback source of ipc blocks is read 1 MiB at a time"
@@ -1849,6 +1892,29 @@ static void check_cancel(void) {
   }
   xchg_shuffle_reader_free(r);
   TU_CHECK(rc == 0, "a cancelled reader: %s", msg);
+
+  /* Batches of one copy each: with a pool, relays plan them ahead on its
+   * threads, which ask no cancel check; the calling thread asks it once a
+   * batch, and the reader stops within the batches planned ahead. */
+  asked fourth = {0, 4};
+  o.cancel_ctx = &fourth;
+  o.target_rows = in.alone.rows;
+  pooled = with_pool(&o);
+  r = NULL;
+  int64_t rows = 0;
+  xchg_status st = XCHG_OK;
+  if (rc == 0 && (xchg_shuffle_reader_open(&pooled, &r, &err) != XCHG_OK ||
+                  add_sources(r, &in, FROM_MEMORY, msg) != 0))
+    rc = tu_errorf(msg, MSG, "open: %s", err.message);
+  while (rc == 0 && (st = xchg_shuffle_reader_next(r, &a, &err)) == XCHG_OK && a.release) {
+    rows += a.length;
+    a.release(&a);
+  }
+  if (rc == 0 && (st != XCHG_ECANCELLED || rows >= (copies - 1) * in.alone.rows))
+    rc = tu_errorf(msg, MSG, "%s after %lld of %lld rows, asked %d times", xchg_status_name(st),
+                   (long long)rows, (long long)(copies * in.alone.rows), fourth.n);
+  xchg_shuffle_reader_free(r);
+  TU_CHECK(rc == 0, "cancelled while batches are planned ahead: %s", msg);
   input_free(&in);
   rt_data_free(&d);
 }

@@ -91,19 +91,25 @@
  * read.readahead_bytes of decoded batches; batches come out in input
  * order, and the output is the same with any number of threads (the
  * blocks of a batch are chosen by their row counts and stated sizes).
- * The calling thread reads the blocks' messages, checks schemas and
- * decodes dictionaries.  Batches smaller than an eighth of
- * read.readahead_bytes (1 MiB at most) made of few record batches (with a
- * pool of two threads, of any number that need no decompressing), where
- * a hand-off to another thread would cost more than it saves, are built
- * on the calling thread, their blocks copied into place as they are read
- * — as everything is without a pool; so are small batches for 100 ms
- * after the pool kept a reader waiting for one over a millisecond longer
- * than it took to build (its thread did not run: a host with more threads
- * than cores).  With a pool of two threads, batches of Comet blocks with
- * a codec are built on the calling thread too, while the other thread
- * decompresses the groups ahead: each block is copied into place while
- * still in the cache of the thread that read it.
+ * Once the schema is known, the planning of batches (reading the blocks'
+ * messages, checking schemas, decoding dictionaries) moves to the pool
+ * too: each batch is planned and then built by one task, which first
+ * hands the planning of the next batch to another, so that the pool's
+ * threads take turns planning and build side by side, each a batch whose
+ * blocks it has just read.  Sources not in memory are read, and the
+ * cancel check asked, on the calling thread only.  With a pool of two
+ * threads, batches of Comet blocks with a codec are planned and built on
+ * the calling thread while the other thread decompresses the groups
+ * ahead: each block is copied into place while still in the cache of the
+ * thread that read it.  Of the batches the calling thread plans, those
+ * smaller than an eighth of read.readahead_bytes (1 MiB at most) made of
+ * few record batches (with a pool of two threads, of any number that need
+ * no decompressing), where a hand-off to another thread would cost more
+ * than it saves, are built as they are planned, their blocks copied into
+ * place as they are read — as everything is without a pool; so are small
+ * batches for 100 ms after the pool kept a reader waiting for one over a
+ * millisecond longer than it took to build (its thread did not run: a
+ * host with more threads than cores).
  *
  * Threads: a reader is used by one thread at a time (its pool's threads
  * work for it inside and between the calls).  The ArrowArrays it hands out
@@ -174,10 +180,10 @@ typedef struct xchg_shuffle_reader_options {
   /** The task's cancellation check, asked with cancel_ctx on the calling
    * thread before the first block is read and then before a block once
    * 64 KiB of blocks were read since it was last asked, so inside a long
-   * xchg_shuffle_reader_next too: once it says non-zero, that call fails
-   * with XCHG_ECANCELLED, and so does every later one (batches planned
-   * before it, with a pool, are handed out first).  NULL (default): never
-   * cancelled. */
+   * xchg_shuffle_reader_next too; while the pool plans batches ahead, once
+   * a call instead.  Once it says non-zero, that call fails with
+   * XCHG_ECANCELLED (with a pool, after the batches planned before it),
+   * and so does every later one.  NULL (default): never cancelled. */
   xchg_cancel_fn cancel;
   void *cancel_ctx; /**< the argument of cancel */
 } xchg_shuffle_reader_options;

@@ -50,13 +50,16 @@ static int64_t now_ns(void) {
 }
 
 /* Spins, without the lock, until *counter moves off `value` (until_moved)
- * or reaches it (!until_moved), or SPIN_NS pass.  Only a hint: the caller
- * checks again under the lock. */
-static void spin_on(const _Atomic int64_t *counter, int64_t value, int until_moved) {
+ * or reaches it (!until_moved), or the pool's count of loops started moves
+ * off `started` (-1: not watched), or SPIN_NS pass.  Only a hint: the
+ * caller checks again under the lock. */
+static void spin_on(const xchg_pool *p, int64_t started, const _Atomic int64_t *counter,
+                    int64_t value, int until_moved) {
   int64_t deadline = 0;
   for (int i = 1;; i++) {
     int64_t v = atomic_load_explicit(counter, memory_order_acquire);
     if (until_moved ? v != value : v >= value) return;
+    if (started >= 0 && atomic_load_explicit(&p->started, memory_order_relaxed) != started) return;
     sched_yield();
     if (i % 8 != 0) continue;
     int64_t t = now_ns();
@@ -108,7 +111,7 @@ static void *worker_main(void *arg) {
     } else if (!spun) {
       int64_t seen = atomic_load(&p->started);
       pthread_mutex_unlock(&p->lock);
-      spin_on(&p->started, seen, 1);
+      spin_on(p, -1, &p->started, seen, 1);
       pthread_mutex_lock(&p->lock);
       spun = 1;
     } else {
@@ -236,6 +239,7 @@ void pool_loop_start(xchg_pool *p, job *j, int64_t n, xchg_task_fn fn, void *ctx
   *tail = j;
   atomic_fetch_add(&p->started, 1);
   pthread_cond_broadcast(&p->work);
+  pthread_cond_broadcast(&p->done); /* a starter waiting for its loop helps with this one */
   pthread_mutex_unlock(&p->lock);
 }
 
@@ -251,8 +255,9 @@ static void wait_for_others(xchg_pool *p, job *j) {
       help_with(p, other);
       spun = 0;
     } else if (!spun) {
+      int64_t seen = atomic_load(&p->started);
       pthread_mutex_unlock(&p->lock);
-      spin_on(&j->finished, j->n, 0);
+      spin_on(p, seen, &j->finished, j->n, 0); /* ... or a loop to help with comes */
       pthread_mutex_lock(&p->lock);
       spun = 1;
     } else {

@@ -212,11 +212,22 @@ static xchg_status read_chunk(shuffle_input *in, int *got, xchg_error *err) {
   return set_chunk(in, chunk, in->reading_index, base, in->reading_comet);
 }
 
+static int in_memory(const xchg_source *src) {
+  xchg_buf *memory = xchg_source_memory(src);
+  xchg_buf_unref(memory); /* the source holds it */
+  return memory != NULL;
+}
+
 /* Moves on to the next chunk with bytes in it: *state INPUT_READY when there
  * is one, else INPUT_NEEDED or INPUT_ENDED. */
 static xchg_status next_chunk(shuffle_input *in, int *state, xchg_error *err) {
   drop_chunk(in);
   for (;;) {
+    if (in->memory_only && (in->reading || (in->next_source < in->n_sources &&
+                                            !in_memory(in->sources[in->next_source])))) {
+      *state = INPUT_NEEDED;
+      return XCHG_OK;
+    }
     if (in->reading) {
       int got;
       xchg_status st = read_chunk(in, &got, err);

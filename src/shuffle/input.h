@@ -70,6 +70,7 @@ struct shuffle_input {
   xchg_source **sources;
   int64_t n_sources, sources_cap, next_source;
   int ended;            /* no source comes after those added */
+  int memory_only;      /* read no source that is not in memory: INPUT_NEEDED instead */
   xchg_source *reading; /* a source not in memory, being read chunk by chunk */
   int64_t reading_index;
   int64_t reading_pos; /* its bytes read so far */

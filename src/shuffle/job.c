@@ -53,13 +53,16 @@ static void forget_refs(job *j) {
 
 /* Empties a job for its slot's next use (its coalescer and arrays kept). */
 void job_clear(job *j, xchg_pool *pool) {
-  if (j->started && !j->finished) pool_loop_cancel(pool, &j->loop);
+  if (j->started && !j->finished) {
+    job_await_loop(j);
+    pool_loop_cancel(pool, &j->loop);
+  }
   forget_refs(j);
   for (int64_t i = j->taken; i < j->n_out; i++) ipc_array_unref(j->out[i]);
   j->n_out = j->taken = 0;
   ipc_dictionaries_free(&j->dicts);
   j->n_items = 0;
-  j->started = j->finished = 0;
+  j->closed = j->started = j->finished = j->relay = 0;
 }
 
 static xchg_status push_out(job *j, ipc_array *a, xchg_error *err) {

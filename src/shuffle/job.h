@@ -9,6 +9,9 @@
 #ifndef XCHG_SHUFFLE_JOB_H
 #define XCHG_SHUFFLE_JOB_H
 
+#include <sched.h>
+#include <stdatomic.h>
+
 #include "base/pool_internal.h"
 #include "ipc/dictionary.h"
 #include "ipc/framing.h"
@@ -52,8 +55,17 @@ typedef struct job {
   int in_arenas;     /* some record batches lie in groups the pool decompressed */
   int inline_placed; /* placed as planned, on the planner's thread */
   pool_loop loop;
-  int started, finished;
-  ipc_array **out; /* its batches (two or more when offsets overflow) */
+  /* closed: planned to its end (the planner's); started: its task is on
+   * the pool or run (the same, but for a relay's, started first). */
+  int closed, started, finished;
+  int relay; /* its task is a relay: it plans the job, then places it */
+  /* Set once its loop is started.  A relay's job is published (job_end)
+   * before its loop starts, so that the relay, once running, reserves the
+   * job after it: whoever finishes or cancels the job waits for this. */
+  _Atomic int loop_ready;
+  xchg_shuffle_reader *reader;
+  xchg_shuffle_reader_metrics planned; /* what planning had counted when it was closed */
+  ipc_array **out;                     /* its batches (two or more when offsets overflow) */
   int64_t n_out, cap_out, taken;
   int64_t placed; /* items appended so far */
   xchg_status status;
@@ -61,6 +73,12 @@ typedef struct job {
   int64_t ns, decoded_bytes; /* ns: job_run's, on the pool or the caller */
   int64_t inline_ns;         /* placing as planned, on the planner's thread only */
 } job;
+
+/* Waits for the job's loop to be started, when a relay's launcher is
+ * about to (a few instructions away). */
+static inline void job_await_loop(job *j) {
+  while (!atomic_load(&j->loop_ready)) sched_yield();
+}
 
 /* Prefixes err with "block B (source S, byte O): " when st fails. */
 xchg_status shuffle_block_error(int64_t index, int64_t source, int64_t offset, xchg_status st,

@@ -5,6 +5,8 @@
 #ifndef XCHG_SHUFFLE_READER_H
 #define XCHG_SHUFFLE_READER_H
 
+#include <stdatomic.h>
+
 #include "ipc/dictionary.h"
 #include "ipc/framing.h"
 #include "ipc/schema.h"
@@ -58,19 +60,36 @@ struct xchg_shuffle_reader {
   int64_t schema_body_length;
   ipc_dictionaries dicts;
   dictionary_seen *seen; /* per entry of dicts */
-  /* Output. */
-  job jobs[JOBS_AHEAD]; /* the last one is open while not started */
-  int64_t job_head, job_count, jobs_limit;
-  int64_t held_bytes;  /* planned bytes of the jobs held */
+  /* Output: the jobs held are those of indices job_first to job_end - 1,
+   * in ring slots index % JOBS_AHEAD.  Only the planner's holder moves
+   * job_end (reserving a job), only the caller job_first (handing one
+   * out): with a relay running, the two are different threads. */
+  job jobs[JOBS_AHEAD];
+  _Atomic int64_t job_first, job_end;
+  int64_t jobs_limit;
+  _Atomic int64_t held_bytes; /* planned bytes of the jobs held */
+  /* Planning: owned by whichever thread holds the planner (see relays in
+   * shuffle_reader.c). */
+  job *open;           /* the job being planned, NULL when none is */
+  int closed_one;      /* a job was closed since plan_job began */
   int place_inline;    /* the next job is placed as planned, not on the pool */
   job *placed_inline;  /* the job a call of plan placed into, if any */
   int planned_end;     /* the input ended and every job is closed */
+  int in_relay;        /* planning in a relay task, not on the calling thread */
+  int relay_ok;        /* relays may plan the next job (shuffle_close_job says when not) */
   xchg_status stopped; /* planning failed: reported after the jobs before it */
   xchg_error stop_error;
+  xchg_shuffle_reader_metrics pm; /* what planning counts: blocks, rows, wire bytes, ... */
+  int64_t asked_at;               /* pm.wire_bytes when cancel was last asked, -1 before it was */
+  /* Relays: planning handed from pool task to pool task (shuffle_reader.c). */
+  _Atomic int planner_out; /* a relay task holds the planner */
+  _Atomic int come_home;   /* the caller wants it back: no relay is launched */
+  _Atomic int cancel_seen; /* the caller's cancel check said so, for a relay to stop */
+  /* The caller's. */
   xchg_status failed; /* sticky */
   xchg_error failure;
-  xchg_shuffle_reader_metrics m;
-  int64_t asked_at; /* m.wire_bytes when cancel was last asked, -1 before it was */
+  xchg_shuffle_reader_metrics m; /* handing out's: batches, decoded bytes, time placing */
+  xchg_shuffle_reader_metrics planned_seen; /* planning's, as of the last job handed out */
 };
 
 /* ---- schemas and dictionaries (reader_meta.c) ---------------------------- */
@@ -97,9 +116,7 @@ xchg_status shuffle_schema_taken(xchg_shuffle_reader *r, xchg_error *err);
 /* Rows of the job being planned (0 when none is): asked for every record
  * batch, so inline. */
 static inline int64_t shuffle_open_rows(const xchg_shuffle_reader *r) {
-  if (r->job_count == 0) return 0;
-  const job *j = &r->jobs[(size_t)(r->job_head + r->job_count - 1) % JOBS_AHEAD];
-  return j->started ? 0 : j->rows;
+  return r->open ? r->open->rows : 0;
 }
 
 /* Closes the open job: it runs on the pool, or here without one. */

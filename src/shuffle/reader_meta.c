@@ -117,7 +117,7 @@ xchg_status shuffle_take_dictionary(xchg_shuffle_reader *r, const ipc_message_vi
   }
   if (shuffle_open_rows(r) > 0) {
     *consumed = 0;
-    r->m.dictionary_cuts++;
+    r->pm.dictionary_cuts++;
     return shuffle_close_job(r, err);
   }
   ipc_body body = {body_slice(r, b->pos + (size_t)m->body_offset, m->body_length), NULL, 0,

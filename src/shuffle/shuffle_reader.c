@@ -4,7 +4,7 @@
  *   input    sources become chunks of whole blocks, and chunks units: a
  *            chunk of plain IPC streams, or a group of Comet blocks,
  *            decompressed by a task of its own (input.h);
- *   planning here, on the calling thread: each block's IPC stream is
+ *   planning one thread at a time, in order: each block's IPC stream is
  *            walked message by message, in place (chunk or arena): schemas
  *            checked, dictionaries kept or replaced, and record batches
  *            assigned to the output batch being planned — a job — until it
@@ -12,20 +12,19 @@
  *            its own, decoded without a copy;
  *   placing  a job appends its record batches to its coalescer and
  *            validates the result (job.h).
- * With a pool, the groups of the next units decompress and the jobs place
- * on it while the caller plans the next ones and reads the earlier ones,
- * within readahead_bytes (small batches, and with two threads the batches
- * of decompressed Comet blocks, are placed as planned: shuffle_close_job
- * says why).  Without one (or with one thread) nothing runs ahead: a group
- * decompresses when the planner gets to it, and a record batch is placed
- * as soon as it is planned, its bytes still in the cache.  On two threads
- * the placing thread reads lines the planner's core holds, which costs
- * most of what the second thread adds (perf, 50 x 64 uncompressed: the
- * copies +29 %, the walks of nodes and buffers +63 %, against one thread);
- * a build whose caller only framed the blocks, their jobs planning them,
- * measured the same (1.19x against 1.20x of one thread): what would help
- * is a job planned and placed by the same thread.  The state is in
- * reader.h; schemas and dictionaries are taken in reader_meta.c. */
+ * Without a pool (or with one thread) nothing runs ahead: the calling
+ * thread plans, a group decompresses when the planner gets to it, and a
+ * record batch is placed as soon as it is planned, its bytes still in the
+ * cache.  With a pool, the groups of the next units decompress on it, and
+ * planning moves to it too once the schema is known: each job is planned
+ * and then placed by one relay task, which hands the planner on to the
+ * next relay before it places (relays, below), so that the threads take
+ * turns planning and place side by side, each the job it walked.  Planning
+ * comes back to the calling thread for what only it may do (read a source
+ * not in memory, add input, ask the cancel check) and for a job half
+ * planned; jobs it plans are placed on the pool, or as planned when small
+ * (shuffle_close_job says why).  The state is in reader.h; schemas and
+ * dictionaries are taken in reader_meta.c. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,9 +154,10 @@ static int same_schema_message(const xchg_shuffle_reader *r, size_t *size) {
 /* Whether the task is cancelled, asked before the first block and then
  * once CANCEL_BYTES of blocks were read since the last question. */
 static int cancelled(xchg_shuffle_reader *r) {
-  if (!r->opts.cancel || (r->asked_at >= 0 && r->m.wire_bytes - r->asked_at < CANCEL_BYTES))
-    return 0;
-  r->asked_at = r->m.wire_bytes;
+  if (!r->opts.cancel) return 0;
+  if (r->in_relay || atomic_load(&r->cancel_seen)) return atomic_load(&r->cancel_seen);
+  if (r->asked_at >= 0 && r->pm.wire_bytes - r->asked_at < CANCEL_BYTES) return 0;
+  r->asked_at = r->pm.wire_bytes;
   return r->opts.cancel(r->opts.cancel_ctx) != 0;
 }
 
@@ -183,7 +183,7 @@ static xchg_status open_block(xchg_shuffle_reader *r, int *state, xchg_error *er
                .memory = u->chunk,
                .in_chunk = 1,
                .ref = -1};
-  r->m.blocks++;
+  r->pm.blocks++;
   const uint8_t *chunk = xchg_buf_data(u->chunk);
   if (!u->comet) {
     b->at = u->start;
@@ -196,7 +196,7 @@ static xchg_status open_block(xchg_shuffle_reader *r, int *state, xchg_error *er
   const group_block *g = &u->blocks[r->unit_block];
   b->at = g->offset;
   b->offset = u->base + (int64_t)g->offset;
-  r->m.wire_bytes += (int64_t)g->wire;
+  r->pm.wire_bytes += (int64_t)g->wire;
   if (r->unit_block == u->failed_at) {
     if (err) *err = u->error;
     return in_block(r, u->status, err);
@@ -216,7 +216,7 @@ static xchg_status close_block(xchg_shuffle_reader *r, xchg_error *err) {
   b->open = 0;
   if (!u->comet) {
     u->start += b->pos;
-    r->m.wire_bytes += (int64_t)b->pos;
+    r->pm.wire_bytes += (int64_t)b->pos;
     return XCHG_OK;
   }
   r->unit_block++;
@@ -232,29 +232,40 @@ static xchg_status close_block(xchg_shuffle_reader *r, xchg_error *err) {
 
 /* ---- jobs ------------------------------------------------------------------------ */
 
-/* The ring's slot k after its head (unsigned: a mask, JOBS_AHEAD being a
- * power of two, asked several times a message). */
-static size_t slot_of(const xchg_shuffle_reader *r, int64_t k) {
-  return (size_t)(r->job_head + k) % JOBS_AHEAD;
+static int64_t held_jobs(const xchg_shuffle_reader *r) {
+  return atomic_load(&r->job_end) - atomic_load(&r->job_first);
 }
 
-static job *job_at(xchg_shuffle_reader *r, int64_t k) { return &r->jobs[slot_of(r, k)]; }
+/* Held job k (0: the first).  Unsigned: a mask, JOBS_AHEAD being a power
+ * of two. */
+static job *job_at(xchg_shuffle_reader *r, int64_t k) {
+  return &r->jobs[(size_t)(atomic_load(&r->job_first) + k) % JOBS_AHEAD];
+}
 
-/* The job being planned, opened when there is none. */
-static job *open_job(xchg_shuffle_reader *r) {
-  if (r->job_count > 0 && !job_at(r, r->job_count - 1)->started) return job_at(r, r->job_count - 1);
-  job *j = job_at(r, r->job_count++);
+/* A new job after those held, planned next (by a relay, relay); its
+ * fields are set before the caller can see it. */
+static job *reserve_job(xchg_shuffle_reader *r, int relay) {
+  int64_t end = atomic_load(&r->job_end);
+  job *j = &r->jobs[(size_t)end % JOBS_AHEAD];
   j->opts = &r->opts;
   j->schema = &r->schema;
+  j->reader = r;
   j->pass = 0;
   j->n_items = j->n_refs = j->n_out = j->taken = j->placed = 0;
   j->rows = j->bytes = j->cost = j->ns = j->inline_ns = j->decoded_bytes = 0;
-  j->compressed = j->in_arenas = j->started = j->finished = 0;
-  j->inline_placed = r->place_inline;
+  j->compressed = j->in_arenas = j->closed = j->finished = 0;
+  j->relay = j->started = relay;
+  atomic_store(&j->loop_ready, !relay);
+  j->inline_placed = !relay && r->place_inline;
   j->status = XCHG_OK;
+  r->open = j;
   r->blk.ref = -1;
+  atomic_store(&r->job_end, end + 1);
   return j;
 }
+
+/* The job being planned, opened when there is none. */
+static job *open_job(xchg_shuffle_reader *r) { return r->open ? r->open : reserve_job(r, 0); }
 
 /* The block being planned, as one of the open job's. */
 static xchg_status add_ref(xchg_shuffle_reader *r, job *j, xchg_error *err) {
@@ -308,20 +319,18 @@ static int small_job(const xchg_shuffle_reader *r, const job *j) {
 }
 
 xchg_status shuffle_close_job(xchg_shuffle_reader *r, xchg_error *err) {
-  job *j = job_at(r, r->job_count - 1);
+  job *j = r->open;
   xchg_status st = job_keep_dictionaries(j, &r->dicts, err);
   if (st != XCHG_OK) return st;
-  j->started = 1;
-  r->held_bytes += j->bytes;
+  j->closed = 1;
+  j->planned = r->pm;
+  j->planned.wait_ns = r->in.wait_ns;
+  j->planned.decompress_ns = r->in.decompress_ns;
+  r->open = NULL;
+  r->closed_one = 1;
+  atomic_fetch_add(&r->held_bytes, j->bytes);
   r->blk.ref = -1;
-  /* A job that was not placed as planned and turns out small is built
-   * here all the same, when it is handed out, rather than another thread
-   * woken for it: the first of a reader (nothing was known when it
-   * began), or a small batch passed through (bench shuffle, two threads:
-   * 8,192-row blocks of 5 columns read 1.4x as fast so). */
   int small = small_job(r, j);
-  j->inline_placed |= small;
-  pool_loop_start(j->inline_placed ? NULL : r->opts.read.pool, &j->loop, 1, job_run, j);
   /* The next batch is placed as it is planned (as without a pool), its
    * blocks still in the cache, when this one was small.
    * With two threads, a batch of Comet blocks that the pool decompressed
@@ -335,19 +344,37 @@ xchg_status shuffle_close_job(xchg_shuffle_reader *r, xchg_error *err) {
    * caller alone placing would cap what the others can decompress ahead,
    * so those batches are placed on the pool. */
   r->place_inline = r->threads <= 1 || (r->threads == 2 && j->in_arenas) || (!j->pass && small);
+  /* Relays (below) took such batches more slowly (comet lz4 50 x 64, two
+   * threads, paired runs: 22.3 ms against 18.7-21.0 ms), and small ones
+   * no faster: on two threads Comet blocks the pool decompresses stay
+   * with the caller. */
+  r->relay_ok = !(r->threads == 2 && j->in_arenas);
+  if (j->relay) return XCHG_OK; /* its relay places it */
+  j->started = 1;
+  /* A job that was not placed as planned and turns out small is built
+   * here all the same, when it is handed out, rather than another thread
+   * woken for it: the first of a reader (nothing was known when it
+   * began), or a small batch passed through (bench shuffle, two threads:
+   * 8,192-row blocks of 5 columns read 1.4x as fast so). */
+  j->inline_placed |= small;
+  pool_loop_start(j->inline_placed ? NULL : r->opts.read.pool, &j->loop, 1, job_run, j);
   return XCHG_OK;
 }
 
 /* Jobs closed and not yet handed out. */
 static int64_t closed_jobs(const xchg_shuffle_reader *r) {
-  int open = r->job_count > 0 && !r->jobs[slot_of(r, r->job_count - 1)].started;
-  return r->job_count - open;
+  return held_jobs(r) - (r->open != NULL);
+}
+
+/* Room to plan another job on the pool, within readahead_bytes. */
+static int room_ahead(const xchg_shuffle_reader *r) {
+  return closed_jobs(r) < r->jobs_limit &&
+         atomic_load(&r->held_bytes) < r->opts.read.readahead_bytes;
 }
 
 /* Room to plan another job: without a pool, one at a time. */
 static int has_room(const xchg_shuffle_reader *r) {
-  if (r->place_inline) return closed_jobs(r) == 0;
-  return closed_jobs(r) < r->jobs_limit && r->held_bytes < r->opts.read.readahead_bytes;
+  return r->place_inline ? closed_jobs(r) == 0 : room_ahead(r);
 }
 
 /* ---- dictionaries ----------------------------------------------------------------- */
@@ -387,10 +414,10 @@ static xchg_status take_batch(xchg_shuffle_reader *r, const ipc_message_view *m,
    * an empty table's dictionary column so). */
   if (st == XCHG_OK && w.rows == 0) return XCHG_OK;
   if (st == XCHG_OK) st = check_dictionaries_defined(r, err);
-  if (st == XCHG_OK && w.rows > INT64_MAX - r->m.rows) /* hostile lengths: the sums would wrap */
+  if (st == XCHG_OK && w.rows > INT64_MAX - r->pm.rows) /* hostile lengths: the sums would wrap */
     st = xchg_errorf(err, XCHG_EFORMAT,
                      "record batch length %lld after %lld rows passes 2^63 rows in all",
-                     (long long)w.rows, (long long)r->m.rows);
+                     (long long)w.rows, (long long)r->pm.rows);
   if (st != XCHG_OK) return message_error(r, st, err);
   int pass = passes_through(r, &w);
   job *j = open_job(r);
@@ -408,11 +435,11 @@ static xchg_status take_batch(xchg_shuffle_reader *r, const ipc_message_view *m,
                   : (w.codec == XCHG_BLOCK_NONE ? bytes : DECOMPRESS_COST * bytes) + BATCH_COST;
   j->compressed |= w.codec != XCHG_BLOCK_NONE || !b->in_chunk;
   j->in_arenas |= !b->in_chunk;
-  r->m.rows += w.rows;
+  r->pm.rows += w.rows;
   if (pass) {
     j->pass = 1;
     j->pass_message = *m;
-    r->m.passthrough_batches++;
+    r->pm.passthrough_batches++;
     return shuffle_close_job(r, err);
   }
   /* Placed as planned, the batch's bytes are still in the cache (placing
@@ -514,9 +541,9 @@ static xchg_status step(xchg_shuffle_reader *r, xchg_error *err) {
 /* Plans until a job is closed, or the input runs out (*state INPUT_NEEDED
  * or INPUT_ENDED: at its end, the open job is closed too). */
 static xchg_status plan_job(xchg_shuffle_reader *r, int *state, xchg_error *err) {
-  int64_t closed = closed_jobs(r);
   *state = INPUT_READY;
-  while (closed_jobs(r) == closed) {
+  r->closed_one = 0;
+  while (!r->closed_one) {
     xchg_status st = XCHG_OK;
     if (!r->blk.open && ((st = open_block(r, state, err)) != XCHG_OK || *state != INPUT_READY)) {
       if (st == XCHG_OK && *state == INPUT_ENDED && shuffle_open_rows(r) > 0)
@@ -545,23 +572,88 @@ static xchg_status plan(xchg_shuffle_reader *r, int *state, xchg_error *err) {
   return st;
 }
 
+/* plan, its outcome kept: a failure is reported after the jobs before it. */
+static xchg_status plan_step(xchg_shuffle_reader *r, int *state) {
+  xchg_status st = plan(r, state, &r->stop_error);
+  if (st != XCHG_OK)
+    r->stopped = st;
+  else if (*state == INPUT_ENDED)
+    r->planned_end = 1;
+  return st;
+}
+
+/* ---- relays ------------------------------------------------------------------------------ */
+
+/* With a pool, once the schema is known and no job is half planned,
+ * planning moves from pool task to pool task: a relay plans one job,
+ * starts the next relay (which plans the next job meanwhile), then places
+ * its own job, whose lines it has just walked.  The caller hands the
+ * batches out, and helps with the relays while it waits.  Planned on the
+ * calling thread and placed on another, each batch's lines crossed cores,
+ * and the planner worked alone: two threads read 4,096 uncompressed
+ * blocks of 64 rows at 0.98-1.0x the speed of one for 5 columns, 1.29x
+ * for 50, where the bare copies ran 1.6-1.9x faster.  The planner (the
+ * block, the input, the dictionaries, r->open, job_end, pm) belongs to
+ * one relay at a time, and comes home to the caller (planner_out 0) when
+ * a relay finds no room ahead, the input so far read, a source not in
+ * memory next (the caller reads it: a source's callbacks run on the
+ * calling thread, as without a pool), the planning failed, or the caller
+ * asked for it (come_home: to add input, to free or fail the reader).  A
+ * relay asks no cancel check (the caller asks it, once a batch). */
+static void relay_run(void *ctx, int64_t task);
+
+static int relay_may_start(const xchg_shuffle_reader *r) {
+  return r->threads > 1 && r->relay_ok && r->have_schema && !r->open && r->stopped == XCHG_OK &&
+         !r->planned_end && room_ahead(r) && !atomic_load(&r->come_home);
+}
+
+/* The planner's holder hands it to a new relay. */
+static void launch_relay(xchg_shuffle_reader *r) {
+  atomic_store(&r->planner_out, 1);
+  job *j = reserve_job(r, 1);
+  pool_loop_start(r->opts.read.pool, &j->loop, 1, relay_run, j);
+  atomic_store(&j->loop_ready, 1);
+}
+
+static void relay_run(void *ctx, int64_t task) {
+  (void)task;
+  job *j = ctx;
+  xchg_shuffle_reader *r = j->reader;
+  int state;
+  r->in_relay = r->in.memory_only = 1;
+  plan_step(r, &state);
+  r->in_relay = r->in.memory_only = 0;
+  int closed = j->closed;
+  if (closed && relay_may_start(r))
+    launch_relay(r);
+  else
+    atomic_store(&r->planner_out, 0); /* from here on, r's planner is the caller's */
+  if (closed) job_run(j, 0);
+}
+
 /* ---- handing batches out ----------------------------------------------------------- */
 
 static void pop_job(xchg_shuffle_reader *r) {
   job *j = job_at(r, 0);
-  r->held_bytes -= j->bytes;
+  atomic_fetch_sub(&r->held_bytes, j->closed ? j->bytes : 0);
   job_clear(j, r->opts.read.pool);
-  r->job_head = (int64_t)slot_of(r, 1);
-  r->job_count--;
+  atomic_fetch_add(&r->job_first, 1);
 }
 
 static void finish_job(xchg_shuffle_reader *r, job *j) {
   if (j->finished) return;
   int64_t t0 = monotonic_ns();
+  job_await_loop(j);
   pool_loop_finish(r->opts.read.pool, &j->loop);
-  if (!j->inline_placed && j->bytes < job_worth(r) && monotonic_ns() - t0 - j->ns > STALL_NS)
+  if (!j->closed) { /* its relay brought the planner home first: the caller plans on */
+    j->started = j->relay = 0;
+    return;
+  }
+  if (!j->relay && !j->inline_placed && j->bytes < job_worth(r) &&
+      monotonic_ns() - t0 - j->ns > STALL_NS)
     atomic_store_explicit(&pool_stalled_at, monotonic_ns(), memory_order_relaxed);
   j->finished = 1;
+  r->planned_seen = j->planned;
   r->m.decoded_bytes += j->decoded_bytes;
   if (j->compressed)
     r->m.decompress_ns += j->ns + j->inline_ns;
@@ -569,19 +661,42 @@ static void finish_job(xchg_shuffle_reader *r, job *j) {
     r->m.copy_ns += j->ns + j->inline_ns;
 }
 
+/* Waits for the relay holding the planner, if one does, to give it back;
+ * a job its relay left half planned is then the caller's to plan on. */
+static void bring_planner_home(xchg_shuffle_reader *r) {
+  if (atomic_load(&r->planner_out)) {
+    atomic_store(&r->come_home, 1);
+    /* the last job held is the holder's, or its successor's once it started one */
+    while (atomic_load(&r->planner_out)) finish_job(r, job_at(r, held_jobs(r) - 1));
+    atomic_store(&r->come_home, 0);
+  }
+  if (r->open && r->open->relay) finish_job(r, r->open);
+}
+
 static xchg_status fail(xchg_shuffle_reader *r, xchg_status st, const xchg_error *e) {
+  bring_planner_home(r);
   r->failed = st;
   if (e != &r->failure) r->failure = *e;
-  while (r->job_count > 0) pop_job(r);
+  while (held_jobs(r) > 0) pop_job(r);
+  r->open = NULL;
   return st;
+}
+
+/* Asks the cancel check for the relays, which do not ask it (a JVM's may
+ * be asked on its own threads only): once a call, while they plan. */
+static void ask_for_relays(xchg_shuffle_reader *r) {
+  if (r->opts.cancel && !atomic_load(&r->cancel_seen) && r->opts.cancel(r->opts.cancel_ctx))
+    atomic_store(&r->cancel_seen, 1);
 }
 
 /* The next batch: *out, or NULL at the end; XCHG_EAGAIN when more input
  * is needed first. */
 static xchg_status produce(xchg_shuffle_reader *r, ipc_array **out) {
   *out = NULL;
+  int asked = atomic_load(&r->planner_out);
+  if (asked) ask_for_relays(r);
   for (;;) {
-    job *j = r->job_count > 0 ? job_at(r, 0) : NULL;
+    job *j = held_jobs(r) > 0 ? job_at(r, 0) : NULL;
     if (j && j->finished) {
       if (j->taken < j->n_out) {
         *out = j->out[j->taken++];
@@ -591,21 +706,28 @@ static xchg_status produce(xchg_shuffle_reader *r, ipc_array **out) {
       pop_job(r);
       continue;
     }
-    if (r->stopped == XCHG_OK && !r->planned_end && has_room(r)) {
-      int state;
-      xchg_status st = plan(r, &state, &r->stop_error);
-      if (st != XCHG_OK)
-        r->stopped = st;
-      else if (state == INPUT_ENDED)
-        r->planned_end = 1;
-      if (st != XCHG_OK || state != INPUT_NEEDED) continue;
-      if (closed_jobs(r) == 0) return XCHG_EAGAIN; /* else hand out what is closed */
-      j = job_at(r, 0);
+    if (!atomic_load(&r->planner_out)) {
+      bring_planner_home(r);
+      if (relay_may_start(r)) {
+        if (!asked) ask_for_relays(r);
+        asked = 1;
+        if (!atomic_load(&r->cancel_seen)) { /* else planned here, to fail */
+          launch_relay(r);
+          continue;
+        }
+      }
+      if (r->stopped == XCHG_OK && !r->planned_end && has_room(r)) {
+        int state;
+        if (plan_step(r, &state) != XCHG_OK || state != INPUT_NEEDED) continue;
+        if (closed_jobs(r) == 0) return XCHG_EAGAIN; /* else hand out what is closed */
+        j = job_at(r, 0);
+      }
     }
     if (j && j->started) {
       finish_job(r, j);
       continue;
     }
+    bring_planner_home(r); /* (home already: a relay holds a started job) */
     if (r->stopped != XCHG_OK) return fail(r, r->stopped, &r->stop_error);
     return r->planned_end ? XCHG_OK : XCHG_EAGAIN;
   }
@@ -633,6 +755,7 @@ xchg_status xchg_shuffle_reader_open(const xchg_shuffle_reader_options *opts,
   r->threads = xchg_pool_threads(opts->read.pool);
   shuffle_input_init(&r->in, &r->opts, r->threads);
   r->place_inline = r->threads <= 1;
+  r->relay_ok = 1;
   r->jobs_limit = 2 * r->threads < JOBS_AHEAD ? 2 * r->threads : JOBS_AHEAD - 1;
   if (opts->columns) {
     r->columns = malloc(((size_t)opts->n_columns + 1) * sizeof *r->columns);
@@ -658,6 +781,7 @@ xchg_status xchg_shuffle_reader_open(const xchg_shuffle_reader_options *opts,
 
 xchg_status xchg_shuffle_reader_add_source(xchg_shuffle_reader *r, xchg_source *src,
                                            xchg_error *err) {
+  if (r) bring_planner_home(r);
   if (!r || !src || r->in.ended) {
     xchg_source_free(src);
     return xchg_errorf(err, XCHG_EINVAL, "xchg_shuffle_reader_add_source: %s",
@@ -672,6 +796,7 @@ xchg_status xchg_shuffle_reader_add_source(xchg_shuffle_reader *r, xchg_source *
 
 xchg_status xchg_shuffle_reader_end_input(xchg_shuffle_reader *r, xchg_error *err) {
   if (!r) return xchg_errorf(err, XCHG_EINVAL, "xchg_shuffle_reader_end_input: the reader is NULL");
+  bring_planner_home(r);
   r->in.ended = 1;
   return XCHG_OK;
 }
@@ -679,7 +804,7 @@ xchg_status xchg_shuffle_reader_end_input(xchg_shuffle_reader *r, xchg_error *er
 /* A call that reads: without the incremental option, the input is what
  * was added before it. */
 static void start_reading(xchg_shuffle_reader *r) {
-  if (!r->opts.incremental) r->in.ended = 1;
+  if (!r->opts.incremental && !r->in.ended) r->in.ended = 1; /* (read by relays) */
 }
 
 /* A NULL reader or out is the caller's mistake, not a failure of the
@@ -693,6 +818,7 @@ xchg_status xchg_shuffle_reader_schema(xchg_shuffle_reader *r, struct ArrowSchem
   if (out) memset(out, 0, sizeof *out);
   if (!r || !out) return null_argument("xchg_shuffle_reader_schema", r, err);
   start_reading(r);
+  bring_planner_home(r);
   while (!r->have_schema && r->failed == XCHG_OK) {
     int state = INPUT_READY;
     xchg_status st = r->blk.open ? XCHG_OK : open_block(r, &state, &r->failure);
@@ -752,13 +878,27 @@ void xchg_shuffle_reader_get_metrics(const xchg_shuffle_reader *r,
     return;
   }
   *out = r->m;
-  out->wait_ns += r->in.wait_ns;
-  out->decompress_ns += r->in.decompress_ns;
+  xchg_shuffle_reader_metrics live;
+  const xchg_shuffle_reader_metrics *p = &r->planned_seen;
+  if (!atomic_load(&r->planner_out)) { /* planning's counts as they are */
+    live = r->pm;
+    live.wait_ns = r->in.wait_ns;
+    live.decompress_ns = r->in.decompress_ns;
+    p = &live;
+  }
+  out->blocks = p->blocks;
+  out->rows = p->rows;
+  out->wire_bytes = p->wire_bytes;
+  out->passthrough_batches = p->passthrough_batches;
+  out->dictionary_cuts = p->dictionary_cuts;
+  out->wait_ns = p->wait_ns;
+  out->decompress_ns += p->decompress_ns;
 }
 
 void xchg_shuffle_reader_free(xchg_shuffle_reader *r) {
   if (!r) return;
-  while (r->job_count > 0) pop_job(r);
+  bring_planner_home(r);
+  while (held_jobs(r) > 0) pop_job(r);
   for (int i = 0; i < JOBS_AHEAD; i++) {
     job *j = &r->jobs[i];
     coalescer_free(j->co);
