@@ -590,11 +590,16 @@ static xchg_status plan_step(xchg_shuffle_reader *r, int *state) {
  * its own job, whose lines it has just walked.  The caller hands the
  * batches out, and helps with the relays while it waits.  Planned on the
  * calling thread and placed on another, each batch's lines crossed cores,
- * and the planner worked alone: two threads read 4,096 uncompressed
- * blocks of 64 rows at 0.98-1.0x the speed of one for 5 columns, 1.29x
- * for 50, where the bare copies ran 1.6-1.9x faster.  The planner (the
- * block, the input, the dictionaries, r->open, job_end, pm) belongs to
- * one relay at a time, and comes home to the caller (planner_out 0) when
+ * and the planner worked alone: two threads read 4,096 uncompressed IPC
+ * blocks of 5 columns x 64 rows at 1.0x the speed of one; with relays at
+ * 1.6x (bench shuffle, six paired runs: 0.70-0.73 ms against 1.14-1.17
+ * ms on one thread), where the bare copies run 1.6-1.9x faster.  Blocks
+ * of 50 columns gain little (1.2-1.4x either way): two relays placing at
+ * once took 450-750 us a batch each, one alone 400 (planning 125 us of
+ * it), where the bare copies slow down little; why is not known yet.
+ * The planner (the block, the input, the dictionaries, r->open, job_end,
+ * pm) belongs to one relay at a time, and comes home to the caller
+ * (planner_out 0) when
  * a relay finds no room ahead, the input so far read, a source not in
  * memory next (the caller reads it: a source's callbacks run on the
  * calling thread, as without a pool), the planning failed, or the caller
