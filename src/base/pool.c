@@ -12,7 +12,11 @@
  * of microseconds on a busy host, more than a small loop's whole work.
  * Yielding rather than pausing lets the thread it waits for run when the
  * two share a core (a host with more threads than cores); pausing there
- * made two-thread reads slower, not faster. */
+ * made two-thread reads slower, not faster.  A waiting starter helps with
+ * any loop started meanwhile: its spin ends when one is, and a start wakes
+ * it from its sleep, as the workers are woken (loops that start one
+ * another, as the shuffle reader's relays do, would otherwise wait for a
+ * worker to be free). */
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
