@@ -364,16 +364,11 @@ JNIEXPORT jlong JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeHidden(JNIEnv *env
                                                                      jlong handle, jobject payload,
                                                                      jint position, jint length,
                                                                      jlong batch, jlong address) {
-  jint base = 0;
-  jbyteArray array = xj_hidden_array(env, payload, &base);
-  jlong rows = 0;
-  if (!array || base < 0 || position < 0 || length < 0 ||
-      (jlong)base + position + length > (*env)->GetArrayLength(env, array))
-    xj_throw_java(env, "java/lang/IllegalArgumentException",
-                  "XchgBatchDecoder: not a heap buffer, or its bytes beyond its array");
-  else
-    rows = decode_heap(env, handle, array, base + position, length, batch, address);
-  if (array) (*env)->DeleteLocalRef(env, array);
+  jint offset;
+  jbyteArray array = xj_hidden_region(env, payload, position, length, "XchgBatchDecoder", &offset);
+  if (!array) return 0;
+  jlong rows = decode_heap(env, handle, array, offset, length, batch, address);
+  (*env)->DeleteLocalRef(env, array);
   return rows;
 }
 

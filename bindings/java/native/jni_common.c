@@ -1,6 +1,7 @@
 /* jni_common.c — library load, exceptions, and sources over Java chunks and
  * direct buffers. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,6 +189,22 @@ jbyteArray xj_hidden_array(JNIEnv *env, jobject buffer, jint *base) {
   jbyteArray array = buffer ? (*env)->GetObjectField(env, buffer, xj_buffer_heap_array) : NULL;
   *base = array ? (*env)->GetIntField(env, buffer, xj_buffer_array_offset) : 0;
   return array;
+}
+
+jbyteArray xj_hidden_region(JNIEnv *env, jobject buffer, jint position, jint length,
+                            const char *who, jint *offset) {
+  jint base = 0;
+  jbyteArray array = xj_hidden_array(env, buffer, &base);
+  if (array && base >= 0 && position >= 0 && length >= 0 &&
+      (jlong)base + position + length <= (*env)->GetArrayLength(env, array)) {
+    *offset = base + position;
+    return array;
+  }
+  if (array) (*env)->DeleteLocalRef(env, array);
+  char message[160];
+  snprintf(message, sizeof message, "%s: not a heap buffer, or its bytes beyond its array", who);
+  xj_throw_java(env, "java/lang/IllegalArgumentException", message);
+  return NULL;
 }
 
 static int chunk_from_java(JNIEnv *env, xj_chunk *c, jobject buffer, jobject heap, jint offset,

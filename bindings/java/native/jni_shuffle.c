@@ -158,15 +158,11 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nAppend(JNIEnv *env, jcla
 JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nAppendHidden(JNIEnv *env, jclass cls,
                                                                      jlong handle, jobject buffer,
                                                                      jint position, jint length) {
-  jint base = 0;
-  jbyteArray array = xj_hidden_array(env, buffer, &base);
-  if (!array || base < 0 || position < 0 || length < 0 ||
-      (jlong)base + position + length > (*env)->GetArrayLength(env, array))
-    xj_throw_java(env, "java/lang/IllegalArgumentException",
-                  "XchgShuffleReader: not a heap buffer, or its bytes beyond its array");
-  else
-    append_region(env, XJ_PTR(xj_shuffle, handle), array, base + position, length);
-  if (array) (*env)->DeleteLocalRef(env, array);
+  jint offset;
+  jbyteArray array = xj_hidden_region(env, buffer, position, length, "XchgShuffleReader", &offset);
+  if (!array) return;
+  append_region(env, XJ_PTR(xj_shuffle, handle), array, offset, length);
+  (*env)->DeleteLocalRef(env, array);
 }
 
 JNIEXPORT void JNICALL Java_org_xchg_XchgShuffleReader_nCommit(JNIEnv *env, jclass cls,

@@ -109,6 +109,13 @@ void xj_kill_check_end(JNIEnv *env, xj_kill_check *k);
  * in *base; NULL (*base 0) for a direct buffer or a null one. */
 jbyteArray xj_hidden_array(JNIEnv *env, jobject buffer, jint *base);
 
+/* The array of a heap buffer whose bytes [position, position + length)
+ * lie in it, as xj_hidden_array gives it, with where they start in it in
+ * *offset; else NULL, an IllegalArgumentException thrown ("WHO: not a
+ * heap buffer, or its bytes beyond its array"). */
+jbyteArray xj_hidden_region(JNIEnv *env, jobject buffer, jint position, jint length,
+                            const char *who, jint *offset);
+
 typedef struct xj_chunk {
   const uint8_t *direct; /* a direct buffer's bytes (offset applied), or NULL */
   jbyteArray heap;       /* else a global reference to a heap chunk's array */
