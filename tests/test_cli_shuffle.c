@@ -187,6 +187,61 @@ static void check_batch_rows(void) {
   }
 }
 
+/* The bytes of path, or NULL (checked: the caller frees them). */
+static uint8_t *file_bytes(const char *path, size_t *size) {
+  uint8_t *bytes = tu_read_file(path, size);
+  TU_CHECK(bytes != NULL, "cannot read %s", path);
+  return bytes;
+}
+
+/* Reading every block, the shuffle reader reads ahead on every core
+ * (XCHG_THREADS): on one thread, on two (Comet blocks with a codec
+ * decompressed on the pool and placed by the caller) and on three (the
+ * threads taking turns planning), convert writes the same bytes and cat
+ * prints the same rows.  Batches of 100 rows, many to plan ahead. */
+static void check_threads(void) {
+  static const struct {
+    const char *format, *codec;
+  } inputs[] = {{"comet", "none"}, {"comet", "lz4"}, {"comet", "zstd"}, {"ipc", "lz4"}};
+  TMP_PATH(in, "threads.blocks");
+  TMP_PATH(out, "threads.arrows");
+  for (size_t i = 0; i < sizeof inputs / sizeof inputs[0]; i++) {
+    gen_shuffle(in, inputs[i].format, inputs[i].codec, 12);
+    uint8_t *first = NULL;
+    size_t first_size = 0;
+    tu_cli_result first_rows = {0};
+    for (int threads = 1; threads <= 3; threads++) {
+      char n[8];
+      snprintf(n, sizeof n, "%d", threads);
+      setenv("XCHG_THREADS", n, 1);
+      must_run("convert", run("convert '%s' '%s' -f --batch-rows 100", in, out));
+      tu_cli_result rows = run("cat '%s' --format json", in);
+      unsetenv("XCHG_THREADS");
+      size_t size;
+      uint8_t *bytes = file_bytes(out, &size);
+      TU_CHECK(rows.exit_code == 0 && rows.out_len > 0, "%s %s: cat on %d threads: exit %d: %s",
+               inputs[i].format, inputs[i].codec, threads, rows.exit_code, rows.err);
+      if (threads == 1) {
+        first = bytes;
+        first_size = size;
+        first_rows = rows;
+        continue;
+      }
+      TU_CHECK(bytes && first && size == first_size && memcmp(bytes, first, size) == 0,
+               "%s %s: convert on %d threads wrote other bytes (%zu) than on one (%zu)",
+               inputs[i].format, inputs[i].codec, threads, size, first_size);
+      TU_CHECK(
+          rows.out_len == first_rows.out_len && memcmp(rows.out, first_rows.out, rows.out_len) == 0,
+          "%s %s: cat on %d threads printed other rows than on one", inputs[i].format,
+          inputs[i].codec, threads);
+      free(bytes);
+      tu_cli_result_free(&rows);
+    }
+    free(first);
+    tu_cli_result_free(&first_rows);
+  }
+}
+
 /* inspect's output after the line or key that names its input: NULL
  * when it has none. */
 static const char *after_name(const char *out, int json) {
@@ -1086,6 +1141,7 @@ int main(int argc, char **argv) {
   static const tu_case cases[] = {
       {"codecs", check_codecs},
       {"batch_rows", check_batch_rows},
+      {"threads", check_threads},
       {"inspect", check_inspect},
       {"inspect_ipc_streams", check_inspect_ipc_streams},
       {"bad_blocks", check_bad_blocks},

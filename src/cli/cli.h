@@ -253,7 +253,8 @@ typedef struct xc_blocks_columns {
  * decoded) so that a bad block fails before any output; standard input
  * ("-", told from its first bytes, xc_stdin_peek) cannot be read twice and
  * is read as it comes, a bad block failing after the batches before it.
- * limit (-1: none) is the
+ * With no limit the reader reads ahead on the default pool (every core,
+ * XCHG_THREADS).  limit (-1: none) is the
  * rows the command wants: the blocks after the first `limit` rows are not
  * checked, and *out's batches hold at least min(target_rows, limit) rows,
  * so that for a limit up to target_rows no block after them is read (as

@@ -50,14 +50,20 @@ static const int64_t no_columns[1] = {0};
 
 /* Comet blocks, or IPC streams one after another; columns NULL: all of
  * them.  allow_missing_eos: --allow-missing-eos, a block's IPC stream may
- * end without its marker. */
+ * end without its marker.  whole: the command reads every block, and the
+ * reader decompresses and places the next batches on every core
+ * (XCHG_THREADS) while the command writes the current one; a command that
+ * wants the first rows only reads on its own thread, as read-ahead would
+ * decode blocks past them. */
 static xchg_status open_framed(xchg_source *src, xchg_shuffle_framing framing,
-                               bool allow_missing_eos, int64_t target_rows, const int64_t *columns,
-                               int64_t n_columns, xchg_shuffle_reader **out, xchg_error *err) {
+                               bool allow_missing_eos, bool whole, int64_t target_rows,
+                               const int64_t *columns, int64_t n_columns, xchg_shuffle_reader **out,
+                               xchg_error *err) {
   xchg_shuffle_reader_options opts;
   xchg_shuffle_reader_options_init(&opts);
   opts.framing = framing;
   opts.read.allow_missing_eos = allow_missing_eos;
+  opts.read.pool = whole ? xchg_pool_default() : NULL;
   opts.target_rows = target_rows;
   opts.columns = columns;
   opts.n_columns = n_columns;
@@ -73,11 +79,11 @@ static xchg_status open_framed(xchg_source *src, xchg_shuffle_framing framing,
   return st;
 }
 
-static xchg_status open_reader(xchg_source *src, bool allow_missing_eos, int64_t target_rows,
-                               const int64_t *columns, int64_t n_columns, xchg_shuffle_reader **out,
-                               xchg_error *err) {
-  return open_framed(src, XCHG_SHUFFLE_FRAMING_COMET, allow_missing_eos, target_rows, columns,
-                     n_columns, out, err);
+static xchg_status open_reader(xchg_source *src, bool allow_missing_eos, bool whole,
+                               int64_t target_rows, const int64_t *columns, int64_t n_columns,
+                               xchg_shuffle_reader **out, xchg_error *err) {
+  return open_framed(src, XCHG_SHUFFLE_FRAMING_COMET, allow_missing_eos, whole, target_rows,
+                     columns, n_columns, out, err);
 }
 
 xchg_status xc_blocks_read_through(xchg_shuffle_reader *reader, int64_t limit, xchg_error *err) {
@@ -110,7 +116,7 @@ static xchg_status check_blocks(xchg_buf *memory, bool allow_missing_eos, int64_
   xchg_shuffle_reader *probe;
   xchg_status st = xchg_source_from_buf(memory, &src, err);
   if (st == XCHG_OK)
-    st = open_reader(src, allow_missing_eos,
+    st = open_reader(src, allow_missing_eos, limit < 0,
                      limited_target(limit < 0 ? XC_BLOCK_BATCH_ROWS : INT64_MAX, limit), no_columns,
                      0, &probe, err);
   if (st != XCHG_OK) return st;
@@ -132,7 +138,7 @@ static xchg_status choose_columns(xchg_buf *memory, bool allow_missing_eos,
   xchg_shuffle_reader *whole;
   xchg_status st = xchg_source_from_buf(memory, &src, err);
   if (st == XCHG_OK)
-    st = open_reader(src, allow_missing_eos, XC_BLOCK_BATCH_ROWS, NULL, 0, &whole, err);
+    st = open_reader(src, allow_missing_eos, false, XC_BLOCK_BATCH_ROWS, NULL, 0, &whole, err);
   if (st != XCHG_OK) return st;
   struct ArrowSchema schema;
   if ((st = xchg_shuffle_reader_schema(whole, &schema, err)) == XCHG_OK) {
@@ -173,8 +179,8 @@ static xchg_status open_stdin_blocks(const char *path, xchg_stream_codec codec,
   }
   xchg_source *src;
   if ((st = xc_open_source(path, &src, err)) != XCHG_OK) return st;
-  return open_reader(src, allow_missing_eos, limited_target(target_rows, limit), columns, n_columns,
-                     out, err);
+  return open_reader(src, allow_missing_eos, limit < 0, limited_target(target_rows, limit), columns,
+                     n_columns, out, err);
 }
 
 xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, bool allow_missing_eos,
@@ -203,8 +209,8 @@ xchg_status xc_input_open_blocks(const char *path, xchg_stream_codec codec, bool
     xchg_source_free(src);
     return st;
   }
-  return open_reader(src, allow_missing_eos, limited_target(target_rows, limit), columns, n_columns,
-                     out, err);
+  return open_reader(src, allow_missing_eos, limit < 0, limited_target(target_rows, limit), columns,
+                     n_columns, out, err);
 }
 
 /* Counts each block's codec tag (bytes 16..19 of its header), walking the
@@ -269,8 +275,8 @@ xchg_status xc_blocks_summarize(const char *path, xchg_stream_codec codec, bool 
   xchg_buf *memory = xchg_source_memory(src);
   xchg_shuffle_reader *reader;
   xchg_shuffle_framing framing = comet ? XCHG_SHUFFLE_FRAMING_COMET : XCHG_SHUFFLE_FRAMING_IPC;
-  if ((st = open_framed(src, framing, allow_missing_eos, XC_BLOCK_BATCH_ROWS, NULL, 0, &reader,
-                        err)) != XCHG_OK) {
+  if ((st = open_framed(src, framing, allow_missing_eos, true, XC_BLOCK_BATCH_ROWS, NULL, 0,
+                        &reader, err)) != XCHG_OK) {
     xchg_buf_unref(memory);
     return st;
   }
