@@ -551,27 +551,48 @@ static void check_cat_dictionaries(void) {
  * stream, which replaces the dictionary: `convert --file` of it names the
  * record batch message that uses the other dictionary, and its byte
  * offset, as `inspect --messages` lists it. */
-static void expect_replacement_named(const char *two) {
+static void expect_replacement_named_on(const char *two, const char *threads) {
   TMP_PATH(one, "replaced.arrows");
   TMP_PATH(out, "replaced.arrow");
   must_run("convert of two streams into one", run("convert '%s' '%s' -f", two, one));
+  setenv("XCHG_THREADS", threads, 1);
   tu_cli_result r = run("convert '%s' '%s' --file -f", one, out);
+  unsetenv("XCHG_THREADS");
   long long index = -1, offset = -1;
   const char *at = strstr(r.err, ": message ");
   TU_CHECK(r.exit_code == 1 && at &&
                sscanf(at, ": message %lld at byte %lld", &index, &offset) == 2 &&
                strstr(r.err, "cannot replace dictionary") != NULL,
-           "convert --file of a stream that replaces a dictionary: exit %d, stderr %s", r.exit_code,
-           r.err);
+           "convert --file on %s thread(s) of a stream that replaces a dictionary: exit %d, stderr "
+           "%s",
+           threads, r.exit_code, r.err);
   tu_cli_result_free(&r);
+  /* The batch named is the one the replacement is for: the first record
+   * batch after the last dictionary message (inspect lists them all), not
+   * one the reader read ahead on the pool (XCHG_THREADS), on any number
+   * of threads. */
   r = run("inspect '%s' --messages", one);
+  long long last_dictionary = -1;
+  for (const char *p = r.out; (p = strstr(p, "\n  #")) != NULL; p++) {
+    long long k;
+    char kind[16];
+    if (sscanf(p, "\n  #%lld %15s", &k, kind) == 2 && strcmp(kind, "dictionary") == 0)
+      last_dictionary = k;
+  }
   char line[96];
   snprintf(line, sizeof line, "  #%lld record batch  offset %lld ", index, offset);
-  TU_CHECK(r.exit_code == 0 && index > 0 && strstr(r.out, line) != NULL,
-           "convert --file named message %lld at byte %lld, which inspect does not list as a "
-           "record batch: %s",
-           index, offset, r.out);
+  TU_CHECK(
+      r.exit_code == 0 && index > 0 && index == last_dictionary + 1 && strstr(r.out, line) != NULL,
+      "convert --file named message %lld at byte %lld, not the record batch after the "
+      "replacing dictionary (message %lld): %s",
+      index, offset, last_dictionary, r.out);
   tu_cli_result_free(&r);
+}
+
+/* On one thread and on two, where the reader reads ahead. */
+static void expect_replacement_named(const char *two) {
+  expect_replacement_named_on(two, "1");
+  expect_replacement_named_on(two, "2");
 }
 
 /* Two IPC streams one after another whose dictionaries differ: the file
@@ -606,6 +627,15 @@ static void check_convert_file_dictionaries(void) {
            r.exit_code, access(out, F_OK) == 0 ? "written" : "absent", r.err);
   tu_cli_result_free(&r);
   expect_replacement_named(in);
+  /* After 80 record batches, which the reader reads far ahead of the
+   * writer: the batch named is still the one refused. */
+  tu_bytes many = {0};
+  for (int i = 0; i < 40; i++) tu_bytes_append(&many, ipc.data, ipc.size);
+  tu_bytes_append(&many, two.data + ipc.size, ipc.size);
+  TMP_PATH(after_many, "many_then_other_dictionaries.arrows");
+  TU_CHECK(tu_write_file(after_many, many.data, many.size) == 0, "cannot write %s", after_many);
+  free(many.data);
+  expect_replacement_named(after_many);
   /* The same as Comet blocks, read by the shuffle reader: the input named. */
   tu_bytes blocks = {0};
   bool built = tu_append_comet_block(&blocks, two.data, ipc.size, XCHG_STREAM_NONE, 3) &&

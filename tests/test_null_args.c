@@ -65,6 +65,9 @@ static void null_handles(void) {
   TU_CHECK(xchg_ipc_reader_dictionary_ids(NULL, ids, 2) == 0 && ids[0] == 7);
   TU_CHECK(xchg_shuffle_reader_dictionary_ids(NULL, ids, 2) == 0 && ids[0] == 7);
   TU_CHECK(xchg_ipc_reader_num_batches(NULL) == -1 && xchg_ipc_reader_stream_end(NULL) == -1);
+  int64_t offset = 7;
+  TU_CHECK(xchg_ipc_reader_batch_message(NULL, &offset) == -1 && offset == -1 &&
+           xchg_ipc_reader_batch_message(NULL, NULL) == -1);
   TU_CHECK(xchg_pool_threads(NULL) == 1);
   TU_CHECK(xchg_row_reader_rows(NULL) == 0 && xchg_row_reader_copied_rows(NULL) == 0);
   TU_CHECK(xchg_row_reader_stream(NULL) == NULL);

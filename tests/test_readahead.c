@@ -3,8 +3,10 @@
  * With a pool, batches are planned ahead, decoded in groups on any thread
  * and taken in order.  Whatever the pool size, read-ahead window and task
  * size, a reader must hand out what a reader without a pool does: every
- * batch, each value right, in order; and on a bad stream, the same batches
- * and then the same error, in place of the same batch.  Also: closing with
+ * batch, each value right, in order, each named by its own record batch
+ * message (xchg_ipc_reader_batch_message), not the last one read ahead; and
+ * on a bad stream, the same batches and then the same error, in place of
+ * the same batch.  Also: closing with
  * work in flight, select refused once batches are read ahead, and readers
  * on several threads sharing one pool.  Meant to run under ThreadSanitizer
  * too (`ctest -L tsan`). */
@@ -27,6 +29,7 @@ static const int64_t all_columns[CD_COLUMNS] = {0, 1, 2};
 typedef struct outcome {
   int64_t batches;
   int bad_batch; /* a batch whose values were wrong */
+  int misplaced; /* a batch that xchg_ipc_reader_batch_message placed wrong */
   xchg_status status;
   xchg_status again; /* next() after the end or error */
   char message[XCHG_ERROR_MESSAGE_SIZE];
@@ -37,11 +40,38 @@ typedef struct config {
   int64_t readahead_bytes, task_bytes;
 } config;
 
+/* The record batch messages in the order on_message reports them (read
+ * ahead of the batches handed out, with a pool). */
+typedef struct batch_messages {
+  int64_t index[N_BATCHES], offset[N_BATCHES], n;
+} batch_messages;
+
+static void note_batch(void *ctx, const xchg_message_info *info) {
+  batch_messages *m = ctx;
+  if (info->kind != XCHG_MESSAGE_RECORD_BATCH || m->n == N_BATCHES) return;
+  m->index[m->n] = info->index;
+  m->offset[m->n++] = info->offset;
+}
+
+/* xchg_ipc_reader_batch_message names batch k's message and byte,
+ * whatever was read ahead of it. */
+static int placed_right(const xchg_ipc_reader *r, const batch_messages *m, int64_t k) {
+  int64_t offset, index = xchg_ipc_reader_batch_message(r, &offset);
+  if (k < m->n && index == m->index[k] && offset == m->offset[k]) return 1;
+  printf("  batch %lld: placed at message %lld, byte %lld; read as message %lld, byte %lld\n",
+         (long long)k, (long long)index, (long long)offset,
+         (long long)(k < m->n ? m->index[k] : -1), (long long)(k < m->n ? m->offset[k] : -1));
+  return 0;
+}
+
 static outcome read_stream(const xchg_buf *data, xchg_pool *pool, const config *c) {
   outcome o = {0};
+  batch_messages read = {0};
   xchg_ipc_read_options opts;
   xchg_ipc_read_options_init(&opts);
   opts.pool = pool;
+  opts.on_message = note_batch;
+  opts.on_message_ctx = &read;
   if (c->readahead_bytes) opts.readahead_bytes = c->readahead_bytes;
   if (c->task_bytes) opts.task_bytes = c->task_bytes;
   xchg_ipc_reader *r;
@@ -52,6 +82,12 @@ static outcome read_stream(const xchg_buf *data, xchg_pool *pool, const config *
     snprintf(o.message, sizeof o.message, "%s", err.message);
     return o;
   }
+  int64_t before_offset, before = xchg_ipc_reader_batch_message(r, &before_offset);
+  if (before != -1 || before_offset != -1) {
+    printf("  before any batch: placed at message %lld, byte %lld\n", (long long)before,
+           (long long)before_offset);
+    o.misplaced = 1;
+  }
   for (;;) {
     struct ArrowArray a;
     o.status = xchg_ipc_reader_next(r, &a, &err);
@@ -60,6 +96,7 @@ static outcome read_stream(const xchg_buf *data, xchg_pool *pool, const config *
       break;
     }
     if (!a.release) break;
+    if (!o.misplaced && !placed_right(r, &read, o.batches)) o.misplaced = 1;
     char msg[512];
     if (o.batches >= N_BATCHES || cd_check_batch(&a, all_columns, CD_COLUMNS, 0, o.batches,
                                                  rows[o.batches], msg, sizeof msg) != 0) {
@@ -99,7 +136,8 @@ static void check_same_outcome(const char *what, const xchg_buf *data, int64_t w
                                xchg_status want_status) {
   const config serial = {0, 0, 0};
   outcome base = read_stream(data, NULL, &serial);
-  TU_CHECK(!base.bad_batch && base.batches == want_batches && base.status == want_status,
+  TU_CHECK(!base.bad_batch && !base.misplaced && base.batches == want_batches &&
+               base.status == want_status,
            "%s without a pool: %lld batches (want %lld), status %d (want %d): %s", what,
            (long long)base.batches, (long long)want_batches, base.status, want_status,
            base.message);
@@ -110,7 +148,7 @@ static void check_same_outcome(const char *what, const xchg_buf *data, int64_t w
     TU_CHECK(xchg_pool_create(configs[i].threads, &pool, NULL) == XCHG_OK, "cannot create a pool");
     outcome o = read_stream(data, pool, &configs[i]);
     xchg_pool_free(pool);
-    TU_CHECK(!o.bad_batch && o.batches == base.batches && o.status == base.status &&
+    TU_CHECK(!o.bad_batch && !o.misplaced && o.batches == base.batches && o.status == base.status &&
                  strcmp(o.message, base.message) == 0 && o.again == base.again,
              "%s, %s: %lld batches, status %d '%s', then %d; without a pool %lld, %d '%s', then %d",
              what, name, (long long)o.batches, o.status, o.message, o.again,

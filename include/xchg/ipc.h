@@ -321,6 +321,16 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_schema(const xchg_ipc_reader
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_next(xchg_ipc_reader *reader,
                                                          struct ArrowArray *out, xchg_error *err);
 
+/** The record batch message of the batch xchg_ipc_reader_next handed out
+ * last: its index in the stream or file (the schema message is 0) is
+ * returned and the byte offset of its prefix set in *offset (may be NULL),
+ * as the reader's own errors name a message — for a caller to say where a
+ * batch it cannot use lies.  With a pool the reader reads messages ahead
+ * of the batches it hands out (on_message reports each as it is read), so
+ * the last message read is not this one.  -1 (and *offset -1) before any
+ * batch, and for a NULL reader. */
+XCHG_API int64_t xchg_ipc_reader_batch_message(const xchg_ipc_reader *reader, int64_t *offset);
+
 /** File format only: the number of record batches.  For a stream, a file
  * read in order that has a schema message, and a NULL reader, -1. */
 XCHG_API int64_t xchg_ipc_reader_num_batches(const xchg_ipc_reader *reader);

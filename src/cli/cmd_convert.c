@@ -88,19 +88,10 @@ typedef struct convert_args {
 typedef struct convert_progress {
   xc_progress line;
   const xc_input *in;
-  /* The last record batch message read (index, byte offset in its IPC
-   * stream): where in the input a batch the output refuses is, when
-   * batches are written as they are read (not coalesced). */
-  bool batches_kept;
-  int64_t batch_index, batch_offset;
 } convert_progress;
 
 static void show_progress(void *ctx, const xchg_message_info *info) {
   convert_progress *p = ctx;
-  if (info->kind == XCHG_MESSAGE_RECORD_BATCH) {
-    p->batch_index = info->index;
-    p->batch_offset = info->offset;
-  }
   xc_progress_update(&p->line, xc_input_done(p->in, xc_message_end(info)));
 }
 
@@ -239,13 +230,15 @@ static xchg_status keep_dictionary_ids(id_reader r, const struct ArrowSchema *sc
 static bool refused_input(xchg_status st) { return st != XCHG_OK && st != XCHG_EIO; }
 
 /* Every batch of every IPC stream of the input into w; *failed_input says
- * whether a failure was the input's (refused_input too).  opts->on_message_ctx is the
- * convert_progress that show_progress keeps. */
+ * whether a failure was the input's (refused_input too).  batches_kept:
+ * the writer writes each batch as it comes (it does not coalesce them), so
+ * that a batch it refuses is the one just handed to it. */
 static xchg_status copy_input(xc_input *in, xchg_ipc_reader *reader, xchg_ipc_writer *w,
-                              const xchg_ipc_read_options *opts, bool *failed_input,
-                              xchg_error *err) {
+                              const xchg_ipc_read_options *opts, bool batches_kept,
+                              bool *failed_input, xchg_error *err) {
   xchg_status st = XCHG_OK;
   bool output_failed = false;
+  int64_t refused_offset = -1, refused = -1; /* the refused batch's message */
   while (st == XCHG_OK && reader != NULL) {
     struct ArrowArray batch;
     if ((st = xchg_ipc_reader_next(reader, &batch, err)) != XCHG_OK) break;
@@ -253,6 +246,7 @@ static xchg_status copy_input(xc_input *in, xchg_ipc_reader *reader, xchg_ipc_wr
       st = xchg_ipc_writer_write(w, &batch, err);
       batch.release(&batch);
       output_failed = st != XCHG_OK; /* the reader is freed below all the same */
+      if (output_failed) refused = xchg_ipc_reader_batch_message(reader, &refused_offset);
       continue;
     }
     xc_input_end_stream(in, reader);
@@ -264,10 +258,9 @@ static xchg_status copy_input(xc_input *in, xchg_ipc_reader *reader, xchg_ipc_wr
   /* an output that refuses what the input holds (not one that cannot be
    * written) says where in the input that is, as the input's errors do:
    * the batch's message, in its IPC stream */
-  const convert_progress *seen = opts->on_message_ctx;
-  if (st != XCHG_OK && output_failed && st != XCHG_EIO && seen->batches_kept)
-    xchg_error_prefix(err, "message %lld at byte %lld: ", (long long)seen->batch_index,
-                      (long long)seen->batch_offset);
+  if (st != XCHG_OK && output_failed && st != XCHG_EIO && batches_kept)
+    xchg_error_prefix(err, "message %lld at byte %lld: ", (long long)refused,
+                      (long long)refused_offset);
   if (st != XCHG_OK && (!output_failed || st != XCHG_EIO)) xc_input_locate_error(in, err);
   return st;
 }
@@ -352,13 +345,14 @@ int xc_cmd_convert(int argc, char **argv) {
   xchg_ipc_read_options_init(&read_opts);
   read_opts.on_message = show_progress;
   read_opts.on_message_ctx = &progress;
+  read_opts.pool = xchg_pool_default(); /* decompressed on every core, XCHG_THREADS */
   xchg_ipc_reader *r = NULL;
   struct ArrowSchema schema = {0};
   xchg_status st = xc_input_open(&in, a.in, a.input_codec, true, NULL, a.allow_missing_eos, &err);
   /* Comet blocks read one by one (no field count): coalesced by the writer. */
   if (in.codec == XCHG_STREAM_COMET && a.write.coalesce_rows == 0)
     a.write.coalesce_rows = XC_BLOCK_BATCH_ROWS;
-  progress.batches_kept = a.write.coalesce_rows == 0;
+  bool batches_kept = a.write.coalesce_rows == 0;
   if (st == XCHG_OK) st = xc_input_next(&in, &read_opts, &r, &err);
   /* An empty Comet input is no rows, as cat shows it, but the IPC written
    * begins with a schema, which it has none of. */
@@ -387,7 +381,7 @@ int xc_cmd_convert(int argc, char **argv) {
   schema.release(&schema);
   bool failed_input = false;
   if (st == XCHG_OK)
-    st = copy_input(&in, r, w, &read_opts, &failed_input, &err);
+    st = copy_input(&in, r, w, &read_opts, batches_kept, &failed_input, &err);
   else
     xchg_ipc_reader_free(r);
   if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);

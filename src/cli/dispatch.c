@@ -42,8 +42,9 @@ static void print_usage(FILE *out, const command_table *t) {
           "a command.  Every command takes '--option value' or '--option=value'\n"
           "anywhere among its operands, a unique prefix of an option, and '--' to\n"
           "end the options (an input named '-x.arrows': xchg cat -- -x.arrows).\n\n"
-          "XCHG_THREADS=N: the threads that read shuffle blocks and format rows\n"
-          "(0 to 4096; unset or 0, one per core); the output is the same on any number.\n");
+          "XCHG_THREADS=N: the threads that decode (convert, and shuffle blocks in cat\n"
+          "and inspect) and format rows (0 to 4096; unset or 0, one per core); the\n"
+          "output is the same on any number.\n");
 }
 
 /* What the commands print through stdio (--help texts, --version, the

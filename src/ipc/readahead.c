@@ -13,6 +13,7 @@ void ipc_readahead_init(ipc_readahead *ra, const xchg_ipc_read_options *opts,
   ra->opts = opts;
   ra->root = root;
   ra->threads = xchg_pool_threads(opts->pool);
+  ra->taken_message = ra->taken_offset = -1;
 }
 
 static ipc_unit *unit_at(ipc_readahead *ra, int64_t k) {
@@ -153,6 +154,8 @@ static ipc_array *pop_batch(ipc_readahead *ra, ipc_unit *u) {
   ipc_planned *p = batch_at(ra, ra->batch_head);
   ipc_array *a = p->array;
   p->array = NULL;
+  ra->taken_message = p->ctx.message_index;
+  ra->taken_offset = p->ctx.message_offset;
   ra->batch_head = (ra->batch_head + 1) % READAHEAD_BATCHES;
   ra->batch_count--;
   if (++u->taken == u->batches) {

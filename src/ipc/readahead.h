@@ -58,6 +58,9 @@ struct ipc_readahead {
   int64_t unit_head, unit_count;
   int64_t bytes;    /* decompressed bytes of the units held */
   int64_t job_mark; /* jobs in the open unit before the batch being planned */
+  /* The message index and byte offset of the batch taken last (-1, -1
+   * before any): messages are read ahead of the batches taken. */
+  int64_t taken_message, taken_offset;
 };
 
 /* opts and root must outlive ra. */

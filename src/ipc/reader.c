@@ -822,6 +822,11 @@ xchg_status xchg_ipc_reader_next(xchg_ipc_reader *r, struct ArrowArray *out, xch
   return st;
 }
 
+int64_t xchg_ipc_reader_batch_message(const xchg_ipc_reader *r, int64_t *offset) {
+  if (offset) *offset = r ? r->ahead.taken_offset : -1;
+  return r ? r->ahead.taken_message : -1;
+}
+
 const ipc_schema *ipc_reader_schema(const xchg_ipc_reader *r) { return &r->schema; }
 
 int64_t xchg_ipc_reader_dictionary_ids(const xchg_ipc_reader *r, int64_t *ids, int64_t capacity) {
