@@ -193,6 +193,29 @@ static xchg_buf *break_frame(const xchg_buf *data, int64_t index, xchg_block_cod
   return NULL;
 }
 
+/* Batch `index` with the null count of column "s" one more than its
+ * validity bits count (its FieldNode, the second of three (rows, nulls)
+ * pairs in the message's metadata): only full validation finds it, on
+ * whatever thread validates the batch. */
+static xchg_buf *miscount_nulls(const xchg_buf *data, int64_t index) {
+  tu_body b = locate_body(data, index);
+  if (b.offset < 0) return NULL;
+  xchg_buf *out = copy_of(data, xchg_buf_size(data));
+  uint8_t *m = xchg_buf_mutable_data(out) + b.metadata_offset;
+  uint64_t n = (uint64_t)rows[index], node[6];
+  for (int64_t i = 0; i + 48 <= b.metadata_bytes; i += 8) {
+    memcpy(node, m + i, sizeof node); /* the test runs on little-endian hosts */
+    if (node[0] != n || node[1] != 0 || node[2] != n || node[3] == 0 || node[3] >= n ||
+        node[4] != n || node[5] != 0)
+      continue;
+    node[3]++;
+    memcpy(m + i + 24, &node[3], 8);
+    return out;
+  }
+  xchg_buf_unref(out);
+  return NULL;
+}
+
 /* The stream cut in the middle of batch `index`'s body: the reader fails
  * while planning, on the calling thread. */
 static xchg_buf *cut_in_body(const xchg_buf *data, int64_t index) {
@@ -320,6 +343,16 @@ static void same_outcomes(xchg_block_codec codec) {
     snprintf(what, sizeof what, "%s: frame broken in batch %lld", name, (long long)k);
     if (TU_CHECK(broken != NULL, "%s: no frame found", what))
       check_same_outcome(what, broken, k, XCHG_EFORMAT);
+    /* ... and the batch before it wrong in a way only validation sees: a
+     * reader must not hand it out because the next one failed to
+     * decompress (batches read ahead together are validated together) */
+    int64_t m = k - 1; /* with rows enough for nulls; the empty ones between are read too */
+    while (m > at && rows[m] < 100) m--;
+    xchg_buf *both = broken ? miscount_nulls(broken, m) : NULL;
+    snprintf(what, sizeof what, "%s: nulls miscounted in batch %lld", name, (long long)m);
+    if (TU_CHECK(both != NULL || !broken, "%s: no FieldNode found", what))
+      check_same_outcome(what, both, m, XCHG_EFORMAT);
+    xchg_buf_unref(both);
     xchg_buf_unref(broken);
   }
   xchg_buf_unref(data);

@@ -49,15 +49,20 @@ int64_t ipc_readahead_count(const ipc_readahead *ra) { return ra->batch_count; }
 /* ---- running a unit ------------------------------------------------------ */
 
 /* On the thread that ran the unit's last task: the outcome of its jobs,
- * then the validation of its batches. */
+ * then the validation of its batches — of every batch handed out before
+ * a failed job's message too, which take returns as any other. */
 static void complete_unit(ipc_unit *u) {
   ipc_readahead *ra = u->owner;
   u->status = ipc_jobs_finish(&u->jobs, &u->failed_message, &u->error);
-  for (int64_t k = 0; k < u->batches && u->status == XCHG_OK; k++) {
+  for (int64_t k = 0; k < u->batches; k++) {
     ipc_planned *p = batch_at(ra, u->first + k);
-    u->status = ipc_decode_validate(&p->ctx, ra->root->children, ra->root->n_children, 0, p->array,
-                                    &u->error);
-    if (u->status != XCHG_OK) u->failed_message = p->ctx.message_index;
+    if (u->status != XCHG_OK && p->ctx.message_index >= u->failed_message) break;
+    xchg_status st = ipc_decode_validate(&p->ctx, ra->root->children, ra->root->n_children, 0,
+                                         p->array, &u->error);
+    if (st == XCHG_OK) continue;
+    u->status = st;
+    u->failed_message = p->ctx.message_index;
+    break;
   }
 }
 
