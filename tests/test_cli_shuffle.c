@@ -854,6 +854,50 @@ static void check_cat_limit(void) {
   free(b.data);
 }
 
+/* `cat --limit N` of plain IPC reads as far as the first N rows only,
+ * as of Comet blocks: a file of IPC streams (blocks of 64 rows) cut in
+ * its tenth stream, and one IPC stream of 10,000-row batches cut in its
+ * third batch, print their first N rows as the whole files do, exit 0;
+ * a limit whose rows reach the cut fails before any output. */
+static void check_cat_limit_ipc(void) {
+  TMP_PATH(blocks, "limit.ipc");
+  TMP_PATH(table, "limit.arrows");
+  TMP_PATH(cut, "limit-cut.arrows");
+  gen_shuffle(blocks, "ipc", "lz4", 5);
+  must_run("gen cache", run("gen cache '%s' --rows 30000 --compression zstd -f", table));
+  const char *const inputs[] = {blocks, table};
+  const double cut_at[] = {9.5 / 157, 2.5 / 3}; /* of the file's bytes */
+  const char *const fits[] = {"--limit 0", "--limit 1", "--limit 100", "--limit 576"};
+  const char *const reaches[] = {"--limit 700", "--limit 25000"};
+  for (int i = 0; i < 2; i++) {
+    tu_bytes b = tu_read_bytes(inputs[i]);
+    TU_CHECK(b.data != NULL && b.size > 1000, "cannot read %s", inputs[i]);
+    if (b.data == NULL || b.size <= 1000) return;
+    TU_CHECK(tu_write_file(cut, b.data, (size_t)((double)b.size * cut_at[i])) == 0,
+             "cannot write %s", cut);
+    free(b.data);
+    for (int f = 0; f < 3; f++) {
+      for (int l = 0; l < 4; l++) {
+        tu_cli_result whole = run("cat '%s' --format %s %s", inputs[i], cat_formats[f], fits[l]);
+        tu_cli_result part = run("cat '%s' --format %s %s", cut, cat_formats[f], fits[l]);
+        TU_CHECK(whole.exit_code == 0 && part.exit_code == 0 && part.out_len == whole.out_len &&
+                     memcmp(part.out, whole.out, part.out_len) == 0,
+                 "cat --format %s %s of %s cut after the limit: exit %d, %zu bytes (whole: "
+                 "exit %d, %zu bytes): %s",
+                 cat_formats[f], fits[l], inputs[i], part.exit_code, part.out_len, whole.exit_code,
+                 whole.out_len, part.err);
+        tu_cli_result_free(&whole);
+        tu_cli_result_free(&part);
+      }
+      tu_cli_result r = run("cat '%s' --format %s %s", cut, cat_formats[f], reaches[i]);
+      TU_CHECK(r.exit_code == 1 && r.out_len == 0 && strstr(r.err, "is cut short"),
+               "cat --format %s %s of %s cut inside those rows: exit %d, %zu bytes, %s",
+               cat_formats[f], reaches[i], inputs[i], r.exit_code, r.out_len, r.err);
+      tu_cli_result_free(&r);
+    }
+  }
+}
+
 /* A damaged block: nothing printed, exit 1, the error naming the block and
  * its byte offset as the shuffle reader does ("block N (source 0, byte
  * B): ..."), which reading block by block does not. */
@@ -1182,6 +1226,7 @@ int main(int argc, char **argv) {
       {"cat_arrowjs_blocks", check_cat_arrowjs_blocks},
       {"convert_no_empty_batch", check_convert_no_empty_batch},
       {"cat_limit", check_cat_limit},
+      {"cat_limit_ipc", check_cat_limit_ipc},
       {"pipe", check_pipe},
       {"named_fifo", check_named_fifo},
       {"gen_no_rows", check_gen_no_rows},

@@ -179,9 +179,12 @@ xchg_status xc_error_hint(xchg_error *err, xchg_status st, const char *fmt, ...)
  * where the next IPC stream's schema message begins (plain IPC is read
  * from memory then: piped standard input is copied to a temporary file
  * first; a codec's decoded bytes are walked message by message,
- * input_split.c). */
+ * input_split.c).  Plain IPC in memory is read through once first, as
+ * far as the first `limit` rows (-1: all), the rows the command wants
+ * (check_in_memory). */
 xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec codec, bool one_schema,
-                          const xc_stream_check *check, bool allow_missing_eos, xchg_error *err);
+                          const xc_stream_check *check, bool allow_missing_eos, int64_t limit,
+                          xchg_error *err);
 
 /* Opens a reader on the next IPC stream of the input, once the previous
  * one is closed by xc_input_end_stream; *out is NULL at the end of the

@@ -24,8 +24,11 @@ static const char cat_help[] =
     "have the same schema.  A file of Comet shuffle blocks (--input-codec comet, or\n"
     "detected) that state their field count is read by the shuffle reader, through\n"
     "once before anything is printed (with --limit N, the blocks of the first N rows\n"
-    "only; no block after them is read for N up to 8192), so a bad block prints\n"
-    "nothing (errors name the block and its byte offset).  Blocks on standard input\n"
+    "only; no block after them is read for N up to 8192), so a cut block, a bad codec\n"
+    "tag or another schema prints nothing (errors name the block and its byte\n"
+    "offset); damaged values inside a block (offsets, compressed bytes) are found as\n"
+    "its batch is decoded, after the batches before it are printed (--format\n"
+    "arrow-json decodes every block in that first pass).  Blocks on standard input\n"
     "go through the shuffle reader too, with the same errors, read as they come: a\n"
     "bad block fails after the batches of 8192 rows before it are printed.  Blocks\n"
     "without a field count, and blocks on standard input with --format arrow-json,\n"
@@ -34,7 +37,8 @@ static const char cat_help[] =
     "                    column at position N (from 0, as inspect lists them), for\n"
     "                    names that several columns share, or that hold a comma\n"
     "                    (a column named #N itself is taken by its name)\n"
-    "  --limit N       stop after N rows\n"
+    "  --limit N       stop after N rows (nothing after them is read: a stream cut\n"
+    "                    or damaged past them prints them, exit 0)\n"
     "  --format F      csv (default): a header line, then one line per row, quoted\n"
     "                    as RFC 4180 says; a null is an empty field, an empty\n"
     "                    string is \"\"; nested values are JSON text; of one\n"
@@ -726,7 +730,7 @@ static int cat(const cat_options *opt) {
   if (s == XCHG_OK && blocks == NULL)
     s = xc_input_open(&in, opt->path, opt->codec, true,
                       opt->format == CAT_ARROW_JSON ? &same_ids : NULL, opt->allow_missing_eos,
-                      &err);
+                      opt->limit, &err);
   if (s != XCHG_OK) {
     xchg_shuffle_reader_free(blocks);
     xc_input_close(&in);

@@ -348,7 +348,8 @@ int xc_cmd_convert(int argc, char **argv) {
   read_opts.pool = xchg_pool_default(); /* decompressed on every core, XCHG_THREADS */
   xchg_ipc_reader *r = NULL;
   struct ArrowSchema schema = {0};
-  xchg_status st = xc_input_open(&in, a.in, a.input_codec, true, NULL, a.allow_missing_eos, &err);
+  xchg_status st =
+      xc_input_open(&in, a.in, a.input_codec, true, NULL, a.allow_missing_eos, -1, &err);
   /* Comet blocks read one by one (no field count): coalesced by the writer. */
   if (in.codec == XCHG_STREAM_COMET && a.write.coalesce_rows == 0)
     a.write.coalesce_rows = XC_BLOCK_BATCH_ROWS;

@@ -704,7 +704,7 @@ static int inspect(const char *path, xchg_stream_codec codec, const inspect_opts
   xchg_error err = {{0}};
   xc_input in = {0};
   if (spool_blocks(path, &err) != XCHG_OK ||
-      xc_input_open(&in, path, codec, false, NULL, opt->allow_missing_eos, &err) != XCHG_OK) {
+      xc_input_open(&in, path, codec, false, NULL, opt->allow_missing_eos, -1, &err) != XCHG_OK) {
     xc_input_close(&in);
     return xc_runtime_error(path, err.message);
   }

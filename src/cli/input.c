@@ -69,7 +69,7 @@ xchg_status xc_open_istream(const char *path, xchg_stream_codec codec, xchg_istr
   return xchg_istream_open(src, codec, &opts, out, err); /* takes src, even on failure */
 }
 
-static xchg_status check_in_memory(const xc_input *in, xchg_error *err);
+static xchg_status check_in_memory(const xc_input *in, int64_t limit, xchg_error *err);
 
 /* Metadata lengths looked at to tell a schema message from another: any
  * schema a tool makes fits. */
@@ -296,7 +296,8 @@ static xchg_status find_skippable_frames(xc_input *in, const char *path, xchg_so
 }
 
 xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec codec, bool one_schema,
-                          const xc_stream_check *check, bool allow_missing_eos, xchg_error *err) {
+                          const xc_stream_check *check, bool allow_missing_eos, int64_t limit,
+                          xchg_error *err) {
   memset(in, 0, sizeof *in);
   in->path = path;
   in->one_schema = one_schema;
@@ -323,7 +324,8 @@ xchg_status xc_input_open(xc_input *in, const char *path, xchg_stream_codec code
   if (codec == XCHG_STREAM_NONE) {
     in->plain = src;
     in->memory = xchg_source_memory(src); /* where IPC streams after the first are looked for */
-    return in->memory != NULL ? name_stated_codec(in, check_in_memory(in, err), err) : XCHG_OK;
+    return in->memory != NULL ? name_stated_codec(in, check_in_memory(in, limit, err), err)
+                              : XCHG_OK;
   }
   xchg_istream_options opts;
   xchg_istream_options_init(&opts);
@@ -645,8 +647,10 @@ void xc_input_locate_error(const xc_input *in, xchg_error *err) {
  * input that a command would reject part way (bytes after the last IPC
  * stream that are not one, another schema, what the command's check
  * refuses, a cut message) is rejected before any output, with the same
- * error. */
-static xchg_status check_in_memory(const xc_input *in, xchg_error *err) {
+ * error.  Only as far as the first `limit` rows (-1: all): what follows
+ * them is never read, and a cut there does not matter, as `head`
+ * expects of `cat --limit`. */
+static xchg_status check_in_memory(const xc_input *in, int64_t limit, xchg_error *err) {
   xc_input probe = {.path = in->path,
                     .memory = xchg_buf_ref(in->memory),
                     .stream_end = 0,
@@ -654,14 +658,19 @@ static xchg_status check_in_memory(const xc_input *in, xchg_error *err) {
                     .check = in->check,
                     .allow_missing_eos = in->allow_missing_eos};
   xchg_status st = XCHG_OK;
-  for (;;) {
+  int64_t rows = 0;
+  for (bool enough = false; !enough;) {
     xchg_ipc_reader *reader;
     if ((st = xc_input_next(&probe, NULL, &reader, err)) != XCHG_OK || reader == NULL) break;
     st = xchg_ipc_reader_select_indices(reader, NULL, 0, err); /* no column: no body is read */
-    for (int at_end = 0; st == XCHG_OK && !at_end;) {
+    for (int at_end = 0; st == XCHG_OK && !at_end && !enough;) {
       xchg_batch_header header;
-      st = xchg_ipc_reader_peek(reader, &header, &at_end, err);
-      if (st == XCHG_OK && !at_end) st = xchg_ipc_reader_skip(reader, err);
+      enough = limit >= 0 && rows >= limit;
+      if (!enough) st = xchg_ipc_reader_peek(reader, &header, &at_end, err);
+      if (st == XCHG_OK && !at_end && !enough) {
+        st = xchg_ipc_reader_skip(reader, err);
+        rows += header.rows;
+      }
     }
     xc_input_end_stream(&probe, reader);
     if (st != XCHG_OK) break;

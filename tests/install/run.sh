@@ -122,8 +122,10 @@ C
 [[ "$("$work/clash")" == "no clash" ]] || fail "the clash program failed"
 
 # The README's C examples build against the installed library as written:
-# a program with main links and runs on a missing input (it must fail
-# cleanly, exit 1, naming the file); a fragment without main compiles.
+# a program with main links and runs on a missing input and on one
+# without the column it selects (it must fail cleanly, exit 1, naming the
+# file or the column, and leak nothing in a sanitized build), and reads
+# the input it was written for; a fragment without main compiles.
 readme="$here/../../README.md"
 examples=0
 awk -v dir="$work" '/^```c$/ {n++; out = dir "/readme_" n ".c"; next}
@@ -137,8 +139,22 @@ for ex in "$work"/readme_*.c; do
       fail "README example $(basename "$ex") does not build"
     status=0
     LD_LIBRARY_PATH="$libdir" "${ex%.c}" "$work/no-such-file" 2>"$work/example.err" || status=$?
-    [[ $status -eq 1 ]] && grep -q "no-such-file" "$work/example.err" ||
+    [[ $status -eq 1 ]] && grep -q "no-such-file" "$work/example.err" &&
+      ! grep -q "Sanitizer" "$work/example.err" ||
       fail "README example $(basename "$ex") on a missing file: exit $status, $(cat "$work/example.err")"
+    if grep -q '"c4"' "$ex"; then
+      "$prefix/bin/xchg" gen cache "$work/data.arrows" --rows 25000 --compression lz4 -f
+      "$prefix/bin/xchg" gen broadcast "$work/no-c4.arrows" --rows 100 --outer none -f
+      LD_LIBRARY_PATH="$libdir" "${ex%.c}" "$work/data.arrows" >"$work/example.out" ||
+        fail "README example $(basename "$ex") on xchg gen cache: exit $?"
+      [[ "$(cat "$work/example.out")" == $'10000 rows\n10000 rows\n5000 rows' ]] ||
+        fail "README example $(basename "$ex") on xchg gen cache printed: $(cat "$work/example.out")"
+      status=0
+      LD_LIBRARY_PATH="$libdir" "${ex%.c}" "$work/no-c4.arrows" 2>"$work/example.err" || status=$?
+      [[ $status -eq 1 ]] && grep -q "c4" "$work/example.err" &&
+        ! grep -q "Sanitizer" "$work/example.err" ||
+        fail "README example $(basename "$ex") on a file without c4: exit $status, $(cat "$work/example.err")"
+    fi
   else
     "$cc" "${extra[@]}" -Wall -Werror "${cflags[@]}" -c "$ex" -o "${ex%.c}.o" ||
       fail "README example $(basename "$ex") does not compile"
