@@ -361,3 +361,39 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgCacheHolder_nColumnChecksum(JNIEnv *env
   xchg_status st = column_checksum(xj_cache_holder(handle), column, &sum, &err);
   xj_return_column_sum(env, st, &err, &sum, out);
 }
+
+/* ---- TestHooks: a column of an exported batch ------------------------------ */
+
+/* The batch at `array` and the schema at `schema` that describes it; NULL
+ * with an exception pending when either is missing or released. */
+static const struct ArrowArray *described_batch(JNIEnv *env, jlong schema, jlong array,
+                                                const struct ArrowSchema **s) {
+  if (!(*s = schema_node(env, schema, -1)) || !address_ok(env, array)) return NULL;
+  const struct ArrowArray *a = XJ_PTR(struct ArrowArray, array);
+  if (a->release) return a;
+  xj_throw_java(env, "java/lang/IllegalStateException", "ArrowArray is released");
+  return NULL;
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_TestHooks_nColumnChecksum(JNIEnv *env, jclass cls,
+                                                               jlong schema, jlong array,
+                                                               jint column, jlongArray out) {
+  const struct ArrowSchema *s;
+  const struct ArrowArray *batch = described_batch(env, schema, array, &s);
+  if (!batch) return;
+  xj_column_sum sum = {0};
+  xchg_error err;
+  xchg_status st = xj_add_column_sum(s, batch, column, &sum, &err);
+  xj_return_column_sum(env, st, &err, &sum, out);
+}
+
+JNIEXPORT void JNICALL Java_org_xchg_TestHooks_nColumnBuffers(JNIEnv *env, jclass cls, jlong schema,
+                                                              jlong array, jint column,
+                                                              jobjectArray views) {
+  const struct ArrowSchema *s;
+  const struct ArrowArray *batch = described_batch(env, schema, array, &s);
+  if (!batch) return;
+  xchg_error err;
+  xchg_status st = xj_column_buffers(env, s, batch, column, views, &err);
+  if (st != XCHG_OK && !(*env)->ExceptionCheck(env)) xj_throw_error(env, st, &err, NULL);
+}

@@ -437,29 +437,3 @@ JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nDecodeDirectMany(
     source_failed(env, st, &err);
   call_free(&c);
 }
-
-/* ---- for tests and the benchmark ------------------------------------------- */
-
-JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nColumnChecksum(JNIEnv *env, jclass cls,
-                                                                      jlong handle, jlong address,
-                                                                      jint column, jlongArray out) {
-  const struct ArrowArray *batch = XJ_PTR(struct ArrowArray, address);
-  xj_column_sum sum = {0};
-  xchg_error err;
-  xchg_status st = batch->release ? xj_add_column_sum(&XJ_PTR(xj_decoder, handle)->schema, batch,
-                                                      column, &sum, &err)
-                                  : xchg_errorf(&err, XCHG_EINVAL, "the ArrowArray is released");
-  xj_return_column_sum(env, st, &err, &sum, out);
-}
-
-JNIEXPORT void JNICALL Java_org_xchg_XchgBatchDecoder_nColumnBuffers(JNIEnv *env, jclass cls,
-                                                                     jlong handle, jlong address,
-                                                                     jint column,
-                                                                     jobjectArray views) {
-  const struct ArrowArray *batch = XJ_PTR(struct ArrowArray, address);
-  xchg_error err;
-  xchg_status st = batch->release ? xj_column_buffers(env, &XJ_PTR(xj_decoder, handle)->schema,
-                                                      batch, column, views, &err)
-                                  : xchg_errorf(&err, XCHG_EINVAL, "the ArrowArray is released");
-  if (st != XCHG_OK && !(*env)->ExceptionCheck(env)) xj_throw_error(env, st, &err, NULL);
-}

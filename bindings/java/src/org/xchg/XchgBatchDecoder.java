@@ -282,39 +282,6 @@ public final class XchgBatchDecoder implements AutoCloseable {
   }
 
   /**
-   * Sum, null count and rows of column i of the batch at arrayAddress, as
-   * decoded by this decoder (tests: touches every value).
-   */
-  ColumnChecksum columnChecksum(long arrayAddress, int column) {
-    long[] v = new long[3];
-    long h = handle.enter();
-    try {
-      nColumnChecksum(h, checkAddress(arrayAddress), column, v);
-    } finally {
-      handle.leave();
-    }
-    return new ColumnChecksum(v[0], v[1], v[2]);
-  }
-
-  /**
-   * Sets views[0..2] to direct ByteBuffers (big-endian, as JNI makes them)
-   * over the buffers of column {@code column} of the batch at arrayAddress
-   * (validity, values or offsets, string data; null for an absent one), so
-   * that Java code can read the values in place, as a consumer of the
-   * export does (tests and the benchmark).  The views are valid until the
-   * array is released.  For the column types {@link #columnChecksum} sums.
-   */
-  void columnBuffers(long arrayAddress, int column, ByteBuffer[] views) {
-    if (views.length < 3) throw new IllegalArgumentException("views needs 3 entries");
-    long h = handle.enter();
-    try {
-      nColumnBuffers(h, checkAddress(arrayAddress), column, views);
-    } finally {
-      handle.leave();
-    }
-  }
-
-  /**
    * Frees the decoder once no call runs.  Exported arrays stay valid.  A
    * second close does nothing.
    *
@@ -393,8 +360,4 @@ public final class XchgBatchDecoder implements AutoCloseable {
 
   private static native long nCopied(long decoder, boolean metadata);
 
-  private static native void nColumnChecksum(long decoder, long address, int column, long[] out);
-
-  private static native void nColumnBuffers(
-      long decoder, long address, int column, ByteBuffer[] views);
 }

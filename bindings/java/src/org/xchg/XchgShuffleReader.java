@@ -463,41 +463,6 @@ public final class XchgShuffleReader implements AutoCloseable {
   }
 
   /**
-   * Sum, null count and rows of column i of a batch this reader handed out,
-   * at arrayAddress (tests: touches every value).
-   */
-  ColumnChecksum columnChecksum(long arrayAddress, int column) {
-    long[] v = new long[3];
-    long h = handle.enter();
-    try {
-      synchronized (calls) {
-        nColumnChecksum(h, checkAddress(arrayAddress), column, v);
-      }
-    } finally {
-      handle.leave();
-    }
-    return new ColumnChecksum(v[0], v[1], v[2]);
-  }
-
-  /**
-   * Sets views[0..2] to direct ByteBuffers (big-endian, as JNI makes them)
-   * over the buffers of column {@code column} of a batch this reader handed
-   * out (validity, values or offsets, string data; null for an absent
-   * one), valid until the array is released (tests).
-   */
-  void columnBuffers(long arrayAddress, int column, ByteBuffer[] views) {
-    if (views.length < 3) throw new IllegalArgumentException("views needs 3 entries");
-    long h = handle.enter();
-    try {
-      synchronized (calls) {
-        nColumnBuffers(h, checkAddress(arrayAddress), column, views);
-      }
-    } finally {
-      handle.leave();
-    }
-  }
-
-  /**
    * Frees the reader and its inputs once no call runs (a direct buffer
    * stays reachable while a batch points into it).  Batches handed out
    * stay valid.  A second close does nothing.
@@ -574,7 +539,4 @@ public final class XchgShuffleReader implements AutoCloseable {
 
   private static native void nMetrics(long reader, long[] out);
 
-  private static native void nColumnChecksum(long reader, long address, int column, long[] out);
-
-  private static native void nColumnBuffers(long reader, long address, int column, ByteBuffer[] views);
 }

@@ -50,11 +50,14 @@ public final class XchgBatchDecoderTest {
 
   /** Adds the checksums of the decoded batch at address to sums/nulls/rows. */
   static void add(XchgBatchDecoder r, XchgArrowArray a, int[] columns, long[][] acc) {
-    for (int k = 0; k < columns.length; k++) {
-      ColumnChecksum c = r.columnChecksum(a.memoryAddress(), k);
-      acc[0][columns[k]] += c.sum();
-      acc[1][columns[k]] += c.nulls();
-      acc[2][columns[k]] += c.rows();
+    try (XchgArrowSchema schema = Xchg.allocateArrowSchema()) {
+      r.exportSchema(schema);
+      for (int k = 0; k < columns.length; k++) {
+        ColumnChecksum c = TestHooks.columnChecksum(schema.memoryAddress(), a.memoryAddress(), k);
+        acc[0][columns[k]] += c.sum();
+        acc[1][columns[k]] += c.nulls();
+        acc[2][columns[k]] += c.rows();
+      }
     }
   }
 
@@ -158,7 +161,10 @@ public final class XchgBatchDecoderTest {
   static void views(CacheShape.Data c, String what) {
     int[] counts = IpcMessages.bufferCounts(c.schema());
     XchgCachedBench.Checksum sums = new XchgCachedBench.Checksum(counts, ALL);
-    try (XchgBatchDecoder r = XchgBatchDecoder.open(c.schema(), opts(ALL, 1))) {
+    try (XchgBatchDecoder r = XchgBatchDecoder.open(c.schema(), opts(ALL, 1));
+         XchgArrowSchema schema = Xchg.allocateArrowSchema()) {
+      r.exportSchema(schema);
+      long s = schema.memoryAddress();
       ByteBuffer[] v = new ByteBuffer[3];
       for (int i = 0; i < c.payloads().size(); i++) {
         try (XchgArrowArray array = Xchg.allocateArrowArray()) {
@@ -166,7 +172,7 @@ public final class XchgBatchDecoderTest {
           byte[] p = c.payloads().get(i);
           int rows = (int) r.decode(p, 0, p.length, i, a);
           for (int k = 0; k < COLUMNS; k++) {
-            r.columnBuffers(a, k, v);
+            TestHooks.columnBuffers(s, a, k, v);
             for (ByteBuffer b : v) if (b != null) b.order(ByteOrder.LITTLE_ENDIAN);
             sums.addColumn(k, rows, v[0], v[1], v[2]);
             int width = k == 1 ? 4 : k == 3 ? 4 : 8;
@@ -177,9 +183,9 @@ public final class XchgBatchDecoderTest {
           }
           if (i == 0) {
             XchgException e = expectThrows(XchgException.class, "view of column 6",
-                () -> r.columnBuffers(a, 6, v));
+                () -> TestHooks.columnBuffers(s, a, 6, v));
             if (e != null) check(e.getMessage().contains("column 6 out of range"), "column 6: " + e.getMessage());
-            expectThrows(IllegalArgumentException.class, "2 views", () -> r.columnBuffers(a, 0, new ByteBuffer[2]));
+            expectThrows(IllegalArgumentException.class, "2 views", () -> TestHooks.columnBuffers(s, a, 0, new ByteBuffer[2]));
           }
         }
       }

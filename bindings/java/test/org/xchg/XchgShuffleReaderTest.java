@@ -202,12 +202,20 @@ public final class XchgShuffleReaderTest {
     }
   }
 
-  /** Every value of the batch at address, whose first row is row `first` of the data. */
+  /** Every value of the batch at address, whose first row is row `first` of the data, as r describes it. */
   static void checkBatch(XchgShuffleReader r, long address, int[] columns, long first, long n, String what) {
+    try (XchgArrowSchema schema = Xchg.allocateArrowSchema()) {
+      check(r.exportSchema(schema), what + ": the reader has a schema");
+      checkBatch(schema.memoryAddress(), address, columns, first, n, what);
+    }
+  }
+
+  /** As above, the batch as the schema at schemaAddress describes it. */
+  static void checkBatch(long schemaAddress, long address, int[] columns, long first, long n, String what) {
     ByteBuffer[] v = new ByteBuffer[3];
     for (int k = 0; k < columns.length; k++) {
       int col = columns[k];
-      r.columnBuffers(address, k, v);
+      TestHooks.columnBuffers(schemaAddress, address, k, v);
       for (ByteBuffer b : v) if (b != null) b.order(ByteOrder.LITTLE_ENDIAN);
       int off = (int) TestHooks.childOffset(address, k);
       long sum = 0, nulls = 0;
@@ -235,7 +243,7 @@ public final class XchgShuffleReaderTest {
         if (!java.util.Objects.equals(want, got) && bad++ < 3)
           check(false, what + ": " + NAMES[col] + " row " + g + ": want " + want + ", got " + got);
       }
-      ColumnChecksum c = r.columnChecksum(address, k);
+      ColumnChecksum c = TestHooks.columnChecksum(schemaAddress, address, k);
       checkEq(sum, c.sum(), what + ": " + NAMES[col] + " checksum");
       checkEq(nulls, c.nulls(), what + ": " + NAMES[col] + " nulls");
       checkEq(n, c.rows(), what + ": " + NAMES[col] + " rows");
@@ -649,16 +657,11 @@ public final class XchgShuffleReaderTest {
     check(r.next(a) == XchgShuffleReader.Result.BATCH, "passthrough: a batch");
     checkEq(1, r.metrics().passthroughBatches(), "passthrough: passed through");
     checkEq(3000, TestHooks.arrayLength(a.memoryAddress()), "passthrough: rows");
-    try (XchgShuffleReader checker = XchgShuffleReader.open(opts(1000))) {
-      // columnChecksum needs a reader that handed out a batch of this schema.
-      checker.addInput(new ByteArrayInputStream(blocks.get(1).bytes()));
-      checker.endInput();
-      try (XchgArrowArray b = Xchg.allocateArrowArray()) {
-        checker.next(b);
-      }
+    try (XchgArrowSchema schema = Xchg.allocateArrowSchema()) {
+      check(r.exportSchema(schema), "passthrough: a schema");
       r.close();
       System.gc(); // the buffer is reachable only through the batch now
-      checkBatch(checker, a.memoryAddress(), ALL, 0, 3000, "passthrough after close");
+      checkBatch(schema.memoryAddress(), a.memoryAddress(), ALL, 0, 3000, "passthrough after close");
     }
     a.close();
   }
