@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gen/shape_shuffle.h"
 #include "support/encoded.h"
 #include "support/array_equal.h"
 #include "support/array_valid.h"
@@ -1895,7 +1896,8 @@ static void check_cancel(void) {
 
   /* Batches of one copy each: with a pool, relays plan them ahead on its
    * threads, which ask no cancel check; the calling thread asks it once a
-   * batch, and the reader stops within the batches planned ahead. */
+   * call, and the call it says yes in fails: no batch comes after it,
+   * however many were built ahead. */
   asked fourth = {0, 4};
   o.cancel_ctx = &fourth;
   o.target_rows = in.alone.rows;
@@ -1906,17 +1908,78 @@ static void check_cancel(void) {
   if (rc == 0 && (xchg_shuffle_reader_open(&pooled, &r, &err) != XCHG_OK ||
                   add_sources(r, &in, FROM_MEMORY, msg) != 0))
     rc = tu_errorf(msg, MSG, "open: %s", err.message);
+  int after_yes = 0; /* batches handed out once the check said yes */
   while (rc == 0 && (st = xchg_shuffle_reader_next(r, &a, &err)) == XCHG_OK && a.release) {
     rows += a.length;
+    after_yes += fourth.n >= fourth.after;
     a.release(&a);
   }
-  if (rc == 0 && (st != XCHG_ECANCELLED || rows >= (copies - 1) * in.alone.rows))
-    rc = tu_errorf(msg, MSG, "%s after %lld of %lld rows, asked %d times", xchg_status_name(st),
-                   (long long)rows, (long long)(copies * in.alone.rows), fourth.n);
+  if (rc == 0 && (st != XCHG_ECANCELLED || after_yes > 0 || rows >= (copies - 1) * in.alone.rows))
+    rc = tu_errorf(msg, MSG, "%s after %lld of %lld rows, asked %d times, %d batches after a yes",
+                   xchg_status_name(st), (long long)rows, (long long)(copies * in.alone.rows),
+                   fourth.n, after_yes);
   xchg_shuffle_reader_free(r);
   TU_CHECK(rc == 0, "cancelled while batches are planned ahead: %s", msg);
+
   input_free(&in);
   rt_data_free(&d);
+}
+
+static xchg_status append_block(void *ctx, const void *data, size_t n, int64_t block,
+                                int64_t blocks, xchg_error *err) {
+  (void)block;
+  (void)blocks;
+  (void)err;
+  tu_bytes_append(ctx, data, n);
+  return XCHG_OK;
+}
+
+/* With a pool, the reader builds batches ahead of the caller, who asks the
+ * cancel check: the call it says yes in fails, and so does every later
+ * one, whatever was built ahead (dropped).  Blocks of the shuffle shape
+ * (4,096 of 5 columns x 64 rows), batches of 4,096 rows, on pools of 2 and
+ * 3 threads, the check saying yes at each of its first 30 questions in
+ * turn (a call handing out a batch built ahead need not ask). */
+static void cancel_with_pool(void) {
+  shape_shuffle_config c = {1, 262144, 64, 5, SHAPE_SHUFFLE_IPC, SHAPE_SHUFFLE_NONE};
+  tu_bytes blocks = {0};
+  xchg_error err;
+  if (!TU_OK(shape_shuffle_encode(&c, append_block, &blocks, NULL, &err), err)) return;
+  int from_yes_call = 0, after_yes_call = 0, not_cancelled = 0;
+  for (int p = 0; p < 2; p++)
+    for (int after = 1; after <= 30; after++) {
+      asked turn = {0, after};
+      xchg_shuffle_reader_options o;
+      xchg_shuffle_reader_options_init(&o);
+      o.target_rows = 4096;
+      o.read.pool = pools[p];
+      o.cancel = cancel_after;
+      o.cancel_ctx = &turn;
+      xchg_shuffle_reader *r = NULL;
+      xchg_source *src;
+      if (!TU_OK(xchg_shuffle_reader_open(&o, &r, &err), err) ||
+          !TU_OK(xchg_source_from_memory(blocks.data, blocks.size, NULL, NULL, &src, &err), err) ||
+          !TU_OK(xchg_shuffle_reader_add_source(r, src, &err), err)) {
+        xchg_shuffle_reader_free(r);
+        break;
+      }
+      struct ArrowArray a;
+      xchg_status st;
+      for (;;) {
+        int said_yes = turn.n >= turn.after;
+        if ((st = xchg_shuffle_reader_next(r, &a, &err)) != XCHG_OK || !a.release) break;
+        from_yes_call += !said_yes && turn.n >= turn.after;
+        after_yes_call += said_yes;
+        a.release(&a);
+      }
+      not_cancelled += turn.n >= turn.after && st != XCHG_ECANCELLED;
+      xchg_shuffle_reader_free(r);
+    }
+  TU_CHECK(from_yes_call == 0 && after_yes_call == 0 && not_cancelled == 0,
+           "batches from the call whose check said yes: %d, from later calls: %d; reads not "
+           "cancelled: %d",
+           from_yes_call, after_yes_call, not_cancelled);
+  free(blocks.data);
 }
 
 /* A Comet block whose IPC stream decompresses to more than max_batch_bytes:
@@ -2271,6 +2334,7 @@ int main(int argc, char **argv) {
       {"declared_lengths", declared_lengths},
       {"damaged_bytes", damaged_bytes},
       {"cancel", cancel},
+      {"cancel_with_pool", cancel_with_pool},
       {"other_schema", other_schema},
       {"given_schema_framings", given_schema_framings},
       {"ipc_file", ipc_file},

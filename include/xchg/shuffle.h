@@ -182,8 +182,8 @@ typedef struct xchg_shuffle_reader_options {
    * 64 KiB of blocks were read since it was last asked, so inside a long
    * xchg_shuffle_reader_next too; while the pool plans batches ahead, once
    * a call instead.  Once it says non-zero, that call fails with
-   * XCHG_ECANCELLED (with a pool, after the batches planned before it),
-   * and so does every later one.  NULL (default): never cancelled. */
+   * XCHG_ECANCELLED (the batches a pool built ahead are dropped), and so
+   * does every later one.  NULL (default): never cancelled. */
   xchg_cancel_fn cancel;
   void *cancel_ctx; /**< the argument of cancel */
 } xchg_shuffle_reader_options;

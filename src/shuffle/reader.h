@@ -84,7 +84,7 @@ struct xchg_shuffle_reader {
   /* Relays: planning handed from pool task to pool task (shuffle_reader.c). */
   _Atomic int planner_out; /* a relay task holds the planner */
   _Atomic int come_home;   /* the caller wants it back: no relay is launched */
-  _Atomic int cancel_seen; /* the caller's cancel check said so, for a relay to stop */
+  _Atomic int cancel_seen; /* the cancel check said so: the call fails, a relay stops */
   /* The caller's. */
   xchg_status failed; /* sticky */
   xchg_error failure;

@@ -152,13 +152,17 @@ static int same_schema_message(const xchg_shuffle_reader *r, size_t *size) {
 /* ---- blocks ---------------------------------------------------------------------- */
 
 /* Whether the task is cancelled, asked before the first block and then
- * once CANCEL_BYTES of blocks were read since the last question. */
+ * once CANCEL_BYTES of blocks were read since the last question; a yes is
+ * kept in cancel_seen, so that the call fails at once, not after the
+ * batches built ahead (produce). */
 static int cancelled(xchg_shuffle_reader *r) {
   if (!r->opts.cancel) return 0;
   if (r->in_relay || atomic_load(&r->cancel_seen)) return atomic_load(&r->cancel_seen);
   if (r->asked_at >= 0 && r->pm.wire_bytes - r->asked_at < CANCEL_BYTES) return 0;
   r->asked_at = r->pm.wire_bytes;
-  return r->opts.cancel(r->opts.cancel_ctx) != 0;
+  if (!r->opts.cancel(r->opts.cancel_ctx)) return 0;
+  atomic_store(&r->cancel_seen, 1);
+  return 1;
 }
 
 /* Starts the next block, unless the task is cancelled; *state is
@@ -694,6 +698,15 @@ static void ask_for_relays(xchg_shuffle_reader *r) {
     atomic_store(&r->cancel_seen, 1);
 }
 
+/* The cancel check said yes: the call that asked it fails, whatever the
+ * pool planned or built ahead (dropped), as it does on one thread. */
+static xchg_status fail_cancelled(xchg_shuffle_reader *r) {
+  bring_planner_home(r); /* a relay that plans sees cancel_seen, and stops */
+  xchg_error e;
+  xchg_errorf(&e, XCHG_ECANCELLED, "cancelled before block %lld", (long long)r->next_block);
+  return fail(r, XCHG_ECANCELLED, &e);
+}
+
 /* The next batch: *out, or NULL at the end; XCHG_EAGAIN when more input
  * is needed first. */
 static xchg_status produce(xchg_shuffle_reader *r, ipc_array **out) {
@@ -701,6 +714,7 @@ static xchg_status produce(xchg_shuffle_reader *r, ipc_array **out) {
   int asked = atomic_load(&r->planner_out);
   if (asked) ask_for_relays(r);
   for (;;) {
+    if (atomic_load(&r->cancel_seen)) return fail_cancelled(r);
     job *j = held_jobs(r) > 0 ? job_at(r, 0) : NULL;
     if (j && j->finished) {
       if (j->taken < j->n_out) {
@@ -716,10 +730,8 @@ static xchg_status produce(xchg_shuffle_reader *r, ipc_array **out) {
       if (relay_may_start(r)) {
         if (!asked) ask_for_relays(r);
         asked = 1;
-        if (!atomic_load(&r->cancel_seen)) { /* else planned here, to fail */
-          launch_relay(r);
-          continue;
-        }
+        if (!atomic_load(&r->cancel_seen)) launch_relay(r);
+        continue; /* cancelled: the call fails, above */
       }
       if (r->stopped == XCHG_OK && !r->planned_end && has_room(r)) {
         int state;

@@ -729,6 +729,33 @@ public final class XchgShuffleReaderTest {
       check(got == own, "kill check's own exception comes through as thrown: " + got);
       stillCancelled(r, a, null, "after the kill check threw");
     }
+    // With a pool building batches ahead: the call whose kill check throws throws its exception,
+    // as on one thread, and hands out no batch, nor does any call after it; at each question in turn.
+    int late = 0, swallowed = 0;
+    for (int k = 1; k <= 20; k++) {
+      int at = k;
+      AtomicInteger n = new AtomicInteger();
+      try (XchgShuffleReader r = XchgShuffleReader.open(opts(500).threads(2).killCheck(() -> {
+            if (n.incrementAndGet() >= at) throw own;
+            return false;
+          }));
+          XchgArrowArray a = Xchg.allocateArrowArray()) {
+        RuntimeException got = null;
+        try {
+          r.addInput(direct(all));
+          r.endInput();
+          while (r.next(a) == XchgShuffleReader.Result.BATCH) {
+            if (n.get() >= at) late++;
+            a.release();
+          }
+        } catch (RuntimeException e) {
+          got = e;
+        }
+        if (n.get() >= at && got != own) swallowed++;
+      }
+    }
+    checkEq(0, late, "kill with a pool: batches from or after the call whose kill check threw");
+    checkEq(0, swallowed, "kill with a pool: reads whose kill check's exception did not come through");
     // An InputStream that throws inside a 64 KiB chunk, after bytes of it: its exception, and nothing
     // of it is left, no block cut short by the throw (the next input is read alone).
     check(all.length % XchgShuffleReader.CHUNK != 0, "the InputStream throws inside a chunk");
