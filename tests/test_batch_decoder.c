@@ -528,6 +528,50 @@ static void test_many_failing(void) {
   xchg_buf_unref(s.stream);
 }
 
+/* A payload whose compressed buffer is broken (found as it is
+ * decompressed) before one cut short (found as it is planned): the first
+ * is the error of decode_many, with a pool or without, whatever the task
+ * size, as decoding them one by one says. */
+static void test_first_bad_payload(void) {
+  split s;
+  split_stream(XCHG_BLOCK_LZ4_FRAME, &s);
+  enum { N = 6 };
+  tu_bytes p[N];
+  for (int i = 0; i < N; i++) p[i] = batch_payload(&s, i % N_BATCHES);
+  static const uint8_t magic[4] = {0x04, 0x22, 0x4d, 0x18};
+  int broken = 0;
+  for (size_t at = 0; at + 4 <= p[0].size && !broken; at++)
+    if (memcmp(p[0].data + at, magic, 4) == 0) broken = (p[0].data[at] = 0, 1);
+  TU_CHECK(broken, "no LZ4 frame in payload 0");
+  xchg_pool *pool = NULL;
+  TU_CHECK(xchg_pool_create(2, &pool, NULL) == XCHG_OK, "cannot create a pool");
+  xchg_pool *pools[] = {NULL, pool, pool, pool};
+  const int64_t task_bytes[] = {0, 0, 1, 4096};
+  for (int k = 0; k < 4; k++) {
+    xchg_batch_decoder *dec = open_with(&s, NULL, 0, pools[k], task_bytes[k]);
+    xchg_source *srcs[N];
+    struct ArrowArray outs[N];
+    for (int i = 0; i < N; i++)
+      srcs[i] = tu_memory_source(p[i].data, p[i].size - (i == 1 ? 40 : 0));
+    xchg_error err;
+    xchg_status st =
+        dec ? xchg_batch_decoder_decode_many(dec, srcs, N, 10, outs, NULL, &err) : XCHG_EINVAL;
+    TU_CHECK(
+        st == XCHG_EFORMAT && mentions(err.message, "batch 10: ") && mentions(err.message, "LZ4"),
+        "%s, task size %lld: %s (%s), not batch 10's broken frame",
+        pools[k] ? "a pool of 2" : "no pool", (long long)task_bytes[k], xchg_status_name(st),
+        st != XCHG_OK ? err.message : "");
+    for (int i = 0; i < N; i++) {
+      if (st == XCHG_OK) outs[i].release(&outs[i]);
+      xchg_source_free(srcs[i]);
+    }
+    xchg_batch_decoder_free(dec);
+  }
+  for (int i = 0; i < N; i++) free(p[i].data);
+  xchg_pool_free(pool);
+  xchg_buf_unref(s.stream);
+}
+
 /* The error of decoding `part` as batch 9, in memory or by copying. */
 static xchg_status decode_cut(xchg_batch_decoder *dec, tu_bytes *part, int copied,
                               xchg_error *err) {
@@ -1019,6 +1063,7 @@ int main(int argc, char **argv) {
       {"copy_discipline", test_copy_discipline},
       {"many", many},
       {"many_failing", test_many_failing},
+      {"first_bad_payload", test_first_bad_payload},
       {"reads_on_pool", test_reads_on_pool},
       {"corrupt_body", test_corrupt_body},
       {"failing_read", test_failing_read},

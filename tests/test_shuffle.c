@@ -1982,6 +1982,72 @@ static void cancel_with_pool(void) {
   free(blocks.data);
 }
 
+/* Where each block of the shape starts, as shape_shuffle_encode writes them. */
+typedef struct shape_blocks {
+  tu_bytes bytes;
+  size_t starts[64];
+  int64_t n;
+} shape_blocks;
+
+static xchg_status append_shape_block(void *ctx, const void *data, size_t n, int64_t block,
+                                      int64_t blocks, xchg_error *err) {
+  shape_blocks *b = ctx;
+  if (block < 64) b->starts[block] = b->bytes.size;
+  b->n = blocks;
+  return append_block(&b->bytes, data, n, block, blocks, err);
+}
+
+/* What a read of data ends with: its error message, or "" when it ends. */
+static void read_to_error(const uint8_t *data, size_t size, xchg_pool *with, char *out, size_t n) {
+  xchg_shuffle_reader_options o;
+  xchg_shuffle_reader_options_init(&o);
+  o.read.pool = with;
+  xchg_shuffle_reader *r = NULL;
+  xchg_source *src;
+  xchg_error err;
+  xchg_status st = xchg_shuffle_reader_open(&o, &r, &err);
+  if (st == XCHG_OK) st = xchg_source_from_memory(data, size, NULL, NULL, &src, &err);
+  if (st == XCHG_OK) st = xchg_shuffle_reader_add_source(r, src, &err);
+  struct ArrowArray a;
+  while (st == XCHG_OK && (st = xchg_shuffle_reader_next(r, &a, &err)) == XCHG_OK && a.release)
+    a.release(&a);
+  snprintf(out, n, "%s", st == XCHG_OK ? "" : err.message);
+  xchg_shuffle_reader_free(r);
+}
+
+/* A bad block (a field node whose length is not the batch's, found as the
+ * block is placed) before the block the input is cut in, both in one
+ * batch: the bad block is the error, on one thread (each block placed as
+ * it is planned) and on a pool (the batch planned whole before it is
+ * placed: its planned blocks are placed before the cut is reported). */
+static void first_bad_block_with_pool(void) {
+  shape_shuffle_config c = {1, 40 * 64, 64, 5, SHAPE_SHUFFLE_IPC, SHAPE_SHUFFLE_NONE};
+  shape_blocks b = {0};
+  xchg_error err;
+  if (!TU_OK(shape_shuffle_encode(&c, append_shape_block, &b, NULL, &err), err)) return;
+  const uint64_t node[4] = {64, 0, 64, 0}; /* c0's and c1's field nodes, little-endian */
+  uint8_t *bad = NULL;
+  for (size_t at = b.starts[8]; at + sizeof node <= b.starts[9] && !bad; at += 8)
+    if (memcmp(b.bytes.data + at, node, sizeof node) == 0) bad = b.bytes.data + at + 16;
+  if (!TU_CHECK(bad != NULL && b.n == 40, "no field nodes of 64 rows in block 8 of %lld",
+                (long long)b.n)) {
+    free(b.bytes.data);
+    return;
+  }
+  bad[0] = 65;
+  char want[64], alone[MSG], pooled[MSG];
+  snprintf(want, sizeof want, "block 8 (source 0, byte %zu): ", b.starts[8]);
+  size_t cut = b.starts[26] + 30;
+  read_to_error(b.bytes.data, cut, NULL, alone, sizeof alone);
+  TU_CHECK(strstr(alone, want) != NULL, "without a pool: '%s', not %s...", alone, want);
+  for (int p = 0; p < 2; p++) {
+    read_to_error(b.bytes.data, cut, pools[p], pooled, sizeof pooled);
+    TU_CHECK(strcmp(pooled, alone) == 0, "with a pool of %d threads: '%s', without: '%s'", p + 2,
+             pooled, alone);
+  }
+  free(b.bytes.data);
+}
+
 /* A Comet block whose IPC stream decompresses to more than max_batch_bytes:
  * XCHG_ELIMIT naming the block. */
 static void check_decompressed_limit(void) {
@@ -2335,6 +2401,7 @@ int main(int argc, char **argv) {
       {"damaged_bytes", damaged_bytes},
       {"cancel", cancel},
       {"cancel_with_pool", cancel_with_pool},
+      {"first_bad_block_with_pool", first_bad_block_with_pool},
       {"other_schema", other_schema},
       {"given_schema_framings", given_schema_framings},
       {"ipc_file", ipc_file},

@@ -675,18 +675,23 @@ static void decode_on_caller(payload *ps, int64_t n, const xchg_batch_decoder *d
                              xchg_source *const *srcs, int64_t *starts, struct ArrowArray *outs) {
   int threads = xchg_pool_threads(dec->opts.pool);
   int64_t total = 0, groups = 0, worth = 2 * dec->opts.task_bytes * threads;
-  xchg_status st = XCHG_OK;
-  for (int64_t i = 0; i < n && st == XCHG_OK; i++) {
+  int64_t failed = -1; /* the payload whose planning failed */
+  for (int64_t i = 0; i < n && failed < 0; i++) {
     if (i + 2 < n) prefetch_payload(&ps[i + 2], srcs[i + 2]);
     if (i + 1 < n) prefetch_selected(&ps[i + 1], srcs[i + 1]);
-    st = ps[i].status = start_payload(&ps[i], srcs[i]);
+    if ((ps[i].status = start_payload(&ps[i], srcs[i])) != XCHG_OK) failed = i;
     total += payload_work(&ps[i]);
-    if (i == 0 && st == XCHG_OK && starts && n > threads && total >= worth / n) {
+    if (i == 0 && failed < 0 && starts && n > threads && total >= worth / n) {
       decode_runs_after_first(ps, n, dec, srcs, starts, outs);
       return;
     }
   }
-  if (st != XCHG_OK) return;
+  /* The payloads planned before a failed one finish first, as they do one
+   * by one: the first bad payload is the error, with a pool or without. */
+  for (int64_t i = 0; i < failed; i++)
+    if ((ps[i].status = finish_payload(&ps[i], NULL, &ps[i].error)) != XCHG_OK) break;
+  if (failed >= 0) return;
+  xchg_status st = XCHG_OK;
   if (starts && total >= 2 * dec->opts.task_bytes)
     groups = group_by_work(ps, n, threads, dec->opts.task_bytes, total, starts);
   payload_groups g = {dec, ps, starts, srcs, outs};

@@ -174,6 +174,14 @@ static xchg_status pass_batch(job *j, xchg_error *err) {
   return push_out(j, a, err);
 }
 
+xchg_status job_place_rest(job *j, xchg_error *err) {
+  xchg_status st = XCHG_OK;
+  while (st == XCHG_OK && j->placed < j->n_items)
+    if ((st = job_place_next(j, err)) != XCHG_OK)
+      st = placement_error(j, &j->items[j->placed], st, err);
+  return st;
+}
+
 /* The task of a job: its record batches placed, the batch finished. */
 void job_run(void *ctx, int64_t task) {
   (void)task;
@@ -183,9 +191,7 @@ void job_run(void *ctx, int64_t task) {
   if (j->pass) {
     st = pass_batch(j, &j->error);
   } else {
-    while (st == XCHG_OK && j->placed < j->n_items)
-      if ((st = job_place_next(j, &j->error)) != XCHG_OK)
-        st = placement_error(j, &j->items[j->placed], st, &j->error);
+    st = job_place_rest(j, &j->error);
     if (st == XCHG_OK && coalescer_rows(j->co) > 0) st = finish_batch(j, &j->error);
   }
   j->status = st;

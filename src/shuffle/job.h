@@ -95,6 +95,10 @@ xchg_status job_keep_dictionaries(job *j, const ipc_dictionaries *d, xchg_error 
  * take it, the batch so far goes out first. */
 xchg_status job_place_next(job *j, xchg_error *err);
 
+/* Appends the job's record batches not appended yet; an error names the
+ * block and the message at fault. */
+xchg_status job_place_rest(job *j, xchg_error *err);
+
 /* The pool task (xchg_task_fn) of a job: its record batches placed, its
  * batch finished; the outcome in status and error. */
 void job_run(void *ctx, int64_t task);

@@ -698,6 +698,16 @@ static void ask_for_relays(xchg_shuffle_reader *r) {
     atomic_store(&r->cancel_seen, 1);
 }
 
+/* Planning failed (r->stopped): the record batches of the open job planned
+ * before the failure are placed first, as one thread places each as it
+ * plans it, so that a bad block before the one planning failed on is the
+ * error, on any number of threads. */
+static xchg_status fail_planning(xchg_shuffle_reader *r) {
+  xchg_error e;
+  xchg_status st = r->open && r->open->co ? job_place_rest(r->open, &e) : XCHG_OK;
+  return st != XCHG_OK ? fail(r, st, &e) : fail(r, r->stopped, &r->stop_error);
+}
+
 /* The cancel check said yes: the call that asked it fails, whatever the
  * pool planned or built ahead (dropped), as it does on one thread. */
 static xchg_status fail_cancelled(xchg_shuffle_reader *r) {
@@ -745,7 +755,7 @@ static xchg_status produce(xchg_shuffle_reader *r, ipc_array **out) {
       continue;
     }
     bring_planner_home(r); /* (home already: a relay holds a started job) */
-    if (r->stopped != XCHG_OK) return fail(r, r->stopped, &r->stop_error);
+    if (r->stopped != XCHG_OK) return fail_planning(r);
     return r->planned_end ? XCHG_OK : XCHG_EAGAIN;
   }
 }
