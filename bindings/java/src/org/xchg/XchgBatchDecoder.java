@@ -204,7 +204,7 @@ public final class XchgBatchDecoder implements AutoCloseable {
    * @throws IllegalStateException when a struct still holds an array
    */
   public void decodeMany(byte[][] payloads, long firstBatch, long[] arrayAddresses) {
-    checkHeap(payloads);
+    checkHeap(payloads, firstBatch);
     checkAddresses(payloads.length, arrayAddresses);
     long h = handle.enter();
     try {
@@ -216,7 +216,7 @@ public final class XchgBatchDecoder implements AutoCloseable {
 
   /** As {@link #decodeMany(byte[][], long, long[])}, into xchg's structs. */
   public void decodeMany(byte[][] payloads, long firstBatch, XchgArrowArray[] arrays) {
-    checkHeap(payloads);
+    checkHeap(payloads, firstBatch);
     checkArrays(payloads.length, arrays);
     long h = handle.enter();
     try {
@@ -292,13 +292,17 @@ public final class XchgBatchDecoder implements AutoCloseable {
     handle.close(XchgBatchDecoder::nClose);
   }
 
-  private static void checkHeap(byte[][] payloads) {
-    for (int i = 0; i < payloads.length; i++)
-      Objects.requireNonNull(payloads[i], "a payload");
+  private static void checkHeap(byte[][] payloads, long firstBatch) {
+    for (int i = 0; i < payloads.length; i++) checkPresent(payloads[i], firstBatch + i, i);
   }
 
   /** Named as decoding errors name a payload: by its batch number and its index i of many. */
+  private static void checkPresent(Object payload, long batch, int i) {
+    if (payload == null) throw new NullPointerException("batch " + batch + " (payload " + i + ") is null");
+  }
+
   private static void checkDirect(ByteBuffer payload, long batch, int i) {
+    checkPresent(payload, batch, i);
     if (!payload.isDirect())
       throw new IllegalArgumentException("batch " + batch + " (payload " + i + "): a heap ByteBuffer"
           + (payload.hasArray() ? "" : " (read-only, its array hidden)")

@@ -732,8 +732,13 @@ public final class XchgBatchDecoderTest {
       expectThrows(IllegalArgumentException.class, "null address", () -> r.decode(p, 0, p.length, 0, 0L));
       expectThrows(IllegalArgumentException.class, "too few addresses",
           () -> r.decodeMany(new byte[][] {p, p}, 0, new long[] {a.memoryAddress()}));
-      expectThrows(NullPointerException.class, "a null payload",
-          () -> r.decodeMany(new byte[][] {null}, 0, new XchgArrowArray[] {a}));
+      NullPointerException none = expectThrows(NullPointerException.class, "a null payload",
+          () -> r.decodeMany(new byte[][] {p, null}, 7, new XchgArrowArray[] {a, a}));
+      if (none != null) check(none.getMessage().equals("batch 8 (payload 1) is null"), "a null payload: " + none.getMessage());
+      none = expectThrows(NullPointerException.class, "a null direct payload",
+          () -> r.decodeMany(new ByteBuffer[] {null}, 3, new XchgArrowArray[] {a}));
+      if (none != null)
+        check(none.getMessage().equals("batch 3 (payload 0) is null"), "a null direct payload: " + none.getMessage());
     }
     try (XchgBatchDecoder r = XchgBatchDecoder.open(zstd.schema()); XchgArrowArray a = Xchg.allocateArrowArray()) {
       XchgException bad = expectThrows(XchgException.class, "a position past the limit",
