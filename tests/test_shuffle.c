@@ -2048,6 +2048,61 @@ static void first_bad_block_with_pool(void) {
   free(b.bytes.data);
 }
 
+/* A plain IPC block whose record batch states a body past max_batch_bytes,
+ * read from a source not in memory (which reads whole blocks into
+ * memory): the blocks before it come out, then XCHG_ELIMIT naming it,
+ * with a pool or without (the whole chunk of blocks was dropped, the
+ * error named no block, and with a pool the read failed before its first
+ * batch). */
+static void block_over_limit_unseekable(void) {
+  shape_shuffle_config c = {1, 40 * 64, 64, 5, SHAPE_SHUFFLE_IPC, SHAPE_SHUFFLE_NONE};
+  shape_blocks b = {0};
+  xchg_error err;
+  if (!TU_OK(shape_shuffle_encode(&c, append_shape_block, &b, NULL, &err), err)) return;
+  /* the record batch message's bodyLength: the 8 bytes of its metadata
+   * holding the body length the reader reports */
+  tu_body bodies[4];
+  int64_t n = tu_map_bodies(b.bytes.data + b.starts[6], b.starts[7] - b.starts[6], bodies, 4);
+  uint8_t *body_length = NULL;
+  for (int64_t i = 0; i < n && !body_length; i++) {
+    if (bodies[i].kind != XCHG_MESSAGE_RECORD_BATCH) continue;
+    uint8_t *m = b.bytes.data + b.starts[6] + bodies[i].metadata_offset;
+    for (int64_t at = 0; at + 8 <= bodies[i].metadata_bytes && !body_length; at += 8)
+      if (memcmp(m + at, &(uint64_t){(uint64_t)bodies[i].length}, 8) == 0) body_length = m + at;
+  }
+  if (!TU_CHECK(body_length != NULL, "no body length found in block 6")) {
+    free(b.bytes.data);
+    return;
+  }
+  const uint64_t huge = (uint64_t)1 << 41;
+  memcpy(body_length, &huge, 8);
+  char want[64];
+  snprintf(want, sizeof want, "block 6 (source 0, byte %zu): ", b.starts[6]);
+  for (int p = -1; p < 2; p++) {
+    xchg_shuffle_reader_options o;
+    xchg_shuffle_reader_options_init(&o);
+    o.target_rows = 100;
+    o.read.pool = p < 0 ? NULL : pools[p];
+    xchg_shuffle_reader *r = NULL;
+    xchg_status st = xchg_shuffle_reader_open(&o, &r, &err);
+    if (st == XCHG_OK)
+      st = xchg_shuffle_reader_add_source(r, tu_unseekable_source(b.bytes.data, b.bytes.size, 7),
+                                          &err);
+    int64_t rows = 0;
+    struct ArrowArray a;
+    while (st == XCHG_OK && (st = xchg_shuffle_reader_next(r, &a, &err)) == XCHG_OK && a.release) {
+      rows += a.length;
+      a.release(&a);
+    }
+    TU_CHECK(st == XCHG_ELIMIT && rows >= 4 * 64 && strstr(err.message, want) &&
+                 strstr(err.message, "max_batch_bytes"),
+             "%s: %lld rows, then %s: %s (want %s...)", p < 0 ? "no pool" : "a pool",
+             (long long)rows, xchg_status_name(st), st != XCHG_OK ? err.message : "", want);
+    xchg_shuffle_reader_free(r);
+  }
+  free(b.bytes.data);
+}
+
 /* A Comet block whose IPC stream decompresses to more than max_batch_bytes:
  * XCHG_ELIMIT naming the block. */
 static void check_decompressed_limit(void) {
@@ -2402,6 +2457,7 @@ int main(int argc, char **argv) {
       {"cancel", cancel},
       {"cancel_with_pool", cancel_with_pool},
       {"first_bad_block_with_pool", first_bad_block_with_pool},
+      {"block_over_limit_unseekable", block_over_limit_unseekable},
       {"other_schema", other_schema},
       {"given_schema_framings", given_schema_framings},
       {"ipc_file", ipc_file},

@@ -78,7 +78,8 @@
  * Memory: a source in memory (a buffer, an mmap) is read in place; any
  * other (chunks, an fd, a callback) is read about 1 MiB of whole blocks at
  * a time, never whole: a block is read into memory whole, so one larger
- * than read.max_batch_bytes is XCHG_ELIMIT.  Blocks do not span sources.
+ * than read.max_batch_bytes is XCHG_ELIMIT, named in its turn, after the
+ * batches of the blocks before it.  Blocks do not span sources.
  * The reader holds the memory of the blocks of the batches it builds, and
  * with a pool up to about read.readahead_bytes of input, and as much of
  * batches, ahead.

@@ -62,7 +62,9 @@ xchg_status shuffle_input_add(shuffle_input *in, xchg_source *src, xchg_error *e
 typedef struct filling {
   uint8_t *data;
   size_t size, cap;
-  int end; /* the source has no more bytes, or the rest cannot be whole blocks */
+  int end;        /* the source has no more bytes, or the rest cannot be whole blocks */
+  size_t over_at; /* plain IPC: a block stating over_bytes, past max_batch_bytes, ends it */
+  uint64_t over_bytes;
 } filling;
 
 /* Reads the source being read until f holds `size` bytes; f->end when it
@@ -88,17 +90,6 @@ static xchg_status fill_to(shuffle_input *in, filling *f, size_t size, xchg_erro
   return XCHG_OK;
 }
 
-/* A block's stated size, which is read into memory whole. */
-static xchg_status check_block_size(const shuffle_input *in, uint64_t size, int64_t at,
-                                    xchg_error *err) {
-  if (size <= (uint64_t)in->opts->read.max_batch_bytes) return XCHG_OK;
-  return xchg_errorf(err, XCHG_ELIMIT,
-                     "the block at byte %lld states %llu bytes, more than "
-                     "max_batch_bytes (%lld), the most of a block read into memory",
-                     (long long)at, (unsigned long long)size,
-                     (long long)in->opts->read.max_batch_bytes);
-}
-
 /* Whole Comet blocks, their headers telling where each ends; a block
  * larger than max_batch_bytes ends the source there. */
 static xchg_status fill_comet(shuffle_input *in, filling *f, xchg_error *err) {
@@ -118,8 +109,10 @@ static xchg_status fill_comet(shuffle_input *in, filling *f, xchg_error *err) {
 
 /* Whole IPC streams, message by message, up to their end-of-stream
  * markers.  Framing that is not right ends the chunk: planning it says
- * what is wrong, and where. */
-static xchg_status fill_ipc(shuffle_input *in, filling *f, int64_t base, xchg_error *err) {
+ * what is wrong, and where.  So does a block (its stream so far) stating
+ * more than max_batch_bytes, the most of a block read into memory: the
+ * chunk ends after that message's metadata, and the source there. */
+static xchg_status fill_ipc(shuffle_input *in, filling *f, xchg_error *err) {
   xchg_status st = XCHG_OK;
   size_t stream_at = 0; /* where the stream being read starts */
   for (size_t at = 0; st == XCHG_OK && !f->end;) {
@@ -149,9 +142,14 @@ static xchg_status fill_ipc(shuffle_input *in, filling *f, int64_t base, xchg_er
       break;
     }
     at += (size_t)length;
-    if ((st = check_block_size(in, (uint64_t)body + (at - stream_at), base + (int64_t)stream_at,
-                               err)) == XCHG_OK)
-      st = fill_to(in, f, at + (size_t)body, err);
+    uint64_t stated = (uint64_t)body + (at - stream_at);
+    if (stated > (uint64_t)in->opts->read.max_batch_bytes) {
+      f->over_at = stream_at;
+      f->over_bytes = stated;
+      f->end = 1;
+      break;
+    }
+    st = fill_to(in, f, at + (size_t)body, err);
     at += (size_t)body;
   }
   return st;
@@ -171,13 +169,15 @@ static int comet_bytes(const shuffle_input *in, const uint8_t *p, size_t n) {
 }
 
 static xchg_status set_chunk(shuffle_input *in, xchg_buf *chunk, int64_t source, int64_t base,
-                             int comet) {
+                             int comet, const filling *f) {
   in->chunk = chunk;
   in->data = xchg_buf_data(chunk);
   in->size = xchg_buf_size(chunk);
   in->pos = in->prefetched = 0;
   in->chunk_source = source;
   in->chunk_base = base;
+  in->chunk_over_at = f ? f->over_at : 0;
+  in->chunk_over_bytes = f ? f->over_bytes : 0;
   in->comet = comet;
   return XCHG_OK;
 }
@@ -192,7 +192,7 @@ static xchg_status read_chunk(shuffle_input *in, int *got, xchg_error *err) {
     in->reading_comet = comet_bytes(in, f.data, f.size);
   }
   if (st == XCHG_OK && !f.end)
-    st = in->reading_comet ? fill_comet(in, &f, err) : fill_ipc(in, &f, base, err);
+    st = in->reading_comet ? fill_comet(in, &f, err) : fill_ipc(in, &f, err);
   in->wait_ns += monotonic_ns() - t0;
   *got = 0;
   xchg_buf *chunk = NULL;
@@ -209,7 +209,7 @@ static xchg_status read_chunk(shuffle_input *in, int *got, xchg_error *err) {
   }
   if (!chunk) return XCHG_OK;
   *got = 1;
-  return set_chunk(in, chunk, in->reading_index, base, in->reading_comet);
+  return set_chunk(in, chunk, in->reading_index, base, in->reading_comet, &f);
 }
 
 static int in_memory(const xchg_source *src) {
@@ -258,7 +258,7 @@ static xchg_status next_chunk(shuffle_input *in, int *state, xchg_error *err) {
     }
     *state = INPUT_READY;
     return set_chunk(in, memory, index, 0,
-                     comet_bytes(in, xchg_buf_data(memory), xchg_buf_size(memory)));
+                     comet_bytes(in, xchg_buf_data(memory), xchg_buf_size(memory)), NULL);
   }
 }
 
@@ -500,7 +500,9 @@ static xchg_status fill_units(shuffle_input *in, int *state, xchg_error *err) {
                 .base = in->chunk_base,
                 .comet = in->comet,
                 .start = in->pos,
-                .end = in->size};
+                .end = in->size,
+                .over_at = in->chunk_over_at,
+                .over_bytes = in->chunk_over_bytes};
     in->unit_count++;
     if (!in->comet) {
       in->pos = in->size;

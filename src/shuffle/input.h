@@ -47,6 +47,12 @@ typedef struct unit {
   size_t start, end; /* its bytes in the chunk (start moves on as its IPC blocks are read) */
   size_t prefetched; /* plain IPC: its bytes asked of memory ahead (shuffle_prefetch_ahead) */
   int64_t bytes;     /* end - start, at first */
+  /* Plain IPC from a source not in memory: the block at the chunk's end
+   * states over_bytes, more than max_batch_bytes, and was not read past
+   * its first message's metadata: it begins at over_at (over_bytes 0:
+   * no such block).  Its planning reports it, in its turn (step, shuffle_reader.c). */
+  size_t over_at;
+  uint64_t over_bytes;
   /* Comet */
   group_block *blocks;
   int64_t n_blocks, failed_at; /* failed_at: the block decompression failed in, or n_blocks */
@@ -80,6 +86,8 @@ struct shuffle_input {
   size_t size, pos;
   size_t prefetched; /* the chunk's bytes asked of memory ahead of pos */
   int64_t chunk_source, chunk_base;
+  size_t chunk_over_at; /* as unit.over_at and over_bytes, of the chunk */
+  uint64_t chunk_over_bytes;
   int comet;
   /* Units. */
   unit units[UNITS_AHEAD];

@@ -513,8 +513,17 @@ static xchg_status step(xchg_shuffle_reader *r, xchg_error *err) {
   ipc_message_view m;
   xchg_status st = next_message(r, &m, err);
   /* Its XCHG_EIO is a message longer than the block: said as the IPC
-   * reader says a stream cut inside a message. */
-  if (st == XCHG_EIO) xchg_error_prefix(err, "the stream is cut short: ");
+   * reader says a stream cut inside a message, unless the block was not
+   * read further for stating more than max_batch_bytes. */
+  const unit *u = shuffle_input_unit(&r->in, 0);
+  if (st == XCHG_EIO && u->over_bytes > 0 && b->at == u->over_at)
+    st = xchg_errorf(err, XCHG_ELIMIT,
+                     "its IPC stream states %llu bytes up to message %lld's body, more than "
+                     "max_batch_bytes (%lld), the most of a block read into memory",
+                     (unsigned long long)u->over_bytes, (long long)b->message,
+                     (long long)r->opts.read.max_batch_bytes);
+  else if (st == XCHG_EIO)
+    xchg_error_prefix(err, "the stream is cut short: ");
   if (st != XCHG_OK) return in_block(r, st, err);
   if (m.eos) {
     if (b->message == 0)
@@ -523,7 +532,7 @@ static xchg_status step(xchg_shuffle_reader *r, xchg_error *err) {
     b->pos += (size_t)m.size;
     return close_block(r, err);
   }
-  int comet = shuffle_input_unit(&r->in, 0)->comet;
+  int comet = u->comet;
   if (b->message == 0 && m.header_type != HEADER_SCHEMA)
     return in_block(r, xchg_errorf(err, XCHG_EFORMAT, "message 0 at byte 0 is not a schema"), err);
   if (m.header_type == HEADER_SCHEMA && b->message > 0 && !comet && r->opts.read.allow_missing_eos)
