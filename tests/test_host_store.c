@@ -709,6 +709,15 @@ static void test_refused(void) {
   expect_fallback(dir, &s, XCHG_EINVAL, "mode", "segment of mode 644");
   TU_CHECK(chmod(seg, 0600) == 0);
   expect_mapped(dir, &s, "the segment made right again");
+  /* A FIFO under the segment's name: refused, not opened for good (an
+   * open without O_NONBLOCK waits for a writer that never comes) */
+  TU_CHECK(unlink(seg) == 0 && mkfifo(seg, 0600) == 0);
+  alarm(60); /* a hang ends the test, failed */
+  expect_fallback(dir, &s, XCHG_EINVAL, "not a regular file", "a FIFO under the segment's name");
+  alarm(0);
+  struct stat st;
+  TU_CHECK(lstat(seg, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO was removed");
+  TU_CHECK(unlink(seg) == 0);
   remove_dir(dir);
   cd_source_free(&s);
 }
@@ -746,6 +755,43 @@ static void test_foreign_files(void) {
   snprintf(path, sizeof path, "%.*s.tmp", (int)base, seg);
   expect_left_alone(dir, &s, path, "a foreign file under the temporary's name");
   publish(dir, &s, seg, sizeof seg); /* the names free again: written as before */
+  /* The user's files of mode 600 named as the store's but for hex digits,
+   * which no key gives: a scan retaining nothing leaves them alone. */
+  static const char *const lookalikes[] = {"ABCDEFGHIJKLMNOPQRSTUVWXYZ012345.seg",
+                                           "abcdefghijklmnopqrstuvwxyz012345.tmp",
+                                           "0123456789abcdef0123456789abcdeg.lock"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, lookalikes[i]);
+    TU_CHECK(tu_write_file(path, "mine\n", 5) == 0 && chmod(path, 0600) == 0);
+  }
+  xchg_cache *c = host_cache(dir, 0, 0);
+  xchg_cache_trim(c);
+  xchg_cache_free(c);
+  for (int i = 0; i < 3; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, lookalikes[i]);
+    TU_CHECK(access(path, F_OK) == 0, "the user's %s was removed", lookalikes[i]);
+  }
+  remove_dir(dir);
+  cd_source_free(&s);
+}
+
+/* A segment of no bytes under a key's name (the user's, mode 600: every
+ * process refuses it) goes at the next scan when nothing is retained, as
+ * any unheld segment does: the key is decoded and shared again, not
+ * refused for good. */
+static void test_empty_segment(void) {
+  cd_source s;
+  char dir[256], seg[512];
+  published_segment(&s, XCHG_VALIDATE_FULL, dir, seg);
+  TU_CHECK(truncate(seg, 0) == 0);
+  xchg_cache *c = host_cache(dir, 0, 0);
+  xchg_error err;
+  TU_CHECK(acquire_checked(c, &s, NULL, NULL, NULL, &err) == XCHG_OK, "%s", err.message);
+  xchg_cache_metrics m = cd_metrics(c);
+  TU_CHECK(m.host_fallbacks == 0 && m.host_decodes == 1,
+           "an empty segment at retention 0: %lld fallbacks, %lld host decodes",
+           (long long)m.host_fallbacks, (long long)m.host_decodes);
+  xchg_cache_free(c);
   remove_dir(dir);
   cd_source_free(&s);
 }
@@ -1539,6 +1585,7 @@ int main(int argc, char **argv) {
       {"release_scans_nothing", test_release_scans_nothing},
       {"refused", test_refused},
       {"foreign_files", test_foreign_files},
+      {"empty_segment", test_empty_segment},
       {"corrupted", test_corrupted},
       {"mapped_structure_checked", test_mapped_structure_checked},
       {"no_room", test_no_room},

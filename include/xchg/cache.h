@@ -402,7 +402,8 @@ typedef struct xchg_cache_metrics {
   /** The host store (all 0 without one). */
   int64_t host_decodes;   /**< segments this process decoded and published (each is
                              counted in decodes as well) */
-  int64_t host_maps;      /**< entries served from a mapped segment (its own included) */
+  int64_t host_maps;      /**< entries that mapped a segment (its own included; one
+                               refused as it is read is a host_fallback too) */
   int64_t host_waits;     /**< host steps that waited for another process's decode */
   int64_t host_fallbacks; /**< host-store failures that made this process decode
                              privately instead (see xchg_cache_host_error) */

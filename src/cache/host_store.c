@@ -78,9 +78,14 @@ static void sibling_file(const char *name, const char *suffix, char out[NAME_SIZ
   snprintf(out, NAME_SIZE, "%.32s%s", name, suffix);
 }
 
+/* Whether name is one key_file could have made with suffix: 32 lowercase
+ * hex digits, then suffix (the scans remove no other file). */
 static int has_suffix(const char *name, const char *suffix) {
   size_t n = strlen(name), m = strlen(suffix);
-  return n == 32 + m && strcmp(name + 32, suffix) == 0;
+  if (n != 32 + m || strcmp(name + 32, suffix) != 0) return 0;
+  for (size_t i = 0; i < 32; i++)
+    if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f'))) return 0;
+  return 1;
 }
 
 /* ---- the store -------------------------------------------------------------- */
@@ -210,7 +215,9 @@ static xchg_status map_segment(host_store *s, const char *key, host_segment **ou
   key_file(key, ".seg", name);
   *out = NULL;
   *state = SEGMENT_ABSENT;
-  int fd = openat(s->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  /* O_NONBLOCK: a FIFO at the name would block the open for good, before
+   * check_segment_file could refuse it (no effect on a regular file) */
+  int fd = openat(s->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0)
     return errno == ENOENT
                ? XCHG_OK
@@ -754,7 +761,7 @@ static int older_first(const void *a, const void *b) {
 
 /* Removes the segment `name` if nobody holds it. */
 static int remove_unheld(host_store *s, const char *name) {
-  int fd = openat(s->dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  int fd = openat(s->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC); /* map_segment */
   if (fd < 0) return 0;
   hook(HOST_HOOK_REMOVE, name);
   int removed = remove_if_unheld(s, fd, name);
@@ -822,7 +829,9 @@ void host_store_evict(host_store *s) {
   int64_t now = realtime_ns();
   for (size_t i = 0; i < n; i++) {
     int too_old = s->retain_ms > 0 && now - list[i].mtime_ns >= s->retain_ms * 1000000;
-    if (!too_old && total <= s->retain_bytes) continue;
+    /* retaining nothing, an unheld segment of no bytes (not one the store
+     * wrote: refused by every process) goes too */
+    if (!too_old && !retains_nothing(s) && total <= s->retain_bytes) continue;
     if (remove_unheld(s, list[i].name)) total -= list[i].size;
   }
   free(list);
