@@ -282,12 +282,17 @@ typedef struct xchg_batch_header {
  * dictionaries before it are read as usual).  Then either
  * xchg_ipc_reader_next decodes it or xchg_ipc_reader_skip drops it without
  * reading its body — for pruning batches by their statistics.  At the end
- * of the input *at_end is set. */
+ * of the input *at_end is set.  An error sticks, as next's do.  With a
+ * pool, peek after next has read batches ahead is XCHG_EINVAL (they are
+ * decoded already): prune with a reader without a pool, or with
+ * read.readahead_bytes of 0 or less. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_peek(xchg_ipc_reader *reader,
                                                          xchg_batch_header *out, int *at_end,
                                                          xchg_error *err);
 /** Drops the record batch xchg_ipc_reader_peek has read the header of,
- * without reading its body (seeking past it where the source can). */
+ * without reading its body (seeking past it where the source can).  An
+ * input that ends inside that body is XCHG_EIO naming the message, and it
+ * sticks: every later call returns it (a cut is never a shorter stream). */
 XCHG_API XCHG_NODISCARD xchg_status xchg_ipc_reader_skip(xchg_ipc_reader *reader, xchg_error *err);
 
 /** Calls fn before every buffer decompression with the compressed bytes

@@ -261,6 +261,15 @@ xchg_status reader_read_message(xchg_ipc_reader *r, ipc_message *m, int *eos, xc
   return st;
 }
 
+/* st of reading or passing m's body, named: "message N at byte B: body:
+ * ...", a cut said as one. */
+static xchg_status body_error(const xchg_ipc_reader *r, const ipc_message *m, xchg_status st,
+                              xchg_error *err) {
+  xchg_error_prefix(err, "message %lld at byte %lld: body: ", (long long)m->index,
+                    (long long)m->offset);
+  return read_cut_short(r, st, err);
+}
+
 /* Makes the body available for decoding; see the comment at the top. */
 static xchg_status attach_body(xchg_ipc_reader *r, ipc_message *m, int whole, xchg_error *err) {
   ipc_body *b = &m->body;
@@ -276,19 +285,14 @@ static xchg_status attach_body(xchg_ipc_reader *r, ipc_message *m, int whole, xc
   }
   xchg_status st = move_to(r, m->body_offset, err);
   if (st == XCHG_OK) st = reader_read_buffer(r, (size_t)m->body_length, &b->mem, err);
-  if (st != XCHG_OK) {
-    xchg_error_prefix(err, "message %lld at byte %lld: body: ", (long long)m->index,
-                      (long long)m->offset);
-    st = read_cut_short(r, st, err);
-  }
-  return st;
+  return st == XCHG_OK ? XCHG_OK : body_error(r, m, st, err);
 }
 
 /* Leaves the input just after the message's body, read or not. */
 static xchg_status pass_body(xchg_ipc_reader *r, const ipc_message *m, xchg_error *err) {
-  return r->format == XCHG_IPC_FILE && r->n_batches >= 0
-             ? XCHG_OK
-             : move_to(r, m->body_offset + m->body_length, err);
+  if (r->format == XCHG_IPC_FILE && r->n_batches >= 0) return XCHG_OK;
+  xchg_status st = move_to(r, m->body_offset + m->body_length, err);
+  return st == XCHG_OK ? XCHG_OK : body_error(r, m, st, err);
 }
 
 static char *message_metadata(const ipc_message *m) {
@@ -868,9 +872,14 @@ xchg_status xchg_ipc_reader_peek(xchg_ipc_reader *r, xchg_batch_header *out, int
 
 xchg_status xchg_ipc_reader_skip(xchg_ipc_reader *r, xchg_error *err) {
   if (!r) return base_null_argument("xchg_ipc_reader_skip", "the reader", err);
-  if (!r->has_held) return xchg_errorf(err, XCHG_EINVAL, "skip without a peeked batch");
-  xchg_status st = pass_body(r, &r->held, err);
-  drop_held(r);
+  xchg_status st = r->deferred;
+  if (st == XCHG_OK && !r->has_held)
+    return xchg_errorf(err, XCHG_EINVAL, "skip without a peeked batch");
+  if (st == XCHG_OK) {
+    st = r->deferred = pass_body(r, &r->held, &r->deferred_error); /* as with next: it sticks */
+    drop_held(r);
+  }
+  if (st != XCHG_OK && err) *err = r->deferred_error;
   return st;
 }
 
