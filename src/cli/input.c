@@ -663,14 +663,11 @@ static xchg_status check_in_memory(const xc_input *in, int64_t limit, xchg_error
     xchg_ipc_reader *reader;
     if ((st = xc_input_next(&probe, NULL, &reader, err)) != XCHG_OK || reader == NULL) break;
     st = xchg_ipc_reader_select_indices(reader, NULL, 0, err); /* no column: no body is read */
-    for (int at_end = 0; st == XCHG_OK && !at_end && !enough;) {
+    for (int at_end = 0; st == XCHG_OK && !at_end && !(enough = limit >= 0 && rows >= limit);) {
       xchg_batch_header header;
-      enough = limit >= 0 && rows >= limit;
-      if (!enough) st = xchg_ipc_reader_peek(reader, &header, &at_end, err);
-      if (st == XCHG_OK && !at_end && !enough) {
-        st = xchg_ipc_reader_skip(reader, err);
-        rows += header.rows;
-      }
+      st = xchg_ipc_reader_peek(reader, &header, &at_end, err);
+      if (st == XCHG_OK && !at_end) st = xchg_ipc_reader_skip(reader, err);
+      rows += header.rows; /* 0 at the end or on an error */
     }
     xc_input_end_stream(&probe, reader);
     if (st != XCHG_OK) break;

@@ -165,12 +165,14 @@ static int cancelled(xchg_shuffle_reader *r) {
   return 1;
 }
 
+static xchg_status cancelled_error(const xchg_shuffle_reader *r, xchg_error *err) {
+  return xchg_errorf(err, XCHG_ECANCELLED, "cancelled before block %lld", (long long)r->next_block);
+}
+
 /* Starts the next block, unless the task is cancelled; *state is
  * INPUT_READY when there is one. */
 static xchg_status open_block(xchg_shuffle_reader *r, int *state, xchg_error *err) {
-  if (cancelled(r))
-    return xchg_errorf(err, XCHG_ECANCELLED, "cancelled before block %lld",
-                       (long long)r->next_block);
+  if (cancelled(r)) return cancelled_error(r, err);
   unit *u;
   xchg_status st;
   for (;;) {
@@ -722,8 +724,7 @@ static xchg_status fail_planning(xchg_shuffle_reader *r) {
 static xchg_status fail_cancelled(xchg_shuffle_reader *r) {
   bring_planner_home(r); /* a relay that plans sees cancel_seen, and stops */
   xchg_error e;
-  xchg_errorf(&e, XCHG_ECANCELLED, "cancelled before block %lld", (long long)r->next_block);
-  return fail(r, XCHG_ECANCELLED, &e);
+  return fail(r, cancelled_error(r, &e), &e);
 }
 
 /* The next batch: *out, or NULL at the end; XCHG_EAGAIN when more input
