@@ -34,7 +34,11 @@
  *    inspect - killed while it copies standard input leaves no file;
  *  - inspect - with a TMPDIR that does not exist names that directory, and
  *    so does a failed write of its copy of standard input (a file size
- *    limit standing for a full disk), with what the copy holds.
+ *    limit standing for a full disk), with what the copy holds;
+ *  - an input file truncated by another process while cat (a path, or
+ *    standard input redirected from it) or convert reads it: exit 1 with
+ *    the message naming it, convert's temporary file removed, where SIGBUS
+ *    killed; a SIGBUS sent by kill still kills.
  * Runs as root in CI: permissions cannot make a directory unwritable, so
  * write failures come from /dev/full and cut inputs. */
 #include <dirent.h>
@@ -707,6 +711,97 @@ static void check_spool_write_fails(void) {
   check_dir_holds("inspect - with the copy's writes failing", "blocks.comet");
 }
 
+/* ---- an input cut short while it is read ------------------------------------------ */
+
+/* What the command says of its input (as its errors name it: the path,
+ * "<stdin>") cut short while it read it. */
+static void cut_message(char *out, size_t size, const char *input) {
+  snprintf(out, size,
+           "xchg: %s: cut short by another process while it was read (its mapped bytes are "
+           "gone)\n",
+           input);
+}
+
+/* cat IN into a pipe the test reads: once its first lines are out (cat
+ * then blocks on the full pipe, with most of IN not yet printed), another
+ * process truncates IN.  The pages cat reads next are gone from its
+ * mapping: not a kill by "Bus error" (SIGBUS, what the kernel does), but
+ * a message naming IN and exit 1; the same through standard input
+ * redirected from IN.  A SIGBUS sent (kill -BUS) instead of the truncation
+ * is no cut input: it kills as it always does, without a word. */
+typedef enum { CUT_IN, CUT_STDIN, SEND_SIGBUS } cut_how;
+
+static void cat_cut_while_read(cut_how how) {
+  bool through_stdin = how == CUT_STDIN;
+  clear_dir();
+  char *in = path_in_dir("in.arrow");
+  cli_run r = run_cli(ARGS("gen", "cache", in, "--rows", "200000", "--compression", "none"), -1);
+  free(r.err.data);
+  int out_pipe[2];
+  int in_fd = through_stdin ? open(in, O_RDONLY) : -1;
+  if (!TU_CHECK(r.exit_code == 0 && pipe(out_pipe) == 0 && (!through_stdin || in_fd >= 0),
+                "cut while read: cannot set up the input and the pipe"))
+    return;
+  pid_t pid = start_cli(
+      through_stdin ? ARGS("cat", "-", "--format", "csv") : ARGS("cat", in, "--format", "csv"),
+      in_fd, out_pipe[1], false);
+  close(out_pipe[1]);
+  if (in_fd >= 0) close(in_fd);
+  char chunk[65536];
+  ssize_t first = read(out_pipe[0], chunk, 1000);
+  TU_CHECK(first > 0 && (how == SEND_SIGBUS ? kill(pid, SIGBUS) : truncate(in, 4096)) == 0,
+           "cut while read: no output, or truncate or kill failed");
+  size_t printed = (size_t)(first > 0 ? first : 0);
+  for (ssize_t k; (k = read(out_pipe[0], chunk, sizeof chunk)) != 0;)
+    if (k > 0)
+      printed += (size_t)k;
+    else if (errno != EINTR)
+      break;
+  close(out_pipe[0]);
+  r = finish_cli(pid);
+  char want[4400];
+  cut_message(want, sizeof want, through_stdin ? "<stdin>" : in);
+  if (how == SEND_SIGBUS)
+    TU_CHECK(r.signal == SIGBUS && r.err.size == 0, "cat sent SIGBUS: exit %d, signal %d: %s",
+             r.exit_code, r.signal, r.err.data);
+  else
+    TU_CHECK(r.exit_code == 1 && stderr_is(&r, want),
+             "cat %s cut while read: exit %d, signal %d, after %zu bytes: %s",
+             through_stdin ? "- < IN" : "IN", r.exit_code, r.signal, printed, r.err.data);
+  free(r.err.data);
+}
+
+static void check_cut_while_read(void) { cat_cut_while_read(CUT_IN); }
+static void check_cut_while_read_stdin(void) { cat_cut_while_read(CUT_STDIN); }
+static void check_sigbus_sent(void) { cat_cut_while_read(SEND_SIGBUS); }
+
+/* convert IN OUT, writing its temporary file slowly (ZSTD level 19), with
+ * IN truncated by another process once that file exists: the message, exit
+ * 1, and neither OUT nor the temporary file left (SIGBUS's default action
+ * left the temporary file). */
+static void check_cut_while_converting(void) {
+  clear_dir();
+  char *in = path_in_dir("in.arrow");
+  cli_run r = run_cli(ARGS("gen", "cache", in, "--rows", "400000", "--compression", "none"), -1);
+  free(r.err.data);
+  if (!TU_CHECK(r.exit_code == 0, "cut while converting: gen failed")) return;
+  pid_t pid = start_cli(
+      ARGS("convert", in, path_in_dir("out.arrow"), "--compression", "zstd", "--level", "19"), -1,
+      -1, false);
+  /* waits for the temporary file, a few seconds at most (a guard, not a measure) */
+  for (int i = 0; i < 3000 && !temp_file_exists(); i++)
+    nanosleep(&(struct timespec){0, 10000000}, NULL);
+  TU_CHECK(temp_file_exists() && truncate(in, 4096) == 0,
+           "convert did not create its temporary file beside OUT, or truncate failed");
+  r = finish_cli(pid);
+  char want[4400];
+  cut_message(want, sizeof want, in);
+  TU_CHECK(r.exit_code == 1 && stderr_is(&r, want),
+           "convert IN cut while read: exit %d, signal %d: %s", r.exit_code, r.signal, r.err.data);
+  free(r.err.data);
+  check_dir_holds("convert IN cut while read", "in.arrow");
+}
+
 int main(int argc, char **argv) {
   cli = tu_cli_path();
   tu_testdata_path(gold_stream, sizeof gold_stream,
@@ -732,6 +827,10 @@ int main(int argc, char **argv) {
       {"created_meanwhile", check_created_meanwhile},
       {"spool_dir_missing", check_spool_dir_missing},
       {"spool_write_fails", check_spool_write_fails},
+      {"cut_while_read", check_cut_while_read},
+      {"cut_while_read_stdin", check_cut_while_read_stdin},
+      {"sigbus_sent", check_sigbus_sent},
+      {"cut_while_converting", check_cut_while_converting},
   };
   int rc = TU_MAIN(argc, argv, "cli_output", cases);
   clear_dir();

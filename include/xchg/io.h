@@ -57,8 +57,11 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_source_from_memory(const void *data, si
 
 /** How xchg_source_open_file reads a file. */
 typedef enum xchg_file_mode {
-  XCHG_FILE_MMAP = 0, /**< map the file: zero-copy, random access */
-  XCHG_FILE_READ = 1  /**< read(2) it: bounded memory, random access by pread */
+  /** map the file: zero-copy, random access.  As with any mapping, a file
+   * another process truncates while it is mapped raises SIGBUS where its
+   * lost bytes are read: XCHG_FILE_READ for files others may rewrite. */
+  XCHG_FILE_MMAP = 0,
+  XCHG_FILE_READ = 1 /**< read(2) it: bounded memory, random access by pread */
 } xchg_file_mode;
 
 /** Opens path for reading.  Errors begin with the path ("data.arrow:

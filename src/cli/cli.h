@@ -38,6 +38,14 @@ int xc_inspect_rows(const char *path, xchg_stream_codec codec, int64_t head);
  * again first (stdin.c). */
 xchg_status xc_open_source(const char *path, xchg_source **out, xchg_error *err);
 
+/* A mapped input file cut short by another process while it is read
+ * (SIGBUS): xc_catch_cut_inputs, once at start, makes that a message
+ * naming the file (the path xc_note_mapped was given last, as errors
+ * name it) and exit 1, the temporary output removed, rather than a
+ * kill by "Bus error" (mapped.c). */
+void xc_catch_cut_inputs(void);
+void xc_note_mapped(const char *path);
+
 /* Reads standard input ahead until its first `want` bytes are held (fewer
  * at its end) without handing them to anyone: *bytes and *len are all
  * that is held so far, valid until the next call or xc_open_source("-").

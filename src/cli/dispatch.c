@@ -106,6 +106,7 @@ static int run(int argc, char **argv, const command_table *table) {
 
 int xc_main(int argc, char **argv, const xc_command *extra, size_t n_extra) {
   const command_table table = {extra, n_extra};
+  xc_catch_cut_inputs();
   if (argc < 2) {
     print_usage(stderr, &table);
     return XC_EXIT_USAGE;

@@ -98,8 +98,12 @@ static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 #define N_CLEANUP_SIGNALS (sizeof cleanup_signals / sizeof cleanup_signals[0])
 static struct sigaction saved_actions[N_CLEANUP_SIGNALS];
 
-static void remove_temp_and_die(int sig) {
+void xc_remove_temp_output(void) {
   if (temp_guarded) unlink(guarded_temp);
+}
+
+static void remove_temp_and_die(int sig) {
+  xc_remove_temp_output();
   struct sigaction dfl;
   memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;

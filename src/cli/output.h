@@ -80,6 +80,10 @@ xchg_status xc_output_commit(xc_output *o, xchg_error *err);
  * call it after xc_output_commit too, and after a failed xc_output_open. */
 void xc_output_discard(xc_output *o);
 
+/* Removes the temporary file of the output being written, if any: for a
+ * signal handler (async-signal-safe), before the command dies. */
+void xc_remove_temp_output(void);
+
 /* Prints "xchg: write to standard output failed: <strerror(errnum)>" (or
  * "write to 'PATH' ...") and returns XC_EXIT_ERROR; but for EPIPE, unless
  * SIGPIPE is ignored, the process dies of SIGPIPE, silently, as it would

@@ -52,6 +52,7 @@ static xchg_status map_if_regular(xchg_error *err) {
     return XCHG_OK;
   off_t at = lseek(piped_fd, 0, SEEK_CUR);
   if (at < 0) return XCHG_OK; /* read as a pipe */
+  xc_note_mapped("-");
   xchg_status status = map_whole(piped_fd, "<stdin>", &spooled, err);
   size_t size = status == XCHG_OK ? xchg_buf_size(spooled) : 0;
   if (status != XCHG_OK || at == 0) return status;
@@ -128,6 +129,7 @@ static xchg_status open_stdin(xchg_source **out, xchg_error *err) {
 
 xchg_status xc_open_source(const char *path, xchg_source **out, xchg_error *err) {
   if (xc_is_piped(path)) return open_stdin(out, err);
+  xc_note_mapped(path);
   return xchg_source_open_file(path, XCHG_FILE_MMAP, out, err);
 }
 
