@@ -770,9 +770,63 @@ static void ambiguous_name(void) {
   free(data);
 }
 
+/* A path goes on past a field that is selected whole (a list, anything
+ * but a struct) only through names of fields under it: a misspelt name
+ * there, a name under a column without children, an empty name are
+ * XCHG_EINVAL naming it, not the whole column (they once were); the names
+ * that are there select the field whole; a struct's child alone. */
+static void paths_past_whole_fields(void) {
+  static const struct {
+    const char *file, *path;
+    const char *error;  /* what the message names, or NULL: selected */
+    const char *format; /* the selected column's, and its first child's */
+    int64_t children;
+  } cases[] = {
+      {"generated_nested", "list_nullable.bogus", "no field 'bogus' in list_nullable", NULL, 0},
+      {"generated_nested", "list_nullable.item.x", "no field 'x' in list_nullable.item", NULL, 0},
+      {"generated_nested", "struct_nullable.f2.bogus", "no field 'bogus' in struct_nullable.f2",
+       NULL, 0},
+      {"generated_primitive", "int8_nullable.no_such_child",
+       "no field 'no_such_child' in int8_nullable", NULL, 0},
+      {"generated_primitive", "int8_nullable.", "no field '' in int8_nullable", NULL, 0},
+      {"generated_nested", "list_nullable.item", NULL, "+l", 1},
+      {"generated_nested", "struct_nullable.f2", NULL, "+s", 1},
+      {"generated_nested", "struct_nullable", NULL, "+s", 2},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char path[4096], name[256], msg[MSG_SIZE] = "";
+    snprintf(name, sizeof name, "arrow-gold/1.0.0-littleendian/%s.stream", cases[i].file);
+    size_t size = 0;
+    uint8_t *data = tu_read_file(tu_testdata_path(path, sizeof path, name), &size);
+    xchg_ipc_reader *r = data ? open_mem(data, size, NULL, msg) : NULL;
+    if (!TU_CHECK(r != NULL, "%s: %s", path, data ? msg : "cannot read")) {
+      free(data);
+      continue;
+    }
+    xchg_error err;
+    xchg_status st = xchg_ipc_reader_select(r, &cases[i].path, 1, &err);
+    struct ArrowSchema schema = {0};
+    if (cases[i].error) {
+      TU_CHECK(st == XCHG_EINVAL && strstr(err.message, cases[i].error), "selecting '%s': %s: %s",
+               cases[i].path, xchg_status_name(st), st ? err.message : "selected");
+    } else if (TU_OK(st, err) && TU_OK(xchg_ipc_reader_schema(r, &schema, &err), err)) {
+      TU_CHECK(schema.n_children == 1 && strcmp(schema.children[0]->format, cases[i].format) == 0 &&
+                   schema.children[0]->n_children == cases[i].children,
+               "selecting '%s': %" PRId64 " columns, the first '%s' of %" PRId64 " children",
+               cases[i].path, schema.n_children,
+               schema.n_children ? schema.children[0]->format : "-",
+               schema.n_children ? schema.children[0]->n_children : 0);
+      schema.release(&schema);
+    }
+    xchg_ipc_reader_free(r);
+    free(data);
+  }
+}
+
 int main(int argc, char **argv) {
   static const tu_case cases[] = {{"gold_files", gold_files},
                                   {"ambiguous_name", ambiguous_name},
+                                  {"paths_past_whole_fields", paths_past_whole_fields},
                                   {"null_arguments", null_arguments},
                                   {"stream_misuse", stream_misuse},
                                   {"unknown_compression", unknown_compression}};

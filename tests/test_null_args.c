@@ -3,6 +3,7 @@
  * as a no-op, every getter of a handle with the value its declaration
  * gives for NULL, and setters and actions as no-ops; calls that return a
  * status take a NULL argument as XCHG_EINVAL naming it.  One that dereferenced NULL would crash here. */
+#include <stdio.h>
 #include <string.h>
 
 #include "support/c_fixture.h"
@@ -205,6 +206,48 @@ static void null_outs(void) {
            "xchg_row_reader_open of a NULL stream: %s", err.message);
 }
 
+/* The row reader's reads take a NULL argument as XCHG_EINVAL naming it,
+ * as every other read does, and the reader reads on afterwards. */
+static void row_reader_reads(void) {
+  xchg_error err;
+  xchg_source *src = NULL;
+  xchg_istream *s = NULL;
+  xchg_row_reader *r = NULL;
+  int closed = 0;
+  if (!TU_OK(xchg_source_from_callback(no_rows, rows_closed, &closed, &src, &err), err) ||
+      !TU_OK(xchg_istream_open(src, XCHG_STREAM_NONE, NULL, &s, &err), err) ||
+      !TU_OK(xchg_row_reader_open(s, NULL, &r, &err), err))
+    return;
+  const uint8_t *row, *rows[2];
+  size_t len, lens[2];
+  int64_t count;
+  static const struct {
+    const char *call, *named;
+  } want[] = {{"next", "the reader"}, {"next", "row"},   {"next", "len"},   {"batch", "the reader"},
+              {"batch", "rows"},      {"batch", "lens"}, {"batch", "count"}};
+  xchg_error e[7];
+  xchg_status got[7] = {
+      xchg_row_reader_next(NULL, &row, &len, &e[0]),
+      xchg_row_reader_next(r, NULL, &len, &e[1]),
+      xchg_row_reader_next(r, &row, NULL, &e[2]),
+      xchg_row_reader_next_batch(NULL, 2, rows, lens, &count, &e[3]),
+      xchg_row_reader_next_batch(r, 2, NULL, lens, &count, &e[4]),
+      xchg_row_reader_next_batch(r, 2, rows, NULL, &count, &e[5]),
+      xchg_row_reader_next_batch(r, 2, rows, lens, NULL, &e[6]),
+  };
+  for (int i = 0; i < 7; i++) {
+    char named[64];
+    snprintf(named, sizeof named, "%s is NULL", want[i].named);
+    TU_CHECK(got[i] == XCHG_EINVAL && strstr(e[i].message, named), "row reader %s with %s NULL: %s",
+             want[i].call, want[i].named, e[i].message);
+  }
+  row = (const uint8_t *)&err;
+  TU_CHECK(xchg_row_reader_next(r, &row, &len, &err) == XCHG_OK && row == NULL,
+           "the row reader read on to its end after the NULL arguments");
+  xchg_row_reader_free(r);
+  TU_CHECK(closed == 1, "the row reader's stream was not closed with it");
+}
+
 /* The block codecs take bytes as a pointer and a size: NULL with a size
  * above 0 is XCHG_EINVAL naming the pointer, for every codec (zstd and
  * LZ4 would read or write through it); NULL with 0 is an empty buffer. */
@@ -278,6 +321,7 @@ int main(int argc, char **argv) {
                                   {"null_handles", null_handles},
                                   {"failed_constructors", failed_constructors},
                                   {"null_outs", null_outs},
+                                  {"row_reader_reads", row_reader_reads},
                                   {"null_spans", null_spans},
                                   {"writer_arguments", writer_arguments},
                                   {"writer_schemas", writer_schemas}};

@@ -759,6 +759,57 @@ static void check_numbering_restarts(xchg_istream *s, tu_bytes e) {
 
 /* One istream, reset from stream to stream: after a cut stream (an error),
  * from a dribbling source, then from memory, each read as if opened anew. */
+/* Whole frames, then bytes that are no frame: every byte the frames decode
+ * to comes out first, then the error, on every window size and source,
+ * whether the last frame ends inside a window or at its end (a frame
+ * decoder that reads on into the next frame in the same window lost the
+ * window's bytes with the error).  Reset onto the frames alone, the
+ * stream then reads them whole: the error is forgotten. */
+static void test_garbage_after_frames(void) {
+  static const size_t windows[] = {1, 1000, 20000, 65536};
+  static const uint8_t garbage[16] = {0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB,
+                                      0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB, 0xAB};
+  tu_bytes payload = make_payload(20000, 5);
+  for (codec_case cc = {0}; next_codec_case(&cc);) {
+    if (cc.codec == XCHG_STREAM_NONE) continue; /* its bytes are all data */
+    tu_bytes enc = encode(cc.codec, &cc.eo, payload);
+    tu_bytes_append(&enc, garbage, sizeof garbage);
+    for (int kind = SRC_MEMORY; kind <= SRC_DRIBBLE; kind++)
+      for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++) {
+        tu_bytes out;
+        xchg_error err;
+        xchg_status st = decode_all(cc.codec, (enum source_kind)kind, enc, windows[w], &out, &err);
+        TU_CHECK(st != XCHG_OK && same(out, payload),
+                 "%s (inner %d), %s source, window %zu: status %s, %zu of %zu bytes out before "
+                 "the garbage's error",
+                 xchg_stream_codec_name(cc.codec), cc.inner, source_names[kind], windows[w],
+                 xchg_status_name(st), out.size, payload.size);
+        free(out.data);
+      }
+    xchg_istream_options o;
+    xchg_istream_options_init(&o);
+    o.window_size = 65536;
+    xchg_istream *s = NULL;
+    xchg_error err;
+    tu_bytes out;
+    TU_OK(xchg_istream_open(tu_memory_source(enc.data, enc.size), cc.codec, &o, &s, &err), err);
+    xchg_status st = read_rest(s, &out, &err);
+    free(out.data);
+    TU_OK(xchg_istream_reset(s, tu_memory_source(enc.data, enc.size - sizeof garbage), NULL, &err),
+          err);
+    if (st != XCHG_OK) st = read_rest(s, &out, &err);
+    TU_CHECK(st == XCHG_OK && same(out, payload),
+             "%s (inner %d): after the garbage's error and a "
+             "reset onto the frames alone: %s",
+             xchg_stream_codec_name(cc.codec), cc.inner,
+             st == XCHG_OK ? "output differs" : err.message);
+    free(out.data);
+    xchg_istream_free(s);
+    free(enc.data);
+  }
+  free(payload.data);
+}
+
 static void test_reset(tu_bytes a, tu_bytes b) {
   for (codec_case cc = {0}; next_codec_case(&cc);) {
     xchg_stream_codec codec = cc.codec;
@@ -832,6 +883,7 @@ int main(int argc, char **argv) {
       {"checksums", test_checksums},
       {"cut_everywhere", test_cut_everywhere},
       {"source_fails_after_bytes", test_source_fails_after_bytes},
+      {"garbage_after_frames", test_garbage_after_frames},
       {"flipped_bytes", test_flipped_bytes},
       {"next_into", test_next_into},
       {"null_arguments", test_null_arguments},

@@ -140,9 +140,11 @@ static void check_array_stream(const char *path, const rt_data *src) {
   }
   xchg_ipc_reader *r;
   struct ArrowArrayStream stream;
+  memset(&stream, 0xab, sizeof stream); /* a caller's stack: an error path releases what is set */
   TU_CHECK(xchg_ipc_reader_to_stream(NULL, &stream, &err) == XCHG_EINVAL &&
-               strstr(err.message, "reader is NULL"),
-           "to_stream of no reader: %s", err.message);
+               strstr(err.message, "reader is NULL") && stream.release == NULL,
+           "to_stream of no reader: %s, release %s", err.message,
+           stream.release ? "left set" : "NULL");
   if (xchg_ipc_reader_open_file(path, NULL, &r, &err) != XCHG_OK ||
       xchg_ipc_reader_to_stream(r, &stream, &err) != XCHG_OK) {
     TU_CHECK(0, "array stream: %s", err.message);

@@ -297,10 +297,14 @@ XCHG_API void xchg_cache_request_init(xchg_cache_request *req);
  *
  * Errors: the decode's own (XCHG_EFORMAT, XCHG_EIO, ...) for the acquirer
  * that decoded; XCHG_ECANCELLED when cancelled; XCHG_EINVAL for a column
- * index out of range, or for bytes whose schema or batches disagree with
- * what the key was decoded from before, and for a NULL cache, key, bytes
- * or out, bytes->parts NULL with parts, or a column list that is not one
- * (negative n_columns, columns NULL with n_columns > 0), naming it. */
+ * index out of range, or, when columns missing from the key's entry are
+ * decoded from bytes, for bytes whose schema or batches disagree with what
+ * the key was decoded from before, and for a NULL cache, key, bytes or
+ * out, bytes->parts NULL with parts, or a column list that is not one
+ * (negative n_columns, columns NULL with n_columns > 0), naming it.  The
+ * key names the bytes: an acquire that finds every column it asks for
+ * decoded reads none of its bytes (that is what the cache saves), so other
+ * bytes under a key already decoded are not seen then. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_cache_acquire(xchg_cache *cache, const char *key,
                                                        const xchg_broadcast *bytes,
                                                        const xchg_cache_request *req,

@@ -247,8 +247,9 @@ XCHG_API void xchg_ipc_reader_on_message(xchg_ipc_reader *reader, xchg_message_f
  * copied and, when the input is a seekable file read without mmap, never
  * read.  Dictionaries that no selected column uses are skipped too.  A
  * path names a top-level column ("c4") or, through structs, a nested field
- * ("s.f1" gives the struct s with only its child f1); a path into a list,
- * map or union selects that whole column.  The schema and the batches
+ * ("s.f1" gives the struct s with only its child f1); a path on into a
+ * list, map, union or dictionary-encoded field ("l.item") selects that
+ * whole field, each name past it a field there all the same.  The schema and the batches
  * read from then on hold the selected columns only, each once (however
  * often it is named), in schema order.
  * An unknown name, a name that two fields share (at its level: select

@@ -49,7 +49,9 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_row_reader_open(xchg_istream *s,
 /** The next row: *row points at its *len payload bytes and stays valid until
  * the next call on the reader.  At the end of the stream *row is NULL (an
  * empty row has a non-NULL *row and *len 0).  A stream that ends inside a
- * row is an XCHG_EIO error naming the row and byte offset. */
+ * row is an XCHG_EIO error naming the row and byte offset.  A NULL
+ * argument is XCHG_EINVAL naming it (here and in
+ * xchg_row_reader_next_batch), the reader left as it was. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_row_reader_next(xchg_row_reader *r, const uint8_t **row,
                                                          size_t *len, xchg_error *err);
 

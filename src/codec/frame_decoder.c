@@ -11,6 +11,10 @@ typedef struct frame_state {
   int in_frame;         /* a frame has started and not yet ended */
   int64_t frame_index;  /* frames (skippable ones included) seen so far */
   uint64_t frame_start; /* compressed offset of the current frame */
+  /* A frame's failure met after bytes of the same window: they go out
+   * first, and the next refill returns it. */
+  xchg_status deferred;
+  xchg_error deferred_err;
 } frame_state;
 
 xchg_status frame_decoder_create(const frame_library *lib, void **state, xchg_error *err) {
@@ -38,6 +42,7 @@ void frame_decoder_reset(void *state) {
   st->lib->reset(st->ctx);
   st->in_frame = 0;
   st->frame_index = 0; /* a new stream: its frames count from 0 in messages */
+  st->deferred = XCHG_OK;
 }
 
 /* Runs the library over the input available, writing at most *dst_n bytes
@@ -74,6 +79,10 @@ static xchg_status decode_some(xchg_istream *s, frame_state *st, uint8_t *dst, s
 
 xchg_status frame_decoder_refill(xchg_istream *s, void *state, xchg_error *err) {
   frame_state *st = state;
+  if (st->deferred != XCHG_OK) {
+    *err = st->deferred_err;
+    return st->deferred;
+  }
   uint8_t *out;
   size_t room;
   xchg_status status = stream_out_take(s, 1, &out, &room, err);
@@ -93,7 +102,12 @@ xchg_status frame_decoder_refill(xchg_istream *s, void *state, xchg_error *err) 
     size_t dst_n = room - produced;
     int ended;
     status = decode_some(s, st, out + produced, &dst_n, &ended, err);
-    if (status != XCHG_OK) return status;
+    if (status != XCHG_OK && produced == 0) return status;
+    if (status != XCHG_OK) { /* the bytes before it are good: they go out first */
+      st->deferred = status;
+      st->deferred_err = *err;
+      break;
+    }
     produced += dst_n;
     if (ended && produced > 0 && st->lib->window_ends_with_frame) break;
   }

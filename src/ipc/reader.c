@@ -931,8 +931,10 @@ static const ipc_stream_ops reader_stream = {reader_schema, reader_next, reader_
 
 xchg_status xchg_ipc_reader_to_stream(xchg_ipc_reader *r, struct ArrowArrayStream *out,
                                       xchg_error *err) {
-  if (r == NULL || out == NULL)
+  if (r == NULL || out == NULL) {
+    if (out != NULL) out->release = NULL; /* released-state, as every out on a NULL argument */
     return xchg_errorf(err, XCHG_EINVAL, "xchg_ipc_reader_to_stream: the %s is NULL",
                        r == NULL ? "reader" : "stream to fill");
+  }
   return ipc_stream_export(&reader_stream, r, out, err);
 }

@@ -769,9 +769,13 @@ static ipc_field *child_named(ipc_field *f, const char *name, size_t len, ipc_fi
   return found;
 }
 
-/* Follows a dotted path; with apply set, selects what it names. */
+/* Follows a dotted path; with apply set, selects what it names.  Only a
+ * struct can be decoded in part: past anything else (a list, a map, a
+ * union, a dictionary-encoded field) the field is selected whole, and the
+ * rest of the path must still name fields under it (a misspelt name is an
+ * error, not the whole column). */
 static xchg_status select_path(ipc_schema *schema, const char *path, int apply, xchg_error *err) {
-  ipc_field *node = &schema->root;
+  ipc_field *node = &schema->root, *whole = NULL;
   const char *part = path;
   for (;;) {
     const char *dot = strchr(part, '.');
@@ -789,13 +793,13 @@ static xchg_status select_path(ipc_schema *schema, const char *path, int apply, 
                          "(selecting '%s'; select columns by index instead)",
                          (int)len, part, where, (long long)(child - node->children),
                          (long long)(other - node->children), path);
-    if (apply) child->skip = 0;
+    if (apply && !whole) child->skip = 0;
     node = child;
-    /* Only a struct can be decoded in part; anything else goes whole. */
-    if (!dot || node->type != IPC_STRUCT || node->dict_encoded) break;
+    if (!dot) break;
+    if (!whole && (node->type != IPC_STRUCT || node->dict_encoded)) whole = node;
     part = dot + 1;
   }
-  if (apply) set_skip(node, 0); /* the field named last comes whole */
+  if (apply) set_skip(whole ? whole : node, 0); /* the field named last comes whole */
   return XCHG_OK;
 }
 

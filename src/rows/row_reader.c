@@ -141,12 +141,25 @@ static inline int take_in_window(xchg_row_reader *r, const uint8_t **row, size_t
 
 xchg_status xchg_row_reader_next(xchg_row_reader *r, const uint8_t **row, size_t *len,
                                  xchg_error *err) {
+  if (!r || !row || !len)
+    return base_null_argument("xchg_row_reader_next",
+                              !r     ? "the reader"
+                              : !row ? "row"
+                                     : "len",
+                              err);
   if (take_in_window(r, row, len)) return XCHG_OK;
   return next_row_slow(r, row, len, err);
 }
 
 xchg_status xchg_row_reader_next_batch(xchg_row_reader *r, int64_t max, const uint8_t **rows,
                                        size_t *lens, int64_t *count, xchg_error *err) {
+  if (!r || !rows || !lens || !count)
+    return base_null_argument("xchg_row_reader_next_batch",
+                              !r      ? "the reader"
+                              : !rows ? "rows"
+                              : !lens ? "lens"
+                                      : "count",
+                              err);
   *count = 0;
   /* max 0 would return *count 0, which means the end of the stream. */
   if (max < 1)
