@@ -91,9 +91,12 @@ static char *path_in_dir(const char *name) {
 }
 
 /* Starts $XCHG_CLI args... (NULL-terminated) with standard input from
- * in_fd and standard output to out_fd (-1: /dev/null for either) and
+ * in_fd and standard output to out_fd (-1: /dev/null for either; CLOSED:
+ * none, as `>&-` starts it) and
  * standard error into a file; with ignore_sigpipe, SIGPIPE is ignored in
  * the child, as a shell with `trap '' PIPE` would leave it. */
+enum { CLOSED = -2 };
+
 static pid_t start_cli(const char *const *args, int in_fd, int out_fd, bool ignore_sigpipe) {
   pid_t pid = fork();
   if (pid != 0) return pid;
@@ -101,7 +104,10 @@ static pid_t start_cli(const char *const *args, int in_fd, int out_fd, bool igno
   int err_fd = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (null_fd < 0 || err_fd < 0) _exit(126);
   dup2(in_fd >= 0 ? in_fd : null_fd, STDIN_FILENO);
-  dup2(out_fd >= 0 ? out_fd : null_fd, STDOUT_FILENO);
+  if (out_fd == CLOSED)
+    close(STDOUT_FILENO);
+  else
+    dup2(out_fd >= 0 ? out_fd : null_fd, STDOUT_FILENO);
   dup2(err_fd, STDERR_FILENO);
   signal(SIGPIPE, ignore_sigpipe ? SIG_IGN : SIG_DFL);
   char *argv[32] = {(char *)cli};
@@ -711,6 +717,22 @@ static void check_spool_write_fails(void) {
   check_dir_holds("inspect - with the copy's writes failing", "blocks.comet");
 }
 
+/* gen OUT --sums started with standard output closed: the sums' write
+ * fails as any write to a closed descriptor does (EBADF), said, exit 1, no
+ * OUT; the descriptor's number is not OUT's temporary file (the sums went
+ * into OUT, and gen exited 0, leaving a stream with 305 bytes after it). */
+static void check_stdout_closed(void) {
+  clear_dir();
+  cli_run r = finish_cli(start_cli(
+      ARGS("gen", "cache", path_in_dir("out"), "--rows", "1000", "--sums"), -1, CLOSED, false));
+  TU_CHECK(r.exit_code == 1 &&
+               stderr_is(&r, "xchg: write to standard output failed: Bad file descriptor\n"),
+           "gen --sums with standard output closed: exit %d, signal %d: %s", r.exit_code, r.signal,
+           r.err.data);
+  free(r.err.data);
+  check_dir_holds("gen --sums with standard output closed", "");
+}
+
 /* ---- an input cut short while it is read ------------------------------------------ */
 
 /* What the command says of its input (as its errors name it: the path,
@@ -728,8 +750,11 @@ static void cut_message(char *out, size_t size, const char *input) {
  * mapping: not a kill by "Bus error" (SIGBUS, what the kernel does), but
  * a message naming IN and exit 1; the same through standard input
  * redirected from IN.  A SIGBUS sent (kill -BUS) instead of the truncation
- * is no cut input: it kills as it always does, without a word. */
-typedef enum { CUT_IN, CUT_STDIN, SEND_SIGBUS } cut_how;
+ * is no cut input: it kills as it always does, without a word.  convert
+ * IN - of uncompressed data writes buffers from the mapping, and the
+ * write(2) of lost bytes fails (EFAULT): the same message, where it said
+ * "write to standard output failed: Bad address". */
+typedef enum { CUT_IN, CUT_STDIN, SEND_SIGBUS, CUT_CONVERTED } cut_how;
 
 static void cat_cut_while_read(cut_how how) {
   bool through_stdin = how == CUT_STDIN;
@@ -742,13 +767,19 @@ static void cat_cut_while_read(cut_how how) {
   if (!TU_CHECK(r.exit_code == 0 && pipe(out_pipe) == 0 && (!through_stdin || in_fd >= 0),
                 "cut while read: cannot set up the input and the pipe"))
     return;
-  pid_t pid = start_cli(
-      through_stdin ? ARGS("cat", "-", "--format", "csv") : ARGS("cat", in, "--format", "csv"),
-      in_fd, out_pipe[1], false);
+  pid_t pid = start_cli(through_stdin          ? ARGS("cat", "-", "--format", "csv")
+                        : how == CUT_CONVERTED ? ARGS("convert", in, "-")
+                                               : ARGS("cat", in, "--format", "csv"),
+                        in_fd, out_pipe[1], false);
   close(out_pipe[1]);
   if (in_fd >= 0) close(in_fd);
   char chunk[65536];
-  ssize_t first = read(out_pipe[0], chunk, 1000);
+  /* convert: into its second batch, whose buffers it writes from the
+   * mapping (the first it checks, touching its bytes, before writing) */
+  size_t before = how == CUT_CONVERTED ? 100000 : 1;
+  ssize_t first = 0;
+  for (ssize_t k; (size_t)first < before && (k = read(out_pipe[0], chunk, sizeof chunk)) > 0;)
+    first += k;
   TU_CHECK(first > 0 && (how == SEND_SIGBUS ? kill(pid, SIGBUS) : truncate(in, 4096)) == 0,
            "cut while read: no output, or truncate or kill failed");
   size_t printed = (size_t)(first > 0 ? first : 0);
@@ -767,13 +798,17 @@ static void cat_cut_while_read(cut_how how) {
   else
     TU_CHECK(r.exit_code == 1 && stderr_is(&r, want),
              "cat %s cut while read: exit %d, signal %d, after %zu bytes: %s",
-             through_stdin ? "- < IN" : "IN", r.exit_code, r.signal, printed, r.err.data);
+             through_stdin          ? "- < IN"
+             : how == CUT_CONVERTED ? "(convert) IN"
+                                    : "IN",
+             r.exit_code, r.signal, printed, r.err.data);
   free(r.err.data);
 }
 
 static void check_cut_while_read(void) { cat_cut_while_read(CUT_IN); }
 static void check_cut_while_read_stdin(void) { cat_cut_while_read(CUT_STDIN); }
 static void check_sigbus_sent(void) { cat_cut_while_read(SEND_SIGBUS); }
+static void check_cut_while_written(void) { cat_cut_while_read(CUT_CONVERTED); }
 
 /* convert IN OUT, writing its temporary file slowly (ZSTD level 19), with
  * IN truncated by another process once that file exists: the message, exit
@@ -827,9 +862,11 @@ int main(int argc, char **argv) {
       {"created_meanwhile", check_created_meanwhile},
       {"spool_dir_missing", check_spool_dir_missing},
       {"spool_write_fails", check_spool_write_fails},
+      {"stdout_closed", check_stdout_closed},
       {"cut_while_read", check_cut_while_read},
       {"cut_while_read_stdin", check_cut_while_read_stdin},
       {"sigbus_sent", check_sigbus_sent},
+      {"cut_while_written", check_cut_while_written},
       {"cut_while_converting", check_cut_while_converting},
   };
   int rc = TU_MAIN(argc, argv, "cli_output", cases);

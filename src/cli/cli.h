@@ -45,6 +45,8 @@ xchg_status xc_open_source(const char *path, xchg_source **out, xchg_error *err)
  * kill by "Bus error" (mapped.c). */
 void xc_catch_cut_inputs(void);
 void xc_note_mapped(const char *path);
+/* The same stop when a write of mapped bytes failed with errnum EFAULT. */
+void xc_stop_if_input_cut(int errnum);
 
 /* Reads standard input ahead until its first `want` bytes are held (fewer
  * at its end) without handing them to anyone: *bytes and *len are all

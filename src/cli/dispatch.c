@@ -1,8 +1,10 @@
 /* dispatch.c — `xchg <command> [args]`: finds the command and runs it
  * (command.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/command.h"
@@ -104,8 +106,22 @@ static int run(int argc, char **argv, const command_table *table) {
   return XC_EXIT_USAGE;
 }
 
+/* A standard descriptor the command was started without (`xchg ... >&-`)
+ * would be the number the next open gets: `gen OUT --sums` wrote its sums
+ * into OUT.  Each closed one is held by /dev/null opened the other way
+ * round (standard input for writing, the others for reading), so that
+ * using it fails with EBADF, as it would closed, and says so. */
+static void hold_standard_fds(void) {
+  for (int fd = 0; fd <= 2; fd++) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    int held = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+    if (held >= 0 && held != fd) close(held); /* a lower one was closed too: taken in turn */
+  }
+}
+
 int xc_main(int argc, char **argv, const xc_command *extra, size_t n_extra) {
   const command_table table = {extra, n_extra};
+  hold_standard_fds();
   xc_catch_cut_inputs();
   if (argc < 2) {
     print_usage(stderr, &table);

@@ -5,10 +5,14 @@
  * touching a page past its new end raises SIGBUS, and the kernel killed the
  * command with "Bus error", its temporary output left behind.  The handler
  * here ends it as any other failed read ends: a message naming the file,
- * the temporary output removed (output.c), exit 1.  Only a fault on a
+ * the temporary output removed (output.c), exit 1.  A write(2) of such
+ * bytes (convert writes uncompressed buffers from the mapping) fails with
+ * EFAULT instead, which the output's writes hand here: the input is at
+ * fault, not the output.  Only a fault on a
  * mapping past the end of its file (BUS_ADRERR) once an input is mapped is
  * taken so; any other SIGBUS (one sent by kill, say) keeps the default
  * action. */
+#include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -41,18 +45,23 @@ static void say(const char *text) {
   }
 }
 
-static void on_sigbus(int sig, siginfo_t *info, void *context) {
-  (void)context;
-  if (info->si_code != BUS_ADRERR || !input_noted) {
-    signal(sig, SIG_DFL); /* a fault comes again as the handler returns, and kills */
-    raise(sig);           /* a signal sent does not: sent again, it kills once this returns */
-    return;
-  }
+static _Noreturn void stop_input_cut(void) {
   xc_remove_temp_output();
   say("xchg: ");
   say(input_name);
   say(": cut short by another process while it was read (its mapped bytes are gone)\n");
   _exit(XC_EXIT_ERROR);
+}
+
+void xc_stop_if_input_cut(int errnum) {
+  if (errnum == EFAULT && input_noted) stop_input_cut();
+}
+
+static void on_sigbus(int sig, siginfo_t *info, void *context) {
+  (void)context;
+  if (info->si_code == BUS_ADRERR && input_noted) stop_input_cut();
+  signal(sig, SIG_DFL); /* a fault comes again as the handler returns, and kills */
+  raise(sig);           /* a signal sent does not: sent again, it kills once this returns */
 }
 
 void xc_catch_cut_inputs(void) {

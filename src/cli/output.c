@@ -72,6 +72,7 @@ int xc_output_error(const xc_output *o, const char *message) {
 }
 
 static xchg_status write_failed(xc_output *o, int errnum, xchg_error *err) {
+  xc_stop_if_input_cut(errnum); /* bytes of an input that lost them: the input's failure */
   if (o->write_errno == 0) o->write_errno = errnum;
   return xchg_errorf(err, XCHG_EIO, "write to %s%s%s failed: %s", quote(o->path),
                      output_name(o->path), quote(o->path), strerror(errnum));

@@ -50,6 +50,7 @@ void xs_append_slow(xs *s, const void *bytes, size_t n);
 
 /* Appends stay inline while they fit: the writers make one per value. */
 static inline void xs_append(xs *s, const void *bytes, size_t n) {
+  if (n == 0) return; /* bytes may then be NULL, which memcpy may not be given */
   if (n < s->cap - s->len && !s->failed) { /* < keeps room for xs_cstr's NUL */
     memcpy(s->data + s->len, bytes, n);
     s->len += n;
