@@ -20,6 +20,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "load.h"
 #include "gen/shapes.h"
 #include "bench.h"
 #include "cli/options.h"
@@ -945,22 +946,6 @@ static int split_columns(char *list, char **out, int max) {
   return n;
 }
 
-static uint8_t *load_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *data = malloc(n > 0 ? (size_t)n : 1);
-  if (data && fread(data, 1, (size_t)n, f) != (size_t)n) {
-    free(data);
-    data = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return data;
-}
-
 int xchg_bench_decode(int argc, char **argv) {
   static const struct option long_opts[] = {{"rows", 1, 0, 'r'},       {"columns", 1, 0, 'c'},
                                             {"threads", 1, 0, 't'},    {"runs", 1, 0, 'k'},
@@ -1011,9 +996,10 @@ int xchg_bench_decode(int argc, char **argv) {
   if (!json) printf("machine: %s\n", bench_machine());
   if (optind < argc) { /* a user's file */
     size_t size;
-    uint8_t *data = load_file(argv[optind], &size);
+    char why[256];
+    uint8_t *data = bench_load_file(argv[optind], &size, why, sizeof why);
     if (!data) {
-      fprintf(stderr, "xchg bench decode: cannot read %s\n", argv[optind]);
+      fprintf(stderr, "xchg bench decode: %s: %s\n", argv[optind], why);
       return 1;
     }
     /* Comet blocks or a compressed stream are not IPC: say what reads them

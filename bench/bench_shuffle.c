@@ -64,6 +64,7 @@
 #include <string.h>
 #include <zstd.h>
 
+#include "load.h"
 #include "codec/stream_hash.h"
 #include "gen/shape_shuffle.h"
 #include "cli/cli.h"
@@ -361,7 +362,33 @@ typedef struct reading {
   warm_up *warm; /* the per-block warm-up, else NULL */
 } reading;
 
+/* Whether a and b have the same types, nested ones and dictionaries
+ * included (names and metadata aside). */
+static bool same_types(const struct ArrowSchema *a, const struct ArrowSchema *b) {
+  if (strcmp(a->format, b->format) != 0 || a->n_children != b->n_children ||
+      !a->dictionary != !b->dictionary ||
+      (a->dictionary && !same_types(a->dictionary, b->dictionary)))
+    return false;
+  for (int64_t k = 0; k < a->n_children; k++)
+    if (!same_types(a->children[k], b->children[k])) return false;
+  return true;
+}
+
+/* The warm-up reads every block with its own reader, and every mode then
+ * reads its batches by the first block's schema: a block of other types
+ * (its column count alike) is refused here, before anything reads it. */
+static int check_block_schema(const input *in, xchg_ipc_reader *r, xchg_error *err) {
+  struct ArrowSchema own;
+  if (xchg_ipc_reader_schema(r, &own, err) != XCHG_OK) return -1;
+  bool same = same_types(&own, &in->schema);
+  own.release(&own);
+  if (same) return 0;
+  xchg_errorf(err, XCHG_EFORMAT, "its schema's types are not the first block's");
+  return -1;
+}
+
 static int read_stream(reading *rd, xchg_ipc_reader *r, xchg_error *err) {
+  if (rd->warm && check_block_schema(rd->in, r, err) != 0) return -1;
   if (rd->warm && rd->in->framing == SHAPE_SHUFFLE_IPC)
     xchg_ipc_reader_on_decompress(r, log_piece, rd->warm);
   for (;;) {
@@ -1481,22 +1508,6 @@ static void usage(FILE *out) {
       "  sum of that column (c1) over their last timed run, a decimal string, as `xchg gen --sums` gives it\n");
 }
 
-static uint8_t *load_file(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *data = n >= 0 ? malloc(n > 0 ? (size_t)n : 1) : NULL;
-  if (data && fread(data, 1, (size_t)n, f) != (size_t)n) {
-    free(data);
-    data = NULL;
-  }
-  fclose(f);
-  *size = n > 0 ? (size_t)n : 0;
-  return data;
-}
-
 typedef struct encoded {
   uint8_t *data;
   size_t size, capacity;
@@ -1679,8 +1690,9 @@ int xchg_bench_shuffle(int argc, char **argv) {
   int rc = 0, first_json = 1;
   if (file) {
     input in = {0};
-    in.data = load_file(file, &in.size);
-    if (!in.data) rc = fail(file, "cannot read it");
+    char why[256];
+    in.data = bench_load_file(file, &in.size, why, sizeof why);
+    if (!in.data) rc = fail(file, why);
     /* A Comet block has a codec tag at bytes 16..19; an IPC stream begins
      * with its continuation marker or its metadata length. */
     shape_shuffle_codec tag;

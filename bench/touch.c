@@ -1,4 +1,5 @@
 /* touch.c — see touch.h. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "touch.h"
@@ -16,10 +17,18 @@ int bench_fixed_width(const char *format) {
     case 'l':
     case 'L':
     case 'g': return 8;
-    case 't':
-      return format[1] == 'd' && format[2] == 'D'                           ? 4
-             : (format[1] == 't' && (format[2] == 's' || format[2] == 'm')) ? 4
-                                                                            : 8;
+    case 't': /* dates, times, timestamps, durations, intervals */
+      switch (format[1]) {
+        case 'd': return format[2] == 'D' ? 4 : 8;
+        case 't': return format[2] == 's' || format[2] == 'm' ? 4 : 8;
+        case 'i': return format[2] == 'M' ? 4 : format[2] == 'D' ? 8 : 16;
+        default: return 8;
+      }
+    case 'w': return format[1] == ':' ? atoi(format + 2) : 0; /* fixed-size binary */
+    case 'd': { /* decimal "d:precision,scale[,bit width]" */
+      const char *bits = strchr(format, ',') ? strchr(strchr(format, ',') + 1, ',') : NULL;
+      return bits ? atoi(bits + 1) / 8 : 16;
+    }
     default: return 0;
   }
 }
@@ -56,6 +65,10 @@ static uint64_t sum_fixed(const uint8_t *p, int64_t n, int width, int sign) {
     memcpy(&v, p + 8 * i, 8);
     sum += v;
   }
+  /* wider values (intervals of 16 bytes, decimals, fixed-size binary):
+   * their bytes */
+  if (width != 1 && width != 2 && width != 4 && width != 8)
+    for (int64_t i = 0; i < n * width; i++) sum += p[i];
   return sum;
 }
 

@@ -26,6 +26,7 @@
 
 #include "gen/shape_shuffle.h"
 #include "support/c_fixture.h"
+#include "support/cli_run.h"
 #include "support/testutil.h"
 #include "xchg/xchg.h"
 
@@ -416,6 +417,43 @@ static void varying_blocks_file(const char *cli) {
   free(blocks.data);
 }
 
+/* FILEs a user gives: a directory is refused by name (it crashed, its
+ * size taken for bytes read); a later block of other types with as many
+ * columns is refused naming the block (the warm-up read it by the first
+ * block's schema and crashed); gold streams of intervals (4 and 16 bytes a
+ * value, read as 8), decimals and fixed-size binary are read and checked
+ * (the 4-byte intervals summed bytes past their buffers, and failed). */
+static void files_from_elsewhere(const char *cli) {
+  char dir[] = "/tmp/xchg_bench_dir_XXXXXX", gold[4096], mixed[4200];
+  if (!TU_CHECK(mkdtemp(dir) != NULL, "mkdtemp")) return;
+  tu_cli_result r = tu_cli_runf(cli, "bench shuffle '%s' --quick", dir);
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, "it is a directory, not a regular file"),
+           "bench shuffle DIRECTORY: exit %d: %s", r.exit_code, r.err);
+  tu_cli_result_free(&r);
+  snprintf(mixed, sizeof mixed, "%s/mixed", dir);
+  tu_testdata_path(gold, sizeof gold, "arrow-gold/1.0.0-littleendian/generated_null.stream");
+  r = tu_cli_runf(cli,
+                  "gen shuffle '%s' --rows 300 -f && cat '%s' >> '%s' && '%s' bench shuffle "
+                  "'%s' --quick",
+                  mixed, gold, mixed, cli, mixed);
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, "block 5 at byte") &&
+               strstr(r.err, "its schema's types are not the first block's"),
+           "bench shuffle of blocks of 5 int columns, then 5 null ones: exit %d: %s", r.exit_code,
+           r.err);
+  tu_cli_result_free(&r);
+  remove(mixed);
+  rmdir(dir);
+  static const char *const names[] = {"interval", "decimal", "decimal256", "primitive"};
+  for (int i = 0; i < 4; i++) {
+    char name[256];
+    snprintf(name, sizeof name, "arrow-gold/1.0.0-littleendian/generated_%s.stream", names[i]);
+    tu_testdata_path(gold, sizeof gold, name);
+    r = tu_cli_runf(cli, "bench shuffle '%s' --quick", gold);
+    TU_CHECK(r.exit_code == 0, "bench shuffle %s: exit %d: %s", names[i], r.exit_code, r.err);
+    tu_cli_result_free(&r);
+  }
+}
+
 static const char *cli;
 
 static void run_sweep(void) { sweep(cli); }
@@ -424,6 +462,7 @@ static void run_empty_strings_file(void) { empty_strings_file(cli); }
 static void run_varying_blocks_file(void) { varying_blocks_file(cli); }
 static void run_dictionary_file(void) { dictionary_file(cli); }
 static void run_from_file(void) { from_file(cli); }
+static void run_files_from_elsewhere(void) { files_from_elsewhere(cli); }
 
 static void usage_errors(void) {
   char cmd[4096];
@@ -527,6 +566,7 @@ int main(int argc, char **argv) {
   static const tu_case cases[] = {
       {"sweep", run_sweep},
       {"from_file", run_from_file},
+      {"files_from_elsewhere", run_files_from_elsewhere},
       {"usage_errors", usage_errors},
       {"floors", floors},
       {"paired_speedups", paired_speedups},
