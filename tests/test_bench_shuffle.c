@@ -445,9 +445,8 @@ static void files_from_elsewhere(const char *cli) {
   rmdir(dir);
   static const char *const names[] = {"interval", "decimal", "decimal256", "primitive"};
   for (int i = 0; i < 4; i++) {
-    char name[256];
-    snprintf(name, sizeof name, "arrow-gold/1.0.0-littleendian/generated_%s.stream", names[i]);
-    tu_testdata_path(gold, sizeof gold, name);
+    tu_testdata_path(gold, sizeof gold, "arrow-gold/1.0.0-littleendian/generated_%s.stream",
+                     names[i]);
     r = tu_cli_runf(cli, "bench shuffle '%s' --quick", gold);
     TU_CHECK(r.exit_code == 0, "bench shuffle %s: exit %d: %s", names[i], r.exit_code, r.err);
     tu_cli_result_free(&r);

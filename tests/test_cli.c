@@ -932,7 +932,8 @@ static void check_typed_arrow_json(const char *path) {
   run_result_free(&r);
 }
 
-static bool write_in_child(const char *path, const char *second_dict, bool typed, const char *what);
+static bool write_in_child(const char *path, const char *const second_dict[2], bool typed,
+                           const char *what);
 
 static void check_typed(void) {
   char path[] = "/tmp/test_cli_typed_XXXXXX";
@@ -952,32 +953,42 @@ static void check_typed(void) {
 /* ---- dictionaries that change between batches ----------------------------------------- */
 
 /* Two batches of a dictionary<utf8, int8> column "d": first the dictionary
- * ["a", "b"] with indices [1, 0], then second_dict (as one string of
- * one-letter values) with indices [2, 0] or, for a one-value dictionary, [0]. */
-static bool write_dict_fixture(const char *path, const char *second_dict, char *msg) {
-  static const int8_t first_indices[2] = {1, 0}, second_indices[2] = {2, 0}, only_index[1] = {0};
-  int32_t first_offsets[3] = {0, 1, 2}, second_offsets[8];
-  int32_t n2 = (int32_t)strlen(second_dict);
-  for (int32_t k = 0; k <= n2 && k < 8; k++) second_offsets[k] = k;
-  struct ArrowSchema field, values, root, *field_ptr = &field;
-  tu_fixture_schema(&values, "u", "", 0, NULL);
-  tu_fixture_schema(&field, "c", "d", 0, NULL);
-  field.dictionary = &values;
-  tu_fixture_schema(&root, "+s", "", 1, &field_ptr);
-  const void *b_dict1[] = {NULL, first_offsets, "ab"},
-             *b_dict2[] = {NULL, second_offsets, second_dict};
-  const void *b_idx1[] = {NULL, first_indices},
-             *b_idx2[] = {NULL, n2 == 1 ? only_index : second_indices};
+ * ["a", "b"] with indices [1, 0], then second[0] (as one string of
+ * one-letter values) with indices [2, 0] or, for a one-value dictionary,
+ * [0]; with second[1], a column "e" beside it, of its own dictionary
+ * (another id) done the same way with second[1], as long as "d". */
+static bool write_dict_fixture(const char *path, const char *const second[2], char *msg) {
+  static const int8_t first_indices[2] = {1, 0}, second_indices[2] = {2, 0}, only_index[2] = {0, 0};
+  int n_cols = second[1] ? 2 : 1;
+  int32_t first_offsets[3] = {0, 1, 2}, second_offsets[2][8];
+  struct ArrowSchema fields[2], values[2], root, *field_ptrs[2] = {&fields[0], &fields[1]};
+  struct ArrowArray dict1[2], dict2[2], col1[2], col2[2], batch1, batch2;
+  struct ArrowArray *col1_ptrs[2] = {&col1[0], &col1[1]}, *col2_ptrs[2] = {&col2[0], &col2[1]};
+  const void *b_dict1[] = {NULL, first_offsets, "ab"}, *b_idx1[] = {NULL, first_indices};
+  const void *b_dict2[2][3], *b_idx2[2][2];
   const void *b_root[] = {NULL};
-  struct ArrowArray dict1, dict2, col1, col2, batch1, batch2, *col1_ptr = &col1, *col2_ptr = &col2;
-  tu_fixture_array(&dict1, 2, 3, b_dict1, 0, NULL);
-  tu_fixture_array(&dict2, n2, 3, b_dict2, 0, NULL);
-  tu_fixture_array(&col1, 2, 2, b_idx1, 0, NULL);
-  col1.dictionary = &dict1;
-  tu_fixture_array(&col2, n2 == 1 ? 1 : 2, 2, b_idx2, 0, NULL);
-  col2.dictionary = &dict2;
-  tu_fixture_array(&batch1, 2, 1, b_root, 1, &col1_ptr);
-  tu_fixture_array(&batch2, col2.length, 1, b_root, 1, &col2_ptr);
+  int32_t n2 = (int32_t)strlen(second[0]);
+  for (int c = 0; c < n_cols; c++) {
+    int32_t n = (int32_t)strlen(second[c]);
+    for (int32_t k = 0; k <= n && k < 8; k++) second_offsets[c][k] = k;
+    tu_fixture_schema(&values[c], "u", "", 0, NULL);
+    tu_fixture_schema(&fields[c], "c", c == 0 ? "d" : "e", 0, NULL);
+    fields[c].dictionary = &values[c];
+    b_dict2[c][0] = NULL;
+    b_dict2[c][1] = second_offsets[c];
+    b_dict2[c][2] = second[c];
+    b_idx2[c][0] = NULL;
+    b_idx2[c][1] = n == 1 ? only_index : second_indices;
+    tu_fixture_array(&dict1[c], 2, 3, b_dict1, 0, NULL);
+    tu_fixture_array(&dict2[c], n, 3, b_dict2[c], 0, NULL);
+    tu_fixture_array(&col1[c], 2, 2, b_idx1, 0, NULL);
+    col1[c].dictionary = &dict1[c];
+    tu_fixture_array(&col2[c], n2 == 1 ? 1 : 2, 2, b_idx2[c], 0, NULL);
+    col2[c].dictionary = &dict2[c];
+  }
+  tu_fixture_schema(&root, "+s", "", n_cols, field_ptrs);
+  tu_fixture_array(&batch1, 2, 1, b_root, n_cols, col1_ptrs);
+  tu_fixture_array(&batch2, col2[0].length, 1, b_root, n_cols, col2_ptrs);
   FILE *f = fopen(path, "wb");
   if (f == NULL) return snprintf(msg, MSG_SIZE, "cannot create %s", path), false;
   xchg_error err = {{0}};
@@ -993,7 +1004,7 @@ static bool write_dict_fixture(const char *path, const char *second_dict, char *
 }
 
 /* Runs write in a child (a crash there fails one check, not the test). */
-static bool write_in_child(const char *path, const char *second_dict, bool typed,
+static bool write_in_child(const char *path, const char *const second_dict[2], bool typed,
                            const char *what) {
   char msg[MSG_SIZE] = "";
   fflush(stdout);
@@ -1023,7 +1034,7 @@ static void check_dictionary_changes(void) {
   close(fd);
   run_result r;
   /* A delta: ["a", "b"] grows to ["a", "b", "c"]; one dictionary says it all. */
-  if (write_in_child(path, "abc", false, "delta dictionary fixture")) {
+  if (write_in_child(path, (const char *[2]){"abc", NULL}, false, "delta dictionary fixture")) {
     snprintf(args, sizeof args, "cat --format json '%s'", path);
     if (run_cli(args, &r)) {
       TU_CHECK(
@@ -1050,7 +1061,7 @@ static void check_dictionary_changes(void) {
     }
   }
   /* A replacement: ["a", "b"] then ["c"]: integration JSON cannot say it. */
-  if (write_in_child(path, "c", false, "replaced dictionary fixture")) {
+  if (write_in_child(path, (const char *[2]){"c", NULL}, false, "replaced dictionary fixture")) {
     snprintf(args, sizeof args, "cat --format json '%s'", path);
     if (run_cli(args, &r)) {
       TU_CHECK(
@@ -1064,6 +1075,38 @@ static void check_dictionary_changes(void) {
       TU_CHECK(r.exit_code == 1 && strstr(r.err, "replaces the dictionary of \"d\""),
                "cat --format arrow-json: a replaced dictionary is an error, not wrong values: %s",
                msg);
+      run_result_free(&r);
+    }
+    /* The file format cannot hold it either: the input's failure, whether
+     * the batch is refused as it is handed over or when the batches held
+     * for --batch-rows are written at the end (that named OUT). */
+    for (int held = 0; held < 2; held++) {
+      char want[4400];
+      snprintf(args, sizeof args, "convert '%s' '%s.out' --file -f%s", path, path,
+               held ? " --batch-rows 100" : "");
+      snprintf(want, sizeof want, "xchg: %s: ", path);
+      if (!run_cli(args, &r)) continue;
+      snprintf(msg, sizeof msg, "exit %d: %.300s", r.exit_code, r.err);
+      TU_CHECK(r.exit_code == 1 && strncmp(r.err, want, strlen(want)) == 0 &&
+                   strstr(r.err, "field 'd': the file format cannot replace dictionary"),
+               "convert --file%s of a replaced dictionary names the input: %s",
+               held ? " --batch-rows 100" : "", msg);
+      run_result_free(&r);
+    }
+  }
+  /* In one batch, "d" grows by a delta and "e" is replaced: the error
+   * names "e" (it named "d", any change counting once any dictionary was
+   * replaced); with "e" alone selected too, and "d" alone prints. */
+  if (write_in_child(path, (const char *[2]){"abc", "c"}, false, "delta and replacement fixture")) {
+    static const char *const selections[3] = {"", "--columns e", "--columns d"};
+    for (int k = 0; k < 3; k++) {
+      snprintf(args, sizeof args, "cat --format arrow-json %s '%s'", selections[k], path);
+      if (!run_cli(args, &r)) continue;
+      snprintf(msg, sizeof msg, "exit %d: %.300s", r.exit_code, r.err);
+      TU_CHECK(k == 2 ? r.exit_code == 0
+                      : r.exit_code == 1 && strstr(r.err, "replaces the dictionary of \"e\""),
+               "cat --format arrow-json %s: a delta to \"d\" beside a replaced \"e\": %s",
+               selections[k], msg);
       run_result_free(&r);
     }
   }

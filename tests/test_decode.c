@@ -794,10 +794,12 @@ static void paths_past_whole_fields(void) {
       {"generated_nested", "struct_nullable", NULL, "+s", 2},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char path[4096], name[256], msg[MSG_SIZE] = "";
-    snprintf(name, sizeof name, "arrow-gold/1.0.0-littleendian/%s.stream", cases[i].file);
+    char path[4096], msg[MSG_SIZE] = "";
     size_t size = 0;
-    uint8_t *data = tu_read_file(tu_testdata_path(path, sizeof path, name), &size);
+    uint8_t *data =
+        tu_read_file(tu_testdata_path(path, sizeof path, "arrow-gold/1.0.0-littleendian/%s.stream",
+                                      cases[i].file),
+                     &size);
     xchg_ipc_reader *r = data ? open_mem(data, size, NULL, msg) : NULL;
     if (!TU_CHECK(r != NULL, "%s: %s", path, data ? msg : "cannot read")) {
       free(data);

@@ -487,7 +487,7 @@ static void on_message(void *ctx, const xchg_message_info *info) {
   if (info->kind != XCHG_MESSAGE_DICTIONARY || st->opt->format != CAT_ARROW_JSON) return;
   for (int64_t k = 0; k < st->n_sent_ids; k++) {
     if (st->sent_ids[k] != info->dictionary_id) continue;
-    if (!info->is_delta) xc_arrow_json_note_replacement(&st->json);
+    if (!info->is_delta) xc_arrow_json_note_replacement(&st->json, info->dictionary_id);
     return;
   }
   int64_t *grown = realloc(st->sent_ids, (size_t)(st->n_sent_ids + 1) * sizeof *grown);

@@ -229,6 +229,14 @@ static xchg_status keep_dictionary_ids(id_reader r, const struct ArrowSchema *sc
  * of the input, where what is refused is, and where the error places it. */
 static bool refused_input(xchg_status st) { return st != XCHG_OK && st != XCHG_EIO; }
 
+/* Finishes w: the batches it still held (--batch-rows) are written now,
+ * and its refusal of one is the input's failure, as while copying. */
+static xchg_status finish_writing(xchg_ipc_writer *w, bool *failed_input, xchg_error *err) {
+  xchg_status st = xchg_ipc_writer_finish(w, err);
+  *failed_input = refused_input(st);
+  return st;
+}
+
 /* Every batch of every IPC stream of the input into w; *failed_input says
  * whether a failure was the input's (refused_input too).  batches_kept:
  * the writer writes each batch as it comes (it does not coalesce them), so
@@ -315,7 +323,7 @@ static int convert_blocks(convert_args *a, xchg_shuffle_reader *reader) {
   xc_progress_init(&progress, "convert", "bytes", xc_path_size(a->in), !strcmp(a->out, "-"));
   bool failed_input = false;
   if (st == XCHG_OK) st = copy_blocks(reader, w, &progress, &failed_input, &err);
-  if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
+  if (st == XCHG_OK) st = finish_writing(w, &failed_input, &err);
   xchg_ipc_writer_free(w);
   xchg_shuffle_reader_free(reader);
   xc_progress_end(&progress);
@@ -385,7 +393,7 @@ int xc_cmd_convert(int argc, char **argv) {
     st = copy_input(&in, r, w, &read_opts, batches_kept, &failed_input, &err);
   else
     xchg_ipc_reader_free(r);
-  if (st == XCHG_OK) st = xchg_ipc_writer_finish(w, &err);
+  if (st == XCHG_OK) st = finish_writing(w, &failed_input, &err);
   xchg_ipc_writer_free(w);
   xc_input_close(&in);
   xc_progress_end(&progress.line);

@@ -403,7 +403,7 @@ static const xc_node *remember_dictionaries(xc_arrow_json *w, const xc_node *n) 
     xs_puts(fresh, "]}}");
     bool changed =
         !w->seen[slot] || d->len != fresh->len || memcmp(d->data, fresh->data, d->len) != 0;
-    if (changed && w->seen[slot] && w->replaced) return n;
+    if (changed && w->seen[slot] && w->replaced[slot]) return n;
     xs keep = *d; /* the fresh rendering becomes the dictionary, the old one scratch */
     *d = *fresh;
     *fresh = keep;
@@ -418,7 +418,10 @@ static const xc_node *remember_dictionaries(xc_arrow_json *w, const xc_node *n) 
   return NULL;
 }
 
-void xc_arrow_json_note_replacement(xc_arrow_json *w) { w->replaced = true; }
+void xc_arrow_json_note_replacement(xc_arrow_json *w, int64_t id) {
+  int64_t slot = dictionary_slot(w, id);
+  if (slot >= 0) w->replaced[slot] = true; /* else no column shown uses it */
+}
 
 /* ---- the document -------------------------------------------------------------------- */
 
@@ -432,7 +435,8 @@ xchg_status xc_arrow_json_begin(xc_arrow_json *w, xs *out, const struct ArrowSch
     w->ids = calloc((size_t)n_dict_ids, sizeof *w->ids);
     w->dictionaries = calloc((size_t)n_dict_ids, sizeof *w->dictionaries);
     w->seen = calloc((size_t)n_dict_ids, sizeof *w->seen);
-    if (w->ids == NULL || w->dictionaries == NULL || w->seen == NULL) {
+    w->replaced = calloc((size_t)n_dict_ids, sizeof *w->replaced);
+    if (w->ids == NULL || w->dictionaries == NULL || w->seen == NULL || w->replaced == NULL) {
       xc_arrow_json_free(w);
       return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
     }
@@ -472,7 +476,7 @@ xchg_status xc_arrow_json_batch(xc_arrow_json *w, const xc_node *const *columns,
           "one dictionary per id (--format json shows every batch's values)",
           (long long)w->n_batches - 1, fault->schema->name ? fault->schema->name : "");
   }
-  w->replaced = false;
+  for (int64_t d = 0; d < w->n_dictionaries; d++) w->replaced[d] = false;
   xs_puts(out, "]}");
   for (int64_t d = 0; d < w->n_dictionaries; d++)
     if (xs_failed(&w->dictionaries[d])) return xchg_errorf(err, XCHG_ENOMEM, "out of memory");
@@ -504,8 +508,10 @@ void xc_arrow_json_free(xc_arrow_json *w) {
   free(w->ids);
   free(w->dictionaries);
   free(w->seen);
+  free(w->replaced);
   w->ids = NULL;
   w->dictionaries = NULL;
   w->seen = NULL;
+  w->replaced = NULL;
   w->n_dictionaries = 0;
 }

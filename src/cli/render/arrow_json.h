@@ -26,8 +26,8 @@ typedef struct xc_arrow_json {
   bool *seen;       /* whether dictionaries[k] holds one */
   int64_t n_dictionaries;
   int64_t n_batches;
-  xs scratch;    /* a dictionary being rendered */
-  bool replaced; /* a dictionary message replaced one since the last batch */
+  xs scratch;     /* a dictionary being rendered */
+  bool *replaced; /* whether a message replaced dictionaries[k] since the last batch */
 } xc_arrow_json;
 
 /* Writes the schema of the fields (a schema-only tree) and opens the batch
@@ -43,9 +43,10 @@ xchg_status xc_arrow_json_begin(xc_arrow_json *w, xs *out, const struct ArrowSch
 xchg_status xc_arrow_json_batch(xc_arrow_json *w, const xc_node *const *columns, int n_columns,
                                 int64_t start, int64_t count, xchg_error *err);
 
-/* Tells the writer that the input replaced (not extended) a dictionary it
- * had sent before: the next batch must not show a changed dictionary. */
-void xc_arrow_json_note_replacement(xc_arrow_json *w);
+/* Tells the writer that the input replaced (not extended) the dictionary
+ * of id it had sent before: the next batch must not show that dictionary
+ * changed (others may change by deltas). */
+void xc_arrow_json_note_replacement(xc_arrow_json *w, int64_t id);
 
 /* Closes the batch list and writes the dictionaries. */
 void xc_arrow_json_end(xc_arrow_json *w);
