@@ -73,12 +73,15 @@ static void collect(void *ctx, xchg_block_codec codec, const void *src, size_t s
   l->dst_bytes += (int64_t)dst_size;
 }
 
+/* The columns a read counts and checks, each its own figures. */
+#define MAX_COLUMNS 64
+
 typedef struct read_result {
   int64_t decode_ns;
-  int64_t batches;
-  touched columns[64];
+  int64_t batches, rows;
+  touched columns[MAX_COLUMNS];
   int64_t n_columns;
-  char column_names[64][32];
+  char column_names[MAX_COLUMNS][32];
 } read_result;
 
 /* The read options of a timed run: on pool, validated as `validation` says. */
@@ -115,7 +118,16 @@ static int read_once(const uint8_t *data, size_t size, char **columns, int n_col
     xchg_ipc_reader_free(reader);
     return -1;
   }
-  r->n_columns = schema.n_children < 64 ? schema.n_children : 64;
+  if (schema.n_children > MAX_COLUMNS) { /* not counted, the figures would leave them out */
+    fprintf(stderr,
+            "xchg bench decode: %lld columns selected, it reads at most %d: choose some with "
+            "--columns\n",
+            (long long)schema.n_children, MAX_COLUMNS);
+    schema.release(&schema);
+    xchg_ipc_reader_free(reader);
+    return -1;
+  }
+  r->n_columns = schema.n_children;
   for (int64_t c = 0; c < r->n_columns; c++)
     snprintf(r->column_names[c], 32, "%s", schema.children[c]->name);
   for (;;) {
@@ -132,6 +144,7 @@ static int read_once(const uint8_t *data, size_t size, char **columns, int n_col
       bench_touch_column(schema.children[c], batch.children[c], &r->columns[c]);
     if (list) end_batch(list);
     r->batches++;
+    r->rows += batch.length;
     batch.release(&batch);
   }
   schema.release(&schema);
@@ -637,6 +650,10 @@ static int measure(const uint8_t *data, size_t size, const char *codec, const ch
   int rc = read_once(data, size, columns, n_columns, NULL, validation, &list,
                      &r); /* warm-up, and the buffers */
   if (rc == 0 && want) rc = check_sums(&r, want);
+  if (rc == 0 && r.rows == 0) { /* its figures would time the schema alone, ratios of nothing */
+    fprintf(stderr, "xchg bench decode: the input holds no rows: nothing to time\n");
+    rc = -1;
+  }
   if (rc != 0) {
     buffer_list_free(&list);
     return rc;
@@ -940,10 +957,22 @@ static void usage(FILE *out) {
       "Then the targets of SHAPES.md, each beside the measured figure.\n");
 }
 
-static int split_columns(char *list, char **out, int max) {
+/* --columns' names into out (at most MAX_COLUMNS), cut at the commas of
+ * list; -1 after a usage error for an empty name or too many. */
+static int split_columns(char *list, char **out) {
   int n = 0;
-  for (char *tok = strtok(list, ","); tok && n < max; tok = strtok(NULL, ",")) out[n++] = tok;
-  return n;
+  for (char *name = list;; n++) {
+    char *comma = strchr(name, ',');
+    if (comma) *comma = '\0';
+    if (*name == '\0' || n == MAX_COLUMNS) {
+      xc_usage_error("bench decode", "--columns takes 1 to %d names, none of them empty",
+                     MAX_COLUMNS);
+      return -1;
+    }
+    out[n] = name;
+    if (!comma) return n + 1;
+    name = comma + 1;
+  }
 }
 
 int xchg_bench_decode(int argc, char **argv) {
@@ -953,15 +982,16 @@ int xchg_bench_decode(int argc, char **argv) {
                                             {"payloads", 0, 0, 'p'},   {"group", 1, 0, 'g'},
                                             {"validation", 1, 0, 'v'}, {0, 0, 0, 0}};
   int64_t rows = SHAPE_CACHE_ROWS, v = 0;
-  int threads = bench_cores(), json = 0, opt, n_columns = 0;
+  int threads = bench_cores(), json = 0, opt, n_columns = 0, rows_given = 0, group_given = 0;
   xchg_validation validation = XCHG_VALIDATE_FULL;
-  char *columns[64], *column_arg = NULL;
+  char *columns[MAX_COLUMNS], *column_arg = NULL;
   bool ok = true;
   xc_options_begin();
   while (ok && (opt = xc_getopt(argc, argv, ":h", long_opts)) != -1) {
     switch (opt) {
       case 'r':
         ok = xc_int_option("bench decode", "--rows", optarg, 1, BENCH_MAX_ROWS, &rows);
+        rows_given = 1;
         break;
       case 'c': column_arg = optarg; break;
       case 't':
@@ -976,6 +1006,7 @@ int xchg_bench_decode(int argc, char **argv) {
       case 'p': payload_mode = 1; break;
       case 'g':
         ok = xc_int_option("bench decode", "--group", optarg, 1, PAYLOAD_GROUP_MAX, &payload_group);
+        group_given = 1;
         break;
       case 'v':
         if (strcmp(optarg, "full") != 0 && strcmp(optarg, "bounds") != 0)
@@ -990,7 +1021,11 @@ int xchg_bench_decode(int argc, char **argv) {
   if (!ok) return 2;
   if (optind + 1 < argc)
     return xc_usage_error("bench decode", "one FILE at most, not '%s' too", argv[optind + 1]);
-  if (column_arg) n_columns = split_columns(column_arg, columns, 64);
+  if (rows_given && optind < argc)
+    return xc_usage_error("bench decode", "--rows is the generated shape's: FILE is read whole");
+  if (group_given && !payload_mode)
+    return xc_usage_error("bench decode", "--group is --payloads': give both");
+  if (column_arg && (n_columns = split_columns(column_arg, columns)) < 0) return 2;
   measurement ms[20];
   int n = 0, rc = 0;
   if (!json) printf("machine: %s\n", bench_machine());

@@ -1310,6 +1310,7 @@ static int prepare_input(input *in, int64_t target_rows) {
   if (w.in_block) end_block(&w);
   note_block_rows(in, &w);
   in->rows = check.rows;
+  if (in->rows == 0) return fail("the input", "holds no rows: nothing to time");
   if (in->generated && check_sums(in, &check, NULL, "per_block") != 0) return -1;
   if (!in->generated) { /* the per-block read is what the other modes must find */
     for (int64_t k = 0; k < in->schema.n_children; k++) in->want.value[k] = check.columns[k].sum;
@@ -1629,6 +1630,7 @@ int xchg_bench_shuffle(int argc, char **argv) {
         xc_deprecated_option("bench shuffle", "--codec", "--compression"); /* fall through */
       case 'c':
         ok = parse_list(optarg, "--compression", "none, lz4, zstd or snappy", parse_codec, &codecs);
+        given_shape = 1;
         break;
       case 'C':
         ok = parse_list(optarg, "--columns", "an integer from 1 to 256", parse_columns, &columns);
@@ -1669,7 +1671,8 @@ int xchg_bench_shuffle(int argc, char **argv) {
   if (file && (given_shape || (framings.n > 1 && given_format)))
     return xc_usage_error(
         "bench shuffle",
-        "with FILE, --columns, --block-rows and --rows do not apply, and --format takes one value");
+        "with FILE, --compression, --columns, --block-rows and --rows do not apply, and --format "
+        "takes one value");
   int configurations = 0;
   for (int f = 0; f < framings.n; f++)
     for (int c = 0; c < codecs.n; c++)

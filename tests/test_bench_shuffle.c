@@ -422,7 +422,8 @@ static void varying_blocks_file(const char *cli) {
  * columns is refused naming the block (the warm-up read it by the first
  * block's schema and crashed); gold streams of intervals (4 and 16 bytes a
  * value, read as 8), decimals and fixed-size binary are read and checked
- * (the 4-byte intervals summed bytes past their buffers, and failed). */
+ * (the 4-byte intervals summed bytes past their buffers, and failed); a
+ * FILE of no row is refused, there being nothing to time. */
 static void files_from_elsewhere(const char *cli) {
   char dir[] = "/tmp/xchg_bench_dir_XXXXXX", gold[4096], mixed[4200];
   if (!TU_CHECK(mkdtemp(dir) != NULL, "mkdtemp")) return;
@@ -440,6 +441,13 @@ static void files_from_elsewhere(const char *cli) {
                strstr(r.err, "its schema's types are not the first block's"),
            "bench shuffle of blocks of 5 int columns, then 5 null ones: exit %d: %s", r.exit_code,
            r.err);
+  tu_cli_result_free(&r);
+  /* blocks of no row: nothing to time, said (it printed ratios of nothing) */
+  r = tu_cli_runf(cli, "gen shuffle '%s' --rows 0 -f && '%s' bench shuffle '%s' --quick", mixed,
+                  cli, mixed);
+  TU_CHECK(
+      r.exit_code == 1 && strstr(r.err, "holds no rows: nothing to time") && !strstr(r.out, "x "),
+      "bench shuffle of no row: exit %d: %s", r.exit_code, r.err);
   tu_cli_result_free(&r);
   remove(mixed);
   rmdir(dir);
