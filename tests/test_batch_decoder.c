@@ -1010,6 +1010,16 @@ static void test_null_arguments(void) {
                !strcmp(err.message, "xchg_batch_decoder_open: n_columns is negative (-1)"),
            "open(n_columns -1): %d %s", (int)st, err.message);
   xchg_batch_decoder *dec = open_decoder(&s, NULL, 0, NULL);
+  static const char *const named[3] = {"n is negative (-1)", "srcs is NULL", "outs is NULL"};
+  xchg_error e[3];
+  xchg_status many[3] = {
+      xchg_batch_decoder_decode_many(dec, &src, -1, 0, outs, NULL, &e[0]),
+      xchg_batch_decoder_decode_many(dec, NULL, 1, 0, outs, NULL, &e[1]),
+      xchg_batch_decoder_decode_many(dec, &src, 1, 0, NULL, NULL, &e[2]),
+  };
+  for (int i = 0; i < 3 && dec; i++)
+    TU_CHECK(many[i] == XCHG_EINVAL && strstr(e[i].message, named[i]), "decode_many with %s: %s",
+             named[i], e[i].message);
   st = dec ? xchg_batch_decoder_decode(dec, NULL, 3, &a, &err) : XCHG_OK;
   TU_CHECK(st == XCHG_EINVAL && !strcmp(err.message, "batch 3: the payload's source is NULL"),
            "decode(NULL source): %d %s", (int)st, err.message);

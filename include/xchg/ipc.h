@@ -463,7 +463,8 @@ XCHG_API XCHG_NODISCARD xchg_status xchg_batch_decoder_decode(const xchg_batch_d
  * batch first_batch + i.
  * *metadata_bytes (may be NULL) gets the bytes of framing and flatbuffers
  * read from the sources: what of the bytes read is not body, for callers
- * that count the bytes their source copied. */
+ * that count the bytes their source copied.  A NULL dec, a negative n, or
+ * srcs or outs NULL with n > 0 is XCHG_EINVAL naming it. */
 XCHG_API XCHG_NODISCARD xchg_status xchg_batch_decoder_decode_many(
     const xchg_batch_decoder *dec, xchg_source *const *srcs, int64_t n, int64_t first_batch,
     struct ArrowArray *outs, int64_t *metadata_bytes, xchg_error *err);

@@ -724,8 +724,11 @@ xchg_status xchg_batch_decoder_decode_many(const xchg_batch_decoder *dec, xchg_s
     for (int64_t i = 0; outs && i < n; i++) memset(&outs[i], 0, sizeof outs[i]);
     return base_null_argument("xchg_batch_decoder_decode_many", "the decoder", err);
   }
-  if (n < 0 || (n > 0 && (!srcs || !outs)))
-    return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_decode_many: bad arguments");
+  if (n < 0)
+    return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_decode_many: n is negative (%lld)",
+                       (long long)n);
+  if (n > 0 && (!srcs || !outs))
+    return base_null_argument("xchg_batch_decoder_decode_many", !srcs ? "srcs" : "outs", err);
   for (int64_t i = 0; i < n; i++) memset(&outs[i], 0, sizeof outs[i]);
   if (n == 0) return XCHG_OK;
   payload one, *ps = n == 1 ? &one : malloc((size_t)n * sizeof *ps);
