@@ -105,10 +105,12 @@ static int read_once(const uint8_t *data, size_t size, char **columns, int n_col
   xchg_error err;
   memset(r, 0, sizeof *r);
   const int64_t start = bench_now_ns();
-  if (xchg_ipc_reader_open_memory(data, size, NULL, NULL, &opts, &reader, &err) != XCHG_OK ||
-      (n_columns &&
-       xchg_ipc_reader_select(reader, (const char *const *)columns, n_columns, &err) != XCHG_OK)) {
+  if (xchg_ipc_reader_open_memory(data, size, NULL, NULL, &opts, &reader, &err) != XCHG_OK)
+    reader = NULL;
+  if (!reader || (n_columns && xchg_ipc_reader_select(reader, (const char *const *)columns,
+                                                      n_columns, &err) != XCHG_OK)) {
     fprintf(stderr, "xchg bench decode: %s\n", err.message);
+    xchg_ipc_reader_free(reader);
     return -1;
   }
   if (list) xchg_ipc_reader_on_decompress(reader, collect, list);
@@ -982,7 +984,8 @@ int xchg_bench_decode(int argc, char **argv) {
                                             {"payloads", 0, 0, 'p'},   {"group", 1, 0, 'g'},
                                             {"validation", 1, 0, 'v'}, {0, 0, 0, 0}};
   int64_t rows = SHAPE_CACHE_ROWS, v = 0;
-  int threads = bench_cores(), json = 0, opt, n_columns = 0, rows_given = 0, group_given = 0;
+  int threads = bench_cores(), json = 0, opt, n_columns = 0, rows_given = 0, group_given = 0,
+      validation_given = 0;
   xchg_validation validation = XCHG_VALIDATE_FULL;
   char *columns[MAX_COLUMNS], *column_arg = NULL;
   bool ok = true;
@@ -1013,6 +1016,7 @@ int xchg_bench_decode(int argc, char **argv) {
           return xc_usage_error("bench decode", "--validation must be full or bounds, not '%s'",
                                 optarg);
         validation = strcmp(optarg, "full") == 0 ? XCHG_VALIDATE_FULL : XCHG_VALIDATE_BOUNDS;
+        validation_given = 1;
         break;
       case 'h': usage(stdout); return 0;
       default: return xc_option_error("bench decode", argv, long_opts, opt);
@@ -1025,6 +1029,10 @@ int xchg_bench_decode(int argc, char **argv) {
     return xc_usage_error("bench decode", "--rows is the generated shape's: FILE is read whole");
   if (group_given && !payload_mode)
     return xc_usage_error("bench decode", "--group is --payloads': give both");
+  if ((column_arg || validation_given) && optind == argc) /* the shape has its own reads */
+    return xc_usage_error("bench decode",
+                          "--columns and --validation are a FILE's: the shape reads full, narrow "
+                          "(c4) and trusted");
   if (column_arg && (n_columns = split_columns(column_arg, columns)) < 0) return 2;
   measurement ms[20];
   int n = 0, rc = 0;

@@ -439,7 +439,8 @@ static int per_block_comet(reading *rd) {
       xchg_istream_open(src, XCHG_STREAM_COMET, &so, &s, &err) != XCHG_OK)
     return fail("per_block", err.message);
   int rc = 0, more = 1;
-  for (int64_t b = 0; more && rc == 0; b++) {
+  int64_t b = 0;
+  for (; more && rc == 0; b++) {
     xchg_source *member;
     xchg_ipc_reader *r;
     if (rd->warm && start_block(rd->warm, b, 0) != 0) {
@@ -455,7 +456,12 @@ static int per_block_comet(reading *rd) {
     xchg_ipc_reader_free(r);
     if (rc == 0 && xchg_istream_next_member(s, &more, &err) != XCHG_OK) rc = -1;
   }
-  if (rc == -1) fail("per_block", err.message);
+  b--;                              /* the block the loop ended in */
+  if (rc == -1 && b < in->n_blocks) /* index_comet found where each begins */
+    fprintf(stderr, "xchg bench shuffle: block %lld at byte %zu: %s\n", (long long)b,
+            in->block_at[b], err.message);
+  else if (rc == -1)
+    fail("per_block", err.message);
   xchg_istream_free(s);
   return rc ? -1 : 0;
 }

@@ -2,18 +2,25 @@
 #include "load.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 uint8_t *bench_load_file(const char *path, size_t *size, char *why, size_t why_size) {
   *size = 0;
-  FILE *f = fopen(path, "rb");
+  /* O_NONBLOCK: a FIFO's open would wait for a writer, for ever */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
   struct stat st;
   if (!f || fstat(fileno(f), &st) != 0) {
     snprintf(why, why_size, "cannot open it: %s", strerror(errno));
-    if (f) fclose(f);
+    if (f)
+      fclose(f);
+    else if (fd >= 0)
+      close(fd);
     return NULL;
   }
   if (!S_ISREG(st.st_mode)) { /* a directory reads as nothing, a FIFO may never end */

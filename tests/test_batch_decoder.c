@@ -1020,6 +1020,10 @@ static void test_null_arguments(void) {
   for (int i = 0; i < 3 && dec; i++)
     TU_CHECK(many[i] == XCHG_EINVAL && strstr(e[i].message, named[i]), "decode_many with %s: %s",
              named[i], e[i].message);
+  memset(outs, 0xff, sizeof outs); /* released-state after a NULL srcs too */
+  TU_CHECK(xchg_batch_decoder_decode_many(dec, NULL, 1, 0, outs, NULL, &err) == XCHG_EINVAL &&
+               !outs[0].release,
+           "decode_many with srcs NULL left outs[0] set");
   st = dec ? xchg_batch_decoder_decode(dec, NULL, 3, &a, &err) : XCHG_OK;
   TU_CHECK(st == XCHG_EINVAL && !strcmp(err.message, "batch 3: the payload's source is NULL"),
            "decode(NULL source): %d %s", (int)st, err.message);

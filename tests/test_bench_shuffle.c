@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gen/shape_shuffle.h"
@@ -417,6 +418,54 @@ static void varying_blocks_file(const char *cli) {
   free(blocks.data);
 }
 
+/* A FILE of 3 blocks of wide values: fixed-size binary of 3 bytes, a
+ * month-day-nano interval (16 bytes) and a 128-bit decimal, 3 rows each.
+ * Every mode sums the interval column (the checksum column) to the sum of
+ * its bytes, 0 + 1 + ... + 143; the interval was read as 8 bytes (half
+ * its values summed, modes apart), the decimal and binary not at all. */
+static void wide_values_file(const char *cli) {
+  uint8_t bin[3][9], interval[3][48], decimal[3][48];
+  tu_bytes blocks = {0};
+  for (int k = 0; k < 3; k++) {
+    for (int j = 0; j < 9; j++) bin[k][j] = (uint8_t)(k * 9 + j);
+    for (int j = 0; j < 48; j++) interval[k][j] = (uint8_t)(k * 48 + j);
+    for (int j = 0; j < 48; j++) decimal[k][j] = (uint8_t)(k * 48 + j + 7);
+    const void *b_bin[2] = {NULL, bin[k]}, *b_interval[2] = {NULL, interval[k]},
+               *b_decimal[2] = {NULL, decimal[k]}, *none[1] = {NULL};
+    struct ArrowSchema f[3], top, *fields[3] = {&f[0], &f[1], &f[2]};
+    struct ArrowArray a[3], batch, *arrays[3] = {&a[0], &a[1], &a[2]};
+    tu_fixture_schema(&f[0], "w:3", "bin", 0, NULL);
+    tu_fixture_schema(&f[1], "tin", "interval", 0, NULL);
+    tu_fixture_schema(&f[2], "d:10,2", "decimal", 0, NULL);
+    tu_fixture_schema(&top, "+s", "", 3, fields);
+    tu_fixture_array(&a[0], 3, 2, b_bin, 0, NULL);
+    tu_fixture_array(&a[1], 3, 2, b_interval, 0, NULL);
+    tu_fixture_array(&a[2], 3, 2, b_decimal, 0, NULL);
+    tu_fixture_array(&batch, 3, 1, none, 3, arrays);
+    tu_bytes one = stream_of(&top, &batch, "wide values");
+    tu_bytes_append(&blocks, one.data, one.size);
+    free(one.data);
+  }
+  char path[] = "/tmp/xchg_bench_shuffle_wide_XXXXXX", cmd[4200];
+  int fd = mkstemp(path);
+  TU_CHECK(fd >= 0 && tu_write_file(path, blocks.data, blocks.size) == 0, "cannot write %s", path);
+  if (fd >= 0) close(fd);
+  snprintf(cmd, sizeof cmd, "'%s' bench shuffle %s --runs 1 --threads 1 --json", cli, path);
+  json_t *doc = run_json(cmd), *r;
+  size_t i, n = 0;
+  json_array_foreach(json_object_get(doc, "results"), i, r) {
+    json_t *sum = json_object_get(r, "checksum");
+    n += sum != NULL;
+    TU_CHECK(!sum || !strcmp(json_string_value(sum), "10296"),
+             "bench shuffle of wide values, %s: checksum %s, not the interval bytes' 10296",
+             str(r, "mode"), json_string_value(sum));
+  }
+  TU_CHECK(n > 0, "%s: no result with a checksum", cmd);
+  json_decref(doc);
+  remove(path);
+  free(blocks.data);
+}
+
 /* FILEs a user gives: a directory is refused by name (it crashed, its
  * size taken for bytes read); a later block of other types with as many
  * columns is refused naming the block (the warm-up read it by the first
@@ -431,6 +480,17 @@ static void files_from_elsewhere(const char *cli) {
   TU_CHECK(r.exit_code == 1 && strstr(r.err, "it is a directory, not a regular file"),
            "bench shuffle DIRECTORY: exit %d: %s", r.exit_code, r.err);
   tu_cli_result_free(&r);
+  /* a FIFO no one writes to: refused at once (its open waited for ever;
+   * `timeout` ends such a wait with 124) */
+  char fifo[4200];
+  snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+  TU_CHECK(mkfifo(fifo, 0600) == 0, "mkfifo %s", fifo);
+  int status = tu_run(
+      "timeout 60 '%s' bench shuffle '%s' --quick 2>&1 | grep -q 'it is a pipe, "
+      "a device or a socket'",
+      cli, fifo);
+  TU_CHECK(status == 0, "bench shuffle FIFO: not refused as a pipe (status %d)", status);
+  remove(fifo);
   snprintf(mixed, sizeof mixed, "%s/mixed", dir);
   tu_testdata_path(gold, sizeof gold, "arrow-gold/1.0.0-littleendian/generated_null.stream");
   r = tu_cli_runf(cli,
@@ -442,6 +502,25 @@ static void files_from_elsewhere(const char *cli) {
            "bench shuffle of blocks of 5 int columns, then 5 null ones: exit %d: %s", r.exit_code,
            r.err);
   tu_cli_result_free(&r);
+  /* the same in Comet blocks: a NONE block of the 5 null columns */
+  r = tu_cli_runf(cli, "gen shuffle '%s' --format comet --compression none --rows 300 -f", mixed);
+  tu_cli_result_free(&r);
+  size_t n = 0;
+  uint8_t *null_ipc = tu_read_file(gold, &n);
+  tu_bytes comet = tu_read_bytes(mixed);
+  uint64_t header[2] = {(uint64_t)n + 12, 5}; /* length of what follows, field count (LE host) */
+  tu_bytes_append(&comet, (const uint8_t *)header, sizeof header);
+  tu_bytes_append(&comet, (const uint8_t *)"NONE", 4);
+  if (null_ipc) tu_bytes_append(&comet, null_ipc, n);
+  TU_CHECK(null_ipc && tu_write_file(mixed, comet.data, comet.size) == 0, "cannot write %s", mixed);
+  r = tu_cli_runf(cli, "bench shuffle '%s' --quick", mixed);
+  TU_CHECK(r.exit_code == 1 && strstr(r.err, "block 5 at byte") &&
+               strstr(r.err, "its schema's types are not the first block's"),
+           "bench shuffle of Comet blocks of 5 int columns, then 5 null ones: exit %d: %s",
+           r.exit_code, r.err);
+  tu_cli_result_free(&r);
+  free(null_ipc);
+  free(comet.data);
   /* blocks of no row: nothing to time, said (it printed ratios of nothing) */
   r = tu_cli_runf(cli, "gen shuffle '%s' --rows 0 -f && '%s' bench shuffle '%s' --quick", mixed,
                   cli, mixed);
@@ -470,6 +549,7 @@ static void run_varying_blocks_file(void) { varying_blocks_file(cli); }
 static void run_dictionary_file(void) { dictionary_file(cli); }
 static void run_from_file(void) { from_file(cli); }
 static void run_files_from_elsewhere(void) { files_from_elsewhere(cli); }
+static void run_wide_values_file(void) { wide_values_file(cli); }
 
 static void usage_errors(void) {
   char cmd[4096];
@@ -574,6 +654,7 @@ int main(int argc, char **argv) {
       {"sweep", run_sweep},
       {"from_file", run_from_file},
       {"files_from_elsewhere", run_files_from_elsewhere},
+      {"wide_values_file", run_wide_values_file},
       {"usage_errors", usage_errors},
       {"floors", floors},
       {"paired_speedups", paired_speedups},

@@ -727,9 +727,9 @@ xchg_status xchg_batch_decoder_decode_many(const xchg_batch_decoder *dec, xchg_s
   if (n < 0)
     return xchg_errorf(err, XCHG_EINVAL, "xchg_batch_decoder_decode_many: n is negative (%lld)",
                        (long long)n);
+  for (int64_t i = 0; outs && i < n; i++) memset(&outs[i], 0, sizeof outs[i]);
   if (n > 0 && (!srcs || !outs))
     return base_null_argument("xchg_batch_decoder_decode_many", !srcs ? "srcs" : "outs", err);
-  for (int64_t i = 0; i < n; i++) memset(&outs[i], 0, sizeof outs[i]);
   if (n == 0) return XCHG_OK;
   payload one, *ps = n == 1 ? &one : malloc((size_t)n * sizeof *ps);
   int threads = xchg_pool_threads(dec->opts.pool);
