@@ -99,6 +99,7 @@ typedef struct input {
   size_t size;
   shape_shuffle_framing framing;
   shape_shuffle_codec codec;
+  int several_codecs; /* IPC blocks compressed with more than one (the codec limit takes one) */
   int generated;
   int cuts; /* a FILE with dictionary columns: a changed dictionary cuts a batch short */
   shape_shuffle_sums want; /* generated only */
@@ -306,7 +307,9 @@ static void log_piece(void *ctx, xchg_block_codec codec, const void *src, size_t
                       size_t dst_size) {
   warm_up *w = ctx;
   input *in = w->in;
-  in->codec = codec == XCHG_BLOCK_ZSTD ? SHAPE_SHUFFLE_ZSTD : SHAPE_SHUFFLE_LZ4;
+  shape_shuffle_codec c = codec == XCHG_BLOCK_ZSTD ? SHAPE_SHUFFLE_ZSTD : SHAPE_SHUFFLE_LZ4;
+  in->several_codecs |= in->codec != SHAPE_SHUFFLE_NONE && in->codec != c;
+  in->codec = c;
   in->pieces = grow(in->pieces, &in->pieces_capacity, in->n_pieces + 1, sizeof *in->pieces);
   in->pieces[in->n_pieces++] = (piece){src, src_size, dst_size};
 }
@@ -1316,6 +1319,8 @@ static int prepare_input(input *in, int64_t target_rows) {
   if (w.in_block) end_block(&w);
   note_block_rows(in, &w);
   in->rows = check.rows;
+  if (in->several_codecs)
+    return fail("the input", "its blocks use several body codecs: the codec limit takes one");
   if (in->rows == 0) return fail("the input", "holds no rows: nothing to time");
   if (in->generated && check_sums(in, &check, NULL, "per_block") != 0) return -1;
   if (!in->generated) { /* the per-block read is what the other modes must find */
@@ -1467,8 +1472,11 @@ static void usage(FILE *out) {
       "  list and keeps only those.  With FILE (loaded into memory first): that file of\n"
       "  concatenated blocks, written by anything (--format if it cannot be told).\n"
       "  Each figure is the median of --runs K timed runs (default 5) after one warm-up, which\n"
-      "  checks every value against the generator's sums (a FILE's: against the per_block\n"
-      "  read).  --quick: 16,384 rows and 2 runs unless given, for tests.  --codec is the old\n"
+      "  checks every column's sums (its values' bits or bytes, nested children's included;\n"
+      "  of dictionary-encoded ones, the indices) against the generator's (a FILE's: against\n"
+      "  the per_block read's), and the coalesced batches row by row against the per-block\n"
+      "  ones (top-level values; of nested columns, their nulls).  --quick: 16,384 rows and\n"
+      "  2 runs unless given, for tests.  --codec is the old\n"
       "  name of --compression (deprecated), as in xchg gen.\n"
       "modes:\n"
       "  coalesced              xchg_shuffle_reader: the schema once, every block decoded straight\n"
@@ -1554,11 +1562,11 @@ typedef struct list {
   int64_t v[8];
 } list;
 
-/* arg as a list into out; false after the usage error, which names what
- * each value may be ("--codec takes up to 8 comma-separated values, each
- * none, lz4, zstd or snappy, not 'lz5'"), as the other benchmarks' do. */
-/* Up to 8 comma-separated values, none empty ("5,,50" and "5," are
- * errors, as in every other list option). */
+/* arg as a list into out: up to 8 comma-separated values, none empty
+ * ("5,,50" and "5," are errors, as in every other list option), none
+ * twice; false after the usage error, which names what each value may be
+ * ("--codec takes up to 8 comma-separated values, each none, lz4, zstd or
+ * snappy, not 'lz5'"), as the other benchmarks' do. */
 static bool parse_list(const char *arg, const char *option, const char *each,
                        int (*parse)(const char *, int64_t *), list *out) {
   out->n = 0;
@@ -1569,6 +1577,11 @@ static bool parse_list(const char *arg, const char *option, const char *each,
     memcpy(item, s, len);
     item[len] = '\0';
     if (parse(item, &out->v[out->n++]) != 0) break;
+    for (int k = 0; k < out->n - 1; k++)
+      if (out->v[k] == out->v[out->n - 1]) { /* the same configuration run twice, as two */
+        xc_usage_error("bench shuffle", "%s lists '%s' twice, in '%s'", option, item, arg);
+        return false;
+      }
     if (s[len] == '\0') return true;
     s += len + 1;
   }
@@ -1690,12 +1703,15 @@ int xchg_bench_shuffle(int argc, char **argv) {
   if (set.threads > 1 && xchg_pool_create(set.threads, &pool, NULL) != XCHG_OK)
     return fprintf(stderr, "xchg bench shuffle: cannot create a pool of %d threads\n", set.threads),
            1;
+  char seed[16];
+  snprintf(seed, sizeof seed, "%d", SEED);
   if (!set.json)
     printf("machine: %s\n", bench_machine());
   else
     printf(
-        "{\"benchmark\":\"shuffle\",\"machine\":\"%s\",\"cores\":%d,\"target_rows\":%lld,\"seed\":%d,\"results\":[",
-        bench_machine(), bench_cores(), (long long)set.target_rows, SEED);
+        "{\"benchmark\":\"shuffle\",\"machine\":\"%s\",\"cores\":%d,\"target_rows\":%lld,\"seed\":%s,\"results\":[",
+        bench_machine(), bench_cores(), (long long)set.target_rows,
+        file ? "null" : seed); /* a FILE's blocks were made by its writer */
   int rc = 0, first_json = 1;
   if (file) {
     input in = {0};

@@ -98,6 +98,11 @@ void bench_touch_column(const struct ArrowSchema *s, const struct ArrowArray *a,
     const uint8_t *data = a->buffers[2];
     for (int32_t k = offsets[a->offset]; k < offsets[a->offset + a->length]; k++) t->sum += data[k];
     t->bytes += (a->length + 1) * 4 + offsets[a->offset + a->length] - offsets[a->offset];
+  } else if (strcmp(s->format, "U") == 0 || strcmp(s->format, "Z") == 0) { /* 64-bit offsets */
+    const int64_t *offsets = a->buffers[1];
+    const uint8_t *data = a->buffers[2];
+    for (int64_t k = offsets[a->offset]; k < offsets[a->offset + a->length]; k++) t->sum += data[k];
+    t->bytes += (a->length + 1) * 8 + offsets[a->offset + a->length] - offsets[a->offset];
   } else if (width) {
     touch_fixed(a, width, s->format[0] == 'g' || s->format[0] == 'f' || s->format[0] == 'e', t);
   }

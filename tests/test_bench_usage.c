@@ -87,6 +87,11 @@ static const usage_case usage_cases[] = {
     {"decode", "/dev/null --columns c4,",
      "xchg bench decode: --columns takes 1 to 64 names, none of them empty"},
     {"host", "--dir ''", "xchg bench host: --dir must name a directory, not ''"},
+    {"host", "--processes 1,2,1", "xchg bench host: --processes lists 1 twice, in '1,2,1'"},
+    {"broadcast", "--tasks 2,2", "xchg bench broadcast: --tasks lists 2 twice, in '2,2'"},
+    {"shuffle", "--columns 5,5", "xchg bench shuffle: --columns lists '5' twice, in '5,5'"},
+    {"shuffle", "--compression lz4,none,lz4",
+     "xchg bench shuffle: --compression lists 'lz4' twice, in 'lz4,none,lz4'"},
     {"decode", "--group 5", "xchg bench decode: --group is --payloads': give both"},
     {"decode", "--columns c1",
      "xchg bench decode: --columns and --validation are a FILE's: the shape reads full, narrow "

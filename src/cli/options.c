@@ -54,6 +54,11 @@ int xc_list_option(const char *command, const char *option, const char *text, in
     int64_t v;
     if (n == capacity || !parse_integer(s, min, max, &end, &v) || (*end != ',' && *end != '\0'))
       break;
+    for (int k = 0; k < n; k++)
+      if (out[k] == v) { /* the same configuration run twice, as two */
+        xc_usage_error(command, "%s lists %lld twice, in '%s'", option, (long long)v, text);
+        return -1;
+      }
     out[n++] = (int)v;
     if (*end == '\0') return n;
     s = end + 1;
