@@ -61,7 +61,10 @@ static const char gen_help[] =
     "             rows, not an empty file, which only --input-codec comet reads;\n"
     "             rows: an empty file, which inspect --rows reads)\n"
     "  --seed S   random seed (default 1); the same seed gives the same bytes\n"
-    "  --file     IPC file format instead of stream (cache, broadcast)\n"
+    "  --level N  the body codec's level (cache, broadcast, rows; default the\n"
+    "             shape's: zstd 1, lz4 its default)\n"
+    "  --file     IPC file format instead of stream (cache, broadcast; not with\n"
+    "             --outer comet, whose blocks each hold an IPC stream)\n"
     "  --sums     print the sums a reader must find, as JSON\n"
     "  -f, --force  replace an existing OUT, write to a terminal (both refused\n"
     "             otherwise)\n"
@@ -99,7 +102,9 @@ static xchg_status write_ipc_shape(const gen_args *a, struct ArrowSchema *schema
   xchg_ipc_write_options opts;
   xchg_ipc_write_options_init(&opts);
   opts.codec = a->codec;
-  opts.level = a->level;
+  /* ZSTD at level 1 unless told, as SHAPES.md and `bench decode` write it
+   * (the library's default, 0, is zstd's own 3) */
+  opts.level = a->level_given || a->codec != XCHG_BLOCK_ZSTD ? a->level : 1;
   /* Every buffer compressed, incompressible ones too, as Arrow C++ writes
    * by default and as `bench decode` generates the shape: a narrow read of
    * a file written here then decompresses c4 as the benchmark's does, not
@@ -361,6 +366,10 @@ static int check_meaningful(const gen_args *a, int is_rows) {
     return xc_usage_error("gen", "--file is for the IPC shapes (cache, broadcast), not rows");
   if (is_rows && a->outer_given)
     return xc_usage_error("gen", "--outer is for the IPC shapes (cache, broadcast), not rows");
+  if (a->file_format && a->outer_given && a->outer == XCHG_STREAM_COMET)
+    return xc_usage_error("gen",
+                          "--outer comet wraps an IPC stream (a Comet block holds one), not "
+                          "--file");
   return 0;
 }
 

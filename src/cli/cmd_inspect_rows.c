@@ -93,8 +93,12 @@ int xc_inspect_rows(const char *path, xchg_stream_codec codec, int64_t head) {
   xchg_istream *s;
   xchg_row_reader *r;
   bool ipc = false;
-  if (xc_open_istream(path, codec, &s, &err) != XCHG_OK || begins_ipc(s, &ipc, &err) != XCHG_OK ||
-      xchg_row_reader_open(s, NULL, &r, &err) != XCHG_OK)
+  if (xc_open_istream(path, codec, &s, &err) != XCHG_OK) return xc_runtime_error(path, err.message);
+  if (begins_ipc(s, &ipc, &err) != XCHG_OK) {
+    xchg_istream_free(s);
+    return xc_runtime_error(path, err.message);
+  }
+  if (xchg_row_reader_open(s, NULL, &r, &err) != XCHG_OK) /* it closed s */
     return xc_runtime_error(path, err.message);
   xs out; /* held until the whole input is read: a failure prints nothing but the error */
   xs_init(&out, NULL);
