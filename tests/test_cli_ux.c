@@ -423,6 +423,23 @@ static json_t *json_column(json_t *doc, int index) {
 }
 
 static void check_column_bytes(void) {
+  /* no record batch: every column's bytes are 0, known (they were null) */
+  char none[4200];
+  gold_path(none, sizeof none, "1.0.0-littleendian/generated_primitive_no_batches.stream");
+  json_t *empty = inspect_json("inspect --json '%s'", none);
+  json_t *columns =
+      json_object_get(json_array_get(json_object_get(empty, "streams"), 0), "columns");
+  size_t n;
+  json_t *each;
+  json_array_foreach(columns, n, each) {
+    json_t *body = json_object_get(each, "body_bytes"),
+           *decoded = json_object_get(each, "decoded_bytes");
+    TU_CHECK(json_is_integer(body) && json_integer_value(body) == 0 && json_is_integer(decoded) &&
+                 json_integer_value(decoded) == 0,
+             "inspect --json of no record batch: column %zu's bytes are not 0", n);
+  }
+  TU_CHECK(json_array_size(columns) > 0, "inspect --json of no record batch: no columns");
+  json_decref(empty);
   static const char *const files[] = {"generated_lz4", "generated_zstd"};
   for (int f = 0; f < 2; f++) {
     char name[128], path[4200], plain[4200];

@@ -420,20 +420,30 @@ static void json_schema(xs *out, const struct ArrowSchema *schema) {
   xs_putc(out, '}');
 }
 
+/* Column i's "body_bytes" and "decoded_bytes": 0 without any record batch,
+ * null where they are not known. */
+static void json_column_bytes(xs *out, const stream_stats *t, bool known, int64_t i) {
+  if (t->batches == 0) {
+    xs_puts(out, ", \"body_bytes\": 0, \"decoded_bytes\": 0");
+  } else if (!known) {
+    xs_puts(out, ", \"body_bytes\": null, \"decoded_bytes\": null");
+  } else {
+    xs_printf(out, ", \"body_bytes\": %lld, \"decoded_bytes\": ", (long long)t->column_wire[i]);
+    if (t->column_decoded[i] >= 0)
+      xs_printf(out, "%lld", (long long)t->column_decoded[i]);
+    else
+      xs_puts(out, "null");
+  }
+}
+
 static void json_columns(xs *out, const stream_stats *t, const struct ArrowSchema *schema) {
   xs_puts(out, ", \"columns\": [");
   bool known = !t->columns_unknown && t->n_columns == schema->n_children;
   for (int64_t i = 0; i < schema->n_children; i++) {
     xs_puts(out, i ? ", {\"name\": " : "{\"name\": ");
     json_text(out, schema->children[i]->name ? schema->children[i]->name : "");
-    if (known)
-      xs_printf(out, ", \"body_bytes\": %lld, \"decoded_bytes\": ", (long long)t->column_wire[i]);
-    else
-      xs_puts(out, ", \"body_bytes\": null, \"decoded_bytes\": ");
-    if (known && t->column_decoded[i] >= 0)
-      xs_printf(out, "%lld}", (long long)t->column_decoded[i]);
-    else
-      xs_puts(out, "null}");
+    json_column_bytes(out, t, known, i);
+    xs_putc(out, '}');
   }
   xs_putc(out, ']');
 }
