@@ -883,6 +883,10 @@ static void row_caps(void) {
            err.message);
   expect_limit("an 11-byte row under a 10-byte cap", read_rows(rows, sizeof rows, 10, &err), &err,
                "limit");
+  TU_CHECK(strstr(err.message,
+                  "row 1 at decompressed byte 14: length 11 exceeds the 10-byte row "
+                  "limit (max_row_size)") != NULL,
+           "the row over the cap is not named with where it begins: %s", err.message);
 }
 
 static char gold_dir[512];

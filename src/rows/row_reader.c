@@ -100,9 +100,14 @@ static xchg_status next_row_slow(xchg_row_reader *r, const uint8_t **row, size_t
   xchg_status st = gather(r, header, LENGTH_SIZE, "length", err);
   if (st != XCHG_OK) return st;
   uint32_t n = load_le32(header);
-  if (n > r->max_row)
-    return xchg_errorf(err, XCHG_ELIMIT, "row %lld: length %u exceeds the %zu-byte row limit",
-                       (long long)r->rows, n, r->max_row);
+  if (n > r->max_row) /* the row began LENGTH_SIZE bytes back from where the window is read */
+    return xchg_errorf(
+        err, XCHG_ELIMIT,
+        "row %lld at decompressed byte %lld: length %u exceeds the %zu-byte row limit "
+        "(max_row_size)",
+        (long long)r->rows,
+        (long long)(xchg_istream_position(r->stream) - (int64_t)(r->end - r->pos) - LENGTH_SIZE), n,
+        r->max_row);
   if ((size_t)(r->end - r->pos) >= n) { /* the payload alone fits the window */
     *row = r->pos;
     r->pos += n;
