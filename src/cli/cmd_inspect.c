@@ -49,7 +49,7 @@ static const char inspect_help[] =
     "    after the first, all of its schema, are then shown only with --streams.\n"
     "    IPC streams that the shuffle reader cannot read as one table (another\n"
     "    schema) are all shown, and the line says why.\n"
-    "Sizes from 1 KiB up show as \"1.5 MiB (1572864 B)\".\n\n"
+    "Sizes from 1 KiB up show as \"1.5 MiB (1572864 B)\" (--messages lines: in bytes).\n\n"
     "  --messages      list every message\n"
     "  --streams       a file of blocks: show every IPC stream, not the first only\n"
     "  --json          one JSON document instead of text (sizes in bytes):\n"
