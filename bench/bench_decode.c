@@ -105,12 +105,11 @@ static int read_once(const uint8_t *data, size_t size, char **columns, int n_col
   xchg_error err;
   memset(r, 0, sizeof *r);
   const int64_t start = bench_now_ns();
-  if (xchg_ipc_reader_open_memory(data, size, NULL, NULL, &opts, &reader, &err) != XCHG_OK)
-    reader = NULL;
-  if (!reader || (n_columns && xchg_ipc_reader_select(reader, (const char *const *)columns,
-                                                      n_columns, &err) != XCHG_OK)) {
+  if (xchg_ipc_reader_open_memory(data, size, NULL, NULL, &opts, &reader, &err) != XCHG_OK ||
+      (n_columns &&
+       xchg_ipc_reader_select(reader, (const char *const *)columns, n_columns, &err) != XCHG_OK)) {
     fprintf(stderr, "xchg bench decode: %s\n", err.message);
-    xchg_ipc_reader_free(reader);
+    xchg_ipc_reader_free(reader); /* NULL when the open failed */
     return -1;
   }
   if (list) xchg_ipc_reader_on_decompress(reader, collect, list);
